@@ -1,0 +1,44 @@
+/** Listing and validating flows. */
+import { badInput } from "../../errors.js";
+import { formatProblems, loadFlowFile } from "../../services/flows.js";
+import type { Ctx } from "../context.js";
+
+export async function flowsList(ctx: Ctx): Promise<void> {
+  const b = await ctx.open();
+  const reports = b.flows.reports();
+  const flows = b.flows.names().map((name) => {
+    const f = b.flows.get(name);
+    return {
+      name,
+      builtin: !reports.some((r) => r.name === name),
+      initial: f.initial,
+      phases: Object.keys(f.phases),
+      description: f.description,
+    };
+  });
+  const invalid = reports.filter((r) => r.problems.length > 0);
+  ctx.out({ flows, invalid }, () =>
+    [
+      ...flows.map((f) => `${f.name}${f.builtin ? " (built in)" : ""}: ${f.phases.join(" → ")}`),
+      ...invalid.map((r) => `INVALID ${r.file}: ${formatProblems(r.problems)}`),
+    ].join("\n"),
+  );
+}
+
+export async function flowsValidate(ctx: Ctx, files: string[]): Promise<void> {
+  if (files.length === 0) throw badInput("name one or more flow files, e.g. baton flows validate .baton/flows/review.json");
+  const results = files
+    .map((file) => ({ file, ...loadFlowFile(file) }))
+    .map(({ file, problems, name }) => ({ file, name, valid: problems.length === 0, problems }));
+  const bad = results.filter((r) => !r.valid);
+  ctx.out({ results }, () =>
+    results
+      .map((r) =>
+        r.valid
+          ? `ok ${r.file} (${r.name})`
+          : `INVALID ${r.file}\n${r.problems.map((p) => `  ${p.line ? `line ${p.line}:${p.column} ` : ""}${p.path || "(file)"}: ${p.message}`).join("\n")}`,
+      )
+      .join("\n"),
+  );
+  if (bad.length) process.exitCode = 2;
+}

@@ -1,0 +1,158 @@
+/** Commands over sessions and their journals. */
+import { createWriteStream } from "node:fs";
+import type { JsonObject } from "../../core/types.js";
+import { badInput } from "../../errors.js";
+import { type Ctx, parseIntOption, parseJsonObject } from "../context.js";
+import { renderSession, renderStatus } from "../render.js";
+
+export async function init(ctx: Ctx): Promise<void> {
+  const b = await ctx.open(true);
+  ctx.out({ root: b.root, database: b.workspace.dbPath }, () => `Baton workspace ready at ${b.root} (journal: ${b.workspace.dbPath})`);
+}
+
+export async function sessionStart(ctx: Ctx, o: { flow: string; id?: string; title?: string; deadline?: string }): Promise<void> {
+  const b = await ctx.open();
+  const snap = await b.startSession({
+    flow: o.flow,
+    ...(o.id ? { id: o.id } : {}),
+    ...(o.title ? { title: o.title } : {}),
+    ...(o.deadline ? { deadline: o.deadline } : {}),
+  });
+  const status = await b.status({ sessionId: snap.sessionId });
+  ctx.out(
+    { sessionId: snap.sessionId, flow: snap.flow, phase: snap.phase, nextAction: status.sessions[0]?.nextAction },
+    () => `Started ${snap.sessionId} (${snap.flow}, phase ${snap.phase})`,
+  );
+}
+
+export async function sessionList(ctx: Ctx, o: { all?: boolean }): Promise<void> {
+  const b = await ctx.open();
+  const rows = await b.listSessions({ includeCompleted: o.all === true });
+  const sessions = rows.map((r) => ({
+    sessionId: r.id,
+    flow: r.flow,
+    title: r.title,
+    phase: r.phase,
+    status: r.status,
+    createdAt: r.createdAt,
+    updatedAt: r.updatedAt,
+    events: r.lastSeq,
+  }));
+  ctx.out({ sessions }, () =>
+    sessions.length === 0
+      ? `No ${o.all ? "" : "active "}sessions.`
+      : sessions.map((s) => `${s.sessionId}\t${s.flow}\t${s.phase}\t${s.status}\t${s.events} events\t${s.title ?? ""}`).join("\n"),
+  );
+}
+
+export async function sessionShow(ctx: Ctx, id: string | undefined, o: { session?: string }): Promise<void> {
+  const b = await ctx.open();
+  const sid = await b.resolveSession(id ?? o.session);
+  const view = await b.read(sid);
+  ctx.out({ snapshot: view.snapshot, diagnostics: view.readDiagnostics }, () => JSON.stringify(view.snapshot, null, 2));
+}
+
+export async function event(
+  ctx: Ctx,
+  first: string,
+  second: string | undefined,
+  o: { session?: string; data?: string; id?: string; actor?: string; revision?: string },
+): Promise<void> {
+  const [positionalSession, type] = second === undefined ? [undefined, first] : [first, second];
+  if (positionalSession && o.session && positionalSession !== o.session)
+    throw badInput(`two sessions named: ${positionalSession} and --session ${o.session}`);
+  const b = await ctx.open();
+  const sid = await b.resolveSession(positionalSession ?? o.session);
+  const data = parseJsonObject(o.data, "--data") as JsonObject | undefined;
+  const revision = parseIntOption(o.revision, "--revision");
+  const r = await b.append(sid, {
+    type,
+    ...(data ? { data } : {}),
+    ...(o.id ? { id: o.id } : {}),
+    ...(o.actor ? { actor: o.actor } : {}),
+    ...(revision !== undefined ? { revision } : {}),
+  });
+  ctx.out(
+    r,
+    () => `${r.duplicate ? "Duplicate of" : "Appended"} ${r.event.type} as seq ${r.event.seq} to ${sid}: ${r.outcome}, phase ${r.phase}`,
+  );
+}
+
+export async function status(ctx: Ctx, o: { all?: boolean; session?: string }): Promise<void> {
+  const b = await ctx.open();
+  const r = await b.status({ ...(o.all ? { all: true } : {}), ...(o.session ? { sessionId: o.session } : {}) });
+  ctx.out(r, () => renderStatus(r));
+}
+
+export async function resume(ctx: Ctx, id: string | undefined, o: { session?: string }): Promise<void> {
+  const b = await ctx.open();
+  const sid = await b.resolveSession(id ?? o.session);
+  const r = await b.resume(sid);
+  ctx.out(r, () => {
+    const lines = [renderSession(r)];
+    if (r.verification.files.length) {
+      lines.push("  files:");
+      for (const f of r.verification.files) lines.push(`    ${f.review ? "REVIEW " : "ok     "}${f.path} (${f.state})`);
+    }
+    if (r.facets.resume.openQuestions.length) lines.push(`  open questions: ${r.facets.resume.openQuestions.join("; ")}`);
+    lines.push(
+      `  recent events: ${r.recentEvents
+        .slice(-5)
+        .map((e) => `${e.seq}:${e.type}`)
+        .join(", ")}`,
+    );
+    return lines.join("\n");
+  });
+}
+
+export async function complete(ctx: Ctx, id: string | undefined, o: { session?: string; force?: boolean }): Promise<void> {
+  const b = await ctx.open();
+  const sid = await b.resolveSession(id ?? o.session);
+  const r = await b.complete(sid, { force: o.force === true });
+  ctx.out(r, () =>
+    r.alreadyComplete
+      ? `${sid} was already complete (${r.phase}).`
+      : `Completed ${sid}: phase ${r.phase}${r.forced ? ` (forced past ${r.markers.length} markers)` : ""}.`,
+  );
+}
+
+export async function state(ctx: Ctx, id: string | undefined, o: { session?: string; write?: boolean }): Promise<void> {
+  const b = await ctx.open();
+  const sid = await b.resolveSession(id ?? o.session);
+  if (o.write) {
+    const file = await b.writeStateMarkdown(sid);
+    ctx.out({ sessionId: sid, file }, () => `Wrote ${file}`);
+    return;
+  }
+  const md = await b.stateMarkdown(sid);
+  ctx.out({ sessionId: sid, markdown: md }, () => md);
+}
+
+export async function exportJournal(ctx: Ctx, id: string | undefined, o: { session?: string; out?: string }): Promise<void> {
+  const b = await ctx.open();
+  const sid = await b.resolveSession(id ?? o.session);
+  const sink = o.out ? createWriteStream(o.out) : process.stdout;
+  let n = 0;
+  for await (const line of b.exportJsonl(sid)) {
+    n++;
+    if (!sink.write(line)) await new Promise<void>((r) => sink.once("drain", () => r()));
+  }
+  if (o.out) {
+    await new Promise<void>((res, rej) =>
+      (sink as ReturnType<typeof createWriteStream>).end((err?: Error | null) => (err ? rej(err) : res())),
+    );
+    const file = o.out;
+    ctx.out({ sessionId: sid, file, events: n }, () => `Exported ${n} events of ${sid} to ${file}`);
+  }
+}
+
+export async function rebuild(ctx: Ctx, o: { session?: string }): Promise<void> {
+  const b = await ctx.open();
+  const r = await b.rebuild(o.session);
+  ctx.out(
+    { sessions: r },
+    () =>
+      r.map((x) => `${x.sessionId}: ${x.repaired ? "REPAIRED" : "ok"} (${x.lastSeq} events, phase ${x.phase})`).join("\n") ||
+      "No sessions.",
+  );
+}

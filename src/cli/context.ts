@@ -1,0 +1,86 @@
+/** What every command gets: output mode, workspace selection, and a lazily opened Baton. */
+import type { Baton } from "../baton.js";
+import { BatonError, EXIT_CODES, isBatonError } from "../errors.js";
+
+export interface GlobalOptions {
+  json?: boolean;
+  root?: string;
+}
+
+export class Ctx {
+  readonly json: boolean;
+  readonly root: string | undefined;
+  #baton: Promise<Baton> | undefined;
+
+  constructor(opts: GlobalOptions) {
+    this.json = opts.json === true;
+    this.root = opts.root ?? (process.env.BATON_ROOT || undefined);
+  }
+
+  /** Open the workspace's Baton. Commands other than `init` need an existing workspace. */
+  open(create = false): Promise<Baton> {
+    this.#baton ??= import("../baton.js").then(({ openBaton }) =>
+      openBaton({
+        create,
+        ...(this.root ? { root: this.root } : {}),
+        ...(process.env.BATON_SYNCHRONOUS ? { synchronous: syncMode(process.env.BATON_SYNCHRONOUS) } : {}),
+      }),
+    );
+    return this.#baton;
+  }
+
+  async close(): Promise<void> {
+    if (this.#baton) await (await this.#baton.catch(() => undefined))?.close();
+  }
+
+  /** Print a result: JSON on stdout under --json, else the human rendering. */
+  out(value: unknown, human: () => string): void {
+    process.stdout.write(this.json ? `${JSON.stringify(value, null, 2)}\n` : `${human()}\n`);
+  }
+}
+
+function syncMode(v: string): "FULL" | "NORMAL" | "OFF" {
+  const u = v.toUpperCase();
+  if (u === "FULL" || u === "NORMAL" || u === "OFF") return u;
+  throw new BatonError("bad_input", `BATON_SYNCHRONOUS=${v} is not one of FULL, NORMAL, OFF`);
+}
+
+/** Report an error the way the user asked, and return the process exit code. */
+export function reportError(err: unknown, json: boolean): number {
+  const e = isBatonError(err)
+    ? err
+    : new BatonError(
+        "internal",
+        `unexpected failure: ${err instanceof Error ? err.message : String(err)}; please report it with the command you ran`,
+        {},
+        { cause: err },
+      );
+  if (json) process.stdout.write(`${JSON.stringify({ error: e.toJSON() }, null, 2)}\n`);
+  else {
+    process.stderr.write(`baton: ${e.message} [${e.code}]\n`);
+    if (e.code === "internal" && process.env.BATON_DEBUG && err instanceof Error) process.stderr.write(`${err.stack}\n`);
+  }
+  return EXIT_CODES[e.code] ?? 1;
+}
+
+/** Parse a --data / --result JSON option into an object. */
+export function parseJsonObject(text: string | undefined, flag: string): Record<string, unknown> | undefined {
+  if (text === undefined) return undefined;
+  let v: unknown;
+  try {
+    v = JSON.parse(text);
+  } catch (err) {
+    throw new BatonError("bad_input", `${flag} is not valid JSON (${(err as Error).message}); e.g. ${flag} '{"key":"value"}'`);
+  }
+  if (typeof v !== "object" || v === null || Array.isArray(v))
+    throw new BatonError("bad_input", `${flag} must be a JSON object, e.g. ${flag} '{"key":"value"}'`);
+  return v as Record<string, unknown>;
+}
+
+export function parseIntOption(text: string | undefined, flag: string, min = 0): number | undefined {
+  if (text === undefined) return undefined;
+  if (!/^-?\d+$/.test(text.trim())) throw new BatonError("bad_input", `${flag} must be a whole number, got "${text}"`);
+  const n = Number(text);
+  if (n < min) throw new BatonError("bad_input", `${flag} must be ≥ ${min}, got ${n}`);
+  return n;
+}

@@ -1,0 +1,33 @@
+/** Human renderings of command results. JSON output never goes through here. */
+import type { SessionStatus, StatusReport } from "../services/status.js";
+
+const MAX_VALUE = 80;
+
+function short(v: unknown): string {
+  const s = typeof v === "string" ? v : JSON.stringify(v);
+  return s.length > MAX_VALUE ? `${s.slice(0, MAX_VALUE)}…` : s;
+}
+
+export function renderSession(s: SessionStatus): string {
+  const lines = [
+    `${s.sessionId}  ${s.flow}  ${s.phase}${s.status === "completed" ? " (completed)" : ""}${s.title ? `  "${s.title}"` : ""}`,
+  ];
+  lines.push(`  next: ${s.nextAction.action}: ${s.nextAction.reason}`);
+  if (s.nextAction.command) lines.push(`        $ ${s.nextAction.command}`);
+  const ctx = Object.entries(s.context);
+  if (ctx.length) lines.push(`  context: ${ctx.map(([k, v]) => `${k}=${short(v)}`).join("  ")}`);
+  const pos = Object.entries(s.position);
+  if (pos.length) lines.push(`  position: ${pos.map(([k, v]) => `${k}=${v}`).join("  ")}`);
+  if (s.progress.total > 0) lines.push(`  progress: ${s.progress.completed}/${s.progress.total} (${s.progress.percent}%)`);
+  for (const b of s.activeBlockers) lines.push(`  blocker ${b.id}: ${b.text}`);
+  for (const d of s.recentDecisions.slice(-3)) lines.push(`  decided: ${d.decision}${d.reason ? ` (${d.reason})` : ""}`);
+  for (const m of s.markers.slice(0, 5)) lines.push(`  marker ${m.marker} at ${m.file}:${m.line}`);
+  for (const d of s.diagnostics.slice(-5)) lines.push(`  ${d.severity}: ${d.code}: ${d.message}`);
+  return lines.join("\n");
+}
+
+export function renderStatus(r: StatusReport): string {
+  if (r.sessions.length === 0 && r.nextAction)
+    return `No active session.\n  next: ${r.nextAction.action}: ${r.nextAction.reason}\n        $ ${r.nextAction.command}`;
+  return r.sessions.map(renderSession).join("\n\n");
+}

@@ -1,0 +1,93 @@
+/**
+ * Facet events: `noun:verb` events every session accepts whatever its flow and phase. They
+ * update facets (position, progress, decisions, blockers, runs, resume context, free context)
+ * and never move the phase. Their data is validated here, purely, before anything is stored.
+ */
+import type { JsonObject, JsonValue } from "./types.js";
+
+export const FACET_EVENTS = Object.freeze([
+  "session:started",
+  "position:set",
+  "progress:set",
+  "decision:added",
+  "blocker:added",
+  "blocker:resolved",
+  "blocker:bypassed",
+  "run:started",
+  "run:ended",
+  "run:crashed",
+  "resume:updated",
+  "context:set",
+  "note:added",
+] as const);
+
+export type FacetEventType = (typeof FACET_EVENTS)[number];
+
+export function isFacetEvent(type: string): type is FacetEventType {
+  return (FACET_EVENTS as readonly string[]).includes(type);
+}
+
+type Check = (v: JsonValue | undefined) => string | null;
+const str: Check = (v) => (v === undefined || typeof v === "string" ? null : "must be a string");
+const reqStr: Check = (v) => (typeof v === "string" && v.trim() !== "" ? null : "is required (a non-empty string)");
+const bool: Check = (v) => (v === undefined || typeof v === "boolean" ? null : "must be true or false");
+const count: Check = (v) =>
+  v === undefined || (typeof v === "number" && Number.isInteger(v) && v >= 0) ? null : "must be a whole number ≥ 0";
+const num: Check = (v) => (v === undefined || typeof v === "number" ? null : "must be a number");
+const strList: Check = (v) =>
+  v === undefined || (Array.isArray(v) && v.every((x) => typeof x === "string")) ? null : "must be a list of strings";
+const fileList: Check = (v) =>
+  v === undefined ||
+  (Array.isArray(v) &&
+    v.every(
+      (x) =>
+        x !== null &&
+        typeof x === "object" &&
+        !Array.isArray(x) &&
+        typeof x.path === "string" &&
+        (x.hash === undefined || x.hash === null || typeof x.hash === "string"),
+    ))
+    ? null
+    : 'must be a list of {"path": string, "hash"?: string}';
+
+const SCHEMAS: Record<FacetEventType, Record<string, Check> | "object"> = {
+  "session:started": { flow: reqStr, title: str, deadline: str },
+  "position:set": { phase: str, plan: str, task: str, wave: str, status: str },
+  "progress:set": { total: count, completed: count },
+  "decision:added": { decision: reqStr, context: str, reason: str, alternatives: strList, reversible: bool },
+  "blocker:added": { id: reqStr, text: reqStr, affects: str, workaround: str },
+  "blocker:resolved": { id: reqStr, resolution: str },
+  "blocker:bypassed": { id: reqStr, workaround: reqStr },
+  "run:started": { runId: reqStr, agent: reqStr, pid: count, host: str },
+  "run:ended": {
+    runId: reqStr,
+    reason: str,
+    completedWork: str,
+    contextUsage: num,
+  },
+  "run:crashed": { runId: reqStr, reason: str },
+  "resume:updated": { filesModified: fileList, keyImplementations: strList, openQuestions: strList },
+  "context:set": "object",
+  "note:added": { text: reqStr },
+};
+
+/** Returns the problems with a facet event's data, as `field: problem` strings. */
+export function validateFacetData(type: FacetEventType, data: JsonObject): string[] {
+  const schema = SCHEMAS[type];
+  if (schema === "object") return [];
+  const problems: string[] = [];
+  for (const [field, check] of Object.entries(schema)) {
+    const p = check(data[field]);
+    if (p) problems.push(`data.${field} ${p}`);
+  }
+  for (const field of Object.keys(data)) {
+    if (!(field in schema)) problems.push(`data.${field} is not a field of ${type} (fields: ${Object.keys(schema).join(", ")})`);
+  }
+  if (type === "progress:set") {
+    const { total, completed } = data as { total?: number; completed?: number };
+    if (typeof total === "number" && typeof completed === "number" && completed > total) {
+      problems.push("data.completed must not exceed data.total");
+    }
+  }
+  return problems;
+}

@@ -1,0 +1,67 @@
+/**
+ * Source markers: file truth that repairs journal drift. Pure: the status service reads the
+ * files and hands their text here.
+ */
+import picomatch from "picomatch";
+import { type FlowDefinition, type MarkerDef, renderRule } from "./flow.js";
+import type { NextAction, Snapshot } from "./types.js";
+
+export interface MarkerFinding {
+  file: string;
+  line: number;
+  marker: string;
+  excerpt: string;
+}
+
+export interface ScannedFile {
+  /** Workspace-relative POSIX path. */
+  path: string;
+  findings: MarkerFinding[];
+}
+
+const EXCERPT_MAX = 120;
+
+export function scanText(path: string, text: string, markers: readonly MarkerDef[]): MarkerFinding[] {
+  if (markers.length === 0) return [];
+  const out: MarkerFinding[] = [];
+  const lines = text.split(/\r?\n/);
+  for (let i = 0; i < lines.length; i++) {
+    const line = lines[i] as string;
+    for (const m of markers) {
+      if (line.includes(m.pattern)) {
+        const trimmed = line.trim();
+        out.push({
+          file: path,
+          line: i + 1,
+          marker: m.name,
+          excerpt: trimmed.length > EXCERPT_MAX ? `${trimmed.slice(0, EXCERPT_MAX)}…` : trimmed,
+        });
+      }
+    }
+  }
+  return out;
+}
+
+export function isGeneratedPath(flow: FlowDefinition, path: string): boolean {
+  if (!flow.generatedPaths?.length) return false;
+  return picomatch(flow.generatedPaths, { dot: true })(path);
+}
+
+/**
+ * The next action the files imply, or undefined when they imply nothing. Only called when at
+ * least one of the session's files could be read: absence of markers in no file proves nothing.
+ */
+export function markerNextAction(flow: FlowDefinition, snap: Snapshot, files: readonly ScannedFile[]): NextAction | undefined {
+  const all = files.flatMap((f) => f.findings);
+  if (flow.generatedAction && all.length > 0 && files.some((f) => f.findings.length > 0 && isGeneratedPath(flow, f.path))) {
+    return renderRule(flow.generatedAction, snap);
+  }
+  const present = new Set(all.map((f) => f.marker));
+  for (const rule of flow.markerRules ?? []) {
+    if (rule.phases && !rule.phases.includes(snap.phase)) continue;
+    if (rule.present && !rule.present.every((m) => present.has(m))) continue;
+    if (rule.absent?.some((m) => present.has(m))) continue;
+    return renderRule(rule, snap);
+  }
+  return undefined;
+}

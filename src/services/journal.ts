@@ -1,0 +1,418 @@
+/**
+ * The journal: sessions, append-only events, and the snapshot cache.
+ *
+ * Every append is one write transaction: validate → idempotency → flow transition → event +
+ * snapshot + session row. Reads fold any events newer than the snapshot and never write;
+ * only `rebuild` repairs a snapshot, and records that it did.
+ */
+import { randomBytes, randomUUID } from "node:crypto";
+import type { Backend, EventRow, SessionRow, SnapshotRow, StoreTx } from "../backend/contract.js";
+import { canonicalJson, sha256 } from "../core/canonical.js";
+import { isFacetEvent, validateFacetData } from "../core/facets.js";
+import { decide, type FlowDefinition, flowEvents, isTerminal, type TransitionDecision } from "../core/flow.js";
+import { emptySnapshot, foldCorruptRow, foldEvent } from "../core/fold.js";
+import type { AppendResult, Diagnostic, EventInput, EventOutcome, JournalEvent, JsonObject, Snapshot } from "../core/types.js";
+import { BatonError, badInput } from "../errors.js";
+import type { FlowRegistry } from "./flows.js";
+
+const SESSION_ID = /^[A-Za-z0-9][A-Za-z0-9._-]{0,127}$/;
+const EVENT_ID = /^[\x21-\x7e]{1,200}$/;
+const EVENT_TYPE = /^[a-z][a-z0-9_]*(:[a-z][a-z0-9_]*)?$/;
+const FOLD_PAGE = 2_000;
+
+export interface StartSessionInput {
+  flow: string;
+  id?: string;
+  title?: string;
+  /** ISO-8601 deadline (external runs: a timeout before it is transient). */
+  deadline?: string;
+  actor?: string;
+}
+
+/** A read of one session: the snapshot plus diagnostics that reading noticed. */
+export interface SessionView {
+  session: SessionRow;
+  flow: FlowDefinition;
+  snapshot: Snapshot;
+  /** Diagnostics from the read itself (e.g. a corrupt snapshot); never persisted by a read. */
+  readDiagnostics: Diagnostic[];
+}
+
+export interface JournalOptions {
+  now?: () => Date;
+}
+
+export class Journal {
+  readonly #backend: Backend;
+  readonly #flows: FlowRegistry;
+  readonly #now: () => Date;
+
+  constructor(backend: Backend, flows: FlowRegistry, opts: JournalOptions = {}) {
+    this.#backend = backend;
+    this.#flows = flows;
+    this.#now = opts.now ?? (() => new Date());
+  }
+
+  async startSession(input: StartSessionInput): Promise<Snapshot> {
+    const flow = this.#flows.get(input.flow);
+    const id = input.id ?? generateSessionId(flow.name);
+    if (!SESSION_ID.test(id))
+      throw badInput(`session id "${id}" is invalid: use 1-128 letters, digits, '.', '_' or '-', starting with a letter or digit`);
+    if (input.deadline !== undefined && Number.isNaN(Date.parse(input.deadline))) {
+      throw badInput(`deadline "${input.deadline}" is not a date; use ISO-8601, e.g. 2026-01-31T18:00:00Z`);
+    }
+    const data: JsonObject = { flow: flow.name };
+    if (input.title !== undefined) data.title = input.title;
+    if (input.deadline !== undefined) data.deadline = new Date(input.deadline).toISOString();
+    return this.#backend.transaction("write", async (tx) => {
+      if (await tx.getSession(id))
+        throw new BatonError("session_exists", `session "${id}" already exists; choose another --id`, { sessionId: id });
+      const at = this.#now().toISOString();
+      const row: SessionRow = {
+        id,
+        flow: flow.name,
+        title: input.title ?? null,
+        phase: flow.initial,
+        status: "active",
+        createdAt: at,
+        updatedAt: at,
+        lastSeq: 0,
+      };
+      await tx.insertSession(row);
+      const snap = emptySnapshot(id, flow, at);
+      await this.#appendInTx(tx, row, flow, snap, [{ type: "session:started", actor: input.actor ?? "user", data }]);
+      return snap;
+    });
+  }
+
+  async listSessions(opts: { includeCompleted?: boolean } = {}): Promise<SessionRow[]> {
+    return this.#backend.transaction("read", (tx) => tx.listSessions({ includeCompleted: opts.includeCompleted ?? false }));
+  }
+
+  /** Append one event. See the module comment for the order of checks. */
+  async append(sessionId: string, input: EventInput): Promise<AppendResult> {
+    const [result] = await this.appendBatch(sessionId, [input]);
+    return result as AppendResult;
+  }
+
+  /**
+   * Append several events to one session in one transaction: all are stored or none. Bulk
+   * ingest pays one commit (one fsync) for the whole batch.
+   */
+  async appendBatch(sessionId: string, inputs: readonly EventInput[]): Promise<AppendResult[]> {
+    if (inputs.length === 0) return [];
+    return this.#backend.transaction("write", async (tx) => {
+      const session = await tx.getSession(sessionId);
+      if (!session) throw notFound(sessionId);
+      const flow = this.#flows.get(session.flow);
+      const { snapshot } = await loadSnapshot(tx, session, flow);
+      return this.#appendInTx(tx, session, flow, snapshot, inputs);
+    });
+  }
+
+  async #appendInTx(
+    tx: StoreTx,
+    session: SessionRow,
+    flow: FlowDefinition,
+    snap: Snapshot,
+    inputs: readonly EventInput[],
+  ): Promise<AppendResult[]> {
+    const results: AppendResult[] = [];
+    const rows: EventRow[] = [];
+    const inBatch = new Map<string, { row: EventRow; result: AppendResult }>();
+    const at = this.#now().toISOString();
+    for (const [index, input] of inputs.entries()) {
+      const ev = normalise(input, index, inputs.length);
+      const actor = ev.actor ?? "user";
+      const bodyHash = sha256(canonicalJson({ type: ev.type, actor, data: ev.data, revision: ev.revision ?? null }));
+      const id = ev.id ?? `ev_${randomUUID()}`;
+      const prior = inBatch.get(id) ?? (ev.id !== undefined ? await findPrior(tx, session.id, id) : undefined);
+      if (prior) {
+        if (prior.row.bodyHash !== bodyHash) {
+          throw new BatonError(
+            "conflict",
+            `event id "${id}" was already appended as seq ${prior.row.seq} with a different body; nothing was appended. Use a new id for a new event`,
+            { sessionId: session.id, id, seq: prior.row.seq },
+          );
+        }
+        results.push({ ...prior.result, duplicate: true, phase: snap.phase });
+        continue;
+      }
+      const data = ev.data ?? {};
+      let decision: TransitionDecision | undefined;
+      if (isFacetEvent(ev.type)) {
+        const problems = validateFacetData(ev.type, data);
+        if (problems.length > 0) throw badInput(`${ev.type}: ${problems.join("; ")}`, { type: ev.type, problems });
+      } else {
+        if (!flowEvents(flow).has(ev.type)) {
+          throw badInput(`flow ${flow.name} has no event "${ev.type}"; its events: ${[...flowEvents(flow)].sort().join(", ")}`, {
+            type: ev.type,
+            flow: flow.name,
+          });
+        }
+        decision = decide(
+          flow,
+          snap,
+          { type: ev.type, data, ...(ev.revision !== undefined ? { revision: ev.revision } : {}) },
+          new Date(at),
+        );
+        if (decision.kind === "invalid") {
+          throw new BatonError("invalid_transition", `${decision.reason}; nothing was appended`, {
+            sessionId: session.id,
+            phase: decision.phase,
+            event: ev.type,
+            allowed: decision.allowed,
+          });
+        }
+      }
+      const seq = snap.lastSeq + 1;
+      const event: JournalEvent = {
+        sessionId: session.id,
+        seq,
+        id,
+        type: ev.type,
+        actor,
+        data,
+        at,
+        ...(ev.revision !== undefined ? { revision: ev.revision } : {}),
+      };
+      const outcome: EventOutcome = foldEvent(flow, snap, event, decision);
+      const row: EventRow = {
+        sessionId: session.id,
+        seq,
+        id,
+        type: ev.type,
+        actor,
+        data: JSON.stringify(data),
+        revision: ev.revision ?? null,
+        at,
+        bodyHash,
+        outcome,
+      };
+      rows.push(row);
+      const result: AppendResult = { event, duplicate: false, outcome, phase: snap.phase };
+      inBatch.set(id, { row, result });
+      results.push(result);
+    }
+    if (rows.length > 0) {
+      await tx.insertEvents(rows);
+      await tx.putSnapshot(snapshotRow(snap));
+      await tx.updateSession(session.id, {
+        phase: snap.phase,
+        status: isTerminal(flow, snap.phase, snap.deadline, new Date(at)) ? "completed" : "active",
+        updatedAt: at,
+        lastSeq: snap.lastSeq,
+      });
+    }
+    return results;
+  }
+
+  /** Read one session: the snapshot with newer events folded in. Never writes. */
+  async read(sessionId: string): Promise<SessionView> {
+    return this.#backend.transaction("read", async (tx) => {
+      const session = await tx.getSession(sessionId);
+      if (!session) throw notFound(sessionId);
+      const flow = this.#flows.get(session.flow);
+      const { snapshot, readDiagnostics } = await loadSnapshot(tx, session, flow);
+      const stored = await tx.listDiagnostics(sessionId, 20);
+      for (const d of stored) readDiagnostics.push({ code: d.code, severity: d.severity, message: d.message, at: d.at });
+      return { session, flow, snapshot, readDiagnostics };
+    });
+  }
+
+  /** Events after `afterSeq`, in order. Unreadable rows are returned as diagnostics. */
+  async events(
+    sessionId: string,
+    opts: { afterSeq?: number; limit?: number } = {},
+  ): Promise<{ events: JournalEvent[]; corrupt: Diagnostic[] }> {
+    return this.#backend.transaction("read", async (tx) => {
+      if (!(await tx.getSession(sessionId))) throw notFound(sessionId);
+      const rows = await tx.readEvents(sessionId, opts.afterSeq ?? 0, opts.limit ?? 1_000);
+      const events: JournalEvent[] = [];
+      const corrupt: Diagnostic[] = [];
+      for (const r of rows) {
+        const parsed = parseRow(r);
+        if ("problem" in parsed)
+          corrupt.push({
+            code: "corrupt_event",
+            severity: "error",
+            message: `journal row ${r.seq} is unreadable (${parsed.problem})`,
+            seq: r.seq,
+          });
+        else events.push(parsed.event);
+      }
+      return { events, corrupt };
+    });
+  }
+
+  /**
+   * Refold sessions from their journals. A stored snapshot that disagrees with the journal is
+   * replaced and a `snapshot_repaired` diagnostic recorded. Returns what it repaired.
+   */
+  async rebuild(sessionId?: string): Promise<{ sessionId: string; repaired: boolean; lastSeq: number; phase: string }[]> {
+    const ids = sessionId ? [sessionId] : (await this.listSessions({ includeCompleted: true })).map((s) => s.id);
+    const out: { sessionId: string; repaired: boolean; lastSeq: number; phase: string }[] = [];
+    for (const id of ids) {
+      out.push(
+        await this.#backend.transaction("write", async (tx) => {
+          const session = await tx.getSession(id);
+          if (!session) throw notFound(id);
+          const flow = this.#flows.get(session.flow);
+          const snap = await foldFrom(tx, session, flow, emptySnapshot(session.id, flow, session.createdAt));
+          const fresh = snapshotRow(snap);
+          const stored = await tx.getSnapshot(id);
+          const repaired = !stored || stored.hash !== fresh.hash || stored.body !== fresh.body || stored.lastSeq !== fresh.lastSeq;
+          if (repaired) {
+            await tx.putSnapshot(fresh);
+            const at = this.#now().toISOString();
+            await tx.insertDiagnostic({
+              sessionId: id,
+              code: "snapshot_repaired",
+              severity: "warning",
+              message: stored
+                ? `the snapshot (at seq ${stored.lastSeq}) disagreed with the journal and was rebuilt from ${snap.lastSeq} events`
+                : `the snapshot was missing and was rebuilt from ${snap.lastSeq} events`,
+              at,
+            });
+            const status = isTerminal(flow, snap.phase, snap.deadline, new Date(at)) ? "completed" : "active";
+            await tx.updateSession(id, { phase: snap.phase, status, updatedAt: session.updatedAt, lastSeq: snap.lastSeq });
+          }
+          return { sessionId: id, repaired, lastSeq: snap.lastSeq, phase: snap.phase };
+        }),
+      );
+    }
+    return out;
+  }
+
+  /** Every journal row of a session, in pages, for export. */
+  async *exportRows(sessionId: string): AsyncGenerator<JournalEvent | { seq: number; corrupt: string }> {
+    let after = 0;
+    for (;;) {
+      const page = await this.#backend.transaction("read", async (tx) => {
+        if (after === 0 && !(await tx.getSession(sessionId))) throw notFound(sessionId);
+        return tx.readEvents(sessionId, after, FOLD_PAGE);
+      });
+      if (page.length === 0) return;
+      for (const r of page) {
+        const parsed = parseRow(r);
+        yield "problem" in parsed ? { seq: r.seq, corrupt: parsed.problem } : parsed.event;
+      }
+      after = (page[page.length - 1] as EventRow).seq;
+    }
+  }
+}
+
+function notFound(sessionId: string): BatonError {
+  return new BatonError("not_found", `no session "${sessionId}"; run \`baton session list --all\` to see the sessions`, { sessionId });
+}
+
+function generateSessionId(flow: string): string {
+  const prefix = flow.replace(/[^a-z0-9]+/g, "").slice(0, 4) || "s";
+  return `${prefix}-${randomBytes(4).toString("hex")}`;
+}
+
+function normalise(input: EventInput, index: number, total: number): EventInput & { data: JsonObject } {
+  const where = total > 1 ? ` (event ${index + 1} of the batch)` : "";
+  if (!input || typeof input !== "object") throw badInput(`an event must be an object${where}`);
+  if (typeof input.type !== "string" || !EVENT_TYPE.test(input.type)) {
+    throw badInput(`event type ${JSON.stringify(input.type)} is invalid${where}: use a lowercase word, or noun:verb for facet events`);
+  }
+  if (input.type.includes(":") && !isFacetEvent(input.type)) {
+    throw badInput(`unknown facet event "${input.type}"${where}; flow events are plain words, facet events are e.g. decision:added`);
+  }
+  if (input.id !== undefined && (typeof input.id !== "string" || !EVENT_ID.test(input.id))) {
+    throw badInput(`event id ${JSON.stringify(input.id)} is invalid${where}: 1-200 printable ASCII characters, no spaces`);
+  }
+  if (input.actor !== undefined && (typeof input.actor !== "string" || input.actor === "" || input.actor.length > 100)) {
+    throw badInput(`actor must be a non-empty string of at most 100 characters${where}`);
+  }
+  if (input.revision !== undefined && (!Number.isSafeInteger(input.revision) || input.revision < 0)) {
+    throw badInput(`revision must be a whole number ≥ 0${where}`);
+  }
+  const data = input.data ?? {};
+  if (typeof data !== "object" || data === null || Array.isArray(data)) throw badInput(`event data must be a JSON object${where}`);
+  return { ...input, data };
+}
+
+async function findPrior(tx: StoreTx, sessionId: string, id: string): Promise<{ row: EventRow; result: AppendResult } | undefined> {
+  const row = await tx.findEventById(sessionId, id);
+  if (!row) return undefined;
+  const parsed = parseRow(row);
+  const event = "event" in parsed ? parsed.event : { sessionId, seq: row.seq, id, type: row.type, actor: row.actor, data: {}, at: row.at };
+  return { row, result: { event, duplicate: true, outcome: row.outcome as EventOutcome, phase: "" } };
+}
+
+function parseRow(r: EventRow): { event: JournalEvent } | { problem: string } {
+  let data: unknown;
+  try {
+    data = JSON.parse(r.data);
+  } catch (err) {
+    return { problem: `data is not JSON: ${(err as Error).message}` };
+  }
+  if (typeof data !== "object" || data === null || Array.isArray(data)) return { problem: "data is not a JSON object" };
+  if (typeof r.type !== "string" || !EVENT_TYPE.test(r.type)) return { problem: `type ${JSON.stringify(r.type)} is invalid` };
+  if (Number.isNaN(Date.parse(r.at))) return { problem: `time ${JSON.stringify(r.at)} is invalid` };
+  const event: JournalEvent = {
+    sessionId: r.sessionId,
+    seq: r.seq,
+    id: r.id,
+    type: r.type,
+    actor: r.actor,
+    data: data as JsonObject,
+    at: r.at,
+  };
+  if (r.revision !== null) event.revision = r.revision;
+  return { event };
+}
+
+export function snapshotRow(snap: Snapshot): SnapshotRow {
+  const body = JSON.stringify(snap);
+  return { sessionId: snap.sessionId, lastSeq: snap.lastSeq, body, hash: sha256(body) };
+}
+
+/** Fold journal rows after `snap.lastSeq` into `snap` (mutated and returned). */
+async function foldFrom(tx: StoreTx, session: SessionRow, flow: FlowDefinition, snap: Snapshot): Promise<Snapshot> {
+  for (;;) {
+    const rows = await tx.readEvents(session.id, snap.lastSeq, FOLD_PAGE);
+    if (rows.length === 0) return snap;
+    for (const r of rows) {
+      const parsed = parseRow(r);
+      if ("problem" in parsed) foldCorruptRow(snap, r.seq, parsed.problem);
+      else foldEvent(flow, snap, parsed.event);
+    }
+  }
+}
+
+/**
+ * The current snapshot: the cached one when its hash verifies, plus newer events; a corrupt or
+ * missing one is refolded from the journal in memory (and reported) without writing.
+ */
+async function loadSnapshot(
+  tx: StoreTx,
+  session: SessionRow,
+  flow: FlowDefinition,
+): Promise<{ snapshot: Snapshot; readDiagnostics: Diagnostic[] }> {
+  const readDiagnostics: Diagnostic[] = [];
+  const row = await tx.getSnapshot(session.id);
+  let snap: Snapshot | undefined;
+  if (row) {
+    if (sha256(row.body) === row.hash) {
+      try {
+        const parsed = JSON.parse(row.body) as Snapshot;
+        if (parsed && parsed.sessionId === session.id && parsed.lastSeq === row.lastSeq) snap = parsed;
+      } catch {
+        snap = undefined;
+      }
+    }
+    if (!snap) {
+      readDiagnostics.push({
+        code: "snapshot_corrupt",
+        severity: "warning",
+        message: `the stored snapshot is corrupt; this read refolded the journal. Run \`baton rebuild --session ${session.id}\` to repair it`,
+      });
+    }
+  }
+  snap ??= emptySnapshot(session.id, flow, session.createdAt);
+  await foldFrom(tx, session, flow, snap);
+  return { snapshot: snap, readDiagnostics };
+}

@@ -1,0 +1,169 @@
+/**
+ * Status, resume and complete: the answers to "where do things stand and what do I do next".
+ * The next action comes from, in order: the files (markers: file truth repairs journal
+ * drift), then the flow's phase rule.
+ */
+import { resolve } from "node:path";
+import { isTerminal, phaseNextAction } from "../core/flow.js";
+import { type MarkerFinding, markerNextAction } from "../core/markers.js";
+import type { Blocker, Decision, Diagnostic, JournalEvent, JsonObject, NextAction, Position, Snapshot } from "../core/types.js";
+import { BatonError } from "../errors.js";
+import { hashFile, scanSessionFiles } from "./files.js";
+import type { Journal, SessionView } from "./journal.js";
+
+export interface SessionStatus {
+  sessionId: string;
+  flow: string;
+  title?: string;
+  phase: string;
+  status: "active" | "completed";
+  nextAction: NextAction;
+  /** Free context: variantId, paramValues, file, … as the flow's events recorded them. */
+  context: JsonObject;
+  /** Work items waiting for the agent (filled by the delivery queue). */
+  pendingWork: unknown[];
+  position: Position;
+  progress: { total: number; completed: number; percent: number };
+  activeBlockers: Blocker[];
+  recentDecisions: Decision[];
+  markers: MarkerFinding[];
+  diagnostics: Diagnostic[];
+  lastSeq: number;
+  updatedAt: string;
+}
+
+export interface StatusReport {
+  sessions: SessionStatus[];
+  /** Present when no session is active. */
+  nextAction?: NextAction;
+}
+
+export interface FileCheck {
+  path: string;
+  state: "unchanged" | "changed" | "missing" | "created";
+  /** Review this file before proceeding: it changed since it was recorded. */
+  review: boolean;
+}
+
+export interface ResumeReport extends SessionStatus {
+  facets: Snapshot["facets"];
+  recentEvents: JournalEvent[];
+  verification: { ok: boolean; files: FileCheck[] };
+}
+
+export const NO_ACTIVE_SESSION: NextAction = Object.freeze({
+  action: "no_active_session",
+  reason: "No session is active in this workspace.",
+  command: "baton session start --flow task --title <title>",
+});
+
+const RECENT_DECISIONS = 5;
+
+export class StatusService {
+  readonly #journal: Journal;
+  readonly #root: string;
+  readonly #now: () => Date;
+
+  constructor(journal: Journal, root: string, now: () => Date = () => new Date()) {
+    this.#journal = journal;
+    this.#root = root;
+    this.#now = now;
+  }
+
+  async status(opts: { all?: boolean; sessionId?: string } = {}): Promise<StatusReport> {
+    const ids = opts.sessionId
+      ? [opts.sessionId]
+      : (await this.#journal.listSessions({ includeCompleted: opts.all ?? false })).map((s) => s.id);
+    const sessions: SessionStatus[] = [];
+    for (const id of ids) {
+      const s = this.describe(await this.#journal.read(id));
+      if (s.status === "active" || opts.all || opts.sessionId) sessions.push(s);
+    }
+    return sessions.some((s) => s.status === "active") || opts.sessionId ? { sessions } : { sessions, nextAction: NO_ACTIVE_SESSION };
+  }
+
+  /** Status of one session from a read. */
+  describe(view: SessionView): SessionStatus {
+    const { snapshot: snap, flow } = view;
+    const now = this.#now();
+    const phaseAction = phaseNextAction(flow, snap, now);
+    const completed = isTerminal(flow, snap.phase, snap.deadline, now);
+    const diagnostics = [...snap.diagnostics.filter((d) => d.severity !== "info").slice(-10), ...view.readDiagnostics];
+    let nextAction = phaseAction;
+    let markers: MarkerFinding[] = [];
+    if (!completed) {
+      const scan = scanSessionFiles(this.#root, flow, snap);
+      diagnostics.push(...scan.diagnostics);
+      markers = scan.files.flatMap((f) => f.findings);
+      if (scan.files.length > 0) nextAction = markerNextAction(flow, snap, scan.files) ?? phaseAction;
+    }
+    const { total, completed: done } = snap.facets.progress;
+    const out: SessionStatus = {
+      sessionId: snap.sessionId,
+      flow: snap.flow,
+      phase: snap.phase,
+      status: completed ? "completed" : "active",
+      nextAction,
+      context: snap.context,
+      pendingWork: [],
+      position: snap.facets.position,
+      progress: { total, completed: done, percent: total > 0 ? Math.round((done / total) * 100) : 0 },
+      activeBlockers: snap.facets.blockers.filter((b) => b.state === "active"),
+      recentDecisions: snap.facets.decisions.slice(-RECENT_DECISIONS),
+      markers,
+      diagnostics,
+      lastSeq: snap.lastSeq,
+      updatedAt: snap.updatedAt,
+    };
+    if (snap.title !== undefined) out.title = snap.title;
+    return out;
+  }
+
+  async resume(sessionId: string): Promise<ResumeReport> {
+    const view = await this.#journal.read(sessionId);
+    const status = this.describe(view);
+    const { events } = await this.#journal.events(sessionId, { afterSeq: Math.max(0, view.snapshot.lastSeq - 20) });
+    const files: FileCheck[] = view.snapshot.facets.resume.filesModified.map((rec) => {
+      const now = hashFile(resolve(this.#root, rec.path));
+      const state: FileCheck["state"] =
+        now === undefined
+          ? rec.hash === undefined
+            ? "unchanged"
+            : "missing"
+          : rec.hash === undefined
+            ? "created"
+            : now === rec.hash
+              ? "unchanged"
+              : "changed";
+      return { path: rec.path, state, review: state !== "unchanged" };
+    });
+    return { ...status, facets: view.snapshot.facets, recentEvents: events, verification: { ok: files.every((f) => !f.review), files } };
+  }
+
+  /**
+   * Complete a session: append the flow's completion event. Refuses with `source_dirty` while
+   * the session's files still hold markers, unless forced.
+   */
+  async complete(
+    sessionId: string,
+    opts: { force?: boolean; actor?: string } = {},
+  ): Promise<{ sessionId: string; phase: string; alreadyComplete: boolean; forced: boolean; markers: MarkerFinding[] }> {
+    const view = await this.#journal.read(sessionId);
+    const status = this.describe(view);
+    if (status.status === "completed") return { sessionId, phase: status.phase, alreadyComplete: true, forced: false, markers: [] };
+    if (status.markers.length > 0 && !opts.force) {
+      throw new BatonError(
+        "source_dirty",
+        `${status.markers.length} marker(s) remain in the session's files (first: ${status.markers[0]?.file}:${status.markers[0]?.line} ${status.markers[0]?.marker}); clean them up, or pass --force to complete anyway`,
+        { sessionId, findings: status.markers },
+      );
+    }
+    const forced = status.markers.length > 0;
+    const r = await this.#journal.append(sessionId, {
+      type: view.flow.completeEvent ?? "complete",
+      actor: opts.actor ?? "agent",
+      data: forced ? { forcedWithMarkers: status.markers.length } : {},
+    });
+    return { sessionId, phase: r.phase, alreadyComplete: false, forced, markers: status.markers };
+  }
+}

@@ -1,0 +1,75 @@
+/** Finding and creating a workspace: a project directory with Baton's data in `.baton/`. */
+import { existsSync, mkdirSync, statSync, writeFileSync } from "node:fs";
+import { dirname, join, resolve } from "node:path";
+import { BatonError } from "../errors.js";
+
+export interface Workspace {
+  root: string;
+  /** `<root>/.baton` */
+  dir: string;
+  dbPath: string;
+  flowsDir: string;
+}
+
+export const BATON_DIR = ".baton";
+
+export function workspaceAt(root: string): Workspace {
+  const r = resolve(root);
+  const dir = join(r, BATON_DIR);
+  return { root: r, dir, dbPath: join(dir, "baton.db"), flowsDir: join(dir, "flows") };
+}
+
+/** Walk up from `cwd` to the nearest directory holding `.baton/`. */
+export function findWorkspace(cwd: string): Workspace | undefined {
+  let dir = resolve(cwd);
+  for (;;) {
+    const candidate = join(dir, BATON_DIR);
+    try {
+      if (statSync(candidate).isDirectory()) return workspaceAt(dir);
+    } catch {
+      // not here; keep walking
+    }
+    const parent = dirname(dir);
+    if (parent === dir) return undefined;
+    dir = parent;
+  }
+}
+
+/**
+ * Resolve the workspace: an explicit root (option or BATON_ROOT) wins; otherwise walk up.
+ * With `create`, a missing `.baton/` is created at the explicit root or at `cwd`.
+ */
+export function resolveWorkspace(opts: { root?: string; cwd?: string; create?: boolean }): Workspace {
+  const cwd = opts.cwd ?? process.cwd();
+  const ws = opts.root ? workspaceAt(opts.root) : (findWorkspace(cwd) ?? (opts.create ? workspaceAt(cwd) : undefined));
+  if (!ws) {
+    throw new BatonError(
+      "workspace_not_found",
+      `no Baton workspace at or above ${cwd}; run \`baton init\` in your project root, or pass --root / set BATON_ROOT`,
+      { cwd },
+    );
+  }
+  if (!existsSync(ws.dir) || !statSync(ws.dir).isDirectory()) {
+    if (!opts.create) {
+      throw new BatonError("workspace_not_found", `${ws.dir} does not exist; run \`baton init --root ${ws.root}\``, { root: ws.root });
+    }
+    ensureWorkspace(ws);
+  }
+  return ws;
+}
+
+export function ensureWorkspace(ws: Workspace): void {
+  try {
+    mkdirSync(ws.dir, { recursive: true });
+    const ignore = join(ws.dir, ".gitignore");
+    if (!existsSync(ignore)) writeFileSync(ignore, "# Baton's journal is local to this machine.\nbaton.db*\nlogs/\n");
+  } catch (err) {
+    const code = (err as NodeJS.ErrnoException).code ?? "";
+    throw new BatonError(
+      "workspace_unwritable",
+      `cannot create ${ws.dir} (${code || (err as Error).message}); make the project directory writable or choose another --root`,
+      { path: ws.dir, errno: code },
+      { cause: err },
+    );
+  }
+}
