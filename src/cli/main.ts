@@ -34,8 +34,11 @@ const flows = () => import("./commands/flows.js");
 const collect = (v: string, prev: string[] = []) => [...prev, v];
 const session = () => new Option("-s, --session <id>", "session id (default: the single active session)");
 
-export function buildProgram(): Command {
-  const program = new Command("baton")
+export function buildProgram(json = false): Command {
+  // Set before any subcommand is added: subcommands copy these settings when created.
+  const program = new Command("baton").exitOverride();
+  if (json) program.configureOutput({ writeErr: () => undefined });
+  program
     .description("Durable sessions for AI agents: what happened, where things stand, and what to do next.")
     .version(typeof BATON_VERSION === "string" ? BATON_VERSION : "0.0.0-dev", "-V, --version")
     .option("--json", 'machine-readable output (errors too: {"error": {code, message}} on stdout)')
@@ -226,10 +229,8 @@ export function buildProgram(): Command {
 }
 
 export async function main(argv: string[]): Promise<void> {
-  const program = buildProgram();
-  program.exitOverride();
   const json = argv.includes("--json");
-  if (json) program.configureOutput({ writeErr: () => undefined });
+  const program = buildProgram(json);
   try {
     await program.parseAsync(argv);
   } catch (err) {

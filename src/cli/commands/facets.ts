@@ -64,8 +64,7 @@ export async function positionSet(
   o: S & { phase?: string; plan?: string; task?: string; wave?: string; status?: string },
 ): Promise<void> {
   const { b, sid } = await target(ctx, o);
-  const { session: _s, ...p } = o;
-  const r = await b.setPosition(sid, p);
+  const r = await b.setPosition(sid, { phase: o.phase, plan: o.plan, task: o.task, wave: o.wave, status: o.status });
   ctx.out(r, () => `Position set on ${sid}`);
 }
 

@@ -1,0 +1,181 @@
+import { mkdirSync, readFileSync, writeFileSync } from "node:fs";
+import { join } from "node:path";
+import { afterAll, describe, expect, it } from "vitest";
+import { cleanupDirs, cli, tempDir } from "./helpers.js";
+
+afterAll(() => cleanupDirs());
+
+function workspace(): string {
+  const root = tempDir();
+  expect(cli(["init", "--root", root]).code).toBe(0);
+  return root;
+}
+
+describe("baton CLI", () => {
+  it("finds the workspace by walking up, or from BATON_ROOT, and says how to create one", () => {
+    const root = workspace();
+    const sub = join(root, "a", "b");
+    mkdirSync(sub, { recursive: true });
+    expect(cli(["session", "start", "--flow", "task", "--id", "t1", "--json"], { cwd: sub }).json().sessionId).toBe("t1");
+    const elsewhere = tempDir();
+    expect(cli(["status", "--json"], { cwd: elsewhere, env: { BATON_ROOT: root } }).json().sessions[0].sessionId).toBe("t1");
+    const none = cli(["status", "--json"], { cwd: elsewhere });
+    expect(none.code).toBe(4);
+    expect(none.json().error.code).toBe("workspace_not_found");
+    expect(none.json().error.message).toContain("baton init");
+  });
+
+  it("prints errors as {error:{code,message}} under --json with documented exit codes", () => {
+    const root = workspace();
+    cli(["session", "start", "--flow", "live-variant", "--id", "lv", "--root", root]);
+    const invalid = cli(["event", "accepted", "--root", root, "--json"]);
+    expect(invalid.code).toBe(3);
+    expect(invalid.json().error).toMatchObject({ code: "invalid_transition", phase: "configuring" });
+    expect(invalid.json().error.allowed).toContain("generate");
+    const badJson = cli(["event", "generate", "--data", "{oops", "--root", root, "--json"]);
+    expect(badJson.code).toBe(2);
+    expect(badJson.json().error.code).toBe("bad_input");
+    const badOption = cli(["status", "--frobnicate", "--root", root, "--json"]);
+    expect(badOption.code).toBe(2);
+    expect(badOption.json().error.code).toBe("bad_input");
+    const human = cli(["event", "accepted", "--root", root]);
+    expect(human.code).toBe(3);
+    expect(human.stderr).toMatch(/^baton: .*not allowed in phase configuring.*\[invalid_transition\]/);
+    expect(cli(["--help"]).code).toBe(0);
+    // Nothing was appended by the failures.
+    expect(cli(["export", "lv", "--root", root]).stdout.trim().split("\n")).toHaveLength(1);
+  });
+
+  it("defaults to the single active session and lists them when ambiguous", () => {
+    const root = workspace();
+    cli(["session", "start", "--flow", "task", "--id", "a", "--root", root]);
+    expect(cli(["event", "start", "--root", root, "--json"]).json().event.sessionId).toBe("a");
+    cli(["session", "start", "--flow", "task", "--id", "b", "--root", root]);
+    const amb = cli(["event", "start", "--root", root, "--json"]);
+    expect(amb.code).toBe(3);
+    expect(amb.json().error.code).toBe("ambiguous_session");
+    expect(amb.json().error.sessions.map((s: { sessionId: string }) => s.sessionId)).toEqual(["a", "b"]);
+    expect(cli(["event", "b", "start", "--root", root, "--json"]).json().phase).toBe("in_progress");
+    expect(cli(["event", "start", "--session", "b", "--root", root, "--json"]).json().error.code).toBe("invalid_transition");
+  });
+
+  it("reports an unwritable workspace as a structured error", () => {
+    const root = tempDir();
+    writeFileSync(join(root, ".baton"), "not a directory");
+    const r = cli(["init", "--root", root, "--json"]);
+    expect(r.code).toBe(5);
+    expect(r.json().error.code).toBe("workspace_unwritable");
+    const root2 = tempDir();
+    mkdirSync(join(root2, ".baton", "baton.db"), { recursive: true });
+    const r2 = cli(["status", "--root", root2, "--json"]);
+    expect(r2.code).toBe(5);
+    expect(r2.json().error.code).toBe("workspace_unwritable");
+  });
+
+  it("records facets and shows them in status and resume, flagging files changed since they were recorded", () => {
+    const root = workspace();
+    const o = ["--root", root, "--json"];
+    cli(["session", "start", "--flow", "task", "--id", "t", "--title", "Auth", ...o]);
+    cli(["event", "start", ...o]);
+    writeFileSync(join(root, "a.ts"), "one");
+    writeFileSync(join(root, "b.ts"), "two");
+    expect(cli(["files", "add", "a.ts", "b.ts", "--question", "why?", ...o]).code).toBe(0);
+    expect(
+      cli(["decision", "add", "Use PKCE", "--reason", "public client", "--alternative", "implicit", "--no-reversible", ...o]).code,
+    ).toBe(0);
+    const blocker = cli(["blocker", "add", "No creds", "--affects", "e2e", ...o]).json();
+    expect(cli(["position", "set", "--plan", "oauth", "--task", "callback", ...o]).code).toBe(0);
+    expect(cli(["progress", "set", "--total", "4", "--completed", "1", ...o]).code).toBe(0);
+    expect(cli(["progress", "set", "--total", "1", "--completed", "4", ...o]).json().error.code).toBe("bad_input");
+    expect(cli(["blocker", "resolve", "nope", ...o]).json().error.code).toBe("bad_input");
+    writeFileSync(join(root, "b.ts"), "changed");
+    const st = cli(["status", ...o]).json().sessions[0];
+    expect(st.activeBlockers.map((b: { id: string }) => b.id)).toEqual([blocker.blockerId]);
+    expect(st.recentDecisions[0]).toMatchObject({ decision: "Use PKCE", reversible: false, alternatives: ["implicit"] });
+    expect(st.position).toEqual({ plan: "oauth", task: "callback" });
+    expect(st.progress).toEqual({ total: 4, completed: 1, percent: 25 });
+    const res = cli(["resume", "t", ...o]).json();
+    expect(res.verification.ok).toBe(false);
+    expect(res.verification.files).toEqual([
+      { path: "a.ts", state: "unchanged", review: false },
+      { path: "b.ts", state: "changed", review: true },
+    ]);
+    expect(res.facets.resume.openQuestions).toEqual(["why?"]);
+    expect(res.recentEvents.at(-1).type).toBe("progress:set");
+    const human = cli(["resume", "t", "--root", root]).stdout;
+    expect(human).toContain("REVIEW b.ts (changed)");
+    const runStart = cli(["run", "start", "--agent", "codex", ...o]).json();
+    expect(cli(["run", "end", runStart.runId, "--reason", "handoff", ...o]).code).toBe(0);
+    expect(cli(["state", "--write", ...o]).json().file).toBe(join(root, ".baton/sessions/t/STATE.md"));
+    expect(readFileSync(join(root, ".baton/sessions/t/STATE.md"), "utf8")).toContain("| codex |");
+  });
+
+  it("loads user flows from .baton/flows and rejects invalid ones with the line", () => {
+    const root = workspace();
+    mkdirSync(join(root, ".baton/flows"));
+    const flow = {
+      name: "review",
+      initial: "open",
+      phases: {
+        open: {
+          on: { approve: { to: "merged" } },
+          next: { action: "review_code", reason: "Review the change.", command: "baton event {session} approve" },
+        },
+        merged: { terminal: true, next: { action: "none", reason: "Merged.", command: "" } },
+      },
+    };
+    writeFileSync(join(root, ".baton/flows/review.json"), JSON.stringify(flow, null, 2));
+    const started = cli(["session", "start", "--flow", "review", "--id", "r", "--root", root, "--json"]).json();
+    expect(started.nextAction).toEqual({ action: "review_code", reason: "Review the change.", command: "baton event r approve" });
+    const bad = JSON.stringify({ ...flow, name: "broken", initial: "closed" }, null, 2);
+    writeFileSync(join(root, ".baton/flows/broken.json"), bad);
+    const v = cli(["flows", "validate", join(root, ".baton/flows/broken.json"), "--json"]);
+    expect(v.code).toBe(2);
+    const problem = v.json().results[0].problems[0];
+    expect(problem).toMatchObject({ path: "initial", line: 3 });
+    const use = cli(["session", "start", "--flow", "broken", "--root", root, "--json"]);
+    expect(use.code).toBe(2);
+    expect(use.json().error.code).toBe("flow_invalid");
+    expect(use.json().error.message).toContain("line 3");
+    const list = cli(["flows", "list", "--root", root, "--json"]).json();
+    expect(list.flows.map((f: { name: string }) => f.name)).toEqual(["task", "external-run", "live-variant", "review"]);
+    expect(list.invalid).toHaveLength(1);
+  });
+
+  it("recommends persisting to the true source when markers sit in a generated file", () => {
+    const root = workspace();
+    const o = ["--root", root, "--json"];
+    cli(["session", "start", "--flow", "live-variant", "--id", "lv", ...o]);
+    cli(["event", "generate", "--actor", "browser", ...o]);
+    mkdirSync(join(root, "dist"));
+    writeFileSync(
+      join(root, "dist/index.html"),
+      '<!-- baton-variants-start -->\n<div data-baton-original></div>\n<div data-baton-variant="v1"></div>\n',
+    );
+    cli(["event", "source_wrapped", "--data", '{"file":"dist/index.html"}', ...o]);
+    expect(cli(["status", ...o]).json().sessions[0].nextAction.action).toBe("persist_fallback_to_true_source");
+  });
+
+  it("exports the journal as JSON Lines and rebuilds cleanly", () => {
+    const root = workspace();
+    const o = ["--root", root];
+    cli(["session", "start", "--flow", "task", "--id", "t", ...o]);
+    cli(["event", "start", "--id", "s1", ...o]);
+    const dup = cli(["event", "start", "--id", "s1", ...o, "--json"]).json();
+    expect(dup.duplicate).toBe(true);
+    const lines = cli(["export", "t", ...o])
+      .stdout.trim()
+      .split("\n")
+      .map((l) => JSON.parse(l));
+    expect(lines.map((l) => [l.seq, l.type])).toEqual([
+      [1, "session:started"],
+      [2, "start"],
+    ]);
+    const out = join(root, "t.jsonl");
+    expect(cli(["export", "t", "--out", out, ...o, "--json"]).json().events).toBe(2);
+    expect(readFileSync(out, "utf8").trim().split("\n")).toHaveLength(2);
+    expect(cli(["rebuild", ...o, "--json"]).json().sessions).toEqual([
+      { sessionId: "t", repaired: false, lastSeq: 2, phase: "in_progress" },
+    ]);
+  });
+});

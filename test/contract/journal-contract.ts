@@ -1,0 +1,251 @@
+/**
+ * The backend contract suite: journal behaviour every backend must show. A backend's spec file
+ * is one call: `journalContract("sqlite", factory)`. The factory gives a fresh, empty store and
+ * a raw statement hook, used only to corrupt data the way a disk or a hand edit would.
+ */
+import { mkdirSync, writeFileSync } from "node:fs";
+import { join } from "node:path";
+import { afterAll, afterEach, describe, expect, it } from "vitest";
+import type { Backend } from "../../src/backend/contract.js";
+import { type Baton, isBatonError, openBaton } from "../../src/index.js";
+import { cleanupDirs, tempDir } from "../helpers.js";
+
+export interface ContractStore {
+  backend: Backend;
+  /** Run one raw SQL statement with no parameters (test-only corruption). */
+  raw(sql: string): Promise<void>;
+}
+
+export type StoreFactory = (root: string) => Promise<ContractStore>;
+
+async function expectError(p: Promise<unknown>, code: string): Promise<Record<string, unknown>> {
+  try {
+    await p;
+  } catch (err) {
+    if (!isBatonError(err)) throw err;
+    expect(err.code, `expected error code ${code}, got ${err.code}: ${err.message}`).toBe(code);
+    return err.details;
+  }
+  throw new Error(`expected a ${code} error, but the call succeeded`);
+}
+
+export function journalContract(name: string, factory: StoreFactory): void {
+  describe(`journal contract: ${name}`, () => {
+    const open: Baton[] = [];
+    let root = "";
+    let store: ContractStore;
+
+    async function fresh(): Promise<Baton> {
+      root = tempDir();
+      store = await factory(root);
+      const b = await openBaton({ root, backend: store.backend });
+      open.push(b);
+      return b;
+    }
+    /** A second instance on the same store, as a new process would see it. */
+    async function reopen(): Promise<Baton> {
+      const again = await factory(root);
+      const b = await openBaton({ root, backend: again.backend });
+      open.push(b);
+      return b;
+    }
+
+    afterEach(async () => {
+      for (const b of open.splice(0)) await b.close();
+    });
+    afterAll(() => cleanupDirs());
+
+    async function liveSession(b: Baton, id = "lv") {
+      await b.startSession({ flow: "live-variant", id, title: "Hero" });
+      await b.append(id, { type: "generate", actor: "browser", data: { variants: 3 } });
+      await b.append(id, { type: "source_wrapped", actor: "agent", data: { file: "src/Hero.html" } });
+      await b.append(id, { type: "variants_written", actor: "agent", data: { count: 3, expected: 3 } });
+      return id;
+    }
+
+    it("folds generate → variants → accept into the latest phase and selected variant, and a new instance reads the same", async () => {
+      const b = await fresh();
+      const id = await liveSession(b);
+      const r = await b.append(id, { type: "accept", actor: "browser", data: { variantId: "v2", paramValues: { hue: 210 } } });
+      expect(r.phase).toBe("accept_pending");
+      expect(r.outcome).toBe("moved");
+      const st = (await b.status()).sessions[0]!;
+      expect(st.phase).toBe("accept_pending");
+      expect(st.context.variantId).toBe("v2");
+      expect(st.nextAction.action).toBe("run_accept_cleanup");
+      const other = await reopen();
+      const again = (await other.status()).sessions[0]!;
+      expect(again.phase).toBe("accept_pending");
+      expect(again.context).toEqual(st.context);
+      expect(again.lastSeq).toBe(5);
+    });
+
+    it("gives contiguous seqs starting at 1 (session:started)", async () => {
+      const b = await fresh();
+      await b.startSession({ flow: "task", id: "t" });
+      for (let i = 0; i < 20; i++) await b.append("t", { type: "note:added", data: { text: `n${i}` } });
+      const { events } = await b.events("t");
+      expect(events.map((e) => e.seq)).toEqual(Array.from({ length: 21 }, (_, i) => i + 1));
+      expect(events[0]!.type).toBe("session:started");
+    });
+
+    it("treats a repeated id with the same body as a duplicate and refuses a different body", async () => {
+      const b = await fresh();
+      const id = await liveSession(b);
+      const first = await b.append(id, { id: "acc-1", type: "accept", actor: "browser", data: { variantId: "v1" } });
+      const dup = await b.append(id, { id: "acc-1", type: "accept", actor: "browser", data: { variantId: "v1" } });
+      expect(dup.duplicate).toBe(true);
+      expect(dup.event.seq).toBe(first.event.seq);
+      expect(dup.outcome).toBe("moved");
+      const details = await expectError(
+        b.append(id, { id: "acc-1", type: "accept", actor: "browser", data: { variantId: "v3" } }),
+        "conflict",
+      );
+      expect(details.seq).toBe(first.event.seq);
+      const { events } = await b.events(id);
+      expect(events.filter((e) => e.type === "accept")).toHaveLength(1);
+      expect((await b.snapshot(id)).context.variantId).toBe("v1");
+    });
+
+    it("refuses an invalid transition with the phase and allowed events, and appends nothing", async () => {
+      const b = await fresh();
+      await b.startSession({ flow: "live-variant", id: "lv" });
+      const details = await expectError(
+        b.append("lv", { type: "accepted", actor: "agent", data: { carbonize: true } }),
+        "invalid_transition",
+      );
+      expect(details.phase).toBe("configuring");
+      expect(details.allowed).toContain("generate");
+      expect((await b.events("lv")).events).toHaveLength(1);
+      expect((await b.snapshot("lv")).phase).toBe("configuring");
+    });
+
+    it("refuses unknown event types and bad facet data without appending", async () => {
+      const b = await fresh();
+      await b.startSession({ flow: "task", id: "t" });
+      await expectError(b.append("t", { type: "launch_rockets" }), "bad_input");
+      await expectError(b.append("t", { type: "decision:added", data: { reason: "no decision field" } }), "bad_input");
+      await expectError(b.append("t", { type: "made:up" }), "bad_input");
+      await expectError(b.append("nope", { type: "start" }), "not_found");
+      expect((await b.events("t")).events).toHaveLength(1);
+    });
+
+    it("appends a batch atomically: one bad event rejects the whole batch", async () => {
+      const b = await fresh();
+      await b.startSession({ flow: "task", id: "t" });
+      await expectError(
+        b.appendBatch("t", [{ type: "start" }, { type: "note:added", data: { text: "ok" } }, { type: "start" }]),
+        "invalid_transition",
+      );
+      expect((await b.events("t")).events).toHaveLength(1);
+      const ok = await b.appendBatch("t", [{ type: "start" }, { type: "note:added", data: { text: "a" } }, { type: "verify" }]);
+      expect(ok.map((r) => r.event.seq)).toEqual([2, 3, 4]);
+      expect((await b.snapshot("t")).phase).toBe("verifying");
+    });
+
+    it("keeps a stale checkpoint and late events after accept as diagnostics without regressing the phase", async () => {
+      const b = await fresh();
+      const id = await liveSession(b);
+      await b.append(id, { type: "cycling", actor: "browser" });
+      await b.append(id, { type: "checkpoint", actor: "browser", revision: 5, data: { paramValues: { hue: 100 } } });
+      const stale = await b.append(id, { type: "checkpoint", actor: "browser", revision: 4, data: { paramValues: { hue: 1 } } });
+      expect(stale.outcome).toBe("stale");
+      await b.append(id, { type: "accept", actor: "browser", data: { variantId: "v2", paramValues: { hue: 120 } } });
+      const late = await b.append(id, { type: "checkpoint", actor: "browser", revision: 6, data: { paramValues: { hue: 999 } } });
+      expect(late.outcome).toBe("fenced");
+      const discard = await b.append(id, { type: "discard", actor: "browser" });
+      expect(discard.outcome).toBe("fenced");
+      const snap = await b.snapshot(id);
+      expect(snap.phase).toBe("accept_pending");
+      expect(snap.context.paramValues).toEqual({ hue: 120 });
+      expect(snap.diagnostics.map((d) => d.code)).toEqual(["stale_revision", "late_event", "late_event"]);
+      const st = (await b.status()).sessions[0]!;
+      expect(st.nextAction.action).toBe("run_accept_cleanup");
+    });
+
+    it("hides completed sessions unless asked, and says no_active_session", async () => {
+      const b = await fresh();
+      await b.startSession({ flow: "task", id: "t" });
+      await b.append("t", { type: "start" });
+      await b.append("t", { type: "complete" });
+      const st = await b.status();
+      expect(st.sessions).toHaveLength(0);
+      expect(st.nextAction?.action).toBe("no_active_session");
+      const all = await b.status({ all: true });
+      expect(all.sessions.map((s) => [s.sessionId, s.status])).toEqual([["t", "completed"]]);
+      expect(await b.listSessions()).toHaveLength(0);
+    });
+
+    it("refolds a corrupted snapshot on read without writing, and rebuild repairs it with a diagnostic", async () => {
+      const b = await fresh();
+      const id = await liveSession(b);
+      await store.raw(
+        `UPDATE snapshots SET body = replace(body, '"phase":"variants_written"', '"phase":"configuring"') WHERE session_id = '${id}'`,
+      );
+      const view = await b.read(id);
+      expect(view.snapshot.phase).toBe("variants_written");
+      expect(view.readDiagnostics.map((d) => d.code)).toContain("snapshot_corrupt");
+      // The read did not repair it: a second read still reports it.
+      expect((await b.read(id)).readDiagnostics.map((d) => d.code)).toContain("snapshot_corrupt");
+      const [r] = await b.rebuild(id);
+      expect(r).toMatchObject({ sessionId: id, repaired: true, phase: "variants_written", lastSeq: 4 });
+      const after = await b.read(id);
+      expect(after.readDiagnostics.map((d) => d.code)).toEqual(["snapshot_repaired"]);
+      const [again] = await b.rebuild(id);
+      expect(again!.repaired).toBe(false);
+    });
+
+    it("reports a corrupt journal row as a diagnostic while the rows before and after still fold", async () => {
+      const b = await fresh();
+      await b.startSession({ flow: "task", id: "t" });
+      await b.append("t", { type: "start" });
+      await b.append("t", { type: "decision:added", data: { decision: "use sqlite" } });
+      await b.append("t", { type: "decision:added", data: { decision: "keep the journal" } });
+      await store.raw(`UPDATE events SET data = '{not json' WHERE session_id = 't' AND seq = 3`);
+      await store.raw(`DELETE FROM snapshots WHERE session_id = 't'`);
+      const view = await b.read("t");
+      expect(view.snapshot.phase).toBe("in_progress");
+      expect(view.snapshot.facets.decisions.map((d) => d.decision)).toEqual(["keep the journal"]);
+      expect(view.snapshot.diagnostics.find((d) => d.code === "corrupt_event")?.seq).toBe(3);
+      const { events, corrupt } = await b.events("t");
+      expect(events.map((e) => e.seq)).toEqual([1, 2, 4]);
+      expect(corrupt.map((d) => d.seq)).toEqual([3]);
+      // Appends continue after the corrupt row.
+      const next = await b.append("t", { type: "verify" });
+      expect(next.event.seq).toBe(5);
+    });
+
+    it("resolves markers from files: carbonize → run_carbonize_cleanup, original-only wrapper → continue_writing_variants", async () => {
+      const b = await fresh();
+      const _id = await liveSession(b);
+      mkdirSync(join(root, "src"), { recursive: true });
+      const file = join(root, "src/Hero.html");
+      writeFileSync(
+        file,
+        "<section>\n<!-- baton-variants-start -->\n<div data-baton-original>Hi</div>\n<!-- baton-variants-end -->\n</section>\n",
+      );
+      expect((await b.status()).sessions[0]!.nextAction.action).toBe("continue_writing_variants");
+      writeFileSync(file, "<section>\n<!-- baton-carbonize-start -->\n<div>v2</div>\n<!-- baton-carbonize-end -->\n</section>\n");
+      const st = (await b.status()).sessions[0]!;
+      expect(st.nextAction.action).toBe("run_carbonize_cleanup");
+      expect(st.markers[0]).toMatchObject({ file: "src/Hero.html", line: 2, marker: "carbonize" });
+    });
+
+    it("recovers a lost completion: markers gone after accept cleanup → acknowledge_completion, and complete resolves it", async () => {
+      const b = await fresh();
+      const id = await liveSession(b);
+      mkdirSync(join(root, "src"), { recursive: true });
+      const file = join(root, "src/Hero.html");
+      writeFileSync(file, "<!-- baton-carbonize-start -->\n<div>v2</div>\n<!-- baton-carbonize-end -->\n");
+      await b.append(id, { type: "accept", actor: "browser", data: { variantId: "v2" } });
+      await b.append(id, { type: "accepted", actor: "agent", data: { carbonize: true } });
+      await expectError(b.complete(id), "source_dirty");
+      writeFileSync(file, "<div>v2</div>\n");
+      expect((await b.status()).sessions[0]!.nextAction.action).toBe("acknowledge_completion");
+      const done = await b.complete(id);
+      expect(done).toMatchObject({ phase: "complete", alreadyComplete: false });
+      expect((await b.complete(id)).alreadyComplete).toBe(true);
+      expect((await b.status()).nextAction?.action).toBe("no_active_session");
+    });
+  });
+}

@@ -1,0 +1,71 @@
+/** Shared test helpers: temp workspaces, the built CLI, tracked child processes. */
+import { type ChildProcess, spawn, spawnSync } from "node:child_process";
+import { mkdtempSync, rmSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join, resolve } from "node:path";
+import { type Baton, type OpenBatonOptions, openBaton } from "../src/index.js";
+
+export const REPO = resolve(import.meta.dirname, "..");
+export const CLI = join(REPO, "bin", "baton.js");
+
+const dirs: string[] = [];
+const children = new Set<ChildProcess>();
+
+export function tempDir(prefix = "baton-test-"): string {
+  const d = mkdtempSync(join(tmpdir(), prefix));
+  dirs.push(d);
+  return d;
+}
+
+export function cleanupDirs(): void {
+  for (const d of dirs.splice(0)) rmSync(d, { recursive: true, force: true });
+}
+
+/** A Baton on a fresh temp workspace. */
+export async function tempBaton(opts: Omit<OpenBatonOptions, "root"> = {}): Promise<{ baton: Baton; root: string }> {
+  const root = tempDir();
+  const baton = await openBaton({ root, ...opts });
+  return { baton, root };
+}
+
+export interface CliResult {
+  code: number;
+  stdout: string;
+  stderr: string;
+  json: () => any;
+}
+
+/** Run the built `baton` CLI synchronously. */
+export function cli(args: string[], opts: { cwd?: string; env?: Record<string, string>; input?: string } = {}): CliResult {
+  const r = spawnSync(process.execPath, [CLI, ...args], {
+    cwd: opts.cwd ?? REPO,
+    env: { ...process.env, ...opts.env },
+    input: opts.input ?? "",
+    encoding: "utf8",
+    timeout: 60_000,
+  });
+  return {
+    code: r.status ?? -1,
+    stdout: r.stdout,
+    stderr: r.stderr,
+    json() {
+      try {
+        return JSON.parse(r.stdout);
+      } catch {
+        throw new Error(`baton ${args.join(" ")} did not print JSON (exit ${r.status}):\nstdout: ${r.stdout}\nstderr: ${r.stderr}`);
+      }
+    },
+  };
+}
+
+/** Spawn a tracked child (killed and reported as a leak if a test forgets it). */
+export function spawnTracked(cmd: string, args: string[], opts: Parameters<typeof spawn>[2] = {}): ChildProcess {
+  const c = spawn(cmd, args, { stdio: ["ignore", "pipe", "pipe"], ...opts });
+  children.add(c);
+  c.once("exit", () => children.delete(c));
+  return c;
+}
+
+export function liveChildren(): ChildProcess[] {
+  return [...children].filter((c) => c.exitCode === null && c.signalCode === null);
+}

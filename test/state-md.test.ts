@@ -1,0 +1,54 @@
+import { readFileSync } from "node:fs";
+import { afterAll, describe, expect, it } from "vitest";
+import { progressBar } from "../src/core/state-md.js";
+import { cleanupDirs, tempBaton } from "./helpers.js";
+
+afterAll(() => cleanupDirs());
+
+describe("STATE.md", () => {
+  it("draws a progress bar", () => {
+    expect(progressBar(3, 4)).toBe("[███████████████░░░░░] 3/4 (75%)");
+    expect(progressBar(0, 0)).toContain("no progress recorded");
+  });
+
+  it("renders position, progress, decisions, blockers, runs, next action and resume context", async () => {
+    const { baton, root } = await tempBaton();
+    try {
+      const s = await baton.startSession({ flow: "task", id: "auth", title: "Fix login" });
+      await baton.append(s.sessionId, { type: "start" });
+      await baton.setPosition("auth", { phase: "2", plan: "oauth", task: "callback route" });
+      await baton.setProgress("auth", { total: 8, completed: 2 });
+      await baton.addDecision("auth", {
+        decision: "Use PKCE",
+        reason: "public client",
+        alternatives: ["implicit flow"],
+        reversible: false,
+      });
+      await baton.addBlocker("auth", { id: "b1", text: "No staging credentials", affects: "e2e tests" });
+      await baton.addBlocker("auth", { id: "b2", text: "Flaky CI" });
+      await baton.bypassBlocker("auth", "b2", "retry once");
+      const run = await baton.startRun("auth", { agent: "claude-code", runId: "r1" });
+      await baton.endRun("auth", run.runId, { reason: "context full", completedWork: "callback handler" });
+      await baton.recordResumeContext("auth", {
+        openQuestions: ["Refresh tokens?"],
+        keyImplementations: ["src/auth/callback.ts handles state"],
+      });
+      const md = await baton.stateMarkdown("auth");
+      expect(md).toContain("# Fix login");
+      expect(md).toContain("phase **in_progress**");
+      expect(md).toContain("**continue_task**");
+      expect(md).toContain("- **plan**: oauth");
+      expect(md).toContain("2/8 (25%)");
+      expect(md).toMatch(/\| Use PKCE \| public client \| implicit flow \| no \|/);
+      expect(md).toMatch(/### Active\n\n- `b1` No staging credentials \(affects e2e tests\)/);
+      expect(md).toMatch(/### Bypassed\n\n- `b2` Flaky CI \(workaround: retry once\)/);
+      expect(md).toMatch(/\| r1 \| claude-code \| .* \| ended \| context full · callback handler \|/);
+      expect(md).toContain("- Refresh tokens?");
+      const file = await baton.writeStateMarkdown("auth");
+      expect(file).toBe(`${root}/.baton/sessions/auth/STATE.md`);
+      expect(readFileSync(file, "utf8")).toContain("# Fix login");
+    } finally {
+      await baton.close();
+    }
+  });
+});
