@@ -69,7 +69,7 @@ describe("built-in flows", () => {
   });
 
   it("live-variant: accepted with carbonize goes to accepted_source_pending, without it to complete", () => {
-    const base = [
+    const base: Partial<JournalEvent>[] = [
       { type: "generate" },
       { type: "source_wrapped", data: { file: "a" } },
       { type: "variants_written", data: { count: 2, expected: 2 } },

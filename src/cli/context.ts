@@ -35,7 +35,7 @@ export class Ctx {
 
   /** Print a result: JSON on stdout under --json, else the human rendering. */
   out(value: unknown, human: () => string): void {
-    process.stdout.write(this.json ? `${JSON.stringify(value, null, 2)}\n` : `${human()}\n`);
+    process.stdout.write(this.json ? `${JSON.stringify(value)}\n` : `${human()}\n`);
   }
 }
 
@@ -55,7 +55,7 @@ export function reportError(err: unknown, json: boolean): number {
         {},
         { cause: err },
       );
-  if (json) process.stdout.write(`${JSON.stringify({ error: e.toJSON() }, null, 2)}\n`);
+  if (json) process.stdout.write(`${JSON.stringify({ error: e.toJSON() })}\n`);
   else {
     process.stderr.write(`baton: ${e.message} [${e.code}]\n`);
     if (e.code === "internal" && process.env.BATON_DEBUG && err instanceof Error) process.stderr.write(`${err.stack}\n`);

@@ -240,7 +240,7 @@ export async function main(argv: string[]): Promise<void> {
         return;
       }
       const message = err.message.replace(/^error: /, "");
-      if (json) process.stdout.write(`${JSON.stringify({ error: { code: "bad_input", message } }, null, 2)}\n`);
+      if (json) process.stdout.write(`${JSON.stringify({ error: { code: "bad_input", message } })}\n`);
       process.exitCode = 2;
       return;
     }
