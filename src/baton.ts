@@ -2,12 +2,12 @@
  * `openBaton()` composes everything: workspace → backend → flows → journal → status. The CLI,
  * the server and the hooks are thin edges over this object.
  */
-import { randomBytes } from "node:crypto";
 import { closeSync, fsyncSync, mkdirSync, openSync, renameSync, writeFileSync } from "node:fs";
-import { hostname } from "node:os";
+import { createRequire } from "node:module";
 import { join, resolve } from "node:path";
 import type { Backend } from "./backend/contract.js";
 import type { SynchronousMode } from "./backend/sqlite/sqlite-backend.js";
+import { randomHex } from "./core/canonical.js";
 import { renderStateMd } from "./core/state-md.js";
 import type { AppendResult, EventInput, JsonObject, Position, Snapshot } from "./core/types.js";
 import { BatonError, badInput } from "./errors.js";
@@ -177,7 +177,7 @@ export class Baton {
   }
 
   async addBlocker(sessionId: string, b: BlockerInput, actor = "agent"): Promise<AppendResult> {
-    const id = b.id ?? `blk-${randomBytes(3).toString("hex")}`;
+    const id = b.id ?? `blk-${randomHex(3)}`;
     return this.append(sessionId, { type: "blocker:added", actor, data: compact({ ...b, id }) });
   }
 
@@ -199,7 +199,7 @@ export class Baton {
   }
 
   async startRun(sessionId: string, r: { agent: string; runId?: string; pid?: number }): Promise<{ runId: string; result: AppendResult }> {
-    const runId = r.runId ?? `run-${randomBytes(4).toString("hex")}`;
+    const runId = r.runId ?? `run-${randomHex(4)}`;
     const result = await this.append(sessionId, {
       type: "run:started",
       actor: r.agent,
@@ -250,6 +250,11 @@ export class Baton {
     this.#closing ??= this.backend.close();
     return this.#closing;
   }
+}
+
+/** node:os is loaded only when a run starts; status and hooks that do not start runs skip it. */
+function hostname(): string {
+  return (createRequire(import.meta.url)("node:os") as typeof import("node:os")).hostname();
 }
 
 function compact(o: Record<string, unknown>): JsonObject {

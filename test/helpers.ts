@@ -6,7 +6,7 @@ import { join, resolve } from "node:path";
 import { type Baton, type OpenBatonOptions, openBaton } from "../src/index.js";
 
 export const REPO = resolve(import.meta.dirname, "..");
-export const CLI = join(REPO, "bin", "baton.js");
+export const CLI = join(REPO, "bin", "baton.cjs");
 
 const dirs: string[] = [];
 const children = new Set<ChildProcess>();

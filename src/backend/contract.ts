@@ -50,7 +50,7 @@ export interface SnapshotRow {
   sessionId: string;
   lastSeq: number;
   body: string;
-  /** sha256 of `body`: a snapshot whose hash does not match is treated as corrupt. */
+  /** Checksum of `body` (core/canonical.ts `checksum`): a snapshot that does not match is treated as corrupt. */
   hash: string;
 }
 

@@ -1,6 +1,7 @@
 /** What every command gets: output mode, workspace selection, and a lazily opened Baton. */
 import type { Baton } from "../baton.js";
 import { BatonError, EXIT_CODES, isBatonError } from "../errors.js";
+import { writeStderr, writeStdout } from "./output.js";
 
 export interface GlobalOptions {
   json?: boolean;
@@ -35,7 +36,7 @@ export class Ctx {
 
   /** Print a result: JSON on stdout under --json, else the human rendering. */
   out(value: unknown, human: () => string): void {
-    process.stdout.write(this.json ? `${JSON.stringify(value)}\n` : `${human()}\n`);
+    writeStdout(this.json ? `${JSON.stringify(value)}\n` : `${human()}\n`);
   }
 }
 
@@ -55,10 +56,10 @@ export function reportError(err: unknown, json: boolean): number {
         {},
         { cause: err },
       );
-  if (json) process.stdout.write(`${JSON.stringify({ error: e.toJSON() })}\n`);
+  if (json) writeStdout(`${JSON.stringify({ error: e.toJSON() })}\n`);
   else {
-    process.stderr.write(`baton: ${e.message} [${e.code}]\n`);
-    if (e.code === "internal" && process.env.BATON_DEBUG && err instanceof Error) process.stderr.write(`${err.stack}\n`);
+    writeStderr(`baton: ${e.message} [${e.code}]\n`);
+    if (e.code === "internal" && process.env.BATON_DEBUG && err instanceof Error) writeStderr(`${err.stack}\n`);
   }
   return EXIT_CODES[e.code] ?? 1;
 }

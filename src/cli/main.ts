@@ -5,6 +5,7 @@
  */
 import { Command, CommanderError, Option } from "commander";
 import { Ctx, reportError } from "./context.js";
+import { writeStdout } from "./output.js";
 
 declare const BATON_VERSION: string | undefined;
 
@@ -240,7 +241,7 @@ export async function main(argv: string[]): Promise<void> {
         return;
       }
       const message = err.message.replace(/^error: /, "");
-      if (json) process.stdout.write(`${JSON.stringify({ error: { code: "bad_input", message } })}\n`);
+      if (json) writeStdout(`${JSON.stringify({ error: { code: "bad_input", message } })}\n`);
       process.exitCode = 2;
       return;
     }
@@ -248,4 +249,4 @@ export async function main(argv: string[]): Promise<void> {
   }
 }
 
-await main(process.argv);
+void main(process.argv);

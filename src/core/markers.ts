@@ -2,7 +2,8 @@
  * Source markers: file truth that repairs journal drift. Pure: the status service reads the
  * files and hands their text here.
  */
-import picomatch from "picomatch";
+import { createRequire } from "node:module";
+import type Picomatch from "picomatch";
 import { type FlowDefinition, type MarkerDef, renderRule } from "./flow.js";
 import type { NextAction, Snapshot } from "./types.js";
 
@@ -42,8 +43,12 @@ export function scanText(path: string, text: string, markers: readonly MarkerDef
   return out;
 }
 
+let picomatch: typeof Picomatch | undefined;
+
 export function isGeneratedPath(flow: FlowDefinition, path: string): boolean {
   if (!flow.generatedPaths?.length) return false;
+  // Loaded on first use: only a session whose files hold markers needs it.
+  picomatch ??= createRequire(import.meta.url)("picomatch") as typeof Picomatch;
   return picomatch(flow.generatedPaths, { dot: true })(path);
 }
 

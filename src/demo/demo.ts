@@ -145,7 +145,7 @@ class DemoFailure extends Error {}
 /** How to start this CLI in another process. */
 function cliInvocation(): { node: string; nodeArgs: string[]; cli: string } {
   const argv1 = process.argv[1];
-  const cli = argv1 && existsSync(argv1) ? argv1 : fileURLToPath(new URL("../../bin/baton.js", import.meta.url));
+  const cli = argv1 && existsSync(argv1) ? argv1 : fileURLToPath(new URL("../bin/baton.cjs", import.meta.url));
   const nodeArgs = process.execArgv.filter((a) => !a.startsWith("--inspect") && !a.startsWith("--debug"));
   return { node: process.execPath, nodeArgs, cli };
 }

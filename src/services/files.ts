@@ -1,7 +1,7 @@
 /** Reading the session's files for status: marker scans and resume verification. */
-import { createHash } from "node:crypto";
 import { closeSync, fstatSync, openSync, readFileSync } from "node:fs";
 import { isAbsolute, relative, resolve, sep } from "node:path";
+import { sha256 } from "../core/canonical.js";
 import type { FlowDefinition } from "../core/flow.js";
 import { type ScannedFile, scanText } from "../core/markers.js";
 import type { Diagnostic, Snapshot } from "../core/types.js";
@@ -81,7 +81,7 @@ function readText(abs: string): string | Omit<Diagnostic, "file"> {
 /** sha256 of a file's content, or undefined when it does not exist. */
 export function hashFile(abs: string): string | undefined {
   try {
-    return createHash("sha256").update(readFileSync(abs)).digest("hex");
+    return sha256(readFileSync(abs));
   } catch (err) {
     if ((err as NodeJS.ErrnoException).code === "ENOENT") return undefined;
     throw err;

@@ -6,7 +6,7 @@
 import { readdirSync, readFileSync } from "node:fs";
 import { join } from "node:path";
 import type { FlowDefinition } from "../core/flow.js";
-import { type FlowProblem, parseFlowFile } from "../core/flow-validate.js";
+import type { FlowProblem } from "../core/flow-validate.js";
 import { externalRunFlow } from "../core/flows/external-run.js";
 import { liveVariantFlow } from "../core/flows/live-variant.js";
 import { taskFlow } from "../core/flows/task.js";
@@ -33,10 +33,11 @@ export class FlowRegistry {
     this.#dir = flowsDir;
   }
 
-  get(name: string): FlowDefinition {
+  /** A flow by name. Built-in flows never touch the disk; user flows are read on first need. */
+  async get(name: string): Promise<FlowDefinition> {
     const builtin = BUILTIN_FLOWS[name];
     if (builtin) return builtin;
-    const user = this.#loadUser().get(name);
+    const user = (await this.#loadUser()).get(name);
     if (user) return user;
     const bad = this.#reports.find((r) => r.name === name && r.problems.length > 0);
     if (bad) {
@@ -45,20 +46,20 @@ export class FlowRegistry {
         problems: bad.problems,
       });
     }
-    throw new BatonError("unknown_flow", `no flow named "${name}"; available: ${this.names().join(", ")}`, { flow: name });
+    throw new BatonError("unknown_flow", `no flow named "${name}"; available: ${(await this.names()).join(", ")}`, { flow: name });
   }
 
-  names(): string[] {
-    return [...Object.keys(BUILTIN_FLOWS), ...this.#loadUser().keys()];
+  async names(): Promise<string[]> {
+    return [...Object.keys(BUILTIN_FLOWS), ...(await this.#loadUser()).keys()];
   }
 
   /** Every user flow file with its problems (empty for a valid one). */
-  reports(): FlowFileReport[] {
-    this.#loadUser();
+  async reports(): Promise<FlowFileReport[]> {
+    await this.#loadUser();
     return this.#reports;
   }
 
-  #loadUser(): Map<string, FlowDefinition> {
+  async #loadUser(): Promise<Map<string, FlowDefinition>> {
     if (this.#user) return this.#user;
     const user = new Map<string, FlowDefinition>();
     let files: string[] = [];
@@ -71,7 +72,7 @@ export class FlowRegistry {
     }
     for (const f of files) {
       const file = join(this.#dir, f);
-      const { flow, problems, name } = loadFlowFile(file);
+      const { flow, problems, name } = await loadFlowFile(file);
       if (flow && BUILTIN_FLOWS[flow.name]) {
         this.#reports.push({
           file,
@@ -88,13 +89,15 @@ export class FlowRegistry {
   }
 }
 
-export function loadFlowFile(file: string): { flow?: FlowDefinition; problems: FlowProblem[]; name?: string } {
+/** Read and validate a flow file. The validator (and its JSON parser) loads on first use. */
+export async function loadFlowFile(file: string): Promise<{ flow?: FlowDefinition; problems: FlowProblem[]; name?: string }> {
   let text: string;
   try {
     text = readFileSync(file, "utf8");
   } catch (err) {
     return { problems: [{ path: "", message: `cannot read: ${(err as Error).message}` }] };
   }
+  const { parseFlowFile } = await import("../core/flow-validate.js");
   const result = parseFlowFile(text);
   let name: string | undefined;
   try {

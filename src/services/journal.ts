@@ -5,9 +5,8 @@
  * snapshot + session row. Reads fold any events newer than the snapshot and never write;
  * only `rebuild` repairs a snapshot, and records that it did.
  */
-import { randomBytes, randomUUID } from "node:crypto";
 import type { Backend, EventRow, SessionRow, SnapshotRow, StoreTx } from "../backend/contract.js";
-import { canonicalJson, sha256 } from "../core/canonical.js";
+import { canonicalJson, checksum, randomHex, randomId, sha256 } from "../core/canonical.js";
 import { isFacetEvent, validateFacetData } from "../core/facets.js";
 import { decide, type FlowDefinition, flowEvents, isTerminal, type TransitionDecision } from "../core/flow.js";
 import { emptySnapshot, foldCorruptRow, foldEvent } from "../core/fold.js";
@@ -54,7 +53,7 @@ export class Journal {
   }
 
   async startSession(input: StartSessionInput): Promise<Snapshot> {
-    const flow = this.#flows.get(input.flow);
+    const flow = await this.#flows.get(input.flow);
     const id = input.id ?? generateSessionId(flow.name);
     if (!SESSION_ID.test(id))
       throw badInput(`session id "${id}" is invalid: use 1-128 letters, digits, '.', '_' or '-', starting with a letter or digit`);
@@ -104,7 +103,7 @@ export class Journal {
     return this.#backend.transaction("write", async (tx) => {
       const session = await tx.getSession(sessionId);
       if (!session) throw notFound(sessionId);
-      const flow = this.#flows.get(session.flow);
+      const flow = await this.#flows.get(session.flow);
       const { snapshot } = await loadSnapshot(tx, session, flow);
       return this.#appendInTx(tx, session, flow, snapshot, inputs);
     });
@@ -125,7 +124,7 @@ export class Journal {
       const ev = normalise(input, index, inputs.length);
       const actor = ev.actor ?? "user";
       const bodyHash = sha256(canonicalJson({ type: ev.type, actor, data: ev.data, revision: ev.revision ?? null }));
-      const id = ev.id ?? `ev_${randomUUID()}`;
+      const id = ev.id ?? `ev_${randomId()}`;
       const prior = inBatch.get(id) ?? (ev.id !== undefined ? await findPrior(tx, session.id, id) : undefined);
       if (prior) {
         if (prior.row.bodyHash !== bodyHash) {
@@ -212,7 +211,7 @@ export class Journal {
     return this.#backend.transaction("read", async (tx) => {
       const session = await tx.getSession(sessionId);
       if (!session) throw notFound(sessionId);
-      const flow = this.#flows.get(session.flow);
+      const flow = await this.#flows.get(session.flow);
       const { snapshot, readDiagnostics } = await loadSnapshot(tx, session, flow);
       const stored = await tx.listDiagnostics(sessionId, 20);
       for (const d of stored) readDiagnostics.push({ code: d.code, severity: d.severity, message: d.message, at: d.at });
@@ -257,7 +256,7 @@ export class Journal {
         await this.#backend.transaction("write", async (tx) => {
           const session = await tx.getSession(id);
           if (!session) throw notFound(id);
-          const flow = this.#flows.get(session.flow);
+          const flow = await this.#flows.get(session.flow);
           const snap = await foldFrom(tx, session, flow, emptySnapshot(session.id, flow, session.createdAt));
           const fresh = snapshotRow(snap);
           const stored = await tx.getSnapshot(id);
@@ -308,7 +307,7 @@ function notFound(sessionId: string): BatonError {
 
 function generateSessionId(flow: string): string {
   const prefix = flow.replace(/[^a-z0-9]+/g, "").slice(0, 4) || "s";
-  return `${prefix}-${randomBytes(4).toString("hex")}`;
+  return `${prefix}-${randomHex(4)}`;
 }
 
 function normalise(input: EventInput, index: number, total: number): EventInput & { data: JsonObject } {
@@ -367,7 +366,7 @@ function parseRow(r: EventRow): { event: JournalEvent } | { problem: string } {
 
 export function snapshotRow(snap: Snapshot): SnapshotRow {
   const body = JSON.stringify(snap);
-  return { sessionId: snap.sessionId, lastSeq: snap.lastSeq, body, hash: sha256(body) };
+  return { sessionId: snap.sessionId, lastSeq: snap.lastSeq, body, hash: checksum(body) };
 }
 
 /** Fold journal rows after `snap.lastSeq` into `snap` (mutated and returned). */
@@ -396,7 +395,7 @@ async function loadSnapshot(
   const row = await tx.getSnapshot(session.id);
   let snap: Snapshot | undefined;
   if (row) {
-    if (sha256(row.body) === row.hash) {
+    if (checksum(row.body) === row.hash) {
       try {
         const parsed = JSON.parse(row.body) as Snapshot;
         if (parsed && parsed.sessionId === session.id && parsed.lastSeq === row.lastSeq) snap = parsed;

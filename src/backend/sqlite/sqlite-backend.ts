@@ -6,7 +6,7 @@
  * better-sqlite3 runs one connection synchronously.
  */
 import { createRequire } from "node:module";
-import type BetterSqlite3 from "better-sqlite3";
+import BetterSqlite3 from "better-sqlite3";
 import { BatonError } from "../../errors.js";
 import type {
   Backend,
@@ -38,6 +38,22 @@ export interface SqliteBackendOptions {
 }
 
 const requireCjs = createRequire(import.meta.url);
+
+/**
+ * The addon's path, resolved once. Handing it to better-sqlite3 skips the `bindings` package's
+ * search of a dozen candidate paths at every process start (measured: several ms per hook).
+ */
+let nativeBinding: string | undefined | null = null;
+function addonPath(): string | undefined {
+  if (nativeBinding === null) {
+    try {
+      nativeBinding = requireCjs.resolve("better-sqlite3/build/Release/better_sqlite3.node");
+    } catch {
+      nativeBinding = undefined; // unusual build layout: let better-sqlite3 find it
+    }
+  }
+  return nativeBinding;
+}
 
 /** SQLite result codes → Baton error codes. I/O and corruption are fatal, never retried. */
 export function mapSqliteError(err: unknown, what: string): BatonError {
@@ -228,24 +244,27 @@ export class SqliteBackend implements Backend {
   #closing: Promise<void> | undefined;
 
   constructor(opts: SqliteBackendOptions) {
-    const Database = requireCjs("better-sqlite3") as typeof BetterSqlite3;
     const busy = opts.busyTimeoutMs ?? 10_000;
     let db: Db;
     try {
-      db = new Database(opts.path, { timeout: busy });
+      const binding = addonPath();
+      db = new BetterSqlite3(opts.path, binding ? { timeout: busy, nativeBinding: binding } : { timeout: busy });
     } catch (err) {
       throw mapSqliteError(err, `opening ${opts.path}`);
     }
     this.#db = db;
     try {
-      // WAL lets readers run beside one writer across processes. Switching to WAL needs a
-      // moment of exclusive access, which the busy timeout covers on first open.
-      if ((db.pragma("journal_mode", { simple: true }) as string).toLowerCase() !== "wal") db.pragma("journal_mode = WAL");
+      // WAL lets readers run beside one writer across processes. Switching a new file to WAL
+      // needs a moment of exclusive access, and SQLite answers BUSY at once (no busy handler)
+      // when several processes open a fresh workspace together, so retry until the timeout.
+      retryBusy(() => {
+        if ((db.pragma("journal_mode", { simple: true }) as string).toLowerCase() !== "wal") db.pragma("journal_mode = WAL");
+      }, busy);
       db.pragma(`synchronous = ${opts.synchronous ?? "FULL"}`);
       db.pragma("foreign_keys = ON");
       // Deleted content is overwritten, so redacted or removed data does not linger in free pages.
       db.pragma("secure_delete = ON");
-      this.migration = migrate(db, opts.migrations ?? SQLITE_MIGRATIONS);
+      this.migration = retryBusy(() => migrate(db, opts.migrations ?? SQLITE_MIGRATIONS), busy);
     } catch (err) {
       db.close();
       throw mapSqliteError(err, `opening ${opts.path}`);
@@ -296,6 +315,22 @@ export class SqliteBackend implements Backend {
       this.#db.close();
     });
     return this.#closing;
+  }
+}
+
+const sleeper = new Int32Array(new SharedArrayBuffer(4));
+
+/** Run `fn`, retrying with jittered backoff while SQLite answers BUSY, for up to `timeoutMs`. */
+function retryBusy<T>(fn: () => T, timeoutMs: number): T {
+  const deadline = Date.now() + timeoutMs;
+  for (let delay = 1; ; delay = Math.min(delay * 2, 50)) {
+    try {
+      return fn();
+    } catch (err) {
+      const code = (err as { code?: unknown })?.code;
+      if (typeof code !== "string" || !code.startsWith("SQLITE_BUSY") || Date.now() >= deadline) throw err;
+      Atomics.wait(sleeper, 0, 0, delay + Math.random() * delay);
+    }
   }
 }
 

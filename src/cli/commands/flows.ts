@@ -5,17 +5,18 @@ import type { Ctx } from "../context.js";
 
 export async function flowsList(ctx: Ctx): Promise<void> {
   const b = await ctx.open();
-  const reports = b.flows.reports();
-  const flows = b.flows.names().map((name) => {
-    const f = b.flows.get(name);
-    return {
+  const reports = await b.flows.reports();
+  const flows: { name: string; builtin: boolean; initial: string; phases: string[]; description: string | undefined }[] = [];
+  for (const name of await b.flows.names()) {
+    const f = await b.flows.get(name);
+    flows.push({
       name,
       builtin: !reports.some((r) => r.name === name),
       initial: f.initial,
       phases: Object.keys(f.phases),
       description: f.description,
-    };
-  });
+    });
+  }
   const invalid = reports.filter((r) => r.problems.length > 0);
   ctx.out({ flows, invalid }, () =>
     [
@@ -27,9 +28,12 @@ export async function flowsList(ctx: Ctx): Promise<void> {
 
 export async function flowsValidate(ctx: Ctx, files: string[]): Promise<void> {
   if (files.length === 0) throw badInput("name one or more flow files, e.g. baton flows validate .baton/flows/review.json");
-  const results = files
-    .map((file) => ({ file, ...loadFlowFile(file) }))
-    .map(({ file, problems, name }) => ({ file, name, valid: problems.length === 0, problems }));
+  const results = await Promise.all(
+    files.map(async (file) => {
+      const { problems, name } = await loadFlowFile(file);
+      return { file, name, valid: problems.length === 0, problems };
+    }),
+  );
   const bad = results.filter((r) => !r.valid);
   ctx.out({ results }, () =>
     results

@@ -1,0 +1,145 @@
+/**
+ * Line-oriented control of the fixture child processes used by the integration tests: read
+ * their stdout as lines, wait for a line with a deadline, and wait for (or force) their exit.
+ * Every wait fails with the child's stderr so a crashed fixture explains itself.
+ */
+import type { ChildProcess } from "node:child_process";
+import { join } from "node:path";
+import { REPO, spawnTracked } from "./helpers.js";
+
+export const FIXTURES = join(REPO, "test", "fixtures");
+
+export interface Exit {
+  code: number | null;
+  signal: NodeJS.Signals | null;
+}
+
+export interface LineChild {
+  proc: ChildProcess;
+  /** Complete stdout lines so far (a line cut short by a kill is never included). */
+  lines: string[];
+  stderr: () => string;
+  /** Resolves once the process has exited and its stdout is fully read. */
+  exited: Promise<Exit>;
+  /** Resolves with the first line matching `match`; rejects if the child exits first or time runs out. */
+  waitForLine: (match: (line: string) => boolean, timeoutMs: number, what: string) => Promise<string>;
+  /** Writes `text` to stdin and closes it (the fixtures read one "go"). */
+  sendLast: (text: string) => void;
+}
+
+/** Spawn `node test/fixtures/<fixture> ...args`, tracked by the helpers' leak check. */
+export function spawnFixture(fixture: string, args: string[]): LineChild {
+  const proc = spawnTracked(process.execPath, [join(FIXTURES, fixture), ...args], { stdio: ["pipe", "pipe", "pipe"] });
+  const lines: string[] = [];
+  let partial = "";
+  let err = "";
+  const listeners = new Set<() => void>();
+  const notify = () => {
+    for (const l of [...listeners]) l();
+  };
+  proc.stdout?.setEncoding("utf8");
+  proc.stdout?.on("data", (chunk: string) => {
+    partial += chunk;
+    const parts = partial.split("\n");
+    partial = parts.pop() ?? "";
+    lines.push(...parts);
+    notify();
+  });
+  proc.stderr?.setEncoding("utf8");
+  proc.stderr?.on("data", (chunk: string) => {
+    err += chunk;
+  });
+  // A child killed while the parent writes to its stdin must not crash the test with EPIPE.
+  proc.stdin?.on("error", () => undefined);
+  const stdoutClosed = new Promise<void>((resolve) => {
+    if (!proc.stdout) resolve();
+    else proc.stdout.once("close", () => resolve());
+  });
+  const exitOnly = new Promise<Exit>((resolve) => {
+    if (proc.exitCode !== null || proc.signalCode !== null) resolve({ code: proc.exitCode, signal: proc.signalCode });
+    else proc.once("exit", (code, signal) => resolve({ code, signal }));
+  });
+  const exited = Promise.all([exitOnly, stdoutClosed]).then(([e]) => {
+    notify();
+    return e;
+  });
+  let dead = false;
+  void exitOnly.then(() => {
+    dead = true;
+  });
+
+  const describe = () => `fixture ${fixture} (pid ${proc.pid})`;
+  const waitForLine = (match: (line: string) => boolean, timeoutMs: number, what: string) =>
+    new Promise<string>((resolve, reject) => {
+      let settled = false;
+      const settle = (fn: () => void) => {
+        if (settled) return;
+        settled = true;
+        clearTimeout(timer);
+        listeners.delete(check);
+        fn();
+      };
+      const check = () => {
+        const found = lines.find(match);
+        if (found !== undefined) settle(() => resolve(found));
+      };
+      const timer = setTimeout(
+        () =>
+          settle(() =>
+            reject(new Error(`expected ${describe()} to print ${what} within ${timeoutMs} ms; stdout:\n${tail(lines)}\nstderr:\n${err}`)),
+          ),
+        timeoutMs,
+      );
+      listeners.add(check);
+      void exited.then((e) => {
+        check();
+        settle(() =>
+          reject(
+            new Error(
+              `expected ${describe()} to print ${what}; it exited first (code ${e.code}, signal ${e.signal}). stdout:\n${tail(lines)}\nstderr:\n${err}`,
+            ),
+          ),
+        );
+      });
+      check();
+    });
+
+  return {
+    proc,
+    lines,
+    stderr: () => err,
+    exited,
+    waitForLine,
+    sendLast: (text) => {
+      if (!dead) proc.stdin?.end(text);
+    },
+  };
+}
+
+/** Waits for the child to exit; kills it (SIGKILL) and fails if it takes longer than `timeoutMs`. */
+export async function waitExit(child: LineChild, timeoutMs: number): Promise<Exit> {
+  let timer: NodeJS.Timeout | undefined;
+  const timedOut = new Promise<"timeout">((resolve) => {
+    timer = setTimeout(() => resolve("timeout"), timeoutMs);
+  });
+  const r = await Promise.race([child.exited, timedOut]);
+  clearTimeout(timer);
+  if (r === "timeout") {
+    child.proc.kill("SIGKILL");
+    await child.exited;
+    throw new Error(
+      `expected pid ${child.proc.pid} to exit within ${timeoutMs} ms; it was still running (killed). stderr:\n${child.stderr()}`,
+    );
+  }
+  return r;
+}
+
+/** Kill every child that is still alive and wait for them, so no test leaves one behind. */
+export async function killAll(children: readonly LineChild[]): Promise<void> {
+  for (const c of children) if (c.proc.exitCode === null && c.proc.signalCode === null) c.proc.kill("SIGKILL");
+  await Promise.all(children.map((c) => c.exited));
+}
+
+function tail(lines: readonly string[], n = 20): string {
+  return lines.slice(-n).join("\n");
+}
