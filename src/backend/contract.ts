@@ -62,7 +62,8 @@ export interface DiagnosticRow {
   at: string;
 }
 
-export interface StoreTx {
+/** The journal's queries: sessions, events, snapshots, diagnostics. */
+export interface JournalQueries {
   getSession(id: string): Promise<SessionRow | undefined>;
   insertSession(row: SessionRow): Promise<void>;
   updateSession(id: string, patch: Pick<SessionRow, "phase" | "status" | "updatedAt" | "lastSeq">): Promise<void>;
@@ -76,6 +77,13 @@ export interface StoreTx {
   insertDiagnostic(row: DiagnosticRow): Promise<void>;
   listDiagnostics(sessionId: string, limit: number): Promise<DiagnosticRow[]>;
 }
+
+/**
+ * What a transaction can do. The journal's queries sit at the top level; each further
+ * capability adds one group (`readonly queue: QueueQueries`, ...) so its queries stay together,
+ * and each backend implements the group in its own file.
+ */
+export interface StoreTx extends JournalQueries {}
 
 export type TxMode = "read" | "write";
 

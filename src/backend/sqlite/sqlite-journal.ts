@@ -1,0 +1,136 @@
+/**
+ * The journal's queries on SQLite: sessions, events, snapshots, diagnostics. Each capability
+ * (queue, checkpoints, lessons, ...) keeps its queries in its own `sqlite-<capability>.ts`
+ * beside this one, and SqliteTx (sqlite-tx.ts) composes them.
+ */
+import type { DiagnosticRow, EventRow, JournalQueries, SessionRow, SnapshotRow } from "../contract.js";
+import type { Prepare } from "./sqlite-types.js";
+
+interface RawSession {
+  id: string;
+  flow: string;
+  title: string | null;
+  phase: string;
+  status: "active" | "completed";
+  created_at: string;
+  updated_at: string;
+  last_seq: number;
+}
+interface RawEvent {
+  session_id: string;
+  seq: number;
+  id: string;
+  type: string;
+  actor: string;
+  data: string;
+  revision: number | null;
+  at: string;
+  body_hash: string;
+  outcome: string;
+}
+
+const toSession = (r: RawSession): SessionRow => ({
+  id: r.id,
+  flow: r.flow,
+  title: r.title,
+  phase: r.phase,
+  status: r.status,
+  createdAt: r.created_at,
+  updatedAt: r.updated_at,
+  lastSeq: r.last_seq,
+});
+const toEvent = (r: RawEvent): EventRow => ({
+  sessionId: r.session_id,
+  seq: r.seq,
+  id: r.id,
+  type: r.type,
+  actor: r.actor,
+  data: r.data,
+  revision: r.revision,
+  at: r.at,
+  bodyHash: r.body_hash,
+  outcome: r.outcome,
+});
+
+export class SqliteJournalQueries implements JournalQueries {
+  readonly #stmt: Prepare;
+  constructor(stmt: Prepare) {
+    this.#stmt = stmt;
+  }
+  async getSession(id: string): Promise<SessionRow | undefined> {
+    const r = this.#stmt("SELECT * FROM sessions WHERE id = ?").get(id) as RawSession | undefined;
+    return r && toSession(r);
+  }
+  async insertSession(row: SessionRow): Promise<void> {
+    this.#stmt(
+      "INSERT INTO sessions (id, flow, title, phase, status, created_at, updated_at, last_seq) VALUES (?, ?, ?, ?, ?, ?, ?, ?)",
+    ).run(row.id, row.flow, row.title, row.phase, row.status, row.createdAt, row.updatedAt, row.lastSeq);
+  }
+  async updateSession(id: string, p: Pick<SessionRow, "phase" | "status" | "updatedAt" | "lastSeq">): Promise<void> {
+    this.#stmt("UPDATE sessions SET phase = ?, status = ?, updated_at = ?, last_seq = ? WHERE id = ?").run(
+      p.phase,
+      p.status,
+      p.updatedAt,
+      p.lastSeq,
+      id,
+    );
+  }
+  async listSessions(opts: { includeCompleted: boolean }): Promise<SessionRow[]> {
+    const rows = (
+      opts.includeCompleted
+        ? this.#stmt("SELECT * FROM sessions ORDER BY created_at, id").all()
+        : this.#stmt("SELECT * FROM sessions WHERE status = 'active' ORDER BY created_at, id").all()
+    ) as RawSession[];
+    return rows.map(toSession);
+  }
+  async findEventById(sessionId: string, id: string): Promise<EventRow | undefined> {
+    const r = this.#stmt("SELECT * FROM events WHERE session_id = ? AND id = ?").get(sessionId, id) as RawEvent | undefined;
+    return r && toEvent(r);
+  }
+  async insertEvents(rows: readonly EventRow[]): Promise<void> {
+    const stmt = this.#stmt(
+      "INSERT INTO events (session_id, seq, id, type, actor, data, revision, at, body_hash, outcome) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
+    );
+    for (const r of rows) stmt.run(r.sessionId, r.seq, r.id, r.type, r.actor, r.data, r.revision, r.at, r.bodyHash, r.outcome);
+  }
+  async readEvents(sessionId: string, afterSeq: number, limit: number): Promise<EventRow[]> {
+    const rows = this.#stmt("SELECT * FROM events WHERE session_id = ? AND seq > ? ORDER BY seq LIMIT ?").all(
+      sessionId,
+      afterSeq,
+      limit,
+    ) as RawEvent[];
+    return rows.map(toEvent);
+  }
+  async getSnapshot(sessionId: string): Promise<SnapshotRow | undefined> {
+    const r = this.#stmt("SELECT session_id, last_seq, body, hash FROM snapshots WHERE session_id = ?").get(sessionId) as
+      | { session_id: string; last_seq: number; body: string; hash: string }
+      | undefined;
+    return r && { sessionId: r.session_id, lastSeq: r.last_seq, body: r.body, hash: r.hash };
+  }
+  async putSnapshot(row: SnapshotRow): Promise<void> {
+    this.#stmt(
+      "INSERT INTO snapshots (session_id, last_seq, body, hash) VALUES (?, ?, ?, ?) ON CONFLICT (session_id) DO UPDATE SET last_seq = excluded.last_seq, body = excluded.body, hash = excluded.hash",
+    ).run(row.sessionId, row.lastSeq, row.body, row.hash);
+  }
+  async insertDiagnostic(row: DiagnosticRow): Promise<void> {
+    this.#stmt("INSERT INTO diagnostics (session_id, code, severity, message, at) VALUES (?, ?, ?, ?, ?)").run(
+      row.sessionId,
+      row.code,
+      row.severity,
+      row.message,
+      row.at,
+    );
+  }
+  async listDiagnostics(sessionId: string, limit: number): Promise<DiagnosticRow[]> {
+    const rows = this.#stmt(
+      "SELECT session_id, code, severity, message, at FROM diagnostics WHERE session_id = ? ORDER BY id DESC LIMIT ?",
+    ).all(sessionId, limit) as {
+      session_id: string | null;
+      code: string;
+      severity: DiagnosticRow["severity"];
+      message: string;
+      at: string;
+    }[];
+    return rows.reverse().map((r) => ({ sessionId: r.session_id, code: r.code, severity: r.severity, message: r.message, at: r.at }));
+  }
+}
