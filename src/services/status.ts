@@ -22,6 +22,8 @@ export interface SessionStatus {
   context: JsonObject;
   /** Work items waiting for the agent (filled by the delivery queue). */
   pendingWork: unknown[];
+  /** Optional follow-ups that do not replace the next action (e.g. capture a lesson after a rollback). */
+  suggestions: NextAction[];
   position: Position;
   progress: { total: number; completed: number; percent: number };
   activeBlockers: Blocker[];
@@ -91,11 +93,15 @@ export class StatusService {
     const diagnostics = [...snap.diagnostics.filter((d) => d.severity !== "info").slice(-10), ...view.readDiagnostics];
     let nextAction = phaseAction;
     let markers: MarkerFinding[] = [];
+    const pendingWork: unknown[] = [];
     if (!completed) {
       const scan = scanSessionFiles(this.#root, flow, snap);
       diagnostics.push(...scan.diagnostics);
       markers = scan.files.flatMap((f) => f.findings);
-      if (scan.files.length > 0) nextAction = markerNextAction(flow, snap, scan.files) ?? phaseAction;
+      nextAction =
+        overridingAction({ flow, snap, pendingWork: pendingWork.length }) ??
+        (scan.files.length > 0 ? markerNextAction(flow, snap, scan.files) : undefined) ??
+        phaseAction;
     }
     const { total, completed: done } = snap.facets.progress;
     const out: SessionStatus = {
@@ -105,7 +111,8 @@ export class StatusService {
       status: completed ? "completed" : "active",
       nextAction,
       context: snap.context,
-      pendingWork: [],
+      pendingWork,
+      suggestions: [],
       position: snap.facets.position,
       progress: { total, completed: done, percent: total > 0 ? Math.round((done / total) * 100) : 0 },
       activeBlockers: snap.facets.blockers.filter((b) => b.state === "active"),
