@@ -1,11 +1,12 @@
 /**
  * Status, resume and complete: the answers to "where do things stand and what do I do next".
- * The next action comes from, in order: the files (markers: file truth repairs journal
- * drift), then the flow's phase rule.
+ * The next action comes from, in order: the override rules (core/next-action.ts), the files
+ * (markers: file truth repairs journal drift), then the flow's phase rule.
  */
 import { resolve } from "node:path";
 import { isTerminal, phaseNextAction } from "../core/flow.js";
 import { type MarkerFinding, markerNextAction } from "../core/markers.js";
+import { overridingAction } from "../core/next-action.js";
 import type { Blocker, Decision, Diagnostic, JournalEvent, JsonObject, NextAction, Position, Snapshot } from "../core/types.js";
 import { BatonError } from "../errors.js";
 import { hashFile, scanSessionFiles } from "./files.js";
