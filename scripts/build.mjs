@@ -1,7 +1,7 @@
 // Bundles the library (dist/index.js, ESM) and the CLI (dist/cli.cjs) with esbuild, then
 // emits type declarations. Native drivers stay external.
 import { spawnSync } from "node:child_process";
-import { existsSync, readFileSync, rmSync } from "node:fs";
+import { existsSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 
 let esbuild;
 try {
@@ -50,15 +50,43 @@ await esbuild.build({
   minify: process.env.BATON_BUILD_MINIFY !== "0",
   // better-sqlite3's JavaScript is bundled (ten fewer files to resolve and compile at start);
   // its native addon is loaded by path (see sqlite-backend.ts).
-  external: ["pg", "./cli-full.cjs"],
+  external: ["pg", "./cli-full.cjs", "./mcp.cjs"],
   // import.meta.url for the CommonJS build, computed on first use (node:url costs ~1 ms).
   define: { ...common.define, "import.meta.url": "__batonMeta.url" },
   banner: { js: 'const __batonMeta = { get url() { return require("node:url").pathToFileURL(__filename).href; } };' },
+});
+// `baton mcp` (src/mcp/): the MCP SDK and zod in a bundle of their own that the `mcp` command
+// requires on use. Inside cli-full.cjs they would be lazily initialised but still read and
+// compiled by every command that loads it (~750 KB minified, over half of it zod: more than
+// the rest of the CLI); hooks start those commands on every tool call. Bundled rather than
+// left external: the SDK then loads as one file instead of ~100 resolved from node_modules.
+// It gets the `Baton` from the CLI, so it carries none of Baton's services.
+await esbuild.build({
+  ...common,
+  entryPoints: { mcp: "src/mcp/stdio.ts" },
+  outdir: "dist",
+  outExtension: { ".js": ".cjs" },
+  format: "cjs",
+  minify: process.env.BATON_BUILD_MINIFY !== "0",
+});
+// The browser client (`baton/browser`, no dependencies) and the demo page's script that
+// `baton serve` serves: ESM for browsers.
+await esbuild.build({
+  entryPoints: { browser: "src/browser/index.ts", "web/demo": "src/web/demo.ts" },
+  outdir: "dist",
+  bundle: true,
+  platform: "browser",
+  format: "esm",
+  target: "es2022",
+  sourcemap: "linked",
+  logLevel: "warning",
 });
 if (!process.argv.includes("--no-types") && existsSync("tsconfig.build.json")) {
   const tsc = spawnSync(process.execPath, ["node_modules/typescript/bin/tsc", "-p", "tsconfig.build.json"], {
     stdio: "inherit",
   });
   if (tsc.status !== 0) process.exit(tsc.status ?? 1);
+  // dist/browser.d.ts beside dist/browser.js, for tools that look there rather than in exports.
+  writeFileSync("dist/browser.d.ts", 'export * from "./types/browser/index.js";\n');
 }
 console.log(`baton build: dist/ in ${Date.now() - started} ms`);

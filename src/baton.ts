@@ -3,18 +3,36 @@
  * the server and the hooks are thin edges over this object.
  */
 import { closeSync, fsyncSync, mkdirSync, openSync, renameSync, writeFileSync } from "node:fs";
-import { createRequire } from "node:module";
 import { join, resolve } from "node:path";
-import type { Backend } from "./backend/contract.js";
+import type { Backend, StoreTx } from "./backend/contract.js";
 import type { SynchronousMode } from "./backend/sqlite/sqlite-backend.js";
 import { randomHex } from "./core/canonical.js";
+import type { Checkpoint, CheckpointInfo } from "./core/checkpoints.js";
+import type { DoctorReport } from "./core/doctor.js";
+import type { LedgerInput, LedgerNode } from "./core/ledger.js";
+import type { LessonIntent } from "./core/lesson-rank.js";
 import { renderStateMd } from "./core/state-md.js";
-import type { AppendResult, EventInput, JsonObject, Position, Snapshot } from "./core/types.js";
+import type { TargetInput } from "./core/targets.js";
+import type { AppendResult, ArtifactRecord, EventInput, JsonObject, Position, Snapshot, TargetBinding } from "./core/types.js";
 import { BatonError, badInput } from "./errors.js";
+import type { ArtifactInfo, ArtifactInput, ArtifactService } from "./services/artifacts.js";
+import type { CheckpointInput, CheckpointOptions, CheckpointResult, CheckpointService } from "./services/checkpoints.js";
 import { hashFile, workspaceRelative } from "./services/files.js";
 import { FlowRegistry } from "./services/flows.js";
 import { Journal, type SessionView, type StartSessionInput } from "./services/journal.js";
+import type { LedgerListOptions, LedgerOptions, LedgerService, OtlpSendResult } from "./services/ledger.js";
+import { type LedgerHealth, LedgerHealthTracker } from "./services/ledger-health.js";
+import type { LessonInjection, LessonInput, LessonSearchResult, LessonService } from "./services/lessons.js";
+import type { AcquireOptions, LockGrant, LockInfo, LockService } from "./services/locks.js";
+import type { ProcessFacts } from "./services/process-facts.js";
+import { type AckResult, type Lease, type LeaseRequest, type PendingWork, Queue, type ResultInput } from "./services/queue.js";
+import type { RollbackInput, RollbackResult, RollbackService } from "./services/rollback.js";
+import type { CrashedRun, RunService } from "./services/runs.js";
+import type { SpiralService, TurnInput, TurnResult } from "./services/spiral.js";
 import { type ResumeReport, type StatusReport, StatusService } from "./services/status.js";
+import type { TargetResolution, TargetService } from "./services/targets.js";
+import { type JournalChange, JournalWatcher } from "./services/watch.js";
+import type { FollowOptions, RunWatcher, TickResult, WatchLine } from "./services/watch-run.js";
 import { resolveWorkspace, type Workspace } from "./services/workspace.js";
 
 export interface OpenBatonOptions {
@@ -31,6 +49,16 @@ export interface OpenBatonOptions {
   backend?: Backend;
   /** Clock, for tests. */
   now?: () => Date;
+  /** Deliveries of a work item before it is dead-lettered. Default 5. */
+  maxAttempts?: number;
+  /** Lease length when a poll names none. Default 60 000 ms. */
+  defaultLeaseMs?: number;
+  /** Checkpoints: retention per session (default 100), extra excludes, size limit. */
+  checkpoints?: CheckpointOptions;
+  /** Process facts (host, pid liveness, start times) for lock and run proofs; tests fake them. */
+  processFacts?: ProcessFacts;
+  /** Trajectory ledger: caps (nodes per session, bytes per node, total bytes) and commit durability. */
+  ledger?: LedgerOptions;
 }
 
 export interface DecisionInput {
@@ -53,17 +81,40 @@ export class Baton {
   readonly backend: Backend;
   readonly flows: FlowRegistry;
   readonly journal: Journal;
+  readonly queue: Queue;
   readonly #status: StatusService;
+  readonly #watcher: JournalWatcher;
   readonly #now: () => Date;
+  readonly #checkpointOpts: CheckpointOptions;
+  #checkpointing: Promise<Checkpointing> | undefined;
+  #learning: Promise<LessonService> | undefined;
+  #spiraling: Promise<SpiralService> | undefined;
+  #operating: Promise<Operations> | undefined;
+  readonly #processFacts: ProcessFacts | undefined;
+  readonly #ledgerOpts: LedgerOptions;
+  readonly #ledgerHealth: LedgerHealthTracker;
+  #ledger: Promise<LedgerService> | undefined;
+  #ledgerLoaded: LedgerService | undefined;
   #closing: Promise<void> | undefined;
 
-  constructor(workspace: Workspace, backend: Backend, now: () => Date) {
+  constructor(
+    workspace: Workspace,
+    backend: Backend,
+    now: () => Date,
+    opts: Pick<OpenBatonOptions, "maxAttempts" | "defaultLeaseMs" | "checkpoints" | "synchronous" | "processFacts" | "ledger"> = {},
+  ) {
+    this.#processFacts = opts.processFacts;
+    this.#ledgerOpts = opts.ledger ?? {};
+    this.#ledgerHealth = new LedgerHealthTracker(workspace.dir, now);
+    this.#checkpointOpts = { durable: (opts.synchronous ?? "FULL") === "FULL", ...opts.checkpoints };
     this.workspace = workspace;
     this.backend = backend;
     this.#now = now;
     this.flows = new FlowRegistry(workspace.flowsDir);
     this.journal = new Journal(backend, this.flows, { now });
-    this.#status = new StatusService(this.journal, workspace.root, now);
+    this.queue = new Queue(backend, this.journal, { now, ...opts });
+    this.#status = new StatusService(this.journal, this.queue, workspace.root, now);
+    this.#watcher = new JournalWatcher(backend);
   }
 
   get root(): string {
@@ -131,6 +182,223 @@ export class Baton {
     );
   }
 
+  // Delivery: work for the agent under leases (services/queue.ts)
+
+  lease(owner: string, req?: LeaseRequest): Promise<Lease | undefined> {
+    return this.queue.lease(owner, req);
+  }
+
+  waitForWork(owner: string, req: LeaseRequest & { timeoutMs: number; signal?: AbortSignal }): Promise<Lease | undefined> {
+    return this.queue.waitForWork(owner, req);
+  }
+
+  heartbeat(leaseId: string, opts?: { leaseMs?: number }) {
+    return this.queue.heartbeat(leaseId, opts);
+  }
+
+  ack(leaseId: string, result?: ResultInput): Promise<AckResult> {
+    return this.queue.ack(leaseId, result);
+  }
+
+  nack(leaseId: string, opts?: { delayMs?: number; reason?: string }) {
+    return this.queue.nack(leaseId, opts);
+  }
+
+  pendingWork(sessionId?: string): Promise<PendingWork[]> {
+    return this.queue.pending(sessionId);
+  }
+
+  /** Be told when any session's journal grows (this process at once, others within ms). */
+  watch(listener: (change: JournalChange) => void): () => void {
+    return this.#watcher.watch(listener);
+  }
+
+  // Checkpoints, rollback and artifacts (services/checkpoints.ts, rollback.ts, artifacts.ts),
+  // loaded on first use so status and hooks that only read never compile them.
+
+  #cp(): Promise<Checkpointing> {
+    this.#checkpointing ??= (async () => {
+      const [{ CheckpointService }, { RollbackService }, { ArtifactService }] = await Promise.all([
+        import("./services/checkpoints.js"),
+        import("./services/rollback.js"),
+        import("./services/artifacts.js"),
+      ]);
+      const cps = new CheckpointService(this.backend, this.root, this.workspace.dir, { ...this.#checkpointOpts, now: this.#now });
+      return {
+        cps,
+        rollback: new RollbackService(this.backend, this.journal, cps, { durable: this.#checkpointOpts.durable ?? true }),
+        artifacts: new ArtifactService(this.backend, this.journal, cps, this.#now),
+      };
+    })();
+    return this.#checkpointing;
+  }
+
+  /** Checkpoint the files a tool is about to write (`files`), or the whole tree. */
+  async checkpoint(sessionId: string, input: CheckpointInput = {}): Promise<CheckpointResult> {
+    return (await this.#cp()).cps.create(sessionId, input);
+  }
+
+  async checkpoints(sessionId: string, opts: { includePruned?: boolean } = {}): Promise<CheckpointInfo[]> {
+    return (await this.#cp()).cps.list(sessionId, opts);
+  }
+
+  async getCheckpoint(id: string): Promise<Checkpoint> {
+    return (await this.#cp()).cps.get(id);
+  }
+
+  async pinCheckpoint(id: string, pinned = true): Promise<CheckpointInfo> {
+    return (await this.#cp()).cps.pin(id, pinned);
+  }
+
+  /** Roll back one step, `steps`, or `to` a checkpoint; `dryRun` returns the diff only. */
+  async rollback(sessionId: string, input: RollbackInput = {}): Promise<RollbackResult> {
+    return (await this.#cp()).rollback.rollback(sessionId, input);
+  }
+
+  async addArtifact(sessionId: string, input: ArtifactInput): Promise<ArtifactRecord> {
+    return (await this.#cp()).artifacts.add(sessionId, input);
+  }
+
+  async artifacts(sessionId: string): Promise<ArtifactInfo[]> {
+    return (await this.#cp()).artifacts.list(sessionId);
+  }
+
+  async artifact(sessionId: string, idOrName: string): Promise<{ artifact: ArtifactInfo; content: Buffer }> {
+    return (await this.#cp()).artifacts.get(sessionId, idOrName);
+  }
+
+  /** Delete blobs nothing references (older than `graceMs`, default 1 h) and stale temp files. */
+  async collectGarbage(opts: { graceMs?: number } = {}) {
+    return (await this.#cp()).cps.collect(opts);
+  }
+
+  // Lessons (LESSONS.md, services/lessons.ts) and the spiral detector (services/spiral.ts),
+  // loaded on first use like checkpoints.
+
+  #learn(): Promise<LessonService> {
+    this.#learning ??= import("./services/lessons.js").then((l) => new l.LessonService(this.backend, this.journal, this.root, this.#now));
+    return this.#learning;
+  }
+
+  // Apart from the lessons: an agent hook records a turn after every tool call, and loading the
+  // lessons code with it cost ~1.3 ms per hook process (docs/benchmarks.md, "hooks").
+  #spiral(): Promise<SpiralService> {
+    this.#spiraling ??= import("./services/spiral.js").then(
+      (s) => new s.SpiralService(this.journal, this.root, this.workspace.dir, this.#now),
+    );
+    return this.#spiraling;
+  }
+
+  /** Write a lesson to LESSONS.md (scope `session` by default: give its `sessionId`). */
+  async addLesson(input: LessonInput) {
+    return (await this.#learn()).add(input);
+  }
+
+  /** Lessons in LESSONS.md (as one session sees them with `sessionId`), with the file's diagnostics. */
+  async listLessons(opts: { sessionId?: string; all?: boolean } = {}) {
+    return (await this.#learn()).list(opts);
+  }
+
+  async searchLessons(intent: LessonIntent, opts: { k?: number } = {}): Promise<LessonSearchResult> {
+    return (await this.#learn()).search(intent, opts);
+  }
+
+  /** The markdown block of the top `k` lessons for an intent, within `maxChars`. */
+  async injectLessons(intent: LessonIntent, opts: { k?: number; maxChars?: number } = {}): Promise<LessonInjection> {
+    return (await this.#learn()).inject(intent, opts);
+  }
+
+  async removeLesson(id: string) {
+    return (await this.#learn()).remove(id);
+  }
+
+  async checkLessons() {
+    return (await this.#learn()).check();
+  }
+
+  /** LESSONS.md as it is on disk (`text` undefined while there is no such file). */
+  async lessonsFile(): Promise<{ file: string; text: string | undefined }> {
+    const { lessonsPath, readLessonsText } = await import("./services/lessons-file.js");
+    const file = lessonsPath(this.root);
+    return { file, text: readLessonsText(file) };
+  }
+
+  /** Record a turn; a turn that completes a spiral pauses the session (see core/spiral.ts). */
+  async recordTurn(sessionId: string, turn: TurnInput): Promise<TurnResult> {
+    return (await this.#spiral()).record(sessionId, turn);
+  }
+
+  /** Clear a spiral pause; `unpaused: false` when the session was not paused. */
+  async unpause(sessionId: string, opts: { reason?: string; actor?: string } = {}) {
+    return (await this.#spiral()).unpause(sessionId, opts);
+  }
+
+  // Trajectory ledger (services/ledger.ts): one redacted, bounded node per tool-call attempt,
+  // loaded on first use.
+
+  #ledgerService(): Promise<LedgerService> {
+    this.#ledger ??= import("./services/ledger.js").then((m) => {
+      this.#ledgerLoaded = new m.LedgerService(this.backend, this.#ledgerHealth, this.#now, this.#ledgerOpts);
+      return this.#ledgerLoaded;
+    });
+    return this.#ledger;
+  }
+
+  /**
+   * Record one tool-call attempt (redacted and bounded before it is stored). Never throws and
+   * never rejects: a node that cannot be written resolves `undefined` and counts in
+   * `ledgerHealth()`, so the tool call it describes is never failed by it. The input is redacted
+   * before this returns; the promise settles when the node is committed (group-committed with
+   * records that arrive meanwhile), so a caller that does not need the node need not wait.
+   */
+  recordToolCall(sessionId: string, input: LedgerInput): Promise<LedgerNode | undefined> {
+    const fail = (err: unknown) => {
+      this.#ledgerHealth.recordFailure(err);
+      return undefined;
+    };
+    try {
+      const loaded = this.#ledgerLoaded;
+      if (loaded) return loaded.record(sessionId, input);
+      return this.#ledgerService().then((svc) => svc.record(sessionId, input), fail);
+    } catch (err) {
+      return Promise.resolve(fail(err));
+    }
+  }
+
+  /** A session's ledger nodes, oldest first (filtered by status, tool, workflow, tab; the newest `limit`). */
+  async ledger(sessionId: string, opts: LedgerListOptions = {}): Promise<LedgerNode[]> {
+    return (await this.#ledgerService()).list(sessionId, opts);
+  }
+
+  async ledgerNode(nodeId: string): Promise<LedgerNode> {
+    return (await this.#ledgerService()).get(nodeId);
+  }
+
+  /**
+   * The ledger of one session (or all) as lines: `jsonl`, one node per line; `otlp`, one OTLP/JSON
+   * ExportTraceServiceRequest per line (at most 512 spans each; GenAI execute_tool spans).
+   */
+  async *exportLedger(opts: { sessionId?: string; format?: "jsonl" | "otlp" } = {}): AsyncGenerator<string> {
+    const svc = await this.#ledgerService();
+    if (opts.format === "otlp") for await (const r of svc.otlpRequests(opts.sessionId)) yield `${JSON.stringify(r)}\n`;
+    else for await (const n of svc.nodes(opts.sessionId)) yield `${JSON.stringify(n)}\n`;
+  }
+
+  /** POST the ledger (one session or all) as OTLP/JSON spans to `<endpoint>/v1/traces`. */
+  async sendLedgerOtlp(opts: {
+    endpoint: string;
+    headers?: Record<string, string>;
+    sessionId?: string;
+    timeoutMs?: number;
+  }): Promise<OtlpSendResult> {
+    return (await this.#ledgerService()).sendOtlp(opts);
+  }
+
+  /** Failed ledger writes in this workspace (persisted beside the database), for the doctor. */
+  ledgerHealth(): LedgerHealth {
+    return this.#ledgerHealth.health();
+  }
+
   // Status
 
   status(opts: { all?: boolean; sessionId?: string } = {}): Promise<StatusReport> {
@@ -141,13 +409,17 @@ export class Baton {
     return this.#status.resume(sessionId);
   }
 
-  complete(sessionId: string, opts: { force?: boolean; actor?: string } = {}) {
-    return this.#status.complete(sessionId, opts);
+  async complete(sessionId: string, opts: { force?: boolean; actor?: string } = {}) {
+    const r = await this.#status.complete(sessionId, opts);
+    // Artifacts are kept until the session completes; their blobs go now unless still referenced.
+    if (!r.alreadyComplete && (await this.snapshot(sessionId)).facets.artifacts?.length)
+      await (await this.#cp()).artifacts.release(sessionId);
+    return r;
   }
 
   async stateMarkdown(sessionId: string): Promise<string> {
     const view = await this.journal.read(sessionId);
-    const status = this.#status.describe(view);
+    const status = this.#status.describe(view, await this.queue.pending(sessionId));
     return renderStateMd(view.snapshot, status.nextAction, { generatedAt: this.#now().toISOString() });
   }
 
@@ -198,23 +470,152 @@ export class Baton {
     return this.append(sessionId, { type: "progress:set", actor, data: compact({ ...p }) });
   }
 
-  async startRun(sessionId: string, r: { agent: string; runId?: string; pid?: number }): Promise<{ runId: string; result: AppendResult }> {
-    const runId = r.runId ?? `run-${randomHex(4)}`;
-    const result = await this.append(sessionId, {
-      type: "run:started",
-      actor: r.agent,
-      data: compact({ runId, agent: r.agent, pid: r.pid ?? process.pid, host: hostname() }),
-    });
-    return { runId, result };
+  /**
+   * Start an agent run: `run:started` in the journal and its liveness row (services/runs.ts).
+   * `pid` is the agent's process (default: this one); a run whose heartbeat goes stale (ttl,
+   * default 30 min) or whose pid dies is marked crashed by `detectCrashedRuns`.
+   */
+  async startRun(
+    sessionId: string,
+    r: { agent: string; runId?: string; pid?: number; ttlMs?: number },
+  ): Promise<{ runId: string; result: AppendResult; expiresAt: string }> {
+    return (await this.#ops()).runs.start(sessionId, r);
   }
 
-  endRun(
+  /** Keep a run alive (outside the journal); `run_crashed` once it was marked crashed. */
+  async runHeartbeat(sessionId: string, runId: string, opts: { ttlMs?: number } = {}) {
+    return (await this.#ops()).runs.heartbeat(sessionId, runId, opts);
+  }
+
+  async endRun(
     sessionId: string,
     runId: string,
     r: { reason?: string; completedWork?: string; contextUsage?: number } = {},
     actor = "agent",
   ): Promise<AppendResult> {
-    return this.append(sessionId, { type: "run:ended", actor, data: compact({ runId, ...r }) });
+    return (await this.#ops()).runs.end(sessionId, runId, r, actor);
+  }
+
+  /**
+   * Mark running runs that are provably gone as crashed (`run:crashed`), giving their leased
+   * work back to the queue. A write: status, resume and doctor call it explicitly; `dryRun`
+   * only reports. Costs one read when no run is running.
+   */
+  async detectCrashedRuns(opts: { sessionId?: string; dryRun?: boolean } = {}): Promise<CrashedRun[]> {
+    const running = await this.backend.transaction("read", (tx) => tx.runs.runningRuns(opts.sessionId));
+    if (running.length === 0) return [];
+    return (await this.#ops()).runs.detectCrashed(opts);
+  }
+
+  // Locks (services/locks.ts): named, heartbeated, fenced by their epoch.
+
+  /** Acquire a lock (fail fast, or wait `waitMs`); the grant's epoch fences the writes it guards. */
+  async acquireLock(name: string, opts: AcquireOptions = {}): Promise<LockGrant> {
+    return (await this.#ops()).locks.acquire(name, opts);
+  }
+
+  async heartbeatLock(name: string, epoch: number, opts: { ttlMs?: number } = {}) {
+    return (await this.#ops()).locks.heartbeat(name, epoch, opts);
+  }
+
+  async releaseLock(name: string, epoch: number) {
+    return (await this.#ops()).locks.release(name, epoch);
+  }
+
+  /** The epoch with which process `pid` on this host holds the lock (`lock_held` when someone else does). */
+  async lockEpochHeldBy(name: string, pid: number): Promise<number> {
+    return (await this.#ops()).locks.epochHeldBy(name, pid);
+  }
+
+  async inspectLock(name: string): Promise<LockInfo> {
+    return (await this.#ops()).locks.inspect(name);
+  }
+
+  async listLocks(): Promise<LockInfo[]> {
+    return (await this.#ops()).locks.list();
+  }
+
+  /** Run `fn` in one write transaction after checking `epoch` still holds `name`; `lock_lost` otherwise. */
+  async withLock<T>(name: string, epoch: number, fn: (tx: StoreTx) => Promise<T>): Promise<T> {
+    return (await this.#ops()).locks.withLock(name, epoch, fn);
+  }
+
+  /** Append to a session under a lock: refused with `lock_lost` when `epoch` no longer holds `name`. */
+  async appendUnderLock(name: string, epoch: number, sessionId: string, input: EventInput): Promise<AppendResult> {
+    return this.withLock(name, epoch, async (tx) => (await this.journal.appendInTx(tx, sessionId, [input]))[0] as AppendResult);
+  }
+
+  // External targets (services/targets.ts) and watching an external run (services/watch-run.ts).
+
+  async setTarget(sessionId: string, t: TargetInput, actor = "agent"): Promise<{ target: TargetBinding; result: AppendResult }> {
+    return (await this.#ops()).targets.set(sessionId, t, actor);
+  }
+
+  async target(sessionId: string): Promise<TargetBinding | undefined> {
+    return (await this.#ops()).targets.get(sessionId);
+  }
+
+  async clearTarget(sessionId: string, reason?: string, actor = "agent"): Promise<AppendResult> {
+    return (await this.#ops()).targets.clear(sessionId, reason, actor);
+  }
+
+  /** The bound target; with `observed`, `target_mismatch` unless `allowNavigate` or `force`. */
+  async resolveTarget(
+    sessionId: string,
+    observed?: Partial<TargetInput>,
+    opts: { allowNavigate?: boolean; force?: boolean; actor?: string } = {},
+  ): Promise<TargetResolution> {
+    return (await this.#ops()).targets.resolve(sessionId, observed, opts);
+  }
+
+  /** Look at an external-run session once (flipping a transient timeout back to polling). */
+  async watchTick(sessionId: string): Promise<TickResult> {
+    return (await this.#ops()).watcher.tick(sessionId);
+  }
+
+  /** Follow a session until it is terminal; `onLine` gets each start / tick / terminal line. */
+  async watchRun(sessionId: string, opts: FollowOptions = {}): Promise<WatchLine> {
+    return (await this.#ops()).watcher.follow(sessionId, opts);
+  }
+
+  /** Check the workspace (or one session); `fix` applies the safe repairs. Never prompt or answer text. */
+  async doctor(opts: { sessionId?: string; fix?: boolean } = {}): Promise<DoctorReport> {
+    const [{ runDoctor }, ops] = await Promise.all([import("./services/doctor.js"), this.#ops()]);
+    return runDoctor(
+      {
+        backend: this.backend,
+        journal: this.journal,
+        queue: this.queue,
+        locks: ops.locks,
+        runs: ops.runs,
+        describe: (id) => this.#status.describeSession(id),
+        root: this.root,
+        batonDir: this.workspace.dir,
+        now: this.#now,
+        collectGarbage: () => this.collectGarbage(),
+        ledgerHealth: async () => this.ledgerHealth(),
+      },
+      opts,
+    );
+  }
+
+  #ops(): Promise<Operations> {
+    this.#operating ??= Promise.all([
+      import("./services/locks.js"),
+      import("./services/runs.js"),
+      import("./services/targets.js"),
+      import("./services/watch-run.js"),
+    ]).then(([l, r, t, w]) => {
+      const facts = this.#processFacts ? { facts: this.#processFacts } : {};
+      const locks = new l.LockService(this.backend, { now: this.#now, ...facts });
+      return {
+        locks,
+        runs: new r.RunService(this.backend, this.journal, this.queue, { now: this.#now, ...facts }),
+        targets: new t.TargetService(this.journal),
+        watcher: new w.RunWatcher(this.backend, this.journal, locks, this.#now),
+      };
+    });
+    return this.#operating;
   }
 
   /** Record files the session modified (with their current hashes) and resume notes. */
@@ -247,14 +648,13 @@ export class Baton {
 
   /** Idempotent. */
   close(): Promise<void> {
-    this.#closing ??= this.backend.close();
+    // Ledger records already queued are written first.
+    this.#closing ??= (this.#ledger ?? Promise.resolve(undefined))
+      .then((l) => l?.flush())
+      .catch(() => undefined)
+      .then(() => this.backend.close());
     return this.#closing;
   }
-}
-
-/** node:os is loaded only when a run starts; status and hooks that do not start runs skip it. */
-function hostname(): string {
-  return (createRequire(import.meta.url)("node:os") as typeof import("node:os")).hostname();
 }
 
 function compact(o: Record<string, unknown>): JsonObject {
@@ -278,5 +678,25 @@ export async function openBaton(opts: OpenBatonOptions = {}): Promise<Baton> {
       ...(opts.busyTimeoutMs !== undefined ? { busyTimeoutMs: opts.busyTimeoutMs } : {}),
     });
   }
-  return new Baton(ws, backend, opts.now ?? (() => new Date()));
+  return new Baton(ws, backend, opts.now ?? (() => new Date()), {
+    ...(opts.maxAttempts !== undefined ? { maxAttempts: opts.maxAttempts } : {}),
+    ...(opts.defaultLeaseMs !== undefined ? { defaultLeaseMs: opts.defaultLeaseMs } : {}),
+    ...(opts.checkpoints ? { checkpoints: opts.checkpoints } : {}),
+    ...(opts.synchronous ? { synchronous: opts.synchronous } : {}),
+    ...(opts.processFacts ? { processFacts: opts.processFacts } : {}),
+    ...(opts.ledger ? { ledger: opts.ledger } : {}),
+  });
+}
+
+interface Operations {
+  locks: LockService;
+  runs: RunService;
+  targets: TargetService;
+  watcher: RunWatcher;
+}
+
+interface Checkpointing {
+  cps: CheckpointService;
+  rollback: RollbackService;
+  artifacts: ArtifactService;
 }

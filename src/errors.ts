@@ -19,6 +19,25 @@ export type ErrorCode =
   | "schema_too_new"
   | "storage_busy" // the database stayed locked past the busy timeout
   | "io_error" // disk or fsync failure: fatal, never retried
+  | "no_snapshot" // no such checkpoint (or not that many steps to roll back)
+  | "snapshot_expired" // the checkpoint was pruned by retention; details name the oldest available
+  | "unsafe_path" // a path outside the workspace, in .baton/ or .git, or through a symlink
+  | "blob_corrupt" // a stored blob does not match its hash (or does not decompress)
+  | "blob_missing" // a checkpoint or artifact names a blob that is not in .baton/blobs/
+  | "lease_lost" // the lease expired and its work went to someone else, or was finished
+  | "lock_lost" // the lock was taken over (a newer epoch holds it) or released: the guarded write was refused
+  | "lock_held" // a live holder has the lock (no proof it is stale), and waiting for it timed out
+  | "target_mismatch" // the target observed is not the one the session is bound to
+  | "run_crashed" // the run was marked crashed (stale heartbeat or dead pid); its work went back to the queue
+  | "server_running" // another `baton serve` already serves this workspace
+  | "server_unreachable" // the workspace's server named in .baton/server.json did not answer
+  | "unauthorized" // HTTP: missing or wrong token
+  | "forbidden" // HTTP: foreign Host or Origin
+  | "payload_too_large" // HTTP: request body over the limit
+  | "unsupported_media_type" // HTTP: a write without Content-Type: application/json
+  | "lesson_not_found" // no lesson with that id in LESSONS.md
+  | "lessons_file_invalid" // `baton lessons check`: LESSONS.md has blocks that do not parse
+  | "export_failed" // an OTLP endpoint refused the ledger export or could not be reached
   | "internal";
 
 /** Exit codes of the CLI, documented in docs/cli.md. */
@@ -31,6 +50,19 @@ export const EXIT_CODES: Readonly<Record<ErrorCode, number>> = Object.freeze({
   source_dirty: 3,
   session_exists: 3,
   ambiguous_session: 3,
+  lease_lost: 3,
+  lock_lost: 3,
+  lock_held: 3,
+  target_mismatch: 3,
+  run_crashed: 3,
+  server_running: 3,
+  unauthorized: 2,
+  forbidden: 2,
+  payload_too_large: 2,
+  unsupported_media_type: 2,
+  unsafe_path: 2,
+  no_snapshot: 4,
+  snapshot_expired: 4,
   not_found: 4,
   workspace_not_found: 4,
   workspace_unwritable: 5,
@@ -38,6 +70,12 @@ export const EXIT_CODES: Readonly<Record<ErrorCode, number>> = Object.freeze({
   schema_too_new: 5,
   storage_busy: 5,
   io_error: 5,
+  blob_corrupt: 5,
+  blob_missing: 5,
+  server_unreachable: 5,
+  lesson_not_found: 4,
+  lessons_file_invalid: 2,
+  export_failed: 5,
   internal: 1,
 });
 

@@ -29,7 +29,12 @@ export interface LineChild {
 
 /** Spawn `node test/fixtures/<fixture> ...args`, tracked by the helpers' leak check. */
 export function spawnFixture(fixture: string, args: string[]): LineChild {
-  const proc = spawnTracked(process.execPath, [join(FIXTURES, fixture), ...args], { stdio: ["pipe", "pipe", "pipe"] });
+  return spawnNode(join(FIXTURES, fixture), args, `fixture ${fixture}`);
+}
+
+/** Spawn `node <script> ...args` (e.g. the built CLI), tracked by the helpers' leak check. */
+export function spawnNode(script: string, args: string[], label: string): LineChild {
+  const proc = spawnTracked(process.execPath, [script, ...args], { stdio: ["pipe", "pipe", "pipe"] });
   const lines: string[] = [];
   let partial = "";
   let err = "";
@@ -68,7 +73,7 @@ export function spawnFixture(fixture: string, args: string[]): LineChild {
     dead = true;
   });
 
-  const describe = () => `fixture ${fixture} (pid ${proc.pid})`;
+  const describe = () => `${label} (pid ${proc.pid})`;
   const waitForLine = (match: (line: string) => boolean, timeoutMs: number, what: string) =>
     new Promise<string>((resolve, reject) => {
       let settled = false;

@@ -214,3 +214,26 @@ describe("a migration whose SQL fails", () => {
     expect(migrationRows(path)).toEqual(allOnce);
   });
 });
+
+describe("a migration numbered below one already applied", () => {
+  it("still runs: the migrator applies every missing version, not only those above the highest", async () => {
+    const path = join(tempDir(), "gap.db");
+    const base = SQLITE_MIGRATIONS.filter((m) => m.version === 1);
+    const late = { version: 900, name: "late", sql: "CREATE TABLE late_t (x INTEGER)" };
+    const gap = { version: 899, name: "gap", sql: "CREATE TABLE gap_t (x INTEGER)" };
+    await new SqliteBackend({ path, migrations: [...base, late] }).close();
+    const b = new SqliteBackend({ path, migrations: [...base, gap, late] });
+    expect(b.migration.applied).toEqual([{ version: 899, name: "gap" }]);
+    await b.close();
+    const db = new Database(path, { readonly: true });
+    try {
+      const versions = (db.prepare("SELECT version FROM baton_migrations ORDER BY version").all() as { version: number }[]).map(
+        (r) => r.version,
+      );
+      expect(versions).toEqual([1, 899, 900]);
+      expect(db.prepare("SELECT name FROM sqlite_master WHERE name = 'gap_t'").get()).toBeTruthy();
+    } finally {
+      db.close();
+    }
+  });
+});

@@ -1,9 +1,12 @@
 import Database from "better-sqlite3";
 import { SqliteBackend } from "../src/backend/sqlite/sqlite-backend.js";
 import { ensureWorkspace, workspaceAt } from "../src/services/workspace.js";
-import { journalContract } from "./contract/journal-contract.js";
+import { journalContract, type StoreFactory } from "./contract/journal-contract.js";
+import { ledgerContract } from "./contract/ledger-contract.js";
+import { locksContract } from "./contract/locks-contract.js";
+import { queueContract } from "./contract/queue-contract.js";
 
-journalContract("sqlite", async (root) => {
+const sqliteStore: StoreFactory = async (root) => {
   const ws = workspaceAt(root);
   ensureWorkspace(ws);
   return {
@@ -17,4 +20,12 @@ journalContract("sqlite", async (root) => {
       }
     },
   };
-});
+};
+
+journalContract("sqlite", sqliteStore);
+
+queueContract("sqlite", sqliteStore);
+
+ledgerContract("sqlite", sqliteStore);
+
+locksContract("sqlite", sqliteStore);

@@ -78,14 +78,315 @@ export interface JournalQueries {
   listDiagnostics(sessionId: string, limit: number): Promise<DiagnosticRow[]>;
 }
 
+/** Delivery states of a work item. `ready` and `leased` are open; `done` and `dead` are final. */
+export type WorkState = "ready" | "leased" | "done" | "dead";
+
+export interface WorkItemRow {
+  itemId: string;
+  sessionId: string;
+  /** The journal event that made this work. */
+  seq: number;
+  kind: string;
+  priority: number;
+  state: WorkState;
+  attempts: number;
+  maxAttempts: number;
+  /** Not delivered before this time (epoch ms): a nack with a delay sets it. */
+  availableMs: number;
+  /** The last lease handed out (kept while ready again, so its late ack can be recognised). */
+  leaseId: string | null;
+  leaseOwner: string | null;
+  leaseExpiresMs: number | null;
+  createdAt: string;
+  doneAt: string | null;
+  /** The lease id or event id that finished it, or the reason it died. */
+  doneBy: string | null;
+  resultSeq: number | null;
+}
+
+export type LeaseState = "active" | "acked" | "released" | "expired";
+
+export interface LeaseRow {
+  leaseId: string;
+  itemId: string;
+  owner: string;
+  attempt: number;
+  acquiredAt: string;
+  state: LeaseState;
+  resultSeq: number | null;
+}
+
+/** The delivery queue's queries. Items are ordered by priority, then creation. */
+export interface QueueQueries {
+  insertItem(row: WorkItemRow): Promise<void>;
+  getItem(itemId: string): Promise<WorkItemRow | undefined>;
+  /** Leased items whose lease expired at or before `nowMs`. */
+  expiredLeases(nowMs: number): Promise<WorkItemRow[]>;
+  /** The first ready, available item, optionally of one session and of some kinds. */
+  nextReady(opts: { nowMs: number; sessionId?: string; kinds?: readonly string[] }): Promise<WorkItemRow | undefined>;
+  /** The earliest future time (epoch ms) an item becomes available or a lease expires. */
+  nextWakeMs(nowMs: number): Promise<number | undefined>;
+  /** Open (ready or leased) items, of one session or all, in delivery order. */
+  openItems(sessionId?: string): Promise<WorkItemRow[]>;
+  setLeased(itemId: string, lease: { leaseId: string; owner: string; expiresMs: number; attempts: number }): Promise<void>;
+  extendLease(itemId: string, leaseId: string, expiresMs: number): Promise<void>;
+  setReady(itemId: string, availableMs: number): Promise<void>;
+  setFinal(itemId: string, f: { state: "done" | "dead"; doneAt: string; doneBy: string; resultSeq: number | null }): Promise<void>;
+  insertLease(row: LeaseRow): Promise<void>;
+  getLease(leaseId: string): Promise<LeaseRow | undefined>;
+  setLeaseState(leaseId: string, state: LeaseState, resultSeq?: number | null): Promise<void>;
+  /** Leased items whose lease owner is one of `owners` (a crashed run's work), in delivery order. */
+  leasedBy(owners: readonly string[]): Promise<WorkItemRow[]>;
+}
+
+export type CheckpointKindColumn = "targeted" | "tree" | "safety";
+
+export interface CheckpointRow {
+  id: string;
+  sessionId: string;
+  /** 1, 2, 3 … per session; pruned checkpoints keep theirs. */
+  seq: number;
+  kind: CheckpointKindColumn;
+  runId: string | null;
+  turn: number | null;
+  toolName: string | null;
+  parent: string | null;
+  label: string | null;
+  pinned: boolean;
+  /** Safety checkpoints: the checkpoint their rollback restored. */
+  restores: string | null;
+  createdAt: string;
+  /** Set when retention pruned it; its file rows are gone, the row stays so a rollback to it is `snapshot_expired`. */
+  prunedAt: string | null;
+  fileCount: number;
+}
+
+/** One path of a checkpoint: `file` (hash, mode, size), `absent`, or `skipped` (with a note why). */
+export interface CheckpointFileRow {
+  path: string;
+  state: "file" | "absent" | "skipped";
+  hash: string | null;
+  mode: number | null;
+  size: number | null;
+  note: string | null;
+}
+
+/** Whole-tree checkpoints re-read only files whose (size, mtime, ctime, inode, mode) changed. */
+export interface StatCacheRow {
+  path: string;
+  size: number;
+  mtimeMs: number;
+  ctimeMs: number;
+  ino: number;
+  mode: number;
+  hash: string;
+  /** When the scan that hashed it started, by the filesystem's clock: a file whose mtime is not older is re-read. */
+  checkedMs: number;
+}
+
+export interface ArtifactRow {
+  id: string;
+  sessionId: string;
+  name: string;
+  hash: string;
+  size: number;
+  mediaType: string | null;
+  label: string | null;
+  createdAt: string;
+}
+
+/**
+ * Checkpoints, the references that keep blobs alive (live checkpoints' files and active
+ * sessions' artifacts), the blob collector's epoch, and the whole-tree stat cache. The blobs
+ * themselves are files under `.baton/blobs/`.
+ */
+export interface CheckpointQueries {
+  insertCheckpoint(row: CheckpointRow, files: readonly CheckpointFileRow[]): Promise<void>;
+  getCheckpoint(id: string): Promise<CheckpointRow | undefined>;
+  /** A session's checkpoints by seq, pruned ones included. */
+  listCheckpoints(sessionId: string): Promise<CheckpointRow[]>;
+  /** A session's live (not pruned) checkpoints by seq. */
+  liveCheckpoints(sessionId: string): Promise<CheckpointRow[]>;
+  /** The session's newest checkpoint, pruned or not. */
+  lastCheckpoint(sessionId: string): Promise<CheckpointRow | undefined>;
+  /** Ids of the session's live unpinned checkpoints beyond the newest `retain`, oldest first. */
+  retentionCandidates(sessionId: string, retain: number): Promise<string[]>;
+  checkpointFiles(id: string): Promise<CheckpointFileRow[]>;
+  setPinned(id: string, pinned: boolean): Promise<void>;
+  /** Mark it pruned and forget its files. Returns the blobs it named that may now be unreferenced. */
+  pruneCheckpoint(id: string, at: string): Promise<string[]>;
+  /** Of `hashes`, those that no live checkpoint and no artifact of an active session references. */
+  unreferenced(hashes: readonly string[]): Promise<string[]>;
+  /** Every hash a live checkpoint or an active session's artifact references. */
+  referencedHashes(): Promise<string[]>;
+  /** Bumped by every collection that deletes blobs; a checkpoint that saw it change while it ran retries. */
+  blobEpoch(): Promise<number>;
+  bumpBlobEpoch(): Promise<void>;
+  statCache(): Promise<StatCacheRow[]>;
+  /** Changes whenever the stat cache does, so a process may keep a copy while it is unchanged. */
+  statCacheGeneration(): Promise<number>;
+  bumpStatCacheGeneration(): Promise<void>;
+  putStatCache(rows: readonly StatCacheRow[]): Promise<void>;
+  deleteStatCache(paths: readonly string[]): Promise<void>;
+  /** Drop cache entries pointing at blobs that were deleted (bumps the generation when any go). */
+  forgetStatCacheHashes(hashes: readonly string[]): Promise<void>;
+  insertArtifact(row: ArtifactRow): Promise<void>;
+  listArtifacts(sessionId: string): Promise<ArtifactRow[]>;
+}
+
+/** A lesson as the search index holds it: a cache of LESSONS.md, which stays the truth. */
+export interface LessonDocRow {
+  id: string;
+  /** The advice: what full-text search ranks. */
+  text: string;
+}
+
+/** The lessons search index: rebuilt whenever LESSONS.md's content hash changes. */
+export interface LessonQueries {
+  /** The content hash of the LESSONS.md text the index was built from; undefined before the first build. */
+  indexedHash(): Promise<string | undefined>;
+  /** Replace the whole index with `docs`, built from the text with this hash. */
+  replaceIndex(hash: string, docs: readonly LessonDocRow[], at: string): Promise<void>;
+  /**
+   * Indexed lessons matching any of `terms` (plain lowercase words), best first, with a
+   * relevance > 0 (higher is better; SQLite FTS5: −bm25). Only on backends whose
+   * capabilities include `fullTextSearch`.
+   */
+  search(terms: readonly string[], limit: number): Promise<{ id: string; relevance: number }[]>;
+}
+
+/**
+ * A named lock. The row stays after release so the epoch (the fencing token) only ever grows:
+ * every acquisition takes `epoch + 1`, and a write guarded by the lock names its epoch.
+ */
+export interface LockRow {
+  name: string;
+  epoch: number;
+  state: "held" | "free";
+  owner: string;
+  pid: number | null;
+  host: string | null;
+  /** The holder process's start time (Linux /proc/<pid>/stat field 22), to detect pid reuse. */
+  startTime: string | null;
+  runId: string | null;
+  acquiredAt: string;
+  heartbeatAt: string;
+  /** When the holder's last heartbeat runs out (epoch ms). */
+  expiresMs: number;
+  ttlMs: number;
+  /** Set when freed: when, and why (`released`, or `reclaimed: <proof>`). */
+  releasedAt: string | null;
+  releaseReason: string | null;
+}
+
+/** Named locks with fencing epochs (services/locks.ts). */
+export interface LockQueries {
+  getLock(name: string): Promise<LockRow | undefined>;
+  listLocks(): Promise<LockRow[]>;
+  /** Insert or replace the lock's row (an acquisition). */
+  putLock(row: LockRow): Promise<void>;
+  /** Extend a held lock of this epoch; returns whether a row changed. */
+  heartbeatLock(name: string, epoch: number, heartbeatAt: string, expiresMs: number, ttlMs: number): Promise<boolean>;
+  /** Free a held lock of this epoch (the epoch is kept); returns whether a row changed. */
+  freeLock(name: string, epoch: number, at: string, reason: string): Promise<boolean>;
+}
+
+export type RunState = "running" | "ended" | "crashed";
+
+/** An agent run's liveness, kept beside the journal so heartbeats do not flood it. */
+export interface RunRow {
+  sessionId: string;
+  runId: string;
+  agent: string;
+  pid: number | null;
+  host: string | null;
+  startTime: string | null;
+  startedAt: string;
+  heartbeatAt: string;
+  /** A heartbeat older than this marks the run crashed. */
+  ttlMs: number;
+  state: RunState;
+  endedAt: string | null;
+}
+
+export interface RunQueries {
+  insertRun(row: RunRow): Promise<void>;
+  getRun(sessionId: string, runId: string): Promise<RunRow | undefined>;
+  /** Running runs, of one session or all, oldest first. */
+  runningRuns(sessionId?: string): Promise<RunRow[]>;
+  heartbeatRun(sessionId: string, runId: string, at: string, ttlMs: number): Promise<boolean>;
+  setRunState(sessionId: string, runId: string, state: RunState, endedAt: string): Promise<void>;
+}
+
+/** A trajectory-ledger node as stored: the columns the queries need, and the node's JSON. */
+export interface LedgerNodeRow {
+  /** Global insertion order: the oldest nodes (smallest `no`) are pruned first. Assigned by the store. */
+  no: number;
+  nodeId: string;
+  sessionId: string;
+  /** Per-session order, 1, 2, 3 … */
+  seq: number;
+  at: string;
+  toolName: string;
+  status: string;
+  /** Tool + primary argument hash (core/ledger.ts `targetKey`); null when the call has none. */
+  target: string | null;
+  /** UTF-8 size of `body`. */
+  bytes: number;
+  /** The redacted, bounded node as JSON (core/ledger.ts `LedgerNode`). */
+  body: string;
+}
+
+/** What the write path needs to know of an earlier node (no body: it is not parsed on the hot path). */
+export type LedgerNodeRef = Pick<LedgerNodeRow, "nodeId" | "seq" | "toolName" | "status">;
+
+/** The trajectory ledger's queries (services/ledger.ts). Rows are append-only; only pruning deletes. */
+export interface LedgerQueries {
+  /** The session's newest node. */
+  lastNode(sessionId: string): Promise<LedgerNodeRef | undefined>;
+  /** The session's newest node on this target. */
+  lastOnTarget(sessionId: string, target: string): Promise<LedgerNodeRef | undefined>;
+  getNode(nodeId: string): Promise<LedgerNodeRow | undefined>;
+  insertNode(row: Omit<LedgerNodeRow, "no">): Promise<void>;
+  /** Delete the session's nodes with seq ≤ `throughSeq`; returns how many. */
+  pruneSession(sessionId: string, throughSeq: number): Promise<number>;
+  /** Node count and total body bytes of the whole ledger (kept by the store, O(1)). */
+  totals(): Promise<{ nodes: number; bytes: number }>;
+  /** Delete the oldest nodes of the whole ledger until at least `bytes` bytes are freed; returns how many. */
+  pruneOldest(bytes: number): Promise<number>;
+  /** The session's nodes with seq > `afterSeq`, by seq, at most `limit`. */
+  sessionNodes(sessionId: string, afterSeq: number, limit: number): Promise<LedgerNodeRow[]>;
+  /** Every session's nodes with no > `afterNo`, in insertion order, at most `limit`. */
+  allNodes(afterNo: number, limit: number): Promise<LedgerNodeRow[]>;
+}
+
 /**
  * What a transaction can do. The journal's queries sit at the top level; each further
  * capability adds one group (`readonly queue: QueueQueries`, ...) so its queries stay together,
  * and each backend implements the group in its own file.
  */
-export interface StoreTx extends JournalQueries {}
+export interface StoreTx extends JournalQueries {
+  readonly queue: QueueQueries;
+  readonly checkpoints: CheckpointQueries;
+  readonly lessons: LessonQueries;
+  readonly locks: LockQueries;
+  readonly runs: RunQueries;
+  readonly ledger: LedgerQueries;
+}
 
 export type TxMode = "read" | "write";
+
+export interface TxOptions {
+  /**
+   * `full` (default): the commit is as durable as the backend is configured to make it.
+   * `relaxed`: a write transaction whose commit may skip its own flush to disk. It survives a
+   * process crash at once, and power loss from the next full commit on (SQLite in WAL mode: this
+   * transaction runs at synchronous=NORMAL and the next FULL commit's fsync covers it;
+   * PostgreSQL: `SET LOCAL synchronous_commit = off`). For records whose loss in a power cut is
+   * acceptable, such as the trajectory ledger. A backend without the notion ignores it.
+   */
+  durability?: "full" | "relaxed";
+}
 
 export interface Backend {
   readonly kind: string;
@@ -94,7 +395,15 @@ export interface Backend {
    * Run `fn` in one transaction. `write` takes the write lock up front, so a read-then-write
    * (idempotency check, seq allocation) never races another process. A throw rolls back.
    */
-  transaction<T>(mode: TxMode, fn: (tx: StoreTx) => Promise<T>): Promise<T>;
+  transaction<T>(mode: TxMode, fn: (tx: StoreTx) => Promise<T>, opts?: TxOptions): Promise<T>;
+  /**
+   * Call `listener` after writes commit: at once for this process's own transactions, and for
+   * other processes' within the backend's change-detection delay (SQLite: a cheap
+   * `data_version` check every few ms while anyone listens). Returns the unsubscribe function.
+   */
+  onChange(listener: () => void): () => void;
+  /** A full integrity check of the store (SQLite: PRAGMA integrity_check); an empty list means sound. */
+  integrityCheck(): Promise<string[]>;
   /** Idempotent; concurrent callers share one promise. */
   close(): Promise<void>;
 }

@@ -25,6 +25,9 @@ export class Ctx {
         create,
         ...(this.root ? { root: this.root } : {}),
         ...(process.env.BATON_SYNCHRONOUS ? { synchronous: syncMode(process.env.BATON_SYNCHRONOUS) } : {}),
+        ...(process.env.BATON_CHECKPOINT_RETAIN
+          ? { checkpoints: { retain: parseIntOption(process.env.BATON_CHECKPOINT_RETAIN, "BATON_CHECKPOINT_RETAIN", 1) as number } }
+          : {}),
       }),
     );
     return this.#baton;

@@ -35,8 +35,15 @@ function fastPath(argv: string[]): { cmd: FastCommand; values: Record<string, un
   }
 }
 
+/** `baton hook <agent> <Event>` (agent hooks, on every tool call); `--help` goes to the full CLI. */
+function isHook(argv: string[]): boolean {
+  return argv[0] === "hook" && argv.length >= 2 && !argv.includes("--help") && !argv.includes("-h");
+}
+
 async function run(): Promise<void> {
-  const fast = fastPath(process.argv.slice(2));
+  const argv = process.argv.slice(2);
+  if (isHook(argv)) return (await import("../hooks/run.js")).runHook(argv.slice(1), { exit: true });
+  const fast = fastPath(argv);
   if (!fast) {
     // Built next to this file, external to this bundle on purpose; bin/baton.cjs provides a
     // loader with a code cache.

@@ -14,6 +14,8 @@ export function renderSession(s: SessionStatus): string {
   ];
   lines.push(`  next: ${s.nextAction.action}: ${s.nextAction.reason}`);
   if (s.nextAction.command) lines.push(`        $ ${s.nextAction.command}`);
+  for (const c of s.nextAction.choices ?? []) lines.push(`        ${c.choice}: ${c.description}: $ ${c.command}`);
+  if (s.spiral?.paused) lines.push(`  spiral: paused (${s.spiral.pattern}): ${s.spiral.summary ?? ""}`);
   const ctx = Object.entries(s.context);
   if (ctx.length) lines.push(`  context: ${ctx.map(([k, v]) => `${k}=${short(v)}`).join("  ")}`);
   const pos = Object.entries(s.position);

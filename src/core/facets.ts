@@ -19,6 +19,15 @@ export const FACET_EVENTS = Object.freeze([
   "resume:updated",
   "context:set",
   "note:added",
+  "rollback:started",
+  "rollback:applied",
+  "artifact:added",
+  "turn:recorded",
+  "spiral:detected",
+  "spiral:cleared",
+  "lesson:added",
+  "target:set",
+  "target:cleared",
 ] as const);
 
 export type FacetEventType = (typeof FACET_EVENTS)[number];
@@ -50,6 +59,36 @@ const fileList: Check = (v) =>
     ? null
     : 'must be a list of {"path": string, "hash"?: string}';
 
+const TURN_STATUSES = ["success", "error", "no_progress", "recovered"] as const;
+const SPIRAL_PATTERNS = ["same_signature", "file_churn", "same_failure", "alternation", "same_observation"] as const;
+/** Files written by one turn, at most this many per record. */
+export const MAX_TURN_FILES = 100;
+
+const oneOf =
+  (values: readonly string[]): Check =>
+  (v) =>
+    typeof v === "string" && values.includes(v) ? null : `must be one of ${values.join(", ")}`;
+const reqStrList: Check = (v) =>
+  Array.isArray(v) && v.length > 0 && v.every((x) => typeof x === "string") ? null : "is required (a non-empty list of strings)";
+const turnFiles: Check = (v) => {
+  if (v === undefined) return null;
+  const ok =
+    Array.isArray(v) &&
+    v.length <= MAX_TURN_FILES &&
+    v.every(
+      (x) =>
+        x !== null &&
+        typeof x === "object" &&
+        !Array.isArray(x) &&
+        typeof x.path === "string" &&
+        x.path !== "" &&
+        (x.hash === undefined || typeof x.hash === "string") &&
+        (x.size === undefined || (typeof x.size === "number" && Number.isInteger(x.size) && x.size >= 0)) &&
+        Object.keys(x).every((k) => k === "path" || k === "hash" || k === "size"),
+    );
+  return ok ? null : `must be a list of at most ${MAX_TURN_FILES} {"path": string, "hash"?: string, "size"?: bytes}`;
+};
+
 const SCHEMAS: Record<FacetEventType, Record<string, Check> | "object"> = {
   "session:started": { flow: reqStr, title: str, deadline: str },
   "position:set": { phase: str, plan: str, task: str, wave: str, status: str },
@@ -69,6 +108,47 @@ const SCHEMAS: Record<FacetEventType, Record<string, Check> | "object"> = {
   "resume:updated": { filesModified: fileList, keyImplementations: strList, openQuestions: strList },
   "context:set": "object",
   "note:added": { text: reqStr },
+  // A rollback: `id` is the rollback's id (and its applied event's id); `paths` are bounded samples.
+  "rollback:started": { id: reqStr, target: reqStr, safety: reqStr, files: count, steps: count, paths: strList },
+  "rollback:applied": {
+    id: reqStr,
+    target: reqStr,
+    safety: reqStr,
+    restored: count,
+    removed: count,
+    unchanged: count,
+    paths: strList,
+    removedPaths: strList,
+  },
+  "artifact:added": { id: reqStr, name: reqStr, hash: reqStr, size: count, mediaType: str, label: str },
+  // A turn (core/types.ts TurnRecord) and what the spiral detector made of it (core/spiral.ts).
+  "turn:recorded": {
+    tool: reqStr,
+    argsHash: str,
+    files: turnFiles,
+    status: oneOf(TURN_STATUSES),
+    fingerprint: str,
+    observationHash: str,
+    checkpointId: str,
+    progress: bool,
+  },
+  // `turns` and `from` are the ids of `turn:recorded` events.
+  "spiral:detected": {
+    pattern: oneOf(SPIRAL_PATTERNS),
+    summary: reqStr,
+    turns: reqStrList,
+    from: reqStr,
+    path: str,
+    signature: str,
+    fingerprint: str,
+    proposedCheckpoint: str,
+  },
+  "spiral:cleared": { reason: str },
+  // A lesson written to LESSONS.md from this session; `rollback` links it to the rollback it came from.
+  "lesson:added": { id: reqStr, text: reqStr, scope: oneOf(["session", "workspace"]), rollback: str },
+  // The external target the session is bound to (core/targets.ts); `url` is cut to protocol, host and path.
+  "target:set": { kind: reqStr, id: reqStr, url: str, label: str, reason: str },
+  "target:cleared": { reason: str },
 };
 
 /** Returns the problems with a facet event's data, as `field: problem` strings. */

@@ -114,12 +114,17 @@ export function validateFlow(input: unknown): FlowProblem[] {
   if (terminals === 0) add("phases", "at least one phase must be terminal, or sessions never complete");
   checkEventMap("global", f.global);
   if (f.work !== undefined) {
-    if (!isObj(f.work)) add("work", "must be an object of event name → {priority}");
+    if (!isObj(f.work)) add("work", "must be an object of event name → {priority, doneBy?}");
     else
       for (const [ev, w] of Object.entries(f.work)) {
         if (!events.has(ev)) add(`work.${ev}`, "names an event no phase or global rule accepts");
         if (!isObj(w) || typeof w.priority !== "number" || !Number.isInteger(w.priority))
           add(`work.${ev}.priority`, "must be an integer (lower runs first)");
+        const doneBy = isObj(w) ? w.doneBy : undefined;
+        if (doneBy !== undefined) {
+          if (!Array.isArray(doneBy)) add(`work.${ev}.doneBy`, "must be a list of event names");
+          else for (const d of doneBy) if (typeof d !== "string" || !events.has(d)) add(`work.${ev}.doneBy`, `names unknown event "${d}"`);
+        }
       }
   }
   if (f.completeEvent !== undefined && (typeof f.completeEvent !== "string" || !events.has(f.completeEvent))) {

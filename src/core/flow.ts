@@ -63,6 +63,11 @@ export interface MarkerRule {
   command: string;
 }
 
+export interface WorkSpec {
+  priority: number;
+  doneBy?: string[];
+}
+
 export interface FlowDefinition {
   name: string;
   description?: string;
@@ -70,8 +75,12 @@ export interface FlowDefinition {
   phases: Record<string, PhaseDef>;
   /** Events allowed in every non-terminal phase (unless fenced). */
   global?: Record<string, EventRule | EventRule[]>;
-  /** Events that are work for the agent, with their priority lane (lower runs first). */
-  work?: Record<string, { priority: number }>;
+  /**
+   * Events that are work for the agent: their priority lane (lower runs first) and the events
+   * that finish them. A work item ends when its lease is acked, or when one of its `doneBy`
+   * events is appended (so `baton event accepted` and acking with that result agree).
+   */
+  work?: Record<string, WorkSpec>;
   /** The event `baton complete` appends. Default `complete`. */
   completeEvent?: string;
   markers?: MarkerDef[];

@@ -5,7 +5,19 @@
  */
 import { type FacetEventType, isFacetEvent } from "./facets.js";
 import { decide, type FlowDefinition, type TransitionDecision } from "./flow.js";
-import { type Diagnostic, type EventOutcome, type JournalEvent, type JsonObject, SNAPSHOT_LIMITS, type Snapshot } from "./types.js";
+import { emptySpiral, pushTurn, turnEntry } from "./spiral.js";
+import { cutUrl } from "./targets.js";
+import {
+  type Diagnostic,
+  type EventOutcome,
+  type JournalEvent,
+  type JsonObject,
+  SNAPSHOT_LIMITS,
+  type Snapshot,
+  type SpiralPattern,
+  type TurnFile,
+  type TurnStatus,
+} from "./types.js";
 
 export function emptySnapshot(
   sessionId: string,
@@ -28,6 +40,8 @@ export function emptySnapshot(
       blockers: [],
       runs: [],
       resume: { filesModified: [], keyImplementations: [], openQuestions: [] },
+      rollbacks: [],
+      artifacts: [],
     },
     diagnostics: [],
     counts: { events: 0, fenced: 0, stale: 0, corrupt: 0 },
@@ -130,7 +144,11 @@ function foldFacet(snap: Snapshot, type: FacetEventType, ev: JournalEvent): void
       return;
     case "progress:set":
       if (typeof d.total === "number") f.progress.total = d.total;
-      if (typeof d.completed === "number") f.progress.completed = d.completed;
+      if (typeof d.completed === "number") {
+        // More work completed is real progress: the spiral detector starts over.
+        if (f.spiral && d.completed > f.progress.completed) f.spiral.window = [];
+        f.progress.completed = d.completed;
+      }
       return;
     case "decision:added":
       pushBounded(
@@ -237,5 +255,119 @@ function foldFacet(snap: Snapshot, type: FacetEventType, ev: JournalEvent): void
       return;
     case "note:added":
       return;
+    case "turn:recorded":
+    case "spiral:detected":
+    case "spiral:cleared":
+      foldSpiral(snap, type, ev);
+      return;
+    case "lesson:added": {
+      const rollback = s(d, "rollback");
+      const rec = rollback === undefined ? undefined : f.rollbacks?.find((r) => r.id === rollback);
+      if (rec) rec.lesson = s(d, "id");
+      return;
+    }
+    case "rollback:started":
+    case "rollback:applied":
+      foldRollback(snap, type, ev);
+      return;
+    case "target:set":
+      snap.target = defined({
+        kind: s(d, "kind") ?? "",
+        id: s(d, "id") ?? "",
+        url: s(d, "url") === undefined ? undefined : cutUrl(s(d, "url") as string),
+        label: s(d, "label"),
+        reason: s(d, "reason"),
+        setAt: ev.at,
+        seq: ev.seq,
+      });
+      return;
+    case "target:cleared":
+      delete snap.target;
+      return;
+    case "artifact:added": {
+      f.artifacts ??= []; // snapshots stored before artifacts existed
+      const id = s(d, "id") ?? String(ev.seq);
+      const i = f.artifacts.findIndex((a) => a.id === id);
+      if (i >= 0) f.artifacts.splice(i, 1);
+      const rec = defined({
+        id,
+        name: s(d, "name") ?? id,
+        hash: s(d, "hash") ?? "",
+        size: typeof d.size === "number" ? d.size : 0,
+        mediaType: s(d, "mediaType"),
+        label: s(d, "label"),
+        at: ev.at,
+      });
+      pushBounded(f.artifacts, rec, SNAPSHOT_LIMITS.artifacts);
+      return;
+    }
   }
+}
+
+function foldRollback(snap: Snapshot, type: "rollback:started" | "rollback:applied", ev: JournalEvent): void {
+  const d = ev.data;
+  snap.facets.rollbacks ??= []; // snapshots stored before rollbacks existed
+  const list = snap.facets.rollbacks;
+  const id = s(d, "id") ?? String(ev.seq);
+  let rec = list.find((r) => r.id === id);
+  if (!rec) {
+    rec = { id, target: s(d, "target") ?? "", safety: s(d, "safety") ?? "", state: "started", files: 0, startedAt: ev.at, seq: ev.seq };
+    pushBounded(list, rec, SNAPSHOT_LIMITS.rollbacks);
+  }
+  rec.seq = ev.seq;
+  if (type === "rollback:started") {
+    rec.files = typeof d.files === "number" ? d.files : 0;
+    return;
+  }
+  rec.state = "applied";
+  rec.appliedAt = ev.at;
+  rec.restored = typeof d.restored === "number" ? d.restored : 0;
+  rec.removed = typeof d.removed === "number" ? d.removed : 0;
+  if (rec.files === 0) rec.files = rec.restored + rec.removed;
+}
+
+/** Turns feed the spiral detector's window; a detection pauses the session until cleared. */
+function foldSpiral(snap: Snapshot, type: "turn:recorded" | "spiral:detected" | "spiral:cleared", ev: JournalEvent): void {
+  snap.facets.spiral ??= emptySpiral();
+  const sp = snap.facets.spiral;
+  const d = ev.data;
+  if (type === "turn:recorded") {
+    const files = Array.isArray(d.files) ? (d.files as unknown as TurnFile[]) : [];
+    const record = defined({
+      tool: s(d, "tool") ?? "",
+      status: (s(d, "status") ?? "success") as TurnStatus,
+      argsHash: s(d, "argsHash"),
+      files,
+      fingerprint: s(d, "fingerprint"),
+      observationHash: s(d, "observationHash"),
+      checkpointId: s(d, "checkpointId"),
+      progress: typeof d.progress === "boolean" ? d.progress : undefined,
+    });
+    sp.turns++;
+    sp.window = pushTurn(sp.window, turnEntry(record, { id: ev.id, seq: ev.seq, at: ev.at }));
+    return;
+  }
+  if (type === "spiral:cleared") {
+    sp.paused = false;
+    for (const k of ["pattern", "evidence", "proposedCheckpoint", "detectedAt", "detectedSeq"] as const) delete sp[k];
+    sp.clearedAt = ev.at;
+    sp.window = []; // the user chose: start over
+    return;
+  }
+  const ids = strings(d, "turns");
+  const pattern = (s(d, "pattern") ?? "same_signature") as SpiralPattern;
+  sp.paused = true;
+  sp.pattern = pattern;
+  sp.evidence = defined({
+    pattern,
+    summary: s(d, "summary") ?? "",
+    turns: sp.window.filter((t) => ids.includes(t.id)).map((t) => t.seq),
+    path: s(d, "path"),
+    signature: s(d, "signature"),
+    fingerprint: s(d, "fingerprint"),
+  });
+  if (s(d, "proposedCheckpoint") !== undefined) sp.proposedCheckpoint = s(d, "proposedCheckpoint");
+  else delete sp.proposedCheckpoint;
+  sp.detectedAt = ev.at;
+  sp.detectedSeq = ev.seq;
 }

@@ -27,6 +27,20 @@ export function renderStateMd(snap: Snapshot, next: NextAction, opts: { generate
   push("## Next action", "");
   push(`**${next.action}**: ${next.reason}`, "");
   if (next.command) push("```sh", next.command, "```", "");
+  if (next.choices?.length) push(...next.choices.map((c) => `- **${c.choice}**: ${esc(c.description)}: \`${c.command}\``), "");
+
+  const sp = f.spiral;
+  if (sp?.paused) {
+    push("## Spiral (paused)", "");
+    if (sp.evidence)
+      push(`**${sp.evidence.pattern}**: ${esc(sp.evidence.summary)}.`, "", `- turns (journal seq): ${sp.evidence.turns.join(", ")}`);
+    if (sp.evidence?.path) push(`- file: \`${sp.evidence.path}\``);
+    if (sp.evidence?.fingerprint) push(`- failure: \`${esc(sp.evidence.fingerprint)}\``);
+    push(
+      `- proposed rollback: ${sp.proposedCheckpoint ? `checkpoint \`${sp.proposedCheckpoint}\`` : "none (no turn carried a checkpoint)"}`,
+    );
+    push(`- detected: ${sp.detectedAt ?? "?"} (seq ${sp.detectedSeq ?? "?"}); clear with \`baton resume ${snap.sessionId} --unpause\``, "");
+  }
 
   push("## Position", "");
   const pos = f.position;
@@ -94,6 +108,29 @@ export function renderStateMd(snap: Snapshot, next: NextAction, opts: { generate
     );
   if (rc.keyImplementations.length) push("**Key implementations**", "", ...rc.keyImplementations.map((x) => `- ${esc(x)}`), "");
   if (rc.openQuestions.length) push("**Open questions**", "", ...rc.openQuestions.map((x) => `- ${esc(x)}`), "");
+
+  const rollbacks = f.rollbacks ?? [];
+  if (rollbacks.length) {
+    push("## Rollbacks", "");
+    for (const r of rollbacks) {
+      const what =
+        r.state === "applied"
+          ? `restored ${r.restored ?? 0} and removed ${r.removed ?? 0} file(s) at ${r.appliedAt ?? r.startedAt}`
+          : `**interrupted** (started ${r.startedAt}, ${r.files} file(s)): finish with \`baton rollback --to ${r.target}\` or undo with \`baton rollback --to ${r.safety}\``;
+      push(
+        `- \`${r.id}\` to checkpoint \`${r.target}\`: ${what}; safety checkpoint \`${r.safety}\`${r.lesson ? `; lesson: ${esc(r.lesson)}` : ""}`,
+      );
+    }
+    push("");
+  }
+  const artifacts = f.artifacts ?? [];
+  if (artifacts.length) {
+    push("## Artifacts", "");
+    for (const a of artifacts) {
+      push(`- \`${esc(a.name)}\` (${a.size} bytes, sha256 ${a.hash.slice(0, 12)})${a.label ? `: ${esc(a.label)}` : ""}`);
+    }
+    push("");
+  }
 
   const ctx = Object.entries(snap.context);
   if (ctx.length) {

@@ -14,6 +14,10 @@
  * - diagnostic: something Baton noticed and kept rather than threw away: a late event in a
  *   fenced phase, a stale checkpoint, a corrupt journal row, a repaired snapshot.
  * - next action: the single thing to do now, with a stable code, a reason and the command.
+ * - ledger node: one tool-call attempt in the trajectory ledger, redacted and bounded before it
+ *   is stored (core/ledger.ts, core/redact.ts); kept beside the journal, not in it.
+ * - fingerprint: a short stable id of a failure (core/fingerprint.ts): the same error text,
+ *   up to numbers, ids and secrets, gives the same fingerprint.
  */
 
 export type JsonValue = null | boolean | number | string | JsonValue[] | { [key: string]: JsonValue };
@@ -136,6 +140,109 @@ export interface ResumeContext {
   openQuestions: string[];
 }
 
+/**
+ * A rollback as the journal saw it: `rollback:started` (before any file is touched), then
+ * `rollback:applied`. One left at `started` was interrupted: its files are each wholly old or
+ * wholly new, and status says how to finish or undo it.
+ */
+export interface RollbackRecord {
+  /** The rollback's id; also the id of its `rollback:applied` event. */
+  id: string;
+  /** The checkpoint restored. */
+  target: string;
+  /** The checkpoint taken just before restoring: roll back to it to undo this rollback. */
+  safety: string;
+  state: "started" | "applied";
+  /** Files it set out to restore or remove. */
+  files: number;
+  restored?: number;
+  removed?: number;
+  startedAt: string;
+  appliedAt?: string;
+  /** Seq of the latest event about it. */
+  seq: number;
+  /** Set by the lessons facet when a lesson was captured from this rollback. */
+  lesson?: string;
+}
+
+/** A file attached to a session (kept in the blob store until the session completes). */
+export interface ArtifactRecord {
+  id: string;
+  name: string;
+  /** sha256 of the content (the blob). */
+  hash: string;
+  size: number;
+  mediaType?: string;
+  label?: string;
+  at: string;
+}
+
+/** What a turn's tool call did. `no_progress`: it ran but changed nothing that matters. */
+export type TurnStatus = "success" | "error" | "no_progress" | "recovered";
+
+/** A file a turn wrote, as it was after the turn (`hash` absent: the file was deleted). */
+export interface TurnFile {
+  path: string;
+  hash?: string;
+  size?: number;
+}
+
+/** One agent turn (a tool call and its result), as a `turn:recorded` event carries it. */
+export interface TurnRecord {
+  tool: string;
+  /** A hash of the call's arguments: with the tool, the call's signature. */
+  argsHash?: string;
+  /** The files the call wrote, as they were after it. */
+  files?: TurnFile[];
+  status: TurnStatus;
+  /** A stable fingerprint of the failure (error class + location), when the call failed. */
+  fingerprint?: string;
+  /** A hash of what the call returned, to see the same observation again. */
+  observationHash?: string;
+  /** The checkpoint taken before this turn, if any: where a rollback would land. */
+  checkpointId?: string;
+  /** The caller's own verdict: `true` is real progress (resets the detector). */
+  progress?: boolean;
+}
+
+/** A turn in the detector's window: the record plus where it sits in the journal. */
+export interface TurnEntry extends TurnRecord {
+  /** The `turn:recorded` event's id and seq. */
+  id: string;
+  seq: number;
+  at: string;
+  files: TurnFile[];
+}
+
+export type SpiralPattern = "same_signature" | "file_churn" | "same_failure" | "alternation" | "same_observation";
+
+export interface SpiralEvidence {
+  pattern: SpiralPattern;
+  /** One sentence a human reads: what repeated, how often. */
+  summary: string;
+  /** The journal seqs of the turns involved, oldest first; the spiral began at the first. */
+  turns: number[];
+  path?: string;
+  signature?: string;
+  fingerprint?: string;
+}
+
+export interface SpiralState {
+  /** A spiral was detected and nobody has cleared it (`baton resume --unpause`). */
+  paused: boolean;
+  pattern?: SpiralPattern;
+  evidence?: SpiralEvidence;
+  /** The last checkpoint before the spiral began, to roll back to. */
+  proposedCheckpoint?: string;
+  detectedAt?: string;
+  detectedSeq?: number;
+  clearedAt?: string;
+  /** Turns recorded in the session, ever. */
+  turns: number;
+  /** The most recent turns since the last reset, oldest first, at most SNAPSHOT_LIMITS.turns. */
+  window: TurnEntry[];
+}
+
 export interface Facets {
   position: Position;
   progress: Progress;
@@ -143,6 +250,30 @@ export interface Facets {
   blockers: Blocker[];
   runs: RunRecord[];
   resume: ResumeContext;
+  /**
+   * Recent turns and the spiral detector's state (core/spiral.ts). Created by the first
+   * `turn:recorded`; absent in sessions that never recorded a turn.
+   */
+  spiral?: SpiralState;
+  /** The latest rollbacks (bounded: SNAPSHOT_LIMITS.rollbacks). */
+  rollbacks: RollbackRecord[];
+  /** Artifacts attached to the session (bounded: SNAPSHOT_LIMITS.artifacts). */
+  artifacts: ArtifactRecord[];
+}
+
+/**
+ * The external target a session is bound to (a browser tab, a remote job): `target:set`.
+ * `url` is kept cut to protocol, host and path (core/targets.ts).
+ */
+export interface TargetBinding {
+  kind: string;
+  id: string;
+  url?: string;
+  label?: string;
+  /** Why it was (re)bound, e.g. `forced` when a caller rebound it over a mismatch. */
+  reason?: string;
+  setAt: string;
+  seq: number;
 }
 
 /**
@@ -165,6 +296,8 @@ export interface Snapshot {
   presence?: "present" | "absent";
   /** Free context: merged from flow events' data and `context:set` events. */
   context: JsonObject;
+  /** The external target the session is bound to (`target:set`); absent when unbound. */
+  target?: TargetBinding;
   facets: Facets;
   diagnostics: Diagnostic[];
   counts: { events: number; fenced: number; stale: number; corrupt: number };
@@ -176,6 +309,11 @@ export const SNAPSHOT_LIMITS = Object.freeze({
   diagnostics: 50,
   filesModified: 200,
   notes: 50,
+  /** The spiral detector's window of recent turns, and the files kept per turn in it. */
+  turns: 12,
+  filesPerTurn: 32,
+  rollbacks: 20,
+  artifacts: 100,
 });
 
 export interface NextAction {
@@ -183,6 +321,14 @@ export interface NextAction {
   action: string;
   reason: string;
   /** The exact command to run; empty when there is nothing to run. */
+  command: string;
+  /** For `ask_user`: the options to put to the user, each with the command that carries it out. */
+  choices?: NextActionChoice[];
+}
+
+export interface NextActionChoice {
+  choice: string;
+  description: string;
   command: string;
 }
 

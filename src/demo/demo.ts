@@ -517,11 +517,13 @@ async function tell(s: Story, keep: boolean, agentRef: { child?: ChildProcess })
   // 6. Fresh process: status
   n.begin(
     "A fresh process asks where things stand",
-    "Nothing survives in memory. A brand-new process runs baton status and gets the next action, with the accepted variant and its params, straight from the journal and the files.",
+    "Nothing survives in memory. A brand-new process runs baton status: it finds the killed agent's run dead (its pid is gone) and records it as crashed, then gives the next action, with the accepted variant and its params, straight from the journal and the files.",
   );
   const st6 = s.say(["status"], (c) => {
     const x = c.json.sessions[0];
+    const crashed = (c.json.crashedRuns as Json[] | undefined) ?? [];
     return [
+      ...crashed.map((r) => `run ${r.runId} crashed (${r.proof}): recorded by status; its leased work went back to the queue`),
       ...nextOf(x),
       `context: variantId=${x.context.variantId} paramValues=${JSON.stringify(x.context.paramValues)} file=${x.context.file}`,
     ];
@@ -537,16 +539,16 @@ async function tell(s: Story, keep: boolean, agentRef: { child?: ChildProcess })
   } catch {
     alive = false;
   }
-  // The journal's own record of the killed agent's run: still "running", with the dead pid.
-  const runOf = (c: CliCall): Json => (c.json.facets?.runs as Json[] | undefined)?.find((r) => r.status === "running" && r.pid === pid);
+  // The journal's own record of the killed agent's run: marked crashed by status, with the dead pid.
+  const runOf = (c: CliCall): Json => (c.json.facets?.runs as Json[] | undefined)?.find((r) => r.pid === pid);
   const resumed = s.say(["resume", SESSION], (c) => {
     const r = runOf(c);
-    return [`run ${r?.runId} (pid ${r?.pid}) is still "${r?.status}" in the journal; pid ${r?.pid} is ${alive ? "alive?!" : "gone"}`];
+    return [`run ${r?.runId} (pid ${r?.pid}) is "${r?.status}" in the journal; pid ${r?.pid} is ${alive ? "alive?!" : "gone"}`];
   });
   const deadRun = runOf(resumed);
   check(
-    deadRun?.runId === started?.runId,
-    `the journal should list the killed agent's run (pid ${pid}) as running`,
+    deadRun?.runId === started?.runId && deadRun?.status === "crashed",
+    `the journal should list the killed agent's run (pid ${pid}) as crashed`,
     resumed.json.facets?.runs,
   );
   check(!alive, `the killed agent (pid ${pid}) should be gone`, { pid });
@@ -565,19 +567,7 @@ async function tell(s: Story, keep: boolean, agentRef: { child?: ChildProcess })
   const { variantId, paramValues } = s6.context as { variantId: string; paramValues: { hue: number; density: string } };
   n.begin(
     `The fresh agent applies ${variantId}; completing too early is refused`,
-    `Using only what the journal and the file say, the agent records the dead run as crashed, keeps ${variantId} with its params inside carbonize markers, and records accepted. Completing now is refused: the markers are still in the source.`,
-  );
-  s.say(
-    [
-      "event",
-      SESSION,
-      "run:crashed",
-      "--actor",
-      "agent",
-      "--data",
-      JSON.stringify({ runId: deadRun.runId, reason: "killed with SIGKILL" }),
-    ],
-    (c) => [`seq ${c.json.event.seq} run:crashed: ${c.json.outcome}`],
+    `Using only what the journal and the file say, the agent keeps ${variantId} with its params inside carbonize markers, and records accepted. Completing now is refused: the markers are still in the source.`,
   );
   const before = s.file();
   const block = new RegExp(`^( *)<div data-${M.variant}"${variantId}"[^\\n]*\\n([\\s\\S]*?)^\\1</div>\\n`, "m").exec(before);

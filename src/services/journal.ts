@@ -19,6 +19,21 @@ const EVENT_ID = /^[\x21-\x7e]{1,200}$/;
 const EVENT_TYPE = /^[a-z][a-z0-9_]*(:[a-z][a-z0-9_]*)?$/;
 const FOLD_PAGE = 2_000;
 
+/**
+ * The stored snapshot is written when the phase changes, and otherwise once every this many
+ * events; reads fold the events after it, so a lagging snapshot costs a read a few folds and
+ * saves every append a snapshot write (measured in docs/benchmarks.md).
+ */
+export const SNAPSHOT_EVERY = 64;
+/** Sessions whose folded snapshot this process keeps between its own appends. */
+const CACHED_SESSIONS = 64;
+
+interface Folded {
+  snap: Snapshot;
+  /** The seq of the snapshot stored in the database (0: none stored, or unreadable). */
+  storedSeq: number;
+}
+
 export interface StartSessionInput {
   flow: string;
   id?: string;
@@ -39,17 +54,62 @@ export interface SessionView {
 
 export interface JournalOptions {
   now?: () => Date;
+  /** Deliveries before a work item is dead-lettered. Default 5. */
+  maxAttempts?: number;
 }
+
+/** Called for each appended event, inside the append's transaction (the queue's hook). */
+export type AppendHook = (tx: StoreTx, flow: FlowDefinition, event: JournalEvent, outcome: EventOutcome) => Promise<void>;
 
 export class Journal {
   readonly #backend: Backend;
   readonly #flows: FlowRegistry;
   readonly #now: () => Date;
 
+  readonly #hooks: AppendHook[] = [];
+  /**
+   * The folded snapshot of recently appended sessions. An entry is taken out while a write
+   * transaction uses it and put back only after that transaction commits, so a rollback can
+   * never leave a folded-but-uncommitted state behind; it is used only when its lastSeq still
+   * equals the session's (no other process appended since).
+   */
+  readonly #folded = new Map<string, Folded>();
+
   constructor(backend: Backend, flows: FlowRegistry, opts: JournalOptions = {}) {
     this.#backend = backend;
     this.#flows = flows;
     this.#now = opts.now ?? (() => new Date());
+  }
+
+  /**
+   * Run `hook` for every appended event inside the append's own transaction, so what it
+   * writes (the queue's work items) commits or rolls back with the event.
+   */
+  addAppendHook(hook: AppendHook): void {
+    this.#hooks.push(hook);
+  }
+
+  /** Append inside a transaction another service opened (the queue's ack journals its result so). */
+  async appendInTx(tx: StoreTx, sessionId: string, inputs: readonly EventInput[]): Promise<AppendResult[]> {
+    return (await this.#appendIn(tx, sessionId, inputs)).results;
+  }
+
+  async #appendIn(tx: StoreTx, sessionId: string, inputs: readonly EventInput[]): Promise<{ results: AppendResult[]; folded: Folded }> {
+    const session = await tx.getSession(sessionId);
+    if (!session) throw notFound(sessionId);
+    const flow = await this.#flows.get(session.flow);
+    const cached = this.#folded.get(sessionId);
+    this.#folded.delete(sessionId);
+    const folded =
+      cached && cached.snap.lastSeq === session.lastSeq && cached.snap.flow === session.flow ? cached : await loadFolded(tx, session, flow);
+    const results = await this.#appendInTx(tx, session, flow, folded, inputs);
+    return { results, folded };
+  }
+
+  #remember(sessionId: string, folded: Folded): void {
+    this.#folded.delete(sessionId);
+    this.#folded.set(sessionId, folded);
+    if (this.#folded.size > CACHED_SESSIONS) this.#folded.delete(this.#folded.keys().next().value as string);
   }
 
   async startSession(input: StartSessionInput): Promise<Snapshot> {
@@ -63,25 +123,30 @@ export class Journal {
     const data: JsonObject = { flow: flow.name };
     if (input.title !== undefined) data.title = input.title;
     if (input.deadline !== undefined) data.deadline = new Date(input.deadline).toISOString();
-    return this.#backend.transaction("write", async (tx) => {
-      if (await tx.getSession(id))
-        throw new BatonError("session_exists", `session "${id}" already exists; choose another --id`, { sessionId: id });
-      const at = this.#now().toISOString();
-      const row: SessionRow = {
-        id,
-        flow: flow.name,
-        title: input.title ?? null,
-        phase: flow.initial,
-        status: "active",
-        createdAt: at,
-        updatedAt: at,
-        lastSeq: 0,
-      };
-      await tx.insertSession(row);
-      const snap = emptySnapshot(id, flow, at);
-      await this.#appendInTx(tx, row, flow, snap, [{ type: "session:started", actor: input.actor ?? "user", data }]);
-      return snap;
-    });
+    return this.#backend
+      .transaction("write", async (tx) => {
+        if (await tx.getSession(id))
+          throw new BatonError("session_exists", `session "${id}" already exists; choose another --id`, { sessionId: id });
+        const at = this.#now().toISOString();
+        const row: SessionRow = {
+          id,
+          flow: flow.name,
+          title: input.title ?? null,
+          phase: flow.initial,
+          status: "active",
+          createdAt: at,
+          updatedAt: at,
+          lastSeq: 0,
+        };
+        await tx.insertSession(row);
+        const folded: Folded = { snap: emptySnapshot(id, flow, at), storedSeq: 0 };
+        await this.#appendInTx(tx, row, flow, folded, [{ type: "session:started", actor: input.actor ?? "user", data }]);
+        return folded;
+      })
+      .then((folded) => {
+        this.#remember(id, folded);
+        return structuredClone(folded.snap);
+      });
   }
 
   async listSessions(opts: { includeCompleted?: boolean } = {}): Promise<SessionRow[]> {
@@ -100,22 +165,20 @@ export class Journal {
    */
   async appendBatch(sessionId: string, inputs: readonly EventInput[]): Promise<AppendResult[]> {
     if (inputs.length === 0) return [];
-    return this.#backend.transaction("write", async (tx) => {
-      const session = await tx.getSession(sessionId);
-      if (!session) throw notFound(sessionId);
-      const flow = await this.#flows.get(session.flow);
-      const { snapshot } = await loadSnapshot(tx, session, flow);
-      return this.#appendInTx(tx, session, flow, snapshot, inputs);
-    });
+    const { results, folded } = await this.#backend.transaction("write", (tx) => this.#appendIn(tx, sessionId, inputs));
+    this.#remember(sessionId, folded); // committed: the folded state is now the journal's
+    return results;
   }
 
   async #appendInTx(
     tx: StoreTx,
     session: SessionRow,
     flow: FlowDefinition,
-    snap: Snapshot,
+    folded: Folded,
     inputs: readonly EventInput[],
   ): Promise<AppendResult[]> {
+    const snap = folded.snap;
+    const phaseBefore = snap.phase;
     const results: AppendResult[] = [];
     const rows: EventRow[] = [];
     const inBatch = new Map<string, { row: EventRow; result: AppendResult }>();
@@ -125,7 +188,8 @@ export class Journal {
       const actor = ev.actor ?? "user";
       const bodyHash = sha256(canonicalJson({ type: ev.type, actor, data: ev.data, revision: ev.revision ?? null }));
       const id = ev.id ?? `ev_${randomId()}`;
-      const prior = inBatch.get(id) ?? (ev.id !== undefined ? await findPrior(tx, session.id, id) : undefined);
+      // A generated id is fresh: only a caller-supplied id can repeat one in this batch or the journal.
+      const prior = ev.id === undefined ? undefined : (inBatch.get(id) ?? (await findPrior(tx, session.id, id)));
       if (prior) {
         if (prior.row.bodyHash !== bodyHash) {
           throw new BatonError(
@@ -190,12 +254,21 @@ export class Journal {
       };
       rows.push(row);
       const result: AppendResult = { event, duplicate: false, outcome, phase: snap.phase };
-      inBatch.set(id, { row, result });
+      if (ev.id !== undefined) inBatch.set(id, { row, result });
       results.push(result);
     }
     if (rows.length > 0) {
       await tx.insertEvents(rows);
-      await tx.putSnapshot(snapshotRow(snap));
+      if (this.#hooks.length > 0) {
+        for (const r of results) {
+          if (r.duplicate) continue;
+          for (const hook of this.#hooks) await hook(tx, flow, r.event, r.outcome);
+        }
+      }
+      if (snap.phase !== phaseBefore || folded.storedSeq === 0 || snap.lastSeq - folded.storedSeq >= SNAPSHOT_EVERY) {
+        await tx.putSnapshot(snapshotRow(snap));
+        folded.storedSeq = snap.lastSeq;
+      }
       await tx.updateSession(session.id, {
         phase: snap.phase,
         status: isTerminal(flow, snap.phase, snap.deadline, new Date(at)) ? "completed" : "active",
@@ -257,10 +330,15 @@ export class Journal {
           const session = await tx.getSession(id);
           if (!session) throw notFound(id);
           const flow = await this.#flows.get(session.flow);
+          this.#folded.delete(id);
           const snap = await foldFrom(tx, session, flow, emptySnapshot(session.id, flow, session.createdAt));
           const fresh = snapshotRow(snap);
           const stored = await tx.getSnapshot(id);
-          const repaired = !stored || stored.hash !== fresh.hash || stored.body !== fresh.body || stored.lastSeq !== fresh.lastSeq;
+          // The stored snapshot may lag (see SNAPSHOT_EVERY): it agrees when it verifies and,
+          // with the events after it folded in, equals the full refold.
+          const current = await loadFolded(tx, session, flow);
+          const repaired = !stored || current.storedSeq === 0 || canonicalJson(current.snap) !== canonicalJson(snap);
+          if (!repaired && stored.lastSeq !== snap.lastSeq) await tx.putSnapshot(fresh); // catch up; not a repair
           if (repaired) {
             await tx.putSnapshot(fresh);
             const at = this.#now().toISOString();
@@ -281,6 +359,35 @@ export class Journal {
       );
     }
     return out;
+  }
+
+  /**
+   * Refold a session from seq 1 and compare it with the stored snapshot, as `rebuild` does, in
+   * a read transaction: nothing is written (`rebuild` repairs). A stored snapshot that lags
+   * (SNAPSHOT_EVERY) agrees when, with the later events folded in, it equals the refold.
+   * `problem`: `missing`, `corrupt` (it does not verify), or `differs`.
+   */
+  async verifySnapshot(sessionId: string): Promise<{
+    sessionId: string;
+    matches: boolean;
+    journalSeq: number;
+    storedSeq?: number;
+    problem?: "missing" | "corrupt" | "differs";
+  }> {
+    return this.#backend.transaction("read", async (tx) => {
+      const session = await tx.getSession(sessionId);
+      if (!session) throw notFound(sessionId);
+      const flow = await this.#flows.get(session.flow);
+      const snap = await foldFrom(tx, session, flow, emptySnapshot(session.id, flow, session.createdAt));
+      const stored = await tx.getSnapshot(sessionId);
+      const base = { sessionId, journalSeq: snap.lastSeq };
+      if (!stored) return { ...base, matches: false, problem: "missing" as const };
+      const out = { ...base, storedSeq: stored.lastSeq };
+      const current = await loadFolded(tx, session, flow);
+      if (current.storedSeq === 0) return { ...out, matches: false, problem: "corrupt" as const };
+      if (canonicalJson(current.snap) !== canonicalJson(snap)) return { ...out, matches: false, problem: "differs" as const };
+      return { ...out, matches: true };
+    });
   }
 
   /** Every journal row of a session, in pages, for export. */
@@ -382,15 +489,21 @@ async function foldFrom(tx: StoreTx, session: SessionRow, flow: FlowDefinition, 
   }
 }
 
+/** The current snapshot for a write, with the seq of the stored one (0 when unusable). */
+async function loadFolded(tx: StoreTx, session: SessionRow, flow: FlowDefinition): Promise<Folded> {
+  const { snapshot, storedSeq } = await loadSnapshot(tx, session, flow);
+  return { snap: snapshot, storedSeq };
+}
+
 /**
- * The current snapshot: the cached one when its hash verifies, plus newer events; a corrupt or
- * missing one is refolded from the journal in memory (and reported) without writing.
+ * The current snapshot: the stored one when its checksum verifies, plus newer events; a
+ * corrupt or missing one is refolded from the journal in memory (and reported) without writing.
  */
 async function loadSnapshot(
   tx: StoreTx,
   session: SessionRow,
   flow: FlowDefinition,
-): Promise<{ snapshot: Snapshot; readDiagnostics: Diagnostic[] }> {
+): Promise<{ snapshot: Snapshot; readDiagnostics: Diagnostic[]; storedSeq: number }> {
   const readDiagnostics: Diagnostic[] = [];
   const row = await tx.getSnapshot(session.id);
   let snap: Snapshot | undefined;
@@ -411,7 +524,8 @@ async function loadSnapshot(
       });
     }
   }
+  const storedSeq = snap ? snap.lastSeq : 0;
   snap ??= emptySnapshot(session.id, flow, session.createdAt);
   await foldFrom(tx, session, flow, snap);
-  return { snapshot: snap, readDiagnostics };
+  return { snapshot: snap, readDiagnostics, storedSeq };
 }

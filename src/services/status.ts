@@ -3,14 +3,29 @@
  * The next action comes from, in order: the override rules (core/next-action.ts), the files
  * (markers: file truth repairs journal drift), then the flow's phase rule.
  */
-import { resolve } from "node:path";
+import { existsSync } from "node:fs";
+import { join, resolve } from "node:path";
 import { isTerminal, phaseNextAction } from "../core/flow.js";
 import { type MarkerFinding, markerNextAction } from "../core/markers.js";
 import { overridingAction } from "../core/next-action.js";
-import type { Blocker, Decision, Diagnostic, JournalEvent, JsonObject, NextAction, Position, Snapshot } from "../core/types.js";
+import { lastRollback, rollbackSuggestions } from "../core/rollback.js";
+import { type SpiralView, spiralView } from "../core/spiral.js";
+import type {
+  Blocker,
+  Decision,
+  Diagnostic,
+  JournalEvent,
+  JsonObject,
+  NextAction,
+  Position,
+  RollbackRecord,
+  Snapshot,
+} from "../core/types.js";
 import { BatonError } from "../errors.js";
+import { blobFile } from "./blobs.js";
 import { hashFile, scanSessionFiles } from "./files.js";
 import type { Journal, SessionView } from "./journal.js";
+import type { PendingWork, Queue } from "./queue.js";
 
 export interface SessionStatus {
   sessionId: string;
@@ -21,10 +36,14 @@ export interface SessionStatus {
   nextAction: NextAction;
   /** Free context: variantId, paramValues, file, … as the flow's events recorded them. */
   context: JsonObject;
-  /** Work items waiting for the agent (filled by the delivery queue). */
-  pendingWork: unknown[];
+  /** Open work items for the agent, in delivery order, with their leases (holder, expiry). */
+  pendingWork: PendingWork[];
   /** Optional follow-ups that do not replace the next action (e.g. capture a lesson after a rollback). */
   suggestions: NextAction[];
+  /** Present while a spiral pauses the session: the pattern, the turns, the proposed checkpoint. */
+  spiral?: SpiralView;
+  /** The session's latest rollback (`state: "started"` means interrupted: see the next action). */
+  lastRollback?: RollbackRecord;
   position: Position;
   progress: { total: number; completed: number; percent: number };
   activeBlockers: Blocker[];
@@ -64,11 +83,13 @@ const RECENT_DECISIONS = 5;
 
 export class StatusService {
   readonly #journal: Journal;
+  readonly #queue: Queue;
   readonly #root: string;
   readonly #now: () => Date;
 
-  constructor(journal: Journal, root: string, now: () => Date = () => new Date()) {
+  constructor(journal: Journal, queue: Queue, root: string, now: () => Date = () => new Date()) {
     this.#journal = journal;
+    this.#queue = queue;
     this.#root = root;
     this.#now = now;
   }
@@ -79,14 +100,20 @@ export class StatusService {
       : (await this.#journal.listSessions({ includeCompleted: opts.all ?? false })).map((s) => s.id);
     const sessions: SessionStatus[] = [];
     for (const id of ids) {
-      const s = this.describe(await this.#journal.read(id));
+      const s = await this.describeSession(id);
       if (s.status === "active" || opts.all || opts.sessionId) sessions.push(s);
     }
     return sessions.some((s) => s.status === "active") || opts.sessionId ? { sessions } : { sessions, nextAction: NO_ACTIVE_SESSION };
   }
 
-  /** Status of one session from a read. */
-  describe(view: SessionView): SessionStatus {
+  /** Status of one session: its read plus its open work. */
+  async describeSession(sessionId: string): Promise<SessionStatus> {
+    const view = await this.#journal.read(sessionId);
+    return this.describe(view, await this.#queue.pending(sessionId));
+  }
+
+  /** Status of one session from a read and its open work. */
+  describe(view: SessionView, pendingWork: PendingWork[] = []): SessionStatus {
     const { snapshot: snap, flow } = view;
     const now = this.#now();
     const phaseAction = phaseNextAction(flow, snap, now);
@@ -94,13 +121,16 @@ export class StatusService {
     const diagnostics = [...snap.diagnostics.filter((d) => d.severity !== "info").slice(-10), ...view.readDiagnostics];
     let nextAction = phaseAction;
     let markers: MarkerFinding[] = [];
-    const pendingWork: unknown[] = [];
     if (!completed) {
       const scan = scanSessionFiles(this.#root, flow, snap);
-      diagnostics.push(...scan.diagnostics);
+      diagnostics.push(...scan.diagnostics, ...this.#missingArtifacts(snap));
       markers = scan.files.flatMap((f) => f.findings);
       nextAction =
-        overridingAction({ flow, snap, pendingWork: pendingWork.length }) ??
+        overridingAction({
+          flow,
+          snap,
+          pendingWork: pendingWork.map((w) => ({ kind: w.kind, seq: w.seq, state: w.state, leaseExpired: w.lease?.expired === true })),
+        }) ??
         (scan.files.length > 0 ? markerNextAction(flow, snap, scan.files) : undefined) ??
         phaseAction;
     }
@@ -113,7 +143,7 @@ export class StatusService {
       nextAction,
       context: snap.context,
       pendingWork,
-      suggestions: [],
+      suggestions: completed ? [] : rollbackSuggestions(snap),
       position: snap.facets.position,
       progress: { total, completed: done, percent: total > 0 ? Math.round((done / total) * 100) : 0 },
       activeBlockers: snap.facets.blockers.filter((b) => b.state === "active"),
@@ -124,12 +154,28 @@ export class StatusService {
       updatedAt: snap.updatedAt,
     };
     if (snap.title !== undefined) out.title = snap.title;
+    if (snap.facets.spiral?.paused) out.spiral = spiralView(snap.facets.spiral);
+    const rb = lastRollback(snap);
+    if (rb) out.lastRollback = rb;
     return out;
+  }
+
+  /** Artifacts whose blob is gone from `.baton/blobs/` (kept until the session completes, so this is damage). */
+  #missingArtifacts(snap: Snapshot): Diagnostic[] {
+    const blobs = join(this.#root, ".baton", "blobs");
+    return (snap.facets.artifacts ?? [])
+      .filter((a) => !existsSync(blobFile(blobs, a.hash)))
+      .map((a) => ({
+        code: "artifact_missing",
+        severity: "warning" as const,
+        message: `artifact "${a.name}" (${a.id}, sha256 ${a.hash.slice(0, 12)}) is missing from .baton/blobs/; attach it again with \`baton artifact add\``,
+        at: a.at,
+      }));
   }
 
   async resume(sessionId: string): Promise<ResumeReport> {
     const view = await this.#journal.read(sessionId);
-    const status = this.describe(view);
+    const status = this.describe(view, await this.#queue.pending(sessionId));
     const { events } = await this.#journal.events(sessionId, { afterSeq: Math.max(0, view.snapshot.lastSeq - 20) });
     const files: FileCheck[] = view.snapshot.facets.resume.filesModified.map((rec) => {
       const now = hashFile(resolve(this.#root, rec.path));

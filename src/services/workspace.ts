@@ -62,7 +62,11 @@ export function ensureWorkspace(ws: Workspace): void {
   try {
     mkdirSync(ws.dir, { recursive: true });
     const ignore = join(ws.dir, ".gitignore");
-    if (!existsSync(ignore)) writeFileSync(ignore, "# Baton's journal is local to this machine.\nbaton.db*\nlogs/\n");
+    if (!existsSync(ignore))
+      writeFileSync(
+        ignore,
+        "# Baton's journal is local to this machine.\nbaton.db*\nlogs/\nserver.json\nserver.key\nledger-failures.json\nhooks/\n",
+      );
   } catch (err) {
     const code = (err as NodeJS.ErrnoException).code ?? "";
     throw new BatonError(

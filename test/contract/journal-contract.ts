@@ -215,6 +215,23 @@ export function journalContract(name: string, factory: StoreFactory): void {
       expect(next.event.seq).toBe(5);
     });
 
+    it("keeps reads exact while the stored snapshot lags, and interleaved writers never fold from a stale cache", async () => {
+      const b = await fresh();
+      await b.startSession({ flow: "task", id: "t" });
+      const other = await reopen();
+      for (let i = 0; i < 150; i++) {
+        const writer = i % 7 === 3 ? other : b;
+        await writer.append("t", { type: "decision:added", data: { decision: `d${i}` } });
+      }
+      for (const reader of [b, other]) {
+        const snap = await reader.snapshot("t");
+        expect(snap.lastSeq).toBe(151);
+        expect(snap.facets.decisions.map((d) => d.decision)).toEqual(Array.from({ length: 100 }, (_, i) => `d${i + 50}`));
+      }
+      const [r] = await b.rebuild("t");
+      expect(r).toMatchObject({ repaired: false, lastSeq: 151 });
+    });
+
     it("resolves markers from files: carbonize → run_carbonize_cleanup, original-only wrapper → continue_writing_variants", async () => {
       const b = await fresh();
       const _id = await liveSession(b);

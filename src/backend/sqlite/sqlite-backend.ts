@@ -8,7 +8,7 @@
 import { createRequire } from "node:module";
 import BetterSqlite3 from "better-sqlite3";
 import { BatonError } from "../../errors.js";
-import type { Backend, BackendCapabilities, MigrationReport, StoreTx, TxMode } from "../contract.js";
+import type { Backend, BackendCapabilities, MigrationReport, StoreTx, TxMode, TxOptions } from "../contract.js";
 import { SQLITE_MIGRATIONS, type SqliteMigration } from "./sqlite-migrations.js";
 import { SqliteTx } from "./sqlite-tx.js";
 
@@ -24,6 +24,8 @@ export interface SqliteBackendOptions {
   synchronous?: SynchronousMode;
   /** How long to wait for another process's write lock before failing with storage_busy. Default 10 000 ms. */
   busyTimeoutMs?: number;
+  /** How often to look for other processes' commits while someone listens (onChange). Default 2 ms. */
+  changePollMs?: number;
   /** Extra migrations (tests use this to exercise the migrator). */
   migrations?: readonly SqliteMigration[];
 }
@@ -104,6 +106,11 @@ export class SqliteBackend implements Backend {
   readonly #tx: SqliteTx;
   #queue: Promise<unknown> = Promise.resolve();
   #closing: Promise<void> | undefined;
+  readonly #listeners = new Set<() => void>();
+  readonly #changePollMs: number;
+  #changeTimer: NodeJS.Timeout | undefined;
+  #dataVersion = -1;
+  readonly #synchronous: SynchronousMode;
 
   constructor(opts: SqliteBackendOptions) {
     const busy = opts.busyTimeoutMs ?? 10_000;
@@ -132,6 +139,8 @@ export class SqliteBackend implements Backend {
       throw mapSqliteError(err, `opening ${opts.path}`);
     }
     this.#tx = new SqliteTx((sql) => this.#prepare(sql));
+    this.#synchronous = opts.synchronous ?? "FULL";
+    this.#changePollMs = opts.changePollMs ?? 2;
   }
 
   #prepare(sql: string): Stmt {
@@ -143,7 +152,7 @@ export class SqliteBackend implements Backend {
     return s;
   }
 
-  transaction<T>(mode: TxMode, fn: (tx: StoreTx) => Promise<T>): Promise<T> {
+  transaction<T>(mode: TxMode, fn: (tx: StoreTx) => Promise<T>, opts?: TxOptions): Promise<T> {
     if (this.#closing) return Promise.reject(new BatonError("internal", "the backend is closed; open Baton again"));
     const run = async (): Promise<T> => {
       const db = this.#db;
@@ -152,6 +161,9 @@ export class SqliteBackend implements Backend {
       } catch (err) {
         throw mapSqliteError(err, "starting a transaction");
       }
+      // Listeners hear only about transactions that changed something: a lease attempt on an
+      // empty queue must not wake the waiter that made it (it would spin).
+      const changesBefore = mode === "write" && this.#listeners.size > 0 ? this.#totalChanges() : -1;
       let result: T;
       try {
         result = await fn(this.#tx);
@@ -165,15 +177,84 @@ export class SqliteBackend implements Backend {
         if (db.inTransaction) db.exec("ROLLBACK");
         throw mapSqliteError(err, "committing");
       }
+      if (changesBefore >= 0 && this.#totalChanges() !== changesBefore) setImmediate(() => this.#notify());
       return result;
     };
-    const next = this.#queue.then(run, run);
+    // A relaxed write commits at NORMAL (no fsync of its own); in WAL mode the next FULL
+    // commit's fsync covers it. The setting is per connection and restored at once.
+    const relaxed = mode === "write" && opts?.durability === "relaxed" && this.#synchronous === "FULL";
+    const go = relaxed
+      ? async (): Promise<T> => {
+          this.#prepare("PRAGMA synchronous = NORMAL").run();
+          try {
+            return await run();
+          } finally {
+            this.#prepare("PRAGMA synchronous = FULL").run();
+          }
+        }
+      : run;
+    const next = this.#queue.then(go, go);
     this.#queue = next.catch(() => undefined);
     return next;
   }
 
+  onChange(listener: () => void): () => void {
+    this.#listeners.add(listener);
+    if (!this.#changeTimer && !this.#closing) {
+      // data_version changes when another connection commits; reading it costs microseconds.
+      this.#dataVersion = this.#readDataVersion();
+      this.#changeTimer = setInterval(() => {
+        const v = this.#readDataVersion();
+        if (v !== this.#dataVersion) {
+          this.#dataVersion = v;
+          this.#notify();
+        }
+      }, this.#changePollMs);
+      this.#changeTimer.unref();
+    }
+    return () => {
+      this.#listeners.delete(listener);
+      if (this.#listeners.size === 0 && this.#changeTimer) {
+        clearInterval(this.#changeTimer);
+        this.#changeTimer = undefined;
+      }
+    };
+  }
+
+  #totalChanges(): number {
+    return (this.#prepare("SELECT total_changes() AS n").get() as { n: number }).n;
+  }
+
+  #readDataVersion(): number {
+    try {
+      return this.#db.pragma("data_version", { simple: true }) as number;
+    } catch {
+      return this.#dataVersion; // closing; the next check or close() settles it
+    }
+  }
+
+  #notify(): void {
+    for (const l of [...this.#listeners]) {
+      try {
+        l();
+      } catch {
+        // a listener's failure is its own; the others still hear about the change
+      }
+    }
+  }
+
+  integrityCheck(): Promise<string[]> {
+    return this.transaction("read", async () => {
+      const rows = this.#db.pragma("integrity_check") as { integrity_check: string }[];
+      return rows.map((r) => r.integrity_check).filter((m) => m !== "ok");
+    });
+  }
+
   close(): Promise<void> {
     this.#closing ??= this.#queue.then(() => {
+      if (this.#changeTimer) clearInterval(this.#changeTimer);
+      this.#changeTimer = undefined;
+      this.#listeners.clear();
       this.#db.close();
     });
     return this.#closing;
@@ -198,24 +279,27 @@ function retryBusy<T>(fn: () => T, timeoutMs: number): T {
 
 function migrate(db: Db, migrations: readonly SqliteMigration[]): MigrationReport {
   const latest = migrations.reduce((m, x) => Math.max(m, x.version), 0);
-  const current = (): number => {
+  // The applied set, not just the highest version: a migration numbered below one already
+  // applied (added later on another branch of work) must still run.
+  const appliedSet = (): Set<number> => {
     const has = db.prepare("SELECT 1 FROM sqlite_master WHERE type = 'table' AND name = 'baton_migrations'").get();
-    if (!has) return 0;
-    return (db.prepare("SELECT coalesce(max(version), 0) AS v FROM baton_migrations").get() as { v: number }).v;
+    if (!has) return new Set();
+    return new Set((db.prepare("SELECT version FROM baton_migrations").all() as { version: number }[]).map((r) => r.version));
   };
+  const pendingOf = (done: Set<number>) => [...migrations].sort((a, b) => a.version - b.version).filter((m) => !done.has(m.version));
   // Fast path, no write lock: every process opening an up-to-date workspace pays one read.
-  const from = current();
+  const before = appliedSet();
+  const from = Math.max(0, ...before);
   if (from > latest) {
     throw new BatonError("schema_too_new", `the workspace database is at schema ${from}, newer than this Baton (${latest}); upgrade Baton`);
   }
-  if (from === latest) return { from, to: from, applied: [] };
+  if (pendingOf(before).length === 0) return { from, to: from, applied: [] };
   const applied: { version: number; name: string }[] = [];
   db.exec("BEGIN IMMEDIATE");
   try {
     db.exec("CREATE TABLE IF NOT EXISTS baton_migrations (version INTEGER PRIMARY KEY, name TEXT NOT NULL, applied_at TEXT NOT NULL)");
-    const now = current(); // re-read under the write lock: another process may have migrated
-    for (const m of [...migrations].sort((a, b) => a.version - b.version)) {
-      if (m.version <= now) continue;
+    // Re-read under the write lock: another process may have migrated meanwhile.
+    for (const m of pendingOf(appliedSet())) {
       try {
         db.prepare("INSERT INTO baton_migrations (version, name, applied_at) VALUES (?, ?, ?)").run(
           m.version,

@@ -94,10 +94,11 @@ export class SqliteJournalQueries implements JournalQueries {
     for (const r of rows) stmt.run(r.sessionId, r.seq, r.id, r.type, r.actor, r.data, r.revision, r.at, r.bodyHash, r.outcome);
   }
   async readEvents(sessionId: string, afterSeq: number, limit: number): Promise<EventRow[]> {
-    const rows = this.#stmt("SELECT * FROM events WHERE session_id = ? AND seq > ? ORDER BY seq LIMIT ?").all(
-      sessionId,
-      afterSeq,
-      limit,
+    // LIMIT as a literal: SQLite (≥ 3.47) re-prepares a statement at every bind of a LIMIT parameter.
+    const rows = (
+      Number.isSafeInteger(limit)
+        ? this.#stmt(`SELECT * FROM events WHERE session_id = ? AND seq > ? ORDER BY seq LIMIT ${limit}`).all(sessionId, afterSeq)
+        : this.#stmt("SELECT * FROM events WHERE session_id = ? AND seq > ? ORDER BY seq LIMIT ?").all(sessionId, afterSeq, limit)
     ) as RawEvent[];
     return rows.map(toEvent);
   }
@@ -122,9 +123,16 @@ export class SqliteJournalQueries implements JournalQueries {
     );
   }
   async listDiagnostics(sessionId: string, limit: number): Promise<DiagnosticRow[]> {
-    const rows = this.#stmt(
-      "SELECT session_id, code, severity, message, at FROM diagnostics WHERE session_id = ? ORDER BY id DESC LIMIT ?",
-    ).all(sessionId, limit) as {
+    const rows = (
+      Number.isSafeInteger(limit)
+        ? this.#stmt(
+            `SELECT session_id, code, severity, message, at FROM diagnostics WHERE session_id = ? ORDER BY id DESC LIMIT ${limit}`,
+          ).all(sessionId)
+        : this.#stmt("SELECT session_id, code, severity, message, at FROM diagnostics WHERE session_id = ? ORDER BY id DESC LIMIT ?").all(
+            sessionId,
+            limit,
+          )
+    ) as {
       session_id: string | null;
       code: string;
       severity: DiagnosticRow["severity"];

@@ -56,4 +56,191 @@ export const SQLITE_MIGRATIONS: readonly SqliteMigration[] = Object.freeze([
       CREATE INDEX diagnostics_by_session ON diagnostics (session_id, id);
     `,
   },
+  {
+    version: 2,
+    name: "queue",
+    sql: `
+      CREATE TABLE work_items (
+        item_no INTEGER PRIMARY KEY AUTOINCREMENT,
+        item_id TEXT NOT NULL UNIQUE,
+        session_id TEXT NOT NULL,
+        seq INTEGER NOT NULL,
+        kind TEXT NOT NULL,
+        priority INTEGER NOT NULL,
+        state TEXT NOT NULL CHECK (state IN ('ready', 'leased', 'done', 'dead')),
+        attempts INTEGER NOT NULL DEFAULT 0,
+        max_attempts INTEGER NOT NULL,
+        available_ms INTEGER NOT NULL,
+        lease_id TEXT,
+        lease_owner TEXT,
+        lease_expires_ms INTEGER,
+        created_at TEXT NOT NULL,
+        done_at TEXT,
+        done_by TEXT,
+        result_seq INTEGER
+      );
+      CREATE INDEX work_items_ready ON work_items (state, priority, item_no);
+      CREATE INDEX work_items_by_session ON work_items (session_id, state);
+      CREATE TABLE leases (
+        lease_id TEXT PRIMARY KEY,
+        item_id TEXT NOT NULL,
+        owner TEXT NOT NULL,
+        attempt INTEGER NOT NULL,
+        acquired_at TEXT NOT NULL,
+        state TEXT NOT NULL CHECK (state IN ('active', 'acked', 'released', 'expired')),
+        result_seq INTEGER
+      );
+      CREATE INDEX leases_by_item ON leases (item_id);
+    `,
+  },
+  {
+    version: 3,
+    name: "checkpoints",
+    sql: `
+      CREATE TABLE checkpoints (
+        id TEXT PRIMARY KEY,
+        session_id TEXT NOT NULL REFERENCES sessions (id),
+        seq INTEGER NOT NULL,
+        kind TEXT NOT NULL CHECK (kind IN ('targeted', 'tree', 'safety')),
+        run_id TEXT,
+        turn INTEGER,
+        tool_name TEXT,
+        parent TEXT,
+        label TEXT,
+        pinned INTEGER NOT NULL DEFAULT 0,
+        restores TEXT,
+        created_at TEXT NOT NULL,
+        pruned_at TEXT,
+        file_count INTEGER NOT NULL,
+        UNIQUE (session_id, seq)
+      );
+      CREATE INDEX checkpoints_live ON checkpoints (session_id, seq) WHERE pruned_at IS NULL;
+      -- A manifest is stored as content-addressed chunks (one per directory, like git's tree
+      -- objects): a whole-tree checkpoint with a few changed files adds a few chunks, not a row
+      -- per file. chunk_blobs lists the blobs a chunk names, written once per new chunk.
+      CREATE TABLE manifest_chunks (hash TEXT PRIMARY KEY, body TEXT NOT NULL) WITHOUT ROWID;
+      CREATE TABLE chunk_blobs (chunk TEXT NOT NULL, blob TEXT NOT NULL, PRIMARY KEY (chunk, blob)) WITHOUT ROWID;
+      CREATE INDEX chunk_blobs_by_blob ON chunk_blobs (blob);
+      CREATE TABLE checkpoint_chunks (
+        checkpoint_id TEXT NOT NULL,
+        idx INTEGER NOT NULL,
+        chunk TEXT NOT NULL,
+        PRIMARY KEY (checkpoint_id, idx)
+      ) WITHOUT ROWID;
+      CREATE INDEX checkpoint_chunks_by_chunk ON checkpoint_chunks (chunk);
+      CREATE TABLE artifacts (
+        id TEXT PRIMARY KEY,
+        session_id TEXT NOT NULL REFERENCES sessions (id),
+        name TEXT NOT NULL,
+        hash TEXT NOT NULL,
+        size INTEGER NOT NULL,
+        media_type TEXT,
+        label TEXT,
+        created_at TEXT NOT NULL
+      );
+      CREATE INDEX artifacts_by_session ON artifacts (session_id, created_at);
+      CREATE INDEX artifacts_by_hash ON artifacts (hash);
+      CREATE TABLE stat_cache (
+        path TEXT PRIMARY KEY,
+        size INTEGER NOT NULL,
+        mtime_ms REAL NOT NULL,
+        ctime_ms REAL NOT NULL,
+        ino INTEGER NOT NULL,
+        mode INTEGER NOT NULL,
+        hash TEXT NOT NULL,
+        checked_ms REAL NOT NULL
+      ) WITHOUT ROWID;
+      CREATE INDEX stat_cache_by_hash ON stat_cache (hash);
+      CREATE TABLE checkpoint_meta (
+        id INTEGER PRIMARY KEY CHECK (id = 1),
+        blob_epoch INTEGER NOT NULL,
+        stat_generation INTEGER NOT NULL
+      );
+      INSERT INTO checkpoint_meta (id, blob_epoch, stat_generation) VALUES (1, 0, 0);
+    `,
+  },
+  {
+    version: 4,
+    name: "lessons",
+    // LESSONS.md stays the truth; this is its search cache, rebuilt when the file's hash changes.
+    sql: `
+      CREATE VIRTUAL TABLE lessons_fts USING fts5(id UNINDEXED, text, tokenize = 'porter unicode61');
+      CREATE TABLE lessons_index (
+        id INTEGER PRIMARY KEY CHECK (id = 1),
+        hash TEXT NOT NULL,
+        lessons INTEGER NOT NULL,
+        indexed_at TEXT NOT NULL
+      );
+    `,
+  },
+  {
+    version: 5,
+    name: "ledger",
+    // The trajectory ledger: one redacted, bounded row per tool-call attempt. `no` is the global
+    // insertion order (the oldest are pruned first); the totals row is kept by triggers so the
+    // size cap costs one read per write.
+    sql: `
+      CREATE TABLE ledger_nodes (
+        no INTEGER PRIMARY KEY,
+        node_id TEXT NOT NULL UNIQUE,
+        session_id TEXT NOT NULL,
+        seq INTEGER NOT NULL,
+        at TEXT NOT NULL,
+        tool TEXT NOT NULL,
+        status TEXT NOT NULL CHECK (status IN ('success', 'error', 'no_progress', 'recovered', 'aborted')),
+        target TEXT,
+        bytes INTEGER NOT NULL,
+        body TEXT NOT NULL,
+        UNIQUE (session_id, seq)
+      );
+      CREATE INDEX ledger_by_target ON ledger_nodes (session_id, target, seq) WHERE target IS NOT NULL;
+      CREATE TABLE ledger_totals (id INTEGER PRIMARY KEY CHECK (id = 1), nodes INTEGER NOT NULL, bytes INTEGER NOT NULL);
+      INSERT INTO ledger_totals (id, nodes, bytes) VALUES (1, 0, 0);
+      CREATE TRIGGER ledger_nodes_counted AFTER INSERT ON ledger_nodes BEGIN
+        UPDATE ledger_totals SET nodes = nodes + 1, bytes = bytes + new.bytes WHERE id = 1;
+      END;
+      CREATE TRIGGER ledger_nodes_uncounted AFTER DELETE ON ledger_nodes BEGIN
+        UPDATE ledger_totals SET nodes = nodes - 1, bytes = bytes - old.bytes WHERE id = 1;
+      END;
+    `,
+  },
+  {
+    version: 6,
+    name: "locks",
+    // Named locks (the row outlives a release so the epoch only grows) and agent runs'
+    // liveness (heartbeats live here, not in the journal).
+    sql: `
+      CREATE TABLE locks (
+        name TEXT PRIMARY KEY,
+        epoch INTEGER NOT NULL,
+        state TEXT NOT NULL CHECK (state IN ('held', 'free')),
+        owner TEXT NOT NULL,
+        pid INTEGER,
+        host TEXT,
+        start_time TEXT,
+        run_id TEXT,
+        acquired_at TEXT NOT NULL,
+        heartbeat_at TEXT NOT NULL,
+        expires_ms INTEGER NOT NULL,
+        ttl_ms INTEGER NOT NULL,
+        released_at TEXT,
+        release_reason TEXT
+      ) WITHOUT ROWID;
+      CREATE TABLE runs (
+        session_id TEXT NOT NULL,
+        run_id TEXT NOT NULL,
+        agent TEXT NOT NULL,
+        pid INTEGER,
+        host TEXT,
+        start_time TEXT,
+        started_at TEXT NOT NULL,
+        heartbeat_at TEXT NOT NULL,
+        ttl_ms INTEGER NOT NULL,
+        state TEXT NOT NULL CHECK (state IN ('running', 'ended', 'crashed')),
+        ended_at TEXT,
+        PRIMARY KEY (session_id, run_id)
+      ) WITHOUT ROWID;
+      CREATE INDEX runs_running ON runs (state, session_id);
+    `,
+  },
 ]);

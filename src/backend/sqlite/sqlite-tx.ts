@@ -3,11 +3,28 @@
  * its group here and in contract.ts (StoreTx), with its queries in `sqlite-<capability>.ts`.
  */
 import type { StoreTx } from "../contract.js";
+import { SqliteCheckpointQueries } from "./sqlite-checkpoints.js";
 import { SqliteJournalQueries } from "./sqlite-journal.js";
+import { SqliteLedgerQueries } from "./sqlite-ledger.js";
+import { SqliteLessonQueries } from "./sqlite-lessons.js";
+import { SqliteLockQueries, SqliteRunQueries } from "./sqlite-locks.js";
+import { SqliteQueueQueries } from "./sqlite-queue.js";
 import type { Prepare } from "./sqlite-types.js";
 
 export class SqliteTx extends SqliteJournalQueries implements StoreTx {
+  readonly queue: SqliteQueueQueries;
+  readonly checkpoints: SqliteCheckpointQueries;
+  readonly lessons: SqliteLessonQueries;
+  readonly locks: SqliteLockQueries;
+  readonly runs: SqliteRunQueries;
+  readonly ledger: SqliteLedgerQueries;
   constructor(prepare: Prepare) {
     super(prepare);
+    this.queue = new SqliteQueueQueries(prepare);
+    this.checkpoints = new SqliteCheckpointQueries(prepare);
+    this.lessons = new SqliteLessonQueries(prepare);
+    this.locks = new SqliteLockQueries(prepare);
+    this.runs = new SqliteRunQueries(prepare);
+    this.ledger = new SqliteLedgerQueries(prepare);
   }
 }

@@ -77,11 +77,27 @@ export async function progressSet(ctx: Ctx, o: S & { total?: string; completed?:
   ctx.out(r, () => `Progress set on ${sid}`);
 }
 
-export async function runStart(ctx: Ctx, o: S & { agent: string; runId?: string; pid?: string }): Promise<void> {
+export async function runStart(ctx: Ctx, o: S & { agent: string; runId?: string; pid?: string; ttl?: string }): Promise<void> {
   const { b, sid } = await target(ctx, o);
   const pid = parseIntOption(o.pid, "--pid", 1);
-  const r = await b.startRun(sid, { agent: o.agent, ...(o.runId ? { runId: o.runId } : {}), pid: pid ?? process.ppid });
-  ctx.out({ sessionId: sid, runId: r.runId, seq: r.result.event.seq }, () => `Run ${r.runId} started on ${sid}`);
+  const ttlMs = parseIntOption(o.ttl, "--ttl", 1000);
+  const r = await b.startRun(sid, {
+    agent: o.agent,
+    ...(o.runId ? { runId: o.runId } : {}),
+    pid: pid ?? process.ppid,
+    ...(ttlMs !== undefined ? { ttlMs } : {}),
+  });
+  ctx.out(
+    { sessionId: sid, runId: r.runId, seq: r.result.event.seq, expiresAt: r.expiresAt },
+    () => `Run ${r.runId} started on ${sid}; heartbeat before ${r.expiresAt} (\`baton run heartbeat ${r.runId}\`)`,
+  );
+}
+
+export async function runHeartbeat(ctx: Ctx, runId: string, o: S & { ttl?: string }): Promise<void> {
+  const { b, sid } = await target(ctx, o);
+  const ttlMs = parseIntOption(o.ttl, "--ttl", 1000);
+  const r = await b.runHeartbeat(sid, runId, ttlMs !== undefined ? { ttlMs } : {});
+  ctx.out({ sessionId: sid, ...r }, () => `Run ${runId} alive until ${r.expiresAt}`);
 }
 
 export async function runEnd(

@@ -56,7 +56,7 @@ export async function event(
   ctx: Ctx,
   first: string,
   second: string | undefined,
-  o: { session?: string; data?: string; id?: string; actor?: string; revision?: string },
+  o: { session?: string; data?: string; id?: string; actor?: string; revision?: string; lock?: string; epoch?: string },
 ): Promise<void> {
   const [positionalSession, type] = second === undefined ? [undefined, first] : [first, second];
   if (positionalSession && o.session && positionalSession !== o.session)
@@ -65,13 +65,19 @@ export async function event(
   const sid = await b.resolveSession(positionalSession ?? o.session);
   const data = parseJsonObject(o.data, "--data") as JsonObject | undefined;
   const revision = parseIntOption(o.revision, "--revision");
-  const r = await b.append(sid, {
+  const input = {
     type,
     ...(data ? { data } : {}),
     ...(o.id ? { id: o.id } : {}),
     ...(o.actor ? { actor: o.actor } : {}),
     ...(revision !== undefined ? { revision } : {}),
-  });
+  };
+  // A fenced append: refused with lock_lost unless this epoch still holds the lock.
+  const lock = o.lock ?? (o.epoch !== undefined ? process.env.BATON_LOCK_NAME : undefined);
+  const epoch = parseIntOption(o.epoch ?? (o.lock !== undefined ? process.env.BATON_LOCK_EPOCH : undefined), "--epoch", 1);
+  if ((lock === undefined) !== (epoch === undefined))
+    throw badInput("a fenced append needs both --lock and --epoch (or BATON_LOCK_NAME / BATON_LOCK_EPOCH)");
+  const r = lock !== undefined && epoch !== undefined ? await b.appendUnderLock(lock, epoch, sid, input) : await b.append(sid, input);
   ctx.out(
     r,
     () => `${r.duplicate ? "Duplicate of" : "Appended"} ${r.event.type} as seq ${r.event.seq} to ${sid}: ${r.outcome}, phase ${r.phase}`,
@@ -80,16 +86,28 @@ export async function event(
 
 export async function status(ctx: Ctx, o: { all?: boolean; session?: string }): Promise<void> {
   const b = await ctx.open();
-  const r = await b.status({ ...(o.all ? { all: true } : {}), ...(o.session ? { sessionId: o.session } : {}) });
-  ctx.out(r, () => renderStatus(r));
+  // An explicit write step before the read: runs that are provably gone are marked crashed.
+  const crashed = await b.detectCrashedRuns(o.session ? { sessionId: o.session } : {});
+  const report = await b.status({ ...(o.all ? { all: true } : {}), ...(o.session ? { sessionId: o.session } : {}) });
+  const r = crashed.length > 0 ? { ...report, crashedRuns: crashed } : report;
+  ctx.out(r, () => [...crashed.map(renderCrash), renderStatus(report)].join("\n"));
 }
 
-export async function resume(ctx: Ctx, id: string | undefined, o: { session?: string }): Promise<void> {
+function renderCrash(c: { sessionId: string; runId: string; proof: string; releasedWork: unknown[] }): string {
+  return `Run ${c.runId} on ${c.sessionId} crashed (${c.proof}); ${c.releasedWork.length} leased work item(s) given back.`;
+}
+
+export async function resume(ctx: Ctx, id: string | undefined, o: { session?: string; unpause?: boolean; reason?: string }): Promise<void> {
   const b = await ctx.open();
   const sid = await b.resolveSession(id ?? o.session);
-  const r = await b.resume(sid);
+  if (o.reason !== undefined && !o.unpause) throw badInput("--reason goes with --unpause");
+  const unpause = o.unpause ? await b.unpause(sid, o.reason !== undefined ? { reason: o.reason } : {}) : undefined;
+  const crashed = await b.detectCrashedRuns({ sessionId: sid });
+  const report = await b.resume(sid);
+  const r = { ...report, ...(unpause ? { unpaused: unpause.unpaused } : {}), ...(crashed.length > 0 ? { crashedRuns: crashed } : {}) };
   ctx.out(r, () => {
-    const lines = [renderSession(r)];
+    const lines = [...crashed.map(renderCrash), renderSession(r)];
+    if (unpause) lines.unshift(unpause.unpaused ? `Spiral pause cleared on ${sid}.` : `${sid} was not paused.`);
     if (r.verification.files.length) {
       lines.push("  files:");
       for (const f of r.verification.files) lines.push(`    ${f.review ? "REVIEW " : "ok     "}${f.path} (${f.state})`);

@@ -113,11 +113,13 @@ export const liveVariantFlow: FlowDefinition = {
     steer: {},
     exit: { fenceable: false },
   },
+  // Lanes: accept/discard first, then steering, then generate; a closed tab last, so it never
+  // masks real work.
   work: {
-    accept: { priority: 10 },
-    discard: { priority: 10 },
-    steer: { priority: 20 },
-    generate: { priority: 30 },
+    accept: { priority: 10, doneBy: ["accepted", "complete"] },
+    discard: { priority: 10, doneBy: ["discarded", "complete"] },
+    steer: { priority: 20, doneBy: ["variants_written"] },
+    generate: { priority: 30, doneBy: ["source_wrapped"] },
     exit: { priority: 90 },
   },
   completeEvent: "complete",

@@ -1,0 +1,100 @@
+/**
+ * The CLI as agent hooks use it: a whole `node bin/baton.cjs status --json --root <dir>`
+ * process, spawned and waited for, vs `node -e 0` (the floor of any Node CLI). A third,
+ * informational row starts Node, loads better-sqlite3 and opens the same database: the floor
+ * for any CLI that reads SQLite.
+ *
+ * Children run without NODE_EXTRA_CA_CERTS (it adds a fixed cost to every Node start on some
+ * machines, which would shrink the ratio without saying anything about Baton).
+ */
+import { spawnSync } from "node:child_process";
+import { existsSync, readFileSync } from "node:fs";
+import { join, relative } from "node:path";
+import { hr, info, loadBaton, REPO, ratio, scaled, summarise, TARGET, tempDir } from "./lib.mjs";
+
+export const name = "cli";
+export const title = "CLI process: `baton status --json` wall time";
+
+const SESSION = "bench-cli";
+const FLOOR = "node -e: require better-sqlite3, open, 1 query (reference)";
+
+/** The CLI entry the package installs (package.json `bin.baton`), in the build under test. */
+function cliEntry() {
+  for (const dir of [TARGET, REPO]) {
+    try {
+      const pkg = JSON.parse(readFileSync(join(dir, "package.json"), "utf8"));
+      const rel = typeof pkg.bin === "string" ? pkg.bin : pkg.bin?.baton;
+      if (rel && existsSync(join(dir, rel))) return join(dir, rel);
+    } catch {
+      // no package.json in a candidate build: fall through
+    }
+  }
+  for (const rel of ["bin/baton.cjs", "bin/baton.js", "bin/baton.mjs"]) if (existsSync(join(TARGET, rel))) return join(TARGET, rel);
+  throw new Error(`no baton CLI entry found under ${TARGET}`);
+}
+
+export async function run() {
+  const { openBaton } = await loadBaton();
+  const root = tempDir("cli");
+  {
+    const baton = await openBaton({ root });
+    await baton.startSession({ flow: "task", id: SESSION, title: "Fix the login bug" });
+    await baton.append(SESSION, { type: "start" });
+    await baton.addDecision(SESSION, { decision: "keep the session cookie", reason: "fewer moving parts" });
+    await baton.addBlocker(SESSION, { id: "blk-1", text: "CI is red on main" });
+    await baton.setProgress(SESSION, { total: 10, completed: 3 });
+    for (let i = 0; i < 100; i++) await baton.append(SESSION, { type: "note:added", data: { text: `note ${i}` } });
+    await baton.close();
+  }
+
+  const bin = cliEntry();
+  const env = { ...process.env };
+  delete env.NODE_EXTRA_CA_CERTS;
+  const node = process.execPath;
+  const dbPath = join(root, ".baton", "baton.db");
+  const commands = {
+    "baton status --json": [bin, "status", "--json", "--root", root],
+    "node -e 0": ["-e", "0"],
+    [FLOOR]: [
+      "-e",
+      `const D = require("better-sqlite3"); const db = new D(${JSON.stringify(dbPath)}, { nativeBinding: require.resolve("better-sqlite3/build/Release/better_sqlite3.node") }); db.prepare("SELECT count(*) FROM sessions").get(); db.close();`,
+    ],
+  };
+  const spawn = (args) => {
+    const t = hr();
+    const r = spawnSync(node, args, { env, cwd: REPO, encoding: "utf8" });
+    const ns = Number(hr() - t);
+    if (r.status !== 0) throw new Error(`${args.join(" ")} exited ${r.status}: ${r.stderr || r.stdout}`);
+    return { ns, stdout: r.stdout };
+  };
+
+  // Correctness once: the status output names the session.
+  const out = JSON.parse(spawn(commands["baton status --json"]).stdout);
+  if (out.sessions?.[0]?.sessionId !== SESSION) throw new Error(`unexpected status output: ${JSON.stringify(out).slice(0, 200)}`);
+
+  const labels = Object.keys(commands);
+  for (let i = 0; i < 3; i++) for (const l of labels) spawn(commands[l]);
+  const samples = Object.fromEntries(labels.map((l) => [l, []]));
+  const runs = scaled(25, 5);
+  for (let i = 0; i < runs; i++) {
+    for (let k = 0; k < labels.length; k++) {
+      const l = labels[(i + k) % labels.length];
+      samples[l].push(spawn(commands[l]).ns);
+    }
+  }
+  const s = Object.fromEntries(labels.map((l) => [l, summarise(samples[l])]));
+  const rows = labels.map((l) => ({ subject: l, unit: "processes", ...s[l] }));
+  const b = s["baton status --json"].medianMs;
+  return {
+    rows,
+    ratios: [
+      ratio("baton status / node -e 0 (median wall time)", b / s["node -e 0"].medianMs, "<=", 1.5),
+      info("better-sqlite3 reference / node -e 0", s[FLOOR].medianMs / s["node -e 0"].medianMs),
+      info("baton status / better-sqlite3 reference", b / s[FLOOR].medianMs),
+    ],
+    notes: [
+      `entry: node ${relative(TARGET, bin)} (package.json bin.baton)`,
+      `${runs} runs each, interleaved, after 3 warm-up runs; NODE_EXTRA_CA_CERTS removed from the children's environment`,
+    ],
+  };
+}

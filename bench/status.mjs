@@ -1,0 +1,163 @@
+/**
+ * Reads on a long session: 100,000 journal events.
+ *
+ * - `baton.status({ sessionId })` in-process: the cached snapshot (checksum-verified) plus any
+ *   newer events, the phase rule, the marker scan. Median and p99 over many calls.
+ * - `baton.rebuild(sessionId)`: refold the whole journal (parse + validate + fold every row,
+ *   compare with the stored snapshot) vs a raw fold that reads every row with better-sqlite3
+ *   and `JSON.parse`s its `data` column. Printed as events/s and their ratio (no goal).
+ * - Appends to this session (its ~25 KB snapshot is rewritten by each) vs to a fresh session in
+ *   the same workspace, FULL, interleaved: what a large snapshot costs an append (no goal).
+ *
+ * Setup writes with appendBatch at synchronous=NORMAL (setup only); the measured calls reopen
+ * the workspace at the default FULL.
+ */
+import { join } from "node:path";
+import Database from "better-sqlite3";
+import { gc, hr, info, interleave, loadBaton, ratio, scaled, summarise, tempDir, walPagesPerOp } from "./lib.mjs";
+
+export const name = "status";
+export const title = "status and rebuild on a 100,000-event session";
+
+const SESSION = "bench-status";
+
+/** A realistic mix of facet events: mostly notes, with progress, decisions, blockers, runs, positions. */
+function eventAt(i) {
+  switch (i % 20) {
+    case 0:
+      return { type: "progress:set", data: { total: 1000, completed: Math.floor(i / 100) % 1000 } };
+    case 1:
+      return { type: "decision:added", data: { decision: `use approach ${i}`, reason: "fewer moving parts", alternatives: ["a", "b"] } };
+    case 2:
+      return { type: "position:set", data: { phase: `phase-${Math.floor(i / 5000)}`, task: `task-${Math.floor(i / 100)}` } };
+    case 3:
+      return { type: "blocker:added", data: { id: `blk-${i % 7}`, text: `flaky test ${i}` } };
+    case 4:
+      return { type: "blocker:resolved", data: { id: `blk-${(i - 1) % 7}`, resolution: "retried" } };
+    case 5:
+      return { type: "run:started", data: { runId: `run-${i}`, agent: "agent", pid: 4242, host: "bench" } };
+    case 6:
+      return { type: "run:ended", data: { runId: `run-${i - 1}`, reason: "context full", completedWork: `chunk ${i}` } };
+    case 7:
+      return { type: "context:set", data: { lastFile: `src/file-${i % 50}.ts`, attempt: i } };
+    default:
+      return { type: "note:added", data: { text: `tool call ${i}: edited src/file-${i % 50}.ts, tests pass` } };
+  }
+}
+
+export async function run() {
+  const { openBaton } = await loadBaton();
+  const root = tempDir("status");
+  const total = scaled(100_000, 2_000);
+  const batch = 1_000;
+
+  // Setup (untimed): NORMAL durability allowed here.
+  const t0 = hr();
+  {
+    const baton = await openBaton({ root, synchronous: "NORMAL" });
+    await baton.startSession({ flow: "task", id: SESSION, title: "a long session" });
+    await baton.append(SESSION, { type: "start" });
+    for (let done = 0; done < total; done += batch) {
+      const events = [];
+      for (let i = done; i < Math.min(total, done + batch); i++) events.push(eventAt(i));
+      await baton.appendBatch(SESSION, events);
+    }
+    await baton.close();
+  }
+  const setupMs = Number(hr() - t0) / 1e6;
+  gc();
+
+  const baton = await openBaton({ root, synchronous: "FULL" });
+  const first = await baton.status({ sessionId: SESSION });
+  const lastSeq = first.sessions[0].lastSeq;
+  if (lastSeq !== total + 2) throw new Error(`expected ${total + 2} events, status says ${lastSeq}`);
+
+  // status: warm-up, then timed calls.
+  const statusSamples = [];
+  for (let i = 0; i < 50; i++) await baton.status({ sessionId: SESSION });
+  gc();
+  const calls = scaled(2_000, 50);
+  for (let i = 0; i < calls; i++) {
+    const t = hr();
+    await baton.status({ sessionId: SESSION });
+    statusSamples.push(Number(hr() - t));
+  }
+  const snapshotBytes = Buffer.byteLength(JSON.stringify((await baton.snapshot(SESSION)) ?? {}));
+
+  // rebuild vs raw fold, alternating.
+  const db = new Database(join(root, ".baton", "baton.db"), { readonly: true });
+  const select = db.prepare("SELECT * FROM events WHERE session_id = ? ORDER BY seq");
+  const rawFold = () => {
+    let n = 0;
+    let keys = 0;
+    for (const row of select.iterate(SESSION)) {
+      const data = JSON.parse(row.data);
+      keys += Object.keys(data).length;
+      n++;
+    }
+    if (keys < 0) throw new Error("unreachable");
+    return n;
+  };
+  const reps = scaled(7, 2);
+  const rebuildSamples = [];
+  const rawSamples = [];
+  // Warm-up one of each.
+  const warm = await baton.rebuild(SESSION);
+  if (warm[0]?.repaired) throw new Error("rebuild repaired the snapshot: the append-time fold and the rebuild disagree");
+  rawFold();
+  for (let r = 0; r < reps; r++) {
+    gc();
+    let t = hr();
+    const out = await baton.rebuild(SESSION);
+    rebuildSamples.push(Number(hr() - t));
+    if (out[0]?.lastSeq !== lastSeq) throw new Error("rebuild folded a different number of events");
+    gc();
+    t = hr();
+    const n = rawFold();
+    rawSamples.push(Number(hr() - t));
+    if (n !== lastSeq) throw new Error(`raw fold read ${n} rows`);
+  }
+  db.close();
+
+  // Appends on the long session (its snapshot is rewritten by every append) vs on a fresh session
+  // in the same workspace, FULL, interleaved. No goal: this shows what a large snapshot costs.
+  await baton.startSession({ flow: "task", id: "bench-fresh", title: "a fresh session" });
+  const note = (i) => ({ type: "note:added", data: { text: `tool call ${i}: edited src/file-${i % 50}.ts, tests pass` } });
+  const appendSides = [
+    { label: "long", op: (i) => baton.append(SESSION, note(i)) },
+    { label: "fresh", op: (i) => baton.append("bench-fresh", note(i)) },
+  ];
+  const appendSamples = await interleave(appendSides, { rounds: 5, perRound: Math.ceil(scaled(1_000, 20) / 5), warmup: scaled(50, 5) });
+  const dbPath = join(root, ".baton", "baton.db");
+  const pagesLong = await walPagesPerOp(dbPath, 40, (i) => appendSides[0].op(1e6 + i));
+  const pagesFresh = await walPagesPerOp(dbPath, 40, (i) => appendSides[1].op(1e6 + i));
+  await baton.close();
+
+  const status = summarise(statusSamples);
+  const rebuild = summarise(rebuildSamples, lastSeq);
+  const raw = summarise(rawSamples, lastSeq);
+  const appendLong = summarise(appendSamples.long);
+  const appendFresh = summarise(appendSamples.fresh);
+  return {
+    rows: [
+      { subject: `Baton status({sessionId}), ${lastSeq.toLocaleString("en-US")} events`, unit: "calls", ...status },
+      { subject: "Baton rebuild(sessionId)", unit: "events", ...rebuild },
+      { subject: "raw fold (better-sqlite3 iterate + JSON.parse)", unit: "events", ...raw },
+      { subject: `Baton append on this session (FULL, ${(snapshotBytes / 1024).toFixed(0)} KB snapshot)`, ...appendLong },
+      { subject: "Baton append on a fresh session, same workspace (FULL)", ...appendFresh },
+    ],
+    ratios: [
+      ratio("status median", status.medianMs, "<=", 10, "ms"),
+      ratio("status p99", status.p99Ms, "<=", 10, "ms"),
+      info("Baton rebuild / raw fold throughput", rebuild.opsPerSec / raw.opsPerSec),
+      info("append throughput, long session / fresh session", appendLong.opsPerSec / appendFresh.opsPerSec),
+    ],
+    notes: [
+      `setup (${lastSeq.toLocaleString("en-US")} events via appendBatch at NORMAL) took ${(setupMs / 1000).toFixed(1)} s`,
+      `stored snapshot: ${snapshotBytes.toLocaleString("en-US")} bytes of JSON`,
+      "rebuild median/p99 are per full refold; ops/s counts events",
+      `WAL pages written per append: long session ${pagesLong.toFixed(1)}, fresh session ${pagesFresh.toFixed(1)}`,
+    ],
+    extra: { events: lastSeq, setupMs, snapshotBytes, walPagesPerAppend: { long: pagesLong, fresh: pagesFresh } },
+  };
+}

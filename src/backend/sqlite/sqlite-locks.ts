@@ -1,0 +1,148 @@
+/** Named locks and agent runs on SQLite (tables from migration 6). */
+import type { LockQueries, LockRow, RunQueries, RunRow, RunState } from "../contract.js";
+import type { Prepare } from "./sqlite-types.js";
+
+interface RawLock {
+  name: string;
+  epoch: number;
+  state: LockRow["state"];
+  owner: string;
+  pid: number | null;
+  host: string | null;
+  start_time: string | null;
+  run_id: string | null;
+  acquired_at: string;
+  heartbeat_at: string;
+  expires_ms: number;
+  ttl_ms: number;
+  released_at: string | null;
+  release_reason: string | null;
+}
+
+const toLock = (r: RawLock): LockRow => ({
+  name: r.name,
+  epoch: r.epoch,
+  state: r.state,
+  owner: r.owner,
+  pid: r.pid,
+  host: r.host,
+  startTime: r.start_time,
+  runId: r.run_id,
+  acquiredAt: r.acquired_at,
+  heartbeatAt: r.heartbeat_at,
+  expiresMs: r.expires_ms,
+  ttlMs: r.ttl_ms,
+  releasedAt: r.released_at,
+  releaseReason: r.release_reason,
+});
+
+export class SqliteLockQueries implements LockQueries {
+  readonly #stmt: Prepare;
+  constructor(stmt: Prepare) {
+    this.#stmt = stmt;
+  }
+  async getLock(name: string): Promise<LockRow | undefined> {
+    const r = this.#stmt("SELECT * FROM locks WHERE name = ?").get(name) as RawLock | undefined;
+    return r && toLock(r);
+  }
+  async listLocks(): Promise<LockRow[]> {
+    return (this.#stmt("SELECT * FROM locks ORDER BY name").all() as RawLock[]).map(toLock);
+  }
+  async putLock(r: LockRow): Promise<void> {
+    this.#stmt(
+      `INSERT OR REPLACE INTO locks (name, epoch, state, owner, pid, host, start_time, run_id, acquired_at, heartbeat_at,
+         expires_ms, ttl_ms, released_at, release_reason)
+       VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
+    ).run(
+      r.name,
+      r.epoch,
+      r.state,
+      r.owner,
+      r.pid,
+      r.host,
+      r.startTime,
+      r.runId,
+      r.acquiredAt,
+      r.heartbeatAt,
+      r.expiresMs,
+      r.ttlMs,
+      r.releasedAt,
+      r.releaseReason,
+    );
+  }
+  async heartbeatLock(name: string, epoch: number, heartbeatAt: string, expiresMs: number, ttlMs: number): Promise<boolean> {
+    const r = this.#stmt(
+      "UPDATE locks SET heartbeat_at = ?, expires_ms = ?, ttl_ms = ? WHERE name = ? AND epoch = ? AND state = 'held'",
+    ).run(heartbeatAt, expiresMs, ttlMs, name, epoch);
+    return r.changes > 0;
+  }
+  async freeLock(name: string, epoch: number, at: string, reason: string): Promise<boolean> {
+    const r = this.#stmt(
+      "UPDATE locks SET state = 'free', released_at = ?, release_reason = ? WHERE name = ? AND epoch = ? AND state = 'held'",
+    ).run(at, reason, name, epoch);
+    return r.changes > 0;
+  }
+}
+
+interface RawRun {
+  session_id: string;
+  run_id: string;
+  agent: string;
+  pid: number | null;
+  host: string | null;
+  start_time: string | null;
+  started_at: string;
+  heartbeat_at: string;
+  ttl_ms: number;
+  state: RunState;
+  ended_at: string | null;
+}
+
+const toRun = (r: RawRun): RunRow => ({
+  sessionId: r.session_id,
+  runId: r.run_id,
+  agent: r.agent,
+  pid: r.pid,
+  host: r.host,
+  startTime: r.start_time,
+  startedAt: r.started_at,
+  heartbeatAt: r.heartbeat_at,
+  ttlMs: r.ttl_ms,
+  state: r.state,
+  endedAt: r.ended_at,
+});
+
+export class SqliteRunQueries implements RunQueries {
+  readonly #stmt: Prepare;
+  constructor(stmt: Prepare) {
+    this.#stmt = stmt;
+  }
+  async insertRun(r: RunRow): Promise<void> {
+    this.#stmt(
+      `INSERT OR REPLACE INTO runs (session_id, run_id, agent, pid, host, start_time, started_at, heartbeat_at, ttl_ms, state, ended_at)
+       VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
+    ).run(r.sessionId, r.runId, r.agent, r.pid, r.host, r.startTime, r.startedAt, r.heartbeatAt, r.ttlMs, r.state, r.endedAt);
+  }
+  async getRun(sessionId: string, runId: string): Promise<RunRow | undefined> {
+    const r = this.#stmt("SELECT * FROM runs WHERE session_id = ? AND run_id = ?").get(sessionId, runId) as RawRun | undefined;
+    return r && toRun(r);
+  }
+  async runningRuns(sessionId?: string): Promise<RunRow[]> {
+    const rows = this.#stmt(
+      "SELECT * FROM runs WHERE state = 'running' AND (@session IS NULL OR session_id = @session) ORDER BY started_at, run_id",
+    ).all({ session: sessionId ?? null }) as RawRun[];
+    return rows.map(toRun);
+  }
+  async heartbeatRun(sessionId: string, runId: string, at: string, ttlMs: number): Promise<boolean> {
+    const r = this.#stmt("UPDATE runs SET heartbeat_at = ?, ttl_ms = ? WHERE session_id = ? AND run_id = ? AND state = 'running'").run(
+      at,
+      ttlMs,
+      sessionId,
+      runId,
+    );
+    return r.changes > 0;
+  }
+  async setRunState(sessionId: string, runId: string, state: RunState, endedAt: string): Promise<void> {
+    this.#stmt("UPDATE runs SET state = ?, ended_at = ? WHERE session_id = ? AND run_id = ?").run(state, endedAt, sessionId, runId);
+  }
+}

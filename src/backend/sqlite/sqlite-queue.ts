@@ -1,0 +1,173 @@
+/** The delivery queue's queries on SQLite (tables from migration 2). */
+import type { LeaseRow, LeaseState, QueueQueries, WorkItemRow } from "../contract.js";
+import type { Prepare } from "./sqlite-types.js";
+
+interface RawItem {
+  item_id: string;
+  session_id: string;
+  seq: number;
+  kind: string;
+  priority: number;
+  state: WorkItemRow["state"];
+  attempts: number;
+  max_attempts: number;
+  available_ms: number;
+  lease_id: string | null;
+  lease_owner: string | null;
+  lease_expires_ms: number | null;
+  created_at: string;
+  done_at: string | null;
+  done_by: string | null;
+  result_seq: number | null;
+}
+
+const toItem = (r: RawItem): WorkItemRow => ({
+  itemId: r.item_id,
+  sessionId: r.session_id,
+  seq: r.seq,
+  kind: r.kind,
+  priority: r.priority,
+  state: r.state,
+  attempts: r.attempts,
+  maxAttempts: r.max_attempts,
+  availableMs: r.available_ms,
+  leaseId: r.lease_id,
+  leaseOwner: r.lease_owner,
+  leaseExpiresMs: r.lease_expires_ms,
+  createdAt: r.created_at,
+  doneAt: r.done_at,
+  doneBy: r.done_by,
+  resultSeq: r.result_seq,
+});
+
+export class SqliteQueueQueries implements QueueQueries {
+  readonly #stmt: Prepare;
+  constructor(stmt: Prepare) {
+    this.#stmt = stmt;
+  }
+  async insertItem(r: WorkItemRow): Promise<void> {
+    this.#stmt(
+      `INSERT INTO work_items (item_id, session_id, seq, kind, priority, state, attempts, max_attempts, available_ms,
+         lease_id, lease_owner, lease_expires_ms, created_at, done_at, done_by, result_seq)
+       VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
+    ).run(
+      r.itemId,
+      r.sessionId,
+      r.seq,
+      r.kind,
+      r.priority,
+      r.state,
+      r.attempts,
+      r.maxAttempts,
+      r.availableMs,
+      r.leaseId,
+      r.leaseOwner,
+      r.leaseExpiresMs,
+      r.createdAt,
+      r.doneAt,
+      r.doneBy,
+      r.resultSeq,
+    );
+  }
+  async getItem(itemId: string): Promise<WorkItemRow | undefined> {
+    const r = this.#stmt("SELECT * FROM work_items WHERE item_id = ?").get(itemId) as RawItem | undefined;
+    return r && toItem(r);
+  }
+  async expiredLeases(nowMs: number): Promise<WorkItemRow[]> {
+    const rows = this.#stmt("SELECT * FROM work_items WHERE state = 'leased' AND lease_expires_ms <= ? ORDER BY item_no").all(
+      nowMs,
+    ) as RawItem[];
+    return rows.map(toItem);
+  }
+  async nextReady(o: { nowMs: number; sessionId?: string; kinds?: readonly string[] }): Promise<WorkItemRow | undefined> {
+    const r = this.#stmt(
+      `SELECT * FROM work_items
+       WHERE state = 'ready' AND available_ms <= @now
+         AND (@session IS NULL OR session_id = @session)
+         AND (@kinds IS NULL OR kind IN (SELECT value FROM json_each(@kinds)))
+       ORDER BY priority, item_no LIMIT 1`,
+    ).get({ now: o.nowMs, session: o.sessionId ?? null, kinds: o.kinds?.length ? JSON.stringify(o.kinds) : null }) as RawItem | undefined;
+    return r && toItem(r);
+  }
+  async nextWakeMs(nowMs: number): Promise<number | undefined> {
+    const r = this.#stmt(
+      `SELECT min(t) AS t FROM (
+         SELECT min(available_ms) AS t FROM work_items WHERE state = 'ready' AND available_ms > @now
+         UNION ALL SELECT min(lease_expires_ms) FROM work_items WHERE state = 'leased')`,
+    ).get({ now: nowMs }) as { t: number | null };
+    return r.t ?? undefined;
+  }
+  async openItems(sessionId?: string): Promise<WorkItemRow[]> {
+    const rows = this.#stmt(
+      "SELECT * FROM work_items WHERE state IN ('ready', 'leased') AND (@session IS NULL OR session_id = @session) ORDER BY priority, item_no",
+    ).all({ session: sessionId ?? null }) as RawItem[];
+    return rows.map(toItem);
+  }
+  async setLeased(itemId: string, l: { leaseId: string; owner: string; expiresMs: number; attempts: number }): Promise<void> {
+    this.#stmt(
+      "UPDATE work_items SET state = 'leased', lease_id = ?, lease_owner = ?, lease_expires_ms = ?, attempts = ? WHERE item_id = ?",
+    ).run(l.leaseId, l.owner, l.expiresMs, l.attempts, itemId);
+  }
+  async extendLease(itemId: string, leaseId: string, expiresMs: number): Promise<void> {
+    this.#stmt("UPDATE work_items SET lease_expires_ms = ? WHERE item_id = ? AND lease_id = ?").run(expiresMs, itemId, leaseId);
+  }
+  async setReady(itemId: string, availableMs: number): Promise<void> {
+    this.#stmt(
+      "UPDATE work_items SET state = 'ready', available_ms = ?, lease_owner = NULL, lease_expires_ms = NULL WHERE item_id = ?",
+    ).run(availableMs, itemId);
+  }
+  async setFinal(itemId: string, f: { state: "done" | "dead"; doneAt: string; doneBy: string; resultSeq: number | null }): Promise<void> {
+    this.#stmt("UPDATE work_items SET state = ?, done_at = ?, done_by = ?, result_seq = ?, lease_expires_ms = NULL WHERE item_id = ?").run(
+      f.state,
+      f.doneAt,
+      f.doneBy,
+      f.resultSeq,
+      itemId,
+    );
+  }
+  async insertLease(r: LeaseRow): Promise<void> {
+    this.#stmt("INSERT INTO leases (lease_id, item_id, owner, attempt, acquired_at, state, result_seq) VALUES (?, ?, ?, ?, ?, ?, ?)").run(
+      r.leaseId,
+      r.itemId,
+      r.owner,
+      r.attempt,
+      r.acquiredAt,
+      r.state,
+      r.resultSeq,
+    );
+  }
+  async getLease(leaseId: string): Promise<LeaseRow | undefined> {
+    const r = this.#stmt("SELECT * FROM leases WHERE lease_id = ?").get(leaseId) as
+      | {
+          lease_id: string;
+          item_id: string;
+          owner: string;
+          attempt: number;
+          acquired_at: string;
+          state: LeaseState;
+          result_seq: number | null;
+        }
+      | undefined;
+    return (
+      r && {
+        leaseId: r.lease_id,
+        itemId: r.item_id,
+        owner: r.owner,
+        attempt: r.attempt,
+        acquiredAt: r.acquired_at,
+        state: r.state,
+        resultSeq: r.result_seq,
+      }
+    );
+  }
+  async leasedBy(owners: readonly string[]): Promise<WorkItemRow[]> {
+    if (owners.length === 0) return [];
+    const rows = this.#stmt(
+      "SELECT * FROM work_items WHERE state = 'leased' AND lease_owner IN (SELECT value FROM json_each(?)) ORDER BY priority, item_no",
+    ).all(JSON.stringify(owners)) as RawItem[];
+    return rows.map(toItem);
+  }
+  async setLeaseState(leaseId: string, state: LeaseState, resultSeq: number | null = null): Promise<void> {
+    this.#stmt("UPDATE leases SET state = ?, result_seq = coalesce(?, result_seq) WHERE lease_id = ?").run(state, resultSeq, leaseId);
+  }
+}

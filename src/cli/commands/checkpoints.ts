@@ -1,0 +1,177 @@
+/** Commands for checkpoints, rollback, artifacts and blob collection. */
+import { writeFileSync, writeSync } from "node:fs";
+import type { CheckpointInfo } from "../../core/checkpoints.js";
+import { BatonError, badInput } from "../../errors.js";
+import { type Ctx, parseIntOption } from "../context.js";
+
+type S = { session?: string };
+
+async function target(ctx: Ctx, o: S) {
+  const b = await ctx.open();
+  return { b, sid: await b.resolveSession(o.session) };
+}
+
+export async function checkpoint(
+  ctx: Ctx,
+  o: S & { files?: string[]; all?: boolean; label?: string; tool?: string; turn?: string; run?: string; pin?: boolean },
+): Promise<void> {
+  const { b, sid } = await target(ctx, o);
+  const turn = parseIntOption(o.turn, "--turn");
+  const r = await b.checkpoint(sid, {
+    ...(o.files?.length ? { files: o.files } : {}),
+    ...(o.all ? { all: true } : {}),
+    ...(o.label !== undefined ? { label: o.label } : {}),
+    ...(o.tool !== undefined ? { toolName: o.tool } : {}),
+    ...(turn !== undefined ? { turn } : {}),
+    ...(o.run !== undefined ? { runId: o.run } : {}),
+    ...(o.pin ? { pinned: true } : {}),
+  });
+  const c = r.checkpoint;
+  ctx.out({ checkpointId: c.id, ...r }, () => {
+    const lines = [
+      `Checkpoint ${c.id} (${c.kind}, ${c.files.length} file(s)${c.kind === "tree" ? `: ${r.stats.read} read, ${r.stats.cached} unchanged` : ""}; ${r.stats.blobsStored} new blob(s)) on ${sid}`,
+    ];
+    const absent = c.files.filter((f) => "absent" in f).length;
+    if (absent) lines.push(`  ${absent} absent file(s) recorded: a rollback removes them`);
+    for (const f of c.files) if ("skipped" in f) lines.push(`  skipped ${f.path}: ${f.skipped}`);
+    if (r.pruned.length) lines.push(`  retention pruned ${r.pruned.length}: ${r.pruned.join(", ")}`);
+    return lines.join("\n");
+  });
+}
+
+function describe(c: CheckpointInfo): string {
+  const flags = [c.pinned && "pinned", c.prunedAt && `pruned ${c.prunedAt}`].filter(Boolean).join(", ");
+  const what = [c.toolName && `tool ${c.toolName}`, c.turn !== undefined && `turn ${c.turn}`, c.label].filter(Boolean).join(" · ");
+  return `#${c.seq}  ${c.id}  ${c.kind.padEnd(8)}  ${c.createdAt}  ${String(c.fileCount).padStart(5)} file(s)${what ? `  ${what}` : ""}${flags ? `  [${flags}]` : ""}`;
+}
+
+export async function checkpoints(ctx: Ctx, o: S & { pruned?: boolean }): Promise<void> {
+  const { b, sid } = await target(ctx, o);
+  const list = await b.checkpoints(sid, { includePruned: o.pruned === true });
+  ctx.out({ sessionId: sid, checkpoints: list }, () =>
+    list.length === 0 ? `No checkpoints on ${sid}; take one with \`baton checkpoint\`` : list.map(describe).join("\n"),
+  );
+}
+
+export async function show(ctx: Ctx, id: string): Promise<void> {
+  const b = await ctx.open();
+  const c = await b.getCheckpoint(id);
+  ctx.out(c, () =>
+    [
+      describe(c),
+      ...c.files.map((f) =>
+        "hash" in f
+          ? `  ${f.path}  ${f.size} bytes  mode ${f.mode.toString(8)}  sha256 ${f.hash.slice(0, 12)}`
+          : "absent" in f
+            ? `  ${f.path}  (absent)`
+            : `  ${f.path}  (skipped: ${f.skipped})`,
+      ),
+    ].join("\n"),
+  );
+}
+
+export async function pin(ctx: Ctx, id: string): Promise<void> {
+  const c = await (await ctx.open()).pinCheckpoint(id, true);
+  ctx.out(c, () => `Pinned ${c.id}: retention keeps it`);
+}
+
+export async function unpin(ctx: Ctx, id: string): Promise<void> {
+  const c = await (await ctx.open()).pinCheckpoint(id, false);
+  ctx.out(c, () => `Unpinned ${c.id}`);
+}
+
+export async function rollback(
+  ctx: Ctx,
+  steps: string | undefined,
+  o: S & { to?: string; files?: string[]; dryRun?: boolean },
+): Promise<void> {
+  if (steps !== undefined && !/^\d+$/.test(steps.trim())) {
+    throw badInput(`"${steps}" is not a number of steps; to restore a checkpoint by id use --to ${steps}`);
+  }
+  const n = parseIntOption(steps, "steps", 1);
+  if (n !== undefined && o.to !== undefined) throw badInput("give a number of steps or --to <checkpoint>, not both");
+  const { b, sid } = await target(ctx, o);
+  const r = await b.rollback(sid, {
+    ...(n !== undefined ? { steps: n } : {}),
+    ...(o.to !== undefined ? { to: o.to } : {}),
+    ...(o.files?.length ? { files: o.files } : {}),
+    ...(o.dryRun ? { dryRun: true } : {}),
+  });
+  ctx.out({ sessionId: sid, ...r }, () => {
+    const lines: string[] = [];
+    const kept = r.changes.filter((c) => c.action === "kept");
+    if (r.dryRun) {
+      if (r.diff) lines.push(r.diff.trimEnd(), "");
+      lines.push(
+        `Dry run: rolling back to ${r.target.id} would restore ${r.restored} and remove ${r.removed} file(s); ${r.unchanged} already match. Nothing was changed.`,
+      );
+    } else {
+      lines.push(
+        `Rolled back ${sid} to ${r.target.id} (${r.rollbackId}): restored ${r.restored}, removed ${r.removed}, ${r.unchanged} already matched.`,
+        `Undo it with: baton rollback --session ${sid} --to ${r.safety}`,
+      );
+    }
+    for (const c of kept) lines.push(`  kept ${c.path}: ${c.reason}`);
+    for (const w of r.warnings) lines.push(`  warning: ${w}`);
+    return lines.join("\n");
+  });
+}
+
+export async function artifactAdd(ctx: Ctx, file: string, o: S & { name?: string; label?: string; type?: string }): Promise<void> {
+  const { b, sid } = await target(ctx, o);
+  const a = await b.addArtifact(sid, {
+    file,
+    ...(o.name !== undefined ? { name: o.name } : {}),
+    ...(o.label !== undefined ? { label: o.label } : {}),
+    ...(o.type !== undefined ? { mediaType: o.type } : {}),
+  });
+  ctx.out({ sessionId: sid, artifact: a }, () => `Attached ${a.name} (${a.id}, ${a.size} bytes) to ${sid}`);
+}
+
+export async function artifactList(ctx: Ctx, o: S): Promise<void> {
+  const { b, sid } = await target(ctx, o);
+  const list = await b.artifacts(sid);
+  ctx.out({ sessionId: sid, artifacts: list }, () =>
+    list.length === 0
+      ? `No artifacts on ${sid}`
+      : list
+          .map((a) => `${a.id}  ${a.name}  ${a.size} bytes  ${a.at}${a.label ? `  ${a.label}` : ""}${a.present ? "" : "  [missing]"}`)
+          .join("\n"),
+  );
+}
+
+export async function artifactGet(ctx: Ctx, idOrName: string, o: S & { out?: string }): Promise<void> {
+  const { b, sid } = await target(ctx, o);
+  const { artifact, content } = await b.artifact(sid, idOrName);
+  if (o.out !== undefined) {
+    try {
+      writeFileSync(o.out, content);
+    } catch (err) {
+      throw new BatonError("io_error", `cannot write ${o.out}: ${(err as Error).message}`, { path: o.out }, { cause: err });
+    }
+    ctx.out({ sessionId: sid, artifact, out: o.out }, () => `Wrote ${artifact.name} (${content.byteLength} bytes) to ${o.out}`);
+    return;
+  }
+  if (ctx.json) ctx.out({ sessionId: sid, artifact, contentBase64: content.toString("base64") }, () => "");
+  else writeBytes(content);
+}
+
+/** Raw bytes to stdout (an artifact may be binary), retrying while a non-blocking pipe is full. */
+function writeBytes(buf: Uint8Array): void {
+  const pause = new Int32Array(new SharedArrayBuffer(4));
+  let rest = buf;
+  while (rest.byteLength > 0) {
+    try {
+      rest = rest.subarray(writeSync(1, rest));
+    } catch (err) {
+      if ((err as NodeJS.ErrnoException).code !== "EAGAIN") throw err;
+      Atomics.wait(pause, 0, 0, 1);
+    }
+  }
+}
+
+export async function gc(ctx: Ctx, o: { grace?: string }): Promise<void> {
+  const graceMs = parseIntOption(o.grace, "--grace");
+  const r = await (await ctx.open()).collectGarbage(graceMs !== undefined ? { graceMs } : {});
+  ctx.out(r, () => `Removed ${r.blobsRemoved} unreferenced blob(s) and ${r.tempsRemoved} stale temp file(s); ${r.blobsKept} blob(s) kept`);
+}

@@ -1,0 +1,38 @@
+/** `baton doctor`: what is wrong in the workspace (or one session), the evidence, and the fix. */
+import type { DoctorReport } from "../../core/doctor.js";
+import type { Ctx } from "../context.js";
+
+const MARK = { error: "ERROR", warning: "WARN ", info: "info " } as const;
+
+function render(r: DoctorReport): string {
+  const lines: string[] = [];
+  if (r.session) {
+    const s = r.session;
+    lines.push(`Session ${s.sessionId} (${s.flow}): ${s.phase}, ${s.status}${s.deadline ? `, deadline ${s.deadline}` : ""}`);
+    lines.push(`  target: ${s.target ? `${s.target.kind} ${s.target.id}${s.target.url ? ` ${s.target.url}` : ""}` : "none"}`);
+    for (const l of s.locks) lines.push(`  lock: ${l.name} epoch ${l.epoch} held by ${l.owner}${l.stale ? ` (STALE: ${l.proof})` : ""}`);
+    for (const run of s.runs) lines.push(`  run: ${run.runId} ${run.agent} ${run.status}`);
+    lines.push(`  pending work: ${s.pendingWork}`);
+    lines.push(`  next: ${s.nextAction.action}${s.nextAction.command ? ` → ${s.nextAction.command}` : ""}`);
+  }
+  for (const f of r.findings) {
+    lines.push(`${MARK[f.severity]} ${f.code}${f.sessionId ? ` [${f.sessionId}]` : ""}: ${f.message}${f.repaired ? " (repaired)" : ""}`);
+    if (f.fix && !f.repaired) lines.push(`      fix: ${f.fix}${f.safe ? "  (or baton doctor --fix)" : ""}`);
+  }
+  for (const x of r.repairs) lines.push(`fixed ${x.code} ${x.subject}: ${x.ok ? "ok" : "FAILED"}, ${x.detail}`);
+  const skipped = r.checks.filter((c) => c.status === "skipped");
+  for (const c of skipped) lines.push(`skipped ${c.check}: ${c.detail}`);
+  lines.push(
+    r.ok
+      ? `OK: ${r.checks.length - skipped.length} checks passed${r.summary.info ? ` (${r.summary.info} note(s))` : ""}`
+      : `${r.summary.error} error(s), ${r.summary.warning} warning(s), ${r.summary.info} note(s)`,
+  );
+  return lines.join("\n");
+}
+
+export async function doctor(ctx: Ctx, id: string | undefined, o: { session?: string; fix?: boolean }): Promise<void> {
+  const b = await ctx.open();
+  const sessionId = id ?? o.session;
+  const r = await b.doctor({ ...(sessionId ? { sessionId } : {}), fix: o.fix === true });
+  ctx.out(r, () => render(r));
+}

@@ -1,0 +1,85 @@
+/** `baton hooks install|uninstall|status` and the help entry of `baton hook` (src/hooks/). */
+import { resolve } from "node:path";
+import type { HookAgent } from "../../core/hook-config.js";
+import { badInput } from "../../errors.js";
+import { type HookScope, hooksStatus, installHooks, isHookAgent, uninstallHooks } from "../../hooks/install.js";
+import { ensureWorkspace, findWorkspace, workspaceAt } from "../../services/workspace.js";
+import type { Ctx } from "../context.js";
+
+interface ScopeOptions {
+  project?: boolean;
+  user?: boolean;
+}
+
+function agentOf(v: string): HookAgent {
+  const a = v.toLowerCase();
+  if (!isHookAgent(a)) throw badInput(`unknown agent "${v}": choose claude, codex or gemini`);
+  return a;
+}
+
+function scopeOf(o: ScopeOptions): HookScope {
+  if (o.project && o.user) throw badInput("give --project or --user, not both");
+  return o.user ? "user" : "project";
+}
+
+/** The project root: --root / BATON_ROOT, else the nearest workspace above the current directory, else here. */
+function projectRoot(ctx: Ctx): string {
+  if (ctx.root) return resolve(ctx.root);
+  return findWorkspace(process.cwd())?.root ?? process.cwd();
+}
+
+export async function install(ctx: Ctx, agentArg: string, o: ScopeOptions & { command?: string }): Promise<void> {
+  const agent = agentOf(agentArg);
+  const scope = scopeOf(o);
+  const root = projectRoot(ctx);
+  // The hooks act only in a Baton workspace: a project install makes sure there is one.
+  if (scope === "project") ensureWorkspace(workspaceAt(root));
+  const r = await installHooks(agent, { scope, root, ...(o.command ? { launcher: o.command } : {}) });
+  ctx.out(r, () => {
+    const lines = [
+      r.changed ? `Installed Baton's ${agent} hooks in ${r.file}` : `Baton's ${agent} hooks are already installed in ${r.file} (unchanged)`,
+    ];
+    if (r.backup) lines.push(`  previous version kept in ${r.backup}`);
+    for (const h of r.hooks) lines.push(`  ${h.event}${h.matcher ? ` [${h.matcher}]` : ""}: ${h.command}`);
+    for (const n of r.notes) lines.push(`note: ${n}`);
+    lines.push(`Remove them with: baton hooks uninstall ${agent}${scope === "user" ? " --user" : ""}`);
+    return lines.join("\n");
+  });
+}
+
+export async function uninstall(ctx: Ctx, agentArg: string, o: ScopeOptions): Promise<void> {
+  const agent = agentOf(agentArg);
+  const scope = scopeOf(o);
+  const r = await uninstallHooks(agent, { scope, root: projectRoot(ctx) });
+  ctx.out(r, () => {
+    if (!r.changed) return `No Baton ${agent} hooks in ${r.file}; nothing changed`;
+    const lines = [`Removed ${r.removed} Baton hook(s) from ${r.file}${r.deleted ? " (the file held nothing else and was removed)" : ""}`];
+    if (r.backup) lines.push(`  previous version kept in ${r.backup}`);
+    return lines.join("\n");
+  });
+}
+
+export async function status(ctx: Ctx, agentArg: string | undefined): Promise<void> {
+  const agents = agentArg ? [agentOf(agentArg)] : undefined;
+  const list = await hooksStatus({ root: projectRoot(ctx), ...(agents ? { agents } : {}) });
+  ctx.out({ hooks: list }, () =>
+    list
+      .map((s) => {
+        const head = `${s.agent} (${s.scope}) ${s.file}: `;
+        if (s.problem) return `${head}cannot read it: ${s.problem}`;
+        if (s.installed.length === 0) return `${head}not installed`;
+        const lines = [
+          `${head}${s.missing.length === 0 ? "installed" : `partly installed (missing ${s.missing.join(", ")})`}${s.stale ? `; the baton they run is gone: re-run \`baton hooks install ${s.agent}${s.scope === "user" ? " --user" : ""}\`` : ""}`,
+        ];
+        for (const n of s.notes) lines.push(`  note: ${n}`);
+        return lines.join("\n");
+      })
+      .join("\n"),
+  );
+}
+
+/** `baton hook` reached through the full CLI (the fast path normally takes it). */
+export async function hook(ctx: Ctx, agent: string, event: string): Promise<void> {
+  const { runHook } = await import("../../hooks/run.js");
+  await runHook([agent, event, ...(ctx.root ? ["--root", ctx.root] : [])], { exit: true });
+}

@@ -1,0 +1,89 @@
+/** The agent's side of delivery: poll (lease), ack, nack, heartbeat. */
+import type { JsonObject } from "../../core/types.js";
+import { badInput } from "../../errors.js";
+import type { Lease } from "../../services/queue.js";
+import { type Ctx, parseIntOption, parseJsonObject } from "../context.js";
+
+export interface PollOptions {
+  session?: string;
+  kinds?: string;
+  timeout?: string;
+  leaseMs?: string;
+  owner?: string;
+}
+
+function renderLease(l: Lease): string {
+  const e = l.item.event;
+  return [
+    `Leased ${l.item.kind} (seq ${l.item.seq}) of ${l.item.sessionId}, attempt ${l.attempt}, until ${l.expiresAt}`,
+    `  lease: ${l.leaseId}`,
+    `  data: ${JSON.stringify(e.data)}`,
+    `  when done: baton ack ${l.leaseId} --result '{"type":"<result event>","data":{}}'`,
+  ].join("\n");
+}
+
+export function defaultOwner(): string {
+  return `cli:${process.ppid}`;
+}
+
+export async function poll(ctx: Ctx, o: PollOptions): Promise<void> {
+  const timeoutMs = parseIntOption(o.timeout, "--timeout") ?? 30_000;
+  const leaseMs = parseIntOption(o.leaseMs, "--lease-ms", 50);
+  const kinds = o.kinds
+    ?.split(",")
+    .map((k) => k.trim())
+    .filter(Boolean);
+  const owner = o.owner ?? defaultOwner();
+  const req = {
+    timeoutMs,
+    ...(o.session ? { sessionId: o.session } : {}),
+    ...(kinds?.length ? { kinds } : {}),
+    ...(leaseMs !== undefined ? { leaseMs } : {}),
+  };
+  // Through the server when one runs on this workspace (it wakes the poll the moment a browser
+  // event lands), otherwise straight on the database, which wakes on commits within ms.
+  const { resolveWorkspace } = await import("../../services/workspace.js");
+  const { findServer, pollServer } = await import("../../server/client.js");
+  const server = findServer(resolveWorkspace(ctx.root ? { root: ctx.root } : {}).dir);
+  let lease: Lease | undefined;
+  if (server) lease = await pollServer(server, { owner, ...req });
+  else {
+    const b = await ctx.open();
+    if (o.session) await b.read(o.session); // a clear not_found before waiting
+    lease = await b.waitForWork(owner, req);
+  }
+  const via = server ? "server" : "database";
+  ctx.out({ lease: lease ?? null, via, ...(lease ? {} : { timedOut: true }) }, () =>
+    lease ? renderLease(lease) : `No work within ${timeoutMs} ms.`,
+  );
+}
+
+export async function ack(ctx: Ctx, leaseId: string, o: { result?: string }): Promise<void> {
+  const result = parseJsonObject(o.result, "--result");
+  if (result && result.type !== undefined && typeof result.type !== "string") throw badInput('--result "type" must be an event name');
+  const b = await ctx.open();
+  const r = await b.ack(leaseId, result as { type?: string; data?: JsonObject; actor?: string } | undefined);
+  ctx.out(
+    r,
+    () =>
+      `${r.duplicate ? "Already acked" : "Acked"} ${r.itemId}${r.result ? `; recorded ${r.result.event.type} as seq ${r.result.event.seq} (phase ${r.result.phase})` : ""}`,
+  );
+}
+
+export async function nack(ctx: Ctx, leaseId: string, o: { delay?: string; reason?: string }): Promise<void> {
+  const delayMs = parseIntOption(o.delay, "--delay");
+  const b = await ctx.open();
+  const r = await b.nack(leaseId, { ...(delayMs !== undefined ? { delayMs } : {}), ...(o.reason ? { reason: o.reason } : {}) });
+  ctx.out(r, () =>
+    r.state === "dead"
+      ? `${r.itemId} was dead-lettered (out of attempts)`
+      : `Released ${r.itemId}${r.availableAt ? ` until ${r.availableAt}` : ""}`,
+  );
+}
+
+export async function heartbeat(ctx: Ctx, leaseId: string, o: { leaseMs?: string }): Promise<void> {
+  const leaseMs = parseIntOption(o.leaseMs, "--lease-ms", 50);
+  const b = await ctx.open();
+  const r = await b.heartbeat(leaseId, leaseMs !== undefined ? { leaseMs } : {});
+  ctx.out(r, () => `Lease ${leaseId} extended until ${r.expiresAt}`);
+}

@@ -1,0 +1,49 @@
+/** `baton serve`: the workspace's local server, until SIGINT or SIGTERM. */
+import { readFileSync } from "node:fs";
+import { dirname, join } from "node:path";
+import { fileURLToPath } from "node:url";
+import type { AssetName } from "../../server/app.js";
+import { startServer } from "../../server/server.js";
+import { DEMO_HTML } from "../../web/demo-html.js";
+import { type Ctx, parseIntOption } from "../context.js";
+import { writeStderr } from "../output.js";
+
+export async function serve(ctx: Ctx, o: { port?: string; rotateToken?: boolean; allowOrigin?: string[] }): Promise<void> {
+  const baton = await ctx.open();
+  const port = parseIntOption(o.port, "--port", 0);
+  // Built beside this bundle: dist/browser.js and dist/web/demo.js.
+  const dist = dirname(fileURLToPath(import.meta.url));
+  const cache = new Map<string, string | undefined>();
+  const asset = (name: AssetName) => {
+    if (name === "demo.html") return DEMO_HTML;
+    if (!cache.has(name)) {
+      const file = name.startsWith("demo.") ? join(dist, "web", name) : join(dist, name);
+      try {
+        cache.set(name, readFileSync(file, "utf8"));
+      } catch {
+        cache.set(name, undefined);
+      }
+    }
+    return cache.get(name);
+  };
+  const server = await startServer(baton, {
+    ...(port !== undefined ? { port } : {}),
+    ...(o.rotateToken ? { rotateToken: true } : {}),
+    ...(o.allowOrigin?.length ? { allowOrigins: o.allowOrigin } : {}),
+    asset,
+  });
+  const pageUrl = `${server.url}/#token=${server.token}`;
+  ctx.out({ url: server.url, port: server.port, pid: process.pid, pageUrl, serverFile: join(baton.workspace.dir, "server.json") }, () =>
+    [
+      `Baton server for ${baton.root} on ${server.url} (pid ${process.pid}).`,
+      `Demo page: ${pageUrl}`,
+      "The token is in .baton/server.json (mode 0600). Stop with Ctrl-C.",
+    ].join("\n"),
+  );
+  const signal = await new Promise<NodeJS.Signals>((resolve) => {
+    process.once("SIGINT", () => resolve("SIGINT"));
+    process.once("SIGTERM", () => resolve("SIGTERM"));
+  });
+  if (!ctx.json) writeStderr(`baton serve: ${signal}, shutting down\n`);
+  await server.close();
+}

@@ -1,0 +1,39 @@
+/** `baton watch`: follow an external-run session until it is terminal, one line per tick. */
+import type { WatchLine } from "../../services/watch-run.js";
+import { type Ctx, parseIntOption } from "../context.js";
+import { writeStdout } from "../output.js";
+
+function human(l: WatchLine): string {
+  const warn = (l.warnings ?? []).map((w) => `\n  warning (${w.code}): ${w.message}`).join("");
+  switch (l.type) {
+    case "start":
+      return `Watching ${l.sessionId} (${l.flow}, phase ${l.phase}${l.deadline ? `, deadline ${l.deadline}` : ""}) every ${l.intervalMs} ms`;
+    case "terminal":
+      return `${l.at} ${l.phase}: terminal (${l.reason})`;
+    case "stopped":
+      return `${l.at} stopped (${l.reason}) in ${l.phase}`;
+    default:
+      return `${l.at} ${l.phase}${warn}`;
+  }
+}
+
+export async function watch(ctx: Ctx, id: string | undefined, o: { session?: string; interval?: string }): Promise<void> {
+  const b = await ctx.open();
+  const sid = await b.resolveSession(id ?? o.session);
+  const intervalMs = parseIntOption(o.interval, "--interval", 10);
+  const stop = new AbortController();
+  const onSignal = () => stop.abort();
+  process.once("SIGINT", onSignal);
+  process.once("SIGTERM", onSignal);
+  try {
+    const last = await b.watchRun(sid, {
+      ...(intervalMs !== undefined ? { intervalMs } : {}),
+      signal: stop.signal,
+      onLine: (l) => writeStdout(ctx.json ? `${JSON.stringify(l)}\n` : `${human(l)}\n`),
+    });
+    if (last.type === "stopped") process.exitCode = 130;
+  } finally {
+    process.off("SIGINT", onSignal);
+    process.off("SIGTERM", onSignal);
+  }
+}

@@ -1,0 +1,150 @@
+/**
+ * Merging Baton's entries into an agent's hook configuration, and taking them out again. Pure:
+ * values in, values out; the installer (src/hooks/install.ts) does the file I/O.
+ *
+ * Claude Code (`.claude/settings.json`), Codex (`.codex/hooks.json`) and Gemini CLI
+ * (`.gemini/settings.json`) share one shape under the top-level `hooks` key:
+ *
+ *     { "hooks": { "<Event>": [ { "matcher": "<regex>", "hooks": [ { "type": "command", "command": "…" } ] } ] } }
+ *
+ * Baton's handlers are recognised by their command (`… baton… hook <agent> <Event>`), never by
+ * position, so every other hook is kept whatever its place. Install first removes Baton's
+ * handlers, then appends one matcher group per event holding only Baton's handler: installing
+ * twice gives the same value. Uninstall removes Baton's handlers, then the groups and event
+ * arrays that removal emptied (a container that was empty before is left alone), so it
+ * restores the configuration as it was before the install.
+ */
+import type { JsonObject, JsonValue } from "./types.js";
+
+export type HookAgent = "claude" | "codex" | "gemini";
+
+export interface HookHandlerSpec {
+  type: "command";
+  command: string;
+  /** Seconds for Claude Code and Codex, milliseconds for Gemini CLI (each agent's own unit). */
+  timeout?: number;
+  /** Gemini CLI: the name `/hooks enable|disable` uses. */
+  name?: string;
+  description?: string;
+}
+
+export interface HookGroupSpec {
+  event: string;
+  /** Tool-name regex for tool events; omitted: every occurrence of the event. */
+  matcher?: string;
+  handler: HookHandlerSpec;
+}
+
+export interface InstalledHook {
+  event: string;
+  matcher?: string;
+  command: string;
+}
+
+/** A command that runs `baton hook <agent> …`, whatever the path or launcher before it. */
+export function isBatonCommand(command: unknown, agent: HookAgent): boolean {
+  if (typeof command !== "string") return false;
+  return new RegExp(`(?:^|[\\s"'/\\\\])baton(?:\\.c?js)?["']?\\s+hook\\s+${agent}(?:\\s|$)`).test(command);
+}
+
+function isObject(v: unknown): v is JsonObject {
+  return typeof v === "object" && v !== null && !Array.isArray(v);
+}
+
+function isOurs(handler: unknown, agent: HookAgent): boolean {
+  return isObject(handler) && isBatonCommand(handler.command, agent);
+}
+
+/** Problems that stop a merge: the `hooks` value or an event's value is not the documented shape. */
+export function hookConfigProblem(hooks: unknown): string | undefined {
+  if (hooks === undefined) return undefined;
+  if (!isObject(hooks)) return '"hooks" is not an object';
+  return undefined;
+}
+
+/** `hooks` without Baton's handlers for `agent`; containers the removal emptied are dropped. */
+export function removeBatonHooks(hooks: JsonObject | undefined, agent: HookAgent): { hooks: JsonObject | undefined; removed: number } {
+  if (!hooks) return { hooks, removed: 0 };
+  let removed = 0;
+  const out: JsonObject = {};
+  for (const [event, value] of Object.entries(hooks)) {
+    if (!Array.isArray(value)) {
+      out[event] = value;
+      continue;
+    }
+    const groups: JsonValue[] = [];
+    let removedHere = 0;
+    for (const group of value) {
+      if (!isObject(group) || !Array.isArray(group.hooks)) {
+        groups.push(group);
+        continue;
+      }
+      const kept = group.hooks.filter((h) => !isOurs(h, agent));
+      const n = group.hooks.length - kept.length;
+      removedHere += n;
+      if (n === 0) groups.push(group);
+      else if (kept.length > 0) groups.push({ ...group, hooks: kept });
+    }
+    removed += removedHere;
+    if (removedHere === 0 || groups.length > 0) out[event] = groups;
+  }
+  if (removed > 0 && Object.keys(out).length === 0 && Object.keys(hooks).length > 0) return { hooks: undefined, removed };
+  return { hooks: out, removed };
+}
+
+/** `hooks` with exactly one Baton group per spec (earlier Baton handlers replaced). */
+export function addBatonHooks(hooks: JsonObject | undefined, specs: readonly HookGroupSpec[], agent: HookAgent): JsonObject {
+  const out: JsonObject = { ...(removeBatonHooks(hooks, agent).hooks ?? {}) };
+  for (const spec of specs) {
+    const group: JsonObject = {};
+    if (spec.matcher !== undefined) group.matcher = spec.matcher;
+    const handler: JsonObject = {};
+    if (spec.handler.name !== undefined) handler.name = spec.handler.name;
+    handler.type = spec.handler.type;
+    handler.command = spec.handler.command;
+    if (spec.handler.timeout !== undefined) handler.timeout = spec.handler.timeout;
+    if (spec.handler.description !== undefined) handler.description = spec.handler.description;
+    group.hooks = [handler];
+    const existing = out[spec.event];
+    out[spec.event] = Array.isArray(existing) ? [...existing, group] : [group];
+  }
+  return out;
+}
+
+/** Baton's handlers for `agent` found in `hooks`, in order. */
+export function listBatonHooks(hooks: unknown, agent: HookAgent): InstalledHook[] {
+  if (!isObject(hooks)) return [];
+  const out: InstalledHook[] = [];
+  for (const [event, value] of Object.entries(hooks)) {
+    if (!Array.isArray(value)) continue;
+    for (const group of value) {
+      if (!isObject(group) || !Array.isArray(group.hooks)) continue;
+      for (const h of group.hooks) {
+        if (!isOurs(h, agent)) continue;
+        const found: InstalledHook = { event, command: String((h as JsonObject).command) };
+        if (typeof group.matcher === "string") found.matcher = group.matcher;
+        out.push(found);
+      }
+    }
+  }
+  return out;
+}
+
+/** The settings object with Baton's hooks merged in (`hooks` replaced; every other key kept). */
+export function installInto(settings: JsonObject, specs: readonly HookGroupSpec[], agent: HookAgent): JsonObject {
+  const problem = hookConfigProblem(settings.hooks);
+  if (problem) throw new Error(problem);
+  return { ...settings, hooks: addBatonHooks(settings.hooks as JsonObject | undefined, specs, agent) };
+}
+
+/** The settings object without Baton's hooks; `hooks` is dropped when the removal emptied it. */
+export function uninstallFrom(settings: JsonObject, agent: HookAgent): { settings: JsonObject; removed: number } {
+  const problem = hookConfigProblem(settings.hooks);
+  if (problem) throw new Error(problem);
+  const r = removeBatonHooks(settings.hooks as JsonObject | undefined, agent);
+  if (r.removed === 0) return { settings, removed: 0 };
+  const out: JsonObject = { ...settings };
+  if (r.hooks === undefined) delete out.hooks;
+  else out.hooks = r.hooks;
+  return { settings: out, removed: r.removed };
+}

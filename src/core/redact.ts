@@ -1,0 +1,887 @@
+/**
+ * Redaction: what may be stored of a tool call's arguments, results and error texts. Pure (it
+ * hashes; nothing else), and applied before anything reaches storage or an export.
+ *
+ * Three layers, each documented in docs/architecture.md ("Ledger and redaction"):
+ * - **by key**: a value under a secret-looking key (`password`, `accessToken`, `x-api-key`,
+ *   `AUTH_HEADER`, ...) is replaced, whatever its content. Keys are split into words in any
+ *   casing or separator style before they are judged (`isSecretKey`).
+ * - **by value**: every string is scanned for known secret formats (cloud, source-host, chat,
+ *   payment and model-provider keys, JWTs, private key blocks, passwords in connection strings,
+ *   tokens in URL query strings, Authorization and Cookie lines, `SECRET=...` assignments,
+ *   card numbers) and each match is replaced by `[redacted:<category>]` (`redactText`).
+ * - **by shape**: large or binary-looking values (HTML/DOM, base64 bodies, data URLs, bytes)
+ *   and long strings become `sha256:<16 hex>`, so equal values still compare equal; depth, key
+ *   and array limits bound the rest. Browser form-fill values become `[redacted:len=N]`.
+ *
+ * A secret is never hashed on its own (a short password's hash could be brute-forced); only
+ * long or binary content is, and long text is redacted before it is hashed.
+ */
+import { sha256 } from "./canonical.js";
+import type { JsonValue } from "./types.js";
+
+export const REDACTED = "[redacted]";
+
+export interface RedactLimits {
+  /** Objects and arrays nested deeper than this become `[truncated:depth]`. Default 8. */
+  maxDepth: number;
+  /** Keys kept per object (the rest are counted under `"…"`). Default 64. */
+  maxKeys: number;
+  /** Items kept per array (then one `"[+N items]"` marker). Default 64. */
+  maxItems: number;
+  /** Strings longer than this become `sha256:<16 hex>`. Default 512. */
+  maxString: number;
+}
+
+export interface RedactOptions extends Partial<RedactLimits> {
+  /** The tool the value belongs to: browser form-fill tools get their typed values replaced. */
+  toolName?: string;
+  /**
+   * `length` (default): a browser form-fill value becomes `[redacted:len=N]`. `keep`: only values
+   * of fields that look sensitive (password, card, OTP, ...) are replaced.
+   */
+  formValues?: "length" | "keep";
+}
+
+export const DEFAULT_REDACT_LIMITS: Readonly<RedactLimits> = Object.freeze({ maxDepth: 8, maxKeys: 64, maxItems: 64, maxString: 512 });
+
+/** Text above this many characters is hashed without being scanned first (scanning it would cost more than it saves). */
+const MAX_SCAN = 256 * 1024;
+
+// ---------------------------------------------------------------------------------------------
+// Placeholders
+
+/** `sha256:<16 hex>` of a string or bytes: equality survives, content does not. */
+export function hashPlaceholder(value: string | Uint8Array): string {
+  return `sha256:${sha256(value).slice(0, 16)}`;
+}
+
+const PLACEHOLDER = /^(?:\[redacted[^\]]*\]|sha256:[0-9a-f]{16}|\[truncated[^\]]*\])$/;
+
+/** Whether a string is one of redaction's own placeholders. */
+export function isPlaceholder(s: string): boolean {
+  return PLACEHOLDER.test(s);
+}
+
+const lengthPlaceholder = (v: unknown): string =>
+  `[redacted:len=${typeof v === "string" ? v.length : Array.isArray(v) ? v.length : String(v ?? "").length}]`;
+
+// ---------------------------------------------------------------------------------------------
+// Keys
+
+/** Split a key into lowercase words: `accessToken`, `x-api-key`, `AUTH_HEADER`, `APIKey` alike. */
+export function keyWords(key: string): string[] {
+  return key
+    .replace(/([a-z0-9])([A-Z])/g, "$1 $2")
+    .replace(/([A-Z]+)([A-Z][a-z])/g, "$1 $2")
+    .toLowerCase()
+    .split(/[^a-z0-9]+/)
+    .filter((w) => w.length > 0);
+}
+
+/** A word that alone makes a key secret. */
+const SECRET_WORDS = new Set([
+  "password",
+  "passwd",
+  "pwd",
+  "pass",
+  "passphrase",
+  "passcode",
+  "secret",
+  "secrets",
+  "token",
+  "auth",
+  "oauth",
+  "authorization",
+  "cookie",
+  "cookies",
+  "credential",
+  "credentials",
+  "creds",
+  "otp",
+  "totp",
+  "hotp",
+  "mfa",
+  "pin",
+  "cvv",
+  "cvc",
+  "csc",
+  "ssn",
+  "csrf",
+  "xsrf",
+  "bearer",
+  "jwt",
+  "signature",
+  "apikey",
+  "privatekey",
+  "secretkey",
+  "accesskey",
+  "clientsecret",
+  "accesstoken",
+  "refreshtoken",
+  "idtoken",
+  "authtoken",
+]);
+
+/**
+ * Words naming a session: secret as a structured key or in a cookie or URL (`session=…`), but
+ * not in free-text assignments, where `sessionId: "task-1"` is almost always a plain id.
+ */
+const SESSION_WORDS = new Set(["session", "sessionid", "sessid", "phpsessid", "jsessionid", "sid"]);
+
+/** `<word> key` is secret for these words (`apiKey`, `private_key`, `AccountKey`, ...). */
+const KEY_PREFIXES = new Set([
+  "api",
+  "private",
+  "secret",
+  "access",
+  "signing",
+  "encryption",
+  "master",
+  "license",
+  "account",
+  "shared",
+  "client",
+  "app",
+  "consumer",
+  "subscription",
+  "session",
+  "webhook",
+  "deploy",
+  "recovery",
+  "ssh",
+  "gpg",
+  "pgp",
+]);
+
+/** `<word> code` is secret for these (`verificationCode`, `mfa_code`, `otpCode`). */
+const CODE_PREFIXES = new Set(["verification", "mfa", "otp", "sms", "security", "auth", "2fa", "twofa", "recovery", "backup", "one"]);
+
+/**
+ * A last word that makes the key describe a secret rather than hold one: `tokenType`,
+ * `maxTokens`, `passwordField`, `authUrl`, `password_selector`, `secretName`.
+ */
+const NOT_SECRET_LAST = new Set([
+  "count",
+  "counts",
+  "max",
+  "min",
+  "limit",
+  "limits",
+  "length",
+  "len",
+  "size",
+  "type",
+  "types",
+  "kind",
+  "name",
+  "names",
+  "url",
+  "uri",
+  "urls",
+  "endpoint",
+  "path",
+  "file",
+  "dir",
+  "env",
+  "var",
+  "field",
+  "fields",
+  "selector",
+  "element",
+  "label",
+  "hint",
+  "prompt",
+  "placeholder",
+  "policy",
+  "method",
+  "mode",
+  "format",
+  "enabled",
+  "disabled",
+  "required",
+  "strength",
+  "expires",
+  "expiry",
+  "expiration",
+  "ttl",
+  "timeout",
+  "at",
+  "usage",
+  "used",
+  "remaining",
+  "budget",
+  "location",
+  "rule",
+  "rules",
+  "regex",
+  "pattern",
+  "schema",
+  "version",
+  "provider",
+  "present",
+  "set",
+  "valid",
+  "ok",
+  "status",
+  "error",
+  "errors",
+  "message",
+  "messages",
+  "string",
+  "strings",
+]);
+
+const NOT_SECRET_FIRST = new Set([
+  "max",
+  "min",
+  "num",
+  "total",
+  "has",
+  "is",
+  "use",
+  "show",
+  "require",
+  "requires",
+  "needs",
+  "no",
+  "lookup",
+]);
+
+/** 0: not secret; 1: a session key (secret in structures, cookies and URLs); 2: secret everywhere. */
+type KeyClass = 0 | 1 | 2;
+const keyCache = new Map<string, KeyClass>();
+
+/**
+ * Whether a key names a secret, in any casing or separator style: `password`, `passwd`, `pwd`,
+ * `secret`, `token`, `apiKey`, `x-api-key`, `Authorization`, `auth`, `cookie`, `Set-Cookie`,
+ * `session`, `credentials`, `private_key`, `otp`, `pin`, `client_secret`, `code_verifier`,
+ * `id_token`, `accessToken`, `AUTH_HEADER`, ... Keys that describe a secret rather than hold
+ * one (`tokenType`, `maxTokens`, `passwordField`, `authUrl`) are not secret; `tokens` (plural,
+ * a count in model APIs) is not either.
+ */
+export function isSecretKey(key: string): boolean {
+  return keyClass(key) > 0;
+}
+
+function keyClass(key: string): KeyClass {
+  let r = keyCache.get(key);
+  if (r === undefined) {
+    r = judgeKey(key);
+    if (keyCache.size > 4096) keyCache.clear();
+    keyCache.set(key, r);
+  }
+  return r;
+}
+
+function judgeKey(key: string): KeyClass {
+  // A dotted path is judged by its last segment: `spring.datasource.password`, `options.token.message`.
+  const dot = key.lastIndexOf(".");
+  const words = keyWords(dot >= 0 ? key.slice(dot + 1) : key);
+  if (words.length === 0) return 0;
+  const last = words[words.length - 1] as string;
+  if (words.length > 1 && (NOT_SECRET_LAST.has(last) || NOT_SECRET_FIRST.has(words[0] as string))) return 0;
+  let session = false;
+  for (let i = 0; i < words.length; i++) {
+    const w = words[i] as string;
+    if (SECRET_WORDS.has(w)) return 2;
+    if (w.length > 5 && w.endsWith("token")) return 2; // csrftoken, xsrftoken, bearertoken
+    if (w.includes("password") || w.includes("passwd") || w.includes("secret") || w.includes("credential")) return 2;
+    if (w.includes("apikey") || w.includes("privatekey") || w.includes("accesskey")) return 2;
+    const prev = i > 0 ? (words[i - 1] as string) : "";
+    if ((w === "key" || w === "keys") && KEY_PREFIXES.has(prev)) return 2;
+    if (w === "code" && CODE_PREFIXES.has(prev)) return 2;
+    if (w === "verifier" && prev === "code") return 2;
+    if (SESSION_WORDS.has(w)) session = true;
+  }
+  return session ? 1 : 0;
+}
+
+// ---------------------------------------------------------------------------------------------
+// Values: the rule table
+
+interface ValueRule {
+  /** Category, in the placeholder: `[redacted:<id>]`. */
+  id: string;
+  /** Lowercase literals; the rule runs only when the lowercased text contains one. Empty: always. */
+  hints: readonly string[];
+  /** A second list of literals, one of which must also be present. */
+  also?: readonly string[];
+  /** Provider-prefix rules share one gate: none runs unless some provider prefix is present. */
+  prefixed?: boolean;
+  re: RegExp;
+  /** The replacement for one match; return the match itself to keep it. */
+  replace: (m: string, ...groups: string[]) => string;
+}
+
+const tag = (id: string) => `[redacted:${id}]`;
+const whole = (id: string) => () => tag(id);
+
+/** A value that is a template or an example, not a secret: `${token}`, `{{secret}}`, `<token>`, `***`. */
+function placeholderish(v: string): boolean {
+  return (
+    v.length === 0 ||
+    v.includes("${") ||
+    v.includes("{{") ||
+    /^<[^<>]*>$/.test(v) || // <token>, <your password>
+    /^%(?:\([A-Za-z_]\w*\))?[-+ 0#]*\d*[sdifr]$/.test(v) || // printf-style %s, %(name)s
+    /^\$[A-Z_][A-Z0-9_]*$/.test(v) || // $ENV_VAR
+    /^@[A-Za-z_]+$/.test(v) || // @sql_parameter
+    /^[*x.…_-]{3,}$/i.test(v) ||
+    v.startsWith("[redacted") ||
+    v === REDACTED
+  );
+}
+
+const KEYWORDS = new Set([
+  "true",
+  "false",
+  "null",
+  "nil",
+  "none",
+  "undefined",
+  "string",
+  "number",
+  "boolean",
+  "object",
+  "any",
+  "unknown",
+  "required",
+  "optional",
+  "str",
+  "int",
+  "bool",
+  "bytes",
+  "buffer",
+  "function",
+  "void",
+  "never",
+]);
+
+/**
+ * An unquoted value after `key:` or `key =` that looks like a literal secret rather than code or
+ * prose: it has a digit or a symbol a token would have, or is long and mixed-case. Identifiers
+ * and member accesses (`opts.token`, `string`, `readToken()`) are kept.
+ */
+function tokenish(v: string): boolean {
+  if (v.length < 3 || KEYWORDS.has(v.toLowerCase()) || placeholderish(v)) return false;
+  if (/^[([{/:]/.test(v) || v.includes("(") || v.includes("[")) return false; // an expression, a regex, a path
+  // An identifier or member access (`opts.token`, `readToken`, `JwtAlgorithmMismatch`). A random
+  // token of 20+ characters almost always has a digit, so a letters-only value is taken as a name.
+  if (/^[A-Za-z_$][\w$]*(?:(?:\.|\?\.)[A-Za-z_$][\w$]*)*$/.test(v) && !/\d/.test(v)) return false;
+  if (/^\d{1,3}$/.test(v)) return false; // small numbers: counts, flags
+  return true;
+}
+
+/** A run that looks encoded (base64 or similar) rather than an English word. */
+function looksEncoded(v: string): boolean {
+  return /[0-9+/=]/.test(v) || (/[a-z]/.test(v) && /[A-Z]/.test(v.slice(1)));
+}
+
+function luhn(digits: string): boolean {
+  let sum = 0;
+  for (let i = 0; i < digits.length; i++) {
+    let d = digits.charCodeAt(digits.length - 1 - i) - 48;
+    if (i % 2 === 1) {
+      d *= 2;
+      if (d > 9) d -= 9;
+    }
+    sum += d;
+  }
+  return sum % 10 === 0;
+}
+
+function entropy(s: string): number {
+  const counts = new Map<string, number>();
+  for (const c of s) counts.set(c, (counts.get(c) ?? 0) + 1);
+  let h = 0;
+  for (const n of counts.values()) {
+    const p = n / s.length;
+    h -= p * Math.log2(p);
+  }
+  return h;
+}
+
+/** Substrings one of which every secret key (lowercased) contains: a cheap test before the key rules' regexes run. */
+const SECRET_KEY_PARTS: readonly string[] = [
+  "pass",
+  "pwd",
+  "secret",
+  "token",
+  "auth",
+  "cookie",
+  "cred",
+  "otp",
+  "mfa",
+  "pin",
+  "cvv",
+  "cvc",
+  "csc",
+  "ssn",
+  "csrf",
+  "xsrf",
+  "bearer",
+  "jwt",
+  "signature",
+  "key",
+  "code",
+  "verifier",
+];
+
+/** Authorization header schemes: `Authorization: <scheme> <credentials>`. */
+const AUTH_SCHEMES = new Set([
+  "bearer",
+  "basic",
+  "digest",
+  "token",
+  "negotiate",
+  "ntlm",
+  "aws4-hmac-sha256",
+  "apikey",
+  "api-key",
+  "key",
+  "oauth",
+  "hoba",
+  "mutual",
+  "sapisidhash",
+  "splunk",
+  "sso-key",
+  "dpop",
+]);
+
+/** Keys whose URL query value is a credential even though the key alone is not secret-sounding. */
+const URL_SECRET_KEYS = new Set([
+  "key",
+  "sig",
+  "code",
+  "access_token",
+  "x-amz-signature",
+  "x-amz-credential",
+  "x-amz-security-token",
+  "x-goog-signature",
+  "x-goog-credential",
+  "sv_sig",
+  "hmac",
+  "pw",
+]);
+
+/** Prefixed provider tokens: the prefix says what it is. Order matters (sk-ant- before sk-). */
+const PREFIXED: readonly [id: string, hints: string[], re: RegExp, check?: (m: string) => boolean][] = [
+  ["aws-access-key", ["akia", "asia", "abia", "acca", "a3t"], /\b(?:AKIA|ASIA|ABIA|ACCA|A3T[A-Z0-9])[A-Z0-9]{16}\b/g],
+  [
+    "github-token",
+    ["ghp_", "gho_", "ghu_", "ghs_", "ghr_", "github_pat_"],
+    /\b(?:gh[pousr]_[A-Za-z0-9]{36,255}|github_pat_[A-Za-z0-9_]{22,255})\b/g,
+  ],
+  ["gitlab-token", ["gl"], /\bgl(?:pat|dt|rt|ptt|soat|cbt|imt|ft|oas|agent)-[A-Za-z0-9_-]{20,}/g],
+  ["slack-token", ["xox"], /\bxox[abposre]-[A-Za-z0-9-]{10,}/g],
+  ["slack-webhook", ["hooks.slack.com"], /https:\/\/hooks\.slack\.com\/(?:services|workflows|triggers)\/[A-Za-z0-9/_-]+/g],
+  ["stripe-key", ["_live_", "_test_", "whsec_"], /\b(?:[sr]k_(?:live|test)_[A-Za-z0-9]{16,}|whsec_[A-Za-z0-9+/=]{24,})\b/g],
+  ["anthropic-key", ["sk-ant-"], /\bsk-ant-[A-Za-z0-9_-]{20,}/g],
+  [
+    "openai-key",
+    ["sk-"],
+    /\bsk-(?:proj-|svcacct-|admin-|or-v1-)?[A-Za-z0-9_-]{20,}/g,
+    (m) => /\d/.test(m) && /[A-Za-z]{2}/.test(m.slice(3)),
+  ],
+  ["google-api-key", ["aiza"], /\bAIza[0-9A-Za-z_-]{35}(?![0-9A-Za-z_-])/g],
+  ["google-oauth-token", ["ya29."], /\bya29\.[0-9A-Za-z_-]{20,}/g],
+  ["google-client-secret", ["gocspx-"], /\bGOCSPX-[A-Za-z0-9_-]{20,}/g],
+  ["azure-client-secret", ["q~"], /(?<![A-Za-z0-9_~.-])[A-Za-z0-9_~.-]{3}\dQ~[A-Za-z0-9_~.-]{31,34}(?![A-Za-z0-9_~.-])/g],
+  ["huggingface-token", ["hf_"], /\bhf_[A-Za-z0-9]{30,}\b/g],
+  ["npm-token", ["npm_"], /\bnpm_[A-Za-z0-9]{36}\b/g],
+  ["pypi-token", ["pypi-"], /\bpypi-AgE[A-Za-z0-9_-]{50,}/g],
+  ["sendgrid-key", ["sg."], /\bSG\.[A-Za-z0-9_-]{16,32}\.[A-Za-z0-9_-]{16,64}\b/g],
+  ["digitalocean-token", ["_v1_"], /\bdo[por]_v1_[a-f0-9]{64}\b/g],
+  ["shopify-token", ["shp"], /\bshp(?:at|ca|pa|ss)_[a-fA-F0-9]{32}\b/g],
+  ["groq-key", ["gsk_"], /\bgsk_[A-Za-z0-9]{40,}\b/g],
+  ["xai-key", ["xai-"], /\bxai-[A-Za-z0-9]{40,}\b/g],
+  ["replicate-token", ["r8_"], /\br8_[A-Za-z0-9]{30,}\b/g],
+  ["perplexity-key", ["pplx-"], /\bpplx-[A-Za-z0-9]{40,}\b/g],
+  ["mailgun-key", ["key-"], /\bkey-[0-9a-f]{32}\b/g],
+];
+
+/**
+ * The value rules, in the order they run. Earlier rules replace whole secrets with placeholders,
+ * so later, more generic rules (assignments, query strings) see the placeholders and skip them.
+ */
+const RULES: readonly ValueRule[] = [
+  {
+    id: "private-key",
+    hints: ["private key"],
+    // A block with or without its END line (a cut or escaped block still goes).
+    re: /-----BEGIN[A-Z0-9 ]{0,40} PRIVATE KEY(?: BLOCK)?-----[\s\S]*?(?:-----END[A-Z0-9 ]{0,40} PRIVATE KEY(?: BLOCK)?-----|$)/g,
+    replace: whole("private-key"),
+  },
+  ...PREFIXED.map(([id, hints, re, check]) => ({
+    id,
+    hints,
+    prefixed: true,
+    re,
+    replace: check ? (m: string) => (check(m) ? tag(id) : m) : whole(id),
+  })),
+  {
+    id: "jwt",
+    hints: ["eyj"],
+    re: /\beyJ[A-Za-z0-9_-]{8,}\.eyJ[A-Za-z0-9_-]{8,}\.[A-Za-z0-9_-]*/g,
+    replace: whole("jwt"),
+  },
+  {
+    id: "url-password",
+    hints: ["://"],
+    re: /\b([a-z][a-z0-9+.-]{1,31}:\/\/)([^\s:@/?#"'<>]{0,256}):([^\s@/?#"'<>]{1,256})@/gi,
+    replace: (m, scheme: string, user: string, pass: string) => (placeholderish(pass) ? m : `${scheme}${user}:${tag("password")}@`),
+  },
+  {
+    id: "authorization",
+    hints: ["authorization", "cookie", "api-key", "auth-token"],
+    // Header lines, in free text, curl commands and HTTP dumps: the value runs to the line's end or a quote.
+    re: /\b((?:proxy-)?authorization|(?:set-)?cookie|x-api-key|api-key|x-auth-token)([ \t]*:[ \t]*)([^\r\n"'`\\]+)/gi,
+    replace: (m, name: string, sep: string, value: string) => {
+      const v = value.trim();
+      const lower = name.toLowerCase();
+      if (lower.includes("cookie")) {
+        // name=value pairs, not prose ("the cookie: a URL can end up in logs")
+        return /^[^\s=;]+=/.test(v) && !placeholderish(v.slice(v.indexOf("=") + 1)) ? `${name}${sep}${tag("cookie")}` : m;
+      }
+      const scheme = /^([A-Za-z][\w-]*)[ \t]+(\S+)/.exec(v);
+      if (scheme && AUTH_SCHEMES.has((scheme[1] as string).toLowerCase()))
+        return placeholderish(scheme[2] as string) ? m : `${name}${sep}${tag("authorization")}`;
+      const single = v.replace(/[;,.]$/, "");
+      return !/\s/.test(single) && tokenish(single) ? `${name}${sep}${tag("authorization")}` : m;
+    },
+  },
+  {
+    id: "bearer",
+    hints: ["bearer", "basic", "token "],
+    re: /\b(Bearer|Basic|Token)([ \t]+)([A-Za-z0-9\-._~+/]{12,}=*)(?![A-Za-z0-9\-._~+/=])/gi,
+    replace: (m, scheme: string, sp: string, v: string) => (looksEncoded(v) ? `${scheme}${sp}${tag(scheme.toLowerCase())}` : m),
+  },
+  {
+    id: "url-token",
+    hints: ["="],
+    also: ["?", "&", "#", ";"],
+    re: /([?&#;])([A-Za-z0-9_.[\]-]{1,64})=([^&#;\s"'<>`\\]+)/g,
+    replace: (m, sep: string, key: string, value: string) =>
+      (isSecretKey(key) || URL_SECRET_KEYS.has(key.toLowerCase())) &&
+      value.length >= 3 &&
+      /[A-Za-z0-9]/.test(value) &&
+      !placeholderish(value)
+        ? `${sep}${key}=${tag("url-token")}`
+        : m,
+  },
+  {
+    id: "user-password",
+    hints: ["-u", "--user"],
+    // curl/wget/httpie style `-u user:password`, `--user user:password`, `--proxy-user u:p`
+    re: /(?<![\w-])(-u|--user|--proxy-user|--http-password)([ \t]+|=)(["']?)([^\s:"'`]*):([^\s"'`]+)\3/g,
+    replace: (m, flag: string, sep: string, q: string, user: string, pass: string) =>
+      placeholderish(pass) ? m : `${flag}${sep}${q}${user}:${tag("password")}${q}`,
+  },
+  {
+    id: "cli-flag",
+    hints: ["--"],
+    also: SECRET_KEY_PARTS,
+    // `--token abc`, `--api-key=abc`, `--password "a b"`. `--session` is an id in most CLIs (Baton's own too), not a secret.
+    re: /(?<![\w-])(--[A-Za-z][\w-]{0,63})(=|[ \t]+)("[^"\r\n]*"|'[^'\r\n]*'|[^\s"'-][^\s"']*)/g,
+    replace: (m, flag: string, sep: string, value: string) => {
+      if (keyClass(flag.slice(2)) < 2) return m;
+      const quoted = /^["']/.test(value);
+      const v = quoted ? value.slice(1, -1) : value;
+      if (placeholderish(v) || KEYWORDS.has(v.toLowerCase()) || (!quoted && !tokenish(v))) return m;
+      return `${flag}${sep}${tag("secret")}`;
+    },
+  },
+  {
+    id: "assignment",
+    hints: SECRET_KEY_PARTS,
+    // key: value, key = value, "key": "value", KEY=value (dotenv); not `key => …`, and not a value
+    // an operator follows (`x = "a" in o`, `t = "a" + b`, `type T = 'a' | 'b'`, `c ? "a" : "b"`).
+    // Quotes may be escaped once (JSON inside a JSON string).
+    re: /(?<![A-Za-z0-9_$])(\\?["']|)([A-Za-z_][A-Za-z0-9_.-]{0,63})\1([ \t]*)(=(?![=>~])|:(?![:/]))([ \t]*)(?:"((?:[^"\\\r\n]|\\.){0,4096})"|'([^'\r\n]{0,4096})'|\\"((?:[^"\\\r\n]|\\[^"]){0,4096})\\"|([^\s"'`,;&}\])<>\\]{1,4096}))(?![ \t]*(?:in\b|instanceof\b|[=!]==?|&&|\|\|?|\?|\+|:))/g,
+    replace: (m, q: string, key: string, sp1: string, sep: string, sp2: string, dq?: string, sq?: string, edq?: string, bare?: string) => {
+      if (keyClass(key) < 2) return m;
+      const head = `${q}${key}${q}${sp1}${sep}${sp2}`;
+      const literal = (v: string) => v.length >= 4 && !placeholderish(v) && !KEYWORDS.has(v.toLowerCase());
+      if (dq !== undefined) return literal(dq) ? `${head}"${tag("secret")}"` : m;
+      if (sq !== undefined) return literal(sq) ? `${head}'${tag("secret")}'` : m;
+      if (edq !== undefined) return literal(edq) ? `${head}\\"${tag("secret")}\\"` : m;
+      const v = bare ?? "";
+      const dotenv = sep === "=" && sp1 === "" && sp2 === "" && /^[A-Z][A-Z0-9_]*$/.test(key) && !placeholderish(v);
+      return dotenv || tokenish(v) ? `${head}${tag("secret")}` : m;
+    },
+  },
+  {
+    id: "high-entropy",
+    hints: ["="],
+    // An environment-style assignment of a random-looking value whose name does not say "secret".
+    re: /(?<![A-Za-z0-9_])([A-Z][A-Z0-9_]{2,63})=([A-Za-z0-9+/=_\-.~]{20,})(?![A-Za-z0-9+/=_\-.~])/g,
+    replace: (m, key: string, v: string) => {
+      if (/^[0-9a-f-]+$/i.test(v) || /^[\d.]+$/.test(v)) return m; // hex hashes, UUIDs, versions
+      if (!(/[a-z]/.test(v) && /[A-Z]/.test(v) && /\d/.test(v)) || entropy(v) < 3.5) return m;
+      return `${key}=${tag("high-entropy")}`;
+    },
+  },
+  {
+    id: "card",
+    hints: [],
+    re: /(?<![\d.])(?:\d[ -]?){12,18}\d(?![\d.])/g,
+    replace: (m) => {
+      const digits = m.replace(/[ -]/g, "");
+      const grouped = /[ -]/.test(m);
+      if (digits.length < 13 || digits.length > 19 || !/^[3-6]/.test(digits)) return m;
+      if (!grouped && digits.length !== 15 && digits.length !== 16) return m;
+      return luhn(digits) ? tag("card") : m;
+    },
+  },
+];
+
+/** The value rules' ids, in the order they run (most are also the `<category>` in `[redacted:<category>]`). */
+export const VALUE_RULES: readonly string[] = Object.freeze(RULES.map((r) => r.id));
+
+/**
+ * Replace every secret the value rules recognise in a piece of free text (an error message, an
+ * observation, a command line). Text that contains nothing recognisable comes back unchanged
+ * (the same string).
+ */
+export function redactText(text: string): string {
+  if (text.length < 8) return text;
+  const lower = text.toLowerCase();
+  const prefixed = PREFIX_GATE(lower);
+  let out = text;
+  for (const rule of COMPILED) {
+    if (rule.prefixed && !prefixed) continue;
+    if (!rule.hint(lower) || !rule.also(lower)) continue;
+    if (rule.id === "card" && !/\d{4}/.test(out)) continue;
+    if (rule.id === "assignment" && !/[:=]/.test(out)) continue;
+    rule.re.lastIndex = 0;
+    out = out.replace(rule.re, rule.replace as (m: string, ...a: string[]) => string);
+  }
+  return out;
+}
+
+/** A test for "the text contains one of these literals": one regex for many, `includes` for few. */
+function literalTest(hints: readonly string[] | undefined): (lower: string) => boolean {
+  if (!hints || hints.length === 0) return () => true;
+  if (hints.length === 1) {
+    const h = hints[0] as string;
+    return (l) => l.includes(h);
+  }
+  const re = new RegExp(hints.map((h) => h.replace(/[.*+?^${}()|[\]\\]/g, "\\$&")).join("|"));
+  return (l) => re.test(l);
+}
+
+const COMPILED = RULES.map((r) => ({ ...r, hint: literalTest(r.hints), also: literalTest(r.also) }));
+const PREFIX_GATE = literalTest(RULES.filter((r) => r.prefixed).flatMap((r) => r.hints));
+
+// ---------------------------------------------------------------------------------------------
+// Shapes: large, binary, HTML
+
+/** A string that is content rather than a value: HTML/DOM, base64, a data URL, binary. */
+export function isBulky(s: string): boolean {
+  if (s.length < 64) return false;
+  if (s.startsWith("data:") && s.slice(0, 100).includes(";base64,")) return true;
+  if (s.length >= 256 && /^[A-Za-z0-9+/=_\r\n-]+$/.test(s.length > 4096 ? s.slice(0, 4096) : s)) return true; // base64 body
+  if (s.length >= 256 && /^\s*<(?:!doctype|html|head|body|\?xml|!--|[a-z][a-z0-9-]*[\s>/])/i.test(s) && s.includes("</")) return true;
+  let odd = 0;
+  const n = Math.min(s.length, 2048);
+  for (let i = 0; i < n; i++) {
+    const c = s.charCodeAt(i);
+    if ((c < 32 && c !== 9 && c !== 10 && c !== 13) || c === 0xfffd) odd++;
+  }
+  return odd > n / 100;
+}
+
+/** A string as it may be stored: bulky or long → `sha256:<16 hex>`, otherwise redacted. */
+export function redactString(s: string, maxString = DEFAULT_REDACT_LIMITS.maxString): string {
+  if (isBulky(s)) return hashPlaceholder(s);
+  if (s.length > maxString) return hashPlaceholder(s.length > MAX_SCAN ? s : redactText(s));
+  return redactText(s);
+}
+
+/**
+ * Free text (an error, an observation) cut to `maxChars` after redaction. Very long text is
+ * first cut at a whitespace boundary, which never splits a secret (none of the recognised
+ * formats contains whitespace, and a private key block without its END line is still removed).
+ */
+export function summariseText(text: string, maxChars: number): string {
+  if (isBulky(text)) return hashPlaceholder(text);
+  let t = text;
+  if (t.length > 64 * 1024) {
+    const cut = t.slice(0, 64 * 1024);
+    const ws = Math.max(cut.lastIndexOf(" "), cut.lastIndexOf("\n"), cut.lastIndexOf("\t"));
+    if (ws < 60 * 1024) return hashPlaceholder(text); // one enormous token: content, not text
+    t = cut.slice(0, ws);
+  }
+  const r = redactText(t);
+  if (r.length <= maxChars && t.length === text.length) return r;
+  const keep = Math.max(0, Math.min(r.length, maxChars));
+  return `${r.slice(0, keep)}…[+${r.length - keep + (text.length - t.length)} chars]`;
+}
+
+// ---------------------------------------------------------------------------------------------
+// Structured values: tool arguments and results
+
+const FORM_TOOL_WORDS = new Set(["fill", "type", "typing", "input", "keyboard", "autofill", "form", "sendkeys", "settext", "setvalue"]);
+
+/** Whether a tool types into a page: `browser_type`, `fill`, `fill_form`, `page.type`, `keyboard_type`, `enter_text`, ... */
+const formToolCache = new Map<string, boolean>();
+
+export function isFormFillTool(toolName: string): boolean {
+  let r = formToolCache.get(toolName);
+  if (r === undefined) {
+    r = judgeFormTool(toolName);
+    if (formToolCache.size > 1024) formToolCache.clear();
+    formToolCache.set(toolName, r);
+  }
+  return r;
+}
+
+function judgeFormTool(toolName: string): boolean {
+  const words = keyWords(toolName);
+  for (let i = 0; i < words.length; i++) {
+    const w = words[i] as string;
+    if (FORM_TOOL_WORDS.has(w)) return true;
+    const next = words[i + 1];
+    if ((w === "enter" || w === "insert" || w === "send" || w === "set") && (next === "text" || next === "value" || next === "keys"))
+      return true;
+  }
+  return false;
+}
+
+/** Argument keys that carry what is typed into a field. */
+const FORM_VALUE_KEYS = new Set(["value", "values", "text", "input", "keys", "content", "data"]);
+/** Sibling keys that describe the field a value goes into. */
+const FIELD_KEYS = [
+  "selector",
+  "field",
+  "name",
+  "label",
+  "element",
+  "ref",
+  "placeholder",
+  "id",
+  "type",
+  "autocomplete",
+  "inputType",
+  "aria-label",
+  "key",
+  "header",
+];
+const SENSITIVE_FIELD =
+  /pass(?:word|wd|code|phrase)?\b|pwd|secret|token|api[-_ ]?key|credential|card|cc-?(?:num|number|csc|exp)|cvv|cvc|security[-_ ]?code|otp|one[-_ ]?time|\bpin\b|ssn|social[-_ ]security|iban|routing|account[-_ ]?number|cookie|authorization|session/i;
+
+/**
+ * Whether an object describes a sensitive field, so its `value`/`text` is replaced. In a form-fill
+ * tool's arguments any describing key counts (selector, label, placeholder, autocomplete, ...);
+ * elsewhere only name-value pairs (`{name: "Authorization", value: ...}`, as in HAR files) and
+ * `type: "password"`.
+ */
+function fieldIsSensitive(o: Record<string, unknown>, formTool: boolean): boolean {
+  for (const k of FIELD_KEYS) {
+    const v = o[k];
+    if (typeof v !== "string") continue;
+    if (k === "type" && v.toLowerCase() === "password") return true;
+    if ((k === "name" || k === "key" || k === "header" || k === "field") && isSecretKey(v)) return true;
+    if (formTool && k !== "type" && SENSITIVE_FIELD.test(v)) return true;
+  }
+  return false;
+}
+
+/** A key press that names a key (`Enter`, `Control+A`, `F5`) rather than typing text. */
+const NAMED_KEY = /^(?:[A-Z][A-Za-z0-9]+|F\d{1,2})(?:\+(?:[A-Z][A-Za-z0-9]*|[a-z0-9]))*$/;
+
+const keyTextCache = new Map<string, string>();
+
+/** An object key as it may be stored (keys repeat from call to call, so the result is cached). */
+function redactKey(k: string): string {
+  if (k.length < 8) return k;
+  let r = keyTextCache.get(k);
+  if (r === undefined) {
+    r = k.length > 128 ? hashPlaceholder(k) : redactText(k);
+    if (keyTextCache.size > 4096) keyTextCache.clear();
+    keyTextCache.set(k, r);
+  }
+  return r;
+}
+
+interface WalkCtx {
+  limits: RedactLimits;
+  formTool: boolean;
+  keepForm: boolean;
+  seen: Set<object>;
+}
+
+/**
+ * A JSON-safe, redacted copy of a tool's arguments or result. Never throws: cycles become
+ * `[circular]`, functions and symbols are dropped, bytes are hashed, non-finite numbers are null.
+ */
+export function redactValue(value: unknown, opts: RedactOptions = {}): JsonValue {
+  const ctx: WalkCtx = {
+    limits: {
+      maxDepth: opts.maxDepth ?? DEFAULT_REDACT_LIMITS.maxDepth,
+      maxKeys: opts.maxKeys ?? DEFAULT_REDACT_LIMITS.maxKeys,
+      maxItems: opts.maxItems ?? DEFAULT_REDACT_LIMITS.maxItems,
+      maxString: opts.maxString ?? DEFAULT_REDACT_LIMITS.maxString,
+    },
+    formTool: opts.toolName !== undefined && isFormFillTool(opts.toolName),
+    keepForm: opts.formValues === "keep",
+    seen: new Set(),
+  };
+  return walk(value, 0, ctx);
+}
+
+function walk(v: unknown, depth: number, ctx: WalkCtx): JsonValue {
+  switch (typeof v) {
+    case "string":
+      return redactString(v, ctx.limits.maxString);
+    case "number":
+      return Number.isFinite(v) ? v : null;
+    case "boolean":
+      return v;
+    case "bigint":
+      return v.toString();
+    case "undefined":
+    case "function":
+    case "symbol":
+      return null;
+  }
+  if (v === null) return null;
+  if (v instanceof Uint8Array) return hashPlaceholder(v);
+  if (v instanceof ArrayBuffer) return hashPlaceholder(new Uint8Array(v));
+  if (v instanceof Date) return Number.isNaN(v.getTime()) ? null : v.toISOString();
+  const obj = v as object;
+  if (depth >= ctx.limits.maxDepth) return "[truncated:depth]";
+  if (ctx.seen.has(obj)) return "[circular]";
+  ctx.seen.add(obj);
+  try {
+    if (Array.isArray(obj)) {
+      const n = Math.min(obj.length, ctx.limits.maxItems);
+      const out: JsonValue[] = new Array(n);
+      for (let i = 0; i < n; i++) out[i] = walk(obj[i], depth + 1, ctx);
+      if (obj.length > n) out.push(`[+${obj.length - n} items]`);
+      return out;
+    }
+    const src = obj as Record<string, unknown>;
+    const out: { [k: string]: JsonValue } = {};
+    const keys = Object.keys(src);
+    const sensitiveField = fieldIsSensitive(src, ctx.formTool);
+    const n = Math.min(keys.length, ctx.limits.maxKeys);
+    for (let i = 0; i < n; i++) {
+      const k = keys[i] as string;
+      const val = src[k];
+      if (typeof val === "function" || typeof val === "symbol" || val === undefined) continue;
+      const key = redactKey(k);
+      if (isSecretKey(k)) out[key] = typeof val === "boolean" || val === null ? val : REDACTED;
+      else if (FORM_VALUE_KEYS.has(k) && (sensitiveField || (ctx.formTool && !ctx.keepForm)) && typeof val !== "boolean" && val !== null)
+        out[key] = Array.isArray(val) ? val.map(lengthPlaceholder) : lengthPlaceholder(val);
+      else if (ctx.formTool && (k === "key" || k === "keys") && typeof val === "string" && !NAMED_KEY.test(val))
+        out[key] = lengthPlaceholder(val);
+      else out[key] = walk(val, depth + 1, ctx);
+    }
+    if (keys.length > n) out["…"] = `+${keys.length - n} keys`;
+    return out;
+  } finally {
+    ctx.seen.delete(obj);
+  }
+}

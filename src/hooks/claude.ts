@@ -1,0 +1,125 @@
+/**
+ * Claude Code's hook contract (https://code.claude.com/docs/en/hooks): JSON on stdin with
+ * `session_id`, `cwd`, `hook_event_name` and the event's fields; JSON on stdout with exit 0.
+ *
+ * - SessionStart (`source`: startup | resume | clear | compact), UserPromptSubmit (`prompt`),
+ *   PostToolUse, PostToolUseFailure: `hookSpecificOutput.additionalContext` goes to the model
+ *   (at most 10,000 characters); `systemMessage` is shown to the user.
+ * - PreToolUse (`tool_name`, `tool_input`, `tool_use_id`): `hookSpecificOutput.permissionDecision:
+ *   "deny"` with `permissionDecisionReason` refuses the call and tells the model why.
+ * - PostToolUse has `tool_response`; PostToolUseFailure has `error` (and `is_interrupt`).
+ * - PreCompact (`trigger`), Stop (each response ends), SessionEnd (`reason`).
+ * - Exit 0 with no output lets everything proceed; that is Baton's answer when it fails.
+ */
+import type { HookGroupSpec } from "../core/hook-config.js";
+import { type AgentAdapter, type HookEvent, type HookResponse, obj, type SessionSource, str, type ToolCall } from "./types.js";
+
+export const CLAUDE_CONTEXT_LIMIT = 10_000;
+const WRITE_TOOLS = new Set(["Write", "Edit", "MultiEdit", "NotebookEdit"]);
+/** Seconds (Claude Code's unit). A first whole-tree checkpoint of a large repository reads every file. */
+const TIMEOUT_S = 60;
+const SOURCES: readonly SessionSource[] = ["startup", "resume", "compact", "clear"];
+
+function toolCall(p: Record<string, unknown>): ToolCall {
+  const name = str(p.tool_name) ?? "unknown";
+  const input = p.tool_input ?? {};
+  const args = obj(input);
+  const callId = str(p.tool_use_id);
+  const base = { name, input, ...(callId ? { callId } : {}) };
+  if (WRITE_TOOLS.has(name)) {
+    const file = str(args.file_path) ?? str(args.notebook_path);
+    return { ...base, kind: "write", files: file ? [file] : [] };
+  }
+  if (name === "Bash") {
+    const command = str(args.command);
+    return { ...base, kind: "shell", files: [], ...(command !== undefined ? { command } : {}) };
+  }
+  return { ...base, kind: "other", files: [] };
+}
+
+/** The envelope Claude Code and Codex share: hookSpecificOutput for context and deny, systemMessage for the user. */
+export function renderClaudeStyle(event: HookEvent, r: HookResponse, limit: number): string {
+  const out: Record<string, unknown> = {};
+  if (r.userMessage) out.systemMessage = r.userMessage;
+  if (event.kind === "before_tool" && r.deny) {
+    out.hookSpecificOutput = {
+      hookEventName: event.native,
+      permissionDecision: "deny",
+      permissionDecisionReason: r.deny.reason,
+    };
+  } else if (r.context && (event.kind === "session_start" || event.kind === "prompt" || event.kind === "after_tool")) {
+    out.hookSpecificOutput = { hookEventName: event.native, additionalContext: clipContext(r.context, limit) };
+  }
+  return Object.keys(out).length > 0 ? JSON.stringify(out) : "";
+}
+
+export function clipContext(text: string, limit: number): string {
+  return text.length <= limit ? text : `${text.slice(0, limit - 1)}…`;
+}
+
+export const claude: AgentAdapter = {
+  agent: "claude",
+  label: "Claude Code",
+  contextLimit: CLAUDE_CONTEXT_LIMIT,
+
+  parse(native, p, cwd) {
+    const name = native || str(p.hook_event_name) || "";
+    const agentSessionId = str(p.session_id);
+    const base = { agent: "claude" as const, native: name, cwd: str(p.cwd) ?? cwd, ...(agentSessionId ? { agentSessionId } : {}) };
+    switch (name) {
+      case "SessionStart": {
+        const s = str(p.source) as SessionSource | undefined;
+        return { ...base, kind: "session_start", source: s && SOURCES.includes(s) ? s : "startup" };
+      }
+      case "UserPromptSubmit":
+        return { ...base, kind: "prompt", prompt: str(p.prompt) ?? "" };
+      case "PreToolUse":
+        return { ...base, kind: "before_tool", tool: toolCall(p) };
+      case "PostToolUse":
+        return { ...base, kind: "after_tool", tool: toolCall(p), status: "success", output: p.tool_response };
+      case "PostToolUseFailure": {
+        const error = str(p.error) ?? "the tool call failed";
+        return { ...base, kind: "after_tool", tool: toolCall(p), status: "error", error };
+      }
+      case "PreCompact": {
+        const trigger = str(p.trigger);
+        return { ...base, kind: "pre_compact", ...(trigger ? { trigger } : {}) };
+      }
+      case "Stop":
+        return { ...base, kind: "stop", sessionEnd: false };
+      case "SessionEnd": {
+        const reason = str(p.reason);
+        return { ...base, kind: "stop", sessionEnd: true, ...(reason ? { reason } : {}) };
+      }
+      default:
+        return { ...base, kind: "ignored" };
+    }
+  },
+
+  render(event, r) {
+    return renderClaudeStyle(event, r, CLAUDE_CONTEXT_LIMIT);
+  },
+
+  passThrough() {
+    return "";
+  },
+
+  hookSpecs(command) {
+    const h = (event: string, matcher?: string): HookGroupSpec => ({
+      event,
+      ...(matcher !== undefined ? { matcher } : {}),
+      handler: { type: "command", command: `${command} hook claude ${event}`, timeout: TIMEOUT_S },
+    });
+    const writesAndShell = "Write|Edit|MultiEdit|NotebookEdit|Bash";
+    return [
+      h("SessionStart"),
+      h("UserPromptSubmit"),
+      h("PreToolUse", writesAndShell),
+      h("PostToolUse"),
+      h("PostToolUseFailure"),
+      h("PreCompact"),
+      h("Stop"),
+      h("SessionEnd"),
+    ];
+  },
+};

@@ -1,0 +1,132 @@
+/**
+ * Codex's hook contract (https://developers.openai.com/codex/hooks; the wire schemas are
+ * openai/codex `codex-rs/hooks/schema/generated/*.command.{input,output}.schema.json`). It
+ * follows Claude Code's envelope:
+ *
+ * - stdin: `session_id`, `cwd`, `hook_event_name`, `model`, `turn_id`, … SessionStart has
+ *   `source` (startup | resume | clear | compact), UserPromptSubmit `prompt`, PreToolUse and
+ *   PostToolUse `tool_name`, `tool_input`, `tool_use_id` (PostToolUse also `tool_response`),
+ *   PreCompact `trigger`. There is no SessionEnd: Stop ends each turn.
+ * - Shell tools arrive as `tool_name: "Bash"` with `tool_input.command`; file edits as
+ *   `apply_patch`, whose raw patch body is `tool_input.command` (openai/codex#18391).
+ * - stdout: `hookSpecificOutput.additionalContext` (SessionStart, UserPromptSubmit,
+ *   PostToolUse), `hookSpecificOutput.permissionDecision: "deny"` + `permissionDecisionReason`
+ *   (PreToolUse), `systemMessage` for the user.
+ */
+import { isPatch, patchPaths } from "../core/apply-patch.js";
+import type { HookGroupSpec } from "../core/hook-config.js";
+import { renderClaudeStyle } from "./claude.js";
+import { type AgentAdapter, obj, type SessionSource, str, type ToolCall } from "./types.js";
+
+const CONTEXT_LIMIT = 10_000;
+const TIMEOUT_S = 60;
+const SHELL_TOOLS = new Set(["Bash", "shell", "exec", "exec_command", "local_shell", "unified_exec", "container.exec"]);
+const SOURCES: readonly SessionSource[] = ["startup", "resume", "compact", "clear"];
+
+/** The patch body of an apply_patch call, whichever field carries it. */
+function patchText(args: Record<string, unknown>, input: unknown): string | undefined {
+  if (typeof input === "string") return input;
+  return str(args.command) ?? str(args.patch) ?? str(args.input);
+}
+
+function commandText(args: Record<string, unknown>): string | undefined {
+  const c = args.command ?? args.cmd;
+  if (typeof c === "string") return c;
+  if (Array.isArray(c) && c.every((x) => typeof x === "string")) return c.join(" ");
+  return undefined;
+}
+
+function toolCall(p: Record<string, unknown>): ToolCall {
+  const name = str(p.tool_name) ?? "unknown";
+  const input = p.tool_input ?? {};
+  const args = obj(input);
+  const callId = str(p.tool_use_id);
+  const base = { name, input, ...(callId ? { callId } : {}) };
+  if (name === "apply_patch") {
+    const patch = patchText(args, input);
+    return { ...base, kind: "write", files: patch ? patchPaths(patch) : [] };
+  }
+  if (SHELL_TOOLS.has(name)) {
+    const command = commandText(args);
+    // Older builds run apply_patch through the shell tool: still a write of known files.
+    if (command !== undefined && isPatch(command)) return { ...base, kind: "write", files: patchPaths(command), command };
+    return { ...base, kind: "shell", files: [], ...(command !== undefined ? { command } : {}) };
+  }
+  return { ...base, kind: "other", files: [] };
+}
+
+/** Codex reports a tool's result as text or an object; a non-zero exit or an error field is a failure. */
+export function codexFailure(response: unknown): string | undefined {
+  if (typeof response === "string") {
+    const m = /^(?:Exit code|exit_code|Process exited with code):?\s*(-?\d+)/im.exec(response);
+    return m && m[1] !== "0" ? response.slice(0, 2_000) : undefined;
+  }
+  const r = obj(response);
+  const code = r.exit_code ?? r.exitCode;
+  if (typeof code === "number" && code !== 0) return str(r.stderr) || str(r.output) || `exit code ${code}`;
+  if (r.success === false) return str(r.error) || str(r.output) || "the tool call failed";
+  const err = r.error;
+  if (typeof err === "string" && err) return err;
+  if (err && typeof err === "object") return str(obj(err).message) ?? JSON.stringify(err);
+  return undefined;
+}
+
+export const codex: AgentAdapter = {
+  agent: "codex",
+  label: "Codex",
+  contextLimit: CONTEXT_LIMIT,
+
+  parse(native, p, cwd) {
+    const name = native || str(p.hook_event_name) || "";
+    const agentSessionId = str(p.session_id);
+    const base = { agent: "codex" as const, native: name, cwd: str(p.cwd) ?? cwd, ...(agentSessionId ? { agentSessionId } : {}) };
+    switch (name) {
+      case "SessionStart": {
+        const s = str(p.source) as SessionSource | undefined;
+        return { ...base, kind: "session_start", source: s && SOURCES.includes(s) ? s : "startup" };
+      }
+      case "UserPromptSubmit":
+        return { ...base, kind: "prompt", prompt: str(p.prompt) ?? "" };
+      case "PreToolUse":
+        return { ...base, kind: "before_tool", tool: toolCall(p) };
+      case "PostToolUse": {
+        const error = codexFailure(p.tool_response);
+        return error !== undefined
+          ? { ...base, kind: "after_tool", tool: toolCall(p), status: "error", error, output: p.tool_response }
+          : { ...base, kind: "after_tool", tool: toolCall(p), status: "success", output: p.tool_response };
+      }
+      case "PreCompact": {
+        const trigger = str(p.trigger);
+        return { ...base, kind: "pre_compact", ...(trigger ? { trigger } : {}) };
+      }
+      case "Stop":
+        return { ...base, kind: "stop", sessionEnd: false };
+      default:
+        return { ...base, kind: "ignored" };
+    }
+  },
+
+  render(event, r) {
+    return renderClaudeStyle(event, r, CONTEXT_LIMIT);
+  },
+
+  passThrough() {
+    return "";
+  },
+
+  hookSpecs(command) {
+    const h = (event: string, matcher?: string): HookGroupSpec => ({
+      event,
+      ...(matcher !== undefined ? { matcher } : {}),
+      handler: { type: "command", command: `${command} hook codex ${event}`, timeout: TIMEOUT_S },
+    });
+    return [
+      h("SessionStart"),
+      h("UserPromptSubmit"),
+      h("PreToolUse", "apply_patch|Bash|shell|exec|exec_command|local_shell"),
+      h("PostToolUse"),
+      h("PreCompact"),
+      h("Stop"),
+    ];
+  },
+};

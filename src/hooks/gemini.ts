@@ -1,0 +1,130 @@
+/**
+ * Gemini CLI's hook contract (https://geminicli.com/docs/hooks/reference; google-gemini/gemini-cli
+ * `docs/hooks/reference.md`): JSON on stdin with `session_id`, `cwd`, `hook_event_name`,
+ * `timestamp` and the event's fields; only the final JSON on stdout, exit 0.
+ *
+ * - SessionStart (`source`: startup | resume | clear): `hookSpecificOutput.additionalContext`.
+ * - BeforeAgent (`prompt`): `hookSpecificOutput.additionalContext` is appended to the prompt.
+ * - BeforeTool (`tool_name`, `tool_input`): `decision: "deny"` with `reason` (sent to the
+ *   model as the tool's error) refuses the call. Tools: `write_file` and `replace`
+ *   (`file_path`), `run_shell_command` (`command`).
+ * - AfterTool (`tool_response`: `{llmContent, returnDisplay, error?}`):
+ *   `hookSpecificOutput.additionalContext` is appended to the result.
+ * - PreCompress (`trigger`), AfterAgent (each turn ends), SessionEnd (`reason`).
+ * - `systemMessage` is shown to the user; `{}` lets everything proceed.
+ */
+import type { HookGroupSpec } from "../core/hook-config.js";
+import { clipContext } from "./claude.js";
+import { type AgentAdapter, type HookEvent, type HookResponse, obj, type SessionSource, str, type ToolCall } from "./types.js";
+
+const CONTEXT_LIMIT = 10_000;
+/** Milliseconds (Gemini CLI's unit). */
+const TIMEOUT_MS = 60_000;
+const WRITE_TOOLS = new Set(["write_file", "replace"]);
+const SHELL_TOOLS = new Set(["run_shell_command"]);
+const SOURCES: readonly SessionSource[] = ["startup", "resume", "compact", "clear"];
+
+function toolCall(p: Record<string, unknown>): ToolCall {
+  const name = str(p.tool_name) ?? "unknown";
+  const input = p.tool_input ?? {};
+  const args = obj(input);
+  const base = { name, input };
+  if (WRITE_TOOLS.has(name)) {
+    const file = str(args.file_path) ?? str(args.absolute_path) ?? str(args.path);
+    return { ...base, kind: "write", files: file ? [file] : [] };
+  }
+  if (SHELL_TOOLS.has(name)) {
+    const command = str(args.command);
+    return { ...base, kind: "shell", files: [], ...(command !== undefined ? { command } : {}) };
+  }
+  return { ...base, kind: "other", files: [] };
+}
+
+function failure(response: unknown): string | undefined {
+  const err = obj(response).error;
+  if (typeof err === "string" && err) return err;
+  if (err && typeof err === "object") return str(obj(err).message) ?? JSON.stringify(err);
+  return undefined;
+}
+
+function render(event: HookEvent, r: HookResponse): string {
+  const out: Record<string, unknown> = {};
+  if (r.userMessage) out.systemMessage = r.userMessage;
+  if (event.kind === "before_tool" && r.deny) {
+    out.decision = "deny";
+    out.reason = r.deny.reason;
+  } else if (r.context && (event.kind === "session_start" || event.kind === "prompt" || event.kind === "after_tool")) {
+    out.hookSpecificOutput = { hookEventName: event.native, additionalContext: clipContext(r.context, CONTEXT_LIMIT) };
+  }
+  return JSON.stringify(out);
+}
+
+export const gemini: AgentAdapter = {
+  agent: "gemini",
+  label: "Gemini CLI",
+  contextLimit: CONTEXT_LIMIT,
+
+  parse(native, p, cwd) {
+    const name = native || str(p.hook_event_name) || "";
+    const agentSessionId = str(p.session_id);
+    const base = { agent: "gemini" as const, native: name, cwd: str(p.cwd) ?? cwd, ...(agentSessionId ? { agentSessionId } : {}) };
+    switch (name) {
+      case "SessionStart": {
+        const s = str(p.source) as SessionSource | undefined;
+        return { ...base, kind: "session_start", source: s && SOURCES.includes(s) ? s : "startup" };
+      }
+      case "BeforeAgent":
+        return { ...base, kind: "prompt", prompt: str(p.prompt) ?? "" };
+      case "BeforeTool":
+        return { ...base, kind: "before_tool", tool: toolCall(p) };
+      case "AfterTool": {
+        const error = failure(p.tool_response);
+        const output = obj(p.tool_response).llmContent ?? p.tool_response;
+        return error !== undefined
+          ? { ...base, kind: "after_tool", tool: toolCall(p), status: "error", error, output }
+          : { ...base, kind: "after_tool", tool: toolCall(p), status: "success", output };
+      }
+      case "PreCompress": {
+        const trigger = str(p.trigger);
+        return { ...base, kind: "pre_compact", ...(trigger ? { trigger } : {}) };
+      }
+      case "AfterAgent":
+        return { ...base, kind: "stop", sessionEnd: false };
+      case "SessionEnd": {
+        const reason = str(p.reason);
+        return { ...base, kind: "stop", sessionEnd: true, ...(reason ? { reason } : {}) };
+      }
+      default:
+        return { ...base, kind: "ignored" };
+    }
+  },
+
+  render,
+
+  passThrough() {
+    return "{}";
+  },
+
+  hookSpecs(command) {
+    const h = (event: string, matcher?: string): HookGroupSpec => ({
+      event,
+      ...(matcher !== undefined ? { matcher } : {}),
+      handler: {
+        name: `baton-${event.replace(/[A-Z]/g, (c, i: number) => (i ? "-" : "") + c.toLowerCase())}`,
+        type: "command",
+        command: `${command} hook gemini ${event}`,
+        timeout: TIMEOUT_MS,
+        description: "Baton: durable session state, checkpoints and rollback",
+      },
+    });
+    return [
+      h("SessionStart"),
+      h("BeforeAgent"),
+      h("BeforeTool", "write_file|replace|run_shell_command"),
+      h("AfterTool", "*"),
+      h("PreCompress"),
+      h("AfterAgent"),
+      h("SessionEnd"),
+    ];
+  },
+};

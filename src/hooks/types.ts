@@ -1,0 +1,97 @@
+/**
+ * The neutral shape of agent hooks. Each agent's adapter (claude.ts, codex.ts, gemini.ts)
+ * turns the agent's stdin JSON into a `HookEvent` and a `HookResponse` back into the agent's
+ * own output; the handler (handler.ts) sees only these types.
+ */
+import type { HookAgent, HookGroupSpec } from "../core/hook-config.js";
+
+export type { HookAgent };
+
+/** What a tool does to the workspace, as far as Baton needs to know before it runs. */
+export type ToolKind = "write" | "shell" | "other";
+
+export interface ToolCall {
+  /** The agent's own tool name (`Edit`, `apply_patch`, `run_shell_command`). */
+  name: string;
+  kind: ToolKind;
+  /** Files the call will write (write tools), as the agent gave them: absolute or relative to `cwd`. */
+  files: string[];
+  /** The call's arguments as the agent sent them. */
+  input: unknown;
+  /** The shell command (shell tools). */
+  command?: string;
+  /** The agent's id for this call, when it gives one (pairs the before and after hooks). */
+  callId?: string;
+}
+
+interface Base {
+  agent: HookAgent;
+  /** The event name the agent used (`PreToolUse`, `BeforeTool`). */
+  native: string;
+  /** The agent's session id, when it sends one. */
+  agentSessionId?: string;
+  /** The agent's working directory (from the payload, else the process's). */
+  cwd: string;
+}
+
+export type SessionSource = "startup" | "resume" | "compact" | "clear";
+
+export type HookEvent = Base &
+  (
+    | { kind: "session_start"; source: SessionSource }
+    | { kind: "prompt"; prompt: string }
+    | { kind: "before_tool"; tool: ToolCall }
+    | { kind: "after_tool"; tool: ToolCall; status: "success" | "error"; error?: string; output?: unknown }
+    | { kind: "pre_compact"; trigger?: string }
+    /** The agent's turn ended (`sessionEnd: false`) or its session ended. */
+    | { kind: "stop"; sessionEnd: boolean; reason?: string }
+    /** An event Baton does not act on (answered with the agent's "continue" form). */
+    | { kind: "ignored" }
+  );
+
+export interface HookResponse {
+  /** Text for the model's context (additionalContext). */
+  context?: string;
+  /** Text shown to the user (systemMessage). */
+  userMessage?: string;
+  /** Refuse the tool call: the reason goes to the model. Only a spiral pause does this. */
+  deny?: { reason: string };
+}
+
+export interface AgentAdapter {
+  agent: HookAgent;
+  /** Shown in session titles and run records: "Claude Code", "Codex", "Gemini CLI". */
+  label: string;
+  /** The most context text the agent takes from one hook. */
+  contextLimit: number;
+  /** The agent's stdin JSON for `native` (the event named on the command line) as a neutral event. */
+  parse(native: string, payload: Record<string, unknown>, cwd: string): HookEvent;
+  /** The agent's stdout for a response; "" prints nothing. */
+  render(event: HookEvent, response: HookResponse): string;
+  /** What to print when Baton itself failed or has nothing to say: let the agent continue. */
+  passThrough(native: string): string;
+  /** The hook configuration the installer writes, with `command` as the launcher prefix. */
+  hookSpecs(command: string): HookGroupSpec[];
+}
+
+/** Whether Baton has nothing to do for this event (so the workspace is not even opened). */
+export function isNoop(ev: HookEvent): boolean {
+  return (
+    ev.kind === "ignored" ||
+    (ev.kind === "before_tool" && (ev.tool.kind === "other" || (ev.tool.kind === "write" && ev.tool.files.length === 0)))
+  );
+}
+
+/** A string field of an unknown payload. */
+export function str(v: unknown): string | undefined {
+  return typeof v === "string" ? v : undefined;
+}
+
+export function obj(v: unknown): Record<string, unknown> {
+  return typeof v === "object" && v !== null && !Array.isArray(v) ? (v as Record<string, unknown>) : {};
+}
+
+/** Whether a shell command runs Baton itself (allowed while a spiral pauses the session). */
+export function isBatonShellCommand(command: string | undefined): boolean {
+  return command !== undefined && /(?:^|[;&|(])\s*(?:npx\s+|node\s+)?(?:\S*\/)?baton(?:\.c?js)?\s/.test(command.trim());
+}

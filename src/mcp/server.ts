@@ -1,0 +1,69 @@
+/**
+ * Baton's MCP server: the tools, resources and prompt over the `Baton` facade. Transport-free;
+ * `stdio.ts` connects it to stdin/stdout for `baton mcp`.
+ */
+import { McpServer } from "@modelcontextprotocol/sdk/server/mcp.js";
+import { CallToolRequestSchema, type CallToolResult } from "@modelcontextprotocol/sdk/types.js";
+import type { Baton } from "../baton.js";
+import { BatonError } from "../errors.js";
+import { invalidArguments, toolError } from "./errors.js";
+import { registerPrompts, registerResources } from "./resources.js";
+import type { BatonTool } from "./tool.js";
+import { fileTools } from "./tools-files.js";
+import { learningTools } from "./tools-learning.js";
+import { sessionTools } from "./tools-session.js";
+
+export const TOOLS: readonly BatonTool[] = [...sessionTools, ...fileTools, ...learningTools];
+
+const INSTRUCTIONS = `Baton keeps this workspace's agent sessions durable: a journal of what happened, where things stand, and the next action.
+Start with the status tool (or the resume_session prompt). Record as you go: record_event for the flow's events, add_decision, add_blocker/resolve_blocker, set_position.
+Take a checkpoint before risky edits; rollback (dryRun first) undoes them; then lessons_add one sentence of advice. lessons_inject before a task offers earlier advice.
+Errors are {"error": {"code", "message"}} results: the message says what to do next.`;
+
+export interface McpServerOptions {
+  /** Opens the workspace's Baton (called on each request until it succeeds, then cached by the caller). */
+  open: () => Promise<Baton>;
+  version: string;
+}
+
+/** Run one tool: validate its arguments, call the facade, answer JSON or a Baton error. */
+export async function callTool(tool: BatonTool, args: unknown, open: () => Promise<Baton>): Promise<CallToolResult> {
+  const parsed = tool.input.safeParse(args ?? {});
+  if (!parsed.success) return toolError(invalidArguments(tool.name, parsed.error.issues));
+  try {
+    const result = await tool.run(await open(), parsed.data);
+    return { content: [{ type: "text", text: JSON.stringify(result) }] };
+  } catch (err) {
+    return toolError(err);
+  }
+}
+
+export function createMcpServer(opts: McpServerOptions): McpServer {
+  const server = new McpServer({ name: "baton", title: "Baton", version: opts.version }, { instructions: INSTRUCTIONS });
+  const byName = new Map<string, BatonTool>();
+  for (const tool of TOOLS) {
+    byName.set(tool.name, tool);
+    server.registerTool(
+      tool.name,
+      { title: tool.title, description: tool.description, inputSchema: tool.input, annotations: tool.annotations },
+      ((args: unknown) => callTool(tool, args, opts.open)) as never,
+    );
+  }
+  // McpServer lists the tools (their JSON Schemas come from the zod objects above) but answers a
+  // schema violation with plain text. Calls are dispatched here instead (the SDK's documented
+  // way to replace a request handler), so a bad argument is a `bad_input` error with the
+  // offending fields, like every other failure.
+  server.server.setRequestHandler(CallToolRequestSchema, async (req) => {
+    const tool = byName.get(req.params.name);
+    if (!tool)
+      return toolError(
+        new BatonError("not_found", `no tool named "${req.params.name}"; the tools are ${[...byName.keys()].join(", ")}`, {
+          tool: req.params.name,
+        }),
+      );
+    return callTool(tool, req.params.arguments, opts.open);
+  });
+  registerResources(server, opts.open);
+  registerPrompts(server, opts.open);
+  return server;
+}

@@ -1,0 +1,250 @@
+/**
+ * The routes of the local server (`/v1/...` JSON API and the demo page), on Hono. Requests
+ * reach this only after the guard in server.ts has checked Host, Origin, content type and
+ * declared length. Every route calls the `Baton` object; none touches storage directly.
+ * The API is documented in docs/http-api.md.
+ */
+import type { HttpBindings } from "@hono/node-server";
+import { type Context, Hono } from "hono";
+import { bodyLimit } from "hono/body-limit";
+import type { Baton } from "../baton.js";
+import type { EventInput, JsonObject } from "../core/types.js";
+import { BatonError, badInput } from "../errors.js";
+import { errorResponse } from "./http-errors.js";
+import { bearerToken, cookieName, cookieValue, tokenMatches } from "./security.js";
+import { streamJournal } from "./sse.js";
+
+export interface AppOptions {
+  baton: Baton;
+  token: string;
+  port: number;
+  maxBodyBytes: number;
+  /** Aborted when the server shuts down: ends long-polls and SSE streams. */
+  shutdown: AbortSignal;
+  /** Static assets (the demo page and its scripts); undefined when not built. */
+  asset: (name: AssetName) => string | undefined;
+}
+
+type Env = { Bindings: HttpBindings };
+
+export type AssetName = "demo.html" | "demo.js" | "browser.js" | "demo.js.map" | "browser.js.map";
+
+/** Long-poll bounds: the default wait, and the longest a client may ask for. */
+export const POLL_DEFAULT_MS = 30_000;
+export const POLL_MAX_MS = 120_000;
+
+export function buildApp(o: AppOptions): Hono<Env> {
+  const { baton } = o;
+  const app = new Hono<Env>();
+  const cookie = cookieName(o.port);
+
+  app.onError((err, c) => {
+    const { status, body } = errorResponse(err);
+    if (status === 500) console.error(`baton serve: ${c.req.method} ${c.req.path} failed:`, err);
+    return c.json(body, status as 500);
+  });
+  app.notFound((c) => c.json(errorResponse(new BatonError("not_found", `no route ${c.req.method} ${c.req.path}`)).body, 404));
+
+  // Bodies over the limit without a Content-Length (chunked) are cut off here.
+  app.use(
+    "/v1/*",
+    bodyLimit({
+      maxSize: o.maxBodyBytes,
+      onError: (c) =>
+        c.json(errorResponse(new BatonError("payload_too_large", `the request body is limited to ${o.maxBodyBytes} bytes`)).body, 413),
+    }),
+  );
+
+  // Every /v1 route but health needs the token: a bearer header anywhere; the cookie on reads
+  // (EventSource cannot set headers); a query token on the stream only.
+  app.use("/v1/*", async (c, next) => {
+    if (c.req.path === "/v1/health") return next();
+    const given =
+      bearerToken(c.req.header("authorization")) ??
+      (c.req.method === "GET" ? cookieValue(c.req.header("cookie"), cookie) : undefined) ??
+      (c.req.method === "GET" && c.req.path.endsWith("/stream") ? c.req.query("token") : undefined);
+    if (!tokenMatches(o.token, given)) {
+      throw new BatonError("unauthorized", "send the server's token as `Authorization: Bearer <token>` (see .baton/server.json)");
+    }
+    return next();
+  });
+
+  app.get("/v1/health", (c) => c.json({ ok: true }));
+
+  // Exchange the bearer token for an HttpOnly cookie that EventSource sends by itself.
+  app.post("/v1/auth/cookie", async (c) => {
+    await readJson(c);
+    c.header("Set-Cookie", `${cookie}=${o.token}; Path=/v1; HttpOnly; SameSite=Strict`);
+    return c.json({ ok: true });
+  });
+
+  app.post("/v1/sessions", async (c) => {
+    const b = await readJson(c);
+    const snap = await baton.startSession({
+      flow: str(b, "flow", true) as string,
+      ...opt("id", str(b, "id")),
+      ...opt("title", str(b, "title")),
+      ...opt("deadline", str(b, "deadline")),
+      actor: str(b, "actor") ?? "user",
+    });
+    return c.json({ sessionId: snap.sessionId, flow: snap.flow, phase: snap.phase, lastSeq: snap.lastSeq }, 201);
+  });
+
+  app.get("/v1/sessions/:id", async (c) => {
+    const id = c.req.param("id");
+    const view = await baton.read(id);
+    const status = (await baton.status({ sessionId: id })).sessions[0];
+    return c.json({ snapshot: view.snapshot, status, diagnostics: view.readDiagnostics });
+  });
+
+  // Answers only once the event is committed (fsynced under the default durability).
+  app.post("/v1/sessions/:id/events", async (c) => {
+    const b = await readJson(c);
+    const input: EventInput = { type: str(b, "type", true) as string };
+    if (b.id !== undefined) input.id = str(b, "id");
+    if (b.actor !== undefined) input.actor = str(b, "actor");
+    if (b.data !== undefined) input.data = b.data as JsonObject;
+    if (b.revision !== undefined) input.revision = b.revision as number;
+    const r = await baton.append(c.req.param("id"), input);
+    const e = r.event;
+    return c.json({ seq: e.seq, id: e.id, duplicate: r.duplicate, outcome: r.outcome, phase: r.phase, event: e }, r.duplicate ? 200 : 201);
+  });
+
+  app.get("/v1/sessions/:id/events", async (c) => {
+    const afterSeq = intQuery(c, "after", 0) ?? 0;
+    const limit = Math.min(intQuery(c, "limit", 1) ?? 500, 1_000);
+    return c.json(await baton.events(c.req.param("id"), { afterSeq, limit }));
+  });
+
+  app.get("/v1/sessions/:id/stream", async (c) => {
+    const id = c.req.param("id");
+    const header = c.req.header("last-event-id");
+    const after = header !== undefined && /^\d+$/.test(header.trim()) ? Number(header) : (intQuery(c, "after", 0) ?? 0);
+    await baton.read(id); // 404 before the stream starts
+    return streamJournal(c, baton, id, after, o.shutdown);
+  });
+
+  app.get("/v1/status", async (c) => {
+    const sessionId = c.req.query("session");
+    const all = c.req.query("all");
+    return c.json(await baton.status({ all: all === "1" || all === "true", ...opt("sessionId", sessionId) }));
+  });
+
+  // Long-poll for work: leases the best ready item as soon as there is one.
+  app.get("/v1/poll", async (c) => {
+    const timeoutMs = Math.min(intQuery(c, "timeout", 0) ?? POLL_DEFAULT_MS, POLL_MAX_MS);
+    const leaseMs = intQuery(c, "leaseMs", 1);
+    const kinds = c.req
+      .query("kinds")
+      ?.split(",")
+      .map((k) => k.trim())
+      .filter(Boolean);
+    const session = c.req.query("session");
+    const owner = c.req.query("owner") || "http";
+    const signal = AbortSignal.any([c.req.raw.signal, o.shutdown]);
+    const lease = await baton.waitForWork(owner, {
+      timeoutMs,
+      signal,
+      ...opt("sessionId", session),
+      ...opt("kinds", kinds?.length ? kinds : undefined),
+      ...opt("leaseMs", leaseMs),
+    });
+    if (lease && c.req.raw.signal.aborted) {
+      // The poller left while we leased: hand the item straight back rather than wait out the lease.
+      await baton.nack(lease.leaseId, { reason: "the poller disconnected before the lease was delivered" }).catch(() => undefined);
+      return c.body(null, 204);
+    }
+    return c.json({ lease: lease ?? null });
+  });
+
+  app.post("/v1/leases/:leaseId/ack", async (c) => {
+    const b = await readJson(c);
+    const result: { type?: string; data?: JsonObject; actor?: string } = {};
+    if (b.type !== undefined) result.type = str(b, "type");
+    if (b.actor !== undefined) result.actor = str(b, "actor");
+    if (b.data !== undefined) result.data = obj(b, "data");
+    return c.json(await baton.ack(c.req.param("leaseId"), Object.keys(result).length ? result : undefined));
+  });
+
+  app.post("/v1/leases/:leaseId/nack", async (c) => {
+    const b = await readJson(c);
+    const delayMs = num(b, "delayMs");
+    const reason = str(b, "reason");
+    return c.json(await baton.nack(c.req.param("leaseId"), { ...opt("delayMs", delayMs), ...opt("reason", reason) }));
+  });
+
+  app.post("/v1/leases/:leaseId/heartbeat", async (c) => {
+    const b = await readJson(c);
+    return c.json(await baton.heartbeat(c.req.param("leaseId"), opt("leaseMs", num(b, "leaseMs"))));
+  });
+
+  // The demo page and its scripts: no secrets in them (the token comes from the URL fragment).
+  const page = (name: AssetName, type: string) => (c: Context<Env>) => {
+    const text = o.asset(name);
+    if (text === undefined) throw new BatonError("not_found", `${name} is not built; run \`npm run build\``);
+    c.header("Content-Type", type);
+    c.header("Cache-Control", "no-store");
+    c.header("X-Content-Type-Options", "nosniff");
+    if (name === "demo.html") {
+      c.header("Content-Security-Policy", "default-src 'self'; style-src 'self' 'unsafe-inline'; frame-ancestors 'none'");
+      c.header("Referrer-Policy", "no-referrer");
+    }
+    return c.body(text);
+  };
+  app.get("/", page("demo.html", "text/html; charset=utf-8"));
+  app.get("/demo", page("demo.html", "text/html; charset=utf-8"));
+  app.get("/demo.js", page("demo.js", "text/javascript; charset=utf-8"));
+  app.get("/browser.js", page("browser.js", "text/javascript; charset=utf-8"));
+  app.get("/demo.js.map", page("demo.js.map", "application/json"));
+  app.get("/browser.js.map", page("browser.js.map", "application/json"));
+  app.get("/favicon.ico", (c) => c.body(null, 204));
+
+  return app;
+}
+
+/** The request body as a JSON object; an empty body is `{}`. */
+async function readJson(c: Context<Env>): Promise<Record<string, unknown>> {
+  const text = await c.req.text();
+  if (text.trim() === "") return {};
+  let v: unknown;
+  try {
+    v = JSON.parse(text);
+  } catch (err) {
+    throw badInput(`the request body is not valid JSON (${(err as Error).message})`);
+  }
+  if (typeof v !== "object" || v === null || Array.isArray(v)) throw badInput("the request body must be a JSON object");
+  return v as Record<string, unknown>;
+}
+
+function str(b: Record<string, unknown>, key: string, required = false): string | undefined {
+  const v = b[key];
+  if (v === undefined && !required) return undefined;
+  if (typeof v !== "string") throw badInput(`"${key}" must be a string`);
+  return v;
+}
+
+function num(b: Record<string, unknown>, key: string): number | undefined {
+  const v = b[key];
+  if (v === undefined) return undefined;
+  if (typeof v !== "number" || !Number.isSafeInteger(v) || v < 0) throw badInput(`"${key}" must be a whole number ≥ 0`);
+  return v;
+}
+
+function obj(b: Record<string, unknown>, key: string): JsonObject {
+  const v = b[key];
+  if (typeof v !== "object" || v === null || Array.isArray(v)) throw badInput(`"${key}" must be a JSON object`);
+  return v as JsonObject;
+}
+
+function intQuery(c: Context<Env>, key: string, min: number): number | undefined {
+  const v = c.req.query(key);
+  if (v === undefined || v === "") return undefined;
+  if (!/^\d+$/.test(v) || Number(v) < min || !Number.isSafeInteger(Number(v)))
+    throw badInput(`query "${key}" must be a whole number ≥ ${min}`);
+  return Number(v);
+}
+
+/** `{key: value}` when value is defined, else `{}`: for optional fields under exactOptionalPropertyTypes-style APIs. */
+function opt<K extends string, V>(key: K, value: V | undefined): { [P in K]?: V } {
+  return (value === undefined ? {} : { [key]: value }) as { [P in K]?: V };
+}

@@ -1,0 +1,110 @@
+/**
+ * A small Node client for the workspace's running server, for CLI commands that should go
+ * through it when it is up (`baton poll`): find it from `.baton/server.json`, then call the
+ * JSON API with its token. Errors come back as the server's BatonError (same code, message and
+ * details); a server that does not answer is `server_unreachable`.
+ */
+import type { Baton } from "../baton.js";
+import type { JsonObject } from "../core/types.js";
+import { BatonError, type ErrorCode } from "../errors.js";
+import { liveServer, type ServerInfo } from "./server-file.js";
+
+export type { ServerInfo } from "./server-file.js";
+
+export type Lease = NonNullable<Awaited<ReturnType<Baton["lease"]>>>;
+
+/** The workspace's live server (its pid exists), or undefined: then use the database directly. */
+export function findServer(batonDir: string): ServerInfo | undefined {
+  return liveServer(batonDir);
+}
+
+export interface RequestOptions {
+  body?: unknown;
+  signal?: AbortSignal;
+  /** Give up after this long. Default 10 s (long-polls add their own wait). */
+  timeoutMs?: number;
+}
+
+/** Call the server's API; resolves with the parsed JSON body (undefined for 204). */
+export async function serverRequest<T>(info: ServerInfo, method: string, path: string, opts: RequestOptions = {}): Promise<T> {
+  const url = `http://127.0.0.1:${info.port}${path}`;
+  const timeout = AbortSignal.timeout(opts.timeoutMs ?? 10_000);
+  const signal = opts.signal ? AbortSignal.any([opts.signal, timeout]) : timeout;
+  let res: Response;
+  try {
+    res = await fetch(url, {
+      method,
+      headers: { authorization: `Bearer ${info.token}`, ...(method === "GET" ? {} : { "content-type": "application/json" }) },
+      ...(method === "GET" ? {} : { body: JSON.stringify(opts.body ?? {}) }),
+      signal,
+    });
+  } catch (err) {
+    if (opts.signal?.aborted) throw err;
+    throw new BatonError(
+      "server_unreachable",
+      `the baton server (pid ${info.pid}) at http://127.0.0.1:${info.port} did not answer (${(err as Error).message}); check it is running, or stop it so commands use the database directly`,
+      { port: info.port, pid: info.pid },
+      { cause: err },
+    );
+  }
+  if (res.status === 204) return undefined as T;
+  const text = await res.text();
+  let body: unknown;
+  try {
+    body = JSON.parse(text);
+  } catch {
+    throw new BatonError("server_unreachable", `the server at port ${info.port} answered ${res.status} with a body that is not JSON`, {
+      port: info.port,
+      status: res.status,
+    });
+  }
+  if (!res.ok) {
+    const e = (body as { error?: { code?: string; message?: string } & Record<string, unknown> }).error ?? {};
+    const { code, message, ...details } = e;
+    throw new BatonError((code ?? "internal") as ErrorCode, message ?? `the server answered ${res.status}`, {
+      ...details,
+      status: res.status,
+    });
+  }
+  return body as T;
+}
+
+export interface PollOptions {
+  owner?: string;
+  sessionId?: string;
+  kinds?: string[];
+  leaseMs?: number;
+  /** How long the server waits for work before answering with none. */
+  timeoutMs: number;
+  signal?: AbortSignal;
+}
+
+/** Long-poll the server for work: a lease, or undefined when none came within the timeout. */
+export async function pollServer(info: ServerInfo, o: PollOptions): Promise<Lease | undefined> {
+  const q = new URLSearchParams({ timeout: String(o.timeoutMs) });
+  if (o.owner) q.set("owner", o.owner);
+  if (o.sessionId) q.set("session", o.sessionId);
+  if (o.kinds?.length) q.set("kinds", o.kinds.join(","));
+  if (o.leaseMs !== undefined) q.set("leaseMs", String(o.leaseMs));
+  const r = await serverRequest<{ lease: Lease | null } | undefined>(info, "GET", `/v1/poll?${q}`, {
+    timeoutMs: o.timeoutMs + 10_000,
+    ...(o.signal ? { signal: o.signal } : {}),
+  });
+  return r?.lease ?? undefined;
+}
+
+export function ackServer(info: ServerInfo, leaseId: string, result?: { type?: string; data?: JsonObject; actor?: string }) {
+  return serverRequest<Awaited<ReturnType<Baton["ack"]>>>(info, "POST", `/v1/leases/${encodeURIComponent(leaseId)}/ack`, {
+    body: result ?? {},
+  });
+}
+
+export function nackServer(info: ServerInfo, leaseId: string, opts: { delayMs?: number; reason?: string } = {}) {
+  return serverRequest<Awaited<ReturnType<Baton["nack"]>>>(info, "POST", `/v1/leases/${encodeURIComponent(leaseId)}/nack`, { body: opts });
+}
+
+export function heartbeatServer(info: ServerInfo, leaseId: string, opts: { leaseMs?: number } = {}) {
+  return serverRequest<{ leaseId: string; expiresAt: string }>(info, "POST", `/v1/leases/${encodeURIComponent(leaseId)}/heartbeat`, {
+    body: opts,
+  });
+}

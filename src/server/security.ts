@@ -1,0 +1,147 @@
+/**
+ * The local server's request guard: every request passes these checks, on its headers alone,
+ * before any route runs or any body is read. The server is local, but a web page in the user's
+ * browser can reach loopback, so it defends against three things:
+ *
+ * - another page posting to it (CSRF): a token on every request, an Origin allowlist, and a
+ *   JSON content type on writes (a cross-site form cannot send one without a CORS preflight,
+ *   and no preflight is ever answered with CORS headers);
+ * - DNS rebinding (a hostile name resolving to 127.0.0.1): the Host header must be exactly one
+ *   of our loopback names with our port;
+ * - a local process guessing the token: it is 256 random bits, compared in constant time.
+ */
+import { createHash, randomBytes, timingSafeEqual } from "node:crypto";
+
+/** A new server token: 32 random bytes, base64url (43 characters). */
+export function newToken(): string {
+  return randomBytes(32).toString("base64url");
+}
+
+/**
+ * Constant-time token comparison. Both sides are hashed first so the comparison takes the same
+ * time whatever the length of the guess (timingSafeEqual itself needs equal lengths).
+ */
+export function tokenMatches(expected: string, given: string | undefined): boolean {
+  if (given === undefined || given === "") return false;
+  const a = createHash("sha256").update(expected).digest();
+  const b = createHash("sha256").update(given).digest();
+  return timingSafeEqual(a, b);
+}
+
+/** The only Host values we answer: loopback names with our port (no `localhost6`, no bare IPs of other interfaces). */
+export function allowedHosts(port: number): Set<string> {
+  return new Set([`127.0.0.1:${port}`, `localhost:${port}`, `[::1]:${port}`]);
+}
+
+/** Origins allowed to call us: our own pages, on any of the allowed host names. */
+export function allowedOrigins(port: number): Set<string> {
+  return new Set([...allowedHosts(port)].map((h) => `http://${h}`));
+}
+
+/**
+ * Parse an origin given with `--allow-origin` (a page on another origin, e.g. the project's dev
+ * server, that embeds the browser client): `http(s)://host[:port]`, nothing else.
+ */
+export function parseOrigin(text: string): string | undefined {
+  let u: URL;
+  try {
+    u = new URL(text);
+  } catch {
+    return undefined;
+  }
+  if ((u.protocol !== "http:" && u.protocol !== "https:") || u.username || u.password) return undefined;
+  if (u.pathname !== "/" || u.search || u.hash || text.replace(/\/+$/, "").toLowerCase() !== `${u.protocol}//${u.host}`) return undefined;
+  return `${u.protocol}//${u.host}`.toLowerCase();
+}
+
+/**
+ * CORS for the origins allowed with `--allow-origin` only: the response names that exact
+ * origin (never a wildcard, never an echo of an origin that is not configured) and no
+ * credentials, so cookies stay same-site; such pages use the bearer token and the stream's
+ * query token.
+ */
+export function corsHeaders(origin: string, preflight: boolean): Record<string, string> {
+  const h: Record<string, string> = { "Access-Control-Allow-Origin": origin, Vary: "Origin" };
+  if (preflight) {
+    h["Access-Control-Allow-Methods"] = "GET, POST";
+    h["Access-Control-Allow-Headers"] = "authorization, content-type, last-event-id";
+    h["Access-Control-Max-Age"] = "600";
+  }
+  return h;
+}
+
+export interface GuardFailure {
+  status: number;
+  code: "forbidden" | "unauthorized" | "unsupported_media_type" | "payload_too_large";
+  message: string;
+}
+
+export interface GuardInput {
+  method: string;
+  host: string | undefined;
+  origin: string | undefined;
+  contentType: string | undefined;
+  contentLength: string | undefined;
+}
+
+export interface GuardConfig {
+  hosts: ReadonlySet<string>;
+  origins: ReadonlySet<string>;
+  maxBodyBytes: number;
+}
+
+const WRITE_METHODS = new Set(["POST", "PUT", "PATCH", "DELETE"]);
+
+/**
+ * Checks that need no route: Host, Origin, content type and declared length. The token is
+ * checked per route (a few routes are open). Returns the first failure, or undefined.
+ */
+export function checkRequest(req: GuardInput, cfg: GuardConfig): GuardFailure | undefined {
+  // Host names are case-insensitive; the port must be ours exactly.
+  const host = req.host?.toLowerCase();
+  if (host === undefined || !cfg.hosts.has(host)) {
+    return {
+      status: 403,
+      code: "forbidden",
+      message: "this server answers only requests addressed to 127.0.0.1, localhost or [::1] with its own port",
+    };
+  }
+  // `Origin: null` (sandboxed frames, file: pages, some redirects) is refused like any foreign origin.
+  if (req.origin !== undefined && !cfg.origins.has(req.origin.toLowerCase())) {
+    return { status: 403, code: "forbidden", message: `origin ${JSON.stringify(req.origin)} is not allowed` };
+  }
+  if (WRITE_METHODS.has(req.method)) {
+    const type = req.contentType?.split(";")[0]?.trim().toLowerCase();
+    if (type !== "application/json") {
+      return { status: 415, code: "unsupported_media_type", message: "send the request body as JSON with Content-Type: application/json" };
+    }
+    if (req.contentLength !== undefined) {
+      const n = Number(req.contentLength);
+      if (!/^\d+$/.test(req.contentLength.trim()) || n > cfg.maxBodyBytes) {
+        return { status: 413, code: "payload_too_large", message: `the request body is limited to ${cfg.maxBodyBytes} bytes` };
+      }
+    }
+  }
+  return undefined;
+}
+
+/** The bearer token of an `Authorization: Bearer <token>` header. */
+export function bearerToken(header: string | undefined): string | undefined {
+  const m = header === undefined ? null : /^Bearer[ ]+([^\s]+)\s*$/i.exec(header);
+  return m?.[1];
+}
+
+/** One cookie's value from a Cookie header. */
+export function cookieValue(header: string | undefined, name: string): string | undefined {
+  if (!header) return undefined;
+  for (const part of header.split(";")) {
+    const eq = part.indexOf("=");
+    if (eq > 0 && part.slice(0, eq).trim() === name) return part.slice(eq + 1).trim();
+  }
+  return undefined;
+}
+
+/** The cookie name is per port: cookies are shared by every port of a host. */
+export function cookieName(port: number): string {
+  return `baton_token_${port}`;
+}

@@ -1,0 +1,140 @@
+/**
+ * `.baton/server.json`: how other processes (the CLI's `baton poll`, a page launcher) find the
+ * workspace's running server. Written with O_EXCL so two servers starting at once cannot both
+ * claim the workspace; mode 0600 because it holds the token; removed on clean exit. A file
+ * naming a dead process is stale and replaced.
+ *
+ * `.baton/server.key` keeps the token and the port across restarts, so a page that was open
+ * when the server stopped reconnects to the restarted server without being reloaded.
+ */
+import { closeSync, fsyncSync, openSync, readFileSync, renameSync, unlinkSync, writeSync } from "node:fs";
+import { join } from "node:path";
+
+export interface ServerInfo {
+  pid: number;
+  port: number;
+  token: string;
+  startedAt: string;
+}
+
+export const SERVER_FILE = "server.json";
+export const KEY_FILE = "server.key";
+
+export function serverFilePath(batonDir: string): string {
+  return join(batonDir, SERVER_FILE);
+}
+
+/** Whether a process with this pid exists (EPERM: it exists but is not ours). */
+export function pidAlive(pid: number): boolean {
+  if (!Number.isSafeInteger(pid) || pid <= 0) return false;
+  try {
+    process.kill(pid, 0);
+    return true;
+  } catch (err) {
+    return (err as NodeJS.ErrnoException).code === "EPERM";
+  }
+}
+
+/** The server file's contents, or undefined when it is missing or not a server file. */
+export function readServerFile(batonDir: string): ServerInfo | undefined {
+  let text: string;
+  try {
+    text = readFileSync(serverFilePath(batonDir), "utf8");
+  } catch {
+    return undefined;
+  }
+  return parseInfo(text);
+}
+
+function parseInfo(text: string): ServerInfo | undefined {
+  try {
+    const v = JSON.parse(text) as Partial<ServerInfo>;
+    if (typeof v.pid === "number" && typeof v.port === "number" && typeof v.token === "string" && typeof v.startedAt === "string") {
+      return { pid: v.pid, port: v.port, token: v.token, startedAt: v.startedAt };
+    }
+  } catch {
+    // a half-written or foreign file: not a server we can use
+  }
+  return undefined;
+}
+
+/** The running server of a workspace: the server file, when it names a live process. */
+export function liveServer(batonDir: string): ServerInfo | undefined {
+  const info = readServerFile(batonDir);
+  return info && pidAlive(info.pid) ? info : undefined;
+}
+
+/**
+ * Claim the workspace for this server. Returns the live server that already holds it instead
+ * of claiming. A stale file (dead pid, a pid reused by a process that does not answer on the
+ * port, or unreadable) is removed and the claim retried once.
+ */
+export async function claimServerFile(
+  batonDir: string,
+  info: ServerInfo,
+  isLive: (holder: ServerInfo) => Promise<boolean> = async (h) => pidAlive(h.pid),
+): Promise<{ claimed: true } | { claimed: false; holder: ServerInfo }> {
+  const file = serverFilePath(batonDir);
+  for (let attempt = 0; attempt < 2; attempt++) {
+    let fd: number;
+    try {
+      fd = openSync(file, "wx", 0o600);
+    } catch (err) {
+      if ((err as NodeJS.ErrnoException).code !== "EEXIST") throw err;
+      const holder = readServerFile(batonDir);
+      if (holder && holder.pid !== process.pid && (await isLive(holder))) return { claimed: false, holder };
+      try {
+        unlinkSync(file);
+      } catch {
+        // someone else removed it first; the retry decides
+      }
+      continue;
+    }
+    try {
+      writeSync(fd, `${JSON.stringify(info)}\n`);
+      fsyncSync(fd);
+    } finally {
+      closeSync(fd);
+    }
+    return { claimed: true };
+  }
+  const holder = readServerFile(batonDir);
+  if (holder) return { claimed: false, holder };
+  throw new Error(`could not create ${file}: another process keeps replacing it`);
+}
+
+/** Remove the server file if it is still ours. */
+export function releaseServerFile(batonDir: string, pid = process.pid): void {
+  const info = readServerFile(batonDir);
+  if (info && info.pid !== pid) return;
+  try {
+    unlinkSync(serverFilePath(batonDir));
+  } catch {
+    // already gone
+  }
+}
+
+/** The token and port this workspace's server used last time, if any. */
+export function readServerKey(batonDir: string): { token: string; port: number } | undefined {
+  try {
+    const v = JSON.parse(readFileSync(join(batonDir, KEY_FILE), "utf8")) as { token?: unknown; port?: unknown };
+    if (typeof v.token === "string" && v.token.length >= 32 && typeof v.port === "number") return { token: v.token, port: v.port };
+  } catch {
+    // none yet, or unreadable: a new token is made
+  }
+  return undefined;
+}
+
+/** Persist the token and port (mode 0600, written atomically). */
+export function writeServerKey(batonDir: string, key: { token: string; port: number }): void {
+  const file = join(batonDir, KEY_FILE);
+  const tmp = `${file}.${process.pid}.tmp`;
+  const fd = openSync(tmp, "w", 0o600);
+  try {
+    writeSync(fd, `${JSON.stringify(key)}\n`);
+    fsyncSync(fd);
+  } finally {
+    closeSync(fd);
+  }
+  renameSync(tmp, file);
+}

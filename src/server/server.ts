@@ -1,0 +1,206 @@
+/**
+ * `startServer(baton)`: the workspace's local HTTP server. Binds 127.0.0.1 only, claims
+ * `.baton/server.json`, guards every request (security.ts) before Hono routes it (app.ts), and
+ * shuts down gracefully: long-polls and SSE streams end, in-flight writes finish, the server
+ * file is removed.
+ */
+import { createServer, type IncomingMessage, type Server, type ServerResponse } from "node:http";
+import type { AddressInfo } from "node:net";
+import { getRequestListener } from "@hono/node-server";
+import type { Baton } from "../baton.js";
+import { BatonError, badInput } from "../errors.js";
+import { type AppOptions, buildApp } from "./app.js";
+import { allowedHosts, allowedOrigins, checkRequest, corsHeaders, type GuardConfig, newToken, parseOrigin } from "./security.js";
+import {
+  claimServerFile,
+  pidAlive,
+  readServerFile,
+  readServerKey,
+  releaseServerFile,
+  type ServerInfo,
+  writeServerKey,
+} from "./server-file.js";
+
+export interface ServerOptions {
+  /** Port to bind. Default: the port this workspace's server used last time if free, else any free port. 0: any free port. */
+  port?: number;
+  /** Largest request body, in bytes. Default 256 KiB. */
+  maxBodyBytes?: number;
+  /** Largest request head (request line + headers), in bytes. Default 16 KiB. */
+  maxHeaderBytes?: number;
+  /** Make a new token instead of reusing the workspace's. Default false. */
+  rotateToken?: boolean;
+  /**
+   * Other origins whose pages may call the API (e.g. `http://localhost:5173`, a dev server that
+   * embeds the browser client). They get exact-origin CORS headers; every other origin is refused.
+   * Default none: only the server's own pages.
+   */
+  allowOrigins?: readonly string[];
+  /** The demo page's assets. */
+  asset?: AppOptions["asset"];
+}
+
+export interface RunningServer {
+  readonly port: number;
+  readonly token: string;
+  /** `http://127.0.0.1:<port>` */
+  readonly url: string;
+  readonly info: ServerInfo;
+  /** Stop accepting, end streams and polls, remove server.json. Idempotent. */
+  close(): Promise<void>;
+}
+
+export const DEFAULT_MAX_BODY_BYTES = 256 * 1024;
+export const DEFAULT_MAX_HEADER_BYTES = 16 * 1024;
+/** How long close() lets in-flight requests finish before cutting connections. */
+const CLOSE_GRACE_MS = 2_000;
+
+export async function startServer(baton: Baton, opts: ServerOptions = {}): Promise<RunningServer> {
+  const dir = baton.workspace.dir;
+  const key = opts.rotateToken ? undefined : readServerKey(dir);
+  const token = key?.token ?? newToken();
+  const maxBodyBytes = opts.maxBodyBytes ?? DEFAULT_MAX_BODY_BYTES;
+  const shutdown = new AbortController();
+  const extraOrigins = new Set<string>();
+  for (const o of opts.allowOrigins ?? []) {
+    const parsed = parseOrigin(o);
+    if (!parsed)
+      throw badInput(`--allow-origin ${JSON.stringify(o)} is not an origin; give scheme, host and port, e.g. http://localhost:5173`);
+    extraOrigins.add(parsed);
+  }
+  const guard: { cfg?: GuardConfig; app?: ReturnType<typeof getRequestListener> } = {};
+
+  const server = createServer(
+    { maxHeaderSize: opts.maxHeaderBytes ?? DEFAULT_MAX_HEADER_BYTES, requestTimeout: 30_000, headersTimeout: 10_000 },
+    (req: IncomingMessage, res: ServerResponse) => {
+      const failure = guard.cfg
+        ? checkRequest(
+            {
+              method: req.method ?? "GET",
+              host: req.headers.host,
+              origin: req.headers.origin,
+              contentType: req.headers["content-type"],
+              contentLength: req.headers["content-length"],
+            },
+            guard.cfg,
+          )
+        : { status: 503, code: "forbidden" as const, message: "starting" };
+      if (failure) {
+        const body = JSON.stringify({ error: { code: failure.code, message: failure.message } });
+        // Close the connection: the refused request's body (if any) is never read.
+        res.writeHead(failure.status, {
+          "Content-Type": "application/json",
+          "Content-Length": Buffer.byteLength(body),
+          Connection: "close",
+        });
+        res.end(body);
+        return;
+      }
+      const origin = req.headers.origin?.toLowerCase();
+      if (origin !== undefined && extraOrigins.has(origin)) {
+        const preflight = req.method === "OPTIONS";
+        for (const [k, v] of Object.entries(corsHeaders(origin, preflight))) res.setHeader(k, v);
+        if (preflight) {
+          res.writeHead(204).end();
+          return;
+        }
+      }
+      void guard.app?.(req, res);
+    },
+  );
+  // A malformed request line or oversized head: Node answers 400/431 itself; never crash.
+  server.on("clientError", (err: NodeJS.ErrnoException, socket) => {
+    const status = err.code === "HPE_HEADER_OVERFLOW" ? "431 Request Header Fields Too Large" : "400 Bad Request";
+    if (socket.writable) socket.end(`HTTP/1.1 ${status}\r\nConnection: close\r\nContent-Length: 0\r\n\r\n`);
+    else socket.destroy();
+  });
+
+  // Refuse early when a live server holds the workspace (the claim below is the atomic check).
+  const holder = readServerFile(dir);
+  if (holder && holder.pid !== process.pid && pidAlive(holder.pid) && (await answersHealth(holder.port))) throw running(holder);
+  const port = await listen(server, opts.port ?? key?.port, opts.port !== undefined);
+  guard.cfg = { hosts: allowedHosts(port), origins: new Set([...allowedOrigins(port), ...extraOrigins]), maxBodyBytes };
+  const app = buildApp({ baton, token, port, maxBodyBytes, shutdown: shutdown.signal, asset: opts.asset ?? (() => undefined) });
+  guard.app = getRequestListener(app.fetch, {
+    errorHandler: () => new Response(JSON.stringify({ error: { code: "internal", message: "request failed" } }), { status: 500 }),
+  });
+
+  const info: ServerInfo = { pid: process.pid, port, token, startedAt: new Date().toISOString() };
+  const claim = await claimServerFile(dir, info, (holder) => answersHealth(holder.port));
+  if (!claim.claimed) {
+    await new Promise<void>((resolve) => server.close(() => resolve()));
+    throw running(claim.holder);
+  }
+  writeServerKey(dir, { token, port });
+
+  let closing: Promise<void> | undefined;
+  const close = () => {
+    closing ??= (async () => {
+      shutdown.abort();
+      const closed = new Promise<void>((resolve) => server.close(() => resolve()));
+      // Keep-alive connections become idle as their last response ends (streams and polls end
+      // on the abort above): close each as soon as it is idle, and cut the rest after the grace.
+      server.closeIdleConnections();
+      const sweep = setInterval(() => server.closeIdleConnections(), 20);
+      const timer = setTimeout(() => server.closeAllConnections(), CLOSE_GRACE_MS);
+      await closed;
+      clearInterval(sweep);
+      clearTimeout(timer);
+      releaseServerFile(dir);
+    })();
+    return closing;
+  };
+  return { port, token, url: `http://127.0.0.1:${port}`, info, close };
+}
+
+function running(holder: ServerInfo): BatonError {
+  return new BatonError(
+    "server_running",
+    `a baton server (pid ${holder.pid}) already serves this workspace at http://127.0.0.1:${holder.port}; stop it first (kill ${holder.pid})`,
+    { pid: holder.pid, port: holder.port },
+  );
+}
+
+/** Bind 127.0.0.1: the preferred port if given and free (a remembered one falls back to any port). */
+async function listen(server: Server, preferred: number | undefined, explicit: boolean): Promise<number> {
+  const bind = (port: number) =>
+    new Promise<number>((resolve, reject) => {
+      const onError = (err: Error) => {
+        server.off("listening", onListening);
+        reject(err);
+      };
+      const onListening = () => {
+        server.off("error", onError);
+        resolve((server.address() as AddressInfo).port);
+      };
+      server.once("error", onError);
+      server.once("listening", onListening);
+      server.listen(port, "127.0.0.1");
+    });
+  try {
+    return await bind(preferred ?? 0);
+  } catch (err) {
+    const code = (err as NodeJS.ErrnoException).code;
+    if (code === "EADDRINUSE" && preferred !== undefined && !explicit) return bind(0);
+    if (code === "EADDRINUSE" && preferred !== undefined) {
+      throw new BatonError(
+        "server_running",
+        `port ${preferred} is in use on 127.0.0.1; pass --port 0 for any free port, or another --port`,
+        {
+          port: preferred,
+        },
+      );
+    }
+    throw new BatonError("io_error", `cannot listen on 127.0.0.1:${preferred ?? 0}: ${(err as Error).message}`, {}, { cause: err });
+  }
+}
+
+/** Whether something answers our health route on the port (a live pid may be a reused one). */
+async function answersHealth(port: number): Promise<boolean> {
+  try {
+    const r = await fetch(`http://127.0.0.1:${port}/v1/health`, { signal: AbortSignal.timeout(1_000) });
+    return r.ok;
+  } catch {
+    return false;
+  }
+}

@@ -1,0 +1,86 @@
+/**
+ * The journal of one session as Server-Sent Events. Each journal event is one SSE message:
+ * `id` is its seq (so the browser's automatic `Last-Event-ID` resumes exactly after the last
+ * event it saw), `data` is the event as JSON. Messages carry no `event:` name, so
+ * `EventSource.onmessage` receives every journal event whatever its type; the type is in the
+ * data. One named control message, `ready`, opens the stream.
+ *
+ * New events are pushed as soon as `baton.watch` reports the session grew (in-process at once,
+ * other processes' writes within tens of ms); a comment line every 15 s keeps proxies and the
+ * browser from timing the stream out.
+ */
+import type { HttpBindings } from "@hono/node-server";
+import type { Context } from "hono";
+import { streamSSE } from "hono/streaming";
+import type { Baton } from "../baton.js";
+
+export const SSE_KEEPALIVE_MS = 15_000;
+/** The browser waits this long before reconnecting after the stream drops. */
+export const SSE_RETRY_MS = 1_000;
+const PAGE = 500;
+
+export function streamJournal(
+  c: Context<{ Bindings: HttpBindings }>,
+  baton: Baton,
+  sessionId: string,
+  afterSeq: number,
+  shutdown: AbortSignal,
+): Response {
+  c.header("X-Accel-Buffering", "no");
+  return streamSSE(c, async (stream) => {
+    let after = afterSeq;
+    let dirty = true;
+    let wake: (() => void) | undefined;
+    const poke = () => {
+      const w = wake;
+      wake = undefined;
+      w?.();
+    };
+    const unwatch = baton.watch((change) => {
+      if (change.sessionId === sessionId && change.lastSeq > after) {
+        dirty = true;
+        poke();
+      }
+    });
+    const stop = () => {
+      if (!stream.aborted) stream.abort();
+      poke();
+    };
+    stream.onAbort(poke);
+    shutdown.addEventListener("abort", stop, { once: true });
+    try {
+      await stream.writeSSE({ event: "ready", data: JSON.stringify({ sessionId, after }), retry: SSE_RETRY_MS });
+      while (!stream.aborted && !shutdown.aborted) {
+        if (dirty) {
+          dirty = false;
+          for (;;) {
+            const { events, corrupt } = await baton.events(sessionId, { afterSeq: after, limit: PAGE });
+            for (const e of events) {
+              if (stream.aborted) return;
+              await stream.writeSSE({ id: String(e.seq), data: JSON.stringify(e) });
+              after = Math.max(after, e.seq);
+            }
+            // An unreadable row is skipped (status reports it), never sent or retried forever.
+            for (const d of corrupt) after = Math.max(after, d.seq ?? after);
+            if (events.length + corrupt.length < PAGE) break;
+          }
+          continue;
+        }
+        const timedOut = await new Promise<boolean>((resolve) => {
+          const timer = setTimeout(() => {
+            wake = undefined;
+            resolve(true);
+          }, SSE_KEEPALIVE_MS);
+          wake = () => {
+            clearTimeout(timer);
+            resolve(false);
+          };
+        });
+        if (timedOut && !stream.aborted) await stream.write(": keep-alive\n\n");
+      }
+    } finally {
+      unwatch();
+      shutdown.removeEventListener("abort", stop);
+    }
+  });
+}

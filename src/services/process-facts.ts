@@ -1,0 +1,85 @@
+/**
+ * Facts about processes on this host, for the stale-holder proofs in core/locks.ts: the host
+ * name, whether a pid is alive, and a process's start time (Linux: /proc/<pid>/stat field 22,
+ * clock ticks since boot), which tells a live holder from an unrelated process that reused its
+ * pid. Tests inject their own facts.
+ */
+import { readFileSync } from "node:fs";
+import { createRequire } from "node:module";
+import type { HolderFacts, HolderIdentity } from "../core/locks.js";
+
+export interface ProcessFacts {
+  host(): string;
+  /** Whether the pid is a live process here (a zombie is dead; EPERM means alive, not ours). */
+  alive(pid: number): boolean;
+  /** The process's start time, when this platform exposes it. */
+  startTime(pid: number): string | undefined;
+}
+
+let cachedHost: string | undefined;
+
+/** The real facts of this host. */
+export const hostFacts: ProcessFacts = {
+  host() {
+    cachedHost ??= (createRequire(import.meta.url)("node:os") as typeof import("node:os")).hostname();
+    return cachedHost;
+  },
+  alive(pid) {
+    if (!Number.isSafeInteger(pid) || pid <= 0) return false;
+    try {
+      process.kill(pid, 0);
+    } catch (err) {
+      if ((err as NodeJS.ErrnoException).code !== "EPERM") return false;
+    }
+    // A killed child that its parent has not reaped yet still answers kill(0): it is dead.
+    const stat = readStat(pid);
+    return stat === undefined || stat.state !== "Z";
+  },
+  startTime(pid) {
+    return readStat(pid)?.startTime;
+  },
+};
+
+/** /proc/<pid>/stat: the state (field 3) and start time (field 22). The name (field 2) may hold spaces and parentheses. */
+function readStat(pid: number): { state: string; startTime: string } | undefined {
+  let text: string;
+  try {
+    text = readFileSync(`/proc/${pid}/stat`, "utf8");
+  } catch {
+    return undefined;
+  }
+  const close = text.lastIndexOf(")");
+  if (close < 0) return undefined;
+  const fields = text
+    .slice(close + 2)
+    .trim()
+    .split(/\s+/);
+  // fields[0] is field 3 (state); field 22 is fields[19].
+  const state = fields[0];
+  const startTime = fields[19];
+  if (state === undefined || startTime === undefined || !/^\d+$/.test(startTime)) return undefined;
+  return { state, startTime };
+}
+
+/** What this host knows about a holder: its pid's liveness and start time, asked only when it is on this host. */
+export function factsAbout(facts: ProcessFacts, holder: HolderIdentity): HolderFacts {
+  const host = facts.host();
+  if (holder.pid === undefined || holder.host !== host) return { host };
+  const alive = facts.alive(holder.pid);
+  const out: HolderFacts = { host, alive };
+  if (alive) {
+    const st = facts.startTime(holder.pid);
+    if (st !== undefined) out.startTime = st;
+  }
+  return out;
+}
+
+/** A holder's identity as recorded at acquisition: pid, this host, and the pid's start time. */
+export function identify(facts: ProcessFacts, pid: number | undefined): HolderIdentity {
+  const host = facts.host();
+  if (pid === undefined) return { host };
+  const id: HolderIdentity = { pid, host };
+  const st = facts.startTime(pid);
+  if (st !== undefined) id.startTime = st;
+  return id;
+}

@@ -1,0 +1,439 @@
+/**
+ * The delivery queue: work for the agent, handed out under leases that only an ack ends.
+ *
+ * - Work items are created by a journal append hook, in the append's own transaction, for the
+ *   events the flow marks as work; they end when a lease is acked (the agent's result is
+ *   journaled in the same transaction) or when a `doneBy` event of the flow is appended.
+ * - A lease id is a fencing token unique to one delivery. An ack with a lease whose item was
+ *   since leased to someone else, or finished by someone else, is refused with `lease_lost`.
+ * - Expired leases are redelivered; after `maxAttempts` deliveries an item is dead-lettered
+ *   with a diagnostic. Everything lives in the database: a restart loses nothing.
+ */
+import type { Backend, StoreTx, WorkItemRow } from "../backend/contract.js";
+import { randomHex } from "../core/canonical.js";
+import type { FlowDefinition } from "../core/flow.js";
+import type { AppendResult, EventOutcome, JournalEvent, JsonObject } from "../core/types.js";
+import { BatonError, badInput } from "../errors.js";
+import type { Journal } from "./journal.js";
+
+export interface QueueOptions {
+  now?: () => Date;
+  /** Deliveries before dead-lettering. Default 5. */
+  maxAttempts?: number;
+  /** Lease length when the caller gives none. Default 60 000 ms. */
+  defaultLeaseMs?: number;
+}
+
+export interface WorkItem {
+  itemId: string;
+  sessionId: string;
+  seq: number;
+  kind: string;
+  priority: number;
+  event: JournalEvent;
+}
+
+export interface Lease {
+  /** The fencing token of this delivery: ack, nack and heartbeat name it. */
+  leaseId: string;
+  /** 1 on first delivery, 2 on the first redelivery, ... */
+  attempt: number;
+  owner: string;
+  expiresAt: string;
+  item: WorkItem;
+}
+
+export interface LeaseRequest {
+  sessionId?: string;
+  kinds?: readonly string[];
+  leaseMs?: number;
+}
+
+export interface AckResult {
+  itemId: string;
+  leaseId: string;
+  /** The lease was already acked, or the item was already finished by a `doneBy` event. */
+  duplicate: boolean;
+  result?: AppendResult;
+}
+
+export interface ResultInput {
+  type?: string;
+  data?: JsonObject;
+  actor?: string;
+  id?: string;
+}
+
+/** An open work item as status shows it. */
+export interface PendingWork {
+  itemId: string;
+  sessionId: string;
+  seq: number;
+  kind: string;
+  priority: number;
+  state: "ready" | "leased";
+  attempts: number;
+  /** The current lease, when leased: holder and expiry (`expired: true` once past it). */
+  lease?: { leaseId: string; owner: string; expiresAt: string; expired: boolean };
+  availableAt?: string;
+}
+
+const MIN_LEASE_MS = 50;
+const MAX_LEASE_MS = 24 * 60 * 60 * 1000;
+
+export class Queue {
+  readonly #backend: Backend;
+  readonly #journal: Journal;
+  readonly #now: () => Date;
+  readonly #maxAttempts: number;
+  readonly #defaultLeaseMs: number;
+
+  constructor(backend: Backend, journal: Journal, opts: QueueOptions = {}) {
+    this.#backend = backend;
+    this.#journal = journal;
+    this.#now = opts.now ?? (() => new Date());
+    this.#maxAttempts = opts.maxAttempts ?? 5;
+    this.#defaultLeaseMs = opts.defaultLeaseMs ?? 60_000;
+    journal.addAppendHook((tx, flow, event, outcome) => this.#onAppend(tx, flow, event, outcome));
+  }
+
+  /** Enqueue work events; finish open items that this event completes. */
+  async #onAppend(tx: StoreTx, flow: FlowDefinition, event: JournalEvent, outcome: EventOutcome): Promise<void> {
+    if (!flow.work || (outcome !== "moved" && outcome !== "stayed")) return;
+    const completes = Object.entries(flow.work)
+      .filter(([, spec]) => spec.doneBy?.includes(event.type))
+      .map(([kind]) => kind);
+    if (completes.length > 0) {
+      for (const item of await tx.queue.openItems(event.sessionId)) {
+        if (!completes.includes(item.kind) || item.seq >= event.seq) continue;
+        await tx.queue.setFinal(item.itemId, { state: "done", doneAt: event.at, doneBy: `event:${event.id}`, resultSeq: event.seq });
+      }
+    }
+    const spec = flow.work[event.type];
+    if (!spec) return;
+    await tx.queue.insertItem({
+      itemId: `${event.sessionId}:${event.seq}`,
+      sessionId: event.sessionId,
+      seq: event.seq,
+      kind: event.type,
+      priority: spec.priority,
+      state: "ready",
+      attempts: 0,
+      maxAttempts: this.#maxAttempts,
+      availableMs: Date.parse(event.at),
+      leaseId: null,
+      leaseOwner: null,
+      leaseExpiresMs: null,
+      createdAt: event.at,
+      doneAt: null,
+      doneBy: null,
+      resultSeq: null,
+    });
+  }
+
+  /** Lease the next ready item now (highest priority, then oldest), or undefined. */
+  async lease(owner: string, req: LeaseRequest = {}): Promise<Lease | undefined> {
+    checkOwner(owner);
+    const leaseMs = this.#leaseMs(req.leaseMs);
+    return this.#backend.transaction("write", async (tx) => {
+      const now = this.#now();
+      await this.#expire(tx, now);
+      const item = await tx.queue.nextReady({
+        nowMs: now.getTime(),
+        ...(req.sessionId ? { sessionId: req.sessionId } : {}),
+        ...(req.kinds?.length ? { kinds: req.kinds } : {}),
+      });
+      if (!item) return undefined;
+      const event = await readEvent(tx, item);
+      const leaseId = `lse_${randomHex(12)}`;
+      const attempt = item.attempts + 1;
+      const expiresMs = now.getTime() + leaseMs;
+      await tx.queue.setLeased(item.itemId, { leaseId, owner, expiresMs, attempts: attempt });
+      await tx.queue.insertLease({
+        leaseId,
+        itemId: item.itemId,
+        owner,
+        attempt,
+        acquiredAt: now.toISOString(),
+        state: "active",
+        resultSeq: null,
+      });
+      return {
+        leaseId,
+        attempt,
+        owner,
+        expiresAt: new Date(expiresMs).toISOString(),
+        item: { itemId: item.itemId, sessionId: item.sessionId, seq: item.seq, kind: item.kind, priority: item.priority, event },
+      };
+    });
+  }
+
+  /**
+   * Long-poll: lease as soon as an item is ready, waiting up to `timeoutMs`. Wakes on this
+   * process's appends at once and on other processes' commits within the backend's change
+   * delay; it also wakes when a delayed item becomes available or a lease expires.
+   */
+  async waitForWork(owner: string, req: LeaseRequest & { timeoutMs: number; signal?: AbortSignal }): Promise<Lease | undefined> {
+    if (!Number.isFinite(req.timeoutMs) || req.timeoutMs < 0) throw badInput("timeout must be a number of milliseconds ≥ 0");
+    const deadline = Date.now() + req.timeoutMs;
+    let changed = false;
+    let wake: (() => void) | undefined;
+    const unsubscribe = this.#backend.onChange(() => {
+      changed = true;
+      wake?.();
+    });
+    try {
+      for (;;) {
+        changed = false;
+        const got = await this.lease(owner, req);
+        if (got || Date.now() >= deadline || req.signal?.aborted) return got;
+        const nextWake = await this.#backend.transaction("read", (tx) => tx.queue.nextWakeMs(this.#now().getTime()));
+        if (changed) continue; // something committed while we looked
+        const until = Math.min(deadline, nextWake !== undefined ? Date.now() + Math.max(1, nextWake - this.#now().getTime()) : deadline);
+        await new Promise<void>((resolve) => {
+          const timer = setTimeout(done, Math.max(0, until - Date.now()));
+          function done() {
+            clearTimeout(timer);
+            req.signal?.removeEventListener("abort", done);
+            resolve();
+          }
+          wake = done;
+          req.signal?.addEventListener("abort", done, { once: true });
+        });
+        wake = undefined;
+      }
+    } finally {
+      unsubscribe();
+    }
+  }
+
+  /** Extend a live lease. */
+  async heartbeat(leaseId: string, opts: { leaseMs?: number } = {}): Promise<{ leaseId: string; expiresAt: string }> {
+    const leaseMs = this.#leaseMs(opts.leaseMs);
+    return this.#backend.transaction("write", async (tx) => {
+      const now = this.#now();
+      const { item } = await this.#ownedItem(tx, leaseId, now);
+      const expiresMs = now.getTime() + leaseMs;
+      if (item.state === "ready") {
+        // Expired but not yet redelivered: nobody else holds it, so the holder may keep it.
+        const lease = (await tx.queue.getLease(leaseId))!;
+        await tx.queue.setLeased(item.itemId, { leaseId, owner: lease.owner, expiresMs, attempts: item.attempts });
+        await tx.queue.setLeaseState(leaseId, "active");
+      } else await tx.queue.extendLease(item.itemId, leaseId, expiresMs);
+      return { leaseId, expiresAt: new Date(expiresMs).toISOString() };
+    });
+  }
+
+  /**
+   * Finish the leased item. With a result, the result event is appended to the session's
+   * journal in the same transaction. Acking the same lease again returns the first outcome.
+   */
+  async ack(leaseId: string, result?: ResultInput): Promise<AckResult> {
+    if (result !== undefined && (typeof result !== "object" || result === null)) throw badInput("the result must be an object");
+    return this.#backend.transaction("write", async (tx) => {
+      const now = this.#now();
+      const lease = await tx.queue.getLease(leaseId);
+      if (!lease) throw unknownLease(leaseId);
+      if (lease.state === "acked") return { itemId: lease.itemId, leaseId, duplicate: true };
+      const item = await tx.queue.getItem(lease.itemId);
+      if (!item) throw unknownLease(leaseId);
+      if (item.state === "done" && item.doneBy?.startsWith("event:") && lease.state === "active") {
+        // The agent recorded the result event itself (a doneBy event): the work is done.
+        await tx.queue.setLeaseState(leaseId, "acked", item.resultSeq);
+        return { itemId: item.itemId, leaseId, duplicate: true };
+      }
+      this.#assertHolder(item, lease.leaseId, lease.state, now);
+      let appended: AppendResult | undefined;
+      if (result?.type) {
+        const [r] = await this.#journal.appendInTx(tx, item.sessionId, [
+          {
+            type: result.type,
+            actor: result.actor ?? "agent",
+            ...(result.data ? { data: result.data } : {}),
+            // The lease id makes the result idempotent: a retried ack appends nothing new.
+            id: result.id ?? `ack:${leaseId}`,
+          },
+        ]);
+        appended = r;
+      }
+      const fresh = (await tx.queue.getItem(item.itemId))!; // the result may have finished it (doneBy)
+      if (fresh.state !== "done") {
+        await tx.queue.setFinal(item.itemId, {
+          state: "done",
+          doneAt: now.toISOString(),
+          doneBy: `lease:${leaseId}`,
+          resultSeq: appended?.event.seq ?? null,
+        });
+      }
+      await tx.queue.setLeaseState(leaseId, "acked", appended?.event.seq ?? null);
+      return { itemId: item.itemId, leaseId, duplicate: false, ...(appended ? { result: appended } : {}) };
+    });
+  }
+
+  /** Give the item back (optionally not before `delayMs`); a failed attempt. */
+  async nack(
+    leaseId: string,
+    opts: { delayMs?: number; reason?: string } = {},
+  ): Promise<{ itemId: string; state: "ready" | "dead"; availableAt?: string }> {
+    const delayMs = opts.delayMs ?? 0;
+    if (!Number.isFinite(delayMs) || delayMs < 0) throw badInput("delay must be a number of milliseconds ≥ 0");
+    return this.#backend.transaction("write", async (tx) => {
+      const now = this.#now();
+      const { item } = await this.#ownedItem(tx, leaseId, now);
+      await tx.queue.setLeaseState(leaseId, "released");
+      if (item.attempts >= item.maxAttempts) {
+        await this.#deadLetter(tx, item, now, opts.reason ?? "nacked on its last attempt");
+        return { itemId: item.itemId, state: "dead" };
+      }
+      const availableMs = now.getTime() + delayMs;
+      await tx.queue.setReady(item.itemId, availableMs);
+      return { itemId: item.itemId, state: "ready", availableAt: new Date(availableMs).toISOString() };
+    });
+  }
+
+  /** Open work, of one session or all, in delivery order. Never writes. */
+  async pending(sessionId?: string): Promise<PendingWork[]> {
+    const rows = await this.#backend.transaction("read", (tx) => tx.queue.openItems(sessionId));
+    const nowMs = this.#now().getTime();
+    return rows.map((r) => toPending(r, nowMs));
+  }
+
+  /**
+   * Inside a write transaction: give back the work leased by these owners (a run found
+   * crashed), as an expired lease would be: ready for the next agent, or dead-lettered when it
+   * was on its last attempt. Their leases become `released`, so a late ack is `lease_lost`.
+   */
+  async releaseOwnedBy(tx: StoreTx, owners: readonly string[], why: string): Promise<{ itemId: string; state: "ready" | "dead" }[]> {
+    const now = this.#now();
+    const out: { itemId: string; state: "ready" | "dead" }[] = [];
+    for (const item of await tx.queue.leasedBy(owners)) {
+      if (item.leaseId) await tx.queue.setLeaseState(item.leaseId, "released");
+      if (item.attempts >= item.maxAttempts) {
+        await this.#deadLetter(tx, item, now, why);
+        out.push({ itemId: item.itemId, state: "dead" });
+      } else {
+        await tx.queue.setReady(item.itemId, now.getTime());
+        out.push({ itemId: item.itemId, state: "ready" });
+      }
+    }
+    return out;
+  }
+
+  /** Return expired leases to ready now (the next lease would do it anyway); how many. */
+  async reapExpired(): Promise<number> {
+    return this.#backend.transaction("write", async (tx) => {
+      const now = this.#now();
+      const n = (await tx.queue.expiredLeases(now.getTime())).length;
+      await this.#expire(tx, now);
+      return n;
+    });
+  }
+
+  /** Redeliver expired leases; dead-letter items out of attempts. */
+  async #expire(tx: StoreTx, now: Date): Promise<void> {
+    for (const item of await tx.queue.expiredLeases(now.getTime())) {
+      if (item.leaseId) await tx.queue.setLeaseState(item.leaseId, "expired");
+      if (item.attempts >= item.maxAttempts) await this.#deadLetter(tx, item, now, `its lease expired on delivery ${item.attempts}`);
+      else await tx.queue.setReady(item.itemId, now.getTime());
+    }
+  }
+
+  async #deadLetter(tx: StoreTx, item: WorkItemRow, now: Date, why: string): Promise<void> {
+    await tx.queue.setFinal(item.itemId, { state: "dead", doneAt: now.toISOString(), doneBy: `dead:${why}`, resultSeq: null });
+    await tx.insertDiagnostic({
+      sessionId: item.sessionId,
+      code: "work_dead_lettered",
+      severity: "error",
+      message: `work item ${item.itemId} (${item.kind}, seq ${item.seq}) was dead-lettered after ${item.attempts} deliveries: ${why}. Handle seq ${item.seq} by hand and record the result with \`baton event\``,
+      at: now.toISOString(),
+    });
+  }
+
+  /** The item a lease still holds, or `lease_lost` / `not_found`. */
+  async #ownedItem(tx: StoreTx, leaseId: string, now: Date): Promise<{ item: WorkItemRow }> {
+    const lease = await tx.queue.getLease(leaseId);
+    if (!lease) throw unknownLease(leaseId);
+    const item = await tx.queue.getItem(lease.itemId);
+    if (!item) throw unknownLease(leaseId);
+    this.#assertHolder(item, leaseId, lease.state, now);
+    return { item };
+  }
+
+  /**
+   * A lease holds its item while it is the item's last lease and was neither released nor
+   * acked: leased, or expired but not yet delivered to anyone else (the holder may still
+   * finish; nobody else is working on it).
+   */
+  #assertHolder(item: WorkItemRow, leaseId: string, leaseState: string, now: Date): void {
+    const last = item.leaseId === leaseId;
+    if (last && (item.state === "leased" || (item.state === "ready" && (leaseState === "active" || leaseState === "expired")))) return;
+    const why =
+      item.state === "done"
+        ? "the item was already finished by another delivery"
+        : item.state === "dead"
+          ? "the item was dead-lettered"
+          : !last
+            ? "its lease expired and the item was delivered again"
+            : "the lease was released";
+    throw new BatonError("lease_lost", `lease ${leaseId} no longer holds ${item.itemId}: ${why}. Poll again for current work`, {
+      leaseId,
+      itemId: item.itemId,
+      itemState: item.state,
+      at: now.toISOString(),
+    });
+  }
+
+  #leaseMs(ms: number | undefined): number {
+    const v = ms ?? this.#defaultLeaseMs;
+    if (!Number.isInteger(v) || v < MIN_LEASE_MS || v > MAX_LEASE_MS) {
+      throw badInput(`lease length must be a whole number of milliseconds between ${MIN_LEASE_MS} and ${MAX_LEASE_MS}, got ${ms}`);
+    }
+    return v;
+  }
+}
+
+function checkOwner(owner: string): void {
+  if (typeof owner !== "string" || owner.trim() === "" || owner.length > 200)
+    throw badInput("the lease owner must be a non-empty name of at most 200 characters");
+}
+
+function unknownLease(leaseId: string): BatonError {
+  return new BatonError("not_found", `no lease "${leaseId}"; poll for work to get a lease`, { leaseId });
+}
+
+async function readEvent(tx: StoreTx, item: WorkItemRow): Promise<JournalEvent> {
+  const [row] = await tx.readEvents(item.sessionId, item.seq - 1, 1);
+  if (!row || row.seq !== item.seq)
+    throw new BatonError("internal", `work item ${item.itemId} names seq ${item.seq}, which is not in the journal`);
+  let data: JsonObject = {};
+  try {
+    data = JSON.parse(row.data) as JsonObject;
+  } catch {
+    data = {}; // a corrupt row is reported by status; deliver what is known
+  }
+  const ev: JournalEvent = { sessionId: row.sessionId, seq: row.seq, id: row.id, type: row.type, actor: row.actor, data, at: row.at };
+  if (row.revision !== null) ev.revision = row.revision;
+  return ev;
+}
+
+function toPending(r: WorkItemRow, nowMs: number): PendingWork {
+  const p: PendingWork = {
+    itemId: r.itemId,
+    sessionId: r.sessionId,
+    seq: r.seq,
+    kind: r.kind,
+    priority: r.priority,
+    state: r.state as "ready" | "leased",
+    attempts: r.attempts,
+  };
+  if (r.state === "leased" && r.leaseId && r.leaseOwner && r.leaseExpiresMs !== null) {
+    p.lease = {
+      leaseId: r.leaseId,
+      owner: r.leaseOwner,
+      expiresAt: new Date(r.leaseExpiresMs).toISOString(),
+      expired: r.leaseExpiresMs <= nowMs,
+    };
+  }
+  if (r.availableMs > nowMs) p.availableAt = new Date(r.availableMs).toISOString();
+  return p;
+}

@@ -1,0 +1,173 @@
+/**
+ * Recording turns and pausing on spirals. The detector itself is pure (core/spiral.ts); this
+ * service reads the workspace's thresholds, runs it over the session's window plus the new
+ * turn, and appends the turn and any `spiral:detected` in one batch (one transaction), so a
+ * crash never leaves a detection without its turn or the reverse.
+ *
+ * Detection runs on the snapshot read just before the append. An agent's turns arrive one at a
+ * time; if two turns of one session ever race, the second is judged without the first, and the
+ * next turn sees both.
+ */
+import { readFileSync, statSync } from "node:fs";
+import { join, resolve } from "node:path";
+import { randomId } from "../core/canonical.js";
+import {
+  detectSpiral,
+  emptySpiral,
+  pushTurn,
+  type SpiralThresholds,
+  type SpiralView,
+  spiralPauseRule,
+  spiralThresholds,
+  spiralView,
+  turnEntry,
+} from "../core/spiral.js";
+import type { AppendResult, EventInput, JsonObject, NextAction, TurnFile, TurnRecord } from "../core/types.js";
+import { badInput } from "../errors.js";
+import { hashFile, workspaceRelative } from "./files.js";
+import type { Journal } from "./journal.js";
+
+/** A turn as a caller gives it: status defaults to success; a file may be a bare path, hashed and measured now. */
+export interface TurnInput extends Omit<TurnRecord, "files" | "status"> {
+  status?: TurnRecord["status"];
+  files?: (string | TurnFile)[];
+  /** Idempotency key of the `turn:recorded` event (a hook retrying the same turn). */
+  id?: string;
+  actor?: string;
+}
+
+export interface TurnResult {
+  sessionId: string;
+  turn: { id: string; seq: number; duplicate: boolean };
+  /** Whether this turn completed a spiral (and paused the session). */
+  detected: boolean;
+  spiral: SpiralView;
+  /** While paused: ask_user with the choices. */
+  nextAction?: NextAction;
+  /** Problems in `.baton/config.json`'s "spiral" settings; the defaults were used for those. */
+  configProblems: string[];
+}
+
+export const CONFIG_FILE = "config.json";
+
+/** The workspace's thresholds: `.baton/config.json` `{"spiral": {...}}` over the defaults. */
+export function readSpiralConfig(batonDir: string): { thresholds: SpiralThresholds; problems: string[] } {
+  const file = join(batonDir, CONFIG_FILE);
+  let text: string;
+  try {
+    text = readFileSync(file, "utf8");
+  } catch (err) {
+    if ((err as NodeJS.ErrnoException).code === "ENOENT") return spiralThresholds(undefined);
+    return { ...spiralThresholds(undefined), problems: [`cannot read ${file}: ${(err as Error).message}`] };
+  }
+  let config: unknown;
+  try {
+    config = JSON.parse(text);
+  } catch (err) {
+    return { ...spiralThresholds(undefined), problems: [`${file} is not JSON (${(err as Error).message}); using the default thresholds`] };
+  }
+  const value = config && typeof config === "object" && !Array.isArray(config) ? (config as Record<string, unknown>).spiral : undefined;
+  const r = spiralThresholds(value);
+  return { thresholds: r.thresholds, problems: r.problems.map((p) => `${file}: ${p}`) };
+}
+
+export class SpiralService {
+  readonly #journal: Journal;
+  readonly #root: string;
+  readonly #batonDir: string;
+  readonly #now: () => Date;
+
+  constructor(journal: Journal, root: string, batonDir: string, now: () => Date) {
+    this.#journal = journal;
+    this.#root = root;
+    this.#batonDir = batonDir;
+    this.#now = now;
+  }
+
+  async record(sessionId: string, input: TurnInput): Promise<TurnResult> {
+    const { thresholds, problems } = readSpiralConfig(this.#batonDir);
+    const record = this.#record(input);
+    const id = input.id ?? `turn_${randomId()}`;
+    const view = await this.#journal.read(sessionId);
+    const sp = view.snapshot.facets.spiral ?? emptySpiral();
+    const events: EventInput[] = [{ id, type: "turn:recorded", actor: input.actor ?? "agent", data: record as unknown as JsonObject }];
+    // A paused session records turns without judging them again; a retried turn is not judged twice.
+    if (!sp.paused && !sp.window.some((t) => t.id === id)) {
+      const entry = turnEntry(record, { id, seq: view.snapshot.lastSeq + 1, at: this.#now().toISOString() });
+      const found = detectSpiral(pushTurn(sp.window, entry), thresholds);
+      if (found) {
+        const data: JsonObject = {
+          pattern: found.pattern,
+          summary: found.summary,
+          turns: found.turns.map((t) => t.id),
+          from: found.from.id,
+        };
+        if (found.path !== undefined) data.path = found.path;
+        if (found.signature !== undefined) data.signature = found.signature;
+        if (found.fingerprint !== undefined) data.fingerprint = found.fingerprint;
+        if (found.proposedCheckpoint !== undefined) data.proposedCheckpoint = found.proposedCheckpoint;
+        events.push({ id: `${id}.spiral`, type: "spiral:detected", actor: "system", data });
+      }
+    }
+    const results = await this.#journal.appendBatch(sessionId, events);
+    const turn = results[0] as AppendResult;
+    const after = await this.#journal.read(sessionId);
+    const state = after.snapshot.facets.spiral;
+    const nextAction = spiralPauseRule({ flow: after.flow, snap: after.snapshot, pendingWork: [] });
+    return {
+      sessionId,
+      turn: { id: turn.event.id, seq: turn.event.seq, duplicate: turn.duplicate },
+      detected: results.length > 1 && !(results[1] as AppendResult).duplicate,
+      spiral: spiralView(state),
+      ...(nextAction ? { nextAction } : {}),
+      configProblems: problems,
+    };
+  }
+
+  /** Clear a spiral pause (`spiral:cleared`). Not paused: nothing is appended. */
+  async unpause(sessionId: string, opts: { reason?: string; actor?: string } = {}): Promise<{ unpaused: boolean; seq?: number }> {
+    const view = await this.#journal.read(sessionId);
+    if (!view.snapshot.facets.spiral?.paused) return { unpaused: false };
+    const r = await this.#journal.append(sessionId, {
+      type: "spiral:cleared",
+      actor: opts.actor ?? "user",
+      data: opts.reason !== undefined ? { reason: opts.reason } : {},
+    });
+    return { unpaused: true, seq: r.event.seq };
+  }
+
+  /** The record as journaled: paths workspace-relative, bare paths hashed and measured now. */
+  #record(input: TurnInput): TurnRecord {
+    if (typeof input.tool !== "string" || input.tool.trim() === "") throw badInput("a turn needs its tool (e.g. --tool Edit)");
+    const files: TurnFile[] = (input.files ?? []).map((f) =>
+      typeof f === "string" ? this.#fileNow(f) : { ...f, path: this.#relative(f.path) },
+    );
+    const r: TurnRecord = { tool: input.tool.trim(), status: input.status ?? "success" };
+    if (input.argsHash !== undefined) r.argsHash = input.argsHash;
+    if (files.length > 0) r.files = files;
+    if (input.fingerprint !== undefined) r.fingerprint = input.fingerprint;
+    if (input.observationHash !== undefined) r.observationHash = input.observationHash;
+    if (input.checkpointId !== undefined) r.checkpointId = input.checkpointId;
+    if (input.progress !== undefined) r.progress = input.progress;
+    return r;
+  }
+
+  #fileNow(path: string): TurnFile {
+    const abs = resolve(this.#root, path);
+    const f: TurnFile = { path: this.#relative(path) };
+    try {
+      const hash = hashFile(abs);
+      if (hash !== undefined) {
+        f.hash = hash;
+        f.size = statSync(abs).size;
+      }
+    } catch (err) {
+      throw badInput(`cannot read ${path} to record it (${(err as NodeJS.ErrnoException).code ?? (err as Error).message}); name a file`);
+    }
+    return f;
+  }
+
+  #relative(p: string): string {
+    return workspaceRelative(this.#root, p) ?? p.replace(/\\/g, "/");
+  }
+}

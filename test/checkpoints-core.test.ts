@@ -1,0 +1,225 @@
+/**
+ * The pure half of checkpoints: path safety, rollback intent in prompts, target choice (steps,
+ * the undo cursor, pruned and unknown points), composing a restore, retention, and the
+ * next-action rule and suggestion after a rollback. Table-driven, negatives included.
+ */
+import { describe, expect, it } from "vitest";
+import { type Checkpoint, type CheckpointInfo, chooseTarget, composeRestore, stepCursor } from "../src/core/checkpoints.js";
+import { emptySnapshot, foldEvent } from "../src/core/fold.js";
+import { overridingAction } from "../src/core/next-action.js";
+import { isSafeRelativePath, pathProblem } from "../src/core/paths.js";
+import { rollbackSuggestions } from "../src/core/rollback.js";
+import { parseRollbackIntent } from "../src/core/rollback-intent.js";
+import type { JournalEvent } from "../src/core/types.js";
+import { BUILTIN_FLOWS } from "../src/services/flows.js";
+
+describe("pathProblem: stored paths are workspace-relative POSIX paths", () => {
+  it.each([
+    ["src/a.ts"],
+    ["a"],
+    ["deep/er/file.txt"],
+    [".gitignore"],
+    ["..hidden"],
+    ["a/.../b"],
+    ["vendor/lib/x.js"],
+    ["with space/ünïcode.md"],
+  ])("accepts %j", (p) => {
+    expect(pathProblem(p), `expected ${JSON.stringify(p)} to be accepted`).toBeUndefined();
+    expect(isSafeRelativePath(p)).toBe(true);
+  });
+
+  it.each([
+    ["", "is empty"],
+    [".", '"." segment'],
+    ["..", '".." segment'],
+    ["../x", '".." segment'],
+    ["a/../../x", '".." segment'],
+    ["a/./b", '"." segment'],
+    ["/etc/passwd", "absolute"],
+    ["a//b", "empty segment"],
+    ["a/", "empty segment"],
+    ["a\0b", "NUL"],
+    ["a\\b", "backslash"],
+    ["..\\x", "backslash"],
+    ["C:/Windows/x", "drive letter"],
+    ["c:x", "drive letter"],
+    ["a\nb", "control character"],
+    [".baton/baton.db", ".baton"],
+    [".BATON/baton.db", ".baton"],
+    [".git/config", ".git"],
+    ["vendor/lib/.git/HEAD", ".git"],
+    ["x".repeat(5000), "longer"],
+  ])("refuses %j (%s)", (p, why) => {
+    const problem = pathProblem(p);
+    expect(problem, `expected ${JSON.stringify(p.slice(0, 40))} to be refused`).toBeDefined();
+    expect(problem).toContain(why);
+  });
+
+  it("refuses non-strings", () => {
+    expect(pathProblem(42)).toBe("is not a string");
+    expect(pathProblem(undefined)).toBe("is not a string");
+  });
+});
+
+describe("parseRollbackIntent", () => {
+  it.each<[string, ReturnType<typeof parseRollbackIntent>]>([
+    ["/rollback", { steps: 1 }],
+    ["/rollback 3", { steps: 3 }],
+    ["  /rollback   2 ", { steps: 2 }],
+    ["/undo", { steps: 1 }],
+    ["/rollback cp-1a2b3c", { to: "cp-1a2b3c" }],
+    ["/rollback --to cp-1a2b3c", { to: "cp-1a2b3c" }],
+    ["undo that", { steps: 1 }],
+    ["Undo that.", { steps: 1 }],
+    ["revert that", { steps: 1 }],
+    ["please revert that change", { steps: 1 }],
+    ["can you undo that please?", { steps: 1 }],
+    ["Oops, undo that!", { steps: 1 }],
+    ["that broke the build, revert that", { steps: 1 }],
+    ["undo the last change", { steps: 1 }],
+    ["roll back your last edit", { steps: 1 }],
+    ["rollback", { steps: 1 }],
+    ["undo", { steps: 1 }],
+    ["roll back two steps", { steps: 2 }],
+    ["Roll back 3 steps", { steps: 3 }],
+    ["undo the last 2 changes", { steps: 2 }],
+    ["revert the last three edits", { steps: 3 }],
+    ["go back two steps", { steps: 2 }],
+    ["roll back to cp-9f8e7d", { to: "cp-9f8e7d" }],
+    ["revert to checkpoint cp-9f8e7d please", { to: "cp-9f8e7d" }],
+    ["It\u2019s wrong. Undo that", { steps: 1 }],
+  ])("%j → %j", (prompt, want) => {
+    expect(parseRollbackIntent(prompt), `prompt ${JSON.stringify(prompt)}`).toEqual(want);
+  });
+
+  it.each([
+    "don't undo that test",
+    "do not revert that",
+    "Don\u2019t roll back",
+    "never undo that",
+    "how do I undo that?",
+    "why did you revert that?",
+    "undo that test",
+    "revert that file to use tabs",
+    "the undo button is broken",
+    "add an undo feature to the editor",
+    "write a rollback migration for the users table",
+    "we should roll back the deploy tomorrow if it fails badly",
+    "/rollback 0",
+    "/rollback foo",
+    "/rollbacks",
+    "roll back zero steps",
+    "",
+    "   ",
+  ])("does not fire on %j", (prompt) => {
+    expect(parseRollbackIntent(prompt), `prompt ${JSON.stringify(prompt)} should not be a rollback`).toBeUndefined();
+  });
+});
+
+function cp(seq: number, over: Partial<CheckpointInfo> = {}): CheckpointInfo {
+  return { id: `cp-${seq}`, sessionId: "s", seq, kind: "targeted", pinned: false, createdAt: `t${seq}`, fileCount: 1, ...over };
+}
+
+describe("chooseTarget", () => {
+  const four = [cp(1), cp(2), cp(3), cp(4)];
+
+  it("counts steps back from the newest checkpoint", () => {
+    const r = chooseTarget(four, { steps: 1 });
+    expect(r.ok && r.target.id).toBe("cp-4");
+    const r3 = chooseTarget(four, { steps: 3 });
+    expect(r3.ok && r3.target.id).toBe("cp-2");
+    expect(r3.ok && r3.range.map((c) => c.id)).toEqual(["cp-2", "cp-3", "cp-4"]);
+  });
+
+  it("after a rollback, steps count back from the checkpoint it restored (undo-like), and undoing it resets the cursor", () => {
+    const afterRollback = [...four, cp(5, { kind: "safety", restores: "cp-3" })];
+    expect(stepCursor(afterRollback)).toBe(2);
+    const r = chooseTarget(afterRollback, { steps: 1 });
+    expect(r.ok && r.target.id).toBe("cp-2");
+    // the range still includes the safety checkpoint (it knows the files the rollback changed)
+    expect(r.ok && r.range.map((c) => c.id)).toEqual(["cp-2", "cp-3", "cp-4", "cp-5"]);
+    const afterUndo = [...afterRollback, cp(6, { kind: "safety", restores: "cp-5" })];
+    expect(stepCursor(afterUndo)).toBe(4);
+    const u = chooseTarget(afterUndo, { steps: 1 });
+    expect(u.ok && u.target.id).toBe("cp-4");
+  });
+
+  it("a pruned target is snapshot_expired naming the oldest available; an unknown one is no_snapshot", () => {
+    const list = [cp(1, { prunedAt: "x" }), cp(2, { prunedAt: "x" }), cp(3), cp(4, { pinned: true })];
+    const byId = chooseTarget(list, { to: "cp-1" });
+    expect(byId).toMatchObject({ ok: false, code: "snapshot_expired", oldestAvailable: { id: "cp-3" } });
+    const bySteps = chooseTarget(list, { steps: 3 });
+    expect(bySteps).toMatchObject({ ok: false, code: "snapshot_expired", oldestAvailable: { id: "cp-3" } });
+    expect(chooseTarget(list, { to: "cp-99" })).toMatchObject({ ok: false, code: "no_snapshot" });
+    expect(chooseTarget(list, { steps: 5 })).toMatchObject({ ok: false, code: "no_snapshot" });
+    expect(chooseTarget([], { steps: 1 })).toMatchObject({ ok: false, code: "no_snapshot" });
+  });
+
+  it("reports pruned checkpoints inside the range", () => {
+    const list = [cp(1, { pinned: true }), cp(2, { prunedAt: "x" }), cp(3)];
+    const r = chooseTarget(list, { to: "cp-1" });
+    expect(r.ok && r.prunedInRange).toEqual(["cp-2"]);
+    expect(r.ok && r.range.map((c) => c.id)).toEqual(["cp-1", "cp-3"]);
+  });
+});
+
+describe("composeRestore", () => {
+  const file = (path: string, hash: string) => ({ path, hash, mode: 0o644, size: 1 });
+  it("takes each path's version from the oldest checkpoint in the range that knows it", () => {
+    const range: Checkpoint[] = [
+      { ...cp(1), files: [file("a", "a1")] },
+      { ...cp(2), files: [file("a", "a2"), { path: "b", absent: true }] },
+      { ...cp(3), files: [file("b", "b3"), file("c", "c3")] },
+    ];
+    expect(composeRestore(range).map((e) => [e.path, "hash" in e.want ? e.want.hash : "absent", e.from])).toEqual([
+      ["a", "a1", "cp-1"],
+      ["b", "absent", "cp-2"],
+      ["c", "c3", "cp-3"],
+    ]);
+  });
+
+  it("a tree checkpoint knows every current path it does not list: those are removed", () => {
+    const range: Checkpoint[] = [
+      { ...cp(1, { kind: "tree" }), files: [file("keep", "k1"), { path: "big", skipped: "too large" }] },
+      { ...cp(2), files: [file("new-by-tool", "n2")] },
+    ];
+    const r = composeRestore(range, ["keep", "big", "created-by-shell", "new-by-tool"]);
+    expect(r.map((e) => [e.path, Object.keys(e.want).includes("absent") ? "absent" : "skipped" in e.want ? "skipped" : "file"])).toEqual([
+      ["big", "skipped"],
+      ["created-by-shell", "absent"],
+      ["keep", "file"],
+      ["new-by-tool", "absent"],
+    ]);
+  });
+});
+
+describe("rollback facet → next action and suggestions", () => {
+  const flow = BUILTIN_FLOWS.task!;
+  function fold(events: Pick<JournalEvent, "type" | "data">[]) {
+    const snap = emptySnapshot("s", flow, "2026-01-01T00:00:00Z");
+    for (const [i, e] of events.entries()) {
+      foldEvent(flow, snap, { sessionId: "s", seq: i + 1, id: `e${i}`, actor: "user", at: "2026-01-01T00:00:00Z", ...e });
+    }
+    return snap;
+  }
+  const started = { type: "rollback:started", data: { id: "rb-1", target: "cp-3", safety: "cp-9", files: 4 } };
+  const applied = { type: "rollback:applied", data: { id: "rb-1", target: "cp-3", safety: "cp-9", restored: 3, removed: 1 } };
+
+  it("an interrupted rollback pre-empts everything with finish_rollback naming both commands", () => {
+    const snap = fold([started]);
+    const a = overridingAction({ flow, snap, pendingWork: [{ kind: "x", seq: 1, state: "ready" }] });
+    expect(a?.action).toBe("finish_rollback");
+    expect(a?.command).toBe("baton rollback --session s --to cp-3");
+    expect(a?.reason).toContain("baton rollback --session s --to cp-9");
+    expect(rollbackSuggestions(snap)).toEqual([]);
+  });
+
+  it("an applied rollback clears it and suggests capturing a lesson from it", () => {
+    const snap = fold([started, applied]);
+    expect(overridingAction({ flow, snap, pendingWork: [] })).toBeUndefined();
+    expect(snap.facets.rollbacks).toMatchObject([{ id: "rb-1", state: "applied", restored: 3, removed: 1, files: 4 }]);
+    expect(rollbackSuggestions(snap)).toEqual([
+      expect.objectContaining({ action: "capture_lesson", command: 'baton lessons add "<one sentence>" --from-rollback rb-1' }),
+    ]);
+  });
+});

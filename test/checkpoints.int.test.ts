@@ -1,0 +1,542 @@
+/**
+ * Checkpoints, the blob store, rollback and artifacts on real files in temp workspaces, with
+ * the real SQLite store (never mocked). Bad data is planted the way a disk, a hand edit or a
+ * hostile process would: through the store's own queries and by writing files.
+ */
+import { spawnSync } from "node:child_process";
+import { existsSync, mkdirSync, readdirSync, readFileSync, statSync, symlinkSync, unlinkSync, utimesSync, writeFileSync } from "node:fs";
+import { join } from "node:path";
+import Database from "better-sqlite3";
+import { afterAll, afterEach, describe, expect, it } from "vitest";
+import type { CheckpointFileRow, CheckpointRow } from "../src/backend/contract.js";
+import { type Baton, isBatonError, openBaton } from "../src/index.js";
+import { BlobStore } from "../src/services/blobs.js";
+import { cleanupDirs, cli, tempDir } from "./helpers.js";
+
+const open: Baton[] = [];
+afterEach(async () => {
+  for (const b of open.splice(0)) await b.close();
+});
+afterAll(() => cleanupDirs());
+
+/** A workspace at `<temp>/ws`, so tests can check that nothing beside it changed. */
+async function workspace(opts: Parameters<typeof openBaton>[0] = {}): Promise<{ b: Baton; root: string; sid: string }> {
+  const root = join(tempDir(), "ws");
+  mkdirSync(root);
+  const b = await openBaton({ root, ...opts });
+  open.push(b);
+  await b.startSession({ flow: "task", id: "s1" });
+  return { b, root, sid: "s1" };
+}
+
+function write(root: string, rel: string, text: string | Buffer): void {
+  mkdirSync(join(root, rel, ".."), { recursive: true });
+  writeFileSync(join(root, rel), text);
+}
+const read = (root: string, rel: string) => readFileSync(join(root, rel), "utf8");
+
+async function expectCode(p: Promise<unknown>, code: string): Promise<Record<string, unknown>> {
+  try {
+    await p;
+  } catch (err) {
+    if (!isBatonError(err)) throw err;
+    expect(err.code, `expected ${code}, got ${err.code}: ${err.message}`).toBe(code);
+    return err.details;
+  }
+  throw new Error(`expected a ${code} error, but the call succeeded`);
+}
+
+function blobFiles(root: string): string[] {
+  const dir = join(root, ".baton", "blobs");
+  if (!existsSync(dir)) return [];
+  return readdirSync(dir).flatMap((shard) => readdirSync(join(dir, shard)).map((n) => shard + n));
+}
+
+/** Every file under `dir` (relative), for "nothing else changed" checks. */
+function snapshotDir(dir: string, base = ""): Record<string, string> {
+  const out: Record<string, string> = {};
+  for (const e of readdirSync(join(dir, base), { withFileTypes: true })) {
+    const rel = base ? `${base}/${e.name}` : e.name;
+    if (e.name === ".baton") continue;
+    if (e.isDirectory()) Object.assign(out, snapshotDir(dir, rel));
+    else if (e.isFile()) out[rel] = readFileSync(join(dir, rel), "utf8");
+  }
+  return out;
+}
+
+describe("blob store", () => {
+  it("stores equal content once, compressed, and the same blob serves two checkpoints", async () => {
+    const { b, root, sid } = await workspace();
+    const text = "the same line of text\n".repeat(200);
+    write(root, "one.txt", text);
+    write(root, "two.txt", text);
+    const first = await b.checkpoint(sid, { files: ["one.txt", "two.txt"] });
+    expect(first.stats.blobsStored, "two files with equal content → one new blob").toBe(1);
+    const second = await b.checkpoint(sid, { files: ["one.txt"] });
+    expect(second.stats.blobsStored, "content already stored → no new blob").toBe(0);
+    const blobs = blobFiles(root);
+    expect(blobs).toHaveLength(1);
+    const [hash] = blobs;
+    expect(first.checkpoint.files.map((f) => ("hash" in f ? f.hash : null))).toEqual([hash, hash]);
+    const onDisk = statSync(join(root, ".baton", "blobs", hash!.slice(0, 2), hash!.slice(2))).size;
+    expect(onDisk, `a ${text.length}-byte repetitive file should be stored compressed`).toBeLessThan(text.length / 4);
+  });
+
+  it("detects a corrupt blob on read and restores nothing", async () => {
+    const { b, root, sid } = await workspace();
+    write(root, "a.txt", "original content that will be checkpointed\n".repeat(10));
+    write(root, "b.txt", "b original\n");
+    const c = await b.checkpoint(sid, { files: ["a.txt", "b.txt"] });
+    write(root, "a.txt", "changed a\n");
+    write(root, "b.txt", "changed b\n");
+    const aHash = (c.checkpoint.files[0] as { hash: string }).hash;
+    const store = new BlobStore(join(root, ".baton", "blobs"));
+    expect(store.get(aHash).toString()).toContain("original content");
+    // Flip bytes inside the stored blob, keeping its name.
+    const file = store.path(aHash);
+    const raw = readFileSync(file);
+    raw[raw.length - 2] = (raw[raw.length - 2] as number) ^ 0xff;
+    writeFileSync(file, raw);
+    expect(() => store.get(aHash)).toThrow(/corrupt/);
+    const details = await expectCode(b.rollback(sid, { to: c.checkpoint.id }), "blob_corrupt");
+    expect(details.hash).toBe(aHash);
+    expect(read(root, "a.txt"), "nothing is restored when a blob is corrupt").toBe("changed a\n");
+    expect(read(root, "b.txt"), "not even the files whose blobs are fine").toBe("changed b\n");
+    // A raw (uncompressed) blob with a swapped byte is caught by the hash check too.
+    const small = store.put(Buffer.from("tiny"));
+    const sfile = store.path(small.hash);
+    const sraw = readFileSync(sfile);
+    sraw[1] = "T".charCodeAt(0);
+    writeFileSync(sfile, sraw);
+    expect(() => store.get(small.hash)).toThrow(/hashes to/);
+  });
+
+  it("collects unreferenced blobs and temp files, keeps referenced ones", async () => {
+    const { b, root, sid } = await workspace();
+    write(root, "kept.txt", "kept\n");
+    await b.checkpoint(sid, { files: ["kept.txt"] });
+    const store = new BlobStore(join(root, ".baton", "blobs"));
+    const orphan = store.put(Buffer.from("written by a checkpoint that crashed before committing"));
+    writeFileSync(join(root, ".baton", "blobs", orphan.hash.slice(0, 2), ".tmp-999999-abc"), "partial");
+    const fresh = await b.collectGarbage(); // default grace: an hour, so a fresh orphan stays
+    expect(fresh.blobsRemoved).toBe(0);
+    expect(store.has(orphan.hash)).toBe(true);
+    const swept = await b.collectGarbage({ graceMs: -1 });
+    expect(swept).toMatchObject({ blobsRemoved: 1, tempsRemoved: 1, blobsKept: 1 });
+    expect(store.has(orphan.hash)).toBe(false);
+    expect(blobFiles(root)).toHaveLength(1);
+  });
+});
+
+describe("retention and pins", () => {
+  it("keeps at most `retain` per session, keeps pinned ones, deletes blobs only pruned checkpoints used, and answers snapshot_expired", async () => {
+    const { b, root, sid } = await workspace({ checkpoints: { retain: 3 } });
+    const ids: string[] = [];
+    for (let i = 1; i <= 6; i++) {
+      write(root, "f.txt", `version ${i}\n`);
+      const r = await b.checkpoint(sid, { files: ["f.txt"], label: `v${i}` });
+      ids.push(r.checkpoint.id);
+      if (i === 2) await b.pinCheckpoint(r.checkpoint.id);
+    }
+    const live = await b.checkpoints(sid);
+    expect(live.map((c) => c.label)).toEqual(["v2", "v4", "v5", "v6"]);
+    expect(live.find((c) => c.label === "v2")?.pinned).toBe(true);
+    const all = await b.checkpoints(sid, { includePruned: true });
+    expect(all.filter((c) => c.prunedAt).map((c) => c.label)).toEqual(["v1", "v3"]);
+    expect(blobFiles(root), "blobs of v1 and v3 are gone; v2, v4, v5, v6 remain").toHaveLength(4);
+
+    const expired = await expectCode(b.rollback(sid, { to: ids[0] }), "snapshot_expired");
+    expect(expired.oldestAvailable).toMatchObject({ id: ids[1] });
+    await expectCode(b.rollback(sid, { steps: 4 }), "snapshot_expired"); // v3 is 4 steps back
+    await expectCode(b.rollback(sid, { steps: 7 }), "no_snapshot");
+    await expectCode(b.rollback(sid, { to: "cp-doesnotexist" }), "no_snapshot");
+    expect(read(root, "f.txt"), "a refused rollback changes nothing").toBe("version 6\n");
+
+    // The pinned one still restores, past the pruned v3.
+    const r = await b.rollback(sid, { to: ids[1] });
+    expect(read(root, "f.txt")).toBe("version 2\n");
+    expect(r.warnings.join(" ")).toMatch(/pruned/);
+
+    // Unpinned, it is pruned by the next checkpoint.
+    await b.pinCheckpoint(ids[1]!, false);
+    await b.checkpoint(sid, { files: ["f.txt"] });
+    expect((await b.checkpoints(sid)).some((c) => c.id === ids[1])).toBe(false);
+  });
+});
+
+describe("configuration", () => {
+  it("reads retain and excludes from .baton/config.json; an option wins; a bad value is bad_input", async () => {
+    const { b, root, sid } = await workspace();
+    writeFileSync(join(root, ".baton", "config.json"), JSON.stringify({ checkpoints: { retain: 2, exclude: ["*.log"] } }));
+    await b.close();
+    const c = await openBaton({ root });
+    open.push(c);
+    write(root, "a.txt", "a");
+    write(root, "debug.log", "noise");
+    for (let i = 0; i < 3; i++) await c.checkpoint(sid);
+    const live = await c.checkpoints(sid);
+    expect(live).toHaveLength(2);
+    expect((await c.getCheckpoint(live[0]!.id)).files.map((f) => f.path)).toEqual(["a.txt"]);
+    const d = await openBaton({ root, checkpoints: { retain: 5 } });
+    open.push(d);
+    for (let i = 0; i < 3; i++) await d.checkpoint(sid);
+    expect(await d.checkpoints(sid)).toHaveLength(5);
+    writeFileSync(join(root, ".baton", "config.json"), JSON.stringify({ checkpoints: { retain: 0 } }));
+    const e = await openBaton({ root });
+    open.push(e);
+    await expectCode(e.checkpoint(sid), "bad_input");
+  });
+});
+
+describe("rollback", () => {
+  it("removes files a tool created and brings back files it deleted; the rollback is journaled and undoable", async () => {
+    const { b, root, sid } = await workspace();
+    write(root, "src/keep.ts", "export const a = 1;\n");
+    write(root, "src/old.ts", "export const old = true;\n");
+    const cp = await b.checkpoint(sid, { files: ["src/keep.ts", "src/old.ts", "src/new.ts", "gen/out.js"] });
+    expect(cp.checkpoint.files.filter((f) => "absent" in f).map((f) => f.path)).toEqual(["gen/out.js", "src/new.ts"]);
+    // The "tool" edits one file, deletes one and creates two.
+    write(root, "src/keep.ts", "export const a = 2;\n");
+    unlinkSync(join(root, "src/old.ts"));
+    write(root, "src/new.ts", "export const n = 1;\n");
+    write(root, "gen/out.js", "console.log(1)\n");
+
+    const r = await b.rollback(sid);
+    expect(r.target.id).toBe(cp.checkpoint.id);
+    expect({ restored: r.restored, removed: r.removed }).toEqual({ restored: 2, removed: 2 });
+    expect(read(root, "src/keep.ts")).toBe("export const a = 1;\n");
+    expect(read(root, "src/old.ts")).toBe("export const old = true;\n");
+    expect(existsSync(join(root, "src/new.ts"))).toBe(false);
+    expect(existsSync(join(root, "gen/out.js"))).toBe(false);
+
+    const { events } = await b.events(sid);
+    const rb = events.filter((e) => e.type.startsWith("rollback:"));
+    expect(rb.map((e) => e.type)).toEqual(["rollback:started", "rollback:applied"]);
+    expect(rb[1]).toMatchObject({ id: r.rollbackId, data: { target: cp.checkpoint.id, safety: r.safety, restored: 2, removed: 2 } });
+    const st = (await b.status()).sessions[0]!;
+    expect(st.lastRollback).toMatchObject({ id: r.rollbackId, state: "applied", restored: 2, removed: 2, safety: r.safety });
+    expect(st.suggestions).toEqual([
+      expect.objectContaining({ action: "capture_lesson", command: expect.stringContaining(`--from-rollback ${r.rollbackId}`) }),
+    ]);
+    expect(await b.stateMarkdown(sid)).toContain(`\`${r.rollbackId}\` to checkpoint \`${cp.checkpoint.id}\``);
+
+    // Undo: roll back to the safety checkpoint.
+    const undo = await b.rollback(sid, { to: r.safety! });
+    expect(undo.restored + undo.removed).toBe(4);
+    expect(read(root, "src/keep.ts")).toBe("export const a = 2;\n");
+    expect(existsSync(join(root, "src/old.ts"))).toBe(false);
+    expect(read(root, "src/new.ts")).toBe("export const n = 1;\n");
+  });
+
+  it("steps: `rollback` twice goes two steps back, `rollback 2` composes the versions of both", async () => {
+    const { b, root, sid } = await workspace();
+    write(root, "a.txt", "a0\n");
+    write(root, "b.txt", "b0\n");
+    await b.checkpoint(sid, { files: ["a.txt"] });
+    write(root, "a.txt", "a1\n");
+    await b.checkpoint(sid, { files: ["b.txt"] });
+    write(root, "b.txt", "b1\n");
+    const dry = await b.rollback(sid, { steps: 2, dryRun: true });
+    expect(dry.changes.map((c) => [c.path, c.action])).toEqual([
+      ["a.txt", "restore"],
+      ["b.txt", "restore"],
+    ]);
+    await b.rollback(sid);
+    expect([read(root, "a.txt"), read(root, "b.txt")]).toEqual(["a1\n", "b0\n"]);
+    await b.rollback(sid);
+    expect([read(root, "a.txt"), read(root, "b.txt")]).toEqual(["a0\n", "b0\n"]);
+    await expectCode(b.rollback(sid), "no_snapshot");
+  });
+
+  it("--files restores only a subset", async () => {
+    const { b, root, sid } = await workspace();
+    write(root, "x/1.txt", "one\n");
+    write(root, "x/2.txt", "two\n");
+    write(root, "y.txt", "why\n");
+    await b.checkpoint(sid, { files: ["x/1.txt", "x/2.txt", "y.txt"] });
+    for (const f of ["x/1.txt", "x/2.txt", "y.txt"]) write(root, f, "edited\n");
+    const r = await b.rollback(sid, { files: ["x"] });
+    expect(r.changes.map((c) => c.path)).toEqual(["x/1.txt", "x/2.txt"]);
+    expect([read(root, "x/1.txt"), read(root, "x/2.txt"), read(root, "y.txt")]).toEqual(["one\n", "two\n", "edited\n"]);
+  });
+
+  it("--dry-run shows a unified diff and changes nothing", async () => {
+    const { b, root, sid } = await workspace();
+    write(root, "doc.md", "# Title\n\nline one\nline two\nline three\n");
+    await b.checkpoint(sid, { files: ["doc.md", "created.txt"] });
+    write(root, "doc.md", "# Title\n\nline one\nline 2\nline three\n");
+    write(root, "created.txt", "made by the tool\n");
+    const before = snapshotDir(root);
+    const r = await b.rollback(sid, { dryRun: true });
+    expect(r.dryRun).toBe(true);
+    expect(r.rollbackId).toBeUndefined();
+    expect(r.diff).toBe(
+      [
+        "--- a/created.txt",
+        "+++ /dev/null",
+        "@@ -1,1 +0,0 @@",
+        "-made by the tool",
+        "--- a/doc.md",
+        "+++ b/doc.md",
+        "@@ -1,5 +1,5 @@",
+        " # Title",
+        " ",
+        " line one",
+        "-line 2",
+        "+line two",
+        " line three",
+        "",
+      ].join("\n"),
+    );
+    expect(snapshotDir(root), "a dry run writes nothing").toEqual(before);
+    expect(
+      (await b.events(sid)).events.some((e) => e.type.startsWith("rollback:")),
+      "a dry run journals nothing",
+    ).toBe(false);
+    expect(await b.checkpoints(sid)).toHaveLength(1);
+  });
+});
+
+describe("hostile manifests never write outside the workspace", () => {
+  async function plant(b: Baton, root: string, sid: string, paths: string[]): Promise<string> {
+    const store = new BlobStore(join(root, ".baton", "blobs"));
+    const { hash } = store.put(Buffer.from("pwned\n"));
+    const id = `cp-evil${Math.floor(Math.random() * 1e6)}`;
+    const row: CheckpointRow = {
+      id,
+      sessionId: sid,
+      seq: 1000 + Math.floor(Math.random() * 1e6),
+      kind: "targeted",
+      runId: null,
+      turn: null,
+      toolName: null,
+      parent: null,
+      label: "hostile",
+      pinned: true,
+      restores: null,
+      createdAt: new Date().toISOString(),
+      prunedAt: null,
+      fileCount: paths.length,
+    };
+    const files: CheckpointFileRow[] = paths.map((path) => ({ path, state: "file", hash, mode: 0o644, size: 6, note: null }));
+    await b.backend.transaction("write", (tx) => tx.checkpoints.insertCheckpoint(row, files));
+    return id;
+  }
+
+  it.each([
+    ["../escape.txt"],
+    ["../../escape.txt"],
+    ["sub/../../escape.txt"],
+    ["/tmp/baton-absolute-escape.txt"],
+    ["C:/escape.txt"],
+    ["sub\\..\\..\\escape.txt"],
+    [".baton/baton.db"],
+    [".git/hooks/pre-commit"],
+    ["ok.txt\0/../../escape"],
+  ])("refuses %j, and restores nothing else either", async (bad) => {
+    const { b, root, sid } = await workspace();
+    write(root, "ok.txt", "untouched\n");
+    const id = await plant(b, root, sid, ["ok.txt", bad]);
+    const before = snapshotDir(join(root, ".."));
+    const details = await expectCode(b.rollback(sid, { to: id }), "unsafe_path");
+    expect(details.paths, "the one bad path is named").toHaveLength(1);
+    expect(read(root, "ok.txt")).toBe("untouched\n");
+    expect(existsSync("/tmp/baton-absolute-escape.txt")).toBe(false);
+    expect(snapshotDir(join(root, "..")), "nothing changed beside the workspace").toEqual(before);
+  });
+
+  it("refuses a path through a symlinked parent directory, before writing anything", async () => {
+    const { b, root, sid } = await workspace();
+    const outside = tempDir("baton-outside-");
+    symlinkSync(outside, join(root, "link"));
+    write(root, "ok.txt", "untouched\n");
+    const id = await plant(b, root, sid, ["ok.txt", "link/evil.txt", "link/deeper/evil.txt"]);
+    const details = await expectCode(b.rollback(sid, { to: id }), "unsafe_path");
+    expect(String(details.reason)).toContain("symbolic link link");
+    expect(readdirSync(outside), "nothing written through the link").toEqual([]);
+    expect(read(root, "ok.txt")).toBe("untouched\n");
+    await expectCode(b.checkpoint(sid, { files: ["link/evil.txt"] }), "unsafe_path");
+  });
+
+  it("replaces a symlink at the leaf instead of writing through it", async () => {
+    const { b, root, sid } = await workspace();
+    const outside = tempDir("baton-outside-");
+    writeFileSync(join(outside, "secret.txt"), "outside content\n");
+    const id = await plant(b, root, sid, ["target.txt"]);
+    symlinkSync(join(outside, "secret.txt"), join(root, "target.txt"));
+    await b.rollback(sid, { to: id });
+    expect(readFileSync(join(outside, "secret.txt"), "utf8"), "the link's target is untouched").toBe("outside content\n");
+    expect(statSync(join(root, "target.txt")).isFile()).toBe(true);
+    expect(read(root, "target.txt")).toBe("pwned\n");
+  });
+});
+
+describe("whole-tree checkpoints", () => {
+  it("see a real `sed -i` edit, trust the stat cache for the rest, and catch an in-place same-size edit with its mtime reset", async () => {
+    const { b, root, sid } = await workspace();
+    for (let i = 0; i < 20; i++) write(root, `src/f${i}.txt`, `file ${i}: foo\n`);
+    const old = new Date(Date.now() - 60_000);
+    for (let i = 0; i < 20; i++) utimesSync(join(root, `src/f${i}.txt`), old, old);
+    const first = await b.checkpoint(sid, { all: true });
+    expect(first.stats).toMatchObject({ files: 20, read: 20, cached: 0 });
+
+    const sed = spawnSync("sed", ["-i", "s/foo/bar/", join(root, "src/f3.txt")], { encoding: "utf8" });
+    expect(sed.status, sed.stderr).toBe(0);
+    expect(read(root, "src/f3.txt")).toBe("file 3: bar\n");
+    const second = await b.checkpoint(sid, { all: true });
+    expect(second.stats, "only the sed-edited file is read again").toMatchObject({ files: 20, read: 1, cached: 19 });
+    const f3 = (cp: typeof first) => cp.checkpoint.files.find((f) => f.path === "src/f3.txt") as { hash: string };
+    expect(f3(second).hash).not.toBe(f3(first).hash);
+
+    // Same size, same inode, mtime put back: the ctime still gives it away.
+    writeFileSync(join(root, "src/f7.txt"), "file 7: fo0\n");
+    utimesSync(join(root, "src/f7.txt"), old, old);
+    const third = await b.checkpoint(sid, { all: true });
+    expect(third.checkpoint.files.find((f) => f.path === "src/f7.txt")).toMatchObject({
+      hash: (await import("../src/core/canonical.js")).sha256("file 7: fo0\n"),
+    });
+
+    // Rolling back to the first tree checkpoint undoes the shell's edits.
+    write(root, "made-by-shell.txt", "x\n");
+    await b.rollback(sid, { to: first.checkpoint.id });
+    expect(read(root, "src/f3.txt")).toBe("file 3: foo\n");
+    expect(read(root, "src/f7.txt")).toBe("file 7: foo\n");
+    expect(existsSync(join(root, "made-by-shell.txt")), "a file created after a tree checkpoint is removed").toBe(false);
+  });
+
+  it("share unchanged directories' manifest chunks; pruning one keeps what newer checkpoints still use", async () => {
+    const { b, root, sid } = await workspace({ checkpoints: { retain: 2 } });
+    for (let d = 0; d < 5; d++) for (let i = 0; i < 10; i++) write(root, `dir${d}/f${i}.txt`, `d${d} f${i} v0\n`);
+    const db = () => new Database(join(root, ".baton", "baton.db"), { readonly: true });
+    const count = (sql: string) => {
+      const h = db();
+      try {
+        return (h.prepare(sql).get() as { n: number }).n;
+      } finally {
+        h.close();
+      }
+    };
+    const first = await b.checkpoint(sid, { all: true });
+    expect(count("SELECT count(*) AS n FROM manifest_chunks")).toBe(5);
+    write(root, "dir2/f3.txt", "d2 f3 v1\n");
+    await b.checkpoint(sid, { all: true });
+    expect(count("SELECT count(*) AS n FROM manifest_chunks"), "one directory changed → one new chunk").toBe(6);
+    expect(count("SELECT count(*) AS n FROM checkpoint_chunks")).toBe(10);
+    const blobsBefore = blobFiles(root).length;
+    expect(blobsBefore).toBe(51);
+    write(root, "dir2/f3.txt", "d2 f3 v2\n");
+    await b.checkpoint(sid, { all: true }); // retain 2: the first checkpoint is pruned
+    expect((await b.checkpoints(sid)).map((c) => c.id)).not.toContain(first.checkpoint.id);
+    expect(count("SELECT count(*) AS n FROM manifest_chunks"), "the first checkpoint's dir2 chunk went with it").toBe(6);
+    expect(blobFiles(root), "only v0 of dir2/f3.txt is gone; the 49 shared blobs stay").toHaveLength(51);
+    await expectCode(b.rollback(sid, { to: first.checkpoint.id }), "snapshot_expired");
+    await b.rollback(sid, { steps: 2 });
+    expect(read(root, "dir2/f3.txt")).toBe("d2 f3 v1\n");
+  });
+
+  it("leaves out .gitignore'd files, .batonignore and configured excludes, .baton/ and .git; nested repos stay untouched", async () => {
+    const { b, root, sid } = await workspace({ checkpoints: { exclude: ["*.log"] } });
+    write(root, ".gitignore", "node_modules/\n*.tmp\n!keep.tmp\n");
+    write(root, ".batonignore", "secrets/\n");
+    write(root, "node_modules/dep/index.js", "x");
+    write(root, "a.tmp", "x");
+    write(root, "keep.tmp", "x");
+    write(root, "debug.log", "x");
+    write(root, "secrets/key", "x");
+    write(root, ".git/config", "[core]\n");
+    write(root, "pkg/.gitignore", "build/\n");
+    write(root, "pkg/build/out.js", "x");
+    write(root, "pkg/src.js", "x");
+    write(root, "vendor/lib/.git/HEAD", "ref: refs/heads/main\n");
+    write(root, "vendor/lib/.gitignore", "*.o\n");
+    write(root, "vendor/lib/x.js", "x");
+    write(root, "vendor/lib/x.o", "x");
+    const r = await b.checkpoint(sid);
+    expect(r.checkpoint.kind).toBe("tree");
+    expect(r.checkpoint.files.map((f) => f.path)).toEqual([
+      ".batonignore",
+      ".gitignore",
+      "keep.tmp",
+      "pkg/.gitignore",
+      "pkg/src.js",
+      "vendor/lib/.gitignore",
+      "vendor/lib/x.js",
+    ]);
+    const headBefore = statSync(join(root, "vendor/lib/.git/HEAD"));
+    write(root, "vendor/lib/x.js", "changed");
+    await b.rollback(sid, { to: r.checkpoint.id });
+    expect(read(root, "vendor/lib/x.js")).toBe("x");
+    const headAfter = statSync(join(root, "vendor/lib/.git/HEAD"));
+    expect(existsSync(join(root, "vendor/lib/.git/HEAD")), "the nested repository's .git is where it was").toBe(true);
+    expect(headAfter.ino).toBe(headBefore.ino);
+    expect(headAfter.mtimeMs).toBe(headBefore.mtimeMs);
+    expect(read(root, "node_modules/dep/index.js"), "ignored files are not removed by a tree rollback").toBe("x");
+  });
+});
+
+describe("artifacts", () => {
+  it("are stored in the blob store, listed, read back, reported when missing, and released when the session completes", async () => {
+    const { b, root, sid } = await workspace();
+    const png = Buffer.from([0x89, 0x50, 0x4e, 0x47, 0, 1, 2, 3, 255, 254]);
+    write(root, "shot.png", png);
+    const a = await b.addArtifact(sid, { file: "shot.png", label: "annotated screenshot", mediaType: "image/png" });
+    expect(a).toMatchObject({ name: "shot.png", size: png.length, mediaType: "image/png" });
+    expect((await b.artifact(sid, "shot.png")).content.equals(png)).toBe(true);
+    expect(await b.artifacts(sid)).toEqual([expect.objectContaining({ id: a.id, present: true })]);
+    expect((await b.status()).sessions[0]!.diagnostics).toEqual([]);
+
+    const blob = new BlobStore(join(root, ".baton", "blobs")).path(a.hash);
+    const saved = readFileSync(blob);
+    unlinkSync(blob);
+    const diags = (await b.status()).sessions[0]!.diagnostics;
+    expect(diags).toEqual([expect.objectContaining({ code: "artifact_missing", severity: "warning" })]);
+    expect(diags[0]!.message).toContain("shot.png");
+    await expectCode(b.artifact(sid, "shot.png"), "blob_missing");
+    writeFileSync(blob, saved);
+
+    await b.append(sid, { type: "start" });
+    await b.append(sid, { type: "verify" });
+    await b.complete(sid);
+    expect(existsSync(blob), "a completed session's artifact blob is released").toBe(false);
+    await expectCode(b.addArtifact(sid, { content: Buffer.from("late"), name: "late.txt" }), "invalid_transition");
+  });
+});
+
+describe("CLI", () => {
+  it("checkpoint / checkpoints / rollback --dry-run / rollback / artifact, with --json", async () => {
+    const root = tempDir();
+    const run = (...args: string[]) => cli([...args, "--json", "--root", root]);
+    expect(run("init").code).toBe(0);
+    expect(run("session", "start", "--flow", "task", "--id", "c1").code).toBe(0);
+    write(root, "a.txt", "alpha\n");
+    const made = run("checkpoint", "--files", "a.txt", "b.txt", "--label", "before edit");
+    expect(made.code, made.stdout + made.stderr).toBe(0);
+    const j = made.json();
+    expect(j.checkpointId).toMatch(/^cp-[0-9a-f]{10}$/);
+    expect(j.checkpoint.files).toEqual([
+      { path: "a.txt", hash: expect.stringMatching(/^[0-9a-f]{64}$/), mode: 0o644, size: 6 },
+      { path: "b.txt", absent: true },
+    ]);
+    expect(run("checkpoints").json().checkpoints).toEqual([expect.objectContaining({ id: j.checkpointId, label: "before edit" })]);
+    write(root, "a.txt", "ALPHA\n");
+    write(root, "b.txt", "new\n");
+    const dry = run("rollback", "--dry-run").json();
+    expect(dry.diff).toContain("-ALPHA\n+alpha");
+    expect(read(root, "a.txt")).toBe("ALPHA\n");
+    const rb = run("rollback").json();
+    expect(rb).toMatchObject({ restored: 1, removed: 1, target: { id: j.checkpointId } });
+    expect(existsSync(join(root, "b.txt"))).toBe(false);
+    const st = run("status").json().sessions[0];
+    expect(st.suggestions[0].command).toBe(`baton lessons add "<one sentence>" --from-rollback ${rb.rollbackId}`);
+    expect(run("checkpoint", "pin", j.checkpointId).json().pinned).toBe(true);
+    const expired = run("rollback", "--to", "cp-nope");
+    expect(expired.code).toBe(4);
+    expect(expired.json().error.code).toBe("no_snapshot");
+    const unsafe = run("checkpoint", "--files", "../outside.txt");
+    expect(unsafe.code).toBe(2);
+    expect(unsafe.json().error.code).toBe("unsafe_path");
+    expect(run("artifact", "add", "a.txt", "--label", "x").json().artifact.name).toBe("a.txt");
+    const got = cli(["artifact", "get", "a.txt", "--root", root]);
+    expect(got.stdout).toBe("alpha\n");
+  });
+});

@@ -1,0 +1,238 @@
+/**
+ * The delivery queue's contract: every backend must show these behaviours. A fake clock
+ * drives lease expiry, so nothing here sleeps.
+ */
+import { afterAll, afterEach, describe, expect, it } from "vitest";
+import { type Baton, isBatonError, openBaton } from "../../src/index.js";
+import { cleanupDirs, tempDir } from "../helpers.js";
+import type { StoreFactory } from "./journal-contract.js";
+
+async function expectCode(p: Promise<unknown>, code: string): Promise<void> {
+  try {
+    await p;
+  } catch (err) {
+    if (!isBatonError(err)) throw err;
+    expect(err.code, err.message).toBe(code);
+    return;
+  }
+  throw new Error(`expected ${code}, but the call succeeded`);
+}
+
+export function queueContract(name: string, factory: StoreFactory): void {
+  describe(`queue contract: ${name}`, () => {
+    const open: Baton[] = [];
+    let root = "";
+    const clock = { ms: Date.parse("2026-01-01T00:00:00Z") };
+    const now = () => new Date(clock.ms);
+    const advance = (ms: number) => {
+      clock.ms += ms;
+    };
+
+    async function fresh(opts: { maxAttempts?: number } = {}): Promise<Baton> {
+      root = tempDir();
+      const store = await factory(root);
+      const b = await openBaton({ root, backend: store.backend, now, ...opts });
+      open.push(b);
+      return b;
+    }
+    async function reopen(opts: { maxAttempts?: number } = {}): Promise<Baton> {
+      const store = await factory(root);
+      const b = await openBaton({ root, backend: store.backend, now, ...opts });
+      open.push(b);
+      return b;
+    }
+    afterEach(async () => {
+      for (const b of open.splice(0)) await b.close();
+    });
+    afterAll(() => cleanupDirs());
+
+    async function cycling(b: Baton, id = "lv") {
+      await b.startSession({ flow: "live-variant", id });
+      await b.append(id, { type: "generate", actor: "browser" });
+      await b.append(id, { type: "source_wrapped", actor: "agent", data: { file: "a.html" } });
+      await b.append(id, { type: "variants_written", actor: "agent", data: { count: 2, expected: 2 } });
+      await b.append(id, { type: "cycling", actor: "browser" });
+      return id;
+    }
+
+    it("creates work in the event's transaction and hands it out by priority lane, ties by seq", async () => {
+      const b = await fresh();
+      const id = await cycling(b); // the generate was finished by source_wrapped
+      expect(await b.pendingWork(id)).toEqual([]);
+      await b.append(id, { type: "exit", actor: "browser" });
+      await b.append(id, { type: "steer", actor: "browser", data: { text: "bluer" } });
+      await b.append(id, { type: "steer", actor: "browser", data: { text: "rounder" } });
+      await b.append(id, { type: "accept", actor: "browser", data: { variantId: "v2" } });
+      const order: string[] = [];
+      for (;;) {
+        const l = await b.lease("w1", { sessionId: id });
+        if (!l) break;
+        order.push(`${l.item.kind}:${l.item.seq}`);
+      }
+      expect(order).toEqual(["accept:9", "steer:7", "steer:8", "exit:6"]);
+    });
+
+    it("acks once: the result is journaled with the ack, a repeat is a duplicate, and nothing is delivered again", async () => {
+      const b = await fresh();
+      const id = await cycling(b);
+      await b.append(id, { type: "accept", actor: "browser", data: { variantId: "v2" } });
+      const l = (await b.lease("agent-1"))!;
+      expect(l).toMatchObject({ attempt: 1, owner: "agent-1", item: { kind: "accept", sessionId: id } });
+      expect(l.item.event.data).toEqual({ variantId: "v2" });
+      const r = await b.ack(l.leaseId, { type: "accepted", data: { carbonize: true } });
+      expect(r.duplicate).toBe(false);
+      expect(r.result?.phase).toBe("accepted_source_pending");
+      const again = await b.ack(l.leaseId, { type: "accepted", data: { carbonize: true } });
+      expect(again.duplicate).toBe(true);
+      expect((await b.events(id)).events.filter((e) => e.type === "accepted")).toHaveLength(1);
+      advance(10 * 60_000);
+      expect(await b.lease("agent-2")).toBeUndefined();
+    });
+
+    it("redelivers an expired lease and refuses the stale holder's ack with lease_lost", async () => {
+      const b = await fresh();
+      const id = await cycling(b);
+      await b.append(id, { type: "accept", actor: "browser", data: { variantId: "v1" } });
+      const first = (await b.lease("dies", { leaseMs: 1_000 }))!;
+      expect(await b.lease("other")).toBeUndefined();
+      advance(1_001);
+      const second = (await b.lease("fresh", { leaseMs: 1_000 }))!;
+      expect(second.item.itemId).toBe(first.item.itemId);
+      expect(second.attempt).toBe(2);
+      expect(second.leaseId).not.toBe(first.leaseId);
+      await expectCode(b.ack(first.leaseId, { type: "accepted", data: { carbonize: true } }), "lease_lost");
+      await expectCode(b.heartbeat(first.leaseId), "lease_lost");
+      expect((await b.ack(second.leaseId)).duplicate).toBe(false);
+      expect((await b.snapshot(id)).phase).toBe("accept_pending"); // the stale ack appended nothing
+    });
+
+    it("honours a late ack when the lease expired but nobody else took the item", async () => {
+      const b = await fresh();
+      const id = await cycling(b);
+      await b.append(id, { type: "accept", actor: "browser", data: { variantId: "v1" } });
+      const l = (await b.lease("slow", { leaseMs: 500 }))!;
+      advance(5_000);
+      expect((await b.pendingWork(id))[0]?.lease).toMatchObject({ owner: "slow", expired: true });
+      const r = await b.ack(l.leaseId, { type: "accepted", data: {} });
+      expect(r.result?.phase).toBe("complete");
+      expect(await b.lease("late")).toBeUndefined();
+    });
+
+    it("heartbeat keeps a lease alive past its first expiry", async () => {
+      const b = await fresh();
+      const id = await cycling(b);
+      await b.append(id, { type: "accept", actor: "browser" });
+      const l = (await b.lease("worker", { leaseMs: 1_000 }))!;
+      for (let i = 0; i < 5; i++) {
+        advance(800);
+        await b.heartbeat(l.leaseId, { leaseMs: 1_000 });
+        expect(await b.lease("thief")).toBeUndefined();
+      }
+      expect((await b.ack(l.leaseId)).duplicate).toBe(false);
+    });
+
+    it("nack gives the item back, after an optional delay", async () => {
+      const b = await fresh();
+      const id = await cycling(b);
+      await b.append(id, { type: "accept", actor: "browser" });
+      const l = (await b.lease("w"))!;
+      const r = await b.nack(l.leaseId, { delayMs: 5_000, reason: "busy" });
+      expect(r.state).toBe("ready");
+      await expectCode(b.ack(l.leaseId), "lease_lost");
+      expect(await b.lease("w")).toBeUndefined();
+      advance(5_000);
+      expect((await b.lease("w"))?.attempt).toBe(2);
+    });
+
+    it("dead-letters an item after max attempts, with a diagnostic in status", async () => {
+      const b = await fresh({ maxAttempts: 2 });
+      const id = await cycling(b);
+      await b.append(id, { type: "accept", actor: "browser" });
+      await b.lease("a", { leaseMs: 100 });
+      advance(200);
+      await b.lease("b", { leaseMs: 100 });
+      advance(200);
+      expect(await b.lease("c")).toBeUndefined();
+      expect(await b.pendingWork(id)).toEqual([]);
+      const st = (await b.status({ sessionId: id })).sessions[0]!;
+      const d = st.diagnostics.find((x) => x.code === "work_dead_lettered");
+      expect(d?.message).toContain("accept, seq 6");
+    });
+
+    it("finishes work when the agent records the result event itself (doneBy), and the lease's ack is then a duplicate", async () => {
+      const b = await fresh();
+      const id = await cycling(b);
+      await b.append(id, { type: "accept", actor: "browser", data: { variantId: "v2" } });
+      const l = (await b.lease("agent"))!;
+      await b.append(id, { type: "accepted", actor: "agent", data: { carbonize: true } });
+      expect(await b.pendingWork(id)).toEqual([]);
+      expect((await b.ack(l.leaseId)).duplicate).toBe(true);
+    });
+
+    it("keeps leases across a restart: nothing lost, nothing replayed", async () => {
+      const b = await fresh();
+      const id = await cycling(b);
+      await b.append(id, { type: "steer", actor: "browser", data: { text: "x" } });
+      await b.append(id, { type: "accept", actor: "browser" });
+      const l = (await b.lease("before-restart"))!;
+      await b.close();
+      const b2 = await reopen();
+      const pending = await b2.pendingWork(id);
+      expect(pending.map((p) => [p.kind, p.state, p.lease?.owner])).toEqual([
+        ["accept", "leased", "before-restart"],
+        ["steer", "ready", undefined],
+      ]);
+      expect((await b2.lease("after"))?.item.kind).toBe("steer");
+      expect((await b2.ack(l.leaseId)).duplicate).toBe(false);
+    });
+
+    it("status shows pending work with leases, and handle_pending_work for work the phase does not cover", async () => {
+      const b = await fresh();
+      const id = await cycling(b);
+      await b.append(id, { type: "steer", actor: "browser", data: { text: "bluer" } });
+      let st = (await b.status()).sessions[0]!;
+      expect(st.nextAction).toMatchObject({ action: "handle_pending_work", command: `baton poll --session ${id} --json` });
+      expect(st.pendingWork.map((w) => [w.kind, w.state])).toEqual([["steer", "ready"]]);
+      const l = (await b.lease("agent-7", { leaseMs: 30_000 }))!;
+      st = (await b.status()).sessions[0]!;
+      expect(st.pendingWork[0]?.lease).toMatchObject({ leaseId: l.leaseId, owner: "agent-7", expired: false });
+      expect(st.nextAction.action).toBe("poll_for_pending_event"); // being handled
+      await b.append(id, { type: "accept", actor: "browser", data: { variantId: "v1" } });
+      st = (await b.status()).sessions[0]!;
+      expect(st.nextAction.action).toBe("run_accept_cleanup"); // the accept's own action covers it
+    });
+
+    it("filters by session and kind", async () => {
+      const b = await fresh();
+      await cycling(b, "one");
+      await cycling(b, "two");
+      await b.append("one", { type: "steer", actor: "browser" });
+      await b.append("two", { type: "accept", actor: "browser" });
+      expect((await b.lease("w", { sessionId: "one" }))?.item.sessionId).toBe("one");
+      expect(await b.lease("w", { kinds: ["discard"] })).toBeUndefined();
+      expect((await b.lease("w", { kinds: ["accept", "discard"] }))?.item.sessionId).toBe("two");
+    });
+
+    it("wakes a parked waitForWork when work is appended, in this process or another", async () => {
+      const b = await fresh();
+      const id = await cycling(b);
+      const waiting = b.waitForWork("parked", { sessionId: id, timeoutMs: 10_000 });
+      setTimeout(() => void b.append(id, { type: "steer", actor: "browser" }), 20);
+      expect((await waiting)?.item.kind).toBe("steer");
+      const other = await reopen(); // a second connection: another process's view
+      const waiting2 = b.waitForWork("parked", { sessionId: id, timeoutMs: 10_000 });
+      setTimeout(() => void other.append(id, { type: "accept", actor: "browser" }), 20);
+      expect((await waiting2)?.item.kind).toBe("accept");
+      expect(await b.waitForWork("parked", { sessionId: id, timeoutMs: 30 })).toBeUndefined();
+    });
+
+    it("rejects bad lease requests without changing anything", async () => {
+      const b = await fresh();
+      await cycling(b);
+      await expectCode(b.lease("", {}), "bad_input");
+      await expectCode(b.lease("w", { leaseMs: 1 }), "bad_input");
+      await expectCode(b.ack("lse_nope"), "not_found");
+      await expectCode(b.nack("lse_nope"), "not_found");
+    });
+  });
+}

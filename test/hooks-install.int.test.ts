@@ -1,0 +1,177 @@
+/**
+ * `baton hooks install|uninstall|status` round trips on settings files that already hold other
+ * hooks: install twice gives the same file, uninstall restores the original (formatting
+ * aside), and the previous text is kept in `<file>.baton.bak`.
+ */
+import { existsSync, mkdirSync, readFileSync, writeFileSync } from "node:fs";
+import { join } from "node:path";
+import { parse } from "jsonc-parser";
+import { afterEach, describe, expect, it } from "vitest";
+import { cleanupDirs, cli, tempDir } from "./helpers.js";
+
+afterEach(() => cleanupDirs());
+
+const CLAUDE_SETTINGS = {
+  permissions: { allow: ["Bash(npm test:*)"], deny: ["Read(./.env)"] },
+  hooks: {
+    PreToolUse: [{ matcher: "Bash", hooks: [{ type: "command", command: "./scripts/guard-rm.sh", timeout: 5 }] }],
+    PostToolUse: [{ matcher: "Write|Edit", hooks: [{ type: "command", command: "npx prettier --write" }] }],
+    Notification: [{ hooks: [{ type: "command", command: "notify-send Claude" }] }],
+  },
+  model: "sonnet",
+};
+
+const CODEX_HOOKS = {
+  hooks: {
+    SessionStart: [
+      { matcher: "startup|resume", hooks: [{ type: "command", command: "sh .codex/hooks/start.sh", statusMessage: "Loading context" }] },
+    ],
+    PreToolUse: [{ matcher: "Bash", hooks: [{ type: "command", command: "python3 .codex/hooks/policy.py", timeout: 30 }] }],
+  },
+};
+
+const GEMINI_SETTINGS = `{
+  // Team settings: keep the theme.
+  "theme": "GitHub",
+  "hooks": {
+    "disabled": ["secret-scanner"],
+    "BeforeTool": [
+      {
+        "matcher": "run_shell_command",
+        "hooks": [{ "name": "secret-scanner", "type": "command", "command": "./scan.sh", "timeout": 5000 }]
+      }
+    ]
+  }
+}
+`;
+
+function install(root: string, agent: string, extra: string[] = [], env: Record<string, string> = {}) {
+  const r = cli(["hooks", "install", agent, "--root", root, "--json", ...extra], { env });
+  expect(r.code, r.stdout + r.stderr).toBe(0);
+  return r.json();
+}
+
+function uninstall(root: string, agent: string, extra: string[] = [], env: Record<string, string> = {}) {
+  const r = cli(["hooks", "uninstall", agent, "--root", root, "--json", ...extra], { env });
+  expect(r.code, r.stdout + r.stderr).toBe(0);
+  return r.json();
+}
+
+function roundTrip(agent: string, rel: string, original: string) {
+  const root = tempDir("baton-install-");
+  const file = join(root, rel);
+  mkdirSync(join(file, ".."), { recursive: true });
+  writeFileSync(file, original);
+
+  const first = install(root, agent);
+  expect(first).toMatchObject({ agent, scope: "project", file, changed: true, backup: `${file}.baton.bak` });
+  expect(readFileSync(`${file}.baton.bak`, "utf8")).toBe(original);
+  const installed = readFileSync(file, "utf8");
+  expect(existsSync(join(root, ".baton")), "a project install creates the workspace").toBe(true);
+
+  const second = install(root, agent);
+  expect(second.changed).toBe(false);
+  expect(readFileSync(file, "utf8"), "installing twice gives the same file").toBe(installed);
+
+  const removed = uninstall(root, agent);
+  expect(removed).toMatchObject({ changed: true, deleted: false, removed: first.hooks.length });
+  expect(parse(readFileSync(file, "utf8"))).toEqual(parse(original));
+  expect(readFileSync(`${file}.baton.bak`, "utf8"), "the backup is the file as it was before uninstall").toBe(installed);
+  expect(uninstall(root, agent).changed).toBe(false);
+  return { root, file, installed, first };
+}
+
+describe("baton hooks install / uninstall", () => {
+  it("Claude Code: merges into .claude/settings.json beside other hooks and takes exactly its own out", () => {
+    const { installed, first } = roundTrip("claude", ".claude/settings.json", `${JSON.stringify(CLAUDE_SETTINGS, null, 2)}\n`);
+    const s = JSON.parse(installed);
+    expect(s.permissions).toEqual(CLAUDE_SETTINGS.permissions);
+    expect(s.model).toBe("sonnet");
+    // Other hooks first, Baton's group appended.
+    expect(s.hooks.PreToolUse[0]).toEqual(CLAUDE_SETTINGS.hooks.PreToolUse[0]);
+    expect(s.hooks.PreToolUse[1].matcher).toBe("Write|Edit|MultiEdit|NotebookEdit|Bash");
+    expect(s.hooks.PreToolUse[1].hooks[0].command).toMatch(/baton\.cjs hook claude PreToolUse$/);
+    expect(s.hooks.Notification).toEqual(CLAUDE_SETTINGS.hooks.Notification);
+    expect(Object.keys(s.hooks).sort()).toEqual(
+      [
+        "Notification",
+        "PostToolUse",
+        "PostToolUseFailure",
+        "PreCompact",
+        "PreToolUse",
+        "SessionEnd",
+        "SessionStart",
+        "Stop",
+        "UserPromptSubmit",
+      ].sort(),
+    );
+    expect(first.hooks.map((h: any) => h.event).sort()).toEqual(
+      ["SessionStart", "UserPromptSubmit", "PreToolUse", "PostToolUse", "PostToolUseFailure", "PreCompact", "Stop", "SessionEnd"].sort(),
+    );
+  });
+
+  it("Codex: .codex/hooks.json", () => {
+    const { installed } = roundTrip("codex", ".codex/hooks.json", `${JSON.stringify(CODEX_HOOKS, null, 2)}\n`);
+    const s = JSON.parse(installed);
+    expect(s.hooks.PreToolUse.map((g: any) => g.matcher)).toEqual(["Bash", "apply_patch|Bash|shell|exec|exec_command|local_shell"]);
+    expect(s.hooks.SessionStart[0]).toEqual(CODEX_HOOKS.hooks.SessionStart[0]);
+    expect(Object.keys(s.hooks).sort()).toEqual(["PostToolUse", "PreCompact", "PreToolUse", "SessionStart", "Stop", "UserPromptSubmit"]);
+  });
+
+  it("Gemini CLI: .gemini/settings.json keeps comments, other keys and hooks.disabled", () => {
+    const { installed } = roundTrip("gemini", ".gemini/settings.json", GEMINI_SETTINGS);
+    expect(installed).toContain("// Team settings: keep the theme.");
+    const s = parse(installed);
+    expect(s.theme).toBe("GitHub");
+    expect(s.hooks.disabled).toEqual(["secret-scanner"]);
+    expect(s.hooks.BeforeTool[1]).toMatchObject({ matcher: "write_file|replace|run_shell_command" });
+    expect(s.hooks.BeforeTool[1].hooks[0]).toMatchObject({ name: "baton-before-tool", type: "command", timeout: 60_000 });
+    expect(s.hooks.AfterTool[0].matcher).toBe("*");
+  });
+
+  it("a file with nothing but Baton's hooks is created by install and removed by uninstall (--user)", () => {
+    const home = tempDir("baton-home-");
+    const root = tempDir("baton-proj-");
+    const env = { HOME: home, CODEX_HOME: join(home, "codex-home") };
+    const r = install(root, "claude", ["--user"], env);
+    expect(r.file).toBe(join(home, ".claude", "settings.json"));
+    expect(r.backup).toBeUndefined();
+    expect(existsSync(join(root, ".baton")), "a user install does not create a workspace").toBe(false);
+    expect(install(root, "codex", ["--user"], env).file).toBe(join(home, "codex-home", "hooks.json"));
+
+    const status = cli(["hooks", "status", "--root", root, "--json"], { env }).json().hooks as any[];
+    const row = (agent: string, scope: string) => status.find((s) => s.agent === agent && s.scope === scope);
+    expect(row("claude", "user")).toMatchObject({ exists: true, missing: [], stale: false });
+    expect(row("claude", "project")).toMatchObject({ exists: false, installed: [] });
+    expect(row("gemini", "user").installed).toEqual([]);
+
+    expect(uninstall(root, "claude", ["--user"], env)).toMatchObject({ changed: true, deleted: true });
+    expect(existsSync(join(home, ".claude", "settings.json"))).toBe(false);
+  });
+
+  it("an install by another baton (another launcher) is replaced, not duplicated", () => {
+    const root = tempDir("baton-install-");
+    install(root, "claude", ["--command", "npx baton"]);
+    const r = install(root, "claude", ["--command", "baton"]);
+    expect(r.changed).toBe(true);
+    const s = JSON.parse(readFileSync(join(root, ".claude", "settings.json"), "utf8"));
+    expect(s.hooks.PreToolUse.map((g: any) => g.hooks[0].command)).toEqual(["baton hook claude PreToolUse"]);
+    const status = () =>
+      (cli(["hooks", "status", "claude", "--root", root, "--json"]).json().hooks as any[]).find((x) => x.scope === "project");
+    expect(status().stale).toBe(false);
+    install(root, "claude", ["--command", `node ${join(root, "gone", "bin", "baton.cjs")}`]);
+    expect(status().stale, "the hooks run a baton that no longer exists").toBe(true);
+    install(root, "claude");
+    expect(status().stale).toBe(false);
+  });
+
+  it("a settings file that is not JSON is left alone with a clear error", () => {
+    const root = tempDir("baton-install-");
+    mkdirSync(join(root, ".claude"));
+    writeFileSync(join(root, ".claude", "settings.json"), '{ "hooks": { ');
+    const r = cli(["hooks", "install", "claude", "--root", root, "--json"]);
+    expect(r.code).toBe(2);
+    expect(r.json().error.message).toContain("is not valid JSON");
+    expect(readFileSync(join(root, ".claude", "settings.json"), "utf8")).toBe('{ "hooks": { ');
+  });
+});

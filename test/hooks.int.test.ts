@@ -1,0 +1,415 @@
+/**
+ * Agent hooks end to end: recorded payloads (test/fixtures/hooks/<agent>/*.json, written from
+ * each agent's documented hook contract) replayed through real `baton hook` processes (the
+ * built CLI), on real files.
+ */
+import { existsSync, mkdirSync, readFileSync, unlinkSync, writeFileSync } from "node:fs";
+import { join } from "node:path";
+import { afterEach, describe, expect, it } from "vitest";
+import { killAll, spawnNode, waitExit } from "./child-process.js";
+import { CLI, type CliResult, cleanupDirs, cli, REPO, tempDir } from "./helpers.js";
+
+const FIXTURES = join(REPO, "test", "fixtures", "hooks");
+
+afterEach(() => cleanupDirs());
+
+interface HookRun extends CliResult {
+  /** The parsed stdout, or undefined when the hook printed nothing. */
+  out: any;
+}
+
+function payload(agent: string, name: string, vars: Record<string, string>): string {
+  let text = readFileSync(join(FIXTURES, agent, `${name}.json`), "utf8");
+  for (const [k, v] of Object.entries(vars)) text = text.split(`{{${k}}}`).join(JSON.stringify(v).slice(1, -1));
+  return text;
+}
+
+/** Replay one fixture through `baton hook <agent> <its event>` in `root`. */
+function hook(agent: string, name: string, root: string, vars: Record<string, string> = {}): HookRun {
+  const input = payload(agent, name, { cwd: root, session: "agent-session-1", call: "call-1", ...vars });
+  const event = JSON.parse(input).hook_event_name as string;
+  const r = cli(["hook", agent, event], { cwd: root, input });
+  expect(r.code, `baton hook ${agent} ${event} (${name}) exited ${r.code}: ${r.stderr}`).toBe(0);
+  return { ...r, out: r.stdout.trim() ? JSON.parse(r.stdout) : undefined };
+}
+
+function workspace(files: Record<string, string> = {}): string {
+  const root = tempDir("baton-hooks-");
+  expect(cli(["init", "--root", root]).code).toBe(0);
+  for (const [p, text] of Object.entries(files)) {
+    mkdirSync(join(root, p, ".."), { recursive: true });
+    writeFileSync(join(root, p), text);
+  }
+  return root;
+}
+
+function baton(root: string, args: string[]): any {
+  return cli([...args, "--json", "--root", root]).json();
+}
+
+const read = (root: string, p: string) => readFileSync(join(root, p), "utf8");
+const facets = (root: string, sid: string) => baton(root, ["session", "show", sid]).snapshot.facets;
+
+describe("Claude Code hooks", () => {
+  it("checkpoints an Edit before it runs and 'undo that' restores the file", () => {
+    const root = workspace({ "src/app.ts": 'return redirect("/login");\n' });
+    const start = hook("claude", "session-start-startup", root);
+    expect(start.out.hookSpecificOutput.hookEventName).toBe("SessionStart");
+    expect(start.out.hookSpecificOutput.additionalContext).toContain("## Next action");
+
+    const pre = hook("claude", "pre-edit", root);
+    expect(pre.stdout, "a checkpoint that succeeded lets the Edit through silently").toBe("");
+    writeFileSync(join(root, "src/app.ts"), 'return redirect("/login?next=" + next);\n'); // the Edit
+    expect(hook("claude", "post-edit", root).stdout).toBe("");
+
+    const status = baton(root, ["status"]);
+    const sid = status.sessions[0].sessionId as string;
+    const cps = baton(root, ["checkpoints", "--session", sid]).checkpoints as any[];
+    expect(cps.map((c) => [c.kind, c.toolName])).toEqual([["targeted", "Edit"]]);
+    const turns = facets(root, sid).spiral.window as any[];
+    expect(turns.at(-1)).toMatchObject({ tool: "Edit", status: "success", checkpointId: cps[0].id });
+    expect(turns.at(-1).files[0].path).toBe("src/app.ts");
+    const ledger = baton(root, ["ledger", "list", "--session", sid]).nodes as any[];
+    expect(ledger.map((n) => [n.toolName, n.status])).toEqual([["Edit", "success"]]);
+    expect(facets(root, sid).resume.filesModified.map((f: any) => f.path)).toEqual(["src/app.ts"]);
+
+    const undo = hook("claude", "user-prompt-undo", root);
+    expect(read(root, "src/app.ts")).toBe('return redirect("/login");\n');
+    expect(undo.out.systemMessage).toMatch(/^Baton rolled back to cp-/);
+    expect(undo.out.hookSpecificOutput.hookEventName).toBe("UserPromptSubmit");
+    expect(undo.out.hookSpecificOutput.additionalContext).toContain("Restored: src/app.ts");
+    expect(undo.out.hookSpecificOutput.additionalContext).toContain("Do not undo anything yourself");
+  });
+
+  it("a Write that created a file is undone by removing it", () => {
+    const root = workspace({ "src/app.ts": "app\n" });
+    hook("claude", "pre-write", root);
+    writeFileSync(join(root, "src/session.ts"), 'export const SESSION_COOKIE = "sid";\n');
+    hook("claude", "post-write", root);
+    const undo = hook("claude", "user-prompt-undo", root);
+    expect(existsSync(join(root, "src/session.ts"))).toBe(false);
+    expect(undo.out.hookSpecificOutput.additionalContext).toContain("Removed (created after the checkpoint): src/session.ts");
+  });
+
+  it("checkpoints the whole tree before a Bash command, so shell-made edits roll back too", () => {
+    const root = workspace({ "src/app.ts": "login\n", "README.md": "readme\n" });
+    hook("claude", "pre-bash", root);
+    // What `sed -i` and a generator would do.
+    writeFileSync(join(root, "src/app.ts"), "signin\n");
+    writeFileSync(join(root, "generated.txt"), "made by the shell\n");
+    hook("claude", "post-bash", root);
+    const sid = baton(root, ["status"]).sessions[0].sessionId;
+    expect(baton(root, ["checkpoints", "--session", sid]).checkpoints.map((c: any) => [c.kind, c.toolName])).toEqual([["tree", "Bash"]]);
+
+    hook("claude", "user-prompt-undo", root);
+    expect(read(root, "src/app.ts")).toBe("login\n");
+    expect(existsSync(join(root, "generated.txt"))).toBe(false);
+    expect(read(root, "README.md")).toBe("readme\n");
+  });
+
+  it("a spiral pauses the session: the next edit is denied with the reason and the proposed rollback", () => {
+    const root = workspace({ "src/app.ts": "v1\n" });
+    hook("claude", "session-start-startup", root);
+    let last: HookRun | undefined;
+    for (const call of ["toolu_t1", "toolu_t2", "toolu_t3"]) {
+      hook("claude", "pre-bash-test", root, { call });
+      last = hook("claude", "post-bash-failure", root, { call });
+    }
+    expect(last?.out.hookSpecificOutput.hookEventName).toBe("PostToolUseFailure");
+    expect(last?.out.hookSpecificOutput.additionalContext).toMatch(/^Baton paused session task-/);
+    expect(last?.out.systemMessage).toMatch(/^Baton paused session/);
+
+    const denied = hook("claude", "pre-edit", root);
+    const out = denied.out.hookSpecificOutput;
+    expect(out.hookEventName).toBe("PreToolUse");
+    expect(out.permissionDecision).toBe("deny");
+    expect(out.permissionDecisionReason).toContain("Baton paused session");
+    expect(out.permissionDecisionReason).toMatch(/baton rollback --to cp-[0-9a-f]+ && baton resume task-\S+ --unpause/);
+    expect(read(root, "src/app.ts")).toBe("v1\n");
+
+    // Baton's own commands still run (the agent carries out the user's choice).
+    const sid = baton(root, ["status"]).sessions[0].sessionId as string;
+    const own = cli(["hook", "claude", "PreToolUse"], {
+      cwd: root,
+      input: JSON.stringify({
+        session_id: "agent-session-1",
+        cwd: root,
+        hook_event_name: "PreToolUse",
+        tool_name: "Bash",
+        tool_input: { command: `baton resume ${sid} --unpause` },
+        tool_use_id: "toolu_own",
+      }),
+    });
+    expect(own.stdout).toBe("");
+
+    // The user chooses the rollback: it runs, and the pause is lifted.
+    const undo = hook("claude", "user-prompt-undo", root);
+    expect(undo.out.systemMessage).toMatch(/^Baton rolled back/);
+    expect(baton(root, ["status"]).sessions[0].spiral).toBeUndefined();
+    expect(hook("claude", "pre-edit", root).stdout).toBe("");
+  });
+
+  it("SessionStart after resume or compaction injects the next action, blockers, decisions and lessons", () => {
+    const root = workspace({ "src/app.ts": "app\n" });
+    hook("claude", "session-start-startup", root);
+    const sid = baton(root, ["status"]).sessions[0].sessionId as string;
+    cli(["decision", "add", "Keep the session cookie", "--reason", "fewer moving parts", "--session", sid, "--root", root]);
+    cli(["blocker", "add", "The staging login server is down", "--id", "blk-staging", "--session", sid, "--root", root]);
+    cli(["event", sid, "block", "--root", root]);
+    const lesson = "Read src/app.ts before replacing the login redirect: its whitespace is fragile.";
+    expect(cli(["lessons", "add", lesson, "--workspace", "--pin", "--root", root]).code).toBe(0);
+
+    hook("claude", "pre-compact", root);
+    expect(existsSync(join(root, ".baton", "sessions", sid, "STATE.md"))).toBe(true);
+
+    for (const source of ["resume", "compact"]) {
+      const r = hook("claude", `session-start-${source}`, root);
+      const ctx = r.out.hookSpecificOutput.additionalContext as string;
+      expect(ctx, source).toContain(`Agent session ${source}`);
+      expect(ctx).toContain("## Next action\nresolve_blocker:");
+      expect(ctx).toContain(`baton event ${sid} unblock`);
+      expect(ctx).toContain("blk-staging: The staging login server is down");
+      expect(ctx).toContain("Keep the session cookie (because fewer moving parts)");
+      expect(ctx).toContain("## Lessons from earlier attempts");
+      expect(ctx).toContain(lesson);
+      expect(ctx.length).toBeLessThanOrEqual(10_000);
+      expect(r.out.systemMessage).toBe(`Baton: session ${sid} (blocked); next: resolve_blocker`);
+    }
+  });
+
+  it("keeps the injected context within 10,000 characters however long the session", () => {
+    const root = workspace();
+    hook("claude", "session-start-startup", root);
+    const sid = baton(root, ["status"]).sessions[0].sessionId as string;
+    for (let i = 0; i < 12; i++)
+      cli(["blocker", "add", `${"blocked on a very long explanation ".repeat(12)} #${i}`, "--session", sid, "--root", root]);
+    const ctx = hook("claude", "session-start-resume", root).out.hookSpecificOutput.additionalContext as string;
+    expect(ctx.length).toBeLessThanOrEqual(10_000);
+    expect(ctx).toContain("## Next action");
+  });
+
+  it("the prompt hook adds the lessons relevant to the prompt", () => {
+    const root = workspace();
+    expect(
+      cli([
+        "lessons",
+        "add",
+        "The login redirect loops when the session cookie has expired; check expiry first.",
+        "--workspace",
+        "--root",
+        root,
+      ]).code,
+    ).toBe(0);
+    expect(cli(["lessons", "add", "Generated API clients live in gen/; never edit them.", "--workspace", "--root", root]).code).toBe(0);
+    const r = hook("claude", "user-prompt", root);
+    const ctx = r.out.hookSpecificOutput.additionalContext as string;
+    expect(ctx).toContain("login redirect loops");
+    expect(ctx).not.toContain("gen/");
+  });
+
+  it("starts a run at session start and ends it when the turn or the session ends", () => {
+    const root = workspace();
+    hook("claude", "session-start-startup", root);
+    const sid = baton(root, ["status"]).sessions[0].sessionId as string;
+    const runs = () => facets(root, sid).runs as any[];
+    expect(runs().map((r) => [r.agent, r.status])).toEqual([["Claude Code", "running"]]);
+    expect(runs()[0].runId).toMatch(/^claude-agent-session-1-/);
+    hook("claude", "stop", root);
+    expect(runs().map((r) => r.status)).toEqual(["ended"]);
+    hook("claude", "user-prompt", root); // the next turn starts a new run
+    expect(runs().map((r) => r.status)).toEqual(["ended", "running"]);
+    hook("claude", "session-end", root);
+    expect(runs().map((r) => r.status)).toEqual(["ended", "ended"]);
+  });
+
+  it("parallel tool calls in a workspace without a session start one session, not several", async () => {
+    const root = workspace({ "src/app.ts": "app\n" });
+    const children = ["toolu_p1", "toolu_p2", "toolu_p3", "toolu_p4"].map((call) => {
+      const c = spawnNode(CLI, ["hook", "claude", "PostToolUse"], `hook ${call}`);
+      c.sendLast(payload("claude", "post-read", { cwd: root, session: "agent-session-1", call }));
+      return c;
+    });
+    try {
+      for (const c of children) expect((await waitExit(c, 30_000)).code, c.stderr()).toBe(0);
+    } finally {
+      await killAll(children);
+    }
+    const sessions = baton(root, ["session", "list"]).sessions as any[];
+    expect(sessions).toHaveLength(1);
+    expect(baton(root, ["ledger", "list", "--session", sessions[0].sessionId]).nodes).toHaveLength(4);
+  });
+
+  it("tools that write nothing get no checkpoint, but every call gets a ledger node and a turn", () => {
+    const root = workspace({ "src/app.ts": "app\n" });
+    expect(hook("claude", "pre-read", root).stdout).toBe("");
+    hook("claude", "post-read", root, { call: "toolu_r1" });
+    const sid = baton(root, ["status"]).sessions[0].sessionId as string;
+    expect(baton(root, ["checkpoints", "--session", sid]).checkpoints).toEqual([]);
+    expect(baton(root, ["ledger", "list", "--session", sid]).nodes.map((n: any) => n.toolName)).toEqual(["Read"]);
+  });
+});
+
+describe("Codex hooks", () => {
+  it("apply_patch: the patch's files are checkpointed (created ones as absent) and /rollback restores them", () => {
+    const root = workspace({ "src/app.ts": 'export function app() {\n  return redirect("/login");\n}\n' });
+    const start = hook("codex", "session-start-startup", root);
+    expect(start.out.hookSpecificOutput.hookEventName).toBe("SessionStart");
+
+    expect(hook("codex", "pre-apply-patch", root).stdout).toBe("");
+    const sid = baton(root, ["status"]).sessions[0].sessionId as string;
+    const [cp] = baton(root, ["checkpoints", "--session", sid]).checkpoints as any[];
+    expect(cp).toMatchObject({ kind: "targeted", toolName: "apply_patch", fileCount: 2 });
+    const files = baton(root, ["checkpoint", "show", cp.id]).files as any[];
+    expect(files.map((f) => [f.path, f.absent === true])).toEqual([
+      ["src/app.ts", false],
+      ["src/signup.ts", true],
+    ]);
+
+    writeFileSync(join(root, "src/app.ts"), 'export function app() {\n  return redirect("/signup");\n}\n');
+    writeFileSync(join(root, "src/signup.ts"), 'export const signup = () => "signup";\n');
+    hook("codex", "post-apply-patch", root);
+
+    const r = hook("codex", "user-prompt-rollback", root);
+    expect(r.out.hookSpecificOutput.hookEventName).toBe("UserPromptSubmit");
+    expect(r.out.hookSpecificOutput.additionalContext).toContain("Restored: src/app.ts");
+    expect(read(root, "src/app.ts")).toContain('redirect("/login")');
+    expect(existsSync(join(root, "src/signup.ts"))).toBe(false);
+  });
+
+  it("a shell command gets a whole-tree checkpoint; a failed one is recorded as an error", () => {
+    const root = workspace({ "src/app.ts": "login\n" });
+    hook("codex", "pre-bash", root);
+    writeFileSync(join(root, "src/app.ts"), "signin\n");
+    hook("codex", "post-bash", root);
+    hook("codex", "post-bash-failure", root, { call: "call_test_1" });
+    const sid = baton(root, ["status"]).sessions[0].sessionId as string;
+    expect(baton(root, ["checkpoints", "--session", sid]).checkpoints.map((c: any) => c.kind)).toEqual(["tree"]);
+    const nodes = baton(root, ["ledger", "list", "--session", sid]).nodes as any[];
+    expect(nodes.map((n) => [n.toolName, n.status])).toEqual([
+      ["Bash", "success"],
+      ["Bash", "error"],
+    ]);
+    expect(nodes[1].fingerprint).toMatch(/^fp-/);
+    hook("codex", "user-prompt-rollback", root);
+    expect(read(root, "src/app.ts")).toBe("login\n");
+  });
+
+  it("SessionStart with source=resume gives the next action", () => {
+    const root = workspace();
+    hook("codex", "session-start-startup", root);
+    const ctx = hook("codex", "session-start-resume", root).out.hookSpecificOutput.additionalContext as string;
+    expect(ctx).toContain("Agent session resume");
+    expect(ctx).toContain("## Next action\ncontinue_task:");
+  });
+});
+
+describe("Gemini CLI hooks", () => {
+  it("write_file and replace are checkpointed; 'please undo that' restores the last one", () => {
+    const root = workspace({ "README.md": "# App\n", "src/app.ts": "login\n" });
+    expect(hook("gemini", "session-start-startup", root).out.hookSpecificOutput.hookEventName).toBe("SessionStart");
+    expect(hook("gemini", "before-write-file", root).out).toEqual({});
+    writeFileSync(join(root, "README.md"), "# App\n\nRewritten by the agent.\n");
+    expect(hook("gemini", "after-write-file", root).out).toEqual({});
+    hook("gemini", "before-replace", root);
+    writeFileSync(join(root, "src/app.ts"), "signin\n");
+    hook("gemini", "after-replace", root);
+
+    const undo = hook("gemini", "before-agent-undo", root);
+    expect(undo.out.hookSpecificOutput.hookEventName).toBe("BeforeAgent");
+    expect(undo.out.systemMessage).toMatch(/^Baton rolled back/);
+    expect(read(root, "src/app.ts")).toBe("login\n");
+    expect(read(root, "README.md")).toBe("# App\n\nRewritten by the agent.\n");
+    hook("gemini", "before-agent-undo", root);
+    expect(read(root, "README.md")).toBe("# App\n");
+  });
+
+  it("a file a shell command deleted comes back", () => {
+    const root = workspace({ "src/app.ts": "app\n" });
+    hook("gemini", "before-shell", root);
+    unlinkSync(join(root, "src/app.ts")); // what `rm` does
+    hook("gemini", "after-shell", root);
+    hook("gemini", "after-shell-error", root);
+    hook("gemini", "before-agent-undo", root);
+    expect(read(root, "src/app.ts")).toBe("app\n");
+  });
+
+  it("a spiral pause denies write_file in Gemini's own format", () => {
+    const root = workspace({ "README.md": "# App\n" });
+    for (let i = 0; i < 3; i++) hook("gemini", "after-shell-error", root);
+    const denied = hook("gemini", "before-write-file", root);
+    expect(denied.out.decision).toBe("deny");
+    expect(denied.out.reason).toContain("Baton paused session");
+    expect(read(root, "README.md")).toBe("# App\n");
+  });
+
+  it("PreCompress writes STATE.md; AfterAgent and SessionEnd end the run", () => {
+    const root = workspace();
+    hook("gemini", "session-start-resume", root);
+    const sid = baton(root, ["status"]).sessions[0].sessionId as string;
+    hook("gemini", "pre-compress", root);
+    expect(existsSync(join(root, ".baton", "sessions", sid, "STATE.md"))).toBe(true);
+    hook("gemini", "after-agent", root);
+    expect(facets(root, sid).runs.map((r: any) => r.status)).toEqual(["ended"]);
+    expect(hook("gemini", "session-end", root).out).toEqual({});
+  });
+});
+
+describe("failing open", () => {
+  it("a .baton that is a file lets every tool through", () => {
+    const root = tempDir("baton-hooks-broken-");
+    writeFileSync(join(root, ".baton"), "not a directory");
+    writeFileSync(join(root, "README.md"), "# App\n");
+    expect(hook("claude", "pre-edit", root).stdout).toBe("");
+    expect(hook("claude", "post-edit", root).stdout).toBe("");
+    expect(hook("codex", "pre-apply-patch", root).stdout).toBe("");
+    expect(hook("gemini", "before-write-file", root).out).toEqual({});
+    expect(hook("claude", "session-start-startup", root).stdout).toBe("");
+  });
+
+  it("a corrupt database lets the tool through and the failure is logged", () => {
+    const root = workspace({ "src/app.ts": "app\n" });
+    writeFileSync(join(root, ".baton", "baton.db"), Buffer.alloc(8192, 7));
+    expect(hook("claude", "pre-edit", root).stdout).toBe("");
+    expect(hook("claude", "user-prompt-undo", root).stdout).toBe("");
+    expect(hook("gemini", "before-write-file", root).out).toEqual({});
+    const log = read(root, ".baton/logs/hooks.log")
+      .trim()
+      .split("\n")
+      .map((l) => JSON.parse(l));
+    expect(log.map((l) => [l.agent, l.event])).toEqual([
+      ["claude", "PreToolUse"],
+      ["claude", "UserPromptSubmit"],
+      ["gemini", "BeforeTool"],
+    ]);
+    expect(log[0].code).toBe("io_error");
+  });
+
+  it("doctor reports recent hook failures (counts, never the messages)", () => {
+    const root = workspace();
+    const r = cli(["hook", "claude", "PreToolUse"], {
+      cwd: root,
+      input: '{"tool_name": "Edit", "tool_input": {"file_path": "x", "token": "sk-live-secret',
+    });
+    expect(r.code).toBe(0);
+    expect(r.stdout).toBe("");
+    const report = cli(["doctor", "--json", "--root", root]).json();
+    const f = report.findings.find((x: any) => x.check === "hooks");
+    expect(f).toMatchObject({ code: "hook_failures", severity: "warning" });
+    expect(f.evidence.count).toBe(1);
+    expect(f.evidence.agents).toEqual({ claude: 1 });
+    expect(JSON.stringify(report)).not.toContain("sk-live-secret");
+  });
+
+  it("outside a Baton workspace the hooks do nothing", () => {
+    const root = tempDir("baton-hooks-none-");
+    expect(hook("claude", "session-start-startup", root).stdout).toBe("");
+    expect(existsSync(join(root, ".baton"))).toBe(false);
+  });
+
+  it("an unknown agent is reported on stderr, exit 0", () => {
+    const r = cli(["hook", "cursor", "PreToolUse"], { input: "{}" });
+    expect(r.code).toBe(0);
+    expect(r.stderr).toContain('unknown agent "cursor"');
+    expect(CLI).toContain("baton.cjs");
+  });
+});

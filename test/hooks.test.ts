@@ -1,0 +1,232 @@
+/** The pure parts of the agent hooks: patch paths, the config merge, adapters, the context budget. */
+import { describe, expect, it } from "vitest";
+import { patchPaths } from "../src/core/apply-patch.js";
+import { addBatonHooks, isBatonCommand, listBatonHooks, removeBatonHooks, uninstallFrom } from "../src/core/hook-config.js";
+import { fitSections, renderSessionContext, type SessionBrief } from "../src/core/hook-context.js";
+import type { JsonObject } from "../src/core/types.js";
+import { claude } from "../src/hooks/claude.js";
+import { codex, codexFailure } from "../src/hooks/codex.js";
+import { gemini } from "../src/hooks/gemini.js";
+import { isBatonShellCommand } from "../src/hooks/types.js";
+
+describe("patchPaths", () => {
+  it("names every added, updated, deleted and moved file once, in order", () => {
+    const patch = [
+      "*** Begin Patch",
+      "*** Update File: src/app.ts",
+      "*** Move to: src/main.ts",
+      "@@ function app() {",
+      "-  old",
+      "+  new",
+      "*** Add File: docs/new file.md",
+      "+*** Update File: not/a/header.ts",
+      "*** Delete File: old.txt",
+      "*** Update File: src/app.ts",
+      "*** End Patch",
+    ].join("\n");
+    expect(patchPaths(patch)).toEqual(["src/app.ts", "src/main.ts", "docs/new file.md", "old.txt"]);
+    expect(patchPaths("*** Begin Patch\r\n*** Add File: a.ts\r\n+x\r\n*** End Patch\r\n")).toEqual(["a.ts"]);
+    expect(patchPaths("no patch here")).toEqual([]);
+  });
+});
+
+describe("hook config merge", () => {
+  const launcher = '"/usr/bin/node" "/opt/baton/bin/baton.cjs"';
+  const specs = claude.hookSpecs(launcher);
+  const original: JsonObject = {
+    PreToolUse: [{ matcher: "Bash", hooks: [{ type: "command", command: "./guard.sh" }] }],
+    Stop: [{ hooks: [{ type: "command", command: "say done" }] }],
+  };
+
+  it("recognises Baton's commands whatever the launcher, and only for the agent", () => {
+    expect(isBatonCommand(`${launcher} hook claude PreToolUse`, "claude")).toBe(true);
+    expect(isBatonCommand("baton hook claude Stop", "claude")).toBe(true);
+    expect(isBatonCommand("npx baton hook codex Stop", "codex")).toBe(true);
+    expect(isBatonCommand("node C:\\tools\\baton.cjs hook gemini BeforeTool", "gemini")).toBe(true);
+    expect(isBatonCommand("baton hook claude Stop", "codex")).toBe(false);
+    expect(isBatonCommand("baton-helper hook claude Stop", "claude")).toBe(false);
+    expect(isBatonCommand("./guard.sh", "claude")).toBe(false);
+    expect(isBatonCommand(42, "claude")).toBe(false);
+  });
+
+  it("adds one group per event after the existing ones; adding twice changes nothing", () => {
+    const once = addBatonHooks(original, specs, "claude");
+    expect(addBatonHooks(once, specs, "claude")).toEqual(once);
+    expect((once.PreToolUse as JsonObject[])[0]).toEqual((original.PreToolUse as JsonObject[])[0]);
+    expect(
+      listBatonHooks(once, "claude")
+        .map((h) => h.event)
+        .sort(),
+    ).toEqual(specs.map((s) => s.event).sort());
+    expect(original.PreToolUse as unknown[]).toHaveLength(1); // not mutated
+  });
+
+  it("removing takes out only Baton's handlers and the containers that removal emptied", () => {
+    const merged = addBatonHooks(original, specs, "claude");
+    expect(removeBatonHooks(merged, "claude")).toEqual({ hooks: original, removed: specs.length });
+    // A group shared with another handler keeps the other handler.
+    const shared: JsonObject = {
+      PreToolUse: [
+        {
+          matcher: "Edit",
+          hooks: [
+            { type: "command", command: "./fmt.sh" },
+            { type: "command", command: "baton hook claude PreToolUse" },
+          ],
+        },
+      ],
+      Empty: [],
+    };
+    expect(removeBatonHooks(shared, "claude").hooks).toEqual({
+      PreToolUse: [{ matcher: "Edit", hooks: [{ type: "command", command: "./fmt.sh" }] }],
+      Empty: [],
+    });
+    // Only Baton's hooks: the whole `hooks` key goes.
+    expect(uninstallFrom({ model: "x", hooks: addBatonHooks(undefined, specs, "claude") }, "claude").settings).toEqual({ model: "x" });
+    expect(uninstallFrom({ hooks: {} }, "claude")).toEqual({ settings: { hooks: {} }, removed: 0 });
+  });
+
+  it("keeps values that are not matcher groups (Gemini's hooks.disabled)", () => {
+    const g: JsonObject = { disabled: ["scanner"], BeforeTool: [{ matcher: "x", hooks: [{ type: "command", command: "./x.sh" }] }] };
+    const merged = addBatonHooks(g, gemini.hookSpecs("baton"), "gemini");
+    expect(merged.disabled).toEqual(["scanner"]);
+    expect(removeBatonHooks(merged, "gemini").hooks).toEqual(g);
+  });
+});
+
+describe("adapters", () => {
+  const cwd = "/work/app";
+
+  it("Claude Code: write tools name their files, Bash is a shell tool, others are left alone", () => {
+    const ev = claude.parse(
+      "PreToolUse",
+      { session_id: "s", cwd, tool_name: "MultiEdit", tool_input: { file_path: `${cwd}/a.ts`, edits: [] }, tool_use_id: "t1" },
+      "/",
+    );
+    expect(ev).toMatchObject({
+      kind: "before_tool",
+      agentSessionId: "s",
+      tool: { name: "MultiEdit", kind: "write", files: [`${cwd}/a.ts`], callId: "t1" },
+    });
+    expect(claude.parse("PreToolUse", { cwd, tool_name: "NotebookEdit", tool_input: { notebook_path: "n.ipynb" } }, "/")).toMatchObject({
+      tool: { kind: "write", files: ["n.ipynb"] },
+    });
+    expect(claude.parse("PreToolUse", { cwd, tool_name: "Bash", tool_input: { command: "ls" } }, "/")).toMatchObject({
+      tool: { kind: "shell", command: "ls" },
+    });
+    expect(claude.parse("PreToolUse", { cwd, tool_name: "Grep", tool_input: {} }, "/")).toMatchObject({ tool: { kind: "other" } });
+    expect(claude.parse("PostToolUseFailure", { cwd, tool_name: "Bash", tool_input: {}, error: "boom" }, "/")).toMatchObject({
+      kind: "after_tool",
+      status: "error",
+      error: "boom",
+    });
+    expect(claude.parse("SessionStart", { cwd, source: "compact" }, "/")).toMatchObject({ kind: "session_start", source: "compact" });
+    expect(claude.parse("Notification", { cwd }, "/").kind).toBe("ignored");
+    expect(claude.parse("", { cwd, hook_event_name: "Stop" }, "/").kind, "the payload names the event when the command line does not").toBe(
+      "stop",
+    );
+  });
+
+  it("Claude Code: deny, context and nothing", () => {
+    const pre = claude.parse("PreToolUse", { cwd, tool_name: "Edit", tool_input: { file_path: "a" } }, "/");
+    expect(JSON.parse(claude.render(pre, { deny: { reason: "paused" }, userMessage: "blocked" }))).toEqual({
+      systemMessage: "blocked",
+      hookSpecificOutput: { hookEventName: "PreToolUse", permissionDecision: "deny", permissionDecisionReason: "paused" },
+    });
+    const post = claude.parse("PostToolUseFailure", { cwd, tool_name: "Bash", error: "x" }, "/");
+    expect(JSON.parse(claude.render(post, { context: "lesson" }))).toEqual({
+      hookSpecificOutput: { hookEventName: "PostToolUseFailure", additionalContext: "lesson" },
+    });
+    expect(claude.render(pre, {})).toBe("");
+    const start = claude.parse("SessionStart", { cwd }, "/");
+    const long = JSON.parse(claude.render(start, { context: "x".repeat(20_000) }));
+    expect(long.hookSpecificOutput.additionalContext).toHaveLength(10_000);
+  });
+
+  it("Codex: apply_patch files from the patch body, shell tools as Bash, failures from the response", () => {
+    const patch = "*** Begin Patch\n*** Update File: a.ts\n*** Add File: b.ts\n+x\n*** End Patch";
+    expect(codex.parse("PreToolUse", { cwd, tool_name: "apply_patch", tool_input: { command: patch } }, "/")).toMatchObject({
+      tool: { kind: "write", files: ["a.ts", "b.ts"] },
+    });
+    expect(codex.parse("PreToolUse", { cwd, tool_name: "apply_patch", tool_input: patch }, "/")).toMatchObject({
+      tool: { files: ["a.ts", "b.ts"] },
+    });
+    expect(
+      codex.parse("PreToolUse", { cwd, tool_name: "Bash", tool_input: { command: `apply_patch <<'EOF'\n${patch}\nEOF` } }, "/"),
+    ).toMatchObject({
+      tool: { kind: "write", files: ["a.ts", "b.ts"] },
+    });
+    expect(codex.parse("PreToolUse", { cwd, tool_name: "exec_command", tool_input: { cmd: ["git", "status"] } }, "/")).toMatchObject({
+      tool: { kind: "shell", command: "git status" },
+    });
+    expect(codexFailure("Exit code: 1\nWall time: 1s\nOutput:\nboom")).toContain("boom");
+    expect(codexFailure("Exit code: 0\nOutput:\nok")).toBeUndefined();
+    expect(codexFailure({ exit_code: 2, stderr: "bad" })).toBe("bad");
+    expect(codexFailure({ output: "fine" })).toBeUndefined();
+    const pre = codex.parse("PreToolUse", { cwd, tool_name: "Bash", tool_input: { command: "ls" } }, "/");
+    expect(JSON.parse(codex.render(pre, { deny: { reason: "paused" } })).hookSpecificOutput.permissionDecision).toBe("deny");
+  });
+
+  it("Gemini CLI: decision deny, additionalContext, and {} to continue", () => {
+    const pre = gemini.parse("BeforeTool", { cwd, tool_name: "replace", tool_input: { file_path: "/work/app/a.ts" } }, "/");
+    expect(pre).toMatchObject({ kind: "before_tool", tool: { kind: "write", files: ["/work/app/a.ts"] } });
+    expect(JSON.parse(gemini.render(pre, { deny: { reason: "paused" } }))).toEqual({ decision: "deny", reason: "paused" });
+    expect(gemini.render(pre, {})).toBe("{}");
+    expect(gemini.passThrough("BeforeTool")).toBe("{}");
+    const after = gemini.parse(
+      "AfterTool",
+      { cwd, tool_name: "run_shell_command", tool_input: {}, tool_response: { llmContent: "x", error: { message: "exit 2" } } },
+      "/",
+    );
+    expect(after).toMatchObject({ kind: "after_tool", status: "error", error: "exit 2", output: "x" });
+    const prompt = gemini.parse("BeforeAgent", { cwd, prompt: "hi" }, "/");
+    expect(JSON.parse(gemini.render(prompt, { context: "c" }))).toEqual({
+      hookSpecificOutput: { hookEventName: "BeforeAgent", additionalContext: "c" },
+    });
+    expect(gemini.parse("AfterAgent", { cwd }, "/")).toMatchObject({ kind: "stop", sessionEnd: false });
+  });
+
+  it("a shell command is Baton's own only when it starts a command", () => {
+    expect(isBatonShellCommand("baton resume task-1 --unpause")).toBe(true);
+    expect(isBatonShellCommand("baton rollback --to cp-1 && baton resume task-1 --unpause")).toBe(true);
+    expect(isBatonShellCommand("cd app && npx baton status")).toBe(true);
+    expect(isBatonShellCommand("node /opt/baton/bin/baton.cjs status")).toBe(true);
+    expect(isBatonShellCommand("rm -rf src; echo baton done")).toBe(false);
+    expect(isBatonShellCommand("cat baton.txt")).toBe(false);
+    expect(isBatonShellCommand(undefined)).toBe(false);
+  });
+});
+
+describe("session context", () => {
+  const brief: SessionBrief = {
+    sessionId: "task-1",
+    title: "Fix login",
+    flow: "task",
+    phase: "in_progress",
+    progress: { total: 10, completed: 3 },
+    nextAction: { action: "continue_task", reason: "carry on", command: "baton resume task-1 --json" },
+    suggestions: [],
+    activeBlockers: [{ id: "blk-1", text: "CI is red", state: "active", since: "", updated: "" }],
+    recentDecisions: [{ seq: 1, decision: "keep the cookie", reason: "simpler", alternatives: [], date: "" }],
+  };
+
+  it("renders the next action first and drops what does not fit", () => {
+    const full = renderSessionContext(brief, {
+      maxChars: 10_000,
+      source: "resume",
+      extra: ["## Lessons from earlier attempts\n- read first (les-1)"],
+    });
+    expect(full.indexOf("## Next action")).toBeLessThan(full.indexOf("## Active blockers"));
+    expect(full).toContain("progress 3/10");
+    expect(full).toContain("## Lessons from earlier attempts");
+    const small = renderSessionContext(brief, { maxChars: 420, extra: ["x".repeat(500)] });
+    expect(small.length).toBeLessThanOrEqual(420);
+    expect(small).toContain("## Next action");
+    expect(small).not.toContain("xxxx");
+  });
+
+  it("fitSections cuts a first section that alone is too long", () => {
+    expect(fitSections(["abcdef", "g"], 4)).toBe("abc…");
+    expect(fitSections(["ab", "cd", "efghij"], 7)).toBe("ab\n\ncd");
+  });
+});
