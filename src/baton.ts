@@ -647,6 +647,11 @@ export class Baton {
   }
 
   /** Idempotent. */
+  /** Write what is queued (ledger records) without closing: for a process about to exit. */
+  async flush(): Promise<void> {
+    await (this.#ledger ?? Promise.resolve(undefined)).then((l) => l?.flush()).catch(() => undefined);
+  }
+
   close(): Promise<void> {
     // Ledger records already queued are written first.
     this.#closing ??= (this.#ledger ?? Promise.resolve(undefined))

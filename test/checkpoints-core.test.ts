@@ -219,7 +219,7 @@ describe("rollback facet → next action and suggestions", () => {
     expect(overridingAction({ flow, snap, pendingWork: [] })).toBeUndefined();
     expect(snap.facets.rollbacks).toMatchObject([{ id: "rb-1", state: "applied", restored: 3, removed: 1, files: 4 }]);
     expect(rollbackSuggestions(snap)).toEqual([
-      expect.objectContaining({ action: "capture_lesson", command: 'baton lessons add "<one sentence>" --from-rollback rb-1' }),
+      expect.objectContaining({ action: "capture_lesson", command: 'baton lessons add "<one sentence>" --session s --from-rollback rb-1' }),
     ]);
   });
 });

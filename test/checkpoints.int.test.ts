@@ -527,7 +527,7 @@ describe("CLI", () => {
     expect(rb).toMatchObject({ restored: 1, removed: 1, target: { id: j.checkpointId } });
     expect(existsSync(join(root, "b.txt"))).toBe(false);
     const st = run("status").json().sessions[0];
-    expect(st.suggestions[0].command).toBe(`baton lessons add "<one sentence>" --from-rollback ${rb.rollbackId}`);
+    expect(st.suggestions[0].command).toBe(`baton lessons add "<one sentence>" --session c1 --from-rollback ${rb.rollbackId}`);
     expect(run("checkpoint", "pin", j.checkpointId).json().pinned).toBe(true);
     const expired = run("rollback", "--to", "cp-nope");
     expect(expired.code).toBe(4);

@@ -124,7 +124,7 @@ describe("Claude Code hooks", () => {
     expect(out.hookEventName).toBe("PreToolUse");
     expect(out.permissionDecision).toBe("deny");
     expect(out.permissionDecisionReason).toContain("Baton paused session");
-    expect(out.permissionDecisionReason).toMatch(/baton rollback --to cp-[0-9a-f]+ && baton resume task-\S+ --unpause/);
+    expect(out.permissionDecisionReason).toMatch(/baton rollback --session task-\S+ --to cp-[0-9a-f]+ && baton resume task-\S+ --unpause/);
     expect(read(root, "src/app.ts")).toBe("v1\n");
 
     // Baton's own commands still run (the agent carries out the user's choice).

@@ -116,7 +116,7 @@ describe("baton turn record and resume --unpause", () => {
 
     const status = run("status", "--json").json().sessions[0];
     expect(status.nextAction.action).toBe("ask_user");
-    expect(status.nextAction.command).toBe("baton rollback --to cp-1 && baton resume s1 --unpause");
+    expect(status.nextAction.command).toBe("baton rollback --session s1 --to cp-1 && baton resume s1 --unpause");
     expect(run("turn", "record", "--tool", "Edit").stdout).toContain("Session is paused by a spiral");
 
     const resumed = run("resume", "s1", "--unpause", "--reason", "took over", "--json").json();

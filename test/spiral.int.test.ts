@@ -48,7 +48,7 @@ describe("spiral detector in a session", () => {
       const status = (await b.status()).sessions[0]!;
       expect(status.nextAction.action).toBe("ask_user");
       expect(status.nextAction.choices?.map((c) => c.command)).toEqual([
-        "baton rollback --to cp-a && baton resume s1 --unpause",
+        "baton rollback --session s1 --to cp-a && baton resume s1 --unpause",
         "baton resume s1 --unpause",
       ]);
       expect(status.spiral).toMatchObject({ paused: true, pattern: "same_signature" });

@@ -269,7 +269,7 @@ describe("spiral pause rule", () => {
     expect(a?.action).toBe("ask_user");
     expect(a?.reason).toContain("turns 4, 5, 6");
     expect(a?.choices?.map((c) => c.command)).toEqual([
-      "baton rollback --to cp-9 && baton resume s1 --unpause",
+      "baton rollback --session s1 --to cp-9 && baton resume s1 --unpause",
       "baton resume s1 --unpause",
     ]);
     delete snap.facets.spiral.proposedCheckpoint;

@@ -566,9 +566,10 @@ export function buildProgram(json = false): Command {
 
   program
     .command("demo")
-    .description("tell a recovery story in a temporary workspace")
+    .description("tell three stories (recovery, delivery, time travel) for real in a temporary workspace")
     .option("--keep", "keep the temporary workspace")
     .option("--quiet", "only the final summary")
+    .option("--chapter <n>", "tell only chapter n: 1 recovery, 2 delivery, 3 time travel")
     .action(
       lazy(
         () => import("../demo/demo.js"),

@@ -43,7 +43,7 @@ export function renderSpiralPause(sessionId: string, s: NonNullable<SessionBrief
   const what = s.summary ? clip(s.summary, 500) : `the agent repeated itself without progress (${s.pattern ?? "spiral"})`;
   const unpause = `baton resume ${sessionId} --unpause`;
   const ways = s.proposedCheckpoint
-    ? `Ask the user which way to go on: roll back to checkpoint ${s.proposedCheckpoint}, from before the loop began, and try another approach (\`baton rollback --to ${s.proposedCheckpoint} && ${unpause}\`, or the user types "undo that"), or let the user take over by hand (\`${unpause}\`).`
+    ? `Ask the user which way to go on: roll back to checkpoint ${s.proposedCheckpoint}, from before the loop began, and try another approach (\`baton rollback --session ${sessionId} --to ${s.proposedCheckpoint} && ${unpause}\`, or the user types "undo that"), or let the user take over by hand (\`${unpause}\`).`
     : `Ask the user how to go on, then clear the pause with \`${unpause}\`.`;
   return `Baton paused session ${sessionId}: ${what} ${ways}`;
 }

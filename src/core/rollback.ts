@@ -30,7 +30,7 @@ export function rollbackSuggestions(snap: Snapshot): NextAction[] {
     {
       action: "capture_lesson",
       reason: `Rollback ${rb.id} restored checkpoint ${rb.target}; record in one sentence what to do differently, so the next agent does not repeat it.`,
-      command: `baton lessons add "<one sentence>" --from-rollback ${rb.id}`,
+      command: `baton lessons add "<one sentence>" --session ${snap.sessionId} --from-rollback ${rb.id}`,
     },
   ];
 }

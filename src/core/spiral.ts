@@ -358,7 +358,7 @@ export const spiralPauseRule: NextActionRule = ({ snap }) => {
     choices.push({
       choice: "rollback",
       description: `roll back to checkpoint ${cp} (taken before the spiral began) and try another approach`,
-      command: `baton rollback --to ${cp} && ${unpause}`,
+      command: `baton rollback --session ${snap.sessionId} --to ${cp} && ${unpause}`,
     });
   }
   choices.push({ choice: "take_over", description: "the user takes over by hand, then lets the agent continue", command: unpause });

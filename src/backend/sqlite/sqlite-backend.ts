@@ -30,7 +30,8 @@ export interface SqliteBackendOptions {
   migrations?: readonly SqliteMigration[];
 }
 
-const requireCjs = createRequire(import.meta.url);
+// Created on first use: import.meta.url costs a node:url load in the CommonJS CLI bundle.
+let requireCjs: NodeJS.Require | undefined;
 
 /**
  * The addon's path, resolved once. Handing it to better-sqlite3 skips the `bindings` package's
@@ -40,6 +41,7 @@ let nativeBinding: string | undefined | null = null;
 function addonPath(): string | undefined {
   if (nativeBinding === null) {
     try {
+      requireCjs ??= createRequire(import.meta.url);
       nativeBinding = requireCjs.resolve("better-sqlite3/build/Release/better_sqlite3.node");
     } catch {
       nativeBinding = undefined; // unusual build layout: let better-sqlite3 find it
