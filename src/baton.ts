@@ -365,6 +365,16 @@ export class Baton {
     }
   }
 
+  /**
+   * Record one tool-call attempt and return nothing: the call is redacted and queued before
+   * this returns, and committed right after on the event loop, group-committed with others. A
+   * failure is counted (`ledgerHealth()`), never thrown. `flush()` waits for what is queued;
+   * use `recordToolCall()` to wait for the stored node.
+   */
+  record(sessionId: string, input: LedgerInput): void {
+    void this.recordToolCall(sessionId, input);
+  }
+
   /** A session's ledger nodes, oldest first (filtered by status, tool, workflow, tab; the newest `limit`). */
   async ledger(sessionId: string, opts: LedgerListOptions = {}): Promise<LedgerNode[]> {
     return (await this.#ledgerService()).list(sessionId, opts);
