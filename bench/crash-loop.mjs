@@ -20,7 +20,7 @@ const WORKER = join(REPO, "test", "fixtures", "queue-worker.mjs");
 
 const { openBaton } = await loadBaton();
 const root = tempDir("crash-loop");
-const setup = await openBaton({ root });
+const setup = await openBaton({ root, maxAttempts: 1_000_000 }); // items keep it: never dead-letter here
 await setup.startSession({ flow: "live-variant", id: "lv" });
 await setup.append("lv", { type: "generate", actor: "browser" });
 await setup.append("lv", { type: "source_wrapped", actor: "agent", data: { file: "a" } });

@@ -19,7 +19,9 @@ const LEASE_MS = 250;
 describe("queue crash loop", () => {
   it(`loses nothing and acks nothing twice across ${ITERATIONS} SIGKILLed workers`, async () => {
     const root = tempDir("baton-crashloop-");
-    const setup = await openBaton({ root });
+    // Items keep the max attempts they were created with: high, so a run of unlucky kills on one
+    // item does not dead-letter it (dead-lettering has its own tests).
+    const setup = await openBaton({ root, maxAttempts: 1000 });
     await setup.startSession({ flow: "live-variant", id: "lv" });
     await setup.append("lv", { type: "generate", actor: "browser" });
     await setup.append("lv", { type: "source_wrapped", actor: "agent", data: { file: "a" } });
