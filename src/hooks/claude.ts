@@ -12,13 +12,12 @@
  * - Exit 0 with no output lets everything proceed; that is Baton's answer when it fails.
  */
 import type { HookGroupSpec } from "../core/hook-config.js";
-import { type AgentAdapter, type HookEvent, type HookResponse, obj, type SessionSource, str, type ToolCall } from "./types.js";
+import { type AgentAdapter, type HookEvent, type HookResponse, obj, parsePayload, str, type ToolCall } from "./types.js";
 
 export const CLAUDE_CONTEXT_LIMIT = 10_000;
 const WRITE_TOOLS = new Set(["Write", "Edit", "MultiEdit", "NotebookEdit"]);
 /** Seconds (Claude Code's unit). A first whole-tree checkpoint of a large repository reads every file. */
 const TIMEOUT_S = 60;
-const SOURCES: readonly SessionSource[] = ["startup", "resume", "compact", "clear"];
 
 function toolCall(p: Record<string, unknown>): ToolCall {
   const name = str(p.tool_name) ?? "unknown";
@@ -62,39 +61,26 @@ export const claude: AgentAdapter = {
   label: "Claude Code",
   contextLimit: CLAUDE_CONTEXT_LIMIT,
 
-  parse(native, p, cwd) {
-    const name = native || str(p.hook_event_name) || "";
-    const agentSessionId = str(p.session_id);
-    const base = { agent: "claude" as const, native: name, cwd: str(p.cwd) ?? cwd, ...(agentSessionId ? { agentSessionId } : {}) };
-    switch (name) {
-      case "SessionStart": {
-        const s = str(p.source) as SessionSource | undefined;
-        return { ...base, kind: "session_start", source: s && SOURCES.includes(s) ? s : "startup" };
-      }
-      case "UserPromptSubmit":
-        return { ...base, kind: "prompt", prompt: str(p.prompt) ?? "" };
-      case "PreToolUse":
-        return { ...base, kind: "before_tool", tool: toolCall(p) };
-      case "PostToolUse":
-        return { ...base, kind: "after_tool", tool: toolCall(p), status: "success", output: p.tool_response };
-      case "PostToolUseFailure": {
-        const error = str(p.error) ?? "the tool call failed";
-        return { ...base, kind: "after_tool", tool: toolCall(p), status: "error", error };
-      }
-      case "PreCompact": {
-        const trigger = str(p.trigger);
-        return { ...base, kind: "pre_compact", ...(trigger ? { trigger } : {}) };
-      }
-      case "Stop":
-        return { ...base, kind: "stop", sessionEnd: false };
-      case "SessionEnd": {
-        const reason = str(p.reason);
-        return { ...base, kind: "stop", sessionEnd: true, ...(reason ? { reason } : {}) };
-      }
-      default:
-        return { ...base, kind: "ignored" };
-    }
-  },
+  parse: (native, p, cwd) =>
+    parsePayload(
+      {
+        agent: "claude",
+        events: {
+          SessionStart: "session_start",
+          UserPromptSubmit: "prompt",
+          PreToolUse: "before_tool",
+          PostToolUse: "after_tool",
+          PostToolUseFailure: "after_tool_failure",
+          PreCompact: "pre_compact",
+          Stop: "stop",
+          SessionEnd: "session_end",
+        },
+        toolCall,
+      },
+      native,
+      p,
+      cwd,
+    ),
 
   render(event, r) {
     return renderClaudeStyle(event, r, CLAUDE_CONTEXT_LIMIT);

@@ -16,12 +16,11 @@
 import { isPatch, patchPaths } from "../core/apply-patch.js";
 import type { HookGroupSpec } from "../core/hook-config.js";
 import { renderClaudeStyle } from "./claude.js";
-import { type AgentAdapter, obj, type SessionSource, str, type ToolCall } from "./types.js";
+import { type AgentAdapter, obj, parsePayload, str, type ToolCall } from "./types.js";
 
 const CONTEXT_LIMIT = 10_000;
 const TIMEOUT_S = 60;
 const SHELL_TOOLS = new Set(["Bash", "shell", "exec", "exec_command", "local_shell", "unified_exec", "container.exec"]);
-const SOURCES: readonly SessionSource[] = ["startup", "resume", "compact", "clear"];
 
 /** The patch body of an apply_patch call, whichever field carries it. */
 function patchText(args: Record<string, unknown>, input: unknown): string | undefined {
@@ -76,35 +75,25 @@ export const codex: AgentAdapter = {
   label: "Codex",
   contextLimit: CONTEXT_LIMIT,
 
-  parse(native, p, cwd) {
-    const name = native || str(p.hook_event_name) || "";
-    const agentSessionId = str(p.session_id);
-    const base = { agent: "codex" as const, native: name, cwd: str(p.cwd) ?? cwd, ...(agentSessionId ? { agentSessionId } : {}) };
-    switch (name) {
-      case "SessionStart": {
-        const s = str(p.source) as SessionSource | undefined;
-        return { ...base, kind: "session_start", source: s && SOURCES.includes(s) ? s : "startup" };
-      }
-      case "UserPromptSubmit":
-        return { ...base, kind: "prompt", prompt: str(p.prompt) ?? "" };
-      case "PreToolUse":
-        return { ...base, kind: "before_tool", tool: toolCall(p) };
-      case "PostToolUse": {
-        const error = codexFailure(p.tool_response);
-        return error !== undefined
-          ? { ...base, kind: "after_tool", tool: toolCall(p), status: "error", error, output: p.tool_response }
-          : { ...base, kind: "after_tool", tool: toolCall(p), status: "success", output: p.tool_response };
-      }
-      case "PreCompact": {
-        const trigger = str(p.trigger);
-        return { ...base, kind: "pre_compact", ...(trigger ? { trigger } : {}) };
-      }
-      case "Stop":
-        return { ...base, kind: "stop", sessionEnd: false };
-      default:
-        return { ...base, kind: "ignored" };
-    }
-  },
+  parse: (native, p, cwd) =>
+    parsePayload(
+      {
+        agent: "codex",
+        events: {
+          SessionStart: "session_start",
+          UserPromptSubmit: "prompt",
+          PreToolUse: "before_tool",
+          PostToolUse: "after_tool",
+          PreCompact: "pre_compact",
+          Stop: "stop",
+        },
+        toolCall,
+        failure: (q) => codexFailure(q.tool_response),
+      },
+      native,
+      p,
+      cwd,
+    ),
 
   render(event, r) {
     return renderClaudeStyle(event, r, CONTEXT_LIMIT);

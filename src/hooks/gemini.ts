@@ -15,14 +15,13 @@
  */
 import type { HookGroupSpec } from "../core/hook-config.js";
 import { clipContext } from "./claude.js";
-import { type AgentAdapter, type HookEvent, type HookResponse, obj, type SessionSource, str, type ToolCall } from "./types.js";
+import { type AgentAdapter, type HookEvent, type HookResponse, obj, parsePayload, str, type ToolCall } from "./types.js";
 
 const CONTEXT_LIMIT = 10_000;
 /** Milliseconds (Gemini CLI's unit). */
 const TIMEOUT_MS = 60_000;
 const WRITE_TOOLS = new Set(["write_file", "replace"]);
 const SHELL_TOOLS = new Set(["run_shell_command"]);
-const SOURCES: readonly SessionSource[] = ["startup", "resume", "compact", "clear"];
 
 function toolCall(p: Record<string, unknown>): ToolCall {
   const name = str(p.tool_name) ?? "unknown";
@@ -64,40 +63,27 @@ export const gemini: AgentAdapter = {
   label: "Gemini CLI",
   contextLimit: CONTEXT_LIMIT,
 
-  parse(native, p, cwd) {
-    const name = native || str(p.hook_event_name) || "";
-    const agentSessionId = str(p.session_id);
-    const base = { agent: "gemini" as const, native: name, cwd: str(p.cwd) ?? cwd, ...(agentSessionId ? { agentSessionId } : {}) };
-    switch (name) {
-      case "SessionStart": {
-        const s = str(p.source) as SessionSource | undefined;
-        return { ...base, kind: "session_start", source: s && SOURCES.includes(s) ? s : "startup" };
-      }
-      case "BeforeAgent":
-        return { ...base, kind: "prompt", prompt: str(p.prompt) ?? "" };
-      case "BeforeTool":
-        return { ...base, kind: "before_tool", tool: toolCall(p) };
-      case "AfterTool": {
-        const error = failure(p.tool_response);
-        const output = obj(p.tool_response).llmContent ?? p.tool_response;
-        return error !== undefined
-          ? { ...base, kind: "after_tool", tool: toolCall(p), status: "error", error, output }
-          : { ...base, kind: "after_tool", tool: toolCall(p), status: "success", output };
-      }
-      case "PreCompress": {
-        const trigger = str(p.trigger);
-        return { ...base, kind: "pre_compact", ...(trigger ? { trigger } : {}) };
-      }
-      case "AfterAgent":
-        return { ...base, kind: "stop", sessionEnd: false };
-      case "SessionEnd": {
-        const reason = str(p.reason);
-        return { ...base, kind: "stop", sessionEnd: true, ...(reason ? { reason } : {}) };
-      }
-      default:
-        return { ...base, kind: "ignored" };
-    }
-  },
+  parse: (native, p, cwd) =>
+    parsePayload(
+      {
+        agent: "gemini",
+        events: {
+          SessionStart: "session_start",
+          BeforeAgent: "prompt",
+          BeforeTool: "before_tool",
+          AfterTool: "after_tool",
+          PreCompress: "pre_compact",
+          AfterAgent: "stop",
+          SessionEnd: "session_end",
+        },
+        toolCall,
+        failure: (q) => failure(q.tool_response),
+        output: (q) => obj(q.tool_response).llmContent ?? q.tool_response,
+      },
+      native,
+      p,
+      cwd,
+    ),
 
   render,
 

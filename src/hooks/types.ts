@@ -74,6 +74,68 @@ export interface AgentAdapter {
   hookSpecs(command: string): HookGroupSpec[];
 }
 
+export const SESSION_SOURCES: readonly SessionSource[] = ["startup", "resume", "compact", "clear"];
+
+/** What an agent's event name means; `after_tool_failure` is a separate failure event (Claude Code). */
+export type NeutralKind =
+  | "session_start"
+  | "prompt"
+  | "before_tool"
+  | "after_tool"
+  | "after_tool_failure"
+  | "pre_compact"
+  | "stop"
+  | "session_end";
+
+/** How one agent's payloads read: its event names, its tool calls, and how it reports a failed tool. */
+export interface PayloadReader {
+  agent: HookAgent;
+  events: Readonly<Record<string, NeutralKind>>;
+  toolCall(p: Record<string, unknown>): ToolCall;
+  /** The failure an after-tool payload reports, or undefined for a success. Default: none. */
+  failure?(p: Record<string, unknown>): string | undefined;
+  /** The tool's output in an after-tool payload. Default: `tool_response`. */
+  output?(p: Record<string, unknown>): unknown;
+}
+
+/** An agent's stdin JSON for `native` (the event named on the command line) as a neutral event. */
+export function parsePayload(reader: PayloadReader, native: string, p: Record<string, unknown>, cwd: string): HookEvent {
+  const name = native || str(p.hook_event_name) || "";
+  const agentSessionId = str(p.session_id);
+  const base = { agent: reader.agent, native: name, cwd: str(p.cwd) ?? cwd, ...(agentSessionId ? { agentSessionId } : {}) };
+  switch (reader.events[name]) {
+    case "session_start": {
+      const s = str(p.source) as SessionSource | undefined;
+      return { ...base, kind: "session_start", source: s && SESSION_SOURCES.includes(s) ? s : "startup" };
+    }
+    case "prompt":
+      return { ...base, kind: "prompt", prompt: str(p.prompt) ?? "" };
+    case "before_tool":
+      return { ...base, kind: "before_tool", tool: reader.toolCall(p) };
+    case "after_tool": {
+      const error = reader.failure?.(p);
+      const output = reader.output ? reader.output(p) : p.tool_response;
+      return error !== undefined
+        ? { ...base, kind: "after_tool", tool: reader.toolCall(p), status: "error", error, output }
+        : { ...base, kind: "after_tool", tool: reader.toolCall(p), status: "success", output };
+    }
+    case "after_tool_failure":
+      return { ...base, kind: "after_tool", tool: reader.toolCall(p), status: "error", error: str(p.error) ?? "the tool call failed" };
+    case "pre_compact": {
+      const trigger = str(p.trigger);
+      return { ...base, kind: "pre_compact", ...(trigger ? { trigger } : {}) };
+    }
+    case "stop":
+      return { ...base, kind: "stop", sessionEnd: false };
+    case "session_end": {
+      const reason = str(p.reason);
+      return { ...base, kind: "stop", sessionEnd: true, ...(reason ? { reason } : {}) };
+    }
+    default:
+      return { ...base, kind: "ignored" };
+  }
+}
+
 /** Whether Baton has nothing to do for this event (so the workspace is not even opened). */
 export function isNoop(ev: HookEvent): boolean {
   return (
