@@ -394,6 +394,9 @@ export interface Backend {
   /**
    * Run `fn` in one transaction. `write` takes the write lock up front, so a read-then-write
    * (idempotency check, seq allocation) never races another process. A throw rolls back.
+   * A backend may carry several concurrent write transactions in one commit (group commit):
+   * each must behave as if run alone in request order (a throw undoes only its own changes),
+   * and each promise settles only once the shared commit is durable.
    */
   transaction<T>(mode: TxMode, fn: (tx: StoreTx) => Promise<T>, opts?: TxOptions): Promise<T>;
   /**

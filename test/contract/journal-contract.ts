@@ -248,6 +248,52 @@ export function journalContract(name: string, factory: StoreFactory): void {
       expect(st.markers[0]).toMatchObject({ file: "src/Hero.html", line: 2, marker: "carbonize" });
     });
 
+    it("runs concurrent writers as if one after another: a failing one changes nothing, the others all land", async () => {
+      const b = await fresh();
+      await b.startSession({ flow: "task", id: "t" });
+      await b.startSession({ flow: "live-variant", id: "lv" });
+      await b.append("t", { id: "pre", type: "note:added", data: { text: "pre" } });
+      const notes = Array.from({ length: 30 }, (_, i) => b.append("t", { type: "note:added", data: { text: `n${i}` } }));
+      // Started together: a batch whose second event is refused (its id was used for another
+      // body) stores neither of its events; an invalid transition and a conflicting id fail alone.
+      const batch = b.appendBatch("t", [
+        { type: "note:added", data: { text: "batch-1" } },
+        { id: "pre", type: "note:added", data: { text: "changed" } },
+      ]);
+      const invalid = b.append("lv", { type: "accepted", actor: "agent", data: { carbonize: true } });
+      const first = b.append("t", { id: "same", type: "note:added", data: { text: "one" } });
+      const clash = b.append("t", { id: "same", type: "note:added", data: { text: "two" } });
+      const settled = await Promise.allSettled([...notes, batch, invalid, first, clash]);
+      expect(settled.slice(0, 30).every((s) => s.status === "fulfilled")).toBe(true);
+      const failed = settled.slice(30).map((s) => (s.status === "rejected" ? (s.reason as { code?: string }).code : "ok"));
+      expect(failed).toEqual(["conflict", "invalid_transition", "ok", "conflict"]);
+      const check = async (x: Baton) => {
+        const { events } = await x.events("t");
+        expect(events.map((e) => e.seq)).toEqual(Array.from({ length: 33 }, (_, i) => i + 1));
+        const texts = events.map((e) => (e.data as { text?: string }).text);
+        expect(texts).not.toContain("batch-1");
+        expect(texts).not.toContain("changed");
+        expect(texts).toContain("one");
+        expect(texts.filter((t) => t?.startsWith("n"))).toHaveLength(30);
+        expect((await x.events("lv")).events).toHaveLength(1);
+      };
+      await check(b);
+      await check(await reopen());
+    });
+
+    it("keeps request order between reads and writes: a read sees the writes asked for before it, not after", async () => {
+      const b = await fresh();
+      await b.startSession({ flow: "task", id: "t" });
+      const before = b.append("t", { type: "note:added", data: { text: "before" } });
+      const read = b.events("t");
+      const after = b.append("t", { type: "note:added", data: { text: "after" } });
+      await Promise.all([before, after]);
+      const seen = (await read).events.map((e) => (e.data as { text?: string }).text);
+      expect(seen).toContain("before");
+      expect(seen).not.toContain("after");
+      expect((await b.events("t")).events).toHaveLength(3);
+    });
+
     it("recovers a lost completion: markers gone after accept cleanup → acknowledge_completion, and complete resolves it", async () => {
       const b = await fresh();
       const id = await liveSession(b);

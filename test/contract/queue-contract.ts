@@ -226,6 +226,31 @@ export function queueContract(name: string, factory: StoreFactory): void {
       expect(await b.waitForWork("parked", { sessionId: id, timeoutMs: 30 })).toBeUndefined();
     });
 
+    it("hands concurrent lessees distinct items and fences concurrent acks one by one", async () => {
+      const b = await fresh();
+      const id = await cycling(b);
+      for (let i = 0; i < 12; i++) await b.append(id, { type: "steer", actor: "browser", data: { text: `s${i}` } });
+      const leases = await Promise.all(Array.from({ length: 16 }, (_, i) => b.lease(`w${i}`, { sessionId: id, leaseMs: 1_000 })));
+      const got = leases.filter((l) => l !== undefined);
+      expect(got).toHaveLength(12);
+      expect(new Set(got.map((l) => l.item.itemId)).size).toBe(12);
+      expect(new Set(got.map((l) => l.leaseId)).size).toBe(12);
+      // One lease expires and is handed to someone else; then every holder acks at once.
+      const [stale, ...live] = got as [NonNullable<(typeof got)[0]>, ...NonNullable<(typeof got)[0]>[]];
+      advance(500);
+      await Promise.all(live.map((l) => b.heartbeat(l.leaseId, { leaseMs: 60_000 })));
+      advance(600);
+      const thief = (await b.lease("thief", { sessionId: id }))!;
+      expect(thief.item.itemId).toBe(stale.item.itemId);
+      const acks = await Promise.allSettled([stale, ...live].map((l) => b.ack(l.leaseId)));
+      expect(acks[0]!.status).toBe("rejected");
+      expect(((acks[0] as PromiseRejectedResult).reason as { code?: string }).code).toBe("lease_lost");
+      expect(acks.slice(1).every((a) => a.status === "fulfilled" && !a.value.duplicate)).toBe(true);
+      await b.ack(thief.leaseId);
+      expect(await b.pendingWork(id)).toEqual([]);
+      expect(await (await reopen()).lease("late", { sessionId: id })).toBeUndefined();
+    });
+
     it("rejects bad lease requests without changing anything", async () => {
       const b = await fresh();
       await cycling(b);

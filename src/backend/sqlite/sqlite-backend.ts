@@ -95,6 +95,16 @@ export function mapSqliteError(err: unknown, what: string): BatonError {
 type Db = BetterSqlite3.Database;
 type Stmt = BetterSqlite3.Statement;
 
+interface WriteJob {
+  fn: (tx: StoreTx) => Promise<unknown>;
+  relaxed: boolean;
+  resolve: (value: unknown) => void;
+  reject: (err: unknown) => void;
+}
+
+/** The most write transactions one commit carries; bounds how long one group holds the write lock. */
+const MAX_GROUP = 128;
+
 export class SqliteBackend implements Backend {
   readonly kind = "sqlite";
   readonly capabilities: BackendCapabilities = Object.freeze({
@@ -107,6 +117,9 @@ export class SqliteBackend implements Backend {
   readonly #stmts = new Map<string, Stmt>();
   readonly #tx: SqliteTx;
   #queue: Promise<unknown> = Promise.resolve();
+  /** The write group queued last and not yet running, which a new write may join. */
+  #openBatch: WriteJob[] | undefined;
+  readonly #writeStats = { commits: 0, transactions: 0 };
   #closing: Promise<void> | undefined;
   readonly #listeners = new Set<() => void>();
   readonly #changePollMs: number;
@@ -156,48 +169,123 @@ export class SqliteBackend implements Backend {
 
   transaction<T>(mode: TxMode, fn: (tx: StoreTx) => Promise<T>, opts?: TxOptions): Promise<T> {
     if (this.#closing) return Promise.reject(new BatonError("internal", "the backend is closed; open Baton again"));
-    const run = async (): Promise<T> => {
-      const db = this.#db;
+    if (mode === "read") {
+      this.#openBatch = undefined; // a write requested after this read must not run before it
+      return this.#enqueue(() => this.#runRead(fn));
+    }
+    const relaxed = opts?.durability === "relaxed" && this.#synchronous === "FULL";
+    return new Promise<T>((resolve, reject) => {
+      const job: WriteJob = { fn, relaxed, resolve: resolve as (v: unknown) => void, reject };
+      const open = this.#openBatch;
+      if (open && open.length < MAX_GROUP) {
+        open.push(job); // group commit: ride on the commit of writes already waiting
+        return;
+      }
+      const batch = [job];
+      this.#openBatch = batch;
+      void this.#enqueue(() => {
+        if (this.#openBatch === batch) this.#openBatch = undefined; // running: later writes form the next group
+        return this.#runWrites(batch);
+      });
+    });
+  }
+
+  /** Chain `work` after everything queued before it: one connection runs one transaction at a time. */
+  #enqueue<T>(work: () => Promise<T>): Promise<T> {
+    const next = this.#queue.then(work, work);
+    this.#queue = next.catch(() => undefined);
+    return next;
+  }
+
+  async #runRead<T>(fn: (tx: StoreTx) => Promise<T>): Promise<T> {
+    const db = this.#db;
+    try {
+      db.exec("BEGIN");
+    } catch (err) {
+      throw mapSqliteError(err, "starting a transaction");
+    }
+    let result: T;
+    try {
+      result = await fn(this.#tx);
+    } catch (err) {
+      if (db.inTransaction) db.exec("ROLLBACK");
+      throw err instanceof BatonError ? err : mapSqliteError(err, "in a transaction");
+    }
+    try {
+      db.exec("COMMIT");
+    } catch (err) {
+      if (db.inTransaction) db.exec("ROLLBACK");
+      throw mapSqliteError(err, "committing");
+    }
+    return result;
+  }
+
+  /**
+   * Run a group of write transactions under one BEGIN IMMEDIATE … COMMIT: one fsync for all of
+   * them (group commit). Each member runs in its own savepoint, so a throw undoes only its own
+   * changes and rejects only its own caller; every caller hears back only after the shared
+   * commit. A group of one runs without a savepoint. If the storage fails or the commit does,
+   * nothing of the group was stored and every caller is rejected. The group commits at
+   * synchronous=NORMAL only when every member asked for relaxed durability (in WAL mode the next
+   * FULL commit's fsync covers it).
+   */
+  async #runWrites(jobs: readonly WriteJob[]): Promise<void> {
+    const db = this.#db;
+    const relaxed = jobs.every((j) => j.relaxed);
+    const outcomes: { ok: boolean; value: unknown }[] = [];
+    try {
+      if (relaxed) this.#prepare("PRAGMA synchronous = NORMAL").run();
       try {
-        db.exec(mode === "write" ? "BEGIN IMMEDIATE" : "BEGIN");
+        db.exec("BEGIN IMMEDIATE");
       } catch (err) {
         throw mapSqliteError(err, "starting a transaction");
       }
       // Listeners hear only about transactions that changed something: a lease attempt on an
       // empty queue must not wake the waiter that made it (it would spin).
-      const changesBefore = mode === "write" && this.#listeners.size > 0 ? this.#totalChanges() : -1;
-      let result: T;
-      try {
-        result = await fn(this.#tx);
-      } catch (err) {
-        if (db.inTransaction) db.exec("ROLLBACK");
-        throw err instanceof BatonError ? err : mapSqliteError(err, "in a transaction");
+      const changesBefore = this.#listeners.size > 0 ? this.#totalChanges() : -1;
+      const grouped = jobs.length > 1;
+      for (const job of jobs) {
+        if (grouped) this.#prepare("SAVEPOINT baton_member").run();
+        try {
+          const value = await job.fn(this.#tx);
+          if (grouped) this.#prepare("RELEASE baton_member").run();
+          outcomes.push({ ok: true, value });
+        } catch (err) {
+          const mapped = err instanceof BatonError ? err : mapSqliteError(err, "in a transaction");
+          // Alone, or when SQLite already rolled everything back, or the storage failed: the
+          // whole group fails.
+          if (!grouped || !db.inTransaction || mapped.code === "io_error") throw mapped;
+          this.#prepare("ROLLBACK TO baton_member").run();
+          this.#prepare("RELEASE baton_member").run();
+          outcomes.push({ ok: false, value: mapped });
+        }
       }
       try {
         db.exec("COMMIT");
       } catch (err) {
-        if (db.inTransaction) db.exec("ROLLBACK");
         throw mapSqliteError(err, "committing");
       }
+      this.#writeStats.commits++;
+      this.#writeStats.transactions += jobs.length;
       if (changesBefore >= 0 && this.#totalChanges() !== changesBefore) setImmediate(() => this.#notify());
-      return result;
-    };
-    // A relaxed write commits at NORMAL (no fsync of its own); in WAL mode the next FULL
-    // commit's fsync covers it. The setting is per connection and restored at once.
-    const relaxed = mode === "write" && opts?.durability === "relaxed" && this.#synchronous === "FULL";
-    const go = relaxed
-      ? async (): Promise<T> => {
-          this.#prepare("PRAGMA synchronous = NORMAL").run();
-          try {
-            return await run();
-          } finally {
-            this.#prepare("PRAGMA synchronous = FULL").run();
-          }
-        }
-      : run;
-    const next = this.#queue.then(go, go);
-    this.#queue = next.catch(() => undefined);
-    return next;
+    } catch (err) {
+      if (db.inTransaction) db.exec("ROLLBACK");
+      const failure = err instanceof BatonError ? err : mapSqliteError(err, "in a transaction");
+      for (const job of jobs) job.reject(failure);
+      return;
+    } finally {
+      if (relaxed) this.#prepare("PRAGMA synchronous = FULL").run();
+    }
+    jobs.forEach((job, i) => {
+      const o = outcomes[i] as { ok: boolean; value: unknown };
+      if (o.ok) job.resolve(o.value);
+      else job.reject(o.value);
+    });
+  }
+
+  /** Write commits made by this connection, and the write transactions they carried (group commit puts several in one). */
+  get writeStats(): { commits: number; transactions: number } {
+    return { ...this.#writeStats };
   }
 
   onChange(listener: () => void): () => void {
