@@ -243,4 +243,14 @@ export const SQLITE_MIGRATIONS: readonly SqliteMigration[] = Object.freeze([
       CREATE INDEX runs_running ON runs (state, session_id);
     `,
   },
+  {
+    // Numbered 8: 7 is the blob store's. A lease for one session walks that session's ready
+    // items in delivery order instead of every session's.
+    version: 8,
+    name: "queue-session-index",
+    sql: `
+      CREATE INDEX work_items_session_ready ON work_items (session_id, state, priority, item_no);
+      DROP INDEX work_items_by_session;
+    `,
+  },
 ]);

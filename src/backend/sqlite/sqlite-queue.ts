@@ -80,13 +80,24 @@ export class SqliteQueueQueries implements QueueQueries {
     return rows.map(toItem);
   }
   async nextReady(o: { nowMs: number; sessionId?: string; kinds?: readonly string[] }): Promise<WorkItemRow | undefined> {
-    const r = this.#stmt(
-      `SELECT * FROM work_items
-       WHERE state = 'ready' AND available_ms <= @now
-         AND (@session IS NULL OR session_id = @session)
-         AND (@kinds IS NULL OR kind IN (SELECT value FROM json_each(@kinds)))
-       ORDER BY priority, item_no LIMIT 1`,
-    ).get({ now: o.nowMs, session: o.sessionId ?? null, kinds: o.kinds?.length ? JSON.stringify(o.kinds) : null }) as RawItem | undefined;
+    const kinds = o.kinds?.length ? JSON.stringify(o.kinds) : null;
+    // Two statements, not `@session IS NULL OR …`: only a plain equality lets the planner walk
+    // work_items_session_ready (one session's ready items, already in delivery order).
+    const r = (
+      o.sessionId === undefined
+        ? this.#stmt(
+            `SELECT * FROM work_items
+             WHERE state = 'ready' AND available_ms <= @now
+               AND (@kinds IS NULL OR kind IN (SELECT value FROM json_each(@kinds)))
+             ORDER BY priority, item_no LIMIT 1`,
+          ).get({ now: o.nowMs, kinds })
+        : this.#stmt(
+            `SELECT * FROM work_items
+             WHERE session_id = @session AND state = 'ready' AND available_ms <= @now
+               AND (@kinds IS NULL OR kind IN (SELECT value FROM json_each(@kinds)))
+             ORDER BY priority, item_no LIMIT 1`,
+          ).get({ now: o.nowMs, session: o.sessionId, kinds })
+    ) as RawItem | undefined;
     return r && toItem(r);
   }
   async nextWakeMs(nowMs: number): Promise<number | undefined> {
@@ -98,9 +109,13 @@ export class SqliteQueueQueries implements QueueQueries {
     return r.t ?? undefined;
   }
   async openItems(sessionId?: string): Promise<WorkItemRow[]> {
-    const rows = this.#stmt(
-      "SELECT * FROM work_items WHERE state IN ('ready', 'leased') AND (@session IS NULL OR session_id = @session) ORDER BY priority, item_no",
-    ).all({ session: sessionId ?? null }) as RawItem[];
+    const rows = (
+      sessionId === undefined
+        ? this.#stmt("SELECT * FROM work_items WHERE state IN ('ready', 'leased') ORDER BY priority, item_no").all()
+        : this.#stmt("SELECT * FROM work_items WHERE session_id = ? AND state IN ('ready', 'leased') ORDER BY priority, item_no").all(
+            sessionId,
+          )
+    ) as RawItem[];
     return rows.map(toItem);
   }
   async setLeased(itemId: string, l: { leaseId: string; owner: string; expiresMs: number; attempts: number }): Promise<void> {
