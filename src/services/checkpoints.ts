@@ -1,8 +1,10 @@
 /**
  * Taking, listing, pinning and pruning checkpoints; collecting blobs nothing references.
  *
- * A checkpoint's file contents go to the blob store first (fsynced, directories fsynced), then
- * one write transaction records the checkpoint, updates the stat cache and applies retention.
+ * A checkpoint's files are read, hashed and packed first, outside any transaction (content over
+ * the inline limit is written to its blob file then, fsynced, directories fsynced). One write
+ * transaction then stores the small blobs, records the checkpoint, updates the stat cache and
+ * applies retention: its commit makes blobs and references durable together.
  * Blobs are deleted only inside a write transaction that has just found them unreferenced, and
  * that transaction bumps the blob epoch: a whole-tree checkpoint that trusted the stat cache
  * while a collection ran sees the epoch change and starts again, so it never commits a
@@ -11,10 +13,10 @@
 import { closeSync, constants, fstatSync, openSync, readFileSync, statSync, unlinkSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import type { Backend, CheckpointFileRow, CheckpointRow, StatCacheRow, StoreTx } from "../backend/contract.js";
-import { randomHex, sha256 } from "../core/canonical.js";
+import { randomHex } from "../core/canonical.js";
 import type { Checkpoint, CheckpointFile, CheckpointInfo, CheckpointKind } from "../core/checkpoints.js";
 import { BatonError, badInput } from "../errors.js";
-import { BlobStore } from "./blobs.js";
+import { Blobs, type StagedBlob } from "./blobs.js";
 import { workspaceRelative } from "./files.js";
 import { checkPath, readCurrent, unsafePath } from "./safe-fs.js";
 import { walkTree } from "./tree-scan.js";
@@ -26,8 +28,10 @@ export interface CheckpointOptions {
   exclude?: readonly string[];
   /** Files larger than this are recorded as skipped, not stored. Default 64 MiB. */
   maxFileBytes?: number;
-  /** fsync blobs and restored files (default true; false matches synchronous=NORMAL). */
+  /** fsync blob files and restored files (default true; false matches synchronous=NORMAL). */
   durable?: boolean;
+  /** Content up to this many bytes is stored in the database, larger content as a file. Default 1 MiB. */
+  inlineMaxBytes?: number;
 }
 
 export interface CheckpointInput {
@@ -59,6 +63,14 @@ export interface CheckpointResult {
  */
 const CLOCK_FILE = "stat-clock";
 const MAX_RETRIES = 3;
+/**
+ * A whole-tree checkpoint keeps the packed content of the small files it read in memory until
+ * its commit; past this many bytes (a first checkpoint of a large tree) it stores them ahead,
+ * in write transactions of their own. Stored ahead, they are unreferenced until the commit:
+ * `baton gc` spares them for its grace period, and any deletion bumps the blob epoch, which
+ * makes the checkpoint start again.
+ */
+const STAGED_BYTES = 32 * 1024 * 1024;
 
 class EpochChanged extends Error {}
 
@@ -98,7 +110,8 @@ export class CheckpointService {
   readonly #backend: Backend;
   readonly #root: string;
   readonly #now: () => Date;
-  readonly blobs: BlobStore;
+  readonly #batonDir: string;
+  readonly blobs: Blobs;
   readonly retain: number;
   readonly #exclude: readonly string[];
   readonly #maxFileBytes: number;
@@ -112,7 +125,10 @@ export class CheckpointService {
     this.#backend = backend;
     this.#root = root;
     this.#now = opts.now ?? (() => new Date());
-    this.blobs = new BlobStore(join(batonDir, "blobs"), { durable: opts.durable ?? true });
+    this.#batonDir = batonDir;
+    const blobOpts: { durable: boolean; inlineMaxBytes?: number } = { durable: opts.durable ?? true };
+    if (opts.inlineMaxBytes !== undefined) blobOpts.inlineMaxBytes = opts.inlineMaxBytes;
+    this.blobs = new Blobs(backend, join(batonDir, "blobs"), blobOpts);
     const config = readCheckpointConfig(batonDir);
     this.retain = opts.retain ?? config.retain ?? 100;
     if (!Number.isInteger(this.retain) || this.retain < 1)
@@ -135,7 +151,7 @@ export class CheckpointService {
 
   /** Now, by the filesystem's clock (the mtime of a file just written); -Infinity (trust nothing) if it cannot be read. */
   #fsClock(): number {
-    const file = join(this.blobs.dir, "..", CLOCK_FILE);
+    const file = join(this.#batonDir, CLOCK_FILE);
     try {
       writeFileSync(file, "");
       return statSync(file).mtimeMs;
@@ -174,25 +190,62 @@ export class CheckpointService {
     protect: readonly string[] = [],
   ): Promise<CheckpointResult> {
     const files: CheckpointFile[] = [];
-    let stored = 0;
+    const staged: { path: string; blob: StagedBlob }[] = [];
     for (const path of paths) {
       const cur = readCurrent(this.#root, path, this.#maxFileBytes);
       if (cur.kind === "absent") files.push({ path, absent: true });
       else if (cur.kind === "other") files.push({ path, skipped: cur.what });
       else {
-        const put = this.blobs.put(cur.content);
-        if (put.created) stored++;
-        files.push({ path, hash: put.hash, mode: cur.mode, size: cur.size });
+        const blob = this.blobs.stage(cur.content);
+        staged.push({ path, blob });
+        files.push({ path, hash: blob.hash, mode: cur.mode, size: cur.size });
       }
     }
     this.blobs.sync();
     files.sort((a, b) => (a.path < b.path ? -1 : a.path > b.path ? 1 : 0));
-    const hashes = files.flatMap((f) => ("hash" in f ? [f.hash] : []));
-    const result = await this.#commit(sessionId, kind, files, input, { restores, protect }, async () => {
-      // Under the write lock no collection runs: the blobs we stored or deduplicated must still be there.
-      for (const h of hashes) if (!this.blobs.has(h)) throw new EpochChanged();
-    });
-    return { ...result, stats: { files: files.length, read: paths.length, cached: 0, blobsStored: stored } };
+    const blobs = staged.map((s) => s.blob);
+    for (let attempt = 1; ; attempt++) {
+      let stored = 0;
+      try {
+        const result = await this.#commit(sessionId, kind, files, input, { restores, protect }, async (tx) => {
+          stored = await this.#store(tx, blobs);
+        });
+        stored += blobs.filter((b) => b.fileCreated).length;
+        return { ...result, stats: { files: files.length, read: paths.length, cached: 0, blobsStored: stored } };
+      } catch (err) {
+        if (!(err instanceof EpochChanged) || attempt >= MAX_RETRIES) throw err instanceof EpochChanged ? busy() : err;
+        // A blob file we stored or deduplicated was collected before we took the lock: store it again.
+        for (const { path, blob } of staged) {
+          if (blob.inline || this.blobs.files.has(blob.hash)) continue;
+          const cur = readCurrent(this.#root, path, this.#maxFileBytes);
+          if (cur.kind !== "file" || this.blobs.stage(cur.content).hash !== blob.hash) throw busy();
+        }
+        this.blobs.sync();
+      }
+    }
+  }
+
+  /**
+   * Inside the write transaction that references them: store the staged inline blobs not
+   * stored yet (in either place), and check the staged files are still there (under the write
+   * lock no collection runs). A file collected since it was staged is `EpochChanged`.
+   */
+  async #store(tx: StoreTx, staged: readonly StagedBlob[]): Promise<number> {
+    let stored = 0;
+    const now = Date.now();
+    for (const b of staged) {
+      const outcome = await this.blobs.commit(tx.checkpoints, b, now);
+      if (outcome === "gone") throw new EpochChanged();
+      if (outcome === "stored") stored++;
+    }
+    return stored;
+  }
+
+  /** A large first tree scan: store these staged inline blobs now, in a transaction of their own, and let go of their content. */
+  async #storeAhead(staged: StagedBlob[]): Promise<number> {
+    const stored = await this.#backend.transaction("write", (tx) => this.#store(tx, staged));
+    for (const b of staged) b.packed = undefined;
+    return stored;
   }
 
   async #tree(sessionId: string, input: CheckpointInput): Promise<CheckpointResult> {
@@ -211,6 +264,8 @@ export class CheckpointService {
       const scan = walkTree(this.#root, { exclude: this.#exclude });
       const files: CheckpointFile[] = [];
       const fresh: StatCacheRow[] = [];
+      let staged: StagedBlob[] = [];
+      let stagedBytes = 0;
       let read = 0;
       let stored = 0;
       let known = 0;
@@ -236,10 +291,19 @@ export class CheckpointService {
         const content = readRegular(join(this.#root, f.path));
         if (content === undefined) continue; // vanished or replaced while walking
         read++;
-        const put = this.blobs.put(content.data);
-        if (put.created) stored++;
-        files.push({ path: f.path, hash: put.hash, mode: f.mode, size: content.data.byteLength });
-        fresh.push({ ...content.stat, path: f.path, hash: put.hash, checkedMs: clockMs });
+        const blob = this.blobs.stage(content.data);
+        if (blob.fileCreated) stored++;
+        if (blob.packed !== undefined) {
+          staged.push(blob);
+          stagedBytes += blob.packed.byteLength;
+        }
+        files.push({ path: f.path, hash: blob.hash, mode: f.mode, size: content.data.byteLength });
+        fresh.push({ ...content.stat, path: f.path, hash: blob.hash, checkedMs: clockMs });
+        if (stagedBytes > STAGED_BYTES) {
+          stored += await this.#storeAhead(staged);
+          staged = [];
+          stagedBytes = 0;
+        }
       }
       this.blobs.sync();
       let vanished: string[] = [];
@@ -256,7 +320,9 @@ export class CheckpointService {
           input,
           {},
           async (tx) => {
+            // Hashes trusted from the stat cache name blobs we did not touch: a collection since we read the epoch may have taken them.
             if ((await tx.checkpoints.blobEpoch()) !== epoch) throw new EpochChanged();
+            stored += await this.#store(tx, staged);
             const before = await tx.checkpoints.statCacheGeneration();
             if (fresh.length > 0 || vanished.length > 0) {
               await tx.checkpoints.putStatCache(fresh);
@@ -289,51 +355,36 @@ export class CheckpointService {
     check: (tx: StoreTx) => Promise<void>,
     after?: (tx: StoreTx) => Promise<void>,
   ): Promise<Omit<CheckpointResult, "stats">> {
-    for (let attempt = 1; ; attempt++) {
-      try {
-        return await this.#backend.transaction("write", async (tx) => {
-          if (!(await tx.getSession(sessionId))) {
-            throw new BatonError("not_found", `no session "${sessionId}"; run \`baton session list --all\` to see the sessions`, {
-              sessionId,
-            });
-          }
-          await check(tx);
-          const q = tx.checkpoints;
-          const last = await q.lastCheckpoint(sessionId);
-          const row: CheckpointRow = {
-            id: `cp-${randomHex(5)}`,
-            sessionId,
-            seq: (last?.seq ?? 0) + 1,
-            kind,
-            runId: input.runId ?? null,
-            turn: input.turn ?? null,
-            toolName: input.toolName ?? null,
-            parent: last?.id ?? null,
-            label: input.label ?? null,
-            pinned: input.pinned ?? false,
-            restores: extra.restores ?? null,
-            createdAt: this.#now().toISOString(),
-            prunedAt: null,
-            fileCount: files.length,
-          };
-          await q.insertCheckpoint(row, files.map(toRow));
-          const pruned = await this.#applyRetention(tx, sessionId, new Set([row.id, ...(extra.protect ?? [])]));
-          await after?.(tx);
-          return { checkpoint: { ...toInfo(row), files }, pruned };
+    return this.#backend.transaction("write", async (tx) => {
+      if (!(await tx.getSession(sessionId))) {
+        throw new BatonError("not_found", `no session "${sessionId}"; run \`baton session list --all\` to see the sessions`, {
+          sessionId,
         });
-      } catch (err) {
-        // Targeted: a blob vanished before we took the lock; store it again and retry.
-        if (!(err instanceof EpochChanged) || kind === "tree" || attempt >= MAX_RETRIES) throw err;
-        for (const f of files) {
-          if ("hash" in f && !this.blobs.has(f.hash)) {
-            const cur = readCurrent(this.#root, f.path, this.#maxFileBytes);
-            if (cur.kind !== "file" || sha256(cur.content) !== f.hash) throw busy();
-            this.blobs.put(cur.content, f.hash);
-          }
-        }
-        this.blobs.sync();
       }
-    }
+      await check(tx);
+      const q = tx.checkpoints;
+      const last = await q.lastCheckpoint(sessionId);
+      const row: CheckpointRow = {
+        id: `cp-${randomHex(5)}`,
+        sessionId,
+        seq: (last?.seq ?? 0) + 1,
+        kind,
+        runId: input.runId ?? null,
+        turn: input.turn ?? null,
+        toolName: input.toolName ?? null,
+        parent: last?.id ?? null,
+        label: input.label ?? null,
+        pinned: input.pinned ?? false,
+        restores: extra.restores ?? null,
+        createdAt: this.#now().toISOString(),
+        prunedAt: null,
+        fileCount: files.length,
+      };
+      await q.insertCheckpoint(row, files.map(toRow));
+      const pruned = await this.#applyRetention(tx, sessionId, new Set([row.id, ...(extra.protect ?? [])]));
+      await after?.(tx);
+      return { checkpoint: { ...toInfo(row), files }, pruned };
+    });
   }
 
   /** Prune the oldest unpinned checkpoints beyond the limit; delete blobs nothing references any more. */
@@ -348,12 +399,12 @@ export class CheckpointService {
     return victims;
   }
 
-  /** Inside a write transaction: forget and delete blobs found unreferenced. */
+  /** Inside a write transaction: forget and delete (from both places) blobs found unreferenced. */
   async #deleteBlobs(tx: StoreTx, hashes: readonly string[]): Promise<number> {
     if (hashes.length === 0) return 0;
     await tx.checkpoints.bumpBlobEpoch();
     await tx.checkpoints.forgetStatCacheHashes(hashes);
-    return this.blobs.remove(hashes);
+    return this.blobs.remove(tx.checkpoints, hashes);
   }
 
   /** Delete, now, the blobs among `hashes` that nothing references (e.g. a completed session's artifacts). */
@@ -372,11 +423,11 @@ export class CheckpointService {
     return this.#backend.transaction("write", async (tx) => {
       const now = Date.now();
       const referenced = new Set(await tx.checkpoints.referencedHashes());
-      const { hashes, temps } = this.blobs.list();
+      const { hashes, temps } = await this.blobs.list(tx.checkpoints);
       const doomed = hashes.filter((b) => !referenced.has(b.hash) && now - b.mtimeMs > grace).map((b) => b.hash);
       const removed = await this.#deleteBlobs(tx, doomed);
-      const onDisk = new Set(hashes.map((b) => b.hash));
-      const gone = [...new Set((await tx.checkpoints.statCache()).map((r) => r.hash))].filter((h) => !onDisk.has(h));
+      const stored = new Set(hashes.map((b) => b.hash));
+      const gone = [...new Set((await tx.checkpoints.statCache()).map((r) => r.hash))].filter((h) => !stored.has(h));
       await tx.checkpoints.forgetStatCacheHashes(gone);
       let tempsRemoved = 0;
       for (const t of temps) {
