@@ -1,10 +1,10 @@
 /**
  * The blob store's two places (small blobs as rows of the database, written in the checkpoint's
  * own transaction; large ones as files), the migration from files-only stores and chunked
- * manifests, and tree checkpoints' lanes of runs. Real SQLite files in temp workspaces; damage
- * is planted with raw SQL through another connection.
+ * manifests, tree checkpoints' lanes of runs, and the tree walk's per-process cache. Real
+ * SQLite files in temp workspaces; damage is planted with raw SQL through another connection.
  */
-import { existsSync, mkdirSync, readdirSync, readFileSync, rmSync, statSync, unlinkSync, writeFileSync } from "node:fs";
+import { existsSync, mkdirSync, readdirSync, readFileSync, rmSync, statSync, symlinkSync, unlinkSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import Database from "better-sqlite3";
 import fc from "fast-check";
@@ -465,4 +465,46 @@ describe("tree lanes", () => {
       { numRuns: 40 },
     );
   }, 120_000);
+});
+
+describe("the tree walk's per-process cache", () => {
+  it("notices .gitignore edits, new, removed and retyped entries and configured excludes between scans", async () => {
+    const { b, root, sid } = await workspace();
+    const paths = async () => (await b.checkpoint(sid, { all: true })).checkpoint.files.map((f) => f.path);
+    write(root, ".gitignore", "*.tmp\n");
+    write(root, "keep.txt", "k");
+    write(root, "x.tmp", "t");
+    write(root, "sub/one.txt", "1");
+    write(root, "sub/two.log", "2");
+    expect(await paths()).toEqual([".gitignore", "keep.txt", "sub/one.txt", "sub/two.log"]);
+    write(root, ".gitignore", "*.log\n");
+    expect(await paths(), "a changed .gitignore applies at once").toEqual([".gitignore", "keep.txt", "sub/one.txt", "x.tmp"]);
+    write(root, "sub/.gitignore", "!two.log\none.txt\n");
+    expect(await paths(), "a new nested .gitignore, the deepest opinion winning").toEqual([
+      ".gitignore",
+      "keep.txt",
+      "sub/.gitignore",
+      "sub/two.log",
+      "x.tmp",
+    ]);
+    unlinkSync(join(root, "sub/.gitignore"));
+    unlinkSync(join(root, "keep.txt"));
+    mkdirSync(join(root, "keep.txt")); // a file replaced by a directory of the same name
+    write(root, "keep.txt/inside.txt", "i");
+    write(root, "a-new.txt", "n");
+    expect(await paths()).toEqual([".gitignore", "a-new.txt", "keep.txt/inside.txt", "sub/one.txt", "x.tmp"]);
+    unlinkSync(join(root, "a-new.txt"));
+    symlinkSync(join(root, ".gitignore"), join(root, "a-new.txt")); // same name, now a link: never followed or stored
+    expect(await paths()).toEqual([".gitignore", "keep.txt/inside.txt", "sub/one.txt", "x.tmp"]);
+    unlinkSync(join(root, "a-new.txt"));
+    write(root, "a-new.txt", "n");
+    rmSync(join(root, "sub"), { recursive: true });
+    writeFileSync(join(root, ".batonignore"), "x.tmp\n");
+    expect(await paths(), "a removed directory and a new .batonignore").toEqual([
+      ".batonignore",
+      ".gitignore",
+      "a-new.txt",
+      "keep.txt/inside.txt",
+    ]);
+  });
 });

@@ -19,7 +19,7 @@ import { BatonError, badInput } from "../errors.js";
 import { Blobs, type StagedBlob } from "./blobs.js";
 import { workspaceRelative } from "./files.js";
 import { checkPath, readCurrent, unsafePath } from "./safe-fs.js";
-import { walkTree } from "./tree-scan.js";
+import { CTIME, INO, MODE, MTIME, SIZE, STAT_FIELDS, type TreeScan, WalkCache, walkTree } from "./tree-scan.js";
 
 export interface CheckpointOptions {
   /** Checkpoints kept per session, pinned ones aside. Default 100. */
@@ -119,7 +119,9 @@ export class CheckpointService {
    * This process's copy of the stat cache, valid while the store's generation is unchanged: a
    * long-lived process (server, MCP, library) skips re-reading thousands of rows per checkpoint.
    */
-  #statMemo: { generation: number; cache: Map<string, StatCacheRow> } | undefined;
+  #statMemo: StatTable | undefined;
+  /** This process's gitignore decisions, reused while each directory's patterns are unchanged. */
+  readonly #walkCache = new WalkCache();
 
   constructor(backend: Backend, root: string, batonDir: string, opts: CheckpointOptions & { now?: () => Date } = {}) {
     this.#backend = backend;
@@ -162,7 +164,7 @@ export class CheckpointService {
 
   /** The paths a whole-tree checkpoint would cover now. */
   treePaths(): string[] {
-    return walkTree(this.#root, { exclude: this.#exclude }).files.map((f) => f.path);
+    return walkTree(this.#root, { exclude: this.#exclude, cache: this.#walkCache }).paths;
   }
 
   async create(sessionId: string, input: CheckpointInput = {}): Promise<CheckpointResult> {
@@ -250,66 +252,53 @@ export class CheckpointService {
 
   async #tree(sessionId: string, input: CheckpointInput): Promise<CheckpointResult> {
     for (let attempt = 1; ; attempt++) {
-      const { epoch, generation, cache } = await this.#backend.transaction("read", async (tx) => {
+      const { epoch, table } = await this.#backend.transaction("read", async (tx) => {
         const generation = await tx.checkpoints.statCacheGeneration();
         const memo = this.#statMemo;
         return {
           epoch: await tx.checkpoints.blobEpoch(),
-          generation,
-          cache: memo?.generation === generation ? memo.cache : new Map((await tx.checkpoints.statCache()).map((r) => [r.path, r])),
+          table: memo?.generation === generation ? memo : statTable(await tx.checkpoints.statCache(), generation),
         };
       });
       this.#statMemo = undefined; // rebuilt below once this checkpoint commits
       const clockMs = this.#fsClock();
-      const scan = walkTree(this.#root, { exclude: this.#exclude });
-      const files: CheckpointFile[] = [];
+      const scan = walkTree(this.#root, { exclude: this.#exclude, cache: this.#walkCache });
+      const { slots, toRead, matched, known } = classify(scan, table, this.#maxFileBytes);
       const fresh: StatCacheRow[] = [];
+      const freshAt: number[] = [];
       let staged: StagedBlob[] = [];
       let stagedBytes = 0;
-      let read = 0;
       let stored = 0;
-      let known = 0;
-      for (const f of scan.files) {
-        const c = cache.get(f.path);
-        if (c) known++;
-        if (
-          c &&
-          c.size === f.size &&
-          c.mtimeMs === f.mtimeMs &&
-          c.ctimeMs === f.ctimeMs &&
-          c.ino === f.ino &&
-          c.mode === f.mode &&
-          f.mtimeMs < c.checkedMs
-        ) {
-          files.push({ path: f.path, hash: c.hash, mode: f.mode, size: f.size });
+      let vanishedWhileWalking = false;
+      for (const i of toRead) {
+        const path = scan.paths[i] as string;
+        const content = readRegular(join(this.#root, path));
+        if (content === undefined) {
+          vanishedWhileWalking = true; // or replaced: left out
           continue;
         }
-        if (f.size > this.#maxFileBytes) {
-          files.push({ path: f.path, skipped: `larger than ${this.#maxFileBytes} bytes` });
-          continue;
-        }
-        const content = readRegular(join(this.#root, f.path));
-        if (content === undefined) continue; // vanished or replaced while walking
-        read++;
         const blob = this.blobs.stage(content.data);
         if (blob.fileCreated) stored++;
         if (blob.packed !== undefined) {
           staged.push(blob);
           stagedBytes += blob.packed.byteLength;
         }
-        files.push({ path: f.path, hash: blob.hash, mode: f.mode, size: content.data.byteLength });
-        fresh.push({ ...content.stat, path: f.path, hash: blob.hash, checkedMs: clockMs });
+        slots[i] = { path, hash: blob.hash, mode: scan.stats[i * STAT_FIELDS + MODE] as number, size: content.data.byteLength };
+        fresh.push({ ...content.stat, path, hash: blob.hash, checkedMs: clockMs });
+        freshAt.push(i);
         if (stagedBytes > STAGED_BYTES) {
           stored += await this.#storeAhead(staged);
           staged = [];
           stagedBytes = 0;
         }
       }
+      const files = vanishedWhileWalking ? slots.filter((f) => f !== undefined) : (slots as CheckpointFile[]);
+      const read = fresh.length;
       this.blobs.sync();
       let vanished: string[] = [];
-      if (known < cache.size) {
-        const seen = new Set(scan.files.map((f) => f.path));
-        vanished = [...cache.keys()].filter((p) => !seen.has(p));
+      if (known < table.count) {
+        const seen = new Set(scan.paths);
+        vanished = table.paths.filter((p, k) => table.hashes[k] !== "" && !seen.has(p));
       }
       try {
         let expected = -1;
@@ -330,13 +319,11 @@ export class CheckpointService {
               await tx.checkpoints.bumpStatCacheGeneration();
             }
             // Our copy stays valid only if nobody else changed the cache since we read it.
-            if (before === generation) expected = before + (fresh.length > 0 || vanished.length > 0 ? 1 : 0);
+            if (before === table.generation) expected = before + (fresh.length > 0 || vanished.length > 0 ? 1 : 0);
           },
           async (tx) => {
             if (expected < 0 || (await tx.checkpoints.statCacheGeneration()) !== expected) return; // retention forgot entries
-            for (const p of vanished) cache.delete(p);
-            for (const r of fresh) cache.set(r.path, r);
-            this.#statMemo = { generation: expected, cache };
+            this.#statMemo = nextStatTable(table, scan, matched, fresh, freshAt, expected);
           },
         );
         return { ...result, stats: { files: files.length, read, cached: files.length - read, blobsStored: stored } };
@@ -507,6 +494,140 @@ function readCheckpointConfig(batonDir: string): Omit<CheckpointOptions, "durabl
     out.maxFileBytes = maxFileBytes as number;
   }
   return out;
+}
+
+/**
+ * A copy of the stat cache in flat arrays: per entry its path, its hash ("" for a slot with no
+ * entry) and ROW numbers (the stat fields of tree-scan's STAT_FIELDS, then CHECKED, when the
+ * scan that hashed it started). Entries are in the order of the scan that left them, so the
+ * next scan of an unchanged tree meets them in the same order.
+ */
+interface StatTable {
+  generation: number;
+  paths: string[];
+  hashes: string[];
+  nums: Float64Array;
+  /** Entries (slots with a hash). */
+  count: number;
+  /** path → slot, built on the first lookup out of order. */
+  index: Map<string, number> | undefined;
+}
+
+const ROW = STAT_FIELDS + 1;
+const CHECKED = STAT_FIELDS;
+
+function statTable(rows: readonly StatCacheRow[], generation: number): StatTable {
+  const nums = new Float64Array(rows.length * ROW);
+  rows.forEach((r, k) => {
+    const at = k * ROW;
+    nums[at + SIZE] = r.size;
+    nums[at + MTIME] = r.mtimeMs;
+    nums[at + CTIME] = r.ctimeMs;
+    nums[at + INO] = r.ino;
+    nums[at + MODE] = r.mode;
+    nums[at + CHECKED] = r.checkedMs;
+  });
+  return { generation, paths: rows.map((r) => r.path), hashes: rows.map((r) => r.hash), nums, count: rows.length, index: undefined };
+}
+
+/** The slot of `path`, trying `hint` (where the last scan had the next file) first; -1 when it has no entry. */
+function slotOf(table: StatTable, path: string, hint: number): number {
+  if (table.paths[hint] === path) return table.hashes[hint] === "" ? -1 : hint;
+  if (table.index === undefined) {
+    table.index = new Map();
+    table.paths.forEach((p, k) => {
+      if (table.hashes[k] !== "") table.index?.set(p, k);
+    });
+  }
+  return table.index.get(path) ?? -1;
+}
+
+/**
+ * The files of a scan whose stat cache entry can be trusted (every stat field agrees and the
+ * file is older than the scan that hashed it), in place; the indexes of the others, to read;
+ * and each file's slot in the table (-1: none).
+ */
+function classify(
+  scan: TreeScan,
+  table: StatTable,
+  maxFileBytes: number,
+): { slots: (CheckpointFile | undefined)[]; toRead: number[]; matched: Int32Array; known: number } {
+  const n = scan.paths.length;
+  const slots: (CheckpointFile | undefined)[] = new Array(n);
+  const matched = new Int32Array(n);
+  const toRead: number[] = [];
+  const st = scan.stats;
+  const nums = table.nums;
+  let known = 0;
+  let hint = 0;
+  for (let i = 0; i < n; i++) {
+    const path = scan.paths[i] as string;
+    const k = slotOf(table, path, hint);
+    matched[i] = k;
+    const s = i * STAT_FIELDS;
+    if (k >= 0) {
+      known++;
+      hint = k + 1;
+      const c = k * ROW;
+      if (
+        nums[c + SIZE] === st[s + SIZE] &&
+        nums[c + MTIME] === st[s + MTIME] &&
+        nums[c + CTIME] === st[s + CTIME] &&
+        nums[c + INO] === st[s + INO] &&
+        nums[c + MODE] === st[s + MODE] &&
+        (st[s + MTIME] as number) < (nums[c + CHECKED] as number)
+      ) {
+        slots[i] = { path, hash: table.hashes[k] as string, mode: st[s + MODE] as number, size: st[s + SIZE] as number };
+        continue;
+      }
+    }
+    if ((st[s + SIZE] as number) > maxFileBytes) slots[i] = { path, skipped: `larger than ${maxFileBytes} bytes` };
+    else toRead.push(i);
+  }
+  return { slots, toRead, matched, known };
+}
+
+/**
+ * The stat cache as this checkpoint's commit left it, in the scan's order: fresh entries for
+ * the files read, the old entry for the others that had one, nothing for the rest (a file left
+ * out as too large keeps whatever entry it had; vanished paths are gone).
+ */
+function nextStatTable(
+  old: StatTable,
+  scan: TreeScan,
+  matched: Int32Array,
+  fresh: readonly StatCacheRow[],
+  freshAt: readonly number[],
+  generation: number,
+): StatTable {
+  const n = scan.paths.length;
+  const nums = new Float64Array(n * ROW);
+  const hashes: string[] = new Array(n);
+  let count = 0;
+  for (let i = 0; i < n; i++) {
+    const k = matched[i] as number;
+    if (k >= 0) {
+      nums.set(old.nums.subarray(k * ROW, k * ROW + ROW), i * ROW);
+      hashes[i] = old.hashes[k] as string;
+      count++;
+    } else {
+      nums[i * ROW] = Number.NaN; // never equal: no entry
+      hashes[i] = "";
+    }
+  }
+  fresh.forEach((r, j) => {
+    const i = freshAt[j] as number;
+    const at = i * ROW;
+    nums[at + SIZE] = r.size;
+    nums[at + MTIME] = r.mtimeMs;
+    nums[at + CTIME] = r.ctimeMs;
+    nums[at + INO] = r.ino;
+    nums[at + MODE] = r.mode;
+    nums[at + CHECKED] = r.checkedMs;
+    if (hashes[i] === "") count++;
+    hashes[i] = r.hash;
+  });
+  return { generation, paths: scan.paths, hashes, nums, count, index: undefined };
 }
 
 /** A regular file's bytes and stat, opened without following links; undefined if it vanished or changed type. */
