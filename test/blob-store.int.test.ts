@@ -9,6 +9,7 @@ import { join } from "node:path";
 import Database from "better-sqlite3";
 import fc from "fast-check";
 import { afterAll, afterEach, describe, expect, it } from "vitest";
+import type { Backend } from "../src/backend/contract.js";
 import { SQLITE_MIGRATIONS } from "../src/backend/sqlite/sqlite-migrations.js";
 import { sha256 } from "../src/core/canonical.js";
 import type { CheckpointFile } from "../src/core/checkpoints.js";
@@ -465,6 +466,89 @@ describe("tree lanes", () => {
       { numRuns: 40 },
     );
   }, 120_000);
+});
+
+/**
+ * The real SQLite backend, passed through, except that `before` runs (once) just before the
+ * next write transaction starts: another connection's work landing between a checkpoint's
+ * reads and its commit, exactly where a concurrent process's could.
+ */
+function interposed(path: string): { backend: Backend; arm: (nth: number, before: () => Promise<void>) => void } {
+  const inner = new SqliteBackend({ path });
+  let pending: { nth: number; before: () => Promise<void> } | undefined;
+  const backend = new Proxy(inner, {
+    get(target, key) {
+      if (key === "transaction") {
+        return async (mode: "read" | "write", fn: never, opts: never) => {
+          if (mode === "write" && pending && --pending.nth === 0) {
+            const { before } = pending;
+            pending = undefined;
+            await before();
+          }
+          return target.transaction(mode, fn, opts);
+        };
+      }
+      const v = Reflect.get(target, key, target);
+      return typeof v === "function" ? v.bind(target) : v;
+    },
+  }) as Backend;
+  return { backend, arm: (nth, before) => (pending = { nth, before }) };
+}
+
+describe("a collection between a tree checkpoint's reads and its commit", () => {
+  it("makes it start again: it never commits a reference to a blob deleted under it", async () => {
+    const root = tempDir();
+    mkdirSync(join(root, ".baton"));
+    const { backend, arm } = interposed(join(root, ".baton", "baton.db"));
+    const b = await openBaton({ root, backend, checkpoints: { retain: 1 } });
+    open.push(b);
+    const other = await openBaton({ root, checkpoints: { retain: 1 } });
+    open.push(other);
+    await b.startSession({ flow: "task", id: "s1" });
+    write(root, "a.txt", "alpha\n");
+    await b.checkpoint("s1", { all: true });
+    // The next tree checkpoint trusts a.txt's hash from the stat cache. Before it commits, the
+    // other process's checkpoint prunes the first one (retain 1), whose blob nobody else names.
+    write(root, "b.txt", "beta\n");
+    arm(1, async () => {
+      await other.checkpoint("s1", { files: ["b.txt"] });
+    });
+    const tree = await b.checkpoint("s1", { all: true });
+    expect(tree.stats, "the retry read a.txt again (its cache entry went with its blob)").toMatchObject({ files: 2, read: 2 });
+    expect(inlineHashes(root)).toContain(sha256("alpha\n"));
+    write(root, "a.txt", "changed\n");
+    await b.rollback("s1", { to: tree.checkpoint.id });
+    expect(readFileSync(join(root, "a.txt"), "utf8")).toBe("alpha\n");
+  });
+
+  it("a large first scan stores blobs ahead of its commit; a gc that sweeps them makes it start again", async () => {
+    const root = tempDir();
+    mkdirSync(join(root, ".baton"));
+    const { backend, arm } = interposed(join(root, ".baton", "baton.db"));
+    const b = await openBaton({ root, backend, checkpoints: { stageAheadBytes: 200 } });
+    open.push(b);
+    const other = await openBaton({ root });
+    open.push(other);
+    await b.startSession({ flow: "task", id: "s1" });
+    // 10 files of ~100 incompressible bytes: stored ahead in batches of 3.
+    const text = (i: number) => `${i} ${sha256(String(i))}${sha256(`x${i}`)}\n`;
+    for (let i = 0; i < 10; i++) write(root, `f${i}.txt`, text(i));
+    const swept: number[] = [];
+    arm(2, async () => {
+      // After the first batch was stored and before anything references it: swept with no grace.
+      swept.push((await other.collectGarbage({ graceMs: -1 })).blobsRemoved);
+    });
+    const cp = await b.checkpoint("s1", { all: true });
+    expect(swept, "the sweep removed the first stored-ahead batch").toEqual([3]);
+    expect(cp.stats).toMatchObject({ files: 10, read: 10 });
+    // Counted for the attempt that committed: the swept batch stored again, and the batch held for the commit.
+    expect(cp.stats.blobsStored).toBeGreaterThanOrEqual(3);
+    expect(cp.stats.blobsStored).toBeLessThan(10);
+    expect(inlineHashes(root)).toEqual(Array.from({ length: 10 }, (_, i) => sha256(text(i))).sort());
+    for (let i = 0; i < 10; i++) write(root, `f${i}.txt`, "gone\n");
+    await b.rollback("s1", { to: cp.checkpoint.id });
+    for (let i = 0; i < 10; i++) expect(readFileSync(join(root, `f${i}.txt`), "utf8")).toBe(text(i));
+  });
 });
 
 describe("the tree walk's per-process cache", () => {

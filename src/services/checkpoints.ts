@@ -32,6 +32,11 @@ export interface CheckpointOptions {
   durable?: boolean;
   /** Content up to this many bytes is stored in the database, larger content as a file. Default 1 MiB. */
   inlineMaxBytes?: number;
+  /**
+   * A whole-tree checkpoint holds at most this many bytes of new small blobs in memory; past it
+   * (a first checkpoint of a large tree) it stores them ahead of its commit. Default 32 MiB.
+   */
+  stageAheadBytes?: number;
 }
 
 export interface CheckpointInput {
@@ -70,9 +75,18 @@ const MAX_RETRIES = 3;
  * `baton gc` spares them for its grace period, and any deletion bumps the blob epoch, which
  * makes the checkpoint start again.
  */
-const STAGED_BYTES = 32 * 1024 * 1024;
+const STAGE_AHEAD_BYTES = 32 * 1024 * 1024;
 
-class EpochChanged extends Error {}
+/**
+ * Blobs were collected since this checkpoint read the blob epoch (or a blob file it staged is
+ * gone): it starts again. A BatonError, so the backend hands it back from the transaction as
+ * it is (anything else thrown inside one is reported as `internal`).
+ */
+class EpochChanged extends BatonError {
+  constructor() {
+    super("storage_busy", "blobs were collected while this checkpoint ran; it starts again");
+  }
+}
 
 export function toInfo(r: CheckpointRow): CheckpointInfo {
   const c: CheckpointInfo = {
@@ -115,6 +129,7 @@ export class CheckpointService {
   readonly retain: number;
   readonly #exclude: readonly string[];
   readonly #maxFileBytes: number;
+  readonly #stageAheadBytes: number;
   /**
    * This process's copy of the stat cache, valid while the store's generation is unchanged: a
    * long-lived process (server, MCP, library) skips re-reading thousands of rows per checkpoint.
@@ -137,6 +152,7 @@ export class CheckpointService {
       throw badInput(`checkpoint retention must be a whole number ≥ 1, got ${this.retain}`);
     this.#exclude = [...(config.exclude ?? []), ...(opts.exclude ?? [])];
     this.#maxFileBytes = opts.maxFileBytes ?? config.maxFileBytes ?? 64 * 1024 * 1024;
+    this.#stageAheadBytes = opts.stageAheadBytes ?? STAGE_AHEAD_BYTES;
   }
 
   get root(): string {
@@ -286,7 +302,7 @@ export class CheckpointService {
         slots[i] = { path, hash: blob.hash, mode: scan.stats[i * STAT_FIELDS + MODE] as number, size: content.data.byteLength };
         fresh.push({ ...content.stat, path, hash: blob.hash, checkedMs: clockMs });
         freshAt.push(i);
-        if (stagedBytes > STAGED_BYTES) {
+        if (stagedBytes > this.#stageAheadBytes) {
           stored += await this.#storeAhead(staged);
           staged = [];
           stagedBytes = 0;
