@@ -13,7 +13,7 @@
 import { closeSync, constants, fstatSync, openSync, readFileSync, statSync, unlinkSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import type { Backend, CheckpointFileRow, CheckpointRow, StatCacheRow, StoreTx } from "../backend/contract.js";
-import { randomHex } from "../core/canonical.js";
+import { randomHex, sha256 } from "../core/canonical.js";
 import type { Checkpoint, CheckpointFile, CheckpointInfo, CheckpointKind } from "../core/checkpoints.js";
 import { BatonError, badInput } from "../errors.js";
 import { Blobs, type StagedBlob } from "./blobs.js";
@@ -293,14 +293,20 @@ export class CheckpointService {
           vanishedWhileWalking = true; // or replaced: left out
           continue;
         }
-        const blob = this.blobs.stage(content.data);
-        if (blob.fileCreated) stored++;
-        if (blob.packed !== undefined) {
-          staged.push(blob);
-          stagedBytes += blob.packed.byteLength;
+        const hash = sha256(content.data);
+        const k = matched[i] as number;
+        // Read again only because it was racy, and unchanged: its blob is the cached entry's,
+        // which the epoch check guards like any trusted entry's. Otherwise pack (or store) it.
+        if (k < 0 || table.hashes[k] !== hash) {
+          const blob = this.blobs.stage(content.data, hash);
+          if (blob.fileCreated) stored++;
+          if (blob.packed !== undefined) {
+            staged.push(blob);
+            stagedBytes += blob.packed.byteLength;
+          }
         }
-        slots[i] = { path, hash: blob.hash, mode: scan.stats[i * STAT_FIELDS + MODE] as number, size: content.data.byteLength };
-        fresh.push({ ...content.stat, path, hash: blob.hash, checkedMs: clockMs });
+        slots[i] = { path, hash, mode: scan.stats[i * STAT_FIELDS + MODE] as number, size: content.data.byteLength };
+        fresh.push({ ...content.stat, path, hash, checkedMs: clockMs });
         freshAt.push(i);
         if (stagedBytes > this.#stageAheadBytes) {
           stored += await this.#storeAhead(staged);
