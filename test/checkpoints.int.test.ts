@@ -10,7 +10,7 @@ import Database from "better-sqlite3";
 import { afterAll, afterEach, describe, expect, it } from "vitest";
 import type { CheckpointFileRow, CheckpointRow } from "../src/backend/contract.js";
 import { type Baton, isBatonError, openBaton } from "../src/index.js";
-import { BlobStore } from "../src/services/blobs.js";
+import { BlobStore, Blobs, packBlob } from "../src/services/blobs.js";
 import { cleanupDirs, cli, tempDir } from "./helpers.js";
 
 const open: Baton[] = [];
@@ -52,6 +52,27 @@ function blobFiles(root: string): string[] {
   return readdirSync(dir).flatMap((shard) => readdirSync(join(dir, shard)).map((n) => shard + n));
 }
 
+/** Raw SQL on the workspace's database, through its own file (another connection, as a hand edit or a disk would). */
+function withDb<T>(root: string, fn: (db: Database.Database) => T): T {
+  const db = new Database(join(root, ".baton", "baton.db"));
+  try {
+    return fn(db);
+  } finally {
+    db.close();
+  }
+}
+
+/** Blobs stored in the database: hash → stored form. */
+function inlineBlobs(root: string): Map<string, Buffer> {
+  return withDb(root, (db) => {
+    const rows = db.prepare("SELECT hash, data FROM blobs").all() as { hash: string; data: Buffer }[];
+    return new Map(rows.map((r) => [r.hash, r.data]));
+  });
+}
+
+/** Every stored blob, in either place. */
+const allBlobs = (root: string) => [...new Set([...inlineBlobs(root).keys(), ...blobFiles(root)])].sort();
+
 /** Every file under `dir` (relative), for "nothing else changed" checks. */
 function snapshotDir(dir: string, base = ""): Record<string, string> {
   const out: Record<string, string> = {};
@@ -74,12 +95,16 @@ describe("blob store", () => {
     expect(first.stats.blobsStored, "two files with equal content → one new blob").toBe(1);
     const second = await b.checkpoint(sid, { files: ["one.txt"] });
     expect(second.stats.blobsStored, "content already stored → no new blob").toBe(0);
-    const blobs = blobFiles(root);
-    expect(blobs).toHaveLength(1);
-    const [hash] = blobs;
+    const inline = inlineBlobs(root);
+    expect([...inline.keys()]).toHaveLength(1);
+    expect(blobFiles(root), "a small blob lives in the database, not in a file").toEqual([]);
+    const [hash] = inline.keys();
     expect(first.checkpoint.files.map((f) => ("hash" in f ? f.hash : null))).toEqual([hash, hash]);
-    const onDisk = statSync(join(root, ".baton", "blobs", hash!.slice(0, 2), hash!.slice(2))).size;
-    expect(onDisk, `a ${text.length}-byte repetitive file should be stored compressed`).toBeLessThan(text.length / 4);
+    const stored = inline.get(hash as string) as Buffer;
+    expect(stored.length, `a ${text.length}-byte repetitive file should be stored compressed`).toBeLessThan(text.length / 4);
+    expect(String.fromCharCode(stored[0] as number), "deflated: method byte D").toBe("D");
+    expect((await b.artifact(sid, (await b.addArtifact(sid, { file: "one.txt" })).id)).content.toString()).toBe(text);
+    expect([...inlineBlobs(root).keys()], "the artifact of the same content is the same blob").toEqual([hash]);
   });
 
   it("detects a corrupt blob on read and restores nothing", async () => {
@@ -90,41 +115,72 @@ describe("blob store", () => {
     write(root, "a.txt", "changed a\n");
     write(root, "b.txt", "changed b\n");
     const aHash = (c.checkpoint.files[0] as { hash: string }).hash;
-    const store = new BlobStore(join(root, ".baton", "blobs"));
-    expect(store.get(aHash).toString()).toContain("original content");
-    // Flip bytes inside the stored blob, keeping its name.
-    const file = store.path(aHash);
-    const raw = readFileSync(file);
-    raw[raw.length - 2] = (raw[raw.length - 2] as number) ^ 0xff;
-    writeFileSync(file, raw);
-    expect(() => store.get(aHash)).toThrow(/corrupt/);
+    const bHash = (c.checkpoint.files[1] as { hash: string }).hash;
+    const blobs = new Blobs(b.backend, join(root, ".baton", "blobs"));
+    expect((await blobs.read(aHash)).toString()).toContain("original content");
+    // Flip a byte inside the stored (deflated) blob, keeping its hash, with raw SQL on the database file.
+    withDb(root, (db) => {
+      const raw = (db.prepare("SELECT data FROM blobs WHERE hash = ?").get(aHash) as { data: Buffer }).data;
+      expect(String.fromCharCode(raw[0] as number)).toBe("D");
+      raw[raw.length - 2] = (raw[raw.length - 2] as number) ^ 0xff;
+      db.prepare("UPDATE blobs SET data = ? WHERE hash = ?").run(raw, aHash);
+    });
+    await expect(blobs.read(aHash)).rejects.toMatchObject({ code: "blob_corrupt", details: { hash: aHash } });
     const details = await expectCode(b.rollback(sid, { to: c.checkpoint.id }), "blob_corrupt");
     expect(details.hash).toBe(aHash);
     expect(read(root, "a.txt"), "nothing is restored when a blob is corrupt").toBe("changed a\n");
     expect(read(root, "b.txt"), "not even the files whose blobs are fine").toBe("changed b\n");
-    // A raw (uncompressed) blob with a swapped byte is caught by the hash check too.
-    const small = store.put(Buffer.from("tiny"));
-    const sfile = store.path(small.hash);
+    // A raw (uncompressed, under 64 bytes) blob with a swapped byte is caught by the hash check too.
+    withDb(root, (db) => {
+      const raw = (db.prepare("SELECT data FROM blobs WHERE hash = ?").get(bHash) as { data: Buffer }).data;
+      expect(String.fromCharCode(raw[0] as number)).toBe("R");
+      raw[1] = "B".charCodeAt(0);
+      db.prepare("UPDATE blobs SET data = ? WHERE hash = ?").run(raw, bHash);
+    });
+    await expect(blobs.read(bHash)).rejects.toThrow(/hashes to/);
+    // An unknown method byte, and an empty stored form, are corrupt, not content.
+    withDb(root, (db) => db.prepare("UPDATE blobs SET data = ? WHERE hash = ?").run(Buffer.from("Xoriginal"), bHash));
+    await expect(blobs.read(bHash)).rejects.toMatchObject({ code: "blob_corrupt" });
+    withDb(root, (db) => db.prepare("UPDATE blobs SET data = ? WHERE hash = ?").run(Buffer.alloc(0), bHash));
+    await expect(blobs.read(bHash)).rejects.toMatchObject({ code: "blob_corrupt" });
+    // A blob file (large content) is checked the same way.
+    const store = new BlobStore(join(root, ".baton", "blobs"));
+    const big = store.put(Buffer.from("tiny"));
+    const sfile = store.path(big.hash);
     const sraw = readFileSync(sfile);
     sraw[1] = "T".charCodeAt(0);
     writeFileSync(sfile, sraw);
-    expect(() => store.get(small.hash)).toThrow(/hashes to/);
+    await expect(blobs.read(big.hash)).rejects.toThrow(/hashes to/);
   });
 
-  it("collects unreferenced blobs and temp files, keeps referenced ones", async () => {
+  it("collects unreferenced blobs and temp files, in both places, keeps referenced ones", async () => {
     const { b, root, sid } = await workspace();
     write(root, "kept.txt", "kept\n");
-    await b.checkpoint(sid, { files: ["kept.txt"] });
+    const kept = await b.checkpoint(sid, { files: ["kept.txt"] });
+    const keptHash = (kept.checkpoint.files[0] as { hash: string }).hash;
     const store = new BlobStore(join(root, ".baton", "blobs"));
     const orphan = store.put(Buffer.from("written by a checkpoint that crashed before committing"));
     writeFileSync(join(root, ".baton", "blobs", orphan.hash.slice(0, 2), ".tmp-999999-abc"), "partial");
-    const fresh = await b.collectGarbage(); // default grace: an hour, so a fresh orphan stays
-    expect(fresh.blobsRemoved).toBe(0);
+    // Database blobs nothing references: one stored two hours ago, one just now (a large tree's checkpoint storing ahead).
+    const oldText = Buffer.from("a blob whose checkpoint was pruned by hand");
+    const newText = Buffer.from("a blob stored ahead of its checkpoint's commit");
+    const { sha256 } = await import("../src/core/canonical.js");
+    await b.backend.transaction("write", async (tx) => {
+      await tx.checkpoints.putBlob(sha256(oldText), packBlob(oldText), Date.now() - 2 * 3_600_000);
+      await tx.checkpoints.putBlob(sha256(newText), packBlob(newText), Date.now());
+    });
+    const fresh = await b.collectGarbage(); // default grace: an hour
+    expect(fresh, "only the old database orphan is past the grace period").toMatchObject({ blobsRemoved: 1, tempsRemoved: 0 });
     expect(store.has(orphan.hash)).toBe(true);
+    expect([...inlineBlobs(root).keys()].sort()).toEqual([keptHash, sha256(newText)].sort());
     const swept = await b.collectGarbage({ graceMs: -1 });
-    expect(swept).toMatchObject({ blobsRemoved: 1, tempsRemoved: 1, blobsKept: 1 });
+    expect(swept).toMatchObject({ blobsRemoved: 2, tempsRemoved: 1, blobsKept: 1 });
     expect(store.has(orphan.hash)).toBe(false);
-    expect(blobFiles(root)).toHaveLength(1);
+    expect(allBlobs(root), "only the referenced blob is left").toEqual([keptHash]);
+    expect(readFileSync(join(root, "kept.txt"), "utf8")).toBe("kept\n");
+    write(root, "kept.txt", "changed\n");
+    await b.rollback(sid, { to: kept.checkpoint.id });
+    expect(read(root, "kept.txt")).toBe("kept\n");
   });
 });
 
@@ -143,7 +199,8 @@ describe("retention and pins", () => {
     expect(live.find((c) => c.label === "v2")?.pinned).toBe(true);
     const all = await b.checkpoints(sid, { includePruned: true });
     expect(all.filter((c) => c.prunedAt).map((c) => c.label)).toEqual(["v1", "v3"]);
-    expect(blobFiles(root), "blobs of v1 and v3 are gone; v2, v4, v5, v6 remain").toHaveLength(4);
+    expect(allBlobs(root), "blobs of v1 and v3 are gone; v2, v4, v5, v6 remain").toHaveLength(4);
+    expect(blobFiles(root), "all of them small: none is a file").toEqual([]);
 
     const expired = await expectCode(b.rollback(sid, { to: ids[0] }), "snapshot_expired");
     expect(expired.oldestAvailable).toMatchObject({ id: ids[1] });
@@ -404,34 +461,33 @@ describe("whole-tree checkpoints", () => {
     expect(existsSync(join(root, "made-by-shell.txt")), "a file created after a tree checkpoint is removed").toBe(false);
   });
 
-  it("share unchanged directories' manifest chunks; pruning one keeps what newer checkpoints still use", async () => {
+  it("write rows only for changed paths; pruning one keeps the runs newer checkpoints still use", async () => {
     const { b, root, sid } = await workspace({ checkpoints: { retain: 2 } });
     for (let d = 0; d < 5; d++) for (let i = 0; i < 10; i++) write(root, `dir${d}/f${i}.txt`, `d${d} f${i} v0\n`);
-    const db = () => new Database(join(root, ".baton", "baton.db"), { readonly: true });
-    const count = (sql: string) => {
-      const h = db();
-      try {
-        return (h.prepare(sql).get() as { n: number }).n;
-      } finally {
-        h.close();
-      }
-    };
+    const count = (sql: string) => withDb(root, (db) => (db.prepare(sql).get() as { n: number }).n);
+    const runs = () => count("SELECT count(*) AS n FROM manifest_runs");
     const first = await b.checkpoint(sid, { all: true });
-    expect(count("SELECT count(*) AS n FROM manifest_chunks")).toBe(5);
+    expect(runs(), "the first tree checkpoint: one run per file").toBe(50);
     write(root, "dir2/f3.txt", "d2 f3 v1\n");
-    await b.checkpoint(sid, { all: true });
-    expect(count("SELECT count(*) AS n FROM manifest_chunks"), "one directory changed → one new chunk").toBe(6);
-    expect(count("SELECT count(*) AS n FROM checkpoint_chunks")).toBe(10);
-    const blobsBefore = blobFiles(root).length;
-    expect(blobsBefore).toBe(51);
+    unlinkSync(join(root, "dir4/f9.txt"));
+    write(root, "dir5/new.txt", "new\n");
+    const second = await b.checkpoint(sid, { all: true });
+    expect(runs(), "one changed and one new file → two new runs (the changed and the removed file's runs are closed)").toBe(52);
+    expect(count("SELECT count(*) AS n FROM manifest_runs WHERE until_seq IS NOT NULL")).toBe(2);
+    expect(allBlobs(root)).toHaveLength(52);
     write(root, "dir2/f3.txt", "d2 f3 v2\n");
-    await b.checkpoint(sid, { all: true }); // retain 2: the first checkpoint is pruned
+    const third = await b.checkpoint(sid, { all: true }); // retain 2: the first checkpoint is pruned
     expect((await b.checkpoints(sid)).map((c) => c.id)).not.toContain(first.checkpoint.id);
-    expect(count("SELECT count(*) AS n FROM manifest_chunks"), "the first checkpoint's dir2 chunk went with it").toBe(6);
-    expect(blobFiles(root), "only v0 of dir2/f3.txt is gone; the 49 shared blobs stay").toHaveLength(51);
+    expect(runs(), "v0 of dir2/f3.txt and dir4/f9.txt held only the first checkpoint: their runs went with it").toBe(51);
+    expect(allBlobs(root), "their blobs too; v1 (second checkpoint) and v2 stay").toHaveLength(51);
+    // Each live checkpoint still reads back exactly the files it recorded.
+    for (const c of [second, third]) expect((await b.getCheckpoint(c.checkpoint.id)).files).toEqual(c.checkpoint.files);
+    expect((await b.getCheckpoint(first.checkpoint.id)).files, "a pruned checkpoint has no files").toEqual([]);
     await expectCode(b.rollback(sid, { to: first.checkpoint.id }), "snapshot_expired");
     await b.rollback(sid, { steps: 2 });
     expect(read(root, "dir2/f3.txt")).toBe("d2 f3 v1\n");
+    expect(existsSync(join(root, "dir4/f9.txt")), "removed before the second checkpoint: stays removed").toBe(false);
+    expect(read(root, "dir5/new.txt")).toBe("new\n");
   });
 
   it("leaves out .gitignore'd files, .batonignore and configured excludes, .baton/ and .git; nested repos stay untouched", async () => {
@@ -484,21 +540,46 @@ describe("artifacts", () => {
     expect((await b.artifact(sid, "shot.png")).content.equals(png)).toBe(true);
     expect(await b.artifacts(sid)).toEqual([expect.objectContaining({ id: a.id, present: true })]);
     expect((await b.status()).sessions[0]!.diagnostics).toEqual([]);
+    expect(inlineBlobs(root).has(a.hash), "a small artifact is a row of the database").toBe(true);
 
-    const blob = new BlobStore(join(root, ".baton", "blobs")).path(a.hash);
-    const saved = readFileSync(blob);
-    unlinkSync(blob);
+    // Lost (a damaged database, a hand edit): reported, and never returned.
+    const saved = withDb(root, (db) => {
+      const row = db.prepare("SELECT hash, stored_ms, data FROM blobs WHERE hash = ?").get(a.hash);
+      db.prepare("DELETE FROM blobs WHERE hash = ?").run(a.hash);
+      return row as { hash: string; stored_ms: number; data: Buffer };
+    });
     const diags = (await b.status()).sessions[0]!.diagnostics;
     expect(diags).toEqual([expect.objectContaining({ code: "artifact_missing", severity: "warning" })]);
     expect(diags[0]!.message).toContain("shot.png");
+    expect(await b.artifacts(sid)).toEqual([expect.objectContaining({ id: a.id, present: false })]);
     await expectCode(b.artifact(sid, "shot.png"), "blob_missing");
-    writeFileSync(blob, saved);
+    withDb(root, (db) => db.prepare("INSERT INTO blobs (hash, stored_ms, data) VALUES (@hash, @stored_ms, @data)").run(saved));
+    expect((await b.status()).sessions[0]!.diagnostics).toEqual([]);
 
     await b.append(sid, { type: "start" });
     await b.append(sid, { type: "verify" });
     await b.complete(sid);
-    expect(existsSync(blob), "a completed session's artifact blob is released").toBe(false);
+    expect(inlineBlobs(root).has(a.hash), "a completed session's artifact blob is released").toBe(false);
     await expectCode(b.addArtifact(sid, { content: Buffer.from("late"), name: "late.txt" }), "invalid_transition");
+  });
+
+  it("over the inline limit, live in a file and are reported and released the same way", async () => {
+    const { b, root, sid } = await workspace({ checkpoints: { inlineMaxBytes: 1024 } });
+    const big = Buffer.alloc(4096, 7);
+    const a = await b.addArtifact(sid, { content: big, name: "big.bin" });
+    const file = new BlobStore(join(root, ".baton", "blobs")).path(a.hash);
+    expect(existsSync(file)).toBe(true);
+    expect(inlineBlobs(root).has(a.hash)).toBe(false);
+    expect((await b.artifact(sid, "big.bin")).content.equals(big)).toBe(true);
+    const saved = readFileSync(file);
+    unlinkSync(file);
+    expect((await b.status()).sessions[0]!.diagnostics).toEqual([expect.objectContaining({ code: "artifact_missing" })]);
+    await expectCode(b.artifact(sid, "big.bin"), "blob_missing");
+    writeFileSync(file, saved);
+    await b.append(sid, { type: "start" });
+    await b.append(sid, { type: "verify" });
+    await b.complete(sid);
+    expect(existsSync(file), "released").toBe(false);
   });
 });
 

@@ -5,6 +5,7 @@
  */
 import { existsSync, mkdirSync, readdirSync, readFileSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
+import Database from "better-sqlite3";
 import { afterAll, describe, expect, it } from "vitest";
 import { openBaton } from "../src/index.js";
 import { killAll, type LineChild, spawnFixture, waitExit } from "./child-process.js";
@@ -100,7 +101,14 @@ describe("a rollback killed with SIGKILL", () => {
       // And the interrupted rollback's safety checkpoint undoes everything.
       await b.rollback(SESSION, { to: rb.safety });
       expect(states(root)).toEqual({ restored: 0, old: FILES, torn: [] });
-      expect(existsSync(join(root, ".baton", "blobs"))).toBe(true);
+      // The contents live in the database (each file is well under the inline limit): both versions of every file.
+      const db = new Database(join(root, ".baton", "baton.db"), { readonly: true });
+      try {
+        expect((db.prepare("SELECT count(*) AS n FROM blobs").get() as { n: number }).n).toBe(2 * FILES);
+      } finally {
+        db.close();
+      }
+      expect(existsSync(join(root, ".baton", "blobs")), "no blob file was needed").toBe(false);
     } finally {
       await b.close();
     }

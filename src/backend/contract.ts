@@ -197,8 +197,9 @@ export interface ArtifactRow {
 
 /**
  * Checkpoints, the references that keep blobs alive (live checkpoints' files and active
- * sessions' artifacts), the blob collector's epoch, and the whole-tree stat cache. The blobs
- * themselves are files under `.baton/blobs/`.
+ * sessions' artifacts), the blob collector's epoch, the whole-tree stat cache, and the small
+ * blobs themselves (their stored form: a method byte and the payload; services/blobs.ts packs,
+ * unpacks and verifies). Large blobs are files under `.baton/blobs/`.
  */
 export interface CheckpointQueries {
   insertCheckpoint(row: CheckpointRow, files: readonly CheckpointFileRow[]): Promise<void>;
@@ -232,6 +233,16 @@ export interface CheckpointQueries {
   forgetStatCacheHashes(hashes: readonly string[]): Promise<void>;
   insertArtifact(row: ArtifactRow): Promise<void>;
   listArtifacts(sessionId: string): Promise<ArtifactRow[]>;
+  /** Store a blob's stored form unless one with this hash exists. True when stored now. */
+  putBlob(hash: string, data: Uint8Array, storedMs: number): Promise<boolean>;
+  /** A blob's stored form, unverified (the caller re-hashes it); undefined when not stored here. */
+  getBlob(hash: string): Promise<Uint8Array | undefined>;
+  /** Of `hashes`, those stored here. */
+  inlineBlobs(hashes: readonly string[]): Promise<string[]>;
+  /** Delete these blobs; returns the hashes that were stored here. */
+  deleteBlobs(hashes: readonly string[]): Promise<string[]>;
+  /** Every blob stored here, with when it was stored (ms). */
+  listBlobs(): Promise<{ hash: string; storedMs: number }[]>;
 }
 
 /** A lesson as the search index holds it: a cache of LESSONS.md, which stays the truth. */

@@ -1,6 +1,7 @@
 /**
  * Session artifacts: files attached to a session (an annotated screenshot, the record of a
- * generated file) kept in the checkpoint blob store until the session completes. Each one is a
+ * generated file) kept in the checkpoint blob store until the session completes (a small one
+ * stored in the same transaction as its row). Each one is a
  * row (which keeps its blob alive while the session is active) and an `artifact:added` journal
  * event (so status can report one whose blob went missing).
  */
@@ -58,14 +59,15 @@ export class ArtifactService {
     const name = input.name ?? (input.file !== undefined ? basename(input.file) : "");
     if (!NAME.test(name))
       throw badInput(`artifact name ${JSON.stringify(name)} is invalid: 1-200 characters, no slashes or control characters`);
-    const put = this.#cps.blobs.put(content);
-    this.#cps.blobs.sync();
+    const blobs = this.#cps.blobs;
+    const staged = blobs.stage(content);
+    blobs.sync();
     const row: ArtifactRow = {
       id: `art-${randomHex(5)}`,
       sessionId,
       name,
-      hash: put.hash,
-      size: put.size,
+      hash: staged.hash,
+      size: staged.size,
       mediaType: input.mediaType ?? null,
       label: input.label ?? null,
       createdAt: this.#now().toISOString(),
@@ -79,10 +81,14 @@ export class ArtifactService {
           sessionId,
         });
       }
-      if (!this.#cps.blobs.has(put.hash)) this.#cps.blobs.put(content, put.hash); // collected meanwhile: store again under the lock
+      // A small blob is stored now, with its row; a blob file collected since staging is stored again under the lock.
+      if ((await blobs.commit(tx.checkpoints, staged)) === "gone") {
+        blobs.files.put(content, staged.hash);
+        blobs.sync();
+      }
       await tx.checkpoints.insertArtifact(row);
     });
-    const record: ArtifactRecord = { id: row.id, name, hash: put.hash, size: put.size, at: row.createdAt };
+    const record: ArtifactRecord = { id: row.id, name, hash: staged.hash, size: staged.size, at: row.createdAt };
     if (input.mediaType !== undefined) record.mediaType = input.mediaType;
     if (input.label !== undefined) record.label = input.label;
     const { at: _at, ...data } = record;
@@ -95,7 +101,8 @@ export class ArtifactService {
       if (!(await tx.getSession(sessionId))) throw new BatonError("not_found", `no session "${sessionId}"`, { sessionId });
       return tx.checkpoints.listArtifacts(sessionId);
     });
-    return rows.map((r) => ({ ...toRecord(r), present: this.#cps.blobs.has(r.hash) }));
+    const present = await this.#cps.blobs.present(rows.map((r) => r.hash));
+    return rows.map((r) => ({ ...toRecord(r), present: present.has(r.hash) }));
   }
 
   /** The newest artifact with this id or name, and its verified content. */
@@ -109,7 +116,7 @@ export class ArtifactService {
         { sessionId, artifact: idOrName },
       );
     }
-    return { artifact: a, content: this.#cps.blobs.get(a.hash) };
+    return { artifact: a, content: await this.#cps.blobs.read(a.hash) };
   }
 
   /** Let a completed session's artifacts go: delete their blobs unless something else references them. */

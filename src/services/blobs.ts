@@ -1,12 +1,17 @@
 /**
- * The content-addressed blob store: `.baton/blobs/<2 hex>/<62 hex>`, named by the sha256 of the
- * content. Equal content is stored once. Each blob is one byte of method (`D` deflate, `R` raw,
- * for content that does not shrink, e.g. PNG screenshots) and the payload. A read inflates and
+ * The content-addressed blob store. A blob is named by the sha256 of its content, so equal
+ * content is stored once. Its stored form is one byte of method (`D` deflate, `R` raw, for
+ * content that does not shrink, e.g. PNG screenshots) and the payload. A read inflates and
  * re-hashes: a blob that does not match its name is `blob_corrupt`, never returned.
  *
- * Writes go to a temp file in the blob's directory, are fsynced (when durable), and renamed
- * into place, so a blob is either absent or complete. Which blobs are still needed is decided
- * in SQLite (services/checkpoints.ts); this module only stores, reads and deletes files.
+ * Two places hold blobs. Content up to INLINE_MAX_BYTES lives in SQLite (`blobs` table), written
+ * inside the same write transaction that records the checkpoint or artifact naming it: the
+ * commit's one fsync makes blob and reference durable together. Larger content lives in files,
+ * `.baton/blobs/<2 hex>/<62 hex>`: written to a temp file in the blob's directory, fsynced
+ * (when durable) and renamed into place before the transaction that references it, the
+ * directory fsynced once per checkpoint. Files written before the database held blobs stay
+ * where they are: reads and the dedup check look in both places. Which blobs are still needed
+ * is decided in SQLite (services/checkpoints.ts).
  */
 import {
   closeSync,
@@ -24,6 +29,7 @@ import {
 } from "node:fs";
 import { createRequire } from "node:module";
 import { dirname, join } from "node:path";
+import type { Backend, CheckpointQueries } from "../backend/contract.js";
 import { randomHex, sha256 } from "../core/canonical.js";
 import { BatonError } from "../errors.js";
 
@@ -40,6 +46,56 @@ const TMP = /^\.tmp-/;
 /** Content smaller than this is stored raw: deflate's header costs more than it saves. */
 const MIN_DEFLATE = 64;
 
+/**
+ * Content up to this size is stored inside SQLite, larger content as a file. Nearly every
+ * source file, lockfile and screenshot is below it, so a checkpoint costs one fsync (the
+ * commit's) instead of one per new blob plus one per shard directory. Above it the fsyncs
+ * saved are small next to writing the content itself, while inline storage would write it
+ * twice (the WAL, then the database), keep it in the write transaction's memory and hold the
+ * write lock longer.
+ */
+export const INLINE_MAX_BYTES = 1024 * 1024;
+
+/** The stored form of `content`: one method byte, then the payload (deflated when that saves 5%). */
+export function packBlob(content: Uint8Array): Buffer {
+  if (content.byteLength >= MIN_DEFLATE) {
+    const deflated = z().deflateRawSync(content, { level: 1 });
+    if (deflated.byteLength < content.byteLength * 0.95) {
+      const out = Buffer.allocUnsafe(deflated.byteLength + 1);
+      out[0] = 0x44; // D
+      out.set(deflated, 1);
+      return out;
+    }
+  }
+  const out = Buffer.allocUnsafe(content.byteLength + 1);
+  out[0] = 0x52; // R
+  out.set(content, 1);
+  return out;
+}
+
+/** Where a blob was read from, for messages: a file, or the database. */
+export type BlobPlace = { file: string } | { db: string };
+
+/** The content of a stored blob, verified against `hash`; `blob_corrupt` when it does not decode or match. */
+export function unpackBlob(hash: string, raw: Uint8Array, place: BlobPlace): Buffer {
+  const bytes = Buffer.from(raw.buffer, raw.byteOffset, raw.byteLength);
+  let content: Buffer;
+  try {
+    if (bytes[0] === 0x52) content = bytes.subarray(1);
+    else if (bytes[0] === 0x44) content = z().inflateRawSync(bytes.subarray(1));
+    else throw new Error(bytes.byteLength === 0 ? "it is empty" : `unknown storage method byte ${bytes[0]}`);
+  } catch (err) {
+    throw corrupt(hash, place, (err as Error).message);
+  }
+  const actual = sha256(content);
+  if (actual !== hash) throw corrupt(hash, place, `its content hashes to ${actual}`);
+  return content;
+}
+
+function checkName(hash: string): void {
+  if (!HASH.test(hash)) throw new BatonError("blob_corrupt", `"${hash}" is not a sha256 blob name`, { hash });
+}
+
 /** Where the blob for `hash` lives (whether or not it exists). */
 export function blobFile(blobsDir: string, hash: string): string {
   return join(blobsDir, hash.slice(0, 2), hash.slice(2));
@@ -52,6 +108,7 @@ export interface PutResult {
   created: boolean;
 }
 
+/** The file half of the store: `.baton/blobs/<2 hex>/<62 hex>`. */
 export class BlobStore {
   readonly dir: string;
   readonly #durable: boolean;
@@ -90,15 +147,7 @@ export class BlobStore {
       return { hash, size: content.byteLength, created: false };
     }
     const dir = join(this.dir, hash.slice(0, 2));
-    let packed: Uint8Array = content;
-    let method = 0x52; // R
-    if (content.byteLength >= MIN_DEFLATE) {
-      const deflated = z().deflateRawSync(content, { level: 1 });
-      if (deflated.byteLength < content.byteLength * 0.95) {
-        packed = deflated;
-        method = 0x44; // D
-      }
-    }
+    const packed = packBlob(content);
     try {
       const created = mkdirSync(dir, { recursive: true });
       if (created !== undefined) {
@@ -108,7 +157,6 @@ export class BlobStore {
       const tmp = join(dir, `.tmp-${process.pid}-${randomHex(6)}`);
       const fd = openSync(tmp, "wx", 0o644);
       try {
-        writeSync(fd, Uint8Array.of(method));
         writeSync(fd, packed);
         if (this.#durable) fsyncSync(fd);
       } finally {
@@ -140,35 +188,19 @@ export class BlobStore {
 
   /** The content of `hash`, verified against it. */
   get(hash: string): Buffer {
-    if (!HASH.test(hash)) throw new BatonError("blob_corrupt", `"${hash}" is not a sha256 blob name`, { hash });
+    checkName(hash);
     const file = this.path(hash);
     let raw: Buffer;
     try {
       raw = readFileSync(file);
     } catch (err) {
-      if ((err as NodeJS.ErrnoException).code === "ENOENT") {
-        throw new BatonError(
-          "blob_missing",
-          `blob ${hash} is missing from ${this.dir}; the checkpoint or artifact that names it cannot be restored. Take a new checkpoint`,
-          { hash, path: file },
-        );
-      }
+      if ((err as NodeJS.ErrnoException).code === "ENOENT") throw missing(hash, { path: file });
       throw ioError(`cannot read blob ${file}`, err);
     }
-    let content: Buffer;
-    try {
-      if (raw[0] === 0x52) content = raw.subarray(1);
-      else if (raw[0] === 0x44) content = z().inflateRawSync(raw.subarray(1));
-      else throw new Error(`unknown storage method byte ${raw[0]}`);
-    } catch (err) {
-      throw corrupt(hash, file, (err as Error).message);
-    }
-    const actual = sha256(content);
-    if (actual !== hash) throw corrupt(hash, file, `its content hashes to ${actual}`);
-    return content;
+    return unpackBlob(hash, raw, { file });
   }
 
-  /** Delete blobs (missing ones are fine). */
+  /** Delete blobs (missing ones are fine). Returns how many files were deleted. */
   remove(hashes: Iterable<string>): number {
     let n = 0;
     for (const h of hashes) {
@@ -216,11 +248,143 @@ export class BlobStore {
   }
 }
 
-function corrupt(hash: string, file: string, why: string): BatonError {
+/**
+ * A blob made ready outside any transaction: hashed, and packed (small content) or written to
+ * its file (large content). `Blobs.commit` finishes it inside the write transaction that
+ * references it.
+ */
+export interface StagedBlob {
+  readonly hash: string;
+  readonly size: number;
+  /** Inline: the stored form (undefined once a caller stored it ahead and let go of it). */
+  packed: Buffer | undefined;
+  /** Whether it lives in the database (else in a file). */
+  readonly inline: boolean;
+  /** File: whether staging created the file. */
+  readonly fileCreated: boolean;
+}
+
+/** What `commit` found: stored now, already stored (in either place), or (a file) gone since it was staged. */
+export type CommitOutcome = "stored" | "present" | "gone";
+
+/** Both halves of the store: rows of the `blobs` table for small content, files for large. */
+export class Blobs {
+  readonly files: BlobStore;
+  readonly inlineMaxBytes: number;
+  readonly #backend: Backend;
+  readonly #dbName: string;
+
+  constructor(backend: Backend, dir: string, opts: { durable?: boolean; inlineMaxBytes?: number } = {}) {
+    this.#backend = backend;
+    this.files = new BlobStore(dir, { durable: opts.durable ?? true });
+    this.inlineMaxBytes = opts.inlineMaxBytes ?? INLINE_MAX_BYTES;
+    this.#dbName = join(dirname(dir), "baton.db");
+  }
+
+  /** Hash and pack small content; write large content to its file now (call `sync()` before committing). */
+  stage(content: Uint8Array, hash = sha256(content)): StagedBlob {
+    if (content.byteLength <= this.inlineMaxBytes) {
+      return { hash, size: content.byteLength, packed: packBlob(content), inline: true, fileCreated: false };
+    }
+    const put = this.files.put(content, hash);
+    return { hash, size: content.byteLength, packed: undefined, inline: false, fileCreated: put.created };
+  }
+
+  /** fsync the file store's directories that gained blobs (before committing references to them). */
+  sync(): void {
+    this.files.sync();
+  }
+
+  /**
+   * Inside the write transaction that references `s`: store an inline blob unless it is
+   * stored already, in the database or (written before blobs moved there) as a file. Under
+   * the write lock no collection runs, so what is present now is present at the commit.
+   */
+  async commit(q: CheckpointQueries, s: StagedBlob, nowMs = Date.now()): Promise<CommitOutcome> {
+    if (!s.inline) return this.files.has(s.hash) ? "present" : "gone";
+    if (s.packed === undefined) return (await q.inlineBlobs([s.hash])).length > 0 || this.files.has(s.hash) ? "present" : "gone";
+    if (this.files.has(s.hash)) return "present";
+    return (await q.putBlob(s.hash, s.packed, nowMs)) ? "stored" : "present";
+  }
+
+  /** The content of `hash`, verified: `blob_missing` when neither place has it, `blob_corrupt` when it does not match. */
+  async read(hash: string): Promise<Buffer> {
+    return (await this.readMany([hash])).get(hash) as Buffer;
+  }
+
+  /** The verified content of each of `hashes` (one read transaction for the inline ones). */
+  async readMany(hashes: readonly string[]): Promise<Map<string, Buffer>> {
+    const wanted = [...new Set(hashes)];
+    for (const h of wanted) checkName(h);
+    const out = new Map<string, Buffer>();
+    if (wanted.length === 0) return out;
+    const rows = await this.#backend.transaction("read", async (tx) => {
+      const found = new Map<string, Uint8Array>();
+      for (const h of wanted) {
+        const raw = await tx.checkpoints.getBlob(h);
+        if (raw !== undefined) found.set(h, raw);
+      }
+      return found;
+    });
+    for (const h of wanted) {
+      const raw = rows.get(h);
+      out.set(h, raw !== undefined ? unpackBlob(h, raw, { db: this.#dbName }) : this.#fileOrMissing(h));
+    }
+    return out;
+  }
+
+  #fileOrMissing(hash: string): Buffer {
+    try {
+      return this.files.get(hash);
+    } catch (err) {
+      if (err instanceof BatonError && err.code === "blob_missing") throw missing(hash, { path: this.files.path(hash), db: this.#dbName });
+      throw err;
+    }
+  }
+
+  /** Which of `hashes` are stored, in either place. */
+  async present(hashes: readonly string[]): Promise<Set<string>> {
+    const wanted = [...new Set(hashes)];
+    if (wanted.length === 0) return new Set();
+    const inline = new Set(await this.#backend.transaction("read", (tx) => tx.checkpoints.inlineBlobs(wanted)));
+    for (const h of wanted) if (!inline.has(h) && HASH.test(h) && this.files.has(h)) inline.add(h);
+    return inline;
+  }
+
+  /** Inside a write transaction: delete `hashes` from both places. Returns how many blobs went. */
+  async remove(q: CheckpointQueries, hashes: readonly string[]): Promise<number> {
+    const inline = new Set(await q.deleteBlobs(hashes));
+    let n = inline.size;
+    for (const h of hashes) if (this.files.remove([h]) > 0 && !inline.has(h)) n++;
+    return n;
+  }
+
+  /** Every stored blob (both places, each hash once) with when it was stored, and the file store's temp files. */
+  async list(q: CheckpointQueries): Promise<{ hashes: { hash: string; mtimeMs: number }[]; temps: { path: string; mtimeMs: number }[] }> {
+    const { hashes, temps } = this.files.list();
+    const seen = new Set(hashes.map((h) => h.hash));
+    for (const b of await q.listBlobs()) if (!seen.has(b.hash)) hashes.push({ hash: b.hash, mtimeMs: b.storedMs });
+    return { hashes, temps };
+  }
+}
+
+function corrupt(hash: string, place: BlobPlace, why: string): BatonError {
+  const fix =
+    "file" in place
+      ? `Delete ${place.file} and take a new checkpoint`
+      : `It is stored in ${place.db}; take a new checkpoint, and run \`baton doctor\` to check the database`;
   return new BatonError(
     "blob_corrupt",
-    `blob ${hash} is corrupt (${why}); it was not used. Delete ${file} and take a new checkpoint; the checkpoints that name it cannot be restored`,
-    { hash, path: file },
+    `blob ${hash} is corrupt (${why}); it was not used. ${fix}; the checkpoints that name it cannot be restored`,
+    "file" in place ? { hash, path: place.file } : { hash, database: place.db },
+  );
+}
+
+function missing(hash: string, where: { path: string; db?: string }): BatonError {
+  return new BatonError(
+    "blob_missing",
+    `blob ${hash} is missing (neither ${where.db ?? "the database"} nor ${where.path} holds it); the checkpoint or artifact that names it cannot be restored. Take a new checkpoint`,
+    { hash, path: where.path },
   );
 }
 

@@ -1,8 +1,10 @@
 /**
  * Taking, listing, pinning and pruning checkpoints; collecting blobs nothing references.
  *
- * A checkpoint's file contents go to the blob store first (fsynced, directories fsynced), then
- * one write transaction records the checkpoint, updates the stat cache and applies retention.
+ * A checkpoint's files are read, hashed and packed first, outside any transaction (content over
+ * the inline limit is written to its blob file then, fsynced, directories fsynced). One write
+ * transaction then stores the small blobs, records the checkpoint, updates the stat cache and
+ * applies retention: its commit makes blobs and references durable together.
  * Blobs are deleted only inside a write transaction that has just found them unreferenced, and
  * that transaction bumps the blob epoch: a whole-tree checkpoint that trusted the stat cache
  * while a collection ran sees the epoch change and starts again, so it never commits a
@@ -14,10 +16,10 @@ import type { Backend, CheckpointFileRow, CheckpointRow, StatCacheRow, StoreTx }
 import { randomHex, sha256 } from "../core/canonical.js";
 import type { Checkpoint, CheckpointFile, CheckpointInfo, CheckpointKind } from "../core/checkpoints.js";
 import { BatonError, badInput } from "../errors.js";
-import { BlobStore } from "./blobs.js";
+import { Blobs, type StagedBlob } from "./blobs.js";
 import { workspaceRelative } from "./files.js";
 import { checkPath, readCurrent, unsafePath } from "./safe-fs.js";
-import { walkTree } from "./tree-scan.js";
+import { CTIME, INO, MODE, MTIME, SIZE, STAT_FIELDS, type TreeScan, WalkCache, walkTree } from "./tree-scan.js";
 
 export interface CheckpointOptions {
   /** Checkpoints kept per session, pinned ones aside. Default 100. */
@@ -26,8 +28,15 @@ export interface CheckpointOptions {
   exclude?: readonly string[];
   /** Files larger than this are recorded as skipped, not stored. Default 64 MiB. */
   maxFileBytes?: number;
-  /** fsync blobs and restored files (default true; false matches synchronous=NORMAL). */
+  /** fsync blob files and restored files (default true; false matches synchronous=NORMAL). */
   durable?: boolean;
+  /** Content up to this many bytes is stored in the database, larger content as a file. Default 1 MiB. */
+  inlineMaxBytes?: number;
+  /**
+   * A whole-tree checkpoint holds at most this many bytes of new small blobs in memory; past it
+   * (a first checkpoint of a large tree) it stores them ahead of its commit. Default 32 MiB.
+   */
+  stageAheadBytes?: number;
 }
 
 export interface CheckpointInput {
@@ -59,8 +68,25 @@ export interface CheckpointResult {
  */
 const CLOCK_FILE = "stat-clock";
 const MAX_RETRIES = 3;
+/**
+ * A whole-tree checkpoint keeps the packed content of the small files it read in memory until
+ * its commit; past this many bytes (a first checkpoint of a large tree) it stores them ahead,
+ * in write transactions of their own. Stored ahead, they are unreferenced until the commit:
+ * `baton gc` spares them for its grace period, and any deletion bumps the blob epoch, which
+ * makes the checkpoint start again.
+ */
+const STAGE_AHEAD_BYTES = 32 * 1024 * 1024;
 
-class EpochChanged extends Error {}
+/**
+ * Blobs were collected since this checkpoint read the blob epoch (or a blob file it staged is
+ * gone): it starts again. A BatonError, so the backend hands it back from the transaction as
+ * it is (anything else thrown inside one is reported as `internal`).
+ */
+class EpochChanged extends BatonError {
+  constructor() {
+    super("storage_busy", "blobs were collected while this checkpoint ran; it starts again");
+  }
+}
 
 export function toInfo(r: CheckpointRow): CheckpointInfo {
   const c: CheckpointInfo = {
@@ -98,27 +124,35 @@ export class CheckpointService {
   readonly #backend: Backend;
   readonly #root: string;
   readonly #now: () => Date;
-  readonly blobs: BlobStore;
+  readonly #batonDir: string;
+  readonly blobs: Blobs;
   readonly retain: number;
   readonly #exclude: readonly string[];
   readonly #maxFileBytes: number;
+  readonly #stageAheadBytes: number;
   /**
    * This process's copy of the stat cache, valid while the store's generation is unchanged: a
    * long-lived process (server, MCP, library) skips re-reading thousands of rows per checkpoint.
    */
-  #statMemo: { generation: number; cache: Map<string, StatCacheRow> } | undefined;
+  #statMemo: StatTable | undefined;
+  /** This process's gitignore decisions, reused while each directory's patterns are unchanged. */
+  readonly #walkCache = new WalkCache();
 
   constructor(backend: Backend, root: string, batonDir: string, opts: CheckpointOptions & { now?: () => Date } = {}) {
     this.#backend = backend;
     this.#root = root;
     this.#now = opts.now ?? (() => new Date());
-    this.blobs = new BlobStore(join(batonDir, "blobs"), { durable: opts.durable ?? true });
+    this.#batonDir = batonDir;
+    const blobOpts: { durable: boolean; inlineMaxBytes?: number } = { durable: opts.durable ?? true };
+    if (opts.inlineMaxBytes !== undefined) blobOpts.inlineMaxBytes = opts.inlineMaxBytes;
+    this.blobs = new Blobs(backend, join(batonDir, "blobs"), blobOpts);
     const config = readCheckpointConfig(batonDir);
     this.retain = opts.retain ?? config.retain ?? 100;
     if (!Number.isInteger(this.retain) || this.retain < 1)
       throw badInput(`checkpoint retention must be a whole number ≥ 1, got ${this.retain}`);
     this.#exclude = [...(config.exclude ?? []), ...(opts.exclude ?? [])];
     this.#maxFileBytes = opts.maxFileBytes ?? config.maxFileBytes ?? 64 * 1024 * 1024;
+    this.#stageAheadBytes = opts.stageAheadBytes ?? STAGE_AHEAD_BYTES;
   }
 
   get root(): string {
@@ -135,7 +169,7 @@ export class CheckpointService {
 
   /** Now, by the filesystem's clock (the mtime of a file just written); -Infinity (trust nothing) if it cannot be read. */
   #fsClock(): number {
-    const file = join(this.blobs.dir, "..", CLOCK_FILE);
+    const file = join(this.#batonDir, CLOCK_FILE);
     try {
       writeFileSync(file, "");
       return statSync(file).mtimeMs;
@@ -146,7 +180,7 @@ export class CheckpointService {
 
   /** The paths a whole-tree checkpoint would cover now. */
   treePaths(): string[] {
-    return walkTree(this.#root, { exclude: this.#exclude }).files.map((f) => f.path);
+    return walkTree(this.#root, { exclude: this.#exclude, cache: this.#walkCache }).paths;
   }
 
   async create(sessionId: string, input: CheckpointInput = {}): Promise<CheckpointResult> {
@@ -174,78 +208,119 @@ export class CheckpointService {
     protect: readonly string[] = [],
   ): Promise<CheckpointResult> {
     const files: CheckpointFile[] = [];
-    let stored = 0;
+    const staged: { path: string; blob: StagedBlob }[] = [];
     for (const path of paths) {
       const cur = readCurrent(this.#root, path, this.#maxFileBytes);
       if (cur.kind === "absent") files.push({ path, absent: true });
       else if (cur.kind === "other") files.push({ path, skipped: cur.what });
       else {
-        const put = this.blobs.put(cur.content);
-        if (put.created) stored++;
-        files.push({ path, hash: put.hash, mode: cur.mode, size: cur.size });
+        const blob = this.blobs.stage(cur.content);
+        staged.push({ path, blob });
+        files.push({ path, hash: blob.hash, mode: cur.mode, size: cur.size });
       }
     }
     this.blobs.sync();
     files.sort((a, b) => (a.path < b.path ? -1 : a.path > b.path ? 1 : 0));
-    const hashes = files.flatMap((f) => ("hash" in f ? [f.hash] : []));
-    const result = await this.#commit(sessionId, kind, files, input, { restores, protect }, async () => {
-      // Under the write lock no collection runs: the blobs we stored or deduplicated must still be there.
-      for (const h of hashes) if (!this.blobs.has(h)) throw new EpochChanged();
-    });
-    return { ...result, stats: { files: files.length, read: paths.length, cached: 0, blobsStored: stored } };
+    const blobs = staged.map((s) => s.blob);
+    for (let attempt = 1; ; attempt++) {
+      let stored = 0;
+      try {
+        const result = await this.#commit(sessionId, kind, files, input, { restores, protect }, async (tx) => {
+          stored = await this.#store(tx, blobs);
+        });
+        stored += blobs.filter((b) => b.fileCreated).length;
+        return { ...result, stats: { files: files.length, read: paths.length, cached: 0, blobsStored: stored } };
+      } catch (err) {
+        if (!(err instanceof EpochChanged) || attempt >= MAX_RETRIES) throw err instanceof EpochChanged ? busy() : err;
+        // A blob file we stored or deduplicated was collected before we took the lock: store it again.
+        for (const { path, blob } of staged) {
+          if (blob.inline || this.blobs.files.has(blob.hash)) continue;
+          const cur = readCurrent(this.#root, path, this.#maxFileBytes);
+          if (cur.kind !== "file" || this.blobs.stage(cur.content).hash !== blob.hash) throw busy();
+        }
+        this.blobs.sync();
+      }
+    }
+  }
+
+  /**
+   * Inside the write transaction that references them: store the staged inline blobs not
+   * stored yet (in either place), and check the staged files are still there (under the write
+   * lock no collection runs). A file collected since it was staged is `EpochChanged`.
+   */
+  async #store(tx: StoreTx, staged: readonly StagedBlob[]): Promise<number> {
+    let stored = 0;
+    const now = Date.now();
+    for (const b of staged) {
+      const outcome = await this.blobs.commit(tx.checkpoints, b, now);
+      if (outcome === "gone") throw new EpochChanged();
+      if (outcome === "stored") stored++;
+    }
+    return stored;
+  }
+
+  /** A large first tree scan: store these staged inline blobs now, in a transaction of their own, and let go of their content. */
+  async #storeAhead(staged: StagedBlob[]): Promise<number> {
+    const stored = await this.#backend.transaction("write", (tx) => this.#store(tx, staged));
+    for (const b of staged) b.packed = undefined;
+    return stored;
   }
 
   async #tree(sessionId: string, input: CheckpointInput): Promise<CheckpointResult> {
     for (let attempt = 1; ; attempt++) {
-      const { epoch, generation, cache } = await this.#backend.transaction("read", async (tx) => {
+      const { epoch, table } = await this.#backend.transaction("read", async (tx) => {
         const generation = await tx.checkpoints.statCacheGeneration();
         const memo = this.#statMemo;
         return {
           epoch: await tx.checkpoints.blobEpoch(),
-          generation,
-          cache: memo?.generation === generation ? memo.cache : new Map((await tx.checkpoints.statCache()).map((r) => [r.path, r])),
+          table: memo?.generation === generation ? memo : statTable(await tx.checkpoints.statCache(), generation),
         };
       });
       this.#statMemo = undefined; // rebuilt below once this checkpoint commits
       const clockMs = this.#fsClock();
-      const scan = walkTree(this.#root, { exclude: this.#exclude });
-      const files: CheckpointFile[] = [];
+      const scan = walkTree(this.#root, { exclude: this.#exclude, cache: this.#walkCache });
+      const { slots, toRead, matched, known } = classify(scan, table, this.#maxFileBytes);
       const fresh: StatCacheRow[] = [];
-      let read = 0;
+      const freshAt: number[] = [];
+      let staged: StagedBlob[] = [];
+      let stagedBytes = 0;
       let stored = 0;
-      let known = 0;
-      for (const f of scan.files) {
-        const c = cache.get(f.path);
-        if (c) known++;
-        if (
-          c &&
-          c.size === f.size &&
-          c.mtimeMs === f.mtimeMs &&
-          c.ctimeMs === f.ctimeMs &&
-          c.ino === f.ino &&
-          c.mode === f.mode &&
-          f.mtimeMs < c.checkedMs
-        ) {
-          files.push({ path: f.path, hash: c.hash, mode: f.mode, size: f.size });
+      let vanishedWhileWalking = false;
+      for (const i of toRead) {
+        const path = scan.paths[i] as string;
+        const content = readRegular(join(this.#root, path));
+        if (content === undefined) {
+          vanishedWhileWalking = true; // or replaced: left out
           continue;
         }
-        if (f.size > this.#maxFileBytes) {
-          files.push({ path: f.path, skipped: `larger than ${this.#maxFileBytes} bytes` });
-          continue;
+        const hash = sha256(content.data);
+        const k = matched[i] as number;
+        // Read again only because it was racy, and unchanged: its blob is the cached entry's,
+        // which the epoch check guards like any trusted entry's. Otherwise pack (or store) it.
+        if (k < 0 || table.hashes[k] !== hash) {
+          const blob = this.blobs.stage(content.data, hash);
+          if (blob.fileCreated) stored++;
+          if (blob.packed !== undefined) {
+            staged.push(blob);
+            stagedBytes += blob.packed.byteLength;
+          }
         }
-        const content = readRegular(join(this.#root, f.path));
-        if (content === undefined) continue; // vanished or replaced while walking
-        read++;
-        const put = this.blobs.put(content.data);
-        if (put.created) stored++;
-        files.push({ path: f.path, hash: put.hash, mode: f.mode, size: content.data.byteLength });
-        fresh.push({ ...content.stat, path: f.path, hash: put.hash, checkedMs: clockMs });
+        slots[i] = { path, hash, mode: scan.stats[i * STAT_FIELDS + MODE] as number, size: content.data.byteLength };
+        fresh.push({ ...content.stat, path, hash, checkedMs: clockMs });
+        freshAt.push(i);
+        if (stagedBytes > this.#stageAheadBytes) {
+          stored += await this.#storeAhead(staged);
+          staged = [];
+          stagedBytes = 0;
+        }
       }
+      const files = vanishedWhileWalking ? slots.filter((f) => f !== undefined) : (slots as CheckpointFile[]);
+      const read = fresh.length;
       this.blobs.sync();
       let vanished: string[] = [];
-      if (known < cache.size) {
-        const seen = new Set(scan.files.map((f) => f.path));
-        vanished = [...cache.keys()].filter((p) => !seen.has(p));
+      if (known < table.count) {
+        const seen = new Set(scan.paths);
+        vanished = table.paths.filter((p, k) => table.hashes[k] !== "" && !seen.has(p));
       }
       try {
         let expected = -1;
@@ -256,7 +331,9 @@ export class CheckpointService {
           input,
           {},
           async (tx) => {
+            // Hashes trusted from the stat cache name blobs we did not touch: a collection since we read the epoch may have taken them.
             if ((await tx.checkpoints.blobEpoch()) !== epoch) throw new EpochChanged();
+            stored += await this.#store(tx, staged);
             const before = await tx.checkpoints.statCacheGeneration();
             if (fresh.length > 0 || vanished.length > 0) {
               await tx.checkpoints.putStatCache(fresh);
@@ -264,13 +341,11 @@ export class CheckpointService {
               await tx.checkpoints.bumpStatCacheGeneration();
             }
             // Our copy stays valid only if nobody else changed the cache since we read it.
-            if (before === generation) expected = before + (fresh.length > 0 || vanished.length > 0 ? 1 : 0);
+            if (before === table.generation) expected = before + (fresh.length > 0 || vanished.length > 0 ? 1 : 0);
           },
           async (tx) => {
             if (expected < 0 || (await tx.checkpoints.statCacheGeneration()) !== expected) return; // retention forgot entries
-            for (const p of vanished) cache.delete(p);
-            for (const r of fresh) cache.set(r.path, r);
-            this.#statMemo = { generation: expected, cache };
+            this.#statMemo = nextStatTable(table, scan, matched, fresh, freshAt, expected);
           },
         );
         return { ...result, stats: { files: files.length, read, cached: files.length - read, blobsStored: stored } };
@@ -289,51 +364,36 @@ export class CheckpointService {
     check: (tx: StoreTx) => Promise<void>,
     after?: (tx: StoreTx) => Promise<void>,
   ): Promise<Omit<CheckpointResult, "stats">> {
-    for (let attempt = 1; ; attempt++) {
-      try {
-        return await this.#backend.transaction("write", async (tx) => {
-          if (!(await tx.getSession(sessionId))) {
-            throw new BatonError("not_found", `no session "${sessionId}"; run \`baton session list --all\` to see the sessions`, {
-              sessionId,
-            });
-          }
-          await check(tx);
-          const q = tx.checkpoints;
-          const last = await q.lastCheckpoint(sessionId);
-          const row: CheckpointRow = {
-            id: `cp-${randomHex(5)}`,
-            sessionId,
-            seq: (last?.seq ?? 0) + 1,
-            kind,
-            runId: input.runId ?? null,
-            turn: input.turn ?? null,
-            toolName: input.toolName ?? null,
-            parent: last?.id ?? null,
-            label: input.label ?? null,
-            pinned: input.pinned ?? false,
-            restores: extra.restores ?? null,
-            createdAt: this.#now().toISOString(),
-            prunedAt: null,
-            fileCount: files.length,
-          };
-          await q.insertCheckpoint(row, files.map(toRow));
-          const pruned = await this.#applyRetention(tx, sessionId, new Set([row.id, ...(extra.protect ?? [])]));
-          await after?.(tx);
-          return { checkpoint: { ...toInfo(row), files }, pruned };
+    return this.#backend.transaction("write", async (tx) => {
+      if (!(await tx.getSession(sessionId))) {
+        throw new BatonError("not_found", `no session "${sessionId}"; run \`baton session list --all\` to see the sessions`, {
+          sessionId,
         });
-      } catch (err) {
-        // Targeted: a blob vanished before we took the lock; store it again and retry.
-        if (!(err instanceof EpochChanged) || kind === "tree" || attempt >= MAX_RETRIES) throw err;
-        for (const f of files) {
-          if ("hash" in f && !this.blobs.has(f.hash)) {
-            const cur = readCurrent(this.#root, f.path, this.#maxFileBytes);
-            if (cur.kind !== "file" || sha256(cur.content) !== f.hash) throw busy();
-            this.blobs.put(cur.content, f.hash);
-          }
-        }
-        this.blobs.sync();
       }
-    }
+      await check(tx);
+      const q = tx.checkpoints;
+      const last = await q.lastCheckpoint(sessionId);
+      const row: CheckpointRow = {
+        id: `cp-${randomHex(5)}`,
+        sessionId,
+        seq: (last?.seq ?? 0) + 1,
+        kind,
+        runId: input.runId ?? null,
+        turn: input.turn ?? null,
+        toolName: input.toolName ?? null,
+        parent: last?.id ?? null,
+        label: input.label ?? null,
+        pinned: input.pinned ?? false,
+        restores: extra.restores ?? null,
+        createdAt: this.#now().toISOString(),
+        prunedAt: null,
+        fileCount: files.length,
+      };
+      await q.insertCheckpoint(row, files.map(toRow));
+      const pruned = await this.#applyRetention(tx, sessionId, new Set([row.id, ...(extra.protect ?? [])]));
+      await after?.(tx);
+      return { checkpoint: { ...toInfo(row), files }, pruned };
+    });
   }
 
   /** Prune the oldest unpinned checkpoints beyond the limit; delete blobs nothing references any more. */
@@ -348,12 +408,12 @@ export class CheckpointService {
     return victims;
   }
 
-  /** Inside a write transaction: forget and delete blobs found unreferenced. */
+  /** Inside a write transaction: forget and delete (from both places) blobs found unreferenced. */
   async #deleteBlobs(tx: StoreTx, hashes: readonly string[]): Promise<number> {
     if (hashes.length === 0) return 0;
     await tx.checkpoints.bumpBlobEpoch();
     await tx.checkpoints.forgetStatCacheHashes(hashes);
-    return this.blobs.remove(hashes);
+    return this.blobs.remove(tx.checkpoints, hashes);
   }
 
   /** Delete, now, the blobs among `hashes` that nothing references (e.g. a completed session's artifacts). */
@@ -372,11 +432,11 @@ export class CheckpointService {
     return this.#backend.transaction("write", async (tx) => {
       const now = Date.now();
       const referenced = new Set(await tx.checkpoints.referencedHashes());
-      const { hashes, temps } = this.blobs.list();
+      const { hashes, temps } = await this.blobs.list(tx.checkpoints);
       const doomed = hashes.filter((b) => !referenced.has(b.hash) && now - b.mtimeMs > grace).map((b) => b.hash);
       const removed = await this.#deleteBlobs(tx, doomed);
-      const onDisk = new Set(hashes.map((b) => b.hash));
-      const gone = [...new Set((await tx.checkpoints.statCache()).map((r) => r.hash))].filter((h) => !onDisk.has(h));
+      const stored = new Set(hashes.map((b) => b.hash));
+      const gone = [...new Set((await tx.checkpoints.statCache()).map((r) => r.hash))].filter((h) => !stored.has(h));
       await tx.checkpoints.forgetStatCacheHashes(gone);
       let tempsRemoved = 0;
       for (const t of temps) {
@@ -456,6 +516,140 @@ function readCheckpointConfig(batonDir: string): Omit<CheckpointOptions, "durabl
     out.maxFileBytes = maxFileBytes as number;
   }
   return out;
+}
+
+/**
+ * A copy of the stat cache in flat arrays: per entry its path, its hash ("" for a slot with no
+ * entry) and ROW numbers (the stat fields of tree-scan's STAT_FIELDS, then CHECKED, when the
+ * scan that hashed it started). Entries are in the order of the scan that left them, so the
+ * next scan of an unchanged tree meets them in the same order.
+ */
+interface StatTable {
+  generation: number;
+  paths: string[];
+  hashes: string[];
+  nums: Float64Array;
+  /** Entries (slots with a hash). */
+  count: number;
+  /** path → slot, built on the first lookup out of order. */
+  index: Map<string, number> | undefined;
+}
+
+const ROW = STAT_FIELDS + 1;
+const CHECKED = STAT_FIELDS;
+
+function statTable(rows: readonly StatCacheRow[], generation: number): StatTable {
+  const nums = new Float64Array(rows.length * ROW);
+  rows.forEach((r, k) => {
+    const at = k * ROW;
+    nums[at + SIZE] = r.size;
+    nums[at + MTIME] = r.mtimeMs;
+    nums[at + CTIME] = r.ctimeMs;
+    nums[at + INO] = r.ino;
+    nums[at + MODE] = r.mode;
+    nums[at + CHECKED] = r.checkedMs;
+  });
+  return { generation, paths: rows.map((r) => r.path), hashes: rows.map((r) => r.hash), nums, count: rows.length, index: undefined };
+}
+
+/** The slot of `path`, trying `hint` (where the last scan had the next file) first; -1 when it has no entry. */
+function slotOf(table: StatTable, path: string, hint: number): number {
+  if (table.paths[hint] === path) return table.hashes[hint] === "" ? -1 : hint;
+  if (table.index === undefined) {
+    table.index = new Map();
+    table.paths.forEach((p, k) => {
+      if (table.hashes[k] !== "") table.index?.set(p, k);
+    });
+  }
+  return table.index.get(path) ?? -1;
+}
+
+/**
+ * The files of a scan whose stat cache entry can be trusted (every stat field agrees and the
+ * file is older than the scan that hashed it), in place; the indexes of the others, to read;
+ * and each file's slot in the table (-1: none).
+ */
+function classify(
+  scan: TreeScan,
+  table: StatTable,
+  maxFileBytes: number,
+): { slots: (CheckpointFile | undefined)[]; toRead: number[]; matched: Int32Array; known: number } {
+  const n = scan.paths.length;
+  const slots: (CheckpointFile | undefined)[] = new Array(n);
+  const matched = new Int32Array(n);
+  const toRead: number[] = [];
+  const st = scan.stats;
+  const nums = table.nums;
+  let known = 0;
+  let hint = 0;
+  for (let i = 0; i < n; i++) {
+    const path = scan.paths[i] as string;
+    const k = slotOf(table, path, hint);
+    matched[i] = k;
+    const s = i * STAT_FIELDS;
+    if (k >= 0) {
+      known++;
+      hint = k + 1;
+      const c = k * ROW;
+      if (
+        nums[c + SIZE] === st[s + SIZE] &&
+        nums[c + MTIME] === st[s + MTIME] &&
+        nums[c + CTIME] === st[s + CTIME] &&
+        nums[c + INO] === st[s + INO] &&
+        nums[c + MODE] === st[s + MODE] &&
+        (st[s + MTIME] as number) < (nums[c + CHECKED] as number)
+      ) {
+        slots[i] = { path, hash: table.hashes[k] as string, mode: st[s + MODE] as number, size: st[s + SIZE] as number };
+        continue;
+      }
+    }
+    if ((st[s + SIZE] as number) > maxFileBytes) slots[i] = { path, skipped: `larger than ${maxFileBytes} bytes` };
+    else toRead.push(i);
+  }
+  return { slots, toRead, matched, known };
+}
+
+/**
+ * The stat cache as this checkpoint's commit left it, in the scan's order: fresh entries for
+ * the files read, the old entry for the others that had one, nothing for the rest (a file left
+ * out as too large keeps whatever entry it had; vanished paths are gone).
+ */
+function nextStatTable(
+  old: StatTable,
+  scan: TreeScan,
+  matched: Int32Array,
+  fresh: readonly StatCacheRow[],
+  freshAt: readonly number[],
+  generation: number,
+): StatTable {
+  const n = scan.paths.length;
+  const nums = new Float64Array(n * ROW);
+  const hashes: string[] = new Array(n);
+  let count = 0;
+  for (let i = 0; i < n; i++) {
+    const k = matched[i] as number;
+    if (k >= 0) {
+      nums.set(old.nums.subarray(k * ROW, k * ROW + ROW), i * ROW);
+      hashes[i] = old.hashes[k] as string;
+      count++;
+    } else {
+      nums[i * ROW] = Number.NaN; // never equal: no entry
+      hashes[i] = "";
+    }
+  }
+  fresh.forEach((r, j) => {
+    const i = freshAt[j] as number;
+    const at = i * ROW;
+    nums[at + SIZE] = r.size;
+    nums[at + MTIME] = r.mtimeMs;
+    nums[at + CTIME] = r.ctimeMs;
+    nums[at + INO] = r.ino;
+    nums[at + MODE] = r.mode;
+    nums[at + CHECKED] = r.checkedMs;
+    if (hashes[i] === "") count++;
+    hashes[i] = r.hash;
+  });
+  return { generation, paths: scan.paths, hashes, nums, count, index: undefined };
 }
 
 /** A regular file's bytes and stat, opened without following links; undefined if it vanished or changed type. */

@@ -245,18 +245,28 @@ export async function runDoctor(deps: DoctorDeps, opts: DoctorOptions = {}): Pro
 
   await check("blobs", async () => {
     const dir = join(deps.batonDir, "blobs");
-    if (!existsSync(dir)) return "no blob store yet (.baton/blobs/ does not exist)";
     const store = new BlobStore(dir);
-    const referenced = new Set(await deps.backend.transaction("read", (tx) => tx.checkpoints.referencedHashes()));
-    const { hashes, temps } = store.list();
-    const onDisk = new Set(hashes.map((h) => h.hash));
-    const missing = [...referenced].filter((h) => !onDisk.has(h));
+    const { referenced, inline } = await deps.backend.transaction("read", async (tx) => ({
+      referenced: new Set(await tx.checkpoints.referencedHashes()),
+      inline: await tx.checkpoints.listBlobs(),
+    }));
+    const { hashes: files, temps } = store.list();
+    if (!existsSync(dir) && inline.length === 0 && referenced.size === 0) return "no blobs stored yet";
+    // Small blobs live in the database, large ones (and those stored before) under .baton/blobs/.
+    const stored = new Set(files.map((h) => h.hash));
+    const hashes = [...files];
+    for (const b of inline) {
+      if (stored.has(b.hash)) continue;
+      stored.add(b.hash);
+      hashes.push({ hash: b.hash, mtimeMs: b.storedMs });
+    }
+    const missing = [...referenced].filter((h) => !stored.has(h));
     if (missing.length > 0) {
       add({
         check: "blobs",
         code: "blob_missing",
         severity: "error",
-        message: `${missing.length} blob(s) named by live checkpoints or artifacts are missing from .baton/blobs/; those cannot be restored`,
+        message: `${missing.length} blob(s) named by live checkpoints or artifacts are missing from both the database and .baton/blobs/; those cannot be restored`,
         evidence: { count: missing.length, hashes: missing.slice(0, SAMPLE).map((h) => h.slice(0, 16)) },
         fix: "baton checkpoint --session <id> (take a new checkpoint of the current files)",
         safe: false,

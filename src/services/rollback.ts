@@ -80,7 +80,9 @@ const EVENT_PATHS = 50;
 const MAX_DIFF_BYTES = 1024 * 1024;
 
 interface Planned extends RollbackChange {
-  content?: Buffer;
+  /** The blob to restore from (read after planning, all at once). */
+  want?: string;
+  content?: Buffer | undefined;
   mode?: number;
   current: Current;
 }
@@ -125,6 +127,10 @@ export class RollbackService {
       );
     }
     const plan = entries.map((e) => this.#plan(root, e));
+    // Every blob needed is read and verified (blob_corrupt / blob_missing) before anything changes.
+    const wanted = plan.flatMap((p) => (p.want !== undefined ? [p.want] : []));
+    const contents = await this.#cps.blobs.readMany(wanted);
+    for (const p of plan) if (p.want !== undefined) p.content = contents.get(p.want);
     const changing = plan.filter((p) => p.action === "restore" || p.action === "create" || p.action === "remove");
 
     if (input.dryRun) {
@@ -248,8 +254,7 @@ export class RollbackService {
     if ("absent" in want) return current.kind === "absent" ? { ...base, action: "unchanged" } : { ...base, action: "remove" };
     if (current.kind === "file" && current.mode === want.mode && sha256(current.content) === want.hash)
       return { ...base, action: "unchanged" };
-    const content = this.#cps.blobs.get(want.hash); // verified against its hash: blob_corrupt / blob_missing
-    return { ...base, action: current.kind === "absent" ? "create" : "restore", content, mode: want.mode };
+    return { ...base, action: current.kind === "absent" ? "create" : "restore", want: want.hash, mode: want.mode };
   }
 }
 

@@ -5,6 +5,7 @@
  */
 import { existsSync } from "node:fs";
 import { join, resolve } from "node:path";
+import type { Backend } from "../backend/contract.js";
 import { isTerminal, phaseNextAction } from "../core/flow.js";
 import { type MarkerFinding, markerNextAction } from "../core/markers.js";
 import { overridingAction } from "../core/next-action.js";
@@ -86,12 +87,14 @@ export class StatusService {
   readonly #queue: Queue;
   readonly #root: string;
   readonly #now: () => Date;
+  readonly #backend: Backend | undefined;
 
-  constructor(journal: Journal, queue: Queue, root: string, now: () => Date = () => new Date()) {
+  constructor(journal: Journal, queue: Queue, root: string, now: () => Date = () => new Date(), backend?: Backend) {
     this.#journal = journal;
     this.#queue = queue;
     this.#root = root;
     this.#now = now;
+    this.#backend = backend;
   }
 
   async status(opts: { all?: boolean; sessionId?: string } = {}): Promise<StatusReport> {
@@ -109,7 +112,7 @@ export class StatusService {
   /** Status of one session: its read plus its open work. */
   async describeSession(sessionId: string): Promise<SessionStatus> {
     const view = await this.#journal.read(sessionId);
-    return this.describe(view, await this.#queue.pending(sessionId));
+    return this.#checkArtifacts(this.describe(view, await this.#queue.pending(sessionId)), view.snapshot);
   }
 
   /** Status of one session from a read and its open work. */
@@ -123,7 +126,7 @@ export class StatusService {
     let markers: MarkerFinding[] = [];
     if (!completed) {
       const scan = scanSessionFiles(this.#root, flow, snap);
-      diagnostics.push(...scan.diagnostics, ...this.#missingArtifacts(snap));
+      diagnostics.push(...scan.diagnostics);
       markers = scan.files.flatMap((f) => f.findings);
       nextAction =
         overridingAction({
@@ -160,22 +163,34 @@ export class StatusService {
     return out;
   }
 
-  /** Artifacts whose blob is gone from `.baton/blobs/` (kept until the session completes, so this is damage). */
-  #missingArtifacts(snap: Snapshot): Diagnostic[] {
-    const blobs = join(this.#root, ".baton", "blobs");
-    return (snap.facets.artifacts ?? [])
-      .filter((a) => !existsSync(blobFile(blobs, a.hash)))
-      .map((a) => ({
+  /**
+   * An active session's artifacts whose blob is gone (kept until the session completes, so this
+   * is damage) become diagnostics. A blob is a file under `.baton/blobs/` or, when small, a row
+   * of the database: one read transaction asks for those not found as files.
+   */
+  async #checkArtifacts(status: SessionStatus, snap: Snapshot): Promise<SessionStatus> {
+    const artifacts = snap.facets.artifacts ?? [];
+    if (status.status !== "active" || artifacts.length === 0) return status;
+    const dir = join(this.#root, ".baton", "blobs");
+    const notFiles = artifacts.filter((a) => !existsSync(blobFile(dir, a.hash)));
+    if (notFiles.length === 0) return status;
+    const hashes = notFiles.map((a) => a.hash);
+    const inline = new Set(this.#backend ? await this.#backend.transaction("read", (tx) => tx.checkpoints.inlineBlobs(hashes)) : []);
+    for (const a of notFiles) {
+      if (inline.has(a.hash)) continue;
+      status.diagnostics.push({
         code: "artifact_missing",
-        severity: "warning" as const,
-        message: `artifact "${a.name}" (${a.id}, sha256 ${a.hash.slice(0, 12)}) is missing from .baton/blobs/; attach it again with \`baton artifact add\``,
+        severity: "warning",
+        message: `artifact "${a.name}" (${a.id}, sha256 ${a.hash.slice(0, 12)}) is missing from the blob store; attach it again with \`baton artifact add\``,
         at: a.at,
-      }));
+      });
+    }
+    return status;
   }
 
   async resume(sessionId: string): Promise<ResumeReport> {
     const view = await this.#journal.read(sessionId);
-    const status = this.describe(view, await this.#queue.pending(sessionId));
+    const status = await this.#checkArtifacts(this.describe(view, await this.#queue.pending(sessionId)), view.snapshot);
     const { events } = await this.#journal.events(sessionId, { afterSeq: Math.max(0, view.snapshot.lastSeq - 20) });
     const files: FileCheck[] = view.snapshot.facets.resume.filesModified.map((rec) => {
       const now = hashFile(resolve(this.#root, rec.path));

@@ -16,17 +16,19 @@ import ignore, { type Ignore } from "ignore";
 import { MAX_PATH_LENGTH, pathProblem } from "../core/paths.js";
 import { RESTORE_TEMP } from "./safe-fs.js";
 
-export interface TreeFile {
-  path: string;
-  size: number;
-  mtimeMs: number;
-  ctimeMs: number;
-  ino: number;
-  mode: number;
-}
+/** The numbers kept per file, in `TreeScan.stats`: size, mtime, ctime, inode, mode (permission bits). */
+export const STAT_FIELDS = 5;
+export const SIZE = 0;
+export const MTIME = 1;
+export const CTIME = 2;
+export const INO = 3;
+export const MODE = 4;
 
 export interface TreeScan {
-  files: TreeFile[];
+  /** The files, sorted by path. */
+  paths: string[];
+  /** STAT_FIELDS numbers per path, in the same order (flat, so comparing a large tree stays cheap). */
+  stats: Float64Array;
   /** Entries left out for a reason worth telling (an unsafe name, an unreadable directory). */
   skipped: { path: string; reason: string }[];
 }
@@ -40,6 +42,51 @@ interface Rules {
   ig: Ignore;
 }
 
+/**
+ * The matchers that apply inside one directory: its parent's plus its own `.gitignore`, and the
+ * decisions already taken with them (path, with a trailing slash for a directory → ignored).
+ * A chain is reused by the next scan only while its parent chain is the same object and its
+ * `.gitignore` has the same text, so a cached decision always comes from the same patterns.
+ */
+interface Chain {
+  parent: Chain | undefined;
+  /** The directory's own `.gitignore` (or, for the root, every root source), undefined when it has none. */
+  text: string | undefined;
+  rules: Rules[];
+  decisions: Map<string, boolean>;
+}
+
+/** One directory's walkable entries, filtered by its patterns and sorted (a directory sorting as its name plus "/"). */
+interface Listing {
+  chain: Chain;
+  /** What readdir returned, in its order: names, and one kind letter each (d, f, or o for anything else). */
+  names: string[];
+  kinds: string;
+  entries: { rel: string; abs: string; isDir: boolean }[];
+  skipped: { path: string; reason: string }[];
+}
+
+/**
+ * What one process keeps between whole-tree scans: each directory's matcher chain with its
+ * decisions, and its filtered, sorted listing. Every scan still reads every directory and
+ * every `.gitignore`; a listing is reused only when readdir returned exactly the same names
+ * and kinds and the directory's patterns are the same, so an unchanged tree is matched
+ * against gitignore patterns and sorted once, not per scan.
+ */
+export class WalkCache {
+  readonly chains = new Map<string, Chain>();
+  readonly listings = new Map<string, Listing>();
+  /** How many files the last scan found (the next one's first guess). */
+  files = 0;
+}
+
+/** A scan being built: paths and their stats, the stats array grown as needed. */
+interface Acc {
+  paths: string[];
+  stats: Float64Array;
+  skipped: { path: string; reason: string }[];
+}
+
 function readText(path: string): string | undefined {
   try {
     return readFileSync(path, "utf8");
@@ -48,18 +95,31 @@ function readText(path: string): string | undefined {
   }
 }
 
-/** The root's matchers: configured excludes, `.batonignore`, `.git/info/exclude`. */
-function rootRules(root: string, exclude: readonly string[]): Rules[] {
+/** The root's chain: configured excludes, `.batonignore`, `.git/info/exclude`. */
+function rootChain(root: string, exclude: readonly string[], cache: WalkCache): Chain {
+  const sources = [exclude.join("\n"), readText(join(root, ".batonignore")) ?? "", readText(join(root, ".git/info/exclude")) ?? ""];
+  const text = sources.join("\u0000");
+  const cached = cache.chains.get("\u0000root");
+  if (cached?.text === text) return cached;
   const ig = ignore().add([...exclude]);
-  for (const file of [".batonignore", ".git/info/exclude"]) {
-    const text = readText(join(root, file));
-    if (text !== undefined) ig.add(text);
-  }
-  return [{ base: "", ig }];
+  for (const t of sources.slice(1)) if (t !== "") ig.add(t);
+  const chain: Chain = { parent: undefined, text, rules: [{ base: "", ig }], decisions: new Map() };
+  cache.chains.set("\u0000root", chain);
+  return chain;
+}
+
+/** The chain inside `dirRel`, whose parent chain is `parent` and whose own `.gitignore` reads `text`. */
+function dirChain(dirRel: string, parent: Chain, text: string | undefined, cache: WalkCache): Chain {
+  const cached = cache.chains.get(dirRel);
+  if (cached && cached.parent === parent && cached.text === text) return cached;
+  const rules = text === undefined ? parent.rules : [...parent.rules, { base: dirRel, ig: ignore().add(text) }];
+  const chain: Chain = { parent, text, rules, decisions: new Map() };
+  cache.chains.set(dirRel, chain);
+  return chain;
 }
 
 /** Whether the deepest matcher with an opinion ignores `rel` (a directory gets a trailing slash). */
-function ignored(rules: readonly Rules[], rel: string, isDir: boolean): boolean {
+function decide(rules: readonly Rules[], rel: string, isDir: boolean): boolean {
   for (let i = rules.length - 1; i >= 0; i--) {
     const r = rules[i] as Rules;
     const sub = (r.base === "" ? rel : rel.slice(r.base.length + 1)) + (isDir ? "/" : "");
@@ -75,50 +135,113 @@ function ignored(rules: readonly Rules[], rel: string, isDir: boolean): boolean 
   return false;
 }
 
-export function walkTree(root: string, opts: { exclude?: readonly string[] } = {}): TreeScan {
-  const out: TreeScan = { files: [], skipped: [] };
-  const stack: { rel: string; rules: Rules[] }[] = [{ rel: "", rules: rootRules(root, opts.exclude ?? []) }];
-  while (stack.length > 0) {
-    const { rel: dirRel, rules: parentRules } = stack.pop() as { rel: string; rules: Rules[] };
-    const abs = dirRel === "" ? root : join(root, dirRel);
-    let entries: Dirent[];
-    try {
-      entries = readdirSync(abs, { withFileTypes: true });
-    } catch (err) {
-      out.skipped.push({ path: dirRel || ".", reason: `unreadable directory (${(err as NodeJS.ErrnoException).code ?? "error"})` });
-      continue;
-    }
-    let rules = parentRules;
-    if (entries.some((e) => e.name === ".gitignore" && e.isFile())) {
-      const text = readText(join(abs, ".gitignore"));
-      if (text !== undefined) rules = [...parentRules, { base: dirRel, ig: ignore().add(text) }];
-    }
-    for (const e of entries) {
-      const name = e.name;
-      if (name === ".git" || (dirRel === "" && name === ".baton") || RESTORE_TEMP.test(name)) continue;
-      const rel = dirRel === "" ? name : `${dirRel}/${name}`;
-      const isDir = e.isDirectory();
-      if (!isDir && !e.isFile()) continue; // symlinks, sockets, devices
-      if (ignored(rules, rel, isDir)) continue;
-      // A walked path is built from real names, so only the name itself can be unsafe.
-      if (UNSAFE_NAME.test(name) || rel.length > MAX_PATH_LENGTH) {
-        out.skipped.push({ path: rel, reason: `unsafe name: ${pathProblem(rel) ?? "too long"}` });
-        continue;
-      }
-      if (isDir) {
-        stack.push({ rel, rules });
-        continue;
-      }
-      let st: ReturnType<typeof lstatSync>;
-      try {
-        st = lstatSync(join(abs, name));
-      } catch {
-        continue; // vanished while walking
-      }
-      if (!st.isFile()) continue;
-      out.files.push({ path: rel, size: st.size, mtimeMs: st.mtimeMs, ctimeMs: st.ctimeMs, ino: st.ino, mode: st.mode & 0o777 });
+function ignored(chain: Chain, rel: string, isDir: boolean): boolean {
+  const key = isDir ? `${rel}/` : rel;
+  let d = chain.decisions.get(key);
+  if (d === undefined) {
+    d = decide(chain.rules, rel, isDir);
+    chain.decisions.set(key, d);
+  }
+  return d;
+}
+
+const byKey = (a: { key: string }, b: { key: string }) => (a.key < b.key ? -1 : a.key > b.key ? 1 : 0);
+
+const kindOf = (e: Dirent): string => (e.isDirectory() ? "d" : e.isFile() ? "f" : "o");
+
+export function walkTree(root: string, opts: { exclude?: readonly string[]; cache?: WalkCache } = {}): TreeScan {
+  const cache = opts.cache ?? new WalkCache();
+  const out: Acc = { paths: [], stats: new Float64Array(Math.max(64, cache.files + 64) * STAT_FIELDS), skipped: [] };
+  const seen = new Set<string>();
+  walkDir(root, "", rootChain(root, opts.exclude ?? [], cache), cache, seen, out);
+  cache.files = out.paths.length;
+  // Forget directories that are gone (a long-lived process must not keep every name it ever saw).
+  if (cache.listings.size > seen.size) {
+    for (const k of cache.listings.keys()) {
+      if (seen.has(k)) continue;
+      cache.listings.delete(k);
+      cache.chains.delete(k);
     }
   }
-  out.files.sort((a, b) => (a.path < b.path ? -1 : a.path > b.path ? 1 : 0));
-  return out;
+  return { paths: out.paths, stats: out.stats.subarray(0, out.paths.length * STAT_FIELDS), skipped: out.skipped };
+}
+
+/**
+ * One directory, depth first with each directory's entries in order, so the files come out
+ * sorted by path without a sort of the whole list.
+ */
+function walkDir(root: string, dirRel: string, parentChain: Chain, cache: WalkCache, seen: Set<string>, out: Acc): void {
+  const abs = dirRel === "" ? root : `${root}/${dirRel}`;
+  let dirents: Dirent[];
+  try {
+    dirents = readdirSync(abs, { withFileTypes: true });
+  } catch (err) {
+    out.skipped.push({ path: dirRel || ".", reason: `unreadable directory (${(err as NodeJS.ErrnoException).code ?? "error"})` });
+    return;
+  }
+  seen.add(dirRel);
+  const last = cache.listings.get(dirRel);
+  let same = last !== undefined && last.names.length === dirents.length;
+  let gitignore = false;
+  for (let i = 0; i < dirents.length; i++) {
+    const e = dirents[i] as Dirent;
+    if (same && (e.name !== (last as Listing).names[i] || kindOf(e) !== (last as Listing).kinds[i])) same = false;
+    if (e.name === ".gitignore" && e.isFile()) gitignore = true;
+  }
+  const chain = dirChain(dirRel, parentChain, gitignore ? readText(`${abs}/.gitignore`) : undefined, cache);
+  const listing = same && (last as Listing).chain === chain ? (last as Listing) : list(dirRel, abs, dirents, chain);
+  if (listing !== last) cache.listings.set(dirRel, listing);
+  if (listing.skipped.length > 0) out.skipped.push(...listing.skipped);
+  for (const e of listing.entries) {
+    if (e.isDir) {
+      walkDir(root, e.rel, chain, cache, seen, out);
+      continue;
+    }
+    let st: ReturnType<typeof lstatSync>;
+    try {
+      st = lstatSync(e.abs);
+    } catch {
+      continue; // vanished while walking
+    }
+    if (!st.isFile()) continue;
+    const at = out.paths.length * STAT_FIELDS;
+    if (at + STAT_FIELDS > out.stats.length) {
+      const grown = new Float64Array(out.stats.length * 2);
+      grown.set(out.stats);
+      out.stats = grown;
+    }
+    out.paths.push(e.rel);
+    out.stats[at + SIZE] = st.size;
+    out.stats[at + MTIME] = st.mtimeMs;
+    out.stats[at + CTIME] = st.ctimeMs;
+    out.stats[at + INO] = st.ino;
+    out.stats[at + MODE] = st.mode & 0o777;
+  }
+}
+
+/** A directory's listing: what a tree checkpoint walks in it, in order, and what it leaves out for a reason worth telling. */
+function list(dirRel: string, abs: string, dirents: Dirent[], chain: Chain): Listing {
+  const listing: Listing = { chain, names: [], kinds: "", entries: [], skipped: [] };
+  const keyed: { key: string; rel: string; abs: string; isDir: boolean }[] = [];
+  for (const e of dirents) {
+    const name = e.name;
+    const kind = kindOf(e);
+    listing.names.push(name);
+    listing.kinds += kind;
+    if (kind === "o") continue; // symlinks, sockets, devices
+    if (name === ".git" || (dirRel === "" && name === ".baton") || (name.charCodeAt(0) === 46 && RESTORE_TEMP.test(name))) continue;
+    const isDir = kind === "d";
+    const rel = dirRel === "" ? name : `${dirRel}/${name}`;
+    if (ignored(chain, rel, isDir)) continue;
+    // A walked path is built from real names, so only the name itself can be unsafe.
+    if (UNSAFE_NAME.test(name) || rel.length > MAX_PATH_LENGTH) {
+      listing.skipped.push({ path: rel, reason: `unsafe name: ${pathProblem(rel) ?? "too long"}` });
+      continue;
+    }
+    keyed.push({ key: isDir ? `${name}/` : name, rel, abs: `${abs}/${name}`, isDir });
+  }
+  keyed.sort(byKey);
+  for (const { rel, abs: a, isDir } of keyed) listing.entries.push({ rel, abs: a, isDir });
+  if (chain.decisions.size > 2 * dirents.length + 64) chain.decisions.clear(); // names that came and went
+  return listing;
 }

@@ -1,50 +1,50 @@
 /**
  * Checkpoint queries on SQLite: checkpoints and their files, the references that keep blobs
- * alive, the blob collector's epoch, the whole-tree stat cache, and session artifacts.
+ * alive, the blob collector's epoch, the whole-tree stat cache, session artifacts, and the
+ * small blobs themselves (`blobs`: hash, when stored, stored form).
  *
- * A checkpoint's files are stored as content-addressed chunks, one per directory (a directory
- * of more than CHUNK_MAX files is spread over 16 chunks by a hash of the file name, so adding
- * a file rewrites one of them): consecutive whole-tree checkpoints share every chunk but the
- * few whose directory changed. 2,000 files in 40 directories with 3 changed files cost 3 new
- * chunks and 40 chunk references instead of 2,000 rows (docs/benchmarks.md).
+ * A checkpoint's files are stored as **runs** (`manifest_runs`): a path whose entry (state,
+ * hash, mode, size, note) stayed the same from checkpoint seq `from_seq` up to, not including,
+ * `until_seq` (NULL: still the same in the lane's newest checkpoint). Each session's tree
+ * checkpoints share one lane (`tree:<session>`), so a tree checkpoint writes rows only for the
+ * paths that changed since the lane's previous one: 2,000 files with 3 changed cost 3 new runs
+ * and 3 closed ones, wherever the files are (docs/benchmarks.md). Targeted and safety
+ * checkpoints, and those recorded before runs existed, are a lane of their own, named by their
+ * id. A checkpoint's files are the runs of its lane that contain its seq.
+ *
+ * Runs are deleted as soon as no live checkpoint of their lane falls inside them, so every run
+ * in the table is referenced and a blob is alive while a run or an active session's artifact
+ * names it. Pruning checkpoint `s` of a tree lane, with `p` and `n` the nearest live
+ * checkpoints of the lane before and after it, kills exactly the runs that contain `s` but
+ * neither `p` nor `n` (a run is an interval: one that held a live checkpoint further out would
+ * hold `p` or `n` too).
  */
-import { checksum, sha256 } from "../../core/canonical.js";
 import type { ArtifactRow, CheckpointFileRow, CheckpointQueries, CheckpointRow, StatCacheRow } from "../contract.js";
 import type { Prepare } from "./sqlite-types.js";
 
-const CHUNK_MAX = 256;
-
-/** A chunk entry: [path, state, hash, mode, size, note]. */
-type Entry = [string, CheckpointFileRow["state"], string | null, number | null, number | null, string | null];
-
-const byPath = (a: { path: string }, b: { path: string }) => (a.path < b.path ? -1 : a.path > b.path ? 1 : 0);
-
-function dirOf(path: string): string {
-  const slash = path.lastIndexOf("/");
-  return slash < 0 ? "" : path.slice(0, slash);
+/** A lane's open run of one path: the entry and the seq it has held since. */
+interface OpenRun {
+  from: number;
+  state: CheckpointFileRow["state"];
+  hash: string | null;
+  mode: number | null;
+  size: number | null;
+  note: string | null;
 }
 
-/** Group a manifest into chunks, deterministically: equal directories give equal chunks. */
-function toChunks(files: readonly CheckpointFileRow[]): { hash: string; body: string; blobs: string[] }[] {
-  const perDir = new Map<string, number>();
-  for (const f of files) perDir.set(dirOf(f.path), (perDir.get(dirOf(f.path)) ?? 0) + 1);
-  const groups = new Map<string, Entry[]>();
-  for (const f of [...files].sort(byPath)) {
-    const dir = dirOf(f.path);
-    const key = (perDir.get(dir) ?? 0) > CHUNK_MAX ? `${dir}\u0000${checksum(f.path).slice(-1)}` : dir;
-    let g = groups.get(key);
-    if (!g) {
-      g = [];
-      groups.set(key, g);
-    }
-    g.push([f.path, f.state, f.hash, f.mode, f.size, f.note]);
-  }
-  return [...groups.keys()].sort().map((k) => {
-    const entries = groups.get(k) as Entry[];
-    const body = JSON.stringify(entries);
-    return { hash: sha256(body), body, blobs: [...new Set(entries.flatMap((e) => (e[2] ? [e[2]] : [])))] };
-  });
+/** The open runs of a lane as of its newest checkpoint, kept per process (see #openRuns). */
+interface LaneMemo {
+  checkpointId: string;
+  runs: Map<string, OpenRun>;
 }
+
+/** Lanes whose open runs a process keeps in memory (a server serving several sessions). */
+const MEMO_LANES = 8;
+
+const treeLane = (sessionId: string) => `tree:${sessionId}`;
+
+const sameEntry = (o: OpenRun, f: CheckpointFileRow) =>
+  o.state === f.state && o.hash === f.hash && o.mode === f.mode && o.size === f.size && o.note === f.note;
 
 interface RawCheckpoint {
   id: string;
@@ -81,23 +81,39 @@ const toCheckpoint = (r: RawCheckpoint): CheckpointRow => ({
 });
 
 /**
- * A hash (@h) is referenced by a chunk (a chunk exists only while a live checkpoint uses it),
- * or by an artifact of a session still active.
+ * A hash (@h) is referenced by a run (every run in the table holds a live checkpoint), or by an
+ * artifact of a session still active.
  */
 const REFERENCED = `
-  EXISTS (SELECT 1 FROM chunk_blobs WHERE blob = @h)
+  EXISTS (SELECT 1 FROM manifest_runs WHERE hash = @h)
   OR EXISTS (SELECT 1 FROM artifacts a JOIN sessions s ON s.id = a.session_id WHERE a.hash = @h AND s.status = 'active')`;
 
 export class SqliteCheckpointQueries implements CheckpointQueries {
   readonly #stmt: Prepare;
+  /**
+   * Per lane, its open runs as this process last wrote them, keyed by the checkpoint that left
+   * them so. They are still the table's while that checkpoint is the lane's newest and live:
+   * only a newer checkpoint of the lane closes or opens runs, and pruning deletes only runs
+   * holding no live checkpoint, which an open run of a live newest checkpoint always holds.
+   */
+  readonly #lanes = new Map<string, LaneMemo>();
+
   constructor(stmt: Prepare) {
     this.#stmt = stmt;
   }
 
   async insertCheckpoint(r: CheckpointRow, files: readonly CheckpointFileRow[]): Promise<void> {
+    this.#insert(r, files);
+  }
+
+  /** Synchronous (an async function's loops are not optimised in place): one pass over every file of a tree. */
+  #insert(r: CheckpointRow, files: readonly CheckpointFileRow[]): void {
+    const lane = r.kind === "tree" ? treeLane(r.sessionId) : null;
+    const open = lane === null ? undefined : this.#openRuns(lane);
+    if (lane !== null) this.#lanes.delete(lane); // rebuilt below; a failure part-way must not leave it half-updated
     this.#stmt(
-      `INSERT INTO checkpoints (id, session_id, seq, kind, run_id, turn, tool_name, parent, label, pinned, restores, created_at, pruned_at, file_count)
-       VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
+      `INSERT INTO checkpoints (id, session_id, seq, kind, run_id, turn, tool_name, parent, label, pinned, restores, created_at, pruned_at, file_count, lane)
+       VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
     ).run(
       r.id,
       r.sessionId,
@@ -113,14 +129,54 @@ export class SqliteCheckpointQueries implements CheckpointQueries {
       r.createdAt,
       r.prunedAt,
       r.fileCount,
+      lane,
     );
-    const chunk = this.#stmt("INSERT OR IGNORE INTO manifest_chunks (hash, body) VALUES (?, ?)");
-    const blob = this.#stmt("INSERT OR IGNORE INTO chunk_blobs (chunk, blob) VALUES (?, ?)");
-    const ref = this.#stmt("INSERT INTO checkpoint_chunks (checkpoint_id, idx, chunk) VALUES (?, ?, ?)");
-    for (const [idx, c] of toChunks(files).entries()) {
-      if (chunk.run(c.hash, c.body).changes > 0) for (const b of c.blobs) blob.run(c.hash, b);
-      ref.run(r.id, idx, c.hash);
+    const insert = this.#stmt(
+      "INSERT INTO manifest_runs (lane, path, from_seq, until_seq, state, hash, mode, size, note) VALUES (?, ?, ?, NULL, ?, ?, ?, ?, ?)",
+    );
+    if (lane === null || open === undefined) {
+      for (const f of files) insert.run(r.id, f.path, r.seq, f.state, f.hash, f.mode, f.size, f.note);
+      return;
     }
+    const close = this.#stmt("UPDATE manifest_runs SET until_seq = ? WHERE lane = ? AND path = ? AND from_seq = ?");
+    const before = open.size;
+    let matched = 0;
+    for (const f of files) {
+      const o = open.get(f.path);
+      if (o !== undefined) {
+        matched++;
+        if (sameEntry(o, f)) continue;
+        close.run(r.seq, lane, f.path, o.from);
+      }
+      insert.run(lane, f.path, r.seq, f.state, f.hash, f.mode, f.size, f.note);
+      open.set(f.path, { from: r.seq, state: f.state, hash: f.hash, mode: f.mode, size: f.size, note: f.note });
+    }
+    if (matched < before) {
+      // Paths gone since the lane's previous checkpoint: their runs end here.
+      const now = new Set(files.map((f) => f.path));
+      for (const [path, o] of open) {
+        if (now.has(path)) continue;
+        close.run(r.seq, lane, path, o.from);
+        open.delete(path);
+      }
+    }
+    if (this.#lanes.size >= MEMO_LANES) this.#lanes.delete(this.#lanes.keys().next().value as string);
+    this.#lanes.set(lane, { checkpointId: r.id, runs: open });
+  }
+
+  /** The lane's open runs: this process's copy when it is still the table's, else read (call before adding a checkpoint to the lane). */
+  #openRuns(lane: string): Map<string, OpenRun> {
+    const newest = this.#stmt("SELECT id, pruned_at FROM checkpoints WHERE lane = ? ORDER BY seq DESC LIMIT 1").get(lane) as
+      | { id: string; pruned_at: string | null }
+      | undefined;
+    const memo = this.#lanes.get(lane);
+    if (memo && newest && newest.id === memo.checkpointId && newest.pruned_at === null) return memo.runs;
+    const rows = this.#stmt(
+      "SELECT path, from_seq AS 'from', state, hash, mode, size, note FROM manifest_runs WHERE lane = ? AND until_seq IS NULL",
+    ).all(lane) as (OpenRun & { path: string })[];
+    const runs = new Map<string, OpenRun>();
+    for (const { path, ...o } of rows) runs.set(path, o);
+    return runs;
   }
 
   async getCheckpoint(id: string): Promise<CheckpointRow | undefined> {
@@ -153,14 +209,14 @@ export class SqliteCheckpointQueries implements CheckpointQueries {
   }
 
   async checkpointFiles(id: string): Promise<CheckpointFileRow[]> {
-    const rows = this.#stmt(
-      "SELECT m.body AS body FROM checkpoint_chunks c JOIN manifest_chunks m ON m.hash = c.chunk WHERE c.checkpoint_id = ? ORDER BY c.idx",
-    ).all(id) as { body: string }[];
-    const out: CheckpointFileRow[] = [];
-    for (const r of rows) {
-      for (const [path, state, hash, mode, size, note] of JSON.parse(r.body) as Entry[]) out.push({ path, state, hash, mode, size, note });
-    }
-    return out.sort(byPath);
+    const c = this.#stmt("SELECT seq, coalesce(lane, id) AS lane FROM checkpoints WHERE id = ? AND pruned_at IS NULL").get(id) as
+      | { seq: number; lane: string }
+      | undefined;
+    if (!c) return [];
+    return this.#stmt(
+      `SELECT path, state, hash, mode, size, note FROM manifest_runs
+       WHERE lane = ? AND from_seq <= ? AND (until_seq IS NULL OR until_seq > ?) ORDER BY path`,
+    ).all(c.lane, c.seq, c.seq) as CheckpointFileRow[];
   }
 
   async setPinned(id: string, pinned: boolean): Promise<void> {
@@ -168,19 +224,35 @@ export class SqliteCheckpointQueries implements CheckpointQueries {
   }
 
   async pruneCheckpoint(id: string, at: string): Promise<string[]> {
-    this.#stmt("UPDATE checkpoints SET pruned_at = ? WHERE id = ? AND pruned_at IS NULL").run(at, id);
-    const chunks = this.#stmt("SELECT DISTINCT chunk FROM checkpoint_chunks WHERE checkpoint_id = ?").all(id) as { chunk: string }[];
-    this.#stmt("DELETE FROM checkpoint_chunks WHERE checkpoint_id = ?").run(id);
-    const used = this.#stmt("SELECT EXISTS (SELECT 1 FROM checkpoint_chunks WHERE chunk = ?) AS used");
-    const blobsOf = this.#stmt("SELECT blob FROM chunk_blobs WHERE chunk = ?");
-    const candidates: string[] = [];
-    for (const { chunk } of chunks) {
-      if ((used.get(chunk) as { used: number }).used) continue;
-      for (const r of blobsOf.all(chunk) as { blob: string }[]) candidates.push(r.blob);
-      this.#stmt("DELETE FROM chunk_blobs WHERE chunk = ?").run(chunk);
-      this.#stmt("DELETE FROM manifest_chunks WHERE hash = ?").run(chunk);
+    const c = this.#stmt("SELECT seq, lane FROM checkpoints WHERE id = ? AND pruned_at IS NULL").get(id) as
+      | { seq: number; lane: string | null }
+      | undefined;
+    if (!c) return [];
+    this.#stmt("UPDATE checkpoints SET pruned_at = ? WHERE id = ?").run(at, id);
+    let dead: { hash: string | null }[];
+    if (c.lane === null) {
+      dead = this.#stmt("DELETE FROM manifest_runs WHERE lane = ? RETURNING hash").all(id) as { hash: string | null }[];
+    } else {
+      const near = this.#stmt(
+        `SELECT (SELECT max(seq) FROM checkpoints WHERE lane = @lane AND pruned_at IS NULL AND seq < @s) AS p,
+                (SELECT min(seq) FROM checkpoints WHERE lane = @lane AND pruned_at IS NULL AND seq > @s) AS n`,
+      ).get({ lane: c.lane, s: c.seq }) as { p: number | null; n: number | null };
+      const args = { lane: c.lane, s: c.seq, p: near.p ?? -1, n: near.n };
+      dead = (
+        near.n !== null
+          ? // Runs that end after s but no later than the next live checkpoint n (the index on closed runs finds them).
+            this.#stmt(
+              `DELETE FROM manifest_runs WHERE lane = @lane AND until_seq IS NOT NULL AND until_seq > @s AND until_seq <= @n
+               AND from_seq <= @s AND from_seq > @p RETURNING hash`,
+            ).all(args)
+          : // No live checkpoint after s: every run holding s dies unless it began by p.
+            this.#stmt(
+              `DELETE FROM manifest_runs WHERE lane = @lane AND from_seq <= @s AND from_seq > @p
+               AND (until_seq IS NULL OR until_seq > @s) RETURNING hash`,
+            ).all({ lane: args.lane, s: args.s, p: args.p })
+      ) as { hash: string | null }[];
     }
-    return candidates;
+    return [...new Set(dead.flatMap((r) => (r.hash ? [r.hash] : [])))];
   }
 
   async unreferenced(hashes: readonly string[]): Promise<string[]> {
@@ -190,7 +262,7 @@ export class SqliteCheckpointQueries implements CheckpointQueries {
 
   async referencedHashes(): Promise<string[]> {
     const rows = this.#stmt(
-      `SELECT DISTINCT blob AS hash FROM chunk_blobs
+      `SELECT DISTINCT hash FROM manifest_runs WHERE hash IS NOT NULL
        UNION
        SELECT a.hash FROM artifacts a JOIN sessions s ON s.id = a.session_id WHERE s.status = 'active'`,
     ).all() as { hash: string }[];
@@ -249,5 +321,30 @@ export class SqliteCheckpointQueries implements CheckpointQueries {
       `SELECT id, session_id AS sessionId, name, hash, size, media_type AS mediaType, label, created_at AS createdAt
        FROM artifacts WHERE session_id = ? ORDER BY created_at, rowid`,
     ).all(sessionId) as ArtifactRow[];
+  }
+
+  async putBlob(hash: string, data: Uint8Array, storedMs: number): Promise<boolean> {
+    return (
+      this.#stmt("INSERT INTO blobs (hash, stored_ms, data) VALUES (?, ?, ?) ON CONFLICT (hash) DO NOTHING").run(hash, storedMs, data)
+        .changes > 0
+    );
+  }
+
+  async getBlob(hash: string): Promise<Uint8Array | undefined> {
+    return (this.#stmt("SELECT data FROM blobs WHERE hash = ?").get(hash) as { data: Uint8Array } | undefined)?.data;
+  }
+
+  async inlineBlobs(hashes: readonly string[]): Promise<string[]> {
+    const q = this.#stmt("SELECT 1 AS one FROM blobs WHERE hash = ?");
+    return [...new Set(hashes)].filter((h) => q.get(h) !== undefined);
+  }
+
+  async deleteBlobs(hashes: readonly string[]): Promise<string[]> {
+    const q = this.#stmt("DELETE FROM blobs WHERE hash = ?");
+    return [...new Set(hashes)].filter((h) => q.run(h).changes > 0);
+  }
+
+  async listBlobs(): Promise<{ hash: string; storedMs: number }[]> {
+    return this.#stmt("SELECT hash, stored_ms AS storedMs FROM blobs").all() as { hash: string; storedMs: number }[];
   }
 }

@@ -244,8 +244,51 @@ export const SQLITE_MIGRATIONS: readonly SqliteMigration[] = Object.freeze([
     `,
   },
   {
-    // Numbered 8: 7 is the blob store's. A lease for one session walks that session's ready
-    // items in delivery order instead of every session's.
+    version: 7,
+    name: "blobs-and-runs",
+    // Small blobs move into the database, written in the transaction that references them (one
+    // fsync per checkpoint; files written before stay readable where they are). Manifests become
+    // runs of unchanged entries (sqlite-checkpoints.ts): each session's tree checkpoints share a
+    // lane, so a tree checkpoint writes rows for changed paths only, and the chunk tables with
+    // their hash-keyed indexes (a few hundred scattered index pages per checkpoint) go. Live
+    // checkpoints' manifests are carried over as lanes of their own.
+    sql: `
+      CREATE TABLE blobs (
+        hash TEXT NOT NULL UNIQUE,
+        stored_ms INTEGER NOT NULL,
+        data BLOB NOT NULL
+      );
+      ALTER TABLE checkpoints ADD COLUMN lane TEXT;
+      CREATE INDEX checkpoints_by_lane ON checkpoints (lane, seq) WHERE lane IS NOT NULL;
+      CREATE INDEX checkpoints_live_by_lane ON checkpoints (lane, seq) WHERE lane IS NOT NULL AND pruned_at IS NULL;
+      CREATE TABLE manifest_runs (
+        lane TEXT NOT NULL,
+        path TEXT NOT NULL,
+        from_seq INTEGER NOT NULL,
+        until_seq INTEGER,
+        state TEXT NOT NULL CHECK (state IN ('file', 'absent', 'skipped')),
+        hash TEXT,
+        mode INTEGER,
+        size INTEGER,
+        note TEXT,
+        PRIMARY KEY (lane, path, from_seq)
+      ) WITHOUT ROWID;
+      CREATE INDEX manifest_runs_by_hash ON manifest_runs (hash) WHERE hash IS NOT NULL;
+      CREATE INDEX manifest_runs_closed ON manifest_runs (lane, until_seq) WHERE until_seq IS NOT NULL;
+      INSERT INTO manifest_runs (lane, path, from_seq, until_seq, state, hash, mode, size, note)
+        SELECT c.id, e.value ->> 0, c.seq, NULL, e.value ->> 1, e.value ->> 2, e.value ->> 3, e.value ->> 4, e.value ->> 5
+        FROM checkpoints c
+        JOIN checkpoint_chunks cc ON cc.checkpoint_id = c.id
+        JOIN manifest_chunks m ON m.hash = cc.chunk, json_each(m.body) e
+        WHERE c.pruned_at IS NULL;
+      DROP TABLE checkpoint_chunks;
+      DROP TABLE chunk_blobs;
+      DROP TABLE manifest_chunks;
+    `,
+  },
+  {
+    // A lease for one session walks that session's ready items in delivery order instead of
+    // every session's.
     version: 8,
     name: "queue-session-index",
     sql: `
