@@ -10,6 +10,7 @@ import { bodyLimit } from "hono/body-limit";
 import type { Baton } from "../baton.js";
 import type { EventInput, JsonObject } from "../core/types.js";
 import { BatonError, badInput } from "../errors.js";
+import { hookAnswerer } from "./hook-route.js";
 import { errorResponse } from "./http-errors.js";
 import { bearerToken, cookieName, cookieValue, tokenMatches } from "./security.js";
 import { streamJournal } from "./sse.js";
@@ -23,6 +24,8 @@ export interface AppOptions {
   shutdown: AbortSignal;
   /** Static assets (the demo page and its scripts); undefined when not built. */
   asset: (name: AssetName) => string | undefined;
+  /** Called once when a hook is refused because `.baton/config.json` changed (hook-route.ts). */
+  onConfigChanged?: () => void;
 }
 
 type Env = { Bindings: HttpBindings };
@@ -156,6 +159,12 @@ export function buildApp(o: AppOptions): Hono<Env> {
     }
     return c.json({ lease: lease ?? null });
   });
+
+  // Agent hooks handed over by `baton hook` processes (hook-route.ts): the answer they print.
+  const hooks = hookAnswerer({ baton, shutdown: o.shutdown, ...(o.onConfigChanged ? { onConfigChanged: o.onConfigChanged } : {}) });
+  app.post("/v1/hooks/:agent/:event", async (c) =>
+    c.json(await hooks.answer(c.req.param("agent"), c.req.param("event"), await readJson(c))),
+  );
 
   app.post("/v1/leases/:leaseId/ack", async (c) => {
     const b = await readJson(c);
