@@ -29,6 +29,11 @@ export interface RunHookOptions {
   exit?: boolean;
   /** The payload, when the caller already read stdin (entry.ts). */
   input?: string;
+  /**
+   * The hook was handed to the server, which took it but gave no answer (it stopped or was
+   * killed while acting): log this and let the agent go on, without acting a second time.
+   */
+  lost?: { code: string; message: string };
 }
 
 /**
@@ -56,6 +61,10 @@ export async function runHook(argv: readonly string[], opts: RunHookOptions = {}
   if (isNoop(ev)) return writeOut(out);
   const ws = workspaceFor(root, ev.cwd);
   if (!ws) return writeOut(out); // not a Baton project: nothing to record
+  if (opts.lost) {
+    await logHookFailure(ws.dir, adapter.agent, native, opts.lost);
+    return writeOut(out);
+  }
 
   let baton: Baton | undefined;
   try {
