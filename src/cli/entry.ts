@@ -52,6 +52,8 @@ async function run(): Promise<void> {
     const h = hookHandoff();
     return (await import("../hooks/run.js")).runHook(argv.slice(1), {
       exit: true,
+      // The script that started this process: session-start and prompt hooks may start a server with it.
+      ...(process.argv[1] ? { launcher: process.argv[1] } : {}),
       ...(h ? { input: h.text, ...(h.lost ? { lost: h.lost } : {}) } : {}),
     });
   }

@@ -34,6 +34,8 @@ export interface RunHookOptions {
    * killed while acting): log this and let the agent go on, without acting a second time.
    */
   lost?: { code: string; message: string };
+  /** The script that runs `baton` (bin/baton.cjs): lets session-start and prompt hooks start a server. */
+  launcher?: string;
 }
 
 /**
@@ -83,6 +85,11 @@ export async function runHook(argv: readonly string[], opts: RunHookOptions = {}
     out = adapter.passThrough(native);
   }
   writeOut(out);
+  if (opts.launcher && (ev.kind === "session_start" || ev.kind === "prompt")) {
+    // After the answer: the agent is not kept waiting for the server's start.
+    const { maybeStartServer } = await import("./autostart.js");
+    maybeStartServer(ws, opts.launcher);
+  }
   if (opts.exit) {
     // Every write above is committed (and fsynced): exit without closing SQLite. Closing the last
     // connection checkpoints the WAL into the database and deletes it (two fsyncs), and the next
