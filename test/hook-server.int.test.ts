@@ -287,6 +287,31 @@ describe("hooks through the server", () => {
     }
   });
 
+  it("both transports reach the server: libuv's TCP handle and node:net (BATON_HOOK_TRANSPORT=net)", async () => {
+    const root = workspace(FILES);
+    const s = await serve(root);
+    try {
+      hook(root, { agent: "claude", fixture: "session-start-startup" }, { BATON_HOOK_SERVER: "use" });
+      const lesson = "The login redirect loops when the session cookie has expired; check expiry first.";
+      expect(cli(["lessons", "add", lesson, "--workspace", "--root", root]).code).toBe(0);
+      const viaNet = hook(root, { agent: "claude", fixture: "user-prompt" }, { BATON_HOOK_SERVER: "use", BATON_HOOK_TRANSPORT: "net" });
+      const viaHandle = hook(root, { agent: "claude", fixture: "user-prompt" }, { BATON_HOOK_SERVER: "use" });
+      expect(claims(root), "all three answered by the server").toHaveLength(3);
+      expect(viaNet.stdout).toBe(viaHandle.stdout);
+      expect(JSON.parse(viaNet.stdout).hookSpecificOutput.additionalContext).toContain("login redirect loops");
+      // --pending-deprecation would print a warning for the internal binding: node:net is used, nothing on stderr.
+      const warned = hook(
+        root,
+        { agent: "claude", fixture: "user-prompt" },
+        { BATON_HOOK_SERVER: "use", NODE_OPTIONS: "--pending-deprecation" },
+      );
+      expect(warned.stderr).toBe("");
+      expect(claims(root)).toHaveLength(4);
+    } finally {
+      await s.stop();
+    }
+  });
+
   it("parallel hooks from several agents: one session, a run each, nothing lost", async () => {
     const root = workspace(FILES);
     const s = await serve(root);

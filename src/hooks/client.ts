@@ -1,7 +1,8 @@
 /**
  * Hands a hook to the workspace's running server (`POST /v1/hooks/:agent/:event`, see
- * docs/http-api.md) and reads its answer. One HTTP/1.1 request written by hand on a node:net
- * socket: node:http costs another ~2 ms to load, and a hook process sends exactly one request.
+ * docs/http-api.md) and reads its answer. One HTTP/1.1 request written by hand on a loopback
+ * connection (loopback.ts): node:http would cost more to load and run than the whole exchange,
+ * and a hook process sends exactly one request.
  *
  * The outcome is one of:
  * - `answered`: print this (the server's answer, or the answer it recorded in the claim);
@@ -11,11 +12,10 @@
  *   killed while acting. Running the hook again could act twice, so the agent goes on and the
  *   failure is logged.
  */
-import { createRequire } from "node:module";
-import type { Socket } from "node:net";
 import type { ServerInfo } from "../server/server-file.js";
 import type { Workspace } from "../services/workspace.js";
 import { claim, claimedAnswer, newRequestId } from "./claims.js";
+import { type Exchange, exchange } from "./loopback.js";
 
 export type ServerOutcome = { kind: "answered"; stdout: string } | { kind: "fallback"; reason: string } | { kind: "lost"; reason: string };
 
@@ -58,24 +58,16 @@ export async function askServer(
     `Host: 127.0.0.1:${info.port}\r\nAuthorization: Bearer ${info.token}\r\nContent-Type: application/json\r\n` +
     `Content-Length: ${length}\r\nConnection: close\r\n\r\n`;
 
-  // Loaded here, not at start-up: hooks that never reach a server do not pay for it. Through
-  // createRequire: bin/baton.cjs runs the bundle in a vm.Script, where import() is unavailable.
-  let net: typeof import("node:net");
-  try {
-    net = createRequire(import.meta.url)("node:net") as typeof import("node:net");
-  } catch {
-    return { kind: "fallback", reason: "node:net is not available" };
-  }
   return new Promise<ServerOutcome>((resolve) => {
     let settled = false;
-    let sock: Socket | undefined;
+    let conn: Exchange | undefined;
     let received: Buffer = Buffer.alloc(0);
     const finish = (o: ServerOutcome) => {
       if (settled) return;
       settled = true;
       clearTimeout(acceptTimer);
       clearTimeout(answerTimer);
-      sock?.destroy();
+      conn?.destroy();
       resolve(o);
     };
     // No answer: whoever claims the request first runs it (claims.ts).
@@ -120,20 +112,14 @@ export async function askServer(
       }
       finish(giveUp(`the server answered ${r.status}`));
     };
-    try {
-      sock = net.connect({ port: info.port, host: "127.0.0.1" });
-    } catch (err) {
-      finish({ kind: "fallback", reason: `cannot connect: ${(err as Error).message}` });
-      return;
-    }
-    sock.on("data", (chunk: Buffer) => {
-      received = received.length === 0 ? chunk : Buffer.concat([received, chunk]);
-      settle(false);
+    conn = exchange(info.port, head + body, {
+      data: (chunk) => {
+        received = received.length === 0 ? chunk : Buffer.concat([received, chunk]);
+        settle(false);
+      },
+      end: () => settle(true),
+      error: (reason) => finish(giveUp(reason)),
     });
-    sock.on("end", () => settle(true));
-    sock.on("close", () => settle(true));
-    sock.on("error", (err: NodeJS.ErrnoException) => finish(giveUp(`connection failed: ${err.code ?? err.message}`)));
-    sock.write(head + body);
   });
 }
 
