@@ -1,5 +1,6 @@
 /**
- * The routes of the local server (`/v1/...` JSON API and the demo page), on Hono. Requests
+ * The routes of the local server (`/v1/...` JSON API and the demo page), on Hono; agent hooks
+ * (`POST /v1/hooks/...`) are answered before Hono, on node:http (hook-route.ts). Requests
  * reach this only after the guard in server.ts has checked Host, Origin, content type and
  * declared length. Every route calls the `Baton` object; none touches storage directly.
  * The API is documented in docs/http-api.md.
@@ -10,7 +11,6 @@ import { bodyLimit } from "hono/body-limit";
 import type { Baton } from "../baton.js";
 import type { EventInput, JsonObject } from "../core/types.js";
 import { BatonError, badInput } from "../errors.js";
-import { hookAnswerer } from "./hook-route.js";
 import { errorResponse } from "./http-errors.js";
 import { bearerToken, cookieName, cookieValue, tokenMatches } from "./security.js";
 import { streamJournal } from "./sse.js";
@@ -24,8 +24,6 @@ export interface AppOptions {
   shutdown: AbortSignal;
   /** Static assets (the demo page and its scripts); undefined when not built. */
   asset: (name: AssetName) => string | undefined;
-  /** Called once when a hook is refused because `.baton/config.json` changed (hook-route.ts). */
-  onConfigChanged?: () => void;
 }
 
 type Env = { Bindings: HttpBindings };
@@ -159,12 +157,6 @@ export function buildApp(o: AppOptions): Hono<Env> {
     }
     return c.json({ lease: lease ?? null });
   });
-
-  // Agent hooks handed over by `baton hook` processes (hook-route.ts): the answer they print.
-  const hooks = hookAnswerer({ baton, shutdown: o.shutdown, ...(o.onConfigChanged ? { onConfigChanged: o.onConfigChanged } : {}) });
-  app.post("/v1/hooks/:agent/:event", async (c) =>
-    c.json(await hooks.answer(c.req.param("agent"), c.req.param("event"), await readJson(c))),
-  );
 
   app.post("/v1/leases/:leaseId/ack", async (c) => {
     const b = await readJson(c);

@@ -11,6 +11,7 @@ import { getRequestListener } from "@hono/node-server";
 import type { Baton } from "../baton.js";
 import { BatonError, badInput } from "../errors.js";
 import { type AppOptions, buildApp } from "./app.js";
+import { hookAnswerer, hookHttpHandler, isHookRequest } from "./hook-route.js";
 import { allowedHosts, allowedOrigins, checkRequest, corsHeaders, type GuardConfig, newToken, parseOrigin } from "./security.js";
 import {
   claimServerFile,
@@ -85,7 +86,11 @@ export async function startServer(baton: Baton, opts: ServerOptions = {}): Promi
       throw badInput(`--allow-origin ${JSON.stringify(o)} is not an origin; give scheme, host and port, e.g. http://localhost:5173`);
     extraOrigins.add(parsed);
   }
-  const guard: { cfg?: GuardConfig; app?: ReturnType<typeof getRequestListener> } = {};
+  const guard: {
+    cfg?: GuardConfig;
+    app?: ReturnType<typeof getRequestListener>;
+    hooks?: ReturnType<typeof hookHttpHandler>;
+  } = {};
   const idleExitMs = opts.idleExitMs;
   if (idleExitMs !== undefined && (!Number.isFinite(idleExitMs) || idleExitMs <= 0))
     throw badInput(`the idle exit must be a positive duration, got ${idleExitMs} ms`);
@@ -132,7 +137,9 @@ export async function startServer(baton: Baton, opts: ServerOptions = {}): Promi
           return;
         }
       }
-      void guard.app?.(req, res);
+      // Agent hooks: the hot path (every tool call), served without Hono (hook-route.ts).
+      if (guard.hooks && isHookRequest(req)) void guard.hooks(req, res);
+      else void guard.app?.(req, res);
     },
   );
   // A malformed request line or oversized head: Node answers 400/431 itself; never crash.
@@ -148,15 +155,13 @@ export async function startServer(baton: Baton, opts: ServerOptions = {}): Promi
   const port = await listen(server, opts.port ?? key?.port, opts.port !== undefined);
   guard.cfg = { hosts: allowedHosts(port), origins: new Set([...allowedOrigins(port), ...extraOrigins]), maxBodyBytes };
   let stopBy: ((reason: StopReason) => void) | undefined;
-  const app = buildApp({
+  const app = buildApp({ baton, token, port, maxBodyBytes, shutdown: shutdown.signal, asset: opts.asset ?? (() => undefined) });
+  const answerer = hookAnswerer({
     baton,
-    token,
-    port,
-    maxBodyBytes,
     shutdown: shutdown.signal,
-    asset: opts.asset ?? (() => undefined),
     ...(idleExitMs !== undefined ? { onConfigChanged: () => stopBy?.("config_changed") } : {}),
   });
+  guard.hooks = hookHttpHandler({ answerer, token, maxBodyBytes });
   guard.app = getRequestListener(app.fetch, {
     errorHandler: () => new Response(JSON.stringify({ error: { code: "internal", message: "request failed" } }), { status: 500 }),
   });
