@@ -238,6 +238,20 @@ export class Baton {
     return (await this.#cp()).cps.create(sessionId, input);
   }
 
+  /**
+   * Store what `files` hold now as blobs, ahead of the checkpoint that will cover them (the local
+   * server does this after a write tool's hook has answered, off the agent's path). Returns how
+   * many blobs were new.
+   */
+  async storeAhead(files: readonly string[]): Promise<number> {
+    return (await this.#cp()).cps.storeAhead(files);
+  }
+
+  /** `storeAhead` for every file a whole-tree checkpoint would read now (after a shell command). */
+  async storeAheadTree(): Promise<number> {
+    return (await this.#cp()).cps.storeAheadTree();
+  }
+
   async checkpoints(sessionId: string, opts: { includePruned?: boolean } = {}): Promise<CheckpointInfo[]> {
     return (await this.#cp()).cps.list(sessionId, opts);
   }

@@ -82,6 +82,40 @@ describe("blob store", () => {
     expect(onDisk, `a ${text.length}-byte repetitive file should be stored compressed`).toBeLessThan(text.length / 4);
   });
 
+  it("storeAhead stores a tool's new content before any checkpoint names it; the checkpoint then only refers to it", async () => {
+    const { b, root, sid } = await workspace();
+    write(root, "a.txt", "one\n");
+    write(root, "b.txt", "two\n");
+    await b.checkpoint(sid, { all: true });
+    write(root, "a.txt", "one, edited by a tool\n");
+    expect(await b.storeAhead([join(root, "a.txt"), "/etc/passwd", join(root, "missing.txt"), join(root, ".baton", "baton.db")])).toBe(1);
+    expect(await b.storeAhead([join(root, "a.txt")]), "stored once").toBe(0);
+    const cp = await b.checkpoint(sid, { all: true });
+    // The changed file is still read (and files written within the clock's resolution of the
+    // first checkpoint may be too), but its blob was already there.
+    expect(cp.stats.read).toBeGreaterThanOrEqual(1);
+    expect(cp.stats.blobsStored).toBe(0);
+    write(root, "a.txt", "changed again\n");
+    await b.rollback(sid, { to: cp.checkpoint.id });
+    expect(read(root, "a.txt")).toBe("one, edited by a tool\n");
+  });
+
+  it("storeAheadTree stores what changed since the stat cache (a shell command's edits), and nothing else", async () => {
+    const { b, root, sid } = await workspace();
+    for (let i = 0; i < 20; i++) write(root, `src/f${i}.txt`, `file ${i}\n`);
+    await b.checkpoint(sid, { all: true });
+    write(root, "src/f3.txt", "changed by the shell\n");
+    write(root, "src/new.txt", "created by the shell\n");
+    const before = blobFiles(root).length;
+    expect(await b.storeAheadTree()).toBe(2);
+    expect(blobFiles(root).length).toBe(before + 2);
+    expect(await b.storeAheadTree(), "nothing new the second time").toBe(0);
+    const cp = await b.checkpoint(sid, { all: true });
+    expect(cp.stats.blobsStored).toBe(0);
+    expect(cp.stats.files).toBe(21);
+    expect((await b.checkpoints(sid)).length).toBe(2);
+  });
+
   it("detects a corrupt blob on read and restores nothing", async () => {
     const { b, root, sid } = await workspace();
     write(root, "a.txt", "original content that will be checkpointed\n".repeat(10));

@@ -12,6 +12,7 @@
  * `baton serve` still running on a workspace a test made.
  */
 import { spawn } from "node:child_process";
+import { createHash } from "node:crypto";
 import { existsSync, mkdirSync, readdirSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import { createServer, type Socket } from "node:net";
 import { join } from "node:path";
@@ -307,6 +308,34 @@ describe("hooks through the server", () => {
       );
       expect(warned.stderr).toBe("");
       expect(claims(root)).toHaveLength(4);
+    } finally {
+      await s.stop();
+    }
+  });
+
+  it("after a write or shell tool's hook has answered, the server stores the new content ahead of the next checkpoint", async () => {
+    const root = workspace(FILES);
+    const s = await serve(root);
+    const blob = (text: string) => {
+      const h = createHash("sha256").update(text).digest("hex");
+      return join(root, ".baton", "blobs", h.slice(0, 2), h.slice(2));
+    };
+    try {
+      hook(root, { agent: "claude", fixture: "session-start-startup" }, { BATON_HOOK_SERVER: "use" });
+      hook(root, { agent: "claude", fixture: "pre-bash" }, { BATON_HOOK_SERVER: "use" });
+      hook(root, PRE_EDIT, { BATON_HOOK_SERVER: "use" });
+      const edited = "edited by the agent, not yet in any checkpoint\n";
+      writeFileSync(join(root, "src/app.ts"), edited);
+      expect(existsSync(blob(edited))).toBe(false);
+      hook(root, { agent: "claude", fixture: "post-edit" }, { BATON_HOOK_SERVER: "use" });
+      await until("the edited file's blob", () => existsSync(blob(edited)));
+
+      const shelled = "rewritten by a shell command\n";
+      writeFileSync(join(root, "README.md"), shelled);
+      hook(root, { agent: "claude", fixture: "post-bash" }, { BATON_HOOK_SERVER: "use" });
+      await until("the shell-changed file's blob", () => existsSync(blob(shelled)));
+      // Nothing refers to them yet: no checkpoint was taken by the after-hooks.
+      expect(checkpoints(root).map((c) => c.kind)).toEqual(["tree", "targeted"]);
     } finally {
       await s.stop();
     }

@@ -18,7 +18,7 @@
  */
 import { statSync } from "node:fs";
 import type { IncomingMessage, ServerResponse } from "node:http";
-import { isAbsolute, join } from "node:path";
+import { isAbsolute, join, resolve } from "node:path";
 import type { Baton } from "../baton.js";
 import { BatonError, badInput } from "../errors.js";
 import { answerHook } from "../hooks/answer.js";
@@ -28,8 +28,14 @@ import { isNoop } from "../hooks/types.js";
 import { errorResponse } from "./http-errors.js";
 import { bearerToken, tokenMatches } from "./security.js";
 
+export interface HookAnswer {
+  stdout: string;
+  /** Work for after the response is sent (off the agent's path). */
+  after?: () => Promise<unknown>;
+}
+
 export interface HookAnswerer {
-  answer(agent: string, event: string, body: Record<string, unknown>): Promise<{ stdout: string }>;
+  answer(agent: string, event: string, body: Record<string, unknown>): Promise<HookAnswer>;
 }
 
 export interface HookAnswererOptions {
@@ -99,9 +105,16 @@ export function hookAnswerer(o: HookAnswererOptions): HookAnswerer {
         throw new BatonError("io_error", `cannot record the hook's claim in ${dir}: ${(err as Error).message}`, {}, { cause: err });
       }
       let out: string;
+      let after: HookAnswer["after"];
       try {
         const ev = adapter.parse(event, payload as Record<string, unknown>, cwd);
         out = isNoop(ev) ? adapter.passThrough(event) : await answerHook(o.baton, adapter, event, ev, agentPid);
+        // A write tool's new content: stored now, the next checkpoint covering it (the whole-tree
+        // one before a shell command, most often) finds it stored instead of writing it then.
+        if (ev.kind === "after_tool" && ev.tool.kind === "write" && ev.status === "success" && ev.tool.files.length > 0) {
+          const files = ev.tool.files.map((f) => resolve(ev.cwd, f));
+          after = () => o.baton.storeAhead(files);
+        } else if (ev.kind === "after_tool" && ev.tool.kind === "shell") after = () => o.baton.storeAheadTree();
       } catch (err) {
         await logHookFailure(dir, adapter.agent, event, err);
         out = adapter.passThrough(event);
@@ -112,7 +125,7 @@ export function hookAnswerer(o: HookAnswererOptions): HookAnswerer {
         lastSweep = Date.now();
         sweepClaims(dir);
       }
-      return { stdout };
+      return after ? { stdout, after } : { stdout };
     },
   };
 }
@@ -147,7 +160,9 @@ export function hookHttpHandler(o: { answerer: HookAnswerer; token: string; maxB
         throw badInput("the agent and event in the path must be percent-encoded names");
       }
       const body = await readBody(req, o.maxBodyBytes);
-      send(200, await o.answerer.answer(agent, event, body));
+      const { stdout, after } = await o.answerer.answer(agent, event, body);
+      send(200, { stdout });
+      if (after) setImmediate(() => void after().catch(() => undefined));
     } catch (err) {
       const { status, body } = errorResponse(err);
       if (status === 500) console.error(`baton serve: POST ${(req.url ?? "").split("?")[0]} failed:`, err);

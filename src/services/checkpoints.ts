@@ -17,7 +17,7 @@ import { BatonError, badInput } from "../errors.js";
 import { BlobStore } from "./blobs.js";
 import { workspaceRelative } from "./files.js";
 import { checkPath, readCurrent, unsafePath } from "./safe-fs.js";
-import { walkTree } from "./tree-scan.js";
+import { type TreeFile, walkTree } from "./tree-scan.js";
 
 export interface CheckpointOptions {
   /** Checkpoints kept per session, pinned ones aside. Default 100. */
@@ -144,6 +144,52 @@ export class CheckpointService {
     }
   }
 
+  /**
+   * Store the current content of `files` (a tool just wrote them) as blobs before any checkpoint
+   * names them, so the next checkpoint that covers them finds them stored and only refers to
+   * them. Nothing else changes: until a checkpoint takes it, such a blob is an orphan like any
+   * other (gc sweeps orphans past their grace period, and a checkpoint that finds its blobs
+   * collected meanwhile retries). Paths outside the workspace, or not regular files, are
+   * skipped. Returns how many blobs were new.
+   */
+  storeAhead(files: readonly string[]): number {
+    let created = 0;
+    for (const p of files) {
+      let rel: string;
+      try {
+        rel = this.relPath(p);
+      } catch {
+        continue;
+      }
+      const cur = readCurrent(this.#root, rel, this.#maxFileBytes);
+      if (cur.kind === "file" && this.blobs.put(cur.content).created) created++;
+    }
+    this.blobs.sync();
+    return created;
+  }
+
+  /**
+   * `storeAhead` for every file a whole-tree checkpoint would read now (a shell command may
+   * have changed any): the files whose size, times, inode or mode differ from the stat cache.
+   * Reads only; the checkpoint itself still walks the tree and decides. Returns how many blobs
+   * were new.
+   */
+  async storeAheadTree(): Promise<number> {
+    const cache = await this.#backend.transaction("read", async (tx) => {
+      const generation = await tx.checkpoints.statCacheGeneration();
+      const memo = this.#statMemo;
+      return memo?.generation === generation ? memo.cache : new Map((await tx.checkpoints.statCache()).map((r) => [r.path, r]));
+    });
+    let created = 0;
+    for (const f of walkTree(this.#root, { exclude: this.#exclude }).files) {
+      if (unchanged(cache.get(f.path), f) || f.size > this.#maxFileBytes) continue;
+      const content = readRegular(join(this.#root, f.path));
+      if (content !== undefined && this.blobs.put(content.data).created) created++;
+    }
+    this.blobs.sync();
+    return created;
+  }
+
   /** The paths a whole-tree checkpoint would cover now. */
   treePaths(): string[] {
     return walkTree(this.#root, { exclude: this.#exclude }).files.map((f) => f.path);
@@ -217,15 +263,7 @@ export class CheckpointService {
       for (const f of scan.files) {
         const c = cache.get(f.path);
         if (c) known++;
-        if (
-          c &&
-          c.size === f.size &&
-          c.mtimeMs === f.mtimeMs &&
-          c.ctimeMs === f.ctimeMs &&
-          c.ino === f.ino &&
-          c.mode === f.mode &&
-          f.mtimeMs < c.checkedMs
-        ) {
+        if (c && unchanged(c, f)) {
           files.push({ path: f.path, hash: c.hash, mode: f.mode, size: f.size });
           continue;
         }
@@ -456,6 +494,19 @@ function readCheckpointConfig(batonDir: string): Omit<CheckpointOptions, "durabl
     out.maxFileBytes = maxFileBytes as number;
   }
   return out;
+}
+
+/** Whether the stat cache's row still describes the file as walked (then its hash is the file's). */
+function unchanged(c: StatCacheRow | undefined, f: TreeFile): boolean {
+  return (
+    c !== undefined &&
+    c.size === f.size &&
+    c.mtimeMs === f.mtimeMs &&
+    c.ctimeMs === f.ctimeMs &&
+    c.ino === f.ino &&
+    c.mode === f.mode &&
+    f.mtimeMs < c.checkedMs
+  );
 }
 
 /** A regular file's bytes and stat, opened without following links; undefined if it vanished or changed type. */
