@@ -46,6 +46,10 @@ export interface HookAnswererOptions {
 }
 
 const SWEEP_EVERY_MS = 5 * 60 * 1000;
+/** A shell tool's changes are stored ahead only while that takes less than this... */
+const TREE_AHEAD_MAX_MS = 100;
+/** ...else not again for this long. */
+const TREE_AHEAD_PAUSE_MS = 10 * 60 * 1000;
 
 /** A file's identity: device and inode (so a symlinked path names the same directory), or undefined if missing. */
 function identity(path: string): string | undefined {
@@ -72,6 +76,7 @@ export function hookAnswerer(o: HookAnswererOptions): HookAnswerer {
   const config = configStamp(dir);
   let configChanged = false;
   let lastSweep = 0;
+  const treeAhead = { skipUntil: 0 };
 
   return {
     async answer(agent, event, body) {
@@ -114,7 +119,15 @@ export function hookAnswerer(o: HookAnswererOptions): HookAnswerer {
         if (ev.kind === "after_tool" && ev.tool.kind === "write" && ev.status === "success" && ev.tool.files.length > 0) {
           const files = ev.tool.files.map((f) => resolve(ev.cwd, f));
           after = () => o.baton.storeAhead(files);
-        } else if (ev.kind === "after_tool" && ev.tool.kind === "shell") after = () => o.baton.storeAheadTree();
+        } else if (ev.kind === "after_tool" && ev.tool.kind === "shell" && Date.now() >= treeAhead.skipUntil) {
+          // A walk of the whole tree: on a tree so large that it takes long, a hook arriving
+          // meanwhile would wait for it, so it is skipped for a while.
+          after = async () => {
+            const t = Date.now();
+            await o.baton.storeAheadTree();
+            if (Date.now() - t > TREE_AHEAD_MAX_MS) treeAhead.skipUntil = Date.now() + TREE_AHEAD_PAUSE_MS;
+          };
+        }
       } catch (err) {
         await logHookFailure(dir, adapter.agent, event, err);
         out = adapter.passThrough(event);
