@@ -8,5 +8,8 @@ export default defineConfig({
     // Integration tests spawn processes; two cores on CI.
     maxWorkers: 2,
     setupFiles: ["test/setup.ts"],
+    // Hooks spawned by tests never start a background server (docs/integrations.md, "The hook
+    // server"); the tests of that feature ask for it and stop what they start.
+    env: { BATON_HOOK_SERVER: "use" },
   },
 });

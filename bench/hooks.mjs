@@ -4,7 +4,14 @@
  * test/fixtures/hooks/), spawned and waited for, against `node -e 0` in the same rounds.
  * Goal: every hook process ≤ 1.5× `node -e 0` (median wall time).
  *
- * The workspace is a small project (200 source files in 10 directories, a .gitignore'd
+ * Two modes, in the same rounds, each on a workspace of its own (set up alike): with the
+ * workspace's server running (`baton serve`, the setup hooks start by themselves: each hook
+ * hands its payload to the server), which the goal is judged on, and in-process
+ * (BATON_HOOK_SERVER=off: each hook opens the workspace itself, what happens when no server
+ * runs). The benchmark checks that every server-mode hook with something to do really was
+ * answered by the server (each leaves a claim in .baton/hooks/claims/).
+ *
+ * Each workspace is a small project (200 source files in 10 directories, a .gitignore'd
  * node_modules), with a session started by a SessionStart hook, a decision, a blocker and
  * three lessons. Between a before-hook and its after-hook the benchmark makes the edit the
  * tool would (untimed), so checkpoints and turns see real changes; arguments differ per call,
@@ -13,8 +20,8 @@
  * Children run without NODE_EXTRA_CA_CERTS (it adds a fixed cost to every Node start on some
  * machines, which would shrink the ratio without saying anything about Baton).
  */
-import { spawnSync } from "node:child_process";
-import { existsSync, mkdirSync, readFileSync, writeFileSync } from "node:fs";
+import { spawn, spawnSync } from "node:child_process";
+import { existsSync, mkdirSync, readdirSync, readFileSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { hr, info, REPO, ratio, scaled, summarise, TARGET, tempDir } from "./lib.mjs";
 
@@ -37,7 +44,35 @@ function bin() {
 }
 
 export async function run() {
-  const root = tempDir("hooks");
+  const baton = bin();
+  const env = { ...process.env };
+  delete env.NODE_EXTRA_CA_CERTS;
+  delete env.BATON_ROOT;
+  delete env.BATON_HOOK_SERVER;
+  const node = process.execPath;
+  const sh = (root, args, input, extraEnv) => {
+    const t = hr();
+    const r = spawnSync(node, args, { env: extraEnv ? { ...env, ...extraEnv } : env, cwd: root, input: input ?? "", encoding: "utf8" });
+    const ns = Number(hr() - t);
+    if (r.status !== 0) throw new Error(`${args.join(" ")} exited ${r.status}: ${r.stderr || r.stdout}`);
+    return { ns, stdout: r.stdout };
+  };
+  const modes = [
+    { key: "server", suffix: "", env: { BATON_HOOK_SERVER: "use" }, root: tempDir("hooks-server") },
+    { key: "in-process", suffix: " [in-process]", env: { BATON_HOOK_SERVER: "off" }, root: tempDir("hooks-inproc") },
+  ];
+  for (const m of modes) project(m.root, baton, sh);
+  const server = await startServer(baton, modes[0].root, env);
+  try {
+    for (const m of modes) m.sid = setup(m, baton, sh);
+    return measure({ modes, baton, sh, server });
+  } finally {
+    await server.stop();
+  }
+}
+
+/** The project: 200 source files in 10 directories, a gitignored node_modules, then `baton init`. */
+function project(root, baton, sh) {
   for (let d = 0; d < 10; d++) {
     mkdirSync(join(root, "src", `mod${d}`), { recursive: true });
     for (let f = 0; f < 20; f++)
@@ -48,39 +83,62 @@ export async function run() {
   writeFileSync(join(root, ".gitignore"), "node_modules/\n");
   writeFileSync(join(root, "src", "app.ts"), 'export function app() {\n  return redirect("/login");\n}\n');
   writeFileSync(join(root, "README.md"), "# App\n");
+  sh(root, [baton, "init", "--root", root]);
+}
 
-  const baton = bin();
-  const env = { ...process.env };
-  delete env.NODE_EXTRA_CA_CERTS;
-  delete env.BATON_ROOT;
-  const node = process.execPath;
-  const sh = (args, input) => {
-    const t = hr();
-    const r = spawnSync(node, args, { env, cwd: root, input: input ?? "", encoding: "utf8" });
-    const ns = Number(hr() - t);
-    if (r.status !== 0) throw new Error(`${args.join(" ")} exited ${r.status}: ${r.stderr || r.stdout}`);
-    return { ns, stdout: r.stdout };
-  };
-  sh([baton, "init", "--root", root]);
-  const vars = (i) => ({ cwd: root, session: "bench-agent-session", call: `call_${i}` });
-  const hookArgs = (agent, event) => [baton, "hook", agent, event];
-  sh(hookArgs("claude", "SessionStart"), JSON.stringify(fixture("claude", "session-start-startup", vars(0))));
-  const status = JSON.parse(sh([baton, "status", "--json"]).stdout);
-  const sid = status.sessions[0].sessionId;
-  sh([baton, "decision", "add", "Keep the session cookie", "--reason", "fewer moving parts", "--session", sid]);
-  sh([baton, "blocker", "add", "The staging login server is down", "--session", sid]);
+/** A session started by a SessionStart hook (in the mode's way), a decision, a blocker and three lessons. */
+function setup(mode, baton, sh) {
+  const { root } = mode;
+  const vars = { cwd: root, session: "bench-agent-session", call: "call_0" };
+  sh(root, [baton, "hook", "claude", "SessionStart"], JSON.stringify(fixture("claude", "session-start-startup", vars)), mode.env);
+  const sid = JSON.parse(sh(root, [baton, "status", "--json"]).stdout).sessions[0].sessionId;
+  sh(root, [baton, "decision", "add", "Keep the session cookie", "--reason", "fewer moving parts", "--session", sid]);
+  sh(root, [baton, "blocker", "add", "The staging login server is down", "--session", sid]);
   for (const l of [
     "Read src/app.ts before replacing the login redirect: its whitespace is fragile.",
     "The login redirect loops when the session cookie has expired; check expiry first.",
     "Generated API clients live in gen/; never edit them.",
   ])
-    sh([baton, "lessons", "add", l, "--workspace"]);
+    sh(root, [baton, "lessons", "add", l, "--workspace"]);
+  return sid;
+}
 
-  // Each contestant: a payload per call (i), and the tool's own effect (untimed) where it has one.
-  let n = 0;
+/** `baton serve` on the workspace, as hooks would start it; resolves once it is listening. */
+function startServer(baton, root, env) {
+  const child = spawn(process.execPath, [baton, "serve", "--json", "--port", "0", "--root", root], {
+    env,
+    cwd: root,
+    stdio: ["ignore", "pipe", "pipe"],
+  });
+  let out = "";
+  let err = "";
+  child.stderr.on("data", (d) => {
+    err += d;
+  });
+  const exited = new Promise((resolve) => child.once("exit", resolve));
+  return new Promise((resolve, reject) => {
+    child.stdout.on("data", (d) => {
+      out += d;
+      if (!out.includes("\n")) return;
+      const ready = JSON.parse(out.split("\n")[0]);
+      resolve({
+        pid: ready.pid,
+        stop: async () => {
+          child.kill("SIGTERM");
+          await exited;
+        },
+      });
+    });
+    void exited.then((code) => reject(new Error(`baton serve exited (${code}) before it was ready: ${err}`)));
+  });
+}
+
+/** The hooks of one round, in agent order, on `root`: a payload per call (i), and the tool's own effect (untimed) where it has one. */
+function hooksFor(root) {
+  const vars = (i) => ({ cwd: root, session: "bench-agent-session", call: `call_${i}` });
   const edit = (i) => writeFileSync(join(root, "src", "app.ts"), `export function app() {\n  return redirect("/login?v=${i}");\n}\n`);
   const withArgs = (p, i) => ({ ...p, tool_input: { ...p.tool_input, __call: i } });
-  const hooks = [
+  return [
     {
       label: "claude SessionStart (resume)",
       agent: "claude",
@@ -124,6 +182,7 @@ export async function run() {
       agent: "claude",
       event: "PreToolUse",
       payload: (i) => fixture("claude", "pre-read", vars(i)),
+      noop: true,
     },
     {
       label: "claude PostToolUse Read",
@@ -159,44 +218,66 @@ export async function run() {
       payload: (i) => withArgs(fixture("gemini", "after-write-file", vars(i)), i),
     },
   ];
+}
 
-  const runHook = (h) => {
+function measure({ modes, baton, sh, server }) {
+  for (const m of modes) m.hooks = hooksFor(m.root);
+  const hooks = modes[0].hooks;
+  let n = 0;
+  const claimCount = (root) => {
+    const dir = join(root, ".baton", "hooks", "claims");
+    return existsSync(dir) ? readdirSync(dir).length : 0;
+  };
+  const runHook = (h, mode) => {
     const i = n++;
     const input = JSON.stringify(h.payload(i));
-    const r = sh(hookArgs(h.agent, h.event), input);
+    const before = claimCount(mode.root);
+    const r = sh(mode.root, [baton, "hook", h.agent, h.event], input, mode.env);
     if (r.stdout.includes('"deny"')) throw new Error(`${h.label} was denied (a spiral pause?): ${r.stdout.slice(0, 300)}`);
+    // Every server-mode hook with something to do was answered by the server; no other hook was.
+    const expected = before + (mode.key === "server" && !h.noop ? 1 : 0);
+    if (claimCount(mode.root) !== expected)
+      throw new Error(`${h.label} (${mode.key}) was ${mode.key === "server" ? "not " : ""}answered by the server (pid ${server.pid})`);
     h.after?.(i);
     return r.ns;
   };
-  const samples = Object.fromEntries([NODE, ...hooks.map((h) => h.label)].map((l) => [l, []]));
-  // Warm-up (also writes the V8 code cache if the build has none yet).
+  const label = (k, mode) => `${hooks[k].label}${mode.suffix}`;
+  const labels = modes.flatMap((m) => hooks.map((_, k) => label(k, m)));
+  const samples = Object.fromEntries([NODE, ...labels].map((l) => [l, []]));
+  // Warm-up (also writes the V8 code caches if the build has none yet).
   for (let w = 0; w < 2; w++) {
-    sh(["-e", "0"]);
-    for (const h of hooks) runHook(h);
+    sh(modes[0].root, ["-e", "0"]);
+    for (const m of modes) for (const h of m.hooks) runHook(h, m);
   }
   const rounds = scaled(20, 4);
   for (let r = 0; r < rounds; r++) {
-    // Hooks run in their natural order (a before-hook precedes its after-hook); `node -e 0`
-    // moves through the round so load drift hits it as it hits the hooks.
+    // Hooks run in their natural order (a before-hook precedes its after-hook), once per mode;
+    // `node -e 0` moves through each mode's run so load drift hits it as it hits the hooks.
     const at = r % (hooks.length + 1);
-    for (let k = 0; k <= hooks.length; k++) {
-      if (k === at) samples[NODE].push(sh(["-e", "0"]).ns);
-      const h = hooks[k];
-      if (h) samples[h.label].push(runHook(h));
+    for (const m of modes) {
+      for (let k = 0; k <= hooks.length; k++) {
+        if (k === at) samples[NODE].push(sh(m.root, ["-e", "0"]).ns);
+        const h = m.hooks[k];
+        if (h) samples[label(k, m)].push(runHook(h, m));
+      }
     }
   }
   const s = Object.fromEntries(Object.entries(samples).map(([l, v]) => [l, summarise(v)]));
   const floor = s[NODE].medianMs;
-  const ratios = hooks.map((h) => ratio(`${h.label} / node -e 0`, s[h.label].medianMs / floor, "<=", 1.5));
-  const worst = Math.max(...hooks.map((h) => s[h.label].medianMs / floor));
-  ratios.push(info("slowest hook / node -e 0", worst));
+  const [serverMode, inProcess] = modes;
+  const per = (m) => hooks.map((_, k) => s[label(k, m)].medianMs / floor);
+  const ratios = hooks.map((_, k) => ratio(`${label(k, serverMode)} / node -e 0`, per(serverMode)[k], "<=", 1.5));
+  ratios.push(info("slowest hook / node -e 0", Math.max(...per(serverMode))));
+  for (const [k] of hooks.entries()) ratios.push(info(`${label(k, inProcess)} / node -e 0`, per(inProcess)[k]));
+  ratios.push(info("slowest in-process hook / node -e 0", Math.max(...per(inProcess))));
   return {
-    rows: [NODE, ...hooks.map((h) => h.label)].map((l) => ({ subject: l, unit: "processes", ...s[l] })),
+    rows: [NODE, ...labels].map((l) => ({ subject: l, unit: "processes", ...s[l] })),
     ratios,
     notes: [
-      `${rounds} rounds after 2 warm-up rounds; each round runs every hook once, in agent order, with node -e 0 at a rotating position`,
+      `${rounds} rounds after 2 warm-up rounds; each round runs every hook once per mode, in agent order, with node -e 0 at a rotating position in each`,
+      `modes: with the workspace's server running (baton serve pid ${server.pid}; the goal is judged on this mode) and [in-process] (BATON_HOOK_SERVER=off), each on its own workspace`,
       "payloads: test/fixtures/hooks/<agent>/*.json (call ids and arguments made unique per call); NODE_EXTRA_CA_CERTS removed from the children's environment",
-      `workspace: 200 source files in 10 directories, session ${sid} with a decision, a blocker and 3 lessons`,
+      `workspaces: 200 source files in 10 directories; sessions ${modes.map((m) => m.sid).join(", ")}, each with a decision, a blocker and 3 lessons`,
     ],
   };
 }

@@ -36,6 +36,12 @@ function load(file) {
   script.runInThisContext()(mod.exports, Module.createRequire(file), mod, file, path.dirname(file));
 }
 
-// dist/cli.cjs loads dist/cli-full.cjs (the whole command table) through the same cache.
+// dist/cli.cjs loads dist/cli-full.cjs (the whole command table) through the same cache, and
+// dist/hook.cjs loads dist/cli.cjs when a hook is answered in its own process.
 globalThis[Symbol.for("baton.load")] = load;
-load(path.join(__dirname, "..", "dist", "cli.cjs"));
+// `baton hook <agent> <Event>` (agent hooks, on every tool call) starts with dist/hook.cjs, a
+// small bundle that hands the hook to the workspace's running server (src/hooks/entry.ts);
+// `--help` goes to the full CLI.
+const argv = process.argv;
+const hook = argv[2] === "hook" && argv.length >= 4 && !argv.includes("--help") && !argv.includes("-h");
+load(path.join(__dirname, "..", "dist", hook ? "hook.cjs" : "cli.cjs"));

@@ -55,6 +55,20 @@ await esbuild.build({
   define: { ...common.define, "import.meta.url": "__batonMeta.url" },
   banner: { js: 'const __batonMeta = { get url() { return require("node:url").pathToFileURL(__filename).href; } };' },
 });
+// `baton hook` (src/hooks/entry.ts): the adapters and the client that hands a hook to the
+// workspace's running server, without the rest of the CLI (~1/15 of cli.cjs to read and
+// compile on every tool call). It loads cli.cjs when the hook is answered in its own process.
+await esbuild.build({
+  ...common,
+  entryPoints: { hook: "src/hooks/entry.ts" },
+  outdir: "dist",
+  outExtension: { ".js": ".cjs" },
+  format: "cjs",
+  minify: process.env.BATON_BUILD_MINIFY !== "0",
+  external: ["pg", "better-sqlite3", "./cli.cjs"],
+  define: { ...common.define, "import.meta.url": "__batonMeta.url" },
+  banner: { js: 'const __batonMeta = { get url() { return require("node:url").pathToFileURL(__filename).href; } };' },
+});
 // `baton mcp` (src/mcp/): the MCP SDK and zod in a bundle of their own that the `mcp` command
 // requires on use. Inside cli-full.cjs they would be lazily initialised but still read and
 // compiled by every command that loads it (~750 KB minified, over half of it zod: more than

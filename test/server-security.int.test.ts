@@ -52,6 +52,7 @@ describe("baton serve: security", () => {
         ["POST", "/v1/leases/lse_x/nack", "{}"],
         ["POST", "/v1/leases/lse_x/heartbeat", "{}"],
         ["POST", "/v1/auth/cookie", "{}"],
+        ["POST", "/v1/hooks/claude/PreToolUse", JSON.stringify({ requestId: "abcdefgh-1", root: "/", cwd: "/", agentPid: 1, payload: {} })],
       ];
       const wrong = [undefined, "Bearer ", `Bearer ${s.token}x`, `Bearer ${"A".repeat(s.token.length)}`, `Basic ${s.token}`, s.token];
       for (const [method, path, body] of routes) {

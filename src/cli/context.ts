@@ -73,6 +73,18 @@ export function reportError(err: unknown, json: boolean): number {
   return EXIT_CODES[e.code] ?? 1;
 }
 
+const UNITS: Record<string, number> = { ms: 1, s: 1_000, m: 60_000, h: 3_600_000 };
+
+/** A duration with its unit (`500ms`, `90s`, `30m`, `2h`) in milliseconds; undefined when not given. */
+export function parseDurationOption(text: string | undefined, flag: string): number | undefined {
+  if (text === undefined) return undefined;
+  const m = /^(\d+(?:\.\d+)?)(ms|s|m|h)$/.exec(text.trim());
+  const ms = m ? Math.round(Number(m[1]) * (UNITS[m[2] as string] as number)) : Number.NaN;
+  if (!(ms > 0) || !Number.isSafeInteger(ms))
+    throw new BatonError("bad_input", `${flag} must be a positive duration with its unit (500ms, 90s, 30m, 2h), got "${text}"`);
+  return ms;
+}
+
 /** Parse a --data / --result JSON option into an object. */
 export function parseJsonObject(text: string | undefined, flag: string): Record<string, unknown> | undefined {
   if (text === undefined) return undefined;

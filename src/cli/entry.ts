@@ -40,9 +40,23 @@ function isHook(argv: string[]): boolean {
   return argv[0] === "hook" && argv.length >= 2 && !argv.includes("--help") && !argv.includes("-h");
 }
 
+/** What dist/hook.cjs hands over when a hook is to be answered in this process (hooks/entry.ts). */
+function hookHandoff(): { text: string; lost?: { code: string; message: string } } | undefined {
+  const h = (globalThis as Record<symbol, unknown>)[Symbol.for("baton.hookHandoff")];
+  return h && typeof h === "object" && typeof (h as { text?: unknown }).text === "string" ? (h as { text: string }) : undefined;
+}
+
 async function run(): Promise<void> {
   const argv = process.argv.slice(2);
-  if (isHook(argv)) return (await import("../hooks/run.js")).runHook(argv.slice(1), { exit: true });
+  if (isHook(argv)) {
+    const h = hookHandoff();
+    return (await import("../hooks/run.js")).runHook(argv.slice(1), {
+      exit: true,
+      // The script that started this process: session-start and prompt hooks may start a server with it.
+      ...(process.argv[1] ? { launcher: process.argv[1] } : {}),
+      ...(h ? { input: h.text, ...(h.lost ? { lost: h.lost } : {}) } : {}),
+    });
+  }
   const fast = fastPath(argv);
   if (!fast) {
     // Built next to this file, external to this bundle on purpose; bin/baton.cjs provides a

@@ -547,6 +547,7 @@ export function buildProgram(json = false): Command {
     .option("--port <n>", "port (default: the port used last time if free, else any free port; 0 = any)")
     .option("--rotate-token", "make a new token instead of reusing this workspace's")
     .option("--allow-origin <origin>", "also serve pages from this origin, e.g. http://localhost:5173 (repeatable)", collect)
+    .option("--idle-exit <duration>", "exit after this long without requests (e.g. 30m; also when .baton/config.json changes)")
     .action(
       lazy(
         () => import("./commands/serve.js"),

@@ -119,6 +119,8 @@ function runningRuns(snap: Snapshot, ev: HookEvent): RunRecord[] {
   return (snap.facets.runs ?? []).filter((r) => r.status === "running" && r.runId.startsWith(prefix));
 }
 
+let runSeq = 0;
+
 /** Keep this agent session's run alive, or start one (after a turn ended it, or a crash). */
 async function ensureRun(b: Baton, sid: string, snap: Snapshot, ev: HookEvent, opts: HandlerOptions): Promise<void> {
   const current = runningRuns(snap, ev).at(-1);
@@ -131,9 +133,11 @@ async function ensureRun(b: Baton, sid: string, snap: Snapshot, ev: HookEvent, o
       if (!isBatonError(err, "run_crashed") && !isBatonError(err, "bad_input") && !isBatonError(err, "not_found")) throw err;
     }
   }
+  // Unique per process and call: one server answers hooks for many agent sessions at once.
+  const seq = runSeq++;
   await b.startRun(sid, {
     agent: opts.label,
-    runId: `${runPrefix(ev)}-${Date.now().toString(36)}${process.pid.toString(36)}`,
+    runId: `${runPrefix(ev)}-${Date.now().toString(36)}${process.pid.toString(36)}${seq > 0 ? `-${seq.toString(36)}` : ""}`,
     pid: opts.agentPid ?? process.ppid,
     ttlMs: HOOK_RUN_TTL_MS,
   });

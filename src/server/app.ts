@@ -1,5 +1,6 @@
 /**
- * The routes of the local server (`/v1/...` JSON API and the demo page), on Hono. Requests
+ * The routes of the local server (`/v1/...` JSON API and the demo page), on Hono; agent hooks
+ * (`POST /v1/hooks/...`) are answered before Hono, on node:http (hook-route.ts). Requests
  * reach this only after the guard in server.ts has checked Host, Origin, content type and
  * declared length. Every route calls the `Baton` object; none touches storage directly.
  * The API is documented in docs/http-api.md.

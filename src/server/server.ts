@@ -4,12 +4,14 @@
  * shuts down gracefully: long-polls and SSE streams end, in-flight writes finish, the server
  * file is removed.
  */
+import { statSync } from "node:fs";
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from "node:http";
 import type { AddressInfo } from "node:net";
 import { getRequestListener } from "@hono/node-server";
 import type { Baton } from "../baton.js";
 import { BatonError, badInput } from "../errors.js";
 import { type AppOptions, buildApp } from "./app.js";
+import { hookAnswerer, hookHttpHandler, isHookRequest } from "./hook-route.js";
 import { allowedHosts, allowedOrigins, checkRequest, corsHeaders, type GuardConfig, newToken, parseOrigin } from "./security.js";
 import {
   claimServerFile,
@@ -38,7 +40,15 @@ export interface ServerOptions {
   allowOrigins?: readonly string[];
   /** The demo page's assets. */
   asset?: AppOptions["asset"];
+  /**
+   * Stop after this long without a request (none in flight), and when `.baton/config.json`
+   * changes (hooks then refuse to use it: a new server reads the new settings). Default: never.
+   */
+  idleExitMs?: number;
 }
+
+/** Why a server stopped by itself. */
+export type StopReason = "idle" | "workspace_gone" | "config_changed";
 
 export interface RunningServer {
   readonly port: number;
@@ -48,12 +58,20 @@ export interface RunningServer {
   readonly info: ServerInfo;
   /** Stop accepting, end streams and polls, remove server.json. Idempotent. */
   close(): Promise<void>;
+  /**
+   * Resolves when the server stops by itself, after closing: idle past `idleExitMs`, its
+   * workspace's `.baton` directory gone (removed or replaced), or (with `idleExitMs`)
+   * `.baton/config.json` changed. Never resolves otherwise.
+   */
+  readonly stopped: Promise<StopReason>;
 }
 
 export const DEFAULT_MAX_BODY_BYTES = 256 * 1024;
 export const DEFAULT_MAX_HEADER_BYTES = 16 * 1024;
 /** How long close() lets in-flight requests finish before cutting connections. */
 const CLOSE_GRACE_MS = 2_000;
+/** How often the server looks for its workspace (and, with an idle exit, at its idleness). */
+const WATCH_EVERY_MS = 2_000;
 
 export async function startServer(baton: Baton, opts: ServerOptions = {}): Promise<RunningServer> {
   const dir = baton.workspace.dir;
@@ -68,11 +86,25 @@ export async function startServer(baton: Baton, opts: ServerOptions = {}): Promi
       throw badInput(`--allow-origin ${JSON.stringify(o)} is not an origin; give scheme, host and port, e.g. http://localhost:5173`);
     extraOrigins.add(parsed);
   }
-  const guard: { cfg?: GuardConfig; app?: ReturnType<typeof getRequestListener> } = {};
+  const guard: {
+    cfg?: GuardConfig;
+    app?: ReturnType<typeof getRequestListener>;
+    hooks?: ReturnType<typeof hookHttpHandler>;
+  } = {};
+  const idleExitMs = opts.idleExitMs;
+  if (idleExitMs !== undefined && (!Number.isFinite(idleExitMs) || idleExitMs <= 0))
+    throw badInput(`the idle exit must be a positive duration, got ${idleExitMs} ms`);
+  // Requests in flight and the time the last one ended, for the idle exit.
+  const activity = { inFlight: 0, lastMs: Date.now() };
 
   const server = createServer(
     { maxHeaderSize: opts.maxHeaderBytes ?? DEFAULT_MAX_HEADER_BYTES, requestTimeout: 30_000, headersTimeout: 10_000 },
     (req: IncomingMessage, res: ServerResponse) => {
+      activity.inFlight++;
+      res.once("close", () => {
+        activity.inFlight--;
+        activity.lastMs = Date.now();
+      });
       const failure = guard.cfg
         ? checkRequest(
             {
@@ -105,7 +137,9 @@ export async function startServer(baton: Baton, opts: ServerOptions = {}): Promi
           return;
         }
       }
-      void guard.app?.(req, res);
+      // Agent hooks: the hot path (every tool call), served without Hono (hook-route.ts).
+      if (guard.hooks && isHookRequest(req)) void guard.hooks(req, res);
+      else void guard.app?.(req, res);
     },
   );
   // A malformed request line or oversized head: Node answers 400/431 itself; never crash.
@@ -120,7 +154,14 @@ export async function startServer(baton: Baton, opts: ServerOptions = {}): Promi
   if (holder && holder.pid !== process.pid && pidAlive(holder.pid) && (await answersHealth(holder.port))) throw running(holder);
   const port = await listen(server, opts.port ?? key?.port, opts.port !== undefined);
   guard.cfg = { hosts: allowedHosts(port), origins: new Set([...allowedOrigins(port), ...extraOrigins]), maxBodyBytes };
+  let stopBy: ((reason: StopReason) => void) | undefined;
   const app = buildApp({ baton, token, port, maxBodyBytes, shutdown: shutdown.signal, asset: opts.asset ?? (() => undefined) });
+  const answerer = hookAnswerer({
+    baton,
+    shutdown: shutdown.signal,
+    ...(idleExitMs !== undefined ? { onConfigChanged: () => stopBy?.("config_changed") } : {}),
+  });
+  guard.hooks = hookHttpHandler({ answerer, token, maxBodyBytes });
   guard.app = getRequestListener(app.fetch, {
     errorHandler: () => new Response(JSON.stringify({ error: { code: "internal", message: "request failed" } }), { status: 500 }),
   });
@@ -134,8 +175,10 @@ export async function startServer(baton: Baton, opts: ServerOptions = {}): Promi
   writeServerKey(dir, { token, port });
 
   let closing: Promise<void> | undefined;
+  let watch: NodeJS.Timeout | undefined;
   const close = () => {
     closing ??= (async () => {
+      if (watch) clearInterval(watch);
       shutdown.abort();
       const closed = new Promise<void>((resolve) => server.close(() => resolve()));
       // Keep-alive connections become idle as their last response ends (streams and polls end
@@ -150,7 +193,33 @@ export async function startServer(baton: Baton, opts: ServerOptions = {}): Promi
     })();
     return closing;
   };
-  return { port, token, url: `http://127.0.0.1:${port}`, info, close };
+  const stopped = new Promise<StopReason>((resolve) => {
+    stopBy = (reason) => {
+      stopBy = undefined;
+      void close().then(() => resolve(reason));
+    };
+  });
+  // The workspace's .baton directory, by identity: a server for a removed (or replaced)
+  // workspace serves nothing and would hold its port and database files for nobody.
+  const served = dirIdentity(dir);
+  watch = setInterval(
+    () => {
+      if (dirIdentity(dir) !== served) stopBy?.("workspace_gone");
+      else if (idleExitMs !== undefined && activity.inFlight === 0 && Date.now() - activity.lastMs >= idleExitMs) stopBy?.("idle");
+    },
+    Math.max(50, Math.min(WATCH_EVERY_MS, Math.floor((idleExitMs ?? WATCH_EVERY_MS) / 4))),
+  );
+  watch.unref();
+  return { port, token, url: `http://127.0.0.1:${port}`, info, close, stopped };
+}
+
+function dirIdentity(dir: string): string | undefined {
+  try {
+    const s = statSync(dir);
+    return s.isDirectory() ? `${s.dev}:${s.ino}` : undefined;
+  } catch {
+    return undefined;
+  }
 }
 
 function running(holder: ServerInfo): BatonError {

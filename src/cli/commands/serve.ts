@@ -3,14 +3,24 @@ import { readFileSync } from "node:fs";
 import { dirname, join } from "node:path";
 import { fileURLToPath } from "node:url";
 import type { AssetName } from "../../server/app.js";
-import { startServer } from "../../server/server.js";
+import { type StopReason, startServer } from "../../server/server.js";
 import { DEMO_HTML } from "../../web/demo-html.js";
-import { type Ctx, parseIntOption } from "../context.js";
+import { type Ctx, parseDurationOption, parseIntOption } from "../context.js";
 import { writeStderr } from "../output.js";
 
-export async function serve(ctx: Ctx, o: { port?: string; rotateToken?: boolean; allowOrigin?: string[] }): Promise<void> {
-  const baton = await ctx.open();
+const STOPPED: Record<StopReason, string> = {
+  idle: "no requests within the idle exit",
+  workspace_gone: "the workspace's .baton directory is gone",
+  config_changed: ".baton/config.json changed",
+};
+
+export async function serve(
+  ctx: Ctx,
+  o: { port?: string; rotateToken?: boolean; allowOrigin?: string[]; idleExit?: string },
+): Promise<void> {
   const port = parseIntOption(o.port, "--port", 0);
+  const idleExitMs = parseDurationOption(o.idleExit, "--idle-exit");
+  const baton = await ctx.open();
   // Built beside this bundle: dist/browser.js and dist/web/demo.js.
   const dist = dirname(fileURLToPath(import.meta.url));
   const cache = new Map<string, string | undefined>();
@@ -30,6 +40,7 @@ export async function serve(ctx: Ctx, o: { port?: string; rotateToken?: boolean;
     ...(port !== undefined ? { port } : {}),
     ...(o.rotateToken ? { rotateToken: true } : {}),
     ...(o.allowOrigin?.length ? { allowOrigins: o.allowOrigin } : {}),
+    ...(idleExitMs !== undefined ? { idleExitMs } : {}),
     asset,
   });
   const pageUrl = `${server.url}/#token=${server.token}`;
@@ -40,10 +51,13 @@ export async function serve(ctx: Ctx, o: { port?: string; rotateToken?: boolean;
       "The token is in .baton/server.json (mode 0600). Stop with Ctrl-C.",
     ].join("\n"),
   );
-  const signal = await new Promise<NodeJS.Signals>((resolve) => {
-    process.once("SIGINT", () => resolve("SIGINT"));
-    process.once("SIGTERM", () => resolve("SIGTERM"));
-  });
-  if (!ctx.json) writeStderr(`baton serve: ${signal}, shutting down\n`);
+  const why = await Promise.race([
+    new Promise<string>((resolve) => {
+      process.once("SIGINT", () => resolve("SIGINT"));
+      process.once("SIGTERM", () => resolve("SIGTERM"));
+    }),
+    server.stopped.then((reason) => STOPPED[reason]),
+  ]);
+  if (!ctx.json) writeStderr(`baton serve: ${why}, shutting down\n`);
   await server.close();
 }

@@ -1,0 +1,186 @@
+/**
+ * One request and its response on a loopback TCP connection, for the hook client (client.ts).
+ *
+ * A hook process sends one request per run, and node:net costs it far more than the request:
+ * loading net and Node's stream machinery, then running a Socket's connect, write and read
+ * paths for the first time, measured ~8-11 ms of a ~30 ms process (docs/benchmarks.md,
+ * "Agent hooks"). So where the runtime has the libuv TCP handle that node:net itself is built
+ * on (`process.binding("tcp_wrap")`, the same handle, connect request and write request net
+ * uses), the exchange drives it directly: connect, one write, read until the server closes.
+ *
+ * That binding is Node's internal interface, so it is used only when it has exactly the shape
+ * this code knows (checked field by field: a later Node that changed it gets node:net), never
+ * under --pending-deprecation (which would print a warning for it), and never with
+ * BATON_HOOK_TRANSPORT=net. Anything it throws falls back to node:net as well.
+ */
+import { createRequire } from "node:module";
+
+export interface ExchangeEvents {
+  data(chunk: Buffer): void;
+  /** The server closed the connection (all data delivered). */
+  end(): void;
+  error(reason: string): void;
+}
+
+export interface Exchange {
+  /** Which transport carried it ("tcp_wrap" or "net"). */
+  readonly transport: "tcp_wrap" | "net";
+  /** Close the connection; no more events. */
+  destroy(): void;
+}
+
+/** Connect to 127.0.0.1:`port`, write `request`, report the response's bytes until the server closes. Never throws. */
+export function exchange(port: number, request: string, ev: ExchangeEvents): Exchange {
+  const raw = rawTcp();
+  if (raw) {
+    try {
+      return rawExchange(raw, port, request, ev);
+    } catch {
+      // the internal handle did not behave as expected: node:net below
+    }
+  }
+  return netExchange(port, request, ev);
+}
+
+interface RawTcp {
+  TCP: new (type: number) => TcpHandle;
+  TCPConnectWrap: new () => { oncomplete?: (status: number) => void; address?: string; port?: number };
+  WriteWrap: new () => { handle?: unknown; oncomplete?: (status: number) => void; async?: boolean };
+  socket: number;
+  state: Int32Array;
+  kReadBytesOrError: number;
+  kArrayBufferOffset: number;
+  eof: number;
+}
+
+interface TcpHandle {
+  connect(req: object, address: string, port: number): number;
+  readStart(): number;
+  writeUtf8String(req: object, text: string): number;
+  close(cb?: () => void): void;
+  onread?: (buf: ArrayBuffer | undefined) => void;
+}
+
+function rawTcp(): RawTcp | undefined {
+  if (process.env.BATON_HOOK_TRANSPORT === "net") return undefined;
+  if (
+    process.env.NODE_PENDING_DEPRECATION === "1" ||
+    process.execArgv.includes("--pending-deprecation") ||
+    (process.env.NODE_OPTIONS ?? "").includes("--pending-deprecation")
+  )
+    return undefined;
+  try {
+    const binding = (process as unknown as { binding?: (name: string) => Record<string, unknown> }).binding;
+    if (typeof binding !== "function") return undefined;
+    const tcp = binding("tcp_wrap");
+    const sw = binding("stream_wrap");
+    const uv = binding("uv");
+    const constants = tcp.constants as Record<string, unknown> | undefined;
+    // The shape of Node 12-24's interface: a write request passed in, its result an error number,
+    // whether it went async in kLastWriteWasAsync. (Later Nodes return the write request instead.)
+    if (
+      typeof tcp.TCP !== "function" ||
+      typeof tcp.TCPConnectWrap !== "function" ||
+      typeof sw.WriteWrap !== "function" ||
+      typeof constants?.SOCKET !== "number" ||
+      !(sw.streamBaseState instanceof Int32Array) ||
+      typeof sw.kReadBytesOrError !== "number" ||
+      typeof sw.kArrayBufferOffset !== "number" ||
+      typeof sw.kLastWriteWasAsync !== "number" ||
+      "kLastWriteErr" in sw
+    )
+      return undefined;
+    return {
+      TCP: tcp.TCP as RawTcp["TCP"],
+      TCPConnectWrap: tcp.TCPConnectWrap as RawTcp["TCPConnectWrap"],
+      WriteWrap: sw.WriteWrap as RawTcp["WriteWrap"],
+      socket: constants.SOCKET as number,
+      state: sw.streamBaseState,
+      kReadBytesOrError: sw.kReadBytesOrError,
+      kArrayBufferOffset: sw.kArrayBufferOffset,
+      eof: typeof uv.UV_EOF === "number" ? uv.UV_EOF : -4095,
+    };
+  } catch {
+    return undefined;
+  }
+}
+
+function rawExchange(b: RawTcp, port: number, request: string, ev: ExchangeEvents): Exchange {
+  const handle = new b.TCP(b.socket);
+  let closed = false;
+  const close = () => {
+    if (closed) return;
+    closed = true;
+    handle.onread = () => undefined;
+    try {
+      handle.close();
+    } catch {
+      // closing already
+    }
+  };
+  const fail = (reason: string) => {
+    if (closed) return;
+    close();
+    ev.error(reason);
+  };
+  // Kept referenced until they complete: the native side calls back into them.
+  const connect = new b.TCPConnectWrap();
+  let write: InstanceType<RawTcp["WriteWrap"]> | undefined;
+  connect.address = "127.0.0.1";
+  connect.port = port;
+  connect.oncomplete = (status: number) => {
+    if (closed) return;
+    if (status < 0) return fail(`connect failed (${status})`);
+    handle.onread = (buf) => {
+      const n = b.state[b.kReadBytesOrError] as number;
+      if (n > 0 && buf) ev.data(Buffer.from(new Uint8Array(buf, b.state[b.kArrayBufferOffset], n)));
+      else if (n === b.eof) {
+        close();
+        ev.end();
+      } else if (n < 0) fail(`read failed (${n})`);
+    };
+    const readErr = handle.readStart();
+    if (readErr) return fail(`read failed (${readErr})`);
+    write = new b.WriteWrap();
+    write.handle = handle;
+    write.async = false;
+    write.oncomplete = (st: number) => {
+      if (st < 0) fail(`write failed (${st})`);
+    };
+    const writeErr = handle.writeUtf8String(write, request);
+    if (writeErr) fail(`write failed (${writeErr})`);
+  };
+  const err = handle.connect(connect, "127.0.0.1", port);
+  if (err) {
+    close();
+    throw new Error(`connect failed (${err})`);
+  }
+  return { transport: "tcp_wrap", destroy: close };
+}
+
+function netExchange(port: number, request: string, ev: ExchangeEvents): Exchange {
+  let sock: import("node:net").Socket | undefined;
+  let done = false;
+  const finish = (f: () => void) => {
+    if (done) return;
+    done = true;
+    sock?.destroy();
+    f();
+  };
+  try {
+    // Through createRequire: bin/baton.cjs runs the bundle in a vm.Script, where import() is unavailable.
+    const net = createRequire(import.meta.url)("node:net") as typeof import("node:net");
+    sock = net.connect({ port, host: "127.0.0.1" });
+  } catch (err) {
+    queueMicrotask(() => finish(() => ev.error(`cannot connect: ${(err as Error).message}`)));
+    return { transport: "net", destroy: () => finish(() => undefined) };
+  }
+  sock.on("data", (chunk: Buffer) => {
+    if (!done) ev.data(chunk);
+  });
+  sock.on("end", () => finish(() => ev.end()));
+  sock.on("close", () => finish(() => ev.end()));
+  sock.on("error", (e: NodeJS.ErrnoException) => finish(() => ev.error(`connection failed: ${e.code ?? e.message}`)));
+  sock.write(request);
+  return { transport: "net", destroy: () => finish(() => undefined) };
+}
