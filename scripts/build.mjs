@@ -95,6 +95,11 @@ await esbuild.build({
   sourcemap: "linked",
   logLevel: "warning",
 });
+// The CLI bundles' V8 code caches, from runs of the commands whose start-up matters.
+if (!process.argv.includes("--no-warm")) {
+  const warm = spawnSync(process.execPath, ["scripts/warm-cache.mjs"], { stdio: "inherit" });
+  if (warm.status !== 0) console.warn("baton build: warming the code caches failed; they are written by the first commands run");
+}
 if (!process.argv.includes("--no-types") && existsSync("tsconfig.build.json")) {
   const tsc = spawnSync(process.execPath, ["node_modules/typescript/bin/tsc", "-p", "tsconfig.build.json"], {
     stdio: "inherit",

@@ -1,0 +1,63 @@
+// Writes the V8 code caches of the CLI bundles (dist/*.cjs.<node version>.v8cache) from runs
+// of the commands start-up matters for. bin/baton.cjs writes a bundle's cache at the exit of
+// the first process that loads the bundle without one, and the cache holds the functions that
+// process ran; left to chance, the first command after a build decides (a cache written by a
+// hook made `baton status` ~5 ms slower, docs/benchmarks.md). So the build runs, in a scratch
+// workspace: `baton status --json` (dist/cli.cjs), `baton serve` (dist/cli-full.cjs) and a
+// hook handed to that server (dist/hook.cjs). Failures only cost speed: warn and go on.
+import { spawn, spawnSync } from "node:child_process";
+import { existsSync, mkdtempSync, rmSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { dirname, join } from "node:path";
+import { fileURLToPath } from "node:url";
+
+const repo = join(dirname(fileURLToPath(import.meta.url)), "..");
+const bin = join(repo, "bin", "baton.cjs");
+const root = mkdtempSync(join(tmpdir(), "baton-warm-"));
+const env = { ...process.env, BATON_HOOK_SERVER: "use" };
+delete env.NODE_OPTIONS;
+
+function run(args, input) {
+  const r = spawnSync(process.execPath, [bin, ...args], { cwd: root, env, input, encoding: "utf8", timeout: 30_000 });
+  if (r.status !== 0) throw new Error(`baton ${args.join(" ")} exited ${r.status}: ${r.stderr}`);
+  return r.stdout;
+}
+
+async function warm() {
+  const { openBaton } = await import(join(repo, "dist", "index.js"));
+  const b = await openBaton({ root });
+  await b.startSession({ flow: "task", id: "warm", title: "Warm the code caches" });
+  await b.append("warm", { type: "decision:added", data: { decision: "start fast" } });
+  await b.close();
+  run(["status", "--json"]);
+  const server = spawn(process.execPath, [bin, "serve", "--port", "0", "--idle-exit", "1m"], { cwd: root, env, stdio: "ignore" });
+  const exited = new Promise((resolve) => server.once("exit", resolve));
+  try {
+    const deadline = Date.now() + 15_000;
+    while (!existsSync(join(root, ".baton", "server.json"))) {
+      if (Date.now() > deadline) throw new Error("baton serve did not start within 15 s");
+      await new Promise((r) => setTimeout(r, 50));
+    }
+    const payload = {
+      session_id: "warm-agent",
+      cwd: root,
+      hook_event_name: "PostToolUse",
+      tool_name: "Read",
+      tool_input: { file_path: join(root, "README.md") },
+      tool_use_id: "toolu_warm",
+      tool_response: {},
+    };
+    run(["hook", "claude", "PostToolUse"], JSON.stringify(payload));
+  } finally {
+    server.kill("SIGTERM");
+    await exited;
+  }
+}
+
+try {
+  await warm();
+} catch (err) {
+  console.warn(`baton build: code caches not warmed (${err.message}); each is written by the first command that runs`);
+} finally {
+  rmSync(root, { recursive: true, force: true });
+}
