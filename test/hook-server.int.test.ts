@@ -377,7 +377,7 @@ async function deadPid(): Promise<number> {
   return pid;
 }
 
-function writeServerFile(root: string, info: { pid: number; port: number; token?: string }): void {
+function writeServerFile(root: string, info: { pid: number; port: number; token?: string; startTime?: string }): void {
   writeFileSync(
     join(root, ".baton", "server.json"),
     `${JSON.stringify({ token: "t".repeat(43), startedAt: new Date().toISOString(), ...info })}\n`,
@@ -440,6 +440,26 @@ describe("falling back to the in-process path", () => {
     expect(checkpoints(root).map((c) => c.toolName)).toEqual(["Edit"]);
     expect(claims(root), "no request was made, so nothing was claimed").toEqual([]);
     expect(hookLog(root)).toEqual([]);
+  });
+
+  it("server.json whose pid now belongs to another process (another start time): nothing is sent, not even the token", async () => {
+    const root = workspace(FILES);
+    const fake = await fakeServer((_b, sock) => respond(sock, 200, '{"stdout":"{\\"decision\\":\\"block\\"}"}'));
+    try {
+      const own = readFileSync(`/proc/${process.pid}/stat`, "utf8");
+      const realStart = own.slice(own.lastIndexOf(")") + 2).split(" ")[19] as string;
+      writeServerFile(root, { pid: process.pid, port: fake.port, startTime: String(Number(realStart) + 1) });
+      const r = await hookAsync(root, PRE_EDIT, { BATON_HOOK_SERVER: "use" });
+      expect([r.code, r.stdout]).toEqual([0, ""]);
+      expect(fake.requests, "the listener on the remembered port heard nothing").toEqual([]);
+      expect(checkpoints(root).map((c) => c.toolName)).toEqual(["Edit"]);
+      // The same file with the right start time is the server's: the hook goes to it.
+      writeServerFile(root, { pid: process.pid, port: fake.port, startTime: realStart });
+      expect((await hookAsync(root, PRE_EDIT, { BATON_HOOK_SERVER: "use" })).stdout).toContain("block");
+      expect(fake.requests).toHaveLength(1);
+    } finally {
+      await fake.close();
+    }
   });
 
   it("a live pid with nothing listening on the port: connection refused, the hook runs here", async () => {
@@ -648,6 +668,11 @@ describe("the hook endpoint is guarded like every route", () => {
         ["a foreign Host", { ...json, ...auth, host: `evil.example:${s.port}` }, 403],
         ["a foreign Origin", { ...json, ...auth, origin: "http://evil.example" }, 403],
         ["Origin: null", { ...json, ...auth, origin: "null" }, 403],
+        [
+          "the server's own page (an allowed Origin): pages never run hooks",
+          { ...json, ...auth, origin: `http://127.0.0.1:${s.port}` },
+          403,
+        ],
         ["a form content type", { ...auth, "content-type": "text/plain" }, 415],
       ];
       for (const [what, headers, status] of cases) {
@@ -794,6 +819,23 @@ describe("baton serve stops by itself", () => {
       rmSync(join(root, ".baton"), { recursive: true, force: true });
       const exit = await waitExit(s.child, 15_000);
       expect(exit.code).toBe(0);
+    } finally {
+      await s.stop();
+    }
+  });
+
+  it("when a user flow is added to .baton/flows: the server stops answering hooks (a new process would read the flow)", async () => {
+    const root = workspace(FILES);
+    const s = await serverFor(root, ["--idle-exit", "10m"]);
+    try {
+      hook(root, { agent: "claude", fixture: "session-start-startup" }, { BATON_HOOK_SERVER: "use" });
+      expect(claims(root)).toHaveLength(1);
+      mkdirSync(join(root, ".baton", "flows"), { recursive: true });
+      writeFileSync(join(root, ".baton", "flows", "review.json"), "{}");
+      hook(root, PRE_EDIT, { BATON_HOOK_SERVER: "use" });
+      expect(checkpoints(root), "answered in-process").toHaveLength(1);
+      expect(claims(root), "the hook took its request back after the refusal").toHaveLength(2);
+      expect((await waitExit(s.child, 15_000)).code).toBe(0);
     } finally {
       await s.stop();
     }

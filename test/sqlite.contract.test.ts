@@ -2,6 +2,7 @@ import { join } from "node:path";
 import Database from "better-sqlite3";
 import { afterAll, describe, expect, it } from "vitest";
 import { SqliteBackend } from "../src/backend/sqlite/sqlite-backend.js";
+import { BatonError } from "../src/errors.js";
 import { openBaton } from "../src/index.js";
 import { ensureWorkspace, workspaceAt } from "../src/services/workspace.js";
 import { journalContract, type StoreFactory } from "./contract/journal-contract.js";
@@ -63,5 +64,35 @@ describe("sqlite group commit", () => {
     } finally {
       raw.close();
     }
+  });
+  it("fails a member alone on its own io_error, and runs beforeCommit actions only for members that commit", async () => {
+    const root = tempDir();
+    const backend = new SqliteBackend({ path: join(root, "a.db") });
+    const b = await openBaton({ root, backend });
+    await b.startSession({ flow: "task", id: "t" });
+    const ran: string[] = [];
+    const member = (name: string, fail: boolean) =>
+      backend.transaction("write", async (tx) => {
+        tx.beforeCommit(() => ran.push(name));
+        await tx.checkpoints.bumpBlobEpoch();
+        if (fail) throw new BatonError("io_error", "cannot delete a blob file: EIO");
+        return name;
+      });
+    const before = backend.writeStats;
+    const settled = await Promise.allSettled([
+      member("a", false),
+      member("b", true),
+      b.append("t", { type: "note:added", data: { text: "kept" } }),
+      member("c", false),
+    ]);
+    expect(settled.map((s) => s.status)).toEqual(["fulfilled", "rejected", "fulfilled", "fulfilled"]);
+    expect(((settled[1] as PromiseRejectedResult).reason as { code?: string }).code).toBe("io_error");
+    expect(backend.writeStats.commits - before.commits, "one group").toBe(1);
+    expect(ran, "the failed member's action went with it").toEqual(["a", "c"]);
+    expect((await b.events("t")).events.map((e) => e.type)).toContain("note:added");
+    // Alone, a failing transaction runs no action either.
+    await expect(member("d", true)).rejects.toMatchObject({ code: "io_error" });
+    expect(ran).toEqual(["a", "c"]);
+    await b.close();
   });
 });

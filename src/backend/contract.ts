@@ -377,6 +377,14 @@ export interface LedgerQueries {
  * and each backend implements the group in its own file.
  */
 export interface StoreTx extends JournalQueries {
+  /**
+   * Run `action` once this transaction is sure to commit: after everything it did succeeded,
+   * still under the write lock, just before COMMIT (with group commit, after every member of
+   * the group). Dropped if the transaction rolls back. For work outside the database that must
+   * not happen unless the transaction's changes do, such as deleting a blob file the
+   * transaction just found unreferenced. An action that throws fails the commit.
+   */
+  beforeCommit(action: () => void): void;
   readonly queue: QueueQueries;
   readonly checkpoints: CheckpointQueries;
   readonly lessons: LessonQueries;

@@ -8,7 +8,7 @@
  * the hook itself. The server writes its answer into the claim, so a process whose response
  * got lost can still print it. Claims are swept by the server after 10 minutes.
  */
-import { closeSync, mkdirSync, openSync, readdirSync, readFileSync, statSync, unlinkSync, writeFileSync } from "node:fs";
+import { closeSync, mkdirSync, openSync, readdirSync, readFileSync, renameSync, statSync, unlinkSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 
 export const CLAIMS_DIR = join("hooks", "claims");
@@ -47,7 +47,11 @@ export function claim(batonDir: string, id: string): boolean {
 /** Record the answer in a claim this process holds. Never throws (the answer also goes back on the connection). */
 export function recordAnswer(batonDir: string, id: string, stdout: string): void {
   try {
-    writeFileSync(claimPath(batonDir, id), JSON.stringify({ stdout }));
+    // Whole or not at all: a hook process reading the claim must never see half an answer.
+    const file = claimPath(batonDir, id);
+    const tmp = `${file}.${process.pid}.tmp`;
+    writeFileSync(tmp, JSON.stringify({ stdout }));
+    renameSync(tmp, file);
   } catch {
     // the hook process reads the response; the claim is the fallback
   }

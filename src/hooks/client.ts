@@ -14,7 +14,7 @@
  */
 import type { ServerInfo } from "../server/server-file.js";
 import type { Workspace } from "../services/workspace.js";
-import { claim, claimedAnswer, newRequestId } from "./claims.js";
+import { claim, claimedAnswer, newRequestId, sweepClaims } from "./claims.js";
 import { type Exchange, exchange } from "./loopback.js";
 
 export type ServerOutcome = { kind: "answered"; stdout: string } | { kind: "fallback"; reason: string } | { kind: "lost"; reason: string };
@@ -78,7 +78,10 @@ export async function askServer(
       } catch {
         mine = true; // the server cannot claim it either, so it refuses it
       }
-      if (mine) return { kind: "fallback", reason };
+      if (mine) {
+        sweepClaims(ws.dir); // the server sweeps as it answers; one that does not answer must not leave them piling up
+        return { kind: "fallback", reason };
+      }
       const stdout = claimedAnswer(ws.dir, id);
       return stdout !== undefined ? { kind: "answered", stdout } : { kind: "lost", reason };
     };
@@ -90,7 +93,10 @@ export async function askServer(
         mine = true;
       }
       // Not taken yet: it is ours, run it here. Taken: the server is on it; wait for the answer.
-      if (mine) finish({ kind: "fallback", reason: `the server did not take the hook within ${timeouts.acceptMs} ms` });
+      if (mine) {
+        sweepClaims(ws.dir);
+        finish({ kind: "fallback", reason: `the server did not take the hook within ${timeouts.acceptMs} ms` });
+      }
     }, timeouts.acceptMs);
     const answerTimer = setTimeout(
       () => finish(giveUp(`the server took the hook but did not answer within ${timeouts.answerMs} ms`)),

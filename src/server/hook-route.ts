@@ -16,7 +16,7 @@
  * refusals: they are logged to `.baton/logs/hooks.log` and answered with the agent's "go on"
  * form, as in a hook process.
  */
-import { statSync } from "node:fs";
+import { readdirSync, statSync } from "node:fs";
 import type { IncomingMessage, ServerResponse } from "node:http";
 import { isAbsolute, join } from "node:path";
 import type { Baton } from "../baton.js";
@@ -55,13 +55,35 @@ function identity(path: string): string | undefined {
   }
 }
 
+/**
+ * The settings a hook process would read that this server read once: `.baton/config.json` and
+ * the user flows in `.baton/flows/` (names, sizes, times). A change means a new process would
+ * answer differently, so hooks go back to their own processes until the server restarts.
+ */
 function configStamp(batonDir: string): string {
+  const parts: string[] = [];
   try {
     const s = statSync(join(batonDir, "config.json"));
-    return `${s.mtimeMs}:${s.size}:${s.ino}`;
+    parts.push(`${s.mtimeMs}:${s.size}:${s.ino}`);
   } catch {
-    return "none";
+    parts.push("none");
   }
+  const flows = join(batonDir, "flows");
+  let names: string[] = [];
+  try {
+    names = readdirSync(flows).sort();
+  } catch {
+    // no user flows
+  }
+  for (const n of names) {
+    try {
+      const s = statSync(join(flows, n));
+      parts.push(`${n}:${s.mtimeMs}:${s.size}:${s.ino}`);
+    } catch {
+      parts.push(`${n}:gone`);
+    }
+  }
+  return parts.join("|");
 }
 
 export function hookAnswerer(o: HookAnswererOptions): HookAnswerer {
@@ -93,7 +115,7 @@ export function hookAnswerer(o: HookAnswererOptions): HookAnswerer {
         }
         throw new BatonError(
           "conflict",
-          `${join(dir, "config.json")} changed since this server started; hooks run in their own process until it restarts`,
+          `${join(dir, "config.json")} or the flows in ${join(dir, "flows")} changed since this server started; hooks run in their own process until it restarts`,
         );
       }
       try {
@@ -137,6 +159,12 @@ export function hookHttpHandler(o: { answerer: HookAnswerer; token: string; maxB
       res.end(text);
     };
     try {
+      // Hook processes never send an Origin; a browser always does on a POST. A page allowed to
+      // use the API (the demo, an --allow-origin page) must still not run hooks: a prompt hook
+      // can roll files back.
+      if (req.headers.origin !== undefined) {
+        throw new BatonError("forbidden", "agent hooks are not accepted from a web page (the request has an Origin)");
+      }
       if (!tokenMatches(o.token, bearerToken(req.headers.authorization))) {
         throw new BatonError("unauthorized", "send the server's token as `Authorization: Bearer <token>` (see .baton/server.json)");
       }

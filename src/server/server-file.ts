@@ -15,6 +15,11 @@ export interface ServerInfo {
   port: number;
   token: string;
   startedAt: string;
+  /**
+   * The server process's start time as the kernel records it (Linux: /proc/<pid>/stat field
+   * 22), so a pid reused after the server died (a reboot, a SIGKILL) is not taken for it.
+   */
+  startTime?: string;
 }
 
 export const SERVER_FILE = "server.json";
@@ -50,7 +55,9 @@ function parseInfo(text: string): ServerInfo | undefined {
   try {
     const v = JSON.parse(text) as Partial<ServerInfo>;
     if (typeof v.pid === "number" && typeof v.port === "number" && typeof v.token === "string" && typeof v.startedAt === "string") {
-      return { pid: v.pid, port: v.port, token: v.token, startedAt: v.startedAt };
+      const info: ServerInfo = { pid: v.pid, port: v.port, token: v.token, startedAt: v.startedAt };
+      if (typeof v.startTime === "string") info.startTime = v.startTime;
+      return info;
     }
   } catch {
     // a half-written or foreign file: not a server we can use
@@ -58,10 +65,45 @@ function parseInfo(text: string): ServerInfo | undefined {
   return undefined;
 }
 
-/** The running server of a workspace: the server file, when it names a live process. */
+/** This process's start time as the kernel records it (Linux), for `ServerInfo.startTime`. */
+export function ownStartTime(): string | undefined {
+  return procStartTime(process.pid);
+}
+
+function procStartTime(pid: number): string | undefined {
+  let text: string;
+  try {
+    text = readFileSync(`/proc/${pid}/stat`, "utf8");
+  } catch {
+    return undefined;
+  }
+  // The name (field 2) may hold spaces and parentheses: count fields after its closing one.
+  const start = text.slice(text.lastIndexOf(")") + 2).split(" ")[19];
+  return start !== undefined && /^\d+$/.test(start) ? start : undefined;
+}
+
+/**
+ * Whether the server file names the process that wrote it: a process this user may signal
+ * (EPERM means another user's, so not our server) whose start time, where the file and the
+ * system record one, is the one written. Clients send the token to the port the file names,
+ * so a stale file whose pid was reused must not pass.
+ */
+export function serverAlive(info: ServerInfo): boolean {
+  if (!Number.isSafeInteger(info.pid) || info.pid <= 0) return false;
+  try {
+    process.kill(info.pid, 0);
+  } catch {
+    return false;
+  }
+  if (info.startTime === undefined) return true;
+  const now = procStartTime(info.pid);
+  return now === undefined || now === info.startTime;
+}
+
+/** The running server of a workspace: the server file, when it names the live process that wrote it. */
 export function liveServer(batonDir: string): ServerInfo | undefined {
   const info = readServerFile(batonDir);
-  return info && pidAlive(info.pid) ? info : undefined;
+  return info && serverAlive(info) ? info : undefined;
 }
 
 /**
@@ -72,7 +114,7 @@ export function liveServer(batonDir: string): ServerInfo | undefined {
 export async function claimServerFile(
   batonDir: string,
   info: ServerInfo,
-  isLive: (holder: ServerInfo) => Promise<boolean> = async (h) => pidAlive(h.pid),
+  isLive: (holder: ServerInfo) => Promise<boolean> = async (h) => serverAlive(h),
 ): Promise<{ claimed: true } | { claimed: false; holder: ServerInfo }> {
   const file = serverFilePath(batonDir);
   for (let attempt = 0; attempt < 2; attempt++) {

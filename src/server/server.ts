@@ -15,11 +15,12 @@ import { hookAnswerer, hookHttpHandler, isHookRequest } from "./hook-route.js";
 import { allowedHosts, allowedOrigins, checkRequest, corsHeaders, type GuardConfig, newToken, parseOrigin } from "./security.js";
 import {
   claimServerFile,
-  pidAlive,
+  ownStartTime,
   readServerFile,
   readServerKey,
   releaseServerFile,
   type ServerInfo,
+  serverAlive,
   writeServerKey,
 } from "./server-file.js";
 
@@ -151,7 +152,7 @@ export async function startServer(baton: Baton, opts: ServerOptions = {}): Promi
 
   // Refuse early when a live server holds the workspace (the claim below is the atomic check).
   const holder = readServerFile(dir);
-  if (holder && holder.pid !== process.pid && pidAlive(holder.pid) && (await answersHealth(holder.port))) throw running(holder);
+  if (holder && holder.pid !== process.pid && serverAlive(holder) && (await answersHealth(holder.port))) throw running(holder);
   const port = await listen(server, opts.port ?? key?.port, opts.port !== undefined);
   guard.cfg = { hosts: allowedHosts(port), origins: new Set([...allowedOrigins(port), ...extraOrigins]), maxBodyBytes };
   let stopBy: ((reason: StopReason) => void) | undefined;
@@ -167,7 +168,9 @@ export async function startServer(baton: Baton, opts: ServerOptions = {}): Promi
   });
 
   const info: ServerInfo = { pid: process.pid, port, token, startedAt: new Date().toISOString() };
-  const claim = await claimServerFile(dir, info, (holder) => answersHealth(holder.port));
+  const startTime = ownStartTime();
+  if (startTime !== undefined) info.startTime = startTime;
+  const claim = await claimServerFile(dir, info, async (holder) => serverAlive(holder) && (await answersHealth(holder.port)));
   if (!claim.claimed) {
     await new Promise<void>((resolve) => server.close(() => resolve()));
     throw running(claim.holder);

@@ -29,7 +29,7 @@ import {
 } from "node:fs";
 import { createRequire } from "node:module";
 import { dirname, join } from "node:path";
-import type { Backend, CheckpointQueries } from "../backend/contract.js";
+import type { Backend, CheckpointQueries, StoreTx } from "../backend/contract.js";
 import { randomHex, sha256 } from "../core/canonical.js";
 import { BatonError } from "../errors.js";
 
@@ -351,12 +351,17 @@ export class Blobs {
     return inline;
   }
 
-  /** Inside a write transaction: delete `hashes` from both places. Returns how many blobs went. */
-  async remove(q: CheckpointQueries, hashes: readonly string[]): Promise<number> {
-    const inline = new Set(await q.deleteBlobs(hashes));
-    let n = inline.size;
-    for (const h of hashes) if (this.files.remove([h]) > 0 && !inline.has(h)) n++;
-    return n;
+  /**
+   * Inside a write transaction: delete `hashes` from both places. Rows go with the transaction;
+   * files are unlinked just before it commits (StoreTx.beforeCommit), still under the write
+   * lock, so a transaction that rolls back leaves every file its rows name. Returns how many
+   * blobs go.
+   */
+  async remove(tx: StoreTx, hashes: readonly string[]): Promise<number> {
+    const inline = new Set(await tx.checkpoints.deleteBlobs(hashes));
+    const files = hashes.filter((h) => HASH.test(h) && this.files.has(h));
+    if (files.length > 0) tx.beforeCommit(() => void this.files.remove(files));
+    return inline.size + files.filter((h) => !inline.has(h)).length;
   }
 
   /** Every stored blob (both places, each hash once) with when it was stored, and the file store's temp files. */

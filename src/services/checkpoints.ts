@@ -344,10 +344,11 @@ export class CheckpointService {
             if (before === table.generation) expected = before + (fresh.length > 0 || vanished.length > 0 ? 1 : 0);
           },
           async (tx) => {
-            if (expected < 0 || (await tx.checkpoints.statCacheGeneration()) !== expected) return; // retention forgot entries
-            this.#statMemo = nextStatTable(table, scan, matched, fresh, freshAt, expected);
+            if (expected >= 0 && (await tx.checkpoints.statCacheGeneration()) !== expected) expected = -1; // retention forgot entries
           },
         );
+        // Committed: only now may this process trust its copy (a rolled-back commit stored nothing).
+        if (expected >= 0) this.#statMemo = nextStatTable(table, scan, matched, fresh, freshAt, expected);
         return { ...result, stats: { files: files.length, read, cached: files.length - read, blobsStored: stored } };
       } catch (err) {
         if (!(err instanceof EpochChanged) || attempt >= MAX_RETRIES) throw err instanceof EpochChanged ? busy() : err;
@@ -413,7 +414,7 @@ export class CheckpointService {
     if (hashes.length === 0) return 0;
     await tx.checkpoints.bumpBlobEpoch();
     await tx.checkpoints.forgetStatCacheHashes(hashes);
-    return this.blobs.remove(tx.checkpoints, hashes);
+    return this.blobs.remove(tx, hashes);
   }
 
   /** Delete, now, the blobs among `hashes` that nothing references (e.g. a completed session's artifacts). */

@@ -204,10 +204,14 @@ export class SqliteBackend implements Backend {
     } catch (err) {
       throw mapSqliteError(err, "starting a transaction");
     }
+    const pending = this.#tx.pendingActions;
+    pending.length = 0;
     let result: T;
     try {
       result = await fn(this.#tx);
+      for (const action of pending.splice(0)) action();
     } catch (err) {
+      pending.length = 0;
       if (db.inTransaction) db.exec("ROLLBACK");
       throw err instanceof BatonError ? err : mapSqliteError(err, "in a transaction");
     }
@@ -244,7 +248,10 @@ export class SqliteBackend implements Backend {
       // empty queue must not wake the waiter that made it (it would spin).
       const changesBefore = this.#listeners.size > 0 ? this.#totalChanges() : -1;
       const grouped = jobs.length > 1;
+      const pending = this.#tx.pendingActions;
+      pending.length = 0;
       for (const job of jobs) {
+        const mark = pending.length;
         if (grouped) this.#prepare("SAVEPOINT baton_member").run();
         try {
           const value = await job.fn(this.#tx);
@@ -252,14 +259,17 @@ export class SqliteBackend implements Backend {
           outcomes.push({ ok: true, value });
         } catch (err) {
           const mapped = err instanceof BatonError ? err : mapSqliteError(err, "in a transaction");
-          // Alone, or when SQLite already rolled everything back, or the storage failed: the
-          // whole group fails.
-          if (!grouped || !db.inTransaction || mapped.code === "io_error") throw mapped;
+          // Alone, or SQLite already rolled everything back, or the driver reported a storage
+          // failure: the whole group fails. A member's own failure (a BatonError, even an
+          // io_error from a file it handled) undoes only that member.
+          if (!grouped || !db.inTransaction || (!(err instanceof BatonError) && mapped.code === "io_error")) throw mapped;
           this.#prepare("ROLLBACK TO baton_member").run();
           this.#prepare("RELEASE baton_member").run();
+          pending.length = mark; // its actions go with it
           outcomes.push({ ok: false, value: mapped });
         }
       }
+      for (const action of pending.splice(0)) action();
       try {
         db.exec("COMMIT");
       } catch (err) {
@@ -269,6 +279,7 @@ export class SqliteBackend implements Backend {
       this.#writeStats.transactions += jobs.length;
       if (changesBefore >= 0 && this.#totalChanges() !== changesBefore) setImmediate(() => this.#notify());
     } catch (err) {
+      this.#tx.pendingActions.length = 0;
       if (db.inTransaction) db.exec("ROLLBACK");
       const failure = err instanceof BatonError ? err : mapSqliteError(err, "in a transaction");
       for (const job of jobs) job.reject(failure);

@@ -18,6 +18,11 @@ export class SqliteTx extends SqliteJournalQueries implements StoreTx {
   readonly locks: SqliteLockQueries;
   readonly runs: SqliteRunQueries;
   readonly ledger: SqliteLedgerQueries;
+  /** Actions waiting for the commit (the backend runs or drops them; see StoreTx.beforeCommit). */
+  readonly pendingActions: (() => void)[] = [];
+  beforeCommit(action: () => void): void {
+    this.pendingActions.push(action);
+  }
   constructor(prepare: Prepare) {
     super(prepare);
     this.queue = new SqliteQueueQueries(prepare);
