@@ -343,7 +343,11 @@ describe("baton serve: security", () => {
       const file = join(root, ".baton", "server.json");
       expect(statSync(file).mode & 0o777).toBe(0o600);
       const info = JSON.parse(readFileSync(file, "utf8"));
-      expect(info).toEqual({ pid: s.pid, port: s.port, token: s.token, startedAt: expect.any(String) });
+      expect(info).toEqual({ pid: s.pid, port: s.port, token: s.token, startedAt: expect.any(String), startTime: expect.any(String) });
+      const stat = readFileSync(`/proc/${s.pid}/stat`, "utf8");
+      expect(info.startTime, "the server's own start time, so a reused pid is not taken for it").toBe(
+        stat.slice(stat.lastIndexOf(")") + 2).split(" ")[19],
+      );
       expect(statSync(join(root, ".baton", "server.key")).mode & 0o777).toBe(0o600);
       const others = Object.values(networkInterfaces())
         .flat()
