@@ -35,6 +35,25 @@ export interface HookGroupSpec {
   handler: HookHandlerSpec;
 }
 
+/**
+ * One agent's hook groups, each running `<command> hook <agent> <event>`; `extra` gives the
+ * agent's other handler fields (time limit, Gemini CLI's name and description).
+ */
+export function hookGroup(
+  command: string,
+  agent: HookAgent,
+  extra: (event: string) => Omit<HookHandlerSpec, "type" | "command">,
+): (event: string, matcher?: string) => HookGroupSpec {
+  return (event, matcher) => {
+    const { name, ...rest } = extra(event);
+    return {
+      event,
+      ...(matcher !== undefined ? { matcher } : {}),
+      handler: { ...(name !== undefined ? { name } : {}), type: "command", command: `${command} hook ${agent} ${event}`, ...rest },
+    };
+  };
+}
+
 export interface InstalledHook {
   event: string;
   matcher?: string;

@@ -11,7 +11,7 @@
  * - PreCompact (`trigger`), Stop (each response ends), SessionEnd (`reason`).
  * - Exit 0 with no output lets everything proceed; that is Baton's answer when it fails.
  */
-import type { HookGroupSpec } from "../core/hook-config.js";
+import { hookGroup } from "../core/hook-config.js";
 import { type AgentAdapter, type HookEvent, type HookResponse, obj, parsePayload, str, type ToolCall } from "./types.js";
 
 export const CLAUDE_CONTEXT_LIMIT = 10_000;
@@ -91,11 +91,7 @@ export const claude: AgentAdapter = {
   },
 
   hookSpecs(command) {
-    const h = (event: string, matcher?: string): HookGroupSpec => ({
-      event,
-      ...(matcher !== undefined ? { matcher } : {}),
-      handler: { type: "command", command: `${command} hook claude ${event}`, timeout: TIMEOUT_S },
-    });
+    const h = hookGroup(command, "claude", () => ({ timeout: TIMEOUT_S }));
     const writesAndShell = "Write|Edit|MultiEdit|NotebookEdit|Bash";
     return [
       h("SessionStart"),

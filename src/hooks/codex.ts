@@ -14,7 +14,7 @@
  *   (PreToolUse), `systemMessage` for the user.
  */
 import { isPatch, patchPaths } from "../core/apply-patch.js";
-import type { HookGroupSpec } from "../core/hook-config.js";
+import { hookGroup } from "../core/hook-config.js";
 import { renderClaudeStyle } from "./claude.js";
 import { type AgentAdapter, obj, parsePayload, str, type ToolCall } from "./types.js";
 
@@ -104,11 +104,7 @@ export const codex: AgentAdapter = {
   },
 
   hookSpecs(command) {
-    const h = (event: string, matcher?: string): HookGroupSpec => ({
-      event,
-      ...(matcher !== undefined ? { matcher } : {}),
-      handler: { type: "command", command: `${command} hook codex ${event}`, timeout: TIMEOUT_S },
-    });
+    const h = hookGroup(command, "codex", () => ({ timeout: TIMEOUT_S }));
     return [
       h("SessionStart"),
       h("UserPromptSubmit"),

@@ -8,6 +8,7 @@
  * every tool call (docs/benchmarks.md, "Agent hooks").
  */
 import { readFileSync } from "node:fs";
+import { readProcStat } from "../services/process-facts.js";
 import { findWorkspace, type Workspace, workspaceAt } from "../services/workspace.js";
 import { claude } from "./claude.js";
 import { codex } from "./codex.js";
@@ -74,17 +75,9 @@ export function workspaceFor(root: string | undefined, cwd: string): Workspace |
 export function agentPid(): number {
   let pid = process.ppid;
   for (let i = 0; i < 4; i++) {
-    let stat: string;
-    try {
-      stat = readFileSync(`/proc/${pid}/stat`, "utf8");
-    } catch {
-      return pid;
-    }
-    const close = stat.lastIndexOf(")");
-    const comm = stat.slice(stat.indexOf("(") + 1, close);
-    const parent = Number(stat.slice(close + 2).split(" ")[1]);
-    if (!SHELLS.has(comm) || !Number.isSafeInteger(parent) || parent <= 1) return pid;
-    pid = parent;
+    const stat = readProcStat(pid);
+    if (!stat || !SHELLS.has(stat.comm) || !Number.isSafeInteger(stat.ppid) || stat.ppid <= 1) return pid;
+    pid = stat.ppid;
   }
   return pid;
 }

@@ -13,7 +13,7 @@
  * - PreCompress (`trigger`), AfterAgent (each turn ends), SessionEnd (`reason`).
  * - `systemMessage` is shown to the user; `{}` lets everything proceed.
  */
-import type { HookGroupSpec } from "../core/hook-config.js";
+import { hookGroup } from "../core/hook-config.js";
 import { clipContext } from "./claude.js";
 import { type AgentAdapter, type HookEvent, type HookResponse, obj, parsePayload, str, type ToolCall } from "./types.js";
 
@@ -92,17 +92,11 @@ export const gemini: AgentAdapter = {
   },
 
   hookSpecs(command) {
-    const h = (event: string, matcher?: string): HookGroupSpec => ({
-      event,
-      ...(matcher !== undefined ? { matcher } : {}),
-      handler: {
-        name: `baton-${event.replace(/[A-Z]/g, (c, i: number) => (i ? "-" : "") + c.toLowerCase())}`,
-        type: "command",
-        command: `${command} hook gemini ${event}`,
-        timeout: TIMEOUT_MS,
-        description: "Baton: durable session state, checkpoints and rollback",
-      },
-    });
+    const h = hookGroup(command, "gemini", (event) => ({
+      name: `baton-${event.replace(/[A-Z]/g, (c, i: number) => (i ? "-" : "") + c.toLowerCase())}`,
+      timeout: TIMEOUT_MS,
+      description: "Baton: durable session state, checkpoints and rollback",
+    }));
     return [
       h("SessionStart"),
       h("BeforeAgent"),

@@ -9,6 +9,7 @@
  */
 import { closeSync, fsyncSync, openSync, readFileSync, renameSync, unlinkSync, writeSync } from "node:fs";
 import { join } from "node:path";
+import { readProcStat } from "../services/process-facts.js";
 
 export interface ServerInfo {
   pid: number;
@@ -67,19 +68,7 @@ function parseInfo(text: string): ServerInfo | undefined {
 
 /** This process's start time as the kernel records it (Linux), for `ServerInfo.startTime`. */
 export function ownStartTime(): string | undefined {
-  return procStartTime(process.pid);
-}
-
-function procStartTime(pid: number): string | undefined {
-  let text: string;
-  try {
-    text = readFileSync(`/proc/${pid}/stat`, "utf8");
-  } catch {
-    return undefined;
-  }
-  // The name (field 2) may hold spaces and parentheses: count fields after its closing one.
-  const start = text.slice(text.lastIndexOf(")") + 2).split(" ")[19];
-  return start !== undefined && /^\d+$/.test(start) ? start : undefined;
+  return readProcStat(process.pid)?.startTime;
 }
 
 /**
@@ -96,7 +85,7 @@ export function serverAlive(info: ServerInfo): boolean {
     return false;
   }
   if (info.startTime === undefined) return true;
-  const now = procStartTime(info.pid);
+  const now = readProcStat(info.pid)?.startTime;
   return now === undefined || now === info.startTime;
 }
 

@@ -539,16 +539,21 @@ interface StatTable {
 const ROW = STAT_FIELDS + 1;
 const CHECKED = STAT_FIELDS;
 
+/** Row `k` of a stat table's numbers: the stat fields, then when the file was hashed. */
+function putRow(nums: Float64Array, k: number, r: StatCacheRow): void {
+  const at = k * ROW;
+  nums[at + SIZE] = r.size;
+  nums[at + MTIME] = r.mtimeMs;
+  nums[at + CTIME] = r.ctimeMs;
+  nums[at + INO] = r.ino;
+  nums[at + MODE] = r.mode;
+  nums[at + CHECKED] = r.checkedMs;
+}
+
 function statTable(rows: readonly StatCacheRow[], generation: number): StatTable {
   const nums = new Float64Array(rows.length * ROW);
   rows.forEach((r, k) => {
-    const at = k * ROW;
-    nums[at + SIZE] = r.size;
-    nums[at + MTIME] = r.mtimeMs;
-    nums[at + CTIME] = r.ctimeMs;
-    nums[at + INO] = r.ino;
-    nums[at + MODE] = r.mode;
-    nums[at + CHECKED] = r.checkedMs;
+    putRow(nums, k, r);
   });
   return { generation, paths: rows.map((r) => r.path), hashes: rows.map((r) => r.hash), nums, count: rows.length, index: undefined };
 }
@@ -640,13 +645,7 @@ function nextStatTable(
   }
   fresh.forEach((r, j) => {
     const i = freshAt[j] as number;
-    const at = i * ROW;
-    nums[at + SIZE] = r.size;
-    nums[at + MTIME] = r.mtimeMs;
-    nums[at + CTIME] = r.ctimeMs;
-    nums[at + INO] = r.ino;
-    nums[at + MODE] = r.mode;
-    nums[at + CHECKED] = r.checkedMs;
+    putRow(nums, i, r);
     if (hashes[i] === "") count++;
     hashes[i] = r.hash;
   });

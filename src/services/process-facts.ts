@@ -32,16 +32,20 @@ export const hostFacts: ProcessFacts = {
       if ((err as NodeJS.ErrnoException).code !== "EPERM") return false;
     }
     // A killed child that its parent has not reaped yet still answers kill(0): it is dead.
-    const stat = readStat(pid);
+    const stat = readProcStat(pid);
     return stat === undefined || stat.state !== "Z";
   },
   startTime(pid) {
-    return readStat(pid)?.startTime;
+    return readProcStat(pid)?.startTime;
   },
 };
 
-/** /proc/<pid>/stat: the state (field 3) and start time (field 22). The name (field 2) may hold spaces and parentheses. */
-function readStat(pid: number): { state: string; startTime: string } | undefined {
+/**
+ * /proc/<pid>/stat (Linux): the name (field 2, which may hold spaces and parentheses), the state
+ * (field 3), the parent (field 4) and the start time (field 22). Undefined elsewhere, or when the
+ * process is gone.
+ */
+export function readProcStat(pid: number): { comm: string; state: string; ppid: number; startTime: string } | undefined {
   let text: string;
   try {
     text = readFileSync(`/proc/${pid}/stat`, "utf8");
@@ -58,7 +62,7 @@ function readStat(pid: number): { state: string; startTime: string } | undefined
   const state = fields[0];
   const startTime = fields[19];
   if (state === undefined || startTime === undefined || !/^\d+$/.test(startTime)) return undefined;
-  return { state, startTime };
+  return { comm: text.slice(text.indexOf("(") + 1, close), state, ppid: Number(fields[1]), startTime };
 }
 
 /** What this host knows about a holder: its pid's liveness and start time, asked only when it is on this host. */
