@@ -15,7 +15,7 @@ import { sha256 } from "../src/core/canonical.js";
 import type { CheckpointFile } from "../src/core/checkpoints.js";
 import { type Baton, isBatonError, type OpenBatonOptions, openBaton, SqliteBackend } from "../src/index.js";
 import { BlobStore, Blobs, INLINE_MAX_BYTES, packBlob } from "../src/services/blobs.js";
-import { cleanupDirs, tempDir } from "./helpers.js";
+import { cleanupDirs, tempDir, writeAt } from "./helpers.js";
 
 const open: Baton[] = [];
 afterEach(async () => {
@@ -31,10 +31,7 @@ async function workspace(opts: Omit<OpenBatonOptions, "root"> = {}): Promise<{ b
   return { b, root, sid: "s1" };
 }
 
-function write(root: string, rel: string, content: string | Buffer): void {
-  mkdirSync(join(root, rel, ".."), { recursive: true });
-  writeFileSync(join(root, rel), content);
-}
+const write = writeAt;
 
 function withDb<T>(root: string, fn: (db: Database.Database) => T): T {
   const db = new Database(join(root, ".baton", "baton.db"));

@@ -11,7 +11,7 @@ import { afterAll, afterEach, describe, expect, it } from "vitest";
 import type { CheckpointFileRow, CheckpointRow } from "../src/backend/contract.js";
 import { type Baton, isBatonError, openBaton } from "../src/index.js";
 import { BlobStore, Blobs, packBlob } from "../src/services/blobs.js";
-import { cleanupDirs, cli, tempDir } from "./helpers.js";
+import { cleanupDirs, cli, tempDir, writeAt } from "./helpers.js";
 
 const open: Baton[] = [];
 afterEach(async () => {
@@ -29,10 +29,7 @@ async function workspace(opts: Parameters<typeof openBaton>[0] = {}): Promise<{ 
   return { b, root, sid: "s1" };
 }
 
-function write(root: string, rel: string, text: string | Buffer): void {
-  mkdirSync(join(root, rel, ".."), { recursive: true });
-  writeFileSync(join(root, rel), text);
-}
+const write = writeAt;
 const read = (root: string, rel: string) => readFileSync(join(root, rel), "utf8");
 
 async function expectCode(p: Promise<unknown>, code: string): Promise<Record<string, unknown>> {

@@ -1,6 +1,6 @@
 /** Shared test helpers: temp workspaces, the built CLI, tracked child processes. */
 import { type ChildProcess, spawn, spawnSync } from "node:child_process";
-import { mkdtempSync, rmSync } from "node:fs";
+import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join, resolve } from "node:path";
 import { type Baton, type OpenBatonOptions, openBaton } from "../src/index.js";
@@ -33,6 +33,21 @@ export interface CliResult {
   stdout: string;
   stderr: string;
   json: () => any;
+}
+
+/** Write `content` at `rel` under `root`, creating the directories on the way. */
+export function writeAt(root: string, rel: string, content: string | Buffer): void {
+  mkdirSync(join(root, rel, ".."), { recursive: true });
+  writeFileSync(join(root, rel), content);
+}
+
+/** A fresh workspace made by `baton init` (the built CLI), holding `files`. */
+export function initWorkspace(prefix: string, files: Record<string, string> = {}): string {
+  const root = tempDir(prefix);
+  const init = cli(["init", "--root", root]);
+  if (init.code !== 0) throw new Error(`baton init exited ${init.code}: ${init.stderr}`);
+  for (const [rel, text] of Object.entries(files)) writeAt(root, rel, text);
+  return root;
 }
 
 /** Run the built `baton` CLI synchronously. */

@@ -17,7 +17,7 @@ import { createServer, type Socket } from "node:net";
 import { join } from "node:path";
 import { afterEach, describe, expect, it } from "vitest";
 import { killAll, spawnNode, waitExit } from "./child-process.js";
-import { CLI, type CliResult, cleanupDirs, cli, REPO, spawnTracked, tempDir } from "./helpers.js";
+import { CLI, type CliResult, cleanupDirs, cli, initWorkspace, REPO, spawnTracked } from "./helpers.js";
 import { raw, type Served, serve } from "./server-helpers.js";
 
 const FIXTURES = join(REPO, "test", "fixtures", "hooks");
@@ -138,13 +138,8 @@ function hookAsync(
 }
 
 function workspace(files: Record<string, string> = {}): string {
-  const root = tempDir("baton-hook-server-");
+  const root = initWorkspace("baton-hook-server-", files);
   roots.push(root);
-  expect(cli(["init", "--root", root]).code).toBe(0);
-  for (const [p, text] of Object.entries(files)) {
-    mkdirSync(join(root, p, ".."), { recursive: true });
-    writeFileSync(join(root, p), text);
-  }
   return root;
 }
 

@@ -3,11 +3,11 @@
  * each agent's documented hook contract) replayed through real `baton hook` processes (the
  * built CLI), on real files.
  */
-import { existsSync, mkdirSync, readFileSync, unlinkSync, writeFileSync } from "node:fs";
+import { existsSync, readFileSync, unlinkSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { afterEach, describe, expect, it } from "vitest";
 import { killAll, spawnNode, waitExit } from "./child-process.js";
-import { CLI, type CliResult, cleanupDirs, cli, REPO, tempDir } from "./helpers.js";
+import { CLI, type CliResult, cleanupDirs, cli, initWorkspace, REPO, tempDir } from "./helpers.js";
 
 const FIXTURES = join(REPO, "test", "fixtures", "hooks");
 
@@ -34,13 +34,7 @@ function hook(agent: string, name: string, root: string, vars: Record<string, st
 }
 
 function workspace(files: Record<string, string> = {}): string {
-  const root = tempDir("baton-hooks-");
-  expect(cli(["init", "--root", root]).code).toBe(0);
-  for (const [p, text] of Object.entries(files)) {
-    mkdirSync(join(root, p, ".."), { recursive: true });
-    writeFileSync(join(root, p), text);
-  }
-  return root;
+  return initWorkspace("baton-hooks-", files);
 }
 
 function baton(root: string, args: string[]): any {
