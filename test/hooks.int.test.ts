@@ -118,25 +118,51 @@ describe("Claude Code hooks", () => {
     expect(out.hookEventName).toBe("PreToolUse");
     expect(out.permissionDecision).toBe("deny");
     expect(out.permissionDecisionReason).toContain("Baton paused session");
-    expect(out.permissionDecisionReason).toMatch(/baton rollback --session task-\S+ --to cp-[0-9a-f]+ && baton resume task-\S+ --unpause/);
+    // The agent is told to ask the user, and given no command that clears the pause.
+    expect(out.permissionDecisionReason).toMatch(/ask the user/);
+    expect(out.permissionDecisionReason).toMatch(/type "undo that" to roll the files back to checkpoint cp-[0-9a-f]+/);
+    expect(out.permissionDecisionReason).not.toMatch(/&& baton resume/);
     expect(read(root, "src/app.ts")).toBe("v1\n");
 
-    // Baton's own commands still run (the agent carries out the user's choice).
     const sid = baton(root, ["status"]).sessions[0].sessionId as string;
-    const own = cli(["hook", "claude", "PreToolUse"], {
-      cwd: root,
-      input: JSON.stringify({
-        session_id: "agent-session-1",
+    const bash = (command: string, call: string) =>
+      cli(["hook", "claude", "PreToolUse"], {
         cwd: root,
-        hook_event_name: "PreToolUse",
-        tool_name: "Bash",
-        tool_input: { command: `baton resume ${sid} --unpause` },
-        tool_use_id: "toolu_own",
-      }),
-    });
-    expect(own.stdout).toBe("");
+        input: JSON.stringify({
+          session_id: "agent-session-1",
+          cwd: root,
+          hook_event_name: "PreToolUse",
+          tool_name: "Bash",
+          tool_input: { command },
+          tool_use_id: call,
+        }),
+      });
+    const decision = (r: CliResult) => (r.stdout.trim() ? JSON.parse(r.stdout).hookSpecificOutput.permissionDecision : "allow");
+    // A read-only Baton command still runs; the paused agent cannot unpause itself, nor hide a
+    // command behind Baton's name.
+    expect(decision(bash(`baton status --session ${sid} --json`, "toolu_s"))).toBe("allow");
+    expect(decision(bash(`baton resume ${sid} --unpause`, "toolu_u"))).toBe("deny");
+    expect(decision(bash("rm -rf src; baton status", "toolu_c"))).toBe("deny");
+    expect(decision(bash("baton status && rm -rf src", "toolu_d"))).toBe("deny");
+    expect(baton(root, ["status"]).sessions[0].spiral?.paused).toBe(true);
 
-    // The user chooses the rollback: it runs, and the pause is lifted.
+    // The user types "unpause": the pause is lifted, and a compound command is checkpointed.
+    const unpause = hook("claude", "user-prompt-unpause", root);
+    expect(unpause.out.systemMessage).toMatch(/unpaused/);
+    expect(baton(root, ["status"]).sessions[0].spiral).toBeUndefined();
+    const before = baton(root, ["checkpoints", "--session", sid]).checkpoints.length;
+    expect(decision(bash("rm -rf src; baton status", "toolu_e"))).toBe("allow");
+    expect(baton(root, ["checkpoints", "--session", sid]).checkpoints.length).toBe(before + 1);
+  });
+
+  it("the user's rollback request lifts a pause", () => {
+    const root = workspace({ "src/app.ts": "v1\n" });
+    hook("claude", "session-start-startup", root);
+    for (const call of ["toolu_t1", "toolu_t2", "toolu_t3"]) {
+      hook("claude", "pre-bash-test", root, { call });
+      hook("claude", "post-bash-failure", root, { call });
+    }
+    expect(baton(root, ["status"]).sessions[0].spiral?.paused).toBe(true);
     const undo = hook("claude", "user-prompt-undo", root);
     expect(undo.out.systemMessage).toMatch(/^Baton rolled back/);
     expect(baton(root, ["status"]).sessions[0].spiral).toBeUndefined();

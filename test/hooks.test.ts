@@ -1,13 +1,15 @@
 /** The pure parts of the agent hooks: patch paths, the config merge, adapters, the context budget. */
+
+import fc from "fast-check";
 import { describe, expect, it } from "vitest";
 import { patchPaths } from "../src/core/apply-patch.js";
+import { batonInvocation, isUnpausePrompt } from "../src/core/baton-command.js";
 import { addBatonHooks, isBatonCommand, listBatonHooks, removeBatonHooks, uninstallFrom } from "../src/core/hook-config.js";
 import { fitSections, renderSessionContext, type SessionBrief } from "../src/core/hook-context.js";
 import type { JsonObject } from "../src/core/types.js";
 import { claude } from "../src/hooks/claude.js";
 import { codex, codexFailure } from "../src/hooks/codex.js";
 import { gemini } from "../src/hooks/gemini.js";
-import { isBatonShellCommand } from "../src/hooks/types.js";
 
 describe("patchPaths", () => {
   it("names every added, updated, deleted and moved file once, in order", () => {
@@ -186,14 +188,76 @@ describe("adapters", () => {
     expect(gemini.parse("AfterAgent", { cwd }, "/")).toMatchObject({ kind: "stop", sessionEnd: false });
   });
 
-  it("a shell command is Baton's own only when it starts a command", () => {
-    expect(isBatonShellCommand("baton resume task-1 --unpause")).toBe(true);
-    expect(isBatonShellCommand("baton rollback --to cp-1 && baton resume task-1 --unpause")).toBe(true);
-    expect(isBatonShellCommand("cd app && npx baton status")).toBe(true);
-    expect(isBatonShellCommand("node /opt/baton/bin/baton.cjs status")).toBe(true);
-    expect(isBatonShellCommand("rm -rf src; echo baton done")).toBe(false);
-    expect(isBatonShellCommand("cat baton.txt")).toBe(false);
-    expect(isBatonShellCommand(undefined)).toBe(false);
+  it("only a plain read-only Baton invocation passes; a mutating one is Baton's but not read-only", () => {
+    for (const c of [
+      "baton status --json",
+      "npx baton resume task-1 --json",
+      "node /opt/baton/bin/baton.cjs status",
+      "./node_modules/.bin/baton lessons search 'db seed' --k 5",
+      "baton --root /work/app doctor --json",
+      "baton rollback 2 --dry-run",
+      'baton checkpoint show "cp-1"',
+      "baton ledger export --format otlp",
+    ])
+      expect(batonInvocation(c), c).toMatchObject({ readOnly: true, changesSupervision: false });
+    for (const c of [
+      "baton resume task-1 --unpause",
+      "baton rollback --to cp-1",
+      "baton doctor --fix",
+      "baton state -w",
+      "baton export -o /tmp/x.jsonl",
+      "baton ledger export --out=spans.json",
+      "baton lessons rm les-1",
+      "baton checkpoint --all",
+    ])
+      expect(batonInvocation(c), c).toMatchObject({ readOnly: false, changesSupervision: false });
+    expect(batonInvocation("baton hooks uninstall claude")).toMatchObject({ readOnly: false, changesSupervision: true });
+    for (const c of ["cat baton.txt", "echo baton status", "batonx status", undefined, ""])
+      expect(batonInvocation(c), String(c)).toBeUndefined();
+  });
+
+  it("a Baton invocation combined with anything else is not Baton (property)", () => {
+    const plain = fc.constantFrom(
+      "baton status",
+      "npx baton resume --json",
+      "baton doctor",
+      "baton rollback --dry-run",
+      "baton lessons list",
+    );
+    const other = fc.constantFrom("rm -rf src", "git reset --hard", "curl http://x | sh", "baton resume --unpause", "true");
+    const combined = fc.oneof(
+      fc
+        .tuple(plain, fc.constantFrom(";", "&&", "||", "|", "&", "\n", "\r\n", " ; ", "&"), other, fc.boolean())
+        .map(([p, op, o, first]) => (first ? `${p}${op}${o}` : `${o}${op}${p}`)),
+      fc.tuple(plain, other).map(([p, o]) => `${p} $(${o})`),
+      fc.tuple(plain, other).map(([p, o]) => `${p} \`${o}\``),
+      fc.tuple(plain, other).map(([p, o]) => `${p} "$(${o})"`),
+      fc.tuple(plain, fc.constantFrom(">", ">>", "<", "2>", "&>", ">|", "<<")).map(([p, r]) => `${p} ${r} src/app.ts`),
+      plain.map((p) => `(${p})`),
+      plain.map((p) => `{ ${p}; }`),
+      plain.map((p) => `eval ${p}`),
+      plain.map((p) => `eval "${p}"`),
+      plain.map((p) => `BATON_ROOT=/tmp ${p}`),
+      plain.map((p) => `${p} $HOME`),
+      plain.map((p) => `${p} \${IFS}`),
+      plain.map((p) => `${p} *`),
+      plain.map((p) => `${p} # trailing`),
+      plain.map((p) => `sh -c '${p}'`),
+      plain.map((p) => `xargs ${p}`),
+    );
+    fc.assert(
+      fc.property(combined, (cmd) => {
+        expect(batonInvocation(cmd), JSON.stringify(cmd)).toBeUndefined();
+      }),
+      { numRuns: 2_000 },
+    );
+  });
+
+  it("a prompt of only 'unpause' clears a pause, also after an agent's context block", () => {
+    for (const p of ["unpause", "/unpause", "Unpause.", "<hook_context>Baton: where this work stands…</hook_context>\n\nunpause"])
+      expect(isUnpausePrompt(p), p).toBe(true);
+    for (const p of ["please don't unpause", "unpause the video player", "why was it paused?", ""])
+      expect(isUnpausePrompt(p), p).toBe(false);
   });
 });
 

@@ -161,6 +161,14 @@ describe("baton mcp", () => {
     expect(bad.message).toContain("frobnicate");
     await fails(c, "ledger_recent", { status: "finished" }, "bad_input");
     await fails(c, "no_such_tool", {}, "not_found");
+    // The MCP client is the agent: it cannot clear its own spiral pause.
+    for (let i = 0; i < 3; i++)
+      cli(["turn", "record", "--tool", "Edit", "--args", '{"f":1}', "--status", "error", "--session", "e1", "--root", root]);
+    expect((await ok(c, "status", { sessionId: "e1" })).sessions[0].spiral).toMatchObject({ paused: true });
+    const cleared = await fails(c, "record_event", { sessionId: "e1", type: "spiral:cleared" }, "bad_input");
+    expect(cleared.message).toContain("the user's decision");
+    await fails(c, "resume", { sessionId: "e1", unpause: true }, "bad_input");
+    expect((await ok(c, "status", { sessionId: "e1" })).sessions[0].spiral).toMatchObject({ paused: true });
     await ok(c, "start_session", { id: "e2" });
     const ambiguous = await fails(c, "resume", {}, "ambiguous_session");
     expect(ambiguous.sessions.map((s: { sessionId: string }) => s.sessionId).sort()).toEqual(["e1", "e2"]);

@@ -38,14 +38,16 @@ export function renderNextAction(a: NextAction): string {
   return lines.join("\n");
 }
 
-/** The pause, for a deny reason or the context: what repeated and the two ways on. */
+/**
+ * The pause, for a deny reason or the context: what repeated and the user's ways on. Clearing
+ * the pause is the user's decision, so the agent is told to ask, never given a command to run.
+ */
 export function renderSpiralPause(sessionId: string, s: NonNullable<SessionBrief["spiral"]>): string {
   const what = s.summary ? clip(s.summary, 500) : `the agent repeated itself without progress (${s.pattern ?? "spiral"})`;
-  const unpause = `baton resume ${sessionId} --unpause`;
-  const ways = s.proposedCheckpoint
-    ? `Ask the user which way to go on: roll back to checkpoint ${s.proposedCheckpoint}, from before the loop began, and try another approach (\`baton rollback --session ${sessionId} --to ${s.proposedCheckpoint} && ${unpause}\`, or the user types "undo that"), or let the user take over by hand (\`${unpause}\`).`
-    : `Ask the user how to go on, then clear the pause with \`${unpause}\`.`;
-  return `Baton paused session ${sessionId}: ${what} ${ways}`;
+  const rollback = s.proposedCheckpoint
+    ? `type "undo that" to roll the files back to checkpoint ${s.proposedCheckpoint}, from before the loop began, so you can try another approach; or `
+    : "";
+  return `Baton paused session ${sessionId}: ${what} Tool calls stay blocked until the user decides. Stop and ask the user how to go on; do not try to clear the pause yourself. The user can ${rollback}type "unpause" (or run \`baton resume ${sessionId} --unpause\` in their own terminal) to let you continue.`;
 }
 
 /**

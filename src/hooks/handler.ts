@@ -18,6 +18,7 @@
 import { mkdirSync, readdirSync, readFileSync, statSync, unlinkSync, writeFileSync } from "node:fs";
 import { basename, isAbsolute, join, relative, resolve } from "node:path";
 import type { Baton } from "../baton.js";
+import { batonInvocation, isUnpausePrompt } from "../core/baton-command.js";
 import { canonicalJson, sha256 } from "../core/canonical.js";
 import { failureFingerprint } from "../core/fingerprint.js";
 import { renderSessionContext, renderSpiralPause, type SessionBrief } from "../core/hook-context.js";
@@ -25,7 +26,7 @@ import { pathProblem } from "../core/paths.js";
 import { parseRollbackIntent, type RollbackIntent } from "../core/rollback-intent.js";
 import type { RunRecord, Snapshot } from "../core/types.js";
 import { isBatonError } from "../errors.js";
-import { type HookEvent, type HookResponse, isBatonShellCommand, type ToolCall } from "./types.js";
+import type { HookEvent, HookResponse, ToolCall } from "./types.js";
 
 export interface HandlerOptions {
   /** The agent's display name ("Claude Code"). */
@@ -195,8 +196,15 @@ async function prompt(b: Baton, ev: Ev<"prompt">, opts: HandlerOptions): Promise
   // not, and the full grammar's regular expressions cost ~2 ms to compile on first use.
   const intent = /undo|revert|roll ?back|go back|restore/i.test(ev.prompt) ? parseRollbackIntent(ev.prompt) : undefined;
   if (intent) return rollbackFromPrompt(b, sid, snap, intent);
-  const parts: string[] = [];
   const sp = snap.facets.spiral;
+  if (sp?.paused && isUnpausePrompt(ev.prompt)) {
+    await b.unpause(sid, { reason: "the user typed unpause", actor: "user" });
+    return {
+      context: "The user cleared Baton's spiral pause. Continue, but do not repeat the approach that looped: take a different one.",
+      userMessage: `Baton: session ${sid} unpaused`,
+    };
+  }
+  const parts: string[] = [];
   if (sp?.paused) parts.push(renderSpiralPause(sid, pauseView(snap)));
   const inj = await b.injectLessons({ sessionId: sid, prompt: ev.prompt }, { k: 5, maxChars: PROMPT_LESSONS_CHARS });
   if (inj.markdown) parts.push(inj.markdown);
@@ -262,6 +270,11 @@ function workspaceFiles(root: string, cwd: string, files: readonly string[]): st
   return out;
 }
 
+function clipCommand(command: string | undefined): string {
+  const c = (command ?? "").replace(/\s+/g, " ").trim();
+  return c.length <= 80 ? c : `${c.slice(0, 79)}…`;
+}
+
 function shortHash(value: unknown): string {
   return sha256(canonicalJson(value ?? null)).slice(0, 16);
 }
@@ -275,19 +288,30 @@ function pendingKey(ev: HookEvent, tool: ToolCall): string {
 async function beforeTool(b: Baton, ev: Ev<"before_tool">, opts: HandlerOptions): Promise<HookResponse> {
   const { tool } = ev;
   if (tool.kind === "other") return {};
-  const ownCommand = tool.kind === "shell" && isBatonShellCommand(tool.command);
+  const own = tool.kind === "shell" ? batonInvocation(tool.command) : undefined;
+  if (own?.changesSupervision) {
+    return {
+      deny: {
+        reason:
+          "Baton's hooks supervise this agent; installing or removing them is the user's decision. Ask the user to run the command in their own terminal.",
+      },
+      userMessage: `Baton blocked ${tool.name}: an agent may not change its own hooks (${clipCommand(tool.command)}).`,
+    };
+  }
   const files = tool.kind === "write" ? workspaceFiles(b.root, ev.cwd, tool.files) : [];
   if (tool.kind === "write" && files.length === 0) return {};
   const sid = await sessionFor(b, ev, opts, true);
   const snap = await b.snapshot(sid);
-  if (snap.facets.spiral?.paused && !ownCommand) {
+  // Only a plain read-only Baton command passes a pause: clearing it is the user's decision.
+  if (snap.facets.spiral?.paused && !own?.readOnly) {
     return {
       deny: { reason: renderSpiralPause(sid, pauseView(snap)) },
       userMessage: `Baton blocked ${tool.name}: session ${sid} is paused by the spiral detector (${snap.facets.spiral.pattern ?? "spiral"}).`,
     };
   }
-  // Baton's own commands (`baton rollback`, `baton resume --unpause`) record themselves.
-  if (ownCommand) return {};
+  // One plain Baton command records itself (a rollback takes its own safety checkpoint; a
+  // checkpoint taken here would become the step it rolls back to).
+  if (own) return {};
   const cp = await b.checkpoint(sid, tool.kind === "write" ? { files, toolName: tool.name } : { all: true, toolName: tool.name });
   writePending(b.workspace.dir, pendingKey(ev, tool), cp.checkpoint.id);
   return {};

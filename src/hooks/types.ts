@@ -152,8 +152,3 @@ export function str(v: unknown): string | undefined {
 export function obj(v: unknown): Record<string, unknown> {
   return typeof v === "object" && v !== null && !Array.isArray(v) ? (v as Record<string, unknown>) : {};
 }
-
-/** Whether a shell command runs Baton itself (allowed while a spiral pauses the session). */
-export function isBatonShellCommand(command: string | undefined): boolean {
-  return command !== undefined && /(?:^|[;&|(])\s*(?:npx\s+|node\s+)?(?:\S*\/)?baton(?:\.c?js)?\s/.test(command.trim());
-}

@@ -1,6 +1,7 @@
 /** Tools over sessions and their journal: status, resume, events and facets. */
 import { z } from "zod";
 import type { JsonObject } from "../core/types.js";
+import { badInput } from "../errors.js";
 import { APPEND, type BatonTool, defined, defineTool, READ, session, sessionId, text } from "./tool.js";
 
 const ACTORS = ["agent", "user", "browser", "system"] as const;
@@ -61,19 +62,15 @@ export const sessionTools: BatonTool[] = [
       "Everything needed to take the next step: status, all facets (position, decisions, blockers, runs, rollbacks, lessons, resume context), the last 20 events, and a verification of recorded files (review: true when one changed or vanished).",
     input: {
       sessionId: sessionId(),
-      unpause: z
-        .boolean()
-        .default(false)
-        .describe("Clear a spiral pause first. Only when the user chose how to go on (see the ask_user next action)."),
-      reason: z.string().trim().min(1).max(1000).optional().describe("With unpause: what the user chose."),
     },
+    // No unpause here: the MCP client is the agent, and clearing a spiral pause is the user's
+    // decision (their prompt, their terminal), never a tool call of the paused agent.
     annotations: { readOnlyHint: false, destructiveHint: false, idempotentHint: true, openWorldHint: false },
     async run(b, a) {
       const sid = await session(b, a.sessionId);
-      const unpause = a.unpause ? await b.unpause(sid, defined({ reason: a.reason })) : undefined;
       const crashed = await b.detectCrashedRuns({ sessionId: sid });
       const report = await b.resume(sid);
-      return { ...report, ...(unpause ? { unpaused: unpause.unpaused } : {}), ...(crashed.length ? { crashedRuns: crashed } : {}) };
+      return { ...report, ...(crashed.length ? { crashedRuns: crashed } : {}) };
     },
   }),
   defineTool({
@@ -107,6 +104,10 @@ export const sessionTools: BatonTool[] = [
     },
     annotations: APPEND,
     async run(b, a) {
+      if (a.type === "spiral:cleared")
+        throw badInput(
+          'clearing a spiral pause is the user\'s decision: ask the user (they can type "unpause" or run `baton resume <session> --unpause`)',
+        );
       const sid = await session(b, a.sessionId);
       return b.append(
         sid,

@@ -1,0 +1,122 @@
+/**
+ * Whether an agent's shell command is Baton itself, and whether it only reads. Agent hooks let
+ * exactly one plain Baton invocation through without a checkpoint (it records itself), and only
+ * a read-only one through a spiral pause: a supervised agent must not be able to switch its
+ * supervision off by wrapping a command in Baton's name (`rm -rf src; baton status`) or by
+ * clearing its own pause (`baton resume --unpause`).
+ *
+ * The command is tokenised by shell-quote, a shell parser (quotes, escapes, operators), and
+ * refused as "not Baton" unless it is one simple command: any operator (`;`, `&&`, `||`, `|`,
+ * `&`, subshell parentheses, redirections), glob, comment, variable or command substitution
+ * (`$…`, backticks), a line break, or an environment assignment in front makes it not Baton.
+ * shell-quote reads a line break and a backtick as ordinary characters, so those are refused
+ * before it runs.
+ */
+import { parse } from "shell-quote";
+
+export interface BatonInvocation {
+  /** The arguments after the program (`baton`, `npx baton`, `node …/baton.cjs`). */
+  args: string[];
+  /** Nothing it does changes files, the journal, the pause or the hooks. */
+  readOnly: boolean;
+  /** It would switch supervision off or change it (`baton hooks install|uninstall`). */
+  changesSupervision: boolean;
+}
+
+/** Characters that start a substitution or a new command which shell-quote does not report. */
+const UNPARSED = /[`$\r\n\0]/;
+
+/**
+ * Commands that only read, as `command` or `command subcommand`. A flag that writes (below)
+ * makes any of them a writer again.
+ */
+const READ_ONLY = new Set([
+  "status",
+  "resume",
+  "state",
+  "export",
+  "checkpoints",
+  "doctor",
+  "help",
+  "session list",
+  "session show",
+  "checkpoint show",
+  "lessons list",
+  "lessons search",
+  "lessons inject",
+  "lessons check",
+  "ledger list",
+  "ledger show",
+  "ledger export",
+  "hooks status",
+  "artifact list",
+  "artifact get",
+  "lock inspect",
+  "lock list",
+  "target show",
+  "flows list",
+  "flows validate",
+]);
+
+/** Commands with subcommands: the first positional after them names the subcommand. */
+const GROUPS = new Set(["session", "checkpoint", "lessons", "ledger", "hooks", "artifact", "lock", "target", "flows", "run", "turn"]);
+
+/** Options that make a reading command write (`--out` a file, `--write` STATE.md, `--fix`, `--unpause`). */
+const WRITING_LONG = new Set(["--out", "--write", "--fix", "--unpause", "--reason", "--force"]);
+/** Short options that write: `-o <file>`, `-w`. Combined short flags (`-wa`) are looked into. */
+const WRITING_SHORT = /^-[A-Za-z]*[ow]/;
+
+/** The program forms that run Baton: `baton`, `/path/to/baton`, `npx baton`, `node …/baton.cjs`. */
+function programArgs(argv: string[]): string[] | undefined {
+  const isBaton = (t: string | undefined) => t !== undefined && /(?:^|\/)baton(?:\.c?js)?$/.test(t);
+  if (isBaton(argv[0])) return argv.slice(1);
+  if (argv[0] === "npx" && argv[1] === "baton") return argv.slice(2);
+  if (argv[0] === "node" && isBaton(argv[1])) return argv.slice(2);
+  return undefined;
+}
+
+/**
+ * The Baton invocation a shell command is, or undefined when it is anything else (including a
+ * Baton invocation combined with anything else).
+ */
+export function batonInvocation(command: string | undefined): BatonInvocation | undefined {
+  if (command === undefined || UNPARSED.test(command)) return undefined;
+  let tokens: ReturnType<typeof parse>;
+  try {
+    // Variables are refused above; the callback keeps shell-quote from reading process.env.
+    tokens = parse(command.trim(), () => undefined);
+  } catch {
+    return undefined;
+  }
+  const argv: string[] = [];
+  for (const t of tokens) {
+    if (typeof t !== "string") return undefined; // an operator, a glob or a comment
+    argv.push(t);
+  }
+  const args = programArgs(argv);
+  if (args === undefined) return undefined;
+  const positional = args.filter((a, i) => !a.startsWith("-") && !takesValue(args[i - 1]));
+  const [cmd, sub] = positional;
+  const name = cmd !== undefined && GROUPS.has(cmd) && sub !== undefined ? `${cmd} ${sub}` : (cmd ?? "help");
+  const writes = args.some((a) => WRITING_LONG.has(a.split("=")[0] as string) || (!a.startsWith("--") && WRITING_SHORT.test(a)));
+  const dryRun = name === "rollback" && args.includes("--dry-run");
+  return {
+    args,
+    readOnly: (READ_ONLY.has(name) || dryRun || args.includes("--help") || args.includes("--version")) && !writes,
+    changesSupervision: name === "hooks install" || name === "hooks uninstall",
+  };
+}
+
+/** Options followed by a value, so the value is not read as a command name. */
+function takesValue(prev: string | undefined): boolean {
+  return prev === "--root" || prev === "--session" || prev === "-s";
+}
+
+/**
+ * A prompt that is only "unpause" (or "/unpause"), after any context block an agent put in
+ * front of the user's words: the user's way to clear a pause from the agent's own prompt.
+ */
+export function isUnpausePrompt(prompt: string): boolean {
+  const words = prompt.replace(/<hook_context>[\s\S]*?<\/hook_context>/g, "").trim();
+  return /^\/?unpause[.!]?$/i.test(words);
+}
