@@ -141,8 +141,8 @@ describe("baton serve: API", () => {
 
   it("leases over HTTP: long-poll wakes on an append, heartbeat, nack, ack; a poller that leaves gives its lease back", async () => {
     await withServer(async (s) => {
-      expect((await api(s, "GET", "/v1/poll?timeout=0")).json()).toEqual({ lease: null });
-      const waiting = api(s, "GET", "/v1/poll?timeout=10000&owner=agent-1&leaseMs=5000");
+      expect((await api(s, "POST", "/v1/poll", { timeout: 0 })).json()).toEqual({ lease: null });
+      const waiting = api(s, "POST", "/v1/poll", { timeout: 10_000, owner: "agent-1", leaseMs: 5000 });
       await api(s, "POST", "/v1/sessions/hero/events", { type: "generate", actor: "browser" });
       const { lease } = (await waiting).json();
       expect(lease).toMatchObject({ attempt: 1, owner: "agent-1", item: { kind: "generate", seq: 2, sessionId: "hero" } });
@@ -152,7 +152,7 @@ describe("baton serve: API", () => {
       expect(Date.parse(hb.json().expiresAt)).toBeGreaterThan(Date.parse(lease.expiresAt));
       expect((await api(s, "POST", `/v1/leases/${lease.leaseId}/nack`, { reason: "not now" })).status).toBe(200);
 
-      const second = (await api(s, "GET", "/v1/poll?timeout=5000")).json().lease;
+      const second = (await api(s, "POST", "/v1/poll", { timeout: 5000 })).json().lease;
       expect(second).toMatchObject({ attempt: 2, item: { itemId: lease.item.itemId } });
       expect((await api(s, "POST", `/v1/leases/${lease.leaseId}/ack`, {})).json().error.code, "the nacked lease is gone").toBe(
         "lease_lost",
@@ -174,8 +174,10 @@ describe("baton serve: API", () => {
 
       // A poller that disconnects: the item it would have got stays available to the next one.
       const controller = new AbortController();
-      const gone = fetch(`${s.url}/v1/poll?timeout=10000`, {
-        headers: { authorization: `Bearer ${s.token}` },
+      const gone = fetch(`${s.url}/v1/poll`, {
+        method: "POST",
+        headers: { authorization: `Bearer ${s.token}`, "content-type": "application/json" },
+        body: JSON.stringify({ timeout: 10_000 }),
         signal: controller.signal,
       }).catch(() => "aborted");
       await new Promise((r) => setTimeout(r, 100));
@@ -183,7 +185,7 @@ describe("baton serve: API", () => {
       expect(await gone).toBe("aborted");
       await api(s, "POST", "/v1/sessions/hero/events", { type: "variants_written", actor: "agent", data: { count: 3, expected: 3 } });
       await api(s, "POST", "/v1/sessions/hero/events", { type: "accept", actor: "browser", data: { variantId: "v1" } });
-      const next = (await api(s, "GET", "/v1/poll?timeout=2000")).json().lease;
+      const next = (await api(s, "POST", "/v1/poll", { timeout: 2000 })).json().lease;
       expect(next, "the accept is not stuck under a lease held by the departed poller").toMatchObject({
         attempt: 1,
         item: { kind: "accept" },

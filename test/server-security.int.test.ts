@@ -46,6 +46,7 @@ describe("baton serve: security", () => {
         ["GET", "/v1/sessions/hero/events"],
         ["GET", "/v1/sessions/hero/stream"],
         ["GET", "/v1/poll?timeout=0"],
+        ["POST", "/v1/poll", JSON.stringify({ timeout: 0 })],
         ["POST", "/v1/sessions/hero/events", goodEvent],
         ["POST", "/v1/sessions", JSON.stringify({ flow: "task" })],
         ["POST", "/v1/leases/lse_x/ack", "{}"],
@@ -104,7 +105,28 @@ describe("baton serve: security", () => {
       });
       expect(post.status, "a cookie alone never authorizes a write").toBe(401);
       expect((await raw(s.port, { path: "/v1/status", headers: { cookie: `${cookie}x` } })).status).toBe(401);
-      await stillUp(s);
+
+      // Leasing changes state: neither the cookie (a same-site <img> sends it) nor a GET leases.
+      expect((await api(s, "POST", "/v1/sessions/hero/events", { type: "generate", actor: "browser" })).status).toBe(201);
+      const byCookie = await raw(s.port, { path: "/v1/poll?timeout=0&leaseMs=86400000", headers: { cookie } });
+      expect(byCookie.status, byCookie.text).toBe(400);
+      const postByCookie = await raw(s.port, {
+        method: "POST",
+        path: "/v1/poll",
+        headers: { cookie, "content-type": "application/json" },
+        body: JSON.stringify({ timeout: 0 }),
+      });
+      expect(postByCookie.status, "a cookie alone never leases").toBe(401);
+      expect((await api(s, "GET", "/v1/poll?timeout=0")).status, "not even a GET with the bearer token").toBe(400);
+      const leased = (await api(s, "POST", "/v1/poll", { timeout: 0 })).json().lease;
+      expect(leased, "the work is still there for the real agent").toMatchObject({ attempt: 1, item: { kind: "generate" } });
+
+      // The query token opens exactly the stream route, not any path ending in /stream.
+      for (const path of ["/v1/sessions/stream", "/v1/status/stream", "/v1/sessions/hero/events/stream"]) {
+        const r = await raw(s.port, { path: `${path}?token=${s.token}` });
+        expect(r.status, `query token on ${path}`).toBe(401);
+      }
+      await stillUp(s, 2);
     });
   });
 
@@ -320,7 +342,9 @@ describe("baton serve: security", () => {
       expect((await post(goodEvent, "/v1/sessions/nope/events")).status).toBe(404);
       expect((await post("{}", "/v1/leases/lse_missing/ack")).status).toBeGreaterThanOrEqual(400);
       expect((await post('{"delayMs":"soon"}', "/v1/leases/lse_missing/nack")).status).toBe(400);
-      expect((await api(s, "GET", "/v1/poll?timeout=abc")).status).toBe(400);
+      expect((await api(s, "POST", "/v1/poll", { timeout: "abc" })).status).toBe(400);
+      expect((await api(s, "POST", "/v1/poll", { kinds: "generate" })).status).toBe(400);
+      expect((await api(s, "POST", "/v1/poll", { leaseMs: 0 })).status).toBe(400);
       expect((await api(s, "GET", "/v1/sessions/hero/events?after=-3")).status).toBe(400);
       expect((await api(s, "GET", "/v1/sessions/%E0%A4%A")).status).toBeLessThan(500);
       expect((await api(s, "GET", "/v1/nothing-here")).status).toBe(404);
@@ -379,12 +403,12 @@ describe("baton serve: security", () => {
       expect(second.code, second.stdout + second.stderr).toBe(3);
       expect(second.json().error).toMatchObject({ code: "server_running", pid: first.pid, port: first.port });
       // A long-poll in flight is answered when the server shuts down.
-      const poll = api(first, "GET", "/v1/poll?timeout=60000");
+      const poll = api(first, "POST", "/v1/poll", { timeout: 60_000 });
       await new Promise((r) => setTimeout(r, 100));
       const exit = await first.stop("SIGTERM");
       expect(exit.code).toBe(0);
-      const polled = await poll.catch((e: Error) => e);
-      if (!(polled instanceof Error)) expect(polled.status).toBeLessThan(500);
+      const polled = await poll;
+      expect(polled.status, polled.text).toBeLessThan(500);
       expect(existsSync(file), "server.json removed on clean exit").toBe(false);
     } finally {
       await first.stop("SIGKILL");

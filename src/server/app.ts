@@ -34,6 +34,9 @@ export type AssetName = "demo.html" | "demo.js" | "browser.js" | "demo.js.map" |
 export const POLL_DEFAULT_MS = 30_000;
 export const POLL_MAX_MS = 120_000;
 
+/** The one route a query token opens: a session's SSE stream (a session may be named "stream"). */
+const STREAM_ROUTE = /^\/v1\/sessions\/[^/]+\/stream$/;
+
 export function buildApp(o: AppOptions): Hono<Env> {
   const { baton } = o;
   const app = new Hono<Env>();
@@ -63,7 +66,7 @@ export function buildApp(o: AppOptions): Hono<Env> {
     const given =
       bearerToken(c.req.header("authorization")) ??
       (c.req.method === "GET" ? cookieValue(c.req.header("cookie"), cookie) : undefined) ??
-      (c.req.method === "GET" && c.req.path.endsWith("/stream") ? c.req.query("token") : undefined);
+      (c.req.method === "GET" && STREAM_ROUTE.test(c.req.path) ? c.req.query("token") : undefined);
     if (!tokenMatches(o.token, given)) {
       throw new BatonError("unauthorized", "send the server's token as `Authorization: Bearer <token>` (see .baton/server.json)");
     }
@@ -131,17 +134,20 @@ export function buildApp(o: AppOptions): Hono<Env> {
     return c.json(await baton.status({ all: all === "1" || all === "true", ...opt("sessionId", sessionId) }));
   });
 
-  // Long-poll for work: leases the best ready item as soon as there is one.
-  app.get("/v1/poll", async (c) => {
-    const timeoutMs = Math.min(intQuery(c, "timeout", 0) ?? POLL_DEFAULT_MS, POLL_MAX_MS);
-    const leaseMs = intQuery(c, "leaseMs", 1);
-    const kinds = c.req
-      .query("kinds")
-      ?.split(",")
-      .map((k) => k.trim())
-      .filter(Boolean);
-    const session = c.req.query("session");
-    const owner = c.req.query("owner") || "http";
+  // Long-poll for work: leases the best ready item as soon as there is one. A lease changes
+  // state, so this is a POST with the bearer token: a cookie or a GET alone never leases (a page
+  // on another loopback port is same-site and could send both with an <img>).
+  app.get("/v1/poll", () => {
+    throw badInput("polling leases work, so it is `POST /v1/poll` with `Authorization: Bearer <token>` and a JSON body");
+  });
+  app.post("/v1/poll", async (c) => {
+    const b = await readJson(c);
+    const timeoutMs = Math.min(num(b, "timeout") ?? POLL_DEFAULT_MS, POLL_MAX_MS);
+    const leaseMs = num(b, "leaseMs");
+    if (leaseMs === 0) throw badInput('"leaseMs" must be a whole number ≥ 1');
+    const kinds = b.kinds === undefined ? undefined : strings(b, "kinds");
+    const session = str(b, "session");
+    const owner = str(b, "owner") || "http";
     const signal = AbortSignal.any([c.req.raw.signal, o.shutdown]);
     const lease = await baton.waitForWork(owner, {
       timeoutMs,
@@ -229,6 +235,13 @@ function num(b: Record<string, unknown>, key: string): number | undefined {
   if (v === undefined) return undefined;
   if (typeof v !== "number" || !Number.isSafeInteger(v) || v < 0) throw badInput(`"${key}" must be a whole number ≥ 0`);
   return v;
+}
+
+function strings(b: Record<string, unknown>, key: string): string[] {
+  const v = b[key];
+  if (!Array.isArray(v) || v.length > 100 || v.some((k) => typeof k !== "string" || k.trim() === ""))
+    throw badInput(`"${key}" must be an array of at most 100 non-empty strings`);
+  return v as string[];
 }
 
 function obj(b: Record<string, unknown>, key: string): JsonObject {

@@ -81,12 +81,13 @@ export interface PollOptions {
 
 /** Long-poll the server for work: a lease, or undefined when none came within the timeout. */
 export async function pollServer(info: ServerInfo, o: PollOptions): Promise<Lease | undefined> {
-  const q = new URLSearchParams({ timeout: String(o.timeoutMs) });
-  if (o.owner) q.set("owner", o.owner);
-  if (o.sessionId) q.set("session", o.sessionId);
-  if (o.kinds?.length) q.set("kinds", o.kinds.join(","));
-  if (o.leaseMs !== undefined) q.set("leaseMs", String(o.leaseMs));
-  const r = await serverRequest<{ lease: Lease | null } | undefined>(info, "GET", `/v1/poll?${q}`, {
+  const body: JsonObject = { timeout: o.timeoutMs };
+  if (o.owner) body.owner = o.owner;
+  if (o.sessionId) body.session = o.sessionId;
+  if (o.kinds?.length) body.kinds = o.kinds;
+  if (o.leaseMs !== undefined) body.leaseMs = o.leaseMs;
+  const r = await serverRequest<{ lease: Lease | null } | undefined>(info, "POST", "/v1/poll", {
+    body,
     timeoutMs: o.timeoutMs + 10_000,
     ...(o.signal ? { signal: o.signal } : {}),
   });
