@@ -35,6 +35,9 @@ describe("baton CLI", () => {
     const badJson = cli(["event", "generate", "--data", "{oops", "--root", root, "--json"]);
     expect(badJson.code).toBe(2);
     expect(badJson.json().error.code).toBe("bad_input");
+    const deep = cli(["event", "generate", "--data", `{"x":${"[".repeat(4_000)}${"]".repeat(4_000)}}`, "--root", root, "--json"]);
+    expect(deep.code, deep.stdout + deep.stderr).toBe(2);
+    expect(deep.json().error).toMatchObject({ code: "bad_input", message: expect.stringMatching(/nested deeper than 64 levels/) });
     const badOption = cli(["status", "--frobnicate", "--root", root, "--json"]);
     expect(badOption.code).toBe(2);
     expect(badOption.json().error.code).toBe("bad_input");

@@ -386,6 +386,21 @@ describe("failing open", () => {
     expect(hook("claude", "session-start-startup", root).stdout).toBe("");
   });
 
+  it("a payload nested thousands of levels deep lets the tool through, without a stack trace", () => {
+    const root = workspace({ "src/app.ts": "app\n" });
+    const input = JSON.stringify({
+      session_id: "agent-session-1",
+      cwd: root,
+      hook_event_name: "PreToolUse",
+      tool_name: "Bash",
+      tool_input: { command: "ls" },
+    }).replace('"ls"}', `"ls","x":${"[".repeat(5_000)}${"]".repeat(5_000)}}`);
+    const r = cli(["hook", "claude", "PreToolUse"], { cwd: root, input });
+    expect(r.code, r.stderr).toBe(0);
+    expect(r.stdout).toBe("");
+    expect(r.stderr).not.toMatch(/Maximum call stack|at .*\.cjs/);
+  });
+
   it("a corrupt database lets the tool through and the failure is logged", () => {
     const root = workspace({ "src/app.ts": "app\n" });
     writeFileSync(join(root, ".baton", "baton.db"), Buffer.alloc(8192, 7));

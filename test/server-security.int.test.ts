@@ -362,6 +362,52 @@ describe("baton serve: security", () => {
     });
   });
 
+  it("deep and wide JSON to every route gets a clear 4xx, never a 5xx, and changes nothing", async () => {
+    await withServer(async (s) => {
+      // Each body is otherwise valid for the events route, so only its shape can refuse it.
+      const event = (data: string) => `{"type":"generate","actor":"browser","data":{"x":${data}}}`;
+      const deep = (n: number) => event(`${"[".repeat(n)}${"]".repeat(n)}`);
+      const deepObject = (n: number) => event(`${'{"a":'.repeat(n)}1${"}".repeat(n)}`);
+      const bodies: [string, string][] = [
+        ["4,000 levels of arrays (10 KB)", deep(4_000)],
+        ["4,000 levels of objects", deepObject(4_000)],
+        ["65 levels", deep(63)],
+        ["110,000 values", event(`[${new Array(110_000).fill("0").join(",")}]`)],
+      ];
+      const routes = [
+        "/v1/sessions",
+        "/v1/sessions/hero/events",
+        "/v1/poll",
+        "/v1/leases/lse_x/ack",
+        "/v1/leases/lse_x/nack",
+        "/v1/leases/lse_x/heartbeat",
+        "/v1/auth/cookie",
+        "/v1/hooks/claude/PreToolUse",
+      ];
+      for (const route of routes) {
+        for (const [what, body] of bodies) {
+          const r = await raw(s.port, {
+            method: "POST",
+            path: route,
+            headers: { authorization: `Bearer ${s.token}`, "content-type": "application/json" },
+            body,
+          });
+          expect(r.status, `${what} to ${route}: ${r.text.slice(0, 200)}`).toBeGreaterThanOrEqual(400);
+          expect(r.status, `${what} to ${route}: ${r.text.slice(0, 200)}`).toBeLessThan(500);
+          expect(r.json().error.code, `${what} to ${route}`).toMatch(/^(bad_input|payload_too_large)$/);
+        }
+      }
+      const r = await raw(s.port, {
+        method: "POST",
+        path: "/v1/sessions/hero/events",
+        headers: { authorization: `Bearer ${s.token}`, "content-type": "application/json" },
+        body: deep(4_000),
+      });
+      expect(r.json().error.message).toMatch(/nested deeper than 64 levels/);
+      await stillUp(s);
+    });
+  });
+
   it("binds 127.0.0.1 only and keeps its token in a 0600 server file", async () => {
     await withServer(async (s, root) => {
       const file = join(root, ".baton", "server.json");

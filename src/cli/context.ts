@@ -1,5 +1,6 @@
 /** What every command gets: output mode, workspace selection, and a lazily opened Baton. */
 import type { Baton } from "../baton.js";
+import { jsonBoundsProblem } from "../core/canonical.js";
 import { BatonError, EXIT_CODES, isBatonError } from "../errors.js";
 import { writeStderr, writeStdout } from "./output.js";
 
@@ -96,6 +97,8 @@ export function parseJsonObject(text: string | undefined, flag: string): Record<
   }
   if (typeof v !== "object" || v === null || Array.isArray(v))
     throw new BatonError("bad_input", `${flag} must be a JSON object, e.g. ${flag} '{"key":"value"}'`);
+  const problem = jsonBoundsProblem(v);
+  if (problem) throw new BatonError("bad_input", `${flag}: ${problem}`);
   return v as Record<string, unknown>;
 }
 

@@ -12,16 +12,45 @@ function nodeCrypto(): Crypto {
   return crypto;
 }
 
+/**
+ * How deep and how large user JSON may be (events, hook payloads, request bodies, CLI options).
+ * JSON.parse takes any depth, but every recursive walk over the value (canonical form,
+ * validation) would overflow the stack near ~4,000 levels: edges refuse such input first.
+ */
+export const JSON_LIMITS = Object.freeze({ depth: 64, nodes: 100_000 });
+
+/**
+ * Why a parsed JSON value is too deep or has too many values to take, or undefined when it
+ * fits. Iterative, so it is itself safe on any depth.
+ */
+export function jsonBoundsProblem(value: unknown, limits: { depth: number; nodes: number } = JSON_LIMITS): string | undefined {
+  const stack: [unknown, number][] = [[value, 1]];
+  let nodes = 0;
+  while (stack.length > 0) {
+    const [v, depth] = stack.pop() as [unknown, number];
+    if (++nodes > limits.nodes) return `JSON with more than ${limits.nodes} values is not accepted`;
+    if (typeof v !== "object" || v === null) continue;
+    if (depth > limits.depth) return `JSON nested deeper than ${limits.depth} levels is not accepted`;
+    const children = Array.isArray(v) ? v : Object.values(v);
+    if (children.length > limits.nodes) return `JSON with more than ${limits.nodes} values is not accepted`;
+    for (const c of children) stack.push([c, depth + 1]);
+  }
+  return undefined;
+}
+
+/** Deeper than this, canonicalJson throws rather than overflow the stack (edges check far less). */
+const CANONICAL_MAX_DEPTH = 1_000;
+
 /** JSON with object keys sorted at every depth: equal values give equal text. */
 export function canonicalJson(value: unknown): string {
-  return canonicalWrite(value) ?? "null";
+  return canonicalWrite(value, 0) ?? "null";
 }
 
 // Byte-for-byte what JSON.stringify with a key-sorting replacer produced (so stored body hashes
 // still match), without allocating a sorted copy of every object. Two quirks of that replacer are
 // kept on purpose: integer-like keys come first in numeric order (a sorted copy still enumerates
 // them first), and an own "__proto__" key is dropped (assigning it to the copy sets its prototype).
-function canonicalWrite(v: unknown): string | undefined {
+function canonicalWrite(v: unknown, depth: number): string | undefined {
   if (v === null) return "null";
   switch (typeof v) {
     case "string":
@@ -35,11 +64,12 @@ function canonicalWrite(v: unknown): string | undefined {
     default:
       return undefined; // undefined, functions, symbols: omitted
   }
+  if (depth >= CANONICAL_MAX_DEPTH) throw new RangeError(`JSON nested deeper than ${CANONICAL_MAX_DEPTH} levels`);
   const o = v as Record<string, unknown> & { toJSON?: () => unknown };
-  if (typeof o.toJSON === "function") return canonicalWrite(o.toJSON());
+  if (typeof o.toJSON === "function") return canonicalWrite(o.toJSON(), depth);
   if (Array.isArray(o)) {
     let s = "[";
-    for (let i = 0; i < o.length; i++) s += `${i ? "," : ""}${canonicalWrite(o[i]) ?? "null"}`;
+    for (let i = 0; i < o.length; i++) s += `${i ? "," : ""}${canonicalWrite(o[i], depth + 1) ?? "null"}`;
     return `${s}]`;
   }
   const keys = Object.keys(o);
@@ -50,7 +80,7 @@ function canonicalWrite(v: unknown): string | undefined {
   let first = true;
   for (const k of ordered) {
     if (k === "__proto__") continue;
-    const x = canonicalWrite(o[k]);
+    const x = canonicalWrite(o[k], depth + 1);
     if (x === undefined) continue;
     s += `${first ? "" : ","}${JSON.stringify(k)}:${x}`;
     first = false;

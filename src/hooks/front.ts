@@ -8,6 +8,7 @@
  * every tool call (docs/benchmarks.md, "Agent hooks").
  */
 import { readFileSync } from "node:fs";
+import { jsonBoundsProblem } from "../core/canonical.js";
 import { readProcStat } from "../services/process-facts.js";
 import { findWorkspace, type Workspace, workspaceAt } from "../services/workspace.js";
 import { claude } from "./claude.js";
@@ -56,6 +57,8 @@ export function readStdin(): string {
 /** The payload as the adapter's neutral event; throws on a payload that is not JSON. */
 export function parseEvent(adapter: AgentAdapter, native: string, text: string, cwd: string): HookEvent {
   const parsed: unknown = text.trim() ? JSON.parse(text) : {};
+  const problem = jsonBoundsProblem(parsed);
+  if (problem) throw new SyntaxError(`the hook payload: ${problem}`);
   const payload = parsed && typeof parsed === "object" && !Array.isArray(parsed) ? (parsed as Record<string, unknown>) : {};
   return adapter.parse(native, payload, cwd);
 }

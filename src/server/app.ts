@@ -9,6 +9,7 @@ import type { HttpBindings } from "@hono/node-server";
 import { type Context, Hono } from "hono";
 import { bodyLimit } from "hono/body-limit";
 import type { Baton } from "../baton.js";
+import { jsonBoundsProblem } from "../core/canonical.js";
 import type { EventInput, JsonObject } from "../core/types.js";
 import { BatonError, badInput } from "../errors.js";
 import { errorResponse } from "./http-errors.js";
@@ -220,6 +221,8 @@ async function readJson(c: Context<Env>): Promise<Record<string, unknown>> {
     throw badInput(`the request body is not valid JSON (${(err as Error).message})`);
   }
   if (typeof v !== "object" || v === null || Array.isArray(v)) throw badInput("the request body must be a JSON object");
+  const problem = jsonBoundsProblem(v);
+  if (problem) throw badInput(`the request body: ${problem}`);
   return v as Record<string, unknown>;
 }
 

@@ -20,6 +20,7 @@ import { readdirSync, statSync } from "node:fs";
 import type { IncomingMessage, ServerResponse } from "node:http";
 import { isAbsolute, join } from "node:path";
 import type { Baton } from "../baton.js";
+import { jsonBoundsProblem } from "../core/canonical.js";
 import { BatonError, badInput } from "../errors.js";
 import { answerHook } from "../hooks/answer.js";
 import { claim, isRequestId, recordAnswer, sweepClaims } from "../hooks/claims.js";
@@ -207,5 +208,7 @@ async function readBody(req: IncomingMessage, max: number): Promise<Record<strin
     throw badInput(`the request body is not valid JSON (${(err as Error).message})`);
   }
   if (typeof v !== "object" || v === null || Array.isArray(v)) throw badInput("the request body must be a JSON object");
+  const problem = jsonBoundsProblem(v);
+  if (problem) throw badInput(`the request body: ${problem}`);
   return v as Record<string, unknown>;
 }

@@ -6,7 +6,7 @@
  * only `rebuild` repairs a snapshot, and records that it did.
  */
 import type { Backend, EventRow, SessionRow, SnapshotRow, StoreTx } from "../backend/contract.js";
-import { canonicalJson, checksum, randomHex, randomId, sha256 } from "../core/canonical.js";
+import { canonicalJson, checksum, jsonBoundsProblem, randomHex, randomId, sha256 } from "../core/canonical.js";
 import { isFacetEvent, validateFacetData } from "../core/facets.js";
 import { decide, type FlowDefinition, flowEvents, isTerminal, type TransitionDecision } from "../core/flow.js";
 import { emptySnapshot, foldCorruptRow, foldEvent } from "../core/fold.js";
@@ -437,6 +437,8 @@ function normalise(input: EventInput, index: number, total: number): EventInput 
   }
   const data = input.data ?? {};
   if (typeof data !== "object" || data === null || Array.isArray(data)) throw badInput(`event data must be a JSON object${where}`);
+  const problem = jsonBoundsProblem(data);
+  if (problem) throw badInput(`event data${where}: ${problem}`);
   return { ...input, data };
 }
 
