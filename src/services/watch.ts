@@ -17,6 +17,8 @@ export class JournalWatcher {
   #unsubscribe: (() => void) | undefined;
   #scanning: Promise<void> | undefined;
   #again = false;
+  /** The first scan after the first listener only learns the current seqs (an empty workspace has none). */
+  #primed = false;
 
   constructor(backend: Backend) {
     this.#backend = backend;
@@ -34,6 +36,7 @@ export class JournalWatcher {
         this.#unsubscribe?.();
         this.#unsubscribe = undefined;
         this.#seen.clear();
+        this.#primed = false;
       }
     };
   }
@@ -46,7 +49,8 @@ export class JournalWatcher {
     this.#scanning = (async () => {
       do {
         this.#again = false;
-        const first = this.#seen.size === 0;
+        const first = !this.#primed;
+        this.#primed = true;
         const rows = await this.#backend.transaction("read", (tx) => tx.listSessions({ includeCompleted: true })).catch(() => []);
         for (const r of rows) {
           const before = this.#seen.get(r.id);
