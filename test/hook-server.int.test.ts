@@ -372,10 +372,21 @@ async function deadPid(): Promise<number> {
   return pid;
 }
 
+/** This process's start time (/proc/<pid>/stat field 22), as a server records its own. */
+function ownStartTime(): string {
+  const own = readFileSync(`/proc/${process.pid}/stat`, "utf8");
+  return own.slice(own.lastIndexOf(")") + 2).split(" ")[19] as string;
+}
+
+/**
+ * A server file naming `pid`; for this test process it records the real start time unless told
+ * otherwise, so the hook takes the fake server on the port for the workspace's own.
+ */
 function writeServerFile(root: string, info: { pid: number; port: number; token?: string; startTime?: string }): void {
+  const startTime = info.pid === process.pid ? { startTime: ownStartTime() } : {};
   writeFileSync(
     join(root, ".baton", "server.json"),
-    `${JSON.stringify({ token: "t".repeat(43), startedAt: new Date().toISOString(), ...info })}\n`,
+    `${JSON.stringify({ token: "t".repeat(43), startedAt: new Date().toISOString(), ...startTime, ...info })}\n`,
     { mode: 0o600 },
   );
 }
@@ -441,8 +452,7 @@ describe("falling back to the in-process path", () => {
     const root = workspace(FILES);
     const fake = await fakeServer((_b, sock) => respond(sock, 200, '{"stdout":"{\\"decision\\":\\"block\\"}"}'));
     try {
-      const own = readFileSync(`/proc/${process.pid}/stat`, "utf8");
-      const realStart = own.slice(own.lastIndexOf(")") + 2).split(" ")[19] as string;
+      const realStart = ownStartTime();
       writeServerFile(root, { pid: process.pid, port: fake.port, startTime: String(Number(realStart) + 1) });
       const r = await hookAsync(root, PRE_EDIT, { BATON_HOOK_SERVER: "use" });
       expect([r.code, r.stdout]).toEqual([0, ""]);

@@ -9,7 +9,7 @@
  * an unknown agent or an unreadable payload (both reported there as they always were).
  */
 import { writeStdout } from "../cli/output.js";
-import { liveServer } from "../server/server-file.js";
+import { provenServer } from "../server/server-file.js";
 import { askServer } from "./client.js";
 import { adapterFor, agentPid, parseEvent, parseHookArgs, readStdin, stdoutOf, workspaceFor } from "./front.js";
 import { hookServerMode } from "./policy.js";
@@ -55,7 +55,7 @@ async function main(): Promise<void> {
   if (isNoop(ev)) return answer(stdoutOf(adapter.passThrough(args.native)));
   const ws = workspaceFor(args.root, ev.cwd);
   if (!ws) return answer(stdoutOf(adapter.passThrough(args.native)));
-  const info = args.native && hookServerMode(ws.dir) !== "off" ? liveServer(ws.dir) : undefined;
+  const info = args.native && hookServerMode(ws.dir) !== "off" ? provenServer(ws.dir) : undefined;
   if (!info) return handOff({ text });
   const r = await askServer(info, ws, { agent: adapter.agent, native: args.native, text, cwd: process.cwd(), agentPid: agentPid() });
   if (r.kind === "answered") return answer(r.stdout);

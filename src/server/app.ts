@@ -14,6 +14,7 @@ import type { EventInput, JsonObject } from "../core/types.js";
 import { BatonError, badInput } from "../errors.js";
 import { errorResponse } from "./http-errors.js";
 import { bearerToken, cookieName, cookieValue, tokenMatches } from "./security.js";
+import { challengeProof } from "./server-file.js";
 import { streamJournal } from "./sse.js";
 
 export interface AppOptions {
@@ -74,7 +75,14 @@ export function buildApp(o: AppOptions): Hono<Env> {
     return next();
   });
 
-  app.get("/v1/health", (c) => c.json({ ok: true }));
+  // Open, and reveals nothing; with `?challenge=<hex>` it proves this server holds the token
+  // (clients check that before they send it: server/client.ts).
+  app.get("/v1/health", (c) => {
+    const challenge = c.req.query("challenge");
+    if (challenge === undefined) return c.json({ ok: true });
+    if (!/^[0-9a-f]{32,128}$/.test(challenge)) throw badInput("challenge must be 32-128 lowercase hex characters");
+    return c.json({ ok: true, proof: challengeProof(o.token, o.port, challenge) });
+  });
 
   // Exchange the bearer token for an HttpOnly cookie that EventSource sends by itself.
   app.post("/v1/auth/cookie", async (c) => {

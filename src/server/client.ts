@@ -4,18 +4,41 @@
  * JSON API with its token. Errors come back as the server's BatonError (same code, message and
  * details); a server that does not answer is `server_unreachable`.
  */
+import { createRequire } from "node:module";
 import type { Baton } from "../baton.js";
 import type { JsonObject } from "../core/types.js";
 import { BatonError, type ErrorCode } from "../errors.js";
-import { liveServer, type ServerInfo } from "./server-file.js";
+import { challengeProof, liveServer, type ServerInfo } from "./server-file.js";
 
 export type { ServerInfo } from "./server-file.js";
 
 export type Lease = NonNullable<Awaited<ReturnType<Baton["lease"]>>>;
 
-/** The workspace's live server (its pid exists), or undefined: then use the database directly. */
-export function findServer(batonDir: string): ServerInfo | undefined {
-  return liveServer(batonDir);
+/**
+ * The workspace's running server, once it has proven it holds the token (a health challenge
+ * bound to its port), or undefined: then use the database directly. The token is never sent to
+ * a process that has not proven it: a stale server file may name a pid and port that now
+ * belong to something else.
+ */
+export async function findServer(batonDir: string): Promise<ServerInfo | undefined> {
+  const info = liveServer(batonDir);
+  return info && (await answersChallenge(info)) ? info : undefined;
+}
+
+/** Whether the process on the file's port answers a fresh challenge with the token's proof. */
+export async function answersChallenge(info: ServerInfo, timeoutMs = 2_000): Promise<boolean> {
+  // createRequire, not import(): the CLI bundle runs from a V8 code cache with no dynamic import.
+  const { randomBytes, timingSafeEqual } = createRequire(import.meta.url)("node:crypto") as typeof import("node:crypto");
+  const challenge = randomBytes(16).toString("hex");
+  try {
+    const res = await fetch(`http://127.0.0.1:${info.port}/v1/health?challenge=${challenge}`, { signal: AbortSignal.timeout(timeoutMs) });
+    const body = (await res.json()) as { proof?: unknown };
+    const want = Buffer.from(challengeProof(info.token, info.port, challenge));
+    const got = Buffer.from(typeof body.proof === "string" ? body.proof : "");
+    return res.ok && got.length === want.length && timingSafeEqual(got, want);
+  } catch {
+    return false;
+  }
 }
 
 export interface RequestOptions {

@@ -8,8 +8,9 @@
  * when the server stopped reconnects to the restarted server without being reloaded.
  */
 import { closeSync, fsyncSync, openSync, readFileSync, renameSync, unlinkSync, writeSync } from "node:fs";
+import { createRequire } from "node:module";
 import { join } from "node:path";
-import { readProcStat } from "../services/process-facts.js";
+import { matchProcess, type ProcessMatch, readProcStat } from "../services/process-facts.js";
 
 export interface ServerInfo {
   pid: number;
@@ -28,17 +29,6 @@ export const KEY_FILE = "server.key";
 
 export function serverFilePath(batonDir: string): string {
   return join(batonDir, SERVER_FILE);
-}
-
-/** Whether a process with this pid exists (EPERM: it exists but is not ours). */
-export function pidAlive(pid: number): boolean {
-  if (!Number.isSafeInteger(pid) || pid <= 0) return false;
-  try {
-    process.kill(pid, 0);
-    return true;
-  } catch (err) {
-    return (err as NodeJS.ErrnoException).code === "EPERM";
-  }
 }
 
 /** The server file's contents, or undefined when it is missing or not a server file. */
@@ -72,27 +62,49 @@ export function ownStartTime(): string | undefined {
 }
 
 /**
- * Whether the server file names the process that wrote it: a process this user may signal
- * (EPERM means another user's, so not our server) whose start time, where the file and the
- * system record one, is the one written. Clients send the token to the port the file names,
- * so a stale file whose pid was reused must not pass.
+ * Who the process a server file names is (`matchProcess`, the rule doctor shares): `same` when
+ * it is the process that wrote the file, `unproven` when the start times cannot be compared, and
+ * `dead` for a process this user may not signal (another user's is not our server).
  */
-export function serverAlive(info: ServerInfo): boolean {
-  if (!Number.isSafeInteger(info.pid) || info.pid <= 0) return false;
+export function serverIdentity(info: ServerInfo): ProcessMatch {
+  if (!Number.isSafeInteger(info.pid) || info.pid <= 0) return "dead";
   try {
     process.kill(info.pid, 0);
   } catch {
-    return false;
+    return "dead";
   }
-  if (info.startTime === undefined) return true;
-  const now = readProcStat(info.pid)?.startTime;
-  return now === undefined || now === info.startTime;
+  return matchProcess(info);
 }
 
-/** The running server of a workspace: the server file, when it names the live process that wrote it. */
+/** Whether the file may name a running server: the same process, or one not proven otherwise. */
+export function serverAlive(info: ServerInfo): boolean {
+  const id = serverIdentity(info);
+  return id === "same" || id === "unproven";
+}
+
+/**
+ * The running server of a workspace, for deciding whether one runs (a second `serve`,
+ * auto-start, doctor). Before a client sends it the token, identity must be proven:
+ * `provenServer` (start times) or the health challenge (server/client.ts).
+ */
 export function liveServer(batonDir: string): ServerInfo | undefined {
   const info = readServerFile(batonDir);
   return info && serverAlive(info) ? info : undefined;
+}
+
+/** The server, only when the kernel proves it is the process that wrote the file (Linux). */
+export function provenServer(batonDir: string): ServerInfo | undefined {
+  const info = readServerFile(batonDir);
+  return info && serverIdentity(info) === "same" ? info : undefined;
+}
+
+/**
+ * The answer to a client's challenge: only a holder of the token can compute it, and it names
+ * the port, so a process on the port a stale file names cannot relay the real server's answer.
+ */
+export function challengeProof(token: string, port: number, challenge: string): string {
+  const { createHmac } = createRequire(import.meta.url)("node:crypto") as typeof import("node:crypto");
+  return createHmac("sha256", token).update(`baton-server-proof:${port}:${challenge}`).digest("hex");
 }
 
 /**

@@ -24,7 +24,7 @@ import {
 } from "../core/doctor.js";
 import { sessionLockName } from "../core/locks.js";
 import type { JsonObject, JsonValue } from "../core/types.js";
-import { readServerFile, releaseServerFile, serverFilePath } from "../server/server-file.js";
+import { readServerFile, releaseServerFile, serverAlive, serverFilePath, serverIdentity } from "../server/server-file.js";
 import { BlobStore } from "./blobs.js";
 import { hashFile } from "./files.js";
 import { hookFailures } from "./hook-log.js";
@@ -369,7 +369,7 @@ export async function runDoctor(deps: DoctorDeps, opts: DoctorOptions = {}): Pro
         safe: true,
         repair: { key: "server-file", subject: ".baton/server.json", run: async () => (unlinkQuiet(file) ? "removed" : "already gone") },
       });
-    } else if (hostFacts.alive(info.pid)) {
+    } else if (serverAlive(info)) {
       add({
         check: "server",
         code: "server_running",
@@ -384,7 +384,11 @@ export async function runDoctor(deps: DoctorDeps, opts: DoctorOptions = {}): Pro
         check: "server",
         code: "server_file_stale",
         severity: "warning",
-        message: `.baton/server.json names pid ${info.pid}, which is not running; clients looking for the server fail until it is removed`,
+        message: `.baton/server.json names pid ${info.pid}, which ${
+          serverIdentity(info) === "reused"
+            ? "now belongs to another process (it started after the server wrote the file)"
+            : "is not running"
+        }; clients will not use that server, and a new \`baton serve\` replaces the file`,
         evidence: { pid: info.pid, port: info.port, startedAt: info.startedAt },
         fix: "baton serve",
         safe: true,
@@ -392,7 +396,7 @@ export async function runDoctor(deps: DoctorDeps, opts: DoctorOptions = {}): Pro
           key: "server-file",
           subject: ".baton/server.json",
           run: async () => {
-            if (hostFacts.alive(info.pid)) return "left alone: the pid is alive again";
+            if (serverAlive(info)) return "left alone: the server is running again";
             releaseServerFile(deps.batonDir, info.pid);
             return "removed";
           },

@@ -65,6 +65,22 @@ export function readProcStat(pid: number): { comm: string; state: string; ppid: 
   return { comm: text.slice(text.indexOf("(") + 1, close), state, ppid: Number(fields[1]), startTime };
 }
 
+/**
+ * Whether a process recorded as `{pid, startTime}` is still that process: the one rule that
+ * clients, the server, hooks and doctor share. `same`: alive with the recorded start time;
+ * `dead`: no such process, or a zombie; `reused`: alive, but started at another time (the pid
+ * went to an unrelated process); `unproven`: alive, but the start time cannot be compared (a
+ * platform without /proc, or a record written without one), so identity needs another proof.
+ */
+export type ProcessMatch = "same" | "dead" | "reused" | "unproven";
+
+export function matchProcess(rec: { pid: number; startTime?: string | undefined }, facts: ProcessFacts = hostFacts): ProcessMatch {
+  if (!facts.alive(rec.pid)) return "dead";
+  const now = facts.startTime(rec.pid);
+  if (now === undefined || rec.startTime === undefined) return "unproven";
+  return now === rec.startTime ? "same" : "reused";
+}
+
 /** What this host knows about a holder: its pid's liveness and start time, asked only when it is on this host. */
 export function factsAbout(facts: ProcessFacts, holder: HolderIdentity): HolderFacts {
   const host = facts.host();

@@ -44,7 +44,7 @@ export async function poll(ctx: Ctx, o: PollOptions): Promise<void> {
   // event lands), otherwise straight on the database, which wakes on commits within ms.
   const { resolveWorkspace } = await import("../../services/workspace.js");
   const { findServer, pollServer } = await import("../../server/client.js");
-  const server = findServer(resolveWorkspace(ctx.root ? { root: ctx.root } : {}).dir);
+  const server = await findServer(resolveWorkspace(ctx.root ? { root: ctx.root } : {}).dir);
   let lease: Lease | undefined;
   if (server) lease = await pollServer(server, { owner, ...req });
   else {
