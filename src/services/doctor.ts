@@ -30,7 +30,6 @@ import { hashFile } from "./files.js";
 import { hookFailures } from "./hook-log.js";
 import type { Journal } from "./journal.js";
 import type { LockInfo, LockService } from "./locks.js";
-import { hostFacts } from "./process-facts.js";
 import type { Queue } from "./queue.js";
 import type { RunService } from "./runs.js";
 import type { SessionStatus } from "./status.js";
