@@ -7,9 +7,10 @@
  * `.baton/server.key` keeps the token and the port across restarts, so a page that was open
  * when the server stopped reconnects to the restarted server without being reloaded.
  */
-import { closeSync, fsyncSync, openSync, readFileSync, renameSync, unlinkSync, writeSync } from "node:fs";
+import { closeSync, fsyncSync, linkSync, openSync, readFileSync, renameSync, unlinkSync, writeSync } from "node:fs";
 import { createRequire } from "node:module";
 import { join } from "node:path";
+import { BatonError } from "../errors.js";
 import { matchProcess, type ProcessMatch, readProcStat } from "../services/process-facts.js";
 
 export interface ServerInfo {
@@ -119,31 +120,54 @@ export async function claimServerFile(
 ): Promise<{ claimed: true } | { claimed: false; holder: ServerInfo }> {
   const file = serverFilePath(batonDir);
   for (let attempt = 0; attempt < 2; attempt++) {
-    let fd: number;
+    if (writeWhole(file, `${JSON.stringify(info)}\n`, "exclusive")) return { claimed: true };
+    const holder = readServerFile(batonDir);
+    if (holder && holder.pid !== process.pid && (await isLive(holder))) return { claimed: false, holder };
     try {
-      fd = openSync(file, "wx", 0o600);
-    } catch (err) {
-      if ((err as NodeJS.ErrnoException).code !== "EEXIST") throw err;
-      const holder = readServerFile(batonDir);
-      if (holder && holder.pid !== process.pid && (await isLive(holder))) return { claimed: false, holder };
-      try {
-        unlinkSync(file);
-      } catch {
-        // someone else removed it first; the retry decides
-      }
-      continue;
+      unlinkSync(file);
+    } catch {
+      // someone else removed it first; the retry decides
     }
+  }
+  const holder = readServerFile(batonDir);
+  if (holder) return { claimed: false, holder };
+  throw new BatonError("server_running", `could not create ${file}: another process keeps replacing it`);
+}
+
+/**
+ * Write a whole file or nothing: the text goes to a private temp file, fsynced, then is linked
+ * in place (`exclusive`: fails with false when the file exists, like O_EXCL) or renamed over it.
+ * A full disk or any other write failure leaves no partial file behind and is `io_error`.
+ */
+function writeWhole(file: string, text: string, mode: "exclusive" | "replace"): boolean {
+  const tmp = `${file}.${process.pid}.tmp`;
+  try {
+    const fd = openSync(tmp, "w", 0o600);
     try {
-      writeSync(fd, `${JSON.stringify(info)}\n`);
+      writeSync(fd, text);
       fsyncSync(fd);
     } finally {
       closeSync(fd);
     }
-    return { claimed: true };
+    if (mode === "replace") renameSync(tmp, file);
+    else {
+      try {
+        linkSync(tmp, file);
+      } catch (err) {
+        if ((err as NodeJS.ErrnoException).code === "EEXIST") return false;
+        throw err;
+      }
+    }
+    return true;
+  } catch (err) {
+    throw new BatonError("io_error", `cannot write ${file}: ${(err as Error).message}`, { path: file }, { cause: err });
+  } finally {
+    try {
+      unlinkSync(tmp);
+    } catch {
+      // renamed into place, or never created
+    }
   }
-  const holder = readServerFile(batonDir);
-  if (holder) return { claimed: false, holder };
-  throw new Error(`could not create ${file}: another process keeps replacing it`);
 }
 
 /** Remove the server file if it is still ours. */
@@ -170,14 +194,5 @@ export function readServerKey(batonDir: string): { token: string; port: number }
 
 /** Persist the token and port (mode 0600, written atomically). */
 export function writeServerKey(batonDir: string, key: { token: string; port: number }): void {
-  const file = join(batonDir, KEY_FILE);
-  const tmp = `${file}.${process.pid}.tmp`;
-  const fd = openSync(tmp, "w", 0o600);
-  try {
-    writeSync(fd, `${JSON.stringify(key)}\n`);
-    fsyncSync(fd);
-  } finally {
-    closeSync(fd);
-  }
-  renameSync(tmp, file);
+  writeWhole(join(batonDir, KEY_FILE), `${JSON.stringify(key)}\n`, "replace");
 }

@@ -170,12 +170,27 @@ export async function startServer(baton: Baton, opts: ServerOptions = {}): Promi
   const info: ServerInfo = { pid: process.pid, port, token, startedAt: new Date().toISOString() };
   const startTime = ownStartTime();
   if (startTime !== undefined) info.startTime = startTime;
-  const claim = await claimServerFile(dir, info, async (holder) => serverAlive(holder) && (await answersHealth(holder.port)));
+  // Whatever stops the start from here (another server, a full disk) closes the listener: a
+  // server that cannot say where it is must not keep the port and the database.
+  const stopListening = () => new Promise<void>((resolve) => server.close(() => resolve()));
+  let claim: Awaited<ReturnType<typeof claimServerFile>>;
+  try {
+    claim = await claimServerFile(dir, info, async (holder) => serverAlive(holder) && (await answersHealth(holder.port)));
+  } catch (err) {
+    await stopListening();
+    throw err;
+  }
   if (!claim.claimed) {
-    await new Promise<void>((resolve) => server.close(() => resolve()));
+    await stopListening();
     throw running(claim.holder);
   }
-  writeServerKey(dir, { token, port });
+  try {
+    writeServerKey(dir, { token, port });
+  } catch (err) {
+    releaseServerFile(dir);
+    await stopListening();
+    throw err;
+  }
 
   let closing: Promise<void> | undefined;
   let watch: NodeJS.Timeout | undefined;
