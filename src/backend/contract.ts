@@ -426,6 +426,11 @@ export interface Backend {
   onChange(listener: () => void): () => void;
   /** A full integrity check of the store (SQLite: PRAGMA integrity_check); an empty list means sound. */
   integrityCheck(): Promise<string[]>;
+  /**
+   * The process holding the store's write lock right now, where the engine and platform can
+   * tell (SQLite on Linux: /proc/locks); undefined when none does or nobody can say.
+   */
+  writeLockHolder?(): { pid: number; command?: string; stopped: boolean } | undefined;
   /** Idempotent; concurrent callers share one promise. */
   close(): Promise<void>;
 }

@@ -99,6 +99,24 @@ export async function runDoctor(deps: DoctorDeps, opts: DoctorOptions = {}): Pro
   const sessions = sid ? [sid] : (await deps.journal.listSessions({ includeCompleted: true })).map((s) => s.id);
   const active = sid ? (status?.status === "active" ? [sid] : []) : (await deps.journal.listSessions()).map((s) => s.id);
 
+  await check("storage", async () => {
+    // A writer stopped inside a transaction (SIGSTOP, a debugger) holds the write lock forever:
+    // every other process waits out its busy timeout and fails with storage_busy.
+    const holder = deps.backend.writeLockHolder?.();
+    if (holder?.stopped && holder.pid !== process.pid) {
+      add({
+        check: "storage",
+        code: "storage_lock_stopped",
+        severity: "error",
+        message: `pid ${holder.pid}${holder.command ? ` (${holder.command})` : ""} holds the database's write lock and is stopped, so every write waits and fails with storage_busy; resume it (\`kill -CONT ${holder.pid}\`) or end it (\`kill ${holder.pid}\`)`,
+        evidence: { pid: holder.pid, ...(holder.command ? { command: holder.command } : {}) },
+        fix: `kill -CONT ${holder.pid}`,
+        safe: false,
+      });
+    }
+    return undefined;
+  });
+
   await check("integrity", async () => {
     const problems = await deps.backend.integrityCheck();
     if (problems.length > 0) {

@@ -9,6 +9,7 @@ import { createRequire } from "node:module";
 import BetterSqlite3 from "better-sqlite3";
 import { BatonError } from "../../errors.js";
 import type { Backend, BackendCapabilities, MigrationReport, StoreTx, TxMode, TxOptions } from "../contract.js";
+import { describeHolder, type LockHolder, writeLockHolder } from "./sqlite-lock-holder.js";
 import { SQLITE_MIGRATIONS, type SqliteMigration } from "./sqlite-migrations.js";
 import { SqliteTx } from "./sqlite-tx.js";
 
@@ -51,15 +52,20 @@ function addonPath(): string | undefined {
 }
 
 /** SQLite result codes → Baton error codes. I/O and corruption are fatal, never retried. */
-export function mapSqliteError(err: unknown, what: string): BatonError {
+export function mapSqliteError(err: unknown, what: string, dbPath?: string): BatonError {
   if (err instanceof BatonError) return err;
   const code = typeof (err as { code?: unknown })?.code === "string" ? (err as { code: string }).code : "";
   const msg = err instanceof Error ? err.message : String(err);
   if (code.startsWith("SQLITE_BUSY") || code.startsWith("SQLITE_LOCKED")) {
+    // Name the holder when the platform can: "another process" leaves a user hunting for a
+    // stopped writer (SIGSTOP, a debugger) that will never let go by itself.
+    const holder = dbPath !== undefined ? writeLockHolder(dbPath) : undefined;
     return new BatonError(
       "storage_busy",
-      `${what}: the database stayed locked by another process (${msg}); retry, or raise busyTimeoutMs`,
-      { sqlite: code },
+      holder
+        ? `${what}: the database stayed locked (${msg}): ${describeHolder(holder)}`
+        : `${what}: the database stayed locked by another process (${msg}); retry, or raise busyTimeoutMs`,
+      { sqlite: code, ...(holder ? { holder } : {}) },
       { cause: err },
     );
   }
@@ -126,15 +132,21 @@ export class SqliteBackend implements Backend {
   #changeTimer: NodeJS.Timeout | undefined;
   #dataVersion = -1;
   readonly #synchronous: SynchronousMode;
+  readonly #path: string;
+
+  writeLockHolder(): LockHolder | undefined {
+    return writeLockHolder(this.#path);
+  }
 
   constructor(opts: SqliteBackendOptions) {
+    this.#path = opts.path;
     const busy = opts.busyTimeoutMs ?? 10_000;
     let db: Db;
     try {
       const binding = addonPath();
       db = new BetterSqlite3(opts.path, binding ? { timeout: busy, nativeBinding: binding } : { timeout: busy });
     } catch (err) {
-      throw mapSqliteError(err, `opening ${opts.path}`);
+      throw mapSqliteError(err, `opening ${opts.path}`, opts.path);
     }
     this.#db = db;
     try {
@@ -151,7 +163,7 @@ export class SqliteBackend implements Backend {
       this.migration = retryBusy(() => migrate(db, opts.migrations ?? SQLITE_MIGRATIONS), busy);
     } catch (err) {
       db.close();
-      throw mapSqliteError(err, `opening ${opts.path}`);
+      throw mapSqliteError(err, `opening ${opts.path}`, opts.path);
     }
     this.#tx = new SqliteTx((sql) => this.#prepare(sql));
     this.#synchronous = opts.synchronous ?? "FULL";
@@ -202,7 +214,7 @@ export class SqliteBackend implements Backend {
     try {
       db.exec("BEGIN");
     } catch (err) {
-      throw mapSqliteError(err, "starting a transaction");
+      throw mapSqliteError(err, "starting a transaction", this.#path);
     }
     const pending = this.#tx.pendingActions;
     pending.length = 0;
@@ -213,13 +225,13 @@ export class SqliteBackend implements Backend {
     } catch (err) {
       pending.length = 0;
       if (db.inTransaction) db.exec("ROLLBACK");
-      throw err instanceof BatonError ? err : mapSqliteError(err, "in a transaction");
+      throw err instanceof BatonError ? err : mapSqliteError(err, "in a transaction", this.#path);
     }
     try {
       db.exec("COMMIT");
     } catch (err) {
       if (db.inTransaction) db.exec("ROLLBACK");
-      throw mapSqliteError(err, "committing");
+      throw mapSqliteError(err, "committing", this.#path);
     }
     return result;
   }
@@ -242,7 +254,7 @@ export class SqliteBackend implements Backend {
       try {
         db.exec("BEGIN IMMEDIATE");
       } catch (err) {
-        throw mapSqliteError(err, "starting a transaction");
+        throw mapSqliteError(err, "starting a transaction", this.#path);
       }
       // Listeners hear only about transactions that changed something: a lease attempt on an
       // empty queue must not wake the waiter that made it (it would spin).
@@ -258,7 +270,7 @@ export class SqliteBackend implements Backend {
           if (grouped) this.#prepare("RELEASE baton_member").run();
           outcomes.push({ ok: true, value });
         } catch (err) {
-          const mapped = err instanceof BatonError ? err : mapSqliteError(err, "in a transaction");
+          const mapped = err instanceof BatonError ? err : mapSqliteError(err, "in a transaction", this.#path);
           // Alone, or SQLite already rolled everything back, or the driver reported a storage
           // failure: the whole group fails. A member's own failure (a BatonError, even an
           // io_error from a file it handled) undoes only that member.
@@ -273,7 +285,7 @@ export class SqliteBackend implements Backend {
       try {
         db.exec("COMMIT");
       } catch (err) {
-        throw mapSqliteError(err, "committing");
+        throw mapSqliteError(err, "committing", this.#path);
       }
       this.#writeStats.commits++;
       this.#writeStats.transactions += jobs.length;
@@ -281,7 +293,7 @@ export class SqliteBackend implements Backend {
     } catch (err) {
       this.#tx.pendingActions.length = 0;
       if (db.inTransaction) db.exec("ROLLBACK");
-      const failure = err instanceof BatonError ? err : mapSqliteError(err, "in a transaction");
+      const failure = err instanceof BatonError ? err : mapSqliteError(err, "in a transaction", this.#path);
       for (const job of jobs) job.reject(failure);
       return;
     } finally {
