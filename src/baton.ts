@@ -1,8 +1,3 @@
-/**
- * `openBaton()` composes everything: workspace → backend → flows → journal → status. The CLI,
- * the server and the hooks are thin edges over this object.
- */
-import { closeSync, fsyncSync, mkdirSync, openSync, renameSync, writeFileSync } from "node:fs";
 import { join, resolve } from "node:path";
 import type { Backend, StoreTx } from "./backend/contract.js";
 import type { SynchronousMode } from "./backend/sqlite/sqlite-backend.js";
@@ -28,6 +23,7 @@ import type { ProcessFacts } from "./services/process-facts.js";
 import { type AckResult, type Lease, type LeaseRequest, type PendingWork, Queue, type ResultInput } from "./services/queue.js";
 import type { RollbackInput, RollbackResult, RollbackService } from "./services/rollback.js";
 import type { CrashedRun, RunService } from "./services/runs.js";
+import { atomicWrite } from "./services/safe-fs.js";
 import type { SpiralService, TurnInput, TurnResult } from "./services/spiral.js";
 import { type ResumeReport, type StatusReport, StatusService } from "./services/status.js";
 import type { TargetResolution, TargetService } from "./services/targets.js";
@@ -436,20 +432,9 @@ export class Baton {
   /** Write STATE.md beside the session (`.baton/sessions/<id>/STATE.md`), atomically. */
   async writeStateMarkdown(sessionId: string): Promise<string> {
     const text = await this.stateMarkdown(sessionId);
-    const dir = join(this.workspace.dir, "sessions", sessionId);
-    const file = join(dir, "STATE.md");
-    try {
-      mkdirSync(dir, { recursive: true });
-      const tmp = `${file}.${process.pid}.tmp`;
-      writeFileSync(tmp, text);
-      const fd = openSync(tmp, "r");
-      fsyncSync(fd);
-      closeSync(fd);
-      renameSync(tmp, file);
-    } catch (err) {
-      throw new BatonError("io_error", `cannot write ${file}: ${(err as Error).message}`, { path: file }, { cause: err });
-    }
-    return file;
+    // Written as a restore writes: never through a link in any component (services/safe-fs.ts).
+    atomicWrite(this.workspace.dir, `sessions/${sessionId}/STATE.md`, Buffer.from(text), 0o600, true);
+    return join(this.workspace.dir, "sessions", sessionId, "STATE.md");
   }
 
   // Facets: each is one journal event.

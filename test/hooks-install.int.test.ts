@@ -3,7 +3,7 @@
  * hooks: install twice gives the same file, uninstall restores the original (formatting
  * aside), and the previous text is kept in `<file>.baton.bak`.
  */
-import { existsSync, mkdirSync, readFileSync, writeFileSync } from "node:fs";
+import { existsSync, mkdirSync, readdirSync, readFileSync, symlinkSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { parse } from "jsonc-parser";
 import { afterEach, describe, expect, it } from "vitest";
@@ -108,6 +108,18 @@ describe("baton hooks install / uninstall", () => {
     expect(first.hooks.map((h: any) => h.event).sort()).toEqual(
       ["SessionStart", "UserPromptSubmit", "PreToolUse", "PostToolUse", "PostToolUseFailure", "PreCompact", "Stop", "SessionEnd"].sort(),
     );
+  });
+
+  it("never writes through a link: a .claude directory that links outside the workspace is refused", () => {
+    const root = tempDir();
+    const outside = tempDir();
+    writeFileSync(join(outside, "settings.json"), `{"outside": true}\n`);
+    symlinkSync(outside, join(root, ".claude"));
+    const r = cli(["hooks", "install", "claude", "--root", root, "--json"]);
+    expect(r.code, r.stdout + r.stderr).toBe(2);
+    expect(r.json().error).toMatchObject({ code: "unsafe_path", message: expect.stringContaining("symbolic link .claude") });
+    expect(readdirSync(outside)).toEqual(["settings.json"]);
+    expect(readFileSync(join(outside, "settings.json"), "utf8")).toBe(`{"outside": true}\n`);
   });
 
   it("Codex: .codex/hooks.json", () => {

@@ -15,12 +15,13 @@
  * new text is written to a temp file and renamed over the old one. A file that held nothing
  * but Baton's hooks is removed by uninstall.
  */
-import { copyFileSync, existsSync, mkdirSync, readFileSync, realpathSync, renameSync, unlinkSync, writeFileSync } from "node:fs";
+import { copyFileSync, existsSync, lstatSync, mkdirSync, readFileSync, realpathSync, renameSync, unlinkSync, writeFileSync } from "node:fs";
 import { homedir } from "node:os";
-import { dirname, join } from "node:path";
+import { dirname, isAbsolute, join, relative, sep } from "node:path";
 import { type HookAgent, type HookGroupSpec, type InstalledHook, installInto, listBatonHooks, uninstallFrom } from "../core/hook-config.js";
 import type { JsonObject } from "../core/types.js";
 import { BatonError, badInput } from "../errors.js";
+import { atomicWrite, safeParentDir } from "../services/safe-fs.js";
 import { claude } from "./claude.js";
 import { codex } from "./codex.js";
 import { gemini } from "./gemini.js";
@@ -164,7 +165,35 @@ async function withHooks(text: string | undefined, hooks: unknown): Promise<stri
   return applyEdits(text, edits);
 }
 
-function writeAtomic(file: string, text: string): void {
+/** The settings file's path inside the workspace, for a project install; undefined elsewhere. */
+function workspaceRel(file: string, o: HookPlaceOptions): string | undefined {
+  const rel = relative(o.root, file).split(sep).join("/");
+  return o.scope === "project" && rel !== "" && !rel.startsWith("../") && !isAbsolute(rel) ? rel : undefined;
+}
+
+/**
+ * Before reading, backing up or writing a project's settings file: no directory on the way may
+ * be a link (the agent can make `.claude` one that points outside the workspace).
+ */
+function checkPlace(file: string, o: HookPlaceOptions): void {
+  const rel = workspaceRel(file, o);
+  if (rel !== undefined) safeParentDir(o.root, rel, false);
+}
+
+function writeAtomic(file: string, text: string, o: HookPlaceOptions): void {
+  const rel = workspaceRel(file, o);
+  if (rel !== undefined) {
+    // Inside the workspace, where the agent can swap a directory for a link: written the way a
+    // restore writes (never through a link in any component; services/safe-fs.ts).
+    let mode = 0o644;
+    try {
+      mode = lstatSync(file).mode & 0o777;
+    } catch {
+      // a new file
+    }
+    atomicWrite(o.root, rel, Buffer.from(text), mode, true);
+    return;
+  }
   try {
     mkdirSync(dirname(file), { recursive: true });
     const tmp = `${file}.${process.pid}.tmp`;
@@ -217,6 +246,7 @@ function notesFor(agent: HookAgent, scope: HookScope, settings: JsonObject): str
 
 export async function installHooks(agent: HookAgent, o: HookPlaceOptions & { launcher?: string }): Promise<InstallResult> {
   const file = hookConfigFile(agent, o);
+  checkPlace(file, o);
   const { text, settings } = await load(file);
   let next: JsonObject;
   try {
@@ -235,12 +265,13 @@ export async function installHooks(agent: HookAgent, o: HookPlaceOptions & { lau
   if (text !== undefined && sameJson(next.hooks, settings.hooks)) return result;
   const newText = await withHooks(text, next.hooks);
   const saved = backup(file, text !== undefined);
-  writeAtomic(file, newText);
+  writeAtomic(file, newText, o);
   return { ...result, changed: true, ...(saved ? { backup: saved } : {}) };
 }
 
 export async function uninstallHooks(agent: HookAgent, o: HookPlaceOptions): Promise<UninstallResult> {
   const file = hookConfigFile(agent, o);
+  checkPlace(file, o);
   const { text, settings } = await load(file);
   const base: UninstallResult = { agent, scope: o.scope, file, changed: false, removed: 0, deleted: false };
   if (text === undefined) return base;
@@ -260,7 +291,7 @@ export async function uninstallHooks(agent: HookAgent, o: HookPlaceOptions): Pro
     }
     return { ...base, changed: true, removed: r.removed, deleted: true, ...(saved ? { backup: saved } : {}) };
   }
-  writeAtomic(file, await withHooks(text, r.settings.hooks));
+  writeAtomic(file, await withHooks(text, r.settings.hooks), o);
   return { ...base, changed: true, removed: r.removed, ...(saved ? { backup: saved } : {}) };
 }
 

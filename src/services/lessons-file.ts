@@ -1,8 +1,9 @@
 /** Reading and atomically writing LESSONS.md at the workspace root. */
-import { closeSync, fsyncSync, openSync, readFileSync, renameSync, rmSync, writeSync } from "node:fs";
-import { dirname, join } from "node:path";
-import { checksum, randomHex } from "../core/canonical.js";
+import { readFileSync } from "node:fs";
+import { basename, dirname, join } from "node:path";
+import { checksum } from "../core/canonical.js";
 import { BatonError } from "../errors.js";
+import { atomicWrite } from "./safe-fs.js";
 
 export const LESSONS_FILE = "LESSONS.md";
 
@@ -37,37 +38,11 @@ export function lessonsHash(text: string | undefined): string {
 }
 
 /**
- * Replace the file atomically: write a temp file beside it, fsync it, rename it over, fsync the
- * directory. A reader (or an editor) sees the old text or the new, never a torn one.
+ * Replace the file atomically: a temp file beside it (O_EXCL, never through a link), fsynced,
+ * renamed over it, the directory fsynced. A reader (or an editor) sees the old text or the new,
+ * never a torn one; a link put where the file or its temp file would be is replaced, never
+ * written through (services/safe-fs.ts).
  */
 export function writeLessonsText(path: string, text: string): void {
-  const tmp = `${path}.${process.pid}.${randomHex(4)}.tmp`;
-  try {
-    const fd = openSync(tmp, "w", 0o644);
-    try {
-      writeSync(fd, text);
-      fsyncSync(fd);
-    } finally {
-      closeSync(fd);
-    }
-    renameSync(tmp, path);
-  } catch (err) {
-    rmSync(tmp, { force: true });
-    throw new BatonError(
-      "io_error",
-      `cannot write ${path}: ${(err as Error).message}; check the workspace's permissions and free space`,
-      { path },
-      { cause: err },
-    );
-  }
-  try {
-    const dir = openSync(dirname(path), "r");
-    try {
-      fsyncSync(dir);
-    } finally {
-      closeSync(dir);
-    }
-  } catch {
-    // Directories cannot be fsynced on every platform (Windows); the rename itself is atomic.
-  }
+  atomicWrite(dirname(path), basename(path), Buffer.from(text), 0o644, true);
 }

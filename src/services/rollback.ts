@@ -157,7 +157,7 @@ export class RollbackService {
       for (const p of changing)
         if (p.action !== "remove") prepared.set(p, prepareWrite(root, p.path, p.content as Buffer, p.mode ?? 0o644, this.#durable));
     } catch (err) {
-      for (const w of prepared.values()) discardWrite(w);
+      for (const w of prepared.values()) discardWrite(root, w);
       throw err;
     }
     const rollbackId = `rb-${randomHex(5)}`;

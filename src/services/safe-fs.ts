@@ -1,18 +1,24 @@
 /**
  * File operations that never leave the workspace and never follow a symbolic link, for
- * checkpoints and restores. Every path is first checked by core/paths.ts; then each parent
- * directory is lstat'ed from the root down (a symlink or a non-directory is refused), files are
- * opened with O_NOFOLLOW, and writes go to a temp file in the same directory (O_EXCL), are
- * fsynced, renamed over the target and the directory fsynced: a restore killed at any moment
- * leaves each file wholly old or wholly new.
+ * checkpoints and restores. Every path is first checked by core/paths.ts. Writes go to a temp
+ * file in the same directory (O_EXCL), are fsynced, renamed over the target and the directory
+ * fsynced: a restore killed at any moment leaves each file wholly old or wholly new.
  *
- * Not covered: another process swapping a directory for a symlink between our lstat and the
- * rename (a race Node cannot close without openat). The parents are re-checked just before
- * each rename to narrow it.
+ * **Race-free on Linux.** The agent being supervised runs shell commands in the workspace and
+ * can swap a directory for a symbolic link while a restore runs. On Linux every directory is
+ * reached one component at a time, each opened with O_DIRECTORY | O_NOFOLLOW relative to the
+ * descriptor of its parent (through `/proc/self/fd/<fd>/<name>`, which resolves the parent by
+ * descriptor, not by path), and every create, rename, unlink and stat happens relative to the
+ * directory's descriptor: the directory a file lands in is the one that was checked, whatever
+ * the path names a moment later. A write prepared in one directory is renamed only if walking
+ * the path again reaches that same directory (device and inode). Elsewhere each parent is
+ * lstat'ed from the root down and re-checked before each rename, which narrows the race but
+ * cannot close it (docs/architecture.md says which platforms get which guarantee).
  */
 import {
   closeSync,
   constants,
+  existsSync,
   fchmodSync,
   fstatSync,
   fsyncSync,
@@ -35,6 +41,9 @@ import { fsyncDir } from "./blobs.js";
 /** Temp files a restore writes beside its target (`.baton-restore-<pid>-<hex>.tmp`); a tree walk ignores them. */
 export const RESTORE_TEMP = /^\.baton-restore-(\d+)-[0-9a-f]+\.tmp$/;
 
+/** Whether directories can be pinned by descriptor (Linux's /proc/self/fd). */
+export const RACE_FREE = process.platform === "linux" && existsSync("/proc/self/fd");
+
 export function unsafePath(path: string, why: string): BatonError {
   return new BatonError(
     "unsafe_path",
@@ -49,6 +58,139 @@ export function checkPath(rel: string): void {
   if (problem) throw unsafePath(rel, problem);
 }
 
+/**
+ * A filesystem error met while reading or restoring `rel`, as a typed error: the tree changed
+ * under the restore (a link or a file where a directory was, a directory that vanished) is
+ * `unsafe_path`; permissions are `workspace_unwritable`; the rest (a full disk, EIO) `io_error`.
+ */
+export function fsError(rel: string, err: unknown): BatonError {
+  if (err instanceof BatonError) return err;
+  const code = (err as NodeJS.ErrnoException).code ?? "";
+  const msg = (err as Error).message;
+  switch (code) {
+    case "ELOOP":
+    case "ENOTDIR":
+    case "EISDIR":
+    case "EEXIST":
+    case "ENOENT":
+    case "ENOTEMPTY":
+      return unsafePath(rel, `changed while Baton read or restored it (${code}): a directory was swapped for a link or a file, or removed`);
+    case "ENAMETOOLONG":
+      return unsafePath(rel, "has a name longer than the file system allows (ENAMETOOLONG)");
+    case "EACCES":
+    case "EPERM":
+    case "EROFS":
+      return new BatonError("workspace_unwritable", `cannot write ${JSON.stringify(rel)}: ${msg}; check the workspace's permissions`, {
+        path: rel,
+        errno: code,
+      });
+    default:
+      return new BatonError(
+        "io_error",
+        `file system failure on ${JSON.stringify(rel)}: ${msg}`,
+        { path: rel, errno: code },
+        { cause: err },
+      );
+  }
+}
+
+/** A directory of the workspace, reached without following a link: name its entries with `at`. */
+interface DirHandle {
+  /** A path that names `name` inside exactly this directory. */
+  at(name: string): string;
+  /** Device and inode, to recognise the directory again. */
+  id: string;
+  /** The directory's absolute path, for messages and later path-based sweeps. */
+  path: string;
+  fsync(): void;
+  close(): void;
+}
+
+const DIR_FLAGS = constants.O_RDONLY | constants.O_DIRECTORY | constants.O_NOFOLLOW;
+
+/**
+ * The directory holding `rel`. Missing parents are created when `create`, else the result is
+ * undefined. A link or a non-directory on the way is `unsafe_path`.
+ */
+function openParent(root: string, rel: string, create: boolean): DirHandle | undefined {
+  checkPath(rel);
+  const segments = rel.split("/");
+  const parents = segments.slice(0, -1);
+  if (!RACE_FREE) {
+    const dir = safeParentDir(root, rel, create);
+    if (dir === undefined) return undefined;
+    const st = lstatSync(dir);
+    return { at: (name) => join(dir, name), id: `${st.dev}:${st.ino}`, path: dir, fsync: () => fsyncDir(dir), close: () => undefined };
+  }
+  let fd = openSync(root, constants.O_RDONLY | constants.O_DIRECTORY);
+  try {
+    for (let i = 0; i < parents.length; i++) {
+      const next = `/proc/self/fd/${fd}/${parents[i]}`;
+      let child: number;
+      try {
+        child = openSync(next, DIR_FLAGS);
+      } catch (err) {
+        const code = (err as NodeJS.ErrnoException).code;
+        const where = parents.slice(0, i + 1).join("/");
+        if (code === "ENOENT" && !create) {
+          closeSync(fd);
+          return undefined;
+        }
+        if (code === "ENOENT") {
+          try {
+            mkdirSync(next);
+          } catch (e) {
+            if ((e as NodeJS.ErrnoException).code !== "EEXIST") throw e;
+          }
+          child = openSync(next, DIR_FLAGS); // a link swapped in after mkdir: ELOOP, refused below
+        } else if (code === "ELOOP" || code === "ENOTDIR") {
+          throw isLink(next)
+            ? unsafePath(rel, `passes through the symbolic link ${where}`)
+            : unsafePath(rel, `passes through ${where}, which is not a directory`);
+        } else throw err;
+      }
+      closeSync(fd);
+      fd = child;
+    }
+  } catch (err) {
+    closeSync(fd);
+    throw fsError(rel, err);
+  }
+  const st = fstatSync(fd);
+  const dirFd = fd;
+  return {
+    at: (name) => `/proc/self/fd/${dirFd}/${name}`,
+    id: `${st.dev}:${st.ino}`,
+    path: join(root, ...parents),
+    fsync: () => {
+      try {
+        fsyncSync(dirFd);
+      } catch (err) {
+        const code = (err as NodeJS.ErrnoException).code;
+        if (code !== "EINVAL" && code !== "EISDIR" && code !== "EPERM" && code !== "EBADF") throw fsError(rel, err);
+      }
+    },
+    close: () => closeSync(dirFd),
+  };
+}
+
+function isLink(p: string): boolean {
+  return lstatMaybe(p)?.isSymbolicLink() === true;
+}
+
+/** Run `fn` with the directory holding `rel` (undefined: a parent is missing and `create` is off). */
+function inParent<T>(root: string, rel: string, create: boolean, fn: (d: DirHandle, name: string) => T): T | undefined {
+  const d = openParent(root, rel, create);
+  if (d === undefined) return undefined;
+  try {
+    return fn(d, rel.slice(rel.lastIndexOf("/") + 1));
+  } catch (err) {
+    throw fsError(rel, err);
+  } finally {
+    d.close();
+  }
+}
+
 function lstatMaybe(p: string): Stats | undefined {
   try {
     return lstatSync(p);
@@ -60,8 +202,8 @@ function lstatMaybe(p: string): Stats | undefined {
 }
 
 /**
- * The absolute directory holding `rel`, after lstat'ing each parent from the root down.
- * Missing parents are created when `create`, else the result is undefined.
+ * The absolute directory holding `rel`, after lstat'ing each parent from the root down (the
+ * fallback where directories cannot be pinned). Missing parents are created when `create`.
  */
 export function safeParentDir(root: string, rel: string, create: boolean): string | undefined {
   checkPath(rel);
@@ -85,65 +227,88 @@ export type Current = { kind: "file"; content: Buffer; mode: number; size: numbe
 
 /** What is at `rel` now, read without following links; a file over `maxBytes` is `other`. */
 export function readCurrent(root: string, rel: string, maxBytes = Number.POSITIVE_INFINITY): Current {
-  const dir = safeParentDir(root, rel, false);
-  if (dir === undefined) return { kind: "absent" };
-  const abs = join(root, rel);
-  const st = lstatMaybe(abs);
-  if (!st) return { kind: "absent" };
-  if (st.isSymbolicLink()) return { kind: "other", what: "a symbolic link" };
-  if (st.isDirectory()) return { kind: "other", what: "a directory" };
-  if (!st.isFile()) return { kind: "other", what: "not a regular file" };
-  if (st.size > maxBytes) return { kind: "other", what: `larger than ${maxBytes} bytes` };
-  const fd = openSync(abs, constants.O_RDONLY | constants.O_NOFOLLOW);
-  try {
-    const content = readFileSync(fd);
-    const mode = fstatSync(fd).mode & 0o777;
-    return { kind: "file", content, mode, size: content.byteLength };
-  } finally {
-    closeSync(fd);
-  }
+  const cur = inParent(root, rel, false, (d, name): Current => {
+    const st = lstatMaybe(d.at(name));
+    if (!st) return { kind: "absent" };
+    if (st.isSymbolicLink()) return { kind: "other", what: "a symbolic link" };
+    if (st.isDirectory()) return { kind: "other", what: "a directory" };
+    if (!st.isFile()) return { kind: "other", what: "not a regular file" };
+    if (st.size > maxBytes) return { kind: "other", what: `larger than ${maxBytes} bytes` };
+    const fd = openSync(d.at(name), constants.O_RDONLY | constants.O_NOFOLLOW);
+    try {
+      const content = readFileSync(fd);
+      const mode = fstatSync(fd).mode & 0o777;
+      return { kind: "file", content, mode, size: content.byteLength };
+    } finally {
+      closeSync(fd);
+    }
+  });
+  return cur ?? { kind: "absent" };
 }
 
 /** A restore's content written (and fsynced) beside its target, not yet renamed over it. */
 export interface PreparedWrite {
   rel: string;
+  /** The directory's absolute path (for sweeps) and identity (the rename must land there). */
   dir: string;
-  tmp: string;
+  dirId: string;
+  tmpName: string;
 }
 
-/** Write `content` to a temp file in `rel`'s directory (created if missing, every parent lstat'ed). */
+/** Write `content` to a temp file in `rel`'s directory (created if missing, reached without links). */
 export function prepareWrite(root: string, rel: string, content: Uint8Array, mode: number, durable: boolean): PreparedWrite {
-  const dir = safeParentDir(root, rel, true) as string;
-  if (lstatMaybe(join(root, rel))?.isDirectory()) throw unsafePath(rel, "is now a directory");
-  const tmp = join(dir, `.baton-restore-${process.pid}-${randomHex(6)}.tmp`);
-  const fd = openSync(tmp, "wx", 0o600); // O_EXCL: never opens an existing file or link
-  try {
-    writeSync(fd, content);
-    fchmodSync(fd, mode & 0o777);
-    if (durable) fsyncSync(fd);
-  } catch (err) {
+  return inParent(root, rel, true, (d, name) => {
+    if (lstatMaybe(d.at(name))?.isDirectory()) throw unsafePath(rel, "is now a directory");
+    const tmpName = `.baton-restore-${process.pid}-${randomHex(6)}.tmp`;
+    // O_EXCL | O_NOFOLLOW: never opens an existing file or link.
+    const fd = openSync(d.at(tmpName), constants.O_WRONLY | constants.O_CREAT | constants.O_EXCL | constants.O_NOFOLLOW, 0o600);
+    try {
+      writeSync(fd, content);
+      fchmodSync(fd, mode & 0o777);
+      if (durable) fsyncSync(fd);
+    } catch (err) {
+      closeSync(fd);
+      unlinkQuiet(d.at(tmpName));
+      throw err;
+    }
     closeSync(fd);
-    discardWrite({ rel, dir, tmp });
-    throw err;
-  }
-  closeSync(fd);
-  return { rel, dir, tmp };
+    return { rel, dir: d.path, dirId: d.id, tmpName };
+  }) as PreparedWrite;
 }
 
-/** Rename a prepared write over its target: the file is wholly old before, wholly new after. */
+/**
+ * Rename a prepared write over its target: the file is wholly old before, wholly new after.
+ * Walking the path again must reach the directory the temp file was written in; anything else
+ * (it was swapped, moved or replaced meanwhile) is `unsafe_path` and nothing is renamed.
+ */
 export function commitWrite(root: string, w: PreparedWrite): void {
+  const done = inParent(root, w.rel, false, (d, name) => {
+    if (d.id !== w.dirId) throw unsafePath(w.rel, "is in a directory that was replaced while Baton restored it");
+    try {
+      renameSync(d.at(w.tmpName), d.at(name));
+    } catch (err) {
+      unlinkQuiet(d.at(w.tmpName));
+      throw err;
+    }
+    return true;
+  });
+  if (!done) throw unsafePath(w.rel, "is in a directory that was removed while Baton restored it");
+}
+
+/** Remove a prepared write's temp file, if its directory is still the one it was written in. */
+export function discardWrite(root: string, w: PreparedWrite): void {
   try {
-    safeParentDir(root, w.rel, false); // re-check: nothing became a link meanwhile
-    renameSync(w.tmp, join(root, w.rel));
-  } catch (err) {
-    discardWrite(w);
-    throw err;
+    inParent(root, w.rel, false, (d) => {
+      if (d.id === w.dirId) unlinkQuiet(d.at(w.tmpName));
+    });
+  } catch {
+    // the directory changed: the temp file stays for removeDeadTemps, never an unlink elsewhere
   }
 }
 
-export function discardWrite(w: PreparedWrite): void {
+function unlinkQuiet(p: string): void {
   try {
-    unlinkSync(w.tmp);
+    unlinkSync(p);
   } catch {
     // already gone
   }
@@ -158,15 +323,16 @@ export function atomicWrite(root: string, rel: string, content: Uint8Array, mode
 
 /** Remove the file (or symlink: the link, never its target) at `rel`. Returns whether something was removed. */
 export function safeRemove(root: string, rel: string, durable: boolean): boolean {
-  const dir = safeParentDir(root, rel, false);
-  if (dir === undefined) return false;
-  const target = join(root, rel);
-  const st = lstatMaybe(target);
-  if (!st) return false;
-  if (st.isDirectory()) throw unsafePath(rel, "is now a directory");
-  unlinkSync(target);
-  if (durable) fsyncDir(dir);
-  return true;
+  return (
+    inParent(root, rel, false, (d, name) => {
+      const st = lstatMaybe(d.at(name));
+      if (!st) return false;
+      if (st.isDirectory()) throw unsafePath(rel, "is now a directory");
+      unlinkSync(d.at(name));
+      if (durable) d.fsync();
+      return true;
+    }) ?? false
+  );
 }
 
 /**
@@ -176,21 +342,26 @@ export function safeRemove(root: string, rel: string, durable: boolean): boolean
 export function removeDeadTemps(root: string, dirs: Iterable<string>): number {
   let n = 0;
   for (const dir of dirs) {
-    let names: string[];
     try {
-      names = readdirSync(dir === "" ? root : join(root, dir));
+      // The directory is reached as a restore reaches it (never through a link); "x" stands for
+      // any entry in it.
+      n +=
+        inParent(root, dir === "" ? "x" : `${dir}/x`, false, (d) => {
+          let removed = 0;
+          for (const name of readdirSync(d.at(""))) {
+            const m = RESTORE_TEMP.exec(name);
+            if (!m || processAlive(Number(m[1]))) continue;
+            try {
+              unlinkSync(d.at(name));
+              removed++;
+            } catch {
+              // gone already
+            }
+          }
+          return removed;
+        }) ?? 0;
     } catch {
-      continue;
-    }
-    for (const name of names) {
-      const m = RESTORE_TEMP.exec(name);
-      if (!m || processAlive(Number(m[1]))) continue;
-      try {
-        unlinkSync(join(root, dir, name));
-        n++;
-      } catch {
-        // gone already
-      }
+      // the directory is gone or changed: nothing of ours to sweep there
     }
   }
   return n;
