@@ -487,6 +487,22 @@ describe("whole-tree checkpoints", () => {
     expect(read(root, "dir5/new.txt")).toBe("new\n");
   });
 
+  it("names the files it cannot store (newline, backslash, control character), and a rollback warns instead of a silent success", async () => {
+    const { b, root, sid } = await workspace();
+    const odd = ["line\nbreak.txt", "back\\slash.txt", "bell\u0007.txt"];
+    for (const name of odd) write(root, name, "before\n");
+    write(root, "ok.txt", "before\n");
+    const cp = await b.checkpoint(sid, { all: true });
+    expect(cp.checkpoint.files.map((f) => f.path)).toEqual(["ok.txt"]);
+    expect((cp.skipped ?? []).map((f) => f.path).sort()).toEqual([...odd].sort());
+    for (const name of [...odd, "ok.txt"]) write(root, name, "after\n");
+    const r = await b.rollback(sid);
+    expect(read(root, "ok.txt")).toBe("before\n");
+    expect(r.warnings.join("\n")).toMatch(/3 file\(s\) with names Baton cannot store or restore safely were left as they are/);
+    expect(r.warnings.join("\n")).toContain(JSON.stringify("line\nbreak.txt"));
+    for (const name of odd) expect(read(root, name), `${JSON.stringify(name)} is left as it is`).toBe("after\n");
+  });
+
   it("leaves out .gitignore'd files, .batonignore and configured excludes, .baton/ and .git; nested repos stay untouched", async () => {
     const { b, root, sid } = await workspace({ checkpoints: { exclude: ["*.log"] } });
     write(root, ".gitignore", "node_modules/\n*.tmp\n!keep.tmp\n");

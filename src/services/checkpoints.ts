@@ -57,6 +57,11 @@ export interface CheckpointResult {
   pruned: string[];
   /** Whole tree: files read (new or changed) vs trusted from the stat cache; blobs newly stored. */
   stats: { files: number; read: number; cached: number; blobsStored: number };
+  /**
+   * Whole tree: files left out because their names cannot be stored and restored safely (a
+   * newline, a backslash, a control character, too long). A rollback leaves them as they are.
+   */
+  skipped?: { path: string; reason: string }[];
 }
 
 /**
@@ -178,9 +183,10 @@ export class CheckpointService {
     }
   }
 
-  /** The paths a whole-tree checkpoint would cover now. */
-  treePaths(): string[] {
-    return walkTree(this.#root, { exclude: this.#exclude, cache: this.#walkCache }).paths;
+  /** The paths a whole-tree checkpoint would cover now, and those it would leave out (odd names). */
+  treeScan(): { paths: string[]; skipped: { path: string; reason: string }[] } {
+    const scan = walkTree(this.#root, { exclude: this.#exclude, cache: this.#walkCache });
+    return { paths: scan.paths, skipped: scan.skipped };
   }
 
   async create(sessionId: string, input: CheckpointInput = {}): Promise<CheckpointResult> {
@@ -349,7 +355,11 @@ export class CheckpointService {
         );
         // Committed: only now may this process trust its copy (a rolled-back commit stored nothing).
         if (expected >= 0) this.#statMemo = nextStatTable(table, scan, matched, fresh, freshAt, expected);
-        return { ...result, stats: { files: files.length, read, cached: files.length - read, blobsStored: stored } };
+        return {
+          ...result,
+          stats: { files: files.length, read, cached: files.length - read, blobsStored: stored },
+          ...(scan.skipped.length > 0 ? { skipped: scan.skipped } : {}),
+        };
       } catch (err) {
         if (!(err instanceof EpochChanged) || attempt >= MAX_RETRIES) throw err instanceof EpochChanged ? busy() : err;
       }

@@ -110,7 +110,17 @@ export class RollbackService {
         `${prunedInRange.length} checkpoint(s) after ${target.id} were pruned (${prunedInRange.slice(0, 5).join(", ")}${prunedInRange.length > 5 ? ", …" : ""}): files only they recorded are left as they are`,
       );
     }
-    const tree = range.some((c) => c.kind === "tree") ? this.#cps.treePaths() : [];
+    const scan = range.some((c) => c.kind === "tree") ? this.#cps.treeScan() : { paths: [], skipped: [] };
+    const tree = scan.paths;
+    if (scan.skipped.length > 0) {
+      // Never a silent success: these files are in no checkpoint, so they stay as they are now.
+      warnings.push(
+        `${scan.skipped.length} file(s) with names Baton cannot store or restore safely were left as they are (${scan.skipped
+          .slice(0, 5)
+          .map((s) => `${JSON.stringify(s.path)}: ${s.reason}`)
+          .join("; ")}${scan.skipped.length > 5 ? "; …" : ""}); rename them to have them checkpointed`,
+      );
+    }
     let entries = composeRestore(range, tree);
     if (input.files && input.files.length > 0) entries = this.#subset(entries, input.files, warnings);
 

@@ -34,6 +34,8 @@ export async function checkpoint(
     const absent = c.files.filter((f) => "absent" in f).length;
     if (absent) lines.push(`  ${absent} absent file(s) recorded: a rollback removes them`);
     for (const f of c.files) if ("skipped" in f) lines.push(`  skipped ${f.path}: ${f.skipped}`);
+    // Quoted: such a name may hold a line break or a terminal escape.
+    for (const f of r.skipped ?? []) lines.push(`  left out ${JSON.stringify(f.path)}: ${f.reason} (a rollback leaves it as it is)`);
     if (r.pruned.length) lines.push(`  retention pruned ${r.pruned.length}: ${r.pruned.join(", ")}`);
     return lines.join("\n");
   });
