@@ -589,6 +589,7 @@ export class Baton {
         now: this.#now,
         collectGarbage: () => this.collectGarbage(),
         ledgerHealth: async () => this.ledgerHealth(),
+        treeSkips: async () => (await this.#cp()).cps.treeScan().skipped,
       },
       opts,
     );

@@ -501,6 +501,18 @@ describe("whole-tree checkpoints", () => {
     expect(r.warnings.join("\n")).toMatch(/3 file\(s\) with names Baton cannot store or restore safely were left as they are/);
     expect(r.warnings.join("\n")).toContain(JSON.stringify("line\nbreak.txt"));
     for (const name of odd) expect(read(root, name), `${JSON.stringify(name)} is left as it is`).toBe("after\n");
+    const doctor = await b.doctor();
+    expect(doctor.findings.find((f) => f.code === "files_not_checkpointed")).toMatchObject({
+      severity: "warning",
+      evidence: { count: 3, paths: expect.arrayContaining([JSON.stringify("line\nbreak.txt")]) },
+    });
+  });
+
+  it("a name longer than the file system allows is unsafe_path, not internal", async () => {
+    const { b, root, sid } = await workspace();
+    write(root, "dir/x.txt", "x");
+    await expectCode(b.checkpoint(sid, { files: [`dir/${"n".repeat(300)}.txt`] }), "unsafe_path");
+    await expectCode(b.checkpoint(sid, { files: [`${"d".repeat(300)}/x.txt`] }), "unsafe_path");
   });
 
   it("leaves out .gitignore'd files, .batonignore and configured excludes, .baton/ and .git; nested repos stay untouched", async () => {

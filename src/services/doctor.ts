@@ -48,6 +48,8 @@ export interface DoctorDeps {
   collectGarbage: () => Promise<{ blobsRemoved: number; tempsRemoved: number }>;
   /** The trajectory ledger's health, when the ledger exists. */
   ledgerHealth?: () => Promise<unknown>;
+  /** Files a whole-tree checkpoint would leave out now (names it cannot store safely). */
+  treeSkips?: () => Promise<{ path: string; reason: string }[]>;
 }
 
 export interface DoctorOptions {
@@ -315,6 +317,18 @@ export async function runDoctor(deps: DoctorDeps, opts: DoctorOptions = {}): Pro
   });
 
   await check("files", async () => {
+    const skips = (await deps.treeSkips?.()) ?? [];
+    if (skips.length > 0) {
+      add({
+        check: "files",
+        code: "files_not_checkpointed",
+        severity: "warning",
+        message: `${skips.length} file(s) have names whole-tree checkpoints cannot store or restore safely (a line break, a backslash, a control character, too long), so no rollback covers them; rename them`,
+        evidence: { paths: skips.slice(0, SAMPLE).map((s) => JSON.stringify(s.path)), count: skips.length },
+        fix: "",
+        safe: false,
+      });
+    }
     for (const id of active) {
       const cp = await deps.backend.transaction("read", async (tx) => {
         const live = await tx.checkpoints.liveCheckpoints(id);
