@@ -644,5 +644,13 @@ describe("CLI", () => {
     expect(run("artifact", "add", "a.txt", "--label", "x").json().artifact.name).toBe("a.txt");
     const got = cli(["artifact", "get", "a.txt", "--root", root]);
     expect(got.stdout).toBe("alpha\n");
+    // --out inside the workspace is written as a restore writes: never through a linked directory.
+    expect(run("artifact", "get", "a.txt", "--out", join(root, "out", "a.txt")).code).toBe(0);
+    expect(read(root, "out/a.txt")).toBe("alpha\n");
+    const outside = tempDir();
+    symlinkSync(outside, join(root, "linked"));
+    const through = run("artifact", "get", "a.txt", "--out", join(root, "linked", "a.txt"));
+    expect(through.json().error.code).toBe("unsafe_path");
+    expect(readdirSync(outside)).toEqual([]);
   });
 });

@@ -1,5 +1,6 @@
 /** Commands for checkpoints, rollback, artifacts and blob collection. */
 import { writeFileSync, writeSync } from "node:fs";
+import { isAbsolute, relative, resolve, sep } from "node:path";
 import type { CheckpointInfo } from "../../core/checkpoints.js";
 import { BatonError, badInput } from "../../errors.js";
 import { type Ctx, parseIntOption } from "../context.js";
@@ -146,10 +147,18 @@ export async function artifactGet(ctx: Ctx, idOrName: string, o: S & { out?: str
   const { b, sid } = await target(ctx, o);
   const { artifact, content } = await b.artifact(sid, idOrName);
   if (o.out !== undefined) {
-    try {
-      writeFileSync(o.out, content);
-    } catch (err) {
-      throw new BatonError("io_error", `cannot write ${o.out}: ${(err as Error).message}`, { path: o.out }, { cause: err });
+    const rel = relative(b.root, resolve(o.out)).split(sep).join("/");
+    if (rel !== "" && !rel.startsWith("../") && rel !== ".." && !isAbsolute(rel)) {
+      // Inside the workspace, where the agent can swap a directory for a link: written as a
+      // restore writes (never through a link in any component).
+      const { atomicWrite } = await import("../../services/safe-fs.js");
+      atomicWrite(b.root, rel, content, 0o644, true);
+    } else {
+      try {
+        writeFileSync(o.out, content);
+      } catch (err) {
+        throw new BatonError("io_error", `cannot write ${o.out}: ${(err as Error).message}`, { path: o.out }, { cause: err });
+      }
     }
     ctx.out({ sessionId: sid, artifact, out: o.out }, () => `Wrote ${artifact.name} (${content.byteLength} bytes) to ${o.out}`);
     return;
