@@ -186,13 +186,20 @@ export class RollbackService {
     });
     let done = 0;
     const dirs = new Set<string>();
-    for (const p of changing) {
-      const w = prepared.get(p);
-      if (w) commitWrite(root, w);
-      else safeRemove(root, p.path, false);
-      dirs.add(dirOf(p.path));
-      done++;
-      input.onProgress?.({ done, total: changing.length, path: p.path });
+    try {
+      for (const p of changing) {
+        const w = prepared.get(p);
+        if (w) commitWrite(root, w);
+        else safeRemove(root, p.path, false);
+        dirs.add(dirOf(p.path));
+        done++;
+        input.onProgress?.({ done, total: changing.length, path: p.path });
+      }
+    } catch (err) {
+      // Stopped part-way (the tree changed under us): the journal stays at rollback:started and
+      // the safety checkpoint can finish or undo it; the temp files not yet renamed go now.
+      for (const w of prepared.values()) discardWrite(root, w);
+      throw err;
     }
     if (this.#durable) for (const d of dirs) fsyncDir(d === "" ? root : join(root, d));
     removeDeadTemps(root, dirs);
