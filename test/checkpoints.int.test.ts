@@ -4,14 +4,14 @@
  * hostile process would: through the store's own queries and by writing files.
  */
 import { spawnSync } from "node:child_process";
-import { existsSync, mkdirSync, readdirSync, readFileSync, statSync, symlinkSync, unlinkSync, utimesSync, writeFileSync } from "node:fs";
+import { existsSync, mkdirSync, readdirSync, readFileSync, renameSync, statSync, symlinkSync, unlinkSync, utimesSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import Database from "better-sqlite3";
 import { afterAll, afterEach, describe, expect, it } from "vitest";
 import type { CheckpointFileRow, CheckpointRow } from "../src/backend/contract.js";
 import { type Baton, isBatonError, openBaton } from "../src/index.js";
 import { BlobStore, Blobs, packBlob } from "../src/services/blobs.js";
-import { cleanupDirs, cli, tempDir, writeAt } from "./helpers.js";
+import { cleanupDirs, cli, initWorkspace, tempDir, writeAt } from "./helpers.js";
 
 const open: Baton[] = [];
 afterEach(async () => {
@@ -506,6 +506,35 @@ describe("whole-tree checkpoints", () => {
       severity: "warning",
       evidence: { count: 3, paths: expect.arrayContaining([JSON.stringify("line\nbreak.txt")]) },
     });
+  });
+
+  it("status names the files the newest whole-tree checkpoint left out, until they are renamed", async () => {
+    const root = initWorkspace("baton-skipped-status-", { "ok.txt": "ok\n", "line\nbreak.txt": "x\n", "tab\there.txt": "x\n" });
+    const started = cli(["session", "start", "--flow", "task", "--title", "odd names", "--root", root]);
+    expect(started.code, started.stderr).toBe(0);
+    const cp = cli(["checkpoint", "--all", "--json", "--root", root]);
+    expect(cp.code, cp.stderr).toBe(0);
+    const cpId = cp.json().checkpoint.id as string;
+
+    const st = cli(["status", "--json", "--root", root]);
+    expect(st.code, st.stderr).toBe(0);
+    const s = st.json().sessions[0];
+    expect(s.notCheckpointed, "status --json carries the left-out files of the newest whole-tree checkpoint").toMatchObject({
+      checkpointId: cpId,
+      files: expect.arrayContaining([expect.objectContaining({ path: "line\nbreak.txt" }), expect.objectContaining({ path: "tab\there.txt" })]),
+    });
+    expect(s.diagnostics.map((d: { code: string }) => d.code)).toContain("files_not_checkpointed");
+    const text = cli(["status", "--root", root]);
+    expect(text.stdout).toMatch(/files_not_checkpointed: 2 file\(s\) were left out of whole-tree checkpoint/);
+    expect(text.stdout).toContain(JSON.stringify("line\nbreak.txt"));
+
+    // Renamed, and checkpointed again: status no longer warns (it reads the newest tree checkpoint).
+    renameSync(join(root, "line\nbreak.txt"), join(root, "line-break.txt"));
+    renameSync(join(root, "tab\there.txt"), join(root, "tab-here.txt"));
+    expect(cli(["checkpoint", "--all", "--root", root]).code).toBe(0);
+    const after = cli(["status", "--json", "--root", root]).json().sessions[0];
+    expect(after.notCheckpointed).toBeUndefined();
+    expect(after.diagnostics.map((d: { code: string }) => d.code)).not.toContain("files_not_checkpointed");
   });
 
   it("a name longer than the file system allows is unsafe_path, not internal", async () => {

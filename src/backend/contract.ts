@@ -159,6 +159,18 @@ export interface CheckpointRow {
   /** Set when retention pruned it; its file rows are gone, the row stays so a rollback to it is `snapshot_expired`. */
   prunedAt: string | null;
   fileCount: number;
+  /**
+   * Whole-tree checkpoints: the files the walk left out because their names cannot be stored
+   * and restored safely (absent or empty when none were). Kept so status can name them without
+   * walking the tree again.
+   */
+  skipped?: readonly SkippedPath[];
+}
+
+/** A path a whole-tree checkpoint left out, and why. */
+export interface SkippedPath {
+  path: string;
+  reason: string;
 }
 
 /** One path of a checkpoint: `file` (hash, mode, size), `absent`, or `skipped` (with a note why). */
@@ -210,6 +222,8 @@ export interface CheckpointQueries {
   liveCheckpoints(sessionId: string): Promise<CheckpointRow[]>;
   /** The session's newest checkpoint, pruned or not. */
   lastCheckpoint(sessionId: string): Promise<CheckpointRow | undefined>;
+  /** The session's newest live whole-tree checkpoint. */
+  lastTreeCheckpoint(sessionId: string): Promise<CheckpointRow | undefined>;
   /** Ids of the session's live unpinned checkpoints beyond the newest `retain`, oldest first. */
   retentionCandidates(sessionId: string, retain: number): Promise<string[]>;
   checkpointFiles(id: string): Promise<CheckpointFileRow[]>;

@@ -12,7 +12,7 @@
  */
 import { closeSync, constants, fstatSync, openSync, readFileSync, statSync, unlinkSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
-import type { Backend, CheckpointFileRow, CheckpointRow, StatCacheRow, StoreTx } from "../backend/contract.js";
+import type { Backend, CheckpointFileRow, CheckpointRow, SkippedPath, StatCacheRow, StoreTx } from "../backend/contract.js";
 import { randomHex, sha256 } from "../core/canonical.js";
 import type { Checkpoint, CheckpointFile, CheckpointInfo, CheckpointKind } from "../core/checkpoints.js";
 import { BatonError, badInput } from "../errors.js";
@@ -335,7 +335,7 @@ export class CheckpointService {
           "tree",
           files,
           input,
-          {},
+          { skipped: scan.skipped },
           async (tx) => {
             // Hashes trusted from the stat cache name blobs we did not touch: a collection since we read the epoch may have taken them.
             if ((await tx.checkpoints.blobEpoch()) !== epoch) throw new EpochChanged();
@@ -371,7 +371,7 @@ export class CheckpointService {
     kind: CheckpointKind,
     files: CheckpointFile[],
     input: CheckpointInput,
-    extra: { restores?: string | undefined; protect?: readonly string[] },
+    extra: { restores?: string | undefined; protect?: readonly string[]; skipped?: readonly SkippedPath[] },
     check: (tx: StoreTx) => Promise<void>,
     after?: (tx: StoreTx) => Promise<void>,
   ): Promise<Omit<CheckpointResult, "stats">> {
@@ -399,6 +399,7 @@ export class CheckpointService {
         createdAt: this.#now().toISOString(),
         prunedAt: null,
         fileCount: files.length,
+        ...(extra.skipped !== undefined && extra.skipped.length > 0 ? { skipped: extra.skipped } : {}),
       };
       await q.insertCheckpoint(row, files.map(toRow));
       const pruned = await this.#applyRetention(tx, sessionId, new Set([row.id, ...(extra.protect ?? [])]));

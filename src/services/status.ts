@@ -5,7 +5,7 @@
  */
 import { existsSync } from "node:fs";
 import { join, resolve } from "node:path";
-import type { Backend } from "../backend/contract.js";
+import type { Backend, SkippedPath } from "../backend/contract.js";
 import { isTerminal, phaseNextAction } from "../core/flow.js";
 import { type MarkerFinding, markerNextAction } from "../core/markers.js";
 import { overridingAction } from "../core/next-action.js";
@@ -43,6 +43,11 @@ export interface SessionStatus {
   suggestions: NextAction[];
   /** Present while a spiral pauses the session: the pattern, the turns, the proposed checkpoint. */
   spiral?: SpiralView;
+  /**
+   * Present when the session's newest whole-tree checkpoint left files out (names it cannot
+   * store or restore safely): no rollback covers them until they are renamed.
+   */
+  notCheckpointed?: { checkpointId: string; at: string; files: SkippedPath[] };
   /** The session's latest rollback (`state: "started"` means interrupted: see the next action). */
   lastRollback?: RollbackRecord;
   position: Position;
@@ -112,7 +117,7 @@ export class StatusService {
   /** Status of one session: its read plus its open work. */
   async describeSession(sessionId: string): Promise<SessionStatus> {
     const view = await this.#journal.read(sessionId);
-    return this.#checkArtifacts(this.describe(view, await this.#queue.pending(sessionId)), view.snapshot);
+    return this.#storedFacts(this.describe(view, await this.#queue.pending(sessionId)), view.snapshot);
   }
 
   /** Status of one session from a read and its open work. */
@@ -164,18 +169,21 @@ export class StatusService {
   }
 
   /**
-   * An active session's artifacts whose blob is gone (kept until the session completes, so this
-   * is damage) become diagnostics. A blob is a file under `.baton/blobs/` or, when small, a row
-   * of the database: one read transaction asks for those not found as files.
+   * Facts an active session's status reads from storage beyond its journal, in one read
+   * transaction: artifacts whose blob is gone (kept until the session completes, so this is
+   * damage), and the files its newest whole-tree checkpoint left out. A blob is a file under
+   * `.baton/blobs/` or, when small, a row of the database.
    */
-  async #checkArtifacts(status: SessionStatus, snap: Snapshot): Promise<SessionStatus> {
+  async #storedFacts(status: SessionStatus, snap: Snapshot): Promise<SessionStatus> {
+    const backend = this.#backend;
+    if (status.status !== "active" || !backend) return status;
     const artifacts = snap.facets.artifacts ?? [];
-    if (status.status !== "active" || artifacts.length === 0) return status;
     const dir = join(this.#root, ".baton", "blobs");
     const notFiles = artifacts.filter((a) => !existsSync(blobFile(dir, a.hash)));
-    if (notFiles.length === 0) return status;
-    const hashes = notFiles.map((a) => a.hash);
-    const inline = new Set(this.#backend ? await this.#backend.transaction("read", (tx) => tx.checkpoints.inlineBlobs(hashes)) : []);
+    const { inline, tree } = await backend.transaction("read", async (tx) => ({
+      inline: new Set(notFiles.length > 0 ? await tx.checkpoints.inlineBlobs(notFiles.map((a) => a.hash)) : []),
+      tree: await tx.checkpoints.lastTreeCheckpoint(status.sessionId),
+    }));
     for (const a of notFiles) {
       if (inline.has(a.hash)) continue;
       status.diagnostics.push({
@@ -185,12 +193,25 @@ export class StatusService {
         at: a.at,
       });
     }
+    const skipped = tree?.skipped ?? [];
+    if (tree && skipped.length > 0) {
+      status.notCheckpointed = { checkpointId: tree.id, at: tree.createdAt, files: [...skipped] };
+      status.diagnostics.push({
+        code: "files_not_checkpointed",
+        severity: "warning",
+        message: `${skipped.length} file(s) were left out of whole-tree checkpoint ${tree.id} because their names cannot be stored or restored safely, so no rollback covers them (${skipped
+          .slice(0, 3)
+          .map((f) => JSON.stringify(f.path))
+          .join(", ")}${skipped.length > 3 ? ", …" : ""}); rename them`,
+        at: tree.createdAt,
+      });
+    }
     return status;
   }
 
   async resume(sessionId: string): Promise<ResumeReport> {
     const view = await this.#journal.read(sessionId);
-    const status = await this.#checkArtifacts(this.describe(view, await this.#queue.pending(sessionId)), view.snapshot);
+    const status = await this.#storedFacts(this.describe(view, await this.#queue.pending(sessionId)), view.snapshot);
     const { events } = await this.#journal.events(sessionId, { afterSeq: Math.max(0, view.snapshot.lastSeq - 20) });
     const files: FileCheck[] = view.snapshot.facets.resume.filesModified.map((rec) => {
       const now = hashFile(resolve(this.#root, rec.path));

@@ -19,7 +19,7 @@
  * neither `p` nor `n` (a run is an interval: one that held a live checkpoint further out would
  * hold `p` or `n` too).
  */
-import type { ArtifactRow, CheckpointFileRow, CheckpointQueries, CheckpointRow, StatCacheRow } from "../contract.js";
+import type { ArtifactRow, CheckpointFileRow, CheckpointQueries, CheckpointRow, SkippedPath, StatCacheRow } from "../contract.js";
 import type { Prepare } from "./sqlite-types.js";
 
 /** A lane's open run of one path: the entry and the seq it has held since. */
@@ -61,6 +61,7 @@ interface RawCheckpoint {
   created_at: string;
   pruned_at: string | null;
   file_count: number;
+  skipped: string | null;
 }
 
 const toCheckpoint = (r: RawCheckpoint): CheckpointRow => ({
@@ -78,6 +79,7 @@ const toCheckpoint = (r: RawCheckpoint): CheckpointRow => ({
   createdAt: r.created_at,
   prunedAt: r.pruned_at,
   fileCount: r.file_count,
+  ...(r.skipped !== null ? { skipped: JSON.parse(r.skipped) as SkippedPath[] } : {}),
 });
 
 /**
@@ -112,8 +114,8 @@ export class SqliteCheckpointQueries implements CheckpointQueries {
     const open = lane === null ? undefined : this.#openRuns(lane);
     if (lane !== null) this.#lanes.delete(lane); // rebuilt below; a failure part-way must not leave it half-updated
     this.#stmt(
-      `INSERT INTO checkpoints (id, session_id, seq, kind, run_id, turn, tool_name, parent, label, pinned, restores, created_at, pruned_at, file_count, lane)
-       VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
+      `INSERT INTO checkpoints (id, session_id, seq, kind, run_id, turn, tool_name, parent, label, pinned, restores, created_at, pruned_at, file_count, lane, skipped)
+       VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
     ).run(
       r.id,
       r.sessionId,
@@ -130,6 +132,7 @@ export class SqliteCheckpointQueries implements CheckpointQueries {
       r.prunedAt,
       r.fileCount,
       lane,
+      r.skipped !== undefined && r.skipped.length > 0 ? JSON.stringify(r.skipped) : null,
     );
     const insert = this.#stmt(
       "INSERT INTO manifest_runs (lane, path, from_seq, until_seq, state, hash, mode, size, note) VALUES (?, ?, ?, NULL, ?, ?, ?, ?, ?)",
@@ -198,6 +201,13 @@ export class SqliteCheckpointQueries implements CheckpointQueries {
     const r = this.#stmt("SELECT * FROM checkpoints WHERE session_id = ? ORDER BY seq DESC LIMIT 1").get(sessionId) as
       | RawCheckpoint
       | undefined;
+    return r && toCheckpoint(r);
+  }
+
+  async lastTreeCheckpoint(sessionId: string): Promise<CheckpointRow | undefined> {
+    const r = this.#stmt("SELECT * FROM checkpoints WHERE lane = ? AND pruned_at IS NULL ORDER BY seq DESC LIMIT 1").get(
+      treeLane(sessionId),
+    ) as RawCheckpoint | undefined;
     return r && toCheckpoint(r);
   }
 

@@ -296,4 +296,13 @@ export const SQLITE_MIGRATIONS: readonly SqliteMigration[] = Object.freeze([
       DROP INDEX work_items_by_session;
     `,
   },
+  {
+    // A whole-tree checkpoint remembers the files it left out (names it cannot store or restore
+    // safely), so status names them from one indexed row instead of walking the tree.
+    version: 9,
+    name: "checkpoint-skipped",
+    sql: `
+      ALTER TABLE checkpoints ADD COLUMN skipped TEXT;
+    `,
+  },
 ]);
