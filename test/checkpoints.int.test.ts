@@ -4,7 +4,18 @@
  * hostile process would: through the store's own queries and by writing files.
  */
 import { spawnSync } from "node:child_process";
-import { existsSync, mkdirSync, readdirSync, readFileSync, renameSync, statSync, symlinkSync, unlinkSync, utimesSync, writeFileSync } from "node:fs";
+import {
+  existsSync,
+  mkdirSync,
+  readdirSync,
+  readFileSync,
+  renameSync,
+  statSync,
+  symlinkSync,
+  unlinkSync,
+  utimesSync,
+  writeFileSync,
+} from "node:fs";
 import { join } from "node:path";
 import Database from "better-sqlite3";
 import { afterAll, afterEach, describe, expect, it } from "vitest";
@@ -521,7 +532,10 @@ describe("whole-tree checkpoints", () => {
     const s = st.json().sessions[0];
     expect(s.notCheckpointed, "status --json carries the left-out files of the newest whole-tree checkpoint").toMatchObject({
       checkpointId: cpId,
-      files: expect.arrayContaining([expect.objectContaining({ path: "line\nbreak.txt" }), expect.objectContaining({ path: "tab\there.txt" })]),
+      files: expect.arrayContaining([
+        expect.objectContaining({ path: "line\nbreak.txt" }),
+        expect.objectContaining({ path: "tab\there.txt" }),
+      ]),
     });
     expect(s.diagnostics.map((d: { code: string }) => d.code)).toContain("files_not_checkpointed");
     const text = cli(["status", "--root", root]);
