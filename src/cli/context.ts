@@ -1,6 +1,7 @@
 /** What every command gets: output mode, workspace selection, and a lazily opened Baton. */
 import type { Baton } from "../baton.js";
 import { jsonBoundsProblem } from "../core/canonical.js";
+import { envOptions } from "../env-options.js";
 import { BatonError, EXIT_CODES, isBatonError } from "../errors.js";
 import { writeStderr, writeStdout } from "./output.js";
 
@@ -25,10 +26,7 @@ export class Ctx {
       openBaton({
         create,
         ...(this.root ? { root: this.root } : {}),
-        ...(process.env.BATON_SYNCHRONOUS ? { synchronous: syncMode(process.env.BATON_SYNCHRONOUS) } : {}),
-        ...(process.env.BATON_CHECKPOINT_RETAIN
-          ? { checkpoints: { retain: parseIntOption(process.env.BATON_CHECKPOINT_RETAIN, "BATON_CHECKPOINT_RETAIN", 1) as number } }
-          : {}),
+        ...envOptions(),
       }),
     );
     return this.#baton;
@@ -48,12 +46,6 @@ export class Ctx {
   out(value: unknown, human: () => string): void {
     writeStdout(this.json ? `${JSON.stringify(value)}\n` : `${human()}\n`);
   }
-}
-
-function syncMode(v: string): "FULL" | "NORMAL" | "OFF" {
-  const u = v.toUpperCase();
-  if (u === "FULL" || u === "NORMAL" || u === "OFF") return u;
-  throw new BatonError("bad_input", `BATON_SYNCHRONOUS=${v} is not one of FULL, NORMAL, OFF`);
 }
 
 /** Report an error the way the user asked, and return the process exit code. */

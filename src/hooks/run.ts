@@ -16,6 +16,7 @@
  */
 import type { Baton } from "../baton.js";
 import { writeStderr, writeStdout } from "../cli/output.js";
+import { envOptions } from "../env-options.js";
 import { adapterFor, agentPid, logHookFailure, parseEvent, parseHookArgs, readStdin, stdoutOf, workspaceFor } from "./front.js";
 import { type HookEvent, isNoop } from "./types.js";
 
@@ -75,9 +76,7 @@ export async function runHook(argv: readonly string[], opts: RunHookOptions = {}
       root: ws.root,
       create: false,
       busyTimeoutMs: HOOK_BUSY_TIMEOUT_MS,
-      ...(process.env.BATON_SYNCHRONOUS === "NORMAL" || process.env.BATON_SYNCHRONOUS === "OFF"
-        ? { synchronous: process.env.BATON_SYNCHRONOUS }
-        : {}),
+      ...envOptions(),
     });
     out = await answerHook(baton, adapter, native, ev, agentPid());
   } catch (err) {
