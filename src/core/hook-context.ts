@@ -47,7 +47,8 @@ export function renderSpiralPause(sessionId: string, s: NonNullable<SessionBrief
   const rollback = s.proposedCheckpoint
     ? `type "undo that" to roll the files back to checkpoint ${s.proposedCheckpoint}, from before the loop began, so you can try another approach; or `
     : "";
-  return `Baton paused session ${sessionId}: ${what} Tool calls stay blocked until the user decides. Stop and ask the user how to go on; do not try to clear the pause yourself. The user can ${rollback}type "unpause" (or run \`baton resume ${sessionId} --unpause\` in their own terminal) to let you continue.`;
+  const none = s.proposedCheckpoint ? "" : " No checkpoint exists from before the loop began, so there is no point to roll back to.";
+  return `Baton paused session ${sessionId}: ${what} Tool calls stay blocked until the user decides.${none} Stop and ask the user how to go on; do not try to clear the pause yourself. The user can ${rollback}type "unpause" (or run \`baton resume ${sessionId} --unpause\` in their own terminal) to let you continue.`;
 }
 
 /**

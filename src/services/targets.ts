@@ -5,6 +5,7 @@
  * the bound target (nothing is written; the answer says where to go) or forces a rebind (a new
  * `target:set` with reason `forced`).
  */
+import type { Backend } from "../backend/contract.js";
 import { compareTarget, cutUrl, type TargetInput } from "../core/targets.js";
 import type { AppendResult, JsonObject, TargetBinding } from "../core/types.js";
 import { BatonError, badInput } from "../errors.js";
@@ -29,9 +30,36 @@ const ID = /^[\x21-\x7e]{1,200}$/;
 
 export class TargetService {
   readonly #journal: Journal;
+  readonly #backend: Backend | undefined;
+  readonly #now: () => Date;
 
-  constructor(journal: Journal) {
+  constructor(journal: Journal, backend?: Backend, now: () => Date = () => new Date()) {
     this.#journal = journal;
+    this.#backend = backend;
+    this.#now = now;
+  }
+
+  /**
+   * Note what was observed (a stored diagnostic, outside the journal: nothing about the session
+   * changed), so status can say the target no longer matched. A match is noted only after a
+   * mismatch, to settle it; the common case writes nothing.
+   */
+  async #note(sessionId: string, matched: boolean, message: string): Promise<void> {
+    const backend = this.#backend;
+    if (!backend) return;
+    await backend.transaction("write", async (tx) => {
+      if (matched) {
+        const last = (await tx.listDiagnostics(sessionId, 20)).find((d) => d.code === "target_mismatch" || d.code === "target_matched");
+        if (last?.code !== "target_mismatch") return;
+      }
+      await tx.insertDiagnostic({
+        sessionId,
+        code: matched ? "target_matched" : "target_mismatch",
+        severity: matched ? "info" : "warning",
+        message,
+        at: this.#now().toISOString(),
+      });
+    });
   }
 
   async set(
@@ -83,8 +111,17 @@ export class TargetService {
     if (!seen) return { sessionId, status: "bound", target: bound, differences: [], warnings: [] };
     const cmp = compareTarget(bound, seen);
     const shown = shownObserved(seen);
-    if (cmp.match)
+    if (cmp.match) {
+      await this.#note(sessionId, true, `the observed target is the bound ${bound.kind} ${bound.id} again`);
       return { sessionId, status: "matched", target: bound, observed: shown as TargetInput, differences: [], warnings: cmp.warnings };
+    }
+    if (!opts.force) {
+      await this.#note(
+        sessionId,
+        false,
+        `the observed target differs from the bound ${bound.kind} ${bound.id} in ${cmp.differences.join(", ")}${seen.url !== undefined ? ` (observed ${cutUrl(seen.url)})` : ""}.`,
+      );
+    }
     if (opts.force) {
       const full = { kind: seen.kind ?? bound.kind, id: seen.id ?? bound.id, ...(seen.url !== undefined ? { url: seen.url } : {}) };
       const { target } = await this.set(sessionId, { ...full, reason: "forced" }, opts.actor);
