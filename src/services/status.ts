@@ -147,8 +147,10 @@ export class StatusService {
         .filter((r) => r.state === "held" && r.runId !== null && runIds.has(r.runId))
         .map((r) => ({ name: r.name, owner: r.owner, runId: r.runId as string, expiresAt: new Date(r.expiresMs).toISOString() }));
     }
-    // Stored diagnostics come newest first: the last observation decides.
-    const observed = view.readDiagnostics.find((d) => d.code === "target_mismatch" || d.code === "target_matched");
+    // The last observation decides (by time: the order of stored diagnostics is the backend's).
+    const observed = view.readDiagnostics
+      .filter((d) => d.code === "target_mismatch" || d.code === "target_matched")
+      .reduce<Diagnostic | undefined>((last, d) => (!last || (d.at ?? "") >= (last.at ?? "") ? d : last), undefined);
     const mismatch = observed?.code === "target_mismatch" ? observed : undefined;
     if (mismatch?.at && snap.target && mismatch.at >= snap.target.setAt)
       out.targetMismatch = { at: mismatch.at, message: mismatch.message };

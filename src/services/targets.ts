@@ -49,7 +49,8 @@ export class TargetService {
     if (!backend) return;
     await backend.transaction("write", async (tx) => {
       if (matched) {
-        const last = (await tx.listDiagnostics(sessionId, 20)).find((d) => d.code === "target_mismatch" || d.code === "target_matched");
+        const notes = (await tx.listDiagnostics(sessionId, 20)).filter((d) => d.code === "target_mismatch" || d.code === "target_matched");
+        const last = notes.reduce<(typeof notes)[number] | undefined>((a, d) => (!a || d.at >= a.at ? d : a), undefined);
         if (last?.code !== "target_mismatch") return;
       }
       await tx.insertDiagnostic({
