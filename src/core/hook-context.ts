@@ -32,7 +32,8 @@ function clip(text: string, max = MAX_ITEM): string {
 }
 
 export function renderNextAction(a: NextAction): string {
-  const lines = [`${a.action}: ${clip(a.reason, 600)}`];
+  // The reason in full (as `baton resume` gives it): it names every fact that competes.
+  const lines = [`${a.action}: ${clip(a.reason, 2_000)}`];
   if (a.command) lines.push(`Command: \`${a.command}\``);
   for (const c of a.choices ?? []) lines.push(`- ${c.choice}: ${clip(c.description)} (\`${c.command}\`)`);
   return lines.join("\n");
