@@ -183,17 +183,20 @@ export function decideNextAction(input: NextActionInput, rules: readonly RuleEnt
     const a = e.rule(input);
     return a ? [{ entry: e, answer: a }] : [];
   });
-  const win = answers.find((a) => !a.entry.advisory);
-  if (!win) throw new Error("no next-action rule answered; the phase rule always must");
+  // The phase rule always answers; a custom list without it still gets the phase's action.
+  const win = answers.find((a) => !a.entry.advisory) ?? {
+    entry: { name: "phase", rule: phaseRule },
+    answer: phaseRule(input) as RuleAnswer,
+  };
   const others = answers.filter((a) => a !== win && a.entry.name !== "phase");
   const facts = others.map((a) => a.answer.fact);
   const reason = facts.length > 0 ? `${win.answer.action.reason} Also: ${facts.join("; ")}.` : win.answer.action.reason;
+  // One suggestion per action and command, never the winner's own action again.
   const suggestions: NextAction[] = [];
-  const seen = new Set([win.answer.action.action]);
+  const seen = new Set<string>();
   for (const s of [...(win.answer.suggest ?? []), ...others.map((a) => a.answer.action)]) {
     const key = `${s.action}\u0000${s.command}`;
-    if (seen.has(s.action) && s.action === win.answer.action.action) continue;
-    if (seen.has(key)) continue;
+    if (s.action === win.answer.action.action || seen.has(key)) continue;
     seen.add(key);
     suggestions.push(s);
   }
