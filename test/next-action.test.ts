@@ -23,6 +23,7 @@ import { finishRollbackRule } from "../src/core/rollback.js";
 import { checkpointBeforeTurn, spiralPauseRule } from "../src/core/spiral.js";
 import type { Snapshot } from "../src/core/types.js";
 import { BUILTIN_FLOWS } from "../src/services/flows.js";
+import { deadLetterMessage, parseDeadLetter } from "../src/services/queue.js";
 
 const task = BUILTIN_FLOWS.task!;
 const NOW = new Date("2026-03-01T12:00:00.000Z");
@@ -306,5 +307,14 @@ describe("order and competing facts", () => {
     const d = decideNextAction(input(s, { pendingWork: [{ kind: "x", seq: 1, state: "ready" }] }));
     expect(d.nextAction.action).toBe("finish_rollback");
     expect(d.rules).toEqual(["interrupted_rollback", "spiral_pause", "pending_work"]);
+  });
+});
+
+describe("inputs status gathers", () => {
+  it("reads the kind, seq and why back from the queue's dead-letter message", () => {
+    const why = "its run r1.a crashed (pid_dead). Twice";
+    const msg = deadLetterMessage({ itemId: "w1", kind: "steer", seq: 12, attempts: 5 }, why);
+    expect(parseDeadLetter(msg)).toEqual({ kind: "steer", seq: 12, why });
+    expect(parseDeadLetter("something else")).toBeUndefined();
   });
 });

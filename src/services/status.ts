@@ -28,7 +28,7 @@ import { BatonError } from "../errors.js";
 import { blobFile } from "./blobs.js";
 import { hashFile, scanSessionFiles } from "./files.js";
 import type { Journal, SessionView } from "./journal.js";
-import type { PendingWork, Queue } from "./queue.js";
+import { type PendingWork, parseDeadLetter, type Queue } from "./queue.js";
 
 export interface SessionStatus {
   sessionId: string;
@@ -84,9 +84,6 @@ export const NO_ACTIVE_SESSION: NextAction = Object.freeze({
 
 const RECENT_DECISIONS = 5;
 
-/** The queue's dead-letter diagnostic (services/queue.ts): kind, seq and why. */
-const DEAD_MESSAGE = /\(([^,()]+), seq (\d+)\) was dead-lettered after \d+ deliveries: (.*?)\. Handle seq/;
-
 /** Facts the next-action rules need from outside the snapshot (see #facts). */
 export interface OutsideFacts {
   deadWork?: DeadWork[];
@@ -136,8 +133,8 @@ export class StatusService {
     const snap = view.snapshot;
     const out: OutsideFacts = {};
     const dead = view.readDiagnostics.flatMap((d) => {
-      const m = d.code === "work_dead_lettered" ? DEAD_MESSAGE.exec(d.message) : null;
-      return m && d.at ? [{ kind: m[1] as string, seq: Number(m[2]), at: d.at, why: (m[3] as string).trim() }] : [];
+      const w = d.code === "work_dead_lettered" ? parseDeadLetter(d.message) : undefined;
+      return w && d.at ? [{ ...w, at: d.at }] : [];
     });
     if (dead.length > 0) out.deadWork = await this.#unhandled(view, dead);
     const runIds = new Set(snap.facets.runs.map((r) => r.runId));
