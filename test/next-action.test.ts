@@ -2,6 +2,8 @@
  * The next-action rules, one by one (pure: snapshots built in memory), then their order and
  * how competing facts are named: the table in docs/flows.md, "What decides the next action".
  */
+import { readFileSync } from "node:fs";
+import { join } from "node:path";
 import { describe, expect, it } from "vitest";
 import { emptySnapshot } from "../src/core/fold.js";
 import { decideNextAction, NEXT_ACTION_RULES, type NextActionInput, pendingWorkRule, phaseRule } from "../src/core/next-action.js";
@@ -24,6 +26,7 @@ import { checkpointBeforeTurn, spiralPauseRule } from "../src/core/spiral.js";
 import type { Snapshot } from "../src/core/types.js";
 import { BUILTIN_FLOWS } from "../src/services/flows.js";
 import { deadLetterMessage, parseDeadLetter } from "../src/services/queue.js";
+import { REPO } from "./helpers.js";
 
 const task = BUILTIN_FLOWS.task!;
 const NOW = new Date("2026-03-01T12:00:00.000Z");
@@ -316,5 +319,16 @@ describe("inputs status gathers", () => {
     const msg = deadLetterMessage({ itemId: "w1", kind: "steer", seq: 12, attempts: 5 }, why);
     expect(parseDeadLetter(msg)).toEqual({ kind: "steer", seq: 12, why });
     expect(parseDeadLetter("something else")).toBeUndefined();
+  });
+});
+
+describe("the table of record", () => {
+  it("docs/flows.md lists the rules in the code's order, the advisory ones as shaping the reason", () => {
+    const text = readFileSync(join(REPO, "docs", "flows.md"), "utf8");
+    const section = text.slice(text.indexOf("## What decides the next action"), text.indexOf("## Writing a flow"));
+    const rows = [...section.matchAll(/^\| (\d+) \| `([a-z_]+)` \| [^|]+ \| [^|]+ \| (action|reason) \|/gm)];
+    expect(rows.map((r) => Number(r[1]))).toEqual(NEXT_ACTION_RULES.map((_, i) => i + 1));
+    expect(rows.map((r) => r[2])).toEqual(NEXT_ACTION_RULES.map((r) => r.name));
+    expect(rows.map((r) => r[3] === "reason")).toEqual(NEXT_ACTION_RULES.map((r) => r.advisory === true));
   });
 });
