@@ -2,8 +2,9 @@
  * External targets: bind a session to the thing it drives (a browser tab, a remote job), and
  * resolve it later without ever falling back to "whatever is active". A target observed now
  * that is not the bound one is `target_mismatch`, unless the caller allows navigating back to
- * the bound target (nothing is written; the answer says where to go) or forces a rebind (a new
- * `target:set` with reason `forced`).
+ * the bound target (the session is unchanged; the answer says where to go) or forces a rebind (a
+ * new `target:set` with reason `forced`). A mismatch is noted as a stored diagnostic, and the next
+ * match after it too, so status can say whether the target observed last was the bound one.
  */
 import type { Backend } from "../backend/contract.js";
 import { compareTarget, cutUrl, type TargetInput } from "../core/targets.js";
@@ -47,12 +48,14 @@ export class TargetService {
   async #note(sessionId: string, matched: boolean, message: string): Promise<void> {
     const backend = this.#backend;
     if (!backend) return;
+    if (matched) {
+      const notes = (await backend.transaction("read", (tx) => tx.listDiagnostics(sessionId, 20))).filter(
+        (d) => d.code === "target_mismatch" || d.code === "target_matched",
+      );
+      const last = notes.reduce<(typeof notes)[number] | undefined>((a, d) => (!a || d.at >= a.at ? d : a), undefined);
+      if (last?.code !== "target_mismatch") return;
+    }
     await backend.transaction("write", async (tx) => {
-      if (matched) {
-        const notes = (await tx.listDiagnostics(sessionId, 20)).filter((d) => d.code === "target_mismatch" || d.code === "target_matched");
-        const last = notes.reduce<(typeof notes)[number] | undefined>((a, d) => (!a || d.at >= a.at ? d : a), undefined);
-        if (last?.code !== "target_mismatch") return;
-      }
       await tx.insertDiagnostic({
         sessionId,
         code: matched ? "target_matched" : "target_mismatch",
