@@ -4,6 +4,7 @@
  */
 import { readFileSync } from "node:fs";
 import { join } from "node:path";
+import fc from "fast-check";
 import { describe, expect, it } from "vitest";
 import { emptySnapshot } from "../src/core/fold.js";
 import { decideNextAction, NEXT_ACTION_RULES, type NextActionInput, pendingWorkRule, phaseRule } from "../src/core/next-action.js";
@@ -330,5 +331,91 @@ describe("the table of record", () => {
     expect(rows.map((r) => Number(r[1]))).toEqual(NEXT_ACTION_RULES.map((_, i) => i + 1));
     expect(rows.map((r) => r[2])).toEqual(NEXT_ACTION_RULES.map((r) => r.name));
     expect(rows.map((r) => r[3] === "reason")).toEqual(NEXT_ACTION_RULES.map((r) => r.advisory === true));
+  });
+});
+
+describe("any mix of facts (property)", () => {
+  /** Each fact, applied to a fresh snapshot and input. */
+  const FACTS: Record<string, (s: Snapshot, i: NextActionInput) => void> = {
+    rollback: (s) => {
+      s.facets.rollbacks.push({ id: "rb1", target: "cp-3", safety: "cp-9", state: "started", files: 1, startedAt: "x" } as never);
+    },
+    spiral: (s) => {
+      s.facets.spiral = { paused: true, turns: 3, window: [] };
+    },
+    dead: (_, i) => {
+      i.deadWork = [{ kind: "steer", seq: 4, at: NOW.toISOString(), why: "nacked" }];
+    },
+    pending: (_, i) => {
+      i.pendingWork = [...i.pendingWork, { kind: "x", seq: 2, state: "ready" }];
+    },
+    changed: (_, i) => {
+      i.changedFiles = [{ path: "a.ts", state: "changed" }];
+    },
+    deadline: (s) => {
+      s.deadline = "2026-03-01T11:00:00.000Z";
+    },
+    active: (s) => {
+      s.facets.blockers.push(blocker("b1", "active"));
+    },
+    done: (s) => {
+      s.facets.progress = { total: 2, completed: 2 };
+    },
+    crashed: (s) => {
+      s.facets.runs.push({
+        runId: "r1",
+        agent: "a",
+        started: "2026-03-01T10:00:00.000Z",
+        ended: "2026-03-01T10:01:00.000Z",
+        status: "crashed",
+      });
+    },
+    lease: (_, i) => {
+      const lease = { leaseId: "l1", owner: "o", expiresAt: new Date(NOW.getTime() + 1_000).toISOString() };
+      i.pendingWork = [...i.pendingWork, { kind: "y", seq: 3, state: "leased", lease }];
+    },
+    lock: (_, i) => {
+      i.locks = [{ name: "deploy", owner: "o", runId: "r9", expiresAt: "2026-03-01T13:00:00.000Z" }];
+    },
+    target: (s, i) => {
+      s.target = { kind: "job", id: "j1", setAt: "2026-03-01T10:00:00.000Z", seq: 2 };
+      i.targetMismatch = { at: NOW.toISOString(), message: "differs in id." };
+    },
+    bypassed: (s) => {
+      s.facets.blockers.push(blocker("b2", "bypassed", { workaround: "w" }));
+    },
+    questions: (s) => {
+      s.facets.resume.openQuestions.push("Which region?");
+    },
+  };
+
+  it("the first non-advisory rule that answers wins; every other one is named in the reason and suggested", () => {
+    fc.assert(
+      fc.property(fc.subarray(Object.keys(FACTS)), (facts) => {
+        const s = snap();
+        const i = input(s);
+        for (const f of facts) FACTS[f]?.(s, i);
+        const answers = NEXT_ACTION_RULES.flatMap((e) => {
+          const a = e.rule(i);
+          return a ? [{ e, a }] : [];
+        });
+        const win = answers.find((x) => !x.e.advisory);
+        const d = decideNextAction(i);
+        expect(d.nextAction.action).toBe(win?.a.action.action);
+        expect(d.nextAction.command).toBe(win?.a.action.command);
+        expect(d.rules[0]).toBe(win?.e.name);
+        for (const x of answers) {
+          if (x === win || x.e.name === "phase") continue;
+          expect(d.nextAction.reason).toContain(x.a.fact);
+          if (x.a.action.action !== d.nextAction.action) expect(d.suggestions.map((g) => g.action)).toContain(x.a.action.action);
+        }
+        expect(d.suggestions.some((g) => g.action === d.nextAction.action)).toBe(false);
+        const keys = d.suggestions.map((g) => `${g.action} ${g.command}`);
+        expect(new Set(keys).size).toBe(keys.length);
+        // With none of the facts, the phase alone answers, with nothing else to name.
+        if (facts.length === 0) expect(d).toMatchObject({ nextAction: { action: "continue_task" }, suggestions: [] });
+      }),
+      { numRuns: 300 },
+    );
   });
 });
