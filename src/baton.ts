@@ -280,7 +280,7 @@ export class Baton {
   // lessons code with it cost ~1.3 ms per hook process (docs/benchmarks.md, "hooks").
   #spiral(): Promise<SpiralService> {
     this.#spiraling ??= import("./services/spiral.js").then(
-      (s) => new s.SpiralService(this.journal, this.root, this.workspace.dir, this.#now),
+      (s) => new s.SpiralService(this.journal, this.root, this.workspace.dir, this.#now, this.backend),
     );
     return this.#spiraling;
   }
@@ -607,7 +607,7 @@ export class Baton {
       return {
         locks,
         runs: new r.RunService(this.backend, this.journal, this.queue, { now: this.#now, ...facts }),
-        targets: new t.TargetService(this.journal),
+        targets: new t.TargetService(this.journal, this.backend, this.#now),
         watcher: new w.RunWatcher(this.backend, this.journal, locks, this.#now),
       };
     });

@@ -6,9 +6,9 @@
 import { describe, expect, it } from "vitest";
 import { type Checkpoint, type CheckpointInfo, chooseTarget, composeRestore, stepCursor } from "../src/core/checkpoints.js";
 import { emptySnapshot, foldEvent } from "../src/core/fold.js";
-import { overridingAction } from "../src/core/next-action.js";
+import { decideNextAction } from "../src/core/next-action.js";
 import { isSafeRelativePath, pathProblem } from "../src/core/paths.js";
-import { rollbackSuggestions } from "../src/core/rollback.js";
+import { finishRollbackRule, rollbackSuggestions } from "../src/core/rollback.js";
 import { parseRollbackIntent } from "../src/core/rollback-intent.js";
 import type { JournalEvent } from "../src/core/types.js";
 import { BUILTIN_FLOWS } from "../src/services/flows.js";
@@ -207,16 +207,16 @@ describe("rollback facet → next action and suggestions", () => {
 
   it("an interrupted rollback pre-empts everything with finish_rollback naming both commands", () => {
     const snap = fold([started]);
-    const a = overridingAction({ flow, snap, pendingWork: [{ kind: "x", seq: 1, state: "ready" }] });
-    expect(a?.action).toBe("finish_rollback");
-    expect(a?.command).toBe("baton rollback --session s --to cp-3");
-    expect(a?.reason).toContain("baton rollback --session s --to cp-9");
+    const a = decideNextAction({ flow, snap, pendingWork: [{ kind: "x", seq: 1, state: "ready" }] }).nextAction;
+    expect(a.action).toBe("finish_rollback");
+    expect(a.command).toBe("baton rollback --session s --to cp-3");
+    expect(a.reason).toContain("baton rollback --session s --to cp-9");
     expect(rollbackSuggestions(snap)).toEqual([]);
   });
 
   it("an applied rollback clears it and suggests capturing a lesson from it", () => {
     const snap = fold([started, applied]);
-    expect(overridingAction({ flow, snap, pendingWork: [] })).toBeUndefined();
+    expect(finishRollbackRule({ flow, snap, pendingWork: [] })).toBeUndefined();
     expect(snap.facets.rollbacks).toMatchObject([{ id: "rb-1", state: "applied", restored: 3, removed: 1, files: 4 }]);
     expect(rollbackSuggestions(snap)).toEqual([
       expect.objectContaining({ action: "capture_lesson", command: 'baton lessons add "<one sentence>" --session s --from-rollback rb-1' }),

@@ -265,7 +265,7 @@ describe("spiral pause rule", () => {
       turns: 3,
       window: [],
     };
-    const a = spiralPauseRule({ flow, snap, pendingWork: [] });
+    const a = spiralPauseRule({ flow, snap, pendingWork: [] })?.action;
     expect(a?.action).toBe("ask_user");
     expect(a?.reason).toContain("turns 4, 5, 6");
     expect(a?.choices?.map((c) => c.command)).toEqual([
@@ -273,6 +273,8 @@ describe("spiral pause rule", () => {
       "baton resume s1 --unpause",
     ]);
     delete snap.facets.spiral.proposedCheckpoint;
-    expect(spiralPauseRule({ flow, snap, pendingWork: [] })?.choices?.map((c) => c.choice)).toEqual(["take_over"]);
+    const none = spiralPauseRule({ flow, snap, pendingWork: [] })?.action;
+    expect(none?.choices?.map((c) => c.choice)).toEqual(["take_over"]);
+    expect(none?.reason).toContain("No checkpoint exists from before the spiral began (turn seq 4)");
   });
 });

@@ -36,7 +36,10 @@ describe("STATE.md", () => {
       const md = await baton.stateMarkdown("auth");
       expect(md).toContain("# Fix login");
       expect(md).toContain("phase **in_progress**");
-      expect(md).toContain("**continue_task**");
+      // The active blocker shapes the next action; the bypassed one and the question are named.
+      expect(md).toContain('**resolve_blocker**: Blocker b1 "No staging credentials" is active (affects e2e tests)');
+      expect(md).toContain('blocker b2 "Flaky CI" is bypassed: use its workaround "retry once"');
+      expect(md).toContain('1 open question(s) remain: "Refresh tokens?"');
       expect(md).toContain("- **plan**: oauth");
       expect(md).toContain("2/8 (25%)");
       expect(md).toMatch(/\| Use PKCE \| public client \| implicit flow \| no \|/);

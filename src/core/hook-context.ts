@@ -32,7 +32,8 @@ function clip(text: string, max = MAX_ITEM): string {
 }
 
 export function renderNextAction(a: NextAction): string {
-  const lines = [`${a.action}: ${clip(a.reason, 600)}`];
+  // The reason in full (as `baton resume` gives it): it names every fact that competes.
+  const lines = [`${a.action}: ${clip(a.reason, 2_000)}`];
   if (a.command) lines.push(`Command: \`${a.command}\``);
   for (const c of a.choices ?? []) lines.push(`- ${c.choice}: ${clip(c.description)} (\`${c.command}\`)`);
   return lines.join("\n");
@@ -47,7 +48,8 @@ export function renderSpiralPause(sessionId: string, s: NonNullable<SessionBrief
   const rollback = s.proposedCheckpoint
     ? `type "undo that" to roll the files back to checkpoint ${s.proposedCheckpoint}, from before the loop began, so you can try another approach; or `
     : "";
-  return `Baton paused session ${sessionId}: ${what} Tool calls stay blocked until the user decides. Stop and ask the user how to go on; do not try to clear the pause yourself. The user can ${rollback}type "unpause" (or run \`baton resume ${sessionId} --unpause\` in their own terminal) to let you continue.`;
+  const none = s.proposedCheckpoint ? "" : " No checkpoint exists from before the loop began, so there is no point to roll back to.";
+  return `Baton paused session ${sessionId}: ${what} Tool calls stay blocked until the user decides.${none} Stop and ask the user how to go on; do not try to clear the pause yourself. The user can ${rollback}type "unpause" (or run \`baton resume ${sessionId} --unpause\` in their own terminal) to let you continue.`;
 }
 
 /**

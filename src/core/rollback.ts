@@ -16,9 +16,12 @@ export const finishRollbackRule: NextActionRule = ({ snap }) => {
   const finish = `baton rollback --session ${snap.sessionId} --to ${rb.target}`;
   const undo = `baton rollback --session ${snap.sessionId} --to ${rb.safety}`;
   return {
-    action: "finish_rollback",
-    reason: `Rollback ${rb.id} to checkpoint ${rb.target} started at ${rb.startedAt} but never finished: its ${rb.files} file(s) are each wholly old or wholly restored. Finish it with \`${finish}\`, or undo it with \`${undo}\` (the safety checkpoint taken before it).`,
-    command: finish,
+    action: {
+      action: "finish_rollback",
+      reason: `Rollback ${rb.id} to checkpoint ${rb.target} started at ${rb.startedAt} but never finished: its ${rb.files} file(s) are each wholly old or wholly restored. Finish it with \`${finish}\`, or undo it with \`${undo}\` (the safety checkpoint taken before it).`,
+      command: finish,
+    },
+    fact: `rollback ${rb.id} to checkpoint ${rb.target} was interrupted`,
   };
 };
 

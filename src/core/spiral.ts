@@ -320,6 +320,27 @@ function sameObservation(active: readonly TurnEntry[], n: number): Found | undef
   };
 }
 
+/** A checkpoint as the spiral's fallback choice sees it. */
+export interface CheckpointStamp {
+  id: string;
+  kind: string;
+  createdAt: string;
+}
+
+/**
+ * The last good point when no turn of the window named its checkpoint: the newest checkpoint
+ * taken at or before the spiral's first turn. Safety checkpoints are left out: they hold the
+ * state just before a rollback, not a point the agent chose to keep.
+ */
+export function checkpointBeforeTurn(checkpoints: readonly CheckpointStamp[], from: { at: string }): string | undefined {
+  let best: CheckpointStamp | undefined;
+  for (const c of checkpoints) {
+    if (c.kind === "safety" || c.createdAt > from.at) continue;
+    if (!best || c.createdAt >= best.createdAt) best = c;
+  }
+  return best?.id;
+}
+
 /** What status and `turn record` show of a session's spiral state. */
 export interface SpiralView {
   paused: boolean;
@@ -365,14 +386,18 @@ export const spiralPauseRule: NextActionRule = ({ snap }) => {
   const what = sp.evidence
     ? `${sp.evidence.summary} (turns ${sp.evidence.turns.join(", ")})`
     : "the agent repeated itself without progress";
+  const first = sp.evidence?.turns[0];
   const options =
     cp !== undefined
-      ? `roll back to checkpoint ${cp} and try another approach, or take over by hand`
-      : "take over by hand (no checkpoint was recorded before the spiral), or let the agent try another approach";
+      ? `roll back to checkpoint ${cp} (the last good point, taken before the spiral began) and try another approach, or take over by hand`
+      : `take over by hand or let the agent try another approach. No checkpoint exists from before the spiral began${first !== undefined ? ` (turn seq ${first})` : ""}, so there is no point to roll back to`;
   return {
-    action: "ask_user",
-    reason: `Spiral detected (${sp.pattern ?? "unknown"}): ${what}. The session is paused: stop and ask the user whether to ${options}.`,
-    command: (choices[0] as NextActionChoice).command,
-    choices,
+    action: {
+      action: "ask_user",
+      reason: `Spiral detected (${sp.pattern ?? "unknown"}): ${what}. The session is paused: stop and ask the user whether to ${options}.`,
+      command: (choices[0] as NextActionChoice).command,
+      choices,
+    },
+    fact: `a spiral (${sp.pattern ?? "unknown"}) paused the session`,
   };
 };

@@ -80,6 +80,18 @@ export interface PendingWork {
 
 const MIN_LEASE_MS = 50;
 
+/** The dead-letter diagnostic's message; status reads the kind, seq and why back (parseDeadLetter). */
+export function deadLetterMessage(item: Pick<WorkItemRow, "itemId" | "kind" | "seq" | "attempts">, why: string): string {
+  return `work item ${item.itemId} (${item.kind}, seq ${item.seq}) was dead-lettered after ${item.attempts} deliveries: ${why}. Handle seq ${item.seq} by hand and record the result with \`baton event\``;
+}
+
+const DEAD_LETTER = /\(([^,()]+), seq (\d+)\) was dead-lettered after \d+ deliveries: (.*)\. Handle seq \2 by hand/;
+
+export function parseDeadLetter(message: string): { kind: string; seq: number; why: string } | undefined {
+  const m = DEAD_LETTER.exec(message);
+  return m ? { kind: m[1] as string, seq: Number(m[2]), why: (m[3] as string).trim() } : undefined;
+}
+
 /**
  * A fencing token: the time in milliseconds (base 36, fixed width) then 80 random bits. Ids
  * that grow with time land at the end of the leases index, so a commit of many leases touches
@@ -354,7 +366,7 @@ export class Queue {
       sessionId: item.sessionId,
       code: "work_dead_lettered",
       severity: "error",
-      message: `work item ${item.itemId} (${item.kind}, seq ${item.seq}) was dead-lettered after ${item.attempts} deliveries: ${why}. Handle seq ${item.seq} by hand and record the result with \`baton event\``,
+      message: deadLetterMessage(item, why),
       at: now.toISOString(),
     });
   }

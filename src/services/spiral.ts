@@ -10,8 +10,10 @@
  */
 import { readFileSync, statSync } from "node:fs";
 import { join, resolve } from "node:path";
+import type { Backend } from "../backend/contract.js";
 import { randomId } from "../core/canonical.js";
 import {
+  checkpointBeforeTurn,
   detectSpiral,
   emptySpiral,
   pushTurn,
@@ -76,12 +78,14 @@ export class SpiralService {
   readonly #root: string;
   readonly #batonDir: string;
   readonly #now: () => Date;
+  readonly #backend: Backend | undefined;
 
-  constructor(journal: Journal, root: string, batonDir: string, now: () => Date) {
+  constructor(journal: Journal, root: string, batonDir: string, now: () => Date, backend?: Backend) {
     this.#journal = journal;
     this.#root = root;
     this.#batonDir = batonDir;
     this.#now = now;
+    this.#backend = backend;
   }
 
   async record(sessionId: string, input: TurnInput): Promise<TurnResult> {
@@ -105,7 +109,10 @@ export class SpiralService {
         if (found.path !== undefined) data.path = found.path;
         if (found.signature !== undefined) data.signature = found.signature;
         if (found.fingerprint !== undefined) data.fingerprint = found.fingerprint;
-        if (found.proposedCheckpoint !== undefined) data.proposedCheckpoint = found.proposedCheckpoint;
+        // Turns recorded without naming their checkpoint: the session's own checkpoints still
+        // know the last good point (the newest one taken before the spiral's first turn).
+        const cp = found.proposedCheckpoint ?? (await this.#checkpointBefore(sessionId, found.from));
+        if (cp !== undefined) data.proposedCheckpoint = cp;
         events.push({ id: `${id}.spiral`, type: "spiral:detected", actor: "system", data });
       }
     }
@@ -113,7 +120,7 @@ export class SpiralService {
     const turn = results[0] as AppendResult;
     const after = await this.#journal.read(sessionId);
     const state = after.snapshot.facets.spiral;
-    const nextAction = spiralPauseRule({ flow: after.flow, snap: after.snapshot, pendingWork: [] });
+    const nextAction = spiralPauseRule({ flow: after.flow, snap: after.snapshot, pendingWork: [] })?.action;
     return {
       sessionId,
       turn: { id: turn.event.id, seq: turn.event.seq, duplicate: turn.duplicate },
@@ -122,6 +129,12 @@ export class SpiralService {
       ...(nextAction ? { nextAction } : {}),
       configProblems: problems,
     };
+  }
+
+  async #checkpointBefore(sessionId: string, from: { at: string }): Promise<string | undefined> {
+    if (!this.#backend) return undefined;
+    const rows = await this.#backend.transaction("read", (tx) => tx.checkpoints.liveCheckpoints(sessionId));
+    return checkpointBeforeTurn(rows, from);
   }
 
   /** Clear a spiral pause (`spiral:cleared`). Not paused: nothing is appended. */

@@ -1,14 +1,16 @@
 /**
  * Status, resume and complete: the answers to "where do things stand and what do I do next".
- * The next action comes from, in order: the override rules (core/next-action.ts), the files
- * (markers: file truth repairs journal drift), then the flow's phase rule.
+ * The next action comes from the ordered rules of core/next-action.ts; this service gathers
+ * their inputs: the session's files (markers, and the recorded files re-hashed: a few reads,
+ * never a tree walk), its open and dead-lettered work, the locks its runs hold, and a target
+ * mismatch noted since the binding.
  */
 import { existsSync } from "node:fs";
 import { join, resolve } from "node:path";
 import type { Backend, SkippedPath } from "../backend/contract.js";
 import { isTerminal, phaseNextAction } from "../core/flow.js";
-import { type MarkerFinding, markerNextAction } from "../core/markers.js";
-import { overridingAction } from "../core/next-action.js";
+import type { MarkerFinding } from "../core/markers.js";
+import { type ChangedFile, type DeadWork, decideNextAction, type HeldLock, type TargetMismatch } from "../core/next-action.js";
 import { lastRollback, rollbackSuggestions } from "../core/rollback.js";
 import { type SpiralView, spiralView } from "../core/spiral.js";
 import type {
@@ -26,7 +28,7 @@ import { BatonError } from "../errors.js";
 import { blobFile } from "./blobs.js";
 import { hashFile, scanSessionFiles } from "./files.js";
 import type { Journal, SessionView } from "./journal.js";
-import type { PendingWork, Queue } from "./queue.js";
+import { type PendingWork, parseDeadLetter, type Queue } from "./queue.js";
 
 export interface SessionStatus {
   sessionId: string;
@@ -87,6 +89,13 @@ export const NO_ACTIVE_SESSION: NextAction = Object.freeze({
 
 const RECENT_DECISIONS = 5;
 
+/** Facts the next-action rules need from outside the snapshot (see #facts). */
+export interface OutsideFacts {
+  deadWork?: DeadWork[];
+  locks?: HeldLock[];
+  targetMismatch?: TargetMismatch;
+}
+
 export class StatusService {
   readonly #journal: Journal;
   readonly #queue: Queue;
@@ -114,33 +123,104 @@ export class StatusService {
     return sessions.some((s) => s.status === "active") || opts.sessionId ? { sessions } : { sessions, nextAction: NO_ACTIVE_SESSION };
   }
 
-  /** Status of one session: its read plus its open work. */
+  /** Status of one session: its read plus its open work and the facts kept outside the journal. */
   async describeSession(sessionId: string): Promise<SessionStatus> {
     const view = await this.#journal.read(sessionId);
-    return this.#storedFacts(this.describe(view, await this.#queue.pending(sessionId)), view.snapshot);
+    return this.#storedFacts(this.describe(view, await this.#queue.pending(sessionId), await this.#facts(view)), view.snapshot);
   }
 
-  /** Status of one session from a read and its open work. */
-  describe(view: SessionView, pendingWork: PendingWork[] = []): SessionStatus {
+  /**
+   * What the rules need from outside the snapshot: dead-lettered work not handled since, locks
+   * held by the session's runs, a target mismatch noted since the binding. Cheap: the stored
+   * diagnostics came with the read; the rest is one small query each, only when relevant.
+   */
+  async #facts(view: SessionView): Promise<OutsideFacts> {
+    const snap = view.snapshot;
+    const out: OutsideFacts = {};
+    const dead = view.readDiagnostics.flatMap((d) => {
+      const w = d.code === "work_dead_lettered" ? parseDeadLetter(d.message) : undefined;
+      return w && d.at ? [{ ...w, at: d.at }] : [];
+    });
+    if (dead.length > 0) out.deadWork = await this.#unhandled(view, dead);
+    const runIds = new Set(snap.facets.runs.map((r) => r.runId));
+    if (this.#backend && runIds.size > 0) {
+      const rows = await this.#backend.transaction("read", (tx) => tx.locks.listLocks());
+      out.locks = rows
+        .filter((r) => r.state === "held" && r.runId !== null && runIds.has(r.runId))
+        .map((r) => ({ name: r.name, owner: r.owner, runId: r.runId as string, expiresAt: new Date(r.expiresMs).toISOString() }));
+    }
+    // The last observation decides (by time: the order of stored diagnostics is the backend's).
+    const observed = view.readDiagnostics
+      .filter((d) => d.code === "target_mismatch" || d.code === "target_matched")
+      .reduce<Diagnostic | undefined>((last, d) => (!last || (d.at ?? "") >= (last.at ?? "") ? d : last), undefined);
+    const mismatch = observed?.code === "target_mismatch" ? observed : undefined;
+    if (mismatch?.at && snap.target && mismatch.at >= snap.target.setAt)
+      out.targetMismatch = { at: mismatch.at, message: mismatch.message };
+    return out;
+  }
+
+  /** Dead-lettered items no later event finished (one of their kind's `doneBy` events, else any flow event). */
+  async #unhandled(view: SessionView, dead: DeadWork[]): Promise<DeadWork[]> {
+    const from = Math.min(...dead.map((d) => d.seq));
+    const { events } = await this.#journal.events(view.snapshot.sessionId, { afterSeq: from, limit: 1_000 });
+    return dead.filter((d) => {
+      const doneBy = view.flow.work?.[d.kind]?.doneBy;
+      return !events.some((e) => e.seq > d.seq && e.at >= d.at && (doneBy ? doneBy.includes(e.type) : !e.type.includes(":")));
+    });
+  }
+
+  /** Resume-context files that are not as they were recorded (hashed now: a few reads). */
+  #verify(snap: Snapshot): FileCheck[] {
+    return snap.facets.resume.filesModified.map((rec) => {
+      const now = hashFile(resolve(this.#root, rec.path));
+      const state: FileCheck["state"] =
+        now === undefined
+          ? rec.hash === undefined
+            ? "unchanged"
+            : "missing"
+          : rec.hash === undefined
+            ? "created"
+            : now === rec.hash
+              ? "unchanged"
+              : "changed";
+      return { path: rec.path, state, review: state !== "unchanged" };
+    });
+  }
+
+  /** Status of one session from a read, its open work and the facts gathered outside it. */
+  describe(view: SessionView, pendingWork: PendingWork[] = [], facts: OutsideFacts = {}): SessionStatus {
     const { snapshot: snap, flow } = view;
     const now = this.#now();
     const phaseAction = phaseNextAction(flow, snap, now);
     const completed = isTerminal(flow, snap.phase, snap.deadline, now);
     const diagnostics = [...snap.diagnostics.filter((d) => d.severity !== "info").slice(-10), ...view.readDiagnostics];
     let nextAction = phaseAction;
+    let suggestions: NextAction[] = [];
     let markers: MarkerFinding[] = [];
     if (!completed) {
       const scan = scanSessionFiles(this.#root, flow, snap);
       diagnostics.push(...scan.diagnostics);
       markers = scan.files.flatMap((f) => f.findings);
-      nextAction =
-        overridingAction({
-          flow,
-          snap,
-          pendingWork: pendingWork.map((w) => ({ kind: w.kind, seq: w.seq, state: w.state, leaseExpired: w.lease?.expired === true })),
-        }) ??
-        (scan.files.length > 0 ? markerNextAction(flow, snap, scan.files) : undefined) ??
-        phaseAction;
+      const changedFiles = this.#verify(snap).flatMap((f): ChangedFile[] =>
+        f.state === "unchanged" ? [] : [{ path: f.path, state: f.state }],
+      );
+      const decision = decideNextAction({
+        flow,
+        snap,
+        now,
+        pendingWork: pendingWork.map((w) => ({
+          kind: w.kind,
+          seq: w.seq,
+          state: w.state,
+          leaseExpired: w.lease?.expired === true,
+          ...(w.lease ? { lease: { leaseId: w.lease.leaseId, owner: w.lease.owner, expiresAt: w.lease.expiresAt } } : {}),
+        })),
+        markerFiles: scan.files,
+        changedFiles,
+        ...facts,
+      });
+      nextAction = decision.nextAction;
+      suggestions = [...decision.suggestions, ...rollbackSuggestions(snap)];
     }
     const { total, completed: done } = snap.facets.progress;
     const out: SessionStatus = {
@@ -151,7 +231,7 @@ export class StatusService {
       nextAction,
       context: snap.context,
       pendingWork,
-      suggestions: completed ? [] : rollbackSuggestions(snap),
+      suggestions,
       position: snap.facets.position,
       progress: { total, completed: done, percent: total > 0 ? Math.round((done / total) * 100) : 0 },
       activeBlockers: snap.facets.blockers.filter((b) => b.state === "active"),
@@ -211,22 +291,12 @@ export class StatusService {
 
   async resume(sessionId: string): Promise<ResumeReport> {
     const view = await this.#journal.read(sessionId);
-    const status = await this.#storedFacts(this.describe(view, await this.#queue.pending(sessionId)), view.snapshot);
+    const status = await this.#storedFacts(
+      this.describe(view, await this.#queue.pending(sessionId), await this.#facts(view)),
+      view.snapshot,
+    );
     const { events } = await this.#journal.events(sessionId, { afterSeq: Math.max(0, view.snapshot.lastSeq - 20) });
-    const files: FileCheck[] = view.snapshot.facets.resume.filesModified.map((rec) => {
-      const now = hashFile(resolve(this.#root, rec.path));
-      const state: FileCheck["state"] =
-        now === undefined
-          ? rec.hash === undefined
-            ? "unchanged"
-            : "missing"
-          : rec.hash === undefined
-            ? "created"
-            : now === rec.hash
-              ? "unchanged"
-              : "changed";
-      return { path: rec.path, state, review: state !== "unchanged" };
-    });
+    const files = this.#verify(view.snapshot);
     return { ...status, facets: view.snapshot.facets, recentEvents: events, verification: { ok: files.every((f) => !f.review), files } };
   }
 

@@ -2,9 +2,11 @@
  * External targets: bind a session to the thing it drives (a browser tab, a remote job), and
  * resolve it later without ever falling back to "whatever is active". A target observed now
  * that is not the bound one is `target_mismatch`, unless the caller allows navigating back to
- * the bound target (nothing is written; the answer says where to go) or forces a rebind (a new
- * `target:set` with reason `forced`).
+ * the bound target (the session is unchanged; the answer says where to go) or forces a rebind (a
+ * new `target:set` with reason `forced`). A mismatch is noted as a stored diagnostic, and the next
+ * match after it too, so status can say whether the target observed last was the bound one.
  */
+import type { Backend } from "../backend/contract.js";
 import { compareTarget, cutUrl, type TargetInput } from "../core/targets.js";
 import type { AppendResult, JsonObject, TargetBinding } from "../core/types.js";
 import { BatonError, badInput } from "../errors.js";
@@ -29,9 +31,39 @@ const ID = /^[\x21-\x7e]{1,200}$/;
 
 export class TargetService {
   readonly #journal: Journal;
+  readonly #backend: Backend | undefined;
+  readonly #now: () => Date;
 
-  constructor(journal: Journal) {
+  constructor(journal: Journal, backend?: Backend, now: () => Date = () => new Date()) {
     this.#journal = journal;
+    this.#backend = backend;
+    this.#now = now;
+  }
+
+  /**
+   * Note what was observed (a stored diagnostic, outside the journal: nothing about the session
+   * changed), so status can say the target no longer matched. A match is noted only after a
+   * mismatch, to settle it; the common case writes nothing.
+   */
+  async #note(sessionId: string, matched: boolean, message: string): Promise<void> {
+    const backend = this.#backend;
+    if (!backend) return;
+    if (matched) {
+      const notes = (await backend.transaction("read", (tx) => tx.listDiagnostics(sessionId, 20))).filter(
+        (d) => d.code === "target_mismatch" || d.code === "target_matched",
+      );
+      const last = notes.reduce<(typeof notes)[number] | undefined>((a, d) => (!a || d.at >= a.at ? d : a), undefined);
+      if (last?.code !== "target_mismatch") return;
+    }
+    await backend.transaction("write", async (tx) => {
+      await tx.insertDiagnostic({
+        sessionId,
+        code: matched ? "target_matched" : "target_mismatch",
+        severity: matched ? "info" : "warning",
+        message,
+        at: this.#now().toISOString(),
+      });
+    });
   }
 
   async set(
@@ -83,8 +115,17 @@ export class TargetService {
     if (!seen) return { sessionId, status: "bound", target: bound, differences: [], warnings: [] };
     const cmp = compareTarget(bound, seen);
     const shown = shownObserved(seen);
-    if (cmp.match)
+    if (cmp.match) {
+      await this.#note(sessionId, true, `the observed target is the bound ${bound.kind} ${bound.id} again`);
       return { sessionId, status: "matched", target: bound, observed: shown as TargetInput, differences: [], warnings: cmp.warnings };
+    }
+    if (!opts.force) {
+      await this.#note(
+        sessionId,
+        false,
+        `the observed target differs from the bound ${bound.kind} ${bound.id} in ${cmp.differences.join(", ")}${seen.url !== undefined ? ` (observed ${cutUrl(seen.url)})` : ""}.`,
+      );
+    }
     if (opts.force) {
       const full = { kind: seen.kind ?? bound.kind, id: seen.id ?? bound.id, ...(seen.url !== undefined ? { url: seen.url } : {}) };
       const { target } = await this.set(sessionId, { ...full, reason: "forced" }, opts.actor);

@@ -1,0 +1,274 @@
+/**
+ * The next-action rules for the facts a session holds beyond its phase: blockers, the resume
+ * context, files, runs, work, locks, targets, deadlines, markers, progress. Pure; each is one
+ * row of the table in docs/flows.md, and its position is set in core/next-action.ts.
+ */
+import { allowedEvents, phaseNextAction } from "./flow.js";
+import { markerNextAction } from "./markers.js";
+import type { NextActionRule } from "./next-action.js";
+import type { NextAction } from "./types.js";
+
+const MAX_TEXT = 160;
+/** A lease that runs out within this long is about to expire. */
+export const LEASE_SOON_MS = 60_000;
+
+function clip(text: string, max = MAX_TEXT): string {
+  const t = text.replace(/\s+/g, " ").trim();
+  return t.length <= max ? t : `${t.slice(0, max - 1)}…`;
+}
+
+function quote(text: string): string {
+  return JSON.stringify(clip(text));
+}
+
+function nowOf(input: { now?: Date; snap: { updatedAt: string } }): Date {
+  return input.now ?? new Date(input.snap.updatedAt);
+}
+
+/** Dead-lettered work: nobody will be given it again, so someone handles it by hand. */
+export const deadWorkRule: NextActionRule = ({ snap, deadWork }) => {
+  const dead = deadWork ?? [];
+  const first = dead[0];
+  if (!first) return undefined;
+  const list = dead
+    .slice(0, 3)
+    .map((w) => `${w.kind} (seq ${w.seq})`)
+    .join(", ");
+  return {
+    action: {
+      action: "handle_dead_work",
+      reason: `${dead.length} work item(s) were dead-lettered and will not be delivered again: ${list}${dead.length > 3 ? ", …" : ""} (${clip(first.why)}). Read event seq ${first.seq} in the journal, handle it by hand, then record the result with \`baton event\`.`,
+      command: `baton export ${snap.sessionId}`,
+    },
+    fact: `${dead.length} work item(s) were dead-lettered (${list})`,
+  };
+};
+
+/** File truth: markers left in the session's files imply what is half done. */
+export const markerRule: NextActionRule = ({ flow, snap, markerFiles }) => {
+  if (!markerFiles || markerFiles.length === 0) return undefined;
+  const action = markerNextAction(flow, snap, markerFiles);
+  if (!action) return undefined;
+  const first = markerFiles.flatMap((f) => f.findings)[0];
+  return {
+    action,
+    fact: first ? `marker ${first.marker} remains at ${first.file}:${first.line}` : `the session's files imply ${action.action}`,
+  };
+};
+
+/** Files the resume context recorded that are no longer as recorded. */
+export const changedFilesRule: NextActionRule = ({ snap, changedFiles }) => {
+  const files = changedFiles ?? [];
+  if (files.length === 0) return undefined;
+  const list = files
+    .slice(0, 5)
+    .map((f) => `${f.path} (${f.state})`)
+    .join(", ");
+  const present = files.filter((f) => f.state !== "missing").map((f) => f.path);
+  const paths = (present.length > 0 ? present : files.map((f) => f.path)).map((p) => (/^[\w./@+-]+$/.test(p) ? p : JSON.stringify(p)));
+  return {
+    action: {
+      action: "review_changed_files",
+      reason: `${files.length} file(s) changed since the session recorded them: ${list}${files.length > 5 ? ", …" : ""}. Something other than the last recorded step touched them (another process, a crashed run, the user): review them before building on them, then record them again.`,
+      command: `baton files add ${paths.join(" ")} --session ${snap.sessionId}`,
+    },
+    fact: `${files.length} recorded file(s) changed since (${list})`,
+  };
+};
+
+/** The session's deadline passed while it is still open. */
+export const deadlineRule: NextActionRule = (input) => {
+  const { flow, snap } = input;
+  if (snap.deadline === undefined) return undefined;
+  const now = nowOf(input);
+  if (Date.parse(snap.deadline) >= now.getTime()) return undefined;
+  const allowed = new Set(allowedEvents(flow, snap.phase));
+  const fact = `the deadline ${snap.deadline} passed`;
+  if (allowed.has("timeout")) {
+    return {
+      action: {
+        action: "record_timeout",
+        reason: `The session's deadline (${snap.deadline}) passed while it is ${snap.phase}: record the timeout, which ends it.`,
+        command: `baton event ${snap.sessionId} timeout`,
+      },
+      fact,
+    };
+  }
+  const stop = allowed.has("abandon") ? `baton event ${snap.sessionId} abandon` : "";
+  return {
+    action: {
+      action: "deadline_passed",
+      reason: `The session's deadline (${snap.deadline}) passed while it is ${snap.phase}: stop and ask the user whether to finish the work anyway or to stop it${stop ? ` (\`${stop}\`)` : ""}.`,
+      command: "",
+      choices: [
+        { choice: "finish", description: "finish the work although the deadline passed", command: `baton resume ${snap.sessionId} --json` },
+        ...(stop ? [{ choice: "stop", description: "stop the session: abandon it", command: stop }] : []),
+      ],
+    },
+    fact,
+  };
+};
+
+/** An active blocker with no workaround: the next agent must not walk into it again. */
+export const activeBlockerRule: NextActionRule = (input) => {
+  const { snap } = input;
+  const active = snap.facets.blockers.filter((b) => b.state === "active");
+  const b = active[0];
+  if (!b) return undefined;
+  const phase = phaseOf(input);
+  const affects = b.affects ? ` (affects ${clip(b.affects, 80)})` : "";
+  const more =
+    active.length > 1
+      ? ` ${active.length - 1} more blocker(s) are active: ${active
+          .slice(1, 4)
+          .map((x) => x.id)
+          .join(", ")}.`
+      : "";
+  // In a phase that is itself about the blocker (task's `blocked`), its command comes after.
+  const after =
+    phase.action === "resolve_blocker"
+      ? ` Then: ${phase.reason} (\`${phase.command}\`)`
+      : ` Work it does not affect can go on (${phase.action}${phase.command ? `: \`${phase.command}\`` : ""}).`;
+  const workaround = b.workaround
+    ? ` A workaround was noted: ${quote(b.workaround)}; bypass it with that (\`baton blocker bypass ${b.id} --workaround …\`) to go on.`
+    : "";
+  return {
+    action: {
+      action: "resolve_blocker",
+      reason: `Blocker ${b.id} ${quote(b.text)} is active${affects}: do not walk into it again. Resolve it (ask the user for what it needs), or record a workaround with \`baton blocker bypass ${b.id} --workaround "<how>"\`.${workaround}${more}${after}`,
+      command: `baton blocker resolve ${b.id} --session ${snap.sessionId} --resolution "<how it was resolved>"`,
+    },
+    fact: `blocker ${b.id} ${quote(b.text)} is active`,
+    suggest: phase.action === "resolve_blocker" ? [] : [phase],
+  };
+};
+
+function phaseOf(input: Parameters<NextActionRule>[0]): NextAction {
+  return phaseNextAction(input.flow, input.snap, nowOf(input));
+}
+
+/** Progress says everything is done, but the session was never completed. */
+export const unrecordedCompletionRule: NextActionRule = (input) => {
+  const { flow, snap } = input;
+  const { total, completed } = snap.facets.progress;
+  if (total <= 0 || completed < total) return undefined;
+  const complete = flow.completeEvent ?? "complete";
+  const canComplete = allowedEvents(flow, snap.phase).includes(complete);
+  const phase = phaseOf(input);
+  const command = canComplete ? `baton complete ${snap.sessionId}` : phase.command;
+  return {
+    action: {
+      action: "record_completion",
+      reason: `Progress is ${completed}/${total} but the session was never completed (phase ${snap.phase}): check the work is really done, then record it${canComplete ? "" : ` (the phase first asks for ${phase.action})`}.`,
+      command,
+    },
+    fact: `progress is ${completed}/${total} but completion was never recorded`,
+  };
+};
+
+/** A run that crashed: its last step may be half done; its leased work went back. */
+export const crashedRunRule: NextActionRule = ({ snap }) => {
+  const runs = snap.facets.runs;
+  const crashed = runs.filter((r) => r.status === "crashed");
+  const last = crashed.at(-1);
+  if (!last) return undefined;
+  // A crash is news until a later run ended cleanly (someone picked up after it).
+  const handled = runs.some((r) => r.status === "ended" && r.ended !== undefined && last.ended !== undefined && r.ended > last.ended);
+  if (handled) return undefined;
+  return {
+    action: {
+      action: "check_crashed_run",
+      reason: `Run ${last.runId} (${last.agent}) crashed${last.ended ? ` at ${last.ended}` : ""} without handing off: its last step may be half done, and the work it had leased was given back. Check the recent events and the recorded files before going on.`,
+      command: `baton resume ${snap.sessionId} --json`,
+    },
+    fact: `run ${last.runId} (${last.agent}) crashed${last.ended ? ` at ${last.ended}` : ""} and its leased work was given back`,
+  };
+};
+
+/** A lease still live but about to run out: heartbeat it if it is yours. */
+export const expiringLeaseRule: NextActionRule = (input) => {
+  const now = nowOf(input).getTime();
+  const soon = input.pendingWork.filter(
+    (w) => w.state === "leased" && !w.leaseExpired && w.lease && Date.parse(w.lease.expiresAt) - now <= LEASE_SOON_MS,
+  );
+  const w = soon[0];
+  if (!w?.lease) return undefined;
+  return {
+    action: {
+      action: "heartbeat_lease",
+      reason: `The lease on ${w.kind} (seq ${w.seq}) held by ${w.lease.owner} runs out at ${w.lease.expiresAt}: if it is yours, heartbeat it; otherwise it is delivered again after that.`,
+      command: `baton lease heartbeat ${w.lease.leaseId}`,
+    },
+    fact: `the lease on ${w.kind} (seq ${w.seq}) held by ${w.lease.owner} runs out at ${w.lease.expiresAt}`,
+  };
+};
+
+/** A lock one of the session's runs holds: stale (expired), or still held by a live run. */
+export const lockRule: NextActionRule = (input) => {
+  const l = input.locks?.[0];
+  if (!l) return undefined;
+  const now = nowOf(input).getTime();
+  const run = input.snap.facets.runs.find((r) => r.runId === l.runId);
+  const stale = Date.parse(l.expiresAt) < now;
+  const fact = stale
+    ? `lock ${l.name} held by run ${l.runId} expired at ${l.expiresAt} (stale)`
+    : `lock ${l.name} is held by run ${l.runId}${run ? ` (${run.status})` : ""} until ${l.expiresAt}`;
+  return {
+    action: {
+      action: stale ? "reclaim_stale_lock" : "wait_for_lock",
+      reason: stale
+        ? `Lock ${l.name} is still held by run ${l.runId} (${l.owner}), whose heartbeat stopped at ${l.expiresAt}: acquiring it takes it over, with a new epoch.`
+        : `Lock ${l.name} is held by run ${l.runId} (${l.owner}) until ${l.expiresAt}: another process of this session may be writing; wait for it (or ask its holder) before writes it guards.`,
+      command: stale ? `baton lock inspect ${l.name}` : `baton lock acquire ${l.name} --wait 60000`,
+    },
+    fact,
+  };
+};
+
+/** The last observed target was not the bound one. */
+export const targetMismatchRule: NextActionRule = ({ snap, targetMismatch }) => {
+  if (!targetMismatch || !snap.target) return undefined;
+  const t = snap.target;
+  return {
+    action: {
+      action: "check_target",
+      reason: `At ${targetMismatch.at} the target observed was not the bound one: ${clip(targetMismatch.message, 240)} Go back to ${t.kind} ${t.id}${t.url ? ` (${t.url})` : ""} before acting on it.`,
+      command: `baton target resolve ${snap.sessionId} --navigate`,
+    },
+    fact: `the target observed at ${targetMismatch.at} was not the bound ${t.kind} ${t.id}`,
+  };
+};
+
+/** A bypassed blocker: carry on, but use its workaround. */
+export const bypassedBlockerRule: NextActionRule = ({ snap }) => {
+  const bypassed = snap.facets.blockers.filter((b) => b.state === "bypassed");
+  const b = bypassed[0];
+  if (!b) return undefined;
+  const how = b.workaround ? `use its workaround ${quote(b.workaround)}` : "no workaround was recorded";
+  return {
+    action: {
+      action: "use_workaround",
+      reason: `Blocker ${b.id} ${quote(b.text)} is bypassed: ${how}; do not try the blocked way again.`,
+      command: "",
+    },
+    fact: `blocker ${b.id} ${quote(b.text)} is bypassed: ${how}`,
+  };
+};
+
+/** Open questions the last agent left in the resume context. */
+export const openQuestionsRule: NextActionRule = ({ snap }) => {
+  const qs = snap.facets.resume.openQuestions;
+  if (qs.length === 0) return undefined;
+  const list = qs
+    .slice(-3)
+    .map((q) => quote(q))
+    .join(", ");
+  return {
+    action: {
+      action: "answer_open_questions",
+      reason: `${qs.length} open question(s) in the resume context: ${list}. Settle them (ask the user if needed) before acting on what they touch.`,
+      command: `baton resume ${snap.sessionId} --json`,
+    },
+    fact: `${qs.length} open question(s) remain: ${list}`,
+  };
+};

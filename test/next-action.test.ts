@@ -1,0 +1,421 @@
+/**
+ * The next-action rules, one by one (pure: snapshots built in memory), then their order and
+ * how competing facts are named: the table in docs/flows.md, "What decides the next action".
+ */
+import { readFileSync } from "node:fs";
+import { join } from "node:path";
+import fc from "fast-check";
+import { describe, expect, it } from "vitest";
+import { emptySnapshot } from "../src/core/fold.js";
+import { decideNextAction, NEXT_ACTION_RULES, type NextActionInput, pendingWorkRule, phaseRule } from "../src/core/next-action.js";
+import {
+  activeBlockerRule,
+  bypassedBlockerRule,
+  changedFilesRule,
+  crashedRunRule,
+  deadlineRule,
+  deadWorkRule,
+  expiringLeaseRule,
+  lockRule,
+  markerRule,
+  openQuestionsRule,
+  targetMismatchRule,
+  unrecordedCompletionRule,
+} from "../src/core/next-action-rules.js";
+import { finishRollbackRule } from "../src/core/rollback.js";
+import { checkpointBeforeTurn, spiralPauseRule } from "../src/core/spiral.js";
+import type { Snapshot } from "../src/core/types.js";
+import { BUILTIN_FLOWS } from "../src/services/flows.js";
+import { deadLetterMessage, parseDeadLetter } from "../src/services/queue.js";
+import { REPO } from "./helpers.js";
+
+const task = BUILTIN_FLOWS.task!;
+const NOW = new Date("2026-03-01T12:00:00.000Z");
+
+function snap(phase = "in_progress", flow = task): Snapshot {
+  const s = emptySnapshot("s", flow, "2026-03-01T10:00:00.000Z");
+  s.phase = phase;
+  return s;
+}
+
+function input(s: Snapshot, more: Partial<NextActionInput> = {}): NextActionInput {
+  return { flow: task, snap: s, pendingWork: [], now: NOW, ...more };
+}
+
+const blocker = (id: string, state: "active" | "bypassed" | "resolved", extra: { workaround?: string; affects?: string } = {}) => ({
+  id,
+  text: "No staging credentials",
+  state,
+  since: "2026-03-01T10:00:00.000Z",
+  updated: "2026-03-01T10:00:00.000Z",
+  ...extra,
+});
+
+describe("each rule alone", () => {
+  it("1 interrupted rollback → finish_rollback", () => {
+    const s = snap();
+    expect(finishRollbackRule(input(s))).toBeUndefined();
+    s.facets.rollbacks.push({
+      id: "rb1",
+      target: "cp-3",
+      safety: "cp-9",
+      state: "started",
+      files: 2,
+      startedAt: "2026-03-01T11:00:00.000Z",
+    } as never);
+    const a = finishRollbackRule(input(s));
+    expect(a?.action).toMatchObject({ action: "finish_rollback", command: "baton rollback --session s --to cp-3" });
+    expect(a?.fact).toBe("rollback rb1 to checkpoint cp-3 was interrupted");
+  });
+
+  it("2 spiral pause → ask_user, with the proposed checkpoint or a plain none", () => {
+    const s = snap();
+    expect(spiralPauseRule(input(s))).toBeUndefined();
+    s.facets.spiral = { paused: true, pattern: "same_signature", turns: 3, window: [], proposedCheckpoint: "cp-2" };
+    expect(spiralPauseRule(input(s))?.action.command).toBe("baton rollback --session s --to cp-2 && baton resume s --unpause");
+    delete s.facets.spiral.proposedCheckpoint;
+    s.facets.spiral.evidence = { pattern: "same_signature", summary: "Edit thrice", turns: [7, 8, 9] };
+    const none = spiralPauseRule(input(s))?.action;
+    expect(none?.command).toBe("baton resume s --unpause");
+    expect(none?.reason).toContain("No checkpoint exists from before the spiral began (turn seq 7)");
+  });
+
+  it("the spiral's fallback point: the newest non-safety checkpoint at or before its first turn", () => {
+    const cps = [
+      { id: "a", kind: "targeted", createdAt: "2026-03-01T10:00:00.000Z" },
+      { id: "b", kind: "tree", createdAt: "2026-03-01T10:05:00.000Z" },
+      { id: "safety", kind: "safety", createdAt: "2026-03-01T10:06:00.000Z" },
+      { id: "late", kind: "targeted", createdAt: "2026-03-01T10:10:00.000Z" },
+    ];
+    expect(checkpointBeforeTurn(cps, { at: "2026-03-01T10:07:00.000Z" })).toBe("b");
+    expect(checkpointBeforeTurn(cps, { at: "2026-03-01T10:05:00.000Z" })).toBe("b");
+    expect(checkpointBeforeTurn(cps, { at: "2026-03-01T09:00:00.000Z" })).toBeUndefined();
+  });
+
+  it("3 dead-lettered work → handle_dead_work", () => {
+    const s = snap();
+    expect(deadWorkRule(input(s))).toBeUndefined();
+    const a = deadWorkRule(
+      input(s, { deadWork: [{ kind: "steer", seq: 4, at: NOW.toISOString(), why: "its lease expired on delivery 5" }] }),
+    );
+    expect(a?.action).toMatchObject({ action: "handle_dead_work", command: "baton export s" });
+    expect(a?.action.reason).toContain("steer (seq 4)");
+    expect(a?.action.reason).toContain("its lease expired on delivery 5");
+  });
+
+  it("4 pending work the phase does not cover → handle_pending_work", () => {
+    const s = snap();
+    expect(pendingWorkRule(input(s))).toBeUndefined();
+    expect(pendingWorkRule(input(s, { pendingWork: [{ kind: "x", seq: 2, state: "leased" }] }))).toBeUndefined();
+    const a = pendingWorkRule(input(s, { pendingWork: [{ kind: "x", seq: 2, state: "leased", leaseExpired: true }] }));
+    expect(a?.action).toMatchObject({ action: "handle_pending_work", command: "baton poll --session s --json" });
+  });
+
+  it("5 markers in the session's files → the flow's marker rule", () => {
+    const lv = BUILTIN_FLOWS["live-variant"]!;
+    const s = snap("cycling", lv);
+    const files = [{ path: "src/a.tsx", findings: [{ file: "src/a.tsx", line: 3, marker: "carbonize", excerpt: "x" }] }];
+    expect(markerRule({ flow: lv, snap: s, pendingWork: [], markerFiles: [] })).toBeUndefined();
+    const a = markerRule({ flow: lv, snap: s, pendingWork: [], markerFiles: files });
+    expect(a?.action.action).toBe("run_carbonize_cleanup");
+    expect(a?.fact).toBe("marker carbonize remains at src/a.tsx:3");
+  });
+
+  it("6 files changed since recorded → review_changed_files, re-recording the present ones", () => {
+    const s = snap();
+    expect(changedFilesRule(input(s, { changedFiles: [] }))).toBeUndefined();
+    const a = changedFilesRule(
+      input(s, {
+        changedFiles: [
+          { path: "src/a.ts", state: "changed" },
+          { path: "gone.ts", state: "missing" },
+        ],
+      }),
+    );
+    expect(a?.action).toMatchObject({ action: "review_changed_files", command: "baton files add src/a.ts --session s" });
+    expect(a?.action.reason).toContain("src/a.ts (changed), gone.ts (missing)");
+  });
+
+  it("7 a passed deadline → record_timeout where the flow has it, else deadline_passed for the user", () => {
+    const s = snap();
+    s.deadline = "2026-03-01T13:00:00.000Z";
+    expect(deadlineRule(input(s))).toBeUndefined();
+    s.deadline = "2026-03-01T11:00:00.000Z";
+    const a = deadlineRule(input(s))?.action;
+    expect(a).toMatchObject({ action: "deadline_passed", command: "" });
+    expect(a?.choices?.map((c) => c.choice)).toEqual(["finish", "stop"]);
+    const ext = BUILTIN_FLOWS["external-run"]!;
+    const r = snap("running", ext);
+    r.deadline = "2026-03-01T11:00:00.000Z";
+    expect(deadlineRule({ flow: ext, snap: r, pendingWork: [], now: NOW })?.action).toMatchObject({
+      action: "record_timeout",
+      command: "baton event s timeout",
+    });
+  });
+
+  it("8 an active blocker → resolve_blocker, naming it, with the phase's action suggested", () => {
+    const s = snap();
+    s.facets.blockers.push(blocker("b0", "resolved"));
+    expect(activeBlockerRule(input(s))).toBeUndefined();
+    s.facets.blockers.push(blocker("b1", "active", { affects: "deploy" }));
+    const a = activeBlockerRule(input(s));
+    expect(a?.action.action).toBe("resolve_blocker");
+    expect(a?.action.reason).toContain('Blocker b1 "No staging credentials" is active (affects deploy)');
+    expect(a?.action.reason).toContain("Work it does not affect can go on (continue_task: `baton resume s --json`)");
+    expect(a?.suggest?.map((x) => x.action)).toEqual(["continue_task"]);
+    // In the blocked phase, the phase's own command (unblock) follows.
+    const b = activeBlockerRule(input(Object.assign(snap("blocked"), { facets: s.facets })));
+    expect(b?.action.reason).toContain("`baton event s unblock`");
+    expect(b?.suggest).toEqual([]);
+  });
+
+  it("9 progress n/n without completion → record_completion", () => {
+    const s = snap("verifying");
+    s.facets.progress = { total: 3, completed: 2 };
+    expect(unrecordedCompletionRule(input(s))).toBeUndefined();
+    s.facets.progress = { total: 3, completed: 3 };
+    expect(unrecordedCompletionRule(input(s))?.action).toMatchObject({ action: "record_completion", command: "baton complete s" });
+    const planned = snap("planned");
+    planned.facets.progress = { total: 1, completed: 1 };
+    expect(unrecordedCompletionRule(input(planned))?.action.command).toBe("baton event s start");
+  });
+
+  it("10 the phase rule always answers", () => {
+    expect(phaseRule(input(snap()))?.action.action).toBe("continue_task");
+  });
+
+  it("11 a crashed run not followed by a clean run end → check_crashed_run", () => {
+    const s = snap();
+    s.facets.runs.push({
+      runId: "r1",
+      agent: "claude",
+      started: "2026-03-01T10:00:00.000Z",
+      ended: "2026-03-01T10:30:00.000Z",
+      status: "crashed",
+    });
+    expect(crashedRunRule(input(s))?.action).toMatchObject({ action: "check_crashed_run", command: "baton resume s --json" });
+    s.facets.runs.push({
+      runId: "r2",
+      agent: "claude",
+      started: "2026-03-01T10:40:00.000Z",
+      ended: "2026-03-01T10:50:00.000Z",
+      status: "ended",
+    });
+    expect(crashedRunRule(input(s))).toBeUndefined();
+  });
+
+  it("12 a lease about to expire → heartbeat_lease", () => {
+    const lease = (ms: number) => ({ leaseId: "lse_1", owner: "cli:7", expiresAt: new Date(NOW.getTime() + ms).toISOString() });
+    const s = snap();
+    expect(expiringLeaseRule(input(s, { pendingWork: [{ kind: "x", seq: 2, state: "leased", lease: lease(600_000) }] }))).toBeUndefined();
+    const a = expiringLeaseRule(input(s, { pendingWork: [{ kind: "x", seq: 2, state: "leased", lease: lease(20_000) }] }));
+    expect(a?.action).toMatchObject({ action: "heartbeat_lease", command: "baton lease heartbeat lse_1" });
+  });
+
+  it("13 a lock of the session's runs → reclaim_stale_lock when expired, wait_for_lock when held", () => {
+    const s = snap();
+    expect(lockRule(input(s))).toBeUndefined();
+    const held = { name: "deploy", owner: "cli:9", runId: "r1", expiresAt: "2026-03-01T12:05:00.000Z" };
+    expect(lockRule(input(s, { locks: [held] }))?.action).toMatchObject({
+      action: "wait_for_lock",
+      command: "baton lock acquire deploy --wait 60000",
+    });
+    const stale = { ...held, expiresAt: "2026-03-01T11:00:00.000Z" };
+    expect(lockRule(input(s, { locks: [stale] }))?.action).toMatchObject({
+      action: "reclaim_stale_lock",
+      command: "baton lock inspect deploy",
+    });
+  });
+
+  it("14 a target mismatch noted since the binding → check_target", () => {
+    const s = snap();
+    const m = { at: NOW.toISOString(), message: "differs in id." };
+    expect(targetMismatchRule(input(s, { targetMismatch: m }))).toBeUndefined();
+    s.target = { kind: "browser-tab", id: "tab-1", setAt: "2026-03-01T10:00:00.000Z", seq: 3 };
+    expect(targetMismatchRule(input(s, { targetMismatch: m }))?.action).toMatchObject({
+      action: "check_target",
+      command: "baton target resolve s --navigate",
+    });
+  });
+
+  it("15 a bypassed blocker → use_workaround, naming the workaround", () => {
+    const s = snap();
+    expect(bypassedBlockerRule(input(s))).toBeUndefined();
+    s.facets.blockers.push(blocker("b1", "bypassed", { workaround: "use the preview env" }));
+    expect(bypassedBlockerRule(input(s))?.fact).toBe(
+      'blocker b1 "No staging credentials" is bypassed: use its workaround "use the preview env"',
+    );
+  });
+
+  it("16 open questions → answer_open_questions", () => {
+    const s = snap();
+    expect(openQuestionsRule(input(s))).toBeUndefined();
+    s.facets.resume.openQuestions.push("Which region?");
+    expect(openQuestionsRule(input(s))?.fact).toBe('1 open question(s) remain: "Which region?"');
+  });
+});
+
+describe("order and competing facts", () => {
+  it("the rules are in the documented order, advisory ones last", () => {
+    expect(NEXT_ACTION_RULES.map((r) => r.name)).toEqual([
+      "interrupted_rollback",
+      "spiral_pause",
+      "dead_lettered_work",
+      "pending_work",
+      "markers",
+      "changed_files",
+      "deadline_passed",
+      "active_blocker",
+      "unrecorded_completion",
+      "phase",
+      "crashed_run",
+      "expiring_lease",
+      "lock",
+      "target_mismatch",
+      "bypassed_blocker",
+      "open_questions",
+    ]);
+    expect(NEXT_ACTION_RULES.filter((r) => r.advisory).map((r) => r.name)).toEqual(NEXT_ACTION_RULES.slice(10).map((r) => r.name));
+  });
+
+  it("the first fact takes the action; the second is named in its reason and suggested", () => {
+    const s = snap();
+    s.facets.blockers.push(blocker("b1", "active"));
+    const d = decideNextAction(input(s, { changedFiles: [{ path: "a.ts", state: "changed" }] }));
+    expect(d.nextAction.action).toBe("review_changed_files");
+    expect(d.nextAction.reason).toContain('Also: blocker b1 "No staging credentials" is active.');
+    expect(d.suggestions.map((x) => x.action)).toEqual(["resolve_blocker"]);
+    expect(d.rules).toEqual(["changed_files", "active_blocker"]);
+  });
+
+  it("advisory facts never take the action, and the displaced phase is suggested only when the winner says so", () => {
+    const s = snap();
+    s.facets.resume.openQuestions.push("Which region?");
+    s.facets.blockers.push(blocker("b2", "bypassed", { workaround: "preview" }));
+    const d = decideNextAction(input(s));
+    expect(d.nextAction.action).toBe("continue_task");
+    expect(d.nextAction.reason).toMatch(
+      /Also: blocker b2 .* is bypassed: use its workaround "preview"; 1 open question\(s\) remain: "Which region\?"\.$/,
+    );
+    expect(d.suggestions.map((x) => x.action)).toEqual(["use_workaround", "answer_open_questions"]);
+    s.facets.blockers.push(blocker("b1", "active"));
+    const blocked = decideNextAction(input(s));
+    expect(blocked.nextAction.action).toBe("resolve_blocker");
+    expect(blocked.suggestions.map((x) => x.action)).toEqual(["continue_task", "use_workaround", "answer_open_questions"]);
+  });
+
+  it("an interrupted rollback outranks everything", () => {
+    const s = snap();
+    s.facets.rollbacks.push({ id: "rb1", target: "cp-3", safety: "cp-9", state: "started", files: 2, startedAt: "x" } as never);
+    s.facets.spiral = { paused: true, turns: 3, window: [] };
+    const d = decideNextAction(input(s, { pendingWork: [{ kind: "x", seq: 1, state: "ready" }] }));
+    expect(d.nextAction.action).toBe("finish_rollback");
+    expect(d.rules).toEqual(["interrupted_rollback", "spiral_pause", "pending_work"]);
+  });
+});
+
+describe("inputs status gathers", () => {
+  it("reads the kind, seq and why back from the queue's dead-letter message", () => {
+    const why = "its run r1.a crashed (pid_dead). Twice";
+    const msg = deadLetterMessage({ itemId: "w1", kind: "steer", seq: 12, attempts: 5 }, why);
+    expect(parseDeadLetter(msg)).toEqual({ kind: "steer", seq: 12, why });
+    expect(parseDeadLetter("something else")).toBeUndefined();
+  });
+});
+
+describe("the table of record", () => {
+  it("docs/flows.md lists the rules in the code's order, the advisory ones as shaping the reason", () => {
+    const text = readFileSync(join(REPO, "docs", "flows.md"), "utf8");
+    const section = text.slice(text.indexOf("## What decides the next action"), text.indexOf("## Writing a flow"));
+    const rows = [...section.matchAll(/^\| (\d+) \| `([a-z_]+)` \| [^|]+ \| [^|]+ \| (action|reason) \|/gm)];
+    expect(rows.map((r) => Number(r[1]))).toEqual(NEXT_ACTION_RULES.map((_, i) => i + 1));
+    expect(rows.map((r) => r[2])).toEqual(NEXT_ACTION_RULES.map((r) => r.name));
+    expect(rows.map((r) => r[3] === "reason")).toEqual(NEXT_ACTION_RULES.map((r) => r.advisory === true));
+  });
+});
+
+describe("any mix of facts (property)", () => {
+  /** Each fact, applied to a fresh snapshot and input. */
+  const FACTS: Record<string, (s: Snapshot, i: NextActionInput) => void> = {
+    rollback: (s) => {
+      s.facets.rollbacks.push({ id: "rb1", target: "cp-3", safety: "cp-9", state: "started", files: 1, startedAt: "x" } as never);
+    },
+    spiral: (s) => {
+      s.facets.spiral = { paused: true, turns: 3, window: [] };
+    },
+    dead: (_, i) => {
+      i.deadWork = [{ kind: "steer", seq: 4, at: NOW.toISOString(), why: "nacked" }];
+    },
+    pending: (_, i) => {
+      i.pendingWork = [...i.pendingWork, { kind: "x", seq: 2, state: "ready" }];
+    },
+    changed: (_, i) => {
+      i.changedFiles = [{ path: "a.ts", state: "changed" }];
+    },
+    deadline: (s) => {
+      s.deadline = "2026-03-01T11:00:00.000Z";
+    },
+    active: (s) => {
+      s.facets.blockers.push(blocker("b1", "active"));
+    },
+    done: (s) => {
+      s.facets.progress = { total: 2, completed: 2 };
+    },
+    crashed: (s) => {
+      s.facets.runs.push({
+        runId: "r1",
+        agent: "a",
+        started: "2026-03-01T10:00:00.000Z",
+        ended: "2026-03-01T10:01:00.000Z",
+        status: "crashed",
+      });
+    },
+    lease: (_, i) => {
+      const lease = { leaseId: "l1", owner: "o", expiresAt: new Date(NOW.getTime() + 1_000).toISOString() };
+      i.pendingWork = [...i.pendingWork, { kind: "y", seq: 3, state: "leased", lease }];
+    },
+    lock: (_, i) => {
+      i.locks = [{ name: "deploy", owner: "o", runId: "r9", expiresAt: "2026-03-01T13:00:00.000Z" }];
+    },
+    target: (s, i) => {
+      s.target = { kind: "job", id: "j1", setAt: "2026-03-01T10:00:00.000Z", seq: 2 };
+      i.targetMismatch = { at: NOW.toISOString(), message: "differs in id." };
+    },
+    bypassed: (s) => {
+      s.facets.blockers.push(blocker("b2", "bypassed", { workaround: "w" }));
+    },
+    questions: (s) => {
+      s.facets.resume.openQuestions.push("Which region?");
+    },
+  };
+
+  it("the first non-advisory rule that answers wins; every other one is named in the reason and suggested", () => {
+    fc.assert(
+      fc.property(fc.subarray(Object.keys(FACTS)), (facts) => {
+        const s = snap();
+        const i = input(s);
+        for (const f of facts) FACTS[f]?.(s, i);
+        const answers = NEXT_ACTION_RULES.flatMap((e) => {
+          const a = e.rule(i);
+          return a ? [{ e, a }] : [];
+        });
+        const win = answers.find((x) => !x.e.advisory);
+        const d = decideNextAction(i);
+        expect(d.nextAction.action).toBe(win?.a.action.action);
+        expect(d.nextAction.command).toBe(win?.a.action.command);
+        expect(d.rules[0]).toBe(win?.e.name);
+        for (const x of answers) {
+          if (x === win || x.e.name === "phase") continue;
+          expect(d.nextAction.reason).toContain(x.a.fact);
+          if (x.a.action.action !== d.nextAction.action) expect(d.suggestions.map((g) => g.action)).toContain(x.a.action.action);
+        }
+        expect(d.suggestions.some((g) => g.action === d.nextAction.action)).toBe(false);
+        const keys = d.suggestions.map((g) => `${g.action} ${g.command}`);
+        expect(new Set(keys).size).toBe(keys.length);
+        // With none of the facts, the phase alone answers, with nothing else to name.
+        if (facts.length === 0) expect(d).toMatchObject({ nextAction: { action: "continue_task" }, suggestions: [] });
+      }),
+      { numRuns: 300 },
+    );
+  });
+});
