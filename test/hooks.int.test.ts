@@ -343,6 +343,18 @@ describe("Gemini CLI hooks", () => {
     expect(read(root, "README.md")).toBe("# App\n");
   });
 
+  it("headless 'undo that' is recognised behind the session-start context Gemini CLI puts in front of it", () => {
+    const root = workspace({ "src/app.ts": "login\n" });
+    const context = hook("gemini", "session-start-startup", root).out.hookSpecificOutput.additionalContext as string;
+    expect(context.length).toBeGreaterThan(100);
+    hook("gemini", "before-replace", root);
+    writeFileSync(join(root, "src/app.ts"), "signin\n");
+    hook("gemini", "after-replace", root);
+    const undo = hook("gemini", "before-agent-headless-undo", root, { context });
+    expect(undo.out.systemMessage).toMatch(/^Baton rolled back/);
+    expect(read(root, "src/app.ts")).toBe("login\n");
+  });
+
   it("a file a shell command deleted comes back", () => {
     const root = workspace({ "src/app.ts": "app\n" });
     hook("gemini", "before-shell", root);

@@ -23,6 +23,7 @@ import { canonicalJson, sha256 } from "../core/canonical.js";
 import { failureFingerprint } from "../core/fingerprint.js";
 import { renderSessionContext, renderSpiralPause, type SessionBrief } from "../core/hook-context.js";
 import { pathProblem } from "../core/paths.js";
+import { userWords } from "../core/prompt-words.js";
 import { parseRollbackIntent, type RollbackIntent } from "../core/rollback-intent.js";
 import type { RunRecord, Snapshot } from "../core/types.js";
 import { isBatonError } from "../errors.js";
@@ -192,12 +193,15 @@ async function prompt(b: Baton, ev: Ev<"prompt">, opts: HandlerOptions): Promise
   const sid = await sessionFor(b, ev, opts, true);
   const snap = await b.snapshot(sid);
   await ensureRun(b, sid, snap, ev, opts);
+  // The user's words without the context blocks the agent wrapped them in (Gemini CLI puts the
+  // SessionStart hooks' text, Baton's own, in front of every prompt).
+  const words = userWords(ev.prompt);
   // Every rollback request names one of these verbs (core/rollback-intent.ts); most prompts do
   // not, and the full grammar's regular expressions cost ~2 ms to compile on first use.
-  const intent = /undo|revert|roll ?back|go back|restore/i.test(ev.prompt) ? parseRollbackIntent(ev.prompt) : undefined;
+  const intent = /undo|revert|roll ?back|go back|restore/i.test(words) ? parseRollbackIntent(words) : undefined;
   if (intent) return rollbackFromPrompt(b, sid, snap, intent);
   const sp = snap.facets.spiral;
-  if (sp?.paused && isUnpausePrompt(ev.prompt)) {
+  if (sp?.paused && isUnpausePrompt(words)) {
     await b.unpause(sid, { reason: "the user typed unpause", actor: "user" });
     return {
       context: "The user cleared Baton's spiral pause. Continue, but do not repeat the approach that looped: take a different one.",
@@ -206,7 +210,7 @@ async function prompt(b: Baton, ev: Ev<"prompt">, opts: HandlerOptions): Promise
   }
   const parts: string[] = [];
   if (sp?.paused) parts.push(renderSpiralPause(sid, pauseView(snap)));
-  const inj = await b.injectLessons({ sessionId: sid, prompt: ev.prompt }, { k: 5, maxChars: PROMPT_LESSONS_CHARS });
+  const inj = await b.injectLessons({ sessionId: sid, prompt: words }, { k: 5, maxChars: PROMPT_LESSONS_CHARS });
   if (inj.markdown) parts.push(inj.markdown);
   return parts.length > 0 ? { context: parts.join("\n\n") } : {};
 }
