@@ -42,6 +42,20 @@ function baton(root: string, args: string[]): any {
 }
 
 const read = (root: string, p: string) => readFileSync(join(root, p), "utf8");
+
+/** A Codex session transcript (rollout) in which each of `calls` ran `npm test` and exited 1. */
+function rollout(root: string, ...calls: string[]): string {
+  const lines = readFileSync(join(FIXTURES, "codex", "rollout.jsonl"), "utf8")
+    .trimEnd()
+    .split("\n");
+  const fixed = lines.slice(0, 3);
+  const failing = lines.slice(3).join("\n");
+  const fill = (text: string, call: string) =>
+    text.split("{{call}}").join(call).split("{{cwd}}").join(root).split("{{session}}").join("agent-session-1");
+  const file = join(tempDir("baton-codex-home-"), "rollout-2026-05-01T10-00-00-agent-session-1.jsonl");
+  writeFileSync(file, `${[fill(fixed.join("\n"), ""), ...calls.map((c) => fill(failing, c))].join("\n")}\n`);
+  return file;
+}
 const facets = (root: string, sid: string) => baton(root, ["session", "show", sid]).snapshot.facets;
 
 describe("Claude Code hooks", () => {
@@ -298,10 +312,12 @@ describe("Codex hooks", () => {
 
   it("a shell command gets a whole-tree checkpoint; a failed one is recorded as an error", () => {
     const root = workspace({ "src/app.ts": "login\n" });
+    // Codex sends a shell command's bare output; its exit code is in the session transcript.
+    const transcript = rollout(root, "call_test_1");
     hook("codex", "pre-bash", root);
     writeFileSync(join(root, "src/app.ts"), "signin\n");
-    hook("codex", "post-bash", root);
-    hook("codex", "post-bash-failure", root, { call: "call_test_1" });
+    hook("codex", "post-bash", root, { transcript });
+    hook("codex", "post-bash-failure", root, { call: "call_test_1", transcript });
     const sid = baton(root, ["status"]).sessions[0].sessionId as string;
     expect(baton(root, ["checkpoints", "--session", sid]).checkpoints.map((c: any) => c.kind)).toEqual(["tree"]);
     const nodes = baton(root, ["ledger", "list", "--session", sid]).nodes as any[];
@@ -312,6 +328,20 @@ describe("Codex hooks", () => {
     expect(nodes[1].fingerprint).toMatch(/^fp-/);
     hook("codex", "user-prompt-rollback", root);
     expect(read(root, "src/app.ts")).toBe("login\n");
+  });
+
+  it("identical failing shell commands, known only from the transcript, pause the session", () => {
+    const root = workspace({ "src/app.ts": "login\n" });
+    const calls = ["call_f1", "call_f2", "call_f3"];
+    const transcript = rollout(root, ...calls);
+    let last: HookRun | undefined;
+    for (const call of calls) last = hook("codex", "post-bash-failure", root, { call, transcript });
+    const sid = baton(root, ["status"]).sessions[0].sessionId as string;
+    const nodes = baton(root, ["ledger", "list", "--session", sid]).nodes as any[];
+    expect(nodes.map((n) => n.status)).toEqual(["error", "error", "error"]);
+    expect(new Set(nodes.map((n) => n.fingerprint)).size).toBe(1);
+    expect(facets(root, sid).spiral.paused).toBe(true);
+    expect(last?.out.hookSpecificOutput.additionalContext).toContain("Baton paused session");
   });
 
   it("SessionStart with source=resume gives the next action", () => {
@@ -367,7 +397,12 @@ describe("Gemini CLI hooks", () => {
 
   it("a spiral pause denies write_file in Gemini's own format", () => {
     const root = workspace({ "README.md": "# App\n" });
-    for (let i = 0; i < 3; i++) hook("gemini", "after-shell-error", root);
+    // A non-zero exit is only in llmContent ("Exit Code: 2"), and each run has its own process group.
+    for (let i = 0; i < 3; i++) hook("gemini", "after-shell-error", root, { pgid: String(4242 + i) });
+    const sid = baton(root, ["status"]).sessions[0].sessionId as string;
+    const nodes = baton(root, ["ledger", "list", "--session", sid]).nodes as any[];
+    expect(nodes.map((n) => n.status)).toEqual(["error", "error", "error"]);
+    expect(new Set(nodes.map((n) => n.fingerprint)).size).toBe(1);
     const denied = hook("gemini", "before-write-file", root);
     expect(denied.out.decision).toBe("deny");
     expect(denied.out.reason).toContain("Baton paused session");

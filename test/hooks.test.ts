@@ -188,6 +188,25 @@ describe("adapters", () => {
     expect(gemini.parse("AfterAgent", { cwd }, "/")).toMatchObject({ kind: "stop", sessionEnd: false });
   });
 
+  it("Gemini CLI: a shell command's non-zero exit is read from llmContent, whatever it printed", () => {
+    const status = (llmContent: unknown) =>
+      gemini.parse(
+        "AfterTool",
+        { cwd, tool_name: "run_shell_command", tool_input: {}, tool_response: { llmContent, returnDisplay: "" } },
+        "/",
+      );
+    const wrap = (t: string) => `<untrusted_context>\n${t}\n</untrusted_context>`;
+    expect(status(wrap("Output: boom\nExit Code: 1\nProcess Group PGID: 77"))).toMatchObject({
+      status: "error",
+      error: "Output: boom\nExit Code: 1",
+    });
+    expect(status([{ text: wrap("Output: (empty)\nExit Code: 127\nSignal: 9") }])).toMatchObject({ status: "error" });
+    expect(status(wrap("Output: ok\nProcess Group PGID: 77"))).toMatchObject({ status: "success" });
+    // The command's own output saying "Exit Code: 1" is not Gemini CLI's exit line.
+    expect(status(wrap("Output: Exit Code: 1\nmore output\nProcess Group PGID: 77"))).toMatchObject({ status: "success" });
+    expect(status(wrap("Output: x\nExit Code: 0"))).toMatchObject({ status: "success" });
+  });
+
   it("only a plain read-only Baton invocation passes; a mutating one is Baton's but not read-only", () => {
     for (const c of [
       "baton status --json",

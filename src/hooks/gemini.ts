@@ -9,7 +9,8 @@
  *   model as the tool's error) refuses the call. Tools: `write_file` and `replace`
  *   (`file_path`), `run_shell_command` (`command`).
  * - AfterTool (`tool_response`: `{llmContent, returnDisplay, error?}`):
- *   `hookSpecificOutput.additionalContext` is appended to the result.
+ *   `hookSpecificOutput.additionalContext` is appended to the result. A shell command that
+ *   exits non-zero has no `error`: its `llmContent` ends with `Exit Code: N`.
  * - PreCompress (`trigger`), AfterAgent (each turn ends), SessionEnd (`reason`).
  * - `systemMessage` is shown to the user; `{}` lets everything proceed.
  */
@@ -39,11 +40,36 @@ function toolCall(p: Record<string, unknown>): ToolCall {
   return { ...base, kind: "other", files: [] };
 }
 
+/** The text of `llmContent`: a string, a part, or a list of parts. */
+function contentText(v: unknown): string {
+  if (typeof v === "string") return v;
+  if (Array.isArray(v)) return v.map(contentText).join("\n");
+  return str(obj(v).text) ?? "";
+}
+
+/**
+ * `run_shell_command` reports a non-zero exit in its result text, not as an error:
+ * `<untrusted_context>\nOutput: …\nExit Code: 1\nProcess Group PGID: 4242\n</untrusted_context>`
+ * (the `Exit Code` line only when non-zero, followed only by the lines Gemini CLI adds after it).
+ */
+const EXIT_LINE = /\nExit Code: (-?\d+)\n?((?:(?:Signal|Background PIDs|Process Group PGID): [^\n]*\n?)*)(?:<\/untrusted_context>)?\s*$/;
+
 function failure(response: unknown): string | undefined {
-  const err = obj(response).error;
+  const r = obj(response);
+  const err = r.error;
   if (typeof err === "string" && err) return err;
   if (err && typeof err === "object") return str(obj(err).message) ?? JSON.stringify(err);
-  return undefined;
+  const text = contentText(r.llmContent);
+  const m = EXIT_LINE.exec(text);
+  if (!m || m[1] === "0") return undefined;
+  // Without the wrapper and the process-group line (a new pid each run would change the
+  // failure's fingerprint, and the spiral detector looks for the same failure).
+  return text
+    .slice(0, m.index)
+    .replace(/^\s*<untrusted_context>\s*/, "")
+    .concat(`\nExit Code: ${m[1]}`)
+    .trim()
+    .slice(-2_000);
 }
 
 function render(event: HookEvent, r: HookResponse): string {
