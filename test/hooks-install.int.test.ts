@@ -95,6 +95,7 @@ describe("baton hooks install / uninstall", () => {
     expect(Object.keys(s.hooks).sort()).toEqual(
       [
         "Notification",
+        "PostCompact",
         "PostToolUse",
         "PostToolUseFailure",
         "PreCompact",
@@ -106,7 +107,17 @@ describe("baton hooks install / uninstall", () => {
       ].sort(),
     );
     expect(first.hooks.map((h: any) => h.event).sort()).toEqual(
-      ["SessionStart", "UserPromptSubmit", "PreToolUse", "PostToolUse", "PostToolUseFailure", "PreCompact", "Stop", "SessionEnd"].sort(),
+      [
+        "SessionStart",
+        "UserPromptSubmit",
+        "PreToolUse",
+        "PostToolUse",
+        "PostToolUseFailure",
+        "PreCompact",
+        "PostCompact",
+        "Stop",
+        "SessionEnd",
+      ].sort(),
     );
   });
 
@@ -127,7 +138,17 @@ describe("baton hooks install / uninstall", () => {
     const s = JSON.parse(installed);
     expect(s.hooks.PreToolUse.map((g: any) => g.matcher)).toEqual(["Bash", "apply_patch|Bash|shell|exec|exec_command|local_shell"]);
     expect(s.hooks.SessionStart[0]).toEqual(CODEX_HOOKS.hooks.SessionStart[0]);
-    expect(Object.keys(s.hooks).sort()).toEqual(["PostToolUse", "PreCompact", "PreToolUse", "SessionStart", "Stop", "UserPromptSubmit"]);
+    expect(Object.keys(s.hooks).sort()).toEqual([
+      "PostCompact",
+      "PostToolUse",
+      "PreCompact",
+      "PreToolUse",
+      "SessionEnd",
+      "SessionStart",
+      "Stop",
+      "UserPromptSubmit",
+    ]);
+    expect(s.hooks.SessionEnd[0].hooks[0].timeout).toBe(3);
   });
 
   it("Gemini CLI: .gemini/settings.json keeps comments, other keys and hooks.disabled", () => {

@@ -42,6 +42,11 @@ function baton(root: string, args: string[]): any {
 }
 
 const read = (root: string, p: string) => readFileSync(join(root, p), "utf8");
+/** The journal's notes about compactions. */
+const compactionNotes = (root: string, sid: string) =>
+  (baton(root, ["resume", sid]).recentEvents as any[])
+    .filter((e) => e.type === "note:added" && /compacted/.test(e.data?.text ?? ""))
+    .map((e) => e.data.text as string);
 
 /** A Codex session transcript (rollout) in which each of `calls` ran `npm test` and exited 1. */
 function rollout(root: string, ...calls: string[]): string {
@@ -195,6 +200,10 @@ describe("Claude Code hooks", () => {
 
     hook("claude", "pre-compact", root);
     expect(existsSync(join(root, ".baton", "sessions", sid, "STATE.md"))).toBe(true);
+    // A compaction is noted once it happened (PostCompact), not when it was about to.
+    expect(compactionNotes(root, sid)).toEqual([]);
+    hook("claude", "post-compact", root);
+    expect(compactionNotes(root, sid)).toEqual(["Claude Code compacted its context (manual)."]);
 
     for (const source of ["resume", "compact"]) {
       const r = hook("claude", `session-start-${source}`, root);
@@ -344,6 +353,20 @@ describe("Codex hooks", () => {
     expect(last?.out.hookSpecificOutput.additionalContext).toContain("Baton paused session");
   });
 
+  it("PreCompact writes STATE.md, PostCompact notes the compaction, SessionEnd ends the run", () => {
+    const root = workspace();
+    hook("codex", "session-start-startup", root);
+    const sid = baton(root, ["status"]).sessions[0].sessionId as string;
+    hook("codex", "pre-compact", root);
+    expect(existsSync(join(root, ".baton", "sessions", sid, "STATE.md"))).toBe(true);
+    expect(compactionNotes(root, sid)).toEqual([]);
+    hook("codex", "post-compact", root);
+    expect(compactionNotes(root, sid)).toEqual(["Codex compacted its context (manual)."]);
+    expect(facets(root, sid).runs.map((r: any) => r.status)).toEqual(["running"]);
+    hook("codex", "session-end", root);
+    expect(facets(root, sid).runs.map((r: any) => r.status)).toEqual(["ended"]);
+  });
+
   it("SessionStart with source=resume gives the next action", () => {
     const root = workspace();
     hook("codex", "session-start-startup", root);
@@ -409,12 +432,16 @@ describe("Gemini CLI hooks", () => {
     expect(read(root, "README.md")).toBe("# App\n");
   });
 
-  it("PreCompress writes STATE.md; AfterAgent and SessionEnd end the run", () => {
+  it("PreCompress 'auto' (before every model request) records nothing; a manual /compress writes STATE.md and notes it; AfterAgent and SessionEnd end the run", () => {
     const root = workspace();
     hook("gemini", "session-start-resume", root);
     const sid = baton(root, ["status"]).sessions[0].sessionId as string;
-    hook("gemini", "pre-compress", root);
+    for (let i = 0; i < 3; i++) expect(hook("gemini", "pre-compress", root).out).toEqual({});
+    expect(compactionNotes(root, sid)).toEqual([]);
+    expect(existsSync(join(root, ".baton", "sessions", sid, "STATE.md"))).toBe(false);
+    hook("gemini", "pre-compress-manual", root);
     expect(existsSync(join(root, ".baton", "sessions", sid, "STATE.md"))).toBe(true);
+    expect(compactionNotes(root, sid)).toEqual(["Gemini CLI compacted its context (manual); STATE.md was written first."]);
     hook("gemini", "after-agent", root);
     expect(facets(root, sid).runs.map((r: any) => r.status)).toEqual(["ended"]);
     expect(hook("gemini", "session-end", root).out).toEqual({});

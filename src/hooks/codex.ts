@@ -6,7 +6,7 @@
  * - stdin: `session_id`, `cwd`, `hook_event_name`, `model`, `turn_id`, … SessionStart has
  *   `source` (startup | resume | clear | compact), UserPromptSubmit `prompt`, PreToolUse and
  *   PostToolUse `tool_name`, `tool_input`, `tool_use_id` (PostToolUse also `tool_response`),
- *   PreCompact `trigger`.
+ *   PreCompact and PostCompact `trigger` (manual | auto); SessionEnd `reason` (since 0.145).
  * - PostToolUse's `tool_response` for a shell call is the bare output, without its exit code:
  *   whether it failed is read from the session transcript (`transcript_path`).
  * - Shell tools arrive as `tool_name: "Bash"` with `tool_input.command`; file edits as
@@ -23,6 +23,7 @@ import { type AgentAdapter, obj, parsePayload, str, type ToolCall } from "./type
 
 const CONTEXT_LIMIT = 10_000;
 const TIMEOUT_S = 60;
+const SESSION_END_TIMEOUT_S = 3;
 const SHELL_TOOLS = new Set(["Bash", "shell", "exec", "exec_command", "local_shell", "unified_exec", "container.exec"]);
 
 /** The patch body of an apply_patch call, whichever field carries it. */
@@ -104,7 +105,9 @@ export const codex: AgentAdapter = {
           PreToolUse: "before_tool",
           PostToolUse: "after_tool",
           PreCompact: "pre_compact",
+          PostCompact: "post_compact",
           Stop: "stop",
+          SessionEnd: "session_end",
         },
         toolCall,
         failure: (q) => codexFailure(q.tool_response) ?? callFailure(q),
@@ -123,14 +126,17 @@ export const codex: AgentAdapter = {
   },
 
   hookSpecs(command) {
-    const h = hookGroup(command, "codex", () => ({ timeout: TIMEOUT_S }));
+    // Codex clamps SessionEnd's timeout to 3 s (and warns about a longer one).
+    const h = hookGroup(command, "codex", (event) => ({ timeout: event === "SessionEnd" ? SESSION_END_TIMEOUT_S : TIMEOUT_S }));
     return [
       h("SessionStart"),
       h("UserPromptSubmit"),
       h("PreToolUse", "apply_patch|Bash|shell|exec|exec_command|local_shell"),
       h("PostToolUse"),
       h("PreCompact"),
+      h("PostCompact"),
       h("Stop"),
+      h("SessionEnd"),
     ];
   },
 };

@@ -10,7 +10,7 @@
  * - before a write: a targeted checkpoint of the files it names; before a shell command: a
  *   whole-tree checkpoint. While a spiral pauses the session, the call is denied instead.
  * - after a tool: a ledger node, a turn for the spiral detector, the files-modified facet.
- * - before compaction: STATE.md; turn or session end: the run ends.
+ * - before compaction: STATE.md; after it: a journal note; turn or session end: the run ends.
  *
  * The checkpoint taken before a call is handed to the after-call hook (another process)
  * through `.baton/hooks/pending/<key>`, keyed by the agent's call id (or the call's arguments).
@@ -63,6 +63,8 @@ export async function handleHook(b: Baton, ev: HookEvent, opts: HandlerOptions):
       return afterTool(b, ev, opts);
     case "pre_compact":
       return preCompact(b, ev, opts);
+    case "post_compact":
+      return postCompact(b, ev, opts);
     case "stop":
       return stop(b, ev);
     default:
@@ -392,16 +394,31 @@ function bounded(v: unknown, depth = 0): unknown {
 
 // Compaction and the end of a turn or session
 
+/**
+ * Before a compaction: STATE.md, so the compacted agent can re-read where things stand. The
+ * journal notes a compaction only once it happened (PostCompact), or here when the agent sends
+ * nothing afterwards and fires this hook only for a compaction that follows (`announced`).
+ */
 async function preCompact(b: Baton, ev: Ev<"pre_compact">, opts: HandlerOptions): Promise<HookResponse> {
   const sid = await sessionFor(b, ev, opts, false);
   if (!sid) return {};
   await b.writeStateMarkdown(sid);
+  if (ev.announced) await noteCompaction(b, sid, opts, ev.trigger, "; STATE.md was written first");
+  return {};
+}
+
+async function postCompact(b: Baton, ev: Ev<"post_compact">, opts: HandlerOptions): Promise<HookResponse> {
+  const sid = await sessionFor(b, ev, opts, false);
+  if (sid) await noteCompaction(b, sid, opts, ev.trigger, "");
+  return {};
+}
+
+async function noteCompaction(b: Baton, sid: string, opts: HandlerOptions, trigger: string | undefined, tail: string): Promise<void> {
   await b.append(sid, {
     type: "note:added",
     actor: "system",
-    data: { text: `${opts.label} compacted its context (${ev.trigger ?? "auto"}); STATE.md was written first.` },
+    data: { text: `${opts.label} compacted its context (${trigger ?? "auto"})${tail}.` },
   });
-  return {};
 }
 
 async function stop(b: Baton, ev: Ev<"stop">): Promise<HookResponse> {
