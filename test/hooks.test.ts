@@ -9,6 +9,7 @@ import { fitSections, renderSessionContext, type SessionBrief } from "../src/cor
 import type { JsonObject } from "../src/core/types.js";
 import { claude } from "../src/hooks/claude.js";
 import { codex, codexFailure } from "../src/hooks/codex.js";
+import { codexHookHash, codexTrustedHashes, withCodexTrust } from "../src/hooks/codex-trust.js";
 import { gemini } from "../src/hooks/gemini.js";
 
 describe("patchPaths", () => {
@@ -277,6 +278,50 @@ describe("adapters", () => {
       expect(isUnpausePrompt(p), p).toBe(true);
     for (const p of ["please don't unpause", "unpause the video player", "why was it paused?", ""])
       expect(isUnpausePrompt(p), p).toBe(false);
+  });
+});
+
+describe("Codex hook trust", () => {
+  it("hashes a hook exactly as Codex 0.169 does (values from its `hooks/list`)", () => {
+    const cmd = (command: string, timeout?: number, extra: Record<string, unknown> = {}) => ({
+      type: "command",
+      command,
+      ...(timeout !== undefined ? { timeout } : {}),
+      ...extra,
+    });
+    expect(codexHookHash("PreToolUse", "apply_patch|Bash", cmd("baton hook codex PreToolUse", 60))).toBe(
+      "sha256:866af5cea27c0f3e1cb5167652074ee1febd29720a56fa16f2d73f14b63a12fd",
+    );
+    expect(codexHookHash("SessionStart", undefined, cmd("baton hook codex SessionStart", 60))).toBe(
+      "sha256:0925acc61a5eade0bde2bfcfd993344d0647de57f2570a38f3407ee7f1c69b86",
+    );
+    // UserPromptSubmit drops its matcher; no timeout is 600.
+    expect(codexHookHash("UserPromptSubmit", "zzz", cmd("baton hook codex UserPromptSubmit"))).toBe(
+      "sha256:08216ed9eb64728e64c5590d8fa6527c62430d5229225fc4c030b4919c40b763",
+    );
+    // SessionEnd's timeout is clamped to 3 before hashing.
+    expect(codexHookHash("SessionEnd", undefined, cmd("b SessionEnd", 60))).toBe(
+      "sha256:5bcb29b38f44f04d56c616a44b557358d462b7a725ef399e1558eeb14d713799",
+    );
+    expect(codexHookHash("SessionStart", "startup", cmd("b s", 60, { statusMessage: "hi" }))).toBe(
+      "sha256:cd79358837c918fd4e1b6fac1eb8cc35d80f9635040578805e67f0a136b8ba44",
+    );
+  });
+
+  it("writes trusted_hash tables, updates them in place, and leaves a config it cannot follow alone", () => {
+    const e = [{ event: "Stop", key: "/p/.codex/hooks.json:stop:0:0", hash: "sha256:a" }];
+    const once = withCodexTrust('model = "m" # mine\n', e) as string;
+    expect(once).toBe('model = "m" # mine\n\n[hooks.state."/p/.codex/hooks.json:stop:0:0"]\ntrusted_hash = "sha256:a"\n');
+    expect(codexTrustedHashes(once).get("/p/.codex/hooks.json:stop:0:0")).toBe("sha256:a");
+    const again = withCodexTrust(once, [{ ...e[0], hash: "sha256:b" } as (typeof e)[0]]) as string;
+    expect(again).toBe(once.replace("sha256:a", "sha256:b"));
+    expect(withCodexTrust(again, [], [e[0]?.key as string])).toBe('model = "m" # mine\n');
+    // A multi-line string that looks like a table is not one.
+    const ml = 'instructions = """\n[hooks.state."x"]\ntrusted_hash = "no"\n"""\n';
+    expect(codexTrustedHashes(ml).size).toBe(0);
+    expect(withCodexTrust(ml, e)).toBe(`${ml}\n[hooks.state."/p/.codex/hooks.json:stop:0:0"]\ntrusted_hash = "sha256:a"\n`);
+    for (const other of ["hooks.state = {}\n", "[hooks]\nstate = { x = 1 }\n", "hooks = { }\n"])
+      expect(withCodexTrust(other, e), other).toBeUndefined();
   });
 });
 
