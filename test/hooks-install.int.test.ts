@@ -285,6 +285,8 @@ describe("baton hooks install / uninstall", () => {
       JSON.stringify({ [root]: "DO_NOT_TRUST", [join(root, "..")]: "TRUST_FOLDER" }),
     );
     expect(cli(["hooks", "install", "gemini", "--root", root], { env }).stdout).toContain("Gemini CLI will not run these hooks yet");
+    // GEMINI_CLI_TRUST_WORKSPACE decides before the file when Baton sees it too.
+    expect(install(root, "gemini", [], { ...env, GEMINI_CLI_TRUST_WORKSPACE: "true" }).willRun).toBe(true);
   });
 
   it("a settings file that is not JSON is left alone with a clear error", () => {

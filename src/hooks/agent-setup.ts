@@ -242,7 +242,10 @@ function geminiReadiness(o: SetupPlace, settings: JsonObject): Readiness {
   const file = geminiTrustedFoldersFile(o);
   const user = jsonFile(join(homeOf(o), ".gemini", "settings.json"));
   const folderTrustOff = ((user?.security as JsonObject | undefined)?.folderTrust as JsonObject | undefined)?.enabled === false;
-  const trusted = folderTrustOff || geminiFolderTrust(jsonFile(file) ?? {}, o.root) === true;
+  // The variable Gemini CLI reads, when it is set where Baton runs too (a shell profile, CI).
+  const fromEnv = (o.env ?? process.env).GEMINI_CLI_TRUST_WORKSPACE;
+  const trusted =
+    fromEnv === "true" || (fromEnv !== "false" && (folderTrustOff || geminiFolderTrust(jsonFile(file) ?? {}, o.root) === true));
   if (!trusted)
     remaining.push(
       `Gemini CLI runs hooks only in a trusted folder: run \`gemini\` in ${o.root} and trust the folder, or add ${JSON.stringify(spellings(o.root)[0])}: "TRUST_FOLDER" to ${file} (headless runs can set GEMINI_CLI_TRUST_WORKSPACE=true instead).`,
