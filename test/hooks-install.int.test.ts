@@ -261,6 +261,15 @@ describe("baton hooks install / uninstall", () => {
     // Installing again trusts them again; uninstall forgets Baton's trust and keeps the rest.
     install(root, "codex", [], env);
     expect(status()).toMatchObject({ willRun: true });
+    // A launcher whose baton is gone (moved, uninstalled) is stale; installing again repoints it,
+    // and the entries (the same command) stay trusted.
+    writeFileSync(
+      shim,
+      readFileSync(shim, "utf8").replace(/^exec .*$/m, `exec ${process.execPath} ${join(root, "gone", "baton.cjs")} "$@"`),
+    );
+    expect(status()).toMatchObject({ stale: true, willRun: false });
+    expect(install(root, "codex", [], env).changed).toBe(false);
+    expect(status()).toMatchObject({ stale: false, willRun: true });
     uninstall(root, "codex", [], env);
     expect(readFileSync(config, "utf8")).toBe(
       `model = "gpt-5-codex"\n\n[mcp_servers.docs]\ncommand = "docs-mcp"\n\n[projects.${JSON.stringify(realpathSync(root))}]\ntrust_level = "trusted"\n`,
