@@ -3,7 +3,7 @@
  * hooks: install twice gives the same file, uninstall restores the original (formatting
  * aside), and the previous text is kept in `<file>.baton.bak`.
  */
-import { existsSync, mkdirSync, readdirSync, readFileSync, realpathSync, symlinkSync, writeFileSync } from "node:fs";
+import { existsSync, mkdirSync, readdirSync, readFileSync, realpathSync, statSync, symlinkSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { parse } from "jsonc-parser";
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
@@ -217,8 +217,9 @@ describe("baton hooks install / uninstall", () => {
     const env = privateHome();
     const config = join(env.CODEX_HOME as string, "config.toml");
     mkdirSync(env.CODEX_HOME as string, { recursive: true });
-    writeFileSync(config, 'model = "gpt-5-codex"\n\n[mcp_servers.docs]\ncommand = "docs-mcp"\n');
+    writeFileSync(config, 'model = "gpt-5-codex"\n\n[mcp_servers.docs]\ncommand = "docs-mcp"\n', { mode: 0o600 });
     const r = install(root, "codex", [], env);
+    expect(statSync(config).mode & 0o777, "config.toml keeps its mode").toBe(0o600);
     // The command names a launcher at a fixed place (so trust survives reinstalls and upgrades).
     const shim = join(env.CODEX_HOME as string, "baton", "baton");
     expect(r.hooks.map((h: any) => h.command)).toContain(`${shim} hook codex PreToolUse`);

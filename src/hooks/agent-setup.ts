@@ -19,7 +19,7 @@
  *   `~/.gemini/trusted_hooks.json` (`{"<project root>": ["<name>:<command>", …]}`); the installer
  *   records Baton's there, so the user is not warned about hooks they just installed.
  */
-import { chmodSync, existsSync, mkdirSync, readFileSync, realpathSync, renameSync, writeFileSync } from "node:fs";
+import { chmodSync, existsSync, mkdirSync, readFileSync, realpathSync, renameSync, statSync, writeFileSync } from "node:fs";
 import { homedir } from "node:os";
 import { dirname, join, resolve } from "node:path";
 import { isBatonCommand } from "../core/hook-config.js";
@@ -71,7 +71,14 @@ function readText(file: string): string | undefined {
   }
 }
 
-function writeText(file: string, text: string, mode?: number): void {
+/** Written by temp file and rename, keeping an existing file's mode (config.toml may hold secrets: 0600). */
+function writeText(file: string, text: string, newMode?: number): void {
+  let mode = newMode;
+  try {
+    mode = statSync(file).mode & 0o777;
+  } catch {
+    // a new file
+  }
   try {
     mkdirSync(dirname(file), { recursive: true });
     const tmp = `${file}.${process.pid}.tmp`;
@@ -145,8 +152,8 @@ export function trustCodexHooks(o: SetupPlace, hooks: unknown, previous: unknown
       problem: `${file} defines "hooks" in a form Baton does not edit; trust Baton's hooks in Codex's /hooks`,
     };
   if (next === text) return { file, changed: false };
-  if (text !== "") writeText(`${file}.baton.bak`, text);
-  writeText(file, next);
+  if (text !== "") writeText(`${file}.baton.bak`, text, statSync(file).mode & 0o777);
+  writeText(file, next, 0o600);
   return { file, changed: true };
 }
 
