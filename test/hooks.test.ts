@@ -1,11 +1,14 @@
 /** The pure parts of the agent hooks: patch paths, the config merge, adapters, the context budget. */
 
+import { readFileSync } from "node:fs";
+import { join } from "node:path";
 import fc from "fast-check";
 import { describe, expect, it } from "vitest";
 import { patchPaths } from "../src/core/apply-patch.js";
 import { batonInvocation, isUnpausePrompt } from "../src/core/baton-command.js";
 import { addBatonHooks, isBatonCommand, listBatonHooks, removeBatonHooks, uninstallFrom } from "../src/core/hook-config.js";
 import { fitSections, renderSessionContext, type SessionBrief } from "../src/core/hook-context.js";
+import { parseRollbackIntent } from "../src/core/rollback-intent.js";
 import type { JsonObject } from "../src/core/types.js";
 import { claude } from "../src/hooks/claude.js";
 import { codex, codexFailure } from "../src/hooks/codex.js";
@@ -278,6 +281,40 @@ describe("adapters", () => {
       expect(isUnpausePrompt(p), p).toBe(true);
     for (const p of ["please don't unpause", "unpause the video player", "why was it paused?", ""])
       expect(isUnpausePrompt(p), p).toBe(false);
+  });
+});
+
+describe("payloads the agents really sent (captured from Claude Code 2.1.331, Codex 0.169.0, Gemini CLI 0.61.0)", () => {
+  const real = (agent: string, name: string) =>
+    JSON.parse(readFileSync(join(import.meta.dirname, "fixtures", "hooks", agent, `real-${name}.json`), "utf8")) as Record<string, unknown>;
+  const parse = (adapter: typeof claude, p: Record<string, unknown>) => adapter.parse(p.hook_event_name as string, p, "/");
+
+  it("a failed shell command is a failure for Claude Code and Gemini CLI", () => {
+    expect(parse(claude, real("claude", "post-tool-use-failure-bash"))).toMatchObject({ kind: "after_tool", status: "error" });
+    const g = parse(gemini, real("gemini", "after-tool-shell-failure"));
+    expect(g).toMatchObject({ kind: "after_tool", status: "error" });
+    expect((g as { error: string }).error).toBe("Output: cat: does-not-exist.txt: No such file or directory\nExit Code: 1");
+    expect(parse(gemini, real("gemini", "after-tool-shell"))).toMatchObject({ kind: "after_tool", status: "success" });
+  });
+
+  it("Codex's shell failure carries no exit code: without its transcript it cannot be told from a success", () => {
+    const p = real("codex", "post-tool-use-bash-failure");
+    expect(typeof p.tool_response).toBe("string");
+    expect(p.tool_response).not.toMatch(/exit/i);
+    expect(typeof p.transcript_path).toBe("string");
+  });
+
+  it("Gemini CLI's headless 'undo that' and '/rollback 2' are found behind Baton's own context", () => {
+    const undo = real("gemini", "before-agent-undo");
+    expect(undo.prompt).toMatch(/^<hook_context>[\s\S]*<\/hook_context>\n\nundo that$/);
+    expect(parse(gemini, undo)).toMatchObject({ kind: "prompt", prompt: undo.prompt });
+    expect(parseRollbackIntent(undo.prompt as string)).toEqual({ steps: 1 });
+    expect(parseRollbackIntent(real("gemini", "before-agent-rollback").prompt as string)).toEqual({ steps: 2 });
+  });
+
+  it("Gemini CLI's PreCompress 'auto' is no compaction", () => {
+    expect(parse(gemini, real("gemini", "pre-compress"))).toMatchObject({ kind: "ignored" });
+    expect(parse(gemini, { ...real("gemini", "pre-compress"), trigger: "manual" })).toMatchObject({ kind: "pre_compact", announced: true });
   });
 });
 
