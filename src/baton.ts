@@ -12,6 +12,7 @@ import type { AppendResult, ArtifactRecord, EventInput, JsonObject, Position, Sn
 import { BatonError, badInput } from "./errors.js";
 import type { ArtifactInfo, ArtifactInput, ArtifactService } from "./services/artifacts.js";
 import type { CheckpointInput, CheckpointOptions, CheckpointResult, CheckpointService } from "./services/checkpoints.js";
+import type { DoctorOptions } from "./services/doctor.js";
 import { hashFile, workspaceRelative } from "./services/files.js";
 import { FlowRegistry } from "./services/flows.js";
 import { Journal, type SessionView, type StartSessionInput } from "./services/journal.js";
@@ -574,7 +575,7 @@ export class Baton {
   }
 
   /** Check the workspace (or one session); `fix` applies the safe repairs. Never prompt or answer text. */
-  async doctor(opts: { sessionId?: string; fix?: boolean } = {}): Promise<DoctorReport> {
+  async doctor(opts: DoctorOptions = {}): Promise<DoctorReport> {
     const [{ runDoctor }, ops] = await Promise.all([import("./services/doctor.js"), this.#ops()]);
     return runDoctor(
       {

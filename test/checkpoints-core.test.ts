@@ -8,6 +8,7 @@ import { type Checkpoint, type CheckpointInfo, chooseTarget, composeRestore, ste
 import { emptySnapshot, foldEvent } from "../src/core/fold.js";
 import { decideNextAction } from "../src/core/next-action.js";
 import { isSafeRelativePath, pathProblem } from "../src/core/paths.js";
+import { userWords } from "../src/core/prompt-words.js";
 import { finishRollbackRule, rollbackSuggestions } from "../src/core/rollback.js";
 import { parseRollbackIntent } from "../src/core/rollback-intent.js";
 import type { JournalEvent } from "../src/core/types.js";
@@ -113,6 +114,48 @@ describe("parseRollbackIntent", () => {
     "   ",
   ])("does not fire on %j", (prompt) => {
     expect(parseRollbackIntent(prompt), `prompt ${JSON.stringify(prompt)} should not be a rollback`).toBeUndefined();
+  });
+});
+
+/** Baton's session-start text as Gemini CLI hands it back inside every headless prompt. */
+const BATON_CONTEXT = [
+  "Baton: where this work stands (session s-1, task, phase build).",
+  "Next action: continue: edit src/app.ts, then run the tests.",
+  'If a change goes wrong, the user can say "undo that" or type /rollback 2; undo a rollback: baton rollback --to cp-1a2b.',
+  "Lessons:",
+  ...Array.from({ length: 40 }, (_, i) => `- Lesson ${i}: revert nothing by hand, restore files with baton, go back one step at a time.`),
+].join("\n");
+
+describe("the user's words in what the agents send", () => {
+  it.each<[string, ReturnType<typeof parseRollbackIntent>]>([
+    // Gemini CLI headless: SessionStart context, a blank line, then the user's words.
+    [`<hook_context>${BATON_CONTEXT}</hook_context>\n\nundo that`, { steps: 1 }],
+    [`<hook_context>${BATON_CONTEXT}</hook_context>\n\n/rollback 2`, { steps: 2 }],
+    [`<hook_context>${BATON_CONTEXT}</hook_context>\n\nplease revert that change`, { steps: 1 }],
+    // Claude Code and Codex context blocks before or after the words.
+    ["<system-reminder>\nThe user opened a.ts.\n</system-reminder>\nundo that", { steps: 1 }],
+    ["/rollback 3\n\n<environment_context>\n  <cwd>/repo</cwd>\n</environment_context>", { steps: 3 }],
+    ["roll back two steps\n\n<stdin>\nsome piped text\n</stdin>", { steps: 2 }],
+  ])("%#: a rollback after or before a context block", (prompt, want) => {
+    expect(prompt.length > 2_000 || prompt.includes("<")).toBe(true);
+    expect(parseRollbackIntent(prompt)).toEqual(want);
+  });
+
+  it.each([
+    // Baton's own text mentions rollbacks: alone it is no request.
+    `<hook_context>${BATON_CONTEXT}</hook_context>`,
+    `<hook_context>${BATON_CONTEXT}</hook_context>\n\nadd a rollback migration`,
+    `<hook_context>undo that</hook_context>\n\nwhat does the undo button do?`,
+    "<b>undo</b> that for me in the docs",
+  ])("%#: no rollback from the context alone or from a tag in the sentence", (prompt) => {
+    expect(parseRollbackIntent(prompt)).toBeUndefined();
+  });
+
+  it("keeps the user's words and removes only the blocks around them", () => {
+    expect(userWords(`<hook_context>${BATON_CONTEXT}</hook_context>\n\nfix the login bug`)).toBe("fix the login bug");
+    expect(userWords("<b>undo</b> that")).toBe("<b>undo</b> that");
+    expect(userWords("compare <a> and <b>\n<x>1</x>")).toBe("compare <a> and <b>");
+    expect(userWords("<system-reminder>x</system-reminder>\n<stdin>\ny\n</stdin>")).toBe("");
   });
 });
 

@@ -3,10 +3,11 @@
  * hooks: install twice gives the same file, uninstall restores the original (formatting
  * aside), and the previous text is kept in `<file>.baton.bak`.
  */
-import { existsSync, mkdirSync, readdirSync, readFileSync, symlinkSync, writeFileSync } from "node:fs";
+import { existsSync, mkdirSync, readdirSync, readFileSync, realpathSync, statSync, symlinkSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { parse } from "jsonc-parser";
-import { afterEach, describe, expect, it } from "vitest";
+import { afterEach, beforeEach, describe, expect, it } from "vitest";
+import { codexHookHash } from "../src/hooks/codex-trust.js";
 import { cleanupDirs, cli, tempDir } from "./helpers.js";
 
 afterEach(() => cleanupDirs());
@@ -45,13 +46,24 @@ const GEMINI_SETTINGS = `{
 }
 `;
 
-function install(root: string, agent: string, extra: string[] = [], env: Record<string, string> = {}) {
+/** A private HOME and CODEX_HOME: installs record agent trust there, never in the real ones. */
+function privateHome(): Record<string, string> {
+  const home = tempDir("baton-home-");
+  return { HOME: home, CODEX_HOME: join(home, ".codex") };
+}
+
+let defaultEnv: Record<string, string> = {};
+beforeEach(() => {
+  defaultEnv = privateHome();
+});
+
+function install(root: string, agent: string, extra: string[] = [], env: Record<string, string> = defaultEnv) {
   const r = cli(["hooks", "install", agent, "--root", root, "--json", ...extra], { env });
   expect(r.code, r.stdout + r.stderr).toBe(0);
   return r.json();
 }
 
-function uninstall(root: string, agent: string, extra: string[] = [], env: Record<string, string> = {}) {
+function uninstall(root: string, agent: string, extra: string[] = [], env: Record<string, string> = defaultEnv) {
   const r = cli(["hooks", "uninstall", agent, "--root", root, "--json", ...extra], { env });
   expect(r.code, r.stdout + r.stderr).toBe(0);
   return r.json();
@@ -95,6 +107,7 @@ describe("baton hooks install / uninstall", () => {
     expect(Object.keys(s.hooks).sort()).toEqual(
       [
         "Notification",
+        "PostCompact",
         "PostToolUse",
         "PostToolUseFailure",
         "PreCompact",
@@ -106,7 +119,17 @@ describe("baton hooks install / uninstall", () => {
       ].sort(),
     );
     expect(first.hooks.map((h: any) => h.event).sort()).toEqual(
-      ["SessionStart", "UserPromptSubmit", "PreToolUse", "PostToolUse", "PostToolUseFailure", "PreCompact", "Stop", "SessionEnd"].sort(),
+      [
+        "SessionStart",
+        "UserPromptSubmit",
+        "PreToolUse",
+        "PostToolUse",
+        "PostToolUseFailure",
+        "PreCompact",
+        "PostCompact",
+        "Stop",
+        "SessionEnd",
+      ].sort(),
     );
   });
 
@@ -127,7 +150,17 @@ describe("baton hooks install / uninstall", () => {
     const s = JSON.parse(installed);
     expect(s.hooks.PreToolUse.map((g: any) => g.matcher)).toEqual(["Bash", "apply_patch|Bash|shell|exec|exec_command|local_shell"]);
     expect(s.hooks.SessionStart[0]).toEqual(CODEX_HOOKS.hooks.SessionStart[0]);
-    expect(Object.keys(s.hooks).sort()).toEqual(["PostToolUse", "PreCompact", "PreToolUse", "SessionStart", "Stop", "UserPromptSubmit"]);
+    expect(Object.keys(s.hooks).sort()).toEqual([
+      "PostCompact",
+      "PostToolUse",
+      "PreCompact",
+      "PreToolUse",
+      "SessionEnd",
+      "SessionStart",
+      "Stop",
+      "UserPromptSubmit",
+    ]);
+    expect(s.hooks.SessionEnd[0].hooks[0].timeout).toBe(3);
   });
 
   it("Gemini CLI: .gemini/settings.json keeps comments, other keys and hooks.disabled", () => {
@@ -169,12 +202,101 @@ describe("baton hooks install / uninstall", () => {
     const s = JSON.parse(readFileSync(join(root, ".claude", "settings.json"), "utf8"));
     expect(s.hooks.PreToolUse.map((g: any) => g.hooks[0].command)).toEqual(["baton hook claude PreToolUse"]);
     const status = () =>
-      (cli(["hooks", "status", "claude", "--root", root, "--json"]).json().hooks as any[]).find((x) => x.scope === "project");
+      (cli(["hooks", "status", "claude", "--root", root, "--json"], { env: defaultEnv }).json().hooks as any[]).find(
+        (x) => x.scope === "project",
+      );
     expect(status().stale).toBe(false);
     install(root, "claude", ["--command", `node ${join(root, "gone", "bin", "baton.cjs")}`]);
     expect(status().stale, "the hooks run a baton that no longer exists").toBe(true);
     install(root, "claude");
     expect(status().stale).toBe(false);
+  });
+
+  it("Codex: install records each hook's trust as Codex computes it; status and doctor see untrusted and modified entries", () => {
+    const root = tempDir("baton-install-");
+    const env = privateHome();
+    const config = join(env.CODEX_HOME as string, "config.toml");
+    mkdirSync(env.CODEX_HOME as string, { recursive: true });
+    writeFileSync(config, 'model = "gpt-5-codex"\n\n[mcp_servers.docs]\ncommand = "docs-mcp"\n', { mode: 0o600 });
+    const r = install(root, "codex", [], env);
+    expect(statSync(config).mode & 0o777, "config.toml keeps its mode").toBe(0o600);
+    // The command names a launcher at a fixed place (so trust survives reinstalls and upgrades).
+    const shim = join(env.CODEX_HOME as string, "baton", "baton");
+    expect(r.hooks.map((h: any) => h.command)).toContain(`${shim} hook codex PreToolUse`);
+    expect(readFileSync(shim, "utf8")).toContain(`exec ${process.execPath}`);
+    const file = join(root, ".codex", "hooks.json");
+    const hooks = JSON.parse(readFileSync(file, "utf8")).hooks;
+    const toml = readFileSync(config, "utf8");
+    expect(toml.startsWith('model = "gpt-5-codex"\n\n[mcp_servers.docs]\ncommand = "docs-mcp"\n')).toBe(true);
+    for (const [event, groups] of Object.entries<any>(hooks)) {
+      const g = groups[0];
+      const key = `${file}:${event.replace(/[A-Z]/g, (c, i) => (i ? "_" : "") + c.toLowerCase())}:0:0`;
+      expect(toml).toContain(
+        `[hooks.state.${JSON.stringify(key)}]\ntrusted_hash = ${JSON.stringify(codexHookHash(event, g.matcher, g.hooks[0]))}`,
+      );
+    }
+    expect(r.trust.every((t: any) => t.status === "trusted")).toBe(true);
+    // The project is not trusted yet: that step is the user's, and the output says how.
+    expect(r.willRun).toBe(false);
+    expect(r.remaining).toEqual([expect.stringContaining(`[projects.${JSON.stringify(realpathSync(root))}]\ntrust_level = "trusted"`)]);
+    writeFileSync(config, `${readFileSync(config, "utf8")}\n[projects.${JSON.stringify(realpathSync(root))}]\ntrust_level = "trusted"\n`);
+    const status = () =>
+      (cli(["hooks", "status", "codex", "--root", root, "--json"], { env }).json().hooks as any[]).find((x) => x.scope === "project");
+    expect(status()).toMatchObject({ willRun: true, remaining: [] });
+    const doctor = () =>
+      cli(["doctor", "--root", root, "--json"], { env })
+        .json()
+        .findings.filter((f: any) => f.code === "hooks_not_running");
+    expect(doctor()).toEqual([]);
+
+    // A changed entry is no longer trusted (Codex would skip it): status and doctor say so.
+    hooks.Stop[0].hooks[0].timeout = 5;
+    writeFileSync(file, JSON.stringify({ hooks }, null, 2));
+    expect(status().trust.find((t: any) => t.event === "Stop").status).toBe("modified");
+    expect(status().willRun).toBe(false);
+    expect(doctor()).toEqual([expect.objectContaining({ severity: "warning", message: expect.stringContaining("Stop: modified") })]);
+    // An entry with no trust at all is untrusted.
+    const noTrust = readFileSync(config, "utf8").replace(/\[hooks\.state\.[^\n]*:session_start:0:0"\]\ntrusted_hash = "[^"]*"\n\n/, "");
+    writeFileSync(config, noTrust);
+    expect(status().trust.find((t: any) => t.event === "SessionStart").status).toBe("untrusted");
+    // Installing again trusts them again; uninstall forgets Baton's trust and keeps the rest.
+    install(root, "codex", [], env);
+    expect(status()).toMatchObject({ willRun: true });
+    // A launcher whose baton is gone (moved, uninstalled) is stale; installing again repoints it,
+    // and the entries (the same command) stay trusted.
+    writeFileSync(
+      shim,
+      readFileSync(shim, "utf8").replace(/^exec .*$/m, `exec ${process.execPath} ${join(root, "gone", "baton.cjs")} "$@"`),
+    );
+    expect(status()).toMatchObject({ stale: true, willRun: false });
+    expect(install(root, "codex", [], env).changed).toBe(false);
+    expect(status()).toMatchObject({ stale: false, willRun: true });
+    uninstall(root, "codex", [], env);
+    expect(readFileSync(config, "utf8")).toBe(
+      `model = "gpt-5-codex"\n\n[mcp_servers.docs]\ncommand = "docs-mcp"\n\n[projects.${JSON.stringify(realpathSync(root))}]\ntrust_level = "trusted"\n`,
+    );
+  });
+
+  it("Gemini CLI: install says the folder must be trusted until trustedFolders.json trusts it, and acknowledges Baton's hooks", () => {
+    const root = tempDir("baton-install-");
+    const env = privateHome();
+    const r = install(root, "gemini", [], env);
+    expect(r.willRun).toBe(false);
+    expect(r.remaining[0]).toContain(`"TRUST_FOLDER" to ${join(env.HOME as string, ".gemini", "trustedFolders.json")}`);
+    const acknowledged = JSON.parse(readFileSync(join(env.HOME as string, ".gemini", "trusted_hooks.json"), "utf8"));
+    expect(acknowledged[realpathSync(root)]).toContain(`baton-before-tool:${r.hooks.find((h: any) => h.event === "BeforeTool").command}`);
+    writeFileSync(join(env.HOME as string, ".gemini", "trustedFolders.json"), JSON.stringify({ [join(root, "..")]: "TRUST_FOLDER" }));
+    const status = (cli(["hooks", "status", "gemini", "--root", root, "--json"], { env }).json().hooks as any[]).find(
+      (x) => x.scope === "project",
+    );
+    expect(status).toMatchObject({ willRun: true, remaining: [] });
+    writeFileSync(
+      join(env.HOME as string, ".gemini", "trustedFolders.json"),
+      JSON.stringify({ [root]: "DO_NOT_TRUST", [join(root, "..")]: "TRUST_FOLDER" }),
+    );
+    expect(cli(["hooks", "install", "gemini", "--root", root], { env }).stdout).toContain("Gemini CLI will not run these hooks yet");
+    // GEMINI_CLI_TRUST_WORKSPACE decides before the file when Baton sees it too.
+    expect(install(root, "gemini", [], { ...env, GEMINI_CLI_TRUST_WORKSPACE: "true" }).willRun).toBe(true);
   });
 
   it("a settings file that is not JSON is left alone with a clear error", () => {

@@ -42,6 +42,25 @@ function baton(root: string, args: string[]): any {
 }
 
 const read = (root: string, p: string) => readFileSync(join(root, p), "utf8");
+/** The journal's notes about compactions. */
+const compactionNotes = (root: string, sid: string) =>
+  (baton(root, ["resume", sid]).recentEvents as any[])
+    .filter((e) => e.type === "note:added" && /compacted/.test(e.data?.text ?? ""))
+    .map((e) => e.data.text as string);
+
+/** A Codex session transcript (rollout) in which each of `calls` ran `npm test` and exited 1. */
+function rollout(root: string, ...calls: string[]): string {
+  const lines = readFileSync(join(FIXTURES, "codex", "rollout.jsonl"), "utf8")
+    .trimEnd()
+    .split("\n");
+  const fixed = lines.slice(0, 3);
+  const failing = lines.slice(3).join("\n");
+  const fill = (text: string, call: string) =>
+    text.split("{{call}}").join(call).split("{{cwd}}").join(root).split("{{session}}").join("agent-session-1");
+  const file = join(tempDir("baton-codex-home-"), "rollout-2026-05-01T10-00-00-agent-session-1.jsonl");
+  writeFileSync(file, `${[fill(fixed.join("\n"), ""), ...calls.map((c) => fill(failing, c))].join("\n")}\n`);
+  return file;
+}
 const facets = (root: string, sid: string) => baton(root, ["session", "show", sid]).snapshot.facets;
 
 describe("Claude Code hooks", () => {
@@ -181,6 +200,10 @@ describe("Claude Code hooks", () => {
 
     hook("claude", "pre-compact", root);
     expect(existsSync(join(root, ".baton", "sessions", sid, "STATE.md"))).toBe(true);
+    // A compaction is noted once it happened (PostCompact), not when it was about to.
+    expect(compactionNotes(root, sid)).toEqual([]);
+    hook("claude", "post-compact", root);
+    expect(compactionNotes(root, sid)).toEqual(["Claude Code compacted its context (manual)."]);
 
     for (const source of ["resume", "compact"]) {
       const r = hook("claude", `session-start-${source}`, root);
@@ -298,10 +321,12 @@ describe("Codex hooks", () => {
 
   it("a shell command gets a whole-tree checkpoint; a failed one is recorded as an error", () => {
     const root = workspace({ "src/app.ts": "login\n" });
+    // Codex sends a shell command's bare output; its exit code is in the session transcript.
+    const transcript = rollout(root, "call_test_1");
     hook("codex", "pre-bash", root);
     writeFileSync(join(root, "src/app.ts"), "signin\n");
-    hook("codex", "post-bash", root);
-    hook("codex", "post-bash-failure", root, { call: "call_test_1" });
+    hook("codex", "post-bash", root, { transcript });
+    hook("codex", "post-bash-failure", root, { call: "call_test_1", transcript });
     const sid = baton(root, ["status"]).sessions[0].sessionId as string;
     expect(baton(root, ["checkpoints", "--session", sid]).checkpoints.map((c: any) => c.kind)).toEqual(["tree"]);
     const nodes = baton(root, ["ledger", "list", "--session", sid]).nodes as any[];
@@ -312,6 +337,34 @@ describe("Codex hooks", () => {
     expect(nodes[1].fingerprint).toMatch(/^fp-/);
     hook("codex", "user-prompt-rollback", root);
     expect(read(root, "src/app.ts")).toBe("login\n");
+  });
+
+  it("identical failing shell commands, known only from the transcript, pause the session", () => {
+    const root = workspace({ "src/app.ts": "login\n" });
+    const calls = ["call_f1", "call_f2", "call_f3"];
+    const transcript = rollout(root, ...calls);
+    let last: HookRun | undefined;
+    for (const call of calls) last = hook("codex", "post-bash-failure", root, { call, transcript });
+    const sid = baton(root, ["status"]).sessions[0].sessionId as string;
+    const nodes = baton(root, ["ledger", "list", "--session", sid]).nodes as any[];
+    expect(nodes.map((n) => n.status)).toEqual(["error", "error", "error"]);
+    expect(new Set(nodes.map((n) => n.fingerprint)).size).toBe(1);
+    expect(facets(root, sid).spiral.paused).toBe(true);
+    expect(last?.out.hookSpecificOutput.additionalContext).toContain("Baton paused session");
+  });
+
+  it("PreCompact writes STATE.md, PostCompact notes the compaction, SessionEnd ends the run", () => {
+    const root = workspace();
+    hook("codex", "session-start-startup", root);
+    const sid = baton(root, ["status"]).sessions[0].sessionId as string;
+    hook("codex", "pre-compact", root);
+    expect(existsSync(join(root, ".baton", "sessions", sid, "STATE.md"))).toBe(true);
+    expect(compactionNotes(root, sid)).toEqual([]);
+    hook("codex", "post-compact", root);
+    expect(compactionNotes(root, sid)).toEqual(["Codex compacted its context (manual)."]);
+    expect(facets(root, sid).runs.map((r: any) => r.status)).toEqual(["running"]);
+    hook("codex", "session-end", root);
+    expect(facets(root, sid).runs.map((r: any) => r.status)).toEqual(["ended"]);
   });
 
   it("SessionStart with source=resume gives the next action", () => {
@@ -343,6 +396,18 @@ describe("Gemini CLI hooks", () => {
     expect(read(root, "README.md")).toBe("# App\n");
   });
 
+  it("headless 'undo that' is recognised behind the session-start context Gemini CLI puts in front of it", () => {
+    const root = workspace({ "src/app.ts": "login\n" });
+    const context = hook("gemini", "session-start-startup", root).out.hookSpecificOutput.additionalContext as string;
+    expect(context.length).toBeGreaterThan(100);
+    hook("gemini", "before-replace", root);
+    writeFileSync(join(root, "src/app.ts"), "signin\n");
+    hook("gemini", "after-replace", root);
+    const undo = hook("gemini", "before-agent-headless-undo", root, { context });
+    expect(undo.out.systemMessage).toMatch(/^Baton rolled back/);
+    expect(read(root, "src/app.ts")).toBe("login\n");
+  });
+
   it("a file a shell command deleted comes back", () => {
     const root = workspace({ "src/app.ts": "app\n" });
     hook("gemini", "before-shell", root);
@@ -355,19 +420,28 @@ describe("Gemini CLI hooks", () => {
 
   it("a spiral pause denies write_file in Gemini's own format", () => {
     const root = workspace({ "README.md": "# App\n" });
-    for (let i = 0; i < 3; i++) hook("gemini", "after-shell-error", root);
+    // A non-zero exit is only in llmContent ("Exit Code: 2"), and each run has its own process group.
+    for (let i = 0; i < 3; i++) hook("gemini", "after-shell-error", root, { pgid: String(4242 + i) });
+    const sid = baton(root, ["status"]).sessions[0].sessionId as string;
+    const nodes = baton(root, ["ledger", "list", "--session", sid]).nodes as any[];
+    expect(nodes.map((n) => n.status)).toEqual(["error", "error", "error"]);
+    expect(new Set(nodes.map((n) => n.fingerprint)).size).toBe(1);
     const denied = hook("gemini", "before-write-file", root);
     expect(denied.out.decision).toBe("deny");
     expect(denied.out.reason).toContain("Baton paused session");
     expect(read(root, "README.md")).toBe("# App\n");
   });
 
-  it("PreCompress writes STATE.md; AfterAgent and SessionEnd end the run", () => {
+  it("PreCompress 'auto' (before every model request) records nothing; a manual /compress writes STATE.md and notes it; AfterAgent and SessionEnd end the run", () => {
     const root = workspace();
     hook("gemini", "session-start-resume", root);
     const sid = baton(root, ["status"]).sessions[0].sessionId as string;
-    hook("gemini", "pre-compress", root);
+    for (let i = 0; i < 3; i++) expect(hook("gemini", "pre-compress", root).out).toEqual({});
+    expect(compactionNotes(root, sid)).toEqual([]);
+    expect(existsSync(join(root, ".baton", "sessions", sid, "STATE.md"))).toBe(false);
+    hook("gemini", "pre-compress-manual", root);
     expect(existsSync(join(root, ".baton", "sessions", sid, "STATE.md"))).toBe(true);
+    expect(compactionNotes(root, sid)).toEqual(["Gemini CLI compacted its context (manual); STATE.md was written first."]);
     hook("gemini", "after-agent", root);
     expect(facets(root, sid).runs.map((r: any) => r.status)).toEqual(["ended"]);
     expect(hook("gemini", "session-end", root).out).toEqual({});

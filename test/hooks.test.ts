@@ -1,14 +1,18 @@
 /** The pure parts of the agent hooks: patch paths, the config merge, adapters, the context budget. */
 
+import { readFileSync } from "node:fs";
+import { join } from "node:path";
 import fc from "fast-check";
 import { describe, expect, it } from "vitest";
 import { patchPaths } from "../src/core/apply-patch.js";
 import { batonInvocation, isUnpausePrompt } from "../src/core/baton-command.js";
 import { addBatonHooks, isBatonCommand, listBatonHooks, removeBatonHooks, uninstallFrom } from "../src/core/hook-config.js";
 import { fitSections, renderSessionContext, type SessionBrief } from "../src/core/hook-context.js";
+import { parseRollbackIntent } from "../src/core/rollback-intent.js";
 import type { JsonObject } from "../src/core/types.js";
 import { claude } from "../src/hooks/claude.js";
 import { codex, codexFailure } from "../src/hooks/codex.js";
+import { codexHookHash, codexTrustedHashes, withCodexTrust } from "../src/hooks/codex-trust.js";
 import { gemini } from "../src/hooks/gemini.js";
 
 describe("patchPaths", () => {
@@ -188,6 +192,25 @@ describe("adapters", () => {
     expect(gemini.parse("AfterAgent", { cwd }, "/")).toMatchObject({ kind: "stop", sessionEnd: false });
   });
 
+  it("Gemini CLI: a shell command's non-zero exit is read from llmContent, whatever it printed", () => {
+    const status = (llmContent: unknown) =>
+      gemini.parse(
+        "AfterTool",
+        { cwd, tool_name: "run_shell_command", tool_input: {}, tool_response: { llmContent, returnDisplay: "" } },
+        "/",
+      );
+    const wrap = (t: string) => `<untrusted_context>\n${t}\n</untrusted_context>`;
+    expect(status(wrap("Output: boom\nExit Code: 1\nProcess Group PGID: 77"))).toMatchObject({
+      status: "error",
+      error: "Output: boom\nExit Code: 1",
+    });
+    expect(status([{ text: wrap("Output: (empty)\nExit Code: 127\nSignal: 9") }])).toMatchObject({ status: "error" });
+    expect(status(wrap("Output: ok\nProcess Group PGID: 77"))).toMatchObject({ status: "success" });
+    // The command's own output saying "Exit Code: 1" is not Gemini CLI's exit line.
+    expect(status(wrap("Output: Exit Code: 1\nmore output\nProcess Group PGID: 77"))).toMatchObject({ status: "success" });
+    expect(status(wrap("Output: x\nExit Code: 0"))).toMatchObject({ status: "success" });
+  });
+
   it("only a plain read-only Baton invocation passes; a mutating one is Baton's but not read-only", () => {
     for (const c of [
       "baton status --json",
@@ -258,6 +281,84 @@ describe("adapters", () => {
       expect(isUnpausePrompt(p), p).toBe(true);
     for (const p of ["please don't unpause", "unpause the video player", "why was it paused?", ""])
       expect(isUnpausePrompt(p), p).toBe(false);
+  });
+});
+
+describe("payloads the agents really sent (captured from Claude Code 2.1.331, Codex 0.169.0, Gemini CLI 0.61.0)", () => {
+  const real = (agent: string, name: string) =>
+    JSON.parse(readFileSync(join(import.meta.dirname, "fixtures", "hooks", agent, `real-${name}.json`), "utf8")) as Record<string, unknown>;
+  const parse = (adapter: typeof claude, p: Record<string, unknown>) => adapter.parse(p.hook_event_name as string, p, "/");
+
+  it("a failed shell command is a failure for Claude Code and Gemini CLI", () => {
+    expect(parse(claude, real("claude", "post-tool-use-failure-bash"))).toMatchObject({ kind: "after_tool", status: "error" });
+    const g = parse(gemini, real("gemini", "after-tool-shell-failure"));
+    expect(g).toMatchObject({ kind: "after_tool", status: "error" });
+    expect((g as { error: string }).error).toBe("Output: cat: does-not-exist.txt: No such file or directory\nExit Code: 1");
+    expect(parse(gemini, real("gemini", "after-tool-shell"))).toMatchObject({ kind: "after_tool", status: "success" });
+  });
+
+  it("Codex's shell failure carries no exit code: without its transcript it cannot be told from a success", () => {
+    const p = real("codex", "post-tool-use-bash-failure");
+    expect(typeof p.tool_response).toBe("string");
+    expect(p.tool_response).not.toMatch(/exit/i);
+    expect(typeof p.transcript_path).toBe("string");
+  });
+
+  it("Gemini CLI's headless 'undo that' and '/rollback 2' are found behind Baton's own context", () => {
+    const undo = real("gemini", "before-agent-undo");
+    expect(undo.prompt).toMatch(/^<hook_context>[\s\S]*<\/hook_context>\n\nundo that$/);
+    expect(parse(gemini, undo)).toMatchObject({ kind: "prompt", prompt: undo.prompt });
+    expect(parseRollbackIntent(undo.prompt as string)).toEqual({ steps: 1 });
+    expect(parseRollbackIntent(real("gemini", "before-agent-rollback").prompt as string)).toEqual({ steps: 2 });
+  });
+
+  it("Gemini CLI's PreCompress 'auto' is no compaction", () => {
+    expect(parse(gemini, real("gemini", "pre-compress"))).toMatchObject({ kind: "ignored" });
+    expect(parse(gemini, { ...real("gemini", "pre-compress"), trigger: "manual" })).toMatchObject({ kind: "pre_compact", announced: true });
+  });
+});
+
+describe("Codex hook trust", () => {
+  it("hashes a hook exactly as Codex 0.169 does (values from its `hooks/list`)", () => {
+    const cmd = (command: string, timeout?: number, extra: Record<string, unknown> = {}) => ({
+      type: "command",
+      command,
+      ...(timeout !== undefined ? { timeout } : {}),
+      ...extra,
+    });
+    expect(codexHookHash("PreToolUse", "apply_patch|Bash", cmd("baton hook codex PreToolUse", 60))).toBe(
+      "sha256:866af5cea27c0f3e1cb5167652074ee1febd29720a56fa16f2d73f14b63a12fd",
+    );
+    expect(codexHookHash("SessionStart", undefined, cmd("baton hook codex SessionStart", 60))).toBe(
+      "sha256:0925acc61a5eade0bde2bfcfd993344d0647de57f2570a38f3407ee7f1c69b86",
+    );
+    // UserPromptSubmit drops its matcher; no timeout is 600.
+    expect(codexHookHash("UserPromptSubmit", "zzz", cmd("baton hook codex UserPromptSubmit"))).toBe(
+      "sha256:08216ed9eb64728e64c5590d8fa6527c62430d5229225fc4c030b4919c40b763",
+    );
+    // SessionEnd's timeout is clamped to 3 before hashing.
+    expect(codexHookHash("SessionEnd", undefined, cmd("b SessionEnd", 60))).toBe(
+      "sha256:5bcb29b38f44f04d56c616a44b557358d462b7a725ef399e1558eeb14d713799",
+    );
+    expect(codexHookHash("SessionStart", "startup", cmd("b s", 60, { statusMessage: "hi" }))).toBe(
+      "sha256:cd79358837c918fd4e1b6fac1eb8cc35d80f9635040578805e67f0a136b8ba44",
+    );
+  });
+
+  it("writes trusted_hash tables, updates them in place, and leaves a config it cannot follow alone", () => {
+    const e = [{ event: "Stop", key: "/p/.codex/hooks.json:stop:0:0", hash: "sha256:a" }];
+    const once = withCodexTrust('model = "m" # mine\n', e) as string;
+    expect(once).toBe('model = "m" # mine\n\n[hooks.state."/p/.codex/hooks.json:stop:0:0"]\ntrusted_hash = "sha256:a"\n');
+    expect(codexTrustedHashes(once).get("/p/.codex/hooks.json:stop:0:0")).toBe("sha256:a");
+    const again = withCodexTrust(once, [{ ...e[0], hash: "sha256:b" } as (typeof e)[0]]) as string;
+    expect(again).toBe(once.replace("sha256:a", "sha256:b"));
+    expect(withCodexTrust(again, [], [e[0]?.key as string])).toBe('model = "m" # mine\n');
+    // A multi-line string that looks like a table is not one.
+    const ml = 'instructions = """\n[hooks.state."x"]\ntrusted_hash = "no"\n"""\n';
+    expect(codexTrustedHashes(ml).size).toBe(0);
+    expect(withCodexTrust(ml, e)).toBe(`${ml}\n[hooks.state."/p/.codex/hooks.json:stop:0:0"]\ntrusted_hash = "sha256:a"\n`);
+    for (const other of ["hooks.state = {}\n", "[hooks]\nstate = { x = 1 }\n", "hooks = { }\n"])
+      expect(withCodexTrust(other, e), other).toBeUndefined();
   });
 });
 

@@ -13,6 +13,7 @@
  * before it runs.
  */
 import { parse } from "shell-quote";
+import { userWords } from "./prompt-words.js";
 
 export interface BatonInvocation {
   /** The arguments after the program (`baton`, `npx baton`, `node …/baton.cjs`). */
@@ -117,6 +118,6 @@ function takesValue(prev: string | undefined): boolean {
  * front of the user's words: the user's way to clear a pause from the agent's own prompt.
  */
 export function isUnpausePrompt(prompt: string): boolean {
-  const words = prompt.replace(/<hook_context>[\s\S]*?<\/hook_context>/g, "").trim();
+  const words = userWords(prompt);
   return /^\/?unpause[.!]?$/i.test(words);
 }

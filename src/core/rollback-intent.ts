@@ -3,8 +3,10 @@
  * `/rollback 3`, `/rollback cp-1a2b`, "undo that", "revert that", "roll back two steps",
  * "roll back to cp-1a2b". A clause must be a whole command (an optional polite prefix, the
  * verb, its object, an optional "please"/"now"), so "don't undo that test", "how do I undo
- * that?" and "the undo button is broken" never fire.
+ * that?" and "the undo button is broken" never fire. Only the user's own words count: context
+ * blocks the agent put around them (core/prompt-words.ts) are removed first.
  */
+import { userWords } from "./prompt-words.js";
 
 export type RollbackIntent = { steps: number } | { to: string };
 
@@ -71,8 +73,7 @@ function slashCommand(text: string): RollbackIntent | undefined | null {
 /** The rollback a prompt asks for, or undefined when it asks for none. */
 export function parseRollbackIntent(prompt: string): RollbackIntent | undefined {
   if (typeof prompt !== "string") return undefined;
-  const text = prompt
-    .trim()
+  const text = userWords(prompt)
     .toLowerCase()
     .replace(/[\u2018\u2019]/g, "'")
     .replace(/\s+/g, " ");

@@ -8,7 +8,9 @@
  * - PreToolUse (`tool_name`, `tool_input`, `tool_use_id`): `hookSpecificOutput.permissionDecision:
  *   "deny"` with `permissionDecisionReason` refuses the call and tells the model why.
  * - PostToolUse has `tool_response`; PostToolUseFailure has `error` (and `is_interrupt`).
- * - PreCompact (`trigger`), Stop (each response ends), SessionEnd (`reason`).
+ * - PreCompact and PostCompact (`trigger`: manual | auto), Stop (each response ends),
+ *   SessionEnd (`reason`). SubagentStop is not installed: a subagent's tool calls already reach
+ *   Pre/PostToolUse with the parent's session id, and its end is not the session's.
  * - Exit 0 with no output lets everything proceed; that is Baton's answer when it fails.
  */
 import { hookGroup } from "../core/hook-config.js";
@@ -72,6 +74,7 @@ export const claude: AgentAdapter = {
           PostToolUse: "after_tool",
           PostToolUseFailure: "after_tool_failure",
           PreCompact: "pre_compact",
+          PostCompact: "post_compact",
           Stop: "stop",
           SessionEnd: "session_end",
         },
@@ -100,6 +103,7 @@ export const claude: AgentAdapter = {
       h("PostToolUse"),
       h("PostToolUseFailure"),
       h("PreCompact"),
+      h("PostCompact"),
       h("Stop"),
       h("SessionEnd"),
     ];

@@ -6,7 +6,9 @@
  * - stdin: `session_id`, `cwd`, `hook_event_name`, `model`, `turn_id`, … SessionStart has
  *   `source` (startup | resume | clear | compact), UserPromptSubmit `prompt`, PreToolUse and
  *   PostToolUse `tool_name`, `tool_input`, `tool_use_id` (PostToolUse also `tool_response`),
- *   PreCompact `trigger`. There is no SessionEnd: Stop ends each turn.
+ *   PreCompact and PostCompact `trigger` (manual | auto); SessionEnd `reason` (since 0.145).
+ * - PostToolUse's `tool_response` for a shell call is the bare output, without its exit code:
+ *   whether it failed is read from the session transcript (`transcript_path`).
  * - Shell tools arrive as `tool_name: "Bash"` with `tool_input.command`; file edits as
  *   `apply_patch`, whose raw patch body is `tool_input.command` (openai/codex#18391).
  * - stdout: `hookSpecificOutput.additionalContext` (SessionStart, UserPromptSubmit,
@@ -16,10 +18,12 @@
 import { isPatch, patchPaths } from "../core/apply-patch.js";
 import { hookGroup } from "../core/hook-config.js";
 import { renderClaudeStyle } from "./claude.js";
+import { codexCallOutcome } from "./codex-transcript.js";
 import { type AgentAdapter, obj, parsePayload, str, type ToolCall } from "./types.js";
 
 const CONTEXT_LIMIT = 10_000;
 const TIMEOUT_S = 60;
+const SESSION_END_TIMEOUT_S = 3;
 const SHELL_TOOLS = new Set(["Bash", "shell", "exec", "exec_command", "local_shell", "unified_exec", "container.exec"]);
 
 /** The patch body of an apply_patch call, whichever field carries it. */
@@ -70,6 +74,22 @@ export function codexFailure(response: unknown): string | undefined {
   return undefined;
 }
 
+/**
+ * A shell or apply_patch call's failure: Codex sends the output alone, so the exit code comes
+ * from the session transcript (hooks/codex-transcript.ts).
+ */
+function callFailure(p: Record<string, unknown>): string | undefined {
+  const name = str(p.tool_name) ?? "";
+  if (!SHELL_TOOLS.has(name) && name !== "apply_patch") return undefined;
+  const outcome = codexCallOutcome(p.transcript_path, p.tool_use_id);
+  if (!outcome) return undefined;
+  const failed = (outcome.exitCode !== undefined && outcome.exitCode !== 0) || outcome.status === "failed";
+  if (!failed) return undefined;
+  const output = (str(p.tool_response) ?? "").trim().slice(0, 2_000);
+  const code = outcome.exitCode !== undefined ? `exit code ${outcome.exitCode}` : "failed";
+  return output ? `${output}\n(${code})` : code;
+}
+
 export const codex: AgentAdapter = {
   agent: "codex",
   label: "Codex",
@@ -85,10 +105,12 @@ export const codex: AgentAdapter = {
           PreToolUse: "before_tool",
           PostToolUse: "after_tool",
           PreCompact: "pre_compact",
+          PostCompact: "post_compact",
           Stop: "stop",
+          SessionEnd: "session_end",
         },
         toolCall,
-        failure: (q) => codexFailure(q.tool_response),
+        failure: (q) => codexFailure(q.tool_response) ?? callFailure(q),
       },
       native,
       p,
@@ -104,14 +126,17 @@ export const codex: AgentAdapter = {
   },
 
   hookSpecs(command) {
-    const h = hookGroup(command, "codex", () => ({ timeout: TIMEOUT_S }));
+    // Codex clamps SessionEnd's timeout to 3 s (and warns about a longer one).
+    const h = hookGroup(command, "codex", (event) => ({ timeout: event === "SessionEnd" ? SESSION_END_TIMEOUT_S : TIMEOUT_S }));
     return [
       h("SessionStart"),
       h("UserPromptSubmit"),
       h("PreToolUse", "apply_patch|Bash|shell|exec|exec_command|local_shell"),
       h("PostToolUse"),
       h("PreCompact"),
+      h("PostCompact"),
       h("Stop"),
+      h("SessionEnd"),
     ];
   },
 };

@@ -9,13 +9,25 @@
  *   model as the tool's error) refuses the call. Tools: `write_file` and `replace`
  *   (`file_path`), `run_shell_command` (`command`).
  * - AfterTool (`tool_response`: `{llmContent, returnDisplay, error?}`):
- *   `hookSpecificOutput.additionalContext` is appended to the result.
- * - PreCompress (`trigger`), AfterAgent (each turn ends), SessionEnd (`reason`).
+ *   `hookSpecificOutput.additionalContext` is appended to the result. A shell command that
+ *   exits non-zero has no `error`: its `llmContent` ends with `Exit Code: N`.
+ * - PreCompress (`trigger`: manual | auto; "auto" before every model request, whether or not
+ *   it compresses, and matchers match the trigger exactly), AfterAgent (each turn ends),
+ *   SessionEnd (`reason`).
  * - `systemMessage` is shown to the user; `{}` lets everything proceed.
  */
 import { hookGroup } from "../core/hook-config.js";
 import { clipContext } from "./claude.js";
-import { type AgentAdapter, type HookEvent, type HookResponse, obj, parsePayload, str, type ToolCall } from "./types.js";
+import {
+  type AgentAdapter,
+  type HookEvent,
+  type HookResponse,
+  obj,
+  type PayloadReader,
+  parsePayload,
+  str,
+  type ToolCall,
+} from "./types.js";
 
 const CONTEXT_LIMIT = 10_000;
 /** Milliseconds (Gemini CLI's unit). */
@@ -39,11 +51,36 @@ function toolCall(p: Record<string, unknown>): ToolCall {
   return { ...base, kind: "other", files: [] };
 }
 
+/** The text of `llmContent`: a string, a part, or a list of parts. */
+function contentText(v: unknown): string {
+  if (typeof v === "string") return v;
+  if (Array.isArray(v)) return v.map(contentText).join("\n");
+  return str(obj(v).text) ?? "";
+}
+
+/**
+ * `run_shell_command` reports a non-zero exit in its result text, not as an error:
+ * `<untrusted_context>\nOutput: …\nExit Code: 1\nProcess Group PGID: 4242\n</untrusted_context>`
+ * (the `Exit Code` line only when non-zero, followed only by the lines Gemini CLI adds after it).
+ */
+const EXIT_LINE = /\nExit Code: (-?\d+)\n?((?:(?:Signal|Background PIDs|Process Group PGID): [^\n]*\n?)*)(?:<\/untrusted_context>)?\s*$/;
+
 function failure(response: unknown): string | undefined {
-  const err = obj(response).error;
+  const r = obj(response);
+  const err = r.error;
   if (typeof err === "string" && err) return err;
   if (err && typeof err === "object") return str(obj(err).message) ?? JSON.stringify(err);
-  return undefined;
+  const text = contentText(r.llmContent);
+  const m = EXIT_LINE.exec(text);
+  if (!m || m[1] === "0") return undefined;
+  // Without the wrapper and the process-group line (a new pid each run would change the
+  // failure's fingerprint, and the spiral detector looks for the same failure).
+  return text
+    .slice(0, m.index)
+    .replace(/^\s*<untrusted_context>\s*/, "")
+    .concat(`\nExit Code: ${m[1]}`)
+    .trim()
+    .slice(-2_000);
 }
 
 function render(event: HookEvent, r: HookResponse): string {
@@ -58,32 +95,40 @@ function render(event: HookEvent, r: HookResponse): string {
   return JSON.stringify(out);
 }
 
+const READER: PayloadReader = {
+  agent: "gemini",
+  events: {
+    SessionStart: "session_start",
+    BeforeAgent: "prompt",
+    BeforeTool: "before_tool",
+    AfterTool: "after_tool",
+    PreCompress: "pre_compact",
+    AfterAgent: "stop",
+    SessionEnd: "session_end",
+  },
+  toolCall,
+  failure: (q) => failure(q.tool_response),
+  output: (q) => obj(q.tool_response).llmContent ?? q.tool_response,
+};
+
+/**
+ * Gemini CLI fires PreCompress (trigger "auto") before every model request and only then decides
+ * whether to compress; it sends nothing afterwards. So "auto" is no compaction (nothing is
+ * done), and "manual" (/compress) is one that follows: STATE.md and the journal's note.
+ */
+function preCompress(ev: HookEvent): HookEvent {
+  if (ev.kind !== "pre_compact") return ev;
+  if (ev.trigger === "manual") return { ...ev, announced: true };
+  const { agent, native, cwd, agentSessionId } = ev;
+  return { agent, native, cwd, ...(agentSessionId ? { agentSessionId } : {}), kind: "ignored" };
+}
+
 export const gemini: AgentAdapter = {
   agent: "gemini",
   label: "Gemini CLI",
   contextLimit: CONTEXT_LIMIT,
 
-  parse: (native, p, cwd) =>
-    parsePayload(
-      {
-        agent: "gemini",
-        events: {
-          SessionStart: "session_start",
-          BeforeAgent: "prompt",
-          BeforeTool: "before_tool",
-          AfterTool: "after_tool",
-          PreCompress: "pre_compact",
-          AfterAgent: "stop",
-          SessionEnd: "session_end",
-        },
-        toolCall,
-        failure: (q) => failure(q.tool_response),
-        output: (q) => obj(q.tool_response).llmContent ?? q.tool_response,
-      },
-      native,
-      p,
-      cwd,
-    ),
+  parse: (native, p, cwd) => preCompress(parsePayload(READER, native, p, cwd)),
 
   render,
 
@@ -102,7 +147,8 @@ export const gemini: AgentAdapter = {
       h("BeforeAgent"),
       h("BeforeTool", "write_file|replace|run_shell_command"),
       h("AfterTool", "*"),
-      h("PreCompress"),
+      // Only a manual /compress: "auto" fires before every model request (see preCompress).
+      h("PreCompress", "manual"),
       h("AfterAgent"),
       h("SessionEnd"),
     ];

@@ -10,7 +10,7 @@
  * - before a write: a targeted checkpoint of the files it names; before a shell command: a
  *   whole-tree checkpoint. While a spiral pauses the session, the call is denied instead.
  * - after a tool: a ledger node, a turn for the spiral detector, the files-modified facet.
- * - before compaction: STATE.md; turn or session end: the run ends.
+ * - before compaction: STATE.md; after it: a journal note; turn or session end: the run ends.
  *
  * The checkpoint taken before a call is handed to the after-call hook (another process)
  * through `.baton/hooks/pending/<key>`, keyed by the agent's call id (or the call's arguments).
@@ -23,6 +23,7 @@ import { canonicalJson, sha256 } from "../core/canonical.js";
 import { failureFingerprint } from "../core/fingerprint.js";
 import { renderSessionContext, renderSpiralPause, type SessionBrief } from "../core/hook-context.js";
 import { pathProblem } from "../core/paths.js";
+import { userWords } from "../core/prompt-words.js";
 import { parseRollbackIntent, type RollbackIntent } from "../core/rollback-intent.js";
 import type { RunRecord, Snapshot } from "../core/types.js";
 import { isBatonError } from "../errors.js";
@@ -62,6 +63,8 @@ export async function handleHook(b: Baton, ev: HookEvent, opts: HandlerOptions):
       return afterTool(b, ev, opts);
     case "pre_compact":
       return preCompact(b, ev, opts);
+    case "post_compact":
+      return postCompact(b, ev, opts);
     case "stop":
       return stop(b, ev);
     default:
@@ -192,12 +195,15 @@ async function prompt(b: Baton, ev: Ev<"prompt">, opts: HandlerOptions): Promise
   const sid = await sessionFor(b, ev, opts, true);
   const snap = await b.snapshot(sid);
   await ensureRun(b, sid, snap, ev, opts);
+  // The user's words without the context blocks the agent wrapped them in (Gemini CLI puts the
+  // SessionStart hooks' text, Baton's own, in front of every prompt).
+  const words = userWords(ev.prompt);
   // Every rollback request names one of these verbs (core/rollback-intent.ts); most prompts do
   // not, and the full grammar's regular expressions cost ~2 ms to compile on first use.
-  const intent = /undo|revert|roll ?back|go back|restore/i.test(ev.prompt) ? parseRollbackIntent(ev.prompt) : undefined;
+  const intent = /undo|revert|roll ?back|go back|restore/i.test(words) ? parseRollbackIntent(words) : undefined;
   if (intent) return rollbackFromPrompt(b, sid, snap, intent);
   const sp = snap.facets.spiral;
-  if (sp?.paused && isUnpausePrompt(ev.prompt)) {
+  if (sp?.paused && isUnpausePrompt(words)) {
     await b.unpause(sid, { reason: "the user typed unpause", actor: "user" });
     return {
       context: "The user cleared Baton's spiral pause. Continue, but do not repeat the approach that looped: take a different one.",
@@ -206,7 +212,7 @@ async function prompt(b: Baton, ev: Ev<"prompt">, opts: HandlerOptions): Promise
   }
   const parts: string[] = [];
   if (sp?.paused) parts.push(renderSpiralPause(sid, pauseView(snap)));
-  const inj = await b.injectLessons({ sessionId: sid, prompt: ev.prompt }, { k: 5, maxChars: PROMPT_LESSONS_CHARS });
+  const inj = await b.injectLessons({ sessionId: sid, prompt: words }, { k: 5, maxChars: PROMPT_LESSONS_CHARS });
   if (inj.markdown) parts.push(inj.markdown);
   return parts.length > 0 ? { context: parts.join("\n\n") } : {};
 }
@@ -388,16 +394,31 @@ function bounded(v: unknown, depth = 0): unknown {
 
 // Compaction and the end of a turn or session
 
+/**
+ * Before a compaction: STATE.md, so the compacted agent can re-read where things stand. The
+ * journal notes a compaction only once it happened (PostCompact), or here when the agent sends
+ * nothing afterwards and fires this hook only for a compaction that follows (`announced`).
+ */
 async function preCompact(b: Baton, ev: Ev<"pre_compact">, opts: HandlerOptions): Promise<HookResponse> {
   const sid = await sessionFor(b, ev, opts, false);
   if (!sid) return {};
   await b.writeStateMarkdown(sid);
+  if (ev.announced) await noteCompaction(b, sid, opts, ev.trigger, "; STATE.md was written first");
+  return {};
+}
+
+async function postCompact(b: Baton, ev: Ev<"post_compact">, opts: HandlerOptions): Promise<HookResponse> {
+  const sid = await sessionFor(b, ev, opts, false);
+  if (sid) await noteCompaction(b, sid, opts, ev.trigger, "");
+  return {};
+}
+
+async function noteCompaction(b: Baton, sid: string, opts: HandlerOptions, trigger: string | undefined, tail: string): Promise<void> {
   await b.append(sid, {
     type: "note:added",
     actor: "system",
-    data: { text: `${opts.label} compacted its context (${ev.trigger ?? "auto"}); STATE.md was written first.` },
+    data: { text: `${opts.label} compacted its context (${trigger ?? "auto"})${tail}.` },
   });
-  return {};
 }
 
 async function stop(b: Baton, ev: Ev<"stop">): Promise<HookResponse> {

@@ -22,6 +22,15 @@ import { type HookAgent, type HookGroupSpec, type InstalledHook, installInto, li
 import type { JsonObject } from "../core/types.js";
 import { BatonError, badInput } from "../errors.js";
 import { atomicWrite, safeParentDir } from "../services/safe-fs.js";
+import {
+  acknowledgeGeminiHooks,
+  type Readiness,
+  readiness,
+  shimTarget,
+  trustCodexHooks,
+  untrustCodexHooks,
+  writeCodexShim,
+} from "./agent-setup.js";
 import { claude } from "./claude.js";
 import { codex } from "./codex.js";
 import { gemini } from "./gemini.js";
@@ -41,7 +50,7 @@ export interface HookPlaceOptions {
   env?: NodeJS.ProcessEnv;
 }
 
-export interface InstallResult {
+export interface InstallResult extends Readiness {
   agent: HookAgent;
   scope: HookScope;
   file: string;
@@ -65,7 +74,7 @@ export interface UninstallResult {
   deleted: boolean;
 }
 
-export interface HookStatus {
+export interface HookStatus extends Partial<Readiness> {
   agent: HookAgent;
   scope: HookScope;
   file: string;
@@ -224,22 +233,17 @@ function sameJson(a: unknown, b: unknown): boolean {
   return JSON.stringify(a) === JSON.stringify(b);
 }
 
-function notesFor(agent: HookAgent, scope: HookScope, settings: JsonObject): string[] {
+function notesFor(agent: HookAgent, settings: JsonObject): string[] {
   const notes: string[] = [];
-  if (agent === "codex") {
+  if (agent === "codex")
     notes.push(
       "Codex runs hooks when its hooks feature is on (the default in current builds; older builds need `[features] codex_hooks = true` in config.toml).",
     );
-    if (scope === "project") notes.push("Codex loads a project's .codex/hooks.json only once the project is trusted.");
-  }
   if (agent === "gemini") {
     const tools = settings.tools as JsonObject | undefined;
     const hc = settings.hooksConfig as JsonObject | undefined;
-    if (tools?.enableHooks === false || hc?.enabled === false)
-      notes.push(
-        "This file turns Gemini CLI's hooks system off (tools.enableHooks / hooksConfig.enabled is false): Baton's hooks will not run.",
-      );
-    else notes.push("Gemini CLI runs hooks while its hooks system is enabled (/settings → Advanced → Enable Hooks System).");
+    if (tools?.enableHooks !== false && hc?.enabled !== false)
+      notes.push("Gemini CLI runs hooks while its hooks system is enabled (/settings → Advanced → Enable Hooks System).");
   }
   return notes;
 }
@@ -248,25 +252,44 @@ export async function installHooks(agent: HookAgent, o: HookPlaceOptions & { lau
   const file = hookConfigFile(agent, o);
   checkPlace(file, o);
   const { text, settings } = await load(file);
+  let launcher = o.launcher;
+  if (launcher === undefined) {
+    launcher = defaultLauncher();
+    // Codex trusts an entry by its command: a command naming this Node and this baton would be
+    // untrusted again after every upgrade, so Codex's hooks run a launcher at a fixed place.
+    if (agent === "codex" && launcher !== "baton") launcher = shellQuote(writeCodexShim(o, launcher));
+  }
   let next: JsonObject;
   try {
-    next = installInto(settings, hookSpecs(agent, o.launcher ?? defaultLauncher()), agent);
+    next = installInto(settings, hookSpecs(agent, launcher), agent);
   } catch (err) {
     throw badInput(`${file}: ${(err as Error).message}; fix it by hand: Baton changed nothing`, { path: file });
   }
-  const result: InstallResult = {
+  const notes = notesFor(agent, settings);
+  let changed = false;
+  let saved: string | undefined;
+  if (text === undefined || !sameJson(next.hooks, settings.hooks)) {
+    const newText = await withHooks(text, next.hooks);
+    saved = backup(file, text !== undefined);
+    writeAtomic(file, newText, o);
+    changed = true;
+  }
+  if (agent === "codex") {
+    const t = trustCodexHooks(o, next.hooks, settings.hooks);
+    if (t.problem) notes.push(t.problem);
+    else if (t.changed) notes.push(`Recorded Codex's trust of Baton's hooks in ${t.file} (as Codex's /hooks does).`);
+  }
+  if (agent === "gemini") acknowledgeGeminiHooks(o, next.hooks);
+  return {
     agent,
     scope: o.scope,
     file,
-    changed: false,
+    changed,
+    ...(saved ? { backup: saved } : {}),
     hooks: listBatonHooks(next.hooks, agent),
-    notes: notesFor(agent, o.scope, settings),
+    notes,
+    ...readiness(agent, o, next),
   };
-  if (text !== undefined && sameJson(next.hooks, settings.hooks)) return result;
-  const newText = await withHooks(text, next.hooks);
-  const saved = backup(file, text !== undefined);
-  writeAtomic(file, newText, o);
-  return { ...result, changed: true, ...(saved ? { backup: saved } : {}) };
 }
 
 export async function uninstallHooks(agent: HookAgent, o: HookPlaceOptions): Promise<UninstallResult> {
@@ -282,6 +305,7 @@ export async function uninstallHooks(agent: HookAgent, o: HookPlaceOptions): Pro
     throw badInput(`${file}: ${(err as Error).message}; fix it by hand: Baton changed nothing`, { path: file });
   }
   if (r.removed === 0) return base;
+  if (agent === "codex") untrustCodexHooks(o, settings.hooks);
   const saved = backup(file, true);
   if (Object.keys(r.settings).length === 0) {
     try {
@@ -317,9 +341,25 @@ export async function hooksStatus(
         s.missing = expected.filter((e) => !s.installed.some((i) => i.event === e.event)).map((e) => e.event);
         s.stale = s.installed.some((i) => {
           const entry = launcherPath(i.command);
-          return entry !== undefined && !existsSync(entry);
+          if (entry === undefined) return false;
+          if (!existsSync(entry)) return true;
+          // Codex's launcher script: the baton it runs must exist too.
+          const target = shimTarget(entry);
+          return (
+            target !== undefined && [...target.matchAll(/"(\/[^"]+)"|(?:^|\s)(\/\S+)/g)].some((m) => !existsSync((m[1] ?? m[2]) as string))
+          );
         });
-        if (s.installed.length > 0) s.notes = notesFor(agent, scope, settings);
+        if (s.installed.length > 0) {
+          s.notes = notesFor(agent, settings);
+          Object.assign(s, readiness(agent, { ...o, scope }, settings));
+          if (s.stale) {
+            s.willRun = false;
+            s.remaining = [
+              `The baton these hooks run is gone: run \`baton hooks install ${agent}${scope === "user" ? " --user" : ""}\` again.`,
+              ...(s.remaining ?? []),
+            ];
+          }
+        }
       } catch (err) {
         s.problem = (err as Error).message;
       }

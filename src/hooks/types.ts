@@ -42,7 +42,13 @@ export type HookEvent = Base &
     | { kind: "prompt"; prompt: string }
     | { kind: "before_tool"; tool: ToolCall }
     | { kind: "after_tool"; tool: ToolCall; status: "success" | "error"; error?: string; output?: unknown }
-    | { kind: "pre_compact"; trigger?: string }
+    /**
+     * The agent is about to compact its context. `announced`: the agent sends no event after a
+     * compaction, and this hook only fires when one follows (Gemini CLI's manual /compress).
+     */
+    | { kind: "pre_compact"; trigger?: string; announced?: boolean }
+    /** The agent compacted its context (Claude Code and Codex PostCompact). */
+    | { kind: "post_compact"; trigger?: string }
     /** The agent's turn ended (`sessionEnd: false`) or its session ended. */
     | { kind: "stop"; sessionEnd: boolean; reason?: string }
     /** An event Baton does not act on (answered with the agent's "continue" form). */
@@ -84,6 +90,7 @@ export type NeutralKind =
   | "after_tool"
   | "after_tool_failure"
   | "pre_compact"
+  | "post_compact"
   | "stop"
   | "session_end";
 
@@ -121,9 +128,10 @@ export function parsePayload(reader: PayloadReader, native: string, p: Record<st
     }
     case "after_tool_failure":
       return { ...base, kind: "after_tool", tool: reader.toolCall(p), status: "error", error: str(p.error) ?? "the tool call failed" };
-    case "pre_compact": {
+    case "pre_compact":
+    case "post_compact": {
       const trigger = str(p.trigger);
-      return { ...base, kind: "pre_compact", ...(trigger ? { trigger } : {}) };
+      return { ...base, kind: reader.events[name] as "pre_compact" | "post_compact", ...(trigger ? { trigger } : {}) };
     }
     case "stop":
       return { ...base, kind: "stop", sessionEnd: false };

@@ -50,11 +50,22 @@ export interface DoctorDeps {
   ledgerHealth?: () => Promise<unknown>;
   /** Files a whole-tree checkpoint would leave out now (names it cannot store safely). */
   treeSkips?: () => Promise<{ path: string; reason: string }[]>;
+  /** Baton's installed agent hooks and whether each agent will run them (given by the CLI). */
+  hookSetup?: () => Promise<HookSetup[]>;
+}
+
+export interface HookSetup {
+  agent: string;
+  scope: string;
+  file: string;
+  willRun: boolean;
+  remaining: string[];
 }
 
 export interface DoctorOptions {
   sessionId?: string;
   fix?: boolean;
+  hookSetup?: () => Promise<HookSetup[]>;
 }
 
 /** Blobs and temp files younger than this are never called orphans (a checkpoint may be committing them). */
@@ -476,6 +487,21 @@ export async function runDoctor(deps: DoctorDeps, opts: DoctorOptions = {}): Pro
         message: `agent hooks failed ${f.count} time(s) in the last 7 days; each failed call went ahead without Baton (no checkpoint, turn or ledger node)`,
         evidence: { count: f.count, firstAt: f.firstAt, lastAt: f.lastAt, codes: f.codes, agents: f.agents, log: f.file },
         fix: `tail ${f.file}`,
+        safe: false,
+      });
+    }
+    // Installed hooks the agent will not run (Codex: untrusted or modified entries, an untrusted
+    // project; Gemini CLI: an untrusted folder): the agent goes on without Baton, silently.
+    const setup = deps.hookSetup ?? opts.hookSetup;
+    for (const h of setup ? await setup() : []) {
+      if (h.willRun) continue;
+      add({
+        check: "hooks",
+        code: "hooks_not_running",
+        severity: "warning",
+        message: `${h.agent} will not run Baton's hooks in ${h.file} (${h.scope}): ${h.remaining.join(" ")}`,
+        evidence: { agent: h.agent, scope: h.scope, file: h.file },
+        fix: h.remaining[0] ?? `baton hooks install ${h.agent}${h.scope === "user" ? " --user" : ""}`,
         safe: false,
       });
     }

@@ -33,6 +33,16 @@ function render(r: DoctorReport): string {
 export async function doctor(ctx: Ctx, id: string | undefined, o: { session?: string; fix?: boolean }): Promise<void> {
   const b = await ctx.open();
   const sessionId = id ?? o.session;
-  const r = await b.doctor({ ...(sessionId ? { sessionId } : {}), fix: o.fix === true });
+  const r = await b.doctor({
+    ...(sessionId ? { sessionId } : {}),
+    fix: o.fix === true,
+    // Baton's hooks in the agents' configuration, and whether each agent will run them.
+    hookSetup: async () => {
+      const { hooksStatus } = await import("../../hooks/install.js");
+      return (await hooksStatus({ root: b.root }))
+        .filter((s) => s.installed.length > 0 && s.willRun !== undefined)
+        .map((s) => ({ agent: s.agent, scope: s.scope, file: s.file, willRun: s.willRun === true, remaining: s.remaining ?? [] }));
+    },
+  });
   ctx.out(r, () => render(r));
 }

@@ -42,9 +42,20 @@ export async function install(ctx: Ctx, agentArg: string, o: ScopeOptions & { co
     if (r.backup) lines.push(`  previous version kept in ${r.backup}`);
     for (const h of r.hooks) lines.push(`  ${h.event}${h.matcher ? ` [${h.matcher}]` : ""}: ${h.command}`);
     for (const n of r.notes) lines.push(`note: ${n}`);
+    lines.push(...readinessLines(agentName(agent), r));
     lines.push(`Remove them with: baton hooks uninstall ${agent}${scope === "user" ? " --user" : ""}`);
     return lines.join("\n");
   });
+}
+
+function agentName(agent: HookAgent): string {
+  return agent === "claude" ? "Claude Code" : agent === "codex" ? "Codex" : "Gemini CLI";
+}
+
+/** Whether the agent will run the hooks, and each step that remains. */
+function readinessLines(name: string, r: { willRun: boolean; remaining: string[] }): string[] {
+  if (r.willRun) return [`${name} will run these hooks.`];
+  return [`${name} will not run these hooks yet. To do:`, ...r.remaining.map((x) => `  - ${x.replace(/\n/g, "\n    ")}`)];
 }
 
 export async function uninstall(ctx: Ctx, agentArg: string, o: ScopeOptions): Promise<void> {
@@ -72,6 +83,8 @@ export async function status(ctx: Ctx, agentArg: string | undefined): Promise<vo
           `${head}${s.missing.length === 0 ? "installed" : `partly installed (missing ${s.missing.join(", ")})`}${s.stale ? `; the baton they run is gone: re-run \`baton hooks install ${s.agent}${s.scope === "user" ? " --user" : ""}\`` : ""}`,
         ];
         for (const n of s.notes) lines.push(`  note: ${n}`);
+        if (s.willRun !== undefined)
+          lines.push(...readinessLines(agentName(s.agent), { willRun: s.willRun, remaining: s.remaining ?? [] }).map((l) => `  ${l}`));
         return lines.join("\n");
       })
       .join("\n"),

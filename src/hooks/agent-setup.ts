@@ -1,0 +1,304 @@
+/**
+ * What else an agent needs before it runs the hooks Baton installed, and the part of it that is
+ * the installer's to do.
+ *
+ * - Codex runs a hooks.json entry only when `$CODEX_HOME/config.toml` trusts that exact entry
+ *   (hooks/codex-trust.ts), and reads a project's `.codex/` only in a trusted project
+ *   (`[projects."<root>"] trust_level = "trusted"`). The user asked for Baton's hooks by running
+ *   `baton hooks install codex`, so the installer records their trust the way Codex's `/hooks`
+ *   does; trusting a whole project (its config, MCP servers, …) stays the user's step.
+ * - Codex's trust covers the command string, so the command must not change when Baton is
+ *   reinstalled from another path or Node is upgraded: it runs `$CODEX_HOME/baton/baton`, a
+ *   two-line script the installer rewrites with the current Node and baton.
+ * - Gemini CLI loads hooks (user and project alike) only in a trusted folder: a rule in
+ *   `~/.gemini/trustedFolders.json` (`{"<path>": "TRUST_FOLDER" | "TRUST_PARENT" |
+ *   "DO_NOT_TRUST"}`, longest matching path wins, TRUST_PARENT trusts the rule's parent), else
+ *   `security.folderTrust.enabled: false` in `~/.gemini/settings.json`, else
+ *   `GEMINI_CLI_TRUST_WORKSPACE=true` in its environment. Trusting a folder is the user's step.
+ *   The first time it loads new project hooks it warns about them and records them in
+ *   `~/.gemini/trusted_hooks.json` (`{"<project root>": ["<name>:<command>", …]}`); the installer
+ *   records Baton's there, so the user is not warned about hooks they just installed.
+ */
+import { chmodSync, existsSync, mkdirSync, readFileSync, realpathSync, renameSync, statSync, writeFileSync } from "node:fs";
+import { homedir } from "node:os";
+import { dirname, join, resolve } from "node:path";
+import { isBatonCommand } from "../core/hook-config.js";
+import type { JsonObject } from "../core/types.js";
+import { BatonError } from "../errors.js";
+import {
+  type CodexHookEntry,
+  type CodexTrust,
+  codexHookEntries,
+  codexProjectTrust,
+  codexTrustedHashes,
+  trustOf,
+  withCodexTrust,
+} from "./codex-trust.js";
+
+export interface SetupPlace {
+  scope: "project" | "user";
+  root: string;
+  home?: string;
+  env?: NodeJS.ProcessEnv;
+}
+
+export interface Readiness {
+  /** Whether the agent runs these hooks as things stand (as far as Baton can tell from the files). */
+  willRun: boolean;
+  /** What the user must still do before it does, each a complete instruction. */
+  remaining: string[];
+  /** Codex: each Baton hook's trust in config.toml. */
+  trust?: { event: string; key: string; status: CodexTrust }[];
+  /** The file that records the agent's trust (Codex: config.toml; Gemini CLI: trustedFolders.json). */
+  trustFile?: string;
+}
+
+function homeOf(o: SetupPlace): string {
+  return o.home ?? homedir();
+}
+
+export function codexHome(o: SetupPlace): string {
+  const env = o.env ?? process.env;
+  return resolve(env.CODEX_HOME || join(homeOf(o), ".codex"));
+}
+
+function readText(file: string): string | undefined {
+  try {
+    return readFileSync(file, "utf8");
+  } catch (err) {
+    if ((err as NodeJS.ErrnoException).code === "ENOENT") return undefined;
+    throw new BatonError("io_error", `cannot read ${file}: ${(err as Error).message}`, { path: file }, { cause: err });
+  }
+}
+
+/** Written by temp file and rename, keeping an existing file's mode (config.toml may hold secrets: 0600). */
+function writeText(file: string, text: string, newMode?: number): void {
+  let mode = newMode;
+  try {
+    mode = statSync(file).mode & 0o777;
+  } catch {
+    // a new file
+  }
+  try {
+    mkdirSync(dirname(file), { recursive: true });
+    const tmp = `${file}.${process.pid}.tmp`;
+    writeFileSync(tmp, text, mode !== undefined ? { mode } : {});
+    if (mode !== undefined) chmodSync(tmp, mode);
+    renameSync(tmp, file);
+  } catch (err) {
+    throw new BatonError("io_error", `cannot write ${file}: ${(err as Error).message}`, { path: file }, { cause: err });
+  }
+}
+
+function real(p: string): string {
+  try {
+    return realpathSync(p);
+  } catch {
+    return p;
+  }
+}
+
+/** The paths an agent may know a directory by: as given and with links resolved. */
+function spellings(p: string): string[] {
+  const a = resolve(p);
+  const b = real(a);
+  return a === b ? [a] : [b, a];
+}
+
+// Codex
+
+/** The hook launcher Codex's entries run: stable across reinstalls, so their trust survives. */
+export function codexShim(o: SetupPlace): string {
+  return join(codexHome(o), "baton", "baton");
+}
+
+/** (Re)write the launcher script so it runs `launcher` (this Node and this baton). */
+export function writeCodexShim(o: SetupPlace, launcher: string): string {
+  const file = codexShim(o);
+  const text = [
+    "#!/bin/sh",
+    "# Written by `baton hooks install codex`: Codex trusts a hook by its command, so the command",
+    "# names this file, which stays put; installing again rewrites the line below.",
+    `exec ${launcher} "$@"`,
+    "",
+  ].join("\n");
+  if (readText(file) !== text) writeText(file, text, 0o755);
+  return file;
+}
+
+/** Each hooks.json path Codex may key trust by for this place. */
+function codexHooksFiles(o: SetupPlace): string[] {
+  return o.scope === "user" ? [join(codexHome(o), "hooks.json")] : spellings(o.root).map((r) => join(r, ".codex", "hooks.json"));
+}
+
+function batonEntries(o: SetupPlace, hooks: unknown): CodexHookEntry[] {
+  return codexHooksFiles(o).flatMap((f) => codexHookEntries(f, hooks, (c) => isBatonCommand(c, "codex")));
+}
+
+/**
+ * Trust Baton's handlers in `hooks` (and forget `previous` ones that are gone). Returns the
+ * config.toml path, or a note when the file defines hooks in a form Baton does not edit.
+ */
+export function trustCodexHooks(o: SetupPlace, hooks: unknown, previous: unknown): { file: string; changed: boolean; problem?: string } {
+  const file = join(codexHome(o), "config.toml");
+  const entries = batonEntries(o, hooks);
+  const drop = batonEntries(o, previous).map((e) => e.key);
+  const text = readText(file) ?? "";
+  const next = withCodexTrust(text, entries, drop);
+  if (next === undefined)
+    return {
+      file,
+      changed: false,
+      problem: `${file} defines "hooks" in a form Baton does not edit; trust Baton's hooks in Codex's /hooks`,
+    };
+  if (next === text) return { file, changed: false };
+  if (text !== "") writeText(`${file}.baton.bak`, text, statSync(file).mode & 0o777);
+  writeText(file, next, 0o600);
+  return { file, changed: true };
+}
+
+function codexReadiness(o: SetupPlace, hooks: unknown): Readiness {
+  const file = join(codexHome(o), "config.toml");
+  const toml = readText(file) ?? "";
+  const trusted = codexTrustedHashes(toml);
+  // One spelling of the path is enough for Codex; report the first (links resolved).
+  const first = codexHooksFiles(o)[0] as string;
+  const entries = codexHookEntries(first, hooks, (c) => isBatonCommand(c, "codex"));
+  const alt = batonEntries(o, hooks);
+  const trust = entries.map((e) => {
+    const others = alt.filter((a) => a.event === e.event && a.key.endsWith(e.key.slice(first.length)));
+    const status = others.some((a) => trustOf(a, trusted) === "trusted") ? "trusted" : trustOf(e, trusted);
+    return { event: e.event, key: e.key, status };
+  });
+  const remaining: string[] = [];
+  const bad = trust.filter((t) => t.status !== "trusted");
+  if (bad.length > 0)
+    remaining.push(
+      `Codex skips hooks it has not trusted (${bad.map((t) => `${t.event}: ${t.status}`).join(", ")}): run \`baton hooks install codex${o.scope === "user" ? " --user" : ""}\` again (it records their trust in ${file}), or trust them in Codex's /hooks.`,
+    );
+  if (o.scope === "project") {
+    const projects = codexProjectTrust(toml);
+    const roots = spellings(o.root);
+    const level = roots.map((r) => projects.get(r)).find((v) => v !== undefined);
+    if (level !== "trusted")
+      remaining.push(
+        `Codex reads ${join(o.root, ".codex", "hooks.json")} only in a trusted project: start \`codex\` in ${o.root} once and trust it, or add to ${file}:\n[projects.${JSON.stringify(roots[0])}]\ntrust_level = "trusted"`,
+      );
+  }
+  return { willRun: remaining.length === 0, remaining, trust, trustFile: file };
+}
+
+/** Forget the trust of Baton's handlers in `previous` (after an uninstall). */
+export function untrustCodexHooks(o: SetupPlace, previous: unknown): void {
+  const file = join(codexHome(o), "config.toml");
+  const text = readText(file);
+  if (text === undefined) return;
+  const next = withCodexTrust(
+    text,
+    [],
+    batonEntries(o, previous).map((e) => e.key),
+  );
+  if (next !== undefined && next !== text) writeText(file, next);
+}
+
+// Gemini CLI
+
+function geminiTrustedFoldersFile(o: SetupPlace): string {
+  const env = o.env ?? process.env;
+  return env.GEMINI_CLI_TRUSTED_FOLDERS_PATH || join(homeOf(o), ".gemini", "trustedFolders.json");
+}
+
+function jsonFile(file: string): JsonObject | undefined {
+  const text = readText(file);
+  if (text === undefined) return undefined;
+  try {
+    // Gemini CLI strips comments from these files; Baton only needs the plain ones.
+    const v = JSON.parse(text.replace(/^\s*\/\/.*$/gm, "")) as unknown;
+    return v !== null && typeof v === "object" && !Array.isArray(v) ? (v as JsonObject) : undefined;
+  } catch {
+    return undefined;
+  }
+}
+
+function within(dir: string, p: string): boolean {
+  return p === dir || p.startsWith(dir.endsWith("/") ? dir : `${dir}/`);
+}
+
+/** Gemini CLI's verdict for a folder from trustedFolders.json: true, false, or undefined (no rule). */
+export function geminiFolderTrust(rules: JsonObject, folder: string): boolean | undefined {
+  const at = real(resolve(folder));
+  let best = -1;
+  let level: unknown;
+  for (const [rule, v] of Object.entries(rules)) {
+    const base = real(resolve(v === "TRUST_PARENT" ? dirname(rule) : rule));
+    if (within(base, at) && rule.length > best) {
+      best = rule.length;
+      level = v;
+    }
+  }
+  if (level === "DO_NOT_TRUST") return false;
+  return level === "TRUST_FOLDER" || level === "TRUST_PARENT" ? true : undefined;
+}
+
+function geminiReadiness(o: SetupPlace, settings: JsonObject): Readiness {
+  const remaining: string[] = [];
+  const tools = settings.tools as JsonObject | undefined;
+  const hc = settings.hooksConfig as JsonObject | undefined;
+  if (tools?.enableHooks === false || hc?.enabled === false)
+    remaining.push("Turn Gemini CLI's hooks system back on: this settings file sets tools.enableHooks or hooksConfig.enabled to false.");
+  const file = geminiTrustedFoldersFile(o);
+  const user = jsonFile(join(homeOf(o), ".gemini", "settings.json"));
+  const folderTrustOff = ((user?.security as JsonObject | undefined)?.folderTrust as JsonObject | undefined)?.enabled === false;
+  // The variable Gemini CLI reads, when it is set where Baton runs too (a shell profile, CI).
+  const fromEnv = (o.env ?? process.env).GEMINI_CLI_TRUST_WORKSPACE;
+  const trusted =
+    fromEnv === "true" || (fromEnv !== "false" && (folderTrustOff || geminiFolderTrust(jsonFile(file) ?? {}, o.root) === true));
+  if (!trusted)
+    remaining.push(
+      `Gemini CLI runs hooks only in a trusted folder: run \`gemini\` in ${o.root} and trust the folder, or add ${JSON.stringify(spellings(o.root)[0])}: "TRUST_FOLDER" to ${file} (headless runs can set GEMINI_CLI_TRUST_WORKSPACE=true instead).`,
+    );
+  return { willRun: remaining.length === 0, remaining, trustFile: file };
+}
+
+/**
+ * Record Baton's project hooks as seen in `~/.gemini/trusted_hooks.json`, as Gemini CLI does
+ * itself after warning about new project hooks: the user installed these.
+ */
+export function acknowledgeGeminiHooks(o: SetupPlace, hooks: unknown): void {
+  if (o.scope !== "project" || hooks === null || typeof hooks !== "object") return;
+  const keys: string[] = [];
+  for (const groups of Object.values(hooks as Record<string, unknown>)) {
+    if (!Array.isArray(groups)) continue;
+    for (const g of groups)
+      for (const h of ((g as JsonObject)?.hooks as JsonObject[] | undefined) ?? [])
+        if (h?.type === "command" && isBatonCommand(h.command, "gemini"))
+          keys.push(`${typeof h.name === "string" ? h.name : ""}:${h.command}`);
+  }
+  if (keys.length === 0) return;
+  const file = join(homeOf(o), ".gemini", "trusted_hooks.json");
+  const all = jsonFile(file) ?? {};
+  let changed = false;
+  for (const root of spellings(o.root)) {
+    const list = Array.isArray(all[root]) ? (all[root] as unknown[]).filter((x): x is string => typeof x === "string") : [];
+    const next = [...new Set([...list, ...keys])];
+    if (next.length !== list.length) {
+      all[root] = next;
+      changed = true;
+    }
+  }
+  if (changed) writeText(file, `${JSON.stringify(all, null, 2)}\n`);
+}
+
+/** Whether the agent will run the installed hooks, and what remains for the user. */
+export function readiness(agent: "claude" | "codex" | "gemini", o: SetupPlace, settings: JsonObject): Readiness {
+  if (agent === "codex") return codexReadiness(o, settings.hooks);
+  if (agent === "gemini") return geminiReadiness(o, settings);
+  return { willRun: true, remaining: [] };
+}
+
+/** The script a Codex shim runs, when the hooks run one (for `stale`). */
+export function shimTarget(shim: string): string | undefined {
+  if (!existsSync(shim)) return undefined;
+  const m = /^exec (.*) "\$@"$/m.exec(readText(shim) ?? "");
+  return m?.[1];
+}

@@ -1,0 +1,250 @@
+/**
+ * Codex's hook trust, exactly as Codex 0.169 computes and records it (read from openai/codex
+ * `codex-rs/hooks/src/engine/discovery.rs` and `codex-rs/config/src/fingerprint.rs`, and checked
+ * against `codex app-server`'s `hooks/list`, which reports each hook's `key`, `currentHash` and
+ * `trustStatus`).
+ *
+ * Codex runs a hook from a hooks.json only when `$CODEX_HOME/config.toml` trusts it:
+ *
+ *     [hooks.state."<abs path of hooks.json>:<event, snake_case>:<group index>:<handler index>"]
+ *     trusted_hash = "sha256:<hex>"
+ *
+ * The hash is SHA-256 over the compact JSON, keys sorted, of the hook's normalised identity:
+ * `{event_name, matcher?, hooks: [{type: "command", command, timeout, async: false,
+ * statusMessage?}]}`, where `timeout` is the handler's (default 600, at least 1; SessionEnd and
+ * Interrupt clamped to 3) and `matcher` is kept only for events that take one. No entry: the
+ * hook is "untrusted"; another hash: "modified" (the entry or its command changed). `codex
+ * exec` silently skips both.
+ *
+ * Pure (the installer reads and writes the files).
+ */
+import { createHash } from "node:crypto";
+import type { JsonObject } from "../core/types.js";
+
+export type CodexTrust = "trusted" | "untrusted" | "modified";
+
+/** Events whose matcher Codex keeps (for the others it drops it before hashing and matching). */
+const MATCHER_EVENTS = new Set([
+  "pre_tool_use",
+  "permission_request",
+  "post_tool_use",
+  "pre_compact",
+  "post_compact",
+  "session_start",
+  "session_end",
+  "subagent_start",
+  "subagent_stop",
+]);
+/** Events whose handlers Codex gives at most 3 seconds. */
+const CLAMPED_EVENTS = new Set(["session_end", "interrupt"]);
+const DEFAULT_TIMEOUT_S = 600;
+
+export function snakeEvent(event: string): string {
+  return event.replace(/[A-Z]/g, (c, i: number) => (i ? "_" : "") + c.toLowerCase());
+}
+
+function canonical(v: unknown): unknown {
+  if (Array.isArray(v)) return v.map(canonical);
+  if (v !== null && typeof v === "object")
+    return Object.fromEntries(
+      Object.keys(v)
+        .sort()
+        .map((k) => [k, canonical((v as Record<string, unknown>)[k])]),
+    );
+  return v;
+}
+
+/** Codex's `currentHash` of one command handler. */
+export function codexHookHash(event: string, matcher: string | undefined, handler: JsonObject): string {
+  const name = snakeEvent(event);
+  const t = typeof handler.timeout === "number" && Number.isInteger(handler.timeout) ? Math.max(1, handler.timeout) : DEFAULT_TIMEOUT_S;
+  const hook: Record<string, unknown> = {
+    type: "command",
+    command: handler.command,
+    timeout: CLAMPED_EVENTS.has(name) ? Math.min(t, 3) : t,
+    async: false,
+  };
+  if (typeof handler.commandWindows === "string") hook.commandWindows = handler.commandWindows;
+  if (typeof handler.statusMessage === "string") hook.statusMessage = handler.statusMessage;
+  const identity: Record<string, unknown> = { event_name: name, hooks: [hook] };
+  if (matcher !== undefined && MATCHER_EVENTS.has(name)) identity.matcher = matcher;
+  return `sha256:${createHash("sha256")
+    .update(JSON.stringify(canonical(identity)))
+    .digest("hex")}`;
+}
+
+export interface CodexHookEntry {
+  event: string;
+  key: string;
+  hash: string;
+}
+
+/** The trust key and hash of every command handler in a hooks.json `hooks` value that `pick` selects. */
+export function codexHookEntries(file: string, hooks: unknown, pick: (command: string) => boolean): CodexHookEntry[] {
+  const out: CodexHookEntry[] = [];
+  if (hooks === null || typeof hooks !== "object" || Array.isArray(hooks)) return out;
+  for (const [event, groups] of Object.entries(hooks as Record<string, unknown>)) {
+    if (!Array.isArray(groups)) continue;
+    groups.forEach((g, gi) => {
+      const group = g as JsonObject;
+      const handlers = group?.hooks;
+      if (!Array.isArray(handlers)) return;
+      handlers.forEach((h, hi) => {
+        const handler = h as JsonObject;
+        if (handler?.type !== "command" || typeof handler.command !== "string" || !pick(handler.command)) return;
+        const matcher = typeof group.matcher === "string" ? group.matcher : undefined;
+        out.push({ event, key: `${file}:${snakeEvent(event)}:${gi}:${hi}`, hash: codexHookHash(event, matcher, handler) });
+      });
+    });
+  }
+  return out;
+}
+
+// The few lines of config.toml Baton reads and writes. A full TOML parser is not needed: Codex
+// writes these tables itself in this form, and anything Baton does not recognise is left alone.
+
+const HEADER = /^\s*\[\s*([^\]\n]*?)\s*\]\s*(?:#.*)?$/;
+const KEY_PART = /^\s*(?:"((?:[^"\\]|\\.)*)"|'([^']*)'|([A-Za-z0-9_-]+))\s*(?:\.|$)/;
+
+/** The dotted key of a table header, unquoted; undefined when it is not one Baton can read. */
+function headerPath(inner: string): string[] | undefined {
+  const parts: string[] = [];
+  let rest = inner;
+  while (rest.trim() !== "") {
+    const m = KEY_PART.exec(rest);
+    if (!m) return undefined;
+    if (m[1] !== undefined) {
+      try {
+        parts.push(JSON.parse(`"${m[1]}"`) as string);
+      } catch {
+        return undefined;
+      }
+    } else parts.push((m[2] ?? m[3]) as string);
+    rest = rest.slice(m[0].length);
+  }
+  return parts;
+}
+
+function stringValue(line: string, key: string): string | undefined {
+  const m = new RegExp(`^\\s*${key}\\s*=\\s*(?:"((?:[^"\\\\]|\\\\.)*)"|'([^']*)')\\s*(?:#.*)?$`).exec(line);
+  if (!m) return undefined;
+  if (m[2] !== undefined) return m[2];
+  try {
+    return JSON.parse(`"${m[1]}"`) as string;
+  } catch {
+    return undefined;
+  }
+}
+
+interface Table {
+  path: string[];
+  /** Line index of the header. */
+  start: number;
+  /** Line index after the table's last line. */
+  end: number;
+}
+
+/** The `[…]` tables of a TOML text (skipping multi-line strings), and whether `hooks` is defined some other way. */
+function tables(lines: string[]): { tables: Table[]; otherHooks: boolean } {
+  const out: Table[] = [];
+  let current: Table | undefined;
+  let inMultiline: string | undefined;
+  let otherHooks = false;
+  lines.forEach((line, i) => {
+    if (inMultiline) {
+      if (line.split(inMultiline).length % 2 === 0) inMultiline = undefined;
+      return;
+    }
+    for (const q of ['"""', "'''"]) if (line.split(q).length % 2 === 0) inMultiline = q;
+    if (inMultiline) return;
+    if (/^\s*\[\[/.test(line)) {
+      if (current) current.end = i;
+      current = undefined;
+      return;
+    }
+    const h = HEADER.exec(line);
+    if (h) {
+      if (current) current.end = i;
+      const path = headerPath(h[1] as string);
+      current = path ? { path, start: i, end: lines.length } : undefined;
+      if (current) out.push(current);
+      return;
+    }
+    // `hooks = …` or `hooks.state… = …` at the top, or `state… = …` in [hooks]: a form this
+    // reader does not follow, so Baton does not write next to it.
+    const top = current === undefined && out.length === 0;
+    if ((top && /^\s*hooks\s*[.=]/.test(line)) || (current?.path.join(".") === "hooks" && /^\s*state\s*[.=]/.test(line))) otherHooks = true;
+  });
+  if (current) current.end = lines.length;
+  return { tables: out, otherHooks };
+}
+
+/** `trusted_hash` per key from `[hooks.state."<key>"]` tables. */
+export function codexTrustedHashes(toml: string): Map<string, string> {
+  const lines = toml.split(/\r?\n/);
+  const out = new Map<string, string>();
+  for (const t of tables(lines).tables) {
+    if (t.path.length !== 3 || t.path[0] !== "hooks" || t.path[1] !== "state") continue;
+    for (let i = t.start + 1; i < t.end; i++) {
+      const v = stringValue(lines[i] as string, "trusted_hash");
+      if (v !== undefined) out.set(t.path[2] as string, v);
+    }
+  }
+  return out;
+}
+
+/** `trust_level` of each `[projects."<path>"]` table. */
+export function codexProjectTrust(toml: string): Map<string, string> {
+  const lines = toml.split(/\r?\n/);
+  const out = new Map<string, string>();
+  for (const t of tables(lines).tables) {
+    if (t.path.length !== 2 || t.path[0] !== "projects") continue;
+    for (let i = t.start + 1; i < t.end; i++) {
+      const v = stringValue(lines[i] as string, "trust_level");
+      if (v !== undefined) out.set(t.path[1] as string, v);
+    }
+  }
+  return out;
+}
+
+export function trustOf(entry: CodexHookEntry, trusted: Map<string, string>): CodexTrust {
+  const h = trusted.get(entry.key);
+  return h === undefined ? "untrusted" : h === entry.hash ? "trusted" : "modified";
+}
+
+/**
+ * config.toml with `trusted_hash` set for each entry and removed for `drop` keys (a table Baton's
+ * trust emptied goes too); undefined when the file defines `hooks` in a form Baton does not
+ * edit (then the user trusts the hooks in Codex's /hooks).
+ */
+export function withCodexTrust(toml: string, entries: readonly CodexHookEntry[], drop: readonly string[] = []): string | undefined {
+  const eol = toml.includes("\r\n") ? "\r\n" : "\n";
+  const lines = toml === "" ? [] : toml.split(/\r?\n/);
+  const parsed = tables(lines);
+  if (parsed.otherHooks) return undefined;
+  const want = new Map(entries.map((e) => [e.key, e.hash]));
+  const dropping = new Set(drop.filter((k) => !want.has(k)));
+  // Edit from the last table up, so earlier line numbers stay right.
+  const states = parsed.tables.filter((t) => t.path.length === 3 && t.path[0] === "hooks" && t.path[1] === "state").reverse();
+  for (const t of states) {
+    const key = t.path[2] as string;
+    const body = lines.slice(t.start + 1, t.end);
+    const at = body.findIndex((l) => stringValue(l, "trusted_hash") !== undefined || /^\s*trusted_hash\s*=/.test(l));
+    if (want.has(key)) {
+      const line = `trusted_hash = ${JSON.stringify(want.get(key))}`;
+      if (at >= 0) lines[t.start + 1 + at] = line;
+      else lines.splice(t.start + 1, 0, line);
+      want.delete(key);
+    } else if (dropping.has(key) && at >= 0) {
+      const rest = body.filter((l, i) => i !== at && l.trim() !== "" && !l.trim().startsWith("#"));
+      if (rest.length === 0) lines.splice(t.start, t.end - t.start);
+      else lines.splice(t.start + 1 + at, 1);
+    }
+  }
+  while (lines.length > 0 && lines[lines.length - 1]?.trim() === "") lines.pop();
+  for (const [key, hash] of want) {
+    if (lines.length > 0) lines.push("");
+    lines.push(`[hooks.state.${JSON.stringify(key)}]`, `trusted_hash = ${JSON.stringify(hash)}`);
+  }
+  return lines.length === 0 ? "" : `${lines.join(eol)}${eol}`;
+}
