@@ -28,8 +28,19 @@ export function SessionView({ sessionId, onConnection }: { sessionId: string; on
   const [error, setError] = useState<string | undefined>();
   const [lastSeq, setLastSeq] = useState(0);
   const [expanded, setExpanded] = useState<JournalEvent | undefined>();
+  // What is typed (kept on every keystroke, so a re-render never wipes it) and, a moment after
+  // typing stops, the filter applied.
+  const [typeDraft, setTypeDraft] = useState("");
+  const [actorDraft, setActorDraft] = useState("");
   const [typeFilter, setTypeFilter] = useState("");
   const [actorFilter, setActorFilter] = useState("");
+  useEffect(() => {
+    const t = setTimeout(() => {
+      setTypeFilter(typeDraft.trim());
+      setActorFilter(actorDraft.trim());
+    }, 250);
+    return () => clearTimeout(t);
+  }, [typeDraft, actorDraft]);
   const pages = useRef(new Map<number, JournalEvent[]>());
   const [, bump] = useState(0);
   const refresh = useCallback(async () => {
@@ -173,15 +184,15 @@ export function SessionView({ sessionId, onConnection }: { sessionId: string; on
             type="text"
             aria-label="Filter by event type"
             placeholder="event type, e.g. decision:added"
-            value={typeFilter}
-            onChange={(e) => setTypeFilter((e.target as HTMLInputElement).value.trim())}
+            value={typeDraft}
+            onInput={(e) => setTypeDraft((e.target as HTMLInputElement).value)}
           />
           <input
             type="text"
             aria-label="Filter by actor"
             placeholder="actor, e.g. agent"
-            value={actorFilter}
-            onChange={(e) => setActorFilter((e.target as HTMLInputElement).value.trim())}
+            value={actorDraft}
+            onInput={(e) => setActorDraft((e.target as HTMLInputElement).value)}
           />
           <span class="muted">{lastSeq} events</span>
         </div>
@@ -308,8 +319,11 @@ function FilteredList({
   const [events, setEvents] = useState<JournalEvent[]>([]);
   const [cursor, setCursor] = useState<{ after: number; done: boolean }>({ after: 0, done: false });
   const [busy, setBusy] = useState(false);
+  // Answers to an older filter are dropped: the newest filter's answer wins whatever the order.
+  const generation = useRef(0);
   const load = useCallback(
     async (after: number, reset: boolean) => {
+      const mine = reset ? ++generation.current : generation.current;
       setBusy(true);
       try {
         const q = new URLSearchParams({ after: String(after), limit: "200" });
@@ -318,6 +332,7 @@ function FilteredList({
         const r = await get<{ events: JournalEvent[]; scannedTo: number; done: boolean }>(
           `/v1/dashboard/sessions/${encodeURIComponent(sessionId)}/events?${q}`,
         );
+        if (mine !== generation.current) return;
         setEvents((old) => (reset ? r.events : old.concat(r.events)));
         setCursor({ after: r.scannedTo, done: r.done });
       } finally {
