@@ -12,6 +12,7 @@ import type { Baton } from "../baton.js";
 import { jsonBoundsProblem } from "../core/canonical.js";
 import type { EventInput, JsonObject } from "../core/types.js";
 import { BatonError, badInput } from "../errors.js";
+import { registerCheckpointRoutes } from "./checkpoint-routes.js";
 import { DASHBOARD_OPEN_PATHS, type DashboardAsset, registerDashboard } from "./dashboard-routes.js";
 import { errorResponse } from "./http-errors.js";
 import { bearerToken, cookieName, cookieValue, tokenMatches } from "./security.js";
@@ -195,6 +196,7 @@ export function buildApp(o: AppOptions): Hono<Env> {
     return c.json(await baton.heartbeat(c.req.param("leaseId"), opt("leaseMs", num(b, "leaseMs"))));
   });
 
+  registerCheckpointRoutes(app, baton, readJson);
   registerDashboard(app, { baton, token: o.token, cookie, shutdown: o.shutdown, asset: o.asset }, readJson);
 
   // The demo page and its scripts: no secrets in them (the token comes from the URL fragment).

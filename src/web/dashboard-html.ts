@@ -55,6 +55,17 @@ export const DASHBOARD_HTML = `<!doctype html>
   .timeline .row.loading .summary { color: #8a949f; }
   pre.event { background: #f6f8fa; padding: .6rem; border-radius: .3rem; max-height: 20rem; overflow: auto; font-size: .8rem; margin: 0; white-space: pre-wrap; overflow-wrap: anywhere; }
   pre.state { white-space: pre-wrap; font-size: .82rem; margin: 0; }
+  table.diff { font: .8rem ui-monospace, monospace; box-shadow: none; margin: .3rem 0 .8rem; table-layout: fixed; }
+  table.diff td { padding: 0 .4rem; border: 0; white-space: pre-wrap; overflow-wrap: anywhere; }
+  table.diff col.no { width: 3.5rem; }
+  table.diff td.no { color: #56606b; text-align: right; user-select: none; }
+  table.diff tr.hunk td { background: #eef1f4; color: #3a4756; }
+  table.diff tr.del td.code, table.diff td.code.del { background: #fde2e2; }
+  table.diff tr.add td.code, table.diff td.code.add { background: #d9f2df; }
+  table.diff td.code.empty { background: #f6f7f9; }
+  .preview details { margin: .4rem 0; }
+  .preview summary { cursor: pointer; }
+  fieldset.toolbar { border: 0; padding: 0; margin: .4rem 0; }
   .sr-only { position: absolute; width: 1px; height: 1px; overflow: hidden; clip: rect(0 0 0 0); white-space: nowrap; }
 </style>
 </head>

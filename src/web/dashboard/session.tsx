@@ -11,6 +11,7 @@ import { useCallback, useEffect, useRef, useState } from "preact/hooks";
 import type { JournalEvent } from "../../core/types.js";
 import type { SessionStatus } from "../../services/status.js";
 import { type Connection, follow, get } from "./api.js";
+import { CheckpointsPanel } from "./checkpoints.js";
 import { ago, NextActionCell, PendingCell } from "./parts.js";
 
 const ROW = 28;
@@ -177,6 +178,7 @@ export function SessionView({ sessionId, onConnection }: { sessionId: string; on
           </div>
         </div>
       )}
+      {data && <CheckpointsPanel sessionId={sessionId} version={lastSeq} />}
       <div class="card">
         <h2>Timeline</h2>
         <div class="toolbar">
@@ -298,8 +300,15 @@ function Timeline({
       );
   }
   return (
-    // biome-ignore lint/a11y/noNoninteractiveTabindex: the scroll box must take keyboard focus to scroll with the arrow keys
-    <section class="timeline" ref={box} onScroll={onScroll} tabIndex={0} aria-label={`Journal timeline, ${total} events`}>
+    <section
+      class="timeline"
+      ref={box}
+      onScroll={onScroll}
+      // biome-ignore lint/a11y/noNoninteractiveTabindex: the scroll box must take keyboard focus to scroll with the arrow keys
+      tabIndex={0}
+      aria-label={`Journal timeline, ${total} events`}
+      style={{ height: `min(60vh, ${total * ROW + 2}px)` }}
+    >
       <ul style={{ height: `${total * ROW}px` }}>{rows}</ul>
     </section>
   );
