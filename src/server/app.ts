@@ -17,6 +17,7 @@ import { DASHBOARD_OPEN_PATHS, type DashboardAsset, registerDashboard } from "./
 import { errorResponse } from "./http-errors.js";
 import { bearerToken, cookieName, cookieValue, tokenMatches } from "./security.js";
 import { challengeProof } from "./server-file.js";
+import { registerSpiralRoutes } from "./spiral-routes.js";
 import { streamJournal } from "./sse.js";
 
 export interface AppOptions {
@@ -197,6 +198,7 @@ export function buildApp(o: AppOptions): Hono<Env> {
   });
 
   registerCheckpointRoutes(app, baton, readJson);
+  registerSpiralRoutes(app, baton, readJson);
   registerDashboard(app, { baton, token: o.token, cookie, shutdown: o.shutdown, asset: o.asset }, readJson);
 
   // The demo page and its scripts: no secrets in them (the token comes from the URL fragment).

@@ -66,6 +66,9 @@ export const DASHBOARD_HTML = `<!doctype html>
   .preview details { margin: .4rem 0; }
   .preview summary { cursor: pointer; }
   fieldset.toolbar { border: 0; padding: 0; margin: .4rem 0; }
+  label.block { display: block; margin: .5rem 0; }
+  label.block textarea { display: block; width: 100%; box-sizing: border-box; font: inherit; padding: .4rem; margin-top: .25rem; }
+  .card.spiral { border-left: 4px solid #b42318; }
   .sr-only { position: absolute; width: 1px; height: 1px; overflow: hidden; clip: rect(0 0 0 0); white-space: nowrap; }
 </style>
 </head>

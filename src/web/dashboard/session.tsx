@@ -13,6 +13,7 @@ import type { SessionStatus } from "../../services/status.js";
 import { type Connection, follow, get } from "./api.js";
 import { CheckpointsPanel } from "./checkpoints.js";
 import { ago, NextActionCell, PendingCell } from "./parts.js";
+import { SpiralPanel } from "./spiral.js";
 
 const ROW = 28;
 const PAGE = 200;
@@ -112,6 +113,7 @@ export function SessionView({ sessionId, onConnection }: { sessionId: string; on
           {error}
         </div>
       )}
+      {s && facets && <SpiralPanel sessionId={sessionId} status={s} state={facets.spiral} onDone={() => void refresh()} />}
       {s && facets && (
         <div class="grid">
           <div class="card">
