@@ -6,14 +6,18 @@
 import { render } from "preact";
 import { useEffect, useState } from "preact/hooks";
 import { ApiError, type Connection, get, loginFromFragment, token } from "./api.js";
+import { HealthView } from "./health.js";
 import { SessionView } from "./session.js";
 import { SessionsView } from "./sessions.js";
 
 type Auth = { kind: "checking" } | { kind: "full" } | { kind: "read_only" } | { kind: "signed_out"; why?: string };
 
-function route(): { view: "sessions" } | { view: "session"; id: string } {
+type Route = { view: "sessions" } | { view: "health" } | { view: "session"; id: string };
+
+function route(): Route {
   const m = /^#\/session\/(.+)$/.exec(location.hash);
   if (m?.[1]) return { view: "session", id: decodeURIComponent(m[1]) };
+  if (location.hash === "#/health") return { view: "health" };
   return { view: "sessions" };
 }
 
@@ -64,6 +68,9 @@ function App({ initial }: { initial: Auth }) {
           <a href="#/sessions" aria-current={where.view === "sessions" ? "page" : undefined}>
             Sessions
           </a>
+          <a href="#/health" aria-current={where.view === "health" ? "page" : undefined}>
+            Health
+          </a>
           {where.view === "session" && (
             <a href={`#/session/${encodeURIComponent(where.id)}`} aria-current="page">
               Session {where.id}
@@ -82,6 +89,8 @@ function App({ initial }: { initial: Auth }) {
       <main>
         {where.view === "sessions" ? (
           <SessionsView onConnection={setConn} />
+        ) : where.view === "health" ? (
+          <HealthView />
         ) : (
           <SessionView key={where.id} sessionId={where.id} onConnection={setConn} />
         )}
