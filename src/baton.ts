@@ -312,6 +312,26 @@ export class Baton {
     return (await this.#learn()).check();
   }
 
+  /**
+   * Change one lesson's text or pin, made from the lesson as it was at `version` (from
+   * `lessonVersions`): a lesson changed or removed in LESSONS.md meanwhile is refused and
+   * nothing is written (services/lesson-edit.ts).
+   */
+  async editLesson(id: string, version: string, change: { text?: string; pinned?: boolean }) {
+    return (await import("./services/lesson-edit.js")).editLesson(this.backend, this.root, id, version, change);
+  }
+
+  /** Delete one lesson as it was at `version`; refused, changing nothing, if it changed meanwhile. */
+  async deleteLessonAt(id: string, version: string) {
+    return (await import("./services/lesson-edit.js")).deleteLesson(this.backend, this.root, id, version);
+  }
+
+  /** Each lesson's current version in LESSONS.md, by id, for `editLesson` and `deleteLessonAt`. */
+  async lessonVersions(): Promise<Map<string, string>> {
+    const [{ lessonVersions }, { text }] = await Promise.all([import("./services/lesson-edit.js"), this.lessonsFile()]);
+    return lessonVersions(text);
+  }
+
   /** LESSONS.md as it is on disk (`text` undefined while there is no such file). */
   async lessonsFile(): Promise<{ file: string; text: string | undefined }> {
     const { lessonsPath, readLessonsText } = await import("./services/lessons-file.js");

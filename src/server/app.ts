@@ -16,6 +16,7 @@ import { registerCheckpointRoutes } from "./checkpoint-routes.js";
 import { DASHBOARD_OPEN_PATHS, type DashboardAsset, registerDashboard } from "./dashboard-routes.js";
 import { registerHealthRoutes } from "./health-routes.js";
 import { errorResponse } from "./http-errors.js";
+import { registerLessonRoutes } from "./lesson-routes.js";
 import { bearerToken, cookieName, cookieValue, tokenMatches } from "./security.js";
 import { challengeProof } from "./server-file.js";
 import { registerSpiralRoutes } from "./spiral-routes.js";
@@ -201,6 +202,7 @@ export function buildApp(o: AppOptions): Hono<Env> {
   registerCheckpointRoutes(app, baton, readJson);
   registerSpiralRoutes(app, baton, readJson);
   registerHealthRoutes(app, baton, readJson);
+  registerLessonRoutes(app, baton, readJson);
   registerDashboard(app, { baton, token: o.token, cookie, shutdown: o.shutdown, asset: o.asset }, readJson);
 
   // The demo page and its scripts: no secrets in them (the token comes from the URL fragment).

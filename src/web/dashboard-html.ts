@@ -69,6 +69,8 @@ export const DASHBOARD_HTML = `<!doctype html>
   label.block { display: block; margin: .5rem 0; }
   label.block textarea { display: block; width: 100%; box-sizing: border-box; font: inherit; padding: .4rem; margin-top: .25rem; }
   .card.spiral { border-left: 4px solid #b42318; }
+  article.card h3 { font-size: .95rem; margin: 0 0 .4rem; }
+  .lesson-text { margin: .3rem 0; }
   .sr-only { position: absolute; width: 1px; height: 1px; overflow: hidden; clip: rect(0 0 0 0); white-space: nowrap; }
 </style>
 </head>

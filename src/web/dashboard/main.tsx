@@ -7,17 +7,19 @@ import { render } from "preact";
 import { useEffect, useState } from "preact/hooks";
 import { ApiError, type Connection, get, loginFromFragment, token } from "./api.js";
 import { HealthView } from "./health.js";
+import { LessonsView } from "./lessons.js";
 import { SessionView } from "./session.js";
 import { SessionsView } from "./sessions.js";
 
 type Auth = { kind: "checking" } | { kind: "full" } | { kind: "read_only" } | { kind: "signed_out"; why?: string };
 
-type Route = { view: "sessions" } | { view: "health" } | { view: "session"; id: string };
+type Route = { view: "sessions" } | { view: "health" } | { view: "lessons" } | { view: "session"; id: string };
 
 function route(): Route {
   const m = /^#\/session\/(.+)$/.exec(location.hash);
   if (m?.[1]) return { view: "session", id: decodeURIComponent(m[1]) };
   if (location.hash === "#/health") return { view: "health" };
+  if (location.hash === "#/lessons") return { view: "lessons" };
   return { view: "sessions" };
 }
 
@@ -68,6 +70,9 @@ function App({ initial }: { initial: Auth }) {
           <a href="#/sessions" aria-current={where.view === "sessions" ? "page" : undefined}>
             Sessions
           </a>
+          <a href="#/lessons" aria-current={where.view === "lessons" ? "page" : undefined}>
+            Lessons
+          </a>
           <a href="#/health" aria-current={where.view === "health" ? "page" : undefined}>
             Health
           </a>
@@ -91,6 +96,8 @@ function App({ initial }: { initial: Auth }) {
           <SessionsView onConnection={setConn} />
         ) : where.view === "health" ? (
           <HealthView />
+        ) : where.view === "lessons" ? (
+          <LessonsView />
         ) : (
           <SessionView key={where.id} sessionId={where.id} onConnection={setConn} />
         )}
