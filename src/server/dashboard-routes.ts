@@ -16,6 +16,7 @@ import type { HttpBindings } from "@hono/node-server";
 import type { Context, Hono } from "hono";
 import { streamSSE } from "hono/streaming";
 import type { Baton } from "../baton.js";
+import { LEDGER_STATUSES, type LedgerStatus } from "../core/ledger.js";
 import type { RunRecord } from "../core/types.js";
 import { BatonError, badInput } from "../errors.js";
 import type { SessionStatus } from "../services/status.js";
@@ -163,6 +164,20 @@ export function registerDashboard(app: Hono<Env>, o: DashboardOptions, readJson:
         o.shutdown.removeEventListener("abort", stop);
       }
     });
+  });
+
+  // The session's trajectory ledger: nodes are redacted and bounded before they are stored, so
+  // this returns what the store holds. The newest `limit` (default 2,000, at most 10,000).
+  app.get("/v1/sessions/:id/ledger", async (c) => {
+    const id = c.req.param("id");
+    const limit = Math.min(Math.max(wholeQuery(c.req.query("limit"), "limit") ?? 2_000, 1), 10_000);
+    await baton.read(id); // 404 for an unknown session
+    const status = c.req.query("status") || undefined;
+    if (status !== undefined && !LEDGER_STATUSES.includes(status as LedgerStatus))
+      throw badInput(`query "status" must be one of ${LEDGER_STATUSES.join(", ")}`);
+    const tool = c.req.query("tool") || undefined;
+    const nodes = await baton.ledger(id, { limit, ...(status ? { status: status as LedgerStatus } : {}), ...(tool ? { tool } : {}) });
+    return c.json({ nodes });
   });
 
   // STATE.md as the agent reads it (rendered now, not written to disk).

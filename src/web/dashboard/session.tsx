@@ -12,6 +12,7 @@ import type { JournalEvent } from "../../core/types.js";
 import type { SessionStatus } from "../../services/status.js";
 import { type Connection, follow, get } from "./api.js";
 import { CheckpointsPanel } from "./checkpoints.js";
+import { LedgerPanel } from "./ledger.js";
 import { ago, NextActionCell, PendingCell } from "./parts.js";
 import { SpiralPanel } from "./spiral.js";
 
@@ -219,6 +220,7 @@ export function SessionView({ sessionId, onConnection }: { sessionId: string; on
           </div>
         )}
       </div>
+      {data && <LedgerPanel sessionId={sessionId} version={lastSeq} />}
       <div class="card">
         <h2>STATE.md</h2>
         <pre class="state">{stateMd ?? "loading…"}</pre>
