@@ -246,6 +246,12 @@ export class Baton {
     return (await this.#cp()).cps.pin(id, pinned);
   }
 
+  /** Per-file differences between two checkpoints of a session (services/checkpoint-diff.ts). */
+  async diffCheckpoints(fromId: string, toId: string) {
+    const { cps } = await this.#cp();
+    return (await import("./services/checkpoint-diff.js")).diffCheckpoints(cps, fromId, toId);
+  }
+
   /** Roll back one step, `steps`, or `to` a checkpoint; `dryRun` returns the diff only. */
   async rollback(sessionId: string, input: RollbackInput = {}): Promise<RollbackResult> {
     return (await this.#cp()).rollback.rollback(sessionId, input);

@@ -170,4 +170,30 @@ describe("dashboard: checkpoints", () => {
       await lib.close();
     }
   });
+  it("compares two checkpoints file by file, naming files only one of them recorded", async () => {
+    const { root, lib } = await workspace();
+    const server = await serve(root);
+    const context = await browser.newContext();
+    try {
+      const page = await context.newPage();
+      await openCheckpoints(root, page);
+      await page.getByLabel("Compare from checkpoint").selectOption({ label: "#1 before Edit (before the greeting change)" });
+      await page.getByLabel("Compare to checkpoint").selectOption({ label: "#2 before Bash" });
+      await page.getByRole("button", { name: "Compare", exact: true }).click();
+      const cmp = page.getByRole("region", { name: "Checkpoint comparison" });
+      await cmp.getByText("1 files differ").waitFor();
+      const unified = cmp.getByRole("table", { name: "src/greet.ts, unified diff" });
+      await unified.locator("tr.del", { hasText: 'return "hello " + name;' }).waitFor();
+      await unified.locator("tr.add", { hasText: 'return "hi " + name + "!";' }).waitFor();
+      await cmp.locator("details", { hasText: "logo.bin" }).getByText("only checkpoint #1 recorded this file").waitFor();
+      await screenshot(page, "dashboard-checkpoint-pair");
+      // Comparing changed nothing.
+      expect(readFileSync(join(root, "src/greet.ts"), "utf8")).toBe(EDITED_AGAIN);
+      expect(await rollbacksIn(lib)).toEqual([]);
+    } finally {
+      await context.close();
+      await server.stop();
+      await lib.close();
+    }
+  });
 });

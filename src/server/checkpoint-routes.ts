@@ -26,6 +26,16 @@ export function registerCheckpointRoutes(app: Hono<Env>, baton: Baton, readJson:
     return c.json({ target: r.target, changes: r.changes, warnings: r.warnings });
   });
 
+  // What changed between two checkpoints of the session, per file (only paths both recorded are
+  // compared; see services/checkpoint-diff.ts). Changes nothing.
+  app.get("/v1/sessions/:id/checkpoints/:cp/diff", async (c) => {
+    const to = c.req.query("to");
+    if (!to) throw badInput('query "to" must name the checkpoint to compare with');
+    const r = await baton.diffCheckpoints(c.req.param("cp"), to);
+    if (r.from.sessionId !== c.req.param("id")) throw badInput(`checkpoint ${r.from.id} is not one of session ${c.req.param("id")}'s`);
+    return c.json(r);
+  });
+
   // Roll back to `to` (a checkpoint id), by the user unless `actor` says otherwise. A checkpoint
   // pruned since the page showed it is `snapshot_expired` and nothing changes.
   app.post("/v1/sessions/:id/rollback", async (c) => {

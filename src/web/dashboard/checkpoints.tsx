@@ -7,6 +7,7 @@
  */
 import { useCallback, useEffect, useState } from "preact/hooks";
 import type { CheckpointInfo } from "../../core/checkpoints.js";
+import type { CheckpointPairDiff } from "../../services/checkpoint-diff.js";
 import type { RollbackChange } from "../../services/rollback.js";
 import { get, post, token } from "./api.js";
 import { DiffView } from "./diff-view.js";
@@ -45,6 +46,8 @@ export function CheckpointsPanel({ sessionId, version }: { sessionId: string; ve
   const [busy, setBusy] = useState(false);
   const [message, setMessage] = useState<{ kind: "info" | "error"; text: string } | undefined>();
   const [done, setDone] = useState<Done | undefined>();
+  const [pick, setPick] = useState<{ from: string; to: string }>({ from: "", to: "" });
+  const [pair, setPair] = useState<CheckpointPairDiff | undefined>();
   const canWrite = token() !== undefined;
   const base = `/v1/sessions/${encodeURIComponent(sessionId)}`;
 
@@ -77,6 +80,7 @@ export function CheckpointsPanel({ sessionId, version }: { sessionId: string; ve
     act(async () => {
       setConfirming(false);
       setDone(undefined);
+      setPair(undefined);
       setPreview(await get<Preview>(`${base}/checkpoints/${encodeURIComponent(c.id)}/preview`));
     });
 
@@ -90,6 +94,12 @@ export function CheckpointsPanel({ sessionId, version }: { sessionId: string; ve
       const d: Done = { kind, target: r.target, restored: r.restored, removed: r.removed };
       if (r.safety !== undefined) d.safety = r.safety;
       setDone(d);
+    });
+
+  const compare = () =>
+    act(async () => {
+      setPreview(undefined);
+      setPair(await get<CheckpointPairDiff>(`${base}/checkpoints/${encodeURIComponent(pick.from)}/diff?to=${encodeURIComponent(pick.to)}`));
     });
 
   const pin = (c: CheckpointInfo) =>
@@ -165,6 +175,78 @@ export function CheckpointsPanel({ sessionId, version }: { sessionId: string; ve
             ))}
           </tbody>
         </table>
+      )}
+      {list && list.filter((c) => !c.prunedAt).length >= 2 && (
+        <fieldset class="toolbar">
+          <legend>Compare two checkpoints</legend>
+          <label>
+            from{" "}
+            <select
+              aria-label="Compare from checkpoint"
+              value={pick.from}
+              onChange={(e) => setPick({ ...pick, from: (e.target as HTMLSelectElement).value })}
+            >
+              <option value="">choose…</option>
+              {list
+                .filter((c) => !c.prunedAt)
+                .map((c) => (
+                  <option key={c.id} value={c.id}>
+                    {describe(c)}
+                  </option>
+                ))}
+            </select>
+          </label>
+          <label>
+            to{" "}
+            <select
+              aria-label="Compare to checkpoint"
+              value={pick.to}
+              onChange={(e) => setPick({ ...pick, to: (e.target as HTMLSelectElement).value })}
+            >
+              <option value="">choose…</option>
+              {list
+                .filter((c) => !c.prunedAt)
+                .map((c) => (
+                  <option key={c.id} value={c.id}>
+                    {describe(c)}
+                  </option>
+                ))}
+            </select>
+          </label>
+          <button type="button" disabled={busy || !pick.from || !pick.to || pick.from === pick.to} onClick={() => void compare()}>
+            Compare
+          </button>
+        </fieldset>
+      )}
+      {pair && (
+        <section aria-label="Checkpoint comparison" class="preview">
+          <h3>
+            Checkpoint {describe(pair.from)} → {describe(pair.to)}: {pair.files.filter((f) => f.diff !== undefined).length} files differ
+          </h3>
+          <fieldset class="toolbar">
+            <legend class="sr-only">Diff layout</legend>
+            <label>
+              <input type="radio" name="pair-mode" checked={mode === "unified"} onChange={() => setMode("unified")} /> unified
+            </label>
+            <label>
+              <input type="radio" name="pair-mode" checked={mode === "split"} onChange={() => setMode("split")} /> side by side
+            </label>
+          </fieldset>
+          {pair.files
+            .filter((f) => f.state !== "unchanged")
+            .map((f) => (
+              <details key={f.path} open={f.diff !== undefined}>
+                <summary>
+                  <code>{f.path}</code> <span class="badge">{f.state.replace("_", " ")}</span>
+                  {f.note && <span class="muted"> {f.note}</span>}
+                </summary>
+                {f.diff !== undefined && <DiffView diff={f.diff} mode={mode} label={f.path} />}
+              </details>
+            ))}
+          <button type="button" onClick={() => setPair(undefined)}>
+            Close
+          </button>
+        </section>
       )}
       {preview && (
         <section aria-label="Rollback preview" class="preview">
