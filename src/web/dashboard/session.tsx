@@ -64,10 +64,12 @@ export function SessionView({ sessionId, onConnection }: { sessionId: string; on
   useEffect(() => {
     let timer: ReturnType<typeof setTimeout> | undefined;
     const soon = () => {
+      // The status, STATE.md and the panels are read again at most every 250 ms while events
+      // stream in; the timeline itself takes each event as it arrives.
       timer ??= setTimeout(() => {
         timer = undefined;
         void refresh();
-      }, 100);
+      }, 250);
     };
     // Start the stream at the end of what the page will fetch by itself: only new events come.
     let stop: (() => void) | undefined;
@@ -84,6 +86,8 @@ export function SessionView({ sessionId, onConnection }: { sessionId: string; on
               const p = Math.floor((e.seq - 1) / PAGE);
               const page = pages.current.get(p);
               if (page && !page.some((x) => x.seq === e.seq)) page.push(e);
+              // The first event of a new page starts it: nothing earlier belongs there.
+              else if (!page && e.seq === p * PAGE + 1) pages.current.set(p, [e]);
               setLastSeq((s) => Math.max(s, e.seq));
               bump((n) => n + 1);
               soon();
@@ -181,7 +185,7 @@ export function SessionView({ sessionId, onConnection }: { sessionId: string; on
           </div>
         </div>
       )}
-      {data && <CheckpointsPanel sessionId={sessionId} version={lastSeq} />}
+      {data && <CheckpointsPanel sessionId={sessionId} version={data.snapshot.lastSeq} />}
       <div class="card">
         <h2>Timeline</h2>
         <div class="toolbar">
@@ -220,7 +224,7 @@ export function SessionView({ sessionId, onConnection }: { sessionId: string; on
           </div>
         )}
       </div>
-      {data && <LedgerPanel sessionId={sessionId} version={lastSeq} />}
+      {data && <LedgerPanel sessionId={sessionId} version={data.snapshot.lastSeq} />}
       <div class="card">
         <h2>STATE.md</h2>
         <pre class="state">{stateMd ?? "loading…"}</pre>
@@ -263,11 +267,24 @@ function Timeline({
   const [view, setView] = useState({ top: 0, height: 600 });
   const [, bump] = useState(0);
   const inFlight = useRef(new Set<number>());
+  // Scrolled to the end, the timeline follows new events like a log tail; scrolled up, it stays.
+  const atEnd = useRef(false);
   const onScroll = () => {
     const el = box.current;
-    if (el) setView({ top: el.scrollTop, height: el.clientHeight });
+    if (!el) return;
+    // Only once there are rows: an empty timeline is not "at the end" (it opens at the start).
+    atEnd.current = total > 0 && el.scrollTop + el.clientHeight >= el.scrollHeight - ROW;
+    setView({ top: el.scrollTop, height: el.clientHeight });
   };
   useEffect(onScroll, []);
+  // A new total is exactly when to follow.
+  useEffect(() => {
+    const el = box.current;
+    if (el && atEnd.current && total > 0) {
+      el.scrollTop = el.scrollHeight;
+      setView({ top: el.scrollTop, height: el.clientHeight });
+    }
+  }, [total]);
   const first = Math.max(0, Math.floor(view.top / ROW) - OVERSCAN);
   const last = Math.min(total, Math.ceil((view.top + view.height) / ROW) + OVERSCAN);
   useEffect(() => {
