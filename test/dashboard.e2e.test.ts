@@ -101,9 +101,15 @@ describe("dashboard: login and guard", () => {
           await post("/v1/sessions/hero/events", { type: "note:added", data: { text: "cookie only" } }),
           await post("/v1/dashboard/login-codes", {}),
           await post("/v1/sessions", { flow: "task", id: "sneaky" }),
+          await post("/v1/sessions/hero/rollback", { to: "cp_x" }),
+          await post("/v1/sessions/hero/spiral", { action: "unpause" }),
+          await post("/v1/checkpoints/cp_x/pin", { pinned: true }),
+          await post("/v1/lessons/les-x", { version: "v", pinned: true }),
+          await post("/v1/lessons/les-x/delete", { version: "v" }),
+          await post("/v1/doctor/fix", {}),
         ];
       });
-      expect(tries).toEqual([401, 401, 401]);
+      expect(tries).toEqual(Array(9).fill(401));
       expect(await lastSeq(root, "hero")).toBe(before);
       const lib = await openBaton({ root });
       try {
