@@ -29,23 +29,6 @@ export function SessionView({ sessionId, onConnection }: { sessionId: string; on
   const [data, setData] = useState<SessionRead | undefined>();
   const [stateMd, setStateMd] = useState<string | undefined>();
   const [error, setError] = useState<string | undefined>();
-  const [lastSeq, setLastSeq] = useState(0);
-  const [expanded, setExpanded] = useState<JournalEvent | undefined>();
-  // What is typed (kept on every keystroke, so a re-render never wipes it) and, a moment after
-  // typing stops, the filter applied.
-  const [typeDraft, setTypeDraft] = useState("");
-  const [actorDraft, setActorDraft] = useState("");
-  const [typeFilter, setTypeFilter] = useState("");
-  const [actorFilter, setActorFilter] = useState("");
-  useEffect(() => {
-    const t = setTimeout(() => {
-      setTypeFilter(typeDraft.trim());
-      setActorFilter(actorDraft.trim());
-    }, 250);
-    return () => clearTimeout(t);
-  }, [typeDraft, actorDraft]);
-  const pages = useRef(new Map<number, JournalEvent[]>());
-  const [, bump] = useState(0);
   const refresh = useCallback(async () => {
     try {
       const [r, md] = await Promise.all([
@@ -54,60 +37,30 @@ export function SessionView({ sessionId, onConnection }: { sessionId: string; on
       ]);
       setData(r);
       setStateMd(md.markdown);
-      setLastSeq((s) => Math.max(s, r.snapshot.lastSeq));
       setError(undefined);
     } catch (err) {
       setError((err as Error).message);
     }
   }, [sessionId]);
-
+  // The status, STATE.md and the panels are read again at most every 250 ms while events stream
+  // in; the timeline (its own component, so an event re-renders only it) takes each at once.
+  const timer = useRef<ReturnType<typeof setTimeout> | undefined>(undefined);
+  const soon = useCallback(() => {
+    timer.current ??= setTimeout(() => {
+      timer.current = undefined;
+      void refresh();
+    }, 250);
+  }, [refresh]);
   useEffect(() => {
-    let timer: ReturnType<typeof setTimeout> | undefined;
-    const soon = () => {
-      // The status, STATE.md and the panels are read again at most every 250 ms while events
-      // stream in; the timeline itself takes each event as it arrives.
-      timer ??= setTimeout(() => {
-        timer = undefined;
-        void refresh();
-      }, 250);
-    };
-    // Start the stream at the end of what the page will fetch by itself: only new events come.
-    let stop: (() => void) | undefined;
-    void get<SessionRead>(`/v1/sessions/${encodeURIComponent(sessionId)}`).then(
-      (r) => {
-        setLastSeq(r.snapshot.lastSeq);
-        stop = follow(
-          `/v1/sessions/${encodeURIComponent(sessionId)}/stream?after=${r.snapshot.lastSeq}`,
-          {
-            onOpen: soon,
-            onState: onConnection,
-            onMessage: (_type, text) => {
-              const e = JSON.parse(text) as JournalEvent;
-              const p = Math.floor((e.seq - 1) / PAGE);
-              const page = pages.current.get(p);
-              if (page && !page.some((x) => x.seq === e.seq)) page.push(e);
-              // The first event of a new page starts it: nothing earlier belongs there.
-              else if (!page && e.seq === p * PAGE + 1) pages.current.set(p, [e]);
-              setLastSeq((s) => Math.max(s, e.seq));
-              bump((n) => n + 1);
-              soon();
-            },
-          },
-          ["message"],
-        );
-      },
-      (err) => setError((err as Error).message),
-    );
     void refresh();
     return () => {
-      stop?.();
-      if (timer) clearTimeout(timer);
+      if (timer.current) clearTimeout(timer.current);
+      timer.current = undefined;
     };
-  }, [sessionId, refresh, onConnection]);
+  }, [refresh]);
 
   const s = data?.status;
   const facets = data?.snapshot.facets;
-  const filtered = typeFilter !== "" || actorFilter !== "";
   return (
     <section aria-labelledby="session-title">
       <h2 id="session-title">
@@ -129,7 +82,7 @@ export function SessionView({ sessionId, onConnection }: { sessionId: string; on
             </p>
             <NextActionCell next={s.nextAction} />
             <p class="muted">
-              progress {s.progress.completed}/{s.progress.total} · {lastSeq} events · updated {ago(s.updatedAt)}
+              progress {s.progress.completed}/{s.progress.total} · {data.snapshot.lastSeq} events · updated {ago(s.updatedAt)}
             </p>
           </div>
           <div class="card">
@@ -186,50 +139,115 @@ export function SessionView({ sessionId, onConnection }: { sessionId: string; on
         </div>
       )}
       {data && <CheckpointsPanel sessionId={sessionId} version={data.snapshot.lastSeq} />}
-      <div class="card">
-        <h2>Timeline</h2>
-        <div class="toolbar">
-          <input
-            type="text"
-            aria-label="Filter by event type"
-            placeholder="event type, e.g. decision:added"
-            value={typeDraft}
-            onInput={(e) => setTypeDraft((e.target as HTMLInputElement).value)}
-          />
-          <input
-            type="text"
-            aria-label="Filter by actor"
-            placeholder="actor, e.g. agent"
-            value={actorDraft}
-            onInput={(e) => setActorDraft((e.target as HTMLInputElement).value)}
-          />
-          <span class="muted">{lastSeq} events</span>
-        </div>
-        {filtered ? (
-          <FilteredList sessionId={sessionId} type={typeFilter} actor={actorFilter} onExpand={setExpanded} />
-        ) : (
-          <Timeline sessionId={sessionId} total={lastSeq} pages={pages.current} onExpand={setExpanded} />
-        )}
-        {expanded && (
-          <div class="card" aria-live="polite">
-            <h2>
-              Event #{expanded.seq} <code>{expanded.type}</code>{" "}
-              <button type="button" onClick={() => setExpanded(undefined)}>
-                Close
-              </button>
-            </h2>
-            <pre class="event" data-testid="event-detail">
-              {JSON.stringify(expanded, null, 2)}
-            </pre>
-          </div>
-        )}
-      </div>
+      {data && <TimelineCard sessionId={sessionId} knownSeq={data.snapshot.lastSeq} onEvent={soon} onConnection={onConnection} />}
       {data && <LedgerPanel sessionId={sessionId} version={data.snapshot.lastSeq} />}
       <div class="card">
         <h2>STATE.md</h2>
         <pre class="state">{stateMd ?? "loading…"}</pre>
       </div>
     </section>
+  );
+}
+
+/**
+ * The journal's timeline with its filters and the expanded event. It owns the session's stream:
+ * each event goes into the page cache and the count here, and `onEvent` tells the view to
+ * re-read the rest (throttled there).
+ */
+function TimelineCard({
+  sessionId,
+  knownSeq,
+  onEvent,
+  onConnection,
+}: {
+  sessionId: string;
+  knownSeq: number;
+  onEvent: () => void;
+  onConnection: (c: Connection) => void;
+}) {
+  const [streamSeq, setStreamSeq] = useState(0);
+  const lastSeq = Math.max(knownSeq, streamSeq);
+  const [expanded, setExpanded] = useState<JournalEvent | undefined>();
+  // What is typed (kept on every keystroke, so a re-render never wipes it) and, a moment after
+  // typing stops, the filter applied.
+  const [typeDraft, setTypeDraft] = useState("");
+  const [actorDraft, setActorDraft] = useState("");
+  const [typeFilter, setTypeFilter] = useState("");
+  const [actorFilter, setActorFilter] = useState("");
+  useEffect(() => {
+    const t = setTimeout(() => {
+      setTypeFilter(typeDraft.trim());
+      setActorFilter(actorDraft.trim());
+    }, 250);
+    return () => clearTimeout(t);
+  }, [typeDraft, actorDraft]);
+  const pages = useRef(new Map<number, JournalEvent[]>());
+  const [, bump] = useState(0);
+  // The stream starts after the seq the view first read: only new events come.
+  const from = useRef(knownSeq);
+  useEffect(
+    () =>
+      follow(
+        `/v1/sessions/${encodeURIComponent(sessionId)}/stream?after=${from.current}`,
+        {
+          onOpen: onEvent,
+          onState: onConnection,
+          onMessage: (_type, text) => {
+            const e = JSON.parse(text) as JournalEvent;
+            const p = Math.floor((e.seq - 1) / PAGE);
+            const page = pages.current.get(p);
+            if (page && !page.some((x) => x.seq === e.seq)) page.push(e);
+            // The first event of a new page starts it: nothing earlier belongs there.
+            else if (!page && e.seq === p * PAGE + 1) pages.current.set(p, [e]);
+            setStreamSeq((n) => Math.max(n, e.seq));
+            bump((n) => n + 1);
+            onEvent();
+          },
+        },
+        ["message"],
+      ),
+    [sessionId, onEvent, onConnection],
+  );
+  const filtered = typeFilter !== "" || actorFilter !== "";
+  return (
+    <div class="card">
+      <h2>Timeline</h2>
+      <div class="toolbar">
+        <input
+          type="text"
+          aria-label="Filter by event type"
+          placeholder="event type, e.g. decision:added"
+          value={typeDraft}
+          onInput={(e) => setTypeDraft((e.target as HTMLInputElement).value)}
+        />
+        <input
+          type="text"
+          aria-label="Filter by actor"
+          placeholder="actor, e.g. agent"
+          value={actorDraft}
+          onInput={(e) => setActorDraft((e.target as HTMLInputElement).value)}
+        />
+        <span class="muted">{lastSeq} events</span>
+      </div>
+      {filtered ? (
+        <FilteredList sessionId={sessionId} type={typeFilter} actor={actorFilter} onExpand={setExpanded} />
+      ) : (
+        <Timeline sessionId={sessionId} total={lastSeq} pages={pages.current} onExpand={setExpanded} />
+      )}
+      {expanded && (
+        <div class="card" aria-live="polite">
+          <h2>
+            Event #{expanded.seq} <code>{expanded.type}</code>{" "}
+            <button type="button" onClick={() => setExpanded(undefined)}>
+              Close
+            </button>
+          </h2>
+          <pre class="event" data-testid="event-detail">
+            {JSON.stringify(expanded, null, 2)}
+          </pre>
+        </div>
+      )}
+    </div>
   );
 }
 
