@@ -95,6 +95,23 @@ await esbuild.build({
   sourcemap: "linked",
   logLevel: "warning",
 });
+// The dashboard (src/web/dashboard/): Preact, uPlot and the diff renderer in one browser bundle
+// of its own, served by `baton serve` at /dashboard. Never imported by the CLI or the hooks.
+await esbuild.build({
+  entryPoints: { "web/dashboard": "src/web/dashboard/main.tsx" },
+  outdir: "dist",
+  bundle: true,
+  platform: "browser",
+  format: "esm",
+  target: "es2022",
+  jsx: "automatic",
+  jsxImportSource: "preact",
+  // uPlot's stylesheet comes in as text and is put in a <style> by the page: one script, no extra request.
+  loader: { ".css": "text" },
+  minify: process.env.BATON_BUILD_MINIFY !== "0",
+  sourcemap: "linked",
+  logLevel: "warning",
+});
 // The CLI bundles' V8 code caches, from runs of the commands whose start-up matters.
 if (!process.argv.includes("--no-warm")) {
   const warm = spawnSync(process.execPath, ["scripts/warm-cache.mjs"], { stdio: "inherit" });

@@ -247,6 +247,12 @@ export class Baton {
     return (await this.#cp()).cps.pin(id, pinned);
   }
 
+  /** Per-file differences between two checkpoints of a session (services/checkpoint-diff.ts). */
+  async diffCheckpoints(fromId: string, toId: string) {
+    const { cps } = await this.#cp();
+    return (await import("./services/checkpoint-diff.js")).diffCheckpoints(cps, fromId, toId);
+  }
+
   /** Roll back one step, `steps`, or `to` a checkpoint; `dryRun` returns the diff only. */
   async rollback(sessionId: string, input: RollbackInput = {}): Promise<RollbackResult> {
     return (await this.#cp()).rollback.rollback(sessionId, input);
@@ -311,6 +317,26 @@ export class Baton {
 
   async checkLessons() {
     return (await this.#learn()).check();
+  }
+
+  /**
+   * Change one lesson's text or pin, made from the lesson as it was at `version` (from
+   * `lessonVersions`): a lesson changed or removed in LESSONS.md meanwhile is refused and
+   * nothing is written (services/lesson-edit.ts).
+   */
+  async editLesson(id: string, version: string, change: { text?: string; pinned?: boolean }) {
+    return (await import("./services/lesson-edit.js")).editLesson(this.backend, this.root, id, version, change);
+  }
+
+  /** Delete one lesson as it was at `version`; refused, changing nothing, if it changed meanwhile. */
+  async deleteLessonAt(id: string, version: string) {
+    return (await import("./services/lesson-edit.js")).deleteLesson(this.backend, this.root, id, version);
+  }
+
+  /** Each lesson's current version in LESSONS.md, by id, for `editLesson` and `deleteLessonAt`. */
+  async lessonVersions(): Promise<Map<string, string>> {
+    const [{ lessonVersions }, { text }] = await Promise.all([import("./services/lesson-edit.js"), this.lessonsFile()]);
+    return lessonVersions(text);
   }
 
   /** LESSONS.md as it is on disk (`text` undefined while there is no such file). */

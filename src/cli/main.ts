@@ -556,6 +556,17 @@ export function buildProgram(json = false): Command {
     );
 
   program
+    .command("dashboard")
+    .description("print (with --open, open) a one-time login link to the dashboard; starts the server if none runs")
+    .option("--open", "open the link in the system's browser")
+    .action(
+      lazy(
+        () => import("./commands/dashboard.js"),
+        (m) => m.dashboard,
+      ),
+    );
+
+  program
     .command("mcp")
     .description("run the MCP server over stdio (tools, STATE.md and LESSONS.md resources, a resume prompt) for an agent")
     .action(

@@ -12,9 +12,14 @@ import type { Baton } from "../baton.js";
 import { jsonBoundsProblem } from "../core/canonical.js";
 import type { EventInput, JsonObject } from "../core/types.js";
 import { BatonError, badInput } from "../errors.js";
+import { registerCheckpointRoutes } from "./checkpoint-routes.js";
+import { DASHBOARD_OPEN_PATHS, type DashboardAsset, registerDashboard } from "./dashboard-routes.js";
+import { registerHealthRoutes } from "./health-routes.js";
 import { errorResponse } from "./http-errors.js";
+import { registerLessonRoutes } from "./lesson-routes.js";
 import { bearerToken, cookieName, cookieValue, tokenMatches } from "./security.js";
 import { challengeProof } from "./server-file.js";
+import { registerSpiralRoutes } from "./spiral-routes.js";
 import { streamJournal } from "./sse.js";
 
 export interface AppOptions {
@@ -30,7 +35,7 @@ export interface AppOptions {
 
 type Env = { Bindings: HttpBindings };
 
-export type AssetName = "demo.html" | "demo.js" | "browser.js" | "demo.js.map" | "browser.js.map";
+export type AssetName = "demo.html" | "demo.js" | "browser.js" | "demo.js.map" | "browser.js.map" | DashboardAsset;
 
 /** Long-poll bounds: the default wait, and the longest a client may ask for. */
 export const POLL_DEFAULT_MS = 30_000;
@@ -64,7 +69,7 @@ export function buildApp(o: AppOptions): Hono<Env> {
   // Every /v1 route but health needs the token: a bearer header anywhere; the cookie on reads
   // (EventSource cannot set headers); a query token on the stream only.
   app.use("/v1/*", async (c, next) => {
-    if (c.req.path === "/v1/health") return next();
+    if (c.req.path === "/v1/health" || DASHBOARD_OPEN_PATHS.has(c.req.path)) return next();
     const given =
       bearerToken(c.req.header("authorization")) ??
       (c.req.method === "GET" ? cookieValue(c.req.header("cookie"), cookie) : undefined) ??
@@ -193,6 +198,12 @@ export function buildApp(o: AppOptions): Hono<Env> {
     const b = await readJson(c);
     return c.json(await baton.heartbeat(c.req.param("leaseId"), opt("leaseMs", num(b, "leaseMs"))));
   });
+
+  registerCheckpointRoutes(app, baton, readJson);
+  registerSpiralRoutes(app, baton, readJson);
+  registerHealthRoutes(app, baton, readJson);
+  registerLessonRoutes(app, baton, readJson);
+  registerDashboard(app, { baton, token: o.token, cookie, shutdown: o.shutdown, asset: o.asset }, readJson);
 
   // The demo page and its scripts: no secrets in them (the token comes from the URL fragment).
   const page = (name: AssetName, type: string) => (c: Context<Env>) => {

@@ -4,6 +4,7 @@ import { dirname, join } from "node:path";
 import { fileURLToPath } from "node:url";
 import type { AssetName } from "../../server/app.js";
 import { type StopReason, startServer } from "../../server/server.js";
+import { DASHBOARD_HTML } from "../../web/dashboard-html.js";
 import { DEMO_HTML } from "../../web/demo-html.js";
 import { type Ctx, parseDurationOption, parseIntOption } from "../context.js";
 import { writeStderr } from "../output.js";
@@ -26,8 +27,9 @@ export async function serve(
   const cache = new Map<string, string | undefined>();
   const asset = (name: AssetName) => {
     if (name === "demo.html") return DEMO_HTML;
+    if (name === "dashboard.html") return DASHBOARD_HTML;
     if (!cache.has(name)) {
-      const file = name.startsWith("demo.") ? join(dist, "web", name) : join(dist, name);
+      const file = name.startsWith("demo.") || name.startsWith("dashboard.") ? join(dist, "web", name) : join(dist, name);
       try {
         cache.set(name, readFileSync(file, "utf8"));
       } catch {
@@ -48,6 +50,7 @@ export async function serve(
     [
       `Baton server for ${baton.root} on ${server.url} (pid ${process.pid}).`,
       `Demo page: ${pageUrl}`,
+      "Dashboard: run `baton dashboard` for a login link.",
       "The token is in .baton/server.json (mode 0600). Stop with Ctrl-C.",
     ].join("\n"),
   );

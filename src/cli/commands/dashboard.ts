@@ -1,0 +1,93 @@
+/**
+ * `baton dashboard [--open]`: make sure the workspace's server runs (start `baton serve` in the
+ * background if none does), then print a one-time login link to its dashboard and, with
+ * `--open`, hand it to the system's browser opener.
+ *
+ * The link is `/dashboard#login=<code>`: a code the server gives only to a holder of its token,
+ * spent on first use and expiring within minutes (server/dashboard-routes.ts). The started
+ * server exits after 30 minutes without a request; an open dashboard keeps a stream open, which
+ * counts as a request in flight, so it stays up while the page is open.
+ */
+import { spawn } from "node:child_process";
+import { closeSync, mkdirSync, openSync } from "node:fs";
+import { join } from "node:path";
+import { BatonError } from "../../errors.js";
+import { findServer, serverRequest } from "../../server/client.js";
+import { resolveWorkspace } from "../../services/workspace.js";
+import type { Ctx } from "../context.js";
+
+const START_WAIT_MS = 15_000;
+export const DASHBOARD_IDLE_EXIT = "30m";
+
+export async function dashboard(ctx: Ctx, o: { open?: boolean }): Promise<void> {
+  const ws = resolveWorkspace({ ...(ctx.root ? { root: ctx.root } : {}) });
+  let info = await findServer(ws.dir);
+  let started = false;
+  if (!info) {
+    startServer(ws.root, ws.dir);
+    started = true;
+    const until = Date.now() + START_WAIT_MS;
+    while (!info && Date.now() < until) {
+      await new Promise((r) => setTimeout(r, 100));
+      info = await findServer(ws.dir);
+    }
+    if (!info)
+      throw new BatonError(
+        "server_unreachable",
+        `the server did not start within ${START_WAIT_MS / 1000} s; see ${join(ws.dir, "logs", "server.log")}, or run \`baton serve\` yourself`,
+      );
+  }
+  const login = await serverRequest<{ path: string; expiresAt: string }>(info, "POST", "/v1/dashboard/login-codes");
+  const url = `http://127.0.0.1:${info.port}${login.path}`;
+  let opened = false;
+  if (o.open) opened = openInBrowser(url);
+  ctx.out({ url, expiresAt: login.expiresAt, port: info.port, pid: info.pid, started, opened }, () =>
+    [
+      started
+        ? `Started the Baton server (pid ${info.pid}, port ${info.port}).`
+        : `The Baton server runs (pid ${info.pid}, port ${info.port}).`,
+      `Open the dashboard (this link logs in once and expires at ${login.expiresAt}):`,
+      `  ${url}`,
+      ...(o.open ? [opened ? "Opened it in your browser." : "Could not open a browser: open the link yourself."] : []),
+    ].join("\n"),
+  );
+}
+
+/** `baton serve --idle-exit 30m` in the background, detached, stderr to .baton/logs/server.log. */
+function startServer(root: string, batonDir: string): void {
+  const logs = join(batonDir, "logs");
+  mkdirSync(logs, { recursive: true });
+  const fd = openSync(join(logs, "server.log"), "a", 0o600);
+  try {
+    const launcher = process.argv[1];
+    if (!launcher) throw new BatonError("internal", "cannot tell how this baton was started");
+    const child = spawn(process.execPath, [launcher, "serve", "--root", root, "--idle-exit", DASHBOARD_IDLE_EXIT], {
+      cwd: root,
+      detached: true,
+      stdio: ["ignore", "ignore", fd],
+      windowsHide: true,
+    });
+    child.on("error", () => undefined);
+    child.unref();
+  } finally {
+    closeSync(fd);
+  }
+}
+
+/** The platform's "open this URL" command; false when there is none to run. */
+function openInBrowser(url: string): boolean {
+  const [cmd, args] =
+    process.platform === "darwin"
+      ? ["open", [url]]
+      : process.platform === "win32"
+        ? ["cmd", ["/c", "start", "", url]]
+        : [process.env.BROWSER || "xdg-open", [url]];
+  try {
+    const child = spawn(cmd as string, args as string[], { detached: true, stdio: "ignore" });
+    child.on("error", () => undefined);
+    child.unref();
+    return child.pid !== undefined;
+  } catch {
+    return false;
+  }
+}

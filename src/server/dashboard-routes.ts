@@ -1,0 +1,241 @@
+/**
+ * The dashboard's routes (docs/http-api.md, "The dashboard"): its page and assets, the
+ * one-time login, and the read-only views it needs beyond the general API.
+ *
+ * Login. `baton dashboard` (holding the token from `.baton/server.json`) asks for a one-time
+ * login code and prints `/dashboard#login=<code>`. The page trades the code, once, for the
+ * token and the HttpOnly cookie. The fragment never reaches a server or a log, and the code is
+ * spent on first use and expires within minutes, so the link left in the terminal or the
+ * browser's history opens nothing later. The page keeps the token in sessionStorage and sends
+ * it as a bearer header on every write; the cookie serves reads only (EventSource cannot send
+ * headers), so a request that carries only the cookie (a same-site page on another loopback
+ * port can make the browser send it) never changes anything.
+ */
+import { randomBytes } from "node:crypto";
+import type { HttpBindings } from "@hono/node-server";
+import type { Context, Hono } from "hono";
+import { streamSSE } from "hono/streaming";
+import type { Baton } from "../baton.js";
+import { LEDGER_STATUSES, type LedgerStatus } from "../core/ledger.js";
+import type { RunRecord } from "../core/types.js";
+import { BatonError, badInput } from "../errors.js";
+import type { SessionStatus } from "../services/status.js";
+import { SSE_KEEPALIVE_MS, SSE_RETRY_MS } from "./sse.js";
+
+type Env = { Bindings: HttpBindings };
+
+export type DashboardAsset = "dashboard.html" | "dashboard.js" | "dashboard.js.map";
+
+export interface DashboardOptions {
+  baton: Baton;
+  token: string;
+  cookie: string;
+  shutdown: AbortSignal;
+  asset: (name: DashboardAsset) => string | undefined;
+  now?: () => number;
+}
+
+/** A login code is good for this long, and once. */
+export const LOGIN_CODE_TTL_MS = 5 * 60_000;
+/** Outstanding codes kept at most (the oldest are dropped first). */
+const MAX_CODES = 64;
+
+/** Events a filtered timeline request reads at most before answering with where it got to. */
+const SCAN_MAX = 20_000;
+
+/** The paths the token check lets through: the login trades a code for the token. */
+export const DASHBOARD_OPEN_PATHS: ReadonlySet<string> = new Set(["/v1/dashboard/login"]);
+
+/** One row of the sessions view: the session's status plus what the dashboard shows beside it. */
+export interface DashboardSession extends SessionStatus {
+  lastRun?: Pick<RunRecord, "runId" | "agent" | "host" | "status" | "started" | "ended">;
+  events: number;
+}
+
+export function registerDashboard(app: Hono<Env>, o: DashboardOptions, readJson: (c: Context<Env>) => Promise<Record<string, unknown>>) {
+  const { baton } = o;
+  const now = o.now ?? Date.now;
+  const codes = new Map<string, number>(); // code → expiry (ms)
+
+  app.post("/v1/dashboard/login-codes", async (c) => {
+    await readJson(c);
+    const t = now();
+    for (const [code, exp] of codes) if (exp <= t) codes.delete(code);
+    while (codes.size >= MAX_CODES) codes.delete(codes.keys().next().value as string);
+    const code = randomBytes(24).toString("base64url");
+    codes.set(code, t + LOGIN_CODE_TTL_MS);
+    return c.json({ code, expiresAt: new Date(t + LOGIN_CODE_TTL_MS).toISOString(), path: `/dashboard#login=${code}` }, 201);
+  });
+
+  app.post("/v1/dashboard/login", async (c) => {
+    const b = await readJson(c);
+    const code = b.code;
+    if (typeof code !== "string" || code === "") throw badInput('"code" must be the login code from `baton dashboard`');
+    const exp = codes.get(code);
+    codes.delete(code);
+    if (exp === undefined || exp <= now()) {
+      throw new BatonError("unauthorized", "this login link was already used or has expired; run `baton dashboard` for a new one");
+    }
+    c.header("Set-Cookie", `${o.cookie}=${o.token}; Path=/v1; HttpOnly; SameSite=Strict`);
+    return c.json({ token: o.token });
+  });
+
+  // Every session, active first, most recent activity first within each group.
+  app.get("/v1/dashboard/sessions", async (c) => {
+    const report = await baton.status({ all: true });
+    const rows: DashboardSession[] = [];
+    for (const s of report.sessions) {
+      const view = await baton.read(s.sessionId);
+      const runs = view.snapshot.facets.runs;
+      const r = runs[runs.length - 1];
+      const row: DashboardSession = { ...s, events: view.snapshot.lastSeq };
+      if (r) {
+        row.lastRun = { runId: r.runId, agent: r.agent, status: r.status, started: r.started };
+        if (r.host !== undefined) row.lastRun.host = r.host;
+        if (r.ended !== undefined) row.lastRun.ended = r.ended;
+      }
+      rows.push(row);
+    }
+    rows.sort((a, b) =>
+      a.status !== b.status ? (a.status === "active" ? -1 : 1) : a.updatedAt < b.updatedAt ? 1 : a.updatedAt > b.updatedAt ? -1 : 0,
+    );
+    return c.json({ sessions: rows });
+  });
+
+  // The whole workspace's changes as SSE: one `change` message per session that grew, so the
+  // page refreshes what it shows. A GET that only reads: the cookie opens it.
+  app.get("/v1/dashboard/stream", (c) => {
+    c.header("X-Accel-Buffering", "no");
+    return streamSSE(c, async (stream) => {
+      // Coalesced per session: a burst of appends is one message with the newest seq.
+      const pending = new Map<string, number>();
+      let wake: (() => void) | undefined;
+      const poke = () => {
+        const w = wake;
+        wake = undefined;
+        w?.();
+      };
+      const unwatch = baton.watch((change) => {
+        pending.set(change.sessionId, Math.max(change.lastSeq, pending.get(change.sessionId) ?? 0));
+        poke();
+      });
+      // Leases, runs' liveness and locks change the store without growing a journal: those come
+      // as one `change` without a session (the backend's change signal, which the journal
+      // watcher already listens to, so this costs no extra polling).
+      let other = false;
+      const unlisten = baton.backend.onChange(() => {
+        other = true;
+        poke();
+      });
+      stream.onAbort(poke);
+      const stop = () => {
+        if (!stream.aborted) stream.abort();
+        poke();
+      };
+      o.shutdown.addEventListener("abort", stop, { once: true });
+      try {
+        await stream.writeSSE({ event: "ready", data: "{}", retry: SSE_RETRY_MS });
+        while (!stream.aborted && !o.shutdown.aborted) {
+          if (pending.size > 0 || other) {
+            const batch = [...pending];
+            pending.clear();
+            const any = other && batch.length === 0;
+            other = false;
+            for (const [sessionId, lastSeq] of batch)
+              await stream.writeSSE({ event: "change", data: JSON.stringify({ sessionId, lastSeq }) });
+            if (any) await stream.writeSSE({ event: "change", data: JSON.stringify({ sessionId: null }) });
+            continue;
+          }
+          const timedOut = await new Promise<boolean>((resolve) => {
+            const timer = setTimeout(() => {
+              wake = undefined;
+              resolve(true);
+            }, SSE_KEEPALIVE_MS);
+            wake = () => {
+              clearTimeout(timer);
+              resolve(false);
+            };
+          });
+          if (timedOut && !stream.aborted) await stream.write(": keep-alive\n\n");
+        }
+      } finally {
+        unwatch();
+        unlisten();
+        o.shutdown.removeEventListener("abort", stop);
+      }
+    });
+  });
+
+  // The session's trajectory ledger: nodes are redacted and bounded before they are stored, so
+  // this returns what the store holds. The newest `limit` (default 2,000, at most 10,000).
+  app.get("/v1/sessions/:id/ledger", async (c) => {
+    const id = c.req.param("id");
+    const limit = Math.min(Math.max(wholeQuery(c.req.query("limit"), "limit") ?? 2_000, 1), 10_000);
+    await baton.read(id); // 404 for an unknown session
+    const status = c.req.query("status") || undefined;
+    if (status !== undefined && !LEDGER_STATUSES.includes(status as LedgerStatus))
+      throw badInput(`query "status" must be one of ${LEDGER_STATUSES.join(", ")}`);
+    const tool = c.req.query("tool") || undefined;
+    const nodes = await baton.ledger(id, { limit, ...(status ? { status: status as LedgerStatus } : {}), ...(tool ? { tool } : {}) });
+    return c.json({ nodes });
+  });
+
+  // STATE.md as the agent reads it (rendered now, not written to disk).
+  app.get("/v1/dashboard/sessions/:id/state", async (c) => {
+    return c.json({ markdown: await baton.stateMarkdown(c.req.param("id")) });
+  });
+
+  // A session's events matching a type and/or actor, in seq order after `after`. A filter over a
+  // long journal is answered in slices: at most SCAN_MAX events are read per request and
+  // `scannedTo` says where to continue (`done` once the end of the journal was reached).
+  app.get("/v1/dashboard/sessions/:id/events", async (c) => {
+    const id = c.req.param("id");
+    const after = wholeQuery(c.req.query("after"), "after") ?? 0;
+    const limit = Math.min(Math.max(wholeQuery(c.req.query("limit"), "limit") ?? 200, 1), 1_000);
+    const type = c.req.query("type") || undefined;
+    const actor = c.req.query("actor") || undefined;
+    await baton.read(id); // 404 for an unknown session
+    const out: unknown[] = [];
+    let scannedTo = after;
+    let done = false;
+    while (out.length < limit && scannedTo - after < SCAN_MAX) {
+      const { events, corrupt } = await baton.events(id, { afterSeq: scannedTo, limit: 1_000 });
+      for (const e of events) {
+        scannedTo = e.seq;
+        if ((type === undefined || e.type === type) && (actor === undefined || e.actor === actor)) out.push(e);
+        if (out.length >= limit) break;
+      }
+      for (const d of corrupt) if (d.seq !== undefined && d.seq > scannedTo && out.length < limit) scannedTo = d.seq;
+      if (events.length + corrupt.length < 1_000 && out.length < limit) {
+        done = true;
+        break;
+      }
+    }
+    return c.json({ events: out, scannedTo, done });
+  });
+
+  const page = (name: DashboardAsset, type: string) => (c: Context<Env>) => {
+    const text = o.asset(name);
+    if (text === undefined) throw new BatonError("not_found", `${name} is not built; run \`npm run build\``);
+    c.header("Content-Type", type);
+    c.header("Cache-Control", "no-store");
+    c.header("X-Content-Type-Options", "nosniff");
+    if (name === "dashboard.html") {
+      c.header(
+        "Content-Security-Policy",
+        "default-src 'self'; style-src 'self' 'unsafe-inline'; img-src 'self' data:; frame-ancestors 'none'; base-uri 'none'; form-action 'none'",
+      );
+      c.header("Referrer-Policy", "no-referrer");
+    }
+    return c.body(text);
+  };
+  app.get("/dashboard", page("dashboard.html", "text/html; charset=utf-8"));
+  app.get("/dashboard.js", page("dashboard.js", "text/javascript; charset=utf-8"));
+  app.get("/dashboard.js.map", page("dashboard.js.map", "application/json"));
+}
+
+function wholeQuery(v: string | undefined, key: string): number | undefined {
+  if (v === undefined || v === "") return undefined;
+  if (!/^\d+$/.test(v) || !Number.isSafeInteger(Number(v))) throw badInput(`query "${key}" must be a whole number ≥ 0`);
+  return Number(v);
+}

@@ -1,0 +1,307 @@
+/**
+ * A session's checkpoints: the list (tool, time, files, pinned, pruned), what rolling back to
+ * one would change (per file, unified or side by side: now → the checkpoint), the rollback itself
+ * behind a confirmation, its undo (a rollback to the safety checkpoint it took), and pin/unpin.
+ * Every write goes through `post` (bearer token); a refusal is shown as the server words it and
+ * the list is read again, so a stale page learns what changed.
+ */
+import { useCallback, useEffect, useState } from "preact/hooks";
+import type { CheckpointInfo } from "../../core/checkpoints.js";
+import type { CheckpointPairDiff } from "../../services/checkpoint-diff.js";
+import type { RollbackChange } from "../../services/rollback.js";
+import { get, post, token } from "./api.js";
+import { DiffView } from "./diff-view.js";
+
+interface Preview {
+  target: CheckpointInfo;
+  changes: RollbackChange[];
+  warnings: string[];
+}
+
+interface Done {
+  kind: "rollback" | "undo";
+  target: CheckpointInfo;
+  safety?: string;
+  restored: number;
+  removed: number;
+}
+
+const ACTION_TEXT: Record<string, string> = {
+  restore: "restored",
+  create: "recreated",
+  remove: "removed",
+  unchanged: "unchanged",
+  kept: "kept",
+};
+
+function describe(c: CheckpointInfo): string {
+  return `#${c.seq}${c.toolName ? ` before ${c.toolName}` : ""}${c.label ? ` (${c.label})` : ""}`;
+}
+
+export function CheckpointsPanel({ sessionId, version }: { sessionId: string; version: number }) {
+  const [list, setList] = useState<CheckpointInfo[] | undefined>();
+  const [preview, setPreview] = useState<Preview | undefined>();
+  const [mode, setMode] = useState<"unified" | "split">("unified");
+  const [confirming, setConfirming] = useState(false);
+  const [busy, setBusy] = useState(false);
+  const [message, setMessage] = useState<{ kind: "info" | "error"; text: string } | undefined>();
+  const [done, setDone] = useState<Done | undefined>();
+  const [pick, setPick] = useState<{ from: string; to: string }>({ from: "", to: "" });
+  const [pair, setPair] = useState<CheckpointPairDiff | undefined>();
+  const canWrite = token() !== undefined;
+  const base = `/v1/sessions/${encodeURIComponent(sessionId)}`;
+
+  const load = useCallback(async () => {
+    try {
+      setList((await get<{ checkpoints: CheckpointInfo[] }>(`${base}/checkpoints`)).checkpoints);
+    } catch (err) {
+      setMessage({ kind: "error", text: (err as Error).message });
+    }
+  }, [base]);
+  // `version` (the journal's last seq) is the reason to read again.
+  useEffect(() => {
+    void load();
+  }, [load, version]);
+
+  const act = async (what: () => Promise<void>) => {
+    setBusy(true);
+    setMessage(undefined);
+    try {
+      await what();
+    } catch (err) {
+      setMessage({ kind: "error", text: (err as Error).message });
+    } finally {
+      setBusy(false);
+      void load();
+    }
+  };
+
+  const showPreview = (c: CheckpointInfo) =>
+    act(async () => {
+      setConfirming(false);
+      setDone(undefined);
+      setPair(undefined);
+      setPreview(await get<Preview>(`${base}/checkpoints/${encodeURIComponent(c.id)}/preview`));
+    });
+
+  const rollback = (to: CheckpointInfo, kind: Done["kind"]) =>
+    act(async () => {
+      setConfirming(false);
+      const r = await post<{ target: CheckpointInfo; safety?: string; restored: number; removed: number }>(`${base}/rollback`, {
+        to: to.id,
+      });
+      setPreview(undefined);
+      const d: Done = { kind, target: r.target, restored: r.restored, removed: r.removed };
+      if (r.safety !== undefined) d.safety = r.safety;
+      setDone(d);
+    });
+
+  const compare = () =>
+    act(async () => {
+      setPreview(undefined);
+      setPair(await get<CheckpointPairDiff>(`${base}/checkpoints/${encodeURIComponent(pick.from)}/diff?to=${encodeURIComponent(pick.to)}`));
+    });
+
+  const pin = (c: CheckpointInfo) =>
+    act(async () => {
+      await post(`/v1/checkpoints/${encodeURIComponent(c.id)}/pin`, { pinned: !c.pinned });
+      setMessage({ kind: "info", text: `Checkpoint ${describe(c)} ${c.pinned ? "unpinned" : "pinned"}.` });
+    });
+
+  const changing = preview?.changes.filter((c) => c.action !== "unchanged") ?? [];
+  return (
+    <div class="card">
+      <h2>Checkpoints</h2>
+      {message && (
+        <div class={`message ${message.kind === "error" ? "error" : ""}`} role={message.kind === "error" ? "alert" : "status"}>
+          {message.text}
+        </div>
+      )}
+      {done && (
+        <div class="message" role="status">
+          {done.kind === "undo" ? "Undid the rollback" : `Rolled back to ${describe(done.target)}`}: {done.restored} files restored,{" "}
+          {done.removed} removed.{" "}
+          {done.kind === "rollback" && done.safety && (
+            <button
+              type="button"
+              disabled={busy || !canWrite}
+              onClick={() => void rollback({ id: done.safety as string, seq: 0 } as CheckpointInfo, "undo")}
+            >
+              Undo the rollback
+            </button>
+          )}
+        </div>
+      )}
+      {!list ? (
+        <p class="muted">loading…</p>
+      ) : list.length === 0 ? (
+        <p class="muted">No checkpoints yet.</p>
+      ) : (
+        <table aria-label="Checkpoints">
+          <thead>
+            <tr>
+              <th scope="col">#</th>
+              <th scope="col">Taken</th>
+              <th scope="col">Kind · tool</th>
+              <th scope="col">Files</th>
+              <th scope="col">Actions</th>
+            </tr>
+          </thead>
+          <tbody>
+            {list.map((c) => (
+              <tr key={c.id} data-checkpoint={c.id}>
+                <td>
+                  #{c.seq} {c.pinned && <span class="badge info">pinned</span>}
+                  {c.prunedAt && <span class="badge">pruned</span>}
+                </td>
+                <td>
+                  <time dateTime={c.createdAt}>{c.createdAt.slice(0, 19).replace("T", " ")}</time>
+                </td>
+                <td>
+                  {c.kind}
+                  {c.toolName && <span class="muted"> · {c.toolName}</span>}
+                  {c.label && <div class="muted">{c.label}</div>}
+                </td>
+                <td>{c.fileCount}</td>
+                <td>
+                  <button type="button" disabled={busy || c.prunedAt !== undefined} onClick={() => void showPreview(c)}>
+                    Compare with now
+                  </button>{" "}
+                  <button type="button" disabled={busy || !canWrite || c.prunedAt !== undefined} onClick={() => void pin(c)}>
+                    {c.pinned ? "Unpin" : "Pin"}
+                  </button>
+                </td>
+              </tr>
+            ))}
+          </tbody>
+        </table>
+      )}
+      {list && list.filter((c) => !c.prunedAt).length >= 2 && (
+        <fieldset class="toolbar">
+          <legend>Compare two checkpoints</legend>
+          <label>
+            from{" "}
+            <select
+              aria-label="Compare from checkpoint"
+              value={pick.from}
+              onChange={(e) => setPick({ ...pick, from: (e.target as HTMLSelectElement).value })}
+            >
+              <option value="">choose…</option>
+              {list
+                .filter((c) => !c.prunedAt)
+                .map((c) => (
+                  <option key={c.id} value={c.id}>
+                    {describe(c)}
+                  </option>
+                ))}
+            </select>
+          </label>
+          <label>
+            to{" "}
+            <select
+              aria-label="Compare to checkpoint"
+              value={pick.to}
+              onChange={(e) => setPick({ ...pick, to: (e.target as HTMLSelectElement).value })}
+            >
+              <option value="">choose…</option>
+              {list
+                .filter((c) => !c.prunedAt)
+                .map((c) => (
+                  <option key={c.id} value={c.id}>
+                    {describe(c)}
+                  </option>
+                ))}
+            </select>
+          </label>
+          <button type="button" disabled={busy || !pick.from || !pick.to || pick.from === pick.to} onClick={() => void compare()}>
+            Compare
+          </button>
+        </fieldset>
+      )}
+      {pair && (
+        <section aria-label="Checkpoint comparison" class="preview">
+          <h3>
+            Checkpoint {describe(pair.from)} → {describe(pair.to)}: {pair.files.filter((f) => f.diff !== undefined).length} files differ
+          </h3>
+          <fieldset class="toolbar">
+            <legend class="sr-only">Diff layout</legend>
+            <label>
+              <input type="radio" name="pair-mode" checked={mode === "unified"} onChange={() => setMode("unified")} /> unified
+            </label>
+            <label>
+              <input type="radio" name="pair-mode" checked={mode === "split"} onChange={() => setMode("split")} /> side by side
+            </label>
+          </fieldset>
+          {pair.files
+            .filter((f) => f.state !== "unchanged")
+            .map((f) => (
+              <details key={f.path} open={f.diff !== undefined}>
+                <summary>
+                  <code>{f.path}</code> <span class="badge">{f.state.replace("_", " ")}</span>
+                  {f.note && <span class="muted"> {f.note}</span>}
+                </summary>
+                {f.diff !== undefined && <DiffView diff={f.diff} mode={mode} label={f.path} />}
+              </details>
+            ))}
+          <button type="button" onClick={() => setPair(undefined)}>
+            Close
+          </button>
+        </section>
+      )}
+      {preview && (
+        <section aria-label="Rollback preview" class="preview">
+          <h3>
+            Now → checkpoint {describe(preview.target)}: {changing.length} files would change
+          </h3>
+          <fieldset class="toolbar">
+            <legend class="sr-only">Diff layout</legend>
+            <label>
+              <input type="radio" name="diff-mode" checked={mode === "unified"} onChange={() => setMode("unified")} /> unified
+            </label>
+            <label>
+              <input type="radio" name="diff-mode" checked={mode === "split"} onChange={() => setMode("split")} /> side by side
+            </label>
+          </fieldset>
+          {preview.warnings.map((w) => (
+            <p key={w} class="message">
+              {w}
+            </p>
+          ))}
+          {changing.map((c) => (
+            <details key={c.path} open>
+              <summary>
+                <code>{c.path}</code> <span class="badge">{ACTION_TEXT[c.action] ?? c.action}</span>
+                {c.reason && <span class="muted"> {c.reason}</span>}
+              </summary>
+              {c.diff !== undefined && <DiffView diff={c.diff} mode={mode} label={c.path} />}
+            </details>
+          ))}
+          {!confirming ? (
+            <p>
+              <button type="button" disabled={busy || !canWrite || changing.length === 0} onClick={() => setConfirming(true)}>
+                Roll back to {describe(preview.target)}…
+              </button>{" "}
+              <button type="button" onClick={() => setPreview(undefined)}>
+                Close
+              </button>
+              {!canWrite && <span class="muted"> read-only tab: open the link `baton dashboard` prints to act</span>}
+            </p>
+          ) : (
+            <fieldset class="message" aria-label="Confirm the rollback">
+              <p>
+                Restore {changing.length} files to checkpoint {describe(preview.target)}? A safety checkpoint of the current files is taken
+                first, so this can be undone.
+              </p>
+              <button type="button" disabled={busy} onClick={() => void rollback(preview.target, "rollback")}>
+                Confirm rollback
+              </button>{" "}
+              <button type="button" onClick={() => setConfirming(false)}>
+                Cancel
+              </button>
+            </fieldset>
+          )}
+        </section>
+      )}
+    </div>
+  );
+}

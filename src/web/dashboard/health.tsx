@@ -1,0 +1,126 @@
+/**
+ * Health: `baton doctor`'s findings (severity, what, the evidence, the command that fixes it)
+ * and its safe repairs as one button. Doctor repairs only what the system would do on its own
+ * (return expired leases to the queue, rebuild a snapshot from the journal, ...), all at once;
+ * findings that need a person keep their command to run.
+ */
+import { useCallback, useEffect, useState } from "preact/hooks";
+import type { DoctorFinding, DoctorReport } from "../../core/doctor.js";
+import { get, post, token } from "./api.js";
+
+const SEVERITY_CLASS = { error: "bad", warning: "warn", info: "info" } as const;
+
+export function HealthView() {
+  const [report, setReport] = useState<DoctorReport | undefined>();
+  const [fixed, setFixed] = useState<DoctorReport["repairs"] | undefined>();
+  const [busy, setBusy] = useState(false);
+  const [error, setError] = useState<string | undefined>();
+  const canWrite = token() !== undefined;
+
+  const load = useCallback(async () => {
+    setBusy(true);
+    try {
+      setReport(await get<DoctorReport>("/v1/doctor"));
+      setError(undefined);
+    } catch (err) {
+      setError((err as Error).message);
+    } finally {
+      setBusy(false);
+    }
+  }, []);
+  useEffect(() => {
+    void load();
+  }, [load]);
+
+  const fix = async () => {
+    setBusy(true);
+    setError(undefined);
+    try {
+      const r = await post<DoctorReport>("/v1/doctor/fix", {});
+      setFixed(r.repairs);
+      setReport(await get<DoctorReport>("/v1/doctor"));
+    } catch (err) {
+      setError((err as Error).message);
+    } finally {
+      setBusy(false);
+    }
+  };
+
+  const open = report?.findings.filter((f) => !f.repaired) ?? [];
+  const safe = open.filter((f) => f.safe);
+  return (
+    <section aria-labelledby="health-title">
+      <h2 id="health-title">Health</h2>
+      {error && (
+        <div class="message error" role="alert">
+          {error}
+        </div>
+      )}
+      {fixed && (
+        <div class="message" role="status">
+          {fixed.length === 0 ? "Nothing needed fixing." : `Applied ${fixed.length} repair(s): `}
+          <ul>
+            {fixed.map((r) => (
+              <li key={`${r.code}:${r.subject}`}>
+                <code>{r.code}</code> {r.subject}: {r.ok ? "ok" : "FAILED"}, {r.detail}
+              </li>
+            ))}
+          </ul>
+        </div>
+      )}
+      <div class="toolbar">
+        <button type="button" onClick={() => void load()} disabled={busy}>
+          Check again
+        </button>
+        <button type="button" data-action="fix" onClick={() => void fix()} disabled={busy || !canWrite || safe.length === 0}>
+          Apply the safe fixes ({safe.length})
+        </button>
+        {report && (
+          <span class="muted" aria-live="polite">
+            {report.ok ? "OK" : `${report.summary.error} error(s), ${report.summary.warning} warning(s)`}, {report.summary.info} note(s) ·
+            checked {report.at.slice(11, 19)}
+          </span>
+        )}
+      </div>
+      {report && open.length === 0 && <p>No findings: every check passed.</p>}
+      {open.length > 0 && (
+        <table aria-label="Doctor's findings">
+          <thead>
+            <tr>
+              <th scope="col">Severity</th>
+              <th scope="col">Finding</th>
+              <th scope="col">Fix</th>
+            </tr>
+          </thead>
+          <tbody>
+            {open.map((f: DoctorFinding, i) => (
+              <tr key={`${f.code}:${i}`} data-code={f.code}>
+                <td>
+                  <span class={`badge ${SEVERITY_CLASS[f.severity]}`}>{f.severity}</span>
+                </td>
+                <td>
+                  <code>{f.code}</code>
+                  {f.sessionId && <span class="muted"> · {f.sessionId}</span>}
+                  <div>{f.message}</div>
+                </td>
+                <td>
+                  {f.fix && <code>{f.fix}</code>}
+                  {f.safe && <div class="muted">safe: "Apply the safe fixes" does it</div>}
+                </td>
+              </tr>
+            ))}
+          </tbody>
+        </table>
+      )}
+      {report?.checks.some((c) => c.status === "skipped") && (
+        <p class="muted">
+          Skipped:{" "}
+          {report.checks
+            .filter((c) => c.status === "skipped")
+            .map((c) => `${c.check} (${c.detail ?? ""})`)
+            .join(", ")}
+        </p>
+      )}
+    </section>
+  );
+}

@@ -1,0 +1,119 @@
+/**
+ * The dashboard's entry: log in from the link's fragment, then route between the views by the
+ * URL fragment (`#/sessions`, `#/session/<id>`). Views live in their own files; this holds the
+ * frame (title, navigation, connection badge, read-only notice).
+ */
+import { render } from "preact";
+import { useEffect, useState } from "preact/hooks";
+import { ApiError, type Connection, get, loginFromFragment, token } from "./api.js";
+import { HealthView } from "./health.js";
+import { LessonsView } from "./lessons.js";
+import { SessionView } from "./session.js";
+import { SessionsView } from "./sessions.js";
+
+type Auth = { kind: "checking" } | { kind: "full" } | { kind: "read_only" } | { kind: "signed_out"; why?: string };
+
+type Route = { view: "sessions" } | { view: "health" } | { view: "lessons" } | { view: "session"; id: string };
+
+function route(): Route {
+  const m = /^#\/session\/(.+)$/.exec(location.hash);
+  if (m?.[1]) return { view: "session", id: decodeURIComponent(m[1]) };
+  if (location.hash === "#/health") return { view: "health" };
+  if (location.hash === "#/lessons") return { view: "lessons" };
+  return { view: "sessions" };
+}
+
+const CONNECTION_TEXT: Record<Connection, string> = { connecting: "connecting", live: "live", reconnecting: "reconnecting…" };
+const CONNECTION_CLASS: Record<Connection, string> = { connecting: "warn", live: "ok", reconnecting: "warn" };
+
+function App({ initial }: { initial: Auth }) {
+  const [auth, setAuth] = useState<Auth>(initial);
+  const [where, setWhere] = useState(route());
+  const [conn, setConn] = useState<Connection>("connecting");
+
+  useEffect(() => {
+    const onHash = () => setWhere(route());
+    addEventListener("hashchange", onHash);
+    return () => removeEventListener("hashchange", onHash);
+  }, []);
+
+  useEffect(() => {
+    if (auth.kind !== "checking") return;
+    // No token in this tab: the cookie may still allow reading.
+    get("/v1/dashboard/sessions").then(
+      () => setAuth({ kind: "read_only" }),
+      (err) => setAuth(err instanceof ApiError && err.status === 401 ? { kind: "signed_out" } : { kind: "read_only" }),
+    );
+  }, [auth.kind]);
+
+  if (auth.kind === "signed_out" || auth.kind === "checking") {
+    return (
+      <main>
+        <h1>Baton dashboard</h1>
+        {auth.kind === "checking" ? (
+          <p>Checking the login…</p>
+        ) : (
+          <div class="message error" role="alert">
+            {auth.why ? `${auth.why} ` : "This browser is not logged in. "}
+            Run <code>baton dashboard</code> in the project and open the link it prints.
+          </div>
+        )}
+      </main>
+    );
+  }
+
+  return (
+    <>
+      <header class="top">
+        <h1>Baton</h1>
+        <nav aria-label="Views">
+          <a href="#/sessions" aria-current={where.view === "sessions" ? "page" : undefined}>
+            Sessions
+          </a>
+          <a href="#/lessons" aria-current={where.view === "lessons" ? "page" : undefined}>
+            Lessons
+          </a>
+          <a href="#/health" aria-current={where.view === "health" ? "page" : undefined}>
+            Health
+          </a>
+          {where.view === "session" && (
+            <a href={`#/session/${encodeURIComponent(where.id)}`} aria-current="page">
+              Session {where.id}
+            </a>
+          )}
+        </nav>
+        {auth.kind === "read_only" && (
+          <span class="badge warn" title="this tab has no token: open the link `baton dashboard` prints to act">
+            read-only
+          </span>
+        )}
+        <span class={`badge ${CONNECTION_CLASS[conn]}`} role="status" aria-live="polite" data-connection={conn}>
+          {CONNECTION_TEXT[conn]}
+        </span>
+      </header>
+      <main>
+        {where.view === "sessions" ? (
+          <SessionsView onConnection={setConn} />
+        ) : where.view === "health" ? (
+          <HealthView />
+        ) : where.view === "lessons" ? (
+          <LessonsView />
+        ) : (
+          <SessionView key={where.id} sessionId={where.id} onConnection={setConn} />
+        )}
+      </main>
+    </>
+  );
+}
+
+async function start() {
+  const root = document.getElementById("app");
+  if (!root) return;
+  const login = await loginFromFragment();
+  let initial: Auth = token() ? { kind: "full" } : { kind: "checking" };
+  if (typeof login === "object") initial = { kind: "signed_out", why: `The login failed: ${login.error}.` };
+  root.textContent = "";
+  render(<App initial={initial} />, root);
+}
+
+void start();

@@ -1,0 +1,47 @@
+/** Small pieces the dashboard's views share. */
+import type { NextAction } from "../../core/types.js";
+import type { PendingWork } from "../../services/queue.js";
+
+/** "12 s ago", "3 min ago", "2 h ago", else the date. */
+export function ago(iso: string, now = Date.now()): string {
+  const ms = now - Date.parse(iso);
+  if (!Number.isFinite(ms)) return iso;
+  if (ms < 0) return "just now";
+  if (ms < 60_000) return `${Math.round(ms / 1000)} s ago`;
+  if (ms < 3_600_000) return `${Math.round(ms / 60_000)} min ago`;
+  if (ms < 86_400_000) return `${Math.round(ms / 3_600_000)} h ago`;
+  return iso.slice(0, 10);
+}
+
+export function NextActionCell({ next }: { next: NextAction }) {
+  return (
+    <div class="next-action">
+      <strong>{next.action}</strong>
+      <div class="muted">{next.reason}</div>
+      {next.command && (
+        <div>
+          <code>{next.command}</code>
+        </div>
+      )}
+    </div>
+  );
+}
+
+export function PendingCell({ work }: { work: PendingWork[] }) {
+  if (work.length === 0) return <span class="muted">none</span>;
+  return (
+    <ul class="plain">
+      {work.map((w) => (
+        <li key={w.itemId}>
+          <code>{w.kind}</code> <span class={`badge ${w.state === "leased" ? "warn" : "info"}`}>{w.state}</span>
+          {w.lease && (
+            <div class="muted">
+              held by {w.lease.owner}, {w.lease.expired ? "expired" : "expires"}{" "}
+              <time dateTime={w.lease.expiresAt}>{w.lease.expiresAt.slice(11, 19)}</time>
+            </div>
+          )}
+        </li>
+      ))}
+    </ul>
+  );
+}

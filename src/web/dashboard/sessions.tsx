@@ -1,0 +1,177 @@
+/**
+ * The sessions view: every session of the workspace, active first, with what a supervisor
+ * needs at a glance (flow, phase, next action, blockers, pending work and leases, spiral
+ * pause, the last run's agent and host, last activity). Live: the workspace stream says which
+ * session grew and the list is read again (coalesced), so nothing needs a reload.
+ */
+import { useEffect, useMemo, useRef, useState } from "preact/hooks";
+import type { DashboardSession } from "../../server/dashboard-routes.js";
+import { type Connection, follow, get } from "./api.js";
+import { ago, NextActionCell, PendingCell } from "./parts.js";
+
+type StatusFilter = "all" | "active" | "completed" | "paused" | "blocked" | "pending";
+
+export function matches(s: DashboardSession, q: string, f: StatusFilter): boolean {
+  if (f === "active" && s.status !== "active") return false;
+  if (f === "completed" && s.status !== "completed") return false;
+  if (f === "paused" && !s.spiral?.paused) return false;
+  if (f === "blocked" && s.activeBlockers.length === 0) return false;
+  if (f === "pending" && s.pendingWork.length === 0) return false;
+  if (!q) return true;
+  const hay = [s.sessionId, s.title, s.flow, s.phase, s.nextAction.action, s.nextAction.reason, s.lastRun?.agent, s.lastRun?.host]
+    .concat(s.activeBlockers.map((b) => b.text))
+    .filter(Boolean)
+    .join(" ")
+    .toLowerCase();
+  return q
+    .toLowerCase()
+    .split(/\s+/)
+    .filter(Boolean)
+    .every((w) => hay.includes(w));
+}
+
+export function SessionsView({ onConnection }: { onConnection: (c: Connection) => void }) {
+  const [sessions, setSessions] = useState<DashboardSession[] | undefined>();
+  const [error, setError] = useState<string | undefined>();
+  const [q, setQ] = useState("");
+  const [filter, setFilter] = useState<StatusFilter>("all");
+  const loading = useRef<{ busy: boolean; again: boolean }>({ busy: false, again: false });
+
+  useEffect(() => {
+    // One read at a time; changes during a read cause exactly one more.
+    const load = async () => {
+      if (loading.current.busy) {
+        loading.current.again = true;
+        return;
+      }
+      loading.current.busy = true;
+      try {
+        do {
+          loading.current.again = false;
+          const r = await get<{ sessions: DashboardSession[] }>("/v1/dashboard/sessions");
+          setSessions(r.sessions);
+          setError(undefined);
+        } while (loading.current.again);
+      } catch (err) {
+        setError((err as Error).message);
+      } finally {
+        loading.current.busy = false;
+      }
+    };
+    return follow("/v1/dashboard/stream", { onOpen: load, onMessage: () => void load(), onState: onConnection });
+  }, [onConnection]);
+
+  const shown = useMemo(() => sessions?.filter((s) => matches(s, q, filter)) ?? [], [sessions, q, filter]);
+
+  return (
+    <section aria-labelledby="sessions-title">
+      <h2 id="sessions-title">Sessions</h2>
+      {error && (
+        <div class="message error" role="alert">
+          {error}
+        </div>
+      )}
+      <div class="toolbar">
+        <input
+          type="search"
+          placeholder="Search id, title, flow, phase, agent, blocker…"
+          aria-label="Search sessions"
+          value={q}
+          onInput={(e) => setQ((e.target as HTMLInputElement).value)}
+        />
+        <label>
+          Show{" "}
+          <select value={filter} onChange={(e) => setFilter((e.target as HTMLSelectElement).value as StatusFilter)}>
+            <option value="all">all</option>
+            <option value="active">active</option>
+            <option value="completed">completed</option>
+            <option value="paused">paused by the spiral detector</option>
+            <option value="blocked">with active blockers</option>
+            <option value="pending">with pending work</option>
+          </select>
+        </label>
+        <span class="muted" aria-live="polite">
+          {sessions ? `${shown.length} of ${sessions.length} sessions` : "loading…"}
+        </span>
+      </div>
+      <table aria-describedby="sessions-title">
+        <thead>
+          <tr>
+            <th scope="col">Session</th>
+            <th scope="col">Flow · phase</th>
+            <th scope="col">Next action</th>
+            <th scope="col">Blockers</th>
+            <th scope="col">Pending work</th>
+            <th scope="col">Last run</th>
+            <th scope="col">Last activity</th>
+          </tr>
+        </thead>
+        <tbody>
+          {shown.map((s) => (
+            <tr key={s.sessionId} data-session={s.sessionId}>
+              <td>
+                <a href={`#/session/${encodeURIComponent(s.sessionId)}`}>{s.sessionId}</a>
+                {s.title && <div class="muted">{s.title}</div>}
+                <div>
+                  <span class={`badge ${s.status === "active" ? "info" : ""}`}>{s.status}</span>{" "}
+                  {s.spiral?.paused && (
+                    <span class="badge bad" title={s.spiral.summary ?? ""}>
+                      paused: {s.spiral.pattern ?? "spiral"}
+                    </span>
+                  )}
+                </div>
+              </td>
+              <td>
+                {s.flow}
+                <div>
+                  <code>{s.phase}</code>
+                </div>
+              </td>
+              <td>
+                <NextActionCell next={s.nextAction} />
+              </td>
+              <td>
+                {s.activeBlockers.length === 0 ? (
+                  <span class="muted">none</span>
+                ) : (
+                  <ul class="plain">
+                    {s.activeBlockers.map((b) => (
+                      <li key={b.id}>
+                        <span class="badge bad">blocker</span> {b.text}
+                      </li>
+                    ))}
+                  </ul>
+                )}
+              </td>
+              <td>
+                <PendingCell work={s.pendingWork} />
+              </td>
+              <td>
+                {s.lastRun ? (
+                  <>
+                    {s.lastRun.agent}
+                    {s.lastRun.host && <span class="muted"> on {s.lastRun.host}</span>}
+                    <div>
+                      <span class={`badge ${s.lastRun.status === "crashed" ? "bad" : s.lastRun.status === "running" ? "ok" : ""}`}>
+                        {s.lastRun.status}
+                      </span>
+                    </div>
+                  </>
+                ) : (
+                  <span class="muted">no run</span>
+                )}
+              </td>
+              <td>
+                <time dateTime={s.updatedAt} title={s.updatedAt}>
+                  {ago(s.updatedAt)}
+                </time>
+                <div class="muted">{s.events} events</div>
+              </td>
+            </tr>
+          ))}
+        </tbody>
+      </table>
+      {sessions && sessions.length === 0 && <p class="muted">No sessions yet.</p>}
+    </section>
+  );
+}

@@ -1,0 +1,199 @@
+/**
+ * The dashboard's checkpoints in a real Chromium against the real `baton serve`: compare a
+ * checkpoint with now (unified and side by side; binary and large files named, not dumped),
+ * roll back behind a confirmation, undo, pin and unpin, and a stale page acting on a checkpoint
+ * pruned meanwhile. Asserts on the page, the files on disk and the journal.
+ */
+import { mkdirSync, readFileSync, writeFileSync } from "node:fs";
+import { join } from "node:path";
+import type { Browser, Page } from "playwright-core";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { type Baton, openBaton } from "../src/index.js";
+import { connection, dashboardLink, launch, screenshot, seriousViolations, tabTo } from "./dashboard-helpers.js";
+import { tempDir } from "./helpers.js";
+import { serve } from "./server-helpers.js";
+
+let browser: Browser;
+beforeAll(async () => {
+  browser = await launch();
+});
+afterAll(async () => {
+  await browser?.close();
+});
+
+const ORIGINAL = ["export function greet(name: string) {", '  return "hello " + name;', "}", ""].join("\n");
+const EDITED = ["export function greet(name: string) {", '  return "hi " + name + "!";', "}", ""].join("\n");
+const EDITED_AGAIN = ["export function greet(name: string) {", '  return "hey " + name;', "}", "// tail", ""].join("\n");
+
+async function workspace(): Promise<{ root: string; lib: Baton }> {
+  const root = tempDir();
+  mkdirSync(join(root, "src"));
+  writeFileSync(join(root, "src/greet.ts"), ORIGINAL);
+  writeFileSync(join(root, "logo.bin"), Buffer.from([0, 1, 2, 3, 0, 255]));
+  writeFileSync(join(root, "big.txt"), "x".repeat(700 * 1024));
+  const lib = await openBaton({ root });
+  await lib.startSession({ flow: "task", id: "cp" });
+  await lib.checkpoint("cp", { all: true, toolName: "Edit", label: "before the greeting change" });
+  writeFileSync(join(root, "src/greet.ts"), EDITED);
+  writeFileSync(join(root, "logo.bin"), Buffer.from([0, 9, 9, 9, 0]));
+  writeFileSync(join(root, "big.txt"), "y".repeat(700 * 1024));
+  await lib.checkpoint("cp", { files: ["src/greet.ts"], toolName: "Bash" });
+  writeFileSync(join(root, "src/greet.ts"), EDITED_AGAIN);
+  return { root, lib };
+}
+
+async function openCheckpoints(root: string, page: Page): Promise<void> {
+  await page.goto(dashboardLink(root).url);
+  await page.locator('a[href="#/session/cp"]').click();
+  await connection(page, "live");
+  await page.locator('table[aria-label="Checkpoints"] tbody tr').nth(1).waitFor();
+}
+
+function cpRow(page: Page, seq: number) {
+  return page.locator('table[aria-label="Checkpoints"] tbody tr', { has: page.locator(`td:first-child:text-matches("^#${seq}\\\\b")`) });
+}
+
+async function rollbacksIn(lib: Baton): Promise<string[]> {
+  const { events } = await lib.events("cp", { afterSeq: 0, limit: 1_000 });
+  return events.filter((e) => e.type.startsWith("rollback:")).map((e) => e.type);
+}
+
+describe("dashboard: checkpoints", () => {
+  it("compares, rolls back with a confirmation, undoes, pins and unpins", async () => {
+    const { root, lib } = await workspace();
+    const server = await serve(root);
+    const context = await browser.newContext({ bypassCSP: true });
+    try {
+      const page = await context.newPage();
+      await openCheckpoints(root, page);
+      await cpRow(page, 1).getByText("Edit").waitFor();
+      await cpRow(page, 2).getByText("Bash").waitFor();
+
+      await cpRow(page, 1).getByRole("button", { name: "Compare with now" }).click();
+      const preview = page.getByRole("region", { name: "Rollback preview" });
+      await preview.getByText("3 files would change").waitFor();
+      // Text: a real diff, now (-) → checkpoint (+).
+      const unified = preview.getByRole("table", { name: "src/greet.ts, unified diff" });
+      await unified.locator("tr.del", { hasText: 'return "hey " + name;' }).waitFor();
+      await unified.locator("tr.add", { hasText: 'return "hello " + name;' }).waitFor();
+      // Binary and large files are named, not dumped.
+      await preview
+        .locator("details", { hasText: "logo.bin" })
+        .getByText(/Binary files .* differ/)
+        .waitFor();
+      await preview
+        .locator("details", { hasText: "big.txt" })
+        .getByText(/too large to diff/)
+        .waitFor();
+      expect(await preview.locator("details", { hasText: "big.txt" }).innerText()).not.toContain("xxxxxxxx");
+      await preview.getByLabel("side by side").check();
+      const split = preview.getByRole("table", { name: "src/greet.ts, side by side diff" });
+      await split.locator("td.code.del", { hasText: "hey" }).waitFor();
+      await split.locator("td.code.add", { hasText: "hello" }).waitFor();
+      expect(await seriousViolations(page)).toEqual([]);
+      await screenshot(page, "dashboard-checkpoint-diff");
+      // The preview changed nothing.
+      expect(readFileSync(join(root, "src/greet.ts"), "utf8")).toBe(EDITED_AGAIN);
+      expect(await rollbacksIn(lib)).toEqual([]);
+
+      // Roll back: first a confirmation, reached by keyboard.
+      await preview.getByRole("button", { name: /^Roll back to #1/ }).focus();
+      await page.keyboard.press("Enter");
+      const confirm = page.getByRole("group", { name: "Confirm the rollback" });
+      await confirm.getByText("safety checkpoint").waitFor();
+      expect(readFileSync(join(root, "src/greet.ts"), "utf8")).toBe(EDITED_AGAIN);
+      expect(await tabTo(page, "fieldset button")).toBe(true);
+      expect(await page.evaluate(() => document.activeElement?.textContent)).toBe("Confirm rollback");
+      await page.keyboard.press("Enter");
+      await page.getByRole("status").filter({ hasText: "Rolled back to #1" }).waitFor();
+      expect(readFileSync(join(root, "src/greet.ts"), "utf8")).toBe(ORIGINAL);
+      expect(readFileSync(join(root, "logo.bin"))).toEqual(Buffer.from([0, 1, 2, 3, 0, 255]));
+      expect(await rollbacksIn(lib)).toEqual(["rollback:started", "rollback:applied"]);
+      const applied = (await lib.events("cp", { afterSeq: 0, limit: 1_000 })).events.find((e) => e.type === "rollback:applied");
+      expect(applied?.actor).toBe("user");
+
+      // Undo: back to the files as they were before the rollback.
+      await page.getByRole("button", { name: "Undo the rollback" }).click();
+      await page.getByRole("status").filter({ hasText: "Undid the rollback" }).waitFor();
+      expect(readFileSync(join(root, "src/greet.ts"), "utf8")).toBe(EDITED_AGAIN);
+      expect(await rollbacksIn(lib)).toEqual(["rollback:started", "rollback:applied", "rollback:started", "rollback:applied"]);
+
+      // Pin and unpin.
+      await cpRow(page, 1).getByRole("button", { name: "Pin" }).click();
+      await cpRow(page, 1).locator(".badge", { hasText: "pinned" }).waitFor();
+      expect((await lib.checkpoints("cp")).find((c) => c.seq === 1)?.pinned).toBe(true);
+      await cpRow(page, 1).getByRole("button", { name: "Unpin" }).click();
+      await cpRow(page, 1).getByRole("button", { name: "Pin" }).waitFor();
+      expect((await lib.checkpoints("cp")).find((c) => c.seq === 1)?.pinned).toBe(false);
+    } finally {
+      await context.close();
+      await server.stop();
+      await lib.close();
+    }
+  });
+
+  it("a stale page rolling back to a checkpoint pruned meanwhile gets a clear message and changes nothing", async () => {
+    const { root, lib } = await workspace();
+    const server = await serve(root);
+    const context = await browser.newContext();
+    try {
+      const page = await context.newPage();
+      await openCheckpoints(root, page);
+      await cpRow(page, 1).getByRole("button", { name: "Compare with now" }).click();
+      await page.getByRole("button", { name: /^Roll back to #1/ }).click();
+      await page.getByRole("button", { name: "Confirm rollback" }).waitFor();
+
+      // Meanwhile retention prunes it (another process, keeping only the newest checkpoint).
+      const pruner = await openBaton({ root, checkpoints: { retain: 1 } });
+      try {
+        await pruner.checkpoint("cp", { files: ["src/greet.ts"], toolName: "Write" });
+      } finally {
+        await pruner.close();
+      }
+      expect((await lib.checkpoints("cp", { includePruned: true })).find((c) => c.seq === 1)?.prunedAt).toBeDefined();
+      const before = (await lib.snapshot("cp")).lastSeq;
+
+      await page.getByRole("button", { name: "Confirm rollback" }).click();
+      const alert = page.getByRole("alert");
+      await alert.waitFor();
+      expect(await alert.textContent()).toMatch(/pruned/i);
+      expect(readFileSync(join(root, "src/greet.ts"), "utf8")).toBe(EDITED_AGAIN);
+      expect(await rollbacksIn(lib)).toEqual([]);
+      expect((await lib.snapshot("cp")).lastSeq).toBe(before);
+      // The list now says it is pruned, and offers nothing on it.
+      await cpRow(page, 1).locator(".badge", { hasText: "pruned" }).waitFor();
+      expect(await cpRow(page, 1).getByRole("button", { name: "Compare with now" }).isDisabled()).toBe(true);
+      await screenshot(page, "dashboard-checkpoint-stale");
+    } finally {
+      await context.close();
+      await server.stop();
+      await lib.close();
+    }
+  });
+  it("compares two checkpoints file by file, naming files only one of them recorded", async () => {
+    const { root, lib } = await workspace();
+    const server = await serve(root);
+    const context = await browser.newContext();
+    try {
+      const page = await context.newPage();
+      await openCheckpoints(root, page);
+      await page.getByLabel("Compare from checkpoint").selectOption({ label: "#1 before Edit (before the greeting change)" });
+      await page.getByLabel("Compare to checkpoint").selectOption({ label: "#2 before Bash" });
+      await page.getByRole("button", { name: "Compare", exact: true }).click();
+      const cmp = page.getByRole("region", { name: "Checkpoint comparison" });
+      await cmp.getByText("1 files differ").waitFor();
+      const unified = cmp.getByRole("table", { name: "src/greet.ts, unified diff" });
+      await unified.locator("tr.del", { hasText: 'return "hello " + name;' }).waitFor();
+      await unified.locator("tr.add", { hasText: 'return "hi " + name + "!";' }).waitFor();
+      await cmp.locator("details", { hasText: "logo.bin" }).getByText("only checkpoint #1 recorded this file").waitFor();
+      await screenshot(page, "dashboard-checkpoint-pair");
+      // Comparing changed nothing.
+      expect(readFileSync(join(root, "src/greet.ts"), "utf8")).toBe(EDITED_AGAIN);
+      expect(await rollbacksIn(lib)).toEqual([]);
+    } finally {
+      await context.close();
+      await server.stop();
+      await lib.close();
+    }
+  });
+});

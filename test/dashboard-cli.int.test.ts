@@ -1,0 +1,58 @@
+/**
+ * `baton dashboard`: starts the workspace's server when none runs, reuses it when one does, and
+ * with `--open` hands the login link to the system's opener (`$BROWSER` here, a script that
+ * records what it was given).
+ */
+import { chmodSync, existsSync, readFileSync, writeFileSync } from "node:fs";
+import { join } from "node:path";
+import { describe, expect, it } from "vitest";
+import { cli, tempDir } from "./helpers.js";
+
+async function stopPid(pid: number): Promise<void> {
+  try {
+    process.kill(pid, "SIGTERM");
+  } catch {
+    return;
+  }
+  for (let i = 0; i < 200; i++) {
+    try {
+      process.kill(pid, 0);
+    } catch {
+      return;
+    }
+    await new Promise((r) => setTimeout(r, 50));
+  }
+  process.kill(pid, "SIGKILL");
+}
+
+describe("baton dashboard", () => {
+  it("starts a server, prints a one-time link, opens it with --open, and reuses the server", async () => {
+    const root = tempDir();
+    expect(cli(["--root", root, "init"]).code).toBe(0);
+    const opener = join(tempDir(), "opener.sh");
+    const got = join(tempDir(), "opened.txt");
+    writeFileSync(opener, `#!/bin/sh\nprintf '%s' "$1" > '${got}'\n`);
+    chmodSync(opener, 0o755);
+    const r = cli(["--root", root, "--json", "dashboard", "--open"], { env: { BROWSER: opener } });
+    expect(r.code).toBe(0);
+    const out = r.json();
+    try {
+      expect(out).toMatchObject({ started: true, opened: true });
+      expect(out.url).toMatch(new RegExp(`^http://127\\.0\\.0\\.1:${out.port}/dashboard#login=[A-Za-z0-9_-]{32}$`));
+      for (let i = 0; i < 100 && !existsSync(got); i++) await new Promise((res) => setTimeout(res, 50));
+      expect(readFileSync(got, "utf8")).toBe(out.url);
+      const info = JSON.parse(readFileSync(join(root, ".baton", "server.json"), "utf8"));
+      expect(info.pid).toBe(out.pid);
+
+      const again = cli(["--root", root, "--json", "dashboard"]).json();
+      expect(again).toMatchObject({ started: false, opened: false, pid: out.pid, port: out.port });
+      expect(again.url).not.toBe(out.url); // a new code each time
+
+      const human = cli(["--root", root, "dashboard"]);
+      expect(human.stdout).toContain("logs in once and expires at");
+      expect(human.stdout).toContain(`http://127.0.0.1:${out.port}/dashboard#login=`);
+    } finally {
+      await stopPid(out.pid);
+    }
+  });
+});

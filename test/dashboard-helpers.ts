@@ -1,0 +1,68 @@
+/**
+ * Helpers for the dashboard's end-to-end tests: Debian's Chromium through playwright-core, a
+ * login link from the real `baton dashboard`, screenshots under test-artifacts/ (git-ignored),
+ * and an axe-core check run inside the page.
+ */
+import { existsSync, mkdirSync, readFileSync } from "node:fs";
+import { createRequire } from "node:module";
+import { join } from "node:path";
+import { type Browser, chromium, type Page } from "playwright-core";
+import { cli, REPO } from "./helpers.js";
+
+const CHROMIUM = "/usr/bin/chromium";
+const ARGS = [
+  "--headless",
+  "--no-sandbox",
+  "--disable-gpu",
+  "--disable-quic",
+  "--no-first-run",
+  "--disable-background-networking",
+  "--disable-component-update",
+  "--disable-sync",
+];
+
+export async function launch(): Promise<Browser> {
+  if (!existsSync(CHROMIUM)) throw new Error(`${CHROMIUM} is missing: install Debian's chromium (apt-get install -y chromium)`);
+  return chromium.launch({ executablePath: CHROMIUM, args: ARGS });
+}
+
+/** `baton dashboard --json` on a workspace: the one-time login link (and whether it started a server). */
+export function dashboardLink(root: string): { url: string; port: number; pid: number; started: boolean } {
+  const r = cli(["--root", root, "--json", "dashboard"]);
+  if (r.code !== 0) throw new Error(`baton dashboard exited ${r.code}: ${r.stdout}${r.stderr}`);
+  return r.json();
+}
+
+export const ARTIFACTS = join(REPO, "test-artifacts");
+
+export async function screenshot(page: Page, name: string): Promise<void> {
+  mkdirSync(ARTIFACTS, { recursive: true });
+  await page.screenshot({ path: join(ARTIFACTS, `${name}.png`), fullPage: true });
+}
+
+const AXE = readFileSync(createRequire(import.meta.url).resolve("axe-core/axe.min.js"), "utf8");
+
+/** Violations of impact serious or critical on the page as it is now (needs a context with bypassCSP). */
+export async function seriousViolations(page: Page): Promise<{ id: string; impact: string; nodes: string[] }[]> {
+  await page.addScriptTag({ content: AXE });
+  return page.evaluate(async () => {
+    const axe = (globalThis as any).axe;
+    const r = await axe.run(document, { resultTypes: ["violations"] });
+    return r.violations
+      .filter((v: any) => v.impact === "serious" || v.impact === "critical")
+      .map((v: any) => ({ id: v.id, impact: v.impact, nodes: v.nodes.map((n: any) => n.target.join(" ")) }));
+  });
+}
+
+/** Press Tab until the focused element matches `selector` (at most `max` presses); false if never. */
+export async function tabTo(page: Page, selector: string, max = 80): Promise<boolean> {
+  for (let i = 0; i < max; i++) {
+    await page.keyboard.press("Tab");
+    if (await page.evaluate((s) => document.activeElement?.matches(s) ?? false, selector)) return true;
+  }
+  return false;
+}
+
+export function connection(page: Page, state: "live" | "reconnecting" | "connecting", timeout = 15_000) {
+  return page.waitForSelector(`[data-connection="${state}"]`, { timeout });
+}

@@ -1,0 +1,113 @@
+/**
+ * Editing one lesson of LESSONS.md from a possibly stale view (services/lesson-edit.ts, used by
+ * the dashboard): the edit touches only its block, names the version it was made from, and is
+ * refused without writing when that block changed or went away; other lessons' edits never
+ * conflict.
+ */
+import { readFileSync, writeFileSync } from "node:fs";
+import { join } from "node:path";
+import fc from "fast-check";
+import { describe, expect, it } from "vitest";
+import { openBaton } from "../src/index.js";
+import { tempDir } from "./helpers.js";
+
+async function withLessons(fn: (b: Awaited<ReturnType<typeof openBaton>>, file: string) => Promise<void>) {
+  const root = tempDir();
+  const b = await openBaton({ root });
+  try {
+    await b.addLesson({ id: "les-a", scope: "workspace", text: "Run the migrations first.", tools: ["Bash"] });
+    await b.addLesson({ id: "les-b", scope: "workspace", text: "Never edit generated CSS.", paths: ["src/styles/**"] });
+    await b.addLesson({ id: "les-c", scope: "workspace", text: "Read the failing test before editing." });
+    await fn(b, join(root, "LESSONS.md"));
+  } finally {
+    await b.close();
+  }
+}
+
+describe("editing lessons in LESSONS.md", () => {
+  it("rewrites only the edited block, keeps the rest byte for byte, and gives a new version", async () => {
+    await withLessons(async (b, file) => {
+      const before = readFileSync(file, "utf8");
+      const v = (await b.lessonVersions()).get("les-b") as string;
+      const r = await b.editLesson("les-b", v, { text: "Never edit generated CSS; change the tokens.", pinned: true });
+      const after = readFileSync(file, "utf8");
+      expect(r.version).not.toBe(v);
+      expect((await b.lessonVersions()).get("les-b")).toBe(r.version);
+      const lessons = (await b.listLessons({ all: true })).lessons;
+      expect(lessons.map((l) => [l.id, l.text, l.pinned])).toEqual([
+        ["les-a", "Run the migrations first.", false],
+        ["les-b", "Never edit generated CSS; change the tokens.", true],
+        ["les-c", "Read the failing test before editing.", false],
+      ]);
+      expect(lessons[1]?.paths).toEqual(["src/styles/**"]);
+      // Everything outside the block is as it was.
+      const strip = (t: string) => t.replace(/### les-b[\s\S]*?(?=### les-c)/, "");
+      expect(strip(after)).toBe(strip(before));
+    });
+  });
+
+  it("refuses a stale version or a removed lesson and writes nothing; another lesson's edit does not conflict", async () => {
+    await withLessons(async (b, file) => {
+      const versions = await b.lessonVersions();
+      // Another lesson changed: no conflict for this one.
+      await b.editLesson("les-a", versions.get("les-a") as string, { pinned: true });
+      await b.editLesson("les-c", versions.get("les-c") as string, { text: "Read the failing test first." });
+      // This lesson changed by hand: conflict, nothing written.
+      writeFileSync(file, readFileSync(file, "utf8").replace("Never edit generated CSS.", "Hand edit."));
+      const handEdited = readFileSync(file, "utf8");
+      await expect(b.editLesson("les-b", versions.get("les-b") as string, { text: "Page edit." })).rejects.toMatchObject({
+        code: "conflict",
+      });
+      await expect(b.deleteLessonAt("les-b", versions.get("les-b") as string)).rejects.toMatchObject({ code: "conflict" });
+      expect(readFileSync(file, "utf8")).toBe(handEdited);
+      // Removed meanwhile: not found, nothing written.
+      const fresh = (await b.lessonVersions()).get("les-b") as string;
+      await b.removeLesson("les-b");
+      const removed = readFileSync(file, "utf8");
+      await expect(b.editLesson("les-b", fresh, { pinned: true })).rejects.toMatchObject({ code: "lesson_not_found" });
+      expect(readFileSync(file, "utf8")).toBe(removed);
+      await expect(b.editLesson("les-a", "bogus", { text: "" })).rejects.toMatchObject({ code: "bad_input" });
+    });
+  });
+
+  it("any sequence of edits and deletes from current versions keeps the file parseable and every other lesson intact", async () => {
+    await withLessons(async (b) => {
+      const cmd = fc.record({
+        id: fc.constantFrom("les-a", "les-b", "les-c"),
+        op: fc.constantFrom("text", "pin", "unpin", "delete"),
+        text: fc.string({ minLength: 1, maxLength: 40 }).filter((t) => t.trim() !== "" && !/[\r\n#`]/.test(t)),
+      });
+      await fc.assert(
+        fc.asyncProperty(fc.array(cmd, { maxLength: 8 }), async (cmds) => {
+          // The model: what each lesson should be after the commands that apply.
+          const start = (await b.listLessons({ all: true })).lessons;
+          const model = new Map(start.map((l) => [l.id, { text: l.text, pinned: l.pinned }]));
+          for (const c of cmds) {
+            const v = (await b.lessonVersions()).get(c.id);
+            if (!model.has(c.id) || v === undefined) {
+              await expect(b.editLesson(c.id, "x", { pinned: true })).rejects.toMatchObject({ code: "lesson_not_found" });
+              continue;
+            }
+            if (c.op === "delete") {
+              await b.deleteLessonAt(c.id, v);
+              model.delete(c.id);
+            } else if (c.op === "text") {
+              await b.editLesson(c.id, v, { text: c.text });
+              (model.get(c.id) as { text: string }).text = c.text.trim();
+            } else {
+              await b.editLesson(c.id, v, { pinned: c.op === "pin" });
+              (model.get(c.id) as { pinned: boolean }).pinned = c.op === "pin";
+            }
+          }
+          const got = await b.listLessons({ all: true });
+          expect(got.diagnostics.filter((d) => d.severity === "error")).toEqual([]);
+          expect(new Map(got.lessons.map((l) => [l.id, { text: l.text, pinned: l.pinned }]))).toEqual(model);
+          // Put the three back for the next run.
+          for (const id of ["les-a", "les-b", "les-c"])
+            if (!model.has(id)) await b.addLesson({ id, scope: "workspace", text: `restored ${id}` });
+        }),
+        { numRuns: 25 },
+      );
+    });
+  });
+});
