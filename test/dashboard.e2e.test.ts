@@ -21,6 +21,11 @@ function row(page: Page, id: string) {
   return page.locator(`tr[data-session="${id}"]`);
 }
 
+/** One column of a session's row (the next action's reason may name the same things). */
+function cell(page: Page, id: string, col: "session" | "flow" | "next" | "blockers" | "pending" | "run" | "activity") {
+  return row(page, id).locator(`td[data-col="${col}"]`);
+}
+
 async function lastSeq(root: string, id: string): Promise<number> {
   const lib = await openBaton({ root });
   try {
@@ -184,14 +189,15 @@ describe("dashboard: sessions view", () => {
       await lib.startSession({ flow: "task", id: "api-refactor", title: "Refactor the API layer" });
       await lib.addBlocker("api-refactor", { text: "waiting for the schema review" });
       await lib.startRun("api-refactor", { agent: "claude" });
-      await row(page, "api-refactor").getByText("waiting for the schema review").waitFor();
-      await row(page, "api-refactor").getByText("claude").waitFor();
+      // In the blockers column (the next action's reason names the blocker too).
+      await cell(page, "api-refactor", "blockers").getByText("waiting for the schema review").waitFor();
+      await cell(page, "api-refactor", "run").getByText("claude").waitFor();
 
       await lib.append("hero", { type: "generate", actor: "browser", data: { prompt: "bolder" } });
-      await row(page, "hero").getByText("generate").waitFor();
+      await cell(page, "hero", "pending").getByText("generate").waitFor();
       const lease = await lib.lease("agent-7", { sessionId: "hero" });
       expect(lease).toBeDefined();
-      await row(page, "hero").getByText("held by agent-7").waitFor();
+      await cell(page, "hero", "pending").getByText("held by agent-7").waitFor();
 
       await lib.startSession({ flow: "task", id: "looping" });
       await lib.append("looping", {

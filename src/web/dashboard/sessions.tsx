@@ -109,7 +109,7 @@ export function SessionsView({ onConnection }: { onConnection: (c: Connection) =
         <tbody>
           {shown.map((s) => (
             <tr key={s.sessionId} data-session={s.sessionId}>
-              <td>
+              <td data-col="session">
                 <a href={`#/session/${encodeURIComponent(s.sessionId)}`}>{s.sessionId}</a>
                 {s.title && <div class="muted">{s.title}</div>}
                 <div>
@@ -121,16 +121,16 @@ export function SessionsView({ onConnection }: { onConnection: (c: Connection) =
                   )}
                 </div>
               </td>
-              <td>
+              <td data-col="flow">
                 {s.flow}
                 <div>
                   <code>{s.phase}</code>
                 </div>
               </td>
-              <td>
+              <td data-col="next">
                 <NextActionCell next={s.nextAction} />
               </td>
-              <td>
+              <td data-col="blockers">
                 {s.activeBlockers.length === 0 ? (
                   <span class="muted">none</span>
                 ) : (
@@ -143,10 +143,10 @@ export function SessionsView({ onConnection }: { onConnection: (c: Connection) =
                   </ul>
                 )}
               </td>
-              <td>
+              <td data-col="pending">
                 <PendingCell work={s.pendingWork} />
               </td>
-              <td>
+              <td data-col="run">
                 {s.lastRun ? (
                   <>
                     {s.lastRun.agent}
@@ -161,7 +161,7 @@ export function SessionsView({ onConnection }: { onConnection: (c: Connection) =
                   <span class="muted">no run</span>
                 )}
               </td>
-              <td>
+              <td data-col="activity">
                 <time dateTime={s.updatedAt} title={s.updatedAt}>
                   {ago(s.updatedAt)}
                 </time>
