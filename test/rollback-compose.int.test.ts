@@ -6,7 +6,7 @@
 import { existsSync, readFileSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { afterAll, describe, expect, it } from "vitest";
-import { cleanupDirs, cli, initWorkspace } from "./helpers.js";
+import { cleanupDirs, cli, initWorkspace, tempBaton, writeAt } from "./helpers.js";
 
 afterAll(() => cleanupDirs());
 
@@ -34,7 +34,8 @@ describe("rollback after rollback (CLI)", () => {
     expect(readFileSync(join(root, "a.txt"), "utf8")).toBe("v1\n");
     // new.txt did not exist when the whole-tree checkpoint was taken, nor at the targeted one before it.
     expect(existsSync(join(root, "new.txt")), "the second rollback re-created new.txt").toBe(false);
-    expect(second.changes.map((c: { path: string; action: string }) => `${c.path}:${c.action}`)).toEqual(["a.txt:restore"]);
+    const acted = second.changes.filter((c: { action: string }) => c.action !== "unchanged");
+    expect(acted.map((c: { path: string; action: string }) => `${c.path}:${c.action}`)).toEqual(["a.txt:restore"]);
 
     // Undoing the second rollback puts back v2, still without new.txt; undoing the first brings new.txt back.
     run("rollback", "--to", second.safety);
@@ -42,5 +43,34 @@ describe("rollback after rollback (CLI)", () => {
     expect(existsSync(join(root, "new.txt"))).toBe(false);
     run("rollback", "--to", first.safety);
     expect(readFileSync(join(root, "new.txt"), "utf8")).toBe("x\n");
+  });
+});
+
+describe("rollback over a whole-tree checkpoint (library)", () => {
+  it("a file a tree walk ignores is restored from the checkpoint that names it, not removed", async () => {
+    const { baton, root } = await tempBaton();
+    try {
+      const { sessionId } = await baton.startSession({ flow: "task", id: "ign" });
+      writeAt(root, ".gitignore", "build/\n");
+      const tree = await baton.checkpoint(sessionId, { all: true });
+      writeAt(root, "build/out.js", "1");
+      writeAt(root, "src/new.ts", "n");
+      await baton.checkpoint(sessionId, { files: ["build/out.js", "src/new.ts"] });
+      writeAt(root, "build/out.js", "2");
+      writeAt(root, "src/new.ts", "n2");
+      const r = await baton.rollback(sessionId, { to: tree.checkpoint.id });
+      // The tree checkpoint never looked at build/ (ignored): the targeted one after it knows it.
+      expect(readFileSync(join(root, "build/out.js"), "utf8")).toBe("1");
+      // src/new.ts did not exist at the tree checkpoint: removed, though only a later checkpoint names it.
+      expect(existsSync(join(root, "src/new.ts"))).toBe(false);
+      const targeted = (await baton.checkpoints(sessionId))[1]?.id;
+      expect(r.changes.map((c) => `${c.path}:${c.action}:${c.from}`).sort()).toEqual([
+        `.gitignore:unchanged:${tree.checkpoint.id}`,
+        `build/out.js:restore:${targeted}`,
+        `src/new.ts:remove:${tree.checkpoint.id}`,
+      ]);
+    } finally {
+      await baton.close();
+    }
   });
 });

@@ -129,15 +129,36 @@ export interface RestoreEntry {
 /**
  * The file versions restoring `range[0]` takes: for each path, the version in the oldest
  * checkpoint of the range that knows it (a checkpoint is taken before a change, so the oldest
- * one holds the state at the target). A tree checkpoint also knows every path of the current
- * tree it does not list: those did not exist then, so they are removed.
+ * one holds the state at the target).
+ *
+ * A tree checkpoint knows every path a tree walk covers, listed or not: one it does not list
+ * did not exist then, so it is removed. That holds for a path of the current tree and equally
+ * for a path only a later checkpoint names (a file created after it, which an earlier rollback
+ * removed and its safety checkpoint recorded): without it, the second of two rollbacks would
+ * bring back what the first removed. `covered` says whether a tree walk covers a path that is
+ * not in the tree now (not ignored, not in `.baton/`); by default every such path is covered.
  */
-export function composeRestore(range: readonly Checkpoint[], currentTree: readonly string[] = []): RestoreEntry[] {
+export function composeRestore(
+  range: readonly Checkpoint[],
+  currentTree: readonly string[] = [],
+  covered: (path: string) => boolean = () => true,
+): RestoreEntry[] {
   const out = new Map<string, RestoreEntry>();
+  // Every path the range or the tree names: the candidates a tree checkpoint decides.
+  const named = new Set<string>(currentTree);
+  for (const cp of range) for (const f of cp.files) named.add(f.path);
+  const inTree = new Set(currentTree);
   for (const cp of range) {
-    for (const f of cp.files) if (!out.has(f.path)) out.set(f.path, { path: f.path, want: f, from: cp.id });
-    if (cp.kind === "tree") {
-      for (const p of currentTree) if (!out.has(p)) out.set(p, { path: p, want: { path: p, absent: true }, from: cp.id });
+    if (cp.kind !== "tree") {
+      for (const f of cp.files) if (!out.has(f.path)) out.set(f.path, { path: f.path, want: f, from: cp.id });
+      continue;
+    }
+    const listed = new Map(cp.files.map((f) => [f.path, f]));
+    for (const p of named) {
+      if (out.has(p)) continue;
+      const f = listed.get(p);
+      if (f) out.set(p, { path: p, want: f, from: cp.id });
+      else if (inTree.has(p) || covered(p)) out.set(p, { path: p, want: { path: p, absent: true }, from: cp.id });
     }
   }
   return [...out.values()].sort((a, b) => (a.path < b.path ? -1 : a.path > b.path ? 1 : 0));

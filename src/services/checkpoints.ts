@@ -19,7 +19,7 @@ import { BatonError, badInput } from "../errors.js";
 import { Blobs, type StagedBlob } from "./blobs.js";
 import { workspaceRelative } from "./files.js";
 import { checkPath, readCurrent, unsafePath } from "./safe-fs.js";
-import { CTIME, INO, MODE, MTIME, SIZE, STAT_FIELDS, type TreeScan, WalkCache, walkTree } from "./tree-scan.js";
+import { CTIME, INO, MODE, MTIME, SIZE, STAT_FIELDS, type TreeScan, WalkCache, walkCovers, walkTree } from "./tree-scan.js";
 
 export interface CheckpointOptions {
   /** Checkpoints kept per session, pinned ones aside. Default 100. */
@@ -187,6 +187,11 @@ export class CheckpointService {
   treeScan(): { paths: string[]; skipped: { path: string; reason: string }[] } {
     const scan = walkTree(this.#root, { exclude: this.#exclude, cache: this.#walkCache });
     return { paths: scan.paths, skipped: scan.skipped };
+  }
+
+  /** Whether a whole-tree checkpoint would take a file at `rel` if it existed (not ignored, not excluded). */
+  treeCovers(): (rel: string) => boolean {
+    return walkCovers(this.#root, { exclude: this.#exclude });
   }
 
   async create(sessionId: string, input: CheckpointInput = {}): Promise<CheckpointResult> {

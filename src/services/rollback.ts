@@ -110,7 +110,8 @@ export class RollbackService {
         `${prunedInRange.length} checkpoint(s) after ${target.id} were pruned (${prunedInRange.slice(0, 5).join(", ")}${prunedInRange.length > 5 ? ", …" : ""}): files only they recorded are left as they are`,
       );
     }
-    const scan = range.some((c) => c.kind === "tree") ? this.#cps.treeScan() : { paths: [], skipped: [] };
+    const hasTree = range.some((c) => c.kind === "tree");
+    const scan = hasTree ? this.#cps.treeScan() : { paths: [], skipped: [] };
     const tree = scan.paths;
     if (scan.skipped.length > 0) {
       // Never a silent success: these files are in no checkpoint, so they stay as they are now.
@@ -121,7 +122,7 @@ export class RollbackService {
           .join("; ")}${scan.skipped.length > 5 ? "; …" : ""}); rename them to have them checkpointed`,
       );
     }
-    let entries = composeRestore(range, tree);
+    let entries = composeRestore(range, tree, hasTree ? this.#cps.treeCovers() : undefined);
     if (input.files && input.files.length > 0) entries = this.#subset(entries, input.files, warnings);
 
     // Validate everything before touching anything.
