@@ -3,10 +3,12 @@
  * output ends there, quietly, with exit 0 (issue 10 §2.6). Before, `export` died with an EPIPE
  * stack trace and `ledger export` reported an "unexpected failure".
  */
-import { spawn } from "node:child_process";
+import { spawn, spawnSync } from "node:child_process";
+import { readFileSync } from "node:fs";
+import { join } from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { openBaton } from "../src/index.js";
-import { CLI, cleanupDirs, initWorkspace } from "./helpers.js";
+import { CLI, cleanupDirs, initWorkspace, tempDir } from "./helpers.js";
 
 afterAll(() => cleanupDirs());
 
@@ -64,6 +66,19 @@ describe("stdout closed by the reader", () => {
       expect(JSON.parse(r.first)).toBeTypeOf("object");
       expect(r.stderr).toBe("");
       expect({ code: r.code, signal: r.signal }).toEqual({ code: 0, signal: null });
+    }, 60_000);
+  }
+
+  for (const cmd of ["export p1", "ledger export"]) {
+    it(`sh -c 'baton ${cmd} | head -1': a real pipe, exit 0, nothing on stderr`, () => {
+      const out = tempDir("baton-pipe-out-");
+      const q = (s: string) => `'${s.replaceAll("'", "'\\''")}'`;
+      const script = `{ ${q(process.execPath)} ${q(CLI)} ${cmd} --root ${q(root)} 2>${q(join(out, "err"))}; echo $? >${q(join(out, "code"))}; } | head -1`;
+      const r = spawnSync("sh", ["-c", script], { encoding: "utf8", timeout: 60_000 });
+      expect(r.status).toBe(0);
+      expect(JSON.parse(r.stdout)).toBeTypeOf("object");
+      expect(readFileSync(join(out, "err"), "utf8")).toBe("");
+      expect(readFileSync(join(out, "code"), "utf8").trim()).toBe("0");
     }, 60_000);
   }
 });
