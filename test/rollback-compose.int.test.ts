@@ -3,10 +3,12 @@
  * removed. Found driving the real CLI as an agent's hooks do; the model-based test of every
  * sequence is test/rollback.model.test.ts.
  */
-import { existsSync, readFileSync, writeFileSync } from "node:fs";
+import { existsSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
+import fc from "fast-check";
 import { afterAll, describe, expect, it } from "vitest";
-import { cleanupDirs, cli, initWorkspace, tempBaton, writeAt } from "./helpers.js";
+import { walkCovers, walkTree } from "../src/services/tree-scan.js";
+import { cleanupDirs, cli, initWorkspace, tempBaton, tempDir, writeAt } from "./helpers.js";
 
 afterAll(() => cleanupDirs());
 
@@ -72,5 +74,41 @@ describe("rollback over a whole-tree checkpoint (library)", () => {
     } finally {
       await baton.close();
     }
+  });
+});
+
+describe("walkCovers agrees with the tree walk", () => {
+  // A rollback asks walkCovers about files that are gone; it must answer as walkTree would if they were there.
+  it("for random trees and ignore files, a file is covered exactly when the walk takes it", () => {
+    const names = ["a.txt", "b.log", "keep.log", "build", "src", ".env", ".baton-restore-1-ab.tmp"];
+    const rel = fc.array(fc.constantFrom(...names), { minLength: 1, maxLength: 3 }).map((p) => p.join("/"));
+    const patterns = fc.constantFrom("*.log", "!keep.log", "build/", "/src", "src/*.txt", "a.txt", ".env", "b.log/", "**/build/a.txt");
+    const ignoreFile = fc.array(patterns, { maxLength: 3 }).map((ps) => `${ps.join("\n")}\n`);
+    fc.assert(
+      fc.property(
+        fc.uniqueArray(rel, { maxLength: 12 }),
+        fc.dictionary(fc.constantFrom("", "src/", "build/", "src/build/"), ignoreFile, { maxKeys: 3 }),
+        fc.array(patterns, { maxLength: 2 }),
+        (files, gitignores, exclude) => {
+          const root = tempDir("baton-covers-");
+          try {
+            // A path is a file only if no other path goes through it.
+            const leaves = files.filter((f) => !files.some((g) => g.startsWith(`${f}/`)));
+            for (const [dir, text] of Object.entries(gitignores)) {
+              if (leaves.some((f) => f === dir.slice(0, -1) || (dir !== "" && `${dir}`.startsWith(`${f}/`)))) continue;
+              writeAt(root, `${dir}.gitignore`, text);
+            }
+            for (const f of leaves) writeAt(root, f, "x");
+            const walked = new Set(walkTree(root, { exclude }).paths);
+            const covers = walkCovers(root, { exclude });
+            for (const f of leaves)
+              expect(covers(f), `${f} (walk: ${walked.has(f)}) ${JSON.stringify({ gitignores, exclude })}`).toBe(walked.has(f));
+          } finally {
+            rmSync(root, { recursive: true, force: true });
+          }
+        },
+      ),
+      { numRuns: 300 },
+    );
   });
 });

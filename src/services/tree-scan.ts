@@ -181,9 +181,8 @@ export function walkCovers(root: string, opts: { exclude?: readonly string[] } =
     let dirRel = "";
     for (let i = 0; i < parts.length; i++) {
       const name = parts[i] as string;
-      if (name === ".git" || UNSAFE_NAME.test(name)) return false;
+      if (name === ".git" || UNSAFE_NAME.test(name) || (name.charCodeAt(0) === 46 && RESTORE_TEMP.test(name))) return false;
       const isDir = i < parts.length - 1;
-      if (!isDir && name.charCodeAt(0) === 46 && RESTORE_TEMP.test(name)) return false;
       dirRel = dirRel === "" ? name : `${dirRel}/${name}`;
       if (ignored(chain, dirRel, isDir)) return false;
       if (isDir) chain = dirChain(dirRel, chain, readText(`${root}/${dirRel}/.gitignore`), cache);
