@@ -161,5 +161,30 @@ export function composeRestore(
       else if (inTree.has(p) || covered(p)) out.set(p, { path: p, want: { path: p, absent: true }, from: cp.id });
     }
   }
-  return [...out.values()].sort((a, b) => (a.path < b.path ? -1 : a.path > b.path ? 1 : 0));
+  const sorted = [...out.values()].sort((a, b) => (a.path < b.path ? -1 : a.path > b.path ? 1 : 0));
+  resolveFileDirConflicts(sorted, out, new Map(range.map((c, i) => [c.id, i])));
+  return sorted;
+}
+
+/**
+ * Versions taken from different checkpoints can want a file at `a` and a file at `a/b`: one
+ * was a directory when the other was a file. The older checkpoint is nearer the target, so
+ * its version wins and the other path is restored as absent (it could not exist then).
+ */
+function resolveFileDirConflicts(sorted: RestoreEntry[], byPath: Map<string, RestoreEntry>, age: Map<string, number>): void {
+  // A skipped version (never stored) takes no part: it is left as it is, and so is what it is in the way of.
+  const isFile = (e: RestoreEntry | undefined): e is RestoreEntry => e !== undefined && "hash" in e.want;
+  for (const e of sorted) {
+    if (!isFile(e)) continue;
+    const parts = e.path.split("/");
+    for (let i = 1; i < parts.length; i++) {
+      const a = byPath.get(parts.slice(0, i).join("/"));
+      if (!isFile(a)) continue;
+      const loser = (age.get(a.from) ?? 0) <= (age.get(e.from) ?? 0) ? e : a;
+      const winner = loser === e ? a : e;
+      loser.want = { path: loser.path, absent: true };
+      loser.from = winner.from;
+      if (loser === e) break;
+    }
+  }
 }

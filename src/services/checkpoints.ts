@@ -222,7 +222,9 @@ export class CheckpointService {
     const staged: { path: string; blob: StagedBlob }[] = [];
     for (const path of paths) {
       const cur = readCurrent(this.#root, path, this.#maxFileBytes);
-      if (cur.kind === "absent") files.push({ path, absent: true });
+      // A rollback about to put a file where a directory is: no file is there (so undoing it removes the file).
+      if (cur.kind === "absent" || (kind === "safety" && cur.kind === "other" && cur.what === "a directory"))
+        files.push({ path, absent: true });
       else if (cur.kind === "other") files.push({ path, skipped: cur.what });
       else {
         const blob = this.blobs.stage(cur.content);
