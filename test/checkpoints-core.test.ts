@@ -209,6 +209,20 @@ describe("composeRestore after a rollback", () => {
     ]);
   });
 
+  it("a file at a and a file at a/b from different checkpoints: the older checkpoint's wins, the other is absent", () => {
+    const range: Checkpoint[] = [
+      { ...cp(1), files: [file("a", "a1")] }, // a was a file then
+      { ...cp(2), files: [file("a/b", "b2"), file("c/d", "d2")] }, // later a was a directory
+      { ...cp(3), files: [file("c", "c3")] }, // and c/ became a file after c/d's checkpoint
+    ];
+    expect(composeRestore(range).map((e) => [e.path, "hash" in e.want ? e.want.hash : "absent", e.from])).toEqual([
+      ["a", "a1", "cp-1"],
+      ["a/b", "absent", "cp-1"],
+      ["c", "absent", "cp-2"],
+      ["c/d", "d2", "cp-2"],
+    ]);
+  });
+
   it("an older targeted checkpoint still wins over a tree checkpoint after it", () => {
     const range: Checkpoint[] = [
       { ...cp(1), files: [{ path: "n", absent: true }, file("a", "a1")] },
