@@ -295,9 +295,10 @@ export class RollbackService {
     const byPath = new Map<string, Planned>();
     const removedFiles = new Set(entries.filter((e) => "absent" in e.want).map((e) => e.path));
     const keptUnder = (dir: string) => entries.some((x) => x.path.startsWith(`${dir}/`) && !("absent" in x.want));
+    const memo = new Map<string, "dir" | "file" | "none">();
     return entries.map((e) => {
       let p: Planned;
-      const blocker = fileAncestor(root, e.path);
+      const blocker = fileAncestor(root, e.path, memo);
       if (blocker !== undefined) {
         // Nothing can be under a file: absent now.
         const base = { path: e.path, from: e.from, current: { kind: "absent" } as const };

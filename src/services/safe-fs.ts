@@ -387,13 +387,21 @@ function processAlive(pid: number): boolean {
   }
 }
 
-/** The first proper ancestor of `rel` that is a regular file now (lstat, no link followed), if any. */
-export function fileAncestor(root: string, rel: string): string | undefined {
+/**
+ * The first proper ancestor of `rel` that is a regular file now (lstat, no link followed), if
+ * any. `memo` keeps what each ancestor is across calls (a large restore shares its parents).
+ */
+export function fileAncestor(root: string, rel: string, memo = new Map<string, "dir" | "file" | "none">()): string | undefined {
   const segments = rel.split("/");
   for (let i = 1; i < segments.length; i++) {
     const a = segments.slice(0, i).join("/");
-    const st = lstatMaybe(join(root, a));
-    if (!st?.isDirectory()) return st?.isFile() ? a : undefined;
+    let kind = memo.get(a);
+    if (kind === undefined) {
+      const st = lstatMaybe(join(root, a));
+      kind = st?.isDirectory() ? "dir" : st?.isFile() ? "file" : "none";
+      memo.set(a, kind);
+    }
+    if (kind !== "dir") return kind === "file" ? a : undefined;
   }
   return undefined;
 }
