@@ -144,21 +144,25 @@ export function composeRestore(
   covered: (path: string) => boolean = () => true,
 ): RestoreEntry[] {
   const out = new Map<string, RestoreEntry>();
-  // Every path the range or the tree names: the candidates a tree checkpoint decides.
-  const named = new Set<string>(currentTree);
-  for (const cp of range) for (const f of cp.files) named.add(f.path);
+  // Every path the range or the tree names, until a checkpoint decides it.
+  const pending = new Set<string>(currentTree);
+  for (const cp of range) for (const f of cp.files) pending.add(f.path);
   const inTree = new Set(currentTree);
+  const decide = (p: string, want: CheckpointFile, from: string) => {
+    out.set(p, { path: p, want, from });
+    pending.delete(p);
+  };
   for (const cp of range) {
+    if (pending.size === 0) break;
     if (cp.kind !== "tree") {
-      for (const f of cp.files) if (!out.has(f.path)) out.set(f.path, { path: f.path, want: f, from: cp.id });
+      for (const f of cp.files) if (pending.has(f.path)) decide(f.path, f, cp.id);
       continue;
     }
     const listed = new Map(cp.files.map((f) => [f.path, f]));
-    for (const p of named) {
-      if (out.has(p)) continue;
+    for (const p of [...pending]) {
       const f = listed.get(p);
-      if (f) out.set(p, { path: p, want: f, from: cp.id });
-      else if (inTree.has(p) || covered(p)) out.set(p, { path: p, want: { path: p, absent: true }, from: cp.id });
+      if (f) decide(p, f, cp.id);
+      else if (inTree.has(p) || covered(p)) decide(p, { path: p, absent: true }, cp.id);
     }
   }
   const sorted = [...out.values()].sort((a, b) => (a.path < b.path ? -1 : a.path > b.path ? 1 : 0));
