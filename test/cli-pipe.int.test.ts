@@ -69,7 +69,7 @@ describe("stdout closed by the reader", () => {
     }, 60_000);
   }
 
-  for (const cmd of ["export p1", "ledger export"]) {
+  for (const cmd of ["export p1", "ledger export", "demo --chapter 1 --json"]) {
     it(`sh -c 'baton ${cmd} | head -1': a real pipe, exit 0, nothing on stderr`, () => {
       const out = tempDir("baton-pipe-out-");
       const q = (s: string) => `'${s.replaceAll("'", "'\\''")}'`;
