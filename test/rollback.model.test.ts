@@ -2,8 +2,9 @@
  * Model-based test of checkpoints and rollback: random sequences of file writes, deletions,
  * mode changes, directories created and removed (nested), targeted checkpoints (naming files
  * that exist and files that do not yet), whole-tree checkpoints, rollbacks of N steps, to a
- * named checkpoint, and undos (a rollback to the last rollback's safety checkpoint), run on a
- * real workspace and a real SQLite store, checked against a model after every command.
+ * named checkpoint, of some files and directories only (`--files`), and undos (a rollback to
+ * the last rollback's safety checkpoint), run on a real workspace and a real SQLite store,
+ * checked against a model after every command.
  *
  * The model keeps, for every checkpoint, a copy of the whole tree as it was when it was taken
  * and what the checkpoint covers: a targeted checkpoint its named paths, a safety checkpoint
@@ -74,9 +75,10 @@ type Cmd =
   | { t: "checkpointTree" }
   | { t: "rollback"; steps: number }
   | { t: "rollbackTo"; pick: number }
-  | { t: "undo" };
+  | { t: "undo" }
+  | { t: "rollbackFiles"; steps: number; files: string[] };
 
-function commands(files: readonly string[], dirs: readonly string[]): fc.Arbitrary<Cmd> {
+function commands(files: readonly string[], dirs: readonly string[], subset: boolean): fc.Arbitrary<Cmd> {
   const file = fc.constantFrom(...files);
   const dir = fc.constantFrom(...dirs);
   return fc.oneof(
@@ -93,15 +95,23 @@ function commands(files: readonly string[], dirs: readonly string[]): fc.Arbitra
     { weight: 3, arbitrary: fc.record({ t: fc.constant("rollback" as const), steps: fc.integer({ min: 1, max: 3 }) }) },
     { weight: 2, arbitrary: fc.record({ t: fc.constant("rollbackTo" as const), pick: fc.nat() }) },
     { weight: 2, arbitrary: fc.constant({ t: "undo" as const }) },
+    {
+      weight: subset ? 2 : 0,
+      arbitrary: fc.record({
+        t: fc.constant("rollbackFiles" as const),
+        steps: fc.integer({ min: 1, max: 2 }),
+        files: fc.uniqueArray(fc.oneof(file, dir), { minLength: 1, maxLength: 3 }),
+      }),
+    },
   );
 }
 
 /** Disjoint names: a path is always a file or always a directory. */
-const cmd = commands(FILES, DIRS);
+const cmd = commands(FILES, DIRS, true);
 
 /** Shared names: `a`, `a/b`, `a/b/a`, ... each a file at one time and a directory at another. */
 const SWAP_PATHS = ["a", "b"].flatMap((x) => [x, ...["a", "b"].flatMap((y) => [`${x}/${y}`, ...["a", "b"].map((z) => `${x}/${y}/${z}`)])]);
-const swapCmd = commands(SWAP_PATHS, SWAP_PATHS);
+const swapCmd = commands(SWAP_PATHS, SWAP_PATHS, false);
 
 function show(c: Cmd): string {
   switch (c.t) {
@@ -123,6 +133,8 @@ function show(c: Cmd): string {
       return `rollback --to #${c.pick}`;
     case "undo":
       return "undo";
+    case "rollbackFiles":
+      return `rollback ${c.steps} --files ${c.files.join(" ")}`;
   }
 }
 
@@ -216,7 +228,7 @@ async function runSequence(cmds: readonly Cmd[], swaps: boolean): Promise<void> 
         m.tree.delete(a);
       }
     };
-    const rollback = async (target: number | undefined, input: { steps?: number; to?: string }) => {
+    const rollback = async (target: number | undefined, input: { steps?: number; to?: string; files?: string[] }) => {
       let res: Awaited<ReturnType<typeof baton.rollback>> | undefined;
       let err: unknown;
       try {
@@ -231,7 +243,18 @@ async function runSequence(cmds: readonly Cmd[], swaps: boolean): Promise<void> 
       if (err) throw err;
       const t = m.cps[target] as ModelCp;
       expect(res?.target.id, log.join("; ")).toBe(t.id);
-      const want = restored(m, target);
+      let want = restored(m, target);
+      const only = input.files;
+      if (only) {
+        // --files: the named files, and everything under the named directories; the rest as it is.
+        const sel = (p: string) => only.some((w) => p === w || p.startsWith(`${w}/`));
+        const mixed: Tree = new Map();
+        for (const p of new Set([...want.keys(), ...m.tree.keys()])) {
+          const e = sel(p) ? want.get(p) : m.tree.get(p);
+          if (e) mixed.set(p, e);
+        }
+        want = mixed;
+      }
       const changed = [...new Set([...want.keys(), ...m.tree.keys()])].filter((p) => !same(want.get(p), m.tree.get(p)));
       const acted = (res?.changes ?? []).filter((c) => c.action !== "unchanged" && c.action !== "kept").map((c) => c.path);
       expect(acted.sort(), log.join("; ")).toEqual([...changed].sort());
@@ -304,6 +327,12 @@ async function runSequence(cmds: readonly Cmd[], swaps: boolean): Promise<void> 
           if (m.cps.length === 0) break;
           const target = c.pick % m.cps.length;
           await rollback(target, { to: (m.cps[target] as ModelCp).id });
+          break;
+        }
+        case "rollbackFiles": {
+          const candidates = nonSafety().slice(0, m.cursor);
+          const t = candidates[candidates.length - c.steps];
+          await rollback(t ? m.cps.indexOf(t) : undefined, { steps: c.steps, files: c.files });
           break;
         }
         case "undo": {
