@@ -236,6 +236,50 @@ describe("composeRestore", () => {
   });
 });
 
+describe("composeRestore after a rollback", () => {
+  const file = (path: string, hash: string) => ({ path, hash, mode: 0o644, size: 1 });
+  it("a tree checkpoint also decides paths only a later checkpoint names: absent unless the walk ignores them", () => {
+    // t1 tree (a), then a rollback's safety checkpoint recorded new.txt and ignored.log before removing them.
+    const range: Checkpoint[] = [
+      { ...cp(1, { kind: "tree" }), files: [file("a", "a1")] },
+      { ...cp(2, { kind: "safety" }), files: [file("a", "a2"), file("new.txt", "x"), file("ignored.log", "l")] },
+    ];
+    const r = composeRestore(range, ["a"], (p) => !p.endsWith(".log"));
+    expect(r.map((e) => [e.path, "hash" in e.want ? e.want.hash : "absent", e.from])).toEqual([
+      ["a", "a1", "cp-1"],
+      ["ignored.log", "l", "cp-2"],
+      ["new.txt", "absent", "cp-1"],
+    ]);
+  });
+
+  it("a file at a and a file at a/b from different checkpoints: the older checkpoint's wins, the other is absent", () => {
+    const range: Checkpoint[] = [
+      { ...cp(1), files: [file("a", "a1")] }, // a was a file then
+      { ...cp(2), files: [file("a/b", "b2"), file("c/d", "d2")] }, // later a was a directory
+      { ...cp(3), files: [file("c", "c3")] }, // and c/ became a file after c/d's checkpoint
+    ];
+    expect(composeRestore(range).map((e) => [e.path, "hash" in e.want ? e.want.hash : "absent", e.from])).toEqual([
+      ["a", "a1", "cp-1"],
+      ["a/b", "absent", "cp-1"],
+      ["c", "absent", "cp-2"],
+      ["c/d", "d2", "cp-2"],
+    ]);
+  });
+
+  it("an older targeted checkpoint still wins over a tree checkpoint after it", () => {
+    const range: Checkpoint[] = [
+      { ...cp(1), files: [{ path: "n", absent: true }, file("a", "a1")] },
+      { ...cp(2, { kind: "tree" }), files: [file("a", "a2"), file("n", "n2")] },
+      { ...cp(3, { kind: "safety" }), files: [file("m", "m3")] },
+    ];
+    expect(composeRestore(range, ["a", "n"]).map((e) => [e.path, "hash" in e.want ? e.want.hash : "absent", e.from])).toEqual([
+      ["a", "a1", "cp-1"],
+      ["m", "absent", "cp-2"],
+      ["n", "absent", "cp-1"],
+    ]);
+  });
+});
+
 describe("rollback facet → next action and suggestions", () => {
   const flow = BUILTIN_FLOWS.task!;
   function fold(events: Pick<JournalEvent, "type" | "data">[]) {

@@ -3,7 +3,7 @@ import type { Baton } from "../baton.js";
 import { jsonBoundsProblem } from "../core/canonical.js";
 import { envOptions } from "../env-options.js";
 import { BatonError, EXIT_CODES, isBatonError } from "../errors.js";
-import { writeStderr, writeStdout } from "./output.js";
+import { endedByClosedStdout, writeStderr, writeStdout } from "./output.js";
 
 export interface GlobalOptions {
   json?: boolean;
@@ -50,6 +50,7 @@ export class Ctx {
 
 /** Report an error the way the user asked, and return the process exit code. */
 export function reportError(err: unknown, json: boolean): number {
+  if (endedByClosedStdout(err)) return 0; // the reader stopped early (`| head -1`): output ended, nothing failed
   const e = isBatonError(err)
     ? err
     : new BatonError(
@@ -58,8 +59,13 @@ export function reportError(err: unknown, json: boolean): number {
         {},
         { cause: err },
       );
-  if (json) writeStdout(`${JSON.stringify({ error: e.toJSON() })}\n`);
-  else {
+  if (json) {
+    try {
+      writeStdout(`${JSON.stringify({ error: e.toJSON() })}\n`);
+    } catch (closed) {
+      if (!endedByClosedStdout(closed)) throw closed;
+    }
+  } else {
     writeStderr(`baton: ${e.message} [${e.code}]\n`);
     if (e.code === "internal" && process.env.BATON_DEBUG && err instanceof Error) writeStderr(`${err.stack}\n`);
   }

@@ -4,8 +4,9 @@
  * every tool call; see docs/benchmarks.md).
  */
 import { Command, CommanderError, Option } from "commander";
+import { BatonError } from "../errors.js";
 import { Ctx, reportError } from "./context.js";
-import { writeStdout } from "./output.js";
+import { writeStderr, writeStdout } from "./output.js";
 
 declare const BATON_VERSION: string | undefined;
 
@@ -38,7 +39,8 @@ const session = () => new Option("-s, --session <id>", "session id (default: the
 export function buildProgram(json = false): Command {
   // Set before any subcommand is added: subcommands copy these settings when created.
   const program = new Command("baton").exitOverride();
-  if (json) program.configureOutput({ writeErr: () => undefined });
+  // Help and version go through the shared stdout path too (a closed pipe ends them quietly).
+  program.configureOutput({ writeOut: writeStdout, writeErr: json ? () => undefined : writeStderr });
   program
     .description("Durable sessions for AI agents: what happened, where things stand, and what to do next.")
     .version(typeof BATON_VERSION === "string" ? BATON_VERSION : "0.0.0-dev", "-V, --version")
@@ -604,8 +606,8 @@ export async function main(argv: string[]): Promise<void> {
         return;
       }
       const message = err.message.replace(/^error: /, "");
-      if (json) writeStdout(`${JSON.stringify({ error: { code: "bad_input", message } })}\n`);
       process.exitCode = 2;
+      if (json) process.exitCode = reportError(new BatonError("bad_input", message), true);
       return;
     }
     process.exitCode = reportError(err, json);

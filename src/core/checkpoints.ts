@@ -129,16 +129,66 @@ export interface RestoreEntry {
 /**
  * The file versions restoring `range[0]` takes: for each path, the version in the oldest
  * checkpoint of the range that knows it (a checkpoint is taken before a change, so the oldest
- * one holds the state at the target). A tree checkpoint also knows every path of the current
- * tree it does not list: those did not exist then, so they are removed.
+ * one holds the state at the target).
+ *
+ * A tree checkpoint knows every path a tree walk covers, listed or not: one it does not list
+ * did not exist then, so it is removed. That holds for a path of the current tree and equally
+ * for a path only a later checkpoint names (a file created after it, which an earlier rollback
+ * removed and its safety checkpoint recorded): without it, the second of two rollbacks would
+ * bring back what the first removed. `covered` says whether a tree walk covers a path that is
+ * not in the tree now (not ignored, not in `.baton/`); by default every such path is covered.
  */
-export function composeRestore(range: readonly Checkpoint[], currentTree: readonly string[] = []): RestoreEntry[] {
+export function composeRestore(
+  range: readonly Checkpoint[],
+  currentTree: readonly string[] = [],
+  covered: (path: string) => boolean = () => true,
+): RestoreEntry[] {
   const out = new Map<string, RestoreEntry>();
+  // Every path the range or the tree names, until a checkpoint decides it.
+  const pending = new Set<string>(currentTree);
+  for (const cp of range) for (const f of cp.files) pending.add(f.path);
+  const inTree = new Set(currentTree);
+  const decide = (p: string, want: CheckpointFile, from: string) => {
+    out.set(p, { path: p, want, from });
+    pending.delete(p);
+  };
   for (const cp of range) {
-    for (const f of cp.files) if (!out.has(f.path)) out.set(f.path, { path: f.path, want: f, from: cp.id });
-    if (cp.kind === "tree") {
-      for (const p of currentTree) if (!out.has(p)) out.set(p, { path: p, want: { path: p, absent: true }, from: cp.id });
+    if (pending.size === 0) break;
+    if (cp.kind !== "tree") {
+      for (const f of cp.files) if (pending.has(f.path)) decide(f.path, f, cp.id);
+      continue;
+    }
+    const listed = new Map(cp.files.map((f) => [f.path, f]));
+    for (const p of [...pending]) {
+      const f = listed.get(p);
+      if (f) decide(p, f, cp.id);
+      else if (inTree.has(p) || covered(p)) decide(p, { path: p, absent: true }, cp.id);
     }
   }
-  return [...out.values()].sort((a, b) => (a.path < b.path ? -1 : a.path > b.path ? 1 : 0));
+  const sorted = [...out.values()].sort((a, b) => (a.path < b.path ? -1 : a.path > b.path ? 1 : 0));
+  resolveFileDirConflicts(sorted, out, new Map(range.map((c, i) => [c.id, i])));
+  return sorted;
+}
+
+/**
+ * Versions taken from different checkpoints can want a file at `a` and a file at `a/b`: one
+ * was a directory when the other was a file. The older checkpoint is nearer the target, so
+ * its version wins and the other path is restored as absent (it could not exist then).
+ */
+function resolveFileDirConflicts(sorted: RestoreEntry[], byPath: Map<string, RestoreEntry>, age: Map<string, number>): void {
+  // A skipped version (never stored) takes no part: it is left as it is, and so is what it is in the way of.
+  const isFile = (e: RestoreEntry | undefined): e is RestoreEntry => e !== undefined && "hash" in e.want;
+  for (const e of sorted) {
+    if (!isFile(e)) continue;
+    const parts = e.path.split("/");
+    for (let i = 1; i < parts.length; i++) {
+      const a = byPath.get(parts.slice(0, i).join("/"));
+      if (!isFile(a)) continue;
+      const loser = (age.get(a.from) ?? 0) <= (age.get(e.from) ?? 0) ? e : a;
+      const winner = loser === e ? a : e;
+      loser.want = { path: loser.path, absent: true };
+      loser.from = winner.from;
+      if (loser === e) break;
+    }
+  }
 }

@@ -23,6 +23,7 @@ import { mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import type { Ctx } from "../cli/context.js";
+import { endedByClosedStdout, writeStdout } from "../cli/output.js";
 import { BatonError, badInput, EXIT_CODES } from "../errors.js";
 import { deliveryChapter } from "./chapter-delivery.js";
 import { liveVariantChapter } from "./chapter-live-variant.js";
@@ -76,6 +77,11 @@ export async function demo(ctx: Ctx, opts: DemoOptions = {}): Promise<void> {
       results.push({ chapter: ch, result: await ch.tell(story) });
     }
   } catch (err) {
+    if (endedByClosedStdout(err)) {
+      // The reader went away (`baton demo | head`): no story to tell, nothing failed.
+      if (!keep) rmSync(root, { recursive: true, force: true });
+      throw err;
+    }
     const { chapter, step } = narrator;
     const detail = err instanceof Error ? err.message : String(err);
     const failure = new BatonError(
@@ -85,7 +91,7 @@ export async function demo(ctx: Ctx, opts: DemoOptions = {}): Promise<void> {
     );
     if (!json) throw failure;
     // JSON Lines to the end: the failure is one line too.
-    process.stdout.write(`${JSON.stringify({ error: failure.toJSON() })}\n`);
+    writeStdout(`${JSON.stringify({ error: failure.toJSON() })}\n`);
     process.exitCode = EXIT_CODES.internal;
     return;
   } finally {
@@ -101,7 +107,7 @@ export async function demo(ctx: Ctx, opts: DemoOptions = {}): Promise<void> {
       kept: keep,
       elapsedMs,
     };
-    process.stdout.write(`${JSON.stringify({ summary })}\n`);
+    writeStdout(`${JSON.stringify({ summary })}\n`);
     return;
   }
   const lines = [
@@ -114,5 +120,5 @@ export async function demo(ctx: Ctx, opts: DemoOptions = {}): Promise<void> {
     keep ? `  Workspace kept: ${root}` : `  Workspace removed: ${root} (pass --keep to keep it).`,
     `  Took ${(elapsedMs / 1000).toFixed(1)} s.`,
   ];
-  process.stdout.write(`${lines.map(clip).join("\n")}\n`);
+  writeStdout(`${lines.map(clip).join("\n")}\n`);
 }

@@ -8,6 +8,7 @@ import { type ChildProcess, spawn, spawnSync } from "node:child_process";
 import { existsSync, mkdirSync, readFileSync, writeFileSync } from "node:fs";
 import { dirname, join } from "node:path";
 import { fileURLToPath } from "node:url";
+import { writeStdout } from "../cli/output.js";
 
 // biome-ignore lint/suspicious/noExplicitAny: results are parsed CLI JSON, checked field by field
 export type Json = any;
@@ -151,7 +152,7 @@ export class Narrator {
   }
 
   #print(lines: string[]): void {
-    if (this.#mode === "prose") process.stdout.write(`${lines.map((l) => clip(l).trimEnd()).join("\n")}\n`);
+    if (this.#mode === "prose") writeStdout(`${lines.map((l) => clip(l).trimEnd()).join("\n")}\n`);
   }
 
   intro(lines: string[]): void {
@@ -202,7 +203,7 @@ export class Narrator {
     cur.result = result;
     this.steps.push(cur);
     this.#current = undefined;
-    if (this.#mode === "json") process.stdout.write(`${JSON.stringify(cur)}\n`);
+    if (this.#mode === "json") writeStdout(`${JSON.stringify(cur)}\n`);
   }
 }
 

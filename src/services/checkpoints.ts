@@ -19,7 +19,7 @@ import { BatonError, badInput } from "../errors.js";
 import { Blobs, type StagedBlob } from "./blobs.js";
 import { workspaceRelative } from "./files.js";
 import { checkPath, readCurrent, unsafePath } from "./safe-fs.js";
-import { CTIME, INO, MODE, MTIME, SIZE, STAT_FIELDS, type TreeScan, WalkCache, walkTree } from "./tree-scan.js";
+import { CTIME, INO, MODE, MTIME, SIZE, STAT_FIELDS, type TreeScan, WalkCache, walkCovers, walkTree } from "./tree-scan.js";
 
 export interface CheckpointOptions {
   /** Checkpoints kept per session, pinned ones aside. Default 100. */
@@ -189,6 +189,11 @@ export class CheckpointService {
     return { paths: scan.paths, skipped: scan.skipped };
   }
 
+  /** Whether a whole-tree checkpoint would take a file at `rel` if it existed (not ignored, not excluded). */
+  treeCovers(): (rel: string) => boolean {
+    return walkCovers(this.#root, { exclude: this.#exclude });
+  }
+
   async create(sessionId: string, input: CheckpointInput = {}): Promise<CheckpointResult> {
     if (input.files && input.files.length > 0 && input.all) throw badInput("give either --files or --all, not both");
     if (input.turn !== undefined && (!Number.isSafeInteger(input.turn) || input.turn < 0))
@@ -217,7 +222,9 @@ export class CheckpointService {
     const staged: { path: string; blob: StagedBlob }[] = [];
     for (const path of paths) {
       const cur = readCurrent(this.#root, path, this.#maxFileBytes);
-      if (cur.kind === "absent") files.push({ path, absent: true });
+      // A rollback about to put a file where a directory is: no file is there (so undoing it removes the file).
+      if (cur.kind === "absent" || (kind === "safety" && cur.kind === "other" && cur.what === "a directory"))
+        files.push({ path, absent: true });
       else if (cur.kind === "other") files.push({ path, skipped: cur.what });
       else {
         const blob = this.blobs.stage(cur.content);

@@ -26,10 +26,13 @@ import {
   type Current,
   commitWrite,
   discardWrite,
+  fileAncestor,
+  filesUnder,
   type PreparedWrite,
   prepareWrite,
   readCurrent,
   removeDeadTemps,
+  removeEmptyTree,
   safeRemove,
 } from "./safe-fs.js";
 
@@ -85,6 +88,12 @@ interface Planned extends RollbackChange {
   content?: Buffer | undefined;
   mode?: number;
   current: Current;
+  /**
+   * Written only after the removals: a file whose place holds, now, a directory this rollback
+   * empties (`clearDir`), or lies under a file this rollback removes.
+   */
+  deferred?: boolean;
+  clearDir?: boolean;
 }
 
 export class RollbackService {
@@ -110,7 +119,8 @@ export class RollbackService {
         `${prunedInRange.length} checkpoint(s) after ${target.id} were pruned (${prunedInRange.slice(0, 5).join(", ")}${prunedInRange.length > 5 ? ", …" : ""}): files only they recorded are left as they are`,
       );
     }
-    const scan = range.some((c) => c.kind === "tree") ? this.#cps.treeScan() : { paths: [], skipped: [] };
+    const hasTree = range.some((c) => c.kind === "tree");
+    const scan = hasTree ? this.#cps.treeScan() : { paths: [], skipped: [] };
     const tree = scan.paths;
     if (scan.skipped.length > 0) {
       // Never a silent success: these files are in no checkpoint, so they stay as they are now.
@@ -121,7 +131,7 @@ export class RollbackService {
           .join("; ")}${scan.skipped.length > 5 ? "; …" : ""}); rename them to have them checkpointed`,
       );
     }
-    let entries = composeRestore(range, tree);
+    let entries = composeRestore(range, tree, hasTree ? this.#cps.treeCovers() : undefined);
     if (input.files && input.files.length > 0) entries = this.#subset(entries, input.files, warnings);
 
     // Validate everything before touching anything.
@@ -136,7 +146,7 @@ export class RollbackService {
         { checkpointId: target.id, paths: bad },
       );
     }
-    const plan = entries.map((e) => this.#plan(root, e));
+    const plan = this.#planAll(root, entries);
     // Every blob needed is read and verified (blob_corrupt / blob_missing) before anything changes.
     const wanted = plan.flatMap((p) => (p.want !== undefined ? [p.want] : []));
     const contents = await this.#cps.blobs.readMany(wanted);
@@ -161,11 +171,13 @@ export class RollbackService {
       target.id,
       range.map((c) => c.id),
     );
-    // Every new version is written (and fsynced) beside its target first; only renames remain.
+    // Every new version is written (and fsynced) beside its target first; only renames remain
+    // (a deferred one, whose place is not free yet, after the removals).
     const prepared = new Map<Planned, PreparedWrite>();
     try {
       for (const p of changing)
-        if (p.action !== "remove") prepared.set(p, prepareWrite(root, p.path, p.content as Buffer, p.mode ?? 0o644, this.#durable));
+        if (p.action !== "remove" && !p.deferred)
+          prepared.set(p, prepareWrite(root, p.path, p.content as Buffer, p.mode ?? 0o644, this.#durable));
     } catch (err) {
       for (const w of prepared.values()) discardWrite(root, w);
       throw err;
@@ -186,14 +198,26 @@ export class RollbackService {
     });
     let done = 0;
     const dirs = new Set<string>();
+    const step = (p: Planned) => {
+      dirs.add(dirOf(p.path));
+      done++;
+      input.onProgress?.({ done, total: changing.length, path: p.path });
+    };
     try {
       for (const p of changing) {
+        if (p.deferred) continue;
         const w = prepared.get(p);
         if (w) commitWrite(root, w);
         else safeRemove(root, p.path, false);
-        dirs.add(dirOf(p.path));
-        done++;
-        input.onProgress?.({ done, total: changing.length, path: p.path });
+        step(p);
+      }
+      for (const p of changing) {
+        if (!p.deferred) continue;
+        if (p.clearDir) removeEmptyTree(root, p.path); // its files were removed above
+        const w = prepareWrite(root, p.path, p.content as Buffer, p.mode ?? 0o644, this.#durable);
+        prepared.set(p, w);
+        commitWrite(root, w);
+        step(p);
       }
     } catch (err) {
       // Stopped part-way (the tree changed under us): the journal stays at rollback:started and
@@ -260,11 +284,52 @@ export class RollbackService {
     return out;
   }
 
+  /**
+   * Plan every entry (sorted by path, so a path comes before those under it). A file and a
+   * directory may have traded places since the target: a file to restore where a directory is
+   * now is restored when this rollback removes every file under it (the emptied directories
+   * go first); a file to restore under a file this rollback removes is written after it.
+   * Anything else in the way is kept, with the reason.
+   */
+  #planAll(root: string, entries: readonly RestoreEntry[]): Planned[] {
+    const byPath = new Map<string, Planned>();
+    const removedFiles = new Set(entries.filter((e) => "absent" in e.want).map((e) => e.path));
+    const keptUnder = (dir: string) => entries.some((x) => x.path.startsWith(`${dir}/`) && !("absent" in x.want));
+    const memo = new Map<string, "dir" | "file" | "none">();
+    return entries.map((e) => {
+      let p: Planned;
+      const blocker = fileAncestor(root, e.path, memo);
+      if (blocker !== undefined) {
+        // Nothing can be under a file: absent now.
+        const base = { path: e.path, from: e.from, current: { kind: "absent" } as const };
+        const want = e.want;
+        if ("skipped" in want) p = { ...base, action: "kept", reason: `not stored in ${e.from} (${want.skipped})` };
+        else if ("absent" in want) p = { ...base, action: "unchanged" };
+        else if (byPath.get(blocker)?.action === "remove")
+          p = { ...base, action: "create", want: want.hash, mode: want.mode, deferred: true };
+        else p = { ...base, action: "kept", reason: `${blocker} is a file now and stays; restore it by hand` };
+      } else {
+        p = this.#plan(root, e);
+        if (p.action === "kept" && p.current.kind === "other" && p.current.what === "a directory" && "hash" in e.want) {
+          const under = filesUnder(root, e.path);
+          if (!under.other && under.files.every((f) => removedFiles.has(f)) && !keptUnder(e.path)) {
+            p = { path: e.path, from: e.from, current: p.current, action: "restore", want: e.want.hash, mode: e.want.mode };
+            p.deferred = p.clearDir = true;
+          }
+        }
+      }
+      byPath.set(e.path, p);
+      return p;
+    });
+  }
+
   #plan(root: string, e: RestoreEntry): Planned {
     const current = readCurrent(root, e.path); // lstat's every parent: a symlinked one is unsafe_path
     const base = { path: e.path, from: e.from, current };
     const want = e.want;
     if ("skipped" in want) return { ...base, action: "kept", reason: `not stored in ${e.from} (${want.skipped})` };
+    // No file then, a directory now: still no file (the files under it are entries of their own).
+    if ("absent" in want && current.kind === "other" && current.what === "a directory") return { ...base, action: "unchanged" };
     if (current.kind === "other" && current.what !== "a symbolic link") {
       return { ...base, action: "kept", reason: `${current.what} is there now; restore it by hand` };
     }

@@ -18,6 +18,7 @@
 import {
   closeSync,
   constants,
+  type Dirent,
   existsSync,
   fchmodSync,
   fstatSync,
@@ -28,6 +29,7 @@ import {
   readdirSync,
   readFileSync,
   renameSync,
+  rmdirSync,
   type Stats,
   unlinkSync,
   writeSync,
@@ -110,14 +112,15 @@ const DIR_FLAGS = constants.O_RDONLY | constants.O_DIRECTORY | constants.O_NOFOL
 
 /**
  * The directory holding `rel`. Missing parents are created when `create`, else the result is
- * undefined. A link or a non-directory on the way is `unsafe_path`.
+ * undefined, as it is for a regular file on the way (nothing can be under it). A link on the
+ * way is `unsafe_path`, and so is any other non-directory, or a file when creating.
  */
 function openParent(root: string, rel: string, create: boolean): DirHandle | undefined {
   checkPath(rel);
   const segments = rel.split("/");
   const parents = segments.slice(0, -1);
   if (!RACE_FREE) {
-    const dir = safeParentDir(root, rel, create);
+    const dir = safeParentDir(root, rel, create, true);
     if (dir === undefined) return undefined;
     const st = lstatSync(dir);
     return { at: (name) => join(dir, name), id: `${st.dev}:${st.ino}`, path: dir, fsync: () => fsyncDir(dir), close: () => undefined };
@@ -143,6 +146,10 @@ function openParent(root: string, rel: string, create: boolean): DirHandle | und
             if ((e as NodeJS.ErrnoException).code !== "EEXIST") throw e;
           }
           child = openSync(next, DIR_FLAGS); // a link swapped in after mkdir: ELOOP, refused below
+        } else if (code === "ENOTDIR" && !create && !isLink(next)) {
+          // A regular file on the way: nothing can be under it, as if the parent were missing.
+          closeSync(fd);
+          return undefined;
         } else if (code === "ELOOP" || code === "ENOTDIR") {
           throw isLink(next)
             ? unsafePath(rel, `passes through the symbolic link ${where}`)
@@ -204,8 +211,10 @@ function lstatMaybe(p: string): Stats | undefined {
 /**
  * The absolute directory holding `rel`, after lstat'ing each parent from the root down (the
  * fallback where directories cannot be pinned). Missing parents are created when `create`.
+ * A regular file on the way is `unsafe_path`, or, with `fileMeansNone` and not creating,
+ * undefined (nothing can be under it), as openParent answers.
  */
-export function safeParentDir(root: string, rel: string, create: boolean): string | undefined {
+export function safeParentDir(root: string, rel: string, create: boolean, fileMeansNone = false): string | undefined {
   checkPath(rel);
   const segments = rel.split("/");
   let dir = root;
@@ -218,6 +227,7 @@ export function safeParentDir(root: string, rel: string, create: boolean): strin
       continue;
     }
     if (st.isSymbolicLink()) throw unsafePath(rel, `passes through the symbolic link ${segments.slice(0, i + 1).join("/")}`);
+    if (st.isFile() && fileMeansNone && !create) return undefined; // nothing can be under a regular file
     if (!st.isDirectory()) throw unsafePath(rel, `passes through ${segments.slice(0, i + 1).join("/")}, which is not a directory`);
   }
   return dir;
@@ -375,4 +385,61 @@ function processAlive(pid: number): boolean {
   } catch (err) {
     return (err as NodeJS.ErrnoException).code === "EPERM";
   }
+}
+
+/**
+ * The first proper ancestor of `rel` that is a regular file now (lstat, no link followed), if
+ * any. `memo` keeps what each ancestor is across calls (a large restore shares its parents).
+ */
+export function fileAncestor(root: string, rel: string, memo = new Map<string, "dir" | "file" | "none">()): string | undefined {
+  const segments = rel.split("/");
+  for (let i = 1; i < segments.length; i++) {
+    const a = segments.slice(0, i).join("/");
+    let kind = memo.get(a);
+    if (kind === undefined) {
+      const st = lstatMaybe(join(root, a));
+      kind = st?.isDirectory() ? "dir" : st?.isFile() ? "file" : "none";
+      memo.set(a, kind);
+    }
+    if (kind !== "dir") return kind === "file" ? a : undefined;
+  }
+  return undefined;
+}
+
+/** The directory `rel`'s entries, read through its pinned handle (undefined when it is not there). */
+function listDir(root: string, rel: string): Dirent[] | undefined {
+  return inParent(root, `${rel}/x`, false, (d) => readdirSync(d.at(""), { withFileTypes: true }));
+}
+
+/**
+ * What is under the directory `rel`: its regular files (workspace-relative) and whether
+ * anything else is there (a link, a socket, ...), subdirectories walked, no link followed.
+ */
+export function filesUnder(root: string, rel: string): { files: string[]; other: boolean } {
+  const out = { files: [] as string[], other: false };
+  for (const e of listDir(root, rel) ?? []) {
+    const p = `${rel}/${e.name}`;
+    if (e.isDirectory()) {
+      const sub = filesUnder(root, p);
+      out.files.push(...sub.files);
+      out.other ||= sub.other;
+    } else if (e.isFile()) out.files.push(p);
+    else out.other = true;
+  }
+  return out;
+}
+
+/**
+ * Remove the directory `rel` and the empty directories under it, deepest first, each through
+ * its parent's pinned handle. Anything else found there (a file that appeared meanwhile) is
+ * `unsafe_path`: nothing but empty directories is ever removed.
+ */
+export function removeEmptyTree(root: string, rel: string): void {
+  for (const e of listDir(root, rel) ?? []) {
+    if (!e.isDirectory()) throw unsafePath(`${rel}/${e.name}`, "appeared while Baton restored a file over its directory");
+    removeEmptyTree(root, `${rel}/${e.name}`);
+  }
+  inParent(root, rel, false, (d, name) => {
+    if (lstatMaybe(d.at(name))?.isDirectory()) rmdirSync(d.at(name)); // ENOTEMPTY: typed by inParent
+  });
 }

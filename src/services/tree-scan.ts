@@ -167,6 +167,31 @@ export function walkTree(root: string, opts: { exclude?: readonly string[]; cach
 }
 
 /**
+ * Whether a whole-tree walk, with the ignore rules on disk now, would take the file at `rel`
+ * if it existed: a rollback asks it of paths only checkpoints name (files that are gone), to
+ * know whether a tree checkpoint that does not list one saw it absent or never looked.
+ */
+export function walkCovers(root: string, opts: { exclude?: readonly string[] } = {}): (rel: string) => boolean {
+  const cache = new WalkCache(); // its own: chains of directories that may not exist stay out of the walk's cache
+  const top = dirChain("", rootChain(root, opts.exclude ?? [], cache), readText(`${root}/.gitignore`), cache);
+  return (rel) => {
+    const parts = rel.split("/");
+    if (parts[0] === ".baton" || rel.length > MAX_PATH_LENGTH) return false;
+    let chain = top;
+    let dirRel = "";
+    for (let i = 0; i < parts.length; i++) {
+      const name = parts[i] as string;
+      if (name === ".git" || UNSAFE_NAME.test(name) || (name.charCodeAt(0) === 46 && RESTORE_TEMP.test(name))) return false;
+      const isDir = i < parts.length - 1;
+      dirRel = dirRel === "" ? name : `${dirRel}/${name}`;
+      if (ignored(chain, dirRel, isDir)) return false;
+      if (isDir) chain = dirChain(dirRel, chain, readText(`${root}/${dirRel}/.gitignore`), cache);
+    }
+    return true;
+  };
+}
+
+/**
  * One directory, depth first with each directory's entries in order, so the files come out
  * sorted by path without a sort of the whole list.
  */

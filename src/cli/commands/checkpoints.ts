@@ -1,9 +1,10 @@
 /** Commands for checkpoints, rollback, artifacts and blob collection. */
-import { writeFileSync, writeSync } from "node:fs";
+import { writeFileSync } from "node:fs";
 import { isAbsolute, relative, resolve, sep } from "node:path";
 import type { CheckpointInfo } from "../../core/checkpoints.js";
 import { BatonError, badInput } from "../../errors.js";
 import { type Ctx, parseIntOption } from "../context.js";
+import { writeStdoutBytes } from "../output.js";
 
 type S = { session?: string };
 
@@ -164,21 +165,7 @@ export async function artifactGet(ctx: Ctx, idOrName: string, o: S & { out?: str
     return;
   }
   if (ctx.json) ctx.out({ sessionId: sid, artifact, contentBase64: content.toString("base64") }, () => "");
-  else writeBytes(content);
-}
-
-/** Raw bytes to stdout (an artifact may be binary), retrying while a non-blocking pipe is full. */
-function writeBytes(buf: Uint8Array): void {
-  const pause = new Int32Array(new SharedArrayBuffer(4));
-  let rest = buf;
-  while (rest.byteLength > 0) {
-    try {
-      rest = rest.subarray(writeSync(1, rest));
-    } catch (err) {
-      if ((err as NodeJS.ErrnoException).code !== "EAGAIN") throw err;
-      Atomics.wait(pause, 0, 0, 1);
-    }
-  }
+  else writeStdoutBytes(content);
 }
 
 export async function gc(ctx: Ctx, o: { grace?: string }): Promise<void> {

@@ -3,6 +3,7 @@ import { createWriteStream } from "node:fs";
 import type { JsonObject } from "../../core/types.js";
 import { badInput } from "../../errors.js";
 import { type Ctx, parseIntOption, parseJsonObject } from "../context.js";
+import { writeStdout } from "../output.js";
 import { renderSession, renderStatus } from "../render.js";
 
 export async function init(ctx: Ctx): Promise<void> {
@@ -149,16 +150,16 @@ export async function state(ctx: Ctx, id: string | undefined, o: { session?: str
 export async function exportJournal(ctx: Ctx, id: string | undefined, o: { session?: string; out?: string }): Promise<void> {
   const b = await ctx.open();
   const sid = await b.resolveSession(id ?? o.session);
-  const sink = o.out ? createWriteStream(o.out) : process.stdout;
+  const sink = o.out ? createWriteStream(o.out) : undefined;
   let n = 0;
   for await (const line of b.exportJsonl(sid)) {
     n++;
-    if (!sink.write(line)) await new Promise<void>((r) => sink.once("drain", () => r()));
+    if (!sink)
+      writeStdout(line); // the shared path: a closed pipe ends the export quietly
+    else if (!sink.write(line)) await new Promise<void>((r) => sink.once("drain", () => r()));
   }
-  if (o.out) {
-    await new Promise<void>((res, rej) =>
-      (sink as ReturnType<typeof createWriteStream>).end((err?: Error | null) => (err ? rej(err) : res())),
-    );
+  if (sink) {
+    await new Promise<void>((res, rej) => sink.end((err?: Error | null) => (err ? rej(err) : res())));
     const file = o.out;
     ctx.out({ sessionId: sid, file, events: n }, () => `Exported ${n} events of ${sid} to ${file}`);
   }
