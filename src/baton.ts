@@ -297,8 +297,12 @@ export class Baton {
     return (await this.#learn()).add(input);
   }
 
-  /** Lessons in LESSONS.md (as one session sees them with `sessionId`), with the file's diagnostics. */
-  async listLessons(opts: { sessionId?: string; all?: boolean } = {}) {
+  /**
+   * Lessons in LESSONS.md (as one session sees them with `sessionId`), with the file's
+   * diagnostics; with `versions`, each lesson's version for `editLesson`/`deleteLessonAt`, from
+   * the same read of the file.
+   */
+  async listLessons(opts: { sessionId?: string; all?: boolean; versions?: boolean } = {}) {
     return (await this.#learn()).list(opts);
   }
 

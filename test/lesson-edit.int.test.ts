@@ -5,10 +5,12 @@
  * conflict.
  */
 import { readFileSync, writeFileSync } from "node:fs";
-import { join } from "node:path";
+import { dirname, join } from "node:path";
 import fc from "fast-check";
 import { describe, expect, it } from "vitest";
 import { openBaton } from "../src/index.js";
+import { LessonService } from "../src/services/lessons.js";
+import { readLessonsText } from "../src/services/lessons-file.js";
 import { tempDir } from "./helpers.js";
 
 async function withLessons(fn: (b: Awaited<ReturnType<typeof openBaton>>, file: string) => Promise<void>) {
@@ -43,6 +45,25 @@ describe("editing lessons in LESSONS.md", () => {
       // Everything outside the block is as it was.
       const strip = (t: string) => t.replace(/### les-b[\s\S]*?(?=### les-c)/, "");
       expect(strip(after)).toBe(strip(before));
+    });
+  });
+
+  it("lists each lesson with the version of the same read, so a hand edit right after the read is not overwritten", async () => {
+    await withLessons(async (b, file) => {
+      // The file is edited by hand just after the first read: a listing that read the file twice
+      // (lessons, then versions) would pair the old text with the hand-edited block's version.
+      let reads = 0;
+      const read = (f: string) => {
+        const text = readLessonsText(f);
+        if (++reads === 1) writeFileSync(f, (text ?? "").replace("Run the migrations first.", "Hand edit: seed first."));
+        return text;
+      };
+      const svc = new LessonService(b.backend, b.journal, dirname(file), () => new Date(), read);
+      const listed = svc.list({ all: true, versions: true }).lessons.find((l) => l.id === "les-a");
+      expect(listed?.text).toBe("Run the migrations first.");
+      await expect(b.editLesson("les-a", listed?.version as string, { pinned: true })).rejects.toMatchObject({ code: "conflict" });
+      expect(readFileSync(file, "utf8")).toContain("Hand edit: seed first.");
+      expect(reads).toBe(1);
     });
   });
 

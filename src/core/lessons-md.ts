@@ -26,6 +26,7 @@
  * A block that does not parse is reported with its line and skipped; the others still load.
  * Writers edit the text, not a re-rendering, so hand formatting and broken blocks survive.
  */
+import { checksum } from "./canonical.js";
 import type { Severity } from "./types.js";
 
 export type LessonScope = "session" | "workspace";
@@ -329,4 +330,27 @@ export function isExpired(l: Pick<Lesson, "expires">, now: Date): boolean {
   const dateOnly = /^\d{4}-\d{2}-\d{2}$/.test(l.expires);
   const t = Date.parse(dateOnly ? `${l.expires}T23:59:59.999Z` : l.expires);
   return !Number.isNaN(t) && t <= now.getTime();
+}
+
+/**
+ * The version of each lesson block in the text, by id: a checksum of the block's lines as they
+ * are in the file, so any change to the block (by hand or by a page) changes it. A duplicated id
+ * has no single version and is left out.
+ */
+export function lessonVersions(text: string | undefined): Map<string, string> {
+  const t = text ?? "";
+  const lines = t.split(/\r?\n/);
+  const out = new Map<string, string>();
+  const seen = new Set<string>();
+  for (const b of parseLessonsMd(t).blocks) {
+    if (seen.has(b.id)) out.delete(b.id);
+    else out.set(b.id, blockVersion(lines, b));
+    seen.add(b.id);
+  }
+  return out;
+}
+
+/** The version of one block of `lines` (see `lessonVersions`). */
+export function blockVersion(lines: readonly string[], b: LessonBlock): string {
+  return checksum(lines.slice(b.start, b.end).join("\n").trimEnd());
 }

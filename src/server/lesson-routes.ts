@@ -14,8 +14,9 @@ type Env = { Bindings: HttpBindings };
 export function registerLessonRoutes(app: Hono<Env>, baton: Baton, readJson: (c: Context<Env>) => Promise<Record<string, unknown>>) {
   app.get("/v1/lessons", async (c) => {
     const all = c.req.query("all");
-    const [list, versions] = await Promise.all([baton.listLessons({ all: all === "1" || all === "true" }), baton.lessonVersions()]);
-    return c.json({ ...list, lessons: list.lessons.map((l) => ({ ...l, version: versions.get(l.id) ?? null })) });
+    // One read of LESSONS.md gives both the lessons and their versions (see LessonService.list).
+    const list = await baton.listLessons({ all: all === "1" || all === "true", versions: true });
+    return c.json({ ...list, lessons: list.lessons.map((l) => ({ ...l, version: l.version ?? null })) });
   });
 
   app.post("/v1/lessons/:id", async (c) => {

@@ -9,34 +9,17 @@
  * The search index is keyed by the file's hash, so the next search rebuilds it.
  */
 import type { Backend } from "../backend/contract.js";
-import { checksum } from "../core/canonical.js";
-import { type Lesson, type LessonBlock, parseLessonsMd, renderLessonBlock } from "../core/lessons-md.js";
+import { blockVersion, type Lesson, type LessonBlock, lessonVersions, parseLessonsMd, renderLessonBlock } from "../core/lessons-md.js";
 import { BatonError, badInput } from "../errors.js";
 import { lessonsPath, readLessonsText, writeLessonsText } from "./lessons-file.js";
+
+export { lessonVersions };
 
 const MAX_TEXT = 2_000;
 
 export interface LessonChange {
   text?: string;
   pinned?: boolean;
-}
-
-/** The version of each lesson block in the text, by id (a duplicated id has no single version). */
-export function lessonVersions(text: string | undefined): Map<string, string> {
-  const t = text ?? "";
-  const lines = t.split(/\r?\n/);
-  const out = new Map<string, string>();
-  const seen = new Set<string>();
-  for (const b of parseLessonsMd(t).blocks) {
-    if (seen.has(b.id)) out.delete(b.id);
-    else out.set(b.id, versionOf(lines, b));
-    seen.add(b.id);
-  }
-  return out;
-}
-
-function versionOf(lines: readonly string[], b: LessonBlock): string {
-  return checksum(lines.slice(b.start, b.end).join("\n").trimEnd());
 }
 
 /** Find the one block of `id` at `version`, or say why not. */
@@ -57,7 +40,7 @@ function locate(root: string, id: string, version: string) {
     });
   const lines = text.split(/\r?\n/);
   const block = blocks[0] as LessonBlock;
-  if (versionOf(lines, block) !== version)
+  if (blockVersion(lines, block) !== version)
     throw new BatonError(
       "conflict",
       `lesson "${id}" was changed in LESSONS.md since this page read it; nothing was changed: reload it and edit again`,

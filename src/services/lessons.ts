@@ -28,6 +28,7 @@ import {
   type Lesson,
   type LessonDiagnostic,
   type LessonScope,
+  lessonVersions,
   type ParsedLessons,
   parseLessonsMd,
   removeLessonBlocks,
@@ -60,6 +61,11 @@ export interface LessonInput {
 
 export interface ListedLesson extends Lesson {
   expired: boolean;
+  /**
+   * With `versions`: the version of the lesson's block in LESSONS.md, computed from the same
+   * read of the file as the lesson itself (services/lesson-edit.ts takes it back).
+   */
+  version?: string;
 }
 
 export interface LessonsReport {
@@ -96,26 +102,39 @@ export class LessonService {
   readonly #file: string;
   readonly #now: () => Date;
 
-  constructor(backend: Backend, journal: Journal, root: string, now: () => Date) {
+  readonly #read: (file: string) => string | undefined;
+
+  /** `read` reads LESSONS.md (tests inject one that changes the file between reads). */
+  constructor(backend: Backend, journal: Journal, root: string, now: () => Date, read = readLessonsText) {
     this.#backend = backend;
     this.#journal = journal;
     this.#root = root;
     this.#file = lessonsPath(root);
     this.#now = now;
+    this.#read = read;
   }
 
   #load(): Loaded {
-    const text = readLessonsText(this.#file);
+    const text = this.#read(this.#file);
     return { text, hash: lessonsHash(text), parsed: parseLessonsMd(text ?? "") };
   }
 
-  /** Lessons in the file (of one session's view with `sessionId`), expired ones only with `all`. */
-  list(opts: { sessionId?: string; all?: boolean } = {}): LessonsReport & { lessons: ListedLesson[] } {
-    const { parsed } = this.#load();
+  /**
+   * Lessons in the file (of one session's view with `sessionId`), expired ones only with `all`;
+   * with `versions`, each with its block's version from the same read of the file, so a hand
+   * edit between two reads can never pair old text with a new version (which an edit would then
+   * accept, overwriting the hand edit).
+   */
+  list(opts: { sessionId?: string; all?: boolean; versions?: boolean } = {}): LessonsReport & { lessons: ListedLesson[] } {
+    const { text, parsed } = this.#load();
     const now = this.#now();
+    const versions = opts.versions ? lessonVersions(text) : undefined;
     const lessons = parsed.lessons
       .filter((l) => opts.sessionId === undefined || l.scope === "workspace" || l.sessionId === opts.sessionId)
-      .map((l) => ({ ...l, expired: isExpired(l, now) }))
+      .map((l): ListedLesson => {
+        const version = versions?.get(l.id);
+        return { ...l, expired: isExpired(l, now), ...(version !== undefined ? { version } : {}) };
+      })
       .filter((l) => opts.all || !l.expired);
     return { file: this.#file, lessons, diagnostics: parsed.diagnostics };
   }
