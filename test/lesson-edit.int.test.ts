@@ -67,6 +67,45 @@ describe("editing lessons in LESSONS.md", () => {
     });
   });
 
+  it("changes only the pin line or the text lines, keeping hand-written keys and lines; refuses a block with an error", async () => {
+    await withLessons(async (b, file) => {
+      const hand = [
+        "### les-h",
+        "",
+        "Rebuild the index after a schema change.",
+        "",
+        "- scope: workspace",
+        "- owner: alice",
+        "- tools: Bash",
+        "- pinned: no",
+        "- ticket: `OPS-12`",
+      ].join("\n");
+      writeFileSync(file, `${readFileSync(file, "utf8").trimEnd()}\n\n${hand}\n`);
+      const before = readFileSync(file, "utf8");
+      const v1 = (await b.lessonVersions()).get("les-h") as string;
+      const pinned = await b.editLesson("les-h", v1, { pinned: true });
+      expect(pinned.lesson.pinned).toBe(true);
+      // Only the pin line changed.
+      expect(readFileSync(file, "utf8")).toBe(before.replace("- pinned: no", "- pinned: yes"));
+      const r = await b.editLesson("les-h", pinned.version, { text: "Rebuild the index:\n# after a schema change\n- and a migration." });
+      const after = readFileSync(file, "utf8");
+      expect(r.lesson.text).toBe("Rebuild the index:\n# after a schema change\n- and a migration.");
+      for (const kept of ["- owner: alice", "- tools: Bash", "- pinned: yes", "- ticket: `OPS-12`"]) expect(after).toContain(kept);
+      expect(after).toContain("\\# after a schema change");
+      const listed = (await b.listLessons({ all: true })).lessons.find((l) => l.id === "les-h");
+      expect([listed?.text, listed?.pinned, listed?.tools]).toEqual([r.lesson.text, true, ["Bash"]]);
+      // A lesson whose block has an error is refused with the error named; nothing is written.
+      writeFileSync(file, after.replace("- pinned: yes", "- pinned: maybe"));
+      const broken = readFileSync(file, "utf8");
+      const v3 = (await b.lessonVersions()).get("les-h") as string;
+      await expect(b.editLesson("les-h", v3, { pinned: false })).rejects.toMatchObject({
+        code: "conflict",
+        message: expect.stringContaining("pinned must be yes or no"),
+      });
+      expect(readFileSync(file, "utf8")).toBe(broken);
+    });
+  });
+
   it("refuses a stale version or a removed lesson and writes nothing; another lesson's edit does not conflict", async () => {
     await withLessons(async (b, file) => {
       const versions = await b.lessonVersions();
@@ -96,7 +135,11 @@ describe("editing lessons in LESSONS.md", () => {
       const cmd = fc.record({
         id: fc.constantFrom("les-a", "les-b", "les-c"),
         op: fc.constantFrom("text", "pin", "unpin", "delete"),
-        text: fc.string({ minLength: 1, maxLength: 40 }).filter((t) => t.trim() !== "" && !/[\r\n#`]/.test(t)),
+        // The characters the text's escaping must handle: headings, fences, list markers,
+        // backslash escapes, and newlines (several paragraphs).
+        text: fc
+          .string({ unit: fc.constantFrom("a", "b", " ", "#", "`", "\n", "-", "*", "+", "~", "\\", ":", ">"), minLength: 1, maxLength: 40 })
+          .filter((t) => t.trim() !== ""),
       });
       await fc.assert(
         fc.asyncProperty(fc.array(cmd, { maxLength: 8 }), async (cmds) => {

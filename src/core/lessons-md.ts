@@ -95,8 +95,10 @@ const BLOCK_HEADING = /^###\s+(.*?)\s*#*\s*$/;
 const OTHER_HEADING = /^#{1,2}\s/;
 const FENCE = /^\s*(```|~~~)/;
 const LIST_ITEM = /^\s*[-*+]\s+/;
-const ESCAPED = /^(\s*)\\([#*+\-`~])/;
-const NEEDS_ESCAPE = /^(\s*)([#*+-]|```|~~~)/;
+// A backslash at the start of a text line escapes a character markdown (or the parser) would
+// read as structure, or another backslash (so text that starts with an escape survives).
+const ESCAPED = /^(\s*)\\([#*+\-`~\\])/;
+const NEEDS_ESCAPE = /^(\s*)([#*+-]|```|~~~|\\[#*+\-`~\\])/;
 const KEY_VALUE = /^\s*[-*+]\s+([A-Za-z][A-Za-z_-]*)\s*:\s*(.*?)\s*$/;
 
 export function parseLessonsMd(text: string): ParsedLessons {
@@ -131,10 +133,8 @@ function parseBlock(lines: string[], heading: string, start: number, end: number
   const problems: LessonDiagnostic[] = [];
   const fail = (at: number, message: string) =>
     problems.push({ line: at, severity: "error", message, ...(LESSON_ID.test(heading) ? { id: heading } : {}) });
-  // Trim trailing blank lines so the block's extent ends at its content.
-  let last = end;
-  while (last > start + 1 && (lines[last - 1] as string).trim() === "") last--;
   const block: LessonBlock = { id: heading, start, end, valid: false };
+  const { last } = lessonBlockParts(lines, block);
   out.blocks.push(block);
   if (!LESSON_ID.test(heading)) {
     fail(line, `"### ${heading}" is not a lesson id: use letters, digits, '.', '_', ':' or '-' (up to 100), e.g. "### les-3f9a2c"`);
@@ -149,14 +149,7 @@ function parseBlock(lines: string[], heading: string, start: number, end: number
   }
   seen.set(heading, line);
 
-  // The metadata is the trailing run of list items, when any item is a known `key: value`.
-  let metaStart = last;
-  while (metaStart > start + 1 && LIST_ITEM.test(lines[metaStart - 1] as string)) metaStart--;
-  const isMeta = lines.slice(metaStart, last).some((l) => {
-    const m = KEY_VALUE.exec(l);
-    return m !== null && LESSON_KEYS.includes((m[1] as string).toLowerCase());
-  });
-  if (!isMeta) metaStart = last;
+  const { metaStart } = lessonBlockParts(lines, block);
 
   for (let i = start + 1; i < metaStart; i++) {
     const m = KEY_VALUE.exec(lines[i] as string);
@@ -252,6 +245,43 @@ function parseBlock(lines: string[], heading: string, start: number, end: number
   out.lessons.push(lesson);
 }
 
+/**
+ * Where a block's parts are: the text is lines [start + 1, metaStart), the `- key: value` list
+ * [metaStart, last), and blank lines [last, end) follow. The metadata is the trailing run of
+ * list items, when any item is a known `key: value`.
+ */
+export function lessonBlockParts(lines: readonly string[], block: LessonBlock): { metaStart: number; last: number } {
+  const { start, end } = block;
+  // Trim trailing blank lines so the block's extent ends at its content.
+  let last = end;
+  while (last > start + 1 && (lines[last - 1] as string).trim() === "") last--;
+  let metaStart = last;
+  while (metaStart > start + 1 && LIST_ITEM.test(lines[metaStart - 1] as string)) metaStart--;
+  const isMeta = lines.slice(metaStart, last).some((l) => {
+    const m = KEY_VALUE.exec(l);
+    return m !== null && LESSON_KEYS.includes((m[1] as string).toLowerCase());
+  });
+  if (!isMeta) metaStart = last;
+  return { metaStart, last };
+}
+
+/** The key of a `- key: value` line (lower case), if it is one. */
+export function lessonLineKey(line: string): string | undefined {
+  return KEY_VALUE.exec(line)?.[1]?.toLowerCase();
+}
+
+/**
+ * A lesson's text as the lines of its paragraph(s): a line that markdown (or this parser) would
+ * read as a heading, list item or fence gets a backslash, and so does a line that already starts
+ * with such an escape, so the parser gives back exactly the text.
+ */
+export function lessonTextLines(text: string): string[] {
+  return text
+    .trim()
+    .split(/\r?\n/)
+    .map((x) => x.replace(NEEDS_ESCAPE, "$1\\$2"));
+}
+
 function unquote(v: string): string {
   const t = v.trim();
   return t.length >= 2 && t.startsWith("`") && t.endsWith("`") ? t.slice(1, -1).trim() : t;
@@ -289,11 +319,7 @@ expires (a date). Delete a block to delete the lesson.
 
 /** The markdown block of one lesson (no surrounding blank lines). */
 export function renderLessonBlock(l: Omit<Lesson, "line">): string {
-  const text = l.text
-    .trim()
-    .split(/\r?\n/)
-    .map((x) => x.replace(NEEDS_ESCAPE, "$1\\$2"))
-    .join("\n");
+  const text = lessonTextLines(l.text).join("\n");
   const code = (v: string) => `\`${v}\``;
   const meta = [`- scope: ${l.scope}`];
   if (l.sessionId !== undefined) meta.push(`- session: ${l.sessionId}`);

@@ -1,7 +1,7 @@
 /**
  * Editing one lesson in LESSONS.md from a page that may be stale (the dashboard). LESSONS.md
  * stays the truth and may be edited by hand at any moment, so every change names the version of
- * the lesson's block it was made from (`versionOf`: a checksum of the block's lines as they are
+ * the lesson's block it was made from (`blockVersion`: a checksum of the block's lines as they are
  * in the file). Under the store's write lock (which also serialises `baton lessons add/rm`), the
  * file is read again: a block that is gone is `lesson_not_found`, a block that changed is
  * `conflict`, and in both cases nothing is written. Other lessons' edits do not conflict.
@@ -9,7 +9,16 @@
  * The search index is keyed by the file's hash, so the next search rebuilds it.
  */
 import type { Backend } from "../backend/contract.js";
-import { blockVersion, type Lesson, type LessonBlock, lessonVersions, parseLessonsMd, renderLessonBlock } from "../core/lessons-md.js";
+import {
+  blockVersion,
+  type Lesson,
+  type LessonBlock,
+  lessonBlockParts,
+  lessonLineKey,
+  lessonTextLines,
+  lessonVersions,
+  parseLessonsMd,
+} from "../core/lessons-md.js";
 import { BatonError, badInput } from "../errors.js";
 import { lessonsPath, readLessonsText, writeLessonsText } from "./lessons-file.js";
 
@@ -50,16 +59,9 @@ function locate(root: string, id: string, version: string) {
       },
     );
   const lesson = parsed.lessons.find((l) => l.id === id);
-  return { file, lines, block, lesson };
-}
-
-function splice(lines: string[], block: LessonBlock, replacement: string[]): string {
-  // Keep the blank lines that separated this block from the next.
-  let end = block.end;
-  while (end > block.start && (lines[end - 1] ?? "").trim() === "") end--;
-  lines.splice(block.start, end - block.start, ...replacement);
-  const joined = lines.join("\n");
-  return joined.endsWith("\n") ? joined : `${joined}\n`;
+  // Errors inside this block (a warning, such as an unknown key, is kept as the human wrote it).
+  const problems = parsed.diagnostics.filter((d) => d.severity === "error" && d.line > block.start && d.line <= block.end);
+  return { file, lines, block, lesson, problems };
 }
 
 export async function editLesson(
@@ -75,20 +77,54 @@ export async function editLesson(
     if (t.length > MAX_TEXT) throw badInput(`the lesson's text is ${t.length} characters; keep it under ${MAX_TEXT}`);
   }
   return backend.transaction("write", async () => {
-    const { file, lines, block, lesson } = locate(root, id, version);
-    if (!lesson)
-      throw new BatonError("conflict", `lesson "${id}" does not parse (see \`baton lessons check\`); fix it in LESSONS.md by hand`, {
-        id,
-        file,
-      });
-    const { line: _line, ...rest } = lesson;
-    const next: Omit<Lesson, "line"> = { ...rest };
-    if (change.text !== undefined) next.text = change.text.trim();
-    if (change.pinned !== undefined) next.pinned = change.pinned;
-    const text = splice(lines, block, renderLessonBlock(next).split("\n"));
-    writeLessonsText(file, text);
-    return { lesson: next, version: lessonVersions(text).get(id) ?? "" };
+    const { file, lines, block, lesson, problems } = locate(root, id, version);
+    if (!lesson || problems.length > 0) {
+      const first = problems[0];
+      throw new BatonError(
+        "conflict",
+        `lesson "${id}" has a problem in LESSONS.md${first ? ` (line ${first.line}: ${first.message})` : ""}; fix it there by hand (see \`baton lessons check\`), then edit again; nothing was changed`,
+        { id, file },
+      );
+    }
+    // Patch only the lines the change is about: anything else in the block (a hand-added
+    // `- owner: alice`, a comment, the formatting) is the human's and stays.
+    const { metaStart, last } = lessonBlockParts(lines, block);
+    const blockLines = lines.slice(block.start, last);
+    let meta = blockLines.slice(metaStart - block.start);
+    let text = blockLines.slice(1, metaStart - block.start);
+    if (change.text !== undefined && change.text.trim() !== lesson.text)
+      text = ["", ...lessonTextLines(change.text), ...(meta.length > 0 ? [""] : [])];
+    if (change.pinned !== undefined && change.pinned !== lesson.pinned) {
+      const listless = meta.length === 0;
+      meta = withPin(meta, change.pinned);
+      // A list added under the text is one blank line apart from it.
+      if (listless && meta.length > 0 && (text[text.length - 1] ?? "").trim() !== "") text = [...text, ""];
+    }
+    lines.splice(block.start, last - block.start, blockLines[0] as string, ...text, ...meta);
+    const joined = lines.join("\n");
+    const out = joined.endsWith("\n") ? joined : `${joined}\n`;
+    const after = parseLessonsMd(out).lessons.find((l) => l.id === id);
+    if (!after)
+      throw new BatonError(
+        "conflict",
+        `lesson "${id}" would not parse after this edit; edit it in LESSONS.md by hand; nothing was changed`,
+        {
+          id,
+          file,
+        },
+      );
+    writeLessonsText(file, out);
+    const { line: _line, ...rest } = after;
+    return { lesson: rest, version: lessonVersions(out).get(id) ?? "" };
   });
+}
+
+/** The `- key: value` list with its `pinned` line set (added at its end when absent and pinning). */
+function withPin(meta: string[], pinned: boolean): string[] {
+  const at = meta.findIndex((l) => lessonLineKey(l) === "pinned");
+  const value = pinned ? "yes" : "no";
+  if (at >= 0) return meta.map((l, i) => (i === at ? l.replace(/:\s*(.*?)\s*$/, `: ${value}`) : l));
+  return pinned ? [...meta, "- pinned: yes"] : meta;
 }
 
 export async function deleteLesson(backend: Backend, root: string, id: string, version: string): Promise<{ id: string }> {
