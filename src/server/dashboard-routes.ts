@@ -40,6 +40,12 @@ export const LOGIN_CODE_TTL_MS = 5 * 60_000;
 /** Outstanding codes kept at most (the oldest are dropped first). */
 const MAX_CODES = 64;
 
+/**
+ * How long the workspace stream holds a store change that named no session before sending it:
+ * the journal watcher reads which session grew within milliseconds of the same signal.
+ */
+const OTHER_HOLD_MS = 150;
+
 /** Events a filtered timeline request reads at most before answering with where it got to. */
 const SCAN_MAX = 20_000;
 
@@ -115,16 +121,20 @@ export function registerDashboard(app: Hono<Env>, o: DashboardOptions, readJson:
         wake = undefined;
         w?.();
       };
-      const unwatch = baton.watch((change) => {
-        pending.set(change.sessionId, Math.max(change.lastSeq, pending.get(change.sessionId) ?? 0));
-        poke();
-      });
       // Leases, runs' liveness and locks change the store without growing a journal: those come
       // as one `change` without a session (the backend's change signal, which the journal
-      // watcher already listens to, so this costs no extra polling).
-      let other = false;
+      // watcher already listens to, so this costs no extra polling). The signal also fires for
+      // every append, before the watcher has read which session grew, so it is held for
+      // OTHER_HOLD_MS and dropped when a session's change comes meanwhile: an append is one
+      // message naming its session, not also a "something changed" that reloads everything.
+      let otherSince: number | undefined;
+      const unwatch = baton.watch((change) => {
+        pending.set(change.sessionId, Math.max(change.lastSeq, pending.get(change.sessionId) ?? 0));
+        otherSince = undefined;
+        poke();
+      });
       const unlisten = baton.backend.onChange(() => {
-        other = true;
+        otherSince ??= Date.now();
         poke();
       });
       stream.onAbort(poke);
@@ -136,21 +146,24 @@ export function registerDashboard(app: Hono<Env>, o: DashboardOptions, readJson:
       try {
         await stream.writeSSE({ event: "ready", data: "{}", retry: SSE_RETRY_MS });
         while (!stream.aborted && !o.shutdown.aborted) {
-          if (pending.size > 0 || other) {
+          if (pending.size > 0) {
             const batch = [...pending];
             pending.clear();
-            const any = other && batch.length === 0;
-            other = false;
             for (const [sessionId, lastSeq] of batch)
               await stream.writeSSE({ event: "change", data: JSON.stringify({ sessionId, lastSeq }) });
-            if (any) await stream.writeSSE({ event: "change", data: JSON.stringify({ sessionId: null }) });
+            continue;
+          }
+          const held = otherSince === undefined ? undefined : otherSince + OTHER_HOLD_MS - Date.now();
+          if (held !== undefined && held <= 0) {
+            otherSince = undefined;
+            await stream.writeSSE({ event: "change", data: JSON.stringify({ sessionId: null }) });
             continue;
           }
           const timedOut = await new Promise<boolean>((resolve) => {
             const timer = setTimeout(() => {
               wake = undefined;
-              resolve(true);
-            }, SSE_KEEPALIVE_MS);
+              resolve(held === undefined);
+            }, held ?? SSE_KEEPALIVE_MS);
             wake = () => {
               clearTimeout(timer);
               resolve(false);

@@ -2,12 +2,15 @@
  * The sessions view: every session of the workspace, active first, with what a supervisor
  * needs at a glance (flow, phase, next action, blockers, pending work and leases, spiral
  * pause, the last run's agent and host, last activity). Live: the workspace stream says which
- * session grew and the list is read again (coalesced), so nothing needs a reload.
+ * session grew and the list is read again (at most every RELOAD_MS), so nothing needs a reload.
  */
 import { useEffect, useMemo, useRef, useState } from "preact/hooks";
 import type { DashboardSession } from "../../server/dashboard-routes.js";
 import { type Connection, follow, get } from "./api.js";
 import { ago, NextActionCell, PendingCell } from "./parts.js";
+
+/** The list is read again at most this often while changes stream in. */
+const RELOAD_MS = 300;
 
 type StatusFilter = "all" | "active" | "completed" | "paused" | "blocked" | "pending";
 
@@ -58,7 +61,27 @@ export function SessionsView({ onConnection }: { onConnection: (c: Connection) =
         loading.current.busy = false;
       }
     };
-    return follow("/v1/dashboard/stream", { onOpen: load, onMessage: () => void load(), onState: onConnection });
+    // At most one read per RELOAD_MS: the first change after a quiet spell is read at once (an
+    // append shows within the 100 ms goal), a burst (heartbeats, many agents) is read once per
+    // RELOAD_MS instead of once per message (with 300 sessions, one read is ~130 KB).
+    let lastRead = 0;
+    let timer: ReturnType<typeof setTimeout> | undefined;
+    const soon = () => {
+      if (timer) return;
+      const wait = lastRead + RELOAD_MS - Date.now();
+      const run = () => {
+        timer = undefined;
+        lastRead = Date.now();
+        void load();
+      };
+      if (wait <= 0) run();
+      else timer = setTimeout(run, wait);
+    };
+    const stop = follow("/v1/dashboard/stream", { onOpen: load, onMessage: soon, onState: onConnection });
+    return () => {
+      if (timer) clearTimeout(timer);
+      stop();
+    };
   }, [onConnection]);
 
   const shown = useMemo(() => sessions?.filter((s) => matches(s, q, filter)) ?? [], [sessions, q, filter]);
