@@ -8,8 +8,7 @@
 import type { Checkpoint, CheckpointFile } from "../core/checkpoints.js";
 import { BatonError } from "../errors.js";
 import type { CheckpointService } from "./checkpoints.js";
-
-const MAX_DIFF_BYTES = 1024 * 1024;
+import { diffable, tooLargeDiff, unifiedDiff } from "./file-diff.js";
 
 export type PairState = "changed" | "added" | "removed" | "unchanged" | "only_from" | "only_to" | "skipped";
 
@@ -27,13 +26,8 @@ export interface CheckpointPairDiff {
   files: CheckpointPairFile[];
 }
 
-function isBinary(b: Uint8Array): boolean {
-  const n = Math.min(b.byteLength, 8000);
-  for (let i = 0; i < n; i++) if (b[i] === 0) return true;
-  return false;
-}
-
 const hashOf = (f: CheckpointFile | undefined) => (f && "hash" in f ? f.hash : undefined);
+const sizeOf = (f: CheckpointFile | undefined) => (f && "size" in f ? f.size : 0);
 
 export async function diffCheckpoints(cps: CheckpointService, fromId: string, toId: string): Promise<CheckpointPairDiff> {
   const [from, to] = await Promise.all([cps.get(fromId), cps.get(toId)]);
@@ -46,10 +40,10 @@ export async function diffCheckpoints(cps: CheckpointService, fromId: string, to
   const a = new Map(from.files.map((f) => [f.path, f]));
   const b = new Map(to.files.map((f) => [f.path, f]));
   const paths = [...new Set([...a.keys(), ...b.keys()])].sort();
-  const wanted = [...new Set(paths.flatMap((p) => [hashOf(a.get(p)), hashOf(b.get(p))]).filter((h): h is string => h !== undefined))];
-  const { createTwoFilesPatch } = await import("diff");
   const out: CheckpointPairFile[] = [];
-  let contents: Map<string, Buffer> | undefined;
+  // First the pairs, from the manifests alone; then the blobs of only the changed pairs small
+  // enough to diff (their sizes are in the manifests), read in one go.
+  const diffs: { at: number; path: string; ha: string | undefined; hb: string | undefined }[] = [];
   for (const path of paths) {
     const fa = a.get(path);
     const fb = b.get(path);
@@ -67,23 +61,29 @@ export async function diffCheckpoints(cps: CheckpointService, fromId: string, to
       out.push({ path, state: "unchanged" });
       continue;
     }
-    contents ??= await cps.blobs.readMany(wanted);
-    const before = ha === undefined ? Buffer.alloc(0) : (contents.get(ha) ?? Buffer.alloc(0));
-    const after = hb === undefined ? Buffer.alloc(0) : (contents.get(hb) ?? Buffer.alloc(0));
     const state: PairState = ha === undefined ? "added" : hb === undefined ? "removed" : "changed";
-    const oldName = ha === undefined ? "/dev/null" : `a/${path}`;
-    const newName = hb === undefined ? "/dev/null" : `b/${path}`;
-    let diff: string;
-    if (isBinary(before) || isBinary(after)) diff = `Binary files ${oldName} and ${newName} differ\n`;
-    else if (before.byteLength + after.byteLength > MAX_DIFF_BYTES)
-      diff = `--- ${oldName}\n+++ ${newName}\n(${before.byteLength} → ${after.byteLength} bytes: too large to diff)\n`;
-    else
-      diff = createTwoFilesPatch(oldName, newName, before.toString("utf8"), after.toString("utf8"), undefined, undefined, {
-        context: 3,
-      }).replace(/^=+\n/, "");
-    out.push({ path, state, diff });
+    const names = pairNames(path, ha, hb);
+    if (!diffable(sizeOf(fa), sizeOf(fb))) {
+      out.push({ path, state, diff: tooLargeDiff(names.oldName, names.newName, sizeOf(fa), sizeOf(fb)) });
+      continue;
+    }
+    diffs.push({ at: out.length, path, ha, hb });
+    out.push({ path, state });
+  }
+  const wanted = [...new Set(diffs.flatMap((d) => [d.ha, d.hb]).filter((h): h is string => h !== undefined))];
+  const contents = wanted.length > 0 ? await cps.blobs.readMany(wanted) : new Map<string, Buffer>();
+  const empty = Buffer.alloc(0);
+  for (const d of diffs) {
+    const { oldName, newName } = pairNames(d.path, d.ha, d.hb);
+    const before = d.ha === undefined ? empty : (contents.get(d.ha) ?? empty);
+    const after = d.hb === undefined ? empty : (contents.get(d.hb) ?? empty);
+    (out[d.at] as CheckpointPairFile).diff = await unifiedDiff(oldName, newName, before, after);
   }
   const { files: _f, ...fromInfo } = from;
   const { files: _t, ...toInfo } = to;
   return { from: fromInfo, to: toInfo, files: out };
+}
+
+function pairNames(path: string, ha: string | undefined, hb: string | undefined) {
+  return { oldName: ha === undefined ? "/dev/null" : `a/${path}`, newName: hb === undefined ? "/dev/null" : `b/${path}` };
 }

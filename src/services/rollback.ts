@@ -21,6 +21,7 @@ import { pathProblem } from "../core/paths.js";
 import { BatonError, badInput } from "../errors.js";
 import { fsyncDir } from "./blobs.js";
 import { type CheckpointService, toFile, toInfo } from "./checkpoints.js";
+import { unifiedDiff } from "./file-diff.js";
 import type { Journal } from "./journal.js";
 import {
   type Current,
@@ -80,7 +81,6 @@ export interface RollbackResult {
 }
 
 const EVENT_PATHS = 50;
-const MAX_DIFF_BYTES = 1024 * 1024;
 
 interface Planned extends RollbackChange {
   /** The blob to restore from (read after planning, all at once). */
@@ -364,30 +364,16 @@ function publicChange(p: Planned): RollbackChange {
   return c;
 }
 
-function isBinary(b: Uint8Array): boolean {
-  const n = Math.min(b.byteLength, 8000);
-  for (let i = 0; i < n; i++) if (b[i] === 0) return true;
-  return false;
-}
-
 /** Unified diffs (current → restored) for the planned changes; sets each change's `diff`. */
 async function diffAll(changing: Planned[]): Promise<string> {
   if (changing.length === 0) return "";
-  const { createTwoFilesPatch } = await import("diff");
   const out: string[] = [];
   for (const p of changing) {
     const before = p.current.kind === "file" ? p.current.content : Buffer.alloc(0);
     const after = p.content ?? Buffer.alloc(0);
     const oldName = p.current.kind === "file" ? `a/${p.path}` : "/dev/null";
     const newName = p.action === "remove" ? "/dev/null" : `b/${p.path}`;
-    let text: string;
-    if (isBinary(before) || isBinary(after)) text = `Binary files ${oldName} and ${newName} differ\n`;
-    else if (before.byteLength + after.byteLength > MAX_DIFF_BYTES) {
-      text = `--- ${oldName}\n+++ ${newName}\n(${before.byteLength} → ${after.byteLength} bytes: too large to diff)\n`;
-    } else {
-      text = createTwoFilesPatch(oldName, newName, before.toString("utf8"), after.toString("utf8"), undefined, undefined, { context: 3 });
-      text = text.replace(/^=+\n/, "");
-    }
+    const text = await unifiedDiff(oldName, newName, before, after);
     p.diff = text;
     out.push(text);
   }
