@@ -12,6 +12,9 @@ import { badInput } from "../errors.js";
 
 type Env = { Bindings: HttpBindings };
 
+/** Who a rollback over HTTP is journaled as: the dashboard's user, or an agent using the API. */
+const ACTORS: readonly unknown[] = ["user", "agent"];
+
 export function registerCheckpointRoutes(app: Hono<Env>, baton: Baton, readJson: (c: Context<Env>) => Promise<Record<string, unknown>>) {
   // Newest first, pruned ones included (marked `prunedAt`), so a page can say why one is gone.
   app.get("/v1/sessions/:id/checkpoints", async (c) => {
@@ -23,7 +26,7 @@ export function registerCheckpointRoutes(app: Hono<Env>, baton: Baton, readJson:
   // restored); binary and large files are named, not dumped. Changes nothing.
   app.get("/v1/sessions/:id/checkpoints/:cp/preview", async (c) => {
     const r = await baton.rollback(c.req.param("id"), { to: c.req.param("cp"), dryRun: true });
-    return c.json({ target: r.target, changes: r.changes, warnings: r.warnings });
+    return c.json({ target: r.target, plan: r.plan, changes: r.changes, warnings: r.warnings });
   });
 
   // What changed between two checkpoints of the session, per file (only paths both recorded are
@@ -37,7 +40,9 @@ export function registerCheckpointRoutes(app: Hono<Env>, baton: Baton, readJson:
   });
 
   // Roll back to `to` (a checkpoint id), by the user unless `actor` says otherwise. A checkpoint
-  // pruned since the page showed it is `snapshot_expired` and nothing changes.
+  // pruned since the page showed it is `snapshot_expired` and nothing changes. With `plan` (the
+  // preview's, which the page sends for the rollback the user confirmed), a plan that differs
+  // now (an agent wrote a file meanwhile) is `409 conflict` and nothing changes.
   app.post("/v1/sessions/:id/rollback", async (c) => {
     const b = await readJson(c);
     const to = b.to;
@@ -45,8 +50,15 @@ export function registerCheckpointRoutes(app: Hono<Env>, baton: Baton, readJson:
     const files = b.files;
     if (files !== undefined && (!Array.isArray(files) || files.some((f) => typeof f !== "string" || f === "")))
       throw badInput('"files" must be a list of workspace paths');
-    const actor = typeof b.actor === "string" && b.actor ? b.actor : "user";
-    const r = await baton.rollback(c.req.param("id"), { to, actor, ...(files ? { files: files as string[] } : {}) });
+    if (b.actor !== undefined && !ACTORS.includes(b.actor as string)) throw badInput(`"actor" must be one of ${ACTORS.join(", ")}`);
+    const actor = (b.actor as string | undefined) ?? "user";
+    if (b.plan !== undefined && (typeof b.plan !== "string" || b.plan === "")) throw badInput('"plan" must be the preview\'s plan');
+    const r = await baton.rollback(c.req.param("id"), {
+      to,
+      actor,
+      ...(files ? { files: files as string[] } : {}),
+      ...(typeof b.plan === "string" ? { expectPlan: b.plan } : {}),
+    });
     const { diff: _diff, ...rest } = r;
     return c.json(rest);
   });

@@ -46,6 +46,12 @@ export interface RollbackInput {
   files?: readonly string[];
   /** Plan and diff only; change nothing. */
   dryRun?: boolean;
+  /**
+   * The `plan` of the dry run the user confirmed: when the plan is different now (an agent
+   * wrote a file meanwhile, a checkpoint was added), the rollback is refused with `conflict`
+   * and nothing changes.
+   */
+  expectPlan?: string;
   actor?: string;
   /** Called after each file is restored or removed. */
   onProgress?: (p: { done: number; total: number; path: string }) => void;
@@ -66,6 +72,11 @@ export interface RollbackChange {
 
 export interface RollbackResult {
   dryRun: boolean;
+  /**
+   * A hash of what this rollback does (or did): the target, and each path's action, source and
+   * current content. Give it back as `expectPlan` to apply exactly the previewed plan.
+   */
+  plan: string;
   /** The rollback's id (also its `rollback:applied` event id); absent on a dry run. */
   rollbackId?: string;
   target: CheckpointInfo;
@@ -152,11 +163,20 @@ export class RollbackService {
     const contents = await this.#cps.blobs.readMany(wanted);
     for (const p of plan) if (p.want !== undefined) p.content = contents.get(p.want);
     const changing = plan.filter((p) => p.action === "restore" || p.action === "create" || p.action === "remove");
+    const planHash = hashPlan(target.id, plan);
+    if (input.expectPlan !== undefined && input.expectPlan !== planHash && !input.dryRun) {
+      throw new BatonError(
+        "conflict",
+        `rolling back to ${target.id} would now do something else than the preview showed (a file or a checkpoint changed meanwhile); nothing was changed: preview it again`,
+        { checkpointId: target.id },
+      );
+    }
 
     if (input.dryRun) {
       const diffs = await diffAll(changing);
       return {
         dryRun: true,
+        plan: planHash,
         target,
         changes: plan.map(publicChange),
         ...counts(plan),
@@ -247,7 +267,16 @@ export class RollbackService {
           .map((p) => p.path),
       },
     });
-    return { dryRun: false, rollbackId, target, safety: safety.checkpoint.id, changes: plan.map(publicChange), ...c, warnings };
+    return {
+      dryRun: false,
+      plan: planHash,
+      rollbackId,
+      target,
+      safety: safety.checkpoint.id,
+      changes: plan.map(publicChange),
+      ...c,
+      warnings,
+    };
   }
 
   async #choose(
@@ -355,6 +384,15 @@ function counts(plan: readonly Planned[]): { restored: number; removed: number; 
     else if (p.action === "unchanged") unchanged++;
   }
   return { restored, removed, unchanged };
+}
+
+/** What a plan does, as a hash: the same plan over the same files hashes the same. */
+function hashPlan(target: string, plan: readonly Planned[]): string {
+  const cur = (c: Current) =>
+    c.kind === "file" ? `file:${c.mode}:${sha256(c.content)}` : c.kind === "other" ? `other:${c.what}` : "absent";
+  return sha256(
+    JSON.stringify([target, plan.map((p) => [p.path, p.action, p.from, p.want ?? null, p.mode ?? null, cur(p.current)])]),
+  ).slice(0, 32);
 }
 
 function publicChange(p: Planned): RollbackChange {

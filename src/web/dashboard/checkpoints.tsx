@@ -14,6 +14,8 @@ import { DiffView } from "./diff-view.js";
 
 interface Preview {
   target: CheckpointInfo;
+  /** What the previewed rollback does, sent back with the confirmation (a changed plan is refused). */
+  plan: string;
   changes: RollbackChange[];
   warnings: string[];
 }
@@ -84,11 +86,13 @@ export function CheckpointsPanel({ sessionId, version }: { sessionId: string; ve
       setPreview(await get<Preview>(`${base}/checkpoints/${encodeURIComponent(c.id)}/preview`));
     });
 
-  const rollback = (to: CheckpointInfo, kind: Done["kind"]) =>
+  const rollback = (to: CheckpointInfo, kind: Done["kind"], plan?: string) =>
     act(async () => {
       setConfirming(false);
       const r = await post<{ target: CheckpointInfo; safety?: string; restored: number; removed: number }>(`${base}/rollback`, {
         to: to.id,
+        actor: "user",
+        ...(plan !== undefined ? { plan } : {}),
       });
       setPreview(undefined);
       const d: Done = { kind, target: r.target, restored: r.restored, removed: r.removed };
@@ -292,7 +296,7 @@ export function CheckpointsPanel({ sessionId, version }: { sessionId: string; ve
                 Restore {changing.length} files to checkpoint {describe(preview.target)}? A safety checkpoint of the current files is taken
                 first, so this can be undone.
               </p>
-              <button type="button" disabled={busy} onClick={() => void rollback(preview.target, "rollback")}>
+              <button type="button" disabled={busy} onClick={() => void rollback(preview.target, "rollback", preview.plan)}>
                 Confirm rollback
               </button>{" "}
               <button type="button" onClick={() => setConfirming(false)}>
