@@ -26,6 +26,7 @@ import type { RollbackInput, RollbackResult, RollbackService } from "./services/
 import type { CrashedRun, RunService } from "./services/runs.js";
 import { atomicWrite } from "./services/safe-fs.js";
 import type { SpiralService, TurnInput, TurnResult } from "./services/spiral.js";
+import type { SpiralAnswer } from "./services/spiral-answer.js";
 import { type ResumeReport, type StatusReport, StatusService } from "./services/status.js";
 import type { TargetResolution, TargetService } from "./services/targets.js";
 import { type JournalChange, JournalWatcher } from "./services/watch.js";
@@ -353,6 +354,16 @@ export class Baton {
   /** Record a turn; a turn that completes a spiral pauses the session (see core/spiral.ts). */
   async recordTurn(sessionId: string, turn: TurnInput): Promise<TurnResult> {
     return (await this.#spiral()).record(sessionId, turn);
+  }
+
+  /**
+   * The user's answer to a spiral pause, made on the pause detected at `detectedAt`: a pause
+   * cleared or renewed meanwhile is `conflict`, re-checked inside the write that journals the
+   * answer (services/spiral-answer.ts). A rollback is the user's, as `rollback({to})`.
+   */
+  async answerSpiralPause(sessionId: string, answer: SpiralAnswer) {
+    const { answerSpiralPause } = await import("./services/spiral-answer.js");
+    return answerSpiralPause({ journal: this.journal, rollback: (id, to) => this.rollback(id, { to, actor: "user" }) }, sessionId, answer);
   }
 
   /** Clear a spiral pause; `unpaused: false` when the session was not paused. */

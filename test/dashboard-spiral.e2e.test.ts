@@ -104,6 +104,8 @@ describe("dashboard: spiral pause", () => {
     try {
       const stale = await context.newPage();
       await openLoop(root, stale);
+      const detectedAt = (await lib.snapshot("loop")).facets.spiral?.detectedAt;
+      expect(detectedAt).toBeDefined();
       // Unpause from a second page.
       const other = await context.newPage();
       await other.goto(dashboardLink(root).url);
@@ -114,15 +116,15 @@ describe("dashboard: spiral pause", () => {
       const before = (await lib.snapshot("loop")).lastSeq;
 
       // The stale page may still show the pause for a moment; if it acts, nothing changes.
-      const acted = await stale.evaluate(async () => {
+      const acted = await stale.evaluate(async (detectedAt) => {
         const t = sessionStorage.getItem("baton.dashboard.token");
         const r = await fetch("/v1/sessions/loop/spiral", {
           method: "POST",
           headers: { "content-type": "application/json", authorization: `Bearer ${t}` },
-          body: JSON.stringify({ action: "unpause" }),
+          body: JSON.stringify({ action: "unpause", detectedAt }),
         });
         return { status: r.status, body: await r.json() };
-      });
+      }, detectedAt);
       expect(acted.status).toBe(409);
       expect(acted.body.error.message).toContain("not paused any more");
       expect((await lib.snapshot("loop")).lastSeq).toBe(before);

@@ -94,7 +94,12 @@ export class Journal {
     return (await this.#appendIn(tx, sessionId, inputs)).results;
   }
 
-  async #appendIn(tx: StoreTx, sessionId: string, inputs: readonly EventInput[]): Promise<{ results: AppendResult[]; folded: Folded }> {
+  async #appendIn(
+    tx: StoreTx,
+    sessionId: string,
+    inputs: readonly EventInput[],
+    check?: (snap: Readonly<Snapshot>) => void,
+  ): Promise<{ results: AppendResult[]; folded: Folded }> {
     const session = await tx.getSession(sessionId);
     if (!session) throw notFound(sessionId);
     const flow = await this.#flows.get(session.flow);
@@ -102,6 +107,15 @@ export class Journal {
     this.#folded.delete(sessionId);
     const folded =
       cached && cached.snap.lastSeq === session.lastSeq && cached.snap.flow === session.flow ? cached : await loadFolded(tx, session, flow);
+    if (check) {
+      // A refusal leaves the folded state as it was: keep it cached.
+      try {
+        check(folded.snap);
+      } catch (err) {
+        this.#remember(sessionId, folded);
+        throw err;
+      }
+    }
     const results = await this.#appendInTx(tx, session, flow, folded, inputs);
     return { results, folded };
   }
@@ -168,6 +182,17 @@ export class Journal {
     const { results, folded } = await this.#backend.transaction("write", (tx) => this.#appendIn(tx, sessionId, inputs));
     this.#remember(sessionId, folded); // committed: the folded state is now the journal's
     return results;
+  }
+
+  /**
+   * Append one event only if `check` accepts the session's state inside the same write
+   * transaction (it throws to refuse, and nothing is appended): a decision made on a state
+   * read earlier is re-checked where no other writer can change it meanwhile.
+   */
+  async appendIf(sessionId: string, input: EventInput, check: (snap: Readonly<Snapshot>) => void): Promise<AppendResult> {
+    const { results, folded } = await this.#backend.transaction("write", (tx) => this.#appendIn(tx, sessionId, [input], check));
+    this.#remember(sessionId, folded); // committed: the folded state is now the journal's
+    return results[0] as AppendResult;
   }
 
   async #appendInTx(
