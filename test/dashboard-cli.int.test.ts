@@ -31,9 +31,10 @@ describe("baton dashboard", () => {
     expect(cli(["--root", root, "init"]).code).toBe(0);
     const opener = join(tempDir(), "opener.sh");
     const got = join(tempDir(), "opened.txt");
-    writeFileSync(opener, `#!/bin/sh\nprintf '%s' "$1" > '${got}'\n`);
+    writeFileSync(opener, `#!/bin/sh\nprintf '%s' "$2" > '${got}'\n`);
     chmodSync(opener, 0o755);
-    const r = cli(["--root", root, "--json", "dashboard", "--open"], { env: { BROWSER: opener } });
+    // $BROWSER as other tools read it: a list of commands tried in turn, `%s` for the URL.
+    const r = cli(["--root", root, "--json", "dashboard", "--open"], { env: { BROWSER: `/no/such/browser:${opener} --new-tab %s` } });
     expect(r.code).toBe(0);
     const out = r.json();
     try {

@@ -17,7 +17,7 @@ import { DASHBOARD_OPEN_PATHS, type DashboardAsset, registerDashboard } from "./
 import { registerHealthRoutes } from "./health-routes.js";
 import { errorResponse } from "./http-errors.js";
 import { registerLessonRoutes } from "./lesson-routes.js";
-import { bearerToken, cookieName, cookieValue, tokenMatches } from "./security.js";
+import { allowedOrigins, bearerToken, cookieName, cookieValue, tokenMatches } from "./security.js";
 import { challengeProof } from "./server-file.js";
 import { registerSpiralRoutes } from "./spiral-routes.js";
 import { streamJournal } from "./sse.js";
@@ -203,7 +203,11 @@ export function buildApp(o: AppOptions): Hono<Env> {
   registerSpiralRoutes(app, baton, readJson);
   registerHealthRoutes(app, baton, readJson);
   registerLessonRoutes(app, baton, readJson);
-  registerDashboard(app, { baton, token: o.token, cookie, shutdown: o.shutdown, asset: o.asset }, readJson);
+  registerDashboard(
+    app,
+    { baton, token: o.token, cookie, shutdown: o.shutdown, asset: o.asset, origins: allowedOrigins(o.port) },
+    readJson,
+  );
 
   // The demo page and its scripts: no secrets in them (the token comes from the URL fragment).
   const page = (name: AssetName, type: string) => (c: Context<Env>) => {

@@ -32,13 +32,15 @@ export interface DashboardOptions {
   cookie: string;
   shutdown: AbortSignal;
   asset: (name: DashboardAsset) => string | undefined;
+  /** The server's own origins (security.ts `allowedOrigins`): only its page may log in. */
+  origins: ReadonlySet<string>;
   now?: () => number;
 }
 
 /** A login code is good for this long, and once. */
 export const LOGIN_CODE_TTL_MS = 5 * 60_000;
 /** Outstanding codes kept at most (the oldest are dropped first). */
-const MAX_CODES = 64;
+export const MAX_LOGIN_CODES = 64;
 
 /**
  * How long the workspace stream holds a store change that named no session before sending it:
@@ -67,13 +69,21 @@ export function registerDashboard(app: Hono<Env>, o: DashboardOptions, readJson:
     await readJson(c);
     const t = now();
     for (const [code, exp] of codes) if (exp <= t) codes.delete(code);
-    while (codes.size >= MAX_CODES) codes.delete(codes.keys().next().value as string);
+    while (codes.size >= MAX_LOGIN_CODES) codes.delete(codes.keys().next().value as string);
     const code = randomBytes(24).toString("base64url");
     codes.set(code, t + LOGIN_CODE_TTL_MS);
+    c.header("Cache-Control", "no-store");
     return c.json({ code, expiresAt: new Date(t + LOGIN_CODE_TTL_MS).toISOString(), path: `/dashboard#login=${code}` }, 201);
   });
 
   app.post("/v1/dashboard/login", async (c) => {
+    // Only the dashboard page served here trades a code: a browser sends Origin with every POST,
+    // so one without it (a script) or from another origin (even one `--allow-origin` admits to
+    // the API, or a same-site page on another loopback port) is refused before the code is
+    // looked at, and the code stays good for the page it was meant for.
+    const origin = c.req.header("origin");
+    if (origin === undefined || !o.origins.has(origin.toLowerCase()))
+      throw new BatonError("forbidden", "log in from the dashboard page this server serves: open the link `baton dashboard` printed");
     const b = await readJson(c);
     const code = b.code;
     if (typeof code !== "string" || code === "") throw badInput('"code" must be the login code from `baton dashboard`');
@@ -83,6 +93,7 @@ export function registerDashboard(app: Hono<Env>, o: DashboardOptions, readJson:
       throw new BatonError("unauthorized", "this login link was already used or has expired; run `baton dashboard` for a new one");
     }
     c.header("Set-Cookie", `${o.cookie}=${o.token}; Path=/v1; HttpOnly; SameSite=Strict`);
+    c.header("Cache-Control", "no-store"); // the answer holds the token
     return c.json({ token: o.token });
   });
 

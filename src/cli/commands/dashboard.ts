@@ -40,7 +40,7 @@ export async function dashboard(ctx: Ctx, o: { open?: boolean }): Promise<void> 
   const login = await serverRequest<{ path: string; expiresAt: string }>(info, "POST", "/v1/dashboard/login-codes");
   const url = `http://127.0.0.1:${info.port}${login.path}`;
   let opened = false;
-  if (o.open) opened = openInBrowser(url);
+  if (o.open) opened = await openInBrowser(url);
   ctx.out({ url, expiresAt: login.expiresAt, port: info.port, pid: info.pid, started, opened }, () =>
     [
       started
@@ -74,20 +74,54 @@ function startServer(root: string, batonDir: string): void {
   }
 }
 
-/** The platform's "open this URL" command; false when there is none to run. */
-function openInBrowser(url: string): boolean {
-  const [cmd, args] =
-    process.platform === "darwin"
-      ? ["open", [url]]
-      : process.platform === "win32"
-        ? ["cmd", ["/c", "start", "", url]]
-        : [process.env.BROWSER || "xdg-open", [url]];
-  try {
-    const child = spawn(cmd as string, args as string[], { detached: true, stdio: "ignore" });
-    child.on("error", () => undefined);
-    child.unref();
-    return child.pid !== undefined;
-  } catch {
-    return false;
+/**
+ * The commands that may open `url`, in order. `$BROWSER` is read as other tools read it (xdg-utils,
+ * Python's webbrowser, sensible-browser): a colon-separated list of commands, each split on
+ * spaces, with `%s` standing for the URL (`%%` for a percent sign) or the URL appended when it
+ * has no `%s`. Without it: the platform's opener.
+ *
+ * The URL, and so the login code, is in the opener's argv for as long as it runs, where other
+ * users of this machine may see it (`ps`). Kept: the code is spent by the page within moments of
+ * opening, expires after 5 minutes and is good once, and the server lets only its own page's
+ * Origin trade it; a file handed to the browser instead would leave the code on disk.
+ */
+export function browserCommands(
+  url: string,
+  env: string | undefined = process.env.BROWSER,
+  platform = process.platform,
+): [string, string[]][] {
+  const fromEnv = (env ?? "")
+    .split(":")
+    .map((c) => c.trim().split(/\s+/).filter(Boolean))
+    .filter((words) => words.length > 0)
+    .map((words): [string, string[]] => {
+      const hasUrl = words.some((w) => /%s/.test(w.replace(/%%/g, "")));
+      const args = words.slice(1).map((w) => w.replace(/%(%|s)/g, (_m, c: string) => (c === "s" ? url : "%")));
+      const cmd = (words[0] as string).replace(/%(%|s)/g, (_m, c: string) => (c === "s" ? url : "%"));
+      return [cmd, hasUrl ? args : [...args, url]];
+    });
+  if (fromEnv.length > 0) return fromEnv;
+  if (platform === "darwin") return [["open", [url]]];
+  if (platform === "win32") return [["cmd", ["/c", "start", "", url]]];
+  return [["xdg-open", [url]]];
+}
+
+/** Open `url` with the first command that starts; false when none did. */
+async function openInBrowser(url: string): Promise<boolean> {
+  for (const [cmd, args] of browserCommands(url)) {
+    const started = await new Promise<boolean>((resolve) => {
+      try {
+        const child = spawn(cmd, args, { detached: true, stdio: "ignore" });
+        child.once("spawn", () => {
+          child.unref();
+          resolve(true);
+        });
+        child.once("error", () => resolve(false));
+      } catch {
+        resolve(false);
+      }
+    });
+    if (started) return true;
   }
+  return false;
 }

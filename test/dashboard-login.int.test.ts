@@ -1,0 +1,127 @@
+/**
+ * The dashboard's one-time login (server/dashboard-routes.ts): a code expires after
+ * LOGIN_CODE_TTL_MS and is good once; at most MAX_LOGIN_CODES are outstanding (the oldest
+ * goes first); the answers are never cached; and only the server's own page may trade a code
+ * (an Origin is required, and one `--allow-origin` admits to the API is not enough).
+ */
+import type { HttpBindings } from "@hono/node-server";
+import { Hono } from "hono";
+import { describe, expect, it } from "vitest";
+import { openBaton } from "../src/index.js";
+import { LOGIN_CODE_TTL_MS, MAX_LOGIN_CODES, registerDashboard } from "../src/server/dashboard-routes.js";
+import { errorResponse } from "../src/server/http-errors.js";
+import { allowedOrigins } from "../src/server/security.js";
+import { tempDir } from "./helpers.js";
+import { liveSession, raw, serve } from "./server-helpers.js";
+
+async function inProcess(fn: (app: Hono<{ Bindings: HttpBindings }>, clock: { t: number }) => Promise<void>) {
+  const baton = await openBaton({ root: tempDir() });
+  const clock = { t: Date.parse("2026-01-01T00:00:00Z") };
+  const app = new Hono<{ Bindings: HttpBindings }>();
+  app.onError((err, c) => {
+    const { status, body } = errorResponse(err);
+    return c.json(body, status as 400);
+  });
+  const shutdown = new AbortController();
+  registerDashboard(
+    app,
+    {
+      baton,
+      token: "tok",
+      cookie: "baton_4000",
+      shutdown: shutdown.signal,
+      asset: () => undefined,
+      origins: allowedOrigins(4000),
+      now: () => clock.t,
+    },
+    async (c) => (await c.req.json()) as Record<string, unknown>,
+  );
+  try {
+    await fn(app, clock);
+  } finally {
+    shutdown.abort();
+    await baton.close();
+  }
+}
+
+const json = { "content-type": "application/json" };
+const newCode = async (app: Hono<{ Bindings: HttpBindings }>) => {
+  const r = await app.request("/v1/dashboard/login-codes", { method: "POST", headers: json, body: "{}" });
+  expect(r.headers.get("cache-control")).toBe("no-store");
+  return ((await r.json()) as { code: string }).code;
+};
+const login = (app: Hono<{ Bindings: HttpBindings }>, code: string, origin: string | null = "http://127.0.0.1:4000") =>
+  app.request("/v1/dashboard/login", {
+    method: "POST",
+    headers: { ...json, ...(origin ? { origin } : {}) },
+    body: JSON.stringify({ code }),
+  });
+
+describe("dashboard login codes", () => {
+  it("expire after their time, are good once, and the answer is never cached", async () => {
+    await inProcess(async (app, clock) => {
+      const early = await newCode(app);
+      const late = await newCode(app);
+      clock.t += LOGIN_CODE_TTL_MS - 1;
+      const ok = await login(app, early);
+      expect(ok.status).toBe(200);
+      expect(ok.headers.get("cache-control")).toBe("no-store");
+      expect(((await ok.json()) as { token: string }).token).toBe("tok");
+      expect((await login(app, early)).status).toBe(401); // spent
+      clock.t += 1;
+      const expired = await login(app, late);
+      expect(expired.status).toBe(401);
+      expect(((await expired.json()) as { error: { message: string } }).error.message).toContain("expired");
+    });
+  });
+
+  it(`keep at most ${MAX_LOGIN_CODES} outstanding, dropping the oldest`, async () => {
+    await inProcess(async (app) => {
+      const codes: string[] = [];
+      for (let i = 0; i <= MAX_LOGIN_CODES; i++) codes.push(await newCode(app));
+      expect((await login(app, codes[0] as string)).status).toBe(401);
+      expect((await login(app, codes[1] as string)).status).toBe(200);
+      expect((await login(app, codes[MAX_LOGIN_CODES] as string)).status).toBe(200);
+    });
+  });
+
+  it("are traded only by a request with the server's own Origin", async () => {
+    await inProcess(async (app) => {
+      const code = await newCode(app);
+      expect((await login(app, code, null)).status).toBe(403); // no Origin: not a browser page
+      expect((await login(app, code, "http://127.0.0.1:4001")).status).toBe(403);
+      expect((await login(app, code, "http://localhost:4000")).status).toBe(200);
+    });
+  });
+
+  it("refuses a same-site page on another loopback port, even one --allow-origin admits to the API", async () => {
+    const root = tempDir();
+    await liveSession(root);
+    const other = "http://127.0.0.1:5173";
+    const s = await serve(root, ["--allow-origin", other]);
+    try {
+      const codeRes = await raw(s.port, {
+        method: "POST",
+        path: "/v1/dashboard/login-codes",
+        headers: { authorization: `Bearer ${s.token}`, ...json },
+        body: "{}",
+      });
+      const code = codeRes.json().code as string;
+      const post = (origin?: string) =>
+        raw(s.port, {
+          method: "POST",
+          path: "/v1/dashboard/login",
+          headers: { ...json, ...(origin ? { origin } : {}) },
+          body: JSON.stringify({ code }),
+        });
+      expect((await post(other)).status).toBe(403);
+      expect((await post(`http://127.0.0.1:${s.port + 1}`)).status).toBe(403);
+      expect((await post()).status).toBe(403);
+      const ok = await post(`http://127.0.0.1:${s.port}`);
+      expect(ok.status).toBe(200);
+      expect(ok.headers["cache-control"]).toBe("no-store");
+    } finally {
+      await s.stop();
+    }
+  });
+});
