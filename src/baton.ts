@@ -149,6 +149,18 @@ export class Baton {
     return this.journal.events(sessionId, opts);
   }
 
+  /** A session's events filtered by type and/or actor, read in bounded slices (services/session-overview.ts). */
+  async scanEvents(sessionId: string, opts: { after: number; limit: number; type?: string; actor?: string }) {
+    const { scanEvents } = await import("./services/session-overview.js");
+    return scanEvents(this.journal, sessionId, opts);
+  }
+
+  /** Every session's status with its last run and journal length, active first (the dashboard's sessions). */
+  async sessionOverview() {
+    const { sessionOverview } = await import("./services/session-overview.js");
+    return sessionOverview(this.journal, (opts) => this.status(opts));
+  }
+
   rebuild(sessionId?: string) {
     return this.journal.rebuild(sessionId);
   }
@@ -300,7 +312,7 @@ export class Baton {
 
   /**
    * Lessons in LESSONS.md (as one session sees them with `sessionId`), with the file's
-   * diagnostics; with `versions`, each lesson's version for `editLesson`/`deleteLessonAt`, from
+   * diagnostics; with `versions`, each lesson's version for `editLesson`/`removeLesson`, from
    * the same read of the file.
    */
   async listLessons(opts: { sessionId?: string; all?: boolean; versions?: boolean } = {}) {
@@ -316,7 +328,14 @@ export class Baton {
     return (await this.#learn()).inject(intent, opts);
   }
 
-  async removeLesson(id: string) {
+  /**
+   * Remove a lesson's block(s) from LESSONS.md. With `version` (from `listLessons({versions})`),
+   * only the block as it was at that version: one changed or removed meanwhile is refused and
+   * nothing is written (services/lesson-edit.ts).
+   */
+  async removeLesson(id: string, opts: { version?: string } = {}): Promise<{ id: string; removed: number; file: string }> {
+    if (opts.version !== undefined)
+      return (await import("./services/lesson-edit.js")).deleteLesson(this.backend, this.root, id, opts.version);
     return (await this.#learn()).remove(id);
   }
 
@@ -333,12 +352,7 @@ export class Baton {
     return (await import("./services/lesson-edit.js")).editLesson(this.backend, this.root, id, version, change);
   }
 
-  /** Delete one lesson as it was at `version`; refused, changing nothing, if it changed meanwhile. */
-  async deleteLessonAt(id: string, version: string) {
-    return (await import("./services/lesson-edit.js")).deleteLesson(this.backend, this.root, id, version);
-  }
-
-  /** Each lesson's current version in LESSONS.md, by id, for `editLesson` and `deleteLessonAt`. */
+  /** Each lesson's current version in LESSONS.md, by id, for `editLesson` and `removeLesson`. */
   async lessonVersions(): Promise<Map<string, string>> {
     const [{ lessonVersions }, { text }] = await Promise.all([import("./services/lesson-edit.js"), this.lessonsFile()]);
     return lessonVersions(text);

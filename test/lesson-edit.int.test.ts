@@ -118,7 +118,7 @@ describe("editing lessons in LESSONS.md", () => {
       await expect(b.editLesson("les-b", versions.get("les-b") as string, { text: "Page edit." })).rejects.toMatchObject({
         code: "conflict",
       });
-      await expect(b.deleteLessonAt("les-b", versions.get("les-b") as string)).rejects.toMatchObject({ code: "conflict" });
+      await expect(b.removeLesson("les-b", { version: versions.get("les-b") as string })).rejects.toMatchObject({ code: "conflict" });
       expect(readFileSync(file, "utf8")).toBe(handEdited);
       // Removed meanwhile: not found, nothing written.
       const fresh = (await b.lessonVersions()).get("les-b") as string;
@@ -153,7 +153,7 @@ describe("editing lessons in LESSONS.md", () => {
               continue;
             }
             if (c.op === "delete") {
-              await b.deleteLessonAt(c.id, v);
+              await b.removeLesson(c.id, { version: v });
               model.delete(c.id);
             } else if (c.op === "text") {
               await b.editLesson(c.id, v, { text: c.text });

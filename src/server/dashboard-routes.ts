@@ -17,9 +17,8 @@ import type { Context, Hono } from "hono";
 import { streamSSE } from "hono/streaming";
 import type { Baton } from "../baton.js";
 import { LEDGER_STATUSES, type LedgerStatus } from "../core/ledger.js";
-import type { RunRecord } from "../core/types.js";
 import { BatonError, badInput } from "../errors.js";
-import type { SessionStatus } from "../services/status.js";
+import type { SessionOverview } from "../services/session-overview.js";
 import { SSE_KEEPALIVE_MS, SSE_RETRY_MS } from "./sse.js";
 
 type Env = { Bindings: HttpBindings };
@@ -48,17 +47,11 @@ export const MAX_LOGIN_CODES = 64;
  */
 const OTHER_HOLD_MS = 150;
 
-/** Events a filtered timeline request reads at most before answering with where it got to. */
-const SCAN_MAX = 20_000;
-
 /** The paths the token check lets through: the login trades a code for the token. */
 export const DASHBOARD_OPEN_PATHS: ReadonlySet<string> = new Set(["/v1/dashboard/login"]);
 
-/** One row of the sessions view: the session's status plus what the dashboard shows beside it. */
-export interface DashboardSession extends SessionStatus {
-  lastRun?: Pick<RunRecord, "runId" | "agent" | "host" | "status" | "started" | "ended">;
-  events: number;
-}
+/** One row of the sessions view (services/session-overview.ts). */
+export type DashboardSession = SessionOverview;
 
 export function registerDashboard(app: Hono<Env>, o: DashboardOptions, readJson: (c: Context<Env>) => Promise<Record<string, unknown>>) {
   const { baton } = o;
@@ -98,26 +91,7 @@ export function registerDashboard(app: Hono<Env>, o: DashboardOptions, readJson:
   });
 
   // Every session, active first, most recent activity first within each group.
-  app.get("/v1/dashboard/sessions", async (c) => {
-    const report = await baton.status({ all: true });
-    const rows: DashboardSession[] = [];
-    for (const s of report.sessions) {
-      const view = await baton.read(s.sessionId);
-      const runs = view.snapshot.facets.runs;
-      const r = runs[runs.length - 1];
-      const row: DashboardSession = { ...s, events: view.snapshot.lastSeq };
-      if (r) {
-        row.lastRun = { runId: r.runId, agent: r.agent, status: r.status, started: r.started };
-        if (r.host !== undefined) row.lastRun.host = r.host;
-        if (r.ended !== undefined) row.lastRun.ended = r.ended;
-      }
-      rows.push(row);
-    }
-    rows.sort((a, b) =>
-      a.status !== b.status ? (a.status === "active" ? -1 : 1) : a.updatedAt < b.updatedAt ? 1 : a.updatedAt > b.updatedAt ? -1 : 0,
-    );
-    return c.json({ sessions: rows });
-  });
+  app.get("/v1/dashboard/sessions", async (c) => c.json({ sessions: await baton.sessionOverview() }));
 
   // The whole workspace's changes as SSE: one `change` message per session that grew, so the
   // page refreshes what it shows. A GET that only reads: the cookie opens it.
@@ -209,9 +183,8 @@ export function registerDashboard(app: Hono<Env>, o: DashboardOptions, readJson:
     return c.json({ markdown: await baton.stateMarkdown(c.req.param("id")) });
   });
 
-  // A session's events matching a type and/or actor, in seq order after `after`. A filter over a
-  // long journal is answered in slices: at most SCAN_MAX events are read per request and
-  // `scannedTo` says where to continue (`done` once the end of the journal was reached).
+  // A session's events matching a type and/or actor, in seq order after `after`, in bounded
+  // slices (`scannedTo`, `done`: services/session-overview.ts).
   app.get("/v1/dashboard/sessions/:id/events", async (c) => {
     const id = c.req.param("id");
     const after = wholeQuery(c.req.query("after"), "after") ?? 0;
@@ -219,23 +192,7 @@ export function registerDashboard(app: Hono<Env>, o: DashboardOptions, readJson:
     const type = c.req.query("type") || undefined;
     const actor = c.req.query("actor") || undefined;
     await baton.read(id); // 404 for an unknown session
-    const out: unknown[] = [];
-    let scannedTo = after;
-    let done = false;
-    while (out.length < limit && scannedTo - after < SCAN_MAX) {
-      const { events, corrupt } = await baton.events(id, { afterSeq: scannedTo, limit: 1_000 });
-      for (const e of events) {
-        scannedTo = e.seq;
-        if ((type === undefined || e.type === type) && (actor === undefined || e.actor === actor)) out.push(e);
-        if (out.length >= limit) break;
-      }
-      for (const d of corrupt) if (d.seq !== undefined && d.seq > scannedTo && out.length < limit) scannedTo = d.seq;
-      if (events.length + corrupt.length < 1_000 && out.length < limit) {
-        done = true;
-        break;
-      }
-    }
-    return c.json({ events: out, scannedTo, done });
+    return c.json(await baton.scanEvents(id, { after, limit, ...(type ? { type } : {}), ...(actor ? { actor } : {}) }));
   });
 
   const page = (name: DashboardAsset, type: string) => (c: Context<Env>) => {

@@ -37,7 +37,8 @@ export function registerLessonRoutes(app: Hono<Env>, baton: Baton, readJson: (c:
 
   app.post("/v1/lessons/:id/delete", async (c) => {
     const b = await readJson(c);
-    return c.json(await baton.deleteLessonAt(c.req.param("id"), versionOf(b)));
+    const r = await baton.removeLesson(c.req.param("id"), { version: versionOf(b) });
+    return c.json({ id: r.id });
   });
 }
 

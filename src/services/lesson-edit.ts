@@ -127,12 +127,17 @@ function withPin(meta: string[], pinned: boolean): string[] {
   return pinned ? [...meta, "- pinned: yes"] : meta;
 }
 
-export async function deleteLesson(backend: Backend, root: string, id: string, version: string): Promise<{ id: string }> {
+export async function deleteLesson(
+  backend: Backend,
+  root: string,
+  id: string,
+  version: string,
+): Promise<{ id: string; removed: number; file: string }> {
   return backend.transaction("write", async () => {
     const { file, lines, block } = locate(root, id, version);
     lines.splice(block.start, block.end - block.start);
     const joined = lines.join("\n");
     writeLessonsText(file, joined.endsWith("\n") ? joined : `${joined}\n`);
-    return { id };
+    return { id, removed: 1, file };
   });
 }

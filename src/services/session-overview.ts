@@ -1,0 +1,81 @@
+/**
+ * What a supervisor's view of the workspace shows (the dashboard's sessions and timeline): every
+ * session's status with its last run and journal length, and a session's events filtered by
+ * type and actor, read in bounded slices. Reads only.
+ */
+import type { JournalEvent, RunRecord } from "../core/types.js";
+import type { Journal } from "./journal.js";
+import type { SessionStatus, StatusReport } from "./status.js";
+
+/** One row of the sessions view: the session's status plus its last run and its last seq. */
+export interface SessionOverview extends SessionStatus {
+  lastRun?: Pick<RunRecord, "runId" | "agent" | "host" | "status" | "started" | "ended">;
+  events: number;
+}
+
+/** Every session, active first, most recent activity first within each group. */
+export async function sessionOverview(
+  journal: Journal,
+  status: (opts: { all: boolean }) => Promise<StatusReport>,
+): Promise<SessionOverview[]> {
+  const report = await status({ all: true });
+  const rows: SessionOverview[] = [];
+  for (const s of report.sessions) {
+    const view = await journal.read(s.sessionId); // the fold is cached: status just read it
+    const runs = view.snapshot.facets.runs;
+    const r = runs[runs.length - 1];
+    const row: SessionOverview = { ...s, events: view.snapshot.lastSeq };
+    if (r) {
+      row.lastRun = { runId: r.runId, agent: r.agent, status: r.status, started: r.started };
+      if (r.host !== undefined) row.lastRun.host = r.host;
+      if (r.ended !== undefined) row.lastRun.ended = r.ended;
+    }
+    rows.push(row);
+  }
+  rows.sort((a, b) =>
+    a.status !== b.status ? (a.status === "active" ? -1 : 1) : a.updatedAt < b.updatedAt ? 1 : a.updatedAt > b.updatedAt ? -1 : 0,
+  );
+  return rows;
+}
+
+export interface EventScan {
+  events: JournalEvent[];
+  /** The last seq read: continue after it. */
+  scannedTo: number;
+  /** Whether the end of the journal was reached. */
+  done: boolean;
+}
+
+/** Events read at most per scan before answering with where it got to. */
+export const SCAN_MAX = 20_000;
+const SLICE = 1_000;
+
+/**
+ * A session's events matching `type` and/or `actor`, in seq order after `after`, up to `limit`.
+ * A filter over a long journal is answered in slices: at most `scanMax` events are read per
+ * call, and `scannedTo` says where to continue (`done` once the end was reached).
+ */
+export async function scanEvents(
+  journal: Journal,
+  sessionId: string,
+  o: { after: number; limit: number; type?: string; actor?: string; scanMax?: number },
+): Promise<EventScan> {
+  const scanMax = o.scanMax ?? SCAN_MAX;
+  const out: JournalEvent[] = [];
+  let scannedTo = o.after;
+  let done = false;
+  while (out.length < o.limit && scannedTo - o.after < scanMax) {
+    const { events, corrupt } = await journal.events(sessionId, { afterSeq: scannedTo, limit: SLICE });
+    for (const e of events) {
+      scannedTo = e.seq;
+      if ((o.type === undefined || e.type === o.type) && (o.actor === undefined || e.actor === o.actor)) out.push(e);
+      if (out.length >= o.limit) break;
+    }
+    for (const d of corrupt) if (d.seq !== undefined && d.seq > scannedTo && out.length < o.limit) scannedTo = d.seq;
+    if (events.length + corrupt.length < SLICE && out.length < o.limit) {
+      done = true;
+      break;
+    }
+  }
+  return { events: out, scannedTo, done };
+}
