@@ -120,6 +120,12 @@ describe("dashboard login codes", () => {
       const ok = await post(`http://127.0.0.1:${s.port}`);
       expect(ok.status).toBe(200);
       expect(ok.headers["cache-control"]).toBe("no-store");
+      // The cookie opens reads, but not the costly ones (doctor, a rollback preview, a comparison).
+      const cookie = String(ok.headers["set-cookie"]).split(";")[0] as string;
+      expect((await raw(s.port, { path: "/v1/dashboard/sessions", headers: { cookie } })).status).toBe(200);
+      for (const path of ["/v1/doctor", "/v1/sessions/hero/checkpoints/cp-x/preview", "/v1/sessions/hero/checkpoints/cp-x/diff?to=cp-y"])
+        expect((await raw(s.port, { path, headers: { cookie } })).status, path).toBe(401);
+      expect((await raw(s.port, { path: "/v1/doctor", headers: { authorization: `Bearer ${s.token}` } })).status).toBe(200);
     } finally {
       await s.stop();
     }

@@ -41,6 +41,12 @@ export type AssetName = "demo.html" | "demo.js" | "browser.js" | "demo.js.map" |
 export const POLL_DEFAULT_MS = 30_000;
 export const POLL_MAX_MS = 120_000;
 
+/**
+ * Reads that cost real work (doctor's checks, a rollback's dry run reading every file, a
+ * comparison of two checkpoints): the bearer token only, never the cookie alone.
+ */
+const COSTLY_READS = /^\/v1\/(doctor|sessions\/[^/]+\/checkpoints\/[^/]+\/(preview|diff))$/;
+
 /** The one route a query token opens: a session's SSE stream (a session may be named "stream"). */
 const STREAM_ROUTE = /^\/v1\/sessions\/[^/]+\/stream$/;
 
@@ -67,12 +73,14 @@ export function buildApp(o: AppOptions): Hono<Env> {
   );
 
   // Every /v1 route but health needs the token: a bearer header anywhere; the cookie on reads
-  // (EventSource cannot set headers); a query token on the stream only.
+  // (EventSource cannot set headers) but not on the costly ones, which a same-site page could
+  // otherwise make the browser repeat at will; a query token on the stream only.
   app.use("/v1/*", async (c, next) => {
     if (c.req.path === "/v1/health" || DASHBOARD_OPEN_PATHS.has(c.req.path)) return next();
+    const cookieOpens = c.req.method === "GET" && !COSTLY_READS.test(c.req.path);
     const given =
       bearerToken(c.req.header("authorization")) ??
-      (c.req.method === "GET" ? cookieValue(c.req.header("cookie"), cookie) : undefined) ??
+      (cookieOpens ? cookieValue(c.req.header("cookie"), cookie) : undefined) ??
       (c.req.method === "GET" && STREAM_ROUTE.test(c.req.path) ? c.req.query("token") : undefined);
     if (!tokenMatches(o.token, given)) {
       throw new BatonError("unauthorized", "send the server's token as `Authorization: Bearer <token>` (see .baton/server.json)");
