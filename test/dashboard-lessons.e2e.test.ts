@@ -8,7 +8,7 @@ import { join } from "node:path";
 import type { Browser, Page } from "playwright-core";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { openBaton } from "../src/index.js";
-import { dashboardLink, launch, screenshot, seriousViolations, tabTo } from "./dashboard-helpers.js";
+import { connection, dashboardLink, launch, screenshot, seriousViolations, tabTo } from "./dashboard-helpers.js";
 import { tempDir } from "./helpers.js";
 import { serve } from "./server-helpers.js";
 
@@ -50,6 +50,22 @@ async function openLessons(root: string, page: Page): Promise<void> {
 }
 
 describe("dashboard: lessons", () => {
+  it("holds the workspace stream while open, so it shows the server going away (and keeps a started server up)", async () => {
+    const root = await workspace();
+    const server = await serve(root);
+    const context = await browser.newContext();
+    try {
+      const page = await context.newPage();
+      await openLessons(root, page);
+      await connection(page, "live");
+      await server.stop();
+      await connection(page, "reconnecting");
+    } finally {
+      await context.close();
+      await server.stop();
+    }
+  });
+
   it("searches, edits, pins and deletes lessons in LESSONS.md", async () => {
     const root = await workspace();
     const server = await serve(root);

@@ -5,8 +5,9 @@
  *
  * The link is `/dashboard#login=<code>`: a code the server gives only to a holder of its token,
  * spent on first use and expiring within minutes (server/dashboard-routes.ts). The started
- * server exits after 30 minutes without a request; an open dashboard keeps a stream open, which
- * counts as a request in flight, so it stays up while the page is open.
+ * server exits after 30 minutes without a request; every dashboard view keeps a stream open,
+ * which counts as a request in flight, so it stays up while any dashboard tab is open and exits
+ * 30 minutes after the last one closed.
  */
 import { spawn } from "node:child_process";
 import { closeSync, mkdirSync, openSync } from "node:fs";

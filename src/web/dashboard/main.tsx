@@ -5,7 +5,7 @@
  */
 import { render } from "preact";
 import { useEffect, useState } from "preact/hooks";
-import { ApiError, type Connection, get, loginFromFragment, token } from "./api.js";
+import { ApiError, type Connection, follow, get, loginFromFragment, token } from "./api.js";
 import { HealthView } from "./health.js";
 import { LessonsView } from "./lessons.js";
 import { SessionView } from "./session.js";
@@ -45,6 +45,15 @@ function App({ initial }: { initial: Auth }) {
       (err) => setAuth(err instanceof ApiError && err.status === 401 ? { kind: "signed_out" } : { kind: "read_only" }),
     );
   }, [auth.kind]);
+
+  // Views without a stream of their own (lessons, health) still hold the workspace stream: the
+  // badge shows the connection, and the server started by `baton dashboard` (idle exit 30 min)
+  // stays up while any dashboard tab is open, and only then.
+  const streamless = where.view === "health" || where.view === "lessons";
+  useEffect(() => {
+    if (!streamless || auth.kind === "signed_out" || auth.kind === "checking") return;
+    return follow("/v1/dashboard/stream", { onOpen: () => undefined, onMessage: () => undefined, onState: setConn });
+  }, [streamless, auth.kind]);
 
   if (auth.kind === "signed_out" || auth.kind === "checking") {
     return (
