@@ -156,9 +156,9 @@ export class Baton {
   }
 
   /** Every session's status with its last run and journal length, active first (the dashboard's sessions). */
-  async sessionOverview() {
+  async sessionOverview(ids?: readonly string[]) {
     const { sessionOverview } = await import("./services/session-overview.js");
-    return sessionOverview(this.journal, (opts) => this.status(opts));
+    return sessionOverview(this.journal, (opts) => this.status(opts), ids);
   }
 
   rebuild(sessionId?: string) {

@@ -21,6 +21,10 @@ describe("session overview", () => {
       expect(busy?.events).toBe((await b.snapshot("busy")).lastSeq);
       expect(rows.find((r) => r.sessionId === "quiet")?.lastRun).toBeUndefined();
       expect(rows.map((r) => r.sessionId)).toEqual(["busy", "quiet"]); // most recent activity first
+      // Only the rows asked for; an unknown id is left out.
+      const some = await b.sessionOverview(["quiet", "nope", "quiet"]);
+      expect(some.map((r) => r.sessionId)).toEqual(["quiet"]);
+      expect(some[0]).toEqual(rows[1]);
     } finally {
       await b.close();
     }

@@ -91,7 +91,12 @@ export function registerDashboard(app: Hono<Env>, o: DashboardOptions, readJson:
   });
 
   // Every session, active first, most recent activity first within each group.
-  app.get("/v1/dashboard/sessions", async (c) => c.json({ sessions: await baton.sessionOverview() }));
+  // With `?id=<a>&id=<b>`, only those sessions' rows (unknown ids left out), at most 100.
+  app.get("/v1/dashboard/sessions", async (c) => {
+    const ids = c.req.queries("id");
+    if (ids && (ids.length > 100 || ids.some((id) => id === ""))) throw badInput('give at most 100 non-empty "id"s');
+    return c.json({ sessions: await baton.sessionOverview(ids) });
+  });
 
   // The whole workspace's changes as SSE: one `change` message per session that grew, so the
   // page refreshes what it shows. A GET that only reads: the cookie opens it.

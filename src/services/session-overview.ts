@@ -13,14 +13,30 @@ export interface SessionOverview extends SessionStatus {
   events: number;
 }
 
-/** Every session, active first, most recent activity first within each group. */
+/** Every session (or those of `ids`), active first, most recent activity first within each group. */
 export async function sessionOverview(
   journal: Journal,
-  status: (opts: { all: boolean }) => Promise<StatusReport>,
+  status: (opts: { all?: boolean; sessionId?: string }) => Promise<StatusReport>,
+  ids?: readonly string[],
 ): Promise<SessionOverview[]> {
-  const report = await status({ all: true });
+  // With `ids`, only those rows (a page refreshing what changed); an unknown id is left out.
+  const sessions = ids
+    ? (
+        await Promise.all(
+          [...new Set(ids)].map((sessionId) =>
+            status({ sessionId }).then(
+              (r) => r.sessions,
+              (err: unknown) => {
+                if ((err as { code?: string }).code === "not_found") return [];
+                throw err;
+              },
+            ),
+          ),
+        )
+      ).flat()
+    : (await status({ all: true })).sessions;
   const rows: SessionOverview[] = [];
-  for (const s of report.sessions) {
+  for (const s of sessions) {
     const view = await journal.read(s.sessionId); // the fold is cached: status just read it
     const runs = view.snapshot.facets.runs;
     const r = runs[runs.length - 1];

@@ -11,6 +11,8 @@ import { ago, NextActionCell, PendingCell } from "./parts.js";
 
 /** The list is read again at most this often while changes stream in. */
 const RELOAD_MS = 300;
+/** And all of it at least this often while changes come (see `load`). */
+const FULL_EVERY_MS = 5_000;
 
 type StatusFilter = "all" | "active" | "completed" | "paused" | "blocked" | "pending";
 
@@ -33,6 +35,12 @@ export function matches(s: DashboardSession, q: string, f: StatusFilter): boolea
     .every((w) => hay.includes(w));
 }
 
+/** The server's order: active first, then the most recent activity first. */
+export function bySessionOrder(a: DashboardSession, b: DashboardSession): number {
+  if (a.status !== b.status) return a.status === "active" ? -1 : 1;
+  return a.updatedAt < b.updatedAt ? 1 : a.updatedAt > b.updatedAt ? -1 : 0;
+}
+
 export function SessionsView({ onConnection }: { onConnection: (c: Connection) => void }) {
   const [sessions, setSessions] = useState<DashboardSession[] | undefined>();
   const [error, setError] = useState<string | undefined>();
@@ -41,7 +49,13 @@ export function SessionsView({ onConnection }: { onConnection: (c: Connection) =
   const loading = useRef<{ busy: boolean; again: boolean }>({ busy: false, again: false });
 
   useEffect(() => {
-    // One read at a time; changes during a read cause exactly one more.
+    // One read at a time; changes during a read cause exactly one more. A change naming its
+    // session reads only the rows that changed (`?id=`); a change without one (a lease, a run's
+    // heartbeat), a reconnect, or the first read reads the whole list.
+    let rows: DashboardSession[] | undefined;
+    const changed = new Set<string>();
+    let everything = true;
+    let lastFull = 0;
     const load = async () => {
       if (loading.current.busy) {
         loading.current.again = true;
@@ -51,15 +65,46 @@ export function SessionsView({ onConnection }: { onConnection: (c: Connection) =
       try {
         do {
           loading.current.again = false;
-          const r = await get<{ sessions: DashboardSession[] }>("/v1/dashboard/sessions");
-          setSessions(r.sessions);
+          const ids = [...changed];
+          // The server drops a sessionless change that comes with a session's (it is nearly
+          // always the same append), so a lease taken in the same moment as another session's
+          // append would go unseen: the whole list is read again at least every FULL_EVERY_MS
+          // while changes come.
+          const full = everything || rows === undefined || Date.now() - lastFull >= FULL_EVERY_MS;
+          if (full) lastFull = Date.now();
+          changed.clear();
+          everything = false;
+          if (full) rows = (await get<{ sessions: DashboardSession[] }>("/v1/dashboard/sessions")).sessions;
+          else if (ids.length > 0) {
+            const query = ids.map((id) => `id=${encodeURIComponent(id)}`).join("&");
+            const fresh = (await get<{ sessions: DashboardSession[] }>(`/v1/dashboard/sessions?${query}`)).sessions;
+            const byId = new Map((rows ?? []).map((r) => [r.sessionId, r]));
+            for (const r of fresh) byId.set(r.sessionId, r);
+            rows = [...byId.values()].sort(bySessionOrder);
+          }
+          setSessions(rows);
           setError(undefined);
         } while (loading.current.again);
       } catch (err) {
+        everything = true; // read it all next time
         setError((err as Error).message);
       } finally {
         loading.current.busy = false;
       }
+    };
+    const onMessage = (_type: string, data: string) => {
+      try {
+        const m = JSON.parse(data) as { sessionId?: string | null };
+        if (typeof m.sessionId === "string") changed.add(m.sessionId);
+        else everything = true;
+      } catch {
+        everything = true;
+      }
+      soon();
+    };
+    const onOpen = () => {
+      everything = true;
+      void load();
     };
     // At most one read per RELOAD_MS: the first change after a quiet spell is read at once (an
     // append shows within the 100 ms goal), a burst (heartbeats, many agents) is read once per
@@ -77,7 +122,7 @@ export function SessionsView({ onConnection }: { onConnection: (c: Connection) =
       if (wait <= 0) run();
       else timer = setTimeout(run, wait);
     };
-    const stop = follow("/v1/dashboard/stream", { onOpen: load, onMessage: soon, onState: onConnection });
+    const stop = follow("/v1/dashboard/stream", { onOpen, onMessage, onState: onConnection });
     return () => {
       if (timer) clearTimeout(timer);
       stop();
