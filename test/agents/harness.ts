@@ -38,7 +38,7 @@ export class Project {
     readonly agent: AgentName,
     files: Record<string, string>,
   ) {
-    this.base = mkdtempSync(join(tmpdir(), `baton-${agent}-e2e-`));
+    this.base = mkdtempSync(join(tmpdir(), `agent-e2e-${agent}-`));
     this.root = join(this.base, "repo");
     this.home = join(this.base, "home");
     this.bin = join(this.base, "bin");

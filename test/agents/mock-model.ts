@@ -349,6 +349,20 @@ export class MockModel {
   }
 }
 
+/** The text of every tool result in a logged request, whatever the protocol. */
+export function toolResults(r: LoggedRequest): string[] {
+  const b = r.body;
+  if (r.protocol === "anthropic")
+    return (b.messages ?? []).flatMap((m: any) =>
+      Array.isArray(m.content) ? m.content.filter((c: any) => c.type === "tool_result").map((c: any) => JSON.stringify(c.content)) : [],
+    );
+  if (r.protocol === "openai")
+    return (b.input ?? []).filter((i: any) => /_call_output$/.test(String(i.type))).map((i: any) => JSON.stringify(i.output));
+  return (b.contents ?? []).flatMap((c: any) =>
+    (c.parts ?? []).filter((p: any) => p.functionResponse).map((p: any) => JSON.stringify(p.functionResponse)),
+  );
+}
+
 function json(res: ServerResponse, value: unknown): void {
   res.writeHead(200, { "content-type": "application/json" });
   res.end(JSON.stringify(value));
