@@ -271,13 +271,24 @@ function installedEvents(p: Project, agent: AgentName): string[] {
   return Object.keys(JSON.parse(readFileSync(join(p.root, file), "utf8")).hooks ?? {});
 }
 
-/** The agent's real payloads, one per event (the first; and the first failure of an after-tool event). */
+/**
+ * The agent's real payloads: the first of each event and variant (`<Event>.json`, then
+ * `<Event>.<tool>.json`, `<Event>.<tool>.failure.json`, `<Event>.undo.json`,
+ * `<Event>.rollback.json`, `<Event>.<source>.json`).
+ */
 function saveFixtures(agent: AgentName, p: Project): void {
   const picked = new Map<string, Capture>();
   for (const c of p.captured()) {
-    if (!picked.has(c.event)) picked.set(c.event, c);
-    const failed = /PostToolUse|AfterTool/.test(c.event) && JSON.stringify(c.payload).includes(FAIL_CMD);
-    if (failed && !picked.has(`${c.event}.failure`)) picked.set(`${c.event}.failure`, c);
+    const q = c.payload ?? {};
+    const variants = [c.event];
+    if (typeof q.tool_name === "string") {
+      const failed = JSON.stringify(q).includes(FAIL_CMD) && /Post|After/.test(c.event);
+      variants.push(`${c.event}.${q.tool_name}${failed ? ".failure" : ""}`);
+    }
+    if (typeof q.prompt === "string" && /undo that/.test(q.prompt)) variants.push(`${c.event}.undo`);
+    if (typeof q.prompt === "string" && /\/rollback 2/.test(q.prompt)) variants.push(`${c.event}.rollback`);
+    if (typeof q.source === "string") variants.push(`${c.event}.${q.source}`);
+    for (const v of variants) if (!picked.has(v)) picked.set(v, c);
   }
   const targets: string[] = [];
   if (process.env.BATON_AGENT_FIXTURES === "write") targets.push(join(REPO, "test", "fixtures", "agents", agent));
