@@ -7,6 +7,7 @@ agentSuite({
     const r = p.baton(["hooks", "install", "claude", "--command", "baton"]);
     if (r.code !== 0) throw new Error(`baton hooks install claude: ${r.stderr}`);
   },
+  compact: { prompt: "/compact" },
   args(prompt, resume) {
     return [
       "-p",

@@ -16,6 +16,7 @@ agentSuite({
       [
         'model = "gpt-5.5"',
         'model_provider = "mock"',
+        "model_auto_compact_token_limit = 5000",
         "[model_providers.mock]",
         'name = "mock"',
         `base_url = "${url}/v1"`,
@@ -30,6 +31,8 @@ agentSuite({
     if (r.code !== 0) throw new Error(`baton hooks install codex: ${r.stderr}`);
     await trustCodexHooks(cli, p.root, p.env);
   },
+  // Codex compacts by itself past model_auto_compact_token_limit (config.toml above).
+  compact: { prompt: "Carry on.", inputTokens: 9_000 },
   args(prompt, resume) {
     const flags = ["--skip-git-repo-check", "--dangerously-bypass-approvals-and-sandbox", "--json"];
     return resume ? ["exec", ...flags, "resume", resume, prompt] : ["exec", ...flags, prompt];

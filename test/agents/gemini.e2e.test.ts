@@ -14,6 +14,16 @@ agentSuite({
     const r = p.baton(["hooks", "install", "gemini", "--command", "baton"]);
     if (r.code !== 0) throw new Error(`baton hooks install gemini: ${r.stderr}`);
   },
+  // Gemini CLI compresses by itself before a request once the last one used more than half the
+  // model's context window: two requests in the turn, the first reporting a large prompt.
+  compact: {
+    prompt: "Carry on.",
+    inputTokens: 900_000,
+    steps: [
+      { op: "read", path: "a.txt" },
+      { op: "text", text: "Carried on." },
+    ],
+  },
   args(prompt, resume) {
     return ["-p", prompt, "--yolo", "--output-format", "stream-json", ...(resume ? ["--resume", resume] : [])];
   },

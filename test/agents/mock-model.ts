@@ -45,6 +45,8 @@ export class MockModel {
   private cwd = "/";
   private seq = 0;
   url = "";
+  /** Input tokens each answer reports (a large value makes an agent compact its context). */
+  inputTokens = 10;
 
   async start(): Promise<string> {
     this.server = createServer((req, res) => {
@@ -196,11 +198,11 @@ export class MockModel {
       model: body.model ?? "gpt",
       output: [item],
       usage: {
-        input_tokens: 10,
+        input_tokens: this.inputTokens,
         input_tokens_details: { cached_tokens: 0 },
         output_tokens: 5,
         output_tokens_details: { reasoning_tokens: 0 },
-        total_tokens: 15,
+        total_tokens: this.inputTokens + 5,
       },
     };
     if (body.stream === false) {
@@ -308,7 +310,7 @@ export class MockModel {
     else part = { functionCall: this.geminiTool(step, decls) };
     const chunk = {
       candidates: [{ content: { role: "model", parts: [part] }, finishReason: "STOP", index: 0 }],
-      usageMetadata: { promptTokenCount: 10, candidatesTokenCount: 5, totalTokenCount: 15 },
+      usageMetadata: { promptTokenCount: this.inputTokens, candidatesTokenCount: 5, totalTokenCount: this.inputTokens + 5 },
       modelVersion: "gemini-mock",
     };
     if (!stream) {

@@ -30,6 +30,11 @@ export interface Driver {
   env(modelUrl: string): Record<string, string>;
   /** The agent's session id, from its JSON output. */
   sessionId(run: AgentRun): string | undefined;
+  /**
+   * How to make the agent compact its context in a resumed turn: a prompt (Claude Code's
+   * `/compact`), or answers that report a context this large (the agent compacts by itself).
+   */
+  compact: { prompt: string; inputTokens?: number; steps?: Step[] };
   /** The agent reads files through its shell tool (so a read is checkpointed like a shell command). */
   readIsShell?: boolean;
   /** Agent notices that are not about Baton (matched lines are ignored by the warnings check). */
@@ -125,6 +130,9 @@ export function agentSuite(d: Driver): void {
       sessionId = d.sessionId(runs.work as AgentRun);
       trees.work = tree(p);
       checkpointsAfterWork = p.baton(["--json", "checkpoints"]).json().checkpoints;
+      mock.inputTokens = d.compact.inputTokens ?? 10;
+      await turn("compact", d.compact.prompt, d.compact.steps ?? [{ op: "text", text: "Summary: made the planned changes." }], sessionId);
+      mock.inputTokens = 10;
       await turn("undo", "undo that", [{ op: "text", text: "Noted." }], sessionId);
       trees.undo = tree(p);
       await turn("rollback2", "/rollback 2", [{ op: "text", text: "Noted." }], sessionId);
@@ -145,6 +153,11 @@ export function agentSuite(d: Driver): void {
       await mock.stop();
       if (p) {
         saveFixtures(d.agent, p);
+        // For a look at a run: the project, its captures, the agent's output and the model's requests.
+        if (process.env.BATON_AGENT_KEEP) {
+          writeFileSync(join(p.base, "requests.jsonl"), mock.requests.map((r) => JSON.stringify(r)).join("\n"));
+          cpSync(p.base, join(process.env.BATON_AGENT_KEEP, d.agent), { recursive: true });
+        }
         p.cleanup();
       }
     });
@@ -157,7 +170,7 @@ export function agentSuite(d: Driver): void {
     test("every event Baton installs fires", () => {
       const installed = installedEvents(p, d.agent);
       const fired = new Set(p.captured().map((c) => c.event));
-      const missing = installed.filter((e) => !fired.has(e) && !/Compact|Compress/.test(e));
+      const missing = installed.filter((e) => !fired.has(e));
       expect(missing, `installed: ${installed.join(", ")}; fired: ${[...fired].join(", ")}`).toEqual([]);
     });
 
@@ -178,6 +191,16 @@ export function agentSuite(d: Driver): void {
       expect(types).toContain("run:ended");
       const log = p.read(".baton/logs/hooks.log");
       expect(log ?? "", "hooks.log records Baton's own failures").toBe("");
+    });
+
+    test("the one real compaction is noted once in the journal, STATE.md written", () => {
+      const notes = p
+        .baton(["export", batonSession])
+        .stdout.split("\n")
+        .filter((l) => l.includes("compacted its context"));
+      expect(notes.length, notes.join("\n")).toBe(1);
+      expect(p.read(`.baton/sessions/${batonSession}/STATE.md`)).toContain(batonSession);
+      expect(p.captured().some((c) => c.event === "SessionStart" && c.payload.source === "compact") || d.agent === "gemini").toBe(true);
     });
 
     test("a checkpoint precedes each write, edit and shell command", () => {
@@ -298,5 +321,4 @@ function saveFixtures(agent: AgentName, p: Project): void {
     mkdirSync(dir, { recursive: true });
     for (const [name, c] of picked) writeFileSync(join(dir, `${name}.json`), `${JSON.stringify(scrub(c.payload, p), null, 2)}\n`);
   }
-  if (process.env.BATON_AGENT_KEEP) cpSync(p.base, process.env.BATON_AGENT_KEEP, { recursive: true });
 }
