@@ -308,8 +308,9 @@ function saveFixtures(agent: AgentName, p: Project): void {
       const failed = JSON.stringify(q).includes(FAIL_CMD) && /Post|After/.test(c.event);
       variants.push(`${c.event}.${q.tool_name}${failed ? ".failure" : ""}`);
     }
-    if (typeof q.prompt === "string" && /undo that/.test(q.prompt)) variants.push(`${c.event}.undo`);
-    if (typeof q.prompt === "string" && /\/rollback 2/.test(q.prompt)) variants.push(`${c.event}.rollback`);
+    // The user's words end the prompt (Gemini CLI puts Baton's own context before them).
+    if (typeof q.prompt === "string" && /(^|\n)undo that$/.test(q.prompt.trim())) variants.push(`${c.event}.undo`);
+    if (typeof q.prompt === "string" && /(^|\n)\/rollback 2$/.test(q.prompt.trim())) variants.push(`${c.event}.rollback`);
     if (typeof q.source === "string") variants.push(`${c.event}.${q.source}`);
     for (const v of variants) if (!picked.has(v)) picked.set(v, c);
   }
