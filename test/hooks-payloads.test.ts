@@ -21,7 +21,12 @@ const FAIL_CMD = "cat does-not-exist.txt";
 function fixtures(agent: string): { name: string; event: string; payload: Record<string, unknown> }[] {
   return readdirSync(join(DIR, agent))
     .filter((f) => f.endsWith(".json"))
-    .map((f) => ({ name: f, event: f.split(".")[0] as string, payload: JSON.parse(readFileSync(join(DIR, agent, f), "utf8")) }));
+    .map((f) => {
+      const payload = JSON.parse(readFileSync(join(DIR, agent, f), "utf8"));
+      // Codex's transcript, cut to the captured calls, is kept beside the payloads.
+      if (agent === "codex" && typeof payload.transcript_path === "string") payload.transcript_path = join(DIR, agent, "rollout.jsonl");
+      return { name: f, event: f.split(".")[0] as string, payload };
+    });
 }
 
 function parse(agent: string, event: string, payload: Record<string, unknown>): HookEvent {

@@ -317,9 +317,27 @@ function saveFixtures(agent: AgentName, p: Project): void {
   const targets: string[] = [];
   if (process.env.BATON_AGENT_FIXTURES === "write") targets.push(join(REPO, "test", "fixtures", "agents", agent));
   if (process.env.BATON_AGENT_CAPTURES_OUT) targets.push(join(process.env.BATON_AGENT_CAPTURES_OUT, agent));
+  const transcript = agent === "codex" ? codexTranscript(p, [...picked.values()]) : undefined;
   for (const dir of targets) {
     rmSync(dir, { recursive: true, force: true });
     mkdirSync(dir, { recursive: true });
     for (const [name, c] of picked) writeFileSync(join(dir, `${name}.json`), `${JSON.stringify(scrub(c.payload, p), null, 2)}\n`);
+    if (transcript) writeFileSync(join(dir, "rollout.jsonl"), transcript);
   }
+}
+
+/**
+ * Codex's session transcript (`transcript_path`, where a call's exit code is: its PostToolUse
+ * payload carries only the output), cut to the lines about the captured calls.
+ */
+function codexTranscript(p: Project, picked: Capture[]): string | undefined {
+  const file = picked.map((c) => c.payload.transcript_path).find((t) => typeof t === "string");
+  if (!file) return undefined;
+  const ids = picked.map((c) => c.payload.tool_use_id).filter((id): id is string => typeof id === "string");
+  return readFileSync(file, "utf8")
+    .split("\n")
+    .filter((l) => ids.some((id) => l.includes(id)))
+    .map((l) => JSON.stringify(scrub(JSON.parse(l), p)))
+    .join("\n")
+    .concat("\n");
 }
