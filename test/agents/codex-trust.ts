@@ -59,8 +59,8 @@ export function listCodexHooks(codex: string, cwd: string, env: Record<string, s
 }
 
 /** Trust Baton's Codex hooks for this project, as a user approving them in `/hooks` would. */
-export async function trustCodexHooks(codex: string, cwd: string, env: Record<string, string>): Promise<CodexHookEntry[]> {
-  const hooks = (await listCodexHooks(codex, cwd, env)).filter((h) => /\bhook codex\b/.test(h.command ?? ""));
+export async function trustCodexHooks(codex: string, cwd: string, env: Record<string, string>, all = false): Promise<CodexHookEntry[]> {
+  const hooks = (await listCodexHooks(codex, cwd, env)).filter((h) => all || /\bhook codex\b/.test(h.command ?? ""));
   if (hooks.length === 0)
     throw new Error("codex hooks/list shows none of Baton's hooks: is .codex/hooks.json installed and the project trusted?");
   const lines = hooks

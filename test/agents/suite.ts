@@ -17,29 +17,10 @@
 import { cpSync, mkdirSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { afterAll, beforeAll, describe, expect, test } from "vitest";
+import type { Driver } from "./drivers.js";
 import { type AgentRun, type Capture, Project } from "./harness.js";
 import { type AgentName, agentCli, REPO, VERSIONS } from "./install.js";
 import { MockModel, repeat, type Step, toolResults } from "./mock-model.js";
-
-export interface Driver {
-  agent: AgentName;
-  /** Agent configuration in the private HOME, Baton's hooks installed (and trusted where the agent asks). */
-  setup(p: Project, cli: string, modelUrl: string): Promise<void>;
-  /** Arguments for a headless turn; `resume` is the agent's session id of an earlier turn. */
-  args(prompt: string, resume?: string): string[];
-  env(modelUrl: string): Record<string, string>;
-  /** The agent's session id, from its JSON output. */
-  sessionId(run: AgentRun): string | undefined;
-  /**
-   * How to make the agent compact its context in a resumed turn: a prompt (Claude Code's
-   * `/compact`), or answers that report a context this large (the agent compacts by itself).
-   */
-  compact: { prompt: string; inputTokens?: number; steps?: Step[] };
-  /** The agent reads files through its shell tool (so a read is checkpointed like a shell command). */
-  readIsShell?: boolean;
-  /** Agent notices that are not about Baton (matched lines are ignored by the warnings check). */
-  benign?: RegExp[];
-}
 
 export const FILES: Record<string, string> = { "a.txt": "one\n", "src/b.txt": "bee\n", "README.md": "# demo\n" };
 const PINNED = "Always run the parser tests before you commit.";
@@ -124,7 +105,10 @@ export function agentSuite(d: Driver): void {
       expect(lesson.code, lesson.stderr).toBe(0);
       expect(p.baton(["event", "start"]).code).toBe(0);
       nextAction = p.baton(["--json", "status"]).json().sessions[0].nextAction;
-      await d.setup(p, cli, url);
+      d.configure(p, url);
+      const hooks = p.baton(["hooks", "install", d.agent, "--command", "baton"]);
+      expect(hooks.code, hooks.stderr).toBe(0);
+      await d.trustHooks?.(p, cli);
 
       await turn("work", "Make the planned changes.", WORK);
       sessionId = d.sessionId(runs.work as AgentRun);
