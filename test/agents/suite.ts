@@ -267,8 +267,11 @@ function agentWarnings(r: AgentRun): string[] {
   const lines = r.stderr.split("\n");
   for (const e of r.events) {
     const kind = `${e.type ?? ""} ${e.subtype ?? ""} ${e.level ?? ""} ${e.severity ?? ""} ${e.item?.type ?? ""}`;
-    const hookFailed = /hook/i.test(kind) && ((e.exit_code ?? 0) !== 0 || /error|fail|cancel/i.test(String(e.outcome ?? "")));
-    if (/warn|error/i.test(kind) || hookFailed) lines.push(JSON.stringify(e));
+    // Claude Code reports each hook's exit code, outcome and stderr in its stream.
+    const hookFailed =
+      /hook/i.test(kind) && ((e.exit_code ?? 0) !== 0 || /error|fail|cancel/i.test(String(e.outcome ?? "")) || (e.stderr ?? "") !== "");
+    if (hookFailed) lines.push(`hook failed: ${JSON.stringify(e)}`);
+    else if (/warn|error/i.test(kind)) lines.push(JSON.stringify(e));
   }
   return lines.filter((l) => /hook|baton|settings/i.test(l) && /warn|error|invalid|fail|untrusted|skipp|ignor|not trusted/i.test(l));
 }
