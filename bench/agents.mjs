@@ -4,10 +4,11 @@
  *
  *   node scripts/build.mjs --no-types && node bench/agents.mjs [claude codex gemini] [--reps N]
  *
- * Each agent runs one headless turn of K tool calls (alternating a file write and the shell
- * command `true step-<i>`, so half the calls take a targeted checkpoint and half a whole-tree one) in a
- * fresh project, for K = K1 and K = K2; the cost of one tool call is the slope
- * (t(K2) - t(K1)) / (K2 - K1), which leaves out the agent's start-up and the per-turn hooks.
+ * Each agent runs one headless turn of K tool calls in a fresh project, alternating a file
+ * write and a shell command (`true step-<i>`: a targeted checkpoint, then a whole-tree one). The
+ * cost of one tool call is the time from the model's answer naming it to the agent's next
+ * request to the model (the mock model stamps each request): the agent runs its before-hooks,
+ * the tool and its after-hooks in between, and its start-up and per-turn hooks are left out.
  * Four set-ups, in rotating order:
  *
  * - none:   no hooks;
@@ -18,11 +19,13 @@
  * - server: Baton's hooks with the default (auto): the first hook starts `baton serve`, later
  *           ones hand their payload to it.
  *
- * Reported: the median slope per set-up, and Baton's added cost per tool call (off and server
- * minus none) beside the spawn cost. Written to bench/results/agents-<time>.json.
+ * Reported per agent and kind of call (write, shell): the median over all calls of all rounds
+ * per set-up, and what spawn, off and server add to none. Written to
+ * bench/results/agents-<time>.json.
  */
 import { execFileSync } from "node:child_process";
 import { existsSync, mkdirSync, readFileSync, rmSync, writeFileSync } from "node:fs";
+import os from "node:os";
 import { join } from "node:path";
 import { build } from "esbuild";
 import { REPO } from "./lib.mjs";
@@ -31,14 +34,13 @@ const args = process.argv.slice(2);
 const repsAt = args.indexOf("--reps");
 const REPS = repsAt >= 0 ? Number(args[repsAt + 1]) : 3;
 const AGENTS = args.filter((a, i) => !a.startsWith("--") && args[i - 1] !== "--reps");
-const K1 = 2;
-const K2 = 12;
+const K = 12;
 const SETUPS = ["none", "spawn", "off", "server"];
 const CONFIG = { claude: ".claude/settings.json", codex: ".codex/hooks.json", gemini: ".gemini/settings.json" };
+const HELPERS = join(REPO, "bench", "results", ".agents-helpers.mjs");
 
 /** The e2e suite's helpers (TypeScript), bundled for Node. */
 async function loadHelpers() {
-  const out = join(REPO, "bench", "results", ".agents-helpers.mjs");
   mkdirSync(join(REPO, "bench", "results"), { recursive: true });
   await build({
     stdin: {
@@ -50,11 +52,11 @@ async function loadHelpers() {
     bundle: true,
     platform: "node",
     format: "esm",
-    outfile: out,
+    outfile: HELPERS,
     define: { "import.meta.dirname": JSON.stringify(join(REPO, "test", "agents")) },
     logLevel: "error",
   });
-  return import(out);
+  return import(HELPERS);
 }
 
 function script(k) {
@@ -83,6 +85,12 @@ function stopServer(p) {
   return true;
 }
 
+function median(xs) {
+  const s = [...xs].sort((a, b) => a - b);
+  return s.length % 2 ? s[(s.length - 1) / 2] : (s[s.length / 2 - 1] + s[s.length / 2]) / 2;
+}
+
+/** One turn of `k` tool calls; the time each write and shell call took, hooks included. */
 async function once(h, mock, url, cli, d, setup, k) {
   const p = new h.Project(d.agent, { "a.txt": "one\n", "src/b.txt": "bee\n", "README.md": "# demo\n" });
   try {
@@ -98,29 +106,32 @@ async function once(h, mock, url, cli, d, setup, k) {
     }
     mock.play(script(k), p.root);
     const env = { ...d.env(url), BATON_CAPTURE_DIR: "", BATON_HOOK_SERVER: setup === "server" ? "auto" : "off" };
-    const t0 = process.hrtime.bigint();
+    const from = mock.requests.length;
     const r = await p.run(cli, d.args("Do the work."), env, 300_000);
-    const ms = Number(process.hrtime.bigint() - t0) / 1e6;
-    if (r.code !== 0) throw new Error(`${d.agent} ${setup} K=${k} exited ${r.code}: ${r.stderr.slice(-2000)}`);
-    const files = Array.from({ length: k }, (_, i) => i).filter((i) => i % 2 === 0);
-    if (!files.every((i) => p.read(`gen/f${i}.txt`) === `file ${i}\n`))
-      throw new Error(`${d.agent} ${setup} K=${k}: the writes did not all happen`);
-    if (setup !== "none" && setup !== "spawn") {
-      const cps = JSON.parse(p.baton(["--json", "checkpoints"]).stdout).checkpoints.length;
-      if (cps !== k) throw new Error(`${d.agent} ${setup} K=${k}: ${cps} checkpoints, expected ${k}: the hooks did not run`);
+    if (r.code !== 0) throw new Error(`${d.agent} ${setup} exited ${r.code}: ${r.stderr.slice(-2000)}`);
+    // Request i+1 arrives once the call answered to request i has run, hooks included.
+    const mains = mock.requests.slice(from).filter((q) => q.main);
+    const calls = { write: [], shell: [] };
+    for (let i = 0; i + 1 < mains.length; i++) {
+      const op = mains[i].step?.op;
+      if (op === "write" || op === "shell") calls[op].push(mains[i + 1].at - mains[i].at);
     }
-    if (setup === "server" && !stopServer(p)) throw new Error(`${d.agent} server K=${k}: no server was started`);
-    return ms;
+    if (calls.write.length + calls.shell.length !== k)
+      throw new Error(`${d.agent} ${setup}: ${calls.write.length + calls.shell.length} calls timed, expected ${k}`);
+    const written = Array.from({ length: k }, (_, i) => i).filter((i) => i % 2 === 0);
+    if (!written.every((i) => p.read(`gen/f${i}.txt`) === `file ${i}\n`))
+      throw new Error(`${d.agent} ${setup}: the writes did not all happen`);
+    if (setup === "off" || setup === "server") {
+      const cps = JSON.parse(p.baton(["--json", "checkpoints"]).stdout).checkpoints.length;
+      if (cps !== k) throw new Error(`${d.agent} ${setup}: ${cps} checkpoints, expected ${k}: the hooks did not run`);
+    }
+    if (setup === "server" && !stopServer(p)) throw new Error(`${d.agent} server: no server was started`);
+    return calls;
   } finally {
     stopServer(p);
     p.cleanup();
   }
 }
-
-const median = (xs) => {
-  const s = [...xs].sort((a, b) => a - b);
-  return s.length % 2 ? s[(s.length - 1) / 2] : (s[s.length / 2 - 1] + s[s.length / 2]) / 2;
-};
 
 async function main() {
   const h = await loadHelpers();
@@ -131,47 +142,41 @@ async function main() {
     const cli = h.agentCli(agent);
     const mock = new h.MockModel();
     const url = await mock.start();
-    const times = Object.fromEntries(SETUPS.map((s) => [s, { [K1]: [], [K2]: [] }]));
+    const times = Object.fromEntries(SETUPS.map((s) => [s, { write: [], shell: [] }]));
     try {
       for (let rep = 0; rep < REPS; rep++) {
         for (let j = 0; j < SETUPS.length; j++) {
           const setup = SETUPS[(j + rep) % SETUPS.length];
-          for (const k of rep % 2 ? [K2, K1] : [K1, K2]) {
-            const ms = await once(h, mock, url, cli, d, setup, k);
-            times[setup][k].push(ms);
-            process.stderr.write(`${agent} ${setup} K=${k}: ${ms.toFixed(0)} ms\n`);
-          }
+          const calls = await once(h, mock, url, cli, d, setup, K);
+          times[setup].write.push(...calls.write);
+          times[setup].shell.push(...calls.shell);
+          process.stderr.write(
+            `${agent} ${setup}: write ${median(calls.write).toFixed(0)} ms, shell ${median(calls.shell).toFixed(0)} ms\n`,
+          );
         }
       }
     } finally {
       await mock.stop();
     }
-    const slope = Object.fromEntries(SETUPS.map((s) => [s, (median(times[s][K2]) - median(times[s][K1])) / (K2 - K1)]));
-    results[agent] = {
-      version: h.VERSIONS[agent].version,
-      msPerToolCall: slope,
-      spawnAdds: slope.spawn - slope.none,
-      batonOffAdds: slope.off - slope.none,
-      batonServerAdds: slope.server - slope.none,
-      times,
-    };
+    const med = Object.fromEntries(SETUPS.map((s) => [s, { write: median(times[s].write), shell: median(times[s].shell) }]));
+    results[agent] = { version: h.VERSIONS[agent].version, medianMs: med, times };
   }
-  const rows = Object.entries(results).map(([a, r]) =>
-    [
-      `${a} ${r.version}`,
-      r.msPerToolCall.none.toFixed(0),
-      r.spawnAdds.toFixed(0),
-      r.batonOffAdds.toFixed(0),
-      r.batonServerAdds.toFixed(0),
-    ].join(" | "),
-  );
-  console.log(
-    `agent | ms per tool call, no hooks | + hook process \`true\` | + Baton, server off | + Baton, with server\n${rows.join("\n")}`,
-  );
+  const lines = [
+    "agent | call | none | spawn `true` (+) | Baton, server off (+) | Baton, server (+)",
+    "--- | --- | ---: | ---: | ---: | ---:",
+  ];
+  for (const [a, r] of Object.entries(results))
+    for (const kind of ["write", "shell"]) {
+      const m = r.medianMs;
+      const plus = (s) => `${m[s][kind].toFixed(0)} (+${(m[s][kind] - m.none[kind]).toFixed(0)})`;
+      lines.push(`${a} ${r.version} | ${kind} | ${m.none[kind].toFixed(0)} | ${plus("spawn")} | ${plus("off")} | ${plus("server")}`);
+    }
+  const load = os.loadavg().map((x) => x.toFixed(1));
+  console.log(`${lines.join("\n")}\nload average: ${load.join(" ")}`);
   const out = join(REPO, "bench", "results", `agents-${new Date().toISOString().replace(/[:.]/g, "-")}.json`);
-  writeFileSync(out, JSON.stringify({ K1, K2, reps: REPS, results }, null, 2));
+  writeFileSync(out, JSON.stringify({ K, reps: REPS, loadavg: os.loadavg(), results }, null, 2));
   console.log(`written: ${out}`);
-  rmSync(join(REPO, "bench", "results", ".agents-helpers.mjs"), { force: true });
+  rmSync(HELPERS, { force: true });
 }
 
 await main();

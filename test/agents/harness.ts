@@ -10,7 +10,8 @@ import { tmpdir } from "node:os";
 import { dirname, join } from "node:path";
 import { type AgentName, REPO } from "./install.js";
 
-export const CLI = join(REPO, "bin", "baton.cjs");
+/** The baton the agents run: this checkout's, or another build's `bin/baton.cjs` (BATON_AGENT_E2E_CLI). */
+export const CLI = process.env.BATON_AGENT_E2E_CLI || join(REPO, "bin", "baton.cjs");
 
 export interface AgentRun {
   code: number | null;

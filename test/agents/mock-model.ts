@@ -30,6 +30,8 @@ export interface LoggedRequest {
   /** The step this request was answered with (main requests only). */
   step?: Step;
   main: boolean;
+  /** When the request arrived (performance.now(), ms). */
+  at: number;
 }
 
 /** A step repeated `n` times. */
@@ -96,6 +98,7 @@ export class MockModel {
   }
 
   private async handle(req: IncomingMessage, res: ServerResponse): Promise<void> {
+    const at = performance.now();
     const chunks: Buffer[] = [];
     for await (const c of req) chunks.push(c as Buffer);
     const raw = Buffer.concat(chunks).toString("utf8");
@@ -112,22 +115,22 @@ export class MockModel {
       return json(res, path.includes("models") ? { data: [], models: [] } : {});
     }
     if (path.endsWith("/messages/count_tokens")) return json(res, { input_tokens: 100 });
-    if (path.endsWith("/v1/messages")) return this.anthropic(path, body, res);
-    if (path.endsWith("/responses")) return this.openai(path, body, res);
+    if (path.endsWith("/v1/messages")) return this.anthropic(path, body, res, at);
+    if (path.endsWith("/responses")) return this.openai(path, body, res, at);
     if (path.includes(":countTokens")) return json(res, { totalTokens: 100 });
     if (path.includes(":streamGenerateContent") || path.includes(":generateContent"))
-      return this.gemini(path, body, res, path.includes(":stream"));
+      return this.gemini(path, body, res, path.includes(":stream"), at);
     res.writeHead(404, { "content-type": "application/json" });
     res.end(JSON.stringify({ error: { message: `mock model: no route for ${req.method} ${path}` } }));
   }
 
   // ---- Anthropic Messages ----
 
-  private anthropic(path: string, body: any, res: ServerResponse): void {
+  private anthropic(path: string, body: any, res: ServerResponse, at: number): void {
     const tools: string[] = (body.tools ?? []).map((t: any) => t.name);
     const main = tools.includes("Bash") || tools.includes("Write");
     const step = main ? this.nextStep() : { op: "text" as const, text: "Baton test" };
-    this.requests.push({ protocol: "anthropic", path, body, main, ...(main ? { step } : {}) });
+    this.requests.push({ at, protocol: "anthropic", path, body, main, ...(main ? { step } : {}) });
     let block: any;
     if (step.op === "text") block = { type: "text", text: step.text };
     else {
@@ -183,12 +186,12 @@ export class MockModel {
 
   // ---- OpenAI Responses ----
 
-  private openai(path: string, body: any, res: ServerResponse): void {
+  private openai(path: string, body: any, res: ServerResponse, at: number): void {
     const tools: any[] = body.tools ?? [];
     const names = tools.map((t) => t.name ?? t.type);
     const main = names.some((n) => /shell|exec_command|apply_patch/.test(String(n)));
     const step = main ? this.nextStep() : { op: "text" as const, text: "Baton test" };
-    this.requests.push({ protocol: "openai", path, body, main, ...(main ? { step } : {}) });
+    this.requests.push({ at, protocol: "openai", path, body, main, ...(main ? { step } : {}) });
     const item = step.op === "text" ? this.openaiMessage(step.text) : this.codexTool(step, tools);
     const rid = this.id("resp");
     const response = {
@@ -289,12 +292,12 @@ export class MockModel {
 
   // ---- Gemini ----
 
-  private gemini(path: string, body: any, res: ServerResponse, stream: boolean): void {
+  private gemini(path: string, body: any, res: ServerResponse, stream: boolean, at: number): void {
     const decls: any[] = (body.tools ?? []).flatMap((t: any) => t.functionDeclarations ?? []);
     const main = decls.some((d) => d.name === "run_shell_command" || d.name === "write_file");
     const wantsJson = /json/i.test(String(body.generationConfig?.responseMimeType ?? "")) || body.generationConfig?.responseJsonSchema;
     const step = main ? this.nextStep() : { op: "text" as const, text: "Baton test" };
-    this.requests.push({ protocol: "gemini", path, body, main, ...(main ? { step } : {}) });
+    this.requests.push({ at, protocol: "gemini", path, body, main, ...(main ? { step } : {}) });
     let part: any;
     if (!main && wantsJson)
       part = {
