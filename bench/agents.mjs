@@ -14,6 +14,7 @@
  * - none:   no hooks;
  * - spawn:  the same events and matchers as Baton's, each running `true` (the agent's own cost
  *           of starting a hook process);
+ * - node:   the same, each running `node -e 0` (that plus a Node start, which any Node hook pays);
  * - off:    Baton's hooks as `baton hooks install` writes them, BATON_HOOK_SERVER=off (every
  *           hook opens the workspace in its own process);
  * - server: Baton's hooks with the default (auto): the first hook starts `baton serve`, later
@@ -35,7 +36,7 @@ const repsAt = args.indexOf("--reps");
 const REPS = repsAt >= 0 ? Number(args[repsAt + 1]) : 3;
 const AGENTS = args.filter((a, i) => !a.startsWith("--") && args[i - 1] !== "--reps");
 const K = 12;
-const SETUPS = ["none", "spawn", "off", "server"];
+const SETUPS = ["none", "spawn", "node", "off", "server"];
 const CONFIG = { claude: ".claude/settings.json", codex: ".codex/hooks.json", gemini: ".gemini/settings.json" };
 const HELPERS = join(REPO, "bench", "results", ".agents-helpers.mjs");
 
@@ -66,11 +67,11 @@ function script(k) {
   return [...steps, { op: "text", text: "Done." }];
 }
 
-/** Every hook command in the agent's config file replaced by `true`. */
-function spawnOnly(p, agent) {
+/** Every hook command in the agent's config file replaced by `command`. */
+function spawnOnly(p, agent, command) {
   const file = join(p.root, CONFIG[agent]);
   const cfg = JSON.parse(readFileSync(file, "utf8"));
-  for (const groups of Object.values(cfg.hooks)) for (const g of groups) for (const h of g.hooks) h.command = "true";
+  for (const groups of Object.values(cfg.hooks)) for (const g of groups) for (const h of g.hooks) h.command = command;
   writeFileSync(file, JSON.stringify(cfg, null, 2));
 }
 
@@ -101,7 +102,8 @@ async function once(h, mock, url, cli, d, setup, k) {
         cwd: p.root,
         env: { ...process.env, ...p.env },
       });
-      if (setup === "spawn") spawnOnly(p, d.agent);
+      if (setup === "spawn") spawnOnly(p, d.agent, "true");
+      if (setup === "node") spawnOnly(p, d.agent, `${process.execPath} -e 0`);
       await d.trustHooks?.(p, cli, true);
     }
     mock.play(script(k), p.root);
@@ -169,7 +171,9 @@ async function main() {
     for (const kind of ["write", "shell"]) {
       const m = r.medianMs;
       const plus = (s) => `${m[s][kind].toFixed(0)} (+${(m[s][kind] - m.none[kind]).toFixed(0)})`;
-      lines.push(`${a} ${r.version} | ${kind} | ${m.none[kind].toFixed(0)} | ${plus("spawn")} | ${plus("off")} | ${plus("server")}`);
+      lines.push(
+        `${a} ${r.version} | ${kind} | ${m.none[kind].toFixed(0)} | ${plus("spawn")} | ${plus("node")} | ${plus("off")} | ${plus("server")}`,
+      );
     }
   const load = os.loadavg().map((x) => x.toFixed(1));
   console.log(`${lines.join("\n")}\nload average: ${load.join(" ")}`);
