@@ -1,10 +1,11 @@
 /**
  * The checks every real agent goes through (one describe per agent; the runs are shared so the
- * suite stays within a few minutes). A driver (claude/codex/gemini.e2e.test.ts) says how to set
- * the agent up, run it headless and resume it; this file plays the same story for each:
+ * suite stays within a few minutes). A driver (drivers.ts) says how to set the agent up, run it
+ * headless and resume it; this file plays the same story for each:
  *
  * 1. a turn that writes, edits and runs shell commands (each must be checkpointed first), with
- *    the session's next action and a pinned lesson in the model's request;
+ *    the session's next action and a pinned lesson in the model's request; then a resumed turn
+ *    in which the agent compacts its context (so every event Baton installs fires);
  * 2. a resumed turn "undo that", then "/rollback 2", then `baton rollback` twice: back to the
  *    original tree;
  * 3. a turn of identical failing shell commands: recorded as failures, the session paused, and
@@ -61,7 +62,16 @@ const AFTER_WORK: Tree = {
 
 /** Placeholders for what differs between runs, so fixtures stay stable. */
 function scrub(value: unknown, p: Project): unknown {
-  const text = JSON.stringify(value).split(p.root).join("/work/project").split(p.home).join("/home/user").split(p.base).join("/tmp/e2e");
+  const text = JSON.stringify(value)
+    // Claude Code names a project's transcript directory after its path, every `/` and `.` a `-`.
+    .split(p.root.replace(/[^A-Za-z0-9]/g, "-"))
+    .join("-work-project")
+    .split(p.root)
+    .join("/work/project")
+    .split(p.home)
+    .join("/home/user")
+    .split(p.base)
+    .join("/tmp/e2e");
   return JSON.parse(text);
 }
 
