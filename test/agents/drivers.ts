@@ -112,6 +112,10 @@ export const gemini: Driver = {
       join(p.home, ".gemini", "settings.json"),
       `${JSON.stringify({ security: { auth: { selectedType: "gemini-api-key" } } }, null, 2)}\n`,
     );
+    // The folder trusted as a user trusts it (the CLI's prompt writes this file), so that
+    // `baton doctor` in the user's own shell sees it too; Gemini CLI loads a project's hooks only
+    // in a trusted folder.
+    writeFileSync(join(p.home, ".gemini", "trustedFolders.json"), `${JSON.stringify({ [p.root]: "TRUST_FOLDER" }, null, 2)}\n`);
   },
   // Gemini CLI compresses by itself before a request once the last one used more than half the
   // model's context window: two requests in the turn, the first reporting a large prompt.
@@ -127,7 +131,7 @@ export const gemini: Driver = {
     return ["-p", prompt, "--yolo", "--output-format", "stream-json", ...(resume ? ["--resume", resume] : [])];
   },
   env(url) {
-    return { GOOGLE_GEMINI_BASE_URL: url, GEMINI_API_KEY: "e2e-key", GEMINI_CLI_TRUST_WORKSPACE: "true" };
+    return { GOOGLE_GEMINI_BASE_URL: url, GEMINI_API_KEY: "e2e-key" };
   },
   sessionId(run) {
     return run.events.find((e) => e.type === "init")?.session_id;
