@@ -45,7 +45,10 @@ describe.each(["claude", "codex", "gemini"])("%s: the real payloads", (agent) =>
     expect(all.length).toBeGreaterThan(5);
     for (const f of all) {
       const ev = parse(agent, f.event, f.payload);
-      expect(ev.kind, f.name).not.toBe("ignored");
+      // Gemini CLI sends PreCompress ("auto") before every model request, compression or not:
+      // the payload alone cannot say, so whether Baton acts on it is the e2e suite's question
+      // (test/agents/suite.ts, "the one real compaction is noted once").
+      if (!(agent === "gemini" && f.event === "PreCompress")) expect(ev.kind, f.name).not.toBe("ignored");
       expect(ev.cwd, f.name).toBe(ROOT);
       expect(ev.agentSessionId, f.name).toBeTruthy();
     }
