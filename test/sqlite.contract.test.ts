@@ -5,6 +5,7 @@ import { SqliteBackend } from "../src/backend/sqlite/sqlite-backend.js";
 import { BatonError } from "../src/errors.js";
 import { openBaton } from "../src/index.js";
 import { ensureWorkspace, workspaceAt } from "../src/services/workspace.js";
+import { concurrencyContract } from "./contract/concurrency-contract.js";
 import { journalContract, type StoreFactory } from "./contract/journal-contract.js";
 import { ledgerContract } from "./contract/ledger-contract.js";
 import { locksContract } from "./contract/locks-contract.js";
@@ -34,6 +35,8 @@ queueContract("sqlite", sqliteStore);
 ledgerContract("sqlite", sqliteStore);
 
 locksContract("sqlite", sqliteStore);
+
+concurrencyContract("sqlite", sqliteStore, "shared");
 
 describe("sqlite group commit", () => {
   afterAll(() => cleanupDirs());

@@ -13,6 +13,7 @@
 import { closeSync, constants, fstatSync, openSync, readFileSync, statSync, unlinkSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import type { Backend, CheckpointFileRow, CheckpointRow, SkippedPath, StatCacheRow, StoreTx } from "../backend/contract.js";
+import { sessionKey } from "../backend/contract.js";
 import { randomHex, sha256 } from "../core/canonical.js";
 import type { Checkpoint, CheckpointFile, CheckpointInfo, CheckpointKind } from "../core/checkpoints.js";
 import { BatonError, badInput } from "../errors.js";
@@ -376,6 +377,7 @@ export class CheckpointService {
     after?: (tx: StoreTx) => Promise<void>,
   ): Promise<Omit<CheckpointResult, "stats">> {
     return this.#backend.transaction("write", async (tx) => {
+      await tx.lockKey(sessionKey(sessionId)); // the next checkpoint seq, one writer of the session at a time
       if (!(await tx.getSession(sessionId))) {
         throw new BatonError("not_found", `no session "${sessionId}"; run \`baton session list --all\` to see the sessions`, {
           sessionId,

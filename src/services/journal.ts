@@ -6,6 +6,7 @@
  * only `rebuild` repairs a snapshot, and records that it did.
  */
 import type { Backend, EventRow, SessionRow, SnapshotRow, StoreTx } from "../backend/contract.js";
+import { sessionKey } from "../backend/contract.js";
 import { canonicalJson, checksum, jsonBoundsProblem, randomHex, randomId, sha256 } from "../core/canonical.js";
 import { isFacetEvent, validateFacetData } from "../core/facets.js";
 import { decide, type FlowDefinition, flowEvents, isTerminal, type TransitionDecision } from "../core/flow.js";
@@ -95,6 +96,8 @@ export class Journal {
   }
 
   async #appendIn(tx: StoreTx, sessionId: string, inputs: readonly EventInput[]): Promise<{ results: AppendResult[]; folded: Folded }> {
+    // The next seq is lastSeq + 1: writers of one session take turns (other sessions run alongside).
+    await tx.lockKey(sessionKey(sessionId));
     const session = await tx.getSession(sessionId);
     if (!session) throw notFound(sessionId);
     const flow = await this.#flows.get(session.flow);
@@ -125,6 +128,7 @@ export class Journal {
     if (input.deadline !== undefined) data.deadline = new Date(input.deadline).toISOString();
     return this.#backend
       .transaction("write", async (tx) => {
+        await tx.lockKey(sessionKey(id));
         if (await tx.getSession(id))
           throw new BatonError("session_exists", `session "${id}" already exists; choose another --id`, { sessionId: id });
         const at = this.#now().toISOString();

@@ -147,17 +147,20 @@ export class Queue {
     return this.#backend.transaction("write", async (tx) => {
       const now = this.#now();
       await this.#expire(tx, now);
-      const item = await tx.queue.nextReady({
-        nowMs: now.getTime(),
-        ...(req.sessionId ? { sessionId: req.sessionId } : {}),
-        ...(req.kinds?.length ? { kinds: req.kinds } : {}),
-      });
+      const leaseId = newLeaseId(now);
+      const expiresMs = now.getTime() + leaseMs;
+      // One atomic claim: on an engine with many writers, a concurrent leaser never gets the same item.
+      const item = await tx.queue.claimReady(
+        {
+          nowMs: now.getTime(),
+          ...(req.sessionId ? { sessionId: req.sessionId } : {}),
+          ...(req.kinds?.length ? { kinds: req.kinds } : {}),
+        },
+        { leaseId, owner, expiresMs },
+      );
       if (!item) return undefined;
       const event = await readEvent(tx, item);
-      const leaseId = newLeaseId(now);
-      const attempt = item.attempts + 1;
-      const expiresMs = now.getTime() + leaseMs;
-      await tx.queue.setLeased(item.itemId, { leaseId, owner, expiresMs, attempts: attempt });
+      const attempt = item.attempts;
       await tx.queue.insertLease({
         leaseId,
         itemId: item.itemId,
