@@ -11,6 +11,12 @@
 export interface BackendCapabilities {
   /** Several processes may open the same store at once. */
   readonly multipleProcesses: boolean;
+  /**
+   * Write transactions run one at a time, in the order they were asked for (SQLite: one write
+   * lock, a promise chain, group commit in request order). When false (PostgreSQL), services
+   * keep one caller's requests on one session in order themselves (journal.ts).
+   */
+  readonly serialWrites: boolean;
   /** The store can wake waiters in other processes (PostgreSQL LISTEN/NOTIFY). */
   readonly crossProcessNotify: boolean;
   /** Full-text search with ranking is available (SQLite FTS5, PostgreSQL tsvector). */

@@ -75,6 +75,12 @@ export class Journal {
    * equals the session's (no other process appended since).
    */
   readonly #folded = new Map<string, Folded>();
+  /**
+   * Per session, the request last queued, when the backend does not run requests in order
+   * itself (`serialWrites` false): one caller's appends and reads of a session keep the order
+   * they were asked in (a read sees exactly the appends asked for before it).
+   */
+  readonly #order = new Map<string, Promise<unknown>>();
 
   constructor(backend: Backend, flows: FlowRegistry, opts: JournalOptions = {}) {
     this.#backend = backend;
@@ -169,7 +175,9 @@ export class Journal {
    */
   async appendBatch(sessionId: string, inputs: readonly EventInput[]): Promise<AppendResult[]> {
     if (inputs.length === 0) return [];
-    const { results, folded } = await this.#backend.transaction("write", (tx) => this.#appendIn(tx, sessionId, inputs));
+    const { results, folded } = await this.#inOrder(sessionId, () =>
+      this.#backend.transaction("write", (tx) => this.#appendIn(tx, sessionId, inputs)),
+    );
     this.#remember(sessionId, folded); // committed: the folded state is now the journal's
     return results;
   }
@@ -285,6 +293,10 @@ export class Journal {
 
   /** Read one session: the snapshot with newer events folded in. Never writes. */
   async read(sessionId: string): Promise<SessionView> {
+    return this.#inOrder(sessionId, () => this.#read(sessionId));
+  }
+
+  #read(sessionId: string): Promise<SessionView> {
     return this.#backend.transaction("read", async (tx) => {
       const session = await tx.getSession(sessionId);
       if (!session) throw notFound(sessionId);
@@ -301,6 +313,23 @@ export class Journal {
     sessionId: string,
     opts: { afterSeq?: number; limit?: number } = {},
   ): Promise<{ events: JournalEvent[]; corrupt: Diagnostic[] }> {
+    return this.#inOrder(sessionId, () => this.#events(sessionId, opts));
+  }
+
+  /** Run `work` after the session's earlier requests settle, where the backend does not order them. */
+  #inOrder<T>(sessionId: string, work: () => Promise<T>): Promise<T> {
+    if (this.#backend.capabilities.serialWrites) return work();
+    const prev = this.#order.get(sessionId) ?? Promise.resolve();
+    const next = prev.then(work, work);
+    const tail = next.catch(() => undefined);
+    this.#order.set(sessionId, tail);
+    void tail.then(() => {
+      if (this.#order.get(sessionId) === tail) this.#order.delete(sessionId);
+    });
+    return next;
+  }
+
+  #events(sessionId: string, opts: { afterSeq?: number; limit?: number }): Promise<{ events: JournalEvent[]; corrupt: Diagnostic[] }> {
     return this.#backend.transaction("read", async (tx) => {
       if (!(await tx.getSession(sessionId))) throw notFound(sessionId);
       const rows = await tx.readEvents(sessionId, opts.afterSeq ?? 0, opts.limit ?? 1_000);
