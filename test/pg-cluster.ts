@@ -67,6 +67,19 @@ export async function startCluster(): Promise<PgCluster> {
   asOwner("initdb", ["-D", data, "-U", "baton", "--auth=trust", "-E", "UTF8", "--locale=C", "--no-sync"]);
   const port = await freePort();
   const start = () => {
+    // After a SIGKILL the old backends notice their postmaster is gone and exit within moments;
+    // until then the data directory's shared memory is still in use, so retry.
+    for (let attempt = 1; ; attempt++) {
+      try {
+        startOnce();
+        return;
+      } catch (err) {
+        if (attempt >= 20) throw err;
+        spawnSync("sleep", ["0.25"]);
+      }
+    }
+  };
+  const startOnce = () => {
     asOwner("pg_ctl", [
       "-D",
       data,

@@ -475,6 +475,11 @@ export interface Backend {
   /** What the open-time migration did (see MigrationReport). */
   readonly migration?: MigrationReport;
   /**
+   * Set by a store shared across hosts: every blob up to this size is kept in the store, since
+   * another host cannot read this one's `.baton/blobs/` files (PostgreSQL: bytea, default 64 MiB).
+   */
+  readonly blobMaxBytes?: number;
+  /**
    * Run `fn` in one transaction. A throw rolls back. Write transactions may run concurrently
    * on engines with many writers (PostgreSQL, READ COMMITTED): a read-then-write is safe only
    * through the contract's atomic operations (`lockKey`, the row-holding point reads,

@@ -52,7 +52,9 @@ export function buildProgram(json = false): Command {
 
   program
     .command("init")
-    .description("create .baton/ here (or at --root)")
+    .description("create .baton/ here (or at --root); with --store, use a shared PostgreSQL project instead of SQLite")
+    .option("--store <url>", "postgres://user@host:port/database (no password: use PGPASSWORD or ~/.pgpass)")
+    .option("--project <name>", "the Baton project inside that database (one schema per project)")
     .action(lazy(journal, (m) => m.init));
 
   const s = program.command("session").description("start, list and show sessions");

@@ -70,6 +70,8 @@ function nameOf(sql: string): string {
   return n;
 }
 
+const guarded = new WeakSet<pg.PoolClient>();
+
 const sleep = (ms: number) => new Promise<void>((r) => setTimeout(r, ms));
 
 class Ctx implements PgCtx {
@@ -134,6 +136,8 @@ export class PostgresBackend implements Backend {
       options: `-c search_path=${this.schema}`,
       types: TYPES,
       application_name: "baton",
+      // Idle pooled connections do not keep a finished CLI or hook process alive.
+      allowExitOnIdle: true,
     });
     // An idle client whose server went away reports here; the pool drops it and the next
     // transaction connects afresh (a restarted server is picked up without restarting us).
@@ -158,7 +162,14 @@ export class PostgresBackend implements Backend {
     const deadline = Date.now() + this.#connectTimeoutMs;
     for (let delay = 25; ; delay = Math.min(delay * 2, 500)) {
       try {
-        return await this.#pool.connect();
+        const client = await this.#pool.connect();
+        // A checked-out client whose server dies emits 'error' beside the failed query's own
+        // rejection; that rejection is what we report, so the event must not crash the process.
+        if (!guarded.has(client)) {
+          guarded.add(client);
+          client.on("error", () => undefined);
+        }
+        return client;
       } catch (err) {
         if (Date.now() + delay >= deadline || !retriable(err)) throw mapPgError(err, "connecting to PostgreSQL", this.location);
         await sleep(delay * (0.5 + Math.random()));

@@ -34,5 +34,9 @@ export async function doctor(ctx: Ctx, id: string | undefined, o: { session?: st
   const b = await ctx.open();
   const sessionId = id ?? o.session;
   const r = await b.doctor({ ...(sessionId ? { sessionId } : {}), fix: o.fix === true });
-  ctx.out(r, () => render(r));
+  const store = b.store;
+  ctx.out(
+    { ...r, store },
+    () => `${render(r)}\nStore: ${store.kind} ${store.location}${store.project ? `, project ${store.project}` : ""}`,
+  );
 }

@@ -1,0 +1,125 @@
+/**
+ * Choosing the PostgreSQL store (`baton init --store … --project …`, BATON_STORE/BATON_PROJECT),
+ * what doctor and status say about it, its typed failures, two workspaces sharing one project,
+ * and the server killed with SIGKILL and restarted under a running Baton. Real CLI processes
+ * against a throwaway cluster (test/pg-cluster.ts); skipped without PostgreSQL binaries unless
+ * BATON_TEST_POSTGRES=require.
+ */
+import { existsSync, readFileSync } from "node:fs";
+import { join } from "node:path";
+import { afterAll, afterEach, beforeAll, describe, expect, it } from "vitest";
+import { openBaton } from "../src/index.js";
+import { cleanupDirs, cli, tempDir } from "./helpers.js";
+import { type PgCluster, POSTGRES_REQUIRED, pgBinDir, startCluster } from "./pg-cluster.js";
+
+const available = pgBinDir() !== undefined;
+if (!available && POSTGRES_REQUIRED) throw new Error("BATON_TEST_POSTGRES=require but no PostgreSQL server binaries were found");
+
+let cluster: PgCluster;
+let failed = false;
+let projects = 0;
+const project = () => `store_${process.pid}_${projects++}`;
+
+describe.skipIf(!available)("PostgreSQL store", () => {
+  beforeAll(async () => {
+    cluster = await startCluster();
+  });
+  afterEach((ctx) => {
+    if (ctx.task.result?.state === "fail") failed = true;
+  });
+  afterAll(() => {
+    cluster?.stop(failed);
+    cleanupDirs();
+  });
+
+  it("init --store writes the URL (never a password) and project; status and doctor name the store", () => {
+    const root = tempDir();
+    const withPassword = cluster.url.replace("baton@", "baton:s3cret@");
+    const refused = cli(["init", "--root", root, "--store", withPassword, "--project", "p", "--json"]);
+    expect(refused.code).toBe(2);
+    expect(refused.stdout + refused.stderr).not.toContain("s3cret");
+    expect(existsSync(join(root, ".baton", "config.json"))).toBe(false);
+    expect(cli(["init", "--root", root, "--store", cluster.url, "--json"]).code, "--store needs --project").toBe(2);
+
+    const name = project();
+    const init = cli(["init", "--root", root, "--store", cluster.url, "--project", name, "--json"]);
+    expect(init.code, init.stderr).toBe(0);
+    expect(init.json().store).toMatchObject({ kind: "postgres", project: name });
+    const cfg = JSON.parse(readFileSync(join(root, ".baton", "config.json"), "utf8"));
+    expect(cfg).toMatchObject({ store: cluster.url, project: name });
+
+    expect(cli(["session", "start", "--root", root, "-f", "task", "--id", "t1", "--json"]).code).toBe(0);
+    const status = cli(["status", "--root", root, "--json"]);
+    expect(status.code, status.stderr).toBe(0);
+    expect(status.json().store).toMatchObject({ kind: "postgres", project: name, source: "config" });
+    expect(status.json().sessions.map((s: { sessionId: string }) => s.sessionId)).toEqual(["t1"]);
+    const doctor = cli(["doctor", "--root", root, "--json"]);
+    expect(doctor.json().store).toMatchObject({ kind: "postgres", project: name });
+    // Nothing went to a SQLite file.
+    expect(existsSync(join(root, ".baton", "baton.db"))).toBe(false);
+  });
+
+  it("SQLite stays the default; BATON_STORE and BATON_PROJECT override the configuration", () => {
+    const root = tempDir();
+    expect(cli(["init", "--root", root]).code).toBe(0);
+    expect(cli(["status", "--root", root, "--json"]).json().store).toMatchObject({ kind: "sqlite", source: "default" });
+    const env = { BATON_STORE: cluster.url, BATON_PROJECT: project() };
+    expect(cli(["session", "start", "--root", root, "-f", "task", "--id", "e1"], { env }).code).toBe(0);
+    const viaEnv = cli(["status", "--root", root, "--json"], { env }).json();
+    expect(viaEnv.store).toMatchObject({ kind: "postgres", project: env.BATON_PROJECT, source: "env" });
+    expect(viaEnv.sessions.map((s: { sessionId: string }) => s.sessionId)).toEqual(["e1"]);
+    // Without the environment the workspace is back on its own SQLite file, which has no e1.
+    expect(cli(["status", "--root", root, "--json"]).json().sessions).toEqual([]);
+  });
+
+  it("an unreachable server is storage_unavailable (exit 5), saying what to check", () => {
+    const root = tempDir();
+    expect(cli(["init", "--root", root]).code).toBe(0);
+    const env = { BATON_STORE: "postgres://baton@127.0.0.1:1/postgres", BATON_PROJECT: "gone" };
+    const r = cli(["status", "--root", root, "--json"], { env });
+    expect(r.code).toBe(5);
+    const err = r.json().error;
+    expect(err.code).toBe("storage_unavailable");
+    expect(err.message).toMatch(/pg_isready/);
+  });
+
+  it("two workspaces with one project: a session started on A is resumed on B with the same state", () => {
+    const name = project();
+    const a = tempDir();
+    const b = tempDir();
+    for (const root of [a, b]) expect(cli(["init", "--root", root, "--store", cluster.url, "--project", name]).code).toBe(0);
+    expect(cli(["session", "start", "--root", a, "-f", "task", "--id", "shared", "--json"]).code).toBe(0);
+    const decided = cli(["event", "shared", "decision:added", "--root", a, "--data", '{"decision":"use tsvector","reason":"one engine"}']);
+    expect(decided.code, decided.stderr).toBe(0);
+    const onA = cli(["resume", "shared", "--root", a, "--json"]).json();
+    const onB = cli(["resume", "shared", "--root", b, "--json"]).json();
+    expect(onB.phase ?? onB.session?.phase).toBe(onA.phase ?? onA.session?.phase);
+    expect(JSON.stringify(onB)).toContain("use tsvector");
+  });
+
+  it("carries on after the server is killed with SIGKILL and restarted; nothing acknowledged is lost", async () => {
+    const root = tempDir();
+    const b = await openBaton({ root, backend: await pgBackend(project()) });
+    try {
+      await b.startSession({ flow: "task", id: "k" });
+      for (let i = 0; i < 20; i++) await b.append("k", { type: "note:added", id: `n${i}`, data: { text: `n${i}` } });
+      process.kill(cluster.pid(), "SIGKILL");
+      // While it is down: a typed error, not internal.
+      const down = await b.append("k", { type: "note:added", id: "during", data: { text: "during" } }).catch((e) => e);
+      expect(down.code).toBe("storage_unavailable");
+      cluster.start();
+      // The same process, not restarted, carries on; the re-sent event (same id) lands once.
+      await b.append("k", { type: "note:added", id: "during", data: { text: "during" } });
+      await b.append("k", { type: "note:added", id: "after", data: { text: "after" } });
+      const texts = (await b.events("k")).events.map((e) => (e.data as { text?: string }).text).filter(Boolean);
+      expect(texts).toEqual([...Array.from({ length: 20 }, (_, i) => `n${i}`), "during", "after"]);
+    } finally {
+      await b.close();
+    }
+  });
+});
+
+async function pgBackend(name: string) {
+  const { PostgresBackend } = await import("../src/backend/postgres/pg-backend.js");
+  return PostgresBackend.open({ url: cluster.url, project: name, connectTimeoutMs: 1_000 });
+}
