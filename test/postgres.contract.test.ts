@@ -7,6 +7,7 @@ import { journalContract, type StoreFactory } from "./contract/journal-contract.
 import { ledgerContract } from "./contract/ledger-contract.js";
 import { locksContract } from "./contract/locks-contract.js";
 import { queueContract } from "./contract/queue-contract.js";
+import { storeContract } from "./contract/store-contract.js";
 import { type PgCluster, POSTGRES_REQUIRED, pgBinDir, startCluster } from "./pg-cluster.js";
 
 const available = pgBinDir() !== undefined;
@@ -57,6 +58,7 @@ if (available) {
   ledgerContract("postgres", pgStore);
   locksContract("postgres", pgStore);
   concurrencyContract("postgres", pgStore, "separate");
+  storeContract("postgres", pgStore);
 } else {
   describe("postgres contract", () => {
     it.skip("needs PostgreSQL server binaries (apt-get install -y postgresql); CI installs them", () => undefined);

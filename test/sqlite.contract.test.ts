@@ -10,6 +10,7 @@ import { journalContract, type StoreFactory } from "./contract/journal-contract.
 import { ledgerContract } from "./contract/ledger-contract.js";
 import { locksContract } from "./contract/locks-contract.js";
 import { queueContract } from "./contract/queue-contract.js";
+import { storeContract } from "./contract/store-contract.js";
 import { cleanupDirs, tempDir } from "./helpers.js";
 
 const sqliteStore: StoreFactory = async (root) => {
@@ -37,6 +38,8 @@ ledgerContract("sqlite", sqliteStore);
 locksContract("sqlite", sqliteStore);
 
 concurrencyContract("sqlite", sqliteStore, "shared");
+
+storeContract("sqlite", sqliteStore);
 
 describe("sqlite group commit", () => {
   afterAll(() => cleanupDirs());
