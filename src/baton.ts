@@ -48,7 +48,7 @@ export interface OpenBatonOptions {
   create?: boolean;
   /** SQLite durability. Default `FULL`: an acknowledged append survives power loss. */
   synchronous?: SynchronousMode;
-  /** Wait this long for another process's write lock. Default 10 000 ms. */
+  /** Wait this long for another process's write lock (PostgreSQL: for the server to answer). Default 10 000 ms (PostgreSQL: 5 000). */
   busyTimeoutMs?: number;
   /**
    * A backend to use instead of the one the workspace is configured for (tests). Otherwise:
@@ -703,7 +703,12 @@ export async function openBaton(opts: OpenBatonOptions = {}): Promise<Baton> {
   if (choice?.kind === "postgres") {
     // Loaded only when configured: the SQLite hook path never pays for the driver.
     const { PostgresBackend } = await import("./backend/postgres/pg-backend.js");
-    backend = await PostgresBackend.open({ url: choice.url, project: choice.project });
+    // busyTimeoutMs is how long the caller will wait for the store: with a server, for it to answer.
+    backend = await PostgresBackend.open({
+      url: choice.url,
+      project: choice.project,
+      ...(opts.busyTimeoutMs !== undefined ? { connectTimeoutMs: opts.busyTimeoutMs } : {}),
+    });
     store = describeStore(choice, ws.dbPath);
   } else if (!backend) {
     store = { kind: "sqlite", location: ws.dbPath, source: "default" };

@@ -9,6 +9,7 @@ import { existsSync, readFileSync } from "node:fs";
 import { join } from "node:path";
 import { afterAll, afterEach, beforeAll, describe, expect, it } from "vitest";
 import { openBaton } from "../src/index.js";
+import { FIXTURES } from "./child-process.js";
 import { cleanupDirs, cli, tempDir } from "./helpers.js";
 import { type PgCluster, POSTGRES_REQUIRED, pgBinDir, startCluster } from "./pg-cluster.js";
 
@@ -97,6 +98,22 @@ describe.skipIf(!available)("PostgreSQL store", () => {
     expect(JSON.stringify(onB)).toContain("use tsvector");
   });
 
+  it("hands a session over: Claude Code's hooks on A and Codex's on B find the same Baton session through the project", () => {
+    const name = project();
+    const a = tempDir();
+    const b = tempDir();
+    for (const root of [a, b]) expect(cli(["init", "--root", root, "--store", cluster.url, "--project", name]).code).toBe(0);
+    const onA = hookRun("claude", "session-start-startup", a, "claude-session-1");
+    expect(onA.code, onA.stderr).toBe(0);
+    const sessions = cli(["status", "--root", a, "--json"]).json().sessions as { sessionId: string }[];
+    expect(sessions.length).toBe(1);
+    const onB = hookRun("codex", "session-start-startup", b, "codex-session-9");
+    expect(onB.code, onB.stderr).toBe(0);
+    const context = JSON.parse(onB.stdout).hookSpecificOutput.additionalContext as string;
+    expect(context).toContain(sessions[0]!.sessionId);
+    expect((cli(["status", "--root", b, "--json"]).json().sessions as unknown[]).length, "no second session").toBe(1);
+  });
+
   it("carries on after the server is killed with SIGKILL and restarted; nothing acknowledged is lost", async () => {
     const root = tempDir();
     const b = await openBaton({ root, backend: await pgBackend(project()) });
@@ -118,6 +135,14 @@ describe.skipIf(!available)("PostgreSQL store", () => {
     }
   });
 });
+
+/** One agent hook fixture (test/fixtures/<agent>/<name>.json) through `baton hook` in `root`. */
+function hookRun(agent: string, name: string, root: string, session: string) {
+  let input = readFileSync(join(FIXTURES, "hooks", agent, `${name}.json`), "utf8");
+  for (const [k, v] of Object.entries({ cwd: root, session, call: "call-1" })) input = input.split(`{{${k}}}`).join(v);
+  const event = JSON.parse(input).hook_event_name as string;
+  return cli(["hook", agent, event], { cwd: root, input });
+}
 
 async function pgBackend(name: string) {
   const { PostgresBackend } = await import("../src/backend/postgres/pg-backend.js");
