@@ -78,7 +78,7 @@ describe.skipIf(!available)("two hosts, one project", () => {
     await b.appendUnderLock("deploy", taken.epoch, "t", { type: "note:added", data: { text: "fresh" } });
   });
 
-  it("a run on A whose heartbeat stops is marked crashed by B, and its leased work is given back", async () => {
+  it("a run on A shows its host on B; when its heartbeat stops B marks it crashed and gives its leased work back", async () => {
     const [a, b] = await pair();
     await a.startSession({ flow: "live-variant", id: "lv" });
     const run = await a.startRun("lv", { agent: "claude-code", ttlMs: 60_000 });
@@ -86,6 +86,10 @@ describe.skipIf(!available)("two hosts, one project", () => {
     const lease = await a.lease(run.runId, { leaseMs: 600_000 });
     expect(lease).toBeDefined();
     expect(await b.detectCrashedRuns(), "alive while its heartbeat lives").toEqual([]);
+    // The runs facet, read on B, says which host the run is on.
+    expect((await b.snapshot("lv")).facets.runs).toEqual([
+      expect.objectContaining({ runId: run.runId, host: "host-a", status: "running" }),
+    ]);
     clock.ms += 61_000;
     const crashed = await b.detectCrashedRuns();
     expect(crashed.map((c) => [c.runId, c.proof])).toEqual([[run.runId, "expired"]]);
