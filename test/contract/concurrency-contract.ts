@@ -5,6 +5,8 @@
  * process must not open two write connections to one file (the second would wait on the
  * first's lock inside the same thread); its cross-process case is test/concurrency.int.test.ts.
  */
+import { writeFileSync } from "node:fs";
+import { join } from "node:path";
 import { afterAll, afterEach, describe, expect, it } from "vitest";
 import type { Backend } from "../../src/backend/contract.js";
 import { type Baton, isBatonError, openBaton } from "../../src/index.js";
@@ -78,6 +80,41 @@ export function concurrencyContract(name: string, factory: StoreFactory, connect
       expect(got.length).toBe(items);
       expect(new Set(got).size).toBe(items);
       expect(await bs[0]!.lease("late")).toBeUndefined();
+    });
+
+    it(`${N} connections checkpointing one session under retention: unique seqs, no errors, every live checkpoint restorable`, async () => {
+      const root = tempDir();
+      const bs: Baton[] = [];
+      let shared: Backend | undefined;
+      for (let i = 0; i < N; i++) {
+        let backend: Backend;
+        if (connections === "shared") {
+          shared ??= (await factory(root)).backend;
+          backend = unclosable(shared);
+        } else backend = (await factory(root)).backend;
+        const b = await openBaton({ root, backend, checkpoints: { retain: 3 } });
+        bs.push(b);
+        open.push(b);
+      }
+      if (shared) backends.push(shared);
+      await bs[0]!.startSession({ flow: "task", id: "t" });
+      // Each connection checkpoints its own file (targeted) a few times, with new content each time:
+      // retention prunes, and the collector deletes blobs while others reference new ones.
+      const settled = await Promise.allSettled(
+        bs.map(async (b, i) => {
+          for (let k = 0; k < 4; k++) {
+            writeFileSync(join(root, `f${i}.txt`), `connection ${i} round ${k}\n`);
+            await b.checkpoint("t", { files: [`f${i}.txt`] });
+          }
+        }),
+      );
+      expect(settled.filter((s) => s.status === "rejected").map((s) => String((s as PromiseRejectedResult).reason))).toEqual([]);
+      const all = await bs[0]!.checkpoints("t", { includePruned: true });
+      expect(all.map((c) => c.seq)).toEqual(Array.from({ length: N * 4 }, (_, i) => i + 1));
+      for (const c of await bs[0]!.checkpoints("t")) {
+        const plan = await bs[1]!.rollback("t", { to: c.id, dryRun: true });
+        expect(plan.target.id).toBe(c.id);
+      }
     });
 
     it("two lock challengers: exactly one wins, the other hears lock_held", async () => {
