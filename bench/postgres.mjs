@@ -16,12 +16,12 @@
  *   Goal: p99 ≤ 10 ms.
  */
 import { execFileSync, spawnSync } from "node:child_process";
-import { existsSync, mkdtempSync, readdirSync, rmSync } from "node:fs";
+import { existsSync, mkdtempSync, readdirSync, readFileSync, rmSync } from "node:fs";
 import { createServer } from "node:net";
 import os from "node:os";
 import { join } from "node:path";
 import pg from "pg";
-import { cleanupAll, hr, loadBaton, scaled, summarise, tempDir } from "./lib.mjs";
+import { cleanupAll, hr, loadBaton, REPO, scaled, summarise, tempDir } from "./lib.mjs";
 
 const WORKERS = 16;
 
@@ -218,6 +218,53 @@ async function main() {
     rows.push(["wake latency across instances (NOTIFY)", wake, {}]);
     await baton.close();
     await other.close();
+
+    // Hooks: a Claude Code PreToolUse (Bash) hook process, SQLite vs the PostgreSQL store, and
+    // with the server down (fail open: how long the agent waits).
+    const hookRuns = scaled(20, 5);
+    const hookOn = (env) => {
+      const root = tempDir("hook");
+      const init = spawnSync(process.execPath, [join(REPO, "bin", "baton.cjs"), "init", "--root", root], {
+        env: { ...process.env, BATON_STORE: "" },
+      });
+      if (init.status !== 0) throw new Error(`baton init failed: ${init.stderr}`);
+      const input = readFileSync(join(REPO, "test", "fixtures", "hooks", "claude", "pre-bash.json"), "utf8")
+        .split("{{cwd}}")
+        .join(root)
+        .split("{{session}}")
+        .join("bench-session")
+        .split("{{call}}")
+        .join("call-1");
+      spawnSync(process.execPath, [join(REPO, "bin", "baton.cjs"), "hook", "claude", "SessionStart"], {
+        cwd: root,
+        input: input.replace('"PreToolUse"', '"SessionStart"'),
+        env: { ...process.env, ...env },
+      });
+      const ns = [];
+      for (let i = 0; i < hookRuns; i++) {
+        const t0 = hr();
+        const r = spawnSync(process.execPath, [join(REPO, "bin", "baton.cjs"), "hook", "claude", "PreToolUse"], {
+          cwd: root,
+          input,
+          env: { ...process.env, ...env },
+        });
+        ns.push(Number(hr() - t0));
+        if (r.status !== 0) throw new Error(`hook exited ${r.status}: ${r.stderr}`);
+      }
+      return summarise(ns);
+    };
+    const hookProject = `bench_hooks_${process.pid}`;
+    rows.push(["hook PreToolUse process, SQLite", hookOn({ BATON_STORE: "", BATON_HOOK_SERVER: "0" }), {}]);
+    rows.push([
+      "hook PreToolUse process, PostgreSQL store",
+      hookOn({ BATON_STORE: c.url, BATON_PROJECT: hookProject, BATON_HOOK_SERVER: "0" }),
+      {},
+    ]);
+    rows.push([
+      "hook PreToolUse process, PostgreSQL down (fails open)",
+      hookOn({ BATON_STORE: "postgres://baton@127.0.0.1:1/postgres", BATON_PROJECT: hookProject, BATON_HOOK_SERVER: "0" }),
+      {},
+    ]);
   } finally {
     c.stop();
     cleanupAll();

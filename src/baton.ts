@@ -48,8 +48,14 @@ export interface OpenBatonOptions {
   create?: boolean;
   /** SQLite durability. Default `FULL`: an acknowledged append survives power loss. */
   synchronous?: SynchronousMode;
-  /** Wait this long for another process's write lock (PostgreSQL: for the server to answer). Default 10 000 ms (PostgreSQL: 5 000). */
+  /** Wait this long for another process's write lock. Default 10 000 ms. */
   busyTimeoutMs?: number;
+  /**
+   * A server store (PostgreSQL): how long to keep trying to connect before `storage_unavailable`
+   * (env BATON_STORE_TIMEOUT_MS). Default 5 000 ms; hooks use 1 000 so an agent is never held
+   * up long by a store that is down (they fail open).
+   */
+  storeTimeoutMs?: number;
   /**
    * A backend to use instead of the one the workspace is configured for (tests). Otherwise:
    * BATON_STORE / BATON_PROJECT, else `.baton/config.json`'s store and project, else the
@@ -691,6 +697,14 @@ function compact(o: Record<string, unknown>): JsonObject {
   return out;
 }
 
+function envMs(name: string): number | undefined {
+  const v = process.env[name];
+  if (v === undefined || v.trim() === "") return undefined;
+  const n = Number(v);
+  if (!Number.isFinite(n) || n < 0) throw new BatonError("bad_input", `${name}=${v} is not a number of milliseconds`);
+  return n;
+}
+
 export async function openBaton(opts: OpenBatonOptions = {}): Promise<Baton> {
   const ws = resolveWorkspace({
     create: opts.create ?? true,
@@ -703,11 +717,11 @@ export async function openBaton(opts: OpenBatonOptions = {}): Promise<Baton> {
   if (choice?.kind === "postgres") {
     // Loaded only when configured: the SQLite hook path never pays for the driver.
     const { PostgresBackend } = await import("./backend/postgres/pg-backend.js");
-    // busyTimeoutMs is how long the caller will wait for the store: with a server, for it to answer.
+    const wait = opts.storeTimeoutMs ?? envMs("BATON_STORE_TIMEOUT_MS");
     backend = await PostgresBackend.open({
       url: choice.url,
       project: choice.project,
-      ...(opts.busyTimeoutMs !== undefined ? { connectTimeoutMs: opts.busyTimeoutMs } : {}),
+      ...(wait !== undefined ? { connectTimeoutMs: wait } : {}),
     });
     store = describeStore(choice, ws.dbPath);
   } else if (!backend) {
