@@ -480,7 +480,9 @@ export interface Backend {
    */
   readonly blobMaxBytes?: number;
   /**
-   * Run `fn` in one transaction. A throw rolls back. Write transactions may run concurrently
+   * Run `fn` in one transaction. A throw rolls back. A connection lost during COMMIT is
+   * `storage_unavailable` with `details.outcome = "unknown"`: the caller re-sends with its
+   * idempotency key (the journal does so once for appends). Write transactions may run concurrently
    * on engines with many writers (PostgreSQL, READ COMMITTED): a read-then-write is safe only
    * through the contract's atomic operations (`lockKey`, the row-holding point reads,
    * `claimReady`, `acquireLock`, the blob collector's lock), never by assuming a global write

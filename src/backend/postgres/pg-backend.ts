@@ -227,6 +227,7 @@ export class PostgresBackend implements Backend {
           throw unavailable(
             err,
             `committing to PostgreSQL at ${this.location}: the connection was lost during COMMIT, so the outcome is unknown; send the same request again with its idempotency key (event id)`,
+            { outcome: "unknown" },
           );
         }
         throw mapPgError(err, mode === "write" ? "in a write transaction" : "in a read transaction", this.location);

@@ -17,9 +17,9 @@ export function retriable(err: unknown): boolean {
   );
 }
 
-export function unavailable(err: unknown, message: string): BatonError {
+export function unavailable(err: unknown, message: string, details: Record<string, unknown> = {}): BatonError {
   const code = (err as { code?: unknown })?.code;
-  return new BatonError("storage_unavailable", message, typeof code === "string" ? { pg: code } : {}, { cause: err });
+  return new BatonError("storage_unavailable", message, { ...(typeof code === "string" ? { pg: code } : {}), ...details }, { cause: err });
 }
 
 export function mapPgError(err: unknown, what: string, where: string): BatonError {
