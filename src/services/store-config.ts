@@ -27,7 +27,12 @@ function readConfig(batonDir: string): Record<string, unknown> {
     const v = JSON.parse(text) as unknown;
     return v !== null && typeof v === "object" && !Array.isArray(v) ? (v as Record<string, unknown>) : {};
   } catch {
-    throw new BatonError("bad_input", `${join(batonDir, "config.json")} is not valid JSON; fix or remove it`);
+    // Other settings there (hooks, spiral) tolerate a broken file; a store must not: falling
+    // back to SQLite would split the project's history in two without a word.
+    if (/"store"\s*:/.test(text)) {
+      throw new BatonError("bad_input", `${join(batonDir, "config.json")} is not valid JSON and names a store; fix it`);
+    }
+    return {};
   }
 }
 
