@@ -248,10 +248,12 @@ export class Baton {
         this.backend.blobMaxBytes !== undefined && this.#checkpointOpts.inlineMaxBytes === undefined
           ? { inlineMaxBytes: this.backend.blobMaxBytes }
           : {};
+      const facts = this.#processFacts;
       const cps = new CheckpointService(this.backend, this.root, this.workspace.dir, {
         ...this.#checkpointOpts,
         ...inline,
         now: this.#now,
+        ...(facts ? { host: () => facts.host() } : {}),
       });
       return {
         cps,

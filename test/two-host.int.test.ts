@@ -4,6 +4,8 @@
  * A shared fake clock drives expiry; nothing sleeps. Skipped without PostgreSQL binaries unless
  * BATON_TEST_POSTGRES=require.
  */
+import { existsSync, readFileSync, writeFileSync } from "node:fs";
+import { join } from "node:path";
 import { afterAll, afterEach, beforeAll, describe, expect, it } from "vitest";
 import { PostgresBackend } from "../src/backend/postgres/pg-backend.js";
 import { type Baton, isBatonError, openBaton } from "../src/index.js";
@@ -76,6 +78,27 @@ describe.skipIf(!available)("two hosts, one project", () => {
     const fenced = await a.appendUnderLock("deploy", held.epoch, "t", { type: "note:added", data: { text: "late" } }).catch((e) => e);
     expect(isBatonError(fenced, "lock_lost")).toBe(true);
     await b.appendUnderLock("deploy", taken.epoch, "t", { type: "note:added", data: { text: "fresh" } });
+  });
+
+  it("checkpoints record their host and workspace; restoring A's checkpoint on B needs an explicit flag", async () => {
+    const [a, b] = await pair();
+    writeFileSync(join(a.root, "notes.txt"), "written on A\n");
+    await a.startSession({ flow: "task", id: "t" });
+    const cp = await a.checkpoint("t", { files: ["notes.txt"] });
+    const seen = (await b.checkpoints("t")).find((c) => c.id === cp.checkpoint.id);
+    expect(seen).toMatchObject({ host: "host-a", workspace: a.root });
+    const refused = await b.rollback("t", { to: cp.checkpoint.id }).catch((e) => e);
+    expect(isBatonError(refused, "bad_input"), String(refused)).toBe(true);
+    expect(refused.message).toMatch(/host-a.*--other-host/);
+    expect(existsSync(join(b.root, "notes.txt")), "nothing was restored").toBe(false);
+    // A dry run shows what would happen; with the flag it restores into B's own workspace.
+    expect((await b.rollback("t", { to: cp.checkpoint.id, dryRun: true })).dryRun).toBe(true);
+    await b.rollback("t", { to: cp.checkpoint.id, otherHost: true });
+    expect(readFileSync(join(b.root, "notes.txt"), "utf8")).toBe("written on A\n");
+    // On A itself, its own checkpoint is an ordinary undo.
+    writeFileSync(join(a.root, "notes.txt"), "changed on A\n");
+    await a.rollback("t", { to: cp.checkpoint.id });
+    expect(readFileSync(join(a.root, "notes.txt"), "utf8")).toBe("written on A\n");
   });
 
   it("a run on A shows its host on B; when its heartbeat stops B marks it crashed and gives its leased work back", async () => {

@@ -190,6 +190,9 @@ export interface CheckpointRow {
   /** Set when retention pruned it; its file rows are gone, the row stays so a rollback to it is `snapshot_expired`. */
   prunedAt: string | null;
   fileCount: number;
+  /** The host and workspace root it was taken on (absent on checkpoints from before migration 10). */
+  host?: string | null;
+  workspace?: string | null;
   /**
    * Whole-tree checkpoints: the files the walk left out because their names cannot be stored
    * and restored safely (absent or empty when none were). Kept so status can name them without

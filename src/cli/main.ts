@@ -283,6 +283,7 @@ export function buildProgram(json = false): Command {
     .option("--to <id>", "the checkpoint to restore")
     .option("--files <paths...>", "restore only these files (or directories)")
     .option("--dry-run", "show the unified diff of what would change; change nothing")
+    .option("--other-host", "restore a checkpoint another host took (a shared store) into this workspace")
     .action(lazy(cps, (m) => m.rollback));
   const art = program.command("artifact").description("files attached to a session, kept until it completes");
   art

@@ -27,6 +27,8 @@ interface RawCheckpoint {
   pruned_at: string | null;
   file_count: number;
   skipped: string | null;
+  host: string | null;
+  workspace: string | null;
 }
 
 const toCheckpoint = (r: RawCheckpoint): CheckpointRow => ({
@@ -45,6 +47,8 @@ const toCheckpoint = (r: RawCheckpoint): CheckpointRow => ({
   prunedAt: r.pruned_at,
   fileCount: r.file_count,
   ...(r.skipped !== null ? { skipped: JSON.parse(r.skipped) as SkippedPath[] } : {}),
+  host: r.host,
+  workspace: r.workspace,
 });
 
 export class PgCheckpointQueries implements CheckpointQueries {
@@ -61,8 +65,8 @@ export class PgCheckpointQueries implements CheckpointQueries {
   async insertCheckpoint(r: CheckpointRow, files: readonly CheckpointFileRow[]): Promise<void> {
     await this.#referencing();
     await this.#c.run(
-      `INSERT INTO checkpoints (id, session_id, seq, kind, run_id, turn, tool_name, parent, label, pinned, restores, created_at, pruned_at, file_count, skipped)
-       VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14, $15)`,
+      `INSERT INTO checkpoints (id, session_id, seq, kind, run_id, turn, tool_name, parent, label, pinned, restores, created_at, pruned_at, file_count, skipped, host, workspace)
+       VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14, $15, $16, $17)`,
       [
         r.id,
         r.sessionId,
@@ -79,6 +83,8 @@ export class PgCheckpointQueries implements CheckpointQueries {
         r.prunedAt,
         r.fileCount,
         r.skipped !== undefined && r.skipped.length > 0 ? JSON.stringify(r.skipped) : null,
+        r.host ?? null,
+        r.workspace ?? null,
       ],
     );
     // Batches of 5,000 rows: one statement per batch, whatever the tree's size.

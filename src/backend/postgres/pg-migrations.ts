@@ -242,4 +242,12 @@ export const PG_MIGRATIONS: readonly PgMigration[] = Object.freeze([
       CREATE INDEX runs_running ON runs (state, session_id);
     `,
   },
+  {
+    version: 7,
+    name: "checkpoint-host",
+    sql: `
+      ALTER TABLE checkpoints ADD COLUMN host text;
+      ALTER TABLE checkpoints ADD COLUMN workspace text;
+    `,
+  },
 ]);
