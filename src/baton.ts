@@ -703,7 +703,7 @@ function envMs(name: string): number | undefined {
   const v = process.env[name];
   if (v === undefined || v.trim() === "") return undefined;
   const n = Number(v);
-  if (!Number.isFinite(n) || n < 0) throw new BatonError("bad_input", `${name}=${v} is not a number of milliseconds`);
+  if (!Number.isSafeInteger(n) || n < 0) throw new BatonError("bad_input", `${name}=${v} is not a whole number ≥ 0`);
   return n;
 }
 
@@ -720,10 +720,12 @@ export async function openBaton(opts: OpenBatonOptions = {}): Promise<Baton> {
     // Loaded only when configured: the SQLite hook path never pays for the driver.
     const { PostgresBackend } = await import("./backend/postgres/pg-backend.js");
     const wait = opts.storeTimeoutMs ?? envMs("BATON_STORE_TIMEOUT_MS");
+    const blobMax = envMs("BATON_STORE_BLOB_MAX_BYTES");
     backend = await PostgresBackend.open({
       url: choice.url,
       project: choice.project,
       ...(wait !== undefined ? { connectTimeoutMs: wait } : {}),
+      ...(blobMax !== undefined ? { blobMaxBytes: blobMax } : {}),
     });
     store = describeStore(choice, ws.dbPath);
   } else if (!backend) {
