@@ -301,6 +301,9 @@ export class PostgresBackend implements Backend {
     });
     try {
       await client.connect();
+      // The LISTEN connection never keeps a process alive by itself (a CLI command that polled
+      // exits when done; a waiter keeps its own timer): unref its socket.
+      (client as unknown as { connection?: { stream?: { unref?: () => void } } }).connection?.stream?.unref?.();
       await client.query(`LISTEN ${pg.escapeIdentifier(this.schema)}`);
       this.#listenClient = client;
       if (this.#listeners.size === 0 || this.#closing) this.#unlisten();
