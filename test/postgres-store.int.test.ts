@@ -12,6 +12,7 @@ import { openBaton } from "../src/index.js";
 import { FIXTURES } from "./child-process.js";
 import { cleanupDirs, cli, tempDir } from "./helpers.js";
 import { type PgCluster, POSTGRES_REQUIRED, pgBinDir, startCluster } from "./pg-cluster.js";
+import { api, serve } from "./server-helpers.js";
 
 const available = pgBinDir() !== undefined;
 if (!available && POSTGRES_REQUIRED) throw new Error("BATON_TEST_POSTGRES=require but no PostgreSQL server binaries were found");
@@ -146,6 +147,25 @@ describe.skipIf(!available)("PostgreSQL store", () => {
     expect(exported.code, exported.stderr).toBe(0);
     expect(exported.stdout).toContain("ship it");
     run(["rebuild"]);
+  });
+
+  it("a long-poll parked on A's server is woken by work appended on B (LISTEN/NOTIFY across hosts)", async () => {
+    const name = project();
+    const a = tempDir();
+    const b = tempDir();
+    for (const root of [a, b]) expect(cli(["init", "--root", root, "--store", cluster.url, "--project", name]).code).toBe(0);
+    expect(cli(["session", "start", "--root", b, "-f", "live-variant", "--id", "lv"]).code).toBe(0);
+    const served = await serve(a);
+    try {
+      const parked = api(served, "POST", "/v1/poll", { timeout: 20_000, session: "lv", owner: "agent-a" });
+      await new Promise((r) => setTimeout(r, 300)); // let the poll park
+      expect(cli(["event", "lv", "steer", "--root", b, "--data", '{"text":"from B"}']).code).toBe(0);
+      const res = await parked;
+      expect(res.status, res.text).toBe(200);
+      expect(res.json().lease?.item.kind, "woken by the commit on B, not by the timeout").toBe("steer");
+    } finally {
+      await served.stop();
+    }
   });
 
   it("carries on after the server is killed with SIGKILL and restarted; nothing acknowledged is lost", async () => {
