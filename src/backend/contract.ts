@@ -147,14 +147,16 @@ export interface QueueQueries {
   expiredLeases(nowMs: number): Promise<WorkItemRow[]>;
   /**
    * Atomically claim the first ready, available item (optionally of one session and of some
-   * kinds): mark it leased to `lease`, bump its attempts, and return it as now stored. A
-   * concurrent claimer never gets the same item (the update is guarded by `state = 'ready'`;
-   * PostgreSQL skips rows another claimer holds: `FOR UPDATE SKIP LOCKED`).
+   * kinds): mark it leased to `lease`, bump its attempts, record the lease row (`active`, its
+   * attempt the bumped count), and return the item as now stored with the journal event that
+   * made it (undefined if that row is missing). A concurrent claimer never gets the same item
+   * (the update is guarded by `state = 'ready'`; PostgreSQL skips rows another claimer holds:
+   * `FOR UPDATE SKIP LOCKED`, all in one statement).
    */
   claimReady(
     opts: { nowMs: number; sessionId?: string; kinds?: readonly string[] },
-    lease: { leaseId: string; owner: string; expiresMs: number },
-  ): Promise<WorkItemRow | undefined>;
+    lease: { leaseId: string; owner: string; expiresMs: number; acquiredAt: string },
+  ): Promise<{ item: WorkItemRow; event: EventRow | undefined } | undefined>;
   /** The earliest future time (epoch ms) an item becomes available or a lease expires. */
   nextWakeMs(nowMs: number): Promise<number | undefined>;
   /** Open (ready or leased) items, of one session or all, in delivery order. */

@@ -3,7 +3,7 @@
  * no other claimer holds (`FOR UPDATE SKIP LOCKED`), updated and returned, so N workers never
  * wait on each other and never get the same item.
  */
-import type { LeaseRow, LeaseState, QueueQueries, WorkItemRow } from "../contract.js";
+import type { EventRow, LeaseRow, LeaseState, QueueQueries, WorkItemRow } from "../contract.js";
 import { held, type PgCtx } from "./pg-types.js";
 
 interface RawItem {
@@ -23,6 +23,19 @@ interface RawItem {
   done_at: string | null;
   done_by: string | null;
   result_seq: number | null;
+}
+
+/** The claimed item's event, joined in (null when the journal row is missing). */
+interface RawEventCols {
+  ev_id: string | null;
+  ev_type: string | null;
+  ev_actor: string | null;
+  ev_data: string | null;
+  ev_revision: number | null;
+  ev_at: string | null;
+  ev_body_hash: string | null;
+  ev_outcome: string | null;
+  ev_seq: number | null;
 }
 
 const toItem = (r: RawItem): WorkItemRow => ({
@@ -87,19 +100,44 @@ export class PgQueueQueries implements QueueQueries {
   }
   async claimReady(
     o: { nowMs: number; sessionId?: string; kinds?: readonly string[] },
-    l: { leaseId: string; owner: string; expiresMs: number },
-  ): Promise<WorkItemRow | undefined> {
-    const [r] = await this.#c.rows<RawItem>(
-      `UPDATE work_items SET state = 'leased', lease_id = $1, lease_owner = $2, lease_expires_ms = $3, attempts = attempts + 1
-       WHERE item_no = (
-         SELECT item_no FROM work_items
-         WHERE state = 'ready' AND available_ms <= $4 AND ($5::text IS NULL OR session_id = $5) AND ($6::text[] IS NULL OR kind = ANY ($6))
-         ORDER BY priority, item_no LIMIT 1 FOR UPDATE SKIP LOCKED)
-       RETURNING *`,
-      [l.leaseId, l.owner, l.expiresMs, o.nowMs, o.sessionId ?? null, o.kinds?.length ? [...o.kinds] : null],
+    l: { leaseId: string; owner: string; expiresMs: number; acquiredAt: string },
+  ): Promise<{ item: WorkItemRow; event: EventRow | undefined } | undefined> {
+    // One round trip: claim, record the lease, and read the event that made the work.
+    const [r] = await this.#c.rows<RawItem & RawEventCols>(
+      `WITH c AS (
+         UPDATE work_items SET state = 'leased', lease_id = $1, lease_owner = $2, lease_expires_ms = $3, attempts = attempts + 1
+         WHERE item_no = (
+           SELECT item_no FROM work_items
+           WHERE state = 'ready' AND available_ms <= $4 AND ($5::text IS NULL OR session_id = $5) AND ($6::text[] IS NULL OR kind = ANY ($6))
+           ORDER BY priority, item_no LIMIT 1 FOR UPDATE SKIP LOCKED)
+         RETURNING *),
+       l AS (
+         INSERT INTO leases (lease_id, item_id, owner, attempt, acquired_at, state, result_seq)
+         SELECT $1, item_id, $2, attempts, $7, 'active', NULL FROM c)
+       SELECT c.*, e.id AS ev_id, e.type AS ev_type, e.actor AS ev_actor, e.data AS ev_data, e.revision AS ev_revision,
+              e.at AS ev_at, e.body_hash AS ev_body_hash, e.outcome AS ev_outcome, e.seq AS ev_seq
+       FROM c LEFT JOIN events e ON e.session_id = c.session_id AND e.seq = c.seq`,
+      [l.leaseId, l.owner, l.expiresMs, o.nowMs, o.sessionId ?? null, o.kinds?.length ? [...o.kinds] : null, l.acquiredAt],
       true,
     );
-    return r && toItem(r);
+    if (!r) return undefined;
+    const item = toItem(r);
+    const event: EventRow | undefined =
+      r.ev_id === null
+        ? undefined
+        : {
+            sessionId: item.sessionId,
+            seq: r.ev_seq as number,
+            id: r.ev_id,
+            type: r.ev_type as string,
+            actor: r.ev_actor as string,
+            data: r.ev_data as string,
+            revision: r.ev_revision,
+            at: r.ev_at as string,
+            bodyHash: r.ev_body_hash as string,
+            outcome: r.ev_outcome as string,
+          };
+    return { item, event };
   }
   async nextWakeMs(nowMs: number): Promise<number | undefined> {
     const [r] = await this.#c.rows<{ t: number | null }>(

@@ -1,5 +1,5 @@
 /** The delivery queue's queries on SQLite (tables from migration 2). */
-import type { LeaseRow, LeaseState, QueueQueries, WorkItemRow } from "../contract.js";
+import type { EventRow, LeaseRow, LeaseState, QueueQueries, WorkItemRow } from "../contract.js";
 import type { Prepare } from "./sqlite-types.js";
 
 interface RawItem {
@@ -81,8 +81,8 @@ export class SqliteQueueQueries implements QueueQueries {
   }
   async claimReady(
     o: { nowMs: number; sessionId?: string; kinds?: readonly string[] },
-    l: { leaseId: string; owner: string; expiresMs: number },
-  ): Promise<WorkItemRow | undefined> {
+    l: { leaseId: string; owner: string; expiresMs: number; acquiredAt: string },
+  ): Promise<{ item: WorkItemRow; event: EventRow | undefined } | undefined> {
     const kinds = o.kinds?.length ? JSON.stringify(o.kinds) : null;
     // Two statements, not `@session IS NULL OR …`: only a plain equality lets the planner walk
     // work_items_session_ready (one session's ready items, already in delivery order).
@@ -107,7 +107,46 @@ export class SqliteQueueQueries implements QueueQueries {
       `UPDATE work_items SET state = 'leased', lease_id = ?, lease_owner = ?, lease_expires_ms = ?, attempts = attempts + 1
        WHERE item_id = ? AND state = 'ready' RETURNING *`,
     ).get(l.leaseId, l.owner, l.expiresMs, next.item_id) as RawItem | undefined;
-    return r && toItem(r);
+    if (!r) return undefined;
+    const item = toItem(r);
+    await this.insertLease({
+      leaseId: l.leaseId,
+      itemId: item.itemId,
+      owner: l.owner,
+      attempt: item.attempts,
+      acquiredAt: l.acquiredAt,
+      state: "active",
+      resultSeq: null,
+    });
+    const e = this.#stmt("SELECT * FROM events WHERE session_id = ? AND seq = ?").get(item.sessionId, item.seq) as
+      | {
+          session_id: string;
+          seq: number;
+          id: string;
+          type: string;
+          actor: string;
+          data: string;
+          revision: number | null;
+          at: string;
+          body_hash: string;
+          outcome: string;
+        }
+      | undefined;
+    return {
+      item,
+      event: e && {
+        sessionId: e.session_id,
+        seq: e.seq,
+        id: e.id,
+        type: e.type,
+        actor: e.actor,
+        data: e.data,
+        revision: e.revision,
+        at: e.at,
+        bodyHash: e.body_hash,
+        outcome: e.outcome,
+      },
+    };
   }
   async nextWakeMs(nowMs: number): Promise<number | undefined> {
     const r = this.#stmt(
