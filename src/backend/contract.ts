@@ -433,8 +433,10 @@ export interface LedgerQueries {
 
 /**
  * What a transaction can do. In a write transaction, the point reads (`getSession`,
- * `queue.getItem`, `queue.getLease`, `locks.getLock`, `runs.getRun`) hold the row they
- * return against other writers until the transaction ends, so a read-then-write of one row
+ * `queue.getItem`, `queue.getLease`, `locks.getLock`, `runs.getRun`) and the item lists a
+ * writer acts on (`queue.openItems`, `queue.leasedBy`) hold the rows they return against other
+ * writers until the transaction ends (a row another writer changed meanwhile is read as
+ * committed, and dropped if it no longer matches), so a read-then-write of one row
  * never races another connection (SQLite: the write lock; PostgreSQL: `FOR UPDATE`). The
  * journal's queries sit at the top level; each further
  * capability adds one group (`readonly queue: QueueQueries`, ...) so its queries stay together,

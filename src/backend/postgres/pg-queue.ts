@@ -150,9 +150,11 @@ export class PgQueueQueries implements QueueQueries {
   async openItems(sessionId?: string): Promise<WorkItemRow[]> {
     const rows =
       sessionId === undefined
-        ? await this.#c.rows<RawItem>("SELECT * FROM work_items WHERE state IN ('ready', 'leased') ORDER BY priority, item_no")
+        ? await this.#c.rows<RawItem>(
+            `SELECT * FROM work_items WHERE state IN ('ready', 'leased') ORDER BY priority, item_no${held(this.#c)}`,
+          )
         : await this.#c.rows<RawItem>(
-            "SELECT * FROM work_items WHERE session_id = $1 AND state IN ('ready', 'leased') ORDER BY priority, item_no",
+            `SELECT * FROM work_items WHERE session_id = $1 AND state IN ('ready', 'leased') ORDER BY priority, item_no${held(this.#c)}`,
             [sessionId],
           );
     return rows.map(toItem);
@@ -209,7 +211,7 @@ export class PgQueueQueries implements QueueQueries {
   async leasedBy(owners: readonly string[]): Promise<WorkItemRow[]> {
     if (owners.length === 0) return [];
     const rows = await this.#c.rows<RawItem>(
-      "SELECT * FROM work_items WHERE state = 'leased' AND lease_owner = ANY ($1) ORDER BY priority, item_no",
+      `SELECT * FROM work_items WHERE state = 'leased' AND lease_owner = ANY ($1) ORDER BY priority, item_no${held(this.#c)}`,
       [[...owners]],
     );
     return rows.map(toItem);
