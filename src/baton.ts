@@ -27,10 +27,19 @@ import type { CrashedRun, RunService } from "./services/runs.js";
 import { atomicWrite } from "./services/safe-fs.js";
 import type { SpiralService, TurnInput, TurnResult } from "./services/spiral.js";
 import { type ResumeReport, type StatusReport, StatusService } from "./services/status.js";
+import { describeStore, resolveStore } from "./services/store-config.js";
 import type { TargetResolution, TargetService } from "./services/targets.js";
 import { type JournalChange, JournalWatcher } from "./services/watch.js";
 import type { FollowOptions, RunWatcher, TickResult, WatchLine } from "./services/watch-run.js";
 import { resolveWorkspace, type Workspace } from "./services/workspace.js";
+
+/** The store in use: its kind, where it is (a URL without password, or the SQLite file), project, and what chose it. */
+export interface StoreInfo {
+  kind: string;
+  location: string;
+  project?: string;
+  source: string;
+}
 
 export interface OpenBatonOptions {
   /** Workspace root. Default: walk up from `cwd` to the nearest `.baton/`, else `cwd`. */
@@ -42,7 +51,17 @@ export interface OpenBatonOptions {
   synchronous?: SynchronousMode;
   /** Wait this long for another process's write lock. Default 10 000 ms. */
   busyTimeoutMs?: number;
-  /** A backend to use instead of the workspace's SQLite file (tests, PostgreSQL). */
+  /**
+   * A server store (PostgreSQL): how long to keep trying to connect before `storage_unavailable`
+   * (env BATON_STORE_TIMEOUT_MS). Default 5 000 ms; hooks use 1 000 so an agent is never held
+   * up long by a store that is down (they fail open).
+   */
+  storeTimeoutMs?: number;
+  /**
+   * A backend to use instead of the one the workspace is configured for (tests). Otherwise:
+   * BATON_STORE / BATON_PROJECT, else `.baton/config.json`'s store and project, else the
+   * workspace's SQLite file (services/store-config.ts).
+   */
   backend?: Backend;
   /** Clock, for tests. */
   now?: () => Date;
@@ -76,6 +95,8 @@ export interface BlockerInput {
 export class Baton {
   readonly workspace: Workspace;
   readonly backend: Backend;
+  /** Which store this Baton uses, for doctor and status (never a password). */
+  readonly store: StoreInfo;
   readonly flows: FlowRegistry;
   readonly journal: Journal;
   readonly queue: Queue;
@@ -98,8 +119,11 @@ export class Baton {
     workspace: Workspace,
     backend: Backend,
     now: () => Date,
-    opts: Pick<OpenBatonOptions, "maxAttempts" | "defaultLeaseMs" | "checkpoints" | "synchronous" | "processFacts" | "ledger"> = {},
+    opts: Pick<OpenBatonOptions, "maxAttempts" | "defaultLeaseMs" | "checkpoints" | "synchronous" | "processFacts" | "ledger"> & {
+      store?: StoreInfo;
+    } = {},
   ) {
+    this.store = opts.store ?? { kind: backend.kind, location: workspace.dbPath, source: "default" };
     this.#processFacts = opts.processFacts;
     this.#ledgerOpts = opts.ledger ?? {};
     this.#ledgerHealth = new LedgerHealthTracker(workspace.dir, now);
@@ -220,7 +244,18 @@ export class Baton {
         import("./services/rollback.js"),
         import("./services/artifacts.js"),
       ]);
-      const cps = new CheckpointService(this.backend, this.root, this.workspace.dir, { ...this.#checkpointOpts, now: this.#now });
+      // A shared store keeps every blob it can take: another host cannot read this one's files.
+      const inline =
+        this.backend.blobMaxBytes !== undefined && this.#checkpointOpts.inlineMaxBytes === undefined
+          ? { inlineMaxBytes: this.backend.blobMaxBytes }
+          : {};
+      const facts = this.#processFacts;
+      const cps = new CheckpointService(this.backend, this.root, this.workspace.dir, {
+        ...this.#checkpointOpts,
+        ...inline,
+        now: this.#now,
+        ...(facts ? { host: () => facts.host() } : {}),
+      });
       return {
         cps,
         rollback: new RollbackService(this.backend, this.journal, cps, { durable: this.#checkpointOpts.durable ?? true }),
@@ -691,6 +726,14 @@ function compact(o: Record<string, unknown>): JsonObject {
   return out;
 }
 
+function envMs(name: string): number | undefined {
+  const v = process.env[name];
+  if (v === undefined || v.trim() === "") return undefined;
+  const n = Number(v);
+  if (!Number.isSafeInteger(n) || n < 0) throw new BatonError("bad_input", `${name}=${v} is not a whole number ≥ 0`);
+  return n;
+}
+
 export async function openBaton(opts: OpenBatonOptions = {}): Promise<Baton> {
   const ws = resolveWorkspace({
     create: opts.create ?? true,
@@ -698,7 +741,22 @@ export async function openBaton(opts: OpenBatonOptions = {}): Promise<Baton> {
     ...(opts.cwd ? { cwd: opts.cwd } : {}),
   });
   let backend = opts.backend;
-  if (!backend) {
+  let store: StoreInfo = { kind: backend?.kind ?? "sqlite", location: backend ? "(given by the caller)" : ws.dbPath, source: "caller" };
+  const choice = backend ? undefined : resolveStore(ws.dir);
+  if (choice?.kind === "postgres") {
+    // Loaded only when configured: the SQLite hook path never pays for the driver.
+    const { PostgresBackend } = await import("./backend/postgres/pg-backend.js");
+    const wait = opts.storeTimeoutMs ?? envMs("BATON_STORE_TIMEOUT_MS");
+    const blobMax = envMs("BATON_STORE_BLOB_MAX_BYTES");
+    backend = await PostgresBackend.open({
+      url: choice.url,
+      project: choice.project,
+      ...(wait !== undefined ? { connectTimeoutMs: wait } : {}),
+      ...(blobMax !== undefined ? { blobMaxBytes: blobMax } : {}),
+    });
+    store = describeStore(choice, ws.dbPath);
+  } else if (!backend) {
+    store = { kind: "sqlite", location: ws.dbPath, source: "default" };
     const { SqliteBackend } = await import("./backend/sqlite/sqlite-backend.js");
     backend = new SqliteBackend({
       path: ws.dbPath,
@@ -707,6 +765,7 @@ export async function openBaton(opts: OpenBatonOptions = {}): Promise<Baton> {
     });
   }
   return new Baton(ws, backend, opts.now ?? (() => new Date()), {
+    store,
     ...(opts.maxAttempts !== undefined ? { maxAttempts: opts.maxAttempts } : {}),
     ...(opts.defaultLeaseMs !== undefined ? { defaultLeaseMs: opts.defaultLeaseMs } : {}),
     ...(opts.checkpoints ? { checkpoints: opts.checkpoints } : {}),

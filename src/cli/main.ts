@@ -54,7 +54,9 @@ export function buildProgram(json = false): Command {
 
   program
     .command("init")
-    .description("create .baton/ here (or at --root)")
+    .description("create .baton/ here (or at --root); with --store, use a shared PostgreSQL project instead of SQLite")
+    .option("--store <url>", "postgres://user@host:port/database (no password: use PGPASSWORD or ~/.pgpass)")
+    .option("--project <name>", "the Baton project inside that database (one schema per project)")
     .action(lazy(journal, (m) => m.init));
 
   const s = program.command("session").description("start, list and show sessions");
@@ -283,6 +285,7 @@ export function buildProgram(json = false): Command {
     .option("--to <id>", "the checkpoint to restore")
     .option("--files <paths...>", "restore only these files (or directories)")
     .option("--dry-run", "show the unified diff of what would change; change nothing")
+    .option("--other-host", "restore a checkpoint another host took (a shared store) into this workspace")
     .action(lazy(cps, (m) => m.rollback));
   const art = program.command("artifact").description("files attached to a session, kept until it completes");
   art

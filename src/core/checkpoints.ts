@@ -42,6 +42,9 @@ export interface CheckpointInfo {
   /** Set when retention pruned it: the record stays (so a rollback to it says `snapshot_expired`), its files do not. */
   prunedAt?: string;
   fileCount: number;
+  /** The host and workspace root it was taken on: a store shared by several hosts holds theirs too. */
+  host?: string;
+  workspace?: string;
 }
 
 export interface Checkpoint extends CheckpointInfo {

@@ -13,11 +13,13 @@
 import { closeSync, constants, fstatSync, openSync, readFileSync, statSync, unlinkSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import type { Backend, CheckpointFileRow, CheckpointRow, SkippedPath, StatCacheRow, StoreTx } from "../backend/contract.js";
+import { sessionKey } from "../backend/contract.js";
 import { randomHex, sha256 } from "../core/canonical.js";
 import type { Checkpoint, CheckpointFile, CheckpointInfo, CheckpointKind } from "../core/checkpoints.js";
 import { BatonError, badInput } from "../errors.js";
 import { Blobs, type StagedBlob } from "./blobs.js";
 import { workspaceRelative } from "./files.js";
+import { hostFacts } from "./process-facts.js";
 import { checkPath, readCurrent, unsafePath } from "./safe-fs.js";
 import { CTIME, INO, MODE, MTIME, SIZE, STAT_FIELDS, type TreeScan, WalkCache, walkCovers, walkTree } from "./tree-scan.js";
 
@@ -110,6 +112,8 @@ export function toInfo(r: CheckpointRow): CheckpointInfo {
   if (r.label !== null) c.label = r.label;
   if (r.restores !== null) c.restores = r.restores;
   if (r.prunedAt !== null) c.prunedAt = r.prunedAt;
+  if (r.host) c.host = r.host;
+  if (r.workspace) c.workspace = r.workspace;
   return c;
 }
 
@@ -143,7 +147,11 @@ export class CheckpointService {
   /** This process's gitignore decisions, reused while each directory's patterns are unchanged. */
   readonly #walkCache = new WalkCache();
 
-  constructor(backend: Backend, root: string, batonDir: string, opts: CheckpointOptions & { now?: () => Date } = {}) {
+  /** This host's name, recorded on each checkpoint (a shared store holds other hosts' too). */
+  readonly host: () => string;
+
+  constructor(backend: Backend, root: string, batonDir: string, opts: CheckpointOptions & { now?: () => Date; host?: () => string } = {}) {
+    this.host = opts.host ?? (() => hostFacts.host());
     this.#backend = backend;
     this.#root = root;
     this.#now = opts.now ?? (() => new Date());
@@ -383,6 +391,7 @@ export class CheckpointService {
     after?: (tx: StoreTx) => Promise<void>,
   ): Promise<Omit<CheckpointResult, "stats">> {
     return this.#backend.transaction("write", async (tx) => {
+      await tx.lockKey(sessionKey(sessionId)); // the next checkpoint seq, one writer of the session at a time
       if (!(await tx.getSession(sessionId))) {
         throw new BatonError("not_found", `no session "${sessionId}"; run \`baton session list --all\` to see the sessions`, {
           sessionId,
@@ -407,6 +416,8 @@ export class CheckpointService {
         prunedAt: null,
         fileCount: files.length,
         ...(extra.skipped !== undefined && extra.skipped.length > 0 ? { skipped: extra.skipped } : {}),
+        host: this.host(),
+        workspace: this.#root,
       };
       await q.insertCheckpoint(row, files.map(toRow));
       const pruned = await this.#applyRetention(tx, sessionId, new Set([row.id, ...(extra.protect ?? [])]));

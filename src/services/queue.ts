@@ -9,7 +9,7 @@
  * - Expired leases are redelivered; after `maxAttempts` deliveries an item is dead-lettered
  *   with a diagnostic. Everything lives in the database: a restart loses nothing.
  */
-import type { Backend, StoreTx, WorkItemRow } from "../backend/contract.js";
+import type { Backend, EventRow, StoreTx, WorkItemRow } from "../backend/contract.js";
 import { randomHex } from "../core/canonical.js";
 import type { FlowDefinition } from "../core/flow.js";
 import type { AppendResult, EventOutcome, JournalEvent, JsonObject } from "../core/types.js";
@@ -159,26 +159,21 @@ export class Queue {
     return this.#backend.transaction("write", async (tx) => {
       const now = this.#now();
       await this.#expire(tx, now);
-      const item = await tx.queue.nextReady({
-        nowMs: now.getTime(),
-        ...(req.sessionId ? { sessionId: req.sessionId } : {}),
-        ...(req.kinds?.length ? { kinds: req.kinds } : {}),
-      });
-      if (!item) return undefined;
-      const event = await readEvent(tx, item);
       const leaseId = newLeaseId(now);
-      const attempt = item.attempts + 1;
       const expiresMs = now.getTime() + leaseMs;
-      await tx.queue.setLeased(item.itemId, { leaseId, owner, expiresMs, attempts: attempt });
-      await tx.queue.insertLease({
-        leaseId,
-        itemId: item.itemId,
-        owner,
-        attempt,
-        acquiredAt: now.toISOString(),
-        state: "active",
-        resultSeq: null,
-      });
+      // One atomic claim: on an engine with many writers, a concurrent leaser never gets the same item.
+      const claimed = await tx.queue.claimReady(
+        {
+          nowMs: now.getTime(),
+          ...(req.sessionId ? { sessionId: req.sessionId } : {}),
+          ...(req.kinds?.length ? { kinds: req.kinds } : {}),
+        },
+        { leaseId, owner, expiresMs, acquiredAt: now.toISOString() },
+      );
+      if (!claimed) return undefined;
+      const { item } = claimed;
+      const event = eventOf(item, claimed.event);
+      const attempt = item.attempts;
       return {
         leaseId,
         attempt,
@@ -423,8 +418,8 @@ function unknownLease(leaseId: string): BatonError {
   return new BatonError("not_found", `no lease "${leaseId}"; poll for work to get a lease`, { leaseId });
 }
 
-async function readEvent(tx: StoreTx, item: WorkItemRow): Promise<JournalEvent> {
-  const [row] = await tx.readEvents(item.sessionId, item.seq - 1, 1);
+/** The journal event a claimed item names (claimReady reads it with the claim). */
+function eventOf(item: WorkItemRow, row: EventRow | undefined): JournalEvent {
   if (!row || row.seq !== item.seq)
     throw new BatonError("internal", `work item ${item.itemId} names seq ${item.seq}, which is not in the journal`);
   let data: JsonObject = {};

@@ -45,6 +45,8 @@ export interface RollbackInput {
   files?: readonly string[];
   /** Plan and diff only; change nothing. */
   dryRun?: boolean;
+  /** Restore a checkpoint taken on another host (a shared store) into this workspace. */
+  otherHost?: boolean;
   actor?: string;
   /** Called after each file is restored or removed. */
   onProgress?: (p: { done: number; total: number; path: string }) => void;
@@ -113,6 +115,15 @@ export class RollbackService {
     if (input.steps !== undefined && input.to !== undefined) throw badInput("give a number of steps or --to <checkpoint>, not both");
     const root = this.#cps.root;
     const { target, range, prunedInRange } = await this.#choose(sessionId, input);
+    const here = this.#cps.host();
+    if (target.host !== undefined && target.host !== here && !input.otherHost && !input.dryRun) {
+      // A shared store holds other hosts' checkpoints: restoring one here is a hand-over, not an undo.
+      throw new BatonError(
+        "bad_input",
+        `checkpoint ${target.id} was taken on host ${target.host}${target.workspace ? ` in ${target.workspace}` : ""}, not on this host (${here}); nothing was restored. To restore it into this workspace, pass --other-host (otherHost: true)`,
+        { checkpointId: target.id, host: target.host, thisHost: here },
+      );
+    }
     const warnings: string[] = [];
     if (prunedInRange.length > 0) {
       warnings.push(

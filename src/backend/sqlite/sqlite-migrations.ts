@@ -305,4 +305,14 @@ export const SQLITE_MIGRATIONS: readonly SqliteMigration[] = Object.freeze([
       ALTER TABLE checkpoints ADD COLUMN skipped TEXT;
     `,
   },
+  {
+    // Where a checkpoint was taken, so a store shared by several hosts can tell a restore into
+    // another workspace from an undo (the same schema on both engines).
+    version: 10,
+    name: "checkpoint-host",
+    sql: `
+      ALTER TABLE checkpoints ADD COLUMN host TEXT;
+      ALTER TABLE checkpoints ADD COLUMN workspace TEXT;
+    `,
+  },
 ]);
