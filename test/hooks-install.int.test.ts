@@ -7,7 +7,7 @@ import { existsSync, mkdirSync, readdirSync, readFileSync, realpathSync, statSyn
 import { join } from "node:path";
 import { parse } from "jsonc-parser";
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
-import { codexHookHash } from "../src/hooks/codex-trust.js";
+import { codexHookHash, codexTrustedHashes } from "../src/hooks/codex-trust.js";
 import { cleanupDirs, cli, tempDir } from "./helpers.js";
 
 afterEach(() => cleanupDirs());
@@ -275,6 +275,40 @@ describe("baton hooks install / uninstall", () => {
     expect(readFileSync(config, "utf8")).toBe(
       `model = "gpt-5-codex"\n\n[mcp_servers.docs]\ncommand = "docs-mcp"\n\n[projects.${JSON.stringify(realpathSync(root))}]\ntrust_level = "trusted"\n`,
     );
+  });
+
+  it("Codex: a user's hook after Baton's stays trusted through reinstall and uninstall", () => {
+    const root = tempDir("baton-install-");
+    const env = privateHome();
+    const config = join(env.CODEX_HOME as string, "config.toml");
+    install(root, "codex", [], env);
+    const file = join(root, ".codex", "hooks.json");
+    const key = (gi: number) => `${realpathSync(file)}:stop:${gi}:0`;
+    const json = JSON.parse(readFileSync(file, "utf8"));
+    const mine = { type: "command", command: "my-notify" };
+    json.hooks.Stop.push({ hooks: [mine] });
+    writeFileSync(file, JSON.stringify(json, null, 2));
+    const myHash = codexHookHash("Stop", undefined, mine);
+    // The user trusts their hook (as Codex's /hooks records it).
+    writeFileSync(
+      config,
+      `${readFileSync(config, "utf8")}\n[hooks.state.${JSON.stringify(key(1))}]\ntrusted_hash = ${JSON.stringify(myHash)}\n`,
+    );
+    const trusted = () => codexTrustedHashes(readFileSync(config, "utf8"));
+    // Reinstall by another baton: Baton's group is replaced where it stands, the user's stays at 1.
+    install(root, "codex", ["--command", "baton"], env);
+    const stop = JSON.parse(readFileSync(file, "utf8")).hooks.Stop;
+    expect(stop[1].hooks[0]).toEqual(mine);
+    expect(trusted().get(key(1))).toBe(myHash);
+    expect(trusted().get(key(0))).toBe(codexHookHash("Stop", undefined, stop[0].hooks[0]));
+    // Uninstall moves the user's hook to 0: its trust moves with it.
+    uninstall(root, "codex", [], env);
+    expect(JSON.parse(readFileSync(file, "utf8")).hooks.Stop).toEqual([{ hooks: [mine] }]);
+    expect(trusted().get(key(0))).toBe(myHash);
+    expect(trusted().has(key(1))).toBe(false);
+    // Installing again appends Baton's group after the user's, whose trust stays.
+    install(root, "codex", [], env);
+    expect(trusted().get(key(0))).toBe(myHash);
   });
 
   it("Gemini CLI: install says the folder must be trusted until trustedFolders.json trusts it, and acknowledges Baton's hooks", () => {

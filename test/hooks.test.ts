@@ -67,6 +67,18 @@ describe("hook config merge", () => {
     expect(original.PreToolUse as unknown[]).toHaveLength(1); // not mutated
   });
 
+  it("reinstalling replaces Baton's group where it stands: a user's group after it keeps its index", () => {
+    const first = addBatonHooks(undefined, specs, "claude");
+    const mine = { hooks: [{ type: "command", command: "my-notify" }] };
+    const withMine: JsonObject = { ...first, Stop: [...(first.Stop as JsonObject[]), mine] };
+    const again = addBatonHooks(withMine, claude.hookSpecs("/other/baton"), "claude");
+    const stop = again.Stop as JsonObject[];
+    expect(stop).toHaveLength(2);
+    expect(stop[1]).toEqual(mine);
+    expect(JSON.stringify(stop[0])).toContain("/other/baton hook claude Stop");
+    expect(Object.keys(again)).toEqual(Object.keys(withMine));
+  });
+
   it("removing takes out only Baton's handlers and the containers that removal emptied", () => {
     const merged = addBatonHooks(original, specs, "claude");
     expect(removeBatonHooks(merged, "claude")).toEqual({ hooks: original, removed: specs.length });

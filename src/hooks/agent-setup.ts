@@ -135,15 +135,44 @@ function batonEntries(o: SetupPlace, hooks: unknown): CodexHookEntry[] {
   return codexHooksFiles(o).flatMap((f) => codexHookEntries(f, hooks, (c) => isBatonCommand(c, "codex")));
 }
 
+function allEntries(o: SetupPlace, hooks: unknown): CodexHookEntry[] {
+  return codexHooksFiles(o).flatMap((f) => codexHookEntries(f, hooks, () => true));
+}
+
+/** The hooks.json path a trust key names (the key is `<path>:<event>:<group>:<handler>`). */
+function keyFile(key: string): string {
+  return key.split(":").slice(0, -3).join(":");
+}
+
 /**
- * Trust Baton's handlers in `hooks` (and forget `previous` ones that are gone). Returns the
- * config.toml path, or a note when the file defines hooks in a form Baton does not edit.
+ * The trust of the user's own handlers whose index changed between `previous` and `hooks`
+ * (Codex keys trust by group and handler index): each moved handler the user had trusted at its
+ * old key is trusted at its new key, with the very hash the user trusted (the hash covers the
+ * whole entry, so it matches only the same hook), and old keys no handler holds any more are
+ * forgotten. A handler the user had not trusted stays untrusted.
+ */
+function movedUserTrust(o: SetupPlace, hooks: unknown, previous: unknown, trusted: Map<string, string>) {
+  const theirs = (c: string) => !isBatonCommand(c, "codex");
+  const before = codexHooksFiles(o).flatMap((f) => codexHookEntries(f, previous, theirs));
+  const after = codexHooksFiles(o).flatMap((f) => codexHookEntries(f, hooks, theirs));
+  const now = new Set(allEntries(o, hooks).map((e) => e.key));
+  const wasTrusted = new Set(before.filter((e) => trusted.get(e.key) === e.hash).map((e) => `${keyFile(e.key)}\0${e.hash}`));
+  const set = after.filter((e) => trusted.get(e.key) !== e.hash && wasTrusted.has(`${keyFile(e.key)}\0${e.hash}`));
+  const drop = before.filter((e) => trusted.get(e.key) === e.hash && !now.has(e.key)).map((e) => e.key);
+  return { set, drop };
+}
+
+/**
+ * Trust Baton's handlers in `hooks` (and forget `previous` ones that are gone), carrying the
+ * user's trust of handlers whose index moved. Returns the config.toml path, or a note when the
+ * file defines hooks in a form Baton does not edit.
  */
 export function trustCodexHooks(o: SetupPlace, hooks: unknown, previous: unknown): { file: string; changed: boolean; problem?: string } {
   const file = join(codexHome(o), "config.toml");
-  const entries = batonEntries(o, hooks);
-  const drop = batonEntries(o, previous).map((e) => e.key);
   const text = readText(file) ?? "";
+  const moved = movedUserTrust(o, hooks, previous, codexTrustedHashes(text));
+  const entries = [...batonEntries(o, hooks), ...moved.set];
+  const drop = [...batonEntries(o, previous).map((e) => e.key), ...moved.drop];
   const next = withCodexTrust(text, entries, drop);
   if (next === undefined)
     return {
@@ -188,16 +217,13 @@ function codexReadiness(o: SetupPlace, hooks: unknown): Readiness {
   return { willRun: remaining.length === 0, remaining, trust, trustFile: file };
 }
 
-/** Forget the trust of Baton's handlers in `previous` (after an uninstall). */
-export function untrustCodexHooks(o: SetupPlace, previous: unknown): void {
+/** Forget the trust of Baton's handlers in `previous` (after an uninstall left `hooks`), keeping the user's. */
+export function untrustCodexHooks(o: SetupPlace, previous: unknown, hooks: unknown): void {
   const file = join(codexHome(o), "config.toml");
   const text = readText(file);
   if (text === undefined) return;
-  const next = withCodexTrust(
-    text,
-    [],
-    batonEntries(o, previous).map((e) => e.key),
-  );
+  const moved = movedUserTrust(o, hooks, previous, codexTrustedHashes(text));
+  const next = withCodexTrust(text, moved.set, [...batonEntries(o, previous).map((e) => e.key), ...moved.drop]);
   if (next !== undefined && next !== text) writeText(file, next);
 }
 

@@ -305,7 +305,7 @@ export async function uninstallHooks(agent: HookAgent, o: HookPlaceOptions): Pro
     throw badInput(`${file}: ${(err as Error).message}; fix it by hand: Baton changed nothing`, { path: file });
   }
   if (r.removed === 0) return base;
-  if (agent === "codex") untrustCodexHooks(o, settings.hooks);
+  if (agent === "codex") untrustCodexHooks(o, settings.hooks, r.settings.hooks);
   const saved = backup(file, true);
   if (Object.keys(r.settings).length === 0) {
     try {
