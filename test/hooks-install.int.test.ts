@@ -271,6 +271,24 @@ describe("baton hooks install / uninstall", () => {
     expect(status()).toMatchObject({ stale: true, willRun: false });
     expect(install(root, "codex", [], env).changed).toBe(false);
     expect(status()).toMatchObject({ stale: false, willRun: true });
+    // Codex trusts the command, not the script: a launcher changed to do nothing (or to run
+    // anything else) is reported, by status and doctor, until install rewrites it.
+    const good = readFileSync(shim, "utf8");
+    for (const bad of [
+      "#!/bin/sh\nexit 0\n",
+      good.replace(/^exec .*$/m, "exit 0"),
+      good.replace(/^exec (\S+) /m, "exec /bin/true "),
+      `${good}exit 0\n`,
+    ]) {
+      writeFileSync(shim, bad);
+      expect(status(), bad).toMatchObject({ launcherModified: true, willRun: false });
+      expect(status().remaining[0]).toContain("launcher modified");
+      expect(doctor()).toEqual([expect.objectContaining({ message: expect.stringContaining("launcher modified") })]);
+    }
+    install(root, "codex", [], env);
+    expect(readFileSync(shim, "utf8")).toBe(good);
+    expect(status()).toMatchObject({ willRun: true });
+    expect(status().launcherModified).toBeUndefined();
     uninstall(root, "codex", [], env);
     expect(readFileSync(config, "utf8")).toBe(
       `model = "gpt-5-codex"\n\n[mcp_servers.docs]\ncommand = "docs-mcp"\n\n[projects.${JSON.stringify(realpathSync(root))}]\ntrust_level = "trusted"\n`,

@@ -10,6 +10,7 @@ import { addBatonHooks, isBatonCommand, listBatonHooks, removeBatonHooks, uninst
 import { fitSections, renderSessionContext, type SessionBrief } from "../src/core/hook-context.js";
 import { parseRollbackIntent } from "../src/core/rollback-intent.js";
 import type { JsonObject } from "../src/core/types.js";
+import { shellWords } from "../src/hooks/agent-setup.js";
 import { claude } from "../src/hooks/claude.js";
 import { codex, codexFailure } from "../src/hooks/codex.js";
 import { codexHookHash, codexTrustedHashes, withCodexTrust } from "../src/hooks/codex-trust.js";
@@ -77,6 +78,13 @@ describe("hook config merge", () => {
     expect(stop[1]).toEqual(mine);
     expect(JSON.stringify(stop[0])).toContain("/other/baton hook claude Stop");
     expect(Object.keys(again)).toEqual(Object.keys(withMine));
+  });
+
+  it("splits shell words as sh does, escaped quotes included", () => {
+    expect(shellWords('"/a \\"b\\" \\$c \\`d" /x/baton hook codex Stop')).toEqual(['/a "b" $c `d', "/x/baton", "hook", "codex", "Stop"]);
+    expect(shellWords("'/a b'/c")).toBeUndefined();
+    expect(shellWords("a $(x)")).toBeUndefined();
+    expect(shellWords("a; b")).toBeUndefined();
   });
 
   it("removing takes out only Baton's handlers and the containers that removal emptied", () => {

@@ -19,7 +19,7 @@
  *   `~/.gemini/trusted_hooks.json` (`{"<project root>": ["<name>:<command>", …]}`); the installer
  *   records Baton's there, so the user is not warned about hooks they just installed.
  */
-import { chmodSync, existsSync, mkdirSync, readFileSync, realpathSync, renameSync, statSync, writeFileSync } from "node:fs";
+import { chmodSync, mkdirSync, readFileSync, realpathSync, renameSync, statSync, writeFileSync } from "node:fs";
 import { homedir } from "node:os";
 import { dirname, join, resolve } from "node:path";
 import { isBatonCommand } from "../core/hook-config.js";
@@ -112,16 +112,21 @@ export function codexShim(o: SetupPlace): string {
   return join(codexHome(o), "baton", "baton");
 }
 
-/** (Re)write the launcher script so it runs `launcher` (this Node and this baton). */
-export function writeCodexShim(o: SetupPlace, launcher: string): string {
-  const file = codexShim(o);
-  const text = [
+/** The launcher script that runs `launcher` (this Node and this baton, each shell-quoted). */
+export function codexShimText(launcher: string): string {
+  return [
     "#!/bin/sh",
     "# Written by `baton hooks install codex`: Codex trusts a hook by its command, so the command",
     "# names this file, which stays put; installing again rewrites the line below.",
     `exec ${launcher} "$@"`,
     "",
   ].join("\n");
+}
+
+/** (Re)write the launcher script so it runs `launcher` (this Node and this baton). */
+export function writeCodexShim(o: SetupPlace, launcher: string): string {
+  const file = codexShim(o);
+  const text = codexShimText(launcher);
   if (readText(file) !== text) writeText(file, text, 0o755);
   return file;
 }
@@ -322,9 +327,40 @@ export function readiness(agent: "claude" | "codex" | "gemini", o: SetupPlace, s
   return { willRun: true, remaining: [] };
 }
 
-/** The script a Codex shim runs, when the hooks run one (for `stale`). */
-export function shimTarget(shim: string): string | undefined {
-  if (!existsSync(shim)) return undefined;
-  const m = /^exec (.*) "\$@"$/m.exec(readText(shim) ?? "");
-  return m?.[1];
+/**
+ * The words of a POSIX shell command line as the shell splits them (double and single quotes,
+ * backslash escapes); undefined for anything else (expansions, operators), which Baton never writes.
+ */
+export function shellWords(line: string): string[] | undefined {
+  const out: string[] = [];
+  const re = /\s*(?:"((?:[^"\\$`]|\\.)*)"|'([^']*)'|((?:[^\s"'\\$`;&|<>()]|\\.)+))(?=\s|$)/y;
+  let at = 0;
+  while (at < line.length) {
+    if (line.slice(at).trim() === "") break;
+    re.lastIndex = at;
+    const m = re.exec(line);
+    if (!m) return undefined;
+    if (m[2] !== undefined) out.push(m[2]);
+    else out.push(((m[1] ?? m[3]) as string).replace(/\\(.)/g, "$1"));
+    at = re.lastIndex;
+  }
+  return out;
+}
+
+/**
+ * What the Codex launcher at `shim` runs: its Node and baton entry when the script is exactly
+ * what `writeCodexShim` writes, `modified` otherwise (Codex's trust covers the hook's command,
+ * not this script, so a changed script would switch supervision off unseen), undefined when
+ * there is no file.
+ */
+export function inspectCodexShim(shim: string): { node: string; entry: string } | "modified" | undefined {
+  const text = readText(shim);
+  if (text === undefined) return undefined;
+  const line = /^exec (.*) "\$@"$/m.exec(text)?.[1];
+  const words = line === undefined ? undefined : shellWords(line);
+  if (line === undefined || words?.length !== 2 || text !== codexShimText(line)) return "modified";
+  const [node, entry] = words as [string, string];
+  if (!/^\//.test(node) || !/^node(?:js)?[\d.]*$/.test(node.split("/").pop() as string)) return "modified";
+  if (!/^\/.*baton(?:\.c?js)?$/.test(entry)) return "modified";
+  return { node, entry };
 }

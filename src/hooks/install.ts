@@ -17,16 +17,18 @@
  */
 import { copyFileSync, existsSync, lstatSync, mkdirSync, readFileSync, realpathSync, renameSync, unlinkSync, writeFileSync } from "node:fs";
 import { homedir } from "node:os";
-import { dirname, isAbsolute, join, relative, sep } from "node:path";
+import { dirname, isAbsolute, join, relative, resolve, sep } from "node:path";
 import { type HookAgent, type HookGroupSpec, type InstalledHook, installInto, listBatonHooks, uninstallFrom } from "../core/hook-config.js";
 import type { JsonObject } from "../core/types.js";
 import { BatonError, badInput } from "../errors.js";
 import { atomicWrite, safeParentDir } from "../services/safe-fs.js";
 import {
   acknowledgeGeminiHooks,
+  codexShim,
+  inspectCodexShim,
   type Readiness,
   readiness,
-  shimTarget,
+  shellWords,
   trustCodexHooks,
   untrustCodexHooks,
   writeCodexShim,
@@ -85,6 +87,8 @@ export interface HookStatus extends Partial<Readiness> {
   /** The hooks run a baton entry (an absolute path) that no longer exists: install again. */
   stale: boolean;
   notes: string[];
+  /** Codex: the launcher script the hooks run is not the one install wrote (install again). */
+  launcherModified?: boolean;
   /** The file could not be read or parsed. */
   problem?: string;
 }
@@ -321,8 +325,10 @@ export async function uninstallHooks(agent: HookAgent, o: HookPlaceOptions): Pro
 
 /** The baton entry a hook command runs, when it names one by absolute path. */
 function launcherPath(command: string): string | undefined {
-  const m = /(?:"(\/[^"]*baton(?:\.c?js)?)"|'(\/[^']*baton(?:\.c?js)?)'|(?:^|\s)(\/\S*baton(?:\.c?js)?))\s+hook\s/.exec(command);
-  return m?.[1] ?? m?.[2] ?? m?.[3];
+  const words = shellWords(command);
+  const at = words?.indexOf("hook") ?? -1;
+  const entry = at > 0 ? words?.[at - 1] : undefined;
+  return entry !== undefined && /^\/.*baton(?:\.c?js)?$/.test(entry) ? entry : undefined;
 }
 
 export async function hooksStatus(
@@ -339,19 +345,28 @@ export async function hooksStatus(
         const { settings } = await load(file);
         s.installed = listBatonHooks(settings.hooks, agent);
         s.missing = expected.filter((e) => !s.installed.some((i) => i.event === e.event)).map((e) => e.event);
+        let modified: string | undefined;
         s.stale = s.installed.some((i) => {
           const entry = launcherPath(i.command);
           if (entry === undefined) return false;
           if (!existsSync(entry)) return true;
-          // Codex's launcher script: the baton it runs must exist too.
-          const target = shimTarget(entry);
-          return (
-            target !== undefined && [...target.matchAll(/"(\/[^"]+)"|(?:^|\s)(\/\S+)/g)].some((m) => !existsSync((m[1] ?? m[2]) as string))
-          );
+          if (agent !== "codex" || resolve(entry) !== codexShim({ ...o, scope })) return false;
+          // Codex's launcher script: exactly what install wrote, and the baton it runs exists.
+          const shim = inspectCodexShim(entry);
+          if (shim === "modified") modified = entry;
+          return shim !== undefined && shim !== "modified" && (!existsSync(shim.node) || !existsSync(shim.entry));
         });
         if (s.installed.length > 0) {
           s.notes = notesFor(agent, settings);
           Object.assign(s, readiness(agent, { ...o, scope }, settings));
+          if (modified !== undefined) {
+            s.launcherModified = true;
+            s.willRun = false;
+            s.remaining = [
+              `launcher modified: ${modified} is not the script Baton wrote, so Baton's hooks may not run: re-run \`baton hooks install codex${scope === "user" ? " --user" : ""}\`.`,
+              ...(s.remaining ?? []),
+            ];
+          }
           if (s.stale) {
             s.willRun = false;
             s.remaining = [
