@@ -382,6 +382,57 @@ describe("Codex hook trust", () => {
   });
 });
 
+describe("Codex hook trust in config.toml Baton did not write", () => {
+  const hash = "sha256:ab";
+  it("a key holding `]` (a project path with one) is one table, updated in place", () => {
+    const key = "/p/a]b [x]/.codex/hooks.json:stop:0:0";
+    const once = withCodexTrust('model = "m"\n', [{ event: "Stop", key, hash }]) as string;
+    expect(withCodexTrust(once, [{ event: "Stop", key, hash }])).toBe(once);
+    const twice = withCodexTrust(once, [{ event: "Stop", key, hash: "sha256:cd" }]) as string;
+    expect(twice.match(/hooks\.state/g)).toHaveLength(1);
+    expect(codexTrustedHashes(twice).get(key)).toBe("sha256:cd");
+    expect(withCodexTrust(twice, [], [key])).toBe('model = "m"\n');
+  });
+
+  it("keys given inside [hooks.state] are existing entries: read, never written a second time", () => {
+    const key = "/p/.codex/hooks.json:stop:0:0";
+    for (const form of [`${JSON.stringify(key)} = { trusted_hash = "${hash}" }`, `${JSON.stringify(key)}.trusted_hash = "${hash}"`]) {
+      const toml = `[hooks.state]\n${form}\n`;
+      expect(codexTrustedHashes(toml).get(key), form).toBe(hash);
+      expect(withCodexTrust(toml, [{ event: "Stop", key, hash: "sha256:cd" }]), form).toBeUndefined();
+      expect(withCodexTrust(toml, [], [key]), form).toBeUndefined();
+      // Another key is added as its own table (valid beside the inline one).
+      const other = withCodexTrust(toml, [{ event: "Stop", key: `${key}x`, hash }]) as string;
+      expect(codexTrustedHashes(other).get(`${key}x`)).toBe(hash);
+    }
+  });
+
+  it("any key: recording twice gives the same text, which reads back, and dropping restores the file (property)", () => {
+    fc.assert(
+      fc.property(fc.array(fc.string({ minLength: 1, maxLength: 12 }), { minLength: 1, maxLength: 4 }), (names) => {
+        const entries = [...new Set(names)].map((n, i) => ({ event: "Stop", key: `/p/${n}:stop:${i}:0`, hash: `sha256:${i}` }));
+        const base = 'model = "m"\n\n[projects."/p/]x"]\ntrust_level = "trusted"\n';
+        const once = withCodexTrust(base, entries) as string;
+        expect(withCodexTrust(once, entries)).toBe(once);
+        const read = codexTrustedHashes(once);
+        for (const e of entries) expect(read.get(e.key)).toBe(e.hash);
+        expect(
+          withCodexTrust(
+            once,
+            [],
+            entries.map((e) => e.key),
+          ),
+        ).toBe(base);
+      }),
+    );
+  });
+
+  it("a file that already defines a key twice is not written", () => {
+    const t = '[hooks.state."k"]\ntrusted_hash = "sha256:a"\n\n[hooks.state."k"]\ntrusted_hash = "sha256:a"\n';
+    expect(withCodexTrust(t, [{ event: "Stop", key: "j", hash }])).toBeUndefined();
+  });
+});
+
 describe("session context", () => {
   const brief: SessionBrief = {
     sessionId: "task-1",

@@ -183,7 +183,7 @@ export function trustCodexHooks(o: SetupPlace, hooks: unknown, previous: unknown
     return {
       file,
       changed: false,
-      problem: `${file} defines "hooks" in a form Baton does not edit; trust Baton's hooks in Codex's /hooks`,
+      problem: `${file} defines "hooks" in a form Baton does not edit (another form, or a trust key written inline or twice); trust Baton's hooks in Codex's /hooks`,
     };
   if (next === text) return { file, changed: false };
   if (text !== "") writeText(`${file}.baton.bak`, text, statSync(file).mode & 0o777);
