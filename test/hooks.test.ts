@@ -427,6 +427,20 @@ describe("Codex hook trust in config.toml Baton did not write", () => {
     );
   });
 
+  it("dropping a table stops at its last key: comments and blank lines before the next table stay", () => {
+    const key = "/p/.codex/hooks.json:stop:0:0";
+    const t = `a = 1\n\n[hooks.state.${JSON.stringify(key)}]\ntrusted_hash = "x"\n\n# the docs server\n[mcp_servers.docs]\ncommand = "d"\n`;
+    expect(withCodexTrust(t, [], [key])).toBe('a = 1\n\n# the docs server\n[mcp_servers.docs]\ncommand = "d"\n');
+  });
+
+  it("each line keeps its own ending (a CRLF file with an LF-only multi-line string)", () => {
+    const t = 'model = "m"\r\ninstructions = """\none\ntwo"""\r\n';
+    const key = "/p/.codex/hooks.json:stop:0:0";
+    const once = withCodexTrust(t, [{ event: "Stop", key, hash }]) as string;
+    expect(once).toBe(`${t}\r\n[hooks.state.${JSON.stringify(key)}]\r\ntrusted_hash = "${hash}"\r\n`);
+    expect(withCodexTrust(once, [], [key])).toBe(t);
+  });
+
   it("a file that already defines a key twice is not written", () => {
     const t = '[hooks.state."k"]\ntrusted_hash = "sha256:a"\n\n[hooks.state."k"]\ntrusted_hash = "sha256:a"\n';
     expect(withCodexTrust(t, [{ event: "Stop", key: "j", hash }])).toBeUndefined();

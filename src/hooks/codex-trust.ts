@@ -277,13 +277,21 @@ export function trustOf(entry: CodexHookEntry, trusted: Map<string, string>): Co
  */
 export function withCodexTrust(toml: string, entries: readonly CodexHookEntry[], drop: readonly string[] = []): string | undefined {
   const eol = toml.includes("\r\n") ? "\r\n" : "\n";
-  const lines = toml === "" ? [] : toml.split(/\r?\n/);
+  // Each line keeps its own ending (a CRLF file may hold LF-only lines in a multi-line string).
+  const raw = toml === "" ? [] : toml.split(/(?<=\n)/);
+  const lines = raw.map((l) => l.replace(/\r?\n$/, ""));
+  const ends = raw.map((l) => /\r?\n$/.exec(l)?.[0] ?? "");
   const parsed = tables(lines);
   if (parsed.otherHooks) return undefined;
   const want = new Map(entries.map((e) => [e.key, e.hash]));
   const dropping = new Set(drop.filter((k) => !want.has(k)));
   // A key given inline in [hooks.state] is in the user's form: Baton does not rewrite it.
   if ([...want.keys(), ...dropping].some((k) => parsed.inline.has(k))) return undefined;
+  const blank = (l: string | undefined) => l !== undefined && l.trim() === "";
+  const splice = (at: number, n: number, ...add: string[]) => {
+    lines.splice(at, n, ...add);
+    ends.splice(at, n, ...add.map(() => eol));
+  };
   // Edit from the last table up, so earlier line numbers stay right.
   const states = parsed.tables.filter((t) => t.path.length === 3 && t.path[0] === "hooks" && t.path[1] === "state").reverse();
   for (const t of states) {
@@ -293,20 +301,29 @@ export function withCodexTrust(toml: string, entries: readonly CodexHookEntry[],
     if (want.has(key)) {
       const line = `trusted_hash = ${tomlString(want.get(key) as string)}`;
       if (at >= 0) lines[t.start + 1 + at] = line;
-      else lines.splice(t.start + 1, 0, line);
+      else splice(t.start + 1, 0, line);
       want.delete(key);
     } else if (dropping.has(key) && at >= 0) {
-      const rest = body.filter((l, i) => i !== at && l.trim() !== "" && !l.trim().startsWith("#"));
-      if (rest.length === 0) lines.splice(t.start, t.end - t.start);
-      else lines.splice(t.start + 1 + at, 1);
+      const keyLines = body.map((l, i) => (i !== at && l.trim() !== "" && !l.trim().startsWith("#") ? i : -1)).filter((i) => i >= 0);
+      if (keyLines.length > 0) {
+        splice(t.start + 1 + at, 1);
+        continue;
+      }
+      // The table goes up to its trusted_hash line: blank lines and comments after it belong
+      // to what follows. One of two blank lines the removal brings together goes too.
+      splice(t.start, at + 2);
+      if (blank(lines[t.start - 1]) && (blank(lines[t.start]) || t.start === lines.length)) splice(t.start - 1, 1);
     }
   }
-  while (lines.length > 0 && lines[lines.length - 1]?.trim() === "") lines.pop();
-  for (const [key, hash] of want) {
-    if (lines.length > 0) lines.push("");
-    lines.push(`[hooks.state.${tomlString(key)}]`, `trusted_hash = ${tomlString(hash)}`);
+  if (want.size > 0) {
+    while (lines.length > 0 && blank(lines[lines.length - 1])) splice(lines.length - 1, 1);
+    if (lines.length > 0) ends[ends.length - 1] ||= eol;
+    for (const [key, hash] of want) {
+      if (lines.length > 0) splice(lines.length, 0, "");
+      splice(lines.length, 0, `[hooks.state.${tomlString(key)}]`, `trusted_hash = ${tomlString(hash)}`);
+    }
   }
-  const text = lines.length === 0 ? "" : `${lines.join(eol)}${eol}`;
+  const text = lines.map((l, i) => l + ends[i]).join("");
   // Never a key twice (TOML forbids it, and Codex would then read nothing of config.toml).
   const keys = stateKeys(tables(text.split(/\r?\n/)));
   if (new Set(keys).size !== keys.length) return undefined;
