@@ -3,7 +3,7 @@
  * hooks: install twice gives the same file, uninstall restores the original (formatting
  * aside), and the previous text is kept in `<file>.baton.bak`.
  */
-import { existsSync, mkdirSync, readdirSync, readFileSync, realpathSync, statSync, symlinkSync, writeFileSync } from "node:fs";
+import { existsSync, lstatSync, mkdirSync, readdirSync, readFileSync, realpathSync, statSync, symlinkSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { parse } from "jsonc-parser";
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
@@ -327,6 +327,43 @@ describe("baton hooks install / uninstall", () => {
     // Installing again appends Baton's group after the user's, whose trust stays.
     install(root, "codex", [], env);
     expect(trusted().get(key(0))).toBe(myHash);
+  });
+
+  it("Codex: a linked config.toml stays a link (its target is written), and the first backup is kept", () => {
+    const root = tempDir("baton-install-");
+    const env = privateHome();
+    const dots = tempDir("baton-dotfiles-");
+    const real = join(dots, "codex.toml");
+    const original = 'model = "m"\n';
+    writeFileSync(real, original, { mode: 0o600 });
+    mkdirSync(env.CODEX_HOME as string, { recursive: true });
+    const config = join(env.CODEX_HOME as string, "config.toml");
+    symlinkSync(real, config);
+    install(root, "codex", [], env);
+    expect(lstatSync(config).isSymbolicLink()).toBe(true);
+    expect(readFileSync(real, "utf8")).toContain("[hooks.state.");
+    expect(statSync(real).mode & 0o777).toBe(0o600);
+    const bak = `${config}.baton.bak`;
+    expect(readFileSync(bak, "utf8")).toBe(original);
+    // Another trust change (reinstall by another baton) and uninstall keep the first backup.
+    install(root, "codex", ["--command", "baton"], env);
+    uninstall(root, "codex", [], env);
+    expect(readFileSync(bak, "utf8")).toBe(original);
+    expect(readFileSync(real, "utf8")).toBe(original);
+    expect(lstatSync(config).isSymbolicLink()).toBe(true);
+    // No temp file is left beside either.
+    expect(readdirSync(dots)).toEqual(["codex.toml"]);
+    expect(readdirSync(env.CODEX_HOME as string).filter((n) => n.includes("tmp"))).toEqual([]);
+  });
+
+  it("Codex: uninstall keeps a backup of config.toml before forgetting Baton's trust", () => {
+    const root = tempDir("baton-install-");
+    const env = privateHome();
+    install(root, "codex", [], env);
+    const config = join(env.CODEX_HOME as string, "config.toml");
+    const installed = readFileSync(config, "utf8");
+    uninstall(root, "codex", [], env);
+    expect(readFileSync(`${config}.baton.bak`, "utf8")).toBe(installed);
   });
 
   it("Gemini CLI: install says the folder must be trusted until trustedFolders.json trusts it, and acknowledges Baton's hooks", () => {

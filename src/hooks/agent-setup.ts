@@ -19,12 +19,13 @@
  *   `~/.gemini/trusted_hooks.json` (`{"<project root>": ["<name>:<command>", …]}`); the installer
  *   records Baton's there, so the user is not warned about hooks they just installed.
  */
-import { chmodSync, mkdirSync, readFileSync, realpathSync, renameSync, statSync, writeFileSync } from "node:fs";
+import { existsSync, mkdirSync, readFileSync, realpathSync, statSync } from "node:fs";
 import { homedir } from "node:os";
-import { dirname, join, resolve } from "node:path";
+import { basename, dirname, join, resolve } from "node:path";
 import { isBatonCommand } from "../core/hook-config.js";
 import type { JsonObject } from "../core/types.js";
 import { BatonError } from "../errors.js";
+import { atomicWrite } from "../services/safe-fs.js";
 import {
   type CodexHookEntry,
   type CodexTrust,
@@ -71,23 +72,32 @@ function readText(file: string): string | undefined {
   }
 }
 
-/** Written by temp file and rename, keeping an existing file's mode (config.toml may hold secrets: 0600). */
-function writeText(file: string, text: string, newMode?: number): void {
+/**
+ * Written durably (temp file in the same directory, fsync, rename, directory fsync; the temp file
+ * is removed on failure) to the file a link points to, so a linked config.toml (dotfiles) stays
+ * a link; an existing file's mode is kept (config.toml may hold secrets: 0600).
+ */
+function writeText(file: string, text: string, newMode = 0o644): void {
+  let target = real(file);
   let mode = newMode;
   try {
-    mode = statSync(file).mode & 0o777;
+    mode = statSync(target).mode & 0o777;
   } catch {
     // a new file
   }
   try {
-    mkdirSync(dirname(file), { recursive: true });
-    const tmp = `${file}.${process.pid}.tmp`;
-    writeFileSync(tmp, text, mode !== undefined ? { mode } : {});
-    if (mode !== undefined) chmodSync(tmp, mode);
-    renameSync(tmp, file);
+    mkdirSync(dirname(target), { recursive: true });
+    target = join(real(dirname(target)), basename(target));
+    atomicWrite(dirname(target), basename(target), Buffer.from(text), mode, true);
   } catch (err) {
     throw new BatonError("io_error", `cannot write ${file}: ${(err as Error).message}`, { path: file }, { cause: err });
   }
+}
+
+/** config.toml as it was before Baton first changed it; later changes keep that copy. */
+function backupOnce(file: string, text: string): void {
+  const bak = `${file}.baton.bak`;
+  if (text !== "" && !existsSync(bak)) writeText(bak, text, statSync(real(file)).mode & 0o777);
 }
 
 function real(p: string): string {
@@ -186,7 +196,7 @@ export function trustCodexHooks(o: SetupPlace, hooks: unknown, previous: unknown
       problem: `${file} defines "hooks" in a form Baton does not edit (another form, or a trust key written inline or twice); trust Baton's hooks in Codex's /hooks`,
     };
   if (next === text) return { file, changed: false };
-  if (text !== "") writeText(`${file}.baton.bak`, text, statSync(file).mode & 0o777);
+  backupOnce(file, text);
   writeText(file, next, 0o600);
   return { file, changed: true };
 }
@@ -229,7 +239,9 @@ export function untrustCodexHooks(o: SetupPlace, previous: unknown, hooks: unkno
   if (text === undefined) return;
   const moved = movedUserTrust(o, hooks, previous, codexTrustedHashes(text));
   const next = withCodexTrust(text, moved.set, [...batonEntries(o, previous).map((e) => e.key), ...moved.drop]);
-  if (next !== undefined && next !== text) writeText(file, next);
+  if (next === undefined || next === text) return;
+  backupOnce(file, text);
+  writeText(file, next);
 }
 
 // Gemini CLI
