@@ -231,6 +231,37 @@ describe("adapters", () => {
     expect(status(wrap("Output: x\nExit Code: 0"))).toMatchObject({ status: "success" });
   });
 
+  it("Gemini CLI: the trailer Gemini CLI appends decides, not a line the command printed; signals and cancellations fail", () => {
+    const wrap = (t: string) => `<untrusted_context>\n${t}\n</untrusted_context>`;
+    const status = (llmContent: string, returnDisplay: unknown) =>
+      gemini.parse(
+        "AfterTool",
+        { cwd, tool_name: "run_shell_command", tool_input: {}, tool_response: { llmContent: wrap(llmContent), returnDisplay } },
+        "/",
+      );
+    // Exits 0, its last line is "Exit Code: 1": a success.
+    expect(status("Output: done\nExit Code: 1\nProcess Group PGID: 7", "done\nExit Code: 1")).toMatchObject({ status: "success" });
+    // The same output, exit 2: the trailer's code.
+    expect(status("Output: done\nExit Code: 1\nExit Code: 2\nProcess Group PGID: 7", "done\nExit Code: 1")).toMatchObject({
+      status: "error",
+      error: "Output: done\nExit Code: 1\nExit Code: 2",
+    });
+    // Killed by a signal (no exit code), with and without output.
+    expect(status("Output: (empty)\nSignal: 9\nProcess Group PGID: 7", "Command terminated by signal: 9")).toMatchObject({
+      status: "error",
+      error: "Output: (empty)\nSignal: 9",
+    });
+    expect(status("Output: half\nSignal: SIGKILL\nProcess Group PGID: 7", "half")).toMatchObject({ status: "error" });
+    // Timed out or cancelled by the user.
+    for (const t of [
+      "Command was automatically cancelled because it exceeded the timeout of 5.0 minutes without output. There was no output before it was cancelled.",
+      "Command was cancelled by user before it could complete. Below is the output before it was cancelled:\nhalf",
+    ])
+      expect(status(t, "Command cancelled by user."), t).toMatchObject({ status: "error", error: t });
+    // A spawn error.
+    expect(status("Output: (empty)\nError: spawn bash ENOENT", "Command failed: spawn bash ENOENT")).toMatchObject({ status: "error" });
+  });
+
   it("only a plain read-only Baton invocation passes; a mutating one is Baton's but not read-only", () => {
     for (const c of [
       "baton status --json",
