@@ -363,8 +363,10 @@ describe("payloads the agents really sent (captured from Claude Code 2.1.331, Co
     expect(parseRollbackIntent(real("gemini", "before-agent-rollback").prompt as string)).toEqual({ steps: 2 });
   });
 
-  it("Gemini CLI's PreCompress 'auto' is no compaction", () => {
-    expect(parse(gemini, real("gemini", "pre-compress"))).toMatchObject({ kind: "ignored" });
+  it("Gemini CLI's PreCompress 'auto' is no announced compaction: it only keeps STATE.md current", () => {
+    const auto = parse(gemini, real("gemini", "pre-compress"));
+    expect(auto).toMatchObject({ kind: "pre_compact", trigger: "auto", ifChanged: true });
+    expect((auto as { announced?: boolean }).announced).toBeUndefined();
     expect(parse(gemini, { ...real("gemini", "pre-compress"), trigger: "manual" })).toMatchObject({ kind: "pre_compact", announced: true });
   });
 });

@@ -136,15 +136,14 @@ const READER: PayloadReader = {
 };
 
 /**
- * Gemini CLI fires PreCompress (trigger "auto") before every model request and only then decides
- * whether to compress; it sends nothing afterwards. So "auto" is no compaction (nothing is
- * done), and "manual" (/compress) is one that follows: STATE.md and the journal's note.
+ * Gemini CLI 0.61 fires PreCompress (trigger "auto") before every model request, before it
+ * decides whether to compress, and sends nothing afterwards; so "auto" may or may not be a
+ * compaction: it keeps STATE.md current (written only when the journal changed since) and notes
+ * nothing. "manual" (/compress) is one that follows: STATE.md and the journal's note.
  */
 function preCompress(ev: HookEvent): HookEvent {
   if (ev.kind !== "pre_compact") return ev;
-  if (ev.trigger === "manual") return { ...ev, announced: true };
-  const { agent, native, cwd, agentSessionId } = ev;
-  return { agent, native, cwd, ...(agentSessionId ? { agentSessionId } : {}), kind: "ignored" };
+  return ev.trigger === "manual" ? { ...ev, announced: true } : { ...ev, ifChanged: true };
 }
 
 export const gemini: AgentAdapter = {
@@ -171,8 +170,9 @@ export const gemini: AgentAdapter = {
       h("BeforeAgent"),
       h("BeforeTool", "write_file|replace|run_shell_command"),
       h("AfterTool", "*"),
-      // Only a manual /compress: "auto" fires before every model request (see preCompress).
-      h("PreCompress", "manual"),
+      // Both triggers: "manual" is a compaction; "auto" fires before every model request and
+      // only keeps STATE.md current (see preCompress).
+      h("PreCompress"),
       h("AfterAgent"),
       h("SessionEnd"),
     ];

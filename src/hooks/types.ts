@@ -45,8 +45,10 @@ export type HookEvent = Base &
     /**
      * The agent is about to compact its context. `announced`: the agent sends no event after a
      * compaction, and this hook only fires when one follows (Gemini CLI's manual /compress).
+     * `ifChanged`: the agent may be about to compact, or not (Gemini CLI's "auto", before every
+     * model request): STATE.md is refreshed only when the journal changed, and nothing is noted.
      */
-    | { kind: "pre_compact"; trigger?: string; announced?: boolean }
+    | { kind: "pre_compact"; trigger?: string; announced?: boolean; ifChanged?: boolean }
     /** The agent compacted its context (Claude Code and Codex PostCompact). */
     | { kind: "post_compact"; trigger?: string }
     /** The agent's turn ended (`sessionEnd: false`) or its session ended. */
