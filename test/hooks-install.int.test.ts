@@ -366,6 +366,32 @@ describe("baton hooks install / uninstall", () => {
     expect(readFileSync(`${config}.baton.bak`, "utf8")).toBe(installed);
   });
 
+  it("Codex: the shared launcher goes with the last install that uses it; Gemini CLI: uninstall forgets Baton's acknowledged hooks", () => {
+    const env = privateHome();
+    const shim = join(env.CODEX_HOME as string, "baton", "baton");
+    const one = tempDir("baton-install-");
+    const two = tempDir("baton-install-");
+    install(one, "codex", [], env);
+    install(two, "codex", [], env);
+    install(one, "codex", ["--user"], env);
+    uninstall(one, "codex", [], env);
+    expect(existsSync(shim), "project two and the user file still run it").toBe(true);
+    uninstall(one, "codex", ["--user"], env);
+    expect(existsSync(shim), "project two (known from config.toml's trust) still runs it").toBe(true);
+    uninstall(two, "codex", [], env);
+    expect(existsSync(shim)).toBe(false);
+    expect(existsSync(join(env.CODEX_HOME as string, "baton"))).toBe(false);
+
+    const root = tempDir("baton-install-");
+    const trustedHooks = join(env.HOME as string, ".gemini", "trusted_hooks.json");
+    mkdirSync(join(env.HOME as string, ".gemini"), { recursive: true });
+    writeFileSync(trustedHooks, JSON.stringify({ [realpathSync(root)]: ["mine:./scan.sh"], "/elsewhere": ["x:y"] }));
+    install(root, "gemini", [], env);
+    expect(JSON.parse(readFileSync(trustedHooks, "utf8"))[realpathSync(root)].length).toBeGreaterThan(1);
+    uninstall(root, "gemini", [], env);
+    expect(JSON.parse(readFileSync(trustedHooks, "utf8"))).toEqual({ [realpathSync(root)]: ["mine:./scan.sh"], "/elsewhere": ["x:y"] });
+  });
+
   it("Gemini CLI: install says the folder must be trusted until trustedFolders.json trusts it, and acknowledges Baton's hooks", () => {
     const root = tempDir("baton-install-");
     const env = privateHome();

@@ -19,7 +19,7 @@
  *   `~/.gemini/trusted_hooks.json` (`{"<project root>": ["<name>:<command>", …]}`); the installer
  *   records Baton's there, so the user is not warned about hooks they just installed.
  */
-import { existsSync, mkdirSync, readFileSync, realpathSync, statSync } from "node:fs";
+import { existsSync, mkdirSync, readFileSync, realpathSync, rmdirSync, statSync, unlinkSync } from "node:fs";
 import { homedir } from "node:os";
 import { basename, dirname, join, resolve } from "node:path";
 import { isBatonCommand } from "../core/hook-config.js";
@@ -244,6 +244,35 @@ export function untrustCodexHooks(o: SetupPlace, previous: unknown, hooks: unkno
   writeText(file, next);
 }
 
+/**
+ * After an uninstall: remove the launcher when no hooks.json Baton can know of still runs it
+ * (the user's, this project's, and each one config.toml holds trust for: every project
+ * installed with this CODEX_HOME shares it). Returns whether it was removed.
+ */
+export function removeUnusedCodexShim(o: SetupPlace): boolean {
+  const shim = codexShim(o);
+  if (!existsSync(shim)) return false;
+  const files = new Set([join(codexHome(o), "hooks.json"), ...codexHooksFiles({ ...o, scope: "project" })]);
+  for (const key of codexTrustedHashes(readText(join(codexHome(o), "config.toml")) ?? "").keys()) files.add(keyFile(key));
+  const spelled = [shim, JSON.stringify(shim).slice(1, -1)];
+  for (const f of files) {
+    let text: string | undefined;
+    try {
+      text = readText(f);
+    } catch {
+      return false; // cannot tell: keep it
+    }
+    if (text !== undefined && spelled.some((s) => text.includes(s))) return false;
+  }
+  try {
+    unlinkSync(shim);
+    rmdirSync(dirname(shim));
+  } catch {
+    // the directory holds something else, or is gone already
+  }
+  return !existsSync(shim);
+}
+
 // Gemini CLI
 
 function geminiTrustedFoldersFile(o: SetupPlace): string {
@@ -303,13 +332,10 @@ function geminiReadiness(o: SetupPlace, settings: JsonObject): Readiness {
   return { willRun: remaining.length === 0, remaining, trustFile: file };
 }
 
-/**
- * Record Baton's project hooks as seen in `~/.gemini/trusted_hooks.json`, as Gemini CLI does
- * itself after warning about new project hooks: the user installed these.
- */
-export function acknowledgeGeminiHooks(o: SetupPlace, hooks: unknown): void {
-  if (o.scope !== "project" || hooks === null || typeof hooks !== "object") return;
+/** Gemini CLI's trusted_hooks.json key (`<name>:<command>`) of each of Baton's handlers in `hooks`. */
+function geminiHookKeys(hooks: unknown): string[] {
   const keys: string[] = [];
+  if (hooks === null || typeof hooks !== "object") return keys;
   for (const groups of Object.values(hooks as Record<string, unknown>)) {
     if (!Array.isArray(groups)) continue;
     for (const g of groups)
@@ -317,6 +343,16 @@ export function acknowledgeGeminiHooks(o: SetupPlace, hooks: unknown): void {
         if (h?.type === "command" && isBatonCommand(h.command, "gemini"))
           keys.push(`${typeof h.name === "string" ? h.name : ""}:${h.command}`);
   }
+  return keys;
+}
+
+/**
+ * Record Baton's project hooks as seen in `~/.gemini/trusted_hooks.json`, as Gemini CLI does
+ * itself after warning about new project hooks: the user installed these.
+ */
+export function acknowledgeGeminiHooks(o: SetupPlace, hooks: unknown): void {
+  if (o.scope !== "project") return;
+  const keys = geminiHookKeys(hooks);
   if (keys.length === 0) return;
   const file = join(homeOf(o), ".gemini", "trusted_hooks.json");
   const all = jsonFile(file) ?? {};
@@ -328,6 +364,27 @@ export function acknowledgeGeminiHooks(o: SetupPlace, hooks: unknown): void {
       all[root] = next;
       changed = true;
     }
+  }
+  if (changed) writeText(file, `${JSON.stringify(all, null, 2)}\n`);
+}
+
+/** Forget Baton's project hooks in `~/.gemini/trusted_hooks.json` (after an uninstall). */
+export function forgetGeminiHooks(o: SetupPlace, previous: unknown): void {
+  if (o.scope !== "project") return;
+  const keys = new Set(geminiHookKeys(previous));
+  if (keys.size === 0) return;
+  const file = join(homeOf(o), ".gemini", "trusted_hooks.json");
+  const all = jsonFile(file);
+  if (!all) return;
+  let changed = false;
+  for (const root of spellings(o.root)) {
+    if (!Array.isArray(all[root])) continue;
+    const list = all[root] as unknown[];
+    const next = list.filter((x) => typeof x !== "string" || !keys.has(x));
+    if (next.length === list.length) continue;
+    changed = true;
+    if (next.length === 0) delete all[root];
+    else all[root] = next as JsonObject[keyof JsonObject];
   }
   if (changed) writeText(file, `${JSON.stringify(all, null, 2)}\n`);
 }

@@ -25,9 +25,11 @@ import { atomicWrite, safeParentDir } from "../services/safe-fs.js";
 import {
   acknowledgeGeminiHooks,
   codexShim,
+  forgetGeminiHooks,
   inspectCodexShim,
   type Readiness,
   readiness,
+  removeUnusedCodexShim,
   shellWords,
   trustCodexHooks,
   untrustCodexHooks,
@@ -310,17 +312,20 @@ export async function uninstallHooks(agent: HookAgent, o: HookPlaceOptions): Pro
   }
   if (r.removed === 0) return base;
   if (agent === "codex") untrustCodexHooks(o, settings.hooks, r.settings.hooks);
+  if (agent === "gemini") forgetGeminiHooks(o, settings.hooks);
   const saved = backup(file, true);
+  let deleted = false;
   if (Object.keys(r.settings).length === 0) {
     try {
       unlinkSync(file);
     } catch (err) {
       throw new BatonError("io_error", `cannot remove ${file}: ${(err as Error).message}`, { path: file }, { cause: err });
     }
-    return { ...base, changed: true, removed: r.removed, deleted: true, ...(saved ? { backup: saved } : {}) };
-  }
-  writeAtomic(file, await withHooks(text, r.settings.hooks), o);
-  return { ...base, changed: true, removed: r.removed, ...(saved ? { backup: saved } : {}) };
+    deleted = true;
+  } else writeAtomic(file, await withHooks(text, r.settings.hooks), o);
+  // The launcher is shared by every place installed with this CODEX_HOME: it goes with the last.
+  if (agent === "codex") removeUnusedCodexShim(o);
+  return { ...base, changed: true, removed: r.removed, deleted, ...(saved ? { backup: saved } : {}) };
 }
 
 /** The baton entry a hook command runs, when it names one by absolute path. */
