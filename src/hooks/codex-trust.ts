@@ -100,8 +100,12 @@ export function codexHookEntries(file: string, hooks: unknown, pick: (command: s
   return out;
 }
 
-// The few lines of config.toml Baton reads and writes. A full TOML parser is not needed: Codex
-// writes these tables itself in this form, and anything Baton does not recognise is left alone.
+// The few lines of config.toml Baton reads and writes. Writing must keep the user's text
+// (comments, order, line endings), which a TOML library's parse-and-print does not, so the edit
+// is line-based; reading uses the same line reader so both agree on where each table is. It
+// follows TOML's key quoting, the forms Codex writes (`[hooks.state."<key>"]`) and the forms a
+// user may write inside `[hooks.state]`; any other form of `hooks` makes Baton leave the file
+// alone, and a text that would hold a trust key twice is never written.
 
 const KEY_PART = /\s*(?:"((?:[^"\\]|\\.)*)"|'([^']*)'|([A-Za-z0-9_-]+))\s*/y;
 
