@@ -24,7 +24,7 @@ import type { ProcessFacts } from "./services/process-facts.js";
 import { type AckResult, type Lease, type LeaseRequest, type PendingWork, Queue, type ResultInput } from "./services/queue.js";
 import type { RollbackInput, RollbackResult, RollbackService } from "./services/rollback.js";
 import type { CrashedRun, RunService } from "./services/runs.js";
-import { atomicWrite } from "./services/safe-fs.js";
+import { atomicWrite, readCurrent } from "./services/safe-fs.js";
 import type { SpiralService, TurnInput, TurnResult } from "./services/spiral.js";
 import { type ResumeReport, type StatusReport, StatusService } from "./services/status.js";
 import { describeStore, resolveStore } from "./services/store-config.js";
@@ -486,17 +486,40 @@ export class Baton {
   }
 
   async stateMarkdown(sessionId: string): Promise<string> {
-    const view = await this.journal.read(sessionId);
-    const status = this.#status.describe(view, await this.queue.pending(sessionId));
-    return renderStateMd(view.snapshot, status.nextAction, { generatedAt: this.#now().toISOString() });
+    return (await this.#stateMarkdown(sessionId)).text;
   }
 
-  /** Write STATE.md beside the session (`.baton/sessions/<id>/STATE.md`), atomically. */
+  async #stateMarkdown(sessionId: string): Promise<{ text: string; seq: number }> {
+    const view = await this.journal.read(sessionId);
+    const status = this.#status.describe(view, await this.queue.pending(sessionId));
+    return {
+      text: renderStateMd(view.snapshot, status.nextAction, { generatedAt: this.#now().toISOString() }),
+      seq: view.snapshot.lastSeq,
+    };
+  }
+
+  /**
+   * Write STATE.md beside the session (`.baton/sessions/<id>/STATE.md`), atomically, and beside
+   * it `STATE.seq`: the journal seq it shows (for `refreshStateMarkdown`).
+   */
   async writeStateMarkdown(sessionId: string): Promise<string> {
-    const text = await this.stateMarkdown(sessionId);
+    const { text, seq } = await this.#stateMarkdown(sessionId);
     // Written as a restore writes: never through a link in any component (services/safe-fs.ts).
     atomicWrite(this.workspace.dir, `sessions/${sessionId}/STATE.md`, Buffer.from(text), 0o600, true);
+    atomicWrite(this.workspace.dir, `sessions/${sessionId}/STATE.seq`, Buffer.from(`${seq}\n`), 0o600, false);
     return join(this.workspace.dir, "sessions", sessionId, "STATE.md");
+  }
+
+  /**
+   * Write STATE.md only when the journal moved on since it was last written (a hook that fires
+   * before every model request: one snapshot read and one small file read when nothing changed).
+   * Returns the file when it was written.
+   */
+  async refreshStateMarkdown(sessionId: string): Promise<string | undefined> {
+    const cur = readCurrent(this.workspace.dir, `sessions/${sessionId}/STATE.seq`, 64);
+    const written = cur.kind === "file" ? Number(cur.content.toString("utf8").trim()) : Number.NaN;
+    if (written === (await this.snapshot(sessionId)).lastSeq) return undefined;
+    return this.writeStateMarkdown(sessionId);
   }
 
   // Facets: each is one journal event.
