@@ -61,7 +61,7 @@ export interface DeadWork {
 /** A file recorded in the resume context that is not as it was recorded. */
 export interface ChangedFile {
   path: string;
-  state: "changed" | "missing" | "created";
+  state: "changed" | "missing" | "created" | "unreadable";
 }
 
 /** A lock held by one of the session's runs. */

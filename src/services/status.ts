@@ -8,6 +8,7 @@
 import { existsSync } from "node:fs";
 import { join, resolve } from "node:path";
 import type { Backend, SkippedPath } from "../backend/contract.js";
+import { sha256 } from "../core/canonical.js";
 import { isTerminal, phaseNextAction } from "../core/flow.js";
 import type { MarkerFinding } from "../core/markers.js";
 import { type ChangedFile, type DeadWork, decideNextAction, type HeldLock, type TargetMismatch } from "../core/next-action.js";
@@ -26,7 +27,7 @@ import type {
 } from "../core/types.js";
 import { BatonError } from "../errors.js";
 import { blobFile } from "./blobs.js";
-import { hashFile, scanSessionFiles } from "./files.js";
+import { MAX_HASH_BYTES, readGuarded, scanSessionFiles } from "./files.js";
 import type { Journal, SessionView } from "./journal.js";
 import { type PendingWork, parseDeadLetter, type Queue } from "./queue.js";
 
@@ -70,7 +71,7 @@ export interface StatusReport {
 
 export interface FileCheck {
   path: string;
-  state: "unchanged" | "changed" | "missing" | "created";
+  state: "unchanged" | "changed" | "missing" | "created" | "unreadable";
   /** Review this file before proceeding: it changed since it was recorded. */
   review: boolean;
 }
@@ -169,10 +170,25 @@ export class StatusService {
     });
   }
 
-  /** Resume-context files that are not as they were recorded (hashed now: a few reads). */
-  #verify(snap: Snapshot): FileCheck[] {
-    return snap.facets.resume.filesModified.map((rec) => {
-      const now = hashFile(resolve(this.#root, rec.path));
+  /**
+   * Resume-context files that are not as they were recorded (hashed now: a few guarded reads).
+   * A recorded path that is no longer a readable regular file (a directory, a FIFO, too large)
+   * is `unreadable`, with a diagnostic: one odd path never breaks or blocks status.
+   */
+  #verify(snap: Snapshot): { files: FileCheck[]; diagnostics: Diagnostic[] } {
+    const diagnostics: Diagnostic[] = [];
+    const files = snap.facets.resume.filesModified.map((rec): FileCheck => {
+      const r = readGuarded(resolve(this.#root, rec.path), MAX_HASH_BYTES);
+      if (r.kind === "unreadable") {
+        diagnostics.push({
+          code: "file_unreadable",
+          severity: "warning",
+          message: `recorded file ${rec.path} cannot be checked: ${r.why}`,
+          file: rec.path,
+        });
+        return { path: rec.path, state: "unreadable", review: true };
+      }
+      const now = r.kind === "file" ? sha256(r.bytes) : undefined;
       const state: FileCheck["state"] =
         now === undefined
           ? rec.hash === undefined
@@ -185,6 +201,7 @@ export class StatusService {
               : "changed";
       return { path: rec.path, state, review: state !== "unchanged" };
     });
+    return { files, diagnostics };
   }
 
   /** Status of one session from a read, its open work and the facts gathered outside it. */
@@ -201,7 +218,9 @@ export class StatusService {
       const scan = scanSessionFiles(this.#root, flow, snap);
       diagnostics.push(...scan.diagnostics);
       markers = scan.files.flatMap((f) => f.findings);
-      const changedFiles = this.#verify(snap).flatMap((f): ChangedFile[] =>
+      const verified = this.#verify(snap);
+      diagnostics.push(...verified.diagnostics);
+      const changedFiles = verified.files.flatMap((f): ChangedFile[] =>
         f.state === "unchanged" ? [] : [{ path: f.path, state: f.state }],
       );
       const decision = decideNextAction({
@@ -296,7 +315,7 @@ export class StatusService {
       view.snapshot,
     );
     const { events } = await this.#journal.events(sessionId, { afterSeq: Math.max(0, view.snapshot.lastSeq - 20) });
-    const files = this.#verify(view.snapshot);
+    const { files } = this.#verify(view.snapshot);
     return { ...status, facets: view.snapshot.facets, recentEvents: events, verification: { ok: files.every((f) => !f.review), files } };
   }
 

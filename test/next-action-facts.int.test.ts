@@ -1,0 +1,83 @@
+/**
+ * The next action's facts, as a fresh agent meets them through the CLI: odd recorded paths,
+ * many diagnostics, the default lease, two active sessions, and suggested commands run through
+ * a shell exactly as printed (each must do what its reason says).
+ */
+import { spawnSync } from "node:child_process";
+import { mkdirSync, rmSync, writeFileSync } from "node:fs";
+import { join } from "node:path";
+import { afterAll, describe, expect, it } from "vitest";
+import { CLI, cleanupDirs, cli, tempDir } from "./helpers.js";
+
+afterAll(() => cleanupDirs());
+
+interface Ws {
+  root: string;
+  run: (...args: string[]) => ReturnType<typeof cli>;
+  json: (...args: string[]) => any;
+  /** Run a printed command through `sh -c` as an agent would, `baton` being this build. */
+  sh: (command: string) => { code: number; stdout: string; stderr: string };
+}
+
+function workspace(): Ws {
+  const root = tempDir("baton-facts-");
+  expect(cli(["init", "--root", root]).code).toBe(0);
+  const run = (...args: string[]) => cli([...args, "--root", root]);
+  const json = (...args: string[]) => {
+    const r = run(...args, "--json");
+    expect(r.code, `baton ${args.join(" ")}: ${r.stdout}${r.stderr}`).toBe(0);
+    return r.json();
+  };
+  const sh = (command: string) => {
+    // The printed command runs in the workspace, with `baton` as a shell function for this build.
+    const r = spawnSync("sh", ["-c", `baton() { "${process.execPath}" "${CLI}" "$@"; }\n${command}`], {
+      cwd: root,
+      encoding: "utf8",
+      timeout: 60_000,
+    });
+    return { code: r.status ?? -1, stdout: r.stdout, stderr: r.stderr };
+  };
+  return { root, run, json, sh };
+}
+
+function taskInProgress(ws: Ws, id = "s1"): string {
+  ws.json("session", "start", "--flow", "task", "--id", id, "--title", `Task ${id}`);
+  ws.json("event", id, "start");
+  return id;
+}
+
+describe("recorded files that are not regular files", () => {
+  it("a recorded path replaced by a directory: status answers for every session, naming it unreadable", () => {
+    const ws = workspace();
+    const s1 = taskInProgress(ws, "s1");
+    taskInProgress(ws, "s2");
+    writeFileSync(join(ws.root, "d.ts"), "x\n");
+    ws.json("files", "add", "d.ts", "--session", s1);
+    rmSync(join(ws.root, "d.ts"));
+    mkdirSync(join(ws.root, "d.ts"));
+    const st = ws.json("status");
+    expect(st.sessions.map((s: any) => s.sessionId).sort()).toEqual(["s1", "s2"]);
+    const one = st.sessions.find((s: any) => s.sessionId === s1);
+    expect(one.nextAction.action).toBe("review_changed_files");
+    expect(one.nextAction.reason).toContain("d.ts (unreadable)");
+    expect(one.diagnostics.some((d: any) => d.code === "file_unreadable" && d.file === "d.ts")).toBe(true);
+    const r = ws.json("resume", s1);
+    expect(r.verification.files).toEqual([{ path: "d.ts", state: "unreadable", review: true }]);
+    // Recording a directory is refused with a clear error, not `internal`.
+    const add = ws.run("files", "add", "d.ts", "--session", s1, "--json");
+    expect(add.code).not.toBe(0);
+    expect(add.stdout + add.stderr).toContain("bad_input");
+  });
+
+  it.skipIf(process.platform === "win32")("a recorded path replaced by a FIFO: status neither hangs nor fails", () => {
+    const ws = workspace();
+    const s1 = taskInProgress(ws, "s1");
+    writeFileSync(join(ws.root, "p.ts"), "x\n");
+    ws.json("files", "add", "p.ts", "--session", s1);
+    rmSync(join(ws.root, "p.ts"));
+    expect(spawnSync("mkfifo", [join(ws.root, "p.ts")]).status).toBe(0);
+    const st = ws.json("status");
+    expect(st.sessions[0].nextAction.reason).toContain("p.ts (unreadable)");
+    expect(ws.json("resume", s1).verification.files[0].state).toBe("unreadable");
+  });
+});
