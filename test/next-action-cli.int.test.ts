@@ -255,7 +255,7 @@ describe("next action: every row of the table, built through the CLI", () => {
   it("row 12: a lease about to expire is named with the heartbeat command", () => {
     const ws = workspace();
     const sid = closedTab(ws);
-    const lease = ws.json("poll", "--session", sid, "--kinds", "exit", "--timeout", "0", "--lease-ms", "30000", "--owner", "agent-1").lease;
+    const lease = ws.json("poll", "--session", sid, "--kinds", "exit", "--timeout", "0", "--lease-ms", "10000", "--owner", "agent-1").lease;
     const r = resume(ws, sid);
     expect(r.nextAction.action).toBe("write_variants");
     expect(r.nextAction.reason).toContain("Also: the lease on exit (seq 3) held by agent-1 runs out at");

@@ -81,3 +81,17 @@ describe("recorded files that are not regular files", () => {
     expect(ws.json("resume", s1).verification.files[0].state).toBe("unreadable");
   });
 });
+
+describe("leases", () => {
+  it("a lease of the default length, just taken, is not about to expire", () => {
+    const ws = workspace();
+    ws.json("session", "start", "--flow", "live-variant", "--id", "lv");
+    ws.json("event", "lv", "generate", "--actor", "browser");
+    ws.json("event", "lv", "exit", "--actor", "browser");
+    const lease = ws.json("poll", "--session", "lv", "--kinds", "exit", "--timeout", "0", "--owner", "agent-1").lease;
+    expect(lease.leaseId).toBeTruthy();
+    const r = ws.json("resume", "lv");
+    expect(r.nextAction.reason).not.toContain("runs out at");
+    expect(r.suggestions.map((s: any) => s.action)).not.toContain("heartbeat_lease");
+  });
+});

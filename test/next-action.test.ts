@@ -208,7 +208,9 @@ describe("each rule alone", () => {
     const lease = (ms: number) => ({ leaseId: "lse_1", owner: "cli:7", expiresAt: new Date(NOW.getTime() + ms).toISOString() });
     const s = snap();
     expect(expiringLeaseRule(input(s, { pendingWork: [{ kind: "x", seq: 2, state: "leased", lease: lease(600_000) }] }))).toBeUndefined();
-    const a = expiringLeaseRule(input(s, { pendingWork: [{ kind: "x", seq: 2, state: "leased", lease: lease(20_000) }] }));
+    const a = expiringLeaseRule(input(s, { pendingWork: [{ kind: "x", seq: 2, state: "leased", lease: lease(10_000) }] }));
+    // A lease of the default length, just taken, is not about to expire.
+    expect(expiringLeaseRule(input(s, { pendingWork: [{ kind: "x", seq: 2, state: "leased", lease: lease(59_000) }] }))).toBeUndefined();
     expect(a?.action).toMatchObject({ action: "heartbeat_lease", command: "baton lease heartbeat lse_1" });
   });
 

@@ -9,8 +9,11 @@ import type { NextActionRule } from "./next-action.js";
 import type { NextAction } from "./types.js";
 
 const MAX_TEXT = 160;
-/** A lease that runs out within this long is about to expire. */
-export const LEASE_SOON_MS = 60_000;
+/**
+ * A lease that runs out within this long is about to expire. Well under the default lease
+ * length (60 s): a lease just taken is not news, one left to run out is.
+ */
+export const LEASE_SOON_MS = 15_000;
 
 function clip(text: string, max = MAX_TEXT): string {
   const t = text.replace(/\s+/g, " ").trim();
