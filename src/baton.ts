@@ -424,8 +424,9 @@ export class Baton {
   }
 
   async stateMarkdown(sessionId: string): Promise<string> {
+    // The same next action as status and resume: every fact, not only the journal's.
     const view = await this.journal.read(sessionId);
-    const status = this.#status.describe(view, await this.queue.pending(sessionId));
+    const status = await this.#status.describeSession(sessionId, view);
     return renderStateMd(view.snapshot, status.nextAction, { generatedAt: this.#now().toISOString() });
   }
 

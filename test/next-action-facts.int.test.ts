@@ -95,3 +95,16 @@ describe("leases", () => {
     expect(r.suggestions.map((s: any) => s.action)).not.toContain("heartbeat_lease");
   });
 });
+
+describe("STATE.md", () => {
+  it("shows the same next action as resume, facts outside the journal included", () => {
+    const ws = workspace();
+    const sid = taskInProgress(ws);
+    ws.json("target", "set", sid, "--kind", "browser-tab", "--id", "tab-1");
+    expect(ws.run("target", "resolve", sid, "--kind", "browser-tab", "--id", "tab-2", "--json").code).not.toBe(0);
+    const r = ws.json("resume", sid);
+    expect(r.nextAction.reason).toContain("target observed");
+    const md = ws.json("state", sid).markdown as string;
+    expect(md).toContain(`**${r.nextAction.action}**: ${r.nextAction.reason}`);
+  });
+});

@@ -125,8 +125,8 @@ export class StatusService {
   }
 
   /** Status of one session: its read plus its open work and the facts kept outside the journal. */
-  async describeSession(sessionId: string): Promise<SessionStatus> {
-    const view = await this.#journal.read(sessionId);
+  async describeSession(sessionId: string, read?: SessionView): Promise<SessionStatus> {
+    const view = read ?? (await this.#journal.read(sessionId));
     return this.#storedFacts(this.describe(view, await this.#queue.pending(sessionId), await this.#facts(view)), view.snapshot);
   }
 
