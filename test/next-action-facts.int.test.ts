@@ -108,3 +108,27 @@ describe("STATE.md", () => {
     expect(md).toContain(`**${r.nextAction.action}**: ${r.nextAction.reason}`);
   });
 });
+
+describe("suggested commands run through a shell as printed", () => {
+  it("changed_files: one run of the printed command records every changed and missing file, odd names included", () => {
+    const ws = workspace();
+    const sid = taskInProgress(ws);
+    const odd = "a $HOME `echo x`'s.ts";
+    writeFileSync(join(ws.root, odd), "one\n");
+    writeFileSync(join(ws.root, "gone.ts"), "one\n");
+    ws.json("files", "add", odd, "gone.ts", "--session", sid);
+    writeFileSync(join(ws.root, odd), "two\n");
+    rmSync(join(ws.root, "gone.ts"));
+    const r = ws.json("resume", sid);
+    expect(r.nextAction.action).toBe("review_changed_files");
+    expect(r.nextAction.reason).toContain("What changed them is not known");
+    const ran = ws.sh(r.nextAction.command);
+    expect(ran.code, ran.stderr).toBe(0);
+    const after = ws.json("resume", sid);
+    expect(after.nextAction.action).toBe("continue_task");
+    expect(after.verification.files.map((f: any) => [f.path, f.state]).sort()).toEqual([
+      [odd, "unchanged"],
+      ["gone.ts", "unchanged"],
+    ]);
+  });
+});

@@ -2,6 +2,7 @@
  * The next-action rules, one by one (pure: snapshots built in memory), then their order and
  * how competing facts are named: the table in docs/flows.md, "What decides the next action".
  */
+import { spawnSync } from "node:child_process";
 import { readFileSync } from "node:fs";
 import { join } from "node:path";
 import fc from "fast-check";
@@ -23,6 +24,7 @@ import {
   unrecordedCompletionRule,
 } from "../src/core/next-action-rules.js";
 import { finishRollbackRule } from "../src/core/rollback.js";
+import { shellQuote } from "../src/core/shell.js";
 import { checkpointBeforeTurn, spiralPauseRule } from "../src/core/spiral.js";
 import type { Snapshot } from "../src/core/types.js";
 import { BUILTIN_FLOWS } from "../src/services/flows.js";
@@ -121,7 +123,7 @@ describe("each rule alone", () => {
     expect(a?.fact).toBe("marker carbonize remains at src/a.tsx:3");
   });
 
-  it("6 files changed since recorded → review_changed_files, re-recording the present ones", () => {
+  it("6 files changed since recorded → review_changed_files, re-recording every recordable one", () => {
     const s = snap();
     expect(changedFilesRule(input(s, { changedFiles: [] }))).toBeUndefined();
     const a = changedFilesRule(
@@ -132,8 +134,34 @@ describe("each rule alone", () => {
         ],
       }),
     );
-    expect(a?.action).toMatchObject({ action: "review_changed_files", command: "baton files add src/a.ts --session s" });
+    // A missing file is recorded as absent: one run of the command settles both.
+    expect(a?.action).toMatchObject({ action: "review_changed_files", command: "baton files add src/a.ts gone.ts --session s" });
     expect(a?.action.reason).toContain("src/a.ts (changed), gone.ts (missing)");
+    expect(a?.action.reason).toContain("What changed them is not known");
+    // Paths are shell-quoted: nothing in them expands; an unreadable one is left out.
+    const odd = changedFilesRule(
+      input(s, {
+        changedFiles: [
+          { path: "a $HOME `id`.ts", state: "changed" },
+          { path: "it's.ts", state: "changed" },
+          { path: "d.ts", state: "unreadable" },
+        ],
+      }),
+    );
+    expect(odd?.action.command).toBe(`baton files add 'a $HOME \`id\`.ts' 'it'\\''s.ts' --session s`);
+  });
+
+  it("shellQuote: a POSIX shell reads every argument back unchanged", () => {
+    fc.assert(
+      fc.property(
+        fc.string({ maxLength: 40 }).filter((x) => !x.includes("\0")),
+        (arg) => {
+          const r = spawnSync("sh", ["-c", `printf %s ${shellQuote(arg)}`], { encoding: "utf8" });
+          expect(r.stdout).toBe(arg);
+        },
+      ),
+      { numRuns: 40 },
+    );
   });
 
   it("7 a passed deadline → record_timeout where the flow has it, else deadline_passed for the user", () => {

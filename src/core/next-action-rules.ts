@@ -6,6 +6,7 @@
 import { allowedEvents, phaseNextAction } from "./flow.js";
 import { markerNextAction } from "./markers.js";
 import type { NextActionRule } from "./next-action.js";
+import { batonCommand } from "./shell.js";
 import type { NextAction } from "./types.js";
 
 const MAX_TEXT = 160;
@@ -41,7 +42,7 @@ export const deadWorkRule: NextActionRule = ({ snap, deadWork }) => {
     action: {
       action: "handle_dead_work",
       reason: `${dead.length} work item(s) were dead-lettered and will not be delivered again: ${list}${dead.length > 3 ? ", …" : ""} (${clip(first.why)}). Read event seq ${first.seq} in the journal, handle it by hand, then record the result with \`baton event\`.`,
-      command: `baton export ${snap.sessionId}`,
+      command: batonCommand("export", snap.sessionId),
     },
     fact: `${dead.length} work item(s) were dead-lettered (${list})`,
   };
@@ -67,13 +68,15 @@ export const changedFilesRule: NextActionRule = ({ snap, changedFiles }) => {
     .slice(0, 5)
     .map((f) => `${f.path} (${f.state})`)
     .join(", ");
-  const present = files.filter((f) => f.state !== "missing").map((f) => f.path);
-  const paths = (present.length > 0 ? present : files.map((f) => f.path)).map((p) => (/^[\w./@+-]+$/.test(p) ? p : JSON.stringify(p)));
+  // Recording again settles every path it can: a missing file is recorded as absent; one that
+  // is not a regular file any more cannot be recorded until it is one again.
+  const recordable = files.filter((f) => f.state !== "unreadable").map((f) => f.path);
+  const unreadable = files.length - recordable.length;
   return {
     action: {
       action: "review_changed_files",
-      reason: `${files.length} file(s) changed since the session recorded them: ${list}${files.length > 5 ? ", …" : ""}. Something other than the last recorded step touched them (another process, a crashed run, the user): review them before building on them, then record them again.`,
-      command: `baton files add ${paths.join(" ")} --session ${snap.sessionId}`,
+      reason: `${files.length} file(s) changed since the session recorded them: ${list}${files.length > 5 ? ", …" : ""}. What changed them is not known (the hooks record only the agent's Edit and Write tools, so the agent's own shell commands count too): review them before building on them, then record them again.${unreadable > 0 ? ` ${unreadable} of them cannot be read as regular files: restore or remove them first.` : ""}`,
+      command: recordable.length > 0 ? batonCommand("files", "add", ...recordable, "--session", snap.sessionId) : "",
     },
     fact: `${files.length} recorded file(s) changed since (${list})`,
   };
@@ -92,19 +95,23 @@ export const deadlineRule: NextActionRule = (input) => {
       action: {
         action: "record_timeout",
         reason: `The session's deadline (${snap.deadline}) passed while it is ${snap.phase}: record the timeout, which ends it.`,
-        command: `baton event ${snap.sessionId} timeout`,
+        command: batonCommand("event", snap.sessionId, "timeout"),
       },
       fact,
     };
   }
-  const stop = allowed.has("abandon") ? `baton event ${snap.sessionId} abandon` : "";
+  const stop = allowed.has("abandon") ? batonCommand("event", snap.sessionId, "abandon") : "";
   return {
     action: {
       action: "deadline_passed",
       reason: `The session's deadline (${snap.deadline}) passed while it is ${snap.phase}: stop and ask the user whether to finish the work anyway or to stop it${stop ? ` (\`${stop}\`)` : ""}.`,
       command: "",
       choices: [
-        { choice: "finish", description: "finish the work although the deadline passed", command: `baton resume ${snap.sessionId} --json` },
+        {
+          choice: "finish",
+          description: "finish the work although the deadline passed",
+          command: batonCommand("resume", snap.sessionId, "--json"),
+        },
         ...(stop ? [{ choice: "stop", description: "stop the session: abandon it", command: stop }] : []),
       ],
     },
@@ -158,7 +165,7 @@ export const unrecordedCompletionRule: NextActionRule = (input) => {
   const complete = flow.completeEvent ?? "complete";
   const canComplete = allowedEvents(flow, snap.phase).includes(complete);
   const phase = phaseOf(input);
-  const command = canComplete ? `baton complete ${snap.sessionId}` : phase.command;
+  const command = canComplete ? batonCommand("complete", snap.sessionId) : phase.command;
   return {
     action: {
       action: "record_completion",
@@ -182,7 +189,7 @@ export const crashedRunRule: NextActionRule = ({ snap }) => {
     action: {
       action: "check_crashed_run",
       reason: `Run ${last.runId} (${last.agent}) crashed${last.ended ? ` at ${last.ended}` : ""} without handing off: its last step may be half done, and the work it had leased was given back. Check the recent events and the recorded files before going on.`,
-      command: `baton resume ${snap.sessionId} --json`,
+      command: batonCommand("resume", snap.sessionId, "--json"),
     },
     fact: `run ${last.runId} (${last.agent}) crashed${last.ended ? ` at ${last.ended}` : ""} and its leased work was given back`,
   };
@@ -200,7 +207,7 @@ export const expiringLeaseRule: NextActionRule = (input) => {
     action: {
       action: "heartbeat_lease",
       reason: `The lease on ${w.kind} (seq ${w.seq}) held by ${w.lease.owner} runs out at ${w.lease.expiresAt}: if it is yours, heartbeat it; otherwise it is delivered again after that.`,
-      command: `baton lease heartbeat ${w.lease.leaseId}`,
+      command: batonCommand("lease", "heartbeat", w.lease.leaseId),
     },
     fact: `the lease on ${w.kind} (seq ${w.seq}) held by ${w.lease.owner} runs out at ${w.lease.expiresAt}`,
   };
@@ -222,7 +229,7 @@ export const lockRule: NextActionRule = (input) => {
       reason: stale
         ? `Lock ${l.name} is still held by run ${l.runId} (${l.owner}), whose heartbeat stopped at ${l.expiresAt}: acquiring it takes it over, with a new epoch.`
         : `Lock ${l.name} is held by run ${l.runId} (${l.owner}) until ${l.expiresAt}: another process of this session may be writing; wait for it (or ask its holder) before writes it guards.`,
-      command: stale ? `baton lock inspect ${l.name}` : `baton lock acquire ${l.name} --wait 60000`,
+      command: stale ? batonCommand("lock", "inspect", l.name) : batonCommand("lock", "acquire", l.name, "--wait", "60000"),
     },
     fact,
   };
@@ -236,7 +243,7 @@ export const targetMismatchRule: NextActionRule = ({ snap, targetMismatch }) => 
     action: {
       action: "check_target",
       reason: `At ${targetMismatch.at} the target observed was not the bound one: ${clip(targetMismatch.message, 240)} Go back to ${t.kind} ${t.id}${t.url ? ` (${t.url})` : ""} before acting on it.`,
-      command: `baton target resolve ${snap.sessionId} --navigate`,
+      command: batonCommand("target", "resolve", snap.sessionId, "--navigate"),
     },
     fact: `the target observed at ${targetMismatch.at} was not the bound ${t.kind} ${t.id}`,
   };
@@ -270,7 +277,7 @@ export const openQuestionsRule: NextActionRule = ({ snap }) => {
     action: {
       action: "answer_open_questions",
       reason: `${qs.length} open question(s) in the resume context: ${list}. Settle them (ask the user if needed) before acting on what they touch.`,
-      command: `baton resume ${snap.sessionId} --json`,
+      command: batonCommand("resume", snap.sessionId, "--json"),
     },
     fact: `${qs.length} open question(s) remain: ${list}`,
   };

@@ -36,6 +36,7 @@ import {
   unrecordedCompletionRule,
 } from "./next-action-rules.js";
 import { finishRollbackRule } from "./rollback.js";
+import { batonCommand } from "./shell.js";
 import { spiralPauseRule } from "./spiral.js";
 import type { NextAction, Snapshot } from "./types.js";
 
@@ -132,7 +133,7 @@ export const pendingWorkRule: NextActionRule = ({ flow, snap, pendingWork }) => 
     action: {
       action: "handle_pending_work",
       reason: `${uncovered.length} event(s) wait for the agent: ${list}${uncovered.length > 3 ? ", …" : ""}. Lease one, handle it, then ack it with its result.`,
-      command: `baton poll --session ${snap.sessionId} --json`,
+      command: batonCommand("poll", "--session", snap.sessionId, "--json"),
     },
     fact: `${uncovered.length} work item(s) wait for the agent (${list})`,
   };
