@@ -6,6 +6,7 @@ import type { Checkpoint, CheckpointInfo } from "./core/checkpoints.js";
 import type { DoctorReport } from "./core/doctor.js";
 import type { LedgerInput, LedgerNode } from "./core/ledger.js";
 import type { LessonIntent } from "./core/lesson-rank.js";
+import { isPlaceholder } from "./core/shell.js";
 import { renderStateMd } from "./core/state-md.js";
 import type { TargetInput } from "./core/targets.js";
 import type { AppendResult, ArtifactRecord, EventInput, JsonObject, Position, Snapshot, TargetBinding } from "./core/types.js";
@@ -287,6 +288,7 @@ export class Baton {
 
   /** Write a lesson to LESSONS.md (scope `session` by default: give its `sessionId`). */
   async addLesson(input: LessonInput) {
+    refusePlaceholder("lesson text", input.text);
     return (await this.#learn()).add(input);
   }
 
@@ -450,10 +452,12 @@ export class Baton {
   }
 
   resolveBlocker(sessionId: string, id: string, resolution?: string, actor = "agent"): Promise<AppendResult> {
+    refusePlaceholder("resolution", resolution);
     return this.append(sessionId, { type: "blocker:resolved", actor, data: compact({ id, resolution }) });
   }
 
   bypassBlocker(sessionId: string, id: string, workaround: string, actor = "agent"): Promise<AppendResult> {
+    refusePlaceholder("workaround", workaround);
     return this.append(sessionId, { type: "blocker:bypassed", actor, data: { id, workaround } });
   }
 
@@ -701,4 +705,13 @@ interface Checkpointing {
   cps: CheckpointService;
   rollback: RollbackService;
   artifacts: ArtifactService;
+}
+
+/**
+ * A printed command's `<…>` placeholder, run without replacing it, records nothing: the value
+ * is refused so the agent learns to ask for the real one.
+ */
+function refusePlaceholder(what: string, value: string | undefined): void {
+  if (value !== undefined && isPlaceholder(value))
+    throw badInput(`the ${what} ${JSON.stringify(value)} is a placeholder from a printed command: replace it with the real text`);
 }

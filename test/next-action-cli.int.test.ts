@@ -50,8 +50,11 @@ describe("next action: the two reported examples", () => {
     expect(r.phase).toBe("in_progress");
     expect(r.nextAction.action).toBe("resolve_blocker");
     expect(r.nextAction.reason).toContain('Blocker b1 "No staging credentials" is active (affects deploy to staging)');
-    expect(r.nextAction.reason).toContain("baton blocker bypass b1");
-    expect(r.nextAction.command).toBe(`baton blocker resolve b1 --session ${sid} --resolution "<how it was resolved>"`);
+    expect(r.nextAction.command).toBe("");
+    expect(r.nextAction.choices.map((c: any) => c.command)).toEqual([
+      `baton blocker resolve b1 --session ${sid} --resolution "<how it was resolved>"`,
+      `baton blocker bypass b1 --session ${sid} --workaround "<the workaround>"`,
+    ]);
     expect(r.suggestions.map((s: any) => s.action)).toContain("continue_task");
     // status answers the same.
     expect(ws.json("status", "--session", sid).sessions[0].nextAction).toEqual(r.nextAction);
@@ -326,9 +329,7 @@ describe("next action: every row of the table, built through the CLI", () => {
     const r = resume(ws, sid);
     expect(r.nextAction.action).toBe("review_changed_files");
     expect(r.nextAction.reason).toContain('Also: blocker b1 "No staging credentials" is active.');
-    expect(r.suggestions[0]).toMatchObject({
-      action: "resolve_blocker",
-      command: `baton blocker resolve b1 --session ${sid} --resolution "<how it was resolved>"`,
-    });
+    expect(r.suggestions[0]).toMatchObject({ action: "resolve_blocker", command: "" });
+    expect(r.suggestions[0].choices[0].command).toBe(`baton blocker resolve b1 --session ${sid} --resolution "<how it was resolved>"`);
   });
 });

@@ -132,3 +132,45 @@ describe("suggested commands run through a shell as printed", () => {
     ]);
   });
 });
+
+describe("two active sessions: every printed command names its session and runs", () => {
+  it("resolve_blocker: the choices carry --session; run as printed, the placeholder is refused and the blocker stays", () => {
+    const ws = workspace();
+    const sid = taskInProgress(ws, "s1");
+    taskInProgress(ws, "s2");
+    ws.json("blocker", "add", "No staging credentials", "--id", "b1", "--session", sid);
+    const r = ws.json("resume", sid);
+    expect(r.nextAction.action).toBe("resolve_blocker");
+    expect(r.nextAction.command).toBe("");
+    const commands = [...r.nextAction.choices.map((c: any) => c.command), ...r.suggestions.map((s: any) => s.command).filter(Boolean)];
+    // Each names its session (positionally or with --session): with two active, none is ambiguous.
+    for (const c of commands) expect(c.split(" "), c).toContain(sid);
+    for (const s of r.suggestions.filter((x: any) => x.command)) expect(ws.sh(s.command).code, s.command).toBe(0);
+    for (const c of r.nextAction.choices) {
+      const ran = ws.sh(c.command);
+      expect(ran.code, c.command).not.toBe(0);
+      expect(ran.stdout + ran.stderr).toContain("placeholder");
+    }
+    expect(ws.json("resume", sid).activeBlockers.map((b: any) => b.id)).toEqual(["b1"]);
+    // With the placeholder replaced, the choice does what it says (no ambiguous_session).
+    const fixed = (r.nextAction.choices[0].command as string).replace("<how it was resolved>", "the user gave the credentials");
+    expect(ws.sh(fixed).code).toBe(0);
+    expect(ws.json("resume", sid).activeBlockers).toEqual([]);
+  });
+
+  it("capture_lesson: run as printed, the placeholder lesson is refused", () => {
+    const ws = workspace();
+    const sid = taskInProgress(ws, "s1");
+    taskInProgress(ws, "s2");
+    writeFileSync(join(ws.root, "a.ts"), "one\n");
+    const cp = ws.json("checkpoint", "--files", "a.ts", "--session", sid).checkpointId as string;
+    writeFileSync(join(ws.root, "a.ts"), "two\n");
+    ws.json("rollback", "--session", sid, "--to", cp);
+    const lesson = ws.json("resume", sid).suggestions.find((s: any) => s.action === "capture_lesson");
+    expect(lesson.command).toContain(`--session ${sid}`);
+    const ran = ws.sh(lesson.command);
+    expect(ran.code).not.toBe(0);
+    expect(ran.stdout + ran.stderr).toContain("placeholder");
+    expect(ws.json("lessons", "list", "--session", sid).lessons ?? []).toEqual([]);
+  });
+});

@@ -191,6 +191,12 @@ describe("each rule alone", () => {
     expect(a?.action.reason).toContain('Blocker b1 "No staging credentials" is active (affects deploy)');
     expect(a?.action.reason).toContain("Work it does not affect can go on (continue_task: `baton resume s --json`)");
     expect(a?.suggest?.map((x) => x.action)).toEqual(["continue_task"]);
+    // No runnable command: choices, each naming the session, with a placeholder to replace.
+    expect(a?.action.command).toBe("");
+    expect(a?.action.choices).toEqual([
+      expect.objectContaining({ choice: "resolve", command: 'baton blocker resolve b1 --session s --resolution "<how it was resolved>"' }),
+      expect.objectContaining({ choice: "bypass", command: 'baton blocker bypass b1 --session s --workaround "<the workaround>"' }),
+    ]);
     // In the blocked phase, the phase's own command (unblock) follows.
     const b = activeBlockerRule(input(Object.assign(snap("blocked"), { facets: s.facets })));
     expect(b?.action.reason).toContain("`baton event s unblock`");

@@ -6,7 +6,7 @@
 import { allowedEvents, phaseNextAction } from "./flow.js";
 import { markerNextAction } from "./markers.js";
 import type { NextActionRule } from "./next-action.js";
-import { batonCommand } from "./shell.js";
+import { batonCommand, shellQuote } from "./shell.js";
 import type { NextAction } from "./types.js";
 
 const MAX_TEXT = 160;
@@ -139,14 +139,27 @@ export const activeBlockerRule: NextActionRule = (input) => {
     phase.action === "resolve_blocker"
       ? ` Then: ${phase.reason} (\`${phase.command}\`)`
       : ` Work it does not affect can go on (${phase.action}${phase.command ? `: \`${phase.command}\`` : ""}).`;
-  const workaround = b.workaround
-    ? ` A workaround was noted: ${quote(b.workaround)}; bypass it with that (\`baton blocker bypass ${b.id} --workaround …\`) to go on.`
-    : "";
+  const workaround = b.workaround ? ` A workaround was noted: ${quote(b.workaround)}; bypass the blocker with it to go on.` : "";
+  // No runnable command: what resolves it is the user's answer. Each choice names the session
+  // (another may be active) and leaves a placeholder the API refuses until it is replaced.
+  const choices = [
+    {
+      choice: "resolve",
+      description: "the blocker is gone (the user supplied what it needs): say how",
+      command: `${batonCommand("blocker", "resolve", b.id, "--session", snap.sessionId)} --resolution "<how it was resolved>"`,
+    },
+    {
+      choice: "bypass",
+      description: "go on another way: record the workaround",
+      command: `${batonCommand("blocker", "bypass", b.id, "--session", snap.sessionId)} --workaround ${b.workaround ? shellQuote(b.workaround) : '"<the workaround>"'}`,
+    },
+  ];
   return {
     action: {
       action: "resolve_blocker",
-      reason: `Blocker ${b.id} ${quote(b.text)} is active${affects}: do not walk into it again. Resolve it (ask the user for what it needs), or record a workaround with \`baton blocker bypass ${b.id} --workaround "<how>"\`.${workaround}${more}${after}`,
-      command: `baton blocker resolve ${b.id} --session ${snap.sessionId} --resolution "<how it was resolved>"`,
+      reason: `Blocker ${b.id} ${quote(b.text)} is active${affects}: do not walk into it again. Resolve it (ask the user for what it needs), or bypass it with a workaround (choices resolve / bypass, replacing the <…> placeholder).${workaround}${more}${after}`,
+      command: "",
+      choices,
     },
     fact: `blocker ${b.id} ${quote(b.text)} is active`,
     suggest: phase.action === "resolve_blocker" ? [] : [phase],
