@@ -276,14 +276,15 @@ describe("next action: every row of the table, built through the CLI", () => {
     const held = resume(ws, sid);
     expect(held.nextAction.action).toBe("continue_task");
     expect(held.nextAction.reason).toContain(`Also: lock deploy is held by run ${run} (running) until`);
-    expect(held.suggestions).toContainEqual(
-      expect.objectContaining({ action: "wait_for_lock", command: "baton lock acquire deploy --wait 60000" }),
-    );
+    const wait = held.suggestions.find((s: any) => s.action === "wait_for_lock");
+    expect(wait.command).toBe("baton lock inspect deploy");
+    // The run holding it is the session's newest running run: the agent's own lock to release.
+    expect(wait.reason).toContain("the lock is yours: release it");
     ws.json("lock", "acquire", "publish", "--run", run, "--pid", pid, "--ttl", "1000");
     ws.json("lock", "release", "deploy", "--pid", pid);
     spawnSync(process.execPath, ["-e", "setTimeout(() => {}, 1100)"]);
     const stale = resume(ws, sid);
-    expect(stale.nextAction.reason).toContain(`Also: lock publish held by run ${run} expired at`);
+    expect(stale.nextAction.reason).toContain(`Also: lock publish held by run ${run} is stale (expired)`);
     expect(stale.suggestions).toContainEqual(
       expect.objectContaining({ action: "reclaim_stale_lock", command: "baton lock inspect publish" }),
     );

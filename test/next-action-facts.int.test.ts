@@ -174,3 +174,37 @@ describe("two active sessions: every printed command names its session and runs"
     expect(ws.json("lessons", "list", "--session", sid).lessons ?? []).toEqual([]);
   });
 });
+
+describe("locks", () => {
+  it("wait_for_lock: the printed command inspects the lock and leaves it with its holder", () => {
+    const ws = workspace();
+    const sid = taskInProgress(ws);
+    const pid = String(process.pid);
+    const mine = ws.json("run", "start", "--session", sid, "--agent", "claude", "--pid", pid).runId as string;
+    ws.json("lock", "acquire", "deploy", "--run", mine, "--pid", pid, "--ttl", "600000");
+    // A newer run started: the lock belongs to the older one, which is still alive.
+    ws.json("run", "start", "--session", sid, "--agent", "codex", "--pid", pid);
+    const r = ws.json("resume", sid);
+    const wait = r.suggestions.find((s: any) => s.action === "wait_for_lock");
+    expect(wait.command).toBe("baton lock inspect deploy");
+    expect(r.nextAction.reason).toContain(`Also: lock deploy is held by run ${mine}`);
+    const ran = ws.sh(`${wait.command} --json`);
+    expect(ran.code, ran.stderr).toBe(0);
+    expect(JSON.parse(ran.stdout)).toMatchObject({ name: "deploy", state: "held" });
+    const after = ws.json("lock", "inspect", "deploy");
+    expect(after.state).toBe("held");
+    expect(after.holder.runId ?? mine).toBe(mine);
+  });
+
+  it("a lock whose holder's pid is dead is stale before it expires: reclaim_stale_lock, with the proof", () => {
+    const ws = workspace();
+    const sid = taskInProgress(ws);
+    const gone = spawnSync(process.execPath, ["-e", "process.stdout.write(String(process.pid))"], { encoding: "utf8" });
+    const pid = gone.stdout.trim();
+    const run = ws.json("run", "start", "--session", sid, "--agent", "claude", "--pid", String(process.pid)).runId as string;
+    ws.json("lock", "acquire", "deploy", "--run", run, "--pid", pid, "--ttl", "600000");
+    const r = ws.json("resume", sid);
+    expect(r.nextAction.reason).toContain(`Also: lock deploy held by run ${run} is stale (dead_pid)`);
+    expect(r.suggestions).toContainEqual(expect.objectContaining({ action: "reclaim_stale_lock", command: "baton lock inspect deploy" }));
+  });
+});

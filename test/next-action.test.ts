@@ -248,19 +248,26 @@ describe("each rule alone", () => {
     expect(a?.action).toMatchObject({ action: "heartbeat_lease", command: "baton lease heartbeat lse_1" });
   });
 
-  it("13 a lock of the session's runs → reclaim_stale_lock when expired, wait_for_lock when held", () => {
+  it("13 a lock of the session's runs → reclaim_stale_lock on proof, wait_for_lock (inspect) when held", () => {
     const s = snap();
     expect(lockRule(input(s))).toBeUndefined();
-    const held = { name: "deploy", owner: "cli:9", runId: "r1", expiresAt: "2026-03-01T12:05:00.000Z" };
-    expect(lockRule(input(s, { locks: [held] }))?.action).toMatchObject({
-      action: "wait_for_lock",
-      command: "baton lock acquire deploy --wait 60000",
-    });
-    const stale = { ...held, expiresAt: "2026-03-01T11:00:00.000Z" };
-    expect(lockRule(input(s, { locks: [stale] }))?.action).toMatchObject({
-      action: "reclaim_stale_lock",
-      command: "baton lock inspect deploy",
-    });
+    const live = { stale: false as const, reason: "live" as const, evidence: "pid 7 on h is alive" };
+    const held = { name: "deploy", owner: "cli:9", runId: "r1", expiresAt: "2026-03-01T12:05:00.000Z", decision: live };
+    // Never a command that takes the lock: inspect it.
+    const w = lockRule(input(s, { locks: [held] }))?.action;
+    expect(w).toMatchObject({ action: "wait_for_lock", command: "baton lock inspect deploy" });
+    expect(w?.reason).toContain("wait for it");
+    // Held by the session's newest running run: the agent's own, to release, not to wait for.
+    s.facets.runs.push({ runId: "r0", agent: "claude", started: "2026-03-01T09:00:00.000Z", status: "running" });
+    s.facets.runs.push({ runId: "r1", agent: "claude", started: "2026-03-01T10:00:00.000Z", status: "running" });
+    const own = lockRule(input(s, { locks: [held] }))?.action;
+    expect(own?.reason).toContain("the lock is yours: release it");
+    expect(own?.reason).toContain("baton lock release deploy");
+    // Stale on the proof staleDecision gave (a dead pid, before any expiry).
+    const dead = { stale: true as const, proof: "dead_pid" as const, evidence: "pid 7 on h is not running" };
+    const stale = lockRule(input(s, { locks: [{ ...held, decision: dead }] }))?.action;
+    expect(stale).toMatchObject({ action: "reclaim_stale_lock", command: "baton lock inspect deploy" });
+    expect(stale?.reason).toContain("dead_pid: pid 7 on h is not running");
   });
 
   it("14 a target mismatch noted since the binding → check_target", () => {
@@ -411,7 +418,15 @@ describe("any mix of facts (property)", () => {
       i.pendingWork = [...i.pendingWork, { kind: "y", seq: 3, state: "leased", lease }];
     },
     lock: (_, i) => {
-      i.locks = [{ name: "deploy", owner: "o", runId: "r9", expiresAt: "2026-03-01T13:00:00.000Z" }];
+      i.locks = [
+        {
+          name: "deploy",
+          owner: "o",
+          runId: "r9",
+          expiresAt: "2026-03-01T13:00:00.000Z",
+          decision: { stale: false, reason: "live", evidence: "alive" },
+        },
+      ];
     },
     target: (s, i) => {
       s.target = { kind: "job", id: "j1", setAt: "2026-03-01T10:00:00.000Z", seq: 2 };

@@ -226,25 +226,39 @@ export const expiringLeaseRule: NextActionRule = (input) => {
   };
 };
 
-/** A lock one of the session's runs holds: stale (expired), or still held by a live run. */
+/**
+ * A lock one of the session's runs holds: stale on proof (core/locks.ts `staleDecision`:
+ * expired, dead or reused pid), or held by a live run, which may be the agent's own (the
+ * session's newest running run): then it is the agent's to release, not to wait for.
+ */
 export const lockRule: NextActionRule = (input) => {
   const l = input.locks?.[0];
   if (!l) return undefined;
-  const now = nowOf(input).getTime();
-  const run = input.snap.facets.runs.find((r) => r.runId === l.runId);
-  const stale = Date.parse(l.expiresAt) < now;
-  const fact = stale
-    ? `lock ${l.name} held by run ${l.runId} expired at ${l.expiresAt} (stale)`
-    : `lock ${l.name} is held by run ${l.runId}${run ? ` (${run.status})` : ""} until ${l.expiresAt}`;
+  const runs = input.snap.facets.runs;
+  const run = runs.find((r) => r.runId === l.runId);
+  const inspect = batonCommand("lock", "inspect", l.name);
+  const d = l.decision;
+  if (d.stale) {
+    return {
+      action: {
+        action: "reclaim_stale_lock",
+        reason: `Lock ${l.name} is still held by run ${l.runId} (${l.owner}), but its holder is gone (${d.proof}: ${d.evidence}): inspect it; acquiring it takes it over, with a new epoch.`,
+        command: inspect,
+      },
+      fact: `lock ${l.name} held by run ${l.runId} is stale (${d.proof})`,
+    };
+  }
+  const newest = runs.filter((r) => r.status === "running").at(-1);
+  const own = newest !== undefined && newest.runId === l.runId;
   return {
     action: {
-      action: stale ? "reclaim_stale_lock" : "wait_for_lock",
-      reason: stale
-        ? `Lock ${l.name} is still held by run ${l.runId} (${l.owner}), whose heartbeat stopped at ${l.expiresAt}: acquiring it takes it over, with a new epoch.`
-        : `Lock ${l.name} is held by run ${l.runId} (${l.owner}) until ${l.expiresAt}: another process of this session may be writing; wait for it (or ask its holder) before writes it guards.`,
-      command: stale ? batonCommand("lock", "inspect", l.name) : batonCommand("lock", "acquire", l.name, "--wait", "60000"),
+      action: "wait_for_lock",
+      reason: own
+        ? `Lock ${l.name} is held by run ${l.runId} (${l.owner}), the session's newest running run, until ${l.expiresAt}: if that run is yours, the lock is yours: release it once the writes it guards are done (${batonCommand("lock", "release", l.name)}); otherwise wait for its holder.`
+        : `Lock ${l.name} is held by run ${l.runId} (${l.owner}${run ? `, ${run.status}` : ""}) until ${l.expiresAt}, and it is alive (${d.evidence}): another process of this session may be writing; wait for it (or ask its holder) before the writes it guards. Inspect it to see its holder and expiry.`,
+      command: inspect,
     },
-    fact,
+    fact: `lock ${l.name} is held by run ${l.runId}${run ? ` (${run.status})` : ""} until ${l.expiresAt}`,
   };
 };
 

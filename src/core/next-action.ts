@@ -20,6 +20,7 @@
  * target that no longer matched, a bypassed blocker and its workaround, open questions.
  */
 import { allowedEvents, type FlowDefinition, phaseNextAction } from "./flow.js";
+import type { StaleDecision } from "./locks.js";
 import type { ScannedFile } from "./markers.js";
 import {
   activeBlockerRule,
@@ -65,12 +66,14 @@ export interface ChangedFile {
   state: "changed" | "missing" | "created" | "unreadable";
 }
 
-/** A lock held by one of the session's runs. */
+/** A lock held by one of the session's runs, with core/locks.ts's verdict on its holder. */
 export interface HeldLock {
   name: string;
   owner: string;
   runId: string;
   expiresAt: string;
+  /** `staleDecision` on the holder (expiry, dead pid, reused pid), decided where facts are gathered. */
+  decision: StaleDecision;
 }
 
 /** A target observed (by `baton target resolve`) that was not the bound one. */

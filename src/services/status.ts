@@ -10,6 +10,7 @@ import { join, resolve } from "node:path";
 import type { Backend, SkippedPath } from "../backend/contract.js";
 import { sha256 } from "../core/canonical.js";
 import { isTerminal, phaseNextAction } from "../core/flow.js";
+import { staleDecision } from "../core/locks.js";
 import type { MarkerFinding } from "../core/markers.js";
 import { type ChangedFile, type DeadWork, decideNextAction, type HeldLock, type TargetMismatch } from "../core/next-action.js";
 import { lastRollback, rollbackSuggestions } from "../core/rollback.js";
@@ -29,6 +30,7 @@ import { BatonError } from "../errors.js";
 import { blobFile } from "./blobs.js";
 import { MAX_HASH_BYTES, readGuarded, scanSessionFiles } from "./files.js";
 import type { Journal, SessionView } from "./journal.js";
+import { factsAbout, hostFacts } from "./process-facts.js";
 import { type PendingWork, parseDeadLetter, type Queue } from "./queue.js";
 
 export interface SessionStatus {
@@ -148,7 +150,21 @@ export class StatusService {
       const rows = await this.#backend.transaction("read", (tx) => tx.locks.listLocks());
       out.locks = rows
         .filter((r) => r.state === "held" && r.runId !== null && runIds.has(r.runId))
-        .map((r) => ({ name: r.name, owner: r.owner, runId: r.runId as string, expiresAt: new Date(r.expiresMs).toISOString() }));
+        .map((r) => {
+          // The same proof a lock acquire would need to take it over (core/locks.ts).
+          const who = {
+            ...(r.pid !== null ? { pid: r.pid } : {}),
+            ...(r.host !== null ? { host: r.host } : {}),
+            ...(r.startTime !== null ? { startTime: r.startTime } : {}),
+          };
+          return {
+            name: r.name,
+            owner: r.owner,
+            runId: r.runId as string,
+            expiresAt: new Date(r.expiresMs).toISOString(),
+            decision: staleDecision({ ...who, expiresMs: r.expiresMs }, factsAbout(hostFacts, who), this.#now().getTime()),
+          };
+        });
     }
     // The last observation decides (by time: the order of stored diagnostics is the backend's).
     const observed = view.readDiagnostics
