@@ -301,7 +301,10 @@ describe("next action: every row of the table, built through the CLI", () => {
     expect(r.nextAction.reason).toContain("Also: the target observed at");
     expect(r.nextAction.reason).toContain("was not the bound browser-tab tab-1");
     expect(r.suggestions).toContainEqual(
-      expect.objectContaining({ action: "check_target", command: `baton target resolve ${sid} --navigate` }),
+      expect.objectContaining({
+        action: "check_target",
+        command: `baton target resolve ${sid} --kind browser-tab --id tab-1 --url http://localhost:3000/app`,
+      }),
     );
     expect(ws.json("target", "resolve", sid, "--kind", "browser-tab", "--id", "tab-1").status).toBe("matched");
     expect(resume(ws, sid).nextAction.reason).not.toContain("target observed");

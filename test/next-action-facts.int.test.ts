@@ -208,3 +208,40 @@ describe("locks", () => {
     expect(r.suggestions).toContainEqual(expect.objectContaining({ action: "reclaim_stale_lock", command: "baton lock inspect deploy" }));
   });
 });
+
+describe("target mismatch", () => {
+  it("check_target: the printed command, run once back on the bound target, settles it", () => {
+    const ws = workspace();
+    const sid = taskInProgress(ws, "s1");
+    taskInProgress(ws, "s2");
+    ws.json("target", "set", sid, "--kind", "browser-tab", "--id", "tab-1", "--url", "http://localhost:3000/app?x=1");
+    expect(ws.run("target", "resolve", sid, "--kind", "browser-tab", "--id", "tab-2", "--json").code).not.toBe(0);
+    const check = ws.json("resume", sid).suggestions.find((s: any) => s.action === "check_target");
+    expect(check.command).toContain(`resolve ${sid} --kind browser-tab --id tab-1`);
+    const ran = ws.sh(check.command);
+    expect(ran.code, ran.stderr).toBe(0);
+    const after = ws.json("resume", sid);
+    expect(after.nextAction.reason).not.toContain("target observed");
+    expect(after.suggestions.map((s: any) => s.action)).not.toContain("check_target");
+    expect(after.diagnostics.filter((d: any) => d.code.startsWith("target_"))).toEqual([]);
+  });
+
+  it("one note per mismatch, however often it is observed; the match that settles it does not pile up", () => {
+    const ws = workspace();
+    const sid = taskInProgress(ws);
+    ws.json("target", "set", sid, "--kind", "browser-tab", "--id", "tab-1");
+    for (let i = 0; i < 3; i++) {
+      expect(ws.run("target", "resolve", sid, "--kind", "browser-tab", "--id", "tab-2", "--json").code).not.toBe(0);
+      expect(ws.json("target", "resolve", sid, "--kind", "browser-tab", "--id", "tab-2", "--navigate").status).toBe("navigate");
+    }
+    const st = ws.json("status", "--session", sid).sessions[0];
+    expect(st.diagnostics.filter((d: any) => d.code === "target_mismatch")).toHaveLength(1);
+    for (let i = 0; i < 2; i++) {
+      expect(ws.json("target", "resolve", sid, "--kind", "browser-tab", "--id", "tab-1").status).toBe("matched");
+      expect(ws.run("target", "resolve", sid, "--kind", "browser-tab", "--id", "tab-2", "--json").code).not.toBe(0);
+    }
+    const again = ws.json("status", "--session", sid).sessions[0];
+    expect(again.diagnostics.filter((d: any) => d.code.startsWith("target_"))).toHaveLength(1);
+    expect(again.nextAction.reason).toContain("target observed");
+  });
+});

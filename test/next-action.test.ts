@@ -277,7 +277,7 @@ describe("each rule alone", () => {
     s.target = { kind: "browser-tab", id: "tab-1", setAt: "2026-03-01T10:00:00.000Z", seq: 3 };
     expect(targetMismatchRule(input(s, { targetMismatch: m }))?.action).toMatchObject({
       action: "check_target",
-      command: "baton target resolve s --navigate",
+      command: "baton target resolve s --kind browser-tab --id tab-1",
     });
   });
 

@@ -262,15 +262,19 @@ export const lockRule: NextActionRule = (input) => {
   };
 };
 
-/** The last observed target was not the bound one. */
+/**
+ * The last observed target was not the bound one. The command is the resolve that settles it:
+ * run once the agent is back on the bound target, it notes the match.
+ */
 export const targetMismatchRule: NextActionRule = ({ snap, targetMismatch }) => {
   if (!targetMismatch || !snap.target) return undefined;
   const t = snap.target;
+  const settle = batonCommand("target", "resolve", snap.sessionId, "--kind", t.kind, "--id", t.id, ...(t.url ? ["--url", t.url] : []));
   return {
     action: {
       action: "check_target",
-      reason: `At ${targetMismatch.at} the target observed was not the bound one: ${clip(targetMismatch.message, 240)} Go back to ${t.kind} ${t.id}${t.url ? ` (${t.url})` : ""} before acting on it.`,
-      command: batonCommand("target", "resolve", snap.sessionId, "--navigate"),
+      reason: `At ${targetMismatch.at} the target observed was not the bound one: ${clip(targetMismatch.message, 240)} Go back to ${t.kind} ${t.id}${t.url ? ` (${t.url})` : ""} before acting on it, then confirm that the target observed is the bound one again (the command), which settles this.`,
+      command: settle,
     },
     fact: `the target observed at ${targetMismatch.at} was not the bound ${t.kind} ${t.id}`,
   };

@@ -15,6 +15,7 @@ import type { MarkerFinding } from "../core/markers.js";
 import { type ChangedFile, type DeadWork, decideNextAction, type HeldLock, type TargetMismatch } from "../core/next-action.js";
 import { lastRollback, rollbackSuggestions } from "../core/rollback.js";
 import { type SpiralView, spiralView } from "../core/spiral.js";
+import { lastTargetNote, TARGET_NOTES } from "../core/targets.js";
 import type {
   Blocker,
   Decision,
@@ -166,10 +167,7 @@ export class StatusService {
           };
         });
     }
-    // The last observation decides (by time: the order of stored diagnostics is the backend's).
-    const observed = view.readDiagnostics
-      .filter((d) => d.code === "target_mismatch" || d.code === "target_matched")
-      .reduce<Diagnostic | undefined>((last, d) => (!last || (d.at ?? "") >= (last.at ?? "") ? d : last), undefined);
+    const observed = lastTargetNote(view.readDiagnostics);
     const mismatch = observed?.code === "target_mismatch" ? observed : undefined;
     if (mismatch?.at && snap.target && mismatch.at >= snap.target.setAt)
       out.targetMismatch = { at: mismatch.at, message: mismatch.message };
@@ -226,7 +224,16 @@ export class StatusService {
     const now = this.#now();
     const phaseAction = phaseNextAction(flow, snap, now);
     const completed = isTerminal(flow, snap.phase, snap.deadline, now);
-    const diagnostics = [...snap.diagnostics.filter((d) => d.severity !== "info").slice(-10), ...view.readDiagnostics];
+    // Target notes are history: only the mismatch that still holds is shown (as the fact it is).
+    const stored = view.readDiagnostics.filter((d) => !TARGET_NOTES.includes(d.code));
+    const diagnostics = [...snap.diagnostics.filter((d) => d.severity !== "info").slice(-10), ...stored];
+    if (facts.targetMismatch)
+      diagnostics.push({
+        code: "target_mismatch",
+        severity: "warning",
+        message: facts.targetMismatch.message,
+        at: facts.targetMismatch.at,
+      });
     let nextAction = phaseAction;
     let suggestions: NextAction[] = [];
     let markers: MarkerFinding[] = [];
