@@ -158,8 +158,11 @@ describe("next action: every row of the table, built through the CLI", () => {
     expect(r.nextAction.reason).toContain("exit (seq 3)");
     expect(r.nextAction.reason).toContain("cannot handle a closed tab");
     expect(r.nextAction.command).toBe(`baton export ${sid}`);
-    // Handled by hand: a later flow event settles it.
+    expect(r.nextAction.reason).toContain('any event with data {"handles": 3}');
+    // Another flow event does not handle it (exit has no doneBy); one naming it does.
     ws.json("event", sid, "source_wrapped", "--data", '{"file":"a.html"}');
+    expect(resume(ws, sid).nextAction.action).toBe("handle_dead_work");
+    ws.json("event", sid, "checkpoint", "--data", '{"handles":3}');
     expect(resume(ws, sid).nextAction.action).not.toBe("handle_dead_work");
   });
 

@@ -245,3 +245,26 @@ describe("target mismatch", () => {
     expect(again.nextAction.reason).toContain("target observed");
   });
 });
+
+describe("dead-lettered work", () => {
+  it("stays the next action after more than 20 later diagnostics, until an event names it", () => {
+    const ws = workspace();
+    ws.json("session", "start", "--flow", "live-variant", "--id", "lv");
+    ws.json("event", "lv", "generate", "--actor", "browser");
+    ws.json("event", "lv", "exit", "--actor", "browser");
+    for (let i = 0; i < 5; i++) {
+      const lease = ws.json("poll", "--session", "lv", "--kinds", "exit", "--timeout", "0").lease;
+      ws.json("nack", lease.leaseId, "--reason", "cannot handle a closed tab");
+    }
+    ws.json("target", "set", "lv", "--kind", "browser-tab", "--id", "t1");
+    for (let i = 0; i < 11; i++) {
+      expect(ws.json("target", "resolve", "lv", "--kind", "browser-tab", "--id", "t2", "--navigate").status).toBe("navigate");
+      expect(ws.json("target", "resolve", "lv", "--kind", "browser-tab", "--id", "t1").status).toBe("matched");
+    }
+    const r = ws.json("resume", "lv");
+    expect(r.nextAction.action).toBe("handle_dead_work");
+    expect(r.nextAction.reason).toContain("exit (seq 3)");
+    ws.json("event", "lv", "checkpoint", "--data", '{"handles":3}');
+    expect(ws.json("resume", "lv").nextAction.action).not.toBe("handle_dead_work");
+  });
+});

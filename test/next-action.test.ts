@@ -28,7 +28,6 @@ import { shellQuote } from "../src/core/shell.js";
 import { checkpointBeforeTurn, spiralPauseRule } from "../src/core/spiral.js";
 import type { Snapshot } from "../src/core/types.js";
 import { BUILTIN_FLOWS } from "../src/services/flows.js";
-import { deadLetterMessage, parseDeadLetter } from "../src/services/queue.js";
 import { REPO } from "./helpers.js";
 
 const task = BUILTIN_FLOWS.task!;
@@ -354,15 +353,6 @@ describe("order and competing facts", () => {
     const d = decideNextAction(input(s, { pendingWork: [{ kind: "x", seq: 1, state: "ready" }] }));
     expect(d.nextAction.action).toBe("finish_rollback");
     expect(d.rules).toEqual(["interrupted_rollback", "spiral_pause", "pending_work"]);
-  });
-});
-
-describe("inputs status gathers", () => {
-  it("reads the kind, seq and why back from the queue's dead-letter message", () => {
-    const why = "its run r1.a crashed (pid_dead). Twice";
-    const msg = deadLetterMessage({ itemId: "w1", kind: "steer", seq: 12, attempts: 5 }, why);
-    expect(parseDeadLetter(msg)).toEqual({ kind: "steer", seq: 12, why });
-    expect(parseDeadLetter("something else")).toBeUndefined();
   });
 });
 

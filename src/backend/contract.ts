@@ -137,6 +137,13 @@ export interface QueueQueries {
   setLeaseState(leaseId: string, state: LeaseState, resultSeq?: number | null): Promise<void>;
   /** Leased items whose lease owner is one of `owners` (a crashed run's work), in delivery order. */
   leasedBy(owners: readonly string[]): Promise<WorkItemRow[]>;
+  /** Dead-lettered items of a session not handled since, oldest first, at most `limit`. */
+  deadUnhandled(sessionId: string, limit: number): Promise<WorkItemRow[]>;
+  /**
+   * Mark a session's unhandled dead items handled by the event at `handledSeq`: those of
+   * `kinds`, and those whose seq is in `seqs`, created before it.
+   */
+  markDeadHandled(sessionId: string, match: { kinds: readonly string[]; seqs: readonly number[] }, handledSeq: number): Promise<void>;
 }
 
 export type CheckpointKindColumn = "targeted" | "tree" | "safety";

@@ -30,7 +30,7 @@ function nowOf(input: { now?: Date; snap: { updatedAt: string } }): Date {
 }
 
 /** Dead-lettered work: nobody will be given it again, so someone handles it by hand. */
-export const deadWorkRule: NextActionRule = ({ snap, deadWork }) => {
+export const deadWorkRule: NextActionRule = ({ flow, snap, deadWork }) => {
   const dead = deadWork ?? [];
   const first = dead[0];
   if (!first) return undefined;
@@ -41,12 +41,18 @@ export const deadWorkRule: NextActionRule = ({ snap, deadWork }) => {
   return {
     action: {
       action: "handle_dead_work",
-      reason: `${dead.length} work item(s) were dead-lettered and will not be delivered again: ${list}${dead.length > 3 ? ", …" : ""} (${clip(first.why)}). Read event seq ${first.seq} in the journal, handle it by hand, then record the result with \`baton event\`.`,
+      reason: `${dead.length} work item(s) were dead-lettered and will not be delivered again: ${list}${dead.length > 3 ? ", …" : ""} (${clip(first.why)}). Read event seq ${first.seq} in the journal and handle it by hand, then record the result with \`baton event\`: ${settles(flow.work?.[first.kind]?.doneBy, first.seq)}.`,
       command: batonCommand("export", snap.sessionId),
     },
     fact: `${dead.length} work item(s) were dead-lettered (${list})`,
   };
 };
+
+/** What marks a dead item handled (the queue's append hook): a doneBy event, or any event naming it. */
+function settles(doneBy: readonly string[] | undefined, seq: number): string {
+  const naming = `any event with data {"handles": ${seq}}`;
+  return doneBy?.length ? `an event that finishes it (${doneBy.join(", ")}) or ${naming}` : naming;
+}
 
 /** File truth: markers left in the session's files imply what is half done. */
 export const markerRule: NextActionRule = ({ flow, snap, markerFiles }) => {

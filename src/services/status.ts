@@ -32,7 +32,7 @@ import { blobFile } from "./blobs.js";
 import { MAX_HASH_BYTES, readGuarded, scanSessionFiles } from "./files.js";
 import type { Journal, SessionView } from "./journal.js";
 import { factsAbout, hostFacts } from "./process-facts.js";
-import { type PendingWork, parseDeadLetter, type Queue } from "./queue.js";
+import type { PendingWork, Queue } from "./queue.js";
 
 export interface SessionStatus {
   sessionId: string;
@@ -141,11 +141,8 @@ export class StatusService {
   async #facts(view: SessionView): Promise<OutsideFacts> {
     const snap = view.snapshot;
     const out: OutsideFacts = {};
-    const dead = view.readDiagnostics.flatMap((d) => {
-      const w = d.code === "work_dead_lettered" ? parseDeadLetter(d.message) : undefined;
-      return w && d.at ? [{ ...w, at: d.at }] : [];
-    });
-    if (dead.length > 0) out.deadWork = await this.#unhandled(view, dead);
+    const dead = await this.#queue.deadWork(snap.sessionId);
+    if (dead.length > 0) out.deadWork = dead;
     const runIds = new Set(snap.facets.runs.map((r) => r.runId));
     if (this.#backend && runIds.size > 0) {
       const rows = await this.#backend.transaction("read", (tx) => tx.locks.listLocks());
@@ -172,16 +169,6 @@ export class StatusService {
     if (mismatch?.at && snap.target && mismatch.at >= snap.target.setAt)
       out.targetMismatch = { at: mismatch.at, message: mismatch.message };
     return out;
-  }
-
-  /** Dead-lettered items no later event finished (one of their kind's `doneBy` events, else any flow event). */
-  async #unhandled(view: SessionView, dead: DeadWork[]): Promise<DeadWork[]> {
-    const from = Math.min(...dead.map((d) => d.seq));
-    const { events } = await this.#journal.events(view.snapshot.sessionId, { afterSeq: from, limit: 1_000 });
-    return dead.filter((d) => {
-      const doneBy = view.flow.work?.[d.kind]?.doneBy;
-      return !events.some((e) => e.seq > d.seq && e.at >= d.at && (doneBy ? doneBy.includes(e.type) : !e.type.includes(":")));
-    });
   }
 
   /**
