@@ -13,7 +13,7 @@ import type { AppendResult, ArtifactRecord, EventInput, JsonObject, Position, Sn
 import { BatonError, badInput } from "./errors.js";
 import type { ArtifactInfo, ArtifactInput, ArtifactService } from "./services/artifacts.js";
 import type { CheckpointInput, CheckpointOptions, CheckpointResult, CheckpointService } from "./services/checkpoints.js";
-import { hashFile, workspaceRelative } from "./services/files.js";
+import { fingerprintFile, workspaceRelative } from "./services/files.js";
 import { FlowRegistry } from "./services/flows.js";
 import { Journal, type SessionView, type StartSessionInput } from "./services/journal.js";
 import type { LedgerListOptions, LedgerOptions, LedgerService, OtlpSendResult } from "./services/ledger.js";
@@ -626,11 +626,11 @@ export class Baton {
     actor = "agent",
   ): Promise<AppendResult> {
     const filesModified: JsonObject[] = [];
-    for (const f of r.files ?? []) {
-      const rel = workspaceRelative(this.root, f);
-      if (!rel) throw badInput(`${f} is outside the workspace ${this.root}`);
-      const hash = hashFile(resolve(this.root, rel));
-      filesModified.push(hash ? { path: rel, hash } : { path: rel });
+    for (const path of r.files ?? []) {
+      const rel = workspaceRelative(this.root, path);
+      if (!rel) throw badInput(`${path} is outside the workspace ${this.root}`);
+      const f = fingerprintFile(resolve(this.root, rel));
+      filesModified.push(f ? { path: rel, hash: f.hash, size: f.size, mtimeMs: f.mtimeMs } : { path: rel });
     }
     return this.append(sessionId, {
       type: "resume:updated",

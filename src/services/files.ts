@@ -33,7 +33,16 @@ export interface ScanResult {
   diagnostics: Diagnostic[];
 }
 
-export function scanSessionFiles(root: string, flow: FlowDefinition, snap: Snapshot): ScanResult {
+/**
+ * The marker scan of the session's files. `onRead` sees the bytes of each file read, so a
+ * caller that also hashes them (status verifying recorded files) reads each file once.
+ */
+export function scanSessionFiles(
+  root: string,
+  flow: FlowDefinition,
+  snap: Snapshot,
+  onRead?: (rel: string, r: FileRead) => void,
+): ScanResult {
   const out: ScanResult = { files: [], diagnostics: [] };
   if (!flow.markers?.length) return out;
   for (const path of knownFiles(snap)) {
@@ -47,7 +56,7 @@ export function scanSessionFiles(root: string, flow: FlowDefinition, snap: Snaps
       });
       continue;
     }
-    const text = readText(resolve(root, rel));
+    const text = readText(resolve(root, rel), onRead && ((r) => onRead(rel, r)));
     if (typeof text !== "string") {
       out.diagnostics.push({ ...text, file: rel });
       continue;
@@ -57,9 +66,11 @@ export function scanSessionFiles(root: string, flow: FlowDefinition, snap: Snaps
   return out;
 }
 
-function readText(abs: string): string | Omit<Diagnostic, "file"> {
+function readText(abs: string, onRead?: (r: FileRead) => void): string | Omit<Diagnostic, "file"> {
   const r = readGuarded(abs, MAX_SCAN_BYTES);
+  onRead?.(r);
   if (r.kind === "file") return r.bytes.toString("utf8");
+  if (r.kind === "same") return "";
   if (r.kind === "missing") return { code: "file_missing", severity: "warning", message: "the session's file does not exist" };
   if (r.tooLarge) return { code: "file_too_large", severity: "info", message: `${abs} is ${r.why}; markers not checked` };
   return { code: "file_unreadable", severity: "warning", message: `cannot read ${abs}: ${r.why}` };
@@ -71,6 +82,7 @@ export const MAX_HASH_BYTES = 64 * 1024 * 1024;
 /** A file as read for status: its bytes, gone, or something that cannot be read as a file. */
 export type FileRead =
   | { kind: "file"; bytes: Buffer; size: number; mtimeMs: number }
+  | { kind: "same"; size: number; mtimeMs: number }
   | { kind: "missing" }
   | { kind: "unreadable"; why: string; tooLarge?: true };
 
@@ -81,12 +93,14 @@ const READ_FLAGS = constants.O_RDONLY | (constants.O_NONBLOCK ?? 0);
  * Read a file the session named, guarded: opened without blocking, checked to be a regular
  * file of at most `maxBytes` on the open descriptor (no race with a swap), never thrown from.
  */
-export function readGuarded(abs: string, maxBytes: number): FileRead {
+export function readGuarded(abs: string, maxBytes: number, same?: (size: number, mtimeMs: number) => boolean): FileRead {
   let fd: number | undefined;
   try {
     fd = openSync(abs, READ_FLAGS);
     const st = fstatSync(fd);
     if (!st.isFile()) return { kind: "unreadable", why: "not a regular file" };
+    // The caller knows this size and time: no need to read it again.
+    if (same?.(st.size, st.mtimeMs)) return { kind: "same", size: st.size, mtimeMs: st.mtimeMs };
     if (st.size > maxBytes) return { kind: "unreadable", why: `${st.size} bytes, over the ${maxBytes}-byte limit`, tooLarge: true };
     return { kind: "file", bytes: readFileSync(fd), size: st.size, mtimeMs: st.mtimeMs };
   } catch (err) {
@@ -103,8 +117,13 @@ export function readGuarded(abs: string, maxBytes: number): FileRead {
  * readable regular file (a directory, a FIFO, a device) is refused with `bad_input`.
  */
 export function hashFile(abs: string): string | undefined {
+  return fingerprintFile(abs)?.hash;
+}
+
+/** hashFile with the size and modification time read on the same descriptor. */
+export function fingerprintFile(abs: string): { hash: string; size: number; mtimeMs: number } | undefined {
   const r = readGuarded(abs, MAX_HASH_BYTES);
   if (r.kind === "missing") return undefined;
-  if (r.kind === "unreadable") throw badInput(`cannot read ${abs} (${r.why}); name a regular file`);
-  return sha256(r.bytes);
+  if (r.kind !== "file") throw badInput(`cannot read ${abs} (${r.kind === "unreadable" ? r.why : "changed"}); name a regular file`);
+  return { hash: sha256(r.bytes), size: r.size, mtimeMs: r.mtimeMs };
 }

@@ -7,7 +7,7 @@
  */
 import { existsSync } from "node:fs";
 import { join, resolve } from "node:path";
-import type { Backend, SkippedPath } from "../backend/contract.js";
+import type { Backend, LockRow, SkippedPath } from "../backend/contract.js";
 import { sha256 } from "../core/canonical.js";
 import { isTerminal, phaseNextAction } from "../core/flow.js";
 import { staleDecision } from "../core/locks.js";
@@ -29,7 +29,7 @@ import type {
 } from "../core/types.js";
 import { BatonError } from "../errors.js";
 import { blobFile } from "./blobs.js";
-import { MAX_HASH_BYTES, readGuarded, scanSessionFiles } from "./files.js";
+import { type FileRead, MAX_HASH_BYTES, readGuarded, scanSessionFiles } from "./files.js";
 import type { Journal, SessionView } from "./journal.js";
 import { factsAbout, hostFacts } from "./process-facts.js";
 import type { PendingWork, Queue } from "./queue.js";
@@ -92,6 +92,13 @@ export const NO_ACTIVE_SESSION: NextAction = Object.freeze({
 });
 
 const RECENT_DECISIONS = 5;
+/** A record taken this long after the file's modification time trusts size + time (see #verify). */
+const RACY_MS = 50;
+
+/** Reads one status call shares between its sessions. */
+interface SharedReads {
+  locks?: Promise<LockRow[]>;
+}
 
 /** Facts the next-action rules need from outside the snapshot (see #facts). */
 export interface OutsideFacts {
@@ -120,8 +127,9 @@ export class StatusService {
       ? [opts.sessionId]
       : (await this.#journal.listSessions({ includeCompleted: opts.all ?? false })).map((s) => s.id);
     const sessions: SessionStatus[] = [];
+    const shared: SharedReads = {};
     for (const id of ids) {
-      const s = await this.describeSession(id);
+      const s = await this.#describeSession(id, undefined, shared);
       if (s.status === "active" || opts.all || opts.sessionId) sessions.push(s);
     }
     return sessions.some((s) => s.status === "active") || opts.sessionId ? { sessions } : { sessions, nextAction: NO_ACTIVE_SESSION };
@@ -129,8 +137,12 @@ export class StatusService {
 
   /** Status of one session: its read plus its open work and the facts kept outside the journal. */
   async describeSession(sessionId: string, read?: SessionView): Promise<SessionStatus> {
+    return this.#describeSession(sessionId, read, {});
+  }
+
+  async #describeSession(sessionId: string, read: SessionView | undefined, shared: SharedReads): Promise<SessionStatus> {
     const view = read ?? (await this.#journal.read(sessionId));
-    return this.#storedFacts(this.describe(view, await this.#queue.pending(sessionId), await this.#facts(view)), view.snapshot);
+    return this.#storedFacts(this.describe(view, await this.#queue.pending(sessionId), await this.#facts(view, shared)), view.snapshot);
   }
 
   /**
@@ -138,14 +150,17 @@ export class StatusService {
    * held by the session's runs, a target mismatch noted since the binding. Cheap: the stored
    * diagnostics came with the read; the rest is one small query each, only when relevant.
    */
-  async #facts(view: SessionView): Promise<OutsideFacts> {
+  async #facts(view: SessionView, shared: SharedReads): Promise<OutsideFacts> {
     const snap = view.snapshot;
     const out: OutsideFacts = {};
     const dead = await this.#queue.deadWork(snap.sessionId);
     if (dead.length > 0) out.deadWork = dead;
     const runIds = new Set(snap.facets.runs.map((r) => r.runId));
     if (this.#backend && runIds.size > 0) {
-      const rows = await this.#backend.transaction("read", (tx) => tx.locks.listLocks());
+      const backend = this.#backend;
+      // One read of the locks table per status call, whatever the number of sessions.
+      shared.locks ??= backend.transaction("read", (tx) => tx.locks.listLocks());
+      const rows = await shared.locks;
       out.locks = rows
         .filter((r) => r.state === "held" && r.runId !== null && runIds.has(r.runId))
         .map((r) => {
@@ -173,13 +188,23 @@ export class StatusService {
 
   /**
    * Resume-context files that are not as they were recorded (hashed now: a few guarded reads).
-   * A recorded path that is no longer a readable regular file (a directory, a FIFO, too large)
-   * is `unreadable`, with a diagnostic: one odd path never breaks or blocks status.
+   * A file whose size and modification time are the recorded ones is not read again, when the
+   * record was taken at least RACY_MS after that time (a later write of the same size within
+   * the same clock tick could otherwise pass unseen). Files the marker scan just read are
+   * hashed from its bytes. A recorded path that is no longer a readable regular file (a
+   * directory, a FIFO, too large) is `unreadable`, with a diagnostic: one odd path never
+   * breaks or blocks status.
    */
-  #verify(snap: Snapshot): { files: FileCheck[]; diagnostics: Diagnostic[] } {
+  #verify(snap: Snapshot, read: ReadonlyMap<string, FileRead> = new Map()): { files: FileCheck[]; diagnostics: Diagnostic[] } {
     const diagnostics: Diagnostic[] = [];
     const files = snap.facets.resume.filesModified.map((rec): FileCheck => {
-      const r = readGuarded(resolve(this.#root, rec.path), MAX_HASH_BYTES);
+      const trusted =
+        rec.hash !== undefined && rec.size !== undefined && rec.mtimeMs !== undefined && Date.parse(rec.at) - rec.mtimeMs >= RACY_MS;
+      const same = trusted ? (size: number, mtimeMs: number) => size === rec.size && mtimeMs === rec.mtimeMs : undefined;
+      const seen = read.get(rec.path);
+      const r =
+        seen && !(seen.kind === "unreadable" && seen.tooLarge) ? seen : readGuarded(resolve(this.#root, rec.path), MAX_HASH_BYTES, same);
+      if (r.kind === "same") return { path: rec.path, state: "unchanged", review: false };
       if (r.kind === "unreadable") {
         diagnostics.push({
           code: "file_unreadable",
@@ -207,6 +232,11 @@ export class StatusService {
 
   /** Status of one session from a read, its open work and the facts gathered outside it. */
   describe(view: SessionView, pendingWork: PendingWork[] = [], facts: OutsideFacts = {}): SessionStatus {
+    return this.#describe(view, pendingWork, facts).status;
+  }
+
+  /** describe, with the recorded files' check it made (active sessions only: resume reuses it). */
+  #describe(view: SessionView, pendingWork: PendingWork[], facts: OutsideFacts): { status: SessionStatus; files?: FileCheck[] } {
     const { snapshot: snap, flow } = view;
     const now = this.#now();
     const phaseAction = phaseNextAction(flow, snap, now);
@@ -224,11 +254,18 @@ export class StatusService {
     let nextAction = phaseAction;
     let suggestions: NextAction[] = [];
     let markers: MarkerFinding[] = [];
+    let files: FileCheck[] | undefined;
     if (!completed) {
-      const scan = scanSessionFiles(this.#root, flow, snap);
+      // Each file is read once: the recorded ones the scan read are hashed from its bytes.
+      const recorded = new Set(snap.facets.resume.filesModified.map((r) => r.path));
+      const read = new Map<string, FileRead>();
+      const scan = scanSessionFiles(this.#root, flow, snap, (rel, r) => {
+        if (recorded.has(rel)) read.set(rel, r);
+      });
       diagnostics.push(...scan.diagnostics);
       markers = scan.files.flatMap((f) => f.findings);
-      const verified = this.#verify(snap);
+      const verified = this.#verify(snap, read);
+      files = verified.files;
       diagnostics.push(...verified.diagnostics);
       const changedFiles = verified.files.flatMap((f): ChangedFile[] =>
         f.state === "unchanged" ? [] : [{ path: f.path, state: f.state }],
@@ -274,7 +311,7 @@ export class StatusService {
     if (snap.facets.spiral?.paused) out.spiral = spiralView(snap.facets.spiral);
     const rb = lastRollback(snap);
     if (rb) out.lastRollback = rb;
-    return out;
+    return files ? { status: out, files } : { status: out };
   }
 
   /**
@@ -320,12 +357,11 @@ export class StatusService {
 
   async resume(sessionId: string): Promise<ResumeReport> {
     const view = await this.#journal.read(sessionId);
-    const status = await this.#storedFacts(
-      this.describe(view, await this.#queue.pending(sessionId), await this.#facts(view)),
-      view.snapshot,
-    );
+    const described = this.#describe(view, await this.#queue.pending(sessionId), await this.#facts(view, {}));
+    const status = await this.#storedFacts(described.status, view.snapshot);
     const { events } = await this.#journal.events(sessionId, { afterSeq: Math.max(0, view.snapshot.lastSeq - 20) });
-    const { files } = this.#verify(view.snapshot);
+    // Checked once: describe already did for an active session.
+    const files = described.files ?? this.#verify(view.snapshot).files;
     return { ...status, facets: view.snapshot.facets, recentEvents: events, verification: { ok: files.every((f) => !f.review), files } };
   }
 
