@@ -268,3 +268,23 @@ describe("dead-lettered work", () => {
     expect(ws.json("resume", "lv").nextAction.action).not.toBe("handle_dead_work");
   });
 });
+
+describe("a spiral pause that proposed no checkpoint", () => {
+  it("status finds the last good point now: the newest checkpoint taken before the first turn", () => {
+    const ws = workspace();
+    const sid = taskInProgress(ws);
+    writeFileSync(join(ws.root, "a.ts"), "one\n");
+    const good = ws.json("checkpoint", "--files", "a.ts", "--label", "before the loop", "--session", sid).checkpointId as string;
+    const turn = ws.json("turn", "record", "--tool", "Edit", "--args", '{"old":"x","new":"y"}', "--status", "error", "--session", sid);
+    // A pause as an older Baton, or a detector with no storage at hand, recorded it: no proposal.
+    const data = JSON.stringify({ pattern: "same_signature", summary: "the same failing edit", turns: [turn.turn.id], from: turn.turn.id });
+    ws.json("event", sid, "spiral:detected", "--actor", "system", "--data", data);
+    // A checkpoint taken after the spiral began is no last good point.
+    ws.json("checkpoint", "--files", "a.ts", "--label", "during the loop", "--session", sid);
+    const r = ws.json("resume", sid);
+    expect(r.spiral.proposedCheckpoint).toBe(good);
+    expect(r.nextAction.action).toBe("ask_user");
+    expect(r.nextAction.choices.map((c: any) => c.choice)).toEqual(["rollback", "take_over"]);
+    expect(r.nextAction.command).toBe(`baton rollback --session ${sid} --to ${good} && baton resume ${sid} --unpause`);
+  });
+});

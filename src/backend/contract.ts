@@ -227,6 +227,8 @@ export interface CheckpointQueries {
   listCheckpoints(sessionId: string): Promise<CheckpointRow[]>;
   /** A session's live (not pruned) checkpoints by seq. */
   liveCheckpoints(sessionId: string): Promise<CheckpointRow[]>;
+  /** The newest live checkpoint of a session, not a safety one, created at or before `at` (one row). */
+  lastGoodCheckpoint(sessionId: string, at: string): Promise<string | undefined>;
   /** The session's newest checkpoint, pruned or not. */
   lastCheckpoint(sessionId: string): Promise<CheckpointRow | undefined>;
   /** The session's newest live whole-tree checkpoint. */

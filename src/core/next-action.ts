@@ -96,6 +96,11 @@ export interface NextActionInput {
   deadWork?: readonly DeadWork[];
   locks?: readonly HeldLock[];
   targetMismatch?: TargetMismatch;
+  /**
+   * A paused spiral that proposed no checkpoint: the newest live checkpoint (not a safety one)
+   * taken at or before its first turn, as status found it.
+   */
+  spiralFallback?: string;
 }
 
 /** What a rule says: the action it proposes and, in a few words, the fact behind it. */

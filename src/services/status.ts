@@ -14,7 +14,7 @@ import { staleDecision } from "../core/locks.js";
 import type { MarkerFinding } from "../core/markers.js";
 import { type ChangedFile, type DeadWork, decideNextAction, type HeldLock, type TargetMismatch } from "../core/next-action.js";
 import { lastRollback, rollbackSuggestions } from "../core/rollback.js";
-import { type SpiralView, spiralView } from "../core/spiral.js";
+import { type SpiralView, spiralStart, spiralView } from "../core/spiral.js";
 import { lastTargetNote, TARGET_NOTES } from "../core/targets.js";
 import type {
   Blocker,
@@ -105,6 +105,7 @@ export interface OutsideFacts {
   deadWork?: DeadWork[];
   locks?: HeldLock[];
   targetMismatch?: TargetMismatch;
+  spiralFallback?: string;
 }
 
 export class StatusService {
@@ -178,6 +179,14 @@ export class StatusService {
             decision: staleDecision({ ...who, expiresMs: r.expiresMs }, factsAbout(hostFacts, who), this.#now().getTime()),
           };
         });
+    }
+    // A pause that proposed no checkpoint (detected without one, or by a service with no
+    // backend): the last good point is looked up now, one indexed row.
+    const sp = snap.facets.spiral;
+    const start = sp?.paused && sp.proposedCheckpoint === undefined ? spiralStart(sp) : undefined;
+    if (this.#backend && start !== undefined) {
+      const cp = await this.#backend.transaction("read", (tx) => tx.checkpoints.lastGoodCheckpoint(snap.sessionId, start));
+      if (cp !== undefined) out.spiralFallback = cp;
     }
     const observed = lastTargetNote(view.readDiagnostics);
     const mismatch = observed?.code === "target_mismatch" ? observed : undefined;
@@ -308,7 +317,7 @@ export class StatusService {
       updatedAt: snap.updatedAt,
     };
     if (snap.title !== undefined) out.title = snap.title;
-    if (snap.facets.spiral?.paused) out.spiral = spiralView(snap.facets.spiral);
+    if (snap.facets.spiral?.paused) out.spiral = spiralView(snap.facets.spiral, facts.spiralFallback);
     const rb = lastRollback(snap);
     if (rb) out.lastRollback = rb;
     return files ? { status: out, files } : { status: out };
