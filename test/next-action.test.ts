@@ -356,89 +356,164 @@ describe("order and competing facts", () => {
   });
 });
 
+interface DocRow {
+  n: number;
+  name: string;
+  advisory: boolean;
+  /** snake_case codes named in the "Action (command)" column, in order. */
+  codes: string[];
+}
+
+/** The table of record, parsed from docs/flows.md: an independent statement of the order. */
+function docTable(): DocRow[] {
+  const text = readFileSync(join(REPO, "docs", "flows.md"), "utf8");
+  const section = text.slice(text.indexOf("## What decides the next action"), text.indexOf("## Writing a flow"));
+  return [...section.matchAll(/^\| (\d+) \| `([a-z_]+)` \| [^|]+ \| [^|]+ \| (action|reason) \| (.+) \|$/gm)].map((r) => ({
+    n: Number(r[1]),
+    name: r[2] as string,
+    advisory: r[3] === "reason",
+    codes: [...(r[4] as string).matchAll(/`([a-z]+(?:_[a-z]+)+)`/g)].map((m) => m[1] as string),
+  }));
+}
+
 describe("the table of record", () => {
   it("docs/flows.md lists the rules in the code's order, the advisory ones as shaping the reason", () => {
-    const text = readFileSync(join(REPO, "docs", "flows.md"), "utf8");
-    const section = text.slice(text.indexOf("## What decides the next action"), text.indexOf("## Writing a flow"));
-    const rows = [...section.matchAll(/^\| (\d+) \| `([a-z_]+)` \| [^|]+ \| [^|]+ \| (action|reason) \|/gm)];
-    expect(rows.map((r) => Number(r[1]))).toEqual(NEXT_ACTION_RULES.map((_, i) => i + 1));
-    expect(rows.map((r) => r[2])).toEqual(NEXT_ACTION_RULES.map((r) => r.name));
-    expect(rows.map((r) => r[3] === "reason")).toEqual(NEXT_ACTION_RULES.map((r) => r.advisory === true));
+    const rows = docTable();
+    expect(rows.map((r) => r.n)).toEqual(NEXT_ACTION_RULES.map((_, i) => i + 1));
+    expect(rows.map((r) => r.name)).toEqual(NEXT_ACTION_RULES.map((r) => r.name));
+    expect(rows.map((r) => r.advisory)).toEqual(NEXT_ACTION_RULES.map((r) => r.advisory === true));
+  });
+
+  it("each row's action codes are the ones its rule answers with", () => {
+    const ext = BUILTIN_FLOWS["external-run"]!;
+    const live = { stale: false as const, reason: "live" as const, evidence: "alive" };
+    const dead = { stale: true as const, proof: "expired" as const, evidence: "expired" };
+    const lock = { name: "deploy", owner: "o", runId: "r9", expiresAt: "2026-03-01T13:00:00.000Z" };
+    // Every situation a rule can answer in, by rule (markers and the phase take the flow's own actions).
+    const situations: Record<string, (() => NextActionInput)[]> = {};
+    const add = (name: string, make: () => NextActionInput) => {
+      situations[name] = [...(situations[name] ?? []), make];
+    };
+    for (const [key, apply] of Object.entries(FACTS)) {
+      add(FACT_RULE[key] as string, () => {
+        const s = snap();
+        const i = input(s);
+        apply(s, i);
+        return i;
+      });
+    }
+    add("deadline_passed", () => {
+      const s = Object.assign(snap("polling", ext), { deadline: "2026-03-01T11:00:00.000Z" });
+      return { ...input(s), flow: ext };
+    });
+    add("lock", () => input(snap(), { locks: [{ ...lock, decision: dead }] }));
+    add("lock", () => input(snap(), { locks: [{ ...lock, decision: live }] }));
+    for (const row of docTable()) {
+      if (row.name === "markers" || row.name === "phase") continue;
+      const entry = NEXT_ACTION_RULES.find((e) => e.name === row.name);
+      const actions = (situations[row.name] ?? []).map((make) => entry?.rule(make())?.action.action);
+      expect(actions.length, row.name).toBeGreaterThan(0);
+      for (const a of actions) expect(row.codes, `row ${row.n} ${row.name}`).toContain(a);
+      // The row leads with an action its rule gives.
+      expect(actions, `row ${row.n} ${row.name}`).toContain(row.codes[0]);
+    }
   });
 });
 
-describe("any mix of facts (property)", () => {
-  /** Each fact, applied to a fresh snapshot and input. */
-  const FACTS: Record<string, (s: Snapshot, i: NextActionInput) => void> = {
-    rollback: (s) => {
-      s.facets.rollbacks.push({ id: "rb1", target: "cp-3", safety: "cp-9", state: "started", files: 1, startedAt: "x" } as never);
-    },
-    spiral: (s) => {
-      s.facets.spiral = { paused: true, turns: 3, window: [] };
-    },
-    dead: (_, i) => {
-      i.deadWork = [{ kind: "steer", seq: 4, at: NOW.toISOString(), why: "nacked" }];
-    },
-    pending: (_, i) => {
-      i.pendingWork = [...i.pendingWork, { kind: "x", seq: 2, state: "ready" }];
-    },
-    changed: (_, i) => {
-      i.changedFiles = [{ path: "a.ts", state: "changed" }];
-    },
-    deadline: (s) => {
-      s.deadline = "2026-03-01T11:00:00.000Z";
-    },
-    active: (s) => {
-      s.facets.blockers.push(blocker("b1", "active"));
-    },
-    done: (s) => {
-      s.facets.progress = { total: 2, completed: 2 };
-    },
-    crashed: (s) => {
-      s.facets.runs.push({
-        runId: "r1",
-        agent: "a",
-        started: "2026-03-01T10:00:00.000Z",
-        ended: "2026-03-01T10:01:00.000Z",
-        status: "crashed",
-      });
-    },
-    lease: (_, i) => {
-      const lease = { leaseId: "l1", owner: "o", expiresAt: new Date(NOW.getTime() + 1_000).toISOString() };
-      i.pendingWork = [...i.pendingWork, { kind: "y", seq: 3, state: "leased", lease }];
-    },
-    lock: (_, i) => {
-      i.locks = [
-        {
-          name: "deploy",
-          owner: "o",
-          runId: "r9",
-          expiresAt: "2026-03-01T13:00:00.000Z",
-          decision: { stale: false, reason: "live", evidence: "alive" },
-        },
-      ];
-    },
-    target: (s, i) => {
-      s.target = { kind: "job", id: "j1", setAt: "2026-03-01T10:00:00.000Z", seq: 2 };
-      i.targetMismatch = { at: NOW.toISOString(), message: "differs in id." };
-    },
-    bypassed: (s) => {
-      s.facets.blockers.push(blocker("b2", "bypassed", { workaround: "w" }));
-    },
-    questions: (s) => {
-      s.facets.resume.openQuestions.push("Which region?");
-    },
-  };
+/** Each fact, applied to a fresh snapshot and input. */
+const FACTS: Record<string, (s: Snapshot, i: NextActionInput) => void> = {
+  rollback: (s) => {
+    s.facets.rollbacks.push({ id: "rb1", target: "cp-3", safety: "cp-9", state: "started", files: 1, startedAt: "x" } as never);
+  },
+  spiral: (s) => {
+    s.facets.spiral = { paused: true, turns: 3, window: [] };
+  },
+  dead: (_, i) => {
+    i.deadWork = [{ kind: "steer", seq: 4, at: NOW.toISOString(), why: "nacked" }];
+  },
+  pending: (_, i) => {
+    i.pendingWork = [...i.pendingWork, { kind: "x", seq: 2, state: "ready" }];
+  },
+  changed: (_, i) => {
+    i.changedFiles = [{ path: "a.ts", state: "changed" }];
+  },
+  deadline: (s) => {
+    s.deadline = "2026-03-01T11:00:00.000Z";
+  },
+  active: (s) => {
+    s.facets.blockers.push(blocker("b1", "active"));
+  },
+  done: (s) => {
+    s.facets.progress = { total: 2, completed: 2 };
+  },
+  crashed: (s) => {
+    s.facets.runs.push({
+      runId: "r1",
+      agent: "a",
+      started: "2026-03-01T10:00:00.000Z",
+      ended: "2026-03-01T10:01:00.000Z",
+      status: "crashed",
+    });
+  },
+  lease: (_, i) => {
+    const lease = { leaseId: "l1", owner: "o", expiresAt: new Date(NOW.getTime() + 1_000).toISOString() };
+    i.pendingWork = [...i.pendingWork, { kind: "y", seq: 3, state: "leased", lease }];
+  },
+  lock: (_, i) => {
+    i.locks = [
+      {
+        name: "deploy",
+        owner: "o",
+        runId: "r9",
+        expiresAt: "2026-03-01T13:00:00.000Z",
+        decision: { stale: false, reason: "live", evidence: "alive" },
+      },
+    ];
+  },
+  target: (s, i) => {
+    s.target = { kind: "job", id: "j1", setAt: "2026-03-01T10:00:00.000Z", seq: 2 };
+    i.targetMismatch = { at: NOW.toISOString(), message: "differs in id." };
+  },
+  bypassed: (s) => {
+    s.facets.blockers.push(blocker("b2", "bypassed", { workaround: "w" }));
+  },
+  questions: (s) => {
+    s.facets.resume.openQuestions.push("Which region?");
+  },
+};
 
+/** The rule each fact is for. */
+const FACT_RULE: Record<string, string> = {
+  rollback: "interrupted_rollback",
+  spiral: "spiral_pause",
+  dead: "dead_lettered_work",
+  pending: "pending_work",
+  changed: "changed_files",
+  deadline: "deadline_passed",
+  active: "active_blocker",
+  done: "unrecorded_completion",
+  crashed: "crashed_run",
+  lease: "expiring_lease",
+  lock: "lock",
+  target: "target_mismatch",
+  bypassed: "bypassed_blocker",
+  questions: "open_questions",
+};
+
+describe("any mix of facts (property)", () => {
   it("the first non-advisory rule that answers wins; every other one is named in the reason and suggested", () => {
+    const ORDER = docTable();
+    expect(ORDER.length).toBe(NEXT_ACTION_RULES.length);
     fc.assert(
       fc.property(fc.subarray(Object.keys(FACTS)), (facts) => {
         const s = snap();
         const i = input(s);
         for (const f of facts) FACTS[f]?.(s, i);
-        const answers = NEXT_ACTION_RULES.flatMap((e) => {
-          const a = e.rule(i);
-          return a ? [{ e, a }] : [];
+        // The expected order is the table's (docs/flows.md), not the code's list.
+        const answers = ORDER.flatMap((row) => {
+          const rule = NEXT_ACTION_RULES.find((e) => e.name === row.name)?.rule;
+          const a = rule?.(i);
+          return a ? [{ e: { name: row.name, advisory: row.advisory }, a }] : [];
         });
         const win = answers.find((x) => !x.e.advisory);
         const d = decideNextAction(i);
