@@ -157,7 +157,15 @@ describe("next action: every row of the table, built through the CLI", () => {
     expect(r.nextAction.action).toBe("handle_dead_work");
     expect(r.nextAction.reason).toContain("exit (seq 3)");
     expect(r.nextAction.reason).toContain("cannot handle a closed tab");
-    expect(r.nextAction.command).toBe(`baton export ${sid}`);
+    expect(r.nextAction.command).toBe(`baton export ${sid} --seq 3`);
+    // The command shows the one event to handle, not the whole journal.
+    const one = ws.run(...r.nextAction.command.split(" ").slice(1));
+    expect(
+      one.stdout
+        .trim()
+        .split("\n")
+        .map((l: string) => JSON.parse(l)),
+    ).toEqual([expect.objectContaining({ seq: 3, type: "exit" })]);
     expect(r.nextAction.reason).toContain('any event with data {"handles": 3}');
     // Another flow event does not handle it (exit has no doneBy); one naming it does.
     ws.json("event", sid, "source_wrapped", "--data", '{"file":"a.html"}');

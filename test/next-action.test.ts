@@ -99,7 +99,7 @@ describe("each rule alone", () => {
     const a = deadWorkRule(
       input(s, { deadWork: [{ kind: "steer", seq: 4, at: NOW.toISOString(), why: "its lease expired on delivery 5" }] }),
     );
-    expect(a?.action).toMatchObject({ action: "handle_dead_work", command: "baton export s" });
+    expect(a?.action).toMatchObject({ action: "handle_dead_work", command: "baton export s --seq 4" });
     expect(a?.action.reason).toContain("steer (seq 4)");
     expect(a?.action.reason).toContain("its lease expired on delivery 5");
   });

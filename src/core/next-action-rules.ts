@@ -42,7 +42,7 @@ export const deadWorkRule: NextActionRule = ({ flow, snap, deadWork }) => {
     action: {
       action: "handle_dead_work",
       reason: `${dead.length} work item(s) were dead-lettered and will not be delivered again: ${list}${dead.length > 3 ? ", …" : ""} (${clip(first.why)}). Read event seq ${first.seq} in the journal and handle it by hand, then record the result with \`baton event\`: ${settles(flow.work?.[first.kind]?.doneBy, first.seq)}.`,
-      command: batonCommand("export", snap.sessionId),
+      command: batonCommand("export", snap.sessionId, "--seq", String(first.seq)),
     },
     fact: `${dead.length} work item(s) were dead-lettered (${list})`,
   };
