@@ -210,7 +210,12 @@ describe("each rule alone", () => {
     expect(unrecordedCompletionRule(input(s))?.action).toMatchObject({ action: "record_completion", command: "baton complete s" });
     const planned = snap("planned");
     planned.facets.progress = { total: 1, completed: 1 };
-    expect(unrecordedCompletionRule(input(planned))?.action.command).toBe("baton event s start");
+    // Completion not allowed yet: no command that does something else under this action's
+    // name; the phase's step is in the reason and suggested with its own command.
+    const early = unrecordedCompletionRule(input(planned));
+    expect(early?.action.command).toBe("");
+    expect(early?.action.reason).toContain("`baton event s start`");
+    expect(early?.suggest?.map((x) => x.command)).toEqual(["baton event s start"]);
   });
 
   it("10 the phase rule always answers", () => {

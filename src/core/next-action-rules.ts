@@ -184,13 +184,16 @@ export const unrecordedCompletionRule: NextActionRule = (input) => {
   const complete = flow.completeEvent ?? "complete";
   const canComplete = allowedEvents(flow, snap.phase).includes(complete);
   const phase = phaseOf(input);
-  const command = canComplete ? batonCommand("complete", snap.sessionId) : phase.command;
+  // The command records the completion or nothing: when the phase does not allow it yet, the
+  // phase's own step comes first and is suggested with its own command.
+  const command = canComplete ? batonCommand("complete", snap.sessionId) : "";
   return {
     action: {
       action: "record_completion",
-      reason: `Progress is ${completed}/${total} but the session was never completed (phase ${snap.phase}): check the work is really done, then record it${canComplete ? "" : ` (the phase first asks for ${phase.action})`}.`,
+      reason: `Progress is ${completed}/${total} but the session was never completed (phase ${snap.phase}): check the work is really done, then record it${canComplete ? "" : `; the phase does not allow ${complete} yet: first ${phase.action}${phase.command ? ` (\`${phase.command}\`)` : ""}`}.`,
       command,
     },
+    ...(canComplete ? {} : { suggest: [phase] }),
     fact: `progress is ${completed}/${total} but completion was never recorded`,
   };
 };
