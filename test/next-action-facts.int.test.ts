@@ -288,3 +288,17 @@ describe("a spiral pause that proposed no checkpoint", () => {
     expect(r.nextAction.command).toBe(`baton rollback --session ${sid} --to ${good} && baton resume ${sid} --unpause`);
   });
 });
+
+describe("a crashed run", () => {
+  it("is news until the next agent's own run starts", () => {
+    const ws = workspace();
+    const sid = taskInProgress(ws);
+    const gone = spawnSync(process.execPath, ["-e", ""]).pid as number;
+    const run = ws.json("run", "start", "--session", sid, "--agent", "codex", "--pid", String(gone)).runId as string;
+    expect(ws.json("resume", sid).nextAction.reason).toContain(`Also: run ${run} (codex) crashed at`);
+    ws.json("run", "start", "--session", sid, "--agent", "claude", "--pid", String(process.pid));
+    const r = ws.json("resume", sid);
+    expect(r.nextAction.reason).not.toContain("crashed");
+    expect(r.suggestions.map((s: any) => s.action)).not.toContain("check_crashed_run");
+  });
+});

@@ -222,7 +222,7 @@ describe("each rule alone", () => {
     expect(phaseRule(input(snap()))?.action.action).toBe("continue_task");
   });
 
-  it("11 a crashed run not followed by a clean run end → check_crashed_run", () => {
+  it("11 a crashed run no later run picked up after → check_crashed_run", () => {
     const s = snap();
     s.facets.runs.push({
       runId: "r1",
@@ -232,13 +232,11 @@ describe("each rule alone", () => {
       status: "crashed",
     });
     expect(crashedRunRule(input(s))?.action).toMatchObject({ action: "check_crashed_run", command: "baton resume s --json" });
-    s.facets.runs.push({
-      runId: "r2",
-      agent: "claude",
-      started: "2026-03-01T10:40:00.000Z",
-      ended: "2026-03-01T10:50:00.000Z",
-      status: "ended",
-    });
+    // A run started before the crash was known does not settle it.
+    s.facets.runs.push({ runId: "r0", agent: "codex", started: "2026-03-01T10:20:00.000Z", status: "running" });
+    expect(crashedRunRule(input(s))?.action.action).toBe("check_crashed_run");
+    // The new agent's own run, still going, does.
+    s.facets.runs.push({ runId: "r2", agent: "claude", started: "2026-03-01T10:40:00.000Z", status: "running" });
     expect(crashedRunRule(input(s))).toBeUndefined();
   });
 

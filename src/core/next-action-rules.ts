@@ -204,8 +204,10 @@ export const crashedRunRule: NextActionRule = ({ snap }) => {
   const crashed = runs.filter((r) => r.status === "crashed");
   const last = crashed.at(-1);
   if (!last) return undefined;
-  // A crash is news until a later run ended cleanly (someone picked up after it).
-  const handled = runs.some((r) => r.status === "ended" && r.ended !== undefined && last.ended !== undefined && r.ended > last.ended);
+  // A crash is news until a run started after it was known (someone picked up after it: the
+  // agent reading this is that run, or it has already come and gone).
+  const known = last.ended ?? last.started;
+  const handled = runs.some((r) => r.runId !== last.runId && r.started > known);
   if (handled) return undefined;
   return {
     action: {
