@@ -7,6 +7,7 @@ import { allowedEvents, phaseNextAction } from "./flow.js";
 import { markerNextAction } from "./markers.js";
 import type { NextActionRule } from "./next-action.js";
 import { batonCommand, shellQuote } from "./shell.js";
+import { clip as clipText } from "./text.js";
 import type { NextAction } from "./types.js";
 
 const MAX_TEXT = 160;
@@ -16,10 +17,7 @@ const MAX_TEXT = 160;
  */
 export const LEASE_SOON_MS = 15_000;
 
-function clip(text: string, max = MAX_TEXT): string {
-  const t = text.replace(/\s+/g, " ").trim();
-  return t.length <= max ? t : `${t.slice(0, max - 1)}…`;
-}
+const clip = (text: string, max = MAX_TEXT): string => clipText(text, max);
 
 function quote(text: string): string {
   return JSON.stringify(clip(text));
