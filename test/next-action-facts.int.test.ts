@@ -302,3 +302,39 @@ describe("a crashed run", () => {
     expect(r.suggestions.map((s: any) => s.action)).not.toContain("check_crashed_run");
   });
 });
+
+describe("two active sessions, many facts", () => {
+  it("every printed command names its session (or a lock or lease by id) and runs as printed", () => {
+    const ws = workspace();
+    const sid = taskInProgress(ws, "s1");
+    taskInProgress(ws, "s2");
+    writeFileSync(join(ws.root, "my file.ts"), "one\n");
+    ws.json("files", "add", "my file.ts", "--question", "Which region?", "--session", sid);
+    writeFileSync(join(ws.root, "my file.ts"), "two\n");
+    ws.json("target", "set", sid, "--kind", "job", "--id", "j1");
+    expect(ws.run("target", "resolve", sid, "--kind", "job", "--id", "j2", "--json").code).not.toBe(0);
+    const pid = String(process.pid);
+    const run = ws.json("run", "start", "--session", sid, "--agent", "claude", "--pid", pid).runId as string;
+    ws.json("lock", "acquire", "deploy", "--run", run, "--pid", pid, "--ttl", "600000");
+    const r = ws.json("resume", sid);
+    const all = [r.nextAction, ...r.suggestions];
+    expect(all.map((a: any) => a.action)).toEqual(
+      expect.arrayContaining(["review_changed_files", "check_target", "wait_for_lock", "answer_open_questions"]),
+    );
+    for (const a of all) {
+      for (const command of [a.command, ...(a.choices ?? []).map((c: any) => c.command)]) {
+        if (!command || command.includes("<")) continue;
+        const names = command.split(" ").includes(sid) || /^baton (lock|lease) /.test(command);
+        expect(names, command).toBe(true);
+        const ran = ws.sh(command);
+        expect(ran.code, `${command}: ${ran.stdout}${ran.stderr}`).toBe(0);
+      }
+    }
+    // The changed file is recorded again and the target settled: both facts are gone.
+    const after = ws.json("resume", sid);
+    expect([after.nextAction, ...after.suggestions].map((a: any) => a.action)).not.toEqual(
+      expect.arrayContaining(["review_changed_files"]),
+    );
+    expect(after.suggestions.map((a: any) => a.action)).not.toContain("check_target");
+  });
+});
