@@ -110,7 +110,7 @@ export class Baton {
     this.flows = new FlowRegistry(workspace.flowsDir);
     this.journal = new Journal(backend, this.flows, { now });
     this.queue = new Queue(backend, this.journal, { now, ...opts });
-    this.#status = new StatusService(this.journal, this.queue, workspace.root, now, backend);
+    this.#status = new StatusService(this.journal, this.queue, workspace.root, now, backend, opts.processFacts);
     this.#watcher = new JournalWatcher(backend);
   }
 

@@ -31,7 +31,7 @@ import { BatonError } from "../errors.js";
 import { blobFile } from "./blobs.js";
 import { type FileRead, MAX_HASH_BYTES, readGuarded, scanSessionFiles } from "./files.js";
 import type { Journal, SessionView } from "./journal.js";
-import { factsAbout, hostFacts } from "./process-facts.js";
+import { factsAbout, hostFacts, type ProcessFacts } from "./process-facts.js";
 import type { PendingWork, Queue } from "./queue.js";
 
 export interface SessionStatus {
@@ -114,8 +114,18 @@ export class StatusService {
   readonly #root: string;
   readonly #now: () => Date;
   readonly #backend: Backend | undefined;
+  /** What this host knows about processes: a lock's holder is judged as a takeover would judge it. */
+  readonly #processFacts: ProcessFacts;
 
-  constructor(journal: Journal, queue: Queue, root: string, now: () => Date = () => new Date(), backend?: Backend) {
+  constructor(
+    journal: Journal,
+    queue: Queue,
+    root: string,
+    now: () => Date = () => new Date(),
+    backend?: Backend,
+    processFacts: ProcessFacts = hostFacts,
+  ) {
+    this.#processFacts = processFacts;
     this.#journal = journal;
     this.#queue = queue;
     this.#root = root;
@@ -176,7 +186,7 @@ export class StatusService {
             owner: r.owner,
             runId: r.runId as string,
             expiresAt: new Date(r.expiresMs).toISOString(),
-            decision: staleDecision({ ...who, expiresMs: r.expiresMs }, factsAbout(hostFacts, who), this.#now().getTime()),
+            decision: staleDecision({ ...who, expiresMs: r.expiresMs }, factsAbout(this.#processFacts, who), this.#now().getTime()),
           };
         });
     }
