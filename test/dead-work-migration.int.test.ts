@@ -1,5 +1,5 @@
 /**
- * Migration 10 (dead-work-handled): dead items from before it count as handled by any later
+ * Migration 11 (dead-work-handled): dead items from before it count as handled by any later
  * flow event (how status judged them), so an upgrade brings back no dead work already dealt
  * with, and keeps the rest as news.
  */
@@ -13,7 +13,9 @@ afterAll(() => cleanupDirs());
 it("backfills handled_seq from the first later flow event; facet events do not count", () => {
   const db = new Database(`${tempDir("baton-mig-")}/t.db`);
   try {
-    for (const m of SQLITE_MIGRATIONS.filter((x) => x.version < 10)) db.exec(m.sql);
+    const mine = SQLITE_MIGRATIONS.find((x) => x.name === "dead-work-handled");
+    expect(mine?.version).toBe(11);
+    for (const m of SQLITE_MIGRATIONS.filter((x) => x.version < (mine?.version ?? 0))) db.exec(m.sql);
     const ev = db.prepare(
       "INSERT INTO events (session_id, seq, id, type, actor, data, at, body_hash, outcome) VALUES (?, ?, ?, ?, 'agent', '{}', '2026-01-01T00:00:00Z', 'h', 'moved')",
     );
@@ -29,9 +31,7 @@ it("backfills handled_seq from the first later flow event; facet events do not c
     ev.run("s2", 3, "f3", "decision:added");
     item.run("s2:2", "s2", 2, "dead");
     item.run("s2:9", "s2", 9, "ready");
-    const m10 = SQLITE_MIGRATIONS.find((x) => x.version === 10);
-    expect(m10?.name).toBe("dead-work-handled");
-    db.exec(m10?.sql ?? "");
+    db.exec(mine?.sql ?? "");
     const rows = db.prepare("SELECT item_id, handled_seq FROM work_items ORDER BY item_id").all();
     expect(rows).toEqual([
       { item_id: "s1:3", handled_seq: 5 },

@@ -310,7 +310,8 @@ export const SQLITE_MIGRATIONS: readonly SqliteMigration[] = Object.freeze([
     // one whose data names it: {"handles": seq}); the queue's append hook marks it, so status
     // asks one indexed query instead of matching diagnostics' text and reading events. Items
     // dead before this step count as handled by any later flow event, as status judged them.
-    version: 10,
+    // 11, not 10: main's 10 is checkpoint-host (added on another branch at the same time).
+    version: 11,
     name: "dead-work-handled",
     sql: `
       ALTER TABLE work_items ADD COLUMN handled_seq INTEGER;
