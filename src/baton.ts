@@ -6,6 +6,7 @@ import type { Checkpoint, CheckpointInfo } from "./core/checkpoints.js";
 import type { DoctorReport } from "./core/doctor.js";
 import type { LedgerInput, LedgerNode } from "./core/ledger.js";
 import type { LessonIntent } from "./core/lesson-rank.js";
+import { isPlaceholder } from "./core/shell.js";
 import { renderStateMd } from "./core/state-md.js";
 import type { TargetInput } from "./core/targets.js";
 import type { AppendResult, ArtifactRecord, EventInput, JsonObject, Position, Snapshot, TargetBinding } from "./core/types.js";
@@ -13,7 +14,7 @@ import { BatonError, badInput } from "./errors.js";
 import type { ArtifactInfo, ArtifactInput, ArtifactService } from "./services/artifacts.js";
 import type { CheckpointInput, CheckpointOptions, CheckpointResult, CheckpointService } from "./services/checkpoints.js";
 import type { DoctorOptions } from "./services/doctor.js";
-import { hashFile, workspaceRelative } from "./services/files.js";
+import { fingerprintFile, hashFile, workspaceRelative } from "./services/files.js";
 import { FlowRegistry } from "./services/flows.js";
 import { Journal, type SessionView, type StartSessionInput } from "./services/journal.js";
 import type { LedgerListOptions, LedgerOptions, LedgerService, OtlpSendResult } from "./services/ledger.js";
@@ -134,7 +135,7 @@ export class Baton {
     this.flows = new FlowRegistry(workspace.flowsDir);
     this.journal = new Journal(backend, this.flows, { now });
     this.queue = new Queue(backend, this.journal, { now, ...opts });
-    this.#status = new StatusService(this.journal, this.queue, workspace.root, now, backend);
+    this.#status = new StatusService(this.journal, this.queue, workspace.root, now, backend, opts.processFacts);
     this.#watcher = new JournalWatcher(backend);
   }
 
@@ -329,6 +330,7 @@ export class Baton {
 
   /** Write a lesson to LESSONS.md (scope `session` by default: give its `sessionId`). */
   async addLesson(input: LessonInput) {
+    refusePlaceholder("lesson text", input.text);
     return (await this.#learn()).add(input);
   }
 
@@ -490,8 +492,9 @@ export class Baton {
   }
 
   async #stateMarkdown(sessionId: string): Promise<{ text: string; seq: number }> {
+    // The same next action as status and resume: every fact, not only the journal's.
     const view = await this.journal.read(sessionId);
-    const status = this.#status.describe(view, await this.queue.pending(sessionId));
+    const status = await this.#status.describeSession(sessionId, view);
     return {
       text: renderStateMd(view.snapshot, status.nextAction, { generatedAt: this.#now().toISOString() }),
       seq: view.snapshot.lastSeq,
@@ -534,10 +537,12 @@ export class Baton {
   }
 
   resolveBlocker(sessionId: string, id: string, resolution?: string, actor = "agent"): Promise<AppendResult> {
+    refusePlaceholder("resolution", resolution);
     return this.append(sessionId, { type: "blocker:resolved", actor, data: compact({ id, resolution }) });
   }
 
   bypassBlocker(sessionId: string, id: string, workaround: string, actor = "agent"): Promise<AppendResult> {
+    refusePlaceholder("workaround", workaround);
     return this.append(sessionId, { type: "blocker:bypassed", actor, data: { id, workaround } });
   }
 
@@ -706,11 +711,11 @@ export class Baton {
     actor = "agent",
   ): Promise<AppendResult> {
     const filesModified: JsonObject[] = [];
-    for (const f of r.files ?? []) {
-      const rel = workspaceRelative(this.root, f);
-      if (!rel) throw badInput(`${f} is outside the workspace ${this.root}`);
-      const hash = hashFile(resolve(this.root, rel));
-      filesModified.push(hash ? { path: rel, hash } : { path: rel });
+    for (const path of r.files ?? []) {
+      const rel = workspaceRelative(this.root, path);
+      if (!rel) throw badInput(`${path} is outside the workspace ${this.root}`);
+      const f = fingerprintFile(resolve(this.root, rel));
+      filesModified.push(f ? { path: rel, hash: f.hash, size: f.size, mtimeMs: f.mtimeMs } : { path: rel });
     }
     return this.append(sessionId, {
       type: "resume:updated",
@@ -809,4 +814,13 @@ interface Checkpointing {
   cps: CheckpointService;
   rollback: RollbackService;
   artifacts: ArtifactService;
+}
+
+/**
+ * A printed command's `<…>` placeholder, run without replacing it, records nothing: the value
+ * is refused so the agent learns to ask for the real one.
+ */
+function refusePlaceholder(what: string, value: string | undefined): void {
+  if (value !== undefined && isPlaceholder(value))
+    throw badInput(`the ${what} ${JSON.stringify(value)} is a placeholder from a printed command: replace it with the real text`);
 }

@@ -170,6 +170,13 @@ export interface QueueQueries {
   setLeaseState(leaseId: string, state: LeaseState, resultSeq?: number | null): Promise<void>;
   /** Leased items whose lease owner is one of `owners` (a crashed run's work), in delivery order. */
   leasedBy(owners: readonly string[]): Promise<WorkItemRow[]>;
+  /** Dead-lettered items of a session not handled since, oldest first, at most `limit`. */
+  deadUnhandled(sessionId: string, limit: number): Promise<WorkItemRow[]>;
+  /**
+   * Mark a session's unhandled dead items handled by the event at `handledSeq`: those of
+   * `kinds`, and those whose seq is in `seqs`, created before it.
+   */
+  markDeadHandled(sessionId: string, match: { kinds: readonly string[]; seqs: readonly number[] }, handledSeq: number): Promise<void>;
 }
 
 export type CheckpointKindColumn = "targeted" | "tree" | "safety";
@@ -256,6 +263,8 @@ export interface CheckpointQueries {
   listCheckpoints(sessionId: string): Promise<CheckpointRow[]>;
   /** A session's live (not pruned) checkpoints by seq. */
   liveCheckpoints(sessionId: string): Promise<CheckpointRow[]>;
+  /** The newest live checkpoint of a session, not a safety one, created at or before `at` (one row). */
+  lastGoodCheckpoint(sessionId: string, at: string): Promise<string | undefined>;
   /** The session's newest checkpoint, pruned or not. */
   lastCheckpoint(sessionId: string): Promise<CheckpointRow | undefined>;
   /** The session's newest live whole-tree checkpoint. */

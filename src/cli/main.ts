@@ -118,6 +118,7 @@ export function buildProgram(json = false): Command {
     .description("the session's journal as JSON Lines")
     .addOption(session())
     .option("-o, --out <file>", "write to a file instead of stdout")
+    .option("--seq <n>", "only the event with this seq (e.g. dead-lettered work to handle by hand)")
     .action(lazy(journal, (m) => m.exportJournal));
   program
     .command("rebuild")

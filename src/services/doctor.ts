@@ -352,7 +352,12 @@ export async function runDoctor(deps: DoctorDeps, opts: DoctorOptions = {}): Pro
       for (const f of cp.files) {
         if (f.state === "skipped") continue;
         if (++checked > MAX_FILES_CHECKED) break;
-        const now = hashFile(resolve(deps.root, f.path));
+        let now: string | undefined;
+        try {
+          now = hashFile(resolve(deps.root, f.path));
+        } catch {
+          now = "unreadable"; // not a regular file any more: changed since the checkpoint
+        }
         const was = f.state === "file" ? (f.hash ?? undefined) : undefined;
         if (now !== was) changed.push(f.path);
       }

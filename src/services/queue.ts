@@ -80,16 +80,25 @@ export interface PendingWork {
 
 const MIN_LEASE_MS = 50;
 
-/** The dead-letter diagnostic's message; status reads the kind, seq and why back (parseDeadLetter). */
+/** The dead-letter diagnostic's message (for people: status asks the queue, never parses it). */
 export function deadLetterMessage(item: Pick<WorkItemRow, "itemId" | "kind" | "seq" | "attempts">, why: string): string {
-  return `work item ${item.itemId} (${item.kind}, seq ${item.seq}) was dead-lettered after ${item.attempts} deliveries: ${why}. Handle seq ${item.seq} by hand and record the result with \`baton event\``;
+  return `work item ${item.itemId} (${item.kind}, seq ${item.seq}) was dead-lettered after ${item.attempts} deliveries: ${why}. Handle seq ${item.seq} by hand, then record the result with \`baton event\` (an event that finishes its kind, or any event with data {"handles": ${item.seq}})`;
 }
 
-const DEAD_LETTER = /\(([^,()]+), seq (\d+)\) was dead-lettered after \d+ deliveries: (.*)\. Handle seq \2 by hand/;
+/** A dead-lettered item not handled since, as status shows it. */
+export interface DeadItem {
+  kind: string;
+  seq: number;
+  /** When it was dead-lettered. */
+  at: string;
+  why: string;
+}
 
-export function parseDeadLetter(message: string): { kind: string; seq: number; why: string } | undefined {
-  const m = DEAD_LETTER.exec(message);
-  return m ? { kind: m[1] as string, seq: Number(m[2]), why: (m[3] as string).trim() } : undefined;
+/** The seqs an event's data says it handles: `{"handles": 12}` or `{"handles": [12, 14]}`. */
+function handledSeqs(data: JsonObject): number[] {
+  const h = data.handles;
+  const list = Array.isArray(h) ? h : [h];
+  return list.filter((x): x is number => typeof x === "number" && Number.isSafeInteger(x));
 }
 
 /**
@@ -120,10 +129,19 @@ export class Queue {
 
   /** Enqueue work events; finish open items that this event completes. */
   async #onAppend(tx: StoreTx, flow: FlowDefinition, event: JournalEvent, outcome: EventOutcome): Promise<void> {
-    if (!flow.work || (outcome !== "moved" && outcome !== "stayed")) return;
-    const completes = Object.entries(flow.work)
-      .filter(([, spec]) => spec.doneBy?.includes(event.type))
-      .map(([kind]) => kind);
+    if (!flow.work || outcome === "stale") return;
+    const finishes = outcome === "moved" || outcome === "stayed" || outcome === "recorded";
+    const completes = finishes
+      ? Object.entries(flow.work)
+          .filter(([, spec]) => spec.doneBy?.includes(event.type))
+          .map(([kind]) => kind)
+      : [];
+    // Dead-lettered work is handled by what would have finished it, or by any event journaled
+    // naming it (`{"handles": seq}`, whatever the phase: the way to close work whose kind has
+    // no doneBy, or whose doneBy the phase no longer allows).
+    const seqs = handledSeqs(event.data);
+    if (completes.length > 0 || seqs.length > 0) await tx.queue.markDeadHandled(event.sessionId, { kinds: completes, seqs }, event.seq);
+    if (outcome !== "moved" && outcome !== "stayed") return;
     if (completes.length > 0) {
       for (const item of await tx.queue.openItems(event.sessionId)) {
         if (!completes.includes(item.kind) || item.seq >= event.seq) continue;
@@ -344,6 +362,17 @@ export class Queue {
       await this.#expire(tx, now);
       return n;
     });
+  }
+
+  /** A session's dead-lettered items that no event handled since, oldest first (at most `limit`). */
+  async deadWork(sessionId: string, limit = 20): Promise<DeadItem[]> {
+    const rows = await this.#backend.transaction("read", (tx) => tx.queue.deadUnhandled(sessionId, limit));
+    return rows.map((r) => ({
+      kind: r.kind,
+      seq: r.seq,
+      at: r.doneAt ?? r.createdAt,
+      why: r.doneBy?.startsWith("dead:") ? r.doneBy.slice(5) : (r.doneBy ?? "dead-lettered"),
+    }));
   }
 
   /** Redeliver expired leases; dead-letter items out of attempts. */

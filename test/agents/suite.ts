@@ -187,12 +187,16 @@ export function agentSuite(d: Driver): void {
       expect(log ?? "", "hooks.log records Baton's own failures").toBe("");
     });
 
-    test("the one real compaction is noted once in the journal, STATE.md written", () => {
+    test("the one real compaction is noted once in the journal (none falsely), STATE.md written", () => {
       const notes = p
         .baton(["export", batonSession])
         .stdout.split("\n")
         .filter((l) => l.includes("compacted its context"));
-      expect(notes.length, notes.join("\n")).toBe(1);
+      // Gemini CLI fires PreCompress "auto" before every model request, before it decides whether
+      // to compress, and nothing after: a real automatic compression cannot be told from the
+      // check, so Baton notes none (it refreshes STATE.md) rather than one per request
+      // (docs/integrations.md). Claude Code and Codex say so with PostCompact.
+      expect(notes.length, notes.join("\n")).toBe(d.agent === "gemini" ? 0 : 1);
       expect(p.read(`.baton/sessions/${batonSession}/STATE.md`)).toContain(batonSession);
       expect(p.captured().some((c) => c.event === "SessionStart" && c.payload.source === "compact") || d.agent === "gemini").toBe(true);
     });

@@ -124,6 +124,14 @@ export class PgCheckpointQueries implements CheckpointQueries {
     const [r] = await this.#c.rows<RawCheckpoint>("SELECT * FROM checkpoints WHERE session_id = $1 ORDER BY seq DESC LIMIT 1", [sessionId]);
     return r && toCheckpoint(r);
   }
+  async lastGoodCheckpoint(sessionId: string, at: string): Promise<string | undefined> {
+    const [r] = await this.#c.rows<{ id: string }>(
+      `SELECT id FROM checkpoints WHERE session_id = $1 AND pruned_at IS NULL AND kind <> 'safety' AND created_at <= $2
+       ORDER BY seq DESC LIMIT 1`,
+      [sessionId, at],
+    );
+    return r?.id;
+  }
   async lastTreeCheckpoint(sessionId: string): Promise<CheckpointRow | undefined> {
     const [r] = await this.#c.rows<RawCheckpoint>(
       "SELECT * FROM checkpoints WHERE session_id = $1 AND kind = 'tree' AND pruned_at IS NULL ORDER BY seq DESC LIMIT 1",

@@ -250,4 +250,16 @@ export const PG_MIGRATIONS: readonly PgMigration[] = Object.freeze([
       ALTER TABLE checkpoints ADD COLUMN workspace text;
     `,
   },
+  {
+    // As SQLite's dead-work-handled: a dead item stays news until an event handles it.
+    version: 8,
+    name: "dead-work-handled",
+    sql: `
+      ALTER TABLE work_items ADD COLUMN handled_seq bigint;
+      UPDATE work_items w SET handled_seq = (
+        SELECT min(e.seq) FROM events e WHERE e.session_id = w.session_id AND e.seq > w.seq AND position(':' in e.type) = 0
+      ) WHERE w.state = 'dead';
+      CREATE INDEX work_items_dead_unhandled ON work_items (session_id, item_no) WHERE state = 'dead' AND handled_seq IS NULL;
+    `,
+  },
 ]);

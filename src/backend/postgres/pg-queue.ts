@@ -216,6 +216,24 @@ export class PgQueueQueries implements QueueQueries {
     );
     return rows.map(toItem);
   }
+  async deadUnhandled(sessionId: string, limit: number): Promise<WorkItemRow[]> {
+    const rows = await this.#c.rows<RawItem>(
+      "SELECT * FROM work_items WHERE session_id = $1 AND state = 'dead' AND handled_seq IS NULL ORDER BY item_no LIMIT $2",
+      [sessionId, limit],
+    );
+    return rows.map(toItem);
+  }
+  async markDeadHandled(
+    sessionId: string,
+    match: { kinds: readonly string[]; seqs: readonly number[] },
+    handledSeq: number,
+  ): Promise<void> {
+    await this.#c.run(
+      `UPDATE work_items SET handled_seq = $1
+       WHERE session_id = $2 AND state = 'dead' AND handled_seq IS NULL AND seq < $1 AND (kind = ANY ($3) OR seq = ANY ($4))`,
+      [handledSeq, sessionId, [...match.kinds], [...match.seqs]],
+    );
+  }
   async setLeaseState(leaseId: string, state: LeaseState, resultSeq: number | null = null): Promise<void> {
     await this.#c.run("UPDATE leases SET state = $1, result_seq = coalesce($2, result_seq) WHERE lease_id = $3", [
       state,

@@ -203,6 +203,15 @@ export class SqliteCheckpointQueries implements CheckpointQueries {
     ).map(toCheckpoint);
   }
 
+  async lastGoodCheckpoint(sessionId: string, at: string): Promise<string | undefined> {
+    // Walks checkpoints_live from the newest: the first match ends the scan.
+    const r = this.#stmt(
+      `SELECT id FROM checkpoints WHERE session_id = ? AND pruned_at IS NULL AND kind != 'safety' AND created_at <= ?
+       ORDER BY seq DESC LIMIT 1`,
+    ).get(sessionId, at) as { id: string } | undefined;
+    return r?.id;
+  }
+
   async lastCheckpoint(sessionId: string): Promise<CheckpointRow | undefined> {
     const r = this.#stmt("SELECT * FROM checkpoints WHERE session_id = ? ORDER BY seq DESC LIMIT 1").get(sessionId) as
       | RawCheckpoint

@@ -233,4 +233,21 @@ export class SqliteQueueQueries implements QueueQueries {
   async setLeaseState(leaseId: string, state: LeaseState, resultSeq: number | null = null): Promise<void> {
     this.#stmt("UPDATE leases SET state = ?, result_seq = coalesce(?, result_seq) WHERE lease_id = ?").run(state, resultSeq, leaseId);
   }
+  async deadUnhandled(sessionId: string, limit: number): Promise<WorkItemRow[]> {
+    const rows = this.#stmt(
+      "SELECT * FROM work_items WHERE session_id = ? AND state = 'dead' AND handled_seq IS NULL ORDER BY item_no LIMIT ?",
+    ).all(sessionId, limit) as RawItem[];
+    return rows.map(toItem);
+  }
+  async markDeadHandled(
+    sessionId: string,
+    match: { kinds: readonly string[]; seqs: readonly number[] },
+    handledSeq: number,
+  ): Promise<void> {
+    this.#stmt(
+      `UPDATE work_items SET handled_seq = @handled
+       WHERE session_id = @session AND state = 'dead' AND handled_seq IS NULL AND seq < @handled
+         AND (kind IN (SELECT value FROM json_each(@kinds)) OR seq IN (SELECT value FROM json_each(@seqs)))`,
+    ).run({ handled: handledSeq, session: sessionId, kinds: JSON.stringify(match.kinds), seqs: JSON.stringify(match.seqs) });
+  }
 }

@@ -1,7 +1,7 @@
 /** Commands over sessions and their journals. */
 import { createWriteStream } from "node:fs";
 import type { JsonObject } from "../../core/types.js";
-import { badInput } from "../../errors.js";
+import { BatonError, badInput } from "../../errors.js";
 import { type Ctx, parseIntOption, parseJsonObject } from "../context.js";
 import { writeStdout } from "../output.js";
 import { renderSession, renderStatus } from "../render.js";
@@ -168,9 +168,18 @@ export async function state(ctx: Ctx, id: string | undefined, o: { session?: str
   ctx.out({ sessionId: sid, markdown: md }, () => md);
 }
 
-export async function exportJournal(ctx: Ctx, id: string | undefined, o: { session?: string; out?: string }): Promise<void> {
+export async function exportJournal(ctx: Ctx, id: string | undefined, o: { session?: string; out?: string; seq?: string }): Promise<void> {
   const b = await ctx.open();
   const sid = await b.resolveSession(id ?? o.session);
+  const seq = parseIntOption(o.seq, "--seq", 1);
+  if (seq !== undefined) {
+    // One event, as its JSON line: what a next action points at, not the whole journal.
+    const { events } = await b.events(sid, { afterSeq: seq - 1, limit: 1 });
+    const ev = events[0];
+    if (!ev || ev.seq !== seq) throw new BatonError("not_found", `session ${sid} has no event with seq ${seq}`, { sessionId: sid, seq });
+    writeStdout(`${JSON.stringify(ev)}\n`);
+    return;
+  }
   const sink = o.out ? createWriteStream(o.out) : undefined;
   let n = 0;
   for await (const line of b.exportJsonl(sid)) {
