@@ -14,7 +14,7 @@ import { BatonError, badInput } from "./errors.js";
 import type { ArtifactInfo, ArtifactInput, ArtifactService } from "./services/artifacts.js";
 import type { CheckpointInput, CheckpointOptions, CheckpointResult, CheckpointService } from "./services/checkpoints.js";
 import type { DoctorOptions } from "./services/doctor.js";
-import { fingerprintFile, hashFile, workspaceRelative } from "./services/files.js";
+import { fingerprintFile, workspaceRelative } from "./services/files.js";
 import { FlowRegistry } from "./services/flows.js";
 import { Journal, type SessionView, type StartSessionInput } from "./services/journal.js";
 import type { LedgerListOptions, LedgerOptions, LedgerService, OtlpSendResult } from "./services/ledger.js";
