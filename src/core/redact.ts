@@ -18,6 +18,7 @@
  * long or binary content is, and long text is redacted before it is hashed.
  */
 import { sha256 } from "./canonical.js";
+import { PROVIDER_CHECKS, PROVIDER_RE, PROVIDER_RULES } from "./redact-providers.js";
 import type { JsonValue } from "./types.js";
 
 export const REDACTED = "[redacted]";
@@ -121,6 +122,7 @@ const SECRET_WORDS = new Set([
   "refreshtoken",
   "idtoken",
   "authtoken",
+  "pat",
 ]);
 
 /**
@@ -132,6 +134,23 @@ const SESSION_WORDS = new Set(["session", "sessionid", "sessid", "phpsessid", "j
 /** `<word> key` is secret for these words (`apiKey`, `private_key`, `AccountKey`, ...). */
 const KEY_PREFIXES = new Set([
   "api",
+  "storage",
+  "admin",
+  "write",
+  "server",
+  "service",
+  "root",
+  "user",
+  "personal",
+  "auth",
+  "access",
+  "management",
+  "integration",
+  "bot",
+  "hmac",
+  "cipher",
+  "crypto",
+  "decryption",
   "private",
   "secret",
   "access",
@@ -307,8 +326,6 @@ interface ValueRule {
   hints: readonly string[];
   /** A second list of literals, one of which must also be present. */
   also?: readonly string[];
-  /** Provider-prefix rules share one gate: none runs unless some provider prefix is present. */
-  prefixed?: boolean;
   re: RegExp;
   /** The replacement for one match; return the match itself to keep it. */
   replace: (m: string, ...groups: string[]) => string;
@@ -326,6 +343,9 @@ function placeholderish(v: string): boolean {
     /^<[^<>]*>$/.test(v) || // <token>, <your password>
     /^%(?:\([A-Za-z_]\w*\))?[-+ 0#]*\d*[sdifr]$/.test(v) || // printf-style %s, %(name)s
     /^\$[A-Z_][A-Z0-9_]*$/.test(v) || // $ENV_VAR
+    v === "$" ||
+    /^(?:bearer|basic|token)[ \t]+<[^<>]*>$/i.test(v) || // Bearer <token>
+    v.startsWith("$(") || // $(command)
     /^@[A-Za-z_]+$/.test(v) || // @sql_parameter
     /^[*x.…_-]{3,}$/i.test(v) ||
     v.startsWith("[redacted") ||
@@ -402,6 +422,66 @@ function entropy(s: string): number {
   return h;
 }
 
+/** A last word that makes a key secret when its value looks random: `RAPIDAPI_KEY`, `signing_salt`. */
+const WEAK_LAST = new Set(["key", "keys", "salt", "seed", "sig", "hmac", "sid", "pw"]);
+
+function weakSecretKey(key: string): boolean {
+  const words = keyWords(key);
+  return (
+    words.length > 0 && WEAK_LAST.has(words[words.length - 1] as string) && keyClass(key) === 0 && !NOT_SECRET_FIRST.has(words[0] as string)
+  );
+}
+
+/** A value that looks generated: long, letters and digits mixed, high entropy, token characters only. */
+function randomLooking(v: string): boolean {
+  if (v.length < 16 || /^[0-9a-f-]+$/i.test(v) || !/^[A-Za-z0-9+/=_.~-]+$/.test(v) || !/\d.*\d/.test(v) || !/[A-Za-z]/.test(v))
+    return false;
+  if (/^[A-Za-z][A-Za-z0-9]*(?:[_.-][A-Za-z0-9]+)*$/.test(v) && /^(?:[A-Z0-9]+|[a-z0-9]+)(?:[_.-]|$)/.test(v) && !/\d{3}/.test(v))
+    return false; // CONSTANT_CASE, snake_case names
+  return entropy(v) >= 3.3;
+}
+
+/** Whether `key` holding `value` is a secret: a secret name, or a `…_KEY` name with a random-looking value. */
+function secretPair(key: string, value: string): boolean {
+  const c = keyClass(key);
+  if (c === 2) return true;
+  return c === 0 && weakSecretKey(key) && randomLooking(value);
+}
+
+/** A quoted value that is a literal, not a template, an example or a keyword. */
+function literalSecret(v: string): boolean {
+  return v.length >= 4 && !placeholderish(v) && !KEYWORDS.has(v.toLowerCase());
+}
+
+/**
+ * A word in prose that looks made up rather than written: letters and digits mixed (`hunter2-xyz9`),
+ * not a path, URL, version, number, or identifier.
+ */
+function madeUp(v: string): boolean {
+  if (v.length < 6 || placeholderish(v) || !/\d/.test(v) || !/[A-Za-z]/.test(v)) return false;
+  if (/^[/~.]|:\/\/|^\d+(?:\.\d+)+|^v\d|^\d+(?:ms|s|m|h|d|kb|mb|gb|px|%)$/i.test(v)) return false;
+  if (v.startsWith("[redacted") || v.startsWith("sha256:")) return false;
+  return true;
+}
+
+/** Whether a base64 run decodes to text that holds a secret (a key block, a JWT, a token). */
+function base64HidesSecret(run: string): boolean {
+  if (run.length > MAX_SCAN) return false;
+  let text: string;
+  try {
+    text = atob(run.length % 4 === 0 ? run : run.slice(0, run.length - (run.length % 4)));
+  } catch {
+    return false;
+  }
+  let odd = 0;
+  for (let i = 0; i < text.length; i++) {
+    const c = text.charCodeAt(i);
+    if ((c < 32 && c !== 9 && c !== 10 && c !== 13) || c > 126) odd++;
+  }
+  if (odd > text.length / 20) return false; // binary: a key's random bytes, a hash, an image
+  return redactText(text) !== text;
+}
+
 /** Substrings one of which every secret key (lowercased) contains: a cheap test before the key rules' regexes run. */
 const SECRET_KEY_PARTS: readonly string[] = [
   "pass",
@@ -426,6 +506,15 @@ const SECRET_KEY_PARTS: readonly string[] = [
   "key",
   "code",
   "verifier",
+  "pat",
+  "sid",
+  "sess",
+  "salt",
+  "seed",
+  "hash",
+  "sig",
+  "hmac",
+  "pw",
 ];
 
 /** Authorization header schemes: `Authorization: <scheme> <credentials>`. */
@@ -465,42 +554,6 @@ const URL_SECRET_KEYS = new Set([
   "pw",
 ]);
 
-/** Prefixed provider tokens: the prefix says what it is. Order matters (sk-ant- before sk-). */
-const PREFIXED: readonly [id: string, hints: string[], re: RegExp, check?: (m: string) => boolean][] = [
-  ["aws-access-key", ["akia", "asia", "abia", "acca", "a3t"], /\b(?:AKIA|ASIA|ABIA|ACCA|A3T[A-Z0-9])[A-Z0-9]{16}\b/g],
-  [
-    "github-token",
-    ["ghp_", "gho_", "ghu_", "ghs_", "ghr_", "github_pat_"],
-    /\b(?:gh[pousr]_[A-Za-z0-9]{36,255}|github_pat_[A-Za-z0-9_]{22,255})\b/g,
-  ],
-  ["gitlab-token", ["gl"], /\bgl(?:pat|dt|rt|ptt|soat|cbt|imt|ft|oas|agent)-[A-Za-z0-9_-]{20,}/g],
-  ["slack-token", ["xox"], /\bxox[abposre]-[A-Za-z0-9-]{10,}/g],
-  ["slack-webhook", ["hooks.slack.com"], /https:\/\/hooks\.slack\.com\/(?:services|workflows|triggers)\/[A-Za-z0-9/_-]+/g],
-  ["stripe-key", ["_live_", "_test_", "whsec_"], /\b(?:[sr]k_(?:live|test)_[A-Za-z0-9]{16,}|whsec_[A-Za-z0-9+/=]{24,})\b/g],
-  ["anthropic-key", ["sk-ant-"], /\bsk-ant-[A-Za-z0-9_-]{20,}/g],
-  [
-    "openai-key",
-    ["sk-"],
-    /\bsk-(?:proj-|svcacct-|admin-|or-v1-)?[A-Za-z0-9_-]{20,}/g,
-    (m) => /\d/.test(m) && /[A-Za-z]{2}/.test(m.slice(3)),
-  ],
-  ["google-api-key", ["aiza"], /\bAIza[0-9A-Za-z_-]{35}(?![0-9A-Za-z_-])/g],
-  ["google-oauth-token", ["ya29."], /\bya29\.[0-9A-Za-z_-]{20,}/g],
-  ["google-client-secret", ["gocspx-"], /\bGOCSPX-[A-Za-z0-9_-]{20,}/g],
-  ["azure-client-secret", ["q~"], /(?<![A-Za-z0-9_~.-])[A-Za-z0-9_~.-]{3}\dQ~[A-Za-z0-9_~.-]{31,34}(?![A-Za-z0-9_~.-])/g],
-  ["huggingface-token", ["hf_"], /\bhf_[A-Za-z0-9]{30,}\b/g],
-  ["npm-token", ["npm_"], /\bnpm_[A-Za-z0-9]{36}\b/g],
-  ["pypi-token", ["pypi-"], /\bpypi-AgE[A-Za-z0-9_-]{50,}/g],
-  ["sendgrid-key", ["sg."], /\bSG\.[A-Za-z0-9_-]{16,32}\.[A-Za-z0-9_-]{16,64}\b/g],
-  ["digitalocean-token", ["_v1_"], /\bdo[por]_v1_[a-f0-9]{64}\b/g],
-  ["shopify-token", ["shp"], /\bshp(?:at|ca|pa|ss)_[a-fA-F0-9]{32}\b/g],
-  ["groq-key", ["gsk_"], /\bgsk_[A-Za-z0-9]{40,}\b/g],
-  ["xai-key", ["xai-"], /\bxai-[A-Za-z0-9]{40,}\b/g],
-  ["replicate-token", ["r8_"], /\br8_[A-Za-z0-9]{30,}\b/g],
-  ["perplexity-key", ["pplx-"], /\bpplx-[A-Za-z0-9]{40,}\b/g],
-  ["mailgun-key", ["key-"], /\bkey-[0-9a-f]{32}\b/g],
-];
-
 /**
  * The value rules, in the order they run. Earlier rules replace whole secrets with placeholders,
  * so later, more generic rules (assignments, query strings) see the placeholders and skip them.
@@ -513,13 +566,28 @@ const RULES: readonly ValueRule[] = [
     re: /-----BEGIN[A-Z0-9 ]{0,40} PRIVATE KEY(?: BLOCK)?-----[\s\S]*?(?:-----END[A-Z0-9 ]{0,40} PRIVATE KEY(?: BLOCK)?-----|$)/g,
     replace: whole("private-key"),
   },
-  ...PREFIXED.map(([id, hints, re, check]) => ({
-    id,
-    hints,
-    prefixed: true,
-    re,
-    replace: check ? (m: string) => (check(m) ? tag(id) : m) : whole(id),
-  })),
+  {
+    id: "base64-secret",
+    hints: [],
+    // A secret inside base64 (a kubeconfig's key data, a JWT or a credentials file encoded once):
+    // a run that decodes to text in which a secret is found goes whole.
+    re: /(?<![A-Za-z0-9+/])[A-Za-z0-9+/]{40,}={0,2}(?![A-Za-z0-9+/=])/g,
+    replace: (m) => (base64HidesSecret(m) ? tag("base64-secret") : m),
+  },
+  {
+    id: "provider",
+    hints: [],
+    re: PROVIDER_RE,
+    replace: (m, ...groups) => {
+      for (let i = 0; i < PROVIDER_RULES.length; i++) {
+        if (groups[i] === undefined) continue;
+        const id = (PROVIDER_RULES[i] as readonly [string, string])[0];
+        const check = PROVIDER_CHECKS[id];
+        return check && !check(m) ? m : tag(id);
+      }
+      return m;
+    },
+  },
   {
     id: "jwt",
     hints: ["eyj"],
@@ -554,7 +622,7 @@ const RULES: readonly ValueRule[] = [
   {
     id: "bearer",
     hints: ["bearer", "basic", "token "],
-    re: /\b(Bearer|Basic|Token)([ \t]+)([A-Za-z0-9\-._~+/]{12,}=*)(?![A-Za-z0-9\-._~+/=])/gi,
+    re: /\b(Bearer|Basic|Token)([ \t]+)([A-Za-z0-9\-._~+/%]{12,}=*)(?![A-Za-z0-9\-._~+/=%])/gi,
     replace: (m, scheme: string, sp: string, v: string) => (looksEncoded(v) ? `${scheme}${sp}${tag(scheme.toLowerCase())}` : m),
   },
   {
@@ -593,23 +661,95 @@ const RULES: readonly ValueRule[] = [
     },
   },
   {
+    id: "cli-password",
+    hints: ["-p"],
+    also: ["mysql", "mariadb", "sshpass", "login"],
+    // `mysql -pSECRET` (glued, as the MySQL clients take it), `sshpass -p SECRET`, `docker login -p SECRET`.
+    re: /\b(mysql\w*|mariadb[\w-]*|sshpass|login)\b([^\r\n|;&]*?[ \t])(-p)([ \t]*)(["']?)([^\s"'`-][^\s"'`]*)\5/g,
+    replace: (m, cmd: string, mid: string, flag: string, sp: string, q: string, v: string) => {
+      const glued = sp === "";
+      if (glued !== cmd.toLowerCase().startsWith("m") || placeholderish(v)) return m;
+      return `${cmd}${mid}${flag}${sp}${q}${tag("password")}${q}`;
+    },
+  },
+  {
+    id: "sql-password",
+    hints: ["identified", "password"],
+    also: ["'"],
+    re: /\b(IDENTIFIED[ \t]+BY|PASSWORD)([ \t]*=?[ \t]*)'([^'\r\n]{1,256})'/gi,
+    replace: (m, kw: string, sp: string, v: string) => (placeholderish(v) ? m : `${kw}${sp}'${tag("password")}'`),
+  },
+  {
+    id: "call-pair",
+    hints: SECRET_KEY_PARTS,
+    also: [",", "]"],
+    // setProperty("db.password", "value"), os.Setenv("API_TOKEN", "value"), ENV["TOKEN"] = "value", config["KEY"] = "value"
+    re: /(["'])([A-Za-z0-9_.-]{1,64})\1([ \t]*(?:,|\][ \t]*=)[ \t]*)(["'])((?:(?!\4)[^\r\n\\]|\\.){1,4096})\4/g,
+    replace: (m, q: string, key: string, mid: string, q2: string, v: string) =>
+      secretPair(key, v) && literalSecret(v) && !/\s/.test(v) && tokenish(v) ? `${q}${key}${q}${mid}${q2}${tag("secret")}${q2}` : m,
+  },
+  {
+    id: "name-value",
+    hints: ["value"],
+    also: SECRET_KEY_PARTS,
+    // <add key="API_TOKEN" value="…"/>, `- name: API_TOKEN` / `value: …` (Kubernetes env, HAR headers)
+    re: /\b(key|name)([ \t]*[=:][ \t]*)(["']?)([A-Za-z0-9_.-]{1,64})\3([ \t,]*\r?\n?[ \t]*)(value)([ \t]*[=:][ \t]*)("[^"\r\n]*"|'[^'\r\n]*'|[^\s,}>/]+)/gi,
+    replace: (m, k: string, s1: string, q: string, name: string, mid: string, vk: string, s2: string, v: string) => {
+      const bare = v.replace(/^["']|["']$/g, "");
+      if (!secretPair(name, bare) || !literalSecret(bare)) return m;
+      const vq = /^["']/.test(v) ? v[0] : "";
+      return `${k}${s1}${q}${name}${q}${mid}${vk}${s2}${vq}${tag("secret")}${vq}`;
+    },
+  },
+  {
+    id: "xml-element",
+    hints: ["</"],
+    also: SECRET_KEY_PARTS,
+    re: /<([A-Za-z_][\w.:-]{0,63})>([^<>\s]{1,4096})<\/\1>/g,
+    replace: (m, name: string, v: string) => (secretPair(name, v) && literalSecret(v) ? `<${name}>${tag("secret")}</${name}>` : m),
+  },
+  {
+    id: "env-line",
+    hints: ["="],
+    also: SECRET_KEY_PARTS,
+    // `KEY=value` on a line of its own (.env, `export`, Dockerfile ENV, Make `?=`): the value runs to
+    // the end of the line, whatever characters it holds (Django keys have `()%&`).
+    re: /^([ \t]*(?:export[ \t]+|ENV[ \t]+|set[ \t]+|-[ \t]+)?)([A-Za-z_][A-Za-z0-9_.]{0,63})([ \t]*(?:[:?+]|::)?=[ \t]*)([^\s"'`$][^\s]*)[ \t]*$/gm,
+    replace: (m, lead: string, key: string, sep: string, v: string) =>
+      secretPair(key, v) && !placeholderish(v) && (tokenish(v.replace(/[;,]$/, "")) || /^[A-Z][A-Z0-9_]*$/.test(key))
+        ? `${lead}${key}${sep}${tag("secret")}`
+        : m,
+  },
+  {
     id: "assignment",
     hints: SECRET_KEY_PARTS,
-    // key: value, key = value, "key": "value", KEY=value (dotenv); not `key => …`, and not a value
+    // key: value, key = value, "key": "value", KEY=value (dotenv), Go `:=`, `::=`, Make `?=`, PHP
+    // `.=`, `=>` (PHP and Ruby hashes), keys that start with a digit (`1password_token`); not a value
     // an operator follows (`x = "a" in o`, `t = "a" + b`, `type T = 'a' | 'b'`, `c ? "a" : "b"`).
     // Quotes may be escaped once (JSON inside a JSON string).
-    re: /(?<![A-Za-z0-9_$])(\\?["']|)([A-Za-z_][A-Za-z0-9_.-]{0,63})\1([ \t]*)(=(?![=>~])|:(?![:/]))([ \t]*)(?:"((?:[^"\\\r\n]|\\.){0,4096})"|'([^'\r\n]{0,4096})'|\\"((?:[^"\\\r\n]|\\[^"]){0,4096})\\"|([^\s"'`,;&}\])<>\\]{1,4096}))(?![ \t]*(?:in\b|instanceof\b|[=!]==?|&&|\|\|?|\?|\+|:))/g,
+    // The key must hold a secret word, so a plain `x = f(token=…)` does not swallow the pair after it.
+    re: /(?<![A-Za-z0-9_$])(\\?["']|)([$:@]?[A-Za-z0-9_.-]{0,40}?(?:pass|pwd|secret|token|key|auth|cookie|cred|otp|mfa|pin|cvv|cvc|csc|ssn|csrf|xsrf|bearer|jwt|signature|code|verifier|session|sess|sid|pat|salt|seed|hash|sig|hmac|pw)[A-Za-z0-9_.-]{0,40})\1([ \t]*)(::=|:=|\?=|\.=|\+=|=>|=(?![=>~])|:(?![:/]))([ \t]*)(?:"((?:[^"\\\r\n]|\\.){0,4096})"|'([^'\r\n]{0,4096})'|\\"((?:[^"\\\r\n]|\\[^"]){0,4096})\\"|([^\s"'`,;&}\])(<>\\]{1,4096}))(?![ \t]*(?:in\b|instanceof\b|[=!]==?|&&|\|\|?|\?|\+|:))/gi,
     replace: (m, q: string, key: string, sp1: string, sep: string, sp2: string, dq?: string, sq?: string, edq?: string, bare?: string) => {
-      if (keyClass(key) < 2) return m;
+      const v0 = dq ?? sq ?? edq ?? bare ?? "";
+      if (!secretPair(key, v0)) return m;
       const head = `${q}${key}${q}${sp1}${sep}${sp2}`;
       const literal = (v: string) => v.length >= 4 && !placeholderish(v) && !KEYWORDS.has(v.toLowerCase());
       if (dq !== undefined) return literal(dq) ? `${head}"${tag("secret")}"` : m;
       if (sq !== undefined) return literal(sq) ? `${head}'${tag("secret")}'` : m;
       if (edq !== undefined) return literal(edq) ? `${head}\\"${tag("secret")}\\"` : m;
       const v = bare ?? "";
-      const dotenv = sep === "=" && sp1 === "" && sp2 === "" && /^[A-Z][A-Z0-9_]*$/.test(key) && !placeholderish(v);
+      const dotenv = sep !== ":" && sp1 === "" && sp2 === "" && /^[A-Z][A-Z0-9_]*$/.test(key) && !placeholderish(v);
       return dotenv || tokenish(v) ? `${head}${tag("secret")}` : m;
     },
+  },
+  {
+    id: "prose",
+    hints: SECRET_KEY_PARTS,
+    // "the password is hunter2-xyz9", "password hunter2" (.netrc), "Set DB_PASSWORD to …": a secret
+    // name, an optional verb, then a value that looks made up (letters and digits mixed).
+    re: /(?<![\w$.-])([\w.-]{0,40}?(?:pass|pwd|secret|token|key|auth|cred|pat|pin|otp|salt|seed|sig|hmac|pw)[\w.-]{0,40})([ \t]+(?:(?:is|was|to|of|set to|now)[ \t]+)?)(["']?)([^\s"'`<>[\]]{6,256}?)\3([.,;:)!?]?)(?=\s|$)/gi,
+    replace: (m, key: string, sp: string, q: string, v: string, tail: string) =>
+      (keyClass(key) === 2 || weakSecretKey(key)) && madeUp(v) ? `${key}${sp}${q}${tag("secret")}${q}${tail}` : m,
   },
   {
     id: "high-entropy",
@@ -631,6 +771,8 @@ const RULES: readonly ValueRule[] = [
       const grouped = /[ -]/.test(m);
       if (digits.length < 13 || digits.length > 19 || !/^[3-6]/.test(digits)) return m;
       if (!grouped && digits.length !== 15 && digits.length !== 16) return m;
+      // Cards are printed in fours (Amex 4-6-5); other groupings are ids and numbers.
+      if (grouped && !/^\d{4}([ -])\d{4}\1\d{4}\1\d{1,7}$/.test(m) && !/^\d{4}([ -])\d{6}\1\d{5}$/.test(m)) return m;
       return luhn(digits) ? tag("card") : m;
     },
   },
@@ -647,10 +789,8 @@ export const VALUE_RULES: readonly string[] = Object.freeze(RULES.map((r) => r.i
 export function redactText(text: string): string {
   if (text.length < 8) return text;
   const lower = text.toLowerCase();
-  const prefixed = PREFIX_GATE(lower);
   let out = text;
   for (const rule of COMPILED) {
-    if (rule.prefixed && !prefixed) continue;
     if (!rule.hint(lower) || !rule.also(lower)) continue;
     if (rule.id === "card" && !/\d{4}/.test(out)) continue;
     if (rule.id === "assignment" && !/[:=]/.test(out)) continue;
@@ -672,7 +812,6 @@ function literalTest(hints: readonly string[] | undefined): (lower: string) => b
 }
 
 const COMPILED = RULES.map((r) => ({ ...r, hint: literalTest(r.hints), also: literalTest(r.also) }));
-const PREFIX_GATE = literalTest(RULES.filter((r) => r.prefixed).flatMap((r) => r.hints));
 
 // ---------------------------------------------------------------------------------------------
 // Shapes: large, binary, HTML

@@ -1,0 +1,159 @@
+/**
+ * Provider secret formats: the prefix or structure says what a string is, whatever surrounds it.
+ * Modelled on the rule families of the public scanners (gitleaks, secretlint, trufflehog), kept
+ * here as compiled patterns rather than a runtime dependency (docs/architecture.md, "Ledger and
+ * redaction", says why). All run as one alternation in one pass over the text: the leftmost
+ * match wins, so a webhook URL is taken whole before the key inside it is seen.
+ *
+ * Patterns use only non-capturing groups: the replacer finds which rule matched by group index.
+ * Order matters where two could match at the same place (the more specific first).
+ */
+
+/** Characters a token body is made of, and what may not follow a match. */
+const U = "A-Za-z0-9_-";
+const END = `(?![${U}])`;
+const HEX = "[a-f0-9]";
+const UUID = `${HEX}{8}-${HEX}{4}-${HEX}{4}-${HEX}{4}-${HEX}{12}`;
+
+export const PROVIDER_RULES: readonly (readonly [id: string, source: string])[] = [
+  // URLs that are credentials in themselves.
+  ["slack-webhook", "https://hooks\\.slack\\.com/(?:services|workflows|triggers)/[A-Za-z0-9/_-]+"],
+  ["discord-webhook", "https://(?:ptb\\.|canary\\.)?discord(?:app)?\\.com/api/webhooks/\\d+/[A-Za-z0-9_-]+"],
+  ["teams-webhook", "https://[a-z0-9-]+\\.webhook\\.office\\.com/webhookb2/[^\\s\"'<>`]+"],
+  ["google-chat-webhook", "https://chat\\.googleapis\\.com/v1/spaces/[^\\s\"'<>`]+"],
+  ["zapier-webhook", "https://hooks\\.zapier\\.com/hooks/catch/\\d+/[A-Za-z0-9]+/?"],
+  // Cloud
+  ["aws-access-key", "\\b(?:AKIA|ASIA|ABIA|ACCA|A3T[A-Z0-9])[A-Z0-9]{16}\\b"],
+  ["aws-session-token", "\\b(?:IQoJb3JpZ2luX2Vj|FwoGZXIvYXdzE)[A-Za-z0-9+/=]{60,}"],
+  ["aws-mws", `\\bamzn\\.mws\\.${UUID}\\b`],
+  ["google-api-key", `\\bAIza[${U}]{35}${END}`],
+  ["google-oauth-token", `\\bya29\\.[${U}]{20,}`],
+  ["google-client-secret", `\\bGOCSPX-[${U}]{20,}`],
+  ["firebase-fcm", `\\bAAAA[${U}]{7}:APA91b[${U}]{60,}`],
+  ["azure-client-secret", "(?<![A-Za-z0-9_~.-])[A-Za-z0-9_~.-]{3}\\dQ~[A-Za-z0-9_~.-]{31,34}(?![A-Za-z0-9_~.-])"],
+  ["alibaba-access-key", "\\bLTAI[A-Za-z0-9]{17,21}\\b"],
+  ["tencent-secret-id", "\\bAKID[A-Za-z0-9]{32}\\b"],
+  ["yandex-key", `\\b(?:AQVN[${U}]{35,38}|YC[${U}]{38}|t1\\.9euelZ[.${U}]{40,})${END}`],
+  ["scaleway-key", "\\bSCW[A-Z0-9]{17}\\b"],
+  ["cloudflare-origin-ca", `\\bv1\\.0-${HEX}{24}-${HEX}{146}\\b`],
+  ["digitalocean-token", `\\bdo[por]_v1_${HEX}{64}\\b`],
+  ["heroku-key", `\\bHRKU-[${U}]{40,}`],
+  ["flyio-token", `\\bFlyV1 fm[12][a-z]?_[A-Za-z0-9+/=_,-]{40,}`],
+  ["flyio-token", `\\bfo1_[${U}]{40,}`],
+  ["render-key", "\\brnd_[A-Za-z0-9]{32,}\\b"],
+  ["netlify-token", "\\bnfp_[A-Za-z0-9]{36,}\\b"],
+  ["supabase-key", "\\b(?:sbp_[a-f0-9]{40}|sb_secret_[A-Za-z0-9_-]{20,})"],
+  ["planetscale-token", `\\bpscale_(?:tkn|pw|oauth)_[.=${U}]{32,}`],
+  ["neon-key", "\\bnapi_[a-z0-9]{60,}\\b"],
+  ["openshift-token", `\\bsha256~[${U}]{43}${END}`],
+  ["tailscale-key", "\\btskey-(?:auth|api|client|scim|webhook)-[A-Za-z0-9]{10,}-[A-Za-z0-9]{20,}\\b"],
+  ["defined-networking", "\\bdnkey-[A-Z0-9]{26}-[A-Z0-9]{52}\\b"],
+  ["scalingo-token", `\\btk-us-[${U}]{48}${END}`],
+  ["azure-storage-key", "\\bAccountKey=[A-Za-z0-9+/]{86}=="],
+  // Source hosts, CI, registries
+  ["github-token", "\\b(?:gh[pousr]_[A-Za-z0-9]{36,255}|github_pat_[A-Za-z0-9_]{22,255})\\b"],
+  ["gitlab-token", `\\b(?:gl(?:pat|dt|rt|ptt|soat|cbt|imt|ft|oas|agent|ffct)-[${U}]{20,}|GR1348941[${U}]{20,})`],
+  ["bitbucket-token", "\\bATBB[A-Za-z0-9]{32,}\\b"],
+  ["atlassian-token", `\\bAT(?:ATT|CTT)[=${U}]{100,}`],
+  ["npm-token", "\\bnpm_[A-Za-z0-9]{36}\\b"],
+  ["pypi-token", `\\bpypi-AgE[${U}]{50,}`],
+  ["rubygems-key", "\\brubygems_[a-f0-9]{48}\\b"],
+  ["nuget-key", "\\boy2[a-z0-9]{43}\\b"],
+  ["docker-hub-token", `\\bdckr_(?:pat|oat)_[${U}]{20,}`],
+  ["clojars-token", "\\bCLOJARS_[a-z0-9]{60}\\b"],
+  ["circleci-token", "\\bCCIPAT_[A-Za-z0-9]{22}_[a-f0-9]{40}\\b"],
+  ["buildkite-token", "\\bbkua_[a-f0-9]{40}\\b"],
+  ["sonarqube-token", "\\bsq[upa]_[a-f0-9]{40}\\b"],
+  ["jfrog-token", "\\b(?:AKCp[A-Za-z0-9]{60,}|cmVmdGtu[A-Za-z0-9]{50,})\\b"],
+  ["harness-token", `\\b(?:pat|sat)\\.[${U}]{22}\\.[a-f0-9]{24}\\.[${U}]{20}${END}`],
+  ["pulumi-token", "\\bpul-[a-f0-9]{40}\\b"],
+  ["terraform-token", `\\b[A-Za-z0-9]{14}\\.atlasv1\\.[=${U}]{60,}`],
+  ["octopus-key", "\\bAPI-[A-Z0-9]{26}\\b"],
+  ["sourcegraph-token", "\\bsgp_(?:[a-f0-9]{16}_)?[a-f0-9]{40}\\b"],
+  ["infracost-key", "\\bico-[A-Za-z0-9]{32}\\b"],
+  ["prefect-key", "\\bpnu_[A-Za-z0-9]{36}\\b"],
+  ["readme-key", "\\brdme_[a-z0-9]{70}\\b"],
+  ["settlemint-token", "\\bsm_(?:pat|aat|sat)_[A-Za-z0-9]{16}\\b"],
+  ["doppler-token", "\\bdp\\.(?:pt|st|ct|sa|scim|audit)\\.[A-Za-z0-9.]{40,}"],
+  ["vault-token", `\\bhv[sbr]\\.[${U}]{24,}`],
+  ["onepassword-token", "\\bops_eyJ[A-Za-z0-9+/=_-]{100,}"],
+  ["onepassword-secret-key", "\\bA3-[A-Z0-9]{6}-(?:[A-Z0-9]{11}|[A-Z0-9]{6}-[A-Z0-9]{5})-[A-Z0-9]{5}-[A-Z0-9]{5}-[A-Z0-9]{5}\\b"],
+  ["age-secret-key", "\\bAGE-SECRET-KEY-1[QPZRY9X8GF2TVDW0S3JN54KHCE6MUA7Lqpzry9x8gf2tvdw0s3jn54khce6mua7l]{58}\\b"],
+  ["django-secret-key", "\\bdjango-insecure-[A-Za-z0-9!@#$%^&*(_=+)-]{30,}"],
+  // Chat, mail, social
+  ["slack-token", "\\b(?:xox[abposre]-[A-Za-z0-9-]{10,}|xoxe\\.xox[bp]-\\d-[A-Za-z0-9]{20,}|xapp-\\d-[A-Za-z0-9-]{20,})"],
+  ["discord-bot-token", `\\b[MNO][A-Za-z0-9_-]{23,27}\\.[${U}]{6}\\.[${U}]{27,40}${END}`],
+  ["telegram-bot-token", `(?<![\\w:])\\d{8,10}:AA[${U}]{33}${END}`],
+  ["twilio-key", "\\bSK[a-f0-9]{32}\\b"],
+  ["sendgrid-key", `\\bSG\\.[${U}]{16,32}\\.[${U}]{16,64}${END}`],
+  ["mailgun-key", "\\bkey-[0-9a-f]{32}\\b"],
+  ["mailchimp-key", "\\b[0-9a-f]{32}-us\\d{1,2}\\b"],
+  ["mandrill-key", `\\bmd-[${U}]{22}${END}`],
+  ["brevo-key", "\\bxkeysib-[a-f0-9]{64}-[A-Za-z0-9]{16}\\b"],
+  ["resend-key", "\\bre_[A-Za-z0-9]{8}_[A-Za-z0-9]{24}\\b"],
+  ["twitter-bearer", "\\bA{22}[A-Za-z0-9%]{60,}"],
+  ["facebook-token", "\\bEAA[A-Za-z0-9]{60,}"],
+  ["instagram-token", `\\bIGQV[${U}]{60,}`],
+  ["postman-key", "\\bPMAK-[a-f0-9]{24}-[a-f0-9]{34}\\b"],
+  ["linear-key", "\\blin_(?:api_[A-Za-z0-9]{40}|oauth_[a-f0-9]{64})\\b"],
+  ["notion-token", "\\b(?:ntn_\\d{11}[A-Za-z0-9]{35}|secret_[A-Za-z0-9]{43})\\b"],
+  ["figma-token", `\\bfig[dou]_[${U}]{40,}`],
+  ["asana-token", "\\b[12]/\\d{16}(?:/\\d{16})?:[a-f0-9]{32}\\b"],
+  ["trello-token", "\\bATTA[a-f0-9]{64}\\b"],
+  ["clickup-key", "\\bpk_\\d{6,10}_[A-Z0-9]{32}\\b"],
+  ["airtable-token", "\\bpat[A-Za-z0-9]{14}\\.[a-f0-9]{64}\\b"],
+  ["dropbox-token", `\\bsl\\.(?:u\\.)?[${U}]{100,}`],
+  ["contentful-token", `\\bCFPAT-[${U}]{43}${END}`],
+  ["hubspot-token", `\\bpat-(?:na|eu)\\d-${UUID}\\b`],
+  ["typeform-token", `\\btfp_[${U}]{40,}`],
+  ["frameio-token", `\\bfio-u-[${U}]{64}${END}`],
+  ["beamer-key", `\\bb_[${U}]{44}${END}`],
+  ["adobe-secret", `\\bp8e-[${U}]{32}${END}`],
+  ["intra42-secret", "\\bs-s4t2(?:ud|af)-[a-f0-9]{64}\\b"],
+  ["maxmind-key", "\\b[A-Za-z0-9]{6}_[A-Za-z0-9]{29}_mmk\\b"],
+  // Observability
+  ["grafana-token", "\\b(?:glsa_[A-Za-z0-9]{32}_[A-Fa-f0-9]{8}|glc_[A-Za-z0-9+/]{32,}={0,2}|eyJrIjoi[A-Za-z0-9+/]{50,}={0,2})"],
+  ["newrelic-key", "\\bNR(?:AK|II|JS|AA|RA)-[A-Za-z0-9_-]{19,42}\\b"],
+  ["sentry-token", "\\b(?:sntrys_eyJ[A-Za-z0-9+/=_-]{60,}|sntryu_[a-f0-9]{64})"],
+  ["dynatrace-token", "\\bdt0c01\\.[A-Z0-9]{24}\\.[A-Z0-9]{64}\\b"],
+  ["launchdarkly-key", `\\b(?:api|sdk|mob)-${UUID}\\b`],
+  ["posthog-key", "\\bphx_[A-Za-z0-9]{43}\\b"],
+  ["langsmith-key", "\\blsv2_(?:pt|sk)_[a-f0-9]{32}_[a-f0-9]{10}\\b"],
+  ["databricks-token", "\\bdapi[a-f0-9]{32}(?:-\\d)?\\b"],
+  // Payments, commerce
+  ["stripe-key", "\\b(?:[sr]k_(?:live|test)_[A-Za-z0-9]{16,}|whsec_[A-Za-z0-9+/=]{24,})\\b"],
+  ["square-token", `\\b(?:sq0(?:atp|csp)-[${U}]{22,43}|EAAA[${U}]{60})${END}`],
+  ["shopify-token", "\\bshp(?:at|ca|pa|ss)_[a-fA-F0-9]{32}\\b"],
+  ["plaid-token", `\\baccess-(?:sandbox|development|production)-${UUID}\\b`],
+  ["braintree-token", "\\baccess_token\\$(?:production|sandbox)\\$[a-z0-9]{16}\\$[a-f0-9]{32}\\b"],
+  ["razorpay-key", "\\brzp_(?:live|test)_[A-Za-z0-9]{14,}\\b"],
+  ["flutterwave-key", "\\bFLW(?:SECK|PUBK)(?:_TEST)?-[a-f0-9]{32}-X\\b"],
+  ["duffel-token", `\\bduffel_(?:live|test)_[=${U}]{43}`],
+  ["easypost-key", "\\bEZ[AT]K[A-Za-z0-9]{54}\\b"],
+  ["shippo-token", "\\bshippo_(?:live|test)_[a-f0-9]{40}\\b"],
+  // Model providers and AI tooling (Anthropic before the generic sk- family)
+  ["anthropic-key", `\\bsk-ant-[${U}]{20,}`],
+  ["openai-key", `\\bsk-(?:proj-|svcacct-|admin-|or-v1-)?[${U}]{20,}`],
+  ["elevenlabs-key", "\\bsk_[a-f0-9]{48}\\b"],
+  ["huggingface-token", "\\b(?:hf_|api_org_)[A-Za-z0-9]{30,}\\b"],
+  ["groq-key", "\\bgsk_[A-Za-z0-9]{40,}\\b"],
+  ["xai-key", "\\bxai-[A-Za-z0-9]{40,}\\b"],
+  ["replicate-token", "\\br8_[A-Za-z0-9]{30,}\\b"],
+  ["perplexity-key", "\\bpplx-[A-Za-z0-9]{40,}\\b"],
+  ["fireworks-key", "\\bfw_[A-Za-z0-9]{24,}\\b"],
+  ["pinecone-key", "\\bpcsk_[A-Za-z0-9]{4,8}_[A-Za-z0-9]{40,}\\b"],
+  ["tavily-key", "\\btvly-(?:dev-|prod-)?[A-Za-z0-9]{32}\\b"],
+  ["firecrawl-key", "\\bfc-[a-f0-9]{32}\\b"],
+  ["mapbox-token", `\\bsk\\.eyJ[${U}]{20,}\\.[${U}]{20,}`],
+];
+
+/** Extra checks for rules whose pattern alone would take ordinary words. */
+export const PROVIDER_CHECKS: Readonly<Record<string, (m: string) => boolean>> = {
+  // `sk-` is also a plain word prefix (sk-learn, sk-SK): a key has digits and letters after it.
+  "openai-key": (m) => /\d/.test(m) && /[A-Za-z]{2}/.test(m.slice(3)),
+  // The Discord bot pattern also fits dotted identifiers: a token mixes case and digits in each part.
+  "discord-bot-token": (m) => /\d/.test(m) && /[a-z]/.test(m) && /[A-Z]/.test(m.slice(1)),
+};
+
+/** One pass over the text: every provider rule as an alternative, each in its own group. */
+export const PROVIDER_RE = new RegExp(PROVIDER_RULES.map(([, s]) => `(${s})`).join("|"), "g");
