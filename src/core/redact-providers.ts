@@ -38,7 +38,7 @@ export const PROVIDER_RULES: readonly (readonly [id: string, source: string])[] 
   ["cloudflare-origin-ca", `\\bv1\\.0-${HEX}{24}-${HEX}{146}\\b`],
   ["digitalocean-token", `\\bdo[por]_v1_${HEX}{64}\\b`],
   ["heroku-key", `\\bHRKU-[${U}]{40,}`],
-  ["flyio-token", `\\bFlyV1 fm[12][a-z]?_[A-Za-z0-9+/=_,-]{40,}`],
+  ["flyio-token", "\\bfm[12][a-z]?_[A-Za-z0-9+/=_,-]{40,}"],
   ["flyio-token", `\\bfo1_[${U}]{40,}`],
   ["render-key", "\\brnd_[A-Za-z0-9]{32,}\\b"],
   ["netlify-token", "\\bnfp_[A-Za-z0-9]{36,}\\b"],
@@ -155,5 +155,16 @@ export const PROVIDER_CHECKS: Readonly<Record<string, (m: string) => boolean>> =
   "discord-bot-token": (m) => /\d/.test(m) && /[a-z]/.test(m) && /[A-Z]/.test(m.slice(1)),
 };
 
-/** One pass over the text: every provider rule as an alternative, each in its own group. */
-export const PROVIDER_RE = new RegExp(PROVIDER_RULES.map(([, s]) => `(${s})`).join("|"), "g");
+/**
+ * One pass over the text: every provider rule as an alternative in its own group. The rules that
+ * start at a word boundary share one `\b`, so inside a long word the alternatives are not tried at
+ * every character (about three times faster on ordinary text). `PROVIDER_GROUP_RULE[g]` is the
+ * rule index of capture group g + 1.
+ */
+const bounded = PROVIDER_RULES.map((r, i) => [r, i] as const).filter(([[, src]]) => src.startsWith("\\b"));
+const unbounded = PROVIDER_RULES.map((r, i) => [r, i] as const).filter(([[, src]]) => !src.startsWith("\\b"));
+export const PROVIDER_GROUP_RULE: readonly number[] = [...bounded.map(([, i]) => i), ...unbounded.map(([, i]) => i)];
+export const PROVIDER_RE = new RegExp(
+  `\\b(?:${bounded.map(([[, src]]) => `(${src.slice(2)})`).join("|")})|${unbounded.map(([[, src]]) => `(${src})`).join("|")}`,
+  "g",
+);
