@@ -1090,3 +1090,28 @@ function walk(v: unknown, depth: number, ctx: WalkCtx): JsonValue {
     ctx.seen.delete(obj);
   }
 }
+
+/**
+ * Structure-preserving redaction of JSON the caller already bounded (core/canonical.ts
+ * `jsonBoundsProblem`): journal event data. Every string goes through `redactText` (never hashed
+ * or cut: a flow's data must keep its shape), and a string under a secret name is replaced. A key
+ * of a session id (`sessionId`) is not a secret name here: it names Baton's own sessions.
+ */
+export function redactJson(v: JsonValue): JsonValue {
+  if (typeof v === "string") return redactText(v);
+  if (v === null || typeof v !== "object") return v;
+  if (Array.isArray(v)) {
+    let out: JsonValue[] | undefined;
+    for (let i = 0; i < v.length; i++) {
+      const r = redactJson(v[i] as JsonValue);
+      if (r !== v[i]) (out ??= v.slice())[i] = r;
+    }
+    return out ?? v;
+  }
+  let out: { [k: string]: JsonValue } | undefined;
+  for (const [k, x] of Object.entries(v)) {
+    const r = typeof x === "string" && keyClass(k) === 2 && x.length > 0 && !placeholderish(x) ? REDACTED : redactJson(x);
+    if (r !== x) (out ??= { ...v })[k] = r;
+  }
+  return out ?? v;
+}
