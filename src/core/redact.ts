@@ -18,7 +18,7 @@
  * long or binary content is, and long text is redacted before it is hashed.
  */
 import { sha256 } from "./canonical.js";
-import { PROVIDER_CHECKS, PROVIDER_GROUP_RULE, PROVIDER_RE, PROVIDER_RULES } from "./redact-providers.js";
+import { PROVIDER_CHECKS, PROVIDERS, providersFor } from "./redact-providers.js";
 import type { JsonValue } from "./types.js";
 
 export const REDACTED = "[redacted]";
@@ -563,14 +563,18 @@ const URL_SECRET_KEYS = new Set([
 const BASE64_RUN = /(?<![A-Za-z0-9+/])[A-Za-z0-9+/]{40,}={0,2}(?![A-Za-z0-9+/=])/g;
 const base64Replace = (m: string): string => (base64HidesSecret(m) ? tag("base64-secret") : m);
 
-function providerReplace(m: string, ...groups: unknown[]): string {
-  for (let g = 0; g < PROVIDER_GROUP_RULE.length; g++) {
-    if (groups[g] === undefined) continue;
-    const id = (PROVIDER_RULES[PROVIDER_GROUP_RULE[g] as number] as readonly [string, string])[0];
-    const check = PROVIDER_CHECKS[id];
-    return check && !check(m) ? m : tag(id);
+/** Every provider rule whose literal is in the run, in order: an earlier rule's placeholder hides its match from later ones. */
+function providerPass(run: string): string {
+  const rules = providersFor(run.toLowerCase());
+  let out = run;
+  for (const i of rules) {
+    const rule = PROVIDERS[i] as (typeof PROVIDERS)[number];
+    const check = PROVIDER_CHECKS[rule.id];
+    const re = rule.re();
+    re.lastIndex = 0;
+    out = out.replace(re, (m) => (check && !check(m) ? m : tag(rule.id)));
   }
-  return m;
+  return out;
 }
 
 /**
@@ -589,14 +593,12 @@ const RULES: readonly ValueRule[] = [
     id: "provider",
     hints: [],
     // Provider formats and secrets inside base64 are looked for only in runs of 16 or more token
-    // characters: the one-pass alternation of 120 formats costs per position, and most of a
-    // typical text is short words (this cut redaction time per call by about half).
+    // characters (most of a typical text is short words), and a provider pattern only when its
+    // literal is in the run (core/redact-providers.ts).
     re: /[^\s"'`<>\\[\]{},;]{16,}/g,
     replace: (run: string) => {
-      let out = run.length >= 40 ? run.replace(BASE64_RUN, base64Replace) : run;
-      PROVIDER_RE.lastIndex = 0;
-      out = out.replace(PROVIDER_RE, providerReplace);
-      return out;
+      const out = run.length >= 40 ? run.replace(BASE64_RUN, base64Replace) : run;
+      return providerPass(out);
     },
   },
   {
