@@ -290,10 +290,10 @@ const GATE = new RegExp(
 /** The provider rules a lowercased run may hold, in rule order; empty for most runs. */
 export function providersFor(lower: string): number[] {
   GATE.lastIndex = 0;
-  let found: Set<number> | undefined;
+  const found = new Set<number>();
   for (let m = GATE.exec(lower); m !== null; m = GATE.exec(lower)) {
-    for (const i of BY_HINT.get(m[0]) ?? []) (found ??= new Set()).add(i);
+    for (const i of BY_HINT.get(m[0]) ?? []) found.add(i);
     GATE.lastIndex = m.index + 1; // overlapping hints ("sk-" inside "sk-ant-")
   }
-  return found ? [...found].sort((a, b) => a - b) : [];
+  return found.size === 0 ? [] : [...found].sort((a, b) => a - b);
 }

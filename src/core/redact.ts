@@ -1106,14 +1106,18 @@ export function redactJson(v: JsonValue): JsonValue {
     let out: JsonValue[] | undefined;
     for (let i = 0; i < v.length; i++) {
       const r = redactJson(v[i] as JsonValue);
-      if (r !== v[i]) (out ??= v.slice())[i] = r;
+      if (r === v[i]) continue;
+      out ??= v.slice();
+      out[i] = r;
     }
     return out ?? v;
   }
   let out: { [k: string]: JsonValue } | undefined;
   for (const [k, x] of Object.entries(v)) {
     const r = typeof x === "string" && keyClass(k) === 2 && x.length > 0 && !placeholderish(x) ? REDACTED : redactJson(x);
-    if (r !== x) (out ??= { ...v })[k] = r;
+    if (r === x) continue;
+    out ??= { ...v };
+    out[k] = r;
   }
   return out ?? v;
 }
