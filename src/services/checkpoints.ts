@@ -184,7 +184,7 @@ export class CheckpointService {
   #fsClock(): number {
     const file = join(this.#batonDir, CLOCK_FILE);
     try {
-      writeFileSync(file, "");
+      writeFileSync(file, "", { mode: 0o600 }); // .baton/ is private (services/private-files.ts)
       return statSync(file).mtimeMs;
     } catch {
       return Number.NEGATIVE_INFINITY;

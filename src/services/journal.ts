@@ -11,6 +11,7 @@ import { canonicalJson, checksum, jsonBoundsProblem, randomHex, randomId, sha256
 import { isFacetEvent, validateFacetData } from "../core/facets.js";
 import { decide, type FlowDefinition, flowEvents, isTerminal, type TransitionDecision } from "../core/flow.js";
 import { emptySnapshot, foldCorruptRow, foldEvent } from "../core/fold.js";
+import { redactJson } from "../core/redact.js";
 import type { AppendResult, Diagnostic, EventInput, EventOutcome, JournalEvent, JsonObject, Snapshot } from "../core/types.js";
 import { BatonError, badInput, isBatonError } from "../errors.js";
 import type { FlowRegistry } from "./flows.js";
@@ -505,7 +506,8 @@ function normalise(input: EventInput, index: number, total: number): EventInput 
   if (typeof data !== "object" || data === null || Array.isArray(data)) throw badInput(`event data must be a JSON object${where}`);
   const problem = jsonBoundsProblem(data);
   if (problem) throw badInput(`event data${where}: ${problem}`);
-  return { ...input, data };
+  // Secrets are removed before anything is stored: event data carries hook payloads and user text.
+  return { ...input, data: redactJson(data) as JsonObject };
 }
 
 async function findPrior(tx: StoreTx, sessionId: string, id: string): Promise<{ row: EventRow; result: AppendResult } | undefined> {

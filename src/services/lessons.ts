@@ -34,6 +34,7 @@ import {
   removeLessonBlocks,
   renderLessonBlock,
 } from "../core/lessons-md.js";
+import { redactText } from "../core/redact.js";
 import type { AppendResult, JsonObject } from "../core/types.js";
 import { BatonError, badInput } from "../errors.js";
 import { workspaceRelative } from "./files.js";
@@ -151,7 +152,7 @@ export class LessonService {
     if (scope === "session" && input.sessionId === undefined) {
       throw badInput("a session lesson needs its session: pass --session <id>, or --workspace for a workspace-wide lesson");
     }
-    const text = input.text.trim();
+    const text = redactText(input.text.trim());
     if (text === "") throw badInput("the lesson's text is empty; write one sentence of advice");
     if (text.length > MAX_TEXT)
       throw badInput(`the lesson's text is ${text.length} characters; keep it under ${MAX_TEXT} (one or two sentences)`);
