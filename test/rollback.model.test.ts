@@ -39,7 +39,18 @@ const RUNS = Number(process.env.BATON_MODEL_RUNS ?? 300);
 
 const DIRS = ["d0", "d0/d1", "d0/d1/d2", "d3"] as const;
 const NAMES = ["a.txt", "b.txt", "c.txt"] as const;
-const FILES = [...NAMES, ...DIRS.flatMap((d) => NAMES.map((n) => `${d}/${n}`))];
+/** `.gitignore` (written by `ignore`, or like any file) and files its patterns can ignore. */
+const FILES = [...NAMES, ...DIRS.flatMap((d) => NAMES.map((n) => `${d}/${n}`)), ".gitignore", "e.log", "d0/e.log", "d3/e.log"];
+const IGNORES = ["", "*.log\n", "d0/\n", "*.log\nd3/\n"] as const;
+
+/** Whether the model's `.gitignore` text ignores `p` (only the patterns IGNORES uses). */
+function ignoredBy(text: string | undefined, p: string): boolean {
+  for (const line of (text ?? "").split("\n")) {
+    if (line === "*.log" && p.endsWith(".log")) return true;
+    if (line.endsWith("/") && p.startsWith(line)) return true;
+  }
+  return false;
+}
 
 interface Entry {
   content: string;
@@ -69,6 +80,7 @@ type Cmd =
   | { t: "write"; path: string; content: string }
   | { t: "delete"; path: string }
   | { t: "chmod"; path: string; mode: number }
+  | { t: "ignore"; content: string }
   | { t: "mkdir"; dir: string }
   | { t: "rmdir"; dir: string }
   | { t: "checkpoint"; files: string[] }
@@ -78,13 +90,14 @@ type Cmd =
   | { t: "undo" }
   | { t: "rollbackFiles"; steps: number; files: string[] };
 
-function commands(files: readonly string[], dirs: readonly string[], subset: boolean): fc.Arbitrary<Cmd> {
+function commands(files: readonly string[], dirs: readonly string[], subset: boolean, ignores = false): fc.Arbitrary<Cmd> {
   const file = fc.constantFrom(...files);
   const dir = fc.constantFrom(...dirs);
   return fc.oneof(
     { weight: 5, arbitrary: fc.record({ t: fc.constant("write" as const), path: file, content: fc.constantFrom("v1", "v2", "v3", "") }) },
     { weight: 2, arbitrary: fc.record({ t: fc.constant("delete" as const), path: file }) },
     { weight: 1, arbitrary: fc.record({ t: fc.constant("chmod" as const), path: file, mode: fc.constantFrom(0o644, 0o755) }) },
+    { weight: ignores ? 2 : 0, arbitrary: fc.record({ t: fc.constant("ignore" as const), content: fc.constantFrom(...IGNORES) }) },
     { weight: 1, arbitrary: fc.record({ t: fc.constant("mkdir" as const), dir }) },
     { weight: 1, arbitrary: fc.record({ t: fc.constant("rmdir" as const), dir }) },
     {
@@ -107,7 +120,7 @@ function commands(files: readonly string[], dirs: readonly string[], subset: boo
 }
 
 /** Disjoint names: a path is always a file or always a directory. */
-const cmd = commands(FILES, DIRS, true);
+const cmd = commands(FILES, DIRS, true, true);
 
 /** Shared names: `a`, `a/b`, `a/b/a`, ... each a file at one time and a directory at another. */
 const SWAP_PATHS = ["a", "b"].flatMap((x) => [x, ...["a", "b"].flatMap((y) => [`${x}/${y}`, ...["a", "b"].map((z) => `${x}/${y}/${z}`)])]);
@@ -120,6 +133,8 @@ function show(c: Cmd): string {
     case "delete":
     case "chmod":
       return c.t === "delete" ? `rm ${c.path}` : `chmod ${c.mode.toString(8)} ${c.path}`;
+    case "ignore":
+      return `echo ${JSON.stringify(c.content)} > .gitignore`;
     case "mkdir":
     case "rmdir":
       return `${c.t === "mkdir" ? "mkdir -p" : "rm -rf"} ${c.dir}`;
@@ -173,8 +188,12 @@ function restored(m: Model, target: number): Tree {
   const range = m.cps.slice(target);
   const paths = new Set([...m.tree.keys(), ...range.flatMap((c) => [...c.tree.keys(), ...(c.covers ?? [])])]);
   const decided = new Map<string, { by: number; e: Entry | undefined }>();
+  // A whole-tree checkpoint covers a path its own .gitignore and today's both leave to the walk.
+  const now = m.tree.get(".gitignore")?.content;
+  const covers = (c: ModelCp, p: string) =>
+    c.covers === undefined ? !ignoredBy(c.tree.get(".gitignore")?.content, p) && !ignoredBy(now, p) : c.covers.has(p);
   for (const p of paths) {
-    const by = range.findIndex((c) => c.covers === undefined || c.covers.has(p));
+    const by = range.findIndex((c) => covers(c, p));
     if (by >= 0) decided.set(p, { by, e: (range[by] as ModelCp).tree.get(p) });
   }
   for (const p of [...decided.keys()].sort()) {
@@ -281,6 +300,13 @@ async function runSequence(cmds: readonly Cmd[], swaps: boolean): Promise<void> 
           m.tree.set(c.path, { content: c.content, mode });
           break;
         }
+        case "ignore": {
+          writeFileSync(join(root, ".gitignore"), c.content);
+          const mode = m.tree.get(".gitignore")?.mode ?? 0o644;
+          chmodSync(join(root, ".gitignore"), mode);
+          m.tree.set(".gitignore", { content: c.content, mode });
+          break;
+        }
         case "delete":
           if (!m.tree.has(c.path)) break;
           rmSync(join(root, c.path));
@@ -363,13 +389,24 @@ const ISSUE_SEQUENCE: Cmd[] = [
   { t: "rollback", steps: 1 },
 ];
 
+// A file ignored at the tree checkpoint comes back from a later one after the ignore rules changed.
+const IGNORE_SEQUENCE: Cmd[] = [
+  { t: "ignore", content: "*.log\n" },
+  { t: "write", path: "e.log", content: "v1" },
+  { t: "checkpointTree" },
+  { t: "ignore", content: "" },
+  { t: "checkpointTree" },
+  { t: "delete", path: "e.log" },
+  { t: "rollbackTo", pick: 0 },
+];
+
 describe("rollback model", () => {
   it(`restores compose over random checkpoint / edit / rollback / undo sequences (${RUNS} runs)`, async () => {
     await fc.assert(
       fc.asyncProperty(fc.array(cmd, { maxLength: 20, size: "max" }), async (cmds) => {
         await runSequence(cmds, false);
       }),
-      { numRuns: RUNS, examples: [[ISSUE_SEQUENCE]] },
+      { numRuns: RUNS, examples: [[ISSUE_SEQUENCE], [IGNORE_SEQUENCE]] },
     );
   }, 600_000);
 

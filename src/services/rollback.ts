@@ -20,7 +20,7 @@ import { type Checkpoint, type CheckpointInfo, chooseTarget, composeRestore, typ
 import { pathProblem } from "../core/paths.js";
 import { BatonError, badInput } from "../errors.js";
 import { fsyncDir } from "./blobs.js";
-import { type CheckpointService, toFile, toInfo } from "./checkpoints.js";
+import { type CheckpointService, isIgnoreFile, toFile, toInfo } from "./checkpoints.js";
 import type { Journal } from "./journal.js";
 import {
   type Current,
@@ -131,7 +131,7 @@ export class RollbackService {
           .join("; ")}${scan.skipped.length > 5 ? "; …" : ""}); rename them to have them checkpointed`,
       );
     }
-    let entries = composeRestore(range, tree, hasTree ? this.#cps.treeCovers() : undefined);
+    let entries = composeRestore(range, tree, hasTree ? await this.#coverage(range) : undefined);
     if (input.files && input.files.length > 0) entries = this.#subset(entries, input.files, warnings);
 
     // Validate everything before touching anything.
@@ -272,6 +272,26 @@ export class RollbackService {
       for (const c of choice.range) range.push({ ...c, files: (await tx.checkpoints.checkpointFiles(c.id)).map(toFile) });
       return { target: choice.target, range, prunedInRange: choice.prunedInRange };
     });
+  }
+
+  /**
+   * Whether a tree checkpoint of the range covered a path: by the ignore files it lists (the
+   * versions the restore writes back), and by today's rules too. A path ignored by either is
+   * not the checkpoint's to remove or restore: it never looked at it, or cannot tell.
+   */
+  async #coverage(range: readonly Checkpoint[]): Promise<(path: string, cp: Checkpoint) => boolean> {
+    const today = this.#cps.treeCovers();
+    const hashes = range.flatMap((c) => (c.kind === "tree" ? c.files.filter((f) => isIgnoreFile(f.path) && "hash" in f) : []));
+    const texts = await this.#cps.blobs.readMany(hashes.map((f) => (f as { hash: string }).hash));
+    const at = new Map<string, (rel: string) => boolean>();
+    return (path, cp) => {
+      let then = at.get(cp.id);
+      if (!then) {
+        then = this.#cps.coveredAt(cp, texts);
+        at.set(cp.id, then);
+      }
+      return today(path) && then(path);
+    };
   }
 
   #subset(entries: RestoreEntry[], files: readonly string[], warnings: string[]): RestoreEntry[] {
