@@ -3,7 +3,7 @@
  * by the ignore rules it was taken with, and a file the safety checkpoint could not store (too
  * large, a symbolic link, a name the directory does not hold exactly) is kept, with a warning.
  */
-import { existsSync, readFileSync, unlinkSync } from "node:fs";
+import { existsSync, lstatSync, readFileSync, readlinkSync, symlinkSync, unlinkSync } from "node:fs";
 import { join } from "node:path";
 import { afterAll, describe, expect, it } from "vitest";
 import { cleanupDirs, tempBaton, writeAt } from "./helpers.js";
@@ -59,6 +59,82 @@ describe("a whole-tree checkpoint judges coverage by its own ignore rules", () =
       await baton.rollback(sessionId, { to: t.checkpoint.id });
       expect(readFileSync(join(root, "sub/.gitignore"), "utf8")).toBe("local.cfg\n");
       expect(readFileSync(join(root, "sub/local.cfg"), "utf8")).toBe("mine\n");
+    } finally {
+      await baton.close();
+    }
+  });
+});
+
+describe("a rollback never changes what its safety checkpoint cannot store", () => {
+  it("a file over maxFileBytes created after a tree checkpoint is kept, with a warning, and undo has nothing to lose", async () => {
+    const { baton, root } = await tempBaton({ checkpoints: { maxFileBytes: 16 } });
+    try {
+      const { sessionId } = await baton.startSession({ flow: "task", id: "big" });
+      writeAt(root, "a.txt", "v1");
+      const t = await baton.checkpoint(sessionId, { all: true });
+      writeAt(root, "big.bin", "x".repeat(64));
+      writeAt(root, "a.txt", "v2");
+      const r = await baton.rollback(sessionId, { to: t.checkpoint.id });
+      expect(readFileSync(join(root, "big.bin"), "utf8"), "the large file was removed").toBe("x".repeat(64));
+      expect(readFileSync(join(root, "a.txt"), "utf8")).toBe("v1");
+      const big = r.changes.find((c) => c.path === "big.bin");
+      expect(big?.action).toBe("kept");
+      expect(big?.reason).toContain("larger than 16 bytes");
+      expect(r.warnings.join("\n")).toContain("big.bin");
+    } finally {
+      await baton.close();
+    }
+  });
+
+  it("a file over maxFileBytes is not overwritten by an older version either", async () => {
+    const { baton, root } = await tempBaton({ checkpoints: { maxFileBytes: 16 } });
+    try {
+      const { sessionId } = await baton.startSession({ flow: "task", id: "big2" });
+      writeAt(root, "f.txt", "small");
+      const t = await baton.checkpoint(sessionId, { files: ["f.txt"] });
+      writeAt(root, "f.txt", "y".repeat(64));
+      const r = await baton.rollback(sessionId, { to: t.checkpoint.id });
+      expect(readFileSync(join(root, "f.txt"), "utf8")).toBe("y".repeat(64));
+      expect(r.changes.find((c) => c.path === "f.txt")?.action).toBe("kept");
+    } finally {
+      await baton.close();
+    }
+  });
+
+  it("a symbolic link where a checkpointed file was is kept (the safety checkpoint cannot store a link)", async () => {
+    const { baton, root } = await tempBaton();
+    try {
+      const { sessionId } = await baton.startSession({ flow: "task", id: "link" });
+      writeAt(root, "keep.txt", "k");
+      const t = await baton.checkpoint(sessionId, { all: true });
+      writeAt(root, "x.txt", "x");
+      await baton.checkpoint(sessionId, { files: ["x.txt"] });
+      unlinkSync(join(root, "x.txt"));
+      symlinkSync("keep.txt", join(root, "x.txt"));
+      const r = await baton.rollback(sessionId, { to: t.checkpoint.id });
+      expect(lstatSync(join(root, "x.txt")).isSymbolicLink(), "the link was removed").toBe(true);
+      expect(readlinkSync(join(root, "x.txt"))).toBe("keep.txt");
+      const x = r.changes.find((c) => c.path === "x.txt");
+      expect(x?.action).toBe("kept");
+      expect(x?.reason).toContain("symbolic link");
+      expect(r.warnings.join("\n")).toContain("x.txt");
+    } finally {
+      await baton.close();
+    }
+  });
+
+  it("a directory holding a file the rollback must keep is not cleared for the file it replaced", async () => {
+    const { baton, root } = await tempBaton({ checkpoints: { maxFileBytes: 16 } });
+    try {
+      const { sessionId } = await baton.startSession({ flow: "task", id: "dir" });
+      writeAt(root, "a", "file a");
+      const t = await baton.checkpoint(sessionId, { all: true });
+      unlinkSync(join(root, "a"));
+      writeAt(root, "a/small.txt", "s");
+      writeAt(root, "a/big.bin", "z".repeat(64));
+      const r = await baton.rollback(sessionId, { to: t.checkpoint.id });
+      expect(readFileSync(join(root, "a/big.bin"), "utf8")).toBe("z".repeat(64));
+      expect(r.changes.find((c) => c.path === "a")?.action).toBe("kept");
     } finally {
       await baton.close();
     }

@@ -24,6 +24,10 @@
  * `.baton/` (an emptied directory may stay). File and directory names never collide here, so a
  * path is never a file at one time and a directory at another.
  *
+ * Files over the store's size limit (`BIG`) are recorded skipped and never changed by a
+ * rollback; symbolic links, which are kept the same way, have targeted tests
+ * (test/rollback-keep.int.test.ts).
+ *
  * BATON_MODEL_RUNS=5000 runs longer locally.
  */
 import { chmodSync, mkdirSync, readdirSync, readFileSync, rmSync, statSync, writeFileSync } from "node:fs";
@@ -42,6 +46,10 @@ const NAMES = ["a.txt", "b.txt", "c.txt"] as const;
 /** `.gitignore` (written by `ignore`, or like any file) and files its patterns can ignore. */
 const FILES = [...NAMES, ...DIRS.flatMap((d) => NAMES.map((n) => `${d}/${n}`)), ".gitignore", "e.log", "d0/e.log", "d3/e.log"];
 const IGNORES = ["", "*.log\n", "d0/\n", "*.log\nd3/\n"] as const;
+/** The store's maxFileBytes, and a content over it: checkpoints record such a file skipped, and a rollback never changes one. */
+const MAX_FILE_BYTES = 16;
+const BIG = "a file over the size limit";
+const big = (e: Entry | undefined) => e !== undefined && e.content.length > MAX_FILE_BYTES;
 
 /** Whether the model's `.gitignore` text ignores `p` (only the patterns IGNORES uses). */
 function ignoredBy(text: string | undefined, p: string): boolean {
@@ -94,7 +102,14 @@ function commands(files: readonly string[], dirs: readonly string[], subset: boo
   const file = fc.constantFrom(...files);
   const dir = fc.constantFrom(...dirs);
   return fc.oneof(
-    { weight: 5, arbitrary: fc.record({ t: fc.constant("write" as const), path: file, content: fc.constantFrom("v1", "v2", "v3", "") }) },
+    {
+      weight: 5,
+      arbitrary: fc.record({
+        t: fc.constant("write" as const),
+        path: file,
+        content: ignores ? fc.constantFrom("v1", "v2", "v3", "", BIG) : fc.constantFrom("v1", "v2", "v3", ""),
+      }),
+    },
     { weight: 2, arbitrary: fc.record({ t: fc.constant("delete" as const), path: file }) },
     { weight: 1, arbitrary: fc.record({ t: fc.constant("chmod" as const), path: file, mode: fc.constantFrom(0o644, 0o755) }) },
     { weight: ignores ? 2 : 0, arbitrary: fc.record({ t: fc.constant("ignore" as const), content: fc.constantFrom(...IGNORES) }) },
@@ -188,13 +203,20 @@ function restored(m: Model, target: number): Tree {
   const range = m.cps.slice(target);
   const paths = new Set([...m.tree.keys(), ...range.flatMap((c) => [...c.tree.keys(), ...(c.covers ?? [])])]);
   const decided = new Map<string, { by: number; e: Entry | undefined }>();
-  // A whole-tree checkpoint covers a path its own .gitignore and today's both leave to the walk.
+  // A whole-tree checkpoint covers a path its own .gitignore and today's both leave to the walk;
+  // one whose .gitignore it could not store (too large) covers nothing: its rules are unknown.
   const now = m.tree.get(".gitignore")?.content;
-  const covers = (c: ModelCp, p: string) =>
-    c.covers === undefined ? !ignoredBy(c.tree.get(".gitignore")?.content, p) && !ignoredBy(now, p) : c.covers.has(p);
+  const covers = (c: ModelCp, p: string) => {
+    if (c.covers !== undefined) return c.covers.has(p);
+    const then = c.tree.get(".gitignore");
+    return !big(then) && !ignoredBy(then?.content, p) && !ignoredBy(now, p);
+  };
   for (const p of paths) {
     const by = range.findIndex((c) => covers(c, p));
-    if (by >= 0) decided.set(p, { by, e: (range[by] as ModelCp).tree.get(p) });
+    if (by < 0) continue;
+    const e = (range[by] as ModelCp).tree.get(p);
+    // Too large then (recorded skipped) or now (its safety checkpoint could not store it): it stays.
+    decided.set(p, { by, e: big(e) || big(m.tree.get(p)) ? m.tree.get(p) : e });
   }
   for (const p of [...decided.keys()].sort()) {
     const d = decided.get(p) as { by: number; e: Entry | undefined };
@@ -231,7 +253,7 @@ const isDir = (abs: string) => {
  */
 async function runSequence(cmds: readonly Cmd[], swaps: boolean): Promise<void> {
   const root = tempDir("baton-rb-model-");
-  const baton = await openBaton({ root, synchronous: "OFF" });
+  const baton = await openBaton({ root, synchronous: "OFF", checkpoints: { maxFileBytes: MAX_FILE_BYTES } });
   try {
     const { sessionId } = await baton.startSession({ flow: "task", id: "m" });
     const m: Model = { tree: new Map(), cps: [], cursor: 0 };

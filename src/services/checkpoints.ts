@@ -173,6 +173,11 @@ export class CheckpointService {
     this.#stageAheadBytes = opts.stageAheadBytes ?? STAGE_AHEAD_BYTES;
   }
 
+  /** Files larger than this are recorded as skipped (so a rollback leaves them as they are). */
+  get maxFileBytes(): number {
+    return this.#maxFileBytes;
+  }
+
   get root(): string {
     return this.#root;
   }

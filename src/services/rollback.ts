@@ -24,6 +24,7 @@ import { type CheckpointService, isIgnoreFile, toFile, toInfo } from "./checkpoi
 import type { Journal } from "./journal.js";
 import {
   type Current,
+  type CurrentStat,
   commitWrite,
   discardWrite,
   fileAncestor,
@@ -34,6 +35,7 @@ import {
   removeDeadTemps,
   removeEmptyTree,
   safeRemove,
+  statCurrent,
 } from "./safe-fs.js";
 
 export interface RollbackInput {
@@ -87,7 +89,10 @@ interface Planned extends RollbackChange {
   want?: string;
   content?: Buffer | undefined;
   mode?: number;
-  current: Current;
+  /** What is there now (a removal's content is never read: only a dry run's diff reads it). */
+  current: Current | CurrentStat;
+  /** Kept because changing it could not be undone: said in the result's warnings too. */
+  warn?: boolean;
   /**
    * Written only after the removals: a file whose place holds, now, a directory this rollback
    * empties (`clearDir`), or lies under a file this rollback removes.
@@ -147,6 +152,15 @@ export class RollbackService {
       );
     }
     const plan = this.#planAll(root, entries);
+    const unsafe = plan.filter((p) => p.warn);
+    if (unsafe.length > 0) {
+      warnings.push(
+        `${unsafe.length} path(s) were left as they are because the safety checkpoint could not store what is there now, so changing them could not be undone (${unsafe
+          .slice(0, 5)
+          .map((p) => `${p.path}: ${p.reason}`)
+          .join("; ")}${unsafe.length > 5 ? "; …" : ""}); move or restore them by hand`,
+      );
+    }
     // Every blob needed is read and verified (blob_corrupt / blob_missing) before anything changes.
     const wanted = plan.flatMap((p) => (p.want !== undefined ? [p.want] : []));
     const contents = await this.#cps.blobs.readMany(wanted);
@@ -154,7 +168,7 @@ export class RollbackService {
     const changing = plan.filter((p) => p.action === "restore" || p.action === "create" || p.action === "remove");
 
     if (input.dryRun) {
-      const diffs = await diffAll(changing);
+      const diffs = await diffAll(root, changing);
       return {
         dryRun: true,
         target,
@@ -316,7 +330,7 @@ export class RollbackService {
     const removedFiles = new Set(entries.filter((e) => "absent" in e.want).map((e) => e.path));
     const keptUnder = (dir: string) => entries.some((x) => x.path.startsWith(`${dir}/`) && !("absent" in x.want));
     const memo = new Map<string, "dir" | "file" | "none">();
-    return entries.map((e) => {
+    const plan = entries.map((e) => {
       let p: Planned;
       const blocker = fileAncestor(root, e.path, memo);
       if (blocker !== undefined) {
@@ -341,22 +355,60 @@ export class RollbackService {
       byPath.set(e.path, p);
       return p;
     });
+    // A directory is cleared for a file only if every file under it is really removed (one
+    // kept, e.g. too large for the safety checkpoint, keeps the directory and its place).
+    for (const [i, p] of plan.entries()) {
+      if (!p.clearDir) continue;
+      const stays = filesUnder(root, p.path).files.find((f) => byPath.get(f)?.action !== "remove");
+      if (stays === undefined) continue;
+      const q: Planned = {
+        path: p.path,
+        from: p.from,
+        current: p.current,
+        action: "kept",
+        reason: `${stays} is kept, so its directory stays; restore it by hand`,
+      };
+      plan[i] = q;
+      byPath.set(p.path, q);
+    }
+    return plan;
   }
 
+  /**
+   * One path's plan. Nothing is changed whose current state the safety checkpoint would
+   * record as skipped (a symbolic link, a file over maxFileBytes): undoing the rollback could
+   * not bring it back, so it is kept, with a warning. A file is read only to compare it with
+   * the version to restore, never to remove it.
+   */
   #plan(root: string, e: RestoreEntry): Planned {
-    const current = readCurrent(root, e.path); // lstat's every parent: a symlinked one is unsafe_path
-    const base = { path: e.path, from: e.from, current };
+    const stat = statCurrent(root, e.path); // lstat's every parent: a symlinked one is unsafe_path
+    const base = { path: e.path, from: e.from, current: stat };
     const want = e.want;
     if ("skipped" in want) return { ...base, action: "kept", reason: `not stored in ${e.from} (${want.skipped})` };
     // No file then, a directory now: still no file (the files under it are entries of their own).
-    if ("absent" in want && current.kind === "other" && current.what === "a directory") return { ...base, action: "unchanged" };
-    if (current.kind === "other" && current.what !== "a symbolic link") {
-      return { ...base, action: "kept", reason: `${current.what} is there now; restore it by hand` };
+    if ("absent" in want && stat.kind === "other" && stat.what === "a directory") return { ...base, action: "unchanged" };
+    if (stat.kind === "other" && stat.what === "a symbolic link") {
+      return { ...base, action: "kept", warn: true, reason: "a symbolic link is there now, which a checkpoint cannot store" };
     }
-    if ("absent" in want) return current.kind === "absent" ? { ...base, action: "unchanged" } : { ...base, action: "remove" };
-    if (current.kind === "file" && current.mode === want.mode && sha256(current.content) === want.hash)
-      return { ...base, action: "unchanged" };
-    return { ...base, action: current.kind === "absent" ? "create" : "restore", want: want.hash, mode: want.mode };
+    if (stat.kind === "other") return { ...base, action: "kept", reason: `${stat.what} is there now; restore it by hand` };
+    const max = this.#cps.maxFileBytes;
+    if (stat.kind === "file" && stat.size > max) {
+      return { ...base, action: "kept", warn: true, reason: `it is larger than ${max} bytes (maxFileBytes), too large for a checkpoint` };
+    }
+    if ("absent" in want) return stat.kind === "absent" ? { ...base, action: "unchanged" } : { ...base, action: "remove" };
+    if (stat.kind === "absent") return { ...base, action: "create", want: want.hash, mode: want.mode };
+    const current = readCurrent(root, e.path, max);
+    if (current.kind !== "file") {
+      return {
+        ...base,
+        current,
+        action: "kept",
+        warn: true,
+        reason: `it changed while the rollback was planned (${current.kind === "other" ? current.what : "gone"})`,
+      };
+    }
+    if (current.mode === want.mode && sha256(current.content) === want.hash) return { ...base, current, action: "unchanged" };
+    return { ...base, current, action: "restore", want: want.hash, mode: want.mode };
   }
 }
 
@@ -391,12 +443,22 @@ function isBinary(b: Uint8Array): boolean {
 }
 
 /** Unified diffs (current → restored) for the planned changes; sets each change's `diff`. */
-async function diffAll(changing: Planned[]): Promise<string> {
+async function diffAll(root: string, changing: Planned[]): Promise<string> {
   if (changing.length === 0) return "";
   const { createTwoFilesPatch } = await import("diff");
   const out: string[] = [];
   for (const p of changing) {
-    const before = p.current.kind === "file" ? p.current.content : Buffer.alloc(0);
+    // A removal's content was not read to plan it: read it now for the diff, if small enough to show.
+    if (p.current.kind === "file" && !("content" in p.current)) {
+      const cur = readCurrent(root, p.path, MAX_DIFF_BYTES);
+      if (cur.kind === "file") p.current = cur;
+      else {
+        p.diff = `--- a/${p.path}\n+++ /dev/null\n(${p.current.size} → 0 bytes: too large to diff)\n`;
+        out.push(p.diff);
+        continue;
+      }
+    }
+    const before = p.current.kind === "file" && "content" in p.current ? p.current.content : Buffer.alloc(0);
     const after = p.content ?? Buffer.alloc(0);
     const oldName = p.current.kind === "file" ? `a/${p.path}` : "/dev/null";
     const newName = p.action === "remove" ? "/dev/null" : `b/${p.path}`;

@@ -256,6 +256,21 @@ export function readCurrent(root: string, rel: string, maxBytes = Number.POSITIV
   return cur ?? { kind: "absent" };
 }
 
+/** What is at `rel` now, as readCurrent says, without reading a file's content (a removal needs none). */
+export type CurrentStat = { kind: "file"; mode: number; size: number } | { kind: "absent" } | { kind: "other"; what: string };
+
+export function statCurrent(root: string, rel: string): CurrentStat {
+  const cur = inParent(root, rel, false, (d, name): CurrentStat => {
+    const st = lstatMaybe(d.at(name));
+    if (!st) return { kind: "absent" };
+    if (st.isSymbolicLink()) return { kind: "other", what: "a symbolic link" };
+    if (st.isDirectory()) return { kind: "other", what: "a directory" };
+    if (!st.isFile()) return { kind: "other", what: "not a regular file" };
+    return { kind: "file", mode: st.mode & 0o777, size: st.size };
+  });
+  return cur ?? { kind: "absent" };
+}
+
 /** A restore's content written (and fsynced) beside its target, not yet renamed over it. */
 export interface PreparedWrite {
   rel: string;
