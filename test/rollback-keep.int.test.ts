@@ -3,10 +3,13 @@
  * by the ignore rules it was taken with, and a file the safety checkpoint could not store (too
  * large, a symbolic link, a name the directory does not hold exactly) is kept, with a warning.
  */
-import { existsSync, lstatSync, readFileSync, readlinkSync, symlinkSync, unlinkSync } from "node:fs";
+import { existsSync, linkSync, lstatSync, readFileSync, readlinkSync, symlinkSync, unlinkSync } from "node:fs";
 import { join } from "node:path";
 import { afterAll, describe, expect, it } from "vitest";
-import { cleanupDirs, tempBaton, writeAt } from "./helpers.js";
+import { CheckpointService } from "../src/services/checkpoints.js";
+import { RollbackService } from "../src/services/rollback.js";
+import { hasExactName } from "../src/services/safe-fs.js";
+import { cleanupDirs, tempBaton, tempDir, writeAt } from "./helpers.js";
 
 afterAll(() => cleanupDirs());
 
@@ -138,5 +141,44 @@ describe("a rollback never changes what its safety checkpoint cannot store", () 
     } finally {
       await baton.close();
     }
+  });
+});
+
+describe("a file found under another name (case-insensitive file systems)", () => {
+  // Linux is case-sensitive: a hard link plays the file `Readme.md` finds on a case-insensitive
+  // file system (README.md's inode), and the injected lookup says what that directory lists.
+  it("is kept when its exact name is not in its directory listing", async () => {
+    const { baton, root } = await tempBaton({ checkpoints: { durable: false } });
+    try {
+      const { sessionId } = await baton.startSession({ flow: "task", id: "case" });
+      writeAt(root, "README.md", "readme\n");
+      const t = await baton.checkpoint(sessionId, { all: true });
+      linkSync(join(root, "README.md"), join(root, "Readme.md"));
+      const cps = new CheckpointService(baton.backend, root, baton.workspace.dir, { durable: false });
+      const asked: string[] = [];
+      const exactName = (r: string, rel: string, memo?: Map<string, ReadonlySet<string>>) => {
+        asked.push(rel);
+        return rel === "Readme.md" ? false : hasExactName(r, rel, memo);
+      };
+      const rb = new RollbackService(baton.backend, baton.journal, cps, { durable: false, exactName });
+      const r = await rb.rollback(sessionId, { to: t.checkpoint.id });
+      expect(existsSync(join(root, "Readme.md")), "the file found by the other name was unlinked").toBe(true);
+      expect(r.changes.find((c) => c.path === "Readme.md")?.action).toBe("kept");
+      expect(r.warnings.join("\n")).toContain("Readme.md");
+      expect(readFileSync(join(root, "README.md"), "utf8")).toBe("readme\n");
+      expect(asked).toContain("Readme.md");
+    } finally {
+      await baton.close();
+    }
+  });
+
+  it("hasExactName reads the directory: the exact name is there, another spelling is not", () => {
+    const root = tempDir("baton-exact-");
+    writeAt(root, "sub/README.md", "r");
+    const memo = new Map<string, ReadonlySet<string>>();
+    expect(hasExactName(root, "sub/README.md", memo)).toBe(true);
+    expect(hasExactName(root, "sub/Readme.md", memo)).toBe(false);
+    expect(hasExactName(root, "gone/x", memo)).toBe(false);
+    expect([...memo.keys()].sort()).toEqual(["gone", "sub"]);
   });
 });

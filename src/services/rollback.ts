@@ -29,6 +29,7 @@ import {
   discardWrite,
   fileAncestor,
   filesUnder,
+  hasExactName,
   type PreparedWrite,
   prepareWrite,
   readCurrent,
@@ -106,12 +107,23 @@ export class RollbackService {
   readonly #journal: Journal;
   readonly #cps: CheckpointService;
   readonly #durable: boolean;
+  readonly #exactName: typeof hasExactName;
 
-  constructor(backend: Backend, journal: Journal, cps: CheckpointService, opts: { durable?: boolean } = {}) {
+  /**
+   * `exactName` (tests only) stands in for the directory lookup that tells whether a path's
+   * exact name is in its directory, to play a case-insensitive file system on one that is not.
+   */
+  constructor(
+    backend: Backend,
+    journal: Journal,
+    cps: CheckpointService,
+    opts: { durable?: boolean; exactName?: typeof hasExactName } = {},
+  ) {
     this.#backend = backend;
     this.#journal = journal;
     this.#cps = cps;
     this.#durable = opts.durable ?? true;
+    this.#exactName = opts.exactName ?? hasExactName;
   }
 
   async rollback(sessionId: string, input: RollbackInput = {}): Promise<RollbackResult> {
@@ -155,7 +167,7 @@ export class RollbackService {
     const unsafe = plan.filter((p) => p.warn);
     if (unsafe.length > 0) {
       warnings.push(
-        `${unsafe.length} path(s) were left as they are because the safety checkpoint could not store what is there now, so changing them could not be undone (${unsafe
+        `${unsafe.length} path(s) were left as they are: changing them could lose data that undoing the rollback could not bring back (${unsafe
           .slice(0, 5)
           .map((p) => `${p.path}: ${p.reason}`)
           .join("; ")}${unsafe.length > 5 ? "; …" : ""}); move or restore them by hand`,
@@ -330,6 +342,7 @@ export class RollbackService {
     const removedFiles = new Set(entries.filter((e) => "absent" in e.want).map((e) => e.path));
     const keptUnder = (dir: string) => entries.some((x) => x.path.startsWith(`${dir}/`) && !("absent" in x.want));
     const memo = new Map<string, "dir" | "file" | "none">();
+    const names = new Map<string, ReadonlySet<string>>();
     const plan = entries.map((e) => {
       let p: Planned;
       const blocker = fileAncestor(root, e.path, memo);
@@ -343,7 +356,7 @@ export class RollbackService {
           p = { ...base, action: "create", want: want.hash, mode: want.mode, deferred: true };
         else p = { ...base, action: "kept", reason: `${blocker} is a file now and stays; restore it by hand` };
       } else {
-        p = this.#plan(root, e);
+        p = this.#plan(root, e, names);
         if (p.action === "kept" && p.current.kind === "other" && p.current.what === "a directory" && "hash" in e.want) {
           const under = filesUnder(root, e.path);
           if (!under.other && under.files.every((f) => removedFiles.has(f)) && !keptUnder(e.path)) {
@@ -380,7 +393,7 @@ export class RollbackService {
    * not bring it back, so it is kept, with a warning. A file is read only to compare it with
    * the version to restore, never to remove it.
    */
-  #plan(root: string, e: RestoreEntry): Planned {
+  #plan(root: string, e: RestoreEntry, names: Map<string, ReadonlySet<string>>): Planned {
     const stat = statCurrent(root, e.path); // lstat's every parent: a symlinked one is unsafe_path
     const base = { path: e.path, from: e.from, current: stat };
     const want = e.want;
@@ -388,14 +401,31 @@ export class RollbackService {
     // No file then, a directory now: still no file (the files under it are entries of their own).
     if ("absent" in want && stat.kind === "other" && stat.what === "a directory") return { ...base, action: "unchanged" };
     if (stat.kind === "other" && stat.what === "a symbolic link") {
-      return { ...base, action: "kept", warn: true, reason: "a symbolic link is there now, which a checkpoint cannot store" };
+      return { ...base, action: "kept", warn: true, reason: "a symbolic link is there now, which the safety checkpoint cannot store" };
     }
     if (stat.kind === "other") return { ...base, action: "kept", reason: `${stat.what} is there now; restore it by hand` };
     const max = this.#cps.maxFileBytes;
     if (stat.kind === "file" && stat.size > max) {
-      return { ...base, action: "kept", warn: true, reason: `it is larger than ${max} bytes (maxFileBytes), too large for a checkpoint` };
+      return {
+        ...base,
+        action: "kept",
+        warn: true,
+        reason: `it is larger than ${max} bytes (maxFileBytes), too large for the safety checkpoint`,
+      };
     }
-    if ("absent" in want) return stat.kind === "absent" ? { ...base, action: "unchanged" } : { ...base, action: "remove" };
+    if ("absent" in want) {
+      if (stat.kind === "absent") return { ...base, action: "unchanged" };
+      // Found under another name (a case-insensitive file system): that file is not this path's to remove.
+      if (!this.#exactName(root, e.path, names)) {
+        return {
+          ...base,
+          action: "kept",
+          warn: true,
+          reason: "the file found there has another name in its directory (a case-insensitive file system?), so it is not removed",
+        };
+      }
+      return { ...base, action: "remove" };
+    }
     if (stat.kind === "absent") return { ...base, action: "create", want: want.hash, mode: want.mode };
     const current = readCurrent(root, e.path, max);
     if (current.kind !== "file") {

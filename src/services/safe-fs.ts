@@ -271,6 +271,22 @@ export function statCurrent(root: string, rel: string): CurrentStat {
   return cur ?? { kind: "absent" };
 }
 
+/**
+ * Whether `rel`'s own name, exactly, is an entry of its directory (listed through the pinned
+ * directory, each directory once per `memo`). On a case-insensitive file system `Readme.md`
+ * finds `README.md`'s file: unlinking it by the other name would delete that file.
+ */
+export function hasExactName(root: string, rel: string, memo = new Map<string, ReadonlySet<string>>()): boolean {
+  const slash = rel.lastIndexOf("/");
+  const dir = slash < 0 ? "" : rel.slice(0, slash);
+  let names = memo.get(dir);
+  if (names === undefined) {
+    names = inParent(root, rel, false, (d) => new Set(readdirSync(d.at("")))) ?? new Set<string>();
+    memo.set(dir, names);
+  }
+  return names.has(rel.slice(slash + 1));
+}
+
 /** A restore's content written (and fsynced) beside its target, not yet renamed over it. */
 export interface PreparedWrite {
   rel: string;
