@@ -3,12 +3,15 @@
  * by the ignore rules it was taken with, and a file the safety checkpoint could not store (too
  * large, a symbolic link, a name the directory does not hold exactly) is kept, with a warning.
  */
-import { existsSync, linkSync, lstatSync, readFileSync, readlinkSync, symlinkSync, unlinkSync } from "node:fs";
+import { spawnSync } from "node:child_process";
+import { existsSync, linkSync, lstatSync, readFileSync, readlinkSync, symlinkSync, unlinkSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { afterAll, describe, expect, it } from "vitest";
+import { isBatonError } from "../src/index.js";
 import { CheckpointService } from "../src/services/checkpoints.js";
 import { RollbackService } from "../src/services/rollback.js";
-import { hasExactName } from "../src/services/safe-fs.js";
+import { hasExactName, readCurrent } from "../src/services/safe-fs.js";
+import { coversWith, walkCovers, walkTree } from "../src/services/tree-scan.js";
 import { cleanupDirs, tempBaton, tempDir, writeAt } from "./helpers.js";
 
 afterAll(() => cleanupDirs());
@@ -180,5 +183,55 @@ describe("a file found under another name (case-insensitive file systems)", () =
     expect(hasExactName(root, "sub/Readme.md", memo)).toBe(false);
     expect(hasExactName(root, "gone/x", memo)).toBe(false);
     expect([...memo.keys()].sort()).toEqual(["gone", "sub"]);
+  });
+});
+
+describe("the ignore rules and paths a rollback reads are reached without following links", () => {
+  it("walkCovers does not read a .gitignore that is a symbolic link (the walk does not either)", () => {
+    const root = tempDir("baton-covers-link-");
+    const outside = tempDir("baton-covers-out-");
+    writeFileSync(join(outside, "rules"), "*.log\n");
+    symlinkSync(join(outside, "rules"), join(root, ".gitignore"));
+    writeAt(root, "sub/keep.txt", "k");
+    symlinkSync(join(outside, "rules"), join(root, "sub/.gitignore"));
+    writeAt(root, "x.log", "l");
+    writeAt(root, "sub/y.log", "l");
+    const walked = walkTree(root).paths;
+    expect(walked).toEqual(["sub/keep.txt", "sub/y.log", "x.log"]);
+    const covers = walkCovers(root);
+    expect(covers("x.log")).toBe(true);
+    expect(covers("sub/y.log")).toBe(true);
+    expect(covers("sub/gone.log")).toBe(true);
+  });
+
+  it("coversWith reads each directory's ignore file once, however many paths it is asked about", () => {
+    const reads: string[] = [];
+    const covers = coversWith({
+      root: ["", "", ""],
+      gitignore: (dir) => {
+        reads.push(dir);
+        return dir === "a" ? "*.log\n" : undefined;
+      },
+    });
+    for (let i = 0; i < 3; i++) for (const p of ["a/x.log", "a/y.txt", "a/b/z.log", "c/w.log", "top.log"]) covers(p);
+    expect(covers("a/x.log")).toBe(false);
+    expect(covers("a/b/z.log")).toBe(false);
+    expect(covers("c/w.log")).toBe(true);
+    expect(reads.sort()).toEqual(["", "a", "a/b", "c"]);
+  });
+
+  it("a path under a FIFO is unsafe_path, as without descriptor pinning, not absent", () => {
+    const root = tempDir("baton-fifo-");
+    const mk = spawnSync("mkfifo", [join(root, "pipe")]);
+    expect(mk.status).toBe(0);
+    let code: string | undefined;
+    try {
+      readCurrent(root, "pipe/x");
+    } catch (e) {
+      code = isBatonError(e) ? e.code : String(e);
+    }
+    expect(code).toBe("unsafe_path");
+    writeAt(root, "file", "f");
+    expect(readCurrent(root, "file/x")).toEqual({ kind: "absent" });
   });
 });

@@ -146,8 +146,9 @@ function openParent(root: string, rel: string, create: boolean): DirHandle | und
             if ((e as NodeJS.ErrnoException).code !== "EEXIST") throw e;
           }
           child = openSync(next, DIR_FLAGS); // a link swapped in after mkdir: ELOOP, refused below
-        } else if (code === "ENOTDIR" && !create && !isLink(next)) {
-          // A regular file on the way: nothing can be under it, as if the parent were missing.
+        } else if (code === "ENOTDIR" && !create && lstatMaybe(next)?.isFile() === true) {
+          // A regular file on the way: nothing can be under it, as if the parent were missing
+          // (anything else, a FIFO or a device, is unsafe_path below, as safeParentDir says).
           closeSync(fd);
           return undefined;
         } else if (code === "ELOOP" || code === "ENOTDIR") {
