@@ -39,7 +39,12 @@ import { cleanupDirs, tempDir } from "./helpers.js";
 
 afterAll(() => cleanupDirs());
 
-const RUNS = Number(process.env.BATON_MODEL_RUNS ?? 300);
+/**
+ * Sequences per property: 2,000 in all by default. Measured on the 2-core CI machine under a
+ * load average of ~10: 27 s for both properties (13 ms a sequence, with one store per
+ * property; 68 ms when each sequence opened its own store).
+ */
+const RUNS = Number(process.env.BATON_MODEL_RUNS ?? 1000);
 
 const DIRS = ["d0", "d0/d1", "d0/d1/d2", "d3"] as const;
 const NAMES = ["a.txt", "b.txt", "c.txt"] as const;
@@ -203,13 +208,15 @@ function restored(m: Model, target: number): Tree {
   const range = m.cps.slice(target);
   const paths = new Set([...m.tree.keys(), ...range.flatMap((c) => [...c.tree.keys(), ...(c.covers ?? [])])]);
   const decided = new Map<string, { by: number; e: Entry | undefined }>();
-  // A whole-tree checkpoint covers a path its own .gitignore and today's both leave to the walk;
-  // one whose .gitignore it could not store (too large) covers nothing: its rules are unknown.
+  // A whole-tree checkpoint knows the files it listed (those its own .gitignore left to the
+  // walk), and the absence of a path its own .gitignore and today's both leave to the walk;
+  // one whose .gitignore it could not store (too large) knows no absence: its rules are unknown.
   const now = m.tree.get(".gitignore")?.content;
   const covers = (c: ModelCp, p: string) => {
     if (c.covers !== undefined) return c.covers.has(p);
     const then = c.tree.get(".gitignore");
-    return !big(then) && !ignoredBy(then?.content, p) && !ignoredBy(now, p);
+    if (ignoredBy(then?.content, p)) return false;
+    return c.tree.has(p) || (!big(then) && !ignoredBy(now, p));
   };
   for (const p of paths) {
     const by = range.findIndex((c) => covers(c, p));
@@ -252,10 +259,15 @@ const isDir = (abs: string) => {
  * `rm -rf x && mkdir x` would.
  */
 async function runSequence(cmds: readonly Cmd[], swaps: boolean): Promise<void> {
-  const root = tempDir("baton-rb-model-");
-  const baton = await openBaton({ root, synchronous: "OFF", checkpoints: { maxFileBytes: MAX_FILE_BYTES } });
-  try {
-    const { sessionId } = await baton.startSession({ flow: "task", id: "m" });
+  // One workspace and store per property, a fresh session and an emptied tree per sequence:
+  // opening a store per sequence was half the time of a run.
+  const { root, baton } = await (stores[swaps ? 1 : 0] ??= (async () => {
+    const root = tempDir("baton-rb-model-");
+    return { root, baton: await openBaton({ root, synchronous: "OFF", checkpoints: { maxFileBytes: MAX_FILE_BYTES } }) };
+  })());
+  for (const name of readdirSync(root)) if (name !== ".baton") rmSync(join(root, name), { recursive: true, force: true });
+  {
+    const { sessionId } = await baton.startSession({ flow: "task", id: `m${++sequences}` });
     const m: Model = { tree: new Map(), cps: [], cursor: 0 };
     const log: string[] = [];
     const nonSafety = () => m.cps.filter((c) => c.kind !== "safety");
@@ -392,11 +404,14 @@ async function runSequence(cmds: readonly Cmd[], swaps: boolean): Promise<void> 
       }
       expect(sorted(readTree(root)), `after: ${log.join("; ")}`).toEqual(sorted(m.tree));
     }
-  } finally {
-    await baton.close();
-    rmSync(root, { recursive: true, force: true });
   }
 }
+
+const stores: (Promise<{ root: string; baton: Awaited<ReturnType<typeof openBaton>> }> | undefined)[] = [];
+let sequences = 0;
+afterAll(async () => {
+  for (const s of stores) await (await s)?.baton.close();
+});
 
 // issue 10 §2.1: the second rollback brought back new.txt, which the first one removed.
 const ISSUE_SEQUENCE: Cmd[] = [
@@ -409,6 +424,16 @@ const ISSUE_SEQUENCE: Cmd[] = [
   { t: "rollback", steps: 1 },
   { t: "undo" },
   { t: "rollback", steps: 1 },
+];
+
+// A file a tree checkpoint listed is restored even though today's rules ignore it.
+const LISTED_THEN_IGNORED: Cmd[] = [
+  { t: "write", path: "d0/e.log", content: "v3" },
+  { t: "checkpointTree" },
+  { t: "write", path: "d0/e.log", content: "v1" },
+  { t: "ignore", content: "*.log\n" },
+  { t: "checkpoint", files: ["a.txt"] },
+  { t: "rollbackFiles", steps: 2, files: ["d0"] },
 ];
 
 // A file ignored at the tree checkpoint comes back from a later one after the ignore rules changed.
@@ -428,7 +453,7 @@ describe("rollback model", () => {
       fc.asyncProperty(fc.array(cmd, { maxLength: 20, size: "max" }), async (cmds) => {
         await runSequence(cmds, false);
       }),
-      { numRuns: RUNS, examples: [[ISSUE_SEQUENCE], [IGNORE_SEQUENCE]] },
+      { numRuns: RUNS, examples: [[ISSUE_SEQUENCE], [IGNORE_SEQUENCE], [LISTED_THEN_IGNORED]] },
     );
   }, 600_000);
 
