@@ -261,154 +261,160 @@ const isDir = (abs: string) => {
 async function runSequence(cmds: readonly Cmd[], swaps: boolean): Promise<void> {
   // One workspace and store per property, a fresh session and an emptied tree per sequence:
   // opening a store per sequence was half the time of a run.
-  const { root, baton } = await (stores[swaps ? 1 : 0] ??= (async () => {
-    const root = tempDir("baton-rb-model-");
-    return { root, baton: await openBaton({ root, synchronous: "OFF", checkpoints: { maxFileBytes: MAX_FILE_BYTES } }) };
-  })());
+  const { root, baton } = await storeFor(swaps ? 1 : 0);
   for (const name of readdirSync(root)) if (name !== ".baton") rmSync(join(root, name), { recursive: true, force: true });
-  {
-    const { sessionId } = await baton.startSession({ flow: "task", id: `m${++sequences}` });
-    const m: Model = { tree: new Map(), cps: [], cursor: 0 };
-    const log: string[] = [];
-    const nonSafety = () => m.cps.filter((c) => c.kind !== "safety");
-    const dropUnder = (p: string) => {
-      for (const k of [...m.tree.keys()]) if (k === p || k.startsWith(`${p}/`)) m.tree.delete(k);
-    };
-    const clearWay = (p: string, self: boolean) => {
-      for (const a of [...ancestors(p), ...(self ? [p] : [])]) {
-        if (!m.tree.has(a)) continue;
-        rmSync(join(root, a));
-        m.tree.delete(a);
-      }
-    };
-    const rollback = async (target: number | undefined, input: { steps?: number; to?: string; files?: string[] }) => {
-      let res: Awaited<ReturnType<typeof baton.rollback>> | undefined;
-      let err: unknown;
-      try {
-        res = await baton.rollback(sessionId, input);
-      } catch (e) {
-        err = e;
-      }
-      if (target === undefined) {
-        expect(isBatonError(err) && err.code, `${log.join("; ")}: expected no_snapshot`).toBe("no_snapshot");
-        return;
-      }
-      if (err) throw err;
-      const t = m.cps[target] as ModelCp;
-      expect(res?.target.id, log.join("; ")).toBe(t.id);
-      let want = restored(m, target);
-      const only = input.files;
-      if (only) {
-        // --files: the named files, and everything under the named directories; the rest as it is.
-        const sel = (p: string) => only.some((w) => p === w || p.startsWith(`${w}/`));
-        const mixed: Tree = new Map();
-        for (const p of new Set([...want.keys(), ...m.tree.keys()])) {
-          const e = sel(p) ? want.get(p) : m.tree.get(p);
-          if (e) mixed.set(p, e);
-        }
-        want = mixed;
-      }
-      const changed = [...new Set([...want.keys(), ...m.tree.keys()])].filter((p) => !same(want.get(p), m.tree.get(p)));
-      const acted = (res?.changes ?? []).filter((c) => c.action !== "unchanged" && c.action !== "kept").map((c) => c.path);
-      expect(acted.sort(), log.join("; ")).toEqual([...changed].sort());
-      m.cps.push({ id: res?.safety as string, kind: "safety", covers: new Set(changed), tree: new Map(m.tree), cursorBefore: m.cursor });
-      m.cursor = t.kind === "safety" ? (t.cursorBefore as number) : m.cps.slice(0, target).filter((c) => c.kind !== "safety").length;
-      m.tree = want;
-    };
-    for (const c of cmds) {
-      log.push(show(c));
-      switch (c.t) {
-        case "write": {
-          const abs = join(root, c.path);
-          if (swaps) {
-            clearWay(c.path, false);
-            if (isDir(abs)) {
-              rmSync(abs, { recursive: true });
-              dropUnder(c.path);
-            }
-          }
-          mkdirSync(join(abs, ".."), { recursive: true });
-          writeFileSync(abs, c.content);
-          const mode = m.tree.get(c.path)?.mode ?? 0o644;
-          chmodSync(abs, mode);
-          m.tree.set(c.path, { content: c.content, mode });
-          break;
-        }
-        case "ignore": {
-          writeFileSync(join(root, ".gitignore"), c.content);
-          const mode = m.tree.get(".gitignore")?.mode ?? 0o644;
-          chmodSync(join(root, ".gitignore"), mode);
-          m.tree.set(".gitignore", { content: c.content, mode });
-          break;
-        }
-        case "delete":
-          if (!m.tree.has(c.path)) break;
-          rmSync(join(root, c.path));
-          m.tree.delete(c.path);
-          break;
-        case "chmod": {
-          const e = m.tree.get(c.path);
-          if (!e) break;
-          chmodSync(join(root, c.path), c.mode);
-          m.tree.set(c.path, { ...e, mode: c.mode });
-          break;
-        }
-        case "mkdir":
-          if (swaps) clearWay(c.dir, true);
-          mkdirSync(join(root, c.dir), { recursive: true });
-          break;
-        case "rmdir":
-          if (ancestors(c.dir).some((a) => m.tree.has(a))) break; // under a file: nothing there
-          rmSync(join(root, c.dir), { recursive: true, force: true });
-          dropUnder(c.dir);
-          break;
-        case "checkpoint":
-        case "checkpointTree": {
-          // A targeted checkpoint of a directory records it skipped (a rollback leaves it): not modelled.
-          const files = c.t === "checkpoint" ? c.files.filter((f) => !isDir(join(root, f))) : [];
-          if (c.t === "checkpoint" && files.length === 0) break;
-          const res = await baton.checkpoint(sessionId, c.t === "checkpoint" ? { files } : { all: true });
-          m.cps.push({
-            id: res.checkpoint.id,
-            kind: c.t === "checkpoint" ? "targeted" : "tree",
-            covers: c.t === "checkpoint" ? new Set(files) : undefined,
-            tree: new Map(m.tree),
-          });
-          m.cursor = nonSafety().length;
-          break;
-        }
-        case "rollback": {
-          const candidates = nonSafety().slice(0, m.cursor);
-          const t = candidates[candidates.length - c.steps];
-          await rollback(t ? m.cps.indexOf(t) : undefined, { steps: c.steps });
-          break;
-        }
-        case "rollbackTo": {
-          if (m.cps.length === 0) break;
-          const target = c.pick % m.cps.length;
-          await rollback(target, { to: (m.cps[target] as ModelCp).id });
-          break;
-        }
-        case "rollbackFiles": {
-          const candidates = nonSafety().slice(0, m.cursor);
-          const t = candidates[candidates.length - c.steps];
-          await rollback(t ? m.cps.indexOf(t) : undefined, { steps: c.steps, files: c.files });
-          break;
-        }
-        case "undo": {
-          const last = m.cps.findLastIndex((x) => x.kind === "safety");
-          if (last < 0) break;
-          await rollback(last, { to: (m.cps[last] as ModelCp).id });
-          break;
-        }
-      }
-      expect(sorted(readTree(root)), `after: ${log.join("; ")}`).toEqual(sorted(m.tree));
+  const { sessionId } = await baton.startSession({ flow: "task", id: `m${++sequences}` });
+  const m: Model = { tree: new Map(), cps: [], cursor: 0 };
+  const log: string[] = [];
+  const nonSafety = () => m.cps.filter((c) => c.kind !== "safety");
+  const dropUnder = (p: string) => {
+    for (const k of [...m.tree.keys()]) if (k === p || k.startsWith(`${p}/`)) m.tree.delete(k);
+  };
+  const clearWay = (p: string, self: boolean) => {
+    for (const a of [...ancestors(p), ...(self ? [p] : [])]) {
+      if (!m.tree.has(a)) continue;
+      rmSync(join(root, a));
+      m.tree.delete(a);
     }
+  };
+  const rollback = async (target: number | undefined, input: { steps?: number; to?: string; files?: string[] }) => {
+    let res: Awaited<ReturnType<typeof baton.rollback>> | undefined;
+    let err: unknown;
+    try {
+      res = await baton.rollback(sessionId, input);
+    } catch (e) {
+      err = e;
+    }
+    if (target === undefined) {
+      expect(isBatonError(err) && err.code, `${log.join("; ")}: expected no_snapshot`).toBe("no_snapshot");
+      return;
+    }
+    if (err) throw err;
+    const t = m.cps[target] as ModelCp;
+    expect(res?.target.id, log.join("; ")).toBe(t.id);
+    let want = restored(m, target);
+    const only = input.files;
+    if (only) {
+      // --files: the named files, and everything under the named directories; the rest as it is.
+      const sel = (p: string) => only.some((w) => p === w || p.startsWith(`${w}/`));
+      const mixed: Tree = new Map();
+      for (const p of new Set([...want.keys(), ...m.tree.keys()])) {
+        const e = sel(p) ? want.get(p) : m.tree.get(p);
+        if (e) mixed.set(p, e);
+      }
+      want = mixed;
+    }
+    const changed = [...new Set([...want.keys(), ...m.tree.keys()])].filter((p) => !same(want.get(p), m.tree.get(p)));
+    const acted = (res?.changes ?? []).filter((c) => c.action !== "unchanged" && c.action !== "kept").map((c) => c.path);
+    expect(acted.sort(), log.join("; ")).toEqual([...changed].sort());
+    m.cps.push({ id: res?.safety as string, kind: "safety", covers: new Set(changed), tree: new Map(m.tree), cursorBefore: m.cursor });
+    m.cursor = t.kind === "safety" ? (t.cursorBefore as number) : m.cps.slice(0, target).filter((c) => c.kind !== "safety").length;
+    m.tree = want;
+  };
+  for (const c of cmds) {
+    log.push(show(c));
+    switch (c.t) {
+      case "write": {
+        const abs = join(root, c.path);
+        if (swaps) {
+          clearWay(c.path, false);
+          if (isDir(abs)) {
+            rmSync(abs, { recursive: true });
+            dropUnder(c.path);
+          }
+        }
+        mkdirSync(join(abs, ".."), { recursive: true });
+        writeFileSync(abs, c.content);
+        const mode = m.tree.get(c.path)?.mode ?? 0o644;
+        chmodSync(abs, mode);
+        m.tree.set(c.path, { content: c.content, mode });
+        break;
+      }
+      case "ignore": {
+        writeFileSync(join(root, ".gitignore"), c.content);
+        const mode = m.tree.get(".gitignore")?.mode ?? 0o644;
+        chmodSync(join(root, ".gitignore"), mode);
+        m.tree.set(".gitignore", { content: c.content, mode });
+        break;
+      }
+      case "delete":
+        if (!m.tree.has(c.path)) break;
+        rmSync(join(root, c.path));
+        m.tree.delete(c.path);
+        break;
+      case "chmod": {
+        const e = m.tree.get(c.path);
+        if (!e) break;
+        chmodSync(join(root, c.path), c.mode);
+        m.tree.set(c.path, { ...e, mode: c.mode });
+        break;
+      }
+      case "mkdir":
+        if (swaps) clearWay(c.dir, true);
+        mkdirSync(join(root, c.dir), { recursive: true });
+        break;
+      case "rmdir":
+        if (ancestors(c.dir).some((a) => m.tree.has(a))) break; // under a file: nothing there
+        rmSync(join(root, c.dir), { recursive: true, force: true });
+        dropUnder(c.dir);
+        break;
+      case "checkpoint":
+      case "checkpointTree": {
+        // A targeted checkpoint of a directory records it skipped (a rollback leaves it): not modelled.
+        const files = c.t === "checkpoint" ? c.files.filter((f) => !isDir(join(root, f))) : [];
+        if (c.t === "checkpoint" && files.length === 0) break;
+        const res = await baton.checkpoint(sessionId, c.t === "checkpoint" ? { files } : { all: true });
+        m.cps.push({
+          id: res.checkpoint.id,
+          kind: c.t === "checkpoint" ? "targeted" : "tree",
+          covers: c.t === "checkpoint" ? new Set(files) : undefined,
+          tree: new Map(m.tree),
+        });
+        m.cursor = nonSafety().length;
+        break;
+      }
+      case "rollback": {
+        const candidates = nonSafety().slice(0, m.cursor);
+        const t = candidates[candidates.length - c.steps];
+        await rollback(t ? m.cps.indexOf(t) : undefined, { steps: c.steps });
+        break;
+      }
+      case "rollbackTo": {
+        if (m.cps.length === 0) break;
+        const target = c.pick % m.cps.length;
+        await rollback(target, { to: (m.cps[target] as ModelCp).id });
+        break;
+      }
+      case "rollbackFiles": {
+        const candidates = nonSafety().slice(0, m.cursor);
+        const t = candidates[candidates.length - c.steps];
+        await rollback(t ? m.cps.indexOf(t) : undefined, { steps: c.steps, files: c.files });
+        break;
+      }
+      case "undo": {
+        const last = m.cps.findLastIndex((x) => x.kind === "safety");
+        if (last < 0) break;
+        await rollback(last, { to: (m.cps[last] as ModelCp).id });
+        break;
+      }
+    }
+    expect(sorted(readTree(root)), `after: ${log.join("; ")}`).toEqual(sorted(m.tree));
   }
 }
 
-const stores: (Promise<{ root: string; baton: Awaited<ReturnType<typeof openBaton>> }> | undefined)[] = [];
+type Store = { root: string; baton: Awaited<ReturnType<typeof openBaton>> };
+const stores: (Promise<Store> | undefined)[] = [];
 let sequences = 0;
+
+function storeFor(i: number): Promise<Store> {
+  let s = stores[i];
+  if (!s) {
+    const root = tempDir("baton-rb-model-");
+    s = openBaton({ root, synchronous: "OFF", checkpoints: { maxFileBytes: MAX_FILE_BYTES } }).then((baton) => ({ root, baton }));
+    stores[i] = s;
+  }
+  return s;
+}
 afterAll(async () => {
   for (const s of stores) await (await s)?.baton.close();
 });
