@@ -235,3 +235,35 @@ describe("the ignore rules and paths a rollback reads are reached without follow
     expect(readCurrent(root, "file/x")).toEqual({ kind: "absent" });
   });
 });
+
+describe("a file that changes between the plan and the safety checkpoint", () => {
+  it("grown past maxFileBytes: nothing is restored, the rollback says to run it again", async () => {
+    const { baton, root } = await tempBaton({ checkpoints: { maxFileBytes: 16, durable: false } });
+    try {
+      const { sessionId } = await baton.startSession({ flow: "task", id: "race" });
+      writeAt(root, "a.txt", "v1");
+      const t = await baton.checkpoint(sessionId, { all: true });
+      writeAt(root, "a.txt", "v2");
+      writeAt(root, "new.txt", "small");
+      class Racing extends CheckpointService {
+        override safety(...args: Parameters<CheckpointService["safety"]>) {
+          writeAt(root, "new.txt", "g".repeat(64)); // the agent writes on while the rollback plans
+          return super.safety(...args);
+        }
+      }
+      const cps = new Racing(baton.backend, root, baton.workspace.dir, { maxFileBytes: 16, durable: false });
+      const rb = new RollbackService(baton.backend, baton.journal, cps, { durable: false });
+      let code: string | undefined;
+      try {
+        await rb.rollback(sessionId, { to: t.checkpoint.id });
+      } catch (e) {
+        code = isBatonError(e) ? e.code : String(e);
+      }
+      expect(code).toBe("unsafe_path");
+      expect(readFileSync(join(root, "new.txt"), "utf8")).toBe("g".repeat(64));
+      expect(readFileSync(join(root, "a.txt"), "utf8"), "nothing was restored").toBe("v2");
+    } finally {
+      await baton.close();
+    }
+  });
+});

@@ -37,6 +37,7 @@ import {
   removeEmptyTree,
   safeRemove,
   statCurrent,
+  unsafePath,
 } from "./safe-fs.js";
 
 export interface RollbackInput {
@@ -197,6 +198,15 @@ export class RollbackService {
       target.id,
       range.map((c) => c.id),
     );
+    // A file that grew past maxFileBytes or became a link since it was planned: the safety
+    // checkpoint could not store it, so nothing is changed.
+    const unstored = safety.checkpoint.files.find((f) => "skipped" in f);
+    if (unstored !== undefined && "skipped" in unstored) {
+      throw unsafePath(
+        unstored.path,
+        `changed while the rollback was planned (${unstored.skipped} now), so the safety checkpoint could not store it and nothing was restored; run the rollback again`,
+      );
+    }
     // Every new version is written (and fsynced) beside its target first; only renames remain
     // (a deferred one, whose place is not free yet, after the removals).
     const prepared = new Map<Planned, PreparedWrite>();
