@@ -21,7 +21,20 @@ import { Blobs, type StagedBlob } from "./blobs.js";
 import { workspaceRelative } from "./files.js";
 import { hostFacts } from "./process-facts.js";
 import { checkPath, readCurrent, unsafePath } from "./safe-fs.js";
-import { CTIME, INO, MODE, MTIME, SIZE, STAT_FIELDS, type TreeScan, WalkCache, walkCovers, walkTree } from "./tree-scan.js";
+import {
+  CTIME,
+  coversWith,
+  INO,
+  MODE,
+  MTIME,
+  rootSources,
+  SIZE,
+  STAT_FIELDS,
+  type TreeScan,
+  WalkCache,
+  walkCovers,
+  walkTree,
+} from "./tree-scan.js";
 
 export interface CheckpointOptions {
   /** Checkpoints kept per session, pinned ones aside. Default 100. */
@@ -168,6 +181,11 @@ export class CheckpointService {
     this.#stageAheadBytes = opts.stageAheadBytes ?? STAGE_AHEAD_BYTES;
   }
 
+  /** Files larger than this are recorded as skipped (so a rollback leaves them as they are). */
+  get maxFileBytes(): number {
+    return this.#maxFileBytes;
+  }
+
   get root(): string {
     return this.#root;
   }
@@ -200,6 +218,31 @@ export class CheckpointService {
   /** Whether a whole-tree checkpoint would take a file at `rel` if it existed (not ignored, not excluded). */
   treeCovers(): (rel: string) => boolean {
     return walkCovers(this.#root, { exclude: this.#exclude });
+  }
+
+  /**
+   * Whether the whole-tree checkpoint `cp` covered `rel`: judged by the `.gitignore` and
+   * `.batonignore` versions it lists (their texts in `texts`, by hash), and, for the sources
+   * no checkpoint stores (`.git/info/exclude`, configured excludes), by today's. An ignore file
+   * it recorded as skipped is unknown: nothing under its directory counts as covered.
+   */
+  coveredAt(cp: Checkpoint, texts: ReadonlyMap<string, Buffer>): (rel: string) => boolean {
+    const known = new Map<string, string | null>();
+    for (const f of cp.files) {
+      if (!isIgnoreFile(f.path)) continue;
+      const text = "hash" in f ? texts.get(f.hash)?.toString("utf8") : undefined;
+      known.set(f.path, "skipped" in f || ("hash" in f && text === undefined) ? null : (text ?? ""));
+    }
+    const batonignore = known.get(".batonignore");
+    if (batonignore === null) return () => false;
+    const today = rootSources(this.#root, this.#exclude);
+    return coversWith({
+      root: [today[0] as string, batonignore ?? "", today[2] as string],
+      gitignore: (dir) => {
+        const t = known.get(dir === "" ? ".gitignore" : `${dir}/.gitignore`);
+        return t === undefined ? undefined : t;
+      },
+    });
   }
 
   async create(sessionId: string, input: CheckpointInput = {}): Promise<CheckpointResult> {
@@ -704,4 +747,9 @@ function busy(): BatonError {
     "storage_busy",
     "blobs were being collected by another process while this checkpoint ran, three times in a row; retry the checkpoint",
   );
+}
+
+/** The ignore files a whole-tree checkpoint stores, whose versions decide what it covered. */
+export function isIgnoreFile(path: string): boolean {
+  return path === ".batonignore" || path === ".gitignore" || path.endsWith("/.gitignore");
 }
