@@ -133,6 +133,8 @@ export async function run() {
   const pagesFresh = await walPagesPerOp(dbPath, 40, (i) => appendSides[1].op(1e6 + i));
   await baton.close();
 
+  const recorded = await recordedFiles(openBaton);
+
   const status = summarise(statusSamples);
   const rebuild = summarise(rebuildSamples, lastSeq);
   const raw = summarise(rawSamples, lastSeq);
@@ -145,6 +147,8 @@ export async function run() {
       { subject: "raw fold (better-sqlite3 iterate + JSON.parse)", unit: "events", ...raw },
       { subject: `Baton append on this session (FULL, ${(snapshotBytes / 1024).toFixed(0)} KB snapshot)`, ...appendLong },
       { subject: "Baton append on a fresh session, same workspace (FULL)", ...appendFresh },
+      { subject: `Baton status({sessionId}), ${FILES} × ${FILE_MB} MB recorded files`, unit: "calls", ...recorded.status },
+      { subject: `Baton resume(sessionId), ${FILES} × ${FILE_MB} MB recorded files`, unit: "calls", ...recorded.resume },
     ],
     ratios: [
       ratio("status median", status.medianMs, "<=", 10, "ms"),
@@ -156,8 +160,49 @@ export async function run() {
       `setup (${lastSeq.toLocaleString("en-US")} events via appendBatch at NORMAL) took ${(setupMs / 1000).toFixed(1)} s`,
       `stored snapshot: ${snapshotBytes.toLocaleString("en-US")} bytes of JSON`,
       "rebuild median/p99 are per full refold; ops/s counts events",
+      "recorded files: status reads each once (marker scan and hash share the read); resume verifies once",
       `WAL pages written per append: long session ${pagesLong.toFixed(1)}, fresh session ${pagesFresh.toFixed(1)}`,
     ],
     extra: { events: lastSeq, setupMs, snapshotBytes, walPagesPerAppend: { long: pagesLong, fresh: pagesFresh } },
   };
+}
+
+const FILES = 50;
+const FILE_MB = 2;
+
+/**
+ * Status and resume of a session that recorded 50 files of 2 MB: each is read (marker scan)
+ * and hashed (has it changed since recorded?) on every call.
+ */
+async function recordedFiles(openBaton) {
+  const { writeFileSync } = await import("node:fs");
+  const root = tempDir("status-files");
+  const baton = await openBaton({ root });
+  await baton.startSession({ flow: "task", id: "files", title: "many recorded files" });
+  await baton.append("files", { type: "start" });
+  const line = "export const value = 42; // a line of ordinary source code\n";
+  const body = line.repeat(Math.ceil((FILE_MB * 1024 * 1024) / line.length));
+  const files = [];
+  for (let i = 0; i < FILES; i++) {
+    const f = `src/file-${i}.ts`;
+    if (i === 0) (await import("node:fs")).mkdirSync(join(root, "src"), { recursive: true });
+    writeFileSync(join(root, f), body);
+    files.push(f);
+  }
+  await baton.recordResumeContext("files", { files });
+  const time = async (op) => {
+    for (let i = 0; i < 3; i++) await op();
+    gc();
+    const samples = [];
+    for (let i = 0; i < scaled(20, 5); i++) {
+      const t = hr();
+      await op();
+      samples.push(Number(hr() - t));
+    }
+    return summarise(samples);
+  };
+  const status = await time(() => baton.status({ sessionId: "files" }));
+  const resume = await time(() => baton.resume("files"));
+  await baton.close();
+  return { status, resume };
 }

@@ -6,6 +6,7 @@ import type { Checkpoint, CheckpointInfo } from "./core/checkpoints.js";
 import type { DoctorReport } from "./core/doctor.js";
 import type { LedgerInput, LedgerNode } from "./core/ledger.js";
 import type { LessonIntent } from "./core/lesson-rank.js";
+import { isPlaceholder } from "./core/shell.js";
 import { renderStateMd } from "./core/state-md.js";
 import type { TargetInput } from "./core/targets.js";
 import type { AppendResult, ArtifactRecord, EventInput, JsonObject, Position, Snapshot, TargetBinding } from "./core/types.js";
@@ -13,7 +14,7 @@ import { BatonError, badInput } from "./errors.js";
 import type { ArtifactInfo, ArtifactInput, ArtifactService } from "./services/artifacts.js";
 import type { CheckpointInput, CheckpointOptions, CheckpointResult, CheckpointService } from "./services/checkpoints.js";
 import type { DoctorOptions } from "./services/doctor.js";
-import { hashFile, workspaceRelative } from "./services/files.js";
+import { fingerprintFile, workspaceRelative } from "./services/files.js";
 import { FlowRegistry } from "./services/flows.js";
 import { Journal, type SessionView, type StartSessionInput } from "./services/journal.js";
 import type { LedgerListOptions, LedgerOptions, LedgerService, OtlpSendResult } from "./services/ledger.js";
@@ -24,14 +25,23 @@ import type { ProcessFacts } from "./services/process-facts.js";
 import { type AckResult, type Lease, type LeaseRequest, type PendingWork, Queue, type ResultInput } from "./services/queue.js";
 import type { RollbackInput, RollbackResult, RollbackService } from "./services/rollback.js";
 import type { CrashedRun, RunService } from "./services/runs.js";
-import { atomicWrite } from "./services/safe-fs.js";
+import { atomicWrite, readCurrent } from "./services/safe-fs.js";
 import type { SpiralService, TurnInput, TurnResult } from "./services/spiral.js";
 import type { SpiralAnswer } from "./services/spiral-answer.js";
 import { type ResumeReport, type StatusReport, StatusService } from "./services/status.js";
+import { describeStore, resolveStore } from "./services/store-config.js";
 import type { TargetResolution, TargetService } from "./services/targets.js";
 import { type JournalChange, JournalWatcher } from "./services/watch.js";
 import type { FollowOptions, RunWatcher, TickResult, WatchLine } from "./services/watch-run.js";
 import { resolveWorkspace, type Workspace } from "./services/workspace.js";
+
+/** The store in use: its kind, where it is (a URL without password, or the SQLite file), project, and what chose it. */
+export interface StoreInfo {
+  kind: string;
+  location: string;
+  project?: string;
+  source: string;
+}
 
 export interface OpenBatonOptions {
   /** Workspace root. Default: walk up from `cwd` to the nearest `.baton/`, else `cwd`. */
@@ -43,7 +53,17 @@ export interface OpenBatonOptions {
   synchronous?: SynchronousMode;
   /** Wait this long for another process's write lock. Default 10 000 ms. */
   busyTimeoutMs?: number;
-  /** A backend to use instead of the workspace's SQLite file (tests, PostgreSQL). */
+  /**
+   * A server store (PostgreSQL): how long to keep trying to connect before `storage_unavailable`
+   * (env BATON_STORE_TIMEOUT_MS). Default 5 000 ms; hooks use 1 000 so an agent is never held
+   * up long by a store that is down (they fail open).
+   */
+  storeTimeoutMs?: number;
+  /**
+   * A backend to use instead of the one the workspace is configured for (tests). Otherwise:
+   * BATON_STORE / BATON_PROJECT, else `.baton/config.json`'s store and project, else the
+   * workspace's SQLite file (services/store-config.ts).
+   */
   backend?: Backend;
   /** Clock, for tests. */
   now?: () => Date;
@@ -77,6 +97,8 @@ export interface BlockerInput {
 export class Baton {
   readonly workspace: Workspace;
   readonly backend: Backend;
+  /** Which store this Baton uses, for doctor and status (never a password). */
+  readonly store: StoreInfo;
   readonly flows: FlowRegistry;
   readonly journal: Journal;
   readonly queue: Queue;
@@ -99,8 +121,11 @@ export class Baton {
     workspace: Workspace,
     backend: Backend,
     now: () => Date,
-    opts: Pick<OpenBatonOptions, "maxAttempts" | "defaultLeaseMs" | "checkpoints" | "synchronous" | "processFacts" | "ledger"> = {},
+    opts: Pick<OpenBatonOptions, "maxAttempts" | "defaultLeaseMs" | "checkpoints" | "synchronous" | "processFacts" | "ledger"> & {
+      store?: StoreInfo;
+    } = {},
   ) {
+    this.store = opts.store ?? { kind: backend.kind, location: workspace.dbPath, source: "default" };
     this.#processFacts = opts.processFacts;
     this.#ledgerOpts = opts.ledger ?? {};
     this.#ledgerHealth = new LedgerHealthTracker(workspace.dir, now);
@@ -111,7 +136,7 @@ export class Baton {
     this.flows = new FlowRegistry(workspace.flowsDir);
     this.journal = new Journal(backend, this.flows, { now });
     this.queue = new Queue(backend, this.journal, { now, ...opts });
-    this.#status = new StatusService(this.journal, this.queue, workspace.root, now, backend);
+    this.#status = new StatusService(this.journal, this.queue, workspace.root, now, backend, opts.processFacts);
     this.#watcher = new JournalWatcher(backend);
   }
 
@@ -233,7 +258,18 @@ export class Baton {
         import("./services/rollback.js"),
         import("./services/artifacts.js"),
       ]);
-      const cps = new CheckpointService(this.backend, this.root, this.workspace.dir, { ...this.#checkpointOpts, now: this.#now });
+      // A shared store keeps every blob it can take: another host cannot read this one's files.
+      const inline =
+        this.backend.blobMaxBytes !== undefined && this.#checkpointOpts.inlineMaxBytes === undefined
+          ? { inlineMaxBytes: this.backend.blobMaxBytes }
+          : {};
+      const facts = this.#processFacts;
+      const cps = new CheckpointService(this.backend, this.root, this.workspace.dir, {
+        ...this.#checkpointOpts,
+        ...inline,
+        now: this.#now,
+        ...(facts ? { host: () => facts.host() } : {}),
+      });
       return {
         cps,
         rollback: new RollbackService(this.backend, this.journal, cps, { durable: this.#checkpointOpts.durable ?? true }),
@@ -307,6 +343,7 @@ export class Baton {
 
   /** Write a lesson to LESSONS.md (scope `session` by default: give its `sessionId`). */
   async addLesson(input: LessonInput) {
+    refusePlaceholder("lesson text", input.text);
     return (await this.#learn()).add(input);
   }
 
@@ -480,17 +517,41 @@ export class Baton {
   }
 
   async stateMarkdown(sessionId: string): Promise<string> {
-    const view = await this.journal.read(sessionId);
-    const status = this.#status.describe(view, await this.queue.pending(sessionId));
-    return renderStateMd(view.snapshot, status.nextAction, { generatedAt: this.#now().toISOString() });
+    return (await this.#stateMarkdown(sessionId)).text;
   }
 
-  /** Write STATE.md beside the session (`.baton/sessions/<id>/STATE.md`), atomically. */
+  async #stateMarkdown(sessionId: string): Promise<{ text: string; seq: number }> {
+    // The same next action as status and resume: every fact, not only the journal's.
+    const view = await this.journal.read(sessionId);
+    const status = await this.#status.describeSession(sessionId, view);
+    return {
+      text: renderStateMd(view.snapshot, status.nextAction, { generatedAt: this.#now().toISOString() }),
+      seq: view.snapshot.lastSeq,
+    };
+  }
+
+  /**
+   * Write STATE.md beside the session (`.baton/sessions/<id>/STATE.md`), atomically, and beside
+   * it `STATE.seq`: the journal seq it shows (for `refreshStateMarkdown`).
+   */
   async writeStateMarkdown(sessionId: string): Promise<string> {
-    const text = await this.stateMarkdown(sessionId);
+    const { text, seq } = await this.#stateMarkdown(sessionId);
     // Written as a restore writes: never through a link in any component (services/safe-fs.ts).
     atomicWrite(this.workspace.dir, `sessions/${sessionId}/STATE.md`, Buffer.from(text), 0o600, true);
+    atomicWrite(this.workspace.dir, `sessions/${sessionId}/STATE.seq`, Buffer.from(`${seq}\n`), 0o600, false);
     return join(this.workspace.dir, "sessions", sessionId, "STATE.md");
+  }
+
+  /**
+   * Write STATE.md only when the journal moved on since it was last written (a hook that fires
+   * before every model request: one snapshot read and one small file read when nothing changed).
+   * Returns the file when it was written.
+   */
+  async refreshStateMarkdown(sessionId: string): Promise<string | undefined> {
+    const cur = readCurrent(this.workspace.dir, `sessions/${sessionId}/STATE.seq`, 64);
+    const written = cur.kind === "file" ? Number(cur.content.toString("utf8").trim()) : Number.NaN;
+    if (written === (await this.snapshot(sessionId)).lastSeq) return undefined;
+    return this.writeStateMarkdown(sessionId);
   }
 
   // Facets: each is one journal event.
@@ -505,10 +566,12 @@ export class Baton {
   }
 
   resolveBlocker(sessionId: string, id: string, resolution?: string, actor = "agent"): Promise<AppendResult> {
+    refusePlaceholder("resolution", resolution);
     return this.append(sessionId, { type: "blocker:resolved", actor, data: compact({ id, resolution }) });
   }
 
   bypassBlocker(sessionId: string, id: string, workaround: string, actor = "agent"): Promise<AppendResult> {
+    refusePlaceholder("workaround", workaround);
     return this.append(sessionId, { type: "blocker:bypassed", actor, data: { id, workaround } });
   }
 
@@ -677,11 +740,11 @@ export class Baton {
     actor = "agent",
   ): Promise<AppendResult> {
     const filesModified: JsonObject[] = [];
-    for (const f of r.files ?? []) {
-      const rel = workspaceRelative(this.root, f);
-      if (!rel) throw badInput(`${f} is outside the workspace ${this.root}`);
-      const hash = hashFile(resolve(this.root, rel));
-      filesModified.push(hash ? { path: rel, hash } : { path: rel });
+    for (const path of r.files ?? []) {
+      const rel = workspaceRelative(this.root, path);
+      if (!rel) throw badInput(`${path} is outside the workspace ${this.root}`);
+      const f = fingerprintFile(resolve(this.root, rel));
+      filesModified.push(f ? { path: rel, hash: f.hash, size: f.size, mtimeMs: f.mtimeMs } : { path: rel });
     }
     return this.append(sessionId, {
       type: "resume:updated",
@@ -720,6 +783,14 @@ function compact(o: Record<string, unknown>): JsonObject {
   return out;
 }
 
+function envMs(name: string): number | undefined {
+  const v = process.env[name];
+  if (v === undefined || v.trim() === "") return undefined;
+  const n = Number(v);
+  if (!Number.isSafeInteger(n) || n < 0) throw new BatonError("bad_input", `${name}=${v} is not a whole number ≥ 0`);
+  return n;
+}
+
 export async function openBaton(opts: OpenBatonOptions = {}): Promise<Baton> {
   const ws = resolveWorkspace({
     create: opts.create ?? true,
@@ -727,7 +798,22 @@ export async function openBaton(opts: OpenBatonOptions = {}): Promise<Baton> {
     ...(opts.cwd ? { cwd: opts.cwd } : {}),
   });
   let backend = opts.backend;
-  if (!backend) {
+  let store: StoreInfo = { kind: backend?.kind ?? "sqlite", location: backend ? "(given by the caller)" : ws.dbPath, source: "caller" };
+  const choice = backend ? undefined : resolveStore(ws.dir);
+  if (choice?.kind === "postgres") {
+    // Loaded only when configured: the SQLite hook path never pays for the driver.
+    const { PostgresBackend } = await import("./backend/postgres/pg-backend.js");
+    const wait = opts.storeTimeoutMs ?? envMs("BATON_STORE_TIMEOUT_MS");
+    const blobMax = envMs("BATON_STORE_BLOB_MAX_BYTES");
+    backend = await PostgresBackend.open({
+      url: choice.url,
+      project: choice.project,
+      ...(wait !== undefined ? { connectTimeoutMs: wait } : {}),
+      ...(blobMax !== undefined ? { blobMaxBytes: blobMax } : {}),
+    });
+    store = describeStore(choice, ws.dbPath);
+  } else if (!backend) {
+    store = { kind: "sqlite", location: ws.dbPath, source: "default" };
     const { SqliteBackend } = await import("./backend/sqlite/sqlite-backend.js");
     backend = new SqliteBackend({
       path: ws.dbPath,
@@ -736,6 +822,7 @@ export async function openBaton(opts: OpenBatonOptions = {}): Promise<Baton> {
     });
   }
   return new Baton(ws, backend, opts.now ?? (() => new Date()), {
+    store,
     ...(opts.maxAttempts !== undefined ? { maxAttempts: opts.maxAttempts } : {}),
     ...(opts.defaultLeaseMs !== undefined ? { defaultLeaseMs: opts.defaultLeaseMs } : {}),
     ...(opts.checkpoints ? { checkpoints: opts.checkpoints } : {}),
@@ -756,4 +843,13 @@ interface Checkpointing {
   cps: CheckpointService;
   rollback: RollbackService;
   artifacts: ArtifactService;
+}
+
+/**
+ * A printed command's `<…>` placeholder, run without replacing it, records nothing: the value
+ * is refused so the agent learns to ask for the real one.
+ */
+function refusePlaceholder(what: string, value: string | undefined): void {
+  if (value !== undefined && isPlaceholder(value))
+    throw badInput(`the ${what} ${JSON.stringify(value)} is a placeholder from a printed command: replace it with the real text`);
 }

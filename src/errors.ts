@@ -18,6 +18,7 @@ export type ErrorCode =
   | "migration_failed"
   | "schema_too_new"
   | "storage_busy" // the database stayed locked past the busy timeout
+  | "storage_unavailable" // a networked store (PostgreSQL) is down or unreachable
   | "io_error" // disk or fsync failure: fatal, never retried
   | "no_snapshot" // no such checkpoint (or not that many steps to roll back)
   | "snapshot_expired" // the checkpoint was pruned by retention; details name the oldest available
@@ -69,6 +70,7 @@ export const EXIT_CODES: Readonly<Record<ErrorCode, number>> = Object.freeze({
   migration_failed: 5,
   schema_too_new: 5,
   storage_busy: 5,
+  storage_unavailable: 5,
   io_error: 5,
   blob_corrupt: 5,
   blob_missing: 5,

@@ -10,7 +10,16 @@
  */
 
 export type { Backend, BackendCapabilities, StoreTx } from "./backend/contract.js";
+export type { PostgresBackend, PostgresBackendOptions } from "./backend/postgres/pg-backend.js";
 export { SqliteBackend, type SqliteBackendOptions, type SynchronousMode } from "./backend/sqlite/sqlite-backend.js";
+
+/** Open a PostgreSQL backend (the driver is loaded only by this call): hand it to `openBaton({ backend })`. */
+export async function openPostgresBackend(
+  opts: import("./backend/postgres/pg-backend.js").PostgresBackendOptions,
+): Promise<import("./backend/postgres/pg-backend.js").PostgresBackend> {
+  const { PostgresBackend } = await import("./backend/postgres/pg-backend.js");
+  return PostgresBackend.open(opts);
+}
 export { Baton, type BlockerInput, type DecisionInput, type OpenBatonOptions, openBaton } from "./baton.js";
 export type { Checkpoint, CheckpointFile, CheckpointInfo, CheckpointKind } from "./core/checkpoints.js";
 export type { DoctorCheck, DoctorFinding, DoctorRepair, DoctorReport, DoctorSessionView } from "./core/doctor.js";

@@ -252,6 +252,31 @@ describe("composeRestore after a rollback", () => {
     ]);
   });
 
+  it("a path in the tree now that a tree checkpoint did not cover (ignored then) is left to later checkpoints", () => {
+    const range: Checkpoint[] = [
+      { ...cp(1, { kind: "tree" }), files: [file(".gitignore", "g1")] },
+      { ...cp(2, { kind: "tree" }), files: [file(".gitignore", "g2"), file("debug.log", "d2")] },
+    ];
+    const asked: string[] = [];
+    const covered = (p: string, c: Checkpoint) => {
+      asked.push(`${c.id}:${p}`);
+      return c.id !== "cp-1" || !p.endsWith(".log");
+    };
+    expect(
+      composeRestore(range, [".gitignore", ".env", "x.log"], covered).map((e) => [
+        e.path,
+        "hash" in e.want ? e.want.hash : "absent",
+        e.from,
+      ]),
+    ).toEqual([
+      [".env", "absent", "cp-1"],
+      [".gitignore", "g1", "cp-1"],
+      ["debug.log", "d2", "cp-2"],
+      ["x.log", "absent", "cp-2"],
+    ]);
+    expect(asked).toContain("cp-1:x.log");
+  });
+
   it("a file at a and a file at a/b from different checkpoints: the older checkpoint's wins, the other is absent", () => {
     const range: Checkpoint[] = [
       { ...cp(1), files: [file("a", "a1")] }, // a was a file then

@@ -6,6 +6,7 @@
 import { spawnSync } from "node:child_process";
 import {
   existsSync,
+  lstatSync,
   mkdirSync,
   readdirSync,
   readFileSync,
@@ -423,16 +424,17 @@ describe("hostile manifests never write outside the workspace", () => {
     await expectCode(b.checkpoint(sid, { files: ["link/evil.txt"] }), "unsafe_path");
   });
 
-  it("replaces a symlink at the leaf instead of writing through it", async () => {
+  it("never writes through a symlink at the leaf, nor replaces it (its safety checkpoint could not store the link)", async () => {
     const { b, root, sid } = await workspace();
     const outside = tempDir("baton-outside-");
     writeFileSync(join(outside, "secret.txt"), "outside content\n");
     const id = await plant(b, root, sid, ["target.txt"]);
     symlinkSync(join(outside, "secret.txt"), join(root, "target.txt"));
-    await b.rollback(sid, { to: id });
+    const r = await b.rollback(sid, { to: id });
     expect(readFileSync(join(outside, "secret.txt"), "utf8"), "the link's target is untouched").toBe("outside content\n");
-    expect(statSync(join(root, "target.txt")).isFile()).toBe(true);
-    expect(read(root, "target.txt")).toBe("pwned\n");
+    expect(lstatSync(join(root, "target.txt")).isSymbolicLink(), "the link is kept").toBe(true);
+    expect(r.changes.find((c) => c.path === "target.txt")?.action).toBe("kept");
+    expect(r.warnings.join("\n")).toContain("target.txt: a symbolic link");
   });
 });
 

@@ -264,8 +264,7 @@ describe("hooks through the server", () => {
           step.effect?.(inProcess);
         }
         // Every hook with something to do went through the server (a claim each); none in-process.
-        // (Gemini CLI's PreCompress "auto" fires before every model request: no compaction.)
-        const noops = steps.filter((x) => x.fixture === "pre-read" || (x.agent === "gemini" && x.fixture === "pre-compress")).length;
+        const noops = steps.filter((x) => x.fixture === "pre-read").length;
         expect(handled).toBe(steps.length - noops);
         expect(claims(inProcess)).toEqual([]);
         expect(hookLog(viaServer)).toEqual([]);

@@ -3,11 +3,11 @@
  * hooks: install twice gives the same file, uninstall restores the original (formatting
  * aside), and the previous text is kept in `<file>.baton.bak`.
  */
-import { existsSync, mkdirSync, readdirSync, readFileSync, realpathSync, statSync, symlinkSync, writeFileSync } from "node:fs";
+import { existsSync, lstatSync, mkdirSync, readdirSync, readFileSync, realpathSync, statSync, symlinkSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { parse } from "jsonc-parser";
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
-import { codexHookHash } from "../src/hooks/codex-trust.js";
+import { codexHookHash, codexTrustedHashes } from "../src/hooks/codex-trust.js";
 import { cleanupDirs, cli, tempDir } from "./helpers.js";
 
 afterEach(() => cleanupDirs());
@@ -271,10 +271,125 @@ describe("baton hooks install / uninstall", () => {
     expect(status()).toMatchObject({ stale: true, willRun: false });
     expect(install(root, "codex", [], env).changed).toBe(false);
     expect(status()).toMatchObject({ stale: false, willRun: true });
+    // Codex trusts the command, not the script: a launcher changed to do nothing (or to run
+    // anything else) is reported, by status and doctor, until install rewrites it.
+    const good = readFileSync(shim, "utf8");
+    for (const bad of [
+      "#!/bin/sh\nexit 0\n",
+      good.replace(/^exec .*$/m, "exit 0"),
+      good.replace(/^exec (\S+) /m, "exec /bin/true "),
+      `${good}exit 0\n`,
+    ]) {
+      writeFileSync(shim, bad);
+      expect(status(), bad).toMatchObject({ launcherModified: true, willRun: false });
+      expect(status().remaining[0]).toContain("launcher modified");
+      expect(doctor()).toEqual([expect.objectContaining({ message: expect.stringContaining("launcher modified") })]);
+    }
+    install(root, "codex", [], env);
+    expect(readFileSync(shim, "utf8")).toBe(good);
+    expect(status()).toMatchObject({ willRun: true });
+    expect(status().launcherModified).toBeUndefined();
     uninstall(root, "codex", [], env);
     expect(readFileSync(config, "utf8")).toBe(
       `model = "gpt-5-codex"\n\n[mcp_servers.docs]\ncommand = "docs-mcp"\n\n[projects.${JSON.stringify(realpathSync(root))}]\ntrust_level = "trusted"\n`,
     );
+  });
+
+  it("Codex: a user's hook after Baton's stays trusted through reinstall and uninstall", () => {
+    const root = tempDir("baton-install-");
+    const env = privateHome();
+    const config = join(env.CODEX_HOME as string, "config.toml");
+    install(root, "codex", [], env);
+    const file = join(root, ".codex", "hooks.json");
+    const key = (gi: number) => `${realpathSync(file)}:stop:${gi}:0`;
+    const json = JSON.parse(readFileSync(file, "utf8"));
+    const mine = { type: "command", command: "my-notify" };
+    json.hooks.Stop.push({ hooks: [mine] });
+    writeFileSync(file, JSON.stringify(json, null, 2));
+    const myHash = codexHookHash("Stop", undefined, mine);
+    // The user trusts their hook (as Codex's /hooks records it).
+    writeFileSync(
+      config,
+      `${readFileSync(config, "utf8")}\n[hooks.state.${JSON.stringify(key(1))}]\ntrusted_hash = ${JSON.stringify(myHash)}\n`,
+    );
+    const trusted = () => codexTrustedHashes(readFileSync(config, "utf8"));
+    // Reinstall by another baton: Baton's group is replaced where it stands, the user's stays at 1.
+    install(root, "codex", ["--command", "baton"], env);
+    const stop = JSON.parse(readFileSync(file, "utf8")).hooks.Stop;
+    expect(stop[1].hooks[0]).toEqual(mine);
+    expect(trusted().get(key(1))).toBe(myHash);
+    expect(trusted().get(key(0))).toBe(codexHookHash("Stop", undefined, stop[0].hooks[0]));
+    // Uninstall moves the user's hook to 0: its trust moves with it.
+    uninstall(root, "codex", [], env);
+    expect(JSON.parse(readFileSync(file, "utf8")).hooks.Stop).toEqual([{ hooks: [mine] }]);
+    expect(trusted().get(key(0))).toBe(myHash);
+    expect(trusted().has(key(1))).toBe(false);
+    // Installing again appends Baton's group after the user's, whose trust stays.
+    install(root, "codex", [], env);
+    expect(trusted().get(key(0))).toBe(myHash);
+  });
+
+  it("Codex: a linked config.toml stays a link (its target is written), and the first backup is kept", () => {
+    const root = tempDir("baton-install-");
+    const env = privateHome();
+    const dots = tempDir("baton-dotfiles-");
+    const real = join(dots, "codex.toml");
+    const original = 'model = "m"\n';
+    writeFileSync(real, original, { mode: 0o600 });
+    mkdirSync(env.CODEX_HOME as string, { recursive: true });
+    const config = join(env.CODEX_HOME as string, "config.toml");
+    symlinkSync(real, config);
+    install(root, "codex", [], env);
+    expect(lstatSync(config).isSymbolicLink()).toBe(true);
+    expect(readFileSync(real, "utf8")).toContain("[hooks.state.");
+    expect(statSync(real).mode & 0o777).toBe(0o600);
+    const bak = `${config}.baton.bak`;
+    expect(readFileSync(bak, "utf8")).toBe(original);
+    // Another trust change (reinstall by another baton) and uninstall keep the first backup.
+    install(root, "codex", ["--command", "baton"], env);
+    uninstall(root, "codex", [], env);
+    expect(readFileSync(bak, "utf8")).toBe(original);
+    expect(readFileSync(real, "utf8")).toBe(original);
+    expect(lstatSync(config).isSymbolicLink()).toBe(true);
+    // No temp file is left beside either.
+    expect(readdirSync(dots)).toEqual(["codex.toml"]);
+    expect(readdirSync(env.CODEX_HOME as string).filter((n) => n.includes("tmp"))).toEqual([]);
+  });
+
+  it("Codex: uninstall keeps a backup of config.toml before forgetting Baton's trust", () => {
+    const root = tempDir("baton-install-");
+    const env = privateHome();
+    install(root, "codex", [], env);
+    const config = join(env.CODEX_HOME as string, "config.toml");
+    const installed = readFileSync(config, "utf8");
+    uninstall(root, "codex", [], env);
+    expect(readFileSync(`${config}.baton.bak`, "utf8")).toBe(installed);
+  });
+
+  it("Codex: the shared launcher goes with the last install that uses it; Gemini CLI: uninstall forgets Baton's acknowledged hooks", () => {
+    const env = privateHome();
+    const shim = join(env.CODEX_HOME as string, "baton", "baton");
+    const one = tempDir("baton-install-");
+    const two = tempDir("baton-install-");
+    install(one, "codex", [], env);
+    install(two, "codex", [], env);
+    install(one, "codex", ["--user"], env);
+    uninstall(one, "codex", [], env);
+    expect(existsSync(shim), "project two and the user file still run it").toBe(true);
+    uninstall(one, "codex", ["--user"], env);
+    expect(existsSync(shim), "project two (known from config.toml's trust) still runs it").toBe(true);
+    uninstall(two, "codex", [], env);
+    expect(existsSync(shim)).toBe(false);
+    expect(existsSync(join(env.CODEX_HOME as string, "baton"))).toBe(false);
+
+    const root = tempDir("baton-install-");
+    const trustedHooks = join(env.HOME as string, ".gemini", "trusted_hooks.json");
+    mkdirSync(join(env.HOME as string, ".gemini"), { recursive: true });
+    writeFileSync(trustedHooks, JSON.stringify({ [realpathSync(root)]: ["mine:./scan.sh"], "/elsewhere": ["x:y"] }));
+    install(root, "gemini", [], env);
+    expect(JSON.parse(readFileSync(trustedHooks, "utf8"))[realpathSync(root)].length).toBeGreaterThan(1);
+    uninstall(root, "gemini", [], env);
+    expect(JSON.parse(readFileSync(trustedHooks, "utf8"))).toEqual({ [realpathSync(root)]: ["mine:./scan.sh"], "/elsewhere": ["x:y"] });
   });
 
   it("Gemini CLI: install says the folder must be trusted until trustedFolders.json trusts it, and acknowledges Baton's hooks", () => {

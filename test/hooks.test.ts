@@ -10,6 +10,7 @@ import { addBatonHooks, isBatonCommand, listBatonHooks, removeBatonHooks, uninst
 import { fitSections, renderSessionContext, type SessionBrief } from "../src/core/hook-context.js";
 import { parseRollbackIntent } from "../src/core/rollback-intent.js";
 import type { JsonObject } from "../src/core/types.js";
+import { shellWords } from "../src/hooks/agent-setup.js";
 import { claude } from "../src/hooks/claude.js";
 import { codex, codexFailure } from "../src/hooks/codex.js";
 import { codexHookHash, codexTrustedHashes, withCodexTrust } from "../src/hooks/codex-trust.js";
@@ -65,6 +66,25 @@ describe("hook config merge", () => {
         .sort(),
     ).toEqual(specs.map((s) => s.event).sort());
     expect(original.PreToolUse as unknown[]).toHaveLength(1); // not mutated
+  });
+
+  it("reinstalling replaces Baton's group where it stands: a user's group after it keeps its index", () => {
+    const first = addBatonHooks(undefined, specs, "claude");
+    const mine = { hooks: [{ type: "command", command: "my-notify" }] };
+    const withMine: JsonObject = { ...first, Stop: [...(first.Stop as JsonObject[]), mine] };
+    const again = addBatonHooks(withMine, claude.hookSpecs("/other/baton"), "claude");
+    const stop = again.Stop as JsonObject[];
+    expect(stop).toHaveLength(2);
+    expect(stop[1]).toEqual(mine);
+    expect(JSON.stringify(stop[0])).toContain("/other/baton hook claude Stop");
+    expect(Object.keys(again)).toEqual(Object.keys(withMine));
+  });
+
+  it("splits shell words as sh does, escaped quotes included", () => {
+    expect(shellWords('"/a \\"b\\" \\$c \\`d" /x/baton hook codex Stop')).toEqual(['/a "b" $c `d', "/x/baton", "hook", "codex", "Stop"]);
+    expect(shellWords("'/a b'/c")).toBeUndefined();
+    expect(shellWords("a $(x)")).toBeUndefined();
+    expect(shellWords("a; b")).toBeUndefined();
   });
 
   it("removing takes out only Baton's handlers and the containers that removal emptied", () => {
@@ -211,6 +231,37 @@ describe("adapters", () => {
     expect(status(wrap("Output: x\nExit Code: 0"))).toMatchObject({ status: "success" });
   });
 
+  it("Gemini CLI: the trailer Gemini CLI appends decides, not a line the command printed; signals and cancellations fail", () => {
+    const wrap = (t: string) => `<untrusted_context>\n${t}\n</untrusted_context>`;
+    const status = (llmContent: string, returnDisplay: unknown) =>
+      gemini.parse(
+        "AfterTool",
+        { cwd, tool_name: "run_shell_command", tool_input: {}, tool_response: { llmContent: wrap(llmContent), returnDisplay } },
+        "/",
+      );
+    // Exits 0, its last line is "Exit Code: 1": a success.
+    expect(status("Output: done\nExit Code: 1\nProcess Group PGID: 7", "done\nExit Code: 1")).toMatchObject({ status: "success" });
+    // The same output, exit 2: the trailer's code.
+    expect(status("Output: done\nExit Code: 1\nExit Code: 2\nProcess Group PGID: 7", "done\nExit Code: 1")).toMatchObject({
+      status: "error",
+      error: "Output: done\nExit Code: 1\nExit Code: 2",
+    });
+    // Killed by a signal (no exit code), with and without output.
+    expect(status("Output: (empty)\nSignal: 9\nProcess Group PGID: 7", "Command terminated by signal: 9")).toMatchObject({
+      status: "error",
+      error: "Output: (empty)\nSignal: 9",
+    });
+    expect(status("Output: half\nSignal: SIGKILL\nProcess Group PGID: 7", "half")).toMatchObject({ status: "error" });
+    // Timed out or cancelled by the user.
+    for (const t of [
+      "Command was automatically cancelled because it exceeded the timeout of 5.0 minutes without output. There was no output before it was cancelled.",
+      "Command was cancelled by user before it could complete. Below is the output before it was cancelled:\nhalf",
+    ])
+      expect(status(t, "Command cancelled by user."), t).toMatchObject({ status: "error", error: t });
+    // A spawn error.
+    expect(status("Output: (empty)\nError: spawn bash ENOENT", "Command failed: spawn bash ENOENT")).toMatchObject({ status: "error" });
+  });
+
   it("only a plain read-only Baton invocation passes; a mutating one is Baton's but not read-only", () => {
     for (const c of [
       "baton status --json",
@@ -312,8 +363,10 @@ describe("payloads the agents really sent (captured from Claude Code 2.1.331, Co
     expect(parseRollbackIntent(real("gemini", "before-agent-rollback").prompt as string)).toEqual({ steps: 2 });
   });
 
-  it("Gemini CLI's PreCompress 'auto' is no compaction", () => {
-    expect(parse(gemini, real("gemini", "pre-compress"))).toMatchObject({ kind: "ignored" });
+  it("Gemini CLI's PreCompress 'auto' is no announced compaction: it only keeps STATE.md current", () => {
+    const auto = parse(gemini, real("gemini", "pre-compress"));
+    expect(auto).toMatchObject({ kind: "pre_compact", trigger: "auto", ifChanged: true });
+    expect((auto as { announced?: boolean }).announced).toBeUndefined();
     expect(parse(gemini, { ...real("gemini", "pre-compress"), trigger: "manual" })).toMatchObject({ kind: "pre_compact", announced: true });
   });
 });
@@ -359,6 +412,71 @@ describe("Codex hook trust", () => {
     expect(withCodexTrust(ml, e)).toBe(`${ml}\n[hooks.state."/p/.codex/hooks.json:stop:0:0"]\ntrusted_hash = "sha256:a"\n`);
     for (const other of ["hooks.state = {}\n", "[hooks]\nstate = { x = 1 }\n", "hooks = { }\n"])
       expect(withCodexTrust(other, e), other).toBeUndefined();
+  });
+});
+
+describe("Codex hook trust in config.toml Baton did not write", () => {
+  const hash = "sha256:ab";
+  it("a key holding `]` (a project path with one) is one table, updated in place", () => {
+    const key = "/p/a]b [x]/.codex/hooks.json:stop:0:0";
+    const once = withCodexTrust('model = "m"\n', [{ event: "Stop", key, hash }]) as string;
+    expect(withCodexTrust(once, [{ event: "Stop", key, hash }])).toBe(once);
+    const twice = withCodexTrust(once, [{ event: "Stop", key, hash: "sha256:cd" }]) as string;
+    expect(twice.match(/hooks\.state/g)).toHaveLength(1);
+    expect(codexTrustedHashes(twice).get(key)).toBe("sha256:cd");
+    expect(withCodexTrust(twice, [], [key])).toBe('model = "m"\n');
+  });
+
+  it("keys given inside [hooks.state] are existing entries: read, never written a second time", () => {
+    const key = "/p/.codex/hooks.json:stop:0:0";
+    for (const form of [`${JSON.stringify(key)} = { trusted_hash = "${hash}" }`, `${JSON.stringify(key)}.trusted_hash = "${hash}"`]) {
+      const toml = `[hooks.state]\n${form}\n`;
+      expect(codexTrustedHashes(toml).get(key), form).toBe(hash);
+      expect(withCodexTrust(toml, [{ event: "Stop", key, hash: "sha256:cd" }]), form).toBeUndefined();
+      expect(withCodexTrust(toml, [], [key]), form).toBeUndefined();
+      // Another key is added as its own table (valid beside the inline one).
+      const other = withCodexTrust(toml, [{ event: "Stop", key: `${key}x`, hash }]) as string;
+      expect(codexTrustedHashes(other).get(`${key}x`)).toBe(hash);
+    }
+  });
+
+  it("any key: recording twice gives the same text, which reads back, and dropping restores the file (property)", () => {
+    fc.assert(
+      fc.property(fc.array(fc.string({ minLength: 1, maxLength: 12 }), { minLength: 1, maxLength: 4 }), (names) => {
+        const entries = [...new Set(names)].map((n, i) => ({ event: "Stop", key: `/p/${n}:stop:${i}:0`, hash: `sha256:${i}` }));
+        const base = 'model = "m"\n\n[projects."/p/]x"]\ntrust_level = "trusted"\n';
+        const once = withCodexTrust(base, entries) as string;
+        expect(withCodexTrust(once, entries)).toBe(once);
+        const read = codexTrustedHashes(once);
+        for (const e of entries) expect(read.get(e.key)).toBe(e.hash);
+        expect(
+          withCodexTrust(
+            once,
+            [],
+            entries.map((e) => e.key),
+          ),
+        ).toBe(base);
+      }),
+    );
+  });
+
+  it("dropping a table stops at its last key: comments and blank lines before the next table stay", () => {
+    const key = "/p/.codex/hooks.json:stop:0:0";
+    const t = `a = 1\n\n[hooks.state.${JSON.stringify(key)}]\ntrusted_hash = "x"\n\n# the docs server\n[mcp_servers.docs]\ncommand = "d"\n`;
+    expect(withCodexTrust(t, [], [key])).toBe('a = 1\n\n# the docs server\n[mcp_servers.docs]\ncommand = "d"\n');
+  });
+
+  it("each line keeps its own ending (a CRLF file with an LF-only multi-line string)", () => {
+    const t = 'model = "m"\r\ninstructions = """\none\ntwo"""\r\n';
+    const key = "/p/.codex/hooks.json:stop:0:0";
+    const once = withCodexTrust(t, [{ event: "Stop", key, hash }]) as string;
+    expect(once).toBe(`${t}\r\n[hooks.state.${JSON.stringify(key)}]\r\ntrusted_hash = "${hash}"\r\n`);
+    expect(withCodexTrust(once, [], [key])).toBe(t);
+  });
+
+  it("a file that already defines a key twice is not written", () => {
+    const t = '[hooks.state."k"]\ntrusted_hash = "sha256:a"\n\n[hooks.state."k"]\ntrusted_hash = "sha256:a"\n';
+    expect(withCodexTrust(t, [{ event: "Stop", key: "j", hash }])).toBeUndefined();
   });
 });
 

@@ -50,8 +50,11 @@ describe("next action: the two reported examples", () => {
     expect(r.phase).toBe("in_progress");
     expect(r.nextAction.action).toBe("resolve_blocker");
     expect(r.nextAction.reason).toContain('Blocker b1 "No staging credentials" is active (affects deploy to staging)');
-    expect(r.nextAction.reason).toContain("baton blocker bypass b1");
-    expect(r.nextAction.command).toBe(`baton blocker resolve b1 --session ${sid} --resolution "<how it was resolved>"`);
+    expect(r.nextAction.command).toBe("");
+    expect(r.nextAction.choices.map((c: any) => c.command)).toEqual([
+      `baton blocker resolve b1 --session ${sid} --resolution "<how it was resolved>"`,
+      `baton blocker bypass b1 --session ${sid} --workaround "<the workaround>"`,
+    ]);
     expect(r.suggestions.map((s: any) => s.action)).toContain("continue_task");
     // status answers the same.
     expect(ws.json("status", "--session", sid).sessions[0].nextAction).toEqual(r.nextAction);
@@ -154,9 +157,20 @@ describe("next action: every row of the table, built through the CLI", () => {
     expect(r.nextAction.action).toBe("handle_dead_work");
     expect(r.nextAction.reason).toContain("exit (seq 3)");
     expect(r.nextAction.reason).toContain("cannot handle a closed tab");
-    expect(r.nextAction.command).toBe(`baton export ${sid}`);
-    // Handled by hand: a later flow event settles it.
+    expect(r.nextAction.command).toBe(`baton export ${sid} --seq 3`);
+    // The command shows the one event to handle, not the whole journal.
+    const one = ws.run(...r.nextAction.command.split(" ").slice(1));
+    expect(
+      one.stdout
+        .trim()
+        .split("\n")
+        .map((l: string) => JSON.parse(l)),
+    ).toEqual([expect.objectContaining({ seq: 3, type: "exit" })]);
+    expect(r.nextAction.reason).toContain('any event with data {"handles": 3}');
+    // Another flow event does not handle it (exit has no doneBy); one naming it does.
     ws.json("event", sid, "source_wrapped", "--data", '{"file":"a.html"}');
+    expect(resume(ws, sid).nextAction.action).toBe("handle_dead_work");
+    ws.json("event", sid, "checkpoint", "--data", '{"handles":3}');
     expect(resume(ws, sid).nextAction.action).not.toBe("handle_dead_work");
   });
 
@@ -255,7 +269,7 @@ describe("next action: every row of the table, built through the CLI", () => {
   it("row 12: a lease about to expire is named with the heartbeat command", () => {
     const ws = workspace();
     const sid = closedTab(ws);
-    const lease = ws.json("poll", "--session", sid, "--kinds", "exit", "--timeout", "0", "--lease-ms", "30000", "--owner", "agent-1").lease;
+    const lease = ws.json("poll", "--session", sid, "--kinds", "exit", "--timeout", "0", "--lease-ms", "10000", "--owner", "agent-1").lease;
     const r = resume(ws, sid);
     expect(r.nextAction.action).toBe("write_variants");
     expect(r.nextAction.reason).toContain("Also: the lease on exit (seq 3) held by agent-1 runs out at");
@@ -273,14 +287,15 @@ describe("next action: every row of the table, built through the CLI", () => {
     const held = resume(ws, sid);
     expect(held.nextAction.action).toBe("continue_task");
     expect(held.nextAction.reason).toContain(`Also: lock deploy is held by run ${run} (running) until`);
-    expect(held.suggestions).toContainEqual(
-      expect.objectContaining({ action: "wait_for_lock", command: "baton lock acquire deploy --wait 60000" }),
-    );
+    const wait = held.suggestions.find((s: any) => s.action === "wait_for_lock");
+    expect(wait.command).toBe("baton lock inspect deploy");
+    // The run holding it is the session's newest running run: the agent's own lock to release.
+    expect(wait.reason).toContain("the lock is yours: release it");
     ws.json("lock", "acquire", "publish", "--run", run, "--pid", pid, "--ttl", "1000");
     ws.json("lock", "release", "deploy", "--pid", pid);
     spawnSync(process.execPath, ["-e", "setTimeout(() => {}, 1100)"]);
     const stale = resume(ws, sid);
-    expect(stale.nextAction.reason).toContain(`Also: lock publish held by run ${run} expired at`);
+    expect(stale.nextAction.reason).toContain(`Also: lock publish held by run ${run} is stale (expired)`);
     expect(stale.suggestions).toContainEqual(
       expect.objectContaining({ action: "reclaim_stale_lock", command: "baton lock inspect publish" }),
     );
@@ -297,7 +312,10 @@ describe("next action: every row of the table, built through the CLI", () => {
     expect(r.nextAction.reason).toContain("Also: the target observed at");
     expect(r.nextAction.reason).toContain("was not the bound browser-tab tab-1");
     expect(r.suggestions).toContainEqual(
-      expect.objectContaining({ action: "check_target", command: `baton target resolve ${sid} --navigate` }),
+      expect.objectContaining({
+        action: "check_target",
+        command: `baton target resolve ${sid} --kind browser-tab --id tab-1 --url http://localhost:3000/app`,
+      }),
     );
     expect(ws.json("target", "resolve", sid, "--kind", "browser-tab", "--id", "tab-1").status).toBe("matched");
     expect(resume(ws, sid).nextAction.reason).not.toContain("target observed");
@@ -326,9 +344,7 @@ describe("next action: every row of the table, built through the CLI", () => {
     const r = resume(ws, sid);
     expect(r.nextAction.action).toBe("review_changed_files");
     expect(r.nextAction.reason).toContain('Also: blocker b1 "No staging credentials" is active.');
-    expect(r.suggestions[0]).toMatchObject({
-      action: "resolve_blocker",
-      command: `baton blocker resolve b1 --session ${sid} --resolution "<how it was resolved>"`,
-    });
+    expect(r.suggestions[0]).toMatchObject({ action: "resolve_blocker", command: "" });
+    expect(r.suggestions[0].choices[0].command).toBe(`baton blocker resolve b1 --session ${sid} --resolution "<how it was resolved>"`);
   });
 });

@@ -2,6 +2,7 @@
  * The next-action rules, one by one (pure: snapshots built in memory), then their order and
  * how competing facts are named: the table in docs/flows.md, "What decides the next action".
  */
+import { spawnSync } from "node:child_process";
 import { readFileSync } from "node:fs";
 import { join } from "node:path";
 import fc from "fast-check";
@@ -23,10 +24,10 @@ import {
   unrecordedCompletionRule,
 } from "../src/core/next-action-rules.js";
 import { finishRollbackRule } from "../src/core/rollback.js";
+import { shellQuote } from "../src/core/shell.js";
 import { checkpointBeforeTurn, spiralPauseRule } from "../src/core/spiral.js";
 import type { Snapshot } from "../src/core/types.js";
 import { BUILTIN_FLOWS } from "../src/services/flows.js";
-import { deadLetterMessage, parseDeadLetter } from "../src/services/queue.js";
 import { REPO } from "./helpers.js";
 
 const task = BUILTIN_FLOWS.task!;
@@ -98,7 +99,7 @@ describe("each rule alone", () => {
     const a = deadWorkRule(
       input(s, { deadWork: [{ kind: "steer", seq: 4, at: NOW.toISOString(), why: "its lease expired on delivery 5" }] }),
     );
-    expect(a?.action).toMatchObject({ action: "handle_dead_work", command: "baton export s" });
+    expect(a?.action).toMatchObject({ action: "handle_dead_work", command: "baton export s --seq 4" });
     expect(a?.action.reason).toContain("steer (seq 4)");
     expect(a?.action.reason).toContain("its lease expired on delivery 5");
   });
@@ -121,7 +122,7 @@ describe("each rule alone", () => {
     expect(a?.fact).toBe("marker carbonize remains at src/a.tsx:3");
   });
 
-  it("6 files changed since recorded → review_changed_files, re-recording the present ones", () => {
+  it("6 files changed since recorded → review_changed_files, re-recording every recordable one", () => {
     const s = snap();
     expect(changedFilesRule(input(s, { changedFiles: [] }))).toBeUndefined();
     const a = changedFilesRule(
@@ -132,8 +133,34 @@ describe("each rule alone", () => {
         ],
       }),
     );
-    expect(a?.action).toMatchObject({ action: "review_changed_files", command: "baton files add src/a.ts --session s" });
+    // A missing file is recorded as absent: one run of the command settles both.
+    expect(a?.action).toMatchObject({ action: "review_changed_files", command: "baton files add src/a.ts gone.ts --session s" });
     expect(a?.action.reason).toContain("src/a.ts (changed), gone.ts (missing)");
+    expect(a?.action.reason).toContain("What changed them is not known");
+    // Paths are shell-quoted: nothing in them expands; an unreadable one is left out.
+    const odd = changedFilesRule(
+      input(s, {
+        changedFiles: [
+          { path: "a $HOME `id`.ts", state: "changed" },
+          { path: "it's.ts", state: "changed" },
+          { path: "d.ts", state: "unreadable" },
+        ],
+      }),
+    );
+    expect(odd?.action.command).toBe(`baton files add 'a $HOME \`id\`.ts' 'it'\\''s.ts' --session s`);
+  });
+
+  it("shellQuote: a POSIX shell reads every argument back unchanged", () => {
+    fc.assert(
+      fc.property(
+        fc.string({ maxLength: 40 }).filter((x) => !x.includes("\0")),
+        (arg) => {
+          const r = spawnSync("sh", ["-c", `printf %s ${shellQuote(arg)}`], { encoding: "utf8" });
+          expect(r.stdout).toBe(arg);
+        },
+      ),
+      { numRuns: 40 },
+    );
   });
 
   it("7 a passed deadline → record_timeout where the flow has it, else deadline_passed for the user", () => {
@@ -163,6 +190,12 @@ describe("each rule alone", () => {
     expect(a?.action.reason).toContain('Blocker b1 "No staging credentials" is active (affects deploy)');
     expect(a?.action.reason).toContain("Work it does not affect can go on (continue_task: `baton resume s --json`)");
     expect(a?.suggest?.map((x) => x.action)).toEqual(["continue_task"]);
+    // No runnable command: choices, each naming the session, with a placeholder to replace.
+    expect(a?.action.command).toBe("");
+    expect(a?.action.choices).toEqual([
+      expect.objectContaining({ choice: "resolve", command: 'baton blocker resolve b1 --session s --resolution "<how it was resolved>"' }),
+      expect.objectContaining({ choice: "bypass", command: 'baton blocker bypass b1 --session s --workaround "<the workaround>"' }),
+    ]);
     // In the blocked phase, the phase's own command (unblock) follows.
     const b = activeBlockerRule(input(Object.assign(snap("blocked"), { facets: s.facets })));
     expect(b?.action.reason).toContain("`baton event s unblock`");
@@ -177,14 +210,19 @@ describe("each rule alone", () => {
     expect(unrecordedCompletionRule(input(s))?.action).toMatchObject({ action: "record_completion", command: "baton complete s" });
     const planned = snap("planned");
     planned.facets.progress = { total: 1, completed: 1 };
-    expect(unrecordedCompletionRule(input(planned))?.action.command).toBe("baton event s start");
+    // Completion not allowed yet: no command that does something else under this action's
+    // name; the phase's step is in the reason and suggested with its own command.
+    const early = unrecordedCompletionRule(input(planned));
+    expect(early?.action.command).toBe("");
+    expect(early?.action.reason).toContain("`baton event s start`");
+    expect(early?.suggest?.map((x) => x.command)).toEqual(["baton event s start"]);
   });
 
   it("10 the phase rule always answers", () => {
     expect(phaseRule(input(snap()))?.action.action).toBe("continue_task");
   });
 
-  it("11 a crashed run not followed by a clean run end → check_crashed_run", () => {
+  it("11 a crashed run no later run picked up after → check_crashed_run", () => {
     const s = snap();
     s.facets.runs.push({
       runId: "r1",
@@ -194,13 +232,11 @@ describe("each rule alone", () => {
       status: "crashed",
     });
     expect(crashedRunRule(input(s))?.action).toMatchObject({ action: "check_crashed_run", command: "baton resume s --json" });
-    s.facets.runs.push({
-      runId: "r2",
-      agent: "claude",
-      started: "2026-03-01T10:40:00.000Z",
-      ended: "2026-03-01T10:50:00.000Z",
-      status: "ended",
-    });
+    // A run started before the crash was known does not settle it.
+    s.facets.runs.push({ runId: "r0", agent: "codex", started: "2026-03-01T10:20:00.000Z", status: "running" });
+    expect(crashedRunRule(input(s))?.action.action).toBe("check_crashed_run");
+    // The new agent's own run, still going, does.
+    s.facets.runs.push({ runId: "r2", agent: "claude", started: "2026-03-01T10:40:00.000Z", status: "running" });
     expect(crashedRunRule(input(s))).toBeUndefined();
   });
 
@@ -208,23 +244,32 @@ describe("each rule alone", () => {
     const lease = (ms: number) => ({ leaseId: "lse_1", owner: "cli:7", expiresAt: new Date(NOW.getTime() + ms).toISOString() });
     const s = snap();
     expect(expiringLeaseRule(input(s, { pendingWork: [{ kind: "x", seq: 2, state: "leased", lease: lease(600_000) }] }))).toBeUndefined();
-    const a = expiringLeaseRule(input(s, { pendingWork: [{ kind: "x", seq: 2, state: "leased", lease: lease(20_000) }] }));
+    const a = expiringLeaseRule(input(s, { pendingWork: [{ kind: "x", seq: 2, state: "leased", lease: lease(10_000) }] }));
+    // A lease of the default length, just taken, is not about to expire.
+    expect(expiringLeaseRule(input(s, { pendingWork: [{ kind: "x", seq: 2, state: "leased", lease: lease(59_000) }] }))).toBeUndefined();
     expect(a?.action).toMatchObject({ action: "heartbeat_lease", command: "baton lease heartbeat lse_1" });
   });
 
-  it("13 a lock of the session's runs → reclaim_stale_lock when expired, wait_for_lock when held", () => {
+  it("13 a lock of the session's runs → reclaim_stale_lock on proof, wait_for_lock (inspect) when held", () => {
     const s = snap();
     expect(lockRule(input(s))).toBeUndefined();
-    const held = { name: "deploy", owner: "cli:9", runId: "r1", expiresAt: "2026-03-01T12:05:00.000Z" };
-    expect(lockRule(input(s, { locks: [held] }))?.action).toMatchObject({
-      action: "wait_for_lock",
-      command: "baton lock acquire deploy --wait 60000",
-    });
-    const stale = { ...held, expiresAt: "2026-03-01T11:00:00.000Z" };
-    expect(lockRule(input(s, { locks: [stale] }))?.action).toMatchObject({
-      action: "reclaim_stale_lock",
-      command: "baton lock inspect deploy",
-    });
+    const live = { stale: false as const, reason: "live" as const, evidence: "pid 7 on h is alive" };
+    const held = { name: "deploy", owner: "cli:9", runId: "r1", expiresAt: "2026-03-01T12:05:00.000Z", decision: live };
+    // Never a command that takes the lock: inspect it.
+    const w = lockRule(input(s, { locks: [held] }))?.action;
+    expect(w).toMatchObject({ action: "wait_for_lock", command: "baton lock inspect deploy" });
+    expect(w?.reason).toContain("wait for it");
+    // Held by the session's newest running run: the agent's own, to release, not to wait for.
+    s.facets.runs.push({ runId: "r0", agent: "claude", started: "2026-03-01T09:00:00.000Z", status: "running" });
+    s.facets.runs.push({ runId: "r1", agent: "claude", started: "2026-03-01T10:00:00.000Z", status: "running" });
+    const own = lockRule(input(s, { locks: [held] }))?.action;
+    expect(own?.reason).toContain("the lock is yours: release it");
+    expect(own?.reason).toContain("baton lock release deploy");
+    // Stale on the proof staleDecision gave (a dead pid, before any expiry).
+    const dead = { stale: true as const, proof: "dead_pid" as const, evidence: "pid 7 on h is not running" };
+    const stale = lockRule(input(s, { locks: [{ ...held, decision: dead }] }))?.action;
+    expect(stale).toMatchObject({ action: "reclaim_stale_lock", command: "baton lock inspect deploy" });
+    expect(stale?.reason).toContain("dead_pid: pid 7 on h is not running");
   });
 
   it("14 a target mismatch noted since the binding → check_target", () => {
@@ -234,7 +279,7 @@ describe("each rule alone", () => {
     s.target = { kind: "browser-tab", id: "tab-1", setAt: "2026-03-01T10:00:00.000Z", seq: 3 };
     expect(targetMismatchRule(input(s, { targetMismatch: m }))?.action).toMatchObject({
       action: "check_target",
-      command: "baton target resolve s --navigate",
+      command: "baton target resolve s --kind browser-tab --id tab-1",
     });
   });
 
@@ -314,90 +359,164 @@ describe("order and competing facts", () => {
   });
 });
 
-describe("inputs status gathers", () => {
-  it("reads the kind, seq and why back from the queue's dead-letter message", () => {
-    const why = "its run r1.a crashed (pid_dead). Twice";
-    const msg = deadLetterMessage({ itemId: "w1", kind: "steer", seq: 12, attempts: 5 }, why);
-    expect(parseDeadLetter(msg)).toEqual({ kind: "steer", seq: 12, why });
-    expect(parseDeadLetter("something else")).toBeUndefined();
-  });
-});
+interface DocRow {
+  n: number;
+  name: string;
+  advisory: boolean;
+  /** snake_case codes named in the "Action (command)" column, in order. */
+  codes: string[];
+}
+
+/** The table of record, parsed from docs/flows.md: an independent statement of the order. */
+function docTable(): DocRow[] {
+  const text = readFileSync(join(REPO, "docs", "flows.md"), "utf8");
+  const section = text.slice(text.indexOf("## What decides the next action"), text.indexOf("## Writing a flow"));
+  return [...section.matchAll(/^\| (\d+) \| `([a-z_]+)` \| [^|]+ \| [^|]+ \| (action|reason) \| (.+) \|$/gm)].map((r) => ({
+    n: Number(r[1]),
+    name: r[2] as string,
+    advisory: r[3] === "reason",
+    codes: [...(r[4] as string).matchAll(/`([a-z]+(?:_[a-z]+)+)`/g)].map((m) => m[1] as string),
+  }));
+}
 
 describe("the table of record", () => {
   it("docs/flows.md lists the rules in the code's order, the advisory ones as shaping the reason", () => {
-    const text = readFileSync(join(REPO, "docs", "flows.md"), "utf8");
-    const section = text.slice(text.indexOf("## What decides the next action"), text.indexOf("## Writing a flow"));
-    const rows = [...section.matchAll(/^\| (\d+) \| `([a-z_]+)` \| [^|]+ \| [^|]+ \| (action|reason) \|/gm)];
-    expect(rows.map((r) => Number(r[1]))).toEqual(NEXT_ACTION_RULES.map((_, i) => i + 1));
-    expect(rows.map((r) => r[2])).toEqual(NEXT_ACTION_RULES.map((r) => r.name));
-    expect(rows.map((r) => r[3] === "reason")).toEqual(NEXT_ACTION_RULES.map((r) => r.advisory === true));
+    const rows = docTable();
+    expect(rows.map((r) => r.n)).toEqual(NEXT_ACTION_RULES.map((_, i) => i + 1));
+    expect(rows.map((r) => r.name)).toEqual(NEXT_ACTION_RULES.map((r) => r.name));
+    expect(rows.map((r) => r.advisory)).toEqual(NEXT_ACTION_RULES.map((r) => r.advisory === true));
+  });
+
+  it("each row's action codes are the ones its rule answers with", () => {
+    const ext = BUILTIN_FLOWS["external-run"]!;
+    const live = { stale: false as const, reason: "live" as const, evidence: "alive" };
+    const dead = { stale: true as const, proof: "expired" as const, evidence: "expired" };
+    const lock = { name: "deploy", owner: "o", runId: "r9", expiresAt: "2026-03-01T13:00:00.000Z" };
+    // Every situation a rule can answer in, by rule (markers and the phase take the flow's own actions).
+    const situations: Record<string, (() => NextActionInput)[]> = {};
+    const add = (name: string, make: () => NextActionInput) => {
+      situations[name] = [...(situations[name] ?? []), make];
+    };
+    for (const [key, apply] of Object.entries(FACTS)) {
+      add(FACT_RULE[key] as string, () => {
+        const s = snap();
+        const i = input(s);
+        apply(s, i);
+        return i;
+      });
+    }
+    add("deadline_passed", () => {
+      const s = Object.assign(snap("polling", ext), { deadline: "2026-03-01T11:00:00.000Z" });
+      return { ...input(s), flow: ext };
+    });
+    add("lock", () => input(snap(), { locks: [{ ...lock, decision: dead }] }));
+    add("lock", () => input(snap(), { locks: [{ ...lock, decision: live }] }));
+    for (const row of docTable()) {
+      if (row.name === "markers" || row.name === "phase") continue;
+      const entry = NEXT_ACTION_RULES.find((e) => e.name === row.name);
+      const actions = (situations[row.name] ?? []).map((make) => entry?.rule(make())?.action.action);
+      expect(actions.length, row.name).toBeGreaterThan(0);
+      for (const a of actions) expect(row.codes, `row ${row.n} ${row.name}`).toContain(a);
+      // The row leads with an action its rule gives.
+      expect(actions, `row ${row.n} ${row.name}`).toContain(row.codes[0]);
+    }
   });
 });
 
-describe("any mix of facts (property)", () => {
-  /** Each fact, applied to a fresh snapshot and input. */
-  const FACTS: Record<string, (s: Snapshot, i: NextActionInput) => void> = {
-    rollback: (s) => {
-      s.facets.rollbacks.push({ id: "rb1", target: "cp-3", safety: "cp-9", state: "started", files: 1, startedAt: "x" } as never);
-    },
-    spiral: (s) => {
-      s.facets.spiral = { paused: true, turns: 3, window: [] };
-    },
-    dead: (_, i) => {
-      i.deadWork = [{ kind: "steer", seq: 4, at: NOW.toISOString(), why: "nacked" }];
-    },
-    pending: (_, i) => {
-      i.pendingWork = [...i.pendingWork, { kind: "x", seq: 2, state: "ready" }];
-    },
-    changed: (_, i) => {
-      i.changedFiles = [{ path: "a.ts", state: "changed" }];
-    },
-    deadline: (s) => {
-      s.deadline = "2026-03-01T11:00:00.000Z";
-    },
-    active: (s) => {
-      s.facets.blockers.push(blocker("b1", "active"));
-    },
-    done: (s) => {
-      s.facets.progress = { total: 2, completed: 2 };
-    },
-    crashed: (s) => {
-      s.facets.runs.push({
-        runId: "r1",
-        agent: "a",
-        started: "2026-03-01T10:00:00.000Z",
-        ended: "2026-03-01T10:01:00.000Z",
-        status: "crashed",
-      });
-    },
-    lease: (_, i) => {
-      const lease = { leaseId: "l1", owner: "o", expiresAt: new Date(NOW.getTime() + 1_000).toISOString() };
-      i.pendingWork = [...i.pendingWork, { kind: "y", seq: 3, state: "leased", lease }];
-    },
-    lock: (_, i) => {
-      i.locks = [{ name: "deploy", owner: "o", runId: "r9", expiresAt: "2026-03-01T13:00:00.000Z" }];
-    },
-    target: (s, i) => {
-      s.target = { kind: "job", id: "j1", setAt: "2026-03-01T10:00:00.000Z", seq: 2 };
-      i.targetMismatch = { at: NOW.toISOString(), message: "differs in id." };
-    },
-    bypassed: (s) => {
-      s.facets.blockers.push(blocker("b2", "bypassed", { workaround: "w" }));
-    },
-    questions: (s) => {
-      s.facets.resume.openQuestions.push("Which region?");
-    },
-  };
+/** Each fact, applied to a fresh snapshot and input. */
+const FACTS: Record<string, (s: Snapshot, i: NextActionInput) => void> = {
+  rollback: (s) => {
+    s.facets.rollbacks.push({ id: "rb1", target: "cp-3", safety: "cp-9", state: "started", files: 1, startedAt: "x" } as never);
+  },
+  spiral: (s) => {
+    s.facets.spiral = { paused: true, turns: 3, window: [] };
+  },
+  dead: (_, i) => {
+    i.deadWork = [{ kind: "steer", seq: 4, at: NOW.toISOString(), why: "nacked" }];
+  },
+  pending: (_, i) => {
+    i.pendingWork = [...i.pendingWork, { kind: "x", seq: 2, state: "ready" }];
+  },
+  changed: (_, i) => {
+    i.changedFiles = [{ path: "a.ts", state: "changed" }];
+  },
+  deadline: (s) => {
+    s.deadline = "2026-03-01T11:00:00.000Z";
+  },
+  active: (s) => {
+    s.facets.blockers.push(blocker("b1", "active"));
+  },
+  done: (s) => {
+    s.facets.progress = { total: 2, completed: 2 };
+  },
+  crashed: (s) => {
+    s.facets.runs.push({
+      runId: "r1",
+      agent: "a",
+      started: "2026-03-01T10:00:00.000Z",
+      ended: "2026-03-01T10:01:00.000Z",
+      status: "crashed",
+    });
+  },
+  lease: (_, i) => {
+    const lease = { leaseId: "l1", owner: "o", expiresAt: new Date(NOW.getTime() + 1_000).toISOString() };
+    i.pendingWork = [...i.pendingWork, { kind: "y", seq: 3, state: "leased", lease }];
+  },
+  lock: (_, i) => {
+    i.locks = [
+      {
+        name: "deploy",
+        owner: "o",
+        runId: "r9",
+        expiresAt: "2026-03-01T13:00:00.000Z",
+        decision: { stale: false, reason: "live", evidence: "alive" },
+      },
+    ];
+  },
+  target: (s, i) => {
+    s.target = { kind: "job", id: "j1", setAt: "2026-03-01T10:00:00.000Z", seq: 2 };
+    i.targetMismatch = { at: NOW.toISOString(), message: "differs in id." };
+  },
+  bypassed: (s) => {
+    s.facets.blockers.push(blocker("b2", "bypassed", { workaround: "w" }));
+  },
+  questions: (s) => {
+    s.facets.resume.openQuestions.push("Which region?");
+  },
+};
 
+/** The rule each fact is for. */
+const FACT_RULE: Record<string, string> = {
+  rollback: "interrupted_rollback",
+  spiral: "spiral_pause",
+  dead: "dead_lettered_work",
+  pending: "pending_work",
+  changed: "changed_files",
+  deadline: "deadline_passed",
+  active: "active_blocker",
+  done: "unrecorded_completion",
+  crashed: "crashed_run",
+  lease: "expiring_lease",
+  lock: "lock",
+  target: "target_mismatch",
+  bypassed: "bypassed_blocker",
+  questions: "open_questions",
+};
+
+describe("any mix of facts (property)", () => {
   it("the first non-advisory rule that answers wins; every other one is named in the reason and suggested", () => {
+    const ORDER = docTable();
+    expect(ORDER.length).toBe(NEXT_ACTION_RULES.length);
     fc.assert(
       fc.property(fc.subarray(Object.keys(FACTS)), (facts) => {
         const s = snap();
         const i = input(s);
         for (const f of facts) FACTS[f]?.(s, i);
-        const answers = NEXT_ACTION_RULES.flatMap((e) => {
-          const a = e.rule(i);
-          return a ? [{ e, a }] : [];
+        // The expected order is the table's (docs/flows.md), not the code's list.
+        const answers = ORDER.flatMap((row) => {
+          const rule = NEXT_ACTION_RULES.find((e) => e.name === row.name)?.rule;
+          const a = rule?.(i);
+          return a ? [{ e: { name: row.name, advisory: row.advisory }, a }] : [];
         });
         const win = answers.find((x) => !x.e.advisory);
         const d = decideNextAction(i);

@@ -361,7 +361,7 @@ describe("false positives on ordinary code and prose", () => {
   }
   // Our own sources, minus the redaction module (its rules quote secret formats on purpose).
   const corpus = [...files(join(REPO, "src"), /\.ts$/), ...files(join(REPO, "docs"), /\.md$/), join(REPO, "README.md")].filter(
-    (f) => !f.endsWith("redact.ts"),
+    (f) => !f.endsWith("redact.ts") && !f.endsWith("redact-providers.ts"),
   );
 
   it("redacts at most a tiny fraction of lines of this repository's code and docs", () => {

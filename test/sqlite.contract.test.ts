@@ -5,10 +5,12 @@ import { SqliteBackend } from "../src/backend/sqlite/sqlite-backend.js";
 import { BatonError } from "../src/errors.js";
 import { openBaton } from "../src/index.js";
 import { ensureWorkspace, workspaceAt } from "../src/services/workspace.js";
+import { concurrencyContract } from "./contract/concurrency-contract.js";
 import { journalContract, type StoreFactory } from "./contract/journal-contract.js";
 import { ledgerContract } from "./contract/ledger-contract.js";
 import { locksContract } from "./contract/locks-contract.js";
 import { queueContract } from "./contract/queue-contract.js";
+import { storeContract } from "./contract/store-contract.js";
 import { cleanupDirs, tempDir } from "./helpers.js";
 
 const sqliteStore: StoreFactory = async (root) => {
@@ -34,6 +36,10 @@ queueContract("sqlite", sqliteStore);
 ledgerContract("sqlite", sqliteStore);
 
 locksContract("sqlite", sqliteStore);
+
+concurrencyContract("sqlite", sqliteStore, "shared");
+
+storeContract("sqlite", sqliteStore);
 
 describe("sqlite group commit", () => {
   afterAll(() => cleanupDirs());

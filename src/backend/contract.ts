@@ -11,10 +11,21 @@
 export interface BackendCapabilities {
   /** Several processes may open the same store at once. */
   readonly multipleProcesses: boolean;
+  /**
+   * Write transactions run one at a time, in the order they were asked for (SQLite: one write
+   * lock, a promise chain, group commit in request order). When false (PostgreSQL), services
+   * keep one caller's requests on one session in order themselves (journal.ts).
+   */
+  readonly serialWrites: boolean;
   /** The store can wake waiters in other processes (PostgreSQL LISTEN/NOTIFY). */
   readonly crossProcessNotify: boolean;
   /** Full-text search with ranking is available (SQLite FTS5, PostgreSQL tsvector). */
   readonly fullTextSearch: boolean;
+}
+
+/** The `lockKey` under which a session's journal, checkpoint and ledger seqs are allocated. */
+export function sessionKey(sessionId: string): string {
+  return `session:${sessionId}`;
 }
 
 export type SessionStatus = "active" | "completed";
@@ -65,6 +76,15 @@ export interface DiagnosticRow {
 /** The journal's queries: sessions, events, snapshots, diagnostics. */
 export interface JournalQueries {
   getSession(id: string): Promise<SessionRow | undefined>;
+  /**
+   * Hold `key` against every other write transaction that asks for the same key, until this
+   * one ends: the per-key mutex under which a read-then-write (the next seq of a session's
+   * journal, checkpoints or ledger: key `session:<id>`) is done. A no-op on an engine whose
+   * write transactions already run one at a time (SQLite); PostgreSQL takes a transaction
+   * advisory lock. Writers of one key are ordered; writers of different keys are not.
+   */
+  lockKey(key: string): Promise<void>;
+  /** Throws `session_exists` when the id is taken (a concurrent start on another connection). */
   insertSession(row: SessionRow): Promise<void>;
   updateSession(id: string, patch: Pick<SessionRow, "phase" | "status" | "updatedAt" | "lastSeq">): Promise<void>;
   listSessions(opts: { includeCompleted: boolean }): Promise<SessionRow[]>;
@@ -120,10 +140,23 @@ export interface LeaseRow {
 export interface QueueQueries {
   insertItem(row: WorkItemRow): Promise<void>;
   getItem(itemId: string): Promise<WorkItemRow | undefined>;
-  /** Leased items whose lease expired at or before `nowMs`. */
+  /**
+   * Leased items whose lease expired at or before `nowMs`. In a write transaction the rows are
+   * held until it ends and rows another writer holds are skipped (it is expiring them).
+   */
   expiredLeases(nowMs: number): Promise<WorkItemRow[]>;
-  /** The first ready, available item, optionally of one session and of some kinds. */
-  nextReady(opts: { nowMs: number; sessionId?: string; kinds?: readonly string[] }): Promise<WorkItemRow | undefined>;
+  /**
+   * Atomically claim the first ready, available item (optionally of one session and of some
+   * kinds): mark it leased to `lease`, bump its attempts, record the lease row (`active`, its
+   * attempt the bumped count), and return the item as now stored with the journal event that
+   * made it (undefined if that row is missing). A concurrent claimer never gets the same item
+   * (the update is guarded by `state = 'ready'`; PostgreSQL skips rows another claimer holds:
+   * `FOR UPDATE SKIP LOCKED`, all in one statement).
+   */
+  claimReady(
+    opts: { nowMs: number; sessionId?: string; kinds?: readonly string[] },
+    lease: { leaseId: string; owner: string; expiresMs: number; acquiredAt: string },
+  ): Promise<{ item: WorkItemRow; event: EventRow | undefined } | undefined>;
   /** The earliest future time (epoch ms) an item becomes available or a lease expires. */
   nextWakeMs(nowMs: number): Promise<number | undefined>;
   /** Open (ready or leased) items, of one session or all, in delivery order. */
@@ -137,6 +170,13 @@ export interface QueueQueries {
   setLeaseState(leaseId: string, state: LeaseState, resultSeq?: number | null): Promise<void>;
   /** Leased items whose lease owner is one of `owners` (a crashed run's work), in delivery order. */
   leasedBy(owners: readonly string[]): Promise<WorkItemRow[]>;
+  /** Dead-lettered items of a session not handled since, oldest first, at most `limit`. */
+  deadUnhandled(sessionId: string, limit: number): Promise<WorkItemRow[]>;
+  /**
+   * Mark a session's unhandled dead items handled by the event at `handledSeq`: those of
+   * `kinds`, and those whose seq is in `seqs`, created before it.
+   */
+  markDeadHandled(sessionId: string, match: { kinds: readonly string[]; seqs: readonly number[] }, handledSeq: number): Promise<void>;
 }
 
 export type CheckpointKindColumn = "targeted" | "tree" | "safety";
@@ -159,6 +199,9 @@ export interface CheckpointRow {
   /** Set when retention pruned it; its file rows are gone, the row stays so a rollback to it is `snapshot_expired`. */
   prunedAt: string | null;
   fileCount: number;
+  /** The host and workspace root it was taken on (absent on checkpoints from before migration 10). */
+  host?: string | null;
+  workspace?: string | null;
   /**
    * Whole-tree checkpoints: the files the walk left out because their names cannot be stored
    * and restored safely (absent or empty when none were). Kept so status can name them without
@@ -220,6 +263,8 @@ export interface CheckpointQueries {
   listCheckpoints(sessionId: string): Promise<CheckpointRow[]>;
   /** A session's live (not pruned) checkpoints by seq. */
   liveCheckpoints(sessionId: string): Promise<CheckpointRow[]>;
+  /** The newest live checkpoint of a session, not a safety one, created at or before `at` (one row). */
+  lastGoodCheckpoint(sessionId: string, at: string): Promise<string | undefined>;
   /** The session's newest checkpoint, pruned or not. */
   lastCheckpoint(sessionId: string): Promise<CheckpointRow | undefined>;
   /** The session's newest live whole-tree checkpoint. */
@@ -230,7 +275,13 @@ export interface CheckpointQueries {
   setPinned(id: string, pinned: boolean): Promise<void>;
   /** Mark it pruned and forget its files. Returns the blobs it named that may now be unreferenced. */
   pruneCheckpoint(id: string, at: string): Promise<string[]>;
-  /** Of `hashes`, those that no live checkpoint and no artifact of an active session references. */
+  /**
+   * Of `hashes`, those that no live checkpoint and no artifact of an active session references.
+   * Takes the blob collector's lock exclusively until the transaction ends, before looking:
+   * `putBlob`, `inlineBlobs`, `blobEpoch`, `insertCheckpoint` and `insertArtifact` take it
+   * shared in a write transaction, so no concurrent writer can reference a blob between this
+   * answer and the deletion (SQLite: the write lock; PostgreSQL: a row lock on the meta row).
+   */
   unreferenced(hashes: readonly string[]): Promise<string[]>;
   /** Every hash a live checkpoint or an active session's artifact references. */
   referencedHashes(): Promise<string[]>;
@@ -308,8 +359,12 @@ export interface LockRow {
 export interface LockQueries {
   getLock(name: string): Promise<LockRow | undefined>;
   listLocks(): Promise<LockRow[]>;
-  /** Insert or replace the lock's row (an acquisition). */
-  putLock(row: LockRow): Promise<void>;
+  /**
+   * An acquisition, as compare-and-set on the epoch: insert the row when `prevEpoch` is null
+   * and no row exists, or replace the row whose epoch is still `prevEpoch`. False when another
+   * challenger got there first (the caller re-reads and reports the holder).
+   */
+  acquireLock(row: LockRow, prevEpoch: number | null): Promise<boolean>;
   /** Extend a held lock of this epoch; returns whether a row changed. */
   heartbeatLock(name: string, epoch: number, heartbeatAt: string, expiresMs: number, ttlMs: number): Promise<boolean>;
   /** Free a held lock of this epoch (the epoch is kept); returns whether a row changed. */
@@ -386,17 +441,26 @@ export interface LedgerQueries {
 }
 
 /**
- * What a transaction can do. The journal's queries sit at the top level; each further
+ * What a transaction can do. In a write transaction, the point reads (`getSession`,
+ * `queue.getItem`, `queue.getLease`, `locks.getLock`, `runs.getRun`) and the item lists a
+ * writer acts on (`queue.openItems`, `queue.leasedBy`) hold the rows they return against other
+ * writers until the transaction ends (a row another writer changed meanwhile is read as
+ * committed, and dropped if it no longer matches), so a read-then-write of one row
+ * never races another connection (SQLite: the write lock; PostgreSQL: `FOR UPDATE`). The
+ * journal's queries sit at the top level; each further
  * capability adds one group (`readonly queue: QueueQueries`, ...) so its queries stay together,
  * and each backend implements the group in its own file.
  */
 export interface StoreTx extends JournalQueries {
   /**
    * Run `action` once this transaction is sure to commit: after everything it did succeeded,
-   * still under the write lock, just before COMMIT (with group commit, after every member of
-   * the group). Dropped if the transaction rolls back. For work outside the database that must
-   * not happen unless the transaction's changes do, such as deleting a blob file the
-   * transaction just found unreferenced. An action that throws fails the commit.
+   * just before COMMIT (with group commit, after every member of the group). Dropped if the
+   * transaction rolls back. For work outside the database that must not happen unless the
+   * transaction's changes do, such as deleting a blob file the transaction just found
+   * unreferenced. An action that throws fails the commit. It is NOT a mutex: on an engine with
+   * many writers other transactions run meanwhile, so an action must be safe on its own (a blob
+   * file is safe to unlink because the collector's lock, taken by `unreferenced`, is held until
+   * the commit and keeps any concurrent transaction from referencing it).
    */
   beforeCommit(action: () => void): void;
   readonly queue: QueueQueries;
@@ -424,9 +488,23 @@ export interface TxOptions {
 export interface Backend {
   readonly kind: string;
   readonly capabilities: BackendCapabilities;
+  /** What the open-time migration did (see MigrationReport). */
+  readonly migration?: MigrationReport;
   /**
-   * Run `fn` in one transaction. `write` takes the write lock up front, so a read-then-write
-   * (idempotency check, seq allocation) never races another process. A throw rolls back.
+   * Set by a store shared across hosts: every blob up to this size is kept in the store, since
+   * another host cannot read this one's `.baton/blobs/` files (PostgreSQL: bytea, default 64 MiB).
+   */
+  readonly blobMaxBytes?: number;
+  /**
+   * Run `fn` in one transaction. A throw rolls back. A connection lost during COMMIT is
+   * `storage_unavailable` with `details.outcome = "unknown"`: the caller re-sends with its
+   * idempotency key (the journal does so once for appends). Write transactions may run concurrently
+   * on engines with many writers (PostgreSQL, READ COMMITTED): a read-then-write is safe only
+   * through the contract's atomic operations (`lockKey`, the row-holding point reads,
+   * `claimReady`, `acquireLock`, the blob collector's lock), never by assuming a global write
+   * lock. An engine may re-run `fn` after a deadlock or serialisation failure, so `fn` must
+   * not act outside the store except through `beforeCommit`. SQLite takes its single write
+   * lock up front, which satisfies every rule trivially.
    * A backend may carry several concurrent write transactions in one commit (group commit):
    * each must behave as if run alone in request order (a throw undoes only its own changes),
    * and each promise settles only once the shared commit is durable.
@@ -449,6 +527,12 @@ export interface Backend {
   close(): Promise<void>;
 }
 
+/**
+ * Migrations are part of the contract: every backend keeps numbered migrations beside its
+ * driver, records the versions applied, applies the missing ones at open under a lock that
+ * serialises concurrent openers (SQLite: the write lock; PostgreSQL: an advisory lock), and
+ * refuses a store newer than the code (`schema_too_new`). `migration` reports what ran.
+ */
 export interface MigrationStep {
   version: number;
   name: string;

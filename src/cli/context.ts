@@ -3,7 +3,7 @@ import type { Baton } from "../baton.js";
 import { jsonBoundsProblem } from "../core/canonical.js";
 import { envOptions } from "../env-options.js";
 import { BatonError, EXIT_CODES, isBatonError } from "../errors.js";
-import { endedByClosedStdout, writeStderr, writeStdout } from "./output.js";
+import { endedByClosedStdout, stdoutIsClosed, writeStderr, writeStdout } from "./output.js";
 
 export interface GlobalOptions {
   json?: boolean;
@@ -59,13 +59,17 @@ export function reportError(err: unknown, json: boolean): number {
         {},
         { cause: err },
       );
-  if (json) {
+  let said = false;
+  if (json && !stdoutIsClosed()) {
     try {
       writeStdout(`${JSON.stringify({ error: e.toJSON() })}\n`);
+      said = true;
     } catch (closed) {
       if (!endedByClosedStdout(closed)) throw closed;
     }
-  } else {
+  }
+  if (!said) {
+    // Stdout closed by its reader (or not asked for): the failure still has to be said somewhere.
     writeStderr(`baton: ${e.message} [${e.code}]\n`);
     if (e.code === "internal" && process.env.BATON_DEBUG && err instanceof Error) writeStderr(`${err.stack}\n`);
   }

@@ -54,7 +54,9 @@ export function buildProgram(json = false): Command {
 
   program
     .command("init")
-    .description("create .baton/ here (or at --root)")
+    .description("create .baton/ here (or at --root); with --store, use a shared PostgreSQL project instead of SQLite")
+    .option("--store <url>", "postgres://user@host:port/database (no password: use PGPASSWORD or ~/.pgpass)")
+    .option("--project <name>", "the Baton project inside that database (one schema per project)")
     .action(lazy(journal, (m) => m.init));
 
   const s = program.command("session").description("start, list and show sessions");
@@ -116,6 +118,7 @@ export function buildProgram(json = false): Command {
     .description("the session's journal as JSON Lines")
     .addOption(session())
     .option("-o, --out <file>", "write to a file instead of stdout")
+    .option("--seq <n>", "only the event with this seq (e.g. dead-lettered work to handle by hand)")
     .action(lazy(journal, (m) => m.exportJournal));
   program
     .command("rebuild")
@@ -283,6 +286,7 @@ export function buildProgram(json = false): Command {
     .option("--to <id>", "the checkpoint to restore")
     .option("--files <paths...>", "restore only these files (or directories)")
     .option("--dry-run", "show the unified diff of what would change; change nothing")
+    .option("--other-host", "restore a checkpoint another host took (a shared store) into this workspace")
     .action(lazy(cps, (m) => m.rollback));
   const art = program.command("artifact").description("files attached to a session, kept until it completes");
   art

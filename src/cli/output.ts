@@ -24,9 +24,17 @@ export class StdoutClosed extends Error {
 
 let stdoutClosed = false;
 
-/** Whether `err` (or an error it wraps) is the end of stdout, or stdout is already known to be closed. */
+/**
+ * Whether `err` (or an error it wraps) is the end of stdout. Only the cause chain counts: a
+ * real failure after the pipe closed (a storage error) is still a failure, reported on stderr.
+ */
 export function endedByClosedStdout(err: unknown): boolean {
   for (let e = err, depth = 0; e instanceof Error && depth < 8; e = e.cause, depth++) if (e instanceof StdoutClosed) return true;
+  return false;
+}
+
+/** Whether the reader has closed stdout (whatever is said now goes to stderr). */
+export function stdoutIsClosed(): boolean {
   return stdoutClosed;
 }
 

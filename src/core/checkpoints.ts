@@ -42,6 +42,9 @@ export interface CheckpointInfo {
   /** Set when retention pruned it: the record stays (so a rollback to it says `snapshot_expired`), its files do not. */
   prunedAt?: string;
   fileCount: number;
+  /** The host and workspace root it was taken on: a store shared by several hosts holds theirs too. */
+  host?: string;
+  workspace?: string;
 }
 
 export interface Checkpoint extends CheckpointInfo {
@@ -135,19 +138,20 @@ export interface RestoreEntry {
  * did not exist then, so it is removed. That holds for a path of the current tree and equally
  * for a path only a later checkpoint names (a file created after it, which an earlier rollback
  * removed and its safety checkpoint recorded): without it, the second of two rollbacks would
- * bring back what the first removed. `covered` says whether a tree walk covers a path that is
- * not in the tree now (not ignored, not in `.baton/`); by default every such path is covered.
+ * bring back what the first removed. `covered(path, cp)` says whether the tree checkpoint `cp`
+ * covered a path (its walk would have taken the file: not ignored by the rules it was taken
+ * with, not in `.baton/`); a path it did not cover is left to later checkpoints, or as it is.
+ * By default every path is covered.
  */
 export function composeRestore(
   range: readonly Checkpoint[],
   currentTree: readonly string[] = [],
-  covered: (path: string) => boolean = () => true,
+  covered: (path: string, cp: Checkpoint) => boolean = () => true,
 ): RestoreEntry[] {
   const out = new Map<string, RestoreEntry>();
   // Every path the range or the tree names, until a checkpoint decides it.
   const pending = new Set<string>(currentTree);
   for (const cp of range) for (const f of cp.files) pending.add(f.path);
-  const inTree = new Set(currentTree);
   const decide = (p: string, want: CheckpointFile, from: string) => {
     out.set(p, { path: p, want, from });
     pending.delete(p);
@@ -162,7 +166,7 @@ export function composeRestore(
     for (const p of [...pending]) {
       const f = listed.get(p);
       if (f) decide(p, f, cp.id);
-      else if (inTree.has(p) || covered(p)) decide(p, { path: p, absent: true }, cp.id);
+      else if (covered(p, cp)) decide(p, { path: p, absent: true }, cp.id);
     }
   }
   const sorted = [...out.values()].sort((a, b) => (a.path < b.path ? -1 : a.path > b.path ? 1 : 0));

@@ -23,6 +23,7 @@ export type DoctorCheck =
   | "server"
   | "ledger"
   | "hooks"
+  | "privacy"
   | "target";
 
 export interface DoctorFinding {

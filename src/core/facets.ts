@@ -54,10 +54,12 @@ const fileList: Check = (v) =>
         typeof x === "object" &&
         !Array.isArray(x) &&
         typeof x.path === "string" &&
-        (x.hash === undefined || x.hash === null || typeof x.hash === "string"),
+        (x.hash === undefined || x.hash === null || typeof x.hash === "string") &&
+        (x.size === undefined || typeof x.size === "number") &&
+        (x.mtimeMs === undefined || typeof x.mtimeMs === "number"),
     ))
     ? null
-    : 'must be a list of {"path": string, "hash"?: string}';
+    : 'must be a list of {"path": string, "hash"?: string, "size"?: number, "mtimeMs"?: number}';
 
 const TURN_STATUSES = ["success", "error", "no_progress", "recovered"] as const;
 const SPIRAL_PATTERNS = ["same_signature", "file_churn", "same_failure", "alternation", "same_observation"] as const;

@@ -242,7 +242,14 @@ function foldFacet(snap: Snapshot, type: FacetEventType, ev: JournalEvent): void
         if (!item || typeof item !== "object" || Array.isArray(item) || typeof item.path !== "string") continue;
         const i = r.filesModified.findIndex((x) => x.path === item.path);
         if (i >= 0) r.filesModified.splice(i, 1);
-        const rec = defined({ path: item.path, hash: typeof item.hash === "string" ? item.hash : undefined, at: ev.at });
+        const num = (v: unknown) => (typeof v === "number" && Number.isFinite(v) && v >= 0 ? v : undefined);
+        const rec = defined({
+          path: item.path,
+          hash: typeof item.hash === "string" ? item.hash : undefined,
+          size: num(item.size),
+          mtimeMs: num(item.mtimeMs),
+          at: ev.at,
+        });
         pushBounded(r.filesModified, rec, SNAPSHOT_LIMITS.filesModified);
       }
       for (const k of ["keyImplementations", "openQuestions"] as const) {

@@ -8,9 +8,10 @@
  *     { "hooks": { "<Event>": [ { "matcher": "<regex>", "hooks": [ { "type": "command", "command": "…" } ] } ] } }
  *
  * Baton's handlers are recognised by their command (`… baton… hook <agent> <Event>`), never by
- * position, so every other hook is kept whatever its place. Install first removes Baton's
- * handlers, then appends one matcher group per event holding only Baton's handler: installing
- * twice gives the same value. Uninstall removes Baton's handlers, then the groups and event
+ * position, so every other hook is kept whatever its place. Install replaces a group that holds
+ * only Baton's handler where it stands (other hooks keep their indices, which Codex's trust is
+ * keyed by), removes Baton's handlers elsewhere, and appends a group per event that has none:
+ * installing twice gives the same value. Uninstall removes Baton's handlers, then the groups and event
  * arrays that removal emptied (a container that was empty before is left alone), so it
  * restores the configuration as it was before the install.
  */
@@ -111,22 +112,57 @@ export function removeBatonHooks(hooks: JsonObject | undefined, agent: HookAgent
   return { hooks: out, removed };
 }
 
-/** `hooks` with exactly one Baton group per spec (earlier Baton handlers replaced). */
+function groupOf(spec: HookGroupSpec): JsonObject {
+  const group: JsonObject = {};
+  if (spec.matcher !== undefined) group.matcher = spec.matcher;
+  const handler: JsonObject = {};
+  if (spec.handler.name !== undefined) handler.name = spec.handler.name;
+  handler.type = spec.handler.type;
+  handler.command = spec.handler.command;
+  if (spec.handler.timeout !== undefined) handler.timeout = spec.handler.timeout;
+  if (spec.handler.description !== undefined) handler.description = spec.handler.description;
+  group.hooks = [handler];
+  return group;
+}
+
+/**
+ * `hooks` with exactly one Baton group per spec (earlier Baton handlers replaced). A group that
+ * held only Baton's handler is replaced where it stands, so the groups after it keep their
+ * places: Codex keys its trust of every hook by group and handler index, and moving a user's
+ * group would silently untrust it. Specs without such a group are appended.
+ */
 export function addBatonHooks(hooks: JsonObject | undefined, specs: readonly HookGroupSpec[], agent: HookAgent): JsonObject {
-  const out: JsonObject = { ...(removeBatonHooks(hooks, agent).hooks ?? {}) };
-  for (const spec of specs) {
-    const group: JsonObject = {};
-    if (spec.matcher !== undefined) group.matcher = spec.matcher;
-    const handler: JsonObject = {};
-    if (spec.handler.name !== undefined) handler.name = spec.handler.name;
-    handler.type = spec.handler.type;
-    handler.command = spec.handler.command;
-    if (spec.handler.timeout !== undefined) handler.timeout = spec.handler.timeout;
-    if (spec.handler.description !== undefined) handler.description = spec.handler.description;
-    group.hooks = [handler];
-    const existing = out[spec.event];
-    out[spec.event] = Array.isArray(existing) ? [...existing, group] : [group];
+  const pending = new Map<string, HookGroupSpec[]>();
+  for (const spec of specs) pending.set(spec.event, [...(pending.get(spec.event) ?? []), spec]);
+  const out: JsonObject = {};
+  for (const [event, value] of Object.entries(hooks ?? {})) {
+    if (!Array.isArray(value)) {
+      out[event] = value;
+      continue;
+    }
+    const queue = pending.get(event) ?? [];
+    const groups: JsonValue[] = [];
+    let removedHere = 0;
+    for (const group of value) {
+      if (!isObject(group) || !Array.isArray(group.hooks)) {
+        groups.push(group);
+        continue;
+      }
+      const kept = group.hooks.filter((h) => !isOurs(h, agent));
+      const n = group.hooks.length - kept.length;
+      if (n === 0) groups.push(group);
+      else if (kept.length > 0) groups.push({ ...group, hooks: kept });
+      else {
+        const spec = queue.shift();
+        if (spec) groups.push(groupOf(spec));
+      }
+      removedHere += n;
+    }
+    for (const spec of queue) groups.push(groupOf(spec));
+    pending.delete(event);
+    if (removedHere === 0 || groups.length > 0) out[event] = groups;
   }
+  for (const [event, rest] of pending) out[event] = rest.map(groupOf);
   return out;
 }
 

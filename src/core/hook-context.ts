@@ -7,6 +7,8 @@
  * 10,000 characters; a longer text is moved to a file the model is not told to read), so a
  * long session must lose its least important sections, never the next action.
  */
+
+import { clip as clipText } from "./text.js";
 import type { Blocker, Decision, NextAction } from "./types.js";
 
 export interface SessionBrief {
@@ -26,10 +28,7 @@ export interface SessionBrief {
 
 const MAX_ITEM = 300;
 
-function clip(text: string, max = MAX_ITEM): string {
-  const t = text.replace(/\s+/g, " ").trim();
-  return t.length <= max ? t : `${t.slice(0, max - 1)}…`;
-}
+const clip = (text: string, max = MAX_ITEM): string => clipText(text, max);
 
 export function renderNextAction(a: NextAction): string {
   // The reason in full (as `baton resume` gives it): it names every fact that competes.

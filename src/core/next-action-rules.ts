@@ -6,16 +6,18 @@
 import { allowedEvents, phaseNextAction } from "./flow.js";
 import { markerNextAction } from "./markers.js";
 import type { NextActionRule } from "./next-action.js";
+import { batonCommand, shellQuote } from "./shell.js";
+import { clip as clipText } from "./text.js";
 import type { NextAction } from "./types.js";
 
 const MAX_TEXT = 160;
-/** A lease that runs out within this long is about to expire. */
-export const LEASE_SOON_MS = 60_000;
+/**
+ * A lease that runs out within this long is about to expire. Well under the default lease
+ * length (60 s): a lease just taken is not news, one left to run out is.
+ */
+export const LEASE_SOON_MS = 15_000;
 
-function clip(text: string, max = MAX_TEXT): string {
-  const t = text.replace(/\s+/g, " ").trim();
-  return t.length <= max ? t : `${t.slice(0, max - 1)}…`;
-}
+const clip = (text: string, max = MAX_TEXT): string => clipText(text, max);
 
 function quote(text: string): string {
   return JSON.stringify(clip(text));
@@ -26,7 +28,7 @@ function nowOf(input: { now?: Date; snap: { updatedAt: string } }): Date {
 }
 
 /** Dead-lettered work: nobody will be given it again, so someone handles it by hand. */
-export const deadWorkRule: NextActionRule = ({ snap, deadWork }) => {
+export const deadWorkRule: NextActionRule = ({ flow, snap, deadWork }) => {
   const dead = deadWork ?? [];
   const first = dead[0];
   if (!first) return undefined;
@@ -37,12 +39,18 @@ export const deadWorkRule: NextActionRule = ({ snap, deadWork }) => {
   return {
     action: {
       action: "handle_dead_work",
-      reason: `${dead.length} work item(s) were dead-lettered and will not be delivered again: ${list}${dead.length > 3 ? ", …" : ""} (${clip(first.why)}). Read event seq ${first.seq} in the journal, handle it by hand, then record the result with \`baton event\`.`,
-      command: `baton export ${snap.sessionId}`,
+      reason: `${dead.length} work item(s) were dead-lettered and will not be delivered again: ${list}${dead.length > 3 ? ", …" : ""} (${clip(first.why)}). Read event seq ${first.seq} in the journal and handle it by hand, then record the result with \`baton event\`: ${settles(flow.work?.[first.kind]?.doneBy, first.seq)}.`,
+      command: batonCommand("export", snap.sessionId, "--seq", String(first.seq)),
     },
     fact: `${dead.length} work item(s) were dead-lettered (${list})`,
   };
 };
+
+/** What marks a dead item handled (the queue's append hook): a doneBy event, or any event naming it. */
+function settles(doneBy: readonly string[] | undefined, seq: number): string {
+  const naming = `any event with data {"handles": ${seq}}`;
+  return doneBy?.length ? `an event that finishes it (${doneBy.join(", ")}) or ${naming}` : naming;
+}
 
 /** File truth: markers left in the session's files imply what is half done. */
 export const markerRule: NextActionRule = ({ flow, snap, markerFiles }) => {
@@ -64,13 +72,15 @@ export const changedFilesRule: NextActionRule = ({ snap, changedFiles }) => {
     .slice(0, 5)
     .map((f) => `${f.path} (${f.state})`)
     .join(", ");
-  const present = files.filter((f) => f.state !== "missing").map((f) => f.path);
-  const paths = (present.length > 0 ? present : files.map((f) => f.path)).map((p) => (/^[\w./@+-]+$/.test(p) ? p : JSON.stringify(p)));
+  // Recording again settles every path it can: a missing file is recorded as absent; one that
+  // is not a regular file any more cannot be recorded until it is one again.
+  const recordable = files.filter((f) => f.state !== "unreadable").map((f) => f.path);
+  const unreadable = files.length - recordable.length;
   return {
     action: {
       action: "review_changed_files",
-      reason: `${files.length} file(s) changed since the session recorded them: ${list}${files.length > 5 ? ", …" : ""}. Something other than the last recorded step touched them (another process, a crashed run, the user): review them before building on them, then record them again.`,
-      command: `baton files add ${paths.join(" ")} --session ${snap.sessionId}`,
+      reason: `${files.length} file(s) changed since the session recorded them: ${list}${files.length > 5 ? ", …" : ""}. What changed them is not known (the hooks record only the agent's Edit and Write tools, so the agent's own shell commands count too): review them before building on them, then record them again.${unreadable > 0 ? ` ${unreadable} of them cannot be read as regular files: restore or remove them first.` : ""}`,
+      command: recordable.length > 0 ? batonCommand("files", "add", ...recordable, "--session", snap.sessionId) : "",
     },
     fact: `${files.length} recorded file(s) changed since (${list})`,
   };
@@ -89,19 +99,23 @@ export const deadlineRule: NextActionRule = (input) => {
       action: {
         action: "record_timeout",
         reason: `The session's deadline (${snap.deadline}) passed while it is ${snap.phase}: record the timeout, which ends it.`,
-        command: `baton event ${snap.sessionId} timeout`,
+        command: batonCommand("event", snap.sessionId, "timeout"),
       },
       fact,
     };
   }
-  const stop = allowed.has("abandon") ? `baton event ${snap.sessionId} abandon` : "";
+  const stop = allowed.has("abandon") ? batonCommand("event", snap.sessionId, "abandon") : "";
   return {
     action: {
       action: "deadline_passed",
       reason: `The session's deadline (${snap.deadline}) passed while it is ${snap.phase}: stop and ask the user whether to finish the work anyway or to stop it${stop ? ` (\`${stop}\`)` : ""}.`,
       command: "",
       choices: [
-        { choice: "finish", description: "finish the work although the deadline passed", command: `baton resume ${snap.sessionId} --json` },
+        {
+          choice: "finish",
+          description: "finish the work although the deadline passed",
+          command: batonCommand("resume", snap.sessionId, "--json"),
+        },
         ...(stop ? [{ choice: "stop", description: "stop the session: abandon it", command: stop }] : []),
       ],
     },
@@ -129,14 +143,27 @@ export const activeBlockerRule: NextActionRule = (input) => {
     phase.action === "resolve_blocker"
       ? ` Then: ${phase.reason} (\`${phase.command}\`)`
       : ` Work it does not affect can go on (${phase.action}${phase.command ? `: \`${phase.command}\`` : ""}).`;
-  const workaround = b.workaround
-    ? ` A workaround was noted: ${quote(b.workaround)}; bypass it with that (\`baton blocker bypass ${b.id} --workaround …\`) to go on.`
-    : "";
+  const workaround = b.workaround ? ` A workaround was noted: ${quote(b.workaround)}; bypass the blocker with it to go on.` : "";
+  // No runnable command: what resolves it is the user's answer. Each choice names the session
+  // (another may be active) and leaves a placeholder the API refuses until it is replaced.
+  const choices = [
+    {
+      choice: "resolve",
+      description: "the blocker is gone (the user supplied what it needs): say how",
+      command: `${batonCommand("blocker", "resolve", b.id, "--session", snap.sessionId)} --resolution "<how it was resolved>"`,
+    },
+    {
+      choice: "bypass",
+      description: "go on another way: record the workaround",
+      command: `${batonCommand("blocker", "bypass", b.id, "--session", snap.sessionId)} --workaround ${b.workaround ? shellQuote(b.workaround) : '"<the workaround>"'}`,
+    },
+  ];
   return {
     action: {
       action: "resolve_blocker",
-      reason: `Blocker ${b.id} ${quote(b.text)} is active${affects}: do not walk into it again. Resolve it (ask the user for what it needs), or record a workaround with \`baton blocker bypass ${b.id} --workaround "<how>"\`.${workaround}${more}${after}`,
-      command: `baton blocker resolve ${b.id} --session ${snap.sessionId} --resolution "<how it was resolved>"`,
+      reason: `Blocker ${b.id} ${quote(b.text)} is active${affects}: do not walk into it again. Resolve it (ask the user for what it needs), or bypass it with a workaround (choices resolve / bypass, replacing the <…> placeholder).${workaround}${more}${after}`,
+      command: "",
+      choices,
     },
     fact: `blocker ${b.id} ${quote(b.text)} is active`,
     suggest: phase.action === "resolve_blocker" ? [] : [phase],
@@ -155,13 +182,16 @@ export const unrecordedCompletionRule: NextActionRule = (input) => {
   const complete = flow.completeEvent ?? "complete";
   const canComplete = allowedEvents(flow, snap.phase).includes(complete);
   const phase = phaseOf(input);
-  const command = canComplete ? `baton complete ${snap.sessionId}` : phase.command;
+  // The command records the completion or nothing: when the phase does not allow it yet, the
+  // phase's own step comes first and is suggested with its own command.
+  const command = canComplete ? batonCommand("complete", snap.sessionId) : "";
   return {
     action: {
       action: "record_completion",
-      reason: `Progress is ${completed}/${total} but the session was never completed (phase ${snap.phase}): check the work is really done, then record it${canComplete ? "" : ` (the phase first asks for ${phase.action})`}.`,
+      reason: `Progress is ${completed}/${total} but the session was never completed (phase ${snap.phase}): check the work is really done, then record it${canComplete ? "" : `; the phase does not allow ${complete} yet: first ${phase.action}${phase.command ? ` (\`${phase.command}\`)` : ""}`}.`,
       command,
     },
+    ...(canComplete ? {} : { suggest: [phase] }),
     fact: `progress is ${completed}/${total} but completion was never recorded`,
   };
 };
@@ -172,14 +202,16 @@ export const crashedRunRule: NextActionRule = ({ snap }) => {
   const crashed = runs.filter((r) => r.status === "crashed");
   const last = crashed.at(-1);
   if (!last) return undefined;
-  // A crash is news until a later run ended cleanly (someone picked up after it).
-  const handled = runs.some((r) => r.status === "ended" && r.ended !== undefined && last.ended !== undefined && r.ended > last.ended);
+  // A crash is news until a run started after it was known (someone picked up after it: the
+  // agent reading this is that run, or it has already come and gone).
+  const known = last.ended ?? last.started;
+  const handled = runs.some((r) => r.runId !== last.runId && r.started > known);
   if (handled) return undefined;
   return {
     action: {
       action: "check_crashed_run",
       reason: `Run ${last.runId} (${last.agent}) crashed${last.ended ? ` at ${last.ended}` : ""} without handing off: its last step may be half done, and the work it had leased was given back. Check the recent events and the recorded files before going on.`,
-      command: `baton resume ${snap.sessionId} --json`,
+      command: batonCommand("resume", snap.sessionId, "--json"),
     },
     fact: `run ${last.runId} (${last.agent}) crashed${last.ended ? ` at ${last.ended}` : ""} and its leased work was given back`,
   };
@@ -197,43 +229,61 @@ export const expiringLeaseRule: NextActionRule = (input) => {
     action: {
       action: "heartbeat_lease",
       reason: `The lease on ${w.kind} (seq ${w.seq}) held by ${w.lease.owner} runs out at ${w.lease.expiresAt}: if it is yours, heartbeat it; otherwise it is delivered again after that.`,
-      command: `baton lease heartbeat ${w.lease.leaseId}`,
+      command: batonCommand("lease", "heartbeat", w.lease.leaseId),
     },
     fact: `the lease on ${w.kind} (seq ${w.seq}) held by ${w.lease.owner} runs out at ${w.lease.expiresAt}`,
   };
 };
 
-/** A lock one of the session's runs holds: stale (expired), or still held by a live run. */
+/**
+ * A lock one of the session's runs holds: stale on proof (core/locks.ts `staleDecision`:
+ * expired, dead or reused pid), or held by a live run, which may be the agent's own (the
+ * session's newest running run): then it is the agent's to release, not to wait for.
+ */
 export const lockRule: NextActionRule = (input) => {
   const l = input.locks?.[0];
   if (!l) return undefined;
-  const now = nowOf(input).getTime();
-  const run = input.snap.facets.runs.find((r) => r.runId === l.runId);
-  const stale = Date.parse(l.expiresAt) < now;
-  const fact = stale
-    ? `lock ${l.name} held by run ${l.runId} expired at ${l.expiresAt} (stale)`
-    : `lock ${l.name} is held by run ${l.runId}${run ? ` (${run.status})` : ""} until ${l.expiresAt}`;
+  const runs = input.snap.facets.runs;
+  const run = runs.find((r) => r.runId === l.runId);
+  const inspect = batonCommand("lock", "inspect", l.name);
+  const d = l.decision;
+  if (d.stale) {
+    return {
+      action: {
+        action: "reclaim_stale_lock",
+        reason: `Lock ${l.name} is still held by run ${l.runId} (${l.owner}), but its holder is gone (${d.proof}: ${d.evidence}): inspect it; acquiring it takes it over, with a new epoch.`,
+        command: inspect,
+      },
+      fact: `lock ${l.name} held by run ${l.runId} is stale (${d.proof})`,
+    };
+  }
+  const newest = runs.filter((r) => r.status === "running").at(-1);
+  const own = newest !== undefined && newest.runId === l.runId;
   return {
     action: {
-      action: stale ? "reclaim_stale_lock" : "wait_for_lock",
-      reason: stale
-        ? `Lock ${l.name} is still held by run ${l.runId} (${l.owner}), whose heartbeat stopped at ${l.expiresAt}: acquiring it takes it over, with a new epoch.`
-        : `Lock ${l.name} is held by run ${l.runId} (${l.owner}) until ${l.expiresAt}: another process of this session may be writing; wait for it (or ask its holder) before writes it guards.`,
-      command: stale ? `baton lock inspect ${l.name}` : `baton lock acquire ${l.name} --wait 60000`,
+      action: "wait_for_lock",
+      reason: own
+        ? `Lock ${l.name} is held by run ${l.runId} (${l.owner}), the session's newest running run, until ${l.expiresAt}: if that run is yours, the lock is yours: release it once the writes it guards are done (${batonCommand("lock", "release", l.name)}); otherwise wait for its holder.`
+        : `Lock ${l.name} is held by run ${l.runId} (${l.owner}${run ? `, ${run.status}` : ""}) until ${l.expiresAt}, and it is alive (${d.evidence}): another process of this session may be writing; wait for it (or ask its holder) before the writes it guards. Inspect it to see its holder and expiry.`,
+      command: inspect,
     },
-    fact,
+    fact: `lock ${l.name} is held by run ${l.runId}${run ? ` (${run.status})` : ""} until ${l.expiresAt}`,
   };
 };
 
-/** The last observed target was not the bound one. */
+/**
+ * The last observed target was not the bound one. The command is the resolve that settles it:
+ * run once the agent is back on the bound target, it notes the match.
+ */
 export const targetMismatchRule: NextActionRule = ({ snap, targetMismatch }) => {
   if (!targetMismatch || !snap.target) return undefined;
   const t = snap.target;
+  const settle = batonCommand("target", "resolve", snap.sessionId, "--kind", t.kind, "--id", t.id, ...(t.url ? ["--url", t.url] : []));
   return {
     action: {
       action: "check_target",
-      reason: `At ${targetMismatch.at} the target observed was not the bound one: ${clip(targetMismatch.message, 240)} Go back to ${t.kind} ${t.id}${t.url ? ` (${t.url})` : ""} before acting on it.`,
-      command: `baton target resolve ${snap.sessionId} --navigate`,
+      reason: `At ${targetMismatch.at} the target observed was not the bound one: ${clip(targetMismatch.message, 240)} Go back to ${t.kind} ${t.id}${t.url ? ` (${t.url})` : ""} before acting on it, then confirm that the target observed is the bound one again (the command), which settles this.`,
+      command: settle,
     },
     fact: `the target observed at ${targetMismatch.at} was not the bound ${t.kind} ${t.id}`,
   };
@@ -267,7 +317,7 @@ export const openQuestionsRule: NextActionRule = ({ snap }) => {
     action: {
       action: "answer_open_questions",
       reason: `${qs.length} open question(s) in the resume context: ${list}. Settle them (ask the user if needed) before acting on what they touch.`,
-      command: `baton resume ${snap.sessionId} --json`,
+      command: batonCommand("resume", snap.sessionId, "--json"),
     },
     fact: `${qs.length} open question(s) remain: ${list}`,
   };

@@ -20,6 +20,7 @@
  * target that no longer matched, a bypassed blocker and its workaround, open questions.
  */
 import { allowedEvents, type FlowDefinition, phaseNextAction } from "./flow.js";
+import type { StaleDecision } from "./locks.js";
 import type { ScannedFile } from "./markers.js";
 import {
   activeBlockerRule,
@@ -36,6 +37,7 @@ import {
   unrecordedCompletionRule,
 } from "./next-action-rules.js";
 import { finishRollbackRule } from "./rollback.js";
+import { batonCommand } from "./shell.js";
 import { spiralPauseRule } from "./spiral.js";
 import type { NextAction, Snapshot } from "./types.js";
 
@@ -61,15 +63,17 @@ export interface DeadWork {
 /** A file recorded in the resume context that is not as it was recorded. */
 export interface ChangedFile {
   path: string;
-  state: "changed" | "missing" | "created";
+  state: "changed" | "missing" | "created" | "unreadable";
 }
 
-/** A lock held by one of the session's runs. */
+/** A lock held by one of the session's runs, with core/locks.ts's verdict on its holder. */
 export interface HeldLock {
   name: string;
   owner: string;
   runId: string;
   expiresAt: string;
+  /** `staleDecision` on the holder (expiry, dead pid, reused pid), decided where facts are gathered. */
+  decision: StaleDecision;
 }
 
 /** A target observed (by `baton target resolve`) that was not the bound one. */
@@ -92,6 +96,11 @@ export interface NextActionInput {
   deadWork?: readonly DeadWork[];
   locks?: readonly HeldLock[];
   targetMismatch?: TargetMismatch;
+  /**
+   * A paused spiral that proposed no checkpoint: the newest live checkpoint (not a safety one)
+   * taken at or before its first turn, as status found it.
+   */
+  spiralFallback?: string;
 }
 
 /** What a rule says: the action it proposes and, in a few words, the fact behind it. */
@@ -132,7 +141,7 @@ export const pendingWorkRule: NextActionRule = ({ flow, snap, pendingWork }) => 
     action: {
       action: "handle_pending_work",
       reason: `${uncovered.length} event(s) wait for the agent: ${list}${uncovered.length > 3 ? ", …" : ""}. Lease one, handle it, then ack it with its result.`,
-      command: `baton poll --session ${snap.sessionId} --json`,
+      command: batonCommand("poll", "--session", snap.sessionId, "--json"),
     },
     fact: `${uncovered.length} work item(s) wait for the agent (${list})`,
   };

@@ -18,7 +18,13 @@
  * long or binary content is, and long text is redacted before it is hashed.
  */
 import { sha256 } from "./canonical.js";
+import { isSecretKey, keyClass, keyWords, weakSecretKey } from "./redact-keys.js";
+import { PROVIDER_CHECKS, PROVIDERS, providersFor } from "./redact-providers.js";
+
 import type { JsonValue } from "./types.js";
+
+/** The key judgement lives in redact-keys.ts; these two are part of redaction's public face. */
+export { isSecretKey, keyWords };
 
 export const REDACTED = "[redacted]";
 
@@ -67,237 +73,6 @@ const lengthPlaceholder = (v: unknown): string =>
   `[redacted:len=${typeof v === "string" ? v.length : Array.isArray(v) ? v.length : String(v ?? "").length}]`;
 
 // ---------------------------------------------------------------------------------------------
-// Keys
-
-/** Split a key into lowercase words: `accessToken`, `x-api-key`, `AUTH_HEADER`, `APIKey` alike. */
-export function keyWords(key: string): string[] {
-  return key
-    .replace(/([a-z0-9])([A-Z])/g, "$1 $2")
-    .replace(/([A-Z]+)([A-Z][a-z])/g, "$1 $2")
-    .toLowerCase()
-    .split(/[^a-z0-9]+/)
-    .filter((w) => w.length > 0);
-}
-
-/** A word that alone makes a key secret. */
-const SECRET_WORDS = new Set([
-  "password",
-  "passwd",
-  "pwd",
-  "pass",
-  "passphrase",
-  "passcode",
-  "secret",
-  "secrets",
-  "token",
-  "auth",
-  "oauth",
-  "authorization",
-  "cookie",
-  "cookies",
-  "credential",
-  "credentials",
-  "creds",
-  "otp",
-  "totp",
-  "hotp",
-  "mfa",
-  "pin",
-  "cvv",
-  "cvc",
-  "csc",
-  "ssn",
-  "csrf",
-  "xsrf",
-  "bearer",
-  "jwt",
-  "signature",
-  "apikey",
-  "privatekey",
-  "secretkey",
-  "accesskey",
-  "clientsecret",
-  "accesstoken",
-  "refreshtoken",
-  "idtoken",
-  "authtoken",
-]);
-
-/**
- * Words naming a session: secret as a structured key or in a cookie or URL (`session=…`), but
- * not in free-text assignments, where `sessionId: "task-1"` is almost always a plain id.
- */
-const SESSION_WORDS = new Set(["session", "sessionid", "sessid", "phpsessid", "jsessionid", "sid"]);
-
-/** `<word> key` is secret for these words (`apiKey`, `private_key`, `AccountKey`, ...). */
-const KEY_PREFIXES = new Set([
-  "api",
-  "private",
-  "secret",
-  "access",
-  "signing",
-  "encryption",
-  "master",
-  "license",
-  "account",
-  "shared",
-  "client",
-  "app",
-  "consumer",
-  "subscription",
-  "session",
-  "webhook",
-  "deploy",
-  "recovery",
-  "ssh",
-  "gpg",
-  "pgp",
-]);
-
-/** `<word> code` is secret for these (`verificationCode`, `mfa_code`, `otpCode`). */
-const CODE_PREFIXES = new Set(["verification", "mfa", "otp", "sms", "security", "auth", "2fa", "twofa", "recovery", "backup", "one"]);
-
-/**
- * A last word that makes the key describe a secret rather than hold one: `tokenType`,
- * `maxTokens`, `passwordField`, `authUrl`, `password_selector`, `secretName`.
- */
-const NOT_SECRET_LAST = new Set([
-  "count",
-  "counts",
-  "max",
-  "min",
-  "limit",
-  "limits",
-  "length",
-  "len",
-  "size",
-  "type",
-  "types",
-  "kind",
-  "name",
-  "names",
-  "url",
-  "uri",
-  "urls",
-  "endpoint",
-  "path",
-  "file",
-  "dir",
-  "env",
-  "var",
-  "field",
-  "fields",
-  "selector",
-  "element",
-  "label",
-  "hint",
-  "prompt",
-  "placeholder",
-  "policy",
-  "method",
-  "mode",
-  "format",
-  "enabled",
-  "disabled",
-  "required",
-  "strength",
-  "expires",
-  "expiry",
-  "expiration",
-  "ttl",
-  "timeout",
-  "at",
-  "usage",
-  "used",
-  "remaining",
-  "budget",
-  "location",
-  "rule",
-  "rules",
-  "regex",
-  "pattern",
-  "schema",
-  "version",
-  "provider",
-  "present",
-  "set",
-  "valid",
-  "ok",
-  "status",
-  "error",
-  "errors",
-  "message",
-  "messages",
-  "string",
-  "strings",
-]);
-
-const NOT_SECRET_FIRST = new Set([
-  "max",
-  "min",
-  "num",
-  "total",
-  "has",
-  "is",
-  "use",
-  "show",
-  "require",
-  "requires",
-  "needs",
-  "no",
-  "lookup",
-]);
-
-/** 0: not secret; 1: a session key (secret in structures, cookies and URLs); 2: secret everywhere. */
-type KeyClass = 0 | 1 | 2;
-const keyCache = new Map<string, KeyClass>();
-
-/**
- * Whether a key names a secret, in any casing or separator style: `password`, `passwd`, `pwd`,
- * `secret`, `token`, `apiKey`, `x-api-key`, `Authorization`, `auth`, `cookie`, `Set-Cookie`,
- * `session`, `credentials`, `private_key`, `otp`, `pin`, `client_secret`, `code_verifier`,
- * `id_token`, `accessToken`, `AUTH_HEADER`, ... Keys that describe a secret rather than hold
- * one (`tokenType`, `maxTokens`, `passwordField`, `authUrl`) are not secret; `tokens` (plural,
- * a count in model APIs) is not either.
- */
-export function isSecretKey(key: string): boolean {
-  return keyClass(key) > 0;
-}
-
-function keyClass(key: string): KeyClass {
-  let r = keyCache.get(key);
-  if (r === undefined) {
-    r = judgeKey(key);
-    if (keyCache.size > 4096) keyCache.clear();
-    keyCache.set(key, r);
-  }
-  return r;
-}
-
-function judgeKey(key: string): KeyClass {
-  // A dotted path is judged by its last segment: `spring.datasource.password`, `options.token.message`.
-  const dot = key.lastIndexOf(".");
-  const words = keyWords(dot >= 0 ? key.slice(dot + 1) : key);
-  if (words.length === 0) return 0;
-  const last = words[words.length - 1] as string;
-  if (words.length > 1 && (NOT_SECRET_LAST.has(last) || NOT_SECRET_FIRST.has(words[0] as string))) return 0;
-  let session = false;
-  for (let i = 0; i < words.length; i++) {
-    const w = words[i] as string;
-    if (SECRET_WORDS.has(w)) return 2;
-    if (w.length > 5 && w.endsWith("token")) return 2; // csrftoken, xsrftoken, bearertoken
-    if (w.includes("password") || w.includes("passwd") || w.includes("secret") || w.includes("credential")) return 2;
-    if (w.includes("apikey") || w.includes("privatekey") || w.includes("accesskey")) return 2;
-    const prev = i > 0 ? (words[i - 1] as string) : "";
-    if ((w === "key" || w === "keys") && KEY_PREFIXES.has(prev)) return 2;
-    if (w === "code" && CODE_PREFIXES.has(prev)) return 2;
-    if (w === "verifier" && prev === "code") return 2;
-    if (SESSION_WORDS.has(w)) session = true;
-  }
-  return session ? 1 : 0;
-}
-
-// ---------------------------------------------------------------------------------------------
 // Values: the rule table
 
 interface ValueRule {
@@ -307,11 +82,14 @@ interface ValueRule {
   hints: readonly string[];
   /** A second list of literals, one of which must also be present. */
   also?: readonly string[];
-  /** Provider-prefix rules share one gate: none runs unless some provider prefix is present. */
-  prefixed?: boolean;
   re: RegExp;
   /** The replacement for one match; return the match itself to keep it. */
   replace: (m: string, ...groups: string[]) => string;
+  /**
+   * A sticky pattern tried only where a secret-sounding name stands (found by one scan for the
+   * name words, `keyedReplace`), instead of at every position: most of a text is not a name.
+   */
+  keyed?: boolean;
 }
 
 const tag = (id: string) => `[redacted:${id}]`;
@@ -326,6 +104,9 @@ function placeholderish(v: string): boolean {
     /^<[^<>]*>$/.test(v) || // <token>, <your password>
     /^%(?:\([A-Za-z_]\w*\))?[-+ 0#]*\d*[sdifr]$/.test(v) || // printf-style %s, %(name)s
     /^\$[A-Z_][A-Z0-9_]*$/.test(v) || // $ENV_VAR
+    v === "$" ||
+    /^(?:bearer|basic|token)[ \t]+<[^<>]*>$/i.test(v) || // Bearer <token>
+    v.startsWith("$(") || // $(command)
     /^@[A-Za-z_]+$/.test(v) || // @sql_parameter
     /^[*x.…_-]{3,}$/i.test(v) ||
     v.startsWith("[redacted") ||
@@ -402,6 +183,56 @@ function entropy(s: string): number {
   return h;
 }
 
+/** A value that looks generated: long, letters and digits mixed, high entropy, token characters only. */
+function randomLooking(v: string): boolean {
+  if (v.length < 16 || /^[0-9a-f-]+$/i.test(v) || !/^[A-Za-z0-9+/=_.~-]+$/.test(v) || !/\d.*\d/.test(v) || !/[A-Za-z]/.test(v))
+    return false;
+  if (/^[A-Za-z][A-Za-z0-9]*(?:[_.-][A-Za-z0-9]+)*$/.test(v) && /^(?:[A-Z0-9]+|[a-z0-9]+)(?:[_.-]|$)/.test(v) && !/\d{3}/.test(v))
+    return false; // CONSTANT_CASE, snake_case names
+  return entropy(v) >= 3.3;
+}
+
+/** Whether `key` holding `value` is a secret: a secret name, or a `…_KEY` name with a random-looking value. */
+function secretPair(key: string, value: string): boolean {
+  const c = keyClass(key);
+  if (c === 2) return true;
+  return c === 0 && weakSecretKey(key) && randomLooking(value);
+}
+
+/** A quoted value that is a literal, not a template, an example or a keyword. */
+function literalSecret(v: string): boolean {
+  return v.length >= 4 && !placeholderish(v) && !KEYWORDS.has(v.toLowerCase());
+}
+
+/**
+ * A word in prose that looks made up rather than written: letters and digits mixed (`hunter2-xyz9`),
+ * not a path, URL, version, number, or identifier.
+ */
+function madeUp(v: string): boolean {
+  if (v.length < 6 || placeholderish(v) || !/\d/.test(v) || !/[A-Za-z]/.test(v)) return false;
+  if (/^[/~.]|:\/\/|^\d+(?:\.\d+)+|^v\d|^\d+(?:ms|s|m|h|d|kb|mb|gb|px|%)$/i.test(v)) return false;
+  if (v.startsWith("[redacted") || v.startsWith("sha256:")) return false;
+  return true;
+}
+
+/** Whether a base64 run decodes to text that holds a secret (a key block, a JWT, a token). */
+function base64HidesSecret(run: string): boolean {
+  if (run.length > MAX_SCAN) return false;
+  let text: string;
+  try {
+    text = atob(run.length % 4 === 0 ? run : run.slice(0, run.length - (run.length % 4)));
+  } catch {
+    return false;
+  }
+  let odd = 0;
+  for (let i = 0; i < text.length; i++) {
+    const c = text.charCodeAt(i);
+    if ((c < 32 && c !== 9 && c !== 10 && c !== 13) || c > 126) odd++;
+  }
+  if (odd > text.length / 20) return false; // binary: a key's random bytes, a hash, an image
+  return redactText(text) !== text;
+}
+
 /** Substrings one of which every secret key (lowercased) contains: a cheap test before the key rules' regexes run. */
 const SECRET_KEY_PARTS: readonly string[] = [
   "pass",
@@ -426,6 +257,15 @@ const SECRET_KEY_PARTS: readonly string[] = [
   "key",
   "code",
   "verifier",
+  "pat",
+  "sid",
+  "sess",
+  "salt",
+  "seed",
+  "hash",
+  "sig",
+  "hmac",
+  "pw",
 ];
 
 /** Authorization header schemes: `Authorization: <scheme> <credentials>`. */
@@ -465,41 +305,23 @@ const URL_SECRET_KEYS = new Set([
   "pw",
 ]);
 
-/** Prefixed provider tokens: the prefix says what it is. Order matters (sk-ant- before sk-). */
-const PREFIXED: readonly [id: string, hints: string[], re: RegExp, check?: (m: string) => boolean][] = [
-  ["aws-access-key", ["akia", "asia", "abia", "acca", "a3t"], /\b(?:AKIA|ASIA|ABIA|ACCA|A3T[A-Z0-9])[A-Z0-9]{16}\b/g],
-  [
-    "github-token",
-    ["ghp_", "gho_", "ghu_", "ghs_", "ghr_", "github_pat_"],
-    /\b(?:gh[pousr]_[A-Za-z0-9]{36,255}|github_pat_[A-Za-z0-9_]{22,255})\b/g,
-  ],
-  ["gitlab-token", ["gl"], /\bgl(?:pat|dt|rt|ptt|soat|cbt|imt|ft|oas|agent)-[A-Za-z0-9_-]{20,}/g],
-  ["slack-token", ["xox"], /\bxox[abposre]-[A-Za-z0-9-]{10,}/g],
-  ["slack-webhook", ["hooks.slack.com"], /https:\/\/hooks\.slack\.com\/(?:services|workflows|triggers)\/[A-Za-z0-9/_-]+/g],
-  ["stripe-key", ["_live_", "_test_", "whsec_"], /\b(?:[sr]k_(?:live|test)_[A-Za-z0-9]{16,}|whsec_[A-Za-z0-9+/=]{24,})\b/g],
-  ["anthropic-key", ["sk-ant-"], /\bsk-ant-[A-Za-z0-9_-]{20,}/g],
-  [
-    "openai-key",
-    ["sk-"],
-    /\bsk-(?:proj-|svcacct-|admin-|or-v1-)?[A-Za-z0-9_-]{20,}/g,
-    (m) => /\d/.test(m) && /[A-Za-z]{2}/.test(m.slice(3)),
-  ],
-  ["google-api-key", ["aiza"], /\bAIza[0-9A-Za-z_-]{35}(?![0-9A-Za-z_-])/g],
-  ["google-oauth-token", ["ya29."], /\bya29\.[0-9A-Za-z_-]{20,}/g],
-  ["google-client-secret", ["gocspx-"], /\bGOCSPX-[A-Za-z0-9_-]{20,}/g],
-  ["azure-client-secret", ["q~"], /(?<![A-Za-z0-9_~.-])[A-Za-z0-9_~.-]{3}\dQ~[A-Za-z0-9_~.-]{31,34}(?![A-Za-z0-9_~.-])/g],
-  ["huggingface-token", ["hf_"], /\bhf_[A-Za-z0-9]{30,}\b/g],
-  ["npm-token", ["npm_"], /\bnpm_[A-Za-z0-9]{36}\b/g],
-  ["pypi-token", ["pypi-"], /\bpypi-AgE[A-Za-z0-9_-]{50,}/g],
-  ["sendgrid-key", ["sg."], /\bSG\.[A-Za-z0-9_-]{16,32}\.[A-Za-z0-9_-]{16,64}\b/g],
-  ["digitalocean-token", ["_v1_"], /\bdo[por]_v1_[a-f0-9]{64}\b/g],
-  ["shopify-token", ["shp"], /\bshp(?:at|ca|pa|ss)_[a-fA-F0-9]{32}\b/g],
-  ["groq-key", ["gsk_"], /\bgsk_[A-Za-z0-9]{40,}\b/g],
-  ["xai-key", ["xai-"], /\bxai-[A-Za-z0-9]{40,}\b/g],
-  ["replicate-token", ["r8_"], /\br8_[A-Za-z0-9]{30,}\b/g],
-  ["perplexity-key", ["pplx-"], /\bpplx-[A-Za-z0-9]{40,}\b/g],
-  ["mailgun-key", ["key-"], /\bkey-[0-9a-f]{32}\b/g],
-];
+/** A base64 run long enough to hold a secret (a kubeconfig's key data, a JWT or a credentials file encoded once). */
+const BASE64_RUN = /(?<![A-Za-z0-9+/])[A-Za-z0-9+/]{40,}={0,2}(?![A-Za-z0-9+/=])/g;
+const base64Replace = (m: string): string => (base64HidesSecret(m) ? tag("base64-secret") : m);
+
+/** Every provider rule whose literal is in the run, in order: an earlier rule's placeholder hides its match from later ones. */
+function providerPass(run: string): string {
+  const rules = providersFor(run.toLowerCase());
+  let out = run;
+  for (const i of rules) {
+    const rule = PROVIDERS[i] as (typeof PROVIDERS)[number];
+    const check = PROVIDER_CHECKS[rule.id];
+    const re = rule.re();
+    re.lastIndex = 0;
+    out = out.replace(re, (m) => (check && !check(m) ? m : tag(rule.id)));
+  }
+  return out;
+}
 
 /**
  * The value rules, in the order they run. Earlier rules replace whole secrets with placeholders,
@@ -513,13 +335,18 @@ const RULES: readonly ValueRule[] = [
     re: /-----BEGIN[A-Z0-9 ]{0,40} PRIVATE KEY(?: BLOCK)?-----[\s\S]*?(?:-----END[A-Z0-9 ]{0,40} PRIVATE KEY(?: BLOCK)?-----|$)/g,
     replace: whole("private-key"),
   },
-  ...PREFIXED.map(([id, hints, re, check]) => ({
-    id,
-    hints,
-    prefixed: true,
-    re,
-    replace: check ? (m: string) => (check(m) ? tag(id) : m) : whole(id),
-  })),
+  {
+    id: "provider",
+    hints: [],
+    // Provider formats and secrets inside base64 are looked for only in runs of 16 or more token
+    // characters (most of a typical text is short words), and a provider pattern only when its
+    // literal is in the run (core/redact-providers.ts).
+    re: /[^\s"'`<>\\[\]{},;]{16,}/g,
+    replace: (run: string) => {
+      const out = run.length >= 40 ? run.replace(BASE64_RUN, base64Replace) : run;
+      return providerPass(out);
+    },
+  },
   {
     id: "jwt",
     hints: ["eyj"],
@@ -554,7 +381,7 @@ const RULES: readonly ValueRule[] = [
   {
     id: "bearer",
     hints: ["bearer", "basic", "token "],
-    re: /\b(Bearer|Basic|Token)([ \t]+)([A-Za-z0-9\-._~+/]{12,}=*)(?![A-Za-z0-9\-._~+/=])/gi,
+    re: /\b(Bearer|Basic|Token)([ \t]+)([A-Za-z0-9\-._~+/%]{12,}=*)(?![A-Za-z0-9\-._~+/=%])/gi,
     replace: (m, scheme: string, sp: string, v: string) => (looksEncoded(v) ? `${scheme}${sp}${tag(scheme.toLowerCase())}` : m),
   },
   {
@@ -593,23 +420,98 @@ const RULES: readonly ValueRule[] = [
     },
   },
   {
+    id: "cli-password",
+    hints: ["-p"],
+    also: ["mysql", "mariadb", "sshpass", "login"],
+    // `mysql -pSECRET` (glued, as the MySQL clients take it), `sshpass -p SECRET`, `docker login -p SECRET`.
+    re: /\b(mysql\w*|mariadb[\w-]*|sshpass|login)\b([^\r\n|;&]*?[ \t])(-p)([ \t]*)(["']?)([^\s"'`-][^\s"'`]*)\5/g,
+    replace: (m, cmd: string, mid: string, flag: string, sp: string, q: string, v: string) => {
+      const glued = sp === "";
+      if (glued !== cmd.toLowerCase().startsWith("m") || placeholderish(v)) return m;
+      return `${cmd}${mid}${flag}${sp}${q}${tag("password")}${q}`;
+    },
+  },
+  {
+    id: "sql-password",
+    hints: ["identified", "password"],
+    also: ["'"],
+    re: /\b(IDENTIFIED[ \t]+BY|PASSWORD)([ \t]*=?[ \t]*)'([^'\r\n]{1,256})'/gi,
+    replace: (m, kw: string, sp: string, v: string) => (placeholderish(v) ? m : `${kw}${sp}'${tag("password")}'`),
+  },
+  {
+    id: "call-pair",
+    hints: SECRET_KEY_PARTS,
+    also: [",", "]"],
+    // setProperty("db.password", "value"), os.Setenv("API_TOKEN", "value"), ENV["TOKEN"] = "value", config["KEY"] = "value"
+    re: /(["'])([A-Za-z0-9_.-]{1,64})\1([ \t]*(?:,|\][ \t]*=)[ \t]*)(["'])((?:(?!\4)[^\r\n\\]|\\.){1,4096})\4/g,
+    replace: (m, q: string, key: string, mid: string, q2: string, v: string) =>
+      secretPair(key, v) && literalSecret(v) && !/\s/.test(v) && tokenish(v) ? `${q}${key}${q}${mid}${q2}${tag("secret")}${q2}` : m,
+  },
+  {
+    id: "name-value",
+    hints: ["value"],
+    also: SECRET_KEY_PARTS,
+    // <add key="API_TOKEN" value="…"/>, `- name: API_TOKEN` / `value: …` (Kubernetes env, HAR headers)
+    re: /\b(key|name)([ \t]*[=:][ \t]*)(["']?)([A-Za-z0-9_.-]{1,64})\3([ \t,]*\r?\n?[ \t]*)(value)([ \t]*[=:][ \t]*)("[^"\r\n]*"|'[^'\r\n]*'|[^\s,}>/]+)/gi,
+    replace: (m, k: string, s1: string, q: string, name: string, mid: string, vk: string, s2: string, v: string) => {
+      const bare = v.replace(/^["']|["']$/g, "");
+      if (!secretPair(name, bare) || !literalSecret(bare)) return m;
+      const vq = /^["']/.test(v) ? v[0] : "";
+      return `${k}${s1}${q}${name}${q}${mid}${vk}${s2}${vq}${tag("secret")}${vq}`;
+    },
+  },
+  {
+    id: "xml-element",
+    hints: ["</"],
+    also: SECRET_KEY_PARTS,
+    re: /<([A-Za-z_][\w.:-]{0,63})>([^<>\s]{1,4096})<\/\1>/g,
+    replace: (m, name: string, v: string) => (secretPair(name, v) && literalSecret(v) ? `<${name}>${tag("secret")}</${name}>` : m),
+  },
+  {
+    id: "env-line",
+    hints: ["="],
+    also: SECRET_KEY_PARTS,
+    // `KEY=value` on a line of its own (.env, `export`, Dockerfile ENV, Make `?=`): the value runs to
+    // the end of the line, whatever characters it holds (Django keys have `()%&`).
+    re: /^([ \t]*(?:export[ \t]+|ENV[ \t]+|set[ \t]+|-[ \t]+)?)([A-Za-z_][A-Za-z0-9_.]{0,63})([ \t]*(?:[:?+]|::)?=[ \t]*)([^\s"'`$][^\s]*)[ \t]*$/gm,
+    replace: (m, lead: string, key: string, sep: string, v: string) =>
+      secretPair(key, v) && !placeholderish(v) && (tokenish(v.replace(/[;,]$/, "")) || /^[A-Z][A-Z0-9_]*$/.test(key))
+        ? `${lead}${key}${sep}${tag("secret")}`
+        : m,
+  },
+  {
     id: "assignment",
     hints: SECRET_KEY_PARTS,
-    // key: value, key = value, "key": "value", KEY=value (dotenv); not `key => …`, and not a value
+    // key: value, key = value, "key": "value", KEY=value (dotenv), Go `:=`, `::=`, Make `?=`, PHP
+    // `.=`, `=>` (PHP and Ruby hashes), keys that start with a digit (`1password_token`); not a value
     // an operator follows (`x = "a" in o`, `t = "a" + b`, `type T = 'a' | 'b'`, `c ? "a" : "b"`).
     // Quotes may be escaped once (JSON inside a JSON string).
-    re: /(?<![A-Za-z0-9_$])(\\?["']|)([A-Za-z_][A-Za-z0-9_.-]{0,63})\1([ \t]*)(=(?![=>~])|:(?![:/]))([ \t]*)(?:"((?:[^"\\\r\n]|\\.){0,4096})"|'([^'\r\n]{0,4096})'|\\"((?:[^"\\\r\n]|\\[^"]){0,4096})\\"|([^\s"'`,;&}\])<>\\]{1,4096}))(?![ \t]*(?:in\b|instanceof\b|[=!]==?|&&|\|\|?|\?|\+|:))/g,
+    // Tried only where a secret-sounding name stands (`keyed`), so `x = f(token=…)` cannot swallow
+    // the pair after it.
+    keyed: true,
+    re: /(\\?["']|)([$:@]?[A-Za-z0-9_][A-Za-z0-9_.-]{0,63})\1([ \t]*)(::=|:=|\?=|\.=|\+=|=>|=(?![=>~])|:(?![:/]))([ \t]*)(?:"((?:[^"\\\r\n]|\\.){0,4096})"|'([^'\r\n]{0,4096})'|\\"((?:[^"\\\r\n]|\\[^"]){0,4096})\\"|([^\s"'`,;&}\])(<>\\]{1,4096}))(?![ \t]*(?:in\b|instanceof\b|[=!]==?|&&|\|\|?|\?|\+|:))/y,
     replace: (m, q: string, key: string, sp1: string, sep: string, sp2: string, dq?: string, sq?: string, edq?: string, bare?: string) => {
-      if (keyClass(key) < 2) return m;
+      const v0 = dq ?? sq ?? edq ?? bare ?? "";
+      if (!secretPair(key, v0)) return m;
       const head = `${q}${key}${q}${sp1}${sep}${sp2}`;
       const literal = (v: string) => v.length >= 4 && !placeholderish(v) && !KEYWORDS.has(v.toLowerCase());
       if (dq !== undefined) return literal(dq) ? `${head}"${tag("secret")}"` : m;
       if (sq !== undefined) return literal(sq) ? `${head}'${tag("secret")}'` : m;
       if (edq !== undefined) return literal(edq) ? `${head}\\"${tag("secret")}\\"` : m;
       const v = bare ?? "";
-      const dotenv = sep === "=" && sp1 === "" && sp2 === "" && /^[A-Z][A-Z0-9_]*$/.test(key) && !placeholderish(v);
+      const dotenv = sep !== ":" && sp1 === "" && sp2 === "" && /^[A-Z][A-Z0-9_]*$/.test(key) && !placeholderish(v);
       return dotenv || tokenish(v) ? `${head}${tag("secret")}` : m;
     },
+  },
+  {
+    id: "prose",
+    hints: SECRET_KEY_PARTS,
+    // "the password is hunter2-xyz9", "password hunter2" (.netrc), "Set DB_PASSWORD to …": a secret
+    // name, an optional verb, then a value that looks made up (letters and digits mixed).
+    keyed: true,
+    re: /([A-Za-z0-9_][\w.-]{0,63})([ \t]+(?:(?:is|was|to|of|set to|now)[ \t]+)?)(["']?)([^\s"'`<>[\]]{6,256}?)\3([.,;:)!?]?)(?=\s|$)/y,
+    replace: (m, key: string, sp: string, q: string, v: string, tail: string) =>
+      (keyClass(key) === 2 || weakSecretKey(key)) && madeUp(v) ? `${key}${sp}${q}${tag("secret")}${q}${tail}` : m,
   },
   {
     id: "high-entropy",
@@ -631,6 +533,8 @@ const RULES: readonly ValueRule[] = [
       const grouped = /[ -]/.test(m);
       if (digits.length < 13 || digits.length > 19 || !/^[3-6]/.test(digits)) return m;
       if (!grouped && digits.length !== 15 && digits.length !== 16) return m;
+      // Cards are printed in fours (Amex 4-6-5); other groupings are ids and numbers.
+      if (grouped && !/^\d{4}([ -])\d{4}\1\d{4}\1\d{1,7}$/.test(m) && !/^\d{4}([ -])\d{6}\1\d{5}$/.test(m)) return m;
       return luhn(digits) ? tag("card") : m;
     },
   },
@@ -647,17 +551,67 @@ export const VALUE_RULES: readonly string[] = Object.freeze(RULES.map((r) => r.i
 export function redactText(text: string): string {
   if (text.length < 8) return text;
   const lower = text.toLowerCase();
-  const prefixed = PREFIX_GATE(lower);
   let out = text;
   for (const rule of COMPILED) {
-    if (rule.prefixed && !prefixed) continue;
     if (!rule.hint(lower) || !rule.also(lower)) continue;
     if (rule.id === "card" && !/\d{4}/.test(out)) continue;
     if (rule.id === "assignment" && !/[:=]/.test(out)) continue;
     rule.re.lastIndex = 0;
-    out = out.replace(rule.re, rule.replace as (m: string, ...a: string[]) => string);
+    out = rule.keyed ? keyedReplace(out, rule) : out.replace(rule.re, rule.replace as (m: string, ...a: string[]) => string);
   }
   return out;
+}
+
+/** The words one of which every secret name contains (the name scan's literals). */
+const KEY_HINT =
+  /pass|pwd|secret|token|key|auth|cookie|cred|otp|mfa|pin|cvv|cvc|csc|ssn|csrf|xsrf|bearer|jwt|signature|code|verifier|sess|sid|pat|salt|seed|sig|hmac|pw/gi;
+
+/** [A-Za-z0-9_.-] */
+function nameChar(c: number): boolean {
+  return (c >= 97 && c <= 122) || (c >= 65 && c <= 90) || (c >= 48 && c <= 57) || c === 95 || c === 46 || c === 45;
+}
+
+/**
+ * Apply a `keyed` rule: for each secret-sounding name in the text (a name word, widened to the
+ * whole name), try the rule's sticky pattern at the name (or at the quote before it).
+ */
+function keyedReplace(text: string, rule: Pick<ValueRule, "re" | "replace">): string {
+  const at = rule.re;
+  let out = "";
+  let last = 0;
+  let from = 0;
+  KEY_HINT.lastIndex = 0;
+  for (let h = KEY_HINT.exec(text); h !== null; h = KEY_HINT.exec(text)) {
+    let ks = h.index;
+    while (ks > from && nameChar(text.charCodeAt(ks - 1))) ks--;
+    while (ks < h.index && (text[ks] === "-" || text[ks] === ".")) ks++;
+    let ke = h.index + h[0].length;
+    while (ke < text.length && nameChar(text.charCodeAt(ke))) ke++;
+    KEY_HINT.lastIndex = ke;
+    from = ke;
+    const name = text.slice(ks, ke);
+    if (keyClass(name) !== 2 && !weakSecretKey(name)) continue;
+    const sigil = text[ks - 1];
+    if ((sigil === "$" || sigil === "@" || sigil === ":") && !nameChar(text.charCodeAt(ks - 2))) ks--;
+    let m: RegExpExecArray | null = null;
+    const q = text[ks - 1];
+    if (q === '"' || q === "'") {
+      at.lastIndex = text[ks - 2] === "\\" ? ks - 2 : ks - 1;
+      m = at.exec(text);
+    }
+    if (m === null) {
+      at.lastIndex = ks;
+      m = at.exec(text);
+    }
+    if (m === null || m.index < last) continue;
+    const r = rule.replace(m[0], ...(m.slice(1) as string[]));
+    if (r === m[0]) continue;
+    out += text.slice(last, m.index) + r;
+    last = m.index + m[0].length;
+    from = last;
+    KEY_HINT.lastIndex = last;
+  }
+  return last === 0 ? text : out + text.slice(last);
 }
 
 /** A test for "the text contains one of these literals": one regex for many, `includes` for few. */
@@ -672,7 +626,6 @@ function literalTest(hints: readonly string[] | undefined): (lower: string) => b
 }
 
 const COMPILED = RULES.map((r) => ({ ...r, hint: literalTest(r.hints), also: literalTest(r.also) }));
-const PREFIX_GATE = literalTest(RULES.filter((r) => r.prefixed).flatMap((r) => r.hints));
 
 // ---------------------------------------------------------------------------------------------
 // Shapes: large, binary, HTML
@@ -884,4 +837,33 @@ function walk(v: unknown, depth: number, ctx: WalkCtx): JsonValue {
   } finally {
     ctx.seen.delete(obj);
   }
+}
+
+/**
+ * Structure-preserving redaction of JSON the caller already bounded (core/canonical.ts
+ * `jsonBoundsProblem`): journal event data. Every string goes through `redactText` (never hashed
+ * or cut: a flow's data must keep its shape), and a string under a secret name is replaced. A key
+ * of a session id (`sessionId`) is not a secret name here: it names Baton's own sessions.
+ */
+export function redactJson(v: JsonValue): JsonValue {
+  if (typeof v === "string") return redactText(v);
+  if (v === null || typeof v !== "object") return v;
+  if (Array.isArray(v)) {
+    let out: JsonValue[] | undefined;
+    for (let i = 0; i < v.length; i++) {
+      const r = redactJson(v[i] as JsonValue);
+      if (r === v[i]) continue;
+      out ??= v.slice();
+      out[i] = r;
+    }
+    return out ?? v;
+  }
+  let out: { [k: string]: JsonValue } | undefined;
+  for (const [k, x] of Object.entries(v)) {
+    const r = typeof x === "string" && keyClass(k) === 2 && x.length > 0 && !placeholderish(x) ? REDACTED : redactJson(x);
+    if (r === x) continue;
+    out ??= { ...v };
+    out[k] = r;
+  }
+  return out ?? v;
 }

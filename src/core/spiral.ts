@@ -352,7 +352,13 @@ export interface SpiralView {
   detectedAt?: string;
 }
 
-export function spiralView(sp: SpiralState | undefined): SpiralView {
+/** When the spiral began: its first turn's time (the detection's, if that turn left the window). */
+export function spiralStart(sp: SpiralState): string | undefined {
+  const first = sp.evidence?.turns[0];
+  return sp.window.find((t) => t.seq === first)?.at ?? sp.detectedAt;
+}
+
+export function spiralView(sp: SpiralState | undefined, fallback?: string): SpiralView {
   if (!sp?.paused) return { paused: false };
   const v: SpiralView = { paused: true };
   if (sp.pattern !== undefined) v.pattern = sp.pattern;
@@ -360,7 +366,8 @@ export function spiralView(sp: SpiralState | undefined): SpiralView {
     v.summary = sp.evidence.summary;
     v.turns = sp.evidence.turns;
   }
-  if (sp.proposedCheckpoint !== undefined) v.proposedCheckpoint = sp.proposedCheckpoint;
+  const cp = sp.proposedCheckpoint ?? fallback;
+  if (cp !== undefined) v.proposedCheckpoint = cp;
   if (sp.detectedAt !== undefined) v.detectedAt = sp.detectedAt;
   return v;
 }
@@ -369,11 +376,12 @@ export function spiralView(sp: SpiralState | undefined): SpiralView {
  * Next-action rule (position 2, see core/next-action.ts): a paused session asks the user to
  * choose between rolling back to the proposed checkpoint and taking over by hand.
  */
-export const spiralPauseRule: NextActionRule = ({ snap }) => {
+export const spiralPauseRule: NextActionRule = ({ snap, spiralFallback }) => {
   const sp = snap.facets.spiral;
   if (!sp?.paused) return undefined;
   const unpause = `baton resume ${snap.sessionId} --unpause`;
-  const cp = sp.proposedCheckpoint;
+  // Proposed at detection, else found by status now (a pause detected without it).
+  const cp = sp.proposedCheckpoint ?? spiralFallback;
   const choices: NextActionChoice[] = [];
   if (cp !== undefined) {
     choices.push({

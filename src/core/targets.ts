@@ -76,3 +76,16 @@ function underPath(path: string, base: string): boolean {
   const b = base.endsWith("/") ? base : `${base}/`;
   return path.startsWith(b);
 }
+
+/** The codes of the stored notes `baton target resolve` leaves: a mismatch, and the match that settles it. */
+export const TARGET_NOTES: readonly string[] = ["target_mismatch", "target_matched"];
+
+/**
+ * The target observation noted last (by time: the order stored notes come back in is the
+ * backend's). It decides whether the target observed last was the bound one.
+ */
+export function lastTargetNote<T extends { code: string; at?: string }>(notes: readonly T[]): T | undefined {
+  return notes
+    .filter((d) => TARGET_NOTES.includes(d.code))
+    .reduce<T | undefined>((last, d) => (!last || (d.at ?? "") >= (last.at ?? "") ? d : last), undefined);
+}

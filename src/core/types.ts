@@ -131,6 +131,12 @@ export interface FileRecord {
   path: string;
   /** sha256 of the content when recorded; absent when the file did not exist. */
   hash?: string;
+  /**
+   * Size and modification time when recorded: a file with both unchanged is not re-read by
+   * status (see services/status.ts #verify for when they are trusted).
+   */
+  size?: number;
+  mtimeMs?: number;
   at: string;
 }
 

@@ -19,12 +19,13 @@
  *   `~/.gemini/trusted_hooks.json` (`{"<project root>": ["<name>:<command>", …]}`); the installer
  *   records Baton's there, so the user is not warned about hooks they just installed.
  */
-import { chmodSync, existsSync, mkdirSync, readFileSync, realpathSync, renameSync, statSync, writeFileSync } from "node:fs";
+import { existsSync, mkdirSync, readFileSync, realpathSync, rmdirSync, statSync, unlinkSync } from "node:fs";
 import { homedir } from "node:os";
-import { dirname, join, resolve } from "node:path";
+import { basename, dirname, join, resolve } from "node:path";
 import { isBatonCommand } from "../core/hook-config.js";
 import type { JsonObject } from "../core/types.js";
 import { BatonError } from "../errors.js";
+import { atomicWrite } from "../services/safe-fs.js";
 import {
   type CodexHookEntry,
   type CodexTrust,
@@ -71,23 +72,32 @@ function readText(file: string): string | undefined {
   }
 }
 
-/** Written by temp file and rename, keeping an existing file's mode (config.toml may hold secrets: 0600). */
-function writeText(file: string, text: string, newMode?: number): void {
+/**
+ * Written durably (temp file in the same directory, fsync, rename, directory fsync; the temp file
+ * is removed on failure) to the file a link points to, so a linked config.toml (dotfiles) stays
+ * a link; an existing file's mode is kept (config.toml may hold secrets: 0600).
+ */
+function writeText(file: string, text: string, newMode = 0o644): void {
+  let target = real(file);
   let mode = newMode;
   try {
-    mode = statSync(file).mode & 0o777;
+    mode = statSync(target).mode & 0o777;
   } catch {
     // a new file
   }
   try {
-    mkdirSync(dirname(file), { recursive: true });
-    const tmp = `${file}.${process.pid}.tmp`;
-    writeFileSync(tmp, text, mode !== undefined ? { mode } : {});
-    if (mode !== undefined) chmodSync(tmp, mode);
-    renameSync(tmp, file);
+    mkdirSync(dirname(target), { recursive: true });
+    target = join(real(dirname(target)), basename(target));
+    atomicWrite(dirname(target), basename(target), Buffer.from(text), mode, true);
   } catch (err) {
     throw new BatonError("io_error", `cannot write ${file}: ${(err as Error).message}`, { path: file }, { cause: err });
   }
+}
+
+/** config.toml as it was before Baton first changed it; later changes keep that copy. */
+function backupOnce(file: string, text: string): void {
+  const bak = `${file}.baton.bak`;
+  if (text !== "" && !existsSync(bak)) writeText(bak, text, statSync(real(file)).mode & 0o777);
 }
 
 function real(p: string): string {
@@ -112,16 +122,21 @@ export function codexShim(o: SetupPlace): string {
   return join(codexHome(o), "baton", "baton");
 }
 
-/** (Re)write the launcher script so it runs `launcher` (this Node and this baton). */
-export function writeCodexShim(o: SetupPlace, launcher: string): string {
-  const file = codexShim(o);
-  const text = [
+/** The launcher script that runs `launcher` (this Node and this baton, each shell-quoted). */
+export function codexShimText(launcher: string): string {
+  return [
     "#!/bin/sh",
     "# Written by `baton hooks install codex`: Codex trusts a hook by its command, so the command",
     "# names this file, which stays put; installing again rewrites the line below.",
     `exec ${launcher} "$@"`,
     "",
   ].join("\n");
+}
+
+/** (Re)write the launcher script so it runs `launcher` (this Node and this baton). */
+export function writeCodexShim(o: SetupPlace, launcher: string): string {
+  const file = codexShim(o);
+  const text = codexShimText(launcher);
   if (readText(file) !== text) writeText(file, text, 0o755);
   return file;
 }
@@ -135,24 +150,53 @@ function batonEntries(o: SetupPlace, hooks: unknown): CodexHookEntry[] {
   return codexHooksFiles(o).flatMap((f) => codexHookEntries(f, hooks, (c) => isBatonCommand(c, "codex")));
 }
 
+function allEntries(o: SetupPlace, hooks: unknown): CodexHookEntry[] {
+  return codexHooksFiles(o).flatMap((f) => codexHookEntries(f, hooks, () => true));
+}
+
+/** The hooks.json path a trust key names (the key is `<path>:<event>:<group>:<handler>`). */
+function keyFile(key: string): string {
+  return key.split(":").slice(0, -3).join(":");
+}
+
 /**
- * Trust Baton's handlers in `hooks` (and forget `previous` ones that are gone). Returns the
- * config.toml path, or a note when the file defines hooks in a form Baton does not edit.
+ * The trust of the user's own handlers whose index changed between `previous` and `hooks`
+ * (Codex keys trust by group and handler index): each moved handler the user had trusted at its
+ * old key is trusted at its new key, with the very hash the user trusted (the hash covers the
+ * whole entry, so it matches only the same hook), and old keys no handler holds any more are
+ * forgotten. A handler the user had not trusted stays untrusted.
+ */
+function movedUserTrust(o: SetupPlace, hooks: unknown, previous: unknown, trusted: Map<string, string>) {
+  const theirs = (c: string) => !isBatonCommand(c, "codex");
+  const before = codexHooksFiles(o).flatMap((f) => codexHookEntries(f, previous, theirs));
+  const after = codexHooksFiles(o).flatMap((f) => codexHookEntries(f, hooks, theirs));
+  const now = new Set(allEntries(o, hooks).map((e) => e.key));
+  const wasTrusted = new Set(before.filter((e) => trusted.get(e.key) === e.hash).map((e) => `${keyFile(e.key)}\0${e.hash}`));
+  const set = after.filter((e) => trusted.get(e.key) !== e.hash && wasTrusted.has(`${keyFile(e.key)}\0${e.hash}`));
+  const drop = before.filter((e) => trusted.get(e.key) === e.hash && !now.has(e.key)).map((e) => e.key);
+  return { set, drop };
+}
+
+/**
+ * Trust Baton's handlers in `hooks` (and forget `previous` ones that are gone), carrying the
+ * user's trust of handlers whose index moved. Returns the config.toml path, or a note when the
+ * file defines hooks in a form Baton does not edit.
  */
 export function trustCodexHooks(o: SetupPlace, hooks: unknown, previous: unknown): { file: string; changed: boolean; problem?: string } {
   const file = join(codexHome(o), "config.toml");
-  const entries = batonEntries(o, hooks);
-  const drop = batonEntries(o, previous).map((e) => e.key);
   const text = readText(file) ?? "";
+  const moved = movedUserTrust(o, hooks, previous, codexTrustedHashes(text));
+  const entries = [...batonEntries(o, hooks), ...moved.set];
+  const drop = [...batonEntries(o, previous).map((e) => e.key), ...moved.drop];
   const next = withCodexTrust(text, entries, drop);
   if (next === undefined)
     return {
       file,
       changed: false,
-      problem: `${file} defines "hooks" in a form Baton does not edit; trust Baton's hooks in Codex's /hooks`,
+      problem: `${file} defines "hooks" in a form Baton does not edit (another form, or a trust key written inline or twice); trust Baton's hooks in Codex's /hooks`,
     };
   if (next === text) return { file, changed: false };
-  if (text !== "") writeText(`${file}.baton.bak`, text, statSync(file).mode & 0o777);
+  backupOnce(file, text);
   writeText(file, next, 0o600);
   return { file, changed: true };
 }
@@ -188,17 +232,45 @@ function codexReadiness(o: SetupPlace, hooks: unknown): Readiness {
   return { willRun: remaining.length === 0, remaining, trust, trustFile: file };
 }
 
-/** Forget the trust of Baton's handlers in `previous` (after an uninstall). */
-export function untrustCodexHooks(o: SetupPlace, previous: unknown): void {
+/** Forget the trust of Baton's handlers in `previous` (after an uninstall left `hooks`), keeping the user's. */
+export function untrustCodexHooks(o: SetupPlace, previous: unknown, hooks: unknown): void {
   const file = join(codexHome(o), "config.toml");
   const text = readText(file);
   if (text === undefined) return;
-  const next = withCodexTrust(
-    text,
-    [],
-    batonEntries(o, previous).map((e) => e.key),
-  );
-  if (next !== undefined && next !== text) writeText(file, next);
+  const moved = movedUserTrust(o, hooks, previous, codexTrustedHashes(text));
+  const next = withCodexTrust(text, moved.set, [...batonEntries(o, previous).map((e) => e.key), ...moved.drop]);
+  if (next === undefined || next === text) return;
+  backupOnce(file, text);
+  writeText(file, next);
+}
+
+/**
+ * After an uninstall: remove the launcher when no hooks.json Baton can know of still runs it
+ * (the user's, this project's, and each one config.toml holds trust for: every project
+ * installed with this CODEX_HOME shares it). Returns whether it was removed.
+ */
+export function removeUnusedCodexShim(o: SetupPlace): boolean {
+  const shim = codexShim(o);
+  if (!existsSync(shim)) return false;
+  const files = new Set([join(codexHome(o), "hooks.json"), ...codexHooksFiles({ ...o, scope: "project" })]);
+  for (const key of codexTrustedHashes(readText(join(codexHome(o), "config.toml")) ?? "").keys()) files.add(keyFile(key));
+  const spelled = [shim, JSON.stringify(shim).slice(1, -1)];
+  for (const f of files) {
+    let text: string | undefined;
+    try {
+      text = readText(f);
+    } catch {
+      return false; // cannot tell: keep it
+    }
+    if (text !== undefined && spelled.some((s) => text.includes(s))) return false;
+  }
+  try {
+    unlinkSync(shim);
+    rmdirSync(dirname(shim));
+  } catch {
+    // the directory holds something else, or is gone already
+  }
+  return !existsSync(shim);
 }
 
 // Gemini CLI
@@ -260,13 +332,10 @@ function geminiReadiness(o: SetupPlace, settings: JsonObject): Readiness {
   return { willRun: remaining.length === 0, remaining, trustFile: file };
 }
 
-/**
- * Record Baton's project hooks as seen in `~/.gemini/trusted_hooks.json`, as Gemini CLI does
- * itself after warning about new project hooks: the user installed these.
- */
-export function acknowledgeGeminiHooks(o: SetupPlace, hooks: unknown): void {
-  if (o.scope !== "project" || hooks === null || typeof hooks !== "object") return;
+/** Gemini CLI's trusted_hooks.json key (`<name>:<command>`) of each of Baton's handlers in `hooks`. */
+function geminiHookKeys(hooks: unknown): string[] {
   const keys: string[] = [];
+  if (hooks === null || typeof hooks !== "object") return keys;
   for (const groups of Object.values(hooks as Record<string, unknown>)) {
     if (!Array.isArray(groups)) continue;
     for (const g of groups)
@@ -274,6 +343,16 @@ export function acknowledgeGeminiHooks(o: SetupPlace, hooks: unknown): void {
         if (h?.type === "command" && isBatonCommand(h.command, "gemini"))
           keys.push(`${typeof h.name === "string" ? h.name : ""}:${h.command}`);
   }
+  return keys;
+}
+
+/**
+ * Record Baton's project hooks as seen in `~/.gemini/trusted_hooks.json`, as Gemini CLI does
+ * itself after warning about new project hooks: the user installed these.
+ */
+export function acknowledgeGeminiHooks(o: SetupPlace, hooks: unknown): void {
+  if (o.scope !== "project") return;
+  const keys = geminiHookKeys(hooks);
   if (keys.length === 0) return;
   const file = join(homeOf(o), ".gemini", "trusted_hooks.json");
   const all = jsonFile(file) ?? {};
@@ -289,6 +368,27 @@ export function acknowledgeGeminiHooks(o: SetupPlace, hooks: unknown): void {
   if (changed) writeText(file, `${JSON.stringify(all, null, 2)}\n`);
 }
 
+/** Forget Baton's project hooks in `~/.gemini/trusted_hooks.json` (after an uninstall). */
+export function forgetGeminiHooks(o: SetupPlace, previous: unknown): void {
+  if (o.scope !== "project") return;
+  const keys = new Set(geminiHookKeys(previous));
+  if (keys.size === 0) return;
+  const file = join(homeOf(o), ".gemini", "trusted_hooks.json");
+  const all = jsonFile(file);
+  if (!all) return;
+  let changed = false;
+  for (const root of spellings(o.root)) {
+    if (!Array.isArray(all[root])) continue;
+    const list = all[root] as unknown[];
+    const next = list.filter((x) => typeof x !== "string" || !keys.has(x));
+    if (next.length === list.length) continue;
+    changed = true;
+    if (next.length === 0) delete all[root];
+    else all[root] = next as JsonObject[keyof JsonObject];
+  }
+  if (changed) writeText(file, `${JSON.stringify(all, null, 2)}\n`);
+}
+
 /** Whether the agent will run the installed hooks, and what remains for the user. */
 export function readiness(agent: "claude" | "codex" | "gemini", o: SetupPlace, settings: JsonObject): Readiness {
   if (agent === "codex") return codexReadiness(o, settings.hooks);
@@ -296,9 +396,40 @@ export function readiness(agent: "claude" | "codex" | "gemini", o: SetupPlace, s
   return { willRun: true, remaining: [] };
 }
 
-/** The script a Codex shim runs, when the hooks run one (for `stale`). */
-export function shimTarget(shim: string): string | undefined {
-  if (!existsSync(shim)) return undefined;
-  const m = /^exec (.*) "\$@"$/m.exec(readText(shim) ?? "");
-  return m?.[1];
+/**
+ * The words of a POSIX shell command line as the shell splits them (double and single quotes,
+ * backslash escapes); undefined for anything else (expansions, operators), which Baton never writes.
+ */
+export function shellWords(line: string): string[] | undefined {
+  const out: string[] = [];
+  const re = /\s*(?:"((?:[^"\\$`]|\\.)*)"|'([^']*)'|((?:[^\s"'\\$`;&|<>()]|\\.)+))(?=\s|$)/y;
+  let at = 0;
+  while (at < line.length) {
+    if (line.slice(at).trim() === "") break;
+    re.lastIndex = at;
+    const m = re.exec(line);
+    if (!m) return undefined;
+    if (m[2] !== undefined) out.push(m[2]);
+    else out.push(((m[1] ?? m[3]) as string).replace(/\\(.)/g, "$1"));
+    at = re.lastIndex;
+  }
+  return out;
+}
+
+/**
+ * What the Codex launcher at `shim` runs: its Node and baton entry when the script is exactly
+ * what `writeCodexShim` writes, `modified` otherwise (Codex's trust covers the hook's command,
+ * not this script, so a changed script would switch supervision off unseen), undefined when
+ * there is no file.
+ */
+export function inspectCodexShim(shim: string): { node: string; entry: string } | "modified" | undefined {
+  const text = readText(shim);
+  if (text === undefined) return undefined;
+  const line = /^exec (.*) "\$@"$/m.exec(text)?.[1];
+  const words = line === undefined ? undefined : shellWords(line);
+  if (line === undefined || words?.length !== 2 || text !== codexShimText(line)) return "modified";
+  const [node, entry] = words as [string, string];
+  if (!/^\//.test(node) || !/^node(?:js)?[\d.]*$/.test(node.split("/").pop() as string)) return "modified";
+  if (!/^\/.*baton(?:\.c?js)?$/.test(entry)) return "modified";
+  return { node, entry };
 }

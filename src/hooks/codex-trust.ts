@@ -100,29 +100,46 @@ export function codexHookEntries(file: string, hooks: unknown, pick: (command: s
   return out;
 }
 
-// The few lines of config.toml Baton reads and writes. A full TOML parser is not needed: Codex
-// writes these tables itself in this form, and anything Baton does not recognise is left alone.
+// The few lines of config.toml Baton reads and writes. Writing must keep the user's text
+// (comments, order, line endings), which a TOML library's parse-and-print does not, so the edit
+// is line-based; reading uses the same line reader so both agree on where each table is. It
+// follows TOML's key quoting, the forms Codex writes (`[hooks.state."<key>"]`) and the forms a
+// user may write inside `[hooks.state]`; any other form of `hooks` makes Baton leave the file
+// alone, and a text that would hold a trust key twice is never written.
 
-const HEADER = /^\s*\[\s*([^\]\n]*?)\s*\]\s*(?:#.*)?$/;
-const KEY_PART = /^\s*(?:"((?:[^"\\]|\\.)*)"|'([^']*)'|([A-Za-z0-9_-]+))\s*(?:\.|$)/;
+const KEY_PART = /\s*(?:"((?:[^"\\]|\\.)*)"|'([^']*)'|([A-Za-z0-9_-]+))\s*/y;
 
-/** The dotted key of a table header, unquoted; undefined when it is not one Baton can read. */
-function headerPath(inner: string): string[] | undefined {
-  const parts: string[] = [];
-  let rest = inner;
-  while (rest.trim() !== "") {
-    const m = KEY_PART.exec(rest);
+/**
+ * A dotted key read from `line` at `at` (quoted parts may hold `.`, `]`, `=`), unquoted, and
+ * where it ends; undefined when it is not one.
+ */
+function dottedKey(line: string, at: number): { path: string[]; end: number } | undefined {
+  const path: string[] = [];
+  let i = at;
+  for (;;) {
+    KEY_PART.lastIndex = i;
+    const m = KEY_PART.exec(line);
     if (!m) return undefined;
     if (m[1] !== undefined) {
       try {
-        parts.push(JSON.parse(`"${m[1]}"`) as string);
+        path.push(JSON.parse(`"${m[1]}"`) as string);
       } catch {
         return undefined;
       }
-    } else parts.push((m[2] ?? m[3]) as string);
-    rest = rest.slice(m[0].length);
+    } else path.push((m[2] ?? m[3]) as string);
+    i = KEY_PART.lastIndex;
+    if (line[i] !== ".") return { path, end: i };
+    i++;
   }
-  return parts;
+}
+
+/** The dotted key of a `[table]` header line; null when the line is not a header; undefined when Baton cannot read it. */
+function headerPath(line: string): string[] | null | undefined {
+  const open = /^\s*\[(?!\[)/.exec(line);
+  if (!open) return null;
+  const k = dottedKey(line, open[0].length);
+  if (!k || !/^\]\s*(?:#.*)?$/.test(line.slice(k.end))) return undefined;
+  return k.path;
 }
 
 function stringValue(line: string, key: string): string | undefined {
@@ -144,9 +161,18 @@ interface Table {
   end: number;
 }
 
-/** The `[…]` tables of a TOML text (skipping multi-line strings), and whether `hooks` is defined some other way. */
-function tables(lines: string[]): { tables: Table[]; otherHooks: boolean } {
+interface Parsed {
+  tables: Table[];
+  /** Keys given inside `[hooks.state]` (`"<key>" = { trusted_hash = … }`, `"<key>".trusted_hash = …`), with their hash when Baton can read it. */
+  inline: Map<string, string | undefined>;
+  /** `hooks` is defined some other way (or in a line Baton cannot read): Baton does not write next to it. */
+  otherHooks: boolean;
+}
+
+/** The `[…]` tables of a TOML text (skipping multi-line strings) and the trust keys written other ways. */
+function tables(lines: string[]): Parsed {
   const out: Table[] = [];
+  const inline = new Map<string, string | undefined>();
   let current: Table | undefined;
   let inMultiline: string | undefined;
   let otherHooks = false;
@@ -160,30 +186,53 @@ function tables(lines: string[]): { tables: Table[]; otherHooks: boolean } {
     if (/^\s*\[\[/.test(line)) {
       if (current) current.end = i;
       current = undefined;
+      if (/hooks/.test(line)) otherHooks = true;
       return;
     }
-    const h = HEADER.exec(line);
-    if (h) {
+    const path = headerPath(line);
+    if (path !== null) {
+      if (path === undefined) {
+        // A `[` line Baton cannot read (a row of a multi-line array, or a header it does not
+        // follow): not a boundary, but if it may be about hooks Baton leaves the file alone.
+        if (/hooks/.test(line)) otherHooks = true;
+        return;
+      }
       if (current) current.end = i;
-      const path = headerPath(h[1] as string);
-      current = path ? { path, start: i, end: lines.length } : undefined;
-      if (current) out.push(current);
+      current = { path, start: i, end: lines.length };
+      out.push(current);
+      return;
+    }
+    const at = current?.path.join("\u0000");
+    if (at === "hooks\u0000state" && /^\s*["'A-Za-z0-9_-]/.test(line)) {
+      const k = dottedKey(line, 0);
+      if (!k) {
+        otherHooks = true;
+        return;
+      }
+      const rest = line.slice(k.end);
+      const hash =
+        k.path.length === 2 && k.path[1] === "trusted_hash"
+          ? stringValue(`trusted_hash ${rest}`, "trusted_hash")
+          : /\btrusted_hash\s*=\s*"(sha256:[0-9a-f]*)"/.exec(rest)?.[1];
+      inline.set(k.path[0] as string, hash);
       return;
     }
     // `hooks = …` or `hooks.state… = …` at the top, or `state… = …` in [hooks]: a form this
     // reader does not follow, so Baton does not write next to it.
     const top = current === undefined && out.length === 0;
-    if ((top && /^\s*hooks\s*[.=]/.test(line)) || (current?.path.join(".") === "hooks" && /^\s*state\s*[.=]/.test(line))) otherHooks = true;
+    if ((top && /^\s*["']?hooks["']?\s*[.=]/.test(line)) || (at === "hooks" && /^\s*["']?state["']?\s*[.=]/.test(line))) otherHooks = true;
   });
   if (current) current.end = lines.length;
-  return { tables: out, otherHooks };
+  return { tables: out, inline, otherHooks };
 }
 
-/** `trusted_hash` per key from `[hooks.state."<key>"]` tables. */
+/** `trusted_hash` per key from `[hooks.state."<key>"]` tables (and keys given inside `[hooks.state]`). */
 export function codexTrustedHashes(toml: string): Map<string, string> {
   const lines = toml.split(/\r?\n/);
   const out = new Map<string, string>();
-  for (const t of tables(lines).tables) {
+  const parsed = tables(lines);
+  for (const [k, v] of parsed.inline) if (v !== undefined) out.set(k, v);
+  for (const t of parsed.tables) {
     if (t.path.length !== 3 || t.path[0] !== "hooks" || t.path[1] !== "state") continue;
     for (let i = t.start + 1; i < t.end; i++) {
       const v = stringValue(lines[i] as string, "trusted_hash");
@@ -191,6 +240,19 @@ export function codexTrustedHashes(toml: string): Map<string, string> {
     }
   }
   return out;
+}
+
+/** A TOML basic string: JSON's escapes are TOML's, but TOML escapes DEL too. */
+function tomlString(s: string): string {
+  return JSON.stringify(s).replace(/\x7f/g, "\\u007f");
+}
+
+/** Each trust key the text defines, once per place it is defined (a key twice: not valid TOML). */
+function stateKeys(p: Parsed): string[] {
+  return [
+    ...p.inline.keys(),
+    ...p.tables.filter((t) => t.path.length === 3 && t.path[0] === "hooks" && t.path[1] === "state").map((t) => t.path[2] as string),
+  ];
 }
 
 /** `trust_level` of each `[projects."<path>"]` table. */
@@ -219,11 +281,21 @@ export function trustOf(entry: CodexHookEntry, trusted: Map<string, string>): Co
  */
 export function withCodexTrust(toml: string, entries: readonly CodexHookEntry[], drop: readonly string[] = []): string | undefined {
   const eol = toml.includes("\r\n") ? "\r\n" : "\n";
-  const lines = toml === "" ? [] : toml.split(/\r?\n/);
+  // Each line keeps its own ending (a CRLF file may hold LF-only lines in a multi-line string).
+  const raw = toml === "" ? [] : toml.split(/(?<=\n)/);
+  const lines = raw.map((l) => l.replace(/\r?\n$/, ""));
+  const ends = raw.map((l) => /\r?\n$/.exec(l)?.[0] ?? "");
   const parsed = tables(lines);
   if (parsed.otherHooks) return undefined;
   const want = new Map(entries.map((e) => [e.key, e.hash]));
   const dropping = new Set(drop.filter((k) => !want.has(k)));
+  // A key given inline in [hooks.state] is in the user's form: Baton does not rewrite it.
+  if ([...want.keys(), ...dropping].some((k) => parsed.inline.has(k))) return undefined;
+  const blank = (l: string | undefined) => l !== undefined && l.trim() === "";
+  const splice = (at: number, n: number, ...add: string[]) => {
+    lines.splice(at, n, ...add);
+    ends.splice(at, n, ...add.map(() => eol));
+  };
   // Edit from the last table up, so earlier line numbers stay right.
   const states = parsed.tables.filter((t) => t.path.length === 3 && t.path[0] === "hooks" && t.path[1] === "state").reverse();
   for (const t of states) {
@@ -231,20 +303,33 @@ export function withCodexTrust(toml: string, entries: readonly CodexHookEntry[],
     const body = lines.slice(t.start + 1, t.end);
     const at = body.findIndex((l) => stringValue(l, "trusted_hash") !== undefined || /^\s*trusted_hash\s*=/.test(l));
     if (want.has(key)) {
-      const line = `trusted_hash = ${JSON.stringify(want.get(key))}`;
+      const line = `trusted_hash = ${tomlString(want.get(key) as string)}`;
       if (at >= 0) lines[t.start + 1 + at] = line;
-      else lines.splice(t.start + 1, 0, line);
+      else splice(t.start + 1, 0, line);
       want.delete(key);
     } else if (dropping.has(key) && at >= 0) {
-      const rest = body.filter((l, i) => i !== at && l.trim() !== "" && !l.trim().startsWith("#"));
-      if (rest.length === 0) lines.splice(t.start, t.end - t.start);
-      else lines.splice(t.start + 1 + at, 1);
+      const keyLines = body.map((l, i) => (i !== at && l.trim() !== "" && !l.trim().startsWith("#") ? i : -1)).filter((i) => i >= 0);
+      if (keyLines.length > 0) {
+        splice(t.start + 1 + at, 1);
+        continue;
+      }
+      // The table goes up to its trusted_hash line: blank lines and comments after it belong
+      // to what follows. One of two blank lines the removal brings together goes too.
+      splice(t.start, at + 2);
+      if (blank(lines[t.start - 1]) && (blank(lines[t.start]) || t.start === lines.length)) splice(t.start - 1, 1);
     }
   }
-  while (lines.length > 0 && lines[lines.length - 1]?.trim() === "") lines.pop();
-  for (const [key, hash] of want) {
-    if (lines.length > 0) lines.push("");
-    lines.push(`[hooks.state.${JSON.stringify(key)}]`, `trusted_hash = ${JSON.stringify(hash)}`);
+  if (want.size > 0) {
+    while (lines.length > 0 && blank(lines[lines.length - 1])) splice(lines.length - 1, 1);
+    if (lines.length > 0) ends[ends.length - 1] ||= eol;
+    for (const [key, hash] of want) {
+      if (lines.length > 0) splice(lines.length, 0, "");
+      splice(lines.length, 0, `[hooks.state.${tomlString(key)}]`, `trusted_hash = ${tomlString(hash)}`);
+    }
   }
-  return lines.length === 0 ? "" : `${lines.join(eol)}${eol}`;
+  const text = lines.map((l, i) => l + ends[i]).join("");
+  // Never a key twice (TOML forbids it, and Codex would then read nothing of config.toml).
+  const keys = stateKeys(tables(text.split(/\r?\n/)));
+  if (new Set(keys).size !== keys.length) return undefined;
+  return text;
 }

@@ -59,28 +59,52 @@ function contentText(v: unknown): string {
 }
 
 /**
- * `run_shell_command` reports a non-zero exit in its result text, not as an error:
- * `<untrusted_context>\nOutput: …\nExit Code: 1\nProcess Group PGID: 4242\n</untrusted_context>`
- * (the `Exit Code` line only when non-zero, followed only by the lines Gemini CLI adds after it).
+ * `run_shell_command` reports how a command ended in its result text, not as an error. Gemini CLI
+ * 0.61 (`packages/core/src/tools/shell.ts`) builds it as `Output: <output>`, then one line each,
+ * only when it applies, `Error: …`, `Exit Code: <n>` (non-zero), `Signal: <signal>`,
+ * `Background PIDs: …`, `Process Group PGID: <pid>`, and wraps it in
+ * `<untrusted_context>\n…\n</untrusted_context>`; a command cancelled (by the user, or its
+ * timeout) reads `Command was … cancelled …` instead. The output itself may end with a line like
+ * `Exit Code: 1`: when `returnDisplay` is the output (a plain string, as in headless runs) the
+ * trailer is exactly what follows it; otherwise the trailer lines are read from the end.
  */
-const EXIT_LINE = /\nExit Code: (-?\d+)\n?((?:(?:Signal|Background PIDs|Process Group PGID): [^\n]*\n?)*)(?:<\/untrusted_context>)?\s*$/;
+const TRAILER =
+  /^((?:\nError: [^\n]*)?)(?:\nExit Code: (-?\d+|\(none\)))?(?:\nSignal: ([^\n]+))?(?:\nBackground PIDs: [^\n]*)?(?:\nProcess Group PGID: [^\n]*)?$/;
+const TRAILER_LINES =
+  /((?:\nError: [^\n]*)?)(?:\nExit Code: (-?\d+|\(none\)))?(?:\nSignal: ([^\n]+))?(?:\nBackground PIDs: [^\n]*)?(?:\nProcess Group PGID: [^\n]*)?$/;
+const CANCELLED = /^Command was (?:automatically cancelled because it exceeded the timeout|cancelled by user)/;
+
+function unwrap(text: string): string {
+  const m = /^\s*<untrusted_context>\n([\s\S]*)\n<\/untrusted_context>\s*$/.exec(text);
+  return m ? (m[1] as string) : text;
+}
+
+function shellFailure(text: string, display: unknown): string | undefined {
+  const body = unwrap(text);
+  if (CANCELLED.test(body)) return body.slice(0, 2_000);
+  if (!body.startsWith("Output: ")) return undefined;
+  const output = typeof display === "string" && body.startsWith(`Output: ${display}\n`) ? display : undefined;
+  const m = output !== undefined ? TRAILER.exec(body.slice(`Output: ${output}`.length)) : TRAILER_LINES.exec(body);
+  if (!m) return undefined;
+  const [trailer, error, code, signal] = m as unknown as [string, string, string | undefined, string | undefined];
+  if (!error && (code === undefined || code === "0" || code === "(none)") && signal === undefined) return undefined;
+  // Without the process-group and background lines (a new pid each run would change the
+  // failure's fingerprint, and the spiral detector looks for the same failure).
+  const head = output !== undefined ? `Output: ${output}` : body.slice(0, body.length - trailer.length);
+  const tail = [error.trim(), code !== undefined ? `Exit Code: ${code}` : "", signal !== undefined ? `Signal: ${signal}` : ""];
+  return [head, ...tail]
+    .filter((l) => l !== "")
+    .join("\n")
+    .trim()
+    .slice(-2_000);
+}
 
 function failure(response: unknown): string | undefined {
   const r = obj(response);
   const err = r.error;
   if (typeof err === "string" && err) return err;
   if (err && typeof err === "object") return str(obj(err).message) ?? JSON.stringify(err);
-  const text = contentText(r.llmContent);
-  const m = EXIT_LINE.exec(text);
-  if (!m || m[1] === "0") return undefined;
-  // Without the wrapper and the process-group line (a new pid each run would change the
-  // failure's fingerprint, and the spiral detector looks for the same failure).
-  return text
-    .slice(0, m.index)
-    .replace(/^\s*<untrusted_context>\s*/, "")
-    .concat(`\nExit Code: ${m[1]}`)
-    .trim()
-    .slice(-2_000);
+  return shellFailure(contentText(r.llmContent), r.returnDisplay);
 }
 
 function render(event: HookEvent, r: HookResponse): string {
@@ -112,15 +136,14 @@ const READER: PayloadReader = {
 };
 
 /**
- * Gemini CLI fires PreCompress (trigger "auto") before every model request and only then decides
- * whether to compress; it sends nothing afterwards. So "auto" is no compaction (nothing is
- * done), and "manual" (/compress) is one that follows: STATE.md and the journal's note.
+ * Gemini CLI 0.61 fires PreCompress (trigger "auto") before every model request, before it
+ * decides whether to compress, and sends nothing afterwards; so "auto" may or may not be a
+ * compaction: it keeps STATE.md current (written only when the journal changed since) and notes
+ * nothing. "manual" (/compress) is one that follows: STATE.md and the journal's note.
  */
 function preCompress(ev: HookEvent): HookEvent {
   if (ev.kind !== "pre_compact") return ev;
-  if (ev.trigger === "manual") return { ...ev, announced: true };
-  const { agent, native, cwd, agentSessionId } = ev;
-  return { agent, native, cwd, ...(agentSessionId ? { agentSessionId } : {}), kind: "ignored" };
+  return ev.trigger === "manual" ? { ...ev, announced: true } : { ...ev, ifChanged: true };
 }
 
 export const gemini: AgentAdapter = {
@@ -147,8 +170,9 @@ export const gemini: AgentAdapter = {
       h("BeforeAgent"),
       h("BeforeTool", "write_file|replace|run_shell_command"),
       h("AfterTool", "*"),
-      // Only a manual /compress: "auto" fires before every model request (see preCompress).
-      h("PreCompress", "manual"),
+      // Both triggers: "manual" is a compaction; "auto" fires before every model request and
+      // only keeps STATE.md current (see preCompress).
+      h("PreCompress"),
       h("AfterAgent"),
       h("SessionEnd"),
     ];

@@ -397,11 +397,16 @@ function bounded(v: unknown, depth = 0): unknown {
 /**
  * Before a compaction: STATE.md, so the compacted agent can re-read where things stand. The
  * journal notes a compaction only once it happened (PostCompact), or here when the agent sends
- * nothing afterwards and fires this hook only for a compaction that follows (`announced`).
+ * nothing afterwards and fires this hook only for a compaction that follows (`announced`). A
+ * hook that fires whether or not a compaction follows (`ifChanged`) only keeps STATE.md current.
  */
 async function preCompact(b: Baton, ev: Ev<"pre_compact">, opts: HandlerOptions): Promise<HookResponse> {
   const sid = await sessionFor(b, ev, opts, false);
   if (!sid) return {};
+  if (ev.ifChanged) {
+    await b.refreshStateMarkdown(sid);
+    return {};
+  }
   await b.writeStateMarkdown(sid);
   if (ev.announced) await noteCompaction(b, sid, opts, ev.trigger, "; STATE.md was written first");
   return {};

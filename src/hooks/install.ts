@@ -17,16 +17,20 @@
  */
 import { copyFileSync, existsSync, lstatSync, mkdirSync, readFileSync, realpathSync, renameSync, unlinkSync, writeFileSync } from "node:fs";
 import { homedir } from "node:os";
-import { dirname, isAbsolute, join, relative, sep } from "node:path";
+import { dirname, isAbsolute, join, relative, resolve, sep } from "node:path";
 import { type HookAgent, type HookGroupSpec, type InstalledHook, installInto, listBatonHooks, uninstallFrom } from "../core/hook-config.js";
 import type { JsonObject } from "../core/types.js";
 import { BatonError, badInput } from "../errors.js";
 import { atomicWrite, safeParentDir } from "../services/safe-fs.js";
 import {
   acknowledgeGeminiHooks,
+  codexShim,
+  forgetGeminiHooks,
+  inspectCodexShim,
   type Readiness,
   readiness,
-  shimTarget,
+  removeUnusedCodexShim,
+  shellWords,
   trustCodexHooks,
   untrustCodexHooks,
   writeCodexShim,
@@ -85,6 +89,8 @@ export interface HookStatus extends Partial<Readiness> {
   /** The hooks run a baton entry (an absolute path) that no longer exists: install again. */
   stale: boolean;
   notes: string[];
+  /** Codex: the launcher script the hooks run is not the one install wrote (install again). */
+  launcherModified?: boolean;
   /** The file could not be read or parsed. */
   problem?: string;
 }
@@ -305,24 +311,29 @@ export async function uninstallHooks(agent: HookAgent, o: HookPlaceOptions): Pro
     throw badInput(`${file}: ${(err as Error).message}; fix it by hand: Baton changed nothing`, { path: file });
   }
   if (r.removed === 0) return base;
-  if (agent === "codex") untrustCodexHooks(o, settings.hooks);
+  if (agent === "codex") untrustCodexHooks(o, settings.hooks, r.settings.hooks);
+  if (agent === "gemini") forgetGeminiHooks(o, settings.hooks);
   const saved = backup(file, true);
+  let deleted = false;
   if (Object.keys(r.settings).length === 0) {
     try {
       unlinkSync(file);
     } catch (err) {
       throw new BatonError("io_error", `cannot remove ${file}: ${(err as Error).message}`, { path: file }, { cause: err });
     }
-    return { ...base, changed: true, removed: r.removed, deleted: true, ...(saved ? { backup: saved } : {}) };
-  }
-  writeAtomic(file, await withHooks(text, r.settings.hooks), o);
-  return { ...base, changed: true, removed: r.removed, ...(saved ? { backup: saved } : {}) };
+    deleted = true;
+  } else writeAtomic(file, await withHooks(text, r.settings.hooks), o);
+  // The launcher is shared by every place installed with this CODEX_HOME: it goes with the last.
+  if (agent === "codex") removeUnusedCodexShim(o);
+  return { ...base, changed: true, removed: r.removed, deleted, ...(saved ? { backup: saved } : {}) };
 }
 
 /** The baton entry a hook command runs, when it names one by absolute path. */
 function launcherPath(command: string): string | undefined {
-  const m = /(?:"(\/[^"]*baton(?:\.c?js)?)"|'(\/[^']*baton(?:\.c?js)?)'|(?:^|\s)(\/\S*baton(?:\.c?js)?))\s+hook\s/.exec(command);
-  return m?.[1] ?? m?.[2] ?? m?.[3];
+  const words = shellWords(command);
+  const at = words?.indexOf("hook") ?? -1;
+  const entry = at > 0 ? words?.[at - 1] : undefined;
+  return entry !== undefined && /^\/.*baton(?:\.c?js)?$/.test(entry) ? entry : undefined;
 }
 
 export async function hooksStatus(
@@ -339,19 +350,28 @@ export async function hooksStatus(
         const { settings } = await load(file);
         s.installed = listBatonHooks(settings.hooks, agent);
         s.missing = expected.filter((e) => !s.installed.some((i) => i.event === e.event)).map((e) => e.event);
+        let modified: string | undefined;
         s.stale = s.installed.some((i) => {
           const entry = launcherPath(i.command);
           if (entry === undefined) return false;
           if (!existsSync(entry)) return true;
-          // Codex's launcher script: the baton it runs must exist too.
-          const target = shimTarget(entry);
-          return (
-            target !== undefined && [...target.matchAll(/"(\/[^"]+)"|(?:^|\s)(\/\S+)/g)].some((m) => !existsSync((m[1] ?? m[2]) as string))
-          );
+          if (agent !== "codex" || resolve(entry) !== codexShim({ ...o, scope })) return false;
+          // Codex's launcher script: exactly what install wrote, and the baton it runs exists.
+          const shim = inspectCodexShim(entry);
+          if (shim === "modified") modified = entry;
+          return shim !== undefined && shim !== "modified" && (!existsSync(shim.node) || !existsSync(shim.entry));
         });
         if (s.installed.length > 0) {
           s.notes = notesFor(agent, settings);
           Object.assign(s, readiness(agent, { ...o, scope }, settings));
+          if (modified !== undefined) {
+            s.launcherModified = true;
+            s.willRun = false;
+            s.remaining = [
+              `launcher modified: ${modified} is not the script Baton wrote, so Baton's hooks may not run: re-run \`baton hooks install codex${scope === "user" ? " --user" : ""}\`.`,
+              ...(s.remaining ?? []),
+            ];
+          }
           if (s.stale) {
             s.willRun = false;
             s.remaining = [

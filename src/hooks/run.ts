@@ -24,6 +24,8 @@ export { adapterFor, agentPid } from "./front.js";
 
 /** How long a hook waits for another process's write lock before giving up (and failing open). */
 const HOOK_BUSY_TIMEOUT_MS = 5_000;
+/** How long a hook keeps trying to reach a server store (PostgreSQL) before failing open. */
+const HOOK_STORE_TIMEOUT_MS = 1_000;
 
 export interface RunHookOptions {
   /** Exit the process as soon as the answer is written (the CLI). */
@@ -76,6 +78,7 @@ export async function runHook(argv: readonly string[], opts: RunHookOptions = {}
       root: ws.root,
       create: false,
       busyTimeoutMs: HOOK_BUSY_TIMEOUT_MS,
+      storeTimeoutMs: HOOK_STORE_TIMEOUT_MS,
       ...envOptions(),
     });
     out = await answerHook(baton, adapter, native, ev, agentPid());

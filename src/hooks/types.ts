@@ -45,8 +45,10 @@ export type HookEvent = Base &
     /**
      * The agent is about to compact its context. `announced`: the agent sends no event after a
      * compaction, and this hook only fires when one follows (Gemini CLI's manual /compress).
+     * `ifChanged`: the agent may be about to compact, or not (Gemini CLI's "auto", before every
+     * model request): STATE.md is refreshed only when the journal changed, and nothing is noted.
      */
-    | { kind: "pre_compact"; trigger?: string; announced?: boolean }
+    | { kind: "pre_compact"; trigger?: string; announced?: boolean; ifChanged?: boolean }
     /** The agent compacted its context (Claude Code and Codex PostCompact). */
     | { kind: "post_compact"; trigger?: string }
     /** The agent's turn ended (`sessionEnd: false`) or its session ended. */
@@ -120,11 +122,20 @@ export function parsePayload(reader: PayloadReader, native: string, p: Record<st
     case "before_tool":
       return { ...base, kind: "before_tool", tool: reader.toolCall(p) };
     case "after_tool": {
-      const error = reader.failure?.(p);
       const output = reader.output ? reader.output(p) : p.tool_response;
-      return error !== undefined
-        ? { ...base, kind: "after_tool", tool: reader.toolCall(p), status: "error", error, output }
-        : { ...base, kind: "after_tool", tool: reader.toolCall(p), status: "success", output };
+      // Whether the call failed is worked out only where it is used: for Codex it reads the
+      // session transcript, which the hook process that hands the event to the server (and
+      // only checks isNoop) need not read.
+      let failure: { error: string | undefined } | undefined;
+      const error = () => {
+        failure ??= { error: reader.failure?.(p) };
+        return failure.error;
+      };
+      const ev = { ...base, kind: "after_tool", tool: reader.toolCall(p), output } as HookEvent & { kind: "after_tool" };
+      return Object.defineProperties(ev, {
+        status: { get: () => (error() !== undefined ? "error" : "success"), enumerable: true },
+        error: { get: error, enumerable: true },
+      });
     }
     case "after_tool_failure":
       return { ...base, kind: "after_tool", tool: reader.toolCall(p), status: "error", error: str(p.error) ?? "the tool call failed" };

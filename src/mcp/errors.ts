@@ -6,7 +6,9 @@
  * carries the same body.
  */
 import { McpError } from "@modelcontextprotocol/sdk/types.js";
+import { redactText } from "../core/redact.js";
 import { BatonError, type ErrorCode, EXIT_CODES, isBatonError } from "../errors.js";
+import { redactedJson } from "../server/http-errors.js";
 
 export interface ToolErrorResult {
   [key: string]: unknown;
@@ -26,7 +28,7 @@ export function asBatonError(err: unknown): BatonError {
 }
 
 export function toolError(err: unknown): ToolErrorResult {
-  return { isError: true, content: [{ type: "text", text: JSON.stringify({ error: asBatonError(err).toJSON() }) }] };
+  return { isError: true, content: [{ type: "text", text: JSON.stringify({ error: redactedJson(asBatonError(err)) }) }] };
 }
 
 /** JSON-RPC codes: -32002 is MCP's "resource not found"; fixable requests are invalid params. */
@@ -38,7 +40,7 @@ export function protocolError(err: unknown, opts: { resource?: boolean } = {}): 
   const e = asBatonError(err);
   const exit = EXIT_CODES[e.code as ErrorCode] ?? 1;
   const code = opts.resource && e.code === "not_found" ? RESOURCE_NOT_FOUND : exit === 1 || exit === 5 ? INTERNAL_ERROR : INVALID_PARAMS;
-  return new McpError(code, `${e.message} [${e.code}]`, { error: e.toJSON() });
+  return new McpError(code, `${redactText(e.message)} [${e.code}]`, { error: redactedJson(e) });
 }
 
 /** A schema violation, named field by field, as `bad_input`. */

@@ -53,12 +53,19 @@ export const fileTools: BatonTool[] = [
       to: z.string().min(1).max(200).optional().describe("A checkpoint id to restore (from list_checkpoints). Not with `steps`."),
       files: paths("Restore only these files or directories (workspace-relative).").optional(),
       dryRun: z.boolean().default(false).describe("Plan and diff only: change nothing, journal nothing."),
+      otherHost: z
+        .boolean()
+        .default(false)
+        .describe("Restore a checkpoint another host took (a store shared by several hosts) into this workspace."),
     },
     annotations: DESTRUCTIVE,
     async run(b, a) {
       if (a.steps !== undefined && a.to !== undefined) throw badInput("give steps or to, not both");
       const sid = await session(b, a.sessionId);
-      const r = await b.rollback(sid, defined({ steps: a.steps, to: a.to, files: a.files, dryRun: a.dryRun || undefined }));
+      const r = await b.rollback(
+        sid,
+        defined({ steps: a.steps, to: a.to, files: a.files, dryRun: a.dryRun || undefined, otherHost: a.otherHost || undefined }),
+      );
       // A dry run's `diff` already holds every change's diff: do not send each twice.
       const changes = r.diff === undefined ? r.changes : r.changes.map(({ diff: _d, ...c }) => c);
       return { sessionId: sid, ...r, changes };

@@ -1,4 +1,5 @@
 /** Errors over HTTP: the CLI's `{"error": {code, message, ...details}}` body with a fitting status. */
+import { redactText } from "../core/redact.js";
 import { BatonError, type ErrorCode, EXIT_CODES, isBatonError } from "../errors.js";
 
 const STATUS: Partial<Record<ErrorCode, number>> = {
@@ -33,7 +34,14 @@ export interface ErrorBody {
 
 /** The response body and status of any thrown value; unexpected failures reveal no internals. */
 export function errorResponse(err: unknown): { status: number; body: ErrorBody } {
-  if (isBatonError(err)) return { status: httpStatus(err.code), body: { error: err.toJSON() } };
+  // A message can quote what the caller sent (a command, a header): redacted on the way out.
+  if (isBatonError(err)) return { status: httpStatus(err.code), body: { error: redactedJson(err) } };
   const e = new BatonError("internal", "the server failed to handle this request; see the server's log");
   return { status: 500, body: { error: e.toJSON() } };
+}
+
+/** An error as JSON with its message redacted. */
+export function redactedJson(err: BatonError): ReturnType<BatonError["toJSON"]> {
+  const j = err.toJSON();
+  return { ...j, message: redactText(j.message) };
 }

@@ -149,13 +149,13 @@ export class BlobStore {
     const dir = join(this.dir, hash.slice(0, 2));
     const packed = packBlob(content);
     try {
-      const created = mkdirSync(dir, { recursive: true });
+      const created = mkdirSync(dir, { recursive: true, mode: 0o700 });
       if (created !== undefined) {
         this.#newShard = true;
         if (created === this.dir) this.#newRoot = true;
       }
       const tmp = join(dir, `.tmp-${process.pid}-${randomHex(6)}`);
-      const fd = openSync(tmp, "wx", 0o644);
+      const fd = openSync(tmp, "wx", 0o600); // private: a blob is a file's contents, verbatim
       try {
         writeSync(fd, packed);
         if (this.#durable) fsyncSync(fd);

@@ -13,13 +13,28 @@
 import { closeSync, constants, fstatSync, openSync, readFileSync, statSync, unlinkSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import type { Backend, CheckpointFileRow, CheckpointRow, SkippedPath, StatCacheRow, StoreTx } from "../backend/contract.js";
+import { sessionKey } from "../backend/contract.js";
 import { randomHex, sha256 } from "../core/canonical.js";
 import type { Checkpoint, CheckpointFile, CheckpointInfo, CheckpointKind } from "../core/checkpoints.js";
 import { BatonError, badInput } from "../errors.js";
 import { Blobs, type StagedBlob } from "./blobs.js";
 import { workspaceRelative } from "./files.js";
+import { hostFacts } from "./process-facts.js";
 import { checkPath, readCurrent, unsafePath } from "./safe-fs.js";
-import { CTIME, INO, MODE, MTIME, SIZE, STAT_FIELDS, type TreeScan, WalkCache, walkCovers, walkTree } from "./tree-scan.js";
+import {
+  CTIME,
+  coversWith,
+  INO,
+  MODE,
+  MTIME,
+  rootSources,
+  SIZE,
+  STAT_FIELDS,
+  type TreeScan,
+  WalkCache,
+  walkCovers,
+  walkTree,
+} from "./tree-scan.js";
 
 export interface CheckpointOptions {
   /** Checkpoints kept per session, pinned ones aside. Default 100. */
@@ -110,6 +125,8 @@ export function toInfo(r: CheckpointRow): CheckpointInfo {
   if (r.label !== null) c.label = r.label;
   if (r.restores !== null) c.restores = r.restores;
   if (r.prunedAt !== null) c.prunedAt = r.prunedAt;
+  if (r.host) c.host = r.host;
+  if (r.workspace) c.workspace = r.workspace;
   return c;
 }
 
@@ -143,7 +160,11 @@ export class CheckpointService {
   /** This process's gitignore decisions, reused while each directory's patterns are unchanged. */
   readonly #walkCache = new WalkCache();
 
-  constructor(backend: Backend, root: string, batonDir: string, opts: CheckpointOptions & { now?: () => Date } = {}) {
+  /** This host's name, recorded on each checkpoint (a shared store holds other hosts' too). */
+  readonly host: () => string;
+
+  constructor(backend: Backend, root: string, batonDir: string, opts: CheckpointOptions & { now?: () => Date; host?: () => string } = {}) {
+    this.host = opts.host ?? (() => hostFacts.host());
     this.#backend = backend;
     this.#root = root;
     this.#now = opts.now ?? (() => new Date());
@@ -158,6 +179,11 @@ export class CheckpointService {
     this.#exclude = [...(config.exclude ?? []), ...(opts.exclude ?? [])];
     this.#maxFileBytes = opts.maxFileBytes ?? config.maxFileBytes ?? 64 * 1024 * 1024;
     this.#stageAheadBytes = opts.stageAheadBytes ?? STAGE_AHEAD_BYTES;
+  }
+
+  /** Files larger than this are recorded as skipped (so a rollback leaves them as they are). */
+  get maxFileBytes(): number {
+    return this.#maxFileBytes;
   }
 
   get root(): string {
@@ -176,7 +202,7 @@ export class CheckpointService {
   #fsClock(): number {
     const file = join(this.#batonDir, CLOCK_FILE);
     try {
-      writeFileSync(file, "");
+      writeFileSync(file, "", { mode: 0o600 }); // .baton/ is private (services/private-files.ts)
       return statSync(file).mtimeMs;
     } catch {
       return Number.NEGATIVE_INFINITY;
@@ -192,6 +218,31 @@ export class CheckpointService {
   /** Whether a whole-tree checkpoint would take a file at `rel` if it existed (not ignored, not excluded). */
   treeCovers(): (rel: string) => boolean {
     return walkCovers(this.#root, { exclude: this.#exclude });
+  }
+
+  /**
+   * Whether the whole-tree checkpoint `cp` covered `rel`: judged by the `.gitignore` and
+   * `.batonignore` versions it lists (their texts in `texts`, by hash), and, for the sources
+   * no checkpoint stores (`.git/info/exclude`, configured excludes), by today's. An ignore file
+   * it recorded as skipped is unknown: nothing under its directory counts as covered.
+   */
+  coveredAt(cp: Checkpoint, texts: ReadonlyMap<string, Buffer>): (rel: string) => boolean {
+    const known = new Map<string, string | null>();
+    for (const f of cp.files) {
+      if (!isIgnoreFile(f.path)) continue;
+      const text = "hash" in f ? texts.get(f.hash)?.toString("utf8") : undefined;
+      known.set(f.path, "skipped" in f || ("hash" in f && text === undefined) ? null : (text ?? ""));
+    }
+    const batonignore = known.get(".batonignore");
+    if (batonignore === null) return () => false;
+    const today = rootSources(this.#root, this.#exclude);
+    return coversWith({
+      root: [today[0] as string, batonignore ?? "", today[2] as string],
+      gitignore: (dir) => {
+        const t = known.get(dir === "" ? ".gitignore" : `${dir}/.gitignore`);
+        return t === undefined ? undefined : t;
+      },
+    });
   }
 
   async create(sessionId: string, input: CheckpointInput = {}): Promise<CheckpointResult> {
@@ -383,6 +434,7 @@ export class CheckpointService {
     after?: (tx: StoreTx) => Promise<void>,
   ): Promise<Omit<CheckpointResult, "stats">> {
     return this.#backend.transaction("write", async (tx) => {
+      await tx.lockKey(sessionKey(sessionId)); // the next checkpoint seq, one writer of the session at a time
       if (!(await tx.getSession(sessionId))) {
         throw new BatonError("not_found", `no session "${sessionId}"; run \`baton session list --all\` to see the sessions`, {
           sessionId,
@@ -407,6 +459,8 @@ export class CheckpointService {
         prunedAt: null,
         fileCount: files.length,
         ...(extra.skipped !== undefined && extra.skipped.length > 0 ? { skipped: extra.skipped } : {}),
+        host: this.host(),
+        workspace: this.#root,
       };
       await q.insertCheckpoint(row, files.map(toRow));
       const pruned = await this.#applyRetention(tx, sessionId, new Set([row.id, ...(extra.protect ?? [])]));
@@ -693,4 +747,9 @@ function busy(): BatonError {
     "storage_busy",
     "blobs were being collected by another process while this checkpoint ran, three times in a row; retry the checkpoint",
   );
+}
+
+/** The ignore files a whole-tree checkpoint stores, whose versions decide what it covered. */
+export function isIgnoreFile(path: string): boolean {
+  return path === ".batonignore" || path === ".gitignore" || path.endsWith("/.gitignore");
 }

@@ -30,6 +30,7 @@ import { hashFile } from "./files.js";
 import { hookFailures } from "./hook-log.js";
 import type { Journal } from "./journal.js";
 import type { LockInfo, LockService } from "./locks.js";
+import { looseModes, tightenAll } from "./private-files.js";
 import type { Queue } from "./queue.js";
 import type { RunService } from "./runs.js";
 import type { SessionStatus } from "./status.js";
@@ -352,7 +353,12 @@ export async function runDoctor(deps: DoctorDeps, opts: DoctorOptions = {}): Pro
       for (const f of cp.files) {
         if (f.state === "skipped") continue;
         if (++checked > MAX_FILES_CHECKED) break;
-        const now = hashFile(resolve(deps.root, f.path));
+        let now: string | undefined;
+        try {
+          now = hashFile(resolve(deps.root, f.path));
+        } catch {
+          now = "unreadable"; // not a regular file any more: changed since the checkpoint
+        }
         const was = f.state === "file" ? (f.hash ?? undefined) : undefined;
         if (now !== was) changed.push(f.path);
       }
@@ -503,6 +509,35 @@ export async function runDoctor(deps: DoctorDeps, opts: DoctorOptions = {}): Pro
         evidence: { agent: h.agent, scope: h.scope, file: h.file },
         fix: h.remaining[0] ?? `baton hooks install ${h.agent}${h.scope === "user" ? " --user" : ""}`,
         safe: false,
+      });
+    }
+    return undefined;
+  });
+
+  await check("privacy", async () => {
+    // .baton/ holds file contents verbatim (checkpoint blobs) and the journal: only its owner may
+    // read it. Opening a workspace tightens .baton/ and its top level; this finds the rest.
+    if (process.platform === "win32") return "POSIX modes do not apply on Windows";
+    const { loose, visited, truncated } = looseModes(deps.batonDir);
+    if (loose.length > 0) {
+      add({
+        check: "privacy",
+        code: "loose_modes",
+        severity: "warning",
+        message: `${loose.length} entr${loose.length === 1 ? "y" : "ies"} under .baton/ can be read by other local users (group or others have access); .baton/ holds file contents and the journal`,
+        evidence: {
+          count: loose.length,
+          sample: loose.slice(0, SAMPLE).map((e) => ({ path: e.path, mode: e.mode, kind: e.kind })),
+          visited,
+          truncated,
+        },
+        fix: "baton doctor --fix (or chmod -R go-rwx .baton)",
+        safe: true,
+        repair: {
+          key: "loose-modes",
+          subject: ".baton/",
+          run: async () => `tightened ${tightenAll(deps.batonDir, loose)} entries to 0600/0700`,
+        },
       });
     }
     return undefined;

@@ -1,10 +1,11 @@
 /** Reading the session's files for status: marker scans and resume verification. */
-import { closeSync, fstatSync, openSync, readFileSync } from "node:fs";
+import { closeSync, constants, fstatSync, openSync, readFileSync } from "node:fs";
 import { isAbsolute, relative, resolve, sep } from "node:path";
 import { sha256 } from "../core/canonical.js";
 import type { FlowDefinition } from "../core/flow.js";
 import { type ScannedFile, scanText } from "../core/markers.js";
 import type { Diagnostic, Snapshot } from "../core/types.js";
+import { badInput } from "../errors.js";
 
 /** Files larger than this are not scanned for markers (reported instead). */
 export const MAX_SCAN_BYTES = 8 * 1024 * 1024;
@@ -32,7 +33,16 @@ export interface ScanResult {
   diagnostics: Diagnostic[];
 }
 
-export function scanSessionFiles(root: string, flow: FlowDefinition, snap: Snapshot): ScanResult {
+/**
+ * The marker scan of the session's files. `onRead` sees the bytes of each file read, so a
+ * caller that also hashes them (status verifying recorded files) reads each file once.
+ */
+export function scanSessionFiles(
+  root: string,
+  flow: FlowDefinition,
+  snap: Snapshot,
+  onRead?: (rel: string, r: FileRead) => void,
+): ScanResult {
   const out: ScanResult = { files: [], diagnostics: [] };
   if (!flow.markers?.length) return out;
   for (const path of knownFiles(snap)) {
@@ -46,7 +56,7 @@ export function scanSessionFiles(root: string, flow: FlowDefinition, snap: Snaps
       });
       continue;
     }
-    const text = readText(resolve(root, rel));
+    const text = readText(resolve(root, rel), onRead && ((r) => onRead(rel, r)));
     if (typeof text !== "string") {
       out.diagnostics.push({ ...text, file: rel });
       continue;
@@ -56,34 +66,64 @@ export function scanSessionFiles(root: string, flow: FlowDefinition, snap: Snaps
   return out;
 }
 
-function readText(abs: string): string | Omit<Diagnostic, "file"> {
+function readText(abs: string, onRead?: (r: FileRead) => void): string | Omit<Diagnostic, "file"> {
+  const r = readGuarded(abs, MAX_SCAN_BYTES);
+  onRead?.(r);
+  if (r.kind === "file") return r.bytes.toString("utf8");
+  if (r.kind === "same") return "";
+  if (r.kind === "missing") return { code: "file_missing", severity: "warning", message: "the session's file does not exist" };
+  if (r.tooLarge) return { code: "file_too_large", severity: "info", message: `${abs} is ${r.why}; markers not checked` };
+  return { code: "file_unreadable", severity: "warning", message: `cannot read ${abs}: ${r.why}` };
+}
+
+/** Recorded files larger than this are not re-hashed (status stays a few reads). */
+export const MAX_HASH_BYTES = 64 * 1024 * 1024;
+
+/** A file as read for status: its bytes, gone, or something that cannot be read as a file. */
+export type FileRead =
+  | { kind: "file"; bytes: Buffer; size: number; mtimeMs: number }
+  | { kind: "same"; size: number; mtimeMs: number }
+  | { kind: "missing" }
+  | { kind: "unreadable"; why: string; tooLarge?: true };
+
+// O_NONBLOCK: opening a FIFO for reading must not wait for a writer (status would hang).
+const READ_FLAGS = constants.O_RDONLY | (constants.O_NONBLOCK ?? 0);
+
+/**
+ * Read a file the session named, guarded: opened without blocking, checked to be a regular
+ * file of at most `maxBytes` on the open descriptor (no race with a swap), never thrown from.
+ */
+export function readGuarded(abs: string, maxBytes: number, same?: (size: number, mtimeMs: number) => boolean): FileRead {
   let fd: number | undefined;
   try {
-    fd = openSync(abs, "r");
+    fd = openSync(abs, READ_FLAGS);
     const st = fstatSync(fd);
-    if (!st.isFile()) return { code: "file_unreadable", severity: "warning", message: `${abs} is not a regular file` };
-    if (st.size > MAX_SCAN_BYTES)
-      return {
-        code: "file_too_large",
-        severity: "info",
-        message: `${abs} is ${st.size} bytes, over the ${MAX_SCAN_BYTES}-byte scan limit; markers not checked`,
-      };
-    return readFileSync(fd, "utf8");
+    if (!st.isFile()) return { kind: "unreadable", why: "not a regular file" };
+    // The caller knows this size and time: no need to read it again.
+    if (same?.(st.size, st.mtimeMs)) return { kind: "same", size: st.size, mtimeMs: st.mtimeMs };
+    if (st.size > maxBytes) return { kind: "unreadable", why: `${st.size} bytes, over the ${maxBytes}-byte limit`, tooLarge: true };
+    return { kind: "file", bytes: readFileSync(fd), size: st.size, mtimeMs: st.mtimeMs };
   } catch (err) {
     const code = (err as NodeJS.ErrnoException).code;
-    if (code === "ENOENT") return { code: "file_missing", severity: "warning", message: "the session's file does not exist" };
-    return { code: "file_unreadable", severity: "warning", message: `cannot read the session's file (${code ?? (err as Error).message})` };
+    if (code === "ENOENT" || code === "ENOTDIR") return { kind: "missing" };
+    return { kind: "unreadable", why: code ?? (err as Error).message };
   } finally {
     if (fd !== undefined) closeSync(fd);
   }
 }
 
-/** sha256 of a file's content, or undefined when it does not exist. */
+/**
+ * sha256 of a file's content, or undefined when it does not exist. Anything that is not a
+ * readable regular file (a directory, a FIFO, a device) is refused with `bad_input`.
+ */
 export function hashFile(abs: string): string | undefined {
-  try {
-    return sha256(readFileSync(abs));
-  } catch (err) {
-    if ((err as NodeJS.ErrnoException).code === "ENOENT") return undefined;
-    throw err;
-  }
+  return fingerprintFile(abs)?.hash;
+}
+
+/** hashFile with the size and modification time read on the same descriptor. */
+export function fingerprintFile(abs: string): { hash: string; size: number; mtimeMs: number } | undefined {
+  const r = readGuarded(abs, MAX_HASH_BYTES);
+  if (r.kind === "missing") return undefined;
+  if (r.kind !== "file") throw badInput(`cannot read ${abs} (${r.kind === "unreadable" ? r.why : "changed"}); name a regular file`);
+  return { hash: sha256(r.bytes), size: r.size, mtimeMs: r.mtimeMs };
 }

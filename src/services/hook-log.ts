@@ -59,7 +59,7 @@ export function appendHookFailure(
       message: redactText(raw.replace(/\s+/g, " ")).slice(0, 500),
     };
     const file = hookLogPath(batonDir);
-    mkdirSync(join(batonDir, HOOK_LOG_DIR), { recursive: true });
+    mkdirSync(join(batonDir, HOOK_LOG_DIR), { recursive: true, mode: 0o700 });
     try {
       if (statSync(file).size >= maxBytes) renameSync(file, `${file}.1`);
     } catch {

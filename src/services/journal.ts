@@ -6,12 +6,14 @@
  * only `rebuild` repairs a snapshot, and records that it did.
  */
 import type { Backend, EventRow, SessionRow, SnapshotRow, StoreTx } from "../backend/contract.js";
+import { sessionKey } from "../backend/contract.js";
 import { canonicalJson, checksum, jsonBoundsProblem, randomHex, randomId, sha256 } from "../core/canonical.js";
 import { isFacetEvent, validateFacetData } from "../core/facets.js";
 import { decide, type FlowDefinition, flowEvents, isTerminal, type TransitionDecision } from "../core/flow.js";
 import { emptySnapshot, foldCorruptRow, foldEvent } from "../core/fold.js";
+import { redactJson } from "../core/redact.js";
 import type { AppendResult, Diagnostic, EventInput, EventOutcome, JournalEvent, JsonObject, Snapshot } from "../core/types.js";
-import { BatonError, badInput } from "../errors.js";
+import { BatonError, badInput, isBatonError } from "../errors.js";
 import type { FlowRegistry } from "./flows.js";
 
 const SESSION_ID = /^[A-Za-z0-9][A-Za-z0-9._-]{0,127}$/;
@@ -74,6 +76,12 @@ export class Journal {
    * equals the session's (no other process appended since).
    */
   readonly #folded = new Map<string, Folded>();
+  /**
+   * Per session, the request last queued, when the backend does not run requests in order
+   * itself (`serialWrites` false): one caller's appends and reads of a session keep the order
+   * they were asked in (a read sees exactly the appends asked for before it).
+   */
+  readonly #order = new Map<string, Promise<unknown>>();
 
   constructor(backend: Backend, flows: FlowRegistry, opts: JournalOptions = {}) {
     this.#backend = backend;
@@ -98,8 +106,11 @@ export class Journal {
     tx: StoreTx,
     sessionId: string,
     inputs: readonly EventInput[],
+    fresh: ReadonlySet<string> = NONE,
     check?: (snap: Readonly<Snapshot>) => void,
   ): Promise<{ results: AppendResult[]; folded: Folded }> {
+    // The next seq is lastSeq + 1: writers of one session take turns (other sessions run alongside).
+    await tx.lockKey(sessionKey(sessionId));
     const session = await tx.getSession(sessionId);
     if (!session) throw notFound(sessionId);
     const flow = await this.#flows.get(session.flow);
@@ -116,7 +127,7 @@ export class Journal {
         throw err;
       }
     }
-    const results = await this.#appendInTx(tx, session, flow, folded, inputs);
+    const results = await this.#appendInTx(tx, session, flow, folded, inputs, fresh);
     return { results, folded };
   }
 
@@ -139,6 +150,7 @@ export class Journal {
     if (input.deadline !== undefined) data.deadline = new Date(input.deadline).toISOString();
     return this.#backend
       .transaction("write", async (tx) => {
+        await tx.lockKey(sessionKey(id));
         if (await tx.getSession(id))
           throw new BatonError("session_exists", `session "${id}" already exists; choose another --id`, { sessionId: id });
         const at = this.#now().toISOString();
@@ -179,7 +191,33 @@ export class Journal {
    */
   async appendBatch(sessionId: string, inputs: readonly EventInput[]): Promise<AppendResult[]> {
     if (inputs.length === 0) return [];
-    const { results, folded } = await this.#backend.transaction("write", (tx) => this.#appendIn(tx, sessionId, inputs));
+    // A server store can lose the connection during COMMIT, leaving the outcome unknown. Every
+    // event then carries its id from the start (fresh ones are not looked up the first time),
+    // and the batch is re-sent once: what did commit comes back as duplicates, nothing twice.
+    const remote = !this.#backend.capabilities.serialWrites;
+    const fresh = new Set<string>();
+    const sent = remote
+      ? inputs.map((i) => {
+          if (i.id !== undefined) return i;
+          const id = `ev_${randomId()}`;
+          fresh.add(id);
+          return { ...i, id };
+        })
+      : inputs;
+    const once = (skip: ReadonlySet<string>) =>
+      this.#inOrder(sessionId, () => this.#backend.transaction("write", (tx) => this.#appendIn(tx, sessionId, sent, skip)));
+    let outcome: { results: AppendResult[]; folded: Folded };
+    try {
+      outcome = await once(fresh);
+    } catch (err) {
+      if (!(remote && isBatonError(err, "storage_unavailable") && err.details.outcome === "unknown")) throw err;
+      outcome = await once(new Set());
+      // The caller asked once. If the lost attempt committed (its generated ids are back as
+      // duplicates; a batch commits whole), every event of it is new to the caller. With only
+      // caller-supplied ids nobody can tell, and a repeat reads as the duplicate it is.
+      if (outcome.results.some((r) => r.duplicate && fresh.has(r.event.id))) for (const r of outcome.results) r.duplicate = false;
+    }
+    const { results, folded } = outcome;
     this.#remember(sessionId, folded); // committed: the folded state is now the journal's
     return results;
   }
@@ -190,7 +228,7 @@ export class Journal {
    * read earlier is re-checked where no other writer can change it meanwhile.
    */
   async appendIf(sessionId: string, input: EventInput, check: (snap: Readonly<Snapshot>) => void): Promise<AppendResult> {
-    const { results, folded } = await this.#backend.transaction("write", (tx) => this.#appendIn(tx, sessionId, [input], check));
+    const { results, folded } = await this.#backend.transaction("write", (tx) => this.#appendIn(tx, sessionId, [input], NONE, check));
     this.#remember(sessionId, folded); // committed: the folded state is now the journal's
     return results[0] as AppendResult;
   }
@@ -201,6 +239,7 @@ export class Journal {
     flow: FlowDefinition,
     folded: Folded,
     inputs: readonly EventInput[],
+    fresh: ReadonlySet<string> = NONE,
   ): Promise<AppendResult[]> {
     const snap = folded.snap;
     const phaseBefore = snap.phase;
@@ -214,7 +253,8 @@ export class Journal {
       const bodyHash = sha256(canonicalJson({ type: ev.type, actor, data: ev.data, revision: ev.revision ?? null }));
       const id = ev.id ?? `ev_${randomId()}`;
       // A generated id is fresh: only a caller-supplied id can repeat one in this batch or the journal.
-      const prior = ev.id === undefined ? undefined : (inBatch.get(id) ?? (await findPrior(tx, session.id, id)));
+      const prior =
+        ev.id === undefined ? undefined : (inBatch.get(id) ?? (fresh.has(id) ? undefined : await findPrior(tx, session.id, id)));
       if (prior) {
         if (prior.row.bodyHash !== bodyHash) {
           throw new BatonError(
@@ -306,6 +346,10 @@ export class Journal {
 
   /** Read one session: the snapshot with newer events folded in. Never writes. */
   async read(sessionId: string): Promise<SessionView> {
+    return this.#inOrder(sessionId, () => this.#read(sessionId));
+  }
+
+  #read(sessionId: string): Promise<SessionView> {
     return this.#backend.transaction("read", async (tx) => {
       const session = await tx.getSession(sessionId);
       if (!session) throw notFound(sessionId);
@@ -322,6 +366,23 @@ export class Journal {
     sessionId: string,
     opts: { afterSeq?: number; limit?: number } = {},
   ): Promise<{ events: JournalEvent[]; corrupt: Diagnostic[] }> {
+    return this.#inOrder(sessionId, () => this.#events(sessionId, opts));
+  }
+
+  /** Run `work` after the session's earlier requests settle, where the backend does not order them. */
+  #inOrder<T>(sessionId: string, work: () => Promise<T>): Promise<T> {
+    if (this.#backend.capabilities.serialWrites) return work();
+    const prev = this.#order.get(sessionId) ?? Promise.resolve();
+    const next = prev.then(work, work);
+    const tail = next.catch(() => undefined);
+    this.#order.set(sessionId, tail);
+    void tail.then(() => {
+      if (this.#order.get(sessionId) === tail) this.#order.delete(sessionId);
+    });
+    return next;
+  }
+
+  #events(sessionId: string, opts: { afterSeq?: number; limit?: number }): Promise<{ events: JournalEvent[]; corrupt: Diagnostic[] }> {
     return this.#backend.transaction("read", async (tx) => {
       if (!(await tx.getSession(sessionId))) throw notFound(sessionId);
       const rows = await tx.readEvents(sessionId, opts.afterSeq ?? 0, opts.limit ?? 1_000);
@@ -442,6 +503,8 @@ function generateSessionId(flow: string): string {
   return `${prefix}-${randomHex(4)}`;
 }
 
+const NONE: ReadonlySet<string> = new Set();
+
 function normalise(input: EventInput, index: number, total: number): EventInput & { data: JsonObject } {
   const where = total > 1 ? ` (event ${index + 1} of the batch)` : "";
   if (!input || typeof input !== "object") throw badInput(`an event must be an object${where}`);
@@ -464,7 +527,8 @@ function normalise(input: EventInput, index: number, total: number): EventInput 
   if (typeof data !== "object" || data === null || Array.isArray(data)) throw badInput(`event data must be a JSON object${where}`);
   const problem = jsonBoundsProblem(data);
   if (problem) throw badInput(`event data${where}: ${problem}`);
-  return { ...input, data };
+  // Secrets are removed before anything is stored: event data carries hook payloads and user text.
+  return { ...input, data: redactJson(data) as JsonObject };
 }
 
 async function findPrior(tx: StoreTx, sessionId: string, id: string): Promise<{ row: EventRow; result: AppendResult } | undefined> {

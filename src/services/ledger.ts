@@ -22,6 +22,7 @@
  * nodes of the whole ledger pruned, down to 90% of the cap).
  */
 import type { Backend, LedgerNodeRow, StoreTx, TxOptions } from "../backend/contract.js";
+import { sessionKey } from "../backend/contract.js";
 import { randomHex } from "../core/canonical.js";
 import {
   fitNode,
@@ -190,6 +191,7 @@ export class LedgerService {
           : new PlaceFailure(`node id ${shaped.nodeId} is already used by another session`);
       }
     }
+    await tx.lockKey(sessionKey(sessionId)); // the next node seq, one writer of the session at a time
     const last = await tx.ledger.lastNode(sessionId);
     const onTarget = shaped.target === undefined ? undefined : await tx.ledger.lastOnTarget(sessionId, shaped.target);
     const placed = placeNode(sessionId, shaped.nodeId ?? `${this.#idPrefix}-${(this.#idCounter++).toString(36).padStart(6, "0")}`, shaped, {

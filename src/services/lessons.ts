@@ -4,9 +4,10 @@
  * in the backend (a cache keyed by the file's content hash, so hand edits are picked up on the
  * next search).
  *
- * Writers run inside a backend write transaction: the store's write lock serialises two
- * processes adding lessons at once (each re-reads the file under the lock), and the index is
- * refreshed in the same transaction. A lesson captured in a session is also journaled there
+ * Writers run inside a backend write transaction holding `lockKey("lessons-md:<file>")`, which
+ * serialises two processes adding lessons at once (each re-reads the file under it) on every
+ * engine (SQLite's write lock already did; PostgreSQL's write transactions run side by side),
+ * and the index is refreshed in the same transaction. A lesson captured in a session is also journaled there
  * (`lesson:added`, linking the rollback it came from) after the file is written.
  */
 import type { Backend, LessonDocRow, StoreTx } from "../backend/contract.js";
@@ -34,6 +35,7 @@ import {
   removeLessonBlocks,
   renderLessonBlock,
 } from "../core/lessons-md.js";
+import { redactText } from "../core/redact.js";
 import type { AppendResult, JsonObject } from "../core/types.js";
 import { BatonError, badInput } from "../errors.js";
 import { workspaceRelative } from "./files.js";
@@ -169,7 +171,7 @@ export class LessonService {
     if (scope === "session" && input.sessionId === undefined) {
       throw badInput("a session lesson needs its session: pass --session <id>, or --workspace for a workspace-wide lesson");
     }
-    const text = input.text.trim();
+    const text = redactText(input.text.trim());
     if (text === "") throw badInput("the lesson's text is empty; write one sentence of advice");
     if (text.length > MAX_TEXT)
       throw badInput(`the lesson's text is ${text.length} characters; keep it under ${MAX_TEXT} (one or two sentences)`);
@@ -187,6 +189,7 @@ export class LessonService {
     if (input.sessionId !== undefined) await this.#journal.read(input.sessionId);
 
     const lesson = await this.#backend.transaction("write", async (tx) => {
+      await tx.lockKey(this.#fileKey()); // writers of this LESSONS.md take turns, whatever the engine
       const loaded = this.#load();
       const taken = new Set(loaded.parsed.blocks.map((b) => b.id));
       if (input.id !== undefined && taken.has(input.id)) {
@@ -228,6 +231,7 @@ export class LessonService {
   /** Remove the block(s) headed `### <id>` (a malformed block too: that is how to clear one). */
   async remove(id: string): Promise<{ id: string; removed: number; file: string }> {
     return this.#backend.transaction("write", async (tx) => {
+      await tx.lockKey(this.#fileKey());
       const loaded = this.#load();
       const { text, removed } = removeLessonBlocks(loaded.text ?? "", id);
       if (removed === 0) {
@@ -262,6 +266,11 @@ export class LessonService {
   async #reindex(tx: StoreTx, hash: string, parsed: ParsedLessons): Promise<void> {
     const docs: LessonDocRow[] = parsed.lessons.map((l) => ({ id: l.id, text: l.text }));
     await tx.lessons.replaceIndex(hash, docs, this.#now().toISOString());
+  }
+
+  /** The lockKey of this workspace's LESSONS.md (hosts sharing a store each have their own file). */
+  #fileKey(): string {
+    return `lessons-md:${this.#file}`;
   }
 
   #intent(intent: LessonIntent): LessonIntent {

@@ -144,13 +144,6 @@ export class LockService {
       const decision = this.#decide(row, now);
       if (!decision.stale) return { row, decision };
       reclaimed = { epoch: row.epoch, proof: decision.proof, evidence: decision.evidence };
-      await tx.insertDiagnostic({
-        sessionId: null,
-        code: "lock_reclaimed",
-        severity: "warning",
-        message: `lock "${name}" (epoch ${row.epoch}, owner ${row.owner}) was reclaimed: ${decision.proof}: ${decision.evidence}`,
-        at: now.toISOString(),
-      });
     }
     const at = now.toISOString();
     const next: LockRow = {
@@ -169,7 +162,22 @@ export class LockService {
       releasedAt: null,
       releaseReason: null,
     };
-    await tx.locks.putLock(next);
+    // Compare-and-set on the epoch: a challenger on another connection that won meanwhile is
+    // the holder this one reports (one winner, whatever the engine's isolation).
+    if (!(await tx.locks.acquireLock(next, row?.epoch ?? null))) {
+      const winner = await tx.locks.getLock(name);
+      if (winner?.state === "held") return { row: winner, decision: this.#decide(winner, now) };
+      throw new BatonError("storage_busy", `lock "${name}" changed hands while this process took it; retry`, { name });
+    }
+    if (reclaimed && row) {
+      await tx.insertDiagnostic({
+        sessionId: null,
+        code: "lock_reclaimed",
+        severity: "warning",
+        message: `lock "${name}" (epoch ${row.epoch}, owner ${row.owner}) was reclaimed: ${reclaimed.proof}: ${reclaimed.evidence}`,
+        at,
+      });
+    }
     return { grant: { name, epoch: next.epoch, holder: holderOf(next), ...(reclaimed ? { reclaimed } : {}) } };
   }
 

@@ -9,7 +9,7 @@
  * - Expired leases are redelivered; after `maxAttempts` deliveries an item is dead-lettered
  *   with a diagnostic. Everything lives in the database: a restart loses nothing.
  */
-import type { Backend, StoreTx, WorkItemRow } from "../backend/contract.js";
+import type { Backend, EventRow, StoreTx, WorkItemRow } from "../backend/contract.js";
 import { randomHex } from "../core/canonical.js";
 import type { FlowDefinition } from "../core/flow.js";
 import type { AppendResult, EventOutcome, JournalEvent, JsonObject } from "../core/types.js";
@@ -80,16 +80,25 @@ export interface PendingWork {
 
 const MIN_LEASE_MS = 50;
 
-/** The dead-letter diagnostic's message; status reads the kind, seq and why back (parseDeadLetter). */
+/** The dead-letter diagnostic's message (for people: status asks the queue, never parses it). */
 export function deadLetterMessage(item: Pick<WorkItemRow, "itemId" | "kind" | "seq" | "attempts">, why: string): string {
-  return `work item ${item.itemId} (${item.kind}, seq ${item.seq}) was dead-lettered after ${item.attempts} deliveries: ${why}. Handle seq ${item.seq} by hand and record the result with \`baton event\``;
+  return `work item ${item.itemId} (${item.kind}, seq ${item.seq}) was dead-lettered after ${item.attempts} deliveries: ${why}. Handle seq ${item.seq} by hand, then record the result with \`baton event\` (an event that finishes its kind, or any event with data {"handles": ${item.seq}})`;
 }
 
-const DEAD_LETTER = /\(([^,()]+), seq (\d+)\) was dead-lettered after \d+ deliveries: (.*)\. Handle seq \2 by hand/;
+/** A dead-lettered item not handled since, as status shows it. */
+export interface DeadItem {
+  kind: string;
+  seq: number;
+  /** When it was dead-lettered. */
+  at: string;
+  why: string;
+}
 
-export function parseDeadLetter(message: string): { kind: string; seq: number; why: string } | undefined {
-  const m = DEAD_LETTER.exec(message);
-  return m ? { kind: m[1] as string, seq: Number(m[2]), why: (m[3] as string).trim() } : undefined;
+/** The seqs an event's data says it handles: `{"handles": 12}` or `{"handles": [12, 14]}`. */
+function handledSeqs(data: JsonObject): number[] {
+  const h = data.handles;
+  const list = Array.isArray(h) ? h : [h];
+  return list.filter((x): x is number => typeof x === "number" && Number.isSafeInteger(x));
 }
 
 /**
@@ -120,10 +129,19 @@ export class Queue {
 
   /** Enqueue work events; finish open items that this event completes. */
   async #onAppend(tx: StoreTx, flow: FlowDefinition, event: JournalEvent, outcome: EventOutcome): Promise<void> {
-    if (!flow.work || (outcome !== "moved" && outcome !== "stayed")) return;
-    const completes = Object.entries(flow.work)
-      .filter(([, spec]) => spec.doneBy?.includes(event.type))
-      .map(([kind]) => kind);
+    if (!flow.work || outcome === "stale") return;
+    const finishes = outcome === "moved" || outcome === "stayed" || outcome === "recorded";
+    const completes = finishes
+      ? Object.entries(flow.work)
+          .filter(([, spec]) => spec.doneBy?.includes(event.type))
+          .map(([kind]) => kind)
+      : [];
+    // Dead-lettered work is handled by what would have finished it, or by any event journaled
+    // naming it (`{"handles": seq}`, whatever the phase: the way to close work whose kind has
+    // no doneBy, or whose doneBy the phase no longer allows).
+    const seqs = handledSeqs(event.data);
+    if (completes.length > 0 || seqs.length > 0) await tx.queue.markDeadHandled(event.sessionId, { kinds: completes, seqs }, event.seq);
+    if (outcome !== "moved" && outcome !== "stayed") return;
     if (completes.length > 0) {
       for (const item of await tx.queue.openItems(event.sessionId)) {
         if (!completes.includes(item.kind) || item.seq >= event.seq) continue;
@@ -159,26 +177,21 @@ export class Queue {
     return this.#backend.transaction("write", async (tx) => {
       const now = this.#now();
       await this.#expire(tx, now);
-      const item = await tx.queue.nextReady({
-        nowMs: now.getTime(),
-        ...(req.sessionId ? { sessionId: req.sessionId } : {}),
-        ...(req.kinds?.length ? { kinds: req.kinds } : {}),
-      });
-      if (!item) return undefined;
-      const event = await readEvent(tx, item);
       const leaseId = newLeaseId(now);
-      const attempt = item.attempts + 1;
       const expiresMs = now.getTime() + leaseMs;
-      await tx.queue.setLeased(item.itemId, { leaseId, owner, expiresMs, attempts: attempt });
-      await tx.queue.insertLease({
-        leaseId,
-        itemId: item.itemId,
-        owner,
-        attempt,
-        acquiredAt: now.toISOString(),
-        state: "active",
-        resultSeq: null,
-      });
+      // One atomic claim: on an engine with many writers, a concurrent leaser never gets the same item.
+      const claimed = await tx.queue.claimReady(
+        {
+          nowMs: now.getTime(),
+          ...(req.sessionId ? { sessionId: req.sessionId } : {}),
+          ...(req.kinds?.length ? { kinds: req.kinds } : {}),
+        },
+        { leaseId, owner, expiresMs, acquiredAt: now.toISOString() },
+      );
+      if (!claimed) return undefined;
+      const { item } = claimed;
+      const event = eventOf(item, claimed.event);
+      const attempt = item.attempts;
       return {
         leaseId,
         attempt,
@@ -351,6 +364,17 @@ export class Queue {
     });
   }
 
+  /** A session's dead-lettered items that no event handled since, oldest first (at most `limit`). */
+  async deadWork(sessionId: string, limit = 20): Promise<DeadItem[]> {
+    const rows = await this.#backend.transaction("read", (tx) => tx.queue.deadUnhandled(sessionId, limit));
+    return rows.map((r) => ({
+      kind: r.kind,
+      seq: r.seq,
+      at: r.doneAt ?? r.createdAt,
+      why: r.doneBy?.startsWith("dead:") ? r.doneBy.slice(5) : (r.doneBy ?? "dead-lettered"),
+    }));
+  }
+
   /** Redeliver expired leases; dead-letter items out of attempts. */
   async #expire(tx: StoreTx, now: Date): Promise<void> {
     for (const item of await tx.queue.expiredLeases(now.getTime())) {
@@ -423,8 +447,8 @@ function unknownLease(leaseId: string): BatonError {
   return new BatonError("not_found", `no lease "${leaseId}"; poll for work to get a lease`, { leaseId });
 }
 
-async function readEvent(tx: StoreTx, item: WorkItemRow): Promise<JournalEvent> {
-  const [row] = await tx.readEvents(item.sessionId, item.seq - 1, 1);
+/** The journal event a claimed item names (claimReady reads it with the claim). */
+function eventOf(item: WorkItemRow, row: EventRow | undefined): JournalEvent {
   if (!row || row.seq !== item.seq)
     throw new BatonError("internal", `work item ${item.itemId} names seq ${item.seq}, which is not in the journal`);
   let data: JsonObject = {};

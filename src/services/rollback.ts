@@ -20,21 +20,25 @@ import { type Checkpoint, type CheckpointInfo, chooseTarget, composeRestore, typ
 import { pathProblem } from "../core/paths.js";
 import { BatonError, badInput } from "../errors.js";
 import { fsyncDir } from "./blobs.js";
-import { type CheckpointService, toFile, toInfo } from "./checkpoints.js";
-import { unifiedDiff } from "./file-diff.js";
+import { type CheckpointService, isIgnoreFile, toFile, toInfo } from "./checkpoints.js";
+import { MAX_DIFF_BYTES, unifiedDiff } from "./file-diff.js";
 import type { Journal } from "./journal.js";
 import {
   type Current,
+  type CurrentStat,
   commitWrite,
   discardWrite,
   fileAncestor,
   filesUnder,
+  hasExactName,
   type PreparedWrite,
   prepareWrite,
   readCurrent,
   removeDeadTemps,
   removeEmptyTree,
   safeRemove,
+  statCurrent,
+  unsafePath,
 } from "./safe-fs.js";
 
 export interface RollbackInput {
@@ -46,6 +50,8 @@ export interface RollbackInput {
   files?: readonly string[];
   /** Plan and diff only; change nothing. */
   dryRun?: boolean;
+  /** Restore a checkpoint taken on another host (a shared store) into this workspace. */
+  otherHost?: boolean;
   /**
    * The `plan` of the dry run the user confirmed: when the plan is different now (an agent
    * wrote a file meanwhile, a checkpoint was added), the rollback is refused with `conflict`
@@ -98,7 +104,10 @@ interface Planned extends RollbackChange {
   want?: string;
   content?: Buffer | undefined;
   mode?: number;
-  current: Current;
+  /** What is there now (a removal's content is never read: only a dry run's diff reads it). */
+  current: Current | CurrentStat;
+  /** Kept because changing it could not be undone: said in the result's warnings too. */
+  warn?: boolean;
   /**
    * Written only after the removals: a file whose place holds, now, a directory this rollback
    * empties (`clearDir`), or lies under a file this rollback removes.
@@ -112,18 +121,38 @@ export class RollbackService {
   readonly #journal: Journal;
   readonly #cps: CheckpointService;
   readonly #durable: boolean;
+  readonly #exactName: typeof hasExactName;
 
-  constructor(backend: Backend, journal: Journal, cps: CheckpointService, opts: { durable?: boolean } = {}) {
+  /**
+   * `exactName` (tests only) stands in for the directory lookup that tells whether a path's
+   * exact name is in its directory, to play a case-insensitive file system on one that is not.
+   */
+  constructor(
+    backend: Backend,
+    journal: Journal,
+    cps: CheckpointService,
+    opts: { durable?: boolean; exactName?: typeof hasExactName } = {},
+  ) {
     this.#backend = backend;
     this.#journal = journal;
     this.#cps = cps;
     this.#durable = opts.durable ?? true;
+    this.#exactName = opts.exactName ?? hasExactName;
   }
 
   async rollback(sessionId: string, input: RollbackInput = {}): Promise<RollbackResult> {
     if (input.steps !== undefined && input.to !== undefined) throw badInput("give a number of steps or --to <checkpoint>, not both");
     const root = this.#cps.root;
     const { target, range, prunedInRange } = await this.#choose(sessionId, input);
+    const here = this.#cps.host();
+    if (target.host !== undefined && target.host !== here && !input.otherHost && !input.dryRun) {
+      // A shared store holds other hosts' checkpoints: restoring one here is a hand-over, not an undo.
+      throw new BatonError(
+        "bad_input",
+        `checkpoint ${target.id} was taken on host ${target.host}${target.workspace ? ` in ${target.workspace}` : ""}, not on this host (${here}); nothing was restored. To restore it into this workspace, pass --other-host (otherHost: true)`,
+        { checkpointId: target.id, host: target.host, thisHost: here },
+      );
+    }
     const warnings: string[] = [];
     if (prunedInRange.length > 0) {
       warnings.push(
@@ -142,7 +171,7 @@ export class RollbackService {
           .join("; ")}${scan.skipped.length > 5 ? "; …" : ""}); rename them to have them checkpointed`,
       );
     }
-    let entries = composeRestore(range, tree, hasTree ? this.#cps.treeCovers() : undefined);
+    let entries = composeRestore(range, tree, hasTree ? await this.#coverage(range) : undefined);
     if (input.files && input.files.length > 0) entries = this.#subset(entries, input.files, warnings);
 
     // Validate everything before touching anything.
@@ -158,6 +187,15 @@ export class RollbackService {
       );
     }
     const plan = this.#planAll(root, entries);
+    const unsafe = plan.filter((p) => p.warn);
+    if (unsafe.length > 0) {
+      warnings.push(
+        `${unsafe.length} path(s) were left as they are: changing them could lose data that undoing the rollback could not bring back (${unsafe
+          .slice(0, 5)
+          .map((p) => `${p.path}: ${p.reason}`)
+          .join("; ")}${unsafe.length > 5 ? "; …" : ""}); move or restore them by hand`,
+      );
+    }
     // Every blob needed is read and verified (blob_corrupt / blob_missing) before anything changes.
     const wanted = plan.flatMap((p) => (p.want !== undefined ? [p.want] : []));
     const contents = await this.#cps.blobs.readMany(wanted);
@@ -173,7 +211,7 @@ export class RollbackService {
     }
 
     if (input.dryRun) {
-      const diffs = await diffAll(changing);
+      const diffs = await diffAll(root, changing);
       return {
         dryRun: true,
         plan: planHash,
@@ -191,6 +229,15 @@ export class RollbackService {
       target.id,
       range.map((c) => c.id),
     );
+    // A file that grew past maxFileBytes or became a link since it was planned: the safety
+    // checkpoint could not store it, so nothing is changed.
+    const unstored = safety.checkpoint.files.find((f) => "skipped" in f);
+    if (unstored !== undefined && "skipped" in unstored) {
+      throw unsafePath(
+        unstored.path,
+        `changed while the rollback was planned (${unstored.skipped} now), so the safety checkpoint could not store it and nothing was restored; run the rollback again`,
+      );
+    }
     // Every new version is written (and fsynced) beside its target first; only renames remain
     // (a deferred one, whose place is not free yet, after the removals).
     const prepared = new Map<Planned, PreparedWrite>();
@@ -303,6 +350,26 @@ export class RollbackService {
     });
   }
 
+  /**
+   * Whether a tree checkpoint of the range covered a path: by the ignore files it lists (the
+   * versions the restore writes back), and by today's rules too. A path ignored by either is
+   * not the checkpoint's to remove or restore: it never looked at it, or cannot tell.
+   */
+  async #coverage(range: readonly Checkpoint[]): Promise<(path: string, cp: Checkpoint) => boolean> {
+    const today = this.#cps.treeCovers();
+    const hashes = range.flatMap((c) => (c.kind === "tree" ? c.files.filter((f) => isIgnoreFile(f.path) && "hash" in f) : []));
+    const texts = await this.#cps.blobs.readMany(hashes.map((f) => (f as { hash: string }).hash));
+    const at = new Map<string, (rel: string) => boolean>();
+    return (path, cp) => {
+      let then = at.get(cp.id);
+      if (!then) {
+        then = this.#cps.coveredAt(cp, texts);
+        at.set(cp.id, then);
+      }
+      return today(path) && then(path);
+    };
+  }
+
   #subset(entries: RestoreEntry[], files: readonly string[], warnings: string[]): RestoreEntry[] {
     const wanted = files.map((f) => this.#cps.relPath(f));
     const out = entries.filter((e) => wanted.some((w) => e.path === w || e.path.startsWith(`${w}/`)));
@@ -325,7 +392,8 @@ export class RollbackService {
     const removedFiles = new Set(entries.filter((e) => "absent" in e.want).map((e) => e.path));
     const keptUnder = (dir: string) => entries.some((x) => x.path.startsWith(`${dir}/`) && !("absent" in x.want));
     const memo = new Map<string, "dir" | "file" | "none">();
-    return entries.map((e) => {
+    const names = new Map<string, ReadonlySet<string>>();
+    const plan = entries.map((e) => {
       let p: Planned;
       const blocker = fileAncestor(root, e.path, memo);
       if (blocker !== undefined) {
@@ -338,7 +406,7 @@ export class RollbackService {
           p = { ...base, action: "create", want: want.hash, mode: want.mode, deferred: true };
         else p = { ...base, action: "kept", reason: `${blocker} is a file now and stays; restore it by hand` };
       } else {
-        p = this.#plan(root, e);
+        p = this.#plan(root, e, names);
         if (p.action === "kept" && p.current.kind === "other" && p.current.what === "a directory" && "hash" in e.want) {
           const under = filesUnder(root, e.path);
           if (!under.other && under.files.every((f) => removedFiles.has(f)) && !keptUnder(e.path)) {
@@ -350,22 +418,77 @@ export class RollbackService {
       byPath.set(e.path, p);
       return p;
     });
+    // A directory is cleared for a file only if every file under it is really removed (one
+    // kept, e.g. too large for the safety checkpoint, keeps the directory and its place).
+    for (const [i, p] of plan.entries()) {
+      if (!p.clearDir) continue;
+      const stays = filesUnder(root, p.path).files.find((f) => byPath.get(f)?.action !== "remove");
+      if (stays === undefined) continue;
+      const q: Planned = {
+        path: p.path,
+        from: p.from,
+        current: p.current,
+        action: "kept",
+        reason: `${stays} is kept, so its directory stays; restore it by hand`,
+      };
+      plan[i] = q;
+      byPath.set(p.path, q);
+    }
+    return plan;
   }
 
-  #plan(root: string, e: RestoreEntry): Planned {
-    const current = readCurrent(root, e.path); // lstat's every parent: a symlinked one is unsafe_path
-    const base = { path: e.path, from: e.from, current };
+  /**
+   * One path's plan. Nothing is changed whose current state the safety checkpoint would
+   * record as skipped (a symbolic link, a file over maxFileBytes): undoing the rollback could
+   * not bring it back, so it is kept, with a warning. A file is read only to compare it with
+   * the version to restore, never to remove it.
+   */
+  #plan(root: string, e: RestoreEntry, names: Map<string, ReadonlySet<string>>): Planned {
+    const stat = statCurrent(root, e.path); // lstat's every parent: a symlinked one is unsafe_path
+    const base = { path: e.path, from: e.from, current: stat };
     const want = e.want;
     if ("skipped" in want) return { ...base, action: "kept", reason: `not stored in ${e.from} (${want.skipped})` };
     // No file then, a directory now: still no file (the files under it are entries of their own).
-    if ("absent" in want && current.kind === "other" && current.what === "a directory") return { ...base, action: "unchanged" };
-    if (current.kind === "other" && current.what !== "a symbolic link") {
-      return { ...base, action: "kept", reason: `${current.what} is there now; restore it by hand` };
+    if ("absent" in want && stat.kind === "other" && stat.what === "a directory") return { ...base, action: "unchanged" };
+    if (stat.kind === "other" && stat.what === "a symbolic link") {
+      return { ...base, action: "kept", warn: true, reason: "a symbolic link is there now, which the safety checkpoint cannot store" };
     }
-    if ("absent" in want) return current.kind === "absent" ? { ...base, action: "unchanged" } : { ...base, action: "remove" };
-    if (current.kind === "file" && current.mode === want.mode && sha256(current.content) === want.hash)
-      return { ...base, action: "unchanged" };
-    return { ...base, action: current.kind === "absent" ? "create" : "restore", want: want.hash, mode: want.mode };
+    if (stat.kind === "other") return { ...base, action: "kept", reason: `${stat.what} is there now; restore it by hand` };
+    const max = this.#cps.maxFileBytes;
+    if (stat.kind === "file" && stat.size > max) {
+      return {
+        ...base,
+        action: "kept",
+        warn: true,
+        reason: `it is larger than ${max} bytes (maxFileBytes), too large for the safety checkpoint`,
+      };
+    }
+    if ("absent" in want) {
+      if (stat.kind === "absent") return { ...base, action: "unchanged" };
+      // Found under another name (a case-insensitive file system): that file is not this path's to remove.
+      if (!this.#exactName(root, e.path, names)) {
+        return {
+          ...base,
+          action: "kept",
+          warn: true,
+          reason: "the file found there has another name in its directory (a case-insensitive file system?), so it is not removed",
+        };
+      }
+      return { ...base, action: "remove" };
+    }
+    if (stat.kind === "absent") return { ...base, action: "create", want: want.hash, mode: want.mode };
+    const current = readCurrent(root, e.path, max);
+    if (current.kind !== "file") {
+      return {
+        ...base,
+        current,
+        action: "kept",
+        warn: true,
+        reason: `it changed while the rollback was planned (${current.kind === "other" ? current.what : "gone"})`,
+      };
+    }
+    if (current.mode === want.mode && sha256(current.content) === want.hash) return { ...base, current, action: "unchanged" };
+    return { ...base, current, action: "restore", want: want.hash, mode: want.mode };
   }
 }
 
@@ -386,10 +509,18 @@ function counts(plan: readonly Planned[]): { restored: number; removed: number; 
   return { restored, removed, unchanged };
 }
 
-/** What a plan does, as a hash: the same plan over the same files hashes the same. */
+/**
+ * What a plan does, as a hash: the same plan over the same files hashes the same. A file read to
+ * plan it counts by its content; one only stat'ed (a file the rollback removes) by its mode and
+ * size (its content is in the safety checkpoint either way).
+ */
 function hashPlan(target: string, plan: readonly Planned[]): string {
-  const cur = (c: Current) =>
-    c.kind === "file" ? `file:${c.mode}:${sha256(c.content)}` : c.kind === "other" ? `other:${c.what}` : "absent";
+  const cur = (c: Current | CurrentStat) =>
+    c.kind === "file"
+      ? `file:${c.mode}:${"content" in c ? sha256(c.content) : `size:${c.size}`}`
+      : c.kind === "other"
+        ? `other:${c.what}`
+        : "absent";
   return sha256(
     JSON.stringify([target, plan.map((p) => [p.path, p.action, p.from, p.want ?? null, p.mode ?? null, cur(p.current)])]),
   ).slice(0, 32);
@@ -403,11 +534,21 @@ function publicChange(p: Planned): RollbackChange {
 }
 
 /** Unified diffs (current → restored) for the planned changes; sets each change's `diff`. */
-async function diffAll(changing: Planned[]): Promise<string> {
+async function diffAll(root: string, changing: Planned[]): Promise<string> {
   if (changing.length === 0) return "";
   const out: string[] = [];
   for (const p of changing) {
-    const before = p.current.kind === "file" ? p.current.content : Buffer.alloc(0);
+    // A removal's content was not read to plan it: read it now for the diff, if small enough to show.
+    if (p.current.kind === "file" && !("content" in p.current)) {
+      const cur = readCurrent(root, p.path, MAX_DIFF_BYTES);
+      if (cur.kind === "file") p.current = cur;
+      else {
+        p.diff = `--- a/${p.path}\n+++ /dev/null\n(${p.current.size} → 0 bytes: too large to diff)\n`;
+        out.push(p.diff);
+        continue;
+      }
+    }
+    const before = p.current.kind === "file" && "content" in p.current ? p.current.content : Buffer.alloc(0);
     const after = p.content ?? Buffer.alloc(0);
     const oldName = p.current.kind === "file" ? `a/${p.path}` : "/dev/null";
     const newName = p.action === "remove" ? "/dev/null" : `b/${p.path}`;

@@ -146,8 +146,9 @@ function openParent(root: string, rel: string, create: boolean): DirHandle | und
             if ((e as NodeJS.ErrnoException).code !== "EEXIST") throw e;
           }
           child = openSync(next, DIR_FLAGS); // a link swapped in after mkdir: ELOOP, refused below
-        } else if (code === "ENOTDIR" && !create && !isLink(next)) {
-          // A regular file on the way: nothing can be under it, as if the parent were missing.
+        } else if (code === "ENOTDIR" && !create && lstatMaybe(next)?.isFile() === true) {
+          // A regular file on the way: nothing can be under it, as if the parent were missing
+          // (anything else, a FIFO or a device, is unsafe_path below, as safeParentDir says).
           closeSync(fd);
           return undefined;
         } else if (code === "ELOOP" || code === "ENOTDIR") {
@@ -254,6 +255,37 @@ export function readCurrent(root: string, rel: string, maxBytes = Number.POSITIV
     }
   });
   return cur ?? { kind: "absent" };
+}
+
+/** What is at `rel` now, as readCurrent says, without reading a file's content (a removal needs none). */
+export type CurrentStat = { kind: "file"; mode: number; size: number } | { kind: "absent" } | { kind: "other"; what: string };
+
+export function statCurrent(root: string, rel: string): CurrentStat {
+  const cur = inParent(root, rel, false, (d, name): CurrentStat => {
+    const st = lstatMaybe(d.at(name));
+    if (!st) return { kind: "absent" };
+    if (st.isSymbolicLink()) return { kind: "other", what: "a symbolic link" };
+    if (st.isDirectory()) return { kind: "other", what: "a directory" };
+    if (!st.isFile()) return { kind: "other", what: "not a regular file" };
+    return { kind: "file", mode: st.mode & 0o777, size: st.size };
+  });
+  return cur ?? { kind: "absent" };
+}
+
+/**
+ * Whether `rel`'s own name, exactly, is an entry of its directory (listed through the pinned
+ * directory, each directory once per `memo`). On a case-insensitive file system `Readme.md`
+ * finds `README.md`'s file: unlinking it by the other name would delete that file.
+ */
+export function hasExactName(root: string, rel: string, memo = new Map<string, ReadonlySet<string>>()): boolean {
+  const slash = rel.lastIndexOf("/");
+  const dir = slash < 0 ? "" : rel.slice(0, slash);
+  let names = memo.get(dir);
+  if (names === undefined) {
+    names = inParent(root, rel, false, (d) => new Set(readdirSync(d.at("")))) ?? new Set<string>();
+    memo.set(dir, names);
+  }
+  return names.has(rel.slice(slash + 1));
 }
 
 /** A restore's content written (and fsynced) beside its target, not yet renamed over it. */

@@ -13,7 +13,6 @@ import { join, resolve } from "node:path";
 import type { Backend } from "../backend/contract.js";
 import { randomId } from "../core/canonical.js";
 import {
-  checkpointBeforeTurn,
   detectSpiral,
   emptySpiral,
   pushTurn,
@@ -133,8 +132,7 @@ export class SpiralService {
 
   async #checkpointBefore(sessionId: string, from: { at: string }): Promise<string | undefined> {
     if (!this.#backend) return undefined;
-    const rows = await this.#backend.transaction("read", (tx) => tx.checkpoints.liveCheckpoints(sessionId));
-    return checkpointBeforeTurn(rows, from);
+    return this.#backend.transaction("read", (tx) => tx.checkpoints.lastGoodCheckpoint(sessionId, from.at));
   }
 
   /** Clear a spiral pause (`spiral:cleared`). Not paused: nothing is appended. */

@@ -7,12 +7,15 @@
  */
 import { existsSync } from "node:fs";
 import { join, resolve } from "node:path";
-import type { Backend, SkippedPath } from "../backend/contract.js";
+import type { Backend, LockRow, SkippedPath } from "../backend/contract.js";
+import { sha256 } from "../core/canonical.js";
 import { isTerminal, phaseNextAction } from "../core/flow.js";
+import { staleDecision } from "../core/locks.js";
 import type { MarkerFinding } from "../core/markers.js";
 import { type ChangedFile, type DeadWork, decideNextAction, type HeldLock, type TargetMismatch } from "../core/next-action.js";
 import { lastRollback, rollbackSuggestions } from "../core/rollback.js";
-import { type SpiralView, spiralView } from "../core/spiral.js";
+import { type SpiralView, spiralStart, spiralView } from "../core/spiral.js";
+import { lastTargetNote, TARGET_NOTES } from "../core/targets.js";
 import type {
   Blocker,
   Decision,
@@ -26,9 +29,10 @@ import type {
 } from "../core/types.js";
 import { BatonError } from "../errors.js";
 import { blobFile } from "./blobs.js";
-import { hashFile, scanSessionFiles } from "./files.js";
+import { type FileRead, MAX_HASH_BYTES, readGuarded, scanSessionFiles } from "./files.js";
 import type { Journal, SessionView } from "./journal.js";
-import { type PendingWork, parseDeadLetter, type Queue } from "./queue.js";
+import { factsAbout, hostFacts, type ProcessFacts } from "./process-facts.js";
+import type { PendingWork, Queue } from "./queue.js";
 
 export interface SessionStatus {
   sessionId: string;
@@ -70,7 +74,7 @@ export interface StatusReport {
 
 export interface FileCheck {
   path: string;
-  state: "unchanged" | "changed" | "missing" | "created";
+  state: "unchanged" | "changed" | "missing" | "created" | "unreadable";
   /** Review this file before proceeding: it changed since it was recorded. */
   review: boolean;
 }
@@ -88,12 +92,20 @@ export const NO_ACTIVE_SESSION: NextAction = Object.freeze({
 });
 
 const RECENT_DECISIONS = 5;
+/** A record taken this long after the file's modification time trusts size + time (see #verify). */
+const RACY_MS = 50;
+
+/** Reads one status call shares between its sessions. */
+interface SharedReads {
+  locks?: Promise<LockRow[]>;
+}
 
 /** Facts the next-action rules need from outside the snapshot (see #facts). */
 export interface OutsideFacts {
   deadWork?: DeadWork[];
   locks?: HeldLock[];
   targetMismatch?: TargetMismatch;
+  spiralFallback?: string;
 }
 
 export class StatusService {
@@ -102,8 +114,18 @@ export class StatusService {
   readonly #root: string;
   readonly #now: () => Date;
   readonly #backend: Backend | undefined;
+  /** What this host knows about processes: a lock's holder is judged as a takeover would judge it. */
+  readonly #processFacts: ProcessFacts;
 
-  constructor(journal: Journal, queue: Queue, root: string, now: () => Date = () => new Date(), backend?: Backend) {
+  constructor(
+    journal: Journal,
+    queue: Queue,
+    root: string,
+    now: () => Date = () => new Date(),
+    backend?: Backend,
+    processFacts: ProcessFacts = hostFacts,
+  ) {
+    this.#processFacts = processFacts;
     this.#journal = journal;
     this.#queue = queue;
     this.#root = root;
@@ -116,17 +138,22 @@ export class StatusService {
       ? [opts.sessionId]
       : (await this.#journal.listSessions({ includeCompleted: opts.all ?? false })).map((s) => s.id);
     const sessions: SessionStatus[] = [];
+    const shared: SharedReads = {};
     for (const id of ids) {
-      const s = await this.describeSession(id);
+      const s = await this.#describeSession(id, undefined, shared);
       if (s.status === "active" || opts.all || opts.sessionId) sessions.push(s);
     }
     return sessions.some((s) => s.status === "active") || opts.sessionId ? { sessions } : { sessions, nextAction: NO_ACTIVE_SESSION };
   }
 
   /** Status of one session: its read plus its open work and the facts kept outside the journal. */
-  async describeSession(sessionId: string): Promise<SessionStatus> {
-    const view = await this.#journal.read(sessionId);
-    return this.#storedFacts(this.describe(view, await this.#queue.pending(sessionId), await this.#facts(view)), view.snapshot);
+  async describeSession(sessionId: string, read?: SessionView): Promise<SessionStatus> {
+    return this.#describeSession(sessionId, read, {});
+  }
+
+  async #describeSession(sessionId: string, read: SessionView | undefined, shared: SharedReads): Promise<SessionStatus> {
+    const view = read ?? (await this.#journal.read(sessionId));
+    return this.#storedFacts(this.describe(view, await this.#queue.pending(sessionId), await this.#facts(view, shared)), view.snapshot);
   }
 
   /**
@@ -134,45 +161,79 @@ export class StatusService {
    * held by the session's runs, a target mismatch noted since the binding. Cheap: the stored
    * diagnostics came with the read; the rest is one small query each, only when relevant.
    */
-  async #facts(view: SessionView): Promise<OutsideFacts> {
+  async #facts(view: SessionView, shared: SharedReads): Promise<OutsideFacts> {
     const snap = view.snapshot;
     const out: OutsideFacts = {};
-    const dead = view.readDiagnostics.flatMap((d) => {
-      const w = d.code === "work_dead_lettered" ? parseDeadLetter(d.message) : undefined;
-      return w && d.at ? [{ ...w, at: d.at }] : [];
-    });
-    if (dead.length > 0) out.deadWork = await this.#unhandled(view, dead);
+    const dead = await this.#queue.deadWork(snap.sessionId);
+    if (dead.length > 0) out.deadWork = dead;
     const runIds = new Set(snap.facets.runs.map((r) => r.runId));
     if (this.#backend && runIds.size > 0) {
-      const rows = await this.#backend.transaction("read", (tx) => tx.locks.listLocks());
+      const backend = this.#backend;
+      // One read of the locks table per status call, whatever the number of sessions.
+      shared.locks ??= backend.transaction("read", (tx) => tx.locks.listLocks());
+      const rows = await shared.locks;
       out.locks = rows
         .filter((r) => r.state === "held" && r.runId !== null && runIds.has(r.runId))
-        .map((r) => ({ name: r.name, owner: r.owner, runId: r.runId as string, expiresAt: new Date(r.expiresMs).toISOString() }));
+        .map((r) => {
+          // The same proof a lock acquire would need to take it over (core/locks.ts).
+          const who = {
+            ...(r.pid !== null ? { pid: r.pid } : {}),
+            ...(r.host !== null ? { host: r.host } : {}),
+            ...(r.startTime !== null ? { startTime: r.startTime } : {}),
+          };
+          return {
+            name: r.name,
+            owner: r.owner,
+            runId: r.runId as string,
+            expiresAt: new Date(r.expiresMs).toISOString(),
+            decision: staleDecision({ ...who, expiresMs: r.expiresMs }, factsAbout(this.#processFacts, who), this.#now().getTime()),
+          };
+        });
     }
-    // The last observation decides (by time: the order of stored diagnostics is the backend's).
-    const observed = view.readDiagnostics
-      .filter((d) => d.code === "target_mismatch" || d.code === "target_matched")
-      .reduce<Diagnostic | undefined>((last, d) => (!last || (d.at ?? "") >= (last.at ?? "") ? d : last), undefined);
+    // A pause that proposed no checkpoint (detected without one, or by a service with no
+    // backend): the last good point is looked up now, one indexed row.
+    const sp = snap.facets.spiral;
+    const start = sp?.paused && sp.proposedCheckpoint === undefined ? spiralStart(sp) : undefined;
+    if (this.#backend && start !== undefined) {
+      const cp = await this.#backend.transaction("read", (tx) => tx.checkpoints.lastGoodCheckpoint(snap.sessionId, start));
+      if (cp !== undefined) out.spiralFallback = cp;
+    }
+    const observed = lastTargetNote(view.readDiagnostics);
     const mismatch = observed?.code === "target_mismatch" ? observed : undefined;
     if (mismatch?.at && snap.target && mismatch.at >= snap.target.setAt)
       out.targetMismatch = { at: mismatch.at, message: mismatch.message };
     return out;
   }
 
-  /** Dead-lettered items no later event finished (one of their kind's `doneBy` events, else any flow event). */
-  async #unhandled(view: SessionView, dead: DeadWork[]): Promise<DeadWork[]> {
-    const from = Math.min(...dead.map((d) => d.seq));
-    const { events } = await this.#journal.events(view.snapshot.sessionId, { afterSeq: from, limit: 1_000 });
-    return dead.filter((d) => {
-      const doneBy = view.flow.work?.[d.kind]?.doneBy;
-      return !events.some((e) => e.seq > d.seq && e.at >= d.at && (doneBy ? doneBy.includes(e.type) : !e.type.includes(":")));
-    });
-  }
-
-  /** Resume-context files that are not as they were recorded (hashed now: a few reads). */
-  #verify(snap: Snapshot): FileCheck[] {
-    return snap.facets.resume.filesModified.map((rec) => {
-      const now = hashFile(resolve(this.#root, rec.path));
+  /**
+   * Resume-context files that are not as they were recorded (hashed now: a few guarded reads).
+   * A file whose size and modification time are the recorded ones is not read again, when the
+   * record was taken at least RACY_MS after that time (a later write of the same size within
+   * the same clock tick could otherwise pass unseen). Files the marker scan just read are
+   * hashed from its bytes. A recorded path that is no longer a readable regular file (a
+   * directory, a FIFO, too large) is `unreadable`, with a diagnostic: one odd path never
+   * breaks or blocks status.
+   */
+  #verify(snap: Snapshot, read: ReadonlyMap<string, FileRead> = new Map()): { files: FileCheck[]; diagnostics: Diagnostic[] } {
+    const diagnostics: Diagnostic[] = [];
+    const files = snap.facets.resume.filesModified.map((rec): FileCheck => {
+      const trusted =
+        rec.hash !== undefined && rec.size !== undefined && rec.mtimeMs !== undefined && Date.parse(rec.at) - rec.mtimeMs >= RACY_MS;
+      const same = trusted ? (size: number, mtimeMs: number) => size === rec.size && mtimeMs === rec.mtimeMs : undefined;
+      const seen = read.get(rec.path);
+      const r =
+        seen && !(seen.kind === "unreadable" && seen.tooLarge) ? seen : readGuarded(resolve(this.#root, rec.path), MAX_HASH_BYTES, same);
+      if (r.kind === "same") return { path: rec.path, state: "unchanged", review: false };
+      if (r.kind === "unreadable") {
+        diagnostics.push({
+          code: "file_unreadable",
+          severity: "warning",
+          message: `recorded file ${rec.path} cannot be checked: ${r.why}`,
+          file: rec.path,
+        });
+        return { path: rec.path, state: "unreadable", review: true };
+      }
+      const now = r.kind === "file" ? sha256(r.bytes) : undefined;
       const state: FileCheck["state"] =
         now === undefined
           ? rec.hash === undefined
@@ -185,23 +246,47 @@ export class StatusService {
               : "changed";
       return { path: rec.path, state, review: state !== "unchanged" };
     });
+    return { files, diagnostics };
   }
 
   /** Status of one session from a read, its open work and the facts gathered outside it. */
   describe(view: SessionView, pendingWork: PendingWork[] = [], facts: OutsideFacts = {}): SessionStatus {
+    return this.#describe(view, pendingWork, facts).status;
+  }
+
+  /** describe, with the recorded files' check it made (active sessions only: resume reuses it). */
+  #describe(view: SessionView, pendingWork: PendingWork[], facts: OutsideFacts): { status: SessionStatus; files?: FileCheck[] } {
     const { snapshot: snap, flow } = view;
     const now = this.#now();
     const phaseAction = phaseNextAction(flow, snap, now);
     const completed = isTerminal(flow, snap.phase, snap.deadline, now);
-    const diagnostics = [...snap.diagnostics.filter((d) => d.severity !== "info").slice(-10), ...view.readDiagnostics];
+    // Target notes are history: only the mismatch that still holds is shown (as the fact it is).
+    const stored = view.readDiagnostics.filter((d) => !TARGET_NOTES.includes(d.code));
+    const diagnostics = [...snap.diagnostics.filter((d) => d.severity !== "info").slice(-10), ...stored];
+    if (facts.targetMismatch)
+      diagnostics.push({
+        code: "target_mismatch",
+        severity: "warning",
+        message: facts.targetMismatch.message,
+        at: facts.targetMismatch.at,
+      });
     let nextAction = phaseAction;
     let suggestions: NextAction[] = [];
     let markers: MarkerFinding[] = [];
+    let files: FileCheck[] | undefined;
     if (!completed) {
-      const scan = scanSessionFiles(this.#root, flow, snap);
+      // Each file is read once: the recorded ones the scan read are hashed from its bytes.
+      const recorded = new Set(snap.facets.resume.filesModified.map((r) => r.path));
+      const read = new Map<string, FileRead>();
+      const scan = scanSessionFiles(this.#root, flow, snap, (rel, r) => {
+        if (recorded.has(rel)) read.set(rel, r);
+      });
       diagnostics.push(...scan.diagnostics);
       markers = scan.files.flatMap((f) => f.findings);
-      const changedFiles = this.#verify(snap).flatMap((f): ChangedFile[] =>
+      const verified = this.#verify(snap, read);
+      files = verified.files;
+      diagnostics.push(...verified.diagnostics);
+      const changedFiles = verified.files.flatMap((f): ChangedFile[] =>
         f.state === "unchanged" ? [] : [{ path: f.path, state: f.state }],
       );
       const decision = decideNextAction({
@@ -242,10 +327,10 @@ export class StatusService {
       updatedAt: snap.updatedAt,
     };
     if (snap.title !== undefined) out.title = snap.title;
-    if (snap.facets.spiral?.paused) out.spiral = spiralView(snap.facets.spiral);
+    if (snap.facets.spiral?.paused) out.spiral = spiralView(snap.facets.spiral, facts.spiralFallback);
     const rb = lastRollback(snap);
     if (rb) out.lastRollback = rb;
-    return out;
+    return files ? { status: out, files } : { status: out };
   }
 
   /**
@@ -291,12 +376,11 @@ export class StatusService {
 
   async resume(sessionId: string): Promise<ResumeReport> {
     const view = await this.#journal.read(sessionId);
-    const status = await this.#storedFacts(
-      this.describe(view, await this.#queue.pending(sessionId), await this.#facts(view)),
-      view.snapshot,
-    );
+    const described = this.#describe(view, await this.#queue.pending(sessionId), await this.#facts(view, {}));
+    const status = await this.#storedFacts(described.status, view.snapshot);
     const { events } = await this.#journal.events(sessionId, { afterSeq: Math.max(0, view.snapshot.lastSeq - 20) });
-    const files = this.#verify(view.snapshot);
+    // Checked once: describe already did for an active session.
+    const files = described.files ?? this.#verify(view.snapshot).files;
     return { ...status, facets: view.snapshot.facets, recentEvents: events, verification: { ok: files.every((f) => !f.review), files } };
   }
 

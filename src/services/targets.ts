@@ -7,7 +7,7 @@
  * match after it too, so status can say whether the target observed last was the bound one.
  */
 import type { Backend } from "../backend/contract.js";
-import { compareTarget, cutUrl, type TargetInput } from "../core/targets.js";
+import { compareTarget, cutUrl, lastTargetNote, type TargetInput } from "../core/targets.js";
 import type { AppendResult, JsonObject, TargetBinding } from "../core/types.js";
 import { BatonError, badInput } from "../errors.js";
 import type { Journal } from "./journal.js";
@@ -42,19 +42,16 @@ export class TargetService {
 
   /**
    * Note what was observed (a stored diagnostic, outside the journal: nothing about the session
-   * changed), so status can say the target no longer matched. A match is noted only after a
-   * mismatch, to settle it; the common case writes nothing.
+   * changed), so status can say the target no longer matched. One note per change of state: a
+   * mismatch is noted when the last note (since the binding) was not already one, a match only
+   * to settle a mismatch; the common case writes nothing.
    */
-  async #note(sessionId: string, matched: boolean, message: string): Promise<void> {
+  async #note(sessionId: string, bound: TargetBinding, matched: boolean, message: string): Promise<void> {
     const backend = this.#backend;
     if (!backend) return;
-    if (matched) {
-      const notes = (await backend.transaction("read", (tx) => tx.listDiagnostics(sessionId, 20))).filter(
-        (d) => d.code === "target_mismatch" || d.code === "target_matched",
-      );
-      const last = notes.reduce<(typeof notes)[number] | undefined>((a, d) => (!a || d.at >= a.at ? d : a), undefined);
-      if (last?.code !== "target_mismatch") return;
-    }
+    const last = lastTargetNote(await backend.transaction("read", (tx) => tx.listDiagnostics(sessionId, 20)));
+    const mismatched = last?.code === "target_mismatch" && last.at >= bound.setAt;
+    if (matched ? !mismatched : mismatched) return;
     await backend.transaction("write", async (tx) => {
       await tx.insertDiagnostic({
         sessionId,
@@ -116,12 +113,13 @@ export class TargetService {
     const cmp = compareTarget(bound, seen);
     const shown = shownObserved(seen);
     if (cmp.match) {
-      await this.#note(sessionId, true, `the observed target is the bound ${bound.kind} ${bound.id} again`);
+      await this.#note(sessionId, bound, true, `the observed target is the bound ${bound.kind} ${bound.id} again`);
       return { sessionId, status: "matched", target: bound, observed: shown as TargetInput, differences: [], warnings: cmp.warnings };
     }
     if (!opts.force) {
       await this.#note(
         sessionId,
+        bound,
         false,
         `the observed target differs from the bound ${bound.kind} ${bound.id} in ${cmp.differences.join(", ")}${seen.url !== undefined ? ` (observed ${cutUrl(seen.url)})` : ""}.`,
       );

@@ -10,8 +10,7 @@
  * patterns, escaping) as git does; each `.gitignore` gets its own matcher relative to its
  * directory, and the deepest one with an opinion decides, as in git.
  */
-import { type Dirent, lstatSync, readdirSync, readFileSync } from "node:fs";
-import { join } from "node:path";
+import { closeSync, constants, type Dirent, fstatSync, lstatSync, openSync, readdirSync, readFileSync } from "node:fs";
 import ignore, { type Ignore } from "ignore";
 import { MAX_PATH_LENGTH, pathProblem } from "../core/paths.js";
 import { RESTORE_TEMP } from "./safe-fs.js";
@@ -95,14 +94,13 @@ function readText(path: string): string | undefined {
   }
 }
 
-/** The root's chain: configured excludes, `.batonignore`, `.git/info/exclude`. */
-function rootChain(root: string, exclude: readonly string[], cache: WalkCache): Chain {
-  const sources = [exclude.join("\n"), readText(join(root, ".batonignore")) ?? "", readText(join(root, ".git/info/exclude")) ?? ""];
+/** The root's chain from its sources: configured excludes, `.batonignore`, `.git/info/exclude`. */
+function chainFrom(sources: readonly string[], cache: WalkCache): Chain {
   const text = sources.join("\u0000");
   const cached = cache.chains.get("\u0000root");
   if (cached?.text === text) return cached;
-  const ig = ignore().add([...exclude]);
-  for (const t of sources.slice(1)) if (t !== "") ig.add(t);
+  const ig = ignore();
+  for (const t of sources) if (t !== "") ig.add(t);
   const chain: Chain = { parent: undefined, text, rules: [{ base: "", ig }], decisions: new Map() };
   cache.chains.set("\u0000root", chain);
   return chain;
@@ -153,7 +151,7 @@ export function walkTree(root: string, opts: { exclude?: readonly string[]; cach
   const cache = opts.cache ?? new WalkCache();
   const out: Acc = { paths: [], stats: new Float64Array(Math.max(64, cache.files + 64) * STAT_FIELDS), skipped: [] };
   const seen = new Set<string>();
-  walkDir(root, "", rootChain(root, opts.exclude ?? [], cache), cache, seen, out);
+  walkDir(root, "", chainFrom(rootSources(root, opts.exclude ?? []), cache), cache, seen, out);
   cache.files = out.paths.length;
   // Forget directories that are gone (a long-lived process must not keep every name it ever saw).
   if (cache.listings.size > seen.size) {
@@ -167,28 +165,101 @@ export function walkTree(root: string, opts: { exclude?: readonly string[]; cach
 }
 
 /**
- * Whether a whole-tree walk, with the ignore rules on disk now, would take the file at `rel`
- * if it existed: a rollback asks it of paths only checkpoints name (files that are gone), to
- * know whether a tree checkpoint that does not list one saw it absent or never looked.
+ * The ignore rules a coverage question is judged with: the root's sources (configured
+ * excludes, `.batonignore`, `.git/info/exclude`, in that order) and each directory's
+ * `.gitignore` text (undefined: it has none; null: it is unknown, so nothing under that
+ * directory is judged covered).
  */
-export function walkCovers(root: string, opts: { exclude?: readonly string[] } = {}): (rel: string) => boolean {
+export interface IgnoreSources {
+  root: readonly string[];
+  gitignore: (dirRel: string) => string | undefined | null;
+}
+
+/**
+ * Whether a whole-tree walk judged by `src` would take the file at `rel` if it existed: a
+ * rollback asks it to know whether a tree checkpoint that does not list a path saw it absent
+ * or never looked. Each answer and each directory's rules are computed once per predicate.
+ */
+export function coversWith(src: IgnoreSources): (rel: string) => boolean {
   const cache = new WalkCache(); // its own: chains of directories that may not exist stay out of the walk's cache
-  const top = dirChain("", rootChain(root, opts.exclude ?? [], cache), readText(`${root}/.gitignore`), cache);
-  return (rel) => {
+  const chains = new Map<string, Chain | null>();
+  const chainOf = (dirRel: string, parent: Chain): Chain | null => {
+    let c = chains.get(dirRel);
+    if (c === undefined) {
+      const text = src.gitignore(dirRel);
+      c = text === null ? null : dirChain(dirRel, parent, text, cache);
+      chains.set(dirRel, c);
+    }
+    return c;
+  };
+  const memo = new Map<string, boolean>();
+  const judge = (rel: string): boolean => {
     const parts = rel.split("/");
     if (parts[0] === ".baton" || rel.length > MAX_PATH_LENGTH) return false;
-    let chain = top;
+    let chain = chainOf("", chainFrom(src.root, cache));
     let dirRel = "";
     for (let i = 0; i < parts.length; i++) {
+      if (chain === null) return false;
       const name = parts[i] as string;
       if (name === ".git" || UNSAFE_NAME.test(name) || (name.charCodeAt(0) === 46 && RESTORE_TEMP.test(name))) return false;
       const isDir = i < parts.length - 1;
       dirRel = dirRel === "" ? name : `${dirRel}/${name}`;
       if (ignored(chain, dirRel, isDir)) return false;
-      if (isDir) chain = dirChain(dirRel, chain, readText(`${root}/${dirRel}/.gitignore`), cache);
+      if (isDir) chain = chainOf(dirRel, chain);
     }
     return true;
   };
+  return (rel) => {
+    let d = memo.get(rel);
+    if (d === undefined) {
+      d = judge(rel);
+      memo.set(rel, d);
+    }
+    return d;
+  };
+}
+
+/** The root ignore sources on disk now (every one read without following a link). */
+export function rootSources(root: string, exclude: readonly string[]): string[] {
+  return [exclude.join("\n"), readNoFollow(root, ".batonignore") ?? "", readNoFollow(root, ".git/info/exclude") ?? ""];
+}
+
+/** Whether a whole-tree walk, with the ignore rules on disk now, would take the file at `rel` if it existed. */
+export function walkCovers(root: string, opts: { exclude?: readonly string[] } = {}): (rel: string) => boolean {
+  return coversWith({
+    root: rootSources(root, opts.exclude ?? []),
+    gitignore: (dirRel) => readNoFollow(root, dirRel === "" ? ".gitignore" : `${dirRel}/.gitignore`),
+  });
+}
+
+/**
+ * A file's text, read as the walk reaches it: no link followed on the way or at the end, a
+ * non-directory on the way or a non-regular file meaning none.
+ */
+export function readNoFollow(root: string, rel: string): string | undefined {
+  const parts = rel.split("/");
+  let abs = root;
+  for (let i = 0; i < parts.length - 1; i++) {
+    abs = `${abs}/${parts[i]}`;
+    try {
+      if (!lstatSync(abs).isDirectory()) return undefined;
+    } catch {
+      return undefined;
+    }
+  }
+  let fd: number;
+  try {
+    fd = openSync(`${root}/${rel}`, constants.O_RDONLY | constants.O_NOFOLLOW);
+  } catch {
+    return undefined; // absent, or a link (ELOOP)
+  }
+  try {
+    return fstatSync(fd).isFile() ? readFileSync(fd, "utf8") : undefined;
+  } catch {
+    return undefined;
+  } finally {
+    closeSync(fd);
+  }
 }
 
 /**

@@ -1,7 +1,8 @@
 /** Finding and creating a workspace: a project directory with Baton's data in `.baton/`. */
-import { existsSync, mkdirSync, statSync, writeFileSync } from "node:fs";
+import { closeSync, existsSync, mkdirSync, openSync, statSync, writeFileSync } from "node:fs";
 import { dirname, join, resolve } from "node:path";
 import { BatonError } from "../errors.js";
+import { PRIVATE_DIR_MODE, PRIVATE_FILE_MODE, tightenBatonDir } from "./private-files.js";
 
 export interface Workspace {
   root: string;
@@ -54,19 +55,26 @@ export function resolveWorkspace(opts: { root?: string; cwd?: string; create?: b
       throw new BatonError("workspace_not_found", `${ws.dir} does not exist; run \`baton init --root ${ws.root}\``, { root: ws.root });
     }
     ensureWorkspace(ws);
-  }
+  } else tightenBatonDir(ws.dir); // an existing workspace, perhaps made before .baton/ was private
   return ws;
 }
 
 export function ensureWorkspace(ws: Workspace): void {
   try {
-    mkdirSync(ws.dir, { recursive: true });
+    mkdirSync(ws.root, { recursive: true });
+    // Private whatever the umask: .baton/ holds file contents (checkpoint blobs) and the journal.
+    mkdirSync(ws.dir, { recursive: true, mode: PRIVATE_DIR_MODE });
     const ignore = join(ws.dir, ".gitignore");
     if (!existsSync(ignore))
       writeFileSync(
         ignore,
         "# Baton's journal is local to this machine.\nbaton.db*\nlogs/\nserver.json\nserver.key\nledger-failures.json\nhooks/\n",
+        { mode: PRIVATE_FILE_MODE },
       );
+    // SQLite creates the database (and later its WAL and shared memory, with the same mode) at
+    // 0644 under the usual umask: create it first, empty, at 0600.
+    if (!existsSync(ws.dbPath)) closeSync(openSync(ws.dbPath, "a", PRIVATE_FILE_MODE));
+    tightenBatonDir(ws.dir);
   } catch (err) {
     const code = (err as NodeJS.ErrnoException).code ?? "";
     throw new BatonError(

@@ -53,11 +53,12 @@ export function locksContract(name: string, factory: StoreFactory): void {
   describe(`locks contract: ${name}`, () => {
     afterAll(() => cleanupDirs());
 
-    it("keeps one row per lock whose epoch only grows; heartbeat and free name the epoch", async () => {
+    it("keeps one row per lock whose epoch only grows; acquire, heartbeat and free compare the epoch", async () => {
       const { backend } = await factory(tempDir());
       await backend.transaction("write", async (tx) => {
         expect(await tx.locks.getLock("deploy")).toBeUndefined();
-        await tx.locks.putLock(lock(1));
+        expect(await tx.locks.acquireLock(lock(1), null)).toBe(true);
+        expect(await tx.locks.acquireLock(lock(1, { owner: "late" }), null), "a second first acquisition loses").toBe(false);
         expect(await tx.locks.heartbeatLock("deploy", 2, AT, 5_000, 1_000)).toBe(false);
         expect(await tx.locks.heartbeatLock("deploy", 1, AT, 5_000, 2_000)).toBe(true);
         expect(await tx.locks.getLock("deploy")).toMatchObject({ epoch: 1, expiresMs: 5_000, ttlMs: 2_000, state: "held" });
@@ -71,8 +72,9 @@ export function locksContract(name: string, factory: StoreFactory): void {
           releaseReason: "released",
           owner: "a",
         });
-        await tx.locks.putLock(lock(2, { owner: "b", pid: null, host: null, startTime: null }));
-        await tx.locks.putLock(lock(1, { name: "another" }));
+        expect(await tx.locks.acquireLock(lock(2, { owner: "c" }), 0), "compare-and-set on the epoch").toBe(false);
+        expect(await tx.locks.acquireLock(lock(2, { owner: "b", pid: null, host: null, startTime: null }), 1)).toBe(true);
+        expect(await tx.locks.acquireLock(lock(1, { name: "another" }), null)).toBe(true);
         expect((await tx.locks.listLocks()).map((l) => [l.name, l.epoch, l.owner, l.pid])).toEqual([
           ["another", 1, "a", 10],
           ["deploy", 2, "b", null],

@@ -159,6 +159,34 @@ export function queueContract(name: string, factory: StoreFactory): void {
       expect(d?.message).toContain("accept, seq 6");
     });
 
+    it("keeps dead work unhandled, however many diagnostics follow, until a doneBy event or an event naming it", async () => {
+      const b = await fresh({ maxAttempts: 1 });
+      const id = await cycling(b);
+      await b.append(id, { type: "steer", actor: "browser", data: { text: "x" } }); // seq 6
+      const s = (await b.lease("c"))!;
+      await b.nack(s.leaseId, { reason: "no" });
+      await b.append(id, { type: "accept", actor: "browser" }); // seq 7
+      await b.lease("a", { leaseMs: 100 });
+      advance(200);
+      expect(await b.lease("b")).toBeUndefined();
+      // 25 stored diagnostics of another kind: the dead items are not pushed out of status.
+      await b.setTarget(id, { kind: "job", id: "j1" });
+      for (let i = 0; i < 13; i++) {
+        await b.resolveTarget(id, { kind: "job", id: "j2" }, { allowNavigate: true });
+        await b.resolveTarget(id, { kind: "job", id: "j1" });
+      }
+      const dead = async () => (await b.status({ sessionId: id })).sessions[0]!.nextAction;
+      expect((await dead()).action).toBe("handle_dead_work");
+      expect((await dead()).reason).toContain("steer (seq 6), accept (seq 7)");
+      // Another event does not handle them; each is handled by what would have finished it.
+      await b.append(id, { type: "checkpoint", actor: "agent" });
+      expect((await dead()).reason).toContain("2 work item(s)");
+      await b.append(id, { type: "checkpoint", actor: "agent", data: { handles: 6 } });
+      expect((await dead()).reason).toContain("1 work item(s) were dead-lettered and will not be delivered again: accept (seq 7)");
+      await b.append(id, { type: "accepted", actor: "agent" });
+      expect((await dead()).action).not.toBe("handle_dead_work");
+    });
+
     it("finishes work when the agent records the result event itself (doneBy), and the lease's ack is then a duplicate", async () => {
       const b = await fresh();
       const id = await cycling(b);

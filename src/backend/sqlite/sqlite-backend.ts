@@ -115,6 +115,7 @@ export class SqliteBackend implements Backend {
   readonly kind = "sqlite";
   readonly capabilities: BackendCapabilities = Object.freeze({
     multipleProcesses: true,
+    serialWrites: true,
     crossProcessNotify: false,
     fullTextSearch: true,
   });

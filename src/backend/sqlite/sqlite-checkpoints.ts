@@ -62,6 +62,8 @@ interface RawCheckpoint {
   pruned_at: string | null;
   file_count: number;
   skipped: string | null;
+  host: string | null;
+  workspace: string | null;
 }
 
 const toCheckpoint = (r: RawCheckpoint): CheckpointRow => ({
@@ -80,6 +82,8 @@ const toCheckpoint = (r: RawCheckpoint): CheckpointRow => ({
   prunedAt: r.pruned_at,
   fileCount: r.file_count,
   ...(r.skipped !== null ? { skipped: JSON.parse(r.skipped) as SkippedPath[] } : {}),
+  host: r.host,
+  workspace: r.workspace,
 });
 
 /**
@@ -114,8 +118,8 @@ export class SqliteCheckpointQueries implements CheckpointQueries {
     const open = lane === null ? undefined : this.#openRuns(lane);
     if (lane !== null) this.#lanes.delete(lane); // rebuilt below; a failure part-way must not leave it half-updated
     this.#stmt(
-      `INSERT INTO checkpoints (id, session_id, seq, kind, run_id, turn, tool_name, parent, label, pinned, restores, created_at, pruned_at, file_count, lane, skipped)
-       VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
+      `INSERT INTO checkpoints (id, session_id, seq, kind, run_id, turn, tool_name, parent, label, pinned, restores, created_at, pruned_at, file_count, lane, skipped, host, workspace)
+       VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
     ).run(
       r.id,
       r.sessionId,
@@ -133,6 +137,8 @@ export class SqliteCheckpointQueries implements CheckpointQueries {
       r.fileCount,
       lane,
       r.skipped !== undefined && r.skipped.length > 0 ? JSON.stringify(r.skipped) : null,
+      r.host ?? null,
+      r.workspace ?? null,
     );
     const insert = this.#stmt(
       "INSERT INTO manifest_runs (lane, path, from_seq, until_seq, state, hash, mode, size, note) VALUES (?, ?, ?, NULL, ?, ?, ?, ?, ?)",
@@ -195,6 +201,15 @@ export class SqliteCheckpointQueries implements CheckpointQueries {
     return (
       this.#stmt("SELECT * FROM checkpoints WHERE session_id = ? AND pruned_at IS NULL ORDER BY seq").all(sessionId) as RawCheckpoint[]
     ).map(toCheckpoint);
+  }
+
+  async lastGoodCheckpoint(sessionId: string, at: string): Promise<string | undefined> {
+    // Walks checkpoints_live from the newest: the first match ends the scan.
+    const r = this.#stmt(
+      `SELECT id FROM checkpoints WHERE session_id = ? AND pruned_at IS NULL AND kind != 'safety' AND created_at <= ?
+       ORDER BY seq DESC LIMIT 1`,
+    ).get(sessionId, at) as { id: string } | undefined;
+    return r?.id;
   }
 
   async lastCheckpoint(sessionId: string): Promise<CheckpointRow | undefined> {

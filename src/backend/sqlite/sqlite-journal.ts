@@ -61,6 +61,9 @@ export class SqliteJournalQueries implements JournalQueries {
     const r = this.#stmt("SELECT * FROM sessions WHERE id = ?").get(id) as RawSession | undefined;
     return r && toSession(r);
   }
+  async lockKey(_key: string): Promise<void> {
+    // BEGIN IMMEDIATE already made this the only writer: nothing more to hold.
+  }
   async insertSession(row: SessionRow): Promise<void> {
     this.#stmt(
       "INSERT INTO sessions (id, flow, title, phase, status, created_at, updated_at, last_seq) VALUES (?, ?, ?, ?, ?, ?, ?, ?)",

@@ -48,12 +48,8 @@ export class SqliteLockQueries implements LockQueries {
   async listLocks(): Promise<LockRow[]> {
     return (this.#stmt("SELECT * FROM locks ORDER BY name").all() as RawLock[]).map(toLock);
   }
-  async putLock(r: LockRow): Promise<void> {
-    this.#stmt(
-      `INSERT OR REPLACE INTO locks (name, epoch, state, owner, pid, host, start_time, run_id, acquired_at, heartbeat_at,
-         expires_ms, ttl_ms, released_at, release_reason)
-       VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
-    ).run(
+  async acquireLock(r: LockRow, prevEpoch: number | null): Promise<boolean> {
+    const args = [
       r.name,
       r.epoch,
       r.state,
@@ -68,7 +64,23 @@ export class SqliteLockQueries implements LockQueries {
       r.ttlMs,
       r.releasedAt,
       r.releaseReason,
-    );
+    ];
+    if (prevEpoch === null) {
+      return (
+        this.#stmt(
+          `INSERT INTO locks (name, epoch, state, owner, pid, host, start_time, run_id, acquired_at, heartbeat_at,
+             expires_ms, ttl_ms, released_at, release_reason)
+           VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?) ON CONFLICT (name) DO NOTHING`,
+        ).run(...args).changes > 0
+      );
+    }
+    // Replace only the row this acquisition read: a newer epoch means someone else won.
+    const replaced = this.#stmt(
+      `UPDATE locks SET epoch = ?, state = ?, owner = ?, pid = ?, host = ?, start_time = ?, run_id = ?, acquired_at = ?,
+         heartbeat_at = ?, expires_ms = ?, ttl_ms = ?, released_at = ?, release_reason = ?
+       WHERE name = ? AND epoch = ?`,
+    ).run(...args.slice(1), r.name, prevEpoch);
+    return replaced.changes > 0;
   }
   async heartbeatLock(name: string, epoch: number, heartbeatAt: string, expiresMs: number, ttlMs: number): Promise<boolean> {
     const r = this.#stmt(

@@ -305,4 +305,31 @@ export const SQLITE_MIGRATIONS: readonly SqliteMigration[] = Object.freeze([
       ALTER TABLE checkpoints ADD COLUMN skipped TEXT;
     `,
   },
+  {
+    // Where a checkpoint was taken, so a store shared by several hosts can tell a restore into
+    // another workspace from an undo (the same schema on both engines).
+    version: 10,
+    name: "checkpoint-host",
+    sql: `
+      ALTER TABLE checkpoints ADD COLUMN host TEXT;
+      ALTER TABLE checkpoints ADD COLUMN workspace TEXT;
+    `,
+  },
+  {
+    // A dead-lettered item stays news until an event handles it (a doneBy event of its kind, or
+    // one whose data names it: {"handles": seq}); the queue's append hook marks it, so status
+    // asks one indexed query instead of matching diagnostics' text and reading events. Items
+    // dead before this step count as handled by any later flow event, as status judged them.
+    // 11, not 10: main's 10 is checkpoint-host (added on another branch at the same time).
+    version: 11,
+    name: "dead-work-handled",
+    sql: `
+      ALTER TABLE work_items ADD COLUMN handled_seq INTEGER;
+      UPDATE work_items SET handled_seq = (
+        SELECT min(e.seq) FROM events e
+        WHERE e.session_id = work_items.session_id AND e.seq > work_items.seq AND instr(e.type, ':') = 0
+      ) WHERE state = 'dead';
+      CREATE INDEX work_items_dead_unhandled ON work_items (session_id, item_no) WHERE state = 'dead' AND handled_seq IS NULL;
+    `,
+  },
 ]);

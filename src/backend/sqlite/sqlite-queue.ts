@@ -1,5 +1,5 @@
 /** The delivery queue's queries on SQLite (tables from migration 2). */
-import type { LeaseRow, LeaseState, QueueQueries, WorkItemRow } from "../contract.js";
+import type { EventRow, LeaseRow, LeaseState, QueueQueries, WorkItemRow } from "../contract.js";
 import type { Prepare } from "./sqlite-types.js";
 
 interface RawItem {
@@ -79,26 +79,74 @@ export class SqliteQueueQueries implements QueueQueries {
     ) as RawItem[];
     return rows.map(toItem);
   }
-  async nextReady(o: { nowMs: number; sessionId?: string; kinds?: readonly string[] }): Promise<WorkItemRow | undefined> {
+  async claimReady(
+    o: { nowMs: number; sessionId?: string; kinds?: readonly string[] },
+    l: { leaseId: string; owner: string; expiresMs: number; acquiredAt: string },
+  ): Promise<{ item: WorkItemRow; event: EventRow | undefined } | undefined> {
     const kinds = o.kinds?.length ? JSON.stringify(o.kinds) : null;
     // Two statements, not `@session IS NULL OR …`: only a plain equality lets the planner walk
     // work_items_session_ready (one session's ready items, already in delivery order).
-    const r = (
+    const next = (
       o.sessionId === undefined
         ? this.#stmt(
-            `SELECT * FROM work_items
+            `SELECT item_id FROM work_items
              WHERE state = 'ready' AND available_ms <= @now
                AND (@kinds IS NULL OR kind IN (SELECT value FROM json_each(@kinds)))
              ORDER BY priority, item_no LIMIT 1`,
           ).get({ now: o.nowMs, kinds })
         : this.#stmt(
-            `SELECT * FROM work_items
+            `SELECT item_id FROM work_items
              WHERE session_id = @session AND state = 'ready' AND available_ms <= @now
                AND (@kinds IS NULL OR kind IN (SELECT value FROM json_each(@kinds)))
              ORDER BY priority, item_no LIMIT 1`,
           ).get({ now: o.nowMs, session: o.sessionId, kinds })
-    ) as RawItem | undefined;
-    return r && toItem(r);
+    ) as { item_id: string } | undefined;
+    if (!next) return undefined;
+    // Guarded by state: the claim is one compare-and-set, whatever ran between the two statements.
+    const r = this.#stmt(
+      `UPDATE work_items SET state = 'leased', lease_id = ?, lease_owner = ?, lease_expires_ms = ?, attempts = attempts + 1
+       WHERE item_id = ? AND state = 'ready' RETURNING *`,
+    ).get(l.leaseId, l.owner, l.expiresMs, next.item_id) as RawItem | undefined;
+    if (!r) return undefined;
+    const item = toItem(r);
+    await this.insertLease({
+      leaseId: l.leaseId,
+      itemId: item.itemId,
+      owner: l.owner,
+      attempt: item.attempts,
+      acquiredAt: l.acquiredAt,
+      state: "active",
+      resultSeq: null,
+    });
+    const e = this.#stmt("SELECT * FROM events WHERE session_id = ? AND seq = ?").get(item.sessionId, item.seq) as
+      | {
+          session_id: string;
+          seq: number;
+          id: string;
+          type: string;
+          actor: string;
+          data: string;
+          revision: number | null;
+          at: string;
+          body_hash: string;
+          outcome: string;
+        }
+      | undefined;
+    return {
+      item,
+      event: e && {
+        sessionId: e.session_id,
+        seq: e.seq,
+        id: e.id,
+        type: e.type,
+        actor: e.actor,
+        data: e.data,
+        revision: e.revision,
+        at: e.at,
+        bodyHash: e.body_hash,
+        outcome: e.outcome,
+      },
+    };
   }
   async nextWakeMs(nowMs: number): Promise<number | undefined> {
     const r = this.#stmt(
@@ -184,5 +232,22 @@ export class SqliteQueueQueries implements QueueQueries {
   }
   async setLeaseState(leaseId: string, state: LeaseState, resultSeq: number | null = null): Promise<void> {
     this.#stmt("UPDATE leases SET state = ?, result_seq = coalesce(?, result_seq) WHERE lease_id = ?").run(state, resultSeq, leaseId);
+  }
+  async deadUnhandled(sessionId: string, limit: number): Promise<WorkItemRow[]> {
+    const rows = this.#stmt(
+      "SELECT * FROM work_items WHERE session_id = ? AND state = 'dead' AND handled_seq IS NULL ORDER BY item_no LIMIT ?",
+    ).all(sessionId, limit) as RawItem[];
+    return rows.map(toItem);
+  }
+  async markDeadHandled(
+    sessionId: string,
+    match: { kinds: readonly string[]; seqs: readonly number[] },
+    handledSeq: number,
+  ): Promise<void> {
+    this.#stmt(
+      `UPDATE work_items SET handled_seq = @handled
+       WHERE session_id = @session AND state = 'dead' AND handled_seq IS NULL AND seq < @handled
+         AND (kind IN (SELECT value FROM json_each(@kinds)) OR seq IN (SELECT value FROM json_each(@seqs)))`,
+    ).run({ handled: handledSeq, session: sessionId, kinds: JSON.stringify(match.kinds), seqs: JSON.stringify(match.seqs) });
   }
 }

@@ -87,7 +87,7 @@ export async function unpin(ctx: Ctx, id: string): Promise<void> {
 export async function rollback(
   ctx: Ctx,
   steps: string | undefined,
-  o: S & { to?: string; files?: string[]; dryRun?: boolean },
+  o: S & { to?: string; files?: string[]; dryRun?: boolean; otherHost?: boolean },
 ): Promise<void> {
   if (steps !== undefined && !/^\d+$/.test(steps.trim())) {
     throw badInput(`"${steps}" is not a number of steps; to restore a checkpoint by id use --to ${steps}`);
@@ -100,6 +100,7 @@ export async function rollback(
     ...(o.to !== undefined ? { to: o.to } : {}),
     ...(o.files?.length ? { files: o.files } : {}),
     ...(o.dryRun ? { dryRun: true } : {}),
+    ...(o.otherHost ? { otherHost: true } : {}),
   });
   ctx.out({ sessionId: sid, ...r }, () => {
     const lines: string[] = [];

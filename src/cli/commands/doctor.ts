@@ -44,5 +44,10 @@ export async function doctor(ctx: Ctx, id: string | undefined, o: { session?: st
         .map((s) => ({ agent: s.agent, scope: s.scope, file: s.file, willRun: s.willRun === true, remaining: s.remaining ?? [] }));
     },
   });
-  ctx.out(r, () => render(r));
+  const store = b.store;
+  ctx.out(
+    { ...r, store },
+    () => `${render(r)}
+Store: ${store.kind} ${store.location}${store.project ? `, project ${store.project}` : ""}`,
+  );
 }

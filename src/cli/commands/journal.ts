@@ -1,14 +1,30 @@
 /** Commands over sessions and their journals. */
 import { createWriteStream } from "node:fs";
 import type { JsonObject } from "../../core/types.js";
-import { badInput } from "../../errors.js";
+import { BatonError, badInput } from "../../errors.js";
 import { type Ctx, parseIntOption, parseJsonObject } from "../context.js";
 import { writeStdout } from "../output.js";
 import { renderSession, renderStatus } from "../render.js";
 
-export async function init(ctx: Ctx): Promise<void> {
+export async function init(ctx: Ctx, o: { store?: string; project?: string } = {}): Promise<void> {
+  if (o.store !== undefined || o.project !== undefined) {
+    if (o.store === undefined || o.project === undefined) throw badInput("--store and --project go together");
+    const [{ resolveWorkspace }, { checkProject, checkStoreUrl, writeStoreConfig }] = await Promise.all([
+      import("../../services/workspace.js"),
+      import("../../services/store-config.js"),
+    ]);
+    // Check before touching anything: bad input changes nothing.
+    checkStoreUrl(o.store, { forWriting: true });
+    checkProject(o.project);
+    const ws = resolveWorkspace({ create: true, ...(ctx.root ? { root: ctx.root } : {}) });
+    writeStoreConfig(ws.dir, o.store, o.project);
+  }
   const b = await ctx.open(true);
-  ctx.out({ root: b.root, database: b.workspace.dbPath }, () => `Baton workspace ready at ${b.root} (journal: ${b.workspace.dbPath})`);
+  ctx.out({ root: b.root, database: b.workspace.dbPath, store: b.store }, () =>
+    b.store.kind === "sqlite"
+      ? `Baton workspace ready at ${b.root} (journal: ${b.workspace.dbPath})`
+      : `Baton workspace ready at ${b.root} (store: ${b.store.kind} ${b.store.location}, project ${b.store.project})`,
+  );
 }
 
 export async function sessionStart(ctx: Ctx, o: { flow: string; id?: string; title?: string; deadline?: string }): Promise<void> {
@@ -90,8 +106,13 @@ export async function status(ctx: Ctx, o: { all?: boolean; session?: string }): 
   // An explicit write step before the read: runs that are provably gone are marked crashed.
   const crashed = await b.detectCrashedRuns(o.session ? { sessionId: o.session } : {});
   const report = await b.status({ ...(o.all ? { all: true } : {}), ...(o.session ? { sessionId: o.session } : {}) });
-  const r = crashed.length > 0 ? { ...report, crashedRuns: crashed } : report;
-  ctx.out(r, () => [...crashed.map(renderCrash), renderStatus(report)].join("\n"));
+  const r = { ...report, ...(crashed.length > 0 ? { crashedRuns: crashed } : {}), store: b.store };
+  ctx.out(r, () => [...crashed.map(renderCrash), renderStatus(report), ...storeLine(b.store)].join("\n"));
+}
+
+/** A shared store is worth a line in human output; the default SQLite file is not. */
+export function storeLine(s: { kind: string; location: string; project?: string }): string[] {
+  return s.kind === "sqlite" ? [] : [`Store: ${s.kind} ${s.location}${s.project ? `, project ${s.project}` : ""}`];
 }
 
 function renderCrash(c: { sessionId: string; runId: string; proof: string; releasedWork: unknown[] }): string {
@@ -147,9 +168,18 @@ export async function state(ctx: Ctx, id: string | undefined, o: { session?: str
   ctx.out({ sessionId: sid, markdown: md }, () => md);
 }
 
-export async function exportJournal(ctx: Ctx, id: string | undefined, o: { session?: string; out?: string }): Promise<void> {
+export async function exportJournal(ctx: Ctx, id: string | undefined, o: { session?: string; out?: string; seq?: string }): Promise<void> {
   const b = await ctx.open();
   const sid = await b.resolveSession(id ?? o.session);
+  const seq = parseIntOption(o.seq, "--seq", 1);
+  if (seq !== undefined) {
+    // One event, as its JSON line: what a next action points at, not the whole journal.
+    const { events } = await b.events(sid, { afterSeq: seq - 1, limit: 1 });
+    const ev = events[0];
+    if (!ev || ev.seq !== seq) throw new BatonError("not_found", `session ${sid} has no event with seq ${seq}`, { sessionId: sid, seq });
+    writeStdout(`${JSON.stringify(ev)}\n`);
+    return;
+  }
   const sink = o.out ? createWriteStream(o.out) : undefined;
   let n = 0;
   for await (const line of b.exportJsonl(sid)) {

@@ -1,0 +1,227 @@
+/**
+ * Redaction: how much of the seeded corpus (test/redaction/: provider formats × contexts, plus
+ * ordinary developer text) is caught, what it costs a tool call, and how fast it is beside
+ * secretlint (its recommended preset) on the same input.
+ *
+ * - recall: planted secrets of which nothing readable is left (test/redaction/corpus.ts `score`).
+ * - precision: ordinary texts returned unchanged; and placements whose surroundings survive.
+ * - secretlint's recall and precision on the same texts, counted generously: a text counts as
+ *   caught when secretlint reports anything in it (it finds, it does not redact).
+ * - throughput (process CPU time): each corpus text on its own (the way Baton redacts a tool
+ *   call's fields), and the sample as one document (the way a scanner reads a file). Goal:
+ *   ≥ 10× secretlint one text at a time. Per-text latency (wall time, median) is in the rows.
+ * - the redaction part of `record()` (arguments through `redactValue`, the observation through
+ *   `redactText`) for an ordinary Edit call and for a call whose command and output carry
+ *   corpus secrets: it must leave room in record()'s 50 µs (record() itself, storage
+ *   included, is bench/ledger.mjs).
+ *
+ * The corpus is TypeScript (shared with the tests), bundled here with esbuild.
+ */
+import { rmSync } from "node:fs";
+import { join } from "node:path";
+import { pathToFileURL } from "node:url";
+import { gc, hr, info, loadBaton, REPO, ratio, scaled, summarise, tempDir } from "./lib.mjs";
+
+export const name = "redact";
+export const title = "redaction: recall, precision and throughput beside secretlint";
+
+async function loadCorpus() {
+  const { build } = await import("esbuild");
+  const dir = tempDir("redact-corpus");
+  const outfile = join(dir, "corpus.mjs");
+  await build({
+    entryPoints: [join(REPO, "test", "redaction", "corpus.ts")],
+    bundle: true,
+    platform: "node",
+    format: "esm",
+    outfile,
+    logLevel: "error",
+  });
+  const mod = await import(pathToFileURL(outfile).href);
+  rmSync(dir, { recursive: true, force: true });
+  return mod;
+}
+
+async function loadSecretlint() {
+  const { lintSource } = await import("@secretlint/core");
+  const { creator } = await import("@secretlint/secretlint-rule-preset-recommend");
+  const config = { rules: [{ id: "@secretlint/secretlint-rule-preset-recommend", rule: creator }] };
+  return async (content) => {
+    const n = (await lintSource({ source: { filePath: "/corpus.txt", content, contentType: "text" }, options: { config } })).messages
+      .length;
+    // secretlint's profiler leaves a performance mark per rule and text; thousands of texts
+    // would fill the global buffer and slow every later call.
+    performance.clearMarks();
+    performance.clearMeasures();
+    return n;
+  };
+}
+
+/** Time `op` over `items`, `rounds` times; per-item nanoseconds. */
+async function timeEach(items, rounds, op) {
+  const samples = [];
+  for (let r = 0; r < rounds; r++) {
+    for (const it of items) {
+      const t0 = hr();
+      const x = op(it);
+      if (x && typeof x.then === "function") await x;
+      samples.push(Number(hr() - t0));
+    }
+    gc();
+  }
+  return samples;
+}
+
+const mbps = (bytes, ns) => bytes / (ns / 1e9) / 1e6;
+
+/**
+ * The process's CPU time (ns) for one pass of `op` over `items`. Throughput is compared on CPU
+ * time: both sides are single-threaded, and on a machine shared with other work wall time
+ * mostly measures how often the process was scheduled.
+ */
+async function cpuPass(items, op) {
+  const c0 = process.cpuUsage();
+  for (const it of items) {
+    const x = op(it);
+    if (x && typeof x.then === "function") await x;
+  }
+  const c = process.cpuUsage(c0);
+  return (c.user + c.system) * 1000;
+}
+const started = Date.now();
+/** Phase times on stderr (the run takes a while: secretlint is slow). */
+const progress = (phase) => process.stderr.write(` [${phase} ${((Date.now() - started) / 1000).toFixed(0)} s]`);
+
+export async function run() {
+  const lib = await loadBaton();
+  const { redactText, redactValue } = lib;
+  const { generate, score, corpusTexts } = await loadCorpus();
+  const lint = await loadSecretlint();
+  const corpus = generate(11);
+
+  // Quality, Baton.
+  const s = score(corpus, { text: redactText, value: (v) => redactValue(v) });
+  progress("score");
+  // Quality, secretlint (generous: any finding in a text counts as catching it), on every third
+  // placement: its per-call cost makes the whole corpus take minutes.
+  const texts = corpus.positives.filter((p) => p.text !== undefined);
+  const lintSample = texts.filter((_, i) => i % 3 === 0);
+  let caught = 0;
+  for (const p of lintSample) if ((await lint(p.text)) > 0) caught++;
+  let flagged = 0;
+  for (const n of corpus.negatives) if ((await lint(n)) > 0) flagged++;
+  progress("quality");
+
+  // Throughput: the same sample of texts, one at a time.
+  const all = corpusTexts(corpus);
+  const step = Math.max(1, Math.floor(all.length / scaled(3_000, 300)));
+  const sample = all.filter((_, i) => i % step === 0);
+  const bytes = sample.reduce((a, t) => a + Buffer.byteLength(t), 0);
+  for (const t of sample.slice(0, 200)) redactText(t); // warm-up
+  // Alternating rounds (ours, theirs, ours, theirs), so drift in the machine's load hits both
+  // sides alike; whole rounds rather than text by text, so one side's garbage is not collected
+  // on the other's clock.
+  const ours = [];
+  const theirs = [];
+  let oursCpu = 0;
+  let theirsCpu = 0;
+  for (let round = 0; round < 2; round++) {
+    ours.push(...(await timeEach(sample, 1, (t) => redactText(t))));
+    theirs.push(...(await timeEach(sample, 1, (t) => lint(t))));
+    oursCpu += await cpuPass(sample, (t) => redactText(t));
+    gc();
+    theirsCpu += await cpuPass(sample, (t) => lint(t));
+    gc();
+  }
+  const oursNs = oursCpu / 2;
+  const theirsNs = theirsCpu / 2;
+  // Throughput: the sample as one document (best of three passes each, CPU time).
+  const doc = sample.join("\n");
+  const docOurs = [];
+  const docTheirs = [];
+  for (let i = 0; i < 3; i++) {
+    docOurs.push(await cpuPass([doc], (t) => redactText(t)));
+    docTheirs.push(await cpuPass([doc], (t) => lint(t)));
+  }
+  const docOursNs = Math.min(...docOurs);
+  const docTheirsNs = Math.min(...docTheirs);
+  progress("throughput");
+
+  // What redaction adds to record(): the arguments and the observation of a call, as the ledger
+  // shapes them, for an ordinary Edit call and for a Bash call whose command and output carry
+  // corpus secrets. (record() itself, storage included, is bench/ledger.mjs.)
+  const edit = (i) => ({
+    args: { file_path: `src/file-${i % 40}.ts`, old_string: `const v = f(${i});`, new_string: `const v = f(${i + 1});` },
+    observation: `The file src/file-${i % 40}.ts has been updated.`,
+  });
+  const secretTexts = texts.filter((_, i) => i % 37 === 0).map((p) => p.text);
+  const withSecrets = (i) => ({
+    args: { command: secretTexts[i % secretTexts.length] },
+    observation: secretTexts[(i + 1) % secretTexts.length],
+  });
+  const shape = (c) => {
+    redactValue(c.args, { toolName: "Bash" });
+    redactText(c.observation);
+  };
+  const n = scaled(4_000, 400);
+  const blockEdit = await timeEach(
+    Array.from({ length: n }, (_, i) => edit(i)),
+    1,
+    shape,
+  );
+  const blockSecret = await timeEach(
+    Array.from({ length: n }, (_, i) => withSecrets(i)),
+    1,
+    shape,
+  );
+  progress("shaping");
+
+  const e = summarise(blockEdit.slice(200));
+  const w = summarise(blockSecret.slice(200));
+  const o = summarise(ours, 1);
+  const t = summarise(theirs, 1);
+  const pct = (x) => x * 100;
+  return {
+    rows: [
+      {
+        subject: `Baton redactText, one corpus text at a time (${sample.length} texts, ${(bytes / 1e6).toFixed(2)} MB)`,
+        unit: "texts",
+        ...o,
+      },
+      { subject: "secretlint lintSource (preset-recommend), one text at a time", unit: "texts", ...t },
+      { subject: "redaction of a call (args + observation), an Edit call", unit: "calls", ...e },
+      { subject: "redaction of a call (args + observation) whose command and output carry secrets", unit: "calls", ...w },
+    ],
+    ratios: [
+      ratio("recall (secrets of which nothing readable is left)", pct(s.recall), ">=", 99, "%"),
+      ratio("precision: ordinary texts unchanged", pct(s.negativePrecision), ">=", 99, "%"),
+      ratio("precision: surroundings of a secret kept", pct(s.contextPrecision), ">=", 99, "%"),
+      info("secretlint recall (any finding in the text)", pct(caught / lintSample.length), "%"),
+      info("secretlint precision (ordinary texts without a finding)", pct(1 - flagged / corpus.negatives.length), "%"),
+      ratio("throughput vs secretlint, one text at a time", theirsNs / oursNs, ">=", 10),
+      info("median time per text vs secretlint", t.medianMs / o.medianMs),
+      info("throughput vs secretlint, the sample as one document", docTheirsNs / docOursNs),
+      info("Baton redaction, one text at a time", mbps(bytes, oursNs), "MB/s"),
+      info("secretlint, one text at a time", mbps(bytes, theirsNs), "MB/s"),
+      info("Baton redaction, one document", mbps(bytes, docOursNs), "MB/s"),
+      info("secretlint, one document", mbps(bytes, docTheirsNs), "MB/s"),
+      info("redaction of an Edit call, median (record() itself: bench/ledger.mjs, goal ≤ 50 µs)", e.medianMs * 1000, "µs"),
+      ratio("redaction of a call carrying secrets, median, within record()'s 50 µs", w.medianMs * 1000, "<=", 50, "µs"),
+      info("redaction of a call carrying secrets, p99", w.p99Ms * 1000, "µs"),
+    ],
+    notes: [
+      `corpus: ${s.positives} placements (${corpus.positives.length} texts and values), ${s.negatives} ordinary texts, seed 11`,
+      `Baton missed ${s.misses.length}, changed ${s.changedNegatives.length} ordinary texts, over-redacted around ${s.overRedacted.length} secrets`,
+      "secretlint finds rather than redacts; its numbers count a text as caught when it reports anything in it",
+    ],
+    extra: {
+      recall: s.recall,
+      negativePrecision: s.negativePrecision,
+      contextPrecision: s.contextPrecision,
+      secretlintRecall: caught / lintSample.length,
+      secretlintPrecision: 1 - flagged / corpus.negatives.length,
+      bytes,
+      texts: sample.length,
+    },
+  };
+}

@@ -1,0 +1,425 @@
+/**
+ * The PostgreSQL backend: one schema per Baton project inside a database, so one cluster serves
+ * many teams and projects; a `pg` pool; write transactions side by side at READ COMMITTED, made
+ * safe by the contract's atomic operations (contract.ts); change notification with
+ * LISTEN/NOTIFY, so long-polls and SSE wake across processes and hosts.
+ *
+ * No password is ever taken from configuration: libpq's environment (PGPASSWORD, PGSERVICE) and
+ * ~/.pgpass supply it, as `pg` reads them.
+ */
+import { randomUUID } from "node:crypto";
+import pg from "pg";
+import { BatonError } from "../../errors.js";
+import type { Backend, BackendCapabilities, MigrationReport, StoreTx, TxMode, TxOptions } from "../contract.js";
+import { mapPgError, retriable, unavailable } from "./pg-errors.js";
+import { PG_MIGRATIONS, type PgMigration } from "./pg-migrations.js";
+import { PgTx } from "./pg-tx.js";
+import type { PgCtx } from "./pg-types.js";
+
+export interface PostgresBackendOptions {
+  /** postgres://user@host:port/db (a password in it works, but Baton never writes one down). */
+  url: string;
+  /** The Baton project: its schema is `baton_<project>`. */
+  project: string;
+  /** Pool size per process. Default 8. */
+  poolSize?: number;
+  /** Give up connecting (with backoff) after this long: `storage_unavailable`. Default 5 000 ms. */
+  connectTimeoutMs?: number;
+  /** The largest blob stored (bytea). Default 64 MiB. */
+  blobMaxBytes?: number;
+  /** Extra migrations (tests). */
+  migrations?: readonly PgMigration[];
+}
+
+/** The schema of a project: `baton_` and the name's letters, digits and underscores, lowercased. */
+export function projectSchema(project: string): string {
+  const clean = project.toLowerCase().replace(/[^a-z0-9_]/g, "_");
+  if (!/^[a-z0-9_]{1,50}$/.test(clean) || /^_*$/.test(clean)) {
+    throw new BatonError("bad_input", `project "${project}" is not a usable name: use 1-50 letters, digits, '_' or '-'`);
+  }
+  return `baton_${clean}`;
+}
+
+/** The URL without its password, for messages and configuration. */
+export function redactUrl(url: string): string {
+  try {
+    const u = new URL(url);
+    u.password = "";
+    return u.toString();
+  } catch {
+    return "(an unparsable URL)";
+  }
+}
+
+// int8 and numeric as numbers: every bigint Baton stores (seqs, ms) is a safe integer.
+const TYPES = {
+  getTypeParser(oid: number, format?: "text" | "binary") {
+    if (oid === 20 || oid === 1700) return (v: string) => Number(v);
+    return (pg.types.getTypeParser as (o: number, f?: string) => unknown)(oid, format);
+  },
+};
+
+/** Statement names shared by every connection: each is prepared once per connection. */
+const statementNames = new Map<string, string>();
+function nameOf(sql: string): string {
+  let n = statementNames.get(sql);
+  if (!n) {
+    n = `baton_${statementNames.size}`;
+    statementNames.set(sql, n);
+  }
+  return n;
+}
+
+const guarded = new WeakSet<pg.PoolClient>();
+
+const sleep = (ms: number) => new Promise<void>((r) => setTimeout(r, ms));
+
+class Ctx implements PgCtx {
+  changed = false;
+  #collector: "none" | "share" | "exclusive" = "none";
+  constructor(
+    readonly client: pg.PoolClient,
+    readonly write: boolean,
+  ) {}
+  async rows<R>(sql: string, params: readonly unknown[] = [], changes = false): Promise<R[]> {
+    const r = await this.client.query({ name: nameOf(sql), text: sql, values: params as unknown[] });
+    if (changes && (r.rowCount ?? 0) > 0) this.changed = true;
+    return r.rows as R[];
+  }
+  async run(sql: string, params: readonly unknown[] = []): Promise<number> {
+    const r = await this.client.query({ name: nameOf(sql), text: sql, values: params as unknown[] });
+    const n = r.rowCount ?? 0;
+    if (n > 0) this.changed = true;
+    return n;
+  }
+  async collectorLock(mode: "share" | "exclusive"): Promise<void> {
+    if (this.#collector === "exclusive" || (mode === "share" && this.#collector === "share")) return;
+    await this.rows(`SELECT 1 FROM checkpoint_meta WHERE id = 1 FOR ${mode === "share" ? "SHARE" : "UPDATE"}`);
+    this.#collector = mode;
+  }
+}
+
+export class PostgresBackend implements Backend {
+  readonly kind = "postgres";
+  readonly capabilities: BackendCapabilities = Object.freeze({
+    multipleProcesses: true,
+    serialWrites: false,
+    crossProcessNotify: true,
+    fullTextSearch: true,
+  });
+  readonly schema: string;
+  readonly blobMaxBytes: number;
+  /** The store's URL without a password (for doctor and status). */
+  readonly location: string;
+  migration: MigrationReport = { from: 0, to: 0, applied: [] };
+  readonly #pool: pg.Pool;
+  readonly #url: string;
+  readonly #connectTimeoutMs: number;
+  readonly #origin = randomUUID();
+  readonly #listeners = new Set<() => void>();
+  #listenClient: pg.Client | undefined;
+  #listenStarting = false;
+  #closing: Promise<void> | undefined;
+  #announcing = false;
+  #announceAgain = false;
+  #unlistenTimer: NodeJS.Timeout | undefined;
+  readonly #writeStats = { commits: 0, transactions: 0, retries: 0 };
+
+  private constructor(opts: PostgresBackendOptions) {
+    this.schema = projectSchema(opts.project);
+    this.blobMaxBytes = opts.blobMaxBytes ?? 64 * 1024 * 1024;
+    this.location = `${redactUrl(opts.url)} (schema ${this.schema})`;
+    this.#url = opts.url;
+    this.#connectTimeoutMs = opts.connectTimeoutMs ?? 5_000;
+    this.#pool = new pg.Pool({
+      connectionString: opts.url,
+      max: opts.poolSize ?? 8,
+      connectionTimeoutMillis: Math.min(this.#connectTimeoutMs, 5_000),
+      idleTimeoutMillis: 10_000,
+      options: `-c search_path=${this.schema}`,
+      types: TYPES,
+      application_name: "baton",
+      // Idle pooled connections do not keep a finished CLI or hook process alive.
+      allowExitOnIdle: true,
+    });
+    // An idle client whose server went away reports here; the pool drops it and the next
+    // transaction connects afresh (a restarted server is picked up without restarting us).
+    this.#pool.on("error", () => undefined);
+  }
+
+  /** Connect, create the project's schema and apply the missing migrations (under an advisory lock). */
+  static async open(opts: PostgresBackendOptions): Promise<PostgresBackend> {
+    const b = new PostgresBackend(opts);
+    try {
+      b.migration = await b.#migrate(opts.migrations ?? PG_MIGRATIONS);
+    } catch (err) {
+      await b.#pool.end().catch(() => undefined);
+      throw err instanceof BatonError ? err : mapPgError(err, "opening the PostgreSQL store", b.location);
+    }
+    return b;
+  }
+
+  /** A pooled client; connection failures are retried with backoff until the connect timeout. */
+  async #connect(): Promise<pg.PoolClient> {
+    if (this.#closing) throw new BatonError("internal", "the backend is closed; open Baton again");
+    const deadline = Date.now() + this.#connectTimeoutMs;
+    for (let delay = 25; ; delay = Math.min(delay * 2, 500)) {
+      try {
+        const client = await this.#pool.connect();
+        // A checked-out client whose server dies emits 'error' beside the failed query's own
+        // rejection; that rejection is what we report, so the event must not crash the process.
+        if (!guarded.has(client)) {
+          guarded.add(client);
+          client.on("error", () => undefined);
+        }
+        return client;
+      } catch (err) {
+        if (Date.now() + delay >= deadline || !retriable(err)) throw mapPgError(err, "connecting to PostgreSQL", this.location);
+        await sleep(delay * (0.5 + Math.random()));
+      }
+    }
+  }
+
+  async transaction<T>(mode: TxMode, fn: (tx: StoreTx) => Promise<T>, opts?: TxOptions): Promise<T> {
+    for (let attempt = 1; ; attempt++) {
+      const client = await this.#connect();
+      const ctx = new Ctx(client, mode === "write");
+      const tx = new PgTx(ctx, this.schema);
+      let begun = false;
+      let committing = false;
+      try {
+        await client.query(mode === "write" ? "BEGIN" : "BEGIN READ ONLY");
+        begun = true;
+        // Relaxed durability for this transaction only: the commit returns before its WAL flush.
+        if (mode === "write" && opts?.durability === "relaxed") await client.query("SET LOCAL synchronous_commit = off");
+        const result = await fn(tx);
+        for (const action of tx.pendingActions.splice(0)) action();
+        committing = true;
+        await client.query("COMMIT");
+        client.release();
+        if (mode === "write") {
+          this.#writeStats.commits++;
+          this.#writeStats.transactions++;
+        }
+        if (ctx.changed) {
+          if (this.#listeners.size > 0) setImmediate(() => this.#notify());
+          this.#announce();
+        }
+        return result;
+      } catch (err) {
+        let broken = false;
+        if (begun && !committing) await client.query("ROLLBACK").catch(() => (broken = true));
+        client.release(broken || committing ? true : undefined);
+        if (err instanceof BatonError) throw err;
+        const code = (err as { code?: string }).code;
+        // A deadlock or serialisation failure undid the whole transaction: run it again.
+        if ((code === "40P01" || code === "40001") && attempt < 10) {
+          this.#writeStats.retries++;
+          await sleep(Math.random() * 5 * attempt);
+          continue;
+        }
+        // The connection died before the transaction began: nothing was sent, so retry.
+        if (!begun && retriable(err) && attempt < 5) {
+          await sleep(25 * attempt);
+          continue;
+        }
+        if (committing && retriable(err)) {
+          throw unavailable(
+            err,
+            `committing to PostgreSQL at ${this.location}: the connection was lost during COMMIT, so the outcome is unknown; send the same request again with its idempotency key (event id)`,
+            { outcome: "unknown" },
+          );
+        }
+        throw mapPgError(err, mode === "write" ? "in a write transaction" : "in a read transaction", this.location);
+      }
+    }
+  }
+
+  /**
+   * Tell other processes that something committed: NOTIFY in a tiny transaction of its own,
+   * after the commit. Inside the write transaction it would serialise every commit of the
+   * cluster behind PostgreSQL's notify-queue lock, fsync included (measured: lease+ack at a fifth
+   * of a raw queue). Coalesced: while one is in flight, later ones fold into a single next one.
+   * Lost only if this process dies between its commit and the NOTIFY: waiters re-check on
+   * their own deadlines (a lease's expiry, the long-poll timeout).
+   */
+  #announce(): void {
+    if (this.#announcing) {
+      this.#announceAgain = true;
+      return;
+    }
+    this.#announcing = true;
+    this.#announceAgain = false;
+    this.#pool
+      .query({ name: nameOf("SELECT pg_notify($1, $2)"), text: "SELECT pg_notify($1, $2)", values: [this.schema, this.#origin] })
+      .catch(() => undefined)
+      .finally(() => {
+        this.#announcing = false;
+        if (this.#announceAgain && !this.#closing) this.#announce();
+      });
+  }
+
+  get writeStats(): { commits: number; transactions: number; retries: number } {
+    return { ...this.#writeStats };
+  }
+
+  onChange(listener: () => void): () => void {
+    this.#listeners.add(listener);
+    void this.#listen();
+    if (this.#unlistenTimer) clearTimeout(this.#unlistenTimer);
+    this.#unlistenTimer = undefined;
+    return () => {
+      this.#listeners.delete(listener);
+      // Linger: a long-poll loop unsubscribes and subscribes again at once; reconnecting the
+      // LISTEN connection each time would cost a connection and open a window for missed wakes.
+      if (this.#listeners.size === 0 && !this.#unlistenTimer) {
+        this.#unlistenTimer = setTimeout(() => {
+          this.#unlistenTimer = undefined;
+          if (this.#listeners.size === 0) this.#unlisten();
+        }, 30_000);
+        this.#unlistenTimer.unref();
+      }
+    };
+  }
+
+  /** One dedicated connection LISTENs while anyone listens; reconnected after a failure. */
+  async #listen(): Promise<void> {
+    if (this.#listenClient || this.#listenStarting || this.#closing || this.#listeners.size === 0) return;
+    this.#listenStarting = true;
+    const client = new pg.Client({ connectionString: this.#url, types: TYPES, application_name: "baton-listen" });
+    client.on("notification", (msg) => {
+      if (msg.payload !== this.#origin) this.#notify(); // our own commits were announced at once
+    });
+    client.on("error", () => {
+      if (this.#listenClient === client) this.#listenClient = undefined;
+      client.end().catch(() => undefined);
+      // Missed notifications while down: wake everyone once, then listen again.
+      setTimeout(() => {
+        this.#notify();
+        void this.#listen();
+      }, 250).unref();
+    });
+    try {
+      await client.connect();
+      // The LISTEN connection never keeps a process alive by itself (a CLI command that polled
+      // exits when done; a waiter keeps its own timer): unref its socket.
+      (client as unknown as { connection?: { stream?: { unref?: () => void } } }).connection?.stream?.unref?.();
+      await client.query(`LISTEN ${pg.escapeIdentifier(this.schema)}`);
+      this.#listenClient = client;
+      if (this.#listeners.size === 0 || this.#closing) this.#unlisten();
+      // Whatever committed before LISTEN took effect was not announced to us: wake everyone to look.
+      else this.#notify();
+    } catch {
+      client.end().catch(() => undefined);
+      if (!this.#closing) setTimeout(() => void this.#listen(), 500).unref();
+    } finally {
+      this.#listenStarting = false;
+    }
+  }
+
+  #unlisten(): void {
+    const c = this.#listenClient;
+    this.#listenClient = undefined;
+    c?.end().catch(() => undefined);
+  }
+
+  #notify(): void {
+    for (const l of [...this.#listeners]) {
+      try {
+        l();
+      } catch {
+        // a listener's failure is its own
+      }
+    }
+  }
+
+  async integrityCheck(): Promise<string[]> {
+    // The server keeps its own consistency (WAL, checksums where enabled); check that every
+    // table Baton needs is there and readable.
+    return this.transaction("read", async (tx) => {
+      await tx.listSessions({ includeCompleted: false });
+      await tx.checkpoints.blobEpoch();
+      await tx.ledger.totals();
+      return [];
+    });
+  }
+
+  async #migrate(migrations: readonly PgMigration[]): Promise<MigrationReport> {
+    const latest = migrations.reduce((m, x) => Math.max(m, x.version), 0);
+    const client = await this.#connect();
+    let broken = false;
+    try {
+      const applied = async (): Promise<Set<number>> => {
+        const r = await client
+          .query<{ version: number }>(`SELECT version FROM ${pg.escapeIdentifier(this.schema)}.baton_migrations`)
+          .catch((err: { code?: string }) => {
+            if (err.code === "42P01" || err.code === "3F000") return { rows: [] as { version: number }[] };
+            throw err;
+          });
+        return new Set(r.rows.map((x) => Number(x.version)));
+      };
+      const before = await applied();
+      const from = Math.max(0, ...before);
+      if (from > latest) {
+        throw new BatonError(
+          "schema_too_new",
+          `the PostgreSQL schema ${this.schema} is at version ${from}, newer than this Baton (${latest}); upgrade Baton`,
+        );
+      }
+      const pending = (done: Set<number>) => [...migrations].sort((a, b) => a.version - b.version).filter((m) => !done.has(m.version));
+      if (pending(before).length === 0) return { from, to: from, applied: [] };
+      // Serialise every opener of this project (other processes, other hosts) while migrating.
+      await client.query("SELECT pg_advisory_lock(hashtextextended($1, 0))", [`baton-migrate:${this.schema}`]);
+      const done: { version: number; name: string }[] = [];
+      try {
+        await client.query(`CREATE SCHEMA IF NOT EXISTS ${pg.escapeIdentifier(this.schema)}`);
+        await client.query(
+          "CREATE TABLE IF NOT EXISTS baton_migrations (version integer PRIMARY KEY, name text NOT NULL, applied_at text NOT NULL)",
+        );
+        for (const m of pending(await applied())) {
+          await client.query("BEGIN");
+          try {
+            await client.query("INSERT INTO baton_migrations (version, name, applied_at) VALUES ($1, $2, $3)", [
+              m.version,
+              m.name,
+              new Date().toISOString(),
+            ]);
+            await client.query(m.sql);
+            await client.query("COMMIT");
+          } catch (err) {
+            await client.query("ROLLBACK").catch(() => (broken = true));
+            if (retriable(err)) throw err;
+            throw new BatonError(
+              "migration_failed",
+              `migration ${m.version} (${m.name}) failed: ${(err as Error).message}; the schema ${this.schema} is unchanged`,
+              {},
+              { cause: err },
+            );
+          }
+          done.push({ version: m.version, name: m.name });
+        }
+      } finally {
+        await client
+          .query("SELECT pg_advisory_unlock(hashtextextended($1, 0))", [`baton-migrate:${this.schema}`])
+          .catch(() => (broken = true));
+      }
+      return { from, to: latest, applied: done };
+    } catch (err) {
+      broken = broken || retriable(err);
+      throw err;
+    } finally {
+      client.release(broken ? true : undefined);
+    }
+  }
+
+  close(): Promise<void> {
+    this.#closing ??= (async () => {
+      this.#listeners.clear();
+      if (this.#unlistenTimer) clearTimeout(this.#unlistenTimer);
+      this.#unlisten();
+      while (this.#announcing) await sleep(1); // let the last NOTIFY go out before the pool ends
+      await this.#pool.end().catch(() => undefined);
+    })();
+    return this.#closing;
+  }
+}

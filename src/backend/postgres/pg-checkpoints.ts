@@ -1,0 +1,287 @@
+/**
+ * Checkpoint queries on PostgreSQL: checkpoints and their files (one row per file per
+ * checkpoint: the run-sharing manifests of the SQLite backend are not here yet), session
+ * artifacts, the whole-tree stat cache, and every blob as bytea deduplicated by hash.
+ *
+ * The blob collector's lock is the checkpoint_meta row: `unreferenced` takes it FOR UPDATE
+ * before looking, and every query that can add a reference to a blob takes it FOR SHARE first
+ * in a write transaction, so no checkpoint commits a reference between the collector's look and
+ * its delete (contract.ts, CheckpointQueries.unreferenced).
+ */
+import type { ArtifactRow, CheckpointFileRow, CheckpointQueries, CheckpointRow, SkippedPath, StatCacheRow } from "../contract.js";
+import type { PgCtx } from "./pg-types.js";
+
+interface RawCheckpoint {
+  id: string;
+  session_id: string;
+  seq: number;
+  kind: CheckpointRow["kind"];
+  run_id: string | null;
+  turn: number | null;
+  tool_name: string | null;
+  parent: string | null;
+  label: string | null;
+  pinned: boolean;
+  restores: string | null;
+  created_at: string;
+  pruned_at: string | null;
+  file_count: number;
+  skipped: string | null;
+  host: string | null;
+  workspace: string | null;
+}
+
+const toCheckpoint = (r: RawCheckpoint): CheckpointRow => ({
+  id: r.id,
+  sessionId: r.session_id,
+  seq: r.seq,
+  kind: r.kind,
+  runId: r.run_id,
+  turn: r.turn,
+  toolName: r.tool_name,
+  parent: r.parent,
+  label: r.label,
+  pinned: r.pinned,
+  restores: r.restores,
+  createdAt: r.created_at,
+  prunedAt: r.pruned_at,
+  fileCount: r.file_count,
+  ...(r.skipped !== null ? { skipped: JSON.parse(r.skipped) as SkippedPath[] } : {}),
+  host: r.host,
+  workspace: r.workspace,
+});
+
+export class PgCheckpointQueries implements CheckpointQueries {
+  readonly #c: PgCtx;
+  constructor(c: PgCtx) {
+    this.#c = c;
+  }
+
+  /** In a write transaction, hold off the collector before naming or storing a blob. */
+  async #referencing(): Promise<void> {
+    if (this.#c.write) await this.#c.collectorLock("share");
+  }
+
+  async insertCheckpoint(r: CheckpointRow, files: readonly CheckpointFileRow[]): Promise<void> {
+    await this.#referencing();
+    await this.#c.run(
+      `INSERT INTO checkpoints (id, session_id, seq, kind, run_id, turn, tool_name, parent, label, pinned, restores, created_at, pruned_at, file_count, skipped, host, workspace)
+       VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14, $15, $16, $17)`,
+      [
+        r.id,
+        r.sessionId,
+        r.seq,
+        r.kind,
+        r.runId,
+        r.turn,
+        r.toolName,
+        r.parent,
+        r.label,
+        r.pinned,
+        r.restores,
+        r.createdAt,
+        r.prunedAt,
+        r.fileCount,
+        r.skipped !== undefined && r.skipped.length > 0 ? JSON.stringify(r.skipped) : null,
+        r.host ?? null,
+        r.workspace ?? null,
+      ],
+    );
+    // Batches of 5,000 rows: one statement per batch, whatever the tree's size.
+    for (let i = 0; i < files.length; i += 5000) {
+      const part = files.slice(i, i + 5000);
+      await this.#c.run(
+        `INSERT INTO checkpoint_files (checkpoint_id, path, state, hash, mode, size, note)
+         SELECT $1, * FROM unnest($2::text[], $3::text[], $4::text[], $5::integer[], $6::bigint[], $7::text[])`,
+        [
+          r.id,
+          part.map((f) => f.path),
+          part.map((f) => f.state),
+          part.map((f) => f.hash),
+          part.map((f) => f.mode),
+          part.map((f) => f.size),
+          part.map((f) => f.note),
+        ],
+      );
+    }
+  }
+
+  async getCheckpoint(id: string): Promise<CheckpointRow | undefined> {
+    const [r] = await this.#c.rows<RawCheckpoint>("SELECT * FROM checkpoints WHERE id = $1", [id]);
+    return r && toCheckpoint(r);
+  }
+  async listCheckpoints(sessionId: string): Promise<CheckpointRow[]> {
+    return (await this.#c.rows<RawCheckpoint>("SELECT * FROM checkpoints WHERE session_id = $1 ORDER BY seq", [sessionId])).map(
+      toCheckpoint,
+    );
+  }
+  async liveCheckpoints(sessionId: string): Promise<CheckpointRow[]> {
+    return (
+      await this.#c.rows<RawCheckpoint>("SELECT * FROM checkpoints WHERE session_id = $1 AND pruned_at IS NULL ORDER BY seq", [sessionId])
+    ).map(toCheckpoint);
+  }
+  async lastCheckpoint(sessionId: string): Promise<CheckpointRow | undefined> {
+    const [r] = await this.#c.rows<RawCheckpoint>("SELECT * FROM checkpoints WHERE session_id = $1 ORDER BY seq DESC LIMIT 1", [sessionId]);
+    return r && toCheckpoint(r);
+  }
+  async lastGoodCheckpoint(sessionId: string, at: string): Promise<string | undefined> {
+    const [r] = await this.#c.rows<{ id: string }>(
+      `SELECT id FROM checkpoints WHERE session_id = $1 AND pruned_at IS NULL AND kind <> 'safety' AND created_at <= $2
+       ORDER BY seq DESC LIMIT 1`,
+      [sessionId, at],
+    );
+    return r?.id;
+  }
+  async lastTreeCheckpoint(sessionId: string): Promise<CheckpointRow | undefined> {
+    const [r] = await this.#c.rows<RawCheckpoint>(
+      "SELECT * FROM checkpoints WHERE session_id = $1 AND kind = 'tree' AND pruned_at IS NULL ORDER BY seq DESC LIMIT 1",
+      [sessionId],
+    );
+    return r && toCheckpoint(r);
+  }
+  async retentionCandidates(sessionId: string, retain: number): Promise<string[]> {
+    const rows = await this.#c.rows<{ id: string }>(
+      "SELECT id FROM checkpoints WHERE session_id = $1 AND pruned_at IS NULL AND NOT pinned ORDER BY seq DESC OFFSET $2",
+      [sessionId, retain],
+    );
+    return rows.map((r) => r.id).reverse();
+  }
+  async checkpointFiles(id: string): Promise<CheckpointFileRow[]> {
+    return this.#c.rows<CheckpointFileRow>(
+      `SELECT f.path, f.state, f.hash, f.mode, f.size, f.note FROM checkpoint_files f JOIN checkpoints c ON c.id = f.checkpoint_id
+       WHERE c.id = $1 AND c.pruned_at IS NULL ORDER BY f.path COLLATE "C"`,
+      [id],
+    );
+  }
+  async setPinned(id: string, pinned: boolean): Promise<void> {
+    await this.#c.run("UPDATE checkpoints SET pinned = $1 WHERE id = $2", [pinned, id]);
+  }
+  async pruneCheckpoint(id: string, at: string): Promise<string[]> {
+    const n = await this.#c.run("UPDATE checkpoints SET pruned_at = $1 WHERE id = $2 AND pruned_at IS NULL", [at, id]);
+    if (n === 0) return [];
+    const dead = await this.#c.rows<{ hash: string | null }>(
+      "DELETE FROM checkpoint_files WHERE checkpoint_id = $1 RETURNING hash",
+      [id],
+      true,
+    );
+    return [...new Set(dead.flatMap((r) => (r.hash ? [r.hash] : [])))];
+  }
+  async unreferenced(hashes: readonly string[]): Promise<string[]> {
+    if (this.#c.write) await this.#c.collectorLock("exclusive");
+    const wanted = [...new Set(hashes)];
+    if (wanted.length === 0) return [];
+    const rows = await this.#c.rows<{ h: string }>(
+      `SELECT h FROM unnest($1::text[]) h
+       WHERE NOT EXISTS (SELECT 1 FROM checkpoint_files WHERE hash = h)
+         AND NOT EXISTS (SELECT 1 FROM artifacts a JOIN sessions s ON s.id = a.session_id WHERE a.hash = h AND s.status = 'active')`,
+      [wanted],
+    );
+    const out = new Set(rows.map((r) => r.h));
+    return wanted.filter((h) => out.has(h));
+  }
+  async referencedHashes(): Promise<string[]> {
+    const rows = await this.#c.rows<{ hash: string }>(
+      `SELECT DISTINCT hash FROM checkpoint_files WHERE hash IS NOT NULL
+       UNION
+       SELECT a.hash FROM artifacts a JOIN sessions s ON s.id = a.session_id WHERE s.status = 'active'`,
+    );
+    return rows.map((r) => r.hash);
+  }
+  async blobEpoch(): Promise<number> {
+    await this.#referencing();
+    const [r] = await this.#c.rows<{ v: number }>("SELECT blob_epoch AS v FROM checkpoint_meta WHERE id = 1");
+    return r?.v ?? 0;
+  }
+  async bumpBlobEpoch(): Promise<void> {
+    await this.#c.run("UPDATE checkpoint_meta SET blob_epoch = blob_epoch + 1 WHERE id = 1");
+  }
+  async statCacheGeneration(): Promise<number> {
+    const [r] = await this.#c.rows<{ v: number }>("SELECT stat_generation AS v FROM checkpoint_meta WHERE id = 1");
+    return r?.v ?? 0;
+  }
+  async bumpStatCacheGeneration(): Promise<void> {
+    await this.#c.run("UPDATE checkpoint_meta SET stat_generation = stat_generation + 1 WHERE id = 1");
+  }
+  async statCache(): Promise<StatCacheRow[]> {
+    return this.#c.rows<StatCacheRow>(
+      `SELECT path, size, mtime_ms AS "mtimeMs", ctime_ms AS "ctimeMs", ino, mode, hash, checked_ms AS "checkedMs" FROM stat_cache`,
+    );
+  }
+  async putStatCache(rows: readonly StatCacheRow[]): Promise<void> {
+    for (let i = 0; i < rows.length; i += 5000) {
+      const part = rows.slice(i, i + 5000);
+      await this.#c.run(
+        `INSERT INTO stat_cache (path, size, mtime_ms, ctime_ms, ino, mode, hash, checked_ms)
+         SELECT * FROM unnest($1::text[], $2::bigint[], $3::float8[], $4::float8[], $5::float8[], $6::integer[], $7::text[], $8::float8[])
+         ON CONFLICT (path) DO UPDATE SET size = excluded.size, mtime_ms = excluded.mtime_ms, ctime_ms = excluded.ctime_ms,
+           ino = excluded.ino, mode = excluded.mode, hash = excluded.hash, checked_ms = excluded.checked_ms`,
+        [
+          part.map((r) => r.path),
+          part.map((r) => r.size),
+          part.map((r) => r.mtimeMs),
+          part.map((r) => r.ctimeMs),
+          part.map((r) => r.ino),
+          part.map((r) => r.mode),
+          part.map((r) => r.hash),
+          part.map((r) => r.checkedMs),
+        ],
+      );
+    }
+  }
+  async deleteStatCache(paths: readonly string[]): Promise<void> {
+    if (paths.length > 0) await this.#c.run("DELETE FROM stat_cache WHERE path = ANY ($1)", [[...paths]]);
+  }
+  async forgetStatCacheHashes(hashes: readonly string[]): Promise<void> {
+    if (hashes.length === 0) return;
+    const changed = await this.#c.run("DELETE FROM stat_cache WHERE hash = ANY ($1)", [[...hashes]]);
+    if (changed > 0) await this.bumpStatCacheGeneration();
+  }
+  async insertArtifact(r: ArtifactRow): Promise<void> {
+    await this.#referencing();
+    await this.#c.run(
+      "INSERT INTO artifacts (id, session_id, name, hash, size, media_type, label, created_at) VALUES ($1, $2, $3, $4, $5, $6, $7, $8)",
+      [r.id, r.sessionId, r.name, r.hash, r.size, r.mediaType, r.label, r.createdAt],
+    );
+  }
+  async listArtifacts(sessionId: string): Promise<ArtifactRow[]> {
+    return this.#c.rows<ArtifactRow>(
+      `SELECT id, session_id AS "sessionId", name, hash, size, media_type AS "mediaType", label, created_at AS "createdAt"
+       FROM artifacts WHERE session_id = $1 ORDER BY created_at, no`,
+      [sessionId],
+    );
+  }
+  async putBlob(hash: string, data: Uint8Array, storedMs: number): Promise<boolean> {
+    await this.#referencing();
+    return (
+      (await this.#c.run("INSERT INTO blobs (hash, stored_ms, data) VALUES ($1, $2, $3) ON CONFLICT (hash) DO NOTHING", [
+        hash,
+        storedMs,
+        Buffer.from(data.buffer, data.byteOffset, data.byteLength),
+      ])) > 0
+    );
+  }
+  async getBlob(hash: string): Promise<Uint8Array | undefined> {
+    const [r] = await this.#c.rows<{ data: Buffer }>("SELECT data FROM blobs WHERE hash = $1", [hash]);
+    return r?.data;
+  }
+  async inlineBlobs(hashes: readonly string[]): Promise<string[]> {
+    await this.#referencing();
+    const wanted = [...new Set(hashes)];
+    if (wanted.length === 0) return [];
+    const found = new Set(
+      (await this.#c.rows<{ hash: string }>("SELECT hash FROM blobs WHERE hash = ANY ($1)", [wanted])).map((r) => r.hash),
+    );
+    return wanted.filter((h) => found.has(h));
+  }
+  async deleteBlobs(hashes: readonly string[]): Promise<string[]> {
+    const wanted = [...new Set(hashes)];
+    if (wanted.length === 0) return [];
+    const gone = new Set(
+      (await this.#c.rows<{ hash: string }>("DELETE FROM blobs WHERE hash = ANY ($1) RETURNING hash", [wanted], true)).map((r) => r.hash),
+    );
+    return wanted.filter((h) => gone.has(h));
+  }
+  async listBlobs(): Promise<{ hash: string; storedMs: number }[]> {
+    return this.#c.rows<{ hash: string; storedMs: number }>(`SELECT hash, stored_ms AS "storedMs" FROM blobs`);
+  }
+}

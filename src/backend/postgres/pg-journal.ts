@@ -1,0 +1,158 @@
+/** The journal's queries on PostgreSQL: sessions, events, snapshots, diagnostics. */
+import { BatonError } from "../../errors.js";
+import type { DiagnosticRow, EventRow, JournalQueries, SessionRow, SnapshotRow } from "../contract.js";
+import { held, type PgCtx } from "./pg-types.js";
+
+interface RawSession {
+  id: string;
+  flow: string;
+  title: string | null;
+  phase: string;
+  status: "active" | "completed";
+  created_at: string;
+  updated_at: string;
+  last_seq: number;
+}
+interface RawEvent {
+  session_id: string;
+  seq: number;
+  id: string;
+  type: string;
+  actor: string;
+  data: string;
+  revision: number | null;
+  at: string;
+  body_hash: string;
+  outcome: string;
+}
+
+const toSession = (r: RawSession): SessionRow => ({
+  id: r.id,
+  flow: r.flow,
+  title: r.title,
+  phase: r.phase,
+  status: r.status,
+  createdAt: r.created_at,
+  updatedAt: r.updated_at,
+  lastSeq: r.last_seq,
+});
+const toEvent = (r: RawEvent): EventRow => ({
+  sessionId: r.session_id,
+  seq: r.seq,
+  id: r.id,
+  type: r.type,
+  actor: r.actor,
+  data: r.data,
+  revision: r.revision,
+  at: r.at,
+  bodyHash: r.body_hash,
+  outcome: r.outcome,
+});
+
+export class PgJournalQueries implements JournalQueries {
+  protected readonly c: PgCtx;
+  readonly #schema: string;
+  constructor(c: PgCtx, schema: string) {
+    this.c = c;
+    this.#schema = schema;
+  }
+  async getSession(id: string): Promise<SessionRow | undefined> {
+    const [r] = await this.c.rows<RawSession>(`SELECT * FROM sessions WHERE id = $1${held(this.c)}`, [id]);
+    return r && toSession(r);
+  }
+  async lockKey(key: string): Promise<void> {
+    // Advisory locks are per database: the schema is part of the key, so projects never wait on each other.
+    await this.c.rows("SELECT pg_advisory_xact_lock(hashtextextended($1, 0))", [`${this.#schema}:${key}`]);
+  }
+  async insertSession(row: SessionRow): Promise<void> {
+    const n = await this.c.run(
+      `INSERT INTO sessions (id, flow, title, phase, status, created_at, updated_at, last_seq) VALUES ($1, $2, $3, $4, $5, $6, $7, $8)
+       ON CONFLICT (id) DO NOTHING`,
+      [row.id, row.flow, row.title, row.phase, row.status, row.createdAt, row.updatedAt, row.lastSeq],
+    );
+    if (n === 0) throw new BatonError("session_exists", `session "${row.id}" already exists; choose another --id`, { sessionId: row.id });
+  }
+  async updateSession(id: string, p: Pick<SessionRow, "phase" | "status" | "updatedAt" | "lastSeq">): Promise<void> {
+    await this.c.run("UPDATE sessions SET phase = $1, status = $2, updated_at = $3, last_seq = $4 WHERE id = $5", [
+      p.phase,
+      p.status,
+      p.updatedAt,
+      p.lastSeq,
+      id,
+    ]);
+  }
+  async listSessions(opts: { includeCompleted: boolean }): Promise<SessionRow[]> {
+    const rows = opts.includeCompleted
+      ? await this.c.rows<RawSession>('SELECT * FROM sessions ORDER BY created_at, id COLLATE "C"')
+      : await this.c.rows<RawSession>("SELECT * FROM sessions WHERE status = 'active' ORDER BY created_at, id COLLATE \"C\"");
+    return rows.map(toSession);
+  }
+  async findEventById(sessionId: string, id: string): Promise<EventRow | undefined> {
+    const [r] = await this.c.rows<RawEvent>("SELECT * FROM events WHERE session_id = $1 AND id = $2", [sessionId, id]);
+    return r && toEvent(r);
+  }
+  async insertEvents(rows: readonly EventRow[]): Promise<void> {
+    if (rows.length === 0) return;
+    // One statement for the batch: a round trip per event would dominate a networked append.
+    await this.c.run(
+      `INSERT INTO events (session_id, seq, id, type, actor, data, revision, at, body_hash, outcome)
+       SELECT * FROM unnest($1::text[], $2::bigint[], $3::text[], $4::text[], $5::text[], $6::text[], $7::bigint[], $8::text[], $9::text[], $10::text[])`,
+      [
+        rows.map((r) => r.sessionId),
+        rows.map((r) => r.seq),
+        rows.map((r) => r.id),
+        rows.map((r) => r.type),
+        rows.map((r) => r.actor),
+        rows.map((r) => r.data),
+        rows.map((r) => r.revision),
+        rows.map((r) => r.at),
+        rows.map((r) => r.bodyHash),
+        rows.map((r) => r.outcome),
+      ],
+    );
+  }
+  async readEvents(sessionId: string, afterSeq: number, limit: number): Promise<EventRow[]> {
+    const rows = await this.c.rows<RawEvent>("SELECT * FROM events WHERE session_id = $1 AND seq > $2 ORDER BY seq LIMIT $3", [
+      sessionId,
+      afterSeq,
+      Number.isSafeInteger(limit) ? limit : null,
+    ]);
+    return rows.map(toEvent);
+  }
+  async getSnapshot(sessionId: string): Promise<SnapshotRow | undefined> {
+    const [r] = await this.c.rows<{ session_id: string; last_seq: number; body: string; hash: string }>(
+      "SELECT session_id, last_seq, body, hash FROM snapshots WHERE session_id = $1",
+      [sessionId],
+    );
+    return r && { sessionId: r.session_id, lastSeq: r.last_seq, body: r.body, hash: r.hash };
+  }
+  async putSnapshot(row: SnapshotRow): Promise<void> {
+    await this.c.run(
+      `INSERT INTO snapshots (session_id, last_seq, body, hash) VALUES ($1, $2, $3, $4)
+       ON CONFLICT (session_id) DO UPDATE SET last_seq = excluded.last_seq, body = excluded.body, hash = excluded.hash`,
+      [row.sessionId, row.lastSeq, row.body, row.hash],
+    );
+  }
+  async insertDiagnostic(row: DiagnosticRow): Promise<void> {
+    await this.c.run("INSERT INTO diagnostics (session_id, code, severity, message, at) VALUES ($1, $2, $3, $4, $5)", [
+      row.sessionId,
+      row.code,
+      row.severity,
+      row.message,
+      row.at,
+    ]);
+  }
+  async listDiagnostics(sessionId: string, limit: number): Promise<DiagnosticRow[]> {
+    const rows = await this.c.rows<{
+      session_id: string | null;
+      code: string;
+      severity: DiagnosticRow["severity"];
+      message: string;
+      at: string;
+    }>("SELECT session_id, code, severity, message, at FROM diagnostics WHERE session_id = $1 ORDER BY id DESC LIMIT $2", [
+      sessionId,
+      Number.isSafeInteger(limit) ? limit : null,
+    ]);
+    return rows.reverse().map((r) => ({ sessionId: r.session_id, code: r.code, severity: r.severity, message: r.message, at: r.at }));
+  }
+}

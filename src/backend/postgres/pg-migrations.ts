@@ -1,0 +1,265 @@
+/**
+ * Numbered PostgreSQL migrations, applied inside the project's schema (search_path) under a
+ * session advisory lock keyed by the schema, so two processes (or hosts) opening the same
+ * project at once serialise and the second finds the work done. Each migration's row and DDL
+ * commit together. Times are ISO-8601 text like SQLite's, so both engines order them alike.
+ */
+export interface PgMigration {
+  version: number;
+  name: string;
+  sql: string;
+}
+
+export const PG_MIGRATIONS: readonly PgMigration[] = Object.freeze([
+  {
+    version: 1,
+    name: "journal",
+    sql: `
+      CREATE TABLE sessions (
+        id text PRIMARY KEY,
+        flow text NOT NULL,
+        title text,
+        phase text NOT NULL,
+        status text NOT NULL CHECK (status IN ('active', 'completed')),
+        created_at text NOT NULL,
+        updated_at text NOT NULL,
+        last_seq bigint NOT NULL DEFAULT 0
+      );
+      CREATE INDEX sessions_by_status ON sessions (status, updated_at);
+      CREATE TABLE events (
+        session_id text NOT NULL,
+        seq bigint NOT NULL,
+        id text NOT NULL,
+        type text NOT NULL,
+        actor text NOT NULL,
+        data text NOT NULL,
+        revision bigint,
+        at text NOT NULL,
+        body_hash text NOT NULL,
+        outcome text NOT NULL,
+        PRIMARY KEY (session_id, seq)
+      );
+      CREATE UNIQUE INDEX events_by_id ON events (session_id, id);
+      CREATE TABLE snapshots (session_id text PRIMARY KEY, last_seq bigint NOT NULL, body text NOT NULL, hash text NOT NULL);
+      CREATE TABLE diagnostics (
+        id bigint GENERATED ALWAYS AS IDENTITY PRIMARY KEY,
+        session_id text,
+        code text NOT NULL,
+        severity text NOT NULL,
+        message text NOT NULL,
+        at text NOT NULL
+      );
+      CREATE INDEX diagnostics_by_session ON diagnostics (session_id, id);
+    `,
+  },
+  {
+    version: 2,
+    name: "queue",
+    sql: `
+      CREATE TABLE work_items (
+        item_no bigint GENERATED ALWAYS AS IDENTITY PRIMARY KEY,
+        item_id text NOT NULL UNIQUE,
+        session_id text NOT NULL,
+        seq bigint NOT NULL,
+        kind text NOT NULL,
+        priority integer NOT NULL,
+        state text NOT NULL CHECK (state IN ('ready', 'leased', 'done', 'dead')),
+        attempts integer NOT NULL DEFAULT 0,
+        max_attempts integer NOT NULL,
+        available_ms bigint NOT NULL,
+        lease_id text,
+        lease_owner text,
+        lease_expires_ms bigint,
+        created_at text NOT NULL,
+        done_at text,
+        done_by text,
+        result_seq bigint
+      );
+      CREATE INDEX work_items_ready ON work_items (priority, item_no) WHERE state = 'ready';
+      CREATE INDEX work_items_session_ready ON work_items (session_id, state, priority, item_no);
+      CREATE INDEX work_items_leased ON work_items (lease_expires_ms) WHERE state = 'leased';
+      CREATE TABLE leases (
+        lease_id text PRIMARY KEY,
+        item_id text NOT NULL,
+        owner text NOT NULL,
+        attempt integer NOT NULL,
+        acquired_at text NOT NULL,
+        state text NOT NULL CHECK (state IN ('active', 'acked', 'released', 'expired')),
+        result_seq bigint
+      );
+      CREATE INDEX leases_by_item ON leases (item_id);
+    `,
+  },
+  {
+    version: 3,
+    name: "checkpoints-and-blobs",
+    // One row per file per checkpoint (no shared runs yet: see docs/architecture.md). Blobs are
+    // bytea deduplicated by hash, every size, so every host reads the same content.
+    sql: `
+      CREATE TABLE checkpoints (
+        id text PRIMARY KEY,
+        session_id text NOT NULL REFERENCES sessions (id),
+        seq bigint NOT NULL,
+        kind text NOT NULL CHECK (kind IN ('targeted', 'tree', 'safety')),
+        run_id text,
+        turn integer,
+        tool_name text,
+        parent text,
+        label text,
+        pinned boolean NOT NULL DEFAULT false,
+        restores text,
+        created_at text NOT NULL,
+        pruned_at text,
+        file_count integer NOT NULL,
+        skipped text,
+        UNIQUE (session_id, seq)
+      );
+      CREATE TABLE checkpoint_files (
+        checkpoint_id text NOT NULL REFERENCES checkpoints (id),
+        path text NOT NULL,
+        state text NOT NULL CHECK (state IN ('file', 'absent', 'skipped')),
+        hash text,
+        mode integer,
+        size bigint,
+        note text,
+        PRIMARY KEY (checkpoint_id, path)
+      );
+      CREATE INDEX checkpoint_files_by_hash ON checkpoint_files (hash) WHERE hash IS NOT NULL;
+      CREATE TABLE artifacts (
+        no bigint GENERATED ALWAYS AS IDENTITY,
+        id text PRIMARY KEY,
+        session_id text NOT NULL REFERENCES sessions (id),
+        name text NOT NULL,
+        hash text NOT NULL,
+        size bigint NOT NULL,
+        media_type text,
+        label text,
+        created_at text NOT NULL
+      );
+      CREATE INDEX artifacts_by_session ON artifacts (session_id, created_at);
+      CREATE INDEX artifacts_by_hash ON artifacts (hash);
+      CREATE TABLE stat_cache (
+        path text PRIMARY KEY,
+        size bigint NOT NULL,
+        mtime_ms double precision NOT NULL,
+        ctime_ms double precision NOT NULL,
+        ino double precision NOT NULL,
+        mode integer NOT NULL,
+        hash text NOT NULL,
+        checked_ms double precision NOT NULL
+      );
+      CREATE INDEX stat_cache_by_hash ON stat_cache (hash);
+      CREATE TABLE checkpoint_meta (
+        id integer PRIMARY KEY CHECK (id = 1),
+        blob_epoch bigint NOT NULL,
+        stat_generation bigint NOT NULL
+      );
+      INSERT INTO checkpoint_meta (id, blob_epoch, stat_generation) VALUES (1, 0, 0);
+      CREATE TABLE blobs (hash text PRIMARY KEY, stored_ms bigint NOT NULL, data bytea NOT NULL);
+    `,
+  },
+  {
+    version: 4,
+    name: "lessons",
+    sql: `
+      CREATE TABLE lessons_docs (
+        id text NOT NULL,
+        text text NOT NULL,
+        tsv tsvector GENERATED ALWAYS AS (to_tsvector('english', text)) STORED
+      );
+      CREATE INDEX lessons_docs_tsv ON lessons_docs USING gin (tsv);
+      CREATE TABLE lessons_index (id integer PRIMARY KEY CHECK (id = 1), hash text NOT NULL, lessons integer NOT NULL, indexed_at text NOT NULL);
+    `,
+  },
+  {
+    version: 5,
+    name: "ledger",
+    sql: `
+      CREATE TABLE ledger_nodes (
+        no bigint GENERATED ALWAYS AS IDENTITY PRIMARY KEY,
+        node_id text NOT NULL UNIQUE,
+        session_id text NOT NULL,
+        seq bigint NOT NULL,
+        at text NOT NULL,
+        tool text NOT NULL,
+        status text NOT NULL CHECK (status IN ('success', 'error', 'no_progress', 'recovered', 'aborted')),
+        target text,
+        bytes integer NOT NULL,
+        body text NOT NULL,
+        UNIQUE (session_id, seq)
+      );
+      CREATE INDEX ledger_by_target ON ledger_nodes (session_id, target, seq) WHERE target IS NOT NULL;
+      -- Totals kept by a trigger in 16 slots (by session), summed on read: O(1), and writers of
+      -- different sessions seldom wait on one hot row.
+      CREATE TABLE ledger_totals (slot integer PRIMARY KEY, nodes bigint NOT NULL, bytes bigint NOT NULL);
+      INSERT INTO ledger_totals (slot, nodes, bytes) SELECT g, 0, 0 FROM generate_series(0, 15) g;
+      CREATE FUNCTION ledger_count() RETURNS trigger LANGUAGE plpgsql AS $$
+      BEGIN
+        IF TG_OP = 'INSERT' THEN
+          UPDATE ledger_totals SET nodes = nodes + 1, bytes = bytes + NEW.bytes WHERE slot = (hashtext(NEW.session_id) & 15);
+          RETURN NEW;
+        END IF;
+        UPDATE ledger_totals SET nodes = nodes - 1, bytes = bytes - OLD.bytes WHERE slot = (hashtext(OLD.session_id) & 15);
+        RETURN OLD;
+      END $$;
+      CREATE TRIGGER ledger_nodes_counted AFTER INSERT OR DELETE ON ledger_nodes FOR EACH ROW EXECUTE FUNCTION ledger_count();
+    `,
+  },
+  {
+    version: 6,
+    name: "locks",
+    sql: `
+      CREATE TABLE locks (
+        name text PRIMARY KEY,
+        epoch bigint NOT NULL,
+        state text NOT NULL CHECK (state IN ('held', 'free')),
+        owner text NOT NULL,
+        pid integer,
+        host text,
+        start_time text,
+        run_id text,
+        acquired_at text NOT NULL,
+        heartbeat_at text NOT NULL,
+        expires_ms bigint NOT NULL,
+        ttl_ms bigint NOT NULL,
+        released_at text,
+        release_reason text
+      );
+      CREATE TABLE runs (
+        session_id text NOT NULL,
+        run_id text NOT NULL,
+        agent text NOT NULL,
+        pid integer,
+        host text,
+        start_time text,
+        started_at text NOT NULL,
+        heartbeat_at text NOT NULL,
+        ttl_ms bigint NOT NULL,
+        state text NOT NULL CHECK (state IN ('running', 'ended', 'crashed')),
+        ended_at text,
+        PRIMARY KEY (session_id, run_id)
+      );
+      CREATE INDEX runs_running ON runs (state, session_id);
+    `,
+  },
+  {
+    version: 7,
+    name: "checkpoint-host",
+    sql: `
+      ALTER TABLE checkpoints ADD COLUMN host text;
+      ALTER TABLE checkpoints ADD COLUMN workspace text;
+    `,
+  },
+  {
+    // As SQLite's dead-work-handled: a dead item stays news until an event handles it.
+    version: 8,
+    name: "dead-work-handled",
+    sql: `
+      ALTER TABLE work_items ADD COLUMN handled_seq bigint;
+      UPDATE work_items w SET handled_seq = (
+        SELECT min(e.seq) FROM events e WHERE e.session_id = w.session_id AND e.seq > w.seq AND position(':' in e.type) = 0
+      ) WHERE w.state = 'dead';
+      CREATE INDEX work_items_dead_unhandled ON work_items (session_id, item_no) WHERE state = 'dead' AND handled_seq IS NULL;
+    `,
+  },
+]);

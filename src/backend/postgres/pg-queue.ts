@@ -1,0 +1,244 @@
+/**
+ * The delivery queue's queries on PostgreSQL. A claim is one statement: the first ready item
+ * no other claimer holds (`FOR UPDATE SKIP LOCKED`), updated and returned, so N workers never
+ * wait on each other and never get the same item.
+ */
+import type { EventRow, LeaseRow, LeaseState, QueueQueries, WorkItemRow } from "../contract.js";
+import { held, type PgCtx } from "./pg-types.js";
+
+interface RawItem {
+  item_id: string;
+  session_id: string;
+  seq: number;
+  kind: string;
+  priority: number;
+  state: WorkItemRow["state"];
+  attempts: number;
+  max_attempts: number;
+  available_ms: number;
+  lease_id: string | null;
+  lease_owner: string | null;
+  lease_expires_ms: number | null;
+  created_at: string;
+  done_at: string | null;
+  done_by: string | null;
+  result_seq: number | null;
+}
+
+/** The claimed item's event, joined in (null when the journal row is missing). */
+interface RawEventCols {
+  ev_id: string | null;
+  ev_type: string | null;
+  ev_actor: string | null;
+  ev_data: string | null;
+  ev_revision: number | null;
+  ev_at: string | null;
+  ev_body_hash: string | null;
+  ev_outcome: string | null;
+  ev_seq: number | null;
+}
+
+const toItem = (r: RawItem): WorkItemRow => ({
+  itemId: r.item_id,
+  sessionId: r.session_id,
+  seq: r.seq,
+  kind: r.kind,
+  priority: r.priority,
+  state: r.state,
+  attempts: r.attempts,
+  maxAttempts: r.max_attempts,
+  availableMs: r.available_ms,
+  leaseId: r.lease_id,
+  leaseOwner: r.lease_owner,
+  leaseExpiresMs: r.lease_expires_ms,
+  createdAt: r.created_at,
+  doneAt: r.done_at,
+  doneBy: r.done_by,
+  resultSeq: r.result_seq,
+});
+
+export class PgQueueQueries implements QueueQueries {
+  readonly #c: PgCtx;
+  constructor(c: PgCtx) {
+    this.#c = c;
+  }
+  async insertItem(r: WorkItemRow): Promise<void> {
+    await this.#c.run(
+      `INSERT INTO work_items (item_id, session_id, seq, kind, priority, state, attempts, max_attempts, available_ms,
+         lease_id, lease_owner, lease_expires_ms, created_at, done_at, done_by, result_seq)
+       VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14, $15, $16)`,
+      [
+        r.itemId,
+        r.sessionId,
+        r.seq,
+        r.kind,
+        r.priority,
+        r.state,
+        r.attempts,
+        r.maxAttempts,
+        r.availableMs,
+        r.leaseId,
+        r.leaseOwner,
+        r.leaseExpiresMs,
+        r.createdAt,
+        r.doneAt,
+        r.doneBy,
+        r.resultSeq,
+      ],
+    );
+  }
+  async getItem(itemId: string): Promise<WorkItemRow | undefined> {
+    const [r] = await this.#c.rows<RawItem>(`SELECT * FROM work_items WHERE item_id = $1${held(this.#c)}`, [itemId]);
+    return r && toItem(r);
+  }
+  async expiredLeases(nowMs: number): Promise<WorkItemRow[]> {
+    const rows = await this.#c.rows<RawItem>(
+      `SELECT * FROM work_items WHERE state = 'leased' AND lease_expires_ms <= $1 ORDER BY item_no${this.#c.write ? " FOR UPDATE SKIP LOCKED" : ""}`,
+      [nowMs],
+    );
+    return rows.map(toItem);
+  }
+  async claimReady(
+    o: { nowMs: number; sessionId?: string; kinds?: readonly string[] },
+    l: { leaseId: string; owner: string; expiresMs: number; acquiredAt: string },
+  ): Promise<{ item: WorkItemRow; event: EventRow | undefined } | undefined> {
+    // One round trip: claim, record the lease, and read the event that made the work.
+    const [r] = await this.#c.rows<RawItem & RawEventCols>(
+      `WITH c AS (
+         UPDATE work_items SET state = 'leased', lease_id = $1, lease_owner = $2, lease_expires_ms = $3, attempts = attempts + 1
+         WHERE item_no = (
+           SELECT item_no FROM work_items
+           WHERE state = 'ready' AND available_ms <= $4 AND ($5::text IS NULL OR session_id = $5) AND ($6::text[] IS NULL OR kind = ANY ($6))
+           ORDER BY priority, item_no LIMIT 1 FOR UPDATE SKIP LOCKED)
+         RETURNING *),
+       l AS (
+         INSERT INTO leases (lease_id, item_id, owner, attempt, acquired_at, state, result_seq)
+         SELECT $1, item_id, $2, attempts, $7, 'active', NULL FROM c)
+       SELECT c.*, e.id AS ev_id, e.type AS ev_type, e.actor AS ev_actor, e.data AS ev_data, e.revision AS ev_revision,
+              e.at AS ev_at, e.body_hash AS ev_body_hash, e.outcome AS ev_outcome, e.seq AS ev_seq
+       FROM c LEFT JOIN events e ON e.session_id = c.session_id AND e.seq = c.seq`,
+      [l.leaseId, l.owner, l.expiresMs, o.nowMs, o.sessionId ?? null, o.kinds?.length ? [...o.kinds] : null, l.acquiredAt],
+      true,
+    );
+    if (!r) return undefined;
+    const item = toItem(r);
+    const event: EventRow | undefined =
+      r.ev_id === null
+        ? undefined
+        : {
+            sessionId: item.sessionId,
+            seq: r.ev_seq as number,
+            id: r.ev_id,
+            type: r.ev_type as string,
+            actor: r.ev_actor as string,
+            data: r.ev_data as string,
+            revision: r.ev_revision,
+            at: r.ev_at as string,
+            bodyHash: r.ev_body_hash as string,
+            outcome: r.ev_outcome as string,
+          };
+    return { item, event };
+  }
+  async nextWakeMs(nowMs: number): Promise<number | undefined> {
+    const [r] = await this.#c.rows<{ t: number | null }>(
+      `SELECT least((SELECT min(available_ms) FROM work_items WHERE state = 'ready' AND available_ms > $1),
+                    (SELECT min(lease_expires_ms) FROM work_items WHERE state = 'leased')) AS t`,
+      [nowMs],
+    );
+    return r?.t ?? undefined;
+  }
+  async openItems(sessionId?: string): Promise<WorkItemRow[]> {
+    const rows =
+      sessionId === undefined
+        ? await this.#c.rows<RawItem>(
+            `SELECT * FROM work_items WHERE state IN ('ready', 'leased') ORDER BY priority, item_no${held(this.#c)}`,
+          )
+        : await this.#c.rows<RawItem>(
+            `SELECT * FROM work_items WHERE session_id = $1 AND state IN ('ready', 'leased') ORDER BY priority, item_no${held(this.#c)}`,
+            [sessionId],
+          );
+    return rows.map(toItem);
+  }
+  async setLeased(itemId: string, l: { leaseId: string; owner: string; expiresMs: number; attempts: number }): Promise<void> {
+    await this.#c.run(
+      "UPDATE work_items SET state = 'leased', lease_id = $1, lease_owner = $2, lease_expires_ms = $3, attempts = $4 WHERE item_id = $5",
+      [l.leaseId, l.owner, l.expiresMs, l.attempts, itemId],
+    );
+  }
+  async extendLease(itemId: string, leaseId: string, expiresMs: number): Promise<void> {
+    await this.#c.run("UPDATE work_items SET lease_expires_ms = $1 WHERE item_id = $2 AND lease_id = $3", [expiresMs, itemId, leaseId]);
+  }
+  async setReady(itemId: string, availableMs: number): Promise<void> {
+    await this.#c.run(
+      "UPDATE work_items SET state = 'ready', available_ms = $1, lease_owner = NULL, lease_expires_ms = NULL WHERE item_id = $2",
+      [availableMs, itemId],
+    );
+  }
+  async setFinal(itemId: string, f: { state: "done" | "dead"; doneAt: string; doneBy: string; resultSeq: number | null }): Promise<void> {
+    await this.#c.run(
+      "UPDATE work_items SET state = $1, done_at = $2, done_by = $3, result_seq = $4, lease_expires_ms = NULL WHERE item_id = $5",
+      [f.state, f.doneAt, f.doneBy, f.resultSeq, itemId],
+    );
+  }
+  async insertLease(r: LeaseRow): Promise<void> {
+    await this.#c.run(
+      "INSERT INTO leases (lease_id, item_id, owner, attempt, acquired_at, state, result_seq) VALUES ($1, $2, $3, $4, $5, $6, $7)",
+      [r.leaseId, r.itemId, r.owner, r.attempt, r.acquiredAt, r.state, r.resultSeq],
+    );
+  }
+  async getLease(leaseId: string): Promise<LeaseRow | undefined> {
+    const [r] = await this.#c.rows<{
+      lease_id: string;
+      item_id: string;
+      owner: string;
+      attempt: number;
+      acquired_at: string;
+      state: LeaseState;
+      result_seq: number | null;
+    }>(`SELECT * FROM leases WHERE lease_id = $1${held(this.#c)}`, [leaseId]);
+    return (
+      r && {
+        leaseId: r.lease_id,
+        itemId: r.item_id,
+        owner: r.owner,
+        attempt: r.attempt,
+        acquiredAt: r.acquired_at,
+        state: r.state,
+        resultSeq: r.result_seq,
+      }
+    );
+  }
+  async leasedBy(owners: readonly string[]): Promise<WorkItemRow[]> {
+    if (owners.length === 0) return [];
+    const rows = await this.#c.rows<RawItem>(
+      `SELECT * FROM work_items WHERE state = 'leased' AND lease_owner = ANY ($1) ORDER BY priority, item_no${held(this.#c)}`,
+      [[...owners]],
+    );
+    return rows.map(toItem);
+  }
+  async deadUnhandled(sessionId: string, limit: number): Promise<WorkItemRow[]> {
+    const rows = await this.#c.rows<RawItem>(
+      "SELECT * FROM work_items WHERE session_id = $1 AND state = 'dead' AND handled_seq IS NULL ORDER BY item_no LIMIT $2",
+      [sessionId, limit],
+    );
+    return rows.map(toItem);
+  }
+  async markDeadHandled(
+    sessionId: string,
+    match: { kinds: readonly string[]; seqs: readonly number[] },
+    handledSeq: number,
+  ): Promise<void> {
+    await this.#c.run(
+      `UPDATE work_items SET handled_seq = $1
+       WHERE session_id = $2 AND state = 'dead' AND handled_seq IS NULL AND seq < $1 AND (kind = ANY ($3) OR seq = ANY ($4))`,
+      [handledSeq, sessionId, [...match.kinds], [...match.seqs]],
+    );
+  }
+  async setLeaseState(leaseId: string, state: LeaseState, resultSeq: number | null = null): Promise<void> {
+    await this.#c.run("UPDATE leases SET state = $1, result_seq = coalesce($2, result_seq) WHERE lease_id = $3", [
+      state,
+      resultSeq,
+      leaseId,
+    ]);
+  }
+}

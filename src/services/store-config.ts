@@ -1,0 +1,113 @@
+/**
+ * Which store a workspace uses: embedded SQLite (the default, no configuration), or a shared
+ * PostgreSQL project named in `.baton/config.json` (`{"store": "postgres://…", "project": "…"}`,
+ * written by `baton init --store … --project …`). `BATON_STORE` and `BATON_PROJECT` override the
+ * file. A password is never written down: PGPASSWORD or ~/.pgpass supplies it.
+ *
+ * Light on purpose (no driver import): every hook process reads it.
+ */
+import { readFileSync, renameSync, writeFileSync } from "node:fs";
+import { join } from "node:path";
+import { BatonError } from "../errors.js";
+
+export type StoreChoice =
+  | { kind: "sqlite"; source: "default" }
+  | { kind: "postgres"; url: string; project: string; source: "config" | "env" };
+
+const PROJECT = /^[A-Za-z0-9][A-Za-z0-9_-]{0,49}$/;
+
+function readConfig(batonDir: string): Record<string, unknown> {
+  let text: string;
+  try {
+    text = readFileSync(join(batonDir, "config.json"), "utf8");
+  } catch {
+    return {};
+  }
+  try {
+    const v = JSON.parse(text) as unknown;
+    return v !== null && typeof v === "object" && !Array.isArray(v) ? (v as Record<string, unknown>) : {};
+  } catch {
+    // Other settings there (hooks, spiral) tolerate a broken file; a store must not: falling
+    // back to SQLite would split the project's history in two without a word.
+    if (/"store"\s*:/.test(text)) {
+      throw new BatonError("bad_input", `${join(batonDir, "config.json")} is not valid JSON and names a store; fix it`);
+    }
+    return {};
+  }
+}
+
+/** Refuse what cannot be a PostgreSQL store URL, and any URL carrying a password when it is to be written down. */
+export function checkStoreUrl(url: string, opts: { forWriting?: boolean } = {}): URL {
+  let u: URL;
+  try {
+    u = new URL(url);
+  } catch {
+    throw new BatonError("bad_input", `store "${url}" is not a URL; use postgres://user@host:port/database`);
+  }
+  if (u.protocol !== "postgres:" && u.protocol !== "postgresql:") {
+    throw new BatonError(
+      "bad_input",
+      `store "${u.protocol}//…" is not supported; use postgres://user@host:port/database (SQLite needs no --store)`,
+    );
+  }
+  if (opts.forWriting && u.password !== "") {
+    throw new BatonError(
+      "bad_input",
+      "the store URL has a password; Baton never writes one down: drop it from the URL and set PGPASSWORD or add it to ~/.pgpass",
+    );
+  }
+  return u;
+}
+
+export function checkProject(project: string): string {
+  if (!PROJECT.test(project)) {
+    throw new BatonError(
+      "bad_input",
+      `project "${project}" is invalid: use 1-50 letters, digits, '_' or '-', starting with a letter or digit`,
+    );
+  }
+  return project;
+}
+
+/** The store this workspace uses, from the environment, else `.baton/config.json`, else SQLite. */
+export function resolveStore(batonDir: string, env: NodeJS.ProcessEnv = process.env): StoreChoice {
+  const cfg = readConfig(batonDir);
+  const envUrl = env.BATON_STORE?.trim() || undefined;
+  const url = envUrl ?? (typeof cfg.store === "string" ? cfg.store : undefined);
+  if (url === undefined || url === "sqlite") return { kind: "sqlite", source: "default" };
+  checkStoreUrl(url);
+  const project = env.BATON_PROJECT?.trim() || (typeof cfg.project === "string" ? cfg.project : undefined);
+  if (project === undefined) {
+    throw new BatonError(
+      "bad_input",
+      "a PostgreSQL store needs a project: run `baton init --store <url> --project <name>`, or set BATON_PROJECT",
+    );
+  }
+  return {
+    kind: "postgres",
+    url,
+    project: checkProject(project),
+    source: envUrl !== undefined || env.BATON_PROJECT ? "env" : "config",
+  };
+}
+
+/** Write the store and project into `.baton/config.json`, keeping its other settings. */
+export function writeStoreConfig(batonDir: string, url: string, project: string): void {
+  checkStoreUrl(url, { forWriting: true });
+  checkProject(project);
+  const cfg = readConfig(batonDir);
+  cfg.store = url;
+  cfg.project = project;
+  const file = join(batonDir, "config.json");
+  const tmp = `${file}.${process.pid}.tmp`;
+  writeFileSync(tmp, `${JSON.stringify(cfg, null, 2)}\n`, { mode: 0o600 });
+  renameSync(tmp, file);
+}
+
+/** How to name the store in doctor and status: never a password. */
+export function describeStore(choice: StoreChoice, dbPath: string): { kind: string; location: string; project?: string; source: string } {
+  if (choice.kind === "sqlite") return { kind: "sqlite", location: dbPath, source: choice.source };
+  const u = checkStoreUrl(choice.url);
+  u.password = "";
+  return { kind: "postgres", location: u.toString(), project: choice.project, source: choice.source };
+}

@@ -1,0 +1,5 @@
+/** Claude Code (the real CLI from npm) driven through Baton's hooks by the scripted model (suite.ts). */
+import { claude } from "./drivers.js";
+import { agentSuite } from "./suite.js";
+
+agentSuite(claude);

@@ -1,0 +1,5 @@
+/** Codex (the real CLI from npm) driven through Baton's hooks by the scripted model (suite.ts). */
+import { codex } from "./drivers.js";
+import { agentSuite } from "./suite.js";
+
+agentSuite(codex);

@@ -1,0 +1,155 @@
+/**
+ * How to run each real agent headless against the mock model: its configuration in the private
+ * HOME, its command line, its environment, where its session id is. Shared by the e2e suite
+ * (suite.ts) and the benchmark (bench/agents.mjs); no test framework here.
+ */
+import { mkdirSync, writeFileSync } from "node:fs";
+import { join } from "node:path";
+import { listCodexHooks, trustCodexHooks } from "./codex-trust.js";
+import type { AgentRun, Project } from "./harness.js";
+import type { AgentName } from "./install.js";
+import type { Step } from "./mock-model.js";
+
+export interface Driver {
+  agent: AgentName;
+  /** The agent's own configuration in the private HOME (the model server, trust of the project). */
+  configure(p: Project, modelUrl: string): void;
+  /** After the hooks are installed: what the agent asks of a user before it runs them (Codex: trust each). */
+  /** Trust hooks a user added by hand (the benchmark's bare `true` hooks), as `/hooks` would. */
+  trustHooks?(p: Project, cli: string, all?: boolean): Promise<void>;
+  /** Fail unless the agent itself reports every hook Baton installed as one it will run. */
+  expectHooksTrusted?(p: Project, cli: string): Promise<void>;
+  /** Arguments for a headless turn; `resume` is the agent's session id of an earlier turn. */
+  args(prompt: string, resume?: string): string[];
+  env(modelUrl: string): Record<string, string>;
+  /** The agent's session id, from its JSON output. */
+  sessionId(run: AgentRun): string | undefined;
+  /**
+   * How to make the agent compact its context in a resumed turn: a prompt (Claude Code's
+   * `/compact`), or answers that report a context this large (the agent compacts by itself).
+   */
+  compact: { prompt: string; inputTokens?: number; steps?: Step[] };
+  /** The agent reads files through its shell tool (so a read is checkpointed like a shell command). */
+  readIsShell?: boolean;
+  /** Agent notices that are not about Baton (matched lines are ignored by the warnings check). */
+  benign?: RegExp[];
+}
+
+export const claude: Driver = {
+  agent: "claude",
+  configure() {},
+  compact: { prompt: "/compact" },
+  args(prompt, resume) {
+    return [
+      "-p",
+      prompt,
+      "--output-format",
+      "stream-json",
+      "--verbose",
+      "--dangerously-skip-permissions",
+      ...(resume ? ["--resume", resume] : []),
+    ];
+  },
+  env(url) {
+    return {
+      ANTHROPIC_BASE_URL: url,
+      ANTHROPIC_API_KEY: "sk-ant-e2e",
+      // Claude Code refuses --dangerously-skip-permissions as root outside a sandbox.
+      IS_SANDBOX: "1",
+      DISABLE_TELEMETRY: "1",
+      DISABLE_AUTOUPDATER: "1",
+      CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC: "1",
+    };
+  },
+  sessionId(run) {
+    return run.events.find((e) => e.type === "system" && e.session_id)?.session_id;
+  },
+};
+
+export const codex: Driver = {
+  agent: "codex",
+  configure(p, url) {
+    const codexHome = p.env.CODEX_HOME as string;
+    mkdirSync(codexHome, { recursive: true });
+    // A model Codex knows (so it is offered apply_patch as a freeform tool), served by the mock;
+    // auto-compaction past 5,000 tokens; the project trusted, so its .codex/hooks.json loads.
+    writeFileSync(
+      join(codexHome, "config.toml"),
+      [
+        'model = "gpt-5.5"',
+        'model_provider = "mock"',
+        "model_auto_compact_token_limit = 5000",
+        "[model_providers.mock]",
+        'name = "mock"',
+        `base_url = "${url}/v1"`,
+        'wire_api = "responses"',
+        'env_key = "MOCK_API_KEY"',
+        `[projects.${JSON.stringify(p.root)}]`,
+        'trust_level = "trusted"',
+        "",
+      ].join("\n"),
+    );
+  },
+  async trustHooks(p, cli, all) {
+    await trustCodexHooks(cli, p.root, p.env, all);
+  },
+  async expectHooksTrusted(p, cli) {
+    // `baton hooks install codex` records the trust itself: Codex's own hooks/list must agree.
+    const hooks = (await listCodexHooks(cli, p.root, p.env)).filter((h) => /\bhook codex\b/.test(h.command ?? ""));
+    if (hooks.length === 0) throw new Error("codex hooks/list shows none of Baton's hooks after `baton hooks install codex`");
+    const untrusted = hooks.filter((h) => h.trustStatus !== "trusted");
+    if (untrusted.length > 0)
+      throw new Error(`Codex would skip hooks Baton installed: ${untrusted.map((h) => `${h.key} (${h.trustStatus})`).join(", ")}`);
+  },
+  compact: { prompt: "Carry on.", inputTokens: 9_000 },
+  args(prompt, resume) {
+    const flags = ["--skip-git-repo-check", "--dangerously-bypass-approvals-and-sandbox", "--json"];
+    return resume ? ["exec", ...flags, "resume", resume, prompt] : ["exec", ...flags, prompt];
+  },
+  env() {
+    return { MOCK_API_KEY: "sk-e2e" };
+  },
+  sessionId(run) {
+    return run.events.find((e) => e.type === "thread.started")?.thread_id;
+  },
+  readIsShell: true,
+};
+
+export const gemini: Driver = {
+  agent: "gemini",
+  configure(p) {
+    mkdirSync(join(p.home, ".gemini"), { recursive: true });
+    writeFileSync(
+      join(p.home, ".gemini", "settings.json"),
+      `${JSON.stringify({ security: { auth: { selectedType: "gemini-api-key" } } }, null, 2)}\n`,
+    );
+    // The folder trusted as a user trusts it (the CLI's prompt writes this file), so that
+    // `baton doctor` in the user's own shell sees it too; Gemini CLI loads a project's hooks only
+    // in a trusted folder.
+    writeFileSync(join(p.home, ".gemini", "trustedFolders.json"), `${JSON.stringify({ [p.root]: "TRUST_FOLDER" }, null, 2)}\n`);
+  },
+  // Gemini CLI compresses by itself before a request once the last one used more than half the
+  // model's context window: two requests in the turn, the first reporting a large prompt.
+  compact: {
+    prompt: "Carry on.",
+    inputTokens: 900_000,
+    steps: [
+      { op: "read", path: "a.txt" },
+      { op: "text", text: "Carried on." },
+    ],
+  },
+  args(prompt, resume) {
+    return ["-p", prompt, "--yolo", "--output-format", "stream-json", ...(resume ? ["--resume", resume] : [])];
+  },
+  env(url) {
+    return { GOOGLE_GEMINI_BASE_URL: url, GEMINI_API_KEY: "e2e-key" };
+  },
+  sessionId(run) {
+    return run.events.find((e) => e.type === "init")?.session_id;
+  },
+  // Gemini CLI's own notice, once, the first time it meets a project's hooks (it then records
+  // them as trusted): not about Baton's configuration.
+  benign: [/project-level hooks have been detected/],
+};
+
+export const DRIVERS: Record<AgentName, Driver> = { claude, codex, gemini };

@@ -1,0 +1,5 @@
+/** Gemini CLI (the real CLI from npm) driven through Baton's hooks by the scripted model (suite.ts). */
+import { gemini } from "./drivers.js";
+import { agentSuite } from "./suite.js";
+
+agentSuite(gemini);

@@ -1,0 +1,160 @@
+/**
+ * One project for a real agent CLI: a fresh git repository in a temp dir with Baton initialised
+ * and Baton's hooks installed, a private HOME (and CODEX_HOME), a `baton` on PATH, and a way to
+ * run the agent headless against the mock model. Every hook payload the agent sends is teed into
+ * `captures/` (the `baton` shim does it), so a test sees which events fired and with what.
+ */
+import { spawn, spawnSync } from "node:child_process";
+import { chmodSync, existsSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { dirname, join } from "node:path";
+import { type AgentName, REPO } from "./install.js";
+
+/** The baton the agents run: this checkout's, or another build's `bin/baton.cjs` (BATON_AGENT_E2E_CLI). */
+export const CLI = process.env.BATON_AGENT_E2E_CLI || join(REPO, "bin", "baton.cjs");
+
+export interface AgentRun {
+  code: number | null;
+  stdout: string;
+  stderr: string;
+  /** stdout's JSON lines. */
+  events: any[];
+}
+
+export interface Capture {
+  event: string;
+  payload: any;
+  file: string;
+}
+
+export class Project {
+  readonly base: string;
+  readonly root: string;
+  readonly home: string;
+  readonly bin: string;
+  readonly captures: string;
+  env: Record<string, string>;
+
+  constructor(
+    readonly agent: AgentName,
+    files: Record<string, string>,
+  ) {
+    this.base = mkdtempSync(join(tmpdir(), `agent-e2e-${agent}-`));
+    this.root = join(this.base, "repo");
+    this.home = join(this.base, "home");
+    this.bin = join(this.base, "bin");
+    this.captures = join(this.base, "captures");
+    for (const d of [this.root, this.home, this.bin, this.captures]) mkdirSync(d, { recursive: true });
+    // The agents find `baton` on PATH; with BATON_CAPTURE_DIR set, a hook's stdin is kept too.
+    writeFileSync(
+      join(this.bin, "baton"),
+      [
+        "#!/bin/bash",
+        'if [ "$1" = hook ] && [ -n "$BATON_CAPTURE_DIR" ]; then',
+        '  f="$BATON_CAPTURE_DIR/$(date +%s%N).$2.$3.$$.json"',
+        `  exec ${JSON.stringify(process.execPath)} ${JSON.stringify(CLI)} "$@" < <(tee "$f")`,
+        "fi",
+        `exec ${JSON.stringify(process.execPath)} ${JSON.stringify(CLI)} "$@"`,
+        "",
+      ].join("\n"),
+    );
+    chmodSync(join(this.bin, "baton"), 0o755);
+    this.env = {
+      HOME: this.home,
+      PATH: `${this.bin}:${dirname(process.execPath)}:/usr/local/bin:/usr/bin:/bin`,
+      LANG: "C.UTF-8",
+      TERM: "dumb",
+      NO_COLOR: "1",
+      CI: "1",
+      BATON_CAPTURE_DIR: this.captures,
+      // Hooks run in their own processes unless a test starts a server (docs/integrations.md).
+      BATON_HOOK_SERVER: process.env.BATON_HOOK_SERVER ?? "use",
+      CODEX_HOME: join(this.home, ".codex"),
+    };
+    for (const [rel, text] of Object.entries(files)) this.write(rel, text);
+    this.git(["init", "-q"]);
+    this.git(["add", "-A"]);
+    this.git(["-c", "user.name=t", "-c", "user.email=t@t", "commit", "-qm", "init"]);
+    const init = this.baton(["init"]);
+    if (init.code !== 0) throw new Error(`baton init: ${init.stderr}`);
+  }
+
+  write(rel: string, text: string): void {
+    mkdirSync(dirname(join(this.root, rel)), { recursive: true });
+    writeFileSync(join(this.root, rel), text);
+  }
+
+  read(rel: string): string | undefined {
+    const p = join(this.root, rel);
+    return existsSync(p) ? readFileSync(p, "utf8") : undefined;
+  }
+
+  git(args: string[]): string {
+    const r = spawnSync("git", args, { cwd: this.root, encoding: "utf8", env: { ...process.env, ...this.env } });
+    if (r.status !== 0) throw new Error(`git ${args.join(" ")}: ${r.stderr}`);
+    return r.stdout;
+  }
+
+  /** `baton …` in the project, as the user would run it. */
+  baton(args: string[]): { code: number; stdout: string; stderr: string; json: () => any } {
+    const r = spawnSync(join(this.bin, "baton"), args, {
+      cwd: this.root,
+      encoding: "utf8",
+      env: { ...this.env, BATON_CAPTURE_DIR: "" },
+      timeout: 60_000,
+    });
+    return { code: r.status ?? -1, stdout: r.stdout, stderr: r.stderr, json: () => JSON.parse(r.stdout) };
+  }
+
+  /** Run the agent to its end (async: the mock model answers from this process). */
+  run(cmd: string, args: string[], extraEnv: Record<string, string> = {}, timeoutMs = 120_000): Promise<AgentRun> {
+    return new Promise((resolveRun, reject) => {
+      const child = spawn(cmd, args, { cwd: this.root, env: { ...this.env, ...extraEnv }, stdio: ["ignore", "pipe", "pipe"] });
+      let stdout = "";
+      let stderr = "";
+      child.stdout.on("data", (d) => (stdout += d));
+      child.stderr.on("data", (d) => (stderr += d));
+      const timer = setTimeout(() => {
+        child.kill("SIGKILL");
+        reject(new Error(`${cmd} ${args.join(" ")} did not finish in ${timeoutMs} ms\nstdout: ${stdout}\nstderr: ${stderr}`));
+      }, timeoutMs);
+      child.on("error", reject);
+      child.on("close", (code) => {
+        clearTimeout(timer);
+        const events = stdout
+          .split("\n")
+          .filter((l) => l.trim().startsWith("{"))
+          .flatMap((l) => {
+            try {
+              return [JSON.parse(l)];
+            } catch {
+              return [];
+            }
+          });
+        resolveRun({ code, stdout, stderr, events });
+      });
+    });
+  }
+
+  /** The hook payloads captured so far, in order. */
+  captured(): Capture[] {
+    return readdirSync(this.captures)
+      .filter((f) => f.endsWith(".json"))
+      .sort()
+      .map((f) => {
+        const [, , event] = f.split(".");
+        const text = readFileSync(join(this.captures, f), "utf8");
+        let payload: any;
+        try {
+          payload = JSON.parse(text);
+        } catch {
+          payload = { unparsed: text };
+        }
+        return { event: event as string, payload, file: f };
+      });
+  }
+
+  cleanup(): void {
+    rmSync(this.base, { recursive: true, force: true });
+  }
+}

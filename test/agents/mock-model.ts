@@ -1,0 +1,379 @@
+/**
+ * A scripted model on 127.0.0.1 for the real agent CLIs (node:http only). It speaks what the
+ * agents call: Anthropic Messages (`POST /v1/messages`, SSE or not, `count_tokens`), OpenAI
+ * Responses (`POST /v1/responses`, SSE) and Gemini (`:streamGenerateContent?alt=sse`,
+ * `:generateContent`, `:countTokens`).
+ *
+ * A test plays a script of agent-neutral steps (write, edit, shell, read, text); each "main"
+ * request (one that offers the agent's tools) gets the next step, translated to the tools the
+ * agent offered in that request. Side requests (titles, classifiers, quota probes) get a short
+ * text, or JSON when they ask for JSON. Every request is logged so a test can assert what
+ * reached the model.
+ */
+import { createServer, type IncomingMessage, type Server, type ServerResponse } from "node:http";
+import type { AddressInfo } from "node:net";
+import { isAbsolute, join } from "node:path";
+
+export type Step =
+  | { op: "write"; path: string; content: string }
+  | { op: "edit"; path: string; old: string; new: string }
+  | { op: "shell"; command: string }
+  | { op: "read"; path: string }
+  | { op: "text"; text: string };
+
+export type Protocol = "anthropic" | "openai" | "gemini";
+
+export interface LoggedRequest {
+  protocol: Protocol;
+  path: string;
+  body: any;
+  /** The step this request was answered with (main requests only). */
+  step?: Step;
+  main: boolean;
+  /** When the request arrived (performance.now(), ms). */
+  at: number;
+}
+
+/** A step repeated `n` times. */
+export function repeat(n: number, step: Step): Step[] {
+  return Array.from({ length: n }, () => step);
+}
+
+export class MockModel {
+  readonly requests: LoggedRequest[] = [];
+  private server: Server | undefined;
+  private steps: Step[] = [];
+  private cursor = 0;
+  private cwd = "/";
+  private seq = 0;
+  url = "";
+  /** Input tokens each answer reports (a large value makes an agent compact its context). */
+  inputTokens = 10;
+
+  async start(): Promise<string> {
+    this.server = createServer((req, res) => {
+      void this.handle(req, res).catch((err) => {
+        res.writeHead(500, { "content-type": "application/json" });
+        res.end(JSON.stringify({ error: { message: String(err) } }));
+      });
+    });
+    await new Promise<void>((ok) => this.server?.listen(0, "127.0.0.1", ok));
+    this.url = `http://127.0.0.1:${(this.server.address() as AddressInfo).port}`;
+    return this.url;
+  }
+
+  async stop(): Promise<void> {
+    this.server?.closeAllConnections();
+    await new Promise<void>((ok) => (this.server ? this.server.close(() => ok()) : ok()));
+  }
+
+  /** Answer the next main requests with these steps (paths relative to `cwd`), then "Done.". */
+  play(steps: Step[], cwd: string): void {
+    this.steps = steps;
+    this.cursor = 0;
+    this.cwd = cwd;
+  }
+
+  /** Main requests logged since index `from`. */
+  mains(from = 0): LoggedRequest[] {
+    return this.requests.slice(from).filter((r) => r.main);
+  }
+
+  private nextStep(): Step {
+    const s = this.steps[this.cursor];
+    if (s) {
+      this.cursor++;
+      return s;
+    }
+    return { op: "text", text: "Done." };
+  }
+
+  private abs(p: string): string {
+    return isAbsolute(p) ? p : join(this.cwd, p);
+  }
+
+  private id(prefix: string): string {
+    this.seq++;
+    return `${prefix}_${Date.now().toString(36)}${this.seq}`;
+  }
+
+  private async handle(req: IncomingMessage, res: ServerResponse): Promise<void> {
+    const at = performance.now();
+    const chunks: Buffer[] = [];
+    for await (const c of req) chunks.push(c as Buffer);
+    const raw = Buffer.concat(chunks).toString("utf8");
+    let body: any = {};
+    try {
+      body = raw ? JSON.parse(raw) : {};
+    } catch {
+      body = { raw };
+    }
+    const url = new URL(req.url ?? "/", "http://x");
+    const path = url.pathname;
+    if (req.method === "GET") {
+      // Model lists and other probes: an empty but well-formed answer.
+      return json(res, path.includes("models") ? { data: [], models: [] } : {});
+    }
+    if (path.endsWith("/messages/count_tokens")) return json(res, { input_tokens: 100 });
+    if (path.endsWith("/v1/messages")) return this.anthropic(path, body, res, at);
+    if (path.endsWith("/responses")) return this.openai(path, body, res, at);
+    if (path.includes(":countTokens")) return json(res, { totalTokens: 100 });
+    if (path.includes(":streamGenerateContent") || path.includes(":generateContent"))
+      return this.gemini(path, body, res, path.includes(":stream"), at);
+    res.writeHead(404, { "content-type": "application/json" });
+    res.end(JSON.stringify({ error: { message: `mock model: no route for ${req.method} ${path}` } }));
+  }
+
+  // ---- Anthropic Messages ----
+
+  private anthropic(path: string, body: any, res: ServerResponse, at: number): void {
+    const tools: string[] = (body.tools ?? []).map((t: any) => t.name);
+    const main = tools.includes("Bash") || tools.includes("Write");
+    const step = main ? this.nextStep() : { op: "text" as const, text: "Baton test" };
+    this.requests.push({ at, protocol: "anthropic", path, body, main, ...(main ? { step } : {}) });
+    let block: any;
+    if (step.op === "text") block = { type: "text", text: step.text };
+    else {
+      const [name, input] = this.claudeTool(step);
+      block = { type: "tool_use", id: this.id("toolu"), name, input };
+    }
+    const stop_reason = block.type === "tool_use" ? "tool_use" : "end_turn";
+    const usage = { input_tokens: 10, output_tokens: 5, cache_creation_input_tokens: 0, cache_read_input_tokens: 0 };
+    const message = { id: this.id("msg"), type: "message", role: "assistant", model: body.model ?? "claude", content: [] as any[] };
+    if (!body.stream) {
+      json(res, { ...message, content: [block], stop_reason, stop_sequence: null, usage });
+      return;
+    }
+    sse(res, [
+      ["message_start", { type: "message_start", message: { ...message, stop_reason: null, stop_sequence: null, usage } }],
+      [
+        "content_block_start",
+        {
+          type: "content_block_start",
+          index: 0,
+          content_block: block.type === "text" ? { type: "text", text: "" } : { ...block, input: {} },
+        },
+      ],
+      [
+        "content_block_delta",
+        {
+          type: "content_block_delta",
+          index: 0,
+          delta:
+            block.type === "text"
+              ? { type: "text_delta", text: block.text }
+              : { type: "input_json_delta", partial_json: JSON.stringify(block.input) },
+        },
+      ],
+      ["content_block_stop", { type: "content_block_stop", index: 0 }],
+      ["message_delta", { type: "message_delta", delta: { stop_reason, stop_sequence: null }, usage: { output_tokens: 5 } }],
+      ["message_stop", { type: "message_stop" }],
+    ]);
+  }
+
+  private claudeTool(step: Exclude<Step, { op: "text" }>): [string, unknown] {
+    switch (step.op) {
+      case "write":
+        return ["Write", { file_path: this.abs(step.path), content: step.content }];
+      case "edit":
+        return ["Edit", { file_path: this.abs(step.path), old_string: step.old, new_string: step.new }];
+      case "shell":
+        return ["Bash", { command: step.command, description: "run a command" }];
+      case "read":
+        return ["Read", { file_path: this.abs(step.path) }];
+    }
+  }
+
+  // ---- OpenAI Responses ----
+
+  private openai(path: string, body: any, res: ServerResponse, at: number): void {
+    const tools: any[] = body.tools ?? [];
+    const names = tools.map((t) => t.name ?? t.type);
+    const main = names.some((n) => /shell|exec_command|apply_patch/.test(String(n)));
+    const step = main ? this.nextStep() : { op: "text" as const, text: "Baton test" };
+    this.requests.push({ at, protocol: "openai", path, body, main, ...(main ? { step } : {}) });
+    const item = step.op === "text" ? this.openaiMessage(step.text) : this.codexTool(step, tools);
+    const rid = this.id("resp");
+    const response = {
+      id: rid,
+      object: "response",
+      status: "completed",
+      model: body.model ?? "gpt",
+      output: [item],
+      usage: {
+        input_tokens: this.inputTokens,
+        input_tokens_details: { cached_tokens: 0 },
+        output_tokens: 5,
+        output_tokens_details: { reasoning_tokens: 0 },
+        total_tokens: this.inputTokens + 5,
+      },
+    };
+    if (body.stream === false) {
+      json(res, response);
+      return;
+    }
+    sse(res, [
+      ["response.created", { type: "response.created", response: { ...response, status: "in_progress", output: [] } }],
+      ["response.output_item.added", { type: "response.output_item.added", output_index: 0, item }],
+      ["response.output_item.done", { type: "response.output_item.done", output_index: 0, item }],
+      ["response.completed", { type: "response.completed", response }],
+    ]);
+  }
+
+  private openaiMessage(text: string): unknown {
+    return {
+      type: "message",
+      id: this.id("msg"),
+      role: "assistant",
+      status: "completed",
+      content: [{ type: "output_text", text, annotations: [] }],
+    };
+  }
+
+  private codexTool(step: Exclude<Step, { op: "text" }>, tools: any[]): unknown {
+    const byName = (n: string) => tools.find((t) => t.name === n);
+    const call_id = this.id("call");
+    const patchOf = (): string | undefined => {
+      if (step.op === "write")
+        return `*** Begin Patch\n*** Add File: ${step.path}\n${step.content
+          .replace(/\n$/, "")
+          .split("\n")
+          .map((l) => `+${l}`)
+          .join("\n")}\n*** End Patch`;
+      if (step.op === "edit") return `*** Begin Patch\n*** Update File: ${step.path}\n@@\n-${step.old}\n+${step.new}\n*** End Patch`;
+      return undefined;
+    };
+    const patch = patchOf();
+    let command = step.op === "shell" ? step.command : undefined;
+    if (step.op === "read") command = `cat ${step.path}`;
+    if (patch !== undefined) {
+      const ap = byName("apply_patch");
+      if (ap?.type === "custom")
+        return { type: "custom_tool_call", id: this.id("ctc"), status: "completed", call_id, name: "apply_patch", input: patch };
+      if (ap)
+        return {
+          type: "function_call",
+          id: this.id("fc"),
+          status: "completed",
+          call_id,
+          name: "apply_patch",
+          arguments: JSON.stringify({ input: patch }),
+        };
+      command = `apply_patch <<'EOF'\n${patch}\nEOF`;
+    }
+    const cmd = command ?? "true";
+    if (byName("exec_command"))
+      return {
+        type: "function_call",
+        id: this.id("fc"),
+        status: "completed",
+        call_id,
+        name: "exec_command",
+        arguments: JSON.stringify({ cmd, workdir: this.cwd }),
+      };
+    if (byName("shell_command"))
+      return {
+        type: "function_call",
+        id: this.id("fc"),
+        status: "completed",
+        call_id,
+        name: "shell_command",
+        arguments: JSON.stringify({ command: cmd, workdir: this.cwd }),
+      };
+    return {
+      type: "function_call",
+      id: this.id("fc"),
+      status: "completed",
+      call_id,
+      name: "shell",
+      arguments: JSON.stringify({ command: ["bash", "-lc", cmd], workdir: this.cwd }),
+    };
+  }
+
+  // ---- Gemini ----
+
+  private gemini(path: string, body: any, res: ServerResponse, stream: boolean, at: number): void {
+    const decls: any[] = (body.tools ?? []).flatMap((t: any) => t.functionDeclarations ?? []);
+    const main = decls.some((d) => d.name === "run_shell_command" || d.name === "write_file");
+    const wantsJson = /json/i.test(String(body.generationConfig?.responseMimeType ?? "")) || body.generationConfig?.responseJsonSchema;
+    const step = main ? this.nextStep() : { op: "text" as const, text: "Baton test" };
+    this.requests.push({ at, protocol: "gemini", path, body, main, ...(main ? { step } : {}) });
+    let part: any;
+    if (!main && wantsJson)
+      part = {
+        text: JSON.stringify({
+          reasoning: "scripted",
+          next_speaker: "user",
+          model_choice: "flash",
+          complexity_reasoning: "simple",
+          complexity_score: 1,
+        }),
+      };
+    else if (step.op === "text") part = { text: step.text };
+    else part = { functionCall: this.geminiTool(step, decls) };
+    const chunk = {
+      candidates: [{ content: { role: "model", parts: [part] }, finishReason: "STOP", index: 0 }],
+      usageMetadata: { promptTokenCount: this.inputTokens, candidatesTokenCount: 5, totalTokenCount: this.inputTokens + 5 },
+      modelVersion: "gemini-mock",
+    };
+    if (!stream) {
+      json(res, chunk);
+      return;
+    }
+    res.writeHead(200, { "content-type": "text/event-stream" });
+    res.end(`data: ${JSON.stringify(chunk)}\r\n\r\n`);
+  }
+
+  private geminiTool(step: Exclude<Step, { op: "text" }>, decls: any[]): unknown {
+    const pathKey = (tool: string): string => {
+      const props =
+        decls.find((d) => d.name === tool)?.parametersJsonSchema?.properties ??
+        decls.find((d) => d.name === tool)?.parameters?.properties ??
+        {};
+      return "file_path" in props ? "file_path" : "absolute_path" in props ? "absolute_path" : "file_path";
+    };
+    switch (step.op) {
+      case "write":
+        return { name: "write_file", args: { [pathKey("write_file")]: this.abs(step.path), content: step.content } };
+      case "edit":
+        return {
+          name: "replace",
+          args: {
+            [pathKey("replace")]: this.abs(step.path),
+            old_string: step.old,
+            new_string: step.new,
+            instruction: "edit",
+            expected_replacements: 1,
+          },
+        };
+      case "shell":
+        return { name: "run_shell_command", args: { command: step.command, description: "run a command" } };
+      case "read":
+        return { name: "read_file", args: { [pathKey("read_file")]: this.abs(step.path) } };
+    }
+  }
+}
+
+/** The text of every tool result in a logged request, whatever the protocol. */
+export function toolResults(r: LoggedRequest): string[] {
+  const b = r.body;
+  if (r.protocol === "anthropic")
+    return (b.messages ?? []).flatMap((m: any) =>
+      Array.isArray(m.content) ? m.content.filter((c: any) => c.type === "tool_result").map((c: any) => JSON.stringify(c.content)) : [],
+    );
+  if (r.protocol === "openai")
+    return (b.input ?? []).filter((i: any) => /_call_output$/.test(String(i.type))).map((i: any) => JSON.stringify(i.output));
+  return (b.contents ?? []).flatMap((c: any) =>
+    (c.parts ?? []).filter((p: any) => p.functionResponse).map((p: any) => JSON.stringify(p.functionResponse)),
+  );
+}
+
+function json(res: ServerResponse, value: unknown): void {
+  res.writeHead(200, { "content-type": "application/json" });
+  res.end(JSON.stringify(value));
+}
+
+function sse(res: ServerResponse, events: [string, unknown][]): void {
+  res.writeHead(200, { "content-type": "text/event-stream", "cache-control": "no-cache" });
+  res.end(events.map(([e, d]) => `event: ${e}\ndata: ${JSON.stringify(d)}\n\n`).join(""));
+}

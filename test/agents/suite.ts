@@ -1,0 +1,344 @@
+/**
+ * The checks every real agent goes through (one describe per agent; the runs are shared so the
+ * suite stays within a few minutes). A driver (drivers.ts) says how to set the agent up, run it
+ * headless and resume it; this file plays the same story for each:
+ *
+ * 1. a turn that writes, edits and runs shell commands (each must be checkpointed first), with
+ *    the session's next action and a pinned lesson in the model's request; then a resumed turn
+ *    in which the agent compacts its context (so every event Baton installs fires);
+ * 2. a resumed turn "undo that", then "/rollback 2", then `baton rollback` twice: back to the
+ *    original tree;
+ * 3. a turn of identical failing shell commands: recorded as failures, the session paused, and
+ *    Baton's reason given to the model as the tool's result;
+ * 4. no warning from the agent about Baton's configuration, and a clean `baton doctor`.
+ *
+ * The hook payloads the agent sent are written to test/fixtures/agents/<agent>/ when
+ * BATON_AGENT_FIXTURES=write (and copied to $BATON_AGENT_CAPTURES_OUT/<agent>/ when set).
+ */
+import { cpSync, mkdirSync, readFileSync, rmSync, writeFileSync } from "node:fs";
+import { join } from "node:path";
+import { afterAll, beforeAll, describe, expect, test } from "vitest";
+import type { Driver } from "./drivers.js";
+import { type AgentRun, type Capture, Project } from "./harness.js";
+import { type AgentName, agentCli, REPO, VERSIONS } from "./install.js";
+import { MockModel, repeat, type Step, toolResults } from "./mock-model.js";
+
+export const FILES: Record<string, string> = { "a.txt": "one\n", "src/b.txt": "bee\n", "README.md": "# demo\n" };
+const PINNED = "Always run the parser tests before you commit.";
+const FAIL_CMD = "cat does-not-exist.txt";
+
+/** The first turn: every kind of tool Baton checkpoints, and a read it does not. */
+const WORK: Step[] = [
+  // First: an agent whose only way to read is its shell (Codex) checkpoints it like any shell
+  // command, and a checkpoint of the untouched tree does not move the rollback story below.
+  { op: "read", path: "a.txt" },
+  { op: "write", path: "new.txt", content: "fresh\n" },
+  { op: "edit", path: "a.txt", old: "one", new: "uno" },
+  { op: "shell", command: "echo made-by-shell > c.txt" },
+  { op: "edit", path: "src/b.txt", old: "bee", new: "bumblebee" },
+  { op: "shell", command: "echo second > d.txt" },
+  { op: "text", text: "Made the changes." },
+];
+
+interface Tree {
+  [rel: string]: string | undefined;
+}
+
+function tree(p: Project): Tree {
+  const out: Tree = {};
+  for (const rel of ["a.txt", "src/b.txt", "README.md", "new.txt", "c.txt", "d.txt"]) out[rel] = p.read(rel);
+  return out;
+}
+
+const ORIGINAL: Tree = { ...FILES, "new.txt": undefined, "c.txt": undefined, "d.txt": undefined };
+const AFTER_WORK: Tree = {
+  "a.txt": "uno\n",
+  "src/b.txt": "bumblebee\n",
+  "README.md": "# demo\n",
+  "new.txt": "fresh\n",
+  "c.txt": "made-by-shell\n",
+  "d.txt": "second\n",
+};
+
+/** Placeholders for what differs between runs, so fixtures stay stable. */
+function scrub(value: unknown, p: Project): unknown {
+  const text = JSON.stringify(value)
+    // Claude Code names a project's transcript directory after its path, every `/` and `.` a `-`.
+    .split(p.root.replace(/[^A-Za-z0-9]/g, "-"))
+    .join("-work-project")
+    .split(p.root)
+    .join("/work/project")
+    .split(p.home)
+    .join("/home/user")
+    .split(p.base)
+    .join("/tmp/e2e");
+  return JSON.parse(text);
+}
+
+export function agentSuite(d: Driver): void {
+  const pin = VERSIONS[d.agent];
+  describe(`${pin.package}@${pin.version} through Baton's hooks`, () => {
+    const mock = new MockModel();
+    let p: Project;
+    let cli: string;
+    let url: string;
+    const runs: Record<string, AgentRun> = {};
+    const marks: Record<string, number> = {};
+    let checkpointsAfterWork: any[] = [];
+    let sessionId: string | undefined;
+    let batonSession = "";
+    let nextAction: { action: string; reason: string } = { action: "", reason: "" };
+    const trees: Record<string, Tree> = {};
+
+    async function turn(name: string, prompt: string, steps: Step[], resume?: string): Promise<AgentRun> {
+      mock.play(steps, p.root);
+      marks[name] = mock.requests.length;
+      const r = await p.run(cli, d.args(prompt, resume), d.env(url));
+      runs[name] = r;
+      mkdirSync(join(p.base, "runs"), { recursive: true });
+      writeFileSync(join(p.base, "runs", `${name}.stdout`), r.stdout);
+      writeFileSync(join(p.base, "runs", `${name}.stderr`), r.stderr);
+      if (r.code !== 0)
+        throw new Error(`${d.agent} turn "${name}" exited ${r.code}\nstdout: ${r.stdout.slice(-3000)}\nstderr: ${r.stderr.slice(-3000)}`);
+      return r;
+    }
+
+    beforeAll(async () => {
+      cli = agentCli(d.agent);
+      url = await mock.start();
+      p = new Project(d.agent, FILES);
+      const s = p.baton(["--json", "session", "start", "--flow", "task", "--title", "Parser rework"]);
+      expect(s.code, s.stderr).toBe(0);
+      batonSession = s.json().sessionId;
+      expect(p.baton(["position", "set", "--task", "wire the parser to the new lexer"]).code).toBe(0);
+      const lesson = p.baton(["lessons", "add", PINNED, "--workspace", "--pin"]);
+      expect(lesson.code, lesson.stderr).toBe(0);
+      expect(p.baton(["event", "start"]).code).toBe(0);
+      nextAction = p.baton(["--json", "status"]).json().sessions[0].nextAction;
+      d.configure(p, url);
+      const hooks = p.baton(["hooks", "install", d.agent, "--command", "baton"]);
+      expect(hooks.code, hooks.stderr).toBe(0);
+      await d.expectHooksTrusted?.(p, cli);
+
+      await turn("work", "Make the planned changes.", WORK);
+      sessionId = d.sessionId(runs.work as AgentRun);
+      trees.work = tree(p);
+      checkpointsAfterWork = p.baton(["--json", "checkpoints"]).json().checkpoints;
+      mock.inputTokens = d.compact.inputTokens ?? 10;
+      await turn("compact", d.compact.prompt, d.compact.steps ?? [{ op: "text", text: "Summary: made the planned changes." }], sessionId);
+      mock.inputTokens = 10;
+      await turn("undo", "undo that", [{ op: "text", text: "Noted." }], sessionId);
+      trees.undo = tree(p);
+      await turn("rollback2", "/rollback 2", [{ op: "text", text: "Noted." }], sessionId);
+      trees.rollback2 = tree(p);
+      p.baton(["rollback"]);
+      trees.cli1 = tree(p);
+      p.baton(["rollback"]);
+      trees.cli2 = tree(p);
+      await turn(
+        "spiral",
+        "Show me the missing file.",
+        [...repeat(6, { op: "shell", command: FAIL_CMD }), { op: "text", text: "I am stuck." }],
+        sessionId,
+      );
+    }, 600_000);
+
+    afterAll(async () => {
+      await mock.stop();
+      if (p) {
+        saveFixtures(d.agent, p);
+        // For a look at a run: the project, its captures, the agent's output and the model's requests.
+        if (process.env.BATON_AGENT_KEEP) {
+          writeFileSync(join(p.base, "requests.jsonl"), mock.requests.map((r) => JSON.stringify(r)).join("\n"));
+          cpSync(p.base, join(process.env.BATON_AGENT_KEEP, d.agent), { recursive: true });
+        }
+        p.cleanup();
+      }
+    });
+
+    test("the turn's writes, edits and shell commands all happened", () => {
+      expect(trees.work).toEqual(AFTER_WORK);
+      expect(sessionId, "the agent's JSON output names its session").toBeTruthy();
+    });
+
+    test("every event Baton installs fires", () => {
+      const installed = installedEvents(p, d.agent);
+      const fired = new Set(p.captured().map((c) => c.event));
+      const missing = installed.filter((e) => !fired.has(e));
+      expect(missing, `installed: ${installed.join(", ")}; fired: ${[...fired].join(", ")}`).toEqual([]);
+    });
+
+    test("every hook was recorded: agent session, checkpoints, ledger, runs; nothing failed in Baton", () => {
+      const show = p.baton(["--json", "session", "show", batonSession]).json().snapshot;
+      expect(JSON.stringify(show.context)).toContain(sessionId as string);
+      const ledger = p.baton(["--json", "ledger", "list", "--session", batonSession]).json();
+      const nodes: any[] = ledger.nodes;
+      // Every tool call of the first turn is a ledger node (the read too).
+      expect(nodes.length).toBeGreaterThanOrEqual(WORK.length - 1);
+      const events = p
+        .baton(["export", batonSession])
+        .stdout.split("\n")
+        .filter(Boolean)
+        .map((l) => JSON.parse(l));
+      const types = events.map((e) => e.type);
+      expect(types).toContain("run:started");
+      expect(types).toContain("run:ended");
+      const log = p.read(".baton/logs/hooks.log");
+      expect(log ?? "", "hooks.log records Baton's own failures").toBe("");
+    });
+
+    test("the one real compaction is noted once in the journal (none falsely), STATE.md written", () => {
+      const notes = p
+        .baton(["export", batonSession])
+        .stdout.split("\n")
+        .filter((l) => l.includes("compacted its context"));
+      // Gemini CLI fires PreCompress "auto" before every model request, before it decides whether
+      // to compress, and nothing after: a real automatic compression cannot be told from the
+      // check, so Baton notes none (it refreshes STATE.md) rather than one per request
+      // (docs/integrations.md). Claude Code and Codex say so with PostCompact.
+      expect(notes.length, notes.join("\n")).toBe(d.agent === "gemini" ? 0 : 1);
+      expect(p.read(`.baton/sessions/${batonSession}/STATE.md`)).toContain(batonSession);
+      expect(p.captured().some((c) => c.event === "SessionStart" && c.payload.source === "compact") || d.agent === "gemini").toBe(true);
+    });
+
+    test("a checkpoint precedes each write, edit and shell command", () => {
+      const tools = checkpointsAfterWork.map((c) => `${c.kind}:${c.toolName}`);
+      const expected = WORK.filter((s) => s.op !== "text" && (s.op !== "read" || d.readIsShell)).map((s) =>
+        s.op === "shell" || s.op === "read" ? "tree" : "targeted",
+      );
+      expect(tools.map((t) => t.split(":")[0])).toEqual(expected);
+      // Each before-hook ran before its tool: the checkpoint holds the file as it was.
+      const capturesPre = p.captured().filter((c) => /PreToolUse|BeforeTool/.test(c.event));
+      expect(capturesPre.length).toBeGreaterThanOrEqual(expected.length);
+    });
+
+    test('"undo that" in a resumed turn restores the last step', () => {
+      expect(trees.undo).toEqual({ ...AFTER_WORK, "d.txt": undefined });
+      expect(JSON.stringify(mock.requests.slice(marks.undo, marks.rollback2).map((r) => r.body))).toMatch(/restored|rolled back/i);
+    });
+
+    test('"/rollback 2" rolls back two more steps', () => {
+      expect(trees.rollback2).toEqual({ ...AFTER_WORK, "d.txt": undefined, "src/b.txt": "bee\n", "c.txt": undefined });
+    });
+
+    test("`baton rollback` twice then walks back to the original tree", () => {
+      expect(trees.cli1).toEqual({ ...ORIGINAL, "new.txt": "fresh\n" });
+      expect(trees.cli2).toEqual(ORIGINAL);
+    });
+
+    test("the session-start context (next action, pinned lesson) reaches the model", () => {
+      const first = JSON.stringify(mock.mains(marks.work)[0]?.body ?? {});
+      expect(first).toContain("Baton: where this work stands");
+      expect(first).toContain(`## Next action\\n${nextAction.action}: ${nextAction.reason}`);
+      expect(first).toContain(PINNED);
+    });
+
+    test("identical failing shell commands are recorded as failures", () => {
+      const failing = p.captured().filter((c) => /PostToolUse|AfterTool/.test(c.event) && JSON.stringify(c.payload).includes(FAIL_CMD));
+      expect(failing.length, "some failing commands ran before the pause").toBeGreaterThanOrEqual(2);
+      const ledger = p.baton(["--json", "ledger", "list", "--session", batonSession]).json();
+      const nodes: any[] = ledger.nodes.filter((n: any) => JSON.stringify(n).includes(FAIL_CMD));
+      expect(nodes.length).toBe(failing.length);
+      expect(nodes.filter((n) => n.status !== "error" && n.status !== "no_progress").map((n) => n.status)).toEqual([]);
+    });
+
+    test("they pause the session", () => {
+      const snap = p.baton(["--json", "session", "show", batonSession]).json().snapshot;
+      expect(snap.facets.spiral?.paused, JSON.stringify(snap.facets.spiral)).toBe(true);
+    });
+
+    test("the model receives Baton's reason as the refused call's result", () => {
+      const results = mock.requests.slice(marks.spiral).flatMap((r) => toolResults(r));
+      expect(
+        results.some((t) => t.includes(`Baton paused session ${batonSession}`)),
+        results.join("\n---\n").slice(-3000),
+      ).toBe(true);
+    });
+
+    test("the agent prints no warning about Baton's configuration", () => {
+      const bad: string[] = [];
+      for (const [name, r] of Object.entries(runs)) {
+        for (const line of agentWarnings(r)) {
+          if (line.includes("Baton paused session") || line.includes(FAIL_CMD)) continue;
+          if (d.benign?.some((re) => re.test(line))) continue;
+          bad.push(`${name}: ${line.slice(0, 300)}`);
+        }
+      }
+      expect(bad).toEqual([]);
+    });
+
+    test("baton doctor is clean", () => {
+      const doc = p.baton(["--json", "doctor"]).json();
+      const bad = doc.checks.filter((c: any) => c.status !== "ok" && c.status !== "skipped");
+      expect(bad).toEqual([]);
+      expect(doc.ok).toBe(true);
+    });
+  });
+}
+
+/** Lines of the agent's stderr, and JSON events of a warning or error kind, that speak of hooks or Baton. */
+function agentWarnings(r: AgentRun): string[] {
+  const lines = r.stderr.split("\n");
+  for (const e of r.events) {
+    const kind = `${e.type ?? ""} ${e.subtype ?? ""} ${e.level ?? ""} ${e.severity ?? ""} ${e.item?.type ?? ""}`;
+    // Claude Code reports each hook's exit code, outcome and stderr in its stream.
+    const hookFailed =
+      /hook/i.test(kind) && ((e.exit_code ?? 0) !== 0 || /error|fail|cancel/i.test(String(e.outcome ?? "")) || (e.stderr ?? "") !== "");
+    if (hookFailed) lines.push(`hook failed: ${JSON.stringify(e)}`);
+    else if (/warn|error/i.test(kind)) lines.push(JSON.stringify(e));
+  }
+  return lines.filter((l) => /hook|baton|settings/i.test(l) && /warn|error|invalid|fail|untrusted|skipp|ignor|not trusted/i.test(l));
+}
+
+function installedEvents(p: Project, agent: AgentName): string[] {
+  const file = { claude: ".claude/settings.json", codex: ".codex/hooks.json", gemini: ".gemini/settings.json" }[agent];
+  return Object.keys(JSON.parse(readFileSync(join(p.root, file), "utf8")).hooks ?? {});
+}
+
+/**
+ * The agent's real payloads: the first of each event and variant (`<Event>.json`, then
+ * `<Event>.<tool>.json`, `<Event>.<tool>.failure.json`, `<Event>.undo.json`,
+ * `<Event>.rollback.json`, `<Event>.<source>.json`).
+ */
+function saveFixtures(agent: AgentName, p: Project): void {
+  const picked = new Map<string, Capture>();
+  for (const c of p.captured()) {
+    const q = c.payload ?? {};
+    const variants = [c.event];
+    if (typeof q.tool_name === "string") {
+      const failed = JSON.stringify(q).includes(FAIL_CMD) && /Post|After/.test(c.event);
+      variants.push(`${c.event}.${q.tool_name}${failed ? ".failure" : ""}`);
+    }
+    // The user's words end the prompt (Gemini CLI puts Baton's own context before them).
+    if (typeof q.prompt === "string" && /(^|\n)undo that$/.test(q.prompt.trim())) variants.push(`${c.event}.undo`);
+    if (typeof q.prompt === "string" && /(^|\n)\/rollback 2$/.test(q.prompt.trim())) variants.push(`${c.event}.rollback`);
+    if (typeof q.source === "string") variants.push(`${c.event}.${q.source}`);
+    for (const v of variants) if (!picked.has(v)) picked.set(v, c);
+  }
+  const targets: string[] = [];
+  if (process.env.BATON_AGENT_FIXTURES === "write") targets.push(join(REPO, "test", "fixtures", "agents", agent));
+  if (process.env.BATON_AGENT_CAPTURES_OUT) targets.push(join(process.env.BATON_AGENT_CAPTURES_OUT, agent));
+  const transcript = agent === "codex" ? codexTranscript(p, [...picked.values()]) : undefined;
+  for (const dir of targets) {
+    rmSync(dir, { recursive: true, force: true });
+    mkdirSync(dir, { recursive: true });
+    for (const [name, c] of picked) writeFileSync(join(dir, `${name}.json`), `${JSON.stringify(scrub(c.payload, p), null, 2)}\n`);
+    if (transcript) writeFileSync(join(dir, "rollout.jsonl"), transcript);
+  }
+}
+
+/**
+ * Codex's session transcript (`transcript_path`, where a call's exit code is: its PostToolUse
+ * payload carries only the output), cut to the lines about the captured calls.
+ */
+function codexTranscript(p: Project, picked: Capture[]): string | undefined {
+  const file = picked.map((c) => c.payload.transcript_path).find((t) => typeof t === "string");
+  if (!file) return undefined;
+  const ids = picked.map((c) => c.payload.tool_use_id).filter((id): id is string => typeof id === "string");
+  return readFileSync(file, "utf8")
+    .split("\n")
+    .filter((l) => ids.some((id) => l.includes(id)))
+    .map((l) => JSON.stringify(scrub(JSON.parse(l), p)))
+    .join("\n")
+    .concat("\n");
+}

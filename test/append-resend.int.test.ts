@@ -1,0 +1,65 @@
+/**
+ * On a server store a connection can drop during COMMIT: the append may or may not have landed.
+ * The journal re-sends the batch once with the same event ids (generated ones included), so the
+ * caller hears one outcome and the journal holds each event once. Simulated over a real SQLite
+ * store: the wrapper commits, then reports the commit's outcome as unknown.
+ */
+import { afterAll, describe, expect, it } from "vitest";
+import type { Backend } from "../src/backend/contract.js";
+import { SqliteBackend } from "../src/backend/sqlite/sqlite-backend.js";
+import { BatonError, openBaton } from "../src/index.js";
+import { ensureWorkspace, workspaceAt } from "../src/services/workspace.js";
+import { cleanupDirs, tempDir } from "./helpers.js";
+
+/** A backend that behaves like a server store and loses the answer to the next `lose` commits. */
+function flaky(inner: Backend, state: { lose: number; committedButLost: number }): Backend {
+  return new Proxy(inner, {
+    get(target, prop) {
+      if (prop === "capabilities") return { ...target.capabilities, serialWrites: false };
+      if (prop === "transaction") {
+        return async (mode: "read" | "write", fn: never, opts?: never) => {
+          const result = await target.transaction(mode, fn, opts);
+          if (mode === "write" && state.lose > 0) {
+            state.lose--;
+            state.committedButLost++;
+            throw new BatonError("storage_unavailable", "the connection was lost during COMMIT", { outcome: "unknown" });
+          }
+          return result;
+        };
+      }
+      const v = Reflect.get(target, prop, target) as unknown;
+      return typeof v === "function" ? (v as (...a: unknown[]) => unknown).bind(target) : v;
+    },
+  });
+}
+
+describe("append with an unknown commit outcome", () => {
+  afterAll(() => cleanupDirs());
+
+  it("re-sends once with the same ids: each event is stored once and the caller hears success", async () => {
+    const root = tempDir();
+    const ws = workspaceAt(root);
+    ensureWorkspace(ws);
+    const state = { lose: 0, committedButLost: 0 };
+    const b = await openBaton({ root, backend: flaky(new SqliteBackend({ path: ws.dbPath }), state) });
+    try {
+      await b.startSession({ flow: "task", id: "t" });
+      state.lose = 1;
+      const r = await b.appendBatch("t", [
+        { type: "note:added", data: { text: "generated id" } },
+        { type: "note:added", id: "mine", data: { text: "caller id" } },
+      ]);
+      expect(state.committedButLost).toBe(1);
+      expect(r.map((x) => x.duplicate)).toEqual([false, false]);
+      const texts = (await b.events("t")).events.map((e) => (e.data as { text?: string }).text).filter(Boolean);
+      expect(texts).toEqual(["generated id", "caller id"]);
+      // Twice in a row: the second loss is reported, not retried forever.
+      state.lose = 2;
+      const err = await b.append("t", { type: "note:added", data: { text: "twice" } }).catch((e) => e);
+      expect(err.code).toBe("storage_unavailable");
+      expect((await b.events("t")).events.filter((e) => (e.data as { text?: string }).text === "twice").length).toBe(1);
+    } finally {
+      await b.close();
+    }
+  });
+});

@@ -1,0 +1,103 @@
+/**
+ * The adapters on what the agents really send: every payload in test/fixtures/agents/<agent>/
+ * was captured from the real CLI by the agent e2e suite (test/agents/; refresh them with
+ * `BATON_AGENT_FIXTURES=write npx vitest run test/agents/`). Paths there are scrubbed: the
+ * project is /work/project.
+ */
+import { readdirSync, readFileSync } from "node:fs";
+import { join } from "node:path";
+import { describe, expect, it } from "vitest";
+import { parseRollbackIntent } from "../src/core/rollback-intent.js";
+import { claude } from "../src/hooks/claude.js";
+import { codex } from "../src/hooks/codex.js";
+import { gemini } from "../src/hooks/gemini.js";
+import type { AgentAdapter, HookEvent } from "../src/hooks/types.js";
+
+const DIR = join(import.meta.dirname, "fixtures", "agents");
+const ADAPTERS: Record<string, AgentAdapter> = { claude, codex, gemini };
+const ROOT = "/work/project";
+const FAIL_CMD = "cat does-not-exist.txt";
+
+function fixtures(agent: string): { name: string; event: string; payload: Record<string, unknown> }[] {
+  return readdirSync(join(DIR, agent))
+    .filter((f) => f.endsWith(".json"))
+    .map((f) => {
+      const payload = JSON.parse(readFileSync(join(DIR, agent, f), "utf8"));
+      // Codex's transcript, cut to the captured calls, is kept beside the payloads.
+      if (agent === "codex" && typeof payload.transcript_path === "string") payload.transcript_path = join(DIR, agent, "rollout.jsonl");
+      return { name: f, event: f.split(".")[0] as string, payload };
+    });
+}
+
+function parse(agent: string, event: string, payload: Record<string, unknown>): HookEvent {
+  return (ADAPTERS[agent] as AgentAdapter).parse(event, payload, "/");
+}
+
+/** The files a write tool names, relative to the project. */
+function rel(files: string[]): string[] {
+  return files.map((f) => (f.startsWith(`${ROOT}/`) ? f.slice(ROOT.length + 1) : f));
+}
+
+describe.each(["claude", "codex", "gemini"])("%s: the real payloads", (agent) => {
+  const all = fixtures(agent);
+
+  it("every captured event is one Baton acts on, for the agent's session and cwd", () => {
+    expect(all.length).toBeGreaterThan(5);
+    for (const f of all) {
+      const ev = parse(agent, f.event, f.payload);
+      // Gemini CLI sends PreCompress ("auto") before every model request, compression or not:
+      // the payload alone cannot say, so whether Baton acts on it is the e2e suite's question
+      // (test/agents/suite.ts, "the one real compaction is noted once").
+      if (!(agent === "gemini" && f.event === "PreCompress")) expect(ev.kind, f.name).not.toBe("ignored");
+      expect(ev.cwd, f.name).toBe(ROOT);
+      expect(ev.agentSessionId, f.name).toBeTruthy();
+    }
+  });
+
+  it("before a write, the files it will write; before a shell command, the command", () => {
+    const before = all.filter((f) => /^(PreToolUse|BeforeTool)\./.test(f.name) && f.name.split(".").length === 3);
+    expect(before.length).toBeGreaterThanOrEqual(2);
+    for (const f of before) {
+      const ev = parse(agent, f.event, f.payload);
+      if (ev.kind !== "before_tool") throw new Error(`${f.name}: ${ev.kind}`);
+      const input = JSON.stringify(f.payload.tool_input);
+      if (ev.tool.kind === "write")
+        expect(rel(ev.tool.files).every((p) => input.includes(p)) && ev.tool.files.length > 0, f.name).toBe(true);
+      else {
+        expect(ev.tool.kind, f.name).toBe("shell");
+        expect(input, f.name).toContain(JSON.stringify(ev.tool.command).slice(1, -1));
+      }
+    }
+    const tools = before.map((f) => parse(agent, f.event, f.payload)).map((e) => (e.kind === "before_tool" ? e.tool.kind : ""));
+    expect(tools).toContain("write");
+    expect(tools).toContain("shell");
+  });
+
+  it("a failing shell command is a failure; the others succeeded", () => {
+    const after = all.filter((f) => /^(PostToolUse|PostToolUseFailure|AfterTool)\./.test(f.name) && f.name.split(".").length >= 3);
+    const failed = after.filter((f) => JSON.stringify(f.payload).includes(FAIL_CMD));
+    expect(failed.length).toBeGreaterThan(0);
+    for (const f of after) {
+      const ev = parse(agent, f.event, f.payload);
+      if (ev.kind !== "after_tool") throw new Error(`${f.name}: ${ev.kind}`);
+      expect(ev.status, f.name).toBe(failed.includes(f) ? "error" : "success");
+    }
+  });
+
+  it('"undo that" and "/rollback 2" are found in the prompt the agent sends', () => {
+    const prompts = all.filter((f) => /\.(undo|rollback)\.json$/.test(f.name) && /^(UserPromptSubmit|BeforeAgent)/.test(f.name));
+    expect(prompts.length).toBe(2);
+    for (const f of prompts) {
+      const ev = parse(agent, f.event, f.payload);
+      if (ev.kind !== "prompt") throw new Error(`${f.name}: ${ev.kind}`);
+      expect(parseRollbackIntent(ev.prompt), f.name).toEqual({ steps: f.name.includes(".undo.") ? 1 : 2 });
+    }
+  });
+
+  it("session starts carry their source", () => {
+    for (const f of all.filter((x) => /^SessionStart\.(startup|resume|compact)\.json$/.test(x.name))) {
+      const ev = parse(agent, "SessionStart", f.payload);
+      expect(ev, f.name).toMatchObject({ kind: "session_start", source: f.name.split(".")[1] });
+    }
+  });
+});

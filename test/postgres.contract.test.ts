@@ -1,0 +1,99 @@
+import { createHash } from "node:crypto";
+import pg from "pg";
+import { afterAll, afterEach, beforeAll, describe, expect, it } from "vitest";
+import { PostgresBackend, projectSchema } from "../src/backend/postgres/pg-backend.js";
+import { openBaton } from "../src/index.js";
+import { concurrencyContract } from "./contract/concurrency-contract.js";
+import { journalContract, type StoreFactory } from "./contract/journal-contract.js";
+import { ledgerContract } from "./contract/ledger-contract.js";
+import { locksContract } from "./contract/locks-contract.js";
+import { queueContract } from "./contract/queue-contract.js";
+import { storeContract } from "./contract/store-contract.js";
+import { tempDir } from "./helpers.js";
+import { type PgCluster, POSTGRES_REQUIRED, pgBinDir, startCluster } from "./pg-cluster.js";
+
+const available = pgBinDir() !== undefined;
+if (!available && POSTGRES_REQUIRED) throw new Error("BATON_TEST_POSTGRES=require but no PostgreSQL server binaries were found");
+
+let cluster: PgCluster | undefined;
+const schemasByTest = new Map<string, string>();
+let failed = false;
+
+/** One project (schema) per workspace root, so reopening a root reopens its store. */
+const projectOf = (root: string) => `t_${createHash("sha256").update(root).digest("hex").slice(0, 16)}`;
+
+export const pgStore: StoreFactory = async (root) => {
+  if (!cluster) throw new Error("the PostgreSQL test cluster is not running");
+  const project = projectOf(root);
+  schemasByTest.set(expect.getState().currentTestName ?? root, projectSchema(project));
+  const backend = await PostgresBackend.open({ url: cluster.url, project });
+  const url = cluster.url;
+  return {
+    backend,
+    async raw(sql) {
+      const c = new pg.Client({ connectionString: url });
+      await c.connect();
+      try {
+        await c.query(`SET search_path TO ${projectSchema(project)}`);
+        await c.query(sql);
+      } finally {
+        await c.end();
+      }
+    },
+  };
+};
+
+if (available) {
+  beforeAll(async () => {
+    cluster = await startCluster();
+  });
+  afterEach((ctx) => {
+    if (ctx.task.result?.state === "fail") {
+      failed = true;
+      console.error(`test "${ctx.task.name}" failed; its schema: ${schemasByTest.get(expect.getState().currentTestName ?? "") ?? "?"}`);
+    }
+  });
+  afterAll(() => cluster?.stop(failed));
+
+  journalContract("postgres", pgStore);
+  queueContract("postgres", pgStore);
+  ledgerContract("postgres", pgStore);
+  locksContract("postgres", pgStore);
+  concurrencyContract("postgres", pgStore, "separate");
+  storeContract("postgres", pgStore);
+
+  describe("postgres: rows a writer acts on are held", () => {
+    it("a crashed run's leased work, listed while an ack is finishing it, is not handed back", async () => {
+      const root = tempDir();
+      const a = await pgStore(root);
+      const b = await pgStore(root);
+      const baton = await openBaton({ root, backend: a.backend });
+      try {
+        await baton.startSession({ flow: "live-variant", id: "lv" });
+        await baton.append("lv", { type: "steer", actor: "browser", data: { text: "x" } });
+        const lease = await baton.lease("run-1");
+        const itemId = lease!.item.itemId;
+        let listed: unknown[] | undefined;
+        let lister: Promise<void> | undefined;
+        // The ack's transaction holds the item; meanwhile another connection lists run-1's work.
+        await b.backend.transaction("write", async (tx) => {
+          await tx.queue.getItem(itemId);
+          lister = a.backend.transaction("write", async (t2) => {
+            listed = (await t2.queue.leasedBy(["run-1"])).map((i) => i.itemId);
+          });
+          await new Promise((r) => setTimeout(r, 300));
+          await tx.queue.setFinal(itemId, { state: "done", doneAt: new Date().toISOString(), doneBy: "lease:x", resultSeq: null });
+        });
+        await lister;
+        expect(listed, "the lister waited for the ack and saw the item done").toEqual([]);
+      } finally {
+        await baton.close();
+        await b.backend.close();
+      }
+    });
+  });
+} else {
+  describe("postgres contract", () => {
+    it.skip("needs PostgreSQL server binaries (apt-get install -y postgresql); CI installs them", () => undefined);
+  });
+}

@@ -1,0 +1,51 @@
+import { describe, expect, it } from "vitest";
+import { redactText, redactValue } from "../src/core/redact.js";
+import { generate, score } from "./redaction/corpus.js";
+import { PROVIDERS } from "./redaction/providers.js";
+
+const GOAL = 0.99;
+
+describe("redaction corpus (seeded: providers × contexts, plus ordinary text)", () => {
+  const corpus = generate(11);
+  const s = score(corpus, { text: redactText, value: (v) => redactValue(v) });
+  const show = (xs: { provider?: string; context?: string; text: string; out: string }[]) =>
+    xs
+      .slice(0, 15)
+      .map(
+        (m) =>
+          `${m.provider ?? ""}/${m.context ?? ""}\n  in:  ${JSON.stringify(m.text).slice(0, 300)}\n  out: ${JSON.stringify(m.out).slice(0, 300)}`,
+      )
+      .join("\n");
+
+  it("covers the breadth of the public scanners' rule families in many contexts", () => {
+    expect(PROVIDERS.length, "provider formats").toBeGreaterThanOrEqual(200);
+    expect(new Set(corpus.positives.map((p) => p.context)).size, "contexts").toBeGreaterThanOrEqual(60);
+    expect(corpus.positives.length, "placements").toBeGreaterThan(10_000);
+  });
+
+  it(`recall ≥ ${GOAL * 100}%: nothing readable is left of a planted secret`, () => {
+    expect(
+      s.recall,
+      `recall ${(s.recall * 100).toFixed(2)}% (${s.misses.length} of ${s.positives} leaked):\n${show(s.misses)}`,
+    ).toBeGreaterThanOrEqual(GOAL);
+  });
+
+  it(`precision ≥ ${GOAL * 100}% on ordinary developer text: it comes back unchanged`, () => {
+    expect(
+      s.negativePrecision,
+      `${s.changedNegatives.length} of ${s.negatives} changed:\n${show(s.changedNegatives)}`,
+    ).toBeGreaterThanOrEqual(GOAL);
+  });
+
+  it(`precision ≥ ${GOAL * 100}% around secrets: names, hosts and neighbouring lines survive`, () => {
+    expect(s.contextPrecision, `${s.overRedacted.length} of ${s.positives} over-redacted:\n${show(s.overRedacted)}`).toBeGreaterThanOrEqual(
+      GOAL,
+    );
+  });
+
+  it("is the same corpus for the same seed, and a different one for another", () => {
+    const again = generate(11);
+    expect(again.positives.map((p) => p.text)).toEqual(corpus.positives.map((p) => p.text));
+    expect(generate(12).positives[0]?.text).not.toBe(corpus.positives[0]?.text);
+  });
+});

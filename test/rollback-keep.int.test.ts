@@ -1,0 +1,269 @@
+/**
+ * A rollback never loses what it cannot give back: a whole-tree checkpoint decides a path only
+ * by the ignore rules it was taken with, and a file the safety checkpoint could not store (too
+ * large, a symbolic link, a name the directory does not hold exactly) is kept, with a warning.
+ */
+import { spawnSync } from "node:child_process";
+import { existsSync, linkSync, lstatSync, readFileSync, readlinkSync, symlinkSync, unlinkSync, writeFileSync } from "node:fs";
+import { join } from "node:path";
+import { afterAll, describe, expect, it } from "vitest";
+import { isBatonError } from "../src/index.js";
+import { CheckpointService } from "../src/services/checkpoints.js";
+import { RollbackService } from "../src/services/rollback.js";
+import { hasExactName, readCurrent } from "../src/services/safe-fs.js";
+import { coversWith, walkCovers, walkTree } from "../src/services/tree-scan.js";
+import { cleanupDirs, tempBaton, tempDir, writeAt } from "./helpers.js";
+
+afterAll(() => cleanupDirs());
+
+describe("a whole-tree checkpoint judges coverage by its own ignore rules", () => {
+  it("a file ignored at T and listed by a later tree checkpoint comes back after the ignore rules changed", async () => {
+    const { baton, root } = await tempBaton();
+    try {
+      const { sessionId } = await baton.startSession({ flow: "task", id: "ign1" });
+      writeAt(root, ".gitignore", "*.log\n");
+      writeAt(root, "debug.log", "trace\n");
+      const t = await baton.checkpoint(sessionId, { all: true });
+      writeAt(root, ".gitignore", "");
+      const t2 = await baton.checkpoint(sessionId, { all: true });
+      expect((await baton.getCheckpoint(t2.checkpoint.id)).files.map((f) => f.path)).toContain("debug.log");
+      unlinkSync(join(root, "debug.log"));
+      await baton.rollback(sessionId, { to: t.checkpoint.id });
+      expect(readFileSync(join(root, ".gitignore"), "utf8")).toBe("*.log\n");
+      expect(existsSync(join(root, "debug.log")), "debug.log was not brought back").toBe(true);
+      expect(readFileSync(join(root, "debug.log"), "utf8")).toBe("trace\n");
+    } finally {
+      await baton.close();
+    }
+  });
+
+  it("a file ignored at T stays when .gitignore no longer names it (T never looked at it)", async () => {
+    const { baton, root } = await tempBaton();
+    try {
+      const { sessionId } = await baton.startSession({ flow: "task", id: "ign2" });
+      writeAt(root, ".gitignore", ".env\n");
+      writeAt(root, ".env", "SECRET=1\n");
+      const t = await baton.checkpoint(sessionId, { all: true });
+      writeAt(root, ".gitignore", "node_modules/\n");
+      const r = await baton.rollback(sessionId, { to: t.checkpoint.id });
+      expect(readFileSync(join(root, ".gitignore"), "utf8")).toBe(".env\n");
+      expect(existsSync(join(root, ".env")), "rollback removed .env").toBe(true);
+      expect(r.changes.map((c) => c.path)).not.toContain(".env");
+    } finally {
+      await baton.close();
+    }
+  });
+
+  it("a file ignored by a nested .gitignore at T stays after that .gitignore is removed", async () => {
+    const { baton, root } = await tempBaton();
+    try {
+      const { sessionId } = await baton.startSession({ flow: "task", id: "ign3" });
+      writeAt(root, "sub/.gitignore", "local.cfg\n");
+      writeAt(root, "sub/local.cfg", "mine\n");
+      const t = await baton.checkpoint(sessionId, { all: true });
+      unlinkSync(join(root, "sub/.gitignore"));
+      await baton.rollback(sessionId, { to: t.checkpoint.id });
+      expect(readFileSync(join(root, "sub/.gitignore"), "utf8")).toBe("local.cfg\n");
+      expect(readFileSync(join(root, "sub/local.cfg"), "utf8")).toBe("mine\n");
+    } finally {
+      await baton.close();
+    }
+  });
+});
+
+describe("a rollback never changes what its safety checkpoint cannot store", () => {
+  it("a file over maxFileBytes created after a tree checkpoint is kept, with a warning, and undo has nothing to lose", async () => {
+    const { baton, root } = await tempBaton({ checkpoints: { maxFileBytes: 16 } });
+    try {
+      const { sessionId } = await baton.startSession({ flow: "task", id: "big" });
+      writeAt(root, "a.txt", "v1");
+      const t = await baton.checkpoint(sessionId, { all: true });
+      writeAt(root, "big.bin", "x".repeat(64));
+      writeAt(root, "a.txt", "v2");
+      const r = await baton.rollback(sessionId, { to: t.checkpoint.id });
+      expect(readFileSync(join(root, "big.bin"), "utf8"), "the large file was removed").toBe("x".repeat(64));
+      expect(readFileSync(join(root, "a.txt"), "utf8")).toBe("v1");
+      const big = r.changes.find((c) => c.path === "big.bin");
+      expect(big?.action).toBe("kept");
+      expect(big?.reason).toContain("larger than 16 bytes");
+      expect(r.warnings.join("\n")).toContain("big.bin");
+    } finally {
+      await baton.close();
+    }
+  });
+
+  it("a file over maxFileBytes is not overwritten by an older version either", async () => {
+    const { baton, root } = await tempBaton({ checkpoints: { maxFileBytes: 16 } });
+    try {
+      const { sessionId } = await baton.startSession({ flow: "task", id: "big2" });
+      writeAt(root, "f.txt", "small");
+      const t = await baton.checkpoint(sessionId, { files: ["f.txt"] });
+      writeAt(root, "f.txt", "y".repeat(64));
+      const r = await baton.rollback(sessionId, { to: t.checkpoint.id });
+      expect(readFileSync(join(root, "f.txt"), "utf8")).toBe("y".repeat(64));
+      expect(r.changes.find((c) => c.path === "f.txt")?.action).toBe("kept");
+    } finally {
+      await baton.close();
+    }
+  });
+
+  it("a symbolic link where a checkpointed file was is kept (the safety checkpoint cannot store a link)", async () => {
+    const { baton, root } = await tempBaton();
+    try {
+      const { sessionId } = await baton.startSession({ flow: "task", id: "link" });
+      writeAt(root, "keep.txt", "k");
+      const t = await baton.checkpoint(sessionId, { all: true });
+      writeAt(root, "x.txt", "x");
+      await baton.checkpoint(sessionId, { files: ["x.txt"] });
+      unlinkSync(join(root, "x.txt"));
+      symlinkSync("keep.txt", join(root, "x.txt"));
+      const r = await baton.rollback(sessionId, { to: t.checkpoint.id });
+      expect(lstatSync(join(root, "x.txt")).isSymbolicLink(), "the link was removed").toBe(true);
+      expect(readlinkSync(join(root, "x.txt"))).toBe("keep.txt");
+      const x = r.changes.find((c) => c.path === "x.txt");
+      expect(x?.action).toBe("kept");
+      expect(x?.reason).toContain("symbolic link");
+      expect(r.warnings.join("\n")).toContain("x.txt");
+    } finally {
+      await baton.close();
+    }
+  });
+
+  it("a directory holding a file the rollback must keep is not cleared for the file it replaced", async () => {
+    const { baton, root } = await tempBaton({ checkpoints: { maxFileBytes: 16 } });
+    try {
+      const { sessionId } = await baton.startSession({ flow: "task", id: "dir" });
+      writeAt(root, "a", "file a");
+      const t = await baton.checkpoint(sessionId, { all: true });
+      unlinkSync(join(root, "a"));
+      writeAt(root, "a/small.txt", "s");
+      writeAt(root, "a/big.bin", "z".repeat(64));
+      const r = await baton.rollback(sessionId, { to: t.checkpoint.id });
+      expect(readFileSync(join(root, "a/big.bin"), "utf8")).toBe("z".repeat(64));
+      expect(r.changes.find((c) => c.path === "a")?.action).toBe("kept");
+    } finally {
+      await baton.close();
+    }
+  });
+});
+
+describe("a file found under another name (case-insensitive file systems)", () => {
+  // Linux is case-sensitive: a hard link plays the file `Readme.md` finds on a case-insensitive
+  // file system (README.md's inode), and the injected lookup says what that directory lists.
+  it("is kept when its exact name is not in its directory listing", async () => {
+    const { baton, root } = await tempBaton({ checkpoints: { durable: false } });
+    try {
+      const { sessionId } = await baton.startSession({ flow: "task", id: "case" });
+      writeAt(root, "README.md", "readme\n");
+      const t = await baton.checkpoint(sessionId, { all: true });
+      linkSync(join(root, "README.md"), join(root, "Readme.md"));
+      const cps = new CheckpointService(baton.backend, root, baton.workspace.dir, { durable: false });
+      const asked: string[] = [];
+      const exactName = (r: string, rel: string, memo?: Map<string, ReadonlySet<string>>) => {
+        asked.push(rel);
+        return rel === "Readme.md" ? false : hasExactName(r, rel, memo);
+      };
+      const rb = new RollbackService(baton.backend, baton.journal, cps, { durable: false, exactName });
+      const r = await rb.rollback(sessionId, { to: t.checkpoint.id });
+      expect(existsSync(join(root, "Readme.md")), "the file found by the other name was unlinked").toBe(true);
+      expect(r.changes.find((c) => c.path === "Readme.md")?.action).toBe("kept");
+      expect(r.warnings.join("\n")).toContain("Readme.md");
+      expect(readFileSync(join(root, "README.md"), "utf8")).toBe("readme\n");
+      expect(asked).toContain("Readme.md");
+    } finally {
+      await baton.close();
+    }
+  });
+
+  it("hasExactName reads the directory: the exact name is there, another spelling is not", () => {
+    const root = tempDir("baton-exact-");
+    writeAt(root, "sub/README.md", "r");
+    const memo = new Map<string, ReadonlySet<string>>();
+    expect(hasExactName(root, "sub/README.md", memo)).toBe(true);
+    expect(hasExactName(root, "sub/Readme.md", memo)).toBe(false);
+    expect(hasExactName(root, "gone/x", memo)).toBe(false);
+    expect([...memo.keys()].sort()).toEqual(["gone", "sub"]);
+  });
+});
+
+describe("the ignore rules and paths a rollback reads are reached without following links", () => {
+  it("walkCovers does not read a .gitignore that is a symbolic link (the walk does not either)", () => {
+    const root = tempDir("baton-covers-link-");
+    const outside = tempDir("baton-covers-out-");
+    writeFileSync(join(outside, "rules"), "*.log\n");
+    symlinkSync(join(outside, "rules"), join(root, ".gitignore"));
+    writeAt(root, "sub/keep.txt", "k");
+    symlinkSync(join(outside, "rules"), join(root, "sub/.gitignore"));
+    writeAt(root, "x.log", "l");
+    writeAt(root, "sub/y.log", "l");
+    const walked = walkTree(root).paths;
+    expect(walked).toEqual(["sub/keep.txt", "sub/y.log", "x.log"]);
+    const covers = walkCovers(root);
+    expect(covers("x.log")).toBe(true);
+    expect(covers("sub/y.log")).toBe(true);
+    expect(covers("sub/gone.log")).toBe(true);
+  });
+
+  it("coversWith reads each directory's ignore file once, however many paths it is asked about", () => {
+    const reads: string[] = [];
+    const covers = coversWith({
+      root: ["", "", ""],
+      gitignore: (dir) => {
+        reads.push(dir);
+        return dir === "a" ? "*.log\n" : undefined;
+      },
+    });
+    for (let i = 0; i < 3; i++) for (const p of ["a/x.log", "a/y.txt", "a/b/z.log", "c/w.log", "top.log"]) covers(p);
+    expect(covers("a/x.log")).toBe(false);
+    expect(covers("a/b/z.log")).toBe(false);
+    expect(covers("c/w.log")).toBe(true);
+    expect(reads.sort()).toEqual(["", "a", "a/b", "c"]);
+  });
+
+  it("a path under a FIFO is unsafe_path, as without descriptor pinning, not absent", () => {
+    const root = tempDir("baton-fifo-");
+    const mk = spawnSync("mkfifo", [join(root, "pipe")]);
+    expect(mk.status).toBe(0);
+    let code: string | undefined;
+    try {
+      readCurrent(root, "pipe/x");
+    } catch (e) {
+      code = isBatonError(e) ? e.code : String(e);
+    }
+    expect(code).toBe("unsafe_path");
+    writeAt(root, "file", "f");
+    expect(readCurrent(root, "file/x")).toEqual({ kind: "absent" });
+  });
+});
+
+describe("a file that changes between the plan and the safety checkpoint", () => {
+  it("grown past maxFileBytes: nothing is restored, the rollback says to run it again", async () => {
+    const { baton, root } = await tempBaton({ checkpoints: { maxFileBytes: 16, durable: false } });
+    try {
+      const { sessionId } = await baton.startSession({ flow: "task", id: "race" });
+      writeAt(root, "a.txt", "v1");
+      const t = await baton.checkpoint(sessionId, { all: true });
+      writeAt(root, "a.txt", "v2");
+      writeAt(root, "new.txt", "small");
+      class Racing extends CheckpointService {
+        override safety(...args: Parameters<CheckpointService["safety"]>) {
+          writeAt(root, "new.txt", "g".repeat(64)); // the agent writes on while the rollback plans
+          return super.safety(...args);
+        }
+      }
+      const cps = new Racing(baton.backend, root, baton.workspace.dir, { maxFileBytes: 16, durable: false });
+      const rb = new RollbackService(baton.backend, baton.journal, cps, { durable: false });
+      let code: string | undefined;
+      try {
+        await rb.rollback(sessionId, { to: t.checkpoint.id });
+      } catch (e) {
+        code = isBatonError(e) ? e.code : String(e);
+      }
+      expect(code).toBe("unsafe_path");
+      expect(readFileSync(join(root, "new.txt"), "utf8")).toBe("g".repeat(64));
+      expect(readFileSync(join(root, "a.txt"), "utf8"), "nothing was restored").toBe("v2");
+    } finally {
+      await baton.close();
+    }
+  });
+});

@@ -1,0 +1,54 @@
+import { mkdirSync, readFileSync, writeFileSync } from "node:fs";
+import { join } from "node:path";
+import { afterAll, describe, expect, it } from "vitest";
+import { describeStore, resolveStore, writeStoreConfig } from "../src/services/store-config.js";
+import { cleanupDirs, tempDir } from "./helpers.js";
+
+function batonDir(config?: string): string {
+  const dir = join(tempDir(), ".baton");
+  mkdirSync(dir, { recursive: true });
+  if (config !== undefined) writeFileSync(join(dir, "config.json"), config);
+  return dir;
+}
+
+describe("store configuration", () => {
+  afterAll(() => cleanupDirs());
+
+  it("is SQLite with no configuration, and PostgreSQL from config.json or the environment (which wins)", () => {
+    expect(resolveStore(batonDir(), {})).toEqual({ kind: "sqlite", source: "default" });
+    const dir = batonDir(JSON.stringify({ store: "postgres://a@h:5432/db", project: "p1", hooks: { server: "off" } }));
+    expect(resolveStore(dir, {})).toEqual({ kind: "postgres", url: "postgres://a@h:5432/db", project: "p1", source: "config" });
+    expect(resolveStore(dir, { BATON_STORE: "postgres://b@other/db2", BATON_PROJECT: "p2" })).toMatchObject({
+      url: "postgres://b@other/db2",
+      project: "p2",
+      source: "env",
+    });
+    expect(resolveStore(dir, { BATON_PROJECT: "p3" })).toMatchObject({ url: "postgres://a@h:5432/db", project: "p3", source: "env" });
+  });
+
+  it("refuses a URL with a password, a bad project or scheme, and a store without a project, changing nothing", () => {
+    const dir = batonDir(JSON.stringify({ hooks: { server: "off" } }));
+    expect(() => writeStoreConfig(dir, "postgres://a:secret@h/db", "p")).toThrow(/never writes one down/);
+    expect(() => writeStoreConfig(dir, "postgres://a@h/db", "bad name!")).toThrow(/project/);
+    expect(() => writeStoreConfig(dir, "mysql://a@h/db", "p")).toThrow(/not supported/);
+    expect(JSON.parse(readFileSync(join(dir, "config.json"), "utf8"))).toEqual({ hooks: { server: "off" } });
+    expect(() => resolveStore(dir, { BATON_STORE: "postgres://a@h/db" })).toThrow(/needs a project/);
+    writeStoreConfig(dir, "postgres://a@h/db", "p");
+    expect(JSON.parse(readFileSync(join(dir, "config.json"), "utf8"))).toEqual({
+      hooks: { server: "off" },
+      store: "postgres://a@h/db",
+      project: "p",
+    });
+  });
+
+  it("tolerates a broken config.json unless it names a store (never a silent fall back to SQLite)", () => {
+    expect(resolveStore(batonDir("{ hooks: "), {})).toMatchObject({ kind: "sqlite" });
+    expect(() => resolveStore(batonDir('{ "store": "postgres://a@h/db", '), {})).toThrow(/names a store/);
+  });
+
+  it("describes the store without a password", () => {
+    const d = describeStore({ kind: "postgres", url: "postgres://a:pw@h:1/db", project: "p", source: "env" }, "/x/baton.db");
+    expect(d.location).not.toContain("pw");
+    expect(d).toMatchObject({ kind: "postgres", project: "p" });
+  });
+});
