@@ -17,6 +17,13 @@ export interface BackendCapabilities {
    * keep one caller's requests on one session in order themselves (journal.ts).
    */
   readonly serialWrites: boolean;
+  /**
+   * Several machines share the store (PostgreSQL), so a checkpoint may come from another
+   * machine's workspace and restoring it here is a hand-over that needs an explicit flag. False
+   * for SQLite: its store lives in the workspace, so every checkpoint in it is this machine's,
+   * whatever the host is called now (containers, CI and laptops rename hosts).
+   */
+  readonly sharedAcrossHosts: boolean;
   /** The store can wake waiters in other processes (PostgreSQL LISTEN/NOTIFY). */
   readonly crossProcessNotify: boolean;
   /** Full-text search with ranking is available (SQLite FTS5, PostgreSQL tsvector). */

@@ -104,6 +104,7 @@ export class PostgresBackend implements Backend {
   readonly capabilities: BackendCapabilities = Object.freeze({
     multipleProcesses: true,
     serialWrites: false,
+    sharedAcrossHosts: true,
     crossProcessNotify: true,
     fullTextSearch: true,
   });

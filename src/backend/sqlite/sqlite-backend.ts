@@ -116,6 +116,7 @@ export class SqliteBackend implements Backend {
   readonly capabilities: BackendCapabilities = Object.freeze({
     multipleProcesses: true,
     serialWrites: true,
+    sharedAcrossHosts: false,
     crossProcessNotify: false,
     fullTextSearch: true,
   });
