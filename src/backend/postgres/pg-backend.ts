@@ -9,6 +9,7 @@
  */
 import { randomUUID } from "node:crypto";
 import pg from "pg";
+import { redactStoreUrl } from "../../core/store-url.js";
 import { BatonError } from "../../errors.js";
 import type { Backend, BackendCapabilities, MigrationReport, StoreTx, TxMode, TxOptions } from "../contract.js";
 import { mapPgError, retriable, unavailable } from "./pg-errors.js";
@@ -40,16 +41,8 @@ export function projectSchema(project: string): string {
   return `baton_${clean}`;
 }
 
-/** The URL without its password, for messages and configuration. */
-export function redactUrl(url: string): string {
-  try {
-    const u = new URL(url);
-    u.password = "";
-    return u.toString();
-  } catch {
-    return "(an unparsable URL)";
-  }
-}
+/** The URL without its password or secret parameters, for messages and configuration. */
+export const redactUrl = redactStoreUrl;
 
 // int8 and numeric as numbers: every bigint Baton stores (seqs, ms) is a safe integer.
 const TYPES = {
