@@ -1,6 +1,8 @@
 import { mkdirSync, readFileSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
+import fc from "fast-check";
 import { afterAll, describe, expect, it } from "vitest";
+import { projectSchema } from "../src/backend/postgres/pg-backend.js";
 import { describeStore, redactStoreUrl, resolveStore, writeStoreConfig } from "../src/services/store-config.js";
 import { cleanupDirs, tempDir } from "./helpers.js";
 
@@ -77,5 +79,25 @@ describe("store configuration", () => {
     }
     expect(redactStoreUrl("postgres://u@h:5432/db?sslmode=require")).toBe("postgres://u@h:5432/db?sslmode=require");
     expect(redactStoreUrl("postgres://u:x@h:99999/db")).toBe("(an unparsable URL)");
+  });
+
+  it("maps project names to schemas one-to-one, refusing names that only differ in case", () => {
+    for (const bad of ["Team-A", "team a", "-team", "", "x".repeat(49), "é"]) {
+      expect(() => projectSchema(bad), bad).toThrow(/lowercase/);
+      expect(() => writeStoreConfig(batonDir("{}"), "postgres://a@h/db", bad)).toThrow(/lowercase/);
+    }
+    expect(projectSchema("team-a")).not.toBe(projectSchema("team_a"));
+    const name = fc.stringMatching(/^[a-z0-9][a-z0-9_-]{0,47}$/);
+    fc.assert(
+      fc.property(name, name, (a, b) => {
+        const [sa, sb] = [projectSchema(a), projectSchema(b)];
+        expect(sa).toMatch(/^baton_[a-z0-9_]+_[0-9a-f]{8}$/);
+        expect(sa.length).toBeLessThanOrEqual(63);
+        expect(sa === sb).toBe(a === b);
+      }),
+      { numRuns: 2000 },
+    );
+    // Near misses too: '-' and '_' in the same places.
+    fc.assert(fc.property(name, (a) => a.replace(/-/g, "_") === a || projectSchema(a) !== projectSchema(a.replace(/-/g, "_"))));
   });
 });

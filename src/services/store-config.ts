@@ -8,16 +8,14 @@
  */
 import { readFileSync, renameSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
-import { redactStoreUrl, SECRET_PARAMS } from "../core/store-url.js";
+import { checkProject, redactStoreUrl, SECRET_PARAMS } from "../core/store-url.js";
 import { BatonError } from "../errors.js";
 
-export { redactStoreUrl };
+export { checkProject, redactStoreUrl };
 
 export type StoreChoice =
   | { kind: "sqlite"; source: "default" }
   | { kind: "postgres"; url: string; project: string; source: "config" | "env" };
-
-const PROJECT = /^[A-Za-z0-9][A-Za-z0-9_-]{0,49}$/;
 
 function readConfig(batonDir: string): Record<string, unknown> {
   let text: string;
@@ -65,16 +63,6 @@ export function checkStoreUrl(url: string, opts: { forWriting?: boolean } = {}):
     );
   }
   return u;
-}
-
-export function checkProject(project: string): string {
-  if (!PROJECT.test(project)) {
-    throw new BatonError(
-      "bad_input",
-      `project "${project}" is invalid: use 1-50 letters, digits, '_' or '-', starting with a letter or digit`,
-    );
-  }
-  return project;
 }
 
 /** The store this workspace uses, from the environment, else `.baton/config.json`, else SQLite. */

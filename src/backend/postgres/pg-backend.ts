@@ -7,9 +7,9 @@
  * No password is ever taken from configuration: libpq's environment (PGPASSWORD, PGSERVICE) and
  * ~/.pgpass supply it, as `pg` reads them.
  */
-import { randomUUID } from "node:crypto";
+import { createHash, randomUUID } from "node:crypto";
 import pg from "pg";
-import { redactStoreUrl } from "../../core/store-url.js";
+import { checkProject, redactStoreUrl } from "../../core/store-url.js";
 import { BatonError } from "../../errors.js";
 import type { Backend, BackendCapabilities, MigrationReport, StoreTx, TxMode, TxOptions } from "../contract.js";
 import { mapPgError, retriable, unavailable } from "./pg-errors.js";
@@ -20,7 +20,7 @@ import type { PgCtx } from "./pg-types.js";
 export interface PostgresBackendOptions {
   /** postgres://user@host:port/db (a password in it works, but Baton never writes one down). */
   url: string;
-  /** The Baton project: its schema is `baton_<project>`. */
+  /** The Baton project: its schema is `baton_<project>_<hash8>` (see projectSchema). */
   project: string;
   /** Pool size per process. Default 8. */
   poolSize?: number;
@@ -32,13 +32,15 @@ export interface PostgresBackendOptions {
   migrations?: readonly PgMigration[];
 }
 
-/** The schema of a project: `baton_` and the name's letters, digits and underscores, lowercased. */
+/**
+ * The schema of a project (also its NOTIFY channel): `baton_`, the name with '-' as '_', and 8
+ * hex digits of the exact name's sha256, so the mapping is one-to-one (`team-a` and `team_a` are
+ * two projects) while staying readable in psql.
+ */
 export function projectSchema(project: string): string {
-  const clean = project.toLowerCase().replace(/[^a-z0-9_]/g, "_");
-  if (!/^[a-z0-9_]{1,50}$/.test(clean) || /^_*$/.test(clean)) {
-    throw new BatonError("bad_input", `project "${project}" is not a usable name: use 1-50 letters, digits, '_' or '-'`);
-  }
-  return `baton_${clean}`;
+  checkProject(project);
+  const hash = createHash("sha256").update(project).digest("hex").slice(0, 8);
+  return `baton_${project.replace(/-/g, "_")}_${hash}`;
 }
 
 /** The URL without its password or secret parameters, for messages and configuration. */
