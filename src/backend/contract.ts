@@ -281,6 +281,14 @@ export interface CheckpointQueries {
    * answer and the deletion (SQLite: the write lock; PostgreSQL: a row lock on the meta row).
    */
   unreferenced(hashes: readonly string[]): Promise<string[]>;
+  /**
+   * Take the blob collector's lock exclusively now, before anything in this transaction takes
+   * it shared: for a transaction that may collect blobs (`unreferenced`) or bump the stat
+   * cache's generation later. Two writers that each hold it shared and then both need it
+   * exclusively would deadlock (PostgreSQL detects it after deadlock_timeout and one whole
+   * transaction re-runs). SQLite: nothing (its write lock already is exclusive).
+   */
+  reserveCollector(): Promise<void>;
   /** Every hash a live checkpoint or an active session's artifact references. */
   referencedHashes(): Promise<string[]>;
   /** Bumped by every collection that deletes blobs; a checkpoint that saw it change while it ran retries. */

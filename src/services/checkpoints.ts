@@ -350,7 +350,7 @@ export class CheckpointService {
           "tree",
           files,
           input,
-          { skipped: scan.skipped },
+          { skipped: scan.skipped, bumpsStats: fresh.length > 0 || vanished.length > 0 },
           async (tx) => {
             // Hashes trusted from the stat cache name blobs we did not touch: a collection since we read the epoch may have taken them.
             if ((await tx.checkpoints.blobEpoch()) !== epoch) throw new EpochChanged();
@@ -386,7 +386,7 @@ export class CheckpointService {
     kind: CheckpointKind,
     files: CheckpointFile[],
     input: CheckpointInput,
-    extra: { restores?: string | undefined; protect?: readonly string[]; skipped?: readonly SkippedPath[] },
+    extra: { restores?: string | undefined; protect?: readonly string[]; skipped?: readonly SkippedPath[]; bumpsStats?: boolean },
     check: (tx: StoreTx) => Promise<void>,
     after?: (tx: StoreTx) => Promise<void>,
   ): Promise<Omit<CheckpointResult, "stats">> {
@@ -397,8 +397,12 @@ export class CheckpointService {
           sessionId,
         });
       }
-      await check(tx);
       const q = tx.checkpoints;
+      // A checkpoint that will prune (and so collect blobs) or bump the stat cache's generation
+      // takes the collector's lock exclusively before `check` takes it shared: two writers that
+      // each held it shared and then both wanted it exclusively would deadlock.
+      if (extra.bumpsStats || (await q.retentionCandidates(sessionId, this.retain - 1)).length > 0) await q.reserveCollector();
+      await check(tx);
       const last = await q.lastCheckpoint(sessionId);
       const row: CheckpointRow = {
         id: `cp-${randomHex(5)}`,

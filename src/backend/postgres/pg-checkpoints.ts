@@ -6,7 +6,8 @@
  * The blob collector's lock is the checkpoint_meta row: `unreferenced` takes it FOR UPDATE
  * before looking, and every query that can add a reference to a blob takes it FOR SHARE first
  * in a write transaction, so no checkpoint commits a reference between the collector's look and
- * its delete (contract.ts, CheckpointQueries.unreferenced).
+ * its delete (contract.ts, CheckpointQueries.unreferenced). A transaction that will collect takes
+ * it FOR UPDATE first (`reserveCollector`): upgrading from SHARE deadlocks with a twin.
  */
 import type { ArtifactRow, CheckpointFileRow, CheckpointQueries, CheckpointRow, SkippedPath, StatCacheRow } from "../contract.js";
 import type { PgCtx } from "./pg-types.js";
@@ -158,10 +159,13 @@ export class PgCheckpointQueries implements CheckpointQueries {
     );
     return [...new Set(dead.flatMap((r) => (r.hash ? [r.hash] : [])))];
   }
-  async unreferenced(hashes: readonly string[]): Promise<string[]> {
+  async reserveCollector(): Promise<void> {
     if (this.#c.write) await this.#c.collectorLock("exclusive");
+  }
+  async unreferenced(hashes: readonly string[]): Promise<string[]> {
     const wanted = [...new Set(hashes)];
-    if (wanted.length === 0) return [];
+    if (wanted.length === 0) return []; // nothing to collect: no reason to block other writers
+    if (this.#c.write) await this.#c.collectorLock("exclusive");
     const rows = await this.#c.rows<{ h: string }>(
       `SELECT h FROM unnest($1::text[]) h
        WHERE NOT EXISTS (SELECT 1 FROM checkpoint_files WHERE hash = h)

@@ -271,6 +271,10 @@ export class SqliteCheckpointQueries implements CheckpointQueries {
     return [...new Set(dead.flatMap((r) => (r.hash ? [r.hash] : [])))];
   }
 
+  async reserveCollector(): Promise<void> {
+    // One writer at a time holds the write lock: there is nothing to upgrade.
+  }
+
   async unreferenced(hashes: readonly string[]): Promise<string[]> {
     const q = this.#stmt(`SELECT ${REFERENCED} AS used`);
     return [...new Set(hashes)].filter((h) => (q.get({ h }) as { used: number }).used === 0);
