@@ -85,6 +85,30 @@ describe.skipIf(!available)("PostgreSQL store", () => {
     expect(err.message).toMatch(/pg_isready/);
   });
 
+  it("a pool whose connections all stay busy is storage_busy, not a server that is down", async () => {
+    const { PostgresBackend } = await import("../src/backend/postgres/pg-backend.js");
+    const { isBatonError } = await import("../src/index.js");
+    const backend = await PostgresBackend.open({ url: cluster.url, project: project(), poolSize: 1, connectTimeoutMs: 300 });
+    try {
+      let release!: () => void;
+      const held = new Promise<void>((r) => (release = r));
+      let entered!: () => void;
+      const inside = new Promise<void>((r) => (entered = r));
+      const first = backend.transaction("read", async () => {
+        entered();
+        await held;
+      });
+      await inside;
+      const second = await backend.transaction("read", async () => undefined).catch((e) => e);
+      release();
+      await first;
+      expect(isBatonError(second, "storage_busy"), String(second)).toBe(true);
+      expect(second.message).not.toMatch(/down or unreachable/);
+    } finally {
+      await backend.close();
+    }
+  });
+
   it("two workspaces with one project: a session started on A is resumed on B with the same state", () => {
     const name = project();
     const a = tempDir();

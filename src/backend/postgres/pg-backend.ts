@@ -120,6 +120,7 @@ export class PostgresBackend implements Backend {
   #announceAgain = false;
   #unlistenTimer: NodeJS.Timeout | undefined;
   readonly #writeStats = { commits: 0, transactions: 0, retries: 0 };
+  readonly #poolSize: number;
 
   private constructor(opts: PostgresBackendOptions) {
     this.schema = projectSchema(opts.project);
@@ -127,9 +128,10 @@ export class PostgresBackend implements Backend {
     this.location = `${redactUrl(opts.url)} (schema ${this.schema})`;
     this.#url = opts.url;
     this.#connectTimeoutMs = opts.connectTimeoutMs ?? 5_000;
+    this.#poolSize = opts.poolSize ?? 8;
     this.#pool = new pg.Pool({
       connectionString: opts.url,
-      max: opts.poolSize ?? 8,
+      max: this.#poolSize,
       connectionTimeoutMillis: Math.min(this.#connectTimeoutMs, 5_000),
       idleTimeoutMillis: 10_000,
       options: `-c search_path=${this.schema}`,
@@ -155,10 +157,23 @@ export class PostgresBackend implements Backend {
     return b;
   }
 
-  /** A pooled client; connection failures are retried with backoff until the connect timeout. */
+  /** pg-pool says "timeout exceeded" both for a slow server and for a full pool: tell them apart. */
+  #saturated(err: unknown): boolean {
+    const msg = err instanceof Error ? err.message : String(err);
+    return /timeout exceeded when trying to connect/i.test(msg) && this.#pool.totalCount >= this.#poolSize && this.#pool.idleCount === 0;
+  }
+
+  /**
+   * A pooled client; connection failures are retried with backoff until the connect timeout,
+   * except a refused connection (nothing listens there: a stopped server or a wrong port), which
+   * fails after two quick tries so a CLI command or hook does not wait out the whole timeout. A
+   * server starting up answers 57P03 instead and is waited for. A pool whose clients all stayed
+   * checked out is this process being busy, not the server being down: `storage_busy`.
+   */
   async #connect(): Promise<pg.PoolClient> {
     if (this.#closing) throw new BatonError("internal", "the backend is closed; open Baton again");
     const deadline = Date.now() + this.#connectTimeoutMs;
+    let refused = 0;
     for (let delay = 25; ; delay = Math.min(delay * 2, 500)) {
       try {
         const client = await this.#pool.connect();
@@ -170,8 +185,20 @@ export class PostgresBackend implements Backend {
         }
         return client;
       } catch (err) {
-        if (Date.now() + delay >= deadline || !retriable(err)) throw mapPgError(err, "connecting to PostgreSQL", this.location);
-        await sleep(delay * (0.5 + Math.random()));
+        if (this.#saturated(err)) {
+          throw new BatonError(
+            "storage_busy",
+            `connecting to PostgreSQL at ${this.location}: all ${this.#poolSize} connections of this process stayed busy for ${this.#connectTimeoutMs} ms; retry, or raise the pool size or BATON_STORE_TIMEOUT_MS`,
+            { poolSize: this.#poolSize },
+            { cause: err },
+          );
+        }
+        const isRefused = (err as { code?: unknown }).code === "ECONNREFUSED";
+        if (isRefused) refused++;
+        if (Date.now() + delay >= deadline || !retriable(err) || refused >= 3) {
+          throw mapPgError(err, "connecting to PostgreSQL", this.location);
+        }
+        await sleep(isRefused ? 50 : delay * (0.5 + Math.random()));
       }
     }
   }
@@ -282,7 +309,13 @@ export class PostgresBackend implements Backend {
   async #listen(): Promise<void> {
     if (this.#listenClient || this.#listenStarting || this.#closing || this.#listeners.size === 0) return;
     this.#listenStarting = true;
-    const client = new pg.Client({ connectionString: this.#url, types: TYPES, application_name: "baton-listen" });
+    const client = new pg.Client({
+      connectionString: this.#url,
+      types: TYPES,
+      application_name: "baton-listen",
+      // A server that accepts TCP but never answers must not leave the LISTEN connect hanging.
+      connectionTimeoutMillis: Math.min(this.#connectTimeoutMs, 5_000),
+    });
     client.on("notification", (msg) => {
       if (msg.payload !== this.#origin) this.#notify(); // our own commits were announced at once
     });
