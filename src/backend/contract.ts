@@ -24,6 +24,12 @@ export interface BackendCapabilities {
    * whatever the host is called now (containers, CI and laptops rename hosts).
    */
   readonly sharedAcrossHosts: boolean;
+  /**
+   * A commit's outcome can be unknown to the caller: the connection to a server can die during
+   * COMMIT (PostgreSQL). The journal then gives every event its id up front and re-sends once.
+   * False for an embedded store, whose commit either returns or throws.
+   */
+  readonly uncertainCommits: boolean;
   /** The store can wake waiters in other processes (PostgreSQL LISTEN/NOTIFY). */
   readonly crossProcessNotify: boolean;
   /** Full-text search with ranking is available (SQLite FTS5, PostgreSQL tsvector). */

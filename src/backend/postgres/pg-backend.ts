@@ -100,6 +100,7 @@ export class PostgresBackend implements Backend {
     multipleProcesses: true,
     serialWrites: false,
     sharedAcrossHosts: true,
+    uncertainCommits: true,
     crossProcessNotify: true,
     fullTextSearch: true,
   });

@@ -117,6 +117,7 @@ export class SqliteBackend implements Backend {
     multipleProcesses: true,
     serialWrites: true,
     sharedAcrossHosts: false,
+    uncertainCommits: false,
     crossProcessNotify: false,
     fullTextSearch: true,
   });
