@@ -255,7 +255,8 @@ export class Baton {
         ...this.#checkpointOpts,
         ...inline,
         now: this.#now,
-        ...(facts ? { host: () => facts.host() } : {}),
+        // Injected facts name a pretend host: its machine is theirs to say (none: the host name decides).
+        ...(facts ? { host: () => facts.host(), machine: () => facts.machine?.() } : {}),
       });
       return {
         cps,

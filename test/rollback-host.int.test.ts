@@ -9,7 +9,7 @@ import { readFileSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { afterAll, describe, expect, it } from "vitest";
 import { openBaton } from "../src/index.js";
-import type { ProcessFacts } from "../src/services/process-facts.js";
+import { machineId, type ProcessFacts } from "../src/services/process-facts.js";
 import { CLI, cleanupDirs, cli, initWorkspace, tempDir } from "./helpers.js";
 
 const facts = (name: string): ProcessFacts => ({ host: () => name, alive: () => true, startTime: () => "1" });
@@ -56,5 +56,29 @@ describe("rollback after the host was renamed", () => {
     );
     expect(r.status, r.stderr).toBe(0);
     expect(readFileSync(join(root, "a.txt"), "utf8")).toBe("before\n");
+  });
+
+  it("records a hash of this machine's identity, never the raw machine-id", async () => {
+    const id = machineId();
+    let raw: string | undefined;
+    try {
+      raw = readFileSync("/etc/machine-id", "utf8").trim();
+    } catch {
+      raw = undefined;
+    }
+    if (raw !== undefined && /^[0-9a-f]{32}$/i.test(raw)) {
+      expect(id).toMatch(/^[0-9a-f]{16}$/);
+      expect(raw).not.toContain(id as string);
+    }
+    const root = tempDir("machine-");
+    writeFileSync(join(root, "a.txt"), "x\n");
+    const b = await openBaton({ root });
+    try {
+      await b.startSession({ flow: "task", id: "t" });
+      const cp = await b.checkpoint("t", { files: ["a.txt"] });
+      expect((await b.checkpoints("t")).find((c) => c.id === cp.checkpoint.id)?.machine).toBe(id);
+    } finally {
+      await b.close();
+    }
   });
 });

@@ -208,6 +208,8 @@ export interface CheckpointRow {
   /** The host and workspace root it was taken on (absent on checkpoints from before migration 10). */
   host?: string | null;
   workspace?: string | null;
+  /** A hash of the machine's stable identity (/etc/machine-id), when it has one (migration 11 / PG 8). */
+  machine?: string | null;
   /**
    * Whole-tree checkpoints: the files the walk left out because their names cannot be stored
    * and restored safely (absent or empty when none were). Kept so status can name them without

@@ -19,7 +19,7 @@ import type { Checkpoint, CheckpointFile, CheckpointInfo, CheckpointKind } from 
 import { BatonError, badInput } from "../errors.js";
 import { Blobs, type StagedBlob } from "./blobs.js";
 import { workspaceRelative } from "./files.js";
-import { hostFacts } from "./process-facts.js";
+import { hostFacts, machineId } from "./process-facts.js";
 import { checkPath, readCurrent, unsafePath } from "./safe-fs.js";
 import { CTIME, INO, MODE, MTIME, SIZE, STAT_FIELDS, type TreeScan, WalkCache, walkCovers, walkTree } from "./tree-scan.js";
 
@@ -114,6 +114,7 @@ export function toInfo(r: CheckpointRow): CheckpointInfo {
   if (r.prunedAt !== null) c.prunedAt = r.prunedAt;
   if (r.host) c.host = r.host;
   if (r.workspace) c.workspace = r.workspace;
+  if (r.machine) c.machine = r.machine;
   return c;
 }
 
@@ -149,9 +150,17 @@ export class CheckpointService {
 
   /** This host's name, recorded on each checkpoint (a shared store holds other hosts' too). */
   readonly host: () => string;
+  /** This machine's stable identity (process-facts.ts machineId), when it has one. */
+  readonly machine: () => string | undefined;
 
-  constructor(backend: Backend, root: string, batonDir: string, opts: CheckpointOptions & { now?: () => Date; host?: () => string } = {}) {
+  constructor(
+    backend: Backend,
+    root: string,
+    batonDir: string,
+    opts: CheckpointOptions & { now?: () => Date; host?: () => string; machine?: () => string | undefined } = {},
+  ) {
     this.host = opts.host ?? (() => hostFacts.host());
+    this.machine = opts.machine ?? machineId;
     this.#backend = backend;
     this.#root = root;
     this.#now = opts.now ?? (() => new Date());
@@ -422,6 +431,7 @@ export class CheckpointService {
         ...(extra.skipped !== undefined && extra.skipped.length > 0 ? { skipped: extra.skipped } : {}),
         host: this.host(),
         workspace: this.#root,
+        machine: this.machine() ?? null,
       };
       await q.insertCheckpoint(row, files.map(toRow));
       const pruned = await this.#applyRetention(tx, sessionId, new Set([row.id, ...(extra.protect ?? [])]));

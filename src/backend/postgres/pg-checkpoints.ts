@@ -30,6 +30,7 @@ interface RawCheckpoint {
   skipped: string | null;
   host: string | null;
   workspace: string | null;
+  machine: string | null;
 }
 
 const toCheckpoint = (r: RawCheckpoint): CheckpointRow => ({
@@ -50,6 +51,7 @@ const toCheckpoint = (r: RawCheckpoint): CheckpointRow => ({
   ...(r.skipped !== null ? { skipped: JSON.parse(r.skipped) as SkippedPath[] } : {}),
   host: r.host,
   workspace: r.workspace,
+  machine: r.machine,
 });
 
 export class PgCheckpointQueries implements CheckpointQueries {
@@ -66,8 +68,8 @@ export class PgCheckpointQueries implements CheckpointQueries {
   async insertCheckpoint(r: CheckpointRow, files: readonly CheckpointFileRow[]): Promise<void> {
     await this.#referencing();
     await this.#c.run(
-      `INSERT INTO checkpoints (id, session_id, seq, kind, run_id, turn, tool_name, parent, label, pinned, restores, created_at, pruned_at, file_count, skipped, host, workspace)
-       VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14, $15, $16, $17)`,
+      `INSERT INTO checkpoints (id, session_id, seq, kind, run_id, turn, tool_name, parent, label, pinned, restores, created_at, pruned_at, file_count, skipped, host, workspace, machine)
+       VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14, $15, $16, $17, $18)`,
       [
         r.id,
         r.sessionId,
@@ -86,6 +88,7 @@ export class PgCheckpointQueries implements CheckpointQueries {
         r.skipped !== undefined && r.skipped.length > 0 ? JSON.stringify(r.skipped) : null,
         r.host ?? null,
         r.workspace ?? null,
+        r.machine ?? null,
       ],
     );
     // Batches of 5,000 rows: one statement per batch, whatever the tree's size.

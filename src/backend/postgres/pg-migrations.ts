@@ -250,4 +250,12 @@ export const PG_MIGRATIONS: readonly PgMigration[] = Object.freeze([
       ALTER TABLE checkpoints ADD COLUMN workspace text;
     `,
   },
+  {
+    // The machine a checkpoint was taken on, stable across host renames (see SQLite's 11).
+    version: 8,
+    name: "checkpoint-machine",
+    sql: `
+      ALTER TABLE checkpoints ADD COLUMN machine text;
+    `,
+  },
 ]);

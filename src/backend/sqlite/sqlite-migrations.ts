@@ -315,4 +315,13 @@ export const SQLITE_MIGRATIONS: readonly SqliteMigration[] = Object.freeze([
       ALTER TABLE checkpoints ADD COLUMN workspace TEXT;
     `,
   },
+  {
+    // The machine a checkpoint was taken on, stable across host renames (a hash of
+    // /etc/machine-id), so a renamed host is not asked for --other-host on a shared store.
+    version: 11,
+    name: "checkpoint-machine",
+    sql: `
+      ALTER TABLE checkpoints ADD COLUMN machine TEXT;
+    `,
+  },
 ]);
