@@ -109,6 +109,30 @@ describe.skipIf(!available)("PostgreSQL store", () => {
     }
   });
 
+  it("a statement prepared before another process added a column still runs (the connection is replaced)", async () => {
+    const { PostgresBackend, projectSchema } = await import("../src/backend/postgres/pg-backend.js");
+    const name = project();
+    const root = tempDir();
+    writeFileSync(join(root, "a.txt"), "a\n");
+    const b = await openBaton({ root, backend: await PostgresBackend.open({ url: cluster.url, project: name, poolSize: 1 }) });
+    try {
+      await b.startSession({ flow: "task", id: "t" });
+      await b.checkpoint("t", { files: ["a.txt"] });
+      expect((await b.checkpoints("t")).length).toBe(1); // prepares SELECT * FROM checkpoints on the one connection
+      const pg = (await import("pg")).default;
+      const c = new pg.Client({ connectionString: cluster.url });
+      await c.connect();
+      try {
+        await c.query(`ALTER TABLE ${projectSchema(name)}.checkpoints ADD COLUMN later_column text`);
+      } finally {
+        await c.end();
+      }
+      expect((await b.checkpoints("t")).length).toBe(1);
+    } finally {
+      await b.close();
+    }
+  });
+
   it("two workspaces with one project: a session started on A is resumed on B with the same state", () => {
     const name = project();
     const a = tempDir();

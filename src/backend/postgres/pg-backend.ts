@@ -46,6 +46,12 @@ export function projectSchema(project: string): string {
 /** The URL without its password or secret parameters, for messages and configuration. */
 export const redactUrl = redactStoreUrl;
 
+/** A prepared statement whose result columns changed under it (another process migrated). */
+function isStalePlan(err: unknown): boolean {
+  const code = (err as { code?: unknown } | undefined)?.code;
+  return code === "0A000" && /cached plan must not change result type/i.test(err instanceof Error ? err.message : String(err));
+}
+
 // int8 and numeric as numbers: every bigint Baton stores (seqs, ms) is a safe integer.
 const TYPES = {
   getTypeParser(oid: number, format?: "text" | "binary") {
@@ -233,9 +239,15 @@ export class PostgresBackend implements Backend {
       } catch (err) {
         let broken = false;
         if (begun && !committing) await client.query("ROLLBACK").catch(() => (broken = true));
-        client.release(broken || committing ? true : undefined);
+        // Named statements are prepared once per connection; `SELECT *` prepared before another
+        // process's migration added a column fails with "cached plan must not change result
+        // type" (0A000) on that connection forever. Drop the connection (a new one prepares
+        // afresh) and run the transaction again: it failed before COMMIT, so nothing landed.
+        const stalePlan = isStalePlan(err) && !committing;
+        client.release(broken || committing || stalePlan ? true : undefined);
         if (err instanceof BatonError) throw err;
         const code = (err as { code?: string }).code;
+        if (stalePlan && attempt < 5) continue;
         // A deadlock or serialisation failure undid the whole transaction: run it again.
         if ((code === "40P01" || code === "40001") && attempt < 10) {
           this.#writeStats.retries++;
