@@ -21,6 +21,7 @@ import type { LedgerListOptions, LedgerOptions, LedgerService, OtlpSendResult } 
 import { type LedgerHealth, LedgerHealthTracker } from "./services/ledger-health.js";
 import type { LessonInjection, LessonInput, LessonSearchResult, LessonService } from "./services/lessons.js";
 import type { AcquireOptions, LockGrant, LockInfo, LockService } from "./services/locks.js";
+import { loadPostgres } from "./services/pg-loader.js";
 import type { ProcessFacts } from "./services/process-facts.js";
 import { type AckResult, type Lease, type LeaseRequest, type PendingWork, Queue, type ResultInput } from "./services/queue.js";
 import type { RollbackInput, RollbackResult, RollbackService } from "./services/rollback.js";
@@ -268,7 +269,8 @@ export class Baton {
         ...this.#checkpointOpts,
         ...inline,
         now: this.#now,
-        ...(facts ? { host: () => facts.host() } : {}),
+        // Injected facts name a pretend host: its machine is theirs to say (none: the host name decides).
+        ...(facts ? { host: () => facts.host(), machine: () => facts.machine?.() } : {}),
       });
       return {
         cps,
@@ -802,7 +804,7 @@ export async function openBaton(opts: OpenBatonOptions = {}): Promise<Baton> {
   const choice = backend ? undefined : resolveStore(ws.dir);
   if (choice?.kind === "postgres") {
     // Loaded only when configured: the SQLite hook path never pays for the driver.
-    const { PostgresBackend } = await import("./backend/postgres/pg-backend.js");
+    const { PostgresBackend } = await loadPostgres();
     const wait = opts.storeTimeoutMs ?? envMs("BATON_STORE_TIMEOUT_MS");
     const blobMax = envMs("BATON_STORE_BLOB_MAX_BYTES");
     backend = await PostgresBackend.open({

@@ -12,13 +12,31 @@ import { ensureWorkspace, workspaceAt } from "../src/services/workspace.js";
 import { cleanupDirs, tempDir } from "./helpers.js";
 
 /** A backend that behaves like a server store and loses the answer to the next `lose` commits. */
-function flaky(inner: Backend, state: { lose: number; committedButLost: number }): Backend {
+function flaky(inner: Backend, state: { lose: number; committedButLost: number; rolledBack?: boolean }): Backend {
   return new Proxy(inner, {
     get(target, prop) {
-      if (prop === "capabilities") return { ...target.capabilities, serialWrites: false };
+      if (prop === "capabilities") return { ...target.capabilities, serialWrites: false, uncertainCommits: true };
       if (prop === "transaction") {
-        return async (mode: "read" | "write", fn: never, opts?: never) => {
-          const result = await target.transaction(mode, fn, opts);
+        return async (mode: "read" | "write", fn: (tx: unknown) => Promise<unknown>, opts?: never) => {
+          if (mode === "write" && state.lose > 0 && state.rolledBack) {
+            // The lost COMMIT did not land: run the work, roll it back, report the outcome unknown.
+            const undo = new Error("undo");
+            await target
+              .transaction(
+                mode,
+                (async (tx: unknown) => {
+                  await fn(tx);
+                  throw undo;
+                }) as never,
+                opts,
+              )
+              .catch((e) => {
+                if (e !== undo && (e as { cause?: unknown }).cause !== undo) throw e;
+              });
+            state.lose--;
+            throw new BatonError("storage_unavailable", "the connection was lost during COMMIT", { outcome: "unknown" });
+          }
+          const result = await target.transaction(mode, fn as never, opts);
           if (mode === "write" && state.lose > 0) {
             state.lose--;
             state.committedButLost++;
@@ -58,6 +76,48 @@ describe("append with an unknown commit outcome", () => {
       const err = await b.append("t", { type: "note:added", data: { text: "twice" } }).catch((e) => e);
       expect(err.code).toBe("storage_unavailable");
       expect((await b.events("t")).events.filter((e) => (e.data as { text?: string }).text === "twice").length).toBe(1);
+    } finally {
+      await b.close();
+    }
+  });
+
+  it("keeps a caller id that was already in the journal a duplicate after the re-send", async () => {
+    const root = tempDir();
+    const ws = workspaceAt(root);
+    ensureWorkspace(ws);
+    const state = { lose: 0, committedButLost: 0 };
+    const b = await openBaton({ root, backend: flaky(new SqliteBackend({ path: ws.dbPath }), state) });
+    try {
+      await b.startSession({ flow: "task", id: "t" });
+      await b.append("t", { type: "note:added", id: "mine", data: { text: "caller id" } });
+      state.lose = 1;
+      const r = await b.appendBatch("t", [
+        { type: "note:added", data: { text: "new" } },
+        { type: "note:added", id: "mine", data: { text: "caller id" } },
+      ]);
+      expect(state.committedButLost).toBe(1);
+      expect(r.map((x) => x.duplicate)).toEqual([false, true]);
+      const texts = (await b.events("t")).events.map((e) => (e.data as { text?: string }).text).filter(Boolean);
+      expect(texts).toEqual(["caller id", "new"]);
+    } finally {
+      await b.close();
+    }
+  });
+
+  it("re-sends before a read the same caller asked for after the append", async () => {
+    const root = tempDir();
+    const ws = workspaceAt(root);
+    ensureWorkspace(ws);
+    const state = { lose: 0, committedButLost: 0, rolledBack: true };
+    const b = await openBaton({ root, backend: flaky(new SqliteBackend({ path: ws.dbPath }), state) });
+    try {
+      await b.startSession({ flow: "task", id: "t" });
+      state.lose = 1;
+      const appended = b.append("t", { type: "note:added", data: { text: "asked first" } });
+      const read = b.events("t");
+      const [a, { events }] = await Promise.all([appended, read]);
+      expect(a.duplicate).toBe(false);
+      expect(events.map((e) => e.seq)).toContain(a.event.seq);
     } finally {
       await b.close();
     }

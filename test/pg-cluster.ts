@@ -2,14 +2,21 @@
  * A throwaway PostgreSQL cluster for the PostgreSQL spec files: initdb in a temp dir, run as a
  * non-root user (initdb refuses root; CI runs as root, so the cluster runs as Debian's
  * `postgres` user), listening on 127.0.0.1 on a free port and on a unix socket in the temp dir.
- * Started once per spec file, stopped at its end. Each test gets its own schema (project); when
- * a test fails the cluster directory is kept and its location printed.
+ * Started once per spec file, stopped at its end, and also when the test process exits or is
+ * interrupted (a worker that dies must not leave a postmaster and ~86 MB behind). Each test gets
+ * its own schema (project); when a test fails the cluster directory is kept and its location
+ * printed; kept or abandoned directories older than a day are removed when a cluster starts.
+ *
+ * Clusters run with fsync and full_page_writes off (fast), except `startCluster({ durable:
+ * true })`, which keeps PostgreSQL's defaults for the tests about durability. Note that a
+ * SIGKILL of the server alone cannot lose what fsync=off leaves in the OS page cache; the
+ * durable cluster makes those tests exercise the real commit path (WAL flush on COMMIT).
  *
  * Without PostgreSQL server binaries the PostgreSQL specs are skipped (the README's commands
  * need no PostgreSQL), unless BATON_TEST_POSTGRES=require (CI sets it after installing them).
  */
 import { execFileSync, spawnSync } from "node:child_process";
-import { existsSync, mkdtempSync, readdirSync, readFileSync, rmSync } from "node:fs";
+import { existsSync, mkdtempSync, readdirSync, readFileSync, rmSync, statSync } from "node:fs";
 import { createServer } from "node:net";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
@@ -53,9 +60,77 @@ async function freePort(): Promise<number> {
   });
 }
 
-export async function startCluster(): Promise<PgCluster> {
+/** Clusters this process started and has not stopped: stopped on exit or a signal. */
+const live = new Set<PgCluster>();
+let hooked = false;
+
+function stopAllOnExit(): void {
+  if (hooked) return;
+  hooked = true;
+  // Synchronous work only: pg_ctl through execFileSync works inside an 'exit' handler.
+  process.once("exit", () => {
+    for (const c of [...live]) c.stop();
+  });
+  for (const sig of ["SIGINT", "SIGTERM", "SIGHUP"] as const) {
+    const onSignal = () => {
+      for (const c of [...live]) c.stop();
+      process.removeListener(sig, onSignal);
+      process.kill(process.pid, sig); // then die of the signal as before
+    };
+    process.once(sig, onSignal);
+  }
+}
+
+const DAY_MS = 24 * 60 * 60 * 1000;
+
+/** Remove cluster directories left for over a day (kept failures, killed workers) whose postmaster is gone. */
+function ageOut(): void {
+  const tmp = tmpdir();
+  let names: string[];
+  try {
+    names = readdirSync(tmp).filter((n) => n.startsWith("baton-pg-"));
+  } catch {
+    return;
+  }
+  const now = Date.now();
+  for (const name of names) {
+    const dir = join(tmp, name);
+    try {
+      const log = join(dir, "server.log");
+      const touched = Math.max(statSync(dir).mtimeMs, existsSync(log) ? statSync(log).mtimeMs : 0);
+      if (now - touched < DAY_MS) continue;
+      const pidFile = join(dir, "data", "postmaster.pid");
+      if (existsSync(pidFile)) {
+        const pid = Number(readFileSync(pidFile, "utf8").split("\n")[0]);
+        if (pid > 0 && isAlive(pid)) continue; // someone's cluster still runs there
+      }
+      rmSync(dir, { recursive: true, force: true });
+    } catch {
+      // another process removed it first, or it is not ours to read
+    }
+  }
+}
+
+function isAlive(pid: number): boolean {
+  try {
+    process.kill(pid, 0);
+  } catch (err) {
+    if ((err as NodeJS.ErrnoException).code !== "EPERM") return false;
+  }
+  // A stopped postmaster whose parent never reaps it (a container's init) stays a zombie.
+  try {
+    const stat = readFileSync(`/proc/${pid}/stat`, "utf8");
+    return stat.slice(stat.lastIndexOf(")") + 2, stat.lastIndexOf(")") + 3) !== "Z";
+  } catch {
+    return true;
+  }
+}
+
+export async function startCluster(opts: { durable?: boolean } = {}): Promise<PgCluster> {
   const bin = pgBinDir();
   if (!bin) throw new Error("PostgreSQL server binaries (initdb, pg_ctl) not found: apt-get install -y postgresql");
+  ageOut();
+  stopAllOnExit();
   const root = process.getuid?.() === 0;
   const dir = mkdtempSync(join(tmpdir(), "baton-pg-"));
   const data = join(dir, "data");
@@ -89,12 +164,13 @@ export async function startCluster(): Promise<PgCluster> {
       "-t",
       "60",
       "-o",
-      `-p ${port} -k ${dir} -c listen_addresses=127.0.0.1 -c max_connections=200 -c fsync=off -c full_page_writes=off`,
+      `-p ${port} -k ${dir} -c listen_addresses=127.0.0.1 -c max_connections=200${opts.durable ? "" : " -c fsync=off -c full_page_writes=off"}`,
       "start",
     ]);
   };
   start();
-  return {
+  let stopped = false;
+  const cluster: PgCluster = {
     url: `postgres://baton@127.0.0.1:${port}/postgres`,
     dir,
     port,
@@ -102,6 +178,9 @@ export async function startCluster(): Promise<PgCluster> {
     pid: () => Number(readFileSync(join(data, "postmaster.pid"), "utf8").split("\n")[0]),
     start,
     stop(keep = false) {
+      if (stopped) return;
+      stopped = true;
+      live.delete(cluster);
       try {
         asOwner("pg_ctl", ["-D", data, "-m", "immediate", "-w", "stop"]);
       } catch {
@@ -114,4 +193,6 @@ export async function startCluster(): Promise<PgCluster> {
       } else rmSync(dir, { recursive: true, force: true });
     },
   };
+  live.add(cluster);
+  return cluster;
 }

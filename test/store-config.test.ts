@@ -1,7 +1,9 @@
 import { mkdirSync, readFileSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
+import fc from "fast-check";
 import { afterAll, describe, expect, it } from "vitest";
-import { describeStore, resolveStore, writeStoreConfig } from "../src/services/store-config.js";
+import { projectSchema } from "../src/backend/postgres/pg-backend.js";
+import { describeStore, redactStoreUrl, resolveStore, writeStoreConfig } from "../src/services/store-config.js";
 import { cleanupDirs, tempDir } from "./helpers.js";
 
 function batonDir(config?: string): string {
@@ -50,5 +52,52 @@ describe("store configuration", () => {
     const d = describeStore({ kind: "postgres", url: "postgres://a:pw@h:1/db", project: "p", source: "env" }, "/x/baton.db");
     expect(d.location).not.toContain("pw");
     expect(d).toMatchObject({ kind: "postgres", project: "p" });
+  });
+
+  it("never shows a password: not in an unparsable URL's error, not from the query string", () => {
+    const bad = (() => {
+      try {
+        resolveStore(batonDir(), { BATON_STORE: "postgres://u:s3cret@h:99999/db", BATON_PROJECT: "p" });
+      } catch (e) {
+        return e as Error;
+      }
+      return undefined;
+    })();
+    expect(bad?.message).toMatch(/not a valid URL/);
+    expect(bad?.message).not.toContain("s3cret");
+    for (const url of [
+      "postgres://u@h/db?password=s3cret",
+      "postgres://u@h/db?sslmode=require&sslpassword=s3cret",
+      "postgres://u:s3cret@h/db?PASSWORD=s3cret",
+    ]) {
+      expect(redactStoreUrl(url)).not.toContain("s3cret");
+      const d = describeStore({ kind: "postgres", url, project: "p", source: "env" }, "/x/baton.db");
+      expect(d.location).not.toContain("s3cret");
+      const dir = batonDir("{}");
+      expect(() => writeStoreConfig(dir, url, "p")).toThrow(/never writes one down/);
+      expect(readFileSync(join(dir, "config.json"), "utf8")).toBe("{}");
+    }
+    expect(redactStoreUrl("postgres://u@h:5432/db?sslmode=require")).toBe("postgres://u@h:5432/db?sslmode=require");
+    expect(redactStoreUrl("postgres://u:x@h:99999/db")).toBe("(an unparsable URL)");
+  });
+
+  it("maps project names to schemas one-to-one, refusing names that only differ in case", () => {
+    for (const bad of ["Team-A", "team a", "-team", "", "x".repeat(49), "é"]) {
+      expect(() => projectSchema(bad), bad).toThrow(/lowercase/);
+      expect(() => writeStoreConfig(batonDir("{}"), "postgres://a@h/db", bad)).toThrow(/lowercase/);
+    }
+    expect(projectSchema("team-a")).not.toBe(projectSchema("team_a"));
+    const name = fc.stringMatching(/^[a-z0-9][a-z0-9_-]{0,47}$/);
+    fc.assert(
+      fc.property(name, name, (a, b) => {
+        const [sa, sb] = [projectSchema(a), projectSchema(b)];
+        expect(sa).toMatch(/^baton_[a-z0-9_]+_[0-9a-f]{8}$/);
+        expect(sa.length).toBeLessThanOrEqual(63);
+        expect(sa === sb).toBe(a === b);
+      }),
+      { numRuns: 2000 },
+    );
+    // Near misses too: '-' and '_' in the same places.
+    fc.assert(fc.property(name, (a) => a.replace(/-/g, "_") === a || projectSchema(a) !== projectSchema(a.replace(/-/g, "_"))));
   });
 });

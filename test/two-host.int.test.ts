@@ -38,8 +38,8 @@ describe.skipIf(!available)("two hosts, one project", () => {
   });
 
   /** Host `name`: its own workspace root and process facts (every pid alive: only expiry can free). */
-  async function host(name: string, project: string): Promise<Baton> {
-    const facts: ProcessFacts = { host: () => name, alive: () => true, startTime: () => "1" };
+  async function host(name: string, project: string, machine?: string): Promise<Baton> {
+    const facts: ProcessFacts = { host: () => name, machine: () => machine, alive: () => true, startTime: () => "1" };
     const backend = await PostgresBackend.open({ url: cluster.url, project });
     const b = await openBaton({ root: tempDir(`host-${name}-`), backend, now, processFacts: facts });
     open.push(b);
@@ -78,6 +78,22 @@ describe.skipIf(!available)("two hosts, one project", () => {
     const fenced = await a.appendUnderLock("deploy", held.epoch, "t", { type: "note:added", data: { text: "late" } }).catch((e) => e);
     expect(isBatonError(fenced, "lock_lost")).toBe(true);
     await b.appendUnderLock("deploy", taken.epoch, "t", { type: "note:added", data: { text: "fresh" } });
+  });
+
+  it("the same machine under a new host name restores its own checkpoint without --other-host; another machine still needs it", async () => {
+    const project = `two_${process.pid}_${n++}`;
+    const before = await host("old-name", project, "machine-1");
+    writeFileSync(join(before.root, "notes.txt"), "v1\n");
+    await before.startSession({ flow: "task", id: "t" });
+    const cp = await before.checkpoint("t", { files: ["notes.txt"] });
+    expect((await before.checkpoints("t"))[0]).toMatchObject({ host: "old-name", machine: "machine-1" });
+    const renamed = await host("new-name", project, "machine-1");
+    await renamed.rollback("t", { to: cp.checkpoint.id });
+    expect(readFileSync(join(renamed.root, "notes.txt"), "utf8")).toBe("v1\n");
+    const other = await host("new-name", project, "machine-2");
+    const refused = await other.rollback("t", { to: cp.checkpoint.id }).catch((e) => e);
+    expect(isBatonError(refused, "bad_input"), String(refused)).toBe(true);
+    expect(existsSync(join(other.root, "notes.txt"))).toBe(false);
   });
 
   it("checkpoints record their host and workspace; restoring A's checkpoint on B needs an explicit flag", async () => {

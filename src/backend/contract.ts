@@ -17,6 +17,19 @@ export interface BackendCapabilities {
    * keep one caller's requests on one session in order themselves (journal.ts).
    */
   readonly serialWrites: boolean;
+  /**
+   * Several machines share the store (PostgreSQL), so a checkpoint may come from another
+   * machine's workspace and restoring it here is a hand-over that needs an explicit flag. False
+   * for SQLite: its store lives in the workspace, so every checkpoint in it is this machine's,
+   * whatever the host is called now (containers, CI and laptops rename hosts).
+   */
+  readonly sharedAcrossHosts: boolean;
+  /**
+   * A commit's outcome can be unknown to the caller: the connection to a server can die during
+   * COMMIT (PostgreSQL). The journal then gives every event its id up front and re-sends once.
+   * False for an embedded store, whose commit either returns or throws.
+   */
+  readonly uncertainCommits: boolean;
   /** The store can wake waiters in other processes (PostgreSQL LISTEN/NOTIFY). */
   readonly crossProcessNotify: boolean;
   /** Full-text search with ranking is available (SQLite FTS5, PostgreSQL tsvector). */
@@ -202,6 +215,8 @@ export interface CheckpointRow {
   /** The host and workspace root it was taken on (absent on checkpoints from before migration 10). */
   host?: string | null;
   workspace?: string | null;
+  /** A hash of the machine's stable identity (/etc/machine-id), when it has one (SQLite migration 12 / PostgreSQL 9). */
+  machine?: string | null;
   /**
    * Whole-tree checkpoints: the files the walk left out because their names cannot be stored
    * and restored safely (absent or empty when none were). Kept so status can name them without
@@ -283,6 +298,14 @@ export interface CheckpointQueries {
    * answer and the deletion (SQLite: the write lock; PostgreSQL: a row lock on the meta row).
    */
   unreferenced(hashes: readonly string[]): Promise<string[]>;
+  /**
+   * Take the blob collector's lock exclusively now, before anything in this transaction takes
+   * it shared: for a transaction that may collect blobs (`unreferenced`) or bump the stat
+   * cache's generation later. Two writers that each hold it shared and then both need it
+   * exclusively would deadlock (PostgreSQL detects it after deadlock_timeout and one whole
+   * transaction re-runs). SQLite: nothing (its write lock already is exclusive).
+   */
+  reserveCollector(): Promise<void>;
   /** Every hash a live checkpoint or an active session's artifact references. */
   referencedHashes(): Promise<string[]>;
   /** Bumped by every collection that deletes blobs; a checkpoint that saw it change while it ran retries. */

@@ -45,6 +45,8 @@ export interface CheckpointInfo {
   /** The host and workspace root it was taken on: a store shared by several hosts holds theirs too. */
   host?: string;
   workspace?: string;
+  /** A hash of the machine's stable identity (survives host renames), when it had one. */
+  machine?: string;
 }
 
 export interface Checkpoint extends CheckpointInfo {

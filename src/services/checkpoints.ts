@@ -19,7 +19,7 @@ import type { Checkpoint, CheckpointFile, CheckpointInfo, CheckpointKind } from 
 import { BatonError, badInput } from "../errors.js";
 import { Blobs, type StagedBlob } from "./blobs.js";
 import { workspaceRelative } from "./files.js";
-import { hostFacts } from "./process-facts.js";
+import { hostFacts, machineId } from "./process-facts.js";
 import { checkPath, readCurrent, unsafePath } from "./safe-fs.js";
 import {
   CTIME,
@@ -127,6 +127,7 @@ export function toInfo(r: CheckpointRow): CheckpointInfo {
   if (r.prunedAt !== null) c.prunedAt = r.prunedAt;
   if (r.host) c.host = r.host;
   if (r.workspace) c.workspace = r.workspace;
+  if (r.machine) c.machine = r.machine;
   return c;
 }
 
@@ -162,9 +163,17 @@ export class CheckpointService {
 
   /** This host's name, recorded on each checkpoint (a shared store holds other hosts' too). */
   readonly host: () => string;
+  /** This machine's stable identity (process-facts.ts machineId), when it has one. */
+  readonly machine: () => string | undefined;
 
-  constructor(backend: Backend, root: string, batonDir: string, opts: CheckpointOptions & { now?: () => Date; host?: () => string } = {}) {
+  constructor(
+    backend: Backend,
+    root: string,
+    batonDir: string,
+    opts: CheckpointOptions & { now?: () => Date; host?: () => string; machine?: () => string | undefined } = {},
+  ) {
     this.host = opts.host ?? (() => hostFacts.host());
+    this.machine = opts.machine ?? machineId;
     this.#backend = backend;
     this.#root = root;
     this.#now = opts.now ?? (() => new Date());
@@ -393,7 +402,7 @@ export class CheckpointService {
           "tree",
           files,
           input,
-          { skipped: scan.skipped },
+          { skipped: scan.skipped, bumpsStats: fresh.length > 0 || vanished.length > 0 },
           async (tx) => {
             // Hashes trusted from the stat cache name blobs we did not touch: a collection since we read the epoch may have taken them.
             if ((await tx.checkpoints.blobEpoch()) !== epoch) throw new EpochChanged();
@@ -429,7 +438,7 @@ export class CheckpointService {
     kind: CheckpointKind,
     files: CheckpointFile[],
     input: CheckpointInput,
-    extra: { restores?: string | undefined; protect?: readonly string[]; skipped?: readonly SkippedPath[] },
+    extra: { restores?: string | undefined; protect?: readonly string[]; skipped?: readonly SkippedPath[]; bumpsStats?: boolean },
     check: (tx: StoreTx) => Promise<void>,
     after?: (tx: StoreTx) => Promise<void>,
   ): Promise<Omit<CheckpointResult, "stats">> {
@@ -440,8 +449,12 @@ export class CheckpointService {
           sessionId,
         });
       }
-      await check(tx);
       const q = tx.checkpoints;
+      // A checkpoint that will prune (and so collect blobs) or bump the stat cache's generation
+      // takes the collector's lock exclusively before `check` takes it shared: two writers that
+      // each held it shared and then both wanted it exclusively would deadlock.
+      if (extra.bumpsStats || (await q.retentionCandidates(sessionId, this.retain - 1)).length > 0) await q.reserveCollector();
+      await check(tx);
       const last = await q.lastCheckpoint(sessionId);
       const row: CheckpointRow = {
         id: `cp-${randomHex(5)}`,
@@ -461,6 +474,7 @@ export class CheckpointService {
         ...(extra.skipped !== undefined && extra.skipped.length > 0 ? { skipped: extra.skipped } : {}),
         host: this.host(),
         workspace: this.#root,
+        machine: this.machine() ?? null,
       };
       await q.insertCheckpoint(row, files.map(toRow));
       const pruned = await this.#applyRetention(tx, sessionId, new Set([row.id, ...(extra.protect ?? [])]));

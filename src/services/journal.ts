@@ -78,7 +78,7 @@ export class Journal {
   readonly #folded = new Map<string, Folded>();
   /**
    * Per session, the request last queued, when the backend does not run requests in order
-   * itself (`serialWrites` false): one caller's appends and reads of a session keep the order
+   * itself (`serialWrites` false; whether a commit can end unknown is `uncertainCommits`): one caller's appends and reads of a session keep the order
    * they were asked in (a read sees exactly the appends asked for before it).
    */
   readonly #order = new Map<string, Promise<unknown>>();
@@ -194,7 +194,7 @@ export class Journal {
     // A server store can lose the connection during COMMIT, leaving the outcome unknown. Every
     // event then carries its id from the start (fresh ones are not looked up the first time),
     // and the batch is re-sent once: what did commit comes back as duplicates, nothing twice.
-    const remote = !this.#backend.capabilities.serialWrites;
+    const remote = this.#backend.capabilities.uncertainCommits;
     const fresh = new Set<string>();
     const sent = remote
       ? inputs.map((i) => {
@@ -204,19 +204,36 @@ export class Journal {
           return { ...i, id };
         })
       : inputs;
-    const once = (skip: ReadonlySet<string>) =>
-      this.#inOrder(sessionId, () => this.#backend.transaction("write", (tx) => this.#appendIn(tx, sessionId, sent, skip)));
-    let outcome: { results: AppendResult[]; folded: Folded };
-    try {
-      outcome = await once(fresh);
-    } catch (err) {
-      if (!(remote && isBatonError(err, "storage_unavailable") && err.details.outcome === "unknown")) throw err;
-      outcome = await once(new Set());
-      // The caller asked once. If the lost attempt committed (its generated ids are back as
-      // duplicates; a batch commits whole), every event of it is new to the caller. With only
-      // caller-supplied ids nobody can tell, and a repeat reads as the duplicate it is.
-      if (outcome.results.some((r) => r.duplicate && fresh.has(r.event.id))) for (const r of outcome.results) r.duplicate = false;
-    }
+    // What the last run of the lost attempt saw before its COMMIT: which caller ids were already
+    // in the journal then (real duplicates, whatever the re-send finds).
+    let seen: boolean[] | undefined;
+    const attempt = (skip: ReadonlySet<string>) =>
+      this.#backend.transaction("write", async (tx) => {
+        const o = await this.#appendIn(tx, sessionId, sent, skip);
+        seen = o.results.map((r) => r.duplicate);
+        return o;
+      });
+    // Both attempts hold one place in the session's order: a read this caller asked for after
+    // the append cannot run between the lost attempt and its re-send.
+    const outcome = await this.#inOrder(sessionId, async () => {
+      try {
+        return await attempt(fresh);
+      } catch (err) {
+        if (!(remote && isBatonError(err, "storage_unavailable") && err.details.outcome === "unknown")) throw err;
+        const first = seen;
+        const again = await attempt(new Set());
+        // The caller asked once: each event is a duplicate exactly when it was one before the
+        // lost attempt (which, if it committed, makes the re-send see its own events again).
+        if (first !== undefined && first.length === again.results.length) {
+          again.results.forEach((r, i) => {
+            r.duplicate = first[i] as boolean;
+          });
+        } else if (again.results.some((r) => r.duplicate && fresh.has(r.event.id))) {
+          for (const r of again.results) r.duplicate = false;
+        }
+        return again;
+      }
+    });
     const { results, folded } = outcome;
     this.#remember(sessionId, folded); // committed: the folded state is now the journal's
     return results;

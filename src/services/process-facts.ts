@@ -10,6 +10,8 @@ import type { HolderFacts, HolderIdentity } from "../core/locks.js";
 
 export interface ProcessFacts {
   host(): string;
+  /** This machine's stable identity (survives host renames); absent: the host name decides. */
+  machine?(): string | undefined;
   /** Whether the pid is a live process here (a zombie is dead; EPERM means alive, not ours). */
   alive(pid: number): boolean;
   /** The process's start time, when this platform exposes it. */
@@ -17,6 +19,33 @@ export interface ProcessFacts {
 }
 
 let cachedHost: string | undefined;
+let cachedMachine: string | null | undefined;
+
+/**
+ * This machine's stable identity, which survives host renames: a hash (never the raw value,
+ * which systemd asks to keep private) of /etc/machine-id, else /var/lib/dbus/machine-id.
+ * Undefined where neither is readable: callers then fall back to the host name. Containers
+ * built from one image may share a baked-in machine-id, so it names a machine only as well as
+ * the image allows.
+ */
+export function machineId(): string | undefined {
+  if (cachedMachine === undefined) {
+    cachedMachine = null;
+    for (const file of ["/etc/machine-id", "/var/lib/dbus/machine-id"]) {
+      try {
+        const id = readFileSync(file, "utf8").trim();
+        if (/^[0-9a-f]{32}$/i.test(id)) {
+          const { createHash } = createRequire(import.meta.url)("node:crypto") as typeof import("node:crypto");
+          cachedMachine = createHash("sha256").update(`baton-machine:${id.toLowerCase()}`).digest("hex").slice(0, 16);
+          break;
+        }
+      } catch {
+        // not readable here: try the next, else the host name decides
+      }
+    }
+  }
+  return cachedMachine ?? undefined;
+}
 
 /** The real facts of this host. */
 export const hostFacts: ProcessFacts = {

@@ -145,8 +145,13 @@ export class RollbackService {
     const root = this.#cps.root;
     const { target, range, prunedInRange } = await this.#choose(sessionId, input);
     const here = this.#cps.host();
-    if (target.host !== undefined && target.host !== here && !input.otherHost && !input.dryRun) {
-      // A shared store holds other hosts' checkpoints: restoring one here is a hand-over, not an undo.
+    // Only a store shared across machines holds other machines' checkpoints: restoring one here
+    // is a hand-over, not an undo. A store inside the workspace (SQLite) is this machine's even
+    // when the host has been renamed since.
+    const shared = this.#backend.capabilities.sharedAcrossHosts;
+    // The same machine under a new name (containers, CI, laptops) is not another host.
+    const sameMachine = target.machine !== undefined && target.machine === this.#cps.machine();
+    if (shared && target.host != null && target.host !== here && !sameMachine && !input.otherHost && !input.dryRun) {
       throw new BatonError(
         "bad_input",
         `checkpoint ${target.id} was taken on host ${target.host}${target.workspace ? ` in ${target.workspace}` : ""}, not on this host (${here}); nothing was restored. To restore it into this workspace, pass --other-host (otherHost: true)`,

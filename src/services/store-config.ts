@@ -8,13 +8,14 @@
  */
 import { readFileSync, renameSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
+import { checkProject, redactStoreUrl, SECRET_PARAMS } from "../core/store-url.js";
 import { BatonError } from "../errors.js";
+
+export { checkProject, redactStoreUrl };
 
 export type StoreChoice =
   | { kind: "sqlite"; source: "default" }
   | { kind: "postgres"; url: string; project: string; source: "config" | "env" };
-
-const PROJECT = /^[A-Za-z0-9][A-Za-z0-9_-]{0,49}$/;
 
 function readConfig(batonDir: string): Record<string, unknown> {
   let text: string;
@@ -42,7 +43,11 @@ export function checkStoreUrl(url: string, opts: { forWriting?: boolean } = {}):
   try {
     u = new URL(url);
   } catch {
-    throw new BatonError("bad_input", `store "${url}" is not a URL; use postgres://user@host:port/database`);
+    // Not the input itself: it may hold a password.
+    throw new BatonError(
+      "bad_input",
+      "the store is not a valid URL (check the host, the port (1-65535) and that special characters are percent-encoded); use postgres://user@host:port/database",
+    );
   }
   if (u.protocol !== "postgres:" && u.protocol !== "postgresql:") {
     throw new BatonError(
@@ -50,23 +55,14 @@ export function checkStoreUrl(url: string, opts: { forWriting?: boolean } = {}):
       `store "${u.protocol}//…" is not supported; use postgres://user@host:port/database (SQLite needs no --store)`,
     );
   }
-  if (opts.forWriting && u.password !== "") {
+  const secret = [...u.searchParams.keys()].find((k) => SECRET_PARAMS.has(k.toLowerCase()));
+  if (opts.forWriting && (u.password !== "" || secret !== undefined)) {
     throw new BatonError(
       "bad_input",
       "the store URL has a password; Baton never writes one down: drop it from the URL and set PGPASSWORD or add it to ~/.pgpass",
     );
   }
   return u;
-}
-
-export function checkProject(project: string): string {
-  if (!PROJECT.test(project)) {
-    throw new BatonError(
-      "bad_input",
-      `project "${project}" is invalid: use 1-50 letters, digits, '_' or '-', starting with a letter or digit`,
-    );
-  }
-  return project;
 }
 
 /** The store this workspace uses, from the environment, else `.baton/config.json`, else SQLite. */
@@ -107,7 +103,5 @@ export function writeStoreConfig(batonDir: string, url: string, project: string)
 /** How to name the store in doctor and status: never a password. */
 export function describeStore(choice: StoreChoice, dbPath: string): { kind: string; location: string; project?: string; source: string } {
   if (choice.kind === "sqlite") return { kind: "sqlite", location: dbPath, source: choice.source };
-  const u = checkStoreUrl(choice.url);
-  u.password = "";
-  return { kind: "postgres", location: u.toString(), project: choice.project, source: choice.source };
+  return { kind: "postgres", location: redactStoreUrl(choice.url), project: choice.project, source: choice.source };
 }

@@ -7,8 +7,9 @@
  * No password is ever taken from configuration: libpq's environment (PGPASSWORD, PGSERVICE) and
  * ~/.pgpass supply it, as `pg` reads them.
  */
-import { randomUUID } from "node:crypto";
+import { createHash, randomUUID } from "node:crypto";
 import pg from "pg";
+import { checkProject, redactStoreUrl } from "../../core/store-url.js";
 import { BatonError } from "../../errors.js";
 import type { Backend, BackendCapabilities, MigrationReport, StoreTx, TxMode, TxOptions } from "../contract.js";
 import { mapPgError, retriable, unavailable } from "./pg-errors.js";
@@ -19,7 +20,7 @@ import type { PgCtx } from "./pg-types.js";
 export interface PostgresBackendOptions {
   /** postgres://user@host:port/db (a password in it works, but Baton never writes one down). */
   url: string;
-  /** The Baton project: its schema is `baton_<project>`. */
+  /** The Baton project: its schema is `baton_<project>_<hash8>` (see projectSchema). */
   project: string;
   /** Pool size per process. Default 8. */
   poolSize?: number;
@@ -31,24 +32,24 @@ export interface PostgresBackendOptions {
   migrations?: readonly PgMigration[];
 }
 
-/** The schema of a project: `baton_` and the name's letters, digits and underscores, lowercased. */
+/**
+ * The schema of a project (also its NOTIFY channel): `baton_`, the name with '-' as '_', and 8
+ * hex digits of the exact name's sha256, so the mapping is one-to-one (`team-a` and `team_a` are
+ * two projects) while staying readable in psql.
+ */
 export function projectSchema(project: string): string {
-  const clean = project.toLowerCase().replace(/[^a-z0-9_]/g, "_");
-  if (!/^[a-z0-9_]{1,50}$/.test(clean) || /^_*$/.test(clean)) {
-    throw new BatonError("bad_input", `project "${project}" is not a usable name: use 1-50 letters, digits, '_' or '-'`);
-  }
-  return `baton_${clean}`;
+  checkProject(project);
+  const hash = createHash("sha256").update(project).digest("hex").slice(0, 8);
+  return `baton_${project.replace(/-/g, "_")}_${hash}`;
 }
 
-/** The URL without its password, for messages and configuration. */
-export function redactUrl(url: string): string {
-  try {
-    const u = new URL(url);
-    u.password = "";
-    return u.toString();
-  } catch {
-    return "(an unparsable URL)";
-  }
+/** The URL without its password or secret parameters, for messages and configuration. */
+export const redactUrl = redactStoreUrl;
+
+/** A prepared statement whose result columns changed under it (another process migrated). */
+function isStalePlan(err: unknown): boolean {
+  const code = (err as { code?: unknown } | undefined)?.code;
+  return code === "0A000" && /cached plan must not change result type/i.test(err instanceof Error ? err.message : String(err));
 }
 
 // int8 and numeric as numbers: every bigint Baton stores (seqs, ms) is a safe integer.
@@ -104,6 +105,8 @@ export class PostgresBackend implements Backend {
   readonly capabilities: BackendCapabilities = Object.freeze({
     multipleProcesses: true,
     serialWrites: false,
+    sharedAcrossHosts: true,
+    uncertainCommits: true,
     crossProcessNotify: true,
     fullTextSearch: true,
   });
@@ -124,6 +127,7 @@ export class PostgresBackend implements Backend {
   #announceAgain = false;
   #unlistenTimer: NodeJS.Timeout | undefined;
   readonly #writeStats = { commits: 0, transactions: 0, retries: 0 };
+  readonly #poolSize: number;
 
   private constructor(opts: PostgresBackendOptions) {
     this.schema = projectSchema(opts.project);
@@ -131,9 +135,10 @@ export class PostgresBackend implements Backend {
     this.location = `${redactUrl(opts.url)} (schema ${this.schema})`;
     this.#url = opts.url;
     this.#connectTimeoutMs = opts.connectTimeoutMs ?? 5_000;
+    this.#poolSize = opts.poolSize ?? 8;
     this.#pool = new pg.Pool({
       connectionString: opts.url,
-      max: opts.poolSize ?? 8,
+      max: this.#poolSize,
       connectionTimeoutMillis: Math.min(this.#connectTimeoutMs, 5_000),
       idleTimeoutMillis: 10_000,
       options: `-c search_path=${this.schema}`,
@@ -159,10 +164,23 @@ export class PostgresBackend implements Backend {
     return b;
   }
 
-  /** A pooled client; connection failures are retried with backoff until the connect timeout. */
+  /** pg-pool says "timeout exceeded" both for a slow server and for a full pool: tell them apart. */
+  #saturated(err: unknown): boolean {
+    const msg = err instanceof Error ? err.message : String(err);
+    return /timeout exceeded when trying to connect/i.test(msg) && this.#pool.totalCount >= this.#poolSize && this.#pool.idleCount === 0;
+  }
+
+  /**
+   * A pooled client; connection failures are retried with backoff until the connect timeout,
+   * except a refused connection (nothing listens there: a stopped server or a wrong port), which
+   * fails after two quick tries so a CLI command or hook does not wait out the whole timeout. A
+   * server starting up answers 57P03 instead and is waited for. A pool whose clients all stayed
+   * checked out is this process being busy, not the server being down: `storage_busy`.
+   */
   async #connect(): Promise<pg.PoolClient> {
     if (this.#closing) throw new BatonError("internal", "the backend is closed; open Baton again");
     const deadline = Date.now() + this.#connectTimeoutMs;
+    let refused = 0;
     for (let delay = 25; ; delay = Math.min(delay * 2, 500)) {
       try {
         const client = await this.#pool.connect();
@@ -174,8 +192,20 @@ export class PostgresBackend implements Backend {
         }
         return client;
       } catch (err) {
-        if (Date.now() + delay >= deadline || !retriable(err)) throw mapPgError(err, "connecting to PostgreSQL", this.location);
-        await sleep(delay * (0.5 + Math.random()));
+        if (this.#saturated(err)) {
+          throw new BatonError(
+            "storage_busy",
+            `connecting to PostgreSQL at ${this.location}: all ${this.#poolSize} connections of this process stayed busy for ${this.#connectTimeoutMs} ms; retry, or raise the pool size or BATON_STORE_TIMEOUT_MS`,
+            { poolSize: this.#poolSize },
+            { cause: err },
+          );
+        }
+        const isRefused = (err as { code?: unknown }).code === "ECONNREFUSED";
+        if (isRefused) refused++;
+        if (Date.now() + delay >= deadline || !retriable(err) || refused >= 3) {
+          throw mapPgError(err, "connecting to PostgreSQL", this.location);
+        }
+        await sleep(isRefused ? 50 : delay * (0.5 + Math.random()));
       }
     }
   }
@@ -209,9 +239,15 @@ export class PostgresBackend implements Backend {
       } catch (err) {
         let broken = false;
         if (begun && !committing) await client.query("ROLLBACK").catch(() => (broken = true));
-        client.release(broken || committing ? true : undefined);
+        // Named statements are prepared once per connection; `SELECT *` prepared before another
+        // process's migration added a column fails with "cached plan must not change result
+        // type" (0A000) on that connection forever. Drop the connection (a new one prepares
+        // afresh) and run the transaction again: it failed before COMMIT, so nothing landed.
+        const stalePlan = isStalePlan(err) && !committing;
+        client.release(broken || committing || stalePlan ? true : undefined);
         if (err instanceof BatonError) throw err;
         const code = (err as { code?: string }).code;
+        if (stalePlan && attempt < 5) continue;
         // A deadlock or serialisation failure undid the whole transaction: run it again.
         if ((code === "40P01" || code === "40001") && attempt < 10) {
           this.#writeStats.retries++;
@@ -286,7 +322,13 @@ export class PostgresBackend implements Backend {
   async #listen(): Promise<void> {
     if (this.#listenClient || this.#listenStarting || this.#closing || this.#listeners.size === 0) return;
     this.#listenStarting = true;
-    const client = new pg.Client({ connectionString: this.#url, types: TYPES, application_name: "baton-listen" });
+    const client = new pg.Client({
+      connectionString: this.#url,
+      types: TYPES,
+      application_name: "baton-listen",
+      // A server that accepts TCP but never answers must not leave the LISTEN connect hanging.
+      connectionTimeoutMillis: Math.min(this.#connectTimeoutMs, 5_000),
+    });
     client.on("notification", (msg) => {
       if (msg.payload !== this.#origin) this.#notify(); // our own commits were announced at once
     });

@@ -6,7 +6,8 @@
  * The blob collector's lock is the checkpoint_meta row: `unreferenced` takes it FOR UPDATE
  * before looking, and every query that can add a reference to a blob takes it FOR SHARE first
  * in a write transaction, so no checkpoint commits a reference between the collector's look and
- * its delete (contract.ts, CheckpointQueries.unreferenced).
+ * its delete (contract.ts, CheckpointQueries.unreferenced). A transaction that will collect takes
+ * it FOR UPDATE first (`reserveCollector`): upgrading from SHARE deadlocks with a twin.
  */
 import type { ArtifactRow, CheckpointFileRow, CheckpointQueries, CheckpointRow, SkippedPath, StatCacheRow } from "../contract.js";
 import type { PgCtx } from "./pg-types.js";
@@ -29,6 +30,7 @@ interface RawCheckpoint {
   skipped: string | null;
   host: string | null;
   workspace: string | null;
+  machine: string | null;
 }
 
 const toCheckpoint = (r: RawCheckpoint): CheckpointRow => ({
@@ -49,6 +51,7 @@ const toCheckpoint = (r: RawCheckpoint): CheckpointRow => ({
   ...(r.skipped !== null ? { skipped: JSON.parse(r.skipped) as SkippedPath[] } : {}),
   host: r.host,
   workspace: r.workspace,
+  machine: r.machine,
 });
 
 export class PgCheckpointQueries implements CheckpointQueries {
@@ -65,8 +68,8 @@ export class PgCheckpointQueries implements CheckpointQueries {
   async insertCheckpoint(r: CheckpointRow, files: readonly CheckpointFileRow[]): Promise<void> {
     await this.#referencing();
     await this.#c.run(
-      `INSERT INTO checkpoints (id, session_id, seq, kind, run_id, turn, tool_name, parent, label, pinned, restores, created_at, pruned_at, file_count, skipped, host, workspace)
-       VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14, $15, $16, $17)`,
+      `INSERT INTO checkpoints (id, session_id, seq, kind, run_id, turn, tool_name, parent, label, pinned, restores, created_at, pruned_at, file_count, skipped, host, workspace, machine)
+       VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14, $15, $16, $17, $18)`,
       [
         r.id,
         r.sessionId,
@@ -85,6 +88,7 @@ export class PgCheckpointQueries implements CheckpointQueries {
         r.skipped !== undefined && r.skipped.length > 0 ? JSON.stringify(r.skipped) : null,
         r.host ?? null,
         r.workspace ?? null,
+        r.machine ?? null,
       ],
     );
     // Batches of 5,000 rows: one statement per batch, whatever the tree's size.
@@ -166,10 +170,13 @@ export class PgCheckpointQueries implements CheckpointQueries {
     );
     return [...new Set(dead.flatMap((r) => (r.hash ? [r.hash] : [])))];
   }
-  async unreferenced(hashes: readonly string[]): Promise<string[]> {
+  async reserveCollector(): Promise<void> {
     if (this.#c.write) await this.#c.collectorLock("exclusive");
+  }
+  async unreferenced(hashes: readonly string[]): Promise<string[]> {
     const wanted = [...new Set(hashes)];
-    if (wanted.length === 0) return [];
+    if (wanted.length === 0) return []; // nothing to collect: no reason to block other writers
+    if (this.#c.write) await this.#c.collectorLock("exclusive");
     const rows = await this.#c.rows<{ h: string }>(
       `SELECT h FROM unnest($1::text[]) h
        WHERE NOT EXISTS (SELECT 1 FROM checkpoint_files WHERE hash = h)

@@ -262,4 +262,12 @@ export const PG_MIGRATIONS: readonly PgMigration[] = Object.freeze([
       CREATE INDEX work_items_dead_unhandled ON work_items (session_id, item_no) WHERE state = 'dead' AND handled_seq IS NULL;
     `,
   },
+  {
+    // The machine a checkpoint was taken on, stable across host renames (see SQLite's 12).
+    version: 9,
+    name: "checkpoint-machine",
+    sql: `
+      ALTER TABLE checkpoints ADD COLUMN machine text;
+    `,
+  },
 ]);

@@ -116,6 +116,8 @@ export class SqliteBackend implements Backend {
   readonly capabilities: BackendCapabilities = Object.freeze({
     multipleProcesses: true,
     serialWrites: true,
+    sharedAcrossHosts: false,
+    uncertainCommits: false,
     crossProcessNotify: false,
     fullTextSearch: true,
   });

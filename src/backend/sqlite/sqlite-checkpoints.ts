@@ -64,6 +64,7 @@ interface RawCheckpoint {
   skipped: string | null;
   host: string | null;
   workspace: string | null;
+  machine: string | null;
 }
 
 const toCheckpoint = (r: RawCheckpoint): CheckpointRow => ({
@@ -84,6 +85,7 @@ const toCheckpoint = (r: RawCheckpoint): CheckpointRow => ({
   ...(r.skipped !== null ? { skipped: JSON.parse(r.skipped) as SkippedPath[] } : {}),
   host: r.host,
   workspace: r.workspace,
+  machine: r.machine,
 });
 
 /**
@@ -118,8 +120,8 @@ export class SqliteCheckpointQueries implements CheckpointQueries {
     const open = lane === null ? undefined : this.#openRuns(lane);
     if (lane !== null) this.#lanes.delete(lane); // rebuilt below; a failure part-way must not leave it half-updated
     this.#stmt(
-      `INSERT INTO checkpoints (id, session_id, seq, kind, run_id, turn, tool_name, parent, label, pinned, restores, created_at, pruned_at, file_count, lane, skipped, host, workspace)
-       VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
+      `INSERT INTO checkpoints (id, session_id, seq, kind, run_id, turn, tool_name, parent, label, pinned, restores, created_at, pruned_at, file_count, lane, skipped, host, workspace, machine)
+       VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
     ).run(
       r.id,
       r.sessionId,
@@ -139,6 +141,7 @@ export class SqliteCheckpointQueries implements CheckpointQueries {
       r.skipped !== undefined && r.skipped.length > 0 ? JSON.stringify(r.skipped) : null,
       r.host ?? null,
       r.workspace ?? null,
+      r.machine ?? null,
     );
     const insert = this.#stmt(
       "INSERT INTO manifest_runs (lane, path, from_seq, until_seq, state, hash, mode, size, note) VALUES (?, ?, ?, NULL, ?, ?, ?, ?, ?)",
@@ -278,6 +281,10 @@ export class SqliteCheckpointQueries implements CheckpointQueries {
       ) as { hash: string | null }[];
     }
     return [...new Set(dead.flatMap((r) => (r.hash ? [r.hash] : [])))];
+  }
+
+  async reserveCollector(): Promise<void> {
+    // One writer at a time holds the write lock: there is nothing to upgrade.
   }
 
   async unreferenced(hashes: readonly string[]): Promise<string[]> {

@@ -332,4 +332,13 @@ export const SQLITE_MIGRATIONS: readonly SqliteMigration[] = Object.freeze([
       CREATE INDEX work_items_dead_unhandled ON work_items (session_id, item_no) WHERE state = 'dead' AND handled_seq IS NULL;
     `,
   },
+  {
+    // The machine a checkpoint was taken on, stable across host renames (a hash of
+    // /etc/machine-id), so a renamed host is not asked for --other-host on a shared store.
+    version: 12,
+    name: "checkpoint-machine",
+    sql: `
+      ALTER TABLE checkpoints ADD COLUMN machine TEXT;
+    `,
+  },
 ]);

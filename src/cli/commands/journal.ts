@@ -16,6 +16,17 @@ export async function init(ctx: Ctx, o: { store?: string; project?: string } = {
     // Check before touching anything: bad input changes nothing.
     checkStoreUrl(o.store, { forWriting: true });
     checkProject(o.project);
+    // Connect and migrate first: a store that cannot be reached (or a wrong URL) is never
+    // written down, so the workspace stays on what it used before.
+    const { loadPostgres } = await import("../../services/pg-loader.js");
+    const { PostgresBackend } = await loadPostgres();
+    const wait = Number(process.env.BATON_STORE_TIMEOUT_MS);
+    const probe = await PostgresBackend.open({
+      url: o.store,
+      project: o.project,
+      ...(Number.isFinite(wait) && wait > 0 ? { connectTimeoutMs: wait } : {}),
+    });
+    await probe.close();
     const ws = resolveWorkspace({ create: true, ...(ctx.root ? { root: ctx.root } : {}) });
     writeStoreConfig(ws.dir, o.store, o.project);
   }
