@@ -1,5 +1,5 @@
 /** Finding and creating a workspace: a project directory with Baton's data in `.baton/`. */
-import { closeSync, existsSync, mkdirSync, openSync, statSync, writeFileSync } from "node:fs";
+import { existsSync, mkdirSync, statSync, writeFileSync } from "node:fs";
 import { dirname, join, resolve } from "node:path";
 import { BatonError } from "../errors.js";
 import { PRIVATE_DIR_MODE, PRIVATE_FILE_MODE, tightenBatonDir } from "./private-files.js";
@@ -71,9 +71,7 @@ export function ensureWorkspace(ws: Workspace): void {
         "# Baton's journal is local to this machine.\nbaton.db*\nlogs/\nserver.json\nserver.key\nledger-failures.json\nhooks/\n",
         { mode: PRIVATE_FILE_MODE },
       );
-    // SQLite creates the database (and later its WAL and shared memory, with the same mode) at
-    // 0644 under the usual umask: create it first, empty, at 0600.
-    if (!existsSync(ws.dbPath)) closeSync(openSync(ws.dbPath, "a", PRIVATE_FILE_MODE));
+    // The SQLite backend creates baton.db at 0600 itself (a workspace on another store has none).
     tightenBatonDir(ws.dir);
   } catch (err) {
     const code = (err as NodeJS.ErrnoException).code ?? "";

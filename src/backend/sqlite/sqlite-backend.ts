@@ -5,6 +5,7 @@
  * of failing; within one process, transactions are serialised by a promise chain because
  * better-sqlite3 runs one connection synchronously.
  */
+import { closeSync, existsSync, openSync } from "node:fs";
 import { createRequire } from "node:module";
 import BetterSqlite3 from "better-sqlite3";
 import { BatonError } from "../../errors.js";
@@ -145,6 +146,16 @@ export class SqliteBackend implements Backend {
     this.#path = opts.path;
     const busy = opts.busyTimeoutMs ?? 10_000;
     let db: Db;
+    // SQLite creates the file (and later its WAL and shared memory, with the same mode) at 0644
+    // under the usual umask: create it first, empty, at 0600. Only here, where a SQLite store
+    // is really opened: a workspace on another store never gets a baton.db.
+    if (opts.path !== ":memory:" && !existsSync(opts.path)) {
+      try {
+        closeSync(openSync(opts.path, "a", 0o600));
+      } catch {
+        // better-sqlite3 reports why the file cannot be made, mapped below.
+      }
+    }
     try {
       const binding = addonPath();
       db = new BetterSqlite3(opts.path, binding ? { timeout: busy, nativeBinding: binding } : { timeout: busy });
