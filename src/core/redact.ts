@@ -52,7 +52,7 @@ export interface RedactOptions extends Partial<RedactLimits> {
 export const DEFAULT_REDACT_LIMITS: Readonly<RedactLimits> = Object.freeze({ maxDepth: 8, maxKeys: 64, maxItems: 64, maxString: 512 });
 
 /** Text above this many characters is hashed without being scanned first (scanning it would cost more than it saves). */
-const MAX_SCAN = 256 * 1024;
+export const MAX_SCAN = 256 * 1024;
 
 // ---------------------------------------------------------------------------------------------
 // Placeholders
@@ -977,7 +977,9 @@ function walk(v: unknown, depth: number, ctx: WalkCtx): JsonValue {
  * of a session id (`sessionId`) is not a secret name here: it names Baton's own sessions.
  */
 export function redactJson(v: JsonValue): JsonValue {
-  if (typeof v === "string") return redactText(v);
+  // Like redactString: text too long to scan is hashed unscanned (the caller's bounds allow more
+  // than MAX_SCAN, and a hook payload is outside text).
+  if (typeof v === "string") return v.length > MAX_SCAN ? hashPlaceholder(v) : redactText(v);
   if (v === null || typeof v !== "object") return v;
   if (Array.isArray(v)) {
     let out: JsonValue[] | undefined;
