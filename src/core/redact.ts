@@ -188,7 +188,12 @@ function entropy(s: string): number {
 function randomLooking(v: string): boolean {
   if (v.length < 16 || /^[0-9a-f-]+$/i.test(v) || !/^[A-Za-z0-9+/=_.~-]+$/.test(v) || !/\d.*\d/.test(v) || !/[A-Za-z]/.test(v))
     return false;
-  if (/^[A-Za-z][A-Za-z0-9]*(?:[_.-][A-Za-z0-9]+)*$/.test(v) && /^(?:[A-Z0-9]+|[a-z0-9]+)(?:[_.-]|$)/.test(v) && !/\d{3}/.test(v))
+  if (
+    /^[A-Za-z][A-Za-z0-9]*(?:[_.-][A-Za-z0-9]+)*$/.test(v) &&
+    /^(?:[A-Z0-9]+|[a-z0-9]+)(?:[_.-]|$)/.test(v) &&
+    !/\d{3}/.test(v) &&
+    !/(?=[A-Za-z0-9]*[a-z])(?=[A-Za-z0-9]*[A-Z])(?=[A-Za-z0-9]*\d)[A-Za-z0-9]{16,}/.test(v) // a long mixed run is a token's body (`wj-8hNxmZiwWS5uv1ZQs…`)
+  )
     return false; // CONSTANT_CASE, snake_case names
   return entropy(v) >= 3.3;
 }
@@ -410,6 +415,7 @@ const RULES: readonly ValueRule[] = [
       (isSecretKey(key) || URL_SECRET_KEYS.has(key.toLowerCase())) &&
       value.length >= 3 &&
       /[A-Za-z0-9]/.test(value) &&
+      !/[(){}]/.test(value) && // `;n.getToken=function(){…}` in minified code
       !placeholderish(value)
         ? `${sep}${key}=${tag("url-token")}`
         : m,
@@ -503,7 +509,9 @@ const RULES: readonly ValueRule[] = [
     // `password: |` and the lines indented under it.
     re: /^([ \t]*)([A-Za-z0-9_.-]{1,64})([ \t]*:[ \t]*[|>][-+]?[ \t]*\r?\n)((?:\1[ \t]+[^\r\n]*(?:\r?\n|$))+)/gm,
     replace: (m, ind: string, key: string, head: string, body: string) =>
-      keyClass(key) === 2 ? `${ind}${key}${head}${ind}  ${tag("secret")}${body.endsWith("\n") ? "\n" : ""}` : m,
+      keyClass(key) === 2 || secretPair(key, body.trim())
+        ? `${ind}${key}${head}${ind}  ${tag("secret")}${body.endsWith("\n") ? "\n" : ""}`
+        : m,
   },
   {
     id: "setter",
@@ -514,7 +522,7 @@ const RULES: readonly ValueRule[] = [
     re: /([A-Za-z0-9_][\w.-]{0,63})(\(|[ \t]*(?::=|=|:)[ \t]*[A-Za-z_][\w]*(?:::[A-Za-z_]\w*)*\()([ \t]*)(["'])((?:(?!\4)[^\r\n\\]|\\.){1,4096})\4/y,
     replace: (m, key: string, call: string, sp: string, q: string, v: string) => {
       const name = call === "(" ? key.replace(/^.*\./, "").replace(/^(?:set|with|put)(?=[A-Z_])/, "") : key;
-      return keyClass(name) === 2 && literalSecret(v) && (call !== "(" || name !== key.replace(/^.*\./, ""))
+      return secretPair(name, v) && literalSecret(v) && (call !== "(" || name !== key.replace(/^.*\./, ""))
         ? `${key}${call}${sp}${q}${tag("secret")}${q}`
         : m;
     },
@@ -528,7 +536,7 @@ const RULES: readonly ValueRule[] = [
     re: /([A-Za-z0-9_][\w.-]{0,63})([ \t]*(?::=|=|:)[ \t]*)(?:`([^`\r\n]{1,4096})`|r(#*)"([^"\r\n]{1,4096})"\4)/y,
     replace: (m, key: string, sep: string, bt?: string, hashes?: string, raw?: string) => {
       const v = bt ?? raw ?? "";
-      if (keyClass(key) !== 2 || !literalSecret(v)) return m;
+      if (!secretPair(key, v) || !literalSecret(v)) return m;
       return bt !== undefined ? `${key}${sep}\`${tag("secret")}\`` : `${key}${sep}r${hashes}"${tag("secret")}"${hashes}`;
     },
   },
@@ -653,8 +661,10 @@ export const VALUE_RULES: readonly string[] = Object.freeze(RULES.map((r) => r.i
  * observation, a command line). Text that contains nothing recognisable comes back unchanged
  * (the same string).
  */
-export function redactText(text: string): string {
-  if (text.length < 8) return text;
+export function redactText(input: string): string {
+  if (input.length < 8) return input;
+  // Encoded runs first: a provider pattern would otherwise take an encoded token's head and leave its tail.
+  const text = input.includes("%") || input.includes("\\/") ? decodedPass(input) : input;
   const lower = text.toLowerCase();
   let out = text;
   for (const rule of COMPILED) {
@@ -664,7 +674,7 @@ export function redactText(text: string): string {
     rule.re.lastIndex = 0;
     out = rule.keyed ? keyedReplace(out, rule) : out.replace(rule.re, rule.replace as (m: string, ...a: string[]) => string);
   }
-  return out.includes("%") || out.includes("\\/") ? decodedPass(out) : out;
+  return out;
 }
 
 /** A run that may hold a percent escape or a JSON-escaped slash (tested per run: one pattern for both would backtrack). */
