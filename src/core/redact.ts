@@ -516,7 +516,7 @@ const RULES: readonly ValueRule[] = [
   {
     id: "setter",
     hints: SECRET_KEY_PARTS,
-    also: ["("],
+    also: ['("', "('"],
     // `ds.setPassword("x")`, `.withPassword("x")`, `secret: String::from("x")`, `token = "x".to_string()`.
     keyed: true,
     re: /([A-Za-z0-9_][\w.-]{0,63})(\(|[ \t]*(?::=|=|:)[ \t]*[A-Za-z_][\w]*(?:::[A-Za-z_]\w*)*\()([ \t]*)(["'])((?:(?!\4)[^\r\n\\]|\\.){1,4096})\4/y,
@@ -664,7 +664,7 @@ export const VALUE_RULES: readonly string[] = Object.freeze(RULES.map((r) => r.i
 export function redactText(input: string): string {
   if (input.length < 8) return input;
   // Encoded runs first: a provider pattern would otherwise take an encoded token's head and leave its tail.
-  const text = input.includes("%") || input.includes("\\/") ? decodedPass(input) : input;
+  const text = ENCODED.test(input) ? decodedPass(input) : input;
   const lower = text.toLowerCase();
   let out = text;
   for (const rule of COMPILED) {
@@ -676,6 +676,9 @@ export function redactText(input: string): string {
   }
   return out;
 }
+
+/** A percent escape or a JSON-escaped slash somewhere in a text. */
+const ENCODED = /%[0-9A-Fa-f]{2}|\\\//;
 
 /** A run that may hold a percent escape or a JSON-escaped slash (tested per run: one pattern for both would backtrack). */
 const ENCODED_RUN = /[^\s"'<>`]{16,}/g;
