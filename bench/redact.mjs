@@ -95,7 +95,7 @@ const progress = (phase) => process.stderr.write(` [${phase} ${((Date.now() - st
 export async function run() {
   const lib = await loadBaton();
   const { redactText, redactValue } = lib;
-  const { generate, score, corpusTexts } = await loadCorpus();
+  const { generate, score, corpusTexts, ADVERSARIAL } = await loadCorpus();
   const lint = await loadSecretlint();
   const corpus = generate(11);
 
@@ -176,6 +176,16 @@ export async function run() {
   );
   progress("shaping");
 
+  // Adversarial inputs (test/redaction/adversarial.ts): runs of a rule's trigger that would make
+  // a backtracking pattern rescan. CPU time of one redactText each, best of three.
+  const adversarial = [];
+  for (const a of ADVERSARIAL) {
+    const times = [];
+    for (let i = 0; i < 3; i++) times.push(await cpuPass([a.text], (t) => redactText(t)));
+    adversarial.push(info(`adversarial: ${a.name} (${(a.text.length / 1024).toFixed(0)} KB)`, Math.min(...times) / 1e6, "ms"));
+  }
+  progress("adversarial");
+
   const e = summarise(blockEdit.slice(200));
   const w = summarise(blockSecret.slice(200));
   const o = summarise(ours, 1);
@@ -208,6 +218,7 @@ export async function run() {
       info("redaction of an Edit call, median (record() itself: bench/ledger.mjs, goal ≤ 50 µs)", e.medianMs * 1000, "µs"),
       ratio("redaction of a call carrying secrets, median, within record()'s 50 µs", w.medianMs * 1000, "<=", 50, "µs"),
       info("redaction of a call carrying secrets, p99", w.p99Ms * 1000, "µs"),
+      ...adversarial,
     ],
     notes: [
       `corpus: ${s.positives} placements (${corpus.positives.length} texts and values), ${s.negatives} ordinary texts, seed 11`,

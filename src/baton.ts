@@ -539,8 +539,9 @@ export class Baton {
   async writeStateMarkdown(sessionId: string): Promise<string> {
     const { text, seq } = await this.#stateMarkdown(sessionId);
     // Written as a restore writes: never through a link in any component (services/safe-fs.ts).
-    atomicWrite(this.workspace.dir, `sessions/${sessionId}/STATE.md`, Buffer.from(text), 0o600, true);
-    atomicWrite(this.workspace.dir, `sessions/${sessionId}/STATE.seq`, Buffer.from(`${seq}\n`), 0o600, false);
+    // sessions/ and sessions/<id>/ are private like the rest of .baton/ (services/private-files.ts), whatever the umask.
+    atomicWrite(this.workspace.dir, `sessions/${sessionId}/STATE.md`, Buffer.from(text), 0o600, true, 0o700);
+    atomicWrite(this.workspace.dir, `sessions/${sessionId}/STATE.seq`, Buffer.from(`${seq}\n`), 0o600, false, 0o700);
     return join(this.workspace.dir, "sessions", sessionId, "STATE.md");
   }
 

@@ -6,11 +6,12 @@
  */
 import { spawnSync } from "node:child_process";
 import { randomBytes } from "node:crypto";
-import { chmodSync, readdirSync, statSync, writeFileSync } from "node:fs";
+import { chmodSync, mkdirSync, readdirSync, readFileSync, statSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { pathToFileURL } from "node:url";
 import { afterAll, describe, expect, it } from "vitest";
 import { CLI, cleanupDirs, REPO, tempDir } from "./helpers.js";
+import { serve } from "./server-helpers.js";
 
 const posix = process.platform !== "win32";
 
@@ -19,6 +20,26 @@ function baton(root: string, args: string[]): { code: number; stdout: string; st
   const quoted = [process.execPath, CLI, ...args, "--root", root].map((a) => `'${a.replace(/'/g, "'\\''")}'`).join(" ");
   const r = spawnSync("sh", ["-c", `umask 022 && ${quoted}`], { cwd: root, encoding: "utf8", timeout: 60_000 });
   return { code: r.status ?? -1, stdout: r.stdout, stderr: r.stderr };
+}
+
+/** Replay a recorded hook payload through `baton hook claude <event>` under `umask 022`. */
+function hook(root: string, fixture: string, env: Record<string, string>): void {
+  const input = readFileSync(join(REPO, "test", "fixtures", "hooks", "claude", `${fixture}.json`), "utf8")
+    .split("{{cwd}}")
+    .join(root)
+    .split("{{session}}")
+    .join("agent-session-1")
+    .split("{{call}}")
+    .join("call-1");
+  const event = JSON.parse(input).hook_event_name as string;
+  const r = spawnSync("sh", ["-c", `umask 022 && '${process.execPath}' '${CLI}' hook claude ${event}`], {
+    cwd: root,
+    input,
+    encoding: "utf8",
+    env: { ...process.env, ...env },
+    timeout: 60_000,
+  });
+  expect(r.status, `hook ${fixture}: ${r.stderr}`).toBe(0);
 }
 
 const mode = (p: string) => (statSync(p).mode & 0o777).toString(8);
@@ -93,6 +114,63 @@ describe.runIf(posix)("private .baton/ under umask 022", () => {
     expect(loose, "entries group or others can access").toEqual([]);
   });
 
+  it("keeps what hooks create private: pending hand-offs, claims, sessions/ and STATE.md, hook logs", () => {
+    const root = tempDir("baton-private-hooks-");
+    mkdirSync(join(root, "src"));
+    writeFileSync(join(root, "src", "app.ts"), "export const x = 1;\n");
+    expect(baton(root, ["init"]).code).toBe(0);
+    // In-process hooks: the before-edit hook leaves a pending checkpoint hand-off, PreCompact writes STATE.md.
+    const env = { BATON_HOOK_SERVER: "off" };
+    for (const f of ["session-start-startup", "user-prompt", "pre-edit"]) hook(root, f, env);
+    const dir = join(root, ".baton");
+    const during = filesUnder(dir).map((p) => p.slice(dir.length + 1));
+    expect(
+      during.some((p) => p.startsWith("hooks/pending/")),
+      `a pending hand-off: ${during.join(", ")}`,
+    ).toBe(true);
+    const looseDuring = filesUnder(dir)
+      .filter((p) => (statSync(p).mode & 0o077) !== 0)
+      .map((p) => `${p.slice(dir.length)} ${mode(p)}`);
+    for (const f of ["post-edit", "pre-compact", "stop"]) hook(root, f, env);
+    const all = filesUnder(dir).map((p) => p.slice(dir.length + 1));
+    expect(
+      all.some((p) => /^sessions\/[^/]+\/STATE\.md$/.test(p)),
+      `STATE.md written: ${all.join(", ")}`,
+    ).toBe(true);
+    const loose = filesUnder(dir)
+      .filter((p) => (statSync(p).mode & 0o077) !== 0)
+      .map((p) => `${p.slice(dir.length)} ${mode(p)}`);
+    expect([...looseDuring, ...loose], "entries group or others can access").toEqual([]);
+    expect(mode(dir)).toBe("700");
+  });
+
+  it("keeps what hooks create private when the server answers them (claims, their temp files)", async () => {
+    const root = tempDir("baton-private-served-");
+    mkdirSync(join(root, "src"));
+    writeFileSync(join(root, "src", "app.ts"), "export const x = 1;\n");
+    expect(baton(root, ["init"]).code).toBe(0);
+    // The server inherits this process's umask: make it the usual 022 for the test's span.
+    const old = process.umask(0o022);
+    const s = await serve(root);
+    try {
+      for (const f of ["session-start-startup", "user-prompt", "pre-edit", "post-edit", "pre-compact", "stop"])
+        hook(root, f, { BATON_HOOK_SERVER: "use" });
+    } finally {
+      await s.stop();
+      process.umask(old);
+    }
+    const dir = join(root, ".baton");
+    const all = filesUnder(dir).map((p) => p.slice(dir.length + 1));
+    expect(
+      all.some((p) => p.startsWith("hooks/claims/")),
+      `claims taken by the server: ${all.join(", ")}`,
+    ).toBe(true);
+    const loose = filesUnder(dir)
+      .filter((p) => (statSync(p).mode & 0o077) !== 0)
+      .map((p) => `${p.slice(dir.length)} ${mode(p)}`);
+    expect(loose, "entries group or others can access").toEqual([]);
+  });
+
   it("tightens an existing loose workspace on open; doctor reports the rest and --fix tightens it", () => {
     const { root, dir } = workspaceWithData();
     const blob = filesUnder(join(dir, "blobs")).find((p) => statSync(p).isFile()) as string;
@@ -108,6 +186,8 @@ describe.runIf(posix)("private .baton/ under umask 022", () => {
     expect(finding, `doctor findings: ${doctor.stdout}`).toBeDefined();
     expect(finding.evidence.sample.map((e: { path: string }) => e.path)).toContain(blob.slice(dir.length + 1));
     expect(finding.safe).toBe(true);
+    // .baton/ itself was tightened on open: the message says the exposure is low, not that other users can read them now.
+    expect(finding.message).toMatch(/\.baton\/ itself is 0700.*low exposure/);
 
     const fixed = JSON.parse(baton(root, ["doctor", "--fix", "--json"]).stdout);
     expect(fixed.repairs.find((r: { code: string }) => r.code === "loose_modes")?.ok).toBe(true);

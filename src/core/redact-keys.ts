@@ -21,6 +21,7 @@ const SECRET_WORDS = new Set([
   "pwd",
   "pass",
   "passphrase",
+  "sshpass",
   "passcode",
   "secret",
   "secrets",
@@ -253,9 +254,44 @@ function judgeKey(key: string): KeyClass {
 /** A last word that makes a key secret when its value looks random: `RAPIDAPI_KEY`, `signing_salt`. */
 const WEAK_LAST = new Set(["key", "keys", "salt", "seed", "sig", "hmac", "sid", "pw"]);
 
+/** First words of keys that index data rather than unlock anything: `cacheKey`, `sortKey`, `idempotencyKey`. */
+const DATA_KEY_FIRST = new Set([
+  "cache",
+  "sort",
+  "primary",
+  "foreign",
+  "partition",
+  "row",
+  "item",
+  "list",
+  "map",
+  "group",
+  "idempotency",
+  "dedup",
+  "dedupe",
+  "unique",
+  "index",
+  "object",
+  "bucket",
+  "query",
+  "store",
+  "route",
+  "react",
+  "i18n",
+  "translation",
+  "render",
+  "hot",
+  "keyboard",
+  "press",
+]);
+
 export function weakSecretKey(key: string): boolean {
   const words = keyWords(key);
   return (
-    words.length > 0 && WEAK_LAST.has(words[words.length - 1] as string) && keyClass(key) === 0 && !NOT_SECRET_FIRST.has(words[0] as string)
+    words.length > 0 &&
+    WEAK_LAST.has(words[words.length - 1] as string) &&
+    keyClass(key) === 0 &&
+    !NOT_SECRET_FIRST.has(words[0] as string) &&
+    !DATA_KEY_FIRST.has(words[0] as string)
   );
 }

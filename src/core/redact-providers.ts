@@ -152,7 +152,8 @@ export const PROVIDER_RULES: readonly (readonly [id: string, source: string])[] 
 /** Extra checks for rules whose pattern alone would take ordinary words. */
 export const PROVIDER_CHECKS: Readonly<Record<string, (m: string) => boolean>> = {
   // `sk-` is also a plain word prefix (sk-learn, sk-SK): a key has digits and letters after it.
-  "openai-key": (m) => /\d/.test(m) && /[A-Za-z]{2}/.test(m.slice(3)),
+  // A key is random; `sk-learn-compat-layer-v2` is lowercase words joined by dashes.
+  "openai-key": (m) => /\d/.test(m) && /[A-Za-z]{2}/.test(m.slice(3)) && !(!/[A-Z]/.test(m) && /^sk-(?!or-v1-)(?:[a-z0-9]+-){2,}/.test(m)),
   // The Discord bot pattern also fits dotted identifiers: a token mixes case and digits in each part.
   "discord-bot-token": (m) => /\d/.test(m) && /[a-z]/.test(m) && /[A-Z]/.test(m.slice(1)),
 };
@@ -257,8 +258,19 @@ export interface ProviderRule {
   re: () => RegExp;
 }
 
-export const PROVIDERS: readonly ProviderRule[] = PROVIDER_RULES.map(([id, source]) => {
-  const hints = EXPLICIT_HINTS[id] ?? leadingLiterals(source);
+/**
+ * What a provider pattern's leading `\b` becomes: not after a letter, but after a digit, `_` or a
+ * percent escape (`%22ghp_…`, `MY_ghp_…`, `1ghp_…`, `token%3Dghp_…`), where `\b` fails and a
+ * glued or URL-encoded token would otherwise be left readable.
+ */
+const START = "(?:(?<=%[0-9A-Fa-f]{2})|(?<![A-Za-z]))";
+/** The same for a short prefix without a separator (`YC`, `SK`): after a digit it is more likely the middle of another token. */
+const START_SHORT = "(?:(?<=%[0-9A-Fa-f]{2})|(?<![A-Za-z0-9]))";
+const distinctive = (hints: readonly string[]) => hints.every((h) => h.length >= 4 || /[_.-]/.test(h));
+
+export const PROVIDERS: readonly ProviderRule[] = PROVIDER_RULES.map(([id, raw]) => {
+  const hints = EXPLICIT_HINTS[id] ?? leadingLiterals(raw);
+  const source = raw.startsWith("\\b") ? (distinctive(hints) ? START : START_SHORT) + raw.slice(2) : raw;
   if (hints.length === 0) throw new Error(`redact-providers: rule ${id} has no literal to gate it; add it to EXPLICIT_HINTS`);
   let re: RegExp | undefined;
   return { id, hints, re: () => (re ??= new RegExp(source, "g")) };

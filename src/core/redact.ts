@@ -52,7 +52,7 @@ export interface RedactOptions extends Partial<RedactLimits> {
 export const DEFAULT_REDACT_LIMITS: Readonly<RedactLimits> = Object.freeze({ maxDepth: 8, maxKeys: 64, maxItems: 64, maxString: 512 });
 
 /** Text above this many characters is hashed without being scanned first (scanning it would cost more than it saves). */
-const MAX_SCAN = 256 * 1024;
+export const MAX_SCAN = 256 * 1024;
 
 // ---------------------------------------------------------------------------------------------
 // Placeholders
@@ -147,6 +147,7 @@ const KEYWORDS = new Set([
 function tokenish(v: string): boolean {
   if (v.length < 3 || KEYWORDS.has(v.toLowerCase()) || placeholderish(v)) return false;
   if (/^[([{/:]/.test(v) || v.includes("(") || v.includes("[")) return false; // an expression, a regex, a path
+  if (/^[A-Za-z_]\w*(?:::[A-Za-z_]\w*)+$/.test(v)) return false; // a Rust or C++ path: `String::from`
   // An identifier or member access (`opts.token`, `readToken`, `JwtAlgorithmMismatch`). A random
   // token of 20+ characters almost always has a digit, so a letters-only value is taken as a name.
   if (/^[A-Za-z_$][\w$]*(?:(?:\.|\?\.)[A-Za-z_$][\w$]*)*$/.test(v) && !/\d/.test(v)) return false;
@@ -187,7 +188,12 @@ function entropy(s: string): number {
 function randomLooking(v: string): boolean {
   if (v.length < 16 || /^[0-9a-f-]+$/i.test(v) || !/^[A-Za-z0-9+/=_.~-]+$/.test(v) || !/\d.*\d/.test(v) || !/[A-Za-z]/.test(v))
     return false;
-  if (/^[A-Za-z][A-Za-z0-9]*(?:[_.-][A-Za-z0-9]+)*$/.test(v) && /^(?:[A-Z0-9]+|[a-z0-9]+)(?:[_.-]|$)/.test(v) && !/\d{3}/.test(v))
+  if (
+    /^[A-Za-z][A-Za-z0-9]*(?:[_.-][A-Za-z0-9]+)*$/.test(v) &&
+    /^(?:[A-Z0-9]+|[a-z0-9]+)(?:[_.-]|$)/.test(v) &&
+    !/\d{3}/.test(v) &&
+    !/(?=[A-Za-z0-9]*[a-z])(?=[A-Za-z0-9]*[A-Z])(?=[A-Za-z0-9]*\d)[A-Za-z0-9]{16,}/.test(v) // a long mixed run is a token's body (`wj-8hNxmZiwWS5uv1ZQs…`)
+  )
     return false; // CONSTANT_CASE, snake_case names
   return entropy(v) >= 3.3;
 }
@@ -196,7 +202,13 @@ function randomLooking(v: string): boolean {
 function secretPair(key: string, value: string): boolean {
   const c = keyClass(key);
   if (c === 2) return true;
-  return c === 0 && weakSecretKey(key) && randomLooking(value);
+  if (c !== 0 || !weakSecretKey(key)) return false;
+  // A long hex value under `*_KEY`/`*_SALT` is a key (randomLooking rejects hex: it is mostly hashes).
+  if (/^[0-9a-f]{32,}$/i.test(value) && keyWords(key).length > 1) return true;
+  if (!randomLooking(value)) return false;
+  // The bare word `key` names React list keys, cache keys and map keys far more often than secrets:
+  // it takes a long value that is not words joined by dashes (`user-list-item-3f7868`).
+  return keyWords(key).length > 1 || (value.length >= 24 && !/^(?:[A-Za-z]+[-_.]){2,}/.test(value));
 }
 
 /** A quoted value that is a literal, not a template, an example or a keyword. */
@@ -211,6 +223,7 @@ function literalSecret(v: string): boolean {
 function madeUp(v: string): boolean {
   if (v.length < 6 || placeholderish(v) || !/\d/.test(v) || !/[A-Za-z]/.test(v)) return false;
   if (/^[/~.]|:\/\/|^\d+(?:\.\d+)+|^v\d|^\d+(?:ms|s|m|h|d|kb|mb|gb|px|%)$/i.test(v)) return false;
+  if (v.startsWith("(") || /:\d+:\d+\)?$/.test(v)) return false; // a stack frame's location: `(/app/src/jwt.ts:42:11)`
   if (v.startsWith("[redacted") || v.startsWith("sha256:")) return false;
   return true;
 }
@@ -356,7 +369,8 @@ const RULES: readonly ValueRule[] = [
   {
     id: "url-password",
     hints: ["://"],
-    re: /\b([a-z][a-z0-9+.-]{1,31}:\/\/)([^\s:@/?#"'<>]{0,256}):([^\s@/?#"'<>]{1,256})@/gi,
+    // The password runs to the last `@` before the host (`p@ss:w0rd` is one password).
+    re: /\b([a-z][a-z0-9+.-]{1,31}:\/\/)([^\s:@/?#"'<>]{0,256}):([^\s/?#"'<>]{1,256})@/gi,
     replace: (m, scheme: string, user: string, pass: string) => (placeholderish(pass) ? m : `${scheme}${user}:${tag("password")}@`),
   },
   {
@@ -385,6 +399,14 @@ const RULES: readonly ValueRule[] = [
     replace: (m, scheme: string, sp: string, v: string) => (looksEncoded(v) ? `${scheme}${sp}${tag(scheme.toLowerCase())}` : m),
   },
   {
+    id: "conn-password",
+    hints: ["password", "pwd"],
+    also: [";"],
+    // `Password=S3cr3t Passw0rd;` in an ADO/ODBC connection string: the value runs to the `;`.
+    re: /(?<![\w-])(Password|Pwd)([ \t]*=[ \t]*)([^;\r\n"'{}=]*[^;\r\n"'{}=\s])(?=[ \t]*;)/gi,
+    replace: (m, k: string, sep: string, v: string) => (placeholderish(v) ? m : `${k}${sep}${tag("password")}`),
+  },
+  {
     id: "url-token",
     hints: ["="],
     also: ["?", "&", "#", ";"],
@@ -393,6 +415,7 @@ const RULES: readonly ValueRule[] = [
       (isSecretKey(key) || URL_SECRET_KEYS.has(key.toLowerCase())) &&
       value.length >= 3 &&
       /[A-Za-z0-9]/.test(value) &&
+      !/[(){}]/.test(value) && // `;n.getToken=function(){…}` in minified code
       !placeholderish(value)
         ? `${sep}${key}=${tag("url-token")}`
         : m,
@@ -424,10 +447,12 @@ const RULES: readonly ValueRule[] = [
     hints: ["-p"],
     also: ["mysql", "mariadb", "sshpass", "login"],
     // `mysql -pSECRET` (glued, as the MySQL clients take it), `sshpass -p SECRET`, `docker login -p SECRET`.
-    re: /\b(mysql\w*|mariadb[\w-]*|sshpass|login)\b([^\r\n|;&]*?[ \t])(-p)([ \t]*)(["']?)([^\s"'`-][^\s"'`]*)\5/g,
+    // The middle is bounded: unbounded, it rescanned to the line's end from every `login`/`mysql` (quadratic).
+    re: /\b(mysql\w*|mariadb[\w-]*|sshpass|login)\b([^\r\n|;&]{0,200}?[ \t])(-p)([ \t]*)(["']?)(-?[^\s"'`-][^\s"'`]*)\5/g,
     replace: (m, cmd: string, mid: string, flag: string, sp: string, q: string, v: string) => {
       const glued = sp === "";
       if (glued !== cmd.toLowerCase().startsWith("m") || placeholderish(v)) return m;
+      if (v.startsWith("-") && (v.length < 12 || !/\d/.test(v))) return m; // the next flag, not a password that starts with `-`
       return `${cmd}${mid}${flag}${sp}${q}${tag("password")}${q}`;
     },
   },
@@ -435,8 +460,85 @@ const RULES: readonly ValueRule[] = [
     id: "sql-password",
     hints: ["identified", "password"],
     also: ["'"],
-    re: /\b(IDENTIFIED[ \t]+BY|PASSWORD)([ \t]*=?[ \t]*)'([^'\r\n]{1,256})'/gi,
+    // Not a quoted key (`'password': 'x'` in a Python dict is the assignment rule's): there the
+    // first "value" would be the `': '` between key and value, and the secret would stay.
+    re: /\b(IDENTIFIED[ \t]+BY|(?<!['"])PASSWORD(?!['"]))([ \t]*=?[ \t]*)'(?![ \t]*[:,])([^'\r\n]{1,256})'/gi,
     replace: (m, kw: string, sp: string, v: string) => (placeholderish(v) ? m : `${kw}${sp}'${tag("password")}'`),
+  },
+  {
+    id: "password-hash",
+    hints: ["$"],
+    // htpasswd and /etc/shadow entries, bcrypt/argon2 hashes: an offline-crackable password.
+    re: /(?<![\w$])\$(?:(?:apr1|1|5|6)\$[./A-Za-z0-9]{1,16}\$[./A-Za-z0-9]{20,}|2[abxy]\$\d{2}\$[./A-Za-z0-9]{53}|y\$[./A-Za-z0-9]+\$[./A-Za-z0-9]+\$[./A-Za-z0-9]{20,}|argon2(?:id|i|d)\$v=\d+\$[^$\s]+\$[A-Za-z0-9+/]+\$[A-Za-z0-9+/]{16,})/g,
+    replace: whole("password-hash"),
+  },
+  {
+    id: "putty-key",
+    hints: ["private-lines"],
+    // A PuTTY .ppk file's private part: `Private-Lines: N` and the base64 lines after it.
+    re: /(Private-Lines:[ \t]*\d+[ \t]*\r?\n)(?:[A-Za-z0-9+/=]+(?:\r?\n|$))+/gi,
+    replace: (_m, head: string) => `${head}${tag("private-key")}\n`,
+  },
+  {
+    id: "pgpass",
+    hints: [":"],
+    // A .pgpass line: host:port:database:user:password, the whole line.
+    re: /^([^\s:#]+:(?:\d{1,5}|\*):[^\s:]+:[^\s:]+:)([^\s:]{4,256})[ \t]*$/gm,
+    replace: (m, head: string, v: string) => (placeholderish(v) ? m : `${head}${tag("password")}`),
+  },
+  {
+    id: "url-user-token",
+    hints: ["://"],
+    // `https://<token>@github.com`: a token as the user name, no colon.
+    re: /\b([a-z][a-z0-9+.-]{1,31}:\/\/)([A-Za-z0-9_-]{20,256})@/gi,
+    replace: (m, scheme: string, user: string) =>
+      /\d/.test(user) && /[A-Za-z]/.test(user) && entropy(user) >= 3 ? `${scheme}${tag("token")}@` : m,
+  },
+  {
+    id: "password-stdin",
+    hints: ["password-stdin"],
+    // `echo pw | docker login --password-stdin`: what is echoed is the password.
+    re: /\b(echo|printf)([ \t]+(?:-[ne][ \t]+|'%s(?:\\n)?'[ \t]+|"%s(?:\\n)?"[ \t]+)?)(["']?)([^\s|"'$]{1,256})\3([ \t]*\|[ \t]*[^\r\n|]{0,200}?--password-stdin)/g,
+    replace: (m, cmd: string, sp: string, q: string, v: string, rest: string) =>
+      placeholderish(v) ? m : `${cmd}${sp}${q}${tag("password")}${q}${rest}`,
+  },
+  {
+    id: "yaml-block",
+    hints: ["|", ">"],
+    also: SECRET_KEY_PARTS,
+    // `password: |` and the lines indented under it.
+    re: /^([ \t]*)([A-Za-z0-9_.-]{1,64})([ \t]*:[ \t]*[|>][-+]?[ \t]*\r?\n)((?:\1[ \t]+[^\r\n]*(?:\r?\n|$))+)/gm,
+    replace: (m, ind: string, key: string, head: string, body: string) =>
+      keyClass(key) === 2 || secretPair(key, body.trim())
+        ? `${ind}${key}${head}${ind}  ${tag("secret")}${body.endsWith("\n") ? "\n" : ""}`
+        : m,
+  },
+  {
+    id: "setter",
+    hints: SECRET_KEY_PARTS,
+    also: ['("', "('"],
+    // `ds.setPassword("x")`, `.withPassword("x")`, `secret: String::from("x")`, `token = "x".to_string()`.
+    keyed: true,
+    re: /([A-Za-z0-9_][\w.-]{0,63})(\(|[ \t]*(?::=|=|:)[ \t]*[A-Za-z_][\w]*(?:::[A-Za-z_]\w*)*\()([ \t]*)(["'])((?:(?!\4)[^\r\n\\]|\\.){1,4096})\4/y,
+    replace: (m, key: string, call: string, sp: string, q: string, v: string) => {
+      const name = call === "(" ? key.replace(/^.*\./, "").replace(/^(?:set|with|put)(?=[A-Z_])/, "") : key;
+      return secretPair(name, v) && literalSecret(v) && (call !== "(" || name !== key.replace(/^.*\./, ""))
+        ? `${key}${call}${sp}${q}${tag("secret")}${q}`
+        : m;
+    },
+  },
+  {
+    id: "raw-string",
+    hints: SECRET_KEY_PARTS,
+    also: ["`", 'r"', "r#"],
+    // Go and JS backtick strings, Rust raw strings `r#"…"#`, after a secret name.
+    keyed: true,
+    re: /([A-Za-z0-9_][\w.-]{0,63})([ \t]*(?::=|=|:)[ \t]*)(?:`([^`\r\n]{1,4096})`|r(#*)"([^"\r\n]{1,4096})"\4)/y,
+    replace: (m, key: string, sep: string, bt?: string, hashes?: string, raw?: string) => {
+      const v = bt ?? raw ?? "";
+      if (!secretPair(key, v) || !literalSecret(v)) return m;
+      return bt !== undefined ? `${key}${sep}\`${tag("secret")}\`` : `${key}${sep}r${hashes}"${tag("secret")}"${hashes}`;
+    },
   },
   {
     id: "call-pair",
@@ -452,7 +554,7 @@ const RULES: readonly ValueRule[] = [
     hints: ["value"],
     also: SECRET_KEY_PARTS,
     // <add key="API_TOKEN" value="…"/>, `- name: API_TOKEN` / `value: …` (Kubernetes env, HAR headers)
-    re: /\b(key|name)([ \t]*[=:][ \t]*)(["']?)([A-Za-z0-9_.-]{1,64})\3([ \t,]*\r?\n?[ \t]*)(value)([ \t]*[=:][ \t]*)("[^"\r\n]*"|'[^'\r\n]*'|[^\s,}>/]+)/gi,
+    re: /\b(key|name)(["']?[ \t]*[=:][ \t]*)(["']?)([A-Za-z0-9_.-]{1,64})\3([ \t,]*\r?\n?[ \t]*["']?)(value)(["']?[ \t]*[=:][ \t]*)("[^"\r\n]*"|'[^'\r\n]*'|[^\s,}>/]+)/gi,
     replace: (m, k: string, s1: string, q: string, name: string, mid: string, vk: string, s2: string, v: string) => {
       const bare = v.replace(/^["']|["']$/g, "");
       if (!secretPair(name, bare) || !literalSecret(bare)) return m;
@@ -473,11 +575,14 @@ const RULES: readonly ValueRule[] = [
     also: SECRET_KEY_PARTS,
     // `KEY=value` on a line of its own (.env, `export`, Dockerfile ENV, Make `?=`): the value runs to
     // the end of the line, whatever characters it holds (Django keys have `()%&`).
-    re: /^([ \t]*(?:export[ \t]+|ENV[ \t]+|set[ \t]+|-[ \t]+)?)([A-Za-z_][A-Za-z0-9_.]{0,63})([ \t]*(?:[:?+]|::)?=[ \t]*)([^\s"'`$][^\s]*)[ \t]*$/gm,
-    replace: (m, lead: string, key: string, sep: string, v: string) =>
-      secretPair(key, v) && !placeholderish(v) && (tokenish(v.replace(/[;,]$/, "")) || /^[A-Z][A-Z0-9_]*$/.test(key))
+    // Under a clearly secret CONSTANT name the value may hold spaces (`DB_PASSWORD=correct horse battery`).
+    re: /^([ \t]*(?:export[ \t]+|ENV[ \t]+|set[ \t]+|-[ \t]+)?)([A-Za-z_][A-Za-z0-9_.]{0,63})([ \t]*(?:[:?+]|::)?=[ \t]*)([^\s"'`$][^\r\n]{0,4096}?)[ \t]*$/gm,
+    replace: (m, lead: string, key: string, sep: string, v: string) => {
+      if (/\s/.test(v) && !(keyClass(key) === 2 && /^[A-Z][A-Z0-9_]*$/.test(key) && !/[|&;<>=$`]|\s-/.test(v))) return m;
+      return secretPair(key, v) && !placeholderish(v) && (tokenish(v.replace(/[;,]$/, "")) || /^[A-Z][A-Z0-9_]*$/.test(key))
         ? `${lead}${key}${sep}${tag("secret")}`
-        : m,
+        : m;
+    },
   },
   {
     id: "assignment",
@@ -528,17 +633,25 @@ const RULES: readonly ValueRule[] = [
     id: "card",
     hints: [],
     re: /(?<![\d.])(?:\d[ -]?){12,18}\d(?![\d.])/g,
-    replace: (m) => {
+    replace: (m, ...a: string[]) => {
+      const at = Number(a[0]);
+      const text = a[1] as string;
       const digits = m.replace(/[ -]/g, "");
       const grouped = /[ -]/.test(m);
       if (digits.length < 13 || digits.length > 19 || !/^[3-6]/.test(digits)) return m;
       if (!grouped && digits.length !== 15 && digits.length !== 16) return m;
+      // Ids, trace ids and order numbers are 15-16 digits too (one in ten passes Luhn): an
+      // unseparated number is a card only with a card-ish word just before it.
+      if (!grouped && !CARD_CONTEXT.test(text.slice(Math.max(0, at - 48), at))) return m;
       // Cards are printed in fours (Amex 4-6-5); other groupings are ids and numbers.
       if (grouped && !/^\d{4}([ -])\d{4}\1\d{4}\1\d{1,7}$/.test(m) && !/^\d{4}([ -])\d{6}\1\d{5}$/.test(m)) return m;
       return luhn(digits) ? tag("card") : m;
     },
   },
 ];
+
+/** Words that say the number after them is a card. */
+const CARD_CONTEXT = /card|\bcc|\bpan\b|visa|master|amex|discover|credit|debit|payment|billing|cvv|\bacct|account/i;
 
 /** The value rules' ids, in the order they run (most are also the `<category>` in `[redacted:<category>]`). */
 export const VALUE_RULES: readonly string[] = Object.freeze(RULES.map((r) => r.id));
@@ -548,8 +661,10 @@ export const VALUE_RULES: readonly string[] = Object.freeze(RULES.map((r) => r.i
  * observation, a command line). Text that contains nothing recognisable comes back unchanged
  * (the same string).
  */
-export function redactText(text: string): string {
-  if (text.length < 8) return text;
+export function redactText(input: string): string {
+  if (input.length < 8) return input;
+  // Encoded runs first: a provider pattern would otherwise take an encoded token's head and leave its tail.
+  const text = ENCODED.test(input) ? decodedPass(input) : input;
   const lower = text.toLowerCase();
   let out = text;
   for (const rule of COMPILED) {
@@ -560,6 +675,35 @@ export function redactText(text: string): string {
     out = rule.keyed ? keyedReplace(out, rule) : out.replace(rule.re, rule.replace as (m: string, ...a: string[]) => string);
   }
   return out;
+}
+
+/** A percent escape or a JSON-escaped slash somewhere in a text. */
+const ENCODED = /%[0-9A-Fa-f]{2}|\\\//;
+
+/** A run that may hold a percent escape or a JSON-escaped slash (tested per run: one pattern for both would backtrack). */
+const ENCODED_RUN = /[^\s"'<>`]{16,}/g;
+
+/**
+ * Secrets the rules cannot see where they stand: URL-encoded (`token%3Dghp_…`, `%22ghp_…`,
+ * `id_token%3DeyJ…`) or with JSON-escaped slashes (`https:\/\/hooks.slack.com\/…`). Each such
+ * run is decoded and scanned again; a run that then holds a secret is stored decoded and
+ * redacted (the same text, spelled plainly), every other run is left as it was.
+ */
+function decodedPass(text: string): string {
+  return text.replace(ENCODED_RUN, (run) => {
+    if (!/%[0-9A-Fa-f]{2}|\\\//.test(run)) return run;
+    let plain = run.replaceAll("\\/", "/");
+    if (/%[0-9A-Fa-f]{2}/.test(plain)) {
+      try {
+        plain = decodeURIComponent(plain.replace(/\+/g, " "));
+      } catch {
+        plain = plain.replace(/%([0-9A-Fa-f]{2})/g, (_m, h: string) => String.fromCharCode(Number.parseInt(h, 16)));
+      }
+    }
+    if (plain === run) return run;
+    const r = redactText(plain);
+    return r === plain ? run : r;
+  });
 }
 
 /** The words one of which every secret name contains (the name scan's literals). */
@@ -846,7 +990,9 @@ function walk(v: unknown, depth: number, ctx: WalkCtx): JsonValue {
  * of a session id (`sessionId`) is not a secret name here: it names Baton's own sessions.
  */
 export function redactJson(v: JsonValue): JsonValue {
-  if (typeof v === "string") return redactText(v);
+  // Like redactString: text too long to scan is hashed unscanned (the caller's bounds allow more
+  // than MAX_SCAN, and a hook payload is outside text).
+  if (typeof v === "string") return v.length > MAX_SCAN ? hashPlaceholder(v) : redactText(v);
   if (v === null || typeof v !== "object") return v;
   if (Array.isArray(v)) {
     let out: JsonValue[] | undefined;

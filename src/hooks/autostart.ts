@@ -36,7 +36,7 @@ export function maybeStartServer(ws: Workspace, launcher: string): number | unde
 function takeStartTurn(batonDir: string): boolean {
   const dir = join(batonDir, "hooks");
   const marker = join(dir, "server-start");
-  mkdirSync(dir, { recursive: true });
+  mkdirSync(dir, { recursive: true, mode: 0o700 });
   for (let attempt = 0; attempt < 2; attempt++) {
     try {
       closeSync(openSync(marker, "wx", 0o600));
@@ -56,7 +56,7 @@ function takeStartTurn(batonDir: string): boolean {
 
 function spawnServer(ws: Workspace, launcher: string): number | undefined {
   const logs = join(ws.dir, "logs");
-  mkdirSync(logs, { recursive: true });
+  mkdirSync(logs, { recursive: true, mode: 0o700 });
   const log = join(logs, "server.log");
   try {
     if (statSync(log).size >= LOG_MAX_BYTES) renameSync(log, `${log}.1`);

@@ -39,7 +39,7 @@ export function claim(batonDir: string, id: string): boolean {
       const code = (err as NodeJS.ErrnoException).code;
       if (code === "EEXIST") return false;
       if (code !== "ENOENT" || attempt > 0) throw err;
-      mkdirSync(join(batonDir, CLAIMS_DIR), { recursive: true });
+      mkdirSync(join(batonDir, CLAIMS_DIR), { recursive: true, mode: 0o700 });
     }
   }
 }
@@ -50,7 +50,7 @@ export function recordAnswer(batonDir: string, id: string, stdout: string): void
     // Whole or not at all: a hook process reading the claim must never see half an answer.
     const file = claimPath(batonDir, id);
     const tmp = `${file}.${process.pid}.tmp`;
-    writeFileSync(tmp, JSON.stringify({ stdout }));
+    writeFileSync(tmp, JSON.stringify({ stdout }), { mode: 0o600 });
     renameSync(tmp, file);
   } catch {
     // the hook process reads the response; the claim is the fallback

@@ -447,8 +447,9 @@ async function stop(b: Baton, ev: Ev<"stop">): Promise<HookResponse> {
 
 function writePending(batonDir: string, key: string, checkpointId: string): void {
   const dir = join(batonDir, PENDING_DIR);
-  mkdirSync(dir, { recursive: true });
-  writeFileSync(join(dir, key), checkpointId);
+  // Private like the rest of .baton/, whatever the umask (services/private-files.ts).
+  mkdirSync(dir, { recursive: true, mode: 0o700 });
+  writeFileSync(join(dir, key), checkpointId, { mode: 0o600 });
 }
 
 function takePending(batonDir: string, key: string): string | undefined {

@@ -514,6 +514,18 @@ export async function runDoctor(deps: DoctorDeps, opts: DoctorOptions = {}): Pro
     return undefined;
   });
 
+  /**
+   * Accurate about the exposure: while `.baton/` itself is private, other users cannot reach
+   * anything inside it, whatever the inner modes; the inner modes matter once `.baton/` is
+   * opened up (a chmod, a copy, an archive that keeps modes).
+   */
+  const looseMessage = (loose: readonly { path: string }[]): string => {
+    const n = `${loose.length} entr${loose.length === 1 ? "y" : "ies"} under .baton/`;
+    if (loose.some((e) => e.path === "."))
+      return `${n} can be read by other local users: .baton/ itself is open to group or others, and it holds file contents (checkpoint blobs) and the journal`;
+    return `${n} allow group or others access; .baton/ itself is 0700, so other users cannot reach them now (low exposure), but they would be readable if .baton/ were opened up or copied with its modes`;
+  };
+
   await check("privacy", async () => {
     // .baton/ holds file contents verbatim (checkpoint blobs) and the journal: only its owner may
     // read it. Opening a workspace tightens .baton/ and its top level; this finds the rest.
@@ -524,7 +536,7 @@ export async function runDoctor(deps: DoctorDeps, opts: DoctorOptions = {}): Pro
         check: "privacy",
         code: "loose_modes",
         severity: "warning",
-        message: `${loose.length} entr${loose.length === 1 ? "y" : "ies"} under .baton/ can be read by other local users (group or others have access); .baton/ holds file contents and the journal`,
+        message: looseMessage(loose),
         evidence: {
           count: loose.length,
           sample: loose.slice(0, SAMPLE).map((e) => ({ path: e.path, mode: e.mode, kind: e.kind })),

@@ -115,12 +115,12 @@ const DIR_FLAGS = constants.O_RDONLY | constants.O_DIRECTORY | constants.O_NOFOL
  * undefined, as it is for a regular file on the way (nothing can be under it). A link on the
  * way is `unsafe_path`, and so is any other non-directory, or a file when creating.
  */
-function openParent(root: string, rel: string, create: boolean): DirHandle | undefined {
+function openParent(root: string, rel: string, create: boolean, dirMode = 0o777): DirHandle | undefined {
   checkPath(rel);
   const segments = rel.split("/");
   const parents = segments.slice(0, -1);
   if (!RACE_FREE) {
-    const dir = safeParentDir(root, rel, create, true);
+    const dir = safeParentDir(root, rel, create, true, dirMode);
     if (dir === undefined) return undefined;
     const st = lstatSync(dir);
     return { at: (name) => join(dir, name), id: `${st.dev}:${st.ino}`, path: dir, fsync: () => fsyncDir(dir), close: () => undefined };
@@ -141,7 +141,7 @@ function openParent(root: string, rel: string, create: boolean): DirHandle | und
         }
         if (code === "ENOENT") {
           try {
-            mkdirSync(next);
+            mkdirSync(next, dirMode);
           } catch (e) {
             if ((e as NodeJS.ErrnoException).code !== "EEXIST") throw e;
           }
@@ -187,8 +187,8 @@ function isLink(p: string): boolean {
 }
 
 /** Run `fn` with the directory holding `rel` (undefined: a parent is missing and `create` is off). */
-function inParent<T>(root: string, rel: string, create: boolean, fn: (d: DirHandle, name: string) => T): T | undefined {
-  const d = openParent(root, rel, create);
+function inParent<T>(root: string, rel: string, create: boolean, fn: (d: DirHandle, name: string) => T, dirMode?: number): T | undefined {
+  const d = openParent(root, rel, create, dirMode);
   if (d === undefined) return undefined;
   try {
     return fn(d, rel.slice(rel.lastIndexOf("/") + 1));
@@ -215,7 +215,7 @@ function lstatMaybe(p: string): Stats | undefined {
  * A regular file on the way is `unsafe_path`, or, with `fileMeansNone` and not creating,
  * undefined (nothing can be under it), as openParent answers.
  */
-export function safeParentDir(root: string, rel: string, create: boolean, fileMeansNone = false): string | undefined {
+export function safeParentDir(root: string, rel: string, create: boolean, fileMeansNone = false, dirMode = 0o777): string | undefined {
   checkPath(rel);
   const segments = rel.split("/");
   let dir = root;
@@ -224,7 +224,7 @@ export function safeParentDir(root: string, rel: string, create: boolean, fileMe
     const st = lstatMaybe(dir);
     if (!st) {
       if (!create) return undefined;
-      mkdirSync(dir);
+      mkdirSync(dir, dirMode);
       continue;
     }
     if (st.isSymbolicLink()) throw unsafePath(rel, `passes through the symbolic link ${segments.slice(0, i + 1).join("/")}`);
@@ -297,25 +297,41 @@ export interface PreparedWrite {
   tmpName: string;
 }
 
-/** Write `content` to a temp file in `rel`'s directory (created if missing, reached without links). */
-export function prepareWrite(root: string, rel: string, content: Uint8Array, mode: number, durable: boolean): PreparedWrite {
-  return inParent(root, rel, true, (d, name) => {
-    if (lstatMaybe(d.at(name))?.isDirectory()) throw unsafePath(rel, "is now a directory");
-    const tmpName = `.baton-restore-${process.pid}-${randomHex(6)}.tmp`;
-    // O_EXCL | O_NOFOLLOW: never opens an existing file or link.
-    const fd = openSync(d.at(tmpName), constants.O_WRONLY | constants.O_CREAT | constants.O_EXCL | constants.O_NOFOLLOW, 0o600);
-    try {
-      writeSync(fd, content);
-      fchmodSync(fd, mode & 0o777);
-      if (durable) fsyncSync(fd);
-    } catch (err) {
+/**
+ * Write `content` to a temp file in `rel`'s directory (created if missing, with `dirMode` before
+ * the umask: 0o700 under `.baton/`, the default for a workspace's own files; reached without links).
+ */
+export function prepareWrite(
+  root: string,
+  rel: string,
+  content: Uint8Array,
+  mode: number,
+  durable: boolean,
+  dirMode?: number,
+): PreparedWrite {
+  return inParent(
+    root,
+    rel,
+    true,
+    (d, name) => {
+      if (lstatMaybe(d.at(name))?.isDirectory()) throw unsafePath(rel, "is now a directory");
+      const tmpName = `.baton-restore-${process.pid}-${randomHex(6)}.tmp`;
+      // O_EXCL | O_NOFOLLOW: never opens an existing file or link.
+      const fd = openSync(d.at(tmpName), constants.O_WRONLY | constants.O_CREAT | constants.O_EXCL | constants.O_NOFOLLOW, 0o600);
+      try {
+        writeSync(fd, content);
+        fchmodSync(fd, mode & 0o777);
+        if (durable) fsyncSync(fd);
+      } catch (err) {
+        closeSync(fd);
+        unlinkQuiet(d.at(tmpName));
+        throw err;
+      }
       closeSync(fd);
-      unlinkQuiet(d.at(tmpName));
-      throw err;
-    }
-    closeSync(fd);
-    return { rel, dir: d.path, dirId: d.id, tmpName };
-  }) as PreparedWrite;
+      return { rel, dir: d.path, dirId: d.id, tmpName };
+    },
+    dirMode,
+  ) as PreparedWrite;
 }
 
 /**
@@ -357,8 +373,8 @@ function unlinkQuiet(p: string): void {
 }
 
 /** Replace (or create) the file at `rel` atomically with `content` and `mode`. */
-export function atomicWrite(root: string, rel: string, content: Uint8Array, mode: number, durable: boolean): void {
-  const w = prepareWrite(root, rel, content, mode, durable);
+export function atomicWrite(root: string, rel: string, content: Uint8Array, mode: number, durable: boolean, dirMode?: number): void {
+  const w = prepareWrite(root, rel, content, mode, durable, dirMode);
   commitWrite(root, w);
   if (durable) fsyncDir(w.dir);
 }

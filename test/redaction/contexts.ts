@@ -111,6 +111,63 @@ const NAMED: Context[] = [
 ];
 
 /** Contexts that hold any secret of a recognisable format, with or without a name. */
+/**
+ * Shapes a second reading found leaking (test/redaction/fixtures.ts pins one case of each): quoted
+ * keys in Python and Django, name/value JSON (ECS, CloudFormation, `kubectl -o json`), setters,
+ * Rust and Go string forms, YAML block scalars, unquoted values with spaces.
+ */
+const NAMED_MORE: Context[] = [
+  { id: "python-dict", needs: "named", place: (n, s) => t(`{'user': 'bob', '${lower(n)}': '${s}', 'port': 5432}`, s, "'port': 5432") },
+  {
+    id: "django-settings",
+    needs: "named",
+    place: (n, s) => t(`DATABASES = {'default': {'ENGINE': 'django.db.backends.postgresql', '${n}': '${s}'}}`, s, "django.db.backends"),
+  },
+  {
+    id: "ecs-json",
+    needs: "named",
+    place: (n, s) => t(`"environment": [{"name": "${n}", "value": "${s}"}, {"name": "PORT", "value": "80"}]`, s, '"PORT"'),
+  },
+  {
+    id: "setter",
+    needs: "named",
+    place: (n, s) =>
+      t(
+        `ds.set${camel(`X_${n}`).slice(1)}("${s}");
+ds.setPort(5432);`,
+        s,
+        "ds.setPort(5432)",
+      ),
+  },
+  {
+    id: "rust-string-from",
+    needs: "named",
+    place: (n, s) => t(`let cfg = Config { ${lower(n)}: String::from("${s}"), port: 80 };`, s, "port: 80"),
+  },
+  { id: "go-backtick", needs: "named", place: (n, s) => t(`${camel(n)} := \`${s}\`\nport := 8080`, s, "port := 8080") },
+  { id: "rust-raw", needs: "named", place: (n, s) => t(`let ${lower(n)} = r#"${s}"#;\nlet port = 80;`, s, "let port = 80;") },
+  {
+    id: "yaml-block-scalar",
+    needs: "named",
+    place: (n, s) => t(`db:\n  ${lower(n)}: |\n    ${s}\n  host: db.internal`, s, "host: db.internal"),
+  },
+];
+
+/** URL-encoded placements: a token inside an encoded redirect or a JSON body sent as a form value. */
+const ENCODED: Context[] = [
+  {
+    id: "url-encoded-query",
+    needs: "urlsafe",
+    place: (_n, s) => t(`GET /login?next=%2Fapi%2Fv1%3Ftoken%3D${s}%26page%3D2 302`, s, "GET /login"),
+  },
+  {
+    id: "url-encoded-json",
+    needs: "named",
+    place: (n, s) =>
+      t(`payload=%7B%22${camel(n)}%22%3A%22${encodeURIComponent(s)}%22%2C%22id%22%3A7%7D`, encodeURIComponent(s), "payload="),
+  },
+];
+
 const DISTINCT: Context[] = [
   { id: "bare", needs: "distinct", place: (_n, s) => t(s, s) },
   {
@@ -303,4 +360,4 @@ const STRUCTURED: Context[] = [
   },
 ];
 
-export const CONTEXTS: readonly Context[] = [...NAMED, ...DISTINCT, ...URLSAFE, ...BLOCK, ...STRUCTURED];
+export const CONTEXTS: readonly Context[] = [...NAMED, ...NAMED_MORE, ...ENCODED, ...DISTINCT, ...URLSAFE, ...BLOCK, ...STRUCTURED];

@@ -169,4 +169,6 @@ export function corpusTexts(corpus: Corpus): string[] {
   return [...corpus.positives.map((p) => p.text ?? JSON.stringify(p.value)), ...corpus.negatives];
 }
 
+/** For bench/redact.mjs, which bundles this file: the adversarial inputs it times. */
+export { ADVERSARIAL } from "./adversarial.js";
 export { b64 };

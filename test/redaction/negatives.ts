@@ -3,6 +3,7 @@
  * ordinary fields, paths, versions, base64 of ordinary text, colours, numbers, code that talks
  * about secrets without holding one, logs and stack traces. Random fills from the same seed.
  */
+import { KEEP_FIXTURES } from "./fixtures.js";
 import { b64, CLASSES, chars, int, pick, type Rng } from "./rng.js";
 
 const hex = (r: Rng, n: number) => chars(r, CLASSES.x as string, n);
@@ -83,6 +84,42 @@ const GENERATORS: Gen[] = [
   (r) => `ssh-keygen -t ed25519 -C "dev@example.com" -f ~/.ssh/id_${word(r)}`,
   (r) => `-----BEGIN CERTIFICATE-----\nMIIB${chars(r, CLASSES.b as string, 60)}\n-----END CERTIFICATE-----`,
   (r) => `ssh-ed25519 AAAAC3NzaC1lZDI1NTE5AAAAI${chars(r, CLASSES.b as string, 43)} dev@laptop`,
+  // Stack traces whose function names sound secret: the location must survive.
+  (r) =>
+    `Error: ${pick(r, ["jwt expired", "invalid signature", "ECONNREFUSED"])}\n    at ${pick(r, ["verifyToken", "getApiKey", "refreshSecret", "rotateKey", "decodeJwt", "loadCredentials"])} (${path(r)}:${int(r, 1, 400)}:${int(r, 1, 80)})\n    at async ${word(r)}${pick(r, ["Token", "Key", "Secret"])} (${path(r)}:${int(r, 1, 400)}:${int(r, 1, 80)})`,
+  (r) =>
+    `  File "${path(r)}", line ${int(r, 1, 300)}, in get_${pick(r, ["token", "api_key", "secret", "password"])}\n    return self._${word(r)}(key)\nValueError: bad ${word(r)}`,
+  // Lockfiles
+  (r) =>
+    `"node_modules/${word(r)}": {\n  "version": "${ver(r)}",\n  "resolved": "https://registry.npmjs.org/${word(r)}/-/${word(r)}-${ver(r)}.tgz",\n  "integrity": "sha512-${b64(chars(r, CLASSES.n as string, 64)).slice(0, 86)}=="\n}`,
+  (r) => `[[package]]\nname = "${word(r)}"\nversion = "${ver(r)}"\nchecksum = "${hex(r, 64)}"`,
+  (r) =>
+    `${word(r)}@^${ver(r)}:\n  version "${ver(r)}"\n  resolved "https://registry.yarnpkg.com/${word(r)}/-/${word(r)}-${ver(r)}.tgz#${hex(r, 40)}"`,
+  // CI logs
+  (r) =>
+    `##[group]Run actions/cache@v4\nwith:\n  key: ${pick(r, ["Linux", "macOS"])}-node-${hex(r, 64)}\n  path: ~/.npm\n##[endgroup]\nCache restored from key: Linux-node-${hex(r, 64)}`,
+  (r) =>
+    `Run npm ci\nadded ${int(r, 100, 1500)} packages, and audited ${int(r, 100, 1500)} packages in ${int(r, 2, 60)}s\nfound 0 vulnerabilities`,
+  (r) => `cacheKey = "v1-deps-${hex(r, 40)}"`,
+  (r) => `{ key: "${word(r)}-list-item-${hex(r, 6)}", label: "${word(r)}" }`,
+  // Diffs
+  (r) =>
+    `diff --git a/src/${word(r)}.ts b/src/${word(r)}.ts\nindex ${hex(r, 7)}..${hex(r, 7)} 100644\n--- a/src/${word(r)}.ts\n+++ b/src/${word(r)}.ts\n@@ -${int(r, 1, 90)},7 +${int(r, 1, 90)},8 @@ export function ${word(r)}Token() {\n-  const ttl = ${int(r, 10, 99)};\n+  const ttl = ${int(r, 100, 999)};`,
+  // Minified JS
+  (r) =>
+    `!function(e,t){"use strict";var n=e.${word(r)}||{},r=function(e){return e&&e.__esModule?e:{default:e}};n.getToken=function(){return t.get("${word(r)}")},e.exports=n}(this,${int(r, 0, 9)});`,
+  // SQL
+  (r) => `CREATE TABLE api_keys (id uuid PRIMARY KEY, key_hash text NOT NULL, created_at timestamptz DEFAULT now()); -- ${int(r, 1, 99)}`,
+  (r) => `UPDATE users SET password_reset_sent_at = now() WHERE id = ${int(r, 1, 1e6)};`,
+  // HTML
+  (r) =>
+    `<form method="post"><input type="password" name="password" autocomplete="current-password"><input type="hidden" name="id" value="${int(r, 1, 9999)}"><button>Sign in</button></form>`,
+  (r) => `<meta name="csrf-param" content="authenticity_token"><link rel="stylesheet" href="/assets/app-${hex(r, 16)}.css">`,
+  // Ids that are 15-16 digits, and model-ish package names
+  (r) => `order ${pick(r, ["4111111111111111", "5500005555555559", "4532015112830366"])} shipped in ${int(r, 1, 9)} days`,
+  (_r) => `pip install sk-learn-compat-layer-v2-2024`,
+  // The hand-written cases of fixtures.ts, so the precision figure includes them.
+  (r) => pick(r, KEEP_FIXTURES),
 ];
 
 /** `n` items of ordinary text. */

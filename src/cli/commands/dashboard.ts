@@ -57,7 +57,7 @@ export async function dashboard(ctx: Ctx, o: { open?: boolean }): Promise<void> 
 /** `baton serve --idle-exit 30m` in the background, detached, stderr to .baton/logs/server.log. */
 function startServer(root: string, batonDir: string): void {
   const logs = join(batonDir, "logs");
-  mkdirSync(logs, { recursive: true });
+  mkdirSync(logs, { recursive: true, mode: 0o700 });
   const fd = openSync(join(logs, "server.log"), "a", 0o600);
   try {
     const launcher = process.argv[1];

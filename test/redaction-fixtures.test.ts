@@ -1,0 +1,18 @@
+/**
+ * Hand-written, real-world shapes (not produced by the corpus generator): each planted secret
+ * must be gone from the output, and each ordinary line must come back unchanged. These are the
+ * leaks and over-redactions a second reading found; the corpus measures rates, this file pins cases.
+ */
+import { describe, expect, it } from "vitest";
+import { redactText } from "../src/core/redact.js";
+import { KEEP_FIXTURES, LEAK_FIXTURES } from "./redaction/fixtures.js";
+
+describe("redaction fixtures (hand-written real-world shapes)", () => {
+  it.each(LEAK_FIXTURES.map(([t, s]) => [t, s] as const))("hides the secret in %j", (text, secret) => {
+    const out = redactText(text);
+    expect(out, out).not.toContain(secret);
+  });
+  it.each(KEEP_FIXTURES.map((t) => [t] as const))("keeps %j unchanged", (text) => {
+    expect(redactText(text)).toBe(text);
+  });
+});

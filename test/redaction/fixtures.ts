@@ -1,0 +1,66 @@
+/**
+ * Hand-written, real-world shapes (not produced by the corpus generator): leaks and
+ * over-redactions a second reading found. test/redaction-fixtures.test.ts pins each case; the
+ * corpus (corpus.ts) also scores them, so recall and precision stay measured on them.
+ */
+
+/** [text, the secret that must not survive] */
+export const LEAK_FIXTURES: readonly (readonly [string, string])[] = [
+  ["{'user': 'bob', 'password': 'hunter2Xy9'}", "hunter2Xy9"],
+  ["DATABASES = {'default': {'PASSWORD': 'dj4ngoPw0rd', 'HOST': 'db'}}", "dj4ngoPw0rd"],
+  [
+    "callback?id_token%3DeyJhbGciOiJIUzI1NiJ9.eyJzdWIiOiIxMjM0NTY3ODkwIn0.dozjgNryP4J3jVmNHl0w5N_XgL0n3I9PlFUP0THsR8U",
+    "eyJzdWIiOiIxMjM0NTY3ODkwIn0",
+  ],
+  ["body=%22ghp_R7xkq2LmN8pQ4sT6vW9yZ1aB3cD5eF7gH9iJ%22", "ghp_R7xkq2LmN8pQ4sT6vW9yZ1aB3cD5eF7gH9iJ"],
+  ["next=%2Fapi%3Ftoken%3Dghp_R7xkq2LmN8pQ4sT6vW9yZ1aB3cD5eF7gH9iJ", "R7xkq2LmN8pQ4sT6vW9yZ1aB3cD5eF7gH9iJ"],
+  [
+    "u=%2Fv1%3Fkey%3Dsk-proj-Ab3dE5gH7jK9mN1pQ3sT5vW7yZ9bC1dF3hJ5kL7nP9rS1tU3wX5zA7",
+    "Ab3dE5gH7jK9mN1pQ3sT5vW7yZ9bC1dF3hJ5kL7nP9rS1tU3wX5zA7",
+  ],
+  ["MY_ghp_R7xkq2LmN8pQ4sT6vW9yZ1aB3cD5eF7gH9iJ", "R7xkq2LmN8pQ4sT6vW9yZ1aB3cD5eF7gH9iJ"],
+  ["1ghp_R7xkq2LmN8pQ4sT6vW9yZ1aB3cD5eF7gH9iJ", "R7xkq2LmN8pQ4sT6vW9yZ1aB3cD5eF7gH9iJ"],
+  ['[{"name": "DB_PASSWORD", "value": "kV9x-p4ss-Qz"}]', "kV9x-p4ss-Qz"],
+  ['"environment": [{"name":"API_TOKEN","value":"t0k3n-Zx81-Qq"}]', "t0k3n-Zx81-Qq"],
+  ['ds.setPassword("s3tterPw9!");', "s3tterPw9!"],
+  ['builder.withPassword("w1thPw-77x")', "w1thPw-77x"],
+  ['let cfg = Config { secret: String::from("rustS3cret99"), port: 80 };', "rustS3cret99"],
+  ["const apiToken = `g0B4ckt1ck-T0ken`", "g0B4ckt1ck-T0ken"],
+  ['let password = r#"r4wStr1ng-Pw"#;', "r4wStr1ng-Pw"],
+  ['{"url":"https:\\/\\/hooks.slack.com\\/services\\/T0123ABCD\\/B0123ABCD\\/aBcDeFgHiJkLmNoPqRsTuVwX"}', "aBcDeFgHiJkLmNoPqRsTuVwX"],
+  ["db:\n  password: |\n    bl0ckScalarPw9\n  host: db\n", "bl0ckScalarPw9"],
+  ["db.internal:5432:app:appuser:pgP4ssw0rdX", "pgP4ssw0rdX"],
+  ["git clone https://ghp_R7xkq2LmN8pQ4sT6vW9yZ1aB3cD5eF7gH9iJ@github.com/acme/app.git", "R7xkq2LmN8pQ4sT6vW9yZ1aB3cD5eF7gH9iJ"],
+  ["git remote add o https://a8f3k2m9q7x4z1w6v5b0n3c8d2e7r4t9@github.com/acme/app.git", "a8f3k2m9q7x4z1w6v5b0n3c8d2e7r4t9"],
+  ["echo dockerPw77x | docker login --username bob --password-stdin", "dockerPw77x"],
+  ["SSHPASS=sshP4ss99 sshpass -e ssh bob@host", "sshP4ss99"],
+  ["ENCRYPTION_KEY=9f86d081884c7d659a2feaa0c55ad015a3bf4f1b2b0b822cd15d6c15b0f00a08", "9f86d081884c7d659a2feaa0c55ad015"],
+  ["WEBHOOK_SECRET=3f786850e387550fdab836ed7e6dc881de23001b", "3f786850e387550fdab836ed7e6dc881"],
+  ["bob:$apr1$r31.....$HqJZimcKQFAMYayBlzkrA/", "HqJZimcKQFAMYayBlzkrA"],
+  ["alice:$2y$10$N9qo8uLOickgx2ZMRZoMyeIjZAgcfl7p92ldGxad68LJZdL17lhWy", "N9qo8uLOickgx2ZMRZoMyeIjZAgcfl7p92ldGxad68LJZdL17lhWy"],
+  [
+    "root:$6$salt1234$Xy7zQ1wE9rT5uI3oP2aS4dF6gH8jK0lZ.xC1vB3nM5qW7eR9tY1uI3oP5aS7dF9gH1jK3lZ5xC7vB9nM1qW3e:19000:0:99999:7:::",
+    "Xy7zQ1wE9rT5uI3oP2aS4dF6gH8jK0lZ",
+  ],
+  ["Server=db;Database=app;User Id=sa;Password=S3cr3t Passw0rd;Encrypt=true", "Passw0rd"],
+  ["DB_PASSWORD=correct horse battery", "horse battery"],
+  ["postgres://u:p@ss:w0rd@db.example.com:5432/app", "ss:w0rd"],
+  [
+    "Private-Lines: 14\nAAAAgQDbT1nBq7zW0hFqX2wBr3kfJ5mD9xL8sE4uYpT6vQ1cR7aN2gH0iK3jM5oP\nAAAAIQDxY9bZ4wE7rT2uI6oP1aS5dF8gH3jK0lZ9xC4vB7nM2qW5eR\nPrivate-MAC: 4f1e",
+    "xY9bZ4wE7rT2uI6oP1aS5dF8gH3jK0lZ",
+  ],
+];
+
+/** Ordinary developer text that must come back unchanged. */
+export const KEEP_FIXTURES: readonly string[] = [
+  "    at verifyToken (/app/src/auth/jwt.ts:42:11)",
+  "    at getApiKey (/srv/app/node_modules/@acme/sdk/dist/index.js:118:23)",
+  "    at Object.refreshSecret (file:///home/dev/proj/src/secrets.mjs:7:5)",
+  "    at async rotateKey (/app/src/keys/rotate.ts:88:3)",
+  '  { key: "user-list-item-3f7868", label: "Alice" }',
+  'const cacheKey = "v1-deps-9f86d081884c7d659a2feaa0c55ad015a3bf4f1b"',
+  "order 4111111111111111 shipped",
+  "trace id 4532015112830366 in span",
+  'import "sk-learn-compat-layer-v2-transforms"',
+  "pip install sk-learn-compat-layer-v2-2024",
+];
