@@ -4,53 +4,8 @@
  * beside this one, and SqliteTx (sqlite-tx.ts) composes them.
  */
 import type { DiagnosticRow, EventRow, JournalQueries, SessionRow, SnapshotRow } from "../contract.js";
+import { type RawEvent, type RawSession, toEvent, toSession } from "../rows.js";
 import type { Prepare } from "./sqlite-types.js";
-
-interface RawSession {
-  id: string;
-  flow: string;
-  title: string | null;
-  phase: string;
-  status: "active" | "completed";
-  created_at: string;
-  updated_at: string;
-  last_seq: number;
-}
-interface RawEvent {
-  session_id: string;
-  seq: number;
-  id: string;
-  type: string;
-  actor: string;
-  data: string;
-  revision: number | null;
-  at: string;
-  body_hash: string;
-  outcome: string;
-}
-
-const toSession = (r: RawSession): SessionRow => ({
-  id: r.id,
-  flow: r.flow,
-  title: r.title,
-  phase: r.phase,
-  status: r.status,
-  createdAt: r.created_at,
-  updatedAt: r.updated_at,
-  lastSeq: r.last_seq,
-});
-const toEvent = (r: RawEvent): EventRow => ({
-  sessionId: r.session_id,
-  seq: r.seq,
-  id: r.id,
-  type: r.type,
-  actor: r.actor,
-  data: r.data,
-  revision: r.revision,
-  at: r.at,
-  bodyHash: r.body_hash,
-  outcome: r.outcome,
-});
 
 export class SqliteJournalQueries implements JournalQueries {
   readonly #stmt: Prepare;

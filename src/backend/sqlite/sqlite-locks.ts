@@ -1,40 +1,7 @@
 /** Named locks and agent runs on SQLite (tables from migration 6). */
 import type { LockQueries, LockRow, RunQueries, RunRow, RunState } from "../contract.js";
+import { type RawLock, toLock } from "../rows.js";
 import type { Prepare } from "./sqlite-types.js";
-
-interface RawLock {
-  name: string;
-  epoch: number;
-  state: LockRow["state"];
-  owner: string;
-  pid: number | null;
-  host: string | null;
-  start_time: string | null;
-  run_id: string | null;
-  acquired_at: string;
-  heartbeat_at: string;
-  expires_ms: number;
-  ttl_ms: number;
-  released_at: string | null;
-  release_reason: string | null;
-}
-
-const toLock = (r: RawLock): LockRow => ({
-  name: r.name,
-  epoch: r.epoch,
-  state: r.state,
-  owner: r.owner,
-  pid: r.pid,
-  host: r.host,
-  startTime: r.start_time,
-  runId: r.run_id,
-  acquiredAt: r.acquired_at,
-  heartbeatAt: r.heartbeat_at,
-  expiresMs: r.expires_ms,
-  ttlMs: r.ttl_ms,
-  releasedAt: r.released_at,
-  releaseReason: r.release_reason,
-});
 
 export class SqliteLockQueries implements LockQueries {
   readonly #stmt: Prepare;
