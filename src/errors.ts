@@ -6,22 +6,25 @@
 export type ErrorCode =
   | "bad_input" // malformed arguments, JSON or options
   | "invalid_transition" // the flow does not allow this event in the current phase
-  | "conflict" // same idempotency key, different body
+  | "conflict" // the state changed since the caller looked (a previewed plan, an edited lesson), or one id was sent with two bodies
+  | "config_changed" // the server's configuration or flows changed since it started: the hook runs in its own process
   | "not_found" // no such session / event
   | "ambiguous_session" // several active sessions and none named
   | "session_exists" // session id already used
   | "source_dirty" // markers remain in the session's files
   | "flow_invalid" // a user flow file fails validation
   | "unknown_flow"
-  | "workspace_not_found"
+  | "workspace_not_found" // no .baton/ here: run `baton init`
+  | "wrong_workspace" // the server that answered serves another workspace
   | "workspace_unwritable"
   | "migration_failed"
   | "schema_too_new"
-  | "storage_busy" // the database stayed locked past the busy timeout
+  | "storage_busy" // the database stayed locked past the busy timeout, or a write raced another and should be retried
+  | "shutting_down" // the server is stopping: retry in this process or against the next server
   | "storage_unavailable" // a networked store (PostgreSQL) is down or unreachable
   | "io_error" // disk or fsync failure: fatal, never retried
-  | "no_snapshot" // no such checkpoint (or not that many steps to roll back)
-  | "snapshot_expired" // the checkpoint was pruned by retention; details name the oldest available
+  | "checkpoint_not_found" // no such checkpoint (or not that many steps to roll back); formerly `no_snapshot`
+  | "checkpoint_pruned" // the checkpoint was pruned by retention; details name the oldest available; formerly `snapshot_expired`
   | "unsafe_path" // a path outside the workspace, in .baton/ or .git, or through a symlink
   | "blob_corrupt" // a stored blob does not match its hash (or does not decompress)
   | "blob_missing" // a checkpoint or artifact names a blob that is not in .baton/blobs/
@@ -48,6 +51,8 @@ export const EXIT_CODES: Readonly<Record<ErrorCode, number>> = Object.freeze({
   unknown_flow: 2,
   invalid_transition: 3,
   conflict: 3,
+  config_changed: 3,
+  wrong_workspace: 3,
   source_dirty: 3,
   session_exists: 3,
   ambiguous_session: 3,
@@ -62,14 +67,15 @@ export const EXIT_CODES: Readonly<Record<ErrorCode, number>> = Object.freeze({
   payload_too_large: 2,
   unsupported_media_type: 2,
   unsafe_path: 2,
-  no_snapshot: 4,
-  snapshot_expired: 4,
+  checkpoint_not_found: 4,
+  checkpoint_pruned: 4,
   not_found: 4,
   workspace_not_found: 4,
   workspace_unwritable: 5,
   migration_failed: 5,
   schema_too_new: 5,
   storage_busy: 5,
+  shutting_down: 5,
   storage_unavailable: 5,
   io_error: 5,
   blob_corrupt: 5,
@@ -81,6 +87,23 @@ export const EXIT_CODES: Readonly<Record<ErrorCode, number>> = Object.freeze({
   internal: 1,
 });
 
+/**
+ * Codes renamed so that one word means one thing ("snapshot" is the fold cache; these are
+ * about checkpoints). For one release an error with a new code also carries its former one in
+ * JSON (`formerCode`), and `isBatonError(err, "<former>")` still matches, so callers can move
+ * at their own pace. Removed in 0.3.
+ */
+export const FORMER_CODES = Object.freeze({
+  no_snapshot: "checkpoint_not_found",
+  snapshot_expired: "checkpoint_pruned",
+} as const satisfies Record<string, ErrorCode>);
+
+export type FormerErrorCode = keyof typeof FORMER_CODES;
+
+const FORMER_OF: Partial<Record<ErrorCode, FormerErrorCode>> = Object.fromEntries(
+  Object.entries(FORMER_CODES).map(([former, code]) => [code, former as FormerErrorCode]),
+);
+
 export class BatonError extends Error {
   readonly code: ErrorCode;
   readonly details: Record<string, unknown>;
@@ -91,14 +114,21 @@ export class BatonError extends Error {
     this.details = details;
   }
   toJSON(): { code: ErrorCode; message: string } & Record<string, unknown> {
-    return { code: this.code, message: this.message, ...this.details };
+    const former = FORMER_OF[this.code];
+    return former === undefined
+      ? { code: this.code, message: this.message, ...this.details }
+      : { code: this.code, formerCode: former, message: this.message, ...this.details };
   }
 }
 
-export function isBatonError(value: unknown, code?: ErrorCode): value is BatonError {
+/** Whether `value` is a BatonError (with `code`, when given; a former code matches its new name). */
+export function isBatonError(value: unknown, code?: ErrorCode | FormerErrorCode): value is BatonError {
   if (typeof value !== "object" || value === null) return false;
   const v = value as { name?: unknown; code?: unknown };
-  return v.name === "BatonError" && typeof v.code === "string" && (code === undefined || v.code === code);
+  if (v.name !== "BatonError" || typeof v.code !== "string") return false;
+  if (code === undefined) return true;
+  const wanted = (FORMER_CODES as Record<string, ErrorCode>)[code] ?? code;
+  return v.code === wanted;
 }
 
 export function badInput(message: string, details: Record<string, unknown> = {}): BatonError {

@@ -187,15 +187,15 @@ describe("chooseTarget", () => {
     expect(u.ok && u.target.id).toBe("cp-4");
   });
 
-  it("a pruned target is snapshot_expired naming the oldest available; an unknown one is no_snapshot", () => {
+  it("a pruned target is checkpoint_pruned naming the oldest available; an unknown one is checkpoint_not_found", () => {
     const list = [cp(1, { prunedAt: "x" }), cp(2, { prunedAt: "x" }), cp(3), cp(4, { pinned: true })];
     const byId = chooseTarget(list, { to: "cp-1" });
-    expect(byId).toMatchObject({ ok: false, code: "snapshot_expired", oldestAvailable: { id: "cp-3" } });
+    expect(byId).toMatchObject({ ok: false, code: "checkpoint_pruned", oldestAvailable: { id: "cp-3" } });
     const bySteps = chooseTarget(list, { steps: 3 });
-    expect(bySteps).toMatchObject({ ok: false, code: "snapshot_expired", oldestAvailable: { id: "cp-3" } });
-    expect(chooseTarget(list, { to: "cp-99" })).toMatchObject({ ok: false, code: "no_snapshot" });
-    expect(chooseTarget(list, { steps: 5 })).toMatchObject({ ok: false, code: "no_snapshot" });
-    expect(chooseTarget([], { steps: 1 })).toMatchObject({ ok: false, code: "no_snapshot" });
+    expect(bySteps).toMatchObject({ ok: false, code: "checkpoint_pruned", oldestAvailable: { id: "cp-3" } });
+    expect(chooseTarget(list, { to: "cp-99" })).toMatchObject({ ok: false, code: "checkpoint_not_found" });
+    expect(chooseTarget(list, { steps: 5 })).toMatchObject({ ok: false, code: "checkpoint_not_found" });
+    expect(chooseTarget([], { steps: 1 })).toMatchObject({ ok: false, code: "checkpoint_not_found" });
   });
 
   it("reports pruned checkpoints inside the range", () => {

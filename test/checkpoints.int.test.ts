@@ -194,7 +194,7 @@ describe("blob store", () => {
 });
 
 describe("retention and pins", () => {
-  it("keeps at most `retain` per session, keeps pinned ones, deletes blobs only pruned checkpoints used, and answers snapshot_expired", async () => {
+  it("keeps at most `retain` per session, keeps pinned ones, deletes blobs only pruned checkpoints used, and answers checkpoint_pruned", async () => {
     const { b, root, sid } = await workspace({ checkpoints: { retain: 3 } });
     const ids: string[] = [];
     for (let i = 1; i <= 6; i++) {
@@ -211,11 +211,11 @@ describe("retention and pins", () => {
     expect(allBlobs(root), "blobs of v1 and v3 are gone; v2, v4, v5, v6 remain").toHaveLength(4);
     expect(blobFiles(root), "all of them small: none is a file").toEqual([]);
 
-    const expired = await expectCode(b.rollback(sid, { to: ids[0] }), "snapshot_expired");
+    const expired = await expectCode(b.rollback(sid, { to: ids[0] }), "checkpoint_pruned");
     expect(expired.oldestAvailable).toMatchObject({ id: ids[1] });
-    await expectCode(b.rollback(sid, { steps: 4 }), "snapshot_expired"); // v3 is 4 steps back
-    await expectCode(b.rollback(sid, { steps: 7 }), "no_snapshot");
-    await expectCode(b.rollback(sid, { to: "cp-doesnotexist" }), "no_snapshot");
+    await expectCode(b.rollback(sid, { steps: 4 }), "checkpoint_pruned"); // v3 is 4 steps back
+    await expectCode(b.rollback(sid, { steps: 7 }), "checkpoint_not_found");
+    await expectCode(b.rollback(sid, { to: "cp-doesnotexist" }), "checkpoint_not_found");
     expect(read(root, "f.txt"), "a refused rollback changes nothing").toBe("version 6\n");
 
     // The pinned one still restores, past the pruned v3.
@@ -311,7 +311,7 @@ describe("rollback", () => {
     expect([read(root, "a.txt"), read(root, "b.txt")]).toEqual(["a1\n", "b0\n"]);
     await b.rollback(sid);
     expect([read(root, "a.txt"), read(root, "b.txt")]).toEqual(["a0\n", "b0\n"]);
-    await expectCode(b.rollback(sid), "no_snapshot");
+    await expectCode(b.rollback(sid), "checkpoint_not_found");
   });
 
   it("--files restores only a subset", async () => {
@@ -493,7 +493,7 @@ describe("whole-tree checkpoints", () => {
     // Each live checkpoint still reads back exactly the files it recorded.
     for (const c of [second, third]) expect((await b.getCheckpoint(c.checkpoint.id)).files).toEqual(c.checkpoint.files);
     expect((await b.getCheckpoint(first.checkpoint.id)).files, "a pruned checkpoint has no files").toEqual([]);
-    await expectCode(b.rollback(sid, { to: first.checkpoint.id }), "snapshot_expired");
+    await expectCode(b.rollback(sid, { to: first.checkpoint.id }), "checkpoint_pruned");
     await b.rollback(sid, { steps: 2 });
     expect(read(root, "dir2/f3.txt")).toBe("d2 f3 v1\n");
     expect(existsSync(join(root, "dir4/f9.txt")), "removed before the second checkpoint: stays removed").toBe(false);
@@ -682,7 +682,9 @@ describe("CLI", () => {
     expect(run("checkpoint", "pin", j.checkpointId).json().pinned).toBe(true);
     const expired = run("rollback", "--to", "cp-nope");
     expect(expired.code).toBe(4);
-    expect(expired.json().error.code).toBe("no_snapshot");
+    expect(expired.json().error.code).toBe("checkpoint_not_found");
+    // Renamed codes still say their former name for one release, for scripts that match on it.
+    expect(expired.json().error.formerCode).toBe("no_snapshot");
     const unsafe = run("checkpoint", "--files", "../outside.txt");
     expect(unsafe.code).toBe(2);
     expect(unsafe.json().error.code).toBe("unsafe_path");

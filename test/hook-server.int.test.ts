@@ -631,8 +631,8 @@ describe("falling back to the in-process path", () => {
         headers: { authorization: `Bearer ${s.token}`, "content-type": "application/json" },
         body: JSON.stringify({ requestId: "abcdefgh-1", root: other, cwd: other, agentPid: 1, payload: {} }),
       });
-      expect(refused.status).toBe(404);
-      expect(refused.json().error.code).toBe("workspace_not_found");
+      expect(refused.status).toBe(409);
+      expect(refused.json().error.code).toBe("wrong_workspace");
     } finally {
       await s.stop();
     }

@@ -153,7 +153,7 @@ describe("baton mcp", () => {
     await fails(c, "resume", { sessionId: "nope" }, "not_found");
     await fails(c, "start_session", { id: "e1" }, "session_exists");
     await fails(c, "set_position", {}, "bad_input");
-    await fails(c, "rollback", { to: "cp-nope" }, "no_snapshot");
+    await fails(c, "rollback", { to: "cp-nope" }, "checkpoint_not_found");
     await fails(c, "rollback", { steps: 1, to: "cp-nope" }, "bad_input");
     // Schema violations are bad_input too, naming each field.
     const bad = await fails(c, "rollback", { steps: 0, frobnicate: true }, "bad_input");

@@ -88,6 +88,6 @@ describe("rollback under a directory swapped for a link", () => {
     const summary = JSON.stringify(Object.fromEntries(outcomes));
     expect(outcomes.get("unsafe_path") ?? 0, summary).toBeGreaterThan(0);
     expect(outcomes.get("ok") ?? 0, summary).toBeGreaterThan(0);
-    expect(outcomes.get("snapshot_expired") ?? 0, summary).toBe(0);
+    expect(outcomes.get("checkpoint_pruned") ?? 0, summary).toBe(0);
   });
 });

@@ -18,7 +18,7 @@
  * Steps count among the non-safety checkpoints from a cursor: all of them after a checkpoint
  * is taken; after a rollback to checkpoint X, those before X (so `rollback` twice goes two
  * steps back); after an undo (a rollback to a safety checkpoint), the cursor that rollback
- * started from. More steps than the cursor allows is `no_snapshot` and changes nothing.
+ * started from. More steps than the cursor allows is `checkpoint_not_found` and changes nothing.
  *
  * Checkpoints hold files, not directories: the trees compared are the regular files outside
  * `.baton/` (an emptied directory may stay). File and directory names never collide here, so a
@@ -286,7 +286,7 @@ async function runSequence(cmds: readonly Cmd[], swaps: boolean): Promise<void> 
       err = e;
     }
     if (target === undefined) {
-      expect(isBatonError(err) && err.code, `${log.join("; ")}: expected no_snapshot`).toBe("no_snapshot");
+      expect(isBatonError(err) && err.code, `${log.join("; ")}: expected checkpoint_not_found`).toBe("checkpoint_not_found");
       return;
     }
     if (err) throw err;

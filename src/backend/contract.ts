@@ -41,14 +41,15 @@ export function sessionKey(sessionId: string): string {
   return `session:${sessionId}`;
 }
 
-export type SessionStatus = "active" | "completed";
+/** Whether a session is still open (`SessionStatus` in services/status.ts is the full report of one). */
+export type SessionLifecycle = "active" | "completed";
 
 export interface SessionRow {
   id: string;
   flow: string;
   title: string | null;
   phase: string;
-  status: SessionStatus;
+  status: SessionLifecycle;
   createdAt: string;
   updatedAt: string;
   lastSeq: number;
@@ -209,7 +210,7 @@ export interface CheckpointRow {
   /** Safety checkpoints: the checkpoint their rollback restored. */
   restores: string | null;
   createdAt: string;
-  /** Set when retention pruned it; its file rows are gone, the row stays so a rollback to it is `snapshot_expired`. */
+  /** Set when retention pruned it; its file rows are gone, the row stays so a rollback to it is `checkpoint_pruned`. */
   prunedAt: string | null;
   fileCount: number;
   /** The host and workspace root it was taken on (absent on checkpoints from before migration 10). */

@@ -39,7 +39,7 @@ export interface CheckpointInfo {
   /** Safety checkpoints: the checkpoint the rollback restored. */
   restores?: string;
   createdAt: string;
-  /** Set when retention pruned it: the record stays (so a rollback to it says `snapshot_expired`), its files do not. */
+  /** Set when retention pruned it: the record stays (so a rollback to it says `checkpoint_pruned`), its files do not. */
   prunedAt?: string;
   fileCount: number;
   /** The host and workspace root it was taken on: a store shared by several hosts holds theirs too. */
@@ -57,7 +57,7 @@ export type TargetRequest = { steps: number } | { to: string };
 
 export type TargetChoice =
   | { ok: true; target: CheckpointInfo; range: CheckpointInfo[]; prunedInRange: string[] }
-  | { ok: false; code: "no_snapshot" | "snapshot_expired"; message: string; oldestAvailable?: CheckpointInfo };
+  | { ok: false; code: "checkpoint_not_found" | "checkpoint_pruned"; message: string; oldestAvailable?: CheckpointInfo };
 
 /**
  * Where step counting starts. Normally at the newest checkpoint; right after a rollback (the
@@ -84,7 +84,7 @@ export function chooseTarget(list: readonly CheckpointInfo[], req: TargetRequest
   const oldest = live.find((c) => c.kind !== "safety") ?? live[0];
   const expired = (what: string): TargetChoice => ({
     ok: false,
-    code: "snapshot_expired",
+    code: "checkpoint_pruned",
     message: `${what} was pruned by retention; ${oldest ? `the oldest available is ${oldest.id} (${oldest.createdAt})` : "no checkpoint is left"}. Pin checkpoints you may return to (\`baton checkpoint pin <id>\`), or raise the retention limit`,
     ...(oldest ? { oldestAvailable: oldest } : {}),
   });
@@ -92,11 +92,15 @@ export function chooseTarget(list: readonly CheckpointInfo[], req: TargetRequest
   if ("to" in req) {
     target = list.find((c) => c.id === req.to);
     if (!target)
-      return { ok: false, code: "no_snapshot", message: `no checkpoint "${req.to}" in this session; list them with \`baton checkpoints\`` };
+      return {
+        ok: false,
+        code: "checkpoint_not_found",
+        message: `no checkpoint "${req.to}" in this session; list them with \`baton checkpoints\``,
+      };
     if (target.prunedAt !== undefined) return expired(`checkpoint ${target.id}`);
   } else {
     if (!Number.isInteger(req.steps) || req.steps < 1)
-      return { ok: false, code: "no_snapshot", message: `steps must be a whole number ≥ 1, got ${req.steps}` };
+      return { ok: false, code: "checkpoint_not_found", message: `steps must be a whole number ≥ 1, got ${req.steps}` };
     const cursor = stepCursor(list);
     const candidates = list.slice(0, cursor).filter((c) => c.kind !== "safety");
     if (req.steps > candidates.length) {
@@ -104,7 +108,7 @@ export function chooseTarget(list: readonly CheckpointInfo[], req: TargetRequest
       const where = at ? ` (the last rollback restored ${at.id}; steps count back from there)` : "";
       return {
         ok: false,
-        code: "no_snapshot",
+        code: "checkpoint_not_found",
         message:
           list.length === 0
             ? "this session has no checkpoint to roll back to; take one with `baton checkpoint` before changing files"

@@ -227,7 +227,7 @@ function pauseView(snap: Snapshot): NonNullable<SessionBrief["spiral"]> {
 }
 
 /** Rollback answers Baton gives the user rather than failures of Baton itself. */
-const ROLLBACK_ANSWERS = new Set(["no_snapshot", "snapshot_expired", "not_found", "bad_input", "unsafe_path"]);
+const ROLLBACK_ANSWERS = new Set(["checkpoint_not_found", "checkpoint_pruned", "not_found", "bad_input", "unsafe_path"]);
 
 async function rollbackFromPrompt(b: Baton, sid: string, snap: Snapshot, intent: RollbackIntent): Promise<HookResponse> {
   let r: Awaited<ReturnType<Baton["rollback"]>>;

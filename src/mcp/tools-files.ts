@@ -46,7 +46,7 @@ export const fileTools: BatonTool[] = [
     name: "rollback",
     title: "Roll back files",
     description:
-      "Restore files: one step back (default), `steps` back, or `to` a checkpoint id; `files` restores only those paths. Call with dryRun: true first to see the unified diff. A real rollback takes a safety checkpoint first (undo: rollback to: <safety>). Errors: no_snapshot (unknown checkpoint or too many steps), snapshot_expired (pruned; names the oldest available).",
+      "Restore files: one step back (default), `steps` back, or `to` a checkpoint id; `files` restores only those paths. Call with dryRun: true first to see the unified diff. A real rollback takes a safety checkpoint first (undo: rollback to: <safety>). Errors: checkpoint_not_found (unknown checkpoint or too many steps), checkpoint_pruned (pruned; names the oldest available).",
     input: {
       sessionId: sessionId(),
       steps: z.number().int().min(1).max(1000).optional().describe("How many checkpoints back (default 1). Not with `to`."),

@@ -40,7 +40,7 @@ export function registerCheckpointRoutes(app: Hono<Env>, baton: Baton, readJson:
   });
 
   // Roll back to `to` (a checkpoint id), by the user unless `actor` says otherwise. A checkpoint
-  // pruned since the page showed it is `snapshot_expired` and nothing changes. With `plan` (the
+  // pruned since the page showed it is `checkpoint_pruned` and nothing changes. With `plan` (the
   // preview's, which the page sends for the rollback the user confirmed), a plan that differs
   // now (an agent wrote a file meanwhile) is `409 conflict` and nothing changes.
   app.post("/v1/sessions/:id/rollback", async (c) => {

@@ -105,9 +105,9 @@ export function hookAnswerer(o: HookAnswererOptions): HookAnswerer {
       if (typeof agentPid !== "number" || !Number.isSafeInteger(agentPid) || agentPid <= 0) throw badInput('"agentPid" must be a pid');
       if (typeof payload !== "object" || payload === null || Array.isArray(payload))
         throw badInput('"payload" must be the agent\'s JSON object');
-      if (o.shutdown.aborted) throw new BatonError("storage_busy", "the server is shutting down; answer the hook in its own process");
+      if (o.shutdown.aborted) throw new BatonError("shutting_down", "the server is shutting down; answer the hook in its own process");
       if (served === undefined || identity(join(root, ".baton")) !== served) {
-        throw new BatonError("workspace_not_found", `this server serves ${o.baton.root}, not ${root}`, { root: o.baton.root });
+        throw new BatonError("wrong_workspace", `this server serves ${o.baton.root}, not ${root}`, { root: o.baton.root });
       }
       if (configChanged || configStamp(dir) !== config) {
         if (!configChanged) {
@@ -115,7 +115,7 @@ export function hookAnswerer(o: HookAnswererOptions): HookAnswerer {
           o.onConfigChanged?.();
         }
         throw new BatonError(
-          "conflict",
+          "config_changed",
           `${join(dir, "config.json")} or the flows in ${join(dir, "flows")} changed since this server started; hooks run in their own process until it restarts`,
         );
       }

@@ -10,6 +10,7 @@ const STATUS: Partial<Record<ErrorCode, number>> = {
   payload_too_large: 413,
   unsupported_media_type: 415,
   storage_busy: 503,
+  shutting_down: 503,
 };
 
 /** The HTTP status for an error code: explicit ones above, else by the CLI's exit-code class. */

@@ -34,7 +34,7 @@ export async function diffCheckpoints(cps: CheckpointService, fromId: string, to
   if (from.sessionId !== to.sessionId) throw new BatonError("bad_input", `checkpoints ${fromId} and ${toId} belong to different sessions`);
   for (const c of [from, to])
     if (c.prunedAt !== undefined)
-      throw new BatonError("snapshot_expired", `checkpoint #${c.seq} (${c.id}) was pruned at ${c.prunedAt}; its files are gone`, {
+      throw new BatonError("checkpoint_pruned", `checkpoint #${c.seq} (${c.id}) was pruned at ${c.prunedAt}; its files are gone`, {
         checkpointId: c.id,
       });
   const a = new Map(from.files.map((f) => [f.path, f]));

@@ -550,7 +550,8 @@ export class CheckpointService {
   async get(id: string): Promise<Checkpoint> {
     return this.#backend.transaction("read", async (tx) => {
       const row = await tx.checkpoints.getCheckpoint(id);
-      if (!row) throw new BatonError("no_snapshot", `no checkpoint "${id}"; list them with \`baton checkpoints\``, { checkpointId: id });
+      if (!row)
+        throw new BatonError("checkpoint_not_found", `no checkpoint "${id}"; list them with \`baton checkpoints\``, { checkpointId: id });
       return { ...toInfo(row), files: (await tx.checkpoints.checkpointFiles(id)).map(toFile) };
     });
   }
@@ -558,9 +559,10 @@ export class CheckpointService {
   async pin(id: string, pinned: boolean): Promise<CheckpointInfo> {
     return this.#backend.transaction("write", async (tx) => {
       const row = await tx.checkpoints.getCheckpoint(id);
-      if (!row) throw new BatonError("no_snapshot", `no checkpoint "${id}"; list them with \`baton checkpoints\``, { checkpointId: id });
+      if (!row)
+        throw new BatonError("checkpoint_not_found", `no checkpoint "${id}"; list them with \`baton checkpoints\``, { checkpointId: id });
       if (row.prunedAt !== null && pinned) {
-        throw new BatonError("snapshot_expired", `checkpoint ${id} was pruned at ${row.prunedAt}; it cannot be pinned any more`, {
+        throw new BatonError("checkpoint_pruned", `checkpoint ${id} was pruned at ${row.prunedAt}; it cannot be pinned any more`, {
           checkpointId: id,
         });
       }

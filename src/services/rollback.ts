@@ -1,8 +1,8 @@
 /**
  * Rollback: restore the files of a checkpoint (one step back, N steps, or a named one).
  *
- * 1. Choose the target (core/checkpoints.ts): a pruned one is `snapshot_expired` with the
- *    oldest available, an unknown one `no_snapshot`. Never a fake success.
+ * 1. Choose the target (core/checkpoints.ts): a pruned one is `checkpoint_pruned` with the
+ *    oldest available, an unknown one `checkpoint_not_found`. Never a fake success.
  * 2. Plan: the version of each path at the target, compared with what is on disk now. Every
  *    path is validated, every parent lstat'ed, every blob read and verified, all before any
  *    file is touched: a hostile manifest or a corrupt blob changes nothing.
