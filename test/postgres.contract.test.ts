@@ -69,9 +69,9 @@ if (available) {
       const b = await pgStore(root);
       const baton = await openBaton({ root, backend: a.backend });
       try {
-        await baton.startSession({ flow: "live-variant", id: "lv" });
-        await baton.append("lv", { type: "steer", actor: "browser", data: { text: "x" } });
-        const lease = await baton.lease("run-1");
+        await baton.sessions.start({ flow: "live-variant", id: "lv" });
+        await baton.events.append("lv", { type: "steer", actor: "browser", data: { text: "x" } });
+        const lease = await baton.work.lease("run-1");
         const itemId = lease!.item.itemId;
         let listed: unknown[] | undefined;
         let lister: Promise<void> | undefined;
