@@ -1,7 +1,8 @@
 /**
  * Baton's public API: what `openBaton()` returns, namespaced by capability. Types only; the
  * implementation is src/baton.ts, the wiring src/compose.ts. docs/api.md lists the same with
- * every option and its default.
+ * every option and its default. Longer than the house's ~400 lines on purpose: the whole public
+ * surface is read in one place.
  *
  * Glossary: every noun of the vocabulary, defined once.
  *

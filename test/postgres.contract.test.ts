@@ -10,10 +10,9 @@ import { locksContract } from "./contract/locks-contract.js";
 import { queueContract } from "./contract/queue-contract.js";
 import { storeContract } from "./contract/store-contract.js";
 import { tempDir } from "./helpers.js";
-import { type PgCluster, POSTGRES_REQUIRED, pgBinDir, startCluster } from "./pg-cluster.js";
+import { type PgCluster, pgAvailable, startCluster } from "./pg-cluster.js";
 
-const available = pgBinDir() !== undefined;
-if (!available && POSTGRES_REQUIRED) throw new Error("BATON_TEST_POSTGRES=require but no PostgreSQL server binaries were found");
+const available = pgAvailable();
 
 let cluster: PgCluster | undefined;
 const schemasByTest = new Map<string, string>();

@@ -11,10 +11,9 @@ import { PostgresBackend } from "../src/backend/postgres/pg-backend.js";
 import { type Baton, isBatonError, openBaton } from "../src/index.js";
 import type { ProcessFacts } from "../src/services/process-facts.js";
 import { cleanupDirs, tempDir } from "./helpers.js";
-import { type PgCluster, POSTGRES_REQUIRED, pgBinDir, startCluster } from "./pg-cluster.js";
+import { type PgCluster, pgAvailable, startCluster } from "./pg-cluster.js";
 
-const available = pgBinDir() !== undefined;
-if (!available && POSTGRES_REQUIRED) throw new Error("BATON_TEST_POSTGRES=require but no PostgreSQL server binaries were found");
+const available = pgAvailable();
 
 let cluster: PgCluster;
 let failed = false;
