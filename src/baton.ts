@@ -330,7 +330,9 @@ export class Baton {
   // loaded on first use like checkpoints.
 
   #learn(): Promise<LessonService> {
-    this.#learning ??= import("./services/lessons.js").then((l) => new l.LessonService(this.backend, this.journal, this.root, this.#now));
+    this.#learning ??= import("./services/lessons.js").then(
+      (l) => new l.LessonService(this.backend, this.journal, this.root, this.#now, undefined, this.#processFacts),
+    );
     return this.#learning;
   }
 
@@ -373,8 +375,7 @@ export class Baton {
    * nothing is written (services/lesson-edit.ts).
    */
   async removeLesson(id: string, opts: { version?: string } = {}): Promise<{ id: string; removed: number; file: string }> {
-    if (opts.version !== undefined)
-      return (await import("./services/lesson-edit.js")).deleteLesson(this.backend, this.root, id, opts.version);
+    if (opts.version !== undefined) return (await this.#learn()).removeAt(id, opts.version);
     return (await this.#learn()).remove(id);
   }
 
@@ -388,7 +389,7 @@ export class Baton {
    * nothing is written (services/lesson-edit.ts).
    */
   async editLesson(id: string, version: string, change: { text?: string; pinned?: boolean }) {
-    return (await import("./services/lesson-edit.js")).editLesson(this.backend, this.root, id, version, change);
+    return (await this.#learn()).edit(id, version, change);
   }
 
   /** Each lesson's current version in LESSONS.md, by id, for `editLesson` and `removeLesson`. */

@@ -373,6 +373,7 @@ describe("hostile manifests never write outside the workspace", () => {
       sessionId: sid,
       seq: 1000 + Math.floor(Math.random() * 1e6),
       kind: "targeted",
+      lane: id,
       runId: null,
       turn: null,
       toolName: null,
@@ -385,7 +386,13 @@ describe("hostile manifests never write outside the workspace", () => {
       fileCount: paths.length,
     };
     const files: CheckpointFileRow[] = paths.map((path) => ({ path, state: "file", hash, mode: 0o644, size: 6, note: null }));
-    await b.backend.transaction("write", (tx) => tx.checkpoints.insertCheckpoint(row, files));
+    await b.backend.transaction("write", async (tx) => {
+      await tx.checkpoints.insertCheckpoint(row);
+      await tx.checkpoints.insertRuns(
+        row.lane,
+        files.map((f) => ({ ...f, from: row.seq, until: null })),
+      );
+    });
     return id;
   }
 

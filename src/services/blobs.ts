@@ -352,6 +352,18 @@ export class Blobs {
   }
 
   /**
+   * Inside a transaction: whether every one of `hashes` is stored, in either place. In a write
+   * transaction the collector's lock is then held (`inlineBlobs` takes it shared), so what is
+   * present now is present at the commit.
+   */
+  async allPresent(q: CheckpointQueries, hashes: readonly string[]): Promise<boolean> {
+    const wanted = [...new Set(hashes)];
+    if (wanted.length === 0) return true;
+    const inline = new Set(await q.inlineBlobs(wanted));
+    return wanted.every((h) => inline.has(h) || this.files.has(h));
+  }
+
+  /**
    * Inside a write transaction: delete `hashes` from both places. Rows go with the transaction;
    * files are unlinked just before it commits (StoreTx.beforeCommit), still under the write
    * lock, so a transaction that rolls back leaves every file its rows name. Returns how many

@@ -345,7 +345,7 @@ export async function runDoctor(deps: DoctorDeps, opts: DoctorOptions = {}): Pro
       const cp = await deps.backend.transaction("read", async (tx) => {
         const live = await tx.checkpoints.liveCheckpoints(id);
         const last = live[live.length - 1];
-        return last && { row: last, files: await tx.checkpoints.checkpointFiles(last.id) };
+        return last && { row: last, files: await tx.checkpoints.runsAt(last.lane, last.seq) };
       });
       if (!cp) continue;
       const changed: string[] = [];

@@ -350,7 +350,10 @@ export class RollbackService {
         });
       }
       const range: Checkpoint[] = [];
-      for (const c of choice.range) range.push({ ...c, files: (await tx.checkpoints.checkpointFiles(c.id)).map(toFile) });
+      for (const c of choice.range) {
+        const row = await tx.checkpoints.getCheckpoint(c.id);
+        range.push({ ...c, files: row ? (await this.#cps.files(tx, row)).map(toFile) : [] });
+      }
       return { target: choice.target, range, prunedInRange: choice.prunedInRange };
     });
   }
