@@ -360,8 +360,12 @@ export interface CheckpointQueries {
    * write lock already is exclusive).
    */
   reserveCollector(): Promise<void>;
-  /** Every hash a run or an active session's artifact references. */
-  referencedHashes(): Promise<string[]>;
+  /**
+   * Every hash a run or an active session's artifact references. `sharedOnly`: leave out the
+   * hashes only `local` file entries name (private files, whose blobs are in the workspace that
+   * took them, not in the store).
+   */
+  referencedHashes(opts?: { sharedOnly?: boolean }): Promise<string[]>;
   /** Bumped by every collection that deletes blobs; a checkpoint that saw it change while it ran retries. */
   blobEpoch(): Promise<number>;
   bumpBlobEpoch(): Promise<void>;

@@ -9,15 +9,21 @@
  * that transaction bumps the blob epoch: a whole-tree checkpoint that trusted the stat cache
  * while a collection ran sees the epoch change and starts again, so it never commits a
  * reference to a blob that was deleted under it.
+ *
+ * Longer than most files here (~630 lines) because taking a checkpoint, targeted or whole
+ * tree, is one sequence over one set of state (the blob store, this process's stat cache copy
+ * and lanes); what stands alone is apart: manifests.ts (lanes, pruning), stat-table.ts (the stat
+ * cache copy), checkpoint-config.ts (settings, excluded and private paths), blobs.ts, tree-scan.ts.
  */
-import { readFileSync, statSync, unlinkSync, writeFileSync } from "node:fs";
+import { statSync, unlinkSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import type { Backend, CheckpointFileRow, CheckpointRow, SkippedPath, StatCacheRow, StoreTx } from "../backend/contract.js";
 import { sessionKey } from "../backend/contract.js";
-import { randomHex, sha256 } from "../core/canonical.js";
+import { checksum, randomHex, sha256 } from "../core/canonical.js";
 import type { Checkpoint, CheckpointFile, CheckpointInfo, CheckpointKind } from "../core/checkpoints.js";
 import { BatonError, badInput } from "../errors.js";
 import { Blobs, type StagedBlob } from "./blobs.js";
+import { type CheckpointOptions, DEFAULT_PRIVATE, pathMatcher, readCheckpointConfig } from "./checkpoint-config.js";
 import { workspaceRelative } from "./files.js";
 import { laneFor, Manifests } from "./manifests.js";
 import { hostFacts, machineId } from "./process-facts.js";
@@ -25,23 +31,7 @@ import { checkPath, readCurrent, unsafePath } from "./safe-fs.js";
 import { classify, nextStatTable, readRegular, type StatTable, statTable } from "./stat-table.js";
 import { coversWith, MODE, rootSources, STAT_FIELDS, WalkCache, walkCovers, walkTree } from "./tree-scan.js";
 
-export interface CheckpointOptions {
-  /** Checkpoints kept per session, pinned ones aside. Default 100. */
-  retain?: number;
-  /** Extra gitignore-style patterns a whole-tree checkpoint leaves out. */
-  exclude?: readonly string[];
-  /** Files larger than this are recorded as skipped, not stored. Default 64 MiB. */
-  maxFileBytes?: number;
-  /** fsync blob files and restored files (default true; false matches synchronous=NORMAL). */
-  durable?: boolean;
-  /** Content up to this many bytes is stored in the database, larger content as a file. Default 1 MiB. */
-  inlineMaxBytes?: number;
-  /**
-   * A whole-tree checkpoint holds at most this many bytes of new small blobs in memory; past it
-   * (a first checkpoint of a large tree) it stores them ahead of its commit. Default 32 MiB.
-   */
-  stageAheadBytes?: number;
-}
+export type { CheckpointOptions };
 
 export interface CheckpointInput {
   /** Targeted: the files about to be written (workspace-relative, or absolute inside it). */
@@ -122,14 +112,20 @@ export function toInfo(r: CheckpointRow): CheckpointInfo {
   return c;
 }
 
+/** The note of a file entry whose blob stays in the workspace that took it (a private file on a shared store). */
+const LOCAL = "local";
+
 export function toFile(r: CheckpointFileRow): CheckpointFile {
-  if (r.state === "file") return { path: r.path, hash: r.hash ?? "", mode: r.mode ?? 0o644, size: r.size ?? 0 };
+  if (r.state === "file") {
+    const f: CheckpointFile = { path: r.path, hash: r.hash ?? "", mode: r.mode ?? 0o644, size: r.size ?? 0 };
+    return r.note === LOCAL ? { ...f, local: true } : f;
+  }
   if (r.state === "absent") return { path: r.path, absent: true };
   return { path: r.path, skipped: r.note ?? "not stored" };
 }
 
 function toRow(f: CheckpointFile): CheckpointFileRow {
-  if ("hash" in f) return { path: f.path, state: "file", hash: f.hash, mode: f.mode, size: f.size, note: null };
+  if ("hash" in f) return { path: f.path, state: "file", hash: f.hash, mode: f.mode, size: f.size, note: f.local ? LOCAL : null };
   if ("absent" in f) return { path: f.path, state: "absent", hash: null, mode: null, size: null, note: null };
   return { path: f.path, state: "skipped", hash: null, mode: null, size: null, note: f.skipped };
 }
@@ -142,6 +138,12 @@ export class CheckpointService {
   readonly blobs: Blobs;
   readonly retain: number;
   readonly #exclude: readonly string[];
+  /** Whether no checkpoint may store a path (configured excludes). */
+  readonly excluded: (rel: string) => boolean;
+  /** Whether a path's content stays in this workspace's blob store: a private file, on a store shared across hosts. */
+  readonly keptLocal: (rel: string) => boolean;
+  /** Changes with the private patterns, so stat cache entries always name blobs where they belong. */
+  readonly #privateMark: string;
   readonly #maxFileBytes: number;
   readonly #stageAheadBytes: number;
   /**
@@ -173,12 +175,18 @@ export class CheckpointService {
     this.#batonDir = batonDir;
     const blobOpts: { durable: boolean; inlineMaxBytes?: number } = { durable: opts.durable ?? true };
     if (opts.inlineMaxBytes !== undefined) blobOpts.inlineMaxBytes = opts.inlineMaxBytes;
-    this.blobs = new Blobs(backend, join(batonDir, "blobs"), blobOpts);
+    const shared = backend.capabilities.sharedAcrossHosts;
+    this.blobs = new Blobs(backend, join(batonDir, "blobs"), { ...blobOpts, shared });
     const config = readCheckpointConfig(batonDir);
     this.retain = opts.retain ?? config.retain ?? 100;
     if (!Number.isInteger(this.retain) || this.retain < 1)
       throw badInput(`checkpoint retention must be a whole number ≥ 1, got ${this.retain}`);
     this.#exclude = [...(config.exclude ?? []), ...(opts.exclude ?? [])];
+    this.excluded = pathMatcher(this.#exclude);
+    // A store inside the workspace (SQLite) is this machine's: nothing needs keeping apart.
+    const secret = shared ? [...DEFAULT_PRIVATE, ...(config.private ?? []), ...(opts.private ?? [])] : [];
+    this.keptLocal = pathMatcher(secret);
+    this.#privateMark = secret.length > 0 ? `#${checksum(secret.join("\n"))}` : "";
     this.#maxFileBytes = opts.maxFileBytes ?? config.maxFileBytes ?? 64 * 1024 * 1024;
     this.#stageAheadBytes = opts.stageAheadBytes ?? STAGE_AHEAD_BYTES;
   }
@@ -198,7 +206,9 @@ export class CheckpointService {
    * workspace starts a new one; `collect` drops scopes unused for STAT_SCOPE_TTL_MS).
    */
   cacheScope(): string {
-    return `${this.host()}:${this.#root}`;
+    // With the private patterns in it: after they change, every file is read again once, so each
+    // blob is stored where the new patterns say (a trusted entry's blob is not looked at).
+    return `${this.host()}:${this.#root}${this.#privateMark}`;
   }
 
   /** Workspace-relative, safe form of a path a caller gave (relative to the root, or absolute inside it). */
@@ -267,6 +277,12 @@ export class CheckpointService {
     return this.#tree(sessionId, input);
   }
 
+  /** Mark the files whose blobs stay in this workspace (private files, on a shared store), in place. */
+  #markLocal(files: CheckpointFile[]): CheckpointFile[] {
+    for (const [i, f] of files.entries()) if ("hash" in f && this.keptLocal(f.path)) files[i] = { ...f, local: true };
+    return files;
+  }
+
   /** A safety checkpoint of `paths`, taken by a rollback before it restores `restores`. */
   safety(sessionId: string, paths: readonly string[], restores: string, protect: readonly string[]): Promise<CheckpointResult> {
     return this.#targeted(sessionId, "safety", paths, { label: `before rolling back to ${restores}` }, restores, protect);
@@ -288,10 +304,13 @@ export class CheckpointService {
       if (cur.kind === "absent" || (kind === "safety" && cur.kind === "other" && cur.what === "a directory"))
         files.push({ path, absent: true });
       else if (cur.kind === "other") files.push({ path, skipped: cur.what });
+      // Configured out of every checkpoint: known, never stored (a rollback leaves it as it is).
+      else if (kind !== "safety" && this.excluded(path)) files.push({ path, skipped: "excluded by checkpoints.exclude" });
       else {
-        const blob = this.blobs.stage(cur.content);
+        const local = this.keptLocal(path);
+        const blob = this.blobs.stage(cur.content, undefined, local);
         staged.push({ path, blob });
-        files.push({ path, hash: blob.hash, mode: cur.mode, size: cur.size });
+        files.push({ path, hash: blob.hash, mode: cur.mode, size: cur.size, ...(local ? { local: true as const } : {}) });
       }
     }
     this.blobs.sync();
@@ -311,7 +330,7 @@ export class CheckpointService {
         for (const { path, blob } of staged) {
           if (blob.inline || this.blobs.files.has(blob.hash)) continue;
           const cur = readCurrent(this.#root, path, this.#maxFileBytes);
-          if (cur.kind !== "file" || this.blobs.stage(cur.content).hash !== blob.hash) throw busy();
+          if (cur.kind !== "file" || this.blobs.stage(cur.content, undefined, blob.local).hash !== blob.hash) throw busy();
         }
         this.blobs.sync();
       }
@@ -374,7 +393,7 @@ export class CheckpointService {
         // Read again only because it was racy, and unchanged: its blob is the cached entry's,
         // which the epoch check guards like any trusted entry's. Otherwise pack (or store) it.
         if (k < 0 || table.hashes[k] !== hash) {
-          const blob = this.blobs.stage(content.data, hash);
+          const blob = this.blobs.stage(content.data, hash, this.keptLocal(path));
           if (blob.fileCreated) stored++;
           if (blob.packed !== undefined) {
             staged.push(blob);
@@ -390,7 +409,8 @@ export class CheckpointService {
           stagedBytes = 0;
         }
       }
-      const files = vanishedWhileWalking ? slots.filter((f) => f !== undefined) : (slots as CheckpointFile[]);
+      const found = vanishedWhileWalking ? slots.filter((f) => f !== undefined) : (slots as CheckpointFile[]);
+      const files = this.#markLocal(found);
       const read = fresh.length;
       this.blobs.sync();
       let vanished: string[] = [];
@@ -598,41 +618,6 @@ export class CheckpointService {
       return toInfo({ ...row, pinned });
     });
   }
-}
-
-/**
- * `.baton/config.json` `{"checkpoints": {"retain": 100, "exclude": ["*.log"], "maxFileBytes": …}}`.
- * Options given to openBaton (and BATON_CHECKPOINT_RETAIN) win over it. A bad value is
- * `bad_input` naming the file and key: checkpoints must not silently use other settings.
- */
-function readCheckpointConfig(batonDir: string): Omit<CheckpointOptions, "durable"> {
-  const file = join(batonDir, "config.json");
-  let config: unknown;
-  try {
-    config = JSON.parse(readFileSync(file, "utf8"));
-  } catch (err) {
-    if ((err as NodeJS.ErrnoException).code === "ENOENT") return {};
-    throw badInput(`${file} is not readable JSON (${(err as Error).message}); fix or remove it`);
-  }
-  const c = (config as { checkpoints?: unknown } | null)?.checkpoints;
-  if (c === undefined) return {};
-  const bad = (key: string, want: string) => badInput(`${file}: checkpoints.${key} must be ${want}`);
-  if (typeof c !== "object" || c === null || Array.isArray(c)) throw bad("", "an object");
-  const { retain, exclude, maxFileBytes } = c as Record<string, unknown>;
-  const out: Omit<CheckpointOptions, "durable"> = {};
-  if (retain !== undefined) {
-    if (!Number.isInteger(retain) || (retain as number) < 1) throw bad("retain", "a whole number ≥ 1");
-    out.retain = retain as number;
-  }
-  if (exclude !== undefined) {
-    if (!Array.isArray(exclude) || !exclude.every((x) => typeof x === "string")) throw bad("exclude", "a list of gitignore patterns");
-    out.exclude = exclude;
-  }
-  if (maxFileBytes !== undefined) {
-    if (!Number.isInteger(maxFileBytes) || (maxFileBytes as number) < 0) throw bad("maxFileBytes", "a whole number of bytes");
-    out.maxFileBytes = maxFileBytes as number;
-  }
-  return out;
 }
 
 function fileHashes(files: readonly CheckpointFile[]): string[] {

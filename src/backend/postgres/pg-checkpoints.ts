@@ -239,9 +239,9 @@ export class PgCheckpointQueries implements CheckpointQueries {
     const out = new Set(rows.map((r) => r.h));
     return wanted.filter((h) => out.has(h));
   }
-  async referencedHashes(): Promise<string[]> {
+  async referencedHashes(opts: { sharedOnly?: boolean } = {}): Promise<string[]> {
     const rows = await this.#c.rows<{ hash: string }>(
-      `SELECT DISTINCT hash FROM manifest_runs WHERE hash IS NOT NULL
+      `SELECT DISTINCT hash FROM manifest_runs WHERE hash IS NOT NULL${opts.sharedOnly ? " AND note IS DISTINCT FROM 'local'" : ""}
        UNION
        SELECT a.hash FROM artifacts a JOIN sessions s ON s.id = a.session_id WHERE s.status = 'active'`,
     );

@@ -224,9 +224,9 @@ export class SqliteCheckpointQueries implements CheckpointQueries {
     return [...new Set(hashes)].filter((h) => (q.get({ h }) as { used: number }).used === 0);
   }
 
-  async referencedHashes(): Promise<string[]> {
+  async referencedHashes(opts: { sharedOnly?: boolean } = {}): Promise<string[]> {
     const rows = this.#stmt(
-      `SELECT DISTINCT hash FROM manifest_runs WHERE hash IS NOT NULL
+      `SELECT DISTINCT hash FROM manifest_runs WHERE hash IS NOT NULL${opts.sharedOnly ? " AND note IS NOT 'local'" : ""}
        UNION
        SELECT a.hash FROM artifacts a JOIN sessions s ON s.id = a.session_id WHERE s.status = 'active'`,
     ).all() as { hash: string }[];
