@@ -32,12 +32,12 @@ async function workspace(): Promise<{ root: string; lib: Baton }> {
   writeFileSync(join(root, "logo.bin"), Buffer.from([0, 1, 2, 3, 0, 255]));
   writeFileSync(join(root, "big.txt"), "x".repeat(700 * 1024));
   const lib = await openBaton({ root });
-  await lib.startSession({ flow: "task", id: "cp" });
-  await lib.checkpoint("cp", { all: true, toolName: "Edit", label: "before the greeting change" });
+  await lib.sessions.start({ flow: "task", id: "cp" });
+  await lib.checkpoints.create("cp", { all: true, toolName: "Edit", label: "before the greeting change" });
   writeFileSync(join(root, "src/greet.ts"), EDITED);
   writeFileSync(join(root, "logo.bin"), Buffer.from([0, 9, 9, 9, 0]));
   writeFileSync(join(root, "big.txt"), "y".repeat(700 * 1024));
-  await lib.checkpoint("cp", { files: ["src/greet.ts"], toolName: "Bash" });
+  await lib.checkpoints.create("cp", { files: ["src/greet.ts"], toolName: "Bash" });
   writeFileSync(join(root, "src/greet.ts"), EDITED_AGAIN);
   return { root, lib };
 }
@@ -54,7 +54,7 @@ function cpRow(page: Page, seq: number) {
 }
 
 async function rollbacksIn(lib: Baton): Promise<string[]> {
-  const { events } = await lib.events("cp", { afterSeq: 0, limit: 1_000 });
+  const { events } = await lib.events.list("cp", { afterSeq: 0, limit: 1_000 });
   return events.filter((e) => e.type.startsWith("rollback:")).map((e) => e.type);
 }
 
@@ -109,7 +109,7 @@ describe("dashboard: checkpoints", () => {
       expect(readFileSync(join(root, "src/greet.ts"), "utf8")).toBe(ORIGINAL);
       expect(readFileSync(join(root, "logo.bin"))).toEqual(Buffer.from([0, 1, 2, 3, 0, 255]));
       expect(await rollbacksIn(lib)).toEqual(["rollback:started", "rollback:applied"]);
-      const applied = (await lib.events("cp", { afterSeq: 0, limit: 1_000 })).events.find((e) => e.type === "rollback:applied");
+      const applied = (await lib.events.list("cp", { afterSeq: 0, limit: 1_000 })).events.find((e) => e.type === "rollback:applied");
       expect(applied?.actor).toBe("user");
 
       // Undo: back to the files as they were before the rollback.
@@ -121,10 +121,10 @@ describe("dashboard: checkpoints", () => {
       // Pin and unpin.
       await cpRow(page, 1).getByRole("button", { name: "Pin" }).click();
       await cpRow(page, 1).locator(".badge", { hasText: "pinned" }).waitFor();
-      expect((await lib.checkpoints("cp")).find((c) => c.seq === 1)?.pinned).toBe(true);
+      expect((await lib.checkpoints.list("cp")).find((c) => c.seq === 1)?.pinned).toBe(true);
       await cpRow(page, 1).getByRole("button", { name: "Unpin" }).click();
       await cpRow(page, 1).getByRole("button", { name: "Pin" }).waitFor();
-      expect((await lib.checkpoints("cp")).find((c) => c.seq === 1)?.pinned).toBe(false);
+      expect((await lib.checkpoints.list("cp")).find((c) => c.seq === 1)?.pinned).toBe(false);
     } finally {
       await context.close();
       await server.stop();
@@ -146,12 +146,12 @@ describe("dashboard: checkpoints", () => {
       // Meanwhile retention prunes it (another process, keeping only the newest checkpoint).
       const pruner = await openBaton({ root, checkpoints: { retain: 1 } });
       try {
-        await pruner.checkpoint("cp", { files: ["src/greet.ts"], toolName: "Write" });
+        await pruner.checkpoints.create("cp", { files: ["src/greet.ts"], toolName: "Write" });
       } finally {
         await pruner.close();
       }
-      expect((await lib.checkpoints("cp", { includePruned: true })).find((c) => c.seq === 1)?.prunedAt).toBeDefined();
-      const before = (await lib.snapshot("cp")).lastSeq;
+      expect((await lib.checkpoints.list("cp", { includePruned: true })).find((c) => c.seq === 1)?.prunedAt).toBeDefined();
+      const before = (await lib.sessions.snapshot("cp")).lastSeq;
 
       await page.getByRole("button", { name: "Confirm rollback" }).click();
       const alert = page.getByRole("alert");
@@ -159,7 +159,7 @@ describe("dashboard: checkpoints", () => {
       expect(await alert.textContent()).toMatch(/pruned/i);
       expect(readFileSync(join(root, "src/greet.ts"), "utf8")).toBe(EDITED_AGAIN);
       expect(await rollbacksIn(lib)).toEqual([]);
-      expect((await lib.snapshot("cp")).lastSeq).toBe(before);
+      expect((await lib.sessions.snapshot("cp")).lastSeq).toBe(before);
       // The list now says it is pruned, and offers nothing on it.
       await cpRow(page, 1).locator(".badge", { hasText: "pruned" }).waitFor();
       expect(await cpRow(page, 1).getByRole("button", { name: "Compare with now" }).isDisabled()).toBe(true);

@@ -26,9 +26,9 @@ describe("dashboard: health", () => {
     const context = await browser.newContext({ bypassCSP: true });
     try {
       // A lease whose holder went away: doctor's `lease_expired`, a safe fix.
-      const lease = await lib.lease("agent-gone", { sessionId: "hero", leaseMs: 50 });
+      const lease = await lib.work.lease("agent-gone", { sessionId: "hero", leaseMs: 50 });
       expect(lease).toBeDefined();
-      await expect.poll(async () => (await lib.pendingWork("hero"))[0]?.lease?.expired, { timeout: 10_000, interval: 25 }).toBe(true);
+      await expect.poll(async () => (await lib.work.pending("hero"))[0]?.lease?.expired, { timeout: 10_000, interval: 25 }).toBe(true);
 
       const page = await context.newPage();
       await page.goto(dashboardLink(root).url);
@@ -44,7 +44,7 @@ describe("dashboard: health", () => {
       await page.keyboard.press("Enter");
       await page.getByRole("status").filter({ hasText: "expired lease(s) returned to the queue" }).waitFor();
       await row.waitFor({ state: "detached" });
-      const work = await lib.pendingWork("hero");
+      const work = await lib.work.pending("hero");
       expect(work.map((w) => [w.kind, w.state])).toEqual([["generate", "ready"]]);
     } finally {
       await context.close();

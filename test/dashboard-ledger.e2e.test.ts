@@ -24,16 +24,16 @@ describe("dashboard: ledger", () => {
   it("charts the trajectory and lists it, redacted, with recoveries linked to their failures", async () => {
     const root = tempDir();
     const lib = await openBaton({ root });
-    await lib.startSession({ flow: "task", id: "shop" });
-    const failed = await lib.recordToolCall("shop", {
+    await lib.sessions.start({ flow: "task", id: "shop" });
+    const failed = await lib.ledger.record("shop", {
       toolName: "click",
       status: "error",
       args: { selector: "#buy", token: SECRET },
       error: `element is detached from the DOM (auth ${SECRET})`,
     });
-    await lib.recordToolCall("shop", { toolName: "read_page", status: "success", args: { url: "https://shop.test/cart" } });
-    await lib.recordToolCall("shop", { toolName: "click", status: "success", args: { selector: "#buy" }, observation: "ordered" });
-    await lib.recordToolCall("shop", { toolName: "wait", status: "no_progress", progress: "stalled" });
+    await lib.ledger.record("shop", { toolName: "read_page", status: "success", args: { url: "https://shop.test/cart" } });
+    await lib.ledger.record("shop", { toolName: "click", status: "success", args: { selector: "#buy" }, observation: "ordered" });
+    await lib.ledger.record("shop", { toolName: "wait", status: "no_progress", progress: "stalled" });
     const server = await serve(root);
     const context = await browser.newContext({ bypassCSP: true });
     try {
@@ -61,8 +61,8 @@ describe("dashboard: ledger", () => {
       await screenshot(page, "dashboard-ledger");
 
       // A new call shows up once the session's journal moves.
-      await lib.recordToolCall("shop", { toolName: "screenshot", status: "success" });
-      await lib.addDecision("shop", { decision: "ship it" });
+      await lib.ledger.record("shop", { toolName: "screenshot", status: "success" });
+      await lib.facets.addDecision("shop", { decision: "ship it" });
       await table.locator('tr[data-node="5"]').getByText("screenshot").waitFor();
     } finally {
       await context.close();

@@ -77,7 +77,7 @@ describe("the dashboard's workspace stream", () => {
       // A change that grows no journal, from another process: the marker that ends the run.
       const b = await openBaton({ root });
       try {
-        await b.acquireLock("marker", { owner: "test" });
+        await b.locks.acquire("marker", { owner: "test" });
       } finally {
         await b.close();
       }

@@ -29,7 +29,7 @@ function cell(page: Page, id: string, col: "session" | "flow" | "next" | "blocke
 async function lastSeq(root: string, id: string): Promise<number> {
   const lib = await openBaton({ root });
   try {
-    return (await lib.snapshot(id)).lastSeq;
+    return (await lib.sessions.snapshot(id)).lastSeq;
   } finally {
     await lib.close();
   }
@@ -118,7 +118,7 @@ describe("dashboard: login and guard", () => {
       expect(await lastSeq(root, "hero")).toBe(before);
       const lib = await openBaton({ root });
       try {
-        expect((await lib.listSessions({ includeCompleted: true })).map((s) => s.id)).toEqual(["hero"]);
+        expect((await lib.sessions.list({ includeCompleted: true })).map((s) => s.id)).toEqual(["hero"]);
       } finally {
         await lib.close();
       }
@@ -186,21 +186,21 @@ describe("dashboard: sessions view", () => {
       await connection(page, "live");
 
       // Written elsewhere while the page is open: the page follows without a reload.
-      await lib.startSession({ flow: "task", id: "api-refactor", title: "Refactor the API layer" });
-      await lib.addBlocker("api-refactor", { text: "waiting for the schema review" });
-      await lib.startRun("api-refactor", { agent: "claude" });
+      await lib.sessions.start({ flow: "task", id: "api-refactor", title: "Refactor the API layer" });
+      await lib.facets.addBlocker("api-refactor", { text: "waiting for the schema review" });
+      await lib.runs.start("api-refactor", { agent: "claude" });
       // In the blockers column (the next action's reason names the blocker too).
       await cell(page, "api-refactor", "blockers").getByText("waiting for the schema review").waitFor();
       await cell(page, "api-refactor", "run").getByText("claude").waitFor();
 
-      await lib.append("hero", { type: "generate", actor: "browser", data: { prompt: "bolder" } });
+      await lib.events.append("hero", { type: "generate", actor: "browser", data: { prompt: "bolder" } });
       await cell(page, "hero", "pending").getByText("generate").waitFor();
-      const lease = await lib.lease("agent-7", { sessionId: "hero" });
+      const lease = await lib.work.lease("agent-7", { sessionId: "hero" });
       expect(lease).toBeDefined();
       await cell(page, "hero", "pending").getByText("held by agent-7").waitFor();
 
-      await lib.startSession({ flow: "task", id: "looping" });
-      await lib.append("looping", {
+      await lib.sessions.start({ flow: "task", id: "looping" });
+      await lib.events.append("looping", {
         type: "spiral:detected",
         actor: "system",
         data: {
@@ -226,7 +226,7 @@ describe("dashboard: sessions view", () => {
       expect(await page.locator("tbody tr").getAttribute("data-session")).toBe("hero");
 
       // Looking changed nothing: the journal holds only what the test wrote.
-      expect((await lib.snapshot("hero")).lastSeq).toBe(2);
+      expect((await lib.sessions.snapshot("hero")).lastSeq).toBe(2);
     } finally {
       await context.close();
       await lib.close();
@@ -250,7 +250,7 @@ describe("dashboard: sessions view", () => {
       // Written while no server runs.
       const lib = await openBaton({ root });
       try {
-        await lib.startSession({ flow: "task", id: "while-away" });
+        await lib.sessions.start({ flow: "task", id: "while-away" });
       } finally {
         await lib.close();
       }

@@ -9,6 +9,7 @@ import { readFileSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import type { Backend } from "../src/backend/contract.js";
+import { servicesOf } from "../src/compose.js";
 import { parseLessonsMd } from "../src/core/lessons-md.js";
 import { BatonError, openBaton, SqliteBackend } from "../src/index.js";
 import { LessonService } from "../src/services/lessons.js";
@@ -131,7 +132,7 @@ for (const engine of [sqlite, postgres]) {
       // The index follows the file: a search finds an edited lesson by its new words.
       const b = await openBaton({ root });
       try {
-        const r = await b.searchLessons({ prompt: "edited lesson" });
+        const r = await b.lessons.search({ prompt: "edited lesson" });
         expect(r.results.length).toBeGreaterThan(0);
         expect(r.results.every((x) => expected.has(x.lesson.id))).toBe(true);
       } finally {
@@ -145,21 +146,21 @@ for (const engine of [sqlite, postgres]) {
       const twice = rerunning(inner);
       const b = await openBaton({ root, backend: twice });
       try {
-        await b.startSession({ flow: "task", id: "s" });
-        const added = await b.addLesson({ id: "once", text: "Write the file outside the transaction.", sessionId: "s" });
+        await b.sessions.start({ flow: "task", id: "s" });
+        const added = await b.lessons.add({ id: "once", text: "Write the file outside the transaction.", sessionId: "s" });
         expect(added.lesson.id).toBe("once");
-        await b.addLesson({ text: "A second lesson with a generated id.", scope: "workspace" });
-        const v = (await b.listLessons({ versions: true })).lessons.find((l) => l.id === "once")?.version as string;
-        await b.editLesson("once", v, { pinned: true });
-        await b.removeLesson((await b.listLessons()).lessons.find((l) => l.id !== "once")?.id as string, {});
+        await b.lessons.add({ text: "A second lesson with a generated id.", scope: "workspace" });
+        const v = (await b.lessons.list({ versions: true })).lessons.find((l) => l.id === "once")?.version as string;
+        await b.lessons.edit("once", v, { pinned: true });
+        await b.lessons.remove((await b.lessons.list()).lessons.find((l) => l.id !== "once")?.id as string, {});
         expect(twice.reruns(), "the wrapper re-ran write transactions").toBeGreaterThan(0);
         const parsed = parseLessonsMd(readFileSync(join(root, "LESSONS.md"), "utf8"));
         expect(parsed.lessons.map((l) => [l.id, l.pinned])).toEqual([["once", true]]);
         expect(parsed.diagnostics).toEqual([]);
         // Journaled once too (the journal's own append is idempotent under re-runs).
-        const events = (await b.events("s")).events.filter((e) => e.type === "lesson:added");
+        const events = (await b.events.list("s")).events.filter((e) => e.type === "lesson:added");
         expect(events.map((e) => (e.data as { id: string }).id)).toEqual(["once"]);
-        expect((await b.searchLessons({ prompt: "transaction file", sessionId: "s" })).results.map((r) => r.lesson.id)).toEqual(["once"]);
+        expect((await b.lessons.search({ prompt: "transaction file", sessionId: "s" })).results.map((r) => r.lesson.id)).toEqual(["once"]);
       } finally {
         await b.close();
       }
@@ -181,7 +182,7 @@ describe("LESSONS.md hand edits", () => {
         if (++reads === 1) writeFileSync(f, t.replace("# Lessons\n", "# Lessons\n\nA note the human just saved.\n"));
         return t;
       };
-      const svc = new LessonService(b.backend, b.journal, root, () => new Date(), read);
+      const svc = new LessonService(servicesOf(b).backend, servicesOf(b).journal, root, () => new Date(), read);
       await svc.add({ id: "les-b", text: "Beta.", scope: "workspace" });
       const text = readFileSync(file, "utf8");
       expect(text).toContain("A note the human just saved.");

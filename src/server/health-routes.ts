@@ -5,7 +5,7 @@
  */
 import type { HttpBindings } from "@hono/node-server";
 import type { Context, Hono } from "hono";
-import type { Baton } from "../baton.js";
+import type { Baton } from "../api.js";
 import { badInput } from "../errors.js";
 
 type Env = { Bindings: HttpBindings };
@@ -13,12 +13,12 @@ type Env = { Bindings: HttpBindings };
 export function registerHealthRoutes(app: Hono<Env>, baton: Baton, readJson: (c: Context<Env>) => Promise<Record<string, unknown>>) {
   app.get("/v1/doctor", async (c) => {
     const sessionId = c.req.query("session") || undefined;
-    return c.json(await baton.doctor({ ...(sessionId ? { sessionId } : {}) }));
+    return c.json(await baton.health.doctor({ ...(sessionId ? { sessionId } : {}) }));
   });
 
   app.post("/v1/doctor/fix", async (c) => {
     const b = await readJson(c);
     if (b.session !== undefined && (typeof b.session !== "string" || b.session === "")) throw badInput('"session" must be a session id');
-    return c.json(await baton.doctor({ fix: true, ...(typeof b.session === "string" ? { sessionId: b.session } : {}) }));
+    return c.json(await baton.health.doctor({ fix: true, ...(typeof b.session === "string" ? { sessionId: b.session } : {}) }));
   });
 }

@@ -62,6 +62,12 @@ function locate(file: string, current: string | undefined, id: string, version: 
   return { lines, block, lesson, problems };
 }
 
+/** A lesson as an edit left it, with its new version. */
+export interface LessonEditResult {
+  lesson: Omit<Lesson, "line">;
+  version: string;
+}
+
 /** Refuse a change that could never apply (empty or overlong text), before anything is locked or read. */
 export function checkLessonChange(change: LessonChange): void {
   if (change.text !== undefined) {
@@ -78,7 +84,7 @@ export function editLessonText(
   id: string,
   version: string,
   change: LessonChange,
-): { text: string; result: { lesson: Omit<Lesson, "line">; version: string } } {
+): { text: string; result: LessonEditResult } {
   checkLessonChange(change);
   const { lines, block, lesson, problems } = locate(file, current, id, version);
   if (!lesson || problems.length > 0) {

@@ -41,7 +41,7 @@ import type { AppendResult, JsonObject } from "../core/types.js";
 import { BatonError, badInput } from "../errors.js";
 import { workspaceRelative } from "./files.js";
 import type { Journal } from "./journal.js";
-import { checkLessonChange, editLessonText, type LessonChange, removeLessonText } from "./lesson-edit.js";
+import { checkLessonChange, editLessonText, type LessonChange, type LessonEditResult, removeLessonText } from "./lesson-edit.js";
 import { LessonsFile, lessonsHash, lessonsPath, readLessonsText } from "./lessons-file.js";
 import { hostFacts, type ProcessFacts } from "./process-facts.js";
 
@@ -260,7 +260,7 @@ export class LessonService {
    * changed or removed meanwhile (by hand, or by another writer) is refused and nothing is
    * written (services/lesson-edit.ts).
    */
-  async edit(id: string, version: string, change: LessonChange): Promise<{ lesson: Omit<Lesson, "line">; version: string }> {
+  async edit(id: string, version: string, change: LessonChange): Promise<LessonEditResult> {
     checkLessonChange(change);
     const { result, text } = await this.#writer.update((current) => editLessonText(this.#file, current, id, version, change));
     await this.#refresh(text);

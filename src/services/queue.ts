@@ -111,6 +111,13 @@ function newLeaseId(now: Date): string {
 }
 const MAX_LEASE_MS = 24 * 60 * 60 * 1000;
 
+/** A nacked item: ready again at `availableAt`, or dead-lettered after its last attempt. */
+export interface NackResult {
+  itemId: string;
+  state: "ready" | "dead";
+  availableAt?: string;
+}
+
 export class Queue {
   readonly #backend: Backend;
   readonly #journal: Journal;
@@ -306,10 +313,7 @@ export class Queue {
   }
 
   /** Give the item back (optionally not before `delayMs`); a failed attempt. */
-  async nack(
-    leaseId: string,
-    opts: { delayMs?: number; reason?: string } = {},
-  ): Promise<{ itemId: string; state: "ready" | "dead"; availableAt?: string }> {
+  async nack(leaseId: string, opts: { delayMs?: number; reason?: string } = {}): Promise<NackResult> {
     const delayMs = opts.delayMs ?? 0;
     if (!Number.isFinite(delayMs) || delayMs < 0) throw badInput("delay must be a number of milliseconds ≥ 0");
     return this.#backend.transaction("write", async (tx) => {

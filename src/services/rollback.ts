@@ -369,7 +369,8 @@ export class RollbackService {
       if (!(await tx.getSession(sessionId))) {
         throw new BatonError("not_found", `no session "${sessionId}"; run \`baton session list --all\` to see the sessions`, { sessionId });
       }
-      const list = (await tx.checkpoints.listCheckpoints(sessionId)).map(toInfo);
+      const rows = await tx.checkpoints.listCheckpoints(sessionId);
+      const list = rows.map(toInfo);
       const choice = chooseTarget(list, input.to !== undefined ? { to: input.to } : { steps: input.steps ?? 1 });
       if (!choice.ok) {
         const o = choice.oldestAvailable;
@@ -380,8 +381,9 @@ export class RollbackService {
         });
       }
       const range: Checkpoint[] = [];
+      const byId = new Map(rows.map((r) => [r.id, r]));
       for (const c of choice.range) {
-        const row = await tx.checkpoints.getCheckpoint(c.id);
+        const row = byId.get(c.id);
         range.push({ ...c, files: row ? (await this.#cps.files(tx, row)).map(toFile) : [] });
       }
       return { target: choice.target, range, prunedInRange: choice.prunedInRange };

@@ -10,6 +10,7 @@ import { writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { afterAll, afterEach, describe, expect, it } from "vitest";
 import type { Backend, CheckpointFileRow, CheckpointRow, ManifestRunRow } from "../../src/backend/contract.js";
+import { servicesOf } from "../../src/compose.js";
 import type { CheckpointFile } from "../../src/core/checkpoints.js";
 import { type Baton, isBatonError, openBaton } from "../../src/index.js";
 import { cleanupDirs, tempDir, writeAt } from "../helpers.js";
@@ -77,8 +78,8 @@ export function checkpointsContract(name: string, factory: StoreFactory, connect
 
     it("stores checkpoints and runs, and answers a lane's queries the same way", async () => {
       const { baton } = await fresh();
-      await baton.startSession({ flow: "task", id: "t" });
-      const be = baton.backend;
+      await baton.sessions.start({ flow: "task", id: "t" });
+      const be = servicesOf(baton).backend;
       const lane = "tree:t";
       // Three checkpoints of one lane: a.txt unchanged throughout, b.txt changed at 2, c.txt gone at 3.
       await be.transaction("write", async (tx) => {
@@ -147,13 +148,13 @@ export function checkpointsContract(name: string, factory: StoreFactory, connect
 
     it("pins and prunes by compare-and-set: a pinned checkpoint is never pruned, a pruned one never pinned", async () => {
       const { baton } = await fresh();
-      await baton.startSession({ flow: "task", id: "t" });
-      await baton.backend.transaction("write", async (tx) => {
+      await baton.sessions.start({ flow: "task", id: "t" });
+      await servicesOf(baton).backend.transaction("write", async (tx) => {
         await tx.checkpoints.insertCheckpoint(row("cp-a", 1, "cp-a"));
         await tx.checkpoints.insertCheckpoint(row("cp-b", 2, "cp-b"));
       });
       const at = "2026-02-01T00:00:00.000Z";
-      await baton.backend.transaction("write", async (tx) => {
+      await servicesOf(baton).backend.transaction("write", async (tx) => {
         const q = tx.checkpoints;
         expect(await q.setPinned("cp-a", true)).toBe(true);
         expect(await q.markPruned("cp-a", at), "pinned: not pruned").toBe(false);
@@ -163,17 +164,17 @@ export function checkpointsContract(name: string, factory: StoreFactory, connect
         expect(await q.setPinned("cp-b", false), "unpinning is always allowed").toBe(true);
         expect(await q.retentionCandidates("t", 0)).toEqual([]);
       });
-      const rows = await baton.backend.transaction("read", (tx) => tx.checkpoints.listCheckpoints("t"));
+      const rows = await servicesOf(baton).backend.transaction("read", (tx) => tx.checkpoints.listCheckpoints("t"));
       expect(rows.map((r) => [r.id, r.pinned, r.prunedAt])).toEqual([
         ["cp-a", true, null],
         ["cp-b", false, at],
       ]);
-      await expect(baton.pinCheckpoint("cp-b")).rejects.toMatchObject({ code: "checkpoint_pruned" });
+      await expect(baton.checkpoints.pin("cp-b")).rejects.toMatchObject({ code: "checkpoint_pruned" });
     });
 
     it("keeps one stat cache per workspace scope, and drops scopes nobody used", async () => {
       const { baton } = await fresh();
-      const be = baton.backend;
+      const be = servicesOf(baton).backend;
       const stat = (path: string, hash: string) => ({ path, size: 1, mtimeMs: 1, ctimeMs: 1, ino: 1, mode: 0o644, hash, checkedMs: 2 });
       await be.transaction("write", async (tx) => {
         await tx.checkpoints.putStatCache("host-a:/w", [stat("x", H("1")), stat("y", H("2"))]);
@@ -204,7 +205,7 @@ export function checkpointsContract(name: string, factory: StoreFactory, connect
 
     it("keeps one lessons index per workspace scope", async () => {
       const { baton } = await fresh();
-      const be = baton.backend;
+      const be = servicesOf(baton).backend;
       await be.transaction("write", async (tx) => {
         await tx.lessons.replaceIndex(
           "host-a:/w",
@@ -238,21 +239,21 @@ export function checkpointsContract(name: string, factory: StoreFactory, connect
       const root = tempDir();
       for (let i = 0; i < 20; i++) writeAt(root, `src/f${i}.txt`, `file ${i} v0\n`);
       const { baton, store } = await fresh(root, { retain: 3 });
-      await baton.startSession({ flow: "task", id: "t" });
+      await baton.sessions.start({ flow: "task", id: "t" });
       const recorded = new Map<string, CheckpointFile[]>();
       const runs = async () => Number((await store.rows("SELECT count(*) AS n FROM manifest_runs"))[0]?.n);
-      const first = await baton.checkpoint("t", { all: true });
+      const first = await baton.checkpoints.create("t", { all: true });
       recorded.set(first.checkpoint.id, first.checkpoint.files);
       expect(await runs()).toBe(20);
       for (let k = 1; k <= 6; k++) {
         writeFileSync(join(root, `src/f${k}.txt`), `file ${k} v${k}\n`);
-        const r = await baton.checkpoint("t", k % 3 === 0 ? { files: [`src/f${k}.txt`] } : { all: true });
+        const r = await baton.checkpoints.create("t", k % 3 === 0 ? { files: [`src/f${k}.txt`] } : { all: true });
         recorded.set(r.checkpoint.id, r.checkpoint.files);
         expect(Number((await store.rows(DEAD_RUNS))[0]?.n), `after checkpoint ${k}`).toBe(0);
       }
-      const live = await baton.checkpoints("t");
+      const live = await baton.checkpoints.list("t");
       expect(live.length).toBe(3);
-      for (const c of live) expect((await baton.getCheckpoint(c.id)).files).toEqual(recorded.get(c.id));
+      for (const c of live) expect((await baton.checkpoints.get(c.id)).files).toEqual(recorded.get(c.id));
       // Retention kept 3 checkpoints: a tree lane's rows stay near the tree's size, not 20 per checkpoint.
       expect(await runs()).toBeLessThan(20 + 12);
     });
@@ -263,7 +264,7 @@ export function checkpointsContract(name: string, factory: StoreFactory, connect
       const retain = 2;
       const { bs, store } = await writers(root, 3, retain);
       const [a, b, pinner] = bs as [Baton, Baton, Baton];
-      await a.startSession({ flow: "task", id: "t" });
+      await a.sessions.start({ flow: "task", id: "t" });
       const recorded = new Map<string, CheckpointFile[]>();
       const prunedBy: string[] = [];
       const rounds = 8;
@@ -275,7 +276,7 @@ export function checkpointsContract(name: string, factory: StoreFactory, connect
           // Both write the same tree (one shared lane) and files of their own (lanes of their own).
           writeFileSync(join(root, `t/f${(k + me) % 6}.txt`), `tree ${me}-${k}\n`);
           writeFileSync(join(root, `own${me}.txt`), `writer ${me} round ${k}\n`);
-          const r = await w.checkpoint("t", k % 2 === 0 ? { all: true } : { files: [`own${me}.txt`] });
+          const r = await w.checkpoints.create("t", k % 2 === 0 ? { all: true } : { files: [`own${me}.txt`] });
           recorded.set(r.checkpoint.id, r.checkpoint.files);
           prunedBy.push(...r.pruned);
         }
@@ -283,11 +284,11 @@ export function checkpointsContract(name: string, factory: StoreFactory, connect
       const pinning = (async () => {
         // Pin whatever is live right now, racing the writers' retention.
         while (!stop) {
-          const live = await pinner.checkpoints("t");
+          const live = await pinner.checkpoints.list("t");
           const c = live[Math.floor(live.length / 2)];
           if (c && !pinned.has(c.id)) {
             try {
-              await pinner.pinCheckpoint(c.id, true);
+              await pinner.checkpoints.pin(c.id, true);
               pinned.add(c.id);
             } catch (err) {
               if (!isBatonError(err, "checkpoint_pruned")) throw err;
@@ -302,11 +303,11 @@ export function checkpointsContract(name: string, factory: StoreFactory, connect
       await pinning;
       expect(settled.filter((s) => s.status === "rejected").map((s) => String((s as PromiseRejectedResult).reason))).toEqual([]);
       // One more checkpoint, after every pin: retention's answer is now exact.
-      const last = await a.checkpoint("t", { files: ["own0.txt"] });
+      const last = await a.checkpoints.create("t", { files: ["own0.txt"] });
       recorded.set(last.checkpoint.id, last.checkpoint.files);
       prunedBy.push(...last.pruned);
 
-      const all = await a.checkpoints("t", { includePruned: true });
+      const all = await a.checkpoints.list("t", { includePruned: true });
       expect(
         all.map((c) => c.seq),
         "every checkpoint has its own seq",
@@ -322,9 +323,9 @@ export function checkpointsContract(name: string, factory: StoreFactory, connect
       const live = all.filter((c) => !c.prunedAt);
       expect(live.filter((c) => !c.pinned).length, "retention keeps exactly `retain` unpinned").toBe(retain);
       for (const c of live) {
-        const back = await b.getCheckpoint(c.id);
+        const back = await b.checkpoints.get(c.id);
         expect(back.files, `${c.id} reads back what it recorded`).toEqual(recorded.get(c.id));
-        await b.rollback("t", { to: c.id, dryRun: true }); // every blob it names is there and verifies
+        await b.checkpoints.rollback("t", { to: c.id, dryRun: true }); // every blob it names is there and verifies
       }
       expect(Number((await store.rows(DEAD_RUNS))[0]?.n), "runs that hold no live checkpoint").toBe(0);
     });
@@ -334,20 +335,23 @@ export function checkpointsContract(name: string, factory: StoreFactory, connect
       writeAt(root, "x.txt", "x\n");
       const { bs } = await writers(root, 2, 1);
       const [a, b] = bs as [Baton, Baton];
-      await a.startSession({ flow: "task", id: "t" });
+      await a.sessions.start({ flow: "task", id: "t" });
       let kept = 0;
       let prunedFirst = 0;
       for (let round = 0; round < 8; round++) {
         writeFileSync(join(root, "x.txt"), `x ${round}\n`);
-        const c = await a.checkpoint("t", { files: ["x.txt"] });
-        const [pin, next] = await Promise.allSettled([b.pinCheckpoint(c.checkpoint.id, true), a.checkpoint("t", { files: ["x.txt"] })]);
+        const c = await a.checkpoints.create("t", { files: ["x.txt"] });
+        const [pin, next] = await Promise.allSettled([
+          b.checkpoints.pin(c.checkpoint.id, true),
+          a.checkpoints.create("t", { files: ["x.txt"] }),
+        ]);
         expect(next.status).toBe("fulfilled");
-        const after = (await a.checkpoints("t", { includePruned: true })).find((x) => x.id === c.checkpoint.id);
+        const after = (await a.checkpoints.list("t", { includePruned: true })).find((x) => x.id === c.checkpoint.id);
         if (pin.status === "fulfilled") {
           kept++;
           expect(after, "pinned: live").toMatchObject({ pinned: true });
           expect(after?.prunedAt).toBeUndefined();
-          await b.pinCheckpoint(c.checkpoint.id, false); // so the next round's retention may prune it
+          await b.checkpoints.pin(c.checkpoint.id, false); // so the next round's retention may prune it
         } else {
           prunedFirst++;
           expect(isBatonError(pin.reason, "checkpoint_pruned"), String(pin.reason)).toBe(true);

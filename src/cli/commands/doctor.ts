@@ -33,7 +33,7 @@ function render(r: DoctorReport): string {
 export async function doctor(ctx: Ctx, id: string | undefined, o: { session?: string; fix?: boolean }): Promise<void> {
   const b = await ctx.open();
   const sessionId = id ?? o.session;
-  const r = await b.doctor({
+  const r = await b.health.doctor({
     ...(sessionId ? { sessionId } : {}),
     fix: o.fix === true,
     // Baton's hooks in the agents' configuration, and whether each agent will run them.
