@@ -15,10 +15,9 @@ import { BatonError, openBaton, SqliteBackend } from "../src/index.js";
 import { LessonService } from "../src/services/lessons.js";
 import { type LineChild, spawnFixture } from "./child-process.js";
 import { cleanupDirs, cli, tempDir } from "./helpers.js";
-import { type PgCluster, POSTGRES_REQUIRED, pgBinDir, startCluster } from "./pg-cluster.js";
+import { type PgCluster, pgAvailable, startCluster } from "./pg-cluster.js";
 
-const available = pgBinDir() !== undefined;
-if (!available && POSTGRES_REQUIRED) throw new Error("BATON_TEST_POSTGRES=require but no PostgreSQL server binaries were found");
+const available = pgAvailable();
 
 let cluster: PgCluster | undefined;
 let failed = false;
