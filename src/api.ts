@@ -130,8 +130,10 @@ export interface OpenBatonOptions {
   defaultLeaseMs?: number;
   /**
    * Checkpoints: `retain` per session (default 100, env `BATON_CHECKPOINT_RETAIN`), `exclude`
-   * (extra gitignore-style patterns), `maxFileBytes` (default 64 MiB), `inlineMaxBytes`
-   * (default 1 MiB; a shared store's blob limit), `stageAheadBytes` (default 32 MiB).
+   * (gitignore-style patterns no checkpoint stores), `private` (patterns of private files,
+   * after the built-in list: on a store shared across hosts their content stays in this
+   * workspace), `maxFileBytes` (default 64 MiB), `inlineMaxBytes` (default 1 MiB; a shared
+   * store's blob limit), `stageAheadBytes` (default 32 MiB).
    */
   checkpoints?: Omit<CheckpointOptions, "durable">;
   /** Process facts (host, pid liveness, start times) for lock and run proofs; tests fake them. Default: this machine's. */

@@ -142,10 +142,10 @@ export function createBaton(s: Services): Baton {
     search: async (intent, opts = {}) => (await s.learning()).search(intent, opts),
     inject: async (intent, opts = {}) => (await s.learning()).inject(intent, opts),
     async remove(id, opts = {}) {
-      if (opts.version !== undefined) return (await lessonEdits()).deleteLesson(s.backend, s.root, id, opts.version);
+      if (opts.version !== undefined) return (await s.learning()).removeAt(id, opts.version);
       return (await s.learning()).remove(id);
     },
-    edit: async (id, version, change) => (await lessonEdits()).editLesson(s.backend, s.root, id, version, change),
+    edit: async (id, version, change) => (await s.learning()).edit(id, version, change),
     async versions() {
       const [{ lessonVersions }, { text }] = await Promise.all([lessonEdits(), lessons.file()]);
       return lessonVersions(text);

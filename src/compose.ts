@@ -128,7 +128,9 @@ export class Services {
   }
 
   learning(): Promise<LessonService> {
-    this.#learning ??= import("./services/lessons.js").then((l) => new l.LessonService(this.backend, this.journal, this.root, this.now));
+    this.#learning ??= import("./services/lessons.js").then(
+      (l) => new l.LessonService(this.backend, this.journal, this.root, this.now, undefined, this.processFacts),
+    );
     return this.#learning;
   }
 

@@ -1,4 +1,5 @@
 import { readFileSync, writeFileSync } from "node:fs";
+import { hostname } from "node:os";
 import { join } from "node:path";
 import { afterAll, describe, expect, it } from "vitest";
 import type { Backend } from "../src/backend/contract.js";
@@ -243,7 +244,7 @@ describe("lessons: ranking", () => {
         ).toEqual(row.expected);
       }
       // The full-text index was never built.
-      expect(await inner.transaction("read", (tx) => tx.lessons.indexedHash())).toBeUndefined();
+      expect(await inner.transaction("read", (tx) => tx.lessons.indexedHash(`${hostname()}:${root}`))).toBeUndefined();
     } finally {
       await b.close();
     }

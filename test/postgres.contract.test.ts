@@ -3,6 +3,7 @@ import pg from "pg";
 import { afterAll, afterEach, beforeAll, describe, expect, it } from "vitest";
 import { PostgresBackend, projectSchema } from "../src/backend/postgres/pg-backend.js";
 import { openBaton } from "../src/index.js";
+import { checkpointsContract } from "./contract/checkpoints-contract.js";
 import { concurrencyContract } from "./contract/concurrency-contract.js";
 import { journalContract, type StoreFactory } from "./contract/journal-contract.js";
 import { ledgerContract } from "./contract/ledger-contract.js";
@@ -27,18 +28,22 @@ export const pgStore: StoreFactory = async (root) => {
   schemasByTest.set(expect.getState().currentTestName ?? root, projectSchema(project));
   const backend = await PostgresBackend.open({ url: cluster.url, project });
   const url = cluster.url;
+  const query = async (sql: string) => {
+    const c = new pg.Client({ connectionString: url });
+    await c.connect();
+    try {
+      await c.query(`SET search_path TO ${projectSchema(project)}`);
+      return (await c.query(sql)).rows as Record<string, unknown>[];
+    } finally {
+      await c.end();
+    }
+  };
   return {
     backend,
     async raw(sql) {
-      const c = new pg.Client({ connectionString: url });
-      await c.connect();
-      try {
-        await c.query(`SET search_path TO ${projectSchema(project)}`);
-        await c.query(sql);
-      } finally {
-        await c.end();
-      }
+      await query(sql);
     },
+    rows: query,
   };
 };
 
@@ -60,6 +65,7 @@ if (available) {
   locksContract("postgres", pgStore);
   concurrencyContract("postgres", pgStore, "separate");
   storeContract("postgres", pgStore);
+  checkpointsContract("postgres", pgStore, "separate");
 
   describe("postgres: rows a writer acts on are held", () => {
     it("a crashed run's leased work, listed while an ack is finishing it, is not handed back", async () => {

@@ -5,6 +5,7 @@ import { SqliteBackend } from "../src/backend/sqlite/sqlite-backend.js";
 import { BatonError } from "../src/errors.js";
 import { openBaton } from "../src/index.js";
 import { ensureWorkspace, workspaceAt } from "../src/services/workspace.js";
+import { checkpointsContract } from "./contract/checkpoints-contract.js";
 import { concurrencyContract } from "./contract/concurrency-contract.js";
 import { journalContract, type StoreFactory } from "./contract/journal-contract.js";
 import { ledgerContract } from "./contract/ledger-contract.js";
@@ -26,6 +27,14 @@ const sqliteStore: StoreFactory = async (root) => {
         db.close();
       }
     },
+    async rows(sql) {
+      const db = new Database(ws.dbPath, { readonly: true });
+      try {
+        return db.prepare(sql).all() as Record<string, unknown>[];
+      } finally {
+        db.close();
+      }
+    },
   };
 };
 
@@ -40,6 +49,8 @@ locksContract("sqlite", sqliteStore);
 concurrencyContract("sqlite", sqliteStore, "shared");
 
 storeContract("sqlite", sqliteStore);
+
+checkpointsContract("sqlite", sqliteStore, "shared");
 
 describe("sqlite group commit", () => {
   afterAll(() => cleanupDirs());

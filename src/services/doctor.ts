@@ -277,8 +277,10 @@ export async function runDoctor(deps: DoctorDeps, opts: DoctorOptions = {}): Pro
   await check("blobs", async () => {
     const dir = join(deps.batonDir, "blobs");
     const store = new BlobStore(dir);
-    const { referenced, inline } = await deps.backend.transaction("read", async (tx) => ({
+    const { referenced, needed, inline } = await deps.backend.transaction("read", async (tx) => ({
       referenced: new Set(await tx.checkpoints.referencedHashes()),
+      // Private files' blobs stay in the workspace that checkpointed them (a shared store's other hosts have theirs).
+      needed: await tx.checkpoints.referencedHashes({ sharedOnly: true }),
       inline: await tx.checkpoints.listBlobs(),
     }));
     const { hashes: files, temps } = store.list();
@@ -291,7 +293,7 @@ export async function runDoctor(deps: DoctorDeps, opts: DoctorOptions = {}): Pro
       stored.add(b.hash);
       hashes.push({ hash: b.hash, mtimeMs: b.storedMs });
     }
-    const missing = [...referenced].filter((h) => !stored.has(h));
+    const missing = needed.filter((h) => !stored.has(h));
     if (missing.length > 0) {
       add({
         check: "blobs",
@@ -345,7 +347,7 @@ export async function runDoctor(deps: DoctorDeps, opts: DoctorOptions = {}): Pro
       const cp = await deps.backend.transaction("read", async (tx) => {
         const live = await tx.checkpoints.liveCheckpoints(id);
         const last = live[live.length - 1];
-        return last && { row: last, files: await tx.checkpoints.checkpointFiles(last.id) };
+        return last && { row: last, files: await tx.checkpoints.runsAt(last.lane, last.seq) };
       });
       if (!cp) continue;
       const changed: string[] = [];

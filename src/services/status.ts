@@ -31,6 +31,7 @@ import { BatonError } from "../errors.js";
 import { blobFile } from "./blobs.js";
 import { type FileRead, MAX_HASH_BYTES, readGuarded, scanSessionFiles } from "./files.js";
 import type { Journal, SessionView } from "./journal.js";
+import { treeLane } from "./manifests.js";
 import { factsAbout, hostFacts, type ProcessFacts } from "./process-facts.js";
 import type { PendingWork, Queue } from "./queue.js";
 
@@ -356,7 +357,7 @@ export class StatusService {
     const notFiles = artifacts.filter((a) => !existsSync(blobFile(dir, a.hash)));
     const { inline, tree } = await backend.transaction("read", async (tx) => ({
       inline: new Set(notFiles.length > 0 ? await tx.checkpoints.inlineBlobs(notFiles.map((a) => a.hash)) : []),
-      tree: await tx.checkpoints.lastTreeCheckpoint(status.sessionId),
+      tree: await tx.checkpoints.lastLiveInLane(treeLane(status.sessionId)),
     }));
     for (const a of notFiles) {
       if (inline.has(a.hash)) continue;

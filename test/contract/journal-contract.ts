@@ -14,6 +14,8 @@ export interface ContractStore {
   backend: Backend;
   /** Run one raw SQL statement with no parameters (test-only corruption). */
   raw(sql: string): Promise<void>;
+  /** The rows of one raw query with no parameters (test-only checks of what is stored). */
+  rows(sql: string): Promise<Record<string, unknown>[]>;
 }
 
 export type StoreFactory = (root: string) => Promise<ContractStore>;
