@@ -9,8 +9,6 @@
 
 /** Where engines differ. Services branch on these flags, never on the engine's name. */
 export interface BackendCapabilities {
-  /** Several processes may open the same store at once. */
-  readonly multipleProcesses: boolean;
   /**
    * Write transactions run one at a time, in the order they were asked for (SQLite: one write
    * lock, a promise chain, group commit in request order). When false (PostgreSQL), services
@@ -30,8 +28,6 @@ export interface BackendCapabilities {
    * False for an embedded store, whose commit either returns or throws.
    */
   readonly uncertainCommits: boolean;
-  /** The store can wake waiters in other processes (PostgreSQL LISTEN/NOTIFY). */
-  readonly crossProcessNotify: boolean;
   /** Full-text search with ranking is available (SQLite FTS5, PostgreSQL tsvector). */
   readonly fullTextSearch: boolean;
 }

@@ -77,9 +77,9 @@ export class SpiralService {
   readonly #root: string;
   readonly #batonDir: string;
   readonly #now: () => Date;
-  readonly #backend: Backend | undefined;
+  readonly #backend: Backend;
 
-  constructor(journal: Journal, root: string, batonDir: string, now: () => Date, backend?: Backend) {
+  constructor(journal: Journal, root: string, batonDir: string, now: () => Date, backend: Backend) {
     this.#journal = journal;
     this.#root = root;
     this.#batonDir = batonDir;
@@ -131,7 +131,6 @@ export class SpiralService {
   }
 
   async #checkpointBefore(sessionId: string, from: { at: string }): Promise<string | undefined> {
-    if (!this.#backend) return undefined;
     return this.#backend.transaction("read", (tx) => tx.checkpoints.lastGoodCheckpoint(sessionId, from.at));
   }
 

@@ -115,11 +115,9 @@ const MAX_GROUP = 128;
 export class SqliteBackend implements Backend {
   readonly kind = "sqlite";
   readonly capabilities: BackendCapabilities = Object.freeze({
-    multipleProcesses: true,
     serialWrites: true,
     sharedAcrossHosts: false,
     uncertainCommits: false,
-    crossProcessNotify: false,
     fullTextSearch: true,
   });
   readonly migration: MigrationReport;
