@@ -506,9 +506,11 @@ export function buildProgram(json = false): Command {
 
   program
     .command("doctor [session]")
-    .description("check the database, journal, leases, locks, runs, blobs, files and server; --fix applies safe repairs")
+    .description(
+      "check the database, journal, leases, locks, runs, blobs, files and server; --fix applies safe repairs (--fix <code...>: only those codes)",
+    )
     .addOption(new Option("-s, --session <id>", "only this session (default: the whole workspace)"))
-    .option("--fix", "apply the safe repairs and report each")
+    .option("--fix [codes...]", "apply the safe repairs and report each; with finding codes (e.g. lease_expired), only theirs")
     .action(
       lazy(
         () => import("./commands/doctor.js"),

@@ -1,5 +1,6 @@
 /** `baton doctor`: what is wrong in the workspace (or one session), the evidence, and the fix. */
 import type { DoctorReport } from "../../core/doctor.js";
+import { badInput } from "../../errors.js";
 import type { Ctx } from "../context.js";
 
 const MARK = { error: "ERROR", warning: "WARN ", info: "info " } as const;
@@ -17,7 +18,8 @@ function render(r: DoctorReport): string {
   }
   for (const f of r.findings) {
     lines.push(`${MARK[f.severity]} ${f.code}${f.sessionId ? ` [${f.sessionId}]` : ""}: ${f.message}${f.repaired ? " (repaired)" : ""}`);
-    if (f.fix && !f.repaired) lines.push(`      fix: ${f.fix}${f.safe ? "  (or baton doctor --fix)" : ""}`);
+    if (f.fix && !f.repaired)
+      lines.push(`      fix: ${f.fix}${f.safe && !f.fix.includes("--fix") ? `  (or baton doctor --fix ${f.code})` : ""}`);
   }
   for (const x of r.repairs) lines.push(`fixed ${x.code} ${x.subject}: ${x.ok ? "ok" : "FAILED"}, ${x.detail}`);
   const skipped = r.checks.filter((c) => c.status === "skipped");
@@ -30,12 +32,26 @@ function render(r: DoctorReport): string {
   return lines.join("\n");
 }
 
-export async function doctor(ctx: Ctx, id: string | undefined, o: { session?: string; fix?: boolean }): Promise<void> {
+/** `--fix` alone: every safe repair; `--fix a b` or `--fix a,b`: only those codes' (checked before the workspace opens). */
+async function fixOption(fix: boolean | string[] | undefined): Promise<boolean | string[]> {
+  if (fix === undefined || fix === true || fix === false) return fix === true;
+  const codes = fix.flatMap((c) => c.split(",")).filter((c) => c !== "");
+  const { FIXABLE_CODES } = await import("../../services/doctor.js");
+  const unknown = codes.filter((c) => !FIXABLE_CODES.includes(c));
+  if (unknown.length > 0)
+    throw badInput(
+      `--fix takes finding codes with a safe fix (${FIXABLE_CODES.join(", ")}), not ${unknown.map((c) => `"${c}"`).join(", ")}; a session goes before it: \`baton doctor <session> --fix\``,
+    );
+  return codes;
+}
+
+export async function doctor(ctx: Ctx, id: string | undefined, o: { session?: string; fix?: boolean | string[] }): Promise<void> {
+  const fix = await fixOption(o.fix);
   const b = await ctx.open();
   const sessionId = id ?? o.session;
   const r = await b.doctor({
     ...(sessionId ? { sessionId } : {}),
-    fix: o.fix === true,
+    fix,
     // Baton's hooks in the agents' configuration, and whether each agent will run them.
     hookSetup: async () => {
       const { hooksStatus } = await import("../../hooks/install.js");
