@@ -23,7 +23,15 @@ import type { LessonInjection, LessonInput, LessonSearchResult, LessonService } 
 import type { AcquireOptions, LockGrant, LockInfo, LockService } from "./services/locks.js";
 import { loadPostgres } from "./services/pg-loader.js";
 import type { ProcessFacts } from "./services/process-facts.js";
-import { type AckResult, type Lease, type LeaseRequest, type PendingWork, Queue, type ResultInput } from "./services/queue.js";
+import {
+  type AckResult,
+  type DeadItem,
+  type Lease,
+  type LeaseRequest,
+  type PendingWork,
+  Queue,
+  type ResultInput,
+} from "./services/queue.js";
 import type { RollbackInput, RollbackResult, RollbackService } from "./services/rollback.js";
 import type { CrashedRun, RunService } from "./services/runs.js";
 import { atomicWrite, readCurrent } from "./services/safe-fs.js";
@@ -242,6 +250,21 @@ export class Baton {
 
   pendingWork(sessionId?: string): Promise<PendingWork[]> {
     return this.queue.pending(sessionId);
+  }
+
+  /** A person gives leased work back: a nack, refused (`lease_lost`) unless the lease still holds its item. */
+  releaseLease(leaseId: string, opts?: { reason?: string }) {
+    return this.queue.release(leaseId, opts);
+  }
+
+  /** A session's dead-lettered work that no event handled since, oldest first. */
+  deadWork(sessionId: string): Promise<DeadItem[]> {
+    return this.queue.deadWork(sessionId);
+  }
+
+  /** Deliver dead-lettered work again, with fresh attempts (`conflict` unless still dead and unhandled). */
+  retryWork(itemId: string) {
+    return this.queue.retryDead(itemId);
   }
 
   /** Be told when any session's journal grows (this process at once, others within ms). */

@@ -243,13 +243,21 @@ export function buildProgram(json = false): Command {
     .option("--delay <ms>", "not before this many milliseconds")
     .option("--reason <text>", "why")
     .action(lazy(queue, (m) => m.nack));
-  program
-    .command("lease")
-    .description("leases")
+  const leaseCmd = program.command("lease").description("leases");
+  leaseCmd
     .command("heartbeat <leaseId>")
     .description("extend a lease")
     .option("--lease-ms <ms>", "new length from now (default 60000)")
     .action(lazy(queue, (m) => m.heartbeat));
+  leaseCmd
+    .command("release <leaseId>")
+    .description("give someone's leased work back to the queue (a nack), only while that lease still holds it")
+    .option("--reason <text>", "why")
+    .action(lazy(queue, (m) => m.release));
+  program
+    .command("retry <itemId>")
+    .description("deliver dead-lettered work again, with fresh attempts (its id: `baton status --json`, diagnostics)")
+    .action(lazy(queue, (m) => m.retry));
 
   const cps = () => import("./commands/checkpoints.js");
   const ck = program
