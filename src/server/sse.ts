@@ -8,6 +8,12 @@
  * New events are pushed as soon as `baton.watch` reports the session grew (in-process at once,
  * other processes' writes within tens of ms); a comment line every 15 s keeps proxies and the
  * browser from timing the stream out.
+ *
+ * With `versions` (the dashboard's session stream), it also sends `event: versions` with the
+ * session's tags (services/session-overview.ts `sessionVersions`) when the stream opens and
+ * whenever they change: read again after each store change (the backend's change signal, which
+ * the journal watcher already listens to), at most every VERSIONS_MIN_MS. So a page learns of a
+ * ledger node or a checkpoint that journaled nothing, and re-reads only that part.
  */
 import type { HttpBindings } from "@hono/node-server";
 import type { Context } from "hono";
@@ -18,6 +24,8 @@ export const SSE_KEEPALIVE_MS = 15_000;
 /** The browser waits this long before reconnecting after the stream drops. */
 export const SSE_RETRY_MS = 1_000;
 const PAGE = 500;
+/** The versions are read again at most this often while the store changes. */
+const VERSIONS_MIN_MS = 200;
 
 export function streamJournal(
   c: Context<{ Bindings: HttpBindings }>,
@@ -25,11 +33,15 @@ export function streamJournal(
   sessionId: string,
   afterSeq: number,
   shutdown: AbortSignal,
+  versions?: () => Promise<unknown>,
 ): Response {
   c.header("X-Accel-Buffering", "no");
   return streamSSE(c, async (stream) => {
     let after = afterSeq;
     let dirty = true;
+    let versionsDue = versions !== undefined;
+    let versionsAt = 0;
+    let versionsSent: string | undefined;
     let wake: (() => void) | undefined;
     const poke = () => {
       const w = wake;
@@ -42,6 +54,12 @@ export function streamJournal(
         poke();
       }
     });
+    const unlisten = versions
+      ? baton.backend.onChange(() => {
+          versionsDue = true;
+          poke();
+        })
+      : () => undefined;
     const stop = () => {
       if (!stream.aborted) stream.abort();
       poke();
@@ -66,11 +84,26 @@ export function streamJournal(
           }
           continue;
         }
+        const versionsIn = versionsDue ? versionsAt + VERSIONS_MIN_MS - Date.now() : undefined;
+        if (versions && versionsIn !== undefined && versionsIn <= 0) {
+          versionsDue = false;
+          versionsAt = Date.now();
+          try {
+            const text = JSON.stringify(await versions());
+            if (text !== versionsSent && !stream.aborted) {
+              versionsSent = text;
+              await stream.writeSSE({ event: "versions", data: text });
+            }
+          } catch {
+            versionsDue = true; // a busy store: read them again after the interval
+          }
+          continue;
+        }
         const timedOut = await new Promise<boolean>((resolve) => {
           const timer = setTimeout(() => {
             wake = undefined;
-            resolve(true);
-          }, SSE_KEEPALIVE_MS);
+            resolve(versionsIn === undefined);
+          }, versionsIn ?? SSE_KEEPALIVE_MS);
           wake = () => {
             clearTimeout(timer);
             resolve(false);
@@ -80,6 +113,7 @@ export function streamJournal(
       }
     } finally {
       unwatch();
+      unlisten();
       shutdown.removeEventListener("abort", stop);
     }
   });

@@ -9,12 +9,14 @@
  */
 import { useCallback, useEffect, useRef, useState } from "preact/hooks";
 import type { JournalEvent } from "../../core/types.js";
+import type { SessionVersions } from "../../services/session-overview.js";
 import type { SessionStatus } from "../../services/status.js";
 import { type Connection, follow, get } from "./api.js";
 import { CheckpointsPanel } from "./checkpoints.js";
 import { LedgerPanel } from "./ledger.js";
-import { ago, NextActionCell, PendingCell } from "./parts.js";
+import { ago, NextActionCell } from "./parts.js";
 import { SpiralPanel } from "./spiral.js";
+import { WorkPanel } from "./work.js";
 
 const ROW = 28;
 const PAGE = 200;
@@ -29,6 +31,9 @@ export function SessionView({ sessionId, onConnection }: { sessionId: string; on
   const [data, setData] = useState<SessionRead | undefined>();
   const [stateMd, setStateMd] = useState<string | undefined>();
   const [error, setError] = useState<string | undefined>();
+  // Tags of the parts that change without the journal growing (ledger, checkpoints, work): the
+  // session's stream sends them on open and on every change, and each panel reads again on its own.
+  const [versions, setVersions] = useState<SessionVersions | undefined>();
   const refresh = useCallback(async () => {
     try {
       const [r, md] = await Promise.all([
@@ -85,10 +90,7 @@ export function SessionView({ sessionId, onConnection }: { sessionId: string; on
               progress {s.progress.completed}/{s.progress.total} · {data.snapshot.lastSeq} events · updated {ago(s.updatedAt)}
             </p>
           </div>
-          <div class="card">
-            <h2>Pending work</h2>
-            <PendingCell work={s.pendingWork} />
-          </div>
+          <WorkPanel sessionId={sessionId} version={versions?.work} />
           <div class="card">
             <h2>Blockers</h2>
             {facets.blockers.length === 0 ? (
@@ -138,9 +140,17 @@ export function SessionView({ sessionId, onConnection }: { sessionId: string; on
           </div>
         </div>
       )}
-      {data && <CheckpointsPanel sessionId={sessionId} version={data.snapshot.lastSeq} />}
-      {data && <TimelineCard sessionId={sessionId} knownSeq={data.snapshot.lastSeq} onEvent={soon} onConnection={onConnection} />}
-      {data && <LedgerPanel sessionId={sessionId} version={data.snapshot.lastSeq} />}
+      {data && <CheckpointsPanel sessionId={sessionId} version={versions?.checkpoints} />}
+      {data && (
+        <TimelineCard
+          sessionId={sessionId}
+          knownSeq={data.snapshot.lastSeq}
+          onEvent={soon}
+          onVersions={setVersions}
+          onConnection={onConnection}
+        />
+      )}
+      {data && <LedgerPanel sessionId={sessionId} version={versions?.ledger} />}
       <div class="card">
         <h2>STATE.md</h2>
         <pre class="state">{stateMd ?? "loading…"}</pre>
@@ -152,17 +162,19 @@ export function SessionView({ sessionId, onConnection }: { sessionId: string; on
 /**
  * The journal's timeline with its filters and the expanded event. It owns the session's stream:
  * each event goes into the page cache and the count here, and `onEvent` tells the view to
- * re-read the rest (throttled there).
+ * re-read the rest (throttled there); the stream's `versions` go to `onVersions`.
  */
 function TimelineCard({
   sessionId,
   knownSeq,
   onEvent,
+  onVersions,
   onConnection,
 }: {
   sessionId: string;
   knownSeq: number;
   onEvent: () => void;
+  onVersions: (v: SessionVersions) => void;
   onConnection: (c: Connection) => void;
 }) {
   const [streamSeq, setStreamSeq] = useState(0);
@@ -188,11 +200,15 @@ function TimelineCard({
   useEffect(
     () =>
       follow(
-        `/v1/sessions/${encodeURIComponent(sessionId)}/stream?after=${from.current}`,
+        `/v1/dashboard/sessions/${encodeURIComponent(sessionId)}/stream?after=${from.current}`,
         {
           onOpen: onEvent,
           onState: onConnection,
-          onMessage: (_type, text) => {
+          onMessage: (type, text) => {
+            if (type === "versions") {
+              onVersions(JSON.parse(text) as SessionVersions);
+              return;
+            }
             const e = JSON.parse(text) as JournalEvent;
             const p = Math.floor((e.seq - 1) / PAGE);
             const page = pages.current.get(p);
@@ -204,9 +220,9 @@ function TimelineCard({
             onEvent();
           },
         },
-        ["message"],
+        ["message", "versions"],
       ),
-    [sessionId, onEvent, onConnection],
+    [sessionId, onEvent, onVersions, onConnection],
   );
   const filtered = typeFilter !== "" || actorFilter !== "";
   return (
