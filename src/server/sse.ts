@@ -11,9 +11,11 @@
  *
  * With `versions` (the dashboard's session stream), it also sends `event: versions` with the
  * session's tags (services/session-overview.ts `sessionVersions`) when the stream opens and
- * whenever they change: read again after each store change (the backend's change signal, which
- * the journal watcher already listens to), at most every VERSIONS_MIN_MS. So a page learns of a
- * ledger node or a checkpoint that journaled nothing, and re-reads only that part.
+ * whenever they change: read again once the store (the backend's change signal, which the
+ * journal watcher already listens to) has been quiet for VERSIONS_QUIET_MS after a change, or
+ * VERSIONS_MAX_MS after the first unread change while changes keep coming. So a page learns of a
+ * ledger node or a checkpoint that journaled nothing, and re-reads only that part, while a burst
+ * of appends is streamed without these reads between its events.
  */
 import type { HttpBindings } from "@hono/node-server";
 import type { Context } from "hono";
@@ -24,8 +26,10 @@ export const SSE_KEEPALIVE_MS = 15_000;
 /** The browser waits this long before reconnecting after the stream drops. */
 export const SSE_RETRY_MS = 1_000;
 const PAGE = 500;
-/** The versions are read again at most this often while the store changes. */
-const VERSIONS_MIN_MS = 200;
+/** The versions are read once the store was quiet this long after a change... */
+const VERSIONS_QUIET_MS = 100;
+/** ...or this long after the first change not read yet, while changes keep coming. */
+const VERSIONS_MAX_MS = 1_000;
 
 export function streamJournal(
   c: Context<{ Bindings: HttpBindings }>,
@@ -39,8 +43,8 @@ export function streamJournal(
   return streamSSE(c, async (stream) => {
     let after = afterSeq;
     let dirty = true;
-    let versionsDue = versions !== undefined;
-    let versionsAt = 0;
+    // When the first change not read yet came, and the last one (read at once on open).
+    let versionsDue: { first: number; last: number } | undefined = versions ? { first: 0, last: 0 } : undefined;
     let versionsSent: string | undefined;
     let wake: (() => void) | undefined;
     const poke = () => {
@@ -56,7 +60,8 @@ export function streamJournal(
     });
     const unlisten = versions
       ? baton.backend.onChange(() => {
-          versionsDue = true;
+          const t = Date.now();
+          versionsDue = { first: versionsDue?.first ?? t, last: t };
           poke();
         })
       : () => undefined;
@@ -84,10 +89,11 @@ export function streamJournal(
           }
           continue;
         }
-        const versionsIn = versionsDue ? versionsAt + VERSIONS_MIN_MS - Date.now() : undefined;
+        const versionsIn = versionsDue
+          ? Math.min(versionsDue.last + VERSIONS_QUIET_MS, versionsDue.first + VERSIONS_MAX_MS) - Date.now()
+          : undefined;
         if (versions && versionsIn !== undefined && versionsIn <= 0) {
-          versionsDue = false;
-          versionsAt = Date.now();
+          versionsDue = undefined;
           try {
             const text = JSON.stringify(await versions());
             if (text !== versionsSent && !stream.aborted) {
@@ -95,7 +101,8 @@ export function streamJournal(
               await stream.writeSSE({ event: "versions", data: text });
             }
           } catch {
-            versionsDue = true; // a busy store: read them again after the interval
+            const t = Date.now(); // a busy store: read them again after a quiet spell
+            versionsDue = { first: t, last: t };
           }
           continue;
         }
