@@ -42,8 +42,8 @@ function call(i) {
 }
 
 async function warmSession(baton, id, n) {
-  await baton.startSession({ flow: "task", id });
-  for (let i = 0; i < n; i++) await baton.recordToolCall(id, call(i));
+  await baton.sessions.start({ flow: "task", id });
+  for (let i = 0; i < n; i++) await baton.ledger.record(id, call(i));
 }
 
 export async function run() {
@@ -52,8 +52,8 @@ export async function run() {
   const cap = 500;
   const relaxedRoot = tempDir("ledger-relaxed");
   const fullRoot = tempDir("ledger-full");
-  const relaxed = await openBaton({ root: relaxedRoot, synchronous: "FULL" });
-  const full = await openBaton({ root: fullRoot, synchronous: "FULL", ledger: { durability: "full" } });
+  const relaxed = await openBaton({ root: relaxedRoot, durability: "full" });
+  const full = await openBaton({ root: fullRoot, durability: "full", ledger: { durability: "full" } });
   await warmSession(relaxed, "r", cap + 50);
   await warmSession(full, "f", cap + 50);
   gc();
@@ -66,12 +66,12 @@ export async function run() {
       label: "relaxed",
       op: (i) => {
         const t = hr();
-        const p = relaxed.recordToolCall("r", call(i)); // what relaxed.record() does, keeping the promise
+        const p = relaxed.ledger.record("r", call(i)); // what relaxed.ledger.record() does, keeping the promise
         blocked.push(Number(hr() - t));
         return p;
       },
     },
-    { label: "full", op: (i) => full.recordToolCall("f", call(i)) },
+    { label: "full", op: (i) => full.ledger.record("f", call(i)) },
     {
       label: "redaction",
       op: (i) => {
@@ -87,7 +87,7 @@ export async function run() {
   ];
   const perRound = Math.ceil(scaled(2_000, 50) / 10);
   const samples = await interleave(sides, { rounds: 10, perRound, warmup: scaled(200, 20) });
-  const check = await relaxed.ledger("r");
+  const check = await relaxed.ledger.list("r");
   if (check.length !== cap) throw new Error(`expected ${cap} nodes after pruning, found ${check.length}`);
   if (!check.every((n) => n.args && !JSON.stringify(n.args).includes("[redacted"))) {
     // ordinary Edit arguments must survive redaction unchanged (a false positive would show here)
@@ -95,17 +95,17 @@ export async function run() {
   }
 
   // A burst, group-committed.
-  await relaxed.startSession({ flow: "task", id: "burst" });
+  await relaxed.sessions.start({ flow: "task", id: "burst" });
   const burst = scaled(1_000, 100);
   gc();
   const t0 = hr();
-  const nodes = await Promise.all(Array.from({ length: burst }, (_, i) => relaxed.recordToolCall("burst", call(i))));
+  const nodes = await Promise.all(Array.from({ length: burst }, (_, i) => relaxed.ledger.record("burst", call(i))));
   const burstNs = Number(hr() - t0);
   if (nodes.some((n) => n === undefined)) throw new Error("a burst record failed");
 
   const dbPath = (root) => join(root, ".baton", "baton.db");
-  const pagesRelaxed = await walPagesPerOp(dbPath(relaxedRoot), 40, (i) => relaxed.recordToolCall("r", call(1e6 + i)));
-  const health = relaxed.ledgerHealth();
+  const pagesRelaxed = await walPagesPerOp(dbPath(relaxedRoot), 40, (i) => relaxed.ledger.record("r", call(1e6 + i)));
+  const health = relaxed.ledger.health();
   await relaxed.close();
   await full.close();
   if (health.writeFailures !== 0) throw new Error(`ledger writes failed: ${health.lastError}`);

@@ -73,9 +73,9 @@ async function cluster() {
 }
 
 async function steerSession(baton, id, n) {
-  await baton.startSession({ flow: "live-variant", id });
+  await baton.sessions.start({ flow: "live-variant", id });
   for (let done = 0; done < n; done += 500) {
-    await baton.appendBatch(
+    await baton.events.appendBatch(
       id,
       Array.from({ length: Math.min(500, n - done) }, (_, i) => ({ type: "steer", actor: "browser", data: { n: done + i } })),
     );
@@ -147,9 +147,9 @@ async function main() {
     const baton = await openBaton({ root: tempDir("pg"), backend: await openPostgresBackend({ url: c.url, project, poolSize: WORKERS }) });
     await steerSession(baton, "q", items);
     const b = await loops(WORKERS, async (w) => {
-      const l = await baton.lease(`w${w}`);
+      const l = await baton.work.lease(`w${w}`);
       if (!l) return false;
-      await baton.ack(l.leaseId);
+      await baton.work.ack(l.leaseId);
       return true;
     });
     const raw = await rawQueue(c.url, items);
@@ -165,7 +165,7 @@ async function main() {
     const perWriterOps = scaled(400, 40);
     for (const writers of [1, 4, 16]) {
       for (let w = 0; w < writers; w++) {
-        await baton.startSession({ flow: "task", id: `a${writers}-${w}` });
+        await baton.sessions.start({ flow: "task", id: `a${writers}-${w}` });
         await rawPool.query("INSERT INTO raw_sessions VALUES ($1, 0)", [`a${writers}-${w}`]);
       }
       const counts = new Array(writers).fill(0);
@@ -201,18 +201,18 @@ async function main() {
     await rawPool.end();
 
     // wake latency across instances (LISTEN/NOTIFY)
-    await baton.startSession({ flow: "live-variant", id: "wake" });
+    await baton.sessions.start({ flow: "live-variant", id: "wake" });
     const samples = [];
     const rounds = scaled(200, 30);
     for (let i = 0; i < rounds; i++) {
       let t0 = 0n;
-      const waiter = baton.waitForWork("waiter", { sessionId: "wake", timeoutMs: 5_000 });
+      const waiter = baton.work.waitFor("waiter", { sessionId: "wake", timeoutMs: 5_000 });
       await new Promise((r) => setTimeout(r, 5));
       t0 = hr();
-      await other.append("wake", { type: "steer", actor: "browser", data: { i } });
+      await other.events.append("wake", { type: "steer", actor: "browser", data: { i } });
       const l = await waiter;
       samples.push(Number(hr() - t0));
-      if (l) await baton.ack(l.leaseId);
+      if (l) await baton.work.ack(l.leaseId);
     }
     const wake = summarise(samples);
     rows.push(["wake latency across instances (NOTIFY)", wake, {}]);

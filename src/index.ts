@@ -3,9 +3,9 @@
  *
  *   import { openBaton } from "baton";
  *   const baton = await openBaton({ root: "." });
- *   const s = await baton.startSession({ flow: "task", title: "Fix the login bug" });
- *   await baton.append(s.sessionId, { type: "start" });
- *   console.log((await baton.status()).sessions[0]?.nextAction);
+ *   const s = await baton.sessions.start({ flow: "task", title: "Fix the login bug" });
+ *   await baton.events.append(s.sessionId, { type: "start" });
+ *   console.log((await baton.sessions.status()).sessions[0]?.nextAction);
  *   await baton.close();
  */
 
@@ -20,7 +20,31 @@ export async function openPostgresBackend(
   const { PostgresBackend } = await import("./backend/postgres/pg-backend.js");
   return PostgresBackend.open(opts);
 }
-export { Baton, type BlockerInput, type DecisionInput, type OpenBatonOptions, openBaton } from "./baton.js";
+export type {
+  Artifacts,
+  Baton,
+  BlockerInput,
+  Checkpoints,
+  DecisionInput,
+  Durability,
+  Events,
+  Facets,
+  Flows,
+  Health,
+  Ledger,
+  Lessons,
+  Locks,
+  OpenBatonOptions,
+  ResumeContextInput,
+  Runs,
+  SessionSummary,
+  Sessions,
+  StoreInfo,
+  Targets,
+  Turns,
+  Work,
+} from "./api.js";
+export { openBaton } from "./compose.js";
 export type { Checkpoint, CheckpointFile, CheckpointInfo, CheckpointKind } from "./core/checkpoints.js";
 export type { DoctorCheck, DoctorFinding, DoctorRepair, DoctorReport, DoctorSessionView } from "./core/doctor.js";
 export { FACET_EVENTS } from "./core/facets.js";

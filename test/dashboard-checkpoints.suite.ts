@@ -47,12 +47,12 @@ export function checkpointsSuite(store: DashboardStore): void {
       writeFileSync(join(root, "big.txt"), "x".repeat(700 * 1024));
       const lib = await openBaton({ root });
       expect(lib.store.kind, "the store the suite runs on").toBe(store.name);
-      await lib.startSession({ flow: "task", id: "cp" });
-      await lib.checkpoint("cp", { all: true, toolName: "Edit", label: "before the greeting change" });
+      await lib.sessions.start({ flow: "task", id: "cp" });
+      await lib.checkpoints.create("cp", { all: true, toolName: "Edit", label: "before the greeting change" });
       writeFileSync(join(root, "src/greet.ts"), EDITED);
       writeFileSync(join(root, "logo.bin"), Buffer.from([0, 9, 9, 9, 0]));
       writeFileSync(join(root, "big.txt"), "y".repeat(700 * 1024));
-      await lib.checkpoint("cp", { files: ["src/greet.ts"], toolName: "Bash" });
+      await lib.checkpoints.create("cp", { files: ["src/greet.ts"], toolName: "Bash" });
       writeFileSync(join(root, "src/greet.ts"), EDITED_AGAIN);
       return { root, lib };
     }
@@ -87,7 +87,7 @@ export function checkpointsSuite(store: DashboardStore): void {
     }
 
     async function rollbacksIn(lib: Baton): Promise<string[]> {
-      const { events } = await lib.events("cp", { afterSeq: 0, limit: 1_000 });
+      const { events } = await lib.events.list("cp", { afterSeq: 0, limit: 1_000 });
       return events.filter((e) => e.type.startsWith("rollback:")).map((e) => e.type);
     }
 
@@ -137,7 +137,7 @@ export function checkpointsSuite(store: DashboardStore): void {
           expect(readFileSync(join(root, "src/greet.ts"), "utf8")).toBe(ORIGINAL);
           expect(readFileSync(join(root, "logo.bin"))).toEqual(Buffer.from([0, 1, 2, 3, 0, 255]));
           expect(await rollbacksIn(lib)).toEqual(["rollback:started", "rollback:applied"]);
-          const applied = (await lib.events("cp", { afterSeq: 0, limit: 1_000 })).events.find((e) => e.type === "rollback:applied");
+          const applied = (await lib.events.list("cp", { afterSeq: 0, limit: 1_000 })).events.find((e) => e.type === "rollback:applied");
           expect(applied?.actor).toBe("user");
 
           // Undo: first its preview (back to the files as they were before the rollback), then a confirmation.
@@ -162,10 +162,10 @@ export function checkpointsSuite(store: DashboardStore): void {
           // Pin and unpin.
           await cpRow(page, 1).getByRole("button", { name: "Pin" }).click();
           await cpRow(page, 1).locator(".badge", { hasText: "pinned" }).waitFor();
-          expect((await lib.checkpoints("cp")).find((c) => c.seq === 1)?.pinned).toBe(true);
+          expect((await lib.checkpoints.list("cp")).find((c) => c.seq === 1)?.pinned).toBe(true);
           await cpRow(page, 1).getByRole("button", { name: "Unpin" }).click();
           await cpRow(page, 1).getByRole("button", { name: "Pin" }).waitFor();
-          expect((await lib.checkpoints("cp")).find((c) => c.seq === 1)?.pinned).toBe(false);
+          expect((await lib.checkpoints.list("cp")).find((c) => c.seq === 1)?.pinned).toBe(false);
         }));
 
       it("a stale page rolling back to a checkpoint pruned meanwhile gets a clear message and changes nothing", () =>
@@ -177,12 +177,12 @@ export function checkpointsSuite(store: DashboardStore): void {
           // Meanwhile retention prunes it (another process, keeping only the newest checkpoint).
           const pruner = await openBaton({ root, checkpoints: { retain: 1 } });
           try {
-            await pruner.checkpoint("cp", { files: ["src/greet.ts"], toolName: "Write" });
+            await pruner.checkpoints.create("cp", { files: ["src/greet.ts"], toolName: "Write" });
           } finally {
             await pruner.close();
           }
-          expect((await lib.checkpoints("cp", { includePruned: true })).find((c) => c.seq === 1)?.prunedAt).toBeDefined();
-          const before = (await lib.snapshot("cp")).lastSeq;
+          expect((await lib.checkpoints.list("cp", { includePruned: true })).find((c) => c.seq === 1)?.prunedAt).toBeDefined();
+          const before = (await lib.sessions.snapshot("cp")).lastSeq;
 
           await page.getByRole("button", { name: "Confirm rollback" }).click();
           const alert = page.getByRole("alert");
@@ -190,7 +190,7 @@ export function checkpointsSuite(store: DashboardStore): void {
           expect(await alert.textContent()).toMatch(/pruned/i);
           expect(readFileSync(join(root, "src/greet.ts"), "utf8")).toBe(EDITED_AGAIN);
           expect(await rollbacksIn(lib)).toEqual([]);
-          expect((await lib.snapshot("cp")).lastSeq).toBe(before);
+          expect((await lib.sessions.snapshot("cp")).lastSeq).toBe(before);
           // The list now says it is pruned, and offers nothing on it.
           await cpRow(page, 1).locator(".badge", { hasText: "pruned" }).waitFor();
           expect(await cpRow(page, 1).getByRole("button", { name: "Compare with now" }).isDisabled()).toBe(true);
@@ -208,26 +208,26 @@ export function checkpointsSuite(store: DashboardStore): void {
 
           // An agent writes the file after the preview: undoing now would throw its write away unseen.
           writeFileSync(join(root, "src/greet.ts"), "// the agent's newer write\n");
-          const before = (await lib.snapshot("cp")).lastSeq;
+          const before = (await lib.sessions.snapshot("cp")).lastSeq;
           await page.getByRole("button", { name: "Confirm undo" }).click();
           const alert = page.getByRole("alert");
           await alert.waitFor();
           expect(await alert.textContent()).toMatch(/preview/i);
           expect(readFileSync(join(root, "src/greet.ts"), "utf8")).toBe("// the agent's newer write\n");
-          expect((await lib.snapshot("cp")).lastSeq).toBe(before);
+          expect((await lib.sessions.snapshot("cp")).lastSeq).toBe(before);
           expect(await rollbacksIn(lib)).toEqual(["rollback:started", "rollback:applied"]);
         }));
 
       it("shows a checkpoint taken elsewhere without a journal event, and never a secret from a checkpointed file", () =>
         onCheckpointsPage(async ({ root, lib, page }) => {
-          const journal = (await lib.snapshot("cp")).lastSeq;
+          const journal = (await lib.sessions.snapshot("cp")).lastSeq;
           // A real-format token, and a private key block across lines, in a file checkpointed then edited.
           writeFileSync(join(root, "src/settings.ts"), settings(TOKEN, 1));
-          await lib.checkpoint("cp", { files: ["src/settings.ts"], toolName: "Write", label: "settings before the rotation" });
-          expect((await lib.snapshot("cp")).lastSeq).toBe(journal); // taking it journaled nothing
+          await lib.checkpoints.create("cp", { files: ["src/settings.ts"], toolName: "Write", label: "settings before the rotation" });
+          expect((await lib.sessions.snapshot("cp")).lastSeq).toBe(journal); // taking it journaled nothing
           await cpRow(page, 3).getByText("settings before the rotation").waitFor();
           writeFileSync(join(root, "src/settings.ts"), settings(ROTATED, 0));
-          await lib.checkpoint("cp", { files: ["src/settings.ts"], toolName: "Write", label: "settings after the rotation" });
+          await lib.checkpoints.create("cp", { files: ["src/settings.ts"], toolName: "Write", label: "settings after the rotation" });
           await cpRow(page, 4).getByText("settings after the rotation").waitFor();
 
           // Compared with now (the rollback preview) and with each other: the lines that changed

@@ -36,9 +36,9 @@ export function healthSuite(store: DashboardStore): void {
       it("shows doctor's findings and applies the safe fixes from a button", () =>
         withHero(async ({ root, lib, context }) => {
           // A lease whose holder went away: doctor's `lease_expired`, a safe fix.
-          const lease = await lib.lease("agent-gone", { sessionId: "hero", leaseMs: 50 });
+          const lease = await lib.work.lease("agent-gone", { sessionId: "hero", leaseMs: 50 });
           expect(lease).toBeDefined();
-          await expect.poll(async () => (await lib.pendingWork("hero"))[0]?.lease?.expired, { timeout: 10_000, interval: 25 }).toBe(true);
+          await expect.poll(async () => (await lib.work.pending("hero"))[0]?.lease?.expired, { timeout: 10_000, interval: 25 }).toBe(true);
 
           const page = await context.newPage();
           await page.goto(dashboardLink(root).url);
@@ -54,18 +54,18 @@ export function healthSuite(store: DashboardStore): void {
           await page.keyboard.press("Enter");
           await page.getByRole("status").filter({ hasText: "expired lease(s) returned to the queue" }).waitFor();
           await row.waitFor({ state: "detached" });
-          const work = await lib.pendingWork("hero");
+          const work = await lib.work.pending("hero");
           expect(work.map((w) => [w.kind, w.state])).toEqual([["generate", "ready"]]);
         }));
 
       it("applies one finding's fix from its own button, and says so when the finding went away meanwhile", () =>
         withHero(async ({ root, lib, context }) => {
           // Three safe findings: an expired lease, a run whose process is gone, a lock held by a dead pid.
-          expect(await lib.lease("agent-gone", { sessionId: "hero", leaseMs: 50 })).toBeDefined();
-          await lib.startRun("hero", { agent: "claude-code", runId: "r-dead", pid: deadPid() });
-          await lib.acquireLock("deploy", { pid: deadPid(), owner: "deployer" });
-          await expect.poll(async () => (await lib.pendingWork("hero"))[0]?.lease?.expired, { timeout: 10_000, interval: 25 }).toBe(true);
-          const journal = (await lib.snapshot("hero")).lastSeq;
+          expect(await lib.work.lease("agent-gone", { sessionId: "hero", leaseMs: 50 })).toBeDefined();
+          await lib.runs.start("hero", { agent: "claude-code", runId: "r-dead", pid: deadPid() });
+          await lib.locks.acquire("deploy", { pid: deadPid(), owner: "deployer" });
+          await expect.poll(async () => (await lib.work.pending("hero"))[0]?.lease?.expired, { timeout: 10_000, interval: 25 }).toBe(true);
+          const journal = (await lib.sessions.snapshot("hero")).lastSeq;
 
           const page = await context.newPage();
           await page.goto(dashboardLink(root).url);
@@ -82,23 +82,23 @@ export function healthSuite(store: DashboardStore): void {
           await row("run_crashed").waitFor({ state: "detached" });
           await row("lease_expired").waitFor();
           await row("lock_stale").waitFor();
-          const events = (await lib.events("hero", { afterSeq: journal, limit: 10 })).events;
+          const events = (await lib.events.list("hero", { afterSeq: journal, limit: 10 })).events;
           expect(events.map((e) => [e.type, (e.data as { runId?: string }).runId])).toEqual([["run:crashed", "r-dead"]]);
-          expect((await lib.pendingWork("hero"))[0]).toMatchObject({ state: "leased", lease: { owner: "agent-gone" } });
-          expect((await lib.inspectLock("deploy")).state).toBe("held");
+          expect((await lib.work.pending("hero"))[0]).toMatchObject({ state: "leased", lease: { owner: "agent-gone" } });
+          expect((await lib.locks.inspect("deploy")).state).toBe("held");
           await screenshot(page, "dashboard-health-one-fix");
 
           // The lock is reclaimed elsewhere before the user presses its button: a clear message, nothing done.
-          const elsewhere = await lib.doctor({ fix: ["lock_stale"] });
+          const elsewhere = await lib.health.doctor({ fix: ["lock_stale"] });
           expect(elsewhere.repairs.map((r) => r.code)).toEqual(["lock_stale"]);
-          const epoch = (await lib.inspectLock("deploy")).epoch;
+          const epoch = (await lib.locks.inspect("deploy")).epoch;
           await row("lock_stale").getByRole("button", { name: "Apply this fix (lock_stale)" }).click();
           await page.getByRole("status").filter({ hasText: "no lock_stale finding needs fixing now" }).waitFor();
           expect(await page.locator("[data-stale]").textContent()).toContain("nothing was changed");
           await row("lock_stale").waitFor({ state: "detached" });
           await row("lease_expired").waitFor();
-          expect((await lib.inspectLock("deploy")).epoch).toBe(epoch);
-          expect((await lib.snapshot("hero")).lastSeq).toBe(journal + 1);
+          expect((await lib.locks.inspect("deploy")).epoch).toBe(epoch);
+          expect((await lib.sessions.snapshot("hero")).lastSeq).toBe(journal + 1);
         }));
     });
   });

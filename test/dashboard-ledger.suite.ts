@@ -20,16 +20,16 @@ export function ledgerSuite(store: DashboardStore): void {
       it("charts the trajectory and lists it, redacted, with recoveries linked to their failures", async () => {
         const root = store.workspace();
         const lib = await openBaton({ root });
-        await lib.startSession({ flow: "task", id: "shop" });
-        const failed = await lib.recordToolCall("shop", {
+        await lib.sessions.start({ flow: "task", id: "shop" });
+        const failed = await lib.ledger.record("shop", {
           toolName: "click",
           status: "error",
           args: { selector: "#buy", token: SECRET },
           error: `element is detached from the DOM (auth ${SECRET})`,
         });
-        await lib.recordToolCall("shop", { toolName: "read_page", status: "success", args: { url: "https://shop.test/cart" } });
-        await lib.recordToolCall("shop", { toolName: "click", status: "success", args: { selector: "#buy" }, observation: "ordered" });
-        await lib.recordToolCall("shop", { toolName: "wait", status: "no_progress", progress: "stalled" });
+        await lib.ledger.record("shop", { toolName: "read_page", status: "success", args: { url: "https://shop.test/cart" } });
+        await lib.ledger.record("shop", { toolName: "click", status: "success", args: { selector: "#buy" }, observation: "ordered" });
+        await lib.ledger.record("shop", { toolName: "wait", status: "no_progress", progress: "stalled" });
         const server = await serve(root);
         const context = await browser().newContext({ bypassCSP: true });
         try {
@@ -57,10 +57,10 @@ export function ledgerSuite(store: DashboardStore): void {
           await screenshot(page, "dashboard-ledger");
 
           // A new call shows up by itself, though recording it journals nothing.
-          const journal = (await lib.snapshot("shop")).lastSeq;
-          await lib.recordToolCall("shop", { toolName: "screenshot", status: "success" });
+          const journal = (await lib.sessions.snapshot("shop")).lastSeq;
+          await lib.ledger.record("shop", { toolName: "screenshot", status: "success" });
           await table.locator('tr[data-node="5"]').getByText("screenshot").waitFor();
-          expect((await lib.snapshot("shop")).lastSeq).toBe(journal);
+          expect((await lib.sessions.snapshot("shop")).lastSeq).toBe(journal);
         } finally {
           await context.close();
           await server.stop();

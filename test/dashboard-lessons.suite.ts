@@ -21,14 +21,14 @@ export function lessonsSuite(store: DashboardStore): void {
       const root = store.workspace();
       const lib = await openBaton({ root });
       try {
-        await lib.startSession({ flow: "task", id: "s1" });
-        await lib.addLesson({
+        await lib.sessions.start({ flow: "task", id: "s1" });
+        await lib.lessons.add({
           id: "les-migrations",
           scope: "workspace",
           text: "Run the migrations before the API tests.",
           tools: ["Bash"],
         });
-        await lib.addLesson({
+        await lib.lessons.add({
           id: "les-css",
           scope: "session",
           sessionId: "s1",
@@ -106,7 +106,7 @@ export function lessonsSuite(store: DashboardStore): void {
           expect(md()).not.toContain("les-migrations");
           const lib = await openBaton({ root });
           try {
-            expect((await lib.listLessons({ all: true })).lessons.map((l) => l.id)).toEqual(["les-css"]);
+            expect((await lib.lessons.list({ all: true })).lessons.map((l) => l.id)).toEqual(["les-css"]);
           } finally {
             await lib.close();
           }
@@ -146,7 +146,7 @@ export function lessonsSuite(store: DashboardStore): void {
           await card(page, "les-migrations").getByRole("button", { name: "Delete…" }).click();
           const lib = await openBaton({ root });
           try {
-            await lib.removeLesson("les-migrations");
+            await lib.lessons.remove("les-migrations");
           } finally {
             await lib.close();
           }

@@ -25,16 +25,16 @@ export function sessionSuite(store: DashboardStore): void {
       browser = await launch();
       root = store.workspace();
       lib = await openBaton({ root });
-      await lib.startSession({ flow: "task", id: "big", title: "A long session" });
-      await lib.addDecision("big", { decision: "Keep the v1 routes", reason: "clients still call them" });
-      await lib.addBlocker("big", { text: "the staging database is down" });
+      await lib.sessions.start({ flow: "task", id: "big", title: "A long session" });
+      await lib.facets.addDecision("big", { decision: "Keep the v1 routes", reason: "clients still call them" });
+      await lib.facets.addBlocker("big", { text: "the staging database is down" });
       const batch: EventInput[] = [];
       for (let i = 0; i < EVENTS; i++) {
         batch.push({ type: "note:added", actor: i % 3 === 0 ? "user" : "agent", data: { text: `note ${i}` } });
-        if (batch.length === 2_000) await lib.appendBatch("big", batch.splice(0));
+        if (batch.length === 2_000) await lib.events.appendBatch("big", batch.splice(0));
       }
-      if (batch.length) await lib.appendBatch("big", batch.splice(0));
-      total = (await lib.snapshot("big")).lastSeq;
+      if (batch.length) await lib.events.appendBatch("big", batch.splice(0));
+      total = (await lib.sessions.snapshot("big")).lastSeq;
     }, 120_000);
     afterAll(async () => {
       await browser?.close();
@@ -92,7 +92,7 @@ export function sessionSuite(store: DashboardStore): void {
           await screenshot(page, "dashboard-session-timeline");
 
           // An event appended elsewhere shows up without a reload.
-          await lib.append("big", { type: "note:added", actor: "agent", data: { text: "appended while watching" } });
+          await lib.events.append("big", { type: "note:added", actor: "agent", data: { text: "appended while watching" } });
           await page
             .getByText(`${total + 1} events`, { exact: true })
             .first()
@@ -102,7 +102,7 @@ export function sessionSuite(store: DashboardStore): void {
             .locator(".summary", { hasText: "appended while watching" })
             .waitFor();
           // The page only read: the journal holds what the test wrote and nothing else.
-          expect((await lib.snapshot("big")).lastSeq).toBe(total + 1);
+          expect((await lib.sessions.snapshot("big")).lastSeq).toBe(total + 1);
           total += 1;
         } finally {
           await context.close();

@@ -39,21 +39,21 @@ export function sessionsSuite(store: DashboardStore): void {
           await connection(page, "live");
 
           // Written elsewhere while the page is open: the page follows without a reload.
-          await lib.startSession({ flow: "task", id: "api-refactor", title: "Refactor the API layer" });
-          await lib.addBlocker("api-refactor", { text: "waiting for the schema review" });
-          await lib.startRun("api-refactor", { agent: "claude" });
+          await lib.sessions.start({ flow: "task", id: "api-refactor", title: "Refactor the API layer" });
+          await lib.facets.addBlocker("api-refactor", { text: "waiting for the schema review" });
+          await lib.runs.start("api-refactor", { agent: "claude" });
           // In the blockers column (the next action's reason names the blocker too).
           await cell(page, "api-refactor", "blockers").getByText("waiting for the schema review").waitFor();
           await cell(page, "api-refactor", "run").getByText("claude").waitFor();
 
-          await lib.append("hero", { type: "generate", actor: "browser", data: { prompt: "bolder" } });
+          await lib.events.append("hero", { type: "generate", actor: "browser", data: { prompt: "bolder" } });
           await cell(page, "hero", "pending").getByText("generate").waitFor();
-          const lease = await lib.lease("agent-7", { sessionId: "hero" });
+          const lease = await lib.work.lease("agent-7", { sessionId: "hero" });
           expect(lease).toBeDefined();
           await cell(page, "hero", "pending").getByText("held by agent-7").waitFor();
 
-          await lib.startSession({ flow: "task", id: "looping" });
-          await lib.append("looping", {
+          await lib.sessions.start({ flow: "task", id: "looping" });
+          await lib.events.append("looping", {
             type: "spiral:detected",
             actor: "system",
             data: {
@@ -79,7 +79,7 @@ export function sessionsSuite(store: DashboardStore): void {
           expect(await page.locator("tbody tr").getAttribute("data-session")).toBe("hero");
 
           // Looking changed nothing: the journal holds only what the test wrote.
-          expect((await lib.snapshot("hero")).lastSeq).toBe(2);
+          expect((await lib.sessions.snapshot("hero")).lastSeq).toBe(2);
         } finally {
           await context.close();
           await lib.close();
@@ -103,7 +103,7 @@ export function sessionsSuite(store: DashboardStore): void {
           // Written while no server runs.
           const lib = await openBaton({ root });
           try {
-            await lib.startSession({ flow: "task", id: "while-away" });
+            await lib.sessions.start({ flow: "task", id: "while-away" });
           } finally {
             await lib.close();
           }

@@ -23,11 +23,11 @@ export function spiralSuite(store: DashboardStore): void {
       const root = store.workspace();
       writeFileSync(join(root, "app.ts"), "good\n");
       const lib = await openBaton({ root });
-      await lib.startSession({ flow: "task", id: "loop" });
-      const cp = (await lib.checkpoint("loop", { files: ["app.ts"], toolName: "Edit" })).checkpoint.id;
+      await lib.sessions.start({ flow: "task", id: "loop" });
+      const cp = (await lib.checkpoints.create("loop", { files: ["app.ts"], toolName: "Edit" })).checkpoint.id;
       writeFileSync(join(root, "app.ts"), "broken\n");
       for (let i = 0; i < 10; i++) {
-        const r = await lib.recordTurn("loop", {
+        const r = await lib.turns.record("loop", {
           tool: "Edit",
           argsHash: "a1b2c3d4e5f6a7b8",
           status: "error",
@@ -37,7 +37,7 @@ export function spiralSuite(store: DashboardStore): void {
         });
         if (r.detected) break;
       }
-      expect((await lib.snapshot("loop")).facets.spiral?.paused).toBe(true);
+      expect((await lib.sessions.snapshot("loop")).facets.spiral?.paused).toBe(true);
       return { root, lib, checkpoint: cp };
     }
 
@@ -49,7 +49,7 @@ export function spiralSuite(store: DashboardStore): void {
     }
 
     async function typesOf(lib: Baton): Promise<string[]> {
-      return (await lib.events("loop", { afterSeq: 0, limit: 1_000 })).events.map((e) => e.type);
+      return (await lib.events.list("loop", { afterSeq: 0, limit: 1_000 })).events.map((e) => e.type);
     }
 
     describe("dashboard: spiral pause", () => {
@@ -72,12 +72,12 @@ export function spiralSuite(store: DashboardStore): void {
           expect(await tabTo(page, 'button[data-choice="note"]')).toBe(true);
           await page.keyboard.press("Enter");
           await page.getByRole("status").filter({ hasText: "stays paused" }).waitFor();
-          const snap = await lib.snapshot("loop");
+          const snap = await lib.sessions.snapshot("loop");
           expect(snap.facets.spiral?.paused).toBe(true);
           const note = snap.facets.decisions.at(-1);
           expect(note).toMatchObject({ reason: "Stop editing app.ts; read the failing test first." });
           // The agent reads it: STATE.md and the resume context carry the user's decisions.
-          expect(await lib.stateMarkdown("loop")).toContain("read the failing test first");
+          expect(await lib.sessions.stateMarkdown("loop")).toContain("read the failing test first");
 
           // Roll back to the proposed point, then unpause.
           await page.getByRole("button", { name: "Roll back, then unpause" }).click();
@@ -85,7 +85,7 @@ export function spiralSuite(store: DashboardStore): void {
           expect(readFileSync(join(root, "app.ts"), "utf8")).toBe("good\n");
           const types = await typesOf(lib);
           expect(types.slice(-3)).toEqual(["rollback:started", "rollback:applied", "spiral:cleared"]);
-          expect((await lib.snapshot("loop")).facets.spiral?.paused).toBe(false);
+          expect((await lib.sessions.snapshot("loop")).facets.spiral?.paused).toBe(false);
           await page.locator("#spiral-title").waitFor({ state: "detached" });
         } finally {
           await context.close();
@@ -101,7 +101,7 @@ export function spiralSuite(store: DashboardStore): void {
         try {
           const stale = await context.newPage();
           await openLoop(root, stale);
-          const detectedAt = (await lib.snapshot("loop")).facets.spiral?.detectedAt;
+          const detectedAt = (await lib.sessions.snapshot("loop")).facets.spiral?.detectedAt;
           expect(detectedAt).toBeDefined();
           // Unpause from a second page.
           const other = await context.newPage();
@@ -110,7 +110,7 @@ export function spiralSuite(store: DashboardStore): void {
           await other.getByRole("button", { name: "Unpause", exact: true }).click();
           await other.getByRole("status").filter({ hasText: "Unpaused" }).waitFor();
           expect((await typesOf(lib)).at(-1)).toBe("spiral:cleared");
-          const before = (await lib.snapshot("loop")).lastSeq;
+          const before = (await lib.sessions.snapshot("loop")).lastSeq;
 
           // The stale page may still show the pause for a moment; if it acts, nothing changes.
           const acted = await stale.evaluate(async (detectedAt) => {
@@ -124,7 +124,7 @@ export function spiralSuite(store: DashboardStore): void {
           }, detectedAt);
           expect(acted.status).toBe(409);
           expect(acted.body.error.message).toContain("not paused any more");
-          expect((await lib.snapshot("loop")).lastSeq).toBe(before);
+          expect((await lib.sessions.snapshot("loop")).lastSeq).toBe(before);
           expect(readFileSync(join(root, "app.ts"), "utf8")).toBe("broken\n");
           // And the stale page follows the journal: the pause disappears without a reload.
           await stale.locator("#spiral-title").waitFor({ state: "detached" });

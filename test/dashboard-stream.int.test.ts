@@ -81,7 +81,7 @@ describe("the dashboard's workspace stream", () => {
       // A change that grows no journal, from another process: the marker that ends the run.
       const b = await openBaton({ root });
       try {
-        await b.acquireLock("marker", { owner: "test" });
+        await b.locks.acquire("marker", { owner: "test" });
       } finally {
         await b.close();
       }
@@ -112,11 +112,11 @@ describe("the session view's stream", () => {
       await live.ready;
       await live.until(() => live.changes.length === 1);
       const last = () => live.changes[live.changes.length - 1] as Versions;
-      const journal = (await b.snapshot("hero")).lastSeq;
+      const journal = (await b.sessions.snapshot("hero")).lastSeq;
       // Each change in another process, each journaling nothing: one tag moves, the others stay.
       const steps: [keyof Versions, () => Promise<unknown>][] = [
-        ["ledger", () => b.recordToolCall("hero", { toolName: "Edit", status: "success" })],
-        ["checkpoints", () => b.checkpoint("hero", { files: ["page.html"], toolName: "Edit" })],
+        ["ledger", () => b.ledger.record("hero", { toolName: "Edit", status: "success" })],
+        ["checkpoints", () => b.checkpoints.create("hero", { files: ["page.html"], toolName: "Edit" })],
       ];
       for (const [part, act] of steps) {
         const before = last();
@@ -124,13 +124,13 @@ describe("the session view's stream", () => {
         await live.until(() => last()[part] !== before[part]);
         for (const other of ["ledger", "checkpoints", "work"] as const) if (other !== part) expect(last()[other]).toBe(before[other]);
       }
-      expect((await b.snapshot("hero")).lastSeq).toBe(journal);
+      expect((await b.sessions.snapshot("hero")).lastSeq).toBe(journal);
       // Work: an append makes it (journaled), a lease changes it (not journaled).
       const none = last().work;
-      await b.append("hero", { type: "generate", actor: "browser" });
+      await b.events.append("hero", { type: "generate", actor: "browser" });
       await live.until(() => last().work !== none);
       const queued = last().work;
-      expect(await b.lease("agent-1", { sessionId: "hero" })).toBeDefined();
+      expect(await b.work.lease("agent-1", { sessionId: "hero" })).toBeDefined();
       await live.until(() => last().work !== queued);
     } finally {
       live.close();
@@ -145,11 +145,11 @@ describe("the session view's stream", () => {
     const s = await serve(root);
     const b = await openBaton({ root });
     try {
-      const lease = (await b.lease("agent-1", { sessionId: "hero" }))!;
+      const lease = (await b.work.lease("agent-1", { sessionId: "hero" }))!;
       const long = await api(s, "POST", `/v1/leases/${lease.leaseId}/release`, { reason: "x".repeat(501) });
       expect(long.status).toBe(400);
       expect(long.json().error.code).toBe("bad_input");
-      expect((await b.pendingWork("hero"))[0]).toMatchObject({ state: "leased", lease: { leaseId: lease.leaseId } });
+      expect((await b.work.pending("hero"))[0]).toMatchObject({ state: "leased", lease: { leaseId: lease.leaseId } });
       expect((await api(s, "POST", "/v1/leases/lse_nope/release", {})).status).toBe(404);
       expect((await api(s, "POST", "/v1/work/wi_nope/retry", {})).status).toBe(404);
       expect((await api(s, "GET", "/v1/sessions/nope/work")).status).toBe(404);

@@ -23,19 +23,19 @@ export function workSuite(store: DashboardStore): void {
       // `stuck`'s work is made by a Baton allowing one delivery per item, so a nack dead-letters it.
       const once = await openBaton({ root, maxAttempts: 1 });
       try {
-        await once.startSession({ flow: "live-variant", id: "stuck" });
-        await once.append("stuck", { type: "generate", actor: "browser", data: { prompt: "bolder" } });
-        const doomed = (await once.lease("agent-1", { sessionId: "stuck" }))!;
-        await once.nack(doomed.leaseId, { reason: "the agent gave up" });
+        await once.sessions.start({ flow: "live-variant", id: "stuck" });
+        await once.events.append("stuck", { type: "generate", actor: "browser", data: { prompt: "bolder" } });
+        const doomed = (await once.work.lease("agent-1", { sessionId: "stuck" }))!;
+        await once.work.nack(doomed.leaseId, { reason: "the agent gave up" });
       } finally {
         await once.close();
       }
       const lib = await openBaton({ root });
-      expect(await lib.deadWork("stuck")).toHaveLength(1);
+      expect(await lib.work.dead("stuck")).toHaveLength(1);
       expect(lib.store.kind, "the store the suite runs on").toBe(store.name);
-      await lib.startSession({ flow: "live-variant", id: "hero" });
-      await lib.append("hero", { type: "generate", actor: "browser", data: { prompt: "bolder" } });
-      expect(await lib.lease("agent-7", { sessionId: "hero", leaseMs: 600_000 })).toBeDefined();
+      await lib.sessions.start({ flow: "live-variant", id: "hero" });
+      await lib.events.append("hero", { type: "generate", actor: "browser", data: { prompt: "bolder" } });
+      expect(await lib.work.lease("agent-7", { sessionId: "hero", leaseMs: 600_000 })).toBeDefined();
       return { root, lib };
     }
 
@@ -48,7 +48,7 @@ export function workSuite(store: DashboardStore): void {
     const panel = (page: Page) => page.locator('[data-panel="work"]');
 
     async function seqOf(lib: Baton, id: string): Promise<number> {
-      return (await lib.snapshot(id)).lastSeq;
+      return (await lib.sessions.snapshot(id)).lastSeq;
     }
 
     describe("dashboard: pending work", () => {
@@ -69,29 +69,29 @@ export function workSuite(store: DashboardStore): void {
           await confirm.getByText("agent-7 loses its lease").waitFor();
           expect(await seriousViolations(page)).toEqual([]);
           await screenshot(page, "dashboard-work-release");
-          expect((await lib.pendingWork("hero"))[0]).toMatchObject({ state: "leased", lease: { owner: "agent-7" } });
+          expect((await lib.work.pending("hero"))[0]).toMatchObject({ state: "leased", lease: { owner: "agent-7" } });
           await confirm.getByRole("button", { name: "Confirm release" }).click();
           await panel(page).getByRole("status").filter({ hasText: "Released generate (seq 2) from agent-7" }).waitFor();
-          expect((await lib.pendingWork("hero")).map((w) => w.state)).toEqual(["ready"]);
+          expect((await lib.work.pending("hero")).map((w) => w.state)).toEqual(["ready"]);
           // Releasing journals nothing: the journal holds what it held.
           expect(await seqOf(lib, "hero")).toBe(journal);
 
           // Leased elsewhere (journals nothing): the panel follows.
-          const other = (await lib.lease("agent-8", { sessionId: "hero", leaseMs: 600_000 }))!;
+          const other = (await lib.work.lease("agent-8", { sessionId: "hero", leaseMs: 600_000 }))!;
           await panel(page).getByText("held by agent-8").waitFor();
           await panel(page)
             .getByRole("button", { name: /^Release… \(generate/ })
             .click();
           // ...and acked before the user confirms: the page is stale.
-          await lib.ack(other.leaseId, { type: "note:added", data: { text: "variants written by agent-8" } });
+          await lib.work.ack(other.leaseId, { type: "note:added", data: { text: "variants written by agent-8" } });
           await page.getByRole("group", { name: "Confirm the release" }).getByRole("button", { name: "Confirm release" }).click();
           const alert = panel(page).getByRole("alert");
           await alert.waitFor();
           expect(await alert.textContent()).toMatch(/changed since the page showed it, so nothing was changed.*already finished/);
           await panel(page).getByText("none").waitFor();
-          const events = (await lib.events("hero", { afterSeq: journal, limit: 10 })).events;
+          const events = (await lib.events.list("hero", { afterSeq: journal, limit: 10 })).events;
           expect(events.map((e) => [e.type, e.actor])).toEqual([["note:added", "agent"]]);
-          expect(await lib.pendingWork("hero")).toEqual([]);
+          expect(await lib.work.pending("hero")).toEqual([]);
         } finally {
           await context.close();
           await server.stop();
@@ -106,23 +106,23 @@ export function workSuite(store: DashboardStore): void {
         try {
           const page = await context.newPage();
           await openSession(root, page, "stuck");
-          const [dead] = await lib.deadWork("stuck");
+          const [dead] = await lib.work.dead("stuck");
           await panel(page).getByText("dead-lettered").waitFor();
           await panel(page).getByText("the agent gave up").waitFor();
 
           // Stale: retried by someone else between the page's offer and the user's confirmation.
           await panel(page).getByRole("button", { name: "Retry… (generate, seq 2)" }).click();
-          await lib.retryWork(dead!.itemId);
+          await lib.work.retry(dead!.itemId);
           await page.getByRole("group", { name: "Confirm the retry" }).getByRole("button", { name: "Confirm retry" }).click();
           const alert = panel(page).getByRole("alert");
           await alert.waitFor();
           expect(await alert.textContent()).toMatch(/nothing was changed.*already back in the queue/);
-          expect((await lib.pendingWork("stuck")).map((w) => [w.state, w.attempts])).toEqual([["ready", 0]]);
+          expect((await lib.work.pending("stuck")).map((w) => [w.state, w.attempts])).toEqual([["ready", 0]]);
 
           // Dead again (its one delivery nacked), shown again, and retried from the page.
-          const again = (await lib.lease("agent-2", { sessionId: "stuck" }))!;
+          const again = (await lib.work.lease("agent-2", { sessionId: "stuck" }))!;
           await panel(page).getByText("held by agent-2").waitFor();
-          await lib.nack(again.leaseId, { reason: "still failing" });
+          await lib.work.nack(again.leaseId, { reason: "still failing" });
           await panel(page).getByText("still failing").waitFor();
           await panel(page).getByRole("button", { name: "Retry… (generate, seq 2)" }).click();
           const confirm = page.getByRole("group", { name: "Confirm the retry" });
@@ -131,15 +131,15 @@ export function workSuite(store: DashboardStore): void {
           const journal = await seqOf(lib, "stuck");
           await confirm.getByRole("button", { name: "Confirm retry" }).click();
           await panel(page).getByRole("status").filter({ hasText: "back in the queue with fresh attempts" }).waitFor();
-          expect(await lib.deadWork("stuck")).toEqual([]);
+          expect(await lib.work.dead("stuck")).toEqual([]);
           // The old lease stays dead; the next poll delivers it, and its result is journaled.
-          const late = await lib.ack(again.leaseId).catch((e: unknown) => e);
+          const late = await lib.work.ack(again.leaseId).catch((e: unknown) => e);
           expect(isBatonError(late, "lease_lost")).toBe(true);
-          const next = (await lib.lease("agent-3", { sessionId: "stuck" }))!;
+          const next = (await lib.work.lease("agent-3", { sessionId: "stuck" }))!;
           expect(next).toMatchObject({ attempt: 1, item: { itemId: dead!.itemId, kind: "generate" } });
           await panel(page).getByText("held by agent-3").waitFor();
-          await lib.ack(next.leaseId, { type: "note:added", data: { text: "generated on the retry" } });
-          const events = (await lib.events("stuck", { afterSeq: journal, limit: 10 })).events;
+          await lib.work.ack(next.leaseId, { type: "note:added", data: { text: "generated on the retry" } });
+          const events = (await lib.events.list("stuck", { afterSeq: journal, limit: 10 })).events;
           expect(events.map((e) => [e.type, e.data])).toEqual([["note:added", { text: "generated on the retry" }]]);
           await panel(page).getByText("none").waitFor();
           await screenshot(page, "dashboard-work-retry");

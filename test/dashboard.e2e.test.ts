@@ -21,7 +21,7 @@ function row(page: Page, id: string) {
 async function lastSeq(root: string, id: string): Promise<number> {
   const lib = await openBaton({ root });
   try {
-    return (await lib.snapshot(id)).lastSeq;
+    return (await lib.sessions.snapshot(id)).lastSeq;
   } finally {
     await lib.close();
   }
@@ -120,7 +120,7 @@ describe("dashboard: login and guard", () => {
       expect(await lastSeq(root, "hero")).toBe(before);
       const lib = await openBaton({ root });
       try {
-        expect((await lib.listSessions({ includeCompleted: true })).map((s) => s.id)).toEqual(["hero"]);
+        expect((await lib.sessions.list({ includeCompleted: true })).map((s) => s.id)).toEqual(["hero"]);
       } finally {
         await lib.close();
       }

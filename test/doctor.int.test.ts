@@ -36,28 +36,28 @@ function deadPid(): number {
 async function seed(root: string): Promise<{ leaseItem: string }> {
   const b = await openBaton({ root });
   // An external run with prompt and answer text in its journal, bound to a tab by a raw event.
-  await b.startSession({ flow: "external-run", id: "job", deadline: new Date(Date.now() + 3_600_000).toISOString() });
-  await b.append("job", { type: "started", data: { prompt: "PROMPT-SECRET write a sonnet" } });
-  await b.setContext("job", { answer: "ANSWER-SECRET roses are red" });
-  await b.append("job", { type: "note:added", data: { text: "NOTE-SECRET" } });
-  await b.addDecision("job", { decision: "DECISION-SECRET" });
-  await b.append("job", {
+  await b.sessions.start({ flow: "external-run", id: "job", deadline: new Date(Date.now() + 3_600_000).toISOString() });
+  await b.events.append("job", { type: "started", data: { prompt: "PROMPT-SECRET write a sonnet" } });
+  await b.facets.setContext("job", { answer: "ANSWER-SECRET roses are red" });
+  await b.events.append("job", { type: "note:added", data: { text: "NOTE-SECRET" } });
+  await b.facets.addDecision("job", { decision: "DECISION-SECRET" });
+  await b.events.append("job", {
     type: "target:set",
     data: { kind: "browser-tab", id: "T9", url: "https://me:PASSWORD-SECRET@chat.example.com/c/77?token=URL-SECRET#frag" },
   });
   // A run and a lock whose processes are dead; a lock held by a live owner named with a URL.
-  await b.startRun("job", { agent: "claude-code", runId: "r-dead", pid: deadPid() });
-  await b.acquireLock("deploy", { pid: deadPid(), owner: "deployer" });
-  await b.acquireLock("session:job", { owner: "https://owner.example/agent?key=OWNER-SECRET" });
+  await b.runs.start("job", { agent: "claude-code", runId: "r-dead", pid: deadPid() });
+  await b.locks.acquire("deploy", { pid: deadPid(), owner: "deployer" });
+  await b.locks.acquire("session:job", { owner: "https://owner.example/agent?key=OWNER-SECRET" });
   // A live-variant session: markers in its file (with text beside them), a checkpoint, an expired lease.
   writeFileSync(join(root, "page.html"), "<div>\n<!-- baton-variants-start --> EXCERPT-SECRET\n</div>\n");
-  await b.startSession({ flow: "live-variant", id: "lv" });
-  await b.append("lv", { type: "generate", actor: "browser" });
-  await b.append("lv", { type: "source_wrapped", actor: "agent", data: { file: "page.html" } });
-  await b.append("lv", { type: "exit", actor: "browser" });
-  await b.checkpoint("lv", { files: ["page.html"] });
+  await b.sessions.start({ flow: "live-variant", id: "lv" });
+  await b.events.append("lv", { type: "generate", actor: "browser" });
+  await b.events.append("lv", { type: "source_wrapped", actor: "agent", data: { file: "page.html" } });
+  await b.events.append("lv", { type: "exit", actor: "browser" });
+  await b.checkpoints.create("lv", { files: ["page.html"] });
   writeFileSync(join(root, "page.html"), "<div>\n<!-- baton-variants-start --> EXCERPT-SECRET changed\n</div>\n");
-  const lease = await b.lease("agent-x", { sessionId: "lv", kinds: ["exit"], leaseMs: 50 });
+  const lease = await b.work.lease("agent-x", { sessionId: "lv", kinds: ["exit"], leaseMs: 50 });
   await new Promise((r) => setTimeout(r, 80));
   // An orphan blob past the grace period.
   const store = new BlobStore(join(root, ".baton", "blobs"));
@@ -212,12 +212,12 @@ describe("baton doctor", () => {
     expect(two.repairs.map((r: { code: string }) => r.code).sort()).toEqual(["lock_stale", "snapshot_mismatch"]);
     const lib = await openBaton({ root });
     try {
-      const r = await lib.doctor({ fix: ["server_file_stale", "run_crashed"] });
+      const r = await lib.health.doctor({ fix: ["server_file_stale", "run_crashed"] });
       expect(r.repairs.map((x) => x.code).sort()).toEqual(["run_crashed", "server_file_stale"]);
-      expect(codes(await lib.doctor()).sort()).toEqual(
+      expect(codes(await lib.health.doctor()).sort()).toEqual(
         ["blob_orphan", "files_changed_since_checkpoint", "ledger_write_failures", "lock_held", "markers_remain"].sort(),
       );
-      await expect(lib.doctor({ fix: [] })).rejects.toMatchObject({ code: "bad_input" });
+      await expect(lib.health.doctor({ fix: [] })).rejects.toMatchObject({ code: "bad_input" });
     } finally {
       await lib.close();
     }

@@ -10,10 +10,9 @@ import { locksContract } from "./contract/locks-contract.js";
 import { queueContract } from "./contract/queue-contract.js";
 import { storeContract } from "./contract/store-contract.js";
 import { tempDir } from "./helpers.js";
-import { type PgCluster, POSTGRES_REQUIRED, pgBinDir, startCluster } from "./pg-cluster.js";
+import { type PgCluster, pgAvailable, startCluster } from "./pg-cluster.js";
 
-const available = pgBinDir() !== undefined;
-if (!available && POSTGRES_REQUIRED) throw new Error("BATON_TEST_POSTGRES=require but no PostgreSQL server binaries were found");
+const available = pgAvailable();
 
 let cluster: PgCluster | undefined;
 const schemasByTest = new Map<string, string>();
@@ -69,9 +68,9 @@ if (available) {
       const b = await pgStore(root);
       const baton = await openBaton({ root, backend: a.backend });
       try {
-        await baton.startSession({ flow: "live-variant", id: "lv" });
-        await baton.append("lv", { type: "steer", actor: "browser", data: { text: "x" } });
-        const lease = await baton.lease("run-1");
+        await baton.sessions.start({ flow: "live-variant", id: "lv" });
+        await baton.events.append("lv", { type: "steer", actor: "browser", data: { text: "x" } });
+        const lease = await baton.work.lease("run-1");
         const itemId = lease!.item.itemId;
         let listed: unknown[] | undefined;
         let lister: Promise<void> | undefined;

@@ -32,7 +32,7 @@ export const learningTools: BatonTool[] = [
     input: { ...intent, k: z.number().int().min(1).max(50).default(10).describe("How many results at most.") },
     annotations: READ,
     async run(b, { k, ...a }) {
-      return b.searchLessons(await toIntent(b, a), { k });
+      return b.lessons.search(await toIntent(b, a), { k });
     },
   }),
   defineTool({
@@ -47,7 +47,7 @@ export const learningTools: BatonTool[] = [
     },
     annotations: READ,
     async run(b, { k, maxChars, ...a }) {
-      return b.injectLessons(await toIntent(b, a), { k, maxChars });
+      return b.lessons.inject(await toIntent(b, a), { k, maxChars });
     },
   }),
   defineTool({
@@ -86,7 +86,7 @@ export const learningTools: BatonTool[] = [
     annotations: APPEND,
     async run(b, a) {
       const sid = a.scope === "session" ? await session(b, a.sessionId) : await optionalSession(b, a.sessionId);
-      const r = await b.addLesson(
+      const r = await b.lessons.add(
         defined({
           text: a.text,
           scope: a.scope,
@@ -117,7 +117,7 @@ export const learningTools: BatonTool[] = [
     annotations: READ,
     async run(b, a) {
       const sid = await session(b, a.sessionId);
-      return { sessionId: sid, nodes: await b.ledger(sid, defined({ limit: a.limit, status: a.status, tool: a.tool })) };
+      return { sessionId: sid, nodes: await b.ledger.list(sid, defined({ limit: a.limit, status: a.status, tool: a.tool })) };
     },
   }),
   defineTool({
@@ -139,7 +139,7 @@ export const learningTools: BatonTool[] = [
     },
     annotations: { readOnlyHint: false, destructiveHint: false, idempotentHint: true, openWorldHint: false },
     async run(b, a) {
-      return b.doctor(defined({ sessionId: a.sessionId, fix: a.fix }));
+      return b.health.doctor(defined({ sessionId: a.sessionId, fix: a.fix }));
     },
   }),
 ];

@@ -6,7 +6,7 @@
  */
 import type { HttpBindings } from "@hono/node-server";
 import type { Context, Hono } from "hono";
-import type { Baton } from "../baton.js";
+import type { Baton } from "../api.js";
 import { BatonError, badInput } from "../errors.js";
 
 type Env = { Bindings: HttpBindings };
@@ -14,7 +14,7 @@ type Env = { Bindings: HttpBindings };
 export function registerHealthRoutes(app: Hono<Env>, baton: Baton, readJson: (c: Context<Env>) => Promise<Record<string, unknown>>) {
   app.get("/v1/doctor", async (c) => {
     const sessionId = c.req.query("session") || undefined;
-    return c.json(await baton.doctor({ ...(sessionId ? { sessionId } : {}) }));
+    return c.json(await baton.health.doctor({ ...(sessionId ? { sessionId } : {}) }));
   });
 
   app.post("/v1/doctor/fix", async (c) => {
@@ -23,7 +23,7 @@ export function registerHealthRoutes(app: Hono<Env>, baton: Baton, readJson: (c:
     const codes = b.codes;
     if (codes !== undefined && (!Array.isArray(codes) || codes.length === 0 || codes.some((x) => typeof x !== "string" || x === "")))
       throw badInput('"codes" must be a non-empty list of finding codes, e.g. ["lease_expired"]');
-    const report = await baton.doctor({
+    const report = await baton.health.doctor({
       fix: (codes as string[] | undefined) ?? true,
       ...(typeof b.session === "string" ? { sessionId: b.session } : {}),
     });

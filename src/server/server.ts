@@ -8,7 +8,7 @@ import { statSync } from "node:fs";
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from "node:http";
 import type { AddressInfo } from "node:net";
 import { getRequestListener } from "@hono/node-server";
-import type { Baton } from "../baton.js";
+import type { Baton } from "../api.js";
 import { BatonError, badInput } from "../errors.js";
 import { readServerFile, releaseServerFile, type ServerInfo, serverAlive } from "../services/server-file.js";
 import { type AppOptions, buildApp } from "./app.js";

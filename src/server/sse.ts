@@ -20,7 +20,7 @@
 import type { HttpBindings } from "@hono/node-server";
 import type { Context } from "hono";
 import { streamSSE } from "hono/streaming";
-import type { Baton } from "../baton.js";
+import type { Baton } from "../api.js";
 
 export const SSE_KEEPALIVE_MS = 15_000;
 /** The browser waits this long before reconnecting after the stream drops. */
@@ -52,14 +52,14 @@ export function streamJournal(
       wake = undefined;
       w?.();
     };
-    const unwatch = baton.watch((change) => {
+    const unwatch = baton.events.watch((change) => {
       if (change.sessionId === sessionId && change.lastSeq > after) {
         dirty = true;
         poke();
       }
     });
     const unlisten = versions
-      ? baton.backend.onChange(() => {
+      ? baton.events.onStoreChange(() => {
           const t = Date.now();
           versionsDue = { first: versionsDue?.first ?? t, last: t };
           poke();
@@ -77,7 +77,7 @@ export function streamJournal(
         if (dirty) {
           dirty = false;
           for (;;) {
-            const { events, corrupt } = await baton.events(sessionId, { afterSeq: after, limit: PAGE });
+            const { events, corrupt } = await baton.events.list(sessionId, { afterSeq: after, limit: PAGE });
             for (const e of events) {
               if (stream.aborted) return;
               await stream.writeSSE({ id: String(e.seq), data: JSON.stringify(e) });

@@ -8,7 +8,7 @@
  */
 import type { HttpBindings } from "@hono/node-server";
 import type { Context, Hono } from "hono";
-import type { Baton } from "../baton.js";
+import type { Baton } from "../api.js";
 import { badInput } from "../errors.js";
 
 type Env = { Bindings: HttpBindings };
@@ -18,8 +18,8 @@ const REASON_MAX = 500;
 export function registerWorkRoutes(app: Hono<Env>, baton: Baton, readJson: (c: Context<Env>) => Promise<Record<string, unknown>>) {
   app.get("/v1/sessions/:id/work", async (c) => {
     const id = c.req.param("id");
-    await baton.read(id); // 404 for an unknown session
-    const [pending, dead] = await Promise.all([baton.pendingWork(id), baton.deadWork(id)]);
+    await baton.sessions.read(id); // 404 for an unknown session
+    const [pending, dead] = await Promise.all([baton.work.pending(id), baton.work.dead(id)]);
     return c.json({ pending, dead });
   });
 
@@ -27,11 +27,11 @@ export function registerWorkRoutes(app: Hono<Env>, baton: Baton, readJson: (c: C
     const b = await readJson(c);
     if (b.reason !== undefined && (typeof b.reason !== "string" || b.reason.length > REASON_MAX))
       throw badInput(`"reason" must be text of at most ${REASON_MAX} characters`);
-    return c.json(await baton.releaseLease(c.req.param("leaseId"), b.reason ? { reason: b.reason as string } : {}));
+    return c.json(await baton.work.release(c.req.param("leaseId"), b.reason ? { reason: b.reason as string } : {}));
   });
 
   app.post("/v1/work/:itemId/retry", async (c) => {
     await readJson(c);
-    return c.json(await baton.retryWork(c.req.param("itemId")));
+    return c.json(await baton.work.retry(c.req.param("itemId")));
   });
 }

@@ -143,6 +143,13 @@ function toRow(f: CheckpointFile): CheckpointFileRow {
   return { path: f.path, state: "skipped", hash: null, mode: null, size: null, note: f.skipped };
 }
 
+/** What a garbage collection removed and kept. */
+export interface CollectResult {
+  blobsRemoved: number;
+  tempsRemoved: number;
+  blobsKept: number;
+}
+
 export class CheckpointService {
   readonly #backend: Backend;
   readonly #root: string;
@@ -514,7 +521,7 @@ export class CheckpointService {
    * in progress in another process has stored blobs it has not committed yet). Stat cache
    * entries whose blob is gone are forgotten.
    */
-  async collect(opts: { graceMs?: number } = {}): Promise<{ blobsRemoved: number; tempsRemoved: number; blobsKept: number }> {
+  async collect(opts: { graceMs?: number } = {}): Promise<CollectResult> {
     const grace = opts.graceMs ?? 60 * 60 * 1000;
     return this.#backend.transaction("write", async (tx) => {
       const now = Date.now();

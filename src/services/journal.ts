@@ -179,6 +179,28 @@ export class Journal {
     return this.#backend.transaction("read", (tx) => tx.listSessions({ includeCompleted: opts.includeCompleted ?? false }));
   }
 
+  /**
+   * The session a command means: the one named, else the single active session. With none or
+   * several active, the error lists what exists.
+   */
+  async resolveSession(sessionId?: string): Promise<string> {
+    if (sessionId) return sessionId;
+    const active = await this.listSessions();
+    if (active.length === 1) return (active[0] as SessionRow).id;
+    if (active.length === 0) {
+      throw new BatonError(
+        "not_found",
+        "no active session; start one with `baton session start --flow <flow>`, or name one with --session",
+        { sessions: [] },
+      );
+    }
+    throw new BatonError(
+      "ambiguous_session",
+      `${active.length} sessions are active (${active.map((s) => s.id).join(", ")}); name one with --session <id>`,
+      { sessions: active.map((s) => ({ sessionId: s.id, flow: s.flow, phase: s.phase, title: s.title })) },
+    );
+  }
+
   /** Append one event. See the module comment for the order of checks. */
   async append(sessionId: string, input: EventInput): Promise<AppendResult> {
     const [result] = await this.appendBatch(sessionId, [input]);

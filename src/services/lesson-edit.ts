@@ -64,13 +64,19 @@ function locate(root: string, id: string, version: string) {
   return { file, lines, block, lesson, problems };
 }
 
+/** A lesson as an edit left it, with its new version. */
+export interface LessonEditResult {
+  lesson: Omit<Lesson, "line">;
+  version: string;
+}
+
 export async function editLesson(
   backend: Backend,
   root: string,
   id: string,
   version: string,
   change: LessonChange,
-): Promise<{ lesson: Omit<Lesson, "line">; version: string }> {
+): Promise<LessonEditResult> {
   if (change.text !== undefined) {
     const t = change.text.trim();
     if (t === "") throw badInput("the lesson's text is empty; write one sentence of advice, or delete the lesson");

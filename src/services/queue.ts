@@ -113,6 +113,21 @@ function newLeaseId(now: Date): string {
 }
 const MAX_LEASE_MS = 24 * 60 * 60 * 1000;
 
+/** A dead-lettered item delivered again: back in the queue with fresh attempts. */
+export interface RetryResult {
+  itemId: string;
+  state: "ready";
+  kind: string;
+  seq: number;
+}
+
+/** A nacked item: ready again at `availableAt`, or dead-lettered after its last attempt. */
+export interface NackResult {
+  itemId: string;
+  state: "ready" | "dead";
+  availableAt?: string;
+}
+
 export class Queue {
   readonly #backend: Backend;
   readonly #journal: Journal;
@@ -308,10 +323,7 @@ export class Queue {
   }
 
   /** Give the item back (optionally not before `delayMs`); a failed attempt. */
-  async nack(
-    leaseId: string,
-    opts: { delayMs?: number; reason?: string } = {},
-  ): Promise<{ itemId: string; state: "ready" | "dead"; availableAt?: string }> {
+  async nack(leaseId: string, opts: { delayMs?: number; reason?: string } = {}): Promise<NackResult> {
     const delayMs = opts.delayMs ?? 0;
     if (!Number.isFinite(delayMs) || delayMs < 0) throw badInput("delay must be a number of milliseconds ≥ 0");
     return this.#giveBack(leaseId, { delayMs, reason: opts.reason ?? "nacked on its last attempt", onlyLeased: false });
@@ -323,17 +335,11 @@ export class Queue {
    * already went back to the queue on its own is `lease_lost`, and nothing changes: the page
    * that offered it was stale.
    */
-  async release(
-    leaseId: string,
-    opts: { reason?: string } = {},
-  ): Promise<{ itemId: string; state: "ready" | "dead"; availableAt?: string }> {
+  async release(leaseId: string, opts: { reason?: string } = {}): Promise<NackResult> {
     return this.#giveBack(leaseId, { delayMs: 0, reason: opts.reason ?? "released on its last attempt", onlyLeased: true });
   }
 
-  async #giveBack(
-    leaseId: string,
-    o: { delayMs: number; reason: string; onlyLeased: boolean },
-  ): Promise<{ itemId: string; state: "ready" | "dead"; availableAt?: string }> {
+  async #giveBack(leaseId: string, o: { delayMs: number; reason: string; onlyLeased: boolean }): Promise<NackResult> {
     return this.#backend.transaction("write", async (tx) => {
       const now = this.#now();
       const { item } = await this.#ownedItem(tx, leaseId, now);
@@ -363,7 +369,7 @@ export class Queue {
    * again). Only an item that is still dead and that no event handled since: anything else is
    * `conflict` and nothing changes. Its old leases stay dead (a late ack is `lease_lost`).
    */
-  async retryDead(itemId: string): Promise<{ itemId: string; state: "ready"; kind: string; seq: number }> {
+  async retryDead(itemId: string): Promise<RetryResult> {
     return this.#backend.transaction("write", async (tx) => {
       const item = await tx.queue.getItem(itemId);
       if (!item)

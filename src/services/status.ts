@@ -72,6 +72,15 @@ export interface StatusReport {
   nextAction?: NextAction;
 }
 
+/** A completion: the phase it ended in, and the markers it was forced past. */
+export interface CompleteResult {
+  sessionId: string;
+  phase: string;
+  alreadyComplete: boolean;
+  forced: boolean;
+  markers: MarkerFinding[];
+}
+
 export interface FileCheck {
   path: string;
   state: "unchanged" | "changed" | "missing" | "created" | "unreadable";
@@ -388,10 +397,7 @@ export class StatusService {
    * Complete a session: append the flow's completion event. Refuses with `source_dirty` while
    * the session's files still hold markers, unless forced.
    */
-  async complete(
-    sessionId: string,
-    opts: { force?: boolean; actor?: string } = {},
-  ): Promise<{ sessionId: string; phase: string; alreadyComplete: boolean; forced: boolean; markers: MarkerFinding[] }> {
+  async complete(sessionId: string, opts: { force?: boolean; actor?: string } = {}): Promise<CompleteResult> {
     const view = await this.#journal.read(sessionId);
     const status = this.describe(view);
     if (status.status === "completed") return { sessionId, phase: status.phase, alreadyComplete: true, forced: false, markers: [] };

@@ -1,6 +1,6 @@
 /** `baton doctor`: what is wrong in the workspace (or one session), the evidence, and the fix. */
 import type { DoctorReport } from "../../core/doctor.js";
-import { badInput } from "../../errors.js";
+import { badInput, isBatonError } from "../../errors.js";
 import type { Ctx } from "../context.js";
 
 const MARK = { error: "ERROR", warning: "WARN ", info: "info " } as const;
@@ -32,34 +32,34 @@ function render(r: DoctorReport): string {
   return lines.join("\n");
 }
 
-/** `--fix` alone: every safe repair; `--fix a b` or `--fix a,b`: only those codes' (checked before the workspace opens). */
-async function fixOption(fix: boolean | string[] | undefined): Promise<boolean | string[]> {
+/** `--fix` alone: every safe repair; `--fix a b` or `--fix a,b`: only those codes' (doctor checks them). */
+function fixOption(fix: boolean | string[] | undefined): boolean | string[] {
   if (fix === undefined || fix === true || fix === false) return fix === true;
-  const codes = fix.flatMap((c) => c.split(",")).filter((c) => c !== "");
-  const { FIXABLE_CODES } = await import("../../services/doctor.js");
-  const unknown = codes.filter((c) => !FIXABLE_CODES.includes(c));
-  if (unknown.length > 0)
-    throw badInput(
-      `--fix takes finding codes with a safe fix (${FIXABLE_CODES.join(", ")}), not ${unknown.map((c) => `"${c}"`).join(", ")}; a session goes before it: \`baton doctor <session> --fix\``,
-    );
-  return codes;
+  return fix.flatMap((c) => c.split(",")).filter((c) => c !== "");
 }
 
 export async function doctor(ctx: Ctx, id: string | undefined, o: { session?: string; fix?: boolean | string[] }): Promise<void> {
-  const fix = await fixOption(o.fix);
+  const fix = fixOption(o.fix);
   const b = await ctx.open();
   const sessionId = id ?? o.session;
-  const r = await b.doctor({
-    ...(sessionId ? { sessionId } : {}),
-    fix,
-    // Baton's hooks in the agents' configuration, and whether each agent will run them.
-    hookSetup: async () => {
-      const { hooksStatus } = await import("../../hooks/install.js");
-      return (await hooksStatus({ root: b.root }))
-        .filter((s) => s.installed.length > 0 && s.willRun !== undefined)
-        .map((s) => ({ agent: s.agent, scope: s.scope, file: s.file, willRun: s.willRun === true, remaining: s.remaining ?? [] }));
-    },
-  });
+  const r = await b.health
+    .doctor({
+      ...(sessionId ? { sessionId } : {}),
+      fix,
+      // Baton's hooks in the agents' configuration, and whether each agent will run them.
+      hookSetup: async () => {
+        const { hooksStatus } = await import("../../hooks/install.js");
+        return (await hooksStatus({ root: b.root }))
+          .filter((s) => s.installed.length > 0 && s.willRun !== undefined)
+          .map((s) => ({ agent: s.agent, scope: s.scope, file: s.file, willRun: s.willRun === true, remaining: s.remaining ?? [] }));
+      },
+    })
+    .catch((err: unknown) => {
+      // A word after --fix is read as a code: say where a session goes.
+      if (Array.isArray(fix) && isBatonError(err, "bad_input"))
+        throw badInput(`${err.message}; a session goes before the flag: \`baton doctor <session> --fix\``);
+      throw err;
+    });
   const store = b.store;
   ctx.out(
     { ...r, store },

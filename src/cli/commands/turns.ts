@@ -62,8 +62,8 @@ export async function turnRecord(
   if (o.progress !== undefined) turn.progress = o.progress;
   if (o.id !== undefined) turn.id = o.id;
   const b = await ctx.open();
-  const sid = await b.resolveSession(o.session);
-  const r = await b.recordTurn(sid, turn);
+  const sid = await b.sessions.resolve(o.session);
+  const r = await b.turns.record(sid, turn);
   ctx.out(r, () => {
     const lines = [
       `${r.turn.duplicate ? "Duplicate of turn" : "Recorded turn"} ${r.turn.id} (${turn.tool}) as seq ${r.turn.seq} on ${sid}`,
