@@ -76,10 +76,10 @@ import type { LessonEditResult } from "./services/lesson-edit.js";
 import type { LessonInjection, LessonInput, LessonSearchResult, LessonsReport, ListedLesson } from "./services/lessons.js";
 import type { AcquireOptions, LockGrant, LockInfo } from "./services/locks.js";
 import type { ProcessFacts } from "./services/process-facts.js";
-import type { AckResult, Lease, LeaseRequest, NackResult, PendingWork, ResultInput } from "./services/queue.js";
+import type { AckResult, DeadItem, Lease, LeaseRequest, NackResult, PendingWork, ResultInput, RetryResult } from "./services/queue.js";
 import type { RollbackInput, RollbackResult } from "./services/rollback.js";
 import type { CrashedRun, RunStartInput } from "./services/runs.js";
-import type { EventScan, SessionOverview } from "./services/session-overview.js";
+import type { EventScan, SessionOverview, SessionVersions } from "./services/session-overview.js";
 import type { TurnInput, TurnResult } from "./services/spiral.js";
 import type { SpiralAnswer, SpiralAnswerResult } from "./services/spiral-answer.js";
 import type { CompleteResult, ResumeReport, StatusReport } from "./services/status.js";
@@ -196,6 +196,12 @@ export interface Sessions {
   complete(sessionId: string, opts?: { force?: boolean; actor?: string }): Promise<CompleteResult>;
   /** Every session's status with its last run and journal length, active first (the dashboard's list). */
   overview(ids?: readonly string[]): Promise<SessionOverview[]>;
+  /**
+   * Short tags of the parts of a session that change without a journal event (its newest ledger
+   * node; its checkpoints, pinned and pruned; its open and dead-lettered work): equal tags, same
+   * content. The dashboard's session stream sends them, so a page re-reads only what moved.
+   */
+  versions(sessionId: string): Promise<SessionVersions>;
   /** Refold snapshots from the journal (one session or all); a damaged one is repaired and noted. */
   rebuild(sessionId?: string): Promise<{ sessionId: string; repaired: boolean; lastSeq: number; phase: string }[]>;
   /** STATE.md for the session, as text. */
@@ -255,6 +261,15 @@ export interface Work {
   nack(leaseId: string, opts?: { delayMs?: number; reason?: string }): Promise<NackResult>;
   /** Open work (ready, leased, dead-lettered and not yet handled), one session or all. */
   pending(sessionId?: string): Promise<PendingWork[]>;
+  /**
+   * A person gives someone's leased work back (the dashboard's "Release"): a nack, refused with
+   * `lease_lost` unless the lease still holds its item as leased.
+   */
+  release(leaseId: string, opts?: { reason?: string }): Promise<NackResult>;
+  /** A session's dead-lettered work that no event handled since, oldest first (at most 20). */
+  dead(sessionId: string): Promise<DeadItem[]>;
+  /** Deliver dead-lettered work again with fresh attempts (`conflict` unless it is still dead and unhandled). */
+  retry(itemId: string): Promise<RetryResult>;
 }
 
 /** Checkpoints of the workspace's files, and rollback. */

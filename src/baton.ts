@@ -54,6 +54,16 @@ export function createBaton(s: Services): Baton {
       const { sessionOverview } = await import("./services/session-overview.js");
       return sessionOverview(journal, (opts) => status.status(opts), ids);
     },
+    async versions(id) {
+      const { sessionVersions } = await import("./services/session-overview.js");
+      // Namespaces defined below: called only once they all exist.
+      return sessionVersions({
+        newestLedgerNode: async () => (await ledger.list(id, { limit: 1 }))[0],
+        checkpoints: () => checkpoints.list(id, { includePruned: true }),
+        pending: () => work.pending(id),
+        dead: () => work.dead(id),
+      });
+    },
     rebuild: (id) => journal.rebuild(id),
     stateMarkdown: async (id) => (await state.render(id)).text,
     writeStateMarkdown: (id) => state.write(id),
@@ -111,6 +121,9 @@ export function createBaton(s: Services): Baton {
     ack: (leaseId, result) => queue.ack(leaseId, result),
     nack: (leaseId, opts) => queue.nack(leaseId, opts),
     pending: (id) => queue.pending(id),
+    release: (leaseId, opts) => queue.release(leaseId, opts),
+    dead: (id) => queue.deadWork(id),
+    retry: (itemId) => queue.retryDead(itemId),
   };
 
   const checkpoints: Checkpoints = {

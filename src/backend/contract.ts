@@ -175,6 +175,12 @@ export interface QueueQueries {
   extendLease(itemId: string, leaseId: string, expiresMs: number): Promise<void>;
   setReady(itemId: string, availableMs: number): Promise<void>;
   setFinal(itemId: string, f: { state: "done" | "dead"; doneAt: string; doneBy: string; resultSeq: number | null }): Promise<void>;
+  /**
+   * A dead item not handled since, back to ready with no attempts and no lease (its last lease
+   * no longer names it), available from `availableMs`. False (and nothing changed) when the
+   * item is not dead, or an event handled it.
+   */
+  requeueDead(itemId: string, availableMs: number): Promise<boolean>;
   insertLease(row: LeaseRow): Promise<void>;
   getLease(leaseId: string): Promise<LeaseRow | undefined>;
   setLeaseState(leaseId: string, state: LeaseState, resultSeq?: number | null): Promise<void>;
