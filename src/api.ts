@@ -259,7 +259,7 @@ export interface Work {
   ack(leaseId: string, result?: ResultInput): Promise<AckResult>;
   /** Give the item back (ready again after `delayMs`, default 0). */
   nack(leaseId: string, opts?: { delayMs?: number; reason?: string }): Promise<NackResult>;
-  /** Open work (ready, leased, dead-lettered and not yet handled), one session or all. */
+  /** Open work (ready or leased, with the lease's holder and expiry), one session or all; dead-lettered work is `dead`. */
   pending(sessionId?: string): Promise<PendingWork[]>;
   /**
    * A person gives someone's leased work back (the dashboard's "Release"): a nack, refused with
