@@ -8,10 +8,8 @@
  * content in this workspace's `.baton/blobs/` (private to its owner, services/private-files.ts)
  * instead of the shared database: DEFAULT_PRIVATE, plus `private` patterns.
  */
-import { readFileSync } from "node:fs";
-import { join } from "node:path";
 import ignore from "ignore";
-import { badInput } from "../errors.js";
+import { badSetting, configSection } from "./config-file.js";
 
 export interface CheckpointOptions {
   /** Checkpoints kept per session, pinned ones aside. Default 100. */
@@ -99,19 +97,10 @@ export function pathMatcher(patterns: readonly string[]): (rel: string) => boole
  * `bad_input` naming the file and key: checkpoints must not silently use other settings.
  */
 export function readCheckpointConfig(batonDir: string): Omit<CheckpointOptions, "durable"> {
-  const file = join(batonDir, "config.json");
-  let config: unknown;
-  try {
-    config = JSON.parse(readFileSync(file, "utf8"));
-  } catch (err) {
-    if ((err as NodeJS.ErrnoException).code === "ENOENT") return {};
-    throw badInput(`${file} is not readable JSON (${(err as Error).message}); fix or remove it`);
-  }
-  const c = (config as { checkpoints?: unknown } | null)?.checkpoints;
+  const c = configSection(batonDir, "checkpoints");
   if (c === undefined) return {};
-  const bad = (key: string, want: string) => badInput(`${file}: checkpoints.${key} must be ${want}`);
-  if (typeof c !== "object" || c === null || Array.isArray(c)) throw bad("", "an object");
-  const { retain, exclude, maxFileBytes, private: secret } = c as Record<string, unknown>;
+  const bad = (key: string, want: string) => badSetting(batonDir, `checkpoints.${key}`, want);
+  const { retain, exclude, maxFileBytes, private: secret } = c;
   const out: Omit<CheckpointOptions, "durable"> = {};
   if (retain !== undefined) {
     if (!Number.isInteger(retain) || (retain as number) < 1) throw bad("retain", "a whole number ≥ 1");

@@ -17,13 +17,14 @@ import { blobs, files, markers } from "./doctor/files.js";
 import { sessionView, target } from "./doctor/session.js";
 import { integrity, snapshots, storage } from "./doctor/store.js";
 import { leases, locks, runs } from "./doctor/work.js";
-import { hooks, ledger, privacy, server } from "./doctor/workspace.js";
+import { config, hooks, ledger, privacy, server } from "./doctor/workspace.js";
 import type { LockInfo } from "./locks.js";
 
 export type { DoctorDeps, DoctorOptions, HookSetup } from "./doctor/check.js";
 
 /** Every check, in the order they run and report. */
 export const CHECKS: readonly Check[] = [
+  config,
   storage,
   integrity,
   snapshots,

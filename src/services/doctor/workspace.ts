@@ -1,13 +1,54 @@
-/** Doctor's checks of the workspace around the store: the server file, the ledger, hooks, file modes. */
+/** Doctor's checks of the workspace around the store: its settings, the server file, the ledger, hooks, file modes. */
 import { existsSync, unlinkSync } from "node:fs";
 import type { JsonObject } from "../../core/types.js";
+import { readCheckpointConfig } from "../checkpoint-config.js";
+import { configPath, configSection } from "../config-file.js";
 import { hookFailures } from "../hook-log.js";
 import { looseModes, tightenAll } from "../private-files.js";
 import { readServerFile, releaseServerFile, serverAlive, serverFilePath, serverIdentity } from "../server-file.js";
+import { readSpiralConfig } from "../spiral.js";
 import { type Check, type Found, SAMPLE } from "./check.js";
 
 /** Hook failures older than this are history, not a finding. */
 const HOOK_FAILURE_WINDOW_MS = 7 * 24 * 60 * 60 * 1000;
+
+const HOOK_SERVER_MODES = ["auto", "use", "off", "0", "false", "no"];
+
+/**
+ * Every setting of `.baton/config.json` read as the code that uses it reads it. A file that
+ * cannot be read at all stops Baton before doctor runs (`bad_input` from every command); this
+ * finds the settings only some commands read (checkpoints, the spiral detector, the hooks).
+ */
+export const config: Check = {
+  name: "config",
+  reads: ".baton/config.json's settings (checkpoints, spiral, hooks), as the code that uses each reads it",
+  async run({ deps }) {
+    const problems: string[] = [];
+    const attempt = (read: () => unknown) => {
+      try {
+        read();
+      } catch (err) {
+        problems.push((err as Error).message);
+      }
+    };
+    attempt(() => readCheckpointConfig(deps.batonDir));
+    attempt(() => readSpiralConfig(deps.batonDir));
+    attempt(() => {
+      const server = configSection(deps.batonDir, "hooks")?.server;
+      if (server !== undefined && !(typeof server === "string" && HOOK_SERVER_MODES.includes(server.trim().toLowerCase())))
+        throw new Error(
+          `${configPath(deps.batonDir)}: hooks.server must be "auto", "use" or "off"; hooks run in their own process until it is fixed`,
+        );
+    });
+    return problems.map((message) => ({
+      code: "config_invalid",
+      severity: "error" as const,
+      message: `${message}; the commands and hooks that read it fail (hooks let the tool through and log it)`,
+      evidence: { file: ".baton/config.json" },
+      fix: `edit ${configPath(deps.batonDir)}`,
+    }));
+  },
+};
 
 export const server: Check = {
   name: "server",
