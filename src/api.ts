@@ -40,12 +40,14 @@
  * - epoch: a lock's fencing number, raised by every acquisition: a write carrying an older
  *   epoch is refused (`lock_lost`).
  * - target: the external thing a session is bound to (a browser tab, a remote job).
+ * - marker: a literal string a flow names (`<!-- baton:variant -->`) that source files carry while
+ *   work remains in them; status scans for it, and `complete` refuses while any remains.
  * - next action: the single thing to do now, with a stable code, a reason and the exact command.
  * - diagnostic: something Baton noticed and kept rather than threw away (a late event, a
  *   corrupt journal row, a repaired snapshot).
  */
 
-import type { Backend, MigrationReport, SessionRow } from "./backend/contract.js";
+import type { MigrationReport, SessionRow } from "./backend/contract.js";
 import type { Checkpoint, CheckpointInfo } from "./core/checkpoints.js";
 import type { DoctorReport } from "./core/doctor.js";
 import type { FlowDefinition } from "./core/flow.js";
@@ -117,11 +119,12 @@ export interface OpenBatonOptions {
    */
   storeTimeoutMs?: number;
   /**
-   * A backend to use instead of the one the workspace is configured for (tests, or a
-   * PostgreSQL backend opened with `openPostgresBackend`). Otherwise: `BATON_STORE` /
-   * `BATON_PROJECT`, else `.baton/config.json`'s store and project, else the workspace's SQLite file.
+   * A store to use instead of the one the workspace is configured for: from `openSqliteStore`
+   * or `openPostgresStore`. Otherwise: `BATON_STORE` / `BATON_PROJECT`, else
+   * `.baton/config.json`'s store and project, else the workspace's `.baton/baton.db`. Closed by
+   * `close()`.
    */
-  backend?: Backend;
+  store?: Store;
   /** Clock, for tests. Default `() => new Date()`. */
   now?: () => Date;
   /** Deliveries of a work item before it is dead-lettered. Default 5. */
@@ -140,6 +143,36 @@ export interface OpenBatonOptions {
   processFacts?: ProcessFacts;
   /** Trajectory ledger: caps (nodes per session, bytes per node, total bytes) and commit durability. */
   ledger?: LedgerOptions;
+}
+
+declare const storeBrand: unique symbol;
+
+/** An open store, opaque: from `openSqliteStore` or `openPostgresStore`, handed to `openBaton({ store })`. */
+export interface Store {
+  readonly kind: string;
+  readonly [storeBrand]: true;
+}
+
+export interface SqliteStoreOptions {
+  /** The database file (created when missing; its directory must exist). */
+  path: string;
+  /** Default `"full"`. */
+  durability?: Durability;
+  /** Wait this long for another process's write lock before `storage_busy`. Default 10 000 ms. */
+  busyTimeoutMs?: number;
+}
+
+export interface PostgresStoreOptions {
+  /** `postgres://user@host:port/db`; the password from PGPASSWORD or ~/.pgpass (one in the URL works, but Baton never writes it down). */
+  url: string;
+  /** The Baton project: its schema is `baton_<project>_<hash8>`; 1-48 lowercase letters, digits, `_` or `-`. */
+  project: string;
+  /** Connections per process. Default 8. */
+  poolSize?: number;
+  /** Keep trying to connect (with backoff) this long before `storage_unavailable`. Default 5 000 ms. */
+  connectTimeoutMs?: number;
+  /** The largest blob stored in the database. Default 64 MiB. */
+  blobMaxBytes?: number;
 }
 
 /** The store in use: its kind, where it is (a URL without password, or the SQLite file), project, and what chose it. */
@@ -181,7 +214,7 @@ export interface ResumeContextInput {
 /** Sessions: start, list, read, and what to do next. */
 export interface Sessions {
   start(input: StartSessionInput): Promise<Snapshot>;
-  /** Active sessions (with `includeCompleted`, all), newest activity first. */
+  /** Active sessions (with `includeCompleted`, all), oldest first. */
   list(opts?: { includeCompleted?: boolean }): Promise<SessionSummary[]>;
   /** The snapshot folded up to the last event, with its diagnostics. */
   read(sessionId: string): Promise<SessionView>;
@@ -253,7 +286,7 @@ export interface Work {
   lease(owner: string, req?: LeaseRequest): Promise<Lease | undefined>;
   /** Like `lease`, waiting up to `timeoutMs` for work to arrive (long-poll). */
   waitFor(owner: string, req: LeaseRequest & { timeoutMs: number; signal?: AbortSignal }): Promise<Lease | undefined>;
-  /** Extend a lease (default by its original length). */
+  /** Extend a lease by `leaseMs` (default: `defaultLeaseMs`, whatever the lease's first length was). */
   heartbeat(leaseId: string, opts?: { leaseMs?: number }): Promise<{ leaseId: string; expiresAt: string }>;
   /** Finish the item; `result` is journaled as the answer event. Idempotent for the same lease. */
   ack(leaseId: string, result?: ResultInput): Promise<AckResult>;

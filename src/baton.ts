@@ -87,23 +87,24 @@ export function createBaton(s: Services): Baton {
 
   const facet = (id: string, type: string, actor: string, data: Record<string, unknown>): Promise<AppendResult> =>
     journal.append(id, { type, actor, data: compact(data) });
+  // Every method is async, so bad input rejects rather than throws.
   const facets: Facets = {
     addDecision: (id, d, actor = "agent") => facet(id, "decision:added", actor, { ...d }),
     addBlocker: (id, b, actor = "agent") => facet(id, "blocker:added", actor, { ...b, id: b.id ?? `blk-${randomHex(3)}` }),
-    resolveBlocker(id, blockerId, resolution, actor = "agent") {
+    async resolveBlocker(id, blockerId, resolution, actor = "agent") {
       refusePlaceholder("resolution", resolution);
       return facet(id, "blocker:resolved", actor, { id: blockerId, resolution });
     },
-    bypassBlocker(id, blockerId, workaround, actor = "agent") {
+    async bypassBlocker(id, blockerId, workaround, actor = "agent") {
       refusePlaceholder("workaround", workaround);
       return facet(id, "blocker:bypassed", actor, { id: blockerId, workaround });
     },
-    setPosition(id, p, actor = "agent") {
+    async setPosition(id, p, actor = "agent") {
       if (Object.values(p).every((v) => v === undefined)) throw badInput("give at least one of phase, plan, task, wave, status");
       return facet(id, "position:set", actor, { ...p });
     },
     setProgress: (id, p, actor = "agent") => facet(id, "progress:set", actor, { ...p }),
-    recordResumeContext(id, r, actor = "agent") {
+    async recordResumeContext(id, r, actor = "agent") {
       const files = recordFiles(s.root, r.files ?? []);
       return facet(id, "resume:updated", actor, {
         filesModified: files.length ? files : undefined,

@@ -10,11 +10,13 @@ import Database from "better-sqlite3";
 import fc from "fast-check";
 import { afterAll, afterEach, describe, expect, it } from "vitest";
 import type { Backend } from "../src/backend/contract.js";
+import { SqliteBackend } from "../src/backend/sqlite/sqlite-backend.js";
 import { SQLITE_MIGRATIONS } from "../src/backend/sqlite/sqlite-migrations.js";
-import { servicesOf } from "../src/compose.js";
+import { type InternalOpenOptions as OpenBatonOptions, openBaton, servicesOf } from "../src/compose.js";
 import { sha256 } from "../src/core/canonical.js";
 import type { CheckpointFile } from "../src/core/checkpoints.js";
-import { type Baton, isBatonError, type OpenBatonOptions, openBaton, SqliteBackend } from "../src/index.js";
+
+import { type Baton, isBatonError } from "../src/index.js";
 import { BlobStore, Blobs, INLINE_MAX_BYTES, packBlob } from "../src/services/blobs.js";
 import { cleanupDirs, tempDir, writeAt } from "./helpers.js";
 

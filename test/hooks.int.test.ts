@@ -513,7 +513,10 @@ describe("failing open", () => {
     expect(status.json()).toMatchObject({ error: { code: "bad_input", message: expect.stringContaining(`${config} is not valid JSON`) } });
     expect(hook("claude", "pre-edit", root).stdout).toBe("");
     expect(hook("gemini", "before-write-file", root).out).toEqual({});
-    const log = read(root, ".baton/logs/hooks.log").trim().split("\n").map((l) => JSON.parse(l));
+    const log = read(root, ".baton/logs/hooks.log")
+      .trim()
+      .split("\n")
+      .map((l) => JSON.parse(l));
     expect(log.map((l) => [l.agent, l.code])).toEqual([
       ["claude", "bad_input"],
       ["gemini", "bad_input"],
@@ -521,7 +524,10 @@ describe("failing open", () => {
     expect(readFileSync(config, "utf8"), "a file Baton cannot read is never rewritten").toBe('{"checkpoints": {"retain": 5},');
 
     // A readable file with a setting only some commands read: those commands refuse it, doctor names it.
-    writeFileSync(config, JSON.stringify({ checkpoints: { exclude: "*.log" }, spiral: { sameSignature: 1 }, hooks: { server: "sometimes" } }));
+    writeFileSync(
+      config,
+      JSON.stringify({ checkpoints: { exclude: "*.log" }, spiral: { sameSignature: 1 }, hooks: { server: "sometimes" } }),
+    );
     expect(cli(["session", "start", "--flow", "task", "--root", root]).code).toBe(0);
     const cp = cli(["checkpoint", "--all", "--json", "--root", root]);
     expect(cp.json()).toMatchObject({ error: { code: "bad_input", message: expect.stringContaining("checkpoints.exclude must be") } });

@@ -9,9 +9,11 @@ import { readFileSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import type { Backend } from "../src/backend/contract.js";
-import { servicesOf } from "../src/compose.js";
+import { SqliteBackend } from "../src/backend/sqlite/sqlite-backend.js";
+import { openBaton, servicesOf } from "../src/compose.js";
 import { parseLessonsMd } from "../src/core/lessons-md.js";
-import { BatonError, openBaton, SqliteBackend } from "../src/index.js";
+
+import { BatonError } from "../src/index.js";
 import { LessonService } from "../src/services/lessons.js";
 import { type LineChild, spawnFixture } from "./child-process.js";
 import { cleanupDirs, cli, tempDir } from "./helpers.js";

@@ -3,8 +3,10 @@ import { hostname } from "node:os";
 import { join } from "node:path";
 import { afterAll, describe, expect, it } from "vitest";
 import type { Backend } from "../src/backend/contract.js";
+import { SqliteBackend } from "../src/backend/sqlite/sqlite-backend.js";
+import { openBaton } from "../src/compose.js";
 import type { LessonIntent } from "../src/core/lesson-rank.js";
-import { type Baton, openBaton, SqliteBackend } from "../src/index.js";
+import type { Baton } from "../src/index.js";
 import { spawnNode } from "./child-process.js";
 import { CLI, cleanupDirs, tempBaton, tempDir } from "./helpers.js";
 

@@ -8,7 +8,8 @@
 import { existsSync, readFileSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { afterAll, afterEach, beforeAll, describe, expect, it } from "vitest";
-import { openBaton } from "../src/index.js";
+import { openBaton } from "../src/compose.js";
+
 import { FIXTURES } from "./child-process.js";
 import { cleanupDirs, cli, tempDir } from "./helpers.js";
 import { type PgCluster, pgAvailable, startCluster } from "./pg-cluster.js";

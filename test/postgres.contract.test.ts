@@ -2,7 +2,8 @@ import { createHash } from "node:crypto";
 import pg from "pg";
 import { afterAll, afterEach, beforeAll, describe, expect, it } from "vitest";
 import { PostgresBackend, projectSchema } from "../src/backend/postgres/pg-backend.js";
-import { openBaton } from "../src/index.js";
+import { openBaton } from "../src/compose.js";
+
 import { checkpointsContract } from "./contract/checkpoints-contract.js";
 import { concurrencyContract } from "./contract/concurrency-contract.js";
 import { journalContract, type StoreFactory } from "./contract/journal-contract.js";

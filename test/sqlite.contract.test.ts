@@ -2,8 +2,9 @@ import { join } from "node:path";
 import Database from "better-sqlite3";
 import { afterAll, describe, expect, it } from "vitest";
 import { SqliteBackend } from "../src/backend/sqlite/sqlite-backend.js";
+import { openBaton } from "../src/compose.js";
 import { BatonError } from "../src/errors.js";
-import { openBaton } from "../src/index.js";
+
 import { ensureWorkspace, workspaceAt } from "../src/services/workspace.js";
 import { checkpointsContract } from "./contract/checkpoints-contract.js";
 import { concurrencyContract } from "./contract/concurrency-contract.js";

@@ -3,7 +3,8 @@
  * drives lease expiry, so nothing here sleeps.
  */
 import { afterAll, afterEach, describe, expect, it } from "vitest";
-import { type Baton, isBatonError, openBaton } from "../../src/index.js";
+import { openBaton } from "../../src/compose.js";
+import { type Baton, isBatonError } from "../../src/index.js";
 import { cleanupDirs, tempDir } from "../helpers.js";
 import type { StoreFactory } from "./journal-contract.js";
 
