@@ -300,7 +300,8 @@ const envLine: NameRule = (p, i, start, end) => {
   const [, lead, key, sep, v] = m as unknown as [string, string, string, string, string];
   const constant = /^[A-Z][A-Z0-9_]*$/.test(key);
   if (/\s/.test(v) && !(keyClass(key) === 2 && constant && !/[|&;<>=$`]|\s-/.test(v))) return false;
-  if (!secretPair(key, v) || placeholderish(v) || !(tokenish(v.replace(/[;,]$/, "")) || constant || symbolSecret(v))) return false;
+  if (!secretPair(key, v) || placeholderish(v) || !(tokenish(v.replace(/[;,]$/, "")) || constant || symbolSecret(v) || randomLooking(v)))
+    return false;
   const vs = m.index + lead.length + key.length + sep.length;
   return p.claim(vs, vs + v.length, tag("secret"));
 };
@@ -350,7 +351,8 @@ const assignment: NameRule = (p, i, start) => {
   // A bare value stops at `&`, `(` and `)` (`f(token=abc)`, `token=abc&page=2`), which a Django key holds.
   if (STOPS_IN_SYMBOLS.includes(text[vs + v.length] as string) && symbolValue(p, key, vs)) return true;
   const dotenv = sep !== ":" && sp1 === "" && sp2 === "" && /^[A-Z][A-Z0-9_]*$/.test(key) && !placeholderish(v);
-  return (dotenv || tokenish(v)) && at(0, v);
+  // A generated value that starts like a path (`/sHtXp…` base64) under a clearly secret name.
+  return (dotenv || tokenish(v) || ((p.kind(i) & K.SECRET) !== 0 && randomLooking(v))) && at(0, v);
 };
 
 const STOPS_IN_SYMBOLS = "&()";

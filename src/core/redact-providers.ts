@@ -287,6 +287,13 @@ export interface ProviderRule {
   re: () => RegExp;
   /** Runs shorter than this are not tried. */
   min: number;
+  /**
+   * Whether the scan's automaton looks for the literals. A literal of one or two characters
+   * (`.`, `SK`, `YC`, `1/`, `b_`, `Q~`) turns up in most texts (`task`, every dotted host), and
+   * reporting each cost the scan more than testing the few long runs for it: such a rule is
+   * tried on every run of its length that holds a literal (`String.includes`).
+   */
+  scanned: boolean;
 }
 
 /**
@@ -310,5 +317,6 @@ export const PROVIDERS: readonly ProviderRule[] = PROVIDER_RULES.map(([id, raw])
     hints: literals.map((l) => l.toLowerCase()),
     re: () => (re ??= new RegExp(source, "g")),
     min: MIN_LENGTH[id] ?? 16,
+    scanned: literals.every((l) => l.length >= 3),
   };
 });

@@ -18,6 +18,8 @@ export const MAX_SCAN = 256 * 1024;
 const BASE64_RUN = /(?<![A-Za-z0-9+/])[A-Za-z0-9+/]{40,}={0,2}(?![A-Za-z0-9+/=])/g;
 
 const NONE: readonly number[] = [];
+/** The rules whose literals the scan does not look for (`ProviderRule.scanned`), ascending. */
+const UNSCANNED: readonly number[] = PROVIDERS.flatMap((r, i) => (r.scanned ? [] : [i]));
 
 /** Whether the run holds one of a rule's literals as its pattern spells them (the scan found them case-folded: `sk` in `task`). */
 function holdsOne(run: string, literals: readonly string[]): boolean {
@@ -65,9 +67,9 @@ function base64HidesSecret(p: Pass, run: string): boolean {
 }
 
 /**
- * The runs stage: in each long run, base64 that hides a secret, then every provider rule whose
- * literal the run holds (in table order: an earlier rule's claim hides its match from later
- * ones), then JWTs.
+ * The runs stage: in each long run, every provider rule whose literal the run holds (in table
+ * order: an earlier rule's claim hides its match from later ones), then JWTs, then base64 that
+ * hides a secret.
  */
 export function runs(p: Pass): void {
   const { text } = p;
@@ -76,12 +78,14 @@ export function runs(p: Pass): void {
     const start = r[k] as number;
     const end = r[k + 1] as number;
     const run = text.slice(start, end);
-    // matchAll works on a copy of the pattern: judging a run redacts its decoded text, which
-    // runs this stage again and would reset a shared pattern's position.
-    if (run.length >= 40)
-      for (const m of run.matchAll(BASE64_RUN))
-        if (base64HidesSecret(p, m[0])) p.claim(start + m.index, start + m.index + m[0].length, tag("base64-secret"));
-    for (const i of p.scan.runRules[k >> 1] ?? NONE) {
+    const found = p.scan.runRules[k >> 1] ?? NONE;
+    for (let f = 0, u = 0; f < found.length || u < UNSCANNED.length; ) {
+      // The rules the scan found and the ones it does not look for, merged in table order.
+      const a = found[f] ?? Number.MAX_SAFE_INTEGER;
+      const b = UNSCANNED[u] ?? Number.MAX_SAFE_INTEGER;
+      const i = a < b ? a : b;
+      if (a < b) f++;
+      else u++;
       const rule = PROVIDERS[i] as (typeof PROVIDERS)[number];
       if (run.length < rule.min || !holdsOne(run, rule.literals)) continue;
       const check = PROVIDER_CHECKS[rule.id];
@@ -96,5 +100,12 @@ export function runs(p: Pass): void {
       JWT.lastIndex = 0;
       for (let m = JWT.exec(run); m !== null; m = JWT.exec(run)) p.claim(start + m.index, start + m.index + m[0].length, tag("jwt"));
     }
+    // Base64 last, and only in a run no rule claimed any of (most long runs in a text are the
+    // tokens just claimed): decoding and scanning again is this stage's dearest step. matchAll
+    // works on a copy of the pattern: judging a run redacts its decoded text, which runs this
+    // stage again and would reset a shared pattern's position.
+    if (run.length >= 40 && p.free(start, end))
+      for (const m of run.matchAll(BASE64_RUN))
+        if (base64HidesSecret(p, m[0])) p.claim(start + m.index, start + m.index + m[0].length, tag("base64-secret"));
   }
 }

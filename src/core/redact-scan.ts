@@ -22,44 +22,63 @@ import { PROVIDERS } from "./redact-providers.js";
 // Character classes
 
 /**
- * Per ASCII character, one entry: its class in the literal automaton (low 6 bits) and these
- * flags. One load per character, and a branch into `special` only for the few characters that
- * need one (digits, `-`, `/`, quotes, `#`, `:`, `=`).
+ * Per ASCII character, one entry (`TABLE`): its class in the literal automaton (low 6 bits),
+ * these flags, and its marks. One load per character, and a branch into `special` only for the
+ * few characters that need one (`-`, `/`, quotes, `#`, `:`, `=`).
  */
 const F_NAME = 1 << 6; // [A-Za-z0-9_.-]: a name's characters
 const F_BREAK = 1 << 7; // ends a run of token characters: whitespace "'`<>\[]{},;
 const F_SPECIAL = 1 << 8;
-const F_DIGIT = 1 << 9;
+const DIGIT_SHIFT = 9;
+const F_DIGIT = 1 << DIGIT_SHIFT;
 
-/** Marks: characters and short shapes a text holds (`Scan.marks`). */
+/**
+ * Marks: characters and short shapes a text holds (`Scan.marks`). The first 13 are single
+ * characters, kept in the character table (bits 10 and up) so one load per character gives them.
+ */
 export const M = {
   EQ: 1 << 0, // =
   COLON: 1 << 1, // :
-  URL: 1 << 2, // ://
-  AT: 1 << 3, // @
-  DOLLAR: 1 << 4, // $
-  PIPE: 1 << 5, // |
-  GT: 1 << 6, // >
-  CLOSE_TAG: 1 << 7, // </
-  QUOTE: 1 << 8, // ' or "
-  SQUOTE: 1 << 9, // '
-  BACKTICK: 1 << 10, // `
-  CALL_QUOTE: 1 << 11, // (" or ('
-  RAW: 1 << 12, // r" or r#
-  SEMI: 1 << 13, // ;
-  URL_SEP: 1 << 14, // ? & # ;
-  COMMA: 1 << 15, // , or ]
-  PERCENT: 1 << 16, // %
+  AT: 1 << 2, // @
+  DOLLAR: 1 << 3, // $
+  PIPE: 1 << 4, // |
+  GT: 1 << 5, // >
+  QUOTE: 1 << 6, // ' or "
+  SQUOTE: 1 << 7, // '
+  BACKTICK: 1 << 8, // `
+  SEMI: 1 << 9, // ;
+  URL_SEP: 1 << 10, // ? & # ;
+  COMMA: 1 << 11, // , or ]
+  PERCENT: 1 << 12, // %
+  URL: 1 << 13, // ://
+  CLOSE_TAG: 1 << 14, // </
+  CALL_QUOTE: 1 << 15, // (" or ('
+  RAW: 1 << 16, // r" or r#
   ESCAPED_SLASH: 1 << 17, // \/
   DASH2: 1 << 18, // --
   DASH_P: 1 << 19, // -p
   DASH_U: 1 << 20, // -u
-  DIGITS4: 1 << 21, // four digits in a row
-  RUN_EQ: 1 << 22, // `=` in a run of 24 or more characters
+  RUN_EQ: 1 << 21, // `=` in a run of 24 or more characters
 } as const;
 
-const TABLE = new Uint16Array(128);
-const MARKS = new Uint32Array(128);
+const CHAR_MARKS: readonly (readonly [string, number])[] = [
+  ["=", M.EQ],
+  [":", M.COLON],
+  ["@", M.AT],
+  ["$", M.DOLLAR],
+  ["|", M.PIPE],
+  [">", M.GT],
+  ["'\"", M.QUOTE],
+  ["'", M.SQUOTE],
+  ["`", M.BACKTICK],
+  [";", M.SEMI],
+  ["?&#;", M.URL_SEP],
+  [",]", M.COMMA],
+  ["%", M.PERCENT],
+];
+const MARK_SHIFT = 10;
+
+const TABLE = new Uint32Array(128);
 for (let c = 0; c < 128; c++) {
   const ch = String.fromCharCode(c);
   let e = CLASS[c] as number;
@@ -67,24 +86,9 @@ for (let c = 0; c < 128; c++) {
   else if (/[\s"'`<>\\[\]{},;]/.test(ch)) e |= F_BREAK;
   if (/[0-9]/.test(ch)) e |= F_DIGIT;
   if (/[-/"'#:=]/.test(ch)) e |= F_SPECIAL;
+  for (const [chars, m] of CHAR_MARKS) if (chars.includes(ch)) e |= m << MARK_SHIFT;
   TABLE[c] = e;
 }
-const mark = (chars: string, m: number) => {
-  for (const ch of chars) MARKS[ch.charCodeAt(0)] = (MARKS[ch.charCodeAt(0)] as number) | m;
-};
-mark("=", M.EQ);
-mark(":", M.COLON);
-mark("@", M.AT);
-mark("$", M.DOLLAR);
-mark("|", M.PIPE);
-mark(">", M.GT);
-mark("'\"", M.QUOTE);
-mark("'", M.SQUOTE);
-mark("`", M.BACKTICK);
-mark(";", M.SEMI);
-mark("?&#;", M.URL_SEP);
-mark(",]", M.COMMA);
-mark("%", M.PERCENT);
 
 /** Whitespace beyond ASCII (what `\s` matches): these end a run too. */
 function unicodeSpace(c: number): boolean {
@@ -163,7 +167,7 @@ const NAME_WORDS = W.HINT | W.BASIC;
 
 const AC = automaton([
   ...WORDS.map(([text, bits]) => ({ text, bits, id: -1 })),
-  ...PROVIDERS.flatMap((r, id) => r.hints.map((text) => ({ text, bits: PROVIDER, id }))),
+  ...PROVIDERS.flatMap((r, id) => (r.scanned ? r.hints.map((text) => ({ text, bits: PROVIDER, id })) : [])),
 ]);
 const { delta: DELTA, bits: BITS, ids: IDS, resolve } = AC;
 
@@ -199,22 +203,20 @@ export function scanText(text: string): Scan {
   const s: Scan = { marks: 0, words: 0, names: [], runs: [], runRules: [], colons: 0, digits: 0, lastEq: -1 };
   let marks = 0;
   let words = 0;
+  let digits = 0;
   let rules = false;
   let runStart = 0;
-  let digits = 0;
-  let nameStart = -1;
-  let named = false;
+  let nameEnd = 0; // the end of the last name found
   let st = 0;
-  let prev = 0;
-  let wordEnd = -1; // where the last word of END_WORDS ended, and its bits
-  let wordBits = 0;
-  let digitTotal = 0;
   for (let i = 0; i < n; i++) {
     const c = text.charCodeAt(i);
-    let e = F_BREAK;
-    if (c < 128) {
-      e = TABLE[c] as number;
-      marks |= MARKS[c] as number;
+    if (c >= 128) {
+      st = 0;
+      if (!unicodeSpace(c)) continue;
+    } else {
+      const e = TABLE[c] as number;
+      marks |= e >>> MARK_SHIFT;
+      digits += (e >>> DIGIT_SHIFT) & 1;
       const k = e & 63;
       if (k === 0) st = 0;
       else {
@@ -223,52 +225,32 @@ export function scanText(text: string): Scan {
         const o = BITS[st] as number;
         if (o !== 0) {
           words |= o;
-          if ((o & NAME_WORDS) !== 0) named = true;
-          if ((o & END_WORDS) !== 0) {
-            wordEnd = i;
-            wordBits = o & END_WORDS;
-          }
+          // A hint word: the name around it (found once per name; the letters are part of one).
+          if ((o & NAME_WORDS) !== 0 && i >= nameEnd) nameEnd = pushName(text, s.names, i);
+          if ((o & END_WORDS) !== 0 && i === nameEnd - 1) s.names[s.names.length - 1] = o & END_WORDS;
           if ((o & PROVIDER) !== 0) rules = addRules(st);
         }
       }
-      if ((e & F_DIGIT) !== 0) {
-        if (++digits === 4) marks |= M.DIGITS4;
-        digitTotal++;
-      } else digits = 0;
-      if ((e & F_SPECIAL) !== 0) marks |= special(s, text, i, c, prev);
-    } else {
-      st = 0;
-      digits = 0;
-      if (!unicodeSpace(c)) e = 0;
+      if ((e & F_SPECIAL) !== 0) marks |= special(s, text, i, c);
+      if ((e & F_BREAK) === 0) continue;
     }
-    if ((e & F_NAME) !== 0) {
-      if (nameStart < 0) nameStart = i;
-    } else {
-      if (nameStart >= 0) {
-        if (named) pushName(text, s.names, nameStart, i, wordEnd === i - 1 ? wordBits : 0);
-        nameStart = -1;
-        named = false;
-      }
-      if ((e & F_BREAK) !== 0) {
-        if (i - runStart >= MIN_RUN) marks |= pushRun(s, runStart, i, rules);
-        else if (rules) takeRules();
-        rules = false;
-        runStart = i + 1;
-      }
-    }
-    prev = c;
+    // A break: the run before it ends.
+    if (i - runStart >= MIN_RUN) marks |= pushRun(s, runStart, i, rules);
+    else if (rules) takeRules();
+    rules = false;
+    runStart = i + 1;
   }
-  if (nameStart >= 0 && named) pushName(text, s.names, nameStart, n, wordEnd === n - 1 ? wordBits : 0);
   if (n - runStart >= MIN_RUN) marks |= pushRun(s, runStart, n, rules);
   else if (rules) takeRules();
   s.marks = marks;
   s.words = words;
-  s.digits = digitTotal;
+  s.digits = digits;
   return s;
 }
 
-/** The marks of a digit, `-`, `/`, quote, `#`, `:` or `=` at i (`prev` before it); counts colons. */
-function special(s: Scan, text: string, i: number, c: number, prev: number): number {
+/** The marks of a `-`, `/`, quote, `#`, `:` or `=` at i; counts colons, notes the last `=`. */
+function special(s: Scan, text: string, i: number, c: number): number {
+  const prev = text.charCodeAt(i - 1);
   switch (c) {
     case 45: {
       // -
@@ -320,10 +302,19 @@ function takeRules(): number[] {
   return out;
 }
 
-function pushName(text: string, names: number[], start: number, end: number, endWords: number): void {
-  let s = start;
-  while (s < end && (text.charCodeAt(s) === 45 || text.charCodeAt(s) === 46)) s++;
-  if (s < end) names.push(s, end, endWords);
+/**
+ * Note the name (a run of [A-Za-z0-9_.-]) around position i, leading `-` and `.` left out, with
+ * no end word yet (the scan sets it when a word ends the name); its end, or i + 1 when it is
+ * only dashes and dots.
+ */
+function pushName(text: string, names: number[], i: number): number {
+  let start = i;
+  while (start > 0 && nameChar(text.charCodeAt(start - 1))) start--;
+  let end = i + 1;
+  while (end < text.length && nameChar(text.charCodeAt(end))) end++;
+  while (start < end && (text.charCodeAt(start) === 45 || text.charCodeAt(start) === 46)) start++;
+  names.push(start, end, 0);
+  return end;
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -427,6 +418,12 @@ export class Pass {
     this.ends.splice(i, 0, end);
     this.withs.splice(i, 0, by);
     return true;
+  }
+
+  /** Where the last claimed span that ends at or before `at` ends (0: none). */
+  claimedUpTo(at: number): number {
+    const i = this.after(at) - 1;
+    return i >= 0 ? (this.ends[i] as number) : 0;
   }
 
   /** The text with every claimed span replaced (the same string when none was). */

@@ -13,7 +13,7 @@ import { M, type Pass, W } from "./redact-scan.js";
 interface Shape {
   gate: (p: Pass) => boolean;
   re: RegExp;
-  claim: (m: RegExpExecArray, text: string) => readonly [start: number, end: number, by: string] | undefined;
+  claim: (m: RegExpExecArray, p: Pass) => readonly [start: number, end: number, by: string] | undefined;
 }
 
 function apply(p: Pass, s: Shape): void {
@@ -25,7 +25,7 @@ function apply(p: Pass, s: Shape): void {
       re.lastIndex++;
       continue;
     }
-    const c = s.claim(m, p.text);
+    const c = s.claim(m, p);
     if (c !== undefined) p.claim(c[0], c[1], c[2]);
   }
 }
@@ -188,16 +188,17 @@ const CARD_CONTEXT = /card|\bcc|\bpan\b|visa|master|amex|discover|credit|debit|p
 
 /** Card numbers: Luhn-checked, printed in fours (Amex 4-6-5), or unseparated with a card-ish word just before. */
 export const card: Shape = {
-  gate: (p) => (p.scan.marks & M.DIGITS4) !== 0 && p.scan.digits >= 13,
+  gate: (p) => p.scan.digits >= 13,
   re: /(?<![\d.])(?:\d[ -]?){12,18}\d(?![\d.])/g,
-  claim: (m, text) => {
+  claim: (m, p) => {
     const digits = m[0].replace(/[ -]/g, "");
     const grouped = /[ -]/.test(m[0]);
     if (digits.length < 13 || digits.length > 19 || !/^[3-6]/.test(digits)) return undefined;
     if (!grouped && digits.length !== 15 && digits.length !== 16) return undefined;
     // Ids, trace ids and order numbers are 15-16 digits too (one in ten passes Luhn): an
     // unseparated number is a card only with a card-ish word just before it.
-    if (!grouped && !CARD_CONTEXT.test(text.slice(Math.max(0, m.index - 48), m.index))) return undefined;
+    // A secret claimed just before is not context: its random letters hold `cc`, `pan`, `visa`.
+    if (!grouped && !CARD_CONTEXT.test(p.text.slice(Math.max(p.claimedUpTo(m.index), m.index - 48), m.index))) return undefined;
     // Cards are printed in fours (Amex 4-6-5); other groupings are ids and numbers.
     if (grouped && !/^\d{4}([ -])\d{4}\1\d{4}\1\d{1,7}$/.test(m[0]) && !/^\d{4}([ -])\d{6}\1\d{5}$/.test(m[0])) return undefined;
     return luhn(digits) ? [m.index, m.index + m[0].length, tag("card")] : undefined;

@@ -58,10 +58,10 @@ export function redactText(input: string): string {
 
 /**
  * What can start a match with neither a secret-sounding name nor a long run in the text:
- * `://…@`, `-u user:pw`, `-pSECRET`, `$2y$…`, card numbers (four digits in a row), a PuTTY key's
+ * `://…@`, `-u user:pw`, `-pSECRET`, `$2y$…`, card numbers (13 digits), a PuTTY key's
  * `Private-Lines`, `IDENTIFIED BY '…'`; and `.pgpass` lines (four colons).
  */
-const QUIET_MARKS = M.URL | M.DASH_U | M.DASH_P | M.DOLLAR | M.DIGITS4;
+const QUIET_MARKS = M.URL | M.DASH_U | M.DASH_P | M.DOLLAR;
 const QUIET_WORDS = W.PRIVATE | W.IDENTIFIED;
 
 /** `redactText` without the decoding of URL-encoded and JSON-escaped runs. */
@@ -72,7 +72,8 @@ function redactPlain(text: string): string {
     scan.runs.length === 0 &&
     (scan.marks & QUIET_MARKS) === 0 &&
     (scan.words & QUIET_WORDS) === 0 &&
-    scan.colons < 4
+    scan.colons < 4 &&
+    scan.digits < 13
   )
     return text;
   const p = new Pass(text, scan, redactText);
@@ -90,20 +91,25 @@ const ENCODED_RUN = /[^\s"'<>`]{16,}/g;
  * Secrets the rules cannot see where they stand: URL-encoded (`token%3Dghp_…`, `%22ghp_…`,
  * `id_token%3DeyJ…`) or with JSON-escaped slashes (`https:\/\/hooks.slack.com\/…`). Each such
  * run is decoded and scanned again; a run that then holds a secret is stored decoded and
- * redacted (the same text, spelled plainly), every other run is left as it was. A run that is
- * not cleanly URL-encoded (a stray `%` beside a valid escape, as in a Django key's
- * `…%3e0%(_p…`) is decoded only where it holds no secret as written: decoding it would turn
- * `%3e` into `>` and cut the key there.
+ * redacted (the same text, spelled plainly), every other run is left as it was. A run that,
+ * as written, ends in a secret the rules take whole (a Django key, whose alphabet has `%` and
+ * `+`: `SECRET_KEY=…q%63dn7b&)…`) is left to the main pass: decoding would turn `%63` into `c`
+ * and `+` into a space, and cut the key there.
  */
+function secretToEnd(run: string): boolean {
+  const p = new Pass(run, scanText(run), redactText);
+  for (const [, stage] of STAGES) stage(p);
+  return p.claimedUpTo(run.length) === run.length;
+}
 function decodedPass(text: string): string {
   return text.replace(ENCODED_RUN, (run) => {
     if (!/%[0-9A-Fa-f]{2}|\\\//.test(run)) return run;
+    if (secretToEnd(run)) return run;
     let plain = run.replaceAll("\\/", "/");
     if (/%[0-9A-Fa-f]{2}/.test(plain)) {
       try {
         plain = decodeURIComponent(plain.replace(/\+/g, " "));
       } catch {
-        if (redactPlain(run) !== run) return run;
         plain = plain.replace(/%([0-9A-Fa-f]{2})/g, (_m, h: string) => String.fromCharCode(Number.parseInt(h, 16)));
       }
     }
