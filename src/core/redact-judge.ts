@@ -100,6 +100,12 @@ export function entropy(s: string): number {
   return h;
 }
 
+function digitCount(v: string): number {
+  let n = 0;
+  for (let i = 0; i < v.length; i++) if (v.charCodeAt(i) >= 48 && v.charCodeAt(i) <= 57) n++;
+  return n;
+}
+
 /** A value that looks generated: long, letters and digits mixed, high entropy, token characters only. */
 export function randomLooking(v: string): boolean {
   if (v.length < 16 || /^[0-9a-f-]+$/i.test(v) || !/^[A-Za-z0-9+/=_.~-]+$/.test(v) || !/\d.*\d/.test(v) || !/[A-Za-z]/.test(v))
@@ -108,6 +114,7 @@ export function randomLooking(v: string): boolean {
     /^[A-Za-z][A-Za-z0-9]*(?:[_.-][A-Za-z0-9]+)*$/.test(v) &&
     /^(?:[A-Z0-9]+|[a-z0-9]+)(?:[_.-]|$)/.test(v) &&
     !/\d{3}/.test(v) &&
+    digitCount(v) < 4 && // digits scattered through it: `a1b2c3d4e5f6g7h8` is a key, not a snake_case name
     !/(?=[A-Za-z0-9]*[a-z])(?=[A-Za-z0-9]*[A-Z])(?=[A-Za-z0-9]*\d)[A-Za-z0-9]{16,}/.test(v) // a long mixed run is a token's body (`wj-8hNxmZiwWS5uv1ZQs…`)
   )
     return false; // CONSTANT_CASE, snake_case names

@@ -8,8 +8,8 @@
  * run holds are tried.
  */
 import { tag } from "./redact-judge.js";
+import type { Pass } from "./redact-pass.js";
 import { PROVIDER_CHECKS, PROVIDERS } from "./redact-providers.js";
-import type { Pass } from "./redact-scan.js";
 
 /** Text above this many characters is hashed without being scanned first (scanning it would cost more than it saves). */
 export const MAX_SCAN = 256 * 1024;

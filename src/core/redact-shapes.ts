@@ -7,7 +7,8 @@
  * `@`, `-p` and a client's name, `$`, `</`, four digits in a row, ...), which few texts hold.
  */
 import { entropy, literalSecret, luhn, placeholderish, secretPair, tag } from "./redact-judge.js";
-import { M, type Pass, W } from "./redact-scan.js";
+import type { Pass } from "./redact-pass.js";
+import { M, W } from "./redact-scan.js";
 
 /** One rule over the whole text: its pattern and, per match, the span it claims and what replaces it (none: keep). */
 interface Shape {

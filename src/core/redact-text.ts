@@ -9,8 +9,9 @@
  * and the text is rebuilt once. The order is the rules' order of precedence.
  */
 import { names } from "./redact-named.js";
+import { Pass } from "./redact-pass.js";
 import { MAX_SCAN, runs } from "./redact-runs.js";
-import { M, Pass, scanText, W } from "./redact-scan.js";
+import { M, scanText, W } from "./redact-scan.js";
 import * as S from "./redact-shapes.js";
 
 export { MAX_SCAN };
