@@ -1,12 +1,12 @@
 /**
  * One side of bench/redact.mjs's throughput comparison, alone in its process: Baton's
- * redactText or secretlint's lintSource over the sample texts in a JSON file. It warms up with
- * `warm` whole passes, then measures `passes` passes on the process's CPU time and prints them
+ * redactText or secretlint's lintSource over the sample texts in a JSON file. It makes `warm`
+ * unmeasured passes, then `passes` passes timed on the process's CPU time, and prints those
  * (ns per pass) as JSON. Each side in its own process, so neither side's garbage, collections or
  * compiled code is paid or lost on the other's clock (measured in one process, a major collection
  * between the sides cost Baton's rules most of their warm state).
  *
- *   node --expose-gc bench/redact-side.mjs baton|secretlint <texts.json> [warm=2] [passes=1]
+ *   node bench/redact-side.mjs baton|secretlint <texts.json> [warm=2] [passes=1]
  */
 import { readFileSync } from "node:fs";
 import { loadBaton } from "./lib.mjs";
@@ -44,7 +44,6 @@ async function pass() {
   return (c.user + c.system) * 1000;
 }
 for (let i = 0; i < Number(warm); i++) await pass();
-globalThis.gc?.();
 const out = [];
 for (let i = 0; i < Number(passes); i++) out.push(await pass());
 console.log(JSON.stringify(out));

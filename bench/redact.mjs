@@ -8,9 +8,9 @@
  * - secretlint's recall and precision on the same texts, counted generously: a text counts as
  *   caught when secretlint reports anything in it (it finds, it does not redact).
  * - throughput (process CPU time): each corpus text on its own (the way Baton redacts a tool
- *   call's fields), each side alone in a fresh process warmed with two passes
- *   (bench/redact-side.mjs), in alternating rounds; and the sample as one document (the way a
- *   scanner reads a file). Goal: ≥ 10× secretlint one text at a time. Per-text latency (wall
+ *   call's fields), each side alone in a fresh process, at its steady state (the last two of six
+ *   passes; the first, cold, too), in alternating rounds (bench/redact-side.mjs); and the sample
+ *   as one document (the way a scanner reads a file). Goal: ≥ 10× secretlint one text at a time. Per-text latency (wall
  *   time, median) is in the rows.
  * - the first redaction in a fresh process (each hook is one): median of fresh processes.
  * - the redaction part of `record()` (arguments through `redactValue`, the observation through
@@ -127,29 +127,37 @@ export async function run() {
   gc();
   const ours = await timeEach(sample, 1, (t) => redactText(t));
   const theirs = await timeEach(sample, 1, (t) => lint(t));
-  // Throughput (CPU time): each side alone in a fresh process (bench/redact-side.mjs), warmed
-  // with two whole passes of the sample, then one measured pass; alternating rounds (ours,
-  // theirs, ours, ...), so drift in the machine's load hits both sides alike. In one process, a
-  // major collection between the sides cost Baton most of its rules' warm state, and secretlint's
-  // garbage was collected on Baton's clock and the other way round.
+  // Throughput (CPU time): each side alone in a fresh process (bench/redact-side.mjs) making six
+  // whole passes of the sample; alternating rounds (ours, theirs, ours, ...), so drift in the
+  // machine's load hits both sides alike. The steady state is the mean of the last two passes:
+  // Baton's took four passes to settle (585, 216, 136, 87, 59, 68 ms; secretlint's 1,048, 637,
+  // 685, 526, 485, 527 ms), as V8 optimises its many small rules. The first pass, cold, is
+  // reported too. In one process a major collection between the sides cost Baton its warm
+  // state, and each side's garbage was collected on the other's clock.
   const ROUNDS = 3;
+  const PASSES = 6;
   const dir = tempDir("redact-sample");
   const file = join(dir, "sample.json");
   writeFileSync(file, JSON.stringify(sample));
   const side = (name) => {
-    const r = spawnSync(process.execPath, ["--expose-gc", join(REPO, "bench", "redact-side.mjs"), name, file, "2", "1"], {
+    const r = spawnSync(process.execPath, [join(REPO, "bench", "redact-side.mjs"), name, file, "0", String(PASSES)], {
       encoding: "utf8",
-      env: { ...process.env },
       maxBuffer: 1 << 20,
     });
     if (r.status !== 0) throw new Error(`bench/redact-side.mjs ${name} failed: ${r.stderr}`);
-    return JSON.parse(r.stdout.trim().split("\n").pop())[0];
+    return JSON.parse(r.stdout.trim().split("\n").pop());
   };
   let oursCpu = 0;
   let theirsCpu = 0;
+  let oursCold = 0;
+  let theirsCold = 0;
   for (let round = 0; round < ROUNDS; round++) {
-    oursCpu += side("baton");
-    theirsCpu += side("secretlint");
+    const o = side("baton");
+    const t = side("secretlint");
+    oursCpu += (o[PASSES - 1] + o[PASSES - 2]) / 2;
+    theirsCpu += (t[PASSES - 1] + t[PASSES - 2]) / 2;
+    oursCold += o[0];
+    theirsCold += t[0];
   }
   const oursNs = oursCpu / ROUNDS;
   const theirsNs = theirsCpu / ROUNDS;
@@ -246,6 +254,7 @@ console.log(JSON.stringify({ load: t1 - t0, first: t2 - t1, second: t3 - t2 }));
       info("secretlint recall (any finding in the text)", pct(caught / lintSample.length), "%"),
       info("secretlint precision (ordinary texts without a finding)", pct(1 - flagged / corpus.negatives.length), "%"),
       ratio("throughput vs secretlint, one text at a time", theirsNs / oursNs, ">=", 10),
+      info("throughput vs secretlint, first pass in a fresh process (cold)", theirsCold / oursCold),
       info("median time per text vs secretlint", t.medianMs / o.medianMs),
       info("throughput vs secretlint, the sample as one document", docTheirsNs / docOursNs),
       info("Baton redaction, one text at a time", mbps(bytes, oursNs), "MB/s"),

@@ -1,11 +1,12 @@
 /**
  * Provider secret formats: the prefix or structure says what a string is, whatever surrounds it.
  * Modelled on the rule families of the public scanners (gitleaks, secretlint, trufflehog), kept
- * here as compiled patterns rather than a runtime dependency (docs/architecture.md, "Ledger and
- * redaction", says why). Each rule is gated by its literal prefix: one literal scan of a run
- * finds the prefixes present, and only those rules run, in table order, each compiled on first
- * use. One alternation of all of them ran as fast but took 18 ms to compile, which every hook
- * process (a fresh process per tool call) would have paid on its first redaction.
+ * here as compiled patterns rather than a runtime dependency (docs/architecture.md,
+ * "Redaction", says why). Each rule is gated by its literal prefix: the scan's automaton
+ * (core/redact-scan.ts) notes which prefixes each long run holds, and only those rules run
+ * there (core/redact-runs.ts), in table order, each compiled on first use. One alternation of
+ * all of them ran as fast but took 18 ms to compile, which every hook process (a fresh process
+ * per tool call) would have paid on its first redaction.
  *
  * Order matters: an earlier rule's placeholder hides its match from later ones, so a webhook
  * URL is taken whole before the key inside it is seen, and `sk-ant-` before `sk-`.
