@@ -10,19 +10,18 @@ import { createHash } from "node:crypto";
 import { existsSync, mkdirSync, readFileSync, utimesSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import pg from "pg";
-import { afterAll, afterEach, beforeAll, describe, expect, it } from "vitest";
+import { beforeAll, describe, expect, it } from "vitest";
 import type { Backend } from "../src/backend/contract.js";
 import { PostgresBackend, projectSchema } from "../src/backend/postgres/pg-backend.js";
 import { openBaton } from "../src/compose.js";
 import { type Baton, isBatonError } from "../src/index.js";
 import type { ProcessFacts } from "../src/services/process-facts.js";
-import { cleanupDirs, tempDir } from "./helpers.js";
-import { type PgCluster, pgAvailable, startCluster } from "./pg-cluster.js";
+import { tempDir } from "./helpers.js";
+import { type PgCluster, pgAvailable } from "./pg-cluster.js";
+import { clusterForSuite } from "./pg-suite.js";
 
 const available = pgAvailable();
 
-let cluster: PgCluster;
-let failed = false;
 let n = 0;
 
 /** The backend, counting its write transactions. */
@@ -47,16 +46,10 @@ describe.skipIf(!available)("two hosts, one project", () => {
   const clock = { ms: Date.parse("2026-03-01T00:00:00Z") };
   const now = () => new Date(clock.ms);
 
-  beforeAll(async () => {
-    cluster = await startCluster();
-  });
-  afterEach(async (ctx) => {
-    if (ctx.task.result?.state === "fail") failed = true;
-    for (const b of open.splice(0)) await b.close();
-  });
-  afterAll(() => {
-    cluster?.stop(failed);
-    cleanupDirs();
+  const clusterOf = clusterForSuite(open);
+  let cluster: PgCluster;
+  beforeAll(() => {
+    cluster = clusterOf();
   });
 
   /** Host `name`: its own workspace root and process facts (every pid alive: only expiry can free). */

@@ -368,6 +368,17 @@ export interface CheckpointQueries {
    * took them, not in the store).
    */
   referencedHashes(opts?: { sharedOnly?: boolean }): Promise<string[]>;
+  /**
+   * The hashes `local` file entries of live checkpoints taken on `host` in `workspace` name:
+   * the private files' blobs that workspace's `.baton/blobs/` must hold.
+   */
+  localHashes(host: string, workspace: string): Promise<string[]>;
+  /**
+   * Each path and hash of a run not marked `local` whose blob is a row of the store, with the
+   * session of the checkpoint that opened it (doctor: private files stored in a shared store
+   * before they were kept local).
+   */
+  storedFileRuns(): Promise<{ path: string; hash: string; sessionId: string }[]>;
   /** Bumped by every collection that deletes blobs; a checkpoint that saw it change while it ran retries. */
   blobEpoch(): Promise<number>;
   bumpBlobEpoch(): Promise<void>;
@@ -388,7 +399,11 @@ export interface CheckpointQueries {
   dropStatScopes(beforeMs: number): Promise<number>;
   insertArtifact(row: ArtifactRow): Promise<void>;
   listArtifacts(sessionId: string): Promise<ArtifactRow[]>;
-  /** Store a blob's stored form unless one with this hash exists. True when stored now. */
+  /**
+   * Store a blob's stored form unless one with this hash exists; one that exists keeps its
+   * content and gets `storedMs` as its stored time when that is later (a blob a checkpoint is
+   * about to name is young again for `baton gc`'s grace period). True when stored now.
+   */
   putBlob(hash: string, data: Uint8Array, storedMs: number): Promise<boolean>;
   /** A blob's stored form, unverified (the caller re-hashes it); undefined when not stored here. */
   getBlob(hash: string): Promise<Uint8Array | undefined>;
@@ -590,6 +605,8 @@ export interface Backend {
    * another host cannot read this one's `.baton/blobs/` files (PostgreSQL: bytea, default 64 MiB).
    */
   readonly blobMaxBytes?: number;
+  /** Where the store is, for messages: a database file, or a URL without its password and the schema. */
+  readonly location?: string;
   /**
    * Run `fn` in one transaction. A throw rolls back. A connection lost during COMMIT is
    * `storage_unavailable` with `details.outcome = "unknown"`: the caller re-sends with its

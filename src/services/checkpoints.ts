@@ -163,6 +163,8 @@ export class CheckpointService {
   /** Manifest runs: lanes, and this process's copy of their open runs. */
   readonly #manifests = new Manifests();
 
+  /** The store is shared across hosts (capabilities.sharedAcrossHosts): other hosts' checkpoints are in it too. */
+  readonly sharedAcrossHosts: boolean;
   /** This host's name, recorded on each checkpoint (a shared store holds other hosts' too). */
   readonly host: () => string;
   /** This machine's stable identity (process-facts.ts machineId), when it has one. */
@@ -183,7 +185,8 @@ export class CheckpointService {
     const blobOpts: { durable: boolean; inlineMaxBytes?: number } = { durable: opts.durable ?? true };
     if (opts.inlineMaxBytes !== undefined) blobOpts.inlineMaxBytes = opts.inlineMaxBytes;
     const shared = backend.capabilities.sharedAcrossHosts;
-    this.blobs = new Blobs(backend, join(batonDir, "blobs"), { ...blobOpts, shared });
+    this.sharedAcrossHosts = shared;
+    this.blobs = new Blobs(backend, join(batonDir, "blobs"), { ...blobOpts, shared, here: () => `host ${this.host()}, ${root}` });
     const config = readCheckpointConfig(batonDir);
     this.retain = opts.retain ?? config.retain ?? 100;
     if (!Number.isInteger(this.retain) || this.retain < 1)
@@ -562,6 +565,9 @@ export class CheckpointService {
   async collect(opts: { graceMs?: number } = {}): Promise<CollectResult> {
     const grace = opts.graceMs ?? 60 * 60 * 1000;
     return this.#backend.transaction("write", async (tx) => {
+      // The collector's lock before looking: a checkpoint committing a reference to an old
+      // unreferenced blob between this look and the delete would name a deleted blob.
+      await tx.checkpoints.reserveCollector();
       const now = Date.now();
       const referenced = new Set(await tx.checkpoints.referencedHashes());
       const { hashes, temps } = await this.blobs.list(tx.checkpoints);

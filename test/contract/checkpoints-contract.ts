@@ -203,6 +203,25 @@ export function checkpointsContract(name: string, factory: StoreFactory, connect
       });
     });
 
+    it("storing a blob that is stored already keeps its content and moves its stored time forward, never back", async () => {
+      const { baton } = await fresh();
+      const be = servicesOf(baton).backend;
+      const put = (data: string, ms: number) => be.transaction("write", (tx) => tx.checkpoints.putBlob(H("b"), Buffer.from(data), ms));
+      const stored = async () => {
+        const [listed, data] = await be.transaction("read", async (tx) => [
+          await tx.checkpoints.listBlobs(),
+          await tx.checkpoints.getBlob(H("b")),
+        ]);
+        return { listed, data: Buffer.from(data as Uint8Array).toString() };
+      };
+      expect(await put("Rfirst", 1_000), "stored now").toBe(true);
+      // An old orphan a new checkpoint names again: young again for gc's grace period.
+      expect(await put("Rfirst", 9_000), "stored already").toBe(false);
+      expect(await stored()).toEqual({ listed: [{ hash: H("b"), storedMs: 9_000 }], data: "Rfirst" });
+      expect(await put("Rfirst", 5_000)).toBe(false);
+      expect((await stored()).listed).toEqual([{ hash: H("b"), storedMs: 9_000 }]);
+    });
+
     it("keeps one lessons index per workspace scope", async () => {
       const { baton } = await fresh();
       const be = servicesOf(baton).backend;
