@@ -3,6 +3,7 @@ import { type ChildProcess, spawn, spawnSync } from "node:child_process";
 import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join, resolve } from "node:path";
+import type { Backend } from "../src/backend/contract.js";
 import { type Baton, type OpenBatonOptions, openBaton } from "../src/index.js";
 
 export const REPO = resolve(import.meta.dirname, "..");
@@ -83,4 +84,21 @@ export function spawnTracked(cmd: string, args: string[], opts: Parameters<typeo
 
 export function liveChildren(): ChildProcess[] {
   return [...children].filter((c) => c.exitCode === null && c.signalCode === null);
+}
+
+/** The backend, counting its write transactions. */
+export function counting(inner: Backend): Backend & { writes: () => number } {
+  let writes = 0;
+  return new Proxy(inner, {
+    get(target, prop) {
+      if (prop === "writes") return () => writes;
+      if (prop === "transaction")
+        return (mode: "read" | "write", fn: never, opts?: never) => {
+          if (mode === "write") writes++;
+          return target.transaction(mode, fn, opts);
+        };
+      const v = Reflect.get(target, prop, target) as unknown;
+      return typeof v === "function" ? (v as (...a: unknown[]) => unknown).bind(target) : v;
+    },
+  }) as Backend & { writes: () => number };
 }

@@ -11,35 +11,17 @@ import { existsSync, mkdirSync, readFileSync, utimesSync, writeFileSync } from "
 import { join } from "node:path";
 import pg from "pg";
 import { beforeAll, describe, expect, it } from "vitest";
-import type { Backend } from "../src/backend/contract.js";
 import { PostgresBackend, projectSchema } from "../src/backend/postgres/pg-backend.js";
 import { openBaton } from "../src/compose.js";
 import { type Baton, isBatonError } from "../src/index.js";
 import type { ProcessFacts } from "../src/services/process-facts.js";
-import { tempDir } from "./helpers.js";
+import { counting, tempDir } from "./helpers.js";
 import { type PgCluster, pgAvailable } from "./pg-cluster.js";
 import { clusterForSuite } from "./pg-suite.js";
 
 const available = pgAvailable();
 
 let n = 0;
-
-/** The backend, counting its write transactions. */
-function counting(inner: Backend): Backend & { writes: () => number } {
-  let writes = 0;
-  return new Proxy(inner, {
-    get(target, prop) {
-      if (prop === "writes") return () => writes;
-      if (prop === "transaction")
-        return (mode: "read" | "write", fn: never, opts?: never) => {
-          if (mode === "write") writes++;
-          return target.transaction(mode, fn, opts);
-        };
-      const v = Reflect.get(target, prop, target) as unknown;
-      return typeof v === "function" ? (v as (...a: unknown[]) => unknown).bind(target) : v;
-    },
-  }) as Backend & { writes: () => number };
-}
 
 describe.skipIf(!available)("two hosts, one project", () => {
   const open: Baton[] = [];

@@ -391,6 +391,8 @@ export interface CheckpointQueries {
   statCacheGeneration(scope: string): Promise<number>;
   /** Bump the scope's generation and note the scope as used now (`usedMs`). */
   bumpStatCacheGeneration(scope: string, usedMs: number): Promise<void>;
+  /** Note the scope as used at `usedMs` (its cache trusted, not changed), if it was last noted before `ifBefore` (ms). */
+  touchStatScope(scope: string, usedMs: number, ifBefore: number): Promise<void>;
   putStatCache(scope: string, rows: readonly StatCacheRow[]): Promise<void>;
   deleteStatCache(scope: string, paths: readonly string[]): Promise<void>;
   /** Drop every scope's entries pointing at blobs that were deleted (bumping the generation of each scope that lost one). */
@@ -427,8 +429,13 @@ export interface LessonDocRow {
  * have their own LESSONS.md), rebuilt whenever that file's content hash changes.
  */
 export interface LessonQueries {
-  /** The content hash of the LESSONS.md text the scope's index was built from; undefined before the first build. */
-  indexedHash(scope: string): Promise<string | undefined>;
+  /**
+   * The content hash of the LESSONS.md text the scope's index was built from, and when it was
+   * last built or noted as used (`touchIndex`); undefined before the first build.
+   */
+  indexState(scope: string): Promise<{ hash: string; usedAt: string } | undefined>;
+  /** Note the scope's index as used at `at` (ISO time), if it was last noted before `ifBefore`. */
+  touchIndex(scope: string, at: string, ifBefore: string): Promise<void>;
   /** Replace the scope's whole index with `docs`, built from the text with this hash. */
   replaceIndex(scope: string, hash: string, docs: readonly LessonDocRow[], at: string): Promise<void>;
   /**
@@ -437,7 +444,7 @@ export interface LessonQueries {
    * capabilities include `fullTextSearch`.
    */
   search(scope: string, terms: readonly string[], limit: number): Promise<{ id: string; relevance: number }[]>;
-  /** Drop the indexes last built before `before` (ISO time); returns how many scopes. */
+  /** Drop the indexes last built or used before `before` (ISO time); returns how many scopes. */
   dropIndexes(before: string): Promise<number>;
 }
 

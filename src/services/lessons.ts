@@ -46,6 +46,7 @@ import {
 import { redactText } from "../core/redact.js";
 import type { AppendResult, JsonObject } from "../core/types.js";
 import { BatonError, badInput } from "../errors.js";
+import { CACHE_TOUCH_MS, cacheScope } from "./cache-scope.js";
 import { workspaceRelative } from "./files.js";
 import type { Journal } from "./journal.js";
 import { checkLessonChange, editLessonText, type LessonChange, type LessonEditResult, removeLessonText } from "./lesson-edit.js";
@@ -134,9 +135,9 @@ export class LessonService {
     this.#writer = new LessonsFile(this.#file, locks, () => facts.host(), read);
   }
 
-  /** The index's scope: this workspace on this host (hosts sharing a store each have their own LESSONS.md). */
+  /** The index's scope: this workspace (on this host, when the store is shared: services/cache-scope.ts). */
   get scope(): string {
-    return `${this.#facts.host()}:${this.#root}`;
+    return cacheScope(this.#backend.capabilities.sharedAcrossHosts, this.#facts.host(), this.#root);
   }
 
   #load(): Loaded {
@@ -309,9 +310,17 @@ export class LessonService {
   async #fullTextScores(loaded: Loaded, terms: string[]): Promise<Map<string, number>> {
     if (terms.length === 0) return new Map();
     const scope = this.scope;
-    const fresh = await this.#backend.transaction("read", async (tx) =>
-      (await tx.lessons.indexedHash(scope)) === loaded.hash ? tx.lessons.search(scope, terms, SEARCH_LIMIT) : undefined,
-    );
+    const now = this.#now();
+    const stale = new Date(now.getTime() - CACHE_TOUCH_MS).toISOString();
+    let touch = false;
+    const fresh = await this.#backend.transaction("read", async (tx) => {
+      const state = await tx.lessons.indexState(scope);
+      if (state?.hash !== loaded.hash) return undefined;
+      touch = state.usedAt < stale;
+      return tx.lessons.search(scope, terms, SEARCH_LIMIT);
+    });
+    // Used, unchanged, not noted as used for a day: noted now, so `baton gc` keeps it.
+    if (touch) await this.#touch(scope, now.toISOString(), stale);
     const rows =
       fresh ??
       (await this.#backend.transaction("write", async (tx) => {
@@ -319,6 +328,18 @@ export class LessonService {
         return tx.lessons.search(scope, terms, SEARCH_LIMIT);
       }));
     return new Map(rows.filter((r) => r.relevance > 0).map((r) => [r.id, r.relevance]));
+  }
+
+  /**
+   * Note the index as used. Housekeeping a search does not depend on: a busy or read-only store
+   * leaves it to the next search (an I/O error is still an error).
+   */
+  async #touch(scope: string, at: string, ifBefore: string): Promise<void> {
+    await this.#backend
+      .transaction("write", (tx) => tx.lessons.touchIndex(scope, at, ifBefore))
+      .catch((err: unknown) => {
+        if (!(err instanceof BatonError) || err.code === "io_error" || err.code === "internal") throw err;
+      });
   }
 
   /**
@@ -347,7 +368,7 @@ export class LessonService {
   async #reindex(tx: StoreTx, hash: string, parsed: ParsedLessons): Promise<void> {
     const scope = this.scope;
     await tx.lockKey(`lessons-index:${scope}`);
-    if ((await tx.lessons.indexedHash(scope)) === hash) return;
+    if ((await tx.lessons.indexState(scope))?.hash === hash) return;
     const docs: LessonDocRow[] = parsed.lessons.map((l) => ({ id: l.id, text: l.text }));
     await tx.lessons.replaceIndex(scope, hash, docs, this.#now().toISOString());
   }

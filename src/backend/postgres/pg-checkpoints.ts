@@ -282,6 +282,9 @@ export class PgCheckpointQueries implements CheckpointQueries {
       [scope, usedMs],
     );
   }
+  async touchStatScope(scope: string, usedMs: number, ifBefore: number): Promise<void> {
+    await this.#c.run("UPDATE stat_scopes SET used_ms = $2 WHERE scope = $1 AND used_ms < $3", [scope, usedMs, ifBefore]);
+  }
   async statCache(scope: string): Promise<StatCacheRow[]> {
     return this.#c.rows<StatCacheRow>(
       `SELECT path, size, mtime_ms AS "mtimeMs", ctime_ms AS "ctimeMs", ino, mode, hash, checked_ms AS "checkedMs"

@@ -269,6 +269,10 @@ export class SqliteCheckpointQueries implements CheckpointQueries {
     ).run(scope, usedMs);
   }
 
+  async touchStatScope(scope: string, usedMs: number, ifBefore: number): Promise<void> {
+    this.#stmt("UPDATE stat_scopes SET used_ms = ? WHERE scope = ? AND used_ms < ?").run(usedMs, scope, ifBefore);
+  }
+
   async statCache(scope: string): Promise<StatCacheRow[]> {
     return this.#stmt(
       `SELECT path, size, mtime_ms AS mtimeMs, ctime_ms AS ctimeMs, ino, mode, hash, checked_ms AS checkedMs
