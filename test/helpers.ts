@@ -4,7 +4,7 @@ import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join, resolve } from "node:path";
 import type { Backend } from "../src/backend/contract.js";
-import { type Baton, type OpenBatonOptions, openBaton } from "../src/index.js";
+import { type Baton, BatonError, type OpenBatonOptions, openBaton } from "../src/index.js";
 
 export const REPO = resolve(import.meta.dirname, "..");
 export const CLI = join(REPO, "bin", "baton.cjs");
@@ -101,4 +101,35 @@ export function counting(inner: Backend): Backend & { writes: () => number } {
       return typeof v === "function" ? (v as (...a: unknown[]) => unknown).bind(target) : v;
     },
   }) as Backend & { writes: () => number };
+}
+
+/** The backend, except that every write transaction runs twice: the first run is rolled back after it finished, as a deadlock found at its end would. */
+export function rerunning(inner: Backend): Backend & { reruns: () => number } {
+  let reruns = 0;
+  const again = new BatonError("storage_busy", "re-run (test)");
+  const transaction: Backend["transaction"] = async (mode, fn, opts) => {
+    if (mode !== "write") return inner.transaction(mode, fn, opts);
+    await inner
+      .transaction(
+        mode,
+        async (tx) => {
+          await fn(tx);
+          throw again;
+        },
+        opts,
+      )
+      .catch((err: unknown) => {
+        if (err !== again) throw err;
+      });
+    reruns++;
+    return inner.transaction(mode, fn, opts);
+  };
+  return new Proxy(inner, {
+    get(target, prop) {
+      if (prop === "transaction") return transaction;
+      if (prop === "reruns") return () => reruns;
+      const v = Reflect.get(target, prop, target) as unknown;
+      return typeof v === "function" ? (v as (...a: unknown[]) => unknown).bind(target) : v;
+    },
+  }) as Backend & { reruns: () => number };
 }

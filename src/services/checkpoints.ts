@@ -430,6 +430,8 @@ export class CheckpointService {
       }
       try {
         let expected = -1;
+        // Set (never added to) inside the transaction: a backend may run it again (a deadlock).
+        let storedInCommit = 0;
         const result = await this.#commit(
           sessionId,
           "tree",
@@ -442,8 +444,9 @@ export class CheckpointService {
             // some. Then (other writers pruning: on a shared store, nearly every checkpoint of
             // every session) look at exactly those blobs, now that the collector's lock is held,
             // rather than start the walk again: only a blob really gone means a restart.
+            expected = -1;
             const collected = (await tx.checkpoints.blobEpoch()) !== epoch;
-            stored += await this.#store(tx, staged);
+            storedInCommit = await this.#store(tx, staged);
             if (collected && !(await this.blobs.allPresent(tx.checkpoints, fileHashes(files)))) throw new EpochChanged();
             const before = await tx.checkpoints.statCacheGeneration(scope);
             const nowMs = Date.now();
@@ -461,6 +464,7 @@ export class CheckpointService {
         );
         // Committed: only now may this process trust its copy (a rolled-back commit stored nothing).
         if (expected >= 0) this.#statMemo = nextStatTable(table, scan, matched, fresh, freshAt, expected);
+        stored += storedInCommit;
         return {
           ...result,
           stats: { files: files.length, read, cached: files.length - read, blobsStored: stored },
