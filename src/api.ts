@@ -330,17 +330,25 @@ export interface Artifacts {
 
 /** Lessons: LESSONS.md is the source; these read, rank and edit it. */
 export interface Lessons {
-  /** Write a lesson (scope `session` by default: give its `sessionId`). */
-  add(input: LessonInput): Promise<{ lesson: Lesson; file: string; journaled?: AppendResult; diagnostics: LessonDiagnostic[] }>;
+  /**
+   * Write a lesson (scope `session` by default: give its `sessionId`). A lesson the file holds
+   * already (the same id, or none given, with the same text, scope and triggers) is answered as
+   * it is, written and journaled once. `warnings` (here and on `remove` / `edit`): what failed
+   * after LESSONS.md was written (the search index refresh, the directory's fsync, the writers'
+   * lock release); the change was made, so it is not an error to retry.
+   */
+  add(
+    input: LessonInput,
+  ): Promise<{ lesson: Lesson; file: string; journaled?: AppendResult; diagnostics: LessonDiagnostic[]; warnings?: string[] }>;
   /** Lessons as one session sees them (`sessionId`) or all; with `versions`, each lesson's version for `edit` / `remove`. */
   list(opts?: { sessionId?: string; all?: boolean; versions?: boolean }): Promise<LessonsReport & { lessons: ListedLesson[] }>;
   search(intent: LessonIntent, opts?: { k?: number }): Promise<LessonSearchResult>;
   /** The markdown block of the top `k` lessons (default 5) for an intent, within `maxChars` (default 2 000). */
   inject(intent: LessonIntent, opts?: { k?: number; maxChars?: number }): Promise<LessonInjection>;
   /** Remove a lesson; with `version`, only as it was then (changed meanwhile: `conflict`, nothing written). */
-  remove(id: string, opts?: { version?: string }): Promise<{ id: string; removed: number; file: string }>;
+  remove(id: string, opts?: { version?: string }): Promise<{ id: string; removed: number; file: string; warnings?: string[] }>;
   /** Change a lesson's text or pin, made from the lesson as it was at `version` (changed meanwhile: `conflict`). */
-  edit(id: string, version: string, change: { text?: string; pinned?: boolean }): Promise<LessonEditResult>;
+  edit(id: string, version: string, change: { text?: string; pinned?: boolean }): Promise<LessonEditResult & { warnings?: string[] }>;
   /** Each lesson's current version, by id. */
   versions(): Promise<Map<string, string>>;
   /** LESSONS.md as it is on disk (`text` undefined while there is none). */

@@ -256,6 +256,7 @@ export function createBaton(s: Services): Baton {
           collectGarbage: () => checkpoints.collectGarbage(),
           ledgerHealth: async () => s.ledgerHealth.health(),
           treeSkips: async () => (await cp()).cps.treeScan().skipped,
+          checkpointFacts: async () => (await cp()).cps,
         },
         opts,
       );

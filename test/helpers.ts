@@ -3,7 +3,8 @@ import { type ChildProcess, spawn, spawnSync } from "node:child_process";
 import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join, resolve } from "node:path";
-import { type Baton, type OpenBatonOptions, openBaton } from "../src/index.js";
+import type { Backend } from "../src/backend/contract.js";
+import { type Baton, BatonError, type OpenBatonOptions, openBaton } from "../src/index.js";
 
 export const REPO = resolve(import.meta.dirname, "..");
 export const CLI = join(REPO, "bin", "baton.cjs");
@@ -83,4 +84,52 @@ export function spawnTracked(cmd: string, args: string[], opts: Parameters<typeo
 
 export function liveChildren(): ChildProcess[] {
   return [...children].filter((c) => c.exitCode === null && c.signalCode === null);
+}
+
+/** The backend, counting its write transactions. */
+export function counting(inner: Backend): Backend & { writes: () => number } {
+  let writes = 0;
+  return new Proxy(inner, {
+    get(target, prop) {
+      if (prop === "writes") return () => writes;
+      if (prop === "transaction")
+        return (mode: "read" | "write", fn: never, opts?: never) => {
+          if (mode === "write") writes++;
+          return target.transaction(mode, fn, opts);
+        };
+      const v = Reflect.get(target, prop, target) as unknown;
+      return typeof v === "function" ? (v as (...a: unknown[]) => unknown).bind(target) : v;
+    },
+  }) as Backend & { writes: () => number };
+}
+
+/** The backend, except that every write transaction runs twice: the first run is rolled back after it finished, as a deadlock found at its end would. */
+export function rerunning(inner: Backend): Backend & { reruns: () => number } {
+  let reruns = 0;
+  const again = new BatonError("storage_busy", "re-run (test)");
+  const transaction: Backend["transaction"] = async (mode, fn, opts) => {
+    if (mode !== "write") return inner.transaction(mode, fn, opts);
+    await inner
+      .transaction(
+        mode,
+        async (tx) => {
+          await fn(tx);
+          throw again;
+        },
+        opts,
+      )
+      .catch((err: unknown) => {
+        if (err !== again) throw err;
+      });
+    reruns++;
+    return inner.transaction(mode, fn, opts);
+  };
+  return new Proxy(inner, {
+    get(target, prop) {
+      if (prop === "transaction") return transaction;
+      if (prop === "reruns") return () => reruns;
+      const v = Reflect.get(target, prop, target) as unknown;
+      return typeof v === "function" ? (v as (...a: unknown[]) => unknown).bind(target) : v;
+    },
+  }) as Backend & { reruns: () => number };
 }

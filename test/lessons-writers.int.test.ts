@@ -12,11 +12,9 @@ import type { Backend } from "../src/backend/contract.js";
 import { SqliteBackend } from "../src/backend/sqlite/sqlite-backend.js";
 import { openBaton, servicesOf } from "../src/compose.js";
 import { parseLessonsMd } from "../src/core/lessons-md.js";
-
-import { BatonError } from "../src/index.js";
 import { LessonService } from "../src/services/lessons.js";
 import { type LineChild, spawnFixture } from "./child-process.js";
-import { cleanupDirs, cli, tempDir } from "./helpers.js";
+import { cleanupDirs, cli, rerunning, tempDir } from "./helpers.js";
 import { type PgCluster, pgAvailable, startCluster } from "./pg-cluster.js";
 
 const available = pgAvailable();
@@ -62,37 +60,6 @@ const postgres: Engine = {
     };
   },
 };
-
-/** The backend, except that every write transaction runs twice: the first run is rolled back after it finished, as a deadlock found at its end would. */
-function rerunning(inner: Backend): Backend & { reruns: () => number } {
-  let reruns = 0;
-  const again = new BatonError("storage_busy", "re-run (test)");
-  const transaction: Backend["transaction"] = async (mode, fn, opts) => {
-    if (mode !== "write") return inner.transaction(mode, fn, opts);
-    await inner
-      .transaction(
-        mode,
-        async (tx) => {
-          await fn(tx);
-          throw again;
-        },
-        opts,
-      )
-      .catch((err: unknown) => {
-        if (err !== again) throw err;
-      });
-    reruns++;
-    return inner.transaction(mode, fn, opts);
-  };
-  return new Proxy(inner, {
-    get(target, prop) {
-      if (prop === "transaction") return transaction;
-      if (prop === "reruns") return () => reruns;
-      const v = Reflect.get(target, prop, target) as unknown;
-      return typeof v === "function" ? (v as (...a: unknown[]) => unknown).bind(target) : v;
-    },
-  }) as Backend & { reruns: () => number };
-}
 
 for (const engine of [sqlite, postgres]) {
   describe.skipIf(engine === postgres && !available)(`LESSONS.md writers on ${engine.name}`, () => {

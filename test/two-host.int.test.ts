@@ -10,53 +10,28 @@ import { createHash } from "node:crypto";
 import { existsSync, mkdirSync, readFileSync, utimesSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import pg from "pg";
-import { afterAll, afterEach, beforeAll, describe, expect, it } from "vitest";
-import type { Backend } from "../src/backend/contract.js";
+import { beforeAll, describe, expect, it } from "vitest";
 import { PostgresBackend, projectSchema } from "../src/backend/postgres/pg-backend.js";
 import { openBaton } from "../src/compose.js";
 import { type Baton, isBatonError } from "../src/index.js";
 import type { ProcessFacts } from "../src/services/process-facts.js";
-import { cleanupDirs, tempDir } from "./helpers.js";
-import { type PgCluster, pgAvailable, startCluster } from "./pg-cluster.js";
+import { counting, tempDir } from "./helpers.js";
+import { type PgCluster, pgAvailable } from "./pg-cluster.js";
+import { clusterForSuite } from "./pg-suite.js";
 
 const available = pgAvailable();
 
-let cluster: PgCluster;
-let failed = false;
 let n = 0;
-
-/** The backend, counting its write transactions. */
-function counting(inner: Backend): Backend & { writes: () => number } {
-  let writes = 0;
-  return new Proxy(inner, {
-    get(target, prop) {
-      if (prop === "writes") return () => writes;
-      if (prop === "transaction")
-        return (mode: "read" | "write", fn: never, opts?: never) => {
-          if (mode === "write") writes++;
-          return target.transaction(mode, fn, opts);
-        };
-      const v = Reflect.get(target, prop, target) as unknown;
-      return typeof v === "function" ? (v as (...a: unknown[]) => unknown).bind(target) : v;
-    },
-  }) as Backend & { writes: () => number };
-}
 
 describe.skipIf(!available)("two hosts, one project", () => {
   const open: Baton[] = [];
   const clock = { ms: Date.parse("2026-03-01T00:00:00Z") };
   const now = () => new Date(clock.ms);
 
-  beforeAll(async () => {
-    cluster = await startCluster();
-  });
-  afterEach(async (ctx) => {
-    if (ctx.task.result?.state === "fail") failed = true;
-    for (const b of open.splice(0)) await b.close();
-  });
-  afterAll(() => {
-    cluster?.stop(failed);
-    cleanupDirs();
+  const clusterOf = clusterForSuite(open);
+  let cluster: PgCluster;
+  beforeAll(() => {
+    cluster = clusterOf();
   });
 
   /** Host `name`: its own workspace root and process facts (every pid alive: only expiry can free). */

@@ -368,6 +368,17 @@ export interface CheckpointQueries {
    * took them, not in the store).
    */
   referencedHashes(opts?: { sharedOnly?: boolean }): Promise<string[]>;
+  /**
+   * The hashes `local` file entries of live checkpoints taken on `host` in `workspace` name:
+   * the private files' blobs that workspace's `.baton/blobs/` must hold.
+   */
+  localHashes(host: string, workspace: string): Promise<string[]>;
+  /**
+   * Each path and hash of a run not marked `local` whose blob is a row of the store, with the
+   * session of the checkpoint that opened it (doctor: private files stored in a shared store
+   * before they were kept local).
+   */
+  storedFileRuns(): Promise<{ path: string; hash: string; sessionId: string }[]>;
   /** Bumped by every collection that deletes blobs; a checkpoint that saw it change while it ran retries. */
   blobEpoch(): Promise<number>;
   bumpBlobEpoch(): Promise<void>;
@@ -380,6 +391,8 @@ export interface CheckpointQueries {
   statCacheGeneration(scope: string): Promise<number>;
   /** Bump the scope's generation and note the scope as used now (`usedMs`). */
   bumpStatCacheGeneration(scope: string, usedMs: number): Promise<void>;
+  /** Note the scope as used at `usedMs` (its cache trusted, not changed), if it was last noted before `ifBefore` (ms). */
+  touchStatScope(scope: string, usedMs: number, ifBefore: number): Promise<void>;
   putStatCache(scope: string, rows: readonly StatCacheRow[]): Promise<void>;
   deleteStatCache(scope: string, paths: readonly string[]): Promise<void>;
   /** Drop every scope's entries pointing at blobs that were deleted (bumping the generation of each scope that lost one). */
@@ -388,7 +401,11 @@ export interface CheckpointQueries {
   dropStatScopes(beforeMs: number): Promise<number>;
   insertArtifact(row: ArtifactRow): Promise<void>;
   listArtifacts(sessionId: string): Promise<ArtifactRow[]>;
-  /** Store a blob's stored form unless one with this hash exists. True when stored now. */
+  /**
+   * Store a blob's stored form unless one with this hash exists; one that exists keeps its
+   * content and gets `storedMs` as its stored time when that is later (a blob a checkpoint is
+   * about to name is young again for `baton gc`'s grace period). True when stored now.
+   */
   putBlob(hash: string, data: Uint8Array, storedMs: number): Promise<boolean>;
   /** A blob's stored form, unverified (the caller re-hashes it); undefined when not stored here. */
   getBlob(hash: string): Promise<Uint8Array | undefined>;
@@ -412,8 +429,13 @@ export interface LessonDocRow {
  * have their own LESSONS.md), rebuilt whenever that file's content hash changes.
  */
 export interface LessonQueries {
-  /** The content hash of the LESSONS.md text the scope's index was built from; undefined before the first build. */
-  indexedHash(scope: string): Promise<string | undefined>;
+  /**
+   * The content hash of the LESSONS.md text the scope's index was built from, and when it was
+   * last built or noted as used (`touchIndex`); undefined before the first build.
+   */
+  indexState(scope: string): Promise<{ hash: string; usedAt: string } | undefined>;
+  /** Note the scope's index as used at `at` (ISO time), if it was last noted before `ifBefore`. */
+  touchIndex(scope: string, at: string, ifBefore: string): Promise<void>;
   /** Replace the scope's whole index with `docs`, built from the text with this hash. */
   replaceIndex(scope: string, hash: string, docs: readonly LessonDocRow[], at: string): Promise<void>;
   /**
@@ -422,7 +444,7 @@ export interface LessonQueries {
    * capabilities include `fullTextSearch`.
    */
   search(scope: string, terms: readonly string[], limit: number): Promise<{ id: string; relevance: number }[]>;
-  /** Drop the indexes last built before `before` (ISO time); returns how many scopes. */
+  /** Drop the indexes last built or used before `before` (ISO time); returns how many scopes. */
   dropIndexes(before: string): Promise<number>;
 }
 
@@ -590,6 +612,8 @@ export interface Backend {
    * another host cannot read this one's `.baton/blobs/` files (PostgreSQL: bytea, default 64 MiB).
    */
   readonly blobMaxBytes?: number;
+  /** Where the store is, for messages: a database file, or a URL without its password and the schema. */
+  readonly location?: string;
   /**
    * Run `fn` in one transaction. A throw rolls back. A connection lost during COMMIT is
    * `storage_unavailable` with `details.outcome = "unknown"`: the caller re-sends with its

@@ -100,7 +100,13 @@ export const learningTools: BatonTool[] = [
           id: a.id,
         }) as { text: string },
       );
-      return { lesson: r.lesson, file: r.file, seq: r.journaled?.event.seq, diagnostics: r.diagnostics };
+      return {
+        lesson: r.lesson,
+        file: r.file,
+        seq: r.journaled?.event.seq,
+        diagnostics: r.diagnostics,
+        ...(r.warnings ? { warnings: r.warnings } : {}),
+      };
     },
   }),
   defineTool({

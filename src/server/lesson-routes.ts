@@ -38,7 +38,7 @@ export function registerLessonRoutes(app: Hono<Env>, baton: Baton, readJson: (c:
   app.post("/v1/lessons/:id/delete", async (c) => {
     const b = await readJson(c);
     const r = await baton.lessons.remove(c.req.param("id"), { version: versionOf(b) });
-    return c.json({ id: r.id });
+    return c.json({ id: r.id, ...(r.warnings ? { warnings: r.warnings } : {}) });
   });
 }
 

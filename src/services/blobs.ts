@@ -42,6 +42,7 @@ function z(): Zlib {
 }
 
 const HASH = /^[0-9a-f]{64}$/;
+const NONE: ReadonlySet<string> = new Set();
 const TMP = /^\.tmp-/;
 /** Content smaller than this is stored raw: deflate's header costs more than it saves. */
 const MIN_DEFLATE = 64;
@@ -274,16 +275,24 @@ export class Blobs {
   readonly files: BlobStore;
   readonly inlineMaxBytes: number;
   readonly #backend: Backend;
-  readonly #dbName: string;
+  /** The store, as messages name it (its file, or its URL and schema). */
+  readonly #storeName: string;
   /** The store is shared across hosts: a blob other hosts need must be in it, not only in a file here. */
   readonly #shared: boolean;
+  /** This workspace, as messages about its private files' blobs name it (host and root). */
+  readonly #here: () => string;
 
-  constructor(backend: Backend, dir: string, opts: { durable?: boolean; inlineMaxBytes?: number; shared?: boolean } = {}) {
+  constructor(
+    backend: Backend,
+    dir: string,
+    opts: { durable?: boolean; inlineMaxBytes?: number; shared?: boolean; here?: () => string } = {},
+  ) {
     this.#backend = backend;
     this.files = new BlobStore(dir, { durable: opts.durable ?? true });
     this.inlineMaxBytes = opts.inlineMaxBytes ?? INLINE_MAX_BYTES;
-    this.#dbName = join(dirname(dir), "baton.db");
+    this.#storeName = backend.location ?? `the ${backend.kind} store`;
     this.#shared = opts.shared ?? false;
+    this.#here = opts.here ?? (() => dirname(dirname(dir)));
   }
 
   /**
@@ -322,8 +331,12 @@ export class Blobs {
     return (await this.readMany([hash])).get(hash) as Buffer;
   }
 
-  /** The verified content of each of `hashes` (one read transaction for the inline ones). */
-  async readMany(hashes: readonly string[]): Promise<Map<string, Buffer>> {
+  /**
+   * The verified content of each of `hashes` (one read transaction for the inline ones).
+   * `local`: the hashes of private files' entries (`CheckpointFile.local`), whose blobs only
+   * this workspace's files hold: a missing one says so, rather than blame the store.
+   */
+  async readMany(hashes: readonly string[], local: ReadonlySet<string> = NONE): Promise<Map<string, Buffer>> {
     const wanted = [...new Set(hashes)];
     for (const h of wanted) checkName(h);
     const out = new Map<string, Buffer>();
@@ -338,17 +351,23 @@ export class Blobs {
     });
     for (const h of wanted) {
       const raw = rows.get(h);
-      out.set(h, raw !== undefined ? unpackBlob(h, raw, { db: this.#dbName }) : this.#fileOrMissing(h));
+      out.set(h, raw !== undefined ? unpackBlob(h, raw, { db: this.#storeName }) : this.#fileOrMissing(h, local.has(h)));
     }
     return out;
   }
 
-  #fileOrMissing(hash: string): Buffer {
+  #fileOrMissing(hash: string, local: boolean): Buffer {
     try {
       return this.files.get(hash);
     } catch (err) {
-      if (err instanceof BatonError && err.code === "blob_missing") throw missing(hash, { path: this.files.path(hash), db: this.#dbName });
-      throw err;
+      if (!(err instanceof BatonError && err.code === "blob_missing")) throw err;
+      const path = this.files.path(hash);
+      if (!local) throw missing(hash, { path, db: this.#storeName });
+      throw new BatonError(
+        "blob_missing",
+        `blob ${hash} of a private file is missing from ${path}: private files' content is kept only in the workspace that checkpointed it (${this.#here()}), never in the shared store, so nothing else holds it; the checkpoints that name it cannot restore that file (restore the others with \`--files\`)`,
+        { hash, path, local: true },
+      );
     }
   }
 
@@ -399,7 +418,7 @@ function corrupt(hash: string, place: BlobPlace, why: string): BatonError {
   const fix =
     "file" in place
       ? `Delete ${place.file} and take a new checkpoint`
-      : `It is stored in ${place.db}; take a new checkpoint, and run \`baton doctor\` to check the database`;
+      : `It is a row of the store ${place.db}; take a new checkpoint, and run \`baton doctor\` to check the store`;
   return new BatonError(
     "blob_corrupt",
     `blob ${hash} is corrupt (${why}); it was not used. ${fix}; the checkpoints that name it cannot be restored`,
@@ -410,7 +429,7 @@ function corrupt(hash: string, place: BlobPlace, why: string): BatonError {
 function missing(hash: string, where: { path: string; db?: string }): BatonError {
   return new BatonError(
     "blob_missing",
-    `blob ${hash} is missing (neither ${where.db ?? "the database"} nor ${where.path} holds it); the checkpoint or artifact that names it cannot be restored. Take a new checkpoint`,
+    `blob ${hash} is missing (${where.db !== undefined ? `neither the store ${where.db} nor ${where.path} holds it` : `${where.path} does not exist`}); the checkpoint or artifact that names it cannot be restored. Take a new checkpoint, and run \`baton doctor\` to see what else is missing`,
     { hash, path: where.path },
   );
 }

@@ -3,10 +3,12 @@
  * "compare two checkpoints"). A checkpoint holds the files it recorded: a whole-tree one every
  * file, a targeted one only the files a tool was about to write. So a path is compared only when
  * both recorded it; a path only one recorded is named as such, never guessed. Binary files and
- * pairs over 1 MiB are named, not diffed, as in the rollback preview.
+ * pairs over 1 MiB are named, not diffed, as in the rollback preview, and so is a private file
+ * whose content another workspace keeps (a shared store). Diffs are redacted (file-diff.ts).
  */
 import type { Checkpoint, CheckpointFile } from "../core/checkpoints.js";
 import { BatonError } from "../errors.js";
+import { privateHolder } from "./checkpoint-origin.js";
 import type { CheckpointService } from "./checkpoints.js";
 import { diffable, tooLargeDiff, unifiedDiff } from "./file-diff.js";
 
@@ -44,6 +46,7 @@ export async function diffCheckpoints(cps: CheckpointService, fromId: string, to
   // First the pairs, from the manifests alone; then the blobs of only the changed pairs small
   // enough to diff (their sizes are in the manifests), read in one go.
   const diffs: { at: number; path: string; ha: string | undefined; hb: string | undefined }[] = [];
+  const local = new Set<string>();
   for (const path of paths) {
     const fa = a.get(path);
     const fb = b.get(path);
@@ -62,16 +65,23 @@ export async function diffCheckpoints(cps: CheckpointService, fromId: string, to
       continue;
     }
     const state: PairState = ha === undefined ? "added" : hb === undefined ? "removed" : "changed";
+    // A private file whose content another workspace keeps (services/checkpoint-origin.ts): named, never read.
+    const away = privateHolder(cps, from, fa) ?? privateHolder(cps, to, fb);
+    if (away !== undefined) {
+      out.push({ path, state, note: `private file kept on ${away}: its content is never in the shared store, so it is not compared here` });
+      continue;
+    }
     const names = pairNames(path, ha, hb);
     if (!diffable(sizeOf(fa), sizeOf(fb))) {
       out.push({ path, state, diff: tooLargeDiff(names.oldName, names.newName, sizeOf(fa), sizeOf(fb)) });
       continue;
     }
+    for (const f of [fa, fb]) if ("local" in f && f.local) local.add(f.hash);
     diffs.push({ at: out.length, path, ha, hb });
     out.push({ path, state });
   }
   const wanted = [...new Set(diffs.flatMap((d) => [d.ha, d.hb]).filter((h): h is string => h !== undefined))];
-  const contents = wanted.length > 0 ? await cps.blobs.readMany(wanted) : new Map<string, Buffer>();
+  const contents = wanted.length > 0 ? await cps.blobs.readMany(wanted, local) : new Map<string, Buffer>();
   const empty = Buffer.alloc(0);
   for (const d of diffs) {
     const { oldName, newName } = pairNames(d.path, d.ha, d.hb);

@@ -23,6 +23,7 @@ import { checksum, randomHex, sha256 } from "../core/canonical.js";
 import type { Checkpoint, CheckpointFile, CheckpointInfo, CheckpointKind } from "../core/checkpoints.js";
 import { BatonError, badInput } from "../errors.js";
 import { Blobs, type StagedBlob } from "./blobs.js";
+import { CACHE_TOUCH_MS, CACHE_TTL_MS, cacheScope } from "./cache-scope.js";
 import { type CheckpointOptions, DEFAULT_PRIVATE, pathMatcher, readCheckpointConfig } from "./checkpoint-config.js";
 import { workspaceRelative } from "./files.js";
 import { laneFor, Manifests } from "./manifests.js";
@@ -67,8 +68,6 @@ export interface CheckpointResult {
  */
 const CLOCK_FILE = "stat-clock";
 const MAX_RETRIES = 3;
-/** A stat cache scope (and a lessons index) nobody used for this long is dropped by `collect`. */
-const STAT_SCOPE_TTL_MS = 30 * 24 * 60 * 60 * 1000;
 /**
  * A whole-tree checkpoint keeps the packed content of the small files it read in memory until
  * its commit; past this many bytes (a first checkpoint of a large tree) it stores them ahead,
@@ -163,6 +162,8 @@ export class CheckpointService {
   /** Manifest runs: lanes, and this process's copy of their open runs. */
   readonly #manifests = new Manifests();
 
+  /** The store is shared across hosts (capabilities.sharedAcrossHosts): other hosts' checkpoints are in it too. */
+  readonly sharedAcrossHosts: boolean;
   /** This host's name, recorded on each checkpoint (a shared store holds other hosts' too). */
   readonly host: () => string;
   /** This machine's stable identity (process-facts.ts machineId), when it has one. */
@@ -183,7 +184,8 @@ export class CheckpointService {
     const blobOpts: { durable: boolean; inlineMaxBytes?: number } = { durable: opts.durable ?? true };
     if (opts.inlineMaxBytes !== undefined) blobOpts.inlineMaxBytes = opts.inlineMaxBytes;
     const shared = backend.capabilities.sharedAcrossHosts;
-    this.blobs = new Blobs(backend, join(batonDir, "blobs"), { ...blobOpts, shared });
+    this.sharedAcrossHosts = shared;
+    this.blobs = new Blobs(backend, join(batonDir, "blobs"), { ...blobOpts, shared, here: () => `host ${this.host()}, ${root}` });
     const config = readCheckpointConfig(batonDir);
     this.retain = opts.retain ?? config.retain ?? 100;
     if (!Number.isInteger(this.retain) || this.retain < 1)
@@ -208,14 +210,15 @@ export class CheckpointService {
   }
 
   /**
-   * The stat cache's scope: this workspace on this host. Hosts sharing a store each have their
-   * own files, inodes and clocks, so each keeps its own cache (and a renamed host or a moved
-   * workspace starts a new one; `collect` drops scopes unused for STAT_SCOPE_TTL_MS).
+   * The stat cache's scope: this workspace (on this host, when the store is shared: hosts each
+   * have their own files, inodes and clocks; services/cache-scope.ts). A moved workspace, or a
+   * renamed host on a shared store, starts a new one; `collect` drops scopes unused for
+   * CACHE_TTL_MS.
    */
   cacheScope(): string {
     // With the private patterns in it: after they change, every file is read again once, so each
     // blob is stored where the new patterns say (a trusted entry's blob is not looked at).
-    return `${this.host()}:${this.#root}${this.#privateMark}`;
+    return `${cacheScope(this.sharedAcrossHosts, this.host(), this.#root)}${this.#privateMark}`;
   }
 
   /** Workspace-relative, safe form of a path a caller gave (relative to the root, or absolute inside it). */
@@ -427,6 +430,8 @@ export class CheckpointService {
       }
       try {
         let expected = -1;
+        // Set (never added to) inside the transaction: a backend may run it again (a deadlock).
+        let storedInCommit = 0;
         const result = await this.#commit(
           sessionId,
           "tree",
@@ -439,15 +444,17 @@ export class CheckpointService {
             // some. Then (other writers pruning: on a shared store, nearly every checkpoint of
             // every session) look at exactly those blobs, now that the collector's lock is held,
             // rather than start the walk again: only a blob really gone means a restart.
+            expected = -1;
             const collected = (await tx.checkpoints.blobEpoch()) !== epoch;
-            stored += await this.#store(tx, staged);
+            storedInCommit = await this.#store(tx, staged);
             if (collected && !(await this.blobs.allPresent(tx.checkpoints, fileHashes(files)))) throw new EpochChanged();
             const before = await tx.checkpoints.statCacheGeneration(scope);
+            const nowMs = Date.now();
             if (fresh.length > 0 || vanished.length > 0) {
               await tx.checkpoints.putStatCache(scope, fresh);
               await tx.checkpoints.deleteStatCache(scope, vanished);
-              await tx.checkpoints.bumpStatCacheGeneration(scope, Date.now());
-            }
+              await tx.checkpoints.bumpStatCacheGeneration(scope, nowMs);
+            } else await tx.checkpoints.touchStatScope(scope, nowMs, nowMs - CACHE_TOUCH_MS); // trusted whole: still in use
             // Our copy stays valid only if nobody else changed the cache since we read it.
             if (before === table.generation) expected = before + (fresh.length > 0 || vanished.length > 0 ? 1 : 0);
           },
@@ -457,6 +464,7 @@ export class CheckpointService {
         );
         // Committed: only now may this process trust its copy (a rolled-back commit stored nothing).
         if (expected >= 0) this.#statMemo = nextStatTable(table, scan, matched, fresh, freshAt, expected);
+        stored += storedInCommit;
         return {
           ...result,
           stats: { files: files.length, read, cached: files.length - read, blobsStored: stored },
@@ -562,6 +570,9 @@ export class CheckpointService {
   async collect(opts: { graceMs?: number } = {}): Promise<CollectResult> {
     const grace = opts.graceMs ?? 60 * 60 * 1000;
     return this.#backend.transaction("write", async (tx) => {
+      // The collector's lock before looking: a checkpoint committing a reference to an old
+      // unreferenced blob between this look and the delete would name a deleted blob.
+      await tx.checkpoints.reserveCollector();
       const now = Date.now();
       const referenced = new Set(await tx.checkpoints.referencedHashes());
       const { hashes, temps } = await this.blobs.list(tx.checkpoints);
@@ -572,8 +583,8 @@ export class CheckpointService {
       const gone = [...new Set((await tx.checkpoints.statCache(this.cacheScope())).map((r) => r.hash))].filter((h) => !stored.has(h));
       await tx.checkpoints.forgetStatCacheHashes(gone);
       // Caches of workspaces and hosts that stopped using this store (renamed, moved, gone).
-      await tx.checkpoints.dropStatScopes(now - STAT_SCOPE_TTL_MS);
-      await tx.lessons.dropIndexes(new Date(now - STAT_SCOPE_TTL_MS).toISOString());
+      await tx.checkpoints.dropStatScopes(now - CACHE_TTL_MS);
+      await tx.lessons.dropIndexes(new Date(now - CACHE_TTL_MS).toISOString());
       let tempsRemoved = 0;
       for (const t of temps) {
         if (now - t.mtimeMs <= grace) continue;

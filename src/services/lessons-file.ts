@@ -17,6 +17,13 @@
  *   still exactly what the change was computed from. A hand edit in between is never
  *   overwritten: the change is computed again from the new text (an edit whose lesson changed
  *   is refused as `conflict` by the change itself).
+ *
+ * Once the rename is done the change is made, and every reader sees it: what fails after it is
+ * never reported as the write failing (the caller would retry a change already made). An fsync
+ * of the directory that fails then is still an I/O error, the rename's durability unknown: it
+ * is returned as a warning with the result, naming the error, never dropped. So is a lock that
+ * could not be released (the next writer waits for its TTL). A change that fails keeps its own
+ * error, whatever the release does.
  */
 import { readFileSync } from "node:fs";
 import { basename, dirname, join } from "node:path";
@@ -82,13 +89,15 @@ export class LessonsFile {
   readonly #locks: () => Promise<LockService>;
   readonly #host: () => string;
   readonly #read: (file: string) => string | undefined;
+  readonly #syncDir: (dir: string) => void;
 
-  /** `read` reads LESSONS.md (tests inject one that changes the file between reads). */
-  constructor(path: string, locks: () => Promise<LockService>, host: () => string, read = readLessonsText) {
+  /** `read` reads LESSONS.md (tests inject one that changes the file between reads); `syncDir` fsyncs its directory. */
+  constructor(path: string, locks: () => Promise<LockService>, host: () => string, read = readLessonsText, syncDir = fsyncDir) {
     this.path = path;
     this.#locks = locks;
     this.#host = host;
     this.#read = read;
+    this.#syncDir = syncDir;
   }
 
   read(): string | undefined {
@@ -103,41 +112,70 @@ export class LessonsFile {
   /**
    * Apply `change` to the file as it is now, under the writers' lock, outside any transaction.
    * `change` may run more than once (after a hand edit) and may throw to refuse: nothing is
-   * written then. Returns its result and the text written.
+   * written then, nor when it returns the text unchanged. Returns its result, the file's text,
+   * and what went wrong after the file was written (`warnings`).
    */
-  async update<T>(change: LessonsChange<T>): Promise<{ result: T; text: string }> {
+  async update<T>(change: LessonsChange<T>): Promise<{ result: T; text: string; warnings: string[] }> {
     const locks = await this.#locks();
     const name = this.lockName;
     const grant = await locks.acquire(name, { owner: "LESSONS.md writer", ttlMs: LOCK_TTL_MS, waitMs: LOCK_WAIT_MS });
-    const took = Date.now();
+    const done = await this.#write(change, locks, name, grant.epoch).catch(async (err: unknown) => {
+      // The change's own error is the answer; a release failing too (the store down) is secondary.
+      await locks.release(name, grant.epoch).catch(() => undefined);
+      throw err;
+    });
     try {
-      const root = dirname(this.path);
-      const rel = basename(this.path);
-      for (let attempt = 1; ; attempt++) {
-        const before = this.#read(this.path);
-        const { text, result } = change(before);
-        const w = prepareWrite(root, rel, Buffer.from(text), 0o644, true);
-        try {
-          // Paused past half the lock's life (a stopped process): make sure it is still ours.
-          if (Date.now() - took > LOCK_TTL_MS / 2) await locks.heartbeat(name, grant.epoch);
-          if (this.#read(this.path) !== before) {
-            discardWrite(root, w);
-            if (attempt >= MAX_ATTEMPTS) throw busy(this.path);
-            continue; // edited by hand meanwhile: compute the change again from the new text
-          }
-          commitWrite(root, w);
-        } catch (err) {
+      await locks.release(name, grant.epoch);
+    } catch (err) {
+      // Taken over after we were paused past its TTL: the new holder has it, nothing to free.
+      if (!(err instanceof BatonError && err.code === "lock_lost"))
+        done.warnings.push(
+          `the LESSONS.md writers' lock "${name}" was not released (${err instanceof BatonError ? err.code : "internal"}: ${(err as Error).message}); the next writer waits until it expires (${LOCK_TTL_MS / 1000} s)`,
+        );
+    }
+    return done;
+  }
+
+  async #write<T>(
+    change: LessonsChange<T>,
+    locks: LockService,
+    name: string,
+    epoch: number,
+  ): Promise<{ result: T; text: string; warnings: string[] }> {
+    const took = Date.now();
+    const root = dirname(this.path);
+    const rel = basename(this.path);
+    for (let attempt = 1; ; attempt++) {
+      const before = this.#read(this.path);
+      const { text, result } = change(before);
+      if (text === before) return { result, text, warnings: [] };
+      const w = prepareWrite(root, rel, Buffer.from(text), 0o644, true);
+      try {
+        // Paused past half the lock's life (a stopped process): make sure it is still ours.
+        if (Date.now() - took > LOCK_TTL_MS / 2) await locks.heartbeat(name, epoch);
+        if (this.#read(this.path) !== before) {
           discardWrite(root, w);
-          throw err;
+          if (attempt >= MAX_ATTEMPTS) throw busy(this.path);
+          continue; // edited by hand meanwhile: compute the change again from the new text
         }
-        fsyncDir(w.dir);
-        return { result, text };
+        commitWrite(root, w);
+      } catch (err) {
+        discardWrite(root, w);
+        throw err;
       }
-    } finally {
-      await locks.release(name, grant.epoch).catch((err: unknown) => {
-        // Taken over after we were paused past its TTL: the new holder has it, nothing to free.
-        if (!(err instanceof BatonError && err.code === "lock_lost")) throw err;
-      });
+      try {
+        this.#syncDir(w.dir);
+      } catch (err) {
+        const what = err instanceof BatonError ? `${err.code}: ${err.message}` : String(err);
+        return {
+          result,
+          text,
+          warnings: [
+            `${this.path} was written, but its directory could not be fsynced (${what}): a power loss could still undo the change; check the disk`,
+          ],
+        };
+      }
+      return { result, text, warnings: [] };
     }
   }
 }

@@ -10,9 +10,16 @@
  * transaction of its own, which only rebuilds a cache and so may safely be re-run. A lesson
  * captured in a session is also journaled there (`lesson:added`, linking the rollback it came
  * from) after the file is written.
+ *
+ * What follows the file write cannot undo it, so a caller told "failed" would retry a change
+ * already made. So the index refresh is best effort (a failure is a warning on the result: the
+ * index is a cache keyed by the file's hash, and the next search rebuilds it); the journal
+ * entry has an id fixed by the lesson, so a retry journals it once; and an `add` of a lesson
+ * the file already holds (the same id, or no id, with the same text, scope and triggers)
+ * answers that lesson without writing.
  */
 import type { Backend, LessonDocRow, StoreTx } from "../backend/contract.js";
-import { randomHex } from "../core/canonical.js";
+import { checksum, randomHex } from "../core/canonical.js";
 import {
   type Injection,
   type LessonIntent,
@@ -39,6 +46,7 @@ import {
 import { redactText } from "../core/redact.js";
 import type { AppendResult, JsonObject } from "../core/types.js";
 import { BatonError, badInput } from "../errors.js";
+import { CACHE_TOUCH_MS, cacheScope } from "./cache-scope.js";
 import { workspaceRelative } from "./files.js";
 import type { Journal } from "./journal.js";
 import { checkLessonChange, editLessonText, type LessonChange, type LessonEditResult, removeLessonText } from "./lesson-edit.js";
@@ -94,6 +102,11 @@ export const DEFAULT_INJECT_MAX_CHARS = 2_000;
 const SEARCH_LIMIT = 1_000;
 const MAX_TEXT = 2_000;
 
+/** What a write tells its caller besides its result: what went wrong after the change was made (never a reason to retry). */
+export interface WriteNotes {
+  warnings?: string[];
+}
+
 interface Loaded {
   text: string | undefined;
   hash: string;
@@ -122,9 +135,9 @@ export class LessonService {
     this.#writer = new LessonsFile(this.#file, locks, () => facts.host(), read);
   }
 
-  /** The index's scope: this workspace on this host (hosts sharing a store each have their own LESSONS.md). */
+  /** The index's scope: this workspace (on this host, when the store is shared: services/cache-scope.ts). */
   get scope(): string {
-    return `${this.#facts.host()}:${this.#root}`;
+    return cacheScope(this.#backend.capabilities.sharedAcrossHosts, this.#facts.host(), this.#root);
   }
 
   #load(): Loaded {
@@ -177,7 +190,9 @@ export class LessonService {
     return { file, diagnostics, ...renderInjection(results, { k, maxChars: opts.maxChars ?? DEFAULT_INJECT_MAX_CHARS }) };
   }
 
-  async add(input: LessonInput): Promise<{ lesson: Lesson; file: string; journaled?: AppendResult; diagnostics: LessonDiagnostic[] }> {
+  async add(
+    input: LessonInput,
+  ): Promise<{ lesson: Lesson; file: string; journaled?: AppendResult; diagnostics: LessonDiagnostic[] } & WriteNotes> {
     const scope = input.scope ?? "session";
     if (scope === "session" && input.sessionId === undefined) {
       throw badInput("a session lesson needs its session: pass --session <id>, or --workspace for a workspace-wide lesson");
@@ -200,8 +215,27 @@ export class LessonService {
     if (input.sessionId !== undefined) await this.#journal.read(input.sessionId);
 
     const created = this.#now().toISOString();
-    const { result: lesson, text: written } = await this.#writer.update((current) => {
+    const draft = (id: string): Lesson => ({
+      id,
+      scope,
+      ...(scope === "session" ? { sessionId: input.sessionId } : {}),
+      text,
+      tools,
+      paths,
+      fingerprints,
+      created,
+      ...(input.rollback !== undefined ? { rollback: input.rollback } : {}),
+      pinned: input.pinned === true,
+      ...(expires !== undefined ? { expires } : {}),
+      line: 0,
+    });
+    // The lesson as the file would hold it (text and lists as parsing gives them back), to find it there.
+    const wanted = sameAs(parseLessonsMd(renderLessonBlock(draft("les-new"))).lessons[0] ?? draft("les-new"));
+    const written = await this.#writer.update((current) => {
       const parsed = parseLessonsMd(current ?? "");
+      // Already there (a retry after a failure that followed the write): that lesson, nothing written.
+      const there = parsed.lessons.find((l) => (input.id === undefined || l.id === input.id) && sameAs(l) === wanted);
+      if (there && current !== undefined) return { text: current, result: there };
       const taken = new Set(parsed.blocks.map((b) => b.id));
       if (input.id !== undefined && taken.has(input.id)) {
         throw new BatonError("conflict", `LESSONS.md already has a lesson "${input.id}"; choose another --id or remove it first`, {
@@ -210,36 +244,37 @@ export class LessonService {
       }
       let id = input.id;
       while (id === undefined || taken.has(id)) id = `les-${randomHex(3)}`;
-      const l: Lesson = {
-        id,
-        scope,
-        ...(scope === "session" ? { sessionId: input.sessionId } : {}),
-        text,
-        tools,
-        paths,
-        fingerprints,
-        created,
-        ...(input.rollback !== undefined ? { rollback: input.rollback } : {}),
-        pinned: input.pinned === true,
-        ...(expires !== undefined ? { expires } : {}),
-        line: 0,
-      };
+      const l = draft(id);
       const next = appendLessonBlock(current, renderLessonBlock(l));
       return { text: next, result: parseLessonsMd(next).lessons.find((x) => x.id === id) ?? l };
     });
-    await this.#refresh(written);
+    const lesson = written.result;
+    const warnings = [...written.warnings, ...(await this.#refresh(written.text))];
     let journaled: AppendResult | undefined;
     if (input.sessionId !== undefined) {
       const data: JsonObject = { id: lesson.id, text: lesson.text, scope: lesson.scope };
       if (lesson.rollback !== undefined) data.rollback = lesson.rollback;
-      journaled = await this.#journal.append(input.sessionId, { type: "lesson:added", actor: input.actor ?? "user", data });
+      // An id the lesson fixes (its id, when it was created, what it says): a retry journals it once.
+      const version = checksum(JSON.stringify([lesson.created ?? null, lesson.text, lesson.scope, lesson.sessionId ?? null])).slice(6);
+      const id = `lesson:${lesson.id}:added:${version}`;
+      journaled = await this.#journal.append(input.sessionId, { id, type: "lesson:added", actor: input.actor ?? "user", data });
     }
-    return { lesson, file: this.#file, diagnostics: this.#load().parsed.diagnostics, ...(journaled ? { journaled } : {}) };
+    return {
+      lesson,
+      file: this.#file,
+      diagnostics: this.#load().parsed.diagnostics,
+      ...(journaled ? { journaled } : {}),
+      ...notes(warnings),
+    };
   }
 
   /** Remove the block(s) headed `### <id>` (a malformed block too: that is how to clear one). */
-  async remove(id: string): Promise<{ id: string; removed: number; file: string }> {
-    const { result: removed, text } = await this.#writer.update((current) => {
+  async remove(id: string): Promise<{ id: string; removed: number; file: string } & WriteNotes> {
+    const {
+      result: removed,
+      text,
+      warnings,
+    } = await this.#writer.update((current) => {
       const { text, removed } = removeLessonBlocks(current ?? "", id);
       if (removed === 0) {
         const known = parseLessonsMd(current ?? "").blocks.map((b) => b.id);
@@ -251,8 +286,7 @@ export class LessonService {
       }
       return { text, result: removed };
     });
-    await this.#refresh(text);
-    return { id, removed, file: this.#file };
+    return { id, removed, file: this.#file, ...notes([...warnings, ...(await this.#refresh(text))]) };
   }
 
   /**
@@ -260,27 +294,33 @@ export class LessonService {
    * changed or removed meanwhile (by hand, or by another writer) is refused and nothing is
    * written (services/lesson-edit.ts).
    */
-  async edit(id: string, version: string, change: LessonChange): Promise<LessonEditResult> {
+  async edit(id: string, version: string, change: LessonChange): Promise<LessonEditResult & WriteNotes> {
     checkLessonChange(change);
-    const { result, text } = await this.#writer.update((current) => editLessonText(this.#file, current, id, version, change));
-    await this.#refresh(text);
-    return result;
+    const { result, text, warnings } = await this.#writer.update((current) => editLessonText(this.#file, current, id, version, change));
+    return { ...result, ...notes([...warnings, ...(await this.#refresh(text))]) };
   }
 
   /** Remove one lesson's block as it was at `version` (refused, writing nothing, when it changed or went meanwhile). */
-  async removeAt(id: string, version: string): Promise<{ id: string; removed: number; file: string }> {
-    const { result, text } = await this.#writer.update((current) => removeLessonText(this.#file, current, id, version));
-    await this.#refresh(text);
-    return result;
+  async removeAt(id: string, version: string): Promise<{ id: string; removed: number; file: string } & WriteNotes> {
+    const { result, text, warnings } = await this.#writer.update((current) => removeLessonText(this.#file, current, id, version));
+    return { ...result, ...notes([...warnings, ...(await this.#refresh(text))]) };
   }
 
   /** BM25 relevance from the index, rebuilding it first when LESSONS.md changed since it was built. */
   async #fullTextScores(loaded: Loaded, terms: string[]): Promise<Map<string, number>> {
     if (terms.length === 0) return new Map();
     const scope = this.scope;
-    const fresh = await this.#backend.transaction("read", async (tx) =>
-      (await tx.lessons.indexedHash(scope)) === loaded.hash ? tx.lessons.search(scope, terms, SEARCH_LIMIT) : undefined,
-    );
+    const now = this.#now();
+    const stale = new Date(now.getTime() - CACHE_TOUCH_MS).toISOString();
+    let touch = false;
+    const fresh = await this.#backend.transaction("read", async (tx) => {
+      const state = await tx.lessons.indexState(scope);
+      if (state?.hash !== loaded.hash) return undefined;
+      touch = state.usedAt < stale;
+      return tx.lessons.search(scope, terms, SEARCH_LIMIT);
+    });
+    // Used, unchanged, not noted as used for a day: noted now, so `baton gc` keeps it.
+    if (touch) await this.#touch(scope, now.toISOString(), stale);
     const rows =
       fresh ??
       (await this.#backend.transaction("write", async (tx) => {
@@ -290,9 +330,33 @@ export class LessonService {
     return new Map(rows.filter((r) => r.relevance > 0).map((r) => [r.id, r.relevance]));
   }
 
-  /** After a write: index the text just written, unless a search already did. */
-  async #refresh(text: string): Promise<void> {
-    await this.#backend.transaction("write", (tx) => this.#reindex(tx, lessonsHash(text), parseLessonsMd(text)));
+  /**
+   * Note the index as used. Housekeeping a search does not depend on: a busy or read-only store
+   * leaves it to the next search (an I/O error is still an error).
+   */
+  async #touch(scope: string, at: string, ifBefore: string): Promise<void> {
+    await this.#backend
+      .transaction("write", (tx) => tx.lessons.touchIndex(scope, at, ifBefore))
+      .catch((err: unknown) => {
+        if (!(err instanceof BatonError) || err.code === "io_error" || err.code === "internal") throw err;
+      });
+  }
+
+  /**
+   * After a write: index the text just written, unless a search already did. Best effort: the
+   * file is written already, and the index is a cache the next search rebuilds from the file's
+   * hash, so a failure here is a warning for the caller, never the write's failure.
+   */
+  async #refresh(text: string): Promise<string[]> {
+    try {
+      await this.#backend.transaction("write", (tx) => this.#reindex(tx, lessonsHash(text), parseLessonsMd(text)));
+      return [];
+    } catch (err) {
+      const code = err instanceof BatonError ? err.code : "internal";
+      return [
+        `LESSONS.md was written, but its search index was not refreshed (${code}: ${(err as Error).message}); the next search rebuilds it`,
+      ];
+    }
   }
 
   /**
@@ -304,7 +368,7 @@ export class LessonService {
   async #reindex(tx: StoreTx, hash: string, parsed: ParsedLessons): Promise<void> {
     const scope = this.scope;
     await tx.lockKey(`lessons-index:${scope}`);
-    if ((await tx.lessons.indexedHash(scope)) === hash) return;
+    if ((await tx.lessons.indexState(scope))?.hash === hash) return;
     const docs: LessonDocRow[] = parsed.lessons.map((l) => ({ id: l.id, text: l.text }));
     await tx.lessons.replaceIndex(scope, hash, docs, this.#now().toISOString());
   }
@@ -318,6 +382,37 @@ export class LessonService {
     const posix = p.replace(/\\/g, "/").replace(/^\.\//, "");
     return /[*?[\]{}]/.test(posix) ? posix : (workspaceRelative(this.#root, p) ?? posix);
   }
+}
+
+/** The warnings of a write, when there are any. */
+function notes(warnings: readonly string[]): WriteNotes {
+  return warnings.length > 0 ? { warnings: [...warnings] } : {};
+}
+
+/** What makes two lessons the same lesson, whatever their ids and creation times. */
+function sameAs(l: {
+  scope: LessonScope;
+  sessionId?: string | undefined;
+  text: string;
+  tools: readonly string[];
+  paths: readonly string[];
+  fingerprints: readonly string[];
+  rollback?: string | undefined;
+  pinned?: boolean | undefined;
+  expires?: string | undefined;
+}): string {
+  const set = (xs: readonly string[]) => [...xs].sort();
+  return JSON.stringify([
+    l.scope,
+    l.scope === "session" ? (l.sessionId ?? null) : null,
+    l.text,
+    set(l.tools),
+    set(l.paths),
+    set(l.fingerprints),
+    l.rollback ?? null,
+    l.pinned === true,
+    l.expires ?? null,
+  ]);
 }
 
 function cleanList(values: readonly string[] | undefined, what: string, forbidden: RegExp): string[] {

@@ -25,6 +25,7 @@ import { pathProblem } from "../core/paths.js";
 import { redactText } from "../core/redact.js";
 import { BatonError, badInput } from "../errors.js";
 import { fsyncDir } from "./blobs.js";
+import { otherMachine, privateHolder } from "./checkpoint-origin.js";
 import { type CheckpointService, isIgnoreFile, toFile, toInfo } from "./checkpoints.js";
 import { MAX_DIFF_BYTES, unifiedDiff } from "./file-diff.js";
 import type { Journal } from "./journal.js";
@@ -152,7 +153,7 @@ export class RollbackService {
     const root = this.#cps.root;
     const { target, range, prunedInRange } = await this.#choose(sessionId, input);
     const here = this.#cps.host();
-    if (this.#elsewhere(target) && !input.otherHost && !input.dryRun) {
+    if (otherMachine(this.#cps, target) && !input.otherHost && !input.dryRun) {
       throw new BatonError(
         "bad_input",
         `checkpoint ${target.id} was taken on host ${target.host}${target.workspace ? ` in ${target.workspace}` : ""}, not on this host (${here}); nothing was restored. To restore it into this workspace, pass --other-host (otherHost: true)`,
@@ -193,15 +194,15 @@ export class RollbackService {
       );
     }
     const byId = new Map(range.map((c) => [c.id, c]));
-    const plan = this.#planAll(root, entries, (e) => this.#privateElsewhere(e, byId.get(e.from)));
+    const plan = this.#planAll(root, entries, (e) => privateHolder(this.#cps, byId.get(e.from), e.want));
     const away = plan.filter((p) => p.elsewhere !== undefined);
     if (away.length > 0) {
       // Never a silent success: these files keep their current content.
       warnings.push(
-        `${away.length} private file(s) were left as they are: their content was checkpointed on ${[...new Set(away.map((p) => p.elsewhere))].join(", ")} and stays there, never in the shared store (checkpoints.private), so this host cannot restore it (${away
+        `${away.length} private file(s) were left as they are: their content was checkpointed on ${[...new Set(away.map((p) => p.elsewhere))].join(", ")} and stays there, never in the shared store (checkpoints.private), so this workspace cannot restore it (${away
           .slice(0, 5)
           .map((p) => p.path)
-          .join(", ")}${away.length > 5 ? ", …" : ""}); roll back on that host, or copy them by hand`,
+          .join(", ")}${away.length > 5 ? ", …" : ""}); roll back there, or copy them by hand`,
       );
     }
     const unsafe = plan.filter((p) => p.warn);
@@ -215,7 +216,8 @@ export class RollbackService {
     }
     // Every blob needed is read and verified (blob_corrupt / blob_missing) before anything changes.
     const wanted = plan.flatMap((p) => (p.want !== undefined ? [p.want] : []));
-    const contents = await this.#cps.blobs.readMany(wanted);
+    const local = new Set(entries.flatMap((e) => ("hash" in e.want && e.want.local ? [e.want.hash] : [])));
+    const contents = await this.#cps.blobs.readMany(wanted, local);
     for (const p of plan) if (p.want !== undefined) p.content = contents.get(p.want);
     const changing = plan.filter((p) => p.action === "restore" || p.action === "create" || p.action === "remove");
     const planHash = hashPlan(target.id, plan);
@@ -341,24 +343,6 @@ export class RollbackService {
       ...c,
       warnings,
     };
-  }
-
-  /**
-   * Whether a checkpoint was taken on another machine: only a store shared across machines
-   * holds those (restoring one here is a hand-over, not an undo). A store inside the workspace
-   * (SQLite) is this machine's even when the host has been renamed since, and the same machine
-   * under a new name (containers, CI, laptops) is not another host either.
-   */
-  #elsewhere(c: CheckpointInfo | undefined): boolean {
-    if (!c || !this.#backend.capabilities.sharedAcrossHosts || c.host == null || c.host === this.#cps.host()) return false;
-    return !(c.machine !== undefined && c.machine === this.#cps.machine());
-  }
-
-  /** The host holding a version's content when it is a private file this host cannot read (kept in that host's workspace). */
-  #privateElsewhere(e: RestoreEntry, c: CheckpointInfo | undefined): string | undefined {
-    const want = e.want;
-    if (!("hash" in want) || !want.local || !this.#elsewhere(c) || this.#cps.blobs.files.has(want.hash)) return undefined;
-    return c?.host ?? "another host";
   }
 
   async #choose(
@@ -538,8 +522,8 @@ export class RollbackService {
   }
 }
 
-function privateReason(host: string): string {
-  return `a private file: its content stays on ${host}, which checkpointed it, never in the shared store (checkpoints.private)`;
+function privateReason(holder: string): string {
+  return `a private file: its content stays on ${holder}, which checkpointed it, never in the shared store (checkpoints.private)`;
 }
 
 function dirOf(path: string): string {

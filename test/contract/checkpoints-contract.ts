@@ -196,11 +196,36 @@ export function checkpointsContract(name: string, factory: StoreFactory, connect
         expect(await tx.checkpoints.statCacheGeneration("host-a:/w")).toBe(1);
       });
       await be.transaction("write", (tx) => tx.checkpoints.deleteStatCache("host-a:/w", ["y"]));
-      expect(await be.transaction("write", (tx) => tx.checkpoints.dropStatScopes(2_000))).toBe(1);
+      // Noted as used without a change: only when last noted before the threshold, the generation kept.
+      await be.transaction("write", async (tx) => {
+        await tx.checkpoints.touchStatScope("host-b:/w", 9_000, 6_000);
+        await tx.checkpoints.touchStatScope("host-a:/w", 1_500, 500);
+      });
+      expect(await be.transaction("write", (tx) => tx.checkpoints.dropStatScopes(6_000))).toBe(1);
+      expect(await be.transaction("read", (tx) => tx.checkpoints.statCacheGeneration("host-a:/w"))).toBe(0);
       await be.transaction("read", async (tx) => {
         expect(await tx.checkpoints.statCache("host-a:/w")).toEqual([]);
         expect(await tx.checkpoints.statCacheGeneration("host-b:/w")).toBe(2);
       });
+    });
+
+    it("storing a blob that is stored already keeps its content and moves its stored time forward, never back", async () => {
+      const { baton } = await fresh();
+      const be = servicesOf(baton).backend;
+      const put = (data: string, ms: number) => be.transaction("write", (tx) => tx.checkpoints.putBlob(H("b"), Buffer.from(data), ms));
+      const stored = async () => {
+        const [listed, data] = await be.transaction("read", async (tx) => [
+          await tx.checkpoints.listBlobs(),
+          await tx.checkpoints.getBlob(H("b")),
+        ]);
+        return { listed, data: Buffer.from(data as Uint8Array).toString() };
+      };
+      expect(await put("Rfirst", 1_000), "stored now").toBe(true);
+      // An old orphan a new checkpoint names again: young again for gc's grace period.
+      expect(await put("Rfirst", 9_000), "stored already").toBe(false);
+      expect(await stored()).toEqual({ listed: [{ hash: H("b"), storedMs: 9_000 }], data: "Rfirst" });
+      expect(await put("Rfirst", 5_000)).toBe(false);
+      expect((await stored()).listed).toEqual([{ hash: H("b"), storedMs: 9_000 }]);
     });
 
     it("keeps one lessons index per workspace scope", async () => {
@@ -221,8 +246,8 @@ export function checkpointsContract(name: string, factory: StoreFactory, connect
         );
       });
       await be.transaction("read", async (tx) => {
-        expect(await tx.lessons.indexedHash("host-a:/w")).toBe("ha");
-        expect(await tx.lessons.indexedHash("host-b:/w")).toBe("hb");
+        expect((await tx.lessons.indexState("host-a:/w"))?.hash).toBe("ha");
+        expect(await tx.lessons.indexState("host-b:/w")).toEqual({ hash: "hb", usedAt: "2026-03-01T00:00:00Z" });
         if (be.capabilities.fullTextSearch) {
           expect((await tx.lessons.search("host-a:/w", ["regenerate"], 10)).map((r) => r.id)).toEqual(["a1"]);
           expect((await tx.lessons.search("host-b:/w", ["regenerate"], 10)).map((r) => r.id)).toEqual(["b1"]);
@@ -230,9 +255,19 @@ export function checkpointsContract(name: string, factory: StoreFactory, connect
       });
       // Rebuilding one scope leaves the other's as it was.
       await be.transaction("write", (tx) => tx.lessons.replaceIndex("host-a:/w", "ha2", [], "2026-01-02T00:00:00Z"));
-      expect(await be.transaction("read", (tx) => tx.lessons.indexedHash("host-b:/w"))).toBe("hb");
-      expect(await be.transaction("write", (tx) => tx.lessons.dropIndexes("2026-02-01T00:00:00Z"))).toBe(1);
-      expect(await be.transaction("read", (tx) => tx.lessons.indexedHash("host-a:/w"))).toBeUndefined();
+      expect((await be.transaction("read", (tx) => tx.lessons.indexState("host-b:/w")))?.hash).toBe("hb");
+      // Noted as used only when last noted before the threshold; a used index is not dropped.
+      await be.transaction("write", async (tx) => {
+        await tx.lessons.touchIndex("host-b:/w", "2026-03-05T00:00:00Z", "2026-03-01T00:00:00Z");
+        await tx.lessons.touchIndex("host-a:/w", "2026-02-15T00:00:00Z", "2026-02-10T00:00:00Z");
+      });
+      expect(await be.transaction("read", (tx) => tx.lessons.indexState("host-b:/w"))).toEqual({
+        hash: "hb",
+        usedAt: "2026-03-01T00:00:00Z",
+      });
+      expect(await be.transaction("write", (tx) => tx.lessons.dropIndexes("2026-02-01T00:00:00Z"))).toBe(0);
+      expect(await be.transaction("write", (tx) => tx.lessons.dropIndexes("2026-02-20T00:00:00Z"))).toBe(1);
+      expect(await be.transaction("read", (tx) => tx.lessons.indexState("host-a:/w"))).toBeUndefined();
     });
 
     it("a session's tree checkpoints share a lane: only changed paths add rows, and retention leaves no dead run", async () => {

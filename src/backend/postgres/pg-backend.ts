@@ -46,6 +46,13 @@ export function projectSchema(project: string): string {
 /** The URL without its password or secret parameters, for messages and configuration. */
 export const redactUrl = redactStoreUrl;
 
+/**
+ * What a statement of this code hits when a newer Baton on another host migrated the project
+ * after this process opened it: a column made NOT NULL that this code does not fill (23502), an
+ * ON CONFLICT key that is no longer unique (42P10), a column (42703) or table (42P01) gone.
+ */
+const SCHEMA_DRIFT = new Set(["23502", "42P10", "42703", "42P01"]);
+
 /** A prepared statement whose result columns changed under it (another process migrated). */
 function isStalePlan(err: unknown): boolean {
   const code = (err as { code?: unknown } | undefined)?.code;
@@ -126,9 +133,13 @@ export class PostgresBackend implements Backend {
   #unlistenTimer: NodeJS.Timeout | undefined;
   readonly #writeStats = { commits: 0, transactions: 0, retries: 0 };
   readonly #poolSize: number;
+  readonly #project: string;
+  /** The newest migration this code knows (set by the open-time migration). */
+  #known = 0;
 
   private constructor(opts: PostgresBackendOptions) {
     this.schema = projectSchema(opts.project);
+    this.#project = opts.project;
     this.blobMaxBytes = opts.blobMaxBytes ?? 64 * 1024 * 1024;
     this.location = `${redactUrl(opts.url)} (schema ${this.schema})`;
     this.#url = opts.url;
@@ -257,6 +268,10 @@ export class PostgresBackend implements Backend {
           await sleep(25 * attempt);
           continue;
         }
+        if (code !== undefined && SCHEMA_DRIFT.has(code)) {
+          const newer = await this.#newerSchema(err);
+          if (newer) throw newer;
+        }
         if (committing && retriable(err)) {
           throw unavailable(
             err,
@@ -373,6 +388,27 @@ export class PostgresBackend implements Backend {
     }
   }
 
+  /**
+   * After a statement failed the way a schema newer than this code makes it fail: the schema's
+   * version, read again, and `schema_too_new` when another process migrated past what this
+   * code knows (it opened the project before). Undefined when the schema is not newer, or
+   * cannot be read now (the original error is reported then).
+   */
+  async #newerSchema(cause: unknown): Promise<BatonError | undefined> {
+    const version = await this.#pool
+      .query<{ v: number | null }>(`SELECT max(version) AS v FROM ${pg.escapeIdentifier(this.schema)}.baton_migrations`)
+      .then((r) => Number(r.rows[0]?.v ?? 0))
+      .catch(() => 0);
+    if (version <= this.#known) return undefined;
+    const pgCode = (cause as { code?: string }).code;
+    return new BatonError(
+      "schema_too_new",
+      `the project "${this.#project}" at ${this.location} was upgraded to schema version ${version} by a newer Baton (this one knows up to ${this.#known}) after this process opened it, so this process cannot use it any more; nothing was changed by this request. Upgrade Baton here and restart this process (and any server, MCP server or watcher running on this host)`,
+      { project: this.#project, schema: this.schema, version, known: this.#known, ...(pgCode ? { pg: pgCode } : {}) },
+      { cause },
+    );
+  }
+
   async integrityCheck(): Promise<string[]> {
     // The server keeps its own consistency (WAL, checksums where enabled); check that every
     // table Baton needs is there and readable.
@@ -386,6 +422,7 @@ export class PostgresBackend implements Backend {
 
   async #migrate(migrations: readonly PgMigration[]): Promise<MigrationReport> {
     const latest = migrations.reduce((m, x) => Math.max(m, x.version), 0);
+    this.#known = latest;
     const client = await this.#connect();
     let broken = false;
     try {
@@ -403,7 +440,8 @@ export class PostgresBackend implements Backend {
       if (from > latest) {
         throw new BatonError(
           "schema_too_new",
-          `the PostgreSQL schema ${this.schema} is at version ${from}, newer than this Baton (${latest}); upgrade Baton`,
+          `the project "${this.#project}" at ${this.location} is at schema version ${from}, newer than this Baton (${latest}); upgrade Baton here`,
+          { project: this.#project, schema: this.schema, version: from, known: latest },
         );
       }
       const pending = (done: Set<number>) => [...migrations].sort((a, b) => a.version - b.version).filter((m) => !done.has(m.version));

@@ -247,6 +247,22 @@ export class PgCheckpointQueries implements CheckpointQueries {
     );
     return rows.map((r) => r.hash);
   }
+  async localHashes(host: string, workspace: string): Promise<string[]> {
+    const rows = await this.#c.rows<{ hash: string }>(
+      `SELECT DISTINCT r.hash FROM manifest_runs r JOIN checkpoints c ON c.lane = r.lane AND c.pruned_at IS NULL
+         AND c.seq >= r.from_seq AND (r.until_seq IS NULL OR c.seq < r.until_seq)
+       WHERE r.note = 'local' AND r.hash IS NOT NULL AND c.host = $1 AND c.workspace = $2`,
+      [host, workspace],
+    );
+    return rows.map((r) => r.hash);
+  }
+  async storedFileRuns(): Promise<{ path: string; hash: string; sessionId: string }[]> {
+    return this.#c.rows<{ path: string; hash: string; sessionId: string }>(
+      `SELECT DISTINCT r.path, r.hash, c.session_id AS "sessionId" FROM manifest_runs r
+       JOIN blobs b ON b.hash = r.hash JOIN checkpoints c ON c.lane = r.lane AND c.seq = r.from_seq
+       WHERE r.note IS DISTINCT FROM 'local'`,
+    );
+  }
   async blobEpoch(): Promise<number> {
     await this.#referencing();
     const [r] = await this.#c.rows<{ v: number }>("SELECT blob_epoch AS v FROM checkpoint_meta WHERE id = 1");
@@ -265,6 +281,9 @@ export class PgCheckpointQueries implements CheckpointQueries {
        ON CONFLICT (scope) DO UPDATE SET generation = stat_scopes.generation + 1, used_ms = excluded.used_ms`,
       [scope, usedMs],
     );
+  }
+  async touchStatScope(scope: string, usedMs: number, ifBefore: number): Promise<void> {
+    await this.#c.run("UPDATE stat_scopes SET used_ms = $2 WHERE scope = $1 AND used_ms < $3", [scope, usedMs, ifBefore]);
   }
   async statCache(scope: string): Promise<StatCacheRow[]> {
     return this.#c.rows<StatCacheRow>(
@@ -325,13 +344,17 @@ export class PgCheckpointQueries implements CheckpointQueries {
   }
   async putBlob(hash: string, data: Uint8Array, storedMs: number): Promise<boolean> {
     await this.#referencing();
-    return (
-      (await this.#c.run("INSERT INTO blobs (hash, stored_ms, data) VALUES ($1, $2, $3) ON CONFLICT (hash) DO NOTHING", [
-        hash,
-        storedMs,
-        Buffer.from(data.buffer, data.byteOffset, data.byteLength),
-      ])) > 0
+    // A blob stored already is not rewritten, but its stored time moves forward: an old orphan
+    // a checkpoint is about to name gets a fresh grace period from `baton gc`. `xmax = 0`
+    // tells an inserted row from an updated one; the WHERE skips a write that changes nothing.
+    const [r] = await this.#c.rows<{ inserted: boolean }>(
+      `INSERT INTO blobs (hash, stored_ms, data) VALUES ($1, $2, $3)
+       ON CONFLICT (hash) DO UPDATE SET stored_ms = GREATEST(blobs.stored_ms, excluded.stored_ms) WHERE blobs.stored_ms < excluded.stored_ms
+       RETURNING (xmax = 0) AS inserted`,
+      [hash, storedMs, Buffer.from(data.buffer, data.byteOffset, data.byteLength)],
+      true,
     );
+    return r?.inserted === true;
   }
   async getBlob(hash: string): Promise<Uint8Array | undefined> {
     const [r] = await this.#c.rows<{ data: Buffer }>("SELECT data FROM blobs WHERE hash = $1", [hash]);

@@ -11,9 +11,15 @@ export class PgLessonQueries implements LessonQueries {
   constructor(c: PgCtx) {
     this.#c = c;
   }
-  async indexedHash(scope: string): Promise<string | undefined> {
-    const [r] = await this.#c.rows<{ hash: string }>("SELECT hash FROM lessons_index WHERE scope = $1", [scope]);
-    return r?.hash;
+  async indexState(scope: string): Promise<{ hash: string; usedAt: string } | undefined> {
+    const [r] = await this.#c.rows<{ hash: string; usedAt: string }>(
+      `SELECT hash, indexed_at AS "usedAt" FROM lessons_index WHERE scope = $1`,
+      [scope],
+    );
+    return r;
+  }
+  async touchIndex(scope: string, at: string, ifBefore: string): Promise<void> {
+    await this.#c.run("UPDATE lessons_index SET indexed_at = $2 WHERE scope = $1 AND indexed_at < $3", [scope, at, ifBefore]);
   }
   async replaceIndex(scope: string, hash: string, docs: readonly LessonDocRow[], at: string): Promise<void> {
     await this.#c.run("DELETE FROM lessons_docs WHERE scope = $1", [scope]);

@@ -140,6 +140,10 @@ export class SqliteBackend implements Backend {
     return writeLockHolder(this.#path);
   }
 
+  get location(): string {
+    return this.#path;
+  }
+
   constructor(opts: SqliteBackendOptions) {
     this.#path = opts.path;
     const busy = opts.busyTimeoutMs ?? 10_000;

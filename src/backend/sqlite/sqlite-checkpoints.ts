@@ -233,6 +233,23 @@ export class SqliteCheckpointQueries implements CheckpointQueries {
     return rows.map((r) => r.hash);
   }
 
+  async localHashes(host: string, workspace: string): Promise<string[]> {
+    const rows = this.#stmt(
+      `SELECT DISTINCT r.hash FROM manifest_runs r JOIN checkpoints c ON c.lane = r.lane AND c.pruned_at IS NULL
+         AND c.seq >= r.from_seq AND (r.until_seq IS NULL OR c.seq < r.until_seq)
+       WHERE r.note = 'local' AND r.hash IS NOT NULL AND c.host = ? AND c.workspace = ?`,
+    ).all(host, workspace) as { hash: string }[];
+    return rows.map((r) => r.hash);
+  }
+
+  async storedFileRuns(): Promise<{ path: string; hash: string; sessionId: string }[]> {
+    return this.#stmt(
+      `SELECT DISTINCT r.path, r.hash, c.session_id AS sessionId FROM manifest_runs r
+       JOIN blobs b ON b.hash = r.hash JOIN checkpoints c ON c.lane = r.lane AND c.seq = r.from_seq
+       WHERE r.note IS NOT 'local'`,
+    ).all() as { path: string; hash: string; sessionId: string }[];
+  }
+
   async blobEpoch(): Promise<number> {
     return (this.#stmt("SELECT blob_epoch AS v FROM checkpoint_meta WHERE id = 1").get() as { v: number } | undefined)?.v ?? 0;
   }
@@ -250,6 +267,10 @@ export class SqliteCheckpointQueries implements CheckpointQueries {
       `INSERT INTO stat_scopes (scope, generation, used_ms) VALUES (?, 1, ?)
        ON CONFLICT (scope) DO UPDATE SET generation = generation + 1, used_ms = excluded.used_ms`,
     ).run(scope, usedMs);
+  }
+
+  async touchStatScope(scope: string, usedMs: number, ifBefore: number): Promise<void> {
+    this.#stmt("UPDATE stat_scopes SET used_ms = ? WHERE scope = ? AND used_ms < ?").run(usedMs, scope, ifBefore);
   }
 
   async statCache(scope: string): Promise<StatCacheRow[]> {
@@ -300,10 +321,15 @@ export class SqliteCheckpointQueries implements CheckpointQueries {
   }
 
   async putBlob(hash: string, data: Uint8Array, storedMs: number): Promise<boolean> {
-    return (
+    if (
       this.#stmt("INSERT INTO blobs (hash, stored_ms, data) VALUES (?, ?, ?) ON CONFLICT (hash) DO NOTHING").run(hash, storedMs, data)
         .changes > 0
-    );
+    )
+      return true;
+    // Stored already: not rewritten, but its stored time moves forward, so an old orphan a
+    // checkpoint is about to name gets a fresh grace period from `baton gc`.
+    this.#stmt("UPDATE blobs SET stored_ms = ? WHERE hash = ? AND stored_ms < ?").run(storedMs, hash, storedMs);
+    return false;
   }
 
   async getBlob(hash: string): Promise<Uint8Array | undefined> {

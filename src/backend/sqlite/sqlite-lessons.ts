@@ -16,9 +16,13 @@ export class SqliteLessonQueries implements LessonQueries {
   constructor(stmt: Prepare) {
     this.#stmt = stmt;
   }
-  async indexedHash(scope: string): Promise<string | undefined> {
-    const r = this.#stmt("SELECT hash FROM lessons_index WHERE scope = ?").get(scope) as { hash: string } | undefined;
-    return r?.hash;
+  async indexState(scope: string): Promise<{ hash: string; usedAt: string } | undefined> {
+    return this.#stmt("SELECT hash, indexed_at AS usedAt FROM lessons_index WHERE scope = ?").get(scope) as
+      | { hash: string; usedAt: string }
+      | undefined;
+  }
+  async touchIndex(scope: string, at: string, ifBefore: string): Promise<void> {
+    this.#stmt("UPDATE lessons_index SET indexed_at = ? WHERE scope = ? AND indexed_at < ?").run(at, scope, ifBefore);
   }
   async replaceIndex(scope: string, hash: string, docs: readonly LessonDocRow[], at: string): Promise<void> {
     this.#stmt("DELETE FROM lessons_fts WHERE scope = ?").run(scope);

@@ -59,9 +59,15 @@ export async function lessonsAdd(
     ...(o.expires ? { expires: o.expires } : {}),
     ...(o.id ? { id: o.id } : {}),
   });
-  report(ctx, r.diagnostics);
+  report(ctx, r.diagnostics, r.warnings);
   ctx.out(
-    { lesson: r.lesson, file: r.file, seq: r.journaled?.event.seq, diagnostics: r.diagnostics },
+    {
+      lesson: r.lesson,
+      file: r.file,
+      seq: r.journaled?.event.seq,
+      diagnostics: r.diagnostics,
+      ...(r.warnings ? { warnings: r.warnings } : {}),
+    },
     () =>
       `Added lesson ${r.lesson.id} (${r.lesson.scope}${r.lesson.sessionId ? ` ${r.lesson.sessionId}` : ""}) to ${r.file}${r.lesson.rollback ? `, from rollback ${r.lesson.rollback}` : ""}`,
   );
@@ -111,6 +117,7 @@ export async function lessonsInject(ctx: Ctx, o: IntentOptions & { k?: string; m
 export async function lessonsRemove(ctx: Ctx, id: string): Promise<void> {
   const b = await ctx.open();
   const r = await b.lessons.remove(id);
+  report(ctx, [], r.warnings);
   ctx.out(r, () => `Removed lesson ${id} from ${r.file}`);
 }
 
@@ -205,7 +212,9 @@ function renderLesson(l: Lesson, expired: boolean): string {
 }
 
 /** Problems in LESSONS.md go to stderr in human mode (under --json they are in the result). */
-function report(ctx: Ctx, diagnostics: readonly LessonDiagnostic[]): void {
+/** Problems in LESSONS.md, and what went wrong after a write was made (`warnings`), on stderr (JSON output carries both). */
+function report(ctx: Ctx, diagnostics: readonly LessonDiagnostic[], warnings: readonly string[] = []): void {
   if (ctx.json) return;
   for (const d of diagnostics) writeStderr(`LESSONS.md:${d.line}: ${d.severity}: ${d.message}\n`);
+  for (const w of warnings) writeStderr(`warning: ${w}\n`);
 }

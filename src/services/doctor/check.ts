@@ -27,6 +27,11 @@ export interface DoctorDeps {
   collectGarbage: () => Promise<{ blobsRemoved: number; tempsRemoved: number }>;
   /** The trajectory ledger's health, when the ledger exists. */
   ledgerHealth?: () => Promise<LedgerHealth>;
+  /**
+   * This workspace as checkpoints see it: its host, and which paths are private files whose
+   * content stays in this workspace on a shared store (services/checkpoint-config.ts).
+   */
+  checkpointFacts?: () => Promise<{ host(): string; keptLocal(rel: string): boolean; sharedAcrossHosts: boolean }>;
   /** Files a whole-tree checkpoint would leave out now (names it cannot store safely). */
   treeSkips?: () => Promise<{ path: string; reason: string }[]>;
   /** Baton's installed agent hooks and whether each agent will run them (given by the CLI). */

@@ -12,7 +12,8 @@ const MAX_FILES_CHECKED = 2_000;
 
 export const blobs: Check = {
   name: "blobs",
-  reads: "the blob hashes live checkpoints and artifacts name, the blobs in the database and under .baton/blobs/",
+  reads:
+    "the blob hashes live checkpoints and artifacts name (with this workspace's private files'), the blobs in the store and under .baton/blobs/, and on a shared store the paths of runs whose blob is a row of it",
   fix: {
     codes: ["blob_orphan"],
     does: "removes unreferenced blobs and temp files past their grace period (gc)",
@@ -26,11 +27,17 @@ export const blobs: Check = {
   async run({ deps }) {
     const dir = join(deps.batonDir, "blobs");
     const store = new BlobStore(dir);
-    const { referenced, needed, inline } = await deps.backend.transaction("read", async (tx) => ({
+    const here = await deps.checkpointFacts?.();
+    const { referenced, needed, inline, storedRuns } = await deps.backend.transaction("read", async (tx) => ({
       referenced: new Set(await tx.checkpoints.referencedHashes()),
-      // Private files' blobs stay in the workspace that checkpointed them (a shared store's other hosts have theirs).
-      needed: await tx.checkpoints.referencedHashes({ sharedOnly: true }),
+      // Private files' blobs stay in the workspace that checkpointed them: the store's own,
+      // and this workspace's (other workspaces sharing the store have theirs).
+      needed: [
+        ...(await tx.checkpoints.referencedHashes({ sharedOnly: true })),
+        ...(here ? await tx.checkpoints.localHashes(here.host(), deps.root) : []),
+      ],
       inline: await tx.checkpoints.listBlobs(),
+      storedRuns: here?.sharedAcrossHosts ? await tx.checkpoints.storedFileRuns() : [],
     }));
     const { hashes: files, temps } = store.list();
     if (!existsSync(dir) && inline.length === 0 && referenced.size === 0) return { skipped: "no blobs stored yet" };
@@ -43,7 +50,9 @@ export const blobs: Check = {
       hashes.push({ hash: b.hash, mtimeMs: b.storedMs });
     }
     const out: Found[] = [];
-    const missing = needed.filter((h) => !stored.has(h));
+    const shared = storedRuns.filter((r) => here?.keptLocal(r.path));
+    if (shared.length > 0) out.push(sharedPrivate(shared));
+    const missing = [...new Set(needed)].filter((h) => !stored.has(h));
     if (missing.length > 0) {
       out.push({
         code: "blob_missing",
@@ -68,6 +77,24 @@ export const blobs: Check = {
     return out;
   },
 };
+
+/**
+ * Private files whose content is a row of the shared store: checkpointed before Baton kept them
+ * in the workspace (a project upgraded from before `checkpoints.private`), or before a pattern
+ * was added. No safe fix: the rows are what those checkpoints restore from, so deleting them
+ * would break the checkpoints; they go when retention prunes the checkpoints and gc runs.
+ */
+function sharedPrivate(runs: readonly { path: string; hash: string; sessionId: string }[]): Found {
+  const sessions = [...new Set(runs.map((r) => r.sessionId))];
+  const paths = [...new Set(runs.map((r) => r.path))];
+  return {
+    code: "private_blob_shared",
+    severity: "warning",
+    message: `${new Set(runs.map((r) => r.hash)).size} version(s) of ${paths.length} private file(s) (checkpoints.private: ${paths.slice(0, 3).join(", ")}${paths.length > 3 ? ", …" : ""}) are rows of the shared store, readable by everyone with access to the project: they were checkpointed before Baton kept private files in their workspace. They stay while a live checkpoint names them; treat what they hold as shared (rotate those secrets if others must not have them)`,
+    evidence: { versions: new Set(runs.map((r) => r.hash)).size, paths: paths.slice(0, SAMPLE), sessions: sessions.slice(0, SAMPLE) },
+    fix: `the checkpoints of ${sessions.length === 1 ? `session ${sessions[0]}` : `sessions ${sessions.slice(0, 3).join(", ")}${sessions.length > 3 ? ", …" : ""}`} that name them keep them; they go once retention prunes those checkpoints and \`baton gc\` runs (unpin them first; \`BATON_CHECKPOINT_RETAIN=1 baton checkpoint --session <id>\` prunes a session's older unpinned checkpoints at once, with their rollback history). Deleting the rows by hand breaks those checkpoints (blob_missing)`,
+  };
+}
 
 export const files: Check = {
   name: "files",
