@@ -24,7 +24,6 @@ import {
 } from "../core/doctor.js";
 import { sessionLockName } from "../core/locks.js";
 import type { JsonObject, JsonValue } from "../core/types.js";
-import { readServerFile, releaseServerFile, serverAlive, serverFilePath, serverIdentity } from "../server/server-file.js";
 import { BlobStore } from "./blobs.js";
 import { hashFile } from "./files.js";
 import { hookFailures } from "./hook-log.js";
@@ -33,6 +32,7 @@ import type { LockInfo, LockService } from "./locks.js";
 import { looseModes, tightenAll } from "./private-files.js";
 import type { Queue } from "./queue.js";
 import type { RunService } from "./runs.js";
+import { readServerFile, releaseServerFile, serverAlive, serverFilePath, serverIdentity } from "./server-file.js";
 import type { SessionStatus } from "./status.js";
 
 export interface DoctorDeps {
