@@ -33,7 +33,8 @@ const NODE = "node -e 0";
 
 function fixture(agent, file, vars) {
   let text = readFileSync(join(FIXTURES, agent, `${file}.json`), "utf8");
-  for (const [k, v] of Object.entries(vars)) text = text.split(`{{${k}}}`).join(JSON.stringify(v).slice(1, -1));
+  for (const [k, v] of Object.entries({ time: new Date().toISOString(), ...vars }))
+    text = text.split(`{{${k}}}`).join(JSON.stringify(v).slice(1, -1));
   return JSON.parse(text);
 }
 

@@ -21,6 +21,7 @@ export async function openPostgresBackend(
   return PostgresBackend.open(opts);
 }
 export type {
+  Agents,
   Artifacts,
   Baton,
   BlockerInput,
@@ -51,6 +52,7 @@ export { FACET_EVENTS } from "./core/facets.js";
 export { failureFingerprint, normaliseError } from "./core/fingerprint.js";
 export type { Condition, EventRule, FlowDefinition, MarkerDef, MarkerRule, NextRule, PhaseDef } from "./core/flow.js";
 export { type FlowProblem, parseFlowFile, validateFlow } from "./core/flow-validate.js";
+export type { HookEvent, HookResponse, SessionSource, ToolCall, ToolKind } from "./core/hooks/types.js";
 export type { LedgerEvidence, LedgerInput, LedgerLimits, LedgerNode, LedgerStatus } from "./core/ledger.js";
 export type { Injection, LessonIntent, RankedLesson } from "./core/lesson-rank.js";
 export type { Lesson, LessonDiagnostic, LessonScope } from "./core/lessons-md.js";
@@ -62,6 +64,7 @@ export { DEFAULT_SPIRAL_THRESHOLDS, type SpiralDetection, type SpiralThresholds,
 export { cutUrl, type TargetInput } from "./core/targets.js";
 export type * from "./core/types.js";
 export { BatonError, type ErrorCode, EXIT_CODES, isBatonError } from "./errors.js";
+export type { AgentHookOptions } from "./services/agent-hooks.js";
 export type { ArtifactInfo, ArtifactInput } from "./services/artifacts.js";
 export type { CheckpointInput, CheckpointOptions, CheckpointResult } from "./services/checkpoints.js";
 export { BUILTIN_FLOWS } from "./services/flows.js";
