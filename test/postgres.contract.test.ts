@@ -4,6 +4,7 @@ import { afterAll, afterEach, beforeAll, describe, expect, it } from "vitest";
 import { PostgresBackend, projectSchema } from "../src/backend/postgres/pg-backend.js";
 import { openBaton } from "../src/index.js";
 import { concurrencyContract } from "./contract/concurrency-contract.js";
+import { idempotencyContract } from "./contract/idempotency-contract.js";
 import { journalContract, type StoreFactory } from "./contract/journal-contract.js";
 import { ledgerContract } from "./contract/ledger-contract.js";
 import { locksContract } from "./contract/locks-contract.js";
@@ -60,6 +61,7 @@ if (available) {
   ledgerContract("postgres", pgStore);
   locksContract("postgres", pgStore);
   concurrencyContract("postgres", pgStore, "separate");
+  idempotencyContract("postgres", pgStore, "separate");
   storeContract("postgres", pgStore);
 
   describe("postgres: rows a writer acts on are held", () => {

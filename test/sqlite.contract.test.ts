@@ -6,6 +6,7 @@ import { BatonError } from "../src/errors.js";
 import { openBaton } from "../src/index.js";
 import { ensureWorkspace, workspaceAt } from "../src/services/workspace.js";
 import { concurrencyContract } from "./contract/concurrency-contract.js";
+import { idempotencyContract } from "./contract/idempotency-contract.js";
 import { journalContract, type StoreFactory } from "./contract/journal-contract.js";
 import { ledgerContract } from "./contract/ledger-contract.js";
 import { locksContract } from "./contract/locks-contract.js";
@@ -38,6 +39,8 @@ ledgerContract("sqlite", sqliteStore);
 locksContract("sqlite", sqliteStore);
 
 concurrencyContract("sqlite", sqliteStore, "shared");
+
+idempotencyContract("sqlite", sqliteStore, "shared");
 
 storeContract("sqlite", sqliteStore);
 

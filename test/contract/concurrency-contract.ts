@@ -182,7 +182,7 @@ export function concurrencyContract(name: string, factory: StoreFactory, connect
 }
 
 /** The same backend with close() a no-op, so several Batons can share it. */
-function unclosable(backend: Backend): Backend {
+export function unclosable(backend: Backend): Backend {
   return new Proxy(backend, {
     get(target, prop) {
       if (prop === "close") return () => Promise.resolve();
