@@ -9,7 +9,8 @@
  * hands its payload to the server), which the goal is judged on, and in-process
  * (BATON_HOOK_SERVER=off: each hook opens the workspace itself, what happens when no server
  * runs). The benchmark checks that every server-mode hook with something to do really was
- * answered by the server (each leaves a claim in .baton/hooks/claims/).
+ * answered by the server, and every in-process one by its own process (BATON_HOOK_DEBUG=1: each
+ * hook says on stderr who answered it).
  *
  * Each workspace is a small project (200 source files in 10 directories, a .gitignore'd
  * node_modules), with a session started by a SessionStart hook, a decision, a blocker and
@@ -21,7 +22,7 @@
  * machines, which would shrink the ratio without saying anything about Baton).
  */
 import { spawn, spawnSync } from "node:child_process";
-import { existsSync, mkdirSync, readdirSync, readFileSync, writeFileSync } from "node:fs";
+import { existsSync, mkdirSync, readFileSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { hr, info, REPO, ratio, scaled, summarise, TARGET, tempDir } from "./lib.mjs";
 
@@ -56,7 +57,7 @@ export async function run() {
     const r = spawnSync(node, args, { env: extraEnv ? { ...env, ...extraEnv } : env, cwd: root, input: input ?? "", encoding: "utf8" });
     const ns = Number(hr() - t);
     if (r.status !== 0) throw new Error(`${args.join(" ")} exited ${r.status}: ${r.stderr || r.stdout}`);
-    return { ns, stdout: r.stdout };
+    return { ns, stdout: r.stdout, stderr: r.stderr };
   };
   const modes = [
     { key: "server", suffix: "", env: { BATON_HOOK_SERVER: "use" }, root: tempDir("hooks-server") },
@@ -225,20 +226,21 @@ function measure({ modes, baton, sh, server }) {
   for (const m of modes) m.hooks = hooksFor(m.root);
   const hooks = modes[0].hooks;
   let n = 0;
-  const claimCount = (root) => {
-    const dir = join(root, ".baton", "hooks", "claims");
-    return existsSync(dir) ? readdirSync(dir).length : 0;
-  };
   const runHook = (h, mode) => {
     const i = n++;
     const input = JSON.stringify(h.payload(i));
-    const before = claimCount(mode.root);
-    const r = sh(mode.root, [baton, "hook", h.agent, h.event], input, mode.env);
+    const r = sh(mode.root, [baton, "hook", h.agent, h.event], input, { ...mode.env, BATON_HOOK_DEBUG: "1" });
     if (r.stdout.includes('"deny"')) throw new Error(`${h.label} was denied (a spiral pause?): ${r.stdout.slice(0, 300)}`);
+    if (r.stdout.includes("cancelled")) throw new Error(`${h.label}: a step was cancelled at its deadline: ${r.stdout.slice(0, 300)}`);
     // Every server-mode hook with something to do was answered by the server; no other hook was.
-    const expected = before + (mode.key === "server" && !h.noop ? 1 : 0);
-    if (claimCount(mode.root) !== expected)
-      throw new Error(`${h.label} (${mode.key}) was ${mode.key === "server" ? "not " : ""}answered by the server (pid ${server.pid})`);
+    const by = r.stderr.includes("answered by the server")
+      ? "server"
+      : r.stderr.includes("answered in this process")
+        ? "in-process"
+        : "noop";
+    const expected = h.noop ? "noop" : mode.key;
+    if (by !== expected)
+      throw new Error(`${h.label} (${mode.key}) was answered ${by}, not ${expected} (server pid ${server.pid}): ${r.stderr}`);
     h.after?.(i);
     return r.ns;
   };
