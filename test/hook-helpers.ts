@@ -162,6 +162,13 @@ export function baton(root: string, args: string[]): any {
 export const sessionId = (root: string) => baton(root, ["status"]).sessions[0].sessionId as string;
 export const checkpoints = (root: string) => baton(root, ["checkpoints", "--session", sessionId(root)]).checkpoints as any[];
 export const read = (root: string, p: string) => readFileSync(join(root, p), "utf8");
+/** The session's events of one type, as `baton export` prints them. */
+export const events = (root: string, type: string) =>
+  cli(["export", sessionId(root), "--root", root])
+    .stdout.trim()
+    .split("\n")
+    .map((l) => JSON.parse(l))
+    .filter((e) => e.type === type);
 export const hookLog = (root: string) =>
   existsSync(join(root, ".baton/logs/hooks.log"))
     ? read(root, ".baton/logs/hooks.log")

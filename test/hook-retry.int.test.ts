@@ -6,17 +6,16 @@
  *
  * - every way the hand-off fails (dead pid, reused pid, refused, non-2xx, garbage, stopped,
  *   killed, another workspace, opted out) ends in exactly one answer and one of each step;
- * - a server of another build is not used; one hooks started is replaced by a session-start hook;
- * - a checkpoint or rollback that cannot commit by the hook's deadline is cancelled, leaves
- *   nothing behind, and the user is told: over the server and in the hook's own process.
+ * - a server of another build is not used; one hooks started is replaced by a session-start hook.
+ *
+ * Deadlines (a checkpoint or rollback cancelled rather than landing late): deadline.int.test.ts.
  */
-import { readdirSync, writeFileSync } from "node:fs";
+import { writeFileSync } from "node:fs";
 import { join } from "node:path";
-import Database from "better-sqlite3";
 import { describe, expect, it } from "vitest";
 import { openBaton } from "../src/index.js";
 import { spawnNode, waitExit } from "./child-process.js";
-import { CLI, cli } from "./helpers.js";
+import { CLI } from "./helpers.js";
 import {
   alive,
   baton,
@@ -24,6 +23,7 @@ import {
   checkpoints,
   connectedTo,
   deadPid,
+  events,
   failOnStrayServers,
   fakeServer,
   hook,
@@ -40,25 +40,16 @@ import {
   workspace,
   writeServerFile,
 } from "./hook-helpers.js";
+import { FILES } from "./hook-scenarios.js";
 import { raw, serve } from "./server-helpers.js";
 
 failOnStrayServers();
 
-const APP = 'export function app() {\n  return redirect("/login");\n}\n';
-const FILES = { "src/app.ts": APP, "README.md": "# App\n" };
 const START: Step = { agent: "claude", fixture: "session-start-startup" };
 const PRE_EDIT: Step = { agent: "claude", fixture: "pre-edit" };
 const POST_EDIT: Step = { agent: "claude", fixture: "post-edit" };
 const UNDO: Step = { agent: "claude", fixture: "user-prompt-undo" };
 const USE = { BATON_HOOK_SERVER: "use" };
-
-const events = (root: string, type: string) =>
-  cli(["export", sessionId(root), "--root", root])
-    .stdout.trim()
-    .split("\n")
-    .map((l) => JSON.parse(l))
-    .filter((e) => e.type === type);
-const temps = (dir: string) => readdirSync(dir).filter((n) => n.startsWith(".baton-restore-"));
 
 describe("falling back to the hook's own process", () => {
   it("server.json naming a dead process: the hook runs in its own process, nothing is sent", async () => {
@@ -368,75 +359,4 @@ describe("the server says its build", () => {
       await s.stop();
     }
   });
-});
-
-describe("a step meant to precede the tool never lands after the hook's deadline", () => {
-  // The agent's timeout as 2 s: the deadline is 1.5 s after the hook starts. The database's
-  // write lock is held (as by another process's long write) until 2.5 s: the step is ready to
-  // commit only after its deadline.
-  const SHORT = { BATON_HOOK_TIMEOUT_MS: "2000" };
-
-  async function withWriteLockHeld<T>(root: string, ms: number, run: () => Promise<T>): Promise<T> {
-    const db = new Database(join(root, ".baton", "baton.db"));
-    db.exec("BEGIN IMMEDIATE");
-    try {
-      const result = run();
-      await sleep(ms);
-      db.exec("COMMIT");
-      return await result;
-    } finally {
-      if (db.inTransaction) db.exec("ROLLBACK");
-      db.close();
-    }
-  }
-
-  for (const mode of ["server", "process"] as const) {
-    it(`the checkpoint before a shell command is cancelled, and the user is told (${mode})`, async () => {
-      const root = workspace(FILES);
-      const s = mode === "server" ? await serve(root) : undefined;
-      const env = { BATON_HOOK_SERVER: mode === "server" ? "use" : "off", ...SHORT };
-      try {
-        hook(root, START, env);
-        const r = await withWriteLockHeld(root, 2_500, () => hookAsync(root, { agent: "claude", fixture: "pre-bash" }, env));
-        expect([r.code, r.via], r.stderr).toEqual([0, mode]);
-        const out = JSON.parse(r.stdout);
-        expect(out.systemMessage).toMatch(/^Baton cancelled the checkpoint before Bash: .*cannot be rolled back/);
-        expect(out.hookSpecificOutput, "the tool is let through").toBeUndefined();
-        await sleep(1_000);
-        expect(checkpoints(root), "no checkpoint, not even later").toEqual([]);
-        expect(hookLog(root).map((l) => l.code)).toEqual(["deadline_exceeded"]);
-      } finally {
-        await s?.stop();
-      }
-    });
-
-    it(`a rollback from the prompt is cancelled before any file changes (${mode})`, async () => {
-      const root = workspace(FILES);
-      const s = mode === "server" ? await serve(root) : undefined;
-      const env = { BATON_HOOK_SERVER: mode === "server" ? "use" : "off", ...SHORT };
-      try {
-        hook(root, START, env);
-        hook(root, PRE_EDIT, env);
-        writeFileSync(join(root, "src/app.ts"), "edited\n");
-        const r = await withWriteLockHeld(root, 2_500, () => hookAsync(root, UNDO, env));
-        expect([r.code, r.via], r.stderr).toEqual([0, mode]);
-        expect(JSON.parse(r.stdout).systemMessage).toBe(
-          "Baton cancelled the rollback: it could not be done within the hook's time limit, and nothing was changed. Ask again.",
-        );
-        await sleep(1_000);
-        expect(read(root, "src/app.ts"), "the file is as the agent left it").toBe("edited\n");
-        expect(events(root, "rollback:started")).toEqual([]);
-        expect(
-          checkpoints(root).map((c) => c.kind),
-          "no safety checkpoint",
-        ).toEqual(["targeted"]);
-        expect(temps(join(root, "src")), "no prepared file left beside its target").toEqual([]);
-        // Asked again with time to spare, it rolls back.
-        expect(JSON.parse(hook(root, UNDO, { ...env, BATON_HOOK_TIMEOUT_MS: "" }).stdout).systemMessage).toContain("Baton rolled back to");
-        expect(read(root, "src/app.ts")).toBe(APP);
-      } finally {
-        await s?.stop();
-      }
-    });
-  }
 });

@@ -105,7 +105,9 @@ export function newRequestId(): string {
 export function hookDeadline(adapter: AgentAdapter, native: string): number {
   const env = Number(process.env.BATON_HOOK_TIMEOUT_MS);
   const timeout = Number.isFinite(env) && env > 0 ? env : adapter.timeoutMs(native);
-  return Math.round(performance.timeOrigin + timeout - Math.min(DEADLINE_MARGIN_MS, timeout / 4));
+  // The process's start from its uptime: the `performance` global would load perf_hooks (~1.5 ms).
+  const started = Date.now() - process.uptime() * 1000;
+  return Math.round(started + timeout - Math.min(DEADLINE_MARGIN_MS, timeout / 4));
 }
 
 /** What the hook process prints for an answer: the answer and a newline, or nothing. */

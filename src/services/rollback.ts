@@ -30,6 +30,7 @@ import { fsyncDir } from "./blobs.js";
 import { type CheckpointService, isIgnoreFile, toFile, toInfo } from "./checkpoints.js";
 import { MAX_DIFF_BYTES, unifiedDiff } from "./file-diff.js";
 import type { Journal } from "./journal.js";
+import { ClaimedElsewhere, rollbackIdFor, settledRollback } from "./rollback-key.js";
 import {
   type Current,
   type CurrentStat,
@@ -118,21 +119,6 @@ export interface RollbackResult {
 }
 
 const EVENT_PATHS = 50;
-/** How long a keyed rollback without a deadline waits for another caller's rollback of that key. */
-const REPEAT_WAIT_MS = 10_000;
-
-/** Another caller holds this key's rollback (its `rollback:started` committed first). */
-class ClaimedElsewhere extends BatonError {
-  constructor(rollbackId: string) {
-    super("conflict", `rollback ${rollbackId} was started by another caller`);
-  }
-}
-
-/** The id of the rollback carried out for `key` in a session. */
-export function rollbackIdFor(sessionId: string, key: string): string {
-  return `rb-${sha256(`${sessionId}\u0000${key}`).slice(0, 10)}`;
-}
-
 interface Planned extends RollbackChange {
   /** The blob to restore from (read after planning, all at once). */
   want?: string;
@@ -174,6 +160,10 @@ export class RollbackService {
     this.#exactName = opts.exactName ?? hasExactName;
   }
 
+  get #deps() {
+    return { journal: this.#journal, backend: this.#backend };
+  }
+
   async rollback(sessionId: string, input: RollbackInput = {}): Promise<RollbackResult> {
     if (input.steps !== undefined && input.to !== undefined) throw badInput("give a number of steps or --to <checkpoint>, not both");
     if (input.key !== undefined && (typeof input.key !== "string" || input.key.length < 1 || input.key.length > 200))
@@ -181,7 +171,7 @@ export class RollbackService {
     if (input.deadline !== undefined && !Number.isFinite(input.deadline)) throw badInput("deadline must be a time in ms since the epoch");
     const keyed = input.key !== undefined && !input.dryRun ? rollbackIdFor(sessionId, input.key) : undefined;
     if (keyed !== undefined) {
-      const done = await this.#settled(sessionId, keyed, input.deadline);
+      const done = await settledRollback(this.#deps, sessionId, keyed, input.deadline);
       if (done) return done;
     }
     checkDeadline(input.deadline, "the rollback");
@@ -322,7 +312,7 @@ export class RollbackService {
     } catch (err) {
       for (const w of prepared.values()) discardWrite(root, w);
       if (err instanceof ClaimedElsewhere) {
-        const done = await this.#settled(sessionId, rollbackId, input.deadline, true);
+        const done = await settledRollback(this.#deps, sessionId, rollbackId, input.deadline, true);
         if (done) return done;
       }
       throw err;
@@ -389,64 +379,6 @@ export class RollbackService {
       changes: plan.map(publicChange),
       ...c,
       warnings,
-    };
-  }
-
-  /**
-   * The rollback `rollbackId` as carried out (its `rollback:applied`), or undefined when none
-   * started. One started and not yet applied is waited for (another caller is renaming its
-   * files) until `deadline`, else REPEAT_WAIT_MS: then it was interrupted, `conflict`.
-   */
-  async #settled(
-    sessionId: string,
-    rollbackId: string,
-    deadline: number | undefined,
-    claimed = false,
-  ): Promise<RollbackResult | undefined> {
-    const until = deadline ?? Date.now() + REPEAT_WAIT_MS;
-    for (;;) {
-      const applied = await this.#journal.find(sessionId, rollbackId);
-      if (applied?.type === "rollback:applied") return this.#repeat(applied.data, rollbackId);
-      if (!claimed && !(await this.#journal.find(sessionId, `${rollbackId}.started`))) return undefined;
-      if (Date.now() >= until) {
-        throw new BatonError(
-          "conflict",
-          `rollback ${rollbackId} for this request was started by another caller and has not finished (if it was interrupted, \`baton status\` says how to finish or undo it); nothing more was changed`,
-          { sessionId, rollbackId },
-        );
-      }
-      claimed = true;
-      await new Promise((r) => setTimeout(r, 50));
-    }
-  }
-
-  /** A rollback's result as its `rollback:applied` event recorded it. */
-  async #repeat(d: Record<string, unknown>, rollbackId: string): Promise<RollbackResult> {
-    const str = (v: unknown) => (typeof v === "string" ? v : "");
-    const list = (v: unknown) => (Array.isArray(v) ? v.filter((x): x is string => typeof x === "string") : []);
-    const num = (v: unknown) => (typeof v === "number" ? v : 0);
-    const targetId = str(d.target);
-    const target = await this.#backend.transaction("read", async (tx) => {
-      const row = await tx.checkpoints.getCheckpoint(targetId);
-      if (!row) throw new BatonError("checkpoint_not_found", `rollback ${rollbackId} restored checkpoint ${targetId}, which is gone`);
-      return toInfo(row);
-    });
-    const changes: RollbackChange[] = [
-      ...list(d.paths).map((path) => ({ path, action: "restore" as const, from: targetId })),
-      ...list(d.removedPaths).map((path) => ({ path, action: "remove" as const, from: targetId })),
-    ];
-    return {
-      dryRun: false,
-      plan: str(d.plan),
-      rollbackId,
-      target,
-      safety: str(d.safety),
-      changes,
-      restored: num(d.restored),
-      removed: num(d.removed),
-      unchanged: num(d.unchanged),
-      warnings: [],
-      repeated: true,
     };
   }
 
