@@ -73,7 +73,8 @@ async function main(): Promise<void> {
   if (isNoop(ev)) return answer(stdoutOf(adapter.passThrough(args.native)));
   const ws = workspaceFor(args.root, ev.cwd);
   if (!ws) return answer(stdoutOf(adapter.passThrough(args.native)));
-  if (!args.native || hookServerMode(ws.dir) === "off") return handOff({ text, requestId, reason: "hooks.server is off" });
+  if (!args.native) return handOff({ text, requestId, reason: "no event named on the command line" });
+  if (hookServerMode(ws.dir) === "off") return handOff({ text, requestId, reason: "hooks.server is off" });
   const info = provenServer(ws.dir);
   if (!info) return handOff({ text, requestId, reason: "no server" });
   // A server of another build may read the event differently: it is not used (and a
