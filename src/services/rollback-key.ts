@@ -41,10 +41,15 @@ export async function settledRollback(
   claimed = false,
 ): Promise<RollbackResult | undefined> {
   const until = deadline ?? Date.now() + REPEAT_WAIT_MS;
-  for (let started = claimed; ; started = true) {
+  let started = claimed;
+  for (;;) {
     const applied = await deps.journal.find(sessionId, rollbackId);
     if (applied?.type === "rollback:applied") return recorded(deps.backend, applied.data, rollbackId);
-    if (!started && !(await deps.journal.find(sessionId, `${rollbackId}.started`))) return undefined;
+    if (!started) {
+      if (!(await deps.journal.find(sessionId, `${rollbackId}.started`))) return undefined;
+      started = true;
+      continue; // it may have been applied since we looked
+    }
     if (Date.now() >= until) {
       throw new BatonError(
         "conflict",
