@@ -1,5 +1,5 @@
 /**
- * The trajectory ledger's overhead on a tool call: `recordToolCall()` in-process, awaited one
+ * The trajectory ledger's overhead on a tool call: `ledger.record()` in-process, awaited one
  * at a time (the way a hook or an agent loop records), with realistic arguments (an Edit call:
  * path, old and new strings), an observation, and an error on every fifth call (fingerprinted).
  *
@@ -23,7 +23,7 @@ import { join } from "node:path";
 import { gc, hr, info, interleave, loadBaton, ratio, scaled, summarise, tempDir, walPagesPerOp } from "./lib.mjs";
 
 export const name = "ledger";
-export const title = "trajectory ledger: record() overhead per tool call";
+export const title = "trajectory ledger: ledger.record() overhead per tool call";
 
 function call(i) {
   const failed = i % 5 === 0;
@@ -66,7 +66,7 @@ export async function run() {
       label: "relaxed",
       op: (i) => {
         const t = hr();
-        const p = relaxed.ledger.record("r", call(i)); // what relaxed.ledger.record() does, keeping the promise
+        const p = relaxed.ledger.record("r", call(i)); // timed until it returns; the commit follows
         blocked.push(Number(hr() - t));
         return p;
       },
@@ -116,9 +116,9 @@ export async function run() {
   const red = summarise(samples.redaction);
   return {
     rows: [
-      { subject: "recordToolCall awaited until committed, relaxed (default; workspace at FULL)", unit: "records", ...r },
-      { subject: "recordToolCall, time the caller is blocked (redacted, queued; commit follows)", unit: "records", ...b },
-      { subject: "recordToolCall, durability full (fsync per node)", unit: "records", ...f },
+      { subject: "ledger.record awaited until committed, relaxed (default; workspace at FULL)", unit: "records", ...r },
+      { subject: "ledger.record, time the caller is blocked (redacted, queued; commit follows)", unit: "records", ...b },
+      { subject: "ledger.record, durability full (fsync per node)", unit: "records", ...f },
       { subject: "redaction + fingerprint only (no storage)", unit: "records", ...red },
       {
         subject: `burst of ${burst} concurrent records (group commit), per record`,
@@ -130,10 +130,10 @@ export async function run() {
       },
     ],
     ratios: [
-      // The issue's record() "returns nothing": the caller pays redaction, shaping and queueing;
-      // the commit follows on the event loop, group-committed (Baton.record()).
-      ratio("record() median: returns nothing, time the tool call is blocked", b.medianMs * 1000, "<=", 50, "µs"),
-      info("recordToolCall() median, awaited until committed (relaxed)", r.medianMs * 1000, "µs"),
+      // The time a tool call is blocked: redaction, shaping and queueing; the commit follows on
+      // the event loop, group-committed, and a caller that does not need the node does not wait.
+      ratio("ledger.record() median: time the tool call is blocked", b.medianMs * 1000, "<=", 50, "µs"),
+      info("ledger.record() median, awaited until committed (relaxed)", r.medianMs * 1000, "µs"),
       info("record() median, full", f.medianMs * 1000, "µs"),
       info("record() p99, relaxed", r.p99Ms * 1000, "µs"),
       info("redaction share of a relaxed record (medians)", red.medianMs / r.medianMs),

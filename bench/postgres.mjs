@@ -137,14 +137,14 @@ async function pgBoss(url, items) {
 }
 
 async function main() {
-  const { openBaton, openPostgresBackend } = await loadBaton();
+  const { openBaton, openPostgresStore } = await loadBaton();
   const c = await cluster();
   const rows = [];
   try {
     const items = scaled(4_000, 200);
     // lease + ack, 16 workers
     const project = `bench_${process.pid}`;
-    const baton = await openBaton({ root: tempDir("pg"), backend: await openPostgresBackend({ url: c.url, project, poolSize: WORKERS }) });
+    const baton = await openBaton({ root: tempDir("pg"), store: await openPostgresStore({ url: c.url, project, poolSize: WORKERS }) });
     await steerSession(baton, "q", items);
     const b = await loops(WORKERS, async (w) => {
       const l = await baton.work.lease(`w${w}`);
@@ -157,7 +157,7 @@ async function main() {
     rows.push(["lease+ack/s, 16 workers", b.perSec, { "pg-boss": boss.perSec, raw: raw.perSec }]);
 
     // durable appends: 1, 4, 16 writers over two instances (two pools)
-    const other = await openBaton({ root: tempDir("pg2"), backend: await openPostgresBackend({ url: c.url, project, poolSize: WORKERS }) });
+    const other = await openBaton({ root: tempDir("pg2"), store: await openPostgresStore({ url: c.url, project, poolSize: WORKERS }) });
     const rawPool = new pg.Pool({ connectionString: c.url, max: WORKERS });
     await rawPool.query(`DROP TABLE IF EXISTS raw_events; DROP TABLE IF EXISTS raw_sessions;
       CREATE TABLE raw_sessions (id text PRIMARY KEY, last_seq bigint NOT NULL);

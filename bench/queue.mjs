@@ -36,16 +36,16 @@ const RAW_DDL = `
 const WORKERS = 16;
 
 export async function run() {
-  const { openBaton, SqliteBackend } = await loadBaton();
+  const { openBaton, openSqliteStore } = await loadBaton();
   const items = scaled(4_000, 200);
   const concurrentItems = items * 2 + WORKERS * 10;
 
   // Baton
   const root = tempDir("queue");
-  // The backend is opened here so its group-commit counters can be read (writeStats).
+  // The store is opened here so its group-commit counters can be read (writeStats, not public API).
   mkdirSync(join(root, ".baton"), { recursive: true });
-  const backend = new SqliteBackend({ path: join(root, ".baton", "baton.db"), synchronous: "FULL" });
-  const baton = await openBaton({ root, backend });
+  const store = await openSqliteStore({ path: join(root, ".baton", "baton.db"), durability: "full" });
+  const baton = await openBaton({ root, store });
   await cyclingSession(baton, "q");
   for (let done = 0; done < items + 200; done += 1_000) {
     await baton.events.appendBatch(
@@ -111,9 +111,9 @@ export async function run() {
     { label: `Baton lease + ack, ${WORKERS} workers (FULL)`, op: () => Promise.all(Array.from({ length: WORKERS }, (_, i) => worker(i))) },
     { label: `raw SQLite, ${WORKERS} per transaction (FULL)`, op: () => rawAckMany.immediate(rawLeaseMany.immediate(WORKERS)) },
   ];
-  const commitsBefore = backend.writeStats;
+  const commitsBefore = store.writeStats;
   const concurrent = await interleave(together, { rounds: 10, perRound: Math.floor(items / 10 / WORKERS), warmup: 5 });
-  const commitsAfter = backend.writeStats;
+  const commitsAfter = store.writeStats;
   raw.close();
 
   // Wake latency, in-process.

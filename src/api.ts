@@ -1,7 +1,8 @@
 /**
  * Baton's public API: what `openBaton()` returns, namespaced by capability. Types only; the
  * implementation is src/baton.ts, the wiring src/compose.ts. docs/api.md lists the same with
- * every option and its default.
+ * every option and its default. Longer than the house's ~400 lines on purpose: the whole public
+ * surface is read in one place.
  *
  * Glossary: every noun of the vocabulary, defined once.
  *
@@ -39,6 +40,8 @@
  * - epoch: a lock's fencing number, raised by every acquisition: a write carrying an older
  *   epoch is refused (`lock_lost`).
  * - target: the external thing a session is bound to (a browser tab, a remote job).
+ * - marker: a literal string a flow names (`<!-- baton:variant -->`) that source files carry while
+ *   work remains in them; status scans for it, and `complete` refuses while any remains.
  * - next action: the single thing to do now, with a stable code, a reason and the exact command.
  * - diagnostic: something Baton noticed and kept rather than threw away (a late event, a
  *   corrupt journal row, a repaired snapshot).
@@ -48,7 +51,7 @@
  *   event's id, a checkpoint's id, a rollback's key).
  */
 
-import type { Backend, MigrationReport, SessionRow } from "./backend/contract.js";
+import type { MigrationReport, SessionRow } from "./backend/contract.js";
 import type { Checkpoint, CheckpointInfo } from "./core/checkpoints.js";
 import type { DoctorReport } from "./core/doctor.js";
 import type { FlowDefinition } from "./core/flow.js";
@@ -81,10 +84,10 @@ import type { LessonEditResult } from "./services/lesson-edit.js";
 import type { LessonInjection, LessonInput, LessonSearchResult, LessonsReport, ListedLesson } from "./services/lessons.js";
 import type { AcquireOptions, LockGrant, LockInfo } from "./services/locks.js";
 import type { ProcessFacts } from "./services/process-facts.js";
-import type { AckResult, Lease, LeaseRequest, NackResult, PendingWork, ResultInput } from "./services/queue.js";
+import type { AckResult, DeadItem, Lease, LeaseRequest, NackResult, PendingWork, ResultInput, RetryResult } from "./services/queue.js";
 import type { RollbackInput, RollbackResult } from "./services/rollback.js";
 import type { CrashedRun, RunStartInput } from "./services/runs.js";
-import type { EventScan, SessionOverview } from "./services/session-overview.js";
+import type { EventScan, SessionOverview, SessionVersions } from "./services/session-overview.js";
 import type { TurnInput, TurnResult } from "./services/spiral.js";
 import type { SpiralAnswer, SpiralAnswerResult } from "./services/spiral-answer.js";
 import type { CompleteResult, ResumeReport, StatusReport } from "./services/status.js";
@@ -122,11 +125,12 @@ export interface OpenBatonOptions {
    */
   storeTimeoutMs?: number;
   /**
-   * A backend to use instead of the one the workspace is configured for (tests, or a
-   * PostgreSQL backend opened with `openPostgresBackend`). Otherwise: `BATON_STORE` /
-   * `BATON_PROJECT`, else `.baton/config.json`'s store and project, else the workspace's SQLite file.
+   * A store to use instead of the one the workspace is configured for: from `openSqliteStore`
+   * or `openPostgresStore`. Otherwise: `BATON_STORE` / `BATON_PROJECT`, else
+   * `.baton/config.json`'s store and project, else the workspace's `.baton/baton.db`. Closed by
+   * `close()`.
    */
-  backend?: Backend;
+  store?: Store;
   /** Clock, for tests. Default `() => new Date()`. */
   now?: () => Date;
   /** Deliveries of a work item before it is dead-lettered. Default 5. */
@@ -135,14 +139,46 @@ export interface OpenBatonOptions {
   defaultLeaseMs?: number;
   /**
    * Checkpoints: `retain` per session (default 100, env `BATON_CHECKPOINT_RETAIN`), `exclude`
-   * (extra gitignore-style patterns), `maxFileBytes` (default 64 MiB), `inlineMaxBytes`
-   * (default 1 MiB; a shared store's blob limit), `stageAheadBytes` (default 32 MiB).
+   * (gitignore-style patterns no checkpoint stores), `private` (patterns of private files,
+   * after the built-in list: on a store shared across hosts their content stays in this
+   * workspace), `maxFileBytes` (default 64 MiB), `inlineMaxBytes` (default 1 MiB; a shared
+   * store's blob limit), `stageAheadBytes` (default 32 MiB).
    */
   checkpoints?: Omit<CheckpointOptions, "durable">;
   /** Process facts (host, pid liveness, start times) for lock and run proofs; tests fake them. Default: this machine's. */
   processFacts?: ProcessFacts;
   /** Trajectory ledger: caps (nodes per session, bytes per node, total bytes) and commit durability. */
   ledger?: LedgerOptions;
+}
+
+declare const storeBrand: unique symbol;
+
+/** An open store, opaque: from `openSqliteStore` or `openPostgresStore`, handed to `openBaton({ store })`. */
+export interface Store {
+  readonly kind: string;
+  readonly [storeBrand]: true;
+}
+
+export interface SqliteStoreOptions {
+  /** The database file (created when missing; its directory must exist). */
+  path: string;
+  /** Default `"full"`. */
+  durability?: Durability;
+  /** Wait this long for another process's write lock before `storage_busy`. Default 10 000 ms. */
+  busyTimeoutMs?: number;
+}
+
+export interface PostgresStoreOptions {
+  /** `postgres://user@host:port/db`; the password from PGPASSWORD or ~/.pgpass (one in the URL works, but Baton never writes it down). */
+  url: string;
+  /** The Baton project: its schema is `baton_<project>_<hash8>`; 1-48 lowercase letters, digits, `_` or `-`. */
+  project: string;
+  /** Connections per process. Default 8. */
+  poolSize?: number;
+  /** Keep trying to connect (with backoff) this long before `storage_unavailable`. Default 5 000 ms. */
+  connectTimeoutMs?: number;
+  /** The largest blob stored in the database. Default 64 MiB. */
+  blobMaxBytes?: number;
 }
 
 /** The store in use: its kind, where it is (a URL without password, or the SQLite file), project, and what chose it. */
@@ -186,7 +222,7 @@ export interface ResumeContextInput {
 /** Sessions: start, list, read, and what to do next. */
 export interface Sessions {
   start(input: StartSessionInput): Promise<Snapshot>;
-  /** Active sessions (with `includeCompleted`, all), newest activity first. */
+  /** Active sessions (with `includeCompleted`, all), oldest first. */
   list(opts?: { includeCompleted?: boolean }): Promise<SessionSummary[]>;
   /** The snapshot folded up to the last event, with its diagnostics. */
   read(sessionId: string): Promise<SessionView>;
@@ -201,6 +237,12 @@ export interface Sessions {
   complete(sessionId: string, opts?: { force?: boolean; actor?: string }): Promise<CompleteResult>;
   /** Every session's status with its last run and journal length, active first (the dashboard's list). */
   overview(ids?: readonly string[]): Promise<SessionOverview[]>;
+  /**
+   * Short tags of the parts of a session that change without a journal event (its newest ledger
+   * node; its checkpoints, pinned and pruned; its open and dead-lettered work): equal tags, same
+   * content. The dashboard's session stream sends them, so a page re-reads only what moved.
+   */
+  versions(sessionId: string): Promise<SessionVersions>;
   /** Refold snapshots from the journal (one session or all); a damaged one is repaired and noted. */
   rebuild(sessionId?: string): Promise<{ sessionId: string; repaired: boolean; lastSeq: number; phase: string }[]>;
   /** STATE.md for the session, as text. */
@@ -252,14 +294,23 @@ export interface Work {
   lease(owner: string, req?: LeaseRequest): Promise<Lease | undefined>;
   /** Like `lease`, waiting up to `timeoutMs` for work to arrive (long-poll). */
   waitFor(owner: string, req: LeaseRequest & { timeoutMs: number; signal?: AbortSignal }): Promise<Lease | undefined>;
-  /** Extend a lease (default by its original length). */
+  /** Extend a lease by `leaseMs` (default: `defaultLeaseMs`, whatever the lease's first length was). */
   heartbeat(leaseId: string, opts?: { leaseMs?: number }): Promise<{ leaseId: string; expiresAt: string }>;
   /** Finish the item; `result` is journaled as the answer event. Idempotent for the same lease. */
   ack(leaseId: string, result?: ResultInput): Promise<AckResult>;
   /** Give the item back (ready again after `delayMs`, default 0). */
   nack(leaseId: string, opts?: { delayMs?: number; reason?: string }): Promise<NackResult>;
-  /** Open work (ready, leased, dead-lettered and not yet handled), one session or all. */
+  /** Open work (ready or leased, with the lease's holder and expiry), one session or all; dead-lettered work is `dead`. */
   pending(sessionId?: string): Promise<PendingWork[]>;
+  /**
+   * A person gives someone's leased work back (the dashboard's "Release"): a nack, refused with
+   * `lease_lost` unless the lease still holds its item as leased.
+   */
+  release(leaseId: string, opts?: { reason?: string }): Promise<NackResult>;
+  /** A session's dead-lettered work that no event handled since, oldest first (at most 20). */
+  dead(sessionId: string): Promise<DeadItem[]>;
+  /** Deliver dead-lettered work again with fresh attempts (`conflict` unless it is still dead and unhandled). */
+  retry(itemId: string): Promise<RetryResult>;
 }
 
 /** Checkpoints of the workspace's files, and rollback. */

@@ -55,6 +55,16 @@ export function createBaton(s: Services): Baton {
       const { sessionOverview } = await import("./services/session-overview.js");
       return sessionOverview(journal, (opts) => status.status(opts), ids);
     },
+    async versions(id) {
+      const { sessionVersions } = await import("./services/session-overview.js");
+      // Namespaces defined below: called only once they all exist.
+      return sessionVersions({
+        newestLedgerNode: async () => (await ledger.list(id, { limit: 1 }))[0],
+        checkpoints: () => checkpoints.list(id, { includePruned: true }),
+        pending: () => work.pending(id),
+        dead: () => work.dead(id),
+      });
+    },
     rebuild: (id) => journal.rebuild(id),
     stateMarkdown: async (id) => (await state.render(id)).text,
     writeStateMarkdown: (id) => state.write(id),
@@ -78,23 +88,24 @@ export function createBaton(s: Services): Baton {
 
   const facet = (id: string, type: string, actor: string, data: Record<string, unknown>): Promise<AppendResult> =>
     journal.append(id, { type, actor, data: compact(data) });
+  // Every method is async, so bad input rejects rather than throws.
   const facets: Facets = {
     addDecision: (id, d, actor = "agent") => facet(id, "decision:added", actor, { ...d }),
     addBlocker: (id, b, actor = "agent") => facet(id, "blocker:added", actor, { ...b, id: b.id ?? `blk-${randomHex(3)}` }),
-    resolveBlocker(id, blockerId, resolution, actor = "agent") {
+    async resolveBlocker(id, blockerId, resolution, actor = "agent") {
       refusePlaceholder("resolution", resolution);
       return facet(id, "blocker:resolved", actor, { id: blockerId, resolution });
     },
-    bypassBlocker(id, blockerId, workaround, actor = "agent") {
+    async bypassBlocker(id, blockerId, workaround, actor = "agent") {
       refusePlaceholder("workaround", workaround);
       return facet(id, "blocker:bypassed", actor, { id: blockerId, workaround });
     },
-    setPosition(id, p, actor = "agent") {
+    async setPosition(id, p, actor = "agent") {
       if (Object.values(p).every((v) => v === undefined)) throw badInput("give at least one of phase, plan, task, wave, status");
       return facet(id, "position:set", actor, { ...p });
     },
     setProgress: (id, p, actor = "agent") => facet(id, "progress:set", actor, { ...p }),
-    recordResumeContext(id, r, actor = "agent") {
+    async recordResumeContext(id, r, actor = "agent") {
       const files = recordFiles(s.root, r.files ?? []);
       const data = compact({
         filesModified: files.length ? files : undefined,
@@ -113,6 +124,9 @@ export function createBaton(s: Services): Baton {
     ack: (leaseId, result) => queue.ack(leaseId, result),
     nack: (leaseId, opts) => queue.nack(leaseId, opts),
     pending: (id) => queue.pending(id),
+    release: (leaseId, opts) => queue.release(leaseId, opts),
+    dead: (id) => queue.deadWork(id),
+    retry: (itemId) => queue.retryDead(itemId),
   };
 
   const checkpoints: Checkpoints = {
@@ -144,10 +158,10 @@ export function createBaton(s: Services): Baton {
     search: async (intent, opts = {}) => (await s.learning()).search(intent, opts),
     inject: async (intent, opts = {}) => (await s.learning()).inject(intent, opts),
     async remove(id, opts = {}) {
-      if (opts.version !== undefined) return (await lessonEdits()).deleteLesson(s.backend, s.root, id, opts.version);
+      if (opts.version !== undefined) return (await s.learning()).removeAt(id, opts.version);
       return (await s.learning()).remove(id);
     },
-    edit: async (id, version, change) => (await lessonEdits()).editLesson(s.backend, s.root, id, version, change),
+    edit: async (id, version, change) => (await s.learning()).edit(id, version, change),
     async versions() {
       const [{ lessonVersions }, { text }] = await Promise.all([lessonEdits(), lessons.file()]);
       return lessonVersions(text);

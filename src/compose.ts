@@ -5,7 +5,7 @@
  * checkpoints, lessons or the ledger unless they use them (docs/benchmarks.md, "hooks").
  */
 
-import type { Baton, OpenBatonOptions, StoreInfo } from "./api.js";
+import type { Baton, OpenBatonOptions, PostgresStoreOptions, SqliteStoreOptions, Store, StoreInfo } from "./api.js";
 import type { Backend } from "./backend/contract.js";
 import { createBaton } from "./baton.js";
 import { BatonError } from "./errors.js";
@@ -128,7 +128,9 @@ export class Services {
   }
 
   learning(): Promise<LessonService> {
-    this.#learning ??= import("./services/lessons.js").then((l) => new l.LessonService(this.backend, this.journal, this.root, this.now));
+    this.#learning ??= import("./services/lessons.js").then(
+      (l) => new l.LessonService(this.backend, this.journal, this.root, this.now, undefined, this.processFacts),
+    );
     return this.#learning;
   }
 
@@ -208,14 +210,42 @@ function envMs(name: string): number | undefined {
 
 const SQLITE_SYNCHRONOUS = { full: "FULL", relaxed: "NORMAL", none: "OFF" } as const;
 
+/** `openBaton`'s options with a backend given directly: tests wrap one to inject faults. Not public. */
+export interface InternalOpenOptions extends OpenBatonOptions {
+  backend?: Backend;
+}
+
+/** A backend as the opaque store handle the public API hands out. */
+function asStore(backend: Backend): Store {
+  return backend as unknown as Store;
+}
+
+/** Open an embedded store on a file of your choosing (the driver is loaded by this call). */
+export async function openSqliteStore(opts: SqliteStoreOptions): Promise<Store> {
+  const { SqliteBackend } = await import("./backend/sqlite/sqlite-backend.js");
+  return asStore(
+    new SqliteBackend({
+      path: opts.path,
+      ...(opts.durability ? { synchronous: SQLITE_SYNCHRONOUS[opts.durability] } : {}),
+      ...(opts.busyTimeoutMs !== undefined ? { busyTimeoutMs: opts.busyTimeoutMs } : {}),
+    }),
+  );
+}
+
+/** Open a project on a PostgreSQL server (the `pg` driver is loaded by this call), migrating its schema. */
+export async function openPostgresStore(opts: PostgresStoreOptions): Promise<Store> {
+  const { PostgresBackend } = await loadPostgres();
+  return asStore(await PostgresBackend.open(opts));
+}
+
 /** Open a workspace (creating `.baton/` unless `create: false`) on the store it is configured for. */
-export async function openBaton(opts: OpenBatonOptions = {}): Promise<Baton> {
+export async function openBaton(opts: InternalOpenOptions = {}): Promise<Baton> {
   const ws = resolveWorkspace({
     create: opts.create ?? true,
     ...(opts.root ? { root: opts.root } : {}),
     ...(opts.cwd ? { cwd: opts.cwd } : {}),
   });
-  let backend = opts.backend;
+  let backend = opts.backend ?? (opts.store as unknown as Backend | undefined);
   let store: StoreInfo = { kind: backend?.kind ?? "sqlite", location: backend ? "(given by the caller)" : ws.dbPath, source: "caller" };
   const choice = backend ? undefined : resolveStore(ws.dir);
   if (choice?.kind === "postgres") {

@@ -11,6 +11,8 @@ import type { CheckpointOptions } from "./services/checkpoints.js";
 
 export interface EnvOptions {
   durability?: Durability;
+  /** Variables read under a name that is going away, with what replaces them (the CLI warns). */
+  deprecated?: string[];
   checkpoints?: Pick<CheckpointOptions, "retain">;
 }
 
@@ -35,6 +37,7 @@ export function envOptions(env: NodeJS.ProcessEnv = process.env): EnvOptions {
         `BATON_SYNCHRONOUS=${sync} is not one of FULL, NORMAL, OFF; fix or unset it (or use BATON_DURABILITY)`,
       );
     out.durability = d;
+    out.deprecated = [`BATON_SYNCHRONOUS is deprecated and goes in the next release: use BATON_DURABILITY=${d}`];
   }
   const retain = env.BATON_CHECKPOINT_RETAIN;
   if (retain) {

@@ -9,17 +9,11 @@
  *   await baton.close();
  */
 
-export type { Backend, BackendCapabilities, StoreTx } from "./backend/contract.js";
-export type { PostgresBackend, PostgresBackendOptions } from "./backend/postgres/pg-backend.js";
-export { SqliteBackend, type SqliteBackendOptions, type SynchronousMode } from "./backend/sqlite/sqlite-backend.js";
+import type { Baton, OpenBatonOptions } from "./api.js";
+import { openBaton as open } from "./compose.js";
 
-/** Open a PostgreSQL backend (the driver is loaded only by this call): hand it to `openBaton({ backend })`. */
-export async function openPostgresBackend(
-  opts: import("./backend/postgres/pg-backend.js").PostgresBackendOptions,
-): Promise<import("./backend/postgres/pg-backend.js").PostgresBackend> {
-  const { PostgresBackend } = await import("./backend/postgres/pg-backend.js");
-  return PostgresBackend.open(opts);
-}
+/** Open a workspace (creating `.baton/` unless `create: false`) on the store it is configured for. */
+export const openBaton: (options?: OpenBatonOptions) => Promise<Baton> = open;
 export type {
   Agents,
   Artifacts,
@@ -36,16 +30,19 @@ export type {
   Lessons,
   Locks,
   OpenBatonOptions,
+  PostgresStoreOptions,
   ResumeContextInput,
   Runs,
   SessionSummary,
   Sessions,
+  SqliteStoreOptions,
+  Store,
   StoreInfo,
   Targets,
   Turns,
   Work,
 } from "./api.js";
-export { openBaton } from "./compose.js";
+export { openPostgresStore, openSqliteStore } from "./compose.js";
 export type { Checkpoint, CheckpointFile, CheckpointInfo, CheckpointKind } from "./core/checkpoints.js";
 export type { DoctorCheck, DoctorFinding, DoctorRepair, DoctorReport, DoctorSessionView } from "./core/doctor.js";
 export { FACET_EVENTS } from "./core/facets.js";

@@ -7,7 +7,8 @@
 import { afterAll, describe, expect, it } from "vitest";
 import type { Backend } from "../src/backend/contract.js";
 import { SqliteBackend } from "../src/backend/sqlite/sqlite-backend.js";
-import { BatonError, openBaton } from "../src/index.js";
+import { openBaton } from "../src/compose.js";
+import { BatonError } from "../src/index.js";
 import { ensureWorkspace, workspaceAt } from "../src/services/workspace.js";
 import { cleanupDirs, tempDir } from "./helpers.js";
 

@@ -252,6 +252,53 @@ describe("configuration", () => {
     const e = await openBaton({ root });
     open.push(e);
     await expectCode(e.checkpoints.create(sid), "bad_input");
+    writeFileSync(join(root, ".baton", "config.json"), JSON.stringify({ checkpoints: { private: "*.env" } }));
+    const f = await openBaton({ root });
+    open.push(f);
+    await expectCode(f.checkpoints.create(sid), "bad_input");
+  });
+
+  it("stores no excluded path in any checkpoint: a targeted one records it skipped, and a rollback leaves it as it is", async () => {
+    const { b, root, sid } = await workspace();
+    write(root, "secrets/token.txt", "v1");
+    write(root, "app.ts", "v1");
+    // Checkpointed before the exclusion existed: the content is in that checkpoint.
+    const before = await b.checkpoints.create(sid, { files: ["secrets/token.txt", "app.ts"] });
+    await b.close();
+    writeFileSync(join(root, ".baton", "config.json"), JSON.stringify({ checkpoints: { exclude: ["secrets/"] } }));
+    const c = await openBaton({ root });
+    open.push(c);
+    write(root, "secrets/token.txt", "v2");
+    write(root, "app.ts", "v2");
+    const cp = await c.checkpoints.create(sid, { files: ["secrets/token.txt", "app.ts"] });
+    expect(cp.checkpoint.files).toEqual([
+      { path: "app.ts", hash: expect.any(String), mode: expect.any(Number), size: 2 },
+      { path: "secrets/token.txt", skipped: "excluded by checkpoints.exclude" },
+    ]);
+    expect((await c.checkpoints.create(sid, { all: true })).checkpoint.files.map((f) => f.path)).toEqual(["app.ts"]);
+    // Not even the safety checkpoint stores it: the rollback keeps it, and says why.
+    write(root, "secrets/token.txt", "v3");
+    const r = await c.checkpoints.rollback(sid, { to: before.checkpoint.id });
+    expect(r.changes.find((x) => x.path === "secrets/token.txt")).toMatchObject({
+      action: "kept",
+      reason: expect.stringMatching(/checkpoints\.exclude/),
+    });
+    expect(readFileSync(join(root, "secrets/token.txt"), "utf8")).toBe("v3");
+    expect(readFileSync(join(root, "app.ts"), "utf8")).toBe("v1");
+    expect((await c.checkpoints.get(r.safety as string)).files.map((f) => f.path)).toEqual(["app.ts"]);
+  });
+
+  it("keeps private files in the store on SQLite (it is this machine's), and redacts secrets from a dry run's diff", async () => {
+    const { b, root, sid } = await workspace();
+    write(root, ".env", "DATABASE_PASSWORD=hunter2-correct-horse\n");
+    const cp = await b.checkpoints.create(sid, { files: [".env"] });
+    expect(cp.checkpoint.files[0]).not.toHaveProperty("local");
+    write(root, ".env", "DATABASE_PASSWORD=battery-staple-99\n");
+    const dry = await b.checkpoints.rollback(sid, { to: cp.checkpoint.id, dryRun: true });
+    expect(dry.diff).toMatch(/^-DATABASE_PASSWORD=\[redacted/m);
+    expect(`${dry.diff}${JSON.stringify(dry.changes)}`).not.toMatch(/hunter2|battery-staple/);
+    await b.checkpoints.rollback(sid, { to: cp.checkpoint.id });
+    expect(readFileSync(join(root, ".env"), "utf8")).toBe("DATABASE_PASSWORD=hunter2-correct-horse\n");
   });
 });
 
@@ -374,6 +421,7 @@ describe("hostile manifests never write outside the workspace", () => {
       sessionId: sid,
       seq: 1000 + Math.floor(Math.random() * 1e6),
       kind: "targeted",
+      lane: id,
       runId: null,
       turn: null,
       toolName: null,
@@ -386,7 +434,13 @@ describe("hostile manifests never write outside the workspace", () => {
       fileCount: paths.length,
     };
     const files: CheckpointFileRow[] = paths.map((path) => ({ path, state: "file", hash, mode: 0o644, size: 6, note: null }));
-    await servicesOf(b).backend.transaction("write", (tx) => tx.checkpoints.insertCheckpoint(row, files));
+    await servicesOf(b).backend.transaction("write", async (tx) => {
+      await tx.checkpoints.insertCheckpoint(row);
+      await tx.checkpoints.insertRuns(
+        row.lane,
+        files.map((f) => ({ ...f, from: row.seq, until: null })),
+      );
+    });
     return id;
   }
 

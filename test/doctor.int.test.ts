@@ -176,6 +176,53 @@ describe("baton doctor", () => {
     ).toBe("ready");
   });
 
+  it("--fix <code> applies only those findings' repairs; a code without a safe fix is bad input and changes nothing", async () => {
+    const root = tempDir();
+    const { leaseItem } = await seed(root);
+    const o = ["--root", root, "--json"];
+    const before = cli(["doctor", ...o]).json();
+
+    // Not a code with a safe fix (or a session where a code goes): refused before anything runs.
+    for (const bad of [
+      ["--fix", "markers_remain"],
+      ["--fix", "lv"],
+      ["--fix", "lease_expired,nope"],
+    ]) {
+      const r = cli(["doctor", ...bad, ...o]);
+      expect(r.code, `doctor ${bad.join(" ")}`).toBe(2);
+      expect(r.json().error).toMatchObject({ code: "bad_input" });
+      expect(r.json().error.message).toContain("lease_expired");
+    }
+    expect(cli(["doctor", "--fix", "lv", "--root", root]).stderr).toContain("baton doctor <session> --fix");
+    expect(codes(cli(["doctor", ...o]).json())).toEqual(codes(before));
+
+    // One code: that repair only.
+    const one = cli(["doctor", "--fix", "lease_expired", ...o]);
+    expect(one.code, one.stderr).toBe(0);
+    expect(one.json().repairs).toEqual([
+      { code: "lease_expired", subject: "expired leases", ok: true, detail: "1 expired lease(s) returned to the queue" },
+    ]);
+    expect(codes(one.json(), true)).toEqual(["lease_expired"]);
+    const lv = cli(["status", "--session", "lv", ...o]).json().sessions[0];
+    expect(lv.pendingWork.find((w: { itemId: string }) => w.itemId === leaseItem).state).toBe("ready");
+    expect(cli(["lock", "inspect", "deploy", ...o]).json()).toMatchObject({ state: "held", epoch: 1 });
+
+    // Several, as a list or comma-separated; the library takes the same list.
+    const two = cli(["doctor", "--fix", "lock_stale,snapshot_mismatch", ...o]).json();
+    expect(two.repairs.map((r: { code: string }) => r.code).sort()).toEqual(["lock_stale", "snapshot_mismatch"]);
+    const lib = await openBaton({ root });
+    try {
+      const r = await lib.health.doctor({ fix: ["server_file_stale", "run_crashed"] });
+      expect(r.repairs.map((x) => x.code).sort()).toEqual(["run_crashed", "server_file_stale"]);
+      expect(codes(await lib.health.doctor()).sort()).toEqual(
+        ["blob_orphan", "files_changed_since_checkpoint", "ledger_write_failures", "lock_held", "markers_remain"].sort(),
+      );
+      await expect(lib.health.doctor({ fix: [] })).rejects.toMatchObject({ code: "bad_input" });
+    } finally {
+      await lib.close();
+    }
+  });
+
   it("an unknown session is not_found (exit 4)", () => {
     const root = tempDir();
     cli(["init", "--root", root]);

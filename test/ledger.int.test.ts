@@ -12,7 +12,8 @@ import Database from "better-sqlite3";
 import { afterAll, afterEach, describe, expect, it } from "vitest";
 import type { Backend } from "../src/backend/contract.js";
 import { SqliteBackend } from "../src/backend/sqlite/sqlite-backend.js";
-import { type Baton, BatonError, isBatonError, type LedgerNode, type OpenBatonOptions, openBaton } from "../src/index.js";
+import { type InternalOpenOptions as OpenBatonOptions, openBaton } from "../src/compose.js";
+import { type Baton, BatonError, isBatonError, type LedgerNode } from "../src/index.js";
 import { ensureWorkspace, workspaceAt } from "../src/services/workspace.js";
 import { CLI, cleanupDirs, cli, spawnTracked, tempDir } from "./helpers.js";
 

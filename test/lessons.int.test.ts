@@ -1,9 +1,12 @@
 import { readFileSync, writeFileSync } from "node:fs";
+import { hostname } from "node:os";
 import { join } from "node:path";
 import { afterAll, describe, expect, it } from "vitest";
 import type { Backend } from "../src/backend/contract.js";
+import { SqliteBackend } from "../src/backend/sqlite/sqlite-backend.js";
+import { openBaton } from "../src/compose.js";
 import type { LessonIntent } from "../src/core/lesson-rank.js";
-import { type Baton, openBaton, SqliteBackend } from "../src/index.js";
+import type { Baton } from "../src/index.js";
 import { spawnNode } from "./child-process.js";
 import { CLI, cleanupDirs, tempBaton, tempDir } from "./helpers.js";
 
@@ -243,7 +246,7 @@ describe("lessons: ranking", () => {
         ).toEqual(row.expected);
       }
       // The full-text index was never built.
-      expect(await inner.transaction("read", (tx) => tx.lessons.indexedHash())).toBeUndefined();
+      expect(await inner.transaction("read", (tx) => tx.lessons.indexedHash(`${hostname()}:${root}`))).toBeUndefined();
     } finally {
       await b.close();
     }

@@ -8,9 +8,10 @@ import { existsSync, readFileSync } from "node:fs";
 import { join } from "node:path";
 import Database from "better-sqlite3";
 import { afterAll, describe, expect, it } from "vitest";
+import { SqliteBackend } from "../src/backend/sqlite/sqlite-backend.js";
 import { SQLITE_MIGRATIONS } from "../src/backend/sqlite/sqlite-migrations.js";
-import { servicesOf } from "../src/compose.js";
-import { openBaton, SqliteBackend } from "../src/index.js";
+import { openBaton, servicesOf } from "../src/compose.js";
+
 import { killAll, type LineChild, spawnFixture, waitExit } from "./child-process.js";
 import { cleanupDirs, tempDir } from "./helpers.js";
 

@@ -2,7 +2,9 @@ import { createHash } from "node:crypto";
 import pg from "pg";
 import { afterAll, afterEach, beforeAll, describe, expect, it } from "vitest";
 import { PostgresBackend, projectSchema } from "../src/backend/postgres/pg-backend.js";
-import { openBaton } from "../src/index.js";
+import { openBaton } from "../src/compose.js";
+
+import { checkpointsContract } from "./contract/checkpoints-contract.js";
 import { concurrencyContract } from "./contract/concurrency-contract.js";
 import { idempotencyContract } from "./contract/idempotency-contract.js";
 import { journalContract, type StoreFactory } from "./contract/journal-contract.js";
@@ -11,10 +13,9 @@ import { locksContract } from "./contract/locks-contract.js";
 import { queueContract } from "./contract/queue-contract.js";
 import { storeContract } from "./contract/store-contract.js";
 import { tempDir } from "./helpers.js";
-import { type PgCluster, POSTGRES_REQUIRED, pgBinDir, startCluster } from "./pg-cluster.js";
+import { type PgCluster, pgAvailable, startCluster } from "./pg-cluster.js";
 
-const available = pgBinDir() !== undefined;
-if (!available && POSTGRES_REQUIRED) throw new Error("BATON_TEST_POSTGRES=require but no PostgreSQL server binaries were found");
+const available = pgAvailable();
 
 let cluster: PgCluster | undefined;
 const schemasByTest = new Map<string, string>();
@@ -29,18 +30,22 @@ export const pgStore: StoreFactory = async (root) => {
   schemasByTest.set(expect.getState().currentTestName ?? root, projectSchema(project));
   const backend = await PostgresBackend.open({ url: cluster.url, project });
   const url = cluster.url;
+  const query = async (sql: string) => {
+    const c = new pg.Client({ connectionString: url });
+    await c.connect();
+    try {
+      await c.query(`SET search_path TO ${projectSchema(project)}`);
+      return (await c.query(sql)).rows as Record<string, unknown>[];
+    } finally {
+      await c.end();
+    }
+  };
   return {
     backend,
     async raw(sql) {
-      const c = new pg.Client({ connectionString: url });
-      await c.connect();
-      try {
-        await c.query(`SET search_path TO ${projectSchema(project)}`);
-        await c.query(sql);
-      } finally {
-        await c.end();
-      }
+      await query(sql);
     },
+    rows: query,
   };
 };
 
@@ -63,6 +68,7 @@ if (available) {
   concurrencyContract("postgres", pgStore, "separate");
   idempotencyContract("postgres", pgStore, "separate");
   storeContract("postgres", pgStore);
+  checkpointsContract("postgres", pgStore, "separate");
 
   describe("postgres: rows a writer acts on are held", () => {
     it("a crashed run's leased work, listed while an ack is finishing it, is not handed back", async () => {

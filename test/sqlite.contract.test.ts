@@ -2,9 +2,11 @@ import { join } from "node:path";
 import Database from "better-sqlite3";
 import { afterAll, describe, expect, it } from "vitest";
 import { SqliteBackend } from "../src/backend/sqlite/sqlite-backend.js";
+import { openBaton } from "../src/compose.js";
 import { BatonError } from "../src/errors.js";
-import { openBaton } from "../src/index.js";
+
 import { ensureWorkspace, workspaceAt } from "../src/services/workspace.js";
+import { checkpointsContract } from "./contract/checkpoints-contract.js";
 import { concurrencyContract } from "./contract/concurrency-contract.js";
 import { idempotencyContract } from "./contract/idempotency-contract.js";
 import { journalContract, type StoreFactory } from "./contract/journal-contract.js";
@@ -27,6 +29,14 @@ const sqliteStore: StoreFactory = async (root) => {
         db.close();
       }
     },
+    async rows(sql) {
+      const db = new Database(ws.dbPath, { readonly: true });
+      try {
+        return db.prepare(sql).all() as Record<string, unknown>[];
+      } finally {
+        db.close();
+      }
+    },
   };
 };
 
@@ -43,6 +53,8 @@ concurrencyContract("sqlite", sqliteStore, "shared");
 idempotencyContract("sqlite", sqliteStore, "shared");
 
 storeContract("sqlite", sqliteStore);
+
+checkpointsContract("sqlite", sqliteStore, "shared");
 
 describe("sqlite group commit", () => {
   afterAll(() => cleanupDirs());

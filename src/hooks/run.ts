@@ -88,7 +88,7 @@ export async function runHook(argv: readonly string[], opts: RunHookOptions = {}
       create: false,
       busyTimeoutMs: HOOK_BUSY_TIMEOUT_MS,
       storeTimeoutMs: HOOK_STORE_TIMEOUT_MS,
-      ...envOptions(),
+      ...withoutNotes(envOptions()),
     });
     const response = await baton.agents.handle(ev, {
       agentPid: agentPid(),
@@ -128,4 +128,9 @@ function writeOut(out: string): void {
   } catch {
     // the agent closed the pipe
   }
+}
+
+/** The options without the deprecation notes: a hook prints nothing but its answer. */
+function withoutNotes({ deprecated: _, ...options }: ReturnType<typeof envOptions>) {
+  return options;
 }

@@ -124,7 +124,7 @@ export const learningTools: BatonTool[] = [
     name: "doctor",
     title: "Check the workspace",
     description:
-      "Check the database, journal vs snapshots, leases, locks, runs, blobs, files, markers, the server file and the ledger: {ok, findings: [{check, code, severity, message, evidence, fix, safe}], repairs, summary}. fix: true applies only the safe repairs. Never returns prompt or answer text.",
+      "Check the database, journal vs snapshots, leases, locks, runs, blobs, files, markers, the server file and the ledger: {ok, findings: [{check, code, severity, message, evidence, fix, safe}], repairs, summary}. fix: true applies only the safe repairs (a list of codes: only those findings'). Never returns prompt or answer text.",
     input: {
       sessionId: z
         .string()
@@ -132,7 +132,10 @@ export const learningTools: BatonTool[] = [
         .max(128)
         .optional()
         .describe("Only this session (adds its phase, runs, locks and next action). Default: the whole workspace."),
-      fix: z.boolean().default(false).describe("Apply the safe repairs and report each."),
+      fix: z
+        .union([z.boolean(), z.array(z.string().min(1).max(64)).min(1).max(20)])
+        .default(false)
+        .describe('true: apply every safe repair and report each; a list of finding codes (e.g. ["lease_expired"]): only theirs.'),
     },
     annotations: { readOnlyHint: false, destructiveHint: false, idempotentHint: true, openWorldHint: false },
     async run(b, a) {

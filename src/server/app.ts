@@ -21,6 +21,7 @@ import { allowedOrigins, bearerToken, cookieName, cookieValue, tokenMatches } fr
 import { challengeProof } from "./server-file.js";
 import { registerSpiralRoutes } from "./spiral-routes.js";
 import { streamJournal } from "./sse.js";
+import { registerWorkRoutes } from "./work-routes.js";
 
 export interface AppOptions {
   baton: Baton;
@@ -211,6 +212,7 @@ export function buildApp(o: AppOptions): Hono<Env> {
   registerSpiralRoutes(app, baton, readJson);
   registerHealthRoutes(app, baton, readJson);
   registerLessonRoutes(app, baton, readJson);
+  registerWorkRoutes(app, baton, readJson);
   registerDashboard(
     app,
     { baton, token: o.token, cookie, shutdown: o.shutdown, asset: o.asset, origins: allowedOrigins(o.port) },

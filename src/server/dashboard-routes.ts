@@ -19,7 +19,7 @@ import type { Baton } from "../api.js";
 import { LEDGER_STATUSES, type LedgerStatus } from "../core/ledger.js";
 import { BatonError, badInput } from "../errors.js";
 import type { SessionOverview } from "../services/session-overview.js";
-import { SSE_KEEPALIVE_MS, SSE_RETRY_MS } from "./sse.js";
+import { SSE_KEEPALIVE_MS, SSE_RETRY_MS, streamJournal } from "./sse.js";
 
 type Env = { Bindings: HttpBindings };
 
@@ -181,6 +181,16 @@ export function registerDashboard(app: Hono<Env>, o: DashboardOptions, readJson:
     const tool = c.req.query("tool") || undefined;
     const nodes = await baton.ledger.list(id, { limit, ...(status ? { status: status as LedgerStatus } : {}), ...(tool ? { tool } : {}) });
     return c.json({ nodes });
+  });
+
+  // The session's journal as the general stream sends it (`/v1/sessions/:id/stream`), plus
+  // `event: versions` when its ledger, checkpoints or work change, also without a journal event.
+  app.get("/v1/dashboard/sessions/:id/stream", async (c) => {
+    const id = c.req.param("id");
+    const header = c.req.header("last-event-id");
+    const after = header !== undefined && /^\d+$/.test(header.trim()) ? Number(header) : (wholeQuery(c.req.query("after"), "after") ?? 0);
+    await baton.sessions.read(id); // 404 before the stream starts
+    return streamJournal(c, baton, id, after, o.shutdown, () => baton.sessions.versions(id));
   });
 
   // STATE.md as the agent reads it (rendered now, not written to disk).

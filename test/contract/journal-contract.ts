@@ -7,13 +7,16 @@ import { mkdirSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { afterAll, afterEach, describe, expect, it } from "vitest";
 import type { Backend } from "../../src/backend/contract.js";
-import { type Baton, isBatonError, openBaton } from "../../src/index.js";
+import { openBaton } from "../../src/compose.js";
+import { type Baton, isBatonError } from "../../src/index.js";
 import { cleanupDirs, tempDir } from "../helpers.js";
 
 export interface ContractStore {
   backend: Backend;
   /** Run one raw SQL statement with no parameters (test-only corruption). */
   raw(sql: string): Promise<void>;
+  /** The rows of one raw query with no parameters (test-only checks of what is stored). */
+  rows(sql: string): Promise<Record<string, unknown>[]>;
 }
 
 export type StoreFactory = (root: string) => Promise<ContractStore>;

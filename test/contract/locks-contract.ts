@@ -5,7 +5,8 @@
  */
 import { afterAll, describe, expect, it } from "vitest";
 import type { LockRow, RunRow } from "../../src/backend/contract.js";
-import { isBatonError, openBaton } from "../../src/index.js";
+import { openBaton } from "../../src/compose.js";
+import { isBatonError } from "../../src/index.js";
 import type { ProcessFacts } from "../../src/services/process-facts.js";
 import { cleanupDirs, tempDir } from "../helpers.js";
 import type { StoreFactory } from "./journal-contract.js";

@@ -3,7 +3,8 @@
  * drives lease expiry, so nothing here sleeps.
  */
 import { afterAll, afterEach, describe, expect, it } from "vitest";
-import { type Baton, isBatonError, openBaton } from "../../src/index.js";
+import { openBaton } from "../../src/compose.js";
+import { type Baton, isBatonError } from "../../src/index.js";
 import { cleanupDirs, tempDir } from "../helpers.js";
 import type { StoreFactory } from "./journal-contract.js";
 
@@ -185,6 +186,59 @@ export function queueContract(name: string, factory: StoreFactory): void {
       expect((await dead()).reason).toContain("1 work item(s) were dead-lettered and will not be delivered again: accept (seq 7)");
       await b.events.append(id, { type: "accepted", actor: "agent" });
       expect((await dead()).action).not.toBe("handle_dead_work");
+    });
+
+    it("release gives back only work its lease still holds as leased; anything stale is lease_lost and changes nothing", async () => {
+      const b = await fresh();
+      const id = await cycling(b);
+      await b.events.append(id, { type: "accept", actor: "browser" });
+      const l = (await b.work.lease("w", { leaseMs: 1_000 }))!;
+      expect(await b.work.release(l.leaseId, { reason: "the agent is stuck" })).toMatchObject({ itemId: l.item.itemId, state: "ready" });
+      await expectCode(b.work.ack(l.leaseId), "lease_lost");
+      await expectCode(b.work.release(l.leaseId), "lease_lost"); // released already
+      // Re-leased to someone else: the old lease releases nothing.
+      const again = (await b.work.lease("x", { leaseMs: 1_000 }))!;
+      expect(again.attempt).toBe(2);
+      await expectCode(b.work.release(l.leaseId), "lease_lost");
+      // Expired and already back in the queue (a lease call reaped it): nothing to release, though
+      // the holder itself could still nack it.
+      advance(2_000);
+      await b.work.lease("y", { kinds: ["nothing"] }); // reaps expired leases, takes nothing
+      expect((await b.work.pending(id))[0]).toMatchObject({ state: "ready" });
+      await expectCode(b.work.release(again.leaseId), "lease_lost");
+      // Acked: nothing to release.
+      const third = (await b.work.lease("z"))!;
+      await b.work.ack(third.leaseId);
+      await expectCode(b.work.release(third.leaseId), "lease_lost");
+      await expectCode(b.work.release("lse_nope"), "not_found");
+      expect(await b.work.pending(id)).toEqual([]);
+    });
+
+    it("retries dead work with fresh attempts; work no longer dead, or handled since, is a conflict and changes nothing", async () => {
+      const b = await fresh({ maxAttempts: 1 });
+      const id = await cycling(b);
+      await b.events.append(id, { type: "steer", actor: "browser", data: { text: "x" } }); // seq 6
+      const s = (await b.work.lease("c"))!;
+      await b.work.nack(s.leaseId, { reason: "no" });
+      const [dead] = await b.work.dead(id);
+      expect(dead).toMatchObject({ itemId: s.item.itemId, kind: "steer", seq: 6 });
+      expect(await b.work.retry(s.item.itemId)).toEqual({ itemId: s.item.itemId, state: "ready", kind: "steer", seq: 6 });
+      expect(await b.work.dead(id)).toEqual([]);
+      expect((await b.sessions.status({ sessionId: id })).sessions[0]!.nextAction.action).not.toBe("handle_dead_work");
+      await expectCode(b.work.retry(s.item.itemId), "conflict"); // back in the queue already
+      await expectCode(b.work.ack(s.leaseId), "lease_lost"); // the old lease stays dead
+      const l = (await b.work.lease("d"))!;
+      expect(l).toMatchObject({ attempt: 1, item: { itemId: s.item.itemId } });
+      await b.work.ack(l.leaseId, { type: "note:added", data: { text: "steered" } });
+      await expectCode(b.work.retry(s.item.itemId), "conflict"); // finished
+      // Dead again, then handled by an event naming it: not retried.
+      await b.events.append(id, { type: "steer", actor: "browser", data: { text: "y" } });
+      const t = (await b.work.lease("e"))!;
+      await b.work.nack(t.leaseId);
+      await b.events.append(id, { type: "checkpoint", actor: "agent", data: { handles: t.item.seq } });
+      await expectCode(b.work.retry(t.item.itemId), "conflict");
+      expect(await b.work.pending(id)).toEqual([]);
+      await expectCode(b.work.retry("wi_nope"), "not_found");
     });
 
     it("finishes work when the agent records the result event itself (doneBy), and the lease's ack is then a duplicate", async () => {

@@ -7,7 +7,8 @@ import { existsSync, readFileSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { afterAll, afterEach, describe, expect, it } from "vitest";
 import type { Backend } from "../../src/backend/contract.js";
-import { type Baton, openBaton } from "../../src/index.js";
+import { openBaton } from "../../src/compose.js";
+import type { Baton } from "../../src/index.js";
 import { cleanupDirs, tempDir, writeAt } from "../helpers.js";
 import type { StoreFactory } from "./journal-contract.js";
 

@@ -87,3 +87,15 @@ export async function heartbeat(ctx: Ctx, leaseId: string, o: { leaseMs?: string
   const r = await b.work.heartbeat(leaseId, leaseMs !== undefined ? { leaseMs } : {});
   ctx.out(r, () => `Lease ${leaseId} extended until ${r.expiresAt}`);
 }
+
+export async function release(ctx: Ctx, leaseId: string, o: { reason?: string }): Promise<void> {
+  const b = await ctx.open();
+  const r = await b.work.release(leaseId, o.reason ? { reason: o.reason } : {});
+  ctx.out(r, () => (r.state === "dead" ? `${r.itemId} was dead-lettered (out of attempts)` : `Released ${r.itemId} back to the queue`));
+}
+
+export async function retry(ctx: Ctx, itemId: string): Promise<void> {
+  const b = await ctx.open();
+  const r = await b.work.retry(itemId);
+  ctx.out(r, () => `${r.itemId} (${r.kind}, seq ${r.seq}) is back in the queue with fresh attempts`);
+}

@@ -68,7 +68,6 @@ export async function turnRecord(
     const lines = [
       `${r.turn.duplicate ? "Duplicate of turn" : "Recorded turn"} ${r.turn.id} (${turn.tool}) as seq ${r.turn.seq} on ${sid}`,
     ];
-    for (const p of r.configProblems) lines.push(`warning: ${p}`);
     if (r.spiral.paused) {
       lines.push(`${r.detected ? "SPIRAL DETECTED" : "Session is paused by a spiral"} (${r.spiral.pattern}): ${r.spiral.summary}`);
       if (r.nextAction) {
