@@ -9,7 +9,8 @@
  * hands its payload to the server), which the goal is judged on, and in-process
  * (BATON_HOOK_SERVER=off: each hook opens the workspace itself, what happens when no server
  * runs). The benchmark checks that every server-mode hook with something to do really was
- * answered by the server (each leaves a claim in .baton/hooks/claims/).
+ * answered by the server, and every in-process one by its own process (BATON_HOOK_DEBUG=1: each
+ * hook says on stderr who answered it).
  *
  * Each workspace is a small project (200 source files in 10 directories, a .gitignore'd
  * node_modules), with a session started by a SessionStart hook, a decision, a blocker and
@@ -19,10 +20,14 @@
  *
  * Children run without NODE_EXTRA_CA_CERTS (it adds a fixed cost to every Node start on some
  * machines, which would shrink the ratio without saying anything about Baton).
+ *
+ * BATON_BENCH_BEFORE=<dir of another build> adds both modes for that build (its own server and
+ * workspaces) to the same rounds, and reports each hook against itself there: a change to the
+ * hook path measured side by side with the build before it, under the same load.
  */
 import { spawn, spawnSync } from "node:child_process";
 import { existsSync, mkdirSync, readdirSync, readFileSync, writeFileSync } from "node:fs";
-import { join } from "node:path";
+import { join, resolve } from "node:path";
 import { hr, info, REPO, ratio, scaled, summarise, TARGET, tempDir } from "./lib.mjs";
 
 export const name = "hooks";
@@ -33,7 +38,8 @@ const NODE = "node -e 0";
 
 function fixture(agent, file, vars) {
   let text = readFileSync(join(FIXTURES, agent, `${file}.json`), "utf8");
-  for (const [k, v] of Object.entries(vars)) text = text.split(`{{${k}}}`).join(JSON.stringify(v).slice(1, -1));
+  for (const [k, v] of Object.entries({ time: new Date().toISOString(), ...vars }))
+    text = text.split(`{{${k}}}`).join(JSON.stringify(v).slice(1, -1));
   return JSON.parse(text);
 }
 
@@ -43,8 +49,18 @@ function bin() {
   return b;
 }
 
+/** The other build to compare with (BATON_BENCH_BEFORE), if any. */
+function beforeBin() {
+  const dir = process.env.BATON_BENCH_BEFORE;
+  if (!dir) return undefined;
+  const b = join(resolve(dir), "bin", "baton.cjs");
+  if (!existsSync(b)) throw new Error(`${b} is missing: build that checkout first`);
+  return b;
+}
+
 export async function run() {
   const baton = bin();
+  const before = beforeBin();
   const env = { ...process.env };
   delete env.NODE_EXTRA_CA_CERTS;
   delete env.BATON_ROOT;
@@ -55,19 +71,32 @@ export async function run() {
     const r = spawnSync(node, args, { env: extraEnv ? { ...env, ...extraEnv } : env, cwd: root, input: input ?? "", encoding: "utf8" });
     const ns = Number(hr() - t);
     if (r.status !== 0) throw new Error(`${args.join(" ")} exited ${r.status}: ${r.stderr || r.stdout}`);
-    return { ns, stdout: r.stdout };
+    return { ns, stdout: r.stdout, stderr: r.stderr };
   };
-  const modes = [
-    { key: "server", suffix: "", env: { BATON_HOOK_SERVER: "use" }, root: tempDir("hooks-server") },
-    { key: "in-process", suffix: " [in-process]", env: { BATON_HOOK_SERVER: "off" }, root: tempDir("hooks-inproc") },
+  const modesOf = (bin, tag) => [
+    { key: "server", suffix: tag ? ` [${tag}]` : "", env: { BATON_HOOK_SERVER: "use" }, root: tempDir("hooks-server"), baton: bin, tag },
+    {
+      key: "in-process",
+      suffix: tag ? ` [in-process, ${tag}]` : " [in-process]",
+      env: { BATON_HOOK_SERVER: "off" },
+      root: tempDir("hooks-inproc"),
+      baton: bin,
+      tag,
+    },
   ];
-  for (const m of modes) project(m.root, baton, sh);
-  const server = await startServer(baton, modes[0].root, env);
+  const modes = [...modesOf(baton, undefined), ...(before ? modesOf(before, "before") : [])];
+  for (const m of modes) project(m.root, m.baton, sh);
+  const servers = [];
   try {
-    for (const m of modes) m.sid = setup(m, baton, sh);
-    return measure({ modes, baton, sh, server });
+    for (const m of modes) {
+      if (m.key !== "server") continue;
+      m.server = await startServer(m.baton, m.root, env);
+      servers.push(m.server);
+    }
+    for (const m of modes) m.sid = setup(m, sh);
+    return measure({ modes, sh });
   } finally {
-    await server.stop();
+    for (const s of servers) await s.stop();
   }
 }
 
@@ -87,8 +116,8 @@ function project(root, baton, sh) {
 }
 
 /** A session started by a SessionStart hook (in the mode's way), a decision, a blocker and three lessons. */
-function setup(mode, baton, sh) {
-  const { root } = mode;
+function setup(mode, sh) {
+  const { root, baton } = mode;
   const vars = { cwd: root, session: "bench-agent-session", call: "call_0" };
   sh(root, [baton, "hook", "claude", "SessionStart"], JSON.stringify(fixture("claude", "session-start-startup", vars)), mode.env);
   const sid = JSON.parse(sh(root, [baton, "status", "--json"]).stdout).sessions[0].sessionId;
@@ -220,24 +249,31 @@ function hooksFor(root) {
   ];
 }
 
-function measure({ modes, baton, sh, server }) {
+/** Claims a build before BATON_HOOK_DEBUG left for the hooks its server took. */
+function claims(root) {
+  const dir = join(root, ".baton", "hooks", "claims");
+  return existsSync(dir) ? readdirSync(dir).length : 0;
+}
+
+function measure({ modes, sh }) {
   for (const m of modes) m.hooks = hooksFor(m.root);
   const hooks = modes[0].hooks;
   let n = 0;
-  const claimCount = (root) => {
-    const dir = join(root, ".baton", "hooks", "claims");
-    return existsSync(dir) ? readdirSync(dir).length : 0;
-  };
   const runHook = (h, mode) => {
     const i = n++;
     const input = JSON.stringify(h.payload(i));
-    const before = claimCount(mode.root);
-    const r = sh(mode.root, [baton, "hook", h.agent, h.event], input, mode.env);
+    const claimed = claims(mode.root);
+    const r = sh(mode.root, [mode.baton, "hook", h.agent, h.event], input, { ...mode.env, BATON_HOOK_DEBUG: "1" });
     if (r.stdout.includes('"deny"')) throw new Error(`${h.label} was denied (a spiral pause?): ${r.stdout.slice(0, 300)}`);
+    if (r.stdout.includes("cancelled")) throw new Error(`${h.label}: a step was cancelled at its deadline: ${r.stdout.slice(0, 300)}`);
     // Every server-mode hook with something to do was answered by the server; no other hook was.
-    const expected = before + (mode.key === "server" && !h.noop ? 1 : 0);
-    if (claimCount(mode.root) !== expected)
-      throw new Error(`${h.label} (${mode.key}) was ${mode.key === "server" ? "not " : ""}answered by the server (pid ${server.pid})`);
+    // (A build from before BATON_HOOK_DEBUG says nothing: its server's claims tell.)
+    const told = r.stderr.includes("baton hook: answered");
+    const byServer = told ? r.stderr.includes("answered by the server") : claims(mode.root) > claimed;
+    const by = byServer ? "server" : told ? "in-process" : mode.tag ? "untold" : "noop";
+    const expected = h.noop ? "noop" : mode.key;
+    if (by !== expected && !(by === "untold" && expected !== "server"))
+      throw new Error(`${h.label}${mode.suffix} was answered ${by}, not ${expected} (server pid ${mode.server?.pid}): ${r.stderr}`);
     h.after?.(i);
     return r.ns;
   };
@@ -251,11 +287,13 @@ function measure({ modes, baton, sh, server }) {
   }
   const rounds = scaled(20, 4);
   for (let r = 0; r < rounds; r++) {
-    // Hooks run in their natural order (a before-hook precedes its after-hook), once per mode;
-    // `node -e 0` moves through each mode's run so load drift hits it as it hits the hooks.
+    // Hooks run in their natural order (a before-hook precedes its after-hook); each runs in
+    // every mode back to back, the first mode rotating from round to round, so load drift hits
+    // every mode alike. `node -e 0` moves through the round so it meets the same drift.
     const at = r % (hooks.length + 1);
-    for (const m of modes) {
-      for (let k = 0; k <= hooks.length; k++) {
+    for (let k = 0; k <= hooks.length; k++) {
+      for (let j = 0; j < modes.length; j++) {
+        const m = modes[(j + r) % modes.length];
         if (k === at) samples[NODE].push(sh(m.root, ["-e", "0"]).ns);
         const h = m.hooks[k];
         if (h) samples[label(k, m)].push(runHook(h, m));
@@ -264,18 +302,27 @@ function measure({ modes, baton, sh, server }) {
   }
   const s = Object.fromEntries(Object.entries(samples).map(([l, v]) => [l, summarise(v)]));
   const floor = s[NODE].medianMs;
-  const [serverMode, inProcess] = modes;
+  const [serverMode, inProcess, serverBefore, inProcessBefore] = modes;
   const per = (m) => hooks.map((_, k) => s[label(k, m)].medianMs / floor);
   const ratios = hooks.map((_, k) => ratio(`${label(k, serverMode)} / node -e 0`, per(serverMode)[k], "<=", 1.5));
   ratios.push(info("slowest hook / node -e 0", Math.max(...per(serverMode))));
   for (const [k] of hooks.entries()) ratios.push(info(`${label(k, inProcess)} / node -e 0`, per(inProcess)[k]));
   ratios.push(info("slowest in-process hook / node -e 0", Math.max(...per(inProcess))));
+  if (serverBefore && inProcessBefore) {
+    for (const m of [serverBefore, inProcessBefore])
+      for (const [k] of hooks.entries()) ratios.push(info(`${label(k, m)} / node -e 0`, per(m)[k]));
+    for (const [now, then] of [
+      [serverMode, serverBefore],
+      [inProcess, inProcessBefore],
+    ])
+      for (const [k] of hooks.entries()) ratios.push(info(`${label(k, now)} / ${label(k, then)}`, per(now)[k] / per(then)[k]));
+  }
   return {
     rows: [NODE, ...labels].map((l) => ({ subject: l, unit: "processes", ...s[l] })),
     ratios,
     notes: [
-      `${rounds} rounds after 2 warm-up rounds; each round runs every hook once per mode, in agent order, with node -e 0 at a rotating position in each`,
-      `modes: with the workspace's server running (baton serve pid ${server.pid}; the goal is judged on this mode) and [in-process] (BATON_HOOK_SERVER=off), each on its own workspace`,
+      `${rounds} rounds after 2 warm-up rounds; each round runs every hook once per mode, in agent order, each hook in every mode back to back (the first mode rotating), with node -e 0 at a rotating position`,
+      `modes: with the workspace's server running (baton serve pid ${serverMode.server.pid}; the goal is judged on this mode) and [in-process] (BATON_HOOK_SERVER=off), each on its own workspace${serverBefore ? `; the same for the build in ${process.env.BATON_BENCH_BEFORE}, [before]` : ""}`,
       "payloads: test/fixtures/hooks/<agent>/*.json (call ids and arguments made unique per call); NODE_EXTRA_CA_CERTS removed from the children's environment",
       `workspaces: 200 source files in 10 directories; sessions ${modes.map((m) => m.sid).join(", ")}, each with a decision, a blocker and 3 lessons`,
     ],

@@ -1,7 +1,9 @@
 // Bundles the library (dist/index.js, ESM) and the CLI (dist/cli.cjs) with esbuild, then
 // emits type declarations. Native drivers stay external.
 import { spawnSync } from "node:child_process";
-import { existsSync, readFileSync, rmSync, writeFileSync } from "node:fs";
+import { createHash } from "node:crypto";
+import { existsSync, readdirSync, readFileSync, rmSync, writeFileSync } from "node:fs";
+import { join } from "node:path";
 
 let esbuild;
 try {
@@ -13,6 +15,19 @@ try {
 
 const started = Date.now();
 rmSync("dist", { recursive: true, force: true });
+const version = JSON.parse(readFileSync("package.json", "utf8")).version;
+// This build: its version and a hash of its sources. A hook hands its event only to a server of
+// the same build (src/core/build.ts): another may read it differently.
+const sources = createHash("sha256");
+const hashDir = (dir) => {
+  for (const e of readdirSync(dir, { withFileTypes: true }).sort((a, b) => (a.name < b.name ? -1 : 1))) {
+    const p = join(dir, e.name);
+    if (e.isDirectory()) hashDir(p);
+    else sources.update(`${p}\0`).update(readFileSync(p)).update("\0");
+  }
+};
+hashDir("src");
+const build = `${version}+${sources.digest("hex").slice(0, 12)}`;
 const common = {
   bundle: true,
   platform: "node",
@@ -21,7 +36,7 @@ const common = {
   sourcemap: "linked",
   external: ["better-sqlite3", "pg"],
   logLevel: "warning",
-  define: { BATON_VERSION: JSON.stringify(JSON.parse(readFileSync("package.json", "utf8")).version) },
+  define: { BATON_VERSION: JSON.stringify(version), BATON_BUILD: JSON.stringify(build) },
 };
 // The library: ESM, split so the SQLite driver loads only when a backend is opened.
 await esbuild.build({

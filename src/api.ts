@@ -45,12 +45,17 @@
  * - next action: the single thing to do now, with a stable code, a reason and the exact command.
  * - diagnostic: something Baton noticed and kept rather than threw away (a late event, a
  *   corrupt journal row, a repaired snapshot).
+ * - hook event: what an agent's hook reports (a session start, a prompt, a tool call before or
+ *   after it runs, a compaction, a turn's end), in one neutral shape whatever the agent.
+ * - idempotency key: an id a caller gives a write so that sending it twice acts once (an
+ *   event's id, a checkpoint's id, a rollback's key).
  */
 
 import type { MigrationReport, SessionRow } from "./backend/contract.js";
 import type { Checkpoint, CheckpointInfo } from "./core/checkpoints.js";
 import type { DoctorReport } from "./core/doctor.js";
 import type { FlowDefinition } from "./core/flow.js";
+import type { HookEvent, HookResponse } from "./core/hooks/types.js";
 import type { LedgerInput, LedgerNode } from "./core/ledger.js";
 import type { LessonIntent } from "./core/lesson-rank.js";
 import type { Lesson, LessonDiagnostic } from "./core/lessons-md.js";
@@ -66,6 +71,7 @@ import type {
   Snapshot,
   TargetBinding,
 } from "./core/types.js";
+import type { AgentHookOptions } from "./services/agent-hooks.js";
 import type { ArtifactInfo, ArtifactInput } from "./services/artifacts.js";
 import type { CheckpointPairDiff } from "./services/checkpoint-diff.js";
 import type { CheckpointInput, CheckpointOptions, CheckpointResult, CollectResult } from "./services/checkpoints.js";
@@ -205,6 +211,8 @@ export interface BlockerInput {
 }
 
 export interface ResumeContextInput {
+  /** The `resume:updated` event's idempotency key, for a caller that may send it twice. */
+  id?: string;
   /** Files the session modified: recorded with their current hash, size and time (relative to the root). */
   files?: string[];
   keyImplementations?: string[];
@@ -363,8 +371,11 @@ export interface Turns {
   record(sessionId: string, turn: TurnInput): Promise<TurnResult>;
   /** The user's answer to the pause detected at `detectedAt` (a pause cleared or renewed meanwhile: `conflict`). */
   answerSpiralPause(sessionId: string, answer: SpiralAnswer): Promise<SpiralAnswerResult>;
-  /** Clear a spiral pause; `unpaused: false` when the session was not paused. */
-  unpause(sessionId: string, opts?: { reason?: string; actor?: string }): Promise<{ unpaused: boolean; seq?: number }>;
+  /**
+   * Clear a spiral pause; `unpaused: false` when the session was not paused. `id`: the
+   * `spiral:cleared` event's idempotency key (a repeat with it answers as the first did).
+   */
+  unpause(sessionId: string, opts?: { reason?: string; actor?: string; id?: string }): Promise<{ unpaused: boolean; seq?: number }>;
 }
 
 /** The trajectory ledger: one redacted, bounded node per tool-call attempt. */
@@ -389,7 +400,7 @@ export interface Ledger {
 
 /** Agent runs on a session. */
 export interface Runs {
-  /** `run:started` and its liveness row; `pid` defaults to this process, `ttlMs` to 30 min. */
+  /** `run:started` and its liveness row; `pid` defaults to this process, `ttlMs` to 30 min. A run id started again returns that run (`result.duplicate`). */
   start(sessionId: string, r: RunStartInput): Promise<{ runId: string; result: AppendResult; expiresAt: string }>;
   /** Keep a run alive; `run_crashed` once it was marked crashed. */
   heartbeat(
@@ -397,10 +408,11 @@ export interface Runs {
     runId: string,
     opts?: { ttlMs?: number },
   ): Promise<{ runId: string; heartbeatAt: string; expiresAt: string }>;
+  /** `id`: the `run:ended` event's idempotency key, for a caller that may send the end twice. */
   end(
     sessionId: string,
     runId: string,
-    r?: { reason?: string; completedWork?: string; contextUsage?: number },
+    r?: { reason?: string; completedWork?: string; contextUsage?: number; id?: string },
     actor?: string,
   ): Promise<AppendResult>;
   /** Mark runs that are provably gone as crashed, giving their leases back; `dryRun` only reports. */
@@ -446,6 +458,17 @@ export interface Flows {
   reports(): Promise<FlowFileReport[]>;
 }
 
+/** Agent hooks: Baton's part in an agent's loop (docs/integrations.md, "Agent hooks"). */
+export interface Agents {
+  /**
+   * Answer one hook, translated by the agent's adapter (core/hooks/) into a neutral event: the
+   * response holds context for the model, a message for the user, or a refusal of the tool.
+   * Never throws: Baton's own failures are logged to `.baton/logs/hooks.log` and answered with
+   * `{}`, so the agent goes on.
+   */
+  handle(event: HookEvent, opts?: AgentHookOptions): Promise<HookResponse>;
+}
+
 /** The workspace's health. */
 export interface Health {
   /** Check the workspace (or one session); `fix` applies the safe repairs. Never prompt or answer text. */
@@ -474,6 +497,7 @@ export interface Baton {
   readonly targets: Targets;
   readonly flows: Flows;
   readonly health: Health;
+  readonly agents: Agents;
   /** Write what is queued (ledger records) without closing: for a process about to exit. */
   flush(): Promise<void>;
   /** Write what is queued, then close the store. Idempotent. */

@@ -5,6 +5,7 @@
  */
 
 import type {
+  Agents,
   Artifacts,
   Baton,
   Checkpoints,
@@ -106,11 +107,12 @@ export function createBaton(s: Services): Baton {
     setProgress: (id, p, actor = "agent") => facet(id, "progress:set", actor, { ...p }),
     async recordResumeContext(id, r, actor = "agent") {
       const files = recordFiles(s.root, r.files ?? []);
-      return facet(id, "resume:updated", actor, {
+      const data = compact({
         filesModified: files.length ? files : undefined,
         keyImplementations: r.keyImplementations,
         openQuestions: r.openQuestions,
       });
+      return journal.append(id, { ...(r.id !== undefined ? { id: r.id } : {}), type: "resume:updated", actor, data });
     },
     setContext: (id, values, actor = "agent") => journal.append(id, { type: "context:set", actor, data: values }),
   };
@@ -263,7 +265,15 @@ export function createBaton(s: Services): Baton {
     },
   };
 
-  return Object.freeze({
+  // The use cases of agent hooks are built over this API itself (services/agent-hooks.ts).
+  const agents: Agents = {
+    async handle(event, opts = {}) {
+      const { handleAgentEvent } = await import("./services/agent-hooks.js");
+      return handleAgentEvent(baton, event, opts);
+    },
+  };
+
+  const baton: Baton = Object.freeze({
     root: s.root,
     workspace: Object.freeze({ root: s.workspace.root, dir: s.workspace.dir }),
     store: s.store,
@@ -281,9 +291,11 @@ export function createBaton(s: Services): Baton {
     targets,
     flows,
     health,
+    agents,
     flush: () => s.flush(),
     close: () => s.close(),
   });
+  return baton;
 }
 
 function compact(o: Record<string, unknown>): JsonObject {

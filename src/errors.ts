@@ -23,6 +23,7 @@ export type ErrorCode =
   | "shutting_down" // the server is stopping: retry in this process or against the next server
   | "storage_unavailable" // a networked store (PostgreSQL) is down or unreachable
   | "io_error" // disk or fsync failure: fatal, never retried
+  | "deadline_exceeded" // a step meant to precede something (a checkpoint before a tool) could not commit in time: nothing was changed
   | "checkpoint_not_found" // no such checkpoint (or not that many steps to roll back); formerly `no_snapshot`
   | "checkpoint_pruned" // the checkpoint was pruned by retention; details name the oldest available; formerly `snapshot_expired`
   | "unsafe_path" // a path outside the workspace, in .baton/ or .git, or through a symlink
@@ -78,6 +79,7 @@ export const EXIT_CODES: Readonly<Record<ErrorCode, number>> = Object.freeze({
   shutting_down: 5,
   storage_unavailable: 5,
   io_error: 5,
+  deadline_exceeded: 5,
   blob_corrupt: 5,
   blob_missing: 5,
   server_unreachable: 5,
@@ -133,4 +135,18 @@ export function isBatonError(value: unknown, code?: ErrorCode | FormerErrorCode)
 
 export function badInput(message: string, details: Record<string, unknown> = {}): BatonError {
   return new BatonError("bad_input", message, details);
+}
+
+/**
+ * Refuse a step past its deadline (ms since the epoch): `deadline_exceeded`, nothing changed.
+ * Checked right before a commit that must land before something else happens (the checkpoint
+ * before an agent's tool runs), so it never lands after.
+ */
+export function checkDeadline(deadline: number | undefined, what: string, now = Date.now()): void {
+  if (deadline === undefined || now <= deadline) return;
+  throw new BatonError(
+    "deadline_exceeded",
+    `${what} could not be committed by its deadline (${new Date(deadline).toISOString()}, ${now - deadline} ms ago); nothing was changed`,
+    { deadline: new Date(deadline).toISOString() },
+  );
 }

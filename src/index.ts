@@ -15,6 +15,7 @@ import { openBaton as open } from "./compose.js";
 /** Open a workspace (creating `.baton/` unless `create: false`) on the store it is configured for. */
 export const openBaton: (options?: OpenBatonOptions) => Promise<Baton> = open;
 export type {
+  Agents,
   Artifacts,
   Baton,
   BlockerInput,
@@ -48,6 +49,7 @@ export { FACET_EVENTS } from "./core/facets.js";
 export { failureFingerprint, normaliseError } from "./core/fingerprint.js";
 export type { Condition, EventRule, FlowDefinition, MarkerDef, MarkerRule, NextRule, PhaseDef } from "./core/flow.js";
 export { type FlowProblem, parseFlowFile, validateFlow } from "./core/flow-validate.js";
+export type { HookEvent, HookResponse, SessionSource, ToolCall, ToolKind } from "./core/hooks/types.js";
 export type { LedgerEvidence, LedgerInput, LedgerLimits, LedgerNode, LedgerStatus } from "./core/ledger.js";
 export type { Injection, LessonIntent, RankedLesson } from "./core/lesson-rank.js";
 export type { Lesson, LessonDiagnostic, LessonScope } from "./core/lessons-md.js";
@@ -59,6 +61,7 @@ export { DEFAULT_SPIRAL_THRESHOLDS, type SpiralDetection, type SpiralThresholds,
 export { cutUrl, type TargetInput } from "./core/targets.js";
 export type * from "./core/types.js";
 export { BatonError, type ErrorCode, EXIT_CODES, isBatonError } from "./errors.js";
+export type { AgentHookOptions } from "./services/agent-hooks.js";
 export type { ArtifactInfo, ArtifactInput } from "./services/artifacts.js";
 export type { CheckpointInput, CheckpointOptions, CheckpointResult } from "./services/checkpoints.js";
 export { BUILTIN_FLOWS } from "./services/flows.js";

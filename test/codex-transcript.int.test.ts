@@ -7,7 +7,7 @@ import { execFileSync } from "node:child_process";
 import { writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { afterEach, describe, expect, it } from "vitest";
-import { codex } from "../src/hooks/codex.js";
+import { codex } from "../src/core/hooks/codex.js";
 import { codexCallOutcome } from "../src/hooks/codex-transcript.js";
 import { cleanupDirs, cli, initWorkspace, tempDir } from "./helpers.js";
 
@@ -44,7 +44,7 @@ describe("Codex transcript", () => {
       transcript_path: file,
       tool_use_id: "call_1",
     };
-    const ev = codex.parse("PostToolUse", payload, "/");
+    const ev = codex.parse("PostToolUse", payload, "/", { codexCallOutcome });
     writeFileSync(file, item("call_1", "", 1, "failed"));
     expect(ev).toMatchObject({ kind: "after_tool", status: "error", error: "exit code 1" });
   });

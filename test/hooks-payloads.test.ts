@@ -7,11 +7,12 @@
 import { readdirSync, readFileSync } from "node:fs";
 import { join } from "node:path";
 import { describe, expect, it } from "vitest";
+import { claude } from "../src/core/hooks/claude.js";
+import { codex } from "../src/core/hooks/codex.js";
+import { gemini } from "../src/core/hooks/gemini.js";
+import type { AgentAdapter, HookEvent } from "../src/core/hooks/types.js";
 import { parseRollbackIntent } from "../src/core/rollback-intent.js";
-import { claude } from "../src/hooks/claude.js";
-import { codex } from "../src/hooks/codex.js";
-import { gemini } from "../src/hooks/gemini.js";
-import type { AgentAdapter, HookEvent } from "../src/hooks/types.js";
+import { codexCallOutcome } from "../src/hooks/codex-transcript.js";
 
 const DIR = join(import.meta.dirname, "fixtures", "agents");
 const ADAPTERS: Record<string, AgentAdapter> = { claude, codex, gemini };
@@ -30,7 +31,8 @@ function fixtures(agent: string): { name: string; event: string; payload: Record
 }
 
 function parse(agent: string, event: string, payload: Record<string, unknown>): HookEvent {
-  return (ADAPTERS[agent] as AgentAdapter).parse(event, payload, "/");
+  // The edge reads Codex's transcript; the adapter gets what it read.
+  return (ADAPTERS[agent] as AgentAdapter).parse(event, payload, "/", { codexCallOutcome });
 }
 
 /** The files a write tool names, relative to the project. */

@@ -20,7 +20,9 @@ interface HookRun extends CliResult {
 
 function payload(agent: string, name: string, vars: Record<string, string>): string {
   let text = readFileSync(join(FIXTURES, agent, `${name}.json`), "utf8");
-  for (const [k, v] of Object.entries(vars)) text = text.split(`{{${k}}}`).join(JSON.stringify(v).slice(1, -1));
+  // Gemini CLI stamps each hook with the time it sent it (it tells identical calls apart).
+  for (const [k, v] of Object.entries({ time: new Date().toISOString(), ...vars }))
+    text = text.split(`{{${k}}}`).join(JSON.stringify(v).slice(1, -1));
   return text;
 }
 

@@ -8,13 +8,13 @@ import { patchPaths } from "../src/core/apply-patch.js";
 import { batonInvocation, isUnpausePrompt } from "../src/core/baton-command.js";
 import { addBatonHooks, isBatonCommand, listBatonHooks, removeBatonHooks, uninstallFrom } from "../src/core/hook-config.js";
 import { fitSections, renderSessionContext, type SessionBrief } from "../src/core/hook-context.js";
+import { claude } from "../src/core/hooks/claude.js";
+import { codex, codexFailure } from "../src/core/hooks/codex.js";
+import { gemini } from "../src/core/hooks/gemini.js";
 import { parseRollbackIntent } from "../src/core/rollback-intent.js";
 import type { JsonObject } from "../src/core/types.js";
 import { shellWords } from "../src/hooks/agent-setup.js";
-import { claude } from "../src/hooks/claude.js";
-import { codex, codexFailure } from "../src/hooks/codex.js";
 import { codexHookHash, codexTrustedHashes, withCodexTrust } from "../src/hooks/codex-trust.js";
-import { gemini } from "../src/hooks/gemini.js";
 
 describe("patchPaths", () => {
   it("names every added, updated, deleted and moved file once, in order", () => {

@@ -14,7 +14,7 @@ afterAll(() => cleanupDirs());
 
 function sessionStart(agent: string, source: "startup" | "resume", root: string): string {
   let input = readFileSync(join(FIXTURES, agent, `session-start-${source}.json`), "utf8");
-  for (const [k, v] of Object.entries({ cwd: root, session: "agent-session-1", call: "call-1" }))
+  for (const [k, v] of Object.entries({ cwd: root, session: "agent-session-1", call: "call-1", time: new Date().toISOString() }))
     input = input.split(`{{${k}}}`).join(JSON.stringify(v).slice(1, -1));
   const r = cli(["hook", agent, JSON.parse(input).hook_event_name as string], { cwd: root, input });
   expect(r.code, r.stderr).toBe(0);

@@ -6,6 +6,7 @@ import { openBaton } from "../src/compose.js";
 
 import { checkpointsContract } from "./contract/checkpoints-contract.js";
 import { concurrencyContract } from "./contract/concurrency-contract.js";
+import { idempotencyContract } from "./contract/idempotency-contract.js";
 import { journalContract, type StoreFactory } from "./contract/journal-contract.js";
 import { ledgerContract } from "./contract/ledger-contract.js";
 import { locksContract } from "./contract/locks-contract.js";
@@ -65,6 +66,7 @@ if (available) {
   ledgerContract("postgres", pgStore);
   locksContract("postgres", pgStore);
   concurrencyContract("postgres", pgStore, "separate");
+  idempotencyContract("postgres", pgStore, "separate");
   storeContract("postgres", pgStore);
   checkpointsContract("postgres", pgStore, "separate");
 

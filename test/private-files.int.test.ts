@@ -114,24 +114,21 @@ describe.runIf(posix)("private .baton/ under umask 022", () => {
     expect(loose, "entries group or others can access").toEqual([]);
   });
 
-  it("keeps what hooks create private: pending hand-offs, claims, sessions/ and STATE.md, hook logs", () => {
+  it("keeps what hooks create private: sessions/ and STATE.md, the stat clock, hook logs", () => {
     const root = tempDir("baton-private-hooks-");
     mkdirSync(join(root, "src"));
     writeFileSync(join(root, "src", "app.ts"), "export const x = 1;\n");
     expect(baton(root, ["init"]).code).toBe(0);
-    // In-process hooks: the before-edit hook leaves a pending checkpoint hand-off, PreCompact writes STATE.md.
+    // In-process hooks: the before-bash hook's whole-tree checkpoint touches the stat clock, PreCompact writes STATE.md.
     const env = { BATON_HOOK_SERVER: "off" };
-    for (const f of ["session-start-startup", "user-prompt", "pre-edit"]) hook(root, f, env);
+    for (const f of ["session-start-startup", "user-prompt", "pre-bash"]) hook(root, f, env);
     const dir = join(root, ".baton");
     const during = filesUnder(dir).map((p) => p.slice(dir.length + 1));
-    expect(
-      during.some((p) => p.startsWith("hooks/pending/")),
-      `a pending hand-off: ${during.join(", ")}`,
-    ).toBe(true);
+    expect(during, "the stat clock").toContain("stat-clock");
     const looseDuring = filesUnder(dir)
       .filter((p) => (statSync(p).mode & 0o077) !== 0)
       .map((p) => `${p.slice(dir.length)} ${mode(p)}`);
-    for (const f of ["post-edit", "pre-compact", "stop"]) hook(root, f, env);
+    for (const f of ["post-bash", "pre-compact", "stop"]) hook(root, f, env);
     const all = filesUnder(dir).map((p) => p.slice(dir.length + 1));
     expect(
       all.some((p) => /^sessions\/[^/]+\/STATE\.md$/.test(p)),
@@ -144,7 +141,7 @@ describe.runIf(posix)("private .baton/ under umask 022", () => {
     expect(mode(dir)).toBe("700");
   });
 
-  it("keeps what hooks create private when the server answers them (claims, their temp files)", async () => {
+  it("keeps what hooks create private when the server answers them (STATE.md and its temp file)", async () => {
     const root = tempDir("baton-private-served-");
     mkdirSync(join(root, "src"));
     writeFileSync(join(root, "src", "app.ts"), "export const x = 1;\n");
@@ -162,8 +159,8 @@ describe.runIf(posix)("private .baton/ under umask 022", () => {
     const dir = join(root, ".baton");
     const all = filesUnder(dir).map((p) => p.slice(dir.length + 1));
     expect(
-      all.some((p) => p.startsWith("hooks/claims/")),
-      `claims taken by the server: ${all.join(", ")}`,
+      all.some((p) => /^sessions\/[^/]+\/STATE\.md$/.test(p)),
+      `STATE.md written by the server: ${all.join(", ")}`,
     ).toBe(true);
     const loose = filesUnder(dir)
       .filter((p) => (statSync(p).mode & 0o077) !== 0)

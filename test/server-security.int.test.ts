@@ -53,7 +53,11 @@ describe("baton serve: security", () => {
         ["POST", "/v1/leases/lse_x/nack", "{}"],
         ["POST", "/v1/leases/lse_x/heartbeat", "{}"],
         ["POST", "/v1/auth/cookie", "{}"],
-        ["POST", "/v1/hooks/claude/PreToolUse", JSON.stringify({ requestId: "abcdefgh-1", root: "/", cwd: "/", agentPid: 1, payload: {} })],
+        [
+          "POST",
+          "/v1/hooks/claude/PreToolUse",
+          JSON.stringify({ requestId: "abcdefgh-1", root: "/", agentPid: 1, deadline: Date.now() + 60_000, event: {} }),
+        ],
       ];
       const wrong = [undefined, "Bearer ", `Bearer ${s.token}x`, `Bearer ${"A".repeat(s.token.length)}`, `Basic ${s.token}`, s.token];
       for (const [method, path, body] of routes) {
@@ -413,7 +417,15 @@ describe("baton serve: security", () => {
       const file = join(root, ".baton", "server.json");
       expect(statSync(file).mode & 0o777).toBe(0o600);
       const info = JSON.parse(readFileSync(file, "utf8"));
-      expect(info).toEqual({ pid: s.pid, port: s.port, token: s.token, startedAt: expect.any(String), startTime: expect.any(String) });
+      expect(info).toEqual({
+        pid: s.pid,
+        port: s.port,
+        token: s.token,
+        startedAt: expect.any(String),
+        startTime: expect.any(String),
+        // The build: hooks of another build do not use this server.
+        version: expect.stringMatching(/^\d+\.\d+\.\d+.*\+[0-9a-f]{12}$/),
+      });
       const stat = readFileSync(`/proc/${s.pid}/stat`, "utf8");
       expect(info.startTime, "the server's own start time, so a reused pid is not taken for it").toBe(
         stat.slice(stat.lastIndexOf(")") + 2).split(" ")[19],

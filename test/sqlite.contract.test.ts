@@ -8,6 +8,7 @@ import { BatonError } from "../src/errors.js";
 import { ensureWorkspace, workspaceAt } from "../src/services/workspace.js";
 import { checkpointsContract } from "./contract/checkpoints-contract.js";
 import { concurrencyContract } from "./contract/concurrency-contract.js";
+import { idempotencyContract } from "./contract/idempotency-contract.js";
 import { journalContract, type StoreFactory } from "./contract/journal-contract.js";
 import { ledgerContract } from "./contract/ledger-contract.js";
 import { locksContract } from "./contract/locks-contract.js";
@@ -48,6 +49,8 @@ ledgerContract("sqlite", sqliteStore);
 locksContract("sqlite", sqliteStore);
 
 concurrencyContract("sqlite", sqliteStore, "shared");
+
+idempotencyContract("sqlite", sqliteStore, "shared");
 
 storeContract("sqlite", sqliteStore);
 

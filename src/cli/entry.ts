@@ -41,9 +41,11 @@ function isHook(argv: string[]): boolean {
 }
 
 /** What dist/hook.cjs hands over when a hook is to be answered in this process (hooks/entry.ts). */
-function hookHandoff(): { text: string; lost?: { code: string; message: string } } | undefined {
-  const h = (globalThis as Record<symbol, unknown>)[Symbol.for("baton.hookHandoff")];
-  return h && typeof h === "object" && typeof (h as { text?: unknown }).text === "string" ? (h as { text: string }) : undefined;
+function hookHandoff(): { text: string; requestId: string; reason: string } | undefined {
+  const h = (globalThis as Record<symbol, unknown>)[Symbol.for("baton.hookHandoff")] as Record<string, unknown> | undefined;
+  return h && typeof h.text === "string" && typeof h.requestId === "string" && typeof h.reason === "string"
+    ? { text: h.text, requestId: h.requestId, reason: h.reason }
+    : undefined;
 }
 
 async function run(): Promise<void> {
@@ -54,7 +56,7 @@ async function run(): Promise<void> {
       exit: true,
       // The script that started this process: session-start and prompt hooks may start a server with it.
       ...(process.argv[1] ? { launcher: process.argv[1] } : {}),
-      ...(h ? { input: h.text, ...(h.lost ? { lost: h.lost } : {}) } : {}),
+      ...(h ? { input: h.text, requestId: h.requestId, reason: h.reason } : {}),
     });
   }
   const fast = fastPath(argv);

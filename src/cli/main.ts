@@ -564,6 +564,10 @@ export function buildProgram(json = false): Command {
     .option("--rotate-token", "make a new token instead of reusing this workspace's")
     .option("--allow-origin <origin>", "also serve pages from this origin, e.g. http://localhost:5173 (repeatable)", collect)
     .option("--idle-exit <duration>", "exit after this long without requests (e.g. 30m; also when .baton/config.json changes)")
+    .option(
+      "--replace <pid>",
+      "first stop the server with this pid, if server.json names it and it is proven to be the process that wrote it",
+    )
     .action(
       lazy(
         () => import("./commands/serve.js"),

@@ -110,7 +110,8 @@ const SCHEMAS: Record<FacetEventType, Record<string, Check> | "object"> = {
   "resume:updated": { filesModified: fileList, keyImplementations: strList, openQuestions: strList },
   "context:set": "object",
   "note:added": { text: reqStr },
-  // A rollback: `id` is the rollback's id (and its applied event's id); `paths` are bounded samples.
+  // A rollback: `id` is the rollback's id (and its applied event's id); `paths` are bounded
+  // samples; `plan` the hash of what it did (RollbackResult.plan), so a repeat can answer as it did.
   "rollback:started": { id: reqStr, target: reqStr, safety: reqStr, files: count, steps: count, paths: strList },
   "rollback:applied": {
     id: reqStr,
@@ -121,6 +122,7 @@ const SCHEMAS: Record<FacetEventType, Record<string, Check> | "object"> = {
     unchanged: count,
     paths: strList,
     removedPaths: strList,
+    plan: str,
   },
   "artifact:added": { id: reqStr, name: reqStr, hash: reqStr, size: count, mediaType: str, label: str },
   // A turn (core/types.ts TurnRecord) and what the spiral detector made of it (core/spiral.ts).

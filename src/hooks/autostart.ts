@@ -7,11 +7,18 @@
  * stdout discarded, stderr to `.baton/logs/server.log`, never waited for. At most one start per
  * 30 seconds per workspace (`.baton/hooks/server-start`, created with O_EXCL), and the server's
  * own claim on `.baton/server.json` refuses a second server, so hooks racing here leave one.
+ *
+ * A running server of another build (server.json's `version`) is not used by this build's
+ * hooks. When it is one hooks started (it has an idle exit) and the kernel proves it is the
+ * process that wrote server.json, the new server is started with `--replace <pid>`: it stops
+ * that one (SIGTERM, waiting for it to let go of the workspace) before it starts. A server the
+ * user started is left alone.
  */
 import { closeSync, mkdirSync, openSync, renameSync, statSync, unlinkSync } from "node:fs";
 import { createRequire } from "node:module";
 import { join } from "node:path";
-import { liveServer } from "../services/server-file.js";
+import { BUILD } from "../core/build.js";
+import { liveServer, serverIdentity } from "../services/server-file.js";
 import type { Workspace } from "../services/workspace.js";
 import { hookServerMode } from "./policy.js";
 
@@ -21,12 +28,22 @@ export const AUTOSTART_IDLE_EXIT = "30m";
 const START_INTERVAL_MS = 30_000;
 const LOG_MAX_BYTES = 256 * 1024;
 
-/** Start the workspace's server if the policy allows and none runs. Returns the new process's pid, if one was started. Never throws. */
+/**
+ * Start the workspace's server if the policy allows and none of this build runs (replacing one
+ * of another build that hooks started). Returns the new process's pid, if one was started.
+ * Never throws.
+ */
 export function maybeStartServer(ws: Workspace, launcher: string): number | undefined {
   try {
-    if (hookServerMode(ws.dir) !== "auto" || liveServer(ws.dir)) return undefined;
+    if (hookServerMode(ws.dir) !== "auto") return undefined;
+    const live = liveServer(ws.dir);
+    let replace: number | undefined;
+    if (live) {
+      if (live.version === BUILD || live.idleExitMs === undefined || serverIdentity(live) !== "same") return undefined;
+      replace = live.pid;
+    }
     if (!takeStartTurn(ws.dir)) return undefined;
-    return spawnServer(ws, launcher);
+    return spawnServer(ws, launcher, replace);
   } catch {
     return undefined; // the hook has answered already; the next one runs in-process
   }
@@ -54,7 +71,7 @@ function takeStartTurn(batonDir: string): boolean {
   return false;
 }
 
-function spawnServer(ws: Workspace, launcher: string): number | undefined {
+function spawnServer(ws: Workspace, launcher: string, replace: number | undefined): number | undefined {
   const logs = join(ws.dir, "logs");
   mkdirSync(logs, { recursive: true, mode: 0o700 });
   const log = join(logs, "server.log");
@@ -67,7 +84,9 @@ function spawnServer(ws: Workspace, launcher: string): number | undefined {
   const { spawn } = createRequire(import.meta.url)("node:child_process") as typeof import("node:child_process");
   const fd = openSync(log, "a", 0o600);
   try {
-    const child = spawn(process.execPath, [launcher, "serve", "--root", ws.root, "--idle-exit", AUTOSTART_IDLE_EXIT], {
+    const args = [launcher, "serve", "--root", ws.root, "--idle-exit", AUTOSTART_IDLE_EXIT];
+    if (replace !== undefined) args.push("--replace", String(replace));
+    const child = spawn(process.execPath, args, {
       cwd: ws.root,
       detached: true,
       stdio: ["ignore", "ignore", fd],

@@ -4,57 +4,59 @@
  * connection (loopback.ts): node:http would cost more to load and run than the whole exchange,
  * and a hook process sends exactly one request.
  *
- * The outcome is one of:
- * - `answered`: print this (the server's answer, or the answer it recorded in the claim);
- * - `fallback`: the server did not act and never will (this process holds the claim, or the
- *   request was never sent): answer in this process;
- * - `lost`: the server took the hook (it holds the claim) but gave no answer: it stopped or was
- *   killed while acting. Running the hook again could act twice, so the agent goes on and the
- *   failure is logged.
+ * The request carries the neutral event this process translated, its request id and deadline;
+ * the server answers with the neutral response, which this process renders. The outcome is:
+ * - `answered`: the server's response;
+ * - `retry`: anything else (refused, not taken, broken off, unreadable). The caller answers the
+ *   hook in its own process with the same request id and deadline: every step the server may
+ *   have taken is keyed (core/hooks/keys.ts), so whatever it committed is found, not repeated.
+ *
+ * The server starts its answer (the status line and headers) as soon as it takes the hook and
+ * sends the body when done: a server that has not taken the hook within `acceptMs` (stopped,
+ * or busy with a long synchronous step) is not waited for; one that took it is waited for until
+ * the deadline it enforces itself, plus `graceMs` for its answer to arrive.
  */
+import type { HookEvent, HookResponse } from "../core/hooks/types.js";
+import { readHookResponse } from "../core/hooks/wire.js";
 import type { ServerInfo } from "../services/server-file.js";
-import type { Workspace } from "../services/workspace.js";
-import { claim, claimedAnswer, newRequestId, sweepClaims } from "./claims.js";
 import { type Exchange, exchange } from "./loopback.js";
 
-export type ServerOutcome = { kind: "answered"; stdout: string } | { kind: "fallback"; reason: string } | { kind: "lost"; reason: string };
+export type ServerOutcome = { kind: "answered"; response: HookResponse } | { kind: "retry"; reason: string };
 
 export interface HookRequest {
-  agent: string;
-  native: string;
-  /** The payload exactly as read from stdin (a JSON object). */
-  text: string;
-  cwd: string;
+  event: HookEvent;
+  /** The hook's workspace root. */
+  root: string;
   agentPid: number;
+  requestId: string;
+  deadline: number;
 }
 
 export interface ClientTimeouts {
-  /** With no answer by then, take the claim if the server has not: the hook runs here. */
+  /** No status line by then: the server did not take the hook; answer it here. */
   acceptMs: number;
-  /** The server took the hook but has not answered by then: give up (`lost`). */
-  answerMs: number;
+  /** After the deadline, how long the answer of a server that took the hook may still take to arrive. */
+  graceMs: number;
 }
 
-export const CLIENT_TIMEOUTS: ClientTimeouts = { acceptMs: 1_000, answerMs: 45_000 };
-/** The server's body limit (DEFAULT_MAX_BODY_BYTES in server.ts): larger payloads run here. */
+export const CLIENT_TIMEOUTS: ClientTimeouts = { acceptMs: 1_000, graceMs: 2_000 };
+/** The server's body limit (DEFAULT_MAX_BODY_BYTES in server.ts): larger requests are answered here. */
 export const MAX_HOOK_BODY_BYTES = 256 * 1024;
 
 /** Send the hook to the server named in server.json and wait for its answer. Never throws. */
-export async function askServer(
-  info: ServerInfo,
-  ws: Workspace,
-  req: HookRequest,
-  timeouts: ClientTimeouts = CLIENT_TIMEOUTS,
-): Promise<ServerOutcome> {
+export async function askServer(info: ServerInfo, req: HookRequest, timeouts: ClientTimeouts = CLIENT_TIMEOUTS): Promise<ServerOutcome> {
   if (!/^[A-Za-z0-9_-]+$/.test(info.token) || !Number.isInteger(info.port) || info.port <= 0 || info.port > 65535)
-    return { kind: "fallback", reason: "server.json does not name a usable server" };
-  const raw = req.text.trim();
-  const id = newRequestId();
-  const body = `{"requestId":"${id}","root":${JSON.stringify(ws.root)},"cwd":${JSON.stringify(req.cwd)},"agentPid":${req.agentPid},"payload":${raw.startsWith("{") ? raw : "{}"}}`;
+    return { kind: "retry", reason: "server.json does not name a usable server" };
+  let body: string;
+  try {
+    body = JSON.stringify({ root: req.root, agentPid: req.agentPid, requestId: req.requestId, deadline: req.deadline, event: req.event });
+  } catch (err) {
+    return { kind: "retry", reason: `the event cannot be sent (${(err as Error).message})` };
+  }
   const length = Buffer.byteLength(body);
-  if (length > MAX_HOOK_BODY_BYTES) return { kind: "fallback", reason: "the payload is larger than the server accepts" };
+  if (length > MAX_HOOK_BODY_BYTES) return { kind: "retry", reason: "the request is larger than the server accepts" };
   const head =
-    `POST /v1/hooks/${encodeURIComponent(req.agent)}/${encodeURIComponent(req.native)} HTTP/1.1\r\n` +
+    `POST /v1/hooks/${encodeURIComponent(req.event.agent)}/${encodeURIComponent(req.event.native)} HTTP/1.1\r\n` +
     `Host: 127.0.0.1:${info.port}\r\nAuthorization: Bearer ${info.token}\r\nContent-Type: application/json\r\n` +
     `Content-Length: ${length}\r\nConnection: close\r\n\r\n`;
 
@@ -70,53 +72,29 @@ export async function askServer(
       conn?.destroy();
       resolve(o);
     };
-    // No answer: whoever claims the request first runs it (claims.ts).
-    const giveUp = (reason: string): ServerOutcome => {
-      let mine: boolean;
-      try {
-        mine = claim(ws.dir, id);
-      } catch {
-        mine = true; // the server cannot claim it either, so it refuses it
-      }
-      if (mine) {
-        sweepClaims(ws.dir); // the server sweeps as it answers; one that does not answer must not leave them piling up
-        return { kind: "fallback", reason };
-      }
-      const stdout = claimedAnswer(ws.dir, id);
-      return stdout !== undefined ? { kind: "answered", stdout } : { kind: "lost", reason };
-    };
-    const acceptTimer = setTimeout(() => {
-      let mine: boolean;
-      try {
-        mine = claim(ws.dir, id);
-      } catch {
-        mine = true;
-      }
-      // Not taken yet: it is ours, run it here. Taken: the server is on it; wait for the answer.
-      if (mine) {
-        sweepClaims(ws.dir);
-        finish({ kind: "fallback", reason: `the server did not take the hook within ${timeouts.acceptMs} ms` });
-      }
-    }, timeouts.acceptMs);
+    const retry = (reason: string) => finish({ kind: "retry", reason });
+    const acceptTimer = setTimeout(() => retry(`the server did not take the hook within ${timeouts.acceptMs} ms`), timeouts.acceptMs);
     const answerTimer = setTimeout(
-      () => finish(giveUp(`the server took the hook but did not answer within ${timeouts.answerMs} ms`)),
-      timeouts.answerMs,
+      () => retry("the server took the hook but did not answer by its deadline"),
+      Math.max(0, req.deadline - Date.now()) + timeouts.graceMs,
     );
     const settle = (ended: boolean) => {
+      if (received.indexOf("\r\n\r\n") >= 0) clearTimeout(acceptTimer);
       const r = parseResponse(received, ended);
       if (r === undefined) {
-        if (ended) finish(giveUp("the server closed the connection without an answer"));
+        if (ended) retry("the server closed the connection without an answer");
         return;
       }
       if (r.status >= 200 && r.status < 300) {
         try {
-          const v = JSON.parse(r.body) as { stdout?: unknown };
-          if (typeof v.stdout === "string") return finish({ kind: "answered", stdout: v.stdout });
+          const response = readHookResponse((JSON.parse(r.body) as { response?: unknown }).response);
+          if (response) return finish({ kind: "answered", response });
         } catch {
           // not an answer: below
         }
+        return retry("the server's answer is not a hook response");
       }
-      finish(giveUp(`the server answered ${r.status}`));
+      retry(`the server answered ${r.status}`);
     };
     conn = exchange(info.port, head + body, {
       data: (chunk) => {
@@ -124,7 +102,7 @@ export async function askServer(
         settle(false);
       },
       end: () => settle(true),
-      error: (reason) => finish(giveUp(reason)),
+      error: (reason) => retry(reason),
     });
   });
 }

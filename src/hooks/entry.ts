@@ -1,24 +1,41 @@
 /**
  * The process entry of `baton hook <agent> <Event>` (dist/hook.cjs, which bin/baton.cjs loads
  * instead of dist/cli.cjs for hooks). Agents start it on every tool call, so it is small: it
- * reads the payload, answers what needs no workspace, and hands the rest to the workspace's
- * running server (client.ts) when one is listed in `.baton/server.json`.
+ * reads the payload, translates it (front.ts), answers what needs no workspace, and hands the
+ * rest to the workspace's running server (client.ts) when `.baton/server.json` names one of
+ * this build that is proven to be the process that wrote it.
  *
- * Everything else goes to the in-process path (run.ts in dist/cli.cjs), with the payload it
- * already read: no server, the server refused or did not take the hook, hooks configured `off`,
+ * Everything else goes to the in-process path (run.ts in dist/cli.cjs) with the payload, the
+ * request id and the deadline: no server, a server of another build, a server that refused or
+ * broke off (a blind retry: every step is keyed, core/hooks/keys.ts), hooks configured `off`,
  * an unknown agent or an unreadable payload (both reported there as they always were).
  */
 import { writeStdout } from "../cli/output.js";
+import { BUILD } from "../core/build.js";
+import { isNoop } from "../core/hooks/types.js";
 import { provenServer } from "../services/server-file.js";
 import { askServer } from "./client.js";
-import { adapterFor, agentPid, parseEvent, parseHookArgs, readStdin, stdoutOf, workspaceFor } from "./front.js";
+import {
+  adapterFor,
+  agentPid,
+  debugLine,
+  hookDeadline,
+  newRequestId,
+  parseEvent,
+  parseHookArgs,
+  readStdin,
+  stdoutOf,
+  workspaceFor,
+} from "./front.js";
 import { hookServerMode } from "./policy.js";
-import { isNoop } from "./types.js";
 
 /** What entry.ts hands to the in-process path (cli/entry.ts reads it). */
 export interface HookHandoff {
   text: string;
-  lost?: { code: string; message: string };
+  /** Made here and used by every attempt at this hook. */
+  requestId: string;
+  /** Why the server did not answer (BATON_HOOK_DEBUG says it). */
+  reason: string;
 }
 
 export const HANDOFF = Symbol.for("baton.hookHandoff");
@@ -43,25 +60,36 @@ function answer(stdout: string): void {
 async function main(): Promise<void> {
   const args = parseHookArgs(process.argv.slice(3));
   const adapter = adapterFor(args.agent);
-  if (!adapter) return handOff({ text: "" });
+  const requestId = newRequestId();
+  if (!adapter) return handOff({ text: "", requestId, reason: "unknown agent" });
   const text = readStdin();
   let ev: ReturnType<typeof parseEvent>;
   try {
     ev = parseEvent(adapter, args.native, text, process.cwd());
   } catch {
-    return handOff({ text });
+    return handOff({ text, requestId, reason: "unreadable payload" });
   }
   // Nothing to do, or not a Baton project: the same answer the in-process path gives.
   if (isNoop(ev)) return answer(stdoutOf(adapter.passThrough(args.native)));
   const ws = workspaceFor(args.root, ev.cwd);
   if (!ws) return answer(stdoutOf(adapter.passThrough(args.native)));
-  const info = args.native && hookServerMode(ws.dir) !== "off" ? provenServer(ws.dir) : undefined;
-  if (!info) return handOff({ text });
-  const r = await askServer(info, ws, { agent: adapter.agent, native: args.native, text, cwd: process.cwd(), agentPid: agentPid() });
-  if (r.kind === "answered") return answer(r.stdout);
-  if (r.kind === "lost")
-    return handOff({ text, lost: { code: "server_unreachable", message: `baton server pid ${info.pid}: ${r.reason}` } });
-  return handOff({ text });
+  if (!args.native) return handOff({ text, requestId, reason: "no event named on the command line" });
+  if (hookServerMode(ws.dir) === "off") return handOff({ text, requestId, reason: "hooks.server is off" });
+  const info = provenServer(ws.dir);
+  if (!info) return handOff({ text, requestId, reason: "no server" });
+  // A server of another build may read the event differently: it is not used (and a
+  // session-start or prompt hook replaces it once it has answered, autostart.ts).
+  if (info.version !== BUILD) return handOff({ text, requestId, reason: `the server is build ${info.version ?? "unknown"}, not ${BUILD}` });
+  const r = await askServer(info, {
+    event: ev,
+    root: ws.root,
+    agentPid: agentPid(),
+    requestId,
+    deadline: hookDeadline(adapter, ev.native),
+  });
+  if (r.kind === "retry") return handOff({ text, requestId, reason: r.reason });
+  debugLine(`answered by the server (pid ${info.pid})`);
+  return answer(stdoutOf(adapter.render(ev, r.response)));
 }
 
 void main();

@@ -1,27 +1,30 @@
 /**
  * The front of a hook process, shared by both ways of answering it: the hand-off to a running
  * server (entry.ts, dist/hook.cjs) and the in-process path (run.ts). It reads the command line
- * and the payload and decides what the hook is about, without opening the workspace: the
- * agent's adapter, the neutral event, and the workspace it belongs to.
+ * and the payload and translates the payload into the neutral event (the agent's adapter,
+ * core/hooks/), without opening the workspace; it also makes what every attempt at this hook
+ * shares: the request id (the key of its prompt and session-start steps) and the deadline.
  *
  * Kept small on purpose: dist/hook.cjs is this, the adapters and the server client, loaded on
  * every tool call (docs/benchmarks.md, "Agent hooks").
  */
-import { readFileSync } from "node:fs";
+import { readFileSync, writeSync } from "node:fs";
 import { jsonBoundsProblem } from "../core/canonical.js";
+import { adapterFor } from "../core/hooks/adapters.js";
+import type { AgentAdapter, HookEvent } from "../core/hooks/types.js";
 import { readProcStat } from "../services/process-facts.js";
 import { findWorkspace, type Workspace, workspaceAt } from "../services/workspace.js";
-import { claude } from "./claude.js";
-import { codex } from "./codex.js";
-import { gemini } from "./gemini.js";
-import type { AgentAdapter, HookEvent } from "./types.js";
+import { codexCallOutcome } from "./codex-transcript.js";
 
-const ADAPTERS: Record<string, AgentAdapter> = { claude, codex, gemini };
+export { adapterFor };
+
 const SHELLS = new Set(["sh", "bash", "dash", "zsh", "fish", "ksh", "mksh", "ash"]);
-
-export function adapterFor(agent: string | undefined): AgentAdapter | undefined {
-  return agent === undefined ? undefined : ADAPTERS[agent.toLowerCase()];
-}
+/**
+ * The time a hook keeps between its deadline and the agent's timeout: enough to answer (and to
+ * retry a step in its own process after a server that broke off) before the agent gives up on
+ * the hook and runs the tool. A quarter of the timeout when that is less (Codex's 3 s SessionEnd).
+ */
+const DEADLINE_MARGIN_MS = 15_000;
 
 export interface HookArgs {
   /** The agent named on the command line (`claude`), as given. */
@@ -54,13 +57,16 @@ export function readStdin(): string {
   }
 }
 
-/** The payload as the adapter's neutral event; throws on a payload that is not JSON. */
+/**
+ * The payload as the adapter's neutral event; throws on a payload that is not JSON. What the
+ * adapter needs beyond the payload (Codex's session transcript) is read here, in the edge.
+ */
 export function parseEvent(adapter: AgentAdapter, native: string, text: string, cwd: string): HookEvent {
   const parsed: unknown = text.trim() ? JSON.parse(text) : {};
   const problem = jsonBoundsProblem(parsed);
   if (problem) throw new SyntaxError(`the hook payload: ${problem}`);
   const payload = parsed && typeof parsed === "object" && !Array.isArray(parsed) ? (parsed as Record<string, unknown>) : {};
-  return adapter.parse(native, payload, cwd);
+  return adapter.parse(native, payload, cwd, { codexCallOutcome });
 }
 
 /** The hook's workspace: the explicit root (if it is one), else the nearest at or above `cwd`. */
@@ -85,9 +91,38 @@ export function agentPid(): number {
   return pid;
 }
 
+/** A request id, unique enough within one workspace (no node:crypto on the hook's path). */
+export function newRequestId(): string {
+  return `${process.pid.toString(36)}-${Date.now().toString(36)}-${Math.random().toString(36).slice(2, 12)}`;
+}
+
+/**
+ * When this hook's steps that must precede the agent's next action (the checkpoint before a
+ * tool, a rollback from a prompt) must be committed by: the agent's timeout for the hook,
+ * counted from this process's start, less a margin. The timeout is the one `baton hooks
+ * install` writes, or BATON_HOOK_TIMEOUT_MS for hooks whose timeout was changed by hand.
+ */
+export function hookDeadline(adapter: AgentAdapter, native: string): number {
+  const env = Number(process.env.BATON_HOOK_TIMEOUT_MS);
+  const timeout = Number.isFinite(env) && env > 0 ? env : adapter.timeoutMs(native);
+  // The process's start from its uptime: the `performance` global would load perf_hooks (~1.5 ms).
+  const started = Date.now() - process.uptime() * 1000;
+  return Math.round(started + timeout - Math.min(DEADLINE_MARGIN_MS, timeout / 4));
+}
+
 /** What the hook process prints for an answer: the answer and a newline, or nothing. */
 export function stdoutOf(out: string): string {
   return out ? `${out}\n` : "";
+}
+
+/** With BATON_HOOK_DEBUG set: say on stderr how the hook was answered (agents show a hook's stderr only in their debug views). */
+export function debugLine(text: string): void {
+  if (!process.env.BATON_HOOK_DEBUG) return;
+  try {
+    writeSync(2, `baton hook: ${text}\n`);
+  } catch {
+    // nowhere to say it
+  }
 }
 
 /** Append a failure to the workspace's hook log. Never throws. */

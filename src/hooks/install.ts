@@ -19,6 +19,7 @@ import { copyFileSync, existsSync, lstatSync, mkdirSync, readFileSync, realpathS
 import { homedir } from "node:os";
 import { dirname, isAbsolute, join, relative, resolve, sep } from "node:path";
 import { type HookAgent, type HookGroupSpec, type InstalledHook, installInto, listBatonHooks, uninstallFrom } from "../core/hook-config.js";
+import { ADAPTERS } from "../core/hooks/adapters.js";
 import type { JsonObject } from "../core/types.js";
 import { BatonError, badInput } from "../errors.js";
 import { atomicWrite, safeParentDir } from "../services/safe-fs.js";
@@ -35,14 +36,9 @@ import {
   untrustCodexHooks,
   writeCodexShim,
 } from "./agent-setup.js";
-import { claude } from "./claude.js";
-import { codex } from "./codex.js";
-import { gemini } from "./gemini.js";
-import type { AgentAdapter } from "./types.js";
 
 export type HookScope = "project" | "user";
 export const HOOK_AGENTS: readonly HookAgent[] = ["claude", "codex", "gemini"];
-const ADAPTERS: Record<HookAgent, AgentAdapter> = { claude, codex, gemini };
 export const BACKUP_SUFFIX = ".baton.bak";
 
 export interface HookPlaceOptions {

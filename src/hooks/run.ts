@@ -11,14 +11,28 @@
  *
  * Start-up is the budget (the agent waits for this process on every tool call; see
  * docs/benchmarks.md "hooks"): reached from the fast path in cli/entry.ts without commander,
- * stdin read with readFileSync(0) (no streams), output written to the file descriptor, and the
- * Baton facade and handler imported only once there is a workspace to act on.
+ * stdin read with readFileSync(0) (no streams), output written to the file descriptor, and
+ * Baton opened only once there is a workspace to act on. It answers through the same API as the
+ * server (`baton.agents.handle`), with the request id entry.ts made when it tried the server
+ * first: a step the server committed before it broke off is found by its key, not repeated.
  */
 import type { Baton } from "../api.js";
 import { writeStderr, writeStdout } from "../cli/output.js";
+import { isNoop } from "../core/hooks/types.js";
 import { envOptions } from "../env-options.js";
-import { adapterFor, agentPid, logHookFailure, parseEvent, parseHookArgs, readStdin, stdoutOf, workspaceFor } from "./front.js";
-import { type HookEvent, isNoop } from "./types.js";
+import {
+  adapterFor,
+  agentPid,
+  debugLine,
+  hookDeadline,
+  logHookFailure,
+  newRequestId,
+  parseEvent,
+  parseHookArgs,
+  readStdin,
+  stdoutOf,
+  workspaceFor,
+} from "./front.js";
 
 export { adapterFor, agentPid } from "./front.js";
 
@@ -32,11 +46,10 @@ export interface RunHookOptions {
   exit?: boolean;
   /** The payload, when the caller already read stdin (entry.ts). */
   input?: string;
-  /**
-   * The hook was handed to the server, which took it but gave no answer (it stopped or was
-   * killed while acting): log this and let the agent go on, without acting a second time.
-   */
-  lost?: { code: string; message: string };
+  /** The request id entry.ts made (and sent to a server that did not answer): the same keys, so nothing is done twice. */
+  requestId?: string;
+  /** Why the hook is answered here and not by the server (BATON_HOOK_DEBUG says it). */
+  reason?: string;
   /** The script that runs `baton` (bin/baton.cjs): lets session-start and prompt hooks start a server. */
   launcher?: string;
 }
@@ -54,7 +67,7 @@ export async function runHook(argv: readonly string[], opts: RunHookOptions = {}
   }
   const { native, root } = args;
   let out = adapter.passThrough(native);
-  let ev: HookEvent;
+  let ev: ReturnType<typeof parseEvent>;
   try {
     ev = parseEvent(adapter, native, opts.input ?? readStdin(), process.cwd());
   } catch (err) {
@@ -66,14 +79,10 @@ export async function runHook(argv: readonly string[], opts: RunHookOptions = {}
   if (isNoop(ev)) return writeOut(out);
   const ws = workspaceFor(root, ev.cwd);
   if (!ws) return writeOut(out); // not a Baton project: nothing to record
-  if (opts.lost) {
-    await logHookFailure(ws.dir, adapter.agent, native, opts.lost);
-    return writeOut(out);
-  }
 
   let baton: Baton | undefined;
   try {
-    const [{ openBaton }, { answerHook }] = await Promise.all([import("../compose.js"), import("./answer.js")]);
+    const { openBaton } = await import("../compose.js");
     baton = await openBaton({
       root: ws.root,
       create: false,
@@ -81,11 +90,17 @@ export async function runHook(argv: readonly string[], opts: RunHookOptions = {}
       storeTimeoutMs: HOOK_STORE_TIMEOUT_MS,
       ...withoutNotes(envOptions()),
     });
-    out = await answerHook(baton, adapter, native, ev, agentPid());
+    const response = await baton.agents.handle(ev, {
+      agentPid: agentPid(),
+      requestId: opts.requestId ?? newRequestId(),
+      deadline: hookDeadline(adapter, ev.native),
+    });
+    out = adapter.render(ev, response);
   } catch (err) {
     await logHookFailure(ws.dir, adapter.agent, native, err);
     out = adapter.passThrough(native);
   }
+  debugLine(`answered in this process (${opts.reason ?? "run directly"})`);
   writeOut(out);
   if (opts.launcher && (ev.kind === "session_start" || ev.kind === "prompt")) {
     // After the answer: the agent is not kept waiting for the server's start.

@@ -1,7 +1,8 @@
 /**
- * `POST /v1/hooks/:agent/:event`: a hook process hands its payload to the server, which answers
- * it with its open Baton exactly as the process would have (hooks/answer.ts) and returns what
- * the process prints: `{"stdout": "…"}`. See docs/http-api.md and docs/integrations.md.
+ * `POST /v1/hooks/:agent/:event`: a hook process hands the neutral event it translated from the
+ * agent's payload (core/hooks/) to the server, which answers it with its open workspace through
+ * the same API the process would use (`baton.agents.handle`) and returns the neutral response
+ * for the process to render. See docs/http-api.md and docs/integrations.md.
  *
  * The route is served on node:http directly, after the guard every request passes (server.ts:
  * Host, Origin, content type, declared length) and with the same token rule as every /v1 route
@@ -9,32 +10,32 @@
  * Request/Response objects cost ~1.5 ms of each hook's ~3 ms on the server, and the agent
  * waits for every hook.
  *
+ * The status line and headers go out as soon as the hook is taken, the body when it is
+ * answered: a hook process that sees no status line within a second knows the server is not
+ * taking hooks (stopped, or busy with a long synchronous step) and answers it itself. Nothing
+ * here decides who runs a hook: every step is keyed by the agent's ids (core/hooks/keys.ts), so
+ * a hook answered here and again in its process acts once.
+ *
  * The server refuses (and the hook process then answers the hook itself) when the hook's
- * workspace is not the one it serves, when `.baton/config.json` changed since it opened the
- * workspace (the workspace's settings would differ from what a new process reads), and when
- * the hook process already took the hook back (claims.ts). Failures of Baton itself are not
- * refusals: they are logged to `.baton/logs/hooks.log` and answered with the agent's "go on"
- * form, as in a hook process.
+ * workspace is not the one it serves, when `.baton/config.json` or a user flow changed since it
+ * opened the workspace (the workspace's settings would differ from what a new process reads),
+ * and while it shuts down. Failures of Baton itself are not refusals: `agents.handle` logs them
+ * to `.baton/logs/hooks.log` and answers `{}`, as in a hook process.
  */
 import { readdirSync, statSync } from "node:fs";
 import type { IncomingMessage, ServerResponse } from "node:http";
 import { isAbsolute, join } from "node:path";
 import type { Baton } from "../api.js";
 import { jsonBoundsProblem } from "../core/canonical.js";
+import type { HookEvent, HookResponse } from "../core/hooks/types.js";
+import { isRequestId, readHookEvent } from "../core/hooks/wire.js";
 import { BatonError, badInput } from "../errors.js";
-import { answerHook } from "../hooks/answer.js";
-import { claim, isRequestId, recordAnswer, sweepClaims } from "../hooks/claims.js";
-import { adapterFor, logHookFailure, stdoutOf } from "../hooks/front.js";
-import { isNoop } from "../hooks/types.js";
 import { errorResponse } from "./http-errors.js";
 import { bearerToken, tokenMatches } from "./security.js";
 
-export interface HookAnswer {
-  stdout: string;
-}
-
 export interface HookAnswerer {
-  answer(agent: string, event: string, body: Record<string, unknown>): Promise<HookAnswer>;
+  /** Check the request and take the hook (a refusal throws before anything is done); the promise answers it. */
+  take(agent: string, event: string, body: Record<string, unknown>): () => Promise<HookResponse>;
 }
 
 export interface HookAnswererOptions {
@@ -44,7 +45,7 @@ export interface HookAnswererOptions {
   onConfigChanged?: () => void;
 }
 
-const SWEEP_EVERY_MS = 5 * 60 * 1000;
+const AGENTS: readonly string[] = ["claude", "codex", "gemini"];
 
 /** A file's identity: device and inode (so a symlinked path names the same directory), or undefined if missing. */
 function identity(path: string): string | undefined {
@@ -92,19 +93,24 @@ export function hookAnswerer(o: HookAnswererOptions): HookAnswerer {
   const served = identity(dir);
   const config = configStamp(dir);
   let configChanged = false;
-  let lastSweep = 0;
 
   return {
-    async answer(agent, event, body) {
-      const adapter = adapterFor(agent);
-      if (!adapter) throw new BatonError("not_found", `no hook adapter for agent "${agent}"; use claude, codex or gemini`);
-      const { requestId, root, cwd, agentPid, payload } = body;
+    take(agent, native, body) {
+      if (!AGENTS.includes(agent)) throw new BatonError("not_found", `no hook adapter for agent "${agent}"; use claude, codex or gemini`);
+      const { requestId, root, agentPid, deadline } = body;
       if (!isRequestId(requestId)) throw badInput('"requestId" must be 8 to 80 letters, digits, "-" or "_"');
       if (typeof root !== "string" || !isAbsolute(root)) throw badInput('"root" must be the absolute path of the hook\'s workspace');
-      if (typeof cwd !== "string" || !isAbsolute(cwd)) throw badInput('"cwd" must be the hook process\'s absolute working directory');
       if (typeof agentPid !== "number" || !Number.isSafeInteger(agentPid) || agentPid <= 0) throw badInput('"agentPid" must be a pid');
-      if (typeof payload !== "object" || payload === null || Array.isArray(payload))
-        throw badInput('"payload" must be the agent\'s JSON object');
+      if (typeof deadline !== "number" || !Number.isSafeInteger(deadline) || deadline <= 0)
+        throw badInput('"deadline" must be a time in ms since the epoch');
+      let ev: HookEvent;
+      try {
+        ev = readHookEvent(body.event);
+      } catch (err) {
+        throw badInput(`the hook's event: ${(err as Error).message}`);
+      }
+      if (ev.agent !== agent || ev.native !== native)
+        throw badInput(`the event is ${ev.agent} ${ev.native}, the path names ${agent} ${native}`);
       if (o.shutdown.aborted) throw new BatonError("shutting_down", "the server is shutting down; answer the hook in its own process");
       if (served === undefined || identity(join(root, ".baton")) !== served) {
         throw new BatonError("wrong_workspace", `this server serves ${o.baton.root}, not ${root}`, { root: o.baton.root });
@@ -119,27 +125,7 @@ export function hookAnswerer(o: HookAnswererOptions): HookAnswerer {
           `${join(dir, "config.json")} or the flows in ${join(dir, "flows")} changed since this server started; hooks run in their own process until it restarts`,
         );
       }
-      try {
-        if (!claim(dir, requestId)) throw new BatonError("conflict", "the hook process took this hook back; it answers it itself");
-      } catch (err) {
-        if (err instanceof BatonError) throw err;
-        throw new BatonError("io_error", `cannot record the hook's claim in ${dir}: ${(err as Error).message}`, {}, { cause: err });
-      }
-      let out: string;
-      try {
-        const ev = adapter.parse(event, payload as Record<string, unknown>, cwd);
-        out = isNoop(ev) ? adapter.passThrough(event) : await answerHook(o.baton, adapter, event, ev, agentPid);
-      } catch (err) {
-        await logHookFailure(dir, adapter.agent, event, err);
-        out = adapter.passThrough(event);
-      }
-      const stdout = stdoutOf(out);
-      recordAnswer(dir, requestId, stdout);
-      if (Date.now() - lastSweep > SWEEP_EVERY_MS) {
-        lastSweep = Date.now();
-        sweepClaims(dir);
-      }
-      return { stdout };
+      return () => o.baton.agents.handle(ev, { agentPid, requestId, deadline });
     },
   };
 }
@@ -180,8 +166,13 @@ export function hookHttpHandler(o: { answerer: HookAnswerer; token: string; maxB
         throw badInput("the agent and event in the path must be percent-encoded names");
       }
       const body = await readBody(req, o.maxBodyBytes);
-      const { stdout } = await o.answerer.answer(agent, event, body);
-      send(200, { stdout });
+      const work = o.answerer.take(agent, event, body);
+      // Taken: say so at once (the hook process stops waiting for a server that does not take
+      // hooks after a second), then answer. No Content-Length: the body follows chunked.
+      res.writeHead(200, { "Content-Type": "application/json" });
+      res.flushHeaders();
+      const response = await work();
+      res.end(JSON.stringify({ response }));
     } catch (err) {
       const { status, body } = errorResponse(err);
       if (status === 500) console.error(`baton serve: POST ${(req.url ?? "").split("?")[0]} failed:`, err);

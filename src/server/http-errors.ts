@@ -11,6 +11,7 @@ const STATUS: Partial<Record<ErrorCode, number>> = {
   unsupported_media_type: 415,
   storage_busy: 503,
   shutting_down: 503,
+  deadline_exceeded: 503,
 };
 
 /** The HTTP status for an error code: explicit ones above, else by the CLI's exit-code class. */

@@ -9,6 +9,7 @@ import { createServer, type IncomingMessage, type Server, type ServerResponse } 
 import type { AddressInfo } from "node:net";
 import { getRequestListener } from "@hono/node-server";
 import type { Baton } from "../api.js";
+import { BUILD } from "../core/build.js";
 import { BatonError, badInput } from "../errors.js";
 import { readServerFile, releaseServerFile, type ServerInfo, serverAlive } from "../services/server-file.js";
 import { type AppOptions, buildApp } from "./app.js";
@@ -159,9 +160,10 @@ export async function startServer(baton: Baton, opts: ServerOptions = {}): Promi
     errorHandler: () => new Response(JSON.stringify({ error: { code: "internal", message: "request failed" } }), { status: 500 }),
   });
 
-  const info: ServerInfo = { pid: process.pid, port, token, startedAt: new Date().toISOString() };
+  const info: ServerInfo = { pid: process.pid, port, token, startedAt: new Date().toISOString(), version: BUILD };
   const startTime = ownStartTime();
   if (startTime !== undefined) info.startTime = startTime;
+  if (idleExitMs !== undefined) info.idleExitMs = idleExitMs;
   // Whatever stops the start from here (another server, a full disk) closes the listener: a
   // server that cannot say where it is must not keep the port and the database.
   const stopListening = () => new Promise<void>((resolve) => server.close(() => resolve()));

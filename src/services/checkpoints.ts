@@ -21,7 +21,7 @@ import type { Backend, CheckpointFileRow, CheckpointRow, SkippedPath, StatCacheR
 import { sessionKey } from "../backend/contract.js";
 import { checksum, randomHex, sha256 } from "../core/canonical.js";
 import type { Checkpoint, CheckpointFile, CheckpointInfo, CheckpointKind } from "../core/checkpoints.js";
-import { BatonError, badInput } from "../errors.js";
+import { BatonError, badInput, checkDeadline } from "../errors.js";
 import { Blobs, type StagedBlob } from "./blobs.js";
 import { CACHE_TOUCH_MS, CACHE_TTL_MS, cacheScope } from "./cache-scope.js";
 import { type CheckpointOptions, DEFAULT_PRIVATE, pathMatcher, readCheckpointConfig } from "./checkpoint-config.js";
@@ -44,10 +44,21 @@ export interface CheckpointInput {
   turn?: number;
   runId?: string;
   pinned?: boolean;
+  /**
+   * The checkpoint's id (`cp-` and 1-60 letters, digits, `.`, `_`, `-`), for a caller that may
+   * ask twice (an agent hook answered by the server, then by its own process): a create with an
+   * id this session already has returns that checkpoint (`duplicate`) and reads nothing; one
+   * another session has is `conflict`. Default: a fresh random id.
+   */
+  id?: string;
+  /** Commit only by this time (ms since the epoch), checked right before the commit; later: `deadline_exceeded`, nothing stored. */
+  deadline?: number;
 }
 
 export interface CheckpointResult {
   checkpoint: Checkpoint;
+  /** The id was given and already taken in this session: this is the checkpoint made then. */
+  duplicate?: boolean;
   /** Checkpoints retention pruned to make room. */
   pruned: string[];
   /** Whole tree: files read (new or changed) vs trusted from the stat cache; blobs newly stored. */
@@ -76,6 +87,15 @@ const MAX_RETRIES = 3;
  * makes the checkpoint start again.
  */
 const STAGE_AHEAD_BYTES = 32 * 1024 * 1024;
+
+const CHECKPOINT_ID = /^cp-[A-Za-z0-9._-]{1,60}$/;
+
+/** The checkpoint a caller's id names was made before (found inside the commit's transaction). */
+class AlreadyTaken extends BatonError {
+  constructor(readonly row: CheckpointRow) {
+    super("conflict", `checkpoint ${row.id} exists`);
+  }
+}
 
 /**
  * Blobs were collected since this checkpoint read the blob epoch (or a blob file it staged is
@@ -280,11 +300,31 @@ export class CheckpointService {
     if (input.files && input.files.length > 0 && input.all) throw badInput("give either --files or --all, not both");
     if (input.turn !== undefined && (!Number.isSafeInteger(input.turn) || input.turn < 0))
       throw badInput("turn must be a whole number ≥ 0");
-    if (input.files && input.files.length > 0) {
-      const paths = [...new Set(input.files.map((p) => this.relPath(p)))];
-      return this.#targeted(sessionId, "targeted", paths, input);
+    if (input.id !== undefined && !CHECKPOINT_ID.test(input.id))
+      throw badInput(`checkpoint id ${JSON.stringify(input.id)} is invalid: "cp-" and 1-60 letters, digits, ".", "_" or "-"`);
+    if (input.deadline !== undefined && !Number.isFinite(input.deadline)) throw badInput("deadline must be a time in ms since the epoch");
+    try {
+      // Taken already (the first attempt of a caller that retries): nothing is read again.
+      if (input.id !== undefined) {
+        const prior = await this.#backend.transaction("read", (tx) => tx.checkpoints.getCheckpoint(input.id as string));
+        if (prior) throw new AlreadyTaken(prior);
+      }
+      checkDeadline(input.deadline, "the checkpoint");
+      if (input.files && input.files.length > 0) {
+        const paths = [...new Set(input.files.map((p) => this.relPath(p)))];
+        return await this.#targeted(sessionId, "targeted", paths, input);
+      }
+      return await this.#tree(sessionId, input);
+    } catch (err) {
+      if (!(err instanceof AlreadyTaken)) throw err;
+      if (err.row.sessionId !== sessionId) {
+        throw new BatonError("conflict", `checkpoint id ${err.row.id} is taken by session ${err.row.sessionId}; give another id`, {
+          checkpointId: err.row.id,
+        });
+      }
+      const checkpoint = await this.get(err.row.id);
+      return { checkpoint, pruned: [], stats: { files: checkpoint.files.length, read: 0, cached: 0, blobsStored: 0 }, duplicate: true };
     }
-    return this.#tree(sessionId, input);
   }
 
   /** Mark the files whose blobs stay in this workspace (private files, on a shared store), in place. */
@@ -293,9 +333,19 @@ export class CheckpointService {
     return files;
   }
 
-  /** A safety checkpoint of `paths`, taken by a rollback before it restores `restores`. */
-  safety(sessionId: string, paths: readonly string[], restores: string, protect: readonly string[]): Promise<CheckpointResult> {
-    return this.#targeted(sessionId, "safety", paths, { label: `before rolling back to ${restores}` }, restores, protect);
+  /**
+   * A safety checkpoint of `paths`, taken by a rollback before it restores `restores`. `after`
+   * runs inside its transaction (the rollback's `rollback:started`), then the deadline is checked.
+   */
+  safety(
+    sessionId: string,
+    paths: readonly string[],
+    restores: string,
+    protect: readonly string[],
+    o: { deadline?: number; after?: (tx: StoreTx, checkpoint: { id: string; files: readonly CheckpointFile[] }) => Promise<void> } = {},
+  ): Promise<CheckpointResult> {
+    const input = { label: `before rolling back to ${restores}`, ...(o.deadline !== undefined ? { deadline: o.deadline } : {}) };
+    return this.#targeted(sessionId, "safety", paths, input, restores, protect, o.after);
   }
 
   async #targeted(
@@ -305,6 +355,7 @@ export class CheckpointService {
     input: CheckpointInput,
     restores?: string,
     protect: readonly string[] = [],
+    after?: (tx: StoreTx, checkpoint: { id: string; files: readonly CheckpointFile[] }) => Promise<void>,
   ): Promise<CheckpointResult> {
     const files: CheckpointFile[] = [];
     const staged: { path: string; blob: StagedBlob }[] = [];
@@ -329,9 +380,17 @@ export class CheckpointService {
     for (let attempt = 1; ; attempt++) {
       let stored = 0;
       try {
-        const result = await this.#commit(sessionId, kind, files, input, { restores, protect }, async (tx) => {
-          stored = await this.#store(tx, blobs);
-        });
+        const result = await this.#commit(
+          sessionId,
+          kind,
+          files,
+          input,
+          { restores, protect },
+          async (tx) => {
+            stored = await this.#store(tx, blobs);
+          },
+          after,
+        );
         stored += blobs.filter((b) => b.fileCreated).length;
         return { ...result, stats: { files: files.length, read: paths.length, cached: 0, blobsStored: stored } };
       } catch (err) {
@@ -483,7 +542,7 @@ export class CheckpointService {
     input: CheckpointInput,
     extra: { restores?: string | undefined; protect?: readonly string[]; skipped?: readonly SkippedPath[] },
     check: (tx: StoreTx) => Promise<void>,
-    after?: (tx: StoreTx) => Promise<void>,
+    after?: (tx: StoreTx, checkpoint: { id: string; files: readonly CheckpointFile[] }) => Promise<void>,
   ): Promise<Omit<CheckpointResult, "stats">> {
     return this.#backend.transaction("write", async (tx) => {
       await tx.lockKey(sessionKey(sessionId)); // the next checkpoint seq, one writer of the session at a time
@@ -497,9 +556,12 @@ export class CheckpointService {
       // before `check` takes it shared: two writers that each held it shared and then both
       // wanted it exclusively would deadlock.
       if ((await q.retentionCandidates(sessionId, this.retain - 1)).length > 0) await q.reserveCollector();
+      // A caller's id taken meanwhile (its other attempt committed first): that one stands.
+      const taken = input.id !== undefined ? await q.getCheckpoint(input.id) : undefined;
+      if (taken) throw new AlreadyTaken(taken);
       await check(tx);
       const last = await q.lastCheckpoint(sessionId);
-      const id = `cp-${randomHex(5)}`;
+      const id = input.id ?? `cp-${randomHex(5)}`;
       const row: CheckpointRow = {
         id,
         sessionId,
@@ -523,7 +585,9 @@ export class CheckpointService {
       };
       await this.#manifests.insert(q, row, files.map(toRow));
       const pruned = await this.#applyRetention(tx, sessionId, new Set([row.id, ...(extra.protect ?? [])]));
-      await after?.(tx);
+      await after?.(tx, { id: row.id, files });
+      // Last, right before the commit: past the deadline this transaction stores nothing.
+      checkDeadline(input.deadline, `checkpoint ${row.id}`);
       return { checkpoint: { ...toInfo(row), files }, pruned };
     });
   }

@@ -416,6 +416,17 @@ export class Journal {
     return this.#inOrder(sessionId, () => this.#events(sessionId, opts));
   }
 
+  /** The event appended with id `id`, if any (an idempotency key's first use); unreadable rows count as none. */
+  async find(sessionId: string, id: string): Promise<JournalEvent | undefined> {
+    return this.#inOrder(sessionId, () =>
+      this.#backend.transaction("read", async (tx) => {
+        const row = await tx.findEventById(sessionId, id);
+        const parsed = row ? parseRow(row) : undefined;
+        return parsed && "event" in parsed ? parsed.event : undefined;
+      }),
+    );
+  }
+
   /** Run `work` after the session's earlier requests settle, where the backend does not order them. */
   #inOrder<T>(sessionId: string, work: () => Promise<T>): Promise<T> {
     if (this.#backend.capabilities.serialWrites) return work();

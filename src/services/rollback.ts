@@ -6,12 +6,19 @@
  * 2. Plan: the version of each path at the target, compared with what is on disk now. Every
  *    path is validated, every parent lstat'ed, every blob read and verified, all before any
  *    file is touched: a hostile manifest or a corrupt blob changes nothing.
- * 3. Take a safety checkpoint of the files about to change (so the rollback can be undone);
- *    write every new version to a temp file beside its target and fsync it; append
- *    `rollback:started`; rename each temp file over its target (or remove the file); fsync
- *    the directories once each; append `rollback:applied`. Killed in between, each file is
- *    wholly old or wholly new (rename is atomic), and status answers `finish_rollback` with
- *    both ways out; the dead process's temp files are removed by the next rollback.
+ * 3. Write every new version to a temp file beside its target and fsync it; then, in one
+ *    transaction, take a safety checkpoint of the files about to change (so the rollback can be
+ *    undone) and append `rollback:started`; rename each temp file over its target (or remove
+ *    the file); fsync the directories once each; append `rollback:applied`. Killed in between,
+ *    each file is wholly old or wholly new (rename is atomic), and status answers
+ *    `finish_rollback` with both ways out; the dead process's temp files are removed by the
+ *    next rollback.
+ *
+ * A rollback with a `key` (an agent hook's request id) has an id derived from it, and its
+ * `rollback:started` is the claim: appended only if no rollback with that id started, so two
+ * attempts at one request (a hook answered by the server, then by its own process) roll back
+ * once, and the second answers with the first's result. A `deadline` is checked right before
+ * that transaction commits: past it, nothing was changed.
  *
  * About 600 lines: the plan is one decision per path over the same facts (what is on disk now,
  * what each checkpoint of the range says, what the safety checkpoint could store), kept together
@@ -23,12 +30,13 @@ import { randomHex, sha256 } from "../core/canonical.js";
 import { type Checkpoint, type CheckpointInfo, chooseTarget, composeRestore, type RestoreEntry } from "../core/checkpoints.js";
 import { pathProblem } from "../core/paths.js";
 import { redactText } from "../core/redact.js";
-import { BatonError, badInput } from "../errors.js";
+import { BatonError, badInput, checkDeadline } from "../errors.js";
 import { fsyncDir } from "./blobs.js";
 import { otherMachine, privateHolder } from "./checkpoint-origin.js";
 import { type CheckpointService, isIgnoreFile, toFile, toInfo } from "./checkpoints.js";
 import { MAX_DIFF_BYTES, unifiedDiff } from "./file-diff.js";
 import type { Journal } from "./journal.js";
+import { ClaimedElsewhere, rollbackIdFor, settledRollback } from "./rollback-key.js";
 import {
   type Current,
   type CurrentStat,
@@ -67,6 +75,14 @@ export interface RollbackInput {
   actor?: string;
   /** Called after each file is restored or removed. */
   onProgress?: (p: { done: number; total: number; path: string }) => void;
+  /**
+   * An idempotency key (1-200 characters): a rollback with the key of one already carried out
+   * in this session returns that one's result (`repeated`) and changes nothing; one another
+   * caller is carrying out is waited for (until `deadline`, else 10 s: then `conflict`).
+   */
+  key?: string;
+  /** Start changing files only by this time (ms since the epoch); later: `deadline_exceeded`, nothing changed. */
+  deadline?: number;
 }
 
 export type ChangeAction = "restore" | "create" | "remove" | "unchanged" | "kept";
@@ -101,10 +117,14 @@ export interface RollbackResult {
   warnings: string[];
   /** Dry run: every change as one unified diff. */
   diff?: string;
+  /**
+   * The key named a rollback already carried out: this is its result as recorded (`changes`
+   * holds the paths its events name, at most 50 restored and 50 removed; no warnings).
+   */
+  repeated?: boolean;
 }
 
 const EVENT_PATHS = 50;
-
 interface Planned extends RollbackChange {
   /** The blob to restore from (read after planning, all at once). */
   want?: string;
@@ -148,8 +168,21 @@ export class RollbackService {
     this.#exactName = opts.exactName ?? hasExactName;
   }
 
+  get #deps() {
+    return { journal: this.#journal, backend: this.#backend };
+  }
+
   async rollback(sessionId: string, input: RollbackInput = {}): Promise<RollbackResult> {
     if (input.steps !== undefined && input.to !== undefined) throw badInput("give a number of steps or --to <checkpoint>, not both");
+    if (input.key !== undefined && (typeof input.key !== "string" || input.key.length < 1 || input.key.length > 200))
+      throw badInput("a rollback's key must be 1-200 characters");
+    if (input.deadline !== undefined && !Number.isFinite(input.deadline)) throw badInput("deadline must be a time in ms since the epoch");
+    const keyed = input.key !== undefined && !input.dryRun ? rollbackIdFor(sessionId, input.key) : undefined;
+    if (keyed !== undefined) {
+      const done = await settledRollback(this.#deps, sessionId, keyed, input.deadline);
+      if (done) return done;
+    }
+    checkDeadline(input.deadline, "the rollback");
     const root = this.#cps.root;
     const { target, range, prunedInRange } = await this.#choose(sessionId, input);
     const here = this.#cps.host();
@@ -242,46 +275,63 @@ export class RollbackService {
       };
     }
 
-    const safety = await this.#cps.safety(
-      sessionId,
-      changing.map((p) => p.path),
-      target.id,
-      range.map((c) => c.id),
-    );
-    // A file that grew past maxFileBytes or became a link since it was planned: the safety
-    // checkpoint could not store it, so nothing is changed.
-    const unstored = safety.checkpoint.files.find((f) => "skipped" in f);
-    if (unstored !== undefined && "skipped" in unstored) {
-      throw unsafePath(
-        unstored.path,
-        `changed while the rollback was planned (${unstored.skipped} now), so the safety checkpoint could not store it and nothing was restored; run the rollback again`,
-      );
-    }
     // Every new version is written (and fsynced) beside its target first; only renames remain
     // (a deferred one, whose place is not free yet, after the removals).
     const prepared = new Map<Planned, PreparedWrite>();
+    const rollbackId = keyed ?? `rb-${randomHex(5)}`;
+    const actor = input.actor ?? "user";
+    let safety: Awaited<ReturnType<CheckpointService["safety"]>>;
     try {
       for (const p of changing)
         if (p.action !== "remove" && !p.deferred)
           prepared.set(p, prepareWrite(root, p.path, p.content as Buffer, p.mode ?? 0o644, this.#durable));
+      // The safety checkpoint and `rollback:started` commit together, by the deadline, and only
+      // for the first caller with this key.
+      safety = await this.#cps.safety(
+        sessionId,
+        changing.map((p) => p.path),
+        target.id,
+        range.map((c) => c.id),
+        {
+          ...(input.deadline !== undefined ? { deadline: input.deadline } : {}),
+          after: async (tx, cp) => {
+            // A file that grew past maxFileBytes or became a link since it was planned: the
+            // safety checkpoint could not store it, so nothing is changed.
+            const unstored = cp.files.find((f) => "skipped" in f);
+            if (unstored !== undefined && "skipped" in unstored) {
+              throw unsafePath(
+                unstored.path,
+                `changed while the rollback was planned (${unstored.skipped} now), so the safety checkpoint could not store it and nothing was restored; run the rollback again`,
+              );
+            }
+            if (keyed !== undefined && (await tx.findEventById(sessionId, `${rollbackId}.started`))) throw new ClaimedElsewhere(rollbackId);
+            await this.#journal.appendInTx(tx, sessionId, [
+              {
+                id: `${rollbackId}.started`,
+                type: "rollback:started",
+                actor,
+                data: {
+                  id: rollbackId,
+                  target: target.id,
+                  safety: cp.id,
+                  files: changing.length,
+                  ...(input.to === undefined ? { steps: input.steps ?? 1 } : {}),
+                  paths: changing.slice(0, EVENT_PATHS).map((p) => p.path),
+                },
+              },
+            ]);
+          },
+        },
+      );
     } catch (err) {
       for (const w of prepared.values()) discardWrite(root, w);
+      if (err instanceof ClaimedElsewhere) {
+        const done = await settledRollback(this.#deps, sessionId, rollbackId, input.deadline, true);
+        if (done) return done;
+      }
       throw err;
     }
-    const rollbackId = `rb-${randomHex(5)}`;
-    const actor = input.actor ?? "user";
     const base = { id: rollbackId, target: target.id, safety: safety.checkpoint.id };
-    await this.#journal.append(sessionId, {
-      id: `${rollbackId}.started`,
-      type: "rollback:started",
-      actor,
-      data: {
-        ...base,
-        files: changing.length,
-        ...(input.to === undefined ? { steps: input.steps ?? 1 } : {}),
-        paths: changing.slice(0, EVENT_PATHS).map((p) => p.path),
-      },
-    });
     let done = 0;
     const dirs = new Set<string>();
     const step = (p: Planned) => {
@@ -331,6 +381,7 @@ export class RollbackService {
           .filter((p) => p.action === "remove")
           .slice(0, EVENT_PATHS)
           .map((p) => p.path),
+        plan: planHash,
       },
     });
     return {

@@ -66,7 +66,11 @@ export class RunService {
     this.#facts = opts.facts ?? hostFacts;
   }
 
-  /** `run:started` in the journal and the run's liveness row, in one transaction. */
+  /**
+   * `run:started` in the journal and the run's liveness row, in one transaction. Starting a run
+   * id again (a caller retrying) returns the run already started, marked `duplicate`; with
+   * another agent or pid it is `conflict`.
+   */
   async start(sessionId: string, input: RunStartInput): Promise<{ runId: string; result: AppendResult; expiresAt: string }> {
     const runId = input.runId ?? `run-${randomHex(4)}`;
     if (!RUN_ID.test(runId)) throw badInput(`run id "${runId}" is invalid: 1-128 letters, digits, '.', '_', ':' or '-'`);
@@ -77,7 +81,14 @@ export class RunService {
     return this.#backend.transaction("write", async (tx) => {
       const data: JsonObject = { runId, agent: input.agent, pid };
       if (id.host !== undefined) data.host = id.host;
-      const [result] = await this.#journal.appendInTx(tx, sessionId, [{ type: "run:started", actor: input.agent, data }]);
+      const [result] = await this.#journal.appendInTx(tx, sessionId, [
+        { id: `run:${runId}:started`, type: "run:started", actor: input.agent, data },
+      ]);
+      if (result?.duplicate) {
+        const row = await tx.runs.getRun(sessionId, runId);
+        const expires = row ? Date.parse(row.heartbeatAt) + row.ttlMs : Date.parse(result.event.at) + ttlMs;
+        return { runId, result, expiresAt: new Date(expires).toISOString() };
+      }
       const at = (result as AppendResult).event.at;
       const now = this.#now();
       await tx.runs.insertRun({
@@ -125,11 +136,11 @@ export class RunService {
     });
   }
 
-  /** `run:ended` and the row, in one transaction. */
+  /** `run:ended` and the row, in one transaction; `id` is the event's idempotency key (a caller retrying). */
   async end(
     sessionId: string,
     runId: string,
-    r: { reason?: string; completedWork?: string; contextUsage?: number },
+    r: { reason?: string; completedWork?: string; contextUsage?: number; id?: string },
     actor: string,
   ): Promise<AppendResult> {
     return this.#backend.transaction("write", async (tx) => {
@@ -137,7 +148,9 @@ export class RunService {
       if (r.reason !== undefined) data.reason = r.reason;
       if (r.completedWork !== undefined) data.completedWork = r.completedWork;
       if (r.contextUsage !== undefined) data.contextUsage = r.contextUsage;
-      const [result] = await this.#journal.appendInTx(tx, sessionId, [{ type: "run:ended", actor, data }]);
+      const [result] = await this.#journal.appendInTx(tx, sessionId, [
+        { ...(r.id !== undefined ? { id: r.id } : {}), type: "run:ended", actor, data },
+      ]);
       if (await tx.runs.getRun(sessionId, runId)) await tx.runs.setRunState(sessionId, runId, "ended", (result as AppendResult).event.at);
       return result as AppendResult;
     });

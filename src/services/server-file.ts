@@ -18,6 +18,10 @@ export interface ServerInfo {
    * 22), so a pid reused after the server died (a reboot, a SIGKILL) is not taken for it.
    */
   startTime?: string;
+  /** The server's build (core/build.ts): hooks hand their events only to a server of their own build. */
+  version?: string;
+  /** Its idle exit, when it has one (the servers hooks start do): one of another build is replaced by the next session-start or prompt hook. */
+  idleExitMs?: number;
 }
 
 export const SERVER_FILE = "server.json";
@@ -42,6 +46,8 @@ function parseInfo(text: string): ServerInfo | undefined {
     if (typeof v.pid === "number" && typeof v.port === "number" && typeof v.token === "string" && typeof v.startedAt === "string") {
       const info: ServerInfo = { pid: v.pid, port: v.port, token: v.token, startedAt: v.startedAt };
       if (typeof v.startTime === "string") info.startTime = v.startTime;
+      if (typeof v.version === "string") info.version = v.version;
+      if (typeof v.idleExitMs === "number") info.idleExitMs = v.idleExitMs;
       return info;
     }
   } catch {

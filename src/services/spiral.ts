@@ -120,10 +120,17 @@ export class SpiralService {
   }
 
   /** Clear a spiral pause (`spiral:cleared`). Not paused: nothing is appended. */
-  async unpause(sessionId: string, opts: { reason?: string; actor?: string } = {}): Promise<{ unpaused: boolean; seq?: number }> {
+  async unpause(
+    sessionId: string,
+    opts: { reason?: string; actor?: string; id?: string } = {},
+  ): Promise<{ unpaused: boolean; seq?: number }> {
+    // A caller retrying with its key gets the first answer, not "was not paused".
+    const prior = opts.id !== undefined ? await this.#journal.find(sessionId, opts.id) : undefined;
+    if (prior?.type === "spiral:cleared") return { unpaused: true, seq: prior.seq };
     const view = await this.#journal.read(sessionId);
     if (!view.snapshot.facets.spiral?.paused) return { unpaused: false };
     const r = await this.#journal.append(sessionId, {
+      ...(opts.id !== undefined ? { id: opts.id } : {}),
       type: "spiral:cleared",
       actor: opts.actor ?? "user",
       data: opts.reason !== undefined ? { reason: opts.reason } : {},

@@ -8,7 +8,7 @@
  * the suite checks Codex agrees, and trusts by hand only hooks a user added (the benchmark's).
  */
 import { spawn } from "node:child_process";
-import { appendFileSync } from "node:fs";
+import { existsSync, readFileSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 
 export interface CodexHookEntry {
@@ -63,9 +63,21 @@ export async function trustCodexHooks(codex: string, cwd: string, env: Record<st
   const hooks = (await listCodexHooks(codex, cwd, env)).filter((h) => all || /\bhook codex\b/.test(h.command ?? ""));
   if (hooks.length === 0)
     throw new Error("codex hooks/list shows none of Baton's hooks: is .codex/hooks.json installed and the project trusted?");
-  const lines = hooks
-    .filter((h) => h.trustStatus !== "trusted" && h.currentHash)
-    .map((h) => `\n[hooks.state.${JSON.stringify(h.key)}]\ntrusted_hash = ${JSON.stringify(h.currentHash)}\n`);
-  appendFileSync(join(env.CODEX_HOME as string, "config.toml"), lines.join(""));
+  const file = join(env.CODEX_HOME as string, "config.toml");
+  const untrusted = hooks.filter((h) => h.trustStatus !== "trusted" && h.currentHash);
+  // An entry whose command was changed after `baton hooks install` trusted it (the benchmark's
+  // `true` hooks) already has a table: replace it (TOML forbids a key twice).
+  let text = existsSync(file) ? readFileSync(file, "utf8") : "";
+  for (const h of untrusted) {
+    const table = `[hooks.state.${JSON.stringify(h.key)}]`;
+    const at = text.indexOf(table);
+    if (at < 0) continue;
+    const next = text.indexOf("\n[", at + table.length);
+    text = text.slice(0, at) + (next < 0 ? "" : text.slice(next + 1));
+  }
+  writeFileSync(
+    file,
+    text + untrusted.map((h) => `\n[hooks.state.${JSON.stringify(h.key)}]\ntrusted_hash = ${JSON.stringify(h.currentHash)}\n`).join(""),
+  );
   return hooks;
 }

@@ -2,8 +2,10 @@
 import { readFileSync } from "node:fs";
 import { dirname, join } from "node:path";
 import { fileURLToPath } from "node:url";
+import { BatonError } from "../../errors.js";
 import type { AssetName } from "../../server/app.js";
 import { type StopReason, startServer } from "../../server/server.js";
+import { stopServer } from "../../server/server-file.js";
 import { DASHBOARD_HTML } from "../../web/dashboard-html.js";
 import { DEMO_HTML } from "../../web/demo-html.js";
 import { type Ctx, parseDurationOption, parseIntOption } from "../context.js";
@@ -17,11 +19,18 @@ const STOPPED: Record<StopReason, string> = {
 
 export async function serve(
   ctx: Ctx,
-  o: { port?: string; rotateToken?: boolean; allowOrigin?: string[]; idleExit?: string },
+  o: { port?: string; rotateToken?: boolean; allowOrigin?: string[]; idleExit?: string; replace?: string },
 ): Promise<void> {
   const port = parseIntOption(o.port, "--port", 0);
   const idleExitMs = parseDurationOption(o.idleExit, "--idle-exit");
+  const replace = parseIntOption(o.replace, "--replace", 1);
   const baton = await ctx.open();
+  // A server of another build that hooks started: it goes first (hooks/autostart.ts).
+  if (replace !== undefined && !(await stopServer(baton.workspace.dir, replace))) {
+    throw new BatonError("server_running", `the server pid ${replace} did not stop within 10 s; it still serves this workspace`, {
+      pid: replace,
+    });
+  }
   // Built beside this bundle: dist/browser.js and dist/web/demo.js.
   const dist = dirname(fileURLToPath(import.meta.url));
   const cache = new Map<string, string | undefined>();

@@ -13,8 +13,8 @@
  *   Pre/PostToolUse with the parent's session id, and its end is not the session's.
  * - Exit 0 with no output lets everything proceed; that is Baton's answer when it fails.
  */
-import { hookGroup } from "../core/hook-config.js";
-import { type AgentAdapter, type HookEvent, type HookResponse, obj, parsePayload, str, type ToolCall } from "./types.js";
+import { hookGroup } from "../hook-config.js";
+import { type AgentAdapter, type HookEvent, type HookResponse, type NeutralKind, obj, parsePayload, str, type ToolCall } from "./types.js";
 
 export const CLAUDE_CONTEXT_LIMIT = 10_000;
 const WRITE_TOOLS = new Set(["Write", "Edit", "MultiEdit", "NotebookEdit"]);
@@ -58,36 +58,31 @@ export function clipContext(text: string, limit: number): string {
   return text.length <= limit ? text : `${text.slice(0, limit - 1)}…`;
 }
 
+/** Claude Code's event names (Codex uses the same, without PostToolUseFailure). */
+export const CLAUDE_EVENTS: Readonly<Record<string, NeutralKind>> = Object.freeze({
+  SessionStart: "session_start",
+  UserPromptSubmit: "prompt",
+  PreToolUse: "before_tool",
+  PostToolUse: "after_tool",
+  PostToolUseFailure: "after_tool_failure",
+  PreCompact: "pre_compact",
+  PostCompact: "post_compact",
+  Stop: "stop",
+  SessionEnd: "session_end",
+});
+
 export const claude: AgentAdapter = {
   agent: "claude",
   label: "Claude Code",
   contextLimit: CLAUDE_CONTEXT_LIMIT,
 
-  parse: (native, p, cwd) =>
-    parsePayload(
-      {
-        agent: "claude",
-        events: {
-          SessionStart: "session_start",
-          UserPromptSubmit: "prompt",
-          PreToolUse: "before_tool",
-          PostToolUse: "after_tool",
-          PostToolUseFailure: "after_tool_failure",
-          PreCompact: "pre_compact",
-          PostCompact: "post_compact",
-          Stop: "stop",
-          SessionEnd: "session_end",
-        },
-        toolCall,
-      },
-      native,
-      p,
-      cwd,
-    ),
+  parse: (native, p, cwd, io) => parsePayload({ agent: "claude", events: CLAUDE_EVENTS, toolCall }, native, p, cwd, io),
 
   render(event, r) {
     return renderClaudeStyle(event, r, CLAUDE_CONTEXT_LIMIT);
   },
+
+  timeoutMs: () => TIMEOUT_S * 1000,
 
   passThrough() {
     return "";

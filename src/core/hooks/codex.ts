@@ -15,11 +15,10 @@
  *   PostToolUse), `hookSpecificOutput.permissionDecision: "deny"` + `permissionDecisionReason`
  *   (PreToolUse), `systemMessage` for the user.
  */
-import { isPatch, patchPaths } from "../core/apply-patch.js";
-import { hookGroup } from "../core/hook-config.js";
-import { renderClaudeStyle } from "./claude.js";
-import { codexCallOutcome } from "./codex-transcript.js";
-import { type AgentAdapter, obj, parsePayload, str, type ToolCall } from "./types.js";
+import { isPatch, patchPaths } from "../apply-patch.js";
+import { hookGroup } from "../hook-config.js";
+import { CLAUDE_EVENTS, renderClaudeStyle } from "./claude.js";
+import { type AgentAdapter, obj, type PayloadIO, parsePayload, str, type ToolCall } from "./types.js";
 
 const CONTEXT_LIMIT = 10_000;
 const TIMEOUT_S = 60;
@@ -76,12 +75,12 @@ export function codexFailure(response: unknown): string | undefined {
 
 /**
  * A shell or apply_patch call's failure: Codex sends the output alone, so the exit code comes
- * from the session transcript (hooks/codex-transcript.ts).
+ * from the session transcript, which the edge reads (hooks/codex-transcript.ts).
  */
-function callFailure(p: Record<string, unknown>): string | undefined {
+function callFailure(p: Record<string, unknown>, io: PayloadIO): string | undefined {
   const name = str(p.tool_name) ?? "";
   if (!SHELL_TOOLS.has(name) && name !== "apply_patch") return undefined;
-  const outcome = codexCallOutcome(p.transcript_path, p.tool_use_id);
+  const outcome = io.codexCallOutcome?.(p.transcript_path, p.tool_use_id);
   if (!outcome) return undefined;
   const failed = (outcome.exitCode !== undefined && outcome.exitCode !== 0) || outcome.status === "failed";
   if (!failed) return undefined;
@@ -90,36 +89,33 @@ function callFailure(p: Record<string, unknown>): string | undefined {
   return output ? `${output}\n(${code})` : code;
 }
 
+/** Claude Code's event names; a failed call comes as PostToolUse (there is no PostToolUseFailure). */
+const { PostToolUseFailure: _failure, ...CODEX_EVENTS } = CLAUDE_EVENTS;
+
 export const codex: AgentAdapter = {
   agent: "codex",
   label: "Codex",
   contextLimit: CONTEXT_LIMIT,
 
-  parse: (native, p, cwd) =>
+  parse: (native, p, cwd, io) =>
     parsePayload(
       {
         agent: "codex",
-        events: {
-          SessionStart: "session_start",
-          UserPromptSubmit: "prompt",
-          PreToolUse: "before_tool",
-          PostToolUse: "after_tool",
-          PreCompact: "pre_compact",
-          PostCompact: "post_compact",
-          Stop: "stop",
-          SessionEnd: "session_end",
-        },
+        events: CODEX_EVENTS,
         toolCall,
-        failure: (q) => codexFailure(q.tool_response) ?? callFailure(q),
+        failure: (q, pio) => codexFailure(q.tool_response) ?? callFailure(q, pio),
       },
       native,
       p,
       cwd,
+      io,
     ),
 
   render(event, r) {
     return renderClaudeStyle(event, r, CONTEXT_LIMIT);
   },
+
+  timeoutMs: (native) => (native === "SessionEnd" ? SESSION_END_TIMEOUT_S : TIMEOUT_S) * 1000,
 
   passThrough() {
     return "";

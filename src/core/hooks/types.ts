@@ -1,9 +1,11 @@
 /**
  * The neutral shape of agent hooks. Each agent's adapter (claude.ts, codex.ts, gemini.ts)
  * turns the agent's stdin JSON into a `HookEvent` and a `HookResponse` back into the agent's
- * own output; the handler (handler.ts) sees only these types.
+ * own output; the use cases (services/agent-hooks.ts, `baton.agents.handle`) see only these
+ * types. Pure: what an adapter needs from outside the payload (Codex's session transcript) is
+ * read by the edge and handed in as `PayloadIO`.
  */
-import type { HookAgent, HookGroupSpec } from "../core/hook-config.js";
+import type { HookAgent, HookGroupSpec } from "../hook-config.js";
 
 export type { HookAgent };
 
@@ -24,6 +26,12 @@ export interface ToolCall {
   callId?: string;
 }
 
+/** What an adapter needs from outside the payload, read by the edge (core does no I/O). */
+export interface PayloadIO {
+  /** How a Codex call ended, from the session transcript its payload names (hooks/codex-transcript.ts). */
+  codexCallOutcome?(transcriptPath: unknown, callId: unknown): { status?: string; exitCode?: number } | undefined;
+}
+
 interface Base {
   agent: HookAgent;
   /** The event name the agent used (`PreToolUse`, `BeforeTool`). */
@@ -32,6 +40,11 @@ interface Base {
   agentSessionId?: string;
   /** The agent's working directory (from the payload, else the process's). */
   cwd: string;
+  /**
+   * When the agent sent the hook, as it says (Gemini CLI's `timestamp`). Gemini CLI sends no
+   * call id: this tells one invocation of an identical call from the next.
+   */
+  sentAt?: string;
 }
 
 export type SessionSource = "startup" | "resume" | "compact" | "clear";
@@ -73,13 +86,15 @@ export interface AgentAdapter {
   /** The most context text the agent takes from one hook. */
   contextLimit: number;
   /** The agent's stdin JSON for `native` (the event named on the command line) as a neutral event. */
-  parse(native: string, payload: Record<string, unknown>, cwd: string): HookEvent;
+  parse(native: string, payload: Record<string, unknown>, cwd: string, io?: PayloadIO): HookEvent;
   /** The agent's stdout for a response; "" prints nothing. */
   render(event: HookEvent, response: HookResponse): string;
   /** What to print when Baton itself failed or has nothing to say: let the agent continue. */
   passThrough(native: string): string;
   /** The hook configuration the installer writes, with `command` as the launcher prefix. */
   hookSpecs(command: string): HookGroupSpec[];
+  /** How long the agent waits for the hook of event `native` as installed (`hookSpecs`), in ms. */
+  timeoutMs(native: string): number;
 }
 
 export const SESSION_SOURCES: readonly SessionSource[] = ["startup", "resume", "compact", "clear"];
@@ -102,16 +117,29 @@ export interface PayloadReader {
   events: Readonly<Record<string, NeutralKind>>;
   toolCall(p: Record<string, unknown>): ToolCall;
   /** The failure an after-tool payload reports, or undefined for a success. Default: none. */
-  failure?(p: Record<string, unknown>): string | undefined;
+  failure?(p: Record<string, unknown>, io: PayloadIO): string | undefined;
   /** The tool's output in an after-tool payload. Default: `tool_response`. */
   output?(p: Record<string, unknown>): unknown;
 }
 
 /** An agent's stdin JSON for `native` (the event named on the command line) as a neutral event. */
-export function parsePayload(reader: PayloadReader, native: string, p: Record<string, unknown>, cwd: string): HookEvent {
+export function parsePayload(
+  reader: PayloadReader,
+  native: string,
+  p: Record<string, unknown>,
+  cwd: string,
+  io: PayloadIO = {},
+): HookEvent {
   const name = native || str(p.hook_event_name) || "";
   const agentSessionId = str(p.session_id);
-  const base = { agent: reader.agent, native: name, cwd: str(p.cwd) ?? cwd, ...(agentSessionId ? { agentSessionId } : {}) };
+  const sentAt = str(p.timestamp);
+  const base = {
+    agent: reader.agent,
+    native: name,
+    cwd: str(p.cwd) ?? cwd,
+    ...(agentSessionId ? { agentSessionId } : {}),
+    ...(sentAt ? { sentAt } : {}),
+  };
   switch (reader.events[name]) {
     case "session_start": {
       const s = str(p.source) as SessionSource | undefined;
@@ -123,12 +151,11 @@ export function parsePayload(reader: PayloadReader, native: string, p: Record<st
       return { ...base, kind: "before_tool", tool: reader.toolCall(p) };
     case "after_tool": {
       const output = reader.output ? reader.output(p) : p.tool_response;
-      // Whether the call failed is worked out only where it is used: for Codex it reads the
-      // session transcript, which the hook process that hands the event to the server (and
-      // only checks isNoop) need not read.
+      // Whether the call failed is worked out only where it is used (for Codex it reads the
+      // session transcript): not by an event that turns out to have nothing to do.
       let failure: { error: string | undefined } | undefined;
       const error = () => {
-        failure ??= { error: reader.failure?.(p) };
+        failure ??= { error: reader.failure?.(p, io) };
         return failure.error;
       };
       const ev = { ...base, kind: "after_tool", tool: reader.toolCall(p), output } as HookEvent & { kind: "after_tool" };

@@ -16,7 +16,7 @@
  *   SessionEnd (`reason`).
  * - `systemMessage` is shown to the user; `{}` lets everything proceed.
  */
-import { hookGroup } from "../core/hook-config.js";
+import { hookGroup } from "../hook-config.js";
 import { clipContext } from "./claude.js";
 import {
   type AgentAdapter,
@@ -151,9 +151,11 @@ export const gemini: AgentAdapter = {
   label: "Gemini CLI",
   contextLimit: CONTEXT_LIMIT,
 
-  parse: (native, p, cwd) => preCompress(parsePayload(READER, native, p, cwd)),
+  parse: (native, p, cwd, io) => preCompress(parsePayload(READER, native, p, cwd, io)),
 
   render,
+
+  timeoutMs: () => TIMEOUT_MS,
 
   passThrough() {
     return "{}";

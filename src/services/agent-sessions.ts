@@ -1,0 +1,142 @@
+/**
+ * Which Baton session and which run an agent's hook belongs to (services/agent-hooks.ts).
+ *
+ * - The session: the single active one; else the active one whose context records this agent
+ *   session id; else, when the hook may start one, a new `task` session titled from the
+ *   workspace, recorded with the agent session id.
+ * - The run: bound to the agent session (`<agent>-<agent session id>-<request>`), with the
+ *   agent's process as its pid and a 2-hour heartbeat timeout; each prompt heartbeats it, and a
+ *   turn's end ends it.
+ *
+ * Both are idempotent, so a hook answered twice (by the server, then by its own process) finds
+ * or starts them once: a session is started under a lock after looking again, and a run's id
+ * comes from the hook's request id, which `runs.start` deduplicates.
+ */
+import { basename } from "node:path";
+import type { Baton } from "../api.js";
+import { sha256 } from "../core/canonical.js";
+import type { SessionBrief } from "../core/hook-context.js";
+import type { HookEvent } from "../core/hooks/types.js";
+import type { RunRecord, Snapshot } from "../core/types.js";
+import { isBatonError } from "../errors.js";
+
+/** A run the hooks start lasts this long without a heartbeat (each prompt heartbeats it). */
+export const HOOK_RUN_TTL_MS = 2 * 60 * 60 * 1000;
+/** Taken while a hook starts a session, so parallel hooks start one, not several. */
+const SESSION_LOCK = "hooks:new-session";
+/** How long a hook waits for another hook that is starting the session. */
+const SESSION_LOCK_WAIT_MS = 5_000;
+
+/** Where the agent's session id is kept in the Baton session's context: `claudeSessionId`, … */
+export function contextKey(ev: HookEvent): string {
+  return `${ev.agent}SessionId`;
+}
+
+/**
+ * The Baton session for the agent's session: the single active session; else the active
+ * session whose context records this agent session id (else, without an id, the most recently
+ * updated); else, with `create`, a new `task` session titled from the workspace.
+ */
+export async function sessionFor(b: Baton, ev: HookEvent, label: string, create: true): Promise<string>;
+export async function sessionFor(b: Baton, ev: HookEvent, label: string, create: false): Promise<string | undefined>;
+export async function sessionFor(b: Baton, ev: HookEvent, label: string, create: boolean): Promise<string | undefined> {
+  const found = await existingSession(b, ev);
+  if (found || !create) return found;
+  // Agents run tool calls in parallel, so several hooks may find no session at once: one
+  // creates it under a lock, the others find it when they get the lock.
+  const lock = await b.locks.acquire(SESSION_LOCK, { waitMs: SESSION_LOCK_WAIT_MS, ttlMs: 2 * SESSION_LOCK_WAIT_MS });
+  try {
+    const again = await existingSession(b, ev);
+    if (again) return again;
+    const snap = await b.sessions.start({ flow: "task", title: `${basename(b.root)} (${label})`, actor: "agent" });
+    await b.events.append(snap.sessionId, { type: "start", actor: "agent" });
+    if (ev.agentSessionId) await b.facets.setContext(snap.sessionId, { [contextKey(ev)]: ev.agentSessionId });
+    return snap.sessionId;
+  } finally {
+    await b.locks.release(SESSION_LOCK, lock.epoch);
+  }
+}
+
+async function existingSession(b: Baton, ev: HookEvent): Promise<string | undefined> {
+  const active = await b.sessions.list();
+  if (active.length === 1) return (active[0] as { id: string }).id;
+  if (active.length > 1) {
+    if (!ev.agentSessionId) return [...active].sort((x, y) => (x.updatedAt < y.updatedAt ? 1 : -1))[0]?.id;
+    for (const s of active) if ((await b.sessions.snapshot(s.id)).context[contextKey(ev)] === ev.agentSessionId) return s.id;
+  }
+  return undefined;
+}
+
+function runPrefix(ev: HookEvent): string {
+  const id = (ev.agentSessionId ?? "").replace(/[^A-Za-z0-9._-]/g, "-").slice(0, 48);
+  return id ? `${ev.agent}-${id}` : ev.agent;
+}
+
+/** This agent session's runs that are still running. */
+export function runningRuns(snap: Snapshot, ev: HookEvent): RunRecord[] {
+  const prefix = `${runPrefix(ev)}-`;
+  return (snap.facets.runs ?? []).filter((r) => r.status === "running" && r.runId.startsWith(prefix));
+}
+
+let runSeq = 0;
+
+/**
+ * Keep this agent session's run alive, or start one (after a turn ended it, or a crash). The
+ * new run's id comes from `requestId`, so two attempts at one hook start one run.
+ */
+export async function ensureRun(
+  b: Baton,
+  sid: string,
+  snap: Snapshot,
+  ev: HookEvent,
+  o: { label: string; agentPid: number; requestId?: string | undefined },
+): Promise<void> {
+  const current = runningRuns(snap, ev).at(-1);
+  if (current) {
+    try {
+      await b.runs.heartbeat(sid, current.runId, { ttlMs: HOOK_RUN_TTL_MS });
+      return;
+    } catch (err) {
+      // crashed (its work went back) or ended meanwhile: start a new one
+      if (!isBatonError(err, "run_crashed") && !isBatonError(err, "bad_input") && !isBatonError(err, "not_found")) throw err;
+    }
+  }
+  // Without a request id: unique per process and call (one server starts the runs of many agent sessions).
+  const seq = runSeq++;
+  const tag =
+    o.requestId !== undefined
+      ? sha256(o.requestId).slice(0, 12)
+      : `${Date.now().toString(36)}${process.pid.toString(36)}${seq > 0 ? `-${seq.toString(36)}` : ""}`;
+  await b.runs.start(sid, { agent: o.label, runId: `${runPrefix(ev)}-${tag}`, pid: o.agentPid, ttlMs: HOOK_RUN_TTL_MS });
+}
+
+/** End this agent session's running runs, in whichever session they are (a turn's end never starts a session). */
+export async function endRuns(b: Baton, ev: HookEvent & { kind: "stop" }): Promise<void> {
+  for (const s of await b.sessions.list()) {
+    const snap = await b.sessions.snapshot(s.id);
+    for (const r of runningRuns(snap, ev)) {
+      try {
+        await b.runs.end(
+          s.id,
+          r.runId,
+          // A run ends once: a second attempt at this hook finds its event.
+          { reason: ev.sessionEnd ? `session ended${ev.reason ? ` (${ev.reason})` : ""}` : "turn ended", id: `run:${r.runId}:ended` },
+          "agent",
+        );
+      } catch (err) {
+        // ended meanwhile by another hook (a turn's end racing the session's end)
+        if (!isBatonError(err, "conflict")) throw err;
+      }
+    }
+  }
+}
+
+/** The spiral pause as the session-start and deny texts show it. */
+export function pauseView(snap: Snapshot): NonNullable<SessionBrief["spiral"]> {
+  const sp = snap.facets.spiral;
+  const v: NonNullable<SessionBrief["spiral"]> = { paused: sp?.paused === true };
+  if (sp?.pattern !== undefined) v.pattern = sp.pattern;
+  if (sp?.evidence?.summary !== undefined) v.summary = sp.evidence.summary;
+  if (sp?.proposedCheckpoint !== undefined) v.proposedCheckpoint = sp.proposedCheckpoint;
+  return v;
+}

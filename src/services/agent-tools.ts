@@ -1,0 +1,191 @@
+/**
+ * An agent's tool calls (services/agent-hooks.ts): before a write, a targeted checkpoint of the
+ * files it names; before a shell command, a whole-tree checkpoint; after any tool, a ledger
+ * node, a turn for the spiral detector and the files-modified facet.
+ *
+ * The checkpoint's id comes from the call (core/hooks/keys.ts): a second attempt at the same
+ * hook returns the first's checkpoint, and the after-tool hook (another process) finds it by
+ * computing the same id. It must be taken before the tool runs, so it carries the hook's
+ * deadline: one that cannot commit in time is cancelled, and the user is told.
+ */
+import { isAbsolute, relative, resolve } from "node:path";
+import type { Baton } from "../api.js";
+import { batonInvocation } from "../core/baton-command.js";
+import { failureFingerprint } from "../core/fingerprint.js";
+import { renderSpiralPause } from "../core/hook-context.js";
+import { argsHash, callCheckpoint, ledgerNodeId, turnId } from "../core/hooks/keys.js";
+import type { HookEvent, HookResponse } from "../core/hooks/types.js";
+import { pathProblem } from "../core/paths.js";
+import { isBatonError } from "../errors.js";
+import { pauseView, sessionFor } from "./agent-sessions.js";
+
+type Ev<K extends HookEvent["kind"]> = Extract<HookEvent, { kind: K }>;
+
+/** Strings in stored arguments and results are cut to this before the ledger redacts them. */
+const MAX_LEDGER_STRING = 4_096;
+
+export interface ToolHookContext {
+  label: string;
+  deadline?: number | undefined;
+  /** Log a step that was cancelled or failed without failing the hook. */
+  log(err: unknown): void;
+}
+
+/** The files of a call that are inside the workspace, workspace-relative; others are not Baton's. */
+function workspaceFiles(root: string, cwd: string, files: readonly string[]): string[] {
+  const out: string[] = [];
+  for (const f of files) {
+    const rel = relative(root, resolve(cwd, f)).split("\\").join("/");
+    if (rel === "" || rel.startsWith("../") || rel === ".." || isAbsolute(rel) || pathProblem(rel) !== undefined) continue;
+    if (!out.includes(rel)) out.push(rel);
+  }
+  return out;
+}
+
+function clipCommand(command: string | undefined): string {
+  const c = (command ?? "").replace(/\s+/g, " ").trim();
+  return c.length <= 80 ? c : `${c.slice(0, 79)}…`;
+}
+
+export async function beforeTool(b: Baton, ev: Ev<"before_tool">, o: ToolHookContext): Promise<HookResponse> {
+  const { tool } = ev;
+  if (tool.kind === "other") return {};
+  const own = tool.kind === "shell" ? batonInvocation(tool.command) : undefined;
+  if (own?.changesSupervision) {
+    return {
+      deny: {
+        reason:
+          "Baton's hooks supervise this agent; installing or removing them is the user's decision. Ask the user to run the command in their own terminal.",
+      },
+      userMessage: `Baton blocked ${tool.name}: an agent may not change its own hooks (${clipCommand(tool.command)}).`,
+    };
+  }
+  const files = tool.kind === "write" ? workspaceFiles(b.root, ev.cwd, tool.files) : [];
+  if (tool.kind === "write" && files.length === 0) return {};
+  const sid = await sessionFor(b, ev, o.label, true);
+  const snap = await b.sessions.snapshot(sid);
+  // Only a plain read-only Baton command passes a pause: clearing it is the user's decision.
+  if (snap.facets.spiral?.paused && !own?.readOnly) {
+    return {
+      deny: { reason: renderSpiralPause(sid, pauseView(snap)) },
+      userMessage: `Baton blocked ${tool.name}: session ${sid} is paused by the spiral detector (${snap.facets.spiral.pattern ?? "spiral"}).`,
+    };
+  }
+  // One plain Baton command records itself (a rollback takes its own safety checkpoint; a
+  // checkpoint taken here would become the step it rolls back to).
+  if (own) return {};
+  const { id } = callCheckpoint(sid, ev, tool);
+  try {
+    await b.checkpoints.create(sid, {
+      ...(tool.kind === "write" ? { files } : { all: true }),
+      toolName: tool.name,
+      id,
+      ...(o.deadline !== undefined ? { deadline: o.deadline } : {}),
+    });
+  } catch (err) {
+    if (!isBatonError(err, "deadline_exceeded")) throw err;
+    // The tool is about to run: a checkpoint committed after it would hold its changes. The
+    // agent goes on without one, and the user knows this step cannot be rolled back.
+    o.log(err);
+    return {
+      userMessage: `Baton cancelled the checkpoint before ${tool.name}: it could not be taken within the hook's time limit (a large tree or a busy database), so this step cannot be rolled back.`,
+    };
+  }
+  return {};
+}
+
+/** The checkpoint the call's before-tool hook took, if it took one (it may have been denied, cancelled, or not needed). */
+async function checkpointOf(b: Baton, sid: string, ev: Ev<"after_tool">): Promise<string | undefined> {
+  if (ev.tool.kind === "other") return undefined; // no before-tool hook for it
+  const { id, prefix } = callCheckpoint(sid, ev, ev.tool);
+  let newest: { id: string; seq: number } | undefined;
+  for (const c of await b.checkpoints.list(sid)) {
+    if ((c.id === id || c.id.startsWith(prefix)) && (newest === undefined || c.seq > newest.seq)) newest = c;
+  }
+  return newest?.id;
+}
+
+export async function afterTool(b: Baton, ev: Ev<"after_tool">, o: ToolHookContext): Promise<HookResponse> {
+  const { tool } = ev;
+  const sid = await sessionFor(b, ev, o.label, true);
+  const checkpointId = await checkpointOf(b, sid, ev);
+  const files = tool.kind === "write" ? workspaceFiles(b.root, ev.cwd, tool.files) : [];
+  const error = ev.status === "error" ? (ev.error ?? "the tool call failed") : undefined;
+  const fingerprint = error ? failureFingerprint(error) : undefined;
+  const nodeId = ledgerNodeId(ev, tool);
+  const turn = turnId(ev, tool);
+
+  // The ledger write is queued now and committed while the turn is recorded.
+  const ledger = b.ledger.record(sid, {
+    toolName: tool.name,
+    status: ev.status,
+    args: bounded(tool.input),
+    ...(error !== undefined ? { error: error.slice(0, MAX_LEDGER_STRING) } : {}),
+    ...(ev.output !== undefined ? { observation: bounded(ev.output) } : {}),
+    ...(fingerprint ? { fingerprint } : {}),
+    ...(nodeId ? { nodeId } : {}),
+  });
+  let recorded: Awaited<ReturnType<Baton["turns"]["record"]>>;
+  try {
+    recorded = await b.turns.record(sid, {
+      tool: tool.name,
+      argsHash: argsHash(tool.input),
+      status: ev.status,
+      actor: "agent",
+      ...(files.length > 0 ? { files } : {}),
+      ...(fingerprint ? { fingerprint } : {}),
+      ...(ev.output !== undefined ? { observationHash: argsHash(ev.output) } : {}),
+      ...(checkpointId ? { checkpointId } : {}),
+      ...(turn ? { id: turn } : {}),
+    });
+  } catch (err) {
+    // The other attempt at this hook recorded the turn first, with the files as they were then.
+    if (!isBatonError(err, "conflict")) throw err;
+    await ledger;
+    return {};
+  }
+  if (files.length > 0) {
+    try {
+      await b.facets.recordResumeContext(sid, { files, ...(turn ? { id: `${turn}.resume` } : {}) }, "agent");
+    } catch (err) {
+      // Recorded by the other attempt at this hook, with the files' state then.
+      if (!isBatonError(err, "conflict")) throw err;
+    }
+  }
+  await ledger;
+
+  if (recorded.detected) {
+    const view = {
+      paused: true,
+      ...(recorded.spiral.pattern !== undefined ? { pattern: recorded.spiral.pattern } : {}),
+      ...(recorded.spiral.summary !== undefined ? { summary: recorded.spiral.summary } : {}),
+      ...(recorded.spiral.proposedCheckpoint !== undefined ? { proposedCheckpoint: recorded.spiral.proposedCheckpoint } : {}),
+    };
+    return {
+      context: `${renderSpiralPause(sid, view)} Further edits and shell commands are refused until then.`,
+      userMessage: `Baton paused session ${sid}: ${recorded.spiral.summary ?? recorded.spiral.pattern ?? "a spiral"}`,
+    };
+  }
+  if (error) {
+    const inj = await b.lessons.inject(
+      { sessionId: sid, tool: tool.name, paths: files, prompt: error.slice(0, 500), ...(fingerprint ? { fingerprint } : {}) },
+      { k: 3, maxChars: 1_500 },
+    );
+    if (inj.markdown) return { context: inj.markdown };
+  }
+  return {};
+}
+
+/** Long strings cut before the ledger's redaction (which bounds them further): a Write's content can be megabytes. */
+function bounded(v: unknown, depth = 0): unknown {
+  if (typeof v === "string") return v.length > MAX_LEDGER_STRING ? `${v.slice(0, MAX_LEDGER_STRING)}…` : v;
+  if (depth > 6 || v === null || typeof v !== "object") return v;
+  if (Array.isArray(v)) return v.slice(0, 100).map((x) => bounded(x, depth + 1));
+  const out: Record<string, unknown> = {};
+  let n = 0;
+  for (const [k, x] of Object.entries(v)) {
+    if (n++ >= 100) break;
+    out[k] = bounded(x, depth + 1);
+  }
+  return out;
+}

@@ -1,0 +1,78 @@
+/**
+ * One scenario per agent, replayed through real \`baton hook\` processes by the hook server tests:
+ * checkpoints then rollback, a spiral and its deny, "undo that", compaction, resume, the end.
+ * A step's \`effect\` is the tool's own edit between its before and after hooks.
+ */
+import { writeFileSync } from "node:fs";
+import { join } from "node:path";
+import type { Step } from "./hook-helpers.js";
+
+export const APP = 'export function app() {\n  return redirect("/login");\n}\n';
+
+/** One scenario per agent: checkpoints then rollback, a spiral and its deny, "undo that". */
+export const SCENARIOS: Record<string, Step[]> = {
+  claude: [
+    { agent: "claude", fixture: "session-start-startup" },
+    { agent: "claude", fixture: "user-prompt" },
+    { agent: "claude", fixture: "pre-read" },
+    { agent: "claude", fixture: "post-read", vars: { call: "toolu_r1" } },
+    { agent: "claude", fixture: "pre-edit", effect: (r) => writeFileSync(join(r, "src/app.ts"), "edited by the agent\n") },
+    { agent: "claude", fixture: "post-edit" },
+    { agent: "claude", fixture: "pre-bash", effect: (r) => writeFileSync(join(r, "generated.txt"), "made by the shell\n") },
+    { agent: "claude", fixture: "post-bash" },
+    { agent: "claude", fixture: "user-prompt-undo" },
+    { agent: "claude", fixture: "user-prompt-undo" },
+    ...["toolu_t1", "toolu_t2", "toolu_t3"].flatMap((call) => [
+      { agent: "claude", fixture: "pre-bash-test", vars: { call } },
+      { agent: "claude", fixture: "post-bash-failure", vars: { call } },
+    ]),
+    { agent: "claude", fixture: "pre-edit" },
+    { agent: "claude", fixture: "user-prompt-undo" },
+    { agent: "claude", fixture: "pre-compact" },
+    { agent: "claude", fixture: "post-compact" },
+    { agent: "claude", fixture: "session-start-resume" },
+    { agent: "claude", fixture: "stop" },
+    { agent: "claude", fixture: "session-end" },
+  ],
+  codex: [
+    { agent: "codex", fixture: "session-start-startup" },
+    {
+      agent: "codex",
+      fixture: "pre-apply-patch",
+      effect: (r) => {
+        writeFileSync(join(r, "src/app.ts"), APP.replace("/login", "/signup"));
+        writeFileSync(join(r, "src/signup.ts"), 'export const signup = () => "signup";\n');
+      },
+    },
+    { agent: "codex", fixture: "post-apply-patch" },
+    { agent: "codex", fixture: "pre-bash", effect: (r) => writeFileSync(join(r, "README.md"), "changed by the shell\n") },
+    { agent: "codex", fixture: "post-bash" },
+    { agent: "codex", fixture: "post-bash-failure", vars: { call: "call_test_1" } },
+    { agent: "codex", fixture: "user-prompt-rollback" },
+    { agent: "codex", fixture: "session-start-resume" },
+    { agent: "codex", fixture: "stop" },
+    { agent: "codex", fixture: "post-compact" },
+    { agent: "codex", fixture: "session-end" },
+  ],
+  gemini: [
+    { agent: "gemini", fixture: "session-start-startup" },
+    { agent: "gemini", fixture: "before-agent" },
+    {
+      agent: "gemini",
+      fixture: "before-write-file",
+      effect: (r) => writeFileSync(join(r, "README.md"), "# App\n\nRewritten by the agent.\n"),
+    },
+    { agent: "gemini", fixture: "after-write-file" },
+    { agent: "gemini", fixture: "before-agent-undo" },
+    { agent: "gemini", fixture: "after-shell-error" },
+    { agent: "gemini", fixture: "after-shell-error" },
+    { agent: "gemini", fixture: "after-shell-error" },
+    { agent: "gemini", fixture: "before-write-file" },
+    { agent: "gemini", fixture: "pre-compress" },
+    { agent: "gemini", fixture: "pre-compress-manual" },
+    { agent: "gemini", fixture: "after-agent" },
+    { agent: "gemini", fixture: "session-end" },
+  ],
+};
+
+export const FILES = { "src/app.ts": APP, "README.md": "# App\n" };
