@@ -71,6 +71,7 @@ import type {
   Snapshot,
   TargetBinding,
 } from "./core/types.js";
+import type { ProcessFacts } from "./platform/process-facts.js";
 import type { AgentHookOptions } from "./services/agent-hooks.js";
 import type { ArtifactInfo, ArtifactInput } from "./services/artifacts.js";
 import type { CheckpointPairDiff } from "./services/checkpoint-diff.js";
@@ -83,7 +84,6 @@ import type { LedgerHealth } from "./services/ledger-health.js";
 import type { LessonEditResult } from "./services/lesson-edit.js";
 import type { LessonInjection, LessonInput, LessonSearchResult, LessonsReport, ListedLesson } from "./services/lessons.js";
 import type { AcquireOptions, LockGrant, LockInfo } from "./services/locks.js";
-import type { ProcessFacts } from "./services/process-facts.js";
 import type { AckResult, DeadItem, Lease, LeaseRequest, NackResult, PendingWork, ResultInput, RetryResult } from "./services/queue.js";
 import type { RollbackInput, RollbackResult } from "./services/rollback.js";
 import type { CrashedRun, RunStartInput } from "./services/runs.js";

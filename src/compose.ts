@@ -9,6 +9,10 @@ import type { Baton, OpenBatonOptions, PostgresStoreOptions, SqliteStoreOptions,
 import type { Backend } from "./backend/contract.js";
 import { createBaton } from "./baton.js";
 import { BatonError } from "./errors.js";
+import { loadPostgres } from "./pg-loader.js";
+import type { ProcessFacts } from "./platform/process-facts.js";
+import { describeStore, resolveStore } from "./platform/store-config.js";
+import { resolveWorkspace, type Workspace } from "./platform/workspace.js";
 import type { ArtifactService } from "./services/artifacts.js";
 import type { CheckpointOptions, CheckpointService } from "./services/checkpoints.js";
 import { FlowRegistry } from "./services/flows.js";
@@ -17,18 +21,14 @@ import type { LedgerOptions, LedgerService } from "./services/ledger.js";
 import { LedgerHealthTracker } from "./services/ledger-health.js";
 import type { LessonService } from "./services/lessons.js";
 import type { LockService } from "./services/locks.js";
-import { loadPostgres } from "./services/pg-loader.js";
-import type { ProcessFacts } from "./services/process-facts.js";
 import { Queue } from "./services/queue.js";
 import type { RollbackService } from "./services/rollback.js";
 import type { RunService } from "./services/runs.js";
 import type { SpiralService } from "./services/spiral.js";
 import { StatusService } from "./services/status.js";
-import { describeStore, resolveStore } from "./services/store-config.js";
 import type { TargetService } from "./services/targets.js";
 import { JournalWatcher } from "./services/watch.js";
 import type { RunWatcher } from "./services/watch-run.js";
-import { resolveWorkspace, type Workspace } from "./services/workspace.js";
 
 export interface Checkpointing {
   cps: CheckpointService;

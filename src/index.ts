@@ -61,6 +61,7 @@ export { DEFAULT_SPIRAL_THRESHOLDS, type SpiralDetection, type SpiralThresholds,
 export { cutUrl, type TargetInput } from "./core/targets.js";
 export type * from "./core/types.js";
 export { BatonError, type ErrorCode, EXIT_CODES, isBatonError } from "./errors.js";
+export type { ProcessFacts } from "./platform/process-facts.js";
 export type { AgentHookOptions } from "./services/agent-hooks.js";
 export type { ArtifactInfo, ArtifactInput } from "./services/artifacts.js";
 export type { CheckpointInput, CheckpointOptions, CheckpointResult } from "./services/checkpoints.js";
@@ -70,7 +71,6 @@ export type { LedgerListOptions, LedgerOptions, OtlpSendResult } from "./service
 export type { LedgerHealth } from "./services/ledger-health.js";
 export type { LessonInjection, LessonInput, LessonSearchResult, ListedLesson } from "./services/lessons.js";
 export type { AcquireOptions, LockGrant, LockHolder, LockInfo } from "./services/locks.js";
-export type { ProcessFacts } from "./services/process-facts.js";
 export type { RollbackChange, RollbackInput, RollbackResult } from "./services/rollback.js";
 export type { CrashedRun, RunStartInput } from "./services/runs.js";
 export type { TurnInput, TurnResult } from "./services/spiral.js";

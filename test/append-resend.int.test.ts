@@ -9,7 +9,7 @@ import type { Backend } from "../src/backend/contract.js";
 import { SqliteBackend } from "../src/backend/sqlite/sqlite-backend.js";
 import { openBaton } from "../src/compose.js";
 import { BatonError } from "../src/index.js";
-import { ensureWorkspace, workspaceAt } from "../src/services/workspace.js";
+import { ensureWorkspace, workspaceAt } from "../src/platform/workspace.js";
 import { cleanupDirs, tempDir } from "./helpers.js";
 
 /** A backend that behaves like a server store and loses the answer to the next `lose` commits. */

@@ -10,7 +10,7 @@ import { afterAll, describe, expect, it } from "vitest";
 import { SqliteBackend } from "../src/backend/sqlite/sqlite-backend.js";
 import { openBaton, servicesOf } from "../src/compose.js";
 import type { Baton } from "../src/index.js";
-import type { ProcessFacts } from "../src/services/process-facts.js";
+import type { ProcessFacts } from "../src/platform/process-facts.js";
 import { cleanupDirs, counting, tempDir } from "./helpers.js";
 
 afterAll(() => cleanupDirs());

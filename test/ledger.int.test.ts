@@ -14,7 +14,7 @@ import type { Backend } from "../src/backend/contract.js";
 import { SqliteBackend } from "../src/backend/sqlite/sqlite-backend.js";
 import { type InternalOpenOptions as OpenBatonOptions, openBaton } from "../src/compose.js";
 import { type Baton, BatonError, isBatonError, type LedgerNode } from "../src/index.js";
-import { ensureWorkspace, workspaceAt } from "../src/services/workspace.js";
+import { ensureWorkspace, workspaceAt } from "../src/platform/workspace.js";
 import { CLI, cleanupDirs, cli, spawnTracked, tempDir } from "./helpers.js";
 
 const open: Baton[] = [];

@@ -8,7 +8,7 @@ import { spawnSync } from "node:child_process";
 import { afterAll, describe, expect, it } from "vitest";
 import { staleDecision } from "../src/core/locks.js";
 import { type Baton, isBatonError, openBaton } from "../src/index.js";
-import type { ProcessFacts } from "../src/services/process-facts.js";
+import type { ProcessFacts } from "../src/platform/process-facts.js";
 import { cleanupDirs, tempDir } from "./helpers.js";
 
 afterAll(() => cleanupDirs());

@@ -10,7 +10,7 @@ import { join } from "node:path";
 import { afterAll, describe, expect, it } from "vitest";
 import { servicesOf } from "../src/compose.js";
 import { openBaton } from "../src/index.js";
-import { machineId, type ProcessFacts } from "../src/services/process-facts.js";
+import { machineId, type ProcessFacts } from "../src/platform/process-facts.js";
 import { CLI, cleanupDirs, cli, initWorkspace, tempDir } from "./helpers.js";
 
 const facts = (name: string): ProcessFacts => ({ host: () => name, alive: () => true, startTime: () => "1" });

@@ -9,9 +9,9 @@ import { join } from "node:path";
 import { afterAll, describe, expect, it } from "vitest";
 import { servicesOf } from "../src/compose.js";
 import { isBatonError } from "../src/index.js";
+import { hasExactName, readCurrent } from "../src/platform/safe-fs.js";
 import { CheckpointService } from "../src/services/checkpoints.js";
 import { RollbackService } from "../src/services/rollback.js";
-import { hasExactName, readCurrent } from "../src/services/safe-fs.js";
 import { coversWith, walkCovers, walkTree } from "../src/services/tree-scan.js";
 import { cleanupDirs, tempBaton, tempDir, writeAt } from "./helpers.js";
 

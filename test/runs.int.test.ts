@@ -5,7 +5,7 @@
  */
 import { afterAll, describe, expect, it } from "vitest";
 import { isBatonError, openBaton } from "../src/index.js";
-import type { ProcessFacts } from "../src/services/process-facts.js";
+import type { ProcessFacts } from "../src/platform/process-facts.js";
 import { cleanupDirs, cli, spawnTracked, tempBaton, tempDir } from "./helpers.js";
 
 afterAll(() => cleanupDirs());

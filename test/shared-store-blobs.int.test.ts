@@ -13,8 +13,8 @@ import { PostgresBackend, projectSchema } from "../src/backend/postgres/pg-backe
 import { openBaton, servicesOf } from "../src/compose.js";
 import { sha256 } from "../src/core/canonical.js";
 import { type Baton, isBatonError } from "../src/index.js";
+import type { ProcessFacts } from "../src/platform/process-facts.js";
 import { blobFile, packBlob } from "../src/services/blobs.js";
-import type { ProcessFacts } from "../src/services/process-facts.js";
 import { tempDir } from "./helpers.js";
 import { type PgCluster, pgAvailable } from "./pg-cluster.js";
 import { clusterForSuite } from "./pg-suite.js";

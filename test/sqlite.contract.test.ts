@@ -5,7 +5,7 @@ import { SqliteBackend } from "../src/backend/sqlite/sqlite-backend.js";
 import { openBaton } from "../src/compose.js";
 import { BatonError } from "../src/errors.js";
 
-import { ensureWorkspace, workspaceAt } from "../src/services/workspace.js";
+import { ensureWorkspace, workspaceAt } from "../src/platform/workspace.js";
 import { checkpointsContract } from "./contract/checkpoints-contract.js";
 import { concurrencyContract } from "./contract/concurrency-contract.js";
 import { idempotencyContract } from "./contract/idempotency-contract.js";

@@ -4,7 +4,7 @@
  */
 import { afterAll, expect, it } from "vitest";
 import { openBaton } from "../src/index.js";
-import type { ProcessFacts } from "../src/services/process-facts.js";
+import type { ProcessFacts } from "../src/platform/process-facts.js";
 import { cleanupDirs, tempDir } from "./helpers.js";
 
 afterAll(() => cleanupDirs());

@@ -3,7 +3,7 @@ import { join } from "node:path";
 import fc from "fast-check";
 import { afterAll, describe, expect, it } from "vitest";
 import { projectSchema } from "../src/backend/postgres/pg-backend.js";
-import { describeStore, redactStoreUrl, resolveStore, writeStoreConfig } from "../src/services/store-config.js";
+import { describeStore, redactStoreUrl, resolveStore, writeStoreConfig } from "../src/platform/store-config.js";
 import { cleanupDirs, tempDir } from "./helpers.js";
 
 function batonDir(config?: string): string {

@@ -14,7 +14,7 @@ import { beforeAll, describe, expect, it } from "vitest";
 import { PostgresBackend, projectSchema } from "../src/backend/postgres/pg-backend.js";
 import { openBaton } from "../src/compose.js";
 import { type Baton, isBatonError } from "../src/index.js";
-import type { ProcessFacts } from "../src/services/process-facts.js";
+import type { ProcessFacts } from "../src/platform/process-facts.js";
 import { counting, tempDir } from "./helpers.js";
 import { type PgCluster, pgAvailable } from "./pg-cluster.js";
 import { clusterForSuite } from "./pg-suite.js";

@@ -3,7 +3,7 @@ import type { Baton } from "../api.js";
 import { jsonBoundsProblem } from "../core/canonical.js";
 import { envOptions } from "../env-options.js";
 import { BatonError, EXIT_CODES, isBatonError } from "../errors.js";
-import { endedByClosedStdout, stdoutIsClosed, writeStderr, writeStdout } from "./output.js";
+import { endedByClosedStdout, stdoutIsClosed, writeStderr, writeStdout } from "../platform/output.js";
 
 export interface GlobalOptions {
   json?: boolean;

@@ -5,8 +5,8 @@
  */
 import { Command, CommanderError, Option } from "commander";
 import { BatonError } from "../errors.js";
+import { writeStderr, writeStdout } from "../platform/output.js";
 import { Ctx, reportError } from "./context.js";
-import { writeStderr, writeStdout } from "./output.js";
 
 declare const BATON_VERSION: string | undefined;
 

@@ -2,7 +2,7 @@
  * Path safety, purely. Checkpoint manifests store workspace-relative POSIX paths; every path
  * is checked here before it is read or restored, so a hostile or damaged manifest can never
  * name a file outside the workspace, inside Baton's own data, or inside a `.git` directory.
- * The I/O half (lstat every parent, never follow a symlink) lives in services/safe-fs.ts.
+ * The I/O half (lstat every parent, never follow a symlink) lives in platform/safe-fs.ts.
  */
 
 /** Longest path accepted (bytes of UTF-16, a generous bound well under PATH_MAX). */

@@ -8,7 +8,7 @@ import { type ChildProcess, spawn, spawnSync } from "node:child_process";
 import { existsSync, mkdirSync, readFileSync, writeFileSync } from "node:fs";
 import { dirname, join } from "node:path";
 import { fileURLToPath } from "node:url";
-import { writeStdout } from "../cli/output.js";
+import { writeStdout } from "../platform/output.js";
 
 // biome-ignore lint/suspicious/noExplicitAny: results are parsed CLI JSON, checked field by field
 export type Json = any;

@@ -25,7 +25,7 @@ import { basename, dirname, join, resolve } from "node:path";
 import { isBatonCommand } from "../core/hook-config.js";
 import type { JsonObject } from "../core/types.js";
 import { BatonError } from "../errors.js";
-import { atomicWrite } from "../services/safe-fs.js";
+import { atomicWrite } from "../platform/safe-fs.js";
 import {
   type CodexHookEntry,
   type CodexTrust,

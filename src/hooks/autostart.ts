@@ -18,8 +18,8 @@ import { closeSync, mkdirSync, openSync, renameSync, statSync, unlinkSync } from
 import { createRequire } from "node:module";
 import { join } from "node:path";
 import { BUILD } from "../core/build.js";
-import { liveServer, serverIdentity } from "../services/server-file.js";
-import type { Workspace } from "../services/workspace.js";
+import { liveServer, serverIdentity } from "../platform/server-file.js";
+import type { Workspace } from "../platform/workspace.js";
 import { hookServerMode } from "./policy.js";
 
 /** A background server exits after this long without a request. */

@@ -18,7 +18,7 @@
  */
 import type { HookEvent, HookResponse } from "../core/hooks/types.js";
 import { readHookResponse } from "../core/hooks/wire.js";
-import type { ServerInfo } from "../services/server-file.js";
+import type { ServerInfo } from "../platform/server-file.js";
 import { type Exchange, exchange } from "./loopback.js";
 
 export type ServerOutcome = { kind: "answered"; response: HookResponse } | { kind: "retry"; reason: string };

@@ -10,10 +10,11 @@
  * broke off (a blind retry: every step is keyed, core/hooks/keys.ts), hooks configured `off`,
  * an unknown agent or an unreadable payload (both reported there as they always were).
  */
-import { writeStdout } from "../cli/output.js";
+
 import { BUILD } from "../core/build.js";
 import { isNoop } from "../core/hooks/types.js";
-import { provenServer } from "../services/server-file.js";
+import { writeStdout } from "../platform/output.js";
+import { provenServer } from "../platform/server-file.js";
 import { askServer } from "./client.js";
 import {
   adapterFor,

@@ -12,8 +12,8 @@ import { readFileSync, writeSync } from "node:fs";
 import { jsonBoundsProblem } from "../core/canonical.js";
 import { adapterFor } from "../core/hooks/adapters.js";
 import type { AgentAdapter, HookEvent } from "../core/hooks/types.js";
-import { readProcStat } from "../services/process-facts.js";
-import { findWorkspace, type Workspace, workspaceAt } from "../services/workspace.js";
+import { readProcStat } from "../platform/process-facts.js";
+import { findWorkspace, type Workspace, workspaceAt } from "../platform/workspace.js";
 import { codexCallOutcome } from "./codex-transcript.js";
 
 export { adapterFor };
@@ -128,7 +128,7 @@ export function debugLine(text: string): void {
 /** Append a failure to the workspace's hook log. Never throws. */
 export async function logHookFailure(batonDir: string, agent: string, event: string, err: unknown): Promise<void> {
   try {
-    const { appendHookFailure } = await import("../services/hook-log.js");
+    const { appendHookFailure } = await import("../platform/hook-log.js");
     appendHookFailure(batonDir, { agent, event, error: err });
   } catch {
     // nothing more to do: the agent goes on

@@ -22,7 +22,7 @@ import { type HookAgent, type HookGroupSpec, type InstalledHook, installInto, li
 import { ADAPTERS } from "../core/hooks/adapters.js";
 import type { JsonObject } from "../core/types.js";
 import { BatonError, badInput } from "../errors.js";
-import { atomicWrite, safeParentDir } from "../services/safe-fs.js";
+import { atomicWrite, safeParentDir } from "../platform/safe-fs.js";
 import {
   acknowledgeGeminiHooks,
   codexShim,
@@ -195,7 +195,7 @@ function writeAtomic(file: string, text: string, o: HookPlaceOptions): void {
   const rel = workspaceRel(file, o);
   if (rel !== undefined) {
     // Inside the workspace, where the agent can swap a directory for a link: written the way a
-    // restore writes (never through a link in any component; services/safe-fs.ts).
+    // restore writes (never through a link in any component; platform/safe-fs.ts).
     let mode = 0o644;
     try {
       mode = lstatSync(file).mode & 0o777;

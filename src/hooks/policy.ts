@@ -8,7 +8,7 @@
  * - `use`: hand hooks to a server someone started (`baton serve`); never start one.
  * - `off`: every hook runs in its own process.
  */
-import { configSection } from "../services/config-file.js";
+import { configSection } from "../platform/config-file.js";
 
 export type HookServerMode = "auto" | "use" | "off";
 
@@ -25,7 +25,7 @@ function modeOf(v: unknown): HookServerMode | undefined {
  * The mode for a workspace. An environment value it does not understand is ignored. A
  * `.baton/config.json` that cannot be read, or a `hooks.server` it does not take, is `off`:
  * the hook runs in its own process, which meets the same `bad_input` when it opens the
- * workspace, logs it to hooks.log and lets the tool through (services/config-file.ts).
+ * workspace, logs it to hooks.log and lets the tool through (platform/config-file.ts).
  */
 export function hookServerMode(batonDir: string): HookServerMode {
   const fromEnv = modeOf(process.env.BATON_HOOK_SERVER);

@@ -17,9 +17,9 @@
  * first: a step the server committed before it broke off is found by its key, not repeated.
  */
 import type { Baton } from "../api.js";
-import { writeStderr, writeStdout } from "../cli/output.js";
 import { isNoop } from "../core/hooks/types.js";
 import { envOptions } from "../env-options.js";
+import { writeStderr, writeStdout } from "../platform/output.js";
 import {
   adapterFor,
   agentPid,

@@ -6,9 +6,9 @@
  * carries the same body.
  */
 import { McpError } from "@modelcontextprotocol/sdk/types.js";
+import { redactedJson } from "../core/error-json.js";
 import { redactText } from "../core/redact.js";
 import { BatonError, type ErrorCode, EXIT_CODES, isBatonError } from "../errors.js";
-import { redactedJson } from "../server/http-errors.js";
 
 export interface ToolErrorResult {
   [key: string]: unknown;

@@ -8,10 +8,10 @@ import { createRequire } from "node:module";
 import type { Baton } from "../api.js";
 import type { JsonObject } from "../core/types.js";
 import { BatonError, type ErrorCode } from "../errors.js";
-import { liveServer, type ServerInfo } from "../services/server-file.js";
+import { liveServer, type ServerInfo } from "../platform/server-file.js";
 import { challengeProof } from "./server-file.js";
 
-export type { ServerInfo } from "../services/server-file.js";
+export type { ServerInfo } from "../platform/server-file.js";
 
 export type Lease = NonNullable<Awaited<ReturnType<Baton["work"]["lease"]>>>;
 

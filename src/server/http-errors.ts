@@ -1,5 +1,5 @@
 /** Errors over HTTP: the CLI's `{"error": {code, message, ...details}}` body with a fitting status. */
-import { redactText } from "../core/redact.js";
+import { redactedJson } from "../core/error-json.js";
 import { BatonError, type ErrorCode, EXIT_CODES, isBatonError } from "../errors.js";
 
 const STATUS: Partial<Record<ErrorCode, number>> = {
@@ -40,10 +40,4 @@ export function errorResponse(err: unknown): { status: number; body: ErrorBody }
   if (isBatonError(err)) return { status: httpStatus(err.code), body: { error: redactedJson(err) } };
   const e = new BatonError("internal", "the server failed to handle this request; see the server's log");
   return { status: 500, body: { error: e.toJSON() } };
-}
-
-/** An error as JSON with its message redacted. */
-export function redactedJson(err: BatonError): ReturnType<BatonError["toJSON"]> {
-  const j = err.toJSON();
-  return { ...j, message: redactText(j.message) };
 }

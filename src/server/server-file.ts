@@ -2,7 +2,7 @@
  * `.baton/server.json`, the server's side: claimed with O_EXCL so two servers starting at once
  * cannot both claim the workspace; mode 0600 because it holds the token; removed on clean exit.
  * A file naming a dead process is stale and replaced. Reading it and deciding whether the
- * process it names is the server is services/server-file.ts (clients, hooks and doctor share it).
+ * process it names is the server is platform/server-file.ts (clients, hooks and doctor share it).
  *
  * `.baton/server.key` keeps the token and the port across restarts, so a page that was open
  * when the server stopped reconnects to the restarted server without being reloaded.
@@ -11,8 +11,8 @@ import { closeSync, fsyncSync, linkSync, openSync, readFileSync, renameSync, unl
 import { createRequire } from "node:module";
 import { join } from "node:path";
 import { BatonError } from "../errors.js";
-import { readProcStat } from "../services/process-facts.js";
-import { readServerFile, type ServerInfo, serverAlive, serverFilePath, serverIdentity } from "../services/server-file.js";
+import { readProcStat } from "../platform/process-facts.js";
+import { readServerFile, type ServerInfo, serverAlive, serverFilePath } from "../platform/server-file.js";
 
 export const KEY_FILE = "server.key";
 
@@ -106,28 +106,4 @@ export function readServerKey(batonDir: string): { token: string; port: number }
 /** Persist the token and port (mode 0600, written atomically). */
 export function writeServerKey(batonDir: string, key: { token: string; port: number }): void {
   writeWhole(join(batonDir, KEY_FILE), `${JSON.stringify(key)}\n`, "replace");
-}
-
-/**
- * Stop the server `pid` holding this workspace, to start one of this build in its place: only
- * when server.json names it and the kernel proves it is the process that wrote it (a pid reused
- * by another program is never signalled). Waits until it has let go of the workspace (removed
- * server.json, or died), at most `waitMs`. Returns whether the workspace is free of it.
- */
-export async function stopServer(batonDir: string, pid: number, waitMs = 10_000): Promise<boolean> {
-  const holder = readServerFile(batonDir);
-  if (!holder || holder.pid !== pid) return true;
-  if (serverIdentity(holder) !== "same") return serverIdentity(holder) === "dead";
-  try {
-    process.kill(pid, "SIGTERM");
-  } catch {
-    return true; // gone meanwhile
-  }
-  const until = Date.now() + waitMs;
-  while (Date.now() < until) {
-    const now = readServerFile(batonDir);
-    if (!now || now.pid !== pid || serverIdentity(now) === "dead") return true;
-    await new Promise((r) => setTimeout(r, 25));
-  }
-  return false;
 }

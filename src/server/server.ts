@@ -11,7 +11,7 @@ import { getRequestListener } from "@hono/node-server";
 import type { Baton } from "../api.js";
 import { BUILD } from "../core/build.js";
 import { BatonError, badInput } from "../errors.js";
-import { readServerFile, releaseServerFile, type ServerInfo, serverAlive } from "../services/server-file.js";
+import { readServerFile, releaseServerFile, type ServerInfo, serverAlive } from "../platform/server-file.js";
 import { type AppOptions, buildApp } from "./app.js";
 import { hookAnswerer, hookHttpHandler, isHookRequest } from "./hook-route.js";
 import { allowedHosts, allowedOrigins, checkRequest, corsHeaders, type GuardConfig, newToken, parseOrigin } from "./security.js";

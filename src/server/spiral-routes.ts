@@ -9,8 +9,8 @@
 import type { HttpBindings } from "@hono/node-server";
 import type { Context, Hono } from "hono";
 import type { Baton } from "../api.js";
+import { SPIRAL_CHOICES, SPIRAL_NOTE_MAX, type SpiralChoice } from "../core/spiral-choices.js";
 import { badInput } from "../errors.js";
-import { SPIRAL_CHOICES, SPIRAL_NOTE_MAX, type SpiralChoice } from "../services/spiral-answer.js";
 
 type Env = { Bindings: HttpBindings };
 

@@ -30,9 +30,9 @@ import { userWords } from "../core/prompt-words.js";
 import { parseRollbackIntent, type RollbackIntent } from "../core/rollback-intent.js";
 import type { Snapshot } from "../core/types.js";
 import { isBatonError } from "../errors.js";
+import { appendHookFailure } from "../platform/hook-log.js";
 import { contextKey, endRuns, ensureRun, pauseView, sessionFor } from "./agent-sessions.js";
 import { afterTool, beforeTool, type ToolHookContext } from "./agent-tools.js";
-import { appendHookFailure } from "./hook-log.js";
 
 export interface AgentHookOptions {
   /** The agent's process, the pid of the runs hooks start. Default: this process's parent. */

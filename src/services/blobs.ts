@@ -32,6 +32,7 @@ import { dirname, join } from "node:path";
 import type { Backend, CheckpointQueries, StoreTx } from "../backend/contract.js";
 import { randomHex, sha256 } from "../core/canonical.js";
 import { BatonError } from "../errors.js";
+import { fsyncDir, ioError } from "../platform/safe-fs.js";
 
 type Zlib = typeof import("node:zlib");
 let zlib: Zlib | undefined;
@@ -432,28 +433,4 @@ function missing(hash: string, where: { path: string; db?: string }): BatonError
     `blob ${hash} is missing (${where.db !== undefined ? `neither the store ${where.db} nor ${where.path} holds it` : `${where.path} does not exist`}); the checkpoint or artifact that names it cannot be restored. Take a new checkpoint, and run \`baton doctor\` to see what else is missing`,
     { hash, path: where.path },
   );
-}
-
-function ioError(what: string, err: unknown): BatonError {
-  const code = (err as NodeJS.ErrnoException).code;
-  return new BatonError(
-    code === "EACCES" || code === "EPERM" || code === "EROFS" ? "workspace_unwritable" : "io_error",
-    `${what}: ${(err as Error).message}`,
-    { errno: code },
-    { cause: err },
-  );
-}
-
-export function fsyncDir(dir: string): void {
-  let fd: number | undefined;
-  try {
-    fd = openSync(dir, "r");
-    fsyncSync(fd);
-  } catch (err) {
-    // Some filesystems refuse fsync on a directory (EINVAL/EISDIR); the rename is still atomic.
-    const code = (err as NodeJS.ErrnoException).code;
-    if (code !== "EINVAL" && code !== "EISDIR" && code !== "EPERM" && code !== "EBADF") throw ioError(`cannot fsync ${dir}`, err);
-  } finally {
-    if (fd !== undefined) closeSync(fd);
-  }
 }

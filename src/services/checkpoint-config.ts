@@ -5,11 +5,11 @@
  * Checkpoint blobs hold file contents verbatim: they must, to restore them. So a user can keep
  * paths out of every checkpoint (`exclude`), and on a store shared with other machines
  * (PostgreSQL: `capabilities.sharedAcrossHosts`) files that look like secret stores keep their
- * content in this workspace's `.baton/blobs/` (private to its owner, services/private-files.ts)
+ * content in this workspace's `.baton/blobs/` (private to its owner, platform/private-files.ts)
  * instead of the shared database: DEFAULT_PRIVATE, plus `private` patterns.
  */
 import ignore from "ignore";
-import { badSetting, configSection } from "./config-file.js";
+import { badSetting, configSection } from "../platform/config-file.js";
 
 export interface CheckpointOptions {
   /** Checkpoints kept per session, pinned ones aside. Default 100. */

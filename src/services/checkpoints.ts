@@ -22,13 +22,13 @@ import { sessionKey } from "../backend/contract.js";
 import { checksum, randomHex, sha256 } from "../core/canonical.js";
 import type { Checkpoint, CheckpointFile, CheckpointInfo, CheckpointKind } from "../core/checkpoints.js";
 import { BatonError, badInput, checkDeadline } from "../errors.js";
+import { hostFacts, machineId } from "../platform/process-facts.js";
+import { checkPath, readCurrent, unsafePath } from "../platform/safe-fs.js";
 import { Blobs, type StagedBlob } from "./blobs.js";
 import { CACHE_TOUCH_MS, CACHE_TTL_MS, cacheScope } from "./cache-scope.js";
 import { type CheckpointOptions, DEFAULT_PRIVATE, pathMatcher, readCheckpointConfig } from "./checkpoint-config.js";
 import { workspaceRelative } from "./files.js";
 import { laneFor, Manifests } from "./manifests.js";
-import { hostFacts, machineId } from "./process-facts.js";
-import { checkPath, readCurrent, unsafePath } from "./safe-fs.js";
 import { classify, nextStatTable, readRegular, type StatTable, statTable } from "./stat-table.js";
 import { coversWith, MODE, rootSources, STAT_FIELDS, WalkCache, walkCovers, walkTree } from "./tree-scan.js";
 
@@ -253,7 +253,7 @@ export class CheckpointService {
   #fsClock(): number {
     const file = join(this.#batonDir, CLOCK_FILE);
     try {
-      writeFileSync(file, "", { mode: 0o600 }); // .baton/ is private (services/private-files.ts)
+      writeFileSync(file, "", { mode: 0o600 }); // .baton/ is private (platform/private-files.ts)
       return statSync(file).mtimeMs;
     } catch {
       return Number.NEGATIVE_INFINITY;

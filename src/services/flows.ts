@@ -3,7 +3,7 @@
  * flows are read only when a session needs one or they are listed, so commands that touch
  * only built-in flows never read the directory.
  */
-import { readdirSync, readFileSync } from "node:fs";
+import { readdirSync } from "node:fs";
 import { join } from "node:path";
 import type { FlowDefinition } from "../core/flow.js";
 import type { FlowProblem } from "../core/flow-validate.js";
@@ -11,6 +11,7 @@ import { externalRunFlow } from "../core/flows/external-run.js";
 import { liveVariantFlow } from "../core/flows/live-variant.js";
 import { taskFlow } from "../core/flows/task.js";
 import { BatonError } from "../errors.js";
+import { formatProblems, loadFlowFile } from "../platform/flow-file.js";
 
 export const BUILTIN_FLOWS: Readonly<Record<string, FlowDefinition>> = Object.freeze({
   task: taskFlow,
@@ -87,28 +88,4 @@ export class FlowRegistry {
     this.#user = user;
     return user;
   }
-}
-
-/** Read and validate a flow file. The validator (and its JSON parser) loads on first use. */
-export async function loadFlowFile(file: string): Promise<{ flow?: FlowDefinition; problems: FlowProblem[]; name?: string }> {
-  let text: string;
-  try {
-    text = readFileSync(file, "utf8");
-  } catch (err) {
-    return { problems: [{ path: "", message: `cannot read: ${(err as Error).message}` }] };
-  }
-  const { parseFlowFile } = await import("../core/flow-validate.js");
-  const result = parseFlowFile(text);
-  let name: string | undefined;
-  try {
-    const n = (JSON.parse(text) as { name?: unknown }).name;
-    if (typeof n === "string") name = n;
-  } catch {
-    // reported by parseFlowFile
-  }
-  return { ...result, ...(name ? { name } : {}) };
-}
-
-export function formatProblems(problems: readonly FlowProblem[]): string {
-  return problems.map((p) => `${p.line ? `line ${p.line}:${p.column} ` : ""}${p.path || "(file)"}: ${p.message}`).join("; ");
 }

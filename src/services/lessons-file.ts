@@ -29,9 +29,8 @@ import { readFileSync } from "node:fs";
 import { basename, dirname, join } from "node:path";
 import { checksum } from "../core/canonical.js";
 import { BatonError } from "../errors.js";
-import { fsyncDir } from "./blobs.js";
+import { atomicWrite, commitWrite, discardWrite, fsyncDir, prepareWrite } from "../platform/safe-fs.js";
 import type { LockService } from "./locks.js";
-import { atomicWrite, commitWrite, discardWrite, prepareWrite } from "./safe-fs.js";
 
 export const LESSONS_FILE = "LESSONS.md";
 
@@ -69,7 +68,7 @@ export function lessonsHash(text: string | undefined): string {
  * Replace the file atomically: a temp file beside it (O_EXCL, never through a link), fsynced,
  * renamed over it, the directory fsynced. A reader (or an editor) sees the old text or the new,
  * never a torn one; a link put where the file or its temp file would be is replaced, never
- * written through (services/safe-fs.ts).
+ * written through (platform/safe-fs.ts).
  */
 export function writeLessonsText(path: string, text: string): void {
   atomicWrite(dirname(path), basename(path), Buffer.from(text), 0o644, true);

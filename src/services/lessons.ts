@@ -46,12 +46,12 @@ import {
 import { redactText } from "../core/redact.js";
 import type { AppendResult, JsonObject } from "../core/types.js";
 import { BatonError, badInput } from "../errors.js";
+import { hostFacts, type ProcessFacts } from "../platform/process-facts.js";
 import { CACHE_TOUCH_MS, cacheScope } from "./cache-scope.js";
 import { workspaceRelative } from "./files.js";
 import type { Journal } from "./journal.js";
 import { checkLessonChange, editLessonText, type LessonChange, type LessonEditResult, removeLessonText } from "./lesson-edit.js";
 import { LessonsFile, lessonsHash, lessonsPath, readLessonsText } from "./lessons-file.js";
-import { hostFacts, type ProcessFacts } from "./process-facts.js";
 
 export interface LessonInput {
   text: string;

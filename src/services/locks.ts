@@ -15,7 +15,7 @@
 import type { Backend, LockRow, StoreTx } from "../backend/contract.js";
 import { LOCK_NAME, type StaleDecision, type StaleProof, staleDecision } from "../core/locks.js";
 import { BatonError, badInput } from "../errors.js";
-import { factsAbout, hostFacts, identify, type ProcessFacts } from "./process-facts.js";
+import { factsAbout, hostFacts, identify, type ProcessFacts } from "../platform/process-facts.js";
 
 export interface LockServiceOptions {
   now?: () => Date;

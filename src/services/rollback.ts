@@ -31,12 +31,6 @@ import { type Checkpoint, type CheckpointInfo, chooseTarget, composeRestore, typ
 import { pathProblem } from "../core/paths.js";
 import { redactText } from "../core/redact.js";
 import { BatonError, badInput, checkDeadline } from "../errors.js";
-import { fsyncDir } from "./blobs.js";
-import { otherMachine, privateHolder } from "./checkpoint-origin.js";
-import { type CheckpointService, isIgnoreFile, toFile, toInfo } from "./checkpoints.js";
-import { MAX_DIFF_BYTES, unifiedDiff } from "./file-diff.js";
-import type { Journal } from "./journal.js";
-import { ClaimedElsewhere, rollbackIdFor, settledRollback } from "./rollback-key.js";
 import {
   type Current,
   type CurrentStat,
@@ -44,6 +38,7 @@ import {
   discardWrite,
   fileAncestor,
   filesUnder,
+  fsyncDir,
   hasExactName,
   type PreparedWrite,
   prepareWrite,
@@ -53,7 +48,12 @@ import {
   safeRemove,
   statCurrent,
   unsafePath,
-} from "./safe-fs.js";
+} from "../platform/safe-fs.js";
+import { otherMachine, privateHolder } from "./checkpoint-origin.js";
+import { type CheckpointService, isIgnoreFile, toFile, toInfo } from "./checkpoints.js";
+import { MAX_DIFF_BYTES, unifiedDiff } from "./file-diff.js";
+import type { Journal } from "./journal.js";
+import { ClaimedElsewhere, rollbackIdFor, settledRollback } from "./rollback-key.js";
 
 export interface RollbackInput {
   /** Steps back (default 1). */

@@ -16,8 +16,8 @@ import { randomHex } from "../core/canonical.js";
 import { type StaleProof, staleDecision } from "../core/locks.js";
 import type { AppendResult, JsonObject } from "../core/types.js";
 import { BatonError, badInput } from "../errors.js";
+import { factsAbout, hostFacts, identify, type ProcessFacts } from "../platform/process-facts.js";
 import type { Journal } from "./journal.js";
-import { factsAbout, hostFacts, identify, type ProcessFacts } from "./process-facts.js";
 import type { Queue } from "./queue.js";
 
 export interface RunServiceOptions {

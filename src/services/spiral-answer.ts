@@ -6,14 +6,13 @@
  * renewed meanwhile (the agent, another page, `baton spiral clear`) is `conflict` and the answer
  * is not journaled.
  */
+import { SPIRAL_CHOICES, SPIRAL_NOTE_MAX, type SpiralChoice } from "../core/spiral-choices.js";
 import type { Snapshot, SpiralState } from "../core/types.js";
 import { BatonError, badInput } from "../errors.js";
 import type { Journal } from "./journal.js";
 import type { RollbackResult } from "./rollback.js";
 
-export type SpiralChoice = "unpause" | "rollback_unpause" | "note";
-export const SPIRAL_CHOICES: readonly SpiralChoice[] = ["unpause", "rollback_unpause", "note"];
-export const SPIRAL_NOTE_MAX = 2_000;
+export type { SpiralChoice } from "../core/spiral-choices.js";
 
 export interface SpiralAnswer {
   action: SpiralChoice;

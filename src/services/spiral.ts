@@ -25,7 +25,7 @@ import {
 } from "../core/spiral.js";
 import type { AppendResult, EventInput, JsonObject, NextAction, TurnFile, TurnRecord } from "../core/types.js";
 import { badInput } from "../errors.js";
-import { configPath, readConfigFile } from "./config-file.js";
+import { configPath, readConfigFile } from "../platform/config-file.js";
 import { hashFile, workspaceRelative } from "./files.js";
 import type { Journal } from "./journal.js";
 
@@ -50,7 +50,7 @@ export interface TurnResult {
 
 /**
  * The workspace's thresholds: `.baton/config.json` `{"spiral": {...}}` over the defaults. A bad
- * setting is `bad_input` naming the file and every key at fault (services/config-file.ts).
+ * setting is `bad_input` naming the file and every key at fault (platform/config-file.ts).
  */
 export function readSpiralConfig(batonDir: string): SpiralThresholds {
   const r = spiralThresholds(readConfigFile(batonDir).spiral);

@@ -6,8 +6,8 @@
 
 import { join } from "node:path";
 import { renderStateMd } from "../core/state-md.js";
+import { atomicWrite, readCurrent } from "../platform/safe-fs.js";
 import type { Journal } from "./journal.js";
-import { atomicWrite, readCurrent } from "./safe-fs.js";
 import type { StatusService } from "./status.js";
 
 export class StateFiles {
@@ -36,8 +36,8 @@ export class StateFiles {
   /** Write STATE.md and STATE.seq atomically; returns STATE.md's path. */
   async write(sessionId: string): Promise<string> {
     const { text, seq } = await this.render(sessionId);
-    // Written as a restore writes: never through a link in any component (services/safe-fs.ts).
-    // sessions/ and sessions/<id>/ are private like the rest of .baton/ (services/private-files.ts), whatever the umask.
+    // Written as a restore writes: never through a link in any component (platform/safe-fs.ts).
+    // sessions/ and sessions/<id>/ are private like the rest of .baton/ (platform/private-files.ts), whatever the umask.
     atomicWrite(this.#batonDir, `sessions/${sessionId}/STATE.md`, Buffer.from(text), 0o600, true, 0o700);
     atomicWrite(this.#batonDir, `sessions/${sessionId}/STATE.seq`, Buffer.from(`${seq}\n`), 0o600, false, 0o700);
     return join(this.#batonDir, "sessions", sessionId, "STATE.md");

@@ -28,11 +28,11 @@ import type {
   Snapshot,
 } from "../core/types.js";
 import { BatonError } from "../errors.js";
+import { factsAbout, hostFacts, type ProcessFacts } from "../platform/process-facts.js";
 import { blobFile } from "./blobs.js";
 import { type FileRead, MAX_HASH_BYTES, readGuarded, scanSessionFiles } from "./files.js";
 import type { Journal, SessionView } from "./journal.js";
 import { treeLane } from "./manifests.js";
-import { factsAbout, hostFacts, type ProcessFacts } from "./process-facts.js";
 import type { PendingWork, Queue } from "./queue.js";
 
 export interface SessionStatus {

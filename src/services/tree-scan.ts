@@ -13,7 +13,7 @@
 import { closeSync, constants, type Dirent, fstatSync, lstatSync, openSync, readdirSync, readFileSync } from "node:fs";
 import ignore, { type Ignore } from "ignore";
 import { MAX_PATH_LENGTH, pathProblem } from "../core/paths.js";
-import { RESTORE_TEMP } from "./safe-fs.js";
+import { RESTORE_TEMP } from "../platform/safe-fs.js";
 
 /** The numbers kept per file, in `TreeScan.stats`: size, mtime, ctime, inode, mode (permission bits). */
 export const STAT_FIELDS = 5;

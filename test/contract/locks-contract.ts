@@ -7,7 +7,7 @@ import { afterAll, describe, expect, it } from "vitest";
 import type { LockRow, RunRow } from "../../src/backend/contract.js";
 import { openBaton } from "../../src/compose.js";
 import { isBatonError } from "../../src/index.js";
-import type { ProcessFacts } from "../../src/services/process-facts.js";
+import type { ProcessFacts } from "../../src/platform/process-facts.js";
 import { cleanupDirs, tempDir } from "../helpers.js";
 import type { StoreFactory } from "./journal-contract.js";
 

@@ -3,8 +3,8 @@ import { writeFileSync } from "node:fs";
 import { isAbsolute, relative, resolve, sep } from "node:path";
 import type { CheckpointInfo } from "../../core/checkpoints.js";
 import { BatonError, badInput } from "../../errors.js";
+import { writeStdoutBytes } from "../../platform/output.js";
 import { type Ctx, parseIntOption } from "../context.js";
-import { writeStdoutBytes } from "../output.js";
 
 type S = { session?: string };
 
@@ -153,7 +153,7 @@ export async function artifactGet(ctx: Ctx, idOrName: string, o: S & { out?: str
     if (rel !== "" && !rel.startsWith("../") && rel !== ".." && !isAbsolute(rel)) {
       // Inside the workspace, where the agent can swap a directory for a link: written as a
       // restore writes (never through a link in any component).
-      const { atomicWrite } = await import("../../services/safe-fs.js");
+      const { atomicWrite } = await import("../../platform/safe-fs.js");
       atomicWrite(b.root, rel, content, 0o644, true);
     } else {
       try {

@@ -13,8 +13,8 @@ import { spawn } from "node:child_process";
 import { closeSync, mkdirSync, openSync } from "node:fs";
 import { join } from "node:path";
 import { BatonError } from "../../errors.js";
+import { resolveWorkspace } from "../../platform/workspace.js";
 import { findServer, serverRequest } from "../../server/client.js";
-import { resolveWorkspace } from "../../services/workspace.js";
 import type { Ctx } from "../context.js";
 
 const START_WAIT_MS = 15_000;

@@ -1,6 +1,6 @@
 /** Listing and validating flows. */
 import { badInput } from "../../errors.js";
-import { formatProblems, loadFlowFile } from "../../services/flows.js";
+import { formatProblems, loadFlowFile } from "../../platform/flow-file.js";
 import type { Ctx } from "../context.js";
 
 export async function flowsList(ctx: Ctx): Promise<void> {

@@ -3,7 +3,7 @@ import { resolve } from "node:path";
 import type { HookAgent } from "../../core/hook-config.js";
 import { badInput } from "../../errors.js";
 import { type HookScope, hooksStatus, installHooks, isHookAgent, uninstallHooks } from "../../hooks/install.js";
-import { ensureWorkspace, findWorkspace, workspaceAt } from "../../services/workspace.js";
+import { ensureWorkspace, findWorkspace, workspaceAt } from "../../platform/workspace.js";
 import type { Ctx } from "../context.js";
 
 interface ScopeOptions {

@@ -2,23 +2,23 @@
 import { createWriteStream } from "node:fs";
 import type { JsonObject } from "../../core/types.js";
 import { BatonError, badInput } from "../../errors.js";
+import { writeStdout } from "../../platform/output.js";
 import { type Ctx, parseIntOption, parseJsonObject } from "../context.js";
-import { writeStdout } from "../output.js";
 import { renderSession, renderStatus } from "../render.js";
 
 export async function init(ctx: Ctx, o: { store?: string; project?: string } = {}): Promise<void> {
   if (o.store !== undefined || o.project !== undefined) {
     if (o.store === undefined || o.project === undefined) throw badInput("--store and --project go together");
     const [{ resolveWorkspace }, { checkProject, checkStoreUrl, writeStoreConfig }] = await Promise.all([
-      import("../../services/workspace.js"),
-      import("../../services/store-config.js"),
+      import("../../platform/workspace.js"),
+      import("../../platform/store-config.js"),
     ]);
     // Check before touching anything: bad input changes nothing.
     checkStoreUrl(o.store, { forWriting: true });
     checkProject(o.project);
     // Connect and migrate first: a store that cannot be reached (or a wrong URL) is never
     // written down, so the workspace stays on what it used before.
-    const { loadPostgres } = await import("../../services/pg-loader.js");
+    const { loadPostgres } = await import("../../pg-loader.js");
     const { PostgresBackend } = await loadPostgres();
     const wait = Number(process.env.BATON_STORE_TIMEOUT_MS);
     const probe = await PostgresBackend.open({

@@ -10,8 +10,8 @@ import {
   shapeNode,
 } from "../../core/ledger.js";
 import { BatonError, badInput } from "../../errors.js";
+import { writeStderr } from "../../platform/output.js";
 import { type Ctx, parseIntOption } from "../context.js";
-import { writeStderr } from "../output.js";
 
 export interface RecordOptions {
   session?: string;
@@ -187,7 +187,7 @@ export async function ledgerExport(
   sink?.on("error", (e) => {
     pendingErr = e;
   });
-  const { writeStdout } = await import("../output.js");
+  const { writeStdout } = await import("../../platform/output.js");
   for await (const l of b.ledger.export({ format, ...(sessionId ? { sessionId } : {}) })) {
     lines++;
     if (!sink) writeStdout(l);

@@ -3,8 +3,8 @@ import type { Baton } from "../../api.js";
 import type { LessonIntent } from "../../core/lesson-rank.js";
 import type { Lesson, LessonDiagnostic } from "../../core/lessons-md.js";
 import { BatonError, badInput, isBatonError } from "../../errors.js";
+import { writeStderr } from "../../platform/output.js";
 import { type Ctx, parseIntOption } from "../context.js";
-import { writeStderr } from "../output.js";
 
 type S = { session?: string };
 type IntentOptions = S & { intent?: string; tool?: string; path?: string[]; fingerprint?: string };

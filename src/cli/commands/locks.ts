@@ -6,9 +6,9 @@
 import { spawn } from "node:child_process";
 import { constants } from "node:os";
 import { BatonError, isBatonError } from "../../errors.js";
+import { writeStderr } from "../../platform/output.js";
 import type { LockInfo } from "../../services/locks.js";
 import { type Ctx, parseIntOption } from "../context.js";
-import { writeStderr } from "../output.js";
 
 type HolderOpts = { pid?: string; epoch?: string };
 

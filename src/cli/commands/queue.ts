@@ -42,7 +42,7 @@ export async function poll(ctx: Ctx, o: PollOptions): Promise<void> {
   };
   // Through the server when one runs on this workspace (it wakes the poll the moment a browser
   // event lands), otherwise straight on the database, which wakes on commits within ms.
-  const { resolveWorkspace } = await import("../../services/workspace.js");
+  const { resolveWorkspace } = await import("../../platform/workspace.js");
   const { findServer, pollServer } = await import("../../server/client.js");
   const server = await findServer(resolveWorkspace(ctx.root ? { root: ctx.root } : {}).dir);
   let lease: Lease | undefined;

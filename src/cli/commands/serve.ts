@@ -3,13 +3,13 @@ import { readFileSync } from "node:fs";
 import { dirname, join } from "node:path";
 import { fileURLToPath } from "node:url";
 import { BatonError } from "../../errors.js";
+import { writeStderr } from "../../platform/output.js";
+import { stopServer } from "../../platform/server-file.js";
 import type { AssetName } from "../../server/app.js";
 import { type StopReason, startServer } from "../../server/server.js";
-import { stopServer } from "../../server/server-file.js";
 import { DASHBOARD_HTML } from "../../web/dashboard-html.js";
 import { DEMO_HTML } from "../../web/demo-html.js";
 import { type Ctx, parseDurationOption, parseIntOption } from "../context.js";
-import { writeStderr } from "../output.js";
 
 const STOPPED: Record<StopReason, string> = {
   idle: "no requests within the idle exit",

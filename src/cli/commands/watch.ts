@@ -1,7 +1,8 @@
 /** `baton watch`: follow an external-run session until it is terminal, one line per tick. */
+
+import { writeStdout } from "../../platform/output.js";
 import type { WatchLine } from "../../services/watch-run.js";
 import { type Ctx, parseIntOption } from "../context.js";
-import { writeStdout } from "../output.js";
 
 function human(l: WatchLine): string {
   const warn = (l.warnings ?? []).map((w) => `\n  warning (${w.code}): ${w.message}`).join("");

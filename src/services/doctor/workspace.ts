@@ -1,11 +1,11 @@
 /** Doctor's checks of the workspace around the store: its settings, the server file, the ledger, hooks, file modes. */
 import { existsSync, unlinkSync } from "node:fs";
 import type { JsonObject } from "../../core/types.js";
+import { configPath, configSection } from "../../platform/config-file.js";
+import { hookFailures } from "../../platform/hook-log.js";
+import { looseModes, tightenAll } from "../../platform/private-files.js";
+import { readServerFile, releaseServerFile, serverAlive, serverFilePath, serverIdentity } from "../../platform/server-file.js";
 import { readCheckpointConfig } from "../checkpoint-config.js";
-import { configPath, configSection } from "../config-file.js";
-import { hookFailures } from "../hook-log.js";
-import { looseModes, tightenAll } from "../private-files.js";
-import { readServerFile, releaseServerFile, serverAlive, serverFilePath, serverIdentity } from "../server-file.js";
 import { readSpiralConfig } from "../spiral.js";
 import { type Check, type Found, SAMPLE } from "./check.js";
 

@@ -103,3 +103,27 @@ export function releaseServerFile(batonDir: string, pid = process.pid): void {
     // already gone
   }
 }
+
+/**
+ * Stop the server `pid` holding this workspace, to start one of this build in its place: only
+ * when server.json names it and the kernel proves it is the process that wrote it (a pid reused
+ * by another program is never signalled). Waits until it has let go of the workspace (removed
+ * server.json, or died), at most `waitMs`. Returns whether the workspace is free of it.
+ */
+export async function stopServer(batonDir: string, pid: number, waitMs = 10_000): Promise<boolean> {
+  const holder = readServerFile(batonDir);
+  if (!holder || holder.pid !== pid) return true;
+  if (serverIdentity(holder) !== "same") return serverIdentity(holder) === "dead";
+  try {
+    process.kill(pid, "SIGTERM");
+  } catch {
+    return true; // gone meanwhile
+  }
+  const until = Date.now() + waitMs;
+  while (Date.now() < until) {
+    const now = readServerFile(batonDir);
+    if (!now || now.pid !== pid || serverIdentity(now) === "dead") return true;
+    await new Promise((r) => setTimeout(r, 25));
+  }
+  return false;
+}

@@ -3,13 +3,13 @@
  * the driver. `pg` is an optional dependency: when it is missing, say so and how to fix it
  * rather than failing with a module-resolution stack.
  */
-import { BatonError } from "../errors.js";
+import { BatonError } from "./errors.js";
 
-type PgModule = typeof import("../backend/postgres/pg-backend.js");
+type PgModule = typeof import("./backend/postgres/pg-backend.js");
 
 export async function loadPostgres(): Promise<PgModule> {
   try {
-    return await import("../backend/postgres/pg-backend.js");
+    return await import("./backend/postgres/pg-backend.js");
   } catch (err) {
     const code = (err as NodeJS.ErrnoException | undefined)?.code;
     const msg = err instanceof Error ? err.message : String(err);

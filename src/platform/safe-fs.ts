@@ -38,7 +38,6 @@ import { join } from "node:path";
 import { randomHex } from "../core/canonical.js";
 import { pathProblem } from "../core/paths.js";
 import { BatonError } from "../errors.js";
-import { fsyncDir } from "./blobs.js";
 import { processAlive } from "./process-facts.js";
 
 /** Temp files a restore writes beside its target (`.baton-restore-<pid>-<hex>.tmp`); a tree walk ignores them. */
@@ -481,4 +480,30 @@ export function removeEmptyTree(root: string, rel: string): void {
   inParent(root, rel, false, (d, name) => {
     if (lstatMaybe(d.at(name))?.isDirectory()) rmdirSync(d.at(name)); // ENOTEMPTY: typed by inParent
   });
+}
+
+/** A filesystem error outside the workspace tree (a blob, a directory fsync), as a typed error. */
+export function ioError(what: string, err: unknown): BatonError {
+  const code = (err as NodeJS.ErrnoException).code;
+  return new BatonError(
+    code === "EACCES" || code === "EPERM" || code === "EROFS" ? "workspace_unwritable" : "io_error",
+    `${what}: ${(err as Error).message}`,
+    { errno: code },
+    { cause: err },
+  );
+}
+
+/** fsync a directory, so a rename or a new entry in it survives a crash. */
+export function fsyncDir(dir: string): void {
+  let fd: number | undefined;
+  try {
+    fd = openSync(dir, "r");
+    fsyncSync(fd);
+  } catch (err) {
+    // Some filesystems refuse fsync on a directory (EINVAL/EISDIR); the rename is still atomic.
+    const code = (err as NodeJS.ErrnoException).code;
+    if (code !== "EINVAL" && code !== "EISDIR" && code !== "EPERM" && code !== "EBADF") throw ioError(`cannot fsync ${dir}`, err);
+  } finally {
+    if (fd !== undefined) closeSync(fd);
+  }
 }
