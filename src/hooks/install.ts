@@ -15,7 +15,7 @@
  * new text is written to a temp file and renamed over the old one. A file that held nothing
  * but Baton's hooks is removed by uninstall.
  */
-import { copyFileSync, existsSync, lstatSync, mkdirSync, readFileSync, realpathSync, renameSync, unlinkSync, writeFileSync } from "node:fs";
+import { copyFileSync, existsSync, lstatSync, mkdirSync, readFileSync, realpathSync, unlinkSync } from "node:fs";
 import { homedir } from "node:os";
 import { dirname, isAbsolute, join, relative, resolve, sep } from "node:path";
 import { type HookAgent, type HookGroupSpec, type InstalledHook, installInto, listBatonHooks, uninstallFrom } from "../core/hook-config.js";
@@ -23,6 +23,7 @@ import { ADAPTERS } from "../core/hooks/adapters.js";
 import type { JsonObject } from "../core/types.js";
 import { BatonError, badInput } from "../errors.js";
 import { atomicWrite, safeParentDir } from "../platform/safe-fs.js";
+import { writeFileWhole } from "../platform/whole-file.js";
 import {
   acknowledgeGeminiHooks,
   codexShim,
@@ -192,27 +193,25 @@ function checkPlace(file: string, o: HookPlaceOptions): void {
 }
 
 function writeAtomic(file: string, text: string, o: HookPlaceOptions): void {
+  let mode = 0o644;
+  try {
+    mode = lstatSync(file).mode & 0o777;
+  } catch {
+    // a new file
+  }
   const rel = workspaceRel(file, o);
   if (rel !== undefined) {
     // Inside the workspace, where the agent can swap a directory for a link: written the way a
     // restore writes (never through a link in any component; platform/safe-fs.ts).
-    let mode = 0o644;
-    try {
-      mode = lstatSync(file).mode & 0o777;
-    } catch {
-      // a new file
-    }
     atomicWrite(o.root, rel, Buffer.from(text), mode, true);
     return;
   }
   try {
     mkdirSync(dirname(file), { recursive: true });
-    const tmp = `${file}.${process.pid}.tmp`;
-    writeFileSync(tmp, text);
-    renameSync(tmp, file);
   } catch (err) {
     throw new BatonError("io_error", `cannot write ${file}: ${(err as Error).message}`, { path: file }, { cause: err });
   }
+  writeFileWhole(file, text, { mode });
 }
 
 function backup(file: string, existed: boolean): string | undefined {

@@ -7,12 +7,13 @@
  * `.baton/server.key` keeps the token and the port across restarts, so a page that was open
  * when the server stopped reconnects to the restarted server without being reloaded.
  */
-import { closeSync, fsyncSync, linkSync, openSync, readFileSync, renameSync, unlinkSync, writeSync } from "node:fs";
+import { readFileSync, unlinkSync } from "node:fs";
 import { createRequire } from "node:module";
 import { join } from "node:path";
 import { BatonError } from "../errors.js";
 import { readProcStat } from "../platform/process-facts.js";
 import { readServerFile, type ServerInfo, serverAlive, serverFilePath } from "../platform/server-file.js";
+import { writeFileWhole } from "../platform/whole-file.js";
 
 export const KEY_FILE = "server.key";
 
@@ -42,7 +43,7 @@ export async function claimServerFile(
 ): Promise<{ claimed: true } | { claimed: false; holder: ServerInfo }> {
   const file = serverFilePath(batonDir);
   for (let attempt = 0; attempt < 2; attempt++) {
-    if (writeWhole(file, `${JSON.stringify(info)}\n`, "exclusive")) return { claimed: true };
+    if (writeFileWhole(file, `${JSON.stringify(info)}\n`, { exclusive: true })) return { claimed: true };
     const holder = readServerFile(batonDir);
     if (holder && holder.pid !== process.pid && (await isLive(holder))) return { claimed: false, holder };
     try {
@@ -54,42 +55,6 @@ export async function claimServerFile(
   const holder = readServerFile(batonDir);
   if (holder) return { claimed: false, holder };
   throw new BatonError("server_running", `could not create ${file}: another process keeps replacing it`);
-}
-
-/**
- * Write a whole file or nothing: the text goes to a private temp file, fsynced, then is linked
- * in place (`exclusive`: fails with false when the file exists, like O_EXCL) or renamed over it.
- * A full disk or any other write failure leaves no partial file behind and is `io_error`.
- */
-function writeWhole(file: string, text: string, mode: "exclusive" | "replace"): boolean {
-  const tmp = `${file}.${process.pid}.tmp`;
-  try {
-    const fd = openSync(tmp, "w", 0o600);
-    try {
-      writeSync(fd, text);
-      fsyncSync(fd);
-    } finally {
-      closeSync(fd);
-    }
-    if (mode === "replace") renameSync(tmp, file);
-    else {
-      try {
-        linkSync(tmp, file);
-      } catch (err) {
-        if ((err as NodeJS.ErrnoException).code === "EEXIST") return false;
-        throw err;
-      }
-    }
-    return true;
-  } catch (err) {
-    throw new BatonError("io_error", `cannot write ${file}: ${(err as Error).message}`, { path: file }, { cause: err });
-  } finally {
-    try {
-      unlinkSync(tmp);
-    } catch {
-      // renamed into place, or never created
-    }
-  }
 }
 
 /** The token and port this workspace's server used last time, if any. */
@@ -105,5 +70,5 @@ export function readServerKey(batonDir: string): { token: string; port: number }
 
 /** Persist the token and port (mode 0600, written atomically). */
 export function writeServerKey(batonDir: string, key: { token: string; port: number }): void {
-  writeWhole(join(batonDir, KEY_FILE), `${JSON.stringify(key)}\n`, "replace");
+  writeFileWhole(join(batonDir, KEY_FILE), `${JSON.stringify(key)}\n`);
 }

@@ -13,26 +13,14 @@
  * where they are: reads and the dedup check look in both places. Which blobs are still needed
  * is decided in SQLite (services/checkpoints.ts).
  */
-import {
-  closeSync,
-  existsSync,
-  fsyncSync,
-  mkdirSync,
-  openSync,
-  readdirSync,
-  readFileSync,
-  renameSync,
-  statSync,
-  unlinkSync,
-  utimesSync,
-  writeSync,
-} from "node:fs";
+import { existsSync, mkdirSync, readdirSync, readFileSync, statSync, unlinkSync, utimesSync } from "node:fs";
 import { createRequire } from "node:module";
 import { dirname, join } from "node:path";
 import type { Backend, CheckpointQueries, StoreTx } from "../backend/contract.js";
-import { randomHex, sha256 } from "../core/canonical.js";
+import { sha256 } from "../core/canonical.js";
 import { BatonError } from "../errors.js";
 import { fsyncDir, ioError } from "../platform/safe-fs.js";
+import { writeFileWhole } from "../platform/whole-file.js";
 
 type Zlib = typeof import("node:zlib");
 let zlib: Zlib | undefined;
@@ -44,7 +32,8 @@ function z(): Zlib {
 
 const HASH = /^[0-9a-f]{64}$/;
 const NONE: ReadonlySet<string> = new Set();
-const TMP = /^\.tmp-/;
+/** Temp files of a blob write that never finished (`<hash>.<pid>-<hex>.tmp`; `.tmp-*` from before). */
+const TMP = /^\.tmp-|\.tmp$/;
 /** Content smaller than this is stored raw: deflate's header costs more than it saves. */
 const MIN_DEFLATE = 64;
 
@@ -156,15 +145,8 @@ export class BlobStore {
         this.#newShard = true;
         if (created === this.dir) this.#newRoot = true;
       }
-      const tmp = join(dir, `.tmp-${process.pid}-${randomHex(6)}`);
-      const fd = openSync(tmp, "wx", 0o600); // private: a blob is a file's contents, verbatim
-      try {
-        writeSync(fd, packed);
-        if (this.#durable) fsyncSync(fd);
-      } finally {
-        closeSync(fd);
-      }
-      renameSync(tmp, file);
+      // private: a blob is a file's contents, verbatim; the directory is fsynced in sync(), batched
+      writeFileWhole(file, packed, { durable: this.#durable, syncDir: false });
     } catch (err) {
       throw ioError(`cannot store a blob in ${dir}`, err);
     }

@@ -6,9 +6,10 @@
  * same file, so the count survives restarts; two processes failing at the same instant may
  * lose one increment (the file is read, incremented and replaced without a lock).
  */
-import { readFileSync, renameSync, unlinkSync, writeFileSync } from "node:fs";
+import { readFileSync } from "node:fs";
 import { join } from "node:path";
 import { redactText } from "../core/redact.js";
+import { writeFileWhole } from "../platform/whole-file.js";
 
 export const LEDGER_FAILURES_FILE = "ledger-failures.json";
 
@@ -52,18 +53,7 @@ export class LedgerHealthTracker {
     try {
       const current = this.#read();
       const next: LedgerHealth = { writeFailures: current.writeFailures + 1, lastError: message, lastAt: at };
-      const tmp = `${this.file}.${process.pid}.${Math.random().toString(36).slice(2)}.tmp`;
-      try {
-        writeFileSync(tmp, `${JSON.stringify(next)}\n`, { mode: 0o600 });
-        renameSync(tmp, this.file);
-      } catch (e) {
-        try {
-          unlinkSync(tmp);
-        } catch {
-          // nothing was written
-        }
-        throw e;
-      }
+      writeFileWhole(this.file, `${JSON.stringify(next)}\n`);
     } catch {
       this.#unpersisted++;
     }

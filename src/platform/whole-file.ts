@@ -1,0 +1,62 @@
+/**
+ * Writing a file whole or not at all, for files Baton owns outside the workspace tree's
+ * restore discipline (`.baton/server.json`, `server.key`, the ledger's health file, blobs, an
+ * agent's settings file outside the workspace). Inside the workspace, where the supervised agent
+ * can swap a directory for a link, files go through safe-fs's `atomicWrite` instead.
+ *
+ * The one durability policy: the content goes to a temp file in the target's directory
+ * (O_EXCL, owner-only until it is in place), is fsynced when `durable`, then renamed over the
+ * target (or, `exclusive`, linked: fails when the target exists, like O_EXCL), and the
+ * directory is fsynced when `durable` (unless the caller batches that, `syncDir: false`). A
+ * failure at any step removes the temp file and is a typed error (`io_error`, or
+ * `workspace_unwritable` for permissions); a half-written target is never left behind.
+ */
+import { closeSync, fchmodSync, fsyncSync, linkSync, openSync, renameSync, unlinkSync, writeSync } from "node:fs";
+import { dirname } from "node:path";
+import { randomHex } from "../core/canonical.js";
+import { fsyncDir, ioError } from "./safe-fs.js";
+
+export interface WholeFileOptions {
+  /** The file's permission bits once in place (default 0o600: private). */
+  mode?: number;
+  /** fsync the file and its directory (default true). */
+  durable?: boolean;
+  /** Fail (return false) when the file exists instead of replacing it. */
+  exclusive?: boolean;
+  /** fsync the directory here (default: when durable); false when the caller fsyncs it later, batched. */
+  syncDir?: boolean;
+}
+
+/** Write `content` to `file` whole. Returns false only for `exclusive` when the file exists. */
+export function writeFileWhole(file: string, content: string | Uint8Array, o: WholeFileOptions = {}): boolean {
+  const durable = o.durable ?? true;
+  const tmp = `${file}.${process.pid}-${randomHex(6)}.tmp`;
+  let fd: number | undefined;
+  try {
+    fd = openSync(tmp, "wx", 0o600);
+    writeSync(fd, typeof content === "string" ? Buffer.from(content) : content);
+    if (o.mode !== undefined && (o.mode & 0o777) !== 0o600) fchmodSync(fd, o.mode & 0o777);
+    if (durable) fsyncSync(fd);
+    closeSync(fd);
+    fd = undefined;
+    if (o.exclusive) {
+      try {
+        linkSync(tmp, file);
+      } catch (err) {
+        if ((err as NodeJS.ErrnoException).code === "EEXIST") return false;
+        throw err;
+      }
+    } else renameSync(tmp, file);
+    if (durable && (o.syncDir ?? true)) fsyncDir(dirname(file));
+    return true;
+  } catch (err) {
+    throw ioError(`cannot write ${file}`, err);
+  } finally {
+    if (fd !== undefined) closeSync(fd);
+    try {
+      unlinkSync(tmp); // after a link (the temp name is left over) or a failure; renamed otherwise
+    } catch {
+      // renamed into place, or never created
+    }
+  }
+}
