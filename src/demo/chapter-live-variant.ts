@@ -6,7 +6,9 @@
  * from `baton status` alone what to do, finishes the edit, and completes the session after the
  * source_dirty refusal.
  */
+
 import { LIVE_VARIANT_MARKERS as M } from "../core/flows/live-variant.js";
+import { processAlive } from "../platform/process-facts.js";
 import { appended, type Chapter, type CliCall, check, type Json, nextOf, type Story, sameJson, WIDTH, wrapWords } from "./shared.js";
 
 const SESSION = "hero";
@@ -255,12 +257,7 @@ async function tell(s: Story): Promise<Record<string, unknown>> {
   check(s6.context.variantId === ACCEPTED.variantId, `the context should name variant ${ACCEPTED.variantId}`, s6.context.variantId);
   check(sameJson(s6.context.paramValues, ACCEPTED.paramValues), "the context should hold the accepted params", s6.context.paramValues);
   check(s6.context.file === FILE, `the context should name ${FILE}`, s6.context.file);
-  let alive = true;
-  try {
-    process.kill(pid, 0);
-  } catch {
-    alive = false;
-  }
+  const alive = processAlive(pid);
   // The journal's own record of the killed agent's run: marked crashed by status, with the dead pid.
   const runOf = (c: CliCall): Json => (c.json.facets?.runs as Json[] | undefined)?.find((r) => r.pid === pid);
   const resumed = s.say(["resume", SESSION], (c) => {
