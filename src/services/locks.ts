@@ -16,6 +16,7 @@ import type { Backend, LockRow, StoreTx } from "../backend/contract.js";
 import { LOCK_NAME, type StaleDecision, type StaleProof, staleDecision } from "../core/locks.js";
 import { BatonError, badInput } from "../errors.js";
 import { factsAbout, hostFacts, identify, type ProcessFacts } from "../platform/process-facts.js";
+import { ChangeWait } from "./change-wait.js";
 
 export interface LockServiceOptions {
   now?: () => Date;
@@ -104,30 +105,18 @@ export class LockService {
       throw badInput("the lock owner must be a non-empty name of at most 200 characters");
     const identity = identify(this.#facts, pid);
     const deadline = Date.now() + waitMs;
-    let wake: (() => void) | undefined;
-    const unsubscribe = waitMs > 0 ? this.#backend.onChange(() => wake?.()) : undefined;
+    const waiter = waitMs > 0 ? new ChangeWait(this.#backend, opts.signal) : undefined;
     try {
       for (;;) {
         const r = await this.#backend.transaction("write", (tx) => this.#tryAcquire(tx, name, { ...opts, pid, ttlMs }, identity));
         if ("grant" in r) return r.grant;
-        if (Date.now() >= deadline || opts.signal?.aborted) throw held(name, r.row, r.decision);
-        // Our own attempt was a write: let its change notice pass, so only others' commits wake us.
-        await new Promise<void>((resolve) => setImmediate(resolve));
+        if (!waiter || Date.now() >= deadline || opts.signal?.aborted) throw held(name, r.row, r.decision);
+        await waiter.passOwnWrites();
         const untilExpiry = Math.max(1, r.row.expiresMs - this.#now().getTime());
-        const step = Math.min(deadline - Date.now(), untilExpiry, MAX_WAIT_STEP_MS * (0.5 + Math.random()));
-        await new Promise<void>((resolve) => {
-          const timer = setTimeout(resolve, Math.max(0, step));
-          wake = () => {
-            clearTimeout(timer);
-            resolve();
-          };
-          opts.signal?.addEventListener("abort", wake, { once: true });
-        });
-        if (wake) opts.signal?.removeEventListener("abort", wake);
-        wake = undefined;
+        await waiter.sleep(Math.min(deadline - Date.now(), untilExpiry, MAX_WAIT_STEP_MS * (0.5 + Math.random())));
       }
     } finally {
-      unsubscribe?.();
+      waiter?.close();
     }
   }
 

@@ -14,6 +14,7 @@ import { randomHex } from "../core/canonical.js";
 import type { FlowDefinition } from "../core/flow.js";
 import type { AppendResult, EventOutcome, JournalEvent, JsonObject } from "../core/types.js";
 import { BatonError, badInput } from "../errors.js";
+import { ChangeWait } from "./change-wait.js";
 import type { Journal } from "./journal.js";
 
 export interface QueueOptions {
@@ -227,34 +228,19 @@ export class Queue {
   async waitForWork(owner: string, req: LeaseRequest & { timeoutMs: number; signal?: AbortSignal }): Promise<Lease | undefined> {
     if (!Number.isFinite(req.timeoutMs) || req.timeoutMs < 0) throw badInput("timeout must be a number of milliseconds ≥ 0");
     const deadline = Date.now() + req.timeoutMs;
-    let changed = false;
-    let wake: (() => void) | undefined;
-    const unsubscribe = this.#backend.onChange(() => {
-      changed = true;
-      wake?.();
-    });
+    const waiter = new ChangeWait(this.#backend, req.signal);
     try {
       for (;;) {
-        changed = false;
+        waiter.arm();
         const got = await this.lease(owner, req);
         if (got || Date.now() >= deadline || req.signal?.aborted) return got;
+        // A commit while we looked (the changes since arm()) ends the sleep at once.
         const nextWake = await this.#backend.transaction("read", (tx) => tx.queue.nextWakeMs(this.#now().getTime()));
-        if (changed) continue; // something committed while we looked
         const until = Math.min(deadline, nextWake !== undefined ? Date.now() + Math.max(1, nextWake - this.#now().getTime()) : deadline);
-        await new Promise<void>((resolve) => {
-          const timer = setTimeout(done, Math.max(0, until - Date.now()));
-          function done() {
-            clearTimeout(timer);
-            req.signal?.removeEventListener("abort", done);
-            resolve();
-          }
-          wake = done;
-          req.signal?.addEventListener("abort", done, { once: true });
-        });
-        wake = undefined;
+        await waiter.sleep(until - Date.now());
       }
     } finally {
-      unsubscribe();
+      waiter.close();
     }
   }
 

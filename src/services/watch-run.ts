@@ -13,6 +13,7 @@ import { type FlowDefinition, isTerminal } from "../core/flow.js";
 import { sessionLockName } from "../core/locks.js";
 import type { Snapshot, TargetBinding } from "../core/types.js";
 import { badInput, isBatonError } from "../errors.js";
+import { ChangeWait } from "./change-wait.js";
 import type { Journal } from "./journal.js";
 import type { LockService } from "./locks.js";
 
@@ -170,8 +171,7 @@ export class RunWatcher {
     if (first.snapshot.deadline !== undefined) start.deadline = first.snapshot.deadline;
     if (first.snapshot.target) start.target = first.snapshot.target;
     emit(start);
-    let wake: (() => void) | undefined;
-    const unsubscribe = this.#backend.onChange(() => wake?.());
+    const waiter = new ChangeWait(this.#backend, opts.signal);
     try {
       for (let n = 1; ; n++) {
         const t = await this.tick(sessionId);
@@ -198,18 +198,9 @@ export class RunWatcher {
             reason: opts.signal?.aborted ? "interrupted" : "max ticks",
           });
         }
-        // A flip is a write: let its own change notices pass before listening for others'.
-        await new Promise<void>((resolve) => setImmediate(resolve));
-        await new Promise<void>((resolve) => {
-          const timer = setTimeout(resolve, intervalMs);
-          wake = () => {
-            clearTimeout(timer);
-            resolve();
-          };
-          opts.signal?.addEventListener("abort", wake, { once: true });
-        });
-        if (wake) opts.signal?.removeEventListener("abort", wake);
-        wake = undefined;
+        // A flip is a write: only other writers' commits cut the interval short.
+        await waiter.passOwnWrites();
+        await waiter.sleep(intervalMs);
         if (opts.signal?.aborted) {
           return emit({
             type: "stopped",
@@ -223,7 +214,7 @@ export class RunWatcher {
         }
       }
     } finally {
-      unsubscribe();
+      waiter.close();
     }
   }
 }
