@@ -92,6 +92,18 @@ export function blobFile(blobsDir: string, hash: string): string {
   return join(blobsDir, hash.slice(0, 2), hash.slice(2));
 }
 
+/**
+ * Which of `hashes` neither place holds: a blob is a file under `.baton/blobs/` or a row of the
+ * database (small ones, and every shared one on a shared store). Status (an artifact's blob) and
+ * doctor (every blob a live checkpoint names) ask the question this one way.
+ */
+export async function missingBlobs(tx: StoreTx, blobsDir: string, hashes: Iterable<string>): Promise<string[]> {
+  const notFiles = [...new Set(hashes)].filter((h) => !existsSync(blobFile(blobsDir, h)));
+  if (notFiles.length === 0) return [];
+  const rows = new Set(await tx.checkpoints.inlineBlobs(notFiles));
+  return notFiles.filter((h) => !rows.has(h));
+}
+
 export interface PutResult {
   hash: string;
   size: number;

@@ -1,11 +1,3 @@
-/**
- * Status, resume and complete: the answers to "where do things stand and what do I do next".
- * The next action comes from the ordered rules of core/next-action.ts; this service gathers
- * their inputs: the session's files (markers, and the recorded files re-hashed: a few reads,
- * never a tree walk), its open and dead-lettered work, the locks its runs hold, and a target
- * mismatch noted since the binding.
- */
-import { existsSync } from "node:fs";
 import { join, resolve } from "node:path";
 import type { Backend, LockRow, SkippedPath } from "../backend/contract.js";
 import { sha256 } from "../core/canonical.js";
@@ -29,7 +21,7 @@ import type {
 } from "../core/types.js";
 import { BatonError } from "../errors.js";
 import { factsAbout, hostFacts, type ProcessFacts } from "../platform/process-facts.js";
-import { blobFile } from "./blobs.js";
+import { missingBlobs } from "./blobs.js";
 import { type FileRead, MAX_HASH_BYTES, readGuarded, scanSessionFiles } from "./files.js";
 import type { Journal, SessionView } from "./journal.js";
 import { treeLane } from "./manifests.js";
@@ -347,13 +339,20 @@ export class StatusService {
     if (status.status !== "active") return status;
     const artifacts = snap.facets.artifacts ?? [];
     const dir = join(this.#root, ".baton", "blobs");
-    const notFiles = artifacts.filter((a) => !existsSync(blobFile(dir, a.hash)));
-    const { inline, tree } = await backend.transaction("read", async (tx) => ({
-      inline: new Set(notFiles.length > 0 ? await tx.checkpoints.inlineBlobs(notFiles.map((a) => a.hash)) : []),
+    const { missing, tree } = await backend.transaction("read", async (tx) => ({
+      missing: new Set(
+        artifacts.length > 0
+          ? await missingBlobs(
+              tx,
+              dir,
+              artifacts.map((a) => a.hash),
+            )
+          : [],
+      ),
       tree: await tx.checkpoints.lastLiveInLane(treeLane(status.sessionId)),
     }));
-    for (const a of notFiles) {
-      if (inline.has(a.hash)) continue;
+    for (const a of artifacts) {
+      if (!missing.has(a.hash)) continue;
       status.diagnostics.push({
         code: "artifact_missing",
         severity: "warning",

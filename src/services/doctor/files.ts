@@ -1,7 +1,7 @@
 /** Doctor's checks of file contents: blobs, files changed since a checkpoint, markers. */
 import { existsSync } from "node:fs";
 import { join, resolve } from "node:path";
-import { BlobStore } from "../blobs.js";
+import { BlobStore, missingBlobs } from "../blobs.js";
 import { hashFile } from "../files.js";
 import { type Check, type Found, SAMPLE } from "./check.js";
 
@@ -28,21 +28,21 @@ export const blobs: Check = {
     const dir = join(deps.batonDir, "blobs");
     const store = new BlobStore(dir);
     const here = await deps.checkpointFacts?.();
-    const { referenced, needed, inline, storedRuns } = await deps.backend.transaction("read", async (tx) => ({
+    const { referenced, missing, inline, storedRuns } = await deps.backend.transaction("read", async (tx) => ({
       referenced: new Set(await tx.checkpoints.referencedHashes()),
       // Private files' blobs stay in the workspace that checkpointed them: the store's own,
       // and this workspace's (other workspaces sharing the store have theirs).
-      needed: [
+      missing: await missingBlobs(tx, dir, [
         ...(await tx.checkpoints.referencedHashes({ sharedOnly: true })),
         ...(here ? await tx.checkpoints.localHashes(here.host(), deps.root) : []),
-      ],
+      ]),
       inline: await tx.checkpoints.listBlobs(),
       storedRuns: here?.sharedAcrossHosts ? await tx.checkpoints.storedFileRuns() : [],
     }));
     const { hashes: files, temps } = store.list();
     if (!existsSync(dir) && inline.length === 0 && referenced.size === 0) return { skipped: "no blobs stored yet" };
     // Small blobs live in the database, large ones (and those stored before) under .baton/blobs/.
-    const stored = new Set(files.map((h) => h.hash));
+    const stored = new Set(files.map((h) => h.hash)); // for the orphans: everything stored, in either place
     const hashes = [...files];
     for (const b of inline) {
       if (stored.has(b.hash)) continue;
@@ -52,7 +52,6 @@ export const blobs: Check = {
     const out: Found[] = [];
     const shared = storedRuns.filter((r) => here?.keptLocal(r.path));
     if (shared.length > 0) out.push(sharedPrivate(shared));
-    const missing = [...new Set(needed)].filter((h) => !stored.has(h));
     if (missing.length > 0) {
       out.push({
         code: "blob_missing",
