@@ -21,7 +21,7 @@ function runClosed(body: string): Promise<{ code: number | null; stderr: string 
   writeFileSync(
     entry,
     `import { reportError } from ${JSON.stringify(join(SRC, "cli/context.ts"))};
-import { writeStdout, StdoutClosed } from ${JSON.stringify(join(SRC, "cli/output.ts"))};
+import { writeStdout, StdoutClosed } from ${JSON.stringify(join(SRC, "platform/output.ts"))};
 import { BatonError } from ${JSON.stringify(join(SRC, "errors.ts"))};
 const wait = (ms: number) => new Promise((r) => setTimeout(r, ms));
 async function main(): Promise<number> {

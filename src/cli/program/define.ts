@@ -1,0 +1,29 @@
+/** What every command declaration shares: the lazy handler wrapper, the handler modules used by several groups, and common options. */
+import { type Command, Option } from "commander";
+import { Ctx, reportError } from "../context.js";
+
+type Handler = (ctx: Ctx, ...args: never[]) => Promise<void>;
+
+/** Wrap a lazily loaded handler: build the context, run, report errors with exit codes. */
+export function lazy<M>(load: () => Promise<M>, pick: (m: M) => Handler) {
+  return async (...args: unknown[]): Promise<void> => {
+    const cmd = args[args.length - 1] as Command;
+    const opts = cmd.optsWithGlobals() as Record<string, unknown>;
+    const positional = args.slice(0, -2);
+    const ctx = new Ctx(opts);
+    try {
+      const fn = pick(await load()) as (ctx: Ctx, ...a: unknown[]) => Promise<void>;
+      await fn(ctx, ...positional, opts);
+    } catch (err) {
+      process.exitCode = reportError(err, ctx.json);
+    } finally {
+      await ctx.close().catch(() => undefined);
+    }
+  };
+}
+
+export const journal = () => import("../commands/journal.js");
+export const facets = () => import("../commands/facets.js");
+export const flows = () => import("../commands/flows.js");
+export const collect = (v: string, prev: string[] = []) => [...prev, v];
+export const session = () => new Option("-s, --session <id>", "session id (default: the single active session)");
