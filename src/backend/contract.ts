@@ -5,6 +5,11 @@
  * One primitive, `transaction`, hands the callback a `StoreTx` whose methods are the domain's
  * queries; each backend keeps its SQL beside its driver. Everything is Promise-based so a
  * network backend fits the same shape as the embedded one.
+ *
+ * Longer than the house's ~400 lines on purpose: it is the one document of what every engine
+ * promises (each method with the guarantee it keeps under concurrent writers); split by table,
+ * the rules that span tables (the blob collector's lock, the write lock's atomic operations)
+ * would be read in pieces.
  */
 
 /** Where engines differ. Services branch on these flags, never on the engine's name. */

@@ -3,6 +3,8 @@
  * nothing), the story's workspace (every journal operation is this same CLI in a fresh process,
  * `--root <workspace> --json`), child processes that are stopped whatever happens, and the
  * checks that end the demo when reality differs from the story.
+ *
+ * A little over ~400 lines: the narrator and the child-process handling every chapter uses.
  */
 import { type ChildProcess, spawn, spawnSync } from "node:child_process";
 import { existsSync, mkdirSync, readFileSync, writeFileSync } from "node:fs";

@@ -18,6 +18,9 @@
  *   The first time it loads new project hooks it warns about them and records them in
  *   `~/.gemini/trusted_hooks.json` (`{"<project root>": ["<name>:<command>", …]}`); the installer
  *   records Baton's there, so the user is not warned about hooks they just installed.
+ *
+ * A little over ~400 lines: each agent's trust files are read and written here together,
+ * because the installer and `baton hooks status` must agree on all three agents at once.
  */
 import { existsSync, mkdirSync, readFileSync, realpathSync, rmdirSync, statSync, unlinkSync } from "node:fs";
 import { homedir } from "node:os";

@@ -14,6 +14,9 @@
  * the path again reaches that same directory (device and inode). Elsewhere each parent is
  * lstat'ed from the root down and re-checked before each rename, which narrows the race but
  * cannot close it (docs/architecture.md says which platforms get which guarantee).
+ *
+ * Longer than ~400 lines on purpose: every operation that walks the workspace by descriptor is
+ * here, so the one rule that keeps restores inside it is reviewed in one file.
  */
 import {
   closeSync,

@@ -17,6 +17,9 @@
  * entry has an id fixed by the lesson, so a retry journals it once; and an `add` of a lesson
  * the file already holds (the same id, or no id, with the same text, scope and triggers)
  * answers that lesson without writing.
+ *
+ * A little over ~400 lines: adding, removing, searching and injecting share the write order
+ * above, read in one place; the file format is core/lessons-md.ts, the writer lessons-file.ts.
  */
 import type { Backend, LessonDocRow, StoreTx } from "../backend/contract.js";
 import { checksum, randomHex } from "../core/canonical.js";

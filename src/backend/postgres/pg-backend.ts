@@ -6,6 +6,10 @@
  *
  * No password is ever taken from configuration: libpq's environment (PGPASSWORD, PGSERVICE) and
  * ~/.pgpass supply it, as `pg` reads them.
+ *
+ * Longer than ~400 lines: the connection (pool, retries with backoff, `storage_unavailable`),
+ * transactions and their error mapping, migrations and LISTEN/NOTIFY are one lifecycle; each
+ * table's SQL is in the pg-*.ts files beside it.
  */
 import { createHash, randomUUID } from "node:crypto";
 import pg from "pg";

@@ -4,6 +4,10 @@
  * (BEGIN IMMEDIATE) and waited for with a busy timeout, so concurrent appenders queue instead
  * of failing; within one process, transactions are serialised by a promise chain because
  * better-sqlite3 runs one connection synchronously.
+ *
+ * Longer than ~400 lines: opening (pragmas, private file modes, migrations), transactions and
+ * grouped commits, error mapping and change notification are one lifecycle; each table's SQL is
+ * in the sqlite-*.ts files beside it.
  */
 import { closeSync, existsSync, openSync } from "node:fs";
 import { createRequire } from "node:module";
