@@ -80,7 +80,9 @@ export class Services {
   ) {
     this.processFacts = opts.processFacts;
     this.#ledgerOpts = opts.ledger ?? {};
-    this.#checkpointOpts = { durable: (opts.durability ?? "full") === "full", ...opts.checkpoints };
+    // Blob files and restored files are fsynced unless durability is "none": under "relaxed" a
+    // later full commit can make a row durable that names a blob, which must be on disk by then.
+    this.#checkpointOpts = { durable: (opts.durability ?? "full") !== "none", ...opts.checkpoints };
     this.ledgerHealth = new LedgerHealthTracker(workspace.dir, now);
     this.flows = new FlowRegistry(workspace.flowsDir);
     this.journal = new Journal(backend, this.flows, { now });

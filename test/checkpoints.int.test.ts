@@ -170,7 +170,10 @@ describe("blob store", () => {
     const keptHash = (kept.checkpoint.files[0] as { hash: string }).hash;
     const store = new BlobStore(join(root, ".baton", "blobs"));
     const orphan = store.put(Buffer.from("written by a checkpoint that crashed before committing"));
-    writeFileSync(join(root, ".baton", "blobs", orphan.hash.slice(0, 2), ".tmp-999999-abc"), "partial");
+    // Unfinished writes of a process that died: the name writeFileWhole gives, and the one from before it.
+    const shard = join(root, ".baton", "blobs", orphan.hash.slice(0, 2));
+    writeFileSync(join(shard, `${orphan.hash.slice(2)}.999999-0a1b2c3d4e5f.tmp`), "partial");
+    writeFileSync(join(shard, ".tmp-999999-abc"), "partial");
     // Database blobs nothing references: one stored two hours ago, one just now (a large tree's checkpoint storing ahead).
     const oldText = Buffer.from("a blob whose checkpoint was pruned by hand");
     const newText = Buffer.from("a blob stored ahead of its checkpoint's commit");
@@ -184,7 +187,7 @@ describe("blob store", () => {
     expect(store.has(orphan.hash)).toBe(true);
     expect([...inlineBlobs(root).keys()].sort()).toEqual([keptHash, sha256(newText)].sort());
     const swept = await b.checkpoints.collectGarbage({ graceMs: -1 });
-    expect(swept).toMatchObject({ blobsRemoved: 2, tempsRemoved: 1, blobsKept: 1 });
+    expect(swept).toMatchObject({ blobsRemoved: 2, tempsRemoved: 2, blobsKept: 1 });
     expect(store.has(orphan.hash)).toBe(false);
     expect(allBlobs(root), "only the referenced blob is left").toEqual([keptHash]);
     expect(readFileSync(join(root, "kept.txt"), "utf8")).toBe("kept\n");

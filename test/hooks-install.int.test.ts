@@ -194,6 +194,33 @@ describe("baton hooks install / uninstall", () => {
     expect(existsSync(join(home, ".claude", "settings.json"))).toBe(false);
   });
 
+  it("a user's settings file kept as a link (dotfiles) stays a link with its target's mode; a link in a project's settings file's place is replaced, never with the link's mode", () => {
+    const home = tempDir("baton-home-");
+    const root = tempDir("baton-proj-");
+    const env = { HOME: home, CODEX_HOME: join(home, "codex-home") };
+    const dotfiles = join(home, "dotfiles");
+    mkdirSync(dotfiles);
+    mkdirSync(join(home, ".claude"));
+    const real = join(dotfiles, "claude-settings.json");
+    writeFileSync(real, JSON.stringify({ theme: "dark" }), { mode: 0o640 });
+    symlinkSync(real, join(home, ".claude", "settings.json"));
+    install(root, "claude", ["--user"], env);
+    expect(lstatSync(join(home, ".claude", "settings.json")).isSymbolicLink()).toBe(true);
+    expect(statSync(real).mode & 0o777).toBe(0o640);
+    expect(JSON.parse(readFileSync(real, "utf8"))).toMatchObject({ theme: "dark", hooks: expect.any(Object) });
+
+    // In the project, where the agent could plant it: the link is replaced by a regular file.
+    const outside = join(tempDir("baton-outside-"), "target.json");
+    writeFileSync(outside, "{}");
+    mkdirSync(join(root, ".claude"));
+    symlinkSync(outside, join(root, ".claude", "settings.json"));
+    install(root, "claude", [], env);
+    const placed = lstatSync(join(root, ".claude", "settings.json"));
+    expect(placed.isFile()).toBe(true);
+    expect(placed.mode & 0o022, "not writable by others, whatever the link's mode").toBe(0);
+    expect(readFileSync(outside, "utf8"), "the link's target is untouched").toBe("{}");
+  });
+
   it("an install by another baton (another launcher) is replaced, not duplicated", () => {
     const root = tempDir("baton-install-");
     install(root, "claude", ["--command", "npx baton"]);

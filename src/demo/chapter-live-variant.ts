@@ -6,7 +6,6 @@
  * from `baton status` alone what to do, finishes the edit, and completes the session after the
  * source_dirty refusal.
  */
-
 import { LIVE_VARIANT_MARKERS as M } from "../core/flows/live-variant.js";
 import { processAlive } from "../platform/process-facts.js";
 import { appended, type Chapter, type CliCall, check, type Json, nextOf, type Story, sameJson, WIDTH, wrapWords } from "./shared.js";

@@ -80,7 +80,7 @@ function readText(file: string): string | undefined {
  * is removed on failure) to the file a link points to, so a linked config.toml (dotfiles) stays
  * a link; an existing file's mode is kept (config.toml may hold secrets: 0600).
  */
-function writeText(file: string, text: string, newMode = 0o644): void {
+export function writeText(file: string, text: string, newMode = 0o644): void {
   let target = real(file);
   let mode = newMode;
   try {

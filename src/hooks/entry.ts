@@ -10,7 +10,6 @@
  * broke off (a blind retry: every step is keyed, core/hooks/keys.ts), hooks configured `off`,
  * an unknown agent or an unreadable payload (both reported there as they always were).
  */
-
 import { BUILD } from "../core/build.js";
 import { isNoop } from "../core/hooks/types.js";
 import { writeStdout } from "../platform/output.js";

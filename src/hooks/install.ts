@@ -15,15 +15,14 @@
  * new text is written to a temp file and renamed over the old one. A file that held nothing
  * but Baton's hooks is removed by uninstall.
  */
-import { copyFileSync, existsSync, lstatSync, mkdirSync, readFileSync, realpathSync, unlinkSync } from "node:fs";
+import { copyFileSync, existsSync, lstatSync, readFileSync, realpathSync, unlinkSync } from "node:fs";
 import { homedir } from "node:os";
-import { dirname, isAbsolute, join, relative, resolve, sep } from "node:path";
+import { isAbsolute, join, relative, resolve, sep } from "node:path";
 import { type HookAgent, type HookGroupSpec, type InstalledHook, installInto, listBatonHooks, uninstallFrom } from "../core/hook-config.js";
 import { ADAPTERS } from "../core/hooks/adapters.js";
 import type { JsonObject } from "../core/types.js";
 import { BatonError, badInput } from "../errors.js";
 import { atomicWrite, safeParentDir } from "../platform/safe-fs.js";
-import { writeFileWhole } from "../platform/whole-file.js";
 import {
   acknowledgeGeminiHooks,
   codexShim,
@@ -36,6 +35,7 @@ import {
   trustCodexHooks,
   untrustCodexHooks,
   writeCodexShim,
+  writeText,
 } from "./agent-setup.js";
 
 export type HookScope = "project" | "user";
@@ -193,25 +193,20 @@ function checkPlace(file: string, o: HookPlaceOptions): void {
 }
 
 function writeAtomic(file: string, text: string, o: HookPlaceOptions): void {
-  let mode = 0o644;
-  try {
-    mode = lstatSync(file).mode & 0o777;
-  } catch {
-    // a new file
-  }
+  // A new file gets the mode the user's umask gives any new file (0644, or 0600 under umask 077).
+  const newMode = 0o666 & ~process.umask();
   const rel = workspaceRel(file, o);
-  if (rel !== undefined) {
-    // Inside the workspace, where the agent can swap a directory for a link: written the way a
-    // restore writes (never through a link in any component; platform/safe-fs.ts).
-    atomicWrite(o.root, rel, Buffer.from(text), mode, true);
+  if (rel === undefined) {
+    // The user's own settings (~/.claude/settings.json, often a link into a dotfiles repository):
+    // written to the file the link points to, so the link stays, with that file's mode.
+    writeText(file, text, newMode);
     return;
   }
-  try {
-    mkdirSync(dirname(file), { recursive: true });
-  } catch (err) {
-    throw new BatonError("io_error", `cannot write ${file}: ${(err as Error).message}`, { path: file }, { cause: err });
-  }
-  writeFileWhole(file, text, { mode });
+  // Inside the workspace, where the agent can swap a directory for a link: written the way a
+  // restore writes (never through a link in any component; platform/safe-fs.ts). A link in the
+  // settings file's own place is replaced by a regular file; its mode is never the link's.
+  const st = lstatSync(file, { throwIfNoEntry: false });
+  atomicWrite(o.root, rel, Buffer.from(text), st?.isFile() ? st.mode & 0o777 : newMode, true);
 }
 
 function backup(file: string, existed: boolean): string | undefined {

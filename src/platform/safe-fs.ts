@@ -486,13 +486,13 @@ export function removeEmptyTree(root: string, rel: string): void {
 }
 
 /** A filesystem error outside the workspace tree (a blob, a directory fsync), as a typed error. */
-export function ioError(what: string, err: unknown): BatonError {
+export function ioError(what: string, err: unknown, path?: string): BatonError {
   if (err instanceof BatonError) return err;
   const code = (err as NodeJS.ErrnoException).code;
   return new BatonError(
     code === "EACCES" || code === "EPERM" || code === "EROFS" ? "workspace_unwritable" : "io_error",
     `${what}: ${(err as Error).message}`,
-    { errno: code },
+    { errno: code, ...(path !== undefined ? { path } : {}) },
     { cause: err },
   );
 }

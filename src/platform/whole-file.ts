@@ -34,11 +34,14 @@ export function writeFileWhole(file: string, content: string | Uint8Array, o: Wh
   let fd: number | undefined;
   try {
     fd = openSync(tmp, "wx", 0o600);
-    writeSync(fd, typeof content === "string" ? Buffer.from(content) : content);
+    const bytes = typeof content === "string" ? Buffer.from(content) : content;
+    // A full disk can take part of a write: keep writing until every byte is down.
+    for (let done = 0; done < bytes.byteLength; ) done += writeSync(fd, bytes, done, bytes.byteLength - done);
     if (o.mode !== undefined && (o.mode & 0o777) !== 0o600) fchmodSync(fd, o.mode & 0o777);
     if (durable) fsyncSync(fd);
-    closeSync(fd);
+    const f = fd;
     fd = undefined;
+    closeSync(f); // a failing close (EIO on a network filesystem) is the write failing
     if (o.exclusive) {
       try {
         linkSync(tmp, file);
@@ -50,9 +53,15 @@ export function writeFileWhole(file: string, content: string | Uint8Array, o: Wh
     if (durable && (o.syncDir ?? true)) fsyncDir(dirname(file));
     return true;
   } catch (err) {
-    throw ioError(`cannot write ${file}`, err);
+    throw ioError(`cannot write ${file}`, err, file);
   } finally {
-    if (fd !== undefined) closeSync(fd);
+    if (fd !== undefined) {
+      try {
+        closeSync(fd);
+      } catch {
+        // already failing: the error above is the one to report
+      }
+    }
     try {
       unlinkSync(tmp); // after a link (the temp name is left over) or a failure; renamed otherwise
     } catch {

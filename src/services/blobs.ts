@@ -12,6 +12,9 @@
  * directory fsynced once per checkpoint. Files written before the database held blobs stay
  * where they are: reads and the dedup check look in both places. Which blobs are still needed
  * is decided in SQLite (services/checkpoints.ts).
+ *
+ * A little over ~400 lines: both places, the packing and the sweep of unfinished writes are one
+ * store, read together.
  */
 import { existsSync, mkdirSync, readdirSync, readFileSync, statSync, unlinkSync, utimesSync } from "node:fs";
 import { createRequire } from "node:module";

@@ -1,8 +1,8 @@
 /**
  * Waiting for the store to change, for the loops that try something, and when it cannot be done
- * yet sleep until another process commits (or a time limit): a lock's `acquire --wait`, a
+ * yet sleep until the store changes (or a time limit): a lock's `acquire --wait`, a
  * work item's long-poll lease, `baton watch`. One waiter, so the three agree on what wakes them:
- * a change notice (another process's commit, across hosts on PostgreSQL), the time given, or
+ * a change notice (a commit, this process's or another's, across hosts on PostgreSQL), the time given, or
  * the caller's abort signal.
  */
 import type { Backend } from "../backend/contract.js";
@@ -45,7 +45,8 @@ export class ChangeWait {
         this.#wake = undefined;
         resolve();
       };
-      const timer = setTimeout(done, Math.max(0, ms));
+      // Node fires a timer longer than 2^31-1 ms at once: clamp, so a long wait never spins.
+      const timer = setTimeout(done, Math.min(Math.max(0, ms), 2_147_483_647));
       this.#wake = done;
       this.#signal?.addEventListener("abort", done, { once: true });
     });

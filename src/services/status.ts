@@ -1,3 +1,12 @@
+/**
+ * Status, resume and complete: the answers to "where do things stand and what do I do next".
+ * The next action comes from the ordered rules of core/next-action.ts; this service gathers
+ * their inputs: the session's files (markers, and the recorded files re-hashed: a few reads,
+ * never a tree walk), its open and dead-lettered work, the locks its runs hold, and a target
+ * mismatch noted since the binding.
+ *
+ * A little over ~400 lines: resume and complete answer from the same gathered facts.
+ */
 import { join, resolve } from "node:path";
 import type { Backend, LockRow, SkippedPath } from "../backend/contract.js";
 import { sha256 } from "../core/canonical.js";
