@@ -270,4 +270,22 @@ export const PG_MIGRATIONS: readonly PgMigration[] = Object.freeze([
       ALTER TABLE checkpoints ADD COLUMN machine text;
     `,
   },
+  {
+    // The claim walks ready items in delivery order with "available by now" as its filter. With
+    // available_ms in the index, the planner sees that the walk reads no heap row it will not
+    // keep, and takes it even before autovacuum has analysed the table; without it, a freshly
+    // filled queue was claimed by a bitmap scan that sorted every ready item on each claim
+    // (1 ms at 1,500 items instead of 0.05 ms). One session's open items are the only ones
+    // looked up by session (claims and status; dead ones have their own index), so that index
+    // holds open items only: it no longer grows with every item ever finished, and an ack adds
+    // no entry to it.
+    version: 10,
+    name: "claim-indexes",
+    sql: `
+      DROP INDEX work_items_ready;
+      CREATE INDEX work_items_ready ON work_items (priority, item_no, available_ms) WHERE state = 'ready';
+      DROP INDEX work_items_session_ready;
+      CREATE INDEX work_items_session_open ON work_items (session_id, priority, item_no) WHERE state IN ('ready', 'leased');
+    `,
+  },
 ]);
