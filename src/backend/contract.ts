@@ -36,7 +36,11 @@ export interface BackendCapabilities {
   readonly fullTextSearch: boolean;
 }
 
-/** The `lockKey` under which a session's journal, checkpoint and ledger seqs are allocated. */
+/**
+ * The `lockKey` under which a session's checkpoint and ledger seqs are allocated, and a session is
+ * started. The journal's seqs need no key: appenders take turns on the session's row, which
+ * `getSession` holds in a write transaction.
+ */
 export function sessionKey(sessionId: string): string {
   return `session:${sessionId}`;
 }
@@ -54,6 +58,9 @@ export interface SessionRow {
   updatedAt: string;
   lastSeq: number;
 }
+
+/** Where a session's row goes when events are appended to it. */
+export type SessionMove = Pick<SessionRow, "id" | "phase" | "status" | "updatedAt" | "lastSeq">;
 
 /** A journal row as stored. `data` is JSON text: a row that no longer parses is reported, not fatal. */
 export interface EventRow {
@@ -93,7 +100,7 @@ export interface JournalQueries {
   /**
    * Hold `key` against every other write transaction that asks for the same key, until this
    * one ends: the per-key mutex under which a read-then-write (the next seq of a session's
-   * journal, checkpoints or ledger: key `session:<id>`) is done. A no-op on an engine whose
+   * checkpoints or ledger: key `session:<id>`) is done. A no-op on an engine whose
    * write transactions already run one at a time (SQLite); PostgreSQL takes a transaction
    * advisory lock. Writers of one key are ordered; writers of different keys are not.
    */
@@ -103,7 +110,24 @@ export interface JournalQueries {
   updateSession(id: string, patch: Pick<SessionRow, "phase" | "status" | "updatedAt" | "lastSeq">): Promise<void>;
   listSessions(opts: { includeCompleted: boolean }): Promise<SessionRow[]>;
   findEventById(sessionId: string, id: string): Promise<EventRow | undefined>;
-  insertEvents(rows: readonly EventRow[]): Promise<void>;
+  /**
+   * Insert a session's new events and move its row to the state they leave it in (phase,
+   * status, updatedAt, lastSeq): one statement on PostgreSQL, a round trip fewer per append.
+   */
+  insertEvents(rows: readonly EventRow[], session: SessionMove): Promise<void>;
+  /**
+   * `insertEvents` (and `putSnapshot` when given) as a compare-and-set on the session's row:
+   * only when the row is still at `expect` (its lastSeq and flow: nobody appended since the
+   * caller folded its events from a state it kept). False, changing nothing, when it moved.
+   * Needs no held read before it, so an append whose state is cached is one statement
+   * (PostgreSQL: a `oneStatement` transaction, one round trip instead of four).
+   */
+  insertEventsAt(
+    expect: { lastSeq: number; flow: string },
+    rows: readonly EventRow[],
+    session: SessionMove,
+    snapshot?: SnapshotRow,
+  ): Promise<boolean>;
   /** Events with seq > afterSeq, ascending, at most `limit`. */
   readEvents(sessionId: string, afterSeq: number, limit: number): Promise<EventRow[]>;
   getSnapshot(sessionId: string): Promise<SnapshotRow | undefined>;

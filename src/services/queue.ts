@@ -13,7 +13,7 @@ import type { Backend, EventRow, StoreTx, WorkItemRow } from "../backend/contrac
 import { randomHex } from "../core/canonical.js";
 import type { FlowDefinition } from "../core/flow.js";
 import type { AppendResult, EventOutcome, JournalEvent, JsonObject } from "../core/types.js";
-import { BatonError, badInput } from "../errors.js";
+import { BatonError, badInput, isBatonError } from "../errors.js";
 import { Coalescer, type Outcome } from "./coalesce.js";
 import type { Journal } from "./journal.js";
 
@@ -95,6 +95,31 @@ export interface DeadItem {
   why: string;
 }
 
+/**
+ * What an appended event does to the queue: the kinds of open work it finishes (its flow's
+ * `doneBy`), the dead items its data names, and the work spec when it is work itself (only
+ * when it moved or stayed: fenced and stale events make no work). Undefined: nothing.
+ */
+function workOf(
+  flow: FlowDefinition,
+  event: JournalEvent,
+  outcome: EventOutcome,
+): { completes: string[]; seqs: number[]; spec: { priority: number } | undefined } | undefined {
+  if (!flow.work || outcome === "stale") return undefined;
+  const finishes = outcome === "moved" || outcome === "stayed" || outcome === "recorded";
+  const completes = finishes
+    ? Object.entries(flow.work)
+        .filter(([, spec]) => spec.doneBy?.includes(event.type))
+        .map(([kind]) => kind)
+    : [];
+  // Dead-lettered work is handled by what would have finished it, or by any event journaled
+  // naming it (`{"handles": seq}`, whatever the phase: the way to close work whose kind has
+  // no doneBy, or whose doneBy the phase no longer allows).
+  const seqs = handledSeqs(event.data);
+  const spec = outcome === "moved" || outcome === "stayed" ? flow.work[event.type] : undefined;
+  return { completes, seqs, spec };
+}
+
 /** The seqs an event's data says it handles: `{"handles": 12}` or `{"handles": [12, 14]}`. */
 function handledSeqs(data: JsonObject): number[] {
   const h = data.handles;
@@ -144,22 +169,20 @@ export class Queue {
     this.#now = opts.now ?? (() => new Date());
     this.#maxAttempts = opts.maxAttempts ?? 5;
     this.#defaultLeaseMs = opts.defaultLeaseMs ?? 60_000;
-    journal.addAppendHook((tx, flow, event, outcome) => this.#onAppend(tx, flow, event, outcome));
+    journal.addAppendHook(
+      (tx, flow, event, outcome) => this.#onAppend(tx, flow, event, outcome),
+      (flow, event, outcome) => {
+        const w = workOf(flow, event, outcome);
+        return w !== undefined && (w.completes.length > 0 || w.seqs.length > 0 || w.spec !== undefined);
+      },
+    );
   }
 
   /** Enqueue work events; finish open items that this event completes. */
   async #onAppend(tx: StoreTx, flow: FlowDefinition, event: JournalEvent, outcome: EventOutcome): Promise<void> {
-    if (!flow.work || outcome === "stale") return;
-    const finishes = outcome === "moved" || outcome === "stayed" || outcome === "recorded";
-    const completes = finishes
-      ? Object.entries(flow.work)
-          .filter(([, spec]) => spec.doneBy?.includes(event.type))
-          .map(([kind]) => kind)
-      : [];
-    // Dead-lettered work is handled by what would have finished it, or by any event journaled
-    // naming it (`{"handles": seq}`, whatever the phase: the way to close work whose kind has
-    // no doneBy, or whose doneBy the phase no longer allows).
-    const seqs = handledSeqs(event.data);
+    const w = workOf(flow, event, outcome);
+    if (!w) return;
+    const { completes, seqs, spec } = w;
     if (completes.length > 0 || seqs.length > 0) await tx.queue.markDeadHandled(event.sessionId, { kinds: completes, seqs }, event.seq);
     if (outcome !== "moved" && outcome !== "stayed") return;
     if (completes.length > 0) {
@@ -168,7 +191,6 @@ export class Queue {
         await tx.queue.setFinal(item.itemId, { state: "done", doneAt: event.at, doneBy: `event:${event.id}`, resultSeq: event.seq });
       }
     }
-    const spec = flow.work[event.type];
     if (!spec) return;
     await tx.queue.insertItem({
       itemId: `${event.sessionId}:${event.seq}`,
@@ -221,10 +243,22 @@ export class Queue {
       ...(first.kinds ? { kinds: first.kinds } : {}),
     };
     const at = now.toISOString();
-    let out = await this.#backend.transaction("write", (tx) => tx.queue.claimReady({ ...filter, unlessExpired: true }, leases, at), {
-      oneStatement: true,
-      quiet: true,
-    });
+    const claim = () =>
+      this.#backend.transaction("write", (tx) => tx.queue.claimReady({ ...filter, unlessExpired: true }, leases, at), {
+        oneStatement: true,
+        quiet: true,
+      });
+    let out: Awaited<ReturnType<typeof claim>>;
+    try {
+      out = await claim();
+    } catch (err) {
+      if (!unknownOutcome(err)) throw err;
+      // The connection died while the claim ran. Had it committed, its items are leased to
+      // nobody who knows and come back when those leases expire (as after a worker's death):
+      // claim again under new lease ids.
+      for (const l of leases) l.leaseId = newLeaseId(now);
+      out = await claim();
+    }
     if (out.expired) {
       out = await this.#backend.transaction("write", async (tx) => {
         await this.#expire(tx, now);
@@ -370,7 +404,13 @@ export class Queue {
   /** Finish the leases that still hold their items, in one statement; each caller gets its item id, or undefined. */
   async #ackHeld(leaseIds: readonly string[]): Promise<Outcome<string | undefined>[]> {
     const at = this.#now().toISOString();
-    const done = await this.#backend.transaction("write", (tx) => tx.queue.ackHeld(leaseIds, at), { oneStatement: true, quiet: true });
+    let done: { leaseId: string; itemId: string }[];
+    try {
+      done = await this.#backend.transaction("write", (tx) => tx.queue.ackHeld(leaseIds, at), { oneStatement: true, quiet: true });
+    } catch (err) {
+      if (!unknownOutcome(err)) throw err;
+      done = []; // each goes the full way, which finds what landed (a lease acked: a duplicate)
+    }
     const items = new Map(done.map((d) => [d.leaseId, d.itemId]));
     // A lease acked twice in one batch is finished once: the first caller gets it, the repeat
     // goes the long way and hears `duplicate`.
@@ -512,6 +552,11 @@ export class Queue {
     }
     return v;
   }
+}
+
+/** A commit whose connection died before it answered: it may or may not have landed. */
+function unknownOutcome(err: unknown): boolean {
+  return isBatonError(err, "storage_unavailable") && err.details.outcome === "unknown";
 }
 
 function checkOwner(owner: string): void {

@@ -46,6 +46,9 @@ export function projectSchema(project: string): string {
 /** The URL without its password or secret parameters, for messages and configuration. */
 export const redactUrl = redactStoreUrl;
 
+/** pg refuses a query on a client whose connection already failed, without sending it. */
+const neverSent = (err: unknown): boolean => /not queryable/i.test(err instanceof Error ? err.message : String(err));
+
 /** A prepared statement whose result columns changed under it (another process migrated). */
 function isStalePlan(err: unknown): boolean {
   const code = (err as { code?: unknown } | undefined)?.code;
@@ -269,9 +272,13 @@ export class PostgresBackend implements Backend {
         // afresh) and run the transaction again: it failed before COMMIT (or, alone, was refused
         // whole by the server), so nothing landed.
         const stalePlan = isStalePlan(err) && (!committing || single);
-        // A lone statement the server refused (a deadlock, a constraint) leaves a sound connection.
-        const uncertain = committing && (!single || retriable(err));
-        client.release(broken || uncertain || stalePlan ? true : undefined);
+        // A lone statement the server refused for what it does (a deadlock, a constraint) did not
+        // commit, and one that pg never sent (its connection had already failed) did not run. A
+        // connection lost while it ran leaves the outcome unknown, even when the server said why
+        // (a shutdown can end a backend after its commit, as it writes the answer).
+        const notRun = single && neverSent(err);
+        const uncertain = committing && !notRun && (!single || retriable(err));
+        client.release(broken || uncertain || stalePlan || notRun ? true : undefined);
         if (err instanceof BatonError) throw err;
         const code = (err as { code?: string }).code;
         if (stalePlan && attempt < 5) continue;
@@ -281,8 +288,9 @@ export class PostgresBackend implements Backend {
           await sleep(Math.random() * 5 * attempt);
           continue;
         }
-        // The connection died before the transaction began: nothing was sent, so retry.
-        if (!begun && !committing && retriable(err) && attempt < 5) {
+        // The connection died before the transaction began (or its lone statement ran): nothing
+        // landed, so retry.
+        if (!begun && (!committing || notRun) && retriable(err) && attempt < 5) {
           await sleep(25 * attempt);
           continue;
         }
