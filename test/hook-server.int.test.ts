@@ -638,6 +638,32 @@ describe("falling back to the in-process path", () => {
     }
   });
 
+  it("a hook whose environment names another store is not handled by this server: it runs on its own store", async () => {
+    const root = workspace(FILES);
+    const s = await serve(root); // on the workspace's SQLite store
+    try {
+      // Nothing listens on port 1: the hook's own store is down, and it fails open in-process.
+      const r = hook(root, PRE_EDIT, { BATON_HOOK_SERVER: "use", BATON_STORE: "postgres://baton@127.0.0.1:1/db", BATON_PROJECT: "other" });
+      expect(r.stdout).toBe("");
+      expect(claims(root), "the hook took its request back after the refusal").toHaveLength(1);
+      expect(baton(root, ["status"]).sessions, "nothing reached the server's store").toEqual([]);
+      expect(JSON.stringify(hookLog(root)), "the hook tried its own store").toContain("storage_unavailable");
+      const refused = await raw(s.port, {
+        method: "POST",
+        path: "/v1/hooks/claude/PreToolUse",
+        headers: { authorization: `Bearer ${s.token}`, "content-type": "application/json" },
+        body: JSON.stringify({ requestId: "abcdefgh-2", root, cwd: root, agentPid: 1, store: "postgres x y", payload: {} }),
+      });
+      expect(refused.status).toBe(409);
+      expect(refused.json().error.code).toBe("wrong_store");
+      // The same store is handled by the server as before.
+      hook(root, PRE_EDIT, { BATON_HOOK_SERVER: "use" });
+      expect(checkpoints(root)).toHaveLength(1);
+    } finally {
+      await s.stop();
+    }
+  });
+
   it('with BATON_HOOK_SERVER=off or hooks.server "off", a running server is not used', async () => {
     const root = workspace(FILES);
     const s = await serve(root);

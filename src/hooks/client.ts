@@ -26,6 +26,8 @@ export interface HookRequest {
   text: string;
   cwd: string;
   agentPid: number;
+  /** The store this process would open (store-config.ts `storeIdentity`): a server on another refuses. */
+  store?: string;
 }
 
 export interface ClientTimeouts {
@@ -50,7 +52,8 @@ export async function askServer(
     return { kind: "fallback", reason: "server.json does not name a usable server" };
   const raw = req.text.trim();
   const id = newRequestId();
-  const body = `{"requestId":"${id}","root":${JSON.stringify(ws.root)},"cwd":${JSON.stringify(req.cwd)},"agentPid":${req.agentPid},"payload":${raw.startsWith("{") ? raw : "{}"}}`;
+  const store = req.store === undefined ? "" : `"store":${JSON.stringify(req.store)},`;
+  const body = `{"requestId":"${id}","root":${JSON.stringify(ws.root)},"cwd":${JSON.stringify(req.cwd)},"agentPid":${req.agentPid},${store}"payload":${raw.startsWith("{") ? raw : "{}"}}`;
   const length = Buffer.byteLength(body);
   if (length > MAX_HOOK_BODY_BYTES) return { kind: "fallback", reason: "the payload is larger than the server accepts" };
   const head =

@@ -10,6 +10,7 @@
  */
 import { writeStdout } from "../cli/output.js";
 import { provenServer } from "../server/server-file.js";
+import { describeStore, resolveStore, storeIdentity } from "../services/store-config.js";
 import { askServer } from "./client.js";
 import { adapterFor, agentPid, parseEvent, parseHookArgs, readStdin, stdoutOf, workspaceFor } from "./front.js";
 import { hookServerMode } from "./policy.js";
@@ -57,7 +58,22 @@ async function main(): Promise<void> {
   if (!ws) return answer(stdoutOf(adapter.passThrough(args.native)));
   const info = args.native && hookServerMode(ws.dir) !== "off" ? provenServer(ws.dir) : undefined;
   if (!info) return handOff({ text });
-  const r = await askServer(info, ws, { agent: adapter.agent, native: args.native, text, cwd: process.cwd(), agentPid: agentPid() });
+  // The store this process would open: the server answers only for the same one (on a
+  // PostgreSQL store, its pool then spares this process a connection and a login).
+  let store: string;
+  try {
+    store = storeIdentity(describeStore(resolveStore(ws.dir), ws.dbPath));
+  } catch {
+    return handOff({ text }); // a broken store configuration: reported in-process, as always
+  }
+  const r = await askServer(info, ws, {
+    agent: adapter.agent,
+    native: args.native,
+    text,
+    cwd: process.cwd(),
+    agentPid: agentPid(),
+    store,
+  });
   if (r.kind === "answered") return answer(r.stdout);
   if (r.kind === "lost")
     return handOff({ text, lost: { code: "server_unreachable", message: `baton server pid ${info.pid}: ${r.reason}` } });

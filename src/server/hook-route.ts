@@ -26,6 +26,7 @@ import { answerHook } from "../hooks/answer.js";
 import { claim, isRequestId, recordAnswer, sweepClaims } from "../hooks/claims.js";
 import { adapterFor, logHookFailure, stdoutOf } from "../hooks/front.js";
 import { isNoop } from "../hooks/types.js";
+import { storeIdentity } from "../services/store-config.js";
 import { errorResponse } from "./http-errors.js";
 import { bearerToken, tokenMatches } from "./security.js";
 
@@ -90,6 +91,8 @@ function configStamp(batonDir: string): string {
 export function hookAnswerer(o: HookAnswererOptions): HookAnswerer {
   const dir = o.baton.workspace.dir;
   const served = identity(dir);
+  // A Baton opened on a backend handed in (tests) has no identity to compare.
+  const store = o.baton.store.source === "caller" ? undefined : storeIdentity(o.baton.store);
   const config = configStamp(dir);
   let configChanged = false;
   let lastSweep = 0;
@@ -98,7 +101,7 @@ export function hookAnswerer(o: HookAnswererOptions): HookAnswerer {
     async answer(agent, event, body) {
       const adapter = adapterFor(agent);
       if (!adapter) throw new BatonError("not_found", `no hook adapter for agent "${agent}"; use claude, codex or gemini`);
-      const { requestId, root, cwd, agentPid, payload } = body;
+      const { requestId, root, cwd, agentPid, payload, store: theirs } = body;
       if (!isRequestId(requestId)) throw badInput('"requestId" must be 8 to 80 letters, digits, "-" or "_"');
       if (typeof root !== "string" || !isAbsolute(root)) throw badInput('"root" must be the absolute path of the hook\'s workspace');
       if (typeof cwd !== "string" || !isAbsolute(cwd)) throw badInput('"cwd" must be the hook process\'s absolute working directory');
@@ -108,6 +111,13 @@ export function hookAnswerer(o: HookAnswererOptions): HookAnswerer {
       if (o.shutdown.aborted) throw new BatonError("shutting_down", "the server is shutting down; answer the hook in its own process");
       if (served === undefined || identity(join(root, ".baton")) !== served) {
         throw new BatonError("wrong_workspace", `this server serves ${o.baton.root}, not ${root}`, { root: o.baton.root });
+      }
+      if (theirs !== undefined && typeof theirs !== "string") throw badInput('"store" must be the hook process\'s store, as a string');
+      if (typeof theirs === "string" && store !== undefined && theirs !== store) {
+        throw new BatonError(
+          "wrong_store",
+          `this server serves the store ${store}, and the hook's environment names ${theirs}; the hook runs in its own process`,
+        );
       }
       if (configChanged || configStamp(dir) !== config) {
         if (!configChanged) {
