@@ -17,7 +17,7 @@ export { SqliteBackend, type SqliteBackendOptions, type SynchronousMode } from "
 export async function openPostgresBackend(
   opts: import("./backend/postgres/pg-backend.js").PostgresBackendOptions,
 ): Promise<import("./backend/postgres/pg-backend.js").PostgresBackend> {
-  const { PostgresBackend } = await import("./backend/postgres/pg-backend.js");
+  const { PostgresBackend } = await (await import("./services/pg-loader.js")).loadPostgres();
   return PostgresBackend.open(opts);
 }
 export { Baton, type BlockerInput, type DecisionInput, type OpenBatonOptions, openBaton } from "./baton.js";

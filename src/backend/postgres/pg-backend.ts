@@ -10,7 +10,7 @@
 import { createHash, randomUUID } from "node:crypto";
 import pg from "pg";
 import { checkProject, redactStoreUrl } from "../../core/store-url.js";
-import { BatonError } from "../../errors.js";
+import { BatonError, isBatonError } from "../../errors.js";
 import type { Backend, BackendCapabilities, MigrationReport, StoreTx, TxMode, TxOptions } from "../contract.js";
 import { mapPgError, retriable, unavailable } from "./pg-errors.js";
 import { PG_MIGRATIONS, type PgMigration } from "./pg-migrations.js";
@@ -175,7 +175,7 @@ export class PostgresBackend implements Backend {
       b.migration = await b.#migrate(opts.migrations ?? PG_MIGRATIONS);
     } catch (err) {
       await b.#pool.end().catch(() => undefined);
-      throw err instanceof BatonError ? err : mapPgError(err, "opening the PostgreSQL store", b.location);
+      throw isBatonError(err) ? err : mapPgError(err, "opening the PostgreSQL store", b.location);
     }
     return b;
   }
@@ -279,7 +279,7 @@ export class PostgresBackend implements Backend {
         const notRun = single && neverSent(err);
         const uncertain = committing && !notRun && (!single || retriable(err));
         client.release(broken || uncertain || stalePlan || notRun ? true : undefined);
-        if (err instanceof BatonError) throw err;
+        if (isBatonError(err)) throw err;
         const code = (err as { code?: string }).code;
         if (stalePlan && attempt < 5) continue;
         // A deadlock or serialisation failure undid the whole transaction: run it again.
