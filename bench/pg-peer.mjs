@@ -65,12 +65,6 @@ const handlers = {
     const { openBaton, openPostgresBackend } = await loadBaton();
     const backend = await openPostgresBackend({ url, project, poolSize: POOL });
     baton = await openBaton({ root: tempDir("peer"), backend });
-    listener = new pg.Client({ connectionString: url });
-    await listener.connect();
-    listener.on("notification", () => {
-      heard ??= wall();
-    });
-    await listener.query(`LISTEN ${pg.escapeIdentifier(backend.schema)}`);
     raw = new pg.Pool({ connectionString: url, max: POOL });
     saver = new PostgresSaver(new pg.Pool({ connectionString: url, max: POOL }), undefined, { schema: "bench_langgraph" });
     return {};
@@ -86,12 +80,14 @@ const handlers = {
   async run({ kind, ids, per, from, startAt }) {
     await sleepUntil(startAt);
     const t0 = wall();
+    const c0 = process.cpuUsage();
     await Promise.all(
       ids.map(async (id) => {
         for (let n = from + 1; n <= from + per; n++) await appenders[kind](id, n);
       }),
     );
-    return { ops: ids.length * per, t0, t1: wall() };
+    const c = process.cpuUsage(c0);
+    return { ops: ids.length * per, t0, t1: wall(), cpuMs: (c.user + c.system) / 1000 };
   },
   /** Park a long-poll on `session` (the parent then has the other process append). */
   async park({ session }) {
@@ -112,8 +108,17 @@ const handlers = {
     await baton.append(session, { type: "steer", actor: "browser", data: { i } });
     return { t0, t1: wall() };
   },
-  async start({ session }) {
-    await baton.startSession({ flow: "live-variant", id: session });
+  /** The session the wake rounds use, and (opened only now, so appends are not measured with it) the LISTEN of its own. */
+  async start({ url, session, listen }) {
+    if (session) await baton.startSession({ flow: "live-variant", id: session });
+    if (listen) {
+      listener = new pg.Client({ connectionString: url });
+      await listener.connect();
+      listener.on("notification", () => {
+        heard ??= wall();
+      });
+      await listener.query(`LISTEN ${pg.escapeIdentifier(baton.backend.schema)}`);
+    }
     return {};
   },
   async close() {

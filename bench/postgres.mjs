@@ -156,7 +156,7 @@ async function appends(url, peers) {
   const out = {};
   for (const writers of [1, 4, 16]) {
     const kinds = ["baton", "langgraph", "raw"];
-    const total = Object.fromEntries(kinds.map((k) => [k, { ops: 0, ms: 0 }]));
+    const total = Object.fromEntries(kinds.map((k) => [k, { ops: 0, ms: 0, cpuMs: 0 }]));
     for (const kind of kinds) {
       const ids = Array.from({ length: writers }, (_, w) => `${kind}-${writers}-${w}`);
       await Promise.all(peers.map((p, i) => p.call("prepare", { kind, ids: ids.filter((_, k) => k % 2 === i) })));
@@ -167,23 +167,29 @@ async function appends(url, peers) {
         const kind = kinds[(round + k) % kinds.length];
         const ids = Array.from({ length: writers }, (_, w) => `${kind}-${writers}-${w}`);
         const startAt = wall() + 50;
+        const server0 = serverCpu();
         const runs = await Promise.all(
           peers.map((p, i) => p.call("run", { kind, ids: ids.filter((_, x) => x % 2 === i), per, from: round * per, startAt })),
         );
         const busy = runs.filter((r) => r.ops > 0);
         total[kind].ops += busy.reduce((a, r) => a + r.ops, 0);
         total[kind].ms += Math.max(...busy.map((r) => r.t1)) - Math.min(...busy.map((r) => r.t0));
+        total[kind].cpuMs += runs.reduce((a, r) => a + r.cpuMs, 0) + serverCpu() - server0;
       }
     }
-    for (const kind of kinds) out[`${kind}/${writers}`] = (total[kind].ops / total[kind].ms) * 1000;
+    for (const kind of kinds) {
+      out[`${kind}/${writers}`] = (total[kind].ops / total[kind].ms) * 1000;
+      out[`${kind}/${writers}/cpu`] = (total[kind].cpuMs * 1000) / total[kind].ops;
+    }
   }
   return out;
 }
 
 /** Wake latency: peer 0 parks a long-poll, peer 1 appends work; ms from commit (and from the call) to the lease. */
-async function wake(peers) {
+async function wake(url, peers) {
   const [waiter, writer] = peers;
   await writer.call("start", { session: "wake" });
+  await waiter.call("start", { url, listen: true });
   const fromCommit = [];
   const fromCall = [];
   const notice = [];
@@ -232,11 +238,15 @@ async function main() {
       for (const w of [1, 4, 16]) {
         const label = `durable append/s, ${w} writer(s), two processes`;
         rows.push([label, a[`baton/${w}`], { langgraph: a[`langgraph/${w}`], raw: a[`raw/${w}`] }]);
+        const cpu = (k) => `${a[`${k}/${w}/cpu`].toFixed(0)} µs`;
+        notes.push(
+          `append CPU per append, ${w} writer(s) (both processes + server): Baton ${cpu("baton")}, LangGraph ${cpu("langgraph")}, raw ${cpu("raw")}`,
+        );
       }
       loads.push(os.loadavg()[0]);
     }
     if (part("wake")) {
-      const wk = await wake(peers);
+      const wk = await wake(c.url, peers);
       rows.push(["wake across processes, commit → lease (ms)", wk.fromCommit, {}]);
       rows.push(["wake across processes, append call → lease (ms)", wk.fromCall, {}]);
       rows.push(["  first hop: commit → notice in the waiter's process (ms)", wk.notice, {}]);

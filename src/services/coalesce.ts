@@ -1,9 +1,9 @@
 /**
- * Group commit for requests of one kind: requests made while a call for their key is in
- * flight wait for it and then go together in the next call, so N concurrent callers cost a
- * few round trips and commits instead of N. The first request of a quiet key goes at once
- * (after the current microtask, so requests made in the same synchronous stretch go with it):
- * batching adds no delay to a lone caller.
+ * Group commit for requests of one kind: requests made while the calls allowed for their key
+ * are in flight wait, and then go together in the next call, so N concurrent callers cost a
+ * few round trips and commits instead of N. A request of a quiet key goes at once (after the
+ * current microtask, so requests made in the same synchronous stretch go with it): batching
+ * adds no delay to a lone caller.
  *
  * Each caller is answered only after the call that carried it settled, with its own outcome:
  * `run` returns one per request, and an error in one affects only that request. Only a failure
@@ -22,29 +22,38 @@ interface Waiting<Req, Res> {
 export class Coalescer<Req, Res> {
   readonly #run: (reqs: Req[]) => Promise<Outcome<Res>[]>;
   readonly #max: number;
-  readonly #keys = new Map<string, Waiting<Req, Res>[]>();
+  readonly #parallel: number;
+  readonly #keys = new Map<string, { queue: Waiting<Req, Res>[]; running: number }>();
 
-  /** `run` gets at most `max` requests of one key and answers each, in order. */
-  constructor(run: (reqs: Req[]) => Promise<Outcome<Res>[]>, max = 64) {
+  /**
+   * `run` gets at most `max` requests of one key and answers each, in order; at most `parallel`
+   * calls of one key run at once (a request made while fewer run starts one).
+   */
+  constructor(run: (reqs: Req[]) => Promise<Outcome<Res>[]>, opts: { max?: number; parallel?: number } = {}) {
     this.#run = run;
-    this.#max = max;
+    this.#max = opts.max ?? 64;
+    this.#parallel = opts.parallel ?? 1;
   }
 
   submit(key: string, req: Req): Promise<Res> {
     return new Promise<Res>((resolve, reject) => {
-      const queue = this.#keys.get(key);
-      if (queue) {
-        queue.push({ req, resolve, reject });
-        return;
+      let k = this.#keys.get(key);
+      if (!k) {
+        k = { queue: [], running: 0 };
+        this.#keys.set(key, k);
       }
-      const fresh = [{ req, resolve, reject }];
-      this.#keys.set(key, fresh);
-      queueMicrotask(() => void this.#drain(key, fresh));
+      k.queue.push({ req, resolve, reject });
+      if (k.running < this.#parallel) {
+        k.running++;
+        const state = k;
+        queueMicrotask(() => void this.#drain(key, state));
+      }
     });
   }
 
-  /** Carry the key's queue in calls of at most `max`, one call at a time, until it is empty. */
-  async #drain(key: string, queue: Waiting<Req, Res>[]): Promise<void> {
+  /** Carry the key's queue in calls of at most `max` until it is empty (other drains may share it). */
+  async #drain(key: string, k: { queue: Waiting<Req, Res>[]; running: number }): Promise<void> {
+    const queue = k.queue;
     while (queue.length > 0) {
       const batch = queue.splice(0, this.#max);
       let outcomes: Outcome<Res>[] | undefined;
@@ -61,6 +70,6 @@ export class Coalescer<Req, Res> {
         else w.resolve(o.value);
       });
     }
-    this.#keys.delete(key);
+    if (--k.running === 0) this.#keys.delete(key);
   }
 }

@@ -158,10 +158,12 @@ export class Queue {
    * Concurrent leases (per filter) and plain acks of this process go together: one statement
    * claims an item for each waiting lease, one finishes every waiting ack (measured on
    * PostgreSQL with 16 workers: docs/benchmarks.md). Each caller still gets its own item, lease
-   * id and answer, only after the shared commit.
+   * id and answer, only after the shared commit. Two such statements of a kind may be on their
+   * way at once: while one waits for its commit's WAL flush, the next is already sent (16
+   * workers: 1,360 against 1,170 items/s with one, mean of 6 runs each on a loaded machine).
    */
-  readonly #claims = new Coalescer<ClaimRequest, Lease | undefined>((reqs) => this.#claim(reqs));
-  readonly #acks = new Coalescer<string, string | undefined>((ids) => this.#ackHeld(ids));
+  readonly #claims = new Coalescer<ClaimRequest, Lease | undefined>((reqs) => this.#claim(reqs), { parallel: 2 });
+  readonly #acks = new Coalescer<string, string | undefined>((ids) => this.#ackHeld(ids), { parallel: 2 });
 
   constructor(backend: Backend, journal: Journal, opts: QueueOptions = {}) {
     this.#backend = backend;
