@@ -288,4 +288,18 @@ export const PG_MIGRATIONS: readonly PgMigration[] = Object.freeze([
       CREATE INDEX work_items_session_open ON work_items (session_id, priority, item_no) WHERE state IN ('ready', 'leased');
     `,
   },
+  {
+    // Every append moves its session's row (last_seq, phase, updated_at). With updated_at in an
+    // index, each of those updates wrote a new entry in both of the table's indexes and left a
+    // dead one behind; the list is filtered by status and ordered by created_at, so the index
+    // names those, and free room in each page lets the update stay on it (a HOT update: no index
+    // entry at all). Measured: 8 appenders, 590-600 → 730-780 appends/s.
+    version: 11,
+    name: "session-hot-updates",
+    sql: `
+      DROP INDEX sessions_by_status;
+      CREATE INDEX sessions_by_status ON sessions (status, created_at);
+      ALTER TABLE sessions SET (fillfactor = 70);
+    `,
+  },
 ]);
