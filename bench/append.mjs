@@ -41,7 +41,7 @@ async function contestants(synchronous) {
   const { openBaton } = await loadBaton();
 
   const baton = await openBaton({ root: tempDir(`append-baton-${synchronous}`), synchronous });
-  await baton.startSession({ flow: "task", id: SESSION, title: "append benchmark" });
+  await baton.sessions.start({ flow: "task", id: SESSION, title: "append benchmark" });
 
   const rawPath = join(tempDir(`append-raw-${synchronous}`), "raw.db");
   const raw = openRaw(rawPath, synchronous);
@@ -57,7 +57,7 @@ async function contestants(synchronous) {
   const sides = [
     {
       label: "Baton append",
-      op: (i) => baton.append(SESSION, { type: "note:added", data: { text: text(i) } }),
+      op: (i) => baton.events.append(SESSION, { type: "note:added", data: { text: text(i) } }),
     },
     {
       label: "raw better-sqlite3 INSERT",

@@ -20,8 +20,8 @@ const text = (i) => `tool call ${i}: read src/auth/login.ts (212 lines), no chan
 
 export async function run() {
   const { openBaton } = await loadBaton();
-  const baton = await openBaton({ root: tempDir("batch-baton"), synchronous: "FULL" });
-  await baton.startSession({ flow: "task", id: SESSION, title: "batch benchmark" });
+  const baton = await openBaton({ root: tempDir("batch-baton"), durability: "full" });
+  await baton.sessions.start({ flow: "task", id: SESSION, title: "batch benchmark" });
   const raw = openRaw(join(tempDir("batch-raw"), "raw.db"), "FULL");
   let rawSeq = 0;
 
@@ -31,7 +31,7 @@ export async function run() {
       op: (b) => {
         const events = new Array(BATCH);
         for (let i = 0; i < BATCH; i++) events[i] = { type: "note:added", data: { text: text(b * BATCH + i) } };
-        return baton.appendBatch(SESSION, events);
+        return baton.events.appendBatch(SESSION, events);
       },
     },
     {

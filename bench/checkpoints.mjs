@@ -81,11 +81,11 @@ async function wholeTree(openBaton) {
   const batonSide = (synchronous) => async (root) => {
     const baton = await openBaton({ root, synchronous });
     batons.push(baton);
-    await baton.startSession({ flow: "task", id: SESSION });
+    await baton.sessions.start({ flow: "task", id: SESSION });
     // the first checkpoint reads everything (untimed)
-    const first = await baton.checkpoint(SESSION, { all: true });
+    const first = await baton.checkpoints.create(SESSION, { all: true });
     if (first.checkpoint.files.length !== FILES + 1) throw new Error(`expected ${FILES + 1} files, got ${first.checkpoint.files.length}`);
-    return async () => (await baton.checkpoint(SESSION, { all: true })).stats.read;
+    return async () => (await baton.checkpoints.create(SESSION, { all: true })).stats.read;
   };
   const gitSide = (config) => async (root) => {
     const gitDir = join(tempDir("cp-git-shadow"), "shadow.git");
@@ -135,7 +135,7 @@ async function targeted(openBaton) {
   const root = tempDir("cp-targeted");
   mkdirSync(join(root, "src"), { recursive: true });
   const baton = await openBaton({ root });
-  await baton.startSession({ flow: "task", id: SESSION });
+  await baton.sessions.start({ flow: "task", id: SESSION });
   const file = "src/edited.ts";
   const changed = [];
   const same = [];
@@ -144,16 +144,16 @@ async function targeted(openBaton) {
   const at = new Date().toISOString();
   for (let i = 0; i < scaled(50, 10); i++) {
     writeFileSync(join(root, file), content(1, -i));
-    await baton.checkpoint(SESSION, { files: [file] });
+    await baton.checkpoints.create(SESSION, { files: [file] });
   }
   gc();
   for (let i = 0; i < n; i++) {
     writeFileSync(join(root, file), content(1, i)); // the tool's previous write: new content
     let t0 = hr();
-    await baton.checkpoint(SESSION, { files: [file] });
+    await baton.checkpoints.create(SESSION, { files: [file] });
     changed.push(Number(hr() - t0));
     t0 = hr();
-    await baton.checkpoint(SESSION, { files: [file] }); // nothing changed since: deduplicated blob
+    await baton.checkpoints.create(SESSION, { files: [file] }); // nothing changed since: deduplicated blob
     same.push(Number(hr() - t0));
     t0 = hr();
     raw.insert.run(SESSION, i + 1, `raw-${i}`, "checkpoint", "agent", "{}", null, at, FIXED_HASH, "accepted"); // one commit, one fsync
@@ -172,14 +172,14 @@ async function rollback100(openBaton) {
   const files = Array.from({ length: count }, (_, i) => `src/d${i % 10}/f${i}.ts`);
   for (const [i, f] of files.entries()) writeFileSync(join(root, f), content(i, 0));
   const baton = await openBaton({ root });
-  await baton.startSession({ flow: "task", id: SESSION });
-  const cp = await baton.checkpoint(SESSION, { files, pinned: true });
+  await baton.sessions.start({ flow: "task", id: SESSION });
+  const cp = await baton.checkpoints.create(SESSION, { files, pinned: true });
   const samples = [];
   gc();
   for (let round = 1; round <= n; round++) {
     for (const [i, f] of files.entries()) writeFileSync(join(root, f), content(i, round));
     const t0 = hr();
-    const r = await baton.rollback(SESSION, { to: cp.checkpoint.id });
+    const r = await baton.checkpoints.rollback(SESSION, { to: cp.checkpoint.id });
     samples.push(Number(hr() - t0));
     if (r.restored !== count) throw new Error(`rollback restored ${r.restored} of ${count}`);
   }

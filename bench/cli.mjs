@@ -38,12 +38,12 @@ export async function run() {
   const root = tempDir("cli");
   {
     const baton = await openBaton({ root });
-    await baton.startSession({ flow: "task", id: SESSION, title: "Fix the login bug" });
-    await baton.append(SESSION, { type: "start" });
-    await baton.addDecision(SESSION, { decision: "keep the session cookie", reason: "fewer moving parts" });
-    await baton.addBlocker(SESSION, { id: "blk-1", text: "CI is red on main" });
-    await baton.setProgress(SESSION, { total: 10, completed: 3 });
-    for (let i = 0; i < 100; i++) await baton.append(SESSION, { type: "note:added", data: { text: `note ${i}` } });
+    await baton.sessions.start({ flow: "task", id: SESSION, title: "Fix the login bug" });
+    await baton.events.append(SESSION, { type: "start" });
+    await baton.facets.addDecision(SESSION, { decision: "keep the session cookie", reason: "fewer moving parts" });
+    await baton.facets.addBlocker(SESSION, { id: "blk-1", text: "CI is red on main" });
+    await baton.facets.setProgress(SESSION, { total: 10, completed: 3 });
+    for (let i = 0; i < 100; i++) await baton.events.append(SESSION, { type: "note:added", data: { text: `note ${i}` } });
     await baton.close();
   }
 

@@ -54,8 +54,8 @@ export async function run() {
   const root = tempDir("dashboard");
   const total = scaled(100_000, 2_000);
   {
-    const baton = await openBaton({ root, synchronous: "NORMAL" });
-    await baton.startSession({ flow: "task", id: SESSION, title: "a long session" });
+    const baton = await openBaton({ root, durability: "relaxed" });
+    await baton.sessions.start({ flow: "task", id: SESSION, title: "a long session" });
     for (let done = 0; done < total; done += 2_000) {
       const events = [];
       for (let i = done; i < Math.min(total, done + 2_000); i++)
@@ -64,7 +64,7 @@ export async function run() {
           actor: i % 3 ? "agent" : "user",
           data: { text: `tool call ${i}: edited src/file-${i % 50}.ts` },
         });
-      await baton.appendBatch(SESSION, events);
+      await baton.events.appendBatch(SESSION, events);
     }
     await baton.close();
   }

@@ -1,5 +1,5 @@
 /**
- * The trajectory ledger's overhead on a tool call: `recordToolCall()` in-process, awaited one
+ * The trajectory ledger's overhead on a tool call: `ledger.record()` in-process, awaited one
  * at a time (the way a hook or an agent loop records), with realistic arguments (an Edit call:
  * path, old and new strings), an observation, and an error on every fifth call (fingerprinted).
  *
@@ -23,7 +23,7 @@ import { join } from "node:path";
 import { gc, hr, info, interleave, loadBaton, ratio, scaled, summarise, tempDir, walPagesPerOp } from "./lib.mjs";
 
 export const name = "ledger";
-export const title = "trajectory ledger: record() overhead per tool call";
+export const title = "trajectory ledger: ledger.record() overhead per tool call";
 
 function call(i) {
   const failed = i % 5 === 0;
@@ -42,8 +42,8 @@ function call(i) {
 }
 
 async function warmSession(baton, id, n) {
-  await baton.startSession({ flow: "task", id });
-  for (let i = 0; i < n; i++) await baton.recordToolCall(id, call(i));
+  await baton.sessions.start({ flow: "task", id });
+  for (let i = 0; i < n; i++) await baton.ledger.record(id, call(i));
 }
 
 export async function run() {
@@ -52,8 +52,8 @@ export async function run() {
   const cap = 500;
   const relaxedRoot = tempDir("ledger-relaxed");
   const fullRoot = tempDir("ledger-full");
-  const relaxed = await openBaton({ root: relaxedRoot, synchronous: "FULL" });
-  const full = await openBaton({ root: fullRoot, synchronous: "FULL", ledger: { durability: "full" } });
+  const relaxed = await openBaton({ root: relaxedRoot, durability: "full" });
+  const full = await openBaton({ root: fullRoot, durability: "full", ledger: { durability: "full" } });
   await warmSession(relaxed, "r", cap + 50);
   await warmSession(full, "f", cap + 50);
   gc();
@@ -66,12 +66,12 @@ export async function run() {
       label: "relaxed",
       op: (i) => {
         const t = hr();
-        const p = relaxed.recordToolCall("r", call(i)); // what relaxed.record() does, keeping the promise
+        const p = relaxed.ledger.record("r", call(i)); // timed until it returns; the commit follows
         blocked.push(Number(hr() - t));
         return p;
       },
     },
-    { label: "full", op: (i) => full.recordToolCall("f", call(i)) },
+    { label: "full", op: (i) => full.ledger.record("f", call(i)) },
     {
       label: "redaction",
       op: (i) => {
@@ -87,7 +87,7 @@ export async function run() {
   ];
   const perRound = Math.ceil(scaled(2_000, 50) / 10);
   const samples = await interleave(sides, { rounds: 10, perRound, warmup: scaled(200, 20) });
-  const check = await relaxed.ledger("r");
+  const check = await relaxed.ledger.list("r");
   if (check.length !== cap) throw new Error(`expected ${cap} nodes after pruning, found ${check.length}`);
   if (!check.every((n) => n.args && !JSON.stringify(n.args).includes("[redacted"))) {
     // ordinary Edit arguments must survive redaction unchanged (a false positive would show here)
@@ -95,17 +95,17 @@ export async function run() {
   }
 
   // A burst, group-committed.
-  await relaxed.startSession({ flow: "task", id: "burst" });
+  await relaxed.sessions.start({ flow: "task", id: "burst" });
   const burst = scaled(1_000, 100);
   gc();
   const t0 = hr();
-  const nodes = await Promise.all(Array.from({ length: burst }, (_, i) => relaxed.recordToolCall("burst", call(i))));
+  const nodes = await Promise.all(Array.from({ length: burst }, (_, i) => relaxed.ledger.record("burst", call(i))));
   const burstNs = Number(hr() - t0);
   if (nodes.some((n) => n === undefined)) throw new Error("a burst record failed");
 
   const dbPath = (root) => join(root, ".baton", "baton.db");
-  const pagesRelaxed = await walPagesPerOp(dbPath(relaxedRoot), 40, (i) => relaxed.recordToolCall("r", call(1e6 + i)));
-  const health = relaxed.ledgerHealth();
+  const pagesRelaxed = await walPagesPerOp(dbPath(relaxedRoot), 40, (i) => relaxed.ledger.record("r", call(1e6 + i)));
+  const health = relaxed.ledger.health();
   await relaxed.close();
   await full.close();
   if (health.writeFailures !== 0) throw new Error(`ledger writes failed: ${health.lastError}`);
@@ -116,9 +116,9 @@ export async function run() {
   const red = summarise(samples.redaction);
   return {
     rows: [
-      { subject: "recordToolCall awaited until committed, relaxed (default; workspace at FULL)", unit: "records", ...r },
-      { subject: "recordToolCall, time the caller is blocked (redacted, queued; commit follows)", unit: "records", ...b },
-      { subject: "recordToolCall, durability full (fsync per node)", unit: "records", ...f },
+      { subject: "ledger.record awaited until committed, relaxed (default; workspace at FULL)", unit: "records", ...r },
+      { subject: "ledger.record, time the caller is blocked (redacted, queued; commit follows)", unit: "records", ...b },
+      { subject: "ledger.record, durability full (fsync per node)", unit: "records", ...f },
       { subject: "redaction + fingerprint only (no storage)", unit: "records", ...red },
       {
         subject: `burst of ${burst} concurrent records (group commit), per record`,
@@ -130,10 +130,10 @@ export async function run() {
       },
     ],
     ratios: [
-      // The issue's record() "returns nothing": the caller pays redaction, shaping and queueing;
-      // the commit follows on the event loop, group-committed (Baton.record()).
-      ratio("record() median: returns nothing, time the tool call is blocked", b.medianMs * 1000, "<=", 50, "µs"),
-      info("recordToolCall() median, awaited until committed (relaxed)", r.medianMs * 1000, "µs"),
+      // The time a tool call is blocked: redaction, shaping and queueing; the commit follows on
+      // the event loop, group-committed, and a caller that does not need the node does not wait.
+      ratio("ledger.record() median: time the tool call is blocked", b.medianMs * 1000, "<=", 50, "µs"),
+      info("ledger.record() median, awaited until committed (relaxed)", r.medianMs * 1000, "µs"),
       info("record() median, full", f.medianMs * 1000, "µs"),
       info("record() p99, relaxed", r.p99Ms * 1000, "µs"),
       info("redaction share of a relaxed record (medians)", red.medianMs / r.medianMs),

@@ -4,6 +4,7 @@
  * the cluster, as two agents' processes would, and does what the parent asks. Times are wall
  * clock (`performance.timeOrigin + performance.now()`), which both processes share.
  */
+import { createHash } from "node:crypto";
 import { performance } from "node:perf_hooks";
 import { emptyCheckpoint, uuid6 } from "@langchain/langgraph-checkpoint";
 import { PostgresSaver } from "@langchain/langgraph-checkpoint-postgres";
@@ -21,6 +22,11 @@ let waiting;
 /** A LISTEN of its own on the project's channel: when the notice reached this process (the first hop). */
 let listener;
 let heard;
+/** The project's schema, which is also its NOTIFY channel. */
+let schema;
+
+/** As the PostgreSQL backend names a project's schema (pg-backend.ts `projectSchema`). */
+const projectSchema = (project) => `baton_${project.replace(/-/g, "_")}_${createHash("sha256").update(project).digest("hex").slice(0, 8)}`;
 
 /**
  * One durable append of each contestant, for writer `id`'s n-th write. Baton: `append` of one
@@ -30,7 +36,7 @@ let heard;
  */
 const appenders = {
   async baton(id, n) {
-    await baton.append(id, { type: "note:added", data: { text: `n${n}` } });
+    await baton.events.append(id, { type: "note:added", data: { text: `n${n}` } });
   },
   async raw(id, n) {
     const client = await raw.connect();
@@ -62,16 +68,16 @@ const appenders = {
 
 const handlers = {
   async open({ url, project }) {
-    const { openBaton, openPostgresBackend } = await loadBaton();
-    const backend = await openPostgresBackend({ url, project, poolSize: POOL });
-    baton = await openBaton({ root: tempDir("peer"), backend });
+    const { openBaton, openPostgresStore } = await loadBaton();
+    baton = await openBaton({ root: tempDir("peer"), store: await openPostgresStore({ url, project, poolSize: POOL }) });
+    schema = projectSchema(project);
     raw = new pg.Pool({ connectionString: url, max: POOL });
     saver = new PostgresSaver(new pg.Pool({ connectionString: url, max: POOL }), undefined, { schema: "bench_langgraph" });
     return {};
   },
   async prepare({ kind, ids }) {
     for (const id of ids) {
-      if (kind === "baton") await baton.startSession({ flow: "task", id });
+      if (kind === "baton") await baton.sessions.start({ flow: "task", id });
       if (kind === "raw") await raw.query("INSERT INTO raw_sessions VALUES ($1, 0)", [id]);
     }
     return {};
@@ -91,7 +97,7 @@ const handlers = {
   },
   /** Park a long-poll on `session` (the parent then has the other process append). */
   async park({ session }) {
-    waiting = baton.waitForWork("waiter", { sessionId: session, timeoutMs: 10_000 });
+    waiting = baton.work.waitFor("waiter", { sessionId: session, timeoutMs: 10_000 });
     await new Promise((r) => setTimeout(r, 20));
     heard = undefined;
     return {};
@@ -100,24 +106,24 @@ const handlers = {
   async woken() {
     const lease = await waiting;
     const t = wall();
-    if (lease) await baton.ack(lease.leaseId);
+    if (lease) await baton.work.ack(lease.leaseId);
     return { t, heard, leased: lease !== undefined };
   },
   async append({ session, i }) {
     const t0 = wall();
-    await baton.append(session, { type: "steer", actor: "browser", data: { i } });
+    await baton.events.append(session, { type: "steer", actor: "browser", data: { i } });
     return { t0, t1: wall() };
   },
   /** The session the wake rounds use, and (opened only now, so appends are not measured with it) the LISTEN of its own. */
   async start({ url, session, listen }) {
-    if (session) await baton.startSession({ flow: "live-variant", id: session });
+    if (session) await baton.sessions.start({ flow: "live-variant", id: session });
     if (listen) {
       listener = new pg.Client({ connectionString: url });
       await listener.connect();
       listener.on("notification", () => {
         heard ??= wall();
       });
-      await listener.query(`LISTEN ${pg.escapeIdentifier(baton.backend.schema)}`);
+      await listener.query(`LISTEN ${pg.escapeIdentifier(schema)}`);
     }
     return {};
   },

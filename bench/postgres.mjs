@@ -16,7 +16,7 @@
  * - durable append per second, 1, 4 and 16 writers split over two OS processes
  *   (bench/pg-peer.mjs): Baton `append` vs LangGraph's PostgresSaver `put` (goal ≥ 1×) vs a raw
  *   INSERT of the event with its session's seq bump in one transaction.
- * - wake latency across processes: a `waitForWork` parked in one process, an append of work in
+ * - wake latency across processes: a `work.waitFor` parked in one process, an append of work in
  *   the other; from the append's commit (its promise resolved) to the lease in the waiter's
  *   hands (NOTIFY, then the waiter's claim). Goal: p99 ≤ 10 ms.
  * - a Claude Code PreToolUse hook process on a PostgreSQL store, with and without the
@@ -40,9 +40,9 @@ const part = (name) => !ONLY || ONLY.has(name);
 const wall = () => performance.timeOrigin + performance.now();
 
 async function steerSession(baton, id, n) {
-  await baton.startSession({ flow: "live-variant", id });
+  await baton.sessions.start({ flow: "live-variant", id });
   for (let done = 0; done < n; done += 500) {
-    await baton.appendBatch(
+    await baton.events.appendBatch(
       id,
       Array.from({ length: Math.min(500, n - done) }, (_, i) => ({ type: "steer", actor: "browser", data: { n: done + i } })),
     );
@@ -122,18 +122,18 @@ async function leaseAck(url, openPg) {
   const baton = await openPg(project, WORKERS);
   await steerSession(baton, "q", items);
   const batched = await loops(WORKERS, async (w) => {
-    const l = await baton.lease(`w${w}`);
+    const l = await baton.work.lease(`w${w}`);
     if (!l) return false;
-    await baton.ack(l.leaseId);
+    await baton.work.ack(l.leaseId);
     return true;
   });
   await steerSession(baton, "q1", items);
   const singles = [];
   for (let w = 0; w < WORKERS; w++) singles.push(await openPg(project, 1));
   const unbatched = await loops(WORKERS, async (w) => {
-    const l = await singles[w].lease(`w${w}`);
+    const l = await singles[w].work.lease(`w${w}`);
     if (!l) return false;
-    await singles[w].ack(l.leaseId);
+    await singles[w].work.ack(l.leaseId);
     return true;
   });
   for (const b of [baton, ...singles]) await b.close();
@@ -211,10 +211,10 @@ async function wake(url, peers) {
 }
 
 async function main() {
-  const { openBaton, openPostgresBackend } = await loadBaton();
+  const { openBaton, openPostgresStore } = await loadBaton();
   const c = await cluster();
   const openPg = async (project, poolSize) =>
-    openBaton({ root: tempDir("pg"), backend: await openPostgresBackend({ url: c.url, project, poolSize }) });
+    openBaton({ root: tempDir("pg"), store: await openPostgresStore({ url: c.url, project, poolSize }) });
   serverCpu = () => c.cpuMs();
   const loads = [os.loadavg()[0]];
   const rows = [];

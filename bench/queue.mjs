@@ -13,6 +13,7 @@
  *   and across connections (another process's append, seen through SQLite's data_version).
  *   Goal: p99 ≤ 10 ms.
  */
+import { mkdirSync } from "node:fs";
 import { join } from "node:path";
 import { hr, info, interleave, loadBaton, openRaw, ratio, scaled, summarise, tempDir } from "./lib.mjs";
 
@@ -20,11 +21,11 @@ export const name = "queue";
 export const title = "delivery queue: durable lease+ack, and long-poll wake latency";
 
 async function cyclingSession(baton, id) {
-  await baton.startSession({ flow: "live-variant", id });
-  await baton.append(id, { type: "generate", actor: "browser" });
-  await baton.append(id, { type: "source_wrapped", actor: "agent", data: { file: "a.html" } });
-  await baton.append(id, { type: "variants_written", actor: "agent", data: { count: 1, expected: 1 } });
-  await baton.append(id, { type: "cycling", actor: "browser" });
+  await baton.sessions.start({ flow: "live-variant", id });
+  await baton.events.append(id, { type: "generate", actor: "browser" });
+  await baton.events.append(id, { type: "source_wrapped", actor: "agent", data: { file: "a.html" } });
+  await baton.events.append(id, { type: "variants_written", actor: "agent", data: { count: 1, expected: 1 } });
+  await baton.events.append(id, { type: "cycling", actor: "browser" });
 }
 
 const RAW_DDL = `
@@ -35,23 +36,26 @@ const RAW_DDL = `
 const WORKERS = 16;
 
 export async function run() {
-  const { openBaton } = await loadBaton();
+  const { openBaton, openSqliteStore } = await loadBaton();
   const items = scaled(4_000, 200);
   const concurrentItems = items * 2 + WORKERS * 10;
 
   // Baton
   const root = tempDir("queue");
-  const baton = await openBaton({ root, synchronous: "FULL" });
+  // The store is opened here so its group-commit counters can be read (writeStats, not public API).
+  mkdirSync(join(root, ".baton"), { recursive: true });
+  const store = await openSqliteStore({ path: join(root, ".baton", "baton.db"), durability: "full" });
+  const baton = await openBaton({ root, store });
   await cyclingSession(baton, "q");
   for (let done = 0; done < items + 200; done += 1_000) {
-    await baton.appendBatch(
+    await baton.events.appendBatch(
       "q",
       Array.from({ length: Math.min(1_000, items + 200 - done) }, (_, i) => ({ type: "steer", actor: "browser", data: { n: done + i } })),
     );
   }
   await cyclingSession(baton, "c");
   for (let done = 0; done < concurrentItems; done += 1_000) {
-    await baton.appendBatch(
+    await baton.events.appendBatch(
       "c",
       Array.from({ length: Math.min(1_000, concurrentItems - done) }, (_, i) => ({
         type: "steer",
@@ -87,8 +91,8 @@ export async function run() {
     {
       label: "Baton lease + ack (FULL)",
       op: async () => {
-        const l = await baton.lease("bench", { sessionId: "q", leaseMs: 60_000 });
-        await baton.ack(l.leaseId);
+        const l = await baton.work.lease("bench", { sessionId: "q", leaseMs: 60_000 });
+        await baton.work.ack(l.leaseId);
       },
     },
     {
@@ -100,16 +104,16 @@ export async function run() {
 
   // WORKERS workers at once: each leases then acks its own item; an op is one pair from each.
   const worker = async (i) => {
-    const l = await baton.lease(`w${i}`, { sessionId: "c", leaseMs: 60_000 });
-    await baton.ack(l.leaseId);
+    const l = await baton.work.lease(`w${i}`, { sessionId: "c", leaseMs: 60_000 });
+    await baton.work.ack(l.leaseId);
   };
   const together = [
     { label: `Baton lease + ack, ${WORKERS} workers (FULL)`, op: () => Promise.all(Array.from({ length: WORKERS }, (_, i) => worker(i))) },
     { label: `raw SQLite, ${WORKERS} per transaction (FULL)`, op: () => rawAckMany.immediate(rawLeaseMany.immediate(WORKERS)) },
   ];
-  const commitsBefore = baton.backend?.writeStats;
+  const commitsBefore = store.writeStats;
   const concurrent = await interleave(together, { rounds: 10, perRound: Math.floor(items / 10 / WORKERS), warmup: 5 });
-  const commitsAfter = baton.backend?.writeStats;
+  const commitsAfter = store.writeStats;
   raw.close();
 
   // Wake latency, in-process.
@@ -118,31 +122,31 @@ export async function run() {
   await cyclingSession(baton, "w");
   for (let i = 0; i < wakes; i++) {
     let t0 = 0n;
-    const got = baton.waitForWork("waiter", { sessionId: "w", timeoutMs: 5_000 }).then((l) => {
+    const got = baton.work.waitFor("waiter", { sessionId: "w", timeoutMs: 5_000 }).then((l) => {
       inProcess.push(Number(hr() - t0));
       return l;
     });
     await new Promise((r) => setTimeout(r, 2));
     t0 = hr();
-    await baton.append("w", { type: "steer", actor: "browser", data: { i } });
+    await baton.events.append("w", { type: "steer", actor: "browser", data: { i } });
     const l = await got;
-    await baton.ack(l.leaseId);
+    await baton.work.ack(l.leaseId);
   }
   // Across connections: another Baton (its own connection) appends; the waiter sees it
   // through data_version, as a poll in one process sees a browser event posted to another.
-  const other = await openBaton({ root, synchronous: "FULL" });
+  const other = await openBaton({ root, durability: "full" });
   const crossConn = [];
   for (let i = 0; i < wakes; i++) {
     let t0 = 0n;
-    const got = baton.waitForWork("waiter", { sessionId: "w", timeoutMs: 5_000 }).then((l) => {
+    const got = baton.work.waitFor("waiter", { sessionId: "w", timeoutMs: 5_000 }).then((l) => {
       crossConn.push(Number(hr() - t0));
       return l;
     });
     await new Promise((r) => setTimeout(r, 2));
     t0 = hr();
-    await other.append("w", { type: "steer", actor: "browser", data: { i } });
+    await other.events.append("w", { type: "steer", actor: "browser", data: { i } });
     const l = await got;
-    await baton.ack(l.leaseId);
+    await baton.work.ack(l.leaseId);
   }
   await other.close();
   await baton.close();

@@ -30,14 +30,14 @@ const snapshot = (dir) =>
 const before = snapshot(outside);
 
 mkdirSync(join(root, "sub"));
-const b = await openBaton({ root, synchronous: "NORMAL" });
-await b.startSession({ flow: "task", id: "s1" });
+const b = await openBaton({ root, durability: "relaxed" });
+await b.sessions.start({ flow: "task", id: "s1" });
 writeFileSync(join(root, "sub", "b.txt"), "version A\n");
-const a = (await b.checkpoint("s1", { files: ["sub/b.txt"] })).checkpoint.id;
+const a = (await b.checkpoints.create("s1", { files: ["sub/b.txt"] })).checkpoint.id;
 writeFileSync(join(root, "sub", "b.txt"), "version B\n");
-const bb = (await b.checkpoint("s1", { files: ["sub/b.txt"] })).checkpoint.id;
-await b.pinCheckpoint(a);
-await b.pinCheckpoint(bb);
+const bb = (await b.checkpoints.create("s1", { files: ["sub/b.txt"] })).checkpoint.id;
+await b.checkpoints.pin(a);
+await b.checkpoints.pin(bb);
 
 const swapper = spawn(process.execPath, [join(REPO, "test", "fixtures", "dir-swapper.mjs"), root, outside], {
   stdio: ["ignore", "pipe", "inherit"],
@@ -49,7 +49,7 @@ let failed = false;
 try {
   for (let i = 1; i <= total; i++) {
     try {
-      await b.rollback("s1", { to: i % 2 ? a : bb });
+      await b.checkpoints.rollback("s1", { to: i % 2 ? a : bb });
       outcomes.ok = (outcomes.ok ?? 0) + 1;
     } catch (err) {
       if (!isBatonError(err) || err.code === "internal") {

@@ -1,9 +1,9 @@
 /**
  * Reads on a long session: 100,000 journal events.
  *
- * - `baton.status({ sessionId })` in-process: the cached snapshot (checksum-verified) plus any
+ * - `baton.sessions.status({ sessionId })` in-process: the cached snapshot (checksum-verified) plus any
  *   newer events, the phase rule, the marker scan. Median and p99 over many calls.
- * - `baton.rebuild(sessionId)`: refold the whole journal (parse + validate + fold every row,
+ * - `baton.sessions.rebuild(sessionId)`: refold the whole journal (parse + validate + fold every row,
  *   compare with the stored snapshot) vs a raw fold that reads every row with better-sqlite3
  *   and `JSON.parse`s its `data` column. Printed as events/s and their ratio (no goal).
  * - Appends to this session (its ~25 KB snapshot is rewritten by each) vs to a fresh session in
@@ -54,35 +54,35 @@ export async function run() {
   // Setup (untimed): NORMAL durability allowed here.
   const t0 = hr();
   {
-    const baton = await openBaton({ root, synchronous: "NORMAL" });
-    await baton.startSession({ flow: "task", id: SESSION, title: "a long session" });
-    await baton.append(SESSION, { type: "start" });
+    const baton = await openBaton({ root, durability: "relaxed" });
+    await baton.sessions.start({ flow: "task", id: SESSION, title: "a long session" });
+    await baton.events.append(SESSION, { type: "start" });
     for (let done = 0; done < total; done += batch) {
       const events = [];
       for (let i = done; i < Math.min(total, done + batch); i++) events.push(eventAt(i));
-      await baton.appendBatch(SESSION, events);
+      await baton.events.appendBatch(SESSION, events);
     }
     await baton.close();
   }
   const setupMs = Number(hr() - t0) / 1e6;
   gc();
 
-  const baton = await openBaton({ root, synchronous: "FULL" });
-  const first = await baton.status({ sessionId: SESSION });
+  const baton = await openBaton({ root, durability: "full" });
+  const first = await baton.sessions.status({ sessionId: SESSION });
   const lastSeq = first.sessions[0].lastSeq;
   if (lastSeq !== total + 2) throw new Error(`expected ${total + 2} events, status says ${lastSeq}`);
 
   // status: warm-up, then timed calls.
   const statusSamples = [];
-  for (let i = 0; i < 50; i++) await baton.status({ sessionId: SESSION });
+  for (let i = 0; i < 50; i++) await baton.sessions.status({ sessionId: SESSION });
   gc();
   const calls = scaled(2_000, 50);
   for (let i = 0; i < calls; i++) {
     const t = hr();
-    await baton.status({ sessionId: SESSION });
+    await baton.sessions.status({ sessionId: SESSION });
     statusSamples.push(Number(hr() - t));
   }
-  const snapshotBytes = Buffer.byteLength(JSON.stringify((await baton.snapshot(SESSION)) ?? {}));
+  const snapshotBytes = Buffer.byteLength(JSON.stringify((await baton.sessions.snapshot(SESSION)) ?? {}));
 
   // rebuild vs raw fold, alternating.
   const db = new Database(join(root, ".baton", "baton.db"), { readonly: true });
@@ -102,13 +102,13 @@ export async function run() {
   const rebuildSamples = [];
   const rawSamples = [];
   // Warm-up one of each.
-  const warm = await baton.rebuild(SESSION);
+  const warm = await baton.sessions.rebuild(SESSION);
   if (warm[0]?.repaired) throw new Error("rebuild repaired the snapshot: the append-time fold and the rebuild disagree");
   rawFold();
   for (let r = 0; r < reps; r++) {
     gc();
     let t = hr();
-    const out = await baton.rebuild(SESSION);
+    const out = await baton.sessions.rebuild(SESSION);
     rebuildSamples.push(Number(hr() - t));
     if (out[0]?.lastSeq !== lastSeq) throw new Error("rebuild folded a different number of events");
     gc();
@@ -121,11 +121,11 @@ export async function run() {
 
   // Appends on the long session (its snapshot is rewritten by every append) vs on a fresh session
   // in the same workspace, FULL, interleaved. No goal: this shows what a large snapshot costs.
-  await baton.startSession({ flow: "task", id: "bench-fresh", title: "a fresh session" });
+  await baton.sessions.start({ flow: "task", id: "bench-fresh", title: "a fresh session" });
   const note = (i) => ({ type: "note:added", data: { text: `tool call ${i}: edited src/file-${i % 50}.ts, tests pass` } });
   const appendSides = [
-    { label: "long", op: (i) => baton.append(SESSION, note(i)) },
-    { label: "fresh", op: (i) => baton.append("bench-fresh", note(i)) },
+    { label: "long", op: (i) => baton.events.append(SESSION, note(i)) },
+    { label: "fresh", op: (i) => baton.events.append("bench-fresh", note(i)) },
   ];
   const appendSamples = await interleave(appendSides, { rounds: 5, perRound: Math.ceil(scaled(1_000, 20) / 5), warmup: scaled(50, 5) });
   const dbPath = join(root, ".baton", "baton.db");
@@ -178,8 +178,8 @@ async function recordedFiles(openBaton) {
   const { writeFileSync } = await import("node:fs");
   const root = tempDir("status-files");
   const baton = await openBaton({ root });
-  await baton.startSession({ flow: "task", id: "files", title: "many recorded files" });
-  await baton.append("files", { type: "start" });
+  await baton.sessions.start({ flow: "task", id: "files", title: "many recorded files" });
+  await baton.events.append("files", { type: "start" });
   const line = "export const value = 42; // a line of ordinary source code\n";
   const body = line.repeat(Math.ceil((FILE_MB * 1024 * 1024) / line.length));
   const files = [];
@@ -189,7 +189,7 @@ async function recordedFiles(openBaton) {
     writeFileSync(join(root, f), body);
     files.push(f);
   }
-  await baton.recordResumeContext("files", { files });
+  await baton.facets.recordResumeContext("files", { files });
   const time = async (op) => {
     for (let i = 0; i < 3; i++) await op();
     gc();
@@ -201,8 +201,8 @@ async function recordedFiles(openBaton) {
     }
     return summarise(samples);
   };
-  const status = await time(() => baton.status({ sessionId: "files" }));
-  const resume = await time(() => baton.resume("files"));
+  const status = await time(() => baton.sessions.status({ sessionId: "files" }));
+  const resume = await time(() => baton.sessions.resume("files"));
   await baton.close();
   return { status, resume };
 }

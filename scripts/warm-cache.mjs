@@ -26,8 +26,8 @@ function run(args, input) {
 async function warm() {
   const { openBaton } = await import(join(repo, "dist", "index.js"));
   const b = await openBaton({ root });
-  await b.startSession({ flow: "task", id: "warm", title: "Warm the code caches" });
-  await b.append("warm", { type: "decision:added", data: { decision: "start fast" } });
+  await b.sessions.start({ flow: "task", id: "warm", title: "Warm the code caches" });
+  await b.events.append("warm", { type: "decision:added", data: { decision: "start fast" } });
   await b.close();
   run(["status", "--json"]);
   const server = spawn(process.execPath, [bin, "serve", "--port", "0", "--idle-exit", "1m"], { cwd: root, env, stdio: "ignore" });

@@ -5,23 +5,39 @@
  * hook logs it to the hook log and lets the tool call through, as it does for every failure.
  */
 
+import type { Durability } from "./api.js";
 import { BatonError } from "./errors.js";
 import type { CheckpointOptions } from "./services/checkpoints.js";
 
 export interface EnvOptions {
-  synchronous?: "FULL" | "NORMAL" | "OFF";
+  durability?: Durability;
+  /** Variables read under a name that is going away, with what replaces them (the CLI warns). */
+  deprecated?: string[];
   checkpoints?: Pick<CheckpointOptions, "retain">;
 }
 
+const DURABILITIES: readonly Durability[] = ["full", "relaxed", "none"];
+/** The former variable's values (SQLite's pragma), kept for one release. */
+const SYNCHRONOUS: Record<string, Durability> = { FULL: "full", NORMAL: "relaxed", OFF: "none" };
+
 export function envOptions(env: NodeJS.ProcessEnv = process.env): EnvOptions {
   const out: EnvOptions = {};
+  const durability = env.BATON_DURABILITY;
   const sync = env.BATON_SYNCHRONOUS;
-  if (sync) {
-    const u = sync.toUpperCase();
-    if (u !== "FULL" && u !== "NORMAL" && u !== "OFF") {
-      throw new BatonError("bad_input", `BATON_SYNCHRONOUS=${sync} is not one of FULL, NORMAL, OFF; fix or unset it`);
-    }
-    out.synchronous = u;
+  if (durability) {
+    const d = durability.toLowerCase() as Durability;
+    if (!DURABILITIES.includes(d))
+      throw new BatonError("bad_input", `BATON_DURABILITY=${durability} is not one of ${DURABILITIES.join(", ")}; fix or unset it`);
+    out.durability = d;
+  } else if (sync) {
+    const d = SYNCHRONOUS[sync.toUpperCase()];
+    if (!d)
+      throw new BatonError(
+        "bad_input",
+        `BATON_SYNCHRONOUS=${sync} is not one of FULL, NORMAL, OFF; fix or unset it (or use BATON_DURABILITY)`,
+      );
+    out.durability = d;
+    out.deprecated = [`BATON_SYNCHRONOUS is deprecated and goes in the next release: use BATON_DURABILITY=${d}`];
   }
   const retain = env.BATON_CHECKPOINT_RETAIN;
   if (retain) {

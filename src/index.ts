@@ -3,24 +3,45 @@
  *
  *   import { openBaton } from "baton";
  *   const baton = await openBaton({ root: "." });
- *   const s = await baton.startSession({ flow: "task", title: "Fix the login bug" });
- *   await baton.append(s.sessionId, { type: "start" });
- *   console.log((await baton.status()).sessions[0]?.nextAction);
+ *   const s = await baton.sessions.start({ flow: "task", title: "Fix the login bug" });
+ *   await baton.events.append(s.sessionId, { type: "start" });
+ *   console.log((await baton.sessions.status()).sessions[0]?.nextAction);
  *   await baton.close();
  */
 
-export type { Backend, BackendCapabilities, StoreTx } from "./backend/contract.js";
-export type { PostgresBackend, PostgresBackendOptions } from "./backend/postgres/pg-backend.js";
-export { SqliteBackend, type SqliteBackendOptions, type SynchronousMode } from "./backend/sqlite/sqlite-backend.js";
+import type { Baton, OpenBatonOptions } from "./api.js";
+import { openBaton as open } from "./compose.js";
 
-/** Open a PostgreSQL backend (the driver is loaded only by this call): hand it to `openBaton({ backend })`. */
-export async function openPostgresBackend(
-  opts: import("./backend/postgres/pg-backend.js").PostgresBackendOptions,
-): Promise<import("./backend/postgres/pg-backend.js").PostgresBackend> {
-  const { PostgresBackend } = await (await import("./services/pg-loader.js")).loadPostgres();
-  return PostgresBackend.open(opts);
-}
-export { Baton, type BlockerInput, type DecisionInput, type OpenBatonOptions, openBaton } from "./baton.js";
+/** Open a workspace (creating `.baton/` unless `create: false`) on the store it is configured for. */
+export const openBaton: (options?: OpenBatonOptions) => Promise<Baton> = open;
+export type {
+  Artifacts,
+  Baton,
+  BlockerInput,
+  Checkpoints,
+  DecisionInput,
+  Durability,
+  Events,
+  Facets,
+  Flows,
+  Health,
+  Ledger,
+  Lessons,
+  Locks,
+  OpenBatonOptions,
+  PostgresStoreOptions,
+  ResumeContextInput,
+  Runs,
+  SessionSummary,
+  Sessions,
+  SqliteStoreOptions,
+  Store,
+  StoreInfo,
+  Targets,
+  Turns,
+  Work,
+} from "./api.js";
+export { openPostgresStore, openSqliteStore } from "./compose.js";
 export type { Checkpoint, CheckpointFile, CheckpointInfo, CheckpointKind } from "./core/checkpoints.js";
 export type { DoctorCheck, DoctorFinding, DoctorRepair, DoctorReport, DoctorSessionView } from "./core/doctor.js";
 export { FACET_EVENTS } from "./core/facets.js";

@@ -7,7 +7,8 @@
 import { afterAll, describe, expect, it } from "vitest";
 import type { Backend } from "../src/backend/contract.js";
 import { SqliteBackend } from "../src/backend/sqlite/sqlite-backend.js";
-import { BatonError, openBaton } from "../src/index.js";
+import { openBaton } from "../src/compose.js";
+import { BatonError } from "../src/index.js";
 import { ensureWorkspace, workspaceAt } from "../src/services/workspace.js";
 import { cleanupDirs, tempDir } from "./helpers.js";
 
@@ -61,21 +62,21 @@ describe("append with an unknown commit outcome", () => {
     const state = { lose: 0, committedButLost: 0 };
     const b = await openBaton({ root, backend: flaky(new SqliteBackend({ path: ws.dbPath }), state) });
     try {
-      await b.startSession({ flow: "task", id: "t" });
+      await b.sessions.start({ flow: "task", id: "t" });
       state.lose = 1;
-      const r = await b.appendBatch("t", [
+      const r = await b.events.appendBatch("t", [
         { type: "note:added", data: { text: "generated id" } },
         { type: "note:added", id: "mine", data: { text: "caller id" } },
       ]);
       expect(state.committedButLost).toBe(1);
       expect(r.map((x) => x.duplicate)).toEqual([false, false]);
-      const texts = (await b.events("t")).events.map((e) => (e.data as { text?: string }).text).filter(Boolean);
+      const texts = (await b.events.list("t")).events.map((e) => (e.data as { text?: string }).text).filter(Boolean);
       expect(texts).toEqual(["generated id", "caller id"]);
       // Twice in a row: the second loss is reported, not retried forever.
       state.lose = 2;
-      const err = await b.append("t", { type: "note:added", data: { text: "twice" } }).catch((e) => e);
+      const err = await b.events.append("t", { type: "note:added", data: { text: "twice" } }).catch((e) => e);
       expect(err.code).toBe("storage_unavailable");
-      expect((await b.events("t")).events.filter((e) => (e.data as { text?: string }).text === "twice").length).toBe(1);
+      expect((await b.events.list("t")).events.filter((e) => (e.data as { text?: string }).text === "twice").length).toBe(1);
     } finally {
       await b.close();
     }
@@ -88,16 +89,16 @@ describe("append with an unknown commit outcome", () => {
     const state = { lose: 0, committedButLost: 0 };
     const b = await openBaton({ root, backend: flaky(new SqliteBackend({ path: ws.dbPath }), state) });
     try {
-      await b.startSession({ flow: "task", id: "t" });
-      await b.append("t", { type: "note:added", id: "mine", data: { text: "caller id" } });
+      await b.sessions.start({ flow: "task", id: "t" });
+      await b.events.append("t", { type: "note:added", id: "mine", data: { text: "caller id" } });
       state.lose = 1;
-      const r = await b.appendBatch("t", [
+      const r = await b.events.appendBatch("t", [
         { type: "note:added", data: { text: "new" } },
         { type: "note:added", id: "mine", data: { text: "caller id" } },
       ]);
       expect(state.committedButLost).toBe(1);
       expect(r.map((x) => x.duplicate)).toEqual([false, true]);
-      const texts = (await b.events("t")).events.map((e) => (e.data as { text?: string }).text).filter(Boolean);
+      const texts = (await b.events.list("t")).events.map((e) => (e.data as { text?: string }).text).filter(Boolean);
       expect(texts).toEqual(["caller id", "new"]);
     } finally {
       await b.close();
@@ -111,10 +112,10 @@ describe("append with an unknown commit outcome", () => {
     const state = { lose: 0, committedButLost: 0, rolledBack: true };
     const b = await openBaton({ root, backend: flaky(new SqliteBackend({ path: ws.dbPath }), state) });
     try {
-      await b.startSession({ flow: "task", id: "t" });
+      await b.sessions.start({ flow: "task", id: "t" });
       state.lose = 1;
-      const appended = b.append("t", { type: "note:added", data: { text: "asked first" } });
-      const read = b.events("t");
+      const appended = b.events.append("t", { type: "note:added", data: { text: "asked first" } });
+      const read = b.events.list("t");
       const [a, { events }] = await Promise.all([appended, read]);
       expect(a.duplicate).toBe(false);
       expect(events.map((e) => e.seq)).toContain(a.event.seq);

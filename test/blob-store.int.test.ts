@@ -10,10 +10,13 @@ import Database from "better-sqlite3";
 import fc from "fast-check";
 import { afterAll, afterEach, describe, expect, it } from "vitest";
 import type { Backend } from "../src/backend/contract.js";
+import { SqliteBackend } from "../src/backend/sqlite/sqlite-backend.js";
 import { SQLITE_MIGRATIONS } from "../src/backend/sqlite/sqlite-migrations.js";
+import { type InternalOpenOptions as OpenBatonOptions, openBaton, servicesOf } from "../src/compose.js";
 import { sha256 } from "../src/core/canonical.js";
 import type { CheckpointFile } from "../src/core/checkpoints.js";
-import { type Baton, isBatonError, type OpenBatonOptions, openBaton, SqliteBackend } from "../src/index.js";
+
+import { type Baton, isBatonError } from "../src/index.js";
 import { BlobStore, Blobs, INLINE_MAX_BYTES, packBlob } from "../src/services/blobs.js";
 import { cleanupDirs, tempDir, writeAt } from "./helpers.js";
 
@@ -27,7 +30,7 @@ async function workspace(opts: Omit<OpenBatonOptions, "root"> = {}): Promise<{ b
   const root = tempDir();
   const b = await openBaton({ root, ...opts });
   open.push(b);
-  await b.startSession({ flow: "task", id: "s1" });
+  await b.sessions.start({ flow: "task", id: "s1" });
   return { b, root, sid: "s1" };
 }
 
@@ -75,7 +78,7 @@ describe("where blobs live", () => {
     write(root, "small.txt", "small\n");
     write(root, "at-limit.bin", atLimit);
     write(root, "over-limit.bin", overLimit);
-    const cp = await b.checkpoint(sid, { files: ["small.txt", "at-limit.bin", "over-limit.bin"] });
+    const cp = await b.checkpoints.create(sid, { files: ["small.txt", "at-limit.bin", "over-limit.bin"] });
     expect(cp.stats.blobsStored).toBe(3);
     const [atHash, overHash, smallHash] = cp.checkpoint.files.map(hashOf);
     expect(inlineHashes(root)).toEqual([atHash, smallHash].sort());
@@ -86,7 +89,7 @@ describe("where blobs live", () => {
     write(root, "small.txt", "edited\n");
     write(root, "at-limit.bin", "x");
     write(root, "over-limit.bin", "y");
-    const r = await b.rollback(sid, { to: cp.checkpoint.id });
+    const r = await b.checkpoints.rollback(sid, { to: cp.checkpoint.id });
     expect(r.restored).toBe(3);
     expect(readFileSync(join(root, "small.txt"), "utf8")).toBe("small\n");
     expect(readFileSync(join(root, "at-limit.bin")).equals(atLimit)).toBe(true);
@@ -99,13 +102,13 @@ describe("where blobs live", () => {
     const { b, root, sid } = await workspace({ checkpoints: { inlineMaxBytes: 100 } });
     write(root, "a.txt", "short\n");
     write(root, "dir/big.txt", "long line of text\n".repeat(20));
-    const cp = await b.checkpoint(sid, { all: true });
+    const cp = await b.checkpoints.create(sid, { all: true });
     expect(cp.stats).toMatchObject({ files: 2, read: 2, blobsStored: 2 });
     expect(inlineHashes(root)).toEqual([sha256("short\n")]);
     expect(fileHashes(root)).toEqual([sha256("long line of text\n".repeat(20))]);
     rmSync(join(root, "dir"), { recursive: true });
     write(root, "a.txt", "changed\n");
-    await b.rollback(sid, { to: cp.checkpoint.id });
+    await b.checkpoints.rollback(sid, { to: cp.checkpoint.id });
     expect(readFileSync(join(root, "dir/big.txt"), "utf8")).toBe("long line of text\n".repeat(20));
     expect(readFileSync(join(root, "a.txt"), "utf8")).toBe("short\n");
   });
@@ -115,21 +118,21 @@ describe("where blobs live", () => {
     const text = "stored as a file by an earlier Baton\n";
     const legacy = new BlobStore(join(root, ".baton", "blobs")).put(Buffer.from(text));
     write(root, "old.txt", text);
-    const targeted = await b.checkpoint(sid, { files: ["old.txt"] });
+    const targeted = await b.checkpoints.create(sid, { files: ["old.txt"] });
     expect(targeted.stats.blobsStored, "the file blob serves it").toBe(0);
     expect(hashOf(targeted.checkpoint.files[0])).toBe(legacy.hash);
-    const tree = await b.checkpoint(sid, { all: true });
+    const tree = await b.checkpoints.create(sid, { all: true });
     expect(tree.stats).toMatchObject({ read: 1, blobsStored: 0 });
     expect(inlineHashes(root), "no copy in the database").toEqual([]);
     // And a small blob already in the database is not written to a file or stored twice.
     write(root, "new.txt", "new content\n");
-    expect((await b.checkpoint(sid, { files: ["new.txt"] })).stats.blobsStored).toBe(1);
+    expect((await b.checkpoints.create(sid, { files: ["new.txt"] })).stats.blobsStored).toBe(1);
     write(root, "copy.txt", "new content\n");
-    expect((await b.checkpoint(sid, { files: ["copy.txt", "new.txt"] })).stats.blobsStored).toBe(0);
+    expect((await b.checkpoints.create(sid, { files: ["copy.txt", "new.txt"] })).stats.blobsStored).toBe(0);
     expect(inlineHashes(root)).toEqual([sha256("new content\n")]);
     expect(fileHashes(root)).toEqual([legacy.hash]);
     write(root, "old.txt", "changed\n");
-    await b.rollback(sid, { to: targeted.checkpoint.id });
+    await b.checkpoints.rollback(sid, { to: targeted.checkpoint.id });
     expect(readFileSync(join(root, "old.txt"), "utf8"), "restored from the file blob").toBe(text);
   });
 
@@ -138,38 +141,40 @@ describe("where blobs live", () => {
     const epoch = () => withDb(root, (db) => (db.prepare("SELECT blob_epoch AS e FROM checkpoint_meta").get() as { e: number }).e);
     write(root, "small.txt", "v1\n");
     write(root, "big.txt", "v1 ".repeat(40));
-    const first = await b.checkpoint(sid, { files: ["small.txt", "big.txt"] });
+    const first = await b.checkpoints.create(sid, { files: ["small.txt", "big.txt"] });
     expect(inlineHashes(root)).toHaveLength(1);
     expect(fileHashes(root)).toHaveLength(1);
     const before = epoch();
     write(root, "small.txt", "v2\n");
     write(root, "big.txt", "v2 ".repeat(40));
-    const second = await b.checkpoint(sid, { files: ["small.txt", "big.txt"] }); // retain 1: the first is pruned
+    const second = await b.checkpoints.create(sid, { files: ["small.txt", "big.txt"] }); // retain 1: the first is pruned
     expect(second.pruned).toEqual([first.checkpoint.id]);
     expect(inlineHashes(root)).toEqual([sha256("v2\n")]);
     expect(fileHashes(root)).toEqual([sha256("v2 ".repeat(40))]);
     expect(epoch(), "a collection that deleted blobs moves the epoch").toBe(before + 1);
     // A blob still referenced elsewhere (an artifact of the active session) is kept when its checkpoint goes.
-    await b.addArtifact(sid, { content: Buffer.from("v2\n"), name: "v2.txt" });
+    await b.artifacts.add(sid, { content: Buffer.from("v2\n"), name: "v2.txt" });
     write(root, "small.txt", "v3\n");
-    await b.checkpoint(sid, { files: ["small.txt"] });
+    await b.checkpoints.create(sid, { files: ["small.txt"] });
     expect(inlineHashes(root)).toEqual([sha256("v2\n"), sha256("v3\n")].sort());
   });
 
   it("doctor: a referenced database blob that is gone is blob_missing; an old unreferenced one is blob_orphan, which gc removes", async () => {
     const { b, root, sid } = await workspace();
     write(root, "a.txt", "alpha\n");
-    await b.checkpoint(sid, { files: ["a.txt"] });
-    expect((await b.doctor()).findings.filter((f) => f.check === "blobs")).toEqual([]);
+    await b.checkpoints.create(sid, { files: ["a.txt"] });
+    expect((await b.health.doctor()).findings.filter((f) => f.check === "blobs")).toEqual([]);
     const orphan = Buffer.from("nobody names me");
-    await b.backend.transaction("write", (tx) => tx.checkpoints.putBlob(sha256(orphan), packBlob(orphan), Date.now() - 2 * 3_600_000));
+    await servicesOf(b).backend.transaction("write", (tx) =>
+      tx.checkpoints.putBlob(sha256(orphan), packBlob(orphan), Date.now() - 2 * 3_600_000),
+    );
     withDb(root, (db) => db.prepare("DELETE FROM blobs WHERE hash = ?").run(sha256("alpha\n")));
-    const report = await b.doctor();
+    const report = await b.health.doctor();
     const blobs = report.findings.filter((f) => f.check === "blobs");
     expect(blobs.map((f) => f.code).sort()).toEqual(["blob_missing", "blob_orphan"]);
     expect(blobs.find((f) => f.code === "blob_missing")?.evidence).toMatchObject({ count: 1, hashes: [sha256("alpha\n").slice(0, 16)] });
     expect(blobs.find((f) => f.code === "blob_orphan")?.evidence).toMatchObject({ blobs: 1, hashes: [sha256(orphan).slice(0, 16)] });
-    const fixed = await b.doctor({ fix: true });
+    const fixed = await b.health.doctor({ fix: true });
     expect(fixed.findings.find((f) => f.code === "blob_orphan")?.repaired).toBe(true);
     expect(inlineHashes(root)).toEqual([]);
   });
@@ -178,8 +183,8 @@ describe("where blobs live", () => {
     const { b, root, sid } = await workspace({ checkpoints: { inlineMaxBytes: 8 } });
     write(root, "a.txt", "aa\n");
     write(root, "b.txt", "a larger file\n");
-    const cp = await b.checkpoint(sid, { files: ["a.txt", "b.txt"] });
-    const blobs = new Blobs(b.backend, join(root, ".baton", "blobs"));
+    const cp = await b.checkpoints.create(sid, { files: ["a.txt", "b.txt"] });
+    const blobs = new Blobs(servicesOf(b).backend, join(root, ".baton", "blobs"));
     const [a, bb] = cp.checkpoint.files.map(hashOf) as string[];
     const got = await blobs.readMany([a as string, bb as string, a as string]);
     expect([...got.keys()].sort()).toEqual([a, bb].sort());
@@ -230,7 +235,7 @@ describe("migration 7", () => {
     const path = join(root, ".baton", "baton.db");
     const upTo6 = SQLITE_MIGRATIONS.filter((m) => m.version <= 6);
     const old = await openBaton({ root, backend: new SqliteBackend({ path, migrations: upTo6 }) });
-    await old.startSession({ flow: "task", id: "s1" });
+    await old.sessions.start({ flow: "task", id: "s1" });
     await old.close();
     // Files and blob files as an earlier Baton left them.
     const store = new BlobStore(join(root, ".baton", "blobs"));
@@ -267,33 +272,34 @@ describe("migration 7", () => {
     );
     expect(tables).toEqual(expect.arrayContaining(["blobs", "manifest_runs"]));
     expect(tables).not.toContain("manifest_chunks");
-    expect((await b.getCheckpoint("cp-old00002")).files.map((f) => [f.path, hashOf(f)])).toEqual(
+    expect((await b.checkpoints.get("cp-old00002")).files.map((f) => [f.path, hashOf(f)])).toEqual(
       ["a.txt", "src/b.ts", "src/c.ts"].map((p) => [p, h1[p]]),
     );
-    expect((await b.getCheckpoint("cp-old00001")).files).toEqual([
+    expect((await b.checkpoints.get("cp-old00001")).files).toEqual([
       { path: "a.txt", hash: hGone, mode: 0o644, size: 21 },
       { path: "new.txt", absent: true },
     ]);
 
-    // A new tree checkpoint trusts the old stat cache: it names the old blob files and stores nothing.
+    // A new tree checkpoint names the old blob files and stores nothing for them (migration 14
+    // dropped the old stat cache, now one per workspace, so it reads them again to know).
     write(root, "src/c.ts", v("src/c.ts", 2));
-    const tree = await b.checkpoint("s1", { all: true });
-    expect(tree.stats).toMatchObject({ files: 3, read: 1, blobsStored: 1 });
+    const tree = await b.checkpoints.create("s1", { all: true });
+    expect(tree.stats).toMatchObject({ files: 3, read: 3, blobsStored: 1 });
     expect(tree.checkpoint.files.map(hashOf)).toEqual([h1["a.txt"], h1["src/b.ts"], sha256(v("src/c.ts", 2))]);
     expect(inlineHashes(root), "only the new content went to the database").toEqual([sha256(v("src/c.ts", 2))]);
 
     // Old checkpoints restore from their files; doctor sees nothing missing; gc keeps what they name.
     write(root, "new.txt", "created later\n");
     write(root, "src/b.ts", "edited\n");
-    await b.rollback("s1", { to: "cp-old00002" });
+    await b.checkpoints.rollback("s1", { to: "cp-old00002" });
     expect(["a.txt", "src/b.ts", "src/c.ts"].map((p) => readFileSync(join(root, p), "utf8"))).toEqual(
       ["a.txt", "src/b.ts", "src/c.ts"].map((p) => v(p, 1)),
     );
     expect(existsSync(join(root, "new.txt")), "a tree checkpoint removes what was created since").toBe(false);
-    await b.rollback("s1", { to: "cp-old00001" });
+    await b.checkpoints.rollback("s1", { to: "cp-old00001" });
     expect(readFileSync(join(root, "a.txt"), "utf8")).toBe("a.txt was this before");
-    expect((await b.doctor()).findings.filter((f) => f.code === "blob_missing")).toEqual([]);
-    expect((await b.collectGarbage({ graceMs: -1 })).blobsRemoved).toBe(0);
+    expect((await b.health.doctor()).findings.filter((f) => f.code === "blob_missing")).toEqual([]);
+    expect((await b.checkpoints.collectGarbage({ graceMs: -1 })).blobsRemoved).toBe(0);
     for (const h of [...Object.values(h1), hGone]) expect(store.has(h)).toBe(true);
   });
 });
@@ -303,18 +309,18 @@ describe("tree lanes", () => {
     const { b, root, sid } = await workspace({ checkpoints: { retain: 2 } });
     write(root, "a.txt", "a1\n");
     write(root, "d/b.txt", "b1\n");
-    const t1 = await b.checkpoint(sid, { all: true, pinned: true });
+    const t1 = await b.checkpoints.create(sid, { all: true, pinned: true });
     write(root, "a.txt", "a2\n");
-    const t2 = await b.checkpoint(sid, { all: true });
+    const t2 = await b.checkpoints.create(sid, { all: true });
     // Two targeted checkpoints push the newest tree checkpoint out (retain 2, t1 pinned).
-    await b.checkpoint(sid, { files: ["a.txt"] });
+    await b.checkpoints.create(sid, { files: ["a.txt"] });
     write(root, "d/b.txt", "b2\n");
-    const k2 = await b.checkpoint(sid, { files: ["d/b.txt"] });
+    const k2 = await b.checkpoints.create(sid, { files: ["d/b.txt"] });
     expect(k2.pruned).toEqual([t2.checkpoint.id]);
     write(root, "c.txt", "c1\n");
-    const t3 = await b.checkpoint(sid, { all: true });
-    for (const c of [t1, t3]) expect((await b.getCheckpoint(c.checkpoint.id)).files).toEqual(c.checkpoint.files);
-    await b.rollback(sid, { to: t1.checkpoint.id });
+    const t3 = await b.checkpoints.create(sid, { all: true });
+    for (const c of [t1, t3]) expect((await b.checkpoints.get(c.checkpoint.id)).files).toEqual(c.checkpoint.files);
+    await b.checkpoints.rollback(sid, { to: t1.checkpoint.id });
     expect([
       readFileSync(join(root, "a.txt"), "utf8"),
       readFileSync(join(root, "d/b.txt"), "utf8"),
@@ -328,21 +334,21 @@ describe("tree lanes", () => {
     write(root, "same.txt", "never changes\n");
     write(root, "x.txt", "x1\n");
     write(root, "y.txt", "y1\n");
-    const t1 = await b.checkpoint(sid, { all: true, pinned: true });
+    const t1 = await b.checkpoints.create(sid, { all: true, pinned: true });
     write(root, "y.txt", "y2\n");
-    const t2 = await b.checkpoint(sid, { all: true }); // x1 and same.txt: runs from t1 through t2
+    const t2 = await b.checkpoints.create(sid, { all: true }); // x1 and same.txt: runs from t1 through t2
     write(root, "x.txt", "x3\n");
     write(root, "y.txt", "y3\n");
-    await b.checkpoint(sid, { all: true });
+    await b.checkpoints.create(sid, { all: true });
     expect(runs()).toBe(3 + 1 + 2);
     write(root, "x.txt", "x4\n");
-    await b.checkpoint(sid, { all: true }); // retain 2 (t1 pinned): t2 is pruned
-    expect((await b.checkpoints(sid)).map((c) => c.id)).not.toContain(t2.checkpoint.id);
-    expect((await b.getCheckpoint(t1.checkpoint.id)).files, "t1 keeps x1 although its run also held t2").toEqual(t1.checkpoint.files);
+    await b.checkpoints.create(sid, { all: true }); // retain 2 (t1 pinned): t2 is pruned
+    expect((await b.checkpoints.list(sid)).map((c) => c.id)).not.toContain(t2.checkpoint.id);
+    expect((await b.checkpoints.get(t1.checkpoint.id)).files, "t1 keeps x1 although its run also held t2").toEqual(t1.checkpoint.files);
     expect(runs(), "only y2's run held t2 alone").toBe(3 + 2 + 1);
     expect(inlineHashes(root)).not.toContain(sha256("y2\n"));
     expect(inlineHashes(root)).toContain(sha256("x1\n"));
-    await b.rollback(sid, { to: t1.checkpoint.id });
+    await b.checkpoints.rollback(sid, { to: t1.checkpoint.id });
     expect(["x.txt", "y.txt"].map((p) => readFileSync(join(root, p), "utf8"))).toEqual(["x1\n", "y1\n"]);
   });
 
@@ -352,7 +358,7 @@ describe("tree lanes", () => {
     open.push(other);
     const taken: { id: string; files: CheckpointFile[] }[] = [];
     const take = async (who: Baton) => {
-      const r = await who.checkpoint(sid, { all: true });
+      const r = await who.checkpoints.create(sid, { all: true });
       taken.push({ id: r.checkpoint.id, files: r.checkpoint.files });
     };
     write(root, "x.txt", "1\n");
@@ -365,7 +371,7 @@ describe("tree lanes", () => {
     write(root, "x.txt", "3\n");
     await take(other);
     await take(b);
-    for (const t of taken) expect((await b.getCheckpoint(t.id)).files, t.id).toEqual(t.files);
+    for (const t of taken) expect((await b.checkpoints.get(t.id)).files, t.id).toEqual(t.files);
     expect(taken[2]?.files.map((f) => f.path)).toEqual(["y.txt"]);
   });
 
@@ -396,26 +402,26 @@ describe("tree lanes", () => {
     await fc.assert(
       fc.asyncProperty(fc.array(op, { minLength: 5, maxLength: 30 }), async (ops) => {
         const root = tempDir();
-        const opts = { root, synchronous: "NORMAL" as const, checkpoints: { retain: 3 } };
+        const opts = { root, durability: "relaxed" as const, checkpoints: { retain: 3 } };
         const procs = [await openBaton(opts), await openBaton(opts)];
         try {
-          await procs[0]?.startSession({ flow: "task", id: "m" });
+          await procs[0]?.sessions.start({ flow: "task", id: "m" });
           const recorded = new Map<string, CheckpointFile[]>();
           for (const o of ops) {
             const p = procs[("who" in o ? o.who : 0) as number] as Baton;
             if (o.kind === "write") write(root, o.path, `${o.path} v${o.version}\n`);
             else if (o.kind === "remove") rmSync(join(root, o.path), { force: true });
             else if (o.kind === "tree" || o.kind === "targeted") {
-              const r = await p.checkpoint("m", o.kind === "tree" ? { all: true } : { files: o.paths });
+              const r = await p.checkpoints.create("m", o.kind === "tree" ? { all: true } : { files: o.paths });
               recorded.set(r.checkpoint.id, r.checkpoint.files);
             } else {
-              const live = await p.checkpoints("m");
+              const live = await p.checkpoints.list("m");
               const c = live[o.pick % Math.max(1, live.length)];
               if (!c) continue;
-              if (o.kind === "pin") await p.pinCheckpoint(c.id, o.pinned);
+              if (o.kind === "pin") await p.checkpoints.pin(c.id, o.pinned);
               else {
-                const r = await p.rollback("m", { to: c.id });
-                if (r.safety) recorded.set(r.safety, (await p.getCheckpoint(r.safety)).files);
+                const r = await p.checkpoints.rollback("m", { to: c.id });
+                if (r.safety) recorded.set(r.safety, (await p.checkpoints.get(r.safety)).files);
                 for (const f of recorded.get(c.id) ?? []) {
                   const there = existsSync(join(root, f.path)) ? readFileSync(join(root, f.path), "utf8") : undefined;
                   if ("hash" in f) expect(there !== undefined && sha256(there) === f.hash, `${f.path} restored`).toBe(true);
@@ -424,9 +430,9 @@ describe("tree lanes", () => {
               }
             }
             const checker = procs[0] as Baton;
-            const blobs = new Blobs(checker.backend, join(root, ".baton", "blobs"));
-            for (const c of await checker.checkpoints("m", { includePruned: true })) {
-              const files = (await checker.getCheckpoint(c.id)).files;
+            const blobs = new Blobs(servicesOf(checker).backend, join(root, ".baton", "blobs"));
+            for (const c of await checker.checkpoints.list("m", { includePruned: true })) {
+              const files = (await checker.checkpoints.get(c.id)).files;
               if (c.prunedAt) {
                 expect(files, `${c.id} is pruned`).toEqual([]);
                 continue;
@@ -447,7 +453,7 @@ describe("tree lanes", () => {
                 .all(),
             );
             expect(dead, "runs that hold no live checkpoint").toEqual([]);
-            const live = await checker.checkpoints("m");
+            const live = await checker.checkpoints.list("m");
             const liveHashes = new Set<string>();
             for (const c of live) for (const f of recorded.get(c.id) ?? []) if ("hash" in f) liveHashes.add(f.hash);
             const runHashes = withDb(root, (db) =>
@@ -501,20 +507,20 @@ describe("a collection between a tree checkpoint's reads and its commit", () => 
     open.push(b);
     const other = await openBaton({ root, checkpoints: { retain: 1 } });
     open.push(other);
-    await b.startSession({ flow: "task", id: "s1" });
+    await b.sessions.start({ flow: "task", id: "s1" });
     write(root, "a.txt", "alpha\n");
-    await b.checkpoint("s1", { all: true });
+    await b.checkpoints.create("s1", { all: true });
     // The next tree checkpoint trusts a.txt's hash from the stat cache. Before it commits, the
     // other process's checkpoint prunes the first one (retain 1), whose blob nobody else names.
     write(root, "b.txt", "beta\n");
     arm(1, async () => {
-      await other.checkpoint("s1", { files: ["b.txt"] });
+      await other.checkpoints.create("s1", { files: ["b.txt"] });
     });
-    const tree = await b.checkpoint("s1", { all: true });
+    const tree = await b.checkpoints.create("s1", { all: true });
     expect(tree.stats, "the retry read a.txt again (its cache entry went with its blob)").toMatchObject({ files: 2, read: 2 });
     expect(inlineHashes(root)).toContain(sha256("alpha\n"));
     write(root, "a.txt", "changed\n");
-    await b.rollback("s1", { to: tree.checkpoint.id });
+    await b.checkpoints.rollback("s1", { to: tree.checkpoint.id });
     expect(readFileSync(join(root, "a.txt"), "utf8")).toBe("alpha\n");
   });
 
@@ -526,16 +532,16 @@ describe("a collection between a tree checkpoint's reads and its commit", () => 
     open.push(b);
     const other = await openBaton({ root });
     open.push(other);
-    await b.startSession({ flow: "task", id: "s1" });
+    await b.sessions.start({ flow: "task", id: "s1" });
     // 10 files of ~100 incompressible bytes: stored ahead in batches of 3.
     const text = (i: number) => `${i} ${sha256(String(i))}${sha256(`x${i}`)}\n`;
     for (let i = 0; i < 10; i++) write(root, `f${i}.txt`, text(i));
     const swept: number[] = [];
     arm(2, async () => {
       // After the first batch was stored and before anything references it: swept with no grace.
-      swept.push((await other.collectGarbage({ graceMs: -1 })).blobsRemoved);
+      swept.push((await other.checkpoints.collectGarbage({ graceMs: -1 })).blobsRemoved);
     });
-    const cp = await b.checkpoint("s1", { all: true });
+    const cp = await b.checkpoints.create("s1", { all: true });
     expect(swept, "the sweep removed the first stored-ahead batch").toEqual([3]);
     expect(cp.stats).toMatchObject({ files: 10, read: 10 });
     // Counted for the attempt that committed: the swept batch stored again, and the batch held for the commit.
@@ -543,7 +549,7 @@ describe("a collection between a tree checkpoint's reads and its commit", () => 
     expect(cp.stats.blobsStored).toBeLessThan(10);
     expect(inlineHashes(root)).toEqual(Array.from({ length: 10 }, (_, i) => sha256(text(i))).sort());
     for (let i = 0; i < 10; i++) write(root, `f${i}.txt`, "gone\n");
-    await b.rollback("s1", { to: cp.checkpoint.id });
+    await b.checkpoints.rollback("s1", { to: cp.checkpoint.id });
     for (let i = 0; i < 10; i++) expect(readFileSync(join(root, `f${i}.txt`), "utf8")).toBe(text(i));
   });
 });
@@ -551,7 +557,7 @@ describe("a collection between a tree checkpoint's reads and its commit", () => 
 describe("the tree walk's per-process cache", () => {
   it("notices .gitignore edits, new, removed and retyped entries and configured excludes between scans", async () => {
     const { b, root, sid } = await workspace();
-    const paths = async () => (await b.checkpoint(sid, { all: true })).checkpoint.files.map((f) => f.path);
+    const paths = async () => (await b.checkpoints.create(sid, { all: true })).checkpoint.files.map((f) => f.path);
     write(root, ".gitignore", "*.tmp\n");
     write(root, "keep.txt", "k");
     write(root, "x.tmp", "t");

@@ -136,11 +136,11 @@ async function leaseOf(a: LineChild): Promise<any> {
 
 /** The session's status, read in this process (the test's own view; agents use the CLI). */
 async function statusOf(env: Env): Promise<any> {
-  return (await env.lib.status({ sessionId: "hero" })).sessions[0];
+  return (await env.lib.sessions.status({ sessionId: "hero" })).sessions[0];
 }
 
 async function journal(env: Env): Promise<any[]> {
-  return (await env.lib.events("hero", { afterSeq: 0, limit: 1_000 })).events;
+  return (await env.lib.events.list("hero", { afterSeq: 0, limit: 1_000 })).events;
 }
 
 describe("live variants in a real browser", () => {
@@ -159,7 +159,7 @@ describe("live variants in a real browser", () => {
         expect(polled.lease.item.event.data).toMatchObject({ prompt: "Make the hero section bolder", expected: 3 });
         const acked = baton(env.root, "ack", polled.lease.leaseId, "--result", '{"type":"source_wrapped","data":{"file":"src/Hero.html"}}');
         expect(acked).toMatchObject({ duplicate: false, result: { phase: "source_wrapped" } });
-        await env.lib.append("hero", { type: "variants_written", actor: "agent", data: { count: 3, expected: 3 } });
+        await env.lib.events.append("hero", { type: "variants_written", actor: "agent", data: { count: 3, expected: 3 } });
 
         // The page learns it over SSE, without a reload.
         await phase(page, "variants_written");

@@ -7,6 +7,7 @@
 import { writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { describe, expect, it } from "vitest";
+import { servicesOf } from "../src/compose.js";
 import { openBaton } from "../src/index.js";
 import { diffCheckpoints } from "../src/services/checkpoint-diff.js";
 import { CheckpointService } from "../src/services/checkpoints.js";
@@ -18,16 +19,16 @@ async function twoCheckpoints(root: string) {
   const big = (c: string) => `${c.repeat(99)}\n`.repeat(6_000); // 600 KB: a pair is over 1 MiB
   const b = await openBaton({ root });
   try {
-    await b.startSession({ flow: "live-variant", id: "hero" });
+    await b.sessions.start({ flow: "live-variant", id: "hero" });
     writeFileSync(join(root, "same.txt"), "kept\n");
     writeFileSync(join(root, "a.txt"), "one\ntwo\n");
     writeFileSync(join(root, "logo.bin"), Buffer.from([1, 0, 2, 3]));
     writeFileSync(join(root, "big.txt"), big("x"));
-    const from = (await b.checkpoint("hero", { all: true })).checkpoint.id;
+    const from = (await b.checkpoints.create("hero", { all: true })).checkpoint.id;
     writeFileSync(join(root, "a.txt"), "one\nthree\n");
     writeFileSync(join(root, "logo.bin"), Buffer.from([1, 0, 2, 4]));
     writeFileSync(join(root, "big.txt"), big("y"));
-    const to = (await b.checkpoint("hero", { all: true })).checkpoint.id;
+    const to = (await b.checkpoints.create("hero", { all: true })).checkpoint.id;
     return { from, to };
   } finally {
     await b.close();
@@ -40,7 +41,7 @@ describe("comparing two checkpoints", () => {
     const { from, to } = await twoCheckpoints(root);
     const b = await openBaton({ root });
     try {
-      const cps = new CheckpointService(b.backend, root, b.workspace.dir);
+      const cps = new CheckpointService(servicesOf(b).backend, root, b.workspace.dir);
       const asked: string[] = [];
       const readMany = cps.blobs.readMany.bind(cps.blobs);
       cps.blobs.readMany = (hashes) => {
@@ -54,7 +55,7 @@ describe("comparing two checkpoints", () => {
       expect(byPath.get("logo.bin")?.diff).toBe("Binary files a/logo.bin and b/logo.bin differ\n");
       expect(byPath.get("big.txt")?.diff).toContain("(600000 → 600000 bytes: too large to diff)");
       // Only a.txt's and logo.bin's two versions were read.
-      const [cf, ct] = [await b.getCheckpoint(from), await b.getCheckpoint(to)];
+      const [cf, ct] = [await b.checkpoints.get(from), await b.checkpoints.get(to)];
       const hash = (c: typeof cf, p: string) => {
         const f = c.files.find((x) => x.path === p);
         return f && "hash" in f ? f.hash : "";

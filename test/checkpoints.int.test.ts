@@ -21,6 +21,7 @@ import { join } from "node:path";
 import Database from "better-sqlite3";
 import { afterAll, afterEach, describe, expect, it } from "vitest";
 import type { CheckpointFileRow, CheckpointRow } from "../src/backend/contract.js";
+import { servicesOf } from "../src/compose.js";
 import { type Baton, isBatonError, openBaton } from "../src/index.js";
 import { BlobStore, Blobs, packBlob } from "../src/services/blobs.js";
 import { cleanupDirs, cli, initWorkspace, tempDir, writeAt } from "./helpers.js";
@@ -37,7 +38,7 @@ async function workspace(opts: Parameters<typeof openBaton>[0] = {}): Promise<{ 
   mkdirSync(root);
   const b = await openBaton({ root, ...opts });
   open.push(b);
-  await b.startSession({ flow: "task", id: "s1" });
+  await b.sessions.start({ flow: "task", id: "s1" });
   return { b, root, sid: "s1" };
 }
 
@@ -100,9 +101,9 @@ describe("blob store", () => {
     const text = "the same line of text\n".repeat(200);
     write(root, "one.txt", text);
     write(root, "two.txt", text);
-    const first = await b.checkpoint(sid, { files: ["one.txt", "two.txt"] });
+    const first = await b.checkpoints.create(sid, { files: ["one.txt", "two.txt"] });
     expect(first.stats.blobsStored, "two files with equal content → one new blob").toBe(1);
-    const second = await b.checkpoint(sid, { files: ["one.txt"] });
+    const second = await b.checkpoints.create(sid, { files: ["one.txt"] });
     expect(second.stats.blobsStored, "content already stored → no new blob").toBe(0);
     const inline = inlineBlobs(root);
     expect([...inline.keys()]).toHaveLength(1);
@@ -112,7 +113,7 @@ describe("blob store", () => {
     const stored = inline.get(hash as string) as Buffer;
     expect(stored.length, `a ${text.length}-byte repetitive file should be stored compressed`).toBeLessThan(text.length / 4);
     expect(String.fromCharCode(stored[0] as number), "deflated: method byte D").toBe("D");
-    expect((await b.artifact(sid, (await b.addArtifact(sid, { file: "one.txt" })).id)).content.toString()).toBe(text);
+    expect((await b.artifacts.get(sid, (await b.artifacts.add(sid, { file: "one.txt" })).id)).content.toString()).toBe(text);
     expect([...inlineBlobs(root).keys()], "the artifact of the same content is the same blob").toEqual([hash]);
   });
 
@@ -120,12 +121,12 @@ describe("blob store", () => {
     const { b, root, sid } = await workspace();
     write(root, "a.txt", "original content that will be checkpointed\n".repeat(10));
     write(root, "b.txt", "b original\n");
-    const c = await b.checkpoint(sid, { files: ["a.txt", "b.txt"] });
+    const c = await b.checkpoints.create(sid, { files: ["a.txt", "b.txt"] });
     write(root, "a.txt", "changed a\n");
     write(root, "b.txt", "changed b\n");
     const aHash = (c.checkpoint.files[0] as { hash: string }).hash;
     const bHash = (c.checkpoint.files[1] as { hash: string }).hash;
-    const blobs = new Blobs(b.backend, join(root, ".baton", "blobs"));
+    const blobs = new Blobs(servicesOf(b).backend, join(root, ".baton", "blobs"));
     expect((await blobs.read(aHash)).toString()).toContain("original content");
     // Flip a byte inside the stored (deflated) blob, keeping its hash, with raw SQL on the database file.
     withDb(root, (db) => {
@@ -135,7 +136,7 @@ describe("blob store", () => {
       db.prepare("UPDATE blobs SET data = ? WHERE hash = ?").run(raw, aHash);
     });
     await expect(blobs.read(aHash)).rejects.toMatchObject({ code: "blob_corrupt", details: { hash: aHash } });
-    const details = await expectCode(b.rollback(sid, { to: c.checkpoint.id }), "blob_corrupt");
+    const details = await expectCode(b.checkpoints.rollback(sid, { to: c.checkpoint.id }), "blob_corrupt");
     expect(details.hash).toBe(aHash);
     expect(read(root, "a.txt"), "nothing is restored when a blob is corrupt").toBe("changed a\n");
     expect(read(root, "b.txt"), "not even the files whose blobs are fine").toBe("changed b\n");
@@ -165,7 +166,7 @@ describe("blob store", () => {
   it("collects unreferenced blobs and temp files, in both places, keeps referenced ones", async () => {
     const { b, root, sid } = await workspace();
     write(root, "kept.txt", "kept\n");
-    const kept = await b.checkpoint(sid, { files: ["kept.txt"] });
+    const kept = await b.checkpoints.create(sid, { files: ["kept.txt"] });
     const keptHash = (kept.checkpoint.files[0] as { hash: string }).hash;
     const store = new BlobStore(join(root, ".baton", "blobs"));
     const orphan = store.put(Buffer.from("written by a checkpoint that crashed before committing"));
@@ -174,21 +175,21 @@ describe("blob store", () => {
     const oldText = Buffer.from("a blob whose checkpoint was pruned by hand");
     const newText = Buffer.from("a blob stored ahead of its checkpoint's commit");
     const { sha256 } = await import("../src/core/canonical.js");
-    await b.backend.transaction("write", async (tx) => {
+    await servicesOf(b).backend.transaction("write", async (tx) => {
       await tx.checkpoints.putBlob(sha256(oldText), packBlob(oldText), Date.now() - 2 * 3_600_000);
       await tx.checkpoints.putBlob(sha256(newText), packBlob(newText), Date.now());
     });
-    const fresh = await b.collectGarbage(); // default grace: an hour
+    const fresh = await b.checkpoints.collectGarbage(); // default grace: an hour
     expect(fresh, "only the old database orphan is past the grace period").toMatchObject({ blobsRemoved: 1, tempsRemoved: 0 });
     expect(store.has(orphan.hash)).toBe(true);
     expect([...inlineBlobs(root).keys()].sort()).toEqual([keptHash, sha256(newText)].sort());
-    const swept = await b.collectGarbage({ graceMs: -1 });
+    const swept = await b.checkpoints.collectGarbage({ graceMs: -1 });
     expect(swept).toMatchObject({ blobsRemoved: 2, tempsRemoved: 1, blobsKept: 1 });
     expect(store.has(orphan.hash)).toBe(false);
     expect(allBlobs(root), "only the referenced blob is left").toEqual([keptHash]);
     expect(readFileSync(join(root, "kept.txt"), "utf8")).toBe("kept\n");
     write(root, "kept.txt", "changed\n");
-    await b.rollback(sid, { to: kept.checkpoint.id });
+    await b.checkpoints.rollback(sid, { to: kept.checkpoint.id });
     expect(read(root, "kept.txt")).toBe("kept\n");
   });
 });
@@ -199,34 +200,34 @@ describe("retention and pins", () => {
     const ids: string[] = [];
     for (let i = 1; i <= 6; i++) {
       write(root, "f.txt", `version ${i}\n`);
-      const r = await b.checkpoint(sid, { files: ["f.txt"], label: `v${i}` });
+      const r = await b.checkpoints.create(sid, { files: ["f.txt"], label: `v${i}` });
       ids.push(r.checkpoint.id);
-      if (i === 2) await b.pinCheckpoint(r.checkpoint.id);
+      if (i === 2) await b.checkpoints.pin(r.checkpoint.id);
     }
-    const live = await b.checkpoints(sid);
+    const live = await b.checkpoints.list(sid);
     expect(live.map((c) => c.label)).toEqual(["v2", "v4", "v5", "v6"]);
     expect(live.find((c) => c.label === "v2")?.pinned).toBe(true);
-    const all = await b.checkpoints(sid, { includePruned: true });
+    const all = await b.checkpoints.list(sid, { includePruned: true });
     expect(all.filter((c) => c.prunedAt).map((c) => c.label)).toEqual(["v1", "v3"]);
     expect(allBlobs(root), "blobs of v1 and v3 are gone; v2, v4, v5, v6 remain").toHaveLength(4);
     expect(blobFiles(root), "all of them small: none is a file").toEqual([]);
 
-    const expired = await expectCode(b.rollback(sid, { to: ids[0] }), "checkpoint_pruned");
+    const expired = await expectCode(b.checkpoints.rollback(sid, { to: ids[0] }), "checkpoint_pruned");
     expect(expired.oldestAvailable).toMatchObject({ id: ids[1] });
-    await expectCode(b.rollback(sid, { steps: 4 }), "checkpoint_pruned"); // v3 is 4 steps back
-    await expectCode(b.rollback(sid, { steps: 7 }), "checkpoint_not_found");
-    await expectCode(b.rollback(sid, { to: "cp-doesnotexist" }), "checkpoint_not_found");
+    await expectCode(b.checkpoints.rollback(sid, { steps: 4 }), "checkpoint_pruned"); // v3 is 4 steps back
+    await expectCode(b.checkpoints.rollback(sid, { steps: 7 }), "checkpoint_not_found");
+    await expectCode(b.checkpoints.rollback(sid, { to: "cp-doesnotexist" }), "checkpoint_not_found");
     expect(read(root, "f.txt"), "a refused rollback changes nothing").toBe("version 6\n");
 
     // The pinned one still restores, past the pruned v3.
-    const r = await b.rollback(sid, { to: ids[1] });
+    const r = await b.checkpoints.rollback(sid, { to: ids[1] });
     expect(read(root, "f.txt")).toBe("version 2\n");
     expect(r.warnings.join(" ")).toMatch(/pruned/);
 
     // Unpinned, it is pruned by the next checkpoint.
-    await b.pinCheckpoint(ids[1]!, false);
-    await b.checkpoint(sid, { files: ["f.txt"] });
-    expect((await b.checkpoints(sid)).some((c) => c.id === ids[1])).toBe(false);
+    await b.checkpoints.pin(ids[1]!, false);
+    await b.checkpoints.create(sid, { files: ["f.txt"] });
+    expect((await b.checkpoints.list(sid)).some((c) => c.id === ids[1])).toBe(false);
   });
 });
 
@@ -239,18 +240,65 @@ describe("configuration", () => {
     open.push(c);
     write(root, "a.txt", "a");
     write(root, "debug.log", "noise");
-    for (let i = 0; i < 3; i++) await c.checkpoint(sid);
-    const live = await c.checkpoints(sid);
+    for (let i = 0; i < 3; i++) await c.checkpoints.create(sid);
+    const live = await c.checkpoints.list(sid);
     expect(live).toHaveLength(2);
-    expect((await c.getCheckpoint(live[0]!.id)).files.map((f) => f.path)).toEqual(["a.txt"]);
+    expect((await c.checkpoints.get(live[0]!.id)).files.map((f) => f.path)).toEqual(["a.txt"]);
     const d = await openBaton({ root, checkpoints: { retain: 5 } });
     open.push(d);
-    for (let i = 0; i < 3; i++) await d.checkpoint(sid);
-    expect(await d.checkpoints(sid)).toHaveLength(5);
+    for (let i = 0; i < 3; i++) await d.checkpoints.create(sid);
+    expect(await d.checkpoints.list(sid)).toHaveLength(5);
     writeFileSync(join(root, ".baton", "config.json"), JSON.stringify({ checkpoints: { retain: 0 } }));
     const e = await openBaton({ root });
     open.push(e);
-    await expectCode(e.checkpoint(sid), "bad_input");
+    await expectCode(e.checkpoints.create(sid), "bad_input");
+    writeFileSync(join(root, ".baton", "config.json"), JSON.stringify({ checkpoints: { private: "*.env" } }));
+    const f = await openBaton({ root });
+    open.push(f);
+    await expectCode(f.checkpoints.create(sid), "bad_input");
+  });
+
+  it("stores no excluded path in any checkpoint: a targeted one records it skipped, and a rollback leaves it as it is", async () => {
+    const { b, root, sid } = await workspace();
+    write(root, "secrets/token.txt", "v1");
+    write(root, "app.ts", "v1");
+    // Checkpointed before the exclusion existed: the content is in that checkpoint.
+    const before = await b.checkpoints.create(sid, { files: ["secrets/token.txt", "app.ts"] });
+    await b.close();
+    writeFileSync(join(root, ".baton", "config.json"), JSON.stringify({ checkpoints: { exclude: ["secrets/"] } }));
+    const c = await openBaton({ root });
+    open.push(c);
+    write(root, "secrets/token.txt", "v2");
+    write(root, "app.ts", "v2");
+    const cp = await c.checkpoints.create(sid, { files: ["secrets/token.txt", "app.ts"] });
+    expect(cp.checkpoint.files).toEqual([
+      { path: "app.ts", hash: expect.any(String), mode: expect.any(Number), size: 2 },
+      { path: "secrets/token.txt", skipped: "excluded by checkpoints.exclude" },
+    ]);
+    expect((await c.checkpoints.create(sid, { all: true })).checkpoint.files.map((f) => f.path)).toEqual(["app.ts"]);
+    // Not even the safety checkpoint stores it: the rollback keeps it, and says why.
+    write(root, "secrets/token.txt", "v3");
+    const r = await c.checkpoints.rollback(sid, { to: before.checkpoint.id });
+    expect(r.changes.find((x) => x.path === "secrets/token.txt")).toMatchObject({
+      action: "kept",
+      reason: expect.stringMatching(/checkpoints\.exclude/),
+    });
+    expect(readFileSync(join(root, "secrets/token.txt"), "utf8")).toBe("v3");
+    expect(readFileSync(join(root, "app.ts"), "utf8")).toBe("v1");
+    expect((await c.checkpoints.get(r.safety as string)).files.map((f) => f.path)).toEqual(["app.ts"]);
+  });
+
+  it("keeps private files in the store on SQLite (it is this machine's), and redacts secrets from a dry run's diff", async () => {
+    const { b, root, sid } = await workspace();
+    write(root, ".env", "DATABASE_PASSWORD=hunter2-correct-horse\n");
+    const cp = await b.checkpoints.create(sid, { files: [".env"] });
+    expect(cp.checkpoint.files[0]).not.toHaveProperty("local");
+    write(root, ".env", "DATABASE_PASSWORD=battery-staple-99\n");
+    const dry = await b.checkpoints.rollback(sid, { to: cp.checkpoint.id, dryRun: true });
+    expect(dry.diff).toMatch(/^-DATABASE_PASSWORD=\[redacted/m);
+    expect(`${dry.diff}${JSON.stringify(dry.changes)}`).not.toMatch(/hunter2|battery-staple/);
+    await b.checkpoints.rollback(sid, { to: cp.checkpoint.id });
+    expect(readFileSync(join(root, ".env"), "utf8")).toBe("DATABASE_PASSWORD=hunter2-correct-horse\n");
   });
 });
 
@@ -259,7 +307,7 @@ describe("rollback", () => {
     const { b, root, sid } = await workspace();
     write(root, "src/keep.ts", "export const a = 1;\n");
     write(root, "src/old.ts", "export const old = true;\n");
-    const cp = await b.checkpoint(sid, { files: ["src/keep.ts", "src/old.ts", "src/new.ts", "gen/out.js"] });
+    const cp = await b.checkpoints.create(sid, { files: ["src/keep.ts", "src/old.ts", "src/new.ts", "gen/out.js"] });
     expect(cp.checkpoint.files.filter((f) => "absent" in f).map((f) => f.path)).toEqual(["gen/out.js", "src/new.ts"]);
     // The "tool" edits one file, deletes one and creates two.
     write(root, "src/keep.ts", "export const a = 2;\n");
@@ -267,7 +315,7 @@ describe("rollback", () => {
     write(root, "src/new.ts", "export const n = 1;\n");
     write(root, "gen/out.js", "console.log(1)\n");
 
-    const r = await b.rollback(sid);
+    const r = await b.checkpoints.rollback(sid);
     expect(r.target.id).toBe(cp.checkpoint.id);
     expect({ restored: r.restored, removed: r.removed }).toEqual({ restored: 2, removed: 2 });
     expect(read(root, "src/keep.ts")).toBe("export const a = 1;\n");
@@ -275,19 +323,19 @@ describe("rollback", () => {
     expect(existsSync(join(root, "src/new.ts"))).toBe(false);
     expect(existsSync(join(root, "gen/out.js"))).toBe(false);
 
-    const { events } = await b.events(sid);
+    const { events } = await b.events.list(sid);
     const rb = events.filter((e) => e.type.startsWith("rollback:"));
     expect(rb.map((e) => e.type)).toEqual(["rollback:started", "rollback:applied"]);
     expect(rb[1]).toMatchObject({ id: r.rollbackId, data: { target: cp.checkpoint.id, safety: r.safety, restored: 2, removed: 2 } });
-    const st = (await b.status()).sessions[0]!;
+    const st = (await b.sessions.status()).sessions[0]!;
     expect(st.lastRollback).toMatchObject({ id: r.rollbackId, state: "applied", restored: 2, removed: 2, safety: r.safety });
     expect(st.suggestions).toEqual([
       expect.objectContaining({ action: "capture_lesson", command: expect.stringContaining(`--from-rollback ${r.rollbackId}`) }),
     ]);
-    expect(await b.stateMarkdown(sid)).toContain(`\`${r.rollbackId}\` to checkpoint \`${cp.checkpoint.id}\``);
+    expect(await b.sessions.stateMarkdown(sid)).toContain(`\`${r.rollbackId}\` to checkpoint \`${cp.checkpoint.id}\``);
 
     // Undo: roll back to the safety checkpoint.
-    const undo = await b.rollback(sid, { to: r.safety! });
+    const undo = await b.checkpoints.rollback(sid, { to: r.safety! });
     expect(undo.restored + undo.removed).toBe(4);
     expect(read(root, "src/keep.ts")).toBe("export const a = 2;\n");
     expect(existsSync(join(root, "src/old.ts"))).toBe(false);
@@ -298,20 +346,20 @@ describe("rollback", () => {
     const { b, root, sid } = await workspace();
     write(root, "a.txt", "a0\n");
     write(root, "b.txt", "b0\n");
-    await b.checkpoint(sid, { files: ["a.txt"] });
+    await b.checkpoints.create(sid, { files: ["a.txt"] });
     write(root, "a.txt", "a1\n");
-    await b.checkpoint(sid, { files: ["b.txt"] });
+    await b.checkpoints.create(sid, { files: ["b.txt"] });
     write(root, "b.txt", "b1\n");
-    const dry = await b.rollback(sid, { steps: 2, dryRun: true });
+    const dry = await b.checkpoints.rollback(sid, { steps: 2, dryRun: true });
     expect(dry.changes.map((c) => [c.path, c.action])).toEqual([
       ["a.txt", "restore"],
       ["b.txt", "restore"],
     ]);
-    await b.rollback(sid);
+    await b.checkpoints.rollback(sid);
     expect([read(root, "a.txt"), read(root, "b.txt")]).toEqual(["a1\n", "b0\n"]);
-    await b.rollback(sid);
+    await b.checkpoints.rollback(sid);
     expect([read(root, "a.txt"), read(root, "b.txt")]).toEqual(["a0\n", "b0\n"]);
-    await expectCode(b.rollback(sid), "checkpoint_not_found");
+    await expectCode(b.checkpoints.rollback(sid), "checkpoint_not_found");
   });
 
   it("--files restores only a subset", async () => {
@@ -319,9 +367,9 @@ describe("rollback", () => {
     write(root, "x/1.txt", "one\n");
     write(root, "x/2.txt", "two\n");
     write(root, "y.txt", "why\n");
-    await b.checkpoint(sid, { files: ["x/1.txt", "x/2.txt", "y.txt"] });
+    await b.checkpoints.create(sid, { files: ["x/1.txt", "x/2.txt", "y.txt"] });
     for (const f of ["x/1.txt", "x/2.txt", "y.txt"]) write(root, f, "edited\n");
-    const r = await b.rollback(sid, { files: ["x"] });
+    const r = await b.checkpoints.rollback(sid, { files: ["x"] });
     expect(r.changes.map((c) => c.path)).toEqual(["x/1.txt", "x/2.txt"]);
     expect([read(root, "x/1.txt"), read(root, "x/2.txt"), read(root, "y.txt")]).toEqual(["one\n", "two\n", "edited\n"]);
   });
@@ -329,11 +377,11 @@ describe("rollback", () => {
   it("--dry-run shows a unified diff and changes nothing", async () => {
     const { b, root, sid } = await workspace();
     write(root, "doc.md", "# Title\n\nline one\nline two\nline three\n");
-    await b.checkpoint(sid, { files: ["doc.md", "created.txt"] });
+    await b.checkpoints.create(sid, { files: ["doc.md", "created.txt"] });
     write(root, "doc.md", "# Title\n\nline one\nline 2\nline three\n");
     write(root, "created.txt", "made by the tool\n");
     const before = snapshotDir(root);
-    const r = await b.rollback(sid, { dryRun: true });
+    const r = await b.checkpoints.rollback(sid, { dryRun: true });
     expect(r.dryRun).toBe(true);
     expect(r.rollbackId).toBeUndefined();
     expect(r.diff).toBe(
@@ -356,10 +404,10 @@ describe("rollback", () => {
     );
     expect(snapshotDir(root), "a dry run writes nothing").toEqual(before);
     expect(
-      (await b.events(sid)).events.some((e) => e.type.startsWith("rollback:")),
+      (await b.events.list(sid)).events.some((e) => e.type.startsWith("rollback:")),
       "a dry run journals nothing",
     ).toBe(false);
-    expect(await b.checkpoints(sid)).toHaveLength(1);
+    expect(await b.checkpoints.list(sid)).toHaveLength(1);
   });
 });
 
@@ -373,6 +421,7 @@ describe("hostile manifests never write outside the workspace", () => {
       sessionId: sid,
       seq: 1000 + Math.floor(Math.random() * 1e6),
       kind: "targeted",
+      lane: id,
       runId: null,
       turn: null,
       toolName: null,
@@ -385,7 +434,13 @@ describe("hostile manifests never write outside the workspace", () => {
       fileCount: paths.length,
     };
     const files: CheckpointFileRow[] = paths.map((path) => ({ path, state: "file", hash, mode: 0o644, size: 6, note: null }));
-    await b.backend.transaction("write", (tx) => tx.checkpoints.insertCheckpoint(row, files));
+    await servicesOf(b).backend.transaction("write", async (tx) => {
+      await tx.checkpoints.insertCheckpoint(row);
+      await tx.checkpoints.insertRuns(
+        row.lane,
+        files.map((f) => ({ ...f, from: row.seq, until: null })),
+      );
+    });
     return id;
   }
 
@@ -404,7 +459,7 @@ describe("hostile manifests never write outside the workspace", () => {
     write(root, "ok.txt", "untouched\n");
     const id = await plant(b, root, sid, ["ok.txt", bad]);
     const before = snapshotDir(join(root, ".."));
-    const details = await expectCode(b.rollback(sid, { to: id }), "unsafe_path");
+    const details = await expectCode(b.checkpoints.rollback(sid, { to: id }), "unsafe_path");
     expect(details.paths, "the one bad path is named").toHaveLength(1);
     expect(read(root, "ok.txt")).toBe("untouched\n");
     expect(existsSync("/tmp/baton-absolute-escape.txt")).toBe(false);
@@ -417,11 +472,11 @@ describe("hostile manifests never write outside the workspace", () => {
     symlinkSync(outside, join(root, "link"));
     write(root, "ok.txt", "untouched\n");
     const id = await plant(b, root, sid, ["ok.txt", "link/evil.txt", "link/deeper/evil.txt"]);
-    const details = await expectCode(b.rollback(sid, { to: id }), "unsafe_path");
+    const details = await expectCode(b.checkpoints.rollback(sid, { to: id }), "unsafe_path");
     expect(String(details.reason)).toContain("symbolic link link");
     expect(readdirSync(outside), "nothing written through the link").toEqual([]);
     expect(read(root, "ok.txt")).toBe("untouched\n");
-    await expectCode(b.checkpoint(sid, { files: ["link/evil.txt"] }), "unsafe_path");
+    await expectCode(b.checkpoints.create(sid, { files: ["link/evil.txt"] }), "unsafe_path");
   });
 
   it("never writes through a symlink at the leaf, nor replaces it (its safety checkpoint could not store the link)", async () => {
@@ -430,7 +485,7 @@ describe("hostile manifests never write outside the workspace", () => {
     writeFileSync(join(outside, "secret.txt"), "outside content\n");
     const id = await plant(b, root, sid, ["target.txt"]);
     symlinkSync(join(outside, "secret.txt"), join(root, "target.txt"));
-    const r = await b.rollback(sid, { to: id });
+    const r = await b.checkpoints.rollback(sid, { to: id });
     expect(readFileSync(join(outside, "secret.txt"), "utf8"), "the link's target is untouched").toBe("outside content\n");
     expect(lstatSync(join(root, "target.txt")).isSymbolicLink(), "the link is kept").toBe(true);
     expect(r.changes.find((c) => c.path === "target.txt")?.action).toBe("kept");
@@ -444,13 +499,13 @@ describe("whole-tree checkpoints", () => {
     for (let i = 0; i < 20; i++) write(root, `src/f${i}.txt`, `file ${i}: foo\n`);
     const old = new Date(Date.now() - 60_000);
     for (let i = 0; i < 20; i++) utimesSync(join(root, `src/f${i}.txt`), old, old);
-    const first = await b.checkpoint(sid, { all: true });
+    const first = await b.checkpoints.create(sid, { all: true });
     expect(first.stats).toMatchObject({ files: 20, read: 20, cached: 0 });
 
     const sed = spawnSync("sed", ["-i", "s/foo/bar/", join(root, "src/f3.txt")], { encoding: "utf8" });
     expect(sed.status, sed.stderr).toBe(0);
     expect(read(root, "src/f3.txt")).toBe("file 3: bar\n");
-    const second = await b.checkpoint(sid, { all: true });
+    const second = await b.checkpoints.create(sid, { all: true });
     expect(second.stats, "only the sed-edited file is read again").toMatchObject({ files: 20, read: 1, cached: 19 });
     const f3 = (cp: typeof first) => cp.checkpoint.files.find((f) => f.path === "src/f3.txt") as { hash: string };
     expect(f3(second).hash).not.toBe(f3(first).hash);
@@ -458,14 +513,14 @@ describe("whole-tree checkpoints", () => {
     // Same size, same inode, mtime put back: the ctime still gives it away.
     writeFileSync(join(root, "src/f7.txt"), "file 7: fo0\n");
     utimesSync(join(root, "src/f7.txt"), old, old);
-    const third = await b.checkpoint(sid, { all: true });
+    const third = await b.checkpoints.create(sid, { all: true });
     expect(third.checkpoint.files.find((f) => f.path === "src/f7.txt")).toMatchObject({
       hash: (await import("../src/core/canonical.js")).sha256("file 7: fo0\n"),
     });
 
     // Rolling back to the first tree checkpoint undoes the shell's edits.
     write(root, "made-by-shell.txt", "x\n");
-    await b.rollback(sid, { to: first.checkpoint.id });
+    await b.checkpoints.rollback(sid, { to: first.checkpoint.id });
     expect(read(root, "src/f3.txt")).toBe("file 3: foo\n");
     expect(read(root, "src/f7.txt")).toBe("file 7: foo\n");
     expect(existsSync(join(root, "made-by-shell.txt")), "a file created after a tree checkpoint is removed").toBe(false);
@@ -476,25 +531,25 @@ describe("whole-tree checkpoints", () => {
     for (let d = 0; d < 5; d++) for (let i = 0; i < 10; i++) write(root, `dir${d}/f${i}.txt`, `d${d} f${i} v0\n`);
     const count = (sql: string) => withDb(root, (db) => (db.prepare(sql).get() as { n: number }).n);
     const runs = () => count("SELECT count(*) AS n FROM manifest_runs");
-    const first = await b.checkpoint(sid, { all: true });
+    const first = await b.checkpoints.create(sid, { all: true });
     expect(runs(), "the first tree checkpoint: one run per file").toBe(50);
     write(root, "dir2/f3.txt", "d2 f3 v1\n");
     unlinkSync(join(root, "dir4/f9.txt"));
     write(root, "dir5/new.txt", "new\n");
-    const second = await b.checkpoint(sid, { all: true });
+    const second = await b.checkpoints.create(sid, { all: true });
     expect(runs(), "one changed and one new file → two new runs (the changed and the removed file's runs are closed)").toBe(52);
     expect(count("SELECT count(*) AS n FROM manifest_runs WHERE until_seq IS NOT NULL")).toBe(2);
     expect(allBlobs(root)).toHaveLength(52);
     write(root, "dir2/f3.txt", "d2 f3 v2\n");
-    const third = await b.checkpoint(sid, { all: true }); // retain 2: the first checkpoint is pruned
-    expect((await b.checkpoints(sid)).map((c) => c.id)).not.toContain(first.checkpoint.id);
+    const third = await b.checkpoints.create(sid, { all: true }); // retain 2: the first checkpoint is pruned
+    expect((await b.checkpoints.list(sid)).map((c) => c.id)).not.toContain(first.checkpoint.id);
     expect(runs(), "v0 of dir2/f3.txt and dir4/f9.txt held only the first checkpoint: their runs went with it").toBe(51);
     expect(allBlobs(root), "their blobs too; v1 (second checkpoint) and v2 stay").toHaveLength(51);
     // Each live checkpoint still reads back exactly the files it recorded.
-    for (const c of [second, third]) expect((await b.getCheckpoint(c.checkpoint.id)).files).toEqual(c.checkpoint.files);
-    expect((await b.getCheckpoint(first.checkpoint.id)).files, "a pruned checkpoint has no files").toEqual([]);
-    await expectCode(b.rollback(sid, { to: first.checkpoint.id }), "checkpoint_pruned");
-    await b.rollback(sid, { steps: 2 });
+    for (const c of [second, third]) expect((await b.checkpoints.get(c.checkpoint.id)).files).toEqual(c.checkpoint.files);
+    expect((await b.checkpoints.get(first.checkpoint.id)).files, "a pruned checkpoint has no files").toEqual([]);
+    await expectCode(b.checkpoints.rollback(sid, { to: first.checkpoint.id }), "checkpoint_pruned");
+    await b.checkpoints.rollback(sid, { steps: 2 });
     expect(read(root, "dir2/f3.txt")).toBe("d2 f3 v1\n");
     expect(existsSync(join(root, "dir4/f9.txt")), "removed before the second checkpoint: stays removed").toBe(false);
     expect(read(root, "dir5/new.txt")).toBe("new\n");
@@ -505,16 +560,16 @@ describe("whole-tree checkpoints", () => {
     const odd = ["line\nbreak.txt", "back\\slash.txt", "bell\u0007.txt"];
     for (const name of odd) write(root, name, "before\n");
     write(root, "ok.txt", "before\n");
-    const cp = await b.checkpoint(sid, { all: true });
+    const cp = await b.checkpoints.create(sid, { all: true });
     expect(cp.checkpoint.files.map((f) => f.path)).toEqual(["ok.txt"]);
     expect((cp.skipped ?? []).map((f) => f.path).sort()).toEqual([...odd].sort());
     for (const name of [...odd, "ok.txt"]) write(root, name, "after\n");
-    const r = await b.rollback(sid);
+    const r = await b.checkpoints.rollback(sid);
     expect(read(root, "ok.txt")).toBe("before\n");
     expect(r.warnings.join("\n")).toMatch(/3 file\(s\) with names Baton cannot store or restore safely were left as they are/);
     expect(r.warnings.join("\n")).toContain(JSON.stringify("line\nbreak.txt"));
     for (const name of odd) expect(read(root, name), `${JSON.stringify(name)} is left as it is`).toBe("after\n");
-    const doctor = await b.doctor();
+    const doctor = await b.health.doctor();
     expect(doctor.findings.find((f) => f.code === "files_not_checkpointed")).toMatchObject({
       severity: "warning",
       evidence: { count: 3, paths: expect.arrayContaining([JSON.stringify("line\nbreak.txt")]) },
@@ -556,8 +611,8 @@ describe("whole-tree checkpoints", () => {
   it("a name longer than the file system allows is unsafe_path, not internal", async () => {
     const { b, root, sid } = await workspace();
     write(root, "dir/x.txt", "x");
-    await expectCode(b.checkpoint(sid, { files: [`dir/${"n".repeat(300)}.txt`] }), "unsafe_path");
-    await expectCode(b.checkpoint(sid, { files: [`${"d".repeat(300)}/x.txt`] }), "unsafe_path");
+    await expectCode(b.checkpoints.create(sid, { files: [`dir/${"n".repeat(300)}.txt`] }), "unsafe_path");
+    await expectCode(b.checkpoints.create(sid, { files: [`${"d".repeat(300)}/x.txt`] }), "unsafe_path");
   });
 
   it("leaves out .gitignore'd files, .batonignore and configured excludes, .baton/ and .git; nested repos stay untouched", async () => {
@@ -577,7 +632,7 @@ describe("whole-tree checkpoints", () => {
     write(root, "vendor/lib/.gitignore", "*.o\n");
     write(root, "vendor/lib/x.js", "x");
     write(root, "vendor/lib/x.o", "x");
-    const r = await b.checkpoint(sid);
+    const r = await b.checkpoints.create(sid);
     expect(r.checkpoint.kind).toBe("tree");
     expect(r.checkpoint.files.map((f) => f.path)).toEqual([
       ".batonignore",
@@ -590,7 +645,7 @@ describe("whole-tree checkpoints", () => {
     ]);
     const headBefore = statSync(join(root, "vendor/lib/.git/HEAD"));
     write(root, "vendor/lib/x.js", "changed");
-    await b.rollback(sid, { to: r.checkpoint.id });
+    await b.checkpoints.rollback(sid, { to: r.checkpoint.id });
     expect(read(root, "vendor/lib/x.js")).toBe("x");
     const headAfter = statSync(join(root, "vendor/lib/.git/HEAD"));
     expect(existsSync(join(root, "vendor/lib/.git/HEAD")), "the nested repository's .git is where it was").toBe(true);
@@ -605,11 +660,11 @@ describe("artifacts", () => {
     const { b, root, sid } = await workspace();
     const png = Buffer.from([0x89, 0x50, 0x4e, 0x47, 0, 1, 2, 3, 255, 254]);
     write(root, "shot.png", png);
-    const a = await b.addArtifact(sid, { file: "shot.png", label: "annotated screenshot", mediaType: "image/png" });
+    const a = await b.artifacts.add(sid, { file: "shot.png", label: "annotated screenshot", mediaType: "image/png" });
     expect(a).toMatchObject({ name: "shot.png", size: png.length, mediaType: "image/png" });
-    expect((await b.artifact(sid, "shot.png")).content.equals(png)).toBe(true);
-    expect(await b.artifacts(sid)).toEqual([expect.objectContaining({ id: a.id, present: true })]);
-    expect((await b.status()).sessions[0]!.diagnostics).toEqual([]);
+    expect((await b.artifacts.get(sid, "shot.png")).content.equals(png)).toBe(true);
+    expect(await b.artifacts.list(sid)).toEqual([expect.objectContaining({ id: a.id, present: true })]);
+    expect((await b.sessions.status()).sessions[0]!.diagnostics).toEqual([]);
     expect(inlineBlobs(root).has(a.hash), "a small artifact is a row of the database").toBe(true);
 
     // Lost (a damaged database, a hand edit): reported, and never returned.
@@ -618,37 +673,37 @@ describe("artifacts", () => {
       db.prepare("DELETE FROM blobs WHERE hash = ?").run(a.hash);
       return row as { hash: string; stored_ms: number; data: Buffer };
     });
-    const diags = (await b.status()).sessions[0]!.diagnostics;
+    const diags = (await b.sessions.status()).sessions[0]!.diagnostics;
     expect(diags).toEqual([expect.objectContaining({ code: "artifact_missing", severity: "warning" })]);
     expect(diags[0]!.message).toContain("shot.png");
-    expect(await b.artifacts(sid)).toEqual([expect.objectContaining({ id: a.id, present: false })]);
-    await expectCode(b.artifact(sid, "shot.png"), "blob_missing");
+    expect(await b.artifacts.list(sid)).toEqual([expect.objectContaining({ id: a.id, present: false })]);
+    await expectCode(b.artifacts.get(sid, "shot.png"), "blob_missing");
     withDb(root, (db) => db.prepare("INSERT INTO blobs (hash, stored_ms, data) VALUES (@hash, @stored_ms, @data)").run(saved));
-    expect((await b.status()).sessions[0]!.diagnostics).toEqual([]);
+    expect((await b.sessions.status()).sessions[0]!.diagnostics).toEqual([]);
 
-    await b.append(sid, { type: "start" });
-    await b.append(sid, { type: "verify" });
-    await b.complete(sid);
+    await b.events.append(sid, { type: "start" });
+    await b.events.append(sid, { type: "verify" });
+    await b.sessions.complete(sid);
     expect(inlineBlobs(root).has(a.hash), "a completed session's artifact blob is released").toBe(false);
-    await expectCode(b.addArtifact(sid, { content: Buffer.from("late"), name: "late.txt" }), "invalid_transition");
+    await expectCode(b.artifacts.add(sid, { content: Buffer.from("late"), name: "late.txt" }), "invalid_transition");
   });
 
   it("over the inline limit, live in a file and are reported and released the same way", async () => {
     const { b, root, sid } = await workspace({ checkpoints: { inlineMaxBytes: 1024 } });
     const big = Buffer.alloc(4096, 7);
-    const a = await b.addArtifact(sid, { content: big, name: "big.bin" });
+    const a = await b.artifacts.add(sid, { content: big, name: "big.bin" });
     const file = new BlobStore(join(root, ".baton", "blobs")).path(a.hash);
     expect(existsSync(file)).toBe(true);
     expect(inlineBlobs(root).has(a.hash)).toBe(false);
-    expect((await b.artifact(sid, "big.bin")).content.equals(big)).toBe(true);
+    expect((await b.artifacts.get(sid, "big.bin")).content.equals(big)).toBe(true);
     const saved = readFileSync(file);
     unlinkSync(file);
-    expect((await b.status()).sessions[0]!.diagnostics).toEqual([expect.objectContaining({ code: "artifact_missing" })]);
-    await expectCode(b.artifact(sid, "big.bin"), "blob_missing");
+    expect((await b.sessions.status()).sessions[0]!.diagnostics).toEqual([expect.objectContaining({ code: "artifact_missing" })]);
+    await expectCode(b.artifacts.get(sid, "big.bin"), "blob_missing");
     writeFileSync(file, saved);
-    await b.append(sid, { type: "start" });
-    await b.append(sid, { type: "verify" });
-    await b.complete(sid);
+    await b.events.append(sid, { type: "start" });
+    await b.events.append(sid, { type: "verify" });
+    await b.sessions.complete(sid);
     expect(existsSync(file), "released").toBe(false);
   });
 });

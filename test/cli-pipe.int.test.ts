@@ -16,14 +16,14 @@ let root: string;
 
 beforeAll(async () => {
   root = initWorkspace("baton-pipe-");
-  const b = await openBaton({ root, synchronous: "OFF" });
+  const b = await openBaton({ root, durability: "none" });
   try {
-    await b.startSession({ flow: "task", id: "p1" });
+    await b.sessions.start({ flow: "task", id: "p1" });
     // Well over any pipe buffer (64 KiB on Linux by default, up to 1 MiB): ~2 MB of journal and ledger.
     const pad = "x".repeat(600);
     for (let i = 0; i < 3000; i++) {
-      await b.append("p1", { type: "note", actor: "agent", data: { text: `${i} ${pad}` } });
-      await b.recordToolCall("p1", { toolName: "shell", status: "success", args: { command: `echo ${i} ${pad}` } });
+      await b.events.append("p1", { type: "note", actor: "agent", data: { text: `${i} ${pad}` } });
+      await b.ledger.record("p1", { toolName: "shell", status: "success", args: { command: `echo ${i} ${pad}` } });
     }
   } finally {
     await b.close();

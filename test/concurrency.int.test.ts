@@ -28,7 +28,7 @@ describe("concurrent appends from several processes", () => {
   it(`${WORKERS} processes × ${PER_WORKER} appends to one session: contiguous seqs, each event exactly once`, async () => {
     const root = tempDir();
     const setup = await openBaton({ root });
-    const started = await setup.startSession({ flow: "task", id: SESSION, title: "concurrency" });
+    const started = await setup.sessions.start({ flow: "task", id: SESSION, title: "concurrency" });
     expect(started.lastSeq, "session:started should be seq 1").toBe(1);
     await setup.close();
 
@@ -60,7 +60,7 @@ describe("concurrent appends from several processes", () => {
       try {
         const events: JournalEvent[] = [];
         for (;;) {
-          const page = await baton.events(SESSION, { afterSeq: events.at(-1)?.seq ?? 0, limit: 1_000 });
+          const page = await baton.events.list(SESSION, { afterSeq: events.at(-1)?.seq ?? 0, limit: 1_000 });
           expect(page.corrupt, "expected no corrupt journal rows").toEqual([]);
           if (page.events.length === 0) break;
           events.push(...page.events);
@@ -98,10 +98,10 @@ describe("concurrent appends from several processes", () => {
         for (let i = 2; i < events.length; i++) if (events[i]?.actor !== events[i - 1]?.actor) switches++;
         expect(switches, "expected the workers' appends to interleave; they ran one after another").toBeGreaterThan(WORKERS - 1);
 
-        const snap = await baton.snapshot(SESSION);
+        const snap = await baton.sessions.snapshot(SESSION);
         expect(snap.lastSeq, "expected the snapshot's lastSeq to equal the journal's last seq").toBe(events.at(-1)?.seq);
         expect(snap.counts.events, "expected the snapshot to have folded every event").toBe(total);
-        const rebuilt = await baton.rebuild(SESSION);
+        const rebuilt = await baton.sessions.rebuild(SESSION);
         expect(rebuilt, "expected rebuild to find the stored snapshot already correct").toEqual([
           { sessionId: SESSION, repaired: false, lastSeq: total, phase: snap.phase },
         ]);

@@ -22,7 +22,7 @@ async function allEvents(root: string): Promise<{ events: JournalEvent[]; corrup
     const events: JournalEvent[] = [];
     const corrupt: unknown[] = [];
     for (;;) {
-      const page = await baton.events(SESSION, { afterSeq: events.at(-1)?.seq ?? 0, limit: 1_000 });
+      const page = await baton.events.list(SESSION, { afterSeq: events.at(-1)?.seq ?? 0, limit: 1_000 });
       corrupt.push(...page.corrupt);
       if (page.events.length === 0) return { events, corrupt };
       events.push(...page.events);
@@ -36,7 +36,7 @@ describe("a writer killed with SIGKILL", () => {
   it(`loses no acknowledged append, and the journal stays consistent (${ROUNDS} kills on one workspace)`, async () => {
     const root = tempDir();
     const setup = await openBaton({ root });
-    await setup.startSession({ flow: "task", id: SESSION });
+    await setup.sessions.start({ flow: "task", id: SESSION });
     await setup.close();
     let lastSeq = 1;
 
@@ -93,15 +93,19 @@ describe("a writer killed with SIGKILL", () => {
 
       const baton = await openBaton({ root });
       try {
-        const rebuilt = await baton.rebuild(SESSION);
+        const rebuilt = await baton.sessions.rebuild(SESSION);
         expect(rebuilt[0], `round ${round}: expected rebuild to find the snapshot consistent with the journal`).toMatchObject({
           repaired: false,
           lastSeq: journalLast,
         });
-        const snap = await baton.snapshot(SESSION);
+        const snap = await baton.sessions.snapshot(SESSION);
         expect(snap.lastSeq, `round ${round}: expected the snapshot at the journal's last seq`).toBe(journalLast);
         expect(snap.counts.corrupt, `round ${round}: expected the fold to find no corrupt rows`).toBe(0);
-        const next = await baton.append(SESSION, { id: `parent-${round}`, type: "note:added", data: { text: `after crash ${round}` } });
+        const next = await baton.events.append(SESSION, {
+          id: `parent-${round}`,
+          type: "note:added",
+          data: { text: `after crash ${round}` },
+        });
         expect(next.event.seq, `round ${round}: expected the next append to continue at lastSeq+1`).toBe(journalLast + 1);
         lastSeq = next.event.seq;
       } finally {

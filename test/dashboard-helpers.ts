@@ -7,6 +7,7 @@ import { existsSync, mkdirSync, readFileSync } from "node:fs";
 import { createRequire } from "node:module";
 import { join } from "node:path";
 import { type Browser, chromium, type Page } from "playwright-core";
+import { afterAll, beforeAll } from "vitest";
 import { cli, REPO } from "./helpers.js";
 
 const CHROMIUM = "/usr/bin/chromium";
@@ -24,6 +25,21 @@ const ARGS = [
 export async function launch(): Promise<Browser> {
   if (!existsSync(CHROMIUM)) throw new Error(`${CHROMIUM} is missing: install Debian's chromium (apt-get install -y chromium)`);
   return chromium.launch({ executablePath: CHROMIUM, args: ARGS });
+}
+
+/** A Chromium for the tests of the enclosing describe: launched before them, closed after them. */
+export function suiteBrowser(): () => Browser {
+  let browser: Browser | undefined;
+  beforeAll(async () => {
+    browser = await launch();
+  });
+  afterAll(async () => {
+    await browser?.close();
+  });
+  return () => {
+    if (!browser) throw new Error("the suite's Chromium is not running");
+    return browser;
+  };
 }
 
 /** `baton dashboard --json` on a workspace: the one-time login link (and whether it started a server). */

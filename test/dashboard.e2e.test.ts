@@ -1,35 +1,27 @@
 /**
- * The dashboard's login, its guard, and the sessions view, in a real Chromium against the real
- * `baton serve` and `baton dashboard`. Waits are on page states, never on sleeps.
+ * The dashboard's login and its guard, in a real Chromium against the real `baton serve` and
+ * `baton dashboard` (the same on any store), then the sessions view on SQLite
+ * (test/dashboard-sessions.suite.ts). Waits are on page states, never on sleeps.
  */
 import type { Browser, Page } from "playwright-core";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { openBaton } from "../src/index.js";
-import { connection, dashboardLink, launch, screenshot, seriousViolations, tabTo } from "./dashboard-helpers.js";
+import { connection, dashboardLink, launch, screenshot } from "./dashboard-helpers.js";
+import { sessionsSuite } from "./dashboard-sessions.suite.js";
+import { sqliteStore } from "./dashboard-store.js";
 import { tempDir } from "./helpers.js";
 import { liveSession, raw, serve } from "./server-helpers.js";
 
 let browser: Browser;
-beforeAll(async () => {
-  browser = await launch();
-});
-afterAll(async () => {
-  await browser?.close();
-});
 
 function row(page: Page, id: string) {
   return page.locator(`tr[data-session="${id}"]`);
 }
 
-/** One column of a session's row (the next action's reason may name the same things). */
-function cell(page: Page, id: string, col: "session" | "flow" | "next" | "blockers" | "pending" | "run" | "activity") {
-  return row(page, id).locator(`td[data-col="${col}"]`);
-}
-
 async function lastSeq(root: string, id: string): Promise<number> {
   const lib = await openBaton({ root });
   try {
-    return (await lib.snapshot(id)).lastSeq;
+    return (await lib.sessions.snapshot(id)).lastSeq;
   } finally {
     await lib.close();
   }
@@ -54,6 +46,13 @@ async function stopPid(pid: number): Promise<void> {
 }
 
 describe("dashboard: login and guard", () => {
+  beforeAll(async () => {
+    browser = await launch();
+  });
+  afterAll(async () => {
+    await browser?.close();
+  });
+
   it("baton dashboard starts the server; its link logs in once, sets the HttpOnly cookie, and the cookie alone changes nothing", async () => {
     const root = tempDir();
     await liveSession(root);
@@ -112,13 +111,16 @@ describe("dashboard: login and guard", () => {
           await post("/v1/lessons/les-x", { version: "v", pinned: true }),
           await post("/v1/lessons/les-x/delete", { version: "v" }),
           await post("/v1/doctor/fix", {}),
+          await post("/v1/doctor/fix", { codes: ["lease_expired"] }),
+          await post("/v1/leases/lse_x/release", {}),
+          await post("/v1/work/wi_x/retry", {}),
         ];
       });
-      expect(tries).toEqual(Array(9).fill(401));
+      expect(tries).toEqual(Array(12).fill(401));
       expect(await lastSeq(root, "hero")).toBe(before);
       const lib = await openBaton({ root });
       try {
-        expect((await lib.listSessions({ includeCompleted: true })).map((s) => s.id)).toEqual(["hero"]);
+        expect((await lib.sessions.list({ includeCompleted: true })).map((s) => s.id)).toEqual(["hero"]);
       } finally {
         await lib.close();
       }
@@ -172,115 +174,4 @@ describe("dashboard: login and guard", () => {
   });
 });
 
-describe("dashboard: sessions view", () => {
-  it("shows every session live: new sessions, blockers, runs, pending work and leases, spiral pauses; search and filter", async () => {
-    const root = tempDir();
-    await liveSession(root);
-    const server = await serve(root);
-    const lib = await openBaton({ root });
-    const context = await browser.newContext();
-    try {
-      const page = await context.newPage();
-      await page.goto(dashboardLink(root).url);
-      await row(page, "hero").waitFor();
-      await connection(page, "live");
-
-      // Written elsewhere while the page is open: the page follows without a reload.
-      await lib.startSession({ flow: "task", id: "api-refactor", title: "Refactor the API layer" });
-      await lib.addBlocker("api-refactor", { text: "waiting for the schema review" });
-      await lib.startRun("api-refactor", { agent: "claude" });
-      // In the blockers column (the next action's reason names the blocker too).
-      await cell(page, "api-refactor", "blockers").getByText("waiting for the schema review").waitFor();
-      await cell(page, "api-refactor", "run").getByText("claude").waitFor();
-
-      await lib.append("hero", { type: "generate", actor: "browser", data: { prompt: "bolder" } });
-      await cell(page, "hero", "pending").getByText("generate").waitFor();
-      const lease = await lib.lease("agent-7", { sessionId: "hero" });
-      expect(lease).toBeDefined();
-      await cell(page, "hero", "pending").getByText("held by agent-7").waitFor();
-
-      await lib.startSession({ flow: "task", id: "looping" });
-      await lib.append("looping", {
-        type: "spiral:detected",
-        actor: "system",
-        data: {
-          pattern: "same_signature",
-          summary: "Edit of src/api.ts with the same arguments 3 times",
-          turns: ["t1", "t2", "t3"],
-          from: "t1",
-        },
-      });
-      await row(page, "looping").locator(".badge.bad", { hasText: "paused: same_signature" }).waitFor();
-      await screenshot(page, "dashboard-sessions-live");
-
-      // Search and filter narrow the list.
-      await page.getByLabel("Search sessions").fill("schema");
-      await page.waitForFunction(() => document.querySelectorAll("tbody tr").length === 1);
-      expect(await page.locator("tbody tr").getAttribute("data-session")).toBe("api-refactor");
-      await page.getByLabel("Search sessions").fill("");
-      await page.getByLabel("Show").selectOption("paused");
-      await page.waitForFunction(() => document.querySelectorAll("tbody tr").length === 1);
-      expect(await page.locator("tbody tr").getAttribute("data-session")).toBe("looping");
-      await page.getByLabel("Show").selectOption("pending");
-      await page.waitForFunction(() => document.querySelectorAll("tbody tr").length === 1);
-      expect(await page.locator("tbody tr").getAttribute("data-session")).toBe("hero");
-
-      // Looking changed nothing: the journal holds only what the test wrote.
-      expect((await lib.snapshot("hero")).lastSeq).toBe(2);
-    } finally {
-      await context.close();
-      await lib.close();
-      await server.stop();
-    }
-  });
-
-  it("shows reconnecting while the server is gone and catches up when it returns", async () => {
-    const root = tempDir();
-    await liveSession(root);
-    let server = await serve(root);
-    const context = await browser.newContext();
-    try {
-      const page = await context.newPage();
-      await page.goto(dashboardLink(root).url);
-      await row(page, "hero").waitFor();
-      await connection(page, "live");
-      await server.stop();
-      await connection(page, "reconnecting");
-      await screenshot(page, "dashboard-reconnecting");
-      // Written while no server runs.
-      const lib = await openBaton({ root });
-      try {
-        await lib.startSession({ flow: "task", id: "while-away" });
-      } finally {
-        await lib.close();
-      }
-      server = await serve(root); // same port and token (server.key)
-      await connection(page, "live", 20_000);
-      await row(page, "while-away").waitFor();
-    } finally {
-      await context.close();
-      await server.stop();
-    }
-  });
-
-  it("has no serious accessibility violations, and every action is reachable by keyboard", async () => {
-    const root = tempDir();
-    await liveSession(root);
-    const server = await serve(root);
-    const context = await browser.newContext({ bypassCSP: true });
-    try {
-      const page = await context.newPage();
-      await page.goto(dashboardLink(root).url);
-      await row(page, "hero").waitFor();
-      expect(await seriousViolations(page)).toEqual([]);
-      expect(await tabTo(page, 'input[aria-label="Search sessions"]')).toBe(true);
-      expect(await tabTo(page, 'a[href="#/session/hero"]')).toBe(true);
-      await page.keyboard.press("Enter");
-      await page.locator("#session-title").waitFor();
-      expect(page.url()).toContain("#/session/hero");
-    } finally {
-      await context.close();
-      await server.stop();
-    }
-  });
-});
+sessionsSuite(sqliteStore);

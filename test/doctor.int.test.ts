@@ -36,28 +36,28 @@ function deadPid(): number {
 async function seed(root: string): Promise<{ leaseItem: string }> {
   const b = await openBaton({ root });
   // An external run with prompt and answer text in its journal, bound to a tab by a raw event.
-  await b.startSession({ flow: "external-run", id: "job", deadline: new Date(Date.now() + 3_600_000).toISOString() });
-  await b.append("job", { type: "started", data: { prompt: "PROMPT-SECRET write a sonnet" } });
-  await b.setContext("job", { answer: "ANSWER-SECRET roses are red" });
-  await b.append("job", { type: "note:added", data: { text: "NOTE-SECRET" } });
-  await b.addDecision("job", { decision: "DECISION-SECRET" });
-  await b.append("job", {
+  await b.sessions.start({ flow: "external-run", id: "job", deadline: new Date(Date.now() + 3_600_000).toISOString() });
+  await b.events.append("job", { type: "started", data: { prompt: "PROMPT-SECRET write a sonnet" } });
+  await b.facets.setContext("job", { answer: "ANSWER-SECRET roses are red" });
+  await b.events.append("job", { type: "note:added", data: { text: "NOTE-SECRET" } });
+  await b.facets.addDecision("job", { decision: "DECISION-SECRET" });
+  await b.events.append("job", {
     type: "target:set",
     data: { kind: "browser-tab", id: "T9", url: "https://me:PASSWORD-SECRET@chat.example.com/c/77?token=URL-SECRET#frag" },
   });
   // A run and a lock whose processes are dead; a lock held by a live owner named with a URL.
-  await b.startRun("job", { agent: "claude-code", runId: "r-dead", pid: deadPid() });
-  await b.acquireLock("deploy", { pid: deadPid(), owner: "deployer" });
-  await b.acquireLock("session:job", { owner: "https://owner.example/agent?key=OWNER-SECRET" });
+  await b.runs.start("job", { agent: "claude-code", runId: "r-dead", pid: deadPid() });
+  await b.locks.acquire("deploy", { pid: deadPid(), owner: "deployer" });
+  await b.locks.acquire("session:job", { owner: "https://owner.example/agent?key=OWNER-SECRET" });
   // A live-variant session: markers in its file (with text beside them), a checkpoint, an expired lease.
   writeFileSync(join(root, "page.html"), "<div>\n<!-- baton-variants-start --> EXCERPT-SECRET\n</div>\n");
-  await b.startSession({ flow: "live-variant", id: "lv" });
-  await b.append("lv", { type: "generate", actor: "browser" });
-  await b.append("lv", { type: "source_wrapped", actor: "agent", data: { file: "page.html" } });
-  await b.append("lv", { type: "exit", actor: "browser" });
-  await b.checkpoint("lv", { files: ["page.html"] });
+  await b.sessions.start({ flow: "live-variant", id: "lv" });
+  await b.events.append("lv", { type: "generate", actor: "browser" });
+  await b.events.append("lv", { type: "source_wrapped", actor: "agent", data: { file: "page.html" } });
+  await b.events.append("lv", { type: "exit", actor: "browser" });
+  await b.checkpoints.create("lv", { files: ["page.html"] });
   writeFileSync(join(root, "page.html"), "<div>\n<!-- baton-variants-start --> EXCERPT-SECRET changed\n</div>\n");
-  const lease = await b.lease("agent-x", { sessionId: "lv", kinds: ["exit"], leaseMs: 50 });
+  const lease = await b.work.lease("agent-x", { sessionId: "lv", kinds: ["exit"], leaseMs: 50 });
   await new Promise((r) => setTimeout(r, 80));
   // An orphan blob past the grace period.
   const store = new BlobStore(join(root, ".baton", "blobs"));
@@ -174,6 +174,53 @@ describe("baton doctor", () => {
         .json()
         .sessions[0].pendingWork.find((w: { itemId: string }) => w.itemId === leaseItem).state,
     ).toBe("ready");
+  });
+
+  it("--fix <code> applies only those findings' repairs; a code without a safe fix is bad input and changes nothing", async () => {
+    const root = tempDir();
+    const { leaseItem } = await seed(root);
+    const o = ["--root", root, "--json"];
+    const before = cli(["doctor", ...o]).json();
+
+    // Not a code with a safe fix (or a session where a code goes): refused before anything runs.
+    for (const bad of [
+      ["--fix", "markers_remain"],
+      ["--fix", "lv"],
+      ["--fix", "lease_expired,nope"],
+    ]) {
+      const r = cli(["doctor", ...bad, ...o]);
+      expect(r.code, `doctor ${bad.join(" ")}`).toBe(2);
+      expect(r.json().error).toMatchObject({ code: "bad_input" });
+      expect(r.json().error.message).toContain("lease_expired");
+    }
+    expect(cli(["doctor", "--fix", "lv", "--root", root]).stderr).toContain("baton doctor <session> --fix");
+    expect(codes(cli(["doctor", ...o]).json())).toEqual(codes(before));
+
+    // One code: that repair only.
+    const one = cli(["doctor", "--fix", "lease_expired", ...o]);
+    expect(one.code, one.stderr).toBe(0);
+    expect(one.json().repairs).toEqual([
+      { code: "lease_expired", subject: "expired leases", ok: true, detail: "1 expired lease(s) returned to the queue" },
+    ]);
+    expect(codes(one.json(), true)).toEqual(["lease_expired"]);
+    const lv = cli(["status", "--session", "lv", ...o]).json().sessions[0];
+    expect(lv.pendingWork.find((w: { itemId: string }) => w.itemId === leaseItem).state).toBe("ready");
+    expect(cli(["lock", "inspect", "deploy", ...o]).json()).toMatchObject({ state: "held", epoch: 1 });
+
+    // Several, as a list or comma-separated; the library takes the same list.
+    const two = cli(["doctor", "--fix", "lock_stale,snapshot_mismatch", ...o]).json();
+    expect(two.repairs.map((r: { code: string }) => r.code).sort()).toEqual(["lock_stale", "snapshot_mismatch"]);
+    const lib = await openBaton({ root });
+    try {
+      const r = await lib.health.doctor({ fix: ["server_file_stale", "run_crashed"] });
+      expect(r.repairs.map((x) => x.code).sort()).toEqual(["run_crashed", "server_file_stale"]);
+      expect(codes(await lib.health.doctor()).sort()).toEqual(
+        ["blob_orphan", "files_changed_since_checkpoint", "ledger_write_failures", "lock_held", "markers_remain"].sort(),
+      );
+      await expect(lib.health.doctor({ fix: [] })).rejects.toMatchObject({ code: "bad_input" });
+    } finally {
+      await lib.close();
+    }
   });
 
   it("an unknown session is not_found (exit 4)", () => {

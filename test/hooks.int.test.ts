@@ -504,6 +504,39 @@ describe("failing open", () => {
     expect(log[0].code).toBe("io_error");
   });
 
+  it("a broken or wrong .baton/config.json: commands say which file and key, hooks let the tool through and log it, doctor names it", () => {
+    const root = workspace({ "src/app.ts": "app\n" });
+    const config = join(root, ".baton", "config.json");
+    writeFileSync(config, '{"checkpoints": {"retain": 5},');
+    const status = cli(["status", "--json", "--root", root]);
+    expect(status.code, status.stdout).not.toBe(0);
+    expect(status.json()).toMatchObject({ error: { code: "bad_input", message: expect.stringContaining(`${config} is not valid JSON`) } });
+    expect(hook("claude", "pre-edit", root).stdout).toBe("");
+    expect(hook("gemini", "before-write-file", root).out).toEqual({});
+    const log = read(root, ".baton/logs/hooks.log")
+      .trim()
+      .split("\n")
+      .map((l) => JSON.parse(l));
+    expect(log.map((l) => [l.agent, l.code])).toEqual([
+      ["claude", "bad_input"],
+      ["gemini", "bad_input"],
+    ]);
+    expect(readFileSync(config, "utf8"), "a file Baton cannot read is never rewritten").toBe('{"checkpoints": {"retain": 5},');
+
+    // A readable file with a setting only some commands read: those commands refuse it, doctor names it.
+    writeFileSync(
+      config,
+      JSON.stringify({ checkpoints: { exclude: "*.log" }, spiral: { sameSignature: 1 }, hooks: { server: "sometimes" } }),
+    );
+    expect(cli(["session", "start", "--flow", "task", "--root", root]).code).toBe(0);
+    const cp = cli(["checkpoint", "--all", "--json", "--root", root]);
+    expect(cp.json()).toMatchObject({ error: { code: "bad_input", message: expect.stringContaining("checkpoints.exclude must be") } });
+    const report = cli(["doctor", "--json", "--root", root]).json();
+    const found = report.findings.filter((f: any) => f.check === "config");
+    expect(found.map((f: any) => f.code)).toEqual(["config_invalid", "config_invalid", "config_invalid"]);
+    expect(found.map((f: any) => f.message).join("\n")).toMatch(/checkpoints\.exclude[\s\S]*spiral\.sameSignature[\s\S]*hooks\.server/);
+  });
+
   it("doctor reports recent hook failures (counts, never the messages)", () => {
     const root = workspace();
     const r = cli(["hook", "claude", "PreToolUse"], {

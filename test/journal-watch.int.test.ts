@@ -11,7 +11,7 @@ describe("Baton.watch", () => {
     try {
       const changes: JournalChange[] = [];
       const waiters: (() => void)[] = [];
-      const stop = baton.watch((c) => {
+      const stop = baton.events.watch((c) => {
         changes.push(c);
         for (const w of waiters.splice(0)) w();
       });
@@ -26,7 +26,7 @@ describe("Baton.watch", () => {
         }
       };
       await new Promise((r) => setTimeout(r, 50)); // the first scan learns that there is nothing yet
-      await baton.startSession({ flow: "task", id: "first" });
+      await baton.sessions.start({ flow: "task", id: "first" });
       await until(() => changes.some((c) => c.sessionId === "first"));
       expect(changes.find((c) => c.sessionId === "first")).toEqual({ sessionId: "first", lastSeq: 1 });
 

@@ -12,7 +12,8 @@ import Database from "better-sqlite3";
 import { afterAll, afterEach, describe, expect, it } from "vitest";
 import type { Backend } from "../src/backend/contract.js";
 import { SqliteBackend } from "../src/backend/sqlite/sqlite-backend.js";
-import { type Baton, BatonError, isBatonError, type LedgerNode, type OpenBatonOptions, openBaton } from "../src/index.js";
+import { type InternalOpenOptions as OpenBatonOptions, openBaton } from "../src/compose.js";
+import { type Baton, BatonError, isBatonError, type LedgerNode } from "../src/index.js";
 import { ensureWorkspace, workspaceAt } from "../src/services/workspace.js";
 import { CLI, cleanupDirs, cli, spawnTracked, tempDir } from "./helpers.js";
 
@@ -30,7 +31,7 @@ async function fresh(opts: Omit<OpenBatonOptions, "root"> = {}, root = tempDir()
 
 async function withSession(opts: Omit<OpenBatonOptions, "root"> = {}, id = "s1") {
   const r = await fresh(opts);
-  await r.baton.startSession({ flow: "task", id });
+  await r.baton.sessions.start({ flow: "task", id });
   return r;
 }
 
@@ -52,44 +53,44 @@ function failingBackend(inner: Backend, fail: { on: boolean }): Backend {
 describe("recording tool calls", () => {
   it("records success, error and recovery with parents, and reads them back after a restart", async () => {
     const { baton, root } = await withSession();
-    const a = await baton.recordToolCall("s1", {
+    const a = await baton.ledger.record("s1", {
       toolName: "click",
       status: "error",
       args: { selector: "#buy" },
       error: "element is detached from the DOM",
     });
-    const b = await baton.recordToolCall("s1", { toolName: "read_page", status: "success", args: { url: "https://shop.test/cart" } });
-    const c = await baton.recordToolCall("s1", {
+    const b = await baton.ledger.record("s1", { toolName: "read_page", status: "success", args: { url: "https://shop.test/cart" } });
+    const c = await baton.ledger.record("s1", {
       toolName: "click",
       status: "success",
       args: { selector: "#buy" },
       observation: "ordered",
     });
-    const d = await baton.recordToolCall("s1", { toolName: "wait", status: "no_progress", progress: "stalled" });
+    const d = await baton.ledger.record("s1", { toolName: "wait", status: "no_progress", progress: "stalled" });
     expect(a).toMatchObject({ seq: 1, status: "error" });
     expect(a?.parentNodeId).toBeUndefined();
     expect(a?.fingerprint).toMatch(/^fp-/);
     expect(b).toMatchObject({ seq: 2, parentNodeId: a?.nodeId, status: "success" });
     expect(c).toMatchObject({ seq: 3, parentNodeId: b?.nodeId, status: "recovered", recovers: a?.nodeId, recoveryTool: "read_page" });
     expect(d).toMatchObject({ seq: 4, status: "no_progress", progress: "stalled" });
-    const before = await baton.ledger("s1");
+    const before = await baton.ledger.list("s1");
     await baton.close();
     open.length = 0;
 
     const { baton: again } = await fresh({}, root);
-    expect(await again.ledger("s1")).toEqual(before);
-    expect(await again.ledgerNode(c?.nodeId as string)).toEqual(c);
-    expect((await again.ledger("s1", { status: "recovered" })).map((n) => n.seq)).toEqual([3]);
-    expect((await again.ledger("s1", { tool: "click", limit: 1 })).map((n) => n.seq)).toEqual([3]);
+    expect(await again.ledger.list("s1")).toEqual(before);
+    expect(await again.ledger.node(c?.nodeId as string)).toEqual(c);
+    expect((await again.ledger.list("s1", { status: "recovered" })).map((n) => n.seq)).toEqual([3]);
+    expect((await again.ledger.list("s1", { tool: "click", limit: 1 })).map((n) => n.seq)).toEqual([3]);
     // The next node continues the session's chain after the restart.
-    expect(await again.recordToolCall("s1", { toolName: "Read", status: "success" })).toMatchObject({ seq: 5, parentNodeId: d?.nodeId });
-    await expect(again.ledgerNode("ln-nope")).rejects.toSatisfy((e) => isBatonError(e, "not_found"));
+    expect(await again.ledger.record("s1", { toolName: "Read", status: "success" })).toMatchObject({ seq: 5, parentNodeId: d?.nodeId });
+    await expect(again.ledger.node("ln-nope")).rejects.toSatisfy((e) => isBatonError(e, "not_found"));
   });
 
   it("group-commits concurrent records: contiguous seqs, each node the parent of the next", async () => {
     const { baton } = await withSession();
     const nodes = await Promise.all(
-      Array.from({ length: 60 }, (_, i) => baton.recordToolCall("s1", { toolName: `t${i % 3}`, status: "success" })),
+      Array.from({ length: 60 }, (_, i) => baton.ledger.record("s1", { toolName: `t${i % 3}`, status: "success" })),
     );
     expect(nodes.map((n) => n?.seq)).toEqual(Array.from({ length: 60 }, (_, i) => i + 1));
     for (let i = 1; i < nodes.length; i++) expect(nodes[i]?.parentNodeId).toBe(nodes[i - 1]?.nodeId);
@@ -97,29 +98,29 @@ describe("recording tool calls", () => {
 
   it("is idempotent on a caller's nodeId", async () => {
     const { baton } = await withSession();
-    const first = await baton.recordToolCall("s1", { nodeId: "hook-42", toolName: "Edit", status: "success" });
-    const again = await baton.recordToolCall("s1", { nodeId: "hook-42", toolName: "Edit", status: "success" });
+    const first = await baton.ledger.record("s1", { nodeId: "hook-42", toolName: "Edit", status: "success" });
+    const again = await baton.ledger.record("s1", { nodeId: "hook-42", toolName: "Edit", status: "success" });
     expect(again).toEqual(first);
-    expect(await baton.ledger("s1")).toHaveLength(1);
+    expect(await baton.ledger.list("s1")).toHaveLength(1);
   });
 
   it("caps nodes per session: the session's oldest are pruned, other sessions untouched", async () => {
     const { baton } = await withSession({ ledger: { maxNodesPerSession: 5 } });
-    await baton.startSession({ flow: "task", id: "s2" });
-    await baton.recordToolCall("s2", { toolName: "other", status: "success" });
-    for (let i = 0; i < 9; i++) await baton.recordToolCall("s1", { toolName: "Read", status: "success", args: { file_path: `f${i}` } });
-    expect((await baton.ledger("s1")).map((n) => n.seq)).toEqual([5, 6, 7, 8, 9]);
-    expect(await baton.ledger("s2")).toHaveLength(1);
+    await baton.sessions.start({ flow: "task", id: "s2" });
+    await baton.ledger.record("s2", { toolName: "other", status: "success" });
+    for (let i = 0; i < 9; i++) await baton.ledger.record("s1", { toolName: "Read", status: "success", args: { file_path: `f${i}` } });
+    expect((await baton.ledger.list("s1")).map((n) => n.seq)).toEqual([5, 6, 7, 8, 9]);
+    expect(await baton.ledger.list("s2")).toHaveLength(1);
   });
 
   it("caps the whole ledger's size: the oldest nodes of any session go first", async () => {
     const maxTotalBytes = 16 * 1024;
     const { baton, root } = await withSession({ ledger: { maxNodeBytes: 1024, maxTotalBytes } });
-    await baton.startSession({ flow: "task", id: "s2" });
+    await baton.sessions.start({ flow: "task", id: "s2" });
     const observation = "some output line ".repeat(40); // ~700 bytes per node
     const firsts: LedgerNode[] = [];
     for (let i = 0; i < 80; i++) {
-      const n = await baton.recordToolCall(i % 2 ? "s1" : "s2", { toolName: "Bash", status: "success", observation });
+      const n = await baton.ledger.record(i % 2 ? "s1" : "s2", { toolName: "Bash", status: "success", observation });
       if (i < 2 && n) firsts.push(n);
     }
     const db = new Database(join(root, ".baton", "baton.db"), { readonly: true });
@@ -135,15 +136,15 @@ describe("recording tool calls", () => {
     } finally {
       db.close();
     }
-    for (const f of firsts) await expect(baton.ledgerNode(f.nodeId)).rejects.toSatisfy((e) => isBatonError(e, "not_found"));
-    const s1 = await baton.ledger("s1");
+    for (const f of firsts) await expect(baton.ledger.node(f.nodeId)).rejects.toSatisfy((e) => isBatonError(e, "not_found"));
+    const s1 = await baton.ledger.list("s1");
     expect(s1.at(-1)?.seq).toBe(40);
   });
 
   it("shrinks an oversized node to the byte cap, keeping its core fields", async () => {
     const { baton } = await withSession({ ledger: { maxNodeBytes: 1024 } });
     const big = Array.from({ length: 300 }, (_, i) => `word${i}`).join(" ");
-    const n = await baton.recordToolCall("s1", {
+    const n = await baton.ledger.record("s1", {
       toolName: "Write",
       status: "error",
       args: { file_path: "src/x.ts", parts: Array.from({ length: 40 }, (_, i) => ({ i, text: big.slice(0, 200) })) },
@@ -157,7 +158,7 @@ describe("recording tool calls", () => {
     expect(n).toMatchObject({ seq: 1, toolName: "Write", status: "error", workflowId: "wf", tabId: "tab" });
     expect(n?.fingerprint).toMatch(/^fp-/);
     expect(n?.argsHash).toMatch(/^sha256:/);
-    expect(await baton.ledgerNode(n?.nodeId as string)).toEqual(n);
+    expect(await baton.ledger.node(n?.nodeId as string)).toEqual(n);
   });
 });
 
@@ -168,23 +169,23 @@ describe("a ledger write never fails the caller", () => {
     ensureWorkspace(ws);
     const fail = { on: false };
     const { baton } = await fresh({ backend: failingBackend(new SqliteBackend({ path: ws.dbPath }), fail) }, root);
-    await baton.startSession({ flow: "task", id: "s1" });
-    expect(baton.ledgerHealth()).toEqual({ writeFailures: 0, lastError: null, lastAt: null });
+    await baton.sessions.start({ flow: "task", id: "s1" });
+    expect(baton.ledger.health()).toEqual({ writeFailures: 0, lastError: null, lastAt: null });
     fail.on = true;
-    await expect(baton.recordToolCall("s1", { toolName: "Edit", status: "success" })).resolves.toBeUndefined();
-    const many = await Promise.all([1, 2, 3].map(() => baton.recordToolCall("s1", { toolName: "Edit", status: "success" })));
+    await expect(baton.ledger.record("s1", { toolName: "Edit", status: "success" })).resolves.toBeUndefined();
+    const many = await Promise.all([1, 2, 3].map(() => baton.ledger.record("s1", { toolName: "Edit", status: "success" })));
     expect(many).toEqual([undefined, undefined, undefined]);
-    const h = baton.ledgerHealth();
+    const h = baton.ledger.health();
     expect(h.writeFailures).toBe(4);
     expect(h.lastError).toMatch(/io_error|disk I\/O/);
     expect(h.lastAt).toMatch(/^\d{4}-/);
     fail.on = false;
-    expect(await baton.recordToolCall("s1", { toolName: "Edit", status: "success" })).toMatchObject({ seq: 1 });
+    expect(await baton.ledger.record("s1", { toolName: "Edit", status: "success" })).toMatchObject({ seq: 1 });
     await baton.close();
     open.length = 0;
 
     const { baton: again } = await fresh({}, root);
-    expect(again.ledgerHealth()).toMatchObject({ writeFailures: 4, lastError: h.lastError });
+    expect(again.ledger.health()).toMatchObject({ writeFailures: 4, lastError: h.lastError });
     expect(JSON.parse(readFileSync(join(root, ".baton", "ledger-failures.json"), "utf8")).writeFailures).toBe(4);
   });
 
@@ -193,22 +194,22 @@ describe("a ledger write never fails the caller", () => {
     const other = new Database(join(root, ".baton", "baton.db"));
     try {
       other.exec("BEGIN IMMEDIATE");
-      await expect(baton.recordToolCall("s1", { toolName: "Edit", status: "success" })).resolves.toBeUndefined();
-      expect(baton.ledgerHealth()).toMatchObject({ writeFailures: 1 });
-      expect(baton.ledgerHealth().lastError).toMatch(/storage_busy|locked/);
+      await expect(baton.ledger.record("s1", { toolName: "Edit", status: "success" })).resolves.toBeUndefined();
+      expect(baton.ledger.health()).toMatchObject({ writeFailures: 1 });
+      expect(baton.ledger.health().lastError).toMatch(/storage_busy|locked/);
     } finally {
       other.exec("ROLLBACK");
       other.close();
     }
-    expect(await baton.recordToolCall("s1", { toolName: "Edit", status: "success" })).toMatchObject({ seq: 1 });
+    expect(await baton.ledger.record("s1", { toolName: "Edit", status: "success" })).toMatchObject({ seq: 1 });
   });
 
   it("an unknown session and unrecordable input are counted too", async () => {
     const { baton } = await withSession();
-    await expect(baton.recordToolCall("nope", { toolName: "Edit", status: "success" })).resolves.toBeUndefined();
-    await expect(baton.recordToolCall("s1", { toolName: "Edit", status: "weird" as "success" })).resolves.toBeUndefined();
-    await expect(baton.recordToolCall("s1", null as never)).resolves.toBeUndefined();
-    expect(baton.ledgerHealth().writeFailures).toBe(3);
+    await expect(baton.ledger.record("nope", { toolName: "Edit", status: "success" })).resolves.toBeUndefined();
+    await expect(baton.ledger.record("s1", { toolName: "Edit", status: "weird" as "success" })).resolves.toBeUndefined();
+    await expect(baton.ledger.record("s1", null as never)).resolves.toBeUndefined();
+    expect(baton.ledger.health().writeFailures).toBe(3);
   });
 
   it("when the failure file cannot be written either, the count is kept in memory", async () => {
@@ -218,11 +219,11 @@ describe("a ledger write never fails the caller", () => {
     mkdirSync(join(ws.dir, "ledger-failures.json")); // a directory where the file should be: rename fails, even as root
     const fail = { on: false };
     const { baton } = await fresh({ backend: failingBackend(new SqliteBackend({ path: ws.dbPath }), fail) }, root);
-    await baton.startSession({ flow: "task", id: "s1" });
+    await baton.sessions.start({ flow: "task", id: "s1" });
     fail.on = true;
-    await baton.recordToolCall("s1", { toolName: "Edit", status: "success" });
-    await baton.recordToolCall("s1", { toolName: "Edit", status: "success" });
-    expect(baton.ledgerHealth()).toMatchObject({ writeFailures: 2 });
+    await baton.ledger.record("s1", { toolName: "Edit", status: "success" });
+    await baton.ledger.record("s1", { toolName: "Edit", status: "success" });
+    expect(baton.ledger.health()).toMatchObject({ writeFailures: 2 });
     expect(readdirSync(ws.dir).filter((f) => f.endsWith(".tmp"))).toEqual([]);
   });
 });
@@ -264,7 +265,7 @@ const CANARIES = {
 async function plantCanaries(baton: Baton): Promise<void> {
   const C = CANARIES;
   const calls = [
-    baton.recordToolCall("s1", {
+    baton.ledger.record("s1", {
       toolName: "Bash",
       status: "error",
       args: {
@@ -281,7 +282,7 @@ async function plantCanaries(baton: Baton): Promise<void> {
       error: `401 Unauthorized: token ${C.github} rejected; Authorization: Bearer ${C.bearer}\nCookie: session=${C.cookie}; theme=dark`,
       observation: `{"type":"service_account","private_key":"-----BEGIN PRIVATE KEY-----\\n${C.gcpKey}\\n-----END PRIVATE KEY-----\\n"}`,
     }),
-    baton.recordToolCall("s1", {
+    baton.ledger.record("s1", {
       toolName: "WebFetch",
       status: "success",
       args: {
@@ -290,20 +291,20 @@ async function plantCanaries(baton: Baton): Promise<void> {
       },
       observation: `DefaultEndpointsProtocol=https;AccountName=a;AccountKey=${C.azureKey};EndpointSuffix=core.windows.net\nclient secret abc8Q~${C.azureClient}\n${C.gitlab} ${C.slack} ${C.stripe}`,
     }),
-    baton.recordToolCall("s1", {
+    baton.ledger.record("s1", {
       toolName: "Edit",
       status: "no_progress",
       args: { file_path: ".env", old_string: `OPENAI_API_KEY=${C.openai}`, new_string: `ANTHROPIC_API_KEY=${C.anthropic}` },
       error: `jwt ${C.jwt} expired; key -----BEGIN RSA PRIVATE KEY-----\n${C.rsa}\n-----END RSA PRIVATE KEY-----`,
       observation: `pat ${C.githubPat} card ${C.card}`,
     }),
-    baton.recordToolCall("s1", {
+    baton.ledger.record("s1", {
       toolName: "browser_type",
       status: "success",
       args: { element: "Password", ref: "e7", text: C.formPassword },
     }),
-    baton.recordToolCall("s1", { toolName: "fill", status: "success", args: { uid: "e12", value: C.formValue } }),
-    baton.recordToolCall("s1", {
+    baton.ledger.record("s1", { toolName: "fill", status: "success", args: { uid: "e12", value: C.formValue } }),
+    baton.ledger.record("s1", {
       toolName: "browser_snapshot",
       status: "success",
       args: { screenshot: `iVBORw0KGgo${C.screenshot}${"A".repeat(600)}` },
@@ -364,20 +365,20 @@ describe("no secret is stored or exported (canary scan)", () => {
 
     // Exports: JSON Lines, OTLP lines, OTLP over HTTP, and the CLI's file export.
     let jsonl = "";
-    for await (const l of baton.exportLedger({ sessionId: "s1" })) jsonl += l;
+    for await (const l of baton.ledger.export({ sessionId: "s1" })) jsonl += l;
     expect(jsonl.trim().split("\n")).toHaveLength(6);
     found.push(...leaks(jsonl, "JSONL export"));
     let otlp = "";
-    for await (const l of baton.exportLedger({ sessionId: "s1", format: "otlp" })) otlp += l;
+    for await (const l of baton.ledger.export({ sessionId: "s1", format: "otlp" })) otlp += l;
     found.push(...leaks(otlp, "OTLP export"));
     const c = await collector();
     try {
-      await baton.sendLedgerOtlp({ endpoint: c.url, sessionId: "s1" });
+      await baton.ledger.sendOtlp({ endpoint: c.url, sessionId: "s1" });
     } finally {
       c.server.close();
     }
     found.push(...leaks(c.requests.map((r) => r.body).join("\n"), "OTLP/HTTP body"));
-    const health = JSON.stringify(baton.ledgerHealth());
+    const health = JSON.stringify(baton.ledger.health());
     found.push(...leaks(health, "ledger health"));
     await baton.close();
     open.length = 0;
@@ -426,18 +427,18 @@ describe("no secret is stored or exported (canary scan)", () => {
 describe("OpenTelemetry export", () => {
   it("POSTs OTLP/JSON spans to <endpoint>/v1/traces of a real HTTP server", async () => {
     const { baton } = await withSession();
-    const fail = await baton.recordToolCall("s1", {
+    const fail = await baton.ledger.record("s1", {
       toolName: "click",
       status: "error",
       args: { selector: "#buy" },
       error: "detached",
       durationMs: 40,
     });
-    await baton.recordToolCall("s1", { toolName: "read_page", status: "success" });
-    const ok = await baton.recordToolCall("s1", { toolName: "click", status: "success", args: { selector: "#buy" } });
+    await baton.ledger.record("s1", { toolName: "read_page", status: "success" });
+    const ok = await baton.ledger.record("s1", { toolName: "click", status: "success", args: { selector: "#buy" } });
     const c = await collector();
     try {
-      const r = await baton.sendLedgerOtlp({
+      const r = await baton.ledger.sendOtlp({
         endpoint: `${c.url}/`,
         headers: { authorization: "Bearer collector-key-1" },
         sessionId: "s1",
@@ -473,17 +474,17 @@ describe("OpenTelemetry export", () => {
 
   it("reports a collector that refuses (export_failed), and one that is not there", async () => {
     const { baton } = await withSession();
-    await baton.recordToolCall("s1", { toolName: "Read", status: "success" });
+    await baton.ledger.record("s1", { toolName: "Read", status: "success" });
     const c = await collector(503);
     try {
-      await expect(baton.sendLedgerOtlp({ endpoint: c.url })).rejects.toSatisfy(
+      await expect(baton.ledger.sendOtlp({ endpoint: c.url })).rejects.toSatisfy(
         (e) => isBatonError(e, "export_failed") && /503/.test((e as Error).message),
       );
     } finally {
       c.server.close();
     }
-    await expect(baton.sendLedgerOtlp({ endpoint: c.url, timeoutMs: 2000 })).rejects.toSatisfy((e) => isBatonError(e, "export_failed"));
-    await expect(baton.sendLedgerOtlp({ endpoint: "ftp://x" })).rejects.toSatisfy((e) => isBatonError(e, "bad_input"));
+    await expect(baton.ledger.sendOtlp({ endpoint: c.url, timeoutMs: 2000 })).rejects.toSatisfy((e) => isBatonError(e, "export_failed"));
+    await expect(baton.ledger.sendOtlp({ endpoint: "ftp://x" })).rejects.toSatisfy((e) => isBatonError(e, "bad_input"));
   });
 });
 
@@ -606,8 +607,8 @@ describe("health file", () => {
   it("is replaced atomically and ignored when damaged", async () => {
     const { baton, root } = await withSession();
     writeFileSync(join(root, ".baton", "ledger-failures.json"), "{not json");
-    expect(baton.ledgerHealth()).toEqual({ writeFailures: 0, lastError: null, lastAt: null });
-    await baton.recordToolCall("missing", { toolName: "x", status: "success" });
+    expect(baton.ledger.health()).toEqual({ writeFailures: 0, lastError: null, lastAt: null });
+    await baton.ledger.record("missing", { toolName: "x", status: "success" });
     expect(JSON.parse(readFileSync(join(root, ".baton", "ledger-failures.json"), "utf8"))).toMatchObject({ writeFailures: 1 });
   });
 });

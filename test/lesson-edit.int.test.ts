@@ -8,6 +8,7 @@ import { readFileSync, writeFileSync } from "node:fs";
 import { dirname, join } from "node:path";
 import fc from "fast-check";
 import { describe, expect, it } from "vitest";
+import { servicesOf } from "../src/compose.js";
 import { openBaton } from "../src/index.js";
 import { LessonService } from "../src/services/lessons.js";
 import { readLessonsText } from "../src/services/lessons-file.js";
@@ -17,9 +18,9 @@ async function withLessons(fn: (b: Awaited<ReturnType<typeof openBaton>>, file: 
   const root = tempDir();
   const b = await openBaton({ root });
   try {
-    await b.addLesson({ id: "les-a", scope: "workspace", text: "Run the migrations first.", tools: ["Bash"] });
-    await b.addLesson({ id: "les-b", scope: "workspace", text: "Never edit generated CSS.", paths: ["src/styles/**"] });
-    await b.addLesson({ id: "les-c", scope: "workspace", text: "Read the failing test before editing." });
+    await b.lessons.add({ id: "les-a", scope: "workspace", text: "Run the migrations first.", tools: ["Bash"] });
+    await b.lessons.add({ id: "les-b", scope: "workspace", text: "Never edit generated CSS.", paths: ["src/styles/**"] });
+    await b.lessons.add({ id: "les-c", scope: "workspace", text: "Read the failing test before editing." });
     await fn(b, join(root, "LESSONS.md"));
   } finally {
     await b.close();
@@ -30,12 +31,12 @@ describe("editing lessons in LESSONS.md", () => {
   it("rewrites only the edited block, keeps the rest byte for byte, and gives a new version", async () => {
     await withLessons(async (b, file) => {
       const before = readFileSync(file, "utf8");
-      const v = (await b.lessonVersions()).get("les-b") as string;
-      const r = await b.editLesson("les-b", v, { text: "Never edit generated CSS; change the tokens.", pinned: true });
+      const v = (await b.lessons.versions()).get("les-b") as string;
+      const r = await b.lessons.edit("les-b", v, { text: "Never edit generated CSS; change the tokens.", pinned: true });
       const after = readFileSync(file, "utf8");
       expect(r.version).not.toBe(v);
-      expect((await b.lessonVersions()).get("les-b")).toBe(r.version);
-      const lessons = (await b.listLessons({ all: true })).lessons;
+      expect((await b.lessons.versions()).get("les-b")).toBe(r.version);
+      const lessons = (await b.lessons.list({ all: true })).lessons;
       expect(lessons.map((l) => [l.id, l.text, l.pinned])).toEqual([
         ["les-a", "Run the migrations first.", false],
         ["les-b", "Never edit generated CSS; change the tokens.", true],
@@ -58,10 +59,10 @@ describe("editing lessons in LESSONS.md", () => {
         if (++reads === 1) writeFileSync(f, (text ?? "").replace("Run the migrations first.", "Hand edit: seed first."));
         return text;
       };
-      const svc = new LessonService(b.backend, b.journal, dirname(file), () => new Date(), read);
+      const svc = new LessonService(servicesOf(b).backend, servicesOf(b).journal, dirname(file), () => new Date(), read);
       const listed = svc.list({ all: true, versions: true }).lessons.find((l) => l.id === "les-a");
       expect(listed?.text).toBe("Run the migrations first.");
-      await expect(b.editLesson("les-a", listed?.version as string, { pinned: true })).rejects.toMatchObject({ code: "conflict" });
+      await expect(b.lessons.edit("les-a", listed?.version as string, { pinned: true })).rejects.toMatchObject({ code: "conflict" });
       expect(readFileSync(file, "utf8")).toContain("Hand edit: seed first.");
       expect(reads).toBe(1);
     });
@@ -82,23 +83,23 @@ describe("editing lessons in LESSONS.md", () => {
       ].join("\n");
       writeFileSync(file, `${readFileSync(file, "utf8").trimEnd()}\n\n${hand}\n`);
       const before = readFileSync(file, "utf8");
-      const v1 = (await b.lessonVersions()).get("les-h") as string;
-      const pinned = await b.editLesson("les-h", v1, { pinned: true });
+      const v1 = (await b.lessons.versions()).get("les-h") as string;
+      const pinned = await b.lessons.edit("les-h", v1, { pinned: true });
       expect(pinned.lesson.pinned).toBe(true);
       // Only the pin line changed.
       expect(readFileSync(file, "utf8")).toBe(before.replace("- pinned: no", "- pinned: yes"));
-      const r = await b.editLesson("les-h", pinned.version, { text: "Rebuild the index:\n# after a schema change\n- and a migration." });
+      const r = await b.lessons.edit("les-h", pinned.version, { text: "Rebuild the index:\n# after a schema change\n- and a migration." });
       const after = readFileSync(file, "utf8");
       expect(r.lesson.text).toBe("Rebuild the index:\n# after a schema change\n- and a migration.");
       for (const kept of ["- owner: alice", "- tools: Bash", "- pinned: yes", "- ticket: `OPS-12`"]) expect(after).toContain(kept);
       expect(after).toContain("\\# after a schema change");
-      const listed = (await b.listLessons({ all: true })).lessons.find((l) => l.id === "les-h");
+      const listed = (await b.lessons.list({ all: true })).lessons.find((l) => l.id === "les-h");
       expect([listed?.text, listed?.pinned, listed?.tools]).toEqual([r.lesson.text, true, ["Bash"]]);
       // A lesson whose block has an error is refused with the error named; nothing is written.
       writeFileSync(file, after.replace("- pinned: yes", "- pinned: maybe"));
       const broken = readFileSync(file, "utf8");
-      const v3 = (await b.lessonVersions()).get("les-h") as string;
-      await expect(b.editLesson("les-h", v3, { pinned: false })).rejects.toMatchObject({
+      const v3 = (await b.lessons.versions()).get("les-h") as string;
+      await expect(b.lessons.edit("les-h", v3, { pinned: false })).rejects.toMatchObject({
         code: "conflict",
         message: expect.stringContaining("pinned must be yes or no"),
       });
@@ -108,25 +109,25 @@ describe("editing lessons in LESSONS.md", () => {
 
   it("refuses a stale version or a removed lesson and writes nothing; another lesson's edit does not conflict", async () => {
     await withLessons(async (b, file) => {
-      const versions = await b.lessonVersions();
+      const versions = await b.lessons.versions();
       // Another lesson changed: no conflict for this one.
-      await b.editLesson("les-a", versions.get("les-a") as string, { pinned: true });
-      await b.editLesson("les-c", versions.get("les-c") as string, { text: "Read the failing test first." });
+      await b.lessons.edit("les-a", versions.get("les-a") as string, { pinned: true });
+      await b.lessons.edit("les-c", versions.get("les-c") as string, { text: "Read the failing test first." });
       // This lesson changed by hand: conflict, nothing written.
       writeFileSync(file, readFileSync(file, "utf8").replace("Never edit generated CSS.", "Hand edit."));
       const handEdited = readFileSync(file, "utf8");
-      await expect(b.editLesson("les-b", versions.get("les-b") as string, { text: "Page edit." })).rejects.toMatchObject({
+      await expect(b.lessons.edit("les-b", versions.get("les-b") as string, { text: "Page edit." })).rejects.toMatchObject({
         code: "conflict",
       });
-      await expect(b.removeLesson("les-b", { version: versions.get("les-b") as string })).rejects.toMatchObject({ code: "conflict" });
+      await expect(b.lessons.remove("les-b", { version: versions.get("les-b") as string })).rejects.toMatchObject({ code: "conflict" });
       expect(readFileSync(file, "utf8")).toBe(handEdited);
       // Removed meanwhile: not found, nothing written.
-      const fresh = (await b.lessonVersions()).get("les-b") as string;
-      await b.removeLesson("les-b");
+      const fresh = (await b.lessons.versions()).get("les-b") as string;
+      await b.lessons.remove("les-b");
       const removed = readFileSync(file, "utf8");
-      await expect(b.editLesson("les-b", fresh, { pinned: true })).rejects.toMatchObject({ code: "lesson_not_found" });
+      await expect(b.lessons.edit("les-b", fresh, { pinned: true })).rejects.toMatchObject({ code: "lesson_not_found" });
       expect(readFileSync(file, "utf8")).toBe(removed);
-      await expect(b.editLesson("les-a", "bogus", { text: "" })).rejects.toMatchObject({ code: "bad_input" });
+      await expect(b.lessons.edit("les-a", "bogus", { text: "" })).rejects.toMatchObject({ code: "bad_input" });
     });
   });
 
@@ -144,31 +145,31 @@ describe("editing lessons in LESSONS.md", () => {
       await fc.assert(
         fc.asyncProperty(fc.array(cmd, { maxLength: 8 }), async (cmds) => {
           // The model: what each lesson should be after the commands that apply.
-          const start = (await b.listLessons({ all: true })).lessons;
+          const start = (await b.lessons.list({ all: true })).lessons;
           const model = new Map(start.map((l) => [l.id, { text: l.text, pinned: l.pinned }]));
           for (const c of cmds) {
-            const v = (await b.lessonVersions()).get(c.id);
+            const v = (await b.lessons.versions()).get(c.id);
             if (!model.has(c.id) || v === undefined) {
-              await expect(b.editLesson(c.id, "x", { pinned: true })).rejects.toMatchObject({ code: "lesson_not_found" });
+              await expect(b.lessons.edit(c.id, "x", { pinned: true })).rejects.toMatchObject({ code: "lesson_not_found" });
               continue;
             }
             if (c.op === "delete") {
-              await b.removeLesson(c.id, { version: v });
+              await b.lessons.remove(c.id, { version: v });
               model.delete(c.id);
             } else if (c.op === "text") {
-              await b.editLesson(c.id, v, { text: c.text });
+              await b.lessons.edit(c.id, v, { text: c.text });
               (model.get(c.id) as { text: string }).text = c.text.trim();
             } else {
-              await b.editLesson(c.id, v, { pinned: c.op === "pin" });
+              await b.lessons.edit(c.id, v, { pinned: c.op === "pin" });
               (model.get(c.id) as { pinned: boolean }).pinned = c.op === "pin";
             }
           }
-          const got = await b.listLessons({ all: true });
+          const got = await b.lessons.list({ all: true });
           expect(got.diagnostics.filter((d) => d.severity === "error")).toEqual([]);
           expect(new Map(got.lessons.map((l) => [l.id, { text: l.text, pinned: l.pinned }]))).toEqual(model);
           // Put the three back for the next run.
           for (const id of ["les-a", "les-b", "les-c"])
-            if (!model.has(id)) await b.addLesson({ id, scope: "workspace", text: `restored ${id}` });
+            if (!model.has(id)) await b.lessons.add({ id, scope: "workspace", text: `restored ${id}` });
         }),
         { numRuns: 25 },
       );

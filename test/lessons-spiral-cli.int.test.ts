@@ -8,7 +8,7 @@ afterAll(() => cleanupDirs());
 function workspace(): { root: string; run: (...args: string[]) => ReturnType<typeof cli> } {
   const root = tempDir();
   expect(cli(["init", "--root", root]).code).toBe(0);
-  return { root, run: (...args: string[]) => cli([...args, "--root", root], { env: { BATON_SYNCHRONOUS: "NORMAL" } }) };
+  return { root, run: (...args: string[]) => cli([...args, "--root", root], { env: { BATON_DURABILITY: "relaxed" } }) };
 }
 
 describe("baton lessons", () => {

@@ -1,9 +1,12 @@
 import { readFileSync, writeFileSync } from "node:fs";
+import { hostname } from "node:os";
 import { join } from "node:path";
 import { afterAll, describe, expect, it } from "vitest";
 import type { Backend } from "../src/backend/contract.js";
+import { SqliteBackend } from "../src/backend/sqlite/sqlite-backend.js";
+import { openBaton } from "../src/compose.js";
 import type { LessonIntent } from "../src/core/lesson-rank.js";
-import { type Baton, openBaton, SqliteBackend } from "../src/index.js";
+import type { Baton } from "../src/index.js";
 import { spawnNode } from "./child-process.js";
 import { CLI, cleanupDirs, tempBaton, tempDir } from "./helpers.js";
 
@@ -12,7 +15,7 @@ afterAll(() => cleanupDirs());
 const lessonsFile = (root: string) => join(root, "LESSONS.md");
 
 async function withBaton<T>(fn: (b: Baton, root: string) => Promise<T>, opts: { now?: () => Date } = {}): Promise<T> {
-  const { baton, root } = await tempBaton({ synchronous: "NORMAL", ...opts });
+  const { baton, root } = await tempBaton({ durability: "relaxed", ...opts });
   try {
     return await fn(baton, root);
   } finally {
@@ -133,10 +136,10 @@ const RANKING_TABLE: { name: string; intent: LessonIntent; expected: string[]; b
 describe("lessons: LESSONS.md is the truth, hand edits included", () => {
   it("round-trips through add, hand edits, search, add and rm; a malformed block is reported by line", async () => {
     await withBaton(async (b, root) => {
-      await b.startSession({ flow: "task", id: "s1" });
-      const added = await b.addLesson({ text: "Run the tests before committing.", sessionId: "s1", tools: ["Bash"] });
+      await b.sessions.start({ flow: "task", id: "s1" });
+      const added = await b.lessons.add({ text: "Run the tests before committing.", sessionId: "s1", tools: ["Bash"] });
       expect(added.lesson).toMatchObject({ scope: "session", sessionId: "s1", tools: ["Bash"] });
-      expect((await b.searchLessons({ prompt: "committing tests", sessionId: "s1" })).results.map((r) => r.lesson.id)).toEqual([
+      expect((await b.lessons.search({ prompt: "committing tests", sessionId: "s1" })).results.map((r) => r.lesson.id)).toEqual([
         added.lesson.id,
       ]);
 
@@ -150,42 +153,42 @@ describe("lessons: LESSONS.md is the truth, hand edits included", () => {
       writeFileSync(file, handText);
       const brokenLine = handText.split("\n").indexOf("- pinned: sometimes") + 1;
 
-      const list = await b.listLessons();
+      const list = await b.lessons.list();
       expect(list.lessons.map((l) => l.id)).toEqual([added.lesson.id, "hand-added"]);
       expect(list.diagnostics).toEqual([expect.objectContaining({ line: brokenLine, severity: "error", id: "broken" })]);
       // The index follows the file: the old words are gone, the new ones found.
-      expect((await b.searchLessons({ prompt: "committing", sessionId: "s1" })).results).toEqual([]);
-      const pushing = await b.searchLessons({ prompt: "pushing linter force push", sessionId: "s1" });
+      expect((await b.lessons.search({ prompt: "committing", sessionId: "s1" })).results).toEqual([]);
+      const pushing = await b.lessons.search({ prompt: "pushing linter force push", sessionId: "s1" });
       expect(pushing.results.map((r) => r.lesson.id)).toEqual([added.lesson.id, "hand-added"]);
       expect(pushing.diagnostics).toHaveLength(1);
 
       // A write keeps the hand edits (the broken block too) verbatim.
-      const second = await b.addLesson({ text: "Pin the node version.", scope: "workspace" });
+      const second = await b.lessons.add({ text: "Pin the node version.", scope: "workspace" });
       const after = readFileSync(file, "utf8");
       expect(after.startsWith(handText.trimEnd())).toBe(true);
       expect(after).toContain(`### ${second.lesson.id}`);
 
       // rm clears the broken block by its heading; the diagnostic goes with it.
-      await b.removeLesson("broken");
-      expect((await b.listLessons()).diagnostics).toEqual([]);
-      await b.removeLesson(added.lesson.id);
-      expect((await b.listLessons()).lessons.map((l) => l.id)).toEqual(["hand-added", second.lesson.id]);
-      await expect(b.removeLesson("nope")).rejects.toMatchObject({ code: "lesson_not_found" });
+      await b.lessons.remove("broken");
+      expect((await b.lessons.list()).diagnostics).toEqual([]);
+      await b.lessons.remove(added.lesson.id);
+      expect((await b.lessons.list()).lessons.map((l) => l.id)).toEqual(["hand-added", second.lesson.id]);
+      await expect(b.lessons.remove("nope")).rejects.toMatchObject({ code: "lesson_not_found" });
       expect(readFileSync(file, "utf8")).not.toContain("Run the linter");
     });
   });
 
   it("refuses bad input and changes nothing", async () => {
     await withBaton(async (b, root) => {
-      await expect(b.addLesson({ text: "No session." })).rejects.toMatchObject({ code: "bad_input" });
-      await expect(b.addLesson({ text: "x", sessionId: "missing" })).rejects.toMatchObject({ code: "not_found" });
-      await expect(b.addLesson({ text: "  ", scope: "workspace" })).rejects.toMatchObject({ code: "bad_input" });
-      await expect(b.addLesson({ text: "x", scope: "workspace", expires: "soon" })).rejects.toMatchObject({ code: "bad_input" });
-      await expect(b.addLesson({ text: "x", scope: "workspace", paths: ["`bad`"] })).rejects.toMatchObject({ code: "bad_input" });
+      await expect(b.lessons.add({ text: "No session." })).rejects.toMatchObject({ code: "bad_input" });
+      await expect(b.lessons.add({ text: "x", sessionId: "missing" })).rejects.toMatchObject({ code: "not_found" });
+      await expect(b.lessons.add({ text: "  ", scope: "workspace" })).rejects.toMatchObject({ code: "bad_input" });
+      await expect(b.lessons.add({ text: "x", scope: "workspace", expires: "soon" })).rejects.toMatchObject({ code: "bad_input" });
+      await expect(b.lessons.add({ text: "x", scope: "workspace", paths: ["`bad`"] })).rejects.toMatchObject({ code: "bad_input" });
       expect(() => readFileSync(lessonsFile(root))).toThrow(/ENOENT/);
-      await b.addLesson({ text: "x", scope: "workspace", id: "same" });
-      await expect(b.addLesson({ text: "y", scope: "workspace", id: "same" })).rejects.toMatchObject({ code: "conflict" });
-      expect((await b.listLessons()).lessons).toHaveLength(1);
+      await b.lessons.add({ text: "x", scope: "workspace", id: "same" });
+      await expect(b.lessons.add({ text: "y", scope: "workspace", id: "same" })).rejects.toMatchObject({ code: "conflict" });
+      expect((await b.lessons.list()).lessons).toHaveLength(1);
     });
   });
 
@@ -193,13 +196,13 @@ describe("lessons: LESSONS.md is the truth, hand edits included", () => {
     let now = new Date("2026-03-01T12:00:00Z");
     await withBaton(
       async (b) => {
-        await b.addLesson({ text: "Temporary workaround for the flaky proxy.", scope: "workspace", expires: "2026-03-02" });
-        expect((await b.searchLessons({ prompt: "flaky proxy" })).results).toHaveLength(1);
+        await b.lessons.add({ text: "Temporary workaround for the flaky proxy.", scope: "workspace", expires: "2026-03-02" });
+        expect((await b.lessons.search({ prompt: "flaky proxy" })).results).toHaveLength(1);
         now = new Date("2026-03-03T00:00:00Z");
-        expect((await b.searchLessons({ prompt: "flaky proxy" })).results).toEqual([]);
-        expect((await b.injectLessons({ prompt: "flaky proxy" })).markdown).toBe("");
-        expect((await b.listLessons()).lessons).toEqual([]);
-        expect((await b.listLessons({ all: true })).lessons).toMatchObject([{ expired: true }]);
+        expect((await b.lessons.search({ prompt: "flaky proxy" })).results).toEqual([]);
+        expect((await b.lessons.inject({ prompt: "flaky proxy" })).markdown).toBe("");
+        expect((await b.lessons.list()).lessons).toEqual([]);
+        expect((await b.lessons.list({ all: true })).lessons).toMatchObject([{ expired: true }]);
       },
       { now: () => now },
     );
@@ -210,7 +213,7 @@ describe("lessons: ranking", () => {
   it.each(RANKING_TABLE)("$name", async ({ intent, expected }) => {
     await withBaton(async (b, root) => {
       writeFileSync(lessonsFile(root), RANKING_FILE);
-      const r = await b.searchLessons(intent);
+      const r = await b.lessons.search(intent);
       expect(r.fullText).toBe(true);
       expect(r.diagnostics).toEqual([]);
       expect(
@@ -235,7 +238,7 @@ describe("lessons: ranking", () => {
     try {
       writeFileSync(lessonsFile(root), RANKING_FILE);
       for (const row of RANKING_TABLE.filter((r) => !r.bm25)) {
-        const r = await b.searchLessons(row.intent);
+        const r = await b.lessons.search(row.intent);
         expect(r.fullText).toBe(false);
         expect(
           r.results.map((x) => x.lesson.id),
@@ -243,7 +246,7 @@ describe("lessons: ranking", () => {
         ).toEqual(row.expected);
       }
       // The full-text index was never built.
-      expect(await inner.transaction("read", (tx) => tx.lessons.indexedHash())).toBeUndefined();
+      expect(await inner.transaction("read", (tx) => tx.lessons.indexedHash(`${hostname()}:${root}`))).toBeUndefined();
     } finally {
       await b.close();
     }
@@ -253,19 +256,19 @@ describe("lessons: ranking", () => {
     await withBaton(async (b, root) => {
       writeFileSync(lessonsFile(root), RANKING_FILE);
       const intent: LessonIntent = { prompt: "whitespace editing", tool: "Edit", fingerprint: "E_LOCK_MISMATCH" };
-      const ranked = (await b.searchLessons(intent)).results;
+      const ranked = (await b.lessons.search(intent)).results;
       const order = ranked.map((r) => r.lesson.id);
       expect(order.length).toBeGreaterThan(5);
-      const k2 = await b.injectLessons(intent, { k: 2 });
+      const k2 = await b.lessons.inject(intent, { k: 2 });
       expect(k2.included.map((x) => x.id)).toEqual(order.slice(0, 2));
       expect(k2.markdown.split("\n").slice(1)).toEqual(ranked.slice(0, 2).map((r) => `- ${r.lesson.text} (${r.lesson.id})`));
       for (const maxChars of [50, 120, 200, 400]) {
-        const r = await b.injectLessons(intent, { k: 5, maxChars });
+        const r = await b.lessons.inject(intent, { k: 5, maxChars });
         expect(r.markdown.length).toBeLessThanOrEqual(maxChars);
         const ids = r.included.map((x) => x.id);
         expect(ids).toEqual(order.filter((id) => ids.includes(id)));
       }
-      expect((await b.injectLessons(intent)).included).toHaveLength(5);
+      expect((await b.lessons.inject(intent)).included).toHaveLength(5);
     });
   });
 });
@@ -273,21 +276,21 @@ describe("lessons: ranking", () => {
 describe("lessons: sessions and rollbacks", () => {
   it("links a lesson to the rollback it came from, in the file and in the session's rollback record", async () => {
     await withBaton(async (b, root) => {
-      await b.startSession({ flow: "task", id: "s1" });
-      await b.append("s1", {
+      await b.sessions.start({ flow: "task", id: "s1" });
+      await b.events.append("s1", {
         type: "rollback:applied",
         actor: "user",
         data: { id: "rb-1", target: "cp-1", safety: "cp-2", restored: 1, removed: 0 },
       });
-      expect((await b.status()).sessions[0]?.suggestions.map((s) => s.action)).toEqual(["capture_lesson"]);
-      const r = await b.addLesson({ text: "Rewrite the wrapper in one edit.", sessionId: "s1", rollback: "rb-1" });
+      expect((await b.sessions.status()).sessions[0]?.suggestions.map((s) => s.action)).toEqual(["capture_lesson"]);
+      const r = await b.lessons.add({ text: "Rewrite the wrapper in one edit.", sessionId: "s1", rollback: "rb-1" });
       expect(readFileSync(lessonsFile(root), "utf8")).toContain("- rollback: rb-1");
       expect(r.journaled?.event).toMatchObject({ type: "lesson:added", data: { id: r.lesson.id, rollback: "rb-1" } });
-      const snap = await b.snapshot("s1");
+      const snap = await b.sessions.snapshot("s1");
       expect(snap.facets.rollbacks?.find((x) => x.id === "rb-1")?.lesson).toBe(r.lesson.id);
-      expect((await b.status()).sessions[0]?.suggestions).toEqual([]);
+      expect((await b.sessions.status()).sessions[0]?.suggestions).toEqual([]);
       // The fold is the same on replay.
-      expect((await b.rebuild("s1"))[0]?.repaired).toBe(false);
+      expect((await b.sessions.rebuild("s1"))[0]?.repaired).toBe(false);
     });
   });
 
@@ -309,7 +312,7 @@ describe("lessons: sessions and rollbacks", () => {
     ).toEqual([0, 0, 0, 0, 0, 0]);
     const again = await openBaton({ root });
     try {
-      const ids = (await again.listLessons()).lessons.map((l) => l.id).sort();
+      const ids = (await again.lessons.list()).lessons.map((l) => l.id).sort();
       expect(ids).toEqual(["c-0", "c-1", "c-2", "c-3", "c-4", "c-5"]);
     } finally {
       await again.close();

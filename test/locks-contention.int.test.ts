@@ -25,7 +25,7 @@ describe("lock contention with SIGKILL and SIGSTOP", () => {
   it("never lets two holders write under the lock at once, and refuses the stale holder's write", async () => {
     const root = tempDir();
     const setup = await openBaton({ root });
-    await setup.startSession({ flow: "task", id: "guarded" });
+    await setup.sessions.start({ flow: "task", id: "guarded" });
     await setup.close();
 
     // Roles: w0 is killed while holding (round 1), w1 is stopped while holding (round 2), w2 is killed (round 3).
@@ -57,12 +57,12 @@ describe("lock contention with SIGKILL and SIGSTOP", () => {
         const stoppedAt = Date.now();
         stoppedEpoch = Number(l.split(" ")[1]);
         const b = await openBaton({ root });
-        const g = await b.acquireLock("resource", { owner: "thief", ttlMs: TTL_MS, waitMs: 30_000 });
+        const g = await b.locks.acquire("resource", { owner: "thief", ttlMs: TTL_MS, waitMs: 30_000 });
         const t0 = Date.now();
-        await b.appendUnderLock("resource", g.epoch, "guarded", { type: "note:added", data: { text: `enter ${g.epoch} thief` } });
-        await b.appendUnderLock("resource", g.epoch, "guarded", { type: "note:added", data: { text: `exit ${g.epoch} thief` } });
+        await b.locks.append("resource", g.epoch, "guarded", { type: "note:added", data: { text: `enter ${g.epoch} thief` } });
+        await b.locks.append("resource", g.epoch, "guarded", { type: "note:added", data: { text: `exit ${g.epoch} thief` } });
         const t1 = Date.now();
-        await b.releaseLock("resource", g.epoch);
+        await b.locks.release("resource", g.epoch);
         await b.close();
         thief.push({ epoch: g.epoch, proof: g.reclaimed?.proof ?? "-", t0, t1 });
         await new Promise((r) => setTimeout(r, Math.max(0, STOP_MS - (Date.now() - stoppedAt))));
@@ -106,7 +106,7 @@ describe("lock contention with SIGKILL and SIGSTOP", () => {
 
       // The guarded resource: epochs never go backwards along the journal, one writer per epoch.
       const b = await openBaton({ root });
-      const { events } = await b.events("guarded", { limit: 10_000 });
+      const { events } = await b.events.list("guarded", { limit: 10_000 });
       await b.close();
       const notes = events
         .filter((e) => e.type === "note:added")

@@ -10,7 +10,7 @@ import { CLI, cleanupDirs, cli, REPO, tempDir } from "./helpers.js";
 
 afterAll(() => cleanupDirs());
 
-const ENV = { ...(process.env as Record<string, string>), BATON_SYNCHRONOUS: "NORMAL" };
+const ENV = { ...(process.env as Record<string, string>), BATON_DURABILITY: "relaxed" };
 const open: Client[] = [];
 afterEach(async () => {
   for (const c of open.splice(0)) await c.close();
@@ -228,7 +228,7 @@ describe("baton mcp", () => {
     const root = workspace();
     const c = await connect(root);
     await ok(c, "start_session", { id: "l1" });
-    const run = (...a: string[]) => cli([...a, "--root", root, "--json"], { env: { BATON_SYNCHRONOUS: "NORMAL" } });
+    const run = (...a: string[]) => cli([...a, "--root", root, "--json"], { env: { BATON_DURABILITY: "relaxed" } });
     expect(
       run("ledger", "record", "--tool", "Edit", "--status", "error", "--args", '{"file_path":"a.ts"}', "--error", "no match").code,
     ).toBe(0);

@@ -8,8 +8,10 @@ import { existsSync, readFileSync } from "node:fs";
 import { join } from "node:path";
 import Database from "better-sqlite3";
 import { afterAll, describe, expect, it } from "vitest";
+import { SqliteBackend } from "../src/backend/sqlite/sqlite-backend.js";
 import { SQLITE_MIGRATIONS } from "../src/backend/sqlite/sqlite-migrations.js";
-import { openBaton, SqliteBackend } from "../src/index.js";
+import { openBaton, servicesOf } from "../src/compose.js";
+
 import { killAll, type LineChild, spawnFixture, waitExit } from "./child-process.js";
 import { cleanupDirs, tempDir } from "./helpers.js";
 
@@ -110,7 +112,10 @@ describe("migrating a new workspace from several processes at once", () => {
         }
         const baton = await openBaton({ root });
         try {
-          expect((baton.backend as SqliteBackend).migration, `round ${round}: expected a later open to find nothing to migrate`).toEqual({
+          expect(
+            (servicesOf(baton).backend as SqliteBackend).migration,
+            `round ${round}: expected a later open to find nothing to migrate`,
+          ).toEqual({
             from: LATEST,
             to: LATEST,
             applied: [],
@@ -129,7 +134,7 @@ describe("opening a database from a newer Baton", () => {
   it("fails with schema_too_new and changes nothing", async () => {
     const root = tempDir();
     const baton = await openBaton({ root });
-    await baton.startSession({ flow: "task", id: "kept" });
+    await baton.sessions.start({ flow: "task", id: "kept" });
     await baton.close();
     const path = dbPath(root);
     const db = new Database(path);
@@ -168,7 +173,7 @@ describe("a migration whose SQL fails", () => {
   it("fails with migration_failed and leaves an up-to-date database at its version", async () => {
     const root = tempDir();
     const baton = await openBaton({ root });
-    await baton.startSession({ flow: "task", id: "kept", title: "before" });
+    await baton.sessions.start({ flow: "task", id: "kept", title: "before" });
     await baton.close();
     const path = dbPath(root);
     const tablesBefore = tableNames(path);
@@ -183,10 +188,10 @@ describe("a migration whose SQL fails", () => {
 
     const again = await openBaton({ root });
     try {
-      expect((again.backend as SqliteBackend).migration.applied, "expected nothing left to apply").toEqual([]);
-      const kept = (await again.listSessions()).find((x) => x.id === "kept");
+      expect((servicesOf(again).backend as SqliteBackend).migration.applied, "expected nothing left to apply").toEqual([]);
+      const kept = (await again.sessions.list()).find((x) => x.id === "kept");
       expect(kept?.title, "expected the failed migration's UPDATE rolled back").toBe("before");
-      expect((await again.snapshot("kept")).lastSeq, "expected the existing session intact").toBe(1);
+      expect((await again.sessions.snapshot("kept")).lastSeq, "expected the existing session intact").toBe(1);
     } finally {
       await again.close();
     }

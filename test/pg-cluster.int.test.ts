@@ -11,10 +11,9 @@ import { join } from "node:path";
 import { buildSync } from "esbuild";
 import { afterAll, describe, expect, it } from "vitest";
 import { cleanupDirs, REPO, tempDir } from "./helpers.js";
-import { POSTGRES_REQUIRED, pgBinDir } from "./pg-cluster.js";
+import { pgAvailable } from "./pg-cluster.js";
 
-const available = pgBinDir() !== undefined;
-if (!available && POSTGRES_REQUIRED) throw new Error("BATON_TEST_POSTGRES=require but no PostgreSQL server binaries were found");
+const available = pgAvailable();
 
 function alive(pid: number): boolean {
   try {

@@ -49,6 +49,16 @@ export function pgBinDir(): string | undefined {
 
 export const POSTGRES_REQUIRED = process.env.BATON_TEST_POSTGRES === "require";
 
+/**
+ * Whether a spec file's PostgreSQL tests can run. Under BATON_TEST_POSTGRES=require (CI) a
+ * missing server fails the file instead of skipping it, so CI never passes without them.
+ */
+export function pgAvailable(): boolean {
+  const available = pgBinDir() !== undefined;
+  if (!available && POSTGRES_REQUIRED) throw new Error("BATON_TEST_POSTGRES=require but no PostgreSQL server binaries were found");
+  return available;
+}
+
 async function freePort(): Promise<number> {
   return new Promise((resolve, reject) => {
     const srv = createServer();

@@ -8,14 +8,14 @@
 import { existsSync, readdirSync, readFileSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { afterAll, afterEach, beforeAll, describe, expect, it } from "vitest";
-import { openBaton } from "../src/index.js";
+import { openBaton } from "../src/compose.js";
+
 import { FIXTURES } from "./child-process.js";
 import { cleanupDirs, cli, tempDir } from "./helpers.js";
-import { type PgCluster, POSTGRES_REQUIRED, pgBinDir, startCluster } from "./pg-cluster.js";
+import { type PgCluster, pgAvailable, startCluster } from "./pg-cluster.js";
 import { api, serve } from "./server-helpers.js";
 
-const available = pgBinDir() !== undefined;
-if (!available && POSTGRES_REQUIRED) throw new Error("BATON_TEST_POSTGRES=require but no PostgreSQL server binaries were found");
+const available = pgAvailable();
 
 let cluster: PgCluster;
 let failed = false;
@@ -116,9 +116,9 @@ describe.skipIf(!available)("PostgreSQL store", () => {
     writeFileSync(join(root, "a.txt"), "a\n");
     const b = await openBaton({ root, backend: await PostgresBackend.open({ url: cluster.url, project: name, poolSize: 1 }) });
     try {
-      await b.startSession({ flow: "task", id: "t" });
-      await b.checkpoint("t", { files: ["a.txt"] });
-      expect((await b.checkpoints("t")).length).toBe(1); // prepares SELECT * FROM checkpoints on the one connection
+      await b.sessions.start({ flow: "task", id: "t" });
+      await b.checkpoints.create("t", { files: ["a.txt"] });
+      expect((await b.checkpoints.list("t")).length).toBe(1); // prepares SELECT * FROM checkpoints on the one connection
       const pg = (await import("pg")).default;
       const c = new pg.Client({ connectionString: cluster.url });
       await c.connect();
@@ -127,7 +127,7 @@ describe.skipIf(!available)("PostgreSQL store", () => {
       } finally {
         await c.end();
       }
-      expect((await b.checkpoints("t")).length).toBe(1);
+      expect((await b.checkpoints.list("t")).length).toBe(1);
     } finally {
       await b.close();
     }
@@ -260,18 +260,18 @@ describe.skipIf(!available)("PostgreSQL store across a server restart (fsync on)
     const root = tempDir();
     const b = await openBaton({ root, backend: await pgBackend(project(), durable.url) });
     try {
-      await b.startSession({ flow: "task", id: "k" });
-      for (let i = 0; i < 20; i++) await b.append("k", { type: "note:added", id: `n${i}`, data: { text: `n${i}` } });
+      await b.sessions.start({ flow: "task", id: "k" });
+      for (let i = 0; i < 20; i++) await b.events.append("k", { type: "note:added", id: `n${i}`, data: { text: `n${i}` } });
       process.kill(durable.pid(), "SIGKILL");
       // While it goes down: a typed error, not internal; or, when a backend outlived its
       // postmaster for a moment, an acknowledged append, which must then survive.
-      const down = await b.append("k", { type: "note:added", id: "during", data: { text: "during" } }).catch((e) => e);
+      const down = await b.events.append("k", { type: "note:added", id: "during", data: { text: "during" } }).catch((e) => e);
       if (down instanceof Error) expect((down as { code?: string }).code, String(down)).toBe("storage_unavailable");
       durable.start();
       // The same process, not restarted, carries on; the re-sent event (same id) lands once.
-      await b.append("k", { type: "note:added", id: "during", data: { text: "during" } });
-      await b.append("k", { type: "note:added", id: "after", data: { text: "after" } });
-      const texts = (await b.events("k")).events.map((e) => (e.data as { text?: string }).text).filter(Boolean);
+      await b.events.append("k", { type: "note:added", id: "during", data: { text: "during" } });
+      await b.events.append("k", { type: "note:added", id: "after", data: { text: "after" } });
+      const texts = (await b.events.list("k")).events.map((e) => (e.data as { text?: string }).text).filter(Boolean);
       expect(texts).toEqual([...Array.from({ length: 20 }, (_, i) => `n${i}`), "during", "after"]);
     } finally {
       await b.close();
@@ -284,16 +284,16 @@ describe.skipIf(!available)("PostgreSQL store across a server restart (fsync on)
     const waiter = await openBaton({ root, backend: await pgBackend(name, durable.url) });
     const writer = await openBaton({ root: tempDir(), backend: await pgBackend(name, durable.url) });
     try {
-      await writer.startSession({ flow: "live-variant", id: "lv" });
+      await writer.sessions.start({ flow: "live-variant", id: "lv" });
       // Far longer than the test may run: only a notification can end this wait in time.
-      const woken = waiter.waitForWork("w", { timeoutMs: 600_000 });
+      const woken = waiter.work.waitFor("w", { timeoutMs: 600_000 });
       await new Promise((r) => setTimeout(r, 300)); // let the LISTEN connection come up
       process.kill(durable.pid(), "SIGKILL");
       durable.start();
       // Whatever the waiter's LISTEN connection saw, a fresh append after the restart must wake it.
       for (let i = 0; ; i++) {
         try {
-          await writer.append("lv", { type: "steer", actor: "browser", data: { text: "after restart" } });
+          await writer.events.append("lv", { type: "steer", actor: "browser", data: { text: "after restart" } });
           break;
         } catch (err) {
           if (i > 20 || (err as { code?: string }).code !== "storage_unavailable") throw err;

@@ -2,7 +2,9 @@ import { createHash } from "node:crypto";
 import pg from "pg";
 import { afterAll, afterEach, beforeAll, describe, expect, it } from "vitest";
 import { PostgresBackend, projectSchema } from "../src/backend/postgres/pg-backend.js";
-import { openBaton } from "../src/index.js";
+import { openBaton } from "../src/compose.js";
+
+import { checkpointsContract } from "./contract/checkpoints-contract.js";
 import { concurrencyContract } from "./contract/concurrency-contract.js";
 import { journalContract, type StoreFactory } from "./contract/journal-contract.js";
 import { ledgerContract } from "./contract/ledger-contract.js";
@@ -10,10 +12,9 @@ import { locksContract } from "./contract/locks-contract.js";
 import { queueContract } from "./contract/queue-contract.js";
 import { storeContract } from "./contract/store-contract.js";
 import { tempDir } from "./helpers.js";
-import { type PgCluster, POSTGRES_REQUIRED, pgBinDir, startCluster } from "./pg-cluster.js";
+import { type PgCluster, pgAvailable, startCluster } from "./pg-cluster.js";
 
-const available = pgBinDir() !== undefined;
-if (!available && POSTGRES_REQUIRED) throw new Error("BATON_TEST_POSTGRES=require but no PostgreSQL server binaries were found");
+const available = pgAvailable();
 
 let cluster: PgCluster | undefined;
 const schemasByTest = new Map<string, string>();
@@ -28,18 +29,22 @@ export const pgStore: StoreFactory = async (root) => {
   schemasByTest.set(expect.getState().currentTestName ?? root, projectSchema(project));
   const backend = await PostgresBackend.open({ url: cluster.url, project });
   const url = cluster.url;
+  const query = async (sql: string) => {
+    const c = new pg.Client({ connectionString: url });
+    await c.connect();
+    try {
+      await c.query(`SET search_path TO ${projectSchema(project)}`);
+      return (await c.query(sql)).rows as Record<string, unknown>[];
+    } finally {
+      await c.end();
+    }
+  };
   return {
     backend,
     async raw(sql) {
-      const c = new pg.Client({ connectionString: url });
-      await c.connect();
-      try {
-        await c.query(`SET search_path TO ${projectSchema(project)}`);
-        await c.query(sql);
-      } finally {
-        await c.end();
-      }
+      await query(sql);
     },
+    rows: query,
   };
 };
 
@@ -61,6 +66,7 @@ if (available) {
   locksContract("postgres", pgStore);
   concurrencyContract("postgres", pgStore, "separate");
   storeContract("postgres", pgStore);
+  checkpointsContract("postgres", pgStore, "separate");
 
   /** Two connections (as two processes) on one project, with a live-variant session holding one steer. */
   async function twoConnections() {
@@ -68,8 +74,8 @@ if (available) {
     const a = await pgStore(root);
     const b = await pgStore(root);
     const baton = await openBaton({ root, backend: a.backend });
-    await baton.startSession({ flow: "live-variant", id: "lv" });
-    await baton.append("lv", { type: "steer", actor: "browser", data: { text: "x" } });
+    await baton.sessions.start({ flow: "live-variant", id: "lv" });
+    await baton.events.append("lv", { type: "steer", actor: "browser", data: { text: "x" } });
     return { a, b, baton };
   }
 
@@ -77,7 +83,7 @@ if (available) {
     it("a crashed run's leased work, listed while an ack is finishing it, is not handed back", async () => {
       const { a, b, baton } = await twoConnections();
       try {
-        const lease = await baton.lease("run-1");
+        const lease = await baton.work.lease("run-1");
         const itemId = lease!.item.itemId;
         let listed: unknown[] | undefined;
         let lister: Promise<void> | undefined;
@@ -105,7 +111,7 @@ if (available) {
       const { backend } = await pgStore(root);
       const baton = await openBaton({ root, backend });
       try {
-        await baton.startSession({ flow: "live-variant", id: "lv" });
+        await baton.sessions.start({ flow: "live-variant", id: "lv" });
         const err = await backend
           .transaction(
             "write",
@@ -119,8 +125,8 @@ if (available) {
         expect(err).toMatchObject({ code: "internal" });
         // The statement is the transaction: when the server refuses it (two claims under one
         // lease id), nothing of it lands, and the connection serves the next one.
-        await baton.append("lv", { type: "steer", actor: "browser", data: { text: "a" } });
-        await baton.append("lv", { type: "steer", actor: "browser", data: { text: "b" } });
+        await baton.events.append("lv", { type: "steer", actor: "browser", data: { text: "a" } });
+        await baton.events.append("lv", { type: "steer", actor: "browser", data: { text: "b" } });
         const now = Date.now();
         const twice = { leaseId: "lse_twice", owner: "w", expiresMs: now + 60_000 };
         await expect(
@@ -128,8 +134,8 @@ if (available) {
             oneStatement: true,
           }),
         ).rejects.toBeInstanceOf(Error);
-        expect((await baton.pendingWork("lv")).map((w) => w.state)).toEqual(["ready", "ready"]);
-        expect((await baton.lease("w"))?.item.kind).toBe("steer");
+        expect((await baton.work.pending("lv")).map((w) => w.state)).toEqual(["ready", "ready"]);
+        expect((await baton.work.lease("w"))?.item.kind).toBe("steer");
       } finally {
         await baton.close();
       }
@@ -153,13 +159,13 @@ if (available) {
         const heardAgain = new Promise<void>((r) => {
           hear = () => heard > before && r();
         });
-        const lease = (await baton.lease("w"))!;
+        const lease = (await baton.work.lease("w"))!;
         await heardAgain;
         const heardAck = new Promise<void>((r) => {
           const at = heard;
           hear = () => heard > at && r();
         });
-        await baton.ack(lease.leaseId);
+        await baton.work.ack(lease.leaseId);
         await heardAck;
         off();
       } finally {

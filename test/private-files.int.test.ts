@@ -79,8 +79,8 @@ describe.runIf(posix)("private .baton/ under umask 022", () => {
       const { readdirSync, statSync } = await import("node:fs");
       const { join } = await import("node:path");
       const b = await openBaton({ root: ${JSON.stringify(root)} });
-      await b.startSession({ flow: "task", id: "s1" });
-      await b.checkpoint("s1", {});
+      await b.sessions.start({ flow: "task", id: "s1" });
+      await b.checkpoints.create("s1", {});
       const out = {};
       const walk = (d, rel) => { for (const n of readdirSync(d)) { const p = join(d, n); const st = statSync(p); out[rel + n] = (st.mode & 0o777).toString(8); if (st.isDirectory()) walk(p, rel + n + "/"); } };
       walk(join(${JSON.stringify(root)}, ".baton"), "");

@@ -1,4 +1,7 @@
-/** The agent's side of delivery through the real CLI: poll, ack with a result, nack, heartbeat. */
+/**
+ * Delivery through the real CLI: the agent's side (poll, ack with a result, nack, heartbeat) and
+ * a person's (release someone's lease, retry dead-lettered work).
+ */
 import { afterAll, describe, expect, it } from "vitest";
 import { cleanupDirs, cli, tempDir } from "./helpers.js";
 
@@ -55,5 +58,47 @@ describe("baton poll / ack / nack / lease heartbeat", () => {
     expect(cli(["poll", "--lease-ms", "5", ...o]).json().error.code).toBe("bad_input");
     expect(cli(["ack", second.leaseId, "--result", "[1]", ...o]).code).toBe(2);
     expect(cli(["ack", "lse_missing", ...o]).code).toBe(4);
+  });
+
+  it("a person releases a lease only while it holds the work, and retries dead-lettered work once", () => {
+    const root = tempDir();
+    const o = ["--root", root, "--json"];
+    cli(["init", ...o]);
+    cli(["session", "start", "--flow", "live-variant", "--id", "lv", ...o]);
+    cli(["event", "generate", "--actor", "browser", ...o]);
+    const held = cli(["poll", "--timeout", "0", "--owner", "agent-1", ...o]).json().lease;
+    const released = cli(["lease", "release", held.leaseId, "--reason", "agent-1 is stuck", ...o]);
+    expect(released.code, released.stderr).toBe(0);
+    expect(released.json()).toMatchObject({ itemId: held.item.itemId, state: "ready" });
+    for (const late of [
+      ["lease", "release", held.leaseId],
+      ["ack", held.leaseId],
+    ]) {
+      const r = cli([...late, ...o]);
+      expect(r.code, late.join(" ")).toBe(3);
+      expect(r.json().error.code).toBe("lease_lost");
+    }
+    // Out of deliveries (five by default, the released one counted): dead-lettered, with the
+    // command to deliver it again.
+    const states: string[] = [];
+    for (let i = 0; i < 4; i++) {
+      const l = cli(["poll", "--timeout", "0", ...o]).json().lease;
+      expect(l.attempt).toBe(i + 2);
+      states.push(cli(["nack", l.leaseId, ...o]).json().state);
+    }
+    expect(states).toEqual(["ready", "ready", "ready", "dead"]);
+    const dead = cli(["status", ...o]).json().sessions[0];
+    expect(dead.pendingWork).toEqual([]);
+    expect(dead.diagnostics.find((d: { code: string }) => d.code === "work_dead_lettered").message).toContain(
+      `baton retry ${held.item.itemId}`,
+    );
+    const retried = cli(["retry", held.item.itemId, ...o]);
+    expect(retried.code, retried.stderr).toBe(0);
+    expect(retried.json()).toEqual({ itemId: held.item.itemId, state: "ready", kind: "generate", seq: 2 });
+    const twice = cli(["retry", held.item.itemId, ...o]);
+    expect(twice.code).toBe(3);
+    expect(twice.json().error).toMatchObject({ code: "conflict" });
+    expect(cli(["retry", "wi_missing", ...o]).code).toBe(4);
+    expect(cli(["poll", "--timeout", "0", ...o]).json().lease).toMatchObject({ attempt: 1, item: { itemId: held.item.itemId } });
   });
 });

@@ -22,12 +22,12 @@ describe("queue crash loop", () => {
     // Items keep the max attempts they were created with: high, so a run of unlucky kills on one
     // item does not dead-letter it (dead-lettering has its own tests).
     const setup = await openBaton({ root, maxAttempts: 1000 });
-    await setup.startSession({ flow: "live-variant", id: "lv" });
-    await setup.append("lv", { type: "generate", actor: "browser" });
-    await setup.append("lv", { type: "source_wrapped", actor: "agent", data: { file: "a" } });
-    await setup.append("lv", { type: "variants_written", actor: "agent", data: { count: 1, expected: 1 } });
-    await setup.append("lv", { type: "cycling", actor: "browser" });
-    await setup.appendBatch(
+    await setup.sessions.start({ flow: "live-variant", id: "lv" });
+    await setup.events.append("lv", { type: "generate", actor: "browser" });
+    await setup.events.append("lv", { type: "source_wrapped", actor: "agent", data: { file: "a" } });
+    await setup.events.append("lv", { type: "variants_written", actor: "agent", data: { count: 1, expected: 1 } });
+    await setup.events.append("lv", { type: "cycling", actor: "browser" });
+    await setup.events.appendBatch(
       "lv",
       Array.from({ length: ITEMS }, (_, i) => ({ type: "steer", actor: "browser", data: { n: i } })),
     );
@@ -63,11 +63,11 @@ describe("queue crash loop", () => {
     const drain = await openBaton({ root });
     await new Promise((r) => setTimeout(r, LEASE_MS + 50));
     for (;;) {
-      const l = await drain.lease("drain", { leaseMs: 10_000 });
+      const l = await drain.work.lease("drain", { leaseMs: 10_000 });
       if (!l) break;
-      await drain.ack(l.leaseId);
+      await drain.work.ack(l.leaseId);
     }
-    expect(await drain.pendingWork()).toEqual([]);
+    expect(await drain.work.pending()).toEqual([]);
     await drain.close();
 
     expect(kills, "the loop should actually kill workers").toBeGreaterThan(ITERATIONS / 2);

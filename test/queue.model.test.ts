@@ -47,7 +47,7 @@ type Cmd = fc.AsyncCommand<Model, Real>;
 const enqueue = (): Cmd => ({
   check: () => true,
   async run(m, r) {
-    const res = await r.baton.append(r.sessionId, { type: "steer", actor: "browser", data: { n: m.enqueued.size } });
+    const res = await r.baton.events.append(r.sessionId, { type: "steer", actor: "browser", data: { n: m.enqueued.size } });
     m.enqueued.add(`${r.sessionId}:${res.event.seq}`);
   },
   toString: () => "enqueue",
@@ -56,7 +56,7 @@ const enqueue = (): Cmd => ({
 const lease = (worker: number): Cmd => ({
   check: () => true,
   async run(m, r) {
-    const l = await r.baton.lease(`w${worker}`, { leaseMs: LEASE_MS });
+    const l = await r.baton.work.lease(`w${worker}`, { leaseMs: LEASE_MS });
     if (!l) return;
     const itemId = l.item.itemId;
     expect(m.acked.has(itemId), `acked item ${itemId} was delivered again`).toBe(false);
@@ -75,7 +75,7 @@ const ack = (pick: number): Cmd => ({
     m.held = m.held.filter((x) => x !== h);
     const fresh = m.latest.get(h.itemId) === h.leaseId;
     try {
-      const res = await r.baton.ack(h.leaseId);
+      const res = await r.baton.work.ack(h.leaseId);
       expect(fresh, `stale lease ${h.leaseId} (w${h.worker}) acked ${h.itemId}`).toBe(true);
       if (!res.duplicate) {
         expect(m.acked.has(h.itemId), `${h.itemId} acked twice`).toBe(false);
@@ -96,7 +96,7 @@ const nack = (pick: number): Cmd => ({
     const h = m.held[pick % m.held.length] as Held;
     m.held = m.held.filter((x) => x !== h);
     try {
-      await r.baton.nack(h.leaseId);
+      await r.baton.work.nack(h.leaseId);
       m.latest.delete(h.itemId);
     } catch (err) {
       if (!isBatonError(err, "lease_lost")) throw err;
@@ -149,7 +149,7 @@ describe("queue model", () => {
         const root = tempDir("baton-model-");
         const clock = { ms: Date.parse("2026-01-01T00:00:00Z") };
         const open = () =>
-          openBaton({ root, now: () => new Date(clock.ms), synchronous: "OFF", maxAttempts: MAX_ATTEMPTS, defaultLeaseMs: LEASE_MS });
+          openBaton({ root, now: () => new Date(clock.ms), durability: "none", maxAttempts: MAX_ATTEMPTS, defaultLeaseMs: LEASE_MS });
         const real: Real = {
           baton: await open(),
           root,
@@ -161,25 +161,25 @@ describe("queue model", () => {
           },
         };
         const b = real.baton;
-        await b.startSession({ flow: "live-variant", id: "lv" });
-        await b.append("lv", { type: "generate", actor: "browser" });
-        await b.append("lv", { type: "source_wrapped", actor: "agent", data: { file: "a" } });
-        await b.append("lv", { type: "variants_written", actor: "agent", data: { count: 1, expected: 1 } });
-        await b.append("lv", { type: "cycling", actor: "browser" });
+        await b.sessions.start({ flow: "live-variant", id: "lv" });
+        await b.events.append("lv", { type: "generate", actor: "browser" });
+        await b.events.append("lv", { type: "source_wrapped", actor: "agent", data: { file: "a" } });
+        await b.events.append("lv", { type: "variants_written", actor: "agent", data: { count: 1, expected: 1 } });
+        await b.events.append("lv", { type: "cycling", actor: "browser" });
         const model: Model = { enqueued: new Set(), acked: new Set(), held: [], latest: new Map(), clockMs: clock.ms };
         try {
           await fc.asyncModelRun(() => ({ model, real }), cmds);
           // Drain: all workers gone, time passes, one fresh worker finishes everything.
           for (let i = 0; i < 1_000; i++) {
             clock.ms += LEASE_MS + 1;
-            const l = await real.baton.lease("drain", { leaseMs: LEASE_MS });
+            const l = await real.baton.work.lease("drain", { leaseMs: LEASE_MS });
             if (!l) break;
             expect(model.acked.has(l.item.itemId), `acked ${l.item.itemId} delivered again while draining`).toBe(false);
-            await real.baton.ack(l.leaseId);
+            await real.baton.work.ack(l.leaseId);
             model.acked.add(l.item.itemId);
           }
-          expect(await real.baton.pendingWork()).toEqual([]);
-          const diagnostics = (await real.baton.read("lv")).readDiagnostics.filter((d) => d.code === "work_dead_lettered");
+          expect(await real.baton.work.pending()).toEqual([]);
+          const diagnostics = (await real.baton.sessions.read("lv")).readDiagnostics.filter((d) => d.code === "work_dead_lettered");
           const dead = new Set(diagnostics.map((d) => /work item (\S+)/.exec(d.message)?.[1]));
           for (const id of model.enqueued) {
             expect(model.acked.has(id) || dead.has(id), `${id} ended neither acked nor dead-lettered`).toBe(true);

@@ -15,4 +15,11 @@ describe("redaction fixtures (hand-written real-world shapes)", () => {
   it.each(KEEP_FIXTURES.map((t) => [t] as const))("keeps %j unchanged", (text) => {
     expect(redactText(text)).toBe(text);
   });
+  it("does not take a redacted secret's random letters for a card-ish word before a number", () => {
+    // `/cc` in the token would read as `cc` (a card word) in the 48 characters before the number.
+    const token = `FwoGZXIvYXdzE${"Ab3d".repeat(15)}/ccQ${"x9Yz".repeat(10)}`;
+    const out = redactText(`AWS_SESSION_TOKEN=${token}\norder 5500005555555559 shipped`);
+    expect(out).not.toContain("Ab3dAb3d");
+    expect(out).toContain("order 5500005555555559 shipped");
+  });
 });

@@ -52,20 +52,20 @@ describe("rollback over a whole-tree checkpoint (library)", () => {
   it("a file a tree walk ignores is restored from the checkpoint that names it, not removed", async () => {
     const { baton, root } = await tempBaton();
     try {
-      const { sessionId } = await baton.startSession({ flow: "task", id: "ign" });
+      const { sessionId } = await baton.sessions.start({ flow: "task", id: "ign" });
       writeAt(root, ".gitignore", "build/\n");
-      const tree = await baton.checkpoint(sessionId, { all: true });
+      const tree = await baton.checkpoints.create(sessionId, { all: true });
       writeAt(root, "build/out.js", "1");
       writeAt(root, "src/new.ts", "n");
-      await baton.checkpoint(sessionId, { files: ["build/out.js", "src/new.ts"] });
+      await baton.checkpoints.create(sessionId, { files: ["build/out.js", "src/new.ts"] });
       writeAt(root, "build/out.js", "2");
       writeAt(root, "src/new.ts", "n2");
-      const r = await baton.rollback(sessionId, { to: tree.checkpoint.id });
+      const r = await baton.checkpoints.rollback(sessionId, { to: tree.checkpoint.id });
       // The tree checkpoint never looked at build/ (ignored): the targeted one after it knows it.
       expect(readFileSync(join(root, "build/out.js"), "utf8")).toBe("1");
       // src/new.ts did not exist at the tree checkpoint: removed, though only a later checkpoint names it.
       expect(existsSync(join(root, "src/new.ts"))).toBe(false);
-      const targeted = (await baton.checkpoints(sessionId))[1]?.id;
+      const targeted = (await baton.checkpoints.list(sessionId))[1]?.id;
       expect(r.changes.map((c) => `${c.path}:${c.action}:${c.from}`).sort()).toEqual([
         `.gitignore:unchanged:${tree.checkpoint.id}`,
         `build/out.js:restore:${targeted}`,

@@ -43,10 +43,10 @@ describe("a rollback killed with SIGKILL", () => {
   it("leaves each file wholly old or new; status says finish_rollback; finishing (and undoing) works", async () => {
     const root = tempDir();
     const setup = await openBaton({ root });
-    await setup.startSession({ flow: "task", id: SESSION });
+    await setup.sessions.start({ flow: "task", id: SESSION });
     for (let d = 0; d < 10; d++) mkdirSync(join(root, `d${d}`));
     for (let i = 0; i < FILES; i++) writeFileSync(join(root, file(i)), target(i));
-    const cp = await setup.checkpoint(SESSION, { all: true, label: "known good" });
+    const cp = await setup.checkpoints.create(SESSION, { all: true, label: "known good" });
     expect(cp.checkpoint.files).toHaveLength(FILES);
     for (let i = 0; i < FILES; i++) writeFileSync(join(root, file(i)), modified(i));
     await setup.close();
@@ -76,14 +76,14 @@ describe("a rollback killed with SIGKILL", () => {
 
     const b = await openBaton({ root });
     try {
-      const st = (await b.status()).sessions[0]!;
+      const st = (await b.sessions.status()).sessions[0]!;
       expect(st.nextAction.action).toBe("finish_rollback");
       expect(st.nextAction.command).toBe(`baton rollback --session ${SESSION} --to ${cp.checkpoint.id}`);
-      const rb = (await b.snapshot(SESSION)).facets.rollbacks.at(-1)!;
+      const rb = (await b.sessions.snapshot(SESSION)).facets.rollbacks.at(-1)!;
       expect(rb.state).toBe("started");
       expect(st.nextAction.reason).toContain(`baton rollback --session ${SESSION} --to ${rb.safety}`);
-      expect(await b.stateMarkdown(SESSION)).toContain("**interrupted**");
-      const safety = await b.getCheckpoint(rb.safety);
+      expect(await b.sessions.stateMarkdown(SESSION)).toContain("**interrupted**");
+      const safety = await b.checkpoints.get(rb.safety);
       expect(safety.files, "the safety checkpoint holds every file the rollback set out to change").toHaveLength(FILES);
 
       // Finish it with exactly the command status gave.
@@ -94,12 +94,12 @@ describe("a rollback killed with SIGKILL", () => {
       const after = states(root);
       expect(after).toEqual({ restored: FILES, old: 0, torn: [] });
       expect(leftovers(root), "temp files of the killed restorer are cleaned up").toEqual([]);
-      const st2 = (await b.status()).sessions[0]!;
+      const st2 = (await b.sessions.status()).sessions[0]!;
       expect(st2.nextAction.action).not.toBe("finish_rollback");
       expect(st2.suggestions.map((s) => s.action)).toEqual(["capture_lesson"]);
 
       // And the interrupted rollback's safety checkpoint undoes everything.
-      await b.rollback(SESSION, { to: rb.safety });
+      await b.checkpoints.rollback(SESSION, { to: rb.safety });
       expect(states(root)).toEqual({ restored: 0, old: FILES, torn: [] });
       // The contents live in the database (each file is well under the inline limit): both versions of every file.
       const db = new Database(join(root, ".baton", "baton.db"), { readonly: true });

@@ -8,6 +8,7 @@ import { spawnSync } from "node:child_process";
 import { readFileSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { afterAll, describe, expect, it } from "vitest";
+import { servicesOf } from "../src/compose.js";
 import { openBaton } from "../src/index.js";
 import { machineId, type ProcessFacts } from "../src/services/process-facts.js";
 import { CLI, cleanupDirs, cli, initWorkspace, tempDir } from "./helpers.js";
@@ -27,16 +28,16 @@ describe("rollback after the host was renamed", () => {
     const root = tempDir("renamed-");
     writeFileSync(join(root, "a.txt"), "before\n");
     const first = await openBaton({ root, processFacts: facts("old-name") });
-    await first.startSession({ flow: "task", id: "t" });
-    const cp = await first.checkpoint("t", { files: ["a.txt"] });
+    await first.sessions.start({ flow: "task", id: "t" });
+    const cp = await first.checkpoints.create("t", { files: ["a.txt"] });
     expect(cp.checkpoint.host).toBe("old-name");
     await first.close();
 
     writeFileSync(join(root, "a.txt"), "after\n");
     const second = await openBaton({ root, processFacts: facts("new-name") });
     try {
-      expect(second.backend.capabilities.sharedAcrossHosts).toBe(false);
-      await second.rollback("t", { to: cp.checkpoint.id });
+      expect(servicesOf(second).backend.capabilities.sharedAcrossHosts).toBe(false);
+      await second.checkpoints.rollback("t", { to: cp.checkpoint.id });
       expect(readFileSync(join(root, "a.txt"), "utf8")).toBe("before\n");
     } finally {
       await second.close();
@@ -74,9 +75,9 @@ describe("rollback after the host was renamed", () => {
     writeFileSync(join(root, "a.txt"), "x\n");
     const b = await openBaton({ root });
     try {
-      await b.startSession({ flow: "task", id: "t" });
-      const cp = await b.checkpoint("t", { files: ["a.txt"] });
-      expect((await b.checkpoints("t")).find((c) => c.id === cp.checkpoint.id)?.machine).toBe(id);
+      await b.sessions.start({ flow: "task", id: "t" });
+      const cp = await b.checkpoints.create("t", { files: ["a.txt"] });
+      expect((await b.checkpoints.list("t")).find((c) => c.id === cp.checkpoint.id)?.machine).toBe(id);
     } finally {
       await b.close();
     }

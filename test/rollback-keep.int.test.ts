@@ -7,6 +7,7 @@ import { spawnSync } from "node:child_process";
 import { existsSync, linkSync, lstatSync, readFileSync, readlinkSync, symlinkSync, unlinkSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { afterAll, describe, expect, it } from "vitest";
+import { servicesOf } from "../src/compose.js";
 import { isBatonError } from "../src/index.js";
 import { CheckpointService } from "../src/services/checkpoints.js";
 import { RollbackService } from "../src/services/rollback.js";
@@ -20,15 +21,15 @@ describe("a whole-tree checkpoint judges coverage by its own ignore rules", () =
   it("a file ignored at T and listed by a later tree checkpoint comes back after the ignore rules changed", async () => {
     const { baton, root } = await tempBaton();
     try {
-      const { sessionId } = await baton.startSession({ flow: "task", id: "ign1" });
+      const { sessionId } = await baton.sessions.start({ flow: "task", id: "ign1" });
       writeAt(root, ".gitignore", "*.log\n");
       writeAt(root, "debug.log", "trace\n");
-      const t = await baton.checkpoint(sessionId, { all: true });
+      const t = await baton.checkpoints.create(sessionId, { all: true });
       writeAt(root, ".gitignore", "");
-      const t2 = await baton.checkpoint(sessionId, { all: true });
-      expect((await baton.getCheckpoint(t2.checkpoint.id)).files.map((f) => f.path)).toContain("debug.log");
+      const t2 = await baton.checkpoints.create(sessionId, { all: true });
+      expect((await baton.checkpoints.get(t2.checkpoint.id)).files.map((f) => f.path)).toContain("debug.log");
       unlinkSync(join(root, "debug.log"));
-      await baton.rollback(sessionId, { to: t.checkpoint.id });
+      await baton.checkpoints.rollback(sessionId, { to: t.checkpoint.id });
       expect(readFileSync(join(root, ".gitignore"), "utf8")).toBe("*.log\n");
       expect(existsSync(join(root, "debug.log")), "debug.log was not brought back").toBe(true);
       expect(readFileSync(join(root, "debug.log"), "utf8")).toBe("trace\n");
@@ -40,12 +41,12 @@ describe("a whole-tree checkpoint judges coverage by its own ignore rules", () =
   it("a file ignored at T stays when .gitignore no longer names it (T never looked at it)", async () => {
     const { baton, root } = await tempBaton();
     try {
-      const { sessionId } = await baton.startSession({ flow: "task", id: "ign2" });
+      const { sessionId } = await baton.sessions.start({ flow: "task", id: "ign2" });
       writeAt(root, ".gitignore", ".env\n");
       writeAt(root, ".env", "SECRET=1\n");
-      const t = await baton.checkpoint(sessionId, { all: true });
+      const t = await baton.checkpoints.create(sessionId, { all: true });
       writeAt(root, ".gitignore", "node_modules/\n");
-      const r = await baton.rollback(sessionId, { to: t.checkpoint.id });
+      const r = await baton.checkpoints.rollback(sessionId, { to: t.checkpoint.id });
       expect(readFileSync(join(root, ".gitignore"), "utf8")).toBe(".env\n");
       expect(existsSync(join(root, ".env")), "rollback removed .env").toBe(true);
       expect(r.changes.map((c) => c.path)).not.toContain(".env");
@@ -57,12 +58,12 @@ describe("a whole-tree checkpoint judges coverage by its own ignore rules", () =
   it("a file ignored by a nested .gitignore at T stays after that .gitignore is removed", async () => {
     const { baton, root } = await tempBaton();
     try {
-      const { sessionId } = await baton.startSession({ flow: "task", id: "ign3" });
+      const { sessionId } = await baton.sessions.start({ flow: "task", id: "ign3" });
       writeAt(root, "sub/.gitignore", "local.cfg\n");
       writeAt(root, "sub/local.cfg", "mine\n");
-      const t = await baton.checkpoint(sessionId, { all: true });
+      const t = await baton.checkpoints.create(sessionId, { all: true });
       unlinkSync(join(root, "sub/.gitignore"));
-      await baton.rollback(sessionId, { to: t.checkpoint.id });
+      await baton.checkpoints.rollback(sessionId, { to: t.checkpoint.id });
       expect(readFileSync(join(root, "sub/.gitignore"), "utf8")).toBe("local.cfg\n");
       expect(readFileSync(join(root, "sub/local.cfg"), "utf8")).toBe("mine\n");
     } finally {
@@ -75,12 +76,12 @@ describe("a rollback never changes what its safety checkpoint cannot store", () 
   it("a file over maxFileBytes created after a tree checkpoint is kept, with a warning, and undo has nothing to lose", async () => {
     const { baton, root } = await tempBaton({ checkpoints: { maxFileBytes: 16 } });
     try {
-      const { sessionId } = await baton.startSession({ flow: "task", id: "big" });
+      const { sessionId } = await baton.sessions.start({ flow: "task", id: "big" });
       writeAt(root, "a.txt", "v1");
-      const t = await baton.checkpoint(sessionId, { all: true });
+      const t = await baton.checkpoints.create(sessionId, { all: true });
       writeAt(root, "big.bin", "x".repeat(64));
       writeAt(root, "a.txt", "v2");
-      const r = await baton.rollback(sessionId, { to: t.checkpoint.id });
+      const r = await baton.checkpoints.rollback(sessionId, { to: t.checkpoint.id });
       expect(readFileSync(join(root, "big.bin"), "utf8"), "the large file was removed").toBe("x".repeat(64));
       expect(readFileSync(join(root, "a.txt"), "utf8")).toBe("v1");
       const big = r.changes.find((c) => c.path === "big.bin");
@@ -95,11 +96,11 @@ describe("a rollback never changes what its safety checkpoint cannot store", () 
   it("a file over maxFileBytes is not overwritten by an older version either", async () => {
     const { baton, root } = await tempBaton({ checkpoints: { maxFileBytes: 16 } });
     try {
-      const { sessionId } = await baton.startSession({ flow: "task", id: "big2" });
+      const { sessionId } = await baton.sessions.start({ flow: "task", id: "big2" });
       writeAt(root, "f.txt", "small");
-      const t = await baton.checkpoint(sessionId, { files: ["f.txt"] });
+      const t = await baton.checkpoints.create(sessionId, { files: ["f.txt"] });
       writeAt(root, "f.txt", "y".repeat(64));
-      const r = await baton.rollback(sessionId, { to: t.checkpoint.id });
+      const r = await baton.checkpoints.rollback(sessionId, { to: t.checkpoint.id });
       expect(readFileSync(join(root, "f.txt"), "utf8")).toBe("y".repeat(64));
       expect(r.changes.find((c) => c.path === "f.txt")?.action).toBe("kept");
     } finally {
@@ -110,14 +111,14 @@ describe("a rollback never changes what its safety checkpoint cannot store", () 
   it("a symbolic link where a checkpointed file was is kept (the safety checkpoint cannot store a link)", async () => {
     const { baton, root } = await tempBaton();
     try {
-      const { sessionId } = await baton.startSession({ flow: "task", id: "link" });
+      const { sessionId } = await baton.sessions.start({ flow: "task", id: "link" });
       writeAt(root, "keep.txt", "k");
-      const t = await baton.checkpoint(sessionId, { all: true });
+      const t = await baton.checkpoints.create(sessionId, { all: true });
       writeAt(root, "x.txt", "x");
-      await baton.checkpoint(sessionId, { files: ["x.txt"] });
+      await baton.checkpoints.create(sessionId, { files: ["x.txt"] });
       unlinkSync(join(root, "x.txt"));
       symlinkSync("keep.txt", join(root, "x.txt"));
-      const r = await baton.rollback(sessionId, { to: t.checkpoint.id });
+      const r = await baton.checkpoints.rollback(sessionId, { to: t.checkpoint.id });
       expect(lstatSync(join(root, "x.txt")).isSymbolicLink(), "the link was removed").toBe(true);
       expect(readlinkSync(join(root, "x.txt"))).toBe("keep.txt");
       const x = r.changes.find((c) => c.path === "x.txt");
@@ -132,13 +133,13 @@ describe("a rollback never changes what its safety checkpoint cannot store", () 
   it("a directory holding a file the rollback must keep is not cleared for the file it replaced", async () => {
     const { baton, root } = await tempBaton({ checkpoints: { maxFileBytes: 16 } });
     try {
-      const { sessionId } = await baton.startSession({ flow: "task", id: "dir" });
+      const { sessionId } = await baton.sessions.start({ flow: "task", id: "dir" });
       writeAt(root, "a", "file a");
-      const t = await baton.checkpoint(sessionId, { all: true });
+      const t = await baton.checkpoints.create(sessionId, { all: true });
       unlinkSync(join(root, "a"));
       writeAt(root, "a/small.txt", "s");
       writeAt(root, "a/big.bin", "z".repeat(64));
-      const r = await baton.rollback(sessionId, { to: t.checkpoint.id });
+      const r = await baton.checkpoints.rollback(sessionId, { to: t.checkpoint.id });
       expect(readFileSync(join(root, "a/big.bin"), "utf8")).toBe("z".repeat(64));
       expect(r.changes.find((c) => c.path === "a")?.action).toBe("kept");
     } finally {
@@ -151,19 +152,19 @@ describe("a file found under another name (case-insensitive file systems)", () =
   // Linux is case-sensitive: a hard link plays the file `Readme.md` finds on a case-insensitive
   // file system (README.md's inode), and the injected lookup says what that directory lists.
   it("is kept when its exact name is not in its directory listing", async () => {
-    const { baton, root } = await tempBaton({ checkpoints: { durable: false } });
+    const { baton, root } = await tempBaton({ durability: "relaxed" });
     try {
-      const { sessionId } = await baton.startSession({ flow: "task", id: "case" });
+      const { sessionId } = await baton.sessions.start({ flow: "task", id: "case" });
       writeAt(root, "README.md", "readme\n");
-      const t = await baton.checkpoint(sessionId, { all: true });
+      const t = await baton.checkpoints.create(sessionId, { all: true });
       linkSync(join(root, "README.md"), join(root, "Readme.md"));
-      const cps = new CheckpointService(baton.backend, root, baton.workspace.dir, { durable: false });
+      const cps = new CheckpointService(servicesOf(baton).backend, root, baton.workspace.dir, { durable: false });
       const asked: string[] = [];
       const exactName = (r: string, rel: string, memo?: Map<string, ReadonlySet<string>>) => {
         asked.push(rel);
         return rel === "Readme.md" ? false : hasExactName(r, rel, memo);
       };
-      const rb = new RollbackService(baton.backend, baton.journal, cps, { durable: false, exactName });
+      const rb = new RollbackService(servicesOf(baton).backend, servicesOf(baton).journal, cps, { durable: false, exactName });
       const r = await rb.rollback(sessionId, { to: t.checkpoint.id });
       expect(existsSync(join(root, "Readme.md")), "the file found by the other name was unlinked").toBe(true);
       expect(r.changes.find((c) => c.path === "Readme.md")?.action).toBe("kept");
@@ -238,11 +239,11 @@ describe("the ignore rules and paths a rollback reads are reached without follow
 
 describe("a file that changes between the plan and the safety checkpoint", () => {
   it("grown past maxFileBytes: nothing is restored, the rollback says to run it again", async () => {
-    const { baton, root } = await tempBaton({ checkpoints: { maxFileBytes: 16, durable: false } });
+    const { baton, root } = await tempBaton({ durability: "relaxed", checkpoints: { maxFileBytes: 16 } });
     try {
-      const { sessionId } = await baton.startSession({ flow: "task", id: "race" });
+      const { sessionId } = await baton.sessions.start({ flow: "task", id: "race" });
       writeAt(root, "a.txt", "v1");
-      const t = await baton.checkpoint(sessionId, { all: true });
+      const t = await baton.checkpoints.create(sessionId, { all: true });
       writeAt(root, "a.txt", "v2");
       writeAt(root, "new.txt", "small");
       class Racing extends CheckpointService {
@@ -251,8 +252,8 @@ describe("a file that changes between the plan and the safety checkpoint", () =>
           return super.safety(...args);
         }
       }
-      const cps = new Racing(baton.backend, root, baton.workspace.dir, { maxFileBytes: 16, durable: false });
-      const rb = new RollbackService(baton.backend, baton.journal, cps, { durable: false });
+      const cps = new Racing(servicesOf(baton).backend, root, baton.workspace.dir, { maxFileBytes: 16, durable: false });
+      const rb = new RollbackService(servicesOf(baton).backend, servicesOf(baton).journal, cps, { durable: false });
       let code: string | undefined;
       try {
         await rb.rollback(sessionId, { to: t.checkpoint.id });

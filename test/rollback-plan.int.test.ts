@@ -14,9 +14,9 @@ import { api, serve } from "./server-helpers.js";
 async function setUp(root: string): Promise<string> {
   const b = await openBaton({ root });
   try {
-    await b.startSession({ flow: "live-variant", id: "hero" });
+    await b.sessions.start({ flow: "live-variant", id: "hero" });
     writeFileSync(join(root, "a.txt"), "good\n");
-    const cp = (await b.checkpoint("hero", { all: true })).checkpoint.id;
+    const cp = (await b.checkpoints.create("hero", { all: true })).checkpoint.id;
     writeFileSync(join(root, "a.txt"), "bad\n");
     return cp;
   } finally {
@@ -66,7 +66,7 @@ describe("rollback tied to its preview", () => {
       expect((await api(s, "POST", "/v1/sessions/hero/rollback", { to: cp })).status).toBe(200);
       const b = await openBaton({ root });
       try {
-        const { events } = await b.events("hero", { afterSeq: 0 });
+        const { events } = await b.events.list("hero", { afterSeq: 0 });
         expect(events.filter((e) => e.type.startsWith("rollback:")).map((e) => [e.type, e.actor])).toEqual([
           ["rollback:started", "user"],
           ["rollback:applied", "user"],

@@ -263,7 +263,7 @@ async function runSequence(cmds: readonly Cmd[], swaps: boolean): Promise<void> 
   // opening a store per sequence was half the time of a run.
   const { root, baton } = await storeFor(swaps ? 1 : 0);
   for (const name of readdirSync(root)) if (name !== ".baton") rmSync(join(root, name), { recursive: true, force: true });
-  const { sessionId } = await baton.startSession({ flow: "task", id: `m${++sequences}` });
+  const { sessionId } = await baton.sessions.start({ flow: "task", id: `m${++sequences}` });
   const m: Model = { tree: new Map(), cps: [], cursor: 0 };
   const log: string[] = [];
   const nonSafety = () => m.cps.filter((c) => c.kind !== "safety");
@@ -278,10 +278,10 @@ async function runSequence(cmds: readonly Cmd[], swaps: boolean): Promise<void> 
     }
   };
   const rollback = async (target: number | undefined, input: { steps?: number; to?: string; files?: string[] }) => {
-    let res: Awaited<ReturnType<typeof baton.rollback>> | undefined;
+    let res: Awaited<ReturnType<typeof baton.checkpoints.rollback>> | undefined;
     let err: unknown;
     try {
-      res = await baton.rollback(sessionId, input);
+      res = await baton.checkpoints.rollback(sessionId, input);
     } catch (e) {
       err = e;
     }
@@ -363,7 +363,7 @@ async function runSequence(cmds: readonly Cmd[], swaps: boolean): Promise<void> 
         // A targeted checkpoint of a directory records it skipped (a rollback leaves it): not modelled.
         const files = c.t === "checkpoint" ? c.files.filter((f) => !isDir(join(root, f))) : [];
         if (c.t === "checkpoint" && files.length === 0) break;
-        const res = await baton.checkpoint(sessionId, c.t === "checkpoint" ? { files } : { all: true });
+        const res = await baton.checkpoints.create(sessionId, c.t === "checkpoint" ? { files } : { all: true });
         m.cps.push({
           id: res.checkpoint.id,
           kind: c.t === "checkpoint" ? "targeted" : "tree",
@@ -410,7 +410,7 @@ function storeFor(i: number): Promise<Store> {
   let s = stores[i];
   if (!s) {
     const root = tempDir("baton-rb-model-");
-    s = openBaton({ root, synchronous: "OFF", checkpoints: { maxFileBytes: MAX_FILE_BYTES } }).then((baton) => ({ root, baton }));
+    s = openBaton({ root, durability: "none", checkpoints: { maxFileBytes: MAX_FILE_BYTES } }).then((baton) => ({ root, baton }));
     stores[i] = s;
   }
   return s;

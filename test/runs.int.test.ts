@@ -24,32 +24,32 @@ function agentProcess() {
 describe("crashed run detection", () => {
   it("a run whose process died is marked crashed; its lease is released and the work goes to the next agent", async () => {
     const { baton: b } = await tempBaton();
-    await b.startSession({ flow: "live-variant", id: "lv" });
-    await b.append("lv", { type: "generate", actor: "browser" });
+    await b.sessions.start({ flow: "live-variant", id: "lv" });
+    await b.events.append("lv", { type: "generate", actor: "browser" });
     const agent = agentProcess();
-    const { runId } = await b.startRun("lv", { agent: "claude-code", pid: agent.pid });
-    const lease = await b.lease(runId, { sessionId: "lv" });
+    const { runId } = await b.runs.start("lv", { agent: "claude-code", pid: agent.pid });
+    const lease = await b.work.lease(runId, { sessionId: "lv" });
     expect(lease?.item.kind).toBe("generate");
-    expect(await b.detectCrashedRuns()).toEqual([]); // alive: nothing to do
+    expect(await b.runs.detectCrashed()).toEqual([]); // alive: nothing to do
 
     await agent.kill();
-    expect(await b.detectCrashedRuns({ dryRun: true })).toMatchObject([{ runId, proof: "dead_pid", marked: false }]);
-    expect((await b.pendingWork("lv"))[0]?.state).toBe("leased"); // a dry run changes nothing
+    expect(await b.runs.detectCrashed({ dryRun: true })).toMatchObject([{ runId, proof: "dead_pid", marked: false }]);
+    expect((await b.work.pending("lv"))[0]?.state).toBe("leased"); // a dry run changes nothing
 
-    const [crash] = await b.detectCrashedRuns({ sessionId: "lv" });
+    const [crash] = await b.runs.detectCrashed({ sessionId: "lv" });
     expect(crash).toMatchObject({ sessionId: "lv", runId, agent: "claude-code", proof: "dead_pid", marked: true });
     expect(crash?.releasedWork).toEqual([{ itemId: lease?.item.itemId, state: "ready" }]);
-    const run = (await b.snapshot("lv")).facets.runs.find((r) => r.runId === runId);
+    const run = (await b.sessions.snapshot("lv")).facets.runs.find((r) => r.runId === runId);
     expect(run).toMatchObject({ status: "crashed", pid: agent.pid });
     expect(run?.handoffReason).toMatch(/^dead_pid: /);
-    expect(await b.detectCrashedRuns()).toEqual([]); // once
+    expect(await b.runs.detectCrashed()).toEqual([]); // once
 
     // The crashed run's late ack is refused; the next agent gets the work.
-    expect(await b.ack(lease?.leaseId as string).catch((e) => isBatonError(e, "lease_lost"))).toBe(true);
-    const next = await b.lease("agent-2", { sessionId: "lv" });
+    expect(await b.work.ack(lease?.leaseId as string).catch((e) => isBatonError(e, "lease_lost"))).toBe(true);
+    const next = await b.work.lease("agent-2", { sessionId: "lv" });
     expect(next).toMatchObject({ attempt: 2, item: { itemId: lease?.item.itemId } });
-    expect(await b.stateMarkdown("lv")).toMatch(new RegExp(`\\| ${runId} \\| claude-code \\| .* \\| crashed \\| dead_pid: `));
-    const hb = await b.runHeartbeat("lv", runId).catch((e) => e);
+    expect(await b.sessions.stateMarkdown("lv")).toMatch(new RegExp(`\\| ${runId} \\| claude-code \\| .* \\| crashed \\| dead_pid: `));
+    const hb = await b.runs.heartbeat("lv", runId).catch((e) => e);
     expect(isBatonError(hb, "run_crashed")).toBe(true);
     await b.close();
   });
@@ -58,29 +58,29 @@ describe("crashed run detection", () => {
     let t = Date.parse("2026-04-01T08:00:00Z");
     const facts: ProcessFacts = { host: () => "h", alive: () => true, startTime: () => "42" };
     const b = await openBaton({ root: tempDir(), now: () => new Date(t), processFacts: facts });
-    await b.startSession({ flow: "live-variant", id: "lv" });
-    await b.append("lv", { type: "generate", actor: "browser" });
-    await b.append("lv", { type: "exit", actor: "browser" });
-    const { runId } = await b.startRun("lv", { agent: "codex", pid: 100, ttlMs: 60_000 });
-    const mine = await b.lease(runId, { sessionId: "lv", leaseMs: 3_600_000 });
-    const other = await b.lease("cli:100", { sessionId: "lv", leaseMs: 3_600_000 });
+    await b.sessions.start({ flow: "live-variant", id: "lv" });
+    await b.events.append("lv", { type: "generate", actor: "browser" });
+    await b.events.append("lv", { type: "exit", actor: "browser" });
+    const { runId } = await b.runs.start("lv", { agent: "codex", pid: 100, ttlMs: 60_000 });
+    const mine = await b.work.lease(runId, { sessionId: "lv", leaseMs: 3_600_000 });
+    const other = await b.work.lease("cli:100", { sessionId: "lv", leaseMs: 3_600_000 });
     for (let i = 0; i < 10; i++) {
       t += 30_000;
-      await b.runHeartbeat("lv", runId);
+      await b.runs.heartbeat("lv", runId);
     }
-    expect(await b.detectCrashedRuns()).toEqual([]); // 5 minutes, heartbeating: alive
+    expect(await b.runs.detectCrashed()).toEqual([]); // 5 minutes, heartbeating: alive
     t += 60_000;
-    const [crash] = await b.detectCrashedRuns();
+    const [crash] = await b.runs.detectCrashed();
     expect(crash).toMatchObject({ runId, proof: "expired", releasedWork: [{ itemId: mine?.item.itemId, state: "ready" }] });
     // Its process is alive, so work leased under `cli:<pid>` may be another run's: left alone.
-    const pending = await b.pendingWork("lv");
+    const pending = await b.work.pending("lv");
     expect(pending.find((w) => w.itemId === other?.item.itemId)?.state).toBe("leased");
     expect(pending.find((w) => w.itemId === mine?.item.itemId)?.state).toBe("ready");
     // An ended run is never crashed.
-    const second = await b.startRun("lv", { agent: "codex", pid: 100, ttlMs: 60_000 });
-    await b.endRun("lv", second.runId, { reason: "context full" });
+    const second = await b.runs.start("lv", { agent: "codex", pid: 100, ttlMs: 60_000 });
+    await b.runs.end("lv", second.runId, { reason: "context full" });
     t += 3_600_000;
-    expect(await b.detectCrashedRuns()).toEqual([]);
+    expect(await b.runs.detectCrashed()).toEqual([]);
     await b.close();
   });
 

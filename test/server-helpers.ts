@@ -45,8 +45,8 @@ export async function serve(root: string, args: string[] = []): Promise<Served> 
 export async function liveSession(root: string, events: EventInput[] = []): Promise<void> {
   const b = await openBaton({ root });
   try {
-    await b.startSession({ flow: "live-variant", id: "hero" });
-    for (const e of events) await b.append("hero", e);
+    await b.sessions.start({ flow: "live-variant", id: "hero" });
+    for (const e of events) await b.events.append("hero", e);
   } finally {
     await b.close();
   }

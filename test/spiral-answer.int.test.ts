@@ -7,13 +7,14 @@
 import { readFileSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { describe, expect, it } from "vitest";
+import { servicesOf } from "../src/compose.js";
 import { type Baton, openBaton } from "../src/index.js";
 import { answerSpiralPause } from "../src/services/spiral-answer.js";
 import { tempDir } from "./helpers.js";
 
 async function pause(b: Baton, cp: string): Promise<string> {
   for (let i = 0; i < 10; i++) {
-    const r = await b.recordTurn("loop", {
+    const r = await b.turns.record("loop", {
       tool: "Edit",
       argsHash: `a1b2c3d4e5f6a7b${i % 1}`,
       status: "error",
@@ -21,7 +22,7 @@ async function pause(b: Baton, cp: string): Promise<string> {
       files: ["app.ts"],
       checkpointId: cp,
     });
-    if (r.detected) return (await b.snapshot("loop")).facets.spiral?.detectedAt as string;
+    if (r.detected) return (await b.sessions.snapshot("loop")).facets.spiral?.detectedAt as string;
   }
   throw new Error("no spiral");
 }
@@ -31,8 +32,8 @@ async function spiralling(fn: (b: Baton, root: string, cp: string, detectedAt: s
   writeFileSync(join(root, "app.ts"), "good\n");
   const b = await openBaton({ root });
   try {
-    await b.startSession({ flow: "task", id: "loop" });
-    const cp = (await b.checkpoint("loop", { files: ["app.ts"], toolName: "Edit" })).checkpoint.id;
+    await b.sessions.start({ flow: "task", id: "loop" });
+    const cp = (await b.checkpoints.create("loop", { files: ["app.ts"], toolName: "Edit" })).checkpoint.id;
     writeFileSync(join(root, "app.ts"), "broken\n");
     await fn(b, root, cp, await pause(b, cp));
   } finally {
@@ -40,18 +41,18 @@ async function spiralling(fn: (b: Baton, root: string, cp: string, detectedAt: s
   }
 }
 
-const cleared = async (b: Baton) => (await b.events("loop")).events.filter((e) => e.type === "spiral:cleared").length;
+const cleared = async (b: Baton) => (await b.events.list("loop")).events.filter((e) => e.type === "spiral:cleared").length;
 
 describe("answering a spiral pause", () => {
   it("does not clear a pause renewed while the files were rolled back, and says the files were", async () => {
     await spiralling(async (b, root, cp, detectedAt) => {
       let renewed = "";
       const deps = {
-        journal: b.journal,
+        journal: servicesOf(b).journal,
         rollback: async (id: string, to: string) => {
-          const r = await b.rollback(id, { to, actor: "user" });
+          const r = await b.checkpoints.rollback(id, { to, actor: "user" });
           // Meanwhile the pause is cleared elsewhere and the agent spirals again.
-          await b.unpause(id, { reason: "cleared by the CLI" });
+          await b.turns.unpause(id, { reason: "cleared by the CLI" });
           await new Promise((r) => setTimeout(r, 5));
           renewed = await pause(b, cp);
           return r;
@@ -62,26 +63,26 @@ describe("answering a spiral pause", () => {
         message: expect.stringMatching(/paused again.*rolled back to .* but the session was not unpaused/),
       });
       expect(readFileSync(join(root, "app.ts"), "utf8")).toBe("good\n");
-      const sp = (await b.snapshot("loop")).facets.spiral;
+      const sp = (await b.sessions.snapshot("loop")).facets.spiral;
       expect([sp?.paused, sp?.detectedAt]).toEqual([true, renewed]);
       expect(await cleared(b)).toBe(1); // the CLI's only
       // On the pause shown now, the answer goes through.
-      await b.answerSpiralPause("loop", { action: "unpause", detectedAt: renewed });
-      expect((await b.snapshot("loop")).facets.spiral?.paused).toBe(false);
+      await b.turns.answerSpiralPause("loop", { action: "unpause", detectedAt: renewed });
+      expect((await b.sessions.snapshot("loop")).facets.spiral?.paused).toBe(false);
     });
   });
 
   it("needs detectedAt, and refuses an answer to a pause that is gone, changing nothing", async () => {
     await spiralling(async (b, _root, _cp, detectedAt) => {
-      await expect(b.answerSpiralPause("loop", { action: "unpause" } as never)).rejects.toMatchObject({ code: "bad_input" });
-      await expect(b.answerSpiralPause("loop", { action: "unpause", detectedAt: "2020-01-01T00:00:00.000Z" })).rejects.toMatchObject({
+      await expect(b.turns.answerSpiralPause("loop", { action: "unpause" } as never)).rejects.toMatchObject({ code: "bad_input" });
+      await expect(b.turns.answerSpiralPause("loop", { action: "unpause", detectedAt: "2020-01-01T00:00:00.000Z" })).rejects.toMatchObject({
         code: "conflict",
       });
       expect(await cleared(b)).toBe(0);
-      const r = await b.answerSpiralPause("loop", { action: "note", detectedAt, note: "Wait for the schema fix." });
+      const r = await b.turns.answerSpiralPause("loop", { action: "note", detectedAt, note: "Wait for the schema fix." });
       expect(r).toMatchObject({ paused: true });
-      await b.answerSpiralPause("loop", { action: "unpause", detectedAt });
-      await expect(b.answerSpiralPause("loop", { action: "unpause", detectedAt })).rejects.toMatchObject({ code: "conflict" });
+      await b.turns.answerSpiralPause("loop", { action: "unpause", detectedAt });
+      await expect(b.turns.answerSpiralPause("loop", { action: "unpause", detectedAt })).rejects.toMatchObject({ code: "conflict" });
       expect(await cleared(b)).toBe(1);
     });
   });

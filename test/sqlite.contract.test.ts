@@ -2,9 +2,11 @@ import { join } from "node:path";
 import Database from "better-sqlite3";
 import { afterAll, describe, expect, it } from "vitest";
 import { SqliteBackend } from "../src/backend/sqlite/sqlite-backend.js";
+import { openBaton } from "../src/compose.js";
 import { BatonError } from "../src/errors.js";
-import { openBaton } from "../src/index.js";
+
 import { ensureWorkspace, workspaceAt } from "../src/services/workspace.js";
+import { checkpointsContract } from "./contract/checkpoints-contract.js";
 import { concurrencyContract } from "./contract/concurrency-contract.js";
 import { journalContract, type StoreFactory } from "./contract/journal-contract.js";
 import { ledgerContract } from "./contract/ledger-contract.js";
@@ -26,6 +28,14 @@ const sqliteStore: StoreFactory = async (root) => {
         db.close();
       }
     },
+    async rows(sql) {
+      const db = new Database(ws.dbPath, { readonly: true });
+      try {
+        return db.prepare(sql).all() as Record<string, unknown>[];
+      } finally {
+        db.close();
+      }
+    },
   };
 };
 
@@ -41,6 +51,8 @@ concurrencyContract("sqlite", sqliteStore, "shared");
 
 storeContract("sqlite", sqliteStore);
 
+checkpointsContract("sqlite", sqliteStore, "shared");
+
 describe("sqlite group commit", () => {
   afterAll(() => cleanupDirs());
 
@@ -48,12 +60,12 @@ describe("sqlite group commit", () => {
     const root = tempDir();
     const backend = new SqliteBackend({ path: join(root, "g.db") });
     const b = await openBaton({ root, backend });
-    await b.startSession({ flow: "task", id: "t" });
+    await b.sessions.start({ flow: "task", id: "t" });
     const before = backend.writeStats;
     const writes = Array.from({ length: 40 }, (_, i) =>
       i === 17
-        ? b.append("nope", { type: "note:added", data: { text: "x" } })
-        : b.append("t", { type: "note:added", data: { text: `n${i}` } }),
+        ? b.events.append("nope", { type: "note:added", data: { text: "x" } })
+        : b.events.append("t", { type: "note:added", data: { text: `n${i}` } }),
     );
     const settled = await Promise.allSettled(writes);
     const refused = settled.filter((s) => s.status === "rejected").map((s) => (s as PromiseRejectedResult).reason as { code?: string });
@@ -75,7 +87,7 @@ describe("sqlite group commit", () => {
     const root = tempDir();
     const backend = new SqliteBackend({ path: join(root, "a.db") });
     const b = await openBaton({ root, backend });
-    await b.startSession({ flow: "task", id: "t" });
+    await b.sessions.start({ flow: "task", id: "t" });
     const ran: string[] = [];
     const member = (name: string, fail: boolean) =>
       backend.transaction("write", async (tx) => {
@@ -88,14 +100,14 @@ describe("sqlite group commit", () => {
     const settled = await Promise.allSettled([
       member("a", false),
       member("b", true),
-      b.append("t", { type: "note:added", data: { text: "kept" } }),
+      b.events.append("t", { type: "note:added", data: { text: "kept" } }),
       member("c", false),
     ]);
     expect(settled.map((s) => s.status)).toEqual(["fulfilled", "rejected", "fulfilled", "fulfilled"]);
     expect(((settled[1] as PromiseRejectedResult).reason as { code?: string }).code).toBe("io_error");
     expect(backend.writeStats.commits - before.commits, "one group").toBe(1);
     expect(ran, "the failed member's action went with it").toEqual(["a", "c"]);
-    expect((await b.events("t")).events.map((e) => e.type)).toContain("note:added");
+    expect((await b.events.list("t")).events.map((e) => e.type)).toContain("note:added");
     // Alone, a failing transaction runs no action either.
     await expect(member("d", true)).rejects.toMatchObject({ code: "io_error" });
     expect(ran).toEqual(["a", "c"]);

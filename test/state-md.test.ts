@@ -14,26 +14,26 @@ describe("STATE.md", () => {
   it("renders position, progress, decisions, blockers, runs, next action and resume context", async () => {
     const { baton, root } = await tempBaton();
     try {
-      const s = await baton.startSession({ flow: "task", id: "auth", title: "Fix login" });
-      await baton.append(s.sessionId, { type: "start" });
-      await baton.setPosition("auth", { phase: "2", plan: "oauth", task: "callback route" });
-      await baton.setProgress("auth", { total: 8, completed: 2 });
-      await baton.addDecision("auth", {
+      const s = await baton.sessions.start({ flow: "task", id: "auth", title: "Fix login" });
+      await baton.events.append(s.sessionId, { type: "start" });
+      await baton.facets.setPosition("auth", { phase: "2", plan: "oauth", task: "callback route" });
+      await baton.facets.setProgress("auth", { total: 8, completed: 2 });
+      await baton.facets.addDecision("auth", {
         decision: "Use PKCE",
         reason: "public client",
         alternatives: ["implicit flow"],
         reversible: false,
       });
-      await baton.addBlocker("auth", { id: "b1", text: "No staging credentials", affects: "e2e tests" });
-      await baton.addBlocker("auth", { id: "b2", text: "Flaky CI" });
-      await baton.bypassBlocker("auth", "b2", "retry once");
-      const run = await baton.startRun("auth", { agent: "claude-code", runId: "r1" });
-      await baton.endRun("auth", run.runId, { reason: "context full", completedWork: "callback handler" });
-      await baton.recordResumeContext("auth", {
+      await baton.facets.addBlocker("auth", { id: "b1", text: "No staging credentials", affects: "e2e tests" });
+      await baton.facets.addBlocker("auth", { id: "b2", text: "Flaky CI" });
+      await baton.facets.bypassBlocker("auth", "b2", "retry once");
+      const run = await baton.runs.start("auth", { agent: "claude-code", runId: "r1" });
+      await baton.runs.end("auth", run.runId, { reason: "context full", completedWork: "callback handler" });
+      await baton.facets.recordResumeContext("auth", {
         openQuestions: ["Refresh tokens?"],
         keyImplementations: ["src/auth/callback.ts handles state"],
       });
-      const md = await baton.stateMarkdown("auth");
+      const md = await baton.sessions.stateMarkdown("auth");
       expect(md).toContain("# Fix login");
       expect(md).toContain("phase **in_progress**");
       // The active blocker shapes the next action; the bypassed one and the question are named.
@@ -47,7 +47,7 @@ describe("STATE.md", () => {
       expect(md).toMatch(/### Bypassed\n\n- `b2` Flaky CI \(workaround: retry once\)/);
       expect(md).toMatch(/\| r1 \| claude-code \| .* \| ended \| context full · callback handler \|/);
       expect(md).toContain("- Refresh tokens?");
-      const file = await baton.writeStateMarkdown("auth");
+      const file = await baton.sessions.writeStateMarkdown("auth");
       expect(file).toBe(`${root}/.baton/sessions/auth/STATE.md`);
       expect(readFileSync(file, "utf8")).toContain("# Fix login");
     } finally {

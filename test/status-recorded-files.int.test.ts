@@ -22,14 +22,14 @@ async function recorded(afterWriteMs: number) {
   // The record is taken `afterWriteMs` after the write, by the session's clock.
   let clock = mtime.getTime() + afterWriteMs;
   const baton = await openBaton({ root, now: () => new Date(clock) });
-  await baton.startSession({ flow: "task", id: "s1", title: "t" });
-  await baton.append("s1", { type: "start" });
-  await baton.recordResumeContext("s1", { files: ["a.ts"] });
+  await baton.sessions.start({ flow: "task", id: "s1", title: "t" });
+  await baton.events.append("s1", { type: "start" });
+  await baton.facets.recordResumeContext("s1", { files: ["a.ts"] });
   clock += 60_000;
   // Same size, new content, the recorded modification time put back.
   writeFileSync(file, "two\n");
   utimesSync(file, mtime, mtime);
-  const r = await baton.resume("s1");
+  const r = await baton.sessions.resume("s1");
   await baton.close();
   return r;
 }

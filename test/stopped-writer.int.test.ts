@@ -15,7 +15,7 @@ describe("a stopped writer", () => {
   it("storage_busy names the stopped holder and how to resume it; doctor reports it", async () => {
     const root = initWorkspace("baton-stopped-");
     const setup = await openBaton({ root });
-    await setup.startSession({ flow: "task", id: "s1" });
+    await setup.sessions.start({ flow: "task", id: "s1" });
     await setup.close();
 
     // A process that takes the write lock, says so, and is then stopped mid-transaction.
@@ -40,12 +40,12 @@ describe("a stopped writer", () => {
 
       const b = await openBaton({ root, busyTimeoutMs: 300 });
       try {
-        const err = await b.append("s1", { type: "note:added", data: { text: "hello" } }).catch((e: unknown) => e);
+        const err = await b.events.append("s1", { type: "note:added", data: { text: "hello" } }).catch((e: unknown) => e);
         expect(err).toMatchObject({ code: "storage_busy", details: { holder: { pid: holder.pid, stopped: true } } });
         expect((err as Error).message).toContain(`pid ${holder.pid}`);
         expect((err as Error).message).toContain(`kill -CONT ${holder.pid}`);
 
-        const report = await b.doctor();
+        const report = await b.health.doctor();
         const found = report.findings.find((f) => f.code === "storage_lock_stopped");
         expect(found, JSON.stringify(report.findings)).toMatchObject({ severity: "error", evidence: { pid: holder.pid } });
       } finally {

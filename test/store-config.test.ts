@@ -43,9 +43,13 @@ describe("store configuration", () => {
     });
   });
 
-  it("tolerates a broken config.json unless it names a store (never a silent fall back to SQLite)", () => {
-    expect(resolveStore(batonDir("{ hooks: "), {})).toMatchObject({ kind: "sqlite" });
-    expect(() => resolveStore(batonDir('{ "store": "postgres://a@h/db", '), {})).toThrow(/names a store/);
+  it("refuses a broken config.json whatever it names (never a silent fall back to SQLite), and never overwrites it", () => {
+    for (const text of ["{ hooks: ", '{ "store": "postgres://a@h/db", ', "[1, 2]", "null"]) {
+      const dir = batonDir(text);
+      expect(() => resolveStore(dir, {}), text).toThrow(expect.objectContaining({ code: "bad_input" }));
+      expect(() => writeStoreConfig(dir, "postgres://a@h/db", "p"), text).toThrow(expect.objectContaining({ code: "bad_input" }));
+      expect(readFileSync(join(dir, "config.json"), "utf8"), "the file Baton could not read is left as it was").toBe(text);
+    }
   });
 
   it("describes the store without a password", () => {

@@ -7,7 +7,7 @@ import { spawnSync } from "node:child_process";
 import { existsSync } from "node:fs";
 import { join } from "node:path";
 import { afterAll, describe, expect, it } from "vitest";
-import { isBatonError, openPostgresBackend } from "../src/index.js";
+import { isBatonError, openPostgresStore } from "../src/index.js";
 import { CLI, cleanupDirs, cli, REPO, tempDir } from "./helpers.js";
 
 const unreachable = "postgres://baton@127.0.0.1:1/postgres";
@@ -73,7 +73,7 @@ describe("choosing a PostgreSQL store", () => {
 
   it("a refused connection fails after two quick tries, not after the whole connect timeout", { timeout: 20_000 }, async () => {
     // The timeout is far beyond the test's own: only the fast path can finish in time.
-    const err = await openPostgresBackend({ url: unreachable, project: "p", connectTimeoutMs: 600_000 }).catch((e) => e);
+    const err = await openPostgresStore({ url: unreachable, project: "p", connectTimeoutMs: 600_000 }).catch((e) => e);
     expect(isBatonError(err, "storage_unavailable"), String(err)).toBe(true);
     expect(err.message).toMatch(/pg_isready/);
   });

@@ -25,38 +25,38 @@ describe("watch", () => {
   it("flips a transient timeout back to polling with a warning, and keeps a post-deadline timeout terminal", async () => {
     const c = clock();
     const b = await openBaton({ root: tempDir(), now: c.now });
-    await b.startSession({ flow: "external-run", id: "job", deadline: "2026-05-01T11:00:00.000Z" });
-    await b.append("job", { type: "started" });
-    await b.append("job", { type: "timeout" }); // a local poll gave up at 10:00, the run goes on
+    await b.sessions.start({ flow: "external-run", id: "job", deadline: "2026-05-01T11:00:00.000Z" });
+    await b.events.append("job", { type: "started" });
+    await b.events.append("job", { type: "timeout" }); // a local poll gave up at 10:00, the run goes on
 
     const lines: { type: string; phase: string; warnings?: { code: string }[] }[] = [];
-    const last = await b.watchRun("job", { intervalMs: 10, maxTicks: 2, onLine: (l) => lines.push(l) });
+    const last = await b.targets.watchRun("job", { intervalMs: 10, maxTicks: 2, onLine: (l) => lines.push(l) });
     expect(lines[0]).toMatchObject({ type: "start", phase: "timeout", deadline: "2026-05-01T11:00:00.000Z" });
     expect(lines[1]).toMatchObject({ type: "tick", phase: "polling", terminal: false, warnings: [{ code: "transient_timeout" }] });
     expect(last).toMatchObject({ type: "stopped", phase: "polling" });
-    const { events } = await b.events("job");
+    const { events } = await b.events.list("job");
     expect(events.slice(-2).map((e) => [e.type, e.actor])).toEqual([
       ["polling", "watch"],
       ["note:added", "watch"],
     ]);
     // The flip was made under the session's command lock, which is free again.
-    expect(await b.inspectLock("session:job")).toMatchObject({ state: "free", epoch: 1 });
+    expect(await b.locks.inspect("session:job")).toMatchObject({ state: "free", epoch: 1 });
 
     // A command that holds the session's lock is not raced: the flip waits for the next tick.
-    await b.append("job", { type: "timeout" });
-    const held = await b.acquireLock("session:job", { owner: "poll" });
-    expect(await b.watchTick("job")).toMatchObject({ phase: "timeout", terminal: false, warnings: [{ code: "lock_busy" }] });
-    await b.releaseLock("session:job", held.epoch);
-    expect(await b.watchTick("job")).toMatchObject({ phase: "polling", warnings: [{ code: "transient_timeout" }] });
+    await b.events.append("job", { type: "timeout" });
+    const held = await b.locks.acquire("session:job", { owner: "poll" });
+    expect(await b.targets.watchTick("job")).toMatchObject({ phase: "timeout", terminal: false, warnings: [{ code: "lock_busy" }] });
+    await b.locks.release("session:job", held.epoch);
+    expect(await b.targets.watchTick("job")).toMatchObject({ phase: "polling", warnings: [{ code: "transient_timeout" }] });
 
     // After the deadline a timeout is the outcome: terminal, nothing appended.
-    await b.append("job", { type: "timeout" });
+    await b.events.append("job", { type: "timeout" });
     c.advance(60 * 60 * 1000);
-    const before = (await b.snapshot("job")).lastSeq;
-    const end = await b.watchRun("job", { intervalMs: 10 });
+    const before = (await b.sessions.snapshot("job")).lastSeq;
+    const end = await b.targets.watchRun("job", { intervalMs: 10 });
     expect(end).toMatchObject({ type: "terminal", phase: "timeout", terminal: true });
     expect(end.reason).toContain("after the deadline");
-    expect((await b.snapshot("job")).lastSeq).toBe(before);
+    expect((await b.sessions.snapshot("job")).lastSeq).toBe(before);
     await b.close();
   });
 
@@ -86,29 +86,32 @@ describe("watch", () => {
 describe("targets", () => {
   it("resolves the bound target, reports a mismatch unless navigation or force is allowed, and keeps URLs cut", async () => {
     const b = await openBaton({ root: tempDir() });
-    await b.startSession({ flow: "external-run", id: "job" });
-    expect(await b.resolveTarget("job").catch((e) => e.code)).toBe("not_found");
-    const { target } = await b.setTarget("job", { kind: "browser-tab", id: "T1", url: "https://user:pw@chat.example.com/?ref=x#top" });
+    await b.sessions.start({ flow: "external-run", id: "job" });
+    expect(await b.targets.resolve("job").catch((e) => e.code)).toBe("not_found");
+    const { target } = await b.targets.set("job", { kind: "browser-tab", id: "T1", url: "https://user:pw@chat.example.com/?ref=x#top" });
     expect(target).toMatchObject({ kind: "browser-tab", id: "T1", url: "https://chat.example.com/" });
-    expect(await b.resolveTarget("job")).toMatchObject({ status: "bound", target: { id: "T1" } });
+    expect(await b.targets.resolve("job")).toMatchObject({ status: "bound", target: { id: "T1" } });
     // The root page turning into a conversation page is the same target.
-    const drift = await b.resolveTarget("job", { kind: "browser-tab", id: "T1", url: "https://chat.example.com/c/42?token=s3cret" });
+    const drift = await b.targets.resolve("job", { kind: "browser-tab", id: "T1", url: "https://chat.example.com/c/42?token=s3cret" });
     expect(drift.status).toBe("matched");
     expect(drift.warnings[0]).toContain("https://chat.example.com/c/42");
     expect(JSON.stringify(drift)).not.toContain("s3cret");
     // Another tab is never silently used.
-    const err = await b.resolveTarget("job", { kind: "browser-tab", id: "T2" }).catch((e) => e);
+    const err = await b.targets.resolve("job", { kind: "browser-tab", id: "T2" }).catch((e) => e);
     expect(isBatonError(err, "target_mismatch")).toBe(true);
     expect(err.details).toMatchObject({ differences: ["id"], bound: { id: "T1" }, observed: { id: "T2" } });
-    const other = await b.resolveTarget("job", { kind: "browser-tab", id: "T1", url: "https://evil.example.net/" }).catch((e) => e.code);
+    const other = await b.targets.resolve("job", { kind: "browser-tab", id: "T1", url: "https://evil.example.net/" }).catch((e) => e.code);
     expect(other).toBe("target_mismatch");
-    expect(await b.resolveTarget("job", { id: "T2" }, { allowNavigate: true })).toMatchObject({ status: "navigate", target: { id: "T1" } });
-    expect((await b.target("job"))?.id).toBe("T1"); // navigation writes nothing
-    const forced = await b.resolveTarget("job", { kind: "browser-tab", id: "T2" }, { force: true });
+    expect(await b.targets.resolve("job", { id: "T2" }, { allowNavigate: true })).toMatchObject({
+      status: "navigate",
+      target: { id: "T1" },
+    });
+    expect((await b.targets.get("job"))?.id).toBe("T1"); // navigation writes nothing
+    const forced = await b.targets.resolve("job", { kind: "browser-tab", id: "T2" }, { force: true });
     expect(forced).toMatchObject({ status: "rebound", target: { id: "T2", reason: "forced" } });
-    await b.clearTarget("job");
-    expect(await b.target("job")).toBeUndefined();
-    expect(await b.setTarget("job", { kind: "Bad Kind", id: "x" }).catch((e) => e.code)).toBe("bad_input");
+    await b.targets.clear("job");
+    expect(await b.targets.get("job")).toBeUndefined();
+    expect(await b.targets.set("job", { kind: "Bad Kind", id: "x" }).catch((e) => e.code)).toBe("bad_input");
     await b.close();
   });
 

@@ -9,8 +9,6 @@
 
 /** Where engines differ. Services branch on these flags, never on the engine's name. */
 export interface BackendCapabilities {
-  /** Several processes may open the same store at once. */
-  readonly multipleProcesses: boolean;
   /**
    * Write transactions run one at a time, in the order they were asked for (SQLite: one write
    * lock, a promise chain, group commit in request order). When false (PostgreSQL), services
@@ -30,8 +28,6 @@ export interface BackendCapabilities {
    * False for an embedded store, whose commit either returns or throws.
    */
   readonly uncertainCommits: boolean;
-  /** The store can wake waiters in other processes (PostgreSQL LISTEN/NOTIFY). */
-  readonly crossProcessNotify: boolean;
   /** Full-text search with ranking is available (SQLite FTS5, PostgreSQL tsvector). */
   readonly fullTextSearch: boolean;
 }
@@ -218,6 +214,12 @@ export interface QueueQueries {
   extendLease(itemId: string, leaseId: string, expiresMs: number): Promise<void>;
   setReady(itemId: string, availableMs: number): Promise<void>;
   setFinal(itemId: string, f: { state: "done" | "dead"; doneAt: string; doneBy: string; resultSeq: number | null }): Promise<void>;
+  /**
+   * A dead item not handled since, back to ready with no attempts and no lease (its last lease
+   * no longer names it), available from `availableMs`. False (and nothing changed) when the
+   * item is not dead, or an event handled it.
+   */
+  requeueDead(itemId: string, availableMs: number): Promise<boolean>;
   insertLease(row: LeaseRow): Promise<void>;
   getLease(leaseId: string): Promise<LeaseRow | undefined>;
   setLeaseState(leaseId: string, state: LeaseState, resultSeq?: number | null): Promise<void>;
@@ -240,6 +242,11 @@ export interface CheckpointRow {
   /** 1, 2, 3 … per session; pruned checkpoints keep theirs. */
   seq: number;
   kind: CheckpointKindColumn;
+  /**
+   * The lane whose manifest runs hold its files (services/manifests.ts chooses it: a session's
+   * tree checkpoints share one, every other checkpoint is a lane of its own, named by its id).
+   */
+  lane: string;
   runId: string | null;
   turn: number | null;
   toolName: string | null;
@@ -271,7 +278,11 @@ export interface SkippedPath {
   reason: string;
 }
 
-/** One path of a checkpoint: `file` (hash, mode, size), `absent`, or `skipped` (with a note why). */
+/**
+ * One path of a checkpoint: `file` (hash, mode, size), `absent`, or `skipped` (with a note why).
+ * A `file` whose note is `local` has its blob only in the workspace that took it (a private
+ * file on a store shared across hosts: services/private-paths.ts).
+ */
 export interface CheckpointFileRow {
   path: string;
   state: "file" | "absent" | "skipped";
@@ -279,6 +290,27 @@ export interface CheckpointFileRow {
   mode: number | null;
   size: number | null;
   note: string | null;
+}
+
+/**
+ * A run of a lane's manifest: the path's entry stayed the same from checkpoint seq `from` up
+ * to, not including, `until` (null: the lane's newest checkpoint still holds it). A
+ * checkpoint's files are the runs of its lane that hold its seq.
+ */
+export interface ManifestRunRow extends CheckpointFileRow {
+  from: number;
+  until: number | null;
+}
+
+/**
+ * Which runs of a lane `deleteRuns` removes: those holding seq `holding` (from ≤ holding, and
+ * until null or > holding) that began after `fromAfter`, and, when `endsBy` is a number, ended
+ * (until not null) at or before it.
+ */
+export interface RunWindow {
+  holding: number;
+  fromAfter: number;
+  endsBy: number | null;
 }
 
 /** Whole-tree checkpoints re-read only files whose (size, mtime, ctime, inode, mode) changed. */
@@ -306,13 +338,17 @@ export interface ArtifactRow {
 }
 
 /**
- * Checkpoints, the references that keep blobs alive (live checkpoints' files and active
+ * Checkpoints and their manifest runs, the references that keep blobs alive (runs and active
  * sessions' artifacts), the blob collector's epoch, the whole-tree stat cache, and the small
  * blobs themselves (their stored form: a method byte and the payload; services/blobs.ts packs,
  * unpacks and verifies). Large blobs are files under `.baton/blobs/`.
+ *
+ * Storage only: which lane a checkpoint goes in, which runs a new checkpoint opens or closes
+ * and which runs pruning deletes are decided in services/manifests.ts, under the session's
+ * `lockKey`, so every engine stores the same rows.
  */
 export interface CheckpointQueries {
-  insertCheckpoint(row: CheckpointRow, files: readonly CheckpointFileRow[]): Promise<void>;
+  insertCheckpoint(row: CheckpointRow): Promise<void>;
   getCheckpoint(id: string): Promise<CheckpointRow | undefined>;
   /** A session's checkpoints by seq, pruned ones included. */
   listCheckpoints(sessionId: string): Promise<CheckpointRow[]>;
@@ -322,43 +358,73 @@ export interface CheckpointQueries {
   lastGoodCheckpoint(sessionId: string, at: string): Promise<string | undefined>;
   /** The session's newest checkpoint, pruned or not. */
   lastCheckpoint(sessionId: string): Promise<CheckpointRow | undefined>;
-  /** The session's newest live whole-tree checkpoint. */
-  lastTreeCheckpoint(sessionId: string): Promise<CheckpointRow | undefined>;
+  /** The lane's newest checkpoint, pruned or not. */
+  laneHead(lane: string): Promise<CheckpointRow | undefined>;
+  /** The lane's newest live checkpoint. */
+  lastLiveInLane(lane: string): Promise<CheckpointRow | undefined>;
+  /** The seqs of the lane's nearest live checkpoints before and after `seq` (null: none). */
+  liveNeighbours(lane: string, seq: number): Promise<{ before: number | null; after: number | null }>;
   /** Ids of the session's live unpinned checkpoints beyond the newest `retain`, oldest first. */
   retentionCandidates(sessionId: string, retain: number): Promise<string[]>;
-  checkpointFiles(id: string): Promise<CheckpointFileRow[]>;
-  setPinned(id: string, pinned: boolean): Promise<void>;
-  /** Mark it pruned and forget its files. Returns the blobs it named that may now be unreferenced. */
-  pruneCheckpoint(id: string, at: string): Promise<string[]>;
   /**
-   * Of `hashes`, those that no live checkpoint and no artifact of an active session references.
+   * Pin or unpin. Pinning changes only a live checkpoint: false when it is pruned (or pruned by
+   * a concurrent writer first; the row is held until the transaction ends).
+   */
+  setPinned(id: string, pinned: boolean): Promise<boolean>;
+  /**
+   * Mark a live, unpinned checkpoint pruned: false (nothing changed) when it is pinned or pruned
+   * already, also when a concurrent writer pinned or pruned it first.
+   */
+  markPruned(id: string, at: string): Promise<boolean>;
+  /** The lane's open runs (until null). */
+  openRuns(lane: string): Promise<ManifestRunRow[]>;
+  /** The entries of the lane's runs that hold `seq`, by path (byte order). */
+  runsAt(lane: string, seq: number): Promise<CheckpointFileRow[]>;
+  insertRuns(lane: string, runs: readonly ManifestRunRow[]): Promise<void>;
+  /** End the open runs of these paths (each named with its `from`) at `until`. */
+  closeRuns(lane: string, ends: readonly { path: string; from: number }[], until: number): Promise<void>;
+  /** Delete the runs of `window`; returns the hashes they named (each once). */
+  deleteRuns(lane: string, window: RunWindow): Promise<string[]>;
+  /**
+   * Of `hashes`, those that no run and no artifact of an active session references.
    * Takes the blob collector's lock exclusively until the transaction ends, before looking:
-   * `putBlob`, `inlineBlobs`, `blobEpoch`, `insertCheckpoint` and `insertArtifact` take it
-   * shared in a write transaction, so no concurrent writer can reference a blob between this
-   * answer and the deletion (SQLite: the write lock; PostgreSQL: a row lock on the meta row).
+   * `putBlob`, `inlineBlobs`, `blobEpoch`, `insertCheckpoint`, `insertRuns` and `insertArtifact`
+   * take it shared in a write transaction, so no concurrent writer can reference a blob between
+   * this answer and the deletion (SQLite: the write lock; PostgreSQL: a row lock on the meta row).
    */
   unreferenced(hashes: readonly string[]): Promise<string[]>;
   /**
    * Take the blob collector's lock exclusively now, before anything in this transaction takes
-   * it shared: for a transaction that may collect blobs (`unreferenced`) or bump the stat
-   * cache's generation later. Two writers that each hold it shared and then both need it
-   * exclusively would deadlock (PostgreSQL detects it after deadlock_timeout and one whole
-   * transaction re-runs). SQLite: nothing (its write lock already is exclusive).
+   * it shared: for a transaction that may collect blobs (`unreferenced`) later. Two writers
+   * that each hold it shared and then both need it exclusively would deadlock (PostgreSQL
+   * detects it after deadlock_timeout and one whole transaction re-runs). SQLite: nothing (its
+   * write lock already is exclusive).
    */
   reserveCollector(): Promise<void>;
-  /** Every hash a live checkpoint or an active session's artifact references. */
-  referencedHashes(): Promise<string[]>;
+  /**
+   * Every hash a run or an active session's artifact references. `sharedOnly`: leave out the
+   * hashes only `local` file entries name (private files, whose blobs are in the workspace that
+   * took them, not in the store).
+   */
+  referencedHashes(opts?: { sharedOnly?: boolean }): Promise<string[]>;
   /** Bumped by every collection that deletes blobs; a checkpoint that saw it change while it ran retries. */
   blobEpoch(): Promise<number>;
   bumpBlobEpoch(): Promise<void>;
-  statCache(): Promise<StatCacheRow[]>;
-  /** Changes whenever the stat cache does, so a process may keep a copy while it is unchanged. */
-  statCacheGeneration(): Promise<number>;
-  bumpStatCacheGeneration(): Promise<void>;
-  putStatCache(rows: readonly StatCacheRow[]): Promise<void>;
-  deleteStatCache(paths: readonly string[]): Promise<void>;
-  /** Drop cache entries pointing at blobs that were deleted (bumps the generation when any go). */
+  /**
+   * The stat cache is one per `scope` (a workspace on a host: services/checkpoints.ts
+   * `cacheScope`), since hosts sharing a store each have their own files, inodes and clocks.
+   */
+  statCache(scope: string): Promise<StatCacheRow[]>;
+  /** Changes whenever the scope's stat cache does, so a process may keep a copy while it is unchanged. */
+  statCacheGeneration(scope: string): Promise<number>;
+  /** Bump the scope's generation and note the scope as used now (`usedMs`). */
+  bumpStatCacheGeneration(scope: string, usedMs: number): Promise<void>;
+  putStatCache(scope: string, rows: readonly StatCacheRow[]): Promise<void>;
+  deleteStatCache(scope: string, paths: readonly string[]): Promise<void>;
+  /** Drop every scope's entries pointing at blobs that were deleted (bumping the generation of each scope that lost one). */
   forgetStatCacheHashes(hashes: readonly string[]): Promise<void>;
+  /** Drop the entries of scopes not used since `beforeMs` (hosts renamed or gone, workspaces moved); returns how many scopes. */
+  dropStatScopes(beforeMs: number): Promise<number>;
   insertArtifact(row: ArtifactRow): Promise<void>;
   listArtifacts(sessionId: string): Promise<ArtifactRow[]>;
   /** Store a blob's stored form unless one with this hash exists. True when stored now. */
@@ -380,18 +446,23 @@ export interface LessonDocRow {
   text: string;
 }
 
-/** The lessons search index: rebuilt whenever LESSONS.md's content hash changes. */
+/**
+ * The lessons search index, one per `scope` (a workspace on a host: hosts sharing a store each
+ * have their own LESSONS.md), rebuilt whenever that file's content hash changes.
+ */
 export interface LessonQueries {
-  /** The content hash of the LESSONS.md text the index was built from; undefined before the first build. */
-  indexedHash(): Promise<string | undefined>;
-  /** Replace the whole index with `docs`, built from the text with this hash. */
-  replaceIndex(hash: string, docs: readonly LessonDocRow[], at: string): Promise<void>;
+  /** The content hash of the LESSONS.md text the scope's index was built from; undefined before the first build. */
+  indexedHash(scope: string): Promise<string | undefined>;
+  /** Replace the scope's whole index with `docs`, built from the text with this hash. */
+  replaceIndex(scope: string, hash: string, docs: readonly LessonDocRow[], at: string): Promise<void>;
   /**
-   * Indexed lessons matching any of `terms` (plain lowercase words), best first, with a
-   * relevance > 0 (higher is better; SQLite FTS5: −bm25). Only on backends whose
+   * The scope's indexed lessons matching any of `terms` (plain lowercase words), best first,
+   * with a relevance > 0 (higher is better; SQLite FTS5: −bm25). Only on backends whose
    * capabilities include `fullTextSearch`.
    */
-  search(terms: readonly string[], limit: number): Promise<{ id: string; relevance: number }[]>;
+  search(scope: string, terms: readonly string[], limit: number): Promise<{ id: string; relevance: number }[]>;
+  /** Drop the indexes last built before `before` (ISO time); returns how many scopes. */
+  dropIndexes(before: string): Promise<number>;
 }
 
 /**

@@ -1,5 +1,5 @@
 /** What every command gets: output mode, workspace selection, and a lazily opened Baton. */
-import type { Baton } from "../baton.js";
+import type { Baton } from "../api.js";
 import { jsonBoundsProblem } from "../core/canonical.js";
 import { envOptions } from "../env-options.js";
 import { BatonError, EXIT_CODES, isBatonError } from "../errors.js";
@@ -22,13 +22,11 @@ export class Ctx {
 
   /** Open the workspace's Baton. Commands other than `init` need an existing workspace. */
   open(create = false): Promise<Baton> {
-    this.#baton ??= import("../baton.js").then(({ openBaton }) =>
-      openBaton({
-        create,
-        ...(this.root ? { root: this.root } : {}),
-        ...envOptions(),
-      }),
-    );
+    this.#baton ??= import("../compose.js").then(({ openBaton }) => {
+      const { deprecated, ...env } = envOptions();
+      for (const d of deprecated ?? []) process.stderr.write(`baton: ${d}\n`);
+      return openBaton({ create, ...(this.root ? { root: this.root } : {}), ...env });
+    });
     return this.#baton;
   }
 

@@ -243,13 +243,21 @@ export function buildProgram(json = false): Command {
     .option("--delay <ms>", "not before this many milliseconds")
     .option("--reason <text>", "why")
     .action(lazy(queue, (m) => m.nack));
-  program
-    .command("lease")
-    .description("leases")
+  const leaseCmd = program.command("lease").description("leases");
+  leaseCmd
     .command("heartbeat <leaseId>")
     .description("extend a lease")
     .option("--lease-ms <ms>", "new length from now (default 60000)")
     .action(lazy(queue, (m) => m.heartbeat));
+  leaseCmd
+    .command("release <leaseId>")
+    .description("give someone's leased work back to the queue (a nack), only while that lease still holds it")
+    .option("--reason <text>", "why")
+    .action(lazy(queue, (m) => m.release));
+  program
+    .command("retry <itemId>")
+    .description("deliver dead-lettered work again, with fresh attempts (its id: `baton status --json`, diagnostics)")
+    .action(lazy(queue, (m) => m.retry));
 
   const cps = () => import("./commands/checkpoints.js");
   const ck = program
@@ -506,9 +514,11 @@ export function buildProgram(json = false): Command {
 
   program
     .command("doctor [session]")
-    .description("check the database, journal, leases, locks, runs, blobs, files and server; --fix applies safe repairs")
+    .description(
+      "check the database, journal, leases, locks, runs, blobs, files and server; --fix applies safe repairs (--fix <code...>: only those codes)",
+    )
     .addOption(new Option("-s, --session <id>", "only this session (default: the whole workspace)"))
-    .option("--fix", "apply the safe repairs and report each")
+    .option("--fix [codes...]", "apply the safe repairs and report each; with finding codes (e.g. lease_expired), only theirs")
     .action(
       lazy(
         () => import("./commands/doctor.js"),

@@ -16,9 +16,11 @@ export type CheckpointKind = "targeted" | "tree" | "safety";
 /**
  * One file in a checkpoint: its content (a blob hash), or `absent` (it did not exist, so a
  * rollback removes it), or `skipped` (known but not stored, e.g. too large: left as it is).
+ * `local`: a private file (checkpoints.private) on a store shared across hosts, whose content
+ * stays in the blob store of the workspace that took it, never in the shared store.
  */
 export type CheckpointFile =
-  | { path: string; hash: string; mode: number; size: number }
+  | { path: string; hash: string; mode: number; size: number; local?: true }
   | { path: string; absent: true }
   | { path: string; skipped: string };
 

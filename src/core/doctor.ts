@@ -11,6 +11,7 @@ import { cutUrlsIn } from "./targets.js";
 import type { JsonObject, Severity, TargetBinding } from "./types.js";
 
 export type DoctorCheck =
+  | "config"
   | "storage"
   | "integrity"
   | "snapshots"

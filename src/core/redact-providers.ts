@@ -1,11 +1,12 @@
 /**
  * Provider secret formats: the prefix or structure says what a string is, whatever surrounds it.
  * Modelled on the rule families of the public scanners (gitleaks, secretlint, trufflehog), kept
- * here as compiled patterns rather than a runtime dependency (docs/architecture.md, "Ledger and
- * redaction", says why). Each rule is gated by its literal prefix: one literal scan of a run
- * finds the prefixes present, and only those rules run, in table order, each compiled on first
- * use. One alternation of all of them ran as fast but took 18 ms to compile, which every hook
- * process (a fresh process per tool call) would have paid on its first redaction.
+ * here as compiled patterns rather than a runtime dependency (docs/architecture.md,
+ * "Redaction", says why). Each rule is gated by its literal prefix: the scan's automaton
+ * (core/redact-scan.ts) notes which prefixes each long run holds, and only those rules run
+ * there (core/redact-runs.ts), in table order, each compiled on first use. One alternation of
+ * all of them ran as fast but took 18 ms to compile, which every hook process (a fresh process
+ * per tool call) would have paid on its first redaction.
  *
  * Order matters: an earlier rule's placeholder hides its match from later ones, so a webhook
  * URL is taken whole before the key inside it is seen, and `sk-ant-` before `sk-`.
@@ -24,6 +25,11 @@ export const PROVIDER_RULES: readonly (readonly [id: string, source: string])[] 
   ["teams-webhook", "https://[a-z0-9-]+\\.webhook\\.office\\.com/webhookb2/[^\\s\"'<>`]+"],
   ["google-chat-webhook", "https://chat\\.googleapis\\.com/v1/spaces/[^\\s\"'<>`]+"],
   ["zapier-webhook", "https://hooks\\.zapier\\.com/hooks/catch/\\d+/[A-Za-z0-9]+/?"],
+  // An Azure SAS URL grants access until it expires: the whole URL goes, host included.
+  [
+    "azure-sas-url",
+    "https://[a-z0-9]{3,24}\\.(?:blob|queue|table|file|dfs)\\.core\\.windows\\.net/[^\\s\"'<>`?]*\\?[^\\s\"'<>`]*?(?<=[?&])sig=[A-Za-z0-9%+/=]{20,}",
+  ],
   // Cloud
   ["aws-access-key", "\\b(?:AKIA|ASIA|ABIA|ACCA|A3T[A-Z0-9])[A-Z0-9]{16}\\b"],
   ["aws-session-token", "\\b(?:IQoJb3JpZ2luX2Vj|FwoGZXIvYXdzE)[A-Za-z0-9+/=]{60,}"],
@@ -158,17 +164,39 @@ export const PROVIDER_CHECKS: Readonly<Record<string, (m: string) => boolean>> =
   "discord-bot-token": (m) => /\d/.test(m) && /[a-z]/.test(m) && /[A-Z]/.test(m.slice(1)),
 };
 
-/** Literals for the rules whose pattern does not start with one (lowercase; one must be present). */
+/**
+ * The shortest match of the rules whose literal is short or common (`.`, `sk`, `yc`, `1/`, `q~`):
+ * a run shorter than this is not tried. The literal `.` alone would try the Discord pattern on
+ * every dotted path and host.
+ */
+const MIN_LENGTH: Readonly<Record<string, number>> = {
+  "discord-bot-token": 59,
+  "twilio-key": 34,
+  "yandex-key": 39,
+  "asana-token": 51,
+  "beamer-key": 46,
+  "azure-client-secret": 37,
+  "telegram-bot-token": 44,
+  "launchdarkly-key": 40,
+  "mailgun-key": 36,
+  "mailchimp-key": 36,
+};
+
+/**
+ * Literals for the rules whose pattern does not start with one, as a match spells them (one
+ * must be present); also, where the leading literal is too short to gate well (`gh`, `gl`,
+ * `at`, `do`), the full prefixes.
+ */
 const EXPLICIT_HINTS: Readonly<Record<string, readonly string[]>> = {
-  "azure-client-secret": ["q~"],
+  "azure-client-secret": ["Q~"],
+  "azure-sas-url": [".core.windows.net/"],
   "discord-bot-token": ["."],
-  "telegram-bot-token": [":aa"],
+  "telegram-bot-token": [":AA"],
   "mailchimp-key": ["-us"],
-  "twitter-bearer": ["aaaaaaaaaaaaaaaaaaaaaa"],
+  "twitter-bearer": ["AAAAAAAAAAAAAAAAAAAAAA"],
   "terraform-token": [".atlasv1."],
   "maxmind-key": ["_mmk"],
-  "yandex-key": ["aqvn", "yc", "t1.9euelz"],
-  // Where the leading literal is too short to gate well (`gh`, `gl`, `at`, `do`), the full prefixes.
+  "yandex-key": ["AQVN", "YC", "t1.9euelZ"],
   "stripe-key": ["_live_", "_test_", "whsec_"],
   "github-token": ["ghp_", "gho_", "ghu_", "ghs_", "ghr_", "github_pat_"],
   "gitlab-token": [
@@ -183,22 +211,22 @@ const EXPLICIT_HINTS: Readonly<Record<string, readonly string[]>> = {
     "gloas-",
     "glagent-",
     "glffct-",
-    "gr1348941",
+    "GR1348941",
   ],
-  "atlassian-token": ["atatt", "atctt"],
+  "atlassian-token": ["ATATT", "ATCTT"],
   "digitalocean-token": ["_v1_"],
   "flyio-token": ["fm1", "fm2", "fo1_"],
   "vault-token": ["hvs.", "hvb.", "hvr."],
   "sonarqube-token": ["squ_", "sqp_", "sqa_"],
-  "newrelic-key": ["nrak-", "nrii-", "nrjs-", "nraa-", "nrra-"],
+  "newrelic-key": ["NRAK-", "NRII-", "NRJS-", "NRAA-", "NRRA-"],
   "harness-token": ["pat.", "sat."],
-  "easypost-key": ["ezak", "eztk"],
+  "easypost-key": ["EZAK", "EZTK"],
   "launchdarkly-key": ["api-", "sdk-", "mob-"],
   "asana-token": ["1/", "2/"],
 };
 
 /**
- * The literal prefixes of a pattern (lowercase): after `\b`, either plain text or the
+ * The literal prefixes of a pattern, as a match spells them: after `\b`, either plain text or the
  * alternatives of a leading `(?:…|…)`. Empty when one cannot be read off (the rule then needs
  * `EXPLICIT_HINTS`).
  */
@@ -216,7 +244,7 @@ function leadingLiterals(source: string): string[] {
       } else if ("[](){}*+?|^$".includes(c)) break;
       else out += c;
     }
-    return out.toLowerCase();
+    return out;
   };
   if (s.startsWith("(?:")) {
     let depth = 0;
@@ -252,10 +280,21 @@ function leadingLiterals(source: string): string[] {
 
 export interface ProviderRule {
   id: string;
-  /** Lowercase literals, one of which a match contains: the rule runs only when one is present. */
+  /** Literals one of which every match contains, as a match spells them: a run without one is not tried. */
+  literals: readonly string[];
+  /** The same in lowercase, for the scan's automaton (core/redact-scan.ts), which folds case. */
   hints: readonly string[];
   /** Compiled on first use: most texts never need most rules (one alternation of all of them took 18 ms to compile, on every hook's first call). */
   re: () => RegExp;
+  /** Runs shorter than this are not tried. */
+  min: number;
+  /**
+   * Whether the scan's automaton looks for the literals. A literal of one or two characters
+   * (`.`, `SK`, `YC`, `1/`, `b_`, `Q~`) turns up in most texts (`task`, every dotted host), and
+   * reporting each cost the scan more than testing the few long runs for it: such a rule is
+   * tried on every run of its length that holds a literal (`String.includes`).
+   */
+  scanned: boolean;
 }
 
 /**
@@ -269,43 +308,16 @@ const START_SHORT = "(?:(?<=%[0-9A-Fa-f]{2})|(?<![A-Za-z0-9]))";
 const distinctive = (hints: readonly string[]) => hints.every((h) => h.length >= 4 || /[_.-]/.test(h));
 
 export const PROVIDERS: readonly ProviderRule[] = PROVIDER_RULES.map(([id, raw]) => {
-  const hints = EXPLICIT_HINTS[id] ?? leadingLiterals(raw);
-  const source = raw.startsWith("\\b") ? (distinctive(hints) ? START : START_SHORT) + raw.slice(2) : raw;
-  if (hints.length === 0) throw new Error(`redact-providers: rule ${id} has no literal to gate it; add it to EXPLICIT_HINTS`);
+  const literals = EXPLICIT_HINTS[id] ?? leadingLiterals(raw);
+  const source = raw.startsWith("\\b") ? (distinctive(literals) ? START : START_SHORT) + raw.slice(2) : raw;
+  if (literals.length === 0) throw new Error(`redact-providers: rule ${id} has no literal to gate it; add it to EXPLICIT_HINTS`);
   let re: RegExp | undefined;
-  return { id, hints, re: () => (re ??= new RegExp(source, "g")) };
+  return {
+    id,
+    literals,
+    hints: literals.map((l) => l.toLowerCase()),
+    re: () => (re ??= new RegExp(source, "g")),
+    min: MIN_LENGTH[id] ?? 16,
+    scanned: literals.every((l) => l.length >= 3),
+  };
 });
-
-/** Which rules (indexes into PROVIDERS) each hint gates. */
-const BY_HINT = new Map<string, number[]>();
-PROVIDERS.forEach((r, i) => {
-  for (const h of r.hints) BY_HINT.set(h, [...(BY_HINT.get(h) ?? []), i]);
-});
-
-// A hint found also stands for every shorter hint it starts with ("sk-ant-" for "sk-" and "sk"):
-// the scan reports one hint per position, the longest.
-for (const h of [...BY_HINT.keys()]) {
-  const rules = new Set(BY_HINT.get(h));
-  for (const [k, v] of BY_HINT) if (k.length < h.length && h.startsWith(k)) for (const i of v) rules.add(i);
-  BY_HINT.set(h, [...rules]);
-}
-
-/** One literal scan finds the hints in a run (0.4 ms to compile, against 18 ms for all the patterns as one alternation). */
-const GATE = new RegExp(
-  [...BY_HINT.keys()]
-    .sort((a, b) => b.length - a.length)
-    .map((h) => h.replace(/[.*+?^${}()|[\]\\/]/g, "\\$&"))
-    .join("|"),
-  "g",
-);
-
-/** The provider rules a lowercased run may hold, in rule order; empty for most runs. */
-export function providersFor(lower: string): number[] {
-  GATE.lastIndex = 0;
-  const found = new Set<number>();
-  for (let m = GATE.exec(lower); m !== null; m = GATE.exec(lower)) {
-    for (const i of BY_HINT.get(m[0]) ?? []) found.add(i);
-    GATE.lastIndex = m.index + 1; // overlapping hints ("sk-" inside "sk-ant-")
-  }
-  return found.size === 0 ? [] : [...found].sort((a, b) => a - b);
-}

@@ -6,7 +6,7 @@
  * Fails open: whatever the handler throws is logged to `.baton/logs/hooks.log` and answered with
  * the agent's "go on" form.
  */
-import type { Baton } from "../baton.js";
+import type { Baton } from "../api.js";
 import { logHookFailure } from "./front.js";
 import { handleHook } from "./handler.js";
 import type { AgentAdapter, HookEvent } from "./types.js";

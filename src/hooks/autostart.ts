@@ -11,7 +11,7 @@
 import { closeSync, mkdirSync, openSync, renameSync, statSync, unlinkSync } from "node:fs";
 import { createRequire } from "node:module";
 import { join } from "node:path";
-import { liveServer } from "../server/server-file.js";
+import { liveServer } from "../services/server-file.js";
 import type { Workspace } from "../services/workspace.js";
 import { hookServerMode } from "./policy.js";
 

@@ -12,7 +12,7 @@
  *   killed while acting. Running the hook again could act twice, so the agent goes on and the
  *   failure is logged.
  */
-import type { ServerInfo } from "../server/server-file.js";
+import type { ServerInfo } from "../services/server-file.js";
 import type { Workspace } from "../services/workspace.js";
 import { claim, claimedAnswer, newRequestId, sweepClaims } from "./claims.js";
 import { type Exchange, exchange } from "./loopback.js";

@@ -9,7 +9,7 @@
  * an unknown agent or an unreadable payload (both reported there as they always were).
  */
 import { writeStdout } from "../cli/output.js";
-import { provenServer } from "../server/server-file.js";
+import { provenServer } from "../services/server-file.js";
 import { describeStore, resolveStore, storeIdentity } from "../services/store-config.js";
 import { askServer } from "./client.js";
 import { adapterFor, agentPid, parseEvent, parseHookArgs, readStdin, stdoutOf, workspaceFor } from "./front.js";

@@ -17,7 +17,7 @@
  */
 import { mkdirSync, readdirSync, readFileSync, statSync, unlinkSync, writeFileSync } from "node:fs";
 import { basename, isAbsolute, join, relative, resolve } from "node:path";
-import type { Baton } from "../baton.js";
+import type { Baton } from "../api.js";
 import { batonInvocation, isUnpausePrompt } from "../core/baton-command.js";
 import { canonicalJson, sha256 } from "../core/canonical.js";
 import { failureFingerprint } from "../core/fingerprint.js";
@@ -90,25 +90,25 @@ async function sessionFor(b: Baton, ev: HookEvent, opts: HandlerOptions, create:
   if (found || !create) return found;
   // Agents run tool calls in parallel, so several hooks may find no session at once: one
   // creates it under a lock, the others find it when they get the lock.
-  const lock = await b.acquireLock(SESSION_LOCK, { waitMs: 5_000, ttlMs: 10_000 });
+  const lock = await b.locks.acquire(SESSION_LOCK, { waitMs: 5_000, ttlMs: 10_000 });
   try {
     const again = await existingSession(b, ev);
     if (again) return again;
-    const snap = await b.startSession({ flow: "task", title: `${basename(b.root)} (${opts.label})`, actor: "agent" });
-    await b.append(snap.sessionId, { type: "start", actor: "agent" });
-    if (ev.agentSessionId) await b.setContext(snap.sessionId, { [contextKey(ev)]: ev.agentSessionId });
+    const snap = await b.sessions.start({ flow: "task", title: `${basename(b.root)} (${opts.label})`, actor: "agent" });
+    await b.events.append(snap.sessionId, { type: "start", actor: "agent" });
+    if (ev.agentSessionId) await b.facets.setContext(snap.sessionId, { [contextKey(ev)]: ev.agentSessionId });
     return snap.sessionId;
   } finally {
-    await b.releaseLock(SESSION_LOCK, lock.epoch);
+    await b.locks.release(SESSION_LOCK, lock.epoch);
   }
 }
 
 async function existingSession(b: Baton, ev: HookEvent): Promise<string | undefined> {
-  const active = await b.listSessions();
+  const active = await b.sessions.list();
   if (active.length === 1) return (active[0] as { id: string }).id;
   if (active.length > 1) {
     if (!ev.agentSessionId) return [...active].sort((x, y) => (x.updatedAt < y.updatedAt ? 1 : -1))[0]?.id;
-    for (const s of active) if ((await b.snapshot(s.id)).context[contextKey(ev)] === ev.agentSessionId) return s.id;
+    for (const s of active) if ((await b.sessions.snapshot(s.id)).context[contextKey(ev)] === ev.agentSessionId) return s.id;
   }
   return undefined;
 }
@@ -130,7 +130,7 @@ async function ensureRun(b: Baton, sid: string, snap: Snapshot, ev: HookEvent, o
   const current = runningRuns(snap, ev).at(-1);
   if (current) {
     try {
-      await b.runHeartbeat(sid, current.runId, { ttlMs: HOOK_RUN_TTL_MS });
+      await b.runs.heartbeat(sid, current.runId, { ttlMs: HOOK_RUN_TTL_MS });
       return;
     } catch (err) {
       // crashed (its work went back) or ended meanwhile: start a new one
@@ -139,7 +139,7 @@ async function ensureRun(b: Baton, sid: string, snap: Snapshot, ev: HookEvent, o
   }
   // Unique per process and call: one server answers hooks for many agent sessions at once.
   const seq = runSeq++;
-  await b.startRun(sid, {
+  await b.runs.start(sid, {
     agent: opts.label,
     runId: `${runPrefix(ev)}-${Date.now().toString(36)}${process.pid.toString(36)}${seq > 0 ? `-${seq.toString(36)}` : ""}`,
     pid: opts.agentPid ?? process.ppid,
@@ -151,16 +151,16 @@ async function ensureRun(b: Baton, sid: string, snap: Snapshot, ev: HookEvent, o
 
 async function sessionStart(b: Baton, ev: Ev<"session_start">, opts: HandlerOptions): Promise<HookResponse> {
   const sid = await sessionFor(b, ev, opts, true);
-  await b.detectCrashedRuns({ sessionId: sid });
-  const snap = await b.snapshot(sid);
+  await b.runs.detectCrashed({ sessionId: sid });
+  const snap = await b.sessions.snapshot(sid);
   if (ev.agentSessionId && snap.context[contextKey(ev)] !== ev.agentSessionId)
-    await b.setContext(sid, { [contextKey(ev)]: ev.agentSessionId });
+    await b.facets.setContext(sid, { [contextKey(ev)]: ev.agentSessionId });
   await ensureRun(b, sid, snap, ev, opts);
   sweepPending(b.workspace.dir);
 
   const resumed = ev.source === "resume" || ev.source === "compact";
-  const report = resumed ? await b.resume(sid) : undefined;
-  const s = report ?? (await b.status({ sessionId: sid })).sessions[0];
+  const report = resumed ? await b.sessions.resume(sid) : undefined;
+  const s = report ?? (await b.sessions.status({ sessionId: sid })).sessions[0];
   if (!s) return {};
   const brief: SessionBrief = {
     sessionId: s.sessionId,
@@ -180,7 +180,7 @@ async function sessionStart(b: Baton, ev: Ev<"session_start">, opts: HandlerOpti
   const extra: string[] = [];
   if (room > 200) {
     const query = [s.title, s.nextAction.reason, ...s.activeBlockers.map((x) => x.text)].filter(Boolean).join(" ");
-    const inj = await b.injectLessons({ sessionId: sid, prompt: query }, { k: 5, maxChars: Math.min(room, PROMPT_LESSONS_CHARS) });
+    const inj = await b.lessons.inject({ sessionId: sid, prompt: query }, { k: 5, maxChars: Math.min(room, PROMPT_LESSONS_CHARS) });
     if (inj.markdown) extra.push(inj.markdown);
   }
   return {
@@ -193,7 +193,7 @@ async function sessionStart(b: Baton, ev: Ev<"session_start">, opts: HandlerOpti
 
 async function prompt(b: Baton, ev: Ev<"prompt">, opts: HandlerOptions): Promise<HookResponse> {
   const sid = await sessionFor(b, ev, opts, true);
-  const snap = await b.snapshot(sid);
+  const snap = await b.sessions.snapshot(sid);
   await ensureRun(b, sid, snap, ev, opts);
   // The user's words without the context blocks the agent wrapped them in (Gemini CLI puts the
   // SessionStart hooks' text, Baton's own, in front of every prompt).
@@ -204,7 +204,7 @@ async function prompt(b: Baton, ev: Ev<"prompt">, opts: HandlerOptions): Promise
   if (intent) return rollbackFromPrompt(b, sid, snap, intent);
   const sp = snap.facets.spiral;
   if (sp?.paused && isUnpausePrompt(words)) {
-    await b.unpause(sid, { reason: "the user typed unpause", actor: "user" });
+    await b.turns.unpause(sid, { reason: "the user typed unpause", actor: "user" });
     return {
       context: "The user cleared Baton's spiral pause. Continue, but do not repeat the approach that looped: take a different one.",
       userMessage: `Baton: session ${sid} unpaused`,
@@ -212,7 +212,7 @@ async function prompt(b: Baton, ev: Ev<"prompt">, opts: HandlerOptions): Promise
   }
   const parts: string[] = [];
   if (sp?.paused) parts.push(renderSpiralPause(sid, pauseView(snap)));
-  const inj = await b.injectLessons({ sessionId: sid, prompt: words }, { k: 5, maxChars: PROMPT_LESSONS_CHARS });
+  const inj = await b.lessons.inject({ sessionId: sid, prompt: words }, { k: 5, maxChars: PROMPT_LESSONS_CHARS });
   if (inj.markdown) parts.push(inj.markdown);
   return parts.length > 0 ? { context: parts.join("\n\n") } : {};
 }
@@ -230,9 +230,9 @@ function pauseView(snap: Snapshot): NonNullable<SessionBrief["spiral"]> {
 const ROLLBACK_ANSWERS = new Set(["checkpoint_not_found", "checkpoint_pruned", "not_found", "bad_input", "unsafe_path"]);
 
 async function rollbackFromPrompt(b: Baton, sid: string, snap: Snapshot, intent: RollbackIntent): Promise<HookResponse> {
-  let r: Awaited<ReturnType<Baton["rollback"]>>;
+  let r: Awaited<ReturnType<Baton["checkpoints"]["rollback"]>>;
   try {
-    r = await b.rollback(sid, { ...intent, actor: "user" });
+    r = await b.checkpoints.rollback(sid, { ...intent, actor: "user" });
   } catch (err) {
     if (!isBatonError(err) || !ROLLBACK_ANSWERS.has(err.code)) throw err;
     return {
@@ -240,7 +240,7 @@ async function rollbackFromPrompt(b: Baton, sid: string, snap: Snapshot, intent:
       userMessage: `Baton could not roll back: ${err.message}`,
     };
   }
-  if (snap.facets.spiral?.paused) await b.unpause(sid, { reason: "the user asked to roll back", actor: "user" });
+  if (snap.facets.spiral?.paused) await b.turns.unpause(sid, { reason: "the user asked to roll back", actor: "user" });
   const restored = r.changes.filter((c) => c.action === "restore" || c.action === "create").map((c) => c.path);
   const removed = r.changes.filter((c) => c.action === "remove").map((c) => c.path);
   const list = (xs: string[]) =>
@@ -307,7 +307,7 @@ async function beforeTool(b: Baton, ev: Ev<"before_tool">, opts: HandlerOptions)
   const files = tool.kind === "write" ? workspaceFiles(b.root, ev.cwd, tool.files) : [];
   if (tool.kind === "write" && files.length === 0) return {};
   const sid = await sessionFor(b, ev, opts, true);
-  const snap = await b.snapshot(sid);
+  const snap = await b.sessions.snapshot(sid);
   // Only a plain read-only Baton command passes a pause: clearing it is the user's decision.
   if (snap.facets.spiral?.paused && !own?.readOnly) {
     return {
@@ -318,7 +318,7 @@ async function beforeTool(b: Baton, ev: Ev<"before_tool">, opts: HandlerOptions)
   // One plain Baton command records itself (a rollback takes its own safety checkpoint; a
   // checkpoint taken here would become the step it rolls back to).
   if (own) return {};
-  const cp = await b.checkpoint(sid, tool.kind === "write" ? { files, toolName: tool.name } : { all: true, toolName: tool.name });
+  const cp = await b.checkpoints.create(sid, tool.kind === "write" ? { files, toolName: tool.name } : { all: true, toolName: tool.name });
   writePending(b.workspace.dir, pendingKey(ev, tool), cp.checkpoint.id);
   return {};
 }
@@ -333,7 +333,7 @@ async function afterTool(b: Baton, ev: Ev<"after_tool">, opts: HandlerOptions): 
   const safeId = tool.callId && /^[A-Za-z0-9._:-]{1,100}$/.test(tool.callId) ? tool.callId : undefined;
 
   // The ledger write is queued now and committed while the turn is recorded.
-  const ledger = b.recordToolCall(sid, {
+  const ledger = b.ledger.record(sid, {
     toolName: tool.name,
     status: ev.status,
     args: bounded(tool.input),
@@ -342,7 +342,7 @@ async function afterTool(b: Baton, ev: Ev<"after_tool">, opts: HandlerOptions): 
     ...(fingerprint ? { fingerprint } : {}),
     ...(safeId ? { nodeId: `${ev.agent}:${safeId}` } : {}),
   });
-  const turn = await b.recordTurn(sid, {
+  const turn = await b.turns.record(sid, {
     tool: tool.name,
     argsHash: shortHash(tool.input),
     status: ev.status,
@@ -353,7 +353,7 @@ async function afterTool(b: Baton, ev: Ev<"after_tool">, opts: HandlerOptions): 
     ...(checkpointId ? { checkpointId } : {}),
     ...(safeId ? { id: `turn_${ev.agent}_${safeId}` } : {}),
   });
-  if (files.length > 0) await b.recordResumeContext(sid, { files }, "agent");
+  if (files.length > 0) await b.facets.recordResumeContext(sid, { files }, "agent");
   await ledger;
 
   if (turn.detected) {
@@ -369,7 +369,7 @@ async function afterTool(b: Baton, ev: Ev<"after_tool">, opts: HandlerOptions): 
     };
   }
   if (error) {
-    const inj = await b.injectLessons(
+    const inj = await b.lessons.inject(
       { sessionId: sid, tool: tool.name, paths: files, prompt: error.slice(0, 500), ...(fingerprint ? { fingerprint } : {}) },
       { k: 3, maxChars: 1_500 },
     );
@@ -404,10 +404,10 @@ async function preCompact(b: Baton, ev: Ev<"pre_compact">, opts: HandlerOptions)
   const sid = await sessionFor(b, ev, opts, false);
   if (!sid) return {};
   if (ev.ifChanged) {
-    await b.refreshStateMarkdown(sid);
+    await b.sessions.refreshStateMarkdown(sid);
     return {};
   }
-  await b.writeStateMarkdown(sid);
+  await b.sessions.writeStateMarkdown(sid);
   if (ev.announced) await noteCompaction(b, sid, opts, ev.trigger, "; STATE.md was written first");
   return {};
 }
@@ -419,7 +419,7 @@ async function postCompact(b: Baton, ev: Ev<"post_compact">, opts: HandlerOption
 }
 
 async function noteCompaction(b: Baton, sid: string, opts: HandlerOptions, trigger: string | undefined, tail: string): Promise<void> {
-  await b.append(sid, {
+  await b.events.append(sid, {
     type: "note:added",
     actor: "system",
     data: { text: `${opts.label} compacted its context (${trigger ?? "auto"})${tail}.` },
@@ -427,12 +427,12 @@ async function noteCompaction(b: Baton, sid: string, opts: HandlerOptions, trigg
 }
 
 async function stop(b: Baton, ev: Ev<"stop">): Promise<HookResponse> {
-  const active = await b.listSessions();
+  const active = await b.sessions.list();
   // Never start a session just to end a run: look at the sessions this agent session touched.
   for (const s of active) {
-    const snap = await b.snapshot(s.id);
+    const snap = await b.sessions.snapshot(s.id);
     for (const r of runningRuns(snap, ev)) {
-      await b.endRun(
+      await b.runs.end(
         s.id,
         r.runId,
         { reason: ev.sessionEnd ? `session ended${ev.reason ? ` (${ev.reason})` : ""}` : "turn ended" },

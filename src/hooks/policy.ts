@@ -8,8 +8,7 @@
  * - `use`: hand hooks to a server someone started (`baton serve`); never start one.
  * - `off`: every hook runs in its own process.
  */
-import { readFileSync } from "node:fs";
-import { join } from "node:path";
+import { configSection } from "../services/config-file.js";
 
 export type HookServerMode = "auto" | "use" | "off";
 
@@ -22,20 +21,20 @@ function modeOf(v: unknown): HookServerMode | undefined {
   return MODES.includes(m) ? (m as HookServerMode) : undefined;
 }
 
-/** The mode for a workspace; a value neither source understands is ignored. */
+/**
+ * The mode for a workspace. An environment value it does not understand is ignored. A
+ * `.baton/config.json` that cannot be read, or a `hooks.server` it does not take, is `off`:
+ * the hook runs in its own process, which meets the same `bad_input` when it opens the
+ * workspace, logs it to hooks.log and lets the tool through (services/config-file.ts).
+ */
 export function hookServerMode(batonDir: string): HookServerMode {
   const fromEnv = modeOf(process.env.BATON_HOOK_SERVER);
   if (fromEnv) return fromEnv;
-  let text: string;
   try {
-    text = readFileSync(join(batonDir, "config.json"), "utf8");
+    const server = configSection(batonDir, "hooks")?.server;
+    if (server === undefined) return "auto";
+    return modeOf(server) ?? "off";
   } catch {
-    return "auto";
-  }
-  try {
-    const c = JSON.parse(text) as { hooks?: { server?: unknown } } | null;
-    return modeOf(c?.hooks?.server) ?? "auto";
-  } catch {
-    return "auto";
+    return "off";
   }
 }

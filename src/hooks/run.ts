@@ -14,7 +14,7 @@
  * stdin read with readFileSync(0) (no streams), output written to the file descriptor, and the
  * Baton facade and handler imported only once there is a workspace to act on.
  */
-import type { Baton } from "../baton.js";
+import type { Baton } from "../api.js";
 import { writeStderr, writeStdout } from "../cli/output.js";
 import { envOptions } from "../env-options.js";
 import { adapterFor, agentPid, logHookFailure, parseEvent, parseHookArgs, readStdin, stdoutOf, workspaceFor } from "./front.js";
@@ -73,13 +73,13 @@ export async function runHook(argv: readonly string[], opts: RunHookOptions = {}
 
   let baton: Baton | undefined;
   try {
-    const [{ openBaton }, { answerHook }] = await Promise.all([import("../baton.js"), import("./answer.js")]);
+    const [{ openBaton }, { answerHook }] = await Promise.all([import("../compose.js"), import("./answer.js")]);
     baton = await openBaton({
       root: ws.root,
       create: false,
       busyTimeoutMs: HOOK_BUSY_TIMEOUT_MS,
       storeTimeoutMs: HOOK_STORE_TIMEOUT_MS,
-      ...envOptions(),
+      ...withoutNotes(envOptions()),
     });
     out = await answerHook(baton, adapter, native, ev, agentPid());
   } catch (err) {
@@ -113,4 +113,9 @@ function writeOut(out: string): void {
   } catch {
     // the agent closed the pipe
   }
+}
+
+/** The options without the deprecation notes: a hook prints nothing but its answer. */
+function withoutNotes({ deprecated: _, ...options }: ReturnType<typeof envOptions>) {
+  return options;
 }

@@ -1,7 +1,7 @@
 /** Resources (a session's STATE.md, the workspace's LESSONS.md) and the prompt that resumes a session. */
 import { type McpServer, ResourceTemplate } from "@modelcontextprotocol/sdk/server/mcp.js";
 import { z } from "zod";
-import type { Baton } from "../baton.js";
+import type { Baton } from "../api.js";
 import { protocolError } from "./errors.js";
 
 export const STATE_URI = "baton://sessions/{sessionId}/STATE.md";
@@ -21,7 +21,7 @@ async function guarded<T>(fn: () => Promise<T>, resource: boolean): Promise<T> {
 
 async function activeSessionIds(open: Open): Promise<{ id: string; title?: string | null; phase: string }[]> {
   try {
-    return await (await open()).listSessions();
+    return await (await open()).sessions.list();
   } catch {
     return []; // no workspace yet: nothing to list (reading still says why)
   }
@@ -49,7 +49,7 @@ export function registerResources(server: McpServer, open: Open): void {
     (uri, vars) =>
       guarded(async () => {
         const id = decodeURIComponent(String(vars.sessionId));
-        return { contents: [{ uri: uri.href, mimeType: MARKDOWN, text: await (await open()).stateMarkdown(id) }] };
+        return { contents: [{ uri: uri.href, mimeType: MARKDOWN, text: await (await open()).sessions.stateMarkdown(id) }] };
       }, true),
   );
 
@@ -63,7 +63,7 @@ export function registerResources(server: McpServer, open: Open): void {
     },
     (uri) =>
       guarded(async () => {
-        const { text } = await (await open()).lessonsFile();
+        const { text } = await (await open()).lessons.file();
         const body = text ?? "<!-- LESSONS.md does not exist yet: the lessons_add tool creates it. -->\n";
         return { contents: [{ uri: uri.href, mimeType: MARKDOWN, text: body }] };
       }, true),
@@ -83,12 +83,12 @@ export function registerPrompts(server: McpServer, open: Open): void {
     ({ sessionId }) =>
       guarded(async () => {
         const b = await open();
-        const sid = await b.resolveSession(sessionId || undefined);
-        await b.detectCrashedRuns({ sessionId: sid });
-        const [r, state] = await Promise.all([b.resume(sid), b.stateMarkdown(sid)]);
+        const sid = await b.sessions.resolve(sessionId || undefined);
+        await b.runs.detectCrashed({ sessionId: sid });
+        const [r, state] = await Promise.all([b.sessions.resume(sid), b.sessions.stateMarkdown(sid)]);
         // Lessons for what the session is about: its title and current task.
         const about = [r.title, r.position.task].filter(Boolean).join(" ");
-        const lessons = await b.injectLessons({ sessionId: sid, ...(about ? { prompt: about } : {}) });
+        const lessons = await b.lessons.inject({ sessionId: sid, ...(about ? { prompt: about } : {}) });
         return {
           description: `Resume ${sid} (${r.flow}, phase ${r.phase})`,
           messages: [{ role: "user" as const, content: { type: "text" as const, text: resumeText(sid, r, state, lessons.markdown) } }],

@@ -4,7 +4,7 @@
  */
 import { McpServer } from "@modelcontextprotocol/sdk/server/mcp.js";
 import { CallToolRequestSchema, type CallToolResult } from "@modelcontextprotocol/sdk/types.js";
-import type { Baton } from "../baton.js";
+import type { Baton } from "../api.js";
 import { BatonError } from "../errors.js";
 import { invalidArguments, toolError } from "./errors.js";
 import { registerPrompts, registerResources } from "./resources.js";

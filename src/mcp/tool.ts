@@ -7,7 +7,7 @@
  */
 import type { ToolAnnotations } from "@modelcontextprotocol/sdk/types.js";
 import { z } from "zod";
-import type { Baton } from "../baton.js";
+import type { Baton } from "../api.js";
 import { isBatonError } from "../errors.js";
 
 export interface BatonTool<S extends z.ZodRawShape = z.ZodRawShape> {
@@ -46,13 +46,13 @@ export const paths = (what: string, max = 200) => z.array(z.string().min(1).max(
 
 /** The session named, else the single active one. */
 export function session(b: Baton, id: string | undefined): Promise<string> {
-  return b.resolveSession(id);
+  return b.sessions.resolve(id);
 }
 
 /** The session named, else the single active one, else none (several active is still an error). */
 export async function optionalSession(b: Baton, id: string | undefined): Promise<string | undefined> {
   try {
-    return await b.resolveSession(id);
+    return await b.sessions.resolve(id);
   } catch (err) {
     if (isBatonError(err, "not_found") && id === undefined) return undefined;
     throw err;

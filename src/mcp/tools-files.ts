@@ -21,7 +21,7 @@ export const fileTools: BatonTool[] = [
     },
     annotations: APPEND,
     async run(b, a) {
-      const r = await b.checkpoint(
+      const r = await b.checkpoints.create(
         await session(b, a.sessionId),
         defined({ files: a.files, label: a.label, toolName: a.toolName, pinned: a.pinned || undefined }),
       );
@@ -39,7 +39,7 @@ export const fileTools: BatonTool[] = [
     annotations: READ,
     async run(b, a) {
       const sid = await session(b, a.sessionId);
-      return { sessionId: sid, checkpoints: await b.checkpoints(sid, { includePruned: a.includePruned }) };
+      return { sessionId: sid, checkpoints: await b.checkpoints.list(sid, { includePruned: a.includePruned }) };
     },
   }),
   defineTool({
@@ -62,7 +62,7 @@ export const fileTools: BatonTool[] = [
     async run(b, a) {
       if (a.steps !== undefined && a.to !== undefined) throw badInput("give steps or to, not both");
       const sid = await session(b, a.sessionId);
-      const r = await b.rollback(
+      const r = await b.checkpoints.rollback(
         sid,
         defined({ steps: a.steps, to: a.to, files: a.files, dryRun: a.dryRun || undefined, otherHost: a.otherHost || undefined }),
       );

@@ -32,7 +32,7 @@ export const learningTools: BatonTool[] = [
     input: { ...intent, k: z.number().int().min(1).max(50).default(10).describe("How many results at most.") },
     annotations: READ,
     async run(b, { k, ...a }) {
-      return b.searchLessons(await toIntent(b, a), { k });
+      return b.lessons.search(await toIntent(b, a), { k });
     },
   }),
   defineTool({
@@ -47,7 +47,7 @@ export const learningTools: BatonTool[] = [
     },
     annotations: READ,
     async run(b, { k, maxChars, ...a }) {
-      return b.injectLessons(await toIntent(b, a), { k, maxChars });
+      return b.lessons.inject(await toIntent(b, a), { k, maxChars });
     },
   }),
   defineTool({
@@ -86,7 +86,7 @@ export const learningTools: BatonTool[] = [
     annotations: APPEND,
     async run(b, a) {
       const sid = a.scope === "session" ? await session(b, a.sessionId) : await optionalSession(b, a.sessionId);
-      const r = await b.addLesson(
+      const r = await b.lessons.add(
         defined({
           text: a.text,
           scope: a.scope,
@@ -117,14 +117,14 @@ export const learningTools: BatonTool[] = [
     annotations: READ,
     async run(b, a) {
       const sid = await session(b, a.sessionId);
-      return { sessionId: sid, nodes: await b.ledger(sid, defined({ limit: a.limit, status: a.status, tool: a.tool })) };
+      return { sessionId: sid, nodes: await b.ledger.list(sid, defined({ limit: a.limit, status: a.status, tool: a.tool })) };
     },
   }),
   defineTool({
     name: "doctor",
     title: "Check the workspace",
     description:
-      "Check the database, journal vs snapshots, leases, locks, runs, blobs, files, markers, the server file and the ledger: {ok, findings: [{check, code, severity, message, evidence, fix, safe}], repairs, summary}. fix: true applies only the safe repairs. Never returns prompt or answer text.",
+      "Check the database, journal vs snapshots, leases, locks, runs, blobs, files, markers, the server file and the ledger: {ok, findings: [{check, code, severity, message, evidence, fix, safe}], repairs, summary}. fix: true applies only the safe repairs (a list of codes: only those findings'). Never returns prompt or answer text.",
     input: {
       sessionId: z
         .string()
@@ -132,11 +132,14 @@ export const learningTools: BatonTool[] = [
         .max(128)
         .optional()
         .describe("Only this session (adds its phase, runs, locks and next action). Default: the whole workspace."),
-      fix: z.boolean().default(false).describe("Apply the safe repairs and report each."),
+      fix: z
+        .union([z.boolean(), z.array(z.string().min(1).max(64)).min(1).max(20)])
+        .default(false)
+        .describe('true: apply every safe repair and report each; a list of finding codes (e.g. ["lease_expired"]): only theirs.'),
     },
     annotations: { readOnlyHint: false, destructiveHint: false, idempotentHint: true, openWorldHint: false },
     async run(b, a) {
-      return b.doctor(defined({ sessionId: a.sessionId, fix: a.fix }));
+      return b.health.doctor(defined({ sessionId: a.sessionId, fix: a.fix }));
     },
   }),
 ];

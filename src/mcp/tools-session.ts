@@ -29,8 +29,8 @@ export const sessionTools: BatonTool[] = [
     },
     annotations: APPEND,
     async run(b, a) {
-      const snap = await b.startSession(defined({ flow: a.flow, title: a.title, id: a.id }) as { flow: string });
-      const status = await b.status({ sessionId: snap.sessionId });
+      const snap = await b.sessions.start(defined({ flow: a.flow, title: a.title, id: a.id }) as { flow: string });
+      const status = await b.sessions.status({ sessionId: snap.sessionId });
       return { sessionId: snap.sessionId, flow: snap.flow, phase: snap.phase, nextAction: status.sessions[0]?.nextAction };
     },
   }),
@@ -50,8 +50,8 @@ export const sessionTools: BatonTool[] = [
     },
     annotations: { ...READ, idempotentHint: true },
     async run(b, a) {
-      const crashed = await b.detectCrashedRuns(defined({ sessionId: a.sessionId }));
-      const report = await b.status(defined({ sessionId: a.sessionId, all: a.all || undefined }));
+      const crashed = await b.runs.detectCrashed(defined({ sessionId: a.sessionId }));
+      const report = await b.sessions.status(defined({ sessionId: a.sessionId, all: a.all || undefined }));
       return crashed.length > 0 ? { ...report, crashedRuns: crashed } : report;
     },
   }),
@@ -68,8 +68,8 @@ export const sessionTools: BatonTool[] = [
     annotations: { readOnlyHint: false, destructiveHint: false, idempotentHint: true, openWorldHint: false },
     async run(b, a) {
       const sid = await session(b, a.sessionId);
-      const crashed = await b.detectCrashedRuns({ sessionId: sid });
-      const report = await b.resume(sid);
+      const crashed = await b.runs.detectCrashed({ sessionId: sid });
+      const report = await b.sessions.resume(sid);
       return { ...report, ...(crashed.length ? { crashedRuns: crashed } : {}) };
     },
   }),
@@ -109,7 +109,7 @@ export const sessionTools: BatonTool[] = [
           'clearing a spiral pause is the user\'s decision: ask the user (they can type "unpause" or run `baton resume <session> --unpause`)',
         );
       const sid = await session(b, a.sessionId);
-      return b.append(
+      return b.events.append(
         sid,
         defined({ type: a.type, data: a.data as JsonObject | undefined, id: a.id, actor: a.actor, revision: a.revision }) as {
           type: string;
@@ -133,7 +133,7 @@ export const sessionTools: BatonTool[] = [
     async run(b, a) {
       const sid = await session(b, a.sessionId);
       const { sessionId: _s, ...d } = a;
-      return b.addDecision(sid, defined(d) as { decision: string });
+      return b.facets.addDecision(sid, defined(d) as { decision: string });
     },
   }),
   defineTool({
@@ -151,7 +151,7 @@ export const sessionTools: BatonTool[] = [
     async run(b, a) {
       const sid = await session(b, a.sessionId);
       const { sessionId: _s, ...blk } = a;
-      const r = await b.addBlocker(sid, defined(blk) as { text: string });
+      const r = await b.facets.addBlocker(sid, defined(blk) as { text: string });
       return { blockerId: (r.event.data as { id?: string }).id, ...r };
     },
   }),
@@ -166,7 +166,7 @@ export const sessionTools: BatonTool[] = [
     },
     annotations: APPEND,
     async run(b, a) {
-      return b.resolveBlocker(await session(b, a.sessionId), a.id, a.resolution);
+      return b.facets.resolveBlocker(await session(b, a.sessionId), a.id, a.resolution);
     },
   }),
   defineTool({
@@ -185,7 +185,7 @@ export const sessionTools: BatonTool[] = [
     async run(b, a) {
       const sid = await session(b, a.sessionId);
       const { sessionId: _s, ...p } = a;
-      return b.setPosition(sid, defined(p));
+      return b.facets.setPosition(sid, defined(p));
     },
   }),
 ];

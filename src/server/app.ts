@@ -8,7 +8,7 @@
 import type { HttpBindings } from "@hono/node-server";
 import { type Context, Hono } from "hono";
 import { bodyLimit } from "hono/body-limit";
-import type { Baton } from "../baton.js";
+import type { Baton } from "../api.js";
 import { jsonBoundsProblem } from "../core/canonical.js";
 import type { EventInput, JsonObject } from "../core/types.js";
 import { BatonError, badInput } from "../errors.js";
@@ -21,6 +21,7 @@ import { allowedOrigins, bearerToken, cookieName, cookieValue, tokenMatches } fr
 import { challengeProof } from "./server-file.js";
 import { registerSpiralRoutes } from "./spiral-routes.js";
 import { streamJournal } from "./sse.js";
+import { registerWorkRoutes } from "./work-routes.js";
 
 export interface AppOptions {
   baton: Baton;
@@ -106,7 +107,7 @@ export function buildApp(o: AppOptions): Hono<Env> {
 
   app.post("/v1/sessions", async (c) => {
     const b = await readJson(c);
-    const snap = await baton.startSession({
+    const snap = await baton.sessions.start({
       flow: str(b, "flow", true) as string,
       ...opt("id", str(b, "id")),
       ...opt("title", str(b, "title")),
@@ -118,8 +119,8 @@ export function buildApp(o: AppOptions): Hono<Env> {
 
   app.get("/v1/sessions/:id", async (c) => {
     const id = c.req.param("id");
-    const view = await baton.read(id);
-    const status = (await baton.status({ sessionId: id })).sessions[0];
+    const view = await baton.sessions.read(id);
+    const status = (await baton.sessions.status({ sessionId: id })).sessions[0];
     return c.json({ snapshot: view.snapshot, status, diagnostics: view.readDiagnostics });
   });
 
@@ -131,7 +132,7 @@ export function buildApp(o: AppOptions): Hono<Env> {
     if (b.actor !== undefined) input.actor = str(b, "actor");
     if (b.data !== undefined) input.data = b.data as JsonObject;
     if (b.revision !== undefined) input.revision = b.revision as number;
-    const r = await baton.append(c.req.param("id"), input);
+    const r = await baton.events.append(c.req.param("id"), input);
     const e = r.event;
     return c.json({ seq: e.seq, id: e.id, duplicate: r.duplicate, outcome: r.outcome, phase: r.phase, event: e }, r.duplicate ? 200 : 201);
   });
@@ -139,21 +140,21 @@ export function buildApp(o: AppOptions): Hono<Env> {
   app.get("/v1/sessions/:id/events", async (c) => {
     const afterSeq = intQuery(c, "after", 0) ?? 0;
     const limit = Math.min(intQuery(c, "limit", 1) ?? 500, 1_000);
-    return c.json(await baton.events(c.req.param("id"), { afterSeq, limit }));
+    return c.json(await baton.events.list(c.req.param("id"), { afterSeq, limit }));
   });
 
   app.get("/v1/sessions/:id/stream", async (c) => {
     const id = c.req.param("id");
     const header = c.req.header("last-event-id");
     const after = header !== undefined && /^\d+$/.test(header.trim()) ? Number(header) : (intQuery(c, "after", 0) ?? 0);
-    await baton.read(id); // 404 before the stream starts
+    await baton.sessions.read(id); // 404 before the stream starts
     return streamJournal(c, baton, id, after, o.shutdown);
   });
 
   app.get("/v1/status", async (c) => {
     const sessionId = c.req.query("session");
     const all = c.req.query("all");
-    return c.json(await baton.status({ all: all === "1" || all === "true", ...opt("sessionId", sessionId) }));
+    return c.json(await baton.sessions.status({ all: all === "1" || all === "true", ...opt("sessionId", sessionId) }));
   });
 
   // Long-poll for work: leases the best ready item as soon as there is one. A lease changes
@@ -171,7 +172,7 @@ export function buildApp(o: AppOptions): Hono<Env> {
     const session = str(b, "session");
     const owner = str(b, "owner") || "http";
     const signal = AbortSignal.any([c.req.raw.signal, o.shutdown]);
-    const lease = await baton.waitForWork(owner, {
+    const lease = await baton.work.waitFor(owner, {
       timeoutMs,
       signal,
       ...opt("sessionId", session),
@@ -180,7 +181,7 @@ export function buildApp(o: AppOptions): Hono<Env> {
     });
     if (lease && c.req.raw.signal.aborted) {
       // The poller left while we leased: hand the item straight back rather than wait out the lease.
-      await baton.nack(lease.leaseId, { reason: "the poller disconnected before the lease was delivered" }).catch(() => undefined);
+      await baton.work.nack(lease.leaseId, { reason: "the poller disconnected before the lease was delivered" }).catch(() => undefined);
       return c.body(null, 204);
     }
     return c.json({ lease: lease ?? null });
@@ -192,25 +193,26 @@ export function buildApp(o: AppOptions): Hono<Env> {
     if (b.type !== undefined) result.type = str(b, "type");
     if (b.actor !== undefined) result.actor = str(b, "actor");
     if (b.data !== undefined) result.data = obj(b, "data");
-    return c.json(await baton.ack(c.req.param("leaseId"), Object.keys(result).length ? result : undefined));
+    return c.json(await baton.work.ack(c.req.param("leaseId"), Object.keys(result).length ? result : undefined));
   });
 
   app.post("/v1/leases/:leaseId/nack", async (c) => {
     const b = await readJson(c);
     const delayMs = num(b, "delayMs");
     const reason = str(b, "reason");
-    return c.json(await baton.nack(c.req.param("leaseId"), { ...opt("delayMs", delayMs), ...opt("reason", reason) }));
+    return c.json(await baton.work.nack(c.req.param("leaseId"), { ...opt("delayMs", delayMs), ...opt("reason", reason) }));
   });
 
   app.post("/v1/leases/:leaseId/heartbeat", async (c) => {
     const b = await readJson(c);
-    return c.json(await baton.heartbeat(c.req.param("leaseId"), opt("leaseMs", num(b, "leaseMs"))));
+    return c.json(await baton.work.heartbeat(c.req.param("leaseId"), opt("leaseMs", num(b, "leaseMs"))));
   });
 
   registerCheckpointRoutes(app, baton, readJson);
   registerSpiralRoutes(app, baton, readJson);
   registerHealthRoutes(app, baton, readJson);
   registerLessonRoutes(app, baton, readJson);
+  registerWorkRoutes(app, baton, readJson);
   registerDashboard(
     app,
     { baton, token: o.token, cookie, shutdown: o.shutdown, asset: o.asset, origins: allowedOrigins(o.port) },

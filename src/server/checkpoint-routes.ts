@@ -7,7 +7,7 @@
  */
 import type { HttpBindings } from "@hono/node-server";
 import type { Context, Hono } from "hono";
-import type { Baton } from "../baton.js";
+import type { Baton } from "../api.js";
 import { badInput } from "../errors.js";
 
 type Env = { Bindings: HttpBindings };
@@ -18,14 +18,14 @@ const ACTORS: readonly unknown[] = ["user", "agent"];
 export function registerCheckpointRoutes(app: Hono<Env>, baton: Baton, readJson: (c: Context<Env>) => Promise<Record<string, unknown>>) {
   // Newest first, pruned ones included (marked `prunedAt`), so a page can say why one is gone.
   app.get("/v1/sessions/:id/checkpoints", async (c) => {
-    const list = await baton.checkpoints(c.req.param("id"), { includePruned: true });
+    const list = await baton.checkpoints.list(c.req.param("id"), { includePruned: true });
     return c.json({ checkpoints: [...list].reverse() });
   });
 
   // What rolling back to a checkpoint would do to each file, with its unified diff (current →
   // restored); binary and large files are named, not dumped. Changes nothing.
   app.get("/v1/sessions/:id/checkpoints/:cp/preview", async (c) => {
-    const r = await baton.rollback(c.req.param("id"), { to: c.req.param("cp"), dryRun: true });
+    const r = await baton.checkpoints.rollback(c.req.param("id"), { to: c.req.param("cp"), dryRun: true });
     return c.json({ target: r.target, plan: r.plan, changes: r.changes, warnings: r.warnings });
   });
 
@@ -34,7 +34,7 @@ export function registerCheckpointRoutes(app: Hono<Env>, baton: Baton, readJson:
   app.get("/v1/sessions/:id/checkpoints/:cp/diff", async (c) => {
     const to = c.req.query("to");
     if (!to) throw badInput('query "to" must name the checkpoint to compare with');
-    const r = await baton.diffCheckpoints(c.req.param("cp"), to);
+    const r = await baton.checkpoints.diff(c.req.param("cp"), to);
     if (r.from.sessionId !== c.req.param("id")) throw badInput(`checkpoint ${r.from.id} is not one of session ${c.req.param("id")}'s`);
     return c.json(r);
   });
@@ -53,7 +53,7 @@ export function registerCheckpointRoutes(app: Hono<Env>, baton: Baton, readJson:
     if (b.actor !== undefined && !ACTORS.includes(b.actor as string)) throw badInput(`"actor" must be one of ${ACTORS.join(", ")}`);
     const actor = (b.actor as string | undefined) ?? "user";
     if (b.plan !== undefined && (typeof b.plan !== "string" || b.plan === "")) throw badInput('"plan" must be the preview\'s plan');
-    const r = await baton.rollback(c.req.param("id"), {
+    const r = await baton.checkpoints.rollback(c.req.param("id"), {
       to,
       actor,
       ...(files ? { files: files as string[] } : {}),
@@ -66,6 +66,6 @@ export function registerCheckpointRoutes(app: Hono<Env>, baton: Baton, readJson:
   app.post("/v1/checkpoints/:cp/pin", async (c) => {
     const b = await readJson(c);
     if (typeof b.pinned !== "boolean") throw badInput('"pinned" must be true or false');
-    return c.json(await baton.pinCheckpoint(c.req.param("cp"), b.pinned));
+    return c.json(await baton.checkpoints.pin(c.req.param("cp"), b.pinned));
   });
 }

@@ -5,14 +5,15 @@
  * details); a server that does not answer is `server_unreachable`.
  */
 import { createRequire } from "node:module";
-import type { Baton } from "../baton.js";
+import type { Baton } from "../api.js";
 import type { JsonObject } from "../core/types.js";
 import { BatonError, type ErrorCode } from "../errors.js";
-import { challengeProof, liveServer, type ServerInfo } from "./server-file.js";
+import { liveServer, type ServerInfo } from "../services/server-file.js";
+import { challengeProof } from "./server-file.js";
 
-export type { ServerInfo } from "./server-file.js";
+export type { ServerInfo } from "../services/server-file.js";
 
-export type Lease = NonNullable<Awaited<ReturnType<Baton["lease"]>>>;
+export type Lease = NonNullable<Awaited<ReturnType<Baton["work"]["lease"]>>>;
 
 /**
  * The workspace's running server, once it has proven it holds the token (a health challenge
@@ -118,13 +119,15 @@ export async function pollServer(info: ServerInfo, o: PollOptions): Promise<Leas
 }
 
 export function ackServer(info: ServerInfo, leaseId: string, result?: { type?: string; data?: JsonObject; actor?: string }) {
-  return serverRequest<Awaited<ReturnType<Baton["ack"]>>>(info, "POST", `/v1/leases/${encodeURIComponent(leaseId)}/ack`, {
+  return serverRequest<Awaited<ReturnType<Baton["work"]["ack"]>>>(info, "POST", `/v1/leases/${encodeURIComponent(leaseId)}/ack`, {
     body: result ?? {},
   });
 }
 
 export function nackServer(info: ServerInfo, leaseId: string, opts: { delayMs?: number; reason?: string } = {}) {
-  return serverRequest<Awaited<ReturnType<Baton["nack"]>>>(info, "POST", `/v1/leases/${encodeURIComponent(leaseId)}/nack`, { body: opts });
+  return serverRequest<Awaited<ReturnType<Baton["work"]["nack"]>>>(info, "POST", `/v1/leases/${encodeURIComponent(leaseId)}/nack`, {
+    body: opts,
+  });
 }
 
 export function heartbeatServer(info: ServerInfo, leaseId: string, opts: { leaseMs?: number } = {}) {

@@ -15,11 +15,11 @@ import { randomBytes } from "node:crypto";
 import type { HttpBindings } from "@hono/node-server";
 import type { Context, Hono } from "hono";
 import { streamSSE } from "hono/streaming";
-import type { Baton } from "../baton.js";
+import type { Baton } from "../api.js";
 import { LEDGER_STATUSES, type LedgerStatus } from "../core/ledger.js";
 import { BatonError, badInput } from "../errors.js";
 import type { SessionOverview } from "../services/session-overview.js";
-import { SSE_KEEPALIVE_MS, SSE_RETRY_MS } from "./sse.js";
+import { SSE_KEEPALIVE_MS, SSE_RETRY_MS, streamJournal } from "./sse.js";
 
 type Env = { Bindings: HttpBindings };
 
@@ -95,7 +95,7 @@ export function registerDashboard(app: Hono<Env>, o: DashboardOptions, readJson:
   app.get("/v1/dashboard/sessions", async (c) => {
     const ids = c.req.queries("id");
     if (ids && (ids.length > 100 || ids.some((id) => id === ""))) throw badInput('give at most 100 non-empty "id"s');
-    return c.json({ sessions: await baton.sessionOverview(ids) });
+    return c.json({ sessions: await baton.sessions.overview(ids) });
   });
 
   // The whole workspace's changes as SSE: one `change` message per session that grew, so the
@@ -118,12 +118,12 @@ export function registerDashboard(app: Hono<Env>, o: DashboardOptions, readJson:
       // OTHER_HOLD_MS and dropped when a session's change comes meanwhile: an append is one
       // message naming its session, not also a "something changed" that reloads everything.
       let otherSince: number | undefined;
-      const unwatch = baton.watch((change) => {
+      const unwatch = baton.events.watch((change) => {
         pending.set(change.sessionId, Math.max(change.lastSeq, pending.get(change.sessionId) ?? 0));
         otherSince = undefined;
         poke();
       });
-      const unlisten = baton.backend.onChange(() => {
+      const unlisten = baton.events.onStoreChange(() => {
         otherSince ??= Date.now();
         poke();
       });
@@ -174,18 +174,28 @@ export function registerDashboard(app: Hono<Env>, o: DashboardOptions, readJson:
   app.get("/v1/sessions/:id/ledger", async (c) => {
     const id = c.req.param("id");
     const limit = Math.min(Math.max(wholeQuery(c.req.query("limit"), "limit") ?? 2_000, 1), 10_000);
-    await baton.read(id); // 404 for an unknown session
+    await baton.sessions.read(id); // 404 for an unknown session
     const status = c.req.query("status") || undefined;
     if (status !== undefined && !LEDGER_STATUSES.includes(status as LedgerStatus))
       throw badInput(`query "status" must be one of ${LEDGER_STATUSES.join(", ")}`);
     const tool = c.req.query("tool") || undefined;
-    const nodes = await baton.ledger(id, { limit, ...(status ? { status: status as LedgerStatus } : {}), ...(tool ? { tool } : {}) });
+    const nodes = await baton.ledger.list(id, { limit, ...(status ? { status: status as LedgerStatus } : {}), ...(tool ? { tool } : {}) });
     return c.json({ nodes });
+  });
+
+  // The session's journal as the general stream sends it (`/v1/sessions/:id/stream`), plus
+  // `event: versions` when its ledger, checkpoints or work change, also without a journal event.
+  app.get("/v1/dashboard/sessions/:id/stream", async (c) => {
+    const id = c.req.param("id");
+    const header = c.req.header("last-event-id");
+    const after = header !== undefined && /^\d+$/.test(header.trim()) ? Number(header) : (wholeQuery(c.req.query("after"), "after") ?? 0);
+    await baton.sessions.read(id); // 404 before the stream starts
+    return streamJournal(c, baton, id, after, o.shutdown, () => baton.sessions.versions(id));
   });
 
   // STATE.md as the agent reads it (rendered now, not written to disk).
   app.get("/v1/dashboard/sessions/:id/state", async (c) => {
-    return c.json({ markdown: await baton.stateMarkdown(c.req.param("id")) });
+    return c.json({ markdown: await baton.sessions.stateMarkdown(c.req.param("id")) });
   });
 
   // A session's events matching a type and/or actor, in seq order after `after`, in bounded
@@ -196,8 +206,8 @@ export function registerDashboard(app: Hono<Env>, o: DashboardOptions, readJson:
     const limit = Math.min(Math.max(wholeQuery(c.req.query("limit"), "limit") ?? 200, 1), 1_000);
     const type = c.req.query("type") || undefined;
     const actor = c.req.query("actor") || undefined;
-    await baton.read(id); // 404 for an unknown session
-    return c.json(await baton.scanEvents(id, { after, limit, ...(type ? { type } : {}), ...(actor ? { actor } : {}) }));
+    await baton.sessions.read(id); // 404 for an unknown session
+    return c.json(await baton.events.scan(id, { after, limit, ...(type ? { type } : {}), ...(actor ? { actor } : {}) }));
   });
 
   const page = (name: DashboardAsset, type: string) => (c: Context<Env>) => {

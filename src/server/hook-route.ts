@@ -19,7 +19,7 @@
 import { readdirSync, statSync } from "node:fs";
 import type { IncomingMessage, ServerResponse } from "node:http";
 import { isAbsolute, join } from "node:path";
-import type { Baton } from "../baton.js";
+import type { Baton } from "../api.js";
 import { jsonBoundsProblem } from "../core/canonical.js";
 import { BatonError, badInput } from "../errors.js";
 import { answerHook } from "../hooks/answer.js";

@@ -6,7 +6,7 @@
  */
 import type { HttpBindings } from "@hono/node-server";
 import type { Context, Hono } from "hono";
-import type { Baton } from "../baton.js";
+import type { Baton } from "../api.js";
 import { badInput } from "../errors.js";
 
 type Env = { Bindings: HttpBindings };
@@ -15,7 +15,7 @@ export function registerLessonRoutes(app: Hono<Env>, baton: Baton, readJson: (c:
   app.get("/v1/lessons", async (c) => {
     const all = c.req.query("all");
     // One read of LESSONS.md gives both the lessons and their versions (see LessonService.list).
-    const list = await baton.listLessons({ all: all === "1" || all === "true", versions: true });
+    const list = await baton.lessons.list({ all: all === "1" || all === "true", versions: true });
     return c.json({ ...list, lessons: list.lessons.map((l) => ({ ...l, version: l.version ?? null })) });
   });
 
@@ -32,12 +32,12 @@ export function registerLessonRoutes(app: Hono<Env>, baton: Baton, readJson: (c:
       change.pinned = b.pinned;
     }
     if (change.text === undefined && change.pinned === undefined) throw badInput('give "text" and/or "pinned"');
-    return c.json(await baton.editLesson(c.req.param("id"), version, change));
+    return c.json(await baton.lessons.edit(c.req.param("id"), version, change));
   });
 
   app.post("/v1/lessons/:id/delete", async (c) => {
     const b = await readJson(c);
-    const r = await baton.removeLesson(c.req.param("id"), { version: versionOf(b) });
+    const r = await baton.lessons.remove(c.req.param("id"), { version: versionOf(b) });
     return c.json({ id: r.id });
   });
 }

@@ -1,8 +1,8 @@
 /**
- * `.baton/server.json`: how other processes (the CLI's `baton poll`, a page launcher) find the
- * workspace's running server. Written with O_EXCL so two servers starting at once cannot both
- * claim the workspace; mode 0600 because it holds the token; removed on clean exit. A file
- * naming a dead process is stale and replaced.
+ * `.baton/server.json`, the server's side: claimed with O_EXCL so two servers starting at once
+ * cannot both claim the workspace; mode 0600 because it holds the token; removed on clean exit.
+ * A file naming a dead process is stale and replaced. Reading it and deciding whether the
+ * process it names is the server is services/server-file.ts (clients, hooks and doctor share it).
  *
  * `.baton/server.key` keeps the token and the port across restarts, so a page that was open
  * when the server stopped reconnects to the restarted server without being reloaded.
@@ -11,92 +11,14 @@ import { closeSync, fsyncSync, linkSync, openSync, readFileSync, renameSync, unl
 import { createRequire } from "node:module";
 import { join } from "node:path";
 import { BatonError } from "../errors.js";
-import { matchProcess, type ProcessMatch, readProcStat } from "../services/process-facts.js";
+import { readProcStat } from "../services/process-facts.js";
+import { readServerFile, type ServerInfo, serverAlive, serverFilePath } from "../services/server-file.js";
 
-export interface ServerInfo {
-  pid: number;
-  port: number;
-  token: string;
-  startedAt: string;
-  /**
-   * The server process's start time as the kernel records it (Linux: /proc/<pid>/stat field
-   * 22), so a pid reused after the server died (a reboot, a SIGKILL) is not taken for it.
-   */
-  startTime?: string;
-}
-
-export const SERVER_FILE = "server.json";
 export const KEY_FILE = "server.key";
-
-export function serverFilePath(batonDir: string): string {
-  return join(batonDir, SERVER_FILE);
-}
-
-/** The server file's contents, or undefined when it is missing or not a server file. */
-export function readServerFile(batonDir: string): ServerInfo | undefined {
-  let text: string;
-  try {
-    text = readFileSync(serverFilePath(batonDir), "utf8");
-  } catch {
-    return undefined;
-  }
-  return parseInfo(text);
-}
-
-function parseInfo(text: string): ServerInfo | undefined {
-  try {
-    const v = JSON.parse(text) as Partial<ServerInfo>;
-    if (typeof v.pid === "number" && typeof v.port === "number" && typeof v.token === "string" && typeof v.startedAt === "string") {
-      const info: ServerInfo = { pid: v.pid, port: v.port, token: v.token, startedAt: v.startedAt };
-      if (typeof v.startTime === "string") info.startTime = v.startTime;
-      return info;
-    }
-  } catch {
-    // a half-written or foreign file: not a server we can use
-  }
-  return undefined;
-}
 
 /** This process's start time as the kernel records it (Linux), for `ServerInfo.startTime`. */
 export function ownStartTime(): string | undefined {
   return readProcStat(process.pid)?.startTime;
-}
-
-/**
- * Who the process a server file names is (`matchProcess`, the rule doctor shares): `same` when
- * it is the process that wrote the file, `unproven` when the start times cannot be compared, and
- * `dead` for a process this user may not signal (another user's is not our server).
- */
-export function serverIdentity(info: ServerInfo): ProcessMatch {
-  if (!Number.isSafeInteger(info.pid) || info.pid <= 0) return "dead";
-  try {
-    process.kill(info.pid, 0);
-  } catch {
-    return "dead";
-  }
-  return matchProcess(info);
-}
-
-/** Whether the file may name a running server: the same process, or one not proven otherwise. */
-export function serverAlive(info: ServerInfo): boolean {
-  const id = serverIdentity(info);
-  return id === "same" || id === "unproven";
-}
-
-/**
- * The running server of a workspace, for deciding whether one runs (a second `serve`,
- * auto-start, doctor). Before a client sends it the token, identity must be proven:
- * `provenServer` (start times) or the health challenge (server/client.ts).
- */
-export function liveServer(batonDir: string): ServerInfo | undefined {
-  const info = readServerFile(batonDir);
-  return info && serverAlive(info) ? info : undefined;
-}
-
-/** The server, only when the kernel proves it is the process that wrote the file (Linux). */
-export function provenServer(batonDir: string): ServerInfo | undefined {
-  const info = readServerFile(batonDir);
-  return info && serverIdentity(info) === "same" ? info : undefined;
 }
 
 /**
@@ -167,17 +89,6 @@ function writeWhole(file: string, text: string, mode: "exclusive" | "replace"): 
     } catch {
       // renamed into place, or never created
     }
-  }
-}
-
-/** Remove the server file if it is still ours. */
-export function releaseServerFile(batonDir: string, pid = process.pid): void {
-  const info = readServerFile(batonDir);
-  if (info && info.pid !== pid) return;
-  try {
-    unlinkSync(serverFilePath(batonDir));
-  } catch {
-    // already gone
   }
 }
 

@@ -8,21 +8,13 @@ import { statSync } from "node:fs";
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from "node:http";
 import type { AddressInfo } from "node:net";
 import { getRequestListener } from "@hono/node-server";
-import type { Baton } from "../baton.js";
+import type { Baton } from "../api.js";
 import { BatonError, badInput } from "../errors.js";
+import { readServerFile, releaseServerFile, type ServerInfo, serverAlive } from "../services/server-file.js";
 import { type AppOptions, buildApp } from "./app.js";
 import { hookAnswerer, hookHttpHandler, isHookRequest } from "./hook-route.js";
 import { allowedHosts, allowedOrigins, checkRequest, corsHeaders, type GuardConfig, newToken, parseOrigin } from "./security.js";
-import {
-  claimServerFile,
-  ownStartTime,
-  readServerFile,
-  readServerKey,
-  releaseServerFile,
-  type ServerInfo,
-  serverAlive,
-  writeServerKey,
-} from "./server-file.js";
+import { claimServerFile, ownStartTime, readServerKey, writeServerKey } from "./server-file.js";
 
 export interface ServerOptions {
   /** Port to bind. Default: the port this workspace's server used last time if free, else any free port. 0: any free port. */

@@ -8,7 +8,7 @@
  */
 import type { HttpBindings } from "@hono/node-server";
 import type { Context, Hono } from "hono";
-import type { Baton } from "../baton.js";
+import type { Baton } from "../api.js";
 import { badInput } from "../errors.js";
 import { SPIRAL_CHOICES, SPIRAL_NOTE_MAX, type SpiralChoice } from "../services/spiral-answer.js";
 
@@ -23,7 +23,7 @@ export function registerSpiralRoutes(app: Hono<Env>, baton: Baton, readJson: (c:
       throw badInput('"detectedAt" must be the pause\'s detectedAt as the page showed it');
     if (b.checkpoint !== undefined && typeof b.checkpoint !== "string") throw badInput('"checkpoint" must be a checkpoint id');
     return c.json(
-      await baton.answerSpiralPause(c.req.param("id"), {
+      await baton.turns.answerSpiralPause(c.req.param("id"), {
         action: b.action as SpiralChoice,
         detectedAt: b.detectedAt,
         ...(b.note !== undefined ? { note: b.note as string } : {}),

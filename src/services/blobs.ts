@@ -260,6 +260,8 @@ export interface StagedBlob {
   packed: Buffer | undefined;
   /** Whether it lives in the database (else in a file). */
   readonly inline: boolean;
+  /** A file kept in this workspace's store whatever its size (a private file on a shared store). */
+  readonly local: boolean;
   /** File: whether staging created the file. */
   readonly fileCreated: boolean;
 }
@@ -273,21 +275,27 @@ export class Blobs {
   readonly inlineMaxBytes: number;
   readonly #backend: Backend;
   readonly #dbName: string;
+  /** The store is shared across hosts: a blob other hosts need must be in it, not only in a file here. */
+  readonly #shared: boolean;
 
-  constructor(backend: Backend, dir: string, opts: { durable?: boolean; inlineMaxBytes?: number } = {}) {
+  constructor(backend: Backend, dir: string, opts: { durable?: boolean; inlineMaxBytes?: number; shared?: boolean } = {}) {
     this.#backend = backend;
     this.files = new BlobStore(dir, { durable: opts.durable ?? true });
     this.inlineMaxBytes = opts.inlineMaxBytes ?? INLINE_MAX_BYTES;
     this.#dbName = join(dirname(dir), "baton.db");
+    this.#shared = opts.shared ?? false;
   }
 
-  /** Hash and pack small content; write large content to its file now (call `sync()` before committing). */
-  stage(content: Uint8Array, hash = sha256(content)): StagedBlob {
-    if (content.byteLength <= this.inlineMaxBytes) {
-      return { hash, size: content.byteLength, packed: packBlob(content), inline: true, fileCreated: false };
+  /**
+   * Hash and pack small content; write large content to its file now (call `sync()` before
+   * committing). `local`: a file here whatever its size, never a row of the store.
+   */
+  stage(content: Uint8Array, hash = sha256(content), local = false): StagedBlob {
+    if (content.byteLength <= this.inlineMaxBytes && !local) {
+      return { hash, size: content.byteLength, packed: packBlob(content), inline: true, local: false, fileCreated: false };
     }
     const put = this.files.put(content, hash);
-    return { hash, size: content.byteLength, packed: undefined, inline: false, fileCreated: put.created };
+    return { hash, size: content.byteLength, packed: undefined, inline: false, local, fileCreated: put.created };
   }
 
   /** fsync the file store's directories that gained blobs (before committing references to them). */
@@ -302,8 +310,10 @@ export class Blobs {
    */
   async commit(q: CheckpointQueries, s: StagedBlob, nowMs = Date.now()): Promise<CommitOutcome> {
     if (!s.inline) return this.files.has(s.hash) ? "present" : "gone";
-    if (s.packed === undefined) return (await q.inlineBlobs([s.hash])).length > 0 || this.files.has(s.hash) ? "present" : "gone";
-    if (this.files.has(s.hash)) return "present";
+    // A file here dedups only for this host: on a shared store the others need the row.
+    const here = !this.#shared && this.files.has(s.hash);
+    if (s.packed === undefined) return (await q.inlineBlobs([s.hash])).length > 0 || here ? "present" : "gone";
+    if (here) return "present";
     return (await q.putBlob(s.hash, s.packed, nowMs)) ? "stored" : "present";
   }
 
@@ -349,6 +359,18 @@ export class Blobs {
     const inline = new Set(await this.#backend.transaction("read", (tx) => tx.checkpoints.inlineBlobs(wanted)));
     for (const h of wanted) if (!inline.has(h) && HASH.test(h) && this.files.has(h)) inline.add(h);
     return inline;
+  }
+
+  /**
+   * Inside a transaction: whether every one of `hashes` is stored, in either place. In a write
+   * transaction the collector's lock is then held (`inlineBlobs` takes it shared), so what is
+   * present now is present at the commit.
+   */
+  async allPresent(q: CheckpointQueries, hashes: readonly string[]): Promise<boolean> {
+    const wanted = [...new Set(hashes)];
+    if (wanted.length === 0) return true;
+    const inline = new Set(await q.inlineBlobs(wanted));
+    return wanted.every((h) => inline.has(h) || this.files.has(h));
   }
 
   /**

@@ -9,50 +9,29 @@
  * that transaction bumps the blob epoch: a whole-tree checkpoint that trusted the stat cache
  * while a collection ran sees the epoch change and starts again, so it never commits a
  * reference to a blob that was deleted under it.
+ *
+ * Longer than most files here (~630 lines) because taking a checkpoint, targeted or whole
+ * tree, is one sequence over one set of state (the blob store, this process's stat cache copy
+ * and lanes); what stands alone is apart: manifests.ts (lanes, pruning), stat-table.ts (the stat
+ * cache copy), checkpoint-config.ts (settings, excluded and private paths), blobs.ts, tree-scan.ts.
  */
-import { closeSync, constants, fstatSync, openSync, readFileSync, statSync, unlinkSync, writeFileSync } from "node:fs";
+import { statSync, unlinkSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import type { Backend, CheckpointFileRow, CheckpointRow, SkippedPath, StatCacheRow, StoreTx } from "../backend/contract.js";
 import { sessionKey } from "../backend/contract.js";
-import { randomHex, sha256 } from "../core/canonical.js";
+import { checksum, randomHex, sha256 } from "../core/canonical.js";
 import type { Checkpoint, CheckpointFile, CheckpointInfo, CheckpointKind } from "../core/checkpoints.js";
 import { BatonError, badInput } from "../errors.js";
 import { Blobs, type StagedBlob } from "./blobs.js";
+import { type CheckpointOptions, DEFAULT_PRIVATE, pathMatcher, readCheckpointConfig } from "./checkpoint-config.js";
 import { workspaceRelative } from "./files.js";
+import { laneFor, Manifests } from "./manifests.js";
 import { hostFacts, machineId } from "./process-facts.js";
 import { checkPath, readCurrent, unsafePath } from "./safe-fs.js";
-import {
-  CTIME,
-  coversWith,
-  INO,
-  MODE,
-  MTIME,
-  rootSources,
-  SIZE,
-  STAT_FIELDS,
-  type TreeScan,
-  WalkCache,
-  walkCovers,
-  walkTree,
-} from "./tree-scan.js";
+import { classify, nextStatTable, readRegular, type StatTable, statTable } from "./stat-table.js";
+import { coversWith, MODE, rootSources, STAT_FIELDS, WalkCache, walkCovers, walkTree } from "./tree-scan.js";
 
-export interface CheckpointOptions {
-  /** Checkpoints kept per session, pinned ones aside. Default 100. */
-  retain?: number;
-  /** Extra gitignore-style patterns a whole-tree checkpoint leaves out. */
-  exclude?: readonly string[];
-  /** Files larger than this are recorded as skipped, not stored. Default 64 MiB. */
-  maxFileBytes?: number;
-  /** fsync blob files and restored files (default true; false matches synchronous=NORMAL). */
-  durable?: boolean;
-  /** Content up to this many bytes is stored in the database, larger content as a file. Default 1 MiB. */
-  inlineMaxBytes?: number;
-  /**
-   * A whole-tree checkpoint holds at most this many bytes of new small blobs in memory; past it
-   * (a first checkpoint of a large tree) it stores them ahead of its commit. Default 32 MiB.
-   */
-  stageAheadBytes?: number;
-}
+export type { CheckpointOptions };
 
 export interface CheckpointInput {
   /** Targeted: the files about to be written (workspace-relative, or absolute inside it). */
@@ -88,6 +67,8 @@ export interface CheckpointResult {
  */
 const CLOCK_FILE = "stat-clock";
 const MAX_RETRIES = 3;
+/** A stat cache scope (and a lessons index) nobody used for this long is dropped by `collect`. */
+const STAT_SCOPE_TTL_MS = 30 * 24 * 60 * 60 * 1000;
 /**
  * A whole-tree checkpoint keeps the packed content of the small files it read in memory until
  * its commit; past this many bytes (a first checkpoint of a large tree) it stores them ahead,
@@ -131,16 +112,29 @@ export function toInfo(r: CheckpointRow): CheckpointInfo {
   return c;
 }
 
+/** The note of a file entry whose blob stays in the workspace that took it (a private file on a shared store). */
+const LOCAL = "local";
+
 export function toFile(r: CheckpointFileRow): CheckpointFile {
-  if (r.state === "file") return { path: r.path, hash: r.hash ?? "", mode: r.mode ?? 0o644, size: r.size ?? 0 };
+  if (r.state === "file") {
+    const f: CheckpointFile = { path: r.path, hash: r.hash ?? "", mode: r.mode ?? 0o644, size: r.size ?? 0 };
+    return r.note === LOCAL ? { ...f, local: true } : f;
+  }
   if (r.state === "absent") return { path: r.path, absent: true };
   return { path: r.path, skipped: r.note ?? "not stored" };
 }
 
 function toRow(f: CheckpointFile): CheckpointFileRow {
-  if ("hash" in f) return { path: f.path, state: "file", hash: f.hash, mode: f.mode, size: f.size, note: null };
+  if ("hash" in f) return { path: f.path, state: "file", hash: f.hash, mode: f.mode, size: f.size, note: f.local ? LOCAL : null };
   if ("absent" in f) return { path: f.path, state: "absent", hash: null, mode: null, size: null, note: null };
   return { path: f.path, state: "skipped", hash: null, mode: null, size: null, note: f.skipped };
+}
+
+/** What a garbage collection removed and kept. */
+export interface CollectResult {
+  blobsRemoved: number;
+  tempsRemoved: number;
+  blobsKept: number;
 }
 
 export class CheckpointService {
@@ -151,6 +145,12 @@ export class CheckpointService {
   readonly blobs: Blobs;
   readonly retain: number;
   readonly #exclude: readonly string[];
+  /** Whether no checkpoint may store a path (configured excludes). */
+  readonly excluded: (rel: string) => boolean;
+  /** Whether a path's content stays in this workspace's blob store: a private file, on a store shared across hosts. */
+  readonly keptLocal: (rel: string) => boolean;
+  /** Changes with the private patterns, so stat cache entries always name blobs where they belong. */
+  readonly #privateMark: string;
   readonly #maxFileBytes: number;
   readonly #stageAheadBytes: number;
   /**
@@ -160,6 +160,8 @@ export class CheckpointService {
   #statMemo: StatTable | undefined;
   /** This process's gitignore decisions, reused while each directory's patterns are unchanged. */
   readonly #walkCache = new WalkCache();
+  /** Manifest runs: lanes, and this process's copy of their open runs. */
+  readonly #manifests = new Manifests();
 
   /** This host's name, recorded on each checkpoint (a shared store holds other hosts' too). */
   readonly host: () => string;
@@ -180,12 +182,18 @@ export class CheckpointService {
     this.#batonDir = batonDir;
     const blobOpts: { durable: boolean; inlineMaxBytes?: number } = { durable: opts.durable ?? true };
     if (opts.inlineMaxBytes !== undefined) blobOpts.inlineMaxBytes = opts.inlineMaxBytes;
-    this.blobs = new Blobs(backend, join(batonDir, "blobs"), blobOpts);
+    const shared = backend.capabilities.sharedAcrossHosts;
+    this.blobs = new Blobs(backend, join(batonDir, "blobs"), { ...blobOpts, shared });
     const config = readCheckpointConfig(batonDir);
     this.retain = opts.retain ?? config.retain ?? 100;
     if (!Number.isInteger(this.retain) || this.retain < 1)
       throw badInput(`checkpoint retention must be a whole number ≥ 1, got ${this.retain}`);
     this.#exclude = [...(config.exclude ?? []), ...(opts.exclude ?? [])];
+    this.excluded = pathMatcher(this.#exclude);
+    // A store inside the workspace (SQLite) is this machine's: nothing needs keeping apart.
+    const secret = shared ? [...DEFAULT_PRIVATE, ...(config.private ?? []), ...(opts.private ?? [])] : [];
+    this.keptLocal = pathMatcher(secret);
+    this.#privateMark = secret.length > 0 ? `#${checksum(secret.join("\n"))}` : "";
     this.#maxFileBytes = opts.maxFileBytes ?? config.maxFileBytes ?? 64 * 1024 * 1024;
     this.#stageAheadBytes = opts.stageAheadBytes ?? STAGE_AHEAD_BYTES;
   }
@@ -197,6 +205,17 @@ export class CheckpointService {
 
   get root(): string {
     return this.#root;
+  }
+
+  /**
+   * The stat cache's scope: this workspace on this host. Hosts sharing a store each have their
+   * own files, inodes and clocks, so each keeps its own cache (and a renamed host or a moved
+   * workspace starts a new one; `collect` drops scopes unused for STAT_SCOPE_TTL_MS).
+   */
+  cacheScope(): string {
+    // With the private patterns in it: after they change, every file is read again once, so each
+    // blob is stored where the new patterns say (a trusted entry's blob is not looked at).
+    return `${this.host()}:${this.#root}${this.#privateMark}`;
   }
 
   /** Workspace-relative, safe form of a path a caller gave (relative to the root, or absolute inside it). */
@@ -265,6 +284,12 @@ export class CheckpointService {
     return this.#tree(sessionId, input);
   }
 
+  /** Mark the files whose blobs stay in this workspace (private files, on a shared store), in place. */
+  #markLocal(files: CheckpointFile[]): CheckpointFile[] {
+    for (const [i, f] of files.entries()) if ("hash" in f && this.keptLocal(f.path)) files[i] = { ...f, local: true };
+    return files;
+  }
+
   /** A safety checkpoint of `paths`, taken by a rollback before it restores `restores`. */
   safety(sessionId: string, paths: readonly string[], restores: string, protect: readonly string[]): Promise<CheckpointResult> {
     return this.#targeted(sessionId, "safety", paths, { label: `before rolling back to ${restores}` }, restores, protect);
@@ -286,10 +311,13 @@ export class CheckpointService {
       if (cur.kind === "absent" || (kind === "safety" && cur.kind === "other" && cur.what === "a directory"))
         files.push({ path, absent: true });
       else if (cur.kind === "other") files.push({ path, skipped: cur.what });
+      // Configured out of every checkpoint: known, never stored (a rollback leaves it as it is).
+      else if (kind !== "safety" && this.excluded(path)) files.push({ path, skipped: "excluded by checkpoints.exclude" });
       else {
-        const blob = this.blobs.stage(cur.content);
+        const local = this.keptLocal(path);
+        const blob = this.blobs.stage(cur.content, undefined, local);
         staged.push({ path, blob });
-        files.push({ path, hash: blob.hash, mode: cur.mode, size: cur.size });
+        files.push({ path, hash: blob.hash, mode: cur.mode, size: cur.size, ...(local ? { local: true as const } : {}) });
       }
     }
     this.blobs.sync();
@@ -309,7 +337,7 @@ export class CheckpointService {
         for (const { path, blob } of staged) {
           if (blob.inline || this.blobs.files.has(blob.hash)) continue;
           const cur = readCurrent(this.#root, path, this.#maxFileBytes);
-          if (cur.kind !== "file" || this.blobs.stage(cur.content).hash !== blob.hash) throw busy();
+          if (cur.kind !== "file" || this.blobs.stage(cur.content, undefined, blob.local).hash !== blob.hash) throw busy();
         }
         this.blobs.sync();
       }
@@ -340,13 +368,14 @@ export class CheckpointService {
   }
 
   async #tree(sessionId: string, input: CheckpointInput): Promise<CheckpointResult> {
+    const scope = this.cacheScope();
     for (let attempt = 1; ; attempt++) {
       const { epoch, table } = await this.#backend.transaction("read", async (tx) => {
-        const generation = await tx.checkpoints.statCacheGeneration();
+        const generation = await tx.checkpoints.statCacheGeneration(scope);
         const memo = this.#statMemo;
         return {
           epoch: await tx.checkpoints.blobEpoch(),
-          table: memo?.generation === generation ? memo : statTable(await tx.checkpoints.statCache(), generation),
+          table: memo?.generation === generation ? memo : statTable(await tx.checkpoints.statCache(scope), generation),
         };
       });
       this.#statMemo = undefined; // rebuilt below once this checkpoint commits
@@ -371,7 +400,7 @@ export class CheckpointService {
         // Read again only because it was racy, and unchanged: its blob is the cached entry's,
         // which the epoch check guards like any trusted entry's. Otherwise pack (or store) it.
         if (k < 0 || table.hashes[k] !== hash) {
-          const blob = this.blobs.stage(content.data, hash);
+          const blob = this.blobs.stage(content.data, hash, this.keptLocal(path));
           if (blob.fileCreated) stored++;
           if (blob.packed !== undefined) {
             staged.push(blob);
@@ -387,7 +416,8 @@ export class CheckpointService {
           stagedBytes = 0;
         }
       }
-      const files = vanishedWhileWalking ? slots.filter((f) => f !== undefined) : (slots as CheckpointFile[]);
+      const found = vanishedWhileWalking ? slots.filter((f) => f !== undefined) : (slots as CheckpointFile[]);
+      const files = this.#markLocal(found);
       const read = fresh.length;
       this.blobs.sync();
       let vanished: string[] = [];
@@ -402,22 +432,27 @@ export class CheckpointService {
           "tree",
           files,
           input,
-          { skipped: scan.skipped, bumpsStats: fresh.length > 0 || vanished.length > 0 },
+          { skipped: scan.skipped },
           async (tx) => {
-            // Hashes trusted from the stat cache name blobs we did not touch: a collection since we read the epoch may have taken them.
-            if ((await tx.checkpoints.blobEpoch()) !== epoch) throw new EpochChanged();
+            // Hashes trusted from the stat cache (and blobs stored ahead) name blobs this
+            // transaction does not store: a collection since we read the epoch may have taken
+            // some. Then (other writers pruning: on a shared store, nearly every checkpoint of
+            // every session) look at exactly those blobs, now that the collector's lock is held,
+            // rather than start the walk again: only a blob really gone means a restart.
+            const collected = (await tx.checkpoints.blobEpoch()) !== epoch;
             stored += await this.#store(tx, staged);
-            const before = await tx.checkpoints.statCacheGeneration();
+            if (collected && !(await this.blobs.allPresent(tx.checkpoints, fileHashes(files)))) throw new EpochChanged();
+            const before = await tx.checkpoints.statCacheGeneration(scope);
             if (fresh.length > 0 || vanished.length > 0) {
-              await tx.checkpoints.putStatCache(fresh);
-              await tx.checkpoints.deleteStatCache(vanished);
-              await tx.checkpoints.bumpStatCacheGeneration();
+              await tx.checkpoints.putStatCache(scope, fresh);
+              await tx.checkpoints.deleteStatCache(scope, vanished);
+              await tx.checkpoints.bumpStatCacheGeneration(scope, Date.now());
             }
             // Our copy stays valid only if nobody else changed the cache since we read it.
             if (before === table.generation) expected = before + (fresh.length > 0 || vanished.length > 0 ? 1 : 0);
           },
           async (tx) => {
-            if (expected >= 0 && (await tx.checkpoints.statCacheGeneration()) !== expected) expected = -1; // retention forgot entries
+            if (expected >= 0 && (await tx.checkpoints.statCacheGeneration(scope)) !== expected) expected = -1; // retention forgot entries
           },
         );
         // Committed: only now may this process trust its copy (a rolled-back commit stored nothing).
@@ -438,7 +473,7 @@ export class CheckpointService {
     kind: CheckpointKind,
     files: CheckpointFile[],
     input: CheckpointInput,
-    extra: { restores?: string | undefined; protect?: readonly string[]; skipped?: readonly SkippedPath[]; bumpsStats?: boolean },
+    extra: { restores?: string | undefined; protect?: readonly string[]; skipped?: readonly SkippedPath[] },
     check: (tx: StoreTx) => Promise<void>,
     after?: (tx: StoreTx) => Promise<void>,
   ): Promise<Omit<CheckpointResult, "stats">> {
@@ -450,17 +485,19 @@ export class CheckpointService {
         });
       }
       const q = tx.checkpoints;
-      // A checkpoint that will prune (and so collect blobs) or bump the stat cache's generation
-      // takes the collector's lock exclusively before `check` takes it shared: two writers that
-      // each held it shared and then both wanted it exclusively would deadlock.
-      if (extra.bumpsStats || (await q.retentionCandidates(sessionId, this.retain - 1)).length > 0) await q.reserveCollector();
+      // A checkpoint that will prune (and so collect blobs) takes the collector's lock exclusively
+      // before `check` takes it shared: two writers that each held it shared and then both
+      // wanted it exclusively would deadlock.
+      if ((await q.retentionCandidates(sessionId, this.retain - 1)).length > 0) await q.reserveCollector();
       await check(tx);
       const last = await q.lastCheckpoint(sessionId);
+      const id = `cp-${randomHex(5)}`;
       const row: CheckpointRow = {
-        id: `cp-${randomHex(5)}`,
+        id,
         sessionId,
         seq: (last?.seq ?? 0) + 1,
         kind,
+        lane: laneFor(kind, id, sessionId),
         runId: input.runId ?? null,
         turn: input.turn ?? null,
         toolName: input.toolName ?? null,
@@ -476,7 +513,7 @@ export class CheckpointService {
         workspace: this.#root,
         machine: this.machine() ?? null,
       };
-      await q.insertCheckpoint(row, files.map(toRow));
+      await this.#manifests.insert(q, row, files.map(toRow));
       const pruned = await this.#applyRetention(tx, sessionId, new Set([row.id, ...(extra.protect ?? [])]));
       await after?.(tx);
       return { checkpoint: { ...toInfo(row), files }, pruned };
@@ -489,10 +526,18 @@ export class CheckpointService {
     const victims = (await tx.checkpoints.retentionCandidates(sessionId, this.retain)).filter((id) => !protect.has(id));
     if (victims.length === 0) return [];
     const hashes: string[] = [];
+    const pruned: string[] = [];
     const at = this.#now().toISOString();
-    for (const id of victims) hashes.push(...(await tx.checkpoints.pruneCheckpoint(id, at)));
+    for (const id of victims) {
+      const row = await tx.checkpoints.getCheckpoint(id);
+      // Pinned (or pruned) by another writer since it was chosen: kept as it is.
+      const dead = row && (await this.#manifests.prune(tx.checkpoints, row, at));
+      if (dead === undefined) continue;
+      pruned.push(id);
+      hashes.push(...dead);
+    }
     await this.#deleteBlobs(tx, await tx.checkpoints.unreferenced(hashes));
-    return victims;
+    return pruned;
   }
 
   /** Inside a write transaction: forget and delete (from both places) blobs found unreferenced. */
@@ -514,7 +559,7 @@ export class CheckpointService {
    * in progress in another process has stored blobs it has not committed yet). Stat cache
    * entries whose blob is gone are forgotten.
    */
-  async collect(opts: { graceMs?: number } = {}): Promise<{ blobsRemoved: number; tempsRemoved: number; blobsKept: number }> {
+  async collect(opts: { graceMs?: number } = {}): Promise<CollectResult> {
     const grace = opts.graceMs ?? 60 * 60 * 1000;
     return this.#backend.transaction("write", async (tx) => {
       const now = Date.now();
@@ -523,8 +568,12 @@ export class CheckpointService {
       const doomed = hashes.filter((b) => !referenced.has(b.hash) && now - b.mtimeMs > grace).map((b) => b.hash);
       const removed = await this.#deleteBlobs(tx, doomed);
       const stored = new Set(hashes.map((b) => b.hash));
-      const gone = [...new Set((await tx.checkpoints.statCache()).map((r) => r.hash))].filter((h) => !stored.has(h));
+      // This workspace's stat cache entries whose blob is gone (other hosts' blobs may be theirs alone).
+      const gone = [...new Set((await tx.checkpoints.statCache(this.cacheScope())).map((r) => r.hash))].filter((h) => !stored.has(h));
       await tx.checkpoints.forgetStatCacheHashes(gone);
+      // Caches of workspaces and hosts that stopped using this store (renamed, moved, gone).
+      await tx.checkpoints.dropStatScopes(now - STAT_SCOPE_TTL_MS);
+      await tx.lessons.dropIndexes(new Date(now - STAT_SCOPE_TTL_MS).toISOString());
       let tempsRemoved = 0;
       for (const t of temps) {
         if (now - t.mtimeMs <= grace) continue;
@@ -547,12 +596,17 @@ export class CheckpointService {
     });
   }
 
+  /** A checkpoint's files as stored (none once pruned), inside a transaction. */
+  files(tx: StoreTx, row: CheckpointRow): Promise<CheckpointFileRow[]> {
+    return this.#manifests.files(tx.checkpoints, row);
+  }
+
   async get(id: string): Promise<Checkpoint> {
     return this.#backend.transaction("read", async (tx) => {
       const row = await tx.checkpoints.getCheckpoint(id);
       if (!row)
         throw new BatonError("checkpoint_not_found", `no checkpoint "${id}"; list them with \`baton checkpoints\``, { checkpointId: id });
-      return { ...toInfo(row), files: (await tx.checkpoints.checkpointFiles(id)).map(toFile) };
+      return { ...toInfo(row), files: (await this.files(tx, row)).map(toFile) };
     });
   }
 
@@ -561,201 +615,20 @@ export class CheckpointService {
       const row = await tx.checkpoints.getCheckpoint(id);
       if (!row)
         throw new BatonError("checkpoint_not_found", `no checkpoint "${id}"; list them with \`baton checkpoints\``, { checkpointId: id });
-      if (row.prunedAt !== null && pinned) {
-        throw new BatonError("checkpoint_pruned", `checkpoint ${id} was pruned at ${row.prunedAt}; it cannot be pinned any more`, {
+      // Compare-and-set: a checkpoint retention prunes meanwhile is never left both pinned and pruned.
+      if (!(await tx.checkpoints.setPinned(id, pinned))) {
+        const prunedAt = (await tx.checkpoints.getCheckpoint(id))?.prunedAt ?? row.prunedAt ?? "just now";
+        throw new BatonError("checkpoint_pruned", `checkpoint ${id} was pruned at ${prunedAt}; it cannot be pinned any more`, {
           checkpointId: id,
         });
       }
-      await tx.checkpoints.setPinned(id, pinned);
       return toInfo({ ...row, pinned });
     });
   }
 }
 
-/**
- * `.baton/config.json` `{"checkpoints": {"retain": 100, "exclude": ["*.log"], "maxFileBytes": …}}`.
- * Options given to openBaton (and BATON_CHECKPOINT_RETAIN) win over it. A bad value is
- * `bad_input` naming the file and key: checkpoints must not silently use other settings.
- */
-function readCheckpointConfig(batonDir: string): Omit<CheckpointOptions, "durable"> {
-  const file = join(batonDir, "config.json");
-  let config: unknown;
-  try {
-    config = JSON.parse(readFileSync(file, "utf8"));
-  } catch (err) {
-    if ((err as NodeJS.ErrnoException).code === "ENOENT") return {};
-    throw badInput(`${file} is not readable JSON (${(err as Error).message}); fix or remove it`);
-  }
-  const c = (config as { checkpoints?: unknown } | null)?.checkpoints;
-  if (c === undefined) return {};
-  const bad = (key: string, want: string) => badInput(`${file}: checkpoints.${key} must be ${want}`);
-  if (typeof c !== "object" || c === null || Array.isArray(c)) throw bad("", "an object");
-  const { retain, exclude, maxFileBytes } = c as Record<string, unknown>;
-  const out: Omit<CheckpointOptions, "durable"> = {};
-  if (retain !== undefined) {
-    if (!Number.isInteger(retain) || (retain as number) < 1) throw bad("retain", "a whole number ≥ 1");
-    out.retain = retain as number;
-  }
-  if (exclude !== undefined) {
-    if (!Array.isArray(exclude) || !exclude.every((x) => typeof x === "string")) throw bad("exclude", "a list of gitignore patterns");
-    out.exclude = exclude;
-  }
-  if (maxFileBytes !== undefined) {
-    if (!Number.isInteger(maxFileBytes) || (maxFileBytes as number) < 0) throw bad("maxFileBytes", "a whole number of bytes");
-    out.maxFileBytes = maxFileBytes as number;
-  }
-  return out;
-}
-
-/**
- * A copy of the stat cache in flat arrays: per entry its path, its hash ("" for a slot with no
- * entry) and ROW numbers (the stat fields of tree-scan's STAT_FIELDS, then CHECKED, when the
- * scan that hashed it started). Entries are in the order of the scan that left them, so the
- * next scan of an unchanged tree meets them in the same order.
- */
-interface StatTable {
-  generation: number;
-  paths: string[];
-  hashes: string[];
-  nums: Float64Array;
-  /** Entries (slots with a hash). */
-  count: number;
-  /** path → slot, built on the first lookup out of order. */
-  index: Map<string, number> | undefined;
-}
-
-const ROW = STAT_FIELDS + 1;
-const CHECKED = STAT_FIELDS;
-
-/** Row `k` of a stat table's numbers: the stat fields, then when the file was hashed. */
-function putRow(nums: Float64Array, k: number, r: StatCacheRow): void {
-  const at = k * ROW;
-  nums[at + SIZE] = r.size;
-  nums[at + MTIME] = r.mtimeMs;
-  nums[at + CTIME] = r.ctimeMs;
-  nums[at + INO] = r.ino;
-  nums[at + MODE] = r.mode;
-  nums[at + CHECKED] = r.checkedMs;
-}
-
-function statTable(rows: readonly StatCacheRow[], generation: number): StatTable {
-  const nums = new Float64Array(rows.length * ROW);
-  rows.forEach((r, k) => {
-    putRow(nums, k, r);
-  });
-  return { generation, paths: rows.map((r) => r.path), hashes: rows.map((r) => r.hash), nums, count: rows.length, index: undefined };
-}
-
-/** The slot of `path`, trying `hint` (where the last scan had the next file) first; -1 when it has no entry. */
-function slotOf(table: StatTable, path: string, hint: number): number {
-  if (table.paths[hint] === path) return table.hashes[hint] === "" ? -1 : hint;
-  if (table.index === undefined) {
-    table.index = new Map();
-    table.paths.forEach((p, k) => {
-      if (table.hashes[k] !== "") table.index?.set(p, k);
-    });
-  }
-  return table.index.get(path) ?? -1;
-}
-
-/**
- * The files of a scan whose stat cache entry can be trusted (every stat field agrees and the
- * file is older than the scan that hashed it), in place; the indexes of the others, to read;
- * and each file's slot in the table (-1: none).
- */
-function classify(
-  scan: TreeScan,
-  table: StatTable,
-  maxFileBytes: number,
-): { slots: (CheckpointFile | undefined)[]; toRead: number[]; matched: Int32Array; known: number } {
-  const n = scan.paths.length;
-  const slots: (CheckpointFile | undefined)[] = new Array(n);
-  const matched = new Int32Array(n);
-  const toRead: number[] = [];
-  const st = scan.stats;
-  const nums = table.nums;
-  let known = 0;
-  let hint = 0;
-  for (let i = 0; i < n; i++) {
-    const path = scan.paths[i] as string;
-    const k = slotOf(table, path, hint);
-    matched[i] = k;
-    const s = i * STAT_FIELDS;
-    if (k >= 0) {
-      known++;
-      hint = k + 1;
-      const c = k * ROW;
-      if (
-        nums[c + SIZE] === st[s + SIZE] &&
-        nums[c + MTIME] === st[s + MTIME] &&
-        nums[c + CTIME] === st[s + CTIME] &&
-        nums[c + INO] === st[s + INO] &&
-        nums[c + MODE] === st[s + MODE] &&
-        (st[s + MTIME] as number) < (nums[c + CHECKED] as number)
-      ) {
-        slots[i] = { path, hash: table.hashes[k] as string, mode: st[s + MODE] as number, size: st[s + SIZE] as number };
-        continue;
-      }
-    }
-    if ((st[s + SIZE] as number) > maxFileBytes) slots[i] = { path, skipped: `larger than ${maxFileBytes} bytes` };
-    else toRead.push(i);
-  }
-  return { slots, toRead, matched, known };
-}
-
-/**
- * The stat cache as this checkpoint's commit left it, in the scan's order: fresh entries for
- * the files read, the old entry for the others that had one, nothing for the rest (a file left
- * out as too large keeps whatever entry it had; vanished paths are gone).
- */
-function nextStatTable(
-  old: StatTable,
-  scan: TreeScan,
-  matched: Int32Array,
-  fresh: readonly StatCacheRow[],
-  freshAt: readonly number[],
-  generation: number,
-): StatTable {
-  const n = scan.paths.length;
-  const nums = new Float64Array(n * ROW);
-  const hashes: string[] = new Array(n);
-  let count = 0;
-  for (let i = 0; i < n; i++) {
-    const k = matched[i] as number;
-    if (k >= 0) {
-      nums.set(old.nums.subarray(k * ROW, k * ROW + ROW), i * ROW);
-      hashes[i] = old.hashes[k] as string;
-      count++;
-    } else {
-      nums[i * ROW] = Number.NaN; // never equal: no entry
-      hashes[i] = "";
-    }
-  }
-  fresh.forEach((r, j) => {
-    const i = freshAt[j] as number;
-    putRow(nums, i, r);
-    if (hashes[i] === "") count++;
-    hashes[i] = r.hash;
-  });
-  return { generation, paths: scan.paths, hashes, nums, count, index: undefined };
-}
-
-/** A regular file's bytes and stat, opened without following links; undefined if it vanished or changed type. */
-function readRegular(abs: string): { data: Buffer; stat: Omit<StatCacheRow, "path" | "hash" | "checkedMs"> } | undefined {
-  let fd: number;
-  try {
-    fd = openSync(abs, constants.O_RDONLY | constants.O_NOFOLLOW);
-  } catch {
-    return undefined;
-  }
-  try {
-    const st = fstatSync(fd);
-    if (!st.isFile()) return undefined;
-    const data = readFileSync(fd);
-    return { data, stat: { size: st.size, mtimeMs: st.mtimeMs, ctimeMs: st.ctimeMs, ino: st.ino, mode: st.mode & 0o777 } };
-  } finally {
-    closeSync(fd);
-  }
+function fileHashes(files: readonly CheckpointFile[]): string[] {
+  return files.flatMap((f) => ("hash" in f ? [f.hash] : []));
 }
 
 function busy(): BatonError {

@@ -4,7 +4,7 @@ import { isAbsolute, relative, resolve, sep } from "node:path";
 import { sha256 } from "../core/canonical.js";
 import type { FlowDefinition } from "../core/flow.js";
 import { type ScannedFile, scanText } from "../core/markers.js";
-import type { Diagnostic, Snapshot } from "../core/types.js";
+import type { Diagnostic, JsonObject, Snapshot } from "../core/types.js";
 import { badInput } from "../errors.js";
 
 /** Files larger than this are not scanned for markers (reported instead). */
@@ -126,4 +126,19 @@ export function fingerprintFile(abs: string): { hash: string; size: number; mtim
   if (r.kind === "missing") return undefined;
   if (r.kind !== "file") throw badInput(`cannot read ${abs} (${r.kind === "unreadable" ? r.why : "changed"}); name a regular file`);
   return { hash: sha256(r.bytes), size: r.size, mtimeMs: r.mtimeMs };
+}
+
+/**
+ * The files a session says it modified, each recorded with its current hash, size and time
+ * (relative to the root), for a `resume:updated` event; a path outside the workspace is `bad_input`.
+ */
+export function recordFiles(root: string, paths: readonly string[]): JsonObject[] {
+  const out: JsonObject[] = [];
+  for (const path of paths) {
+    const rel = workspaceRelative(root, path);
+    if (!rel) throw badInput(`${path} is outside the workspace ${root}`);
+    const f = fingerprintFile(resolve(root, rel));
+    out.push(f ? { path: rel, hash: f.hash, size: f.size, mtimeMs: f.mtimeMs } : { path: rel });
+  }
+  return out;
 }

@@ -4,22 +4,36 @@
  * Every append is one write transaction: validate → idempotency → flow transition → event +
  * snapshot + session row. Reads fold any events newer than the snapshot and never write;
  * only `rebuild` repairs a snapshot, and records that it did.
+ *
+ * Longer than ~400 lines on purpose: the append path and the per-process fold cache it keeps
+ * (and must keep consistent with every transaction) are one unit. Row parsing and folding are
+ * in journal-rows.ts, repairs and export in journal-repair.ts.
  */
 import type { Backend, EventRow, SessionMove, SessionRow, SnapshotRow, StoreTx } from "../backend/contract.js";
 import { sessionKey } from "../backend/contract.js";
-import { canonicalJson, checksum, jsonBoundsProblem, randomHex, randomId, sha256 } from "../core/canonical.js";
+import { canonicalJson, randomId, sha256 } from "../core/canonical.js";
 import { isFacetEvent, validateFacetData } from "../core/facets.js";
 import { decide, type FlowDefinition, flowEvents, isTerminal, type TransitionDecision } from "../core/flow.js";
-import { emptySnapshot, foldCorruptRow, foldEvent } from "../core/fold.js";
-import { redactJson } from "../core/redact.js";
+import { emptySnapshot, foldEvent } from "../core/fold.js";
 import type { AppendResult, Diagnostic, EventInput, EventOutcome, JournalEvent, JsonObject, Snapshot } from "../core/types.js";
 import { BatonError, badInput, isBatonError } from "../errors.js";
 import type { FlowRegistry } from "./flows.js";
+import { exportRows, type RebuildResult, rebuildSession, type SnapshotCheck, verifySnapshot } from "./journal-repair.js";
+import {
+  type Folded,
+  findPrior,
+  generateSessionId,
+  loadFolded,
+  loadSnapshot,
+  normalise,
+  notFound,
+  parseRow,
+  snapshotRow,
+} from "./journal-rows.js";
+
+const NONE: ReadonlySet<string> = new Set();
 
 const SESSION_ID = /^[A-Za-z0-9][A-Za-z0-9._-]{0,127}$/;
-const EVENT_ID = /^[\x21-\x7e]{1,200}$/;
-const EVENT_TYPE = /^[a-z][a-z0-9_]*(:[a-z][a-z0-9_]*)?$/;
-const FOLD_PAGE = 2_000;
 
 /**
  * The stored snapshot is written when the phase changes, and otherwise once every this many
@@ -29,12 +43,6 @@ const FOLD_PAGE = 2_000;
 export const SNAPSHOT_EVERY = 64;
 /** Sessions whose folded snapshot this process keeps between its own appends. */
 const CACHED_SESSIONS = 64;
-
-interface Folded {
-  snap: Snapshot;
-  /** The seq of the snapshot stored in the database (0: none stored, or unreadable). */
-  storedSeq: number;
-}
 
 export interface StartSessionInput {
   flow: string;
@@ -191,6 +199,28 @@ export class Journal {
 
   async listSessions(opts: { includeCompleted?: boolean } = {}): Promise<SessionRow[]> {
     return this.#backend.transaction("read", (tx) => tx.listSessions({ includeCompleted: opts.includeCompleted ?? false }));
+  }
+
+  /**
+   * The session a command means: the one named, else the single active session. With none or
+   * several active, the error lists what exists.
+   */
+  async resolveSession(sessionId?: string): Promise<string> {
+    if (sessionId) return sessionId;
+    const active = await this.listSessions();
+    if (active.length === 1) return (active[0] as SessionRow).id;
+    if (active.length === 0) {
+      throw new BatonError(
+        "not_found",
+        "no active session; start one with `baton session start --flow <flow>`, or name one with --session",
+        { sessions: [] },
+      );
+    }
+    throw new BatonError(
+      "ambiguous_session",
+      `${active.length} sessions are active (${active.map((s) => s.id).join(", ")}); name one with --session <id>`,
+      { sessions: active.map((s) => ({ sessionId: s.id, flow: s.flow, phase: s.phase, title: s.title })) },
+    );
   }
 
   /** Append one event. See the module comment for the order of checks. */
@@ -522,216 +552,24 @@ export class Journal {
    * Refold sessions from their journals. A stored snapshot that disagrees with the journal is
    * replaced and a `snapshot_repaired` diagnostic recorded. Returns what it repaired.
    */
-  async rebuild(sessionId?: string): Promise<{ sessionId: string; repaired: boolean; lastSeq: number; phase: string }[]> {
+  async rebuild(sessionId?: string): Promise<RebuildResult[]> {
     const ids = sessionId ? [sessionId] : (await this.listSessions({ includeCompleted: true })).map((s) => s.id);
-    const out: { sessionId: string; repaired: boolean; lastSeq: number; phase: string }[] = [];
+    const out: RebuildResult[] = [];
     for (const id of ids) {
-      out.push(
-        await this.#backend.transaction("write", async (tx) => {
-          const session = await tx.getSession(id);
-          if (!session) throw notFound(id);
-          const flow = await this.#flows.get(session.flow);
-          this.#folded.delete(id);
-          const snap = await foldFrom(tx, session, flow, emptySnapshot(session.id, flow, session.createdAt));
-          const fresh = snapshotRow(snap);
-          const stored = await tx.getSnapshot(id);
-          // The stored snapshot may lag (see SNAPSHOT_EVERY): it agrees when it verifies and,
-          // with the events after it folded in, equals the full refold.
-          const current = await loadFolded(tx, session, flow);
-          const repaired = !stored || current.storedSeq === 0 || canonicalJson(current.snap) !== canonicalJson(snap);
-          if (!repaired && stored.lastSeq !== snap.lastSeq) await tx.putSnapshot(fresh); // catch up; not a repair
-          if (repaired) {
-            await tx.putSnapshot(fresh);
-            const at = this.#now().toISOString();
-            await tx.insertDiagnostic({
-              sessionId: id,
-              code: "snapshot_repaired",
-              severity: "warning",
-              message: stored
-                ? `the snapshot (at seq ${stored.lastSeq}) disagreed with the journal and was rebuilt from ${snap.lastSeq} events`
-                : `the snapshot was missing and was rebuilt from ${snap.lastSeq} events`,
-              at,
-            });
-            const status = isTerminal(flow, snap.phase, snap.deadline, new Date(at)) ? "completed" : "active";
-            await tx.updateSession(id, { phase: snap.phase, status, updatedAt: session.updatedAt, lastSeq: snap.lastSeq });
-          }
-          return { sessionId: id, repaired, lastSeq: snap.lastSeq, phase: snap.phase };
-        }),
-      );
+      this.#folded.delete(id);
+      out.push(await rebuildSession(this.#backend, this.#flows, id, this.#now));
+      this.#folded.delete(id);
     }
     return out;
   }
 
-  /**
-   * Refold a session from seq 1 and compare it with the stored snapshot, as `rebuild` does, in
-   * a read transaction: nothing is written (`rebuild` repairs). A stored snapshot that lags
-   * (SNAPSHOT_EVERY) agrees when, with the later events folded in, it equals the refold.
-   * `problem`: `missing`, `corrupt` (it does not verify), or `differs`.
-   */
-  async verifySnapshot(sessionId: string): Promise<{
-    sessionId: string;
-    matches: boolean;
-    journalSeq: number;
-    storedSeq?: number;
-    problem?: "missing" | "corrupt" | "differs";
-  }> {
-    return this.#backend.transaction("read", async (tx) => {
-      const session = await tx.getSession(sessionId);
-      if (!session) throw notFound(sessionId);
-      const flow = await this.#flows.get(session.flow);
-      const snap = await foldFrom(tx, session, flow, emptySnapshot(session.id, flow, session.createdAt));
-      const stored = await tx.getSnapshot(sessionId);
-      const base = { sessionId, journalSeq: snap.lastSeq };
-      if (!stored) return { ...base, matches: false, problem: "missing" as const };
-      const out = { ...base, storedSeq: stored.lastSeq };
-      const current = await loadFolded(tx, session, flow);
-      if (current.storedSeq === 0) return { ...out, matches: false, problem: "corrupt" as const };
-      if (canonicalJson(current.snap) !== canonicalJson(snap)) return { ...out, matches: false, problem: "differs" as const };
-      return { ...out, matches: true };
-    });
+  /** Refold a session and compare it with the stored snapshot, writing nothing (see journal-repair.ts). */
+  verifySnapshot(sessionId: string): Promise<SnapshotCheck> {
+    return verifySnapshot(this.#backend, this.#flows, sessionId);
   }
 
   /** Every journal row of a session, in pages, for export. */
-  async *exportRows(sessionId: string): AsyncGenerator<JournalEvent | { seq: number; corrupt: string }> {
-    let after = 0;
-    for (;;) {
-      const page = await this.#backend.transaction("read", async (tx) => {
-        if (after === 0 && !(await tx.getSession(sessionId))) throw notFound(sessionId);
-        return tx.readEvents(sessionId, after, FOLD_PAGE);
-      });
-      if (page.length === 0) return;
-      for (const r of page) {
-        const parsed = parseRow(r);
-        yield "problem" in parsed ? { seq: r.seq, corrupt: parsed.problem } : parsed.event;
-      }
-      after = (page[page.length - 1] as EventRow).seq;
-    }
+  exportRows(sessionId: string): AsyncGenerator<JournalEvent | { seq: number; corrupt: string }> {
+    return exportRows(this.#backend, sessionId);
   }
-}
-
-function notFound(sessionId: string): BatonError {
-  return new BatonError("not_found", `no session "${sessionId}"; run \`baton session list --all\` to see the sessions`, { sessionId });
-}
-
-function generateSessionId(flow: string): string {
-  const prefix = flow.replace(/[^a-z0-9]+/g, "").slice(0, 4) || "s";
-  return `${prefix}-${randomHex(4)}`;
-}
-
-const NONE: ReadonlySet<string> = new Set();
-
-function normalise(input: EventInput, index: number, total: number): EventInput & { data: JsonObject } {
-  const where = total > 1 ? ` (event ${index + 1} of the batch)` : "";
-  if (!input || typeof input !== "object") throw badInput(`an event must be an object${where}`);
-  if (typeof input.type !== "string" || !EVENT_TYPE.test(input.type)) {
-    throw badInput(`event type ${JSON.stringify(input.type)} is invalid${where}: use a lowercase word, or noun:verb for facet events`);
-  }
-  if (input.type.includes(":") && !isFacetEvent(input.type)) {
-    throw badInput(`unknown facet event "${input.type}"${where}; flow events are plain words, facet events are e.g. decision:added`);
-  }
-  if (input.id !== undefined && (typeof input.id !== "string" || !EVENT_ID.test(input.id))) {
-    throw badInput(`event id ${JSON.stringify(input.id)} is invalid${where}: 1-200 printable ASCII characters, no spaces`);
-  }
-  if (input.actor !== undefined && (typeof input.actor !== "string" || input.actor === "" || input.actor.length > 100)) {
-    throw badInput(`actor must be a non-empty string of at most 100 characters${where}`);
-  }
-  if (input.revision !== undefined && (!Number.isSafeInteger(input.revision) || input.revision < 0)) {
-    throw badInput(`revision must be a whole number ≥ 0${where}`);
-  }
-  const data = input.data ?? {};
-  if (typeof data !== "object" || data === null || Array.isArray(data)) throw badInput(`event data must be a JSON object${where}`);
-  const problem = jsonBoundsProblem(data);
-  if (problem) throw badInput(`event data${where}: ${problem}`);
-  // Secrets are removed before anything is stored: event data carries hook payloads and user text.
-  return { ...input, data: redactJson(data) as JsonObject };
-}
-
-async function findPrior(tx: StoreTx, sessionId: string, id: string): Promise<{ row: EventRow; result: AppendResult } | undefined> {
-  const row = await tx.findEventById(sessionId, id);
-  if (!row) return undefined;
-  const parsed = parseRow(row);
-  const event = "event" in parsed ? parsed.event : { sessionId, seq: row.seq, id, type: row.type, actor: row.actor, data: {}, at: row.at };
-  return { row, result: { event, duplicate: true, outcome: row.outcome as EventOutcome, phase: "" } };
-}
-
-function parseRow(r: EventRow): { event: JournalEvent } | { problem: string } {
-  let data: unknown;
-  try {
-    data = JSON.parse(r.data);
-  } catch (err) {
-    return { problem: `data is not JSON: ${(err as Error).message}` };
-  }
-  if (typeof data !== "object" || data === null || Array.isArray(data)) return { problem: "data is not a JSON object" };
-  if (typeof r.type !== "string" || !EVENT_TYPE.test(r.type)) return { problem: `type ${JSON.stringify(r.type)} is invalid` };
-  if (Number.isNaN(Date.parse(r.at))) return { problem: `time ${JSON.stringify(r.at)} is invalid` };
-  const event: JournalEvent = {
-    sessionId: r.sessionId,
-    seq: r.seq,
-    id: r.id,
-    type: r.type,
-    actor: r.actor,
-    data: data as JsonObject,
-    at: r.at,
-  };
-  if (r.revision !== null) event.revision = r.revision;
-  return { event };
-}
-
-export function snapshotRow(snap: Snapshot): SnapshotRow {
-  const body = JSON.stringify(snap);
-  return { sessionId: snap.sessionId, lastSeq: snap.lastSeq, body, hash: checksum(body) };
-}
-
-/** Fold journal rows after `snap.lastSeq` into `snap` (mutated and returned). */
-async function foldFrom(tx: StoreTx, session: SessionRow, flow: FlowDefinition, snap: Snapshot): Promise<Snapshot> {
-  for (;;) {
-    const rows = await tx.readEvents(session.id, snap.lastSeq, FOLD_PAGE);
-    if (rows.length === 0) return snap;
-    for (const r of rows) {
-      const parsed = parseRow(r);
-      if ("problem" in parsed) foldCorruptRow(snap, r.seq, parsed.problem);
-      else foldEvent(flow, snap, parsed.event);
-    }
-  }
-}
-
-/** The current snapshot for a write, with the seq of the stored one (0 when unusable). */
-async function loadFolded(tx: StoreTx, session: SessionRow, flow: FlowDefinition): Promise<Folded> {
-  const { snapshot, storedSeq } = await loadSnapshot(tx, session, flow);
-  return { snap: snapshot, storedSeq };
-}
-
-/**
- * The current snapshot: the stored one when its checksum verifies, plus newer events; a
- * corrupt or missing one is refolded from the journal in memory (and reported) without writing.
- */
-async function loadSnapshot(
-  tx: StoreTx,
-  session: SessionRow,
-  flow: FlowDefinition,
-): Promise<{ snapshot: Snapshot; readDiagnostics: Diagnostic[]; storedSeq: number }> {
-  const readDiagnostics: Diagnostic[] = [];
-  const row = await tx.getSnapshot(session.id);
-  let snap: Snapshot | undefined;
-  if (row) {
-    if (checksum(row.body) === row.hash) {
-      try {
-        const parsed = JSON.parse(row.body) as Snapshot;
-        if (parsed && parsed.sessionId === session.id && parsed.lastSeq === row.lastSeq) snap = parsed;
-      } catch {
-        snap = undefined;
-      }
-    }
-    if (!snap) {
-      readDiagnostics.push({
-        code: "snapshot_corrupt",
-        severity: "warning",
-        message: `the stored snapshot is corrupt; this read refolded the journal. Run \`baton rebuild --session ${session.id}\` to repair it`,
-      });
-    }
-  }
-  const storedSeq = snap ? snap.lastSeq : 0;
-  snap ??= emptySnapshot(session.id, flow, session.createdAt);
-  await foldFrom(tx, session, flow, snap);
-  return { snapshot: snap, readDiagnostics, storedSeq };
 }

@@ -4,7 +4,7 @@
  *
  * **A ledger write never fails the tool call.** `record` never throws and never rejects: a node
  * that cannot be written resolves `undefined` and is counted (LedgerHealthTracker, shown by
- * the doctor through `Baton.ledgerHealth()`).
+ * the doctor through `baton.ledger.health()`).
  *
  * **Group commit.** Records are queued and written by one writer loop: a record arriving while a
  * write transaction is in flight joins the next one, so a burst of tool calls (a server, a

@@ -1,9 +1,30 @@
-/** Reading and atomically writing LESSONS.md at the workspace root. */
+/**
+ * Reading LESSONS.md at the workspace root, and changing it safely while other processes (and
+ * the human, in an editor) may change it too.
+ *
+ * The file is the truth and is written outside any store transaction: a transaction may be
+ * re-run (PostgreSQL, after a deadlock), and a write inside one would be done twice (a re-run
+ * would find its own lesson and refuse it as a conflict, or add it again). Two safeguards
+ * instead:
+ *
+ * - **Baton writers take turns** on a named lock in the store (services/locks.ts), held only
+ *   around the file write, never inside a transaction: `lessons-md:<hash of host and path>`, so
+ *   hosts sharing a store each lock their own file. A writer that dies holding it is reclaimed
+ *   at once (its pid is dead on this host); one stopped past the lock's TTL is taken over, and
+ *   before it writes it checks it still holds the lock (`lock_lost` otherwise).
+ * - **Compare before replacing**: the new text is written to a temp file beside LESSONS.md
+ *   (fsynced), the file is read again, and the temp file is renamed over it only if the file is
+ *   still exactly what the change was computed from. A hand edit in between is never
+ *   overwritten: the change is computed again from the new text (an edit whose lesson changed
+ *   is refused as `conflict` by the change itself).
+ */
 import { readFileSync } from "node:fs";
 import { basename, dirname, join } from "node:path";
 import { checksum } from "../core/canonical.js";
 import { BatonError } from "../errors.js";
-import { atomicWrite } from "./safe-fs.js";
+import { fsyncDir } from "./blobs.js";
+import type { LockService } from "./locks.js";
+import { atomicWrite, commitWrite, discardWrite, prepareWrite } from "./safe-fs.js";
 
 export const LESSONS_FILE = "LESSONS.md";
 
@@ -45,4 +66,86 @@ export function lessonsHash(text: string | undefined): string {
  */
 export function writeLessonsText(path: string, text: string): void {
   atomicWrite(dirname(path), basename(path), Buffer.from(text), 0o644, true);
+}
+
+/** How long a writer holds the file's lock without a heartbeat, and how long another waits for it. */
+const LOCK_TTL_MS = 30_000;
+const LOCK_WAIT_MS = 20_000;
+/** Hand edits landing between a writer's read and its rename, in a row, before it gives up. */
+const MAX_ATTEMPTS = 5;
+
+/** What a change makes of the file's text: the new text, and what to tell the caller. */
+export type LessonsChange<T> = (text: string | undefined) => { text: string; result: T };
+
+export class LessonsFile {
+  readonly path: string;
+  readonly #locks: () => Promise<LockService>;
+  readonly #host: () => string;
+  readonly #read: (file: string) => string | undefined;
+
+  /** `read` reads LESSONS.md (tests inject one that changes the file between reads). */
+  constructor(path: string, locks: () => Promise<LockService>, host: () => string, read = readLessonsText) {
+    this.path = path;
+    this.#locks = locks;
+    this.#host = host;
+    this.#read = read;
+  }
+
+  read(): string | undefined {
+    return this.#read(this.path);
+  }
+
+  /** The lock Baton's writers of this file take turns on (a hash: a path need not be a valid lock name). */
+  get lockName(): string {
+    return `lessons-md:${checksum(`${this.#host()}:${this.path}`)}`;
+  }
+
+  /**
+   * Apply `change` to the file as it is now, under the writers' lock, outside any transaction.
+   * `change` may run more than once (after a hand edit) and may throw to refuse: nothing is
+   * written then. Returns its result and the text written.
+   */
+  async update<T>(change: LessonsChange<T>): Promise<{ result: T; text: string }> {
+    const locks = await this.#locks();
+    const name = this.lockName;
+    const grant = await locks.acquire(name, { owner: "LESSONS.md writer", ttlMs: LOCK_TTL_MS, waitMs: LOCK_WAIT_MS });
+    const took = Date.now();
+    try {
+      const root = dirname(this.path);
+      const rel = basename(this.path);
+      for (let attempt = 1; ; attempt++) {
+        const before = this.#read(this.path);
+        const { text, result } = change(before);
+        const w = prepareWrite(root, rel, Buffer.from(text), 0o644, true);
+        try {
+          // Paused past half the lock's life (a stopped process): make sure it is still ours.
+          if (Date.now() - took > LOCK_TTL_MS / 2) await locks.heartbeat(name, grant.epoch);
+          if (this.#read(this.path) !== before) {
+            discardWrite(root, w);
+            if (attempt >= MAX_ATTEMPTS) throw busy(this.path);
+            continue; // edited by hand meanwhile: compute the change again from the new text
+          }
+          commitWrite(root, w);
+        } catch (err) {
+          discardWrite(root, w);
+          throw err;
+        }
+        fsyncDir(w.dir);
+        return { result, text };
+      }
+    } finally {
+      await locks.release(name, grant.epoch).catch((err: unknown) => {
+        // Taken over after we were paused past its TTL: the new holder has it, nothing to free.
+        if (!(err instanceof BatonError && err.code === "lock_lost")) throw err;
+      });
+    }
+  }
+}
+
+function busy(path: string): BatonError {
+  return new BatonError(
+    "storage_busy",
+    `${path} kept changing while Baton wrote to it (${MAX_ATTEMPTS} times in a row); nothing was written: save it in your editor and try again`,
+    { path },
+  );
 }

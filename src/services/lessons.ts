@@ -2,13 +2,14 @@
  * Lessons: one sentence of advice with triggers, kept in LESSONS.md at the workspace root (the
  * truth, edited by hand or by `baton lessons add/rm`) and searched through a full-text index
  * in the backend (a cache keyed by the file's content hash, so hand edits are picked up on the
- * next search).
+ * next search). The index is one per workspace scope (this host's workspace): hosts sharing a
+ * store each have their own LESSONS.md.
  *
- * Writers run inside a backend write transaction holding `lockKey("lessons-md:<file>")`, which
- * serialises two processes adding lessons at once (each re-reads the file under it) on every
- * engine (SQLite's write lock already did; PostgreSQL's write transactions run side by side),
- * and the index is refreshed in the same transaction. A lesson captured in a session is also journaled there
- * (`lesson:added`, linking the rollback it came from) after the file is written.
+ * Writers change the file outside any transaction, taking turns on a lock and never
+ * overwriting a hand edit (services/lessons-file.ts); the index is refreshed afterwards in a
+ * transaction of its own, which only rebuilds a cache and so may safely be re-run. A lesson
+ * captured in a session is also journaled there (`lesson:added`, linking the rollback it came
+ * from) after the file is written.
  */
 import type { Backend, LessonDocRow, StoreTx } from "../backend/contract.js";
 import { randomHex } from "../core/canonical.js";
@@ -40,7 +41,9 @@ import type { AppendResult, JsonObject } from "../core/types.js";
 import { BatonError, badInput } from "../errors.js";
 import { workspaceRelative } from "./files.js";
 import type { Journal } from "./journal.js";
-import { lessonsHash, lessonsPath, readLessonsText, writeLessonsText } from "./lessons-file.js";
+import { checkLessonChange, editLessonText, type LessonChange, type LessonEditResult, removeLessonText } from "./lesson-edit.js";
+import { LessonsFile, lessonsHash, lessonsPath, readLessonsText } from "./lessons-file.js";
+import { hostFacts, type ProcessFacts } from "./process-facts.js";
 
 export interface LessonInput {
   text: string;
@@ -103,21 +106,29 @@ export class LessonService {
   readonly #root: string;
   readonly #file: string;
   readonly #now: () => Date;
+  readonly #facts: ProcessFacts;
+  readonly #writer: LessonsFile;
 
-  readonly #read: (file: string) => string | undefined;
-
-  /** `read` reads LESSONS.md (tests inject one that changes the file between reads). */
-  constructor(backend: Backend, journal: Journal, root: string, now: () => Date, read = readLessonsText) {
+  /** `read` reads LESSONS.md (tests inject one that changes the file between reads); `facts` name the host. */
+  constructor(backend: Backend, journal: Journal, root: string, now: () => Date, read = readLessonsText, facts: ProcessFacts = hostFacts) {
     this.#backend = backend;
     this.#journal = journal;
     this.#root = root;
     this.#file = lessonsPath(root);
     this.#now = now;
-    this.#read = read;
+    this.#facts = facts;
+    // The lock service is loaded only by a writer: searches (every agent hook) never need it.
+    const locks = () => import("./locks.js").then((l) => new l.LockService(backend, { now, facts }));
+    this.#writer = new LessonsFile(this.#file, locks, () => facts.host(), read);
+  }
+
+  /** The index's scope: this workspace on this host (hosts sharing a store each have their own LESSONS.md). */
+  get scope(): string {
+    return `${this.#facts.host()}:${this.#root}`;
   }
 
   #load(): Loaded {
-    const text = this.#read(this.#file);
+    const text = this.#writer.read();
     return { text, hash: lessonsHash(text), parsed: parseLessonsMd(text ?? "") };
   }
 
@@ -188,10 +199,10 @@ export class LessonService {
     // The session must exist before anything is written.
     if (input.sessionId !== undefined) await this.#journal.read(input.sessionId);
 
-    const lesson = await this.#backend.transaction("write", async (tx) => {
-      await tx.lockKey(this.#fileKey()); // writers of this LESSONS.md take turns, whatever the engine
-      const loaded = this.#load();
-      const taken = new Set(loaded.parsed.blocks.map((b) => b.id));
+    const created = this.#now().toISOString();
+    const { result: lesson, text: written } = await this.#writer.update((current) => {
+      const parsed = parseLessonsMd(current ?? "");
+      const taken = new Set(parsed.blocks.map((b) => b.id));
       if (input.id !== undefined && taken.has(input.id)) {
         throw new BatonError("conflict", `LESSONS.md already has a lesson "${input.id}"; choose another --id or remove it first`, {
           id: input.id,
@@ -207,18 +218,16 @@ export class LessonService {
         tools,
         paths,
         fingerprints,
-        created: this.#now().toISOString(),
+        created,
         ...(input.rollback !== undefined ? { rollback: input.rollback } : {}),
         pinned: input.pinned === true,
         ...(expires !== undefined ? { expires } : {}),
         line: 0,
       };
-      const next = appendLessonBlock(loaded.text, renderLessonBlock(l));
-      writeLessonsText(this.#file, next);
-      const parsed = parseLessonsMd(next);
-      await this.#reindex(tx, lessonsHash(next), parsed);
-      return parsed.lessons.find((x) => x.id === id) ?? l;
+      const next = appendLessonBlock(current, renderLessonBlock(l));
+      return { text: next, result: parseLessonsMd(next).lessons.find((x) => x.id === id) ?? l };
     });
+    await this.#refresh(written);
     let journaled: AppendResult | undefined;
     if (input.sessionId !== undefined) {
       const data: JsonObject = { id: lesson.id, text: lesson.text, scope: lesson.scope };
@@ -230,47 +239,74 @@ export class LessonService {
 
   /** Remove the block(s) headed `### <id>` (a malformed block too: that is how to clear one). */
   async remove(id: string): Promise<{ id: string; removed: number; file: string }> {
-    return this.#backend.transaction("write", async (tx) => {
-      await tx.lockKey(this.#fileKey());
-      const loaded = this.#load();
-      const { text, removed } = removeLessonBlocks(loaded.text ?? "", id);
+    const { result: removed, text } = await this.#writer.update((current) => {
+      const { text, removed } = removeLessonBlocks(current ?? "", id);
       if (removed === 0) {
-        const known = loaded.parsed.blocks.map((b) => b.id);
+        const known = parseLessonsMd(current ?? "").blocks.map((b) => b.id);
         throw new BatonError(
           "lesson_not_found",
           `LESSONS.md has no lesson "${id}"${known.length ? ` (lessons: ${known.slice(0, 10).join(", ")}${known.length > 10 ? ", …" : ""})` : ""}; run \`baton lessons list --all\``,
           { id, file: this.#file },
         );
       }
-      writeLessonsText(this.#file, text);
-      await this.#reindex(tx, lessonsHash(text), parseLessonsMd(text));
-      return { id, removed, file: this.#file };
+      return { text, result: removed };
     });
+    await this.#refresh(text);
+    return { id, removed, file: this.#file };
+  }
+
+  /**
+   * Change one lesson's text or pin, made from the lesson as it was at `version`: a lesson
+   * changed or removed meanwhile (by hand, or by another writer) is refused and nothing is
+   * written (services/lesson-edit.ts).
+   */
+  async edit(id: string, version: string, change: LessonChange): Promise<LessonEditResult> {
+    checkLessonChange(change);
+    const { result, text } = await this.#writer.update((current) => editLessonText(this.#file, current, id, version, change));
+    await this.#refresh(text);
+    return result;
+  }
+
+  /** Remove one lesson's block as it was at `version` (refused, writing nothing, when it changed or went meanwhile). */
+  async removeAt(id: string, version: string): Promise<{ id: string; removed: number; file: string }> {
+    const { result, text } = await this.#writer.update((current) => removeLessonText(this.#file, current, id, version));
+    await this.#refresh(text);
+    return result;
   }
 
   /** BM25 relevance from the index, rebuilding it first when LESSONS.md changed since it was built. */
   async #fullTextScores(loaded: Loaded, terms: string[]): Promise<Map<string, number>> {
     if (terms.length === 0) return new Map();
+    const scope = this.scope;
     const fresh = await this.#backend.transaction("read", async (tx) =>
-      (await tx.lessons.indexedHash()) === loaded.hash ? tx.lessons.search(terms, SEARCH_LIMIT) : undefined,
+      (await tx.lessons.indexedHash(scope)) === loaded.hash ? tx.lessons.search(scope, terms, SEARCH_LIMIT) : undefined,
     );
     const rows =
       fresh ??
       (await this.#backend.transaction("write", async (tx) => {
-        if ((await tx.lessons.indexedHash()) !== loaded.hash) await this.#reindex(tx, loaded.hash, loaded.parsed);
-        return tx.lessons.search(terms, SEARCH_LIMIT);
+        await this.#reindex(tx, loaded.hash, loaded.parsed);
+        return tx.lessons.search(scope, terms, SEARCH_LIMIT);
       }));
     return new Map(rows.filter((r) => r.relevance > 0).map((r) => [r.id, r.relevance]));
   }
 
-  async #reindex(tx: StoreTx, hash: string, parsed: ParsedLessons): Promise<void> {
-    const docs: LessonDocRow[] = parsed.lessons.map((l) => ({ id: l.id, text: l.text }));
-    await tx.lessons.replaceIndex(hash, docs, this.#now().toISOString());
+  /** After a write: index the text just written, unless a search already did. */
+  async #refresh(text: string): Promise<void> {
+    await this.#backend.transaction("write", (tx) => this.#reindex(tx, lessonsHash(text), parseLessonsMd(text)));
   }
 
-  /** The lockKey of this workspace's LESSONS.md (hosts sharing a store each have their own file). */
-  #fileKey(): string {
-    return `lessons-md:${this.#file}`;
+  /**
+   * Inside a write transaction: rebuild the scope's index from `parsed` unless it was built from
+   * this hash already. Rebuilders of one scope take turns (`lockKey`): two replacing it side by
+   * side on PostgreSQL would each delete only the rows they saw and leave both sets. Only a
+   * cache changes, so a re-run of the transaction is harmless.
+   */
+  async #reindex(tx: StoreTx, hash: string, parsed: ParsedLessons): Promise<void> {
+    const scope = this.scope;
+    await tx.lockKey(`lessons-index:${scope}`);
+    if ((await tx.lessons.indexedHash(scope)) === hash) return;
+    const docs: LessonDocRow[] = parsed.lessons.map((l) => ({ id: l.id, text: l.text }));
+    await tx.lessons.replaceIndex(scope, hash, docs, this.#now().toISOString());
   }
 
   #intent(intent: LessonIntent): LessonIntent {

@@ -47,23 +47,32 @@ export function machineId(): string | undefined {
   return cachedMachine ?? undefined;
 }
 
+/**
+ * Whether `pid` is a live process on this host: the one rule every liveness check uses (locks,
+ * runs, the server file, temp-file sweeps, doctor). `kill(pid, 0)` succeeds or fails with
+ * EPERM (alive, another user's); a zombie (killed, not yet reaped by its parent) still answers
+ * kill(0) and is dead. Whether it is the *same* process as before is another question, answered
+ * by its start time (`startTime`, `matchProcess`).
+ */
+export function processAlive(pid: number): boolean {
+  if (!Number.isSafeInteger(pid) || pid <= 0) return false;
+  if (pid === process.pid) return true;
+  try {
+    process.kill(pid, 0);
+  } catch (err) {
+    if ((err as NodeJS.ErrnoException).code !== "EPERM") return false;
+  }
+  const stat = readProcStat(pid);
+  return stat === undefined || stat.state !== "Z";
+}
+
 /** The real facts of this host. */
 export const hostFacts: ProcessFacts = {
   host() {
     cachedHost ??= (createRequire(import.meta.url)("node:os") as typeof import("node:os")).hostname();
     return cachedHost;
   },
-  alive(pid) {
-    if (!Number.isSafeInteger(pid) || pid <= 0) return false;
-    try {
-      process.kill(pid, 0);
-    } catch (err) {
-      if ((err as NodeJS.ErrnoException).code !== "EPERM") return false;
-    }
-    // A killed child that its parent has not reaped yet still answers kill(0): it is dead.
-    const stat = readProcStat(pid);
-    return stat === undefined || stat.state !== "Z";
-  },
+  alive: processAlive,
   startTime(pid) {
     return readProcStat(pid)?.startTime;
   },

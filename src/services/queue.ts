@@ -83,11 +83,13 @@ const MIN_LEASE_MS = 50;
 
 /** The dead-letter diagnostic's message (for people: status asks the queue, never parses it). */
 export function deadLetterMessage(item: Pick<WorkItemRow, "itemId" | "kind" | "seq" | "attempts">, why: string): string {
-  return `work item ${item.itemId} (${item.kind}, seq ${item.seq}) was dead-lettered after ${item.attempts} deliveries: ${why}. Handle seq ${item.seq} by hand, then record the result with \`baton event\` (an event that finishes its kind, or any event with data {"handles": ${item.seq}})`;
+  return `work item ${item.itemId} (${item.kind}, seq ${item.seq}) was dead-lettered after ${item.attempts} deliveries: ${why}. Handle seq ${item.seq} by hand, then record the result with \`baton event\` (an event that finishes its kind, or any event with data {"handles": ${item.seq}}), or deliver it again with \`baton retry ${item.itemId}\``;
 }
 
 /** A dead-lettered item not handled since, as status shows it. */
 export interface DeadItem {
+  /** What `retryDead` takes. */
+  itemId: string;
   kind: string;
   seq: number;
   /** When it was dead-lettered. */
@@ -136,6 +138,21 @@ function newLeaseId(now: Date): string {
   return `lse_${now.getTime().toString(36).padStart(9, "0")}${randomHex(10)}`;
 }
 const MAX_LEASE_MS = 24 * 60 * 60 * 1000;
+
+/** A dead-lettered item delivered again: back in the queue with fresh attempts. */
+export interface RetryResult {
+  itemId: string;
+  state: "ready";
+  kind: string;
+  seq: number;
+}
+
+/** A nacked item: ready again at `availableAt`, or dead-lettered after its last attempt. */
+export interface NackResult {
+  itemId: string;
+  state: "ready" | "dead";
+  availableAt?: string;
+}
 
 /** One caller's lease request, as the claim coalescer carries it. */
 interface ClaimRequest {
@@ -424,23 +441,74 @@ export class Queue {
   }
 
   /** Give the item back (optionally not before `delayMs`); a failed attempt. */
-  async nack(
-    leaseId: string,
-    opts: { delayMs?: number; reason?: string } = {},
-  ): Promise<{ itemId: string; state: "ready" | "dead"; availableAt?: string }> {
+  async nack(leaseId: string, opts: { delayMs?: number; reason?: string } = {}): Promise<NackResult> {
     const delayMs = opts.delayMs ?? 0;
     if (!Number.isFinite(delayMs) || delayMs < 0) throw badInput("delay must be a number of milliseconds ≥ 0");
+    return this.#giveBack(leaseId, { delayMs, reason: opts.reason ?? "nacked on its last attempt", onlyLeased: false });
+  }
+
+  /**
+   * A person gives leased work back (the dashboard's "Release"): a nack, but only while the lease
+   * still holds its item as leased. A lease acked, released, delivered again or whose item
+   * already went back to the queue on its own is `lease_lost`, and nothing changes: the page
+   * that offered it was stale.
+   */
+  async release(leaseId: string, opts: { reason?: string } = {}): Promise<NackResult> {
+    return this.#giveBack(leaseId, { delayMs: 0, reason: opts.reason ?? "released on its last attempt", onlyLeased: true });
+  }
+
+  async #giveBack(leaseId: string, o: { delayMs: number; reason: string; onlyLeased: boolean }): Promise<NackResult> {
     return this.#backend.transaction("write", async (tx) => {
       const now = this.#now();
       const { item } = await this.#ownedItem(tx, leaseId, now);
+      if (o.onlyLeased && item.state !== "leased")
+        throw new BatonError(
+          "lease_lost",
+          `lease ${leaseId} no longer holds ${item.itemId}: it expired and the item is back in the queue`,
+          {
+            leaseId,
+            itemId: item.itemId,
+            itemState: item.state,
+          },
+        );
       await tx.queue.setLeaseState(leaseId, "released");
       if (item.attempts >= item.maxAttempts) {
-        await this.#deadLetter(tx, item, now, opts.reason ?? "nacked on its last attempt");
+        await this.#deadLetter(tx, item, now, o.reason);
         return { itemId: item.itemId, state: "dead" };
       }
-      const availableMs = now.getTime() + delayMs;
+      const availableMs = now.getTime() + o.delayMs;
       await tx.queue.setReady(item.itemId, availableMs);
       return { itemId: item.itemId, state: "ready", availableAt: new Date(availableMs).toISOString() };
+    });
+  }
+
+  /**
+   * Put a dead-lettered item back in the queue with fresh attempts (a person decided to try
+   * again). Only an item that is still dead and that no event handled since: anything else is
+   * `conflict` and nothing changes. Its old leases stay dead (a late ack is `lease_lost`).
+   */
+  async retryDead(itemId: string): Promise<RetryResult> {
+    return this.#backend.transaction("write", async (tx) => {
+      const item = await tx.queue.getItem(itemId);
+      if (!item)
+        throw new BatonError("not_found", `no work item "${itemId}"; \`baton status --json\` names dead-lettered work`, { itemId });
+      if (item.state !== "dead" || !(await tx.queue.requeueDead(itemId, this.#now().getTime()))) {
+        const why =
+          item.state === "dead"
+            ? "an event handled it since it was dead-lettered"
+            : item.state === "done"
+              ? "it was finished meanwhile"
+              : "it is already back in the queue";
+        throw new BatonError(
+          "conflict",
+          `work item ${itemId} (${item.kind}, seq ${item.seq}) cannot be retried: ${why}; nothing was changed`,
+          {
+            itemId,
+            itemState: item.state,
+          },
+        );
+      }
+      return { itemId, state: "ready", kind: item.kind, seq: item.seq };
     });
   }
 
@@ -486,6 +554,7 @@ export class Queue {
   async deadWork(sessionId: string, limit = 20): Promise<DeadItem[]> {
     const rows = await this.#backend.transaction("read", (tx) => tx.queue.deadUnhandled(sessionId, limit));
     return rows.map((r) => ({
+      itemId: r.itemId,
       kind: r.kind,
       seq: r.seq,
       at: r.doneAt ?? r.createdAt,

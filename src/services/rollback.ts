@@ -12,12 +12,17 @@
  *    the directories once each; append `rollback:applied`. Killed in between, each file is
  *    wholly old or wholly new (rename is atomic), and status answers `finish_rollback` with
  *    both ways out; the dead process's temp files are removed by the next rollback.
+ *
+ * About 600 lines: the plan is one decision per path over the same facts (what is on disk now,
+ * what each checkpoint of the range says, what the safety checkpoint could store), kept together
+ * so every rule that keeps a file is read in one place; the pure parts are core/checkpoints.ts.
  */
 import { dirname, join } from "node:path";
 import type { Backend } from "../backend/contract.js";
 import { randomHex, sha256 } from "../core/canonical.js";
 import { type Checkpoint, type CheckpointInfo, chooseTarget, composeRestore, type RestoreEntry } from "../core/checkpoints.js";
 import { pathProblem } from "../core/paths.js";
+import { redactText } from "../core/redact.js";
 import { BatonError, badInput } from "../errors.js";
 import { fsyncDir } from "./blobs.js";
 import { type CheckpointService, isIgnoreFile, toFile, toInfo } from "./checkpoints.js";
@@ -108,6 +113,8 @@ interface Planned extends RollbackChange {
   current: Current | CurrentStat;
   /** Kept because changing it could not be undone: said in the result's warnings too. */
   warn?: boolean;
+  /** Kept because its version is a private file whose content stayed on this host (said in the warnings). */
+  elsewhere?: string;
   /**
    * Written only after the removals: a file whose place holds, now, a directory this rollback
    * empties (`clearDir`), or lies under a file this rollback removes.
@@ -145,13 +152,7 @@ export class RollbackService {
     const root = this.#cps.root;
     const { target, range, prunedInRange } = await this.#choose(sessionId, input);
     const here = this.#cps.host();
-    // Only a store shared across machines holds other machines' checkpoints: restoring one here
-    // is a hand-over, not an undo. A store inside the workspace (SQLite) is this machine's even
-    // when the host has been renamed since.
-    const shared = this.#backend.capabilities.sharedAcrossHosts;
-    // The same machine under a new name (containers, CI, laptops) is not another host.
-    const sameMachine = target.machine !== undefined && target.machine === this.#cps.machine();
-    if (shared && target.host != null && target.host !== here && !sameMachine && !input.otherHost && !input.dryRun) {
+    if (this.#elsewhere(target) && !input.otherHost && !input.dryRun) {
       throw new BatonError(
         "bad_input",
         `checkpoint ${target.id} was taken on host ${target.host}${target.workspace ? ` in ${target.workspace}` : ""}, not on this host (${here}); nothing was restored. To restore it into this workspace, pass --other-host (otherHost: true)`,
@@ -191,7 +192,18 @@ export class RollbackService {
         { checkpointId: target.id, paths: bad },
       );
     }
-    const plan = this.#planAll(root, entries);
+    const byId = new Map(range.map((c) => [c.id, c]));
+    const plan = this.#planAll(root, entries, (e) => this.#privateElsewhere(e, byId.get(e.from)));
+    const away = plan.filter((p) => p.elsewhere !== undefined);
+    if (away.length > 0) {
+      // Never a silent success: these files keep their current content.
+      warnings.push(
+        `${away.length} private file(s) were left as they are: their content was checkpointed on ${[...new Set(away.map((p) => p.elsewhere))].join(", ")} and stays there, never in the shared store (checkpoints.private), so this host cannot restore it (${away
+          .slice(0, 5)
+          .map((p) => p.path)
+          .join(", ")}${away.length > 5 ? ", …" : ""}); roll back on that host, or copy them by hand`,
+      );
+    }
     const unsafe = plan.filter((p) => p.warn);
     if (unsafe.length > 0) {
       warnings.push(
@@ -331,6 +343,24 @@ export class RollbackService {
     };
   }
 
+  /**
+   * Whether a checkpoint was taken on another machine: only a store shared across machines
+   * holds those (restoring one here is a hand-over, not an undo). A store inside the workspace
+   * (SQLite) is this machine's even when the host has been renamed since, and the same machine
+   * under a new name (containers, CI, laptops) is not another host either.
+   */
+  #elsewhere(c: CheckpointInfo | undefined): boolean {
+    if (!c || !this.#backend.capabilities.sharedAcrossHosts || c.host == null || c.host === this.#cps.host()) return false;
+    return !(c.machine !== undefined && c.machine === this.#cps.machine());
+  }
+
+  /** The host holding a version's content when it is a private file this host cannot read (kept in that host's workspace). */
+  #privateElsewhere(e: RestoreEntry, c: CheckpointInfo | undefined): string | undefined {
+    const want = e.want;
+    if (!("hash" in want) || !want.local || !this.#elsewhere(c) || this.#cps.blobs.files.has(want.hash)) return undefined;
+    return c?.host ?? "another host";
+  }
+
   async #choose(
     sessionId: string,
     input: RollbackInput,
@@ -339,7 +369,8 @@ export class RollbackService {
       if (!(await tx.getSession(sessionId))) {
         throw new BatonError("not_found", `no session "${sessionId}"; run \`baton session list --all\` to see the sessions`, { sessionId });
       }
-      const list = (await tx.checkpoints.listCheckpoints(sessionId)).map(toInfo);
+      const rows = await tx.checkpoints.listCheckpoints(sessionId);
+      const list = rows.map(toInfo);
       const choice = chooseTarget(list, input.to !== undefined ? { to: input.to } : { steps: input.steps ?? 1 });
       if (!choice.ok) {
         const o = choice.oldestAvailable;
@@ -350,7 +381,11 @@ export class RollbackService {
         });
       }
       const range: Checkpoint[] = [];
-      for (const c of choice.range) range.push({ ...c, files: (await tx.checkpoints.checkpointFiles(c.id)).map(toFile) });
+      const byId = new Map(rows.map((r) => [r.id, r]));
+      for (const c of choice.range) {
+        const row = byId.get(c.id);
+        range.push({ ...c, files: row ? (await this.#cps.files(tx, row)).map(toFile) : [] });
+      }
       return { target: choice.target, range, prunedInRange: choice.prunedInRange };
     });
   }
@@ -392,7 +427,7 @@ export class RollbackService {
    * go first); a file to restore under a file this rollback removes is written after it.
    * Anything else in the way is kept, with the reason.
    */
-  #planAll(root: string, entries: readonly RestoreEntry[]): Planned[] {
+  #planAll(root: string, entries: readonly RestoreEntry[], elsewhere: (e: RestoreEntry) => string | undefined): Planned[] {
     const byPath = new Map<string, Planned>();
     const removedFiles = new Set(entries.filter((e) => "absent" in e.want).map((e) => e.path));
     const keptUnder = (dir: string) => entries.some((x) => x.path.startsWith(`${dir}/`) && !("absent" in x.want));
@@ -405,13 +440,15 @@ export class RollbackService {
         // Nothing can be under a file: absent now.
         const base = { path: e.path, from: e.from, current: { kind: "absent" } as const };
         const want = e.want;
+        const away = elsewhere(e);
         if ("skipped" in want) p = { ...base, action: "kept", reason: `not stored in ${e.from} (${want.skipped})` };
         else if ("absent" in want) p = { ...base, action: "unchanged" };
+        else if (away !== undefined) p = { ...base, action: "kept", elsewhere: away, reason: privateReason(away) };
         else if (byPath.get(blocker)?.action === "remove")
           p = { ...base, action: "create", want: want.hash, mode: want.mode, deferred: true };
         else p = { ...base, action: "kept", reason: `${blocker} is a file now and stays; restore it by hand` };
       } else {
-        p = this.#plan(root, e, names);
+        p = this.#plan(root, e, names, elsewhere(e));
         if (p.action === "kept" && p.current.kind === "other" && p.current.what === "a directory" && "hash" in e.want) {
           const under = filesUnder(root, e.path);
           if (!under.other && under.files.every((f) => removedFiles.has(f)) && !keptUnder(e.path)) {
@@ -448,11 +485,15 @@ export class RollbackService {
    * not bring it back, so it is kept, with a warning. A file is read only to compare it with
    * the version to restore, never to remove it.
    */
-  #plan(root: string, e: RestoreEntry, names: Map<string, ReadonlySet<string>>): Planned {
+  #plan(root: string, e: RestoreEntry, names: Map<string, ReadonlySet<string>>, away: string | undefined): Planned {
     const stat = statCurrent(root, e.path); // lstat's every parent: a symlinked one is unsafe_path
     const base = { path: e.path, from: e.from, current: stat };
     const want = e.want;
     if ("skipped" in want) return { ...base, action: "kept", reason: `not stored in ${e.from} (${want.skipped})` };
+    if (away !== undefined) return { ...base, action: "kept", elsewhere: away, reason: privateReason(away) };
+    // Configured out of every checkpoint: the safety checkpoint may not store it, so it is not changed.
+    if (this.#cps.excluded(e.path))
+      return { ...base, action: "kept", reason: "excluded from checkpoints (checkpoints.exclude), so it is never changed by a rollback" };
     // No file then, a directory now: still no file (the files under it are entries of their own).
     if ("absent" in want && stat.kind === "other" && stat.what === "a directory") return { ...base, action: "unchanged" };
     if (stat.kind === "other" && stat.what === "a symbolic link") {
@@ -497,6 +538,10 @@ export class RollbackService {
   }
 }
 
+function privateReason(host: string): string {
+  return `a private file: its content stays on ${host}, which checkpointed it, never in the shared store (checkpoints.private)`;
+}
+
 function dirOf(path: string): string {
   const d = dirname(path);
   return d === "." ? "" : d;
@@ -538,7 +583,7 @@ function publicChange(p: Planned): RollbackChange {
   return c;
 }
 
-/** Unified diffs (current → restored) for the planned changes; sets each change's `diff`. */
+/** Unified diffs (current → restored) for the planned changes, secrets redacted; sets each change's `diff`. */
 async function diffAll(root: string, changing: Planned[]): Promise<string> {
   if (changing.length === 0) return "";
   const out: string[] = [];
@@ -557,7 +602,9 @@ async function diffAll(root: string, changing: Planned[]): Promise<string> {
     const after = p.content ?? Buffer.alloc(0);
     const oldName = p.current.kind === "file" ? `a/${p.path}` : "/dev/null";
     const newName = p.action === "remove" ? "/dev/null" : `b/${p.path}`;
-    const text = await unifiedDiff(oldName, newName, before, after);
+    // File contents, verbatim: redacted like everything else Baton shows or sends (a dry run's
+    // diff reaches the agent through MCP, the dashboard's preview, and `--json` output).
+    const text = redactText(await unifiedDiff(oldName, newName, before, after));
     p.diff = text;
     out.push(text);
   }

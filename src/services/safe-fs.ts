@@ -39,6 +39,7 @@ import { randomHex } from "../core/canonical.js";
 import { pathProblem } from "../core/paths.js";
 import { BatonError } from "../errors.js";
 import { fsyncDir } from "./blobs.js";
+import { processAlive } from "./process-facts.js";
 
 /** Temp files a restore writes beside its target (`.baton-restore-<pid>-<hex>.tmp`); a tree walk ignores them. */
 export const RESTORE_TEMP = /^\.baton-restore-(\d+)-[0-9a-f]+\.tmp$/;
@@ -423,16 +424,6 @@ export function removeDeadTemps(root: string, dirs: Iterable<string>): number {
     }
   }
   return n;
-}
-
-function processAlive(pid: number): boolean {
-  if (pid === process.pid) return true;
-  try {
-    process.kill(pid, 0);
-    return true;
-  } catch (err) {
-    return (err as NodeJS.ErrnoException).code === "EPERM";
-  }
 }
 
 /**

@@ -3,6 +3,7 @@
  * session's status with its last run and journal length, and a session's events filtered by
  * type and actor, read in bounded slices. Reads only.
  */
+import { sha256 } from "../core/canonical.js";
 import type { JournalEvent, RunRecord } from "../core/types.js";
 import type { Journal } from "./journal.js";
 import type { SessionStatus, StatusReport } from "./status.js";
@@ -94,4 +95,32 @@ export async function scanEvents(
     }
   }
   return { events: out, scannedTo, done };
+}
+
+/**
+ * What a page showing one session needs to know to re-read only what changed: a short tag per
+ * part that changes without the journal growing (a ledger node written, a checkpoint taken,
+ * pinned or pruned, work leased, released or dead-lettered). Equal tags, same content.
+ */
+export interface SessionVersions {
+  ledger: string;
+  checkpoints: string;
+  work: string;
+}
+
+export interface VersionReads {
+  newestLedgerNode: () => Promise<{ nodeId: string } | undefined>;
+  checkpoints: () => Promise<readonly { id: string; pinned: boolean; prunedAt?: string }[]>;
+  pending: () => Promise<readonly { itemId: string; state: string; lease?: { leaseId: string } }[]>;
+  dead: () => Promise<readonly { itemId: string }[]>;
+}
+
+export async function sessionVersions(r: VersionReads): Promise<SessionVersions> {
+  const [node, cps, pending, dead] = await Promise.all([r.newestLedgerNode(), r.checkpoints(), r.pending(), r.dead()]);
+  const tag = (v: unknown) => sha256(JSON.stringify(v)).slice(0, 16);
+  return {
+    ledger: node?.nodeId ?? "",
+    checkpoints: tag(cps.map((c) => [c.id, c.pinned, c.prunedAt ?? null])),
+    work: tag([pending.map((w) => [w.itemId, w.state, w.lease?.leaseId ?? null]), dead.map((d) => d.itemId)]),
+  };
 }

@@ -8,8 +8,8 @@
  * time; if two turns of one session ever race, the second is judged without the first, and the
  * next turn sees both.
  */
-import { readFileSync, statSync } from "node:fs";
-import { join, resolve } from "node:path";
+import { statSync } from "node:fs";
+import { resolve } from "node:path";
 import type { Backend } from "../backend/contract.js";
 import { randomId } from "../core/canonical.js";
 import {
@@ -25,6 +25,7 @@ import {
 } from "../core/spiral.js";
 import type { AppendResult, EventInput, JsonObject, NextAction, TurnFile, TurnRecord } from "../core/types.js";
 import { badInput } from "../errors.js";
+import { configPath, readConfigFile } from "./config-file.js";
 import { hashFile, workspaceRelative } from "./files.js";
 import type { Journal } from "./journal.js";
 
@@ -45,31 +46,16 @@ export interface TurnResult {
   spiral: SpiralView;
   /** While paused: ask_user with the choices. */
   nextAction?: NextAction;
-  /** Problems in `.baton/config.json`'s "spiral" settings; the defaults were used for those. */
-  configProblems: string[];
 }
 
-export const CONFIG_FILE = "config.json";
-
-/** The workspace's thresholds: `.baton/config.json` `{"spiral": {...}}` over the defaults. */
-export function readSpiralConfig(batonDir: string): { thresholds: SpiralThresholds; problems: string[] } {
-  const file = join(batonDir, CONFIG_FILE);
-  let text: string;
-  try {
-    text = readFileSync(file, "utf8");
-  } catch (err) {
-    if ((err as NodeJS.ErrnoException).code === "ENOENT") return spiralThresholds(undefined);
-    return { ...spiralThresholds(undefined), problems: [`cannot read ${file}: ${(err as Error).message}`] };
-  }
-  let config: unknown;
-  try {
-    config = JSON.parse(text);
-  } catch (err) {
-    return { ...spiralThresholds(undefined), problems: [`${file} is not JSON (${(err as Error).message}); using the default thresholds`] };
-  }
-  const value = config && typeof config === "object" && !Array.isArray(config) ? (config as Record<string, unknown>).spiral : undefined;
-  const r = spiralThresholds(value);
-  return { thresholds: r.thresholds, problems: r.problems.map((p) => `${file}: ${p}`) };
+/**
+ * The workspace's thresholds: `.baton/config.json` `{"spiral": {...}}` over the defaults. A bad
+ * setting is `bad_input` naming the file and every key at fault (services/config-file.ts).
+ */
+export function readSpiralConfig(batonDir: string): SpiralThresholds {
+  const r = spiralThresholds(readConfigFile(batonDir).spiral);
+  if (r.problems.length > 0) throw badInput(`${configPath(batonDir)}: ${r.problems.join("; ")}; fix or remove them`);
+  return r.thresholds;
 }
 
 export class SpiralService {
@@ -77,9 +63,9 @@ export class SpiralService {
   readonly #root: string;
   readonly #batonDir: string;
   readonly #now: () => Date;
-  readonly #backend: Backend | undefined;
+  readonly #backend: Backend;
 
-  constructor(journal: Journal, root: string, batonDir: string, now: () => Date, backend?: Backend) {
+  constructor(journal: Journal, root: string, batonDir: string, now: () => Date, backend: Backend) {
     this.#journal = journal;
     this.#root = root;
     this.#batonDir = batonDir;
@@ -88,7 +74,7 @@ export class SpiralService {
   }
 
   async record(sessionId: string, input: TurnInput): Promise<TurnResult> {
-    const { thresholds, problems } = readSpiralConfig(this.#batonDir);
+    const thresholds = readSpiralConfig(this.#batonDir);
     const record = this.#record(input);
     const id = input.id ?? `turn_${randomId()}`;
     const view = await this.#journal.read(sessionId);
@@ -126,12 +112,10 @@ export class SpiralService {
       detected: results.length > 1 && !(results[1] as AppendResult).duplicate,
       spiral: spiralView(state),
       ...(nextAction ? { nextAction } : {}),
-      configProblems: problems,
     };
   }
 
   async #checkpointBefore(sessionId: string, from: { at: string }): Promise<string | undefined> {
-    if (!this.#backend) return undefined;
     return this.#backend.transaction("read", (tx) => tx.checkpoints.lastGoodCheckpoint(sessionId, from.at));
   }
 

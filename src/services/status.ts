@@ -31,6 +31,7 @@ import { BatonError } from "../errors.js";
 import { blobFile } from "./blobs.js";
 import { type FileRead, MAX_HASH_BYTES, readGuarded, scanSessionFiles } from "./files.js";
 import type { Journal, SessionView } from "./journal.js";
+import { treeLane } from "./manifests.js";
 import { factsAbout, hostFacts, type ProcessFacts } from "./process-facts.js";
 import type { PendingWork, Queue } from "./queue.js";
 
@@ -70,6 +71,15 @@ export interface StatusReport {
   sessions: SessionStatus[];
   /** Present when no session is active. */
   nextAction?: NextAction;
+}
+
+/** A completion: the phase it ended in, and the markers it was forced past. */
+export interface CompleteResult {
+  sessionId: string;
+  phase: string;
+  alreadyComplete: boolean;
+  forced: boolean;
+  markers: MarkerFinding[];
 }
 
 export interface FileCheck {
@@ -113,18 +123,11 @@ export class StatusService {
   readonly #queue: Queue;
   readonly #root: string;
   readonly #now: () => Date;
-  readonly #backend: Backend | undefined;
+  readonly #backend: Backend;
   /** What this host knows about processes: a lock's holder is judged as a takeover would judge it. */
   readonly #processFacts: ProcessFacts;
 
-  constructor(
-    journal: Journal,
-    queue: Queue,
-    root: string,
-    now: () => Date = () => new Date(),
-    backend?: Backend,
-    processFacts: ProcessFacts = hostFacts,
-  ) {
+  constructor(journal: Journal, queue: Queue, root: string, now: () => Date, backend: Backend, processFacts: ProcessFacts = hostFacts) {
     this.#processFacts = processFacts;
     this.#journal = journal;
     this.#queue = queue;
@@ -167,7 +170,7 @@ export class StatusService {
     const dead = await this.#queue.deadWork(snap.sessionId);
     if (dead.length > 0) out.deadWork = dead;
     const runIds = new Set(snap.facets.runs.map((r) => r.runId));
-    if (this.#backend && runIds.size > 0) {
+    if (runIds.size > 0) {
       const backend = this.#backend;
       // One read of the locks table per status call, whatever the number of sessions.
       shared.locks ??= backend.transaction("read", (tx) => tx.locks.listLocks());
@@ -190,11 +193,11 @@ export class StatusService {
           };
         });
     }
-    // A pause that proposed no checkpoint (detected without one, or by a service with no
-    // backend): the last good point is looked up now, one indexed row.
+    // A pause that proposed no checkpoint (detected without one): the last good point is
+    // looked up now, one indexed row.
     const sp = snap.facets.spiral;
     const start = sp?.paused && sp.proposedCheckpoint === undefined ? spiralStart(sp) : undefined;
-    if (this.#backend && start !== undefined) {
+    if (start !== undefined) {
       const cp = await this.#backend.transaction("read", (tx) => tx.checkpoints.lastGoodCheckpoint(snap.sessionId, start));
       if (cp !== undefined) out.spiralFallback = cp;
     }
@@ -341,13 +344,13 @@ export class StatusService {
    */
   async #storedFacts(status: SessionStatus, snap: Snapshot): Promise<SessionStatus> {
     const backend = this.#backend;
-    if (status.status !== "active" || !backend) return status;
+    if (status.status !== "active") return status;
     const artifacts = snap.facets.artifacts ?? [];
     const dir = join(this.#root, ".baton", "blobs");
     const notFiles = artifacts.filter((a) => !existsSync(blobFile(dir, a.hash)));
     const { inline, tree } = await backend.transaction("read", async (tx) => ({
       inline: new Set(notFiles.length > 0 ? await tx.checkpoints.inlineBlobs(notFiles.map((a) => a.hash)) : []),
-      tree: await tx.checkpoints.lastTreeCheckpoint(status.sessionId),
+      tree: await tx.checkpoints.lastLiveInLane(treeLane(status.sessionId)),
     }));
     for (const a of notFiles) {
       if (inline.has(a.hash)) continue;
@@ -388,10 +391,7 @@ export class StatusService {
    * Complete a session: append the flow's completion event. Refuses with `source_dirty` while
    * the session's files still hold markers, unless forced.
    */
-  async complete(
-    sessionId: string,
-    opts: { force?: boolean; actor?: string } = {},
-  ): Promise<{ sessionId: string; phase: string; alreadyComplete: boolean; forced: boolean; markers: MarkerFinding[] }> {
+  async complete(sessionId: string, opts: { force?: boolean; actor?: string } = {}): Promise<CompleteResult> {
     const view = await this.#journal.read(sessionId);
     const status = this.describe(view);
     if (status.status === "completed") return { sessionId, phase: status.phase, alreadyComplete: true, forced: false, markers: [] };

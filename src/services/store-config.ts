@@ -6,36 +6,16 @@
  *
  * Light on purpose (no driver import): every hook process reads it.
  */
-import { readFileSync, renameSync, writeFileSync } from "node:fs";
-import { join } from "node:path";
 import { checkProject, redactStoreUrl, SECRET_PARAMS } from "../core/store-url.js";
 import { BatonError } from "../errors.js";
+import { CONFIG_FILE, readConfigFile } from "./config-file.js";
+import { atomicWrite } from "./safe-fs.js";
 
 export { checkProject, redactStoreUrl };
 
 export type StoreChoice =
   | { kind: "sqlite"; source: "default" }
   | { kind: "postgres"; url: string; project: string; source: "config" | "env" };
-
-function readConfig(batonDir: string): Record<string, unknown> {
-  let text: string;
-  try {
-    text = readFileSync(join(batonDir, "config.json"), "utf8");
-  } catch {
-    return {};
-  }
-  try {
-    const v = JSON.parse(text) as unknown;
-    return v !== null && typeof v === "object" && !Array.isArray(v) ? (v as Record<string, unknown>) : {};
-  } catch {
-    // Other settings there (hooks, spiral) tolerate a broken file; a store must not: falling
-    // back to SQLite would split the project's history in two without a word.
-    if (/"store"\s*:/.test(text)) {
-      throw new BatonError("bad_input", `${join(batonDir, "config.json")} is not valid JSON and names a store; fix it`);
-    }
-    return {};
-  }
-}
 
 /** Refuse what cannot be a PostgreSQL store URL, and any URL carrying a password when it is to be written down. */
 export function checkStoreUrl(url: string, opts: { forWriting?: boolean } = {}): URL {
@@ -67,7 +47,7 @@ export function checkStoreUrl(url: string, opts: { forWriting?: boolean } = {}):
 
 /** The store this workspace uses, from the environment, else `.baton/config.json`, else SQLite. */
 export function resolveStore(batonDir: string, env: NodeJS.ProcessEnv = process.env): StoreChoice {
-  const cfg = readConfig(batonDir);
+  const cfg = readConfigFile(batonDir);
   const envUrl = env.BATON_STORE?.trim() || undefined;
   const url = envUrl ?? (typeof cfg.store === "string" ? cfg.store : undefined);
   if (url === undefined || url === "sqlite") return { kind: "sqlite", source: "default" };
@@ -91,13 +71,10 @@ export function resolveStore(batonDir: string, env: NodeJS.ProcessEnv = process.
 export function writeStoreConfig(batonDir: string, url: string, project: string): void {
   checkStoreUrl(url, { forWriting: true });
   checkProject(project);
-  const cfg = readConfig(batonDir);
-  cfg.store = url;
-  cfg.project = project;
-  const file = join(batonDir, "config.json");
-  const tmp = `${file}.${process.pid}.tmp`;
-  writeFileSync(tmp, `${JSON.stringify(cfg, null, 2)}\n`, { mode: 0o600 });
-  renameSync(tmp, file);
+  // Other settings are kept; a file that cannot be read is refused (readConfigFile), so
+  // settings Baton could not parse are never overwritten. Atomic, private, never through a link.
+  const next = { ...readConfigFile(batonDir), store: url, project };
+  atomicWrite(batonDir, CONFIG_FILE, Buffer.from(`${JSON.stringify(next, null, 2)}\n`), 0o600, true);
 }
 
 /** How to name the store in doctor and status: never a password. */

@@ -34,6 +34,7 @@ export const DASHBOARD_HTML = `<!doctype html>
   td code, .mono { font: .82rem ui-monospace, monospace; }
   code { background: #eef1f4; padding: .05rem .3rem; border-radius: .25rem; overflow-wrap: anywhere; }
   ul.plain { list-style: none; margin: 0; padding: 0; }
+  .row-actions { margin: .3rem 0 .5rem; }
   .muted { color: #56606b; font-size: .85rem; }
   .card { background: #fff; border-radius: .5rem; padding: .8rem 1rem; margin: 0 0 1rem; box-shadow: 0 1px 2px #0002; }
   .card h2 { font-size: 1rem; margin: 0 0 .5rem; }

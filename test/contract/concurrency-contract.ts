@@ -9,7 +9,8 @@ import { writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { afterAll, afterEach, describe, expect, it } from "vitest";
 import type { Backend } from "../../src/backend/contract.js";
-import { type Baton, isBatonError, openBaton } from "../../src/index.js";
+import { openBaton } from "../../src/compose.js";
+import { type Baton, isBatonError } from "../../src/index.js";
 import { cleanupDirs, tempDir } from "../helpers.js";
 import type { StoreFactory } from "./journal-contract.js";
 
@@ -47,62 +48,65 @@ export function concurrencyContract(name: string, factory: StoreFactory, connect
 
     it(`${N} connections appending to one session get contiguous seqs and no errors`, async () => {
       const bs = await many(N);
-      await bs[0]!.startSession({ flow: "task", id: "t" });
+      await bs[0]!.sessions.start({ flow: "task", id: "t" });
       const per = 6;
       const settled = await Promise.allSettled(
-        bs.flatMap((b, i) => Array.from({ length: per }, (_, k) => b.append("t", { type: "note:added", data: { text: `c${i}-${k}` } }))),
+        bs.flatMap((b, i) =>
+          Array.from({ length: per }, (_, k) => b.events.append("t", { type: "note:added", data: { text: `c${i}-${k}` } })),
+        ),
       );
       const failed = settled.filter((s) => s.status === "rejected").map((s) => String((s as PromiseRejectedResult).reason));
       expect(failed).toEqual([]);
       const seqs = settled.map((s) => (s as PromiseFulfilledResult<{ event: { seq: number } }>).value.event.seq).sort((a, b) => a - b);
       expect(seqs).toEqual(Array.from({ length: N * per }, (_, i) => i + 2)); // seq 1 is session:started
-      const { events } = await bs[N - 1]!.events("t");
+      const { events } = await bs[N - 1]!.events.list("t");
       expect(events.map((e) => e.seq)).toEqual(Array.from({ length: N * per + 1 }, (_, i) => i + 1));
-      expect((await bs[1]!.snapshot("t")).lastSeq).toBe(N * per + 1);
+      expect((await bs[1]!.sessions.snapshot("t")).lastSeq).toBe(N * per + 1);
     });
 
     it("two connections taking turns on one session: each append folds from the other's, work is made once per event", async () => {
       // Each connection keeps the state it last appended from; after the other appended, that
       // state is old, and its next append must see the other's events (phase, seq), not overwrite them.
       const [a, b] = await many(2);
-      await a!.startSession({ flow: "live-variant", id: "lv" });
-      await b!.append("lv", { type: "generate", actor: "browser" });
-      await a!.append("lv", { type: "source_wrapped", actor: "agent", data: { file: "a.html" } });
-      await b!.append("lv", { type: "variants_written", actor: "agent", data: { count: 1, expected: 1 } });
-      await a!.append("lv", { type: "cycling", actor: "browser" });
+      await a!.sessions.start({ flow: "live-variant", id: "lv" });
+      await b!.events.append("lv", { type: "generate", actor: "browser" });
+      await a!.events.append("lv", { type: "source_wrapped", actor: "agent", data: { file: "a.html" } });
+      await b!.events.append("lv", { type: "variants_written", actor: "agent", data: { count: 1, expected: 1 } });
+      await a!.events.append("lv", { type: "cycling", actor: "browser" });
       const turns: Promise<unknown>[] = [];
-      for (let i = 0; i < 6; i++) turns.push((i % 2 ? a! : b!).append("lv", { type: "steer", actor: "browser", data: { text: `t${i}` } }));
+      for (let i = 0; i < 6; i++)
+        turns.push((i % 2 ? a! : b!).events.append("lv", { type: "steer", actor: "browser", data: { text: `t${i}` } }));
       await Promise.all(turns);
-      const r = await a!.append("lv", { type: "accept", actor: "browser" });
+      const r = await a!.events.append("lv", { type: "accept", actor: "browser" });
       expect(r.event.seq).toBe(12);
       expect(r.phase).toBe("accept_pending");
-      const { events } = await b!.events("lv");
+      const { events } = await b!.events.list("lv");
       expect(events.map((e) => e.seq)).toEqual(Array.from({ length: 12 }, (_, i) => i + 1));
-      const work = await b!.pendingWork("lv");
+      const work = await b!.work.pending("lv");
       expect(work.map((w) => w.kind).sort()).toEqual(["accept", ...Array(6).fill("steer")]);
       expect(new Set(work.map((w) => w.seq)).size).toBe(7);
-      expect((await a!.snapshot("lv")).lastSeq).toBe(12);
+      expect((await a!.sessions.snapshot("lv")).lastSeq).toBe(12);
     });
 
     it(`${N} connections leasing one queue get each item once`, async () => {
       const bs = await many(N);
-      await bs[0]!.startSession({ flow: "live-variant", id: "lv" });
+      await bs[0]!.sessions.start({ flow: "live-variant", id: "lv" });
       const items = 24;
-      for (let i = 0; i < items; i++) await bs[0]!.append("lv", { type: "steer", actor: "browser", data: { text: `s${i}` } });
+      for (let i = 0; i < items; i++) await bs[0]!.events.append("lv", { type: "steer", actor: "browser", data: { text: `s${i}` } });
       const got: string[] = [];
       await Promise.all(
         bs.map(async (b, i) => {
           for (;;) {
-            const l = await b.lease(`worker-${i}`);
+            const l = await b.work.lease(`worker-${i}`);
             if (!l) return;
             got.push(l.item.itemId);
-            await b.ack(l.leaseId);
+            await b.work.ack(l.leaseId);
           }
         }),
       );
       expect(got.length).toBe(items);
       expect(new Set(got).size).toBe(items);
-      expect(await bs[0]!.lease("late")).toBeUndefined();
+      expect(await bs[0]!.work.lease("late")).toBeUndefined();
     });
 
     it(`${N} connections checkpointing one session under retention: unique seqs, no errors, every live checkpoint restorable`, async () => {
@@ -120,22 +124,22 @@ export function concurrencyContract(name: string, factory: StoreFactory, connect
         open.push(b);
       }
       if (shared) backends.push(shared);
-      await bs[0]!.startSession({ flow: "task", id: "t" });
+      await bs[0]!.sessions.start({ flow: "task", id: "t" });
       // Each connection checkpoints its own file (targeted) a few times, with new content each time:
       // retention prunes, and the collector deletes blobs while others reference new ones.
       const settled = await Promise.allSettled(
         bs.map(async (b, i) => {
           for (let k = 0; k < 4; k++) {
             writeFileSync(join(root, `f${i}.txt`), `connection ${i} round ${k}\n`);
-            await b.checkpoint("t", { files: [`f${i}.txt`] });
+            await b.checkpoints.create("t", { files: [`f${i}.txt`] });
           }
         }),
       );
       expect(settled.filter((s) => s.status === "rejected").map((s) => String((s as PromiseRejectedResult).reason))).toEqual([]);
-      const all = await bs[0]!.checkpoints("t", { includePruned: true });
+      const all = await bs[0]!.checkpoints.list("t", { includePruned: true });
       expect(all.map((c) => c.seq)).toEqual(Array.from({ length: N * 4 }, (_, i) => i + 1));
-      for (const c of await bs[0]!.checkpoints("t")) {
-        const plan = await bs[1]!.rollback("t", { to: c.id, dryRun: true });
+      for (const c of await bs[0]!.checkpoints.list("t")) {
+        const plan = await bs[1]!.checkpoints.rollback("t", { to: c.id, dryRun: true });
         expect(plan.target.id).toBe(c.id);
       }
     });
@@ -159,21 +163,21 @@ export function concurrencyContract(name: string, factory: StoreFactory, connect
         open.push(b);
       }
       if (shared) backends.push(shared);
-      for (let i = 0; i < N; i++) await bs[i]!.startSession({ flow: "task", id: `s${i}` });
+      for (let i = 0; i < N; i++) await bs[i]!.sessions.start({ flow: "task", id: `s${i}` });
       const rounds = 6;
       const settled = await Promise.allSettled(
         bs.map(async (b, i) => {
           for (let k = 0; k < rounds; k++) {
             writeFileSync(join(root, `g${i}.txt`), `session ${i} round ${k}\n`);
-            await b.checkpoint(`s${i}`, { files: [`g${i}.txt`] });
+            await b.checkpoints.create(`s${i}`, { files: [`g${i}.txt`] });
           }
         }),
       );
       expect(settled.filter((s) => s.status === "rejected").map((s) => String((s as PromiseRejectedResult).reason))).toEqual([]);
       for (let i = 0; i < N; i++) {
-        const live = await bs[i]!.checkpoints(`s${i}`);
+        const live = await bs[i]!.checkpoints.list(`s${i}`);
         expect(live.length).toBe(2);
-        await bs[i]!.rollback(`s${i}`, { to: live[0]!.id, dryRun: true });
+        await bs[i]!.checkpoints.rollback(`s${i}`, { to: live[0]!.id, dryRun: true });
       }
       // An engine that re-runs transactions (deadlock, serialisation failure) counts them: none here.
       const retries = engines.map((e) => (e as { writeStats?: { retries?: number } }).writeStats?.retries ?? 0);
@@ -184,8 +188,8 @@ export function concurrencyContract(name: string, factory: StoreFactory, connect
       for (let round = 0; round < 5; round++) {
         const [a, b] = await many(2);
         const settled = await Promise.allSettled([
-          a!.acquireLock("deploy", { owner: "a", pid: process.pid }),
-          b!.acquireLock("deploy", { owner: "b", pid: process.pid }),
+          a!.locks.acquire("deploy", { owner: "a", pid: process.pid }),
+          b!.locks.acquire("deploy", { owner: "b", pid: process.pid }),
         ]);
         const won = settled.filter((s) => s.status === "fulfilled");
         const lost = settled.filter((s) => s.status === "rejected").map((s) => (s as PromiseRejectedResult).reason);
@@ -203,7 +207,7 @@ export function concurrencyContract(name: string, factory: StoreFactory, connect
 }
 
 /** The same backend with close() a no-op, so several Batons can share it. */
-function unclosable(backend: Backend): Backend {
+export function unclosable(backend: Backend): Backend {
   return new Proxy(backend, {
     get(target, prop) {
       if (prop === "close") return () => Promise.resolve();

@@ -7,13 +7,16 @@ import { mkdirSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { afterAll, afterEach, describe, expect, it } from "vitest";
 import type { Backend } from "../../src/backend/contract.js";
-import { type Baton, isBatonError, openBaton } from "../../src/index.js";
+import { openBaton } from "../../src/compose.js";
+import { type Baton, isBatonError } from "../../src/index.js";
 import { cleanupDirs, tempDir } from "../helpers.js";
 
 export interface ContractStore {
   backend: Backend;
   /** Run one raw SQL statement with no parameters (test-only corruption). */
   raw(sql: string): Promise<void>;
+  /** The rows of one raw query with no parameters (test-only checks of what is stored). */
+  rows(sql: string): Promise<Record<string, unknown>[]>;
 }
 
 export type StoreFactory = (root: string) => Promise<ContractStore>;
@@ -56,25 +59,25 @@ export function journalContract(name: string, factory: StoreFactory): void {
     afterAll(() => cleanupDirs());
 
     async function liveSession(b: Baton, id = "lv") {
-      await b.startSession({ flow: "live-variant", id, title: "Hero" });
-      await b.append(id, { type: "generate", actor: "browser", data: { variants: 3 } });
-      await b.append(id, { type: "source_wrapped", actor: "agent", data: { file: "src/Hero.html" } });
-      await b.append(id, { type: "variants_written", actor: "agent", data: { count: 3, expected: 3 } });
+      await b.sessions.start({ flow: "live-variant", id, title: "Hero" });
+      await b.events.append(id, { type: "generate", actor: "browser", data: { variants: 3 } });
+      await b.events.append(id, { type: "source_wrapped", actor: "agent", data: { file: "src/Hero.html" } });
+      await b.events.append(id, { type: "variants_written", actor: "agent", data: { count: 3, expected: 3 } });
       return id;
     }
 
     it("folds generate → variants → accept into the latest phase and selected variant, and a new instance reads the same", async () => {
       const b = await fresh();
       const id = await liveSession(b);
-      const r = await b.append(id, { type: "accept", actor: "browser", data: { variantId: "v2", paramValues: { hue: 210 } } });
+      const r = await b.events.append(id, { type: "accept", actor: "browser", data: { variantId: "v2", paramValues: { hue: 210 } } });
       expect(r.phase).toBe("accept_pending");
       expect(r.outcome).toBe("moved");
-      const st = (await b.status()).sessions[0]!;
+      const st = (await b.sessions.status()).sessions[0]!;
       expect(st.phase).toBe("accept_pending");
       expect(st.context.variantId).toBe("v2");
       expect(st.nextAction.action).toBe("run_accept_cleanup");
       const other = await reopen();
-      const again = (await other.status()).sessions[0]!;
+      const again = (await other.sessions.status()).sessions[0]!;
       expect(again.phase).toBe("accept_pending");
       expect(again.context).toEqual(st.context);
       expect(again.lastSeq).toBe(5);
@@ -82,9 +85,9 @@ export function journalContract(name: string, factory: StoreFactory): void {
 
     it("gives contiguous seqs starting at 1 (session:started)", async () => {
       const b = await fresh();
-      await b.startSession({ flow: "task", id: "t" });
-      for (let i = 0; i < 20; i++) await b.append("t", { type: "note:added", data: { text: `n${i}` } });
-      const { events } = await b.events("t");
+      await b.sessions.start({ flow: "task", id: "t" });
+      for (let i = 0; i < 20; i++) await b.events.append("t", { type: "note:added", data: { text: `n${i}` } });
+      const { events } = await b.events.list("t");
       expect(events.map((e) => e.seq)).toEqual(Array.from({ length: 21 }, (_, i) => i + 1));
       expect(events[0]!.type).toBe("session:started");
     });
@@ -92,88 +95,88 @@ export function journalContract(name: string, factory: StoreFactory): void {
     it("treats a repeated id with the same body as a duplicate and refuses a different body", async () => {
       const b = await fresh();
       const id = await liveSession(b);
-      const first = await b.append(id, { id: "acc-1", type: "accept", actor: "browser", data: { variantId: "v1" } });
-      const dup = await b.append(id, { id: "acc-1", type: "accept", actor: "browser", data: { variantId: "v1" } });
+      const first = await b.events.append(id, { id: "acc-1", type: "accept", actor: "browser", data: { variantId: "v1" } });
+      const dup = await b.events.append(id, { id: "acc-1", type: "accept", actor: "browser", data: { variantId: "v1" } });
       expect(dup.duplicate).toBe(true);
       expect(dup.event.seq).toBe(first.event.seq);
       expect(dup.outcome).toBe("moved");
       const details = await expectError(
-        b.append(id, { id: "acc-1", type: "accept", actor: "browser", data: { variantId: "v3" } }),
+        b.events.append(id, { id: "acc-1", type: "accept", actor: "browser", data: { variantId: "v3" } }),
         "conflict",
       );
       expect(details.seq).toBe(first.event.seq);
-      const { events } = await b.events(id);
+      const { events } = await b.events.list(id);
       expect(events.filter((e) => e.type === "accept")).toHaveLength(1);
-      expect((await b.snapshot(id)).context.variantId).toBe("v1");
+      expect((await b.sessions.snapshot(id)).context.variantId).toBe("v1");
     });
 
     it("refuses an invalid transition with the phase and allowed events, and appends nothing", async () => {
       const b = await fresh();
-      await b.startSession({ flow: "live-variant", id: "lv" });
+      await b.sessions.start({ flow: "live-variant", id: "lv" });
       const details = await expectError(
-        b.append("lv", { type: "accepted", actor: "agent", data: { carbonize: true } }),
+        b.events.append("lv", { type: "accepted", actor: "agent", data: { carbonize: true } }),
         "invalid_transition",
       );
       expect(details.phase).toBe("configuring");
       expect(details.allowed).toContain("generate");
-      expect((await b.events("lv")).events).toHaveLength(1);
-      expect((await b.snapshot("lv")).phase).toBe("configuring");
+      expect((await b.events.list("lv")).events).toHaveLength(1);
+      expect((await b.sessions.snapshot("lv")).phase).toBe("configuring");
     });
 
     it("refuses unknown event types and bad facet data without appending", async () => {
       const b = await fresh();
-      await b.startSession({ flow: "task", id: "t" });
-      await expectError(b.append("t", { type: "launch_rockets" }), "bad_input");
-      await expectError(b.append("t", { type: "decision:added", data: { reason: "no decision field" } }), "bad_input");
-      await expectError(b.append("t", { type: "made:up" }), "bad_input");
-      await expectError(b.append("nope", { type: "start" }), "not_found");
-      expect((await b.events("t")).events).toHaveLength(1);
+      await b.sessions.start({ flow: "task", id: "t" });
+      await expectError(b.events.append("t", { type: "launch_rockets" }), "bad_input");
+      await expectError(b.events.append("t", { type: "decision:added", data: { reason: "no decision field" } }), "bad_input");
+      await expectError(b.events.append("t", { type: "made:up" }), "bad_input");
+      await expectError(b.events.append("nope", { type: "start" }), "not_found");
+      expect((await b.events.list("t")).events).toHaveLength(1);
     });
 
     it("appends a batch atomically: one bad event rejects the whole batch", async () => {
       const b = await fresh();
-      await b.startSession({ flow: "task", id: "t" });
+      await b.sessions.start({ flow: "task", id: "t" });
       await expectError(
-        b.appendBatch("t", [{ type: "start" }, { type: "note:added", data: { text: "ok" } }, { type: "start" }]),
+        b.events.appendBatch("t", [{ type: "start" }, { type: "note:added", data: { text: "ok" } }, { type: "start" }]),
         "invalid_transition",
       );
-      expect((await b.events("t")).events).toHaveLength(1);
-      const ok = await b.appendBatch("t", [{ type: "start" }, { type: "note:added", data: { text: "a" } }, { type: "verify" }]);
+      expect((await b.events.list("t")).events).toHaveLength(1);
+      const ok = await b.events.appendBatch("t", [{ type: "start" }, { type: "note:added", data: { text: "a" } }, { type: "verify" }]);
       expect(ok.map((r) => r.event.seq)).toEqual([2, 3, 4]);
-      expect((await b.snapshot("t")).phase).toBe("verifying");
+      expect((await b.sessions.snapshot("t")).phase).toBe("verifying");
     });
 
     it("keeps a stale checkpoint and late events after accept as diagnostics without regressing the phase", async () => {
       const b = await fresh();
       const id = await liveSession(b);
-      await b.append(id, { type: "cycling", actor: "browser" });
-      await b.append(id, { type: "checkpoint", actor: "browser", revision: 5, data: { paramValues: { hue: 100 } } });
-      const stale = await b.append(id, { type: "checkpoint", actor: "browser", revision: 4, data: { paramValues: { hue: 1 } } });
+      await b.events.append(id, { type: "cycling", actor: "browser" });
+      await b.events.append(id, { type: "checkpoint", actor: "browser", revision: 5, data: { paramValues: { hue: 100 } } });
+      const stale = await b.events.append(id, { type: "checkpoint", actor: "browser", revision: 4, data: { paramValues: { hue: 1 } } });
       expect(stale.outcome).toBe("stale");
-      await b.append(id, { type: "accept", actor: "browser", data: { variantId: "v2", paramValues: { hue: 120 } } });
-      const late = await b.append(id, { type: "checkpoint", actor: "browser", revision: 6, data: { paramValues: { hue: 999 } } });
+      await b.events.append(id, { type: "accept", actor: "browser", data: { variantId: "v2", paramValues: { hue: 120 } } });
+      const late = await b.events.append(id, { type: "checkpoint", actor: "browser", revision: 6, data: { paramValues: { hue: 999 } } });
       expect(late.outcome).toBe("fenced");
-      const discard = await b.append(id, { type: "discard", actor: "browser" });
+      const discard = await b.events.append(id, { type: "discard", actor: "browser" });
       expect(discard.outcome).toBe("fenced");
-      const snap = await b.snapshot(id);
+      const snap = await b.sessions.snapshot(id);
       expect(snap.phase).toBe("accept_pending");
       expect(snap.context.paramValues).toEqual({ hue: 120 });
       expect(snap.diagnostics.map((d) => d.code)).toEqual(["stale_revision", "late_event", "late_event"]);
-      const st = (await b.status()).sessions[0]!;
+      const st = (await b.sessions.status()).sessions[0]!;
       expect(st.nextAction.action).toBe("run_accept_cleanup");
     });
 
     it("hides completed sessions unless asked, and says no_active_session", async () => {
       const b = await fresh();
-      await b.startSession({ flow: "task", id: "t" });
-      await b.append("t", { type: "start" });
-      await b.append("t", { type: "complete" });
-      const st = await b.status();
+      await b.sessions.start({ flow: "task", id: "t" });
+      await b.events.append("t", { type: "start" });
+      await b.events.append("t", { type: "complete" });
+      const st = await b.sessions.status();
       expect(st.sessions).toHaveLength(0);
       expect(st.nextAction?.action).toBe("no_active_session");
-      const all = await b.status({ all: true });
+      const all = await b.sessions.status({ all: true });
       expect(all.sessions.map((s) => [s.sessionId, s.status])).toEqual([["t", "completed"]]);
-      expect(await b.listSessions()).toHaveLength(0);
+      expect(await b.sessions.list()).toHaveLength(0);
     });
 
     it("refolds a corrupted snapshot on read without writing, and rebuild repairs it with a diagnostic", async () => {
@@ -182,53 +185,53 @@ export function journalContract(name: string, factory: StoreFactory): void {
       await store.raw(
         `UPDATE snapshots SET body = replace(body, '"phase":"variants_written"', '"phase":"configuring"') WHERE session_id = '${id}'`,
       );
-      const view = await b.read(id);
+      const view = await b.sessions.read(id);
       expect(view.snapshot.phase).toBe("variants_written");
       expect(view.readDiagnostics.map((d) => d.code)).toContain("snapshot_corrupt");
       // The read did not repair it: a second read still reports it.
-      expect((await b.read(id)).readDiagnostics.map((d) => d.code)).toContain("snapshot_corrupt");
-      const [r] = await b.rebuild(id);
+      expect((await b.sessions.read(id)).readDiagnostics.map((d) => d.code)).toContain("snapshot_corrupt");
+      const [r] = await b.sessions.rebuild(id);
       expect(r).toMatchObject({ sessionId: id, repaired: true, phase: "variants_written", lastSeq: 4 });
-      const after = await b.read(id);
+      const after = await b.sessions.read(id);
       expect(after.readDiagnostics.map((d) => d.code)).toEqual(["snapshot_repaired"]);
-      const [again] = await b.rebuild(id);
+      const [again] = await b.sessions.rebuild(id);
       expect(again!.repaired).toBe(false);
     });
 
     it("reports a corrupt journal row as a diagnostic while the rows before and after still fold", async () => {
       const b = await fresh();
-      await b.startSession({ flow: "task", id: "t" });
-      await b.append("t", { type: "start" });
-      await b.append("t", { type: "decision:added", data: { decision: "use sqlite" } });
-      await b.append("t", { type: "decision:added", data: { decision: "keep the journal" } });
+      await b.sessions.start({ flow: "task", id: "t" });
+      await b.events.append("t", { type: "start" });
+      await b.events.append("t", { type: "decision:added", data: { decision: "use sqlite" } });
+      await b.events.append("t", { type: "decision:added", data: { decision: "keep the journal" } });
       await store.raw(`UPDATE events SET data = '{not json' WHERE session_id = 't' AND seq = 3`);
       await store.raw(`DELETE FROM snapshots WHERE session_id = 't'`);
-      const view = await b.read("t");
+      const view = await b.sessions.read("t");
       expect(view.snapshot.phase).toBe("in_progress");
       expect(view.snapshot.facets.decisions.map((d) => d.decision)).toEqual(["keep the journal"]);
       expect(view.snapshot.diagnostics.find((d) => d.code === "corrupt_event")?.seq).toBe(3);
-      const { events, corrupt } = await b.events("t");
+      const { events, corrupt } = await b.events.list("t");
       expect(events.map((e) => e.seq)).toEqual([1, 2, 4]);
       expect(corrupt.map((d) => d.seq)).toEqual([3]);
       // Appends continue after the corrupt row.
-      const next = await b.append("t", { type: "verify" });
+      const next = await b.events.append("t", { type: "verify" });
       expect(next.event.seq).toBe(5);
     });
 
     it("keeps reads exact while the stored snapshot lags, and interleaved writers never fold from a stale cache", async () => {
       const b = await fresh();
-      await b.startSession({ flow: "task", id: "t" });
+      await b.sessions.start({ flow: "task", id: "t" });
       const other = await reopen();
       for (let i = 0; i < 150; i++) {
         const writer = i % 7 === 3 ? other : b;
-        await writer.append("t", { type: "decision:added", data: { decision: `d${i}` } });
+        await writer.events.append("t", { type: "decision:added", data: { decision: `d${i}` } });
       }
       for (const reader of [b, other]) {
-        const snap = await reader.snapshot("t");
+        const snap = await reader.sessions.snapshot("t");
         expect(snap.lastSeq).toBe(151);
         expect(snap.facets.decisions.map((d) => d.decision)).toEqual(Array.from({ length: 100 }, (_, i) => `d${i + 50}`));
       }
-      const [r] = await b.rebuild("t");
+      const [r] = await b.sessions.rebuild("t");
       expect(r).toMatchObject({ repaired: false, lastSeq: 151 });
     });
 
@@ -241,41 +244,41 @@ export function journalContract(name: string, factory: StoreFactory): void {
         file,
         "<section>\n<!-- baton-variants-start -->\n<div data-baton-original>Hi</div>\n<!-- baton-variants-end -->\n</section>\n",
       );
-      expect((await b.status()).sessions[0]!.nextAction.action).toBe("continue_writing_variants");
+      expect((await b.sessions.status()).sessions[0]!.nextAction.action).toBe("continue_writing_variants");
       writeFileSync(file, "<section>\n<!-- baton-carbonize-start -->\n<div>v2</div>\n<!-- baton-carbonize-end -->\n</section>\n");
-      const st = (await b.status()).sessions[0]!;
+      const st = (await b.sessions.status()).sessions[0]!;
       expect(st.nextAction.action).toBe("run_carbonize_cleanup");
       expect(st.markers[0]).toMatchObject({ file: "src/Hero.html", line: 2, marker: "carbonize" });
     });
 
     it("runs concurrent writers as if one after another: a failing one changes nothing, the others all land", async () => {
       const b = await fresh();
-      await b.startSession({ flow: "task", id: "t" });
-      await b.startSession({ flow: "live-variant", id: "lv" });
-      await b.append("t", { id: "pre", type: "note:added", data: { text: "pre" } });
-      const notes = Array.from({ length: 30 }, (_, i) => b.append("t", { type: "note:added", data: { text: `n${i}` } }));
+      await b.sessions.start({ flow: "task", id: "t" });
+      await b.sessions.start({ flow: "live-variant", id: "lv" });
+      await b.events.append("t", { id: "pre", type: "note:added", data: { text: "pre" } });
+      const notes = Array.from({ length: 30 }, (_, i) => b.events.append("t", { type: "note:added", data: { text: `n${i}` } }));
       // Started together: a batch whose second event is refused (its id was used for another
       // body) stores neither of its events; an invalid transition and a conflicting id fail alone.
-      const batch = b.appendBatch("t", [
+      const batch = b.events.appendBatch("t", [
         { type: "note:added", data: { text: "batch-1" } },
         { id: "pre", type: "note:added", data: { text: "changed" } },
       ]);
-      const invalid = b.append("lv", { type: "accepted", actor: "agent", data: { carbonize: true } });
-      const first = b.append("t", { id: "same", type: "note:added", data: { text: "one" } });
-      const clash = b.append("t", { id: "same", type: "note:added", data: { text: "two" } });
+      const invalid = b.events.append("lv", { type: "accepted", actor: "agent", data: { carbonize: true } });
+      const first = b.events.append("t", { id: "same", type: "note:added", data: { text: "one" } });
+      const clash = b.events.append("t", { id: "same", type: "note:added", data: { text: "two" } });
       const settled = await Promise.allSettled([...notes, batch, invalid, first, clash]);
       expect(settled.slice(0, 30).every((s) => s.status === "fulfilled")).toBe(true);
       const failed = settled.slice(30).map((s) => (s.status === "rejected" ? (s.reason as { code?: string }).code : "ok"));
       expect(failed).toEqual(["conflict", "invalid_transition", "ok", "conflict"]);
       const check = async (x: Baton) => {
-        const { events } = await x.events("t");
+        const { events } = await x.events.list("t");
         expect(events.map((e) => e.seq)).toEqual(Array.from({ length: 33 }, (_, i) => i + 1));
         const texts = events.map((e) => (e.data as { text?: string }).text);
         expect(texts).not.toContain("batch-1");
         expect(texts).not.toContain("changed");
         expect(texts).toContain("one");
         expect(texts.filter((t) => t?.startsWith("n"))).toHaveLength(30);
-        expect((await x.events("lv")).events).toHaveLength(1);
+        expect((await x.events.list("lv")).events).toHaveLength(1);
       };
       await check(b);
       await check(await reopen());
@@ -283,15 +286,15 @@ export function journalContract(name: string, factory: StoreFactory): void {
 
     it("keeps request order between reads and writes: a read sees the writes asked for before it, not after", async () => {
       const b = await fresh();
-      await b.startSession({ flow: "task", id: "t" });
-      const before = b.append("t", { type: "note:added", data: { text: "before" } });
-      const read = b.events("t");
-      const after = b.append("t", { type: "note:added", data: { text: "after" } });
+      await b.sessions.start({ flow: "task", id: "t" });
+      const before = b.events.append("t", { type: "note:added", data: { text: "before" } });
+      const read = b.events.list("t");
+      const after = b.events.append("t", { type: "note:added", data: { text: "after" } });
       await Promise.all([before, after]);
       const seen = (await read).events.map((e) => (e.data as { text?: string }).text);
       expect(seen).toContain("before");
       expect(seen).not.toContain("after");
-      expect((await b.events("t")).events).toHaveLength(3);
+      expect((await b.events.list("t")).events).toHaveLength(3);
     });
 
     it("recovers a lost completion: markers gone after accept cleanup → acknowledge_completion, and complete resolves it", async () => {
@@ -300,20 +303,20 @@ export function journalContract(name: string, factory: StoreFactory): void {
       mkdirSync(join(root, "src"), { recursive: true });
       const file = join(root, "src/Hero.html");
       writeFileSync(file, "<!-- baton-carbonize-start -->\n<div>v2</div>\n<!-- baton-carbonize-end -->\n");
-      await b.append(id, { type: "accept", actor: "browser", data: { variantId: "v2" } });
-      await b.append(id, { type: "accepted", actor: "agent", data: { carbonize: true } });
-      await expectError(b.complete(id), "source_dirty");
+      await b.events.append(id, { type: "accept", actor: "browser", data: { variantId: "v2" } });
+      await b.events.append(id, { type: "accepted", actor: "agent", data: { carbonize: true } });
+      await expectError(b.sessions.complete(id), "source_dirty");
       writeFileSync(file, "<div>v2</div>\n");
-      expect((await b.status()).sessions[0]!.nextAction.action).toBe("acknowledge_completion");
-      const done = await b.complete(id);
+      expect((await b.sessions.status()).sessions[0]!.nextAction.action).toBe("acknowledge_completion");
+      const done = await b.sessions.complete(id);
       expect(done).toMatchObject({ phase: "complete", alreadyComplete: false });
-      expect((await b.complete(id)).alreadyComplete).toBe(true);
-      expect((await b.status()).nextAction?.action).toBe("no_active_session");
+      expect((await b.sessions.complete(id)).alreadyComplete).toBe(true);
+      expect((await b.sessions.status()).nextAction?.action).toBe("no_active_session");
     });
 
     it("insertEventsAt stores only while the session is where the caller saw it, and changes nothing otherwise", async () => {
       const b = await fresh();
-      await b.startSession({ flow: "task", id: "t" }); // seq 1
+      await b.sessions.start({ flow: "task", id: "t" }); // seq 1
       const at = new Date().toISOString();
       const row = (seq: number) => ({
         sessionId: "t",
@@ -334,13 +337,13 @@ export function journalContract(name: string, factory: StoreFactory): void {
       expect(await put({ lastSeq: 1, flow: "task" }, 2), "no longer at seq 1").toBe(false);
       expect(await put({ lastSeq: 2, flow: "live-variant" }, 3), "another flow").toBe(false);
       expect(await put({ lastSeq: 2, flow: "task" }, 3)).toBe(true);
-      const { events } = await b.events("t");
+      const { events } = await b.events.list("t");
       expect(events.map((e) => [e.seq, e.id])).toEqual([
         [1, events[0]!.id],
         [2, "ev-2"],
         [3, "ev-3"],
       ]);
-      expect((await b.snapshot("t")).lastSeq).toBe(3);
+      expect((await b.sessions.snapshot("t")).lastSeq).toBe(3);
     });
   });
 }

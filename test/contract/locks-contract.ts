@@ -5,7 +5,8 @@
  */
 import { afterAll, describe, expect, it } from "vitest";
 import type { LockRow, RunRow } from "../../src/backend/contract.js";
-import { isBatonError, openBaton } from "../../src/index.js";
+import { openBaton } from "../../src/compose.js";
+import { isBatonError } from "../../src/index.js";
 import type { ProcessFacts } from "../../src/services/process-facts.js";
 import { cleanupDirs, tempDir } from "../helpers.js";
 import type { StoreFactory } from "./journal-contract.js";
@@ -109,24 +110,24 @@ export function locksContract(name: string, factory: StoreFactory): void {
       const alive = new Set([1, 2]);
       const facts: ProcessFacts = { host: () => "h", alive: (pid) => alive.has(pid), startTime: () => "1" };
       const b = await openBaton({ root, backend, processFacts: facts });
-      await b.startSession({ flow: "live-variant", id: "lv" });
-      await b.append("lv", { type: "generate", actor: "browser" });
-      const lease = await b.lease("owner-1");
+      await b.sessions.start({ flow: "live-variant", id: "lv" });
+      await b.events.append("lv", { type: "generate", actor: "browser" });
+      const lease = await b.work.lease("owner-1");
       expect((await backend.transaction("read", (tx) => tx.queue.leasedBy(["owner-1", "nobody"]))).map((i) => i.itemId)).toEqual([
         lease?.item.itemId,
       ]);
       expect(await backend.transaction("read", (tx) => tx.queue.leasedBy([]))).toEqual([]);
 
-      const first = await b.acquireLock("session:lv", { pid: 1 });
+      const first = await b.locks.acquire("session:lv", { pid: 1 });
       alive.delete(1);
-      const second = await b.acquireLock("session:lv", { pid: 2 });
+      const second = await b.locks.acquire("session:lv", { pid: 2 });
       expect(second).toMatchObject({ epoch: first.epoch + 1, reclaimed: { proof: "dead_pid" } });
-      const seq = (await b.snapshot("lv")).lastSeq;
-      const err = await b.appendUnderLock("session:lv", first.epoch, "lv", { type: "note:added", data: { text: "late" } }).catch((e) => e);
+      const seq = (await b.sessions.snapshot("lv")).lastSeq;
+      const err = await b.locks.append("session:lv", first.epoch, "lv", { type: "note:added", data: { text: "late" } }).catch((e) => e);
       expect(isBatonError(err, "lock_lost")).toBe(true);
-      expect((await b.snapshot("lv")).lastSeq).toBe(seq);
-      await b.appendUnderLock("session:lv", second.epoch, "lv", { type: "note:added", data: { text: "fresh" } });
-      expect((await b.snapshot("lv")).lastSeq).toBe(seq + 1);
+      expect((await b.sessions.snapshot("lv")).lastSeq).toBe(seq);
+      await b.locks.append("session:lv", second.epoch, "lv", { type: "note:added", data: { text: "fresh" } });
+      expect((await b.sessions.snapshot("lv")).lastSeq).toBe(seq + 1);
       await b.close();
     });
   });

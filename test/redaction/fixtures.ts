@@ -49,6 +49,24 @@ export const LEAK_FIXTURES: readonly (readonly [string, string])[] = [
     "Private-Lines: 14\nAAAAgQDbT1nBq7zW0hFqX2wBr3kfJ5mD9xL8sE4uYpT6vQ1cR7aN2gH0iK3jM5oP\nAAAAIQDxY9bZ4wE7rT2uI6oP1aS5dF8gH3jK0lZ9xC4vB7nM2qW5eR\nPrivate-MAC: 4f1e",
     "xY9bZ4wE7rT2uI6oP1aS5dF8gH3jK0lZ",
   ],
+  // Django keys unquoted (their alphabet has `%`, `&`, `(`, `)`, `+`, which cut the value or read as URL escapes).
+  ["secret_key: 8r_ccd%ib_y1^=b2%^gl9m@8i%-j^uo&pbykn8bpez^6(289dy", "pbykn8bpez"],
+  ["DJANGO_SECRET_KEY: (2v0(w@ryow_*)s=kv8i(%m=kiwb5!n8b=+s5_b+%o&h!ef66k", "kiwb5!n8b"],
+  ["docker run -e SECRET_KEY=yd)dol7gx8(to3wo)ye0729f-m5%#mb(a&4p^9+#_ee181m(#g -p 8080:8080 app", "4p^9+#_ee181m"],
+  ["manage.py runserver --secret-key=hq1cflehlb9_%!tv27se!rv@bqm%3e0%(_p%#n3jo4#h8qu8cu", "n3jo4#h8qu8cu"],
+  ["export SECRET_KEY=django-insecure-z#*t8+2noyl^q%63dn7b&)o5v-uf)2y+4go9_6fw2+7b@yxa7+", "2noyl^q"],
+  // An Azure SAS URL inside URL-encoded JSON: the URL grants access, so it goes whole.
+  [
+    "payload=%7B%22azureSasUrl%22%3A%22https%3A%2F%2Facct90l9xj.blob.core.windows.net%2Fc%3Fsv%3D2022-11-02%26ss%3Db%26srt%3Dco%26sp%3Drl%26se%3D2030-01-01T00%3A00%3A00Z%26sig%3DmzDIvoKxLzIpmM5jDlhgCYcdU8rbB1hyWQnYYxY3xlQ%253D%22%2C%22id%22%3A7%7D",
+    "acct90l9xj",
+  ],
+  // `…_KEY` values the randomness test took for names or paths.
+  ["MAPS_KEY=a1b2c3d4e5f6g7h8", "a1b2c3d4e5f6g7h8"],
+  ["signing_key: /FPCs3goBfECWCwSdHGzLES/K1ElGxOXVrNLGTqyrc91", "FPCs3goBfECWCwSdHG"],
+  ['config["AWS_SECRET_ACCESS_KEY"] = "/UcxPHnza/KH0OUpcrYNNJ1InnGlYJjGObgVE45Q";', "UcxPHnza"],
+  // Prose whose value starts like a version (`v7…`) or a path (`/…`).
+  ["Set COHERE_API_KEY to v24OJQT5dU0wkRcJfWTNmNTsWOiamjw8Z67krV3A before running the tests.", "v24OJQT5dU0wkRcJfWTN"],
+  ["machine api.heroku.com\n  password v7HaIR94NRQBJ49yC8mdRG", "v7HaIR94NRQBJ49yC8mdRG"],
 ];
 
 /** Ordinary developer text that must come back unchanged. */

@@ -118,11 +118,9 @@ class Ctx implements PgCtx {
 export class PostgresBackend implements Backend {
   readonly kind = "postgres";
   readonly capabilities: BackendCapabilities = Object.freeze({
-    multipleProcesses: true,
     serialWrites: false,
     sharedAcrossHosts: true,
     uncertainCommits: true,
-    crossProcessNotify: true,
     fullTextSearch: true,
   });
   readonly schema: string;

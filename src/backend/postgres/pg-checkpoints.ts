@@ -1,7 +1,7 @@
 /**
- * Checkpoint queries on PostgreSQL: checkpoints and their files (one row per file per
- * checkpoint: the run-sharing manifests of the SQLite backend are not here yet), session
- * artifacts, the whole-tree stat cache, and every blob as bytea deduplicated by hash.
+ * Checkpoint queries on PostgreSQL: checkpoints and their manifest runs (the same rows as
+ * SQLite's: services/manifests.ts decides them), session artifacts, the whole-tree stat cache
+ * (one per workspace scope), and every blob as bytea deduplicated by hash.
  *
  * The blob collector's lock is the checkpoint_meta row: `unreferenced` takes it FOR UPDATE
  * before looking, and every query that can add a reference to a blob takes it FOR SHARE first
@@ -9,7 +9,16 @@
  * its delete (contract.ts, CheckpointQueries.unreferenced). A transaction that will collect takes
  * it FOR UPDATE first (`reserveCollector`): upgrading from SHARE deadlocks with a twin.
  */
-import type { ArtifactRow, CheckpointFileRow, CheckpointQueries, CheckpointRow, SkippedPath, StatCacheRow } from "../contract.js";
+import type {
+  ArtifactRow,
+  CheckpointFileRow,
+  CheckpointQueries,
+  CheckpointRow,
+  ManifestRunRow,
+  RunWindow,
+  SkippedPath,
+  StatCacheRow,
+} from "../contract.js";
 import type { PgCtx } from "./pg-types.js";
 
 interface RawCheckpoint {
@@ -17,6 +26,7 @@ interface RawCheckpoint {
   session_id: string;
   seq: number;
   kind: CheckpointRow["kind"];
+  lane: string;
   run_id: string | null;
   turn: number | null;
   tool_name: string | null;
@@ -38,6 +48,7 @@ const toCheckpoint = (r: RawCheckpoint): CheckpointRow => ({
   sessionId: r.session_id,
   seq: r.seq,
   kind: r.kind,
+  lane: r.lane,
   runId: r.run_id,
   turn: r.turn,
   toolName: r.tool_name,
@@ -65,11 +76,11 @@ export class PgCheckpointQueries implements CheckpointQueries {
     if (this.#c.write) await this.#c.collectorLock("share");
   }
 
-  async insertCheckpoint(r: CheckpointRow, files: readonly CheckpointFileRow[]): Promise<void> {
+  async insertCheckpoint(r: CheckpointRow): Promise<void> {
     await this.#referencing();
     await this.#c.run(
-      `INSERT INTO checkpoints (id, session_id, seq, kind, run_id, turn, tool_name, parent, label, pinned, restores, created_at, pruned_at, file_count, skipped, host, workspace, machine)
-       VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14, $15, $16, $17, $18)`,
+      `INSERT INTO checkpoints (id, session_id, seq, kind, run_id, turn, tool_name, parent, label, pinned, restores, created_at, pruned_at, file_count, skipped, host, workspace, machine, lane)
+       VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14, $15, $16, $17, $18, $19)`,
       [
         r.id,
         r.sessionId,
@@ -89,25 +100,9 @@ export class PgCheckpointQueries implements CheckpointQueries {
         r.host ?? null,
         r.workspace ?? null,
         r.machine ?? null,
+        r.lane,
       ],
     );
-    // Batches of 5,000 rows: one statement per batch, whatever the tree's size.
-    for (let i = 0; i < files.length; i += 5000) {
-      const part = files.slice(i, i + 5000);
-      await this.#c.run(
-        `INSERT INTO checkpoint_files (checkpoint_id, path, state, hash, mode, size, note)
-         SELECT $1, * FROM unnest($2::text[], $3::text[], $4::text[], $5::integer[], $6::bigint[], $7::text[])`,
-        [
-          r.id,
-          part.map((f) => f.path),
-          part.map((f) => f.state),
-          part.map((f) => f.hash),
-          part.map((f) => f.mode),
-          part.map((f) => f.size),
-          part.map((f) => f.note),
-        ],
-      );
-    }
   }
 
   async getCheckpoint(id: string): Promise<CheckpointRow | undefined> {
@@ -136,12 +131,24 @@ export class PgCheckpointQueries implements CheckpointQueries {
     );
     return r?.id;
   }
-  async lastTreeCheckpoint(sessionId: string): Promise<CheckpointRow | undefined> {
+  async laneHead(lane: string): Promise<CheckpointRow | undefined> {
+    const [r] = await this.#c.rows<RawCheckpoint>("SELECT * FROM checkpoints WHERE lane = $1 ORDER BY seq DESC LIMIT 1", [lane]);
+    return r && toCheckpoint(r);
+  }
+  async lastLiveInLane(lane: string): Promise<CheckpointRow | undefined> {
     const [r] = await this.#c.rows<RawCheckpoint>(
-      "SELECT * FROM checkpoints WHERE session_id = $1 AND kind = 'tree' AND pruned_at IS NULL ORDER BY seq DESC LIMIT 1",
-      [sessionId],
+      "SELECT * FROM checkpoints WHERE lane = $1 AND pruned_at IS NULL ORDER BY seq DESC LIMIT 1",
+      [lane],
     );
     return r && toCheckpoint(r);
+  }
+  async liveNeighbours(lane: string, seq: number): Promise<{ before: number | null; after: number | null }> {
+    const [r] = await this.#c.rows<{ before: number | null; after: number | null }>(
+      `SELECT (SELECT max(seq) FROM checkpoints WHERE lane = $1 AND pruned_at IS NULL AND seq < $2) AS before,
+              (SELECT min(seq) FROM checkpoints WHERE lane = $1 AND pruned_at IS NULL AND seq > $2) AS after`,
+      [lane, seq],
+    );
+    return r ?? { before: null, after: null };
   }
   async retentionCandidates(sessionId: string, retain: number): Promise<string[]> {
     const rows = await this.#c.rows<{ id: string }>(
@@ -150,22 +157,68 @@ export class PgCheckpointQueries implements CheckpointQueries {
     );
     return rows.map((r) => r.id).reverse();
   }
-  async checkpointFiles(id: string): Promise<CheckpointFileRow[]> {
-    return this.#c.rows<CheckpointFileRow>(
-      `SELECT f.path, f.state, f.hash, f.mode, f.size, f.note FROM checkpoint_files f JOIN checkpoints c ON c.id = f.checkpoint_id
-       WHERE c.id = $1 AND c.pruned_at IS NULL ORDER BY f.path COLLATE "C"`,
-      [id],
+  async setPinned(id: string, pinned: boolean): Promise<boolean> {
+    // READ COMMITTED: an UPDATE that waited for a concurrent writer re-checks its WHERE on the row that writer left.
+    const sql = pinned
+      ? "UPDATE checkpoints SET pinned = true WHERE id = $1 AND pruned_at IS NULL"
+      : "UPDATE checkpoints SET pinned = false WHERE id = $1";
+    return (await this.#c.run(sql, [id])) > 0;
+  }
+  async markPruned(id: string, at: string): Promise<boolean> {
+    return (await this.#c.run("UPDATE checkpoints SET pruned_at = $1 WHERE id = $2 AND pruned_at IS NULL AND NOT pinned", [at, id])) > 0;
+  }
+  async openRuns(lane: string): Promise<ManifestRunRow[]> {
+    return this.#c.rows<ManifestRunRow>(
+      `SELECT path, from_seq AS "from", until_seq AS "until", state, hash, mode, size, note FROM manifest_runs
+       WHERE lane = $1 AND until_seq IS NULL`,
+      [lane],
     );
   }
-  async setPinned(id: string, pinned: boolean): Promise<void> {
-    await this.#c.run("UPDATE checkpoints SET pinned = $1 WHERE id = $2", [pinned, id]);
+  async runsAt(lane: string, seq: number): Promise<CheckpointFileRow[]> {
+    return this.#c.rows<CheckpointFileRow>(
+      `SELECT path, state, hash, mode, size, note FROM manifest_runs
+       WHERE lane = $1 AND from_seq <= $2 AND (until_seq IS NULL OR until_seq > $2) ORDER BY path`,
+      [lane, seq],
+    );
   }
-  async pruneCheckpoint(id: string, at: string): Promise<string[]> {
-    const n = await this.#c.run("UPDATE checkpoints SET pruned_at = $1 WHERE id = $2 AND pruned_at IS NULL", [at, id]);
-    if (n === 0) return [];
+  async insertRuns(lane: string, runs: readonly ManifestRunRow[]): Promise<void> {
+    if (runs.length === 0) return;
+    await this.#referencing();
+    // Batches of 5,000 rows: one statement per batch, whatever the tree's size.
+    for (let i = 0; i < runs.length; i += 5000) {
+      const part = runs.slice(i, i + 5000);
+      await this.#c.run(
+        `INSERT INTO manifest_runs (lane, path, from_seq, until_seq, state, hash, mode, size, note)
+         SELECT $1, * FROM unnest($2::text[], $3::bigint[], $4::bigint[], $5::text[], $6::text[], $7::integer[], $8::bigint[], $9::text[])`,
+        [
+          lane,
+          part.map((r) => r.path),
+          part.map((r) => r.from),
+          part.map((r) => r.until),
+          part.map((r) => r.state),
+          part.map((r) => r.hash),
+          part.map((r) => r.mode),
+          part.map((r) => r.size),
+          part.map((r) => r.note),
+        ],
+      );
+    }
+  }
+  async closeRuns(lane: string, ends: readonly { path: string; from: number }[], until: number): Promise<void> {
+    for (let i = 0; i < ends.length; i += 5000) {
+      const part = ends.slice(i, i + 5000);
+      await this.#c.run(
+        `UPDATE manifest_runs m SET until_seq = $2 FROM unnest($3::text[], $4::bigint[]) AS e(path, from_seq)
+         WHERE m.lane = $1 AND m.path = e.path AND m.from_seq = e.from_seq`,
+        [lane, until, part.map((e) => e.path), part.map((e) => e.from)],
+      );
+    }
+  }
+  async deleteRuns(lane: string, w: RunWindow): Promise<string[]> {
     const dead = await this.#c.rows<{ hash: string | null }>(
-      "DELETE FROM checkpoint_files WHERE checkpoint_id = $1 RETURNING hash",
-      [id],
+      `DELETE FROM manifest_runs WHERE lane = $1 AND from_seq <= $2 AND from_seq > $3
+       AND (until_seq IS NULL OR until_seq > $2) AND ($4::bigint IS NULL OR until_seq <= $4) RETURNING hash`,
+      [lane, w.holding, w.fromAfter, w.endsBy],
       true,
     );
     return [...new Set(dead.flatMap((r) => (r.hash ? [r.hash] : [])))];
@@ -179,16 +232,16 @@ export class PgCheckpointQueries implements CheckpointQueries {
     if (this.#c.write) await this.#c.collectorLock("exclusive");
     const rows = await this.#c.rows<{ h: string }>(
       `SELECT h FROM unnest($1::text[]) h
-       WHERE NOT EXISTS (SELECT 1 FROM checkpoint_files WHERE hash = h)
+       WHERE NOT EXISTS (SELECT 1 FROM manifest_runs WHERE hash = h)
          AND NOT EXISTS (SELECT 1 FROM artifacts a JOIN sessions s ON s.id = a.session_id WHERE a.hash = h AND s.status = 'active')`,
       [wanted],
     );
     const out = new Set(rows.map((r) => r.h));
     return wanted.filter((h) => out.has(h));
   }
-  async referencedHashes(): Promise<string[]> {
+  async referencedHashes(opts: { sharedOnly?: boolean } = {}): Promise<string[]> {
     const rows = await this.#c.rows<{ hash: string }>(
-      `SELECT DISTINCT hash FROM checkpoint_files WHERE hash IS NOT NULL
+      `SELECT DISTINCT hash FROM manifest_runs WHERE hash IS NOT NULL${opts.sharedOnly ? " AND note IS DISTINCT FROM 'local'" : ""}
        UNION
        SELECT a.hash FROM artifacts a JOIN sessions s ON s.id = a.session_id WHERE s.status = 'active'`,
     );
@@ -202,27 +255,34 @@ export class PgCheckpointQueries implements CheckpointQueries {
   async bumpBlobEpoch(): Promise<void> {
     await this.#c.run("UPDATE checkpoint_meta SET blob_epoch = blob_epoch + 1 WHERE id = 1");
   }
-  async statCacheGeneration(): Promise<number> {
-    const [r] = await this.#c.rows<{ v: number }>("SELECT stat_generation AS v FROM checkpoint_meta WHERE id = 1");
+  async statCacheGeneration(scope: string): Promise<number> {
+    const [r] = await this.#c.rows<{ v: number }>("SELECT generation AS v FROM stat_scopes WHERE scope = $1", [scope]);
     return r?.v ?? 0;
   }
-  async bumpStatCacheGeneration(): Promise<void> {
-    await this.#c.run("UPDATE checkpoint_meta SET stat_generation = stat_generation + 1 WHERE id = 1");
-  }
-  async statCache(): Promise<StatCacheRow[]> {
-    return this.#c.rows<StatCacheRow>(
-      `SELECT path, size, mtime_ms AS "mtimeMs", ctime_ms AS "ctimeMs", ino, mode, hash, checked_ms AS "checkedMs" FROM stat_cache`,
+  async bumpStatCacheGeneration(scope: string, usedMs: number): Promise<void> {
+    await this.#c.run(
+      `INSERT INTO stat_scopes (scope, generation, used_ms) VALUES ($1, 1, $2)
+       ON CONFLICT (scope) DO UPDATE SET generation = stat_scopes.generation + 1, used_ms = excluded.used_ms`,
+      [scope, usedMs],
     );
   }
-  async putStatCache(rows: readonly StatCacheRow[]): Promise<void> {
+  async statCache(scope: string): Promise<StatCacheRow[]> {
+    return this.#c.rows<StatCacheRow>(
+      `SELECT path, size, mtime_ms AS "mtimeMs", ctime_ms AS "ctimeMs", ino, mode, hash, checked_ms AS "checkedMs"
+       FROM stat_cache WHERE scope = $1`,
+      [scope],
+    );
+  }
+  async putStatCache(scope: string, rows: readonly StatCacheRow[]): Promise<void> {
     for (let i = 0; i < rows.length; i += 5000) {
       const part = rows.slice(i, i + 5000);
       await this.#c.run(
-        `INSERT INTO stat_cache (path, size, mtime_ms, ctime_ms, ino, mode, hash, checked_ms)
-         SELECT * FROM unnest($1::text[], $2::bigint[], $3::float8[], $4::float8[], $5::float8[], $6::integer[], $7::text[], $8::float8[])
-         ON CONFLICT (path) DO UPDATE SET size = excluded.size, mtime_ms = excluded.mtime_ms, ctime_ms = excluded.ctime_ms,
+        `INSERT INTO stat_cache (scope, path, size, mtime_ms, ctime_ms, ino, mode, hash, checked_ms)
+         SELECT $1, * FROM unnest($2::text[], $3::bigint[], $4::float8[], $5::float8[], $6::float8[], $7::integer[], $8::text[], $9::float8[])
+         ON CONFLICT (scope, path) DO UPDATE SET size = excluded.size, mtime_ms = excluded.mtime_ms, ctime_ms = excluded.ctime_ms,
            ino = excluded.ino, mode = excluded.mode, hash = excluded.hash, checked_ms = excluded.checked_ms`,
         [
+          scope,
           part.map((r) => r.path),
           part.map((r) => r.size),
           part.map((r) => r.mtimeMs),
@@ -235,13 +295,19 @@ export class PgCheckpointQueries implements CheckpointQueries {
       );
     }
   }
-  async deleteStatCache(paths: readonly string[]): Promise<void> {
-    if (paths.length > 0) await this.#c.run("DELETE FROM stat_cache WHERE path = ANY ($1)", [[...paths]]);
+  async deleteStatCache(scope: string, paths: readonly string[]): Promise<void> {
+    if (paths.length > 0) await this.#c.run("DELETE FROM stat_cache WHERE scope = $1 AND path = ANY ($2)", [scope, [...paths]]);
   }
   async forgetStatCacheHashes(hashes: readonly string[]): Promise<void> {
     if (hashes.length === 0) return;
-    const changed = await this.#c.run("DELETE FROM stat_cache WHERE hash = ANY ($1)", [[...hashes]]);
-    if (changed > 0) await this.bumpStatCacheGeneration();
+    const gone = await this.#c.rows<{ scope: string }>("DELETE FROM stat_cache WHERE hash = ANY ($1) RETURNING scope", [[...hashes]], true);
+    const scopes = [...new Set(gone.map((r) => r.scope))];
+    if (scopes.length > 0) await this.#c.run("UPDATE stat_scopes SET generation = generation + 1 WHERE scope = ANY ($1)", [scopes]);
+  }
+  async dropStatScopes(beforeMs: number): Promise<number> {
+    const gone = await this.#c.rows<{ scope: string }>("DELETE FROM stat_scopes WHERE used_ms < $1 RETURNING scope", [beforeMs], true);
+    if (gone.length > 0) await this.#c.run("DELETE FROM stat_cache WHERE scope = ANY ($1)", [gone.map((g) => g.scope)]);
+    return gone.length;
   }
   async insertArtifact(r: ArtifactRow): Promise<void> {
     await this.#referencing();

@@ -93,7 +93,7 @@ export const PG_MIGRATIONS: readonly PgMigration[] = Object.freeze([
   {
     version: 3,
     name: "checkpoints-and-blobs",
-    // One row per file per checkpoint (no shared runs yet: see docs/architecture.md). Blobs are
+    // One row per file per checkpoint (runs replaced them in migration 10). Blobs are
     // bytea deduplicated by hash, every size, so every host reads the same content.
     sql: `
       CREATE TABLE checkpoints (
@@ -271,6 +271,76 @@ export const PG_MIGRATIONS: readonly PgMigration[] = Object.freeze([
     `,
   },
   {
+    // Manifests become runs of unchanged entries, the same rows as SQLite's (migration 7 there;
+    // services/manifests.ts decides them): a session's tree checkpoints share a lane, so a tree
+    // checkpoint writes rows for changed paths only. Live checkpoints' files are carried over as
+    // lanes of their own.
+    version: 10,
+    name: "manifest-runs",
+    sql: `
+      ALTER TABLE checkpoints ADD COLUMN lane text;
+      UPDATE checkpoints SET lane = id;
+      ALTER TABLE checkpoints ALTER COLUMN lane SET NOT NULL;
+      CREATE INDEX checkpoints_by_lane ON checkpoints (lane, seq);
+      CREATE INDEX checkpoints_live_by_lane ON checkpoints (lane, seq) WHERE pruned_at IS NULL;
+      CREATE TABLE manifest_runs (
+        lane text NOT NULL,
+        path text COLLATE "C" NOT NULL,
+        from_seq bigint NOT NULL,
+        until_seq bigint,
+        state text NOT NULL CHECK (state IN ('file', 'absent', 'skipped')),
+        hash text,
+        mode integer,
+        size bigint,
+        note text,
+        PRIMARY KEY (lane, path, from_seq)
+      );
+      CREATE INDEX manifest_runs_by_hash ON manifest_runs (hash) WHERE hash IS NOT NULL;
+      CREATE INDEX manifest_runs_closed ON manifest_runs (lane, until_seq) WHERE until_seq IS NOT NULL;
+      INSERT INTO manifest_runs (lane, path, from_seq, until_seq, state, hash, mode, size, note)
+        SELECT c.id, f.path, c.seq, NULL, f.state, f.hash, f.mode, f.size, f.note
+        FROM checkpoint_files f JOIN checkpoints c ON c.id = f.checkpoint_id WHERE c.pruned_at IS NULL;
+      DROP TABLE checkpoint_files;
+    `,
+  },
+  {
+    // The stat cache and the lessons index become one per workspace scope (a host's workspace):
+    // hosts sharing the project have their own files and LESSONS.md, and rebuilt one shared
+    // cache in turn. Both are caches: dropped, not carried over. checkpoint_meta.stat_generation
+    // is no longer used (a generation per scope is, so a tree checkpoint no longer locks the
+    // collector's row to bump it).
+    version: 11,
+    name: "per-workspace-caches",
+    sql: `
+      DROP TABLE stat_cache;
+      CREATE TABLE stat_cache (
+        scope text NOT NULL,
+        path text NOT NULL,
+        size bigint NOT NULL,
+        mtime_ms double precision NOT NULL,
+        ctime_ms double precision NOT NULL,
+        ino double precision NOT NULL,
+        mode integer NOT NULL,
+        hash text NOT NULL,
+        checked_ms double precision NOT NULL,
+        PRIMARY KEY (scope, path)
+      );
+      CREATE INDEX stat_cache_by_hash ON stat_cache (hash);
+      CREATE TABLE stat_scopes (scope text PRIMARY KEY, generation bigint NOT NULL, used_ms bigint NOT NULL);
+      DROP TABLE lessons_docs;
+      DROP TABLE lessons_index;
+      CREATE TABLE lessons_docs (
+        scope text NOT NULL,
+        id text NOT NULL,
+        text text NOT NULL,
+        tsv tsvector GENERATED ALWAYS AS (to_tsvector('english', text)) STORED
+      );
+      CREATE INDEX lessons_docs_tsv ON lessons_docs USING gin (tsv);
+      CREATE INDEX lessons_docs_by_scope ON lessons_docs (scope);
+      CREATE TABLE lessons_index (scope text PRIMARY KEY, hash text NOT NULL, lessons integer NOT NULL, indexed_at text NOT NULL);
+    `,
+  },
+  {
     // The claim walks ready items in delivery order with "available by now" as its filter. With
     // available_ms in the index, the planner sees that the walk reads no heap row it will not
     // keep, and takes it even before autovacuum has analysed the table; without it, a freshly
@@ -279,7 +349,7 @@ export const PG_MIGRATIONS: readonly PgMigration[] = Object.freeze([
     // looked up by session (claims and status; dead ones have their own index), so that index
     // holds open items only: it no longer grows with every item ever finished, and an ack adds
     // no entry to it.
-    version: 10,
+    version: 12,
     name: "claim-indexes",
     sql: `
       DROP INDEX work_items_ready;
@@ -294,7 +364,7 @@ export const PG_MIGRATIONS: readonly PgMigration[] = Object.freeze([
     // dead one behind; the list is filtered by status and ordered by created_at, so the index
     // names those, and free room in each page lets the update stay on it (a HOT update: no index
     // entry at all). Measured: 8 appenders, 590-600 → 730-780 appends/s.
-    version: 11,
+    version: 13,
     name: "session-hot-updates",
     sql: `
       DROP INDEX sessions_by_status;

@@ -250,6 +250,15 @@ export class PgQueueQueries implements QueueQueries {
       [f.state, f.doneAt, f.doneBy, f.resultSeq, itemId],
     );
   }
+  async requeueDead(itemId: string, availableMs: number): Promise<boolean> {
+    const changed = await this.#c.run(
+      `UPDATE work_items SET state = 'ready', attempts = 0, available_ms = $1, lease_id = NULL, lease_owner = NULL, lease_expires_ms = NULL,
+         done_at = NULL, done_by = NULL, result_seq = NULL
+       WHERE item_id = $2 AND state = 'dead' AND handled_seq IS NULL`,
+      [availableMs, itemId],
+    );
+    return changed === 1;
+  }
   async insertLease(r: LeaseRow): Promise<void> {
     await this.#c.run(
       "INSERT INTO leases (lease_id, item_id, owner, attempt, acquired_at, state, result_seq) VALUES ($1, $2, $3, $4, $5, $6, $7)",

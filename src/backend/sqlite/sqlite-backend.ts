@@ -115,11 +115,9 @@ const MAX_GROUP = 128;
 export class SqliteBackend implements Backend {
   readonly kind = "sqlite";
   readonly capabilities: BackendCapabilities = Object.freeze({
-    multipleProcesses: true,
     serialWrites: true,
     sharedAcrossHosts: false,
     uncertainCommits: false,
-    crossProcessNotify: false,
     fullTextSearch: true,
   });
   readonly migration: MigrationReport;
@@ -321,6 +319,11 @@ export class SqliteBackend implements Backend {
   }
 
   /** Write commits made by this connection, and the write transactions they carried (group commit puts several in one). */
+  /** The connection's `PRAGMA synchronous` as SQLite reports it (0 OFF, 1 NORMAL, 2 FULL), for tests and doctor. */
+  get synchronousLevel(): number {
+    return this.#db.pragma("synchronous", { simple: true }) as number;
+  }
+
   get writeStats(): { commits: number; transactions: number } {
     return { ...this.#writeStats };
   }

@@ -1,6 +1,7 @@
 /**
  * The lessons search index on SQLite: an FTS5 table (porter stemming, so "replacing" finds
- * "replace") ranked by BM25, plus the hash of the LESSONS.md text it was built from.
+ * "replace") ranked by BM25, plus, per workspace scope, the hash of the LESSONS.md text it
+ * was built from.
  */
 import type { LessonDocRow, LessonQueries } from "../contract.js";
 import type { Prepare } from "./sqlite-types.js";
@@ -15,23 +16,31 @@ export class SqliteLessonQueries implements LessonQueries {
   constructor(stmt: Prepare) {
     this.#stmt = stmt;
   }
-  async indexedHash(): Promise<string | undefined> {
-    const r = this.#stmt("SELECT hash FROM lessons_index WHERE id = 1").get() as { hash: string } | undefined;
+  async indexedHash(scope: string): Promise<string | undefined> {
+    const r = this.#stmt("SELECT hash FROM lessons_index WHERE scope = ?").get(scope) as { hash: string } | undefined;
     return r?.hash;
   }
-  async replaceIndex(hash: string, docs: readonly LessonDocRow[], at: string): Promise<void> {
-    this.#stmt("DELETE FROM lessons_fts").run();
-    const insert = this.#stmt("INSERT INTO lessons_fts (id, text) VALUES (?, ?)");
-    for (const d of docs) insert.run(d.id, d.text);
+  async replaceIndex(scope: string, hash: string, docs: readonly LessonDocRow[], at: string): Promise<void> {
+    this.#stmt("DELETE FROM lessons_fts WHERE scope = ?").run(scope);
+    const insert = this.#stmt("INSERT INTO lessons_fts (scope, id, text) VALUES (?, ?, ?)");
+    for (const d of docs) insert.run(scope, d.id, d.text);
     this.#stmt(
-      "INSERT INTO lessons_index (id, hash, lessons, indexed_at) VALUES (1, ?, ?, ?) ON CONFLICT (id) DO UPDATE SET hash = excluded.hash, lessons = excluded.lessons, indexed_at = excluded.indexed_at",
-    ).run(hash, docs.length, at);
+      `INSERT INTO lessons_index (scope, hash, lessons, indexed_at) VALUES (?, ?, ?, ?)
+       ON CONFLICT (scope) DO UPDATE SET hash = excluded.hash, lessons = excluded.lessons, indexed_at = excluded.indexed_at`,
+    ).run(scope, hash, docs.length, at);
   }
-  async search(terms: readonly string[], limit: number): Promise<{ id: string; relevance: number }[]> {
+  async search(scope: string, terms: readonly string[], limit: number): Promise<{ id: string; relevance: number }[]> {
     if (terms.length === 0) return [];
     // bm25() is lower for better matches; negated so relevance grows with the match.
     return this.#stmt(
-      "SELECT id, -bm25(lessons_fts) AS relevance FROM lessons_fts WHERE lessons_fts MATCH ? ORDER BY bm25(lessons_fts) LIMIT ?",
-    ).all(ftsAnyOf(terms), limit) as { id: string; relevance: number }[];
+      `SELECT id, -bm25(lessons_fts) AS relevance FROM lessons_fts WHERE lessons_fts MATCH ? AND scope = ?
+       ORDER BY bm25(lessons_fts) LIMIT ?`,
+    ).all(ftsAnyOf(terms), scope, limit) as { id: string; relevance: number }[];
+  }
+  async dropIndexes(before: string): Promise<number> {
+    const gone = this.#stmt("DELETE FROM lessons_index WHERE indexed_at < ? RETURNING scope").all(before) as { scope: string }[];
+    const q = this.#stmt("DELETE FROM lessons_fts WHERE scope = ?");
+    for (const g of gone) q.run(g.scope);
+    return gone.length;
   }
 }

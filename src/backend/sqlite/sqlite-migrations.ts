@@ -341,4 +341,47 @@ export const SQLITE_MIGRATIONS: readonly SqliteMigration[] = Object.freeze([
       ALTER TABLE checkpoints ADD COLUMN machine TEXT;
     `,
   },
+  {
+    // Every checkpoint names its lane (services/manifests.ts decides lanes now, the same on
+    // every engine): a targeted or safety checkpoint is a lane of its own, named by its id.
+    version: 13,
+    name: "checkpoint-lanes",
+    sql: `
+      UPDATE checkpoints SET lane = id WHERE lane IS NULL;
+    `,
+  },
+  {
+    // The stat cache and the lessons index become one per workspace scope (a host's workspace):
+    // hosts sharing a store have their own files and LESSONS.md. Both are caches, so they are
+    // dropped rather than carried over: the next whole-tree checkpoint reads every file once,
+    // the next search rebuilds the index. checkpoint_meta.stat_generation is no longer used.
+    version: 14,
+    name: "per-workspace-caches",
+    sql: `
+      DROP TABLE stat_cache;
+      CREATE TABLE stat_cache (
+        scope TEXT NOT NULL,
+        path TEXT NOT NULL,
+        size INTEGER NOT NULL,
+        mtime_ms REAL NOT NULL,
+        ctime_ms REAL NOT NULL,
+        ino INTEGER NOT NULL,
+        mode INTEGER NOT NULL,
+        hash TEXT NOT NULL,
+        checked_ms REAL NOT NULL,
+        PRIMARY KEY (scope, path)
+      ) WITHOUT ROWID;
+      CREATE INDEX stat_cache_by_hash ON stat_cache (hash);
+      CREATE TABLE stat_scopes (scope TEXT PRIMARY KEY, generation INTEGER NOT NULL, used_ms INTEGER NOT NULL) WITHOUT ROWID;
+      DROP TABLE lessons_fts;
+      DROP TABLE lessons_index;
+      CREATE VIRTUAL TABLE lessons_fts USING fts5(scope UNINDEXED, id UNINDEXED, text, tokenize = 'porter unicode61');
+      CREATE TABLE lessons_index (
+        scope TEXT PRIMARY KEY,
+        hash TEXT NOT NULL,
+        lessons INTEGER NOT NULL,
+        indexed_at TEXT NOT NULL
+      ) WITHOUT ROWID;
+    `,
+  },
 ]);

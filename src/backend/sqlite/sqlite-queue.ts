@@ -222,6 +222,14 @@ export class SqliteQueueQueries implements QueueQueries {
       itemId,
     );
   }
+  async requeueDead(itemId: string, availableMs: number): Promise<boolean> {
+    const r = this.#stmt(
+      `UPDATE work_items SET state = 'ready', attempts = 0, available_ms = ?, lease_id = NULL, lease_owner = NULL, lease_expires_ms = NULL,
+         done_at = NULL, done_by = NULL, result_seq = NULL
+       WHERE item_id = ? AND state = 'dead' AND handled_seq IS NULL`,
+    ).run(availableMs, itemId);
+    return r.changes === 1;
+  }
   async insertLease(r: LeaseRow): Promise<void> {
     this.#insertLease(r);
   }

@@ -10,7 +10,7 @@ type S = { session?: string };
 
 async function target(ctx: Ctx, o: S) {
   const b = await ctx.open();
-  return { b, sid: await b.resolveSession(o.session) };
+  return { b, sid: await b.sessions.resolve(o.session) };
 }
 
 export async function checkpoint(
@@ -19,7 +19,7 @@ export async function checkpoint(
 ): Promise<void> {
   const { b, sid } = await target(ctx, o);
   const turn = parseIntOption(o.turn, "--turn");
-  const r = await b.checkpoint(sid, {
+  const r = await b.checkpoints.create(sid, {
     ...(o.files?.length ? { files: o.files } : {}),
     ...(o.all ? { all: true } : {}),
     ...(o.label !== undefined ? { label: o.label } : {}),
@@ -51,7 +51,7 @@ function describe(c: CheckpointInfo): string {
 
 export async function checkpoints(ctx: Ctx, o: S & { pruned?: boolean }): Promise<void> {
   const { b, sid } = await target(ctx, o);
-  const list = await b.checkpoints(sid, { includePruned: o.pruned === true });
+  const list = await b.checkpoints.list(sid, { includePruned: o.pruned === true });
   ctx.out({ sessionId: sid, checkpoints: list }, () =>
     list.length === 0 ? `No checkpoints on ${sid}; take one with \`baton checkpoint\`` : list.map(describe).join("\n"),
   );
@@ -59,7 +59,7 @@ export async function checkpoints(ctx: Ctx, o: S & { pruned?: boolean }): Promis
 
 export async function show(ctx: Ctx, id: string): Promise<void> {
   const b = await ctx.open();
-  const c = await b.getCheckpoint(id);
+  const c = await b.checkpoints.get(id);
   ctx.out(c, () =>
     [
       describe(c),
@@ -75,12 +75,12 @@ export async function show(ctx: Ctx, id: string): Promise<void> {
 }
 
 export async function pin(ctx: Ctx, id: string): Promise<void> {
-  const c = await (await ctx.open()).pinCheckpoint(id, true);
+  const c = await (await ctx.open()).checkpoints.pin(id, true);
   ctx.out(c, () => `Pinned ${c.id}: retention keeps it`);
 }
 
 export async function unpin(ctx: Ctx, id: string): Promise<void> {
-  const c = await (await ctx.open()).pinCheckpoint(id, false);
+  const c = await (await ctx.open()).checkpoints.pin(id, false);
   ctx.out(c, () => `Unpinned ${c.id}`);
 }
 
@@ -95,7 +95,7 @@ export async function rollback(
   const n = parseIntOption(steps, "steps", 1);
   if (n !== undefined && o.to !== undefined) throw badInput("give a number of steps or --to <checkpoint>, not both");
   const { b, sid } = await target(ctx, o);
-  const r = await b.rollback(sid, {
+  const r = await b.checkpoints.rollback(sid, {
     ...(n !== undefined ? { steps: n } : {}),
     ...(o.to !== undefined ? { to: o.to } : {}),
     ...(o.files?.length ? { files: o.files } : {}),
@@ -124,7 +124,7 @@ export async function rollback(
 
 export async function artifactAdd(ctx: Ctx, file: string, o: S & { name?: string; label?: string; type?: string }): Promise<void> {
   const { b, sid } = await target(ctx, o);
-  const a = await b.addArtifact(sid, {
+  const a = await b.artifacts.add(sid, {
     file,
     ...(o.name !== undefined ? { name: o.name } : {}),
     ...(o.label !== undefined ? { label: o.label } : {}),
@@ -135,7 +135,7 @@ export async function artifactAdd(ctx: Ctx, file: string, o: S & { name?: string
 
 export async function artifactList(ctx: Ctx, o: S): Promise<void> {
   const { b, sid } = await target(ctx, o);
-  const list = await b.artifacts(sid);
+  const list = await b.artifacts.list(sid);
   ctx.out({ sessionId: sid, artifacts: list }, () =>
     list.length === 0
       ? `No artifacts on ${sid}`
@@ -147,7 +147,7 @@ export async function artifactList(ctx: Ctx, o: S): Promise<void> {
 
 export async function artifactGet(ctx: Ctx, idOrName: string, o: S & { out?: string }): Promise<void> {
   const { b, sid } = await target(ctx, o);
-  const { artifact, content } = await b.artifact(sid, idOrName);
+  const { artifact, content } = await b.artifacts.get(sid, idOrName);
   if (o.out !== undefined) {
     const rel = relative(b.root, resolve(o.out)).split(sep).join("/");
     if (rel !== "" && !rel.startsWith("../") && rel !== ".." && !isAbsolute(rel)) {
@@ -171,6 +171,6 @@ export async function artifactGet(ctx: Ctx, idOrName: string, o: S & { out?: str
 
 export async function gc(ctx: Ctx, o: { grace?: string }): Promise<void> {
   const graceMs = parseIntOption(o.grace, "--grace");
-  const r = await (await ctx.open()).collectGarbage(graceMs !== undefined ? { graceMs } : {});
+  const r = await (await ctx.open()).checkpoints.collectGarbage(graceMs !== undefined ? { graceMs } : {});
   ctx.out(r, () => `Removed ${r.blobsRemoved} unreferenced blob(s) and ${r.tempsRemoved} stale temp file(s); ${r.blobsKept} blob(s) kept`);
 }

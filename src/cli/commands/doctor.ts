@@ -1,5 +1,6 @@
 /** `baton doctor`: what is wrong in the workspace (or one session), the evidence, and the fix. */
 import type { DoctorReport } from "../../core/doctor.js";
+import { badInput, isBatonError } from "../../errors.js";
 import type { Ctx } from "../context.js";
 
 const MARK = { error: "ERROR", warning: "WARN ", info: "info " } as const;
@@ -17,7 +18,8 @@ function render(r: DoctorReport): string {
   }
   for (const f of r.findings) {
     lines.push(`${MARK[f.severity]} ${f.code}${f.sessionId ? ` [${f.sessionId}]` : ""}: ${f.message}${f.repaired ? " (repaired)" : ""}`);
-    if (f.fix && !f.repaired) lines.push(`      fix: ${f.fix}${f.safe ? "  (or baton doctor --fix)" : ""}`);
+    if (f.fix && !f.repaired)
+      lines.push(`      fix: ${f.fix}${f.safe && !f.fix.includes("--fix") ? `  (or baton doctor --fix ${f.code})` : ""}`);
   }
   for (const x of r.repairs) lines.push(`fixed ${x.code} ${x.subject}: ${x.ok ? "ok" : "FAILED"}, ${x.detail}`);
   const skipped = r.checks.filter((c) => c.status === "skipped");
@@ -30,20 +32,34 @@ function render(r: DoctorReport): string {
   return lines.join("\n");
 }
 
-export async function doctor(ctx: Ctx, id: string | undefined, o: { session?: string; fix?: boolean }): Promise<void> {
+/** `--fix` alone: every safe repair; `--fix a b` or `--fix a,b`: only those codes' (doctor checks them). */
+function fixOption(fix: boolean | string[] | undefined): boolean | string[] {
+  if (fix === undefined || fix === true || fix === false) return fix === true;
+  return fix.flatMap((c) => c.split(",")).filter((c) => c !== "");
+}
+
+export async function doctor(ctx: Ctx, id: string | undefined, o: { session?: string; fix?: boolean | string[] }): Promise<void> {
+  const fix = fixOption(o.fix);
   const b = await ctx.open();
   const sessionId = id ?? o.session;
-  const r = await b.doctor({
-    ...(sessionId ? { sessionId } : {}),
-    fix: o.fix === true,
-    // Baton's hooks in the agents' configuration, and whether each agent will run them.
-    hookSetup: async () => {
-      const { hooksStatus } = await import("../../hooks/install.js");
-      return (await hooksStatus({ root: b.root }))
-        .filter((s) => s.installed.length > 0 && s.willRun !== undefined)
-        .map((s) => ({ agent: s.agent, scope: s.scope, file: s.file, willRun: s.willRun === true, remaining: s.remaining ?? [] }));
-    },
-  });
+  const r = await b.health
+    .doctor({
+      ...(sessionId ? { sessionId } : {}),
+      fix,
+      // Baton's hooks in the agents' configuration, and whether each agent will run them.
+      hookSetup: async () => {
+        const { hooksStatus } = await import("../../hooks/install.js");
+        return (await hooksStatus({ root: b.root }))
+          .filter((s) => s.installed.length > 0 && s.willRun !== undefined)
+          .map((s) => ({ agent: s.agent, scope: s.scope, file: s.file, willRun: s.willRun === true, remaining: s.remaining ?? [] }));
+      },
+    })
+    .catch((err: unknown) => {
+      // A word after --fix is read as a code: say where a session goes.
+      if (Array.isArray(fix) && isBatonError(err, "bad_input"))
+        throw badInput(`${err.message}; a session goes before the flag: \`baton doctor <session> --fix\``);
+      throw err;
+    });
   const store = b.store;
   ctx.out(
     { ...r, store },

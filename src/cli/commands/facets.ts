@@ -7,7 +7,7 @@ type S = { session?: string };
 
 async function target(ctx: Ctx, o: S) {
   const b = await ctx.open();
-  return { b, sid: await b.resolveSession(o.session) };
+  return { b, sid: await b.sessions.resolve(o.session) };
 }
 
 export async function decisionAdd(
@@ -16,7 +16,7 @@ export async function decisionAdd(
   o: S & { context?: string; reason?: string; alternative?: string[]; reversible?: boolean },
 ): Promise<void> {
   const { b, sid } = await target(ctx, o);
-  const r = await b.addDecision(sid, {
+  const r = await b.facets.addDecision(sid, {
     decision,
     ...(o.context ? { context: o.context } : {}),
     ...(o.reason ? { reason: o.reason } : {}),
@@ -28,7 +28,7 @@ export async function decisionAdd(
 
 export async function blockerAdd(ctx: Ctx, text: string, o: S & { id?: string; affects?: string; workaround?: string }): Promise<void> {
   const { b, sid } = await target(ctx, o);
-  const r = await b.addBlocker(sid, {
+  const r = await b.facets.addBlocker(sid, {
     text,
     ...(o.id ? { id: o.id } : {}),
     ...(o.affects ? { affects: o.affects } : {}),
@@ -40,19 +40,19 @@ export async function blockerAdd(ctx: Ctx, text: string, o: S & { id?: string; a
 export async function blockerResolve(ctx: Ctx, id: string, o: S & { resolution?: string }): Promise<void> {
   const { b, sid } = await target(ctx, o);
   await requireBlocker(b, sid, id);
-  const r = await b.resolveBlocker(sid, id, o.resolution);
+  const r = await b.facets.resolveBlocker(sid, id, o.resolution);
   ctx.out(r, () => `Blocker ${id} resolved on ${sid}`);
 }
 
 export async function blockerBypass(ctx: Ctx, id: string, o: S & { workaround: string }): Promise<void> {
   const { b, sid } = await target(ctx, o);
   await requireBlocker(b, sid, id);
-  const r = await b.bypassBlocker(sid, id, o.workaround);
+  const r = await b.facets.bypassBlocker(sid, id, o.workaround);
   ctx.out(r, () => `Blocker ${id} bypassed on ${sid}`);
 }
 
 async function requireBlocker(b: Awaited<ReturnType<Ctx["open"]>>, sid: string, id: string): Promise<void> {
-  const snap = await b.snapshot(sid);
+  const snap = await b.sessions.snapshot(sid);
   if (!snap.facets.blockers.some((x) => x.id === id)) {
     const known = snap.facets.blockers.map((x) => x.id);
     throw badInput(`session ${sid} has no blocker "${id}"${known.length ? ` (blockers: ${known.join(", ")})` : ""}`);
@@ -64,7 +64,7 @@ export async function positionSet(
   o: S & { phase?: string; plan?: string; task?: string; wave?: string; status?: string },
 ): Promise<void> {
   const { b, sid } = await target(ctx, o);
-  const r = await b.setPosition(sid, { phase: o.phase, plan: o.plan, task: o.task, wave: o.wave, status: o.status });
+  const r = await b.facets.setPosition(sid, { phase: o.phase, plan: o.plan, task: o.task, wave: o.wave, status: o.status });
   ctx.out(r, () => `Position set on ${sid}`);
 }
 
@@ -73,7 +73,10 @@ export async function progressSet(ctx: Ctx, o: S & { total?: string; completed?:
   const completed = parseIntOption(o.completed, "--completed");
   if (total === undefined && completed === undefined) throw badInput("give --total and/or --completed");
   const { b, sid } = await target(ctx, o);
-  const r = await b.setProgress(sid, { ...(total !== undefined ? { total } : {}), ...(completed !== undefined ? { completed } : {}) });
+  const r = await b.facets.setProgress(sid, {
+    ...(total !== undefined ? { total } : {}),
+    ...(completed !== undefined ? { completed } : {}),
+  });
   ctx.out(r, () => `Progress set on ${sid}`);
 }
 
@@ -81,7 +84,7 @@ export async function runStart(ctx: Ctx, o: S & { agent: string; runId?: string;
   const { b, sid } = await target(ctx, o);
   const pid = parseIntOption(o.pid, "--pid", 1);
   const ttlMs = parseIntOption(o.ttl, "--ttl", 1000);
-  const r = await b.startRun(sid, {
+  const r = await b.runs.start(sid, {
     agent: o.agent,
     ...(o.runId ? { runId: o.runId } : {}),
     pid: pid ?? process.ppid,
@@ -96,7 +99,7 @@ export async function runStart(ctx: Ctx, o: S & { agent: string; runId?: string;
 export async function runHeartbeat(ctx: Ctx, runId: string, o: S & { ttl?: string }): Promise<void> {
   const { b, sid } = await target(ctx, o);
   const ttlMs = parseIntOption(o.ttl, "--ttl", 1000);
-  const r = await b.runHeartbeat(sid, runId, ttlMs !== undefined ? { ttlMs } : {});
+  const r = await b.runs.heartbeat(sid, runId, ttlMs !== undefined ? { ttlMs } : {});
   ctx.out({ sessionId: sid, ...r }, () => `Run ${runId} alive until ${r.expiresAt}`);
 }
 
@@ -106,14 +109,14 @@ export async function runEnd(
   o: S & { reason?: string; completedWork?: string; contextUsage?: string },
 ): Promise<void> {
   const { b, sid } = await target(ctx, o);
-  const snap = await b.snapshot(sid);
+  const snap = await b.sessions.snapshot(sid);
   if (!snap.facets.runs.some((r) => r.runId === runId)) throw badInput(`session ${sid} has no run "${runId}"`);
   let contextUsage: number | undefined;
   if (o.contextUsage !== undefined) {
     contextUsage = Number(o.contextUsage);
     if (!Number.isFinite(contextUsage) || contextUsage < 0) throw badInput("--context-usage must be a number ≥ 0 (e.g. 0.72 or 144000)");
   }
-  const r = await b.endRun(sid, runId, {
+  const r = await b.runs.end(sid, runId, {
     ...(o.reason ? { reason: o.reason } : {}),
     ...(o.completedWork ? { completedWork: o.completedWork } : {}),
     ...(contextUsage !== undefined ? { contextUsage } : {}),
@@ -123,7 +126,7 @@ export async function runEnd(
 
 export async function filesAdd(ctx: Ctx, paths: string[], o: S & { question?: string[]; implementation?: string[] }): Promise<void> {
   const { b, sid } = await target(ctx, o);
-  const r = await b.recordResumeContext(sid, {
+  const r = await b.facets.recordResumeContext(sid, {
     files: paths,
     ...(o.question ? { openQuestions: o.question } : {}),
     ...(o.implementation ? { keyImplementations: o.implementation } : {}),
@@ -146,6 +149,6 @@ export async function contextSet(ctx: Ctx, pairs: string[], o: S): Promise<void>
     values[p.slice(0, i)] = v;
   }
   const { b, sid } = await target(ctx, o);
-  const r = await b.setContext(sid, values);
+  const r = await b.facets.setContext(sid, values);
   ctx.out(r, () => `Context set on ${sid}: ${Object.keys(values).join(", ")}`);
 }

@@ -31,22 +31,22 @@ export async function init(ctx: Ctx, o: { store?: string; project?: string } = {
     writeStoreConfig(ws.dir, o.store, o.project);
   }
   const b = await ctx.open(true);
-  ctx.out({ root: b.root, database: b.workspace.dbPath, store: b.store }, () =>
+  ctx.out({ root: b.root, database: b.store.location, store: b.store }, () =>
     b.store.kind === "sqlite"
-      ? `Baton workspace ready at ${b.root} (journal: ${b.workspace.dbPath})`
+      ? `Baton workspace ready at ${b.root} (journal: ${b.store.location})`
       : `Baton workspace ready at ${b.root} (store: ${b.store.kind} ${b.store.location}, project ${b.store.project})`,
   );
 }
 
 export async function sessionStart(ctx: Ctx, o: { flow: string; id?: string; title?: string; deadline?: string }): Promise<void> {
   const b = await ctx.open();
-  const snap = await b.startSession({
+  const snap = await b.sessions.start({
     flow: o.flow,
     ...(o.id ? { id: o.id } : {}),
     ...(o.title ? { title: o.title } : {}),
     ...(o.deadline ? { deadline: o.deadline } : {}),
   });
-  const status = await b.status({ sessionId: snap.sessionId });
+  const status = await b.sessions.status({ sessionId: snap.sessionId });
   ctx.out(
     { sessionId: snap.sessionId, flow: snap.flow, phase: snap.phase, nextAction: status.sessions[0]?.nextAction },
     () => `Started ${snap.sessionId} (${snap.flow}, phase ${snap.phase})`,
@@ -55,7 +55,7 @@ export async function sessionStart(ctx: Ctx, o: { flow: string; id?: string; tit
 
 export async function sessionList(ctx: Ctx, o: { all?: boolean }): Promise<void> {
   const b = await ctx.open();
-  const rows = await b.listSessions({ includeCompleted: o.all === true });
+  const rows = await b.sessions.list({ includeCompleted: o.all === true });
   const sessions = rows.map((r) => ({
     sessionId: r.id,
     flow: r.flow,
@@ -75,8 +75,8 @@ export async function sessionList(ctx: Ctx, o: { all?: boolean }): Promise<void>
 
 export async function sessionShow(ctx: Ctx, id: string | undefined, o: { session?: string }): Promise<void> {
   const b = await ctx.open();
-  const sid = await b.resolveSession(id ?? o.session);
-  const view = await b.read(sid);
+  const sid = await b.sessions.resolve(id ?? o.session);
+  const view = await b.sessions.read(sid);
   ctx.out({ snapshot: view.snapshot, diagnostics: view.readDiagnostics }, () => JSON.stringify(view.snapshot, null, 2));
 }
 
@@ -90,7 +90,7 @@ export async function event(
   if (positionalSession && o.session && positionalSession !== o.session)
     throw badInput(`two sessions named: ${positionalSession} and --session ${o.session}`);
   const b = await ctx.open();
-  const sid = await b.resolveSession(positionalSession ?? o.session);
+  const sid = await b.sessions.resolve(positionalSession ?? o.session);
   const data = parseJsonObject(o.data, "--data") as JsonObject | undefined;
   const revision = parseIntOption(o.revision, "--revision");
   const input = {
@@ -105,7 +105,7 @@ export async function event(
   const epoch = parseIntOption(o.epoch ?? (o.lock !== undefined ? process.env.BATON_LOCK_EPOCH : undefined), "--epoch", 1);
   if ((lock === undefined) !== (epoch === undefined))
     throw badInput("a fenced append needs both --lock and --epoch (or BATON_LOCK_NAME / BATON_LOCK_EPOCH)");
-  const r = lock !== undefined && epoch !== undefined ? await b.appendUnderLock(lock, epoch, sid, input) : await b.append(sid, input);
+  const r = lock !== undefined && epoch !== undefined ? await b.locks.append(lock, epoch, sid, input) : await b.events.append(sid, input);
   ctx.out(
     r,
     () => `${r.duplicate ? "Duplicate of" : "Appended"} ${r.event.type} as seq ${r.event.seq} to ${sid}: ${r.outcome}, phase ${r.phase}`,
@@ -115,8 +115,8 @@ export async function event(
 export async function status(ctx: Ctx, o: { all?: boolean; session?: string }): Promise<void> {
   const b = await ctx.open();
   // An explicit write step before the read: runs that are provably gone are marked crashed.
-  const crashed = await b.detectCrashedRuns(o.session ? { sessionId: o.session } : {});
-  const report = await b.status({ ...(o.all ? { all: true } : {}), ...(o.session ? { sessionId: o.session } : {}) });
+  const crashed = await b.runs.detectCrashed(o.session ? { sessionId: o.session } : {});
+  const report = await b.sessions.status({ ...(o.all ? { all: true } : {}), ...(o.session ? { sessionId: o.session } : {}) });
   const r = { ...report, ...(crashed.length > 0 ? { crashedRuns: crashed } : {}), store: b.store };
   ctx.out(r, () => [...crashed.map(renderCrash), renderStatus(report), ...storeLine(b.store)].join("\n"));
 }
@@ -132,11 +132,11 @@ function renderCrash(c: { sessionId: string; runId: string; proof: string; relea
 
 export async function resume(ctx: Ctx, id: string | undefined, o: { session?: string; unpause?: boolean; reason?: string }): Promise<void> {
   const b = await ctx.open();
-  const sid = await b.resolveSession(id ?? o.session);
+  const sid = await b.sessions.resolve(id ?? o.session);
   if (o.reason !== undefined && !o.unpause) throw badInput("--reason goes with --unpause");
-  const unpause = o.unpause ? await b.unpause(sid, o.reason !== undefined ? { reason: o.reason } : {}) : undefined;
-  const crashed = await b.detectCrashedRuns({ sessionId: sid });
-  const report = await b.resume(sid);
+  const unpause = o.unpause ? await b.turns.unpause(sid, o.reason !== undefined ? { reason: o.reason } : {}) : undefined;
+  const crashed = await b.runs.detectCrashed({ sessionId: sid });
+  const report = await b.sessions.resume(sid);
   const r = { ...report, ...(unpause ? { unpaused: unpause.unpaused } : {}), ...(crashed.length > 0 ? { crashedRuns: crashed } : {}) };
   ctx.out(r, () => {
     const lines = [...crashed.map(renderCrash), renderSession(r)];
@@ -158,8 +158,8 @@ export async function resume(ctx: Ctx, id: string | undefined, o: { session?: st
 
 export async function complete(ctx: Ctx, id: string | undefined, o: { session?: string; force?: boolean }): Promise<void> {
   const b = await ctx.open();
-  const sid = await b.resolveSession(id ?? o.session);
-  const r = await b.complete(sid, { force: o.force === true });
+  const sid = await b.sessions.resolve(id ?? o.session);
+  const r = await b.sessions.complete(sid, { force: o.force === true });
   ctx.out(r, () =>
     r.alreadyComplete
       ? `${sid} was already complete (${r.phase}).`
@@ -169,23 +169,23 @@ export async function complete(ctx: Ctx, id: string | undefined, o: { session?: 
 
 export async function state(ctx: Ctx, id: string | undefined, o: { session?: string; write?: boolean }): Promise<void> {
   const b = await ctx.open();
-  const sid = await b.resolveSession(id ?? o.session);
+  const sid = await b.sessions.resolve(id ?? o.session);
   if (o.write) {
-    const file = await b.writeStateMarkdown(sid);
+    const file = await b.sessions.writeStateMarkdown(sid);
     ctx.out({ sessionId: sid, file }, () => `Wrote ${file}`);
     return;
   }
-  const md = await b.stateMarkdown(sid);
+  const md = await b.sessions.stateMarkdown(sid);
   ctx.out({ sessionId: sid, markdown: md }, () => md);
 }
 
 export async function exportJournal(ctx: Ctx, id: string | undefined, o: { session?: string; out?: string; seq?: string }): Promise<void> {
   const b = await ctx.open();
-  const sid = await b.resolveSession(id ?? o.session);
+  const sid = await b.sessions.resolve(id ?? o.session);
   const seq = parseIntOption(o.seq, "--seq", 1);
   if (seq !== undefined) {
     // One event, as its JSON line: what a next action points at, not the whole journal.
-    const { events } = await b.events(sid, { afterSeq: seq - 1, limit: 1 });
+    const { events } = await b.events.list(sid, { afterSeq: seq - 1, limit: 1 });
     const ev = events[0];
     if (!ev || ev.seq !== seq) throw new BatonError("not_found", `session ${sid} has no event with seq ${seq}`, { sessionId: sid, seq });
     writeStdout(`${JSON.stringify(ev)}\n`);
@@ -193,7 +193,7 @@ export async function exportJournal(ctx: Ctx, id: string | undefined, o: { sessi
   }
   const sink = o.out ? createWriteStream(o.out) : undefined;
   let n = 0;
-  for await (const line of b.exportJsonl(sid)) {
+  for await (const line of b.events.exportJsonl(sid)) {
     n++;
     if (!sink)
       writeStdout(line); // the shared path: a closed pipe ends the export quietly
@@ -208,7 +208,7 @@ export async function exportJournal(ctx: Ctx, id: string | undefined, o: { sessi
 
 export async function rebuild(ctx: Ctx, o: { session?: string }): Promise<void> {
   const b = await ctx.open();
-  const r = await b.rebuild(o.session);
+  const r = await b.sessions.rebuild(o.session);
   ctx.out(
     { sessions: r },
     () =>

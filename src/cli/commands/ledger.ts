@@ -95,12 +95,12 @@ export async function ledgerRecord(ctx: Ctx, o: RecordOptions): Promise<void> {
     throw err;
   }
   const b = await ctx.open();
-  const sessionId = await b.resolveSession(o.session);
-  await b.read(sessionId); // a clear not_found for an unknown session
-  const node = await b.recordToolCall(sessionId, input);
+  const sessionId = await b.sessions.resolve(o.session);
+  await b.sessions.read(sessionId); // a clear not_found for an unknown session
+  const node = await b.ledger.record(sessionId, input);
   if (!node) {
     // The tool call the node describes must not fail because of the ledger: exit 0, say why.
-    const health = b.ledgerHealth();
+    const health = b.ledger.health();
     if (!ctx.json)
       writeStderr(`baton: the ledger node was not written (${health.lastError ?? "unknown error"}); counted in ledger health\n`);
     ctx.out({ recorded: false, health }, () => "Not recorded.");
@@ -129,9 +129,9 @@ export async function ledgerList(
     throw badInput(`--status must be one of ${LEDGER_STATUSES.join(", ")}, not "${o.status}"`);
   const limit = parseIntOption(o.limit, "--limit", 1);
   const b = await ctx.open();
-  const sessionId = await b.resolveSession(o.session);
-  await b.read(sessionId);
-  const nodes = await b.ledger(sessionId, {
+  const sessionId = await b.sessions.resolve(o.session);
+  await b.sessions.read(sessionId);
+  const nodes = await b.ledger.list(sessionId, {
     ...(o.status !== undefined ? { status: o.status as LedgerStatus } : {}),
     ...(o.tool !== undefined ? { tool: o.tool } : {}),
     ...(o.workflow !== undefined ? { workflowId: o.workflow } : {}),
@@ -143,7 +143,7 @@ export async function ledgerList(
 
 export async function ledgerShow(ctx: Ctx, nodeId: string): Promise<void> {
   const b = await ctx.open();
-  const node = await b.ledgerNode(nodeId);
+  const node = await b.ledger.node(nodeId);
   ctx.out({ node }, () => JSON.stringify(node, null, 2));
 }
 
@@ -170,11 +170,11 @@ export async function ledgerExport(
   if (o.endpoint && o.out) throw badInput("give --endpoint or --out, not both");
   if (o.all && o.session) throw badInput("give --session or --all, not both");
   const b = await ctx.open();
-  const sessionId = o.all ? undefined : await b.resolveSession(o.session);
-  if (sessionId) await b.read(sessionId);
+  const sessionId = o.all ? undefined : await b.sessions.resolve(o.session);
+  if (sessionId) await b.sessions.read(sessionId);
   const scope = sessionId ?? "all sessions";
   if (o.endpoint) {
-    const r = await b.sendLedgerOtlp({ endpoint: o.endpoint, headers: headers(o.header), ...(sessionId ? { sessionId } : {}) });
+    const r = await b.ledger.sendOtlp({ endpoint: o.endpoint, headers: headers(o.header), ...(sessionId ? { sessionId } : {}) });
     ctx.out(
       { ...(sessionId ? { sessionId } : {}), ...r },
       () => `Sent ${r.spans} spans of ${scope} in ${r.requests} request(s) to ${r.url}`,
@@ -188,7 +188,7 @@ export async function ledgerExport(
     pendingErr = e;
   });
   const { writeStdout } = await import("../output.js");
-  for await (const l of b.exportLedger({ format, ...(sessionId ? { sessionId } : {}) })) {
+  for await (const l of b.ledger.export({ format, ...(sessionId ? { sessionId } : {}) })) {
     lines++;
     if (!sink) writeStdout(l);
     else if (!sink.write(l)) await new Promise<void>((r) => sink.once("drain", () => r()));
@@ -207,7 +207,7 @@ export async function ledgerExport(
 
 export async function ledgerHealth(ctx: Ctx): Promise<void> {
   const b = await ctx.open();
-  const h = b.ledgerHealth();
+  const h = b.ledger.health();
   ctx.out(h, () =>
     h.writeFailures === 0 ? "No failed ledger writes." : `${h.writeFailures} failed ledger write(s); last at ${h.lastAt}: ${h.lastError}`,
   );

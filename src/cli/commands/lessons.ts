@@ -1,5 +1,5 @@
 /** `baton lessons ...`: LESSONS.md at the workspace root, searched and injected into prompts. */
-import type { Baton } from "../../baton.js";
+import type { Baton } from "../../api.js";
 import type { LessonIntent } from "../../core/lesson-rank.js";
 import type { Lesson, LessonDiagnostic } from "../../core/lessons-md.js";
 import { BatonError, badInput, isBatonError } from "../../errors.js";
@@ -36,7 +36,7 @@ export async function lessonsAdd(
     }
   } else {
     try {
-      sessionId = await b.resolveSession(o.session);
+      sessionId = await b.sessions.resolve(o.session);
     } catch (err) {
       if (isBatonError(err, "not_found") && !o.session) {
         throw new BatonError(
@@ -47,7 +47,7 @@ export async function lessonsAdd(
       throw err;
     }
   }
-  const r = await b.addLesson({
+  const r = await b.lessons.add({
     text,
     scope: o.workspace ? "workspace" : "session",
     ...(sessionId !== undefined ? { sessionId } : {}),
@@ -69,7 +69,7 @@ export async function lessonsAdd(
 
 export async function lessonsList(ctx: Ctx, o: S & { all?: boolean }): Promise<void> {
   const b = await ctx.open();
-  const r = await b.listLessons({ ...(o.session ? { sessionId: o.session } : {}), ...(o.all ? { all: true } : {}) });
+  const r = await b.lessons.list({ ...(o.session ? { sessionId: o.session } : {}), ...(o.all ? { all: true } : {}) });
   report(ctx, r.diagnostics);
   ctx.out(r, () => (r.lessons.length === 0 ? `No lessons in ${r.file}.` : r.lessons.map((l) => renderLesson(l, l.expired)).join("\n")));
 }
@@ -78,7 +78,7 @@ export async function lessonsSearch(ctx: Ctx, query: string[], o: IntentOptions 
   const b = await ctx.open();
   const intent = await readIntent(b, o, query.join(" "));
   const k = parseIntOption(o.k, "--k", 1);
-  const r = await b.searchLessons(intent, k !== undefined ? { k } : {});
+  const r = await b.lessons.search(intent, k !== undefined ? { k } : {});
   report(ctx, r.diagnostics);
   ctx.out(r, () =>
     r.results.length === 0
@@ -103,20 +103,20 @@ export async function lessonsInject(ctx: Ctx, o: IntentOptions & { k?: string; m
   const intent = await readIntent(b, o, undefined);
   const k = parseIntOption(o.k, "--k", 0);
   const maxChars = parseIntOption(o.maxChars, "--max-chars", 1);
-  const r = await b.injectLessons(intent, { ...(k !== undefined ? { k } : {}), ...(maxChars !== undefined ? { maxChars } : {}) });
+  const r = await b.lessons.inject(intent, { ...(k !== undefined ? { k } : {}), ...(maxChars !== undefined ? { maxChars } : {}) });
   report(ctx, r.diagnostics);
   ctx.out(r, () => r.markdown);
 }
 
 export async function lessonsRemove(ctx: Ctx, id: string): Promise<void> {
   const b = await ctx.open();
-  const r = await b.removeLesson(id);
+  const r = await b.lessons.remove(id);
   ctx.out(r, () => `Removed lesson ${id} from ${r.file}`);
 }
 
 export async function lessonsCheck(ctx: Ctx): Promise<void> {
   const b = await ctx.open();
-  const r = await b.checkLessons();
+  const r = await b.lessons.check();
   const errors = r.diagnostics.filter((d) => d.severity === "error");
   if (errors.length > 0) {
     throw new BatonError(
@@ -178,7 +178,7 @@ async function readIntent(b: Baton, o: IntentOptions, query: string | undefined)
 /** The session named, else the single active one, else none (several active is still an error). */
 async function optionalSession(b: Baton, named: string | undefined): Promise<string | undefined> {
   try {
-    return await b.resolveSession(named);
+    return await b.sessions.resolve(named);
   } catch (err) {
     if (isBatonError(err, "not_found") && !named) return undefined;
     throw err;

@@ -16,7 +16,7 @@ async function epochOf(ctx: Ctx, name: string, o: HolderOpts): Promise<number> {
   const b = await ctx.open();
   const epoch = parseIntOption(o.epoch, "--epoch", 1);
   if (epoch !== undefined) return epoch;
-  return b.lockEpochHeldBy(name, parseIntOption(o.pid, "--pid", 1) ?? process.ppid);
+  return b.locks.epochHeldBy(name, parseIntOption(o.pid, "--pid", 1) ?? process.ppid);
 }
 
 export async function acquire(
@@ -28,7 +28,7 @@ export async function acquire(
   const pid = parseIntOption(o.pid, "--pid", 1) ?? process.ppid;
   const ttlMs = parseIntOption(o.ttl, "--ttl", 1);
   const waitMs = parseIntOption(o.wait, "--wait", 0);
-  const g = await b.acquireLock(name, {
+  const g = await b.locks.acquire(name, {
     pid,
     owner: o.owner ?? `cli:${pid}`,
     ...(ttlMs !== undefined ? { ttlMs } : {}),
@@ -46,26 +46,26 @@ export async function acquire(
 
 export async function release(ctx: Ctx, name: string, o: HolderOpts): Promise<void> {
   const b = await ctx.open();
-  const r = await b.releaseLock(name, await epochOf(ctx, name, o));
+  const r = await b.locks.release(name, await epochOf(ctx, name, o));
   ctx.out(r, () => `Lock ${name} (epoch ${r.epoch}) released`);
 }
 
 export async function heartbeat(ctx: Ctx, name: string, o: HolderOpts & { ttl?: string }): Promise<void> {
   const b = await ctx.open();
   const ttlMs = parseIntOption(o.ttl, "--ttl", 1);
-  const r = await b.heartbeatLock(name, await epochOf(ctx, name, o), ttlMs !== undefined ? { ttlMs } : {});
+  const r = await b.locks.heartbeat(name, await epochOf(ctx, name, o), ttlMs !== undefined ? { ttlMs } : {});
   ctx.out(r, () => `Lock ${name} (epoch ${r.epoch}) held until ${r.expiresAt}`);
 }
 
 export async function inspect(ctx: Ctx, name: string): Promise<void> {
   const b = await ctx.open();
-  const info = await b.inspectLock(name);
+  const info = await b.locks.inspect(name);
   ctx.out(info, () => renderLock(info));
 }
 
 export async function list(ctx: Ctx): Promise<void> {
   const b = await ctx.open();
-  const locks = await b.listLocks();
+  const locks = await b.locks.list();
   ctx.out({ locks }, () => (locks.length === 0 ? "No locks." : locks.map(renderLock).join("\n")));
 }
 
@@ -90,7 +90,7 @@ export async function run(ctx: Ctx, name: string, command: string[], o: { ttl?: 
   const b = await ctx.open();
   const ttlMs = parseIntOption(o.ttl, "--ttl", 1000) ?? 60_000;
   const waitMs = parseIntOption(o.wait, "--wait", 0);
-  const g = await b.acquireLock(name, {
+  const g = await b.locks.acquire(name, {
     pid: process.pid,
     owner: o.owner ?? `lock-run:${process.pid}`,
     ttlMs,
@@ -103,7 +103,7 @@ export async function run(ctx: Ctx, name: string, command: string[], o: { ttl?: 
   let lost: BatonError | undefined;
   const beat = setInterval(
     () => {
-      b.heartbeatLock(name, g.epoch).catch((err: unknown) => {
+      b.locks.heartbeat(name, g.epoch).catch((err: unknown) => {
         if (!isBatonError(err, "lock_lost") || lost) return; // a busy database: the next beat retries
         lost = err;
         writeStderr(`baton: ${err.message} [lock_lost]; stopping the command\n`);
@@ -124,7 +124,7 @@ export async function run(ctx: Ctx, name: string, command: string[], o: { ttl?: 
   clearInterval(beat);
   for (const [sig, h] of handlers) process.off(sig, h);
   if (!lost) {
-    await b.releaseLock(name, g.epoch).catch((err: unknown) => {
+    await b.locks.release(name, g.epoch).catch((err: unknown) => {
       if (!isBatonError(err, "lock_lost")) throw err;
       lost = err;
       writeStderr(`baton: ${err.message} [lock_lost]; the command ran without the lock at the end\n`);

@@ -3,7 +3,7 @@
  * bundle, dist/mcp.cjs, required here on use: no other command loads them (agent hooks start
  * `baton` on every tool call, and zod alone costs ~100 ms to load).
  */
-import type { Baton } from "../../baton.js";
+import type { Baton } from "../../api.js";
 import { Ctx } from "../context.js";
 
 declare const BATON_VERSION: string | undefined;

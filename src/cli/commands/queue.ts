@@ -49,8 +49,8 @@ export async function poll(ctx: Ctx, o: PollOptions): Promise<void> {
   if (server) lease = await pollServer(server, { owner, ...req });
   else {
     const b = await ctx.open();
-    if (o.session) await b.read(o.session); // a clear not_found before waiting
-    lease = await b.waitForWork(owner, req);
+    if (o.session) await b.sessions.read(o.session); // a clear not_found before waiting
+    lease = await b.work.waitFor(owner, req);
   }
   const via = server ? "server" : "database";
   ctx.out({ lease: lease ?? null, via, ...(lease ? {} : { timedOut: true }) }, () =>
@@ -62,7 +62,7 @@ export async function ack(ctx: Ctx, leaseId: string, o: { result?: string }): Pr
   const result = parseJsonObject(o.result, "--result");
   if (result && result.type !== undefined && typeof result.type !== "string") throw badInput('--result "type" must be an event name');
   const b = await ctx.open();
-  const r = await b.ack(leaseId, result as { type?: string; data?: JsonObject; actor?: string } | undefined);
+  const r = await b.work.ack(leaseId, result as { type?: string; data?: JsonObject; actor?: string } | undefined);
   ctx.out(
     r,
     () =>
@@ -73,7 +73,7 @@ export async function ack(ctx: Ctx, leaseId: string, o: { result?: string }): Pr
 export async function nack(ctx: Ctx, leaseId: string, o: { delay?: string; reason?: string }): Promise<void> {
   const delayMs = parseIntOption(o.delay, "--delay");
   const b = await ctx.open();
-  const r = await b.nack(leaseId, { ...(delayMs !== undefined ? { delayMs } : {}), ...(o.reason ? { reason: o.reason } : {}) });
+  const r = await b.work.nack(leaseId, { ...(delayMs !== undefined ? { delayMs } : {}), ...(o.reason ? { reason: o.reason } : {}) });
   ctx.out(r, () =>
     r.state === "dead"
       ? `${r.itemId} was dead-lettered (out of attempts)`
@@ -84,6 +84,18 @@ export async function nack(ctx: Ctx, leaseId: string, o: { delay?: string; reaso
 export async function heartbeat(ctx: Ctx, leaseId: string, o: { leaseMs?: string }): Promise<void> {
   const leaseMs = parseIntOption(o.leaseMs, "--lease-ms", 50);
   const b = await ctx.open();
-  const r = await b.heartbeat(leaseId, leaseMs !== undefined ? { leaseMs } : {});
+  const r = await b.work.heartbeat(leaseId, leaseMs !== undefined ? { leaseMs } : {});
   ctx.out(r, () => `Lease ${leaseId} extended until ${r.expiresAt}`);
+}
+
+export async function release(ctx: Ctx, leaseId: string, o: { reason?: string }): Promise<void> {
+  const b = await ctx.open();
+  const r = await b.work.release(leaseId, o.reason ? { reason: o.reason } : {});
+  ctx.out(r, () => (r.state === "dead" ? `${r.itemId} was dead-lettered (out of attempts)` : `Released ${r.itemId} back to the queue`));
+}
+
+export async function retry(ctx: Ctx, itemId: string): Promise<void> {
+  const b = await ctx.open();
+  const r = await b.work.retry(itemId);
+  ctx.out(r, () => `${r.itemId} (${r.kind}, seq ${r.seq}) is back in the queue with fresh attempts`);
 }

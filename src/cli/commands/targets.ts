@@ -7,7 +7,7 @@ type S = { session?: string };
 
 async function sessionOf(ctx: Ctx, id: string | undefined, o: S) {
   const b = await ctx.open();
-  return { b, sid: await b.resolveSession(id ?? o.session) };
+  return { b, sid: await b.sessions.resolve(id ?? o.session) };
 }
 
 function show(t: TargetBinding | undefined): string {
@@ -26,19 +26,19 @@ export async function set(
     ...(o.url !== undefined ? { url: o.url } : {}),
     ...(o.label !== undefined ? { label: o.label } : {}),
   };
-  const r = await b.setTarget(sid, input);
+  const r = await b.targets.set(sid, input);
   ctx.out({ sessionId: sid, target: r.target, seq: r.result.event.seq }, () => `${sid} bound to ${show(r.target)}`);
 }
 
 export async function showTarget(ctx: Ctx, id: string | undefined, o: S): Promise<void> {
   const { b, sid } = await sessionOf(ctx, id, o);
-  const t = await b.target(sid);
+  const t = await b.targets.get(sid);
   ctx.out({ sessionId: sid, target: t ?? null }, () => `${sid}: ${show(t)}`);
 }
 
 export async function clear(ctx: Ctx, id: string | undefined, o: S & { reason?: string }): Promise<void> {
   const { b, sid } = await sessionOf(ctx, id, o);
-  const r = await b.clearTarget(sid, o.reason);
+  const r = await b.targets.clear(sid, o.reason);
   ctx.out({ sessionId: sid, seq: r.event.seq }, () => `${sid} is no longer bound to a target`);
 }
 
@@ -53,6 +53,6 @@ export async function resolve(
     ...(o.id !== undefined ? { id: o.id } : {}),
     ...(o.url !== undefined ? { url: o.url } : {}),
   };
-  const r = await b.resolveTarget(sid, observed, { allowNavigate: o.navigate === true, force: o.force === true });
+  const r = await b.targets.resolve(sid, observed, { allowNavigate: o.navigate === true, force: o.force === true });
   ctx.out(r, () => [`${sid}: ${r.status}: ${show(r.target)}`, ...r.warnings.map((w) => `  warning: ${w}`)].join("\n"));
 }

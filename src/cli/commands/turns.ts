@@ -62,13 +62,12 @@ export async function turnRecord(
   if (o.progress !== undefined) turn.progress = o.progress;
   if (o.id !== undefined) turn.id = o.id;
   const b = await ctx.open();
-  const sid = await b.resolveSession(o.session);
-  const r = await b.recordTurn(sid, turn);
+  const sid = await b.sessions.resolve(o.session);
+  const r = await b.turns.record(sid, turn);
   ctx.out(r, () => {
     const lines = [
       `${r.turn.duplicate ? "Duplicate of turn" : "Recorded turn"} ${r.turn.id} (${turn.tool}) as seq ${r.turn.seq} on ${sid}`,
     ];
-    for (const p of r.configProblems) lines.push(`warning: ${p}`);
     if (r.spiral.paused) {
       lines.push(`${r.detected ? "SPIRAL DETECTED" : "Session is paused by a spiral"} (${r.spiral.pattern}): ${r.spiral.summary}`);
       if (r.nextAction) {

@@ -19,14 +19,14 @@ function human(l: WatchLine): string {
 
 export async function watch(ctx: Ctx, id: string | undefined, o: { session?: string; interval?: string }): Promise<void> {
   const b = await ctx.open();
-  const sid = await b.resolveSession(id ?? o.session);
+  const sid = await b.sessions.resolve(id ?? o.session);
   const intervalMs = parseIntOption(o.interval, "--interval", 10);
   const stop = new AbortController();
   const onSignal = () => stop.abort();
   process.once("SIGINT", onSignal);
   process.once("SIGTERM", onSignal);
   try {
-    const last = await b.watchRun(sid, {
+    const last = await b.targets.watchRun(sid, {
       ...(intervalMs !== undefined ? { intervalMs } : {}),
       signal: stop.signal,
       onLine: (l) => writeStdout(ctx.json ? `${JSON.stringify(l)}\n` : `${human(l)}\n`),

@@ -1,7 +1,8 @@
 /**
  * A session's checkpoints: the list (tool, time, files, pinned, pruned), what rolling back to
  * one would change (per file, unified or side by side: now → the checkpoint), the rollback itself
- * behind a confirmation, its undo (a rollback to the safety checkpoint it took), and pin/unpin.
+ * behind a confirmation, its undo (a rollback to the safety checkpoint it took, previewed and
+ * confirmed the same way, with the preview's plan), and pin/unpin.
  * Every write goes through `post` (bearer token); a refusal is shown as the server words it and
  * the list is read again, so a stale page learns what changed.
  */
@@ -11,8 +12,11 @@ import type { CheckpointPairDiff } from "../../services/checkpoint-diff.js";
 import type { RollbackChange } from "../../services/rollback.js";
 import { get, post, token } from "./api.js";
 import { DiffView } from "./diff-view.js";
+import { useNewest } from "./parts.js";
 
 interface Preview {
+  /** A rollback the user chose, or the undo of the one just made (to its safety checkpoint). */
+  kind: "rollback" | "undo";
   target: CheckpointInfo;
   /** What the previewed rollback does, sent back with the confirmation (a changed plan is refused). */
   plan: string;
@@ -40,7 +44,7 @@ function describe(c: CheckpointInfo): string {
   return `#${c.seq}${c.toolName ? ` before ${c.toolName}` : ""}${c.label ? ` (${c.label})` : ""}`;
 }
 
-export function CheckpointsPanel({ sessionId, version }: { sessionId: string; version: number }) {
+export function CheckpointsPanel({ sessionId, version }: { sessionId: string; version: string | undefined }) {
   const [list, setList] = useState<CheckpointInfo[] | undefined>();
   const [preview, setPreview] = useState<Preview | undefined>();
   const [mode, setMode] = useState<"unified" | "split">("unified");
@@ -53,14 +57,17 @@ export function CheckpointsPanel({ sessionId, version }: { sessionId: string; ve
   const canWrite = token() !== undefined;
   const base = `/v1/sessions/${encodeURIComponent(sessionId)}`;
 
+  const newest = useNewest();
   const load = useCallback(async () => {
     try {
-      setList((await get<{ checkpoints: CheckpointInfo[] }>(`${base}/checkpoints`)).checkpoints);
+      const r = await newest(() => get<{ checkpoints: CheckpointInfo[] }>(`${base}/checkpoints`));
+      if (r) setList(r.checkpoints);
     } catch (err) {
       setMessage({ kind: "error", text: (err as Error).message });
     }
-  }, [base]);
-  // `version` (the journal's last seq) is the reason to read again.
+  }, [base, newest]);
+  // `version` (a tag of the list, from the session's stream) changes when a checkpoint is taken, pinned
+  // or pruned, journaled or not.
   useEffect(() => {
     void load();
   }, [load, version]);
@@ -78,24 +85,26 @@ export function CheckpointsPanel({ sessionId, version }: { sessionId: string; ve
     }
   };
 
-  const showPreview = (c: CheckpointInfo) =>
+  const showPreview = (id: string, kind: Preview["kind"] = "rollback") =>
     act(async () => {
       setConfirming(false);
-      setDone(undefined);
       setPair(undefined);
-      setPreview(await get<Preview>(`${base}/checkpoints/${encodeURIComponent(c.id)}/preview`));
+      const p = await get<Omit<Preview, "kind">>(`${base}/checkpoints/${encodeURIComponent(id)}/preview`);
+      // The undo's offer stays until the undo is done or another preview replaces it.
+      if (kind === "rollback") setDone(undefined);
+      setPreview({ ...p, kind });
     });
 
-  const rollback = (to: CheckpointInfo, kind: Done["kind"], plan?: string) =>
+  const rollback = (p: Preview) =>
     act(async () => {
       setConfirming(false);
       const r = await post<{ target: CheckpointInfo; safety?: string; restored: number; removed: number }>(`${base}/rollback`, {
-        to: to.id,
+        to: p.target.id,
         actor: "user",
-        ...(plan !== undefined ? { plan } : {}),
+        plan: p.plan,
       });
       setPreview(undefined);
-      const d: Done = { kind, target: r.target, restored: r.restored, removed: r.removed };
+      const d: Done = { kind: p.kind, target: r.target, restored: r.restored, removed: r.removed };
       if (r.safety !== undefined) d.safety = r.safety;
       setDone(d);
     });
@@ -125,13 +134,9 @@ export function CheckpointsPanel({ sessionId, version }: { sessionId: string; ve
         <div class="message" role="status">
           {done.kind === "undo" ? "Undid the rollback" : `Rolled back to ${describe(done.target)}`}: {done.restored} files restored,{" "}
           {done.removed} removed.{" "}
-          {done.kind === "rollback" && done.safety && (
-            <button
-              type="button"
-              disabled={busy || !canWrite}
-              onClick={() => void rollback({ id: done.safety as string, seq: 0 } as CheckpointInfo, "undo")}
-            >
-              Undo the rollback
+          {done.kind === "rollback" && done.safety && preview?.kind !== "undo" && (
+            <button type="button" disabled={busy || !canWrite} onClick={() => void showPreview(done.safety as string, "undo")}>
+              Undo the rollback…
             </button>
           )}
         </div>
@@ -168,7 +173,7 @@ export function CheckpointsPanel({ sessionId, version }: { sessionId: string; ve
                 </td>
                 <td>{c.fileCount}</td>
                 <td>
-                  <button type="button" disabled={busy || c.prunedAt !== undefined} onClick={() => void showPreview(c)}>
+                  <button type="button" disabled={busy || c.prunedAt !== undefined} onClick={() => void showPreview(c.id)}>
                     Compare with now
                   </button>{" "}
                   <button type="button" disabled={busy || !canWrite || c.prunedAt !== undefined} onClick={() => void pin(c)}>
@@ -253,9 +258,11 @@ export function CheckpointsPanel({ sessionId, version }: { sessionId: string; ve
         </section>
       )}
       {preview && (
-        <section aria-label="Rollback preview" class="preview">
+        <section aria-label={preview.kind === "undo" ? "Undo preview" : "Rollback preview"} class="preview">
           <h3>
-            Now → checkpoint {describe(preview.target)}: {changing.length} files would change
+            {preview.kind === "undo"
+              ? `Undo: now → the files before the rollback (safety checkpoint ${describe(preview.target)}): ${changing.length} files would change`
+              : `Now → checkpoint ${describe(preview.target)}: ${changing.length} files would change`}
           </h3>
           <fieldset class="toolbar">
             <legend class="sr-only">Diff layout</legend>
@@ -283,7 +290,7 @@ export function CheckpointsPanel({ sessionId, version }: { sessionId: string; ve
           {!confirming ? (
             <p>
               <button type="button" disabled={busy || !canWrite || changing.length === 0} onClick={() => setConfirming(true)}>
-                Roll back to {describe(preview.target)}…
+                {preview.kind === "undo" ? "Undo the rollback…" : `Roll back to ${describe(preview.target)}…`}
               </button>{" "}
               <button type="button" onClick={() => setPreview(undefined)}>
                 Close
@@ -291,13 +298,15 @@ export function CheckpointsPanel({ sessionId, version }: { sessionId: string; ve
               {!canWrite && <span class="muted"> read-only tab: open the link `baton dashboard` prints to act</span>}
             </p>
           ) : (
-            <fieldset class="message" aria-label="Confirm the rollback">
+            <fieldset class="message" aria-label={preview.kind === "undo" ? "Confirm the undo" : "Confirm the rollback"}>
               <p>
-                Restore {changing.length} files to checkpoint {describe(preview.target)}? A safety checkpoint of the current files is taken
-                first, so this can be undone.
+                {preview.kind === "undo"
+                  ? `Put back the ${changing.length} files as they were before the rollback? A safety checkpoint of the current files is taken first.`
+                  : `Restore ${changing.length} files to checkpoint ${describe(preview.target)}? A safety checkpoint of the current files is taken first, so this can be undone.`}{" "}
+                If a file changes after this preview, nothing is done and the page says so: preview again.
               </p>
-              <button type="button" disabled={busy} onClick={() => void rollback(preview.target, "rollback", preview.plan)}>
-                Confirm rollback
+              <button type="button" disabled={busy} onClick={() => void rollback(preview)}>
+                {preview.kind === "undo" ? "Confirm undo" : "Confirm rollback"}
               </button>{" "}
               <button type="button" onClick={() => setConfirming(false)}>
                 Cancel

@@ -1,18 +1,21 @@
 /**
- * Health: `baton doctor`'s findings (severity, what, the evidence, the command that fixes it)
- * and its safe repairs as one button. Doctor repairs only what the system would do on its own
- * (return expired leases to the queue, rebuild a snapshot from the journal, ...), all at once;
- * findings that need a person keep their command to run.
+ * Health: `baton doctor`'s findings (severity, what, the evidence, the command that fixes it),
+ * each safe repair as its own button (that finding's code, in its session when it names one),
+ * and all of them as one. Doctor repairs only what the system would do on its own (return
+ * expired leases to the queue, rebuild a snapshot from the journal, ...); findings that need a
+ * person keep their command to run. After a repair the findings are read again; a finding that
+ * went away since the page read it is refused by the server (409) and the page says so.
  */
 import { useCallback, useEffect, useState } from "preact/hooks";
 import type { DoctorFinding, DoctorReport } from "../../core/doctor.js";
-import { get, post, token } from "./api.js";
+import { ApiError, get, post, token } from "./api.js";
 
 const SEVERITY_CLASS = { error: "bad", warning: "warn", info: "info" } as const;
 
 export function HealthView() {
   const [report, setReport] = useState<DoctorReport | undefined>();
   const [fixed, setFixed] = useState<DoctorReport["repairs"] | undefined>();
+  const [stale, setStale] = useState<string | undefined>();
   const [busy, setBusy] = useState(false);
   const [error, setError] = useState<string | undefined>();
   const canWrite = token() !== undefined;
@@ -32,12 +35,21 @@ export function HealthView() {
     void load();
   }, [load]);
 
-  const fix = async () => {
+  /** All safe repairs, or only this finding's (its code, in its session when it names one). */
+  const fix = async (only?: DoctorFinding) => {
     setBusy(true);
     setError(undefined);
+    setStale(undefined);
+    setFixed(undefined);
     try {
-      const r = await post<DoctorReport>("/v1/doctor/fix", {});
+      const body = only ? { codes: [only.code], ...(only.sessionId ? { session: only.sessionId } : {}) } : {};
+      const r = await post<DoctorReport>("/v1/doctor/fix", body);
       setFixed(r.repairs);
+    } catch (err) {
+      if (err instanceof ApiError && err.code === "conflict") setStale(err.message);
+      else setError((err as Error).message);
+    }
+    try {
       setReport(await get<DoctorReport>("/v1/doctor"));
     } catch (err) {
       setError((err as Error).message);
@@ -54,6 +66,11 @@ export function HealthView() {
       {error && (
         <div class="message error" role="alert">
           {error}
+        </div>
+      )}
+      {stale && (
+        <div class="message" role="status" data-stale="">
+          {stale}
         </div>
       )}
       {fixed && (
@@ -105,7 +122,19 @@ export function HealthView() {
                 </td>
                 <td>
                   {f.fix && <code>{f.fix}</code>}
-                  {f.safe && <div class="muted">safe: "Apply the safe fixes" does it</div>}
+                  {f.safe && (
+                    <div>
+                      <button
+                        type="button"
+                        data-fix={f.code}
+                        aria-label={`Apply this fix (${f.code}${f.sessionId ? ` in ${f.sessionId}` : ""})`}
+                        onClick={() => void fix(f)}
+                        disabled={busy || !canWrite}
+                      >
+                        Apply this fix
+                      </button>
+                    </div>
+                  )}
                 </td>
               </tr>
             ))}

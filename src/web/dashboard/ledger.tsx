@@ -9,6 +9,7 @@ import uPlot from "uplot";
 import uplotCss from "uplot/dist/uPlot.min.css";
 import type { LedgerNode, LedgerStatus } from "../../core/ledger.js";
 import { get } from "./api.js";
+import { useNewest } from "./parts.js";
 
 const COLOURS: Record<LedgerStatus, string> = {
   success: "#1f7a3d",
@@ -96,19 +97,21 @@ function Chart({ nodes }: { nodes: LedgerNode[] }) {
   return <div ref={box} class="ledger-chart" role="img" aria-label={`Chart of ${nodes.length} tool calls over time, by tool and status`} />;
 }
 
-export function LedgerPanel({ sessionId, version }: { sessionId: string; version: number }) {
+export function LedgerPanel({ sessionId, version }: { sessionId: string; version: string | undefined }) {
   const [nodes, setNodes] = useState<LedgerNode[] | undefined>();
   const [error, setError] = useState<string | undefined>();
-  // `version` (the journal's last seq) is a reason to read again: turns and ledger nodes come together.
+  // `version` (the newest node, from the session's stream) changes when a node is written, journaled or not.
+  const newest = useNewest();
   useEffect(() => {
-    get<{ nodes: LedgerNode[] }>(`/v1/sessions/${encodeURIComponent(sessionId)}/ledger`).then(
+    newest(() => get<{ nodes: LedgerNode[] }>(`/v1/sessions/${encodeURIComponent(sessionId)}/ledger`)).then(
       (r) => {
+        if (!r) return;
         setNodes((old) => (old && old.length === r.nodes.length && old.at(-1)?.nodeId === r.nodes.at(-1)?.nodeId ? old : r.nodes));
         setError(undefined);
       },
       (err) => setError((err as Error).message),
     );
-  }, [sessionId, version]);
+  }, [sessionId, version, newest]);
   const seqOf = new Map((nodes ?? []).map((n) => [n.nodeId, n.seq]));
   return (
     <div class="card">

@@ -1,4 +1,5 @@
 /** Small pieces the dashboard's views share. */
+import { useCallback, useRef } from "preact/hooks";
 import type { NextAction } from "../../core/types.js";
 import type { PendingWork } from "../../services/queue.js";
 
@@ -44,4 +45,23 @@ export function PendingCell({ work }: { work: PendingWork[] }) {
       ))}
     </ul>
   );
+}
+
+/**
+ * A panel's reads, newest wins: reads overlap (the stream's changes, the panel's own actions), and
+ * an older read answering after a newer one would show a state already gone. The wrapped read
+ * resolves to undefined (and a failure of it is dropped) when a newer one was started meanwhile.
+ */
+export function useNewest(): <T>(read: () => Promise<T>) => Promise<T | undefined> {
+  const generation = useRef(0);
+  return useCallback(async <T,>(read: () => Promise<T>) => {
+    const mine = ++generation.current;
+    try {
+      const value = await read();
+      return mine === generation.current ? value : undefined;
+    } catch (err) {
+      if (mine !== generation.current) return undefined; // a newer read says what holds now
+      throw err;
+    }
+  }, []);
 }

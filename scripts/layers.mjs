@@ -1,0 +1,139 @@
+// The import graph of src/, drawn by esbuild's resolver (every runtime import, static or
+// dynamic; `import type` is erased and does not count), checked against the layer map of
+// docs/architecture.md. `npm run lint` runs it; `node scripts/layers.mjs --graph` prints the
+// layer-to-layer edges with a count and one example each.
+//
+// Layers, lowest first: core (pure) → platform (this machine: files, processes, the
+// workspace, the local server's address) → backend (storage engines) → services (use cases)
+// → compose (the public API and openBaton) → edges (cli, server, hooks, mcp, web, browser,
+// demo). A module may import its own layer and those below it, with the rules in RULES.
+import { readdirSync } from "node:fs";
+import { join, relative } from "node:path";
+import * as esbuild from "esbuild";
+
+const ROOT = new URL("..", import.meta.url).pathname;
+const EDGES = ["cli", "server", "hooks", "mcp", "web", "browser", "demo"];
+
+/** The layer of a source file (relative to the repository root), or undefined outside src/. */
+export function layerOf(file) {
+  if (!file.startsWith("src/")) return undefined;
+  const top = file.slice(4).split("/")[0];
+  if (file.split("/").length === 2) {
+    if (top === "errors.ts") return "core";
+    return "compose"; // api.ts, compose.ts, baton.ts, index.ts, env-options.ts
+  }
+  if (top === "backend")
+    return file.startsWith("src/backend/sqlite/")
+      ? "backend/sqlite"
+      : file.startsWith("src/backend/postgres/")
+        ? "backend/postgres"
+        : "backend";
+  if (EDGES.includes(top)) return `edge/${top}`;
+  return top; // core, platform, services
+}
+
+const ORDER = ["core", "platform", "backend", "services", "compose", "edge"];
+const rank = (layer) => ORDER.indexOf(layer.split("/")[0]);
+
+/**
+ * The modules an edge offers other edges: the CLI launches the server, the hooks (installer
+ * and in-process answer), the MCP server and the demo, and serves the pages; a client of the
+ * server's HTTP API, and the page's client, are for anyone to use.
+ */
+const EDGE_ENTRIES = new Set([
+  "src/server/server.ts",
+  "src/server/client.ts",
+  "src/hooks/install.ts",
+  "src/hooks/run.ts",
+  "src/mcp/stdio.ts",
+  "src/demo/demo.ts",
+  "src/web/dashboard-html.ts",
+  "src/web/demo-html.ts",
+  "src/browser/index.ts",
+]);
+
+/** Node built-ins core may use: hashing and path arithmetic, no I/O. */
+const CORE_BUILTINS = new Set(["node:crypto", "node:path", "node:module", "node:util"]);
+
+/** Why `from` may not import `to` (both repository-relative), or undefined when it may. */
+export function violation(from, to) {
+  const a = layerOf(from);
+  if (!a) return undefined;
+  if (to.startsWith("node:") || !to.startsWith("src/")) {
+    if (a === "core" && to.startsWith("node:") && !CORE_BUILTINS.has(to)) return `core does no I/O (${to})`;
+    return undefined;
+  }
+  const b = layerOf(to);
+  if (a === b) return undefined;
+  const [ka, kb] = [a.split("/")[0], b.split("/")[0]];
+  if (ka === "edge" && kb === "edge") return EDGE_ENTRIES.has(to) ? undefined : `an edge uses another edge's internals (${b})`;
+  if (ka === "backend" && kb === "backend") {
+    // Each engine builds on the shared contract and row shapes, never on the other engine.
+    return b === "backend" ? undefined : `one storage engine imports another (${b})`;
+  }
+  if (ka === "edge" && (kb === "services" || kb === "backend")) return `an edge reaches past the API into ${kb}`;
+  if (ka === "services" && b !== "backend" && kb === "backend") return `a service imports a storage engine (${b})`;
+  if (rank(b) > rank(a)) return `${a} imports the layer above it (${b})`;
+  return undefined;
+}
+
+function sources(dir) {
+  const out = [];
+  for (const e of readdirSync(dir, { withFileTypes: true })) {
+    const p = join(dir, e.name);
+    if (e.isDirectory()) out.push(...sources(p));
+    else if (/\.(ts|tsx)$/.test(e.name) && !e.name.endsWith(".d.ts")) out.push(p);
+  }
+  return out;
+}
+
+/** Every runtime import of src/: [from, to] pairs, repository-relative (`node:x` for built-ins). */
+export async function importGraph() {
+  const result = await esbuild.build({
+    entryPoints: sources(join(ROOT, "src")),
+    bundle: true,
+    write: false,
+    metafile: true,
+    platform: "node",
+    format: "esm",
+    outdir: join(ROOT, ".layers-out"),
+    packages: "external",
+    jsx: "automatic",
+    jsxImportSource: "preact",
+    // The bundles the build makes load each other by file name at run time.
+    external: ["./cli.cjs", "./cli-full.cjs", "./mcp.cjs"],
+    logLevel: "silent",
+  });
+  const edges = [];
+  for (const [file, input] of Object.entries(result.metafile.inputs)) {
+    for (const imp of input.imports) {
+      const to = imp.external ? (imp.path.startsWith("node:") ? imp.path : `pkg:${imp.path}`) : imp.path;
+      edges.push([relative(".", file), to.startsWith("node:") || to.startsWith("pkg:") ? to : relative(".", to)]);
+    }
+  }
+  return edges;
+}
+
+if (process.argv[1] && import.meta.url === new URL(`file://${process.argv[1]}`).href) {
+  process.chdir(ROOT);
+  const edges = await importGraph();
+  if (process.argv.includes("--graph")) {
+    const counts = new Map();
+    for (const [from, to] of edges) {
+      if (!to.startsWith("src/")) continue;
+      const key = `${layerOf(from)} → ${layerOf(to)}`;
+      if (layerOf(from) === layerOf(to)) continue;
+      const c = counts.get(key) ?? { n: 0, example: `${from} → ${to}` };
+      c.n++;
+      counts.set(key, c);
+    }
+    for (const [k, v] of [...counts].sort()) console.log(`${k.padEnd(40)} ${String(v.n).padStart(4)}  e.g. ${v.example}`);
+  }
+  const bad = edges.map(([f, t]) => [f, t, violation(f, t)]).filter((x) => x[2]);
+  for (const [f, t, why] of bad) console.error(`layers: ${f} → ${t}: ${why}`);
+  if (bad.length > 0) {
+    console.error(`layers: ${bad.length} import(s) break the layer map (docs/architecture.md, "Layers")`);
+    process.exit(1);
+  }
+  console.log(`layers: ${edges.length} imports of src/ follow the layer map`);
+}

@@ -1,0 +1,284 @@
+/**
+ * Composition: `openBaton()` finds the workspace, picks the store, and wires the services
+ * behind the public API (src/api.ts, implemented by src/baton.ts). Services that only some
+ * commands need are loaded on first use, so `baton status` and the agent hooks never compile
+ * checkpoints, lessons or the ledger unless they use them (docs/benchmarks.md, "hooks").
+ */
+
+import type { Baton, OpenBatonOptions, PostgresStoreOptions, SqliteStoreOptions, Store, StoreInfo } from "./api.js";
+import type { Backend } from "./backend/contract.js";
+import { createBaton } from "./baton.js";
+import { BatonError } from "./errors.js";
+import type { ArtifactService } from "./services/artifacts.js";
+import type { CheckpointOptions, CheckpointService } from "./services/checkpoints.js";
+import { FlowRegistry } from "./services/flows.js";
+import { Journal } from "./services/journal.js";
+import type { LedgerOptions, LedgerService } from "./services/ledger.js";
+import { LedgerHealthTracker } from "./services/ledger-health.js";
+import type { LessonService } from "./services/lessons.js";
+import type { LockService } from "./services/locks.js";
+import { loadPostgres } from "./services/pg-loader.js";
+import type { ProcessFacts } from "./services/process-facts.js";
+import { Queue } from "./services/queue.js";
+import type { RollbackService } from "./services/rollback.js";
+import type { RunService } from "./services/runs.js";
+import type { SpiralService } from "./services/spiral.js";
+import { StatusService } from "./services/status.js";
+import { describeStore, resolveStore } from "./services/store-config.js";
+import type { TargetService } from "./services/targets.js";
+import { JournalWatcher } from "./services/watch.js";
+import type { RunWatcher } from "./services/watch-run.js";
+import { resolveWorkspace, type Workspace } from "./services/workspace.js";
+
+export interface Checkpointing {
+  cps: CheckpointService;
+  rollback: RollbackService;
+  artifacts: ArtifactService;
+}
+
+export interface Operations {
+  locks: LockService;
+  targets: TargetService;
+  watcher: RunWatcher;
+}
+
+type ServiceOptions = Pick<OpenBatonOptions, "maxAttempts" | "defaultLeaseMs" | "durability" | "processFacts"> & {
+  checkpoints?: CheckpointOptions;
+  ledger?: LedgerOptions;
+};
+
+/**
+ * The services of one open workspace. Internal: the public API is src/api.ts; tests and
+ * benchmarks reach these through `servicesOf(baton)`.
+ */
+export class Services {
+  readonly flows: FlowRegistry;
+  readonly journal: Journal;
+  readonly queue: Queue;
+  readonly status: StatusService;
+  readonly watcher: JournalWatcher;
+  readonly ledgerHealth: LedgerHealthTracker;
+  readonly processFacts: ProcessFacts | undefined;
+  readonly #checkpointOpts: CheckpointOptions;
+  readonly #ledgerOpts: LedgerOptions;
+  #checkpointing: Promise<Checkpointing> | undefined;
+  #learning: Promise<LessonService> | undefined;
+  #spiraling: Promise<SpiralService> | undefined;
+  #running: Promise<RunService> | undefined;
+  #operating: Promise<Operations> | undefined;
+  #ledger: Promise<LedgerService> | undefined;
+  /** The ledger service once loaded, so a record after the first costs no promise hop. */
+  ledgerLoaded: LedgerService | undefined;
+  #closing: Promise<void> | undefined;
+
+  constructor(
+    readonly workspace: Workspace,
+    readonly backend: Backend,
+    readonly store: StoreInfo,
+    readonly now: () => Date,
+    opts: ServiceOptions = {},
+  ) {
+    this.processFacts = opts.processFacts;
+    this.#ledgerOpts = opts.ledger ?? {};
+    this.#checkpointOpts = { durable: (opts.durability ?? "full") === "full", ...opts.checkpoints };
+    this.ledgerHealth = new LedgerHealthTracker(workspace.dir, now);
+    this.flows = new FlowRegistry(workspace.flowsDir);
+    this.journal = new Journal(backend, this.flows, { now });
+    this.queue = new Queue(backend, this.journal, {
+      now,
+      ...(opts.maxAttempts !== undefined ? { maxAttempts: opts.maxAttempts } : {}),
+      ...(opts.defaultLeaseMs !== undefined ? { defaultLeaseMs: opts.defaultLeaseMs } : {}),
+    });
+    this.status = new StatusService(this.journal, this.queue, workspace.root, now, backend, opts.processFacts);
+    this.watcher = new JournalWatcher(backend);
+  }
+
+  get root(): string {
+    return this.workspace.root;
+  }
+
+  /** Checkpoints, rollback and artifacts. */
+  checkpointing(): Promise<Checkpointing> {
+    this.#checkpointing ??= (async () => {
+      const [{ CheckpointService }, { RollbackService }, { ArtifactService }] = await Promise.all([
+        import("./services/checkpoints.js"),
+        import("./services/rollback.js"),
+        import("./services/artifacts.js"),
+      ]);
+      // A shared store keeps every blob it can take: another host cannot read this one's files.
+      const inline =
+        this.backend.blobMaxBytes !== undefined && this.#checkpointOpts.inlineMaxBytes === undefined
+          ? { inlineMaxBytes: this.backend.blobMaxBytes }
+          : {};
+      const facts = this.processFacts;
+      const cps = new CheckpointService(this.backend, this.root, this.workspace.dir, {
+        ...this.#checkpointOpts,
+        ...inline,
+        now: this.now,
+        // Injected facts name a pretend host: its machine is theirs to say (none: the host name decides).
+        ...(facts ? { host: () => facts.host(), machine: () => facts.machine?.() } : {}),
+      });
+      return {
+        cps,
+        rollback: new RollbackService(this.backend, this.journal, cps, { durable: this.#checkpointOpts.durable ?? true }),
+        artifacts: new ArtifactService(this.backend, this.journal, cps, this.now),
+      };
+    })();
+    return this.#checkpointing;
+  }
+
+  learning(): Promise<LessonService> {
+    this.#learning ??= import("./services/lessons.js").then(
+      (l) => new l.LessonService(this.backend, this.journal, this.root, this.now, undefined, this.processFacts),
+    );
+    return this.#learning;
+  }
+
+  // Apart from the lessons: an agent hook records a turn after every tool call, and loading the
+  // lessons code with it cost ~1.3 ms per hook process (docs/benchmarks.md, "hooks").
+  spiral(): Promise<SpiralService> {
+    this.#spiraling ??= import("./services/spiral.js").then(
+      (s) => new s.SpiralService(this.journal, this.root, this.workspace.dir, this.now, this.backend),
+    );
+    return this.#spiraling;
+  }
+
+  /** Runs apart from locks and targets: status and every hook ask whether a run crashed. */
+  runs(): Promise<RunService> {
+    this.#running ??= import("./services/runs.js").then(
+      (r) => new r.RunService(this.backend, this.journal, this.queue, { now: this.now, ...this.#facts() }),
+    );
+    return this.#running;
+  }
+
+  operations(): Promise<Operations> {
+    this.#operating ??= Promise.all([
+      import("./services/locks.js"),
+      import("./services/targets.js"),
+      import("./services/watch-run.js"),
+    ]).then(([l, t, w]) => {
+      const locks = new l.LockService(this.backend, { now: this.now, ...this.#facts() });
+      return {
+        locks,
+        targets: new t.TargetService(this.journal, this.backend, this.now),
+        watcher: new w.RunWatcher(this.backend, this.journal, locks, this.now),
+      };
+    });
+    return this.#operating;
+  }
+
+  ledger(): Promise<LedgerService> {
+    this.#ledger ??= import("./services/ledger.js").then((m) => {
+      this.ledgerLoaded = new m.LedgerService(this.backend, this.ledgerHealth, this.now, this.#ledgerOpts);
+      return this.ledgerLoaded;
+    });
+    return this.#ledger;
+  }
+
+  #facts(): { facts?: ProcessFacts } {
+    return this.processFacts ? { facts: this.processFacts } : {};
+  }
+
+  /** Write what is queued (ledger records). */
+  async flush(): Promise<void> {
+    await (this.#ledger ?? Promise.resolve(undefined)).then((l) => l?.flush()).catch(() => undefined);
+  }
+
+  /** Ledger records already queued are written first. Idempotent. */
+  close(): Promise<void> {
+    this.#closing ??= this.flush().then(() => this.backend.close());
+    return this.#closing;
+  }
+}
+
+const SERVICES = new WeakMap<Baton, Services>();
+
+/** The services behind an open Baton: for tests, benchmarks and the library's own wiring; not public API. */
+export function servicesOf(baton: Baton): Services {
+  const s = SERVICES.get(baton);
+  if (!s) throw new BatonError("bad_input", "not a Baton opened by openBaton()");
+  return s;
+}
+
+function envMs(name: string): number | undefined {
+  const v = process.env[name];
+  if (v === undefined || v.trim() === "") return undefined;
+  const n = Number(v);
+  if (!Number.isSafeInteger(n) || n < 0) throw new BatonError("bad_input", `${name}=${v} is not a whole number ≥ 0`);
+  return n;
+}
+
+const SQLITE_SYNCHRONOUS = { full: "FULL", relaxed: "NORMAL", none: "OFF" } as const;
+
+/** `openBaton`'s options with a backend given directly: tests wrap one to inject faults. Not public. */
+export interface InternalOpenOptions extends OpenBatonOptions {
+  backend?: Backend;
+}
+
+/** A backend as the opaque store handle the public API hands out. */
+function asStore(backend: Backend): Store {
+  return backend as unknown as Store;
+}
+
+/** Open an embedded store on a file of your choosing (the driver is loaded by this call). */
+export async function openSqliteStore(opts: SqliteStoreOptions): Promise<Store> {
+  const { SqliteBackend } = await import("./backend/sqlite/sqlite-backend.js");
+  return asStore(
+    new SqliteBackend({
+      path: opts.path,
+      ...(opts.durability ? { synchronous: SQLITE_SYNCHRONOUS[opts.durability] } : {}),
+      ...(opts.busyTimeoutMs !== undefined ? { busyTimeoutMs: opts.busyTimeoutMs } : {}),
+    }),
+  );
+}
+
+/** Open a project on a PostgreSQL server (the `pg` driver is loaded by this call), migrating its schema. */
+export async function openPostgresStore(opts: PostgresStoreOptions): Promise<Store> {
+  const { PostgresBackend } = await loadPostgres();
+  return asStore(await PostgresBackend.open(opts));
+}
+
+/** Open a workspace (creating `.baton/` unless `create: false`) on the store it is configured for. */
+export async function openBaton(opts: InternalOpenOptions = {}): Promise<Baton> {
+  const ws = resolveWorkspace({
+    create: opts.create ?? true,
+    ...(opts.root ? { root: opts.root } : {}),
+    ...(opts.cwd ? { cwd: opts.cwd } : {}),
+  });
+  let backend = opts.backend ?? (opts.store as unknown as Backend | undefined);
+  let store: StoreInfo = { kind: backend?.kind ?? "sqlite", location: backend ? "(given by the caller)" : ws.dbPath, source: "caller" };
+  const choice = backend ? undefined : resolveStore(ws.dir);
+  if (choice?.kind === "postgres") {
+    // Loaded only when configured: the SQLite hook path never pays for the driver.
+    const { PostgresBackend } = await loadPostgres();
+    const wait = opts.storeTimeoutMs ?? envMs("BATON_STORE_TIMEOUT_MS");
+    const blobMax = envMs("BATON_STORE_BLOB_MAX_BYTES");
+    backend = await PostgresBackend.open({
+      url: choice.url,
+      project: choice.project,
+      ...(wait !== undefined ? { connectTimeoutMs: wait } : {}),
+      ...(blobMax !== undefined ? { blobMaxBytes: blobMax } : {}),
+    });
+    store = describeStore(choice, ws.dbPath);
+  } else if (!backend) {
+    store = { kind: "sqlite", location: ws.dbPath, source: "default" };
+    const { SqliteBackend } = await import("./backend/sqlite/sqlite-backend.js");
+    backend = new SqliteBackend({
+      path: ws.dbPath,
+      ...(opts.durability ? { synchronous: SQLITE_SYNCHRONOUS[opts.durability] } : {}),
+      ...(opts.busyTimeoutMs !== undefined ? { busyTimeoutMs: opts.busyTimeoutMs } : {}),
+    });
+  }
+  if (backend.migration) store = { ...store, migration: backend.migration };
+  const services = new Services(ws, backend, store, opts.now ?? (() => new Date()), {
+    ...(opts.maxAttempts !== undefined ? { maxAttempts: opts.maxAttempts } : {}),
+    ...(opts.defaultLeaseMs !== undefined ? { defaultLeaseMs: opts.defaultLeaseMs } : {}),
+    ...(opts.checkpoints ? { checkpoints: opts.checkpoints } : {}),
+    ...(opts.durability ? { durability: opts.durability } : {}),
+    ...(opts.processFacts ? { processFacts: opts.processFacts } : {}),
+    ...(opts.ledger ? { ledger: opts.ledger } : {}),
+  });
+  const baton = createBaton(services);
+  SERVICES.set(baton, services);
+  return baton;
+}

@@ -1,0 +1,174 @@
+/**
+ * Redaction: judgements of a value once a rule has found it (is it a literal secret, a template,
+ * code, a path, a word?). Pure. The rules that find values are in redact-named.ts,
+ * redact-shapes.ts and redact-runs.ts; docs/architecture.md ("Redaction") says how they fit.
+ */
+import { keyClass, keyWords, weakSecretKey } from "./redact-keys.js";
+
+export const REDACTED = "[redacted]";
+
+/** `[redacted:<id>]`: what a secret becomes in free text. */
+export const tag = (id: string): string => `[redacted:${id}]`;
+
+/** A value that is a template or an example, not a secret: `${token}`, `{{secret}}`, `<token>`, `***`. */
+export function placeholderish(v: string): boolean {
+  return (
+    v.length === 0 ||
+    v.includes("${") ||
+    v.includes("{{") ||
+    /^<[^<>]*>$/.test(v) || // <token>, <your password>
+    /^%(?:\([A-Za-z_]\w*\))?[-+ 0#]*\d*[sdifr]$/.test(v) || // printf-style %s, %(name)s
+    /^\$[A-Z_][A-Z0-9_]*$/.test(v) || // $ENV_VAR
+    v === "$" ||
+    /^(?:bearer|basic|token)[ \t]+<[^<>]*>$/i.test(v) || // Bearer <token>
+    v.startsWith("$(") || // $(command)
+    /^@[A-Za-z_]+$/.test(v) || // @sql_parameter
+    /^[*x.…_-]{3,}$/i.test(v) ||
+    v.startsWith("[redacted") ||
+    v === REDACTED
+  );
+}
+
+export const KEYWORDS: ReadonlySet<string> = new Set([
+  "true",
+  "false",
+  "null",
+  "nil",
+  "none",
+  "undefined",
+  "string",
+  "number",
+  "boolean",
+  "object",
+  "any",
+  "unknown",
+  "required",
+  "optional",
+  "str",
+  "int",
+  "bool",
+  "bytes",
+  "buffer",
+  "function",
+  "void",
+  "never",
+]);
+
+/**
+ * An unquoted value after `key:` or `key =` that looks like a literal secret rather than code or
+ * prose: it has a digit or a symbol a token would have, or is long and mixed-case. Identifiers
+ * and member accesses (`opts.token`, `string`, `readToken()`) are kept.
+ */
+export function tokenish(v: string): boolean {
+  if (v.length < 3 || KEYWORDS.has(v.toLowerCase()) || placeholderish(v)) return false;
+  if (/^[([{/:]/.test(v) || v.includes("(") || v.includes("[")) return false; // an expression, a regex, a path
+  if (/^[A-Za-z_]\w*(?:::[A-Za-z_]\w*)+$/.test(v)) return false; // a Rust or C++ path: `String::from`
+  // An identifier or member access (`opts.token`, `readToken`, `JwtAlgorithmMismatch`). A random
+  // token of 20+ characters almost always has a digit, so a letters-only value is taken as a name.
+  if (/^[A-Za-z_$][\w$]*(?:(?:\.|\?\.)[A-Za-z_$][\w$]*)*$/.test(v) && !/\d/.test(v)) return false;
+  if (/^\d{1,3}$/.test(v)) return false; // small numbers: counts, flags
+  return true;
+}
+
+/** A run that looks encoded (base64 or similar) rather than an English word. */
+export function looksEncoded(v: string): boolean {
+  return /[0-9+/=]/.test(v) || (/[a-z]/.test(v) && /[A-Z]/.test(v.slice(1)));
+}
+
+export function luhn(digits: string): boolean {
+  let sum = 0;
+  for (let i = 0; i < digits.length; i++) {
+    let d = digits.charCodeAt(digits.length - 1 - i) - 48;
+    if (i % 2 === 1) {
+      d *= 2;
+      if (d > 9) d -= 9;
+    }
+    sum += d;
+  }
+  return sum % 10 === 0;
+}
+
+/** Shannon entropy in bits per character. */
+export function entropy(s: string): number {
+  const counts = new Map<string, number>();
+  for (const c of s) counts.set(c, (counts.get(c) ?? 0) + 1);
+  let h = 0;
+  for (const n of counts.values()) {
+    const p = n / s.length;
+    h -= p * Math.log2(p);
+  }
+  return h;
+}
+
+function digitCount(v: string): number {
+  let n = 0;
+  for (let i = 0; i < v.length; i++) if (v.charCodeAt(i) >= 48 && v.charCodeAt(i) <= 57) n++;
+  return n;
+}
+
+/** A value that looks generated: long, letters and digits mixed, high entropy, token characters only. */
+export function randomLooking(v: string): boolean {
+  if (v.length < 16 || /^[0-9a-f-]+$/i.test(v) || !/^[A-Za-z0-9+/=_.~-]+$/.test(v) || !/\d.*\d/.test(v) || !/[A-Za-z]/.test(v))
+    return false;
+  if (
+    /^[A-Za-z][A-Za-z0-9]*(?:[_.-][A-Za-z0-9]+)*$/.test(v) &&
+    /^(?:[A-Z0-9]+|[a-z0-9]+)(?:[_.-]|$)/.test(v) &&
+    !/\d{3}/.test(v) &&
+    digitCount(v) < 4 && // digits scattered through it: `a1b2c3d4e5f6g7h8` is a key, not a snake_case name
+    !/(?=[A-Za-z0-9]*[a-z])(?=[A-Za-z0-9]*[A-Z])(?=[A-Za-z0-9]*\d)[A-Za-z0-9]{16,}/.test(v) // a long mixed run is a token's body (`wj-8hNxmZiwWS5uv1ZQs…`)
+  )
+    return false; // CONSTANT_CASE, snake_case names
+  return entropy(v) >= 3.3;
+}
+
+/**
+ * A generated secret whose alphabet has symbols (Django's `get_random_secret_key`:
+ * letters, digits and `!@#$%^&*(-_=+)`): 30 or more such characters with several symbols a
+ * word, a path or a query string would not have. Such a value is cut by no rule's stop
+ * characters (`&`, `(`, `)`), so the rules that stop there take it whole when this holds.
+ */
+export function symbolSecret(v: string): boolean {
+  if (v.length < 30 || !/^[A-Za-z0-9!@#$%^&*()_=+-]+$/.test(v) || !/\d/.test(v) || !/[a-z]/i.test(v)) return false;
+  let symbols = 0;
+  for (let i = 0; i < v.length; i++) if ("!@#$%^*()+".includes(v[i] as string)) symbols++;
+  return symbols >= 3 && entropy(v) >= 4;
+}
+
+/**
+ * A value made of a symbol secret's characters (`symbolSecret`), for rules whose values stop at
+ * one of them. Bounded (Django's keys are 50 characters): unbounded, every name in 200 KB of
+ * `password=password=…` scanned to the end of the text.
+ */
+export const SYMBOL_RUN = /[A-Za-z0-9!@#$%^&*()_=+-]{30,128}(?![A-Za-z0-9!@#$%^&*()_=+-])/y;
+
+/** Whether `key` holding `value` is a secret: a secret name, or a `…_KEY` name with a random-looking value. */
+export function secretPair(key: string, value: string): boolean {
+  const c = keyClass(key);
+  if (c === 2) return true;
+  if (c !== 0 || !weakSecretKey(key)) return false;
+  // A long hex value under `*_KEY`/`*_SALT` is a key (randomLooking rejects hex: it is mostly hashes).
+  if (/^[0-9a-f]{32,}$/i.test(value) && keyWords(key).length > 1) return true;
+  if (!randomLooking(value) && !symbolSecret(value)) return false;
+  // The bare word `key` names React list keys, cache keys and map keys far more often than secrets:
+  // it takes a long value that is not words joined by dashes (`user-list-item-3f7868`).
+  return keyWords(key).length > 1 || (value.length >= 24 && !/^(?:[A-Za-z]+[-_.]){2,}/.test(value));
+}
+
+/** A quoted value that is a literal, not a template, an example or a keyword. */
+export function literalSecret(v: string): boolean {
+  return v.length >= 4 && !placeholderish(v) && !KEYWORDS.has(v.toLowerCase());
+}
+
+/**
+ * A word in prose that looks made up rather than written: letters and digits mixed (`hunter2-xyz9`),
+ * not a path, URL, version, number, or identifier. A random token that merely starts like a
+ * path or a version (`/rSBb0c…`, `v7HaIR94…`) still counts.
+ */
+export function madeUp(v: string): boolean {
+  if (v.length < 6 || placeholderish(v) || !/\d/.test(v) || !/[A-Za-z]/.test(v)) return false;
+  if (v.startsWith("[redacted") || v.startsWith("sha256:")) return false;
+  if (v.startsWith("(") || /:\d+:\d+\)?$/.test(v)) return false; // a stack frame's location: `(/app/src/jwt.ts:42:11)`
+  if (/:\/\/|^\d+(?:\.\d+)+|^v\d+(?:\.\d+)*(?:[-+][\w.-]*)?[.,;:]?$|^\d+(?:ms|s|m|h|d|kb|mb|gb|px|%)$/i.test(v)) return false;
+  if (/^(?:[/~]|\.\.?\/|\.[a-z][\w-]*$)/i.test(v)) return randomLooking(v.replace(/[.,;:]$/, "")); // a path, unless it is a token that starts with `/`
+  return true;
+}

@@ -1,0 +1,233 @@
+/**
+ * Redaction rules at a secret-sounding name that assigns a value, in any syntax
+ * (`DB_PASSWORD=…`, `"apiKey": "…"`, `password: |`, `setPassword("…")`, `ENV["TOKEN"] = "…"`,
+ * "the password is …"), and the names stage that offers every name to these and to the rules
+ * of core/redact-headers.ts. Pure.
+ *
+ * Each rule is tried only at the names the scan found (core/redact-scan.ts), with a sticky
+ * pattern that starts at the name (or at the quote, sigil or line start before it), and only
+ * when the character after the name can begin its shape. Most of a text is not a name, so this
+ * is where the single pass saves most: before it, each of these rules ran its own regex over
+ * the whole text and judged every hint word it met.
+ */
+import { authorization, bearer, cliFlag, connPassword, urlToken } from "./redact-headers.js";
+import {
+  literalSecret,
+  madeUp,
+  placeholderish,
+  randomLooking,
+  SYMBOL_RUN,
+  secretPair,
+  symbolSecret,
+  tag,
+  tokenish,
+} from "./redact-judge.js";
+import { keyClass, weakSecretKey } from "./redact-keys.js";
+import { atName, isQuote, type NameRule, nextSolid, type Pass, SECRET_OR_WEAK } from "./redact-pass.js";
+import { K, M } from "./redact-scan.js";
+
+// ---------------------------------------------------------------------------------------------
+// Assignments
+
+/** `password: |` and the lines indented under it. */
+const YAML_BLOCK = /^([ \t]*)([A-Za-z0-9_.-]{1,64})([ \t]*:[ \t]*[|>][-+]?[ \t]*\r?\n)((?:\1[ \t]+[^\r\n]*(?:\r?\n|$))+)/my;
+
+const yamlBlock: NameRule = (p, i, start, end) => {
+  if ((p.scan.marks & (M.PIPE | M.GT)) === 0 || (p.kind(i) & SECRET_OR_WEAK) === 0 || nextSolid(p.text, end) !== 58) return false;
+  YAML_BLOCK.lastIndex = p.lineStart(start);
+  const m = YAML_BLOCK.exec(p.text);
+  if (m === null) return false;
+  const [all, ind, key, head, body] = m as unknown as [string, string, string, string, string];
+  if (!(keyClass(key) === 2 || secretPair(key, body.trim()))) return false;
+  const bs = m.index + ind.length + key.length + head.length;
+  return p.claim(bs, m.index + all.length, `${ind}  ${tag("secret")}${body.endsWith("\n") ? "\n" : ""}`);
+};
+
+/** `ds.setPassword("x")`, `.withPassword("x")`, `secret: String::from("x")`, `token = "x".to_string()`. */
+const SETTER =
+  /([A-Za-z0-9_][\w.-]{0,63})(\(|[ \t]*(?::=|=|:)[ \t]*[A-Za-z_][\w]*(?:::[A-Za-z_]\w*)*\()([ \t]*)(["'])((?:(?!\4)[^\r\n\\]|\\.){1,4096})\4/y;
+
+const setter: NameRule = (p, i, start, end) => {
+  if (
+    (p.scan.marks & M.CALL_QUOTE) === 0 ||
+    !"(=:".includes(String.fromCharCode(nextSolid(p.text, end))) ||
+    (p.kind(i) & SECRET_OR_WEAK) === 0
+  )
+    return false;
+  const m = atName(p.text, SETTER, start);
+  if (m === null) return false;
+  const [, key, call, sp, , v] = m as unknown as [string, string, string, string, string, string];
+  const last = key.replace(/^.*\./, "");
+  const name = call === "(" ? last.replace(/^(?:set|with|put)(?=[A-Z_])/, "") : key;
+  if (!secretPair(name, v) || !literalSecret(v) || (call === "(" && name === last)) return false;
+  const vs = m.index + key.length + call.length + sp.length + 1;
+  return p.claim(vs, vs + v.length, tag("secret"));
+};
+
+/** Go and JS backtick strings, Rust raw strings `r#"…"#`, after a secret name. */
+const RAW = /([A-Za-z0-9_][\w.-]{0,63})([ \t]*(?::=|=|:)[ \t]*)(?:`([^`\r\n]{1,4096})`|r(#*)"([^"\r\n]{1,4096})"\4)/y;
+
+const rawString: NameRule = (p, i, start) => {
+  if ((p.scan.marks & (M.BACKTICK | M.RAW)) === 0 || (p.kind(i) & SECRET_OR_WEAK) === 0) return false;
+  const m = atName(p.text, RAW, start);
+  if (m === null) return false;
+  const [, key, sep, bt, hashes, raw] = m as unknown as [string, string, string, string?, string?, string?];
+  const v = bt ?? raw ?? "";
+  if (!secretPair(key, v) || !literalSecret(v)) return false;
+  const vs = m.index + key.length + sep.length + 1 + (bt !== undefined ? 0 : (hashes as string).length + 1);
+  return p.claim(vs, vs + v.length, tag("secret"));
+};
+
+/** setProperty("db.password", "value"), os.Setenv("API_TOKEN", "value"), ENV["TOKEN"] = "value", config["KEY"] = "value" */
+const CALL_PAIR = /(["'])([A-Za-z0-9_.-]{1,64})\1([ \t]*(?:,|\][ \t]*=)[ \t]*)(["'])((?:(?!\4)[^\r\n\\]|\\.){1,4096})\4/y;
+
+const callPair: NameRule = (p, i, start, end) => {
+  const { text } = p;
+  if ((p.scan.marks & M.COMMA) === 0 || (p.kind(i) & SECRET_OR_WEAK) === 0) return false;
+  let s = start;
+  while (text.charCodeAt(s - 1) === 45 || text.charCodeAt(s - 1) === 46) s--;
+  const q = text.charCodeAt(s - 1);
+  if (!isQuote(q) || text.charCodeAt(end) !== q) return false;
+  CALL_PAIR.lastIndex = s - 1;
+  const m = CALL_PAIR.exec(text);
+  if (m === null) return false;
+  const [, , key, mid, , v] = m as unknown as [string, string, string, string, string, string];
+  if (!secretPair(key, v) || !literalSecret(v) || /\s/.test(v) || !(tokenish(v) || randomLooking(v) || symbolSecret(v))) return false;
+  const vs = m.index + key.length + 2 + mid.length + 1;
+  return p.claim(vs, vs + v.length, tag("secret"));
+};
+
+/**
+ * `KEY=value` on a line of its own (.env, `export`, Dockerfile ENV, Make `?=`): the value runs to
+ * the end of the line, whatever characters it holds (Django keys have `()%&`). Under a clearly
+ * secret CONSTANT name the value may hold spaces (`DB_PASSWORD=correct horse battery`).
+ */
+const ENV_LINE =
+  /^([ \t]*(?:export[ \t]+|ENV[ \t]+|set[ \t]+|-[ \t]+)?)([A-Za-z_][A-Za-z0-9_.]{0,63})([ \t]*(?:[:?+]|::)?=[ \t]*)([^\s"'`$][^\r\n]{0,4096}?)[ \t]*$/my;
+
+const ENV_OPERATOR = "=:?+";
+const ENV_LEAD = new Set(["", "export", "ENV", "set", "-"]);
+
+const envLine: NameRule = (p, i, start, end) => {
+  const { text } = p;
+  if ((p.kind(i) & SECRET_OR_WEAK) === 0 || !ENV_OPERATOR.includes(String.fromCharCode(nextSolid(text, end)))) return false;
+  const ls = p.lineStart(start);
+  if (ls === p.lastLine || !ENV_LEAD.has(text.slice(ls, start).trim())) return false; // one try per line, and only where the name leads it
+  p.lastLine = ls;
+  ENV_LINE.lastIndex = ls;
+  const m = ENV_LINE.exec(text);
+  if (m === null) return false;
+  const [, lead, key, sep, v] = m as unknown as [string, string, string, string, string];
+  const constant = /^[A-Z][A-Z0-9_]*$/.test(key);
+  if (/\s/.test(v) && !(keyClass(key) === 2 && constant && !/[|&;<>=$`]|\s-/.test(v))) return false;
+  if (!secretPair(key, v) || placeholderish(v) || !(tokenish(v.replace(/[;,]$/, "")) || constant || symbolSecret(v) || randomLooking(v)))
+    return false;
+  const vs = m.index + lead.length + key.length + sep.length;
+  return p.claim(vs, vs + v.length, tag("secret"));
+};
+
+/**
+ * key: value, key = value, "key": "value", KEY=value (dotenv), Go `:=`, `::=`, Make `?=`, PHP
+ * `.=`, `=>` (PHP and Ruby hashes), keys that start with a digit (`1password_token`); not a value
+ * an operator follows (`x = "a" in o`, `t = "a" + b`, `type T = 'a' | 'b'`, `c ? "a" : "b"`).
+ * Quotes may be escaped once (JSON inside a JSON string).
+ */
+const ASSIGN =
+  /(\\?["']|)([$:@]?[A-Za-z0-9_][A-Za-z0-9_.-]{0,63})\1([ \t]*)(::=|:=|\?=|\.=|\+=|=>|=(?![=>~])|:(?![:/]))([ \t]*)(?:"((?:[^"\\\r\n]|\\.){0,4096})"|'([^'\r\n]{0,4096})'|\\"((?:[^"\\\r\n]|\\[^"]){0,4096})\\"|([^\s"'`,;&}\])(<>\\]{1,4096}))(?![ \t]*(?:in\b|instanceof\b|[=!]==?|&&|\|\|?|\?|\+|:))/y;
+
+/** The same head, then a value of a symbol secret's characters (`symbolSecret`: a Django key, cut by no stop character). */
+const ASSIGN_HEAD = /(\\?["']|)([$:@]?[A-Za-z0-9_][A-Za-z0-9_.-]{0,63})\1[ \t]*(?:::=|:=|\?=|\.=|\+=|=>|=(?![=>~])|:(?![:/]))[ \t]*/y;
+
+const assignment: NameRule = (p, i, start) => {
+  const { text } = p;
+  if ((p.scan.marks & (M.EQ | M.COLON)) === 0 || (p.kind(i) & SECRET_OR_WEAK) === 0) return false;
+  const m = atName(text, ASSIGN, start);
+  if (m === null) {
+    // A value that starts with a character no bare value may start with (`(`, `&`): a symbol secret?
+    const head = atName(text, ASSIGN_HEAD, start);
+    return head !== null && symbolValue(p, head[2] as string, head.index + head[0].length);
+  }
+  const [, q, key, sp1, sep, sp2, dq, sq, edq, bare] = m as unknown as [
+    string,
+    string,
+    string,
+    string,
+    string,
+    string,
+    string?,
+    string?,
+    string?,
+    string?,
+  ];
+  const vs = m.index + q.length * 2 + key.length + sp1.length + sep.length + sp2.length;
+  if (!p.free(vs, vs + 1)) return false; // the value is claimed already (a provider's token)
+  const v0 = dq ?? sq ?? edq ?? bare ?? "";
+  if (!secretPair(key, v0)) return bare !== undefined && symbolValue(p, key, vs);
+  const at = (open: number, v: string) => p.claim(vs + open, vs + open + v.length, tag("secret"));
+  if (dq !== undefined) return literalSecret(dq) && at(1, dq);
+  if (sq !== undefined) return literalSecret(sq) && at(1, sq);
+  if (edq !== undefined) return literalSecret(edq) && at(2, edq);
+  const v = bare ?? "";
+  // A bare value stops at `&`, `(` and `)` (`f(token=abc)`, `token=abc&page=2`), which a Django key holds.
+  if (STOPS_IN_SYMBOLS.includes(text[vs + v.length] as string) && symbolValue(p, key, vs)) return true;
+  const dotenv = sep !== ":" && sp1 === "" && sp2 === "" && /^[A-Z][A-Z0-9_]*$/.test(key) && !placeholderish(v);
+  // A generated value that starts like a path (`/sHtXp…` base64) under a clearly secret name.
+  return (dotenv || tokenish(v) || ((p.kind(i) & K.SECRET) !== 0 && randomLooking(v))) && at(0, v);
+};
+
+const STOPS_IN_SYMBOLS = "&()";
+
+/** At vs, a symbol secret (`symbolSecret`: a Django key, unquoted) under `key`: claimed whole. */
+function symbolValue(p: Pass, key: string, vs: number): boolean {
+  SYMBOL_RUN.lastIndex = vs;
+  const s = SYMBOL_RUN.exec(p.text);
+  return s !== null && symbolSecret(s[0]) && secretPair(key, s[0]) && p.claim(vs, vs + s[0].length, tag("secret"));
+}
+
+/**
+ * "the password is hunter2-xyz9", "password hunter2" (.netrc), "Set DB_PASSWORD to …": a secret
+ * name, an optional verb, then a value that looks made up (letters and digits mixed).
+ */
+const PROSE =
+  /([A-Za-z0-9_][\w.-]{0,63})([ \t]+(?:(?:is|was|to|of|set to|now)[ \t]+)?)(["']?)([^\s"'`<>[\]]{6,256}?)\3([.,;:)!?]?)(?=\s|$)/y;
+
+const prose: NameRule = (p, i, start, end) => {
+  const c = p.text.charCodeAt(end);
+  if ((c !== 32 && c !== 9) || (p.kind(i) & SECRET_OR_WEAK) === 0) return false;
+  const m = atName(p.text, PROSE, start);
+  if (m === null) return false;
+  const [, key, sp, q, v] = m as unknown as [string, string, string, string, string];
+  if (!(keyClass(key) === 2 || weakSecretKey(key)) || !(madeUp(v) || symbolSecret(v))) return false;
+  const vs = m.index + key.length + sp.length + q.length;
+  return p.claim(vs, vs + v.length, tag("secret"));
+};
+
+/** The rules, in their order of precedence at one name: the first that claims a span there wins. */
+const RULES: readonly NameRule[] = [
+  authorization,
+  bearer,
+  connPassword,
+  urlToken,
+  cliFlag,
+  yamlBlock,
+  setter,
+  rawString,
+  callPair,
+  envLine,
+  assignment,
+  prose,
+];
+
+/**
+ * The names stage: each name the scan found, in text order, unless an earlier claim covers it
+ * (`secret_…` inside a Notion token names nothing), is offered to the rules in order.
+ */
+export function names(p: Pass): void {
+  const n = p.scan.names;
+  for (let i = 0; i < n.length; i += 3) {
+    const start = n[i] as number;
+    const end = n[i + 1] as number;
+    if (!p.free(start, end)) continue;
+    for (const rule of RULES) if (rule(p, i / 3, start, end, n[i + 2] as number)) break;
+  }
+}

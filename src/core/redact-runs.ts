@@ -1,0 +1,111 @@
+/**
+ * Redaction rules that look inside long runs of token characters (the scan's `runs`): provider
+ * formats (core/redact-providers.ts), JWTs, and secrets encoded in base64. Pure.
+ *
+ * Every one of these secrets is a run of 16 or more characters with no whitespace, quote,
+ * bracket, brace, comma or semicolon in it, and most of a typical text is shorter words, so
+ * only the runs are looked at; in a run, only the provider patterns whose literal prefix the
+ * run holds are tried.
+ */
+import { tag } from "./redact-judge.js";
+import type { Pass } from "./redact-pass.js";
+import { PROVIDER_CHECKS, PROVIDERS } from "./redact-providers.js";
+
+/** Text above this many characters is hashed without being scanned first (scanning it would cost more than it saves). */
+export const MAX_SCAN = 256 * 1024;
+
+/** A base64 run long enough to hold a secret (a kubeconfig's key data, a JWT or a credentials file encoded once). */
+const BASE64_RUN = /(?<![A-Za-z0-9+/])[A-Za-z0-9+/]{40,}={0,2}(?![A-Za-z0-9+/=])/g;
+
+const NONE: readonly number[] = [];
+/** The rules whose literals the scan does not look for (`ProviderRule.scanned`), ascending. */
+const UNSCANNED: readonly number[] = PROVIDERS.flatMap((r, i) => (r.scanned ? [] : [i]));
+
+/** Whether the run holds one of a rule's literals as its pattern spells them (the scan found them case-folded: `sk` in `task`). */
+function holdsOne(run: string, literals: readonly string[]): boolean {
+  for (const l of literals) if (run.includes(l)) return true;
+  return false;
+}
+
+/** A JSON Web Token: header and payload both start with `{"` (`eyJ`). */
+const JWT = /\beyJ[A-Za-z0-9_-]{8,}\.eyJ[A-Za-z0-9_-]{8,}\.[A-Za-z0-9_-]*/g;
+
+/** The value (0-63) of a base64 digit. */
+function b64(c: number): number {
+  if (c >= 65 && c <= 90) return c - 65;
+  if (c >= 97 && c <= 122) return c - 71;
+  if (c >= 48 && c <= 57) return c + 4;
+  return c === 43 ? 62 : 63;
+}
+
+/**
+ * Whether a base64 run decodes to text that holds a secret (a key block, a JWT, a token).
+ * Decoded text is mostly ASCII, whose bytes are under 128, so the first digit of each group of
+ * four is under 32: random base64 (a key's bytes, a hash, an image, most tokens) fails that on
+ * about every second group and is turned away before it is decoded. The bound is the one the
+ * decoded text is judged by (more than one byte in twenty outside printable ASCII is binary).
+ */
+function base64HidesSecret(p: Pass, run: string): boolean {
+  if (run.length > MAX_SCAN) return false;
+  const whole = run.length - (run.length % 4);
+  let high = 0;
+  for (let i = 0; i < whole; i += 4) if (b64(run.charCodeAt(i)) >= 32) high++;
+  if (high > ((whole / 4) * 3) / 20) return false;
+  let text: string;
+  try {
+    text = atob(run.slice(0, whole));
+  } catch {
+    return false;
+  }
+  let odd = 0;
+  for (let i = 0; i < text.length; i++) {
+    const c = text.charCodeAt(i);
+    if ((c < 32 && c !== 9 && c !== 10 && c !== 13) || c > 126) odd++;
+  }
+  if (odd > text.length / 20) return false; // binary: a key's random bytes, a hash, an image
+  return p.again(text) !== text;
+}
+
+/**
+ * The runs stage: in each long run, every provider rule whose literal the run holds (in table
+ * order: an earlier rule's claim hides its match from later ones), then JWTs, then base64 that
+ * hides a secret.
+ */
+export function runs(p: Pass): void {
+  const { text } = p;
+  const r = p.scan.runs;
+  for (let k = 0; k < r.length; k += 2) {
+    const start = r[k] as number;
+    const end = r[k + 1] as number;
+    const run = text.slice(start, end);
+    const found = p.scan.runRules[k >> 1] ?? NONE;
+    for (let f = 0, u = 0; f < found.length || u < UNSCANNED.length; ) {
+      // The rules the scan found and the ones it does not look for, merged in table order.
+      const a = found[f] ?? Number.MAX_SAFE_INTEGER;
+      const b = UNSCANNED[u] ?? Number.MAX_SAFE_INTEGER;
+      const i = a < b ? a : b;
+      if (a < b) f++;
+      else u++;
+      const rule = PROVIDERS[i] as (typeof PROVIDERS)[number];
+      if (run.length < rule.min || !holdsOne(run, rule.literals)) continue;
+      const check = PROVIDER_CHECKS[rule.id];
+      const re = rule.re();
+      re.lastIndex = 0;
+      for (let m = re.exec(run); m !== null; m = re.exec(run)) {
+        if (m[0].length === 0) re.lastIndex++;
+        else if (!check || check(m[0])) p.claim(start + m.index, start + m.index + m[0].length, tag(rule.id));
+      }
+    }
+    if (run.includes("eyJ")) {
+      JWT.lastIndex = 0;
+      for (let m = JWT.exec(run); m !== null; m = JWT.exec(run)) p.claim(start + m.index, start + m.index + m[0].length, tag("jwt"));
+    }
+    // Base64 last, and only in a run no rule claimed any of (most long runs in a text are the
+    // tokens just claimed): decoding and scanning again is this stage's dearest step. matchAll
+    // works on a copy of the pattern: judging a run redacts its decoded text, which runs this
+    // stage again and would reset a shared pattern's position.
+    if (run.length >= 40 && p.free(start, end))
+      for (const m of run.matchAll(BASE64_RUN))
+        if (base64HidesSecret(p, m[0])) p.claim(start + m.index, start + m.index + m[0].length, tag("base64-secret"));
+  }
+}

@@ -1,0 +1,336 @@
+/**
+ * Redaction's one tokenising pass, and the edits the rules make. Pure.
+ *
+ * `scanText` reads a text once, character by character, and notes what every rule needs to know
+ * whether (and where) to look: the secret-sounding names (`DB_PASSWORD`, `apiKey`, `--token`),
+ * found by one small automaton over the letters of each name; the long runs of token
+ * characters, where provider formats, JWTs and base64 can be; the rule words (`mysql`,
+ * `identified`, `value`, ...); and the operators and punctuation present (`=`, `://`, `--`,
+ * `-p`, `</`, `("`, ...). The rules then run only where their anchor stands: at a name, in a
+ * run, or on the whole text when its literal is present. Before this pass each of about 28
+ * rules ran its own literal test and regex over every text (docs/benchmarks.md, "Redaction").
+ *
+ * The rules do not rewrite the text one after another: each claims the span it would replace
+ * (`Pass.claim`), in rule order, and a span that overlaps one already claimed is refused, as a
+ * placeholder used to hide a secret from the rules after it. The text is rebuilt once, at the end.
+ */
+import { automaton, CLASS, K as CLASSES, UNKNOWN } from "./redact-automaton.js";
+import { keyClass, weakSecretKey } from "./redact-keys.js";
+import { PROVIDERS } from "./redact-providers.js";
+
+// ---------------------------------------------------------------------------------------------
+// Character classes
+
+/**
+ * Per ASCII character, one entry (`TABLE`): its class in the literal automaton (low 6 bits),
+ * these flags, and its marks. One load per character, and a branch into `special` only for the
+ * few characters that need one (`-`, `/`, quotes, `#`, `:`, `=`).
+ */
+const F_NAME = 1 << 6; // [A-Za-z0-9_.-]: a name's characters
+const F_BREAK = 1 << 7; // ends a run of token characters: whitespace "'`<>\[]{},;
+const F_SPECIAL = 1 << 8;
+const DIGIT_SHIFT = 9;
+const F_DIGIT = 1 << DIGIT_SHIFT;
+
+/**
+ * Marks: characters and short shapes a text holds (`Scan.marks`). The first 13 are single
+ * characters, kept in the character table (bits 10 and up) so one load per character gives them.
+ */
+export const M = {
+  EQ: 1 << 0, // =
+  COLON: 1 << 1, // :
+  AT: 1 << 2, // @
+  DOLLAR: 1 << 3, // $
+  PIPE: 1 << 4, // |
+  GT: 1 << 5, // >
+  QUOTE: 1 << 6, // ' or "
+  SQUOTE: 1 << 7, // '
+  BACKTICK: 1 << 8, // `
+  SEMI: 1 << 9, // ;
+  URL_SEP: 1 << 10, // ? & # ;
+  COMMA: 1 << 11, // , or ]
+  PERCENT: 1 << 12, // %
+  URL: 1 << 13, // ://
+  CLOSE_TAG: 1 << 14, // </
+  CALL_QUOTE: 1 << 15, // (" or ('
+  RAW: 1 << 16, // r" or r#
+  ESCAPED_SLASH: 1 << 17, // \/
+  DASH2: 1 << 18, // --
+  DASH_P: 1 << 19, // -p
+  DASH_U: 1 << 20, // -u
+  RUN_EQ: 1 << 21, // `=` in a run of 24 or more characters
+} as const;
+
+const CHAR_MARKS: readonly (readonly [string, number])[] = [
+  ["=", M.EQ],
+  [":", M.COLON],
+  ["@", M.AT],
+  ["$", M.DOLLAR],
+  ["|", M.PIPE],
+  [">", M.GT],
+  ["'\"", M.QUOTE],
+  ["'", M.SQUOTE],
+  ["`", M.BACKTICK],
+  [";", M.SEMI],
+  ["?&#;", M.URL_SEP],
+  [",]", M.COMMA],
+  ["%", M.PERCENT],
+];
+const MARK_SHIFT = 10;
+
+const TABLE = new Uint32Array(128);
+for (let c = 0; c < 128; c++) {
+  const ch = String.fromCharCode(c);
+  let e = CLASS[c] as number;
+  if (/[A-Za-z0-9_.-]/.test(ch)) e |= F_NAME;
+  else if (/[\s"'`<>\\[\]{},;]/.test(ch)) e |= F_BREAK;
+  if (/[0-9]/.test(ch)) e |= F_DIGIT;
+  if (/[-/"'#:=]/.test(ch)) e |= F_SPECIAL;
+  for (const [chars, m] of CHAR_MARKS) if (chars.includes(ch)) e |= m << MARK_SHIFT;
+  TABLE[c] = e;
+}
+
+/** Whitespace beyond ASCII (what `\s` matches): these end a run too. */
+function unicodeSpace(c: number): boolean {
+  return (
+    c === 0xa0 ||
+    c === 0x1680 ||
+    (c >= 0x2000 && c <= 0x200a) ||
+    c === 0x2028 ||
+    c === 0x2029 ||
+    c === 0x202f ||
+    c === 0x205f ||
+    c === 0x3000 ||
+    c === 0xfeff
+  );
+}
+
+/** [A-Za-z0-9_.-] */
+export function nameChar(c: number): boolean {
+  return c < 128 && ((TABLE[c] as number) & F_NAME) !== 0;
+}
+
+// ---------------------------------------------------------------------------------------------
+// Literals: one automaton (core/redact-automaton.ts) for every word a rule looks for and every
+// provider format's literal prefix
+
+/** Word bits (`Scan.words`). HINT: a word one of which every secret name holds. */
+export const W = {
+  HINT: 1 << 0,
+  BASIC: 1 << 1,
+  IDENTIFIED: 1 << 2,
+  VALUE: 1 << 3,
+  CLIENT: 1 << 4, // mysql, mariadb, sshpass, login: commands that take `-p`
+  PRIVATE: 1 << 5,
+  STDIN: 1 << 6,
+  NAME: 1 << 7,
+  PUTTY: 1 << 8, // private-lines
+  // Words a rule needs at the end of a name (`Scan.names`' third field):
+  SCHEME: 1 << 9, // bearer, basic, token: `Bearer <token>`
+  HEADER: 1 << 10, // authorization, cookie, api-key, auth-token: `Authorization: …`
+  PASSWORD: 1 << 11, // password, pwd: `Password=…;`
+} as const;
+/** Set on a state where a provider's literal ends (`Automaton.ids` holds which). */
+const PROVIDER = 1 << 12;
+/** The word bits a name keeps when the word ends it. */
+const END_WORDS = W.SCHEME | W.HEADER | W.PASSWORD;
+
+/** The words one of which every secret name contains (keyClass 2, session and weak names alike). */
+const HINTS =
+  "pass pwd secret token key auth cookie cred otp mfa pin cvv cvc csc ssn csrf xsrf bearer jwt signature code verifier sess sid pat salt seed sig hmac pw";
+
+const WORDS: readonly (readonly [string, number])[] = [
+  ...HINTS.split(" ").map((w) => [w, W.HINT] as const),
+  ["basic", W.BASIC | W.SCHEME],
+  ["bearer", W.SCHEME],
+  ["token", W.SCHEME],
+  ["identified", W.IDENTIFIED],
+  ["value", W.VALUE],
+  ["name", W.NAME],
+  ["mysql", W.CLIENT],
+  ["mariadb", W.CLIENT],
+  ["sshpass", W.CLIENT],
+  ["login", W.CLIENT],
+  ["private", W.PRIVATE],
+  ["private-lines", W.PUTTY],
+  ["stdin", W.STDIN],
+  ["authorization", W.HEADER],
+  ["cookie", W.HEADER],
+  ["api-key", W.HEADER],
+  ["auth-token", W.HEADER],
+  ["password", W.PASSWORD],
+  ["pwd", W.PASSWORD],
+];
+
+/** Words that make the name holding them worth a rule's look (`Scan.names`). */
+const NAME_WORDS = W.HINT | W.BASIC;
+
+const AC = automaton([
+  ...WORDS.map(([text, bits]) => ({ text, bits, id: -1 })),
+  ...PROVIDERS.flatMap((r, id) => (r.scanned ? r.hints.map((text) => ({ text, bits: PROVIDER, id })) : [])),
+]);
+const { delta: DELTA, bits: BITS, ids: IDS, resolve } = AC;
+
+// ---------------------------------------------------------------------------------------------
+// The scan
+
+export interface Scan {
+  /** `M` bits. */
+  marks: number;
+  /** `W` bits. */
+  words: number;
+  /**
+   * Names holding a hint word, as triples: [start, end) (leading `-` and `.` left out: `--token`
+   * → `token`), and the `W` bits of the word that ends the name (SCHEME, HEADER, PASSWORD) or 0.
+   */
+  names: number[];
+  /** Runs of 16 or more token characters (none of whitespace "'`<>\[]{},;), as [start, end) pairs. */
+  runs: number[];
+  /** Per run: the provider rules (indexes into PROVIDERS, ascending) whose literal it holds; undefined when none. */
+  runRules: (number[] | undefined)[];
+  colons: number;
+  /** Digits in the text. */
+  digits: number;
+  /** Where the last `=` stood (-1: none yet). */
+  lastEq: number;
+}
+
+/** Runs shorter than this hold no provider format (the shortest is 16 characters). */
+export const MIN_RUN = 16;
+
+export function scanText(text: string): Scan {
+  const n = text.length;
+  const s: Scan = { marks: 0, words: 0, names: [], runs: [], runRules: [], colons: 0, digits: 0, lastEq: -1 };
+  let marks = 0;
+  let words = 0;
+  let digits = 0;
+  let rules = false;
+  let runStart = 0;
+  let nameEnd = 0; // the end of the last name found
+  let st = 0;
+  for (let i = 0; i < n; i++) {
+    const c = text.charCodeAt(i);
+    if (c >= 128) {
+      st = 0;
+      if (!unicodeSpace(c)) continue;
+    } else {
+      const e = TABLE[c] as number;
+      marks |= e >>> MARK_SHIFT;
+      digits += (e >>> DIGIT_SHIFT) & 1;
+      const k = e & 63;
+      if (k === 0) st = 0;
+      else {
+        const t = DELTA[st * CLASSES + k] as number;
+        st = t !== UNKNOWN ? t : resolve(st, k);
+        const o = BITS[st] as number;
+        if (o !== 0) {
+          words |= o;
+          // A hint word: the name around it (found once per name; the letters are part of one).
+          if ((o & NAME_WORDS) !== 0 && i >= nameEnd) nameEnd = pushName(text, s.names, i);
+          if ((o & END_WORDS) !== 0 && i === nameEnd - 1) s.names[s.names.length - 1] = o & END_WORDS;
+          if ((o & PROVIDER) !== 0) rules = addRules(st);
+        }
+      }
+      if ((e & F_SPECIAL) !== 0) marks |= special(s, text, i, c);
+      if ((e & F_BREAK) === 0) continue;
+    }
+    // A break: the run before it ends.
+    if (i - runStart >= MIN_RUN) marks |= pushRun(s, runStart, i, rules);
+    else if (rules) takeRules();
+    rules = false;
+    runStart = i + 1;
+  }
+  if (n - runStart >= MIN_RUN) marks |= pushRun(s, runStart, n, rules);
+  else if (rules) takeRules();
+  s.marks = marks;
+  s.words = words;
+  s.digits = digits;
+  return s;
+}
+
+/** The marks of a `-`, `/`, quote, `#`, `:` or `=` at i; counts colons, notes the last `=`. */
+function special(s: Scan, text: string, i: number, c: number): number {
+  const prev = text.charCodeAt(i - 1);
+  switch (c) {
+    case 45: {
+      // -
+      const next = text.charCodeAt(i + 1);
+      return (prev === 45 ? M.DASH2 : 0) | (next === 112 ? M.DASH_P : next === 117 ? M.DASH_U : 0);
+    }
+    case 47: // /
+      if (prev === 47) return text.charCodeAt(i - 2) === 58 ? M.URL : 0;
+      return prev === 60 ? M.CLOSE_TAG : prev === 92 ? M.ESCAPED_SLASH : 0;
+    case 34: // "
+      return prev === 40 ? M.CALL_QUOTE : prev === 114 ? M.RAW : 0;
+    case 39: // '
+      return prev === 40 ? M.CALL_QUOTE : 0;
+    case 35: // #
+      return prev === 114 ? M.RAW : 0;
+    case 58: // :
+      s.colons++;
+      return 0;
+    case 61: // =
+      s.lastEq = i;
+      return 0;
+  }
+  return 0;
+}
+
+function pushRun(s: Scan, start: number, end: number, rules: boolean): number {
+  s.runs.push(start, end);
+  s.runRules.push(rules ? takeRules() : undefined);
+  return s.lastEq >= start && end - start >= 24 ? M.RUN_EQ : 0;
+}
+
+/** The provider rules the current run holds a literal of, as a bit set (a scratch shared by every scan: the scan never runs inside itself). */
+const RULE_BITS = new Uint32Array(Math.ceil(PROVIDERS.length / 32));
+
+function addRules(state: number): true {
+  for (const id of IDS[state] as number[]) RULE_BITS[id >> 5] = (RULE_BITS[id >> 5] as number) | (1 << (id & 31));
+  return true;
+}
+
+/** The rules `addRules` noted, ascending; the bit set is left clear. */
+function takeRules(): number[] {
+  const out: number[] = [];
+  for (let w = 0; w < RULE_BITS.length; w++) {
+    let b = RULE_BITS[w] as number;
+    if (b === 0) continue;
+    RULE_BITS[w] = 0;
+    for (let bit = 0; b !== 0; bit++, b >>>= 1) if ((b & 1) !== 0) out.push(w * 32 + bit);
+  }
+  return out;
+}
+
+/**
+ * Note the name (a run of [A-Za-z0-9_.-]) around position i, leading `-` and `.` left out, with
+ * no end word yet (the scan sets it when a word ends the name); its end, or i + 1 when it is
+ * only dashes and dots.
+ */
+function pushName(text: string, names: number[], i: number): number {
+  let start = i;
+  while (start > 0 && nameChar(text.charCodeAt(start - 1))) start--;
+  let end = i + 1;
+  while (end < text.length && nameChar(text.charCodeAt(end))) end++;
+  while (start < end && (text.charCodeAt(start) === 45 || text.charCodeAt(start) === 46)) start++;
+  names.push(start, end, 0);
+  return end;
+}
+
+// ---------------------------------------------------------------------------------------------
+// Names: what a name says about its value
+
+/** Kind bits of a name: SECRET (keyClass 2), SESSION (keyClass 1), WEAK (`…_KEY`: secret when its value looks random). */
+export const K = { SECRET: 1, SESSION: 2, WEAK: 4 } as const;
+const kindCache = new Map<string, number>();
+
+export function nameKind(name: string): number {
+  let k = kindCache.get(name);
+  if (k === undefined) {
+    const c = keyClass(name);
+    k = c === 2 ? K.SECRET : c === 1 ? K.SESSION : weakSecretKey(name) ? K.WEAK : 0;
+    if (kindCache.size > 4096) kindCache.clear();
+    kindCache.set(name, k);
+  }
+  return k;
+}

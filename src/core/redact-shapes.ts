@@ -1,0 +1,209 @@
+/**
+ * Redaction rules for shapes that are not anchored at one name: key blocks, passwords in URLs,
+ * command lines and SQL, password hashes, `.pgpass` lines, name/value pairs, XML elements,
+ * high-entropy environment values and card numbers. Pure.
+ *
+ * Each runs over the whole text, and only when the scan saw its literal or operator (`://` and
+ * `@`, `-p` and a client's name, `$`, `</`, four digits in a row, ...), which few texts hold.
+ */
+import { entropy, literalSecret, luhn, placeholderish, secretPair, tag } from "./redact-judge.js";
+import type { Pass } from "./redact-pass.js";
+import { M, W } from "./redact-scan.js";
+
+/** One rule over the whole text: its pattern and, per match, the span it claims and what replaces it (none: keep). */
+interface Shape {
+  gate: (p: Pass) => boolean;
+  re: RegExp;
+  claim: (m: RegExpExecArray, p: Pass) => readonly [start: number, end: number, by: string] | undefined;
+}
+
+function apply(p: Pass, s: Shape): void {
+  if (!s.gate(p)) return;
+  const { re } = s;
+  re.lastIndex = 0;
+  for (let m = re.exec(p.text); m !== null; m = re.exec(p.text)) {
+    if (m[0].length === 0) {
+      re.lastIndex++;
+      continue;
+    }
+    const c = s.claim(m, p);
+    if (c !== undefined) p.claim(c[0], c[1], c[2]);
+  }
+}
+
+/** Claim group n of a match whose groups 1..n follow one another with nothing between them. */
+const group = (m: RegExpExecArray, n: number, by: string): readonly [number, number, string] => {
+  let at = m.index;
+  for (let g = 1; g < n; g++) at += (m[g] ?? "").length;
+  return [at, at + (m[n] as string).length, by];
+};
+
+const has = (marks: number) => (p: Pass) => (p.scan.marks & marks) === marks;
+
+/** A block with or without its END line (a cut or escaped block still goes). */
+export const privateKey: Shape = {
+  gate: (p) => (p.scan.words & W.PRIVATE) !== 0 && p.text.includes("PRIVATE KEY"),
+  re: /-----BEGIN[A-Z0-9 ]{0,40} PRIVATE KEY(?: BLOCK)?-----[\s\S]*?(?:-----END[A-Z0-9 ]{0,40} PRIVATE KEY(?: BLOCK)?-----|$)/g,
+  claim: (m) => [m.index, m.index + m[0].length, tag("private-key")],
+};
+
+/** A PuTTY .ppk file's private part: `Private-Lines: N` and the base64 lines after it. */
+export const puttyKey: Shape = {
+  gate: (p) => (p.scan.words & W.PUTTY) !== 0,
+  re: /(Private-Lines:[ \t]*\d+[ \t]*\r?\n)(?:[A-Za-z0-9+/=]+(?:\r?\n|$))+/gi,
+  claim: (m) => [m.index + (m[1] as string).length, m.index + m[0].length, `${tag("private-key")}\n`],
+};
+
+/** `scheme://user:<password>@host`: the password runs to the last `@` before the host (`p@ss:w0rd` is one password). */
+export const urlPassword: Shape = {
+  gate: has(M.URL | M.AT),
+  re: /\b([a-z][a-z0-9+.-]{1,31}:\/\/)([^\s:@/?#"'<>]{0,256}):([^\s/?#"'<>]{1,256})@/gi,
+  claim: (m) => {
+    const pass = m[3] as string;
+    if (placeholderish(pass)) return undefined;
+    const s = m.index + (m[1] as string).length + (m[2] as string).length + 1;
+    return [s, s + pass.length, tag("password")];
+  },
+};
+
+/** curl/wget/httpie style `-u user:password`, `--user user:password`, `--proxy-user u:p` */
+export const userPassword: Shape = {
+  gate: (p) => (p.scan.marks & (M.DASH_U | M.DASH_P)) !== 0,
+  re: /(?<![\w-])(-u|--user|--proxy-user|--http-password)([ \t]+|=)(["']?)([^\s:"'`]*):([^\s"'`]+)\3/g,
+  claim: (m) => {
+    const pass = m[5] as string;
+    if (placeholderish(pass)) return undefined;
+    const s = m.index + (m[1] as string).length + (m[2] as string).length + (m[3] as string).length + (m[4] as string).length + 1;
+    return [s, s + pass.length, tag("password")];
+  },
+};
+
+/**
+ * `mysql -pSECRET` (glued, as the MySQL clients take it), `sshpass -p SECRET`, `docker login -p SECRET`.
+ * The middle is bounded: unbounded, it rescanned to the line's end from every `login`/`mysql` (quadratic).
+ */
+export const cliPassword: Shape = {
+  gate: (p) => (p.scan.marks & M.DASH_P) !== 0 && (p.scan.words & W.CLIENT) !== 0,
+  re: /\b(mysql\w*|mariadb[\w-]*|sshpass|login)\b([^\r\n|;&]{0,200}?[ \t])(-p)([ \t]*)(["']?)(-?[^\s"'`-][^\s"'`]*)\5/g,
+  claim: (m) => {
+    const [, cmd, , , sp, , v] = m as unknown as [string, string, string, string, string, string, string];
+    const glued = sp === "";
+    if (glued !== cmd.toLowerCase().startsWith("m") || placeholderish(v)) return undefined;
+    if (v.startsWith("-") && (v.length < 12 || !/\d/.test(v))) return undefined; // the next flag, not a password that starts with `-`
+    return group(m, 6, tag("password"));
+  },
+};
+
+/**
+ * SQL `IDENTIFIED BY '…'` and `PASSWORD '…'`. Not a quoted key (`'password': 'x'` in a Python
+ * dict is the assignment rule's): there the first "value" would be the `': '` between key and
+ * value, and the secret would stay.
+ */
+export const sqlPassword: Shape = {
+  gate: (p) => (p.scan.marks & M.SQUOTE) !== 0 && ((p.scan.words & W.IDENTIFIED) !== 0 || p.scan.names.length > 0),
+  re: /\b(IDENTIFIED[ \t]+BY|(?<!['"])PASSWORD(?!['"]))([ \t]*=?[ \t]*)'(?![ \t]*[:,])([^'\r\n]{1,256})'/gi,
+  claim: (m) => {
+    if (placeholderish(m[3] as string)) return undefined;
+    const [s, e] = group(m, 3, "");
+    return [s + 1, e + 1, tag("password")];
+  },
+};
+
+/** htpasswd and /etc/shadow entries, bcrypt/argon2 hashes: an offline-crackable password. */
+export const passwordHash: Shape = {
+  gate: has(M.DOLLAR),
+  re: /(?<![\w$])\$(?:(?:apr1|1|5|6)\$[./A-Za-z0-9]{1,16}\$[./A-Za-z0-9]{20,}|2[abxy]\$\d{2}\$[./A-Za-z0-9]{53}|y\$[./A-Za-z0-9]+\$[./A-Za-z0-9]+\$[./A-Za-z0-9]{20,}|argon2(?:id|i|d)\$v=\d+\$[^$\s]+\$[A-Za-z0-9+/]+\$[A-Za-z0-9+/]{16,})/g,
+  claim: (m) => [m.index, m.index + m[0].length, tag("password-hash")],
+};
+
+/** A .pgpass line's port field (or `*`): few texts with four colons have one. */
+const PORT = /:(?:\d{1,5}|\*):[^\s:]/;
+
+/** A .pgpass line: host:port:database:user:password, the whole line. */
+export const pgpass: Shape = {
+  gate: (p) => p.scan.colons >= 4 && PORT.test(p.text),
+  re: /^([^\s:#]+:(?:\d{1,5}|\*):[^\s:]+:[^\s:]+:)([^\s:]{4,256})[ \t]*$/gm,
+  claim: (m) => (placeholderish(m[2] as string) ? undefined : group(m, 2, tag("password"))),
+};
+
+/** `https://<token>@github.com`: a token as the user name, no colon. */
+export const urlUserToken: Shape = {
+  gate: has(M.URL | M.AT),
+  re: /\b([a-z][a-z0-9+.-]{1,31}:\/\/)([A-Za-z0-9_-]{20,256})@/gi,
+  claim: (m) => {
+    const user = m[2] as string;
+    return /\d/.test(user) && /[A-Za-z]/.test(user) && entropy(user) >= 3 ? group(m, 2, tag("token")) : undefined;
+  },
+};
+
+/** `echo pw | docker login --password-stdin`: what is echoed is the password. */
+export const passwordStdin: Shape = {
+  gate: (p) => (p.scan.words & W.STDIN) !== 0,
+  re: /\b(echo|printf)([ \t]+(?:-[ne][ \t]+|'%s(?:\\n)?'[ \t]+|"%s(?:\\n)?"[ \t]+)?)(["']?)([^\s|"'$]{1,256})\3([ \t]*\|[ \t]*[^\r\n|]{0,200}?--password-stdin)/g,
+  claim: (m) => (placeholderish(m[4] as string) ? undefined : group(m, 4, tag("password"))),
+};
+
+/** <add key="API_TOKEN" value="…"/>, `- name: API_TOKEN` / `value: …` (Kubernetes env, HAR headers) */
+export const nameValue: Shape = {
+  gate: (p) => (p.scan.words & W.VALUE) !== 0 && (p.scan.words & (W.NAME | W.HINT)) !== 0 && p.scan.names.length > 0,
+  re: /\b(key|name)(["']?[ \t]*[=:][ \t]*)(["']?)([A-Za-z0-9_.-]{1,64})\3([ \t,]*\r?\n?[ \t]*["']?)(value)(["']?[ \t]*[=:][ \t]*)("[^"\r\n]*"|'[^'\r\n]*'|[^\s,}>/]+)/gi,
+  claim: (m) => {
+    const name = m[4] as string;
+    const v = m[8] as string;
+    const bare = v.replace(/^["']|["']$/g, "");
+    if (!secretPair(name, bare) || !literalSecret(bare)) return undefined;
+    const vq = /^["']/.test(v) ? (v[0] as string) : "";
+    const end = m.index + m[0].length;
+    return [end - v.length, end, `${vq}${tag("secret")}${vq}`];
+  },
+};
+
+/** `<password>…</password>` */
+export const xmlElement: Shape = {
+  gate: (p) => (p.scan.marks & M.CLOSE_TAG) !== 0 && p.scan.names.length > 0,
+  re: /<([A-Za-z_][\w.:-]{0,63})>([^<>\s]{1,4096})<\/\1>/g,
+  claim: (m) => {
+    const name = m[1] as string;
+    const v = m[2] as string;
+    if (!secretPair(name, v) || !literalSecret(v)) return undefined;
+    const vs = m.index + name.length + 2;
+    return [vs, vs + v.length, tag("secret")];
+  },
+};
+
+/** An environment-style assignment of a random-looking value whose name does not say "secret". */
+export const highEntropy: Shape = {
+  gate: has(M.RUN_EQ),
+  re: /(?<![A-Za-z0-9_])([A-Z][A-Z0-9_]{2,63})=([A-Za-z0-9+/=_\-.~]{20,})(?![A-Za-z0-9+/=_\-.~])/g,
+  claim: (m) => {
+    const v = m[2] as string;
+    if (/^[0-9a-f-]+$/i.test(v) || /^[\d.]+$/.test(v)) return undefined; // hex hashes, UUIDs, versions
+    if (!(/[a-z]/.test(v) && /[A-Z]/.test(v) && /\d/.test(v)) || entropy(v) < 3.5) return undefined;
+    const vs = m.index + (m[1] as string).length + 1;
+    return [vs, vs + v.length, tag("high-entropy")];
+  },
+};
+
+/** Words that say the number after them is a card. */
+const CARD_CONTEXT = /card|\bcc|\bpan\b|visa|master|amex|discover|credit|debit|payment|billing|cvv|\bacct|account/i;
+
+/** Card numbers: Luhn-checked, printed in fours (Amex 4-6-5), or unseparated with a card-ish word just before. */
+export const card: Shape = {
+  gate: (p) => p.scan.digits >= 13,
+  re: /(?<![\d.])(?:\d[ -]?){12,18}\d(?![\d.])/g,
+  claim: (m, p) => {
+    const digits = m[0].replace(/[ -]/g, "");
+    const grouped = /[ -]/.test(m[0]);
+    if (digits.length < 13 || digits.length > 19 || !/^[3-6]/.test(digits)) return undefined;
+    if (!grouped && digits.length !== 15 && digits.length !== 16) return undefined;
+    // Ids, trace ids and order numbers are 15-16 digits too (one in ten passes Luhn): an
+    // unseparated number is a card only with a card-ish word just before it.
+    // A secret claimed just before is not context: its random letters hold `cc`, `pan`, `visa`.
+    if (!grouped && !CARD_CONTEXT.test(p.text.slice(Math.max(p.claimedUpTo(m.index), m.index - 48), m.index))) return undefined;
+    // Cards are printed in fours (Amex 4-6-5); other groupings are ids and numbers.
+    if (grouped && !/^\d{4}([ -])\d{4}\1\d{4}\1\d{1,7}$/.test(m[0]) && !/^\d{4}([ -])\d{6}\1\d{5}$/.test(m[0])) return undefined;
+    return luhn(digits) ? [m.index, m.index + m[0].length, tag("card")] : undefined;
+  },
+};
+
+export { apply as applyShape, type Shape };

@@ -1,0 +1,121 @@
+/**
+ * `redactText`: every secret the value rules recognise in a piece of free text, replaced by
+ * `[redacted:<category>]`. Pure.
+ *
+ * One scan (core/redact-scan.ts) notes the names, runs, words and operators a text holds; then
+ * the stages below run in order, each only where its anchor stands, each claiming the spans it
+ * would replace. A span that overlaps an earlier claim is refused, so the more specific rules
+ * (key blocks, provider formats) win over the generic ones (assignments, prose) that follow,
+ * and the text is rebuilt once. The order is the rules' order of precedence.
+ */
+import { names } from "./redact-named.js";
+import { Pass } from "./redact-pass.js";
+import { MAX_SCAN, runs } from "./redact-runs.js";
+import { M, scanText, W } from "./redact-scan.js";
+import * as S from "./redact-shapes.js";
+
+export { MAX_SCAN };
+
+type Stage = readonly [id: string, run: (p: Pass) => void];
+
+const shape = (id: string, s: S.Shape): Stage => [id, (p) => S.applyShape(p, s)];
+
+/** The stages, in their order of precedence. */
+const STAGES: readonly Stage[] = [
+  shape("private-key", S.privateKey),
+  shape("putty-key", S.puttyKey),
+  ["provider", runs], // provider formats, base64 that hides a secret, JWTs
+  shape("url-password", S.urlPassword),
+  shape("user-password", S.userPassword),
+  shape("cli-password", S.cliPassword),
+  shape("sql-password", S.sqlPassword),
+  shape("password-hash", S.passwordHash),
+  shape("pgpass", S.pgpass),
+  shape("url-user-token", S.urlUserToken),
+  shape("password-stdin", S.passwordStdin),
+  shape("name-value", S.nameValue),
+  shape("xml-element", S.xmlElement),
+  // At each secret-sounding name: headers, `Bearer`, connection strings, URL parameters, CLI
+  // flags, YAML blocks, setters, raw strings, call pairs, env lines, assignments, prose.
+  ["names", names],
+  shape("high-entropy", S.highEntropy),
+  shape("card", S.card),
+];
+
+/** The value rules' ids, in their order of precedence (most are also the `<category>` in `[redacted:<category>]`). */
+export const VALUE_RULES: readonly string[] = Object.freeze(STAGES.map(([id]) => id));
+
+/**
+ * Replace every secret the value rules recognise in a piece of free text (an error message, an
+ * observation, a command line). Text that contains nothing recognisable comes back unchanged
+ * (the same string).
+ */
+export function redactText(input: string): string {
+  if (input.length < 8) return input;
+  // Encoded runs first: a provider pattern would otherwise take an encoded token's head and leave its tail.
+  const text = (input.includes("%") || input.includes("\\/")) && ENCODED.test(input) ? decodedPass(input) : input;
+  return redactPlain(text);
+}
+
+/**
+ * What can start a match with neither a secret-sounding name nor a long run in the text:
+ * `://…@`, `-u user:pw`, `-pSECRET`, `$2y$…`, card numbers (13 digits), a PuTTY key's
+ * `Private-Lines`, `IDENTIFIED BY '…'`; and `.pgpass` lines (four colons).
+ */
+const QUIET_MARKS = M.URL | M.DASH_U | M.DASH_P | M.DOLLAR;
+const QUIET_WORDS = W.PRIVATE | W.IDENTIFIED;
+
+/** `redactText` without the decoding of URL-encoded and JSON-escaped runs. */
+function redactPlain(text: string): string {
+  const scan = scanText(text);
+  if (
+    scan.names.length === 0 &&
+    scan.runs.length === 0 &&
+    (scan.marks & QUIET_MARKS) === 0 &&
+    (scan.words & QUIET_WORDS) === 0 &&
+    scan.colons < 4 &&
+    scan.digits < 13
+  )
+    return text;
+  const p = new Pass(text, scan, redactText);
+  for (const [, run] of STAGES) run(p);
+  return p.result();
+}
+
+/** A percent escape or a JSON-escaped slash somewhere in a text. */
+const ENCODED = /%[0-9A-Fa-f]{2}|\\\//;
+
+/** A run that may hold a percent escape or a JSON-escaped slash (tested per run: one pattern for both would backtrack). */
+const ENCODED_RUN = /[^\s"'<>`]{16,}/g;
+
+/**
+ * Secrets the rules cannot see where they stand: URL-encoded (`token%3Dghp_…`, `%22ghp_…`,
+ * `id_token%3DeyJ…`) or with JSON-escaped slashes (`https:\/\/hooks.slack.com\/…`). Each such
+ * run is decoded and scanned again; a run that then holds a secret is stored decoded and
+ * redacted (the same text, spelled plainly), every other run is left as it was. A run that,
+ * as written, ends in a secret the rules take whole (a Django key, whose alphabet has `%` and
+ * `+`: `SECRET_KEY=…q%63dn7b&)…`) is left to the main pass: decoding would turn `%63` into `c`
+ * and `+` into a space, and cut the key there.
+ */
+function secretToEnd(run: string): boolean {
+  const p = new Pass(run, scanText(run), redactText);
+  for (const [, stage] of STAGES) stage(p);
+  return p.claimedUpTo(run.length) === run.length;
+}
+function decodedPass(text: string): string {
+  return text.replace(ENCODED_RUN, (run) => {
+    if (!/%[0-9A-Fa-f]{2}|\\\//.test(run)) return run;
+    if (secretToEnd(run)) return run;
+    let plain = run.replaceAll("\\/", "/");
+    if (/%[0-9A-Fa-f]{2}/.test(plain)) {
+      try {
+        plain = decodeURIComponent(plain.replace(/\+/g, " "));
+      } catch {
+        plain = plain.replace(/%([0-9A-Fa-f]{2})/g, (_m, h: string) => String.fromCharCode(Number.parseInt(h, 16)));
+      }
+    }
+    if (plain === run) return run;
+    const r = redactText(plain);
+    return r === plain ? run : r;
+  });
+}

@@ -1,0 +1,221 @@
+/** Doctor's checks of the workspace around the store: its settings, the server file, the ledger, hooks, file modes. */
+import { existsSync, unlinkSync } from "node:fs";
+import type { JsonObject } from "../../core/types.js";
+import { readCheckpointConfig } from "../checkpoint-config.js";
+import { configPath, configSection } from "../config-file.js";
+import { hookFailures } from "../hook-log.js";
+import { looseModes, tightenAll } from "../private-files.js";
+import { readServerFile, releaseServerFile, serverAlive, serverFilePath, serverIdentity } from "../server-file.js";
+import { readSpiralConfig } from "../spiral.js";
+import { type Check, type Found, SAMPLE } from "./check.js";
+
+/** Hook failures older than this are history, not a finding. */
+const HOOK_FAILURE_WINDOW_MS = 7 * 24 * 60 * 60 * 1000;
+
+const HOOK_SERVER_MODES = ["auto", "use", "off", "0", "false", "no"];
+
+/**
+ * Every setting of `.baton/config.json` read as the code that uses it reads it. A file that
+ * cannot be read at all stops Baton before doctor runs (`bad_input` from every command); this
+ * finds the settings only some commands read (checkpoints, the spiral detector, the hooks).
+ */
+export const config: Check = {
+  name: "config",
+  reads: ".baton/config.json's settings (checkpoints, spiral, hooks), as the code that uses each reads it",
+  async run({ deps }) {
+    const problems: string[] = [];
+    const attempt = (read: () => unknown) => {
+      try {
+        read();
+      } catch (err) {
+        problems.push((err as Error).message);
+      }
+    };
+    attempt(() => readCheckpointConfig(deps.batonDir));
+    attempt(() => readSpiralConfig(deps.batonDir));
+    attempt(() => {
+      const server = configSection(deps.batonDir, "hooks")?.server;
+      if (server !== undefined && !(typeof server === "string" && HOOK_SERVER_MODES.includes(server.trim().toLowerCase())))
+        throw new Error(
+          `${configPath(deps.batonDir)}: hooks.server must be "auto", "use" or "off"; hooks run in their own process until it is fixed`,
+        );
+    });
+    return problems.map((message) => ({
+      code: "config_invalid",
+      severity: "error" as const,
+      message: `${message}; the commands and hooks that read it fail (hooks let the tool through and log it)`,
+      evidence: { file: ".baton/config.json" },
+      fix: `edit ${configPath(deps.batonDir)}`,
+    }));
+  },
+};
+
+export const server: Check = {
+  name: "server",
+  reads: ".baton/server.json and whether the process it names is that server (matchProcess, the rule clients use)",
+  fix: {
+    codes: ["server_file_invalid", "server_file_stale"],
+    does: "removes the file, after checking again that no server it names runs",
+    key: () => "server-file",
+    subject: () => ".baton/server.json",
+    async apply(_f, { deps }) {
+      const file = serverFilePath(deps.batonDir);
+      if (!existsSync(file)) return "already gone";
+      const info = readServerFile(deps.batonDir);
+      if (!info) {
+        try {
+          unlinkSync(file);
+          return "removed";
+        } catch {
+          return "already gone";
+        }
+      }
+      if (serverAlive(info)) return "left alone: the server is running again";
+      releaseServerFile(deps.batonDir, info.pid);
+      return "removed";
+    },
+  },
+  async run({ deps }) {
+    if (!existsSync(serverFilePath(deps.batonDir))) return [];
+    const info = readServerFile(deps.batonDir);
+    if (!info) {
+      return [
+        {
+          code: "server_file_invalid",
+          severity: "warning",
+          message: ".baton/server.json is not a server file (half-written or foreign); the next `baton serve` replaces it",
+          evidence: { file: ".baton/server.json" },
+          fix: "baton serve",
+        },
+      ];
+    }
+    const evidence = { pid: info.pid, port: info.port, startedAt: info.startedAt };
+    if (serverAlive(info)) {
+      return [
+        {
+          code: "server_running",
+          severity: "info",
+          message: `the workspace's server runs as pid ${info.pid} on port ${info.port}`,
+          evidence,
+          fix: "",
+        },
+      ];
+    }
+    const why =
+      serverIdentity(info) === "reused" ? "now belongs to another process (it started after the server wrote the file)" : "is not running";
+    return [
+      {
+        code: "server_file_stale",
+        severity: "warning",
+        message: `.baton/server.json names pid ${info.pid}, which ${why}; clients will not use that server, and a new \`baton serve\` replaces the file`,
+        evidence,
+        fix: "baton serve",
+      },
+    ];
+  },
+};
+
+export const ledger: Check = {
+  name: "ledger",
+  reads: "the trajectory ledger's count of failed writes and when the last one happened (never its message)",
+  async run({ deps }) {
+    if (!deps.ledgerHealth) return { skipped: "the trajectory ledger is not available in this build" };
+    const h = await deps.ledgerHealth();
+    if (h.writeFailures === 0) return [];
+    // When it last failed, but never the message: it may quote what the tool call carried.
+    const evidence: JsonObject = { writeFailures: h.writeFailures };
+    if (h.lastAt !== null && !Number.isNaN(Date.parse(h.lastAt))) evidence.lastAt = h.lastAt;
+    return [
+      {
+        code: "ledger_write_failures",
+        severity: "warning",
+        message: `the trajectory ledger reports ${h.writeFailures} write failure(s); tool calls were not affected`,
+        evidence,
+        fix: "",
+      },
+    ];
+  },
+};
+
+export const hooks: Check = {
+  name: "hooks",
+  reads: "agent hook failures in .baton/logs/hooks.log over the last 7 days (counts, codes, times), and the agents' hook configuration",
+  async run({ deps, opts }) {
+    const out: Found[] = [];
+    // Agent hooks fail open (the tool call goes ahead), so their failures surface here: counts,
+    // codes and times from .baton/logs/hooks.log, never the messages.
+    const since = new Date(deps.now().getTime() - HOOK_FAILURE_WINDOW_MS);
+    const f = hookFailures(deps.batonDir, since);
+    if (f.count > 0) {
+      out.push({
+        code: "hook_failures",
+        severity: "warning",
+        message: `agent hooks failed ${f.count} time(s) in the last 7 days; each failed call went ahead without Baton (no checkpoint, turn or ledger node)`,
+        evidence: { count: f.count, firstAt: f.firstAt, lastAt: f.lastAt, codes: f.codes, agents: f.agents, log: f.file },
+        fix: `tail ${f.file}`,
+      });
+    }
+    // Installed hooks the agent will not run (Codex: untrusted or modified entries, an untrusted
+    // project; Gemini CLI: an untrusted folder): the agent goes on without Baton, silently.
+    const setup = deps.hookSetup ?? opts.hookSetup;
+    for (const h of setup ? await setup() : []) {
+      if (h.willRun) continue;
+      out.push({
+        code: "hooks_not_running",
+        severity: "warning",
+        message: `${h.agent} will not run Baton's hooks in ${h.file} (${h.scope}): ${h.remaining.join(" ")}`,
+        evidence: { agent: h.agent, scope: h.scope, file: h.file },
+        fix: h.remaining[0] ?? `baton hooks install ${h.agent}${h.scope === "user" ? " --user" : ""}`,
+      });
+    }
+    return out;
+  },
+};
+
+/**
+ * Accurate about the exposure: while `.baton/` itself is private, other users cannot reach
+ * anything inside it, whatever the inner modes; the inner modes matter once `.baton/` is
+ * opened up (a chmod, a copy, an archive that keeps modes).
+ */
+function looseMessage(loose: readonly { path: string }[]): string {
+  const n = `${loose.length} entr${loose.length === 1 ? "y" : "ies"} under .baton/`;
+  if (loose.some((e) => e.path === "."))
+    return `${n} can be read by other local users: .baton/ itself is open to group or others, and it holds file contents (checkpoint blobs) and the journal`;
+  return `${n} allow group or others access; .baton/ itself is 0700, so other users cannot reach them now (low exposure), but they would be readable if .baton/ were opened up or copied with its modes`;
+}
+
+export const privacy: Check = {
+  name: "privacy",
+  reads: "the modes of every entry under .baton/ (a walk bounded at 50,000 entries)",
+  fix: {
+    codes: ["loose_modes"],
+    does: "tightens the loose entries (found again) to 0600/0700",
+    key: () => "loose-modes",
+    subject: () => ".baton/",
+    async apply(_f, { deps }) {
+      const { loose } = looseModes(deps.batonDir);
+      return `tightened ${tightenAll(deps.batonDir, loose)} entries to 0600/0700`;
+    },
+  },
+  async run({ deps }) {
+    // .baton/ holds file contents verbatim (checkpoint blobs) and the journal: only its owner may
+    // read it. Opening a workspace tightens .baton/ and its top level; this finds the rest.
+    if (process.platform === "win32") return { skipped: "POSIX modes do not apply on Windows" };
+    const { loose, visited, truncated } = looseModes(deps.batonDir);
+    if (loose.length === 0) return [];
+    return [
+      {
+        code: "loose_modes",
+        severity: "warning",
+        message: looseMessage(loose),
+        evidence: {
+          count: loose.length,
+          sample: loose.slice(0, SAMPLE).map((e) => ({ path: e.path, mode: e.mode, kind: e.kind })),
+          visited,
+          truncated,
+        },
+        fix: "baton doctor --fix loose_modes (or chmod -R go-rwx .baton)",
+      },
+    ];
+  },
+};

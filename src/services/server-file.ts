@@ -1,0 +1,99 @@
+/**
+ * `.baton/server.json`, read side: how other processes (the CLI's `baton poll`, hooks, doctor, a
+ * page launcher) find the workspace's running server and decide whether the process it names is
+ * that server. The server itself claims and writes the file (server/server-file.ts); doctor
+ * removes a stale one, with the same rule clients use (`matchProcess`).
+ */
+import { readFileSync, unlinkSync } from "node:fs";
+import { join } from "node:path";
+import { matchProcess, type ProcessMatch } from "./process-facts.js";
+
+export interface ServerInfo {
+  pid: number;
+  port: number;
+  token: string;
+  startedAt: string;
+  /**
+   * The server process's start time as the kernel records it (Linux: /proc/<pid>/stat field
+   * 22), so a pid reused after the server died (a reboot, a SIGKILL) is not taken for it.
+   */
+  startTime?: string;
+}
+
+export const SERVER_FILE = "server.json";
+export function serverFilePath(batonDir: string): string {
+  return join(batonDir, SERVER_FILE);
+}
+
+/** The server file's contents, or undefined when it is missing or not a server file. */
+export function readServerFile(batonDir: string): ServerInfo | undefined {
+  let text: string;
+  try {
+    text = readFileSync(serverFilePath(batonDir), "utf8");
+  } catch {
+    return undefined;
+  }
+  return parseInfo(text);
+}
+
+function parseInfo(text: string): ServerInfo | undefined {
+  try {
+    const v = JSON.parse(text) as Partial<ServerInfo>;
+    if (typeof v.pid === "number" && typeof v.port === "number" && typeof v.token === "string" && typeof v.startedAt === "string") {
+      const info: ServerInfo = { pid: v.pid, port: v.port, token: v.token, startedAt: v.startedAt };
+      if (typeof v.startTime === "string") info.startTime = v.startTime;
+      return info;
+    }
+  } catch {
+    // a half-written or foreign file: not a server we can use
+  }
+  return undefined;
+}
+
+/**
+ * Who the process a server file names is (`matchProcess`, the rule doctor shares): `same` when
+ * it is the process that wrote the file, `unproven` when the start times cannot be compared, and
+ * `dead` for a process this user may not signal (another user's is not our server).
+ */
+export function serverIdentity(info: ServerInfo): ProcessMatch {
+  if (!Number.isSafeInteger(info.pid) || info.pid <= 0) return "dead";
+  try {
+    process.kill(info.pid, 0);
+  } catch {
+    return "dead";
+  }
+  return matchProcess(info);
+}
+
+/** Whether the file may name a running server: the same process, or one not proven otherwise. */
+export function serverAlive(info: ServerInfo): boolean {
+  const id = serverIdentity(info);
+  return id === "same" || id === "unproven";
+}
+
+/**
+ * The running server of a workspace, for deciding whether one runs (a second `serve`,
+ * auto-start, doctor). Before a client sends it the token, identity must be proven:
+ * `provenServer` (start times) or the health challenge (server/client.ts).
+ */
+export function liveServer(batonDir: string): ServerInfo | undefined {
+  const info = readServerFile(batonDir);
+  return info && serverAlive(info) ? info : undefined;
+}
+
+/** The server, only when the kernel proves it is the process that wrote the file (Linux). */
+export function provenServer(batonDir: string): ServerInfo | undefined {
+  const info = readServerFile(batonDir);
+  return info && serverIdentity(info) === "same" ? info : undefined;
+}
+
+/** Remove the server file if it is still ours. */
+export function releaseServerFile(batonDir: string, pid = process.pid): void {
+  const info = readServerFile(batonDir);
+  if (info && info.pid !== pid) return;
+  try {
+    unlinkSync(serverFilePath(batonDir));
+  } catch {
+    // already gone
+  }
+}

@@ -1,0 +1,4 @@
+import { sqliteStore } from "./dashboard-store.js";
+import { workSuite } from "./dashboard-work.suite.js";
+
+workSuite(sqliteStore);

@@ -1,0 +1,52 @@
+/**
+ * The environment's mapping onto openBaton's options (src/env-options.ts), and the durability
+ * each name gives the embedded store: read back from the SQLite connection itself.
+ */
+import { afterAll, describe, expect, it } from "vitest";
+import type { Durability } from "../src/api.js";
+import type { SqliteBackend } from "../src/backend/sqlite/sqlite-backend.js";
+import { openBaton, servicesOf } from "../src/compose.js";
+import { envOptions } from "../src/env-options.js";
+import { cleanupDirs, cli, initWorkspace, tempDir } from "./helpers.js";
+
+afterAll(() => cleanupDirs());
+
+describe("BATON_DURABILITY and the former BATON_SYNCHRONOUS", () => {
+  it("maps each value, prefers BATON_DURABILITY, and notes the former name", () => {
+    expect(envOptions({})).toEqual({});
+    expect(envOptions({ BATON_DURABILITY: "Relaxed" })).toEqual({ durability: "relaxed" });
+    expect(envOptions({ BATON_SYNCHRONOUS: "normal" })).toEqual({
+      durability: "relaxed",
+      deprecated: [expect.stringContaining("use BATON_DURABILITY=relaxed")],
+    });
+    expect(envOptions({ BATON_SYNCHRONOUS: "OFF" }).durability).toBe("none");
+    expect(envOptions({ BATON_SYNCHRONOUS: "FULL" }).durability).toBe("full");
+    expect(envOptions({ BATON_DURABILITY: "full", BATON_SYNCHRONOUS: "OFF" })).toEqual({ durability: "full" });
+    expect(() => envOptions({ BATON_DURABILITY: "fsync" })).toThrow(expect.objectContaining({ code: "bad_input" }));
+  });
+
+  it.each([
+    ["full", 2],
+    ["relaxed", 1],
+    ["none", 0],
+  ] as [Durability, number][])("durability %s is SQLite synchronous=%i on the workspace's connection", async (durability, level) => {
+    const root = tempDir();
+    const b = await openBaton({ root, durability });
+    try {
+      await b.sessions.start({ flow: "task", id: "s" });
+      // The level is per connection: read it on the workspace's own connection.
+      const backend = servicesOf(b).backend as SqliteBackend;
+      expect(backend.synchronousLevel).toBe(level);
+    } finally {
+      await b.close();
+    }
+  });
+
+  it("the CLI warns about the former name on stderr, and stdout stays JSON", () => {
+    const root = initWorkspace("baton-env-dep-");
+    const r = cli(["status", "--json", "--root", root], { env: { BATON_SYNCHRONOUS: "NORMAL" } });
+    expect(r.code, r.stderr).toBe(0);
+    expect(r.stderr).toContain("BATON_SYNCHRONOUS is deprecated");
+    expect(r.json()).toHaveProperty("sessions");
+  });
+});
