@@ -5,72 +5,39 @@
  *   node bench/postgres.mjs                 # starts a throwaway cluster (Debian's server binaries)
  *   BENCH_PG_URL=postgres://… node bench/postgres.mjs   # or uses yours (creates schemas in it)
  *
- * - lease+ack per second, 16 workers: Baton (`lease` then `ack`, two write transactions per
- *   item) vs pg-boss (`fetch` then `complete`) vs a raw `FOR UPDATE SKIP LOCKED` queue doing the
- *   same two transactions. Goals: ≥ 10× pg-boss, ≥ 0.8× raw.
- * - durable append per second (synchronous_commit = on on every side): Baton `append` vs a raw
- *   INSERT of the same row with its session update, 1, 4 and 16 concurrent writers split over
- *   two Baton instances (two pools, as two processes would have).
- * - wake latency across connections: a `waitForWork` parked on one instance, an append of work
- *   on the other; time from the append's call to the lease in the waiter's hands (NOTIFY).
- *   Goal: p99 ≤ 10 ms.
+ * Every side runs at synchronous_commit = on: an acknowledged write is committed.
+ *
+ * - lease+ack per second, 16 workers in one process: Baton (`lease` then `ack` per item; the
+ *   process's concurrent leases share one claim statement and its acks one ack statement) vs
+ *   pg-boss (`fetch` then `complete`) vs a raw `FOR UPDATE SKIP LOCKED` queue (one UPDATE to
+ *   lease, one to finish, per item: what a plain queue does). Also Baton unbatched: 16 Batons
+ *   with one worker each (16 processes would be the same), so nothing is shared. Goals: ≥ 10×
+ *   pg-boss, ≥ 0.8× raw.
+ * - durable append per second, 1, 4 and 16 writers split over two OS processes
+ *   (bench/pg-peer.mjs): Baton `append` vs LangGraph's PostgresSaver `put` (goal ≥ 1×) vs a raw
+ *   INSERT of the event with its session's seq bump in one transaction.
+ * - wake latency across processes: a `work.waitFor` parked in one process, an append of work in
+ *   the other; from the append's commit (its promise resolved) to the lease in the waiter's
+ *   hands (NOTIFY, then the waiter's claim). Goal: p99 ≤ 10 ms.
+ * - a Claude Code PreToolUse hook process on a PostgreSQL store, with and without the
+ *   workspace's hook server, beside SQLite and a store that is down.
+ *
+ * BENCH_ONLY=lease,append,wake,hooks runs only those parts.
  */
-import { execFileSync, spawnSync } from "node:child_process";
-import { existsSync, mkdtempSync, readdirSync, readFileSync, rmSync } from "node:fs";
-import { createServer } from "node:net";
+import { spawn, spawnSync } from "node:child_process";
+import { readFileSync } from "node:fs";
 import os from "node:os";
 import { join } from "node:path";
+import { performance } from "node:perf_hooks";
+import { PostgresSaver } from "@langchain/langgraph-checkpoint-postgres";
 import pg from "pg";
 import { cleanupAll, hr, loadBaton, REPO, scaled, summarise, tempDir } from "./lib.mjs";
+import { cluster, peer } from "./pg-lib.mjs";
 
 const WORKERS = 16;
-
-async function freePort() {
-  return new Promise((resolve) => {
-    const s = createServer();
-    s.listen(0, "127.0.0.1", () => {
-      const { port } = s.address();
-      s.close(() => resolve(port));
-    });
-  });
-}
-
-/** A throwaway cluster like test/pg-cluster.ts (fsync on: the numbers are durable ones). */
-async function cluster() {
-  if (process.env.BENCH_PG_URL) return { url: process.env.BENCH_PG_URL, stop() {} };
-  const which = spawnSync("sh", ["-c", "command -v initdb"], { encoding: "utf8" });
-  let bin = which.status === 0 ? which.stdout.trim().replace(/\/initdb$/, "") : "";
-  if (!bin && existsSync("/usr/lib/postgresql")) {
-    const v = readdirSync("/usr/lib/postgresql").sort((a, b) => Number(b) - Number(a))[0];
-    if (v) bin = join("/usr/lib/postgresql", v, "bin");
-  }
-  if (!bin) throw new Error("no PostgreSQL server binaries: apt-get install -y postgresql, or set BENCH_PG_URL");
-  const root = process.getuid?.() === 0;
-  const dir = mkdtempSync(join(os.tmpdir(), "baton-bench-pg-"));
-  const data = join(dir, "data");
-  const as = (cmd, args) =>
-    execFileSync(root ? "runuser" : join(bin, cmd), root ? ["-u", "postgres", "--", join(bin, cmd), ...args] : args, { stdio: "pipe" });
-  if (root) execFileSync("chown", ["postgres:postgres", dir]);
-  as("initdb", ["-D", data, "-U", "baton", "--auth=trust", "-E", "UTF8", "--locale=C"]);
-  const port = await freePort();
-  as("pg_ctl", [
-    "-D",
-    data,
-    "-l",
-    join(dir, "log"),
-    "-w",
-    "-o",
-    `-p ${port} -k ${dir} -c listen_addresses=127.0.0.1 -c max_connections=300`,
-    "start",
-  ]);
-  return {
-    url: `postgres://baton@127.0.0.1:${port}/postgres`,
-    stop() {
-      as("pg_ctl", ["-D", data, "-m", "fast", "-w", "stop"]);
-      rmSync(dir, { recursive: true, force: true });
-    },
-  };
-}
+const ONLY = process.env.BENCH_ONLY ? new Set(process.env.BENCH_ONLY.split(",")) : undefined;
+const part = (name) => !ONLY || ONLY.has(name);
+const wall = () => performance.timeOrigin + performance.now();
 
 async function steerSession(baton, id, n) {
   await baton.sessions.start({ flow: "live-variant", id });
@@ -82,17 +49,29 @@ async function steerSession(baton, id, n) {
   }
 }
 
-/** Run `work` on `workers` concurrent loops until it returns false; returns ops/s. */
+/** CPU time (ms) of this process and the server's, to price an item where the machine is shared. */
+let serverCpu = () => Number.NaN;
+const cpuNow = () => {
+  const u = process.cpuUsage();
+  return (u.user + u.system) / 1000 + serverCpu();
+};
+
+/**
+ * Run `work` on `workers` concurrent loops until it returns false; returns ops/s, and the CPU
+ * this process and the server spent per op (µs): where other jobs share the machine, throughput
+ * follows how much of it each side gets, CPU per op does not.
+ */
 async function loops(workers, work) {
   let ops = 0;
   const t0 = hr();
+  const c0 = cpuNow();
   await Promise.all(
     Array.from({ length: workers }, async (_, w) => {
       while (await work(w)) ops++;
     }),
   );
   const s = Number(hr() - t0) / 1e9;
-  return { ops, perSec: ops / s };
+  return { ops, perSec: ops / s, cpuUs: ((cpuNow() - c0) * 1000) / ops };
 }
 
 async function rawQueue(url, items) {
@@ -136,136 +115,151 @@ async function pgBoss(url, items) {
   return r;
 }
 
+/** lease+ack: Baton batched and unbatched, raw, pg-boss; returns items/s of each. */
+async function leaseAck(url, openPg) {
+  const items = scaled(4_000, 200);
+  const project = `bench_q_${process.pid}`;
+  const baton = await openPg(project, WORKERS);
+  await steerSession(baton, "q", items);
+  const batched = await loops(WORKERS, async (w) => {
+    const l = await baton.work.lease(`w${w}`);
+    if (!l) return false;
+    await baton.work.ack(l.leaseId);
+    return true;
+  });
+  await steerSession(baton, "q1", items);
+  const singles = [];
+  for (let w = 0; w < WORKERS; w++) singles.push(await openPg(project, 1));
+  const unbatched = await loops(WORKERS, async (w) => {
+    const l = await singles[w].work.lease(`w${w}`);
+    if (!l) return false;
+    await singles[w].work.ack(l.leaseId);
+    return true;
+  });
+  for (const b of [baton, ...singles]) await b.close();
+  const raw = await rawQueue(url, items);
+  const boss = await pgBoss(url, items);
+  return { batched, unbatched, raw, boss };
+}
+
+/** Durable appends, 1, 4 and 16 writers split over the two peers; returns appends/s per side and count. */
+async function appends(url, peers) {
+  const setup = new pg.Pool({ connectionString: url, max: 2 });
+  await setup.query(`DROP TABLE IF EXISTS raw_events; DROP TABLE IF EXISTS raw_sessions;
+    CREATE TABLE raw_sessions (id text PRIMARY KEY, last_seq bigint NOT NULL);
+    CREATE TABLE raw_events (session_id text, seq bigint, id text, type text, data text, at text, PRIMARY KEY (session_id, seq));`);
+  const saver = new PostgresSaver(setup, undefined, { schema: "bench_langgraph" });
+  await saver.setup();
+  await setup.end();
+  const per = scaled(100, 20);
+  const rounds = 3;
+  const out = {};
+  for (const writers of [1, 4, 16]) {
+    const kinds = ["baton", "langgraph", "raw"];
+    const total = Object.fromEntries(kinds.map((k) => [k, { ops: 0, ms: 0, cpuMs: 0 }]));
+    for (const kind of kinds) {
+      const ids = Array.from({ length: writers }, (_, w) => `${kind}-${writers}-${w}`);
+      await Promise.all(peers.map((p, i) => p.call("prepare", { kind, ids: ids.filter((_, k) => k % 2 === i) })));
+    }
+    // Rounds with the order rotated, so drift in the machine's load hits every side alike.
+    for (let round = 0; round < rounds; round++) {
+      for (let k = 0; k < kinds.length; k++) {
+        const kind = kinds[(round + k) % kinds.length];
+        const ids = Array.from({ length: writers }, (_, w) => `${kind}-${writers}-${w}`);
+        const startAt = wall() + 50;
+        const server0 = serverCpu();
+        const runs = await Promise.all(
+          peers.map((p, i) => p.call("run", { kind, ids: ids.filter((_, x) => x % 2 === i), per, from: round * per, startAt })),
+        );
+        const busy = runs.filter((r) => r.ops > 0);
+        total[kind].ops += busy.reduce((a, r) => a + r.ops, 0);
+        total[kind].ms += Math.max(...busy.map((r) => r.t1)) - Math.min(...busy.map((r) => r.t0));
+        total[kind].cpuMs += runs.reduce((a, r) => a + r.cpuMs, 0) + serverCpu() - server0;
+      }
+    }
+    for (const kind of kinds) {
+      out[`${kind}/${writers}`] = (total[kind].ops / total[kind].ms) * 1000;
+      out[`${kind}/${writers}/cpu`] = (total[kind].cpuMs * 1000) / total[kind].ops;
+    }
+  }
+  return out;
+}
+
+/** Wake latency: peer 0 parks a long-poll, peer 1 appends work; ms from commit (and from the call) to the lease. */
+async function wake(url, peers) {
+  const [waiter, writer] = peers;
+  await writer.call("start", { session: "wake" });
+  await waiter.call("start", { url, listen: true });
+  const fromCommit = [];
+  const fromCall = [];
+  const notice = [];
+  const claim = [];
+  for (let i = 0, rounds = scaled(200, 30); i < rounds; i++) {
+    await waiter.call("park", { session: "wake" });
+    const [woken, appended] = await Promise.all([waiter.call("woken"), writer.call("append", { session: "wake", i })]);
+    if (!woken.leased) throw new Error("the parked long-poll timed out without its work");
+    fromCommit.push(Math.max(0, woken.t - appended.t1) * 1e6);
+    fromCall.push((woken.t - appended.t0) * 1e6);
+    // The two hops: the notice reaching the waiter's process (from the append's call: the NOTIFY
+    // goes out as the commit returns), then the waiter's claim.
+    if (woken.heard !== undefined) {
+      notice.push(Math.max(0, woken.heard - appended.t1) * 1e6);
+      claim.push(Math.max(0, woken.t - woken.heard) * 1e6);
+    }
+  }
+  return { fromCommit: summarise(fromCommit), fromCall: summarise(fromCall), notice: summarise(notice), claim: summarise(claim) };
+}
+
 async function main() {
   const { openBaton, openPostgresStore } = await loadBaton();
   const c = await cluster();
+  const openPg = async (project, poolSize) =>
+    openBaton({ root: tempDir("pg"), store: await openPostgresStore({ url: c.url, project, poolSize }) });
+  serverCpu = () => c.cpuMs();
+  const loads = [os.loadavg()[0]];
   const rows = [];
+  const notes = [];
+  const peers = [peer(), peer()];
   try {
-    const items = scaled(4_000, 200);
-    // lease + ack, 16 workers
-    const project = `bench_${process.pid}`;
-    const baton = await openBaton({ root: tempDir("pg"), store: await openPostgresStore({ url: c.url, project, poolSize: WORKERS }) });
-    await steerSession(baton, "q", items);
-    const b = await loops(WORKERS, async (w) => {
-      const l = await baton.work.lease(`w${w}`);
-      if (!l) return false;
-      await baton.work.ack(l.leaseId);
-      return true;
-    });
-    const raw = await rawQueue(c.url, items);
-    const boss = await pgBoss(c.url, items);
-    rows.push(["lease+ack/s, 16 workers", b.perSec, { "pg-boss": boss.perSec, raw: raw.perSec }]);
-
-    // durable appends: 1, 4, 16 writers over two instances (two pools)
-    const other = await openBaton({ root: tempDir("pg2"), store: await openPostgresStore({ url: c.url, project, poolSize: WORKERS }) });
-    const rawPool = new pg.Pool({ connectionString: c.url, max: WORKERS });
-    await rawPool.query(`DROP TABLE IF EXISTS raw_events; DROP TABLE IF EXISTS raw_sessions;
-      CREATE TABLE raw_sessions (id text PRIMARY KEY, last_seq bigint NOT NULL);
-      CREATE TABLE raw_events (session_id text, seq bigint, id text, type text, data text, at text, PRIMARY KEY (session_id, seq));`);
-    const perWriterOps = scaled(400, 40);
-    for (const writers of [1, 4, 16]) {
-      for (let w = 0; w < writers; w++) {
-        await baton.sessions.start({ flow: "task", id: `a${writers}-${w}` });
-        await rawPool.query("INSERT INTO raw_sessions VALUES ($1, 0)", [`a${writers}-${w}`]);
-      }
-      const counts = new Array(writers).fill(0);
-      const bt = await loops(writers, async (w) => {
-        if (counts[w]++ >= perWriterOps) return false;
-        await (w % 2 ? other : baton).append(`a${writers}-${w}`, { type: "note:added", data: { text: `n${counts[w]}` } });
-        return true;
-      });
-      counts.fill(0);
-      const rt = await loops(writers, async (w) => {
-        if (counts[w]++ >= perWriterOps) return false;
-        const client = await rawPool.connect();
-        try {
-          await client.query("BEGIN");
-          const s = await client.query("UPDATE raw_sessions SET last_seq = last_seq + 1 WHERE id = $1 RETURNING last_seq", [
-            `a${writers}-${w}`,
-          ]);
-          await client.query("INSERT INTO raw_events VALUES ($1, $2, $3, 'note:added', $4, $5)", [
-            `a${writers}-${w}`,
-            s.rows[0].last_seq,
-            `e${Math.random()}`,
-            JSON.stringify({ text: `n${counts[w]}` }),
-            new Date().toISOString(),
-          ]);
-          await client.query("COMMIT");
-        } finally {
-          client.release();
-        }
-        return true;
-      });
-      rows.push([`durable append/s, ${writers} writer(s), two instances`, bt.perSec, { raw: rt.perSec }]);
+    if (part("lease")) {
+      const q = await leaseAck(c.url, openPg);
+      rows.push(["lease+ack/s, 16 workers, batched", q.batched.perSec, { "pg-boss": q.boss.perSec, raw: q.raw.perSec }]);
+      rows.push(["lease+ack/s, 16 workers, unbatched (16 Batons)", q.unbatched.perSec, { "pg-boss": q.boss.perSec, raw: q.raw.perSec }]);
+      const cpu = (k) => `${q[k].cpuUs.toFixed(0)} µs`;
+      notes.push(
+        `lease+ack CPU per item (this process + server): batched ${cpu("batched")}, unbatched ${cpu("unbatched")}, raw ${cpu("raw")}, pg-boss ${cpu("boss")}`,
+      );
+      loads.push(os.loadavg()[0]);
     }
-    await rawPool.end();
-
-    // wake latency across instances (LISTEN/NOTIFY)
-    await baton.sessions.start({ flow: "live-variant", id: "wake" });
-    const samples = [];
-    const rounds = scaled(200, 30);
-    for (let i = 0; i < rounds; i++) {
-      let t0 = 0n;
-      const waiter = baton.work.waitFor("waiter", { sessionId: "wake", timeoutMs: 5_000 });
-      await new Promise((r) => setTimeout(r, 5));
-      t0 = hr();
-      await other.events.append("wake", { type: "steer", actor: "browser", data: { i } });
-      const l = await waiter;
-      samples.push(Number(hr() - t0));
-      if (l) await baton.work.ack(l.leaseId);
-    }
-    const wake = summarise(samples);
-    rows.push(["wake latency across instances (NOTIFY)", wake, {}]);
-    await baton.close();
-    await other.close();
-
-    // Hooks: a Claude Code PreToolUse (Bash) hook process, SQLite vs the PostgreSQL store, and
-    // with the server down (fail open: how long the agent waits).
-    const hookRuns = scaled(20, 5);
-    const hookOn = (env) => {
-      const root = tempDir("hook");
-      const init = spawnSync(process.execPath, [join(REPO, "bin", "baton.cjs"), "init", "--root", root], {
-        env: { ...process.env, BATON_STORE: "" },
-      });
-      if (init.status !== 0) throw new Error(`baton init failed: ${init.stderr}`);
-      const input = readFileSync(join(REPO, "test", "fixtures", "hooks", "claude", "pre-bash.json"), "utf8")
-        .split("{{cwd}}")
-        .join(root)
-        .split("{{session}}")
-        .join("bench-session")
-        .split("{{call}}")
-        .join("call-1");
-      spawnSync(process.execPath, [join(REPO, "bin", "baton.cjs"), "hook", "claude", "SessionStart"], {
-        cwd: root,
-        input: input.replace('"PreToolUse"', '"SessionStart"'),
-        env: { ...process.env, ...env },
-      });
-      const ns = [];
-      for (let i = 0; i < hookRuns; i++) {
-        const t0 = hr();
-        const r = spawnSync(process.execPath, [join(REPO, "bin", "baton.cjs"), "hook", "claude", "PreToolUse"], {
-          cwd: root,
-          input,
-          env: { ...process.env, ...env },
-        });
-        ns.push(Number(hr() - t0));
-        if (r.status !== 0) throw new Error(`hook exited ${r.status}: ${r.stderr}`);
+    const project = `bench_a_${process.pid}`;
+    for (const p of peers) await p.call("open", { url: c.url, project });
+    if (part("append")) {
+      const a = await appends(c.url, peers);
+      for (const w of [1, 4, 16]) {
+        const label = `durable append/s, ${w} writer(s), two processes`;
+        rows.push([label, a[`baton/${w}`], { langgraph: a[`langgraph/${w}`], raw: a[`raw/${w}`] }]);
+        const cpu = (k) => `${a[`${k}/${w}/cpu`].toFixed(0)} µs`;
+        notes.push(
+          `append CPU per append, ${w} writer(s) (both processes + server): Baton ${cpu("baton")}, LangGraph ${cpu("langgraph")}, raw ${cpu("raw")}`,
+        );
       }
-      return summarise(ns);
-    };
-    const hookProject = `bench_hooks_${process.pid}`;
-    rows.push(["hook PreToolUse process, SQLite", hookOn({ BATON_STORE: "", BATON_HOOK_SERVER: "0" }), {}]);
-    rows.push([
-      "hook PreToolUse process, PostgreSQL store",
-      hookOn({ BATON_STORE: c.url, BATON_PROJECT: hookProject, BATON_HOOK_SERVER: "0" }),
-      {},
-    ]);
-    rows.push([
-      "hook PreToolUse process, PostgreSQL down (fails open)",
-      hookOn({ BATON_STORE: "postgres://baton@127.0.0.1:1/postgres", BATON_PROJECT: hookProject, BATON_HOOK_SERVER: "0" }),
-      {},
-    ]);
+      loads.push(os.loadavg()[0]);
+    }
+    if (part("wake")) {
+      const wk = await wake(c.url, peers);
+      rows.push(["wake across processes, commit → lease (ms)", wk.fromCommit, {}]);
+      rows.push(["wake across processes, append call → lease (ms)", wk.fromCall, {}]);
+      rows.push(["  first hop: commit → notice in the waiter's process (ms)", wk.notice, {}]);
+      rows.push(["  second hop: notice → lease in hand (ms)", wk.claim, {}]);
+      loads.push(os.loadavg()[0]);
+    }
+    for (const p of peers) await p.stop();
+    if (part("hooks")) {
+      for (const [label, s] of await hooks(c.url)) rows.push([label, s, {}]);
+      loads.push(os.loadavg()[0]);
+    }
   } finally {
+    for (const p of peers) await p.stop();
     c.stop();
     cleanupAll();
   }
@@ -275,7 +269,82 @@ async function main() {
         .map(([k, x]) => `${k} ${x.toFixed(0)}/s (${(v / x).toFixed(2)}×)`)
         .join(", ");
       console.log(`${label}: Baton ${v.toFixed(0)}/s${cmp ? `; ${cmp}` : ""}`);
-    } else console.log(`${label}: ${JSON.stringify(v)}`);
+    } else
+      console.log(`${label}: median ${v.medianMs.toFixed(2)}, p99 ${v.p99Ms.toFixed(2)}, max ${v.maxMs.toFixed(2)} (${v.samples} samples)`);
+  }
+  for (const n of notes) console.log(n);
+  console.log(`load average (1 min) at start and after each part: ${loads.map((l) => l.toFixed(1)).join(", ")}`);
+}
+
+/**
+ * A Claude Code PreToolUse (Bash) hook process, as the agent runs it on every tool call: on
+ * SQLite, on the PostgreSQL store without and with the workspace's hook server, and with the
+ * store down (fail open: how long the agent waits).
+ */
+async function hooks(url) {
+  const runs = scaled(20, 5);
+  const baton = (args, opts) => spawnSync(process.execPath, [join(REPO, "bin", "baton.cjs"), ...args], opts);
+  const hookOn = async (env, withServer) => {
+    const root = tempDir("hook");
+    const e = { ...process.env, ...env };
+    const init = baton(["init", "--root", root], { env: { ...e, BATON_STORE: "" } });
+    if (init.status !== 0) throw new Error(`baton init failed: ${init.stderr}`);
+    const input = readFileSync(join(REPO, "test", "fixtures", "hooks", "claude", "pre-bash.json"), "utf8")
+      .split("{{cwd}}")
+      .join(root)
+      .split("{{session}}")
+      .join("bench-session")
+      .split("{{call}}")
+      .join("call-1");
+    let server;
+    if (withServer) {
+      server = spawn(process.execPath, [join(REPO, "bin", "baton.cjs"), "serve", "--root", root, "--port", "0"], {
+        env: e,
+        stdio: "ignore",
+      });
+      await waitForServer(root);
+    }
+    try {
+      baton(["hook", "claude", "SessionStart"], { cwd: root, input: input.replace('"PreToolUse"', '"SessionStart"'), env: e });
+      const ns = [];
+      for (let i = 0; i < runs; i++) {
+        const t0 = hr();
+        const r = baton(["hook", "claude", "PreToolUse"], { cwd: root, input, env: e });
+        ns.push(Number(hr() - t0));
+        if (r.status !== 0) throw new Error(`hook exited ${r.status}: ${r.stderr}`);
+      }
+      return summarise(ns);
+    } finally {
+      server?.kill("SIGTERM");
+      if (server) await new Promise((r) => server.once("exit", r));
+    }
+  };
+  const project = `bench_hooks_${process.pid}`;
+  const pgEnv = { BATON_STORE: url, BATON_PROJECT: project };
+  return [
+    ["hook PreToolUse process, SQLite, no server (ms)", await hookOn({ BATON_STORE: "", BATON_HOOK_SERVER: "0" }, false)],
+    ["hook PreToolUse process, PostgreSQL, no server (ms)", await hookOn({ ...pgEnv, BATON_HOOK_SERVER: "0" }, false)],
+    ["hook PreToolUse process, PostgreSQL, hook server running (ms)", await hookOn(pgEnv, true)],
+    [
+      "hook PreToolUse process, PostgreSQL down, fails open (ms)",
+      await hookOn({ BATON_STORE: "postgres://baton@127.0.0.1:1/postgres", BATON_PROJECT: project, BATON_HOOK_SERVER: "0" }, false),
+    ],
+  ];
+}
+
+/** Until `baton serve` has written .baton/server.json and answers. */
+async function waitForServer(root) {
+  const deadline = Date.now() + 15_000;
+  for (;;) {
+    try {
+      const info = JSON.parse(readFileSync(join(root, ".baton", "server.json"), "utf8"));
+      const r = await fetch(`http://127.0.0.1:${info.port}/v1/health`);
+      if (r.ok) return;
+    } catch {
+      // not yet
+    }
+    if (Date.now() > deadline) throw new Error("baton serve did not start within 15 s");
+    await new Promise((r) => setTimeout(r, 50));
   }
 }
 

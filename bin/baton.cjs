@@ -34,10 +34,12 @@ function load(file) {
   mod.filename = file;
   mod.paths = Module._nodeModulePaths(path.dirname(file));
   script.runInThisContext()(mod.exports, Module.createRequire(file), mod, file, path.dirname(file));
+  return mod.exports;
 }
 
 // dist/cli.cjs loads dist/cli-full.cjs (the whole command table) through the same cache, and
-// dist/hook.cjs loads dist/cli.cjs when a hook is answered in its own process.
+// dist/pg.cjs when a PostgreSQL store is configured; dist/hook.cjs loads dist/cli.cjs when a
+// hook is answered in its own process.
 globalThis[Symbol.for("baton.load")] = load;
 // `baton hook <agent> <Event>` (agent hooks, on every tool call) starts with dist/hook.cjs, a
 // small bundle that hands the hook to the workspace's running server (src/hooks/entry.ts);

@@ -41,6 +41,8 @@ const common = {
 // The library: ESM, split so the SQLite driver loads only when a backend is opened.
 await esbuild.build({
   ...common,
+  // The PostgreSQL backend is a chunk of its own here (src/pg-loader.ts).
+  define: { ...common.define, BATON_PG_BUNDLE: "undefined" },
   entryPoints: { index: "src/index.ts" },
   outdir: "dist",
   splitting: true,
@@ -66,9 +68,33 @@ await esbuild.build({
   // better-sqlite3's JavaScript is bundled (ten fewer files to resolve and compile at start);
   // its native addon is loaded by path (see sqlite-backend.ts).
   external: ["pg", "./cli-full.cjs", "./mcp.cjs"],
-  // import.meta.url for the CommonJS build, computed on first use (node:url costs ~1 ms).
-  define: { ...common.define, "import.meta.url": "__batonMeta.url" },
+  // import.meta.url for the CommonJS build, computed on first use (node:url costs ~1 ms). The
+  // PostgreSQL backend is dist/pg.cjs (below), required only when a store names it: the define
+  // takes that path in src/pg-loader.ts, and the plugin keeps the other one (a dynamic
+  // import, which esbuild would still bundle) out.
+  define: { ...common.define, "import.meta.url": "__batonMeta.url", BATON_PG_BUNDLE: '"pg.cjs"' },
+  plugins: [
+    {
+      name: "postgres-apart",
+      setup(build) {
+        build.onResolve({ filter: /postgres\/pg-backend\.js$/ }, () => ({ path: "./pg.cjs", external: true }));
+      },
+    },
+  ],
   banner: { js: 'const __batonMeta = { get url() { return require("node:url").pathToFileURL(__filename).href; } };' },
+});
+// The PostgreSQL backend (src/backend/postgres/, ~45 KB minified) for the CLI: inside cli.cjs it
+// was read and compiled by every command and every hook process, SQLite or not. It carries its
+// own copy of the little it shares (errors, row shapes, the store URL rules); errors are
+// recognised across copies by name and code (isBatonError), never by class.
+await esbuild.build({
+  ...common,
+  entryPoints: { pg: "src/backend/postgres/pg-backend.ts" },
+  outdir: "dist",
+  outExtension: { ".js": ".cjs" },
+  format: "cjs",
+  minify: process.env.BATON_BUILD_MINIFY !== "0",
+  external: ["pg"],
 });
 // `baton hook` (src/hooks/entry.ts): the adapters and the client that hands a hook to the
 // workspace's running server, without the rest of the CLI (~1/15 of cli.cjs to read and

@@ -16,6 +16,7 @@ export type ErrorCode =
   | "unknown_flow"
   | "workspace_not_found" // no .baton/ here: run `baton init`
   | "wrong_workspace" // the server that answered serves another workspace
+  | "wrong_store" // the server serves another store than the hook's environment names: the hook runs in its own process
   | "workspace_unwritable"
   | "migration_failed"
   | "schema_too_new"
@@ -54,6 +55,7 @@ export const EXIT_CODES: Readonly<Record<ErrorCode, number>> = Object.freeze({
   conflict: 3,
   config_changed: 3,
   wrong_workspace: 3,
+  wrong_store: 3,
   source_dirty: 3,
   session_exists: 3,
   ambiguous_session: 3,

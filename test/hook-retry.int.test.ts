@@ -283,6 +283,23 @@ describe("a blind retry does each step once", () => {
     }
   });
 
+  it("a hook whose environment names another store is not handled by this server: it runs on its own store", async () => {
+    const root = workspace(FILES);
+    const s = await serve(root); // on the workspace's SQLite store
+    try {
+      // Nothing listens on port 1: the hook's own store is down, and it fails open in its own process.
+      const r = hook(root, PRE_EDIT, { ...USE, BATON_STORE: "postgres://baton@127.0.0.1:1/db", BATON_PROJECT: "other" });
+      expect([r.stdout, r.via, r.reason]).toEqual(["", "process", "the server answered 409"]);
+      expect(baton(root, ["status"]).sessions, "nothing reached the server's store").toEqual([]);
+      expect(JSON.stringify(hookLog(root)), "the hook tried its own store").toContain("storage_unavailable");
+      // The same store is handled by the server as before.
+      expect(hook(root, PRE_EDIT, USE).via).toBe("server");
+      expect(checkpoints(root)).toHaveLength(1);
+    } finally {
+      await s.stop();
+    }
+  });
+
   it('with BATON_HOOK_SERVER=off or hooks.server "off", a running server is not used', async () => {
     const root = workspace(FILES);
     const s = await serve(root);

@@ -163,6 +163,24 @@ describe.skipIf(!available)("PostgreSQL store", () => {
     expect((cli(["status", "--root", b, "--json"]).json().sessions as unknown[]).length, "no second session").toBe(1);
   });
 
+  it("a hook on the PostgreSQL store is answered by the workspace's running server, on the server's pool", async () => {
+    const root = tempDir();
+    expect(cli(["init", "--root", root, "--store", cluster.url, "--project", project()]).code).toBe(0);
+    writeFileSync(join(root, "a.txt"), "one\n");
+    expect(hookRun("claude", "session-start-startup", root, "claude-session-2", { BATON_HOOK_SERVER: "off" }).code).toBe(0);
+    const served = await serve(root);
+    try {
+      const r = hookRun("claude", "pre-bash", root, "claude-session-2", { BATON_HOOK_SERVER: "use", BATON_HOOK_DEBUG: "1" });
+      expect(r.code, r.stderr).toBe(0);
+      expect(r.stderr, "answered by the server").toMatch(/baton hook: answered by the server/);
+      const session = cli(["status", "--root", root, "--json"]).json().sessions[0].sessionId as string;
+      const cps = cli(["checkpoints", "--session", session, "--root", root, "--json"]).json().checkpoints as unknown[];
+      expect(cps, "the server's answer checkpointed into the shared store").toHaveLength(1);
+    } finally {
+      await served.stop();
+    }
+  });
+
   it("runs the everyday commands against the shared store without internal errors", () => {
     const root = tempDir();
     expect(cli(["init", "--root", root, "--store", cluster.url, "--project", project()]).code).toBe(0);
@@ -288,11 +306,11 @@ describe.skipIf(!available)("PostgreSQL store across a server restart (fsync on)
   });
 });
 /** One agent hook fixture (test/fixtures/<agent>/<name>.json) through `baton hook` in `root`. */
-function hookRun(agent: string, name: string, root: string, session: string) {
+function hookRun(agent: string, name: string, root: string, session: string, env: Record<string, string> = {}) {
   let input = readFileSync(join(FIXTURES, "hooks", agent, `${name}.json`), "utf8");
   for (const [k, v] of Object.entries({ cwd: root, session, call: "call-1" })) input = input.split(`{{${k}}}`).join(v);
   const event = JSON.parse(input).hook_event_name as string;
-  return cli(["hook", agent, event], { cwd: root, input });
+  return cli(["hook", agent, event], { cwd: root, input, env });
 }
 
 async function pgBackend(name: string, url = cluster.url) {

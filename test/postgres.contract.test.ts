@@ -70,15 +70,21 @@ if (available) {
   storeContract("postgres", pgStore);
   checkpointsContract("postgres", pgStore, "separate");
 
+  /** Two connections (as two processes) on one project, with a live-variant session holding one steer. */
+  async function twoConnections() {
+    const root = tempDir();
+    const a = await pgStore(root);
+    const b = await pgStore(root);
+    const baton = await openBaton({ root, backend: a.backend });
+    await baton.sessions.start({ flow: "live-variant", id: "lv" });
+    await baton.events.append("lv", { type: "steer", actor: "browser", data: { text: "x" } });
+    return { a, b, baton };
+  }
+
   describe("postgres: rows a writer acts on are held", () => {
     it("a crashed run's leased work, listed while an ack is finishing it, is not handed back", async () => {
-      const root = tempDir();
-      const a = await pgStore(root);
-      const b = await pgStore(root);
-      const baton = await openBaton({ root, backend: a.backend });
+      const { a, b, baton } = await twoConnections();
       try {
-        await baton.sessions.start({ flow: "live-variant", id: "lv" });
-        await baton.events.append("lv", { type: "steer", actor: "browser", data: { text: "x" } });
         const lease = await baton.work.lease("run-1");
         const itemId = lease!.item.itemId;
         let listed: unknown[] | undefined;
@@ -94,6 +100,76 @@ if (available) {
         });
         await lister;
         expect(listed, "the lister waited for the ack and saw the item done").toEqual([]);
+      } finally {
+        await baton.close();
+        await b.backend.close();
+      }
+    });
+  });
+
+  describe("postgres: one-statement and quiet transactions", () => {
+    it("runs a one-statement transaction without BEGIN, and refuses a second statement without sending it", async () => {
+      const root = tempDir();
+      const { backend } = await pgStore(root);
+      const baton = await openBaton({ root, backend });
+      try {
+        await baton.sessions.start({ flow: "live-variant", id: "lv" });
+        const err = await backend
+          .transaction(
+            "write",
+            async (tx) => {
+              await tx.queue.ackHeld(["lse_none"], new Date().toISOString());
+              await tx.queue.ackHeld(["lse_none"], new Date().toISOString());
+            },
+            { oneStatement: true },
+          )
+          .catch((e: unknown) => e);
+        expect(err).toMatchObject({ code: "internal" });
+        // The statement is the transaction: when the server refuses it (two claims under one
+        // lease id), nothing of it lands, and the connection serves the next one.
+        await baton.events.append("lv", { type: "steer", actor: "browser", data: { text: "a" } });
+        await baton.events.append("lv", { type: "steer", actor: "browser", data: { text: "b" } });
+        const now = Date.now();
+        const twice = { leaseId: "lse_twice", owner: "w", expiresMs: now + 60_000 };
+        await expect(
+          backend.transaction("write", (tx) => tx.queue.claimReady({ nowMs: now }, [twice, twice], new Date(now).toISOString()), {
+            oneStatement: true,
+          }),
+        ).rejects.toBeInstanceOf(Error);
+        expect((await baton.work.pending("lv")).map((w) => w.state)).toEqual(["ready", "ready"]);
+        expect((await baton.work.lease("w"))?.item.kind).toBe("steer");
+      } finally {
+        await baton.close();
+      }
+    });
+
+    it("tells other processes of a quiet change too (a claim, an ack)", async () => {
+      const { b, baton } = await twoConnections();
+      try {
+        let heard = 0;
+        let hear: (() => void) | undefined;
+        const off = b.backend.onChange(() => {
+          heard++;
+          hear?.();
+        });
+        // The listening connection is up once it has woken its listeners for the first time.
+        await new Promise<void>((r) => {
+          hear = r;
+          if (heard > 0) r();
+        });
+        const before = heard;
+        const heardAgain = new Promise<void>((r) => {
+          hear = () => heard > before && r();
+        });
+        const lease = (await baton.work.lease("w"))!;
+        await heardAgain;
+        const heardAck = new Promise<void>((r) => {
+          const at = heard;
+          hear = () => heard > at && r();
+        });
+        await baton.work.ack(lease.leaseId);
+        await heardAck;
+        off();
       } finally {
         await baton.close();
         await b.backend.close();

@@ -51,6 +51,26 @@ describe("choosing a PostgreSQL store", () => {
     expect(err.message).toMatch(/npm install pg/);
   });
 
+  it("the CLI reads the PostgreSQL backend's bundle only when a PostgreSQL store is configured", () => {
+    const root = tempDir();
+    expect(cli(["init", "--root", root]).code).toBe(0);
+    const bundles = (env: Record<string, string>) => {
+      const r = spawnSync(
+        process.execPath,
+        ["-r", join(REPO, "test", "fixtures", "reads-log.cjs"), CLI, "status", "--root", root, "--json"],
+        {
+          env: { ...process.env, BATON_STORE_TIMEOUT_MS: "200", ...env },
+          encoding: "utf8",
+        },
+      );
+      return /bundles read: (.*)/.exec(r.stderr)?.[1]?.split(" ") ?? [];
+    };
+    const onSqlite = bundles({ BATON_STORE: "" });
+    expect(onSqlite, "the fixture saw the CLI's own bundle").toContain("cli.cjs");
+    expect(onSqlite).not.toContain("pg.cjs");
+    expect(bundles({ BATON_STORE: unreachable, BATON_PROJECT: "p" })).toContain("pg.cjs");
+  });
+
   it("a refused connection fails after two quick tries, not after the whole connect timeout", { timeout: 20_000 }, async () => {
     // The timeout is far beyond the test's own: only the fast path can finish in time.
     const err = await openPostgresStore({ url: unreachable, project: "p", connectTimeoutMs: 600_000 }).catch((e) => e);

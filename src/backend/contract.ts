@@ -37,7 +37,11 @@ export interface BackendCapabilities {
   readonly fullTextSearch: boolean;
 }
 
-/** The `lockKey` under which a session's journal, checkpoint and ledger seqs are allocated. */
+/**
+ * The `lockKey` under which a session's checkpoint and ledger seqs are allocated, and a session is
+ * started. The journal's seqs need no key: appenders take turns on the session's row, which
+ * `getSession` holds in a write transaction.
+ */
 export function sessionKey(sessionId: string): string {
   return `session:${sessionId}`;
 }
@@ -55,6 +59,9 @@ export interface SessionRow {
   updatedAt: string;
   lastSeq: number;
 }
+
+/** Where a session's row goes when events are appended to it. */
+export type SessionMove = Pick<SessionRow, "id" | "phase" | "status" | "updatedAt" | "lastSeq">;
 
 /** A journal row as stored. `data` is JSON text: a row that no longer parses is reported, not fatal. */
 export interface EventRow {
@@ -94,7 +101,7 @@ export interface JournalQueries {
   /**
    * Hold `key` against every other write transaction that asks for the same key, until this
    * one ends: the per-key mutex under which a read-then-write (the next seq of a session's
-   * journal, checkpoints or ledger: key `session:<id>`) is done. A no-op on an engine whose
+   * checkpoints or ledger: key `session:<id>`) is done. A no-op on an engine whose
    * write transactions already run one at a time (SQLite); PostgreSQL takes a transaction
    * advisory lock. Writers of one key are ordered; writers of different keys are not.
    */
@@ -104,7 +111,24 @@ export interface JournalQueries {
   updateSession(id: string, patch: Pick<SessionRow, "phase" | "status" | "updatedAt" | "lastSeq">): Promise<void>;
   listSessions(opts: { includeCompleted: boolean }): Promise<SessionRow[]>;
   findEventById(sessionId: string, id: string): Promise<EventRow | undefined>;
-  insertEvents(rows: readonly EventRow[]): Promise<void>;
+  /**
+   * Insert a session's new events and move its row to the state they leave it in (phase,
+   * status, updatedAt, lastSeq): one statement on PostgreSQL, a round trip fewer per append.
+   */
+  insertEvents(rows: readonly EventRow[], session: SessionMove): Promise<void>;
+  /**
+   * `insertEvents` (and `putSnapshot` when given) as a compare-and-set on the session's row:
+   * only when the row is still at `expect` (its lastSeq and flow: nobody appended since the
+   * caller folded its events from a state it kept). False, changing nothing, when it moved.
+   * Needs no held read before it, so an append whose state is cached is one statement
+   * (PostgreSQL: a `oneStatement` transaction, one round trip instead of four).
+   */
+  insertEventsAt(
+    expect: { lastSeq: number; flow: string },
+    rows: readonly EventRow[],
+    session: SessionMove,
+    snapshot?: SnapshotRow,
+  ): Promise<boolean>;
   /** Events with seq > afterSeq, ascending, at most `limit`. */
   readEvents(sessionId: string, afterSeq: number, limit: number): Promise<EventRow[]>;
   getSnapshot(sessionId: string): Promise<SnapshotRow | undefined>;
@@ -161,17 +185,32 @@ export interface QueueQueries {
    */
   expiredLeases(nowMs: number): Promise<WorkItemRow[]>;
   /**
-   * Atomically claim the first ready, available item (optionally of one session and of some
-   * kinds): mark it leased to `lease`, bump its attempts, record the lease row (`active`, its
-   * attempt the bumped count), and return the item as now stored with the journal event that
-   * made it (undefined if that row is missing). A concurrent claimer never gets the same item
-   * (the update is guarded by `state = 'ready'`; PostgreSQL skips rows another claimer holds:
-   * `FOR UPDATE SKIP LOCKED`, all in one statement).
+   * Atomically claim the first ready, available items (optionally of one session and of some
+   * kinds), one for each of `leases` in order (fewer when fewer are ready): mark each leased to
+   * its lease, bump its attempts, record the lease row (`active`, its attempt the bumped count),
+   * and return the items as now stored with the journal events that made them (undefined when
+   * that row is missing). `claimed[i]` was claimed under `leases[i]`. A concurrent claimer never
+   * gets the same item (the update is guarded by `state = 'ready'`; PostgreSQL skips rows another
+   * claimer holds: `FOR UPDATE SKIP LOCKED`, all in one statement, so it can run as a
+   * `oneStatement` transaction). With `unlessExpired`, nothing is claimed and `expired` is true
+   * when any lease (of any item) has expired by `nowMs`: the caller returns those items first
+   * (in a transaction of its own), so a redelivery keeps its place in the delivery order.
    */
   claimReady(
-    opts: { nowMs: number; sessionId?: string; kinds?: readonly string[] },
-    lease: { leaseId: string; owner: string; expiresMs: number; acquiredAt: string },
-  ): Promise<{ item: WorkItemRow; event: EventRow | undefined } | undefined>;
+    opts: { nowMs: number; sessionId?: string; kinds?: readonly string[]; unlessExpired?: boolean },
+    leases: readonly { leaseId: string; owner: string; expiresMs: number }[],
+    acquiredAt: string,
+  ): Promise<{ claimed: { item: WorkItemRow; event: EventRow | undefined }[]; expired: boolean }>;
+  /**
+   * The ack of leases that still hold their items, in one atomic operation (one statement on
+   * PostgreSQL): for each of `leaseIds` whose lease is `active` or `expired` and is its item's
+   * last lease while the item is `leased` or `ready` (expired, not delivered again), the item
+   * becomes `done` (by `lease:<id>`, at `doneAt`, no result) and the lease `acked`. Returns the
+   * leases finished with their items; any other lease is left as it was (the caller decides
+   * what it is: a duplicate, `lease_lost`, unknown). Lease rows are taken before item rows, as
+   * every other ack, nack and heartbeat takes them.
+   */
+  ackHeld(leaseIds: readonly string[], doneAt: string): Promise<{ leaseId: string; itemId: string }[]>;
   /** The earliest future time (epoch ms) an item becomes available or a lease expires. */
   nextWakeMs(nowMs: number): Promise<number | undefined>;
   /** Open (ready or leased) items, of one session or all, in delivery order. */
@@ -605,6 +644,21 @@ export interface TxOptions {
    * acceptable, such as the trajectory ledger. A backend without the notion ignores it.
    */
   durability?: "full" | "relaxed";
+  /**
+   * `fn` runs exactly one statement: one atomic operation of the contract (`queue.claimReady`,
+   * `queue.ackHeld`, `queue.nextWakeMs`) and nothing else, no `beforeCommit`. An engine where a
+   * lone statement is a transaction of its own may skip BEGIN and COMMIT (PostgreSQL: one round
+   * trip instead of three; the statement's own commit is as durable as COMMIT's). A second
+   * statement is a programming error (`internal`, and it is not sent).
+   */
+  oneStatement?: boolean;
+  /**
+   * Nobody waits for what this transaction changes (a lease's claim, an ack without a result):
+   * listeners hear of it late and coalesced (within ~100 ms) instead of at once, so a busy
+   * queue does not wake every waiter, or NOTIFY every process, on each claim and ack, while a
+   * page showing pending work still refreshes.
+   */
+  quiet?: boolean;
 }
 
 export interface Backend {

@@ -30,6 +30,8 @@ export interface HookRequest {
   agentPid: number;
   requestId: string;
   deadline: number;
+  /** The store this process would open (store-config.ts `storeIdentity`): a server on another refuses. */
+  store?: string;
 }
 
 export interface ClientTimeouts {
@@ -49,7 +51,14 @@ export async function askServer(info: ServerInfo, req: HookRequest, timeouts: Cl
     return { kind: "retry", reason: "server.json does not name a usable server" };
   let body: string;
   try {
-    body = JSON.stringify({ root: req.root, agentPid: req.agentPid, requestId: req.requestId, deadline: req.deadline, event: req.event });
+    body = JSON.stringify({
+      root: req.root,
+      agentPid: req.agentPid,
+      requestId: req.requestId,
+      deadline: req.deadline,
+      store: req.store,
+      event: req.event,
+    });
   } catch (err) {
     return { kind: "retry", reason: `the event cannot be sent (${(err as Error).message})` };
   }

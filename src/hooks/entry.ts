@@ -14,6 +14,7 @@ import { BUILD } from "../core/build.js";
 import { isNoop } from "../core/hooks/types.js";
 import { writeStdout } from "../platform/output.js";
 import { provenServer } from "../platform/server-file.js";
+import { describeStore, resolveStore, storeIdentity } from "../platform/store-config.js";
 import { askServer } from "./client.js";
 import {
   adapterFor,
@@ -80,12 +81,21 @@ async function main(): Promise<void> {
   // A server of another build may read the event differently: it is not used (and a
   // session-start or prompt hook replaces it once it has answered, autostart.ts).
   if (info.version !== BUILD) return handOff({ text, requestId, reason: `the server is build ${info.version ?? "unknown"}, not ${BUILD}` });
+  // The store this process would open: the server answers only for the same one (on a
+  // PostgreSQL store, its pool then spares this process a connection and a login).
+  let store: string;
+  try {
+    store = storeIdentity(describeStore(resolveStore(ws.dir), ws.dbPath));
+  } catch {
+    return handOff({ text, requestId, reason: "the store configuration cannot be read" }); // reported in-process, as always
+  }
   const r = await askServer(info, {
     event: ev,
     root: ws.root,
     agentPid: agentPid(),
     requestId,
     deadline: hookDeadline(adapter, ev.native),
+    store,
   });
   if (r.kind === "retry") return handOff({ text, requestId, reason: r.reason });
   debugLine(`answered by the server (pid ${info.pid})`);

@@ -82,3 +82,12 @@ export function describeStore(choice: StoreChoice, dbPath: string): { kind: stri
   if (choice.kind === "sqlite") return { kind: "sqlite", location: dbPath, source: choice.source };
   return { kind: "postgres", location: redactStoreUrl(choice.url), project: choice.project, source: choice.source };
 }
+
+/**
+ * One line naming a store (never a password): a hook process hands its hook to the workspace's
+ * server only if the server's store is the one the process would open itself (a different
+ * BATON_STORE / BATON_PROJECT in the agent's environment must not write to the server's store).
+ */
+export function storeIdentity(s: { kind: string; location: string; project?: string }): string {
+  return s.kind === "postgres" ? `postgres ${s.location} ${s.project ?? ""}` : s.kind;
+}

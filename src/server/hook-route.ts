@@ -30,6 +30,7 @@ import { jsonBoundsProblem } from "../core/canonical.js";
 import type { HookEvent, HookResponse } from "../core/hooks/types.js";
 import { isRequestId, readHookEvent } from "../core/hooks/wire.js";
 import { BatonError, badInput } from "../errors.js";
+import { storeIdentity } from "../platform/store-config.js";
 import { errorResponse } from "./http-errors.js";
 import { bearerToken, tokenMatches } from "./security.js";
 
@@ -91,13 +92,15 @@ function configStamp(batonDir: string): string {
 export function hookAnswerer(o: HookAnswererOptions): HookAnswerer {
   const dir = o.baton.workspace.dir;
   const served = identity(dir);
+  // A Baton opened on a backend handed in (tests) has no identity to compare.
+  const store = o.baton.store.source === "caller" ? undefined : storeIdentity(o.baton.store);
   const config = configStamp(dir);
   let configChanged = false;
 
   return {
     take(agent, native, body) {
       if (!AGENTS.includes(agent)) throw new BatonError("not_found", `no hook adapter for agent "${agent}"; use claude, codex or gemini`);
-      const { requestId, root, agentPid, deadline } = body;
+      const { requestId, root, agentPid, deadline, store: theirs } = body;
       if (!isRequestId(requestId)) throw badInput('"requestId" must be 8 to 80 letters, digits, "-" or "_"');
       if (typeof root !== "string" || !isAbsolute(root)) throw badInput('"root" must be the absolute path of the hook\'s workspace');
       if (typeof agentPid !== "number" || !Number.isSafeInteger(agentPid) || agentPid <= 0) throw badInput('"agentPid" must be a pid');
@@ -114,6 +117,13 @@ export function hookAnswerer(o: HookAnswererOptions): HookAnswerer {
       if (o.shutdown.aborted) throw new BatonError("shutting_down", "the server is shutting down; answer the hook in its own process");
       if (served === undefined || identity(join(root, ".baton")) !== served) {
         throw new BatonError("wrong_workspace", `this server serves ${o.baton.root}, not ${root}`, { root: o.baton.root });
+      }
+      if (theirs !== undefined && typeof theirs !== "string") throw badInput('"store" must be the hook process\'s store, as a string');
+      if (typeof theirs === "string" && store !== undefined && theirs !== store) {
+        throw new BatonError(
+          "wrong_store",
+          `this server serves the store ${store}, and the hook's environment names ${theirs}; the hook runs in its own process`,
+        );
       }
       if (configChanged || configStamp(dir) !== config) {
         if (!configChanged) {

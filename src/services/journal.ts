@@ -9,7 +9,7 @@
  * (and must keep consistent with every transaction) are one unit. Row parsing and folding are
  * in journal-rows.ts, repairs and export in journal-repair.ts.
  */
-import type { Backend, EventRow, SessionRow, StoreTx } from "../backend/contract.js";
+import type { Backend, EventRow, SessionMove, SessionRow, SnapshotRow, StoreTx } from "../backend/contract.js";
 import { sessionKey } from "../backend/contract.js";
 import { canonicalJson, randomId, sha256 } from "../core/canonical.js";
 import { isFacetEvent, validateFacetData } from "../core/facets.js";
@@ -70,13 +70,24 @@ export interface JournalOptions {
 
 /** Called for each appended event, inside the append's transaction (the queue's hook). */
 export type AppendHook = (tx: StoreTx, flow: FlowDefinition, event: JournalEvent, outcome: EventOutcome) => Promise<void>;
+/** Whether a hook would write anything for this event (pure: decided before the transaction). */
+export type AppendHookActs = (flow: FlowDefinition, event: JournalEvent, outcome: EventOutcome) => boolean;
+
+/** An append folded from a state this process kept: what to store, and what each input became. */
+interface Fold {
+  rows: EventRow[];
+  results: AppendResult[];
+  session: SessionMove;
+  /** The snapshot to store with it, when it is due (phase changed, none stored, or SNAPSHOT_EVERY behind). */
+  snapshot?: SnapshotRow;
+}
 
 export class Journal {
   readonly #backend: Backend;
   readonly #flows: FlowRegistry;
   readonly #now: () => Date;
 
-  readonly #hooks: AppendHook[] = [];
+  readonly #hooks: { run: AppendHook; acts: AppendHookActs }[] = [];
   /**
    * The folded snapshot of recently appended sessions. An entry is taken out while a write
    * transaction uses it and put back only after that transaction commits, so a rollback can
@@ -99,10 +110,12 @@ export class Journal {
 
   /**
    * Run `hook` for every appended event inside the append's own transaction, so what it
-   * writes (the queue's work items) commits or rolls back with the event.
+   * writes (the queue's work items) commits or rolls back with the event. `acts` says, before
+   * the transaction, whether it will write anything for an event (default: always): an append
+   * no hook acts on can be a single statement.
    */
-  addAppendHook(hook: AppendHook): void {
-    this.#hooks.push(hook);
+  addAppendHook(hook: AppendHook, acts: AppendHookActs = () => true): void {
+    this.#hooks.push({ run: hook, acts });
   }
 
   /** Append inside a transaction another service opened (the queue's ack journals its result so). */
@@ -117,8 +130,9 @@ export class Journal {
     fresh: ReadonlySet<string> = NONE,
     check?: (snap: Readonly<Snapshot>) => void,
   ): Promise<{ results: AppendResult[]; folded: Folded }> {
-    // The next seq is lastSeq + 1: writers of one session take turns (other sessions run alongside).
-    await tx.lockKey(sessionKey(sessionId));
+    // The next seq is lastSeq + 1: writers of one session take turns on its row, which a write
+    // transaction's getSession holds until it ends (other sessions run alongside). Checkpoints
+    // and ledger nodes, whose seqs are not the journal's, take turns on the session's lockKey.
     const session = await tx.getSession(sessionId);
     if (!session) throw notFound(sessionId);
     const flow = await this.#flows.get(session.flow);
@@ -237,12 +251,17 @@ export class Journal {
     // What the last run of the lost attempt saw before its COMMIT: which caller ids were already
     // in the journal then (real duplicates, whatever the re-send finds).
     let seen: boolean[] | undefined;
-    const attempt = (skip: ReadonlySet<string>) =>
+    const full = (skip: ReadonlySet<string>) =>
       this.#backend.transaction("write", async (tx) => {
         const o = await this.#appendIn(tx, sessionId, sent, skip);
         seen = o.results.map((r) => r.duplicate);
         return o;
       });
+    const attempt = (skip: ReadonlySet<string>) => {
+      const kept = this.#keptFor(sessionId, sent, skip);
+      if (!kept) return full(skip); // asked at once: a serial engine keeps request order
+      return this.#appendCached(sessionId, kept, sent, skip, (r) => (seen = r.map((x) => x.duplicate))).then((o) => o ?? full(skip));
+    };
     // Both attempts hold one place in the session's order: a read this caller asked for after
     // the append cannot run between the lost attempt and its re-send.
     const outcome = await this.#inOrder(sessionId, async () => {
@@ -270,6 +289,61 @@ export class Journal {
   }
 
   /**
+   * The folded state kept for the session, taken for an append from it (ours while in use; kept
+   * again only once committed), when one can be: only where this journal orders a session's
+   * requests itself (#inOrder), since an engine that runs transactions in request order (SQLite)
+   * must be asked at once, not after a fold, and has no round trips to save; and only when no
+   * input has an id that must be looked up in the journal.
+   */
+  #keptFor(sessionId: string, inputs: readonly EventInput[], fresh: ReadonlySet<string>): Folded | undefined {
+    if (this.#backend.capabilities.serialWrites) return undefined;
+    const folded = this.#folded.get(sessionId);
+    if (!folded || inputs.some((i) => i.id !== undefined && !fresh.has(i.id))) return undefined;
+    this.#folded.delete(sessionId);
+    return folded;
+  }
+
+  /**
+   * The append from the folded state this process kept for the session, without reading it
+   * first: the events are folded here and stored by a compare-and-set on the session's row
+   * (`insertEventsAt`), which lands only if nobody appended since. When no append hook acts on
+   * them, that is the whole transaction: one statement. Undefined when the fold refused (on a
+   * state that may be old) or the session moved; the caller then appends the full way.
+   */
+  async #appendCached(
+    sessionId: string,
+    folded: Folded,
+    inputs: readonly EventInput[],
+    fresh: ReadonlySet<string>,
+    sending: (results: AppendResult[]) => void,
+  ): Promise<{ results: AppendResult[]; folded: Folded } | undefined> {
+    const expect = { lastSeq: folded.snap.lastSeq, flow: folded.snap.flow };
+    let flow: FlowDefinition;
+    let f: Fold;
+    try {
+      flow = await this.#flows.get(folded.snap.flow);
+      f = await this.#fold(sessionId, flow, folded, inputs, fresh);
+    } catch {
+      return undefined; // decided on what this process kept: the full append decides for real
+    }
+    if (f.rows.length === 0) return undefined;
+    const acts = f.results.some((r) => !r.duplicate && this.#hooks.some((h) => h.acts(flow, r.event, r.outcome)));
+    sending(f.results);
+    if (!acts) {
+      const stored = await this.#backend.transaction("write", (tx) => tx.insertEventsAt(expect, f.rows, f.session, f.snapshot), {
+        oneStatement: true,
+      });
+      return stored ? { results: f.results, folded } : undefined;
+    }
+    return this.#backend.transaction("write", async (tx) => {
+      // Moved meanwhile: nothing was written, and the full append runs in this transaction.
+      if (!(await tx.insertEventsAt(expect, f.rows, f.session, f.snapshot))) return this.#appendIn(tx, sessionId, inputs, fresh);
+      await this.#runHooks(tx, flow, f.results);
+      return { results: f.results, folded };
+    });
+  }
+
+  /**
    * Append one event only if `check` accepts the session's state inside the same write
    * transaction (it throws to refuse, and nothing is appended): a decision made on a state
    * read earlier is re-checked where no other writer can change it meanwhile.
@@ -288,6 +362,35 @@ export class Journal {
     inputs: readonly EventInput[],
     fresh: ReadonlySet<string> = NONE,
   ): Promise<AppendResult[]> {
+    const f = await this.#fold(session.id, flow, folded, inputs, fresh, (id) => findPrior(tx, session.id, id));
+    if (f.rows.length > 0) {
+      await tx.insertEvents(f.rows, f.session);
+      await this.#runHooks(tx, flow, f.results);
+      if (f.snapshot) await tx.putSnapshot(f.snapshot);
+    }
+    return f.results;
+  }
+
+  async #runHooks(tx: StoreTx, flow: FlowDefinition, results: readonly AppendResult[]): Promise<void> {
+    for (const r of results) {
+      if (r.duplicate) continue;
+      for (const hook of this.#hooks) await hook.run(tx, flow, r.event, r.outcome);
+    }
+  }
+
+  /**
+   * Validate and fold `inputs` into `folded` (mutated): the rows to store, each input's result,
+   * the session row after them and the snapshot when one is due. A caller id not in `fresh` is
+   * looked up with `lookup` (the cached path has none: it never gets such ids).
+   */
+  async #fold(
+    sessionId: string,
+    flow: FlowDefinition,
+    folded: Folded,
+    inputs: readonly EventInput[],
+    fresh: ReadonlySet<string>,
+    lookup?: (id: string) => Promise<{ row: EventRow; result: AppendResult } | undefined>,
+  ): Promise<Fold> {
     const snap = folded.snap;
     const phaseBefore = snap.phase;
     const results: AppendResult[] = [];
@@ -300,14 +403,13 @@ export class Journal {
       const bodyHash = sha256(canonicalJson({ type: ev.type, actor, data: ev.data, revision: ev.revision ?? null }));
       const id = ev.id ?? `ev_${randomId()}`;
       // A generated id is fresh: only a caller-supplied id can repeat one in this batch or the journal.
-      const prior =
-        ev.id === undefined ? undefined : (inBatch.get(id) ?? (fresh.has(id) ? undefined : await findPrior(tx, session.id, id)));
+      const prior = ev.id === undefined ? undefined : (inBatch.get(id) ?? (fresh.has(id) ? undefined : await lookup?.(id)));
       if (prior) {
         if (prior.row.bodyHash !== bodyHash) {
           throw new BatonError(
             "conflict",
             `event id "${id}" was already appended as seq ${prior.row.seq} with a different body; nothing was appended. Use a new id for a new event`,
-            { sessionId: session.id, id, seq: prior.row.seq },
+            { sessionId, id, seq: prior.row.seq },
           );
         }
         results.push({ ...prior.result, duplicate: true, phase: snap.phase });
@@ -333,7 +435,7 @@ export class Journal {
         );
         if (decision.kind === "invalid") {
           throw new BatonError("invalid_transition", `${decision.reason}; nothing was appended`, {
-            sessionId: session.id,
+            sessionId,
             phase: decision.phase,
             event: ev.type,
             allowed: decision.allowed,
@@ -342,7 +444,7 @@ export class Journal {
       }
       const seq = snap.lastSeq + 1;
       const event: JournalEvent = {
-        sessionId: session.id,
+        sessionId,
         seq,
         id,
         type: ev.type,
@@ -353,7 +455,7 @@ export class Journal {
       };
       const outcome: EventOutcome = foldEvent(flow, snap, event, decision);
       const row: EventRow = {
-        sessionId: session.id,
+        sessionId,
         seq,
         id,
         type: ev.type,
@@ -369,26 +471,22 @@ export class Journal {
       if (ev.id !== undefined) inBatch.set(id, { row, result });
       results.push(result);
     }
-    if (rows.length > 0) {
-      await tx.insertEvents(rows);
-      if (this.#hooks.length > 0) {
-        for (const r of results) {
-          if (r.duplicate) continue;
-          for (const hook of this.#hooks) await hook(tx, flow, r.event, r.outcome);
-        }
-      }
-      if (snap.phase !== phaseBefore || folded.storedSeq === 0 || snap.lastSeq - folded.storedSeq >= SNAPSHOT_EVERY) {
-        await tx.putSnapshot(snapshotRow(snap));
-        folded.storedSeq = snap.lastSeq;
-      }
-      await tx.updateSession(session.id, {
+    const f: Fold = {
+      rows,
+      results,
+      session: {
+        id: sessionId,
         phase: snap.phase,
         status: isTerminal(flow, snap.phase, snap.deadline, new Date(at)) ? "completed" : "active",
         updatedAt: at,
         lastSeq: snap.lastSeq,
-      });
+      },
+    };
+    if (rows.length > 0 && (snap.phase !== phaseBefore || folded.storedSeq === 0 || snap.lastSeq - folded.storedSeq >= SNAPSHOT_EVERY)) {
+      f.snapshot = snapshotRow(snap);
+      folded.storedSeq = snap.lastSeq;
     }
-    return results;
+    return f;
   }
 
   /** Read one session: the snapshot with newer events folded in. Never writes. */

@@ -13,8 +13,9 @@ import type { Backend, EventRow, StoreTx, WorkItemRow } from "../backend/contrac
 import { randomHex } from "../core/canonical.js";
 import type { FlowDefinition } from "../core/flow.js";
 import type { AppendResult, EventOutcome, JournalEvent, JsonObject } from "../core/types.js";
-import { BatonError, badInput } from "../errors.js";
+import { BatonError, badInput, isBatonError } from "../errors.js";
 import { ChangeWait } from "./change-wait.js";
+import { Coalescer, type Outcome } from "./coalesce.js";
 import type { Journal } from "./journal.js";
 
 export interface QueueOptions {
@@ -97,6 +98,31 @@ export interface DeadItem {
   why: string;
 }
 
+/**
+ * What an appended event does to the queue: the kinds of open work it finishes (its flow's
+ * `doneBy`), the dead items its data names, and the work spec when it is work itself (only
+ * when it moved or stayed: fenced and stale events make no work). Undefined: nothing.
+ */
+function workOf(
+  flow: FlowDefinition,
+  event: JournalEvent,
+  outcome: EventOutcome,
+): { completes: string[]; seqs: number[]; spec: { priority: number } | undefined } | undefined {
+  if (!flow.work || outcome === "stale") return undefined;
+  const finishes = outcome === "moved" || outcome === "stayed" || outcome === "recorded";
+  const completes = finishes
+    ? Object.entries(flow.work)
+        .filter(([, spec]) => spec.doneBy?.includes(event.type))
+        .map(([kind]) => kind)
+    : [];
+  // Dead-lettered work is handled by what would have finished it, or by any event journaled
+  // naming it (`{"handles": seq}`, whatever the phase: the way to close work whose kind has
+  // no doneBy, or whose doneBy the phase no longer allows).
+  const seqs = handledSeqs(event.data);
+  const spec = outcome === "moved" || outcome === "stayed" ? flow.work[event.type] : undefined;
+  return { completes, seqs, spec };
+}
+
 /** The seqs an event's data says it handles: `{"handles": 12}` or `{"handles": [12, 14]}`. */
 function handledSeqs(data: JsonObject): number[] {
   const h = data.handles;
@@ -129,12 +155,33 @@ export interface NackResult {
   availableAt?: string;
 }
 
+/** One caller's lease request, as the claim coalescer carries it. */
+interface ClaimRequest {
+  owner: string;
+  leaseMs: number;
+  sessionId?: string;
+  kinds?: readonly string[];
+}
+
+/** Requests with the same filter share one claim. */
+const filterKey = (r: LeaseRequest): string => JSON.stringify([r.sessionId ?? null, r.kinds?.length ? [...r.kinds].sort() : null]);
+
 export class Queue {
   readonly #backend: Backend;
   readonly #journal: Journal;
   readonly #now: () => Date;
   readonly #maxAttempts: number;
   readonly #defaultLeaseMs: number;
+  /**
+   * Concurrent leases (per filter) and plain acks of this process go together: one statement
+   * claims an item for each waiting lease, one finishes every waiting ack (measured on
+   * PostgreSQL with 16 workers: docs/benchmarks.md). Each caller still gets its own item, lease
+   * id and answer, only after the shared commit. Two such statements of a kind may be on their
+   * way at once: while one waits for its commit's WAL flush, the next is already sent (16
+   * workers: 1,360 against 1,170 items/s with one, mean of 6 runs each on a loaded machine).
+   */
+  readonly #claims = new Coalescer<ClaimRequest, Lease | undefined>((reqs) => this.#claim(reqs), { parallel: 2 });
+  readonly #acks = new Coalescer<string, string | undefined>((ids) => this.#ackHeld(ids), { parallel: 2 });
 
   constructor(backend: Backend, journal: Journal, opts: QueueOptions = {}) {
     this.#backend = backend;
@@ -142,22 +189,20 @@ export class Queue {
     this.#now = opts.now ?? (() => new Date());
     this.#maxAttempts = opts.maxAttempts ?? 5;
     this.#defaultLeaseMs = opts.defaultLeaseMs ?? 60_000;
-    journal.addAppendHook((tx, flow, event, outcome) => this.#onAppend(tx, flow, event, outcome));
+    journal.addAppendHook(
+      (tx, flow, event, outcome) => this.#onAppend(tx, flow, event, outcome),
+      (flow, event, outcome) => {
+        const w = workOf(flow, event, outcome);
+        return w !== undefined && (w.completes.length > 0 || w.seqs.length > 0 || w.spec !== undefined);
+      },
+    );
   }
 
   /** Enqueue work events; finish open items that this event completes. */
   async #onAppend(tx: StoreTx, flow: FlowDefinition, event: JournalEvent, outcome: EventOutcome): Promise<void> {
-    if (!flow.work || outcome === "stale") return;
-    const finishes = outcome === "moved" || outcome === "stayed" || outcome === "recorded";
-    const completes = finishes
-      ? Object.entries(flow.work)
-          .filter(([, spec]) => spec.doneBy?.includes(event.type))
-          .map(([kind]) => kind)
-      : [];
-    // Dead-lettered work is handled by what would have finished it, or by any event journaled
-    // naming it (`{"handles": seq}`, whatever the phase: the way to close work whose kind has
-    // no doneBy, or whose doneBy the phase no longer allows).
-    const seqs = handledSeqs(event.data);
+    const w = workOf(flow, event, outcome);
+    if (!w) return;
+    const { completes, seqs, spec } = w;
     if (completes.length > 0 || seqs.length > 0) await tx.queue.markDeadHandled(event.sessionId, { kinds: completes, seqs }, event.seq);
     if (outcome !== "moved" && outcome !== "stayed") return;
     if (completes.length > 0) {
@@ -166,7 +211,6 @@ export class Queue {
         await tx.queue.setFinal(item.itemId, { state: "done", doneAt: event.at, doneBy: `event:${event.id}`, resultSeq: event.seq });
       }
     }
-    const spec = flow.work[event.type];
     if (!spec) return;
     await tx.queue.insertItem({
       itemId: `${event.sessionId}:${event.seq}`,
@@ -188,35 +232,79 @@ export class Queue {
     });
   }
 
-  /** Lease the next ready item now (highest priority, then oldest), or undefined. */
+  /**
+   * Lease the next ready item now (highest priority, then oldest), or undefined. Concurrent
+   * calls with the same filter share one claim (see #claims).
+   */
   async lease(owner: string, req: LeaseRequest = {}): Promise<Lease | undefined> {
     checkOwner(owner);
     const leaseMs = this.#leaseMs(req.leaseMs);
-    return this.#backend.transaction("write", async (tx) => {
-      const now = this.#now();
-      await this.#expire(tx, now);
-      const leaseId = newLeaseId(now);
-      const expiresMs = now.getTime() + leaseMs;
-      // One atomic claim: on an engine with many writers, a concurrent leaser never gets the same item.
-      const claimed = await tx.queue.claimReady(
-        {
-          nowMs: now.getTime(),
-          ...(req.sessionId ? { sessionId: req.sessionId } : {}),
-          ...(req.kinds?.length ? { kinds: req.kinds } : {}),
-        },
-        { leaseId, owner, expiresMs, acquiredAt: now.toISOString() },
-      );
-      if (!claimed) return undefined;
+    return this.#claims.submit(filterKey(req), {
+      owner,
+      leaseMs,
+      ...(req.sessionId ? { sessionId: req.sessionId } : {}),
+      ...(req.kinds?.length ? { kinds: req.kinds } : {}),
+    });
+  }
+
+  /**
+   * Claim an item for each request (all of one filter). The claim is one statement that
+   * commits by itself, told to nobody at once (no waiter waits for an item to be taken); when
+   * some lease has expired, it claims nothing and a transaction returns the expired items
+   * first (redelivery, dead letters) and then claims, as every lease did before.
+   */
+  async #claim(reqs: readonly ClaimRequest[]): Promise<Outcome<Lease | undefined>[]> {
+    const first = reqs[0] as ClaimRequest;
+    const now = this.#now();
+    const leases = reqs.map((r) => ({ leaseId: newLeaseId(now), owner: r.owner, expiresMs: now.getTime() + r.leaseMs }));
+    const filter = {
+      nowMs: now.getTime(),
+      ...(first.sessionId ? { sessionId: first.sessionId } : {}),
+      ...(first.kinds ? { kinds: first.kinds } : {}),
+    };
+    const at = now.toISOString();
+    const claim = () =>
+      this.#backend.transaction("write", (tx) => tx.queue.claimReady({ ...filter, unlessExpired: true }, leases, at), {
+        oneStatement: true,
+        quiet: true,
+      });
+    let out: Awaited<ReturnType<typeof claim>>;
+    try {
+      out = await claim();
+    } catch (err) {
+      if (!unknownOutcome(err)) throw err;
+      // The connection died while the claim ran. Had it committed, its items are leased to
+      // nobody who knows and come back when those leases expire (as after a worker's death):
+      // claim again under new lease ids.
+      for (const l of leases) l.leaseId = newLeaseId(now);
+      out = await claim();
+    }
+    if (out.expired) {
+      out = await this.#backend.transaction("write", async (tx) => {
+        await this.#expire(tx, now);
+        return tx.queue.claimReady(filter, leases, at);
+      });
+    }
+    return reqs.map((_, i) => {
+      const claimed = out.claimed[i];
+      if (!claimed) return { value: undefined };
+      const l = leases[i] as (typeof leases)[number];
       const { item } = claimed;
-      const event = eventOf(item, claimed.event);
-      const attempt = item.attempts;
-      return {
-        leaseId,
-        attempt,
-        owner,
-        expiresAt: new Date(expiresMs).toISOString(),
-        item: { itemId: item.itemId, sessionId: item.sessionId, seq: item.seq, kind: item.kind, priority: item.priority, event },
-      };
+      try {
+        const event = eventOf(item, claimed.event);
+        return {
+          value: {
+            leaseId: l.leaseId,
+            attempt: item.attempts,
+            owner: l.owner,
+            expiresAt: new Date(l.expiresMs).toISOString(),
+            item: { itemId: item.itemId, sessionId: item.sessionId, seq: item.seq, kind: item.kind, priority: item.priority, event },
+          },
+        };
+      } catch (error) {
+        // Its event is missing: this caller hears why; the item is redelivered after the lease.
+        return { error };
+      }
     });
   }
 
@@ -235,7 +323,9 @@ export class Queue {
         const got = await this.lease(owner, req);
         if (got || Date.now() >= deadline || req.signal?.aborted) return got;
         // A commit while we looked (the changes since arm()) ends the sleep at once.
-        const nextWake = await this.#backend.transaction("read", (tx) => tx.queue.nextWakeMs(this.#now().getTime()));
+        const nextWake = await this.#backend.transaction("read", (tx) => tx.queue.nextWakeMs(this.#now().getTime()), {
+          oneStatement: true,
+        });
         const until = Math.min(deadline, nextWake !== undefined ? Date.now() + Math.max(1, nextWake - this.#now().getTime()) : deadline);
         await waiter.sleep(until - Date.now());
       }
@@ -267,6 +357,14 @@ export class Queue {
    */
   async ack(leaseId: string, result?: ResultInput): Promise<AckResult> {
     if (result !== undefined && (typeof result !== "object" || result === null)) throw badInput("the result must be an object");
+    if (typeof leaseId !== "string" || leaseId === "") throw unknownLease(String(leaseId));
+    if (!result?.type) {
+      // Nothing to journal: the lease and its item are finished in one shared statement when
+      // the lease still holds the item. Anything else (a repeat, a lost or unknown lease, an
+      // item finished by a doneBy event) is decided below, as it always was.
+      const itemId = await this.#acks.submit("", leaseId);
+      if (itemId !== undefined) return { itemId, leaseId, duplicate: false };
+    }
     return this.#backend.transaction("write", async (tx) => {
       const now = this.#now();
       const lease = await tx.queue.getLease(leaseId);
@@ -305,6 +403,26 @@ export class Queue {
       }
       await tx.queue.setLeaseState(leaseId, "acked", appended?.event.seq ?? null);
       return { itemId: item.itemId, leaseId, duplicate: false, ...(appended ? { result: appended } : {}) };
+    });
+  }
+
+  /** Finish the leases that still hold their items, in one statement; each caller gets its item id, or undefined. */
+  async #ackHeld(leaseIds: readonly string[]): Promise<Outcome<string | undefined>[]> {
+    const at = this.#now().toISOString();
+    let done: { leaseId: string; itemId: string }[];
+    try {
+      done = await this.#backend.transaction("write", (tx) => tx.queue.ackHeld(leaseIds, at), { oneStatement: true, quiet: true });
+    } catch (err) {
+      if (!unknownOutcome(err)) throw err;
+      done = []; // each goes the full way, which finds what landed (a lease acked: a duplicate)
+    }
+    const items = new Map(done.map((d) => [d.leaseId, d.itemId]));
+    // A lease acked twice in one batch is finished once: the first caller gets it, the repeat
+    // goes the long way and hears `duplicate`.
+    return leaseIds.map((id) => {
+      const itemId = items.get(id);
+      items.delete(id);
+      return { value: itemId };
     });
   }
 
@@ -491,6 +609,11 @@ export class Queue {
     }
     return v;
   }
+}
+
+/** A commit whose connection died before it answered: it may or may not have landed. */
+function unknownOutcome(err: unknown): boolean {
+  return isBatonError(err, "storage_unavailable") && err.details.outcome === "unknown";
 }
 
 function checkOwner(owner: string): void {

@@ -64,6 +64,30 @@ export function concurrencyContract(name: string, factory: StoreFactory, connect
       expect((await bs[1]!.sessions.snapshot("t")).lastSeq).toBe(N * per + 1);
     });
 
+    it("two connections taking turns on one session: each append folds from the other's, work is made once per event", async () => {
+      // Each connection keeps the state it last appended from; after the other appended, that
+      // state is old, and its next append must see the other's events (phase, seq), not overwrite them.
+      const [a, b] = await many(2);
+      await a!.sessions.start({ flow: "live-variant", id: "lv" });
+      await b!.events.append("lv", { type: "generate", actor: "browser" });
+      await a!.events.append("lv", { type: "source_wrapped", actor: "agent", data: { file: "a.html" } });
+      await b!.events.append("lv", { type: "variants_written", actor: "agent", data: { count: 1, expected: 1 } });
+      await a!.events.append("lv", { type: "cycling", actor: "browser" });
+      const turns: Promise<unknown>[] = [];
+      for (let i = 0; i < 6; i++)
+        turns.push((i % 2 ? a! : b!).events.append("lv", { type: "steer", actor: "browser", data: { text: `t${i}` } }));
+      await Promise.all(turns);
+      const r = await a!.events.append("lv", { type: "accept", actor: "browser" });
+      expect(r.event.seq).toBe(12);
+      expect(r.phase).toBe("accept_pending");
+      const { events } = await b!.events.list("lv");
+      expect(events.map((e) => e.seq)).toEqual(Array.from({ length: 12 }, (_, i) => i + 1));
+      const work = await b!.work.pending("lv");
+      expect(work.map((w) => w.kind).sort()).toEqual(["accept", ...Array(6).fill("steer")]);
+      expect(new Set(work.map((w) => w.seq)).size).toBe(7);
+      expect((await a!.sessions.snapshot("lv")).lastSeq).toBe(12);
+    });
+
     it(`${N} connections leasing one queue get each item once`, async () => {
       const bs = await many(N);
       await bs[0]!.sessions.start({ flow: "live-variant", id: "lv" });

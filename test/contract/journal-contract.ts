@@ -313,5 +313,37 @@ export function journalContract(name: string, factory: StoreFactory): void {
       expect((await b.sessions.complete(id)).alreadyComplete).toBe(true);
       expect((await b.sessions.status()).nextAction?.action).toBe("no_active_session");
     });
+
+    it("insertEventsAt stores only while the session is where the caller saw it, and changes nothing otherwise", async () => {
+      const b = await fresh();
+      await b.sessions.start({ flow: "task", id: "t" }); // seq 1
+      const at = new Date().toISOString();
+      const row = (seq: number) => ({
+        sessionId: "t",
+        seq,
+        id: `ev-${seq}`,
+        type: "note:added",
+        actor: "user",
+        data: JSON.stringify({ text: `n${seq}` }),
+        revision: null,
+        at,
+        bodyHash: "0".repeat(64),
+        outcome: "recorded",
+      });
+      const move = (lastSeq: number) => ({ id: "t", phase: "in_progress", status: "active" as const, updatedAt: at, lastSeq });
+      const put = (expect: { lastSeq: number; flow: string }, seq: number) =>
+        store.backend.transaction("write", (tx) => tx.insertEventsAt(expect, [row(seq)], move(seq)), { oneStatement: true });
+      expect(await put({ lastSeq: 1, flow: "task" }, 2), "at seq 1: stored").toBe(true);
+      expect(await put({ lastSeq: 1, flow: "task" }, 2), "no longer at seq 1").toBe(false);
+      expect(await put({ lastSeq: 2, flow: "live-variant" }, 3), "another flow").toBe(false);
+      expect(await put({ lastSeq: 2, flow: "task" }, 3)).toBe(true);
+      const { events } = await b.events.list("t");
+      expect(events.map((e) => [e.seq, e.id])).toEqual([
+        [1, events[0]!.id],
+        [2, "ev-2"],
+        [3, "ev-3"],
+      ]);
+      expect((await b.sessions.snapshot("t")).lastSeq).toBe(3);
+    });
   });
 }

@@ -333,6 +333,89 @@ export function queueContract(name: string, factory: StoreFactory): void {
       expect(await (await reopen()).work.lease("late", { sessionId: id })).toBeUndefined();
     });
 
+    it("answers every one of many concurrent leases (they share claims): each item once, each filter kept, the rest empty", async () => {
+      const b = await fresh();
+      await cycling(b, "one");
+      await cycling(b, "two");
+      for (let i = 0; i < 5; i++) await b.events.append("one", { type: "steer", actor: "browser", data: { text: `one-${i}` } });
+      for (let i = 0; i < 3; i++) await b.events.append("two", { type: "steer", actor: "browser", data: { text: `two-${i}` } });
+      await b.events.append("two", { type: "accept", actor: "browser" });
+      // 8 callers for session one's 5 items, 6 for session two's 4, 3 for accepts anywhere, 2 for a kind nobody sent.
+      const asks = [
+        ...Array.from({ length: 8 }, (_, i) => ({ owner: `one-${i}`, req: { sessionId: "one" } })),
+        ...Array.from({ length: 6 }, (_, i) => ({ owner: `two-${i}`, req: { sessionId: "two" } })),
+        ...Array.from({ length: 3 }, (_, i) => ({ owner: `acc-${i}`, req: { kinds: ["accept"] } })),
+        ...Array.from({ length: 2 }, (_, i) => ({ owner: `none-${i}`, req: { kinds: ["discard"] } })),
+      ];
+      const got = await Promise.all(asks.map((a) => b.work.lease(a.owner, { ...a.req, leaseMs: 5_000 })));
+      const leases = got.filter((l) => l !== undefined);
+      expect(new Set(leases.map((l) => l.item.itemId)).size, "no item handed out twice").toBe(leases.length);
+      expect(new Set(leases.map((l) => l.leaseId)).size, "a lease id per delivery").toBe(leases.length);
+      asks.forEach((a, i) => {
+        const l = got[i];
+        if (!l) return;
+        expect(l.owner, `caller ${a.owner} got its own lease`).toBe(a.owner);
+        if ("sessionId" in a.req) expect(l.item.sessionId, `caller ${a.owner} stayed in its session`).toBe(a.req.sessionId);
+        if ("kinds" in a.req) expect(a.req.kinds, `caller ${a.owner} got a kind it asked for`).toContain(l.item.kind);
+        expect(l.item.event.seq).toBe(l.item.seq);
+      });
+      // Every one of the 9 items went to someone (the accept to one of session two's callers or an accept caller).
+      expect(leases).toHaveLength(9);
+      expect(got.slice(17).every((l) => l === undefined)).toBe(true);
+      expect(await b.work.lease("late")).toBeUndefined();
+      // Each caller's lease is its own fencing token: they ack, all together, and each is done once.
+      const acks = await Promise.all(leases.map((l) => b.work.ack(l.leaseId)));
+      expect(acks.every((r, i) => r.itemId === leases[i]!.item.itemId && !r.duplicate)).toBe(true);
+      expect(await b.work.pending()).toEqual([]);
+    });
+
+    it("answers concurrent acks (they share a statement) each with its own outcome", async () => {
+      const b = await fresh();
+      const id = await cycling(b);
+      for (let i = 0; i < 4; i++) await b.events.append(id, { type: "steer", actor: "browser", data: { text: `s${i}` } });
+      await b.events.append(id, { type: "accept", actor: "browser" });
+      const accept = (await b.work.lease("a", { kinds: ["accept"], leaseMs: 1_000 }))!;
+      const [s0, s1, s2, s3] = (await Promise.all([0, 1, 2, 3].map((i) => b.work.lease(`s${i}`, { leaseMs: 1_000 })))) as NonNullable<
+        Awaited<ReturnType<Baton["work"]["lease"]>>
+      >[];
+      await b.work.ack(s3!.leaseId); // acked before: its next ack is a duplicate
+      advance(1_001);
+      const thief = (await b.work.lease("thief", { kinds: ["steer"] }))!; // s0's item, delivered again
+      expect(thief.item.itemId).toBe(s0!.item.itemId);
+      const settled = await Promise.allSettled([
+        b.work.ack(s1!.leaseId), // expired, nobody took it: honoured
+        b.work.ack(s0!.leaseId), // its item went to the thief: lease_lost
+        b.work.ack(s2!.leaseId), // honoured
+        b.work.ack(s2!.leaseId), // the same lease twice at once: one of them is the duplicate
+        b.work.ack(s3!.leaseId), // duplicate
+        b.work.ack("lse_unknown"), // not_found
+        b.work.ack(accept.leaseId, { type: "accepted", data: {} }), // with a result: journaled with it
+        b.work.ack(thief.leaseId),
+      ]);
+      const outcome = (s: PromiseSettledResult<Awaited<ReturnType<Baton["work"]["ack"]>>>) =>
+        s.status === "fulfilled" ? (s.value.duplicate ? "duplicate" : "acked") : ((s.reason as { code?: string }).code ?? "?");
+      const seen = settled.map(outcome);
+      expect(seen[0]).toBe("acked");
+      expect(seen[1]).toBe("lease_lost");
+      expect([seen[2], seen[3]].sort()).toEqual(["acked", "duplicate"]);
+      expect(seen.slice(4)).toEqual(["duplicate", "not_found", "acked", "acked"]);
+      expect((settled[6] as PromiseFulfilledResult<Awaited<ReturnType<Baton["work"]["ack"]>>>).value.result?.event.type).toBe("accepted");
+      expect(await b.work.pending(id)).toEqual([]);
+    });
+
+    it("returns an expired lease's item first when it comes before the ready ones, as its priority says", async () => {
+      const b = await fresh();
+      const id = await cycling(b);
+      await b.events.append(id, { type: "steer", actor: "browser", data: { text: "x" } }); // priority 20
+      await b.events.append(id, { type: "accept", actor: "browser" }); // priority 10
+      const first = (await b.work.lease("dies", { leaseMs: 1_000 }))!;
+      expect(first.item.kind).toBe("accept");
+      advance(1_001);
+      const again = await Promise.all([b.work.lease("x"), b.work.lease("y")]);
+      expect(again.map((l) => `${l?.item.kind}:${l?.attempt}`)).toEqual(["accept:2", "steer:1"]);
+      expect(again[0]!.item.itemId).toBe(first.item.itemId);
+    });
+
     it("rejects bad lease requests without changing anything", async () => {
       const b = await fresh();
       await cycling(b);

@@ -14,7 +14,7 @@
 import { createHash, randomUUID } from "node:crypto";
 import pg from "pg";
 import { checkProject, redactStoreUrl } from "../../core/store-url.js";
-import { BatonError } from "../../errors.js";
+import { BatonError, isBatonError } from "../../errors.js";
 import type { Backend, BackendCapabilities, MigrationReport, StoreTx, TxMode, TxOptions } from "../contract.js";
 import { mapPgError, retriable, unavailable } from "./pg-errors.js";
 import { PG_MIGRATIONS, type PgMigration } from "./pg-migrations.js";
@@ -57,6 +57,9 @@ export const redactUrl = redactStoreUrl;
  */
 const SCHEMA_DRIFT = new Set(["23502", "42P10", "42703", "42P01"]);
 
+/** pg refuses a query on a client whose connection already failed, without sending it. */
+const neverSent = (err: unknown): boolean => /not queryable/i.test(err instanceof Error ? err.message : String(err));
+
 /** A prepared statement whose result columns changed under it (another process migrated). */
 function isStalePlan(err: unknown): boolean {
   const code = (err as { code?: unknown } | undefined)?.code;
@@ -84,22 +87,34 @@ function nameOf(sql: string): string {
 
 const guarded = new WeakSet<pg.PoolClient>();
 
+/** How late a quiet change (TxOptions.quiet) is told: a dashboard holds "something changed" 150 ms anyway. */
+const QUIET_MS = 100;
+
 const sleep = (ms: number) => new Promise<void>((r) => setTimeout(r, ms));
 
 class Ctx implements PgCtx {
   changed = false;
   #collector: "none" | "share" | "exclusive" = "none";
+  /** Statements sent: a one-statement transaction (no BEGIN) may send only one. */
+  #sent = 0;
   constructor(
     readonly client: pg.PoolClient,
     readonly write: boolean,
+    readonly single: boolean,
   ) {}
+  #query(sql: string, params: readonly unknown[]) {
+    if (this.single && this.#sent > 0)
+      throw new BatonError("internal", "a one-statement transaction tried a second statement; run it as an ordinary transaction");
+    this.#sent++;
+    return this.client.query({ name: nameOf(sql), text: sql, values: params as unknown[] });
+  }
   async rows<R>(sql: string, params: readonly unknown[] = [], changes = false): Promise<R[]> {
-    const r = await this.client.query({ name: nameOf(sql), text: sql, values: params as unknown[] });
+    const r = await this.#query(sql, params);
     if (changes && (r.rowCount ?? 0) > 0) this.changed = true;
     return r.rows as R[];
   }
   async run(sql: string, params: readonly unknown[] = []): Promise<number> {
-    const r = await this.client.query({ name: nameOf(sql), text: sql, values: params as unknown[] });
+    const r = await this.#query(sql, params);
     const n = r.rowCount ?? 0;
     if (n > 0) this.changed = true;
     return n;
@@ -135,6 +150,7 @@ export class PostgresBackend implements Backend {
   #announcing = false;
   #announceAgain = false;
   #unlistenTimer: NodeJS.Timeout | undefined;
+  #quietTimer: NodeJS.Timeout | undefined;
   readonly #writeStats = { commits: 0, transactions: 0, retries: 0 };
   readonly #poolSize: number;
   readonly #project: string;
@@ -172,7 +188,7 @@ export class PostgresBackend implements Backend {
       b.migration = await b.#migrate(opts.migrations ?? PG_MIGRATIONS);
     } catch (err) {
       await b.#pool.end().catch(() => undefined);
-      throw err instanceof BatonError ? err : mapPgError(err, "opening the PostgreSQL store", b.location);
+      throw isBatonError(err) ? err : mapPgError(err, "opening the PostgreSQL store", b.location);
     }
     return b;
   }
@@ -224,29 +240,40 @@ export class PostgresBackend implements Backend {
   }
 
   async transaction<T>(mode: TxMode, fn: (tx: StoreTx) => Promise<T>, opts?: TxOptions): Promise<T> {
+    // One statement needs no BEGIN/COMMIT: it commits by itself, in one round trip instead of
+    // three (relaxed durability needs SET LOCAL, hence a transaction block).
+    const single = opts?.oneStatement === true && opts.durability !== "relaxed";
     for (let attempt = 1; ; attempt++) {
       const client = await this.#connect();
-      const ctx = new Ctx(client, mode === "write");
+      const ctx = new Ctx(client, mode === "write", single);
       const tx = new PgTx(ctx, this.schema);
       let begun = false;
       let committing = false;
       try {
-        await client.query(mode === "write" ? "BEGIN" : "BEGIN READ ONLY");
-        begun = true;
-        // Relaxed durability for this transaction only: the commit returns before its WAL flush.
-        if (mode === "write" && opts?.durability === "relaxed") await client.query("SET LOCAL synchronous_commit = off");
+        if (single)
+          committing = mode === "write"; // the statement is the commit
+        else {
+          await client.query(mode === "write" ? "BEGIN" : "BEGIN READ ONLY");
+          begun = true;
+          // Relaxed durability for this transaction only: the commit returns before its WAL flush.
+          if (mode === "write" && opts?.durability === "relaxed") await client.query("SET LOCAL synchronous_commit = off");
+        }
         const result = await fn(tx);
+        if (single && tx.pendingActions.length > 0)
+          throw new BatonError("internal", "a one-statement transaction cannot run beforeCommit actions");
         for (const action of tx.pendingActions.splice(0)) action();
-        committing = true;
-        await client.query("COMMIT");
+        if (!single) {
+          committing = true;
+          await client.query("COMMIT");
+        }
         client.release();
         if (mode === "write") {
           this.#writeStats.commits++;
           this.#writeStats.transactions++;
         }
         if (ctx.changed) {
-          if (this.#listeners.size > 0) setImmediate(() => this.#notify());
-          this.#announce();
+          if (opts?.quiet) this.#quietChange();
+          else this.#loudChange();
         }
         return result;
       } catch (err) {
@@ -255,10 +282,17 @@ export class PostgresBackend implements Backend {
         // Named statements are prepared once per connection; `SELECT *` prepared before another
         // process's migration added a column fails with "cached plan must not change result
         // type" (0A000) on that connection forever. Drop the connection (a new one prepares
-        // afresh) and run the transaction again: it failed before COMMIT, so nothing landed.
-        const stalePlan = isStalePlan(err) && !committing;
-        client.release(broken || committing || stalePlan ? true : undefined);
-        if (err instanceof BatonError) throw err;
+        // afresh) and run the transaction again: it failed before COMMIT (or, alone, was refused
+        // whole by the server), so nothing landed.
+        const stalePlan = isStalePlan(err) && (!committing || single);
+        // A lone statement the server refused for what it does (a deadlock, a constraint) did not
+        // commit, and one that pg never sent (its connection had already failed) did not run. A
+        // connection lost while it ran leaves the outcome unknown, even when the server said why
+        // (a shutdown can end a backend after its commit, as it writes the answer).
+        const notRun = single && neverSent(err);
+        const uncertain = committing && !notRun && (!single || retriable(err));
+        client.release(broken || uncertain || stalePlan || notRun ? true : undefined);
+        if (isBatonError(err)) throw err;
         const code = (err as { code?: string }).code;
         if (stalePlan && attempt < 5) continue;
         // A deadlock or serialisation failure undid the whole transaction: run it again.
@@ -267,8 +301,9 @@ export class PostgresBackend implements Backend {
           await sleep(Math.random() * 5 * attempt);
           continue;
         }
-        // The connection died before the transaction began: nothing was sent, so retry.
-        if (!begun && retriable(err) && attempt < 5) {
+        // The connection died before the transaction began (or its lone statement ran): nothing
+        // landed, so retry.
+        if (!begun && (!committing || notRun) && retriable(err) && attempt < 5) {
           await sleep(25 * attempt);
           continue;
         }
@@ -276,16 +311,42 @@ export class PostgresBackend implements Backend {
           const newer = await this.#newerSchema(err);
           if (newer) throw newer;
         }
-        if (committing && retriable(err)) {
+        if (uncertain && retriable(err)) {
           throw unavailable(
             err,
-            `committing to PostgreSQL at ${this.location}: the connection was lost during COMMIT, so the outcome is unknown; send the same request again with its idempotency key (event id)`,
+            `committing to PostgreSQL at ${this.location}: the connection was lost while committing, so the outcome is unknown; send the same request again with its idempotency key (event id)`,
             { outcome: "unknown" },
           );
         }
         throw mapPgError(err, mode === "write" ? "in a write transaction" : "in a read transaction", this.location);
       }
     }
+  }
+
+  /** A commit someone may be waiting for: this process's listeners at once, other processes by NOTIFY. */
+  #loudChange(): void {
+    // It covers any quiet change still waiting: listeners re-read everything anyway.
+    if (this.#quietTimer) clearTimeout(this.#quietTimer);
+    this.#quietTimer = undefined;
+    if (this.#listeners.size > 0) setImmediate(() => this.#notify());
+    this.#announce();
+  }
+
+  /**
+   * A commit nobody waits for (a claim, an ack without a result): told late and coalesced, so
+   * 16 workers leasing and acking do not send a NOTIFY per commit (each one a round trip on a
+   * pooled connection, and a wake-up for every listening process), while a page showing
+   * pending work still refreshes within QUIET_MS.
+   */
+  #quietChange(): void {
+    if (this.#quietTimer || this.#closing) return;
+    this.#quietTimer = setTimeout(() => {
+      this.#quietTimer = undefined;
+      if (this.#closing) return;
+      if (this.#listeners.size > 0) this.#notify();
+      this.#announce();
+    }, QUIET_MS);
+    this.#quietTimer.unref();
   }
 
   /**
@@ -498,6 +559,12 @@ export class PostgresBackend implements Backend {
     this.#closing ??= (async () => {
       this.#listeners.clear();
       if (this.#unlistenTimer) clearTimeout(this.#unlistenTimer);
+      if (this.#quietTimer) {
+        // A quiet change not yet told goes out now, before the pool ends.
+        clearTimeout(this.#quietTimer);
+        this.#quietTimer = undefined;
+        this.#announce();
+      }
       this.#unlisten();
       while (this.#announcing) await sleep(1); // let the last NOTIFY go out before the pool ends
       await this.#pool.end().catch(() => undefined);

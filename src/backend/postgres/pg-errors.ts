@@ -1,5 +1,5 @@
 /** PostgreSQL and network errors → Baton error codes, with what to check. */
-import { BatonError } from "../../errors.js";
+import { BatonError, isBatonError } from "../../errors.js";
 
 const NETWORK = new Set(["ECONNREFUSED", "ECONNRESET", "ENOTFOUND", "EAI_AGAIN", "ETIMEDOUT", "EPIPE", "EHOSTUNREACH", "ENETUNREACH"]);
 
@@ -23,7 +23,7 @@ export function unavailable(err: unknown, message: string, details: Record<strin
 }
 
 export function mapPgError(err: unknown, what: string, where: string): BatonError {
-  if (err instanceof BatonError) return err;
+  if (isBatonError(err)) return err;
   const code = typeof (err as { code?: unknown })?.code === "string" ? (err as { code: string }).code : "";
   const msg = err instanceof Error ? err.message : String(err);
   if (retriable(err)) {

@@ -1,8 +1,39 @@
 /** The journal's queries on PostgreSQL: sessions, events, snapshots, diagnostics. */
 import { BatonError } from "../../errors.js";
-import type { DiagnosticRow, EventRow, JournalQueries, SessionRow, SnapshotRow } from "../contract.js";
+import type { DiagnosticRow, EventRow, JournalQueries, SessionMove, SessionRow, SnapshotRow } from "../contract.js";
 import { type RawEvent, type RawSession, toEvent, toSession } from "../rows.js";
 import { held, type PgCtx } from "./pg-types.js";
+
+/** The events as the ten arrays `unnest` takes, $1 to $10. */
+const eventColumns = (rows: readonly EventRow[]): unknown[] => [
+  rows.map((r) => r.sessionId),
+  rows.map((r) => r.seq),
+  rows.map((r) => r.id),
+  rows.map((r) => r.type),
+  rows.map((r) => r.actor),
+  rows.map((r) => r.data),
+  rows.map((r) => r.revision),
+  rows.map((r) => r.at),
+  rows.map((r) => r.bodyHash),
+  rows.map((r) => r.outcome),
+];
+
+const UNNEST_EVENTS =
+  "SELECT * FROM unnest($1::text[], $2::bigint[], $3::text[], $4::text[], $5::text[], $6::text[], $7::bigint[], $8::text[], $9::text[], $10::text[])";
+
+const INSERT_AT_SQL = `
+  WITH s AS (
+    UPDATE sessions SET phase = $11, status = $12, updated_at = $13, last_seq = $14
+    WHERE id = $15 AND last_seq = $16 AND flow = $17 RETURNING id),
+  e AS (
+    INSERT INTO events (session_id, seq, id, type, actor, data, revision, at, body_hash, outcome)
+    ${UNNEST_EVENTS} AS u WHERE EXISTS (SELECT 1 FROM s))`;
+const SNAPSHOT_AT_SQL = `,
+  p AS (
+    INSERT INTO snapshots (session_id, last_seq, body, hash) SELECT id, $18, $19, $20 FROM s
+    ON CONFLICT (session_id) DO UPDATE SET last_seq = excluded.last_seq, body = excluded.body, hash = excluded.hash)`;
+const SELECT_AT_SQL = `
+  SELECT count(*) AS n FROM s`;
 
 export class PgJournalQueries implements JournalQueries {
   protected readonly c: PgCtx;
@@ -46,25 +77,42 @@ export class PgJournalQueries implements JournalQueries {
     const [r] = await this.c.rows<RawEvent>("SELECT * FROM events WHERE session_id = $1 AND id = $2", [sessionId, id]);
     return r && toEvent(r);
   }
-  async insertEvents(rows: readonly EventRow[]): Promise<void> {
-    if (rows.length === 0) return;
-    // One statement for the batch: a round trip per event would dominate a networked append.
+  async insertEvents(rows: readonly EventRow[], session: SessionMove): Promise<void> {
+    // One statement for the batch and its session row: a round trip per event (or for the row)
+    // would dominate a networked append.
     await this.c.run(
-      `INSERT INTO events (session_id, seq, id, type, actor, data, revision, at, body_hash, outcome)
-       SELECT * FROM unnest($1::text[], $2::bigint[], $3::text[], $4::text[], $5::text[], $6::text[], $7::bigint[], $8::text[], $9::text[], $10::text[])`,
-      [
-        rows.map((r) => r.sessionId),
-        rows.map((r) => r.seq),
-        rows.map((r) => r.id),
-        rows.map((r) => r.type),
-        rows.map((r) => r.actor),
-        rows.map((r) => r.data),
-        rows.map((r) => r.revision),
-        rows.map((r) => r.at),
-        rows.map((r) => r.bodyHash),
-        rows.map((r) => r.outcome),
-      ],
+      `WITH e AS (
+         INSERT INTO events (session_id, seq, id, type, actor, data, revision, at, body_hash, outcome)
+         ${UNNEST_EVENTS})
+       UPDATE sessions SET phase = $11, status = $12, updated_at = $13, last_seq = $14 WHERE id = $15`,
+      [...eventColumns(rows), session.phase, session.status, session.updatedAt, session.lastSeq, session.id],
     );
+  }
+  async insertEventsAt(
+    expect: { lastSeq: number; flow: string },
+    rows: readonly EventRow[],
+    session: SessionMove,
+    snapshot?: SnapshotRow,
+  ): Promise<boolean> {
+    // `s` moves the row only if it is still where the caller saw it (a concurrent appender
+    // holding it is waited for, and its new last_seq then fails the check); the events and the
+    // snapshot are written only when `s` did.
+    const [r] = await this.c.rows<{ n: number }>(
+      snapshot ? INSERT_AT_SQL + SNAPSHOT_AT_SQL + SELECT_AT_SQL : INSERT_AT_SQL + SELECT_AT_SQL,
+      [
+        ...eventColumns(rows),
+        session.phase,
+        session.status,
+        session.updatedAt,
+        session.lastSeq,
+        session.id,
+        expect.lastSeq,
+        expect.flow,
+        ...(snapshot ? [snapshot.lastSeq, snapshot.body, snapshot.hash] : []),
+      ],
+      true,
+    );
+    return (r?.n ?? 0) > 0;
   }
   async readEvents(sessionId: string, afterSeq: number, limit: number): Promise<EventRow[]> {
     const rows = await this.c.rows<RawEvent>("SELECT * FROM events WHERE session_id = $1 AND seq > $2 ORDER BY seq LIMIT $3", [

@@ -340,4 +340,36 @@ export const PG_MIGRATIONS: readonly PgMigration[] = Object.freeze([
       CREATE TABLE lessons_index (scope text PRIMARY KEY, hash text NOT NULL, lessons integer NOT NULL, indexed_at text NOT NULL);
     `,
   },
+  {
+    // The claim walks ready items in delivery order with "available by now" as its filter. With
+    // available_ms in the index, the planner sees that the walk reads no heap row it will not
+    // keep, and takes it even before autovacuum has analysed the table; without it, a freshly
+    // filled queue was claimed by a bitmap scan that sorted every ready item on each claim
+    // (1 ms at 1,500 items instead of 0.05 ms). One session's open items are the only ones
+    // looked up by session (claims and status; dead ones have their own index), so that index
+    // holds open items only: it no longer grows with every item ever finished, and an ack adds
+    // no entry to it.
+    version: 12,
+    name: "claim-indexes",
+    sql: `
+      DROP INDEX work_items_ready;
+      CREATE INDEX work_items_ready ON work_items (priority, item_no, available_ms) WHERE state = 'ready';
+      DROP INDEX work_items_session_ready;
+      CREATE INDEX work_items_session_open ON work_items (session_id, priority, item_no) WHERE state IN ('ready', 'leased');
+    `,
+  },
+  {
+    // Every append moves its session's row (last_seq, phase, updated_at). With updated_at in an
+    // index, each of those updates wrote a new entry in both of the table's indexes and left a
+    // dead one behind; the list is filtered by status and ordered by created_at, so the index
+    // names those, and free room in each page lets the update stay on it (a HOT update: no index
+    // entry at all). Measured: 8 appenders, 590-600 → 730-780 appends/s.
+    version: 13,
+    name: "session-hot-updates",
+    sql: `
+      DROP INDEX sessions_by_status;
+      CREATE INDEX sessions_by_status ON sessions (status, created_at);
+      ALTER TABLE sessions SET (fillfactor = 70);
+    `,
+  },
 ]);

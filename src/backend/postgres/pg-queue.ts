@@ -57,6 +57,63 @@ const toItem = (r: RawItem): WorkItemRow => ({
   resultSeq: r.result_seq,
 });
 
+/**
+ * The claim, as one statement. `x`: whether the caller wants expired leases returned first and
+ * some exist (then nothing is claimed). `p`: up to $5 ready items in delivery order that no
+ * other claimer holds, numbered. `c`: the k-th is leased under the k-th requested lease. `l`:
+ * the lease rows. Then each claimed item with its event; one row with a null claim_no when
+ * nothing was claimed, so `expired` always comes back. One text per filter shape, not
+ * `$n IS NULL OR …`: a prepared statement's generic plan cannot tell those apart, and with
+ * them it sorted every ready item on each claim instead of walking an index in order
+ * (work_items_ready, or work_items_session_open for one session).
+ */
+const claimSql = (session: boolean, kinds: boolean) => `
+  WITH x AS (
+    SELECT $6::boolean AND EXISTS (SELECT 1 FROM work_items WHERE state = 'leased' AND lease_expires_ms <= $4) AS expired),
+  r AS (SELECT * FROM unnest($1::text[], $2::text[], $3::bigint[]) WITH ORDINALITY AS r (lease_id, owner, expires_ms, n)),
+  p AS (
+    SELECT item_no, row_number() OVER (ORDER BY priority, item_no) AS n FROM (
+      SELECT item_no, priority FROM work_items
+      WHERE state = 'ready' AND available_ms <= $4${session ? " AND session_id = $8" : ""}${kinds ? ` AND kind = ANY ($${session ? 9 : 8}::text[])` : ""}
+        AND NOT (SELECT expired FROM x)
+      ORDER BY priority, item_no LIMIT $5 FOR UPDATE SKIP LOCKED) s),
+  c AS (
+    UPDATE work_items w SET state = 'leased', lease_id = r.lease_id, lease_owner = r.owner, lease_expires_ms = r.expires_ms,
+      attempts = w.attempts + 1
+    FROM p JOIN r USING (n) WHERE w.item_no = p.item_no
+    RETURNING w.*, r.n AS claim_no),
+  l AS (
+    INSERT INTO leases (lease_id, item_id, owner, attempt, acquired_at, state, result_seq)
+    SELECT lease_id, item_id, lease_owner, attempts, $7, 'active', NULL FROM c)
+  SELECT x.expired, c.*, e.id AS ev_id, e.type AS ev_type, e.actor AS ev_actor, e.data AS ev_data, e.revision AS ev_revision,
+         e.at AS ev_at, e.body_hash AS ev_body_hash, e.outcome AS ev_outcome, e.seq AS ev_seq
+  FROM x LEFT JOIN c ON true LEFT JOIN events e ON e.session_id = c.session_id AND e.seq = c.seq
+  ORDER BY c.claim_no`;
+/** By [session filter][kinds filter]. */
+const CLAIM_SQL = [
+  [claimSql(false, false), claimSql(false, true)],
+  [claimSql(true, false), claimSql(true, true)],
+] as const;
+
+/**
+ * The ack of held leases, as one statement. `l`: the leases still open, locked in lease-id
+ * order (as one ack at a time would lock its lease before its item; under READ COMMITTED a row
+ * changed meanwhile is re-read and re-checked). `f`: their items, when each lease is still the
+ * item's last and the item leased or ready (expired, not delivered again), finished. `a`: those
+ * leases acked.
+ */
+const ACK_HELD_SQL = `
+  WITH l AS (
+    SELECT leases.lease_id, leases.item_id FROM leases
+    WHERE leases.lease_id = ANY ($1::text[]) AND leases.state IN ('active', 'expired')
+    ORDER BY leases.lease_id FOR UPDATE),
+  f AS (
+    UPDATE work_items w SET state = 'done', done_at = $2, done_by = 'lease:' || l.lease_id, result_seq = NULL, lease_expires_ms = NULL
+    FROM l WHERE w.item_id = l.item_id AND w.lease_id = l.lease_id AND w.state IN ('leased', 'ready')
+    RETURNING l.lease_id, w.item_id),
+  a AS (UPDATE leases SET state = 'acked' FROM f WHERE leases.lease_id = f.lease_id)
+  SELECT lease_id, item_id FROM f`;
+
 export class PgQueueQueries implements QueueQueries {
   readonly #c: PgCtx;
   constructor(c: PgCtx) {
@@ -99,45 +156,58 @@ export class PgQueueQueries implements QueueQueries {
     return rows.map(toItem);
   }
   async claimReady(
-    o: { nowMs: number; sessionId?: string; kinds?: readonly string[] },
-    l: { leaseId: string; owner: string; expiresMs: number; acquiredAt: string },
-  ): Promise<{ item: WorkItemRow; event: EventRow | undefined } | undefined> {
-    // One round trip: claim, record the lease, and read the event that made the work.
-    const [r] = await this.#c.rows<RawItem & RawEventCols>(
-      `WITH c AS (
-         UPDATE work_items SET state = 'leased', lease_id = $1, lease_owner = $2, lease_expires_ms = $3, attempts = attempts + 1
-         WHERE item_no = (
-           SELECT item_no FROM work_items
-           WHERE state = 'ready' AND available_ms <= $4 AND ($5::text IS NULL OR session_id = $5) AND ($6::text[] IS NULL OR kind = ANY ($6))
-           ORDER BY priority, item_no LIMIT 1 FOR UPDATE SKIP LOCKED)
-         RETURNING *),
-       l AS (
-         INSERT INTO leases (lease_id, item_id, owner, attempt, acquired_at, state, result_seq)
-         SELECT $1, item_id, $2, attempts, $7, 'active', NULL FROM c)
-       SELECT c.*, e.id AS ev_id, e.type AS ev_type, e.actor AS ev_actor, e.data AS ev_data, e.revision AS ev_revision,
-              e.at AS ev_at, e.body_hash AS ev_body_hash, e.outcome AS ev_outcome, e.seq AS ev_seq
-       FROM c LEFT JOIN events e ON e.session_id = c.session_id AND e.seq = c.seq`,
-      [l.leaseId, l.owner, l.expiresMs, o.nowMs, o.sessionId ?? null, o.kinds?.length ? [...o.kinds] : null, l.acquiredAt],
+    o: { nowMs: number; sessionId?: string; kinds?: readonly string[]; unlessExpired?: boolean },
+    leases: readonly { leaseId: string; owner: string; expiresMs: number }[],
+    acquiredAt: string,
+  ): Promise<{ claimed: { item: WorkItemRow; event: EventRow | undefined }[]; expired: boolean }> {
+    if (leases.length === 0) return { claimed: [], expired: false };
+    // One round trip: look for expired leases, claim one ready item per lease (the k-th in
+    // delivery order goes to the k-th lease), record the leases, read the events.
+    const kinds = o.kinds?.length ? [[...o.kinds]] : [];
+    const session = o.sessionId === undefined ? [] : [o.sessionId];
+    const sql = CLAIM_SQL[o.sessionId === undefined ? 0 : 1][kinds.length === 0 ? 0 : 1];
+    const rows = await this.#c.rows<RawItem & RawEventCols & { expired: boolean; claim_no: number | null }>(
+      sql,
+      [
+        leases.map((l) => l.leaseId),
+        leases.map((l) => l.owner),
+        leases.map((l) => l.expiresMs),
+        o.nowMs,
+        leases.length,
+        o.unlessExpired === true,
+        acquiredAt,
+        ...session,
+        ...kinds,
+      ],
       true,
     );
-    if (!r) return undefined;
-    const item = toItem(r);
-    const event: EventRow | undefined =
-      r.ev_id === null
-        ? undefined
-        : {
-            sessionId: item.sessionId,
-            seq: r.ev_seq as number,
-            id: r.ev_id,
-            type: r.ev_type as string,
-            actor: r.ev_actor as string,
-            data: r.ev_data as string,
-            revision: r.ev_revision,
-            at: r.ev_at as string,
-            bodyHash: r.ev_body_hash as string,
-            outcome: r.ev_outcome as string,
-          };
-    return { item, event };
+    const claimed = rows
+      .filter((r) => r.claim_no !== null)
+      .map((r) => {
+        const item = toItem(r);
+        const event: EventRow | undefined =
+          r.ev_id === null
+            ? undefined
+            : {
+                sessionId: item.sessionId,
+                seq: r.ev_seq as number,
+                id: r.ev_id,
+                type: r.ev_type as string,
+                actor: r.ev_actor as string,
+                data: r.ev_data as string,
+                revision: r.ev_revision,
+                at: r.ev_at as string,
+                bodyHash: r.ev_body_hash as string,
+                outcome: r.ev_outcome as string,
+              };
+        return { item, event };
+      });
+    return { claimed, expired: rows[0]?.expired === true };
+  }
+  async ackHeld(leaseIds: readonly string[], doneAt: string): Promise<{ leaseId: string; itemId: string }[]> {
+    if (leaseIds.length === 0) return [];
+    const rows = await this.#c.rows<{ lease_id: string; item_id: string }>(ACK_HELD_SQL, [[...leaseIds], doneAt], true);
+    return rows.map((r) => ({ leaseId: r.lease_id, itemId: r.item_id }));
   }
   async nextWakeMs(nowMs: number): Promise<number | undefined> {
     const [r] = await this.#c.rows<{ t: number | null }>(

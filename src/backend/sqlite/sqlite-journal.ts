@@ -3,7 +3,7 @@
  * (queue, checkpoints, lessons, ...) keeps its queries in its own `sqlite-<capability>.ts`
  * beside this one, and SqliteTx (sqlite-tx.ts) composes them.
  */
-import type { DiagnosticRow, EventRow, JournalQueries, SessionRow, SnapshotRow } from "../contract.js";
+import type { DiagnosticRow, EventRow, JournalQueries, SessionMove, SessionRow, SnapshotRow } from "../contract.js";
 import { type RawEvent, type RawSession, toEvent, toSession } from "../rows.js";
 import type { Prepare } from "./sqlite-types.js";
 
@@ -45,11 +45,27 @@ export class SqliteJournalQueries implements JournalQueries {
     const r = this.#stmt("SELECT * FROM events WHERE session_id = ? AND id = ?").get(sessionId, id) as RawEvent | undefined;
     return r && toEvent(r);
   }
-  async insertEvents(rows: readonly EventRow[]): Promise<void> {
+  async insertEvents(rows: readonly EventRow[], session: SessionMove): Promise<void> {
     const stmt = this.#stmt(
       "INSERT INTO events (session_id, seq, id, type, actor, data, revision, at, body_hash, outcome) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
     );
     for (const r of rows) stmt.run(r.sessionId, r.seq, r.id, r.type, r.actor, r.data, r.revision, r.at, r.bodyHash, r.outcome);
+    await this.updateSession(session.id, session);
+  }
+  async insertEventsAt(
+    expect: { lastSeq: number; flow: string },
+    rows: readonly EventRow[],
+    session: SessionMove,
+    snapshot?: SnapshotRow,
+  ): Promise<boolean> {
+    // Under the write lock: the check and the writes cannot be split by another writer.
+    const at = this.#stmt("SELECT last_seq, flow FROM sessions WHERE id = ?").get(session.id) as
+      | { last_seq: number; flow: string }
+      | undefined;
+    if (!at || at.last_seq !== expect.lastSeq || at.flow !== expect.flow) return false;
+    await this.insertEvents(rows, session);
+    if (snapshot) await this.putSnapshot(snapshot);
+    return true;
   }
   async readEvents(sessionId: string, afterSeq: number, limit: number): Promise<EventRow[]> {
     // LIMIT as a literal: SQLite (≥ 3.47) re-prepares a statement at every bind of a LIMIT parameter.

@@ -80,9 +80,28 @@ export class SqliteQueueQueries implements QueueQueries {
     return rows.map(toItem);
   }
   async claimReady(
+    o: { nowMs: number; sessionId?: string; kinds?: readonly string[]; unlessExpired?: boolean },
+    leases: readonly { leaseId: string; owner: string; expiresMs: number }[],
+    acquiredAt: string,
+  ): Promise<{ claimed: { item: WorkItemRow; event: EventRow | undefined }[]; expired: boolean }> {
+    if (
+      o.unlessExpired &&
+      this.#stmt("SELECT 1 FROM work_items WHERE state = 'leased' AND lease_expires_ms <= ? LIMIT 1").get(o.nowMs) !== undefined
+    )
+      return { claimed: [], expired: true };
+    const claimed: { item: WorkItemRow; event: EventRow | undefined }[] = [];
+    for (const l of leases) {
+      const one = this.#claimOne(o, l, acquiredAt);
+      if (!one) break;
+      claimed.push(one);
+    }
+    return { claimed, expired: false };
+  }
+  #claimOne(
     o: { nowMs: number; sessionId?: string; kinds?: readonly string[] },
-    l: { leaseId: string; owner: string; expiresMs: number; acquiredAt: string },
-  ): Promise<{ item: WorkItemRow; event: EventRow | undefined } | undefined> {
+    l: { leaseId: string; owner: string; expiresMs: number },
+    acquiredAt: string,
+  ): { item: WorkItemRow; event: EventRow | undefined } | undefined {
     const kinds = o.kinds?.length ? JSON.stringify(o.kinds) : null;
     // Two statements, not `@session IS NULL OR …`: only a plain equality lets the planner walk
     // work_items_session_ready (one session's ready items, already in delivery order).
@@ -109,12 +128,12 @@ export class SqliteQueueQueries implements QueueQueries {
     ).get(l.leaseId, l.owner, l.expiresMs, next.item_id) as RawItem | undefined;
     if (!r) return undefined;
     const item = toItem(r);
-    await this.insertLease({
+    this.#insertLease({
       leaseId: l.leaseId,
       itemId: item.itemId,
       owner: l.owner,
       attempt: item.attempts,
-      acquiredAt: l.acquiredAt,
+      acquiredAt,
       state: "active",
       resultSeq: null,
     });
@@ -147,6 +166,21 @@ export class SqliteQueueQueries implements QueueQueries {
         outcome: e.outcome,
       },
     };
+  }
+  async ackHeld(leaseIds: readonly string[], doneAt: string): Promise<{ leaseId: string; itemId: string }[]> {
+    const out: { leaseId: string; itemId: string }[] = [];
+    for (const leaseId of new Set(leaseIds)) {
+      const r = this.#stmt(
+        `UPDATE work_items SET state = 'done', done_at = @at, done_by = 'lease:' || @lease, result_seq = NULL, lease_expires_ms = NULL
+         WHERE item_id = (SELECT item_id FROM leases WHERE lease_id = @lease AND state IN ('active', 'expired'))
+           AND lease_id = @lease AND state IN ('leased', 'ready')
+         RETURNING item_id`,
+      ).get({ lease: leaseId, at: doneAt }) as { item_id: string } | undefined;
+      if (!r) continue;
+      this.#stmt("UPDATE leases SET state = 'acked' WHERE lease_id = ?").run(leaseId);
+      out.push({ leaseId, itemId: r.item_id });
+    }
+    return out;
   }
   async nextWakeMs(nowMs: number): Promise<number | undefined> {
     const r = this.#stmt(
@@ -197,6 +231,9 @@ export class SqliteQueueQueries implements QueueQueries {
     return r.changes === 1;
   }
   async insertLease(r: LeaseRow): Promise<void> {
+    this.#insertLease(r);
+  }
+  #insertLease(r: LeaseRow): void {
     this.#stmt("INSERT INTO leases (lease_id, item_id, owner, attempt, acquired_at, state, result_seq) VALUES (?, ?, ?, ?, ?, ?, ?)").run(
       r.leaseId,
       r.itemId,
