@@ -8,6 +8,10 @@
  *   since leased to someone else, or finished by someone else, is refused with `lease_lost`.
  * - Expired leases are redelivered; after `maxAttempts` deliveries an item is dead-lettered
  *   with a diagnostic. Everything lives in the database: a restart loses nothing.
+ *
+ * Longer than ~400 lines: every transition of a work item (enqueue, lease, heartbeat, ack, nack,
+ * release, expiry, dead letter, retry) is here, beside the fencing rule each one checks; the
+ * batching of concurrent claims and acks into shared statements is services/coalesce.ts.
  */
 import type { Backend, EventRow, StoreTx, WorkItemRow } from "../backend/contract.js";
 import { randomHex } from "../core/canonical.js";
