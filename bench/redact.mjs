@@ -25,6 +25,7 @@ import { rmSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { pathToFileURL } from "node:url";
 import { DIST, gc, hr, info, loadBaton, REPO, ratio, scaled, summarise, tempDir } from "./lib.mjs";
+import { loadSecretlint } from "./secretlint.mjs";
 
 export const name = "redact";
 export const title = "redaction: recall, precision and throughput beside secretlint";
@@ -44,21 +45,6 @@ async function loadCorpus() {
   const mod = await import(pathToFileURL(outfile).href);
   rmSync(dir, { recursive: true, force: true });
   return mod;
-}
-
-async function loadSecretlint() {
-  const { lintSource } = await import("@secretlint/core");
-  const { creator } = await import("@secretlint/secretlint-rule-preset-recommend");
-  const config = { rules: [{ id: "@secretlint/secretlint-rule-preset-recommend", rule: creator }] };
-  return async (content) => {
-    const n = (await lintSource({ source: { filePath: "/corpus.txt", content, contentType: "text" }, options: { config } })).messages
-      .length;
-    // secretlint's profiler leaves a performance mark per rule and text; thousands of texts
-    // would fill the global buffer and slow every later call.
-    performance.clearMarks();
-    performance.clearMeasures();
-    return n;
-  };
 }
 
 /** Time `op` over `items`, `rounds` times; per-item nanoseconds. */
