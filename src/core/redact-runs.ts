@@ -14,8 +14,37 @@ import { PROVIDER_CHECKS, PROVIDERS } from "./redact-providers.js";
 /** Text above this many characters is hashed without being scanned first (scanning it would cost more than it saves). */
 export const MAX_SCAN = 256 * 1024;
 
-/** A base64 run long enough to hold a secret (a kubeconfig's key data, a JWT or a credentials file encoded once). */
-const BASE64_RUN = /(?<![A-Za-z0-9+/])[A-Za-z0-9+/]{40,}={0,2}(?![A-Za-z0-9+/=])/g;
+/** Whether c is a base64 digit: [A-Za-z0-9+/]. */
+function b64Digit(c: number): boolean {
+  return (c >= 97 && c <= 122) || (c >= 65 && c <= 90) || (c >= 47 && c <= 57) || c === 43;
+}
+
+/**
+ * The base64 runs long enough to hold a secret (a kubeconfig's key data, a JWT or a credentials
+ * file encoded once) in a run of token characters, as [start, end) pairs: 40 or more digits that
+ * follow none, up to two `=`, and then no digit or `=` (what
+ * `/(?<![A-Za-z0-9+/])[A-Za-z0-9+/]{40,}={0,2}(?![A-Za-z0-9+/=])/g` matches). Read by hand: the
+ * pattern, run with `matchAll` (judging a run redacts its decoded text, which runs this stage
+ * again, so a shared pattern's position would be reset), copied itself on every long run.
+ */
+function base64Runs(run: string): number[] {
+  const out: number[] = [];
+  const n = run.length;
+  for (let i = 0; i < n; ) {
+    if (!b64Digit(run.charCodeAt(i))) {
+      i++;
+      continue;
+    }
+    const a = i;
+    while (i < n && b64Digit(run.charCodeAt(i))) i++;
+    if (i - a < 40) continue;
+    let e = i;
+    while (e < n && e - i < 2 && run.charCodeAt(e) === 61) e++;
+    if (e < n && (run.charCodeAt(e) === 61 || b64Digit(run.charCodeAt(e)))) continue;
+    out.push(a, e);
+  }
+  return out;
+}
 
 const NONE: readonly number[] = [];
 /** The rules whose literals the scan does not look for (`ProviderRule.scanned`), ascending. */
@@ -87,7 +116,7 @@ export function runs(p: Pass): void {
       if (a < b) f++;
       else u++;
       const rule = PROVIDERS[i] as (typeof PROVIDERS)[number];
-      if (run.length < rule.min || !holdsOne(run, rule.literals)) continue;
+      if (run.length < rule.min || !holdsOne(run, rule.literals) || (rule.gate !== undefined && !rule.gate(run))) continue;
       const check = PROVIDER_CHECKS[rule.id];
       const re = rule.re();
       re.lastIndex = 0;
@@ -101,11 +130,11 @@ export function runs(p: Pass): void {
       for (let m = JWT.exec(run); m !== null; m = JWT.exec(run)) p.claim(start + m.index, start + m.index + m[0].length, tag("jwt"));
     }
     // Base64 last, and only in a run no rule claimed any of (most long runs in a text are the
-    // tokens just claimed): decoding and scanning again is this stage's dearest step. matchAll
-    // works on a copy of the pattern: judging a run redacts its decoded text, which runs this
-    // stage again and would reset a shared pattern's position.
-    if (run.length >= 40 && p.free(start, end))
-      for (const m of run.matchAll(BASE64_RUN))
-        if (base64HidesSecret(p, m[0])) p.claim(start + m.index, start + m.index + m[0].length, tag("base64-secret"));
+    // tokens just claimed): decoding and scanning again is this stage's dearest step.
+    if (run.length < 40 || !p.free(start, end)) continue;
+    const b = base64Runs(run);
+    for (let j = 0; j < b.length; j += 2)
+      if (base64HidesSecret(p, run.slice(b[j], b[j + 1])))
+        p.claim(start + (b[j] as number), start + (b[j + 1] as number), tag("base64-secret"));
   }
 }

@@ -201,9 +201,15 @@ export const MIN_RUN = 16;
 export function scanText(text: string): Scan {
   const n = text.length;
   const s: Scan = { marks: 0, words: 0, names: [], runs: [], runRules: [], colons: 0, digits: 0, lastEq: -1 };
+  // The tables in locals: the loop reads them for every character.
+  const table = TABLE;
+  const delta = DELTA;
+  const out = BITS;
   let marks = 0;
   let words = 0;
   let digits = 0;
+  let colons = 0;
+  let lastEq = -1;
   let rules = false;
   let runStart = 0;
   let nameEnd = 0; // the end of the last name found
@@ -214,15 +220,15 @@ export function scanText(text: string): Scan {
       st = 0;
       if (!unicodeSpace(c)) continue;
     } else {
-      const e = TABLE[c] as number;
+      const e = table[c] as number;
       marks |= e >>> MARK_SHIFT;
       digits += (e >>> DIGIT_SHIFT) & 1;
       const k = e & 63;
       if (k === 0) st = 0;
       else {
-        const t = DELTA[st * CLASSES + k] as number;
+        const t = delta[st * CLASSES + k] as number;
         st = t !== UNKNOWN ? t : resolve(st, k);
-        const o = BITS[st] as number;
+        const o = out[st] as number;
         if (o !== 0) {
           words |= o;
           // A hint word: the name around it (found once per name; the letters are part of one).
@@ -231,25 +237,31 @@ export function scanText(text: string): Scan {
           if ((o & PROVIDER) !== 0) rules = addRules(st);
         }
       }
-      if ((e & F_SPECIAL) !== 0) marks |= special(s, text, i, c);
+      if ((e & F_SPECIAL) !== 0) {
+        if (c === 58) colons++;
+        else if (c === 61) lastEq = i;
+        else marks |= special(text, i, c);
+      }
       if ((e & F_BREAK) === 0) continue;
     }
     // A break: the run before it ends.
-    if (i - runStart >= MIN_RUN) marks |= pushRun(s, runStart, i, rules);
+    if (i - runStart >= MIN_RUN) marks |= pushRun(s, runStart, i, rules, lastEq);
     else if (rules) takeRules();
     rules = false;
     runStart = i + 1;
   }
-  if (n - runStart >= MIN_RUN) marks |= pushRun(s, runStart, n, rules);
+  if (n - runStart >= MIN_RUN) marks |= pushRun(s, runStart, n, rules, lastEq);
   else if (rules) takeRules();
   s.marks = marks;
   s.words = words;
   s.digits = digits;
+  s.colons = colons;
+  s.lastEq = lastEq;
   return s;
 }
 
-/** The marks of a `-`, `/`, quote, `#`, `:` or `=` at i; counts colons, notes the last `=`. */
-function special(s: Scan, text: string, i: number, c: number): number {
+/** The marks of a `-`, `/`, quote or `#` at i. */
+function special(text: string, i: number, c: number): number {
   const prev = text.charCodeAt(i - 1);
   switch (c) {
     case 45: {
@@ -266,20 +278,14 @@ function special(s: Scan, text: string, i: number, c: number): number {
       return prev === 40 ? M.CALL_QUOTE : 0;
     case 35: // #
       return prev === 114 ? M.RAW : 0;
-    case 58: // :
-      s.colons++;
-      return 0;
-    case 61: // =
-      s.lastEq = i;
-      return 0;
   }
   return 0;
 }
 
-function pushRun(s: Scan, start: number, end: number, rules: boolean): number {
+function pushRun(s: Scan, start: number, end: number, rules: boolean, lastEq: number): number {
   s.runs.push(start, end);
   s.runRules.push(rules ? takeRules() : undefined);
-  return s.lastEq >= start && end - start >= 24 ? M.RUN_EQ : 0;
+  return lastEq >= start && end - start >= 24 ? M.RUN_EQ : 0;
 }
 
 /** The provider rules the current run holds a literal of, as a bit set (a scratch shared by every scan: the scan never runs inside itself). */
