@@ -252,6 +252,13 @@ const RULES: readonly NameRule[] = [
 ];
 
 /**
+ * The rules that may claim at a name that is neither secret nor weak (`inside` holds `sid`,
+ * `design` holds `sig`: most names the scan notes): every other rule needs one of those kinds.
+ * The same order.
+ */
+const ANY_NAME_RULES: readonly NameRule[] = [bearer, connPassword, urlToken];
+
+/**
  * The names stage: each name the scan found, in text order, unless an earlier claim covers it
  * (`secret_…` inside a Notion token names nothing), is offered to the rules in order.
  */
@@ -261,6 +268,7 @@ export function names(p: Pass): void {
     const start = n[i] as number;
     const end = n[i + 1] as number;
     if (!p.free(start, end)) continue;
-    for (const rule of RULES) if (rule(p, i / 3, start, end, n[i + 2] as number)) break;
+    const rules = (p.kind(i / 3) & SECRET_OR_WEAK) !== 0 ? RULES : ANY_NAME_RULES;
+    for (const rule of rules) if (rule(p, i / 3, start, end, n[i + 2] as number)) break;
   }
 }

@@ -240,6 +240,23 @@ const EXPLICIT_HINTS: Readonly<Record<string, readonly string[]>> = {
   "asana-token": ["1/", "2/"],
 };
 
+/** The rules of `EXPLICIT_HINTS` whose every match still starts with one of the hints. */
+const LEADING_HINTS = new Set([
+  "github-token",
+  "gitlab-token",
+  "atlassian-token",
+  "flyio-token",
+  "vault-token",
+  "sonarqube-token",
+  "newrelic-key",
+  "harness-token",
+  "easypost-key",
+  "launchdarkly-key",
+  "asana-token",
+  "yandex-key",
+  "twitter-bearer",
+]);
+
 /**
  * The literal prefixes of a pattern, as a match spells them: after `\b`, either plain text or the
  * alternatives of a leading `(?:…|…)`. Empty when one cannot be read off (the rule then needs
@@ -296,13 +313,15 @@ function leadingLiterals(source: string): string[] {
 /**
  * Cheap tests a run must pass before a rule's pattern is tried there, for rules whose literal
  * is too common to gate them alone: a Discord bot token's two dots, six characters apart, in
- * a run that holds the literal `.` (every dotted host and path).
+ * a run that holds the literal `.` (every dotted host and path); an Asana token's colon.
  */
 const GATES: Readonly<Record<string, (run: string) => boolean>> = {
   "discord-bot-token": (run) => {
     for (let i = run.indexOf("."); i >= 0 && i + 7 < run.length; i = run.indexOf(".", i + 1)) if (run.charCodeAt(i + 7) === 46) return true;
     return false;
   },
+  // `1/` and `2/` are in every date and path: an Asana token has the colon before its hex.
+  "asana-token": (run) => run.includes(":"),
 };
 
 export interface ProviderRule {
@@ -313,6 +332,13 @@ export interface ProviderRule {
   hints: readonly string[];
   /** Compiled on first use: most texts never need most rules (one alternation of all of them took 18 ms to compile, on every hook's first call). */
   re: () => RegExp;
+  /**
+   * Whether every match starts with one of `literals`. Such a rule's pattern is tried only where
+   * a literal stands (`sticky`, compiled on first use): run over a whole run, a pattern that
+   * starts with a look-behind (`START`) is tried at every character.
+   */
+  leading: boolean;
+  sticky: () => RegExp;
   /** Runs shorter than this are not tried. */
   min: number;
   /** A cheap test a run must pass before the pattern is tried (`GATES`), if any. */
@@ -341,11 +367,14 @@ export const PROVIDERS: readonly ProviderRule[] = PROVIDER_RULES.map(([id, raw])
   const source = raw.startsWith("\\b") ? (distinctive(literals) ? START : START_SHORT) + raw.slice(2) : raw;
   if (literals.length === 0) throw new Error(`redact-providers: rule ${id} has no literal to gate it; add it to EXPLICIT_HINTS`);
   let re: RegExp | undefined;
+  let sticky: RegExp | undefined;
   return {
     id,
     literals,
     hints: literals.map((l) => l.toLowerCase()),
     re: () => (re ??= new RegExp(source, "g")),
+    leading: EXPLICIT_HINTS[id] === undefined || LEADING_HINTS.has(id),
+    sticky: () => (sticky ??= new RegExp(source, "y")),
     min: MIN_LENGTH[id] ?? 16,
     gate: GATES[id],
     scanned: literals.every((l) => l.length >= 3),

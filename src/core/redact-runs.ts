@@ -56,6 +56,16 @@ function holdsOne(run: string, literals: readonly string[]): boolean {
   return false;
 }
 
+/** Where the first of `literals` at or after `from` stands in the run; -1: none. */
+function firstOf(run: string, literals: readonly string[], from: number): number {
+  let first = -1;
+  for (const l of literals) {
+    const at = run.indexOf(l, from);
+    if (at >= 0 && (first < 0 || at < first)) first = at;
+  }
+  return first;
+}
+
 /** A JSON Web Token: header and payload both start with `{"` (`eyJ`). */
 const JWT = /\beyJ[A-Za-z0-9_-]{8,}\.eyJ[A-Za-z0-9_-]{8,}\.[A-Za-z0-9_-]*/g;
 
@@ -116,8 +126,26 @@ export function runs(p: Pass): void {
       if (a < b) f++;
       else u++;
       const rule = PROVIDERS[i] as (typeof PROVIDERS)[number];
-      if (run.length < rule.min || !holdsOne(run, rule.literals) || (rule.gate !== undefined && !rule.gate(run))) continue;
+      if (run.length < rule.min) continue;
+      // A leading rule's first literal is where its pattern is tried first; any other rule needs one somewhere.
+      const first = rule.leading ? firstOf(run, rule.literals, 0) : holdsOne(run, rule.literals) ? 0 : -1;
+      if (first < 0 || (rule.gate !== undefined && !rule.gate(run))) continue;
       const check = PROVIDER_CHECKS[rule.id];
+      if (rule.leading) {
+        // Where a literal stands, after the last match: the matches a global search would find.
+        const re = rule.sticky();
+        for (let at = first; at >= 0; ) {
+          re.lastIndex = at;
+          const m = re.exec(run);
+          if (m === null) {
+            at = firstOf(run, rule.literals, at + 1);
+            continue;
+          }
+          if (!check || check(m[0])) p.claim(start + at, start + at + m[0].length, tag(rule.id));
+          at = firstOf(run, rule.literals, at + m[0].length);
+        }
+        continue;
+      }
       const re = rule.re();
       re.lastIndex = 0;
       for (let m = re.exec(run); m !== null; m = re.exec(run)) {

@@ -15,7 +15,7 @@
  * placeholder used to hide a secret from the rules after it. The text is rebuilt once, at the end.
  */
 import { automaton, CLASS, K as CLASSES, UNKNOWN } from "./redact-automaton.js";
-import { keyClass, weakSecretKey } from "./redact-keys.js";
+import { keyClass, remembered, weakSecretKey } from "./redact-keys.js";
 import { PROVIDERS } from "./redact-providers.js";
 
 // ---------------------------------------------------------------------------------------------
@@ -77,6 +77,10 @@ const CHAR_MARKS: readonly (readonly [string, number])[] = [
   ["%", M.PERCENT],
 ];
 const MARK_SHIFT = 10;
+/** The bits of the character marks once shifted down (`M` up to PERCENT). */
+const CHAR_MARKS_MASK = (1 << CHAR_MARKS.length) - 1;
+/** Set on a character that ends a run, is special or has a mark: the only ones the scan does more than count and feed the automaton. */
+const F_SLOW = 1 << 30;
 
 const TABLE = new Uint32Array(128);
 for (let c = 0; c < 128; c++) {
@@ -87,6 +91,7 @@ for (let c = 0; c < 128; c++) {
   if (/[0-9]/.test(ch)) e |= F_DIGIT;
   if (/[-/"'#:=]/.test(ch)) e |= F_SPECIAL;
   for (const [chars, m] of CHAR_MARKS) if (chars.includes(ch)) e |= m << MARK_SHIFT;
+  if ((e & (F_BREAK | F_SPECIAL | (CHAR_MARKS_MASK << MARK_SHIFT))) !== 0) e |= F_SLOW;
   TABLE[c] = e;
 }
 
@@ -221,7 +226,6 @@ export function scanText(text: string): Scan {
       if (!unicodeSpace(c)) continue;
     } else {
       const e = table[c] as number;
-      marks |= e >>> MARK_SHIFT;
       digits += (e >>> DIGIT_SHIFT) & 1;
       const k = e & 63;
       if (k === 0) st = 0;
@@ -237,6 +241,8 @@ export function scanText(text: string): Scan {
           if ((o & PROVIDER) !== 0) rules = addRules(st);
         }
       }
+      if ((e & F_SLOW) === 0) continue;
+      marks |= (e >>> MARK_SHIFT) & CHAR_MARKS_MASK;
       if ((e & F_SPECIAL) !== 0) {
         if (c === 58) colons++;
         else if (c === 61) lastEq = i;
@@ -328,15 +334,7 @@ function pushName(text: string, names: number[], i: number): number {
 
 /** Kind bits of a name: SECRET (keyClass 2), SESSION (keyClass 1), WEAK (`…_KEY`: secret when its value looks random). */
 export const K = { SECRET: 1, SESSION: 2, WEAK: 4 } as const;
-const kindCache = new Map<string, number>();
-
-export function nameKind(name: string): number {
-  let k = kindCache.get(name);
-  if (k === undefined) {
-    const c = keyClass(name);
-    k = c === 2 ? K.SECRET : c === 1 ? K.SESSION : weakSecretKey(name) ? K.WEAK : 0;
-    if (kindCache.size > 4096) kindCache.clear();
-    kindCache.set(name, k);
-  }
-  return k;
-}
+export const nameKind: (name: string) => number = remembered((name) => {
+  const c = keyClass(name);
+  return c === 2 ? K.SECRET : c === 1 ? K.SESSION : weakSecretKey(name) ? K.WEAK : 0;
+});

@@ -15,19 +15,40 @@ interface Shape {
   gate: (p: Pass) => boolean;
   re: RegExp;
   claim: (m: RegExpExecArray, p: Pass) => readonly [start: number, end: number, by: string] | undefined;
+  /**
+   * Set when every match lies inside one run of the scan (core/redact-scan.ts) and holds a `=`:
+   * the pattern is tried only in the runs at least this long that hold one, each on its own (the
+   * break characters around a run end every match alike), and `claim` sees a match in the run.
+   */
+  inRuns?: number;
 }
 
 function apply(p: Pass, s: Shape): void {
   if (!s.gate(p)) return;
+  if (s.inRuns === undefined) {
+    applyIn(p, s, p.text, 0);
+    return;
+  }
+  const r = p.scan.runs;
+  for (let k = 0; k < r.length; k += 2) {
+    const start = r[k] as number;
+    const end = r[k + 1] as number;
+    const eq = p.text.indexOf("=", start);
+    if (end - start >= s.inRuns && eq >= 0 && eq < end) applyIn(p, s, p.text.slice(start, end), start);
+  }
+}
+
+/** The shape's matches in `text`, which stands at `at` in the pass's text. */
+function applyIn(p: Pass, s: Shape, text: string, at: number): void {
   const { re } = s;
   re.lastIndex = 0;
-  for (let m = re.exec(p.text); m !== null; m = re.exec(p.text)) {
+  for (let m = re.exec(text); m !== null; m = re.exec(text)) {
     if (m[0].length === 0) {
       re.lastIndex++;
       continue;
     }
     const c = s.claim(m, p);
-    if (c !== undefined) p.claim(c[0], c[1], c[2]);
+    if (c !== undefined) p.claim(at + c[0], at + c[1], c[2]);
   }
 }
 
@@ -171,9 +192,14 @@ export const xmlElement: Shape = {
   },
 };
 
-/** An environment-style assignment of a random-looking value whose name does not say "secret". */
+/**
+ * An environment-style assignment of a random-looking value whose name does not say "secret".
+ * Every character of a match is a run's (core/redact-scan.ts), so the pattern is tried only in
+ * the runs of 24 or more characters that hold a `=` (`applyInRuns`).
+ */
 export const highEntropy: Shape = {
   gate: has(M.RUN_EQ),
+  inRuns: 24,
   re: /(?<![A-Za-z0-9_])([A-Z][A-Z0-9_]{2,63})=([A-Za-z0-9+/=_\-.~]{20,})(?![A-Za-z0-9+/=_\-.~])/g,
   claim: (m) => {
     const v = m[2] as string;
