@@ -4,7 +4,7 @@
  * high-entropy environment values and card numbers. Pure.
  *
  * Each runs over the whole text, and only when the scan saw its literal or operator (`://` and
- * `@`, `-p` and a client's name, `$`, `</`, four digits in a row, ...), which few texts hold.
+ * `@`, `-p` and a client's name, `$`, `</`, 13 digits, ...), which few texts hold.
  */
 import { entropy, literalSecret, luhn, placeholderish, secretPair, tag } from "./redact-judge.js";
 import type { Pass } from "./redact-pass.js";
@@ -121,7 +121,7 @@ export const cliPassword: Shape = {
  * value, and the secret would stay.
  */
 export const sqlPassword: Shape = {
-  gate: (p) => (p.scan.marks & M.SQUOTE) !== 0 && ((p.scan.words & W.IDENTIFIED) !== 0 || p.scan.names.length > 0),
+  gate: (p) => (p.scan.marks & M.SQUOTE) !== 0 && (p.scan.words & (W.IDENTIFIED | W.PASSWORD)) !== 0,
   re: /\b(IDENTIFIED[ \t]+BY|(?<!['"])PASSWORD(?!['"]))([ \t]*=?[ \t]*)'(?![ \t]*[:,])([^'\r\n]{1,256})'/gi,
   claim: (m) => {
     if (placeholderish(m[3] as string)) return undefined;
