@@ -30,11 +30,14 @@ function apply(p: Pass, s: Shape): void {
     return;
   }
   const r = p.scan.runs;
+  let eq = -1; // the first `=` at or after the run's start (found again only once passed: one search per `=`, not per run)
   for (let k = 0; k < r.length; k += 2) {
     const start = r[k] as number;
     const end = r[k + 1] as number;
-    const eq = p.text.indexOf("=", start);
-    if (end - start >= s.inRuns && eq >= 0 && eq < end) applyIn(p, s, p.text.slice(start, end), start);
+    if (end - start < s.inRuns) continue;
+    if (eq < start) eq = p.text.indexOf("=", start);
+    if (eq < 0) return;
+    if (eq < end) applyIn(p, s, p.text.slice(start, end), start);
   }
 }
 
