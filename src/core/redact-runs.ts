@@ -21,26 +21,26 @@ function b64Digit(c: number): boolean {
 
 /**
  * The base64 runs long enough to hold a secret (a kubeconfig's key data, a JWT or a credentials
- * file encoded once) in a run of token characters, as [start, end) pairs: 40 or more digits that
- * follow none, up to two `=`, and then no digit or `=` (what
- * `/(?<![A-Za-z0-9+/])[A-Za-z0-9+/]{40,}={0,2}(?![A-Za-z0-9+/=])/g` matches). Read by hand: the
- * pattern, run with `matchAll` (judging a run redacts its decoded text, which runs this stage
- * again, so a shared pattern's position would be reset), copied itself on every long run.
+ * file encoded once) in the run [from, to) of a text's token characters, as [start, end) pairs:
+ * 40 or more digits that follow none, up to two `=`, and then no digit or `=` (what
+ * `/(?<![A-Za-z0-9+/])[A-Za-z0-9+/]{40,}={0,2}(?![A-Za-z0-9+/=])/g` matches). Read by hand, in
+ * the text itself: the pattern, run with `matchAll` (judging a run redacts its decoded text,
+ * which runs this stage again, so a shared pattern's position would be reset), copied itself on
+ * every long run.
  */
-function base64Runs(run: string): number[] {
+function base64Runs(text: string, from: number, to: number): number[] {
   const out: number[] = [];
-  const n = run.length;
-  for (let i = 0; i < n; ) {
-    if (!b64Digit(run.charCodeAt(i))) {
+  for (let i = from; i < to; ) {
+    if (!b64Digit(text.charCodeAt(i))) {
       i++;
       continue;
     }
     const a = i;
-    while (i < n && b64Digit(run.charCodeAt(i))) i++;
+    while (i < to && b64Digit(text.charCodeAt(i))) i++;
     if (i - a < 40) continue;
     let e = i;
-    while (e < n && e - i < 2 && run.charCodeAt(e) === 61) e++;
-    if (e < n && (run.charCodeAt(e) === 61 || b64Digit(run.charCodeAt(e)))) continue;
+    while (e < to && e - i < 2 && text.charCodeAt(e) === 61) e++;
+    if (e < to && (text.charCodeAt(e) === 61 || b64Digit(text.charCodeAt(e)))) continue;
     out.push(a, e);
   }
   return out;
@@ -160,9 +160,8 @@ export function runs(p: Pass): void {
     // Base64 last, and only in a run no rule claimed any of (most long runs in a text are the
     // tokens just claimed): decoding and scanning again is this stage's dearest step.
     if (run.length < 40 || !p.free(start, end)) continue;
-    const b = base64Runs(run);
+    const b = base64Runs(text, start, end);
     for (let j = 0; j < b.length; j += 2)
-      if (base64HidesSecret(p, run.slice(b[j], b[j + 1])))
-        p.claim(start + (b[j] as number), start + (b[j + 1] as number), tag("base64-secret"));
+      if (base64HidesSecret(p, text.slice(b[j], b[j + 1]))) p.claim(b[j] as number, b[j + 1] as number, tag("base64-secret"));
   }
 }
