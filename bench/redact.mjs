@@ -9,9 +9,9 @@
  *   caught when secretlint reports anything in it (it finds, it does not redact).
  * - throughput (process CPU time): each corpus text on its own (the way Baton redacts a tool
  *   call's fields), each side alone in a fresh process, at its steady state (the last two of six
- *   passes; the first, cold, too), in alternating rounds (bench/redact-side.mjs); and the sample
- *   as one document (the way a scanner reads a file). Goal: ≥ 10× secretlint one text at a time. Per-text latency (wall
- *   time, median) is in the rows.
+ *   passes; the first, cold, too), in five alternating rounds, the median of each side's
+ *   (bench/redact-side.mjs); and the sample as one document (the way a scanner reads a file).
+ *   Goal: ≥ 10× secretlint one text at a time. Per-text latency (wall time, median) is in the rows.
  * - the first redaction in a fresh process (each hook is one): median of fresh processes.
  * - the redaction part of `record()` (arguments through `redactValue`, the observation through
  *   `redactText`) for an ordinary Edit call and for a call whose command and output carry
@@ -63,6 +63,7 @@ async function timeEach(items, rounds, op) {
 }
 
 const mbps = (bytes, ns) => bytes / (ns / 1e9) / 1e6;
+const median = (xs) => [...xs].sort((a, b) => a - b)[xs.length >> 1];
 
 /**
  * The process's CPU time (ns) for one pass of `op` over `items`. Throughput is compared on CPU
@@ -115,12 +116,15 @@ export async function run() {
   const theirs = await timeEach(sample, 1, (t) => lint(t));
   // Throughput (CPU time): each side alone in a fresh process (bench/redact-side.mjs) making six
   // whole passes of the sample; alternating rounds (ours, theirs, ours, ...), so drift in the
-  // machine's load hits both sides alike. The steady state is the mean of the last two passes:
-  // Baton's took four passes to settle (585, 216, 136, 87, 59, 68 ms; secretlint's 1,048, 637,
-  // 685, 526, 485, 527 ms), as V8 optimises its many small rules. The first pass, cold, is
-  // reported too. In one process a major collection between the sides cost Baton its warm
-  // state, and each side's garbage was collected on the other's clock.
-  const ROUNDS = 3;
+  // machine's load hits both sides alike. The steady state is the mean of the last two passes,
+  // for both sides: Baton's passes fall steeply for four passes and little after the sixth, as
+  // V8 optimises its many small rules (medians of seven processes: 450, 194, 104, 55, 51, 40,
+  // then 49, 46, 50, 39, 42, 43 ms); secretlint's are flat from the fourth (563, 338, 304, 264,
+  // 303, 266, then 296, 287, 299, 312, 316, 305 ms). The first pass, cold, is reported too. In one process a major collection between the sides cost Baton its warm
+  // state, and each side's garbage was collected on the other's clock. Each side's figure is
+  // the median of its five processes: on a machine shared with other work one process in a few
+  // lands 30-50% off the others (either side), and a mean of three took it in whole.
+  const ROUNDS = 5;
   const PASSES = 6;
   const dir = tempDir("redact-sample");
   const file = join(dir, "sample.json");
@@ -133,20 +137,22 @@ export async function run() {
     if (r.status !== 0) throw new Error(`bench/redact-side.mjs ${name} failed: ${r.stderr}`);
     return JSON.parse(r.stdout.trim().split("\n").pop());
   };
-  let oursCpu = 0;
-  let theirsCpu = 0;
-  let oursCold = 0;
-  let theirsCold = 0;
+  const oursSteady = [];
+  const theirsSteady = [];
+  const oursFirst = [];
+  const theirsFirst = [];
   for (let round = 0; round < ROUNDS; round++) {
     const o = side("baton");
     const t = side("secretlint");
-    oursCpu += (o[PASSES - 1] + o[PASSES - 2]) / 2;
-    theirsCpu += (t[PASSES - 1] + t[PASSES - 2]) / 2;
-    oursCold += o[0];
-    theirsCold += t[0];
+    oursSteady.push((o[PASSES - 1] + o[PASSES - 2]) / 2);
+    theirsSteady.push((t[PASSES - 1] + t[PASSES - 2]) / 2);
+    oursFirst.push(o[0]);
+    theirsFirst.push(t[0]);
   }
-  const oursNs = oursCpu / ROUNDS;
-  const theirsNs = theirsCpu / ROUNDS;
+  const oursNs = median(oursSteady);
+  const theirsNs = median(theirsSteady);
+  const oursCold = median(oursFirst);
+  const theirsCold = median(theirsFirst);
   // Throughput: the sample as one document (best of three passes each, CPU time).
   const doc = sample.join("\n");
   const docOurs = [];
@@ -202,9 +208,8 @@ console.log(JSON.stringify({ load: t1 - t0, first: t2 - t1, second: t3 - t2 }));
     if (r.status !== 0) throw new Error(`fresh-process probe failed: ${r.stderr}`);
     fresh.push(JSON.parse(r.stdout));
   }
-  const med = (xs) => xs.sort((a, b) => a - b)[xs.length >> 1];
-  const firstMs = med(fresh.map((f) => f.first));
-  const secondMs = med(fresh.map((f) => f.second));
+  const firstMs = median(fresh.map((f) => f.first));
+  const secondMs = median(fresh.map((f) => f.second));
   progress("fresh");
 
   // Adversarial inputs (test/redaction/adversarial.ts): runs of a rule's trigger that would make
@@ -268,6 +273,7 @@ console.log(JSON.stringify({ load: t1 - t0, first: t2 - t1, second: t3 - t2 }));
       secretlintPrecision: 1 - flagged / corpus.negatives.length,
       bytes,
       texts: sample.length,
+      steadyNs: { baton: oursSteady, secretlint: theirsSteady },
     },
   };
 }
