@@ -14,9 +14,12 @@ import { PROVIDER_CHECKS, PROVIDERS } from "./redact-providers.js";
 /** Text above this many characters is hashed without being scanned first (scanning it would cost more than it saves). */
 export const MAX_SCAN = 256 * 1024;
 
-/** Whether c is a base64 digit: [A-Za-z0-9+/]. */
+/** Per ASCII character, 1 for a base64 digit: [A-Za-z0-9+/]. */
+const B64 = new Uint8Array(128);
+for (const c of "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/") B64[c.charCodeAt(0)] = 1;
+
 function b64Digit(c: number): boolean {
-  return (c >= 97 && c <= 122) || (c >= 65 && c <= 90) || (c >= 47 && c <= 57) || c === 43;
+  return c < 128 && B64[c] === 1;
 }
 
 /**
