@@ -9,7 +9,7 @@
  *   caught when secretlint reports anything in it (it finds, it does not redact).
  * - throughput (process CPU time): each corpus text on its own (the way Baton redacts a tool
  *   call's fields), each side alone in a fresh process, at its steady state (the last two of six
- *   passes; the first, cold, too), in five alternating rounds, the median of each side's
+ *   passes; the first, cold, too), in nine alternating rounds, the median of each side's
  *   (bench/redact-side.mjs); and the sample as one document (the way a scanner reads a file).
  *   Goal: ≥ 10× secretlint one text at a time. Per-text latency (wall time, median) is in the rows.
  * - the first redaction in a fresh process (each hook is one): median of fresh processes.
@@ -122,9 +122,10 @@ export async function run() {
   // then 49, 46, 50, 39, 42, 43 ms); secretlint's are flat from the fourth (563, 338, 304, 264,
   // 303, 266, then 296, 287, 299, 312, 316, 305 ms). The first pass, cold, is reported too. In one process a major collection between the sides cost Baton its warm
   // state, and each side's garbage was collected on the other's clock. Each side's figure is
-  // the median of its five processes: on a machine shared with other work one process in a few
-  // lands 30-50% off the others (either side), and a mean of three took it in whole.
-  const ROUNDS = 5;
+  // the median of its nine processes: on a machine shared with other work the same build's
+  // passes five and six spread over 40-70 ms (V8 finishes optimising later when its compiler
+  // threads wait for a core), and a mean of three took in whole whichever process fell far off.
+  const ROUNDS = 9;
   const PASSES = 6;
   const dir = tempDir("redact-sample");
   const file = join(dir, "sample.json");
