@@ -10,6 +10,7 @@
  */
 import { readFileSync } from "node:fs";
 import { loadBaton } from "./lib.mjs";
+import { loadSecretlint } from "./secretlint.mjs";
 
 const [side, file, warm = "2", passes = "1"] = process.argv.slice(2);
 const texts = JSON.parse(readFileSync(file, "utf8"));
@@ -19,18 +20,7 @@ async function redactor() {
     const { redactText } = await loadBaton();
     return redactText;
   }
-  const { lintSource } = await import("@secretlint/core");
-  const { creator } = await import("@secretlint/secretlint-rule-preset-recommend");
-  const config = { rules: [{ id: "@secretlint/secretlint-rule-preset-recommend", rule: creator }] };
-  return async (content) => {
-    const n = (await lintSource({ source: { filePath: "/corpus.txt", content, contentType: "text" }, options: { config } })).messages
-      .length;
-    // secretlint's profiler leaves a performance mark per rule and text; thousands of texts
-    // would fill the global buffer and slow every later call.
-    performance.clearMarks();
-    performance.clearMeasures();
-    return n;
-  };
+  return loadSecretlint();
 }
 
 const op = await redactor();

@@ -9,9 +9,9 @@
  *   caught when secretlint reports anything in it (it finds, it does not redact).
  * - throughput (process CPU time): each corpus text on its own (the way Baton redacts a tool
  *   call's fields), each side alone in a fresh process, at its steady state (the last two of six
- *   passes; the first, cold, too), in alternating rounds (bench/redact-side.mjs); and the sample
- *   as one document (the way a scanner reads a file). Goal: ≥ 10× secretlint one text at a time. Per-text latency (wall
- *   time, median) is in the rows.
+ *   passes; the first, cold, too), in nine alternating rounds, the median of each side's
+ *   (bench/redact-side.mjs); and the sample as one document (the way a scanner reads a file).
+ *   Goal: ≥ 10× secretlint one text at a time. Per-text latency (wall time, median) is in the rows.
  * - the first redaction in a fresh process (each hook is one): median of fresh processes.
  * - the redaction part of `record()` (arguments through `redactValue`, the observation through
  *   `redactText`) for an ordinary Edit call and for a call whose command and output carry
@@ -25,6 +25,7 @@ import { rmSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { pathToFileURL } from "node:url";
 import { DIST, gc, hr, info, loadBaton, REPO, ratio, scaled, summarise, tempDir } from "./lib.mjs";
+import { loadSecretlint } from "./secretlint.mjs";
 
 export const name = "redact";
 export const title = "redaction: recall, precision and throughput beside secretlint";
@@ -46,21 +47,6 @@ async function loadCorpus() {
   return mod;
 }
 
-async function loadSecretlint() {
-  const { lintSource } = await import("@secretlint/core");
-  const { creator } = await import("@secretlint/secretlint-rule-preset-recommend");
-  const config = { rules: [{ id: "@secretlint/secretlint-rule-preset-recommend", rule: creator }] };
-  return async (content) => {
-    const n = (await lintSource({ source: { filePath: "/corpus.txt", content, contentType: "text" }, options: { config } })).messages
-      .length;
-    // secretlint's profiler leaves a performance mark per rule and text; thousands of texts
-    // would fill the global buffer and slow every later call.
-    performance.clearMarks();
-    performance.clearMeasures();
-    return n;
-  };
-}
-
 /** Time `op` over `items`, `rounds` times; per-item nanoseconds. */
 async function timeEach(items, rounds, op) {
   const samples = [];
@@ -77,6 +63,7 @@ async function timeEach(items, rounds, op) {
 }
 
 const mbps = (bytes, ns) => bytes / (ns / 1e9) / 1e6;
+const median = (xs) => [...xs].sort((a, b) => a - b)[xs.length >> 1];
 
 /**
  * The process's CPU time (ns) for one pass of `op` over `items`. Throughput is compared on CPU
@@ -129,12 +116,16 @@ export async function run() {
   const theirs = await timeEach(sample, 1, (t) => lint(t));
   // Throughput (CPU time): each side alone in a fresh process (bench/redact-side.mjs) making six
   // whole passes of the sample; alternating rounds (ours, theirs, ours, ...), so drift in the
-  // machine's load hits both sides alike. The steady state is the mean of the last two passes:
-  // Baton's took four passes to settle (585, 216, 136, 87, 59, 68 ms; secretlint's 1,048, 637,
-  // 685, 526, 485, 527 ms), as V8 optimises its many small rules. The first pass, cold, is
-  // reported too. In one process a major collection between the sides cost Baton its warm
-  // state, and each side's garbage was collected on the other's clock.
-  const ROUNDS = 3;
+  // machine's load hits both sides alike. The steady state is the mean of the last two passes,
+  // for both sides: Baton's passes fall steeply for four passes and little after the sixth, as
+  // V8 optimises its many small rules (medians of seven processes: 450, 194, 104, 55, 51, 40,
+  // then 49, 46, 50, 39, 42, 43 ms); secretlint's are flat from the fourth (563, 338, 304, 264,
+  // 303, 266, then 296, 287, 299, 312, 316, 305 ms). The first pass, cold, is reported too. In one process a major collection between the sides cost Baton its warm
+  // state, and each side's garbage was collected on the other's clock. Each side's figure is
+  // the median of its nine processes: on a machine shared with other work the same build's
+  // passes five and six spread over 40-70 ms (V8 finishes optimising later when its compiler
+  // threads wait for a core), and a mean of three took in whole whichever process fell far off.
+  const ROUNDS = 9;
   const PASSES = 6;
   const dir = tempDir("redact-sample");
   const file = join(dir, "sample.json");
@@ -147,20 +138,22 @@ export async function run() {
     if (r.status !== 0) throw new Error(`bench/redact-side.mjs ${name} failed: ${r.stderr}`);
     return JSON.parse(r.stdout.trim().split("\n").pop());
   };
-  let oursCpu = 0;
-  let theirsCpu = 0;
-  let oursCold = 0;
-  let theirsCold = 0;
+  const oursSteady = [];
+  const theirsSteady = [];
+  const oursFirst = [];
+  const theirsFirst = [];
   for (let round = 0; round < ROUNDS; round++) {
     const o = side("baton");
     const t = side("secretlint");
-    oursCpu += (o[PASSES - 1] + o[PASSES - 2]) / 2;
-    theirsCpu += (t[PASSES - 1] + t[PASSES - 2]) / 2;
-    oursCold += o[0];
-    theirsCold += t[0];
+    oursSteady.push((o[PASSES - 1] + o[PASSES - 2]) / 2);
+    theirsSteady.push((t[PASSES - 1] + t[PASSES - 2]) / 2);
+    oursFirst.push(o[0]);
+    theirsFirst.push(t[0]);
   }
-  const oursNs = oursCpu / ROUNDS;
-  const theirsNs = theirsCpu / ROUNDS;
+  const oursNs = median(oursSteady);
+  const theirsNs = median(theirsSteady);
+  const oursCold = median(oursFirst);
+  const theirsCold = median(theirsFirst);
   // Throughput: the sample as one document (best of three passes each, CPU time).
   const doc = sample.join("\n");
   const docOurs = [];
@@ -216,9 +209,8 @@ console.log(JSON.stringify({ load: t1 - t0, first: t2 - t1, second: t3 - t2 }));
     if (r.status !== 0) throw new Error(`fresh-process probe failed: ${r.stderr}`);
     fresh.push(JSON.parse(r.stdout));
   }
-  const med = (xs) => xs.sort((a, b) => a - b)[xs.length >> 1];
-  const firstMs = med(fresh.map((f) => f.first));
-  const secondMs = med(fresh.map((f) => f.second));
+  const firstMs = median(fresh.map((f) => f.first));
+  const secondMs = median(fresh.map((f) => f.second));
   progress("fresh");
 
   // Adversarial inputs (test/redaction/adversarial.ts): runs of a rule's trigger that would make
@@ -282,6 +274,7 @@ console.log(JSON.stringify({ load: t1 - t0, first: t2 - t1, second: t3 - t2 }));
       secretlintPrecision: 1 - flagged / corpus.negatives.length,
       bytes,
       texts: sample.length,
+      steadyNs: { baton: oursSteady, secretlint: theirsSteady },
     },
   };
 }

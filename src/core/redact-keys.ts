@@ -4,6 +4,24 @@
  * docs/architecture.md ("Redaction") for the rules.
  */
 
+/**
+ * `judge` remembered for the last `limit` or so keys it was asked about: redaction asks about
+ * the same few names (`password`, `DB_PASSWORD`, `token`) over and over, and judging one splits
+ * it into words with several patterns.
+ */
+export function remembered<T>(judge: (key: string) => T, limit = 4096): (key: string) => T {
+  const cache = new Map<string, T>();
+  return (key) => {
+    let r = cache.get(key);
+    if (r === undefined) {
+      r = judge(key);
+      if (cache.size > limit) cache.clear();
+      cache.set(key, r);
+    }
+    return r;
+  };
+}
+
 /** Split a key into lowercase words: `accessToken`, `x-api-key`, `AUTH_HEADER`, `APIKey` alike. */
 export function keyWords(key: string): string[] {
   return key
@@ -204,7 +222,6 @@ export const NOT_SECRET_FIRST = new Set([
 
 /** 0: not secret; 1: a session key (secret in structures, cookies and URLs); 2: secret everywhere. */
 export type KeyClass = 0 | 1 | 2;
-const keyCache = new Map<string, KeyClass>();
 
 /**
  * Whether a key names a secret, in any casing or separator style: `password`, `passwd`, `pwd`,
@@ -218,15 +235,7 @@ export function isSecretKey(key: string): boolean {
   return keyClass(key) > 0;
 }
 
-export function keyClass(key: string): KeyClass {
-  let r = keyCache.get(key);
-  if (r === undefined) {
-    r = judgeKey(key);
-    if (keyCache.size > 4096) keyCache.clear();
-    keyCache.set(key, r);
-  }
-  return r;
-}
+export const keyClass: (key: string) => KeyClass = remembered(judgeKey);
 
 function judgeKey(key: string): KeyClass {
   // A dotted path is judged by its last segment: `spring.datasource.password`, `options.token.message`.
@@ -285,7 +294,9 @@ const DATA_KEY_FIRST = new Set([
   "press",
 ]);
 
-export function weakSecretKey(key: string): boolean {
+export const weakSecretKey: (key: string) => boolean = remembered(judgeWeak);
+
+function judgeWeak(key: string): boolean {
   const words = keyWords(key);
   return (
     words.length > 0 &&

@@ -23,7 +23,7 @@ import {
   tokenish,
 } from "./redact-judge.js";
 import { keyClass, weakSecretKey } from "./redact-keys.js";
-import { atName, isQuote, type NameRule, nextSolid, type Pass, SECRET_OR_WEAK } from "./redact-pass.js";
+import { atName, isQuote, type NameRule, nextSolid, type Pass, SECRET_OR_WEAK, spacesFrom } from "./redact-pass.js";
 import { K, M } from "./redact-scan.js";
 
 // ---------------------------------------------------------------------------------------------
@@ -98,6 +98,38 @@ const callPair: NameRule = (p, i, start, end) => {
 };
 
 /**
+ * Whether an assignment's value after the name that ends at `end` (after a closing quote, the
+ * operator and an opening quote) either cannot be (no operator follows) or is claimed already,
+ * most often by a provider's format: then the assignment rules, whose every claim would hold
+ * that character, need not run their patterns. Most secret names in a text hold a token the
+ * runs stage has taken.
+ */
+function valueTaken(p: Pass, end: number): boolean {
+  const { text } = p;
+  const j = spacesFrom(text, quoteAt(text, end));
+  const op = operatorLength(text, j);
+  if (op === 0) return true;
+  const v = quoteAt(text, spacesFrom(text, j + op));
+  return !p.free(v, v + 1);
+}
+
+/** The length of the assignment operator at j (`::=`, `:=`, `:`, `=>`, `=`, `?=`, `.=`, `+=`); 0: none. */
+function operatorLength(text: string, j: number): number {
+  const c = text.charCodeAt(j);
+  const next = text.charCodeAt(j + 1);
+  if (c === 58) return next === 61 ? 2 : next === 58 && text.charCodeAt(j + 2) === 61 ? 3 : 1;
+  if (c === 61) return next === 62 ? 2 : 1;
+  return (c === 63 || c === 46 || c === 43) && next === 61 ? 2 : 0;
+}
+
+/** After the quote (`"`, `'`, `\"`, `\'`) at j, if one stands there. */
+function quoteAt(text: string, j: number): number {
+  const c = text.charCodeAt(j);
+  if (c === 92 && isQuote(text.charCodeAt(j + 1))) return j + 2;
+  return isQuote(c) ? j + 1 : j;
+}
+
+/**
  * `KEY=value` on a line of its own (.env, `export`, Dockerfile ENV, Make `?=`): the value runs to
  * the end of the line, whatever characters it holds (Django keys have `()%&`). Under a clearly
  * secret CONSTANT name the value may hold spaces (`DB_PASSWORD=correct horse battery`).
@@ -114,6 +146,7 @@ const envLine: NameRule = (p, i, start, end) => {
   const ls = p.lineStart(start);
   if (ls === p.lastLine || !ENV_LEAD.has(text.slice(ls, start).trim())) return false; // one try per line, and only where the name leads it
   p.lastLine = ls;
+  if (valueTaken(p, end)) return false;
   ENV_LINE.lastIndex = ls;
   const m = ENV_LINE.exec(text);
   if (m === null) return false;
@@ -138,9 +171,9 @@ const ASSIGN =
 /** The same head, then a value of a symbol secret's characters (`symbolSecret`: a Django key, cut by no stop character). */
 const ASSIGN_HEAD = /(\\?["']|)([$:@]?[A-Za-z0-9_][A-Za-z0-9_.-]{0,63})\1[ \t]*(?:::=|:=|\?=|\.=|\+=|=>|=(?![=>~])|:(?![:/]))[ \t]*/y;
 
-const assignment: NameRule = (p, i, start) => {
+const assignment: NameRule = (p, i, start, end) => {
   const { text } = p;
-  if ((p.scan.marks & (M.EQ | M.COLON)) === 0 || (p.kind(i) & SECRET_OR_WEAK) === 0) return false;
+  if ((p.scan.marks & (M.EQ | M.COLON)) === 0 || (p.kind(i) & SECRET_OR_WEAK) === 0 || valueTaken(p, end)) return false;
   const m = atName(text, ASSIGN, start);
   if (m === null) {
     // A value that starts with a character no bare value may start with (`(`, `&`): a symbol secret?
@@ -219,6 +252,13 @@ const RULES: readonly NameRule[] = [
 ];
 
 /**
+ * The rules that may claim at a name that is neither secret nor weak (`inside` holds `sid`,
+ * `design` holds `sig`: most names the scan notes): every other rule needs one of those kinds.
+ * The same order.
+ */
+const ANY_NAME_RULES: readonly NameRule[] = [bearer, connPassword, urlToken];
+
+/**
  * The names stage: each name the scan found, in text order, unless an earlier claim covers it
  * (`secret_…` inside a Notion token names nothing), is offered to the rules in order.
  */
@@ -228,6 +268,7 @@ export function names(p: Pass): void {
     const start = n[i] as number;
     const end = n[i + 1] as number;
     if (!p.free(start, end)) continue;
-    for (const rule of RULES) if (rule(p, i / 3, start, end, n[i + 2] as number)) break;
+    const rules = (p.kind(i / 3) & SECRET_OR_WEAK) !== 0 ? RULES : ANY_NAME_RULES;
+    for (const rule of rules) if (rule(p, i / 3, start, end, n[i + 2] as number)) break;
   }
 }

@@ -118,11 +118,16 @@ export const SECRET_OR_WEAK = K.SECRET | K.WEAK;
 export const isQuote = (c: number) => c === 34 || c === 39;
 export const isWord = (c: number) => (c >= 48 && c <= 57) || (c >= 65 && c <= 90) || (c >= 97 && c <= 122) || c === 95;
 
+/** Where the spaces and tabs from j end. */
+export function spacesFrom(text: string, j: number): number {
+  let k = j;
+  while (text.charCodeAt(k) === 32 || text.charCodeAt(k) === 9) k++;
+  return k;
+}
+
 /** The first character after [end) that is not a space or tab. */
 export function nextSolid(text: string, end: number): number {
-  let j = end;
-  while (text.charCodeAt(j) === 32 || text.charCodeAt(j) === 9) j++;
-  return text.charCodeAt(j);
+  return text.charCodeAt(spacesFrom(text, end));
 }
 
 /**

@@ -170,6 +170,18 @@ export const PROVIDER_CHECKS: Readonly<Record<string, (m: string) => boolean>> =
  * every dotted path and host.
  */
 const MIN_LENGTH: Readonly<Record<string, number>> = {
+  // Also the rules whose literal turns up in many runs too short to hold a match (`pat`, `sk-`,
+  // `gl`, `AAAA`): trying their pattern there was most of what they cost.
+  "airtable-token": 82,
+  "hubspot-token": 44,
+  "firebase-fcm": 78,
+  "elevenlabs-key": 51,
+  "figma-token": 45,
+  "azure-storage-key": 99,
+  "github-token": 33,
+  "openai-key": 23,
+  "gitlab-token": 25,
+  "stripe-key": 24,
   "discord-bot-token": 59,
   "twilio-key": 34,
   "yandex-key": 39,
@@ -188,6 +200,9 @@ const MIN_LENGTH: Readonly<Record<string, number>> = {
  * `at`, `do`), the full prefixes.
  */
 const EXPLICIT_HINTS: Readonly<Record<string, readonly string[]>> = {
+  // `https://` alone would try these on every URL.
+  "discord-webhook": ["discord.com/api/webhooks/", "discordapp.com/api/webhooks/"],
+  "teams-webhook": [".webhook.office.com/webhookb2/"],
   "azure-client-secret": ["Q~"],
   "azure-sas-url": [".core.windows.net/"],
   "discord-bot-token": ["."],
@@ -224,6 +239,23 @@ const EXPLICIT_HINTS: Readonly<Record<string, readonly string[]>> = {
   "launchdarkly-key": ["api-", "sdk-", "mob-"],
   "asana-token": ["1/", "2/"],
 };
+
+/** The rules of `EXPLICIT_HINTS` whose every match still starts with one of the hints. */
+const LEADING_HINTS = new Set([
+  "github-token",
+  "gitlab-token",
+  "atlassian-token",
+  "flyio-token",
+  "vault-token",
+  "sonarqube-token",
+  "newrelic-key",
+  "harness-token",
+  "easypost-key",
+  "launchdarkly-key",
+  "asana-token",
+  "yandex-key",
+  "twitter-bearer",
+]);
 
 /**
  * The literal prefixes of a pattern, as a match spells them: after `\b`, either plain text or the
@@ -278,6 +310,20 @@ function leadingLiterals(source: string): string[] {
   return s.length >= 2 ? [s] : [];
 }
 
+/**
+ * Cheap tests a run must pass before a rule's pattern is tried there, for rules whose literal
+ * is too common to gate them alone: a Discord bot token's two dots, six characters apart, in
+ * a run that holds the literal `.` (every dotted host and path); an Asana token's colon.
+ */
+const GATES: Readonly<Record<string, (run: string) => boolean>> = {
+  "discord-bot-token": (run) => {
+    for (let i = run.indexOf("."); i >= 0 && i + 7 < run.length; i = run.indexOf(".", i + 1)) if (run.charCodeAt(i + 7) === 46) return true;
+    return false;
+  },
+  // `1/` and `2/` are in every date and path: an Asana token has the colon before its hex.
+  "asana-token": (run) => run.includes(":"),
+};
+
 export interface ProviderRule {
   id: string;
   /** Literals one of which every match contains, as a match spells them: a run without one is not tried. */
@@ -286,8 +332,17 @@ export interface ProviderRule {
   hints: readonly string[];
   /** Compiled on first use: most texts never need most rules (one alternation of all of them took 18 ms to compile, on every hook's first call). */
   re: () => RegExp;
+  /**
+   * Whether every match starts with one of `literals`. Such a rule's pattern is tried only where
+   * a literal stands (`sticky`, compiled on first use): run over a whole run, a pattern that
+   * starts with a look-behind (`START`) is tried at every character.
+   */
+  leading: boolean;
+  sticky: () => RegExp;
   /** Runs shorter than this are not tried. */
   min: number;
+  /** A cheap test a run must pass before the pattern is tried (`GATES`), if any. */
+  gate: ((run: string) => boolean) | undefined;
   /**
    * Whether the scan's automaton looks for the literals. A literal of one or two characters
    * (`.`, `SK`, `YC`, `1/`, `b_`, `Q~`) turns up in most texts (`task`, every dotted host), and
@@ -312,12 +367,16 @@ export const PROVIDERS: readonly ProviderRule[] = PROVIDER_RULES.map(([id, raw])
   const source = raw.startsWith("\\b") ? (distinctive(literals) ? START : START_SHORT) + raw.slice(2) : raw;
   if (literals.length === 0) throw new Error(`redact-providers: rule ${id} has no literal to gate it; add it to EXPLICIT_HINTS`);
   let re: RegExp | undefined;
+  let sticky: RegExp | undefined;
   return {
     id,
     literals,
     hints: literals.map((l) => l.toLowerCase()),
     re: () => (re ??= new RegExp(source, "g")),
+    leading: EXPLICIT_HINTS[id] === undefined || LEADING_HINTS.has(id),
+    sticky: () => (sticky ??= new RegExp(source, "y")),
     min: MIN_LENGTH[id] ?? 16,
+    gate: GATES[id],
     scanned: literals.every((l) => l.length >= 3),
   };
 });

@@ -14,8 +14,40 @@ import { PROVIDER_CHECKS, PROVIDERS } from "./redact-providers.js";
 /** Text above this many characters is hashed without being scanned first (scanning it would cost more than it saves). */
 export const MAX_SCAN = 256 * 1024;
 
-/** A base64 run long enough to hold a secret (a kubeconfig's key data, a JWT or a credentials file encoded once). */
-const BASE64_RUN = /(?<![A-Za-z0-9+/])[A-Za-z0-9+/]{40,}={0,2}(?![A-Za-z0-9+/=])/g;
+/** Per ASCII character, 1 for a base64 digit: [A-Za-z0-9+/]. */
+const B64 = new Uint8Array(128);
+for (const c of "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/") B64[c.charCodeAt(0)] = 1;
+
+function b64Digit(c: number): boolean {
+  return c < 128 && B64[c] === 1;
+}
+
+/**
+ * The base64 runs long enough to hold a secret (a kubeconfig's key data, a JWT or a credentials
+ * file encoded once) in the run [from, to) of a text's token characters, as [start, end) pairs:
+ * 40 or more digits that follow none, up to two `=`, and then no digit or `=` (what
+ * `/(?<![A-Za-z0-9+/])[A-Za-z0-9+/]{40,}={0,2}(?![A-Za-z0-9+/=])/g` matches). Read by hand, in
+ * the text itself: the pattern, run with `matchAll` (judging a run redacts its decoded text,
+ * which runs this stage again, so a shared pattern's position would be reset), copied itself on
+ * every long run.
+ */
+function base64Runs(text: string, from: number, to: number): number[] {
+  const out: number[] = [];
+  for (let i = from; i < to; ) {
+    if (!b64Digit(text.charCodeAt(i))) {
+      i++;
+      continue;
+    }
+    const a = i;
+    while (i < to && b64Digit(text.charCodeAt(i))) i++;
+    if (i - a < 40) continue;
+    let e = i;
+    while (e < to && e - i < 2 && text.charCodeAt(e) === 61) e++;
+    if (e < to && (text.charCodeAt(e) === 61 || b64Digit(text.charCodeAt(e)))) continue;
+    out.push(a, e);
+  }
+  return out;
+}
 
 const NONE: readonly number[] = [];
 /** The rules whose literals the scan does not look for (`ProviderRule.scanned`), ascending. */
@@ -25,6 +57,16 @@ const UNSCANNED: readonly number[] = PROVIDERS.flatMap((r, i) => (r.scanned ? []
 function holdsOne(run: string, literals: readonly string[]): boolean {
   for (const l of literals) if (run.includes(l)) return true;
   return false;
+}
+
+/** Where the first of `literals` at or after `from` stands in the run; -1: none. */
+function firstOf(run: string, literals: readonly string[], from: number): number {
+  let first = -1;
+  for (const l of literals) {
+    const at = run.indexOf(l, from);
+    if (at >= 0 && (first < 0 || at < first)) first = at;
+  }
+  return first;
 }
 
 /** A JSON Web Token: header and payload both start with `{"` (`eyJ`). */
@@ -87,8 +129,26 @@ export function runs(p: Pass): void {
       if (a < b) f++;
       else u++;
       const rule = PROVIDERS[i] as (typeof PROVIDERS)[number];
-      if (run.length < rule.min || !holdsOne(run, rule.literals)) continue;
+      if (run.length < rule.min) continue;
+      // A leading rule's first literal is where its pattern is tried first; any other rule needs one somewhere.
+      const first = rule.leading ? firstOf(run, rule.literals, 0) : holdsOne(run, rule.literals) ? 0 : -1;
+      if (first < 0 || (rule.gate !== undefined && !rule.gate(run))) continue;
       const check = PROVIDER_CHECKS[rule.id];
+      if (rule.leading) {
+        // Where a literal stands, after the last match: the matches a global search would find.
+        const re = rule.sticky();
+        for (let at = first; at >= 0; ) {
+          re.lastIndex = at;
+          const m = re.exec(run);
+          if (m === null) {
+            at = firstOf(run, rule.literals, at + 1);
+            continue;
+          }
+          if (!check || check(m[0])) p.claim(start + at, start + at + m[0].length, tag(rule.id));
+          at = firstOf(run, rule.literals, at + m[0].length);
+        }
+        continue;
+      }
       const re = rule.re();
       re.lastIndex = 0;
       for (let m = re.exec(run); m !== null; m = re.exec(run)) {
@@ -101,11 +161,10 @@ export function runs(p: Pass): void {
       for (let m = JWT.exec(run); m !== null; m = JWT.exec(run)) p.claim(start + m.index, start + m.index + m[0].length, tag("jwt"));
     }
     // Base64 last, and only in a run no rule claimed any of (most long runs in a text are the
-    // tokens just claimed): decoding and scanning again is this stage's dearest step. matchAll
-    // works on a copy of the pattern: judging a run redacts its decoded text, which runs this
-    // stage again and would reset a shared pattern's position.
-    if (run.length >= 40 && p.free(start, end))
-      for (const m of run.matchAll(BASE64_RUN))
-        if (base64HidesSecret(p, m[0])) p.claim(start + m.index, start + m.index + m[0].length, tag("base64-secret"));
+    // tokens just claimed): decoding and scanning again is this stage's dearest step.
+    if (run.length < 40 || !p.free(start, end)) continue;
+    const b = base64Runs(text, start, end);
+    for (let j = 0; j < b.length; j += 2)
+      if (base64HidesSecret(p, text.slice(b[j], b[j + 1]))) p.claim(b[j] as number, b[j + 1] as number, tag("base64-secret"));
   }
 }

@@ -15,7 +15,7 @@
  * placeholder used to hide a secret from the rules after it. The text is rebuilt once, at the end.
  */
 import { automaton, CLASS, K as CLASSES, UNKNOWN } from "./redact-automaton.js";
-import { keyClass, weakSecretKey } from "./redact-keys.js";
+import { keyClass, remembered, weakSecretKey } from "./redact-keys.js";
 import { PROVIDERS } from "./redact-providers.js";
 
 // ---------------------------------------------------------------------------------------------
@@ -77,6 +77,10 @@ const CHAR_MARKS: readonly (readonly [string, number])[] = [
   ["%", M.PERCENT],
 ];
 const MARK_SHIFT = 10;
+/** The bits of the character marks once shifted down (`M` up to PERCENT). */
+const CHAR_MARKS_MASK = (1 << CHAR_MARKS.length) - 1;
+/** Set on a character that ends a run, is special or has a mark: the only ones the scan does more than count and feed the automaton. */
+const F_SLOW = 1 << 30;
 
 const TABLE = new Uint32Array(128);
 for (let c = 0; c < 128; c++) {
@@ -87,6 +91,7 @@ for (let c = 0; c < 128; c++) {
   if (/[0-9]/.test(ch)) e |= F_DIGIT;
   if (/[-/"'#:=]/.test(ch)) e |= F_SPECIAL;
   for (const [chars, m] of CHAR_MARKS) if (chars.includes(ch)) e |= m << MARK_SHIFT;
+  if ((e & (F_BREAK | F_SPECIAL | (CHAR_MARKS_MASK << MARK_SHIFT))) !== 0) e |= F_SLOW;
   TABLE[c] = e;
 }
 
@@ -201,9 +206,15 @@ export const MIN_RUN = 16;
 export function scanText(text: string): Scan {
   const n = text.length;
   const s: Scan = { marks: 0, words: 0, names: [], runs: [], runRules: [], colons: 0, digits: 0, lastEq: -1 };
+  // The tables in locals: the loop reads them for every character.
+  const table = TABLE;
+  const delta = DELTA;
+  const out = BITS;
   let marks = 0;
   let words = 0;
   let digits = 0;
+  let colons = 0;
+  let lastEq = -1;
   let rules = false;
   let runStart = 0;
   let nameEnd = 0; // the end of the last name found
@@ -214,15 +225,14 @@ export function scanText(text: string): Scan {
       st = 0;
       if (!unicodeSpace(c)) continue;
     } else {
-      const e = TABLE[c] as number;
-      marks |= e >>> MARK_SHIFT;
+      const e = table[c] as number;
       digits += (e >>> DIGIT_SHIFT) & 1;
       const k = e & 63;
       if (k === 0) st = 0;
       else {
-        const t = DELTA[st * CLASSES + k] as number;
+        const t = delta[st * CLASSES + k] as number;
         st = t !== UNKNOWN ? t : resolve(st, k);
-        const o = BITS[st] as number;
+        const o = out[st] as number;
         if (o !== 0) {
           words |= o;
           // A hint word: the name around it (found once per name; the letters are part of one).
@@ -231,25 +241,33 @@ export function scanText(text: string): Scan {
           if ((o & PROVIDER) !== 0) rules = addRules(st);
         }
       }
-      if ((e & F_SPECIAL) !== 0) marks |= special(s, text, i, c);
+      if ((e & F_SLOW) === 0) continue;
+      marks |= (e >>> MARK_SHIFT) & CHAR_MARKS_MASK;
+      if ((e & F_SPECIAL) !== 0) {
+        if (c === 58) colons++;
+        else if (c === 61) lastEq = i;
+        else marks |= special(text, i, c);
+      }
       if ((e & F_BREAK) === 0) continue;
     }
     // A break: the run before it ends.
-    if (i - runStart >= MIN_RUN) marks |= pushRun(s, runStart, i, rules);
+    if (i - runStart >= MIN_RUN) marks |= pushRun(s, runStart, i, rules, lastEq);
     else if (rules) takeRules();
     rules = false;
     runStart = i + 1;
   }
-  if (n - runStart >= MIN_RUN) marks |= pushRun(s, runStart, n, rules);
+  if (n - runStart >= MIN_RUN) marks |= pushRun(s, runStart, n, rules, lastEq);
   else if (rules) takeRules();
   s.marks = marks;
   s.words = words;
   s.digits = digits;
+  s.colons = colons;
+  s.lastEq = lastEq;
   return s;
 }
 
-/** The marks of a `-`, `/`, quote, `#`, `:` or `=` at i; counts colons, notes the last `=`. */
-function special(s: Scan, text: string, i: number, c: number): number {
+/** The marks of a `-`, `/`, quote or `#` at i. */
+function special(text: string, i: number, c: number): number {
   const prev = text.charCodeAt(i - 1);
   switch (c) {
     case 45: {
@@ -266,20 +284,14 @@ function special(s: Scan, text: string, i: number, c: number): number {
       return prev === 40 ? M.CALL_QUOTE : 0;
     case 35: // #
       return prev === 114 ? M.RAW : 0;
-    case 58: // :
-      s.colons++;
-      return 0;
-    case 61: // =
-      s.lastEq = i;
-      return 0;
   }
   return 0;
 }
 
-function pushRun(s: Scan, start: number, end: number, rules: boolean): number {
+function pushRun(s: Scan, start: number, end: number, rules: boolean, lastEq: number): number {
   s.runs.push(start, end);
   s.runRules.push(rules ? takeRules() : undefined);
-  return s.lastEq >= start && end - start >= 24 ? M.RUN_EQ : 0;
+  return lastEq >= start && end - start >= 24 ? M.RUN_EQ : 0;
 }
 
 /** The provider rules the current run holds a literal of, as a bit set (a scratch shared by every scan: the scan never runs inside itself). */
@@ -322,15 +334,7 @@ function pushName(text: string, names: number[], i: number): number {
 
 /** Kind bits of a name: SECRET (keyClass 2), SESSION (keyClass 1), WEAK (`…_KEY`: secret when its value looks random). */
 export const K = { SECRET: 1, SESSION: 2, WEAK: 4 } as const;
-const kindCache = new Map<string, number>();
-
-export function nameKind(name: string): number {
-  let k = kindCache.get(name);
-  if (k === undefined) {
-    const c = keyClass(name);
-    k = c === 2 ? K.SECRET : c === 1 ? K.SESSION : weakSecretKey(name) ? K.WEAK : 0;
-    if (kindCache.size > 4096) kindCache.clear();
-    kindCache.set(name, k);
-  }
-  return k;
-}
+export const nameKind: (name: string) => number = remembered((name) => {
+  const c = keyClass(name);
+  return c === 2 ? K.SECRET : c === 1 ? K.SESSION : weakSecretKey(name) ? K.WEAK : 0;
+});

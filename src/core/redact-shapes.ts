@@ -4,10 +4,10 @@
  * high-entropy environment values and card numbers. Pure.
  *
  * Each runs over the whole text, and only when the scan saw its literal or operator (`://` and
- * `@`, `-p` and a client's name, `$`, `</`, four digits in a row, ...), which few texts hold.
+ * `@`, `-p` and a client's name, `$`, `</`, 13 digits, ...), which few texts hold.
  */
 import { entropy, literalSecret, luhn, placeholderish, secretPair, tag } from "./redact-judge.js";
-import type { Pass } from "./redact-pass.js";
+import { isWord, type Pass } from "./redact-pass.js";
 import { M, W } from "./redact-scan.js";
 
 /** One rule over the whole text: its pattern and, per match, the span it claims and what replaces it (none: keep). */
@@ -15,19 +15,79 @@ interface Shape {
   gate: (p: Pass) => boolean;
   re: RegExp;
   claim: (m: RegExpExecArray, p: Pass) => readonly [start: number, end: number, by: string] | undefined;
+  /**
+   * Set when every match lies inside one run of the scan (core/redact-scan.ts) and holds a `=`:
+   * the pattern is tried only in the runs at least this long that hold one, each on its own (the
+   * break characters around a run end every match alike), and `claim` sees a match in the run.
+   */
+  inRuns?: number;
+  /**
+   * Set for the URL shapes, whose every match starts with a scheme (a letter at a word boundary,
+   * then [A-Za-z0-9+.-], 2 to 32 characters in all) and `://`: the pattern, sticky, is tried only
+   * at the scheme starts before each `://`, leftmost first (`atSchemes`). The same matches as a
+   * search over the whole text, which tried every character of it.
+   */
+  sticky?: RegExp;
 }
 
 function apply(p: Pass, s: Shape): void {
   if (!s.gate(p)) return;
+  if (s.sticky !== undefined) {
+    atSchemes(p, s, s.sticky);
+    return;
+  }
+  if (s.inRuns === undefined) {
+    applyIn(p, s, p.text, 0);
+    return;
+  }
+  const r = p.scan.runs;
+  let eq = -1; // the first `=` at or after the run's start (found again only once passed: one search per `=`, not per run)
+  for (let k = 0; k < r.length; k += 2) {
+    const start = r[k] as number;
+    const end = r[k + 1] as number;
+    if (end - start < s.inRuns) continue;
+    if (eq < start) eq = p.text.indexOf("=", start);
+    if (eq < 0) return;
+    if (eq < end) applyIn(p, s, p.text.slice(start, end), start);
+  }
+}
+
+/** The sticky copy of a global pattern. */
+const sticky = (re: RegExp) => new RegExp(re.source, re.flags.replace("g", "y"));
+const schemeChar = (c: number) => (isWord(c) ? c !== 95 : c === 43 || c === 46 || c === 45);
+const isLetter = (c: number) => (c >= 65 && c <= 90) || (c >= 97 && c <= 122);
+
+/** The matches of a URL shape (`Shape.sticky`): at each `://`, the scheme starts before it, leftmost first. */
+function atSchemes(p: Pass, s: Shape, re: RegExp): void {
+  const { text } = p;
+  let last = 0; // where the last match ended: the next starts no earlier
+  for (let q = text.indexOf("://"); q >= 0; q = text.indexOf("://", q + 3)) {
+    let b = q;
+    while (b > 0 && q - b < 32 && schemeChar(text.charCodeAt(b - 1))) b--;
+    for (let at = Math.max(b, last); at <= q - 2; at++) {
+      if (!isLetter(text.charCodeAt(at)) || isWord(text.charCodeAt(at - 1))) continue;
+      re.lastIndex = at;
+      const m = re.exec(text);
+      if (m === null) continue;
+      const c = s.claim(m, p);
+      if (c !== undefined) p.claim(c[0], c[1], c[2]);
+      last = at + m[0].length;
+      break;
+    }
+  }
+}
+
+/** The shape's matches in `text`, which stands at `at` in the pass's text. */
+function applyIn(p: Pass, s: Shape, text: string, at: number): void {
   const { re } = s;
   re.lastIndex = 0;
-  for (let m = re.exec(p.text); m !== null; m = re.exec(p.text)) {
+  for (let m = re.exec(text); m !== null; m = re.exec(text)) {
     if (m[0].length === 0) {
       re.lastIndex++;
       continue;
     }
     const c = s.claim(m, p);
-    if (c !== undefined) p.claim(c[0], c[1], c[2]);
+    if (c !== undefined) p.claim(at + c[0], at + c[1], c[2]);
   }
 }
 
@@ -55,9 +115,12 @@ export const puttyKey: Shape = {
 };
 
 /** `scheme://user:<password>@host`: the password runs to the last `@` before the host (`p@ss:w0rd` is one password). */
+const URL_PASSWORD = /\b([a-z][a-z0-9+.-]{1,31}:\/\/)([^\s:@/?#"'<>]{0,256}):([^\s/?#"'<>]{1,256})@/gi;
+
 export const urlPassword: Shape = {
   gate: has(M.URL | M.AT),
-  re: /\b([a-z][a-z0-9+.-]{1,31}:\/\/)([^\s:@/?#"'<>]{0,256}):([^\s/?#"'<>]{1,256})@/gi,
+  re: URL_PASSWORD,
+  sticky: sticky(URL_PASSWORD),
   claim: (m) => {
     const pass = m[3] as string;
     if (placeholderish(pass)) return undefined;
@@ -100,7 +163,7 @@ export const cliPassword: Shape = {
  * value, and the secret would stay.
  */
 export const sqlPassword: Shape = {
-  gate: (p) => (p.scan.marks & M.SQUOTE) !== 0 && ((p.scan.words & W.IDENTIFIED) !== 0 || p.scan.names.length > 0),
+  gate: (p) => (p.scan.marks & M.SQUOTE) !== 0 && (p.scan.words & (W.IDENTIFIED | W.PASSWORD)) !== 0,
   re: /\b(IDENTIFIED[ \t]+BY|(?<!['"])PASSWORD(?!['"]))([ \t]*=?[ \t]*)'(?![ \t]*[:,])([^'\r\n]{1,256})'/gi,
   claim: (m) => {
     if (placeholderish(m[3] as string)) return undefined;
@@ -127,9 +190,12 @@ export const pgpass: Shape = {
 };
 
 /** `https://<token>@github.com`: a token as the user name, no colon. */
+const URL_USER_TOKEN = /\b([a-z][a-z0-9+.-]{1,31}:\/\/)([A-Za-z0-9_-]{20,256})@/gi;
+
 export const urlUserToken: Shape = {
   gate: has(M.URL | M.AT),
-  re: /\b([a-z][a-z0-9+.-]{1,31}:\/\/)([A-Za-z0-9_-]{20,256})@/gi,
+  re: URL_USER_TOKEN,
+  sticky: sticky(URL_USER_TOKEN),
   claim: (m) => {
     const user = m[2] as string;
     return /\d/.test(user) && /[A-Za-z]/.test(user) && entropy(user) >= 3 ? group(m, 2, tag("token")) : undefined;
@@ -171,9 +237,14 @@ export const xmlElement: Shape = {
   },
 };
 
-/** An environment-style assignment of a random-looking value whose name does not say "secret". */
+/**
+ * An environment-style assignment of a random-looking value whose name does not say "secret".
+ * Every character of a match is a run's (core/redact-scan.ts), so the pattern is tried only in
+ * the runs of 24 or more characters that hold a `=` (`applyInRuns`).
+ */
 export const highEntropy: Shape = {
   gate: has(M.RUN_EQ),
+  inRuns: 24,
   re: /(?<![A-Za-z0-9_])([A-Z][A-Z0-9_]{2,63})=([A-Za-z0-9+/=_\-.~]{20,})(?![A-Za-z0-9+/=_\-.~])/g,
   claim: (m) => {
     const v = m[2] as string;

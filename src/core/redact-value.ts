@@ -6,7 +6,7 @@
  */
 import { sha256 } from "./canonical.js";
 import { placeholderish, REDACTED, secretPair } from "./redact-judge.js";
-import { isSecretKey, keyClass, keyWords, weakSecretKey } from "./redact-keys.js";
+import { isSecretKey, keyClass, keyWords, remembered, weakSecretKey } from "./redact-keys.js";
 import { MAX_SCAN, redactText } from "./redact-text.js";
 import type { JsonValue } from "./types.js";
 
@@ -102,17 +102,7 @@ export function summariseText(text: string, maxChars: number): string {
 const FORM_TOOL_WORDS = new Set(["fill", "type", "typing", "input", "keyboard", "autofill", "form", "sendkeys", "settext", "setvalue"]);
 
 /** Whether a tool types into a page: `browser_type`, `fill`, `fill_form`, `page.type`, `keyboard_type`, `enter_text`, ... */
-const formToolCache = new Map<string, boolean>();
-
-export function isFormFillTool(toolName: string): boolean {
-  let r = formToolCache.get(toolName);
-  if (r === undefined) {
-    r = judgeFormTool(toolName);
-    if (formToolCache.size > 1024) formToolCache.clear();
-    formToolCache.set(toolName, r);
-  }
-  return r;
-}
+export const isFormFillTool: (toolName: string) => boolean = remembered(judgeFormTool, 1024);
 
 function judgeFormTool(toolName: string): boolean {
   const words = keyWords(toolName);

@@ -32,4 +32,6 @@ export const ADVERSARIAL: readonly Adversarial[] = [
   { name: "`secret = r#` run", text: "secret = r#".repeat(16_000) },
   { name: "200 KB of `ab%2F`", text: "ab%2F".repeat(40_000), same: true },
   { name: "200 KB of `ab\\/`", text: "ab\\/".repeat(40_000), same: true },
+  // Long runs, and one `=` at the end: the high-entropy shape looks for a `=` in each run.
+  { name: "200 KB of long runs, then `KEY=`", text: `${"abcdefghijklmnopqrstuvwxyz0123 ".repeat(6_500)}KEY=x`, same: true },
 ];

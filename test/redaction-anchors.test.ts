@@ -1,0 +1,130 @@
+/**
+ * Patterns tried only where their anchor stands must find what a search over the whole text
+ * finds. Two places do this for speed: provider rules whose every match starts with one of
+ * their literals are tried, sticky, only where a literal stands (core/redact-runs.ts), and the
+ * URL shapes only at the scheme starts before each `://` (core/redact-shapes.ts). A literal
+ * that is not where every match starts, or a scheme start the anchored search skips, would
+ * leave a secret readable.
+ */
+import fc from "fast-check";
+import { describe, expect, it } from "vitest";
+import { Pass } from "../src/core/redact-pass.js";
+import { PROVIDERS } from "../src/core/redact-providers.js";
+import { scanText } from "../src/core/redact-scan.js";
+import { applyShape, type Shape, urlPassword, urlUserToken } from "../src/core/redact-shapes.js";
+import { redactText } from "../src/core/redact-text.js";
+import { corpusTexts, generate } from "./redaction/corpus.js";
+
+describe("provider rules tried where their literal stands", () => {
+  const leading = PROVIDERS.filter((r) => r.leading);
+
+  it("covers most rules", () => {
+    expect(leading.length).toBeGreaterThan(PROVIDERS.length / 2);
+  });
+
+  it("every match of a leading rule, in every corpus text of two seeds, starts with one of its literals", () => {
+    let matches = 0;
+    const wrong: string[] = [];
+    for (const seed of [11, 12])
+      for (const text of corpusTexts(generate(seed)))
+        for (const rule of leading) {
+          if (!rule.literals.some((l) => text.includes(l))) continue;
+          const re = rule.re();
+          re.lastIndex = 0;
+          for (let m = re.exec(text); m !== null; m = re.exec(text)) {
+            matches++;
+            if (!rule.literals.some((l) => text.startsWith(l, m.index))) wrong.push(`${rule.id}: ${m[0]}`);
+          }
+        }
+    expect(wrong).toEqual([]);
+    expect(matches).toBeGreaterThan(10_000);
+  });
+});
+
+describe("URL shapes tried at the scheme starts before each ://", () => {
+  /** What a search over the whole text claims (the shape's global pattern), as the redacted text. */
+  function searched(text: string, shape: Shape): string {
+    const p = new Pass(text, scanText(text), redactText);
+    const re = new RegExp(shape.re.source, shape.re.flags);
+    for (let m = re.exec(text); m !== null; m = re.exec(text)) {
+      const c = shape.claim(m, p);
+      if (c !== undefined) p.claim(c[0], c[1], c[2]);
+    }
+    return p.result();
+  }
+  function anchored(text: string, shape: Shape): string {
+    const p = new Pass(text, scanText(text), redactText);
+    applyShape(p, shape);
+    return p.result();
+  }
+
+  // Schemes glued to words, digits and underscores, schemes over 32 characters, a second `://`
+  // inside a URL, upper case, passwords and tokens: the places a scheme start can be missed.
+  const FRAGMENTS = [
+    "http",
+    "https",
+    "git+ssh",
+    "HTTPS",
+    "redis",
+    "abcdefghijklmnopqrstuvwxyz0123456",
+    "://",
+    ":",
+    "@",
+    "/",
+    " ",
+    "\n",
+    "user",
+    "p4ssw0rd-9xQ",
+    "tok3nAbCdEfGhIjKlMnOpQrS7",
+    ".",
+    "-",
+    "+",
+    "_",
+    "1",
+    "é",
+    "?",
+    "a",
+  ];
+
+  /** A URL with credentials, or most of one, after something a scheme start may be glued to. */
+  const URL = fc
+    .tuple(
+      fc.constantFrom("", " ", "x", "1", "_", "git+", "a.b-", "é"),
+      fc.constantFrom(
+        "http",
+        "https",
+        "HTTPS",
+        "redis",
+        "ws",
+        "h",
+        "abcdefghijklmnopqrstuvwxyz0123456",
+        "abcdefghijklmnopqrstuvwxyz012345",
+      ),
+      fc.constantFrom("", "user", "u:", "://"),
+      fc.constantFrom("", ":p4ssw0rd-9xQ", ":", ":a b", ":$PASSWORD"),
+      fc.constantFrom("", "tok3nAbCdEfGhIjKlMnOpQrS7", "x"),
+      fc.constantFrom("@host", "@", "/path@x", ""),
+    )
+    .map(([before, scheme, user, pass, token, after]) => `${before}${scheme}://${user}${pass}${token}${after}`);
+
+  for (const shape of [urlPassword, urlUserToken])
+    it(`${shape === urlPassword ? "url-password" : "url-user-token"}: the same claims as a search over the whole text`, () => {
+      let claimed = 0; // texts where something was claimed: the property also holds if nothing ever is
+      fc.assert(
+        fc.property(fc.array(fc.oneof(fc.constantFrom(...FRAGMENTS), URL), { maxLength: 30 }), (parts) => {
+          const text = parts.join("");
+          const out = anchored(text, shape);
+          expect(out).toBe(searched(text, shape));
+          if (out !== text) claimed++;
+        }),
+        { numRuns: 3_000 },
+      );
+      expect(claimed).toBeGreaterThan(30);
+    });
+
+  it("claims what it must, and not after a word character", () => {
+    expect(anchored("git+https://user:p4ssw0rd-9xQ@host", urlPassword)).toBe("git+https://user:[redacted:password]@host");
+    expect(anchored("see https://tok3nAbCdEfGhIjKlMnOpQrS7@host", urlUserToken)).toBe("see https://[redacted:token]@host");
+    expect(anchored("1https://tok3nAbCdEfGhIjKlMnOpQrS7@host", urlUserToken)).toBe("1https://tok3nAbCdEfGhIjKlMnOpQrS7@host");
+  });
+});
