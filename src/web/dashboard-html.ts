@@ -53,7 +53,7 @@ export const DASHBOARD_HTML = `<!doctype html>
   .timeline .type { width: 14rem; font-weight: 600; overflow: hidden; text-overflow: ellipsis; }
   .timeline .actor { width: 7rem; color: #3a4756; }
   .timeline .summary { flex: 1; overflow: hidden; text-overflow: ellipsis; color: #3a4756; font: .8rem ui-monospace, monospace; }
-  .timeline .row.loading .summary { color: #8a949f; }
+  .timeline .row.loading .summary { color: #56606b; } /* muted as .seq, still ≥ 4.5:1 on white (WCAG AA) */
   pre.event { background: #f6f8fa; padding: .6rem; border-radius: .3rem; max-height: 20rem; overflow: auto; font-size: .8rem; margin: 0; white-space: pre-wrap; overflow-wrap: anywhere; }
   pre.state { white-space: pre-wrap; font-size: .82rem; margin: 0; }
   table.diff { font: .8rem ui-monospace, monospace; box-shadow: none; margin: .3rem 0 .8rem; table-layout: fixed; }
