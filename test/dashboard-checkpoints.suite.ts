@@ -164,7 +164,9 @@ export function checkpointsSuite(store: DashboardStore): void {
           await cpRow(page, 1).locator(".badge", { hasText: "pinned" }).waitFor();
           expect((await lib.checkpoints.list("cp")).find((c) => c.seq === 1)?.pinned).toBe(true);
           await cpRow(page, 1).getByRole("button", { name: "Unpin" }).click();
-          await cpRow(page, 1).getByRole("button", { name: "Pin" }).waitFor();
+          // exact: a role's name matches as a substring otherwise, and "Pin" is in "Unpin", which
+          // would let the read below race the unpin.
+          await cpRow(page, 1).getByRole("button", { name: "Pin", exact: true }).waitFor();
           expect((await lib.checkpoints.list("cp")).find((c) => c.seq === 1)?.pinned).toBe(false);
         }));
 

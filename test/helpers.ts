@@ -103,7 +103,12 @@ export function counting(inner: Backend): Backend & { writes: () => number } {
   }) as Backend & { writes: () => number };
 }
 
-/** The backend, except that every write transaction runs twice: the first run is rolled back after it finished, as a deadlock found at its end would. */
+/**
+ * The backend, except that every write transaction runs twice: the first run is rolled back
+ * after it finished, as a deadlock found at its end would. A `oneStatement` transaction has no
+ * end after its statement (the statement is its commit: PostgreSQL commits it by itself), so a
+ * deadlock fails the statement, before anything is written: its first run writes nothing.
+ */
 export function rerunning(inner: Backend): Backend & { reruns: () => number } {
   let reruns = 0;
   const again = new BatonError("storage_busy", "re-run (test)");
@@ -113,7 +118,7 @@ export function rerunning(inner: Backend): Backend & { reruns: () => number } {
       .transaction(
         mode,
         async (tx) => {
-          await fn(tx);
+          if (!opts?.oneStatement) await fn(tx);
           throw again;
         },
         opts,
