@@ -123,6 +123,10 @@ await esbuild.build({
   outExtension: { ".js": ".cjs" },
   format: "cjs",
   minify: process.env.BATON_BUILD_MINIFY !== "0",
+  // The shared code it carries (core/canonical.ts loads node:crypto through import.meta.url)
+  // needs import.meta.url as the CLI's bundles have it: empty in CommonJS otherwise.
+  define: { ...common.define, "import.meta.url": "__batonMeta.url" },
+  banner: { js: 'const __batonMeta = { get url() { return require("node:url").pathToFileURL(__filename).href; } };' },
 });
 // The browser client (`baton/browser`, no dependencies) and the demo page's script that
 // `baton serve` serves: ESM for browsers.
