@@ -155,6 +155,26 @@ export function sessionSuite(store: DashboardStore): void {
           await timelineRow(page, 1).waitFor();
           await page.locator("pre.state", { hasText: "Keep the v1 routes" }).waitFor();
           expect(await seriousViolations(page)).toEqual([]);
+          // Rows still loading are read too: hold the page of events the scroll asks for, check, then let it through.
+          let release: () => void = () => undefined;
+          const held = new Promise<void>((r) => {
+            release = r;
+          });
+          await page.route(/\/v1\/sessions\/[^/]+\/events\?after=/, async (route) => {
+            await held;
+            await route.continue().catch(() => undefined);
+          });
+          await page.locator("section.timeline").evaluate((el) => {
+            el.scrollTop = el.scrollHeight / 2;
+          });
+          await page.locator(".timeline li.row.loading").first().waitFor();
+          expect(await seriousViolations(page), "with rows still loading").toEqual([]);
+          release();
+          await page.unroute(/\/v1\/sessions\/[^/]+\/events\?after=/);
+          await page.locator(".timeline li.row.loading").first().waitFor({ state: "detached" });
+          await page.locator("section.timeline").evaluate((el) => {
+            el.scrollTop = 0;
+          });
           await page.locator("#session-title").click();
           expect(await tabTo(page, 'input[aria-label="Filter by event type"]')).toBe(true);
           expect(await tabTo(page, "button.expand")).toBe(true);
