@@ -292,6 +292,26 @@ describe("a blind retry does each step once", () => {
       expect([r.stdout, r.via, r.reason]).toEqual(["", "process", "the server answered 409"]);
       expect(baton(root, ["status"]).sessions, "nothing reached the server's store").toEqual([]);
       expect(JSON.stringify(hookLog(root)), "the hook tried its own store").toContain("storage_unavailable");
+      // The refusal itself, as the route says it: wrong_store for another store, bad input for a store that is not text.
+      const event = {
+        agent: "claude",
+        native: "PreToolUse",
+        cwd: root,
+        kind: "before_tool",
+        tool: { name: "Bash", kind: "shell", files: [], input: {}, command: "true" },
+      };
+      const post = (store: unknown) =>
+        raw(s.port, {
+          method: "POST",
+          path: "/v1/hooks/claude/PreToolUse",
+          headers: { authorization: `Bearer ${s.token}`, "content-type": "application/json" },
+          body: JSON.stringify({ requestId: "store-check-1", root, agentPid: process.pid, deadline: Date.now() + 60_000, store, event }),
+        });
+      const refused = await post("postgres 127.0.0.1:1/db other");
+      expect([refused.status, refused.json().error.code]).toEqual([409, "wrong_store"]);
+      const malformed = await post(7);
+      expect([malformed.status, malformed.json().error.code]).toEqual([400, "bad_input"]);
+      expect(baton(root, ["status"]).sessions, "neither reached the store").toEqual([]);
       // The same store is handled by the server as before.
       expect(hook(root, PRE_EDIT, USE).via).toBe("server");
       expect(checkpoints(root)).toHaveLength(1);

@@ -217,7 +217,7 @@ describe("baton hooks install / uninstall", () => {
     install(root, "claude", [], env);
     const placed = lstatSync(join(root, ".claude", "settings.json"));
     expect(placed.isFile()).toBe(true);
-    expect(placed.mode & 0o022, "not writable by others, whatever the link's mode").toBe(0);
+    expect(placed.mode & 0o777, "a new file's mode, whatever the link's").toBe(0o666 & ~process.umask());
     expect(readFileSync(outside, "utf8"), "the link's target is untouched").toBe("{}");
   });
 

@@ -28,7 +28,7 @@ import { basename, dirname, join, resolve } from "node:path";
 import { isBatonCommand } from "../core/hook-config.js";
 import type { JsonObject } from "../core/types.js";
 import { BatonError } from "../errors.js";
-import { atomicWrite } from "../platform/safe-fs.js";
+import { atomicWrite, ioError } from "../platform/safe-fs.js";
 import {
   type CodexHookEntry,
   type CodexTrust,
@@ -93,7 +93,7 @@ export function writeText(file: string, text: string, newMode = 0o644): void {
     target = join(real(dirname(target)), basename(target));
     atomicWrite(dirname(target), basename(target), Buffer.from(text), mode, true);
   } catch (err) {
-    throw new BatonError("io_error", `cannot write ${file}: ${(err as Error).message}`, { path: file }, { cause: err });
+    throw ioError(`cannot write ${file}`, err, file); // permissions: workspace_unwritable
   }
 }
 

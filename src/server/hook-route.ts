@@ -17,9 +17,10 @@
  * a hook answered here and again in its process acts once.
  *
  * The server refuses (and the hook process then answers the hook itself) when the hook's
- * workspace is not the one it serves, when `.baton/config.json` or a user flow changed since it
- * opened the workspace (the workspace's settings would differ from what a new process reads),
- * and while it shuts down. Failures of Baton itself are not refusals: `agents.handle` logs them
+ * workspace is not the one it serves, when the hook's environment names another store
+ * (`wrong_store`), when `.baton/config.json` or a user flow changed since it opened the workspace
+ * (the workspace's settings would differ from what a new process reads), and while it shuts
+ * down. Failures of Baton itself are not refusals: `agents.handle` logs them
  * to `.baton/logs/hooks.log` and answers `{}`, as in a hook process.
  */
 import { readdirSync, statSync } from "node:fs";
@@ -92,8 +93,9 @@ function configStamp(batonDir: string): string {
 export function hookAnswerer(o: HookAnswererOptions): HookAnswerer {
   const dir = o.baton.workspace.dir;
   const served = identity(dir);
-  // A Baton opened on a backend handed in (tests) has no identity to compare.
+  // A Baton opened on a backend handed in has no location to compare: only its kind is known.
   const store = o.baton.store.source === "caller" ? undefined : storeIdentity(o.baton.store);
+  const kind = o.baton.store.kind;
   const config = configStamp(dir);
   let configChanged = false;
 
@@ -119,10 +121,10 @@ export function hookAnswerer(o: HookAnswererOptions): HookAnswerer {
         throw new BatonError("wrong_workspace", `this server serves ${o.baton.root}, not ${root}`, { root: o.baton.root });
       }
       if (theirs !== undefined && typeof theirs !== "string") throw badInput('"store" must be the hook process\'s store, as a string');
-      if (typeof theirs === "string" && store !== undefined && theirs !== store) {
+      if (typeof theirs === "string" && (store !== undefined ? theirs !== store : theirs.split(" ")[0] !== kind)) {
         throw new BatonError(
           "wrong_store",
-          `this server serves the store ${store}, and the hook's environment names ${theirs}; the hook runs in its own process`,
+          `this server serves the store ${store ?? kind}, and the hook's environment names ${theirs}; the hook runs in its own process`,
         );
       }
       if (configChanged || configStamp(dir) !== config) {
