@@ -12,6 +12,7 @@
  */
 import { BUILD } from "../core/build.js";
 import { isNoop } from "../core/hooks/types.js";
+import { readConfigFile } from "../platform/config-file.js";
 import { writeStdout } from "../platform/output.js";
 import { provenServer } from "../platform/server-file.js";
 import { describeStore, resolveStore, storeIdentity } from "../platform/store-config.js";
@@ -75,7 +76,15 @@ async function main(): Promise<void> {
   const ws = workspaceFor(args.root, ev.cwd);
   if (!ws) return answer(stdoutOf(adapter.passThrough(args.native)));
   if (!args.native) return handOff({ text, requestId, reason: "no event named on the command line" });
-  if (hookServerMode(ws.dir) === "off") return handOff({ text, requestId, reason: "hooks.server is off" });
+  // .baton/config.json is read once, for the server mode and the store; a file that cannot be
+  // read is left to each of them to judge (hookServerMode: off; the store: reported in-process).
+  let config: Record<string, unknown> | undefined;
+  try {
+    config = readConfigFile(ws.dir);
+  } catch {
+    config = undefined;
+  }
+  if (hookServerMode(ws.dir, config) === "off") return handOff({ text, requestId, reason: "hooks.server is off" });
   const info = provenServer(ws.dir);
   if (!info) return handOff({ text, requestId, reason: "no server" });
   // A server of another build may read the event differently: it is not used (and a
@@ -85,7 +94,7 @@ async function main(): Promise<void> {
   // PostgreSQL store, its pool then spares this process a connection and a login).
   let store: string;
   try {
-    store = storeIdentity(describeStore(resolveStore(ws.dir), ws.dbPath));
+    store = storeIdentity(describeStore(resolveStore(ws.dir, process.env, config), ws.dbPath));
   } catch {
     return handOff({ text, requestId, reason: "the store configuration cannot be read" }); // reported in-process, as always
   }

@@ -27,11 +27,11 @@ function modeOf(v: unknown): HookServerMode | undefined {
  * the hook runs in its own process, which meets the same `bad_input` when it opens the
  * workspace, logs it to hooks.log and lets the tool through (platform/config-file.ts).
  */
-export function hookServerMode(batonDir: string): HookServerMode {
+export function hookServerMode(batonDir: string, config?: Record<string, unknown>): HookServerMode {
   const fromEnv = modeOf(process.env.BATON_HOOK_SERVER);
   if (fromEnv) return fromEnv;
   try {
-    const server = configSection(batonDir, "hooks")?.server;
+    const server = configSection(batonDir, "hooks", config)?.server;
     if (server === undefined) return "auto";
     return modeOf(server) ?? "off";
   } catch {

@@ -46,8 +46,7 @@ export function checkStoreUrl(url: string, opts: { forWriting?: boolean } = {}):
 }
 
 /** The store this workspace uses, from the environment, else `.baton/config.json`, else SQLite. */
-export function resolveStore(batonDir: string, env: NodeJS.ProcessEnv = process.env): StoreChoice {
-  const cfg = readConfigFile(batonDir);
+export function resolveStore(batonDir: string, env: NodeJS.ProcessEnv = process.env, cfg = readConfigFile(batonDir)): StoreChoice {
   const envUrl = env.BATON_STORE?.trim() || undefined;
   const url = envUrl ?? (typeof cfg.store === "string" ? cfg.store : undefined);
   if (url === undefined || url === "sqlite") return { kind: "sqlite", source: "default" };

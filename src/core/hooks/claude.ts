@@ -14,7 +14,16 @@
  * - Exit 0 with no output lets everything proceed; that is Baton's answer when it fails.
  */
 import { hookGroup } from "../hook-config.js";
-import { type AgentAdapter, type HookEvent, type HookResponse, type NeutralKind, obj, parsePayload, str, type ToolCall } from "./types.js";
+import {
+  type AgentAdapter,
+  type HookEvent,
+  type HookResponse,
+  type NeutralKind,
+  parsePayload,
+  str,
+  type ToolCall,
+  toolBase,
+} from "./types.js";
 
 export const CLAUDE_CONTEXT_LIMIT = 10_000;
 const WRITE_TOOLS = new Set(["Write", "Edit", "MultiEdit", "NotebookEdit"]);
@@ -22,11 +31,8 @@ const WRITE_TOOLS = new Set(["Write", "Edit", "MultiEdit", "NotebookEdit"]);
 const TIMEOUT_S = 60;
 
 function toolCall(p: Record<string, unknown>): ToolCall {
-  const name = str(p.tool_name) ?? "unknown";
-  const input = p.tool_input ?? {};
-  const args = obj(input);
-  const callId = str(p.tool_use_id);
-  const base = { name, input, ...(callId ? { callId } : {}) };
+  const { base, args } = toolBase(p);
+  const { name } = base;
   if (WRITE_TOOLS.has(name)) {
     const file = str(args.file_path) ?? str(args.notebook_path);
     return { ...base, kind: "write", files: file ? [file] : [] };

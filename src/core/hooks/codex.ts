@@ -18,7 +18,7 @@
 import { isPatch, patchPaths } from "../apply-patch.js";
 import { hookGroup } from "../hook-config.js";
 import { CLAUDE_EVENTS, renderClaudeStyle } from "./claude.js";
-import { type AgentAdapter, obj, type PayloadIO, parsePayload, str, type ToolCall } from "./types.js";
+import { type AgentAdapter, obj, type PayloadIO, parsePayload, str, type ToolCall, toolBase } from "./types.js";
 
 const CONTEXT_LIMIT = 10_000;
 const TIMEOUT_S = 60;
@@ -39,11 +39,8 @@ function commandText(args: Record<string, unknown>): string | undefined {
 }
 
 function toolCall(p: Record<string, unknown>): ToolCall {
-  const name = str(p.tool_name) ?? "unknown";
-  const input = p.tool_input ?? {};
-  const args = obj(input);
-  const callId = str(p.tool_use_id);
-  const base = { name, input, ...(callId ? { callId } : {}) };
+  const { base, args } = toolBase(p);
+  const { name, input } = base;
   if (name === "apply_patch") {
     const patch = patchText(args, input);
     return { ...base, kind: "write", files: patch ? patchPaths(patch) : [] };

@@ -198,3 +198,14 @@ export function str(v: unknown): string | undefined {
 export function obj(v: unknown): Record<string, unknown> {
   return typeof v === "object" && v !== null && !Array.isArray(v) ? (v as Record<string, unknown>) : {};
 }
+
+/** What Claude Code and Codex send of every tool call (`tool_name`, `tool_input`, `tool_use_id`), and the input as an object. */
+export function toolBase(p: Record<string, unknown>): {
+  base: { name: string; input: unknown; callId?: string };
+  args: Record<string, unknown>;
+} {
+  const name = str(p.tool_name) ?? "unknown";
+  const input = p.tool_input ?? {};
+  const callId = str(p.tool_use_id);
+  return { base: { name, input, ...(callId ? { callId } : {}) }, args: obj(input) };
+}
