@@ -23,7 +23,7 @@ import {
   tokenish,
 } from "./redact-judge.js";
 import { keyClass, weakSecretKey } from "./redact-keys.js";
-import { atName, isQuote, type NameRule, nextSolid, type Pass, SECRET_OR_WEAK, spacesFrom } from "./redact-pass.js";
+import { atName, charCode, isQuote, type NameRule, nextSolid, type Pass, SECRET_OR_WEAK, spacesFrom } from "./redact-pass.js";
 import { K, M } from "./redact-scan.js";
 
 // ---------------------------------------------------------------------------------------------
@@ -85,9 +85,9 @@ const callPair: NameRule = (p, i, start, end) => {
   const { text } = p;
   if ((p.scan.marks & M.COMMA) === 0 || (p.kind(i) & SECRET_OR_WEAK) === 0) return false;
   let s = start;
-  while (text.charCodeAt(s - 1) === 45 || text.charCodeAt(s - 1) === 46) s--;
-  const q = text.charCodeAt(s - 1);
-  if (!isQuote(q) || text.charCodeAt(end) !== q) return false;
+  while (charCode(text, s - 1) === 45 || charCode(text, s - 1) === 46) s--;
+  const q = charCode(text, s - 1);
+  if (!isQuote(q) || charCode(text, end) !== q) return false;
   CALL_PAIR.lastIndex = s - 1;
   const m = CALL_PAIR.exec(text);
   if (m === null) return false;
@@ -115,17 +115,17 @@ function valueTaken(p: Pass, end: number): boolean {
 
 /** The length of the assignment operator at j (`::=`, `:=`, `:`, `=>`, `=`, `?=`, `.=`, `+=`); 0: none. */
 function operatorLength(text: string, j: number): number {
-  const c = text.charCodeAt(j);
-  const next = text.charCodeAt(j + 1);
-  if (c === 58) return next === 61 ? 2 : next === 58 && text.charCodeAt(j + 2) === 61 ? 3 : 1;
+  const c = charCode(text, j);
+  const next = charCode(text, j + 1);
+  if (c === 58) return next === 61 ? 2 : next === 58 && charCode(text, j + 2) === 61 ? 3 : 1;
   if (c === 61) return next === 62 ? 2 : 1;
   return (c === 63 || c === 46 || c === 43) && next === 61 ? 2 : 0;
 }
 
 /** After the quote (`"`, `'`, `\"`, `\'`) at j, if one stands there. */
 function quoteAt(text: string, j: number): number {
-  const c = text.charCodeAt(j);
-  if (c === 92 && isQuote(text.charCodeAt(j + 1))) return j + 2;
+  const c = charCode(text, j);
+  if (c === 92 && isQuote(charCode(text, j + 1))) return j + 2;
   return isQuote(c) ? j + 1 : j;
 }
 
@@ -202,7 +202,7 @@ const assignment: NameRule = (p, i, start, end) => {
   if (edq !== undefined) return literalSecret(edq) && at(2, edq);
   const v = bare ?? "";
   // A bare value stops at `&`, `(` and `)` (`f(token=abc)`, `token=abc&page=2`), which a Django key holds.
-  if (STOPS_IN_SYMBOLS.includes(text[vs + v.length] as string) && symbolValue(p, key, vs)) return true;
+  if (STOPS_IN_SYMBOLS.includes(text.charAt(vs + v.length)) && symbolValue(p, key, vs)) return true;
   const dotenv = sep !== ":" && sp1 === "" && sp2 === "" && /^[A-Z][A-Z0-9_]*$/.test(key) && !placeholderish(v);
   // A generated value that starts like a path (`/sHtXp…` base64) under a clearly secret name.
   return (dotenv || tokenish(v) || ((p.kind(i) & K.SECRET) !== 0 && randomLooking(v))) && at(0, v);
@@ -225,7 +225,7 @@ const PROSE =
   /([A-Za-z0-9_][\w.-]{0,63})([ \t]+(?:(?:is|was|to|of|set to|now)[ \t]+)?)(["']?)([^\s"'`<>[\]]{6,256}?)\3([.,;:)!?]?)(?=\s|$)/y;
 
 const prose: NameRule = (p, i, start, end) => {
-  const c = p.text.charCodeAt(end);
+  const c = charCode(p.text, end);
   if ((c !== 32 && c !== 9) || (p.kind(i) & SECRET_OR_WEAK) === 0) return false;
   const m = atName(p.text, PROSE, start);
   if (m === null) return false;

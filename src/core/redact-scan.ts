@@ -79,8 +79,12 @@ const CHAR_MARKS: readonly (readonly [string, number])[] = [
 const MARK_SHIFT = 10;
 /** The bits of the character marks once shifted down (`M` up to PERCENT). */
 const CHAR_MARKS_MASK = (1 << CHAR_MARKS.length) - 1;
-/** Set on a character that ends a run, is special or has a mark: the only ones the scan does more than count and feed the automaton. */
-const F_SLOW = 1 << 30;
+/**
+ * Set on a character that ends a run, is special or has a mark: the only ones the scan does more
+ * than count and feed the automaton. The bit right above the marks: every entry stays a small
+ * integer (V8's Smi, below 2^30), which the optimised scan would otherwise deoptimise on.
+ */
+const F_SLOW = 1 << (MARK_SHIFT + CHAR_MARKS.length);
 
 const TABLE = new Uint32Array(128);
 for (let c = 0; c < 128; c++) {
@@ -268,15 +272,16 @@ export function scanText(text: string): Scan {
 
 /** The marks of a `-`, `/`, quote or `#` at i. */
 function special(text: string, i: number, c: number): number {
-  const prev = text.charCodeAt(i - 1);
+  // Read inside the text only: a read past either end deoptimises the scan (V8 returns NaN there).
+  const prev = i > 0 ? text.charCodeAt(i - 1) : 0;
   switch (c) {
     case 45: {
       // -
-      const next = text.charCodeAt(i + 1);
+      const next = i + 1 < text.length ? text.charCodeAt(i + 1) : 0;
       return (prev === 45 ? M.DASH2 : 0) | (next === 112 ? M.DASH_P : next === 117 ? M.DASH_U : 0);
     }
     case 47: // /
-      if (prev === 47) return text.charCodeAt(i - 2) === 58 ? M.URL : 0;
+      if (prev === 47) return i > 1 && text.charCodeAt(i - 2) === 58 ? M.URL : 0;
       return prev === 60 ? M.CLOSE_TAG : prev === 92 ? M.ESCAPED_SLASH : 0;
     case 34: // "
       return prev === 40 ? M.CALL_QUOTE : prev === 114 ? M.RAW : 0;

@@ -7,7 +7,7 @@
  * `@`, `-p` and a client's name, `$`, `</`, 13 digits, ...), which few texts hold.
  */
 import { entropy, literalSecret, luhn, placeholderish, secretPair, tag } from "./redact-judge.js";
-import { isWord, type Pass } from "./redact-pass.js";
+import { charCode, isWord, type Pass } from "./redact-pass.js";
 import { M, W } from "./redact-scan.js";
 
 /** One rule over the whole text: its pattern and, per match, the span it claims and what replaces it (none: keep). */
@@ -63,9 +63,9 @@ function atSchemes(p: Pass, s: Shape, re: RegExp): void {
   let last = 0; // where the last match ended: the next starts no earlier
   for (let q = text.indexOf("://"); q >= 0; q = text.indexOf("://", q + 3)) {
     let b = q;
-    while (b > 0 && q - b < 32 && schemeChar(text.charCodeAt(b - 1))) b--;
+    while (b > 0 && q - b < 32 && schemeChar(charCode(text, b - 1))) b--;
     for (let at = Math.max(b, last); at <= q - 2; at++) {
-      if (!isLetter(text.charCodeAt(at)) || isWord(text.charCodeAt(at - 1))) continue;
+      if (!isLetter(charCode(text, at)) || isWord(charCode(text, at - 1))) continue;
       re.lastIndex = at;
       const m = re.exec(text);
       if (m === null) continue;
