@@ -10,23 +10,39 @@ export const REDACTED = "[redacted]";
 /** `[redacted:<id>]`: what a secret becomes in free text. */
 export const tag = (id: string): string => `[redacted:${id}]`;
 
-/** A value that is a template or an example, not a secret: `${token}`, `{{secret}}`, `<token>`, `***`. */
+/**
+ * A value that is a template or an example, not a secret: `${token}`, `{{secret}}`, `<token>`, `***`.
+ * Each shape below starts with its own character, so a value is tried only against the shape its
+ * first character can begin (most values are judged here, most start with a letter or a digit).
+ */
 export function placeholderish(v: string): boolean {
-  return (
-    v.length === 0 ||
-    v.includes("${") ||
-    v.includes("{{") ||
-    /^<[^<>]*>$/.test(v) || // <token>, <your password>
-    /^%(?:\([A-Za-z_]\w*\))?[-+ 0#]*\d*[sdifr]$/.test(v) || // printf-style %s, %(name)s
-    /^\$[A-Z_][A-Z0-9_]*$/.test(v) || // $ENV_VAR
-    v === "$" ||
-    /^(?:bearer|basic|token)[ \t]+<[^<>]*>$/i.test(v) || // Bearer <token>
-    v.startsWith("$(") || // $(command)
-    /^@[A-Za-z_]+$/.test(v) || // @sql_parameter
-    /^[*x.…_-]{3,}$/i.test(v) ||
-    v.startsWith("[redacted") ||
-    v === REDACTED
-  );
+  if (v.length === 0 || v.includes("${") || v.includes("{{")) return true;
+  switch (v.charCodeAt(0)) {
+    case 60: // <token>, <your password>
+      return /^<[^<>]*>$/.test(v);
+    case 37: // printf-style %s, %(name)s
+      return /^%(?:\([A-Za-z_]\w*\))?[-+ 0#]*\d*[sdifr]$/.test(v);
+    case 36: // $ENV_VAR, $(command)
+      return v === "$" || v.startsWith("$(") || /^\$[A-Z_][A-Z0-9_]*$/.test(v);
+    case 64: // @sql_parameter
+      return /^@[A-Za-z_]+$/.test(v);
+    case 66:
+    case 98:
+    case 84:
+    case 116: // Bearer <token>
+      return /^(?:bearer|basic|token)[ \t]+<[^<>]*>$/i.test(v);
+    case 91: // [redacted], [redacted:…]
+      return v.startsWith("[redacted");
+    case 42:
+    case 88:
+    case 120:
+    case 46:
+    case 0x2026:
+    case 95:
+    case 45: // ***, xxx, ..., ___, ---
+      return /^[*x.…_-]{3,}$/i.test(v);
+  }
+  return false;
 }
 
 export const KEYWORDS: ReadonlySet<string> = new Set([
