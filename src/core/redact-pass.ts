@@ -5,7 +5,7 @@
  * placeholder used to hide a secret from the rules after it. The text is rebuilt once, at the
  * end. Also the helpers the rules at a name share (core/redact-named.ts, redact-headers.ts).
  */
-import { K, nameChar, nameKind, type Scan } from "./redact-scan.js";
+import { K, kindAt, nameChar, type Scan } from "./redact-scan.js";
 
 /**
  * One text being redacted: its scan, and the spans the rules have claimed so far (sorted,
@@ -37,7 +37,7 @@ export class Pass {
     this.kinds ??= new Array(this.scan.names.length / 3).fill(-1);
     let k = this.kinds[i] as number;
     if (k < 0) {
-      k = nameKind(this.text.slice(this.scan.names[3 * i], this.scan.names[3 * i + 1]));
+      k = kindAt(this.text, this.scan.names[3 * i] as number, this.scan.names[3 * i + 1] as number);
       this.kinds[i] = k;
     }
     return k;

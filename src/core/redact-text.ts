@@ -105,7 +105,6 @@ function secretToEnd(run: string): boolean {
 function decodedPass(text: string): string {
   return text.replace(ENCODED_RUN, (run) => {
     if (!/%[0-9A-Fa-f]{2}|\\\//.test(run)) return run;
-    if (secretToEnd(run)) return run;
     let plain = run.replaceAll("\\/", "/");
     if (/%[0-9A-Fa-f]{2}/.test(plain)) {
       try {
@@ -116,6 +115,8 @@ function decodedPass(text: string): string {
     }
     if (plain === run) return run;
     const r = redactText(plain);
-    return r === plain ? run : r;
+    // Whether the run as written ends in a secret is asked last: only a run whose decoded text
+    // holds a secret needs the answer (most encoded runs are ordinary query strings and JSON).
+    return r === plain || secretToEnd(run) ? run : r;
   });
 }
