@@ -6,7 +6,7 @@
  * the name ends with the word the rule needs (the scan notes it) or stands after `--` or `?`.
  */
 
-import { KEYWORDS, looksEncoded, placeholderish, tag, tokenish } from "./redact-judge.js";
+import { keyword, looksEncoded, placeholderish, tag, tokenish } from "./redact-judge.js";
 import { isSecretKey, keyClass } from "./redact-keys.js";
 import { charCode, isWord, type NameRule, nextSolid } from "./redact-pass.js";
 import { K, M, nameChar, W } from "./redact-scan.js";
@@ -156,7 +156,7 @@ export const cliFlag: NameRule = (p, i, start) => {
   if (keyClass(flag.slice(2)) < 2) return false;
   const quoted = /^["']/.test(value);
   const v = quoted ? value.slice(1, -1) : value;
-  if (placeholderish(v) || KEYWORDS.has(v.toLowerCase()) || (!quoted && !tokenish(v))) return false;
+  if (placeholderish(v) || keyword(v) || (!quoted && !tokenish(v))) return false;
   const vs = m.index + flag.length + sep.length;
   return p.claim(vs, vs + value.length, tag("secret"));
 };

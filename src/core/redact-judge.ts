@@ -69,6 +69,11 @@ export const KEYWORDS: ReadonlySet<string> = new Set([
   "void",
   "never",
 ]);
+/** The longest of KEYWORDS: a longer value is none of them, and is not lowercased to be looked up. */
+const KEYWORD_MAX = Math.max(...[...KEYWORDS].map((k) => k.length));
+
+/** A language keyword or type name (`true`, `null`, `string`), in any casing. */
+export const keyword = (v: string): boolean => v.length <= KEYWORD_MAX && KEYWORDS.has(v.toLowerCase());
 
 /**
  * An unquoted value after `key:` or `key =` that looks like a literal secret rather than code or
@@ -76,7 +81,7 @@ export const KEYWORDS: ReadonlySet<string> = new Set([
  * and member accesses (`opts.token`, `string`, `readToken()`) are kept.
  */
 export function tokenish(v: string): boolean {
-  if (v.length < 3 || KEYWORDS.has(v.toLowerCase()) || placeholderish(v)) return false;
+  if (v.length < 3 || keyword(v) || placeholderish(v)) return false;
   if (/^[([{/:]/.test(v) || v.includes("(") || v.includes("[")) return false; // an expression, a regex, a path
   if (/^[A-Za-z_]\w*(?:::[A-Za-z_]\w*)+$/.test(v)) return false; // a Rust or C++ path: `String::from`
   // An identifier or member access (`opts.token`, `readToken`, `JwtAlgorithmMismatch`). A random
@@ -203,7 +208,7 @@ export function secretPair(key: string, value: string): boolean {
 
 /** A quoted value that is a literal, not a template, an example or a keyword. */
 export function literalSecret(v: string): boolean {
-  return v.length >= 4 && !placeholderish(v) && !KEYWORDS.has(v.toLowerCase());
+  return v.length >= 4 && !placeholderish(v) && !keyword(v);
 }
 
 /**

@@ -24,7 +24,7 @@ import {
 } from "./redact-judge.js";
 import { keyClass, weakSecretKey } from "./redact-keys.js";
 import { atName, charCode, isQuote, type NameRule, nextSolid, type Pass, SECRET_OR_WEAK, spacesFrom } from "./redact-pass.js";
-import { K, M } from "./redact-scan.js";
+import { K, M, whitespace } from "./redact-scan.js";
 
 // ---------------------------------------------------------------------------------------------
 // Assignments
@@ -138,13 +138,24 @@ const ENV_LINE =
   /^([ \t]*(?:export[ \t]+|ENV[ \t]+|set[ \t]+|-[ \t]+)?)([A-Za-z_][A-Za-z0-9_.]{0,63})([ \t]*(?:[:?+]|::)?=[ \t]*)([^\s"'`$][^\r\n]{0,4096}?)[ \t]*$/my;
 
 const ENV_OPERATOR = "=:?+";
-const ENV_LEAD = new Set(["", "export", "ENV", "set", "-"]);
+const ENV_LEADS = ["export", "ENV", "set", "-"];
+
+/** Whether text[ls, start), trimmed of whitespace, is empty or one of ENV_LEADS (the words an env line may start with). */
+function envLead(text: string, ls: number, start: number): boolean {
+  let a = ls;
+  let b = start;
+  while (a < b && whitespace(text.charCodeAt(a))) a++;
+  while (b > a && whitespace(text.charCodeAt(b - 1))) b--;
+  if (a === b) return true;
+  for (const w of ENV_LEADS) if (w.length === b - a && text.startsWith(w, a)) return true;
+  return false;
+}
 
 const envLine: NameRule = (p, i, start, end) => {
   const { text } = p;
   if ((p.kind(i) & SECRET_OR_WEAK) === 0 || !ENV_OPERATOR.includes(String.fromCharCode(nextSolid(text, end)))) return false;
   const ls = p.lineStart(start);
-  if (ls === p.lastLine || !ENV_LEAD.has(text.slice(ls, start).trim())) return false; // one try per line, and only where the name leads it
+  if (ls === p.lastLine || !envLead(text, ls, start)) return false; // one try per line, and only where the name leads it
   p.lastLine = ls;
   if (valueTaken(p, end)) return false;
   ENV_LINE.lastIndex = ls;

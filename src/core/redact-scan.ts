@@ -114,6 +114,11 @@ function unicodeSpace(c: number): boolean {
   );
 }
 
+/** What `\s` matches (and `String.prototype.trim` removes). */
+export function whitespace(c: number): boolean {
+  return c === 32 || (c >= 9 && c <= 13) || (c >= 128 && unicodeSpace(c));
+}
+
 /** [A-Za-z0-9_.-] */
 export function nameChar(c: number): boolean {
   return c < 128 && ((TABLE[c] as number) & F_NAME) !== 0;
