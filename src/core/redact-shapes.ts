@@ -261,11 +261,15 @@ const CARD_CONTEXT = /card|\bcc|\bpan\b|visa|master|amex|discover|credit|debit|p
 /** Card numbers: Luhn-checked, printed in fours (Amex 4-6-5), or unseparated with a card-ish word just before. */
 export const card: Shape = {
   gate: (p) => p.scan.digits >= 13,
-  re: /(?<![\d.])(?:\d[ -]?){12,18}\d(?![\d.])/g,
+  // 13 to 19 digits, one space or dash at most between two: a digit first, so the engine looks
+  // for a digit before it tries anything (the same matches as `(?:\d[ -]?){12,18}\d`).
+  re: /(?<![\d.])\d(?:[ -]?\d){12,18}(?![\d.])/g,
   claim: (m, p) => {
+    const first = m[0].charCodeAt(0);
+    if (first < 51 || first > 54) return undefined; // cards start with 3 to 6
     const digits = m[0].replace(/[ -]/g, "");
     const grouped = /[ -]/.test(m[0]);
-    if (digits.length < 13 || digits.length > 19 || !/^[3-6]/.test(digits)) return undefined;
+    if (digits.length < 13 || digits.length > 19) return undefined;
     if (!grouped && digits.length !== 15 && digits.length !== 16) return undefined;
     // Ids, trace ids and order numbers are 15-16 digits too (one in ten passes Luhn): an
     // unseparated number is a card only with a card-ish word just before it.
