@@ -18,15 +18,16 @@
 import { spawn } from "node:child_process";
 import { existsSync, writeFileSync } from "node:fs";
 import { join, resolve } from "node:path";
-import { REPO, tempDir } from "./lib.mjs";
+import { cleanupAll, REPO, tempDir } from "./lib.mjs";
 import { loadCorpus } from "./redact.mjs";
 
-const [a, b, rounds = "12", passes = "12"] = process.argv.slice(2);
-if (!a || !b) {
-  console.error("usage: node bench/redact-ab.mjs <checkout A> <checkout B> [rounds=12] [passes=12]");
+const [a, b, roundsArg = "12", passesArg = "12"] = process.argv.slice(2);
+const rounds = Number(roundsArg);
+const P = Number(passesArg);
+if (!a || !b || !Number.isInteger(rounds) || rounds < 1 || !Number.isInteger(P) || P < 6) {
+  console.error("usage: node bench/redact-ab.mjs <checkout A> <checkout B> [rounds=12] [passes=12, at least 6]");
   process.exit(2);
 }
-const P = Math.max(6, Number(passes));
 for (const dir of [a, b])
   if (!existsSync(join(resolve(dir), "dist", "index.js"))) {
     console.error(`${dir}: no dist/index.js (run node scripts/build.mjs there first)`);
@@ -40,6 +41,7 @@ const file = join(tempDir("redact-ab"), "sample.json");
 writeFileSync(file, JSON.stringify(all.filter((_, i) => i % step === 0)));
 
 const pinned = existsSync("/usr/bin/taskset");
+if (!pinned) console.log("(no taskset here: the two processes run at once but are not pinned to a core each)");
 function side(dir, cpu) {
   const cmd = [process.execPath, join(REPO, "bench", "redact-side.mjs"), "baton", file, "0", String(P)];
   const [exe, ...args] = pinned ? ["/usr/bin/taskset", "-c", String(cpu), ...cmd] : cmd;
@@ -53,11 +55,15 @@ function side(dir, cpu) {
   });
 }
 
-const median = (xs) => [...xs].sort((x, y) => x - y)[xs.length >> 1];
+function median(xs) {
+  const s = [...xs].sort((x, y) => x - y);
+  const h = s.length >> 1;
+  return s.length % 2 === 1 ? s[h] : (s[h - 1] + s[h]) / 2;
+}
 const steady = (ms) => (ms[4] + ms[5]) / 2;
 const last = (ms) => (ms[P - 1] + ms[P - 2]) / 2;
 const rows = { a: [], b: [] };
-for (let r = 0; r < Number(rounds); r++) {
+for (let r = 0; r < rounds; r++) {
   const [ma, mb] = await Promise.all([side(a, r % 2), side(b, 1 - (r % 2))]);
   rows.a.push(ma);
   rows.b.push(mb);
@@ -65,10 +71,14 @@ for (let r = 0; r < Number(rounds); r++) {
     `round ${r + 1}: A ${steady(ma).toFixed(1)} ms, B ${steady(mb).toFixed(1)} ms (passes 5-6); B/A ${(steady(mb) / steady(ma)).toFixed(2)}`,
   );
 }
-for (const [label, f] of [
-  ["passes 5-6", steady],
-  [`passes ${P - 1}-${P}`, last],
-]) {
+const summaries =
+  P > 6
+    ? [
+        ["passes 5-6", steady],
+        [`passes ${P - 1}-${P}`, last],
+      ]
+    : [["passes 5-6", steady]];
+for (const [label, f] of summaries) {
   const A = rows.a.map(f);
   const B = rows.b.map(f);
   const perRound = A.map((x, i) => B[i] / x);
@@ -76,3 +86,4 @@ for (const [label, f] of [
     `${label}: A median ${median(A).toFixed(1)} ms, B median ${median(B).toFixed(1)} ms; B/A per round, median ${median(perRound).toFixed(3)}`,
   );
 }
+cleanupAll();

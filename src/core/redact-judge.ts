@@ -26,10 +26,10 @@ export function placeholderish(v: string): boolean {
       return v === "$" || v.startsWith("$(") || /^\$[A-Z_][A-Z0-9_]*$/.test(v);
     case 64: // @sql_parameter
       return /^@[A-Za-z_]+$/.test(v);
-    case 66:
-    case 98:
-    case 84:
-    case 116: // Bearer <token>
+    case 66: // B
+    case 98: // b
+    case 84: // T
+    case 116: // t: Bearer <token>, basic <…>, Token <…>
       return /^(?:bearer|basic|token)[ \t]+<[^<>]*>$/i.test(v);
     case 91: // [redacted], [redacted:…]
       return v.startsWith("[redacted");
@@ -45,7 +45,7 @@ export function placeholderish(v: string): boolean {
   return false;
 }
 
-export const KEYWORDS: ReadonlySet<string> = new Set([
+const KEYWORDS: ReadonlySet<string> = new Set([
   "true",
   "false",
   "null",

@@ -213,13 +213,14 @@ const assignment: NameRule = (p, i, start, end) => {
   if (edq !== undefined) return literalSecret(edq) && at(2, edq);
   const v = bare ?? "";
   // A bare value stops at `&`, `(` and `)` (`f(token=abc)`, `token=abc&page=2`), which a Django key holds.
-  if (STOPS_IN_SYMBOLS.includes(text.charAt(vs + v.length)) && symbolValue(p, key, vs)) return true;
+  if (stopsInSymbols(charCode(text, vs + v.length)) && symbolValue(p, key, vs)) return true;
   const dotenv = sep !== ":" && sp1 === "" && sp2 === "" && /^[A-Z][A-Z0-9_]*$/.test(key) && !placeholderish(v);
   // A generated value that starts like a path (`/sHtXp…` base64) under a clearly secret name.
   return (dotenv || tokenish(v) || ((p.kind(i) & K.SECRET) !== 0 && randomLooking(v))) && at(0, v);
 };
 
-const STOPS_IN_SYMBOLS = "&()";
+/** `&`, `(` or `)`: where a bare value stops though a symbol secret goes on (not the text's end: 0). */
+const stopsInSymbols = (c: number) => c === 38 || c === 40 || c === 41;
 
 /** At vs, a symbol secret (`symbolSecret`: a Django key, unquoted) under `key`: claimed whole. */
 function symbolValue(p: Pass, key: string, vs: number): boolean {
