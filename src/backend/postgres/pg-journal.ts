@@ -30,6 +30,16 @@ const eventColumns = (rows: readonly EventRow[]): unknown[] => {
   ];
 };
 
+/** $1 to $15 of both appends: the events, then the session row's move. */
+const moveParams = (rows: readonly EventRow[], session: SessionMove): unknown[] => [
+  ...eventColumns(rows),
+  session.phase,
+  session.status,
+  session.updatedAt,
+  session.lastSeq,
+  session.id,
+];
+
 const INSERT_EVENTS = "INSERT INTO events (session_id, seq, id, type, actor, data, revision, at, body_hash, outcome)";
 const UNNEST_EVENTS =
   "SELECT * FROM unnest($1::text[], $2::bigint[], $3::text[], $4::text[], $5::text[], $6::text[], $7::bigint[], $8::text[], $9::text[], $10::text[])";
@@ -104,14 +114,7 @@ export class PgJournalQueries implements JournalQueries {
   async insertEvents(rows: readonly EventRow[], session: SessionMove): Promise<void> {
     // One statement for the batch and its session row: a round trip per event (or for the row)
     // would dominate a networked append.
-    await this.c.run(INSERT_SQL[rows.length === 1 ? 1 : 0] as string, [
-      ...eventColumns(rows),
-      session.phase,
-      session.status,
-      session.updatedAt,
-      session.lastSeq,
-      session.id,
-    ]);
+    await this.c.run(INSERT_SQL[rows.length === 1 ? 1 : 0] as string, moveParams(rows, session));
   }
   async insertEventsAt(
     expect: { lastSeq: number; flow: string },
@@ -124,17 +127,7 @@ export class PgJournalQueries implements JournalQueries {
     // snapshot are written only when `s` did.
     const [r] = await this.c.rows<{ n: number }>(
       INSERT_AT_SQL[(rows.length === 1 ? 2 : 0) + (snapshot ? 1 : 0)] as string,
-      [
-        ...eventColumns(rows),
-        session.phase,
-        session.status,
-        session.updatedAt,
-        session.lastSeq,
-        session.id,
-        expect.lastSeq,
-        expect.flow,
-        ...(snapshot ? [snapshot.lastSeq, snapshot.body, snapshot.hash] : []),
-      ],
+      [...moveParams(rows, session), expect.lastSeq, expect.flow, ...(snapshot ? [snapshot.lastSeq, snapshot.body, snapshot.hash] : [])],
       true,
     );
     return (r?.n ?? 0) > 0;
