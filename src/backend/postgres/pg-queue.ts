@@ -99,15 +99,23 @@ const CLAIM_SQL = [
 /**
  * The ack of held leases, as one statement. `l`: the leases still open, locked in lease-id
  * order (as one ack at a time would lock its lease before its item; under READ COMMITTED a row
- * changed meanwhile is re-read and re-checked). `f`: their items, when each lease is still the
- * item's last and the item leased or ready (expired, not delivered again), finished. `a`: those
- * leases acked.
+ * changed meanwhile is re-read and re-checked), each looked up by its key. `f`: their items,
+ * when each lease is still the item's last and the item leased or ready (expired, not
+ * delivered again), finished. `a`: those leases acked.
+ *
+ * Per key, not `lease_id = ANY ($1)`: a prepared statement keeps the plan it made while the
+ * table was small, and that one was planned as a scan of every lease on a young table and kept
+ * as it grew (0.03 ms per ack at 80 leases, 0.6 ms at 3,800, in one run of 4,000 items); a
+ * probe per key takes the index at any size. `LIMIT $3` (the number of keys, so it drops none)
+ * makes the planner count on few keys, so `f` also finds the items by index rather than by a
+ * hash of every open item.
  */
 const ACK_HELD_SQL = `
   WITH l AS (
-    SELECT leases.lease_id, leases.item_id FROM leases
-    WHERE leases.lease_id = ANY ($1::text[]) AND leases.state IN ('active', 'expired')
-    ORDER BY leases.lease_id FOR UPDATE),
+    SELECT x.lease_id, x.item_id FROM (SELECT DISTINCT k FROM unnest($1::text[]) AS k ORDER BY k LIMIT $3) AS k
+    CROSS JOIN LATERAL (
+      SELECT leases.lease_id, leases.item_id FROM leases
+      WHERE leases.lease_id = k.k AND leases.state IN ('active', 'expired') FOR UPDATE) AS x),
   f AS (
     UPDATE work_items w SET state = 'done', done_at = $2, done_by = 'lease:' || l.lease_id, result_seq = NULL, lease_expires_ms = NULL
     FROM l WHERE w.item_id = l.item_id AND w.lease_id = l.lease_id AND w.state IN ('leased', 'ready')
@@ -207,7 +215,7 @@ export class PgQueueQueries implements QueueQueries {
   }
   async ackHeld(leaseIds: readonly string[], doneAt: string): Promise<{ leaseId: string; itemId: string }[]> {
     if (leaseIds.length === 0) return [];
-    const rows = await this.#c.rows<{ lease_id: string; item_id: string }>(ACK_HELD_SQL, [[...leaseIds], doneAt], true);
+    const rows = await this.#c.rows<{ lease_id: string; item_id: string }>(ACK_HELD_SQL, [[...leaseIds], doneAt, leaseIds.length], true);
     return rows.map((r) => ({ leaseId: r.lease_id, itemId: r.item_id }));
   }
   async nextWakeMs(nowMs: number): Promise<number | undefined> {
