@@ -175,6 +175,50 @@ if (available) {
         await b.backend.close();
       }
     });
+
+    it("tells other processes of appends told late (TxOptions.lateNotice), the last one even when its process closes at once", async () => {
+      const root = tempDir();
+      const a = await pgStore(root);
+      const b = await pgStore(root);
+      try {
+        let heard = 0;
+        let hear: (() => void) | undefined;
+        const off = b.backend.onChange(() => {
+          heard++;
+          hear?.();
+        });
+        const heardAll = (n: number) =>
+          new Promise<void>((r) => {
+            hear = () => heard >= n && r();
+            hear();
+          });
+        await heardAll(1); // the listening connection is up once it has woken its listeners
+        const before = heard;
+        // A fresh process's first late-told commit is told at once, the second (one round trip
+        // later, within the gap) by a NOTIFY once the gap has passed. (Were they further apart,
+        // each would be told at once: as many notices still.)
+        const late = (code: string) =>
+          a.backend.transaction(
+            "write",
+            (tx) => tx.insertDiagnostic({ sessionId: null, code, severity: "info", message: code, at: new Date().toISOString() }),
+            { oneStatement: true, lateNotice: true },
+          );
+        // Two pooled connections open first, so the second commit need not wait to connect
+        // while the first NOTIFY holds one.
+        await Promise.all([1, 2].map(() => a.backend.transaction("read", (tx) => tx.listSessions({ includeCompleted: true }))));
+        await late("first");
+        await late("second");
+        await heardAll(before + 2);
+        // Just after that NOTIFY: due when close() runs, which sends it before the pool ends.
+        await late("third");
+        await a.backend.close();
+        await heardAll(before + 3);
+        off();
+      } finally {
+        await a.backend.close();
+        await b.backend.close();
+      }
+    });
   });
 } else {
   describe("postgres contract", () => {
