@@ -92,8 +92,8 @@ const QUIET_MS = 100;
 
 /**
  * At most one NOTIFY per this many ms for appends nobody waits on (TxOptions.lateNotice), the
- * first at once: with two writers a process, a NOTIFY after every append was ~1/5 of the CPU an
- * append cost (a round trip on a pooled connection and a statement on the server).
+ * first at once: with two writers a process, a NOTIFY after every append was about a sixth of
+ * the CPU an append cost (a round trip on a pooled connection and a statement on the server).
  */
 const APPEND_NOTICE_GAP_MS = 5;
 
