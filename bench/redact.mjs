@@ -30,7 +30,7 @@ import { loadSecretlint } from "./secretlint.mjs";
 export const name = "redact";
 export const title = "redaction: recall, precision and throughput beside secretlint";
 
-async function loadCorpus() {
+export async function loadCorpus() {
   const { build } = await import("esbuild");
   const dir = tempDir("redact-corpus");
   const outfile = join(dir, "corpus.mjs");

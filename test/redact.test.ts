@@ -223,6 +223,16 @@ describe("redaction by value", () => {
       expect(redactText(t)).toBe(t);
   });
 
+  it("takes a value that ends the text whole (nothing after it stops it early)", () => {
+    // A base64 key with `/` and `+`, and a value of symbols, each the last thing in the text: a
+    // read past the end once counted as one of the characters a bare value stops at, and the
+    // value was cut where the symbol-secret alphabet ends.
+    const azure = "mJ5Ji1C+NUfg0aYyZVZ+KAty4lHz3+C+dVo4ZyqqdpXlTNF/K+gpuPLSK7KF8Te6uD9E";
+    expect(redactText(`AZURE_STORAGE_KEY: ${azure}`)).toBe("AZURE_STORAGE_KEY: [redacted:secret]");
+    expect(redactText("password: a1!b2@c3#d4$e5%f6^g7*h8+i9-j0_kZ~")).toBe("password: [redacted:secret]");
+    expect(redactText(`docker run --rm -e KRAKEN_PRIVATE_KEY=${azure}`)).not.toContain("gpuPLSK7");
+  });
+
   it("redacts values inside structured arguments and keys", () => {
     const out = redactValue({ command: "curl -H 'Authorization: Bearer abcdef123456789' https://x", url: "https://a.b/?sig=abc123" });
     expect(JSON.stringify(out)).not.toMatch(/abcdef123456789|abc123/);

@@ -4,14 +4,15 @@
  * their literals are tried, sticky, only where a literal stands (core/redact-runs.ts), and the
  * URL shapes only at the scheme starts before each `://` (core/redact-shapes.ts). A literal
  * that is not where every match starts, or a scheme start the anchored search skips, would
- * leave a secret readable.
+ * leave a secret readable. Also the card pattern, written digit first so the engine can look
+ * for a digit before trying anything: it must find what its plain spelling finds.
  */
 import fc from "fast-check";
 import { describe, expect, it } from "vitest";
 import { Pass } from "../src/core/redact-pass.js";
 import { PROVIDERS } from "../src/core/redact-providers.js";
 import { scanText } from "../src/core/redact-scan.js";
-import { applyShape, type Shape, urlPassword, urlUserToken } from "../src/core/redact-shapes.js";
+import { applyShape, card, type Shape, urlPassword, urlUserToken } from "../src/core/redact-shapes.js";
 import { redactText } from "../src/core/redact-text.js";
 import { corpusTexts, generate } from "./redaction/corpus.js";
 
@@ -126,5 +127,24 @@ describe("URL shapes tried at the scheme starts before each ://", () => {
     expect(anchored("git+https://user:p4ssw0rd-9xQ@host", urlPassword)).toBe("git+https://user:[redacted:password]@host");
     expect(anchored("see https://tok3nAbCdEfGhIjKlMnOpQrS7@host", urlUserToken)).toBe("see https://[redacted:token]@host");
     expect(anchored("1https://tok3nAbCdEfGhIjKlMnOpQrS7@host", urlUserToken)).toBe("1https://tok3nAbCdEfGhIjKlMnOpQrS7@host");
+  });
+});
+
+describe("the card pattern, digit first", () => {
+  /** The plain spelling: 13 to 19 digits, one space or dash at most after each but the last. */
+  const PLAIN = /(?<![\d.])(?:\d[ -]?){12,18}\d(?![\d.])/g;
+  const matches = (re: RegExp, text: string) => [...text.matchAll(new RegExp(re.source, re.flags))].map((m) => `${m.index}:${m[0]}`);
+  /** Texts of digits, separators, dots and letters, long enough to hold a card number or two. */
+  const piece = fc.constantFrom("4", "0", "9", "1234", "5678", "4111", " ", "-", ".", "a", "\n");
+  const texts = fc.array(piece, { minLength: 4, maxLength: 40, size: "max" }).map((a) => a.join(""));
+  const agrees = (re: RegExp) => fc.property(texts, (t) => matches(re, t).join("|") === matches(PLAIN, t).join("|"));
+
+  it("finds what the plain spelling finds", () => {
+    fc.assert(agrees(card.re), { numRuns: 3000, seed: 11 });
+  });
+
+  it("the check catches a spelling that differs (a separator allowed after the last digit)", () => {
+    const loose = /(?<![\d.])\d(?:[ -]?\d){12,18}[ -]?(?![\d.])/g;
+    expect(fc.check(agrees(loose), { numRuns: 3000, seed: 11 }).failed).toBe(true);
   });
 });

@@ -477,10 +477,14 @@ describe("baton serve: security", () => {
     writeFileSync(file, JSON.stringify({ pid: Number(dead.stdout), port: 1, token: "old", startedAt: "2020-01-01T00:00:00Z" }), {
       mode: 0o600,
     });
+    // ...and the temp files a server killed mid-write left beside its files are swept by the next.
+    const temps = ["server.json", "server.key"].map((f) => join(root, ".baton", `${f}.${Number(dead.stdout)}-0123456789ab.tmp`));
+    for (const t of temps) writeFileSync(t, "half", { mode: 0o600 });
     const next = await serve(root);
     try {
       const info = JSON.parse(readFileSync(file, "utf8"));
       expect(info.pid).toBe(next.pid);
+      for (const t of temps) expect(existsSync(t), t).toBe(false);
       expect((await api(next, "GET", "/v1/status")).status).toBe(200);
       const exit = await next.stop("SIGINT");
       expect(exit.code).toBe(0);

@@ -1,4 +1,5 @@
 /** The one writer of whole files outside the workspace tree: whole or nothing, typed errors, no temp left behind. */
+import { spawn, spawnSync } from "node:child_process";
 import { mkdirSync, readdirSync, readFileSync, statSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { afterEach, describe, expect, it } from "vitest";
@@ -53,5 +54,31 @@ describe("writeFileWhole", () => {
     expect(() => writeFileWhole(target, "x")).toThrowError(expect.objectContaining({ code: "io_error" }));
     expect(readFileSync(join(target, "inside"), "utf8")).toBe("kept");
     expect(readdirSync(dir).sort()).toEqual(["target"]);
+  });
+
+  it("sweep: removes the file's temp files whose writer is gone, and only those", async () => {
+    const dir = tempDir();
+    const file = join(dir, "server.json");
+    // A writer that is gone (it exited) and one that is alive (between its write and its rename).
+    const gone = spawnSync(process.execPath, ["-e", "console.log(process.pid)"], { encoding: "utf8" });
+    const deadPid = Number(gone.stdout.trim());
+    const live = spawn(process.execPath, ["-e", "setTimeout(() => {}, 60000)"], { stdio: "ignore" });
+    try {
+      const livePid = live.pid as number;
+      const leftovers = [
+        `server.json.${deadPid}-0123456789ab.tmp`, // gone: removed
+        `server.json.${livePid}-0123456789ab.tmp`, // alive: kept
+        `server.json.${process.pid}-0123456789ab.tmp`, // this process: kept
+        `server.key.${deadPid}-0123456789ab.tmp`, // another file's: kept
+        `server.json.${deadPid}-notahexname.tmp`, // not a temp file's name: kept
+      ];
+      for (const f of leftovers) writeFileSync(join(dir, f), "half");
+      expect(writeFileWhole(file, "{}\n", { exclusive: true })).toBe(true); // without sweep: nothing removed
+      expect(readdirSync(dir).length).toBe(leftovers.length + 1);
+      expect(writeFileWhole(file, "{}\n", { sweep: true })).toBe(true);
+      expect(readdirSync(dir).sort()).toEqual(["server.json", ...leftovers.slice(1)].sort());
+    } finally {
+      live.kill("SIGKILL");
+    }
   });
 });

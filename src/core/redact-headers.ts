@@ -6,9 +6,9 @@
  * the name ends with the word the rule needs (the scan notes it) or stands after `--` or `?`.
  */
 
-import { KEYWORDS, looksEncoded, placeholderish, tag, tokenish } from "./redact-judge.js";
+import { keyword, looksEncoded, placeholderish, tag, tokenish } from "./redact-judge.js";
 import { isSecretKey, keyClass } from "./redact-keys.js";
-import { isWord, type NameRule, nextSolid } from "./redact-pass.js";
+import { charCode, isWord, type NameRule, nextSolid } from "./redact-pass.js";
 import { K, M, nameChar, W } from "./redact-scan.js";
 
 /** Where a lowercase header or scheme word ends the name [start, end) at a word boundary, or -1. */
@@ -17,7 +17,7 @@ function endsWithWord(text: string, start: number, end: number, words: readonly 
   for (const w of words) {
     if (!lower.endsWith(w)) continue;
     const at = end - w.length;
-    if (at === start || !isWord(text.charCodeAt(at - 1))) return [at, w];
+    if (at === start || !isWord(charCode(text, at - 1))) return [at, w];
   }
   return undefined;
 }
@@ -75,7 +75,7 @@ const SCHEME = /(Bearer|Basic|Token)([ \t]+)([A-Za-z0-9\-._~+/%]{12,}=*)(?![A-Za
 
 /** `Bearer <token>`, `Basic <base64>`, `Token <token>` anywhere. */
 export const bearer: NameRule = (p, _i, start, end, endWords) => {
-  const c = p.text.charCodeAt(end);
+  const c = charCode(p.text, end);
   if ((endWords & W.SCHEME) === 0 || (c !== 32 && c !== 9)) return false;
   const at = endsWithWord(p.text, start, end, SCHEMES);
   if (at === undefined) return false;
@@ -94,7 +94,7 @@ const CONN = /(Password|Pwd)([ \t]*=[ \t]*)([^;\r\n"'{}=]*[^;\r\n"'{}=\s])(?=[ \
 export const connPassword: NameRule = (p, _i, start, end, endWords) => {
   if ((endWords & W.PASSWORD) === 0 || (p.scan.marks & M.SEMI) === 0 || nextSolid(p.text, end) !== 61) return false;
   const at = endsWithWord(p.text, start, end, ["password", "pwd"]);
-  if (at === undefined || p.text.charCodeAt(at[0] - 1) === 45) return false;
+  if (at === undefined || charCode(p.text, at[0] - 1) === 45) return false;
   CONN.lastIndex = at[0];
   const m = CONN.exec(p.text);
   if (m === null) return false;
@@ -130,8 +130,8 @@ export const urlToken: NameRule = (p, _i, start) => {
   const { text } = p;
   if ((p.scan.marks & (M.EQ | M.URL_SEP)) !== (M.EQ | M.URL_SEP)) return false;
   let s = start;
-  while (s > 0 && start - s < 64 && urlKeyChar(text.charCodeAt(s - 1))) s--;
-  const sep = text.charCodeAt(s - 1);
+  while (s > 0 && start - s < 64 && urlKeyChar(charCode(text, s - 1))) s--;
+  const sep = charCode(text, s - 1);
   if (sep !== 63 && sep !== 38 && sep !== 35 && sep !== 59) return false;
   URL_PARAM.lastIndex = s - 1;
   const m = URL_PARAM.exec(text);
@@ -148,7 +148,7 @@ const FLAG = /(?<![\w-])(--[A-Za-z][\w-]{0,63})(=|[ \t]+)("[^"\r\n]*"|'[^'\r\n]*
 
 export const cliFlag: NameRule = (p, i, start) => {
   const { text } = p;
-  if ((p.kind(i) & K.SECRET) === 0 || text.charCodeAt(start - 1) !== 45 || text.charCodeAt(start - 2) !== 45) return false;
+  if ((p.kind(i) & K.SECRET) === 0 || charCode(text, start - 1) !== 45 || charCode(text, start - 2) !== 45) return false;
   FLAG.lastIndex = start - 2;
   const m = FLAG.exec(text);
   if (m === null) return false;
@@ -156,7 +156,7 @@ export const cliFlag: NameRule = (p, i, start) => {
   if (keyClass(flag.slice(2)) < 2) return false;
   const quoted = /^["']/.test(value);
   const v = quoted ? value.slice(1, -1) : value;
-  if (placeholderish(v) || KEYWORDS.has(v.toLowerCase()) || (!quoted && !tokenish(v))) return false;
+  if (placeholderish(v) || keyword(v) || (!quoted && !tokenish(v))) return false;
   const vs = m.index + flag.length + sep.length;
   return p.claim(vs, vs + value.length, tag("secret"));
 };

@@ -10,26 +10,42 @@ export const REDACTED = "[redacted]";
 /** `[redacted:<id>]`: what a secret becomes in free text. */
 export const tag = (id: string): string => `[redacted:${id}]`;
 
-/** A value that is a template or an example, not a secret: `${token}`, `{{secret}}`, `<token>`, `***`. */
+/**
+ * A value that is a template or an example, not a secret: `${token}`, `{{secret}}`, `<token>`, `***`.
+ * Each shape below starts with its own character, so a value is tried only against the shape its
+ * first character can begin (most values are judged here, most start with a letter or a digit).
+ */
 export function placeholderish(v: string): boolean {
-  return (
-    v.length === 0 ||
-    v.includes("${") ||
-    v.includes("{{") ||
-    /^<[^<>]*>$/.test(v) || // <token>, <your password>
-    /^%(?:\([A-Za-z_]\w*\))?[-+ 0#]*\d*[sdifr]$/.test(v) || // printf-style %s, %(name)s
-    /^\$[A-Z_][A-Z0-9_]*$/.test(v) || // $ENV_VAR
-    v === "$" ||
-    /^(?:bearer|basic|token)[ \t]+<[^<>]*>$/i.test(v) || // Bearer <token>
-    v.startsWith("$(") || // $(command)
-    /^@[A-Za-z_]+$/.test(v) || // @sql_parameter
-    /^[*x.…_-]{3,}$/i.test(v) ||
-    v.startsWith("[redacted") ||
-    v === REDACTED
-  );
+  if (v.length === 0 || v.includes("${") || v.includes("{{")) return true;
+  switch (v.charCodeAt(0)) {
+    case 60: // <token>, <your password>
+      return /^<[^<>]*>$/.test(v);
+    case 37: // printf-style %s, %(name)s
+      return /^%(?:\([A-Za-z_]\w*\))?[-+ 0#]*\d*[sdifr]$/.test(v);
+    case 36: // $ENV_VAR, $(command)
+      return v === "$" || v.startsWith("$(") || /^\$[A-Z_][A-Z0-9_]*$/.test(v);
+    case 64: // @sql_parameter
+      return /^@[A-Za-z_]+$/.test(v);
+    case 66: // B
+    case 98: // b
+    case 84: // T
+    case 116: // t: Bearer <token>, basic <…>, Token <…>
+      return /^(?:bearer|basic|token)[ \t]+<[^<>]*>$/i.test(v);
+    case 91: // [redacted], [redacted:…]
+      return v.startsWith("[redacted");
+    case 42:
+    case 88:
+    case 120:
+    case 46:
+    case 0x2026:
+    case 95:
+    case 45: // ***, xxx, ..., ___, ---
+      return /^[*x.…_-]{3,}$/i.test(v);
+  }
+  return false;
 }
 
-export const KEYWORDS: ReadonlySet<string> = new Set([
+const KEYWORDS: ReadonlySet<string> = new Set([
   "true",
   "false",
   "null",
@@ -53,6 +69,11 @@ export const KEYWORDS: ReadonlySet<string> = new Set([
   "void",
   "never",
 ]);
+/** The longest of KEYWORDS: a longer value is none of them, and is not lowercased to be looked up. */
+const KEYWORD_MAX = Math.max(...[...KEYWORDS].map((k) => k.length));
+
+/** A language keyword or type name (`true`, `null`, `string`), in any casing. */
+export const keyword = (v: string): boolean => v.length <= KEYWORD_MAX && KEYWORDS.has(v.toLowerCase());
 
 /**
  * An unquoted value after `key:` or `key =` that looks like a literal secret rather than code or
@@ -60,7 +81,7 @@ export const KEYWORDS: ReadonlySet<string> = new Set([
  * and member accesses (`opts.token`, `string`, `readToken()`) are kept.
  */
 export function tokenish(v: string): boolean {
-  if (v.length < 3 || KEYWORDS.has(v.toLowerCase()) || placeholderish(v)) return false;
+  if (v.length < 3 || keyword(v) || placeholderish(v)) return false;
   if (/^[([{/:]/.test(v) || v.includes("(") || v.includes("[")) return false; // an expression, a regex, a path
   if (/^[A-Za-z_]\w*(?:::[A-Za-z_]\w*)+$/.test(v)) return false; // a Rust or C++ path: `String::from`
   // An identifier or member access (`opts.token`, `readToken`, `JwtAlgorithmMismatch`). A random
@@ -187,7 +208,7 @@ export function secretPair(key: string, value: string): boolean {
 
 /** A quoted value that is a literal, not a template, an example or a keyword. */
 export function literalSecret(v: string): boolean {
-  return v.length >= 4 && !placeholderish(v) && !KEYWORDS.has(v.toLowerCase());
+  return v.length >= 4 && !placeholderish(v) && !keyword(v);
 }
 
 /**

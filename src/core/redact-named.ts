@@ -23,8 +23,8 @@ import {
   tokenish,
 } from "./redact-judge.js";
 import { keyClass, weakSecretKey } from "./redact-keys.js";
-import { atName, isQuote, type NameRule, nextSolid, type Pass, SECRET_OR_WEAK, spacesFrom } from "./redact-pass.js";
-import { K, M } from "./redact-scan.js";
+import { atName, charCode, isQuote, type NameRule, nextSolid, type Pass, SECRET_OR_WEAK, spacesFrom } from "./redact-pass.js";
+import { K, M, whitespace } from "./redact-scan.js";
 
 // ---------------------------------------------------------------------------------------------
 // Assignments
@@ -85,9 +85,9 @@ const callPair: NameRule = (p, i, start, end) => {
   const { text } = p;
   if ((p.scan.marks & M.COMMA) === 0 || (p.kind(i) & SECRET_OR_WEAK) === 0) return false;
   let s = start;
-  while (text.charCodeAt(s - 1) === 45 || text.charCodeAt(s - 1) === 46) s--;
-  const q = text.charCodeAt(s - 1);
-  if (!isQuote(q) || text.charCodeAt(end) !== q) return false;
+  while (charCode(text, s - 1) === 45 || charCode(text, s - 1) === 46) s--;
+  const q = charCode(text, s - 1);
+  if (!isQuote(q) || charCode(text, end) !== q) return false;
   CALL_PAIR.lastIndex = s - 1;
   const m = CALL_PAIR.exec(text);
   if (m === null) return false;
@@ -115,17 +115,17 @@ function valueTaken(p: Pass, end: number): boolean {
 
 /** The length of the assignment operator at j (`::=`, `:=`, `:`, `=>`, `=`, `?=`, `.=`, `+=`); 0: none. */
 function operatorLength(text: string, j: number): number {
-  const c = text.charCodeAt(j);
-  const next = text.charCodeAt(j + 1);
-  if (c === 58) return next === 61 ? 2 : next === 58 && text.charCodeAt(j + 2) === 61 ? 3 : 1;
+  const c = charCode(text, j);
+  const next = charCode(text, j + 1);
+  if (c === 58) return next === 61 ? 2 : next === 58 && charCode(text, j + 2) === 61 ? 3 : 1;
   if (c === 61) return next === 62 ? 2 : 1;
   return (c === 63 || c === 46 || c === 43) && next === 61 ? 2 : 0;
 }
 
 /** After the quote (`"`, `'`, `\"`, `\'`) at j, if one stands there. */
 function quoteAt(text: string, j: number): number {
-  const c = text.charCodeAt(j);
-  if (c === 92 && isQuote(text.charCodeAt(j + 1))) return j + 2;
+  const c = charCode(text, j);
+  if (c === 92 && isQuote(charCode(text, j + 1))) return j + 2;
   return isQuote(c) ? j + 1 : j;
 }
 
@@ -138,13 +138,24 @@ const ENV_LINE =
   /^([ \t]*(?:export[ \t]+|ENV[ \t]+|set[ \t]+|-[ \t]+)?)([A-Za-z_][A-Za-z0-9_.]{0,63})([ \t]*(?:[:?+]|::)?=[ \t]*)([^\s"'`$][^\r\n]{0,4096}?)[ \t]*$/my;
 
 const ENV_OPERATOR = "=:?+";
-const ENV_LEAD = new Set(["", "export", "ENV", "set", "-"]);
+const ENV_LEADS = ["export", "ENV", "set", "-"];
+
+/** Whether text[ls, start), trimmed of whitespace, is empty or one of ENV_LEADS (the words an env line may start with). */
+function envLead(text: string, ls: number, start: number): boolean {
+  let a = ls;
+  let b = start;
+  while (a < b && whitespace(text.charCodeAt(a))) a++;
+  while (b > a && whitespace(text.charCodeAt(b - 1))) b--;
+  if (a === b) return true;
+  for (const w of ENV_LEADS) if (w.length === b - a && text.startsWith(w, a)) return true;
+  return false;
+}
 
 const envLine: NameRule = (p, i, start, end) => {
   const { text } = p;
   if ((p.kind(i) & SECRET_OR_WEAK) === 0 || !ENV_OPERATOR.includes(String.fromCharCode(nextSolid(text, end)))) return false;
   const ls = p.lineStart(start);
-  if (ls === p.lastLine || !ENV_LEAD.has(text.slice(ls, start).trim())) return false; // one try per line, and only where the name leads it
+  if (ls === p.lastLine || !envLead(text, ls, start)) return false; // one try per line, and only where the name leads it
   p.lastLine = ls;
   if (valueTaken(p, end)) return false;
   ENV_LINE.lastIndex = ls;
@@ -202,13 +213,14 @@ const assignment: NameRule = (p, i, start, end) => {
   if (edq !== undefined) return literalSecret(edq) && at(2, edq);
   const v = bare ?? "";
   // A bare value stops at `&`, `(` and `)` (`f(token=abc)`, `token=abc&page=2`), which a Django key holds.
-  if (STOPS_IN_SYMBOLS.includes(text[vs + v.length] as string) && symbolValue(p, key, vs)) return true;
+  if (stopsInSymbols(charCode(text, vs + v.length)) && symbolValue(p, key, vs)) return true;
   const dotenv = sep !== ":" && sp1 === "" && sp2 === "" && /^[A-Z][A-Z0-9_]*$/.test(key) && !placeholderish(v);
   // A generated value that starts like a path (`/sHtXp…` base64) under a clearly secret name.
   return (dotenv || tokenish(v) || ((p.kind(i) & K.SECRET) !== 0 && randomLooking(v))) && at(0, v);
 };
 
-const STOPS_IN_SYMBOLS = "&()";
+/** `&`, `(` or `)`: where a bare value stops though a symbol secret goes on (not the text's end: 0). */
+const stopsInSymbols = (c: number) => c === 38 || c === 40 || c === 41;
 
 /** At vs, a symbol secret (`symbolSecret`: a Django key, unquoted) under `key`: claimed whole. */
 function symbolValue(p: Pass, key: string, vs: number): boolean {
@@ -225,7 +237,7 @@ const PROSE =
   /([A-Za-z0-9_][\w.-]{0,63})([ \t]+(?:(?:is|was|to|of|set to|now)[ \t]+)?)(["']?)([^\s"'`<>[\]]{6,256}?)\3([.,;:)!?]?)(?=\s|$)/y;
 
 const prose: NameRule = (p, i, start, end) => {
-  const c = p.text.charCodeAt(end);
+  const c = charCode(p.text, end);
   if ((c !== 32 && c !== 9) || (p.kind(i) & SECRET_OR_WEAK) === 0) return false;
   const m = atName(p.text, PROSE, start);
   if (m === null) return false;

@@ -5,7 +5,7 @@
  * placeholder used to hide a secret from the rules after it. The text is rebuilt once, at the
  * end. Also the helpers the rules at a name share (core/redact-named.ts, redact-headers.ts).
  */
-import { K, nameChar, nameKind, type Scan } from "./redact-scan.js";
+import { K, kindAt, nameChar, type Scan } from "./redact-scan.js";
 
 /**
  * One text being redacted: its scan, and the spans the rules have claimed so far (sorted,
@@ -37,7 +37,7 @@ export class Pass {
     this.kinds ??= new Array(this.scan.names.length / 3).fill(-1);
     let k = this.kinds[i] as number;
     if (k < 0) {
-      k = nameKind(this.text.slice(this.scan.names[3 * i], this.scan.names[3 * i + 1]));
+      k = kindAt(this.text, this.scan.names[3 * i] as number, this.scan.names[3 * i + 1] as number);
       this.kinds[i] = k;
     }
     return k;
@@ -115,19 +115,27 @@ export class Pass {
 export type NameRule = (p: Pass, i: number, start: number, end: number, endWords: number) => boolean;
 
 export const SECRET_OR_WEAK = K.SECRET | K.WEAK;
+
+/**
+ * The character code at i, or 0 (no character a rule looks for) outside the text. The rules look
+ * one or two characters around a name or a value, often past either end: V8 answers such a read
+ * with NaN, and deoptimises the function that made it (and every function it was inlined in)
+ * the first time, so each rule was compiled again in the middle of the work.
+ */
+export const charCode = (text: string, i: number): number => (i >= 0 && i < text.length ? text.charCodeAt(i) : 0);
 export const isQuote = (c: number) => c === 34 || c === 39;
 export const isWord = (c: number) => (c >= 48 && c <= 57) || (c >= 65 && c <= 90) || (c >= 97 && c <= 122) || c === 95;
 
 /** Where the spaces and tabs from j end. */
 export function spacesFrom(text: string, j: number): number {
   let k = j;
-  while (text.charCodeAt(k) === 32 || text.charCodeAt(k) === 9) k++;
+  while (charCode(text, k) === 32 || charCode(text, k) === 9) k++;
   return k;
 }
 
 /** The first character after [end) that is not a space or tab. */
 export function nextSolid(text: string, end: number): number {
-  return text.charCodeAt(spacesFrom(text, end));
+  return charCode(text, spacesFrom(text, end));
 }
 
 /**
@@ -136,10 +144,10 @@ export function nextSolid(text: string, end: number): number {
  */
 export function atName(text: string, re: RegExp, start: number): RegExpExecArray | null {
   let s = start;
-  const sigil = text.charCodeAt(s - 1);
-  if ((sigil === 36 || sigil === 64 || sigil === 58) && !nameChar(text.charCodeAt(s - 2))) s--;
-  if (isQuote(text.charCodeAt(s - 1))) {
-    re.lastIndex = text.charCodeAt(s - 2) === 92 ? s - 2 : s - 1;
+  const sigil = charCode(text, s - 1);
+  if ((sigil === 36 || sigil === 64 || sigil === 58) && !nameChar(charCode(text, s - 2))) s--;
+  if (isQuote(charCode(text, s - 1))) {
+    re.lastIndex = charCode(text, s - 2) === 92 ? s - 2 : s - 1;
     const m = re.exec(text);
     if (m !== null) return m;
   }

@@ -79,8 +79,12 @@ const CHAR_MARKS: readonly (readonly [string, number])[] = [
 const MARK_SHIFT = 10;
 /** The bits of the character marks once shifted down (`M` up to PERCENT). */
 const CHAR_MARKS_MASK = (1 << CHAR_MARKS.length) - 1;
-/** Set on a character that ends a run, is special or has a mark: the only ones the scan does more than count and feed the automaton. */
-const F_SLOW = 1 << 30;
+/**
+ * Set on a character that ends a run, is special or has a mark: the only ones the scan does more
+ * than count and feed the automaton. The bit right above the marks: every entry stays a small
+ * integer (V8's Smi, below 2^30), which the optimised scan would otherwise deoptimise on.
+ */
+const F_SLOW = 1 << (MARK_SHIFT + CHAR_MARKS.length);
 
 const TABLE = new Uint32Array(128);
 for (let c = 0; c < 128; c++) {
@@ -108,6 +112,11 @@ function unicodeSpace(c: number): boolean {
     c === 0x3000 ||
     c === 0xfeff
   );
+}
+
+/** What `\s` matches (and `String.prototype.trim` removes). */
+export function whitespace(c: number): boolean {
+  return c === 32 || (c >= 9 && c <= 13) || (c >= 128 && unicodeSpace(c));
 }
 
 /** [A-Za-z0-9_.-] */
@@ -268,15 +277,16 @@ export function scanText(text: string): Scan {
 
 /** The marks of a `-`, `/`, quote or `#` at i. */
 function special(text: string, i: number, c: number): number {
-  const prev = text.charCodeAt(i - 1);
+  // Read inside the text only: a read past either end deoptimises the scan (V8 returns NaN there).
+  const prev = i > 0 ? text.charCodeAt(i - 1) : 0;
   switch (c) {
     case 45: {
       // -
-      const next = text.charCodeAt(i + 1);
+      const next = i + 1 < text.length ? text.charCodeAt(i + 1) : 0;
       return (prev === 45 ? M.DASH2 : 0) | (next === 112 ? M.DASH_P : next === 117 ? M.DASH_U : 0);
     }
     case 47: // /
-      if (prev === 47) return text.charCodeAt(i - 2) === 58 ? M.URL : 0;
+      if (prev === 47) return i > 1 && text.charCodeAt(i - 2) === 58 ? M.URL : 0;
       return prev === 60 ? M.CLOSE_TAG : prev === 92 ? M.ESCAPED_SLASH : 0;
     case 34: // "
       return prev === 40 ? M.CALL_QUOTE : prev === 114 ? M.RAW : 0;
@@ -334,7 +344,27 @@ function pushName(text: string, names: number[], i: number): number {
 
 /** Kind bits of a name: SECRET (keyClass 2), SESSION (keyClass 1), WEAK (`…_KEY`: secret when its value looks random). */
 export const K = { SECRET: 1, SESSION: 2, WEAK: 4 } as const;
-export const nameKind: (name: string) => number = remembered((name) => {
+const nameKind: (name: string) => number = remembered((name) => {
   const c = keyClass(name);
   return c === 2 ? K.SECRET : c === 1 ? K.SESSION : weakSecretKey(name) ? K.WEAK : 0;
 });
+
+/** The names judged lately, by a hash of their characters (`kindAt`); a name is checked in place before its kind is taken. */
+const KINDS = new Map<number, { name: string; kind: number }>();
+
+/**
+ * The kind of the name text[start, end), as `nameKind` says. Looked up by a hash of its characters
+ * read in place: a name sliced out to be looked up (a new string, hashed anew: about 180 ns here)
+ * cost more than the rest of what most names get.
+ */
+export function kindAt(text: string, start: number, end: number): number {
+  let h = 0x811c9dc5;
+  for (let i = start; i < end; i++) h = Math.imul(h ^ text.charCodeAt(i), 0x01000193);
+  const known = KINDS.get(h);
+  if (known !== undefined && known.name.length === end - start && text.startsWith(known.name, start)) return known.kind;
+  const name = text.slice(start, end);
+  const kind = nameKind(name);
+  if (KINDS.size > 4096) KINDS.clear();
+  KINDS.set(h, { name, kind });
+  return kind;
+}

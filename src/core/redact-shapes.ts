@@ -7,7 +7,7 @@
  * `@`, `-p` and a client's name, `$`, `</`, 13 digits, ...), which few texts hold.
  */
 import { entropy, literalSecret, luhn, placeholderish, secretPair, tag } from "./redact-judge.js";
-import { isWord, type Pass } from "./redact-pass.js";
+import { charCode, isWord, type Pass } from "./redact-pass.js";
 import { M, W } from "./redact-scan.js";
 
 /** One rule over the whole text: its pattern and, per match, the span it claims and what replaces it (none: keep). */
@@ -63,9 +63,9 @@ function atSchemes(p: Pass, s: Shape, re: RegExp): void {
   let last = 0; // where the last match ended: the next starts no earlier
   for (let q = text.indexOf("://"); q >= 0; q = text.indexOf("://", q + 3)) {
     let b = q;
-    while (b > 0 && q - b < 32 && schemeChar(text.charCodeAt(b - 1))) b--;
+    while (b > 0 && q - b < 32 && schemeChar(charCode(text, b - 1))) b--;
     for (let at = Math.max(b, last); at <= q - 2; at++) {
-      if (!isLetter(text.charCodeAt(at)) || isWord(text.charCodeAt(at - 1))) continue;
+      if (!isLetter(charCode(text, at)) || isWord(charCode(text, at - 1))) continue;
       re.lastIndex = at;
       const m = re.exec(text);
       if (m === null) continue;
@@ -261,11 +261,15 @@ const CARD_CONTEXT = /card|\bcc|\bpan\b|visa|master|amex|discover|credit|debit|p
 /** Card numbers: Luhn-checked, printed in fours (Amex 4-6-5), or unseparated with a card-ish word just before. */
 export const card: Shape = {
   gate: (p) => p.scan.digits >= 13,
-  re: /(?<![\d.])(?:\d[ -]?){12,18}\d(?![\d.])/g,
+  // 13 to 19 digits, one space or dash at most between two: a digit first, so the engine looks
+  // for a digit before it tries anything (the same matches as `(?:\d[ -]?){12,18}\d`).
+  re: /(?<![\d.])\d(?:[ -]?\d){12,18}(?![\d.])/g,
   claim: (m, p) => {
+    const first = m[0].charCodeAt(0);
+    if (first < 51 || first > 54) return undefined; // cards start with 3 to 6
     const digits = m[0].replace(/[ -]/g, "");
     const grouped = /[ -]/.test(m[0]);
-    if (digits.length < 13 || digits.length > 19 || !/^[3-6]/.test(digits)) return undefined;
+    if (digits.length < 13 || digits.length > 19) return undefined;
     if (!grouped && digits.length !== 15 && digits.length !== 16) return undefined;
     // Ids, trace ids and order numbers are 15-16 digits too (one in ten passes Luhn): an
     // unseparated number is a card only with a card-ish word just before it.

@@ -45,6 +45,13 @@ const STAGES: readonly Stage[] = [
 /** The value rules' ids, in their order of precedence (most are also the `<category>` in `[redacted:<category>]`). */
 export const VALUE_RULES: readonly string[] = Object.freeze(STAGES.map(([id]) => id));
 
+/** The stages' functions alone, in order: the loop every text goes through reads them by index. */
+const RUN: readonly ((p: Pass) => void)[] = STAGES.map(([, run]) => run);
+
+function runStages(p: Pass): void {
+  for (let i = 0; i < RUN.length; i++) (RUN[i] as (p: Pass) => void)(p);
+}
+
 /**
  * Replace every secret the value rules recognise in a piece of free text (an error message, an
  * observation, a command line). Text that contains nothing recognisable comes back unchanged
@@ -78,7 +85,7 @@ function redactPlain(text: string): string {
   )
     return text;
   const p = new Pass(text, scan, redactText);
-  for (const [, run] of STAGES) run(p);
+  runStages(p);
   return p.result();
 }
 
@@ -99,13 +106,12 @@ const ENCODED_RUN = /[^\s"'<>`]{16,}/g;
  */
 function secretToEnd(run: string): boolean {
   const p = new Pass(run, scanText(run), redactText);
-  for (const [, stage] of STAGES) stage(p);
+  runStages(p);
   return p.claimedUpTo(run.length) === run.length;
 }
 function decodedPass(text: string): string {
   return text.replace(ENCODED_RUN, (run) => {
     if (!/%[0-9A-Fa-f]{2}|\\\//.test(run)) return run;
-    if (secretToEnd(run)) return run;
     let plain = run.replaceAll("\\/", "/");
     if (/%[0-9A-Fa-f]{2}/.test(plain)) {
       try {
@@ -116,6 +122,8 @@ function decodedPass(text: string): string {
     }
     if (plain === run) return run;
     const r = redactText(plain);
-    return r === plain ? run : r;
+    // Whether the run as written ends in a secret is asked last: only a run whose decoded text
+    // holds a secret needs the answer (most encoded runs are ordinary query strings and JSON).
+    return r === plain || secretToEnd(run) ? run : r;
   });
 }

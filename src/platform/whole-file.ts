@@ -11,9 +11,10 @@
  * failure at any step removes the temp file and is a typed error (`io_error`, or
  * `workspace_unwritable` for permissions); a half-written target is never left behind.
  */
-import { closeSync, fchmodSync, fsyncSync, linkSync, openSync, renameSync, unlinkSync, writeSync } from "node:fs";
-import { dirname } from "node:path";
+import { closeSync, fchmodSync, fsyncSync, linkSync, openSync, readdirSync, renameSync, unlinkSync, writeSync } from "node:fs";
+import { basename, dirname, join } from "node:path";
 import { randomHex } from "../core/canonical.js";
+import { processAlive } from "./process-facts.js";
 import { fsyncDir, ioError } from "./safe-fs.js";
 
 export interface WholeFileOptions {
@@ -25,6 +26,12 @@ export interface WholeFileOptions {
   exclusive?: boolean;
   /** fsync the directory here (default: when durable); false when the caller fsyncs it later, batched. */
   syncDir?: boolean;
+  /**
+   * First remove this file's temp files left by writers that are gone (a process killed between
+   * writing its temp file and renaming it). For the few files of `.baton/` written now and then;
+   * blobs, written by the thousand, have their own sweep (services/blobs.ts).
+   */
+  sweep?: boolean;
 }
 
 /** Write `content` to `file` whole. Returns false only for `exclusive` when the file exists. */
@@ -33,6 +40,7 @@ export function writeFileWhole(file: string, content: string | Uint8Array, o: Wh
   const tmp = `${file}.${process.pid}-${randomHex(6)}.tmp`;
   let fd: number | undefined;
   try {
+    if (o.sweep) sweepTemps(file);
     fd = openSync(tmp, "wx", 0o600);
     const bytes = typeof content === "string" ? Buffer.from(content) : content;
     // A full disk can take part of a write: keep writing until every byte is down.
@@ -66,6 +74,28 @@ export function writeFileWhole(file: string, content: string | Uint8Array, o: Wh
       unlinkSync(tmp); // after a link (the temp name is left over) or a failure; renamed otherwise
     } catch {
       // renamed into place, or never created
+    }
+  }
+}
+
+/** A temp file of `writeFileWhole`: the target's name, the writer's pid, 12 hex digits. */
+const TEMP = /^(.+)\.(\d+)-[0-9a-f]{12}\.tmp$/;
+
+/**
+ * Remove the temp files of `file` whose writer is no longer alive. A live writer's (this
+ * process's included) are left alone: it is between its write and its rename. A pid reused
+ * since by another process keeps its file until that process ends too.
+ */
+function sweepTemps(file: string): void {
+  const dir = dirname(file);
+  const name = basename(file);
+  for (const entry of readdirSync(dir)) {
+    const m = TEMP.exec(entry);
+    if (m === null || m[1] !== name || processAlive(Number(m[2]))) continue;
+    try {
+      unlinkSync(join(dir, entry));
+    } catch (err) {
+      if ((err as NodeJS.ErrnoException).code !== "ENOENT") throw err; // another sweeper took it first
     }
   }
 }

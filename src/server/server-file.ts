@@ -43,7 +43,7 @@ export async function claimServerFile(
 ): Promise<{ claimed: true } | { claimed: false; holder: ServerInfo }> {
   const file = serverFilePath(batonDir);
   for (let attempt = 0; attempt < 2; attempt++) {
-    if (writeFileWhole(file, `${JSON.stringify(info)}\n`, { exclusive: true })) return { claimed: true };
+    if (writeFileWhole(file, `${JSON.stringify(info)}\n`, { exclusive: true, sweep: true })) return { claimed: true };
     const holder = readServerFile(batonDir);
     if (holder && holder.pid !== process.pid && (await isLive(holder))) return { claimed: false, holder };
     try {
@@ -70,5 +70,5 @@ export function readServerKey(batonDir: string): { token: string; port: number }
 
 /** Persist the token and port (mode 0600, written atomically). */
 export function writeServerKey(batonDir: string, key: { token: string; port: number }): void {
-  writeFileWhole(join(batonDir, KEY_FILE), `${JSON.stringify(key)}\n`);
+  writeFileWhole(join(batonDir, KEY_FILE), `${JSON.stringify(key)}\n`, { sweep: true });
 }

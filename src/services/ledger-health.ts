@@ -53,7 +53,7 @@ export class LedgerHealthTracker {
     try {
       const current = this.#read();
       const next: LedgerHealth = { writeFailures: current.writeFailures + 1, lastError: message, lastAt: at };
-      writeFileWhole(this.file, `${JSON.stringify(next)}\n`);
+      writeFileWhole(this.file, `${JSON.stringify(next)}\n`, { sweep: true });
     } catch {
       this.#unpersisted++;
     }
