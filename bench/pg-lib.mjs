@@ -1,13 +1,13 @@
 /**
- * What bench/postgres.mjs needs around PostgreSQL: a throwaway cluster, and peer processes
- * (bench/pg-peer.mjs) it talks to over IPC.
+ * What bench/postgres.mjs and bench/pg-ab.mjs need around PostgreSQL: a throwaway cluster, peer
+ * processes (bench/pg-peer.mjs) they talk to over IPC, a queue to lease from, and worker loops.
  */
 import { execFileSync, fork, spawnSync } from "node:child_process";
 import { existsSync, mkdtempSync, readdirSync, readFileSync, rmSync } from "node:fs";
 import { createServer } from "node:net";
 import os from "node:os";
 import { join } from "node:path";
-import { REPO } from "./lib.mjs";
+import { hr, REPO } from "./lib.mjs";
 
 /** USER_HZ, the unit of /proc/<pid>/stat's times (100 on Linux everywhere in practice). */
 const CLOCK_TICKS = Number(spawnSync("getconf", ["CLK_TCK"], { encoding: "utf8" }).stdout.trim()) || 100;
@@ -110,4 +110,37 @@ export function peer() {
       return stopping;
     },
   };
+}
+
+/** A live-variant session of `n` steer events: n ready work items. */
+export async function steerSession(baton, id, n) {
+  await baton.sessions.start({ flow: "live-variant", id });
+  for (let done = 0; done < n; done += 500) {
+    await baton.events.appendBatch(
+      id,
+      Array.from({ length: Math.min(500, n - done) }, (_, i) => ({ type: "steer", actor: "browser", data: { n: done + i } })),
+    );
+  }
+}
+
+/**
+ * Run `work` on `workers` concurrent loops until it returns false; returns ops/s, and the CPU
+ * this process and the server (`serverCpu`, ms so far) spent per op (µs): where other jobs share
+ * the machine, throughput follows how much of it each side gets, CPU per op does not.
+ */
+export async function cpuLoops(workers, work, serverCpu) {
+  const cpuNow = () => {
+    const u = process.cpuUsage();
+    return (u.user + u.system) / 1000 + serverCpu();
+  };
+  let ops = 0;
+  const t0 = hr();
+  const c0 = cpuNow();
+  await Promise.all(
+    Array.from({ length: workers }, async (_, w) => {
+      while (await work(w)) ops++;
+    }),
+  );
+  const s = Number(hr() - t0) / 1e9;
+  return { ops, perSec: ops / s, cpuUs: ((cpuNow() - c0) * 1000) / ops };
 }

@@ -32,47 +32,16 @@ import { performance } from "node:perf_hooks";
 import { PostgresSaver } from "@langchain/langgraph-checkpoint-postgres";
 import pg from "pg";
 import { cleanupAll, hr, loadBaton, REPO, scaled, summarise, tempDir } from "./lib.mjs";
-import { cluster, peer } from "./pg-lib.mjs";
+import { cluster, cpuLoops, peer, steerSession } from "./pg-lib.mjs";
 
 const WORKERS = 16;
 const ONLY = process.env.BENCH_ONLY ? new Set(process.env.BENCH_ONLY.split(",")) : undefined;
 const part = (name) => !ONLY || ONLY.has(name);
 const wall = () => performance.timeOrigin + performance.now();
 
-async function steerSession(baton, id, n) {
-  await baton.sessions.start({ flow: "live-variant", id });
-  for (let done = 0; done < n; done += 500) {
-    await baton.events.appendBatch(
-      id,
-      Array.from({ length: Math.min(500, n - done) }, (_, i) => ({ type: "steer", actor: "browser", data: { n: done + i } })),
-    );
-  }
-}
-
-/** CPU time (ms) of this process and the server's, to price an item where the machine is shared. */
+/** CPU time (ms) of the server's processes so far (NaN on a cluster given by BENCH_PG_URL). */
 let serverCpu = () => Number.NaN;
-const cpuNow = () => {
-  const u = process.cpuUsage();
-  return (u.user + u.system) / 1000 + serverCpu();
-};
-
-/**
- * Run `work` on `workers` concurrent loops until it returns false; returns ops/s, and the CPU
- * this process and the server spent per op (µs): where other jobs share the machine, throughput
- * follows how much of it each side gets, CPU per op does not.
- */
-async function loops(workers, work) {
-  let ops = 0;
-  const t0 = hr();
-  const c0 = cpuNow();
-  await Promise.all(
-    Array.from({ length: workers }, async (_, w) => {
-      while (await work(w)) ops++;
-    }),
-  );
-  const s = Number(hr() - t0) / 1e9;
-  return { ops, perSec: ops / s, cpuUs: ((cpuNow() - c0) * 1000) / ops };
-}
+const loops = (workers, work) => cpuLoops(workers, work, () => serverCpu());
 
 async function rawQueue(url, items) {
   const pool = new pg.Pool({ connectionString: url, max: WORKERS });

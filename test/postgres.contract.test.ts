@@ -81,6 +81,25 @@ if (available) {
     return { a, b, baton };
   }
 
+  /**
+   * Notices `backend` hears from other processes: `heard()` so far, and `until(n)` resolves once
+   * it has heard n (the first is the LISTEN connection coming up, which wakes every listener).
+   */
+  function notices(backend: { onChange(listener: () => void): () => void }) {
+    let heard = 0;
+    let hear: (() => void) | undefined;
+    const off = backend.onChange(() => {
+      heard++;
+      hear?.();
+    });
+    const until = (n: number) =>
+      new Promise<void>((r) => {
+        hear = () => heard >= n && r();
+        hear();
+      });
+    return { heard: () => heard, until, off };
+  }
+
   describe("postgres: rows a writer acts on are held", () => {
     it("a crashed run's leased work, listed while an ack is finishing it, is not handed back", async () => {
       const { a, b, baton } = await twoConnections();
@@ -146,32 +165,51 @@ if (available) {
     it("tells other processes of a quiet change too (a claim, an ack)", async () => {
       const { b, baton } = await twoConnections();
       try {
-        let heard = 0;
-        let hear: (() => void) | undefined;
-        const off = b.backend.onChange(() => {
-          heard++;
-          hear?.();
-        });
-        // The listening connection is up once it has woken its listeners for the first time.
-        await new Promise<void>((r) => {
-          hear = r;
-          if (heard > 0) r();
-        });
-        const before = heard;
-        const heardAgain = new Promise<void>((r) => {
-          hear = () => heard > before && r();
-        });
+        const b1 = notices(b.backend);
+        await b1.until(1);
+        const leasing = b1.until(b1.heard() + 1);
         const lease = (await baton.work.lease("w"))!;
-        await heardAgain;
-        const heardAck = new Promise<void>((r) => {
-          const at = heard;
-          hear = () => heard > at && r();
-        });
+        await leasing;
+        const acking = b1.until(b1.heard() + 1);
         await baton.work.ack(lease.leaseId);
-        await heardAck;
-        off();
+        await acking;
+        b1.off();
       } finally {
         await baton.close();
+        await b.backend.close();
+      }
+    });
+
+    it("tells other processes of appends told late (TxOptions.lateNotice), the last one even when its process closes at once", async () => {
+      const root = tempDir();
+      const a = await pgStore(root);
+      const b = await pgStore(root);
+      try {
+        const b1 = notices(b.backend);
+        await b1.until(1);
+        const before = b1.heard();
+        // A fresh process's first late-told commit is told at once, the second (one round trip
+        // later, within the gap) by a NOTIFY once the gap has passed. (Were they further apart,
+        // each would be told at once: as many notices still.)
+        const late = (code: string) =>
+          a.backend.transaction(
+            "write",
+            (tx) => tx.insertDiagnostic({ sessionId: null, code, severity: "info", message: code, at: new Date().toISOString() }),
+            { oneStatement: true, lateNotice: true },
+          );
+        // Two pooled connections open first, so the second commit need not wait to connect
+        // while the first NOTIFY holds one.
+        await Promise.all([1, 2].map(() => a.backend.transaction("read", (tx) => tx.listSessions({ includeCompleted: true }))));
+        await late("first");
+        await late("second");
+        await b1.until(before + 2);
+        // Just after that NOTIFY: due when close() runs, which sends it before the pool ends.
+        await late("third");
+        await a.backend.close();
+        await b1.until(before + 3);
+        b1.off();
+      } finally {
+        await a.backend.close();
         await b.backend.close();
       }
     });

@@ -659,6 +659,14 @@ export interface TxOptions {
    * page showing pending work still refreshes.
    */
   quiet?: boolean;
+  /**
+   * An append no waiter for work or for a lock depends on (the journal's one-statement append:
+   * no append hook acted on it): this process's listeners hear of it at once, other processes may
+   * hear of it a few milliseconds late, coalesced with the ones after it (PostgreSQL: at most one
+   * NOTIFY per APPEND_NOTICE_GAP_MS per process for these, the first at once), so a process
+   * appending steadily does not pay a NOTIFY round trip for every append.
+   */
+  lateNotice?: boolean;
 }
 
 export interface Backend {

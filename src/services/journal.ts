@@ -330,8 +330,10 @@ export class Journal {
     const acts = f.results.some((r) => !r.duplicate && this.#hooks.some((h) => h.acts(flow, r.event, r.outcome)));
     sending(f.results);
     if (!acts) {
+      // No hook acted, so no waiter for work depends on it: other processes may hear of it late.
       const stored = await this.#backend.transaction("write", (tx) => tx.insertEventsAt(expect, f.rows, f.session, f.snapshot), {
         oneStatement: true,
+        lateNotice: true,
       });
       return stored ? { results: f.results, folded } : undefined;
     }

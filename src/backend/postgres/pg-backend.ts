@@ -90,6 +90,13 @@ const guarded = new WeakSet<pg.PoolClient>();
 /** How late a quiet change (TxOptions.quiet) is told: a dashboard holds "something changed" 150 ms anyway. */
 const QUIET_MS = 100;
 
+/**
+ * At most one NOTIFY per this many ms for appends nobody waits on (TxOptions.lateNotice), the
+ * first at once: with two writers a process, a NOTIFY after every append was about a sixth of
+ * the CPU an append cost (a round trip on a pooled connection and a statement on the server).
+ */
+const APPEND_NOTICE_GAP_MS = 5;
+
 const sleep = (ms: number) => new Promise<void>((r) => setTimeout(r, ms));
 
 class Ctx implements PgCtx {
@@ -151,6 +158,9 @@ export class PostgresBackend implements Backend {
   #announceAgain = false;
   #unlistenTimer: NodeJS.Timeout | undefined;
   #quietTimer: NodeJS.Timeout | undefined;
+  /** A NOTIFY due for late-told appends (TxOptions.lateNotice), and when the last one was sent. */
+  #lateTimer: NodeJS.Timeout | undefined;
+  #lastAnnounced = 0;
   readonly #writeStats = { commits: 0, transactions: 0, retries: 0 };
   readonly #poolSize: number;
   readonly #project: string;
@@ -273,7 +283,7 @@ export class PostgresBackend implements Backend {
         }
         if (ctx.changed) {
           if (opts?.quiet) this.#quietChange();
-          else this.#loudChange();
+          else this.#loudChange(opts?.lateNotice === true);
         }
         return result;
       } catch (err) {
@@ -323,13 +333,27 @@ export class PostgresBackend implements Backend {
     }
   }
 
-  /** A commit someone may be waiting for: this process's listeners at once, other processes by NOTIFY. */
-  #loudChange(): void {
+  /**
+   * A commit someone may be waiting for: this process's listeners at once, other processes by
+   * NOTIFY; `late` (TxOptions.lateNotice): that NOTIFY at once only when none went out in the
+   * last APPEND_NOTICE_GAP_MS, else once that gap has passed, for every such commit meanwhile.
+   */
+  #loudChange(late: boolean): void {
     // It covers any quiet change still waiting: listeners re-read everything anyway.
     if (this.#quietTimer) clearTimeout(this.#quietTimer);
     this.#quietTimer = undefined;
     if (this.#listeners.size > 0) setImmediate(() => this.#notify());
-    this.#announce();
+    const wait = late ? this.#lastAnnounced + APPEND_NOTICE_GAP_MS - Date.now() : 0;
+    if (wait <= 0) {
+      this.#announce();
+      return;
+    }
+    if (this.#lateTimer || this.#closing) return; // one is due: it covers this commit
+    // Not unref'd: a process that ends without close() still tells the others, ≤ 5 ms later.
+    this.#lateTimer = setTimeout(() => {
+      this.#lateTimer = undefined;
+      if (!this.#closing) this.#announce();
+    }, wait);
   }
 
   /**
@@ -364,12 +388,18 @@ export class PostgresBackend implements Backend {
     }
     this.#announcing = true;
     this.#announceAgain = false;
+    // This NOTIFY covers every commit before it, late-told ones included.
+    if (this.#lateTimer) clearTimeout(this.#lateTimer);
+    this.#lateTimer = undefined;
+    this.#lastAnnounced = Date.now();
     this.#pool
       .query({ name: nameOf("SELECT pg_notify($1, $2)"), text: "SELECT pg_notify($1, $2)", values: [this.schema, this.#origin] })
       .catch(() => undefined)
       .finally(() => {
         this.#announcing = false;
-        if (this.#announceAgain && !this.#closing) this.#announce();
+        // Also while closing: close() waits for this one before the pool ends (a change told
+        // by close() while a NOTIFY was on its way would otherwise never go out).
+        if (this.#announceAgain) this.#announce();
       });
   }
 
@@ -559,8 +589,8 @@ export class PostgresBackend implements Backend {
     this.#closing ??= (async () => {
       this.#listeners.clear();
       if (this.#unlistenTimer) clearTimeout(this.#unlistenTimer);
-      if (this.#quietTimer) {
-        // A quiet change not yet told goes out now, before the pool ends.
+      if (this.#quietTimer || this.#lateTimer) {
+        // A quiet or late-told change not yet told goes out now, before the pool ends.
         clearTimeout(this.#quietTimer);
         this.#quietTimer = undefined;
         this.#announce();

@@ -60,9 +60,11 @@ const toItem = (r: RawItem): WorkItemRow => ({
 /**
  * The claim, as one statement. `x`: whether the caller wants expired leases returned first and
  * some exist (then nothing is claimed). `p`: up to $5 ready items in delivery order that no
- * other claimer holds, numbered. `c`: the k-th is leased under the k-th requested lease. `l`:
- * the lease rows. Then each claimed item with its event; one row with a null claim_no when
- * nothing was claimed, so `expired` always comes back. One text per filter shape, not
+ * other claimer holds, numbered. `c`: the k-th is leased under the k-th requested lease, read
+ * from the lease arrays by subscript (joining an `unnest` of them instead re-ran it for every
+ * item: 16 × 16 rows per claim of 16). `l`: the lease rows. Then each claimed item with its
+ * event; one row with a null claim_no when nothing was claimed, so `expired` always comes
+ * back. One text per filter shape, not
  * `$n IS NULL OR …`: a prepared statement's generic plan cannot tell those apart, and with
  * them it sorted every ready item on each claim instead of walking an index in order
  * (work_items_ready, or work_items_session_open for one session).
@@ -70,18 +72,17 @@ const toItem = (r: RawItem): WorkItemRow => ({
 const claimSql = (session: boolean, kinds: boolean) => `
   WITH x AS (
     SELECT $6::boolean AND EXISTS (SELECT 1 FROM work_items WHERE state = 'leased' AND lease_expires_ms <= $4) AS expired),
-  r AS (SELECT * FROM unnest($1::text[], $2::text[], $3::bigint[]) WITH ORDINALITY AS r (lease_id, owner, expires_ms, n)),
   p AS (
-    SELECT item_no, row_number() OVER (ORDER BY priority, item_no) AS n FROM (
+    SELECT item_no, (row_number() OVER (ORDER BY priority, item_no))::int AS n FROM (
       SELECT item_no, priority FROM work_items
       WHERE state = 'ready' AND available_ms <= $4${session ? " AND session_id = $8" : ""}${kinds ? ` AND kind = ANY ($${session ? 9 : 8}::text[])` : ""}
         AND NOT (SELECT expired FROM x)
       ORDER BY priority, item_no LIMIT $5 FOR UPDATE SKIP LOCKED) s),
   c AS (
-    UPDATE work_items w SET state = 'leased', lease_id = r.lease_id, lease_owner = r.owner, lease_expires_ms = r.expires_ms,
-      attempts = w.attempts + 1
-    FROM p JOIN r USING (n) WHERE w.item_no = p.item_no
-    RETURNING w.*, r.n AS claim_no),
+    UPDATE work_items w SET state = 'leased', lease_id = ($1::text[])[p.n], lease_owner = ($2::text[])[p.n],
+      lease_expires_ms = ($3::bigint[])[p.n], attempts = w.attempts + 1
+    FROM p WHERE w.item_no = p.item_no
+    RETURNING w.*, p.n AS claim_no),
   l AS (
     INSERT INTO leases (lease_id, item_id, owner, attempt, acquired_at, state, result_seq)
     SELECT lease_id, item_id, lease_owner, attempts, $7, 'active', NULL FROM c)
@@ -98,15 +99,23 @@ const CLAIM_SQL = [
 /**
  * The ack of held leases, as one statement. `l`: the leases still open, locked in lease-id
  * order (as one ack at a time would lock its lease before its item; under READ COMMITTED a row
- * changed meanwhile is re-read and re-checked). `f`: their items, when each lease is still the
- * item's last and the item leased or ready (expired, not delivered again), finished. `a`: those
- * leases acked.
+ * changed meanwhile is re-read and re-checked), each looked up by its key. `f`: their items,
+ * when each lease is still the item's last and the item leased or ready (expired, not
+ * delivered again), finished. `a`: those leases acked.
+ *
+ * Per key, not `lease_id = ANY ($1)`: a prepared statement keeps the plan it made while the
+ * table was small, and that one was planned as a scan of every lease on a young table and kept
+ * as it grew (0.03 ms per ack at 80 leases, 0.6 ms at 3,800, in one run of 4,000 items); a
+ * probe per key takes the index at any size. `LIMIT $3` (the number of keys, so it drops none)
+ * makes the planner count on few keys, so `f` also finds the items by index rather than by a
+ * hash of every open item.
  */
 const ACK_HELD_SQL = `
   WITH l AS (
-    SELECT leases.lease_id, leases.item_id FROM leases
-    WHERE leases.lease_id = ANY ($1::text[]) AND leases.state IN ('active', 'expired')
-    ORDER BY leases.lease_id FOR UPDATE),
+    SELECT x.lease_id, x.item_id FROM (SELECT DISTINCT k FROM unnest($1::text[]) AS k ORDER BY k LIMIT $3) AS k
+    CROSS JOIN LATERAL (
+      SELECT leases.lease_id, leases.item_id FROM leases
+      WHERE leases.lease_id = k.k AND leases.state IN ('active', 'expired') FOR UPDATE) AS x),
   f AS (
     UPDATE work_items w SET state = 'done', done_at = $2, done_by = 'lease:' || l.lease_id, result_seq = NULL, lease_expires_ms = NULL
     FROM l WHERE w.item_id = l.item_id AND w.lease_id = l.lease_id AND w.state IN ('leased', 'ready')
@@ -206,7 +215,7 @@ export class PgQueueQueries implements QueueQueries {
   }
   async ackHeld(leaseIds: readonly string[], doneAt: string): Promise<{ leaseId: string; itemId: string }[]> {
     if (leaseIds.length === 0) return [];
-    const rows = await this.#c.rows<{ lease_id: string; item_id: string }>(ACK_HELD_SQL, [[...leaseIds], doneAt], true);
+    const rows = await this.#c.rows<{ lease_id: string; item_id: string }>(ACK_HELD_SQL, [[...leaseIds], doneAt, leaseIds.length], true);
     return rows.map((r) => ({ leaseId: r.lease_id, itemId: r.item_id }));
   }
   async nextWakeMs(nowMs: number): Promise<number | undefined> {
