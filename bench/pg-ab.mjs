@@ -23,14 +23,21 @@ import { cleanupAll, tempDir } from "./lib.mjs";
 import { cluster, cpuLoops, peer, steerSession } from "./pg-lib.mjs";
 
 const [rootA, rootB, roundsArg = "4"] = process.argv.slice(2);
-if (!rootA || !rootB) throw new Error("usage: node bench/pg-ab.mjs <rootA> <rootB> [rounds]");
-const builds = { A: resolve(rootA), B: resolve(rootB) };
 const rounds = Number(roundsArg);
+if (!rootA || !rootB || !Number.isInteger(rounds) || rounds < 1) {
+  console.error("usage: node bench/pg-ab.mjs <rootA> <rootB> [rounds=4, a whole number ≥ 1]");
+  process.exit(2);
+}
+const builds = { A: resolve(rootA), B: resolve(rootB) };
 const ONLY = process.env.BENCH_ONLY;
 const PER = 300;
 const ITEMS = 4_000;
 const wall = () => performance.timeOrigin + performance.now();
-const median = (xs) => [...xs].sort((a, b) => a - b)[xs.length >> 1];
+function median(xs) {
+  const s = [...xs].sort((a, b) => a - b);
+  const h = s.length >> 1;
+  return s.length % 2 === 1 ? s[h] : (s[h - 1] + s[h]) / 2;
+}
 
 const c = await cluster();
 const results = {};

@@ -126,6 +126,35 @@ if (available) {
     });
   });
 
+  describe("postgres: a shared claim gives each caller its own lease", () => {
+    it("concurrent leases with different owners and lengths each get theirs, as handed back and as stored", async () => {
+      const root = tempDir();
+      const { backend } = await pgStore(root);
+      const baton = await openBaton({ root, backend });
+      try {
+        await baton.sessions.start({ flow: "live-variant", id: "lv" });
+        for (let i = 0; i < 6; i++) await baton.events.append("lv", { type: "steer", actor: "browser", data: { text: `s${i}` } });
+        const before = Date.now();
+        // Six leases at once: one claim statement serves them (services/coalesce.ts).
+        const leases = await Promise.all(
+          Array.from({ length: 6 }, (_, i) => baton.work.lease(`owner-${i}`, { leaseMs: 60_000 + i * 10_000 })),
+        );
+        const after = Date.now();
+        expect(new Set(leases.map((l) => l?.item.itemId)).size).toBe(6);
+        const stored = new Map((await baton.work.pending("lv")).map((p) => [p.lease?.leaseId, p.lease]));
+        leases.forEach((l, i) => {
+          expect(l?.owner).toBe(`owner-${i}`);
+          const expires = Date.parse(l?.expiresAt ?? "");
+          expect(expires).toBeGreaterThanOrEqual(before + 60_000 + i * 10_000);
+          expect(expires).toBeLessThanOrEqual(after + 60_000 + i * 10_000);
+          expect(stored.get(l?.leaseId)).toMatchObject({ owner: `owner-${i}`, expiresAt: l?.expiresAt });
+        });
+      } finally {
+        await baton.close();
+      }
+    });
+  });
+
   describe("postgres: one-statement and quiet transactions", () => {
     it("runs a one-statement transaction without BEGIN, and refuses a second statement without sending it", async () => {
       const root = tempDir();

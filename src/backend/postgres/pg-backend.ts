@@ -91,8 +91,8 @@ const guarded = new WeakSet<pg.PoolClient>();
 const QUIET_MS = 100;
 
 /**
- * At most one NOTIFY per this many ms for appends nobody waits on (TxOptions.lateNotice), the
- * first at once: with two writers a process, a NOTIFY after every append was about a sixth of
+ * At most one NOTIFY per this many ms for appends no waiter for work or a lock depends on
+ * (TxOptions.lateNotice), the first at once: with two writers a process, a NOTIFY after every append was about a sixth of
  * the CPU an append cost (a round trip on a pooled connection and a statement on the server).
  */
 const APPEND_NOTICE_GAP_MS = 5;
@@ -160,7 +160,7 @@ export class PostgresBackend implements Backend {
   #quietTimer: NodeJS.Timeout | undefined;
   /** A NOTIFY due for late-told appends (TxOptions.lateNotice), and when the last one was sent. */
   #lateTimer: NodeJS.Timeout | undefined;
-  #lastAnnounced = 0;
+  #lastAnnounced = Number.NEGATIVE_INFINITY;
   readonly #writeStats = { commits: 0, transactions: 0, retries: 0 };
   readonly #poolSize: number;
   readonly #project: string;
@@ -343,7 +343,7 @@ export class PostgresBackend implements Backend {
     if (this.#quietTimer) clearTimeout(this.#quietTimer);
     this.#quietTimer = undefined;
     if (this.#listeners.size > 0) setImmediate(() => this.#notify());
-    const wait = late ? this.#lastAnnounced + APPEND_NOTICE_GAP_MS - Date.now() : 0;
+    const wait = late ? this.#lastAnnounced + APPEND_NOTICE_GAP_MS - performance.now() : 0;
     if (wait <= 0) {
       this.#announce();
       return;
@@ -391,7 +391,7 @@ export class PostgresBackend implements Backend {
     // This NOTIFY covers every commit before it, late-told ones included.
     if (this.#lateTimer) clearTimeout(this.#lateTimer);
     this.#lateTimer = undefined;
-    this.#lastAnnounced = Date.now();
+    this.#lastAnnounced = performance.now(); // monotonic: a clock stepped back must not hold notices up
     this.#pool
       .query({ name: nameOf("SELECT pg_notify($1, $2)"), text: "SELECT pg_notify($1, $2)", values: [this.schema, this.#origin] })
       .catch(() => undefined)
