@@ -17,6 +17,14 @@ export const REPO = join(dirname(fileURLToPath(import.meta.url)), "..");
 export const TARGET = process.env.BATON_BENCH_TARGET ? resolve(process.env.BATON_BENCH_TARGET) : REPO;
 export const DIST = join(TARGET, "dist", "index.js");
 
+/** The built library of another checkout (`dist/index.js`); exits with a clear message when it is not built. */
+export function builtLibrary(checkout) {
+  const file = join(resolve(checkout), "dist", "index.js");
+  if (existsSync(file)) return file;
+  console.error(`${checkout}: no dist/index.js (run node scripts/build.mjs there first)`);
+  process.exit(2);
+}
+
 /** Import the built library; fail with a clear message when `dist/` is missing. */
 export async function loadBaton() {
   if (!existsSync(DIST)) throw new Error(`${DIST} is missing: run \`npm run build\` (or \`node scripts/build.mjs --no-types\`) first`);

@@ -18,7 +18,7 @@
 import { spawn } from "node:child_process";
 import { existsSync, writeFileSync } from "node:fs";
 import { join, resolve } from "node:path";
-import { cleanupAll, REPO, tempDir } from "./lib.mjs";
+import { builtLibrary, cleanupAll, REPO, tempDir } from "./lib.mjs";
 import { loadCorpus } from "./redact.mjs";
 
 const [a, b, roundsArg = "12", passesArg = "12"] = process.argv.slice(2);
@@ -28,11 +28,7 @@ if (!a || !b || !Number.isInteger(rounds) || rounds < 1 || !Number.isInteger(P) 
   console.error("usage: node bench/redact-ab.mjs <checkout A> <checkout B> [rounds=12] [passes=12, at least 6]");
   process.exit(2);
 }
-for (const dir of [a, b])
-  if (!existsSync(join(resolve(dir), "dist", "index.js"))) {
-    console.error(`${dir}: no dist/index.js (run node scripts/build.mjs there first)`);
-    process.exit(2);
-  }
+for (const dir of [a, b]) builtLibrary(dir);
 
 const { generate, corpusTexts } = await loadCorpus();
 const all = corpusTexts(generate(11));

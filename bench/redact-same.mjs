@@ -11,9 +11,8 @@
  *
  * Prints the first differences with the text, and exits 1 when there is any.
  */
-import { existsSync } from "node:fs";
-import { join, resolve } from "node:path";
 import { pathToFileURL } from "node:url";
+import { builtLibrary } from "./lib.mjs";
 import { loadCorpus } from "./redact.mjs";
 
 const [a, b, seedArg = "11-15", gluedArg = "100000"] = process.argv.slice(2);
@@ -24,14 +23,7 @@ if (!a || !b || !range || !Number.isInteger(glued) || glued < 0) {
   console.error(usage);
   process.exit(2);
 }
-const load = async (dir) => {
-  const file = join(resolve(dir), "dist", "index.js");
-  if (!existsSync(file)) {
-    console.error(`${dir}: no dist/index.js (run node scripts/build.mjs there first)`);
-    process.exit(2);
-  }
-  return (await import(pathToFileURL(file).href)).redactText;
-};
+const load = async (dir) => (await import(pathToFileURL(builtLibrary(dir)).href)).redactText;
 const [A, B] = [await load(a), await load(b)];
 const { generate, corpusTexts, ADVERSARIAL } = await loadCorpus();
 

@@ -70,15 +70,21 @@ if (available) {
   storeContract("postgres", pgStore);
   checkpointsContract("postgres", pgStore, "separate");
 
+  /** A Baton on a fresh project, with a live-variant session `lv`. */
+  async function liveVariant() {
+    const root = tempDir();
+    const { backend } = await pgStore(root);
+    const baton = await openBaton({ root, backend });
+    await baton.sessions.start({ flow: "live-variant", id: "lv" });
+    return { root, backend, baton };
+  }
+
   /** Two connections (as two processes) on one project, with a live-variant session holding one steer. */
   async function twoConnections() {
-    const root = tempDir();
-    const a = await pgStore(root);
+    const { root, backend, baton } = await liveVariant();
     const b = await pgStore(root);
-    const baton = await openBaton({ root, backend: a.backend });
-    await baton.sessions.start({ flow: "live-variant", id: "lv" });
     await baton.events.append("lv", { type: "steer", actor: "browser", data: { text: "x" } });
-    return { a, b, baton };
+    return { a: { backend }, b, baton };
   }
 
   /**
@@ -128,11 +134,8 @@ if (available) {
 
   describe("postgres: a shared claim gives each caller its own lease", () => {
     it("concurrent leases with different owners and lengths each get theirs, as handed back and as stored", async () => {
-      const root = tempDir();
-      const { backend } = await pgStore(root);
-      const baton = await openBaton({ root, backend });
+      const { baton } = await liveVariant();
       try {
-        await baton.sessions.start({ flow: "live-variant", id: "lv" });
         for (let i = 0; i < 6; i++) await baton.events.append("lv", { type: "steer", actor: "browser", data: { text: `s${i}` } });
         const before = Date.now();
         // Six leases at once: one claim statement serves them (services/coalesce.ts).
@@ -157,11 +160,8 @@ if (available) {
 
   describe("postgres: one-statement and quiet transactions", () => {
     it("runs a one-statement transaction without BEGIN, and refuses a second statement without sending it", async () => {
-      const root = tempDir();
-      const { backend } = await pgStore(root);
-      const baton = await openBaton({ root, backend });
+      const { backend, baton } = await liveVariant();
       try {
-        await baton.sessions.start({ flow: "live-variant", id: "lv" });
         const err = await backend
           .transaction(
             "write",
