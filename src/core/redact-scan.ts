@@ -224,7 +224,7 @@ export const MIN_RUN = 16;
 export function scanText(text: string): Scan {
   const n = text.length;
   const s: Scan = { marks: 0, words: 0, names: [], runs: [], runRules: [], colons: 0, digits: 0, lastEq: -1 };
-  // The tables and constants in locals: the loop reads them for every character.
+  // The tables in locals: the loop reads them for every character.
   const table = TABLE;
   const delta = DELTA;
   const out = BITS;
@@ -243,7 +243,7 @@ export function scanText(text: string): Scan {
     let t = 0;
     // Most characters only count and step the automaton. This loop makes no call, so the
     // compiler keeps its tables' checks and its locals out of the way (with calls in the same
-    // loop the scan took 45% more instructions); it stops at the first character that needs
+    // loop, as before, it checked them on every character); it stops at the first character that needs
     // more: outside ASCII, marked, special, ending a run, or reaching a state that reports a
     // word or is not filled in yet. Its constants are spelt as numbers (`QUIET_LOOP`).
     for (; i < n; i++) {
