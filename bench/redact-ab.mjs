@@ -16,10 +16,10 @@
  * where each build ends up once V8 has finished optimising it.
  */
 import { spawn } from "node:child_process";
-import { existsSync, writeFileSync } from "node:fs";
+import { existsSync } from "node:fs";
 import { join, resolve } from "node:path";
-import { builtLibrary, cleanupAll, REPO, tempDir } from "./lib.mjs";
-import { loadCorpus } from "./redact.mjs";
+import { builtLibrary, cleanupAll, REPO } from "./lib.mjs";
+import { writeSample } from "./redact.mjs";
 
 const [a, b, roundsArg = "12", passesArg = "12"] = process.argv.slice(2);
 const rounds = Number(roundsArg);
@@ -30,11 +30,7 @@ if (!a || !b || !Number.isInteger(rounds) || rounds < 1 || !Number.isInteger(P) 
 }
 for (const dir of [a, b]) builtLibrary(dir);
 
-const { generate, corpusTexts } = await loadCorpus();
-const all = corpusTexts(generate(11));
-const step = Math.max(1, Math.floor(all.length / 3_000));
-const file = join(tempDir("redact-ab"), "sample.json");
-writeFileSync(file, JSON.stringify(all.filter((_, i) => i % step === 0)));
+const file = await writeSample("redact-ab");
 
 const pinned = existsSync("/usr/bin/taskset");
 if (!pinned) console.log("(no taskset here: the two processes run at once but are not pinned to a core each)");

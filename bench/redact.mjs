@@ -47,6 +47,19 @@ export async function loadCorpus() {
   return mod;
 }
 
+/**
+ * The throughput sample (about 3,000 texts of corpus seed 11, every nth) written to a JSON file
+ * in a temporary directory; for the tools that compare two builds (redact-ab, redact-instr).
+ */
+export async function writeSample(label) {
+  const { generate, corpusTexts } = await loadCorpus();
+  const all = corpusTexts(generate(11));
+  const step = Math.max(1, Math.floor(all.length / 3_000));
+  const file = join(tempDir(label), "sample.json");
+  writeFileSync(file, JSON.stringify(all.filter((_, i) => i % step === 0)));
+  return file;
+}
+
 /** Time `op` over `items`, `rounds` times; per-item nanoseconds. */
 async function timeEach(items, rounds, op) {
   const samples = [];

@@ -20,6 +20,13 @@ for (let i = 0; i < ALPHABET.length; i++) {
 /** The number of classes. */
 export const K = ALPHABET.length + 1;
 export const UNKNOWN = 0xffff;
+/**
+ * Set in a transition whose target state reports a literal (its `bits` are not 0): the scan
+ * reads a state's bits only then, one load fewer for most characters. UNKNOWN has it too.
+ */
+export const OUT = 0x8000;
+/** A transition's target state, without OUT. */
+export const STATE = OUT - 1;
 
 export interface Literal {
   /** Lowercase, from the alphabet above. */
@@ -31,13 +38,17 @@ export interface Literal {
 }
 
 export interface Automaton {
-  /** `delta[state * K + class]`: the next state, or UNKNOWN until `resolve` has filled it. */
+  /**
+   * `delta[state * K + class]`: the next state, with OUT set when it reports a literal, or
+   * UNKNOWN until `resolve` has filled it. Class 0 (outside the alphabet) leads every state to
+   * the root.
+   */
   delta: Uint16Array;
   /** Per state: the bits of every literal that ends there (its own and its suffixes'). */
   bits: Uint16Array;
   /** Per state: the ids of every literal that ends there, ascending; undefined when none. */
   ids: (readonly number[] | undefined)[];
-  /** The transition from `state` on `cls`, filled in on first use. */
+  /** The transition from `state` on `cls` (a `delta` entry: OUT may be set), filled in on first use. */
   resolve: (state: number, cls: number) => number;
 }
 
@@ -65,6 +76,7 @@ export function automaton(literals: readonly Literal[]): Automaton {
     if (l.id >= 0) ids[s] = [...(ids[s] ?? []), l.id];
   }
   const n = bits.length;
+  if (n > STATE) throw new Error(`redact-automaton: ${n} states; at most ${STATE} fit a transition`);
   const delta = new Uint16Array(n * K).fill(UNKNOWN);
   delta.fill(0, 0, K); // from the root, every character without an edge stays at the root
   for (let i = 0; i < edges.length; i += 2) delta[edges[i] as number] = edges[i + 1] as number;
@@ -99,6 +111,13 @@ export function automaton(literals: readonly Literal[]): Automaton {
       if (inherited !== undefined) ids[t] = [...new Set([...(ids[t] ?? []), ...inherited])].sort((a, b) => a - b);
       queue.push(t);
     }
+  }
+  // Every transition known so far says whether its target reports a literal (the transitions
+  // filled later copy these); class 0 goes to the root from every state.
+  for (let i = 0; i < delta.length; i++) {
+    const t = delta[i] as number;
+    if (i % K === 0) delta[i] = 0;
+    else if (t !== UNKNOWN && bits[t] !== 0) delta[i] = t | OUT;
   }
   return { delta, bits: Uint16Array.from(bits), ids, resolve };
 }

@@ -1,0 +1,136 @@
+/**
+ * The scan (core/redact-scan.ts) held to a plain reading of the same text. Its loop is written
+ * for speed: most characters go through an inner loop that stops only at the few that need more,
+ * so a character counted twice or skipped where that loop stops, or a run cut at the wrong
+ * place, would move every rule's anchor. Each field checked here is spelt out the slow way:
+ * digits and colons counted, the last `=` found, the runs of token characters split at the
+ * characters that end one (whitespace as `\s` has it, Unicode spaces too, and "'`<>\[]{},;),
+ * the secret-sounding names read from the name characters around a hint word.
+ */
+import fc from "fast-check";
+import { describe, expect, it } from "vitest";
+import { MIN_RUN, scanText } from "../src/core/redact-scan.js";
+
+/** Pieces texts are built from: hint words in any case, provider literals, operators, digits, non-ASCII letters, Unicode spaces, surrogate pairs. */
+const PIECES = [
+  "password",
+  "PASSWORD",
+  "Token",
+  "api_key",
+  "x",
+  "ghp_",
+  "sk-",
+  "AKIA",
+  "xoxb-",
+  "eyJ",
+  "glpat-",
+  "hvs.",
+  "0",
+  "7",
+  "2024",
+  "abcdEFGH",
+  "_",
+  ".",
+  "-",
+  "--",
+  "-p",
+  "/",
+  "://",
+  "\\/",
+  "=",
+  ":",
+  "@",
+  "$",
+  "%",
+  '"',
+  "'",
+  "`",
+  "<",
+  "</",
+  '("',
+  "r#",
+  "[",
+  "]",
+  "{",
+  "}",
+  ",",
+  ";",
+  "|",
+  ">",
+  "?",
+  "&",
+  "#",
+  "~",
+  " ",
+  "\t",
+  "\n",
+  "\r\n",
+  "\u000b",
+  "\u00a0",
+  "\u1680",
+  "\u2003",
+  "\u2028",
+  "\u202f",
+  "\u3000",
+  "\ufeff",
+  "é",
+  "ß",
+  "字",
+  "\u0100",
+  "\ud83d\ude00",
+  "\ud800",
+];
+
+const text = fc.oneof(
+  fc.array(fc.constantFrom(...PIECES), { maxLength: 60 }).map((p) => p.join("")),
+  fc.string({ maxLength: 80 }),
+  fc.string({ unit: "binary", maxLength: 80 }),
+);
+
+/** Runs of 16 or more characters none of which ends a run, as [start, end) pairs. */
+function plainRuns(t: string): number[] {
+  const out: number[] = [];
+  for (const m of t.matchAll(/[^\s"'`<>\\[\]{},;]+/g)) if (m[0].length >= MIN_RUN) out.push(m.index, m.index + m[0].length);
+  return out;
+}
+
+/** Every word one of which a secret-sounding name holds (core/redact-scan.ts HINTS, and `basic`). */
+const HINT =
+  /pass|pwd|secret|token|key|auth|cookie|cred|otp|mfa|pin|cvv|cvc|csc|ssn|csrf|xsrf|bearer|jwt|signature|code|verifier|sess|sid|pat|salt|seed|sig|hmac|pw|basic/i;
+
+/** The names holding a hint word: runs of [A-Za-z0-9_.-], without their leading `-` and `.`, as [start, end) pairs. */
+function plainNames(t: string): number[] {
+  const out: number[] = [];
+  for (const m of t.matchAll(/[A-Za-z0-9_.-]+/g)) {
+    if (!HINT.test(m[0])) continue;
+    const lead = /^[-.]*/.exec(m[0])?.[0].length ?? 0;
+    out.push(m.index + lead, m.index + m[0].length);
+  }
+  return out;
+}
+
+describe("scanText", () => {
+  it("counts, finds runs and names as a plain reading of the text does", () => {
+    fc.assert(
+      fc.property(text, (t) => {
+        const s = scanText(t);
+        expect(s.digits).toBe(t.replace(/[^0-9]/g, "").length);
+        expect(s.colons).toBe(t.split(":").length - 1);
+        expect(s.lastEq).toBe(t.lastIndexOf("="));
+        expect(s.runs).toEqual(plainRuns(t));
+        expect(s.runRules.length).toBe(s.runs.length / 2);
+        const names: number[] = [];
+        for (let i = 0; i < s.names.length; i += 3) names.push(s.names[i] as number, s.names[i + 1] as number);
+        expect(names).toEqual(plainNames(t));
+      }),
+      { numRuns: 3000 },
+    );
+  });
+
+  it("finds a run, a name and the digits where a text ends", () => {
+    const s = scanText("x DB_PASSWORD=ghp_0123456789abcdefABCDEF");
+    expect(s.runs).toEqual([2, 40]);
+    expect(s.names.slice(0, 2)).toEqual([2, 13]);
+    expect(s.digits).toBe(10);
+  });
+});
