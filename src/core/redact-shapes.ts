@@ -260,7 +260,8 @@ const CARD_CONTEXT = /card|\bcc|\bpan\b|visa|master|amex|discover|credit|debit|p
 
 /** Card numbers: Luhn-checked, printed in fours (Amex 4-6-5), or unseparated with a card-ish word just before. */
 export const card: Shape = {
-  gate: (p) => p.scan.digits >= 13,
+  // Every match is 13 digits in a row, a space or dash at most between two: the scan saw such a row.
+  gate: has(M.CARD),
   // 13 to 19 digits, one space or dash at most between two: a digit first, so the engine looks
   // for a digit before it tries anything (the same matches as `(?:\d[ -]?){12,18}\d`).
   re: /(?<![\d.])\d(?:[ -]?\d){12,18}(?![\d.])/g,
