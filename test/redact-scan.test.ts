@@ -4,7 +4,7 @@
  * so a character counted twice or skipped where that loop stops, or a run cut at the wrong
  * place, would move every rule's anchor. Each field checked here is spelt out the slow way:
  * whether 13 digits stand in a row (a space or dash at most between two: where a card can be),
- * colons counted, the last `=` found, the runs of token characters split at the
+ * whether a .pgpass port field stands after a colon, colons counted, the last `=` found, the runs of token characters split at the
  * characters that end one (whitespace as `\s` has it, Unicode spaces too, and "'`<>\[]{},;),
  * the secret-sounding names read from the name characters around a hint word.
  */
@@ -32,6 +32,11 @@ const PIECES = [
   "4111",
   "1234 ",
   "56-",
+  "5432",
+  "123456",
+  "*",
+  ":5432:",
+  "::",
   "abcdEFGH",
   "_",
   ".",
@@ -119,6 +124,7 @@ describe("scanText", () => {
       fc.property(text, (t) => {
         const s = scanText(t);
         expect((s.marks & M.CARD) !== 0).toBe(/\d(?:[ -]?\d){12}/.test(t));
+        expect((s.marks & M.PORT) !== 0).toBe(/:(?:\d{1,5}|\*):[^\s:]/.test(t));
         expect(s.colons).toBe(t.split(":").length - 1);
         expect(s.lastEq).toBe(t.lastIndexOf("="));
         expect(s.runs).toEqual(plainRuns(t));
@@ -135,6 +141,19 @@ describe("scanText", () => {
     const s = scanText("x DB_PASSWORD=ghp_0123456789abcdefABCDEF");
     expect(s.runs).toEqual([2, 40]);
     expect(s.names.slice(0, 2)).toEqual([2, 13]);
+  });
+
+  it("sees a .pgpass port field: 1 to 5 digits or `*` between colons, then neither space nor colon", () => {
+    const port = (t: string) => (scanText(t).marks & M.PORT) !== 0;
+    expect(port("db:5432:app:me:pw")).toBe(true);
+    expect(port("h:12345:x")).toBe(true);
+    expect(port("h:*:x")).toBe(true);
+    expect(port("h:123456:x")).toBe(false);
+    expect(port("h::x")).toBe(false);
+    expect(port("h:5432: x")).toBe(false);
+    expect(port("h:5432::x")).toBe(false);
+    expect(port("h:5432:")).toBe(false);
+    expect(port("h:5a:x")).toBe(false);
   });
 
   it("sees 13 digits in a row across single spaces and dashes, not across two or across letters", () => {

@@ -60,6 +60,7 @@ export const M = {
   DASH_U: 1 << 20, // -u
   RUN_EQ: 1 << 21, // `=` in a run of 24 or more characters
   CARD: 1 << 22, // 13 digits in a row, a space or dash at most between two: where a card number can be
+  PORT: 1 << 23, // `:5432:` or `:*:` and then a character neither space nor colon: a .pgpass line's port
 } as const;
 
 const CHAR_MARKS: readonly (readonly [string, number])[] = [
@@ -284,8 +285,10 @@ export function scanText(text: string): Scan {
       if ((e & F_SLOW) === 0) continue;
       marks |= (e >>> MARK_SHIFT) & CHAR_MARKS_MASK;
       if ((e & F_SPECIAL) !== 0) {
-        if (c === 58) colons++;
-        else if (c === 61) lastEq = i;
+        if (c === 58) {
+          colons++;
+          if ((marks & M.PORT) === 0 && portAt(text, i)) marks |= M.PORT;
+        } else if (c === 61) lastEq = i;
         else marks |= special(text, i, c);
       }
       if ((e & F_BREAK) === 0) continue;
@@ -303,6 +306,22 @@ export function scanText(text: string): Scan {
   s.colons = colons;
   s.lastEq = lastEq;
   return s;
+}
+
+/**
+ * Whether a .pgpass port field starts at the colon at i: 1 to 5 digits or `*`, a colon, and a
+ * character that is neither whitespace nor a colon (`/:(?:\d{1,5}|\*):[^\s:]/` matched there).
+ */
+function portAt(text: string, i: number): boolean {
+  let j = i + 1;
+  if (j < text.length && text.charCodeAt(j) === 42) j++;
+  else {
+    while (j < text.length && j - i <= 6 && isDigit(text.charCodeAt(j))) j++;
+    if (j - i < 2 || j - i > 6) return false;
+  }
+  if (j + 1 >= text.length || text.charCodeAt(j) !== 58) return false;
+  const c = text.charCodeAt(j + 1);
+  return c !== 58 && !whitespace(c);
 }
 
 /** The marks of a `-`, `/`, quote or `#` at i. */

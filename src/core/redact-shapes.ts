@@ -179,12 +179,10 @@ export const passwordHash: Shape = {
   claim: (m) => [m.index, m.index + m[0].length, tag("password-hash")],
 };
 
-/** A .pgpass line's port field (or `*`): few texts with four colons have one. */
-const PORT = /:(?:\d{1,5}|\*):[^\s:]/;
-
 /** A .pgpass line: host:port:database:user:password, the whole line. */
 export const pgpass: Shape = {
-  gate: (p) => p.scan.colons >= 4 && PORT.test(p.text),
+  // A port field (or `*`), which the scan looks for at each colon: few texts with four colons have one.
+  gate: (p) => p.scan.colons >= 4 && (p.scan.marks & M.PORT) !== 0,
   re: /^([^\s:#]+:(?:\d{1,5}|\*):[^\s:]+:[^\s:]+:)([^\s:]{4,256})[ \t]*$/gm,
   claim: (m) => (placeholderish(m[2] as string) ? undefined : group(m, 2, tag("password"))),
 };
