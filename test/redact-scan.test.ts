@@ -3,13 +3,14 @@
  * for speed: most characters go through an inner loop that stops only at the few that need more,
  * so a character counted twice or skipped where that loop stops, or a run cut at the wrong
  * place, would move every rule's anchor. Each field checked here is spelt out the slow way:
- * digits and colons counted, the last `=` found, the runs of token characters split at the
+ * whether 13 digits stand in a row (a space or dash at most between two: where a card can be),
+ * whether a .pgpass port field stands after a colon, colons counted, the last `=` found, the runs of token characters split at the
  * characters that end one (whitespace as `\s` has it, Unicode spaces too, and "'`<>\[]{},;),
  * the secret-sounding names read from the name characters around a hint word.
  */
 import fc from "fast-check";
 import { describe, expect, it } from "vitest";
-import { MIN_RUN, scanText } from "../src/core/redact-scan.js";
+import { M, MIN_RUN, scanText } from "../src/core/redact-scan.js";
 
 /** Pieces texts are built from: hint words in any case, provider literals, operators, digits, non-ASCII letters, Unicode spaces, surrogate pairs. */
 const PIECES = [
@@ -28,6 +29,14 @@ const PIECES = [
   "0",
   "7",
   "2024",
+  "4111",
+  "1234 ",
+  "56-",
+  "5432",
+  "123456",
+  "*",
+  ":5432:",
+  "::",
   "abcdEFGH",
   "_",
   ".",
@@ -114,7 +123,8 @@ describe("scanText", () => {
     fc.assert(
       fc.property(text, (t) => {
         const s = scanText(t);
-        expect(s.digits).toBe(t.replace(/[^0-9]/g, "").length);
+        expect((s.marks & M.CARD) !== 0).toBe(/\d(?:[ -]?\d){12}/.test(t));
+        expect((s.marks & M.PORT) !== 0).toBe(/:(?:\d{1,5}|\*):[^\s:]/.test(t));
         expect(s.colons).toBe(t.split(":").length - 1);
         expect(s.lastEq).toBe(t.lastIndexOf("="));
         expect(s.runs).toEqual(plainRuns(t));
@@ -127,10 +137,35 @@ describe("scanText", () => {
     );
   });
 
-  it("finds a run, a name and the digits where a text ends", () => {
+  it("finds a run and a name where a text ends", () => {
     const s = scanText("x DB_PASSWORD=ghp_0123456789abcdefABCDEF");
     expect(s.runs).toEqual([2, 40]);
     expect(s.names.slice(0, 2)).toEqual([2, 13]);
-    expect(s.digits).toBe(10);
+  });
+
+  it("sees a .pgpass port field: 1 to 5 digits or `*` between colons, then neither space nor colon", () => {
+    const port = (t: string) => (scanText(t).marks & M.PORT) !== 0;
+    expect(port("db:5432:app:me:pw")).toBe(true);
+    expect(port("h:12345:x")).toBe(true);
+    expect(port("h:*:x")).toBe(true);
+    expect(port("h:123456:x")).toBe(false);
+    expect(port("h::x")).toBe(false);
+    expect(port("h:5432: x")).toBe(false);
+    expect(port("h:5432::x")).toBe(false);
+    expect(port("h:5432:")).toBe(false);
+    expect(port("h:5a:x")).toBe(false);
+  });
+
+  it("sees 13 digits in a row across single spaces and dashes, not across two or across letters", () => {
+    const card = (t: string) => (scanText(t).marks & M.CARD) !== 0;
+    expect(card("pay 4111 1111 1111 1111 now")).toBe(true);
+    expect(card("4111-1111-1111-1")).toBe(true);
+    expect(card("1234567890123")).toBe(true);
+    expect(card("123456789012")).toBe(false);
+    expect(card("4111 1111  1111 1111")).toBe(false);
+    expect(card("4111 1111 -1111 1111")).toBe(false);
+    expect(card("4111a1111b1111c1111")).toBe(false);
+    expect(card("41111111 é 11111111")).toBe(false);
+    expect(card("4111111é1111111")).toBe(false);
   });
 });

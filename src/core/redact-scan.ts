@@ -59,6 +59,8 @@ export const M = {
   DASH_P: 1 << 19, // -p
   DASH_U: 1 << 20, // -u
   RUN_EQ: 1 << 21, // `=` in a run of 24 or more characters
+  CARD: 1 << 22, // 13 digits in a row, a space or dash at most between two: where a card number can be
+  PORT: 1 << 23, // `:5432:` or `:*:` and then a character neither space nor colon: a .pgpass line's port
 } as const;
 
 const CHAR_MARKS: readonly (readonly [string, number])[] = [
@@ -127,6 +129,8 @@ function unicodeSpace(c: number): boolean {
 export function whitespace(c: number): boolean {
   return c === 32 || (c >= 9 && c <= 13) || (c >= 128 && unicodeSpace(c));
 }
+
+const isDigit = (c: number) => c >= 48 && c <= 57;
 
 /** [A-Za-z0-9_.-] */
 export function nameChar(c: number): boolean {
@@ -212,8 +216,6 @@ export interface Scan {
   /** Per run: the provider rules (indexes into PROVIDERS, ascending) whose literal it holds; undefined when none. */
   runRules: (number[] | undefined)[];
   colons: number;
-  /** Digits in the text. */
-  digits: number;
   /** Where the last `=` stood (-1: none yet). */
   lastEq: number;
 }
@@ -223,14 +225,18 @@ export const MIN_RUN = 16;
 
 export function scanText(text: string): Scan {
   const n = text.length;
-  const s: Scan = { marks: 0, words: 0, names: [], runs: [], runRules: [], colons: 0, digits: 0, lastEq: -1 };
+  const s: Scan = { marks: 0, words: 0, names: [], runs: [], runRules: [], colons: 0, lastEq: -1 };
   // The tables in locals: the loop reads them for every character.
   const table = TABLE;
   const delta = DELTA;
   const out = BITS;
   let marks = 0;
   let words = 0;
-  let digits = 0;
+  // Digits in a row, a space or dash at most between two (a card's); `prior`: the count before
+  // the current character, which a space or dash between two digits carries on.
+  let chain = 0;
+  let prior = 0;
+  let card = false;
   let colons = 0;
   let lastEq = -1;
   let rules = false;
@@ -241,16 +247,19 @@ export function scanText(text: string): Scan {
     let c = 0;
     let e = 0;
     let t = 0;
-    // Most characters only count and step the automaton. This loop makes no call, so the
-    // compiler keeps its tables' checks and its locals out of the way (with calls in the same
-    // loop, as before, it checked them on every character); it stops at the first character that needs
-    // more: outside ASCII, marked, special, ending a run, or reaching a state that reports a
-    // word or is not filled in yet. Its constants are spelt as numbers (`QUIET_LOOP`).
+    // Most characters only count the digits in a row and step the automaton. This loop makes
+    // no call, so the compiler keeps its tables' checks and its locals out of the way (with
+    // calls in the same loop, as before, it checked them on every character); it stops at the
+    // first character that needs more: outside ASCII, marked, special, ending a run, or
+    // reaching a state that reports a word or is not filled in yet. Its constants are spelt as
+    // numbers (`QUIET_LOOP`).
     for (; i < n; i++) {
       c = text.charCodeAt(i);
       if (c >= 128) break;
       e = table[c] as number;
-      digits += (e >>> 9) & 1; // DIGIT_SHIFT
+      prior = chain;
+      chain = (chain + 1) * ((e >>> 9) & 1); // DIGIT_SHIFT: a digit adds one, anything else ends the chain
+      if (chain === 13) card = true;
       t = delta[st * 45 + (e & 63)] as number; // CLASSES
       if (t >= 0x8000 || (e & 0x800000) !== 0) break; // OUT, F_SLOW
       st = t;
@@ -258,8 +267,11 @@ export function scanText(text: string): Scan {
     if (i >= n) break;
     if (c >= 128) {
       st = 0;
+      chain = 0;
       if (!unicodeSpace(c)) continue;
     } else {
+      // A space or dash between two digits: the chain goes on.
+      if ((c === 32 || c === 45) && i + 1 < n && isDigit(text.charCodeAt(i + 1))) chain = prior;
       if (t === UNKNOWN) t = resolve(st, e & 63);
       st = t & STATE;
       if (t >= OUT) {
@@ -273,8 +285,10 @@ export function scanText(text: string): Scan {
       if ((e & F_SLOW) === 0) continue;
       marks |= (e >>> MARK_SHIFT) & CHAR_MARKS_MASK;
       if ((e & F_SPECIAL) !== 0) {
-        if (c === 58) colons++;
-        else if (c === 61) lastEq = i;
+        if (c === 58) {
+          colons++;
+          if ((marks & M.PORT) === 0 && portAt(text, i)) marks |= M.PORT;
+        } else if (c === 61) lastEq = i;
         else marks |= special(text, i, c);
       }
       if ((e & F_BREAK) === 0) continue;
@@ -287,12 +301,27 @@ export function scanText(text: string): Scan {
   }
   if (n - runStart >= MIN_RUN) marks |= pushRun(s, runStart, n, rules, lastEq);
   else if (rules) takeRules();
-  s.marks = marks;
+  s.marks = card ? marks | M.CARD : marks;
   s.words = words;
-  s.digits = digits;
   s.colons = colons;
   s.lastEq = lastEq;
   return s;
+}
+
+/**
+ * Whether a .pgpass port field starts at the colon at i: 1 to 5 digits or `*`, a colon, and a
+ * character that is neither whitespace nor a colon (`/:(?:\d{1,5}|\*):[^\s:]/` matched there).
+ */
+function portAt(text: string, i: number): boolean {
+  let j = i + 1;
+  if (j < text.length && text.charCodeAt(j) === 42) j++;
+  else {
+    while (j < text.length && j - i <= 6 && isDigit(text.charCodeAt(j))) j++;
+    if (j - i < 2 || j - i > 6) return false;
+  }
+  if (j + 1 >= text.length || text.charCodeAt(j) !== 58) return false;
+  const c = text.charCodeAt(j + 1);
+  return c !== 58 && !whitespace(c);
 }
 
 /** The marks of a `-`, `/`, quote or `#` at i. */

@@ -179,12 +179,10 @@ export const passwordHash: Shape = {
   claim: (m) => [m.index, m.index + m[0].length, tag("password-hash")],
 };
 
-/** A .pgpass line's port field (or `*`): few texts with four colons have one. */
-const PORT = /:(?:\d{1,5}|\*):[^\s:]/;
-
 /** A .pgpass line: host:port:database:user:password, the whole line. */
 export const pgpass: Shape = {
-  gate: (p) => p.scan.colons >= 4 && PORT.test(p.text),
+  // A port field (or `*`), which the scan looks for at each colon: few texts with four colons have one.
+  gate: (p) => p.scan.colons >= 4 && (p.scan.marks & M.PORT) !== 0,
   re: /^([^\s:#]+:(?:\d{1,5}|\*):[^\s:]+:[^\s:]+:)([^\s:]{4,256})[ \t]*$/gm,
   claim: (m) => (placeholderish(m[2] as string) ? undefined : group(m, 2, tag("password"))),
 };
@@ -260,7 +258,8 @@ const CARD_CONTEXT = /card|\bcc|\bpan\b|visa|master|amex|discover|credit|debit|p
 
 /** Card numbers: Luhn-checked, printed in fours (Amex 4-6-5), or unseparated with a card-ish word just before. */
 export const card: Shape = {
-  gate: (p) => p.scan.digits >= 13,
+  // Every match is 13 digits in a row, a space or dash at most between two: the scan saw such a row.
+  gate: has(M.CARD),
   // 13 to 19 digits, one space or dash at most between two: a digit first, so the engine looks
   // for a digit before it tries anything (the same matches as `(?:\d[ -]?){12,18}\d`).
   re: /(?<![\d.])\d(?:[ -]?\d){12,18}(?![\d.])/g,

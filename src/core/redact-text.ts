@@ -66,10 +66,10 @@ export function redactText(input: string): string {
 
 /**
  * What can start a match with neither a secret-sounding name nor a long run in the text:
- * `://…@`, `-u user:pw`, `-pSECRET`, `$2y$…`, card numbers (13 digits), a PuTTY key's
+ * `://…@`, `-u user:pw`, `-pSECRET`, `$2y$…`, card numbers (13 digits in a row), a PuTTY key's
  * `Private-Lines`, `IDENTIFIED BY '…'`; and `.pgpass` lines (four colons).
  */
-const QUIET_MARKS = M.URL | M.DASH_U | M.DASH_P | M.DOLLAR;
+const QUIET_MARKS = M.URL | M.DASH_U | M.DASH_P | M.DOLLAR | M.CARD;
 const QUIET_WORDS = W.PRIVATE | W.IDENTIFIED;
 
 /** `redactText` without the decoding of URL-encoded and JSON-escaped runs. */
@@ -80,8 +80,7 @@ function redactPlain(text: string): string {
     scan.runs.length === 0 &&
     (scan.marks & QUIET_MARKS) === 0 &&
     (scan.words & QUIET_WORDS) === 0 &&
-    scan.colons < 4 &&
-    scan.digits < 13
+    scan.colons < 4
   )
     return text;
   const p = new Pass(text, scan, redactText);
