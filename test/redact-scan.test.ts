@@ -4,9 +4,10 @@
  * so a character counted twice or skipped where that loop stops, or a run cut at the wrong
  * place, would move every rule's anchor. Each field checked here is spelt out the slow way:
  * whether 13 digits stand in a row (a space or dash at most between two: where a card can be),
- * whether a .pgpass port field stands after a colon, colons counted, the last `=` found, the runs of token characters split at the
- * characters that end one (whitespace as `\s` has it, Unicode spaces too, and "'`<>\[]{},;),
- * the secret-sounding names read from the name characters around a hint word.
+ * whether a .pgpass port field stands after a colon, colons counted, the last `=` found, the
+ * runs of token characters split at the characters that end one (whitespace as `\s` has it,
+ * Unicode spaces too, and "'`<>\[]{},;), the secret-sounding names read from the name
+ * characters around a hint word.
  */
 import fc from "fast-check";
 import { describe, expect, it } from "vitest";

@@ -60,7 +60,7 @@ export const M = {
   DASH_U: 1 << 20, // -u
   RUN_EQ: 1 << 21, // `=` in a run of 24 or more characters
   CARD: 1 << 22, // 13 digits in a row, a space or dash at most between two: where a card number can be
-  PORT: 1 << 23, // `:5432:` or `:*:` and then a character neither space nor colon: a .pgpass line's port
+  PORT: 1 << 23, // `:5432:` or `:*:` and then a character neither whitespace nor colon: a .pgpass line's port
 } as const;
 
 const CHAR_MARKS: readonly (readonly [string, number])[] = [

@@ -4,7 +4,7 @@
  * high-entropy environment values and card numbers. Pure.
  *
  * Each runs over the whole text, and only when the scan saw its literal or operator (`://` and
- * `@`, `-p` and a client's name, `$`, `</`, 13 digits, ...), which few texts hold.
+ * `@`, `-p` and a client's name, `$`, `</`, 13 digits in a row, ...), which few texts hold.
  */
 import { entropy, literalSecret, luhn, placeholderish, secretPair, tag } from "./redact-judge.js";
 import { charCode, isWord, type Pass } from "./redact-pass.js";
