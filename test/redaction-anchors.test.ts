@@ -12,7 +12,7 @@ import { describe, expect, it } from "vitest";
 import { Pass } from "../src/core/redact-pass.js";
 import { PROVIDERS } from "../src/core/redact-providers.js";
 import { scanText } from "../src/core/redact-scan.js";
-import { applyShape, card, type Shape, urlPassword, urlUserToken } from "../src/core/redact-shapes.js";
+import { applyShape, card, highEntropy, type Shape, urlPassword, urlUserToken } from "../src/core/redact-shapes.js";
 import { redactText } from "../src/core/redact-text.js";
 import { corpusTexts, generate } from "./redaction/corpus.js";
 
@@ -146,5 +146,49 @@ describe("the card pattern, digit first", () => {
   it("the check catches a spelling that differs (a separator allowed after the last digit)", () => {
     const loose = /(?<![\d.])\d(?:[ -]?\d){12,18}[ -]?(?![\d.])/g;
     expect(fc.check(agrees(loose), { numRuns: 3000, seed: 11 }).failed).toBe(true);
+  });
+});
+
+describe("the high-entropy shape tried only in runs with a name before a `=`", () => {
+  /** Runs of constants' names, lowercase names, `=`, values and base64 padding. */
+  const piece = fc.constantFrom(
+    "A",
+    "API_KEY",
+    "AB",
+    "X9",
+    "_",
+    "a",
+    "page",
+    "=",
+    "==",
+    "?",
+    "&",
+    "Zx9Qw2Lk7Vb3Nm8Pq4Rt",
+    "-",
+    ".",
+    "~",
+    "/",
+  );
+  const runs = fc.array(piece, { minLength: 1, maxLength: 30 }).map((a) => a.join(""));
+  const holds = (may: (text: string, start: number, end: number) => boolean) =>
+    fc.property(runs, fc.nat(5), (run, pad) => {
+      const text = `${"x".repeat(pad)} ${run} `;
+      const matched = new RegExp(highEntropy.re.source).test(run);
+      return !matched || may(text, pad + 1, pad + 1 + run.length);
+    });
+
+  it("never turns away a run the pattern matches in", () => {
+    const may = highEntropy.runMay;
+    expect(may).toBeDefined();
+    fc.assert(holds(may as NonNullable<typeof may>), { numRuns: 5000, seed: 11 });
+  });
+
+  it("the check catches a test that asks for a longer name", () => {
+    const strict = (text: string, start: number, end: number) => {
+      for (let q = text.indexOf("=", start + 4); q >= 0 && q < end; q = text.indexOf("=", q + 1))
+        if (/[A-Z0-9_]/.test(text[q - 1] ?? "")) return true;
+      return false;
+    };
+    expect(fc.check(holds(strict), { numRuns: 5000, seed: 11 }).failed).toBe(true);
   });
 });

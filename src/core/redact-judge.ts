@@ -3,7 +3,10 @@
  * code, a path, a word?). Pure. The rules that find values are in redact-named.ts,
  * redact-shapes.ts and redact-runs.ts; docs/architecture.md ("Redaction") says how they fit.
  */
-import { keyClass, keyWords, weakSecretKey } from "./redact-keys.js";
+import { keyClass, keyWords, remembered, weakSecretKey } from "./redact-keys.js";
+
+/** Whether a key is more than one word (`API_KEY`, not `key`), remembered like every judgement of a key. */
+const manyWords = remembered((key) => keyWords(key).length > 1);
 
 export const REDACTED = "[redacted]";
 
@@ -199,11 +202,11 @@ export function secretPair(key: string, value: string): boolean {
   if (c === 2) return true;
   if (c !== 0 || !weakSecretKey(key)) return false;
   // A long hex value under `*_KEY`/`*_SALT` is a key (randomLooking rejects hex: it is mostly hashes).
-  if (/^[0-9a-f]{32,}$/i.test(value) && keyWords(key).length > 1) return true;
+  if (/^[0-9a-f]{32,}$/i.test(value) && manyWords(key)) return true;
   if (!randomLooking(value) && !symbolSecret(value)) return false;
   // The bare word `key` names React list keys, cache keys and map keys far more often than secrets:
   // it takes a long value that is not words joined by dashes (`user-list-item-3f7868`).
-  return keyWords(key).length > 1 || (value.length >= 24 && !/^(?:[A-Za-z]+[-_.]){2,}/.test(value));
+  return manyWords(key) || (value.length >= 24 && !/^(?:[A-Za-z]+[-_.]){2,}/.test(value));
 }
 
 /** A quoted value that is a literal, not a template, an example or a keyword. */

@@ -28,6 +28,11 @@ interface Shape {
    * search over the whole text, which tried every character of it.
    */
   sticky?: RegExp;
+  /**
+   * With `inRuns`: whether the run [start, end) of `text` may hold a match, a cheaper test than
+   * the pattern, run before it (`highEntropy`: a `=` right after a name's last character).
+   */
+  runMay?: (text: string, start: number, end: number) => boolean;
 }
 
 function apply(p: Pass, s: Shape): void {
@@ -48,7 +53,7 @@ function apply(p: Pass, s: Shape): void {
     if (end - start < s.inRuns) continue;
     if (eq < start) eq = p.text.indexOf("=", start);
     if (eq < 0) return;
-    if (eq < end) applyIn(p, s, p.text.slice(start, end), start);
+    if (eq < end && (s.runMay === undefined || s.runMay(p.text, start, end))) applyIn(p, s, p.text.slice(start, end), start);
   }
 }
 
@@ -235,6 +240,20 @@ export const xmlElement: Shape = {
   },
 };
 
+/** [A-Z0-9_] */
+const constantChar = (c: number) => (c >= 65 && c <= 90) || (c >= 48 && c <= 57) || c === 95;
+
+/**
+ * Whether a `=` in the run [start, end) has three characters of a constant's name before it
+ * (`[A-Z0-9_]` last), as every high-entropy match has: most `=` in a run are a URL's parameters
+ * (`?page=2`) or base64 padding after lowercase, and the pattern need not look there.
+ */
+function nameBeforeEq(text: string, start: number, end: number): boolean {
+  for (let q = text.indexOf("=", start + 3); q >= 0 && q < end; q = text.indexOf("=", q + 1))
+    if (constantChar(text.charCodeAt(q - 1))) return true;
+  return false;
+}
+
 /**
  * An environment-style assignment of a random-looking value whose name does not say "secret".
  * Every character of a match is a run's (core/redact-scan.ts), so the pattern is tried only in
@@ -243,6 +262,7 @@ export const xmlElement: Shape = {
 export const highEntropy: Shape = {
   gate: has(M.RUN_EQ),
   inRuns: 24,
+  runMay: nameBeforeEq,
   re: /(?<![A-Za-z0-9_])([A-Z][A-Z0-9_]{2,63})=([A-Za-z0-9+/=_\-.~]{20,})(?![A-Za-z0-9+/=_\-.~])/g,
   claim: (m) => {
     const v = m[2] as string;
