@@ -112,7 +112,7 @@ export interface VersionReads {
   newestLedgerNode: () => Promise<{ nodeId: string } | undefined>;
   checkpoints: () => Promise<readonly { id: string; pinned: boolean; prunedAt?: string }[]>;
   pending: () => Promise<readonly { itemId: string; state: string; lease?: { leaseId: string } }[]>;
-  dead: () => Promise<readonly { itemId: string }[]>;
+  dead: () => Promise<readonly { itemId: string; at: string; why: string }[]>;
 }
 
 export async function sessionVersions(r: VersionReads): Promise<SessionVersions> {
@@ -121,6 +121,8 @@ export async function sessionVersions(r: VersionReads): Promise<SessionVersions>
   return {
     ledger: node?.nodeId ?? "",
     checkpoints: tag(cps.map((c) => [c.id, c.pinned, c.prunedAt ?? null])),
-    work: tag([pending.map((w) => [w.itemId, w.state, w.lease?.leaseId ?? null]), dead.map((d) => d.itemId)]),
+    // A dead item by when and why it died too: dead, retried, leased and dead again is a new
+    // state, though its id is the same (a page that saw the lease between would miss it).
+    work: tag([pending.map((w) => [w.itemId, w.state, w.lease?.leaseId ?? null]), dead.map((d) => [d.itemId, d.at, d.why])]),
   };
 }

@@ -1,0 +1,46 @@
+/**
+ * A session's version tags (`baton.sessions.versions`), which the dashboard's session stream
+ * sends so a panel re-reads only what changed. A tag must change whenever what the panel shows
+ * does, and a state the page saw before must not come back with the tag it had then: the stream
+ * sends a tag only when it differs from the last one it sent, and a page that read a state
+ * between (its own read after an action) would keep showing that one. A real SQLite store.
+ */
+import { afterAll, describe, expect, it } from "vitest";
+import { openBaton } from "../src/index.js";
+import { cleanupDirs, tempDir } from "./helpers.js";
+
+afterAll(() => cleanupDirs());
+
+describe("session versions", () => {
+  it("work dead-lettered, retried, leased and dead-lettered again has a tag it never had", async () => {
+    const root = tempDir("versions");
+    const once = await openBaton({ root, maxAttempts: 1 }); // one delivery per item: a nack dead-letters it
+    try {
+      await once.sessions.start({ flow: "live-variant", id: "stuck" });
+      await once.events.append("stuck", { type: "generate", actor: "browser", data: { prompt: "bolder" } });
+      const doomed = (await once.work.lease("agent-1", { sessionId: "stuck" }))!;
+      await once.work.nack(doomed.leaseId, { reason: "the agent gave up" });
+    } finally {
+      await once.close();
+    }
+    const lib = await openBaton({ root });
+    try {
+      const seen: string[] = [];
+      const tag = async () => (await lib.sessions.versions("stuck")).work;
+      seen.push(await tag()); // dead
+      const [dead] = await lib.work.dead("stuck");
+      await lib.work.retry(dead!.itemId);
+      seen.push(await tag()); // back in the queue
+      const again = (await lib.work.lease("agent-2", { sessionId: "stuck" }))!;
+      seen.push(await tag()); // leased
+      await lib.work.nack(again.leaseId, { reason: "still failing" });
+      const last = await tag(); // dead again, for another reason
+      expect(await lib.work.dead("stuck")).toMatchObject([{ itemId: dead!.itemId, why: expect.stringContaining("still failing") }]);
+      expect(new Set(seen).size).toBe(3);
+      expect(seen).not.toContain(last);
+      expect(await tag()).toBe(last); // equal state, equal tag
+    } finally {
+      await lib.close();
+    }
+  });
+});
