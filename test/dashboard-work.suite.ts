@@ -10,6 +10,7 @@ import { describe, expect, it } from "vitest";
 import { type Baton, isBatonError, openBaton } from "../src/index.js";
 import { connection, dashboardLink, screenshot, seriousViolations, suiteBrowser, tabTo } from "./dashboard-helpers.js";
 import type { DashboardStore } from "./dashboard-store.js";
+import { stuckSession } from "./helpers.js";
 import { serve } from "./server-helpers.js";
 
 /** The pending work panel's tests, on the store given. */
@@ -20,16 +21,7 @@ export function workSuite(store: DashboardStore): void {
     /** Session `hero` with its `generate` leased by agent-7; session `stuck` with a dead-lettered `generate`. */
     async function workspace(): Promise<{ root: string; lib: Baton }> {
       const root = store.workspace();
-      // `stuck`'s work is made by a Baton allowing one delivery per item, so a nack dead-letters it.
-      const once = await openBaton({ root, maxAttempts: 1 });
-      try {
-        await once.sessions.start({ flow: "live-variant", id: "stuck" });
-        await once.events.append("stuck", { type: "generate", actor: "browser", data: { prompt: "bolder" } });
-        const doomed = (await once.work.lease("agent-1", { sessionId: "stuck" }))!;
-        await once.work.nack(doomed.leaseId, { reason: "the agent gave up" });
-      } finally {
-        await once.close();
-      }
+      await stuckSession(root);
       const lib = await openBaton({ root });
       expect(await lib.work.dead("stuck")).toHaveLength(1);
       expect(lib.store.kind, "the store the suite runs on").toBe(store.name);

@@ -29,6 +29,23 @@ export async function tempBaton(opts: Omit<OpenBatonOptions, "root"> = {}): Prom
   return { baton, root };
 }
 
+/**
+ * Session `stuck` (flow live-variant) in the store at `root`, with its one `generate` dead-lettered
+ * ("the agent gave up"): made by a Baton allowing one delivery per item, so a nack dead-letters it.
+ */
+export async function stuckSession(root: string): Promise<void> {
+  const once = await openBaton({ root, maxAttempts: 1 });
+  try {
+    await once.sessions.start({ flow: "live-variant", id: "stuck" });
+    await once.events.append("stuck", { type: "generate", actor: "browser", data: { prompt: "bolder" } });
+    const doomed = await once.work.lease("agent-1", { sessionId: "stuck" });
+    if (!doomed) throw new Error("stuckSession: the generate was not delivered");
+    await once.work.nack(doomed.leaseId, { reason: "the agent gave up" });
+  } finally {
+    await once.close();
+  }
+}
+
 export interface CliResult {
   code: number;
   stdout: string;

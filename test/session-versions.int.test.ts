@@ -7,22 +7,14 @@
  */
 import { afterAll, describe, expect, it } from "vitest";
 import { openBaton } from "../src/index.js";
-import { cleanupDirs, tempDir } from "./helpers.js";
+import { cleanupDirs, stuckSession, tempDir } from "./helpers.js";
 
 afterAll(() => cleanupDirs());
 
 describe("session versions", () => {
   it("work dead-lettered, retried, leased and dead-lettered again has a tag it never had", async () => {
     const root = tempDir("versions");
-    const once = await openBaton({ root, maxAttempts: 1 }); // one delivery per item: a nack dead-letters it
-    try {
-      await once.sessions.start({ flow: "live-variant", id: "stuck" });
-      await once.events.append("stuck", { type: "generate", actor: "browser", data: { prompt: "bolder" } });
-      const doomed = (await once.work.lease("agent-1", { sessionId: "stuck" }))!;
-      await once.work.nack(doomed.leaseId, { reason: "the agent gave up" });
-    } finally {
-      await once.close();
-    }
+    await stuckSession(root);
     const lib = await openBaton({ root });
     try {
       const seen: string[] = [];
