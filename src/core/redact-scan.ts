@@ -156,6 +156,7 @@ export const W = {
   SCHEME: 1 << 9, // bearer, basic, token: `Bearer <token>`
   HEADER: 1 << 10, // authorization, cookie, api-key, auth-token: `Authorization: …`
   PASSWORD: 1 << 11, // password, pwd: `Password=…;`
+  EYJ: 1 << 13, // eyj, any case: where a JWT can be (its header and payload start `eyJ`)
 } as const;
 /** Set on a state where a provider's literal ends (`Automaton.ids` holds which). */
 const PROVIDER = 1 << 12;
@@ -187,6 +188,7 @@ const WORDS: readonly (readonly [string, number])[] = [
   ["auth-token", W.HEADER],
   ["password", W.PASSWORD],
   ["pwd", W.PASSWORD],
+  ["eyj", W.EYJ],
 ];
 
 /** Words that make the name holding them worth a rule's look (`Scan.names`). */
