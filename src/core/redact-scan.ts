@@ -14,7 +14,7 @@
  * (`Pass.claim`), in rule order, and a span that overlaps one already claimed is refused, as a
  * placeholder used to hide a secret from the rules after it. The text is rebuilt once, at the end.
  */
-import { automaton, CLASS, K as CLASSES, OUT, STATE, UNKNOWN } from "./redact-automaton.js";
+import { automaton, CLASS, K as CLASSES, OUT, ROW, UNKNOWN } from "./redact-automaton.js";
 import { keyClass, remembered, weakSecretKey } from "./redact-keys.js";
 import { PROVIDERS } from "./redact-providers.js";
 
@@ -93,8 +93,8 @@ const F_SLOW = 1 << (MARK_SHIFT + CHAR_MARKS.length);
  * bundled code has them, they cost that loop about 9 instructions a character (docs/benchmarks.md,
  * "Redaction"). Checked here, at load, against what they stand for.
  */
-const QUIET_LOOP = { DIGIT_SHIFT: 9, CLASSES: 45, OUT: 0x8000, F_SLOW: 0x800000 };
-if (QUIET_LOOP.DIGIT_SHIFT !== DIGIT_SHIFT || QUIET_LOOP.CLASSES !== CLASSES || QUIET_LOOP.OUT !== OUT || QUIET_LOOP.F_SLOW !== F_SLOW)
+const QUIET_LOOP = { DIGIT_SHIFT: 9, OUT: 0x1000000, F_SLOW: 0x800000 };
+if (QUIET_LOOP.DIGIT_SHIFT !== DIGIT_SHIFT || QUIET_LOOP.OUT !== OUT || QUIET_LOOP.F_SLOW !== F_SLOW)
   throw new Error("redact-scan: the scan's inner loop spells constants that have changed; update it and QUIET_LOOP");
 
 const TABLE = new Uint32Array(128);
@@ -244,7 +244,7 @@ export function scanText(text: string): Scan {
   let rules = false;
   let runStart = 0;
   let nameEnd = 0; // the end of the last name found
-  let st = 0;
+  let st = 0; // the automaton's state, as its row in `delta`
   for (let i = 0; i < n; i++) {
     let c = 0;
     let e = 0;
@@ -262,8 +262,8 @@ export function scanText(text: string): Scan {
       prior = chain;
       chain = (chain + 1) * ((e >>> 9) & 1); // DIGIT_SHIFT: a digit adds one, anything else ends the chain
       if (chain === 13) card = true;
-      t = delta[st * 45 + (e & 63)] as number; // CLASSES
-      if (t >= 0x8000 || (e & 0x800000) !== 0) break; // OUT, F_SLOW
+      t = delta[st + (e & 63)] as number;
+      if (t >= 0x1000000 || (e & 0x800000) !== 0) break; // OUT, F_SLOW
       st = t;
     }
     if (i >= n) break;
@@ -275,14 +275,14 @@ export function scanText(text: string): Scan {
       // A space or dash between two digits: the chain goes on.
       if ((c === 32 || c === 45) && i + 1 < n && isDigit(text.charCodeAt(i + 1))) chain = prior;
       if (t === UNKNOWN) t = resolve(st, e & 63);
-      st = t & STATE;
+      st = t & ROW;
       if (t >= OUT) {
-        const o = out[st] as number;
+        const o = out[st / CLASSES] as number;
         words |= o;
         // A hint word: the name around it (found once per name; the letters are part of one).
         if ((o & NAME_WORDS) !== 0 && i >= nameEnd) nameEnd = pushName(text, s.names, i);
         if ((o & END_WORDS) !== 0 && i === nameEnd - 1) s.names[s.names.length - 1] = o & END_WORDS;
-        if ((o & PROVIDER) !== 0) rules = addRules(st);
+        if ((o & PROVIDER) !== 0) rules = addRules(st / CLASSES);
       }
       if ((e & F_SLOW) === 0) continue;
       marks |= (e >>> MARK_SHIFT) & CHAR_MARKS_MASK;
