@@ -271,16 +271,28 @@ const RULES: readonly NameRule[] = [
 const ANY_NAME_RULES: readonly NameRule[] = [bearer, connPassword, urlToken];
 
 /**
+ * Per ASCII character, 1 where it may follow a name some rule claims at: whitespace before an
+ * operator or a value (space, tab), an operator (`:`, `=`, `(`, `?`, `+`), a closing quote
+ * (`"`, `'`, `\"`), or a URL key's bracket (`token]=`). After any other character (a line's end,
+ * `)`, `,`, `}`, `>`, `%` …), or at the text's end, no rule matches, and the name is not judged.
+ */
+const MAY_FOLLOW = new Uint8Array(128);
+for (const c of " \t:=(?+\"'\\[]") MAY_FOLLOW[c.charCodeAt(0)] = 1;
+
+/**
  * The names stage: each name the scan found, in text order, unless an earlier claim covers it
- * (`secret_…` inside a Notion token names nothing), is offered to the rules in order.
+ * (`secret_…` inside a Notion token names nothing) or no rule can match after it
+ * (`MAY_FOLLOW`), is offered to the rules in order.
  */
 export function names(p: Pass): void {
   const n = p.scan.names;
-  for (let i = 0; i < n.length; i += 3) {
-    const start = n[i] as number;
-    const end = n[i + 1] as number;
-    if (!p.free(start, end)) continue;
-    const rules = (p.kind(i / 3) & SECRET_OR_WEAK) !== 0 ? RULES : ANY_NAME_RULES;
-    for (const rule of rules) if (rule(p, i / 3, start, end, n[i + 2] as number)) break;
+  const { text } = p;
+  for (let k = 0; k < n.length / 3; k++) {
+    const start = n[3 * k] as number;
+    const end = n[3 * k + 1] as number;
+    const c = end < text.length ? text.charCodeAt(end) : 0;
+    if (c >= 128 || MAY_FOLLOW[c] !== 1 || !p.free(start, end)) continue;
+    const rules = (p.kind(k) & SECRET_OR_WEAK) !== 0 ? RULES : ANY_NAME_RULES;
+    for (let r = 0; r < rules.length; r++) if ((rules[r] as NameRule)(p, k, start, end, n[3 * k + 2] as number)) break;
   }
 }
