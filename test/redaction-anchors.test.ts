@@ -5,10 +5,12 @@
  * URL shapes only at the scheme starts before each `://` (core/redact-shapes.ts). A literal
  * that is not where every match starts, or a scheme start the anchored search skips, would
  * leave a secret readable. Also the card pattern, written digit first so the engine can look
- * for a digit before trying anything: it must find what its plain spelling finds.
+ * for a digit before trying anything: it must find what its plain spelling finds. And the
+ * names stage, which passes over a name when what follows it can begin no rule's shape.
  */
 import fc from "fast-check";
 import { describe, expect, it } from "vitest";
+import { mayFollowName, RULES } from "../src/core/redact-named.js";
 import { Pass } from "../src/core/redact-pass.js";
 import { PROVIDERS } from "../src/core/redact-providers.js";
 import { scanText } from "../src/core/redact-scan.js";
@@ -190,5 +192,137 @@ describe("the high-entropy shape tried only in runs with a name before a `=`", (
       return false;
     };
     expect(fc.check(holds(strict), { numRuns: 5000, seed: 11 }).failed).toBe(true);
+  });
+});
+
+describe("the names stage passes over a name only where no rule at a name can claim", () => {
+  /**
+   * The names a stage that asks `may` of the character after each would pass over, yet where a
+   * rule at a name claims: each rule tried alone on a fresh pass, so no earlier claim hides
+   * what it would take.
+   */
+  function refused(text: string, may: (c: number) => boolean): string[] {
+    const scan = scanText(text);
+    const out: string[] = [];
+    for (let k = 0; k < scan.names.length / 3; k++) {
+      const [start, end, words] = scan.names.slice(3 * k, 3 * k + 3) as [number, number, number];
+      const c = end < text.length ? text.charCodeAt(end) : 0;
+      if (may(c)) continue;
+      for (const rule of RULES)
+        if (rule(new Pass(text, scan, redactText), k, start, end, words))
+          out.push(`${JSON.stringify(text.slice(start, end + 1))} in ${JSON.stringify(text)}`);
+    }
+    return out;
+  }
+
+  /** A secret name, what may follow it, and a value in the shapes the rules take. */
+  const NAMES = [
+    "password",
+    "DB_PASSWORD",
+    "api_key",
+    "apiKey",
+    "token",
+    "Authorization",
+    "Bearer",
+    "cookie",
+    "--token",
+    "pwd",
+    "secret",
+    "x-api-key",
+    "a[token",
+  ];
+  const AFTER = [
+    " ",
+    "\t",
+    ":",
+    "=",
+    "(",
+    "?",
+    "+",
+    '"',
+    "'",
+    "\\",
+    "[",
+    "]",
+    ")",
+    ",",
+    "}",
+    ">",
+    "<",
+    "%",
+    "&",
+    "/",
+    "@",
+    ";",
+    "$",
+    "`",
+    "\n",
+    "\r",
+    "|",
+    "!",
+    "*",
+    "#",
+    "\u00a0",
+    "é",
+    "",
+  ];
+  const VALUE = [
+    "",
+    "= s3cr3tV4lue-99xQz",
+    ": s3cr3tV4lue-99xQz",
+    '": "s3cr3tV4lue-99xQz"',
+    '("s3cr3tV4lue-99xQz")',
+    '", "s3cr3tV4lue-99xQz")',
+    ": 's3cr3tV4lue-99xQz'",
+    ", 's3cr3tV4lue-99xQz')",
+    '": \\"s3cr3tV4lue-99xQz\\"',
+    " is hunter2-xyz9 ",
+    " Zx9Qw2Lk7Vb3Nm8Pq4Rt ",
+    ": Bearer Zx9Qw2Lk7Vb3Nm8Pq4Rt",
+    "=Zx9Qw2Lk7Vb3Nm8Pq4Rt;",
+    ": |\n  s3cr3tV4lue-99xQz\n",
+    " = `s3cr3tV4lue-99xQz`",
+    "]=Zx9Qw2Lk7Vb3Nm8Pq4Rt",
+  ];
+  const texts = fc
+    .array(
+      fc.tuple(
+        fc.constantFrom("", " ", "\n", "?", "&", "export ", '"', "'", '\\"', "$", "--", "x.setPassword"),
+        fc.constantFrom(...NAMES),
+        fc.constantFrom(...AFTER),
+        fc.constantFrom(...VALUE),
+      ),
+      {
+        minLength: 1,
+        maxLength: 4,
+      },
+    )
+    .map((parts) => parts.map((p) => p.join("")).join(""));
+
+  it("no rule claims after a name the stage passes over: generated texts and the corpus", () => {
+    let tried = 0;
+    fc.assert(
+      fc.property(texts, (t) => {
+        tried++;
+        expect(refused(t, mayFollowName)).toEqual([]);
+      }),
+      { numRuns: 5000, seed: 11 },
+    );
+    const corpus = corpusTexts(generate(11));
+    for (const t of corpus) expect(refused(t, mayFollowName)).toEqual([]);
+    expect(tried + corpus.length).toBeGreaterThan(10_000);
+  });
+
+  it("the check catches a stage that passes over any character it now stops at", () => {
+    for (const skipped of [" ", "\t", ":", "=", "(", "?", "+", '"', "'", "\\", "[", "]"]) {
+      const stricter = (c: number) => c !== skipped.charCodeAt(0) && mayFollowName(c);
+      expect(
+        fc.check(
+          fc.property(texts, (t) => refused(t, stricter).length === 0),
+          { numRuns: 5000, seed: 11 },
+        ).failed,
+        skipped,
+      ).toBe(true);
+    }
   });
 });

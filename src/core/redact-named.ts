@@ -248,7 +248,7 @@ const prose: NameRule = (p, i, start, end) => {
 };
 
 /** The rules, in their order of precedence at one name: the first that claims a span there wins. */
-const RULES: readonly NameRule[] = [
+export const RULES: readonly NameRule[] = [
   authorization,
   bearer,
   connPassword,
@@ -279,6 +279,9 @@ const ANY_NAME_RULES: readonly NameRule[] = [bearer, connPassword, urlToken];
 const MAY_FOLLOW = new Uint8Array(128);
 for (const c of " \t:=(?+\"'\\[]") MAY_FOLLOW[c.charCodeAt(0)] = 1;
 
+/** Whether the character code c (0: the text's end) may follow a name some rule claims at (`MAY_FOLLOW`). */
+export const mayFollowName = (c: number): boolean => c < 128 && MAY_FOLLOW[c] === 1;
+
 /**
  * The names stage: each name the scan found, in text order, unless an earlier claim covers it
  * (`secret_…` inside a Notion token names nothing) or no rule can match after it
@@ -291,7 +294,7 @@ export function names(p: Pass): void {
     const start = n[3 * k] as number;
     const end = n[3 * k + 1] as number;
     const c = end < text.length ? text.charCodeAt(end) : 0;
-    if (c >= 128 || MAY_FOLLOW[c] !== 1 || !p.free(start, end)) continue;
+    if (!mayFollowName(c) || !p.free(start, end)) continue;
     const rules = (p.kind(k) & SECRET_OR_WEAK) !== 0 ? RULES : ANY_NAME_RULES;
     for (let r = 0; r < rules.length; r++) if ((rules[r] as NameRule)(p, k, start, end, n[3 * k + 2] as number)) break;
   }
