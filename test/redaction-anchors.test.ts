@@ -5,14 +5,16 @@
  * URL shapes only at the scheme starts before each `://` (core/redact-shapes.ts). A literal
  * that is not where every match starts, or a scheme start the anchored search skips, would
  * leave a secret readable. Also the card pattern, written digit first so the engine can look
- * for a digit before trying anything: it must find what its plain spelling finds. And the
- * names stage, which passes over a name when what follows it can begin no rule's shape.
+ * for a digit before trying anything: it must find what its plain spelling finds. And two
+ * shortcuts: a rule's literals searched for by their first two characters, and the names stage
+ * passing over a name when what follows it can begin no rule's shape.
  */
 import fc from "fast-check";
 import { describe, expect, it } from "vitest";
 import { mayFollowName, RULES } from "../src/core/redact-named.js";
 import { Pass } from "../src/core/redact-pass.js";
 import { PROVIDERS } from "../src/core/redact-providers.js";
+import { firstOf, groups } from "../src/core/redact-runs.js";
 import { scanText } from "../src/core/redact-scan.js";
 import { applyShape, card, highEntropy, type Shape, urlPassword, urlUserToken } from "../src/core/redact-shapes.js";
 import { redactText } from "../src/core/redact-text.js";
@@ -41,6 +43,42 @@ describe("provider rules tried where their literal stands", () => {
         }
     expect(wrong).toEqual([]);
     expect(matches).toBeGreaterThan(10_000);
+  });
+});
+
+describe("a rule's literals searched for by their first two characters", () => {
+  /** The plain reading: the first place at or after `from` where any literal stands. */
+  const plain = (run: string, literals: readonly string[], from: number) =>
+    Math.min(...literals.map((l) => run.indexOf(l, from)).filter((at) => at >= 0), Number.MAX_SAFE_INTEGER);
+  const rules = PROVIDERS.filter((r) => r.leading);
+  const rule = fc.constantFrom(...rules);
+
+  it("finds where the first literal stands, for every leading rule", () => {
+    // Runs of a rule's own literals (several groups of it, in any order), their heads and filler.
+    const runOf = (r: (typeof rules)[number]) =>
+      fc.tuple(
+        fc.constant(r),
+        fc.array(
+          fc.oneof(fc.constantFrom(...r.literals, ...r.literals.map((l) => l.slice(0, 2))), fc.constantFrom("g", "-", "_", "x", "9", "A")),
+          {
+            maxLength: 12,
+          },
+        ),
+        fc.nat(20),
+      );
+    fc.assert(
+      fc.property(rule.chain(runOf), ([r, parts, from]) => {
+        const run = parts.join("");
+        const want = plain(run, r.literals, from);
+        expect(firstOf(run, groups(r.literals), from)).toBe(want === Number.MAX_SAFE_INTEGER ? -1 : want);
+      }),
+      { numRuns: 5000, seed: 11 },
+    );
+  });
+
+  it("groups GitLab's prefixes into two searches", () => {
+    const gitlab = PROVIDERS.find((r) => r.id === "gitlab-token");
+    expect(gitlab && groups(gitlab.literals).map((g) => g.head)).toEqual(["gl", "GR1348941"]);
   });
 });
 

@@ -72,7 +72,7 @@ interface LiteralGroup {
   rest: readonly string[];
 }
 
-function groups(literals: readonly string[]): LiteralGroup[] {
+export function groups(literals: readonly string[]): LiteralGroup[] {
   const byHead = new Map<string, string[]>();
   for (const l of literals) {
     const head = l.slice(0, 2);
@@ -91,7 +91,7 @@ function oneAt(run: string, literals: readonly string[], at: number): boolean {
 }
 
 /** Where the first of a rule's literals (as `groups`) at or after `from` stands in the run; -1: none. */
-function firstOf(run: string, gs: readonly LiteralGroup[], from: number): number {
+export function firstOf(run: string, gs: readonly LiteralGroup[], from: number): number {
   let first = -1;
   for (const g of gs) {
     for (let at = run.indexOf(g.head, from); at >= 0 && (first < 0 || at < first); at = run.indexOf(g.head, at + 1))
