@@ -5,8 +5,9 @@
  * URL shapes only at the scheme starts before each `://` (core/redact-shapes.ts). A literal
  * that is not where every match starts, or a scheme start the anchored search skips, would
  * leave a secret readable. Also the card pattern, written digit first so the engine can look
- * for a digit before trying anything: it must find what its plain spelling finds. And two
- * shortcuts: a rule's literals searched for by their first two characters, and the names stage
+ * for a digit before trying anything: it must find what its plain spelling finds. And three
+ * shortcuts: a rule's literals searched for by their first two characters, the first characters
+ * of the literals the scan does not look for read along a run in one pass, and the names stage
  * passing over a name when what follows it can begin no rule's shape.
  */
 import fc from "fast-check";
@@ -14,7 +15,7 @@ import { describe, expect, it } from "vitest";
 import { mayFollowName, RULES } from "../src/core/redact-named.js";
 import { Pass } from "../src/core/redact-pass.js";
 import { PROVIDERS } from "../src/core/redact-providers.js";
-import { firstOf, groups } from "../src/core/redact-runs.js";
+import { firstOf, groups, UNSCANNED, unscannedHeads } from "../src/core/redact-runs.js";
 import { scanText } from "../src/core/redact-scan.js";
 import { applyShape, card, highEntropy, type Shape, urlPassword, urlUserToken } from "../src/core/redact-shapes.js";
 import { redactText } from "../src/core/redact-text.js";
@@ -74,6 +75,34 @@ describe("a rule's literals searched for by their first two characters", () => {
       }),
       { numRuns: 5000, seed: 11 },
     );
+  });
+
+  it("a run holding a literal of a rule the scan does not look for has that rule's head noted", () => {
+    const unscanned = UNSCANNED.map((i) => PROVIDERS[i] as (typeof PROVIDERS)[number]);
+    expect(unscanned.length).toBeGreaterThan(0);
+    const parts = fc.constantFrom(
+      ...unscanned.flatMap((r) => r.literals),
+      ...unscanned.flatMap((r) => r.literals.map((l) => l.slice(0, 1))),
+      "x",
+      "9",
+      "é",
+      "_",
+    );
+    let held = 0;
+    fc.assert(
+      fc.property(fc.array(parts, { minLength: 1, maxLength: 10 }), fc.nat(3), (ps, pad) => {
+        const run = ps.join("");
+        const text = `${" ".repeat(pad)}${run} `;
+        const heads = unscannedHeads(text, pad, pad + run.length);
+        unscanned.forEach((r, u) => {
+          if (!r.literals.some((l) => run.includes(l))) return;
+          held++;
+          expect((heads >>> u) & 1, `${r.id} in ${JSON.stringify(run)}`).toBe(1);
+        });
+      }),
+      { numRuns: 5000, seed: 11 },
+    );
+    expect(held).toBeGreaterThan(5000);
   });
 
   it("groups GitLab's prefixes into two searches", () => {

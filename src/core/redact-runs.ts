@@ -52,9 +52,44 @@ function base64Runs(text: string, from: number, to: number): number[] {
 
 const NONE: readonly number[] = [];
 /** The rules whose literals the scan does not look for (`ProviderRule.scanned`), ascending. */
-const UNSCANNED: readonly number[] = PROVIDERS.flatMap((r, i) => (r.scanned ? [] : [i]));
+export const UNSCANNED: readonly number[] = PROVIDERS.flatMap((r, i) => (r.scanned ? [] : [i]));
 /** Runs shorter than this are too short for every rule of `UNSCANNED`. */
 const UNSCANNED_MIN = Math.min(...UNSCANNED.map((i) => (PROVIDERS[i] as (typeof PROVIDERS)[number]).min));
+
+/**
+ * The rules of `UNSCANNED` (bit u for the u-th) a literal of which starts with a pair of ASCII
+ * characters (`PAIR_HEADS[first * 128 + second]`), or is one character (`ONE_HEADS`): read
+ * along a run, one pass says which of them it may hold, where a search for each literal
+ * (`SK`, `YC`, `b_`, `1/`, …) cost most long runs several calls that found nothing.
+ */
+const PAIR_HEADS = new Uint8Array(128 * 128);
+const ONE_HEADS = new Uint8Array(128);
+if (UNSCANNED.length > 8) throw new Error("redact-runs: more rules without a scanned literal than PAIR_HEADS has bits");
+UNSCANNED.forEach((id, u) => {
+  for (const l of (PROVIDERS[id] as (typeof PROVIDERS)[number]).literals) {
+    const c0 = l.charCodeAt(0);
+    const c1 = l.length > 1 ? l.charCodeAt(1) : 0;
+    if (c0 >= 128 || c1 >= 128) throw new Error(`redact-runs: literal ${JSON.stringify(l)} is not ASCII`);
+    if (l.length === 1) ONE_HEADS[c0] = (ONE_HEADS[c0] as number) | (1 << u);
+    else PAIR_HEADS[c0 * 128 + c1] = (PAIR_HEADS[c0 * 128 + c1] as number) | (1 << u);
+  }
+});
+
+/** The rules of `UNSCANNED` (bit u for the u-th) whose literals' first characters stand somewhere in text[start, end). */
+export function unscannedHeads(text: string, start: number, end: number): number {
+  let m = 0;
+  let c0 = text.charCodeAt(start);
+  for (let j = start + 1; j < end; j++) {
+    const c1 = text.charCodeAt(j);
+    if (c0 < 128) {
+      m |= ONE_HEADS[c0] as number;
+      if (c1 < 128) m |= PAIR_HEADS[(c0 << 7) | c1] as number;
+    }
+    c0 = c1;
+  }
+  if (c0 < 128) m |= ONE_HEADS[c0] as number;
+  return m;
+}
 
 /** Whether the run holds one of a rule's literals as its pattern spells them (the scan found them case-folded: `sk` in `task`). */
 function holdsOne(run: string, literals: readonly string[]): boolean {
@@ -155,7 +190,8 @@ export function runs(p: Pass): void {
     const start = r[k] as number;
     const end = r[k + 1] as number;
     const found = p.scan.runRules[k >> 1] ?? NONE;
-    const unscanned = end - start >= UNSCANNED_MIN ? UNSCANNED : NONE;
+    const heads = end - start >= UNSCANNED_MIN ? unscannedHeads(text, start, end) : 0;
+    const unscanned = heads !== 0 ? UNSCANNED : NONE;
     // Most runs are too short for base64 and hold no rule's literal: nothing to look at.
     if (found === NONE && unscanned === NONE && end - start < 40 && !jwts) continue;
     const run = text.slice(start, end);
@@ -165,7 +201,7 @@ export function runs(p: Pass): void {
       const b = unscanned[u] ?? Number.MAX_SAFE_INTEGER;
       const i = a < b ? a : b;
       if (a < b) f++;
-      else u++;
+      else if (((heads >>> u++) & 1) === 0) continue; // none of its literals' heads in the run
       const rule = PROVIDERS[i] as (typeof PROVIDERS)[number];
       if (run.length < rule.min) continue;
       // A leading rule's first literal is where its pattern is tried first; any other rule needs one somewhere.
