@@ -17,6 +17,7 @@ import { Pass } from "../src/core/redact-pass.js";
 import { PROVIDERS } from "../src/core/redact-providers.js";
 import { firstOf, groups, UNSCANNED, unscannedHeads } from "../src/core/redact-runs.js";
 import { scanText } from "../src/core/redact-scan.js";
+import * as shapes from "../src/core/redact-shapes.js";
 import { applyShape, card, highEntropy, type Shape, urlPassword, urlUserToken } from "../src/core/redact-shapes.js";
 import { redactText } from "../src/core/redact-text.js";
 import { corpusTexts, generate } from "./redaction/corpus.js";
@@ -391,5 +392,29 @@ describe("the names stage passes over a name only where no rule at a name can cl
         skipped,
       ).toBe(true);
     }
+  });
+});
+
+describe("a shape is called only for texts that hold what it needs", () => {
+  const all = Object.entries(shapes).filter((e): e is [string, Shape] => typeof e[1] === "object" && e[1] !== null && "need" in e[1]);
+
+  it("every text a shape's gate lets through, in the corpus of two seeds, holds one of its needed marks or words", () => {
+    expect(all.length).toBeGreaterThanOrEqual(14);
+    const passed = new Map<string, number>();
+    const wrong: string[] = [];
+    // The corpus has no PuTTY key file: one by hand.
+    const putty =
+      "PuTTY-User-Key-File-3: ssh-ed25519\nEncryption: none\nPrivate-Lines: 1\nAAAAIGxZ3mQ9fT0sVq2r8XkP1bN7cW4eH6jY5uD3aR0oL2iK\n";
+    for (const text of [putty, ...corpusTexts(generate(11)), ...corpusTexts(generate(12))]) {
+      const p = new Pass(text, scanText(text), redactText);
+      for (const [id, s] of all) {
+        if (!s.gate(p)) continue;
+        passed.set(id, (passed.get(id) ?? 0) + 1);
+        if ((p.scan.marks & s.need[0]) === 0 && (p.scan.words & s.need[1]) === 0) wrong.push(`${id}: ${JSON.stringify(text.slice(0, 80))}`);
+      }
+    }
+    expect(wrong).toEqual([]);
+    // Every shape's gate let some text through: the check above was asked of each.
+    expect(all.map(([id]) => id).filter((id) => !passed.has(id))).toEqual([]);
   });
 });
