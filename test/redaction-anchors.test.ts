@@ -12,8 +12,8 @@
  */
 import fc from "fast-check";
 import { describe, expect, it } from "vitest";
-import { mayFollowName, RULES } from "../src/core/redact-named.js";
-import { Pass } from "../src/core/redact-pass.js";
+import { RULES, rulesAfter } from "../src/core/redact-named.js";
+import { type NameRule, Pass, SECRET_OR_WEAK } from "../src/core/redact-pass.js";
 import { PROVIDERS } from "../src/core/redact-providers.js";
 import { firstOf, groups, UNSCANNED, unscannedHeads } from "../src/core/redact-runs.js";
 import { scanText } from "../src/core/redact-scan.js";
@@ -263,25 +263,26 @@ describe("the high-entropy shape tried only in runs with a name before a `=`", (
   });
 });
 
-describe("the names stage passes over a name only where no rule at a name can claim", () => {
-  /**
-   * The names a stage that asks `may` of the character after each would pass over, yet where a
-   * rule at a name claims: each rule tried alone on a fresh pass, so no earlier claim hides
-   * what it would take.
-   */
-  function refused(text: string, may: (c: number) => boolean): string[] {
+describe("the names stage offers a name only to the rules that can claim after what follows it", () => {
+  /** Each rule at a name that claims there, tried alone on a fresh pass (no earlier claim hides what it would take), with the character after the name. */
+  function claims(text: string): { rule: number; c: number; secret: boolean; at: string }[] {
     const scan = scanText(text);
-    const out: string[] = [];
+    const out: { rule: number; c: number; secret: boolean; at: string }[] = [];
     for (let k = 0; k < scan.names.length / 3; k++) {
       const [start, end, words] = scan.names.slice(3 * k, 3 * k + 3) as [number, number, number];
       const c = end < text.length ? text.charCodeAt(end) : 0;
-      if (may(c)) continue;
-      for (const rule of RULES)
-        if (rule(new Pass(text, scan, redactText), k, start, end, words))
-          out.push(`${JSON.stringify(text.slice(start, end + 1))} in ${JSON.stringify(text)}`);
+      const secret = (new Pass(text, scan, redactText).kind(k) & SECRET_OR_WEAK) !== 0;
+      RULES.forEach((rule, r) => {
+        if (rule(new Pass(text, scan, redactText), k, start, end, words)) out.push({ rule: r, c, secret, at: text.slice(start, end + 1) });
+      });
     }
     return out;
   }
+  /** The claims the names stage would never make: by a rule it does not offer the name to. */
+  const refused = (text: string) =>
+    claims(text)
+      .filter(({ rule, c, secret }) => !rulesAfter(c, secret).includes(RULES[rule] as NameRule))
+      .map(({ rule, at }) => `rule ${rule} at ${JSON.stringify(at)} in ${JSON.stringify(text)}`);
 
   /** A secret name, what may follow it, and a value in the shapes the rules take. */
   const NAMES = [
@@ -348,50 +349,45 @@ describe("the names stage passes over a name only where no rule at a name can cl
     " Zx9Qw2Lk7Vb3Nm8Pq4Rt ",
     ": Bearer Zx9Qw2Lk7Vb3Nm8Pq4Rt",
     "=Zx9Qw2Lk7Vb3Nm8Pq4Rt;",
+    ' String::from("s3cr3tV4lue-99xQz")',
+    ' = String::from("s3cr3tV4lue-99xQz")',
+    "`s3cr3tV4lue-99xQz`",
+    'r#"s3cr3tV4lue-99xQz"#',
     ": |\n  s3cr3tV4lue-99xQz\n",
     " = `s3cr3tV4lue-99xQz`",
     "]=Zx9Qw2Lk7Vb3Nm8Pq4Rt",
   ];
-  const texts = fc
-    .array(
-      fc.tuple(
-        fc.constantFrom("", " ", "\n", "?", "&", "export ", '"', "'", '\\"', "$", "--", "x.setPassword"),
-        fc.constantFrom(...NAMES),
-        fc.constantFrom(...AFTER),
-        fc.constantFrom(...VALUE),
-      ),
-      {
-        minLength: 1,
-        maxLength: 4,
-      },
-    )
-    .map((parts) => parts.map((p) => p.join("")).join(""));
+  const PREFIXES = ["", "\n", " ", "?", "&", "export ", '"', "'", '\\"', "$", "--", "x.setPassword"];
+  /** Every prefix, name, following character and value, once: where each rule claims after each character. */
+  const single = PREFIXES.flatMap((pre) => NAMES.flatMap((n) => AFTER.flatMap((a) => VALUE.map((v) => `${pre}${n}${a}${v}`))));
 
-  it("no rule claims after a name the stage passes over: generated texts and the corpus", () => {
-    let tried = 0;
+  it("no rule claims after a name it is not offered: every single name and value, generated texts of several, and the corpus", () => {
+    for (const t of single) expect(refused(t)).toEqual([]);
+    const several = fc
+      .array(fc.tuple(fc.constantFrom(...PREFIXES), fc.constantFrom(...NAMES), fc.constantFrom(...AFTER), fc.constantFrom(...VALUE)), {
+        minLength: 2,
+        maxLength: 4,
+      })
+      .map((parts) => parts.map((p) => p.join("")).join(""));
     fc.assert(
-      fc.property(texts, (t) => {
-        tried++;
-        expect(refused(t, mayFollowName)).toEqual([]);
+      fc.property(several, (t) => {
+        expect(refused(t)).toEqual([]);
       }),
-      { numRuns: 5000, seed: 11 },
+      { numRuns: 3000, seed: 11 },
     );
-    const corpus = corpusTexts(generate(11));
-    for (const t of corpus) expect(refused(t, mayFollowName)).toEqual([]);
-    expect(tried + corpus.length).toBeGreaterThan(10_000);
+    for (const t of corpusTexts(generate(11))) expect(refused(t)).toEqual([]);
   });
 
-  it("the check catches a stage that passes over any character it now stops at", () => {
-    for (const skipped of [" ", "\t", ":", "=", "(", "?", "+", '"', "'", "\\", "[", "]"]) {
-      const stricter = (c: number) => c !== skipped.charCodeAt(0) && mayFollowName(c);
-      expect(
-        fc.check(
-          fc.property(texts, (t) => refused(t, stricter).length === 0),
-          { numRuns: 5000, seed: 11 },
-        ).failed,
-        skipped,
-      ).toBe(true);
-    }
+  it("every character a rule is offered after has a text where it claims after it, so withholding any one fails the check above", () => {
+    const seen = new Set<string>();
+    for (const t of single) for (const { rule, c } of claims(t)) seen.add(`${rule}:${c}`);
+    const unwitnessed: string[] = [];
+    RULES.forEach((rule, r) => {
+      for (let c = 0; c < 128; c++)
+        if (rulesAfter(c, true).includes(rule) && !seen.has(`${r}:${c}`))
+          unwitnessed.push(`rule ${r} after ${JSON.stringify(String.fromCharCode(c))}`);
+    });
+    expect(unwitnessed).toEqual([]);
   });
 });
 
