@@ -58,9 +58,10 @@ const UNSCANNED_MIN = Math.min(...UNSCANNED.map((i) => (PROVIDERS[i] as (typeof 
 
 /**
  * The rules of `UNSCANNED` (bit u for the u-th) a literal of which starts with a pair of ASCII
- * characters (`PAIR_HEADS[first * 128 + second]`), or is one character (`ONE_HEADS`): read
- * along a run, one pass says which of them it may hold, where a search for each literal
- * (`SK`, `YC`, `b_`, `1/`, …) cost most long runs several calls that found nothing.
+ * characters (`PAIR_HEADS[first * 128 + second]`; a literal of one character, with every
+ * second), or is one character (`ONE_HEADS`, for a run's last): read along a run, one pass says
+ * which of them it may hold, where a search for each literal (`SK`, `YC`, `b_`, `1/`, …) cost
+ * most long runs several calls that found nothing.
  */
 const PAIR_HEADS = new Uint8Array(128 * 128);
 const ONE_HEADS = new Uint8Array(128);
@@ -71,7 +72,8 @@ UNSCANNED.forEach((id, u) => {
     const c1 = l.length > 1 ? l.charCodeAt(1) : 0;
     if (c0 >= 128 || c1 >= 128) throw new Error(`redact-runs: literal ${JSON.stringify(l)} is not ASCII`);
     if (l.length === 1) ONE_HEADS[c0] = (ONE_HEADS[c0] as number) | (1 << u);
-    else PAIR_HEADS[c0 * 128 + c1] = (PAIR_HEADS[c0 * 128 + c1] as number) | (1 << u);
+    for (let second = 0; second < 128; second++)
+      if (l.length === 1 || second === c1) PAIR_HEADS[c0 * 128 + second] = (PAIR_HEADS[c0 * 128 + second] as number) | (1 << u);
   }
 });
 
@@ -81,10 +83,8 @@ export function unscannedHeads(text: string, start: number, end: number): number
   let c0 = text.charCodeAt(start);
   for (let j = start + 1; j < end; j++) {
     const c1 = text.charCodeAt(j);
-    if (c0 < 128) {
-      m |= ONE_HEADS[c0] as number;
-      if (c1 < 128) m |= PAIR_HEADS[(c0 << 7) | c1] as number;
-    }
+    if ((c0 | c1) < 128) m |= PAIR_HEADS[(c0 << 7) | c1] as number;
+    else if (c0 < 128) m |= ONE_HEADS[c0] as number;
     c0 = c1;
   }
   if (c0 < 128) m |= ONE_HEADS[c0] as number;

@@ -273,7 +273,7 @@ export function scanText(text: string): Scan {
       if (!unicodeSpace(c)) continue;
     } else {
       // A space or dash between two digits: the chain goes on.
-      if ((c === 32 || c === 45) && i + 1 < n && isDigit(text.charCodeAt(i + 1))) chain = prior;
+      if (prior !== 0 && (c === 32 || c === 45) && i + 1 < n && isDigit(text.charCodeAt(i + 1))) chain = prior;
       if (t === UNKNOWN) t = resolve(st, e & 63);
       st = t & ROW;
       if (t >= OUT) {
