@@ -49,6 +49,8 @@ export interface Automaton {
   delta: Int32Array;
   /** Per state: the bits of every literal that ends there (its own and its suffixes'). */
   bits: Uint16Array;
+  /** The same at each state's row (`rowBits[state * K]`): read where a transition reports, without a division. */
+  rowBits: Uint16Array;
   /** Per state: the ids of every literal that ends there, ascending; undefined when none. */
   ids: (readonly number[] | undefined)[];
   /** The transition from the state at `row` on `cls` (a `delta` entry: OUT may be set), filled in on first use. */
@@ -135,5 +137,7 @@ export function automaton(literals: readonly Literal[]): Automaton {
     }
     return t;
   };
-  return { delta, bits: Uint16Array.from(bits), ids, resolve };
+  const rowBits = new Uint16Array(n * K);
+  for (let st = 0; st < n; st++) rowBits[st * K] = bits[st] as number;
+  return { delta, bits: Uint16Array.from(bits), rowBits, ids, resolve };
 }

@@ -198,7 +198,7 @@ const AC = automaton([
   ...WORDS.map(([text, bits]) => ({ text, bits, id: -1 })),
   ...PROVIDERS.flatMap((r, id) => (r.scanned ? r.hints.map((text) => ({ text, bits: PROVIDER, id })) : [])),
 ]);
-const { delta: DELTA, bits: BITS, ids: IDS, resolve } = AC;
+const { delta: DELTA, rowBits: ROW_BITS, ids: IDS, resolve } = AC;
 
 // ---------------------------------------------------------------------------------------------
 // The scan
@@ -231,7 +231,7 @@ export function scanText(text: string): Scan {
   // The tables in locals: the loop reads them for every character.
   const table = TABLE;
   const delta = DELTA;
-  const out = BITS;
+  const out = ROW_BITS;
   let marks = 0;
   let words = 0;
   // Digits in a row, a space or dash at most between two (a card's); `prior`: the count before
@@ -277,7 +277,7 @@ export function scanText(text: string): Scan {
       if (t === UNKNOWN) t = resolve(st, e & 63);
       st = t & ROW;
       if (t >= OUT) {
-        const o = out[st / CLASSES] as number;
+        const o = out[st] as number;
         words |= o;
         // A hint word: the name around it (found once per name; the letters are part of one).
         if ((o & NAME_WORDS) !== 0 && i >= nameEnd) nameEnd = pushName(text, s.names, i);
