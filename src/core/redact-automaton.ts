@@ -32,7 +32,7 @@ export const UNKNOWN = OUT | ROW;
 export interface Literal {
   /** Lowercase, from the alphabet above. */
   text: string;
-  /** Bits reported where it ends (`Automaton.bits`). */
+  /** Bits reported where it ends (`Automaton.rowBits`). */
   bits: number;
   /** A number reported where it ends (`Automaton.ids`), or -1. */
   id: number;
@@ -47,9 +47,11 @@ export interface Automaton {
    * the root (row 0).
    */
   delta: Int32Array;
-  /** Per state: the bits of every literal that ends there (its own and its suffixes'). */
-  bits: Uint16Array;
-  /** The same at each state's row (`rowBits[state * K]`): read where a transition reports, without a division. */
+  /**
+   * Per state, at its row (`rowBits[state * K]`, the other entries unused): the bits of every
+   * literal that ends there (its own and its suffixes'), read where a transition reports,
+   * without a division.
+   */
   rowBits: Uint16Array;
   /** Per state: the ids of every literal that ends there, ascending; undefined when none. */
   ids: (readonly number[] | undefined)[];
@@ -139,5 +141,5 @@ export function automaton(literals: readonly Literal[]): Automaton {
   };
   const rowBits = new Uint16Array(n * K);
   for (let st = 0; st < n; st++) rowBits[st * K] = bits[st] as number;
-  return { delta, bits: Uint16Array.from(bits), rowBits, ids, resolve };
+  return { delta, rowBits, ids, resolve };
 }
