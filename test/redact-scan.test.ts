@@ -11,7 +11,7 @@
  */
 import fc from "fast-check";
 import { describe, expect, it } from "vitest";
-import { M, MIN_RUN, scanText } from "../src/core/redact-scan.js";
+import { M, MIN_RUN, scanText, W } from "../src/core/redact-scan.js";
 
 /** Pieces texts are built from: hint words in any case, provider literals, operators, digits, non-ASCII letters, Unicode spaces, surrogate pairs. */
 const PIECES = [
@@ -126,6 +126,10 @@ describe("scanText", () => {
         const s = scanText(t);
         expect((s.marks & M.CARD) !== 0).toBe(/\d(?:[ -]?\d){12}/.test(t));
         expect((s.marks & M.PORT) !== 0).toBe(/:(?:\d{1,5}|\*):[^\s:]/.test(t));
+        // What the pipeline asks of the marks and words instead of searching the text itself.
+        expect((s.words & W.EYJ) !== 0).toBe(/eyj/i.test(t));
+        expect((s.marks & M.PERCENT) !== 0).toBe(t.includes("%"));
+        expect((s.marks & M.ESCAPED_SLASH) !== 0).toBe(t.includes("\\/"));
         expect(s.colons).toBe(t.split(":").length - 1);
         expect(s.lastEq).toBe(t.lastIndexOf("="));
         expect(s.runs).toEqual(plainRuns(t));

@@ -5,13 +5,19 @@
  * URL shapes only at the scheme starts before each `://` (core/redact-shapes.ts). A literal
  * that is not where every match starts, or a scheme start the anchored search skips, would
  * leave a secret readable. Also the card pattern, written digit first so the engine can look
- * for a digit before trying anything: it must find what its plain spelling finds.
+ * for a digit before trying anything: it must find what its plain spelling finds. And three
+ * shortcuts: a rule's literals searched for by their first two characters, the first characters
+ * of the literals the scan does not look for read along a run in one pass, and the names stage
+ * passing over a name when what follows it can begin no rule's shape.
  */
 import fc from "fast-check";
 import { describe, expect, it } from "vitest";
-import { Pass } from "../src/core/redact-pass.js";
+import { RULES, rulesAfter } from "../src/core/redact-named.js";
+import { type NameRule, Pass, SECRET_OR_WEAK } from "../src/core/redact-pass.js";
 import { PROVIDERS } from "../src/core/redact-providers.js";
+import { firstOf, groups, UNSCANNED, unscannedHeads } from "../src/core/redact-runs.js";
 import { scanText } from "../src/core/redact-scan.js";
+import * as shapes from "../src/core/redact-shapes.js";
 import { applyShape, card, highEntropy, type Shape, urlPassword, urlUserToken } from "../src/core/redact-shapes.js";
 import { redactText } from "../src/core/redact-text.js";
 import { corpusTexts, generate } from "./redaction/corpus.js";
@@ -39,6 +45,70 @@ describe("provider rules tried where their literal stands", () => {
         }
     expect(wrong).toEqual([]);
     expect(matches).toBeGreaterThan(10_000);
+  });
+});
+
+describe("a rule's literals searched for by their first two characters", () => {
+  /** The plain reading: the first place at or after `from` where any literal stands. */
+  const plain = (run: string, literals: readonly string[], from: number) =>
+    Math.min(...literals.map((l) => run.indexOf(l, from)).filter((at) => at >= 0), Number.MAX_SAFE_INTEGER);
+  const rules = PROVIDERS.filter((r) => r.leading);
+  const rule = fc.constantFrom(...rules);
+
+  it("finds where the first literal stands, for every leading rule", () => {
+    // Runs of a rule's own literals (several groups of it, in any order), their heads and filler.
+    const runOf = (r: (typeof rules)[number]) =>
+      fc.tuple(
+        fc.constant(r),
+        fc.array(
+          fc.oneof(fc.constantFrom(...r.literals, ...r.literals.map((l) => l.slice(0, 2))), fc.constantFrom("g", "-", "_", "x", "9", "A")),
+          {
+            maxLength: 12,
+          },
+        ),
+        fc.nat(20),
+      );
+    fc.assert(
+      fc.property(rule.chain(runOf), ([r, parts, from]) => {
+        const run = parts.join("");
+        const want = plain(run, r.literals, from);
+        expect(firstOf(run, groups(r.literals), from)).toBe(want === Number.MAX_SAFE_INTEGER ? -1 : want);
+      }),
+      { numRuns: 5000, seed: 11 },
+    );
+  });
+
+  it("a run holding a literal of a rule the scan does not look for has that rule's head noted", () => {
+    const unscanned = UNSCANNED.map((i) => PROVIDERS[i] as (typeof PROVIDERS)[number]);
+    expect(unscanned.length).toBeGreaterThan(0);
+    const parts = fc.constantFrom(
+      ...unscanned.flatMap((r) => r.literals),
+      ...unscanned.flatMap((r) => r.literals.map((l) => l.slice(0, 1))),
+      "x",
+      "9",
+      "é",
+      "_",
+    );
+    let held = 0;
+    fc.assert(
+      fc.property(fc.array(parts, { minLength: 1, maxLength: 10 }), fc.nat(3), (ps, pad) => {
+        const run = ps.join("");
+        const text = `${" ".repeat(pad)}${run} `;
+        const heads = unscannedHeads(text, pad, pad + run.length);
+        unscanned.forEach((r, u) => {
+          if (!r.literals.some((l) => run.includes(l))) return;
+          held++;
+          expect((heads >>> u) & 1, `${r.id} in ${JSON.stringify(run)}`).toBe(1);
+        });
+      }),
+      { numRuns: 5000, seed: 11 },
+    );
+    expect(held).toBeGreaterThan(5000);
+  });
+
+  it("groups GitLab's prefixes into two searches", () => {
+    const gitlab = PROVIDERS.find((r) => r.id === "gitlab-token");
+    expect(gitlab && groups(gitlab.literals).map((g) => g.head)).toEqual(["gl", "GR1348941"]);
   });
 });
 
@@ -190,5 +260,157 @@ describe("the high-entropy shape tried only in runs with a name before a `=`", (
       return false;
     };
     expect(fc.check(holds(strict), { numRuns: 5000, seed: 11 }).failed).toBe(true);
+  });
+});
+
+describe("the names stage offers a name only to the rules that can claim after what follows it", () => {
+  /** Each rule at a name that claims there, tried alone on a fresh pass (no earlier claim hides what it would take), with the character after the name. */
+  function claims(text: string): { rule: number; c: number; secret: boolean; at: string }[] {
+    const scan = scanText(text);
+    const out: { rule: number; c: number; secret: boolean; at: string }[] = [];
+    for (let k = 0; k < scan.names.length / 3; k++) {
+      const [start, end, words] = scan.names.slice(3 * k, 3 * k + 3) as [number, number, number];
+      const c = end < text.length ? text.charCodeAt(end) : 0;
+      const secret = (new Pass(text, scan, redactText).kind(k) & SECRET_OR_WEAK) !== 0;
+      RULES.forEach((rule, r) => {
+        if (rule(new Pass(text, scan, redactText), k, start, end, words)) out.push({ rule: r, c, secret, at: text.slice(start, end + 1) });
+      });
+    }
+    return out;
+  }
+  /** The claims the names stage would never make: by a rule it does not offer the name to. */
+  const refused = (text: string) =>
+    claims(text)
+      .filter(({ rule, c, secret }) => !rulesAfter(c, secret).includes(RULES[rule] as NameRule))
+      .map(({ rule, at }) => `rule ${rule} at ${JSON.stringify(at)} in ${JSON.stringify(text)}`);
+
+  /** A secret name, what may follow it, and a value in the shapes the rules take. */
+  const NAMES = [
+    "password",
+    "DB_PASSWORD",
+    "api_key",
+    "apiKey",
+    "token",
+    "Authorization",
+    "Bearer",
+    "cookie",
+    "--token",
+    "pwd",
+    "secret",
+    "x-api-key",
+    "a[token",
+  ];
+  const AFTER = [
+    " ",
+    "\t",
+    ":",
+    "=",
+    "(",
+    "?",
+    "+",
+    '"',
+    "'",
+    "\\",
+    "[",
+    "]",
+    ")",
+    ",",
+    "}",
+    ">",
+    "<",
+    "%",
+    "&",
+    "/",
+    "@",
+    ";",
+    "$",
+    "`",
+    "\n",
+    "\r",
+    "|",
+    "!",
+    "*",
+    "#",
+    "\u00a0",
+    "é",
+    "",
+  ];
+  const VALUE = [
+    "",
+    "= s3cr3tV4lue-99xQz",
+    ": s3cr3tV4lue-99xQz",
+    '": "s3cr3tV4lue-99xQz"',
+    '("s3cr3tV4lue-99xQz")',
+    '", "s3cr3tV4lue-99xQz")',
+    ": 's3cr3tV4lue-99xQz'",
+    ", 's3cr3tV4lue-99xQz')",
+    '": \\"s3cr3tV4lue-99xQz\\"',
+    " is hunter2-xyz9 ",
+    " Zx9Qw2Lk7Vb3Nm8Pq4Rt ",
+    ": Bearer Zx9Qw2Lk7Vb3Nm8Pq4Rt",
+    "=Zx9Qw2Lk7Vb3Nm8Pq4Rt;",
+    ' String::from("s3cr3tV4lue-99xQz")',
+    ' = String::from("s3cr3tV4lue-99xQz")',
+    "`s3cr3tV4lue-99xQz`",
+    'r#"s3cr3tV4lue-99xQz"#',
+    ": |\n  s3cr3tV4lue-99xQz\n",
+    " = `s3cr3tV4lue-99xQz`",
+    "]=Zx9Qw2Lk7Vb3Nm8Pq4Rt",
+  ];
+  const PREFIXES = ["", "\n", " ", "?", "&", "export ", '"', "'", '\\"', "$", "--", "x.setPassword"];
+  /** Every prefix, name, following character and value, once: where each rule claims after each character. */
+  const single = PREFIXES.flatMap((pre) => NAMES.flatMap((n) => AFTER.flatMap((a) => VALUE.map((v) => `${pre}${n}${a}${v}`))));
+
+  it("no rule claims after a name it is not offered: every single name and value, generated texts of several, and the corpus", () => {
+    for (const t of single) expect(refused(t)).toEqual([]);
+    const several = fc
+      .array(fc.tuple(fc.constantFrom(...PREFIXES), fc.constantFrom(...NAMES), fc.constantFrom(...AFTER), fc.constantFrom(...VALUE)), {
+        minLength: 2,
+        maxLength: 4,
+      })
+      .map((parts) => parts.map((p) => p.join("")).join(""));
+    fc.assert(
+      fc.property(several, (t) => {
+        expect(refused(t)).toEqual([]);
+      }),
+      { numRuns: 3000, seed: 11 },
+    );
+    for (const t of corpusTexts(generate(11))) expect(refused(t)).toEqual([]);
+  });
+
+  it("every character a rule is offered after has a text where it claims after it, so withholding any one fails the check above", () => {
+    const seen = new Set<string>();
+    for (const t of single) for (const { rule, c } of claims(t)) seen.add(`${rule}:${c}`);
+    const unwitnessed: string[] = [];
+    RULES.forEach((rule, r) => {
+      for (let c = 0; c < 128; c++)
+        if (rulesAfter(c, true).includes(rule) && !seen.has(`${r}:${c}`))
+          unwitnessed.push(`rule ${r} after ${JSON.stringify(String.fromCharCode(c))}`);
+    });
+    expect(unwitnessed).toEqual([]);
+  });
+});
+
+describe("a shape is called only for texts that hold what it needs", () => {
+  const all = Object.entries(shapes).filter((e): e is [string, Shape] => typeof e[1] === "object" && e[1] !== null && "need" in e[1]);
+
+  it("every text a shape's gate lets through, in the corpus of two seeds, holds one of its needed marks or words", () => {
+    expect(all.length).toBeGreaterThanOrEqual(14);
+    const passed = new Map<string, number>();
+    const wrong: string[] = [];
+    // The corpus has no PuTTY key file: one by hand.
+    const putty =
+      "PuTTY-User-Key-File-3: ssh-ed25519\nEncryption: none\nPrivate-Lines: 1\nAAAAIGxZ3mQ9fT0sVq2r8XkP1bN7cW4eH6jY5uD3aR0oL2iK\n";
+    for (const text of [putty, ...corpusTexts(generate(11)), ...corpusTexts(generate(12))]) {
+      const p = new Pass(text, scanText(text), redactText);
+      for (const [id, s] of all) {
+        if (!s.gate(p)) continue;
+        passed.set(id, (passed.get(id) ?? 0) + 1);
+        if ((p.scan.marks & s.need[0]) === 0 && (p.scan.words & s.need[1]) === 0) wrong.push(`${id}: ${JSON.stringify(text.slice(0, 80))}`);
+      }
+    }
+    expect(wrong).toEqual([]);
+    // Every shape's gate let some text through: the check above was asked of each.
+    expect(all.map(([id]) => id).filter((id) => !passed.has(id))).toEqual([]);
   });
 });

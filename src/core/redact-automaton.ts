@@ -19,19 +19,20 @@ for (let i = 0; i < ALPHABET.length; i++) {
 }
 /** The number of classes. */
 export const K = ALPHABET.length + 1;
-export const UNKNOWN = 0xffff;
 /**
  * Set in a transition whose target state reports a literal (its `bits` are not 0): the scan
  * reads a state's bits only then, one load fewer for most characters. UNKNOWN has it too.
  */
-export const OUT = 0x8000;
-/** A transition's target state, without OUT. */
-export const STATE = OUT - 1;
+export const OUT = 1 << 24;
+/** A transition's target row (`state * K`), without OUT. */
+export const ROW = OUT - 1;
+/** A transition not filled in yet (OUT set, and a row no state has). */
+export const UNKNOWN = OUT | ROW;
 
 export interface Literal {
   /** Lowercase, from the alphabet above. */
   text: string;
-  /** Bits reported where it ends (`Automaton.bits`). */
+  /** Bits reported where it ends (`Automaton.rowBits`). */
   bits: number;
   /** A number reported where it ends (`Automaton.ids`), or -1. */
   id: number;
@@ -39,18 +40,27 @@ export interface Literal {
 
 export interface Automaton {
   /**
-   * `delta[state * K + class]`: the next state, with OUT set when it reports a literal, or
-   * UNKNOWN until `resolve` has filled it. Class 0 (outside the alphabet) leads every state to
-   * the root.
+   * `delta[row + class]`, where a state's row is `state * K`: the next state's row, with OUT set
+   * when it reports a literal, or UNKNOWN until `resolve` has filled it. Rows rather than states:
+   * the scan steps the automaton once a character, each step waiting on the one before, and a
+   * row saves that chain a multiplication. Class 0 (outside the alphabet) leads every state to
+   * the root (row 0).
    */
-  delta: Uint16Array;
-  /** Per state: the bits of every literal that ends there (its own and its suffixes'). */
-  bits: Uint16Array;
+  delta: Int32Array;
+  /**
+   * Per state, at its row (`rowBits[state * K]`, the other entries unused): the bits of every
+   * literal that ends there (its own and its suffixes'), read where a transition reports,
+   * without a division.
+   */
+  rowBits: Uint16Array;
   /** Per state: the ids of every literal that ends there, ascending; undefined when none. */
   ids: (readonly number[] | undefined)[];
-  /** The transition from `state` on `cls` (a `delta` entry: OUT may be set), filled in on first use. */
-  resolve: (state: number, cls: number) => number;
+  /** The transition from the state at `row` on `cls` (a `delta` entry: OUT may be set), filled in on first use. */
+  resolve: (row: number, cls: number) => number;
 }
+
+/** A trie's transition not filled in yet (`automaton`'s table of states, before rows). */
+const NONE = 0xffff;
 
 export function automaton(literals: readonly Literal[]): Automaton {
   const edges: number[] = []; // trie edges, as state * K + class → child, in a flat map
@@ -76,16 +86,17 @@ export function automaton(literals: readonly Literal[]): Automaton {
     if (l.id >= 0) ids[s] = [...(ids[s] ?? []), l.id];
   }
   const n = bits.length;
-  if (n > STATE) throw new Error(`redact-automaton: ${n} states; at most ${STATE} fit a transition`);
-  const delta = new Uint16Array(n * K).fill(UNKNOWN);
-  delta.fill(0, 0, K); // from the root, every character without an edge stays at the root
-  for (let i = 0; i < edges.length; i += 2) delta[edges[i] as number] = edges[i + 1] as number;
+  if (n >= NONE || n * K > ROW) throw new Error(`redact-automaton: ${n} states; at most ${Math.min(NONE - 1, Math.floor(ROW / K))} fit`);
+  // The trie in states, with the transitions the failure links need filled in.
+  const next = new Uint16Array(n * K).fill(NONE);
+  next.fill(0, 0, K); // from the root, every character without an edge stays at the root
+  for (let i = 0; i < edges.length; i += 2) next[edges[i] as number] = edges[i + 1] as number;
   const fail = new Uint16Array(n);
-  const resolve = (state: number, cls: number): number => {
-    let t = delta[state * K + cls] as number;
-    if (t === UNKNOWN) {
-      t = resolve(fail[state] as number, cls);
-      delta[state * K + cls] = t;
+  const walk = (state: number, cls: number): number => {
+    let t = next[state * K + cls] as number;
+    if (t === NONE) {
+      t = walk(fail[state] as number, cls);
+      next[state * K + cls] = t;
     }
     return t;
   };
@@ -104,7 +115,7 @@ export function automaton(literals: readonly Literal[]): Automaton {
     if (list === undefined) continue;
     for (let i = 0; i < list.length; i += 2) {
       const t = list[i + 1] as number;
-      const f = s === 0 ? 0 : resolve(fail[s] as number, (list[i] as number) % K);
+      const f = s === 0 ? 0 : walk(fail[s] as number, (list[i] as number) % K);
       fail[t] = f;
       bits[t] = (bits[t] as number) | (bits[f] as number);
       const inherited = ids[f];
@@ -112,12 +123,23 @@ export function automaton(literals: readonly Literal[]): Automaton {
       queue.push(t);
     }
   }
-  // Every transition known so far says whether its target reports a literal (the transitions
-  // filled later copy these); class 0 goes to the root from every state.
+  // The table the scan reads, in rows: every transition known so far, saying whether its
+  // target reports a literal (the transitions filled later copy these); class 0 goes to the
+  // root from every state.
+  const delta = new Int32Array(n * K);
   for (let i = 0; i < delta.length; i++) {
-    const t = delta[i] as number;
-    if (i % K === 0) delta[i] = 0;
-    else if (t !== UNKNOWN && bits[t] !== 0) delta[i] = t | OUT;
+    const t = next[i] as number;
+    delta[i] = i % K === 0 ? 0 : t === NONE ? UNKNOWN : t * K + (bits[t] !== 0 ? OUT : 0);
   }
-  return { delta, bits: Uint16Array.from(bits), ids, resolve };
+  const resolve = (row: number, cls: number): number => {
+    let t = delta[row + cls] as number;
+    if (t === UNKNOWN) {
+      t = resolve((fail[row / K] as number) * K, cls);
+      delta[row + cls] = t;
+    }
+    return t;
+  };
+  const rowBits = new Uint16Array(n * K);
+  for (let st = 0; st < n; st++) rowBits[st * K] = bits[st] as number;
+  return { delta, rowBits, ids, resolve };
 }

@@ -247,40 +247,70 @@ const prose: NameRule = (p, i, start, end) => {
   return p.claim(vs, vs + v.length, tag("secret"));
 };
 
-/** The rules, in their order of precedence at one name: the first that claims a span there wins. */
-const RULES: readonly NameRule[] = [
-  authorization,
-  bearer,
-  connPassword,
-  urlToken,
-  cliFlag,
-  yamlBlock,
-  setter,
-  rawString,
-  callPair,
-  envLine,
-  assignment,
-  prose,
+/** Spaces and tabs, which may stand between a name and its operator or value. */
+const SP = " \t";
+
+/**
+ * The rules, in their order of precedence at one name (the first that claims a span there
+ * wins), each with the characters that may follow a name it claims at: what its shape allows
+ * right after the name (spaces before an operator, the operator itself, a closing quote, a URL
+ * key's bracket).
+ */
+const RULE_FOLLOWS: readonly (readonly [rule: NameRule, after: string])[] = [
+  [authorization, `${SP}:`],
+  [bearer, SP],
+  [connPassword, `${SP}=`],
+  [urlToken, "=[]"],
+  [cliFlag, `${SP}=`],
+  [yamlBlock, `${SP}:`],
+  [setter, `${SP}(=:`],
+  [rawString, `${SP}=:`],
+  [callPair, `"'`],
+  [envLine, `${SP}=:?+`],
+  [assignment, `${SP}=:?+"'\\`],
+  [prose, SP],
 ];
+
+/** The rules, in their order of precedence at one name. */
+export const RULES: readonly NameRule[] = RULE_FOLLOWS.map(([rule]) => rule);
 
 /**
  * The rules that may claim at a name that is neither secret nor weak (`inside` holds `sid`,
  * `design` holds `sig`: most names the scan notes): every other rule needs one of those kinds.
- * The same order.
  */
-const ANY_NAME_RULES: readonly NameRule[] = [bearer, connPassword, urlToken];
+const ANY_NAME_RULES: ReadonlySet<NameRule> = new Set([bearer, connPassword, urlToken]);
+
+/**
+ * Per ASCII character, the rules that may claim at a secret or weak name it follows, and those
+ * that may at any name, in order. After most characters (a line's end, `)`, `,`, `}`, `>`, `%`
+ * …), and at the text's end, no rule can: the name is not judged. After a quote, two rules of
+ * twelve can.
+ */
+const AFTER_SECRET: readonly (readonly NameRule[])[] = Array.from({ length: 128 }, (_, c) =>
+  RULE_FOLLOWS.filter(([, after]) => after.includes(String.fromCharCode(c))).map(([rule]) => rule),
+);
+const AFTER_ANY: readonly (readonly NameRule[])[] = AFTER_SECRET.map((rules) => rules.filter((r) => ANY_NAME_RULES.has(r)));
+const NONE: readonly NameRule[] = [];
+
+/** The rules that may claim at a name followed by the character code c (0: the text's end), by whether the name is secret or weak. */
+export function rulesAfter(c: number, secret: boolean): readonly NameRule[] {
+  return c >= 128 ? NONE : ((secret ? AFTER_SECRET[c] : AFTER_ANY[c]) as readonly NameRule[]);
+}
 
 /**
  * The names stage: each name the scan found, in text order, unless an earlier claim covers it
- * (`secret_…` inside a Notion token names nothing), is offered to the rules in order.
+ * (`secret_…` inside a Notion token names nothing) or no rule can match after it, is offered to
+ * the rules that can (`rulesAfter`) in order.
  */
 export function names(p: Pass): void {
   const n = p.scan.names;
-  for (let i = 0; i < n.length; i += 3) {
-    const start = n[i] as number;
-    const end = n[i + 1] as number;
-    if (!p.free(start, end)) continue;
-    const rules = (p.kind(i / 3) & SECRET_OR_WEAK) !== 0 ? RULES : ANY_NAME_RULES;
-    for (const rule of rules) if (rule(p, i / 3, start, end, n[i + 2] as number)) break;
+  const { text } = p;
+  for (let k = 0; k < n.length / 3; k++) {
+    const start = n[3 * k] as number;
+    const end = n[3 * k + 1] as number;
+    const c = end < text.length ? text.charCodeAt(end) : 0;
+    if (rulesAfter(c, true).length === 0 || !p.free(start, end)) continue;
+    const rules = rulesAfter(c, (p.kind(k) & SECRET_OR_WEAK) !== 0);
+    for (let r = 0; r < rules.length; r++) if ((rules[r] as NameRule)(p, k, start, end, n[3 * k + 2] as number)) break;
   }
 }

@@ -19,7 +19,6 @@ export class Pass {
   private readonly starts: number[] = [];
   private readonly ends: number[] = [];
   private readonly withs: string[] = [];
-  private kinds: number[] | undefined;
   /** The last line start the env-line rule tried (it tries each line once, however many names it holds). */
   lastLine = -1;
   /** The line `lineStart` found last: its start, and the newline that ends it (-1: none, the text's end). */
@@ -32,15 +31,21 @@ export class Pass {
     this.again = again;
   }
 
-  /** The kind (`K` bits) of the i-th name of the scan. */
+  /** The name `kind` was last asked about (-1: none yet), and its kind. */
+  private kindOf = -1;
+  private lastKind = 0;
+
+  /**
+   * The kind (`K` bits) of the i-th name of the scan. The rules at a name ask about that name
+   * alone, so the last answer is remembered, and no array is made (which cost more than most
+   * texts' names).
+   */
   kind(i: number): number {
-    this.kinds ??= new Array(this.scan.names.length / 3).fill(-1);
-    let k = this.kinds[i] as number;
-    if (k < 0) {
-      k = kindAt(this.text, this.scan.names[3 * i] as number, this.scan.names[3 * i + 1] as number);
-      this.kinds[i] = k;
+    if (i !== this.kindOf) {
+      this.lastKind = kindAt(this.text, this.scan.names[3 * i] as number, this.scan.names[3 * i + 1] as number);
+      this.kindOf = i;
     }
-    return k;
+    return this.lastKind;
   }
 
   /**

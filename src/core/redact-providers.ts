@@ -347,7 +347,8 @@ export interface ProviderRule {
    * Whether the scan's automaton looks for the literals. A literal of one or two characters
    * (`.`, `SK`, `YC`, `1/`, `b_`, `Q~`) turns up in most texts (`task`, every dotted host), and
    * reporting each cost the scan more than testing the few long runs for it: such a rule is
-   * tried on every run of its length that holds a literal (`String.includes`).
+   * tried on a run of its length where one pass over a table of character pairs finds a
+   * literal's first characters (core/redact-runs.ts `unscannedHeads`), then its literals searched for.
    */
   scanned: boolean;
 }

@@ -10,6 +10,7 @@
 import { tag } from "./redact-judge.js";
 import type { Pass } from "./redact-pass.js";
 import { PROVIDER_CHECKS, PROVIDERS } from "./redact-providers.js";
+import { W } from "./redact-scan.js";
 
 /** Text above this many characters is hashed without being scanned first (scanning it would cost more than it saves). */
 export const MAX_SCAN = 256 * 1024;
@@ -51,7 +52,44 @@ function base64Runs(text: string, from: number, to: number): number[] {
 
 const NONE: readonly number[] = [];
 /** The rules whose literals the scan does not look for (`ProviderRule.scanned`), ascending. */
-const UNSCANNED: readonly number[] = PROVIDERS.flatMap((r, i) => (r.scanned ? [] : [i]));
+export const UNSCANNED: readonly number[] = PROVIDERS.flatMap((r, i) => (r.scanned ? [] : [i]));
+/** Runs shorter than this are too short for every rule of `UNSCANNED`. */
+const UNSCANNED_MIN = Math.min(...UNSCANNED.map((i) => (PROVIDERS[i] as (typeof PROVIDERS)[number]).min));
+
+/**
+ * The rules of `UNSCANNED` (bit u for the u-th) a literal of which starts with a pair of ASCII
+ * characters (`PAIR_HEADS[first * 128 + second]`; a literal of one character, with every
+ * second), or is one character (`ONE_HEADS`, for a run's last): read along a run, one pass says
+ * which of them it may hold, where a search for each literal (`SK`, `YC`, `b_`, `1/`, …) cost
+ * most long runs several calls that found nothing.
+ */
+const PAIR_HEADS = new Uint8Array(128 * 128);
+const ONE_HEADS = new Uint8Array(128);
+if (UNSCANNED.length > 8) throw new Error("redact-runs: more rules without a scanned literal than PAIR_HEADS has bits");
+UNSCANNED.forEach((id, u) => {
+  for (const l of (PROVIDERS[id] as (typeof PROVIDERS)[number]).literals) {
+    const c0 = l.charCodeAt(0);
+    const c1 = l.length > 1 ? l.charCodeAt(1) : 0;
+    if (c0 >= 128 || c1 >= 128) throw new Error(`redact-runs: literal ${JSON.stringify(l)} is not ASCII`);
+    if (l.length === 1) ONE_HEADS[c0] = (ONE_HEADS[c0] as number) | (1 << u);
+    for (let second = 0; second < 128; second++)
+      if (l.length === 1 || second === c1) PAIR_HEADS[c0 * 128 + second] = (PAIR_HEADS[c0 * 128 + second] as number) | (1 << u);
+  }
+});
+
+/** The rules of `UNSCANNED` (bit u for the u-th) whose literals' first characters stand somewhere in text[start, end). */
+export function unscannedHeads(text: string, start: number, end: number): number {
+  let m = 0;
+  let c0 = text.charCodeAt(start);
+  for (let j = start + 1; j < end; j++) {
+    const c1 = text.charCodeAt(j);
+    if ((c0 | c1) < 128) m |= PAIR_HEADS[(c0 << 7) | c1] as number;
+    else if (c0 < 128) m |= ONE_HEADS[c0] as number;
+    c0 = c1;
+  }
+  if (c0 < 128) m |= ONE_HEADS[c0] as number;
+  return m;
+}
 
 /** Whether the run holds one of a rule's literals as its pattern spells them (the scan found them case-folded: `sk` in `task`). */
 function holdsOne(run: string, literals: readonly string[]): boolean {
@@ -59,12 +97,43 @@ function holdsOne(run: string, literals: readonly string[]): boolean {
   return false;
 }
 
-/** Where the first of `literals` at or after `from` stands in the run; -1: none. */
-function firstOf(run: string, literals: readonly string[], from: number): number {
-  let first = -1;
+/**
+ * A rule's literals grouped by their first two characters (`head`): one search for the head
+ * finds where any literal of the group may start (GitLab's eleven `gl…-` prefixes are one
+ * search, not eleven). A group of one literal searches for the literal itself (`rest` empty).
+ */
+interface LiteralGroup {
+  head: string;
+  rest: readonly string[];
+}
+
+export function groups(literals: readonly string[]): LiteralGroup[] {
+  const byHead = new Map<string, string[]>();
   for (const l of literals) {
-    const at = run.indexOf(l, from);
-    if (at >= 0 && (first < 0 || at < first)) first = at;
+    const head = l.slice(0, 2);
+    byHead.set(head, [...(byHead.get(head) ?? []), l]);
+  }
+  return [...byHead].map(([head, ls]) => (ls.length === 1 ? { head: ls[0] as string, rest: [] } : { head, rest: ls }));
+}
+
+/** Per rule (by index into PROVIDERS): its literals' groups. */
+const GROUPS: readonly (readonly LiteralGroup[])[] = PROVIDERS.map((r) => groups(r.literals));
+
+/** Whether one of `literals` stands at `at` in the run. */
+function oneAt(run: string, literals: readonly string[], at: number): boolean {
+  for (const l of literals) if (run.startsWith(l, at)) return true;
+  return false;
+}
+
+/** Where the first of a rule's literals (as `groups`) at or after `from` stands in the run; -1: none. */
+export function firstOf(run: string, gs: readonly LiteralGroup[], from: number): number {
+  let first = -1;
+  for (const g of gs) {
+    for (let at = run.indexOf(g.head, from); at >= 0 && (first < 0 || at < first); at = run.indexOf(g.head, at + 1))
+      if (g.rest.length === 0 || oneAt(run, g.rest, at)) {
+        first = at;
+        break;
+      }
   }
   return first;
 }
@@ -116,23 +185,28 @@ function base64HidesSecret(p: Pass, run: string): boolean {
 export function runs(p: Pass): void {
   const { text } = p;
   const r = p.scan.runs;
-  const jwts = text.includes("eyJ"); // asked of each run only when the text holds one
+  const jwts = (p.scan.words & W.EYJ) !== 0; // asked of each run only when the text may hold one
   for (let k = 0; k < r.length; k += 2) {
     const start = r[k] as number;
     const end = r[k + 1] as number;
-    const run = text.slice(start, end);
     const found = p.scan.runRules[k >> 1] ?? NONE;
-    for (let f = 0, u = 0; f < found.length || u < UNSCANNED.length; ) {
+    const heads = end - start >= UNSCANNED_MIN ? unscannedHeads(text, start, end) : 0;
+    const unscanned = heads !== 0 ? UNSCANNED : NONE;
+    // Most runs are too short for base64 and hold no rule's literal: nothing to look at.
+    if (found === NONE && unscanned === NONE && end - start < 40 && !jwts) continue;
+    const run = text.slice(start, end);
+    for (let f = 0, u = 0; f < found.length || u < unscanned.length; ) {
       // The rules the scan found and the ones it does not look for, merged in table order.
       const a = found[f] ?? Number.MAX_SAFE_INTEGER;
-      const b = UNSCANNED[u] ?? Number.MAX_SAFE_INTEGER;
+      const b = unscanned[u] ?? Number.MAX_SAFE_INTEGER;
       const i = a < b ? a : b;
       if (a < b) f++;
-      else u++;
+      else if (((heads >>> u++) & 1) === 0) continue; // none of its literals' heads in the run
       const rule = PROVIDERS[i] as (typeof PROVIDERS)[number];
       if (run.length < rule.min) continue;
       // A leading rule's first literal is where its pattern is tried first; any other rule needs one somewhere.
-      const first = rule.leading ? firstOf(run, rule.literals, 0) : holdsOne(run, rule.literals) ? 0 : -1;
+      const gs = GROUPS[i] as readonly LiteralGroup[];
+      const first = rule.leading ? firstOf(run, gs, 0) : holdsOne(run, rule.literals) ? 0 : -1;
       if (first < 0 || (rule.gate !== undefined && !rule.gate(run))) continue;
       const check = PROVIDER_CHECKS[rule.id];
       if (rule.leading) {
@@ -142,11 +216,11 @@ export function runs(p: Pass): void {
           re.lastIndex = at;
           const m = re.exec(run);
           if (m === null) {
-            at = firstOf(run, rule.literals, at + 1);
+            at = firstOf(run, gs, at + 1);
             continue;
           }
           if (!check || check(m[0])) p.claim(start + at, start + at + m[0].length, tag(rule.id));
-          at = firstOf(run, rule.literals, at + m[0].length);
+          at = firstOf(run, gs, at + m[0].length);
         }
         continue;
       }

@@ -14,7 +14,7 @@
  * (`Pass.claim`), in rule order, and a span that overlaps one already claimed is refused, as a
  * placeholder used to hide a secret from the rules after it. The text is rebuilt once, at the end.
  */
-import { automaton, CLASS, K as CLASSES, OUT, STATE, UNKNOWN } from "./redact-automaton.js";
+import { automaton, CLASS, K as CLASSES, OUT, ROW, UNKNOWN } from "./redact-automaton.js";
 import { keyClass, remembered, weakSecretKey } from "./redact-keys.js";
 import { PROVIDERS } from "./redact-providers.js";
 
@@ -93,8 +93,8 @@ const F_SLOW = 1 << (MARK_SHIFT + CHAR_MARKS.length);
  * bundled code has them, they cost that loop about 9 instructions a character (docs/benchmarks.md,
  * "Redaction"). Checked here, at load, against what they stand for.
  */
-const QUIET_LOOP = { DIGIT_SHIFT: 9, CLASSES: 45, OUT: 0x8000, F_SLOW: 0x800000 };
-if (QUIET_LOOP.DIGIT_SHIFT !== DIGIT_SHIFT || QUIET_LOOP.CLASSES !== CLASSES || QUIET_LOOP.OUT !== OUT || QUIET_LOOP.F_SLOW !== F_SLOW)
+const QUIET_LOOP = { DIGIT_SHIFT: 9, OUT: 0x1000000, F_SLOW: 0x800000 };
+if (QUIET_LOOP.DIGIT_SHIFT !== DIGIT_SHIFT || QUIET_LOOP.OUT !== OUT || QUIET_LOOP.F_SLOW !== F_SLOW)
   throw new Error("redact-scan: the scan's inner loop spells constants that have changed; update it and QUIET_LOOP");
 
 const TABLE = new Uint32Array(128);
@@ -156,6 +156,7 @@ export const W = {
   SCHEME: 1 << 9, // bearer, basic, token: `Bearer <token>`
   HEADER: 1 << 10, // authorization, cookie, api-key, auth-token: `Authorization: …`
   PASSWORD: 1 << 11, // password, pwd: `Password=…;`
+  EYJ: 1 << 13, // eyj, any case: where a JWT can be (its header and payload start `eyJ`)
 } as const;
 /** Set on a state where a provider's literal ends (`Automaton.ids` holds which). */
 const PROVIDER = 1 << 12;
@@ -187,6 +188,7 @@ const WORDS: readonly (readonly [string, number])[] = [
   ["auth-token", W.HEADER],
   ["password", W.PASSWORD],
   ["pwd", W.PASSWORD],
+  ["eyj", W.EYJ],
 ];
 
 /** Words that make the name holding them worth a rule's look (`Scan.names`). */
@@ -196,7 +198,7 @@ const AC = automaton([
   ...WORDS.map(([text, bits]) => ({ text, bits, id: -1 })),
   ...PROVIDERS.flatMap((r, id) => (r.scanned ? r.hints.map((text) => ({ text, bits: PROVIDER, id })) : [])),
 ]);
-const { delta: DELTA, bits: BITS, ids: IDS, resolve } = AC;
+const { delta: DELTA, rowBits: ROW_BITS, ids: IDS, resolve } = AC;
 
 // ---------------------------------------------------------------------------------------------
 // The scan
@@ -229,7 +231,7 @@ export function scanText(text: string): Scan {
   // The tables in locals: the loop reads them for every character.
   const table = TABLE;
   const delta = DELTA;
-  const out = BITS;
+  const out = ROW_BITS;
   let marks = 0;
   let words = 0;
   // Digits in a row, a space or dash at most between two (a card's); `prior`: the count before
@@ -242,7 +244,7 @@ export function scanText(text: string): Scan {
   let rules = false;
   let runStart = 0;
   let nameEnd = 0; // the end of the last name found
-  let st = 0;
+  let st = 0; // the automaton's state, as its row in `delta`
   for (let i = 0; i < n; i++) {
     let c = 0;
     let e = 0;
@@ -260,8 +262,8 @@ export function scanText(text: string): Scan {
       prior = chain;
       chain = (chain + 1) * ((e >>> 9) & 1); // DIGIT_SHIFT: a digit adds one, anything else ends the chain
       if (chain === 13) card = true;
-      t = delta[st * 45 + (e & 63)] as number; // CLASSES
-      if (t >= 0x8000 || (e & 0x800000) !== 0) break; // OUT, F_SLOW
+      t = delta[st + (e & 63)] as number;
+      if (t >= 0x1000000 || (e & 0x800000) !== 0) break; // OUT, F_SLOW
       st = t;
     }
     if (i >= n) break;
@@ -271,16 +273,16 @@ export function scanText(text: string): Scan {
       if (!unicodeSpace(c)) continue;
     } else {
       // A space or dash between two digits: the chain goes on.
-      if ((c === 32 || c === 45) && i + 1 < n && isDigit(text.charCodeAt(i + 1))) chain = prior;
+      if (prior !== 0 && (c === 32 || c === 45) && i + 1 < n && isDigit(text.charCodeAt(i + 1))) chain = prior;
       if (t === UNKNOWN) t = resolve(st, e & 63);
-      st = t & STATE;
+      st = t & ROW;
       if (t >= OUT) {
         const o = out[st] as number;
         words |= o;
         // A hint word: the name around it (found once per name; the letters are part of one).
         if ((o & NAME_WORDS) !== 0 && i >= nameEnd) nameEnd = pushName(text, s.names, i);
         if ((o & END_WORDS) !== 0 && i === nameEnd - 1) s.names[s.names.length - 1] = o & END_WORDS;
-        if ((o & PROVIDER) !== 0) rules = addRules(st);
+        if ((o & PROVIDER) !== 0) rules = addRules(st / CLASSES);
       }
       if ((e & F_SLOW) === 0) continue;
       marks |= (e >>> MARK_SHIFT) & CHAR_MARKS_MASK;
@@ -398,22 +400,34 @@ const nameKind: (name: string) => number = remembered((name) => {
   return c === 2 ? K.SECRET : c === 1 ? K.SESSION : weakSecretKey(name) ? K.WEAK : 0;
 });
 
-/** The names judged lately, by a hash of their characters (`kindAt`); a name is checked in place before its kind is taken. */
-const KINDS = new Map<number, { name: string; kind: number }>();
+/**
+ * The names judged lately, by a hash of their characters (`kindAt`): a table of 4,096 slots,
+ * each the last name whose hash fell there and its kind. A name is compared in place before its
+ * kind is taken.
+ */
+const SLOTS = 4096;
+const slotNames: (string | undefined)[] = new Array(SLOTS).fill(undefined);
+const slotKinds = new Uint8Array(SLOTS);
 
 /**
  * The kind of the name text[start, end), as `nameKind` says. Looked up by a hash of its characters
  * read in place: a name sliced out to be looked up (a new string, hashed anew: about 180 ns here)
- * cost more than the rest of what most names get.
+ * cost more than the rest of what most names get; and compared a character at a time in a loop
+ * the compiler inlines (`startsWith` is a call, and took a third of the names stage).
  */
 export function kindAt(text: string, start: number, end: number): number {
   let h = 0x811c9dc5;
   for (let i = start; i < end; i++) h = Math.imul(h ^ text.charCodeAt(i), 0x01000193);
-  const known = KINDS.get(h);
-  if (known !== undefined && known.name.length === end - start && text.startsWith(known.name, start)) return known.kind;
+  const slot = (h ^ (h >>> 12)) & (SLOTS - 1);
+  const known = slotNames[slot];
+  if (known !== undefined && known.length === end - start) {
+    let j = 0;
+    while (j < known.length && known.charCodeAt(j) === text.charCodeAt(start + j)) j++;
+    if (j === known.length) return slotKinds[slot] as number;
+  }
   const name = text.slice(start, end);
   const kind = nameKind(name);
-  if (KINDS.size > 4096) KINDS.clear();
-  KINDS.set(h, { name, kind });
+  slotNames[slot] = name;
+  slotKinds[slot] = kind;
   return kind;
 }

@@ -13,6 +13,12 @@ import { M, W } from "./redact-scan.js";
 /** One rule over the whole text: its pattern and, per match, the span it claims and what replaces it (none: keep). */
 interface Shape {
   gate: (p: Pass) => boolean;
+  /**
+   * Marks (`M`) and words (`W`) one of which every text the gate lets through holds (what the
+   * gate asks first): the pipeline tests them before it calls the shape at all, since most
+   * texts hold none (core/redact-text.ts).
+   */
+  need: readonly [marks: number, words: number];
   re: RegExp;
   claim: (m: RegExpExecArray, p: Pass) => readonly [start: number, end: number, by: string] | undefined;
   /**
@@ -108,6 +114,7 @@ const has = (marks: number) => (p: Pass) => (p.scan.marks & marks) === marks;
 /** A block with or without its END line (a cut or escaped block still goes). */
 export const privateKey: Shape = {
   gate: (p) => (p.scan.words & W.PRIVATE) !== 0 && p.text.includes("PRIVATE KEY"),
+  need: [0, W.PRIVATE],
   re: /-----BEGIN[A-Z0-9 ]{0,40} PRIVATE KEY(?: BLOCK)?-----[\s\S]*?(?:-----END[A-Z0-9 ]{0,40} PRIVATE KEY(?: BLOCK)?-----|$)/g,
   claim: (m) => [m.index, m.index + m[0].length, tag("private-key")],
 };
@@ -115,6 +122,7 @@ export const privateKey: Shape = {
 /** A PuTTY .ppk file's private part: `Private-Lines: N` and the base64 lines after it. */
 export const puttyKey: Shape = {
   gate: (p) => (p.scan.words & W.PUTTY) !== 0,
+  need: [0, W.PUTTY],
   re: /(Private-Lines:[ \t]*\d+[ \t]*\r?\n)(?:[A-Za-z0-9+/=]+(?:\r?\n|$))+/gi,
   claim: (m) => [m.index + (m[1] as string).length, m.index + m[0].length, `${tag("private-key")}\n`],
 };
@@ -124,6 +132,7 @@ const URL_PASSWORD = /\b([a-z][a-z0-9+.-]{1,31}:\/\/)([^\s:@/?#"'<>]{0,256}):([^
 
 export const urlPassword: Shape = {
   gate: has(M.URL | M.AT),
+  need: [M.URL, 0],
   re: URL_PASSWORD,
   sticky: sticky(URL_PASSWORD),
   claim: (m) => {
@@ -137,6 +146,7 @@ export const urlPassword: Shape = {
 /** curl/wget/httpie style `-u user:password`, `--user user:password`, `--proxy-user u:p` */
 export const userPassword: Shape = {
   gate: (p) => (p.scan.marks & (M.DASH_U | M.DASH_P)) !== 0,
+  need: [M.DASH_U | M.DASH_P, 0],
   re: /(?<![\w-])(-u|--user|--proxy-user|--http-password)([ \t]+|=)(["']?)([^\s:"'`]*):([^\s"'`]+)\3/g,
   claim: (m) => {
     const pass = m[5] as string;
@@ -152,6 +162,7 @@ export const userPassword: Shape = {
  */
 export const cliPassword: Shape = {
   gate: (p) => (p.scan.marks & M.DASH_P) !== 0 && (p.scan.words & W.CLIENT) !== 0,
+  need: [M.DASH_P, 0],
   re: /\b(mysql\w*|mariadb[\w-]*|sshpass|login)\b([^\r\n|;&]{0,200}?[ \t])(-p)([ \t]*)(["']?)(-?[^\s"'`-][^\s"'`]*)\5/g,
   claim: (m) => {
     const [, cmd, , , sp, , v] = m as unknown as [string, string, string, string, string, string, string];
@@ -169,6 +180,7 @@ export const cliPassword: Shape = {
  */
 export const sqlPassword: Shape = {
   gate: (p) => (p.scan.marks & M.SQUOTE) !== 0 && (p.scan.words & (W.IDENTIFIED | W.PASSWORD)) !== 0,
+  need: [M.SQUOTE, 0],
   re: /\b(IDENTIFIED[ \t]+BY|(?<!['"])PASSWORD(?!['"]))([ \t]*=?[ \t]*)'(?![ \t]*[:,])([^'\r\n]{1,256})'/gi,
   claim: (m) => {
     if (placeholderish(m[3] as string)) return undefined;
@@ -180,6 +192,7 @@ export const sqlPassword: Shape = {
 /** htpasswd and /etc/shadow entries, bcrypt/argon2 hashes: an offline-crackable password. */
 export const passwordHash: Shape = {
   gate: has(M.DOLLAR),
+  need: [M.DOLLAR, 0],
   re: /(?<![\w$])\$(?:(?:apr1|1|5|6)\$[./A-Za-z0-9]{1,16}\$[./A-Za-z0-9]{20,}|2[abxy]\$\d{2}\$[./A-Za-z0-9]{53}|y\$[./A-Za-z0-9]+\$[./A-Za-z0-9]+\$[./A-Za-z0-9]{20,}|argon2(?:id|i|d)\$v=\d+\$[^$\s]+\$[A-Za-z0-9+/]+\$[A-Za-z0-9+/]{16,})/g,
   claim: (m) => [m.index, m.index + m[0].length, tag("password-hash")],
 };
@@ -188,6 +201,7 @@ export const passwordHash: Shape = {
 export const pgpass: Shape = {
   // A port field (or `*`), which the scan looks for at each colon: few texts with four colons have one.
   gate: (p) => p.scan.colons >= 4 && (p.scan.marks & M.PORT) !== 0,
+  need: [M.PORT, 0],
   re: /^([^\s:#]+:(?:\d{1,5}|\*):[^\s:]+:[^\s:]+:)([^\s:]{4,256})[ \t]*$/gm,
   claim: (m) => (placeholderish(m[2] as string) ? undefined : group(m, 2, tag("password"))),
 };
@@ -197,6 +211,7 @@ const URL_USER_TOKEN = /\b([a-z][a-z0-9+.-]{1,31}:\/\/)([A-Za-z0-9_-]{20,256})@/
 
 export const urlUserToken: Shape = {
   gate: has(M.URL | M.AT),
+  need: [M.URL, 0],
   re: URL_USER_TOKEN,
   sticky: sticky(URL_USER_TOKEN),
   claim: (m) => {
@@ -208,6 +223,7 @@ export const urlUserToken: Shape = {
 /** `echo pw | docker login --password-stdin`: what is echoed is the password. */
 export const passwordStdin: Shape = {
   gate: (p) => (p.scan.words & W.STDIN) !== 0,
+  need: [0, W.STDIN],
   re: /\b(echo|printf)([ \t]+(?:-[ne][ \t]+|'%s(?:\\n)?'[ \t]+|"%s(?:\\n)?"[ \t]+)?)(["']?)([^\s|"'$]{1,256})\3([ \t]*\|[ \t]*[^\r\n|]{0,200}?--password-stdin)/g,
   claim: (m) => (placeholderish(m[4] as string) ? undefined : group(m, 4, tag("password"))),
 };
@@ -215,6 +231,7 @@ export const passwordStdin: Shape = {
 /** <add key="API_TOKEN" value="…"/>, `- name: API_TOKEN` / `value: …` (Kubernetes env, HAR headers) */
 export const nameValue: Shape = {
   gate: (p) => (p.scan.words & W.VALUE) !== 0 && (p.scan.words & (W.NAME | W.HINT)) !== 0 && p.scan.names.length > 0,
+  need: [0, W.VALUE],
   re: /\b(key|name)(["']?[ \t]*[=:][ \t]*)(["']?)([A-Za-z0-9_.-]{1,64})\3([ \t,]*\r?\n?[ \t]*["']?)(value)(["']?[ \t]*[=:][ \t]*)("[^"\r\n]*"|'[^'\r\n]*'|[^\s,}>/]+)/gi,
   claim: (m) => {
     const name = m[4] as string;
@@ -230,6 +247,7 @@ export const nameValue: Shape = {
 /** `<password>…</password>` */
 export const xmlElement: Shape = {
   gate: (p) => (p.scan.marks & M.CLOSE_TAG) !== 0 && p.scan.names.length > 0,
+  need: [M.CLOSE_TAG, 0],
   re: /<([A-Za-z_][\w.:-]{0,63})>([^<>\s]{1,4096})<\/\1>/g,
   claim: (m) => {
     const name = m[1] as string;
@@ -261,6 +279,7 @@ function nameBeforeEq(text: string, start: number, end: number): boolean {
  */
 export const highEntropy: Shape = {
   gate: has(M.RUN_EQ),
+  need: [M.RUN_EQ, 0],
   inRuns: 24,
   runMay: nameBeforeEq,
   re: /(?<![A-Za-z0-9_])([A-Z][A-Z0-9_]{2,63})=([A-Za-z0-9+/=_\-.~]{20,})(?![A-Za-z0-9+/=_\-.~])/g,
@@ -280,6 +299,7 @@ const CARD_CONTEXT = /card|\bcc|\bpan\b|visa|master|amex|discover|credit|debit|p
 export const card: Shape = {
   // Every match is 13 digits in a row, a space or dash at most between two: the scan saw such a row.
   gate: has(M.CARD),
+  need: [M.CARD, 0],
   // 13 to 19 digits, one space or dash at most between two: a digit first, so the engine looks
   // for a digit before it tries anything (the same matches as `(?:\d[ -]?){12,18}\d`).
   re: /(?<![\d.])\d(?:[ -]?\d){12,18}(?![\d.])/g,
