@@ -5,9 +5,19 @@
  */
 
 /**
+ * A copy of `s` that holds none of the text it was cut from. In V8 a string cut from a longer one
+ * (`slice`, a pattern's group) of 13 characters or more is a view that keeps the whole text
+ * alive; a name or key remembered as it came would keep every large tool output it was cut from.
+ * Only for what is stored: most keys are looked up, found, and never copied.
+ */
+export function detached(s: string): string {
+  return s.length < 13 ? s : (JSON.parse(JSON.stringify(s)) as string);
+}
+
+/**
  * `judge` remembered for the last `limit` or so keys it was asked about: redaction asks about
  * the same few names (`password`, `DB_PASSWORD`, `token`) over and over, and judging one splits
- * it into words with several patterns.
+ * it into words with several patterns. Keys are stored `detached` from the texts they came from.
  */
 export function remembered<T>(judge: (key: string) => T, limit = 4096): (key: string) => T {
   const cache = new Map<string, T>();
@@ -16,7 +26,7 @@ export function remembered<T>(judge: (key: string) => T, limit = 4096): (key: st
     if (r === undefined) {
       r = judge(key);
       if (cache.size > limit) cache.clear();
-      cache.set(key, r);
+      cache.set(detached(key), r);
     }
     return r;
   };

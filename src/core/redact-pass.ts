@@ -19,6 +19,9 @@ export class Pass {
   private readonly starts: number[] = [];
   private readonly ends: number[] = [];
   private readonly withs: string[] = [];
+  /** The name `kind` was last asked about (-1: none yet), and its kind. */
+  private kindOf = -1;
+  private lastKind = 0;
   /** The last line start the env-line rule tried (it tries each line once, however many names it holds). */
   lastLine = -1;
   /** The line `lineStart` found last: its start, and the newline that ends it (-1: none, the text's end). */
@@ -30,10 +33,6 @@ export class Pass {
     this.scan = scan;
     this.again = again;
   }
-
-  /** The name `kind` was last asked about (-1: none yet), and its kind. */
-  private kindOf = -1;
-  private lastKind = 0;
 
   /**
    * The kind (`K` bits) of the i-th name of the scan. The rules at a name ask about that name

@@ -15,7 +15,7 @@
  * placeholder used to hide a secret from the rules after it. The text is rebuilt once, at the end.
  */
 import { automaton, CLASS, K as CLASSES, OUT, ROW, UNKNOWN } from "./redact-automaton.js";
-import { keyClass, remembered, weakSecretKey } from "./redact-keys.js";
+import { detached, keyClass, remembered, weakSecretKey } from "./redact-keys.js";
 import { PROVIDERS } from "./redact-providers.js";
 
 // ---------------------------------------------------------------------------------------------
@@ -425,7 +425,7 @@ export function kindAt(text: string, start: number, end: number): number {
     while (j < known.length && known.charCodeAt(j) === text.charCodeAt(start + j)) j++;
     if (j === known.length) return slotKinds[slot] as number;
   }
-  const name = text.slice(start, end);
+  const name = detached(text.slice(start, end)); // the slot outlives the text
   const kind = nameKind(name);
   slotNames[slot] = name;
   slotKinds[slot] = kind;
