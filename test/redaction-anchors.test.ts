@@ -5,14 +5,15 @@
  * URL shapes only at the scheme starts before each `://` (core/redact-shapes.ts). A literal
  * that is not where every match starts, or a scheme start the anchored search skips, would
  * leave a secret readable. Also the card pattern, written digit first so the engine can look
- * for a digit before trying anything: it must find what its plain spelling finds. And three
+ * for a digit before trying anything: it must find what its plain spelling finds. And four
  * shortcuts: a rule's literals searched for by their first two characters, the first characters
- * of the literals the scan does not look for read along a run in one pass, and the names stage
- * passing over a name when what follows it can begin no rule's shape.
+ * of the literals the scan does not look for read along a run in one pass, the names stage
+ * passing over a name when what follows it can begin no rule's shape, and offering a name whose
+ * value is claimed already only to the rules whose claims start elsewhere.
  */
 import fc from "fast-check";
 import { describe, expect, it } from "vitest";
-import { RULES, rulesAfter } from "../src/core/redact-named.js";
+import { CLAIM_ELSEWHERE, RULES, rulesAfter, valueAt } from "../src/core/redact-named.js";
 import { type NameRule, Pass, SECRET_OR_WEAK } from "../src/core/redact-pass.js";
 import { PROVIDERS } from "../src/core/redact-providers.js";
 import { firstOf, groups, UNSCANNED, unscannedHeads } from "../src/core/redact-runs.js";
@@ -388,6 +389,69 @@ describe("the names stage offers a name only to the rules that can claim after w
           unwitnessed.push(`rule ${r} after ${JSON.stringify(String.fromCharCode(c))}`);
     });
     expect(unwitnessed).toEqual([]);
+  });
+
+  /**
+   * Each rule the names stage withholds at a name whose value (`valueAt`) is claimed, tried alone
+   * with that value claimed from its first character for one character and for the whole of its
+   * word: the claims it makes anyway.
+   */
+  function claimsWhenTaken(text: string): { made: string[]; tried: number } {
+    const scan = scanText(text);
+    const made: string[] = [];
+    let tried = 0;
+    for (let k = 0; k < scan.names.length / 3; k++) {
+      const [start, end, words] = scan.names.slice(3 * k, 3 * k + 3) as [number, number, number];
+      const v = valueAt(text, end);
+      if (v < 0 || v >= text.length) continue;
+      const word = /^\S*/.exec(text.slice(v))?.[0].length ?? 0;
+      for (const len of new Set([1, Math.max(1, word)]))
+        RULES.forEach((rule, r) => {
+          if (CLAIM_ELSEWHERE.has(rule)) return;
+          const p = new Pass(text, scan, redactText);
+          p.claim(v, v + len, "[taken]");
+          tried++;
+          if (rule(p, k, start, end, words))
+            made.push(`rule ${r} at ${JSON.stringify(text.slice(start, end + 1))} in ${JSON.stringify(text)}`);
+        });
+    }
+    return { made, tried };
+  }
+
+  it("at a name whose value is claimed already, no withheld rule claims: every single name and value, generated texts, and the corpus", () => {
+    let tried = 0;
+    const check = (t: string) => {
+      const r = claimsWhenTaken(t);
+      tried += r.tried;
+      expect(r.made).toEqual([]);
+    };
+    for (const t of single) check(t);
+    const several = fc
+      .array(fc.tuple(fc.constantFrom(...PREFIXES), fc.constantFrom(...NAMES), fc.constantFrom(...AFTER), fc.constantFrom(...VALUE)), {
+        minLength: 2,
+        maxLength: 4,
+      })
+      .map((parts) => parts.map((p) => p.join("")).join(""));
+    fc.assert(fc.property(several, check), { numRuns: 2000, seed: 12 });
+    for (const t of corpusTexts(generate(11))) check(t);
+    expect(tried).toBeGreaterThan(100_000);
+  });
+
+  it("the rules that claim elsewhere do claim at a name whose value is claimed, so withholding one fails the check above", () => {
+    const witness: Record<string, string> = {
+      yamlBlock: "password: |\n  s3cr3tV4lue-99xQz\n",
+      setter: 'token = String::from("s3cr3tV4lue-99xQz")',
+      rawString: "token = `s3cr3tV4lue-99xQz`",
+    };
+    for (const [name, text] of Object.entries(witness)) {
+      const scan = scanText(text);
+      const [start, end, words] = scan.names.slice(0, 3) as [number, number, number];
+      const v = valueAt(text, end);
+      const rule = [...CLAIM_ELSEWHERE].find((r) => r.name === name) as NameRule;
+      const p = new Pass(text, scan, redactText);
+      expect(p.claim(v, v + 1, "[taken]")).toBe(true);
+      expect(rule(p, 0, start, end, words), name).toBe(true);
+    }
   });
 });
 

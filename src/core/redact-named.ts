@@ -98,19 +98,24 @@ const callPair: NameRule = (p, i, start, end) => {
 };
 
 /**
- * Whether an assignment's value after the name that ends at `end` (after a closing quote, the
- * operator and an opening quote) either cannot be (no operator follows) or is claimed already,
- * most often by a provider's format: then the assignment rules, whose every claim would hold
- * that character, need not run their patterns. Most secret names in a text hold a token the
- * runs stage has taken.
+ * Whether an assignment's value after the name that ends at `end` either cannot be (no operator
+ * follows) or is claimed already (`valueAt`): then the assignment rules, whose every claim would
+ * hold that character, need not run their patterns.
  */
 function valueTaken(p: Pass, end: number): boolean {
-  const { text } = p;
+  const v = valueAt(p.text, end);
+  return v < 0 || !p.free(v, v + 1);
+}
+
+/**
+ * Where the value after the name that ends at `end` starts: past a closing quote, spaces, an
+ * assignment operator, spaces and an opening quote; -1 when no operator follows. Most secret
+ * names in a text hold a token the runs stage has taken there.
+ */
+export function valueAt(text: string, end: number): number {
   const j = spacesFrom(text, quoteAt(text, end));
   const op = operatorLength(text, j);
-  if (op === 0) return true;
-  const v = quoteAt(text, spacesFrom(text, j + op));
-  return !p.free(v, v + 1);
+  return op === 0 ? -1 : quoteAt(text, spacesFrom(text, j + op));
 }
 
 /** The length of the assignment operator at j (`::=`, `:=`, `:`, `=>`, `=`, `?=`, `.=`, `+=`); 0: none. */
@@ -292,9 +297,24 @@ const AFTER_SECRET: readonly (readonly NameRule[])[] = Array.from({ length: 128 
 const AFTER_ANY: readonly (readonly NameRule[])[] = AFTER_SECRET.map((rules) => rules.filter((r) => ANY_NAME_RULES.has(r)));
 const NONE: readonly NameRule[] = [];
 
-/** The rules that may claim at a name followed by the character code c (0: the text's end), by whether the name is secret or weak. */
-export function rulesAfter(c: number, secret: boolean): readonly NameRule[] {
-  return c >= 128 ? NONE : ((secret ? AFTER_SECRET[c] : AFTER_ANY[c]) as readonly NameRule[]);
+/**
+ * The rules whose claim at a name need not hold the first character of the value after its
+ * operator (`valueAt`): a YAML block's lines below, a setter's or raw string's quoted value after
+ * a call or a backtick, a call pair's second string. Every other rule claims from that character
+ * on (or not at all), so at a name whose value a provider's token has claimed already only these
+ * can claim.
+ */
+export const CLAIM_ELSEWHERE: ReadonlySet<NameRule> = new Set([yamlBlock, setter, rawString, callPair]);
+const TAKEN_SECRET = AFTER_SECRET.map((rules) => rules.filter((r) => CLAIM_ELSEWHERE.has(r)));
+const TAKEN_ANY = AFTER_ANY.map((rules) => rules.filter((r) => CLAIM_ELSEWHERE.has(r)));
+
+/**
+ * The rules that may claim at a name followed by the character code c (0: the text's end), by
+ * whether the name is secret or weak, and whether the value after its operator is claimed already.
+ */
+export function rulesAfter(c: number, secret: boolean, taken = false): readonly NameRule[] {
+  if (c >= 128) return NONE;
+  return (taken ? (secret ? TAKEN_SECRET[c] : TAKEN_ANY[c]) : secret ? AFTER_SECRET[c] : AFTER_ANY[c]) as readonly NameRule[];
 }
 
 /**
@@ -310,7 +330,8 @@ export function names(p: Pass): void {
     const end = n[3 * k + 1] as number;
     const c = end < text.length ? text.charCodeAt(end) : 0;
     if (rulesAfter(c, true).length === 0 || !p.free(start, end)) continue;
-    const rules = rulesAfter(c, (p.kind(k) & SECRET_OR_WEAK) !== 0);
+    const v = valueAt(text, end);
+    const rules = rulesAfter(c, (p.kind(k) & SECRET_OR_WEAK) !== 0, v >= 0 && !p.free(v, v + 1));
     for (let r = 0; r < rules.length; r++) if ((rules[r] as NameRule)(p, k, start, end, n[3 * k + 2] as number)) break;
   }
 }
