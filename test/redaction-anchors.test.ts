@@ -8,12 +8,13 @@
  * for a digit before trying anything: it must find what its plain spelling finds. And four
  * shortcuts: a rule's literals searched for by their first two characters, the first characters
  * of the literals the scan does not look for read along a run in one pass, the names stage
- * passing over a name when what follows it can begin no rule's shape, and offering a name whose
- * value is claimed already only to the rules whose claims start elsewhere.
+ * passing over a name when what follows it can begin no rule's shape, offering a name whose
+ * value is claimed already only to the rules whose claims start elsewhere, and the prose rule
+ * asking for a digit in the words after a name before its pattern runs.
  */
 import fc from "fast-check";
 import { describe, expect, it } from "vitest";
-import { CLAIM_ELSEWHERE, RULES, rulesAfter, valueAt } from "../src/core/redact-named.js";
+import { CLAIM_ELSEWHERE, digitAhead, PROSE, RULES, rulesAfter, valueAt } from "../src/core/redact-named.js";
 import { type NameRule, Pass, SECRET_OR_WEAK } from "../src/core/redact-pass.js";
 import { PROVIDERS } from "../src/core/redact-providers.js";
 import { firstOf, groups, UNSCANNED, unscannedHeads } from "../src/core/redact-runs.js";
@@ -476,5 +477,61 @@ describe("a shape is called only for texts that hold what it needs", () => {
     expect(wrong).toEqual([]);
     // Every shape's gate let some text through: the check above was asked of each.
     expect(all.map(([id]) => id).filter((id) => !passed.has(id))).toEqual([]);
+  });
+});
+
+describe("prose is tried only where a digit stands in the words after the name", () => {
+  const long = fc.integer({ min: 250, max: 258 });
+  const word = fc.oneof(
+    fc.constantFrom("is", "to", "set", "hunter2-xyz9", "abcdefgh", "x", "'hunter2x'", '"abc1defg"', "s3cret.", "(a1b2c3d4)"),
+    fc.tuple(fc.constantFrom("a", "b9", "-"), long).map(([c, n]) => c.repeat(n).slice(0, n)),
+    // Long words whose one digit is last: unquoted, quoted, and with a stop after the quote.
+    fc
+      .tuple(long, fc.constantFrom("", "'", '"'), fc.constantFrom("", ".", ")"))
+      .map(([n, q, stop]) => `${q}${"a".repeat(n - 1)}7${q}${stop}`),
+  );
+  const gap = fc.constantFrom(" ", "  ", "\t", " \t ", "\n", "\r\n", "\u00a0", "", ".");
+  const verb = fc.constantFrom("", "is ", "was\t", "to ", "of ", "now ", "set to ", "set to\t ", "set ", "is\n");
+  const text = fc
+    .tuple(
+      fc.constantFrom("password", "token", "$password"),
+      fc.constantFrom(" ", "\t", "  "),
+      verb,
+      word,
+      fc.array(fc.tuple(gap, word), { maxLength: 3 }),
+      fc.constantFrom("", " ", "\n"),
+    )
+    .map(([name, sp, v, first, rest, tail]) => `${name}${sp}${v}${first}${rest.map(([g, w]) => g + w).join("")}${tail}`);
+
+  /** Whether PROSE matches at the name that starts the text with a value holding a digit. */
+  const valueWithDigit = (t: string, start: number): boolean => {
+    PROSE.lastIndex = start;
+    const m = PROSE.exec(t);
+    return m !== null && /\d/.test(m[4] as string);
+  };
+
+  it("digitAhead holds wherever the pattern would find a value with a digit", () => {
+    let found = 0;
+    fc.assert(
+      fc.property(text, (t) => {
+        const scan = scanText(t);
+        if (scan.names.length === 0) return true;
+        const [start, end] = scan.names as [number, number];
+        if (!valueWithDigit(t, start)) return true;
+        found++;
+        return digitAhead(t, end);
+      }),
+      { numRuns: 20_000, seed: 13 },
+    );
+    expect(found).toBeGreaterThan(1_000);
+  });
+
+  it("turns names away: before a word with no digit, a line's end, or a word too long to be the value", () => {
+    expect(digitAhead("password is hunter2-xyz9", 8)).toBe(true);
+    expect(digitAhead("password set to s3cr3t99", 8)).toBe(true);
+    expect(digitAhead("password is missing", 8)).toBe(false);
+    expect(digitAhead("password\nhunter2-xyz9", 8)).toBe(false);
+    expect(digitAhead("password is\nhunter2-xyz9", 8)).toBe(false);
+    expect(digitAhead(`password ${"a".repeat(300)}9`, 8)).toBe(false);
   });
 });

@@ -238,12 +238,12 @@ function symbolValue(p: Pass, key: string, vs: number): boolean {
  * "the password is hunter2-xyz9", "password hunter2" (.netrc), "Set DB_PASSWORD to …": a secret
  * name, an optional verb, then a value that looks made up (letters and digits mixed).
  */
-const PROSE =
+export const PROSE =
   /([A-Za-z0-9_][\w.-]{0,63})([ \t]+(?:(?:is|was|to|of|set to|now)[ \t]+)?)(["']?)([^\s"'`<>[\]]{6,256}?)\3([.,;:)!?]?)(?=\s|$)/y;
 
 const prose: NameRule = (p, i, start, end) => {
   const c = charCode(p.text, end);
-  if ((c !== 32 && c !== 9) || (p.kind(i) & SECRET_OR_WEAK) === 0) return false;
+  if ((c !== 32 && c !== 9) || (p.kind(i) & SECRET_OR_WEAK) === 0 || !digitAhead(p.text, end)) return false;
   const m = atName(p.text, PROSE, start);
   if (m === null) return false;
   const [, key, sp, q, v] = m as unknown as [string, string, string, string, string];
@@ -251,6 +251,30 @@ const prose: NameRule = (p, i, start, end) => {
   const vs = m.index + key.length + sp.length + q.length;
   return p.claim(vs, vs + v.length, tag("secret"));
 };
+
+/** The longest word prose's value can be: the value, a quote on each side, and a stop. */
+const PROSE_WORD = 256 + 3;
+
+/**
+ * Whether a digit stands in one of the three words after a name (each read up to PROSE_WORD
+ * characters): prose's value is the first, or the one after a verb (`is`, `set to`), and both
+ * `madeUp` and `symbolSecret` need a digit in it. Most names before a space (`Bearer $TOKEN`,
+ * `token is missing`) have none, and are turned away before the pattern runs.
+ */
+export function digitAhead(text: string, end: number): boolean {
+  let j = end;
+  for (let word = 0; word < 3; word++) {
+    while (j < text.length && (text.charCodeAt(j) === 32 || text.charCodeAt(j) === 9)) j++;
+    const last = Math.min(text.length, j + PROSE_WORD);
+    for (; j < last; j++) {
+      const c = text.charCodeAt(j);
+      if (c >= 48 && c <= 57) return true;
+      if (whitespace(c)) break;
+    }
+    if (j < text.length && text.charCodeAt(j) !== 32 && text.charCodeAt(j) !== 9) return false; // a line's end, or a word too long
+  }
+  return false;
+}
 
 /** Spaces and tabs, which may stand between a name and its operator or value. */
 const SP = " \t";
