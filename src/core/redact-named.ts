@@ -102,9 +102,18 @@ const callPair: NameRule = (p, i, start, end) => {
  * follows) or is claimed already (`valueAt`): then the assignment rules, whose every claim would
  * hold that character, need not run their patterns.
  */
-function valueTaken(p: Pass, end: number): boolean {
-  const v = valueAt(p.text, end);
+function valueTaken(p: Pass, i: number, end: number): boolean {
+  const v = valueOf(p, i, end);
   return v < 0 || !p.free(v, v + 1);
+}
+
+/** `valueAt` for the i-th name, which ends at `end`: the names stage asks first, then the assignment rules (remembered for the name asked last). */
+function valueOf(p: Pass, i: number, end: number): number {
+  if (p.valueName !== i) {
+    p.valueStart = valueAt(p.text, end);
+    p.valueName = i;
+  }
+  return p.valueStart;
 }
 
 /**
@@ -162,7 +171,7 @@ const envLine: NameRule = (p, i, start, end) => {
   const ls = p.lineStart(start);
   if (ls === p.lastLine || !envLead(text, ls, start)) return false; // one try per line, and only where the name leads it
   p.lastLine = ls;
-  if (valueTaken(p, end)) return false;
+  if (valueTaken(p, i, end)) return false;
   ENV_LINE.lastIndex = ls;
   const m = ENV_LINE.exec(text);
   if (m === null) return false;
@@ -189,7 +198,7 @@ const ASSIGN_HEAD = /(\\?["']|)([$:@]?[A-Za-z0-9_][A-Za-z0-9_.-]{0,63})\1[ \t]*(
 
 const assignment: NameRule = (p, i, start, end) => {
   const { text } = p;
-  if ((p.scan.marks & (M.EQ | M.COLON)) === 0 || (p.kind(i) & SECRET_OR_WEAK) === 0 || valueTaken(p, end)) return false;
+  if ((p.scan.marks & (M.EQ | M.COLON)) === 0 || (p.kind(i) & SECRET_OR_WEAK) === 0 || valueTaken(p, i, end)) return false;
   const m = atName(text, ASSIGN, start);
   if (m === null) {
     // A value that starts with a character no bare value may start with (`(`, `&`): a symbol secret?
@@ -354,7 +363,7 @@ export function names(p: Pass): void {
     const end = n[3 * k + 1] as number;
     const c = end < text.length ? text.charCodeAt(end) : 0;
     if (rulesAfter(c, true).length === 0 || !p.free(start, end)) continue;
-    const v = valueAt(text, end);
+    const v = valueOf(p, k, end);
     const rules = rulesAfter(c, (p.kind(k) & SECRET_OR_WEAK) !== 0, v >= 0 && !p.free(v, v + 1));
     for (let r = 0; r < rules.length; r++) if ((rules[r] as NameRule)(p, k, start, end, n[3 * k + 2] as number)) break;
   }
