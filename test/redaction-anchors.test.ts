@@ -358,6 +358,10 @@ describe("the names stage offers a name only to the rules that can claim after w
     ": |\n  s3cr3tV4lue-99xQz\n",
     " = `s3cr3tV4lue-99xQz`",
     "]=Zx9Qw2Lk7Vb3Nm8Pq4Rt",
+    ' .=\\"s3cr3tV4lue-99xQz\\"',
+    " +=\\'s3cr3tV4lue-99xQz\\'",
+    ' =>\\"Zx9Qw2Lk7Vb3Nm8Pq4Rt\\"',
+    "=>;Zx9Qw2Lk7Vb3;",
   ];
   const PREFIXES = ["", "\n", " ", "?", "&", "export ", '"', "'", '\\"', "$", "--", "x.setPassword"];
   /** Every prefix, name, following character and value, once: where each rule claims after each character. */
@@ -443,6 +447,8 @@ describe("the names stage offers a name only to the rules that can claim after w
       yamlBlock: "password: |\n  s3cr3tV4lue-99xQz\n",
       setter: 'token = String::from("s3cr3tV4lue-99xQz")',
       rawString: "token = `s3cr3tV4lue-99xQz`",
+      cliFlag: '--token .=\\"s3cr3tV4lue-99xQz\\"',
+      connPassword: "Password=>;Zx9Qw2Lk7Vb3;",
     };
     for (const [name, text] of Object.entries(witness)) {
       const scan = scanText(text);

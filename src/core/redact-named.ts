@@ -100,7 +100,8 @@ const callPair: NameRule = (p, i, start, end) => {
 /**
  * Whether an assignment's value after the name that ends at `end` either cannot be (no operator
  * follows) or is claimed already (`valueAt`): then the assignment rules, whose every claim would
- * hold that character, need not run their patterns.
+ * hold that character, need not run their patterns. (The names stage does not offer a name whose
+ * value is claimed to these rules at all; the second half holds for a rule called alone.)
  */
 function valueTaken(p: Pass, i: number, end: number): boolean {
   const v = valueOf(p, i, end);
@@ -333,11 +334,12 @@ const NONE: readonly NameRule[] = [];
 /**
  * The rules whose claim at a name need not hold the first character of the value after its
  * operator (`valueAt`): a YAML block's lines below, a setter's or raw string's quoted value after
- * a call or a backtick, a call pair's second string. Every other rule claims from that character
- * on (or not at all), so at a name whose value a provider's token has claimed already only these
- * can claim.
+ * a call or a backtick, a call pair's second string, and the two whose bare value may be the
+ * operator itself (a flag's `--token .=\"…` takes `.=\`; a connection string's `Password=>;`
+ * takes `>`). Every other rule claims from that character on or not at all, so at a name whose
+ * value a provider's token has claimed already only these can claim.
  */
-export const CLAIM_ELSEWHERE: ReadonlySet<NameRule> = new Set([yamlBlock, setter, rawString, callPair]);
+export const CLAIM_ELSEWHERE: ReadonlySet<NameRule> = new Set([connPassword, cliFlag, yamlBlock, setter, rawString, callPair]);
 const TAKEN_SECRET = AFTER_SECRET.map((rules) => rules.filter((r) => CLAIM_ELSEWHERE.has(r)));
 const TAKEN_ANY = AFTER_ANY.map((rules) => rules.filter((r) => CLAIM_ELSEWHERE.has(r)));
 
