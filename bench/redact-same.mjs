@@ -4,7 +4,8 @@
  * on every text of the corpus seeds given (test/redaction/: placements and ordinary texts), on
  * each text cut at every space and line break (a corpus text always has an ordinary line after
  * its secret, so a value at the very end of a text is only seen this way), on the
- * adversarial inputs, and on texts glued together at random from pieces of the corpus.
+ * adversarial inputs, on texts glued together at random from pieces of the corpus, and on
+ * assignments built at random from names, operators, quotes and values.
  *
  *   node scripts/build.mjs   # in each checkout
  *   node bench/redact-same.mjs <checkout A> <checkout B> [seeds=11-15] [glued=100000]
@@ -71,7 +72,29 @@ for (let k = 0; k < glued; k++) {
   for (let j = 2 + rand(7); j > 0; j--) text += pieces[rand(pieces.length)];
   same(text);
 }
+
+// Assignments built piece by piece: a name, what may close it, spaces, an operator (or a verb),
+// what may open a value, and a value (provider tokens among them), one to four in a text. The
+// corpus writes each shape in its usual spelling; the rules at a name must also agree on the
+// unusual ones (`--secret .=\"ghp_…\"` once differed here and nowhere in the corpus).
+const NAMES = ["password", "Password", "Pwd", "DB_PASSWORD", "token", "Authorization", "Cookie", "Set-Cookie", "x-api-key", "api_key"];
+NAMES.push("secret", "Bearer", "Token", "access_token", "apiKey", "key", "sig", "client_secret", "auth_token");
+const LEADS = ["", " ", "\n", "?", "&", ";", "#", "--", "-", "$", "@", ":", '"', "'", '\\"', "export ", "ENV ", "set ", "- ", "x.", "a["];
+const CLOSES = ["", "", '"', "'", '\\"', "]", "[0]"];
+const SPACES = ["", "", " ", "  ", "\t"];
+const OPERATORS = ["", ":", "=", ":=", "::=", "=>", "?=", ".=", "+=", "==", "::", " is ", " set to ", " to "];
+const OPENS = ["", "", '"', "'", '\\"', "\\'", "`", "(", 'r#"', ";", ">"];
+const VALUES = ["ghp_aB3dE6gH9jK2mN5pQ8sT1vW4yZ7bC0eF3hJ6", "AKIAIOSFODNN7EXAMPLE", "glpat-aB3dE6gH9jK2mN5pQ8sT", "s3cr3tV4lue-99xQz"];
+VALUES.push("hunter2-xyz9", "x", "", ";", ">", "abc123;");
+const ENDS = ["", "", ";", '"', "'", '\\"', " ", "\n", ",", ")", ".", "&x=1", " + y", "\r\n"];
+const any = (xs) => xs[rand(xs.length)];
+for (let k = 0; k < glued; k++) {
+  let text = "";
+  for (let j = 1 + rand(4); j > 0; j--)
+    text += any(LEADS) + any(NAMES) + any(CLOSES) + any(SPACES) + any(OPERATORS) + any(SPACES) + any(OPENS) + any(VALUES) + any(ENDS);
+  same(text);
+}
 console.log(
-  `${compared} texts compared (seeds ${first}-${last}, cut at every space and line break, adversarial, ${glued} glued): ${differ} differ`,
+  `${compared} texts compared (seeds ${first}-${last}, cut at every space and line break, adversarial, ${glued} glued, ${glued} assignments): ${differ} differ`,
 );
 process.exit(differ === 0 ? 0 : 1);

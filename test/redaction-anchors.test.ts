@@ -5,14 +5,16 @@
  * URL shapes only at the scheme starts before each `://` (core/redact-shapes.ts). A literal
  * that is not where every match starts, or a scheme start the anchored search skips, would
  * leave a secret readable. Also the card pattern, written digit first so the engine can look
- * for a digit before trying anything: it must find what its plain spelling finds. And three
+ * for a digit before trying anything: it must find what its plain spelling finds. And four
  * shortcuts: a rule's literals searched for by their first two characters, the first characters
- * of the literals the scan does not look for read along a run in one pass, and the names stage
- * passing over a name when what follows it can begin no rule's shape.
+ * of the literals the scan does not look for read along a run in one pass, the names stage
+ * passing over a name when what follows it can begin no rule's shape, offering a name whose
+ * value is claimed already only to the rules whose claims start elsewhere, and the prose rule
+ * asking for a digit in the words after a name before its pattern runs.
  */
 import fc from "fast-check";
 import { describe, expect, it } from "vitest";
-import { RULES, rulesAfter } from "../src/core/redact-named.js";
+import { CLAIM_ELSEWHERE, digitAhead, PROSE, RULES, rulesAfter, valueAt } from "../src/core/redact-named.js";
 import { type NameRule, Pass, SECRET_OR_WEAK } from "../src/core/redact-pass.js";
 import { PROVIDERS } from "../src/core/redact-providers.js";
 import { firstOf, groups, UNSCANNED, unscannedHeads } from "../src/core/redact-runs.js";
@@ -356,6 +358,10 @@ describe("the names stage offers a name only to the rules that can claim after w
     ": |\n  s3cr3tV4lue-99xQz\n",
     " = `s3cr3tV4lue-99xQz`",
     "]=Zx9Qw2Lk7Vb3Nm8Pq4Rt",
+    ' .=\\"s3cr3tV4lue-99xQz\\"',
+    " +=\\'s3cr3tV4lue-99xQz\\'",
+    ' =>\\"Zx9Qw2Lk7Vb3Nm8Pq4Rt\\"',
+    "=>;Zx9Qw2Lk7Vb3;",
   ];
   const PREFIXES = ["", "\n", " ", "?", "&", "export ", '"', "'", '\\"', "$", "--", "x.setPassword"];
   /** Every prefix, name, following character and value, once: where each rule claims after each character. */
@@ -389,6 +395,71 @@ describe("the names stage offers a name only to the rules that can claim after w
     });
     expect(unwitnessed).toEqual([]);
   });
+
+  /**
+   * Each rule the names stage withholds at a name whose value (`valueAt`) is claimed, tried alone
+   * with that value claimed from its first character for one character and for the whole of its
+   * word: the claims it makes anyway.
+   */
+  function claimsWhenTaken(text: string): { made: string[]; tried: number } {
+    const scan = scanText(text);
+    const made: string[] = [];
+    let tried = 0;
+    for (let k = 0; k < scan.names.length / 3; k++) {
+      const [start, end, words] = scan.names.slice(3 * k, 3 * k + 3) as [number, number, number];
+      const v = valueAt(text, end);
+      if (v < 0 || v >= text.length) continue;
+      const word = /^\S*/.exec(text.slice(v))?.[0].length ?? 0;
+      for (const len of new Set([1, Math.max(1, word)]))
+        RULES.forEach((rule, r) => {
+          if (CLAIM_ELSEWHERE.has(rule)) return;
+          const p = new Pass(text, scan, redactText);
+          p.claim(v, v + len, "[taken]");
+          tried++;
+          if (rule(p, k, start, end, words))
+            made.push(`rule ${r} at ${JSON.stringify(text.slice(start, end + 1))} in ${JSON.stringify(text)}`);
+        });
+    }
+    return { made, tried };
+  }
+
+  it("at a name whose value is claimed already, no withheld rule claims: every single name and value, generated texts, and the corpus", () => {
+    let tried = 0;
+    const check = (t: string) => {
+      const r = claimsWhenTaken(t);
+      tried += r.tried;
+      expect(r.made).toEqual([]);
+    };
+    for (const t of single) check(t);
+    const several = fc
+      .array(fc.tuple(fc.constantFrom(...PREFIXES), fc.constantFrom(...NAMES), fc.constantFrom(...AFTER), fc.constantFrom(...VALUE)), {
+        minLength: 2,
+        maxLength: 4,
+      })
+      .map((parts) => parts.map((p) => p.join("")).join(""));
+    fc.assert(fc.property(several, check), { numRuns: 2000, seed: 12 });
+    for (const t of corpusTexts(generate(11))) check(t);
+    expect(tried).toBeGreaterThan(100_000);
+  });
+
+  it("the rules that claim elsewhere do claim at a name whose value is claimed, so withholding one fails the check above", () => {
+    const witness: Record<string, string> = {
+      yamlBlock: "password: |\n  s3cr3tV4lue-99xQz\n",
+      setter: 'token = String::from("s3cr3tV4lue-99xQz")',
+      rawString: "token = `s3cr3tV4lue-99xQz`",
+      cliFlag: '--token .=\\"s3cr3tV4lue-99xQz\\"',
+      connPassword: "Password=>;Zx9Qw2Lk7Vb3;",
+    };
+    for (const [name, text] of Object.entries(witness)) {
+      const scan = scanText(text);
+      const [start, end, words] = scan.names.slice(0, 3) as [number, number, number];
+      const v = valueAt(text, end);
+      const rule = [...CLAIM_ELSEWHERE].find((r) => r.name === name) as NameRule;
+      const p = new Pass(text, scan, redactText);
+      expect(p.claim(v, v + 1, "[taken]")).toBe(true);
+      expect(rule(p, 0, start, end, words), name).toBe(true);
+    }
+  });
 });
 
 describe("a shape is called only for texts that hold what it needs", () => {
@@ -412,5 +483,61 @@ describe("a shape is called only for texts that hold what it needs", () => {
     expect(wrong).toEqual([]);
     // Every shape's gate let some text through: the check above was asked of each.
     expect(all.map(([id]) => id).filter((id) => !passed.has(id))).toEqual([]);
+  });
+});
+
+describe("prose is tried only where a digit stands in the words after the name", () => {
+  const long = fc.integer({ min: 250, max: 258 });
+  const word = fc.oneof(
+    fc.constantFrom("is", "to", "set", "hunter2-xyz9", "abcdefgh", "x", "'hunter2x'", '"abc1defg"', "s3cret.", "(a1b2c3d4)"),
+    fc.tuple(fc.constantFrom("a", "b9", "-"), long).map(([c, n]) => c.repeat(n).slice(0, n)),
+    // Long words whose one digit is last: unquoted, quoted, and with a stop after the quote.
+    fc
+      .tuple(long, fc.constantFrom("", "'", '"'), fc.constantFrom("", ".", ")"))
+      .map(([n, q, stop]) => `${q}${"a".repeat(n - 1)}7${q}${stop}`),
+  );
+  const gap = fc.constantFrom(" ", "  ", "\t", " \t ", "\n", "\r\n", "\u00a0", "", ".");
+  const verb = fc.constantFrom("", "is ", "was\t", "to ", "of ", "now ", "set to ", "set to\t ", "set ", "is\n");
+  const text = fc
+    .tuple(
+      fc.constantFrom("password", "token", "$password"),
+      fc.constantFrom(" ", "\t", "  "),
+      verb,
+      word,
+      fc.array(fc.tuple(gap, word), { maxLength: 3 }),
+      fc.constantFrom("", " ", "\n"),
+    )
+    .map(([name, sp, v, first, rest, tail]) => `${name}${sp}${v}${first}${rest.map(([g, w]) => g + w).join("")}${tail}`);
+
+  /** Whether PROSE matches at the name that starts the text with a value holding a digit. */
+  const valueWithDigit = (t: string, start: number): boolean => {
+    PROSE.lastIndex = start;
+    const m = PROSE.exec(t);
+    return m !== null && /\d/.test(m[4] as string);
+  };
+
+  it("digitAhead holds wherever the pattern would find a value with a digit", () => {
+    let found = 0;
+    fc.assert(
+      fc.property(text, (t) => {
+        const scan = scanText(t);
+        if (scan.names.length === 0) return true;
+        const [start, end] = scan.names as [number, number];
+        if (!valueWithDigit(t, start)) return true;
+        found++;
+        return digitAhead(t, end);
+      }),
+      { numRuns: 20_000, seed: 13 },
+    );
+    expect(found).toBeGreaterThan(1_000);
+  });
+
+  it("turns names away: before a word with no digit, a line's end, or a word too long to be the value", () => {
+    expect(digitAhead("password is hunter2-xyz9", 8)).toBe(true);
+    expect(digitAhead("password set to s3cr3t99", 8)).toBe(true);
+    expect(digitAhead("password is missing", 8)).toBe(false);
+    expect(digitAhead("password\nhunter2-xyz9", 8)).toBe(false);
+    expect(digitAhead("password is\nhunter2-xyz9", 8)).toBe(false);
+    expect(digitAhead(`password ${"a".repeat(300)}9`, 8)).toBe(false);
   });
 });

@@ -98,19 +98,34 @@ const callPair: NameRule = (p, i, start, end) => {
 };
 
 /**
- * Whether an assignment's value after the name that ends at `end` (after a closing quote, the
- * operator and an opening quote) either cannot be (no operator follows) or is claimed already,
- * most often by a provider's format: then the assignment rules, whose every claim would hold
- * that character, need not run their patterns. Most secret names in a text hold a token the
- * runs stage has taken.
+ * Whether an assignment's value after the name that ends at `end` either cannot be (no operator
+ * follows) or is claimed already (`valueAt`): then the assignment rules, whose every claim would
+ * hold that character, need not run their patterns. (The names stage does not offer a name whose
+ * value is claimed to these rules at all; the second half holds for a rule called alone.)
  */
-function valueTaken(p: Pass, end: number): boolean {
-  const { text } = p;
+function valueTaken(p: Pass, i: number, end: number): boolean {
+  const v = valueOf(p, i, end);
+  return v < 0 || !p.free(v, v + 1);
+}
+
+/** `valueAt` for the i-th name, which ends at `end`: the names stage asks first, then the assignment rules (remembered for the name asked last). */
+function valueOf(p: Pass, i: number, end: number): number {
+  if (p.valueName !== i) {
+    p.valueStart = valueAt(p.text, end);
+    p.valueName = i;
+  }
+  return p.valueStart;
+}
+
+/**
+ * Where the value after the name that ends at `end` starts: past a closing quote, spaces, an
+ * assignment operator, spaces and an opening quote; -1 when no operator follows. Most secret
+ * names in a text hold a token the runs stage has taken there.
+ */
+export function valueAt(text: string, end: number): number {
   const j = spacesFrom(text, quoteAt(text, end));
   const op = operatorLength(text, j);
-  if (op === 0) return true;
-  const v = quoteAt(text, spacesFrom(text, j + op));
-  return !p.free(v, v + 1);
+  return op === 0 ? -1 : quoteAt(text, spacesFrom(text, j + op));
 }
 
 /** The length of the assignment operator at j (`::=`, `:=`, `:`, `=>`, `=`, `?=`, `.=`, `+=`); 0: none. */
@@ -157,7 +172,7 @@ const envLine: NameRule = (p, i, start, end) => {
   const ls = p.lineStart(start);
   if (ls === p.lastLine || !envLead(text, ls, start)) return false; // one try per line, and only where the name leads it
   p.lastLine = ls;
-  if (valueTaken(p, end)) return false;
+  if (valueTaken(p, i, end)) return false;
   ENV_LINE.lastIndex = ls;
   const m = ENV_LINE.exec(text);
   if (m === null) return false;
@@ -184,7 +199,7 @@ const ASSIGN_HEAD = /(\\?["']|)([$:@]?[A-Za-z0-9_][A-Za-z0-9_.-]{0,63})\1[ \t]*(
 
 const assignment: NameRule = (p, i, start, end) => {
   const { text } = p;
-  if ((p.scan.marks & (M.EQ | M.COLON)) === 0 || (p.kind(i) & SECRET_OR_WEAK) === 0 || valueTaken(p, end)) return false;
+  if ((p.scan.marks & (M.EQ | M.COLON)) === 0 || (p.kind(i) & SECRET_OR_WEAK) === 0 || valueTaken(p, i, end)) return false;
   const m = atName(text, ASSIGN, start);
   if (m === null) {
     // A value that starts with a character no bare value may start with (`(`, `&`): a symbol secret?
@@ -233,12 +248,12 @@ function symbolValue(p: Pass, key: string, vs: number): boolean {
  * "the password is hunter2-xyz9", "password hunter2" (.netrc), "Set DB_PASSWORD to …": a secret
  * name, an optional verb, then a value that looks made up (letters and digits mixed).
  */
-const PROSE =
+export const PROSE =
   /([A-Za-z0-9_][\w.-]{0,63})([ \t]+(?:(?:is|was|to|of|set to|now)[ \t]+)?)(["']?)([^\s"'`<>[\]]{6,256}?)\3([.,;:)!?]?)(?=\s|$)/y;
 
 const prose: NameRule = (p, i, start, end) => {
   const c = charCode(p.text, end);
-  if ((c !== 32 && c !== 9) || (p.kind(i) & SECRET_OR_WEAK) === 0) return false;
+  if ((c !== 32 && c !== 9) || (p.kind(i) & SECRET_OR_WEAK) === 0 || !digitAhead(p.text, end)) return false;
   const m = atName(p.text, PROSE, start);
   if (m === null) return false;
   const [, key, sp, q, v] = m as unknown as [string, string, string, string, string];
@@ -246,6 +261,30 @@ const prose: NameRule = (p, i, start, end) => {
   const vs = m.index + key.length + sp.length + q.length;
   return p.claim(vs, vs + v.length, tag("secret"));
 };
+
+/** The longest word prose's value can be: the value, a quote on each side, and a stop. */
+const PROSE_WORD = 256 + 3;
+
+/**
+ * Whether a digit stands in one of the three words after a name (each read up to PROSE_WORD
+ * characters): prose's value is the first, or the one after a verb (`is`, `set to`), and both
+ * `madeUp` and `symbolSecret` need a digit in it. Most names before a space (`Bearer $TOKEN`,
+ * `token is missing`) have none, and are turned away before the pattern runs.
+ */
+export function digitAhead(text: string, end: number): boolean {
+  let j = end;
+  for (let word = 0; word < 3; word++) {
+    while (j < text.length && (text.charCodeAt(j) === 32 || text.charCodeAt(j) === 9)) j++;
+    const last = Math.min(text.length, j + PROSE_WORD);
+    for (; j < last; j++) {
+      const c = text.charCodeAt(j);
+      if (c >= 48 && c <= 57) return true;
+      if (whitespace(c)) break;
+    }
+    if (j < text.length && text.charCodeAt(j) !== 32 && text.charCodeAt(j) !== 9) return false; // a line's end, or a word too long
+  }
+  return false;
+}
 
 /** Spaces and tabs, which may stand between a name and its operator or value. */
 const SP = " \t";
@@ -292,9 +331,25 @@ const AFTER_SECRET: readonly (readonly NameRule[])[] = Array.from({ length: 128 
 const AFTER_ANY: readonly (readonly NameRule[])[] = AFTER_SECRET.map((rules) => rules.filter((r) => ANY_NAME_RULES.has(r)));
 const NONE: readonly NameRule[] = [];
 
-/** The rules that may claim at a name followed by the character code c (0: the text's end), by whether the name is secret or weak. */
-export function rulesAfter(c: number, secret: boolean): readonly NameRule[] {
-  return c >= 128 ? NONE : ((secret ? AFTER_SECRET[c] : AFTER_ANY[c]) as readonly NameRule[]);
+/**
+ * The rules whose claim at a name need not hold the first character of the value after its
+ * operator (`valueAt`): a YAML block's lines below, a setter's or raw string's quoted value after
+ * a call or a backtick, a call pair's second string, and the two whose bare value may be the
+ * operator itself (a flag's `--token .=\"…` takes `.=\`; a connection string's `Password=>;`
+ * takes `>`). Every other rule claims from that character on or not at all, so at a name whose
+ * value a provider's token has claimed already only these can claim.
+ */
+export const CLAIM_ELSEWHERE: ReadonlySet<NameRule> = new Set([connPassword, cliFlag, yamlBlock, setter, rawString, callPair]);
+const TAKEN_SECRET = AFTER_SECRET.map((rules) => rules.filter((r) => CLAIM_ELSEWHERE.has(r)));
+const TAKEN_ANY = AFTER_ANY.map((rules) => rules.filter((r) => CLAIM_ELSEWHERE.has(r)));
+
+/**
+ * The rules that may claim at a name followed by the character code c (0: the text's end), by
+ * whether the name is secret or weak, and whether the value after its operator is claimed already.
+ */
+export function rulesAfter(c: number, secret: boolean, taken = false): readonly NameRule[] {
+  if (c >= 128) return NONE;
+  return (taken ? (secret ? TAKEN_SECRET[c] : TAKEN_ANY[c]) : secret ? AFTER_SECRET[c] : AFTER_ANY[c]) as readonly NameRule[];
 }
 
 /**
@@ -310,7 +365,8 @@ export function names(p: Pass): void {
     const end = n[3 * k + 1] as number;
     const c = end < text.length ? text.charCodeAt(end) : 0;
     if (rulesAfter(c, true).length === 0 || !p.free(start, end)) continue;
-    const rules = rulesAfter(c, (p.kind(k) & SECRET_OR_WEAK) !== 0);
+    const v = valueOf(p, k, end);
+    const rules = rulesAfter(c, (p.kind(k) & SECRET_OR_WEAK) !== 0, v >= 0 && !p.free(v, v + 1));
     for (let r = 0; r < rules.length; r++) if ((rules[r] as NameRule)(p, k, start, end, n[3 * k + 2] as number)) break;
   }
 }
