@@ -104,12 +104,12 @@ const callPair: NameRule = (p, i, start, end) => {
  * value is claimed to these rules at all; the second half holds for a rule called alone.)
  */
 function valueTaken(p: Pass, i: number, end: number): boolean {
-  const v = valueOf(p, i, end);
+  const v = valueStartOf(p, i, end);
   return v < 0 || !p.free(v, v + 1);
 }
 
 /** `valueAt` for the i-th name, which ends at `end`: the names stage asks first, then the assignment rules (remembered for the name asked last). */
-function valueOf(p: Pass, i: number, end: number): number {
+function valueStartOf(p: Pass, i: number, end: number): number {
   if (p.valueName !== i) {
     p.valueStart = valueAt(p.text, end);
     p.valueName = i;
@@ -365,7 +365,7 @@ export function names(p: Pass): void {
     const end = n[3 * k + 1] as number;
     const c = end < text.length ? text.charCodeAt(end) : 0;
     if (rulesAfter(c, true).length === 0 || !p.free(start, end)) continue;
-    const v = valueOf(p, k, end);
+    const v = valueStartOf(p, k, end);
     const rules = rulesAfter(c, (p.kind(k) & SECRET_OR_WEAK) !== 0, v >= 0 && !p.free(v, v + 1));
     for (let r = 0; r < rules.length; r++) if ((rules[r] as NameRule)(p, k, start, end, n[3 * k + 2] as number)) break;
   }

@@ -24,7 +24,7 @@ export class Pass {
   private lastKind = 0;
   /** The last line start the env-line rule tried (it tries each line once, however many names it holds). */
   lastLine = -1;
-  /** The name whose value `valueOf` (core/redact-named.ts) found last (-1: none yet), and where that value starts. */
+  /** The name whose value `valueStartOf` (core/redact-named.ts) found last (-1: none yet), and where that value starts. */
   valueName = -1;
   valueStart = -1;
   /** The line `lineStart` found last: its start, and the newline that ends it (-1: none, the text's end). */
