@@ -3,6 +3,8 @@ import { type ChildProcess, spawn, spawnSync } from "node:child_process";
 import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join, resolve } from "node:path";
+import { setFlagsFromString } from "node:v8";
+import { runInNewContext } from "node:vm";
 import type { Backend } from "../src/backend/contract.js";
 import { type Baton, BatonError, type OpenBatonOptions, openBaton } from "../src/index.js";
 
@@ -154,4 +156,18 @@ export function rerunning(inner: Backend): Backend & { reruns: () => number } {
       return typeof v === "function" ? (v as (...a: unknown[]) => unknown).bind(target) : v;
     },
   }) as Backend & { reruns: () => number };
+}
+
+/**
+ * The heap in use after two full collections: the figure memory tests compare. Sets
+ * `--expose-gc` at run time (a context made after the flag has `gc`), so the bound is checked in
+ * every test run, not only under a flag.
+ */
+export function heapAfterGc(): number {
+  setFlagsFromString("--expose-gc");
+  const gc = runInNewContext("gc") as unknown;
+  if (typeof gc !== "function") throw new Error("gc() is not exposed to the test");
+  gc();
+  gc();
+  return process.memoryUsage().heapUsed;
 }

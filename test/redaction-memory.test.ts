@@ -6,20 +6,11 @@
  * not hold thousands of outputs.
  */
 
-import { setFlagsFromString } from "node:v8";
-import { runInNewContext } from "node:vm";
 import { expect, it } from "vitest";
 import { redactText } from "../src/core/redact-text.js";
+import { heapAfterGc as heap } from "./helpers.js";
 
 it("does not keep the texts its remembered names were cut from", () => {
-  setFlagsFromString("--expose-gc");
-  const gc = runInNewContext("gc") as () => void;
-  expect(gc, "gc() is exposed to the test").toBeTypeOf("function");
-  const heap = () => {
-    gc();
-    gc();
-    return process.memoryUsage().heapUsed;
-  };
   const filler = "lorem ipsum dolor sit amet ".repeat(7_000); // about 190 KB
   const before = heap();
   for (let i = 0; i < 200; i++) {

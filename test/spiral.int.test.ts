@@ -1,11 +1,9 @@
 import { writeFileSync } from "node:fs";
 import { join } from "node:path";
-import { setFlagsFromString } from "node:v8";
-import { runInNewContext } from "node:vm";
 import { afterAll, describe, expect, it } from "vitest";
 import { SNAPSHOT_LIMITS } from "../src/core/types.js";
 import type { Baton } from "../src/index.js";
-import { cleanupDirs, tempBaton } from "./helpers.js";
+import { cleanupDirs, heapAfterGc, tempBaton } from "./helpers.js";
 
 afterAll(() => cleanupDirs());
 
@@ -170,15 +168,7 @@ describe("spiral detector in a session", () => {
   });
 
   it("keeps memory flat over a 1,000-turn session", async () => {
-    setFlagsFromString("--expose-gc");
-    // A new context after the flag is set has gc(): the heap bound below runs in every test run.
-    const gc = runInNewContext("gc") as () => void;
-    expect(gc, "gc() is exposed to the test").toBeTypeOf("function");
-    const heap = () => {
-      gc();
-      gc();
-      return process.memoryUsage().heapUsed;
-    };
+    const heap = heapAfterGc; // the heap bound below runs in every test run
     await session(async (b) => {
       const sizes: Record<number, { snapshot: number; window: number; heap: number }> = {};
       for (let i = 1; i <= 1_000; i++) {

@@ -274,7 +274,7 @@ const PROSE_WORD = 256 + 3;
 export function digitAhead(text: string, end: number): boolean {
   let j = end;
   for (let word = 0; word < 3; word++) {
-    while (j < text.length && (text.charCodeAt(j) === 32 || text.charCodeAt(j) === 9)) j++;
+    j = spacesFrom(text, j);
     const last = Math.min(text.length, j + PROSE_WORD);
     for (; j < last; j++) {
       const c = text.charCodeAt(j);
