@@ -88,13 +88,16 @@ const CHAR_MARKS_MASK = (1 << CHAR_MARKS.length) - 1;
  */
 const F_SLOW = 1 << (MARK_SHIFT + CHAR_MARKS.length);
 
+/** Runs shorter than this hold no provider format (the shortest is 16 characters). */
+export const MIN_RUN = 16;
+
 /**
  * The constants the scan's inner loop spells as numbers: read from module variables, as
  * bundled code has them, they cost that loop about 9 instructions a character (docs/benchmarks.md,
  * "Redaction"). Checked here, at load, against what they stand for.
  */
-const QUIET_LOOP = { DIGIT_SHIFT: 9, OUT: 0x1000000, F_SLOW: 0x800000 };
-if (QUIET_LOOP.DIGIT_SHIFT !== DIGIT_SHIFT || QUIET_LOOP.OUT !== OUT || QUIET_LOOP.F_SLOW !== F_SLOW)
+const QUIET_LOOP = { DIGIT_SHIFT: 9, OUT: 0x1000000, F_SLOW: 0x800000, MIN_RUN: 16 };
+if (QUIET_LOOP.DIGIT_SHIFT !== DIGIT_SHIFT || QUIET_LOOP.OUT !== OUT || QUIET_LOOP.F_SLOW !== F_SLOW || QUIET_LOOP.MIN_RUN !== MIN_RUN)
   throw new Error("redact-scan: the scan's inner loop spells constants that have changed; update it and QUIET_LOOP");
 
 const TABLE = new Uint32Array(128);
@@ -222,9 +225,6 @@ export interface Scan {
   lastEq: number;
 }
 
-/** Runs shorter than this hold no provider format (the shortest is 16 characters). */
-export const MIN_RUN = 16;
-
 export function scanText(text: string): Scan {
   const n = text.length;
   const s: Scan = { marks: 0, words: 0, names: [], runs: [], runRules: [], colons: 0, lastEq: -1 };
@@ -263,7 +263,13 @@ export function scanText(text: string): Scan {
       chain = (chain + 1) * ((e >>> 9) & 1); // DIGIT_SHIFT: a digit adds one, anything else ends the chain
       if (chain === 13) card = true;
       t = delta[st + (e & 63)] as number;
-      if (t >= 0x1000000 || (e & 0x800000) !== 0) break; // OUT, F_SLOW
+      if (t >= 0x1000000 || (e & 0x800000) !== 0) {
+        // A space or line break after a short run that holds no provider's literal, and after
+        // no digit (no card's digits go on past it): the run ends with nothing to note, and the
+        // automaton is back at its root (class 0), so the loop goes on.
+        if ((c !== 32 && c !== 10) || prior !== 0 || rules || i - runStart >= 16) break; // MIN_RUN
+        runStart = i + 1;
+      }
       st = t;
     }
     if (i >= n) break;
