@@ -9,9 +9,10 @@
  *   caught when secretlint reports anything in it (it finds, it does not redact).
  * - throughput (process CPU time): each corpus text on its own (the way Baton redacts a tool
  *   call's fields), each side alone in a fresh process, at its steady state (after the same
- *   three seconds of warm-up; the first pass, cold, and passes five and six too), in nine
- *   alternating rounds, each side's fastest process (and the medians; bench/redact-side.mjs);
- *   and the sample as one document (the way a scanner reads a file).
+ *   three seconds of warm-up, measured over the same second), in nine alternating rounds, the
+ *   mean of each side's processes (medians, fastest, passes five and six and the first pass,
+ *   cold, beside it; bench/redact-side.mjs); and the sample as one document (the way a scanner
+ *   reads a file).
  *   Goal: ≥ 10× secretlint one text at a time. Per-text latency (wall time, median) is in the rows.
  * - the first redaction in a fresh process (each hook is one): median of fresh processes.
  * - the redaction part of `record()` (arguments through `redactValue`, the observation through
@@ -78,6 +79,7 @@ async function timeEach(items, rounds, op) {
 
 const mbps = (bytes, ns) => bytes / (ns / 1e9) / 1e6;
 const median = (xs) => [...xs].sort((a, b) => a - b)[xs.length >> 1];
+const mean = (xs) => xs.reduce((a, b) => a + b, 0) / xs.length;
 
 /**
  * The process's CPU time (ns) for one pass of `op` over `items`. Throughput is compared on CPU
@@ -130,25 +132,27 @@ export async function run() {
   const theirs = await timeEach(sample, 1, (t) => lint(t));
   // Throughput (CPU time): each side alone in a fresh process (bench/redact-side.mjs), in nine
   // alternating rounds (ours, theirs, ours, ...) so drift in the machine's load hits both sides
-  // alike. Each process warms up for the same CPU time, WARM (and six passes at least), then
-  // makes three measured passes; its steady state is the mean of the last two.
+  // alike. Each process warms up for the same CPU time, WARM (six passes at least), then is
+  // measured for the same CPU time, MEASURE (two passes at least): its steady state is the
+  // measured CPU time over the measured passes. Each side's figure is the mean of its nine
+  // processes: the CPU a pass costs on this machine, whichever of its two speeds a process
+  // settles at (docs/benchmarks.md, "Redaction").
   // - The same time rather than the same number of passes: a pass of Baton's is about a twelfth
   //   of secretlint's, and V8 goes on compiling Baton's many small rules for twenty to thirty
   //   passes (`--trace-opt`), so its passes five and six (the steady state until 2026-11-27)
   //   were still 1.2-1.7× its settled time, while secretlint's passes are flat from the fourth.
-  // - Each side's figure is its fastest process: on this machine a process settles at one of
-  //   two speeds, 1.4-1.6× apart, whatever it runs (docs/benchmarks.md, "Redaction"), and the
-  //   ratio of two medians of nine then depends on how many of each side's processes landed
-  //   slow (8.3-16.7× in runs of one build); the fastest of nine compares the two in the same
-  //   state. The medians are reported too, and passes five and six, and the first pass, cold.
+  // - The mean rather than the median: a process settles at one of two speeds, 1.4-1.6× apart,
+  //   and a median of nine falls in whichever five landed in; the ratio of two medians moved
+  //   between 8.3× and 16.7× in runs of one build. The medians are printed too, each side's
+  //   fastest process, passes five and six (the measure until 2026-11-27), and the first pass.
   const ROUNDS = 9;
-  const WARM = "3s";
-  const PASSES = 3;
+  const WARM = `${scaled(3)}s`;
+  const MEASURE = "1s";
   const dir = tempDir("redact-sample");
   const file = join(dir, "sample.json");
   writeFileSync(file, JSON.stringify(sample));
   const side = (name) => {
-    const r = spawnSync(process.execPath, [join(REPO, "bench", "redact-side.mjs"), name, file, WARM, String(PASSES)], {
+    const r = spawnSync(process.execPath, [join(REPO, "bench", "redact-side.mjs"), name, file, WARM, MEASURE], {
       encoding: "utf8",
       maxBuffer: 1 << 20,
     });
@@ -165,8 +169,8 @@ export async function run() {
   for (let round = 0; round < ROUNDS; round++) {
     const o = side("baton");
     const t = side("secretlint");
-    oursSteady.push((o.passes[PASSES - 1] + o.passes[PASSES - 2]) / 2);
-    theirsSteady.push((t.passes[PASSES - 1] + t.passes[PASSES - 2]) / 2);
+    oursSteady.push(mean(o.passes));
+    theirsSteady.push(mean(t.passes));
     oursFirst.push(o.warm[0]);
     theirsFirst.push(t.warm[0]);
     oursFifth.push((o.warm[4] + o.warm[5]) / 2);
@@ -174,8 +178,8 @@ export async function run() {
     warmPasses.baton.push(o.warm.length);
     warmPasses.secretlint.push(t.warm.length);
   }
-  const oursNs = Math.min(...oursSteady);
-  const theirsNs = Math.min(...theirsSteady);
+  const oursNs = mean(oursSteady);
+  const theirsNs = mean(theirsSteady);
   const oursCold = median(oursFirst);
   const theirsCold = median(theirsFirst);
   // Throughput: the sample as one document (best of three passes each, CPU time).
@@ -269,14 +273,18 @@ console.log(JSON.stringify({ load: t1 - t0, first: t2 - t1, second: t3 - t2 }));
       ratio("precision: surroundings of a secret kept", pct(s.contextPrecision), ">=", 99, "%"),
       info("secretlint recall (any finding in the text)", pct(caught / lintSample.length), "%"),
       info("secretlint precision (ordinary texts without a finding)", pct(1 - flagged / corpus.negatives.length), "%"),
-      ratio("throughput vs secretlint, one text at a time (each side's fastest process)", theirsNs / oursNs, ">=", 10),
+      ratio("throughput vs secretlint, one text at a time (steady, mean of processes)", theirsNs / oursNs, ">=", 10),
       info("throughput vs secretlint, one text at a time, median processes", median(theirsSteady) / median(oursSteady)),
+      info(
+        "throughput vs secretlint, one text at a time, each side's fastest process",
+        Math.min(...theirsSteady) / Math.min(...oursSteady),
+      ),
       info("throughput vs secretlint, first pass in a fresh process (cold)", theirsCold / oursCold),
       info("throughput vs secretlint, passes five and six, median processes (warming up)", median(theirsFifth) / median(oursFifth)),
       info("median time per text vs secretlint", t.medianMs / o.medianMs),
       info("throughput vs secretlint, the sample as one document", docTheirsNs / docOursNs),
-      info("Baton redaction, one text at a time", mbps(bytes, oursNs), "MB/s"),
-      info("secretlint, one text at a time", mbps(bytes, theirsNs), "MB/s"),
+      info("Baton redaction, one text at a time (steady, mean of processes)", mbps(bytes, oursNs), "MB/s"),
+      info("secretlint, one text at a time (steady, mean of processes)", mbps(bytes, theirsNs), "MB/s"),
       info("Baton redaction, one document", mbps(bytes, docOursNs), "MB/s"),
       info("secretlint, one document", mbps(bytes, docTheirsNs), "MB/s"),
       info("redaction of an Edit call, median (record() itself: bench/ledger.mjs, goal ≤ 50 µs)", e.medianMs * 1000, "µs"),

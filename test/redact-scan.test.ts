@@ -151,8 +151,33 @@ describe("scanText", () => {
         expect((s.marks & M.PORT) !== 0).toBe(/:(?:\d{1,5}|\*):[^\s:]/.test(t));
         // What the pipeline asks of the marks and words instead of searching the text itself.
         expect((s.words & W.EYJ) !== 0).toBe(/eyj/i.test(t));
-        expect((s.marks & M.PERCENT) !== 0).toBe(t.includes("%"));
-        expect((s.marks & M.ESCAPED_SLASH) !== 0).toBe(t.includes("\\/"));
+        // Every mark the stages ask of: the characters, then the shapes of two or three.
+        const has = (...xs: string[]) => xs.some((x) => t.includes(x));
+        const marks: [number, boolean][] = [
+          [M.EQ, has("=")],
+          [M.COLON, has(":")],
+          [M.AT, has("@")],
+          [M.DOLLAR, has("$")],
+          [M.PIPE, has("|")],
+          [M.GT, has(">")],
+          [M.QUOTE, has("'", '"')],
+          [M.SQUOTE, has("'")],
+          [M.BACKTICK, has("`")],
+          [M.SEMI, has(";")],
+          [M.URL_SEP, has("?", "&", "#", ";")],
+          [M.COMMA, has(",", "]")],
+          [M.PERCENT, has("%")],
+          [M.URL, has("://")],
+          [M.CLOSE_TAG, has("</")],
+          [M.CALL_QUOTE, has('("', "('")],
+          [M.RAW, has('r"', "r#")],
+          [M.ESCAPED_SLASH, has("\\/")],
+          [M.DASH2, has("--")],
+          [M.DASH_P, has("-p")],
+          [M.DASH_U, has("-u")],
+          [M.RUN_EQ, plainRuns(t).some((x, k, r) => k % 2 === 0 && (r[k + 1] as number) - x >= 24 && t.slice(x, r[k + 1]).includes("="))],
+        ];
+        for (const [m, present] of marks) expect([m, (s.marks & m) !== 0]).toEqual([m, present]);
         expect(s.colons).toBe(t.split(":").length - 1);
         expect(s.lastEq).toBe(t.lastIndexOf("="));
         expect(s.runs).toEqual(plainRuns(t));
