@@ -6,11 +6,12 @@
  * whether 13 digits stand in a row (a space or dash at most between two: where a card can be),
  * whether a .pgpass port field stands after a colon, colons counted, the last `=` found, the
  * runs of token characters split at the characters that end one (whitespace as `\s` has it,
- * Unicode spaces too, and "'`<>\[]{},;), the secret-sounding names read from the name
- * characters around a hint word.
+ * Unicode spaces too, and "'`<>\[]{},;), the provider literals each run holds, the
+ * secret-sounding names read from the name characters around a hint word.
  */
 import fc from "fast-check";
 import { describe, expect, it } from "vitest";
+import { PROVIDERS } from "../src/core/redact-providers.js";
 import { M, MIN_RUN, scanText, W } from "../src/core/redact-scan.js";
 
 /** Pieces texts are built from: hint words in any case, provider literals, operators, digits, non-ASCII letters, Unicode spaces, surrogate pairs. */
@@ -91,8 +92,15 @@ const PIECES = [
   "\ud800",
 ];
 
+/**
+ * Token pieces and the two characters the scan's inner loop ends a short run at by itself (a
+ * space, a line break): runs of every length, one after another, some holding a literal.
+ */
+const WORDS = ["ghp_", "sk-", "AKIA", "xoxb-", "glpat-", "hvs.", "Token", "abcdEFGH", "2024", "x", "_", "-", "7", " ", " ", "\n"];
+
 const text = fc.oneof(
   fc.array(fc.constantFrom(...PIECES), { maxLength: 60 }).map((p) => p.join("")),
+  fc.array(fc.constantFrom(...WORDS), { maxLength: 40 }).map((p) => p.join("")),
   fc.string({ maxLength: 80 }),
   fc.string({ unit: "binary", maxLength: 80 }),
 );
@@ -101,6 +109,21 @@ const text = fc.oneof(
 function plainRuns(t: string): number[] {
   const out: number[] = [];
   for (const m of t.matchAll(/[^\s"'`<>\\[\]{},;]+/g)) if (m[0].length >= MIN_RUN) out.push(m.index, m.index + m[0].length);
+  return out;
+}
+
+/**
+ * Per run, the provider rules (indexes, ascending) one of whose literals the scan looks for and
+ * the run holds, A-Z read as a-z; undefined when none. A literal is never cut by a character
+ * that ends a run, and a rule noted in one run must not be carried on to the next.
+ */
+function plainRules(t: string, runs: number[]): (number[] | undefined)[] {
+  const out: (number[] | undefined)[] = [];
+  for (let k = 0; k < runs.length; k += 2) {
+    const run = t.slice(runs[k], runs[k + 1]).replace(/[A-Z]/g, (c) => c.toLowerCase());
+    const ids = PROVIDERS.flatMap((r, id) => (r.scanned && r.hints.some((h) => run.includes(h)) ? [id] : []));
+    out.push(ids.length > 0 ? ids : undefined);
+  }
   return out;
 }
 
@@ -128,12 +151,37 @@ describe("scanText", () => {
         expect((s.marks & M.PORT) !== 0).toBe(/:(?:\d{1,5}|\*):[^\s:]/.test(t));
         // What the pipeline asks of the marks and words instead of searching the text itself.
         expect((s.words & W.EYJ) !== 0).toBe(/eyj/i.test(t));
-        expect((s.marks & M.PERCENT) !== 0).toBe(t.includes("%"));
-        expect((s.marks & M.ESCAPED_SLASH) !== 0).toBe(t.includes("\\/"));
+        // Every mark the stages ask of: the characters, then the shapes of two or three.
+        const has = (...xs: string[]) => xs.some((x) => t.includes(x));
+        const marks: [number, boolean][] = [
+          [M.EQ, has("=")],
+          [M.COLON, has(":")],
+          [M.AT, has("@")],
+          [M.DOLLAR, has("$")],
+          [M.PIPE, has("|")],
+          [M.GT, has(">")],
+          [M.QUOTE, has("'", '"')],
+          [M.SQUOTE, has("'")],
+          [M.BACKTICK, has("`")],
+          [M.SEMI, has(";")],
+          [M.URL_SEP, has("?", "&", "#", ";")],
+          [M.COMMA, has(",", "]")],
+          [M.PERCENT, has("%")],
+          [M.URL, has("://")],
+          [M.CLOSE_TAG, has("</")],
+          [M.CALL_QUOTE, has('("', "('")],
+          [M.RAW, has('r"', "r#")],
+          [M.ESCAPED_SLASH, has("\\/")],
+          [M.DASH2, has("--")],
+          [M.DASH_P, has("-p")],
+          [M.DASH_U, has("-u")],
+          [M.RUN_EQ, plainRuns(t).some((x, k, r) => k % 2 === 0 && (r[k + 1] as number) - x >= 24 && t.slice(x, r[k + 1]).includes("="))],
+        ];
+        for (const [m, present] of marks) expect([m, (s.marks & m) !== 0]).toEqual([m, present]);
         expect(s.colons).toBe(t.split(":").length - 1);
         expect(s.lastEq).toBe(t.lastIndexOf("="));
         expect(s.runs).toEqual(plainRuns(t));
-        expect(s.runRules.length).toBe(s.runs.length / 2);
+        expect(s.runRules).toEqual(plainRules(t, s.runs));
         const names: number[] = [];
         for (let i = 0; i < s.names.length; i += 3) names.push(s.names[i] as number, s.names[i + 1] as number);
         expect(names).toEqual(plainNames(t));

@@ -88,13 +88,24 @@ const CHAR_MARKS_MASK = (1 << CHAR_MARKS.length) - 1;
  */
 const F_SLOW = 1 << (MARK_SHIFT + CHAR_MARKS.length);
 
+/** Runs shorter than this hold no provider format (the shortest is 16 characters). */
+export const MIN_RUN = 16;
+
 /**
  * The constants the scan's inner loop spells as numbers: read from module variables, as
  * bundled code has them, they cost that loop about 9 instructions a character (docs/benchmarks.md,
- * "Redaction"). Checked here, at load, against what they stand for.
+ * "Redaction"). Checked here, at load, against what they stand for, with what the loop assumes
+ * of a space and a line break: class 0, which leads every state to the automaton's root.
  */
-const QUIET_LOOP = { DIGIT_SHIFT: 9, OUT: 0x1000000, F_SLOW: 0x800000 };
-if (QUIET_LOOP.DIGIT_SHIFT !== DIGIT_SHIFT || QUIET_LOOP.OUT !== OUT || QUIET_LOOP.F_SLOW !== F_SLOW)
+const QUIET_LOOP = { DIGIT_SHIFT: 9, OUT: 0x1000000, F_SLOW: 0x800000, MIN_RUN: 16 };
+if (
+  QUIET_LOOP.DIGIT_SHIFT !== DIGIT_SHIFT ||
+  QUIET_LOOP.OUT !== OUT ||
+  QUIET_LOOP.F_SLOW !== F_SLOW ||
+  QUIET_LOOP.MIN_RUN !== MIN_RUN ||
+  CLASS[32] !== 0 ||
+  CLASS[10] !== 0
+)
   throw new Error("redact-scan: the scan's inner loop spells constants that have changed; update it and QUIET_LOOP");
 
 const TABLE = new Uint32Array(128);
@@ -222,9 +233,6 @@ export interface Scan {
   lastEq: number;
 }
 
-/** Runs shorter than this hold no provider format (the shortest is 16 characters). */
-export const MIN_RUN = 16;
-
 export function scanText(text: string): Scan {
   const n = text.length;
   const s: Scan = { marks: 0, words: 0, names: [], runs: [], runRules: [], colons: 0, lastEq: -1 };
@@ -252,9 +260,9 @@ export function scanText(text: string): Scan {
     // Most characters only count the digits in a row and step the automaton. This loop makes
     // no call, so the compiler keeps its tables' checks and its locals out of the way (with
     // calls in the same loop, as before, it checked them on every character); it stops at the
-    // first character that needs more: outside ASCII, marked, special, ending a run, or
-    // reaching a state that reports a word or is not filled in yet. Its constants are spelt as
-    // numbers (`QUIET_LOOP`).
+    // first character that needs more: outside ASCII, marked, special, ending a run (but for
+    // the spaces and line breaks it handles itself, below), or reaching a state that reports a
+    // word or is not filled in yet. Its constants are spelt as numbers (`QUIET_LOOP`).
     for (; i < n; i++) {
       c = text.charCodeAt(i);
       if (c >= 128) break;
@@ -263,7 +271,14 @@ export function scanText(text: string): Scan {
       chain = (chain + 1) * ((e >>> 9) & 1); // DIGIT_SHIFT: a digit adds one, anything else ends the chain
       if (chain === 13) card = true;
       t = delta[st + (e & 63)] as number;
-      if (t >= 0x1000000 || (e & 0x800000) !== 0) break; // OUT, F_SLOW
+      if (t >= 0x1000000 || (e & 0x800000) !== 0) {
+        // A space or line break after a short run that holds no provider's literal, and after
+        // no digit (no card's digits go on past it): the run ends with nothing to note, and the
+        // automaton is back at its root (both are class 0, checked with `QUIET_LOOP`; neither
+        // is marked or special), so the loop goes on.
+        if ((c !== 32 && c !== 10) || prior !== 0 || rules || i - runStart >= 16) break; // MIN_RUN
+        runStart = i + 1;
+      }
       st = t;
     }
     if (i >= n) break;
