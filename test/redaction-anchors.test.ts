@@ -486,6 +486,77 @@ describe("a shape is called only for texts that hold what it needs", () => {
   });
 });
 
+describe("a shape's gate turns away no text where its pattern would claim", () => {
+  const all = Object.entries(shapes).filter((e): e is [string, Shape] => typeof e[1] === "object" && e[1] !== null && "need" in e[1]);
+  /** Whether any match of the shape's pattern over the whole text is one its claim takes. */
+  const claims = (s: Shape, p: Pass) => [...p.text.matchAll(new RegExp(s.re.source, s.re.flags))].some((m) => s.claim(m, p) !== undefined);
+  // The shapes' triggers and their look-alikes: each kind of password hash, shell `$`, curl's flags and `-p` elsewhere.
+  const piece = fc.constantFrom(
+    "$1$saltSALT$N9qo8uLOickgx2ZMRZoMyeIj",
+    "$5$saltSALT$N9qo8uLOickgx2ZMRZoMyeIj",
+    "$6$saltSALT$N9qo8uLOickgx2ZMRZoMyeIj",
+    "$apr1$saltSALT$N9qo8uLOickgx2ZMRZoMyeIj",
+    "$2b$05$N9qo8uLOickgx2ZMRZoMyeIjZAgcfl7p92ldGxad68LJZdL17lhWy",
+    "$y$j9T$saltSALT$N9qo8uLOickgx2ZMRZoMyeIj",
+    "$argon2id$v=19$m=65536,t=3,p=4$c2FsdHNhbHQ$N9qo8uLOickgx2ZMRZoMyeIj",
+    "$TOKEN",
+    "$(cat f)",
+    `\${X}`,
+    "$$",
+    "Zx9Qw2Lk7Vb3Hj8Tn4Rs6Yd1",
+    "-u",
+    "-p",
+    "--user",
+    "--proxy-user",
+    "--http-password",
+    "mkdir -p",
+    "=",
+    " ",
+    "\t",
+    "\n",
+    ":",
+    "admin",
+    "s3cretPassw0rd!",
+    '"',
+    "'",
+    "w",
+    "-",
+  );
+  const text = fc.array(piece, { maxLength: 12 }).map((xs) => xs.join(""));
+
+  it("on generated texts and the corpus: where the gate says no, no match of the pattern is claimed", () => {
+    const wrong: string[] = [];
+    let refused = 0;
+    const check = (t: string) => {
+      const p = new Pass(t, scanText(t), redactText);
+      for (const [id, s] of all) {
+        if (s.gate(p)) continue;
+        refused++;
+        if (claims(s, p)) wrong.push(`${id}: ${JSON.stringify(t.slice(0, 100))}`);
+      }
+    };
+    fc.assert(
+      fc.property(text, (t) => {
+        check(t);
+        return true;
+      }),
+      { numRuns: 5_000, seed: 14 },
+    );
+    for (const t of corpusTexts(generate(11))) check(t);
+    expect(wrong).toEqual([]);
+    expect(refused).toBeGreaterThan(100_000);
+  });
+
+  it("the hash and curl shapes' gates: a text each lets through and one each turns away", () => {
+    const gate = (s: Shape, t: string) => s.gate(new Pass(t, scanText(t), redactText));
+    expect(gate(shapes.passwordHash, "admin:$apr1$saltSALT$N9qo8uLOickgx2ZMRZoMyeI")).toBe(true);
+    expect(gate(shapes.passwordHash, `echo $TOKEN $(date) \${HOME}`)).toBe(false);
+    expect(gate(shapes.userPassword, "curl --http-password=s3cret https://x")).toBe(true);
+    expect(gate(shapes.userPassword, "curl -u admin:s3cret https://x")).toBe(true);
+    expect(gate(shapes.userPassword, "mkdir -p build && docker run -p 80:80 x")).toBe(false);
+  });
+});
+
 describe("prose is tried only where a digit stands in the words after the name", () => {
   const long = fc.integer({ min: 250, max: 258 });
   const word = fc.oneof(

@@ -145,7 +145,9 @@ export const urlPassword: Shape = {
 
 /** curl/wget/httpie style `-u user:password`, `--user user:password`, `--proxy-user u:p` */
 export const userPassword: Shape = {
-  gate: (p) => (p.scan.marks & (M.DASH_U | M.DASH_P)) !== 0,
+  // `-u`, `--user` and `--proxy-user` hold `-u`; `--http-password` holds `-p`, as do most
+  // command lines (`mkdir -p`, `-p 8080:80`), so that one is looked for itself.
+  gate: (p) => (p.scan.marks & M.DASH_U) !== 0 || ((p.scan.marks & M.DASH_P) !== 0 && p.text.includes("--http-password")),
   need: [M.DASH_U | M.DASH_P, 0],
   re: /(?<![\w-])(-u|--user|--proxy-user|--http-password)([ \t]+|=)(["']?)([^\s:"'`]*):([^\s"'`]+)\3/g,
   claim: (m) => {
@@ -189,9 +191,22 @@ export const sqlPassword: Shape = {
   },
 };
 
+/**
+ * Whether a `$` in the text is followed by a character a hash's first field starts with (`1`,
+ * `5`, `6`, `apr1`, `2a`…`2y`, `y`, `argon2`): most `$` are a shell's (`$TOKEN`, `$(…)`, `${…}`),
+ * and the pattern need not search those texts.
+ */
+function hashSigil(text: string): boolean {
+  for (let i = text.indexOf("$"); i >= 0; i = text.indexOf("$", i + 1)) {
+    const c = charCode(text, i + 1);
+    if (c === 49 || c === 50 || c === 53 || c === 54 || c === 97 || c === 121) return true; // 1 2 5 6 a y
+  }
+  return false;
+}
+
 /** htpasswd and /etc/shadow entries, bcrypt/argon2 hashes: an offline-crackable password. */
 export const passwordHash: Shape = {
-  gate: has(M.DOLLAR),
+  gate: (p) => (p.scan.marks & M.DOLLAR) !== 0 && hashSigil(p.text),
   need: [M.DOLLAR, 0],
   re: /(?<![\w$])\$(?:(?:apr1|1|5|6)\$[./A-Za-z0-9]{1,16}\$[./A-Za-z0-9]{20,}|2[abxy]\$\d{2}\$[./A-Za-z0-9]{53}|y\$[./A-Za-z0-9]+\$[./A-Za-z0-9]+\$[./A-Za-z0-9]{20,}|argon2(?:id|i|d)\$v=\d+\$[^$\s]+\$[A-Za-z0-9+/]+\$[A-Za-z0-9+/]{16,})/g,
   claim: (m) => [m.index, m.index + m[0].length, tag("password-hash")],
