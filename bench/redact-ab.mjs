@@ -13,8 +13,8 @@
  *   node bench/redact-ab.mjs <checkout A> <checkout B> [rounds=12] [passes=30]
  *
  * Passes five and six show a build still warming up (V8 goes on compiling the rules for twenty
- * to thirty passes); the last two, where it ends up once V8 has finished optimising it, the
- * steady state bench/redact.mjs measures.
+ * to thirty passes); the last two, where it ends up once V8 has finished optimising it (what
+ * bench/redact.mjs measures after three seconds of warm-up).
  */
 import { spawn } from "node:child_process";
 import { existsSync } from "node:fs";

@@ -133,8 +133,8 @@ export async function run() {
   // Throughput (CPU time): each side alone in a fresh process (bench/redact-side.mjs), in nine
   // alternating rounds (ours, theirs, ours, ...) so drift in the machine's load hits both sides
   // alike. Each process warms up for the same CPU time, WARM (six passes at least), then is
-  // measured for the same CPU time, MEASURE (two passes at least): its steady state is the
-  // measured CPU time over the measured passes. Each side's figure is the mean of its nine
+  // measured for at least the same CPU time, MEASURE (two passes at least; the pass that
+  // crosses it is finished): its steady state is the measured CPU time over the measured passes. Each side's figure is the mean of its nine
   // processes: the CPU a pass costs on this machine, whichever of its two speeds a process
   // settles at (docs/benchmarks.md, "Redaction").
   // - The same time rather than the same number of passes: a pass of Baton's is about a twelfth
@@ -143,9 +143,9 @@ export async function run() {
   //   were still 1.2-1.7× its settled time, while secretlint's passes are flat from the fourth.
   // - The mean rather than the median: a process settles at one of two speeds, 1.4-1.6× apart,
   //   and a median of nine falls in whichever five landed in; the ratio of two medians moved
-  //   between 8.3× and 16.7× in runs of one build. The medians are printed too, each side's
+  //   between 8.3× and 16.8× in runs of one build. The medians are printed too, each side's
   //   fastest process, passes five and six (the measure until 2026-11-27), and the first pass.
-  const ROUNDS = 9;
+  const ROUNDS = scaled(9, 3);
   const WARM = `${scaled(3)}s`;
   const MEASURE = "1s";
   const dir = tempDir("redact-sample");
@@ -166,6 +166,7 @@ export async function run() {
   const oursFifth = [];
   const theirsFifth = [];
   const warmPasses = { baton: [], secretlint: [] };
+  const measuredPasses = { baton: [], secretlint: [] };
   for (let round = 0; round < ROUNDS; round++) {
     const o = side("baton");
     const t = side("secretlint");
@@ -177,6 +178,8 @@ export async function run() {
     theirsFifth.push((t.warm[4] + t.warm[5]) / 2);
     warmPasses.baton.push(o.warm.length);
     warmPasses.secretlint.push(t.warm.length);
+    measuredPasses.baton.push(o.passes.length);
+    measuredPasses.secretlint.push(t.passes.length);
   }
   const oursNs = mean(oursSteady);
   const theirsNs = mean(theirsSteady);
@@ -311,6 +314,7 @@ console.log(JSON.stringify({ load: t1 - t0, first: t2 - t1, second: t3 - t2 }));
       steadyNs: { baton: oursSteady, secretlint: theirsSteady },
       fifthSixthNs: { baton: oursFifth, secretlint: theirsFifth },
       warmPasses,
+      measuredPasses,
     },
   };
 }

@@ -509,6 +509,7 @@ describe("a shape's gate turns away no text where its pattern would claim", () =
     "--user",
     "--proxy-user",
     "--http-password",
+    "--http-password=admin:s3cretPassw0rd!",
     "mkdir -p",
     "=",
     " ",

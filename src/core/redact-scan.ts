@@ -120,6 +120,11 @@ for (let c = 0; c < 128; c++) {
   if ((e & (F_BREAK | F_SPECIAL | (CHAR_MARKS_MASK << MARK_SHIFT))) !== 0) e |= F_SLOW;
   TABLE[c] = e;
 }
+// What the inner loop assumes of a space and a line break (it ends a short run at either itself):
+// neither is special or marked.
+for (const c of [32, 10])
+  if (((TABLE[c] as number) & (F_SPECIAL | (CHAR_MARKS_MASK << MARK_SHIFT))) !== 0)
+    throw new Error("redact-scan: the scan's inner loop takes a space and a line break for unmarked; update it");
 
 /** Whitespace beyond ASCII (what `\s` matches): these end a run too. */
 function unicodeSpace(c: number): boolean {
@@ -274,8 +279,8 @@ export function scanText(text: string): Scan {
       if (t >= 0x1000000 || (e & 0x800000) !== 0) {
         // A space or line break after a short run that holds no provider's literal, and after
         // no digit (no card's digits go on past it): the run ends with nothing to note, and the
-        // automaton is back at its root (both are class 0, checked with `QUIET_LOOP`; neither
-        // is marked or special), so the loop goes on.
+        // automaton is back at its root (both are class 0, and neither is marked or special:
+        // checked at load), so the loop goes on.
         if ((c !== 32 && c !== 10) || prior !== 0 || rules || i - runStart >= 16) break; // MIN_RUN
         runStart = i + 1;
       }
