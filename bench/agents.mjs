@@ -29,7 +29,7 @@ import { existsSync, mkdirSync, readFileSync, rmSync, writeFileSync } from "node
 import os from "node:os";
 import { join } from "node:path";
 import { build } from "esbuild";
-import { REPO } from "./lib.mjs";
+import { median, REPO } from "./lib.mjs";
 
 const args = process.argv.slice(2);
 const repsAt = args.indexOf("--reps");
@@ -84,11 +84,6 @@ function stopServer(p) {
     // already gone
   }
   return true;
-}
-
-function median(xs) {
-  const s = [...xs].sort((a, b) => a - b);
-  return s.length % 2 ? s[(s.length - 1) / 2] : (s[s.length / 2 - 1] + s[s.length / 2]) / 2;
 }
 
 /** One turn of `k` tool calls; the time each write and shell call took, hooks included. */

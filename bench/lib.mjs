@@ -57,6 +57,17 @@ export function scaled(n, min = 1) {
   return Math.max(min, Math.round(n * (Number.isFinite(f) && f > 0 ? f : 1)));
 }
 
+/** The median (the mean of the two middle values when the count is even); NaN when empty. */
+export function median(xs) {
+  if (xs.length === 0) return Number.NaN;
+  const s = [...xs].sort((a, b) => a - b);
+  const h = s.length >> 1;
+  return s.length % 2 === 1 ? s[h] : (s[h - 1] + s[h]) / 2;
+}
+
+/** The arithmetic mean; NaN when empty. */
+export const mean = (xs) => xs.reduce((a, b) => a + b, 0) / xs.length;
+
 function quantile(sorted, q) {
   if (sorted.length === 0) return Number.NaN;
   const i = Math.min(sorted.length - 1, Math.max(0, Math.ceil(q * sorted.length) - 1));

@@ -19,7 +19,7 @@ import { performance } from "node:perf_hooks";
 import { pathToFileURL } from "node:url";
 import { PostgresSaver } from "@langchain/langgraph-checkpoint-postgres";
 import pg from "pg";
-import { cleanupAll, tempDir } from "./lib.mjs";
+import { cleanupAll, median, tempDir } from "./lib.mjs";
 import { cluster, cpuLoops, peer, steerSession } from "./pg-lib.mjs";
 
 const [rootA, rootB, roundsArg = "4"] = process.argv.slice(2);
@@ -33,11 +33,6 @@ const ONLY = process.env.BENCH_ONLY;
 const PER = 300;
 const ITEMS = 4_000;
 const wall = () => performance.timeOrigin + performance.now();
-function median(xs) {
-  const s = [...xs].sort((a, b) => a - b);
-  const h = s.length >> 1;
-  return s.length % 2 === 1 ? s[h] : (s[h - 1] + s[h]) / 2;
-}
 
 const c = await cluster();
 const results = {};

@@ -19,7 +19,7 @@
 import { spawn } from "node:child_process";
 import { existsSync } from "node:fs";
 import { join, resolve } from "node:path";
-import { builtLibrary, cleanupAll, REPO } from "./lib.mjs";
+import { builtLibrary, cleanupAll, median, REPO } from "./lib.mjs";
 import { writeSample } from "./redact.mjs";
 
 const [a, b, roundsArg = "12", passesArg = "30"] = process.argv.slice(2);
@@ -48,11 +48,6 @@ function side(dir, cpu) {
   });
 }
 
-function median(xs) {
-  const s = [...xs].sort((x, y) => x - y);
-  const h = s.length >> 1;
-  return s.length % 2 === 1 ? s[h] : (s[h - 1] + s[h]) / 2;
-}
 const fifthSixth = (ms) => (ms[4] + ms[5]) / 2;
 const last = (ms) => (ms[P - 1] + ms[P - 2]) / 2;
 const rows = { a: [], b: [] };

@@ -26,7 +26,7 @@ import { spawnSync } from "node:child_process";
 import { rmSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { pathToFileURL } from "node:url";
-import { DIST, gc, hr, info, loadBaton, REPO, ratio, scaled, summarise, tempDir } from "./lib.mjs";
+import { DIST, gc, hr, info, loadBaton, mean, median, REPO, ratio, scaled, summarise, tempDir } from "./lib.mjs";
 import { loadSecretlint } from "./secretlint.mjs";
 
 export const name = "redact";
@@ -78,8 +78,6 @@ async function timeEach(items, rounds, op) {
 }
 
 const mbps = (bytes, ns) => bytes / (ns / 1e9) / 1e6;
-const median = (xs) => [...xs].sort((a, b) => a - b)[xs.length >> 1];
-const mean = (xs) => xs.reduce((a, b) => a + b, 0) / xs.length;
 
 /**
  * The process's CPU time (ns) for one pass of `op` over `items`. Throughput is compared on CPU
@@ -134,9 +132,9 @@ export async function run() {
   // alternating rounds (ours, theirs, ours, ...) so drift in the machine's load hits both sides
   // alike. Each process warms up for the same CPU time, WARM (six passes at least), then is
   // measured for at least the same CPU time, MEASURE (two passes at least; the pass that
-  // crosses it is finished): its steady state is the measured CPU time over the measured passes. Each side's figure is the mean of its nine
-  // processes: the CPU a pass costs on this machine, whichever of its two speeds a process
-  // settles at (docs/benchmarks.md, "Redaction").
+  // crosses it is finished): its steady state is the measured CPU time over the measured
+  // passes. Each side's figure is the mean of its nine processes: the CPU a pass costs on this
+  // machine, whichever of its two speeds a process settles at (docs/benchmarks.md, "Redaction").
   // - The same time rather than the same number of passes: a pass of Baton's is about a twelfth
   //   of secretlint's, and V8 goes on compiling Baton's many small rules for twenty to thirty
   //   passes (`--trace-opt`), so its passes five and six (the steady state until 2026-11-27)
