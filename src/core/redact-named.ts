@@ -187,12 +187,14 @@ const envLine: NameRule = (p, i, start, end) => {
 
 /**
  * key: value, key = value, "key": "value", KEY=value (dotenv), Go `:=`, `::=`, Make `?=`, PHP
- * `.=`, `=>` (PHP and Ruby hashes), keys that start with a digit (`1password_token`); not a value
- * an operator follows (`x = "a" in o`, `t = "a" + b`, `type T = 'a' | 'b'`, `c ? "a" : "b"`).
+ * `.=`, `=>` (PHP and Ruby hashes), keys that start with a digit (`1password_token`); not a quoted
+ * value an operator follows (`x = "a" in o`, `t = "a" + b`, `type T = 'a' | 'b'`, `c ? "a" : "b"`).
+ * A bare value is taken whole whatever follows it (`KEY=… && ./run.sh`): asked of a bare value,
+ * that check gave back its last character and the rule claimed the rest, leaving it readable.
  * Quotes may be escaped once (JSON inside a JSON string).
  */
 const ASSIGN =
-  /(\\?["']|)([$:@]?[A-Za-z0-9_][A-Za-z0-9_.-]{0,63})\1([ \t]*)(::=|:=|\?=|\.=|\+=|=>|=(?![=>~])|:(?![:/]))([ \t]*)(?:"((?:[^"\\\r\n]|\\.){0,4096})"|'([^'\r\n]{0,4096})'|\\"((?:[^"\\\r\n]|\\[^"]){0,4096})\\"|([^\s"'`,;&}\])(<>\\]{1,4096}))(?![ \t]*(?:in\b|instanceof\b|[=!]==?|&&|\|\|?|\?|\+|:))/y;
+  /(\\?["']|)([$:@]?[A-Za-z0-9_][A-Za-z0-9_.-]{0,63})\1([ \t]*)(::=|:=|\?=|\.=|\+=|=>|=(?![=>~])|:(?![:/]))([ \t]*)(?:(?:"((?:[^"\\\r\n]|\\.){0,4096})"|'([^'\r\n]{0,4096})'|\\"((?:[^"\\\r\n]|\\[^"]){0,4096})\\")(?![ \t]*(?:in\b|instanceof\b|[=!]==?|&&|\|\|?|\?|\+|:))|([^\s"'`,;&}\])(<>\\]{1,4096}))/y;
 
 /** The same head, then a value of a symbol secret's characters (`symbolSecret`: a Django key, cut by no stop character). */
 const ASSIGN_HEAD = /(\\?["']|)([$:@]?[A-Za-z0-9_][A-Za-z0-9_.-]{0,63})\1[ \t]*(?:::=|:=|\?=|\.=|\+=|=>|=(?![=>~])|:(?![:/]))[ \t]*/y;
