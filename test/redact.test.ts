@@ -233,6 +233,27 @@ describe("redaction by value", () => {
     expect(redactText(`docker run --rm -e KRAKEN_PRIVATE_KEY=${azure}`)).not.toContain("gpuPLSK7");
   });
 
+  it("takes a bare value whole when an operator follows it (`&& ./run.sh`, `|| exit 1`, ` + y`)", () => {
+    // The check that a quoted value is not part of an expression (`t = "a" + b`) once applied to
+    // bare values too: the pattern gave back the value's last character, and the rule claimed
+    // the rest, leaving it readable (`DD_API_KEY=[redacted:secret]5 && ./run.sh`).
+    const key = "fd4e99556f7a57feb599fb69ae42cf85";
+    const shell = [" && ./run.sh", "&& ./run.sh", " || exit 1", " | tee log"];
+    const expression = [" ? a : b", " + y", " == x", " in o", " :=x"];
+    // (A line of its own, `export KEY=…`, runs to its end unless a shell operator cuts it: env-line.)
+    const cases = [
+      ...shell.map((after) => ["export DD_API_KEY=", after]),
+      ...[...shell, ...expression].flatMap((after) =>
+        ["docker run -e DD_API_KEY=", '{"command":"export DD_API_KEY=', "opts.password = "].map((lead) => [lead, after]),
+      ),
+    ];
+    for (const [lead, after] of cases)
+      expect(redactText(`${lead}${key}${after}`), `${lead}…${after}`).toBe(`${lead}[redacted:secret]${after}`);
+    // A quoted value in an expression is still not an assignment's value.
+    for (const t of ['t = "s3cr3tV4lue-99xQz" + b', 'x = "s3cr3tV4lue-99xQz" in o', 'password = "s3cr3tV4lue-99xQz" || fallback'])
+      expect(redactText(t), t).toBe(t);
+  });
+
   it("redacts values inside structured arguments and keys", () => {
     const out = redactValue({ command: "curl -H 'Authorization: Bearer abcdef123456789' https://x", url: "https://a.b/?sig=abc123" });
     expect(JSON.stringify(out)).not.toMatch(/abcdef123456789|abc123/);

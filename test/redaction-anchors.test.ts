@@ -5,16 +5,30 @@
  * URL shapes only at the scheme starts before each `://` (core/redact-shapes.ts). A literal
  * that is not where every match starts, or a scheme start the anchored search skips, would
  * leave a secret readable. Also the card pattern, written digit first so the engine can look
- * for a digit before trying anything: it must find what its plain spelling finds. And four
+ * for a digit before trying anything: it must find what its plain spelling finds. And the
  * shortcuts: a rule's literals searched for by their first two characters, the first characters
  * of the literals the scan does not look for read along a run in one pass, the names stage
  * passing over a name when what follows it can begin no rule's shape, offering a name whose
- * value is claimed already only to the rules whose claims start elsewhere, and the prose rule
- * asking for a digit in the words after a name before its pattern runs.
+ * value is claimed already only to the rules whose claims start elsewhere, the prose rule
+ * asking for a digit in the words after a name before its pattern runs, and the env-line,
+ * setter and call-pair rules reading the characters after a name before theirs run.
  */
 import fc from "fast-check";
 import { describe, expect, it } from "vitest";
-import { CLAIM_ELSEWHERE, digitAhead, PROSE, RULES, rulesAfter, valueAt } from "../src/core/redact-named.js";
+import {
+  CALL_PAIR,
+  CLAIM_ELSEWHERE,
+  digitAhead,
+  ENV_LINE,
+  envValueStart,
+  PROSE,
+  pairSeparator,
+  RULES,
+  rulesAfter,
+  SETTER,
+  setterCall,
+  valueAt,
+} from "../src/core/redact-named.js";
 import { type NameRule, Pass, SECRET_OR_WEAK } from "../src/core/redact-pass.js";
 import { PROVIDERS } from "../src/core/redact-providers.js";
 import { firstOf, groups, UNSCANNED, unscannedHeads } from "../src/core/redact-runs.js";
@@ -611,5 +625,88 @@ describe("prose is tried only where a digit stands in the words after the name",
     expect(digitAhead("password\nhunter2-xyz9", 8)).toBe(false);
     expect(digitAhead("password is\nhunter2-xyz9", 8)).toBe(false);
     expect(digitAhead(`password ${"a".repeat(300)}9`, 8)).toBe(false);
+  });
+});
+
+describe("the env-line, setter and call-pair patterns run only where what follows the name can go on", () => {
+  /** A name, what may stand between it and its value, and a value, in the spellings the three patterns take and their near misses. */
+  const pick = (...xs: string[]) => fc.constantFrom(...xs);
+  const text = fc
+    .tuple(
+      pick("", "\n", "export ", "ENV ", "set ", "- ", "  ", "x.", "$", '"', "'", '("', "['", "os.Setenv('"),
+      pick("password", "DB_PASSWORD", "api_key", "token", "secret.key", "x-token", "9token"),
+      pick("", '"', "'", "]", '"]'),
+      pick("", " ", "\t", "  "),
+      pick("", "=", ":=", "::=", "?=", "+=", ":", "::", "(", ",", "]", "] =", "==", "=>", ".="),
+      pick("", " ", "\t"),
+      pick("", '"', "'", "`", "$", "String::from(", "Some(", "_x(", "f(", "9(", "\u00a0", "\n", "\0", "(", " '"),
+      pick("s3cr3tV4lue-99xQz", "x", "", "hunter2 xyz", '"', "'", ")", "abc\\'d"),
+      pick("", '"', "'", '")', "')", "\n", " ", ";"),
+    )
+    .map((parts) => parts.join(""));
+
+  /** Each name of the text, with the match of each pattern whose key ends where the name does. */
+  function cases(t: string) {
+    const scan = scanText(t);
+    const out: { end: number; env: boolean; setter: boolean; pair: boolean }[] = [];
+    for (let k = 0; k < scan.names.length; k += 3) {
+      const start = scan.names[k] as number;
+      const end = scan.names[k + 1] as number;
+      const ls = t.lastIndexOf("\n", start - 1) + 1;
+      ENV_LINE.lastIndex = ls;
+      const e = ENV_LINE.exec(t);
+      const env = e !== null && e.index + (e[1] as string).length + (e[2] as string).length === end;
+      let setter = false;
+      for (let at = Math.max(0, start - 2); at <= start; at++) {
+        SETTER.lastIndex = at;
+        const m = SETTER.exec(t);
+        if (m !== null && m.index + (m[1] as string).length === end) setter = true;
+      }
+      let pair = false;
+      for (let at = Math.max(0, start - 3); at < start; at++) {
+        CALL_PAIR.lastIndex = at;
+        const m = CALL_PAIR.exec(t);
+        if (m !== null && m.index + 1 + (m[2] as string).length === end) pair = true;
+      }
+      out.push({ end, env, setter, pair });
+    }
+    return out;
+  }
+
+  it("each shortcut holds wherever its pattern matches at the name: generated texts and the corpus", () => {
+    const seen = { env: 0, setter: 0, pair: 0 };
+    const check = (t: string) => {
+      for (const c of cases(t)) {
+        if (c.env) {
+          seen.env++;
+          expect(envValueStart(t, c.end), `env-line ${JSON.stringify(t)}`).toBe(true);
+        }
+        if (c.setter) {
+          seen.setter++;
+          expect(setterCall(t, c.end), `setter ${JSON.stringify(t)}`).toBe(true);
+        }
+        if (c.pair) {
+          seen.pair++;
+          expect(pairSeparator(t, c.end), `call pair ${JSON.stringify(t)}`).toBe(true);
+        }
+      }
+    };
+    fc.assert(
+      fc.property(text, (t) => check(t)),
+      { numRuns: 20_000, seed: 14 },
+    );
+    for (const t of corpusTexts(generate(11))) check(t);
+    expect(Math.min(seen.env, seen.setter, seen.pair), JSON.stringify(seen)).toBeGreaterThan(300);
+  });
+
+  it("and turns names away where it cannot", () => {
+    expect(envValueStart('token: "abc"', 5)).toBe(false);
+    expect(envValueStart("token = $TOKEN", 5)).toBe(false);
+    expect(envValueStart("token ::= abc", 5)).toBe(true);
+    expect(setterCall('"token": "abc"', 6)).toBe(false);
+    expect(setterCall('token = String::from("abc")', 5)).toBe(true);
+    expect(setterCall('setToken("abc")', 8)).toBe(true);
+    expect(pairSeparator('{"token": "abc"}', 7)).toBe(false);
+    expect(pairSeparator('setenv("token", "abc")', 13)).toBe(true);
   });
 });

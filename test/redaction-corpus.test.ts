@@ -43,6 +43,35 @@ describe("redaction corpus (seeded: providers × contexts, plus ordinary text)",
     );
   });
 
+  /**
+   * Recall counts a secret as leaked when eight of its characters in a row survive; a rule that
+   * stops a character short leaves less than that. These once did: an assignment followed by
+   * `&& ./run.sh` (the pattern gave its last character back), and a New Relic key ending in `-`
+   * (`\b` cannot stand after a dash). The end of a token is its random part (a prefix such as
+   * `FlyV1 ` or `xoxe.` is the format's own, not secret), so the check is at the end.
+   */
+  it("leaves no end of a planted secret beside its placeholder", () => {
+    const literal = (x: string) => x.replace(/[.*+?^${}()|[\]\\]/g, "\\$&");
+    const tails: string[] = [];
+    for (const p of corpus.positives) {
+      // A structured value as it is stored: its JSON (a planted secret the JSON escapes is skipped).
+      const text = p.text ?? JSON.stringify(p.value);
+      const at = text.indexOf(p.planted);
+      if (p.text !== undefined) expect(at, p.planted).toBeGreaterThanOrEqual(0);
+      if (at < 0) continue;
+      const after = text.slice(at + p.planted.length, at + p.planted.length + 8);
+      const out = p.text !== undefined ? redactText(p.text) : JSON.stringify(redactValue(p.value));
+      for (let k = 1; k < 8 && k < p.planted.length; k++) {
+        const tail = p.planted.slice(-k);
+        if (new RegExp(`\\[redacted:[a-z0-9-]+\\]${literal(tail + after)}${after.length < 8 ? "$" : ""}`).test(out)) {
+          tails.push(`${p.provider}/${p.context}: ${JSON.stringify(tail)} left in ${JSON.stringify(out).slice(0, 300)}`);
+          break;
+        }
+      }
+    }
+    expect(tails.slice(0, 10)).toEqual([]);
+  });
+
   it("is the same corpus for the same seed, and a different one for another", () => {
     const again = generate(11);
     expect(again.positives.map((p) => p.text)).toEqual(corpus.positives.map((p) => p.text));

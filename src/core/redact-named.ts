@@ -44,8 +44,25 @@ const yamlBlock: NameRule = (p, i, start, end) => {
 };
 
 /** `ds.setPassword("x")`, `.withPassword("x")`, `secret: String::from("x")`, `token = "x".to_string()`. */
-const SETTER =
+export const SETTER =
   /([A-Za-z0-9_][\w.-]{0,63})(\(|[ \t]*(?::=|=|:)[ \t]*[A-Za-z_][\w]*(?:::[A-Za-z_]\w*)*\()([ \t]*)(["'])((?:(?!\4)[^\r\n\\]|\\.){1,4096})\4/y;
+
+/**
+ * Whether what follows the name that ends at `end` is where SETTER goes on: a `(` right after
+ * it, or spaces, `:=`, `=` or `:`, spaces and a letter or `_` (a call's name). Most names
+ * before `=` or `:` hold a quoted value (`"token": "…"`), which this turns away before the
+ * pattern runs.
+ */
+export function setterCall(text: string, end: number): boolean {
+  if (charCode(text, end) === 40) return true;
+  let j = spacesFrom(text, end);
+  const c = charCode(text, j);
+  if (c === 58) j += charCode(text, j + 1) === 61 ? 2 : 1;
+  else if (c === 61) j++;
+  else return false;
+  const k = charCode(text, spacesFrom(text, j));
+  return (k >= 65 && k <= 90) || (k >= 97 && k <= 122) || k === 95;
+}
 
 const setter: NameRule = (p, i, start, end) => {
   if (
@@ -54,6 +71,7 @@ const setter: NameRule = (p, i, start, end) => {
     (p.kind(i) & SECRET_OR_WEAK) === 0
   )
     return false;
+  if (!setterCall(p.text, end)) return false;
   const m = atName(p.text, SETTER, start);
   if (m === null) return false;
   const [, key, call, sp, , v] = m as unknown as [string, string, string, string, string, string];
@@ -79,7 +97,13 @@ const rawString: NameRule = (p, i, start) => {
 };
 
 /** setProperty("db.password", "value"), os.Setenv("API_TOKEN", "value"), ENV["TOKEN"] = "value", config["KEY"] = "value" */
-const CALL_PAIR = /(["'])([A-Za-z0-9_.-]{1,64})\1([ \t]*(?:,|\][ \t]*=)[ \t]*)(["'])((?:(?!\4)[^\r\n\\]|\\.){1,4096})\4/y;
+export const CALL_PAIR = /(["'])([A-Za-z0-9_.-]{1,64})\1([ \t]*(?:,|\][ \t]*=)[ \t]*)(["'])((?:(?!\4)[^\r\n\\]|\\.){1,4096})\4/y;
+
+/** Whether a `,` or `]` follows the quote at `end` that closes a call pair's key (spaces between): `("KEY", …`, `["KEY"] = …`. */
+export function pairSeparator(text: string, end: number): boolean {
+  const next = charCode(text, spacesFrom(text, end + 1));
+  return next === 44 || next === 93;
+}
 
 const callPair: NameRule = (p, i, start, end) => {
   const { text } = p;
@@ -88,6 +112,7 @@ const callPair: NameRule = (p, i, start, end) => {
   while (charCode(text, s - 1) === 45 || charCode(text, s - 1) === 46) s--;
   const q = charCode(text, s - 1);
   if (!isQuote(q) || charCode(text, end) !== q) return false;
+  if (!pairSeparator(text, end)) return false;
   CALL_PAIR.lastIndex = s - 1;
   const m = CALL_PAIR.exec(text);
   if (m === null) return false;
@@ -149,7 +174,7 @@ function quoteAt(text: string, j: number): number {
  * the end of the line, whatever characters it holds (Django keys have `()%&`). Under a clearly
  * secret CONSTANT name the value may hold spaces (`DB_PASSWORD=correct horse battery`).
  */
-const ENV_LINE =
+export const ENV_LINE =
   /^([ \t]*(?:export[ \t]+|ENV[ \t]+|set[ \t]+|-[ \t]+)?)([A-Za-z_][A-Za-z0-9_.]{0,63})([ \t]*(?:[:?+]|::)?=[ \t]*)([^\s"'`$][^\r\n]{0,4096}?)[ \t]*$/my;
 
 const ENV_OPERATOR = "=:?+";
@@ -166,13 +191,31 @@ function envLead(text: string, ls: number, start: number): boolean {
   return false;
 }
 
+/**
+ * Whether what follows the name that ends at `end` is what ENV_LINE needs there: spaces, `=`,
+ * `:=`, `?=`, `+=` or `::=`, spaces, and a character a value may start with. Most names its
+ * other checks let through are YAML or JSON keys (`token: …`, `"token": "…"`), which this turns
+ * away before the pattern runs.
+ */
+export function envValueStart(text: string, end: number): boolean {
+  let j = spacesFrom(text, end);
+  const c = charCode(text, j);
+  if (c === 58) j += charCode(text, j + 1) === 58 ? 2 : 1;
+  else if (c === 63 || c === 43) j++;
+  if (charCode(text, j) !== 61) return false;
+  const k = spacesFrom(text, j + 1);
+  if (k >= text.length) return false;
+  const v = text.charCodeAt(k);
+  return v !== 34 && v !== 39 && v !== 96 && v !== 36 && !whitespace(v);
+}
+
 const envLine: NameRule = (p, i, start, end) => {
   const { text } = p;
   if ((p.kind(i) & SECRET_OR_WEAK) === 0 || !ENV_OPERATOR.includes(String.fromCharCode(nextSolid(text, end)))) return false;
   const ls = p.lineStart(start);
   if (ls === p.lastLine || !envLead(text, ls, start)) return false; // one try per line, and only where the name leads it
   p.lastLine = ls;
-  if (valueTaken(p, i, end)) return false;
+  if (valueTaken(p, i, end) || !envValueStart(text, end)) return false;
   ENV_LINE.lastIndex = ls;
   const m = ENV_LINE.exec(text);
   if (m === null) return false;
@@ -187,12 +230,14 @@ const envLine: NameRule = (p, i, start, end) => {
 
 /**
  * key: value, key = value, "key": "value", KEY=value (dotenv), Go `:=`, `::=`, Make `?=`, PHP
- * `.=`, `=>` (PHP and Ruby hashes), keys that start with a digit (`1password_token`); not a value
- * an operator follows (`x = "a" in o`, `t = "a" + b`, `type T = 'a' | 'b'`, `c ? "a" : "b"`).
+ * `.=`, `=>` (PHP and Ruby hashes), keys that start with a digit (`1password_token`); not a quoted
+ * value an operator follows (`x = "a" in o`, `t = "a" + b`, `type T = 'a' | 'b'`, `c ? "a" : "b"`).
+ * A bare value is taken whole whatever follows it (`KEY=… && ./run.sh`): asked of a bare value,
+ * that check gave back its last character and the rule claimed the rest, leaving it readable.
  * Quotes may be escaped once (JSON inside a JSON string).
  */
 const ASSIGN =
-  /(\\?["']|)([$:@]?[A-Za-z0-9_][A-Za-z0-9_.-]{0,63})\1([ \t]*)(::=|:=|\?=|\.=|\+=|=>|=(?![=>~])|:(?![:/]))([ \t]*)(?:"((?:[^"\\\r\n]|\\.){0,4096})"|'([^'\r\n]{0,4096})'|\\"((?:[^"\\\r\n]|\\[^"]){0,4096})\\"|([^\s"'`,;&}\])(<>\\]{1,4096}))(?![ \t]*(?:in\b|instanceof\b|[=!]==?|&&|\|\|?|\?|\+|:))/y;
+  /(\\?["']|)([$:@]?[A-Za-z0-9_][A-Za-z0-9_.-]{0,63})\1([ \t]*)(::=|:=|\?=|\.=|\+=|=>|=(?![=>~])|:(?![:/]))([ \t]*)(?:(?:"((?:[^"\\\r\n]|\\.){0,4096})"|'([^'\r\n]{0,4096})'|\\"((?:[^"\\\r\n]|\\[^"]){0,4096})\\")(?![ \t]*(?:in\b|instanceof\b|[=!]==?|&&|\|\|?|\?|\+|:))|([^\s"'`,;&}\])(<>\\]{1,4096}))/y;
 
 /** The same head, then a value of a symbol secret's characters (`symbolSecret`: a Django key, cut by no stop character). */
 const ASSIGN_HEAD = /(\\?["']|)([$:@]?[A-Za-z0-9_][A-Za-z0-9_.-]{0,63})\1[ \t]*(?:::=|:=|\?=|\.=|\+=|=>|=(?![=>~])|:(?![:/]))[ \t]*/y;

@@ -121,7 +121,7 @@ export const PROVIDER_RULES: readonly (readonly [id: string, source: string])[] 
   ["maxmind-key", "\\b[A-Za-z0-9]{6}_[A-Za-z0-9]{29}_mmk\\b"],
   // Observability
   ["grafana-token", "\\b(?:glsa_[A-Za-z0-9]{32}_[A-Fa-f0-9]{8}|glc_[A-Za-z0-9+/]{32,}={0,2}|eyJrIjoi[A-Za-z0-9+/]{50,}={0,2})"],
-  ["newrelic-key", "\\bNR(?:AK|II|JS|AA|RA)-[A-Za-z0-9_-]{19,42}\\b"],
+  ["newrelic-key", `\\bNR(?:AK|II|JS|AA|RA)-[${U}]{19,42}${END}`],
   ["sentry-token", "\\b(?:sntrys_eyJ[A-Za-z0-9+/=_-]{60,}|sntryu_[a-f0-9]{64})"],
   ["dynatrace-token", "\\bdt0c01\\.[A-Z0-9]{24}\\.[A-Z0-9]{64}\\b"],
   ["launchdarkly-key", `\\b(?:api|sdk|mob)-${UUID}\\b`],
@@ -129,7 +129,7 @@ export const PROVIDER_RULES: readonly (readonly [id: string, source: string])[] 
   ["langsmith-key", "\\blsv2_(?:pt|sk)_[a-f0-9]{32}_[a-f0-9]{10}\\b"],
   ["databricks-token", "\\bdapi[a-f0-9]{32}(?:-\\d)?\\b"],
   // Payments, commerce
-  ["stripe-key", "\\b(?:[sr]k_(?:live|test)_[A-Za-z0-9]{16,}|whsec_[A-Za-z0-9+/=]{24,})\\b"],
+  ["stripe-key", "\\b(?:[sr]k_(?:live|test)_[A-Za-z0-9]{16,}\\b|whsec_[A-Za-z0-9+/=]{24,}(?![A-Za-z0-9+/=]))"],
   ["square-token", `\\b(?:sq0(?:atp|csp)-[${U}]{22,43}|EAAA[${U}]{60})${END}`],
   ["shopify-token", "\\bshp(?:at|ca|pa|ss)_[a-fA-F0-9]{32}\\b"],
   ["plaid-token", `\\baccess-(?:sandbox|development|production)-${UUID}\\b`],
