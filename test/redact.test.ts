@@ -233,7 +233,7 @@ describe("redaction by value", () => {
     expect(redactText(`docker run --rm -e KRAKEN_PRIVATE_KEY=${azure}`)).not.toContain("gpuPLSK7");
   });
 
-  it("takes a bare value whole when an operator follows it (`&& ./run.sh`, `|| exit 1`, ` + y`)", () => {
+  it("takes a value to its last character: a bare one an operator follows, a key ending in `-` or `=`", () => {
     // The check that a quoted value is not part of an expression (`t = "a" + b`) once applied to
     // bare values too: the pattern gave back the value's last character, and the rule claimed
     // the rest, leaving it readable (`DD_API_KEY=[redacted:secret]5 && ./run.sh`).
@@ -249,6 +249,12 @@ describe("redaction by value", () => {
     ];
     for (const [lead, after] of cases)
       expect(redactText(`${lead}${key}${after}`), `${lead}…${after}`).toBe(`${lead}[redacted:secret]${after}`);
+    // A provider's key taken to its last character (a `\b` cannot stand after a `-`), and found
+    // still when a dash and more word characters follow it.
+    const nr = "NRII-Ab3dE6gH9jK2mN5pQ8sT1vW4yZ7bC0-";
+    expect(redactText(`NEW_RELIC_INSERT_KEY="${nr}"`)).toBe('NEW_RELIC_INSERT_KEY="[redacted:newrelic-key]"');
+    expect(redactText("see NRAK-Ab3dE6gH9jK2mN5pQ8sT1vW4yZ7-production-backup-key")).not.toContain("Ab3dE6gH9jK2");
+    expect(redactText("x whsec_Ab3dE6gH9jK2mN5pQ8sT1vW4yZ7bC0+/= y")).toBe("x [redacted:stripe-key] y");
     // A quoted value in an expression is still not an assignment's value.
     for (const t of ['t = "s3cr3tV4lue-99xQz" + b', 'x = "s3cr3tV4lue-99xQz" in o', 'password = "s3cr3tV4lue-99xQz" || fallback'])
       expect(redactText(t), t).toBe(t);

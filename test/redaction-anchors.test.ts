@@ -639,7 +639,9 @@ describe("the env-line, setter and call-pair patterns run only where what follow
       pick("", " ", "\t", "  "),
       pick("", "=", ":=", "::=", "?=", "+=", ":", "::", "(", ",", "]", "] =", "==", "=>", ".="),
       pick("", " ", "\t"),
-      pick("", '"', "'", "`", "$", "String::from(", "Some(", "_x(", "f(", "9(", "\u00a0", "\n", "\0", "(", " '"),
+      pick("", '"', "'", "`", "$", "String::from(", "Some(", "_x(", "f(", "9(", "\u00a0", "\n", "\0", "(", " '", "é"),
+      // A call's name before a quoted value (`= String::from("…")`, `:= decrypt('…')`): the setter's own shape.
+      pick("", "", "", 'String::from("', "f('", '_x("', 'decrypt("', "Decrypt('", 'Some( "'),
       pick("s3cr3tV4lue-99xQz", "x", "", "hunter2 xyz", '"', "'", ")", "abc\\'d"),
       pick("", '"', "'", '")', "')", "\n", " ", ";"),
     )

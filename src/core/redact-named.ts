@@ -43,7 +43,11 @@ const yamlBlock: NameRule = (p, i, start, end) => {
   return p.claim(bs, m.index + all.length, `${ind}  ${tag("secret")}${body.endsWith("\n") ? "\n" : ""}`);
 };
 
-/** `ds.setPassword("x")`, `.withPassword("x")`, `secret: String::from("x")`, `token = "x".to_string()`. */
+/**
+ * `ds.setPassword("x")`, `.withPassword("x")`, `secret: String::from("x")`, `token = "x".to_string()`.
+ * Exported, like ENV_LINE and CALL_PAIR, for the test that holds each rule's shortcut to its
+ * pattern; sticky, so whoever runs one sets `lastIndex` first (every rule here does).
+ */
 export const SETTER =
   /([A-Za-z0-9_][\w.-]{0,63})(\(|[ \t]*(?::=|=|:)[ \t]*[A-Za-z_][\w]*(?:::[A-Za-z_]\w*)*\()([ \t]*)(["'])((?:(?!\4)[^\r\n\\]|\\.){1,4096})\4/y;
 
@@ -65,13 +69,7 @@ export function setterCall(text: string, end: number): boolean {
 }
 
 const setter: NameRule = (p, i, start, end) => {
-  if (
-    (p.scan.marks & M.CALL_QUOTE) === 0 ||
-    !"(=:".includes(String.fromCharCode(nextSolid(p.text, end))) ||
-    (p.kind(i) & SECRET_OR_WEAK) === 0
-  )
-    return false;
-  if (!setterCall(p.text, end)) return false;
+  if ((p.scan.marks & M.CALL_QUOTE) === 0 || (p.kind(i) & SECRET_OR_WEAK) === 0 || !setterCall(p.text, end)) return false;
   const m = atName(p.text, SETTER, start);
   if (m === null) return false;
   const [, key, call, sp, , v] = m as unknown as [string, string, string, string, string, string];
@@ -232,8 +230,7 @@ const envLine: NameRule = (p, i, start, end) => {
  * key: value, key = value, "key": "value", KEY=value (dotenv), Go `:=`, `::=`, Make `?=`, PHP
  * `.=`, `=>` (PHP and Ruby hashes), keys that start with a digit (`1password_token`); not a quoted
  * value an operator follows (`x = "a" in o`, `t = "a" + b`, `type T = 'a' | 'b'`, `c ? "a" : "b"`).
- * A bare value is taken whole whatever follows it (`KEY=… && ./run.sh`): asked of a bare value,
- * that check gave back its last character and the rule claimed the rest, leaving it readable.
+ * A bare value is taken whole whatever follows it (`KEY=… && ./run.sh`).
  * Quotes may be escaped once (JSON inside a JSON string).
  */
 const ASSIGN =

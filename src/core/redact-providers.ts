@@ -121,7 +121,7 @@ export const PROVIDER_RULES: readonly (readonly [id: string, source: string])[] 
   ["maxmind-key", "\\b[A-Za-z0-9]{6}_[A-Za-z0-9]{29}_mmk\\b"],
   // Observability
   ["grafana-token", "\\b(?:glsa_[A-Za-z0-9]{32}_[A-Fa-f0-9]{8}|glc_[A-Za-z0-9+/]{32,}={0,2}|eyJrIjoi[A-Za-z0-9+/]{50,}={0,2})"],
-  ["newrelic-key", `\\bNR(?:AK|II|JS|AA|RA)-[${U}]{19,42}${END}`],
+  ["newrelic-key", "\\bNR(?:AK|II|JS|AA|RA)-[A-Za-z0-9_-]{19,42}(?![A-Za-z0-9_])"],
   ["sentry-token", "\\b(?:sntrys_eyJ[A-Za-z0-9+/=_-]{60,}|sntryu_[a-f0-9]{64})"],
   ["dynatrace-token", "\\bdt0c01\\.[A-Z0-9]{24}\\.[A-Z0-9]{64}\\b"],
   ["launchdarkly-key", `\\b(?:api|sdk|mob)-${UUID}\\b`],
