@@ -91,6 +91,34 @@ export function unscannedHeads(text: string, start: number, end: number): number
   return m;
 }
 
+/**
+ * Where a rule of `UNSCANNED` may match (`ProviderRule.seek`): a run in which none of these
+ * stands needs no pair table read along it. The bits of the rules without one (a literal of one
+ * character: a Discord token's dot) are set for every run of their length.
+ */
+export const UNSCANNED_SEEK = new RegExp(
+  UNSCANNED.flatMap((i) => {
+    const seek = (PROVIDERS[i] as (typeof PROVIDERS)[number]).seek;
+    return seek === undefined ? [] : [`(?:${seek})`];
+  }).join("|"),
+);
+/** Per rule of `UNSCANNED` without a seek pattern (bit u for the u-th): its shortest match. */
+const UNSEEKING: readonly (readonly [bit: number, min: number])[] = UNSCANNED.flatMap((i, u) => {
+  const r = PROVIDERS[i] as (typeof PROVIDERS)[number];
+  return r.seek === undefined ? [[1 << u, r.min] as const] : [];
+});
+
+/**
+ * The rules of `UNSCANNED` (bit u for the u-th) that may match in the run, as `unscannedHeads`
+ * says where `UNSCANNED_SEEK` finds something in it, and those without a seek pattern.
+ */
+function unscannedIn(text: string, run: string, start: number, end: number): number {
+  let m = 0;
+  for (const [bit, min] of UNSEEKING) if (run.length >= min) m |= bit;
+  if (UNSCANNED_SEEK.test(run)) m |= unscannedHeads(text, start, end);
+  return m;
+}
+
 /** Whether the run holds one of a rule's literals as its pattern spells them (the scan found them case-folded: `sk` in `task`). */
 function holdsOne(run: string, literals: readonly string[]): boolean {
   for (const l of literals) if (run.includes(l)) return true;
@@ -190,11 +218,12 @@ export function runs(p: Pass): void {
     const start = r[k] as number;
     const end = r[k + 1] as number;
     const found = p.scan.runRules[k >> 1] ?? NONE;
-    const heads = end - start >= UNSCANNED_MIN ? unscannedHeads(text, start, end) : 0;
-    const unscanned = heads !== 0 ? UNSCANNED : NONE;
-    // Most runs are too short for base64 and hold no rule's literal: nothing to look at.
-    if (found === NONE && unscanned === NONE && end - start < 40 && !jwts) continue;
+    // Most runs are too short for base64 and the rules the scan does not look for, and hold no
+    // rule's literal: nothing to look at.
+    if (found === NONE && end - start < UNSCANNED_MIN && !jwts) continue;
     const run = text.slice(start, end);
+    const heads = end - start >= UNSCANNED_MIN ? unscannedIn(text, run, start, end) : 0;
+    const unscanned = heads !== 0 ? UNSCANNED : NONE;
     for (let f = 0, u = 0; f < found.length || u < unscanned.length; ) {
       // The rules the scan found and the ones it does not look for, merged in table order.
       const a = found[f] ?? Number.MAX_SAFE_INTEGER;
