@@ -35,4 +35,26 @@ describe("session versions", () => {
       await lib.close();
     }
   });
+
+  it("work leased and given back has a tag it never had, though it is ready again", async () => {
+    const root = tempDir("versions");
+    const lib = await openBaton({ root });
+    try {
+      await lib.sessions.start({ flow: "live-variant", id: "busy" });
+      await lib.events.append("busy", { type: "generate", actor: "browser", data: { prompt: "bolder" } });
+      const tag = async () => (await lib.sessions.versions("busy")).work;
+      const ready = await tag();
+      const first = (await lib.work.lease("agent-1", { sessionId: "busy" }))!;
+      const leased = await tag();
+      await lib.work.release(first.leaseId, { reason: "taken over by hand" });
+      const again = await tag(); // ready again, one delivery on
+      expect((await lib.work.pending("busy")).map((w) => w.state)).toEqual(["ready"]);
+      expect(new Set([ready, leased, again]).size).toBe(3);
+      const second = (await lib.work.lease("agent-2", { sessionId: "busy" }))!;
+      await lib.work.nack(second.leaseId, { reason: "not now" });
+      expect([ready, leased, again]).not.toContain(await tag());
+    } finally {
+      await lib.close();
+    }
+  });
 });

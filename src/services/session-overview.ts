@@ -111,7 +111,7 @@ export interface SessionVersions {
 export interface VersionReads {
   newestLedgerNode: () => Promise<{ nodeId: string } | undefined>;
   checkpoints: () => Promise<readonly { id: string; pinned: boolean; prunedAt?: string }[]>;
-  pending: () => Promise<readonly { itemId: string; state: string; lease?: { leaseId: string } }[]>;
+  pending: () => Promise<readonly { itemId: string; state: string; attempts: number; lease?: { leaseId: string } }[]>;
   dead: () => Promise<readonly { itemId: string; at: string; why: string }[]>;
 }
 
@@ -122,7 +122,9 @@ export async function sessionVersions(r: VersionReads): Promise<SessionVersions>
     ledger: node?.nodeId ?? "",
     checkpoints: tag(cps.map((c) => [c.id, c.pinned, c.prunedAt ?? null])),
     // A dead item by when and why it died too: dead, retried, leased and dead again is a new
-    // state, though its id is the same (a page that saw the lease between would miss it).
-    work: tag([pending.map((w) => [w.itemId, w.state, w.lease?.leaseId ?? null]), dead.map((d) => [d.itemId, d.at, d.why])]),
+    // state, though its id is the same (a page that saw the lease between would miss it). An
+    // open item by its deliveries too: leased and given back, it is ready again as before but
+    // for one attempt more, and the tag of the item before its lease must not come back.
+    work: tag([pending.map((w) => [w.itemId, w.state, w.attempts, w.lease?.leaseId ?? null]), dead.map((d) => [d.itemId, d.at, d.why])]),
   };
 }
