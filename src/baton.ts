@@ -60,7 +60,7 @@ export function createBaton(s: Services): Baton {
       // Namespaces defined below: called only once they all exist.
       return sessionVersions({
         newestLedgerNode: async () => (await ledger.list(id, { limit: 1 }))[0],
-        checkpoints: () => checkpoints.list(id, { includePruned: true }),
+        checkpoints: async () => (await cp()).cps.pinStates(id),
         pending: () => work.pending(id),
         dead: () => work.dead(id),
       });

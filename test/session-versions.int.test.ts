@@ -36,6 +36,28 @@ describe("session versions", () => {
     }
   });
 
+  it("a checkpoint pinned and unpinned again has a tag it never had", async () => {
+    const root = tempDir("versions");
+    const lib = await openBaton({ root });
+    try {
+      await lib.sessions.start({ flow: "task", id: "pins" });
+      const { checkpoint: cp } = await lib.checkpoints.create("pins", { label: "before the refactor" });
+      const tag = async () => (await lib.sessions.versions("pins")).checkpoints;
+      const plain = await tag();
+      await lib.checkpoints.pin(cp.id);
+      const pinned = await tag();
+      await lib.checkpoints.pin(cp.id, false);
+      const unpinned = await tag(); // not pinned, as at first, one change on
+      expect((await lib.checkpoints.list("pins")).map((c) => c.pinned)).toEqual([false]);
+      expect(new Set([plain, pinned, unpinned]).size).toBe(3);
+      expect(await tag()).toBe(unpinned); // equal state, equal tag
+      await lib.checkpoints.pin(cp.id, false); // no change: the tag stays
+      expect(await tag()).toBe(unpinned);
+    } finally {
+      await lib.close();
+    }
+  });
+
   it("work leased and given back has a tag it never had, though it is ready again", async () => {
     const root = tempDir("versions");
     const lib = await openBaton({ root });

@@ -258,6 +258,11 @@ export interface CheckpointRow {
   parent: string | null;
   label: string | null;
   pinned: boolean;
+  /**
+   * How many times `setPinned` changed `pinned` (read back; an insert leaves it at 0). A pin set
+   * and cleared is back at `pinned: false`, but not at the count it had.
+   */
+  pinChanges?: number;
   /** Safety checkpoints: the checkpoint their rollback restored. */
   restores: string | null;
   createdAt: string;

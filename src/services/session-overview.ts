@@ -110,7 +110,7 @@ export interface SessionVersions {
 
 export interface VersionReads {
   newestLedgerNode: () => Promise<{ nodeId: string } | undefined>;
-  checkpoints: () => Promise<readonly { id: string; pinned: boolean; prunedAt?: string }[]>;
+  checkpoints: () => Promise<readonly { id: string; pinned: boolean; prunedAt: string | null; pinChanges: number }[]>;
   pending: () => Promise<readonly { itemId: string; state: string; attempts: number; lease?: { leaseId: string } }[]>;
   dead: () => Promise<readonly { itemId: string; at: string; why: string }[]>;
 }
@@ -120,7 +120,9 @@ export async function sessionVersions(r: VersionReads): Promise<SessionVersions>
   const tag = (v: unknown) => sha256(JSON.stringify(v)).slice(0, 16);
   return {
     ledger: node?.nodeId ?? "",
-    checkpoints: tag(cps.map((c) => [c.id, c.pinned, c.prunedAt ?? null])),
+    // A checkpoint by how many times its pin changed too: pinned and unpinned, it is back at
+    // `pinned: false` but must not come back with the tag it had before the pin.
+    checkpoints: tag(cps.map((c) => [c.id, c.pinned, c.prunedAt, c.pinChanges])),
     // A dead item by when and why it died too: dead, retried, leased and dead again is a new
     // state, though its id is the same (a page that saw the lease between would miss it). An
     // open item by its deliveries too: leased and given back, it is ready again as before but
