@@ -61,7 +61,7 @@ export function createBaton(s: Services): Baton {
       return sessionVersions({
         newestLedgerNode: async () => (await ledger.list(id, { limit: 1 }))[0],
         checkpoints: async () => (await cp()).cps.pinStates(id),
-        pending: () => work.pending(id),
+        open: () => queue.openStates(id),
         dead: () => work.dead(id),
       });
     },

@@ -58,6 +58,27 @@ describe("session versions", () => {
     }
   });
 
+  it("work leased on its last attempt, given back, dead-lettered and retried has a tag it never had", async () => {
+    const root = tempDir("versions");
+    const lib = await openBaton({ root, maxAttempts: 1 });
+    try {
+      await lib.sessions.start({ flow: "live-variant", id: "once" });
+      await lib.events.append("once", { type: "generate", actor: "browser", data: { prompt: "bolder" } });
+      const tag = async () => (await lib.sessions.versions("once")).work;
+      const ready = await tag();
+      const lease = (await lib.work.lease("agent-1", { sessionId: "once" }))!;
+      const leased = await tag();
+      await lib.work.release(lease.leaseId, { reason: "taken over by hand" }); // its last attempt: dead
+      const dead = await tag();
+      await lib.work.retry(lease.item.itemId);
+      const retried = await tag(); // ready with fresh attempts, as at first, but leased once since
+      expect((await lib.work.pending("once")).map((w) => [w.state, w.attempts])).toEqual([["ready", 0]]);
+      expect(new Set([ready, leased, dead, retried]).size).toBe(4);
+    } finally {
+      await lib.close();
+    }
+  });
+
   it("work leased and given back has a tag it never had, though it is ready again", async () => {
     const root = tempDir("versions");
     const lib = await openBaton({ root });

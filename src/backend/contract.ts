@@ -215,6 +215,11 @@ export interface QueueQueries {
   nextWakeMs(nowMs: number): Promise<number | undefined>;
   /** Open (ready or leased) items, of one session or all, in delivery order. */
   openItems(sessionId?: string): Promise<WorkItemRow[]>;
+  /**
+   * How many leases each of these items has had: one per delivery, ever (a retried item's
+   * attempts start again, its old leases stay). An item never leased is absent.
+   */
+  leaseCounts(itemIds: readonly string[]): Promise<Map<string, number>>;
   setLeased(itemId: string, lease: { leaseId: string; owner: string; expiresMs: number; attempts: number }): Promise<void>;
   extendLease(itemId: string, leaseId: string, expiresMs: number): Promise<void>;
   setReady(itemId: string, availableMs: number): Promise<void>;

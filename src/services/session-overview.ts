@@ -111,12 +111,12 @@ export interface SessionVersions {
 export interface VersionReads {
   newestLedgerNode: () => Promise<{ nodeId: string } | undefined>;
   checkpoints: () => Promise<readonly { id: string; pinned: boolean; prunedAt: string | null; pinChanges: number }[]>;
-  pending: () => Promise<readonly { itemId: string; state: string; attempts: number; lease?: { leaseId: string } }[]>;
+  open: () => Promise<readonly { itemId: string; state: string; attempts: number; leaseId: string | null; leases: number }[]>;
   dead: () => Promise<readonly { itemId: string; at: string; why: string }[]>;
 }
 
 export async function sessionVersions(r: VersionReads): Promise<SessionVersions> {
-  const [node, cps, pending, dead] = await Promise.all([r.newestLedgerNode(), r.checkpoints(), r.pending(), r.dead()]);
+  const [node, cps, open, dead] = await Promise.all([r.newestLedgerNode(), r.checkpoints(), r.open(), r.dead()]);
   const tag = (v: unknown) => sha256(JSON.stringify(v)).slice(0, 16);
   return {
     ledger: node?.nodeId ?? "",
@@ -125,8 +125,9 @@ export async function sessionVersions(r: VersionReads): Promise<SessionVersions>
     checkpoints: tag(cps.map((c) => [c.id, c.pinned, c.prunedAt, c.pinChanges])),
     // A dead item by when and why it died too: dead, retried, leased and dead again is a new
     // state, though its id is the same (a page that saw the lease between would miss it). An
-    // open item by its deliveries too: leased and given back, it is ready again as before but
-    // for one attempt more, and the tag of the item before its lease must not come back.
-    work: tag([pending.map((w) => [w.itemId, w.state, w.attempts, w.lease?.leaseId ?? null]), dead.map((d) => [d.itemId, d.at, d.why])]),
+    // open item by its attempts and the leases it has had too: leased and given back, or
+    // leased, dead-lettered and retried, it is ready again as before, and the tag it had
+    // before its lease must not come back.
+    work: tag([open.map((w) => [w.itemId, w.state, w.attempts, w.leases, w.leaseId]), dead.map((d) => [d.itemId, d.at, d.why])]),
   };
 }
