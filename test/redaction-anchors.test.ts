@@ -6,7 +6,8 @@
  * that is not where every match starts, or a scheme start the anchored search skips, would
  * leave a secret readable. Also the card pattern, written digit first so the engine can look
  * for a digit before trying anything: it must find what its plain spelling finds. And the
- * shortcuts: a rule's literals searched for by their first two characters, the first characters
+ * shortcuts: a rule's literals searched for by their first two characters (each head's next
+ * place remembered while the search moves on), the first characters
  * of the literals the scan does not look for read along a run in one pass (and only in a run
  * where one search finds what every match of theirs holds), the names stage
  * passing over a name when what follows it can begin no rule's shape, offering a name whose
@@ -32,7 +33,7 @@ import {
 } from "../src/core/redact-named.js";
 import { type NameRule, Pass, SECRET_OR_WEAK } from "../src/core/redact-pass.js";
 import { PROVIDERS } from "../src/core/redact-providers.js";
-import { firstOf, groups, UNSCANNED, UNSCANNED_SEEK, unscannedHeads } from "../src/core/redact-runs.js";
+import { FirstOf, firstOf, groups, UNSCANNED, UNSCANNED_SEEK, unscannedHeads } from "../src/core/redact-runs.js";
 import { scanText } from "../src/core/redact-scan.js";
 import * as shapes from "../src/core/redact-shapes.js";
 import { applyShape, card, highEntropy, type Shape, urlPassword, urlUserToken } from "../src/core/redact-shapes.js";
@@ -93,6 +94,37 @@ describe("a rule's literals searched for by their first two characters", () => {
       }),
       { numRuns: 5000, seed: 11 },
     );
+  });
+
+  it("finds the same, asked again and again from later and later positions, as a leading rule's search does", () => {
+    // Runs of a rule's literals, their heads and filler; then positions that never go back,
+    // some repeated, as the runs stage asks (after a failed try, after a match).
+    const asked = (r: (typeof rules)[number]) =>
+      fc.tuple(
+        fc.constant(r),
+        fc.array(
+          fc.oneof(fc.constantFrom(...r.literals, ...r.literals.map((l) => l.slice(0, 2))), fc.constantFrom("g", "-", "_", "x", "9", "A")),
+          { maxLength: 30 },
+        ),
+        fc.array(fc.nat(12), { maxLength: 12 }),
+      );
+    let found = 0;
+    fc.assert(
+      fc.property(rule.chain(asked), ([r, parts, steps]) => {
+        const run = parts.join("");
+        const gs = groups(r.literals);
+        const cursor = new FirstOf(run, gs);
+        let from = 0;
+        for (const step of [0, ...steps]) {
+          from += step;
+          const want = firstOf(run, gs, from);
+          if (want >= 0) found++;
+          expect(cursor.from(from), `${r.id} in ${JSON.stringify(run)} from ${from}`).toBe(want);
+        }
+      }),
+      { numRuns: 5000, seed: 11 },
+    );
+    expect(found).toBeGreaterThan(5000);
   });
 
   it("a run holding a literal of a rule the scan does not look for has that rule's head noted", () => {
