@@ -326,8 +326,9 @@ const GATES: Readonly<Record<string, (run: string) => boolean>> = {
 
 /**
  * For the rules the scan does not look for (`ProviderRule.scanned`) whose literal is longer than
- * one character: a pattern every match holds, from its literal on (the literal and the tail the
- * rule requires after it, without the look-behind or the class before it). One search of a long
+ * one character: a pattern every match holds: the literal with what the rule requires beside it
+ * (the tail after it; Azure's digit before `Q~`), without the look-behinds and the classes
+ * before it. One search of a long
  * run for all of them (core/redact-runs.ts `UNSCANNED_SEEK`) turns away most runs that hold a
  * literal (`SK` in `TASK_`, `1/` in every date and path) before any rule is tried there.
  */
@@ -362,8 +363,9 @@ export interface ProviderRule {
    * Whether the scan's automaton looks for the literals. A literal of one or two characters
    * (`.`, `SK`, `YC`, `1/`, `b_`, `Q~`) turns up in most texts (`task`, every dotted host), and
    * reporting each cost the scan more than testing the few long runs for it: such a rule is
-   * tried on a run of its length where one pass over a table of character pairs finds a
-   * literal's first characters (core/redact-runs.ts `unscannedHeads`), then its literals searched for.
+   * tried on a run of its length where one search finds what every match of it holds (`seek`),
+   * then one pass over a table of character pairs finds a literal's first characters
+   * (core/redact-runs.ts `unscannedHeads`), then its literals searched for.
    */
   scanned: boolean;
   /** For a rule the scan does not look for: a pattern every match holds (`SEEK`), or undefined (a literal of one character). */
