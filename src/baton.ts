@@ -60,8 +60,8 @@ export function createBaton(s: Services): Baton {
       // Namespaces defined below: called only once they all exist.
       return sessionVersions({
         newestLedgerNode: async () => (await ledger.list(id, { limit: 1 }))[0],
-        checkpoints: () => checkpoints.list(id, { includePruned: true }),
-        pending: () => work.pending(id),
+        checkpoints: async () => (await cp()).cps.pinStates(id),
+        open: () => queue.openStates(id),
         dead: () => work.dead(id),
       });
     },

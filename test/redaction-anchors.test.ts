@@ -6,8 +6,10 @@
  * that is not where every match starts, or a scheme start the anchored search skips, would
  * leave a secret readable. Also the card pattern, written digit first so the engine can look
  * for a digit before trying anything: it must find what its plain spelling finds. And the
- * shortcuts: a rule's literals searched for by their first two characters, the first characters
- * of the literals the scan does not look for read along a run in one pass, the names stage
+ * shortcuts: a rule's literals searched for by their first two characters (each head's next
+ * place remembered while the search moves on), the first characters
+ * of the literals the scan does not look for read along a run in one pass (and only in a run
+ * where one search finds what every match of theirs holds), the names stage
  * passing over a name when what follows it can begin no rule's shape, offering a name whose
  * value is claimed already only to the rules whose claims start elsewhere, the prose rule
  * asking for a digit in the words after a name before its pattern runs, and the env-line,
@@ -31,7 +33,7 @@ import {
 } from "../src/core/redact-named.js";
 import { type NameRule, Pass, SECRET_OR_WEAK } from "../src/core/redact-pass.js";
 import { PROVIDERS } from "../src/core/redact-providers.js";
-import { firstOf, groups, UNSCANNED, unscannedHeads } from "../src/core/redact-runs.js";
+import { FirstOf, firstOf, groups, UNSCANNED, UNSCANNED_SEEK, unscannedHeads } from "../src/core/redact-runs.js";
 import { scanText } from "../src/core/redact-scan.js";
 import * as shapes from "../src/core/redact-shapes.js";
 import { applyShape, card, highEntropy, type Shape, urlPassword, urlUserToken } from "../src/core/redact-shapes.js";
@@ -94,6 +96,37 @@ describe("a rule's literals searched for by their first two characters", () => {
     );
   });
 
+  it("finds the same, asked again and again from later and later positions, as a leading rule's search does", () => {
+    // Runs of a rule's literals, their heads and filler; then positions that never go back,
+    // some repeated, as the runs stage asks (after a failed try, after a match).
+    const asked = (r: (typeof rules)[number]) =>
+      fc.tuple(
+        fc.constant(r),
+        fc.array(
+          fc.oneof(fc.constantFrom(...r.literals, ...r.literals.map((l) => l.slice(0, 2))), fc.constantFrom("g", "-", "_", "x", "9", "A")),
+          { maxLength: 30 },
+        ),
+        fc.array(fc.nat(12), { maxLength: 12 }),
+      );
+    let found = 0;
+    fc.assert(
+      fc.property(rule.chain(asked), ([r, parts, steps]) => {
+        const run = parts.join("");
+        const gs = groups(r.literals);
+        const cursor = new FirstOf(run, gs);
+        let from = 0;
+        for (const step of [0, ...steps]) {
+          from += step;
+          const want = firstOf(run, gs, from);
+          if (want >= 0) found++;
+          expect(cursor.from(from), `${r.id} in ${JSON.stringify(run)} from ${from}`).toBe(want);
+        }
+      }),
+      { numRuns: 5000, seed: 11 },
+    );
+    expect(found).toBeGreaterThan(5000);
+  });
+
   it("a run holding a literal of a rule the scan does not look for has that rule's head noted", () => {
     const unscanned = UNSCANNED.map((i) => PROVIDERS[i] as (typeof PROVIDERS)[number]);
     expect(unscanned.length).toBeGreaterThan(0);
@@ -120,6 +153,36 @@ describe("a rule's literals searched for by their first two characters", () => {
       { numRuns: 5000, seed: 11 },
     );
     expect(held).toBeGreaterThan(5000);
+  });
+
+  it("every match of a rule the scan does not look for holds its seek pattern, which the one search for all of them finds", () => {
+    const seeking = UNSCANNED.map((i) => PROVIDERS[i] as (typeof PROVIDERS)[number]).filter((r) => r.seek !== undefined);
+    expect(seeking.length).toBeGreaterThanOrEqual(5);
+    for (const r of seeking) {
+      // What the rule's pattern matches, without its look-arounds and word boundaries, between
+      // anything at all: the strings generated are the rule's matches and its near misses.
+      const core = r
+        .re()
+        .source.replace(/\(\?<?[=!][^()]*\)/g, "")
+        .replace(/\(\?:\|\)/g, "")
+        .replace(/\\b/g, "");
+      const edge = fc.string({ unit: fc.constantFrom("a", "Z", "0", "_", "-", ".", "~", "/", ":", "%", "2", "F", "é"), maxLength: 4 });
+      let matches = 0;
+      fc.assert(
+        fc.property(edge, fc.stringMatching(new RegExp(`^(?:${core})$`)), edge, (before, body, after) => {
+          const run = `${before}${body}${after}`;
+          const re = r.re();
+          re.lastIndex = 0;
+          for (let m = re.exec(run); m !== null; m = re.exec(run)) {
+            matches++;
+            expect(new RegExp(r.seek as string).test(m[0]), `${r.id}: ${m[0]}`).toBe(true);
+            expect(UNSCANNED_SEEK.test(run), `${r.id} in ${run}`).toBe(true);
+          }
+        }),
+        { numRuns: 1000, seed: 11 },
+      );
+      expect(matches, r.id).toBeGreaterThan(300);
+    }
   });
 
   it("groups GitLab's prefixes into two searches", () => {

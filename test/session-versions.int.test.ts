@@ -35,4 +35,69 @@ describe("session versions", () => {
       await lib.close();
     }
   });
+
+  it("a checkpoint pinned and unpinned again has a tag it never had", async () => {
+    const root = tempDir("versions");
+    const lib = await openBaton({ root });
+    try {
+      await lib.sessions.start({ flow: "task", id: "pins" });
+      const { checkpoint: cp } = await lib.checkpoints.create("pins", { label: "before the refactor" });
+      const tag = async () => (await lib.sessions.versions("pins")).checkpoints;
+      const plain = await tag();
+      await lib.checkpoints.pin(cp.id);
+      const pinned = await tag();
+      await lib.checkpoints.pin(cp.id, false);
+      const unpinned = await tag(); // not pinned, as at first, one change on
+      expect((await lib.checkpoints.list("pins")).map((c) => c.pinned)).toEqual([false]);
+      expect(new Set([plain, pinned, unpinned]).size).toBe(3);
+      expect(await tag()).toBe(unpinned); // equal state, equal tag
+      await lib.checkpoints.pin(cp.id, false); // no change: the tag stays
+      expect(await tag()).toBe(unpinned);
+    } finally {
+      await lib.close();
+    }
+  });
+
+  it("work leased on its last attempt, given back, dead-lettered and retried has a tag it never had", async () => {
+    const root = tempDir("versions");
+    const lib = await openBaton({ root, maxAttempts: 1 });
+    try {
+      await lib.sessions.start({ flow: "live-variant", id: "once" });
+      await lib.events.append("once", { type: "generate", actor: "browser", data: { prompt: "bolder" } });
+      const tag = async () => (await lib.sessions.versions("once")).work;
+      const ready = await tag();
+      const lease = (await lib.work.lease("agent-1", { sessionId: "once" }))!;
+      const leased = await tag();
+      await lib.work.release(lease.leaseId, { reason: "taken over by hand" }); // its last attempt: dead
+      const dead = await tag();
+      await lib.work.retry(lease.item.itemId);
+      const retried = await tag(); // ready with fresh attempts, as at first, but leased once since
+      expect((await lib.work.pending("once")).map((w) => [w.state, w.attempts])).toEqual([["ready", 0]]);
+      expect(new Set([ready, leased, dead, retried]).size).toBe(4);
+    } finally {
+      await lib.close();
+    }
+  });
+
+  it("work leased and given back has a tag it never had, though it is ready again", async () => {
+    const root = tempDir("versions");
+    const lib = await openBaton({ root });
+    try {
+      await lib.sessions.start({ flow: "live-variant", id: "busy" });
+      await lib.events.append("busy", { type: "generate", actor: "browser", data: { prompt: "bolder" } });
+      const tag = async () => (await lib.sessions.versions("busy")).work;
+      const ready = await tag();
+      const first = (await lib.work.lease("agent-1", { sessionId: "busy" }))!;
+      const leased = await tag();
+      await lib.work.release(first.leaseId, { reason: "taken over by hand" });
+      const again = await tag(); // ready again, one delivery on
+      expect((await lib.work.pending("busy")).map((w) => w.state)).toEqual(["ready"]);
+      expect(new Set([ready, leased, again]).size).toBe(3);
+      const second = (await lib.work.lease("agent-2", { sessionId: "busy" }))!;
+      await lib.work.nack(second.leaseId, { reason: "not now" });
+      expect([ready, leased, again]).not.toContain(await tag());
+    } finally {
+      await lib.close();
+    }
+  });
 });

@@ -215,6 +215,11 @@ export interface QueueQueries {
   nextWakeMs(nowMs: number): Promise<number | undefined>;
   /** Open (ready or leased) items, of one session or all, in delivery order. */
   openItems(sessionId?: string): Promise<WorkItemRow[]>;
+  /**
+   * How many leases each of these items has had: one per delivery, ever (a retried item's
+   * attempts start again, its old leases stay). An item never leased is absent.
+   */
+  leaseCounts(itemIds: readonly string[]): Promise<Map<string, number>>;
   setLeased(itemId: string, lease: { leaseId: string; owner: string; expiresMs: number; attempts: number }): Promise<void>;
   extendLease(itemId: string, leaseId: string, expiresMs: number): Promise<void>;
   setReady(itemId: string, availableMs: number): Promise<void>;
@@ -258,6 +263,11 @@ export interface CheckpointRow {
   parent: string | null;
   label: string | null;
   pinned: boolean;
+  /**
+   * How many times `setPinned` changed `pinned` (read back; an insert leaves it at 0). A pin set
+   * and cleared is back at `pinned: false`, but not at the count it had.
+   */
+  pinChanges?: number;
   /** Safety checkpoints: the checkpoint their rollback restored. */
   restores: string | null;
   createdAt: string;

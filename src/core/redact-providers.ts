@@ -324,6 +324,22 @@ const GATES: Readonly<Record<string, (run: string) => boolean>> = {
   "asana-token": (run) => run.includes(":"),
 };
 
+/**
+ * For the rules the scan does not look for (`ProviderRule.scanned`) whose literal is longer than
+ * one character: a pattern every match holds: the literal with what the rule requires beside it
+ * (the tail after it; Azure's digit before `Q~`), without the look-behinds and the classes
+ * before it. One search of a long
+ * run for all of them (core/redact-runs.ts `UNSCANNED_SEEK`) turns away most runs that hold a
+ * literal (`SK` in `TASK_`, `1/` in every date and path) before any rule is tried there.
+ */
+const SEEK: Readonly<Record<string, string>> = {
+  "azure-client-secret": "\\dQ~[A-Za-z0-9_~.-]{31}",
+  "yandex-key": `AQVN[${U}]{35}|YC[${U}]{38}|t1\\.9euelZ[.${U}]{40}`,
+  "twilio-key": "SK[a-f0-9]{32}",
+  "asana-token": "[12]/\\d{16}",
+  "beamer-key": `b_[${U}]{44}`,
+};
+
 export interface ProviderRule {
   id: string;
   /** Literals one of which every match contains, as a match spells them: a run without one is not tried. */
@@ -347,10 +363,13 @@ export interface ProviderRule {
    * Whether the scan's automaton looks for the literals. A literal of one or two characters
    * (`.`, `SK`, `YC`, `1/`, `b_`, `Q~`) turns up in most texts (`task`, every dotted host), and
    * reporting each cost the scan more than testing the few long runs for it: such a rule is
-   * tried on a run of its length where one pass over a table of character pairs finds a
-   * literal's first characters (core/redact-runs.ts `unscannedHeads`), then its literals searched for.
+   * tried on a run of its length where one search finds what every match of it holds (`seek`),
+   * then one pass over a table of character pairs finds a literal's first characters
+   * (core/redact-runs.ts `unscannedHeads`), then its literals searched for.
    */
   scanned: boolean;
+  /** For a rule the scan does not look for: a pattern every match holds (`SEEK`), or undefined (a literal of one character). */
+  seek: string | undefined;
 }
 
 /**
@@ -379,5 +398,9 @@ export const PROVIDERS: readonly ProviderRule[] = PROVIDER_RULES.map(([id, raw])
     min: MIN_LENGTH[id] ?? 16,
     gate: GATES[id],
     scanned: literals.every((l) => l.length >= 3),
+    seek: SEEK[id],
   };
 });
+for (const r of PROVIDERS)
+  if (!r.scanned && r.seek === undefined && r.literals.some((l) => l.length > 1))
+    throw new Error(`redact-providers: rule ${r.id} is not scanned for and has no SEEK pattern; add one`);

@@ -91,6 +91,34 @@ export function unscannedHeads(text: string, start: number, end: number): number
   return m;
 }
 
+/**
+ * Where a rule of `UNSCANNED` may match (`ProviderRule.seek`): a run in which none of these
+ * stands needs no pair table read along it. The bits of the rules without one (a literal of one
+ * character: a Discord token's dot) are set for every run of their length.
+ */
+export const UNSCANNED_SEEK = new RegExp(
+  UNSCANNED.flatMap((i) => {
+    const seek = (PROVIDERS[i] as (typeof PROVIDERS)[number]).seek;
+    return seek === undefined ? [] : [`(?:${seek})`];
+  }).join("|"),
+);
+/** Per rule of `UNSCANNED` without a seek pattern (bit u for the u-th): its shortest match. */
+const UNSEEKING: readonly (readonly [bit: number, min: number])[] = UNSCANNED.flatMap((i, u) => {
+  const r = PROVIDERS[i] as (typeof PROVIDERS)[number];
+  return r.seek === undefined ? [[1 << u, r.min] as const] : [];
+});
+
+/**
+ * The rules of `UNSCANNED` (bit u for the u-th) that may match in the run, as `unscannedHeads`
+ * says where `UNSCANNED_SEEK` finds something in it, and those without a seek pattern.
+ */
+function unscannedIn(text: string, run: string, start: number, end: number): number {
+  let m = 0;
+  for (const [bit, min] of UNSEEKING) if (run.length >= min) m |= bit;
+  if (UNSCANNED_SEEK.test(run)) m |= unscannedHeads(text, start, end);
+  return m;
+}
+
 /** Whether the run holds one of a rule's literals as its pattern spells them (the scan found them case-folded: `sk` in `task`). */
 function holdsOne(run: string, literals: readonly string[]): boolean {
   for (const l of literals) if (run.includes(l)) return true;
@@ -136,6 +164,47 @@ export function firstOf(run: string, gs: readonly LiteralGroup[], from: number):
       }
   }
   return first;
+}
+
+/**
+ * `firstOf` for a run searched from positions that never go back (a leading rule's pattern tried
+ * at each literal in turn): each group's next head is remembered, and searched for again only
+ * once passed. Asked afresh each time, a group whose head the run lacks (Yandex's `AQVN` in a
+ * run of `YC…`) was searched for to the run's end at every literal of another group: 260 ms for
+ * 200 KB of `YCYC…!` before a real token.
+ */
+export class FirstOf {
+  readonly #run: string;
+  readonly #gs: readonly LiteralGroup[];
+  /** Per group: -2 not searched yet; -1 no head at or after the last `from`; else a head there, not yet passed. */
+  readonly #next: number[];
+
+  constructor(run: string, gs: readonly LiteralGroup[]) {
+    this.#run = run;
+    this.#gs = gs;
+    this.#next = gs.map(() => -2);
+  }
+
+  /** Where the first literal at or after `from` stands (-1: none); `from` at least the last call's. */
+  from(from: number): number {
+    const run = this.#run;
+    let first = -1;
+    for (let i = 0; i < this.#gs.length; i++) {
+      const g = this.#gs[i] as LiteralGroup;
+      let at = this.#next[i] as number;
+      if (at === -1) continue;
+      if (at < from) at = run.indexOf(g.head, from);
+      while (at >= 0 && (first < 0 || at < first)) {
+        if (g.rest.length === 0 || oneAt(run, g.rest, at)) {
+          first = at;
+          break;
+        }
+        at = run.indexOf(g.head, at + 1);
+      }
+      this.#next[i] = at;
+    }
+    return first;
+  }
 }
 
 /** A JSON Web Token: header and payload both start with `{"` (`eyJ`). */
@@ -190,11 +259,12 @@ export function runs(p: Pass): void {
     const start = r[k] as number;
     const end = r[k + 1] as number;
     const found = p.scan.runRules[k >> 1] ?? NONE;
-    const heads = end - start >= UNSCANNED_MIN ? unscannedHeads(text, start, end) : 0;
-    const unscanned = heads !== 0 ? UNSCANNED : NONE;
-    // Most runs are too short for base64 and hold no rule's literal: nothing to look at.
-    if (found === NONE && unscanned === NONE && end - start < 40 && !jwts) continue;
+    // Most runs are too short for base64 and the rules the scan does not look for, and hold no
+    // rule's literal: nothing to look at.
+    if (found === NONE && end - start < UNSCANNED_MIN && !jwts) continue;
     const run = text.slice(start, end);
+    const heads = end - start >= UNSCANNED_MIN ? unscannedIn(text, run, start, end) : 0;
+    const unscanned = heads !== 0 ? UNSCANNED : NONE;
     for (let f = 0, u = 0; f < found.length || u < unscanned.length; ) {
       // The rules the scan found and the ones it does not look for, merged in table order.
       const a = found[f] ?? Number.MAX_SAFE_INTEGER;
@@ -206,7 +276,8 @@ export function runs(p: Pass): void {
       if (run.length < rule.min) continue;
       // A leading rule's first literal is where its pattern is tried first; any other rule needs one somewhere.
       const gs = GROUPS[i] as readonly LiteralGroup[];
-      const first = rule.leading ? firstOf(run, gs, 0) : holdsOne(run, rule.literals) ? 0 : -1;
+      const literals = rule.leading ? new FirstOf(run, gs) : undefined;
+      const first = literals !== undefined ? literals.from(0) : holdsOne(run, rule.literals) ? 0 : -1;
       if (first < 0 || (rule.gate !== undefined && !rule.gate(run))) continue;
       const check = PROVIDER_CHECKS[rule.id];
       if (rule.leading) {
@@ -216,11 +287,11 @@ export function runs(p: Pass): void {
           re.lastIndex = at;
           const m = re.exec(run);
           if (m === null) {
-            at = firstOf(run, gs, at + 1);
+            at = (literals as FirstOf).from(at + 1);
             continue;
           }
           if (!check || check(m[0])) p.claim(start + at, start + at + m[0].length, tag(rule.id));
-          at = firstOf(run, gs, at + m[0].length);
+          at = (literals as FirstOf).from(at + m[0].length);
         }
         continue;
       }

@@ -671,6 +671,18 @@ export class CheckpointService {
     });
   }
 
+  /**
+   * What the dashboard's version tag of a session's checkpoints is made of (services/session-overview.ts):
+   * each checkpoint, pruned ones too, with its pin and how many times the pin changed.
+   */
+  async pinStates(sessionId: string): Promise<{ id: string; pinned: boolean; prunedAt: string | null; pinChanges: number }[]> {
+    const rows = await this.#backend.transaction("read", async (tx) => {
+      if (!(await tx.getSession(sessionId))) throw new BatonError("not_found", `no session "${sessionId}"`, { sessionId });
+      return tx.checkpoints.listCheckpoints(sessionId);
+    });
+    return rows.map((r) => ({ id: r.id, pinned: r.pinned, prunedAt: r.prunedAt, pinChanges: r.pinChanges ?? 0 }));
+  }
+
   /** A checkpoint's files as stored (none once pruned), inside a transaction. */
   files(tx: StoreTx, row: CheckpointRow): Promise<CheckpointFileRow[]> {
     return this.#manifests.files(tx.checkpoints, row);

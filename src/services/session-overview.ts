@@ -110,19 +110,24 @@ export interface SessionVersions {
 
 export interface VersionReads {
   newestLedgerNode: () => Promise<{ nodeId: string } | undefined>;
-  checkpoints: () => Promise<readonly { id: string; pinned: boolean; prunedAt?: string }[]>;
-  pending: () => Promise<readonly { itemId: string; state: string; lease?: { leaseId: string } }[]>;
+  checkpoints: () => Promise<readonly { id: string; pinned: boolean; prunedAt: string | null; pinChanges: number }[]>;
+  open: () => Promise<readonly { itemId: string; state: string; attempts: number; leaseId: string | null; leases: number }[]>;
   dead: () => Promise<readonly { itemId: string; at: string; why: string }[]>;
 }
 
 export async function sessionVersions(r: VersionReads): Promise<SessionVersions> {
-  const [node, cps, pending, dead] = await Promise.all([r.newestLedgerNode(), r.checkpoints(), r.pending(), r.dead()]);
+  const [node, cps, open, dead] = await Promise.all([r.newestLedgerNode(), r.checkpoints(), r.open(), r.dead()]);
   const tag = (v: unknown) => sha256(JSON.stringify(v)).slice(0, 16);
   return {
     ledger: node?.nodeId ?? "",
-    checkpoints: tag(cps.map((c) => [c.id, c.pinned, c.prunedAt ?? null])),
+    // A checkpoint by how many times its pin changed too: pinned and unpinned, it is back at
+    // `pinned: false` but must not come back with the tag it had before the pin.
+    checkpoints: tag(cps.map((c) => [c.id, c.pinned, c.prunedAt, c.pinChanges])),
     // A dead item by when and why it died too: dead, retried, leased and dead again is a new
-    // state, though its id is the same (a page that saw the lease between would miss it).
-    work: tag([pending.map((w) => [w.itemId, w.state, w.lease?.leaseId ?? null]), dead.map((d) => [d.itemId, d.at, d.why])]),
+    // state, though its id is the same (a page that saw the lease between would miss it). An
+    // open item by its attempts and the leases it has had too: leased and given back, or
+    // leased, dead-lettered and retried, it is ready again as before, and the tag it had
+    // before its lease must not come back.
+    work: tag([open.map((w) => [w.itemId, w.state, w.attempts, w.leases, w.leaseId]), dead.map((d) => [d.itemId, d.at, d.why])]),
   };
 }

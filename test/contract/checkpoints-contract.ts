@@ -172,6 +172,28 @@ export function checkpointsContract(name: string, factory: StoreFactory, connect
       await expect(baton.checkpoints.pin("cp-b")).rejects.toMatchObject({ code: "checkpoint_pruned" });
     });
 
+    it("counts the changes of a checkpoint's pin, and only the changes", async () => {
+      const { baton } = await fresh();
+      await baton.sessions.start({ flow: "task", id: "t" });
+      const be = servicesOf(baton).backend;
+      await be.transaction("write", (tx) => tx.checkpoints.insertCheckpoint(row("cp-a", 1, "cp-a")));
+      const changes = async () => (await be.transaction("read", (tx) => tx.checkpoints.getCheckpoint("cp-a")))?.pinChanges;
+      expect(await changes(), "a new checkpoint").toBe(0);
+      await be.transaction("write", async (tx) => {
+        expect(await tx.checkpoints.setPinned("cp-a", true)).toBe(true);
+        expect(await tx.checkpoints.setPinned("cp-a", true), "pinned again: the row matched").toBe(true);
+      });
+      expect(await changes(), "pinned, then pinned again").toBe(1);
+      await be.transaction("write", async (tx) => {
+        await tx.checkpoints.setPinned("cp-a", false);
+        await tx.checkpoints.setPinned("cp-a", false);
+      });
+      expect(await changes(), "unpinned, then unpinned again").toBe(2);
+      expect((await be.transaction("read", (tx) => tx.checkpoints.listCheckpoints("t"))).map((r) => [r.pinned, r.pinChanges])).toEqual([
+        [false, 2],
+      ]);
+    });
+
     it("keeps one stat cache per workspace scope, and drops scopes nobody used", async () => {
       const { baton } = await fresh();
       const be = servicesOf(baton).backend;

@@ -3,7 +3,7 @@
  * drives lease expiry, so nothing here sleeps.
  */
 import { afterAll, afterEach, describe, expect, it } from "vitest";
-import { openBaton } from "../../src/compose.js";
+import { openBaton, servicesOf } from "../../src/compose.js";
 import { type Baton, isBatonError } from "../../src/index.js";
 import { cleanupDirs, tempDir } from "../helpers.js";
 import type { StoreFactory } from "./journal-contract.js";
@@ -423,6 +423,29 @@ export function queueContract(name: string, factory: StoreFactory): void {
       await expectCode(b.work.lease("w", { leaseMs: 1 }), "bad_input");
       await expectCode(b.work.ack("lse_nope"), "not_found");
       await expectCode(b.work.nack("lse_nope"), "not_found");
+    });
+
+    it("counts every lease an item has had, a retry keeping them, and tags work by them", async () => {
+      const b = await fresh({ maxAttempts: 1 });
+      await b.sessions.start({ flow: "live-variant", id: "once" });
+      await b.events.append("once", { type: "generate", actor: "browser" });
+      const [item] = await b.work.pending("once");
+      const counts = () => servicesOf(b).backend.transaction("read", (tx) => tx.queue.leaseCounts([item!.itemId, "wi_absent"]));
+      const tag = async () => (await b.sessions.versions("once")).work;
+      const tags = [await tag()];
+      expect(await counts()).toEqual(new Map());
+      const first = (await b.work.lease("w1", { sessionId: "once" }))!;
+      tags.push(await tag());
+      await b.work.nack(first.leaseId, { reason: "gave up" }); // its last attempt: dead
+      tags.push(await tag());
+      await b.work.retry(item!.itemId);
+      tags.push(await tag()); // ready with fresh attempts, as at first
+      expect(await counts()).toEqual(new Map([[item!.itemId, 1]]));
+      await b.work.lease("w2", { sessionId: "once" });
+      tags.push(await tag());
+      expect(await counts()).toEqual(new Map([[item!.itemId, 2]]));
+      expect(new Set(tags).size).toBe(tags.length);
+      expect(await servicesOf(b).backend.transaction("read", (tx) => tx.queue.leaseCounts([]))).toEqual(new Map());
     });
   });
 }

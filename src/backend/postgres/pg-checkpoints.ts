@@ -33,6 +33,7 @@ interface RawCheckpoint {
   parent: string | null;
   label: string | null;
   pinned: boolean;
+  pin_changes: number;
   restores: string | null;
   created_at: string;
   pruned_at: string | null;
@@ -55,6 +56,7 @@ const toCheckpoint = (r: RawCheckpoint): CheckpointRow => ({
   parent: r.parent,
   label: r.label,
   pinned: r.pinned,
+  pinChanges: r.pin_changes,
   restores: r.restores,
   createdAt: r.created_at,
   prunedAt: r.pruned_at,
@@ -159,9 +161,10 @@ export class PgCheckpointQueries implements CheckpointQueries {
   }
   async setPinned(id: string, pinned: boolean): Promise<boolean> {
     // READ COMMITTED: an UPDATE that waited for a concurrent writer re-checks its WHERE on the row that writer left.
+    // Counted only when the pin changes: pinning a pinned checkpoint is no new state.
     const sql = pinned
-      ? "UPDATE checkpoints SET pinned = true WHERE id = $1 AND pruned_at IS NULL"
-      : "UPDATE checkpoints SET pinned = false WHERE id = $1";
+      ? "UPDATE checkpoints SET pinned = true, pin_changes = pin_changes + CASE WHEN pinned THEN 0 ELSE 1 END WHERE id = $1 AND pruned_at IS NULL"
+      : "UPDATE checkpoints SET pinned = false, pin_changes = pin_changes + CASE WHEN pinned THEN 1 ELSE 0 END WHERE id = $1";
     return (await this.#c.run(sql, [id])) > 0;
   }
   async markPruned(id: string, at: string): Promise<boolean> {

@@ -372,4 +372,13 @@ export const PG_MIGRATIONS: readonly PgMigration[] = Object.freeze([
       ALTER TABLE sessions SET (fillfactor = 70);
     `,
   },
+  {
+    // As SQLite migration 15: how many times a checkpoint's pin was set or cleared, so a pin
+    // undone is a new state for the dashboard's version tags, not the one before it.
+    version: 14,
+    name: "checkpoint-pin-changes",
+    sql: `
+      ALTER TABLE checkpoints ADD COLUMN pin_changes integer NOT NULL DEFAULT 0;
+    `,
+  },
 ]);

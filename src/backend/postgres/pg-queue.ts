@@ -226,6 +226,14 @@ export class PgQueueQueries implements QueueQueries {
     );
     return r?.t ?? undefined;
   }
+  async leaseCounts(itemIds: readonly string[]): Promise<Map<string, number>> {
+    if (itemIds.length === 0) return new Map();
+    const rows = await this.#c.rows<{ item_id: string; n: number }>(
+      "SELECT item_id, count(*)::int AS n FROM leases WHERE item_id = ANY($1::text[]) GROUP BY item_id",
+      [itemIds],
+    );
+    return new Map(rows.map((r) => [r.item_id, r.n]));
+  }
   async openItems(sessionId?: string): Promise<WorkItemRow[]> {
     const rows =
       sessionId === undefined

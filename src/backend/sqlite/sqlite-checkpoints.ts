@@ -31,6 +31,7 @@ interface RawCheckpoint {
   parent: string | null;
   label: string | null;
   pinned: number;
+  pin_changes: number;
   restores: string | null;
   created_at: string;
   pruned_at: string | null;
@@ -53,6 +54,7 @@ const toCheckpoint = (r: RawCheckpoint): CheckpointRow => ({
   parent: r.parent,
   label: r.label,
   pinned: r.pinned === 1,
+  pinChanges: r.pin_changes,
   restores: r.restores,
   createdAt: r.created_at,
   prunedAt: r.pruned_at,
@@ -163,9 +165,10 @@ export class SqliteCheckpointQueries implements CheckpointQueries {
   }
 
   async setPinned(id: string, pinned: boolean): Promise<boolean> {
+    // Counted only when the pin changes: pinning a pinned checkpoint is no new state.
     const sql = pinned
-      ? "UPDATE checkpoints SET pinned = 1 WHERE id = ? AND pruned_at IS NULL"
-      : "UPDATE checkpoints SET pinned = 0 WHERE id = ?";
+      ? "UPDATE checkpoints SET pinned = 1, pin_changes = pin_changes + (pinned = 0) WHERE id = ? AND pruned_at IS NULL"
+      : "UPDATE checkpoints SET pinned = 0, pin_changes = pin_changes + (pinned = 1) WHERE id = ?";
     return this.#stmt(sql).run(id).changes > 0;
   }
 

@@ -384,4 +384,14 @@ export const SQLITE_MIGRATIONS: readonly SqliteMigration[] = Object.freeze([
       ) WITHOUT ROWID;
     `,
   },
+  {
+    // A checkpoint's pin set and cleared again is a state a page may have seen between (the
+    // dashboard's version tags, services/session-overview.ts): the count of changes tells the
+    // two apart, where `pinned` alone comes back to what it was.
+    version: 15,
+    name: "checkpoint-pin-changes",
+    sql: `
+      ALTER TABLE checkpoints ADD COLUMN pin_changes INTEGER NOT NULL DEFAULT 0;
+    `,
+  },
 ]);

@@ -190,6 +190,13 @@ export class SqliteQueueQueries implements QueueQueries {
     ).get({ now: nowMs }) as { t: number | null };
     return r.t ?? undefined;
   }
+  async leaseCounts(itemIds: readonly string[]): Promise<Map<string, number>> {
+    if (itemIds.length === 0) return new Map();
+    const rows = this.#stmt(
+      "SELECT item_id AS itemId, count(*) AS n FROM leases WHERE item_id IN (SELECT value FROM json_each(?)) GROUP BY item_id",
+    ).all(JSON.stringify(itemIds)) as { itemId: string; n: number }[];
+    return new Map(rows.map((r) => [r.itemId, r.n]));
+  }
   async openItems(sessionId?: string): Promise<WorkItemRow[]> {
     const rows = (
       sessionId === undefined
