@@ -59,9 +59,9 @@ export function createBaton(s: Services): Baton {
       const { sessionVersions } = await import("./services/session-overview.js");
       // Namespaces defined below: called only once they all exist.
       return sessionVersions({
-        newestLedgerNode: async () => (await ledger.list(id, { limit: 1 }))[0],
+        newestLedgerNode: async () => (await s.ledger()).newestId(id),
         checkpoints: async () => (await cp()).cps.pinStates(id),
-        open: () => queue.openStates(id),
+        work: () => queue.workVersion(id),
         dead: () => work.dead(id),
       });
     },

@@ -79,6 +79,26 @@ describe("session versions", () => {
     }
   });
 
+  it("work created, leased and acked has a tag it never had, though nothing is open or dead again", async () => {
+    const root = tempDir("versions");
+    const lib = await openBaton({ root });
+    try {
+      await lib.sessions.start({ flow: "live-variant", id: "quick" });
+      const tag = async () => (await lib.sessions.versions("quick")).work;
+      const none = await tag();
+      await lib.events.append("quick", { type: "generate", actor: "browser", data: { prompt: "bolder" } });
+      const lease = (await lib.work.lease("agent-1", { sessionId: "quick" }))!;
+      const leased = await tag();
+      await lib.work.ack(lease.leaseId);
+      const done = await tag(); // no work open or dead, as before the generate
+      expect(await lib.work.pending("quick")).toEqual([]);
+      expect(await lib.work.dead("quick")).toEqual([]);
+      expect(new Set([none, leased, done]).size).toBe(3);
+    } finally {
+      await lib.close();
+    }
+  });
+
   it("work leased and given back has a tag it never had, though it is ready again", async () => {
     const root = tempDir("versions");
     const lib = await openBaton({ root });

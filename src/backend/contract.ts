@@ -175,6 +175,12 @@ export interface LeaseRow {
   resultSeq: number | null;
 }
 
+/** `QueueQueries.workVersion`'s answer. */
+export interface WorkVersion {
+  lastSeq: number | null;
+  open: { itemId: string; state: string; attempts: number; leaseId: string | null; leaseExpiresMs: number | null; leases: number }[];
+}
+
 /** The delivery queue's queries. Items are ordered by priority, then creation. */
 export interface QueueQueries {
   insertItem(row: WorkItemRow): Promise<void>;
@@ -216,10 +222,13 @@ export interface QueueQueries {
   /** Open (ready or leased) items, of one session or all, in delivery order. */
   openItems(sessionId?: string): Promise<WorkItemRow[]>;
   /**
-   * How many leases each of these items has had: one per delivery, ever (a retried item's
-   * attempts start again, its old leases stay). An item never leased is absent.
+   * What the dashboard's version tag of a session's work is made of, read in one statement (one
+   * snapshot on every engine): the session's last journal seq (null: no such session), which
+   * grows with every event that creates or handles work, and each open item, in delivery order,
+   * with its state, attempts, lease and expiry, and how many leases it has had (one per
+   * delivery, ever: a retry starts its attempts again, its old leases stay).
    */
-  leaseCounts(itemIds: readonly string[]): Promise<Map<string, number>>;
+  workVersion(sessionId: string): Promise<WorkVersion>;
   setLeased(itemId: string, lease: { leaseId: string; owner: string; expiresMs: number; attempts: number }): Promise<void>;
   extendLease(itemId: string, leaseId: string, expiresMs: number): Promise<void>;
   setReady(itemId: string, availableMs: number): Promise<void>;

@@ -2,7 +2,7 @@
  * Row shapes shared by the SQLite and PostgreSQL backends: both store the same columns under
  * the same names, so each table's raw row and its mapping to the contract's row live once.
  */
-import type { EventRow, LockRow, SessionRow } from "./contract.js";
+import type { EventRow, LockRow, SessionRow, WorkVersion } from "./contract.js";
 
 export interface RawLock {
   name: string;
@@ -82,4 +82,25 @@ export const toEvent = (r: RawEvent): EventRow => ({
   at: r.at,
   bodyHash: r.body_hash,
   outcome: r.outcome,
+});
+
+/** A row of `workVersion`'s statement: the session's last seq, and an open item or (none open) nulls. */
+export type RawWorkVersion = { lastSeq: number; itemId: string | null } & Omit<WorkVersion["open"][number], "itemId">;
+
+export const toWorkVersion = (rows: readonly RawWorkVersion[]): WorkVersion => ({
+  lastSeq: rows[0]?.lastSeq ?? null,
+  open: rows.flatMap((r) =>
+    r.itemId === null
+      ? []
+      : [
+          {
+            itemId: r.itemId,
+            state: r.state,
+            attempts: r.attempts,
+            leaseId: r.leaseId,
+            leaseExpiresMs: r.leaseExpiresMs,
+            leases: r.leases,
+          },
+        ],
+  ),
 });

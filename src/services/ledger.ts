@@ -232,6 +232,11 @@ export class LedgerService {
     return o.limit !== undefined && out.length > o.limit ? out.slice(out.length - o.limit) : out;
   }
 
+  /** The id of the session's newest node (undefined: none), read alone: the others are not read. */
+  async newestId(sessionId: string): Promise<string | undefined> {
+    return (await this.#backend.transaction("read", (tx) => tx.ledger.lastNode(sessionId)))?.nodeId;
+  }
+
   async get(nodeId: string): Promise<LedgerNode> {
     const row = await this.#backend.transaction("read", (tx) => tx.ledger.getNode(nodeId));
     if (!row) throw new BatonError("not_found", `no ledger node ${nodeId}; list them with \`baton ledger list\``, { nodeId });

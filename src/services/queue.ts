@@ -14,7 +14,7 @@
  * The shapes callers get and their conversions from rows are services/queue-items.ts; the
  * batching of concurrent claims and acks into shared statements is services/coalesce.ts.
  */
-import type { Backend, StoreTx, WorkItemRow } from "../backend/contract.js";
+import type { Backend, StoreTx, WorkItemRow, WorkVersion } from "../backend/contract.js";
 import type { FlowDefinition } from "../core/flow.js";
 import type { AppendResult, EventOutcome, JournalEvent } from "../core/types.js";
 import { BatonError, badInput } from "../errors.js";
@@ -408,28 +408,12 @@ export class Queue {
     });
   }
 
-  /** Open work, of one session or all, in delivery order. Never writes. */
-  /**
-   * What the dashboard's version tag of a session's open work is made of
-   * (services/session-overview.ts): each open item's state, attempts and lease, and how many
-   * leases it has had, which only grows (a retried item's attempts start again at 0).
-   */
-  async openStates(
-    sessionId: string,
-  ): Promise<{ itemId: string; state: string; attempts: number; leaseId: string | null; leases: number }[]> {
-    return this.#backend.transaction("read", async (tx) => {
-      const rows = await tx.queue.openItems(sessionId);
-      const leases = await tx.queue.leaseCounts(rows.map((r) => r.itemId));
-      return rows.map((r) => ({
-        itemId: r.itemId,
-        state: r.state,
-        attempts: r.attempts,
-        leaseId: r.state === "leased" ? (r.leaseId ?? null) : null,
-        leases: leases.get(r.itemId) ?? 0,
-      }));
-    });
+  /** What the dashboard's version tag of a session's work is made of (`QueueQueries.workVersion`, services/session-overview.ts). */
+  workVersion(sessionId: string): Promise<WorkVersion> {
+    return this.#backend.transaction("read", (tx) => tx.queue.workVersion(sessionId));
   }
 
+  /** Open work, of one session or all, in delivery order. Never writes. */
   async pending(sessionId?: string): Promise<PendingWork[]> {
     const rows = await this.#backend.transaction("read", (tx) => tx.queue.openItems(sessionId));
     const nowMs = this.#now().getTime();

@@ -3,6 +3,8 @@
  * session's status with its last run and journal length, and a session's events filtered by
  * type and actor, read in bounded slices. Reads only.
  */
+
+import type { WorkVersion } from "../backend/contract.js";
 import { sha256 } from "../core/canonical.js";
 import type { JournalEvent, RunRecord } from "../core/types.js";
 import type { Journal } from "./journal.js";
@@ -109,25 +111,31 @@ export interface SessionVersions {
 }
 
 export interface VersionReads {
-  newestLedgerNode: () => Promise<{ nodeId: string } | undefined>;
+  /** The id of the session's newest ledger node (undefined: none). */
+  newestLedgerNode: () => Promise<string | undefined>;
   checkpoints: () => Promise<readonly { id: string; pinned: boolean; prunedAt: string | null; pinChanges: number }[]>;
-  open: () => Promise<readonly { itemId: string; state: string; attempts: number; leaseId: string | null; leases: number }[]>;
+  work: () => Promise<WorkVersion>;
   dead: () => Promise<readonly { itemId: string; at: string; why: string }[]>;
 }
 
 export async function sessionVersions(r: VersionReads): Promise<SessionVersions> {
-  const [node, cps, open, dead] = await Promise.all([r.newestLedgerNode(), r.checkpoints(), r.open(), r.dead()]);
+  const [node, cps, work, dead] = await Promise.all([r.newestLedgerNode(), r.checkpoints(), r.work(), r.dead()]);
   const tag = (v: unknown) => sha256(JSON.stringify(v)).slice(0, 16);
   return {
-    ledger: node?.nodeId ?? "",
+    ledger: node ?? "",
     // A checkpoint by how many times its pin changed too: pinned and unpinned, it is back at
     // `pinned: false` but must not come back with the tag it had before the pin.
     checkpoints: tag(cps.map((c) => [c.id, c.pinned, c.prunedAt, c.pinChanges])),
-    // A dead item by when and why it died too: dead, retried, leased and dead again is a new
-    // state, though its id is the same (a page that saw the lease between would miss it). An
-    // open item by its attempts and the leases it has had too: leased and given back, or
-    // leased, dead-lettered and retried, it is ready again as before, and the tag it had
-    // before its lease must not come back.
-    work: tag([open.map((w) => [w.itemId, w.state, w.attempts, w.leases, w.leaseId]), dead.map((d) => [d.itemId, d.at, d.why])]),
+    // Work by more than what is open and dead now, which comes back: the session's last
+    // journal seq (an item created, leased and acked is gone again, but the event that made it
+    // moved the seq), each open item's attempts and the leases it has had (leased and given
+    // back, or dead-lettered and retried, it is ready again as before) and its lease's expiry
+    // (a heartbeat moves what the panel shows), and a dead item by when and why it died (dead,
+    // retried, leased and dead again).
+    work: tag([
+      work.lastSeq,
+      work.open.map((w) => [w.itemId, w.state, w.attempts, w.leases, w.leaseId, w.leaseExpiresMs]),
+      dead.map((d) => [d.itemId, d.at, d.why]),
+    ]),
   };
 }

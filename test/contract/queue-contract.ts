@@ -425,27 +425,42 @@ export function queueContract(name: string, factory: StoreFactory): void {
       await expectCode(b.work.nack("lse_nope"), "not_found");
     });
 
-    it("counts every lease an item has had, a retry keeping them, and tags work by them", async () => {
+    it("reads a session's work version in one statement: its last seq, and every lease an open item has had, a retry keeping them", async () => {
       const b = await fresh({ maxAttempts: 1 });
       await b.sessions.start({ flow: "live-variant", id: "once" });
-      await b.events.append("once", { type: "generate", actor: "browser" });
-      const [item] = await b.work.pending("once");
-      const counts = () => servicesOf(b).backend.transaction("read", (tx) => tx.queue.leaseCounts([item!.itemId, "wi_absent"]));
+      const version = () => servicesOf(b).backend.transaction("read", (tx) => tx.queue.workVersion("once"));
       const tag = async () => (await b.sessions.versions("once")).work;
       const tags = [await tag()];
-      expect(await counts()).toEqual(new Map());
-      const first = (await b.work.lease("w1", { sessionId: "once" }))!;
+      expect(await version()).toEqual({ lastSeq: 1, open: [] });
+      await b.events.append("once", { type: "generate", actor: "browser" });
+      const [item] = await b.work.pending("once");
       tags.push(await tag());
+      expect(await version()).toEqual({
+        lastSeq: 2,
+        open: [{ itemId: item!.itemId, state: "ready", attempts: 0, leaseId: null, leaseExpiresMs: null, leases: 0 }],
+      });
+      const first = (await b.work.lease("w1", { sessionId: "once", leaseMs: 60_000 }))!;
+      tags.push(await tag());
+      expect((await version()).open).toEqual([
+        { itemId: item!.itemId, state: "leased", attempts: 1, leaseId: first.leaseId, leaseExpiresMs: clock.ms + 60_000, leases: 1 },
+      ]);
+      advance(1_000);
+      await b.work.heartbeat(first.leaseId, { leaseMs: 60_000 });
+      tags.push(await tag()); // the same lease, a later expiry
       await b.work.nack(first.leaseId, { reason: "gave up" }); // its last attempt: dead
       tags.push(await tag());
       await b.work.retry(item!.itemId);
       tags.push(await tag()); // ready with fresh attempts, as at first
-      expect(await counts()).toEqual(new Map([[item!.itemId, 1]]));
-      await b.work.lease("w2", { sessionId: "once" });
+      expect((await version()).open).toEqual([
+        { itemId: item!.itemId, state: "ready", attempts: 0, leaseId: null, leaseExpiresMs: null, leases: 1 },
+      ]);
+      const second = (await b.work.lease("w2", { sessionId: "once" }))!;
       tags.push(await tag());
-      expect(await counts()).toEqual(new Map([[item!.itemId, 2]]));
+      await b.work.ack(second.leaseId); // done, no result: nothing open or dead, as at first
+      tags.push(await tag());
+      expect(await version()).toEqual({ lastSeq: 2, open: [] });
       expect(new Set(tags).size).toBe(tags.length);
-      expect(await servicesOf(b).backend.transaction("read", (tx) => tx.queue.leaseCounts([]))).toEqual(new Map());
+      expect(await servicesOf(b).backend.transaction("read", (tx) => tx.queue.workVersion("nobody"))).toEqual({ lastSeq: null, open: [] });
     });
   });
 }

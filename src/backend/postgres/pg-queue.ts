@@ -3,7 +3,8 @@
  * no other claimer holds (`FOR UPDATE SKIP LOCKED`), updated and returned, so N workers never
  * wait on each other and never get the same item.
  */
-import type { EventRow, LeaseRow, LeaseState, QueueQueries, WorkItemRow } from "../contract.js";
+import type { EventRow, LeaseRow, LeaseState, QueueQueries, WorkItemRow, WorkVersion } from "../contract.js";
+import { type RawWorkVersion, toWorkVersion } from "../rows.js";
 import { held, type PgCtx } from "./pg-types.js";
 
 interface RawItem {
@@ -226,13 +227,18 @@ export class PgQueueQueries implements QueueQueries {
     );
     return r?.t ?? undefined;
   }
-  async leaseCounts(itemIds: readonly string[]): Promise<Map<string, number>> {
-    if (itemIds.length === 0) return new Map();
-    const rows = await this.#c.rows<{ item_id: string; n: number }>(
-      "SELECT item_id, count(*)::int AS n FROM leases WHERE item_id = ANY($1::text[]) GROUP BY item_id",
-      [itemIds],
+  async workVersion(sessionId: string): Promise<WorkVersion> {
+    // One statement: READ COMMITTED gives each statement its own snapshot, and an item read in
+    // one with its leases counted in another could be a state that never was.
+    const rows = await this.#c.rows<RawWorkVersion>(
+      `SELECT s.last_seq AS "lastSeq", w.item_id AS "itemId", w.state, w.attempts, w.lease_id AS "leaseId",
+              w.lease_expires_ms AS "leaseExpiresMs", (SELECT count(*) FROM leases l WHERE l.item_id = w.item_id) AS leases
+       FROM sessions s LEFT JOIN work_items w ON w.session_id = s.id AND w.state IN ('ready', 'leased')
+       WHERE s.id = $1
+       ORDER BY w.priority, w.item_no`,
+      [sessionId],
     );
-    return new Map(rows.map((r) => [r.item_id, r.n]));
+    return toWorkVersion(rows);
   }
   async openItems(sessionId?: string): Promise<WorkItemRow[]> {
     const rows =

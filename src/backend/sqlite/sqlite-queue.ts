@@ -1,5 +1,6 @@
 /** The delivery queue's queries on SQLite (tables from migration 2). */
-import type { EventRow, LeaseRow, LeaseState, QueueQueries, WorkItemRow } from "../contract.js";
+import type { EventRow, LeaseRow, LeaseState, QueueQueries, WorkItemRow, WorkVersion } from "../contract.js";
+import { type RawWorkVersion, toWorkVersion } from "../rows.js";
 import type { Prepare } from "./sqlite-types.js";
 
 interface RawItem {
@@ -190,12 +191,15 @@ export class SqliteQueueQueries implements QueueQueries {
     ).get({ now: nowMs }) as { t: number | null };
     return r.t ?? undefined;
   }
-  async leaseCounts(itemIds: readonly string[]): Promise<Map<string, number>> {
-    if (itemIds.length === 0) return new Map();
+  async workVersion(sessionId: string): Promise<WorkVersion> {
     const rows = this.#stmt(
-      "SELECT item_id AS itemId, count(*) AS n FROM leases WHERE item_id IN (SELECT value FROM json_each(?)) GROUP BY item_id",
-    ).all(JSON.stringify(itemIds)) as { itemId: string; n: number }[];
-    return new Map(rows.map((r) => [r.itemId, r.n]));
+      `SELECT s.last_seq AS lastSeq, w.item_id AS itemId, w.state AS state, w.attempts AS attempts, w.lease_id AS leaseId,
+              w.lease_expires_ms AS leaseExpiresMs, (SELECT count(*) FROM leases l WHERE l.item_id = w.item_id) AS leases
+       FROM sessions s LEFT JOIN work_items w ON w.session_id = s.id AND w.state IN ('ready', 'leased')
+       WHERE s.id = ?
+       ORDER BY w.priority, w.item_no`,
+    ).all(sessionId) as RawWorkVersion[];
+    return toWorkVersion(rows);
   }
   async openItems(sessionId?: string): Promise<WorkItemRow[]> {
     const rows = (

@@ -66,8 +66,8 @@ export function CheckpointsPanel({ sessionId, version }: { sessionId: string; ve
       setMessage({ kind: "error", text: (err as Error).message });
     }
   }, [base, newest]);
-  // `version` (a tag of the list, from the session's stream) changes when a checkpoint is taken, pinned
-  // or pruned, journaled or not.
+  // `version` (a tag of the list, from the session's stream) changes when a checkpoint is taken, pinned,
+  // unpinned or pruned, journaled or not.
   useEffect(() => {
     void load();
   }, [load, version]);

@@ -37,8 +37,9 @@ export function WorkPanel({ sessionId, version }: { sessionId: string; version: 
       setMessage({ kind: "error", text: (err as Error).message });
     }
   }, [sessionId, newest]);
-  // `version` changes whenever the session's work does (a lease taken, acked, released, expired
-  // and returned; an item dead-lettered or retried), journaled or not.
+  // `version` changes whenever the session's work does (a lease taken, extended, acked, released,
+  // expired and returned; an item dead-lettered or retried), journaled or not, and never comes
+  // back to a tag it had (services/session-overview.ts).
   useEffect(() => {
     void load();
   }, [load, version]);
