@@ -62,7 +62,6 @@ export function createBaton(s: Services): Baton {
         newestLedgerNode: async () => (await s.ledger()).newestId(id),
         checkpoints: async () => (await cp()).cps.pinStates(id),
         work: () => queue.workVersion(id),
-        dead: () => work.dead(id),
       });
     },
     rebuild: (id) => journal.rebuild(id),

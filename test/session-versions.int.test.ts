@@ -99,6 +99,37 @@ describe("session versions", () => {
     }
   });
 
+  it("an item past the twenty dead a page lists, retried and dead again, leaves a tag it never had", async () => {
+    const root = tempDir("versions");
+    const lib = await openBaton({ root, maxAttempts: 1 });
+    try {
+      await lib.sessions.start({ flow: "live-variant", id: "many" });
+      const ids: string[] = [];
+      for (let n = 0; n < 22; n++) {
+        await lib.events.append("many", { type: "generate", actor: "browser", data: { prompt: `try ${n}` } });
+        const l = (await lib.work.lease("agent-1", { sessionId: "many" }))!;
+        ids.push(l.item.itemId);
+        await lib.work.nack(l.leaseId, { reason: `failed ${n}` });
+      }
+      const listed = new Set((await lib.work.dead("many")).map((d) => d.itemId));
+      const unlisted = ids.filter((id) => !listed.has(id));
+      expect([listed.size, unlisted.length]).toEqual([20, 2]);
+      const tag = async () => (await lib.sessions.versions("many")).work;
+      const tags = [await tag()];
+      await lib.work.retry(unlisted[0]!); // no event: the page retried it by hand
+      tags.push(await tag());
+      const again = (await lib.work.lease("agent-2", { sessionId: "many" }))!;
+      expect(again.item.itemId).toBe(unlisted[0]);
+      tags.push(await tag());
+      await lib.work.nack(again.leaseId, { reason: "failed again" }); // dead again, still not listed
+      expect((await lib.work.dead("many")).map((d) => d.itemId)).not.toContain(unlisted[0]);
+      tags.push(await tag());
+      expect(new Set(tags).size).toBe(tags.length);
+    } finally {
+      await lib.close();
+    }
+  });
+
   it("work leased and given back has a tag it never had, though it is ready again", async () => {
     const root = tempDir("versions");
     const lib = await openBaton({ root });

@@ -178,7 +178,16 @@ export interface LeaseRow {
 /** `QueueQueries.workVersion`'s answer. */
 export interface WorkVersion {
   lastSeq: number | null;
-  open: { itemId: string; state: string; attempts: number; leaseId: string | null; leaseExpiresMs: number | null; leases: number }[];
+  open: {
+    itemId: string;
+    state: string;
+    attempts: number;
+    leaseId: string | null;
+    leaseExpiresMs: number | null;
+    availableMs: number;
+    leases: number;
+  }[];
+  dead: { count: number; leases: number; lastAt: string | null };
 }
 
 /** The delivery queue's queries. Items are ordered by priority, then creation. */
@@ -224,9 +233,11 @@ export interface QueueQueries {
   /**
    * What the dashboard's version tag of a session's work is made of, read in one statement (one
    * snapshot on every engine): the session's last journal seq (null: no such session), which
-   * grows with every event that creates or handles work, and each open item, in delivery order,
-   * with its state, attempts, lease and expiry, and how many leases it has had (one per
-   * delivery, ever: a retry starts its attempts again, its old leases stay).
+   * grows with every event that creates or handles work; each open item, in delivery order,
+   * with its state, attempts, lease and expiry, when it is next available (moved by every
+   * expiry and give-back), and how many leases it has had (one per delivery, ever: a retry
+   * starts its attempts again, its old leases stay); and its dead, unhandled items, all of them,
+   * counted, with their leases summed and the newest death's time.
    */
   workVersion(sessionId: string): Promise<WorkVersion>;
   setLeased(itemId: string, lease: { leaseId: string; owner: string; expiresMs: number; attempts: number }): Promise<void>;

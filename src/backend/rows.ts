@@ -84,23 +84,60 @@ export const toEvent = (r: RawEvent): EventRow => ({
   outcome: r.outcome,
 });
 
-/** A row of `workVersion`'s statement: the session's last seq, and an open item or (none open) nulls. */
-export type RawWorkVersion = { lastSeq: number; itemId: string | null } & Omit<WorkVersion["open"][number], "itemId">;
+/**
+ * A row of `workVersion`'s statement: the session's last seq and its dead items' figures, and an
+ * open item, or nulls in its columns when none is open.
+ */
+export interface RawWorkVersion {
+  lastSeq: number;
+  deadCount: number;
+  deadLeases: number | null;
+  lastDeadAt: string | null;
+  itemId: string | null;
+  state: string | null;
+  attempts: number | null;
+  leaseId: string | null;
+  leaseExpiresMs: number | null;
+  availableMs: number | null;
+  leases: number | null;
+}
 
-export const toWorkVersion = (rows: readonly RawWorkVersion[]): WorkVersion => ({
-  lastSeq: rows[0]?.lastSeq ?? null,
-  open: rows.flatMap((r) =>
-    r.itemId === null
-      ? []
-      : [
-          {
-            itemId: r.itemId,
-            state: r.state,
-            attempts: r.attempts,
-            leaseId: r.leaseId,
-            leaseExpiresMs: r.leaseExpiresMs,
-            leases: r.leases,
-          },
-        ],
-  ),
-});
+export const toWorkVersion = (rows: readonly RawWorkVersion[]): WorkVersion => {
+  const first = rows[0];
+  return {
+    lastSeq: first?.lastSeq ?? null,
+    open: rows.flatMap((r) =>
+      r.itemId === null
+        ? []
+        : [
+            {
+              itemId: r.itemId,
+              state: r.state as string,
+              attempts: r.attempts as number,
+              leaseId: r.leaseId,
+              leaseExpiresMs: r.leaseExpiresMs,
+              availableMs: r.availableMs as number,
+              leases: r.leases as number,
+            },
+          ],
+    ),
+    dead: { count: first?.deadCount ?? 0, leases: first?.deadLeases ?? 0, lastAt: first?.lastDeadAt ?? null },
+  };
+};
+
+/**
+ * `workVersion`'s statement, `?` standing for the session's id (each engine writes its own
+ * parameter): one snapshot of the session's row, its open items and its dead ones.
+ */
+export const workVersionSql = (p: string): string => `
+  SELECT s.last_seq AS "lastSeq",
+         (SELECT count(*) FROM work_items d WHERE d.session_id = s.id AND d.state = 'dead' AND d.handled_seq IS NULL) AS "deadCount",
+         (SELECT count(*) FROM work_items d JOIN leases l ON l.item_id = d.item_id
+           WHERE d.session_id = s.id AND d.state = 'dead' AND d.handled_seq IS NULL) AS "deadLeases",
+         (SELECT max(d.done_at) FROM work_items d WHERE d.session_id = s.id AND d.state = 'dead' AND d.handled_seq IS NULL) AS "lastDeadAt",
+         w.item_id AS "itemId", w.state AS "state", w.attempts AS "attempts", w.lease_id AS "leaseId",
+         w.lease_expires_ms AS "leaseExpiresMs", w.available_ms AS "availableMs",
+         (SELECT count(*) FROM leases l WHERE l.item_id = w.item_id) AS "leases"
+  FROM sessions s LEFT JOIN work_items w ON w.session_id = s.id AND w.state IN ('ready', 'leased')
+  WHERE s.id = ${p}
+  ORDER BY w.priority, w.item_no`;

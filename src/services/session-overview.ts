@@ -115,27 +115,29 @@ export interface VersionReads {
   newestLedgerNode: () => Promise<string | undefined>;
   checkpoints: () => Promise<readonly { id: string; pinned: boolean; prunedAt: string | null; pinChanges: number }[]>;
   work: () => Promise<WorkVersion>;
-  dead: () => Promise<readonly { itemId: string; at: string; why: string }[]>;
 }
 
 export async function sessionVersions(r: VersionReads): Promise<SessionVersions> {
-  const [node, cps, work, dead] = await Promise.all([r.newestLedgerNode(), r.checkpoints(), r.work(), r.dead()]);
+  const [node, cps, work] = await Promise.all([r.newestLedgerNode(), r.checkpoints(), r.work()]);
   const tag = (v: unknown) => sha256(JSON.stringify(v)).slice(0, 16);
   return {
     ledger: node ?? "",
     // A checkpoint by how many times its pin changed too: pinned and unpinned, it is back at
     // `pinned: false` but must not come back with the tag it had before the pin.
     checkpoints: tag(cps.map((c) => [c.id, c.pinned, c.prunedAt, c.pinChanges])),
-    // Work by more than what is open and dead now, which comes back: the session's last
-    // journal seq (an item created, leased and acked is gone again, but the event that made it
-    // moved the seq), each open item's attempts and the leases it has had (leased and given
-    // back, or dead-lettered and retried, it is ready again as before) and its lease's expiry
-    // (a heartbeat moves what the panel shows), and a dead item by when and why it died (dead,
-    // retried, leased and dead again).
+    // Work by more than what is open and dead now, which comes back, all read in one statement
+    // (QueueQueries.workVersion): the session's last journal seq (an item created, leased and
+    // acked is gone again, but the event that made it moved the seq); each open item's
+    // attempts, the leases it has had (leased and given back it is ready again one attempt on;
+    // dead-lettered and retried, with fresh attempts but one lease on), its lease's expiry (a
+    // heartbeat moves what the panel shows) and when it is next available (each expiry moves
+    // it: a lease revived by its heartbeat and expired again is not the expiry before); and its
+    // dead items, all of them, not the twenty the panel lists: how many, their leases summed
+    // (one dead again after a retry has one more) and the newest death's time.
     work: tag([
       work.lastSeq,
-      work.open.map((w) => [w.itemId, w.state, w.attempts, w.leases, w.leaseId, w.leaseExpiresMs]),
-      dead.map((d) => [d.itemId, d.at, d.why]),
+      work.open.map((w) => [w.itemId, w.state, w.attempts, w.leases, w.leaseId, w.leaseExpiresMs, w.availableMs]),
+      [work.dead.count, work.dead.leases, work.dead.lastAt],
     ]),
   };
 }

@@ -425,42 +425,65 @@ export function queueContract(name: string, factory: StoreFactory): void {
       await expectCode(b.work.nack("lse_nope"), "not_found");
     });
 
-    it("reads a session's work version in one statement: its last seq, and every lease an open item has had, a retry keeping them", async () => {
+    it("reads a session's work version in one statement: its last seq, every lease an item has had, its dead ones counted", async () => {
       const b = await fresh({ maxAttempts: 1 });
       await b.sessions.start({ flow: "live-variant", id: "once" });
       const version = () => servicesOf(b).backend.transaction("read", (tx) => tx.queue.workVersion("once"));
       const tag = async () => (await b.sessions.versions("once")).work;
+      const none = { count: 0, leases: 0, lastAt: null };
       const tags = [await tag()];
-      expect(await version()).toEqual({ lastSeq: 1, open: [] });
+      expect(await version()).toEqual({ lastSeq: 1, open: [], dead: none });
       await b.events.append("once", { type: "generate", actor: "browser" });
       const [item] = await b.work.pending("once");
+      const itemId = item!.itemId;
       tags.push(await tag());
-      expect(await version()).toEqual({
-        lastSeq: 2,
-        open: [{ itemId: item!.itemId, state: "ready", attempts: 0, leaseId: null, leaseExpiresMs: null, leases: 0 }],
-      });
+      const ready = { itemId, state: "ready", attempts: 0, leaseId: null, leaseExpiresMs: null, availableMs: clock.ms, leases: 0 };
+      expect(await version()).toEqual({ lastSeq: 2, open: [ready], dead: none });
       const first = (await b.work.lease("w1", { sessionId: "once", leaseMs: 60_000 }))!;
       tags.push(await tag());
       expect((await version()).open).toEqual([
-        { itemId: item!.itemId, state: "leased", attempts: 1, leaseId: first.leaseId, leaseExpiresMs: clock.ms + 60_000, leases: 1 },
+        { ...ready, state: "leased", attempts: 1, leaseId: first.leaseId, leaseExpiresMs: clock.ms + 60_000, leases: 1 },
       ]);
       advance(1_000);
       await b.work.heartbeat(first.leaseId, { leaseMs: 60_000 });
       tags.push(await tag()); // the same lease, a later expiry
       await b.work.nack(first.leaseId, { reason: "gave up" }); // its last attempt: dead
       tags.push(await tag());
-      await b.work.retry(item!.itemId);
+      expect(await version()).toEqual({ lastSeq: 2, open: [], dead: { count: 1, leases: 1, lastAt: new Date(clock.ms).toISOString() } });
+      advance(1_000);
+      await b.work.retry(itemId);
       tags.push(await tag()); // ready with fresh attempts, as at first
-      expect((await version()).open).toEqual([
-        { itemId: item!.itemId, state: "ready", attempts: 0, leaseId: null, leaseExpiresMs: null, leases: 1 },
-      ]);
+      expect((await version()).open).toEqual([{ ...ready, availableMs: clock.ms, leases: 1 }]);
       const second = (await b.work.lease("w2", { sessionId: "once" }))!;
       tags.push(await tag());
       await b.work.ack(second.leaseId); // done, no result: nothing open or dead, as at first
       tags.push(await tag());
-      expect(await version()).toEqual({ lastSeq: 2, open: [] });
+      expect(await version()).toEqual({ lastSeq: 2, open: [], dead: none });
       expect(new Set(tags).size).toBe(tags.length);
-      expect(await servicesOf(b).backend.transaction("read", (tx) => tx.queue.workVersion("nobody"))).toEqual({ lastSeq: null, open: [] });
+      expect(await servicesOf(b).backend.transaction("read", (tx) => tx.queue.workVersion("nobody"))).toEqual({
+        lastSeq: null,
+        open: [],
+        dead: none,
+      });
+    });
+
+    it("tags work a lease revived by its heartbeat after it expired, and expired again, left in a new state", async () => {
+      const b = await fresh({ maxAttempts: 3 });
+      await b.sessions.start({ flow: "live-variant", id: "short" });
+      await b.events.append("short", { type: "generate", actor: "browser" });
+      const tag = async () => (await b.sessions.versions("short")).work;
+      const lease = (await b.work.lease("w1", { sessionId: "short", leaseMs: 1_000 }))!;
+      const tags = [await tag()];
+      advance(2_000);
+      await servicesOf(b).queue.reapExpired(); // back in the queue, not delivered again yet
+      tags.push(await tag());
+      await b.work.heartbeat(lease.leaseId, { leaseMs: 1_000 }); // the same lease holds it again
+      expect((await b.work.pending("short")).map((w) => [w.state, w.lease?.leaseId])).toEqual([["leased", lease.leaseId]]);
+      tags.push(await tag());
+      advance(2_000);
+      await servicesOf(b).queue.reapExpired(); // and back again: as after the first expiry, but later
+      tags.push(await tag());
+      expect(new Set(tags).size).toBe(tags.length);
     });
   });
 }

@@ -4,7 +4,7 @@
  * wait on each other and never get the same item.
  */
 import type { EventRow, LeaseRow, LeaseState, QueueQueries, WorkItemRow, WorkVersion } from "../contract.js";
-import { type RawWorkVersion, toWorkVersion } from "../rows.js";
+import { type RawWorkVersion, toWorkVersion, workVersionSql } from "../rows.js";
 import { held, type PgCtx } from "./pg-types.js";
 
 interface RawItem {
@@ -228,17 +228,9 @@ export class PgQueueQueries implements QueueQueries {
     return r?.t ?? undefined;
   }
   async workVersion(sessionId: string): Promise<WorkVersion> {
-    // One statement: READ COMMITTED gives each statement its own snapshot, and an item read in
-    // one with its leases counted in another could be a state that never was.
-    const rows = await this.#c.rows<RawWorkVersion>(
-      `SELECT s.last_seq AS "lastSeq", w.item_id AS "itemId", w.state, w.attempts, w.lease_id AS "leaseId",
-              w.lease_expires_ms AS "leaseExpiresMs", (SELECT count(*) FROM leases l WHERE l.item_id = w.item_id) AS leases
-       FROM sessions s LEFT JOIN work_items w ON w.session_id = s.id AND w.state IN ('ready', 'leased')
-       WHERE s.id = $1
-       ORDER BY w.priority, w.item_no`,
-      [sessionId],
-    );
-    return toWorkVersion(rows);
+    // One statement: READ COMMITTED gives each statement its own snapshot, and parts read in
+    // two could make a state that never was, which a later one could equal.
+    return toWorkVersion(await this.#c.rows<RawWorkVersion>(workVersionSql("$1"), [sessionId]));
   }
   async openItems(sessionId?: string): Promise<WorkItemRow[]> {
     const rows =

@@ -1,6 +1,6 @@
 /** The delivery queue's queries on SQLite (tables from migration 2). */
 import type { EventRow, LeaseRow, LeaseState, QueueQueries, WorkItemRow, WorkVersion } from "../contract.js";
-import { type RawWorkVersion, toWorkVersion } from "../rows.js";
+import { type RawWorkVersion, toWorkVersion, workVersionSql } from "../rows.js";
 import type { Prepare } from "./sqlite-types.js";
 
 interface RawItem {
@@ -192,14 +192,7 @@ export class SqliteQueueQueries implements QueueQueries {
     return r.t ?? undefined;
   }
   async workVersion(sessionId: string): Promise<WorkVersion> {
-    const rows = this.#stmt(
-      `SELECT s.last_seq AS lastSeq, w.item_id AS itemId, w.state AS state, w.attempts AS attempts, w.lease_id AS leaseId,
-              w.lease_expires_ms AS leaseExpiresMs, (SELECT count(*) FROM leases l WHERE l.item_id = w.item_id) AS leases
-       FROM sessions s LEFT JOIN work_items w ON w.session_id = s.id AND w.state IN ('ready', 'leased')
-       WHERE s.id = ?
-       ORDER BY w.priority, w.item_no`,
-    ).all(sessionId) as RawWorkVersion[];
-    return toWorkVersion(rows);
+    return toWorkVersion(this.#stmt(workVersionSql("?")).all(sessionId) as RawWorkVersion[]);
   }
   async openItems(sessionId?: string): Promise<WorkItemRow[]> {
     const rows = (

@@ -38,8 +38,8 @@ export function WorkPanel({ sessionId, version }: { sessionId: string; version: 
     }
   }, [sessionId, newest]);
   // `version` changes whenever the session's work does (a lease taken, extended, acked, released,
-  // expired and returned; an item dead-lettered or retried), journaled or not, and never comes
-  // back to a tag it had (services/session-overview.ts).
+  // expired and returned; an item dead-lettered or retried), journaled or not, and does not come
+  // back to a tag it had (services/session-overview.ts; docs/architecture.md says where it still can).
   useEffect(() => {
     void load();
   }, [load, version]);
