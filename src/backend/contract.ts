@@ -234,8 +234,8 @@ export interface QueueQueries {
    * What the dashboard's version tag of a session's work is made of, read in one statement (one
    * snapshot on every engine): the session's last journal seq (null: no such session), which
    * grows with every event that creates or handles work; each open item, in delivery order,
-   * with its state, attempts, lease and expiry, when it is next available (moved by every
-   * expiry and give-back), and how many leases it has had (one per delivery, ever: a retry
+   * with its state, attempts, lease and expiry, when it is next available (set to the time, or
+   * later, by every expiry and give-back), and how many leases it has had (one per delivery, ever: a retry
    * starts its attempts again, its old leases stay); and its dead, unhandled items, all of them,
    * counted, with their leases summed and the newest death's time.
    */

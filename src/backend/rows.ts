@@ -91,7 +91,7 @@ export const toEvent = (r: RawEvent): EventRow => ({
 export interface RawWorkVersion {
   lastSeq: number;
   deadCount: number;
-  deadLeases: number | null;
+  deadLeases: number;
   lastDeadAt: string | null;
   itemId: string | null;
   state: string | null;
