@@ -153,25 +153,12 @@ function oneAt(run: string, literals: readonly string[], at: number): boolean {
   return false;
 }
 
-/** Where the first of a rule's literals (as `groups`) at or after `from` stands in the run; -1: none. */
-export function firstOf(run: string, gs: readonly LiteralGroup[], from: number): number {
-  let first = -1;
-  for (const g of gs) {
-    for (let at = run.indexOf(g.head, from); at >= 0 && (first < 0 || at < first); at = run.indexOf(g.head, at + 1))
-      if (g.rest.length === 0 || oneAt(run, g.rest, at)) {
-        first = at;
-        break;
-      }
-  }
-  return first;
-}
-
 /**
- * `firstOf` for a run searched from positions that never go back (a leading rule's pattern tried
- * at each literal in turn): each group's next head is remembered, and searched for again only
- * once passed. Asked afresh each time, a group whose head the run lacks (Yandex's `AQVN` in a
- * run of `YC…`) was searched for to the run's end at every literal of another group: 260 ms for
- * 200 KB of `YCYC…!` before a real token.
+ * Where the first of a rule's literals (as `groups`) stands in a run, asked from positions that
+ * never go back (a leading rule's pattern tried at each literal in turn): each group's next head
+ * is remembered, and searched for again only once passed. Asked afresh each time, a group whose
+ * head the run lacks (Yandex's `AQVN` in a run of `YC…`) was searched for to the run's end at
+ * every literal of another group: 260 ms for 200 KB of `YCYC…!` before a real token.
  */
 export class FirstOf {
   readonly #run: string;
