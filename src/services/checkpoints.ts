@@ -664,11 +664,7 @@ export class CheckpointService {
   }
 
   async list(sessionId: string, opts: { includePruned?: boolean } = {}): Promise<CheckpointInfo[]> {
-    return this.#backend.transaction("read", async (tx) => {
-      if (!(await tx.getSession(sessionId))) throw new BatonError("not_found", `no session "${sessionId}"`, { sessionId });
-      const rows = opts.includePruned ? await tx.checkpoints.listCheckpoints(sessionId) : await tx.checkpoints.liveCheckpoints(sessionId);
-      return rows.map(toInfo);
-    });
+    return (await this.#rows(sessionId, opts.includePruned ?? false)).map(toInfo);
   }
 
   /**
@@ -676,11 +672,20 @@ export class CheckpointService {
    * each checkpoint, pruned ones too, with its pin and how many times the pin changed.
    */
   async pinStates(sessionId: string): Promise<{ id: string; pinned: boolean; prunedAt: string | null; pinChanges: number }[]> {
-    const rows = await this.#backend.transaction("read", async (tx) => {
+    return (await this.#rows(sessionId, true)).map((r) => ({
+      id: r.id,
+      pinned: r.pinned,
+      prunedAt: r.prunedAt,
+      pinChanges: r.pinChanges ?? 0,
+    }));
+  }
+
+  /** A session's checkpoint rows, pruned ones too or not; `not_found` when there is no such session. */
+  #rows(sessionId: string, includePruned: boolean): Promise<CheckpointRow[]> {
+    return this.#backend.transaction("read", async (tx) => {
       if (!(await tx.getSession(sessionId))) throw new BatonError("not_found", `no session "${sessionId}"`, { sessionId });
-      return tx.checkpoints.listCheckpoints(sessionId);
+      return includePruned ? tx.checkpoints.listCheckpoints(sessionId) : tx.checkpoints.liveCheckpoints(sessionId);
     });
-    return rows.map((r) => ({ id: r.id, pinned: r.pinned, prunedAt: r.prunedAt, pinChanges: r.pinChanges ?? 0 }));
   }
 
   /** A checkpoint's files as stored (none once pruned), inside a transaction. */

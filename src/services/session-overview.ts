@@ -3,7 +3,6 @@
  * session's status with its last run and journal length, and a session's events filtered by
  * type and actor, read in bounded slices. Reads only.
  */
-
 import type { WorkVersion } from "../backend/contract.js";
 import { sha256 } from "../core/canonical.js";
 import type { JournalEvent, RunRecord } from "../core/types.js";
