@@ -160,6 +160,28 @@ const NOT_SECRET_LAST = new Set([
   "names",
   "url",
   "uri",
+  "host",
+  "hostname",
+  "port",
+  "source",
+  "arg",
+  "args",
+  "ms",
+  "sec",
+  "secs",
+  "seconds",
+  "minutes",
+  "hours",
+  "days",
+  "interval",
+  "delay",
+  "leeway",
+  "retries",
+  "attempts",
+  "sha1",
+  "sha256",
+  "sha512",
+  "md5",
   "urls",
   "endpoint",
   "path",
@@ -257,7 +279,9 @@ function judgeKey(key: string): KeyClass {
   let session = false;
   for (let i = 0; i < words.length; i++) {
     const w = words[i] as string;
-    if (SECRET_WORDS.has(w)) return 2;
+    // `pass` names a password as the last word (`DB_PASS`, `smtp_pass`), not before another
+    // (`STENCIL_PASS_DEPTH_FAIL`, `passThrough`, `pass_arg`).
+    if (SECRET_WORDS.has(w) && (w !== "pass" || i === words.length - 1)) return 2;
     if (w.length > 5 && w.endsWith("token")) return 2; // csrftoken, xsrftoken, bearertoken
     if (w.includes("password") || w.includes("passwd") || w.includes("secret") || w.includes("credential")) return 2;
     if (w.includes("apikey") || w.includes("privatekey") || w.includes("accesskey")) return 2;
