@@ -396,9 +396,10 @@ describe("false positives on ordinary code and prose", () => {
     }
     return out;
   }
-  // Our own sources, minus the redaction module (its rules quote secret formats on purpose).
+  // Our own sources, minus the redaction module, core/redact*.ts (its rules and their comments
+  // quote secret formats and the shapes it must still take on purpose).
   const corpus = [...files(join(REPO, "src"), /\.ts$/), ...files(join(REPO, "docs"), /\.md$/), join(REPO, "README.md")].filter(
-    (f) => !f.endsWith("redact.ts") && !f.endsWith("redact-providers.ts"),
+    (f) => !/[\\/]core[\\/]redact[^\\/]*\.ts$/.test(f),
   );
 
   it("redacts at most a tiny fraction of lines of this repository's code and docs", () => {

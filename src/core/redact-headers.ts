@@ -8,7 +8,7 @@
 
 import { keyword, looksEncoded, memberAccess, placeholderish, tag, tokenish } from "./redact-judge.js";
 import { isSecretKey, keyClass } from "./redact-keys.js";
-import { charCode, isWord, type NameRule, nextSolid } from "./redact-pass.js";
+import { charCode, declared, isWord, type NameRule, nextSolid } from "./redact-pass.js";
 import { K, M, nameChar, W } from "./redact-scan.js";
 
 /** Where a lowercase header or scheme word ends the name [start, end) at a word boundary, or -1. */
@@ -100,7 +100,7 @@ export const connPassword: NameRule = (p, _i, start, end, endWords) => {
   const m = CONN.exec(p.text);
   if (m === null) return false;
   const [, k, sep, v] = m as unknown as [string, string, string, string];
-  if (placeholderish(v) || memberAccess(v)) return false; // `const password = result.groups?.password;` is code
+  if (placeholderish(v) || (memberAccess(v) && declared(p, at[0]))) return false; // `const password = result.groups?.password;` is code
   const vs = m.index + k.length + sep.length;
   return p.claim(vs, vs + v.length, tag("password"));
 };
@@ -140,7 +140,7 @@ export const urlToken: NameRule = (p, _i, start) => {
   const [, , key, value] = m as unknown as [string, string, string, string];
   const secret = isSecretKey(key);
   if (!(secret || URL_SECRET_KEYS.has(key.toLowerCase()))) return false;
-  if (!secret && /^[a-z]+$/.test(value)) return false; // `?key=value`, `?code=abc`: a word, not a key
+  if (!secret && value.length < 16 && /^[a-z]+$/.test(value)) return false; // `?key=value`, `?code=abc`: a word, not a key
   if (value.length < 3 || !/[A-Za-z0-9]/.test(value) || /[(){}]/.test(value) || placeholderish(value)) return false; // `;n.getToken=function(){…}` in minified code
   const vs = s + key.length + 1;
   return p.claim(vs, vs + value.length, tag("url-token"));

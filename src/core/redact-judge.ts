@@ -86,13 +86,13 @@ export const keyword = (v: string): boolean => v.length <= KEYWORD_MAX && KEYWOR
 export function tokenish(v: string): boolean {
   if (v.length < 3 || keyword(v) || placeholderish(v)) return false;
   if (/^[([{/:]/.test(v) || v.includes("(") || v.includes("[")) return false; // an expression, a regex, a path
-  if (/^!+[A-Za-z_$][\w$.]*$/.test(v)) return false; // a negation (`!envAuthSet`), a YAML tag (`!Ref`)
+  if (/^!+[A-Za-z_$][A-Za-z_$.]*$/.test(v)) return false; // a negation (`!envAuthSet`), a YAML tag (`!Ref`); `!QAZ2wsx` is a password
   if (/^[A-Za-z_]\w*(?:::[A-Za-z_]\w*)+$/.test(v)) return false; // a Rust or C++ path: `String::from`
   // An identifier or member access (`opts.token`, `readToken`, `JwtAlgorithmMismatch`). A random
   // token of 20+ characters almost always has a digit, so a letters-only value is taken as a name.
   if (/^[A-Za-z_$][\w$]*(?:(?:\.|\?\.)[A-Za-z_$][\w$]*)*$/.test(v) && !/\d/.test(v)) return false;
   if (/^\d{1,3}$/.test(v)) return false; // small numbers: counts, flags
-  return !/^0x[0-9a-f]+$/i.test(v) && !versionLike(v); // hex literals, versions
+  return !/^0x[0-9a-f]{1,16}$/i.test(v) && !versionLike(v); // hex literals (32 hex digits and more are key material), versions
 }
 
 /**
@@ -103,9 +103,13 @@ export function tokenish(v: string): boolean {
  */
 export const memberAccess = (v: string): boolean => /^[A-Za-z_$][\w$]*(?:\??\.[A-Za-z_$][A-Za-z_$]*)+!?$/.test(v);
 
-/** A version or a version range (`1.0.12`, `^0.7.1`, `~2.x`, `>=18.0.0`, `3.0.0-beta.1`): a package manifest's value under a name like `jsonwebtoken`. */
+/**
+ * A version or a version range (`1.0.12`, `^0.7.1`, `~2.x`, `>=18.0.0`, `3.0.0-beta.1`): a
+ * package manifest's value under a name like `jsonwebtoken`. No part has a leading zero
+ * (`12.05.1990` is a date, a password's favourite), and a pre-release is a word and numbers.
+ */
 export const versionLike = (v: string): boolean =>
-  /^(?:[~^]|[<>]=?|=)?v?\d+(?:\.(?:\d+|[x*])){1,3}(?:-[0-9A-Za-z.-]+)?(?:\+[0-9A-Za-z.-]+)?$/.test(v);
+  /^(?:[~^]|[<>]=?|=)?v?(?:0|[1-9]\d{0,3})(?:\.(?:0|[1-9]\d*|[x*])){1,3}(?:-[a-z]+(?:\.?\d+)*)?$/.test(v);
 
 /** An environment variable's or a constant's name (`LANGSMITH_API_KEY`, `TOKEN_STRING`): words of capitals joined by `_`, each starting with a letter. */
 const envName = (v: string): boolean => /^[A-Z][A-Z0-9]*(?:_[A-Z][A-Z0-9]*)+$/.test(v);
@@ -237,8 +241,8 @@ const loneAbbreviation = remembered((key) => {
   return words.length === 1 && (words[0] === "pass" || words[0] === "pwd");
 });
 
-/** What a password under `pass` or `pwd` alone may be: one word of printable ASCII (not a sentence, in any script), not a path. */
-const credentialLike = (v: string): boolean => /^[!-~]+$/.test(v) && !/^(?:~?\/|\.\.?\/)/.test(v);
+/** What a password under `pass` or `pwd` alone may be: one word (not a sentence, nor Chinese, Japanese or Korean text, written without spaces), not a path. */
+const credentialLike = (v: string): boolean => !/[\s\u3000-\u9fff\uac00-\ud7af\uff00-\uffef]/.test(v) && !/^(?:~?\/|\.\.?\/)/.test(v);
 
 /**
  * A quoted value under `key` that is a literal, not a template, an example or a keyword, nor
@@ -247,12 +251,14 @@ const credentialLike = (v: string): boolean => /^[!-~]+$/.test(v) && !/^(?:~?\/|
  * header's name (`"X-Api-Key"`), or a version range (`"jsonwebtoken": "^9.0.2"`).
  */
 export function literalSecret(v: string, key?: string): boolean {
-  if (v.length < 4 || placeholderish(v) || keyword(v) || envName(v) || versionLike(v) || HEADER_NAME.test(v)) return false;
-  return key === undefined || !namesItself(key, v);
+  if (v.length < 4 || placeholderish(v) || keyword(v) || versionLike(v)) return false;
+  if (key === undefined || /pass|pwd/i.test(key)) return true; // a password may be anything: `"ADMIN_PASS"`, `"Password!"`
+  return !envName(v) && !HEADER_NAME.test(v) && !namesItself(key, v);
 }
 
 /** Whether `v` is `key`'s own name, or its last dotted part's, in any casing or separator style: `password: "password"`, `exports.Token = Token`. */
 export function namesItself(key: string, v: string): boolean {
+  if (/[!@#%^&*+=~?.]/.test(v)) return false; // `Password!`, `Pass.word`: made from the name, still a password
   const dot = key.lastIndexOf(".");
   return sameName(v, key, 0) || (dot >= 0 && sameName(v, key, dot + 1));
 }
@@ -282,7 +288,7 @@ const alnum = (c: number): boolean => (c >= 48 && c <= 57) || ((c | 32) >= 97 &&
 export function madeUp(v: string): boolean {
   if (v.length < 6 || placeholderish(v) || !/\d/.test(v) || !/[A-Za-z]/.test(v)) return false;
   if (v.startsWith("[redacted") || v.startsWith("sha256:")) return false;
-  if (/^[a-z]+(?:[A-Z][a-z0-9]+){2,}$/.test(v)) return false; // a camelCase identifier: `addInt32PrefixedString`
+  if (/^[a-z]+(?:[A-Z][a-z0-9]+){3,}$/.test(v)) return false; // a camelCase identifier of four words or more: `addInt32PrefixedString` (`iLove2Code` is a password)
   if (v.startsWith("(") || /[\w$]\(/.test(v) || /:\d+:\d+\)?$/.test(v)) return false; // a call (`jsTokens$1(text`), a stack frame's location: `(/app/src/jwt.ts:42:11)`
   if (/:\/\/|^\d+(?:\.\d+)+|^v\d+(?:\.\d+)*(?:[-+][\w.-]*)?[.,;:]?$|^\d+(?:ms|s|m|h|d|kb|mb|gb|px|%)$/i.test(v)) return false;
   if (/^(?:[/~]|\.\.?\/|\.[a-z][\w-]*$)/i.test(v)) return randomLooking(v.replace(/[.,;:]$/, "")); // a path, unless it is a token that starts with `/`

@@ -25,7 +25,7 @@ import {
   tokenish,
 } from "./redact-judge.js";
 import { keyClass, weakSecretKey } from "./redact-keys.js";
-import { atName, charCode, isQuote, type NameRule, nextSolid, type Pass, SECRET_OR_WEAK, spacesFrom } from "./redact-pass.js";
+import { atName, charCode, declared, isQuote, type NameRule, nextSolid, type Pass, SECRET_OR_WEAK, spacesFrom } from "./redact-pass.js";
 import { K, M, whitespace } from "./redact-scan.js";
 
 // ---------------------------------------------------------------------------------------------
@@ -229,7 +229,11 @@ const envLine: NameRule = (p, i, start, end) => {
     return false;
   const vs = m.index + lead.length + key.length + sep.length;
   const body = v.replace(/[;,]$/, ""); // `token = creds2.token;`, `exports.Token = Token;` are code
-  if (namesItself(key, body) || (!constant && memberAccess(body) && inCode(p, start, body, charCode(text, vs + body.length)))) return false;
+  if (
+    !constant &&
+    (namesItself(key, body) || (memberAccess(body) && inCode(p, start, body, charCode(text, vs + body.length), /\s/.test(sep))))
+  )
+    return false;
   return p.claim(vs, vs + v.length, tag("secret"));
 };
 
@@ -284,27 +288,29 @@ const assignment: NameRule = (p, i, start, end) => {
   // Code, not a value: a call (`secretKey = reader.int32()`), the key's own name (`exports.Token =
   // Token`), a member access (`var token = _step22.value;`).
   const next = charCode(text, vs + v.length);
-  if ((next === 40 && CALLEE.test(v)) || namesItself(key, v) || (!dotenv && memberAccess(v) && inCode(p, start, v, next))) return false;
+  const spaced = sp1 !== "" || sp2 !== "";
+  if (next === 40 && CALLEE.test(v) && (spaced || v.includes("."))) return false;
+  if (!dotenv && (namesItself(key, v) || (memberAccess(v) && inCode(p, start, v, next, spaced)))) return false;
   return at(0, v);
 };
 
 /**
  * Whether a bare value shaped like a member access (`memberAccess`) stands in code rather than in
- * an INI or properties line, where `password = Hunter2.word` is a password: it ends with `!` or
- * holds `?.` (TypeScript), a `;`, `,`, `)` or `}` follows it, or its line declares a variable
- * (`var token = _step22.value`, `const pass = b3.pass`).
+ * an INI or properties line or a log, where `password = Hunter2.word` and
+ * `user=bob, password=Summer2024.prod, port=5432` hold passwords: it holds `?.` (TypeScript), a
+ * `;` follows it, or a `,`, `)` or `}` after an operator with spaces (`var pass = b3.pass, …`),
+ * or its line declares the name (`var token = _step22.value`).
  */
-function inCode(p: Pass, start: number, v: string, next: number): boolean {
-  if (next === 59 || next === 44 || next === 41 || next === 125 || v.endsWith("!") || v.includes("?.")) return true;
-  DECLARES.lastIndex = p.lineStart(start);
-  const m = DECLARES.exec(p.text);
-  return m !== null && m.index + m[0].length === start;
+function inCode(p: Pass, start: number, v: string, next: number, spaced: boolean): boolean {
+  if (next === 59 || v.includes("?.") || (spaced && (next === 44 || next === 41 || next === 125))) return true;
+  return declared(p, start);
 }
 
-/** A line's start up to a declared variable's name: `  export const `, `let `, `var `. */
-const DECLARES = /[ \t]*(?:export[ \t]+)?(?:const|let|var)[ \t]+/y;
-
-/** What a call's callee may be: a name or a member access (`getToken`, `reader.int32`, `this.#res.headers.getSetCookie`). */
+/**
+ * What a call's callee may be: a name or a member access (`getToken`, `reader.int32`,
+ * `this.#res.headers.getSetCookie`). Taken for code only after an operator with spaces or when
+ * it holds a `.`: `db_password=Xk9mP2vQ7(prod)` is a password.
+ */
 const CALLEE = /^[A-Za-z_$][\w$]*(?:\??\.#?[A-Za-z_$][\w$]*)*$/;
 
 /** `&`, `(` or `)`: where a bare value stops though a symbol secret goes on (not the text's end: 0). */
@@ -334,10 +340,21 @@ const prose: NameRule = (p, i, start, end) => {
   // only what looks generated, as in any other shape (`the key ECDSA-256`, `for (const key of keys1)`).
   const strong = keyClass(key) === 2;
   if (!(strong || weakSecretKey(key)) || charCode(key, key.length - 1) === 46 || !(madeUp(v) || symbolSecret(v))) return false;
-  if (!strong && !secretPair(key, v)) return false;
+  if (!strong && !secretPair(key, v) && keyClass(`${wordBefore(p.text, m.index)}_${key}`) !== 2) return false;
   const vs = m.index + key.length + sp.length + q.length;
   return p.claim(vs, vs + v.length, tag("secret"));
 };
+
+/** The word before `at`, across spaces (`signing` in `the signing key is …`); "" when none. */
+function wordBefore(text: string, at: number): string {
+  let e = at;
+  while (e > 0 && (text.charCodeAt(e - 1) === 32 || text.charCodeAt(e - 1) === 9)) e--;
+  let s = e;
+  while (s > 0 && e - s < 32 && isWordChar(text.charCodeAt(s - 1))) s--;
+  return e === at ? "" : text.slice(s, e);
+}
+
+const isWordChar = (c: number): boolean => (c >= 48 && c <= 57) || ((c | 32) >= 97 && (c | 32) <= 122);
 
 /** The longest word prose's value can be: the value, a quote on each side, and a stop. */
 const PROSE_WORD = 256 + 3;

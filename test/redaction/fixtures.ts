@@ -81,6 +81,28 @@ export const LEAK_FIXTURES: readonly (readonly [string, string])[] = [
   ['"password": "1.2.3.4.5-secret"', "1.2.3.4.5-secret"],
   ["the password is hunter2-xyz9", "hunter2-xyz9"],
   ["API_KEY is 9f86d081884c7d659a2feaa0c55ad015", "9f86d081884c7d659a2feaa0c55ad015"],
+  // The edges of those shapes, found by a second reading: each leaked from a first version.
+  ['{"userName": "bob", "passWord": "Xk9mP2vQ7"}', "Xk9mP2vQ7"],
+  ["DB_PASS_PROD=Xk9mP2vQ7", "Xk9mP2vQ7"],
+  ["PASS_PHRASE=Xk9mP2vQ7 ./deploy.sh", "Xk9mP2vQ7"],
+  ["db_password=!QAZ2wsx", "!QAZ2wsx"],
+  ["password: 12.05.1990", "12.05.1990"],
+  ['"password": "2.0.0-Hunter2xyz"', "Hunter2xyz"],
+  ["password: Welcome1.Home!", "Welcome1.Home"],
+  ["[database]\npassword = Hunter2.word!\n", "Hunter2.word"],
+  ['password: "Password!"', "Password!"],
+  ["KEYCLOAK_ADMIN_PASSWORD=keycloak-admin-password", "keycloak-admin-password"],
+  ['POSTGRES_PASSWORD: "POSTGRES_ADMIN"', "POSTGRES_ADMIN"],
+  ["Password=Summer2024.prod;Server=db;User Id=sa", "Summer2024.prod"],
+  ["Connecting with host=db, user=bob, password=Summer2024.prod, port=5432", "Summer2024.prod"],
+  ["{Host:db User:bob Password:Summer2024.prod}", "Summer2024.prod"],
+  ["db_password=Xk9mP2vQ7(prod)", "Xk9mP2vQ7"],
+  ["my password is iLove2Code", "iLove2Code"],
+  ["the signing key is Kq8s7dLw3ZxP0v", "Kq8s7dLw3ZxP0v"],
+  ["aes_key: 0x9F86D081884C7D659A2FEAA0C55AD015", "9F86D081884C7D659A2FEAA0C55AD015"],
+  ["ADMIN_PASSWORD_MD5=5f4dcc3b5aa765d61d8327deb882cf99", "5f4dcc3b5aa765d61d8327deb882cf99"],
+  ["https://maps.example.com/api?key=qwhxzmvplkrtyuiopasdfgh", "qwhxzmvplkrtyuiopasdfgh"],
+  ["pass: 'Passwört123'", "Passwört123"],
 ];
 
 /**
