@@ -4,8 +4,8 @@
  * leaks and over-redactions a second reading found; the corpus measures rates, this file pins cases.
  */
 import { describe, expect, it } from "vitest";
-import { redactText } from "../src/core/redact.js";
-import { KEEP_FIXTURES, LEAK_FIXTURES } from "./redaction/fixtures.js";
+import { redactText, redactValue } from "../src/core/redact.js";
+import { KEEP_FIXTURES, LEAK_FIXTURES, THIRD_PARTY_KEEP } from "./redaction/fixtures.js";
 
 describe("redaction fixtures (hand-written real-world shapes)", () => {
   it.each(LEAK_FIXTURES.map(([t, s]) => [t, s] as const))("hides the secret in %j", (text, secret) => {
@@ -14,6 +14,16 @@ describe("redaction fixtures (hand-written real-world shapes)", () => {
   });
   it.each(KEEP_FIXTURES.map((t) => [t] as const))("keeps %j unchanged", (text) => {
     expect(redactText(text)).toBe(text);
+  });
+  it.each(THIRD_PARTY_KEEP.map(([src, line]) => [src, line] as const))("keeps a line of %s unchanged: %j", (_src, line) => {
+    expect(redactText(line)).toBe(line);
+  });
+  it("judges keys alike in structured values: `passWord` and `DB_PASS_PROD` hold passwords, `passThrough` does not", () => {
+    expect(redactValue({ passWord: "Xk9mP2vQ7", DB_PASS_PROD: "Xk9mP2vQ7", passThrough: "stream" })).toEqual({
+      passWord: "[redacted]",
+      DB_PASS_PROD: "[redacted]",
+      passThrough: "stream",
+    });
   });
   it("does not take a redacted secret's random letters for a card-ish word before a number", () => {
     // `/cc` in the token would read as `cc` (a card word) in the 48 characters before the number.

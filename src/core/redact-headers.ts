@@ -6,9 +6,9 @@
  * the name ends with the word the rule needs (the scan notes it) or stands after `--` or `?`.
  */
 
-import { keyword, looksEncoded, placeholderish, tag, tokenish } from "./redact-judge.js";
+import { keyword, looksEncoded, memberAccess, placeholderish, tag, tokenish } from "./redact-judge.js";
 import { isSecretKey, keyClass } from "./redact-keys.js";
-import { charCode, isWord, type NameRule, nextSolid } from "./redact-pass.js";
+import { charCode, declared, isWord, type NameRule, nextSolid } from "./redact-pass.js";
 import { K, M, nameChar, W } from "./redact-scan.js";
 
 /** Where a lowercase header or scheme word ends the name [start, end) at a word boundary, or -1. */
@@ -94,12 +94,13 @@ const CONN = /(Password|Pwd)([ \t]*=[ \t]*)([^;\r\n"'{}=]*[^;\r\n"'{}=\s])(?=[ \
 export const connPassword: NameRule = (p, _i, start, end, endWords) => {
   if ((endWords & W.PASSWORD) === 0 || (p.scan.marks & M.SEMI) === 0 || nextSolid(p.text, end) !== 61) return false;
   const at = endsWithWord(p.text, start, end, ["password", "pwd"]);
-  if (at === undefined || charCode(p.text, at[0] - 1) === 45) return false;
+  // Not `-password=` (a flag), nor `conn_info.password = pass;` (code assigning a property).
+  if (at === undefined || charCode(p.text, at[0] - 1) === 45 || charCode(p.text, at[0] - 1) === 46) return false;
   CONN.lastIndex = at[0];
   const m = CONN.exec(p.text);
   if (m === null) return false;
   const [, k, sep, v] = m as unknown as [string, string, string, string];
-  if (placeholderish(v)) return false;
+  if (placeholderish(v) || (memberAccess(v) && declared(p, at[0]))) return false; // `const password = result.groups?.password;` is code
   const vs = m.index + k.length + sep.length;
   return p.claim(vs, vs + v.length, tag("password"));
 };
@@ -137,7 +138,9 @@ export const urlToken: NameRule = (p, _i, start) => {
   const m = URL_PARAM.exec(text);
   if (m === null) return false;
   const [, , key, value] = m as unknown as [string, string, string, string];
-  if (!(isSecretKey(key) || URL_SECRET_KEYS.has(key.toLowerCase()))) return false;
+  const secret = isSecretKey(key);
+  if (!(secret || URL_SECRET_KEYS.has(key.toLowerCase()))) return false;
+  if (!secret && value.length < 16 && /^[a-z]+$/.test(value)) return false; // `?key=value`, `?code=abc`: a word, not a key
   if (value.length < 3 || !/[A-Za-z0-9]/.test(value) || /[(){}]/.test(value) || placeholderish(value)) return false; // `;n.getToken=function(){…}` in minified code
   const vs = s + key.length + 1;
   return p.claim(vs, vs + value.length, tag("url-token"));

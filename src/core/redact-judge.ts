@@ -86,13 +86,36 @@ export const keyword = (v: string): boolean => v.length <= KEYWORD_MAX && KEYWOR
 export function tokenish(v: string): boolean {
   if (v.length < 3 || keyword(v) || placeholderish(v)) return false;
   if (/^[([{/:]/.test(v) || v.includes("(") || v.includes("[")) return false; // an expression, a regex, a path
+  if (/^!+[A-Za-z_$][A-Za-z_$.]*$/.test(v)) return false; // a negation (`!envAuthSet`), a YAML tag (`!Ref`); `!QAZ2wsx` is a password
   if (/^[A-Za-z_]\w*(?:::[A-Za-z_]\w*)+$/.test(v)) return false; // a Rust or C++ path: `String::from`
   // An identifier or member access (`opts.token`, `readToken`, `JwtAlgorithmMismatch`). A random
   // token of 20+ characters almost always has a digit, so a letters-only value is taken as a name.
   if (/^[A-Za-z_$][\w$]*(?:(?:\.|\?\.)[A-Za-z_$][\w$]*)*$/.test(v) && !/\d/.test(v)) return false;
   if (/^\d{1,3}$/.test(v)) return false; // small numbers: counts, flags
-  return true;
+  return !/^0x[0-9a-f]{1,16}$/i.test(v) && !versionLike(v); // hex literals (32 hex digits and more are key material), versions
 }
+
+/**
+ * An unquoted member access in code, whose first part may hold digits (a compiler's `_step22.value`,
+ * `b3.pass`, `this$1$1.getToken`, `cancellation_1.CancellationToken.is`, `result.groups?.password`,
+ * `process.env.API_TOKEN!`): the parts after the first have none, as a property's name seldom
+ * does and a token's parts nearly always do.
+ */
+export const memberAccess = (v: string): boolean => /^[A-Za-z_$][\w$]*(?:\??\.[A-Za-z_$][A-Za-z_$]*)+!?$/.test(v);
+
+/**
+ * A version or a version range (`1.0.12`, `^0.7.1`, `~2.x`, `>=18.0.0`, `3.0.0-beta.1`): a
+ * package manifest's value under a name like `jsonwebtoken`. No part has a leading zero
+ * (`12.05.1990` is a date, a password's favourite), and a pre-release is a word and numbers.
+ */
+export const versionLike = (v: string): boolean =>
+  /^(?:[~^]|[<>]=?|=)?v?(?:0|[1-9]\d{0,3})(?:\.(?:0|[1-9]\d*|[x*])){1,3}(?:-[a-z]+(?:\.?\d+)*)?$/.test(v);
+
+/** An environment variable's or a constant's name (`LANGSMITH_API_KEY`, `TOKEN_STRING`): words of capitals joined by `_`, each starting with a letter. */
+const envName = (v: string): boolean => /^[A-Z][A-Z0-9]*(?:_[A-Z][A-Z0-9]*)+$/.test(v);
+
+/** An HTTP header's name (`X-Api-Key`, `X-Langsmith-User-Token`): what `USER_TOKEN_HEADER` holds, not the token. */
+const HEADER_NAME = /^X-[A-Za-z][A-Za-z0-9]*(?:-[A-Za-z0-9]+)+$/i;
 
 /** A run that looks encoded (base64 or similar) rather than an English word. */
 export function looksEncoded(v: string): boolean {
@@ -199,7 +222,7 @@ export const SYMBOL_RUN = /[A-Za-z0-9!@#$%^&*()_=+-]{30,128}(?![A-Za-z0-9!@#$%^&
 /** Whether `key` holding `value` is a secret: a secret name, or a `…_KEY` name with a random-looking value. */
 export function secretPair(key: string, value: string): boolean {
   const c = keyClass(key);
-  if (c === 2) return true;
+  if (c === 2) return key.length > 12 || !loneAbbreviation(key) || credentialLike(value);
   if (c !== 0 || !weakSecretKey(key)) return false;
   // A long hex value under `*_KEY`/`*_SALT` is a key (randomLooking rejects hex: it is mostly hashes).
   if (/^[0-9a-f]{32,}$/i.test(value) && manyWords(key)) return true;
@@ -209,10 +232,53 @@ export function secretPair(key: string, value: string): boolean {
   return manyWords(key) || (value.length >= 24 && !/^(?:[A-Za-z]+[-_.]){2,}/.test(value));
 }
 
-/** A quoted value that is a literal, not a template, an example or a keyword. */
-export function literalSecret(v: string): boolean {
-  return v.length >= 4 && !placeholderish(v) && !keyword(v);
+/**
+ * `pass` or `pwd` alone: a password in `auth: { user, pass }` and `DB_PWD`, but as often a test's
+ * outcome (`pass: 'ARIA attribute is allowed'`) or the working directory (`PWD: '/home/bob'`).
+ */
+const loneAbbreviation = remembered((key) => {
+  const words = keyWords(key);
+  return words.length === 1 && (words[0] === "pass" || words[0] === "pwd");
+});
+
+/** What a password under `pass` or `pwd` alone may be: one word (not a sentence, nor Chinese, Japanese or Korean text, written without spaces), not a path. */
+const credentialLike = (v: string): boolean => !/[\s\u3000-\u9fff\uac00-\ud7af\uff00-\uffef]/.test(v) && !/^(?:~?\/|\.\.?\/)/.test(v);
+
+/**
+ * A quoted value under `key` that is a literal, not a template, an example or a keyword, nor
+ * code's name for a secret rather than the secret: the key's own name (`password: "password"`,
+ * `const API_KEY = "API_KEY"`), an environment variable's name (`"LANGSMITH_API_KEY"`), a
+ * header's name (`"X-Api-Key"`), or a version range (`"jsonwebtoken": "^9.0.2"`).
+ */
+export function literalSecret(v: string, key?: string): boolean {
+  if (v.length < 4 || placeholderish(v) || keyword(v) || versionLike(v)) return false;
+  if (key === undefined || /pass|pwd/i.test(key)) return true; // a password may be anything: `"ADMIN_PASS"`, `"Password!"`
+  return !envName(v) && !HEADER_NAME.test(v) && !namesItself(key, v);
 }
+
+/** Whether `v` is `key`'s own name, or its last dotted part's, in any casing or separator style: `password: "password"`, `exports.Token = Token`. */
+export function namesItself(key: string, v: string): boolean {
+  if (/[!@#%^&*+=~?.]/.test(v)) return false; // `Password!`, `Pass.word`: made from the name, still a password
+  const dot = key.lastIndexOf(".");
+  return sameName(v, key, 0) || (dot >= 0 && sameName(v, key, dot + 1));
+}
+
+/** Whether `a` and `b` from `from` on hold the same letters and digits, ignoring case and every other character (no string is built: most values differ at once). */
+function sameName(a: string, b: string, from: number): boolean {
+  let i = 0;
+  let j = from;
+  for (;;) {
+    while (i < a.length && !alnum(a.charCodeAt(i))) i++;
+    while (j < b.length && !alnum(b.charCodeAt(j))) j++;
+    if (i === a.length || j === b.length) return i === a.length && j === b.length;
+    if ((a.charCodeAt(i) | 32) !== (b.charCodeAt(j) | 32)) return false;
+    i++;
+    j++;
+  }
+}
+
+/** [A-Za-z0-9] */
+const alnum = (c: number): boolean => (c >= 48 && c <= 57) || ((c | 32) >= 97 && (c | 32) <= 122);
 
 /**
  * A word in prose that looks made up rather than written: letters and digits mixed (`hunter2-xyz9`),
@@ -222,7 +288,8 @@ export function literalSecret(v: string): boolean {
 export function madeUp(v: string): boolean {
   if (v.length < 6 || placeholderish(v) || !/\d/.test(v) || !/[A-Za-z]/.test(v)) return false;
   if (v.startsWith("[redacted") || v.startsWith("sha256:")) return false;
-  if (v.startsWith("(") || /:\d+:\d+\)?$/.test(v)) return false; // a stack frame's location: `(/app/src/jwt.ts:42:11)`
+  if (/^[a-z]+(?:[A-Z][a-z0-9]+){3,}$/.test(v)) return false; // a camelCase identifier of four words or more: `addInt32PrefixedString` (`iLove2Code` is a password)
+  if (v.startsWith("(") || /[\w$]\(/.test(v) || /:\d+:\d+\)?$/.test(v)) return false; // a call (`jsTokens$1(text`), a stack frame's location: `(/app/src/jwt.ts:42:11)`
   if (/:\/\/|^\d+(?:\.\d+)+|^v\d+(?:\.\d+)*(?:[-+][\w.-]*)?[.,;:]?$|^\d+(?:ms|s|m|h|d|kb|mb|gb|px|%)$/i.test(v)) return false;
   if (/^(?:[/~]|\.\.?\/|\.[a-z][\w-]*$)/i.test(v)) return randomLooking(v.replace(/[.,;:]$/, "")); // a path, unless it is a token that starts with `/`
   return true;

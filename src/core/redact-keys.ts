@@ -160,6 +160,22 @@ const NOT_SECRET_LAST = new Set([
   "names",
   "url",
   "uri",
+  "host",
+  "hostname",
+  "port",
+  "source",
+  "ms",
+  "sec",
+  "secs",
+  "seconds",
+  "minutes",
+  "hours",
+  "days",
+  "interval",
+  "delay",
+  "leeway",
+  "retries",
+  "attempts",
   "urls",
   "endpoint",
   "path",
@@ -214,6 +230,9 @@ const NOT_SECRET_LAST = new Set([
   "strings",
 ]);
 
+/** Digest names, which end a key that holds a hash rather than the secret. */
+const DIGESTS = new Set(["sha1", "sha256", "sha512", "md5"]);
+
 export const NOT_SECRET_FIRST = new Set([
   "max",
   "min",
@@ -254,10 +273,15 @@ function judgeKey(key: string): KeyClass {
   if (words.length === 0) return 0;
   const last = words[words.length - 1] as string;
   if (words.length > 1 && (NOT_SECRET_LAST.has(last) || NOT_SECRET_FIRST.has(words[0] as string))) return 0;
+  // A digest of what the name holds (`pin-sha256`, HPKP's public key hash), unless that is a
+  // password's: `ADMIN_PASSWORD_MD5` can be cracked.
+  if (words.length > 1 && DIGESTS.has(last) && !words.some((w) => w.includes("pass") || w === "pwd")) return 0;
   let session = false;
   for (let i = 0; i < words.length; i++) {
     const w = words[i] as string;
-    if (SECRET_WORDS.has(w)) return 2;
+    // `pass` names a password (`DB_PASS`, `passWord`, `DB_PASS_PROD`) but not before a word that
+    // makes it a verb or a stage (`STENCIL_PASS_DEPTH_FAIL`, `passThrough`, `pass_arg`).
+    if (SECRET_WORDS.has(w) && (w !== "pass" || !PASS_NOT_BEFORE.has(words[i + 1] ?? ""))) return 2;
     if (w.length > 5 && w.endsWith("token")) return 2; // csrftoken, xsrftoken, bearertoken
     if (w.includes("password") || w.includes("passwd") || w.includes("secret") || w.includes("credential")) return 2;
     if (w.includes("apikey") || w.includes("privatekey") || w.includes("accesskey")) return 2;
@@ -269,6 +293,9 @@ function judgeKey(key: string): KeyClass {
   }
   return session ? 1 : 0;
 }
+
+/** Words after which `pass` is not a password (`passThrough`, `STENCIL_PASS_DEPTH_FAIL`, `--pass-arg`). */
+const PASS_NOT_BEFORE = new Set(["through", "thru", "depth", "fail", "arg", "args", "op", "ops", "count", "rate", "filter"]);
 
 /** A last word that makes a key secret when its value looks random: `RAPIDAPI_KEY`, `signing_salt`. */
 const WEAK_LAST = new Set(["key", "keys", "salt", "seed", "sig", "hmac", "sid", "pw"]);

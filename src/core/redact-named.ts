@@ -14,6 +14,8 @@ import { authorization, bearer, cliFlag, connPassword, urlToken } from "./redact
 import {
   literalSecret,
   madeUp,
+  memberAccess,
+  namesItself,
   placeholderish,
   randomLooking,
   SYMBOL_RUN,
@@ -23,7 +25,7 @@ import {
   tokenish,
 } from "./redact-judge.js";
 import { keyClass, weakSecretKey } from "./redact-keys.js";
-import { atName, charCode, isQuote, type NameRule, nextSolid, type Pass, SECRET_OR_WEAK, spacesFrom } from "./redact-pass.js";
+import { atName, charCode, declared, isQuote, type NameRule, nextSolid, type Pass, SECRET_OR_WEAK, spacesFrom } from "./redact-pass.js";
 import { K, M, whitespace } from "./redact-scan.js";
 
 // ---------------------------------------------------------------------------------------------
@@ -68,6 +70,9 @@ export function setterCall(text: string, end: number): boolean {
   return (k >= 65 && k <= 90) || (k >= 97 && k <= 122) || k === 95;
 }
 
+/** A call that loads a module by its name or path (`auth_js_1 = require("./auth.js")`): what it is given is no secret. */
+const LOADER = /^[ \t]*(?::=|=|:)[ \t]*(?:require|import|require_relative)\($/;
+
 const setter: NameRule = (p, i, start, end) => {
   if ((p.scan.marks & M.CALL_QUOTE) === 0 || (p.kind(i) & SECRET_OR_WEAK) === 0 || !setterCall(p.text, end)) return false;
   const m = atName(p.text, SETTER, start);
@@ -75,7 +80,7 @@ const setter: NameRule = (p, i, start, end) => {
   const [, key, call, sp, , v] = m as unknown as [string, string, string, string, string, string];
   const last = key.replace(/^.*\./, "");
   const name = call === "(" ? last.replace(/^(?:set|with|put)(?=[A-Z_])/, "") : key;
-  if (!secretPair(name, v) || !literalSecret(v) || (call === "(" && name === last)) return false;
+  if (!secretPair(name, v) || !literalSecret(v, name) || (call === "(" && name === last) || LOADER.test(call)) return false;
   const vs = m.index + key.length + call.length + sp.length + 1;
   return p.claim(vs, vs + v.length, tag("secret"));
 };
@@ -89,7 +94,7 @@ const rawString: NameRule = (p, i, start) => {
   if (m === null) return false;
   const [, key, sep, bt, hashes, raw] = m as unknown as [string, string, string, string?, string?, string?];
   const v = bt ?? raw ?? "";
-  if (!secretPair(key, v) || !literalSecret(v)) return false;
+  if (!secretPair(key, v) || !literalSecret(v, key)) return false;
   const vs = m.index + key.length + sep.length + 1 + (bt !== undefined ? 0 : (hashes as string).length + 1);
   return p.claim(vs, vs + v.length, tag("secret"));
 };
@@ -115,7 +120,7 @@ const callPair: NameRule = (p, i, start, end) => {
   const m = CALL_PAIR.exec(text);
   if (m === null) return false;
   const [, , key, mid, , v] = m as unknown as [string, string, string, string, string, string];
-  if (!secretPair(key, v) || !literalSecret(v) || /\s/.test(v) || !(tokenish(v) || randomLooking(v) || symbolSecret(v))) return false;
+  if (!secretPair(key, v) || !literalSecret(v, key) || /\s/.test(v) || !(tokenish(v) || randomLooking(v) || symbolSecret(v))) return false;
   const vs = m.index + key.length + 2 + mid.length + 1;
   return p.claim(vs, vs + v.length, tag("secret"));
 };
@@ -223,6 +228,12 @@ const envLine: NameRule = (p, i, start, end) => {
   if (!secretPair(key, v) || placeholderish(v) || !(tokenish(v.replace(/[;,]$/, "")) || constant || symbolSecret(v) || randomLooking(v)))
     return false;
   const vs = m.index + lead.length + key.length + sep.length;
+  const body = v.replace(/[;,]$/, ""); // `token = creds2.token;`, `exports.Token = Token;` are code
+  if (
+    !constant &&
+    (namesItself(key, body) || (memberAccess(body) && inCode(p, start, body, charCode(text, vs + body.length), /\s/.test(sep))))
+  )
+    return false;
   return p.claim(vs, vs + v.length, tag("secret"));
 };
 
@@ -265,16 +276,42 @@ const assignment: NameRule = (p, i, start, end) => {
   const v0 = dq ?? sq ?? edq ?? bare ?? "";
   if (!secretPair(key, v0)) return bare !== undefined && symbolValue(p, key, vs);
   const at = (open: number, v: string) => p.claim(vs + open, vs + open + v.length, tag("secret"));
-  if (dq !== undefined) return literalSecret(dq) && at(1, dq);
-  if (sq !== undefined) return literalSecret(sq) && at(1, sq);
-  if (edq !== undefined) return literalSecret(edq) && at(2, edq);
+  if (dq !== undefined) return literalSecret(dq, key) && at(1, dq);
+  if (sq !== undefined) return literalSecret(sq, key) && at(1, sq);
+  if (edq !== undefined) return literalSecret(edq, key) && at(2, edq);
   const v = bare ?? "";
   // A bare value stops at `&`, `(` and `)` (`f(token=abc)`, `token=abc&page=2`), which a Django key holds.
   if (stopsInSymbols(charCode(text, vs + v.length)) && symbolValue(p, key, vs)) return true;
   const dotenv = sep !== ":" && sp1 === "" && sp2 === "" && /^[A-Z][A-Z0-9_]*$/.test(key) && !placeholderish(v);
   // A generated value that starts like a path (`/sHtXp…` base64) under a clearly secret name.
-  return (dotenv || tokenish(v) || ((p.kind(i) & K.SECRET) !== 0 && randomLooking(v))) && at(0, v);
+  if (!(dotenv || tokenish(v) || ((p.kind(i) & K.SECRET) !== 0 && randomLooking(v)))) return false;
+  // Code, not a value: a call (`secretKey = reader.int32()`), the key's own name (`exports.Token =
+  // Token`), a member access (`var token = _step22.value;`).
+  const next = charCode(text, vs + v.length);
+  const spaced = sp1 !== "" || sp2 !== "";
+  if (next === 40 && CALLEE.test(v) && (spaced || v.includes("."))) return false;
+  if (!dotenv && (namesItself(key, v) || (memberAccess(v) && inCode(p, start, v, next, spaced)))) return false;
+  return at(0, v);
 };
+
+/**
+ * Whether a bare value shaped like a member access (`memberAccess`) stands in code rather than in
+ * an INI or properties line or a log, where `password = Hunter2.word` and
+ * `user=bob, password=Summer2024.prod, port=5432` hold passwords: it holds `?.` (TypeScript), a
+ * `;` follows it, or a `,`, `)` or `}` after an operator with spaces (`var pass = b3.pass, …`),
+ * or its line declares the name (`var token = _step22.value`).
+ */
+function inCode(p: Pass, start: number, v: string, next: number, spaced: boolean): boolean {
+  if (next === 59 || v.includes("?.") || (spaced && (next === 44 || next === 41 || next === 125))) return true;
+  return declared(p, start);
+}
+
+/**
+ * What a call's callee may be: a name or a member access (`getToken`, `reader.int32`,
+ * `this.#res.headers.getSetCookie`). Taken for code only after an operator with spaces or when
+ * it holds a `.`: `db_password=Xk9mP2vQ7(prod)` is a password.
+ */
+const CALLEE = /^[A-Za-z_$][\w$]*(?:\??\.#?[A-Za-z_$][\w$]*)*$/;
 
 /** `&`, `(` or `)`: where a bare value stops though a symbol secret goes on (not the text's end: 0). */
 const stopsInSymbols = (c: number) => c === 38 || c === 40 || c === 41;
@@ -299,10 +336,25 @@ const prose: NameRule = (p, i, start, end) => {
   const m = atName(p.text, PROSE, start);
   if (m === null) return false;
   const [, key, sp, q, v] = m as unknown as [string, string, string, string, string];
-  if (!(keyClass(key) === 2 || weakSecretKey(key)) || !(madeUp(v) || symbolSecret(v))) return false;
+  // A name that ends a sentence (`modifier keys. Alt=1`) holds nothing; a weak one (`key`, `salt`)
+  // only what looks generated, as in any other shape (`the key ECDSA-256`, `for (const key of keys1)`).
+  const strong = keyClass(key) === 2;
+  if (!(strong || weakSecretKey(key)) || charCode(key, key.length - 1) === 46 || !(madeUp(v) || symbolSecret(v))) return false;
+  if (!strong && !secretPair(key, v) && keyClass(`${wordBefore(p.text, m.index)}_${key}`) !== 2) return false;
   const vs = m.index + key.length + sp.length + q.length;
   return p.claim(vs, vs + v.length, tag("secret"));
 };
+
+/** The word before `at`, across spaces (`signing` in `the signing key is …`); "" when none. */
+function wordBefore(text: string, at: number): string {
+  let e = at;
+  while (e > 0 && (text.charCodeAt(e - 1) === 32 || text.charCodeAt(e - 1) === 9)) e--;
+  let s = e;
+  while (s > 0 && e - s < 32 && isWordChar(text.charCodeAt(s - 1))) s--;
+  return e === at ? "" : text.slice(s, e);
+}
+
+const isWordChar = (c: number): boolean => (c >= 48 && c <= 57) || ((c | 32) >= 97 && (c | 32) <= 122);
 
 /** The longest word prose's value can be: the value, a quote on each side, and a stop. */
 const PROSE_WORD = 256 + 3;

@@ -129,6 +129,22 @@ export const SECRET_OR_WEAK = K.SECRET | K.WEAK;
  * with NaN, and deoptimises the function that made it (and every function it was inlined in)
  * the first time, so each rule was compiled again in the middle of the work.
  */
+/** A line's start up to a declared variable's name: `  export const `, `let `, `var `. */
+const DECLARES = /[ \t]*(?:export[ \t]+)?(?:const|let|var)[ \t]+/y;
+
+/**
+ * Whether the name at `start` is what its line declares (`const token = …`, `  export let pass
+ * = …`). Only a line's first 128 characters are read: a name further in is not declared there,
+ * and a text of long lines would otherwise be read again at every name.
+ */
+export function declared(p: Pass, start: number): boolean {
+  const ls = p.lineStart(start);
+  if (start - ls > 128) return false;
+  DECLARES.lastIndex = ls;
+  const m = DECLARES.exec(p.text);
+  return m !== null && m.index + m[0].length === start;
+}
+
 export const charCode = (text: string, i: number): number => (i >= 0 && i < text.length ? text.charCodeAt(i) : 0);
 export const isQuote = (c: number) => c === 34 || c === 39;
 export const isWord = (c: number) => (c >= 48 && c <= 57) || (c >= 65 && c <= 90) || (c >= 97 && c <= 122) || c === 95;

@@ -252,7 +252,7 @@ export const nameValue: Shape = {
     const name = m[4] as string;
     const v = m[8] as string;
     const bare = v.replace(/^["']|["']$/g, "");
-    if (!secretPair(name, bare) || !literalSecret(bare)) return undefined;
+    if (!secretPair(name, bare) || !literalSecret(bare, name)) return undefined;
     const vq = /^["']/.test(v) ? (v[0] as string) : "";
     const end = m.index + m[0].length;
     return [end - v.length, end, `${vq}${tag("secret")}${vq}`];
@@ -267,7 +267,7 @@ export const xmlElement: Shape = {
   claim: (m) => {
     const name = m[1] as string;
     const v = m[2] as string;
-    if (!secretPair(name, v) || !literalSecret(v)) return undefined;
+    if (!secretPair(name, v) || !literalSecret(v, name)) return undefined;
     const vs = m.index + name.length + 2;
     return [vs, vs + v.length, tag("secret")];
   },

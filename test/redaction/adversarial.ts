@@ -42,4 +42,8 @@ export const ADVERSARIAL: readonly Adversarial[] = [
     text: `${`${"YC".repeat(18)}!`.repeat(5_400)}!YCaB3dE5fG7hJ9kL1mN3pQ5rS7tU9vW1xY3zA5bC`,
     secret: "YCaB3dE5fG7hJ9kL1mN3pQ5rS7tU9vW1xY3zA5bC",
   },
+  // A long line's start, then many values shaped like a member access: whether each name is what
+  // its line declares (`const token = …`) was read from the line's start every time (quadratic:
+  // 2.3 s at 414 KB), and is now read only within a line's first 128 characters.
+  { name: "100 KB of spaces, then `token = a1.bcd ` run", text: `${" ".repeat(100_000)}${"token = a1.bcd ".repeat(7_000)}` },
 ];
