@@ -90,7 +90,7 @@ export function tokenish(v: string): boolean {
   if (/^[A-Za-z_]\w*(?:::[A-Za-z_]\w*)+$/.test(v)) return false; // a Rust or C++ path: `String::from`
   // An identifier or member access (`opts.token`, `readToken`, `JwtAlgorithmMismatch`). A random
   // token of 20+ characters almost always has a digit, so a letters-only value is taken as a name.
-  if (/^[A-Za-z_$][\w$]*(?:(?:\.|\?\.)[A-Za-z_$][\w$]*)*$/.test(v) && !/\d/.test(v)) return false;
+  if (/^[A-Za-z_$][\w$]*(?:(?:\.|\?\.)[A-Za-z_$][\w$]*)*!?$/.test(v) && !/\d/.test(v)) return false; // `process.env.API_TOKEN!` too
   if (/^\d{1,3}$/.test(v)) return false; // small numbers: counts, flags
   return !/^0x[0-9a-f]{1,16}$/i.test(v) && !versionLike(v); // hex literals (32 hex digits and more are key material), versions
 }
@@ -106,10 +106,18 @@ export const memberAccess = (v: string): boolean => /^[A-Za-z_$][\w$]*(?:\??\.[A
 /**
  * A version or a version range (`1.0.12`, `^0.7.1`, `~2.x`, `>=18.0.0`, `3.0.0-beta.1`): a
  * package manifest's value under a name like `jsonwebtoken`. No part has a leading zero
- * (`12.05.1990` is a date, a password's favourite), and a pre-release is a word and numbers.
+ * (`12.05.1990` is a date). Under a password's name (`passwordName`) no value is excused.
  */
 export const versionLike = (v: string): boolean =>
-  /^(?:[~^]|[<>]=?|=)?v?(?:0|[1-9]\d{0,3})(?:\.(?:0|[1-9]\d*|[x*])){1,3}(?:-[a-z]+(?:\.?\d+)*)?$/.test(v);
+  /^(?:[~^]|[<>]=?|=)?v?(?:0|[1-9]\d{0,3})(?:\.(?:0|[1-9]\d*|[x*])){1,3}(?:-[0-9A-Za-z]+(?:[.-][0-9A-Za-z]+)*)?(?:\+[0-9A-Za-z.-]+)?$/.test(
+    v,
+  );
+
+/**
+ * A name a password stands under (`password`, `DB_PASS`, `pwd`): there a value may be anything,
+ * so none of the shapes that excuse a value elsewhere (a version, a constant's name, a call) do.
+ */
+export const passwordName = (key: string): boolean => /pass|pwd/i.test(key);
 
 /** An environment variable's or a constant's name (`LANGSMITH_API_KEY`, `TOKEN_STRING`): words of capitals joined by `_`, each starting with a letter. */
 const envName = (v: string): boolean => /^[A-Z][A-Z0-9]*(?:_[A-Z][A-Z0-9]*)+$/.test(v);
@@ -251,14 +259,14 @@ const credentialLike = (v: string): boolean => !/[\s\u3000-\u9fff\uac00-\ud7af\u
  * header's name (`"X-Api-Key"`), or a version range (`"jsonwebtoken": "^9.0.2"`).
  */
 export function literalSecret(v: string, key?: string): boolean {
-  if (v.length < 4 || placeholderish(v) || keyword(v) || versionLike(v)) return false;
-  if (key === undefined || /pass|pwd/i.test(key)) return true; // a password may be anything: `"ADMIN_PASS"`, `"Password!"`
-  return !envName(v) && !HEADER_NAME.test(v) && !namesItself(key, v);
+  if (v.length < 4 || placeholderish(v) || keyword(v)) return false;
+  if (key === undefined || passwordName(key)) return true; // a password may be anything: `"ADMIN_PASS"`, `"12.5.1990"`
+  return !versionLike(v) && !envName(v) && !HEADER_NAME.test(v) && !namesItself(key, v);
 }
 
 /** Whether `v` is `key`'s own name, or its last dotted part's, in any casing or separator style: `password: "password"`, `exports.Token = Token`. */
 export function namesItself(key: string, v: string): boolean {
-  if (/[!@#%^&*+=~?.]/.test(v)) return false; // `Password!`, `Pass.word`: made from the name, still a password
+  if (/[!@#%^&*+=~?]/.test(v)) return false; // `Secret!`: made from the name, still a secret
   const dot = key.lastIndexOf(".");
   return sameName(v, key, 0) || (dot >= 0 && sameName(v, key, dot + 1));
 }

@@ -164,6 +164,8 @@ const NOT_SECRET_LAST = new Set([
   "hostname",
   "port",
   "source",
+  "arg",
+  "args",
   "ms",
   "sec",
   "secs",
@@ -295,7 +297,26 @@ function judgeKey(key: string): KeyClass {
 }
 
 /** Words after which `pass` is not a password (`passThrough`, `STENCIL_PASS_DEPTH_FAIL`, `--pass-arg`). */
-const PASS_NOT_BEFORE = new Set(["through", "thru", "depth", "fail", "arg", "args", "op", "ops", "count", "rate", "filter"]);
+const PASS_NOT_BEFORE = new Set([
+  "through",
+  "thru",
+  "depth",
+  "fail",
+  "arg",
+  "args",
+  "op",
+  "ops",
+  "count",
+  "rate",
+  "filter",
+  "result",
+  "results",
+  "status",
+  "threshold",
+  "level",
+  "id",
+  "ids",
+]);
 
 /** A last word that makes a key secret when its value looks random: `RAPIDAPI_KEY`, `signing_salt`. */
 const WEAK_LAST = new Set(["key", "keys", "salt", "seed", "sig", "hmac", "sid", "pw"]);

@@ -16,6 +16,7 @@ import {
   madeUp,
   memberAccess,
   namesItself,
+  passwordName,
   placeholderish,
   randomLooking,
   SYMBOL_RUN,
@@ -23,6 +24,7 @@ import {
   symbolSecret,
   tag,
   tokenish,
+  versionLike,
 } from "./redact-judge.js";
 import { keyClass, weakSecretKey } from "./redact-keys.js";
 import { atName, charCode, declared, isQuote, type NameRule, nextSolid, type Pass, SECRET_OR_WEAK, spacesFrom } from "./redact-pass.js";
@@ -225,14 +227,16 @@ const envLine: NameRule = (p, i, start, end) => {
   const [, lead, key, sep, v] = m as unknown as [string, string, string, string, string];
   const constant = /^[A-Z][A-Z0-9_]*$/.test(key);
   if (/\s/.test(v) && !(keyClass(key) === 2 && constant && !/[|&;<>=$`]|\s-/.test(v))) return false;
-  if (!secretPair(key, v) || placeholderish(v) || !(tokenish(v.replace(/[;,]$/, "")) || constant || symbolSecret(v) || randomLooking(v)))
+  const bare = v.replace(/[;,]$/, "");
+  if (
+    !secretPair(key, v) ||
+    placeholderish(v) ||
+    !(tokenish(bare) || constant || symbolSecret(v) || randomLooking(v) || (versionLike(bare) && passwordName(key)))
+  )
     return false;
   const vs = m.index + lead.length + key.length + sep.length;
-  const body = v.replace(/[;,]$/, ""); // `token = creds2.token;`, `exports.Token = Token;` are code
-  if (
-    !constant &&
-    (namesItself(key, body) || (memberAccess(body) && inCode(p, start, body, charCode(text, vs + body.length), /\s/.test(sep))))
-  )
+  const body = bare; // `token = creds2.token;`, `exports.Token = Token;` are code
+  if (!constant && (namesItself(key, body) || (memberAccess(body) && inCode(p, start, body, charCode(text, vs + body.length)))))
     return false;
   return p.claim(vs, vs + v.length, tag("secret"));
 };
@@ -284,32 +288,32 @@ const assignment: NameRule = (p, i, start, end) => {
   if (stopsInSymbols(charCode(text, vs + v.length)) && symbolValue(p, key, vs)) return true;
   const dotenv = sep !== ":" && sp1 === "" && sp2 === "" && /^[A-Z][A-Z0-9_]*$/.test(key) && !placeholderish(v);
   // A generated value that starts like a path (`/sHtXp…` base64) under a clearly secret name.
-  if (!(dotenv || tokenish(v) || ((p.kind(i) & K.SECRET) !== 0 && randomLooking(v)))) return false;
+  if (!(dotenv || tokenish(v) || (versionLike(v) && passwordName(key)) || ((p.kind(i) & K.SECRET) !== 0 && randomLooking(v)))) return false;
   // Code, not a value: a call (`secretKey = reader.int32()`), the key's own name (`exports.Token =
   // Token`), a member access (`var token = _step22.value;`).
   const next = charCode(text, vs + v.length);
-  const spaced = sp1 !== "" || sp2 !== "";
-  if (next === 40 && CALLEE.test(v) && (spaced || v.includes("."))) return false;
-  if (!dotenv && (namesItself(key, v) || (memberAccess(v) && inCode(p, start, v, next, spaced)))) return false;
+  const password = passwordName(key);
+  if (next === 40 && CALLEE.test(v) && (v.includes(".") || (!password && (sp1 !== "" || sp2 !== "")))) return false;
+  if (!dotenv && (namesItself(key, v) || (memberAccess(v) && inCode(p, start, v, next)))) return false;
   return at(0, v);
 };
 
 /**
  * Whether a bare value shaped like a member access (`memberAccess`) stands in code rather than in
- * an INI or properties line or a log, where `password = Hunter2.word` and
- * `user=bob, password=Summer2024.prod, port=5432` hold passwords: it holds `?.` (TypeScript), a
- * `;` follows it, or a `,`, `)` or `}` after an operator with spaces (`var pass = b3.pass, …`),
- * or its line declares the name (`var token = _step22.value`).
+ * an INI or properties line, a log or a YAML map, where `password = Hunter2.word`,
+ * `user=bob, password=Summer2024.prod, port=5432` and `{password: Summer2024.prod}` hold
+ * passwords: it holds `?.` (TypeScript), a `;` follows it, or its line declares the name
+ * (`var token = _step22.value`, `var pass = b3.pass, fail = b3.fail`).
  */
-function inCode(p: Pass, start: number, v: string, next: number, spaced: boolean): boolean {
-  if (next === 59 || v.includes("?.") || (spaced && (next === 44 || next === 41 || next === 125))) return true;
-  return declared(p, start);
+function inCode(p: Pass, start: number, v: string, next: number): boolean {
+  return next === 59 || v.includes("?.") || declared(p, start);
 }
 
 /**
  * What a call's callee may be: a name or a member access (`getToken`, `reader.int32`,
- * `this.#res.headers.getSetCookie`). Taken for code only after an operator with spaces or when
- * it holds a `.`: `db_password=Xk9mP2vQ7(prod)` is a password.
+ * `this.#res.headers.getSetCookie`). Taken for code when it holds a `.`, or after an operator
+ * with spaces under a name that is not a password's: `db_password=Xk9mP2vQ7(prod)` and
+ * `password = Xk9mP2vQ7(prod)` hold passwords.
  */
 const CALLEE = /^[A-Za-z_$][\w$]*(?:\??\.#?[A-Za-z_$][\w$]*)*$/;
 

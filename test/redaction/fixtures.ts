@@ -103,6 +103,11 @@ export const LEAK_FIXTURES: readonly (readonly [string, string])[] = [
   ["ADMIN_PASSWORD_MD5=5f4dcc3b5aa765d61d8327deb882cf99", "5f4dcc3b5aa765d61d8327deb882cf99"],
   ["https://maps.example.com/api?key=qwhxzmvplkrtyuiopasdfgh", "qwhxzmvplkrtyuiopasdfgh"],
   ["pass: 'Passwört123'", "Passwört123"],
+  ["db: {user: bob, password: Summer2024.prod, port: 5432}", "Summer2024.prod"],
+  ["user = bob, password = Summer2024.prod, port = 5432", "Summer2024.prod"],
+  ["password: 12.5.1990", "12.5.1990"],
+  ["password = Xk9mP2vQ7(prod)", "Xk9mP2vQ7"],
+  ['secret: "Secret!"', "Secret!"],
 ];
 
 /**
@@ -130,6 +135,7 @@ export const THIRD_PARTY_KEEP: readonly (readonly [source: string, line: string]
   ],
   ["zod/src/v4/classic/tests/string.test.ts", 'const signature = "signature"; // Placeholder for the signature'],
   ["langsmith/lib/sandbox/verify.js", 'exports.USER_TOKEN_HEADER = "X-Langsmith-User-Token";'],
+  ["langsmith/lib/experimental/otel/constants.mjs", 'export const GEN_AI_SERIALIZED_SIGNATURE = "gen_ai.serialized.signature";'],
   ["@langchain/core/dist/runnables/history.cjs", "*         token: process.env.UPSTASH_REDIS_REST_TOKEN!,"],
   ["@secretlint/secretlint-rule-preset-recommend/module/index.js", "const password = result.groups?.password;"],
   ["pgpass/README.md", "conn_info.password = pass;"],
