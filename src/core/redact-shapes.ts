@@ -152,7 +152,8 @@ export const userPassword: Shape = {
   re: /(?<![\w-])(-u|--user|--proxy-user|--http-password)([ \t]+|=)(["']?)([^\s:"'`]*):([^\s"'`]+)\3/g,
   claim: (m) => {
     const pass = m[5] as string;
-    if (placeholderish(pass)) return undefined;
+    // `<user:password>`, as a tool's help writes it, is a placeholder.
+    if (placeholderish(pass) || ((m[4] as string).startsWith("<") && pass.endsWith(">"))) return undefined;
     const s = m.index + (m[1] as string).length + (m[2] as string).length + (m[3] as string).length + (m[4] as string).length + 1;
     return [s, s + pass.length, tag("password")];
   },
