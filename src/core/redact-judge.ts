@@ -302,8 +302,13 @@ export function madeUp(v: string): boolean {
   if (/^[a-z]+(?:[A-Z][a-z0-9]+){3,}$/.test(v)) return false; // a camelCase identifier of four words or more: `addInt32PrefixedString` (`iLove2Code` is a password)
   if (v.startsWith("(") || /[\w$]\(/.test(v) || /:\d+:\d+\)?$/.test(v)) return false; // a call (`jsTokens$1(text`), a stack frame's location: `(/app/src/jwt.ts:42:11)`
   if (/:\/\/|^\d+(?:\.\d+)+|^v\d+(?:\.\d+)*(?:[-+][\w.-]*)?[.,;:]?$|^\d+(?:ms|s|m|h|d|kb|mb|gb|px|%)$/i.test(v)) return false;
-  // A Debian version with an epoch (`1:4.13+dfsg1-1+deb12u1`), a reference to a line (`token:56`, `auth.ts:42`).
-  if (/^\d+:\d+\.|^(?:[A-Za-z_-]+|[\w.-]+\.[a-z]{1,4}):\d+[.,;:]?$/.test(v)) return false;
+  // A Debian version with an epoch (`1:4.13+dfsg1-1+deb12u1`), a source file's line (`auth.ts:42`).
+  if (
+    /^\d+:\d+(?:\.\d+)+(?:[+~][0-9A-Za-z.]+)*(?:-[0-9A-Za-z+.~]+)?$|^[\w.-]+\.(?:[cm]?[jt]sx?|py|go|rs|rb|java|kt|c|h|cc|cpp|cs|php|swift|md|json|ya?ml|toml|sh):\d+[.,;:]?$/.test(
+      v,
+    )
+  )
+    return false;
   if (/^(?:[/~]|\.\.?\/|\.[a-z][\w-]*$)/i.test(v)) return randomLooking(v.replace(/[.,;:]$/, "")); // a path, unless it is a token that starts with `/`
   return true;
 }

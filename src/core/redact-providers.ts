@@ -90,7 +90,7 @@ export const PROVIDER_RULES: readonly (readonly [id: string, source: string])[] 
   ["age-secret-key", "\\bAGE-SECRET-KEY-1[QPZRY9X8GF2TVDW0S3JN54KHCE6MUA7Lqpzry9x8gf2tvdw0s3jn54khce6mua7l]{58}\\b"],
   ["django-secret-key", "\\bdjango-insecure-[A-Za-z0-9!@#$%^&*(_=+)-]{30,}"],
   // Chat, mail, social
-  ["slack-token", "\\b(?:xox[abposre]-[A-Za-z0-9-]{10,}|xoxe\\.xox[bp]-\\d-[A-Za-z0-9]{20,}|xapp-(?:\\d-)?(?:[A-Za-z0-9]+-)+[A-Za-z0-9]+)"],
+  ["slack-token", "\\b(?:xox[abposre]-[A-Za-z0-9-]{10,}|xoxe\\.xox[bp]-\\d-[A-Za-z0-9]{20,}|xapp-\\d-[A-Za-z0-9-]{20,})"],
   ["discord-bot-token", `\\b[MNO][A-Za-z0-9_-]{23,27}\\.[${U}]{6}\\.[${U}]{27,40}${END}`],
   ["telegram-bot-token", `(?<![\\w:])\\d{8,10}:AA[${U}]{33}${END}`],
   ["twilio-key", "\\bSK[a-f0-9]{32}\\b"],
@@ -163,6 +163,13 @@ export const PROVIDER_CHECKS: Readonly<Record<string, (m: string) => boolean>> =
   "openai-key": (m) => /\d/.test(m) && /[A-Za-z]{2}/.test(m.slice(3)) && !(!/[A-Z]/.test(m) && /^sk-(?!or-v1-)(?:[a-z0-9]+-){2,}/.test(m)),
   // The Discord bot pattern also fits dotted identifiers: a token mixes case and digits in each part.
   "discord-bot-token": (m) => /\d/.test(m) && /[a-z]/.test(m) && /[A-Z]/.test(m.slice(1)),
+  // GitHub's, npm's and Linear's tokens are base62; secretlint's preset also takes a `_` in the
+  // body, and so does Baton, but an identifier has one too (`ghs_installation_token_for_repo`,
+  // `npm_package_devDependencies__types_react` in a script's environment): a body with a `_`
+  // must hold a digit.
+  "github-token": (m) => m.startsWith("github_pat_") || !m.includes("_", 4) || /\d/.test(m.slice(4)),
+  "npm-token": (m) => !m.includes("_", 4) || /\d/.test(m.slice(4)),
+  "linear-key": (m) => !m.startsWith("lin_api_") || !m.includes("_", 8) || /\d/.test(m.slice(8)),
 };
 
 /**

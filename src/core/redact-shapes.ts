@@ -127,8 +127,12 @@ export const puttyKey: Shape = {
   claim: (m) => [m.index + (m[1] as string).length, m.index + m[0].length, `${tag("private-key")}\n`],
 };
 
-/** `scheme://user:<password>@host`: the password runs to the last `@` before the host (`p@ss:w0rd` is one password). */
-const URL_PASSWORD = /\b([a-z][a-z0-9+.-]{1,31}:\/\/)([^\s:@/?#"'<>]{0,256}):([^\s/?#"'<>]{1,256})@/gi;
+/**
+ * `scheme://user:<password>@host`: the password runs to the last `@` before the host (`p@ss:w0rd`
+ * is one password), and may hold a `#` (`postgres://app:Xk9#mP2vQ7@db/app`, unencoded as users
+ * write them); not a `?` or `/` (`http://localhost:3000?email=bob@example.com` is no password).
+ */
+const URL_PASSWORD = /\b([a-z][a-z0-9+.-]{1,31}:\/\/)([^\s:@/?#"'<>]{0,256}):([^\s/?"'<>]{1,256})@/gi;
 
 export const urlPassword: Shape = {
   gate: has(M.URL | M.AT),

@@ -111,6 +111,18 @@ export const LEAK_FIXTURES: readonly (readonly [string, string])[] = [
   // Beside the command outputs now kept: a real `-u user:password`, a password with a colon.
   ["curl -u admin:S3cretPw9 https://api.example.com/v1/items", "S3cretPw9"],
   ["the password is hunter2:2024", "hunter2:2024"],
+  ["the password is Summer:2024", "Summer:2024"],
+  ["machine api.example.com login bob password root:12345678", "root:12345678"],
+  ["DATABASE_URL=postgres://app:Xk9#mP2vQ7@db/app", "Xk9#mP2vQ7"],
+];
+
+/** Identifiers that share a provider token's prefix, and must not be taken for one (hand-written). */
+export const PREFIX_KEEP: readonly string[] = [
+  "npm_package_devDependencies__types_react=^18.2.0",
+  "ghs_installation_token_for_repository_abc",
+  "ii  mate-xapp-status-applet                  1.2.2-1                            amd64        XApp status applet",
+  "see /usr/libexec/xapps/xapp-sn-watcher",
+  "http://localhost:3000?email=bob@example.com",
 ];
 
 /**
