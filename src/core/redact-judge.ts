@@ -91,9 +91,12 @@ export function tokenish(v: string): boolean {
   // An identifier or member access (`opts.token`, `readToken`, `JwtAlgorithmMismatch`). A random
   // token of 20+ characters almost always has a digit, so a letters-only value is taken as a name.
   if (/^[A-Za-z_$][\w$]*(?:(?:\.|\?\.)[A-Za-z_$][\w$]*)*!?$/.test(v) && !/\d/.test(v)) return false; // `process.env.API_TOKEN!` too
-  if (/^\d{1,3}$/.test(v)) return false; // small numbers: counts, flags
+  if (/^\d{1,3}$/.test(v) || ARCH.test(v)) return false; // small numbers (counts, flags); `libsecret-1-0:amd64` in `dpkg -l`
   return !/^0x[0-9a-f]{1,16}$/i.test(v) && !versionLike(v); // hex literals (32 hex digits and more are key material), versions
 }
+
+/** A CPU architecture's name, as package managers qualify a package with it. */
+const ARCH = /^(?:amd64|arm64|i386|i686|armhf|armel|ppc64el|s390x|x86_64|aarch64|riscv64|mips64el)$/;
 
 /**
  * An unquoted member access in code, whose first part may hold digits (a compiler's `_step22.value`,
@@ -299,6 +302,13 @@ export function madeUp(v: string): boolean {
   if (/^[a-z]+(?:[A-Z][a-z0-9]+){3,}$/.test(v)) return false; // a camelCase identifier of four words or more: `addInt32PrefixedString` (`iLove2Code` is a password)
   if (v.startsWith("(") || /[\w$]\(/.test(v) || /:\d+:\d+\)?$/.test(v)) return false; // a call (`jsTokens$1(text`), a stack frame's location: `(/app/src/jwt.ts:42:11)`
   if (/:\/\/|^\d+(?:\.\d+)+|^v\d+(?:\.\d+)*(?:[-+][\w.-]*)?[.,;:]?$|^\d+(?:ms|s|m|h|d|kb|mb|gb|px|%)$/i.test(v)) return false;
+  // A Debian version with an epoch (`1:4.13+dfsg1-1+deb12u1`), a source file's line (`auth.ts:42`).
+  if (
+    /^\d+:\d+(?:\.\d+)+(?:[+~][0-9A-Za-z.]+)*(?:-[0-9A-Za-z+.~]+)?$|^[\w.-]+\.(?:[cm]?[jt]sx?|py|go|rs|rb|java|kt|c|h|cc|cpp|cs|php|swift|md|json|ya?ml|toml|sh):\d+[.,;:]?$/.test(
+      v,
+    )
+  )
+    return false;
   if (/^(?:[/~]|\.\.?\/|\.[a-z][\w-]*$)/i.test(v)) return randomLooking(v.replace(/[.,;:]$/, "")); // a path, unless it is a token that starts with `/`
   return true;
 }

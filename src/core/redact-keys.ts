@@ -164,6 +164,8 @@ const NOT_SECRET_LAST = new Set([
   "hostname",
   "port",
   "source",
+  "encryption",
+  "algorithm",
   "arg",
   "args",
   "ms",

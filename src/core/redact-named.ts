@@ -345,6 +345,8 @@ const prose: NameRule = (p, i, start, end) => {
   const strong = keyClass(key) === 2;
   if (!(strong || weakSecretKey(key)) || charCode(key, key.length - 1) === 46 || !(madeUp(v) || symbolSecret(v))) return false;
   if (!strong && !secretPair(key, v) && keyClass(`${wordBefore(p.text, m.index)}_${key}`) !== 2) return false;
+  // The name again, and a count or a line after it (`token:56` in `npm help-search`'s listing).
+  if (v.length > key.length && charCode(v, key.length) === 58 && v.slice(0, key.length).toLowerCase() === key.toLowerCase()) return false;
   const vs = m.index + key.length + sp.length + q.length;
   return p.claim(vs, vs + v.length, tag("secret"));
 };

@@ -50,6 +50,7 @@ export const PROVIDER_RULES: readonly (readonly [id: string, source: string])[] 
   ["flyio-token", `\\bfo1_[${U}]{40,}`],
   ["render-key", "\\brnd_[A-Za-z0-9]{32,}\\b"],
   ["netlify-token", "\\bnfp_[A-Za-z0-9]{36,}\\b"],
+  ["vercel-token", "\\b(?:vcp|vci|vca|vcr|vck)_[A-Za-z0-9]{20,60}\\b"],
   ["supabase-key", "\\b(?:sbp_[a-f0-9]{40}|sb_secret_[A-Za-z0-9_-]{20,})"],
   ["planetscale-token", `\\bpscale_(?:tkn|pw|oauth)_[.=${U}]{32,}`],
   ["neon-key", "\\bnapi_[a-z0-9]{60,}\\b"],
@@ -59,11 +60,11 @@ export const PROVIDER_RULES: readonly (readonly [id: string, source: string])[] 
   ["scalingo-token", `\\btk-us-[${U}]{48}${END}`],
   ["azure-storage-key", "\\bAccountKey=[A-Za-z0-9+/]{86}=="],
   // Source hosts, CI, registries
-  ["github-token", "\\b(?:gh[pousr]_[A-Za-z0-9]{36,255}|github_pat_[A-Za-z0-9_]{22,255})\\b"],
+  ["github-token", "\\b(?:gh[pousr]_[A-Za-z0-9_]{36,255}|github_pat_[A-Za-z0-9_]{22,255})\\b"],
   ["gitlab-token", `\\b(?:gl(?:pat|dt|rt|ptt|soat|cbt|imt|ft|oas|agent|ffct)-[${U}]{20,}|GR1348941[${U}]{20,})`],
   ["bitbucket-token", "\\bATBB[A-Za-z0-9]{32,}\\b"],
   ["atlassian-token", `\\bAT(?:ATT|CTT)[=${U}]{100,}`],
-  ["npm-token", "\\bnpm_[A-Za-z0-9]{36}\\b"],
+  ["npm-token", "\\bnpm_[A-Za-z0-9_]{36}\\b"],
   ["pypi-token", `\\bpypi-AgE[${U}]{50,}`],
   ["rubygems-key", "\\brubygems_[a-f0-9]{48}\\b"],
   ["nuget-key", "\\boy2[a-z0-9]{43}\\b"],
@@ -103,7 +104,7 @@ export const PROVIDER_RULES: readonly (readonly [id: string, source: string])[] 
   ["facebook-token", "\\bEAA[A-Za-z0-9]{60,}"],
   ["instagram-token", `\\bIGQV[${U}]{60,}`],
   ["postman-key", "\\bPMAK-[a-f0-9]{24}-[a-f0-9]{34}\\b"],
-  ["linear-key", "\\blin_(?:api_[A-Za-z0-9]{40}|oauth_[a-f0-9]{64})\\b"],
+  ["linear-key", "\\blin_(?:api_[A-Za-z0-9_]{32,128}|oauth_[a-f0-9]{64})\\b"],
   ["notion-token", "\\b(?:ntn_\\d{11}[A-Za-z0-9]{35}|secret_[A-Za-z0-9]{43})\\b"],
   ["figma-token", `\\bfig[dou]_[${U}]{40,}`],
   ["asana-token", "\\b[12]/\\d{16}(?:/\\d{16})?:[a-f0-9]{32}\\b"],
@@ -127,11 +128,11 @@ export const PROVIDER_RULES: readonly (readonly [id: string, source: string])[] 
   ["launchdarkly-key", `\\b(?:api|sdk|mob)-${UUID}\\b`],
   ["posthog-key", "\\bphx_[A-Za-z0-9]{43}\\b"],
   ["langsmith-key", "\\blsv2_(?:pt|sk)_[a-f0-9]{32}_[a-f0-9]{10}\\b"],
-  ["databricks-token", "\\bdapi[a-f0-9]{32}(?:-\\d)?\\b"],
+  ["databricks-token", "\\bdapi[a-fA-F0-9]{32}(?:-\\d)?\\b"],
   // Payments, commerce
   ["stripe-key", "\\b(?:[sr]k_(?:live|test)_[A-Za-z0-9]{16,}\\b|whsec_[A-Za-z0-9+/=]{24,}(?![A-Za-z0-9+/=]))"],
   ["square-token", `\\b(?:sq0(?:atp|csp)-[${U}]{22,43}|EAAA[${U}]{60})${END}`],
-  ["shopify-token", "\\bshp(?:at|ca|pa|ss)_[a-fA-F0-9]{32}\\b"],
+  ["shopify-token", "\\bshp(?:at|ca|pa|ss)_[a-zA-Z0-9]{32,64}\\b"],
   ["plaid-token", `\\baccess-(?:sandbox|development|production)-${UUID}\\b`],
   ["braintree-token", "\\baccess_token\\$(?:production|sandbox)\\$[a-z0-9]{16}\\$[a-f0-9]{32}\\b"],
   ["razorpay-key", "\\brzp_(?:live|test)_[A-Za-z0-9]{14,}\\b"],
@@ -162,6 +163,13 @@ export const PROVIDER_CHECKS: Readonly<Record<string, (m: string) => boolean>> =
   "openai-key": (m) => /\d/.test(m) && /[A-Za-z]{2}/.test(m.slice(3)) && !(!/[A-Z]/.test(m) && /^sk-(?!or-v1-)(?:[a-z0-9]+-){2,}/.test(m)),
   // The Discord bot pattern also fits dotted identifiers: a token mixes case and digits in each part.
   "discord-bot-token": (m) => /\d/.test(m) && /[a-z]/.test(m) && /[A-Z]/.test(m.slice(1)),
+  // GitHub's, npm's and Linear's tokens are base62; secretlint's preset also takes a `_` in the
+  // body, and so does Baton, but an identifier has one too (`ghs_installation_token_for_repo`,
+  // `npm_package_devDependencies__types_react` in a script's environment): a body with a `_`
+  // must hold a digit.
+  "github-token": (m) => m.startsWith("github_pat_") || !m.includes("_", 4) || /\d/.test(m.slice(4)),
+  "npm-token": (m) => !m.includes("_", 4) || /\d/.test(m.slice(4)),
+  "linear-key": (m) => !m.startsWith("lin_api_") || !m.includes("_", 8) || /\d/.test(m.slice(8)),
 };
 
 /**

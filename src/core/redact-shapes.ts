@@ -127,8 +127,12 @@ export const puttyKey: Shape = {
   claim: (m) => [m.index + (m[1] as string).length, m.index + m[0].length, `${tag("private-key")}\n`],
 };
 
-/** `scheme://user:<password>@host`: the password runs to the last `@` before the host (`p@ss:w0rd` is one password). */
-const URL_PASSWORD = /\b([a-z][a-z0-9+.-]{1,31}:\/\/)([^\s:@/?#"'<>]{0,256}):([^\s/?#"'<>]{1,256})@/gi;
+/**
+ * `scheme://user:<password>@host`: the password runs to the last `@` before the host (`p@ss:w0rd`
+ * is one password), and may hold a `#` (`postgres://app:Xk9#mP2vQ7@db/app`, unencoded as users
+ * write them); not a `?` or `/` (`http://localhost:3000?email=bob@example.com` is no password).
+ */
+const URL_PASSWORD = /\b([a-z][a-z0-9+.-]{1,31}:\/\/)([^\s:@/?#"'<>]{0,256}):([^\s/?"'<>]{1,256})@/gi;
 
 export const urlPassword: Shape = {
   gate: has(M.URL | M.AT),
@@ -152,7 +156,8 @@ export const userPassword: Shape = {
   re: /(?<![\w-])(-u|--user|--proxy-user|--http-password)([ \t]+|=)(["']?)([^\s:"'`]*):([^\s"'`]+)\3/g,
   claim: (m) => {
     const pass = m[5] as string;
-    if (placeholderish(pass)) return undefined;
+    // `<user:password>`, as a tool's help writes it, is a placeholder.
+    if (placeholderish(pass) || ((m[4] as string).startsWith("<") && pass.endsWith(">"))) return undefined;
     const s = m.index + (m[1] as string).length + (m[2] as string).length + (m[3] as string).length + (m[4] as string).length + 1;
     return [s, s + pass.length, tag("password")];
   },

@@ -108,13 +108,29 @@ export const LEAK_FIXTURES: readonly (readonly [string, string])[] = [
   ["password: 12.5.1990", "12.5.1990"],
   ["password = Xk9mP2vQ7(prod)", "Xk9mP2vQ7"],
   ['secret: "Secret!"', "Secret!"],
+  // Beside the command outputs now kept: a real `-u user:password`, a password with a colon.
+  ["curl -u admin:S3cretPw9 https://api.example.com/v1/items", "S3cretPw9"],
+  ["the password is hunter2:2024", "hunter2:2024"],
+  ["the password is Summer:2024", "Summer:2024"],
+  ["machine api.example.com login bob password root:12345678", "root:12345678"],
+  ["DATABASE_URL=postgres://app:Xk9#mP2vQ7@db/app", "Xk9#mP2vQ7"],
+];
+
+/** Identifiers that share a provider token's prefix, and must not be taken for one (hand-written). */
+export const PREFIX_KEEP: readonly string[] = [
+  "npm_package_devDependencies__types_react=^18.2.0",
+  "ghs_installation_token_for_repository_abc",
+  "ii  mate-xapp-status-applet                  1.2.2-1                            amd64        XApp status applet",
+  "see /usr/libexec/xapps/xapp-sn-watcher",
+  "http://localhost:3000?email=bob@example.com",
 ];
 
 /**
- * Lines of installed third-party packages (each beside the file it came from, as it stood in
- * `node_modules`) that earlier builds redacted: code, manifests and prose that name a secret
- * without holding one. Each must come back unchanged. (Their example credentials, such as
- * `password: 'secret'` in a README, are still taken: in that place a real one would stand.)
+ * Lines nobody here wrote that earlier builds redacted: code, manifests and prose that name a
+ * secret without holding one, each beside where it came from (a file of an installed package,
+ * as it stood in `node_modules`, or a real command's output on this project's Debian machine).
+ * Each must come back unchanged. (Their example credentials, such as `password: 'secret'` in a
+ * README, are still taken: in that place a real one would stand.)
  */
 export const THIRD_PARTY_KEEP: readonly (readonly [source: string, line: string])[] = [
   ["axe-core/axe.js", "pass: 'Abstract roles are not used',"],
@@ -179,6 +195,14 @@ export const THIRD_PARTY_KEEP: readonly (readonly [source: string, line: string]
   ],
   ["pg-protocol/dist/outbound-serializer.test.js", "// Guards the single-pass addInt32PrefixedString write path: the Int32"],
   ["shell-quote/README.md", "var xs = parse('beep --boop=\"$PWD\"', { PWD: '/home/robot' });"],
+  ["`dpkg -l` (Debian 12)", "ii  libsecret-1-0:amd64                       0.20.5-3                            amd64        Secret store"],
+  [
+    "`dpkg -l` (Debian 12)",
+    "ii  passwd                                    1:4.13+dfsg1-1+deb12u1              amd64        change and administer password and group data",
+  ],
+  ["`curl --help all` (curl 7.88.1)", " -u, --user <user:password> Server user and password"],
+  ["`npm help-search token` (npm 11)", "npm help token                                                          token:56"],
+  ["/usr/share/postgresql/15/postgresql.conf.sample", "#password_encryption = scram-sha-256\t# scram-sha-256 or md5"],
 ];
 
 /** Ordinary developer text that must come back unchanged. */
