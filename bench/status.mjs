@@ -8,6 +8,9 @@
  *   and `JSON.parse`s its `data` column. Printed as events/s and their ratio (no goal).
  * - Appends to this session (its ~25 KB snapshot is rewritten by each) vs to a fresh session in
  *   the same workspace, FULL, interleaved: what a large snapshot costs an append (no goal).
+ * - `baton.sessions.versions(id)` (the dashboard's version tags of a session) with 100 open work
+ *   items and 5,000 dead ones, handled, beside the statement `workVersion` ran until 2026-11-27
+ *   (its dead items read by scalar subqueries beside every open item) on the same file, alternating.
  *
  * Setup writes with appendBatch at synchronous=NORMAL (setup only); the measured calls reopen
  * the workspace at the default FULL.
@@ -134,6 +137,7 @@ export async function run() {
   await baton.close();
 
   const recorded = await recordedFiles(openBaton);
+  const versions = await workVersions(openBaton);
 
   const status = summarise(statusSamples);
   const rebuild = summarise(rebuildSamples, lastSeq);
@@ -149,12 +153,22 @@ export async function run() {
       { subject: "Baton append on a fresh session, same workspace (FULL)", ...appendFresh },
       { subject: `Baton status({sessionId}), ${FILES} × ${FILE_MB} MB recorded files`, unit: "calls", ...recorded.status },
       { subject: `Baton resume(sessionId), ${FILES} × ${FILE_MB} MB recorded files`, unit: "calls", ...recorded.resume },
+      {
+        subject: `Baton sessions.versions(id), ${OPEN} open and ${DEAD.toLocaleString("en-US")} handled dead items`,
+        unit: "calls",
+        ...versions.baton,
+      },
+      { subject: "the work statement until 2026-11-27 alone (raw better-sqlite3, same file)", unit: "calls", ...versions.before },
     ],
     ratios: [
       ratio("status median", status.medianMs, "<=", 10, "ms"),
       ratio("status p99", status.p99Ms, "<=", 10, "ms"),
       info("Baton rebuild / raw fold throughput", rebuild.opsPerSec / raw.opsPerSec),
       info("append throughput, long session / fresh session", appendLong.opsPerSec / appendFresh.opsPerSec),
+      info(
+        "sessions.versions: the work statement until 2026-11-27 / all of versions() now (medians)",
+        versions.before.medianMs / versions.baton.medianMs,
+      ),
     ],
     notes: [
       `setup (${lastSeq.toLocaleString("en-US")} events via appendBatch at NORMAL) took ${(setupMs / 1000).toFixed(1)} s`,
@@ -169,6 +183,81 @@ export async function run() {
 
 const FILES = 50;
 const FILE_MB = 2;
+const OPEN = 100;
+const DEAD = 5_000;
+
+/** `workVersion`'s statement until 2026-11-27: the dead items' three reads beside every open item. */
+const WORK_VERSION_BEFORE = `
+  SELECT s.last_seq AS "lastSeq",
+         (SELECT count(*) FROM work_items d WHERE d.session_id = s.id AND d.state = 'dead' AND d.handled_seq IS NULL) AS "deadCount",
+         (SELECT count(*) FROM work_items d JOIN leases l ON l.item_id = d.item_id
+           WHERE d.session_id = s.id AND d.state = 'dead' AND d.handled_seq IS NULL) AS "deadLeases",
+         (SELECT max(d.done_at) FROM work_items d WHERE d.session_id = s.id AND d.state = 'dead' AND d.handled_seq IS NULL) AS "lastDeadAt",
+         w.item_id AS "itemId", w.state AS "state", w.attempts AS "attempts", w.lease_id AS "leaseId",
+         w.lease_expires_ms AS "leaseExpiresMs", w.available_ms AS "availableMs",
+         (SELECT count(*) FROM leases l WHERE l.item_id = w.item_id) AS "leases"
+  FROM sessions s LEFT JOIN work_items w ON w.session_id = s.id AND w.state IN ('ready', 'leased')
+  WHERE s.id = ?
+  ORDER BY w.priority, w.item_no`;
+
+/**
+ * A session whose work went dead 5,000 times (each item nacked on its one attempt, then handled
+ * by the event its lane waits for) and has 100 items open: `sessions.versions` (all three tags)
+ * beside the work statement it ran until 2026-11-27, on the same file, alternating.
+ */
+async function workVersions(openBaton) {
+  const root = tempDir("status-versions");
+  const id = "versions";
+  {
+    const baton = await openBaton({ root, durability: "relaxed", maxAttempts: 1 });
+    await baton.sessions.start({ flow: "live-variant", id });
+    // generate → source wrapped → variants written → cycling; again after the dead items, whose
+    // lane (`steer`) is done by `variants_written`, which marks them handled.
+    const cycle = async () => {
+      await baton.events.append(id, { type: "generate", actor: "browser" });
+      await baton.events.append(id, { type: "source_wrapped", actor: "agent", data: { file: "a.html" } });
+      await baton.events.append(id, { type: "variants_written", actor: "agent", data: { count: 1, expected: 1 } });
+      await baton.events.append(id, { type: "cycling", actor: "browser" });
+    };
+    await cycle();
+    for (let done = 0; done < DEAD; done += 500) {
+      await baton.events.appendBatch(
+        id,
+        Array.from({ length: 500 }, (_, i) => ({ type: "steer", actor: "browser", data: { n: done + i } })),
+      );
+      for (let i = 0; i < 500; i++) {
+        const l = await baton.work.lease("bench", { sessionId: id, leaseMs: 60_000 });
+        const r = await baton.work.nack(l.leaseId);
+        if (r.state !== "dead") throw new Error(`a nack on the one attempt left the item ${r.state}`);
+      }
+    }
+    await cycle();
+    await baton.events.appendBatch(
+      id,
+      Array.from({ length: OPEN }, (_, i) => ({ type: "steer", actor: "browser", data: { n: DEAD + i } })),
+    );
+    await baton.close();
+  }
+  const baton = await openBaton({ root });
+  const db = new Database(join(root, ".baton", "baton.db"), { readonly: true });
+  const counts = db
+    .prepare("SELECT state, handled_seq IS NULL AS unhandled, count(*) AS n FROM work_items WHERE session_id = ? GROUP BY 1, 2")
+    .all(id);
+  const dead = counts.find((c) => c.state === "dead" && c.unhandled === 0)?.n ?? 0;
+  const open = counts.find((c) => c.state === "ready")?.n ?? 0;
+  if (dead !== DEAD || open !== OPEN) throw new Error(`expected ${DEAD} handled dead and ${OPEN} open items: ${JSON.stringify(counts)}`);
+  const before = db.prepare(WORK_VERSION_BEFORE);
+  const now = await baton.sessions.versions(id);
+  if (before.all(id).length !== OPEN || !now.work) throw new Error("the two reads disagree on the open items");
+  const sides = [
+    { label: "baton", op: () => baton.sessions.versions(id) },
+    { label: "before", op: () => before.all(id) },
+  ];
+  const samples = await interleave(sides, { rounds: 5, perRound: scaled(40, 4), warmup: 5 });
+  db.close();
+  await baton.close();
+  return { baton: summarise(samples.baton), before: summarise(samples.before) };
+}
 
 /**
  * Status and resume of a session that recorded 50 files of 2 MB: each is read (marker scan)

@@ -192,7 +192,8 @@ export class SqliteQueueQueries implements QueueQueries {
     return r.t ?? undefined;
   }
   async workVersion(sessionId: string): Promise<WorkVersion> {
-    return toWorkVersion(this.#stmt(workVersionSql("?")).all(sessionId) as RawWorkVersion[]);
+    // The id twice: for the dead items and for the session.
+    return toWorkVersion(this.#stmt(workVersionSql("?")).all(sessionId, sessionId) as RawWorkVersion[]);
   }
   async openItems(sessionId?: string): Promise<WorkItemRow[]> {
     const rows = (
