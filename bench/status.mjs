@@ -248,7 +248,9 @@ async function workVersions(openBaton) {
   if (dead !== DEAD || open !== OPEN) throw new Error(`expected ${DEAD} handled dead and ${OPEN} open items: ${JSON.stringify(counts)}`);
   const before = db.prepare(WORK_VERSION_BEFORE);
   const now = await baton.sessions.versions(id);
-  if (before.all(id).length !== OPEN || !now.work) throw new Error("the two reads disagree on the open items");
+  const old = before.all(id);
+  if (old.length !== OPEN || old.some((r) => r.deadCount !== 0) || typeof now.work !== "string")
+    throw new Error(`the old statement should see ${OPEN} open items and no unhandled dead one; versions() a work tag`);
   const sides = [
     { label: "baton", op: () => baton.sessions.versions(id) },
     { label: "before", op: () => before.all(id) },

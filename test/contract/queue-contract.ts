@@ -467,6 +467,30 @@ export function queueContract(name: string, factory: StoreFactory): void {
       });
     });
 
+    it("counts each dead item once and every lease each has had, beside the open items", async () => {
+      const b = await fresh({ maxAttempts: 1 });
+      await b.sessions.start({ flow: "live-variant", id: "dead" });
+      const version = () => servicesOf(b).backend.transaction("read", (tx) => tx.queue.workVersion("dead"));
+      const steer = (n: number) => b.events.append("dead", { type: "steer", actor: "browser", data: { n } });
+      const kill = async () => {
+        const l = (await b.work.lease("w", { sessionId: "dead" }))!;
+        expect((await b.work.nack(l.leaseId)).state).toBe("dead");
+        return l.item.itemId;
+      };
+      await steer(1);
+      await steer(2);
+      const a = await kill();
+      await b.work.retry(a);
+      expect(await kill()).toBe(a); // dead again: two leases
+      const lastAt = new Date(clock.ms).toISOString();
+      expect(await kill()).not.toBe(a); // the other: one lease
+      await steer(3);
+      await steer(4);
+      const v = await version();
+      expect(v.dead).toEqual({ count: 2, leases: 3, lastAt });
+      expect(v.open.map((o) => o.state)).toEqual(["ready", "ready"]);
+    });
+
     it("tags work a lease revived by its heartbeat after it expired, and expired again, left in a new state", async () => {
       const b = await fresh({ maxAttempts: 3 });
       await b.sessions.start({ flow: "live-variant", id: "short" });
