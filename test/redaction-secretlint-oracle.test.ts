@@ -49,9 +49,8 @@ function material(span: string): string {
  * Where Baton differs from the preset on purpose, each with its reason: the sample is skipped.
  * - A Slack `xapp-` without `-<digit>-` after it: every app-level token has it, and Debian's XApp
  *   packages and programs (`mate-xapp-status-applet`, `xapp-sn-watcher`) do not.
- * - A URL password holding `?` or `/`: each ends a URL's authority, and
- *   `http://localhost:3000?email=bob@example.com` holds no password (`#` is taken: users write
- *   `postgres://app:Xk9#mP2vQ7@db/app` unencoded).
+ * - A URL password that starts like a port (digits, then `/`, `?` or `#`): after a host's name
+ *   that is a port (`http://localhost:3000?email=bob@example.com`).
  * - A URL whose user or password holds a quote, a backtick or an angle bracket: in text, each
  *   ends the URL (`"postgres://app:pw@db"`), and the generated `mysql://e*z>UCttG*r:(,1H&@Nyy`
  *   is no URL anyone writes.
@@ -81,7 +80,7 @@ const EXPECTED_RULES: readonly string[] = [
 
 const DELIBERATE: readonly ((reported: string) => boolean)[] = [
   (r) => /^xapp-(?!\d-)/.test(r),
-  (r) => /:\/\/[^:@/\s]*:[^@\s]*[?/][^@\s]*@/.test(r),
+  (r) => /:\/\/[^:@/\s]*:\d{1,5}[/?#]/.test(r),
   (r) => /:\/\/[^@\s]*["'`<>][^@\s]*@/.test(r),
 ];
 

@@ -128,11 +128,14 @@ export const puttyKey: Shape = {
 };
 
 /**
- * `scheme://user:<password>@host`: the password runs to the last `@` before the host (`p@ss:w0rd`
- * is one password), and may hold a `#` (`postgres://app:Xk9#mP2vQ7@db/app`, unencoded as users
- * write them); not a `?` or `/` (`http://localhost:3000?email=bob@example.com` is no password).
+ * `scheme://user:<password>@host`. Users write passwords into URLs unencoded, so the password may
+ * hold what a URL would end its authority at: `#`, `?`, `/` (`openssl rand -base64` makes
+ * `postgres://app:Ab3/xY+zQ9kL@db/app`). Without them it runs to the last `@` before one
+ * (`p@ss:w0rd` is one password); holding one, to the first `@` (one in a path or query after it
+ * is not the password's). After the host's name, a port and what follows it
+ * (`http://localhost:3000?email=bob@example.com`) is no password.
  */
-const URL_PASSWORD = /\b([a-z][a-z0-9+.-]{1,31}:\/\/)([^\s:@/?#"'<>]{0,256}):([^\s/?"'<>]{1,256})@/gi;
+const URL_PASSWORD = /\b([a-z][a-z0-9+.-]{1,31}:\/\/)([^\s:@/?#"'<>]{0,256}):([^\s/?#"'<>]{1,256}|[^\s@"'<>]{1,256})@/gi;
 
 export const urlPassword: Shape = {
   gate: has(M.URL | M.AT),
@@ -141,7 +144,7 @@ export const urlPassword: Shape = {
   sticky: sticky(URL_PASSWORD),
   claim: (m) => {
     const pass = m[3] as string;
-    if (placeholderish(pass)) return undefined;
+    if (/^\d{1,5}[/?#]/.test(pass) || placeholderish(pass)) return undefined; // a port: `host:8080/path?to=a@b`
     const s = m.index + (m[1] as string).length + (m[2] as string).length + 1;
     return [s, s + pass.length, tag("password")];
   },

@@ -114,6 +114,10 @@ export const LEAK_FIXTURES: readonly (readonly [string, string])[] = [
   ["the password is Summer:2024", "Summer:2024"],
   ["machine api.example.com login bob password root:12345678", "root:12345678"],
   ["DATABASE_URL=postgres://app:Xk9#mP2vQ7@db/app", "Xk9#mP2vQ7"],
+  // A base64 password (`openssl rand -base64`), written into the URL unencoded.
+  ["DATABASE_URL=postgres://app:Ab3/xY+zQ9kL@db:5432/app", "Ab3/xY+zQ9kL"],
+  ["git clone https://bob:Xk9/mP2vQ7@git.example.com/r.git", "Xk9/mP2vQ7"],
+  ["REDIS_URL=redis://:pa?ss/w0rd@cache:6379", "pa?ss/w0rd"],
 ];
 
 /** Identifiers that share a provider token's prefix, and must not be taken for one (hand-written). */
@@ -123,6 +127,7 @@ export const PREFIX_KEEP: readonly string[] = [
   "ii  mate-xapp-status-applet                  1.2.2-1                            amd64        XApp status applet",
   "see /usr/libexec/xapps/xapp-sn-watcher",
   "http://localhost:3000?email=bob@example.com",
+  "https://example.com:443/api/v1/users/bob@example.com",
 ];
 
 /**
