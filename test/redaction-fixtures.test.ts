@@ -5,7 +5,7 @@
  */
 import { describe, expect, it } from "vitest";
 import { redactText, redactValue } from "../src/core/redact.js";
-import { KEEP_FIXTURES, LEAK_FIXTURES, PREFIX_KEEP, THIRD_PARTY_KEEP } from "./redaction/fixtures.js";
+import { KEEP_FIXTURES, LEAK_FIXTURES, PREFIX_KEEP, THIRD_PARTY_KEEP, URL_KEEP } from "./redaction/fixtures.js";
 
 describe("redaction fixtures (hand-written real-world shapes)", () => {
   it.each(LEAK_FIXTURES.map(([t, s]) => [t, s] as const))("hides the secret in %j", (text, secret) => {
@@ -19,6 +19,9 @@ describe("redaction fixtures (hand-written real-world shapes)", () => {
     expect(redactText(line)).toBe(line);
   });
   it.each(PREFIX_KEEP.map((t) => [t] as const))("keeps %j: an identifier, not a token", (text) => {
+    expect(redactText(text)).toBe(text);
+  });
+  it.each(URL_KEEP.map((t) => [t] as const))("keeps %j: no password in that URL", (text) => {
     expect(redactText(text)).toBe(text);
   });
   it("judges keys alike in structured values: `passWord` and `DB_PASS_PROD` hold passwords, `passThrough` does not", () => {

@@ -49,8 +49,9 @@ function material(span: string): string {
  * Where Baton differs from the preset on purpose, each with its reason: the sample is skipped.
  * - A Slack `xapp-` without `-<digit>-` after it: every app-level token has it, and Debian's XApp
  *   packages and programs (`mate-xapp-status-applet`, `xapp-sn-watcher`) do not.
- * - A URL password that starts like a port (digits, then `/`, `?` or `#`): after a host's name
- *   that is a port (`http://localhost:3000?email=bob@example.com`).
+ * - A URL "password" that is a port (digits, then `/`, `?` or `#/`), or starts with `/`: that is
+ *   a port and a path (`http://localhost:3000?email=bob@example.com`, `file://C:/x/@types`).
+ * - A URL whose user holds `[` or `]`: that is an IPv6 host (`http://[::1]:5173/@vite/client`).
  * - A URL whose user or password holds a quote, a backtick or an angle bracket: in text, each
  *   ends the URL (`"postgres://app:pw@db"`), and the generated `mysql://e*z>UCttG*r:(,1H&@Nyy`
  *   is no URL anyone writes.
@@ -80,7 +81,8 @@ const EXPECTED_RULES: readonly string[] = [
 
 const DELIBERATE: readonly ((reported: string) => boolean)[] = [
   (r) => /^xapp-(?!\d-)/.test(r),
-  (r) => /:\/\/[^:@/\s]*:\d{1,5}[/?#]/.test(r),
+  (r) => /:\/\/[^:@/\s]*:(?:\d{1,5}(?:[/?]|#[/?#])|\/)/.test(r),
+  (r) => /:\/\/[^:@/\s]*[[\]]/.test(r),
   (r) => /:\/\/[^@\s]*["'`<>][^@\s]*@/.test(r),
 ];
 

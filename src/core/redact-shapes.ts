@@ -130,12 +130,16 @@ export const puttyKey: Shape = {
 /**
  * `scheme://user:<password>@host`. Users write passwords into URLs unencoded, so the password may
  * hold what a URL would end its authority at: `#`, `?`, `/` (`openssl rand -base64` makes
- * `postgres://app:Ab3/xY+zQ9kL@db/app`). Without them it runs to the last `@` before one
- * (`p@ss:w0rd` is one password); holding one, to the first `@` (one in a path or query after it
- * is not the password's). After the host's name, a port and what follows it
- * (`http://localhost:3000?email=bob@example.com`) is no password.
+ * `postgres://app:Ab3/xY+zQ9kL@db/app`). Without `/` or `?` it runs to the last `@` before one
+ * (`p@ss#w0rd` is one password); holding one, to the first `@` (one in a path or query after
+ * it is not the password's). Not a password, and not matched (so a URL inside it is still
+ * tried): after the `:`, a port or a port's variable and then `/`, `?` or `#/`
+ * (`http://localhost:3000?email=bob@example.com`, `http://localhost:$PORT/users/bob@x.com`), or
+ * a path (`file://C:/Users/me/@types`); an IPv6 host (`http://[::1]:5173/@vite/client`) is no
+ * user.
  */
-const URL_PASSWORD = /\b([a-z][a-z0-9+.-]{1,31}:\/\/)([^\s:@/?#"'<>]{0,256}):([^\s/?#"'<>]{1,256}|[^\s@"'<>]{1,256})@/gi;
+const URL_PASSWORD =
+  /\b([a-z][a-z0-9+.-]{1,31}:\/\/)([^\s:@/?#"'<>[\]]{0,256}):(?!(?:\d{1,5}|\$\{?\w+\}?)(?:[/?]|#[/?#])|\/)([^\s/?"'<>]{1,256}|[^\s@"'<>]{1,256})@/gi;
 
 export const urlPassword: Shape = {
   gate: has(M.URL | M.AT),
@@ -144,7 +148,7 @@ export const urlPassword: Shape = {
   sticky: sticky(URL_PASSWORD),
   claim: (m) => {
     const pass = m[3] as string;
-    if (/^\d{1,5}[/?#]/.test(pass) || placeholderish(pass)) return undefined; // a port: `host:8080/path?to=a@b`
+    if (placeholderish(pass)) return undefined;
     const s = m.index + (m[1] as string).length + (m[2] as string).length + 1;
     return [s, s + pass.length, tag("password")];
   },

@@ -118,6 +118,11 @@ export const LEAK_FIXTURES: readonly (readonly [string, string])[] = [
   ["DATABASE_URL=postgres://app:Ab3/xY+zQ9kL@db:5432/app", "Ab3/xY+zQ9kL"],
   ["git clone https://bob:Xk9/mP2vQ7@git.example.com/r.git", "Xk9/mP2vQ7"],
   ["REDIS_URL=redis://:pa?ss/w0rd@cache:6379", "pa?ss/w0rd"],
+  // A URL inside a port URL's query, and passwords with `#` (a second reading of the above).
+  ["GET http://127.0.0.1:4040/api?url=redis://:S3cr3tPass@cache:6379", "S3cr3tPass"],
+  ["http://localhost:3000/login?next=postgres://app:Xk9mP2vQ7@db/app", "Xk9mP2vQ7"],
+  ["postgres://app:p@ss#w0rd@db/app", "ss#w0rd"],
+  ["postgres://app:7#Spring2024@db/app", "Spring2024"],
 ];
 
 /** Identifiers that share a provider token's prefix, and must not be taken for one (hand-written). */
@@ -126,8 +131,18 @@ export const PREFIX_KEEP: readonly string[] = [
   "ghs_installation_token_for_repository_abc",
   "ii  mate-xapp-status-applet                  1.2.2-1                            amd64        XApp status applet",
   "see /usr/libexec/xapps/xapp-sn-watcher",
+];
+
+/** URLs whose `@` is no password's end: a port, a port's variable, a path, an IPv6 host (hand-written). */
+export const URL_KEEP: readonly string[] = [
   "http://localhost:3000?email=bob@example.com",
   "https://example.com:443/api/v1/users/bob@example.com",
+  "http://localhost:3000#/users/bob@example.com",
+  "curl http://localhost:$PORT/users/bob@example.com",
+  "file://C:/Users/me/node_modules/@types/node/index.d.ts",
+  "http://[::1]:8080/api?email=bob@example.com",
+  "at http://[::1]:5173/node_modules/.vite/deps/@tanstack_react-query.js:12:3",
+  "http://[2001:db8::1]:443/users/bob@example.com",
 ];
 
 /**
