@@ -25,6 +25,14 @@ async function fresh(opts: { maxAttempts?: number } = {}, before?: (root: string
   return lib;
 }
 
+/** A live session `id` in a store of its own, with one generate queued, and its work tag. */
+async function generated(id: string, opts: { maxAttempts?: number } = {}) {
+  const lib = await fresh(opts);
+  await lib.sessions.start({ flow: "live-variant", id });
+  await lib.events.append(id, { type: "generate", actor: "browser", data: { prompt: "bolder" } });
+  return { lib, tag: async () => (await lib.sessions.versions(id)).work };
+}
+
 describe("session versions", () => {
   it("work dead-lettered, retried, leased and dead-lettered again has a tag it never had", async () => {
     const lib = await fresh({}, stuckSession);
@@ -62,10 +70,7 @@ describe("session versions", () => {
   });
 
   it("work leased on its last attempt, given back, dead-lettered and retried has a tag it never had", async () => {
-    const lib = await fresh({ maxAttempts: 1 });
-    await lib.sessions.start({ flow: "live-variant", id: "once" });
-    await lib.events.append("once", { type: "generate", actor: "browser", data: { prompt: "bolder" } });
-    const tag = async () => (await lib.sessions.versions("once")).work;
+    const { lib, tag } = await generated("once", { maxAttempts: 1 });
     const ready = await tag();
     const lease = (await lib.work.lease("agent-1", { sessionId: "once" }))!;
     const leased = await tag();
@@ -119,10 +124,7 @@ describe("session versions", () => {
   });
 
   it("work leased and given back has a tag it never had, though it is ready again", async () => {
-    const lib = await fresh();
-    await lib.sessions.start({ flow: "live-variant", id: "busy" });
-    await lib.events.append("busy", { type: "generate", actor: "browser", data: { prompt: "bolder" } });
-    const tag = async () => (await lib.sessions.versions("busy")).work;
+    const { lib, tag } = await generated("busy");
     const ready = await tag();
     const first = (await lib.work.lease("agent-1", { sessionId: "busy" }))!;
     const leased = await tag();

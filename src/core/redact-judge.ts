@@ -289,7 +289,7 @@ function sameName(a: string, b: string, from: number): boolean {
 }
 
 /** [A-Za-z0-9] */
-const alnum = (c: number): boolean => (c >= 48 && c <= 57) || ((c | 32) >= 97 && (c | 32) <= 122);
+export const alnum = (c: number): boolean => (c >= 48 && c <= 57) || ((c | 32) >= 97 && (c | 32) <= 122);
 
 /**
  * A word in prose that looks made up rather than written: letters and digits mixed (`hunter2-xyz9`),

@@ -12,6 +12,7 @@
  */
 import { authorization, bearer, cliFlag, connPassword, urlToken } from "./redact-headers.js";
 import {
+  alnum,
   literalSecret,
   madeUp,
   memberAccess,
@@ -235,9 +236,8 @@ const envLine: NameRule = (p, i, start, end) => {
   )
     return false;
   const vs = m.index + lead.length + key.length + sep.length;
-  const body = bare; // `token = creds2.token;`, `exports.Token = Token;` are code
-  if (!constant && (namesItself(key, body) || (memberAccess(body) && inCode(p, start, body, charCode(text, vs + body.length)))))
-    return false;
+  // `token = creds2.token;`, `exports.Token = Token;` are code.
+  if (!constant && codeNotValue(p, start, key, bare, charCode(text, vs + bare.length))) return false;
   return p.claim(vs, vs + v.length, tag("secret"));
 };
 
@@ -294,7 +294,7 @@ const assignment: NameRule = (p, i, start, end) => {
   const next = charCode(text, vs + v.length);
   const password = passwordName(key);
   if (next === 40 && CALLEE.test(v) && (v.includes(".") || (!password && (sp1 !== "" || sp2 !== "")))) return false;
-  if (!dotenv && (namesItself(key, v) || (memberAccess(v) && inCode(p, start, v, next)))) return false;
+  if (!dotenv && codeNotValue(p, start, key, v, next)) return false;
   return at(0, v);
 };
 
@@ -307,6 +307,15 @@ const assignment: NameRule = (p, i, start, end) => {
  */
 function inCode(p: Pass, start: number, v: string, next: number): boolean {
   return next === 59 || v.includes("?.") || declared(p, start);
+}
+
+/**
+ * Whether the bare value `v` after the name at `start` (`next`: the character after it) is code
+ * rather than a secret: the key's own name (`exports.Token = Token`) or a member access in code.
+ * The assignment and env-line rules ask it where the line is not a dotenv one.
+ */
+function codeNotValue(p: Pass, start: number, key: string, v: string, next: number): boolean {
+  return namesItself(key, v) || (memberAccess(v) && inCode(p, start, v, next));
 }
 
 /**
@@ -356,11 +365,9 @@ function wordBefore(text: string, at: number): string {
   let e = at;
   while (e > 0 && (text.charCodeAt(e - 1) === 32 || text.charCodeAt(e - 1) === 9)) e--;
   let s = e;
-  while (s > 0 && e - s < 32 && isWordChar(text.charCodeAt(s - 1))) s--;
+  while (s > 0 && e - s < 32 && alnum(text.charCodeAt(s - 1))) s--;
   return e === at ? "" : text.slice(s, e);
 }
-
-const isWordChar = (c: number): boolean => (c >= 48 && c <= 57) || ((c | 32) >= 97 && (c | 32) <= 122);
 
 /** The longest word prose's value can be: the value, a quote on each side, and a stop. */
 const PROSE_WORD = 256 + 3;
