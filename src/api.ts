@@ -375,7 +375,10 @@ export interface Turns {
    * Clear a spiral pause; `unpaused: false` when the session was not paused. `id`: the
    * `spiral:cleared` event's idempotency key (a repeat with it answers as the first did).
    */
-  unpause(sessionId: string, opts?: { reason?: string; actor?: string; id?: string }): Promise<{ unpaused: boolean; seq?: number }>;
+  unpause(
+    sessionId: string,
+    opts?: { reason?: string; actor?: string; id?: string; lane?: string },
+  ): Promise<{ unpaused: boolean; seq?: number }>;
 }
 
 /** The trajectory ledger: one redacted, bounded node per tool-call attempt. */

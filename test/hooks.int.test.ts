@@ -64,6 +64,8 @@ function rollout(root: string, ...calls: string[]): string {
   return file;
 }
 const facets = (root: string, sid: string) => baton(root, ["session", "show", sid]).snapshot.facets;
+/** The lane of the one agent session these payloads come from (core/lanes.ts). */
+const lane = (root: string, sid: string, agent: string) => facets(root, sid).lanes[`${agent}:agent-session-1`];
 
 describe("Claude Code hooks", () => {
   it("checkpoints an Edit before it runs and 'undo that' restores the file", () => {
@@ -81,7 +83,7 @@ describe("Claude Code hooks", () => {
     const sid = status.sessions[0].sessionId as string;
     const cps = baton(root, ["checkpoints", "--session", sid]).checkpoints as any[];
     expect(cps.map((c) => [c.kind, c.toolName])).toEqual([["targeted", "Edit"]]);
-    const turns = facets(root, sid).spiral.window as any[];
+    const turns = lane(root, sid, "claude").spiral.window as any[];
     expect(turns.at(-1)).toMatchObject({ tool: "Edit", status: "success", checkpointId: cps[0].id });
     expect(turns.at(-1).files[0].path).toBe("src/app.ts");
     const ledger = baton(root, ["ledger", "list", "--session", sid]).nodes as any[];
@@ -132,7 +134,7 @@ describe("Claude Code hooks", () => {
     }
     expect(last?.out.hookSpecificOutput.hookEventName).toBe("PostToolUseFailure");
     expect(last?.out.hookSpecificOutput.additionalContext).toMatch(/^Baton paused session task-/);
-    expect(last?.out.systemMessage).toMatch(/^Baton paused session/);
+    expect(last?.out.systemMessage).toMatch(/^Baton paused this agent session \(lane claude:agent-session-1\)/);
 
     const denied = hook("claude", "pre-edit", root);
     const out = denied.out.hookSpecificOutput;
@@ -351,7 +353,8 @@ describe("Codex hooks", () => {
     const nodes = baton(root, ["ledger", "list", "--session", sid]).nodes as any[];
     expect(nodes.map((n) => n.status)).toEqual(["error", "error", "error"]);
     expect(new Set(nodes.map((n) => n.fingerprint)).size).toBe(1);
-    expect(facets(root, sid).spiral.paused).toBe(true);
+    expect(lane(root, sid, "codex").spiral.paused).toBe(true);
+    expect(facets(root, sid).spiral).toBeUndefined(); // the lane's pause, not the session's
     expect(last?.out.hookSpecificOutput.additionalContext).toContain("Baton paused session");
   });
 

@@ -300,6 +300,11 @@ export interface CheckpointRow {
   /** A hash of the machine's stable identity (/etc/machine-id), when it has one (SQLite migration 12 / PostgreSQL 9). */
   machine?: string | null;
   /**
+   * The agent lane that took it (core/lanes.ts; SQLite migration 16 / PostgreSQL 15): an agent's
+   * undo steps through its own lane's checkpoints. Not the manifest `lane` above.
+   */
+  agentLane?: string | null;
+  /**
    * Whole-tree checkpoints: the files the walk left out because their names cannot be stored
    * and restored safely (absent or empty when none were). Kept so status can name them without
    * walking the tree again.
@@ -389,8 +394,11 @@ export interface CheckpointQueries {
   listCheckpoints(sessionId: string): Promise<CheckpointRow[]>;
   /** A session's live (not pruned) checkpoints by seq. */
   liveCheckpoints(sessionId: string): Promise<CheckpointRow[]>;
-  /** The newest live checkpoint of a session, not a safety one, created at or before `at` (one row). */
-  lastGoodCheckpoint(sessionId: string, at: string): Promise<string | undefined>;
+  /**
+   * The newest live checkpoint of a session, not a safety one, created at or before `at` (one
+   * row); with `agentLane`, only that lane's and its subagents' (`<lane>/…`).
+   */
+  lastGoodCheckpoint(sessionId: string, at: string, agentLane?: string): Promise<string | undefined>;
   /** The session's newest checkpoint, pruned or not. */
   lastCheckpoint(sessionId: string): Promise<CheckpointRow | undefined>;
   /** The lane's newest checkpoint, pruned or not. */

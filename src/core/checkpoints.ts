@@ -49,6 +49,8 @@ export interface CheckpointInfo {
   workspace?: string;
   /** A hash of the machine's stable identity (survives host renames), when it had one. */
   machine?: string;
+  /** The agent lane that took it (core/lanes.ts); absent for a person's and older checkpoints. */
+  lane?: string;
 }
 
 export interface Checkpoint extends CheckpointInfo {

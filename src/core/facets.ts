@@ -28,6 +28,8 @@ export const FACET_EVENTS = Object.freeze([
   "lesson:added",
   "target:set",
   "target:cleared",
+  "lane:ended",
+  "claim:noticed",
 ] as const);
 
 export type FacetEventType = (typeof FACET_EVENTS)[number];
@@ -91,6 +93,23 @@ const turnFiles: Check = (v) => {
   return ok ? null : `must be a list of at most ${MAX_TURN_FILES} {"path": string, "hash"?: string, "size"?: bytes}`;
 };
 
+const claimList: Check = (v) =>
+  Array.isArray(v) &&
+  v.length > 0 &&
+  v.length <= MAX_TURN_FILES &&
+  v.every(
+    (x) =>
+      x !== null &&
+      typeof x === "object" &&
+      !Array.isArray(x) &&
+      typeof x.path === "string" &&
+      typeof x.holder === "string" &&
+      typeof x.at === "string" &&
+      Object.keys(x).length === 3,
+  )
+    ? null
+    : `must be a list of 1-${MAX_TURN_FILES} {"path": string, "holder": string, "at": string}`;
+
 const SCHEMAS: Record<FacetEventType, Record<string, Check> | "object"> = {
   "session:started": { flow: reqStr, title: str, deadline: str },
   "position:set": { phase: str, plan: str, task: str, wave: str, status: str },
@@ -99,7 +118,8 @@ const SCHEMAS: Record<FacetEventType, Record<string, Check> | "object"> = {
   "blocker:added": { id: reqStr, text: reqStr, affects: str, workaround: str },
   "blocker:resolved": { id: reqStr, resolution: str },
   "blocker:bypassed": { id: reqStr, workaround: reqStr },
-  "run:started": { runId: reqStr, agent: reqStr, pid: count, host: str },
+  // `lane`: the agent session the run belongs to (core/lanes.ts), for runs the hooks start.
+  "run:started": { runId: reqStr, agent: reqStr, pid: count, host: str, lane: str },
   "run:ended": {
     runId: reqStr,
     reason: str,
@@ -135,6 +155,7 @@ const SCHEMAS: Record<FacetEventType, Record<string, Check> | "object"> = {
     observationHash: str,
     checkpointId: str,
     progress: bool,
+    lane: str,
   },
   // `turns` and `from` are the ids of `turn:recorded` events.
   "spiral:detected": {
@@ -146,13 +167,19 @@ const SCHEMAS: Record<FacetEventType, Record<string, Check> | "object"> = {
     signature: str,
     fingerprint: str,
     proposedCheckpoint: str,
+    lane: str,
   },
-  "spiral:cleared": { reason: str },
+  // Without `lane`: the session's pause and every lane's (a person's unpause).
+  "spiral:cleared": { reason: str, lane: str },
   // A lesson written to LESSONS.md from this session; `rollback` links it to the rollback it came from.
   "lesson:added": { id: reqStr, text: reqStr, scope: oneOf(["session", "workspace"]), rollback: str },
   // The external target the session is bound to (core/targets.ts); `url` is cut to protocol, host and path.
   "target:set": { kind: reqStr, id: reqStr, url: str, label: str, reason: str },
   "target:cleared": { reason: str },
+  // An agent session ended (core/lanes.ts): its lane and its subagents' lanes end.
+  "lane:ended": { lane: reqStr, reason: str },
+  // A lane about to write files other lanes hold claims on was told (core/lanes.ts).
+  "claim:noticed": { lane: reqStr, outcome: oneOf(["refused", "warned"]), claims: claimList },
 };
 
 /** Returns the problems with a facet event's data, as `field: problem` strings. */

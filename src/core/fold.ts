@@ -5,6 +5,7 @@
  */
 import { type FacetEventType, isFacetEvent } from "./facets.js";
 import { decide, type FlowDefinition, type TransitionDecision } from "./flow.js";
+import { laneEnded, laneFor, laneNoticed, laneRunStarted, laneRunStopped, laneSpiral, laneWrote } from "./lanes.js";
 import { emptySpiral, pushTurn, turnEntry } from "./spiral.js";
 import { cutUrl } from "./targets.js";
 import {
@@ -15,6 +16,7 @@ import {
   SNAPSHOT_LIMITS,
   type Snapshot,
   type SpiralPattern,
+  type SpiralState,
   type TurnFile,
   type TurnStatus,
 } from "./types.js";
@@ -145,8 +147,11 @@ function foldFacet(snap: Snapshot, type: FacetEventType, ev: JournalEvent): void
     case "progress:set":
       if (typeof d.total === "number") f.progress.total = d.total;
       if (typeof d.completed === "number") {
-        // More work completed is real progress: the spiral detector starts over.
-        if (f.spiral && d.completed > f.progress.completed) f.spiral.window = [];
+        // More work completed is real progress: the spiral detector starts over, in every lane.
+        if (d.completed > f.progress.completed) {
+          if (f.spiral) f.spiral.window = [];
+          for (const l of Object.values(f.lanes ?? {})) if (l.spiral) l.spiral.window = [];
+        }
         f.progress.completed = d.completed;
       }
       return;
@@ -212,8 +217,10 @@ function foldFacet(snap: Snapshot, type: FacetEventType, ev: JournalEvent): void
         status: "running" as const,
         pid: typeof d.pid === "number" ? d.pid : undefined,
         host: s(d, "host"),
+        lane: s(d, "lane"),
       });
       pushBounded(f.runs, run, SNAPSHOT_LIMITS.runs);
+      if (run.lane !== undefined) laneRunStarted(snap, run.lane, { runId: run.runId, agent: run.agent, host: run.host, at: ev.at });
       return;
     }
     case "run:ended":
@@ -233,6 +240,20 @@ function foldFacet(snap: Snapshot, type: FacetEventType, ev: JournalEvent): void
       if (s(d, "reason") !== undefined) run.handoffReason = s(d, "reason");
       if (s(d, "completedWork") !== undefined) run.completedWork = s(d, "completedWork");
       if (typeof d.contextUsage === "number") run.contextUsage = d.contextUsage;
+      if (run.lane !== undefined) laneRunStopped(snap, run.lane, run.runId, run.status === "crashed" ? "crashed" : "idle", ev.at);
+      return;
+    }
+    case "lane:ended":
+      laneEnded(snap, s(d, "lane") ?? "", ev.at);
+      return;
+    case "claim:noticed": {
+      const claims = Array.isArray(d.claims) ? (d.claims as { path?: unknown; at?: unknown }[]) : [];
+      laneNoticed(
+        snap,
+        s(d, "lane") ?? "",
+        claims.flatMap((c) => (typeof c.path === "string" && typeof c.at === "string" ? [{ path: c.path, at: c.at }] : [])),
+        ev.at,
+      );
       return;
     }
     case "resume:updated": {
@@ -333,11 +354,28 @@ function foldRollback(snap: Snapshot, type: "rollback:started" | "rollback:appli
   if (rec.files === 0) rec.files = rec.restored + rec.removed;
 }
 
-/** Turns feed the spiral detector's window; a detection pauses the session until cleared. */
+/**
+ * Turns feed the spiral detector's window, the session's or (with `lane`) the lane's; a
+ * detection pauses it until cleared. A clear without a lane is a person's: every pause goes.
+ */
 function foldSpiral(snap: Snapshot, type: "turn:recorded" | "spiral:detected" | "spiral:cleared", ev: JournalEvent): void {
-  snap.facets.spiral ??= emptySpiral();
-  const sp = snap.facets.spiral;
   const d = ev.data;
+  const lane = s(d, "lane");
+  if (type === "spiral:cleared") {
+    if (lane === undefined) {
+      if (snap.facets.spiral) clearSpiral(snap.facets.spiral, ev.at);
+      for (const l of Object.values(snap.facets.lanes ?? {})) if (l.spiral?.paused) clearSpiral(l.spiral, ev.at);
+    } else {
+      const l = snap.facets.lanes?.[lane];
+      if (l?.spiral) clearSpiral(l.spiral, ev.at);
+    }
+    return;
+  }
+  let sp: SpiralState;
+  if (lane === undefined) {
+    snap.facets.spiral ??= emptySpiral();
+    sp = snap.facets.spiral;
+  } else sp = laneSpiral(laneFor(snap, lane, ev.at));
   if (type === "turn:recorded") {
     const files = Array.isArray(d.files) ? (d.files as unknown as TurnFile[]) : [];
     const record = defined({
@@ -352,13 +390,13 @@ function foldSpiral(snap: Snapshot, type: "turn:recorded" | "spiral:detected" | 
     });
     sp.turns++;
     sp.window = pushTurn(sp.window, turnEntry(record, { id: ev.id, seq: ev.seq, at: ev.at }));
-    return;
-  }
-  if (type === "spiral:cleared") {
-    sp.paused = false;
-    for (const k of ["pattern", "evidence", "proposedCheckpoint", "detectedAt", "detectedSeq"] as const) delete sp[k];
-    sp.clearedAt = ev.at;
-    sp.window = []; // the user chose: start over
+    if (lane !== undefined)
+      laneWrote(
+        snap,
+        lane,
+        files.map((x) => x.path),
+        ev.at,
+      );
     return;
   }
   const ids = strings(d, "turns");
@@ -377,4 +415,11 @@ function foldSpiral(snap: Snapshot, type: "turn:recorded" | "spiral:detected" | 
   else delete sp.proposedCheckpoint;
   sp.detectedAt = ev.at;
   sp.detectedSeq = ev.seq;
+}
+
+function clearSpiral(sp: SpiralState, at: string): void {
+  sp.paused = false;
+  for (const k of ["pattern", "evidence", "proposedCheckpoint", "detectedAt", "detectedSeq"] as const) delete sp[k];
+  sp.clearedAt = at;
+  sp.window = []; // the user chose: start over
 }

@@ -24,6 +24,10 @@ export interface SessionBrief {
   spiral?: { paused: boolean; pattern?: string; summary?: string; proposedCheckpoint?: string };
   /** Files recorded as modified that changed or vanished since (resume verification). */
   review?: { path: string; state: string }[];
+  /** This agent session's lane (core/lanes.ts). */
+  lane?: string;
+  /** The other agents working in this session now, one line each. */
+  otherLanes?: string[];
 }
 
 const MAX_ITEM = 300;
@@ -65,6 +69,10 @@ export function renderSessionContext(brief: SessionBrief, opts: { maxChars: numb
     `## Next action\n${renderNextAction(brief.nextAction)}`,
   ];
   if (brief.spiral?.paused) sections.push(`## Paused\n${renderSpiralPause(brief.sessionId, brief.spiral)}`);
+  if (brief.otherLanes && brief.otherLanes.length > 0)
+    sections.push(
+      `## Other agents working here now\nYou are lane ${brief.lane ?? "?"}. These agents share this checkout and this task; "undo that" takes back only your own steps, and Baton tells you before you write a file one of them is writing:\n${brief.otherLanes.map((l) => `- ${clip(l)}`).join("\n")}`,
+    );
   if (brief.activeBlockers.length > 0)
     sections.push(
       `## Active blockers\n${brief.activeBlockers

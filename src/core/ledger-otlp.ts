@@ -80,6 +80,7 @@ export function nodeToSpan(n: LedgerNode): OtlpSpan {
     attr("baton.ledger.parent_node_id", n.parentNodeId),
     attr("baton.ledger.workflow_id", n.workflowId),
     attr("baton.ledger.tab_id", n.tabId),
+    attr("baton.lane", n.lane),
     attr("baton.ledger.progress", n.progress),
     attr("baton.ledger.fingerprint", n.fingerprint),
     attr("baton.ledger.recovers", n.recovers),

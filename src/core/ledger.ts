@@ -43,6 +43,8 @@ export interface LedgerNode {
   seq: number;
   workflowId?: string;
   tabId?: string;
+  /** The agent lane whose call it was (core/lanes.ts). */
+  lane?: string;
   /** The node this one follows: by default the session's previous node. */
   parentNodeId?: string;
   /** When the attempt was recorded (it ended), ISO-8601. */
@@ -93,6 +95,8 @@ export interface LedgerInput {
   reward?: number;
   workflowId?: string;
   tabId?: string;
+  /** The agent lane whose call it was (core/lanes.ts). */
+  lane?: string;
   /** Default: the session's previous node. */
   parentNodeId?: string;
   /** Idempotency key: recording the same nodeId again returns the stored node. Default: generated. */
@@ -232,6 +236,8 @@ export function shapeNode(input: LedgerInput, now: Date, limits: LedgerLimits = 
   if (workflowId) node.workflowId = workflowId;
   const tabId = idField(input.tabId, "tabId");
   if (tabId) node.tabId = tabId;
+  const lane = idField(input.lane, "lane");
+  if (lane) node.lane = lane;
   const parent = idField(input.parentNodeId, "parentNodeId");
   if (parent) node.parentNodeId = parent;
   if (input.durationMs !== undefined) {

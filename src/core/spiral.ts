@@ -19,6 +19,7 @@
  * Real progress resets the window: a turn recorded with `progress: true` (kept as the
  * baseline of what follows), a `progress:set` that raises `completed`, or clearing a pause.
  */
+import { describeLane, pausedSpiral } from "./lanes.js";
 import type { NextActionRule } from "./next-action.js";
 import { DEFAULT_SPIRAL_THRESHOLDS, type SpiralThresholds } from "./spiral-thresholds.js";
 import {
@@ -319,9 +320,11 @@ export function spiralView(sp: SpiralState | undefined, fallback?: string): Spir
  * choose between rolling back to the proposed checkpoint and taking over by hand.
  */
 export const spiralPauseRule: NextActionRule = ({ snap, spiralFallback }) => {
-  const sp = snap.facets.spiral;
-  if (!sp?.paused) return undefined;
-  const unpause = `baton resume ${snap.sessionId} --unpause`;
+  const paused = pausedSpiral(snap);
+  if (!paused) return undefined;
+  const sp = paused.state;
+  const lane = paused.lane;
+  const unpause = `baton resume ${snap.sessionId} --unpause${lane ? ` --lane ${lane.id}` : ""}`;
   // Proposed at detection, else found by status now (a pause detected without it).
   const cp = sp.proposedCheckpoint ?? spiralFallback;
   const choices: NextActionChoice[] = [];
@@ -329,7 +332,7 @@ export const spiralPauseRule: NextActionRule = ({ snap, spiralFallback }) => {
     choices.push({
       choice: "rollback",
       description: `roll back to checkpoint ${cp} (taken before the spiral began) and try another approach`,
-      command: `baton rollback --session ${snap.sessionId} --to ${cp} && ${unpause}`,
+      command: `baton rollback --session ${snap.sessionId} --to ${cp}${lane ? ` --lane ${lane.id}` : ""} && ${unpause}`,
     });
   }
   choices.push({ choice: "take_over", description: "the user takes over by hand, then lets the agent continue", command: unpause });
@@ -344,10 +347,10 @@ export const spiralPauseRule: NextActionRule = ({ snap, spiralFallback }) => {
   return {
     action: {
       action: "ask_user",
-      reason: `Spiral detected (${sp.pattern ?? "unknown"}): ${what}. The session is paused: stop and ask the user whether to ${options}.`,
+      reason: `Spiral detected (${sp.pattern ?? "unknown"}): ${what}. ${lane ? `The agent session ${describeLane(lane)} is paused (other agents go on)` : "The session is paused"}: stop and ask the user whether to ${options}.`,
       command: (choices[0] as NextActionChoice).command,
       choices,
     },
-    fact: `a spiral (${sp.pattern ?? "unknown"}) paused the session`,
+    fact: `a spiral (${sp.pattern ?? "unknown"}) paused ${lane ? `lane ${lane.id}` : "the session"}`,
   };
 };

@@ -125,6 +125,8 @@ export interface RunRecord {
   completedWork?: string;
   handoffReason?: string;
   contextUsage?: number;
+  /** The lane (core/lanes.ts) whose run this is, for runs an agent's hooks start. */
+  lane?: string;
 }
 
 export interface FileRecord {
@@ -249,6 +251,33 @@ export interface SpiralState {
   window: TurnEntry[];
 }
 
+/**
+ * Where a lane stands (core/lanes.ts): `working` while its run lives, `idle` between turns,
+ * `ended` once its agent session ended, `crashed` once its run was found dead.
+ */
+export type LaneStatus = "working" | "idle" | "ended" | "crashed";
+
+/** One live or past agent session working in this session (core/lanes.ts). */
+export interface LaneRecord {
+  /** `<agent>:<agent session id>`, a subagent's `<parent lane>/<agent id>`. */
+  id: string;
+  /** The agent as shown ("Claude Code"). */
+  agent: string;
+  host?: string;
+  status: LaneStatus;
+  /** The lane's running run while `working`. */
+  run?: string;
+  started: string;
+  /** The lane's latest event. */
+  lastAt: string;
+  /** The files the lane wrote in its current run (path → when): its claims while the run lives. */
+  claims: Record<string, string>;
+  /** Claims of other lanes it was told about (path → the claim's time), so a retry is let through. */
+  noticed?: Record<string, string>;
+  /** The lane's own spiral detector state (a spiral pauses only the lane that spiralled). */
+  spiral?: SpiralState;
+}
+
 export interface Facets {
   position: Position;
   progress: Progress;
@@ -261,6 +290,11 @@ export interface Facets {
    * `turn:recorded`; absent in sessions that never recorded a turn.
    */
   spiral?: SpiralState;
+  /**
+   * The agent sessions that worked in this session, by lane id (core/lanes.ts; bounded:
+   * SNAPSHOT_LIMITS.lanes). Absent in sessions no agent hook ever touched.
+   */
+  lanes?: Record<string, LaneRecord>;
   /** The latest rollbacks (bounded: SNAPSHOT_LIMITS.rollbacks). */
   rollbacks: RollbackRecord[];
   /** Artifacts attached to the session (bounded: SNAPSHOT_LIMITS.artifacts). */
@@ -320,6 +354,9 @@ export const SNAPSHOT_LIMITS = Object.freeze({
   filesPerTurn: 32,
   rollbacks: 20,
   artifacts: 100,
+  /** Lanes kept (ended ones are dropped first), and the claims kept per lane. */
+  lanes: 32,
+  claimsPerLane: 2_000,
 });
 
 export interface NextAction {

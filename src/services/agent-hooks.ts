@@ -26,12 +26,13 @@ import { renderSessionContext, renderSpiralPause, type SessionBrief } from "../c
 import { adapterFor } from "../core/hooks/adapters.js";
 import { requestStepId } from "../core/hooks/keys.js";
 import type { HookEvent, HookResponse } from "../core/hooks/types.js";
+import { ago, describeLane, liveLanes, pausedSpiral, sameFamily } from "../core/lanes.js";
 import { userWords } from "../core/prompt-words.js";
 import { parseRollbackIntent, type RollbackIntent } from "../core/rollback-intent.js";
 import type { Snapshot } from "../core/types.js";
 import { isBatonError } from "../errors.js";
 import { appendHookFailure } from "../platform/hook-log.js";
-import { contextKey, endRuns, ensureRun, pauseView, sessionFor } from "./agent-sessions.js";
+import { endRuns, ensureRun, laneOf, pauseView, sessionFor } from "./agent-sessions.js";
 import { afterTool, beforeTool, type ToolHookContext } from "./agent-tools.js";
 
 export interface AgentHookOptions {
@@ -89,7 +90,7 @@ export async function handleAgentEvent(b: Baton, ev: HookEvent, opts: AgentHookO
       case "post_compact":
         return await postCompact(b, ev, o);
       case "stop":
-        await endRuns(b, ev);
+        await endRuns(b, ev, o.requestId);
         return {};
       default:
         return {};
@@ -105,10 +106,9 @@ export async function handleAgentEvent(b: Baton, ev: HookEvent, opts: AgentHookO
 async function sessionStart(b: Baton, ev: Ev<"session_start">, o: Ctx): Promise<HookResponse> {
   const sid = await sessionFor(b, ev, o.label, true);
   await b.runs.detectCrashed({ sessionId: sid });
+  await ensureRun(b, sid, await b.sessions.snapshot(sid), ev, o);
   const snap = await b.sessions.snapshot(sid);
-  if (ev.agentSessionId && snap.context[contextKey(ev)] !== ev.agentSessionId)
-    await b.facets.setContext(sid, { [contextKey(ev)]: ev.agentSessionId });
-  await ensureRun(b, sid, snap, ev, o);
+  const lane = laneOf(ev);
 
   const resumed = ev.source === "resume" || ev.source === "compact";
   const report = resumed ? await b.sessions.resume(sid) : undefined;
@@ -124,8 +124,18 @@ async function sessionStart(b: Baton, ev: Ev<"session_start">, o: Ctx): Promise<
     activeBlockers: s.activeBlockers,
     recentDecisions: s.recentDecisions,
     ...(s.title !== undefined ? { title: s.title } : {}),
-    ...(s.spiral ? { spiral: s.spiral } : {}),
+    lane,
   };
+  const paused = pausedSpiral(snap, lane);
+  if (paused) brief.spiral = pauseView(snap, lane);
+  const now = Date.now();
+  const others = liveLanes(snap, now).filter((l) => !sameFamily(l.id, lane));
+  if (others.length > 0) {
+    brief.otherLanes = others.slice(0, 8).map((l) => {
+      const files = Object.keys(l.claims);
+      return `${describeLane(l)}: ${l.status === "working" ? "working now" : "between turns"}, last active ${ago(l.lastAt, now)}${files.length > 0 ? `; writing ${files.slice(0, 5).join(", ")}${files.length > 5 ? ` and ${files.length - 5} more` : ""}` : ""}`;
+    });
+  }
   if (report) brief.review = report.verification.files.filter((f) => f.review).map((f) => ({ path: f.path, state: f.state }));
   const base = renderSessionContext(brief, { maxChars: o.contextLimit, source: ev.source });
   const room = o.contextLimit - base.length - 2;
@@ -137,7 +147,7 @@ async function sessionStart(b: Baton, ev: Ev<"session_start">, o: Ctx): Promise<
   }
   return {
     context: renderSessionContext(brief, { maxChars: o.contextLimit, source: ev.source, extra }),
-    userMessage: `Baton: session ${sid} (${s.phase}); next: ${s.nextAction.action}${s.spiral?.paused ? " (paused by the spiral detector)" : ""}`,
+    userMessage: `Baton: session ${sid} (${s.phase}); next: ${s.nextAction.action}${paused ? " (paused by the spiral detector)" : ""}${others.length > 0 ? `; ${others.length} other agent(s) working here` : ""}`,
   };
 }
 
@@ -154,10 +164,16 @@ async function prompt(b: Baton, ev: Ev<"prompt">, o: Ctx): Promise<HookResponse>
   // not, and the full grammar's regular expressions cost ~2 ms to compile on first use.
   const intent = ROLLBACK_VERBS.test(words) ? parseRollbackIntent(words) : undefined;
   if (intent) return rollbackFromPrompt(b, sid, snap, ev, intent, o);
-  const sp = snap.facets.spiral;
+  const lane = laneOf(ev);
+  const paused = pausedSpiral(snap, lane);
   const unpauseId = o.requestId !== undefined ? requestStepId("unpause", ev, o.requestId) : undefined;
-  if (isUnpausePrompt(words) && (sp?.paused || unpauseId !== undefined)) {
-    const r = await b.turns.unpause(sid, { reason: "the user typed unpause", actor: "user", ...(unpauseId ? { id: unpauseId } : {}) });
+  if (isUnpausePrompt(words) && (paused || unpauseId !== undefined)) {
+    const r = await b.turns.unpause(sid, {
+      reason: "the user typed unpause",
+      actor: "user",
+      lane,
+      ...(unpauseId ? { id: unpauseId } : {}),
+    });
     if (r.unpaused) {
       return {
         context: "The user cleared Baton's spiral pause. Continue, but do not repeat the approach that looped: take a different one.",
@@ -166,7 +182,7 @@ async function prompt(b: Baton, ev: Ev<"prompt">, o: Ctx): Promise<HookResponse>
     }
   }
   const parts: string[] = [];
-  if (sp?.paused) parts.push(renderSpiralPause(sid, pauseView(snap)));
+  if (paused) parts.push(renderSpiralPause(sid, pauseView(snap, lane)));
   const inj = await b.lessons.inject({ sessionId: sid, prompt: words }, { k: 5, maxChars: PROMPT_LESSONS_CHARS });
   if (inj.markdown) parts.push(inj.markdown);
   return parts.length > 0 ? { context: parts.join("\n\n") } : {};
@@ -184,9 +200,12 @@ async function rollbackFromPrompt(
   o: Ctx,
 ): Promise<HookResponse> {
   let r: Awaited<ReturnType<Baton["checkpoints"]["rollback"]>>;
+  const lane = laneOf(ev);
   try {
     r = await b.checkpoints.rollback(sid, {
       ...intent,
+      // The user typed it in this agent session: its own steps, never another live agent's work.
+      lane,
       actor: "user",
       ...(o.requestId !== undefined ? { key: `${ev.agent}:${o.requestId}` } : {}),
       ...(o.deadline !== undefined ? { deadline: o.deadline } : {}),
@@ -206,9 +225,9 @@ async function rollbackFromPrompt(
       userMessage: `Baton could not roll back: ${err.message}`,
     };
   }
-  if (snap.facets.spiral?.paused) {
+  if (pausedSpiral(snap, lane)) {
     const id = o.requestId !== undefined ? { id: requestStepId("rollback-unpause", ev, o.requestId) } : {};
-    await b.turns.unpause(sid, { reason: "the user asked to roll back", actor: "user", ...id });
+    await b.turns.unpause(sid, { reason: "the user asked to roll back", actor: "user", lane, ...id });
   }
   const restored = r.changes.filter((c) => c.action === "restore" || c.action === "create").map((c) => c.path);
   const removed = r.changes.filter((c) => c.action === "remove").map((c) => c.path);

@@ -1,41 +1,47 @@
 /**
- * Which Baton session and which run an agent's hook belongs to (services/agent-hooks.ts).
+ * Which Baton session, lane and run an agent's hook belongs to (services/agent-hooks.ts).
  *
- * - The session: the single active one; else the active one whose context records this agent
- *   session id; else, when the hook may start one, a new `task` session titled from the
- *   workspace, recorded with the agent session id.
- * - The run: bound to the agent session (`<agent>-<agent session id>-<request>`), with the
- *   agent's process as its pid and a 2-hour heartbeat timeout; each prompt heartbeats it, and a
- *   turn's end ends it.
+ * - The lane: the agent session (core/lanes.ts), `<agent>:<session id>`, a subagent's inside it.
+ * - The session: the active one where this lane already works; else the single active one
+ *   (a new agent session joins the task in a lane of its own and is handed all of it); else,
+ *   when the hook may start one, a new `task` session titled from the workspace.
+ * - The run: the lane's, with the agent's process as its pid and a 2-hour heartbeat timeout;
+ *   each prompt heartbeats it, and a turn's end ends it (and with it the lane's claims).
  *
- * Both are idempotent, so a hook answered twice (by the server, then by its own process) finds
- * or starts them once: a session is started under a lock after looking again, and a run's id
- * comes from the hook's request id, which `runs.start` deduplicates.
+ * All idempotent, so a hook answered twice (by the server, then by its own process) finds or
+ * starts them once: a session is started under a lock after looking again, and a run's id comes
+ * from the hook's request id, which `runs.start` deduplicates.
  */
 import { basename } from "node:path";
 import type { Baton } from "../api.js";
 import { sha256 } from "../core/canonical.js";
 import type { SessionBrief } from "../core/hook-context.js";
 import type { HookEvent } from "../core/hooks/types.js";
+import { LANE_TTL_MS, laneId, pausedSpiral } from "../core/lanes.js";
 import type { RunRecord, Snapshot } from "../core/types.js";
 import { isBatonError } from "../errors.js";
 
 /** A run the hooks start lasts this long without a heartbeat (each prompt heartbeats it). */
-export const HOOK_RUN_TTL_MS = 2 * 60 * 60 * 1000;
+export const HOOK_RUN_TTL_MS = LANE_TTL_MS;
 /** Taken while a hook starts a session, so parallel hooks start one, not several. */
 const SESSION_LOCK = "hooks:new-session";
 /** How long a hook waits for another hook that is starting the session. */
 const SESSION_LOCK_WAIT_MS = 5_000;
 
-/** Where the agent's session id is kept in the Baton session's context: `claudeSessionId`, … */
-export function contextKey(ev: HookEvent): string {
-  return `${ev.agent}SessionId`;
+/** The lane of the agent session (or subagent) a hook came from. */
+export function laneOf(ev: HookEvent): string {
+  return laneId(ev.agent, ev.agentSessionId, ev.subagentId);
+}
+
+/** The lane of the agent session itself (a subagent's parent). */
+function topLane(ev: HookEvent): string {
+  return laneId(ev.agent, ev.agentSessionId);
 }
 
 /**
- * The Baton session for the agent's session: the single active session; else the active
- * session whose context records this agent session id (else, without an id, the most recently
- * updated); else, with `create`, a new `task` session titled from the workspace.
+ * The Baton session for the agent's session: the active session its lane works in; else the
+ * single active session; else, with several and no lane found, the most recently updated one
+ * for a hook without a session id; else, with `create`, a new `task` session.
  */
 export async function sessionFor(b: Baton, ev: HookEvent, label: string, create: true): Promise<string>;
 export async function sessionFor(b: Baton, ev: HookEvent, label: string, create: false): Promise<string | undefined>;
@@ -50,7 +56,6 @@ export async function sessionFor(b: Baton, ev: HookEvent, label: string, create:
     if (again) return again;
     const snap = await b.sessions.start({ flow: "task", title: `${basename(b.root)} (${label})`, actor: "agent" });
     await b.events.append(snap.sessionId, { type: "start", actor: "agent" });
-    if (ev.agentSessionId) await b.facets.setContext(snap.sessionId, { [contextKey(ev)]: ev.agentSessionId });
     return snap.sessionId;
   } finally {
     await b.locks.release(SESSION_LOCK, lock.epoch);
@@ -62,20 +67,24 @@ async function existingSession(b: Baton, ev: HookEvent): Promise<string | undefi
   if (active.length === 1) return (active[0] as { id: string }).id;
   if (active.length > 1) {
     if (!ev.agentSessionId) return [...active].sort((x, y) => (x.updatedAt < y.updatedAt ? 1 : -1))[0]?.id;
-    for (const s of active) if ((await b.sessions.snapshot(s.id)).context[contextKey(ev)] === ev.agentSessionId) return s.id;
+    const lane = topLane(ev);
+    for (const s of active) {
+      const l = (await b.sessions.snapshot(s.id)).facets.lanes?.[lane];
+      if (l && l.status !== "ended") return s.id;
+    }
   }
   return undefined;
+}
+
+/** This lane's runs that are still running. */
+export function runningRuns(snap: Snapshot, ev: HookEvent): RunRecord[] {
+  const lane = topLane(ev);
+  return (snap.facets.runs ?? []).filter((r) => r.status === "running" && r.lane === lane);
 }
 
 function runPrefix(ev: HookEvent): string {
   const id = (ev.agentSessionId ?? "").replace(/[^A-Za-z0-9._-]/g, "-").slice(0, 48);
   return id ? `${ev.agent}-${id}` : ev.agent;
-}
-
-/** This agent session's runs that are still running. */
-export function runningRuns(snap: Snapshot, ev: HookEvent): RunRecord[] {
-  const prefix = `${runPrefix(ev)}-`;
-  return (snap.facets.runs ?? []).filter((r) => r.status === "running" && r.runId.startsWith(prefix));
 }
 
 let runSeq = 0;
@@ -107,11 +116,21 @@ export async function ensureRun(
     o.requestId !== undefined
       ? sha256(o.requestId).slice(0, 12)
       : `${Date.now().toString(36)}${process.pid.toString(36)}${seq > 0 ? `-${seq.toString(36)}` : ""}`;
-  await b.runs.start(sid, { agent: o.label, runId: `${runPrefix(ev)}-${tag}`, pid: o.agentPid, ttlMs: HOOK_RUN_TTL_MS });
+  await b.runs.start(sid, {
+    agent: o.label,
+    runId: `${runPrefix(ev)}-${tag}`,
+    pid: o.agentPid,
+    ttlMs: HOOK_RUN_TTL_MS,
+    lane: topLane(ev),
+  });
 }
 
-/** End this agent session's running runs, in whichever session they are (a turn's end never starts a session). */
-export async function endRuns(b: Baton, ev: HookEvent & { kind: "stop" }): Promise<void> {
+/**
+ * End this lane's running runs, in whichever session they are (a turn's end never starts a
+ * session); at the agent session's end, the lane ends too.
+ */
+export async function endRuns(b: Baton, ev: HookEvent & { kind: "stop" }, requestId?: string): Promise<void> {
+  const lane = topLane(ev);
   for (const s of await b.sessions.list()) {
     const snap = await b.sessions.snapshot(s.id);
     for (const r of runningRuns(snap, ev)) {
@@ -128,12 +147,22 @@ export async function endRuns(b: Baton, ev: HookEvent & { kind: "stop" }): Promi
         if (!isBatonError(err, "conflict")) throw err;
       }
     }
+    const l = snap.facets.lanes?.[lane];
+    if (ev.sessionEnd && l && l.status !== "ended") {
+      await b.events.append(s.id, {
+        ...(requestId !== undefined ? { id: `lane:${sha256(`${lane}\u0000${requestId}`).slice(0, 24)}:ended` } : {}),
+        type: "lane:ended",
+        actor: "agent",
+        data: { lane, ...(ev.reason ? { reason: ev.reason } : {}) },
+      });
+    }
   }
 }
 
-/** The spiral pause as the session-start and deny texts show it. */
-export function pauseView(snap: Snapshot): NonNullable<SessionBrief["spiral"]> {
-  const sp = snap.facets.spiral;
+/** The spiral pause that stops this lane (the session's own, or the lane's), as the session-start and deny texts show it. */
+export function pauseView(snap: Snapshot, lane?: string): NonNullable<SessionBrief["spiral"]> {
+  const p = pausedSpiral(snap, lane);
+  const sp = p?.state;
   const v: NonNullable<SessionBrief["spiral"]> = { paused: sp?.paused === true };
   if (sp?.pattern !== undefined) v.pattern = sp.pattern;
   if (sp?.evidence?.summary !== undefined) v.summary = sp.evidence.summary;

@@ -7,6 +7,10 @@
  * hook returns the first's checkpoint, and the after-tool hook (another process) finds it by
  * computing the same id. It must be taken before the tool runs, so it carries the hook's
  * deadline: one that cannot commit in time is cancelled, and the user is told.
+ *
+ * Everything is in the agent session's lane (core/lanes.ts): its checkpoints, turns and ledger
+ * nodes carry it, its spiral pause is the one that blocks it, and before a write it is told when
+ * another agent working right now holds a claim on the file (`checkpoints.claims`, below).
  */
 import { isAbsolute, relative, resolve } from "node:path";
 import type { Baton } from "../api.js";
@@ -15,9 +19,12 @@ import { failureFingerprint } from "../core/fingerprint.js";
 import { renderSpiralPause } from "../core/hook-context.js";
 import { argsHash, callCheckpoint, ledgerNodeId, turnId } from "../core/hooks/keys.js";
 import type { HookEvent, HookResponse } from "../core/hooks/types.js";
+import { ago, type ClaimHolder, claimsOn, describeLane, pausedSpiral } from "../core/lanes.js";
 import { pathProblem } from "../core/paths.js";
+import type { Snapshot } from "../core/types.js";
 import { isBatonError } from "../errors.js";
-import { pauseView, sessionFor } from "./agent-sessions.js";
+import { laneOf, pauseView, sessionFor } from "./agent-sessions.js";
+import { readLaneConfig } from "./lane-config.js";
 
 type Ev<K extends HookEvent["kind"]> = Extract<HookEvent, { kind: K }>;
 
@@ -64,22 +71,28 @@ export async function beforeTool(b: Baton, ev: Ev<"before_tool">, o: ToolHookCon
   if (tool.kind === "write" && files.length === 0) return {};
   const sid = await sessionFor(b, ev, o.label, true);
   const snap = await b.sessions.snapshot(sid);
+  const lane = laneOf(ev);
   // Only a plain read-only Baton command passes a pause: clearing it is the user's decision.
-  if (snap.facets.spiral?.paused && !own?.readOnly) {
+  const paused = pausedSpiral(snap, lane);
+  if (paused && !own?.readOnly) {
+    const whose = paused.lane ? "this agent session" : `session ${sid}`;
     return {
-      deny: { reason: renderSpiralPause(sid, pauseView(snap)) },
-      userMessage: `Baton blocked ${tool.name}: session ${sid} is paused by the spiral detector (${snap.facets.spiral.pattern ?? "spiral"}).`,
+      deny: { reason: renderSpiralPause(sid, pauseView(snap, lane)) },
+      userMessage: `Baton blocked ${tool.name}: ${whose} is paused by the spiral detector (${paused.state.pattern ?? "spiral"}).`,
     };
   }
   // One plain Baton command records itself (a rollback takes its own safety checkpoint; a
   // checkpoint taken here would become the step it rolls back to).
   if (own) return {};
+  const claimed = tool.kind === "write" ? await claimNotice(b, sid, snap, lane, files, tool.name) : undefined;
+  if (claimed?.deny) return claimed;
   const { id } = callCheckpoint(sid, ev, tool);
   try {
     await b.checkpoints.create(sid, {
       ...(tool.kind === "write" ? { files } : { all: true }),
       toolName: tool.name,
       id,
+      lane,
       ...(o.deadline !== undefined ? { deadline: o.deadline } : {}),
     });
   } catch (err) {
@@ -88,10 +101,66 @@ export async function beforeTool(b: Baton, ev: Ev<"before_tool">, o: ToolHookCon
     // agent goes on without one, and the user knows this step cannot be rolled back.
     o.log(err);
     return {
+      ...claimed,
       userMessage: `Baton cancelled the checkpoint before ${tool.name}: it could not be taken within the hook's time limit (a large tree or a busy database), so this step cannot be rolled back.`,
     };
   }
-  return {};
+  return claimed ?? {};
+}
+
+/**
+ * Files another agent holds claims on (core/lanes.ts), about to be written by this lane. With
+ * `checkpoints.claims` at `refuse-once` (the default) the first attempt is refused with who holds
+ * the file and what to do; the agent's next attempt at the same claim goes through, with a
+ * warning, so a refused agent never loops. `warn` lets every write through with the warning;
+ * `off` says nothing. Each notice is journaled (`claim:noticed`), so the holder's side and the
+ * dashboard see it too.
+ */
+async function claimNotice(
+  b: Baton,
+  sid: string,
+  snap: Snapshot,
+  lane: string,
+  files: readonly string[],
+  toolName: string,
+): Promise<HookResponse | undefined> {
+  const now = Date.now();
+  const holders = claimsOn(snap, lane, files, now);
+  if (holders.length === 0) return undefined;
+  const mode = readLaneConfig(b.workspace.dir).claims;
+  if (mode === "off") return undefined;
+  const noticed = snap.facets.lanes?.[lane]?.noticed ?? {};
+  const fresh = holders.filter((h) => noticed[h.path] !== h.at);
+  const refuse = mode === "refuse-once" && fresh.length > 0;
+  await b.events.append(sid, {
+    type: "claim:noticed",
+    actor: "agent",
+    data: {
+      lane,
+      outcome: refuse ? "refused" : "warned",
+      claims: holders.map((h) => ({ path: h.path, holder: h.lane, at: h.at })),
+    },
+  });
+  const who = (h: ClaimHolder) =>
+    `${h.path}: written ${ago(h.at, now)} by ${describeLane({ id: h.lane, agent: h.agent, ...(h.host ? { host: h.host } : {}) })}`;
+  const list = holders
+    .slice(0, 10)
+    .map((h) => `- ${who(h)}`)
+    .join("\n");
+  const more = holders.length > 10 ? `\n- and ${holders.length - 10} more` : "";
+  const first = holders[0] as ClaimHolder;
+  if (refuse) {
+    return {
+      deny: {
+        reason: `Baton: another agent working in this checkout right now wrote ${holders.length === 1 ? "this file" : "these files"} in its current turn:\n${list}${more}\nWriting now could overwrite its work. Choose one: wait, then re-read the file before editing it; leave the file alone and do the rest of your task; or ask the user. If you still need to write it, re-read it first and try again: Baton lets the next attempt through and notes it for the other agent.`,
+      },
+      userMessage: `Baton held back ${toolName} on ${first.path}: ${first.agent} (lane ${first.lane}) is working on it right now${holders.length > 1 ? ` (and ${holders.length - 1} more file(s))` : ""}.`,
+    };
+  }
+  return {
+    context: `Baton: another agent working in this checkout right now also wrote ${holders.length === 1 ? "this file" : "these files"} in its current turn:\n${list}${more}\nRe-read the file before relying on its content, and tell the user you both changed it.`,
+    userMessage: `Baton: ${toolName} writes ${first.path}, which ${first.agent} (lane ${first.lane}) is also working on right now.`,
+  };
 }
 
 /** The checkpoint the call's before-tool hook took, if it took one (it may have been denied, cancelled, or not needed). */
@@ -116,7 +185,9 @@ export async function afterTool(b: Baton, ev: Ev<"after_tool">, o: ToolHookConte
   const turn = turnId(ev, tool);
 
   // The ledger write is queued now and committed while the turn is recorded.
+  const lane = laneOf(ev);
   const ledger = b.ledger.record(sid, {
+    lane,
     toolName: tool.name,
     status: ev.status,
     args: bounded(tool.input),
@@ -137,6 +208,7 @@ export async function afterTool(b: Baton, ev: Ev<"after_tool">, o: ToolHookConte
       ...(ev.output !== undefined ? { observationHash: argsHash(ev.output) } : {}),
       ...(checkpointId ? { checkpointId } : {}),
       ...(turn ? { id: turn } : {}),
+      lane,
     });
   } catch (err) {
     // The other attempt at this hook recorded the turn first, with the files as they were then.
@@ -162,8 +234,8 @@ export async function afterTool(b: Baton, ev: Ev<"after_tool">, o: ToolHookConte
       ...(recorded.spiral.proposedCheckpoint !== undefined ? { proposedCheckpoint: recorded.spiral.proposedCheckpoint } : {}),
     };
     return {
-      context: `${renderSpiralPause(sid, view)} Further edits and shell commands are refused until then.`,
-      userMessage: `Baton paused session ${sid}: ${recorded.spiral.summary ?? recorded.spiral.pattern ?? "a spiral"}`,
+      context: `${renderSpiralPause(sid, view)} Further edits and shell commands in this agent session are refused until then; other agents working in this checkout go on.`,
+      userMessage: `Baton paused this agent session (lane ${lane}) in session ${sid}: ${recorded.spiral.summary ?? recorded.spiral.pattern ?? "a spiral"}`,
     };
   }
   if (error) {

@@ -43,6 +43,8 @@ export interface CheckpointInput {
   toolName?: string;
   turn?: number;
   runId?: string;
+  /** The agent lane taking it (core/lanes.ts): its undo steps through its own lane's checkpoints. */
+  lane?: string;
   pinned?: boolean;
   /**
    * The checkpoint's id (`cp-` and 1-60 letters, digits, `.`, `_`, `-`), for a caller that may
@@ -128,6 +130,7 @@ export function toInfo(r: CheckpointRow): CheckpointInfo {
   if (r.host) c.host = r.host;
   if (r.workspace) c.workspace = r.workspace;
   if (r.machine) c.machine = r.machine;
+  if (r.agentLane) c.lane = r.agentLane;
   return c;
 }
 
@@ -342,9 +345,17 @@ export class CheckpointService {
     paths: readonly string[],
     restores: string,
     protect: readonly string[],
-    o: { deadline?: number; after?: (tx: StoreTx, checkpoint: { id: string; files: readonly CheckpointFile[] }) => Promise<void> } = {},
+    o: {
+      deadline?: number;
+      lane?: string;
+      after?: (tx: StoreTx, checkpoint: { id: string; files: readonly CheckpointFile[] }) => Promise<void>;
+    } = {},
   ): Promise<CheckpointResult> {
-    const input = { label: `before rolling back to ${restores}`, ...(o.deadline !== undefined ? { deadline: o.deadline } : {}) };
+    const input = {
+      label: `before rolling back to ${restores}`,
+      ...(o.deadline !== undefined ? { deadline: o.deadline } : {}),
+      ...(o.lane !== undefined ? { lane: o.lane } : {}),
+    };
     return this.#targeted(sessionId, "safety", paths, input, restores, protect, o.after);
   }
 
@@ -582,6 +593,7 @@ export class CheckpointService {
         host: this.host(),
         workspace: this.#root,
         machine: this.machine() ?? null,
+        agentLane: input.lane ?? null,
       };
       await this.#manifests.insert(q, row, files.map(toRow));
       const pruned = await this.#applyRetention(tx, sessionId, new Set([row.id, ...(extra.protect ?? [])]));

@@ -14,6 +14,11 @@
  *    `finish_rollback` with both ways out; the dead process's temp files are removed by the
  *    next rollback.
  *
+ * Lanes (core/lanes.ts): a rollback with a `lane` (an agent's "undo that") steps back through
+ * that lane's own checkpoints (and its subagents'), and keeps every file another live lane
+ * wrote since its target, naming that lane; one without (a person's) takes the whole workspace
+ * back and names, in its warnings and `lanes`, the live lanes whose work it takes back.
+ *
  * A rollback with a `key` (an agent hook's request id) has an id derived from it, and its
  * `rollback:started` is the claim: appended only if no rollback with that id started, so two
  * attempts at one request (a hook answered by the server, then by its own process) roll back
@@ -28,9 +33,11 @@ import { dirname, join } from "node:path";
 import type { Backend } from "../backend/contract.js";
 import { randomHex, sha256 } from "../core/canonical.js";
 import { type Checkpoint, type CheckpointInfo, chooseTarget, composeRestore, type RestoreEntry } from "../core/checkpoints.js";
+import { describeLane, familyOf, isLaneId, isLive, sameFamily } from "../core/lanes.js";
 import { pathProblem } from "../core/paths.js";
 import { redactText } from "../core/redact.js";
-import { BatonError, badInput, checkDeadline } from "../errors.js";
+import type { LaneRecord } from "../core/types.js";
+import { BatonError, badInput, checkDeadline, isBatonError } from "../errors.js";
 import {
   type Current,
   type CurrentStat,
@@ -83,6 +90,20 @@ export interface RollbackInput {
   key?: string;
   /** Start changing files only by this time (ms since the epoch); later: `deadline_exceeded`, nothing changed. */
   deadline?: number;
+  /**
+   * An agent lane (core/lanes.ts): step back through its own checkpoints (and its subagents')
+   * only, and keep every file another live lane wrote since the target. Default: the whole
+   * session, every lane's work included (a person's rollback).
+   */
+  lane?: string;
+}
+
+/** A live lane whose files a rollback changes (a person's) or keeps (an agent's). */
+export interface LaneTouched {
+  lane: string;
+  agent: string;
+  host?: string;
+  paths: string[];
 }
 
 export type ChangeAction = "restore" | "create" | "remove" | "unchanged" | "kept";
@@ -118,6 +139,11 @@ export interface RollbackResult {
   /** Dry run: every change as one unified diff. */
   diff?: string;
   /**
+   * Live agent lanes whose writes since the target this rollback takes back (a person's
+   * rollback), or kept because of them (an agent lane's). Absent when none.
+   */
+  lanes?: LaneTouched[];
+  /**
    * The key named a rollback already carried out: this is its result as recorded (`changes`
    * holds the paths its events name, at most 50 restored and 50 removed; no warnings).
    */
@@ -125,6 +151,9 @@ export interface RollbackResult {
 }
 
 const EVENT_PATHS = 50;
+
+/** Files other live lanes wrote since a rollback's target, with the lane that wrote each. */
+type LaneWrites = Map<string, { lane: string; agent: string; host?: string }>;
 interface Planned extends RollbackChange {
   /** The blob to restore from (read after planning, all at once). */
   want?: string;
@@ -182,9 +211,11 @@ export class RollbackService {
       const done = await settledRollback(this.#deps, sessionId, keyed, input.deadline);
       if (done) return done;
     }
+    if (input.lane !== undefined && !isLaneId(input.lane))
+      throw badInput(`lane ${JSON.stringify(input.lane)} is invalid: "<agent>:<session id>" (see \`baton lanes\`)`);
     checkDeadline(input.deadline, "the rollback");
     const root = this.#cps.root;
-    const { target, range, prunedInRange } = await this.#choose(sessionId, input);
+    const { target, range, prunedInRange, laneWrites } = await this.#choose(sessionId, input);
     const here = this.#cps.host();
     if (otherMachine(this.#cps, target) && !input.otherHost && !input.dryRun) {
       throw new BatonError(
@@ -228,6 +259,7 @@ export class RollbackService {
     }
     const byId = new Map(range.map((c) => [c.id, c]));
     const plan = this.#planAll(root, entries, (e) => privateHolder(this.#cps, byId.get(e.from), e.want));
+    const lanes = this.#otherLanes(plan, laneWrites, input.lane, target.id, warnings);
     const away = plan.filter((p) => p.elsewhere !== undefined);
     if (away.length > 0) {
       // Never a silent success: these files keep their current content.
@@ -271,6 +303,7 @@ export class RollbackService {
         changes: plan.map(publicChange),
         ...counts(plan),
         warnings,
+        ...(lanes.length > 0 ? { lanes } : {}),
         diff: diffs,
       };
     }
@@ -294,6 +327,7 @@ export class RollbackService {
         range.map((c) => c.id),
         {
           ...(input.deadline !== undefined ? { deadline: input.deadline } : {}),
+          ...(input.lane !== undefined ? { lane: input.lane } : {}),
           after: async (tx, cp) => {
             // A file that grew past maxFileBytes or became a link since it was planned: the
             // safety checkpoint could not store it, so nothing is changed.
@@ -393,18 +427,69 @@ export class RollbackService {
       changes: plan.map(publicChange),
       ...c,
       warnings,
+      ...(lanes.length > 0 ? { lanes } : {}),
     };
+  }
+
+  /**
+   * Other live lanes' writes among the planned changes. For an agent lane's rollback those
+   * paths are kept as they are (the other agent's work is never reverted silently); for a
+   * person's they go ahead and are named. Either way a warning says which lane wrote what.
+   */
+  #otherLanes(plan: Planned[], writes: LaneWrites, lane: string | undefined, target: string, warnings: string[]): LaneTouched[] {
+    if (writes.size === 0) return [];
+    const touched = new Map<string, LaneTouched>();
+    for (const [i, p] of plan.entries()) {
+      if (p.action !== "restore" && p.action !== "create" && p.action !== "remove") continue;
+      const w = writes.get(p.path);
+      if (!w) continue;
+      let t = touched.get(w.lane);
+      if (!t) {
+        t = { lane: w.lane, agent: w.agent, ...(w.host !== undefined ? { host: w.host } : {}), paths: [] };
+        touched.set(w.lane, t);
+      }
+      t.paths.push(p.path);
+      if (lane !== undefined) {
+        plan[i] = {
+          path: p.path,
+          from: p.from,
+          current: p.current,
+          action: "kept",
+          reason: `changed since by ${describeLane({ id: w.lane, agent: w.agent, ...(w.host !== undefined ? { host: w.host } : {}) })}, which is still working here; a person can take it back too with \`baton rollback --to ${target}\` from their own terminal`,
+        };
+      }
+    }
+    const list = [...touched.values()];
+    for (const t of list) {
+      const paths = `${t.paths.slice(0, 5).join(", ")}${t.paths.length > 5 ? `, and ${t.paths.length - 5} more` : ""}`;
+      const who = describeLane({ id: t.lane, agent: t.agent, ...(t.host !== undefined ? { host: t.host } : {}) });
+      warnings.push(
+        lane !== undefined
+          ? `${t.paths.length} file(s) were left as they are because ${who}, still working here, changed them since (${paths}); a person can take them back too with \`baton rollback --to ${target}\``
+          : `this takes back work of ${who}, still working here: ${paths}`,
+      );
+    }
+    return list;
   }
 
   async #choose(
     sessionId: string,
     input: RollbackInput,
-  ): Promise<{ target: CheckpointInfo; range: Checkpoint[]; prunedInRange: string[] }> {
+  ): Promise<{ target: CheckpointInfo; range: Checkpoint[]; prunedInRange: string[]; laneWrites: LaneWrites }> {
+    let lanes: Record<string, LaneRecord> = {};
+    try {
+      lanes = (await this.#journal.read(sessionId)).snapshot.facets.lanes ?? {};
+    } catch (err) {
+      if (!isBatonError(err, "not_found")) throw err; // answered below, in the transaction
+    }
     return this.#backend.transaction("read", async (tx) => {
       if (!(await tx.getSession(sessionId))) {
         throw new BatonError("not_found", `no session "${sessionId}"; run \`baton session list --all\` to see the sessions`, { sessionId });
       }
-      const rows = await tx.checkpoints.listCheckpoints(sessionId);
+      const all = await tx.checkpoints.listCheckpoints(sessionId);
+      const lane = input.lane;
+      // An agent's undo counts its own lane's steps (its subagents' too); a person's, every step.
+      const rows = lane === undefined ? all : all.filter((r) => r.agentLane && sameFamily(r.agentLane, lane));
       const list = rows.map(toInfo);
       const choice = chooseTarget(list, input.to !== undefined ? { to: input.to } : { steps: input.steps ?? 1 });
       if (!choice.ok) {
@@ -421,7 +506,25 @@ export class RollbackService {
         const row = byId.get(c.id);
         range.push({ ...c, files: row ? (await this.#cps.files(tx, row)).map(toFile) : [] });
       }
-      return { target: choice.target, range, prunedInRange: choice.prunedInRange };
+      // What other live lanes wrote since the target: the files their checkpoints before a
+      // write name (a shell command's edits are not told apart from anyone else's), and their claims.
+      const now = Date.now();
+      const laneWrites: LaneWrites = new Map();
+      const note = (path: string, id: string) => {
+        const l = lanes[id] ?? lanes[familyOf(id)];
+        if (l && isLive(lanes[familyOf(id)] ?? l, now))
+          laneWrites.set(path, { lane: l.id, agent: l.agent, ...(l.host ? { host: l.host } : {}) });
+      };
+      for (const r of all) {
+        if (r.seq <= choice.target.seq || r.kind !== "targeted" || !r.agentLane || r.prunedAt !== null) continue;
+        if (lane !== undefined && sameFamily(r.agentLane, lane)) continue;
+        for (const f of await this.#cps.files(tx, r)) note(f.path, r.agentLane);
+      }
+      for (const l of Object.values(lanes)) {
+        if (lane !== undefined && sameFamily(l.id, lane)) continue;
+        for (const [path, at] of Object.entries(l.claims)) if (at >= choice.target.createdAt) note(path, l.id);
+      }
+      return { target: choice.target, range, prunedInRange: choice.prunedInRange, laneWrites };
     });
   }
 

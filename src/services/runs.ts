@@ -32,6 +32,8 @@ export interface RunStartInput {
   pid?: number;
   /** A heartbeat older than this marks the run crashed. Default 30 minutes. */
   ttlMs?: number;
+  /** The lane (core/lanes.ts) the run works in: an agent session's, for runs its hooks start. */
+  lane?: string;
 }
 
 export interface CrashedRun {
@@ -81,6 +83,7 @@ export class RunService {
     return this.#backend.transaction("write", async (tx) => {
       const data: JsonObject = { runId, agent: input.agent, pid };
       if (id.host !== undefined) data.host = id.host;
+      if (input.lane !== undefined) data.lane = input.lane;
       const [result] = await this.#journal.appendInTx(tx, sessionId, [
         { id: `run:${runId}:started`, type: "run:started", actor: input.agent, data },
       ]);

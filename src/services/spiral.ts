@@ -4,14 +4,18 @@
  * turn, and appends the turn and any `spiral:detected` in one batch (one transaction), so a
  * crash never leaves a detection without its turn or the reverse.
  *
+ * A turn with a `lane` (core/lanes.ts) is judged in that lane's window and a spiral pauses that
+ * lane only; one without (`baton turn record`) is the session's, and its spiral pauses every lane.
+ *
  * Detection runs on the snapshot read just before the append. An agent's turns arrive one at a
- * time; if two turns of one session ever race, the second is judged without the first, and the
+ * time; if two turns of one lane ever race, the second is judged without the first, and the
  * next turn sees both.
  */
 import { statSync } from "node:fs";
 import { resolve } from "node:path";
 import type { Backend } from "../backend/contract.js";
 import { randomId } from "../core/canonical.js";
+import { isLaneId, pausedSpiral } from "../core/lanes.js";
 import {
   detectSpiral,
   emptySpiral,
@@ -36,6 +40,8 @@ export interface TurnInput extends Omit<TurnRecord, "files" | "status"> {
   /** Idempotency key of the `turn:recorded` event (a hook retrying the same turn). */
   id?: string;
   actor?: string;
+  /** The agent lane the turn is in (core/lanes.ts): judged in that lane's window, pausing only that lane. */
+  lane?: string;
 }
 
 export interface TurnResult {
@@ -77,9 +83,13 @@ export class SpiralService {
     const thresholds = readSpiralConfig(this.#batonDir);
     const record = this.#record(input);
     const id = input.id ?? `turn_${randomId()}`;
+    const lane = input.lane;
+    if (lane !== undefined && !isLaneId(lane)) throw badInput(`lane ${JSON.stringify(lane)} is invalid: "<agent>:<session id>"`);
     const view = await this.#journal.read(sessionId);
-    const sp = view.snapshot.facets.spiral ?? emptySpiral();
-    const events: EventInput[] = [{ id, type: "turn:recorded", actor: input.actor ?? "agent", data: record as unknown as JsonObject }];
+    const snap = view.snapshot;
+    const sp = (lane === undefined ? snap.facets.spiral : snap.facets.lanes?.[lane]?.spiral) ?? emptySpiral();
+    const data = { ...(record as unknown as JsonObject), ...(lane !== undefined ? { lane } : {}) };
+    const events: EventInput[] = [{ id, type: "turn:recorded", actor: input.actor ?? "agent", data }];
     // A paused session records turns without judging them again; a retried turn is not judged twice.
     if (!sp.paused && !sp.window.some((t) => t.id === id)) {
       const entry = turnEntry(record, { id, seq: view.snapshot.lastSeq + 1, at: this.#now().toISOString() });
@@ -94,17 +104,18 @@ export class SpiralService {
         if (found.path !== undefined) data.path = found.path;
         if (found.signature !== undefined) data.signature = found.signature;
         if (found.fingerprint !== undefined) data.fingerprint = found.fingerprint;
-        // Turns recorded without naming their checkpoint: the session's own checkpoints still
-        // know the last good point (the newest one taken before the spiral's first turn).
-        const cp = found.proposedCheckpoint ?? (await this.#checkpointBefore(sessionId, found.from));
+        // Turns recorded without naming their checkpoint: the session's (or lane's) own
+        // checkpoints still know the last good point (the newest one before the spiral's first turn).
+        const cp = found.proposedCheckpoint ?? (await this.#checkpointBefore(sessionId, found.from, lane));
         if (cp !== undefined) data.proposedCheckpoint = cp;
+        if (lane !== undefined) data.lane = lane;
         events.push({ id: `${id}.spiral`, type: "spiral:detected", actor: "system", data });
       }
     }
     const results = await this.#journal.appendBatch(sessionId, events);
     const turn = results[0] as AppendResult;
     const after = await this.#journal.read(sessionId);
-    const state = after.snapshot.facets.spiral;
+    const state = lane === undefined ? after.snapshot.facets.spiral : after.snapshot.facets.lanes?.[lane]?.spiral;
     const nextAction = spiralPauseRule({ flow: after.flow, snap: after.snapshot, pendingWork: [] })?.action;
     return {
       sessionId,
@@ -115,25 +126,33 @@ export class SpiralService {
     };
   }
 
-  async #checkpointBefore(sessionId: string, from: { at: string }): Promise<string | undefined> {
-    return this.#backend.transaction("read", (tx) => tx.checkpoints.lastGoodCheckpoint(sessionId, from.at));
+  async #checkpointBefore(sessionId: string, from: { at: string }, lane: string | undefined): Promise<string | undefined> {
+    return this.#backend.transaction("read", (tx) => tx.checkpoints.lastGoodCheckpoint(sessionId, from.at, lane));
   }
 
-  /** Clear a spiral pause (`spiral:cleared`). Not paused: nothing is appended. */
+  /**
+   * Clear a spiral pause (`spiral:cleared`). Without `lane`, every pause of the session (its
+   * own and each lane's); with it, that lane's and the session's own. Not paused: nothing is appended.
+   */
   async unpause(
     sessionId: string,
-    opts: { reason?: string; actor?: string; id?: string } = {},
+    opts: { reason?: string; actor?: string; id?: string; lane?: string } = {},
   ): Promise<{ unpaused: boolean; seq?: number }> {
     // A caller retrying with its key gets the first answer, not "was not paused".
     const prior = opts.id !== undefined ? await this.#journal.find(sessionId, opts.id) : undefined;
     if (prior?.type === "spiral:cleared") return { unpaused: true, seq: prior.seq };
     const view = await this.#journal.read(sessionId);
-    if (!view.snapshot.facets.spiral?.paused) return { unpaused: false };
+    const snap = view.snapshot;
+    const own = snap.facets.spiral?.paused === true;
+    const lanePaused = opts.lane !== undefined && snap.facets.lanes?.[opts.lane]?.spiral?.paused === true;
+    if (!own && !lanePaused && (opts.lane !== undefined || pausedSpiral(snap) === undefined)) return { unpaused: false };
+    // The session's own pause stops every lane: clearing it is the session-wide clear.
+    const lane = opts.lane !== undefined && !own ? opts.lane : undefined;
     const r = await this.#journal.append(sessionId, {
       ...(opts.id !== undefined ? { id: opts.id } : {}),
       type: "spiral:cleared",
       actor: opts.actor ?? "user",
-      data: opts.reason !== undefined ? { reason: opts.reason } : {},
+      data: { ...(opts.reason !== undefined ? { reason: opts.reason } : {}), ...(lane !== undefined ? { lane } : {}) },
     });
     return { unpaused: true, seq: r.event.seq };
   }

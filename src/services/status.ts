@@ -11,6 +11,8 @@ import { join, resolve } from "node:path";
 import type { Backend, LockRow, SkippedPath } from "../backend/contract.js";
 import { sha256 } from "../core/canonical.js";
 import { isTerminal, phaseNextAction } from "../core/flow.js";
+import { type LaneView, laneViews } from "../core/lane-view.js";
+import { pausedSpiral } from "../core/lanes.js";
 import { staleDecision } from "../core/locks.js";
 import type { MarkerFinding } from "../core/markers.js";
 import { type ChangedFile, type DeadWork, decideNextAction, type HeldLock, type TargetMismatch } from "../core/next-action.js";
@@ -49,8 +51,13 @@ export interface SessionStatus {
   pendingWork: PendingWork[];
   /** Optional follow-ups that do not replace the next action (e.g. capture a lesson after a rollback). */
   suggestions: NextAction[];
-  /** Present while a spiral pauses the session: the pattern, the turns, the proposed checkpoint. */
-  spiral?: SpiralView;
+  /**
+   * Present while a spiral pauses the session, or one of its lanes (`lane`): the pattern, the
+   * turns, the proposed checkpoint.
+   */
+  spiral?: SpiralView & { lane?: string };
+  /** The agent sessions working in this session now (core/lanes.ts), most recently active first. */
+  lanes?: LaneView[];
   /**
    * Present when the session's newest whole-tree checkpoint left files out (names it cannot
    * store or restore safely): no rollback covers them until they are renamed.
@@ -196,10 +203,12 @@ export class StatusService {
     }
     // A pause that proposed no checkpoint (detected without one): the last good point is
     // looked up now, one indexed row.
-    const sp = snap.facets.spiral;
+    const paused = pausedSpiral(snap);
+    const sp = paused?.state;
     const start = sp?.paused && sp.proposedCheckpoint === undefined ? spiralStart(sp) : undefined;
     if (start !== undefined) {
-      const cp = await this.#backend.transaction("read", (tx) => tx.checkpoints.lastGoodCheckpoint(snap.sessionId, start));
+      const lane = paused?.lane?.id;
+      const cp = await this.#backend.transaction("read", (tx) => tx.checkpoints.lastGoodCheckpoint(snap.sessionId, start, lane));
       if (cp !== undefined) out.spiralFallback = cp;
     }
     const observed = lastTargetNote(view.readDiagnostics);
@@ -331,7 +340,10 @@ export class StatusService {
       updatedAt: snap.updatedAt,
     };
     if (snap.title !== undefined) out.title = snap.title;
-    if (snap.facets.spiral?.paused) out.spiral = spiralView(snap.facets.spiral, facts.spiralFallback);
+    const paused = pausedSpiral(snap);
+    if (paused) out.spiral = { ...spiralView(paused.state, facts.spiralFallback), ...(paused.lane ? { lane: paused.lane.id } : {}) };
+    const lanes = laneViews(snap, this.#now().getTime());
+    if (lanes.length > 0) out.lanes = lanes;
     const rb = lastRollback(snap);
     if (rb) out.lastRollback = rb;
     return files ? { status: out, files } : { status: out };

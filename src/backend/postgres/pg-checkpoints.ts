@@ -42,6 +42,7 @@ interface RawCheckpoint {
   host: string | null;
   workspace: string | null;
   machine: string | null;
+  agent_lane: string | null;
 }
 
 const toCheckpoint = (r: RawCheckpoint): CheckpointRow => ({
@@ -65,6 +66,7 @@ const toCheckpoint = (r: RawCheckpoint): CheckpointRow => ({
   host: r.host,
   workspace: r.workspace,
   machine: r.machine,
+  agentLane: r.agent_lane,
 });
 
 export class PgCheckpointQueries implements CheckpointQueries {
@@ -81,8 +83,8 @@ export class PgCheckpointQueries implements CheckpointQueries {
   async insertCheckpoint(r: CheckpointRow): Promise<void> {
     await this.#referencing();
     await this.#c.run(
-      `INSERT INTO checkpoints (id, session_id, seq, kind, run_id, turn, tool_name, parent, label, pinned, restores, created_at, pruned_at, file_count, skipped, host, workspace, machine, lane)
-       VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14, $15, $16, $17, $18, $19)`,
+      `INSERT INTO checkpoints (id, session_id, seq, kind, run_id, turn, tool_name, parent, label, pinned, restores, created_at, pruned_at, file_count, skipped, host, workspace, machine, lane, agent_lane)
+       VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14, $15, $16, $17, $18, $19, $20)`,
       [
         r.id,
         r.sessionId,
@@ -103,6 +105,7 @@ export class PgCheckpointQueries implements CheckpointQueries {
         r.workspace ?? null,
         r.machine ?? null,
         r.lane,
+        r.agentLane ?? null,
       ],
     );
   }
@@ -125,11 +128,15 @@ export class PgCheckpointQueries implements CheckpointQueries {
     const [r] = await this.#c.rows<RawCheckpoint>("SELECT * FROM checkpoints WHERE session_id = $1 ORDER BY seq DESC LIMIT 1", [sessionId]);
     return r && toCheckpoint(r);
   }
-  async lastGoodCheckpoint(sessionId: string, at: string): Promise<string | undefined> {
+  async lastGoodCheckpoint(sessionId: string, at: string, agentLane?: string): Promise<string | undefined> {
     const [r] = await this.#c.rows<{ id: string }>(
-      `SELECT id FROM checkpoints WHERE session_id = $1 AND pruned_at IS NULL AND kind <> 'safety' AND created_at <= $2
-       ORDER BY seq DESC LIMIT 1`,
-      [sessionId, at],
+      agentLane === undefined
+        ? `SELECT id FROM checkpoints WHERE session_id = $1 AND pruned_at IS NULL AND kind <> 'safety' AND created_at <= $2
+           ORDER BY seq DESC LIMIT 1`
+        : `SELECT id FROM checkpoints WHERE session_id = $1 AND pruned_at IS NULL AND kind <> 'safety' AND created_at <= $2
+             AND (agent_lane = $3 OR left(agent_lane, length($3) + 1) = $3 || '/')
+           ORDER BY seq DESC LIMIT 1`,
+      agentLane === undefined ? [sessionId, at] : [sessionId, at, agentLane],
     );
     return r?.id;
   }

@@ -381,4 +381,12 @@ export const PG_MIGRATIONS: readonly PgMigration[] = Object.freeze([
       ALTER TABLE checkpoints ADD COLUMN pin_changes integer NOT NULL DEFAULT 0;
     `,
   },
+  {
+    // As SQLite migration 16: the agent lane that took a checkpoint (core/lanes.ts).
+    version: 15,
+    name: "checkpoint-agent-lanes",
+    sql: `
+      ALTER TABLE checkpoints ADD COLUMN agent_lane text;
+    `,
+  },
 ]);

@@ -40,6 +40,7 @@ interface RawCheckpoint {
   host: string | null;
   workspace: string | null;
   machine: string | null;
+  agent_lane: string | null;
 }
 
 const toCheckpoint = (r: RawCheckpoint): CheckpointRow => ({
@@ -63,6 +64,7 @@ const toCheckpoint = (r: RawCheckpoint): CheckpointRow => ({
   host: r.host,
   workspace: r.workspace,
   machine: r.machine,
+  agentLane: r.agent_lane,
 });
 
 /**
@@ -82,8 +84,8 @@ export class SqliteCheckpointQueries implements CheckpointQueries {
 
   async insertCheckpoint(r: CheckpointRow): Promise<void> {
     this.#stmt(
-      `INSERT INTO checkpoints (id, session_id, seq, kind, run_id, turn, tool_name, parent, label, pinned, restores, created_at, pruned_at, file_count, lane, skipped, host, workspace, machine)
-       VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
+      `INSERT INTO checkpoints (id, session_id, seq, kind, run_id, turn, tool_name, parent, label, pinned, restores, created_at, pruned_at, file_count, lane, skipped, host, workspace, machine, agent_lane)
+       VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
     ).run(
       r.id,
       r.sessionId,
@@ -104,6 +106,7 @@ export class SqliteCheckpointQueries implements CheckpointQueries {
       r.host ?? null,
       r.workspace ?? null,
       r.machine ?? null,
+      r.agentLane ?? null,
     );
   }
 
@@ -122,12 +125,20 @@ export class SqliteCheckpointQueries implements CheckpointQueries {
     ).map(toCheckpoint);
   }
 
-  async lastGoodCheckpoint(sessionId: string, at: string): Promise<string | undefined> {
+  async lastGoodCheckpoint(sessionId: string, at: string, agentLane?: string): Promise<string | undefined> {
     // Walks checkpoints_live from the newest: the first match ends the scan.
-    const r = this.#stmt(
-      `SELECT id FROM checkpoints WHERE session_id = ? AND pruned_at IS NULL AND kind != 'safety' AND created_at <= ?
-       ORDER BY seq DESC LIMIT 1`,
-    ).get(sessionId, at) as { id: string } | undefined;
+    const r = (
+      agentLane === undefined
+        ? this.#stmt(
+            `SELECT id FROM checkpoints WHERE session_id = ? AND pruned_at IS NULL AND kind != 'safety' AND created_at <= ?
+             ORDER BY seq DESC LIMIT 1`,
+          ).get(sessionId, at)
+        : this.#stmt(
+            `SELECT id FROM checkpoints WHERE session_id = @s AND pruned_at IS NULL AND kind != 'safety' AND created_at <= @at
+               AND (agent_lane = @lane OR substr(agent_lane, 1, length(@lane) + 1) = @lane || '/')
+             ORDER BY seq DESC LIMIT 1`,
+          ).get({ s: sessionId, at, lane: agentLane })
+    ) as { id: string } | undefined;
     return r?.id;
   }
 

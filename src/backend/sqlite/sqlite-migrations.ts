@@ -394,4 +394,13 @@ export const SQLITE_MIGRATIONS: readonly SqliteMigration[] = Object.freeze([
       ALTER TABLE checkpoints ADD COLUMN pin_changes INTEGER NOT NULL DEFAULT 0;
     `,
   },
+  {
+    // The agent lane that took a checkpoint (core/lanes.ts): an agent's undo steps through its
+    // own lane's checkpoints. Older checkpoints belong to no lane (a person's, or any agent's).
+    version: 16,
+    name: "checkpoint-agent-lanes",
+    sql: `
+      ALTER TABLE checkpoints ADD COLUMN agent_lane TEXT;
+    `,
+  },
 ]);

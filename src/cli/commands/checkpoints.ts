@@ -2,6 +2,7 @@
 import { writeFileSync } from "node:fs";
 import { isAbsolute, relative, resolve, sep } from "node:path";
 import type { CheckpointInfo } from "../../core/checkpoints.js";
+import { laneFromEnv } from "../../core/lanes.js";
 import { BatonError, badInput } from "../../errors.js";
 import { writeStdoutBytes } from "../../platform/output.js";
 import { type Ctx, parseIntOption } from "../context.js";
@@ -87,8 +88,11 @@ export async function unpin(ctx: Ctx, id: string): Promise<void> {
 export async function rollback(
   ctx: Ctx,
   steps: string | undefined,
-  o: S & { to?: string; files?: string[]; dryRun?: boolean; otherHost?: boolean },
+  o: S & { to?: string; files?: string[]; dryRun?: boolean; otherHost?: boolean; lane?: string; allLanes?: boolean },
 ): Promise<void> {
+  if (o.lane !== undefined && o.allLanes) throw badInput("give --lane <id> or --all-lanes, not both");
+  // Run by an agent (its shell names its session): its own lane's steps, unless told otherwise.
+  const lane = o.allLanes ? undefined : (o.lane ?? laneFromEnv(process.env));
   if (steps !== undefined && !/^\d+$/.test(steps.trim())) {
     throw badInput(`"${steps}" is not a number of steps; to restore a checkpoint by id use --to ${steps}`);
   }
@@ -101,8 +105,9 @@ export async function rollback(
     ...(o.files?.length ? { files: o.files } : {}),
     ...(o.dryRun ? { dryRun: true } : {}),
     ...(o.otherHost ? { otherHost: true } : {}),
+    ...(lane !== undefined ? { lane } : {}),
   });
-  ctx.out({ sessionId: sid, ...r }, () => {
+  ctx.out({ sessionId: sid, ...(lane !== undefined ? { lane } : {}), ...r }, () => {
     const lines: string[] = [];
     const kept = r.changes.filter((c) => c.action === "kept");
     if (r.dryRun) {
@@ -116,6 +121,7 @@ export async function rollback(
         `Undo it with: baton rollback --session ${sid} --to ${r.safety}`,
       );
     }
+    if (lane !== undefined) lines.push(`  lane ${lane}: its own steps only (--all-lanes for every agent's)`);
     for (const c of kept) lines.push(`  kept ${c.path}: ${c.reason}`);
     for (const w of r.warnings) lines.push(`  warning: ${w}`);
     return lines.join("\n");

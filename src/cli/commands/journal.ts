@@ -1,5 +1,7 @@
 /** Commands over sessions and their journals. */
 import { createWriteStream } from "node:fs";
+import { laneViews } from "../../core/lane-view.js";
+import { ago, isLaneId } from "../../core/lanes.js";
 import type { JsonObject } from "../../core/types.js";
 import { BatonError, badInput } from "../../errors.js";
 import { writeStdout } from "../../platform/output.js";
@@ -130,11 +132,22 @@ function renderCrash(c: { sessionId: string; runId: string; proof: string; relea
   return `Run ${c.runId} on ${c.sessionId} crashed (${c.proof}); ${c.releasedWork.length} leased work item(s) given back.`;
 }
 
-export async function resume(ctx: Ctx, id: string | undefined, o: { session?: string; unpause?: boolean; reason?: string }): Promise<void> {
+export async function resume(
+  ctx: Ctx,
+  id: string | undefined,
+  o: { session?: string; unpause?: boolean; reason?: string; lane?: string },
+): Promise<void> {
   const b = await ctx.open();
   const sid = await b.sessions.resolve(id ?? o.session);
   if (o.reason !== undefined && !o.unpause) throw badInput("--reason goes with --unpause");
-  const unpause = o.unpause ? await b.turns.unpause(sid, o.reason !== undefined ? { reason: o.reason } : {}) : undefined;
+  if (o.lane !== undefined && !o.unpause) throw badInput("--lane goes with --unpause");
+  if (o.lane !== undefined && !isLaneId(o.lane)) throw badInput(`lane ${JSON.stringify(o.lane)} is invalid; see \`baton lanes\``);
+  const unpause = o.unpause
+    ? await b.turns.unpause(sid, {
+        ...(o.reason !== undefined ? { reason: o.reason } : {}),
+        ...(o.lane !== undefined ? { lane: o.lane } : {}),
+      })
+    : undefined;
   const crashed = await b.runs.detectCrashed({ sessionId: sid });
   const report = await b.sessions.resume(sid);
   const r = { ...report, ...(unpause ? { unpaused: unpause.unpaused } : {}), ...(crashed.length > 0 ? { crashedRuns: crashed } : {}) };
@@ -152,6 +165,41 @@ export async function resume(ctx: Ctx, id: string | undefined, o: { session?: st
         .map((e) => `${e.seq}:${e.type}`)
         .join(", ")}`,
     );
+    return lines.join("\n");
+  });
+}
+
+/** The lanes of a session (core/lanes.ts): the live ones, or with --all every one it keeps. */
+export async function lanes(ctx: Ctx, o: { session?: string; all?: boolean }): Promise<void> {
+  const b = await ctx.open();
+  const sid = await b.sessions.resolve(o.session);
+  const snap = await b.sessions.snapshot(sid);
+  const now = Date.now();
+  const live = laneViews(snap, now);
+  const past = o.all
+    ? Object.values(snap.facets.lanes ?? {})
+        .filter((l) => !live.some((v) => v.lane === l.id))
+        .map((l) => ({
+          lane: l.id,
+          agent: l.agent,
+          ...(l.host !== undefined ? { host: l.host } : {}),
+          status: l.status,
+          started: l.started,
+          lastAt: l.lastAt,
+        }))
+    : [];
+  ctx.out({ sessionId: sid, lanes: live, ...(o.all ? { past } : {}) }, () => {
+    if (live.length === 0 && past.length === 0) return `No agent is working in ${sid} now.`;
+    const lines = [`Lanes of ${sid}:`];
+    for (const l of live) {
+      lines.push(
+        `  ${l.lane}  ${l.agent}${l.host ? ` on ${l.host}` : ""}: ${l.status === "working" ? `working (run ${l.run})` : "between turns"}, last active ${ago(l.lastAt, now)}${l.spiral ? `; PAUSED (${l.spiral.pattern})` : ""}`,
+      );
+      if (l.claims.count > 0)
+        lines.push(`    claims ${l.claims.count} file(s): ${l.claims.files.slice(0, 8).join(", ")}${l.claims.count > 8 ? ", …" : ""}`);
+    }
+    for (const l of past)
+      lines.push(`  ${l.lane}  ${l.agent}${l.host ? ` on ${l.host}` : ""}: ${l.status}, last active ${ago(l.lastAt, now)}`);
     return lines.join("\n");
   });
 }

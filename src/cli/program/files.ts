@@ -39,6 +39,11 @@ export function defineFileCommands(program: Command): void {
     .option("--files <paths...>", "restore only these files (or directories)")
     .option("--dry-run", "show the unified diff of what would change; change nothing")
     .option("--other-host", "restore a checkpoint another host took (a shared store) into this workspace")
+    .option(
+      "--lane <id>",
+      "step back through this agent lane's own checkpoints, keeping files other live lanes wrote since (the default when an agent runs it)",
+    )
+    .option("--all-lanes", "the whole session, every agent's work included (the default when a person runs it)")
     .action(lazy(cps, (m) => m.rollback));
   const art = program.command("artifact").description("files attached to a session, kept until it completes");
   art

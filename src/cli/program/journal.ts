@@ -51,7 +51,14 @@ export function defineJournalCommands(program: Command): void {
     .addOption(session())
     .option("--unpause", "clear a spiral pause first (the user chose how to go on)")
     .option("--reason <text>", "with --unpause: what the user chose")
+    .option("--lane <id>", "with --unpause: clear only this agent lane's pause (default: every pause of the session)")
     .action(lazy(journal, (m) => m.resume));
+  program
+    .command("lanes")
+    .description("the agent sessions working in a session now: agent, host, run, files claimed, spiral state")
+    .addOption(session())
+    .option("-a, --all", "include lanes that ended or crashed")
+    .action(lazy(journal, (m) => m.lanes));
   program
     .command("complete [id]")
     .description("complete a session (refused while source markers remain)")

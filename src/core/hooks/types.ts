@@ -38,6 +38,8 @@ interface Base {
   native: string;
   /** The agent's session id, when it sends one. */
   agentSessionId?: string;
+  /** A subagent's id, in the hooks fired inside it (Claude Code's `agent_id`): its own lane (core/lanes.ts). */
+  subagentId?: string;
   /** The agent's working directory (from the payload, else the process's). */
   cwd: string;
   /**
@@ -132,12 +134,14 @@ export function parsePayload(
 ): HookEvent {
   const name = native || str(p.hook_event_name) || "";
   const agentSessionId = str(p.session_id);
+  const subagentId = str(p.agent_id);
   const sentAt = str(p.timestamp);
   const base = {
     agent: reader.agent,
     native: name,
     cwd: str(p.cwd) ?? cwd,
     ...(agentSessionId ? { agentSessionId } : {}),
+    ...(subagentId ? { subagentId } : {}),
     ...(sentAt ? { sentAt } : {}),
   };
   switch (reader.events[name]) {

@@ -1,0 +1,222 @@
+/**
+ * Lanes: several agents at once in one session. Pure.
+ *
+ * A session is the task (phase, decisions, blockers, next action, lessons); a **lane** is one
+ * agent session working on it: a Claude Code process, a Codex thread, a Gemini CLI session,
+ * each named `<agent>:<its session id>`; a Claude Code subagent is a lane of its own inside its
+ * parent's (`claude:<session>/<agent id>`), and with its parent makes one **family**. A lane
+ * owns its runs, turns, checkpoints, ledger nodes and spiral state; everything else is the
+ * session's, so a new lane (any agent, any host) starts with all of it.
+ *
+ * - **Undo** from an agent steps back through its own family's checkpoints only, and keeps any
+ *   file another live family wrote since (services/rollback.ts).
+ * - **Spirals** pause the lane that spiralled; the others go on.
+ * - **Claims**: the files a lane wrote during its current run. Another family about to write one
+ *   is told who holds it (services/agent-tools.ts). A claim ends with the run: the turn's end,
+ *   the agent session's end, a crash, or LANE_TTL_MS without a sign of life. It is folded from
+ *   the journal, so nothing is left to clean up and no claim outlives its lane.
+ *
+ * The lane state lives in the snapshot (`facets.lanes`), folded from lane-tagged events: a
+ * `run:started`/`turn:recorded`/`spiral:*` event's `lane` field, `run:ended`/`run:crashed` of a
+ * lane's run, `lane:ended`.
+ */
+import { type LaneRecord, type LaneStatus, SNAPSHOT_LIMITS, type Snapshot, type SpiralState } from "./types.js";
+
+/** A lane with no sign of life for this long is not live: its claims lapse (the hooks' run timeout). */
+export const LANE_TTL_MS = 2 * 60 * 60 * 1000;
+
+const ID_PART = /[^A-Za-z0-9._-]/g;
+
+/** The lane of an agent session (and of a subagent inside it, by the agent id its payloads carry). */
+export function laneId(agent: string, agentSessionId: string | undefined, subagentId?: string): string {
+  const part = (x: string) => x.replace(ID_PART, "-").slice(0, 80);
+  const top = `${agent}:${agentSessionId ? part(agentSessionId) : "unknown"}`;
+  return subagentId ? `${top}/${part(subagentId)}` : top;
+}
+
+const LANE_ID = /^[a-z]+:[A-Za-z0-9._-]{1,80}(\/[A-Za-z0-9._-]{1,80})?$/;
+
+/**
+ * The lane of the agent session that ran a command, from the environment its agent gives its
+ * shell tool: Claude Code's `CLAUDE_CODE_SESSION_ID` (2.1.132+), Codex's `CODEX_THREAD_ID`
+ * (the thread id its hooks send as `session_id`). Gemini CLI names none. Undefined when run by
+ * a person (or an agent that names none).
+ */
+export function laneFromEnv(env: Readonly<Record<string, string | undefined>>): string | undefined {
+  if (env.CLAUDE_CODE_SESSION_ID) return laneId("claude", env.CLAUDE_CODE_SESSION_ID);
+  if (env.CODEX_THREAD_ID) return laneId("codex", env.CODEX_THREAD_ID);
+  return undefined;
+}
+
+/** Whether a string is a lane id as laneId makes them (for ids given on the command line). */
+export function isLaneId(s: string): boolean {
+  return LANE_ID.test(s);
+}
+
+/** The top-level lane of a lane: itself, or a subagent's parent. */
+export function familyOf(lane: string): string {
+  const i = lane.indexOf("/");
+  return i < 0 ? lane : lane.slice(0, i);
+}
+
+export function sameFamily(a: string, b: string): boolean {
+  return familyOf(a) === familyOf(b);
+}
+
+/** The lane record, created when first seen. */
+export function laneFor(snap: Snapshot, id: string, at: string, agent?: string): LaneRecord {
+  snap.facets.lanes ??= {};
+  const lanes = snap.facets.lanes;
+  let l = lanes[id];
+  if (!l) {
+    l = { id, agent: agent ?? id.slice(0, id.indexOf(":")), status: "idle", started: at, lastAt: at, claims: {} };
+    lanes[id] = l;
+    boundLanes(lanes);
+  }
+  if (agent !== undefined) l.agent = agent;
+  if (at > l.lastAt) l.lastAt = at;
+  return l;
+}
+
+/** Past the bound, ended and crashed lanes go first, oldest first; then the least recently active. */
+function boundLanes(lanes: Record<string, LaneRecord>): void {
+  const ids = Object.keys(lanes);
+  if (ids.length <= SNAPSHOT_LIMITS.lanes) return;
+  const rank = (l: LaneRecord) => (l.status === "ended" || l.status === "crashed" ? 0 : 1);
+  const order = ids
+    .map((id) => lanes[id] as LaneRecord)
+    .sort((a, b) => rank(a) - rank(b) || (a.lastAt < b.lastAt ? -1 : a.lastAt > b.lastAt ? 1 : 0));
+  for (const l of order.slice(0, ids.length - SNAPSHOT_LIMITS.lanes)) delete lanes[l.id];
+}
+
+/** The lane's spiral state, created when first needed. */
+export function laneSpiral(l: LaneRecord): SpiralState {
+  l.spiral ??= { paused: false, turns: 0, window: [] };
+  return l.spiral;
+}
+
+/** A lane's run started: it is working. */
+export function laneRunStarted(snap: Snapshot, lane: string, o: { runId: string; agent?: string; host?: string; at: string }): void {
+  const l = laneFor(snap, lane, o.at, o.agent);
+  l.status = "working";
+  l.run = o.runId;
+  l.claims = {};
+  if (o.host !== undefined) l.host = o.host;
+}
+
+/** A lane's run ended or crashed: its claims (and its subagents') end with it. */
+export function laneRunStopped(snap: Snapshot, lane: string, runId: string, status: LaneStatus, at: string): void {
+  const l = snap.facets.lanes?.[lane];
+  if (!l || l.run !== runId) return;
+  delete l.run;
+  if (l.status !== "ended") l.status = status;
+  if (at > l.lastAt) l.lastAt = at;
+  for (const sub of Object.values(snap.facets.lanes ?? {})) if (familyOf(sub.id) === lane) sub.claims = {};
+}
+
+/** The agent session ended: so did the lane and its subagents. */
+export function laneEnded(snap: Snapshot, lane: string, at: string): void {
+  for (const l of Object.values(snap.facets.lanes ?? {})) {
+    if (familyOf(l.id) !== lane) continue;
+    l.status = "ended";
+    delete l.run;
+    l.claims = {};
+    if (at > l.lastAt) l.lastAt = at;
+  }
+}
+
+/** A lane wrote files: it claims them while its family's run lives. */
+export function laneWrote(snap: Snapshot, lane: string, paths: readonly string[], at: string): void {
+  if (paths.length === 0) return;
+  const l = laneFor(snap, lane, at);
+  for (const p of paths) {
+    delete l.claims[p]; // re-inserted last: the oldest claims are dropped past the bound
+    l.claims[p] = at;
+  }
+  const keys = Object.keys(l.claims);
+  for (const k of keys.slice(0, Math.max(0, keys.length - SNAPSHOT_LIMITS.claimsPerLane))) delete l.claims[k];
+}
+
+/** A lane was told of other lanes' claims: its next attempt at the same claims goes through. */
+export function laneNoticed(snap: Snapshot, lane: string, claims: readonly { path: string; at: string }[], at: string): void {
+  const l = laneFor(snap, lane, at);
+  l.noticed ??= {};
+  for (const c of claims) {
+    delete l.noticed[c.path];
+    l.noticed[c.path] = c.at;
+  }
+  const keys = Object.keys(l.noticed);
+  for (const k of keys.slice(0, Math.max(0, keys.length - SNAPSHOT_LIMITS.claimsPerLane))) delete l.noticed[k];
+}
+
+/** Whether a lane's family is at work now: its run lives and it showed life within LANE_TTL_MS. */
+export function isWorking(snap: Snapshot, lane: string, nowMs: number): boolean {
+  const top = snap.facets.lanes?.[familyOf(lane)];
+  return top?.status === "working" && nowMs - Date.parse(top.lastAt) < LANE_TTL_MS;
+}
+
+/** Whether a lane is live: working, or idle between turns within LANE_TTL_MS of its last sign of life. */
+export function isLive(l: LaneRecord, nowMs: number): boolean {
+  return (l.status === "working" || l.status === "idle") && nowMs - Date.parse(l.lastAt) < LANE_TTL_MS;
+}
+
+/** The live lanes, most recently active first. */
+export function liveLanes(snap: Snapshot, nowMs: number): LaneRecord[] {
+  return Object.values(snap.facets.lanes ?? {})
+    .filter((l) => isLive(l, nowMs))
+    .sort((a, b) => (a.lastAt < b.lastAt ? 1 : a.lastAt > b.lastAt ? -1 : 0));
+}
+
+/** Another family's live claim on a file. */
+export interface ClaimHolder {
+  path: string;
+  lane: string;
+  agent: string;
+  host?: string;
+  /** When the holder wrote it. */
+  at: string;
+}
+
+/** The claims other families hold now on `paths` (one per path: the newest write). */
+export function claimsOn(snap: Snapshot, lane: string, paths: readonly string[], nowMs: number): ClaimHolder[] {
+  const out = new Map<string, ClaimHolder>();
+  const lanes = snap.facets.lanes;
+  if (!lanes) return [];
+  for (const l of Object.values(lanes)) {
+    if (sameFamily(l.id, lane) || !isWorking(snap, l.id, nowMs)) continue;
+    for (const p of paths) {
+      const at = l.claims[p];
+      if (at === undefined) continue;
+      const prior = out.get(p);
+      if (prior && prior.at >= at) continue;
+      out.set(p, { path: p, lane: l.id, agent: l.agent, ...(l.host !== undefined ? { host: l.host } : {}), at });
+    }
+  }
+  return [...out.values()];
+}
+
+/** A spiral pause: the session's own (turns recorded without a lane), else a lane's. */
+export function pausedSpiral(snap: Snapshot, lane?: string): { state: SpiralState; lane?: LaneRecord } | undefined {
+  if (snap.facets.spiral?.paused) return { state: snap.facets.spiral };
+  const lanes = snap.facets.lanes;
+  if (!lanes) return undefined;
+  if (lane !== undefined) {
+    const l = lanes[lane];
+    return l?.spiral?.paused ? { state: l.spiral, lane: l } : undefined;
+  }
+  for (const l of Object.values(lanes)) if (l.spiral?.paused && l.status !== "ended") return { state: l.spiral, lane: l };
+  return undefined;
+}
+
+/** "3 min ago" from two times. */
+export function ago(at: string, nowMs: number): string {
+  const s = Math.max(0, Math.round((nowMs - Date.parse(at)) / 1000));
+  if (s < 60) return `${s} s ago`;
+  if (s < 3600) return `${Math.round(s / 60)} min ago`;
+  return `${Math.round(s / 360) / 10} h ago`;
+}
+
+/** How a lane is named to people and agents: "Codex (codex:0199…, host ci-7)". */
+export function describeLane(l: Pick<LaneRecord, "id" | "agent" | "host">): string {
+  return `${l.agent} (lane ${l.id}${l.host ? `, host ${l.host}` : ""})`;
+}
