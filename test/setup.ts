@@ -2,6 +2,11 @@
 import { afterEach } from "vitest";
 import { liveChildren } from "./helpers.js";
 
+// The suite plays a person at a terminal: a run from inside an agent's shell (which names its
+// agent session) would scope every `baton rollback` to that agent's lane (core/lanes.ts).
+delete process.env.CLAUDE_CODE_SESSION_ID;
+delete process.env.CODEX_THREAD_ID;
+
 afterEach(() => {
   const leaked = liveChildren();
   for (const c of leaked) c.kill("SIGKILL");

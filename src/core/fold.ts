@@ -390,13 +390,7 @@ function foldSpiral(snap: Snapshot, type: "turn:recorded" | "spiral:detected" | 
     });
     sp.turns++;
     sp.window = pushTurn(sp.window, turnEntry(record, { id: ev.id, seq: ev.seq, at: ev.at }));
-    if (lane !== undefined)
-      laneWrote(
-        snap,
-        lane,
-        files.map((x) => x.path),
-        ev.at,
-      );
+    if (lane !== undefined) laneWrote(snap, lane, files, ev.at);
     return;
   }
   const ids = strings(d, "turns");

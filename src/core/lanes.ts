@@ -69,7 +69,10 @@ export function laneFor(snap: Snapshot, id: string, at: string, agent?: string):
   const lanes = snap.facets.lanes;
   let l = lanes[id];
   if (!l) {
-    l = { id, agent: agent ?? id.slice(0, id.indexOf(":")), status: "idle", started: at, lastAt: at, claims: {} };
+    // A subagent is named after its parent's agent and host.
+    const parent = lanes[familyOf(id)];
+    l = { id, agent: agent ?? parent?.agent ?? id.slice(0, id.indexOf(":")), status: "idle", started: at, lastAt: at, claims: {} };
+    if (parent?.host !== undefined) l.host = parent.host;
     lanes[id] = l;
     boundLanes(lanes);
   }
@@ -125,28 +128,30 @@ export function laneEnded(snap: Snapshot, lane: string, at: string): void {
   }
 }
 
-/** A lane wrote files: it claims them while its family's run lives. */
-export function laneWrote(snap: Snapshot, lane: string, paths: readonly string[], at: string): void {
-  if (paths.length === 0) return;
+/** A lane wrote files: it claims them while its family's run lives, and remembers what it left. */
+export function laneWrote(snap: Snapshot, lane: string, files: readonly { path: string; hash?: string }[], at: string): void {
+  if (files.length === 0) return;
   const l = laneFor(snap, lane, at);
-  for (const p of paths) {
-    delete l.claims[p]; // re-inserted last: the oldest claims are dropped past the bound
-    l.claims[p] = at;
+  l.wrote ??= {};
+  for (const f of files) {
+    setNewest(l.claims, f.path, at);
+    setNewest(l.wrote, f.path, typeof f.hash === "string" ? f.hash : "");
   }
-  const keys = Object.keys(l.claims);
-  for (const k of keys.slice(0, Math.max(0, keys.length - SNAPSHOT_LIMITS.claimsPerLane))) delete l.claims[k];
+}
+
+/** Set a key as the newest of a bounded map (insertion order is age): the oldest go past the bound. */
+function setNewest(map: Record<string, string>, key: string, value: string): void {
+  delete map[key];
+  map[key] = value;
+  const keys = Object.keys(map);
+  for (const k of keys.slice(0, Math.max(0, keys.length - SNAPSHOT_LIMITS.claimsPerLane))) delete map[k];
 }
 
 /** A lane was told of other lanes' claims: its next attempt at the same claims goes through. */
 export function laneNoticed(snap: Snapshot, lane: string, claims: readonly { path: string; at: string }[], at: string): void {
   const l = laneFor(snap, lane, at);
   l.noticed ??= {};
-  for (const c of claims) {
-    delete l.noticed[c.path];
-    l.noticed[c.path] = c.at;
-  }
-  const keys = Object.keys(l.noticed);
-  for (const k of keys.slice(0, Math.max(0, keys.length - SNAPSHOT_LIMITS.claimsPerLane))) delete l.noticed[k];
+  for (const c of claims) if (c.at > (l.noticed[c.path] ?? "")) setNewest(l.noticed, c.path, c.at);
 }
 
 /** Whether a lane's family is at work now: its run lives and it showed life within LANE_TTL_MS. */
@@ -177,22 +182,25 @@ export interface ClaimHolder {
   at: string;
 }
 
-/** The claims other families hold now on `paths` (one per path: the newest write). */
+/** The claims other families hold now on `paths`: every lane's, newest write first. */
 export function claimsOn(snap: Snapshot, lane: string, paths: readonly string[], nowMs: number): ClaimHolder[] {
-  const out = new Map<string, ClaimHolder>();
+  const out: ClaimHolder[] = [];
   const lanes = snap.facets.lanes;
-  if (!lanes) return [];
+  if (!lanes) return out;
   for (const l of Object.values(lanes)) {
     if (sameFamily(l.id, lane) || !isWorking(snap, l.id, nowMs)) continue;
     for (const p of paths) {
       const at = l.claims[p];
-      if (at === undefined) continue;
-      const prior = out.get(p);
-      if (prior && prior.at >= at) continue;
-      out.set(p, { path: p, lane: l.id, agent: l.agent, ...(l.host !== undefined ? { host: l.host } : {}), at });
+      if (at !== undefined) out.push({ path: p, lane: l.id, agent: l.agent, ...(l.host !== undefined ? { host: l.host } : {}), at });
     }
   }
-  return [...out.values()];
+  return out.sort((a, b) => (a.at < b.at ? 1 : a.at > b.at ? -1 : 0));
+}
+
+/** The claims among `holders` this lane was not told of yet (newer than the last notice on their file). */
+export function untold(snap: Snapshot, lane: string, holders: readonly ClaimHolder[]): ClaimHolder[] {
+  const told = snap.facets.lanes?.[lane]?.noticed ?? {};
+  return holders.filter((h) => h.at > (told[h.path] ?? ""));
 }
 
 /** A spiral pause: the session's own (turns recorded without a lane), else a lane's. */

@@ -274,6 +274,11 @@ export interface LaneRecord {
   claims: Record<string, string>;
   /** Claims of other lanes it was told about (path → the claim's time), so a retry is let through. */
   noticed?: Record<string, string>;
+  /**
+   * What each file held after this lane last wrote it with a tool (path → sha256, "" when it
+   * deleted it), across its runs: a file no longer so was changed by someone else since.
+   */
+  wrote?: Record<string, string>;
   /** The lane's own spiral detector state (a spiral pauses only the lane that spiralled). */
   spiral?: SpiralState;
 }

@@ -19,7 +19,7 @@ import { failureFingerprint } from "../core/fingerprint.js";
 import { renderSpiralPause } from "../core/hook-context.js";
 import { argsHash, callCheckpoint, ledgerNodeId, turnId } from "../core/hooks/keys.js";
 import type { HookEvent, HookResponse } from "../core/hooks/types.js";
-import { ago, type ClaimHolder, claimsOn, describeLane, pausedSpiral } from "../core/lanes.js";
+import { ago, type ClaimHolder, claimsOn, describeLane, pausedSpiral, untold } from "../core/lanes.js";
 import { pathProblem } from "../core/paths.js";
 import type { Snapshot } from "../core/types.js";
 import { isBatonError } from "../errors.js";
@@ -129,9 +129,7 @@ async function claimNotice(
   if (holders.length === 0) return undefined;
   const mode = readLaneConfig(b.workspace.dir).claims;
   if (mode === "off") return undefined;
-  const noticed = snap.facets.lanes?.[lane]?.noticed ?? {};
-  const fresh = holders.filter((h) => noticed[h.path] !== h.at);
-  const refuse = mode === "refuse-once" && fresh.length > 0;
+  const refuse = mode === "refuse-once" && untold(snap, lane, holders).length > 0;
   await b.events.append(sid, {
     type: "claim:noticed",
     actor: "agent",
@@ -149,16 +147,17 @@ async function claimNotice(
     .join("\n");
   const more = holders.length > 10 ? `\n- and ${holders.length - 10} more` : "";
   const first = holders[0] as ClaimHolder;
+  const them = new Set(holders.map((h) => h.path)).size === 1 ? "this file" : "these files";
   if (refuse) {
     return {
       deny: {
-        reason: `Baton: another agent working in this checkout right now wrote ${holders.length === 1 ? "this file" : "these files"} in its current turn:\n${list}${more}\nWriting now could overwrite its work. Choose one: wait, then re-read the file before editing it; leave the file alone and do the rest of your task; or ask the user. If you still need to write it, re-read it first and try again: Baton lets the next attempt through and notes it for the other agent.`,
+        reason: `Baton: another agent working in this checkout right now wrote ${them} in its current turn:\n${list}${more}\nWriting now could overwrite its work. Choose one: wait, then re-read the file before editing it; leave the file alone and do the rest of your task; or ask the user. If you still need to write it, re-read it first and try again: Baton lets the next attempt through and notes it for the other agent.`,
       },
-      userMessage: `Baton held back ${toolName} on ${first.path}: ${first.agent} (lane ${first.lane}) is working on it right now${holders.length > 1 ? ` (and ${holders.length - 1} more file(s))` : ""}.`,
+      userMessage: `Baton held back ${toolName} on ${first.path}: ${first.agent} (lane ${first.lane}) is working on it right now${holders.length > 1 ? ` (${holders.length} claims in all)` : ""}.`,
     };
   }
   return {
-    context: `Baton: another agent working in this checkout right now also wrote ${holders.length === 1 ? "this file" : "these files"} in its current turn:\n${list}${more}\nRe-read the file before relying on its content, and tell the user you both changed it.`,
+    context: `Baton: another agent working in this checkout right now also wrote ${them} in its current turn:\n${list}${more}\nRe-read the file before relying on its content, and tell the user you both changed it.`,
     userMessage: `Baton: ${toolName} writes ${first.path}, which ${first.agent} (lane ${first.lane}) is also working on right now.`,
   };
 }

@@ -152,8 +152,19 @@ export interface RollbackResult {
 
 const EVENT_PATHS = 50;
 
-/** Files other live lanes wrote since a rollback's target, with the lane that wrote each. */
-type LaneWrites = Map<string, { lane: string; agent: string; host?: string }>;
+type LaneRef = { lane: string; agent: string; host?: string };
+const named = (r: LaneRef) => describeLane({ id: r.lane, agent: r.agent, ...(r.host !== undefined ? { host: r.host } : {}) });
+
+/**
+ * What other live lanes did since a rollback's target: the files they wrote with a tool (each
+ * with the lane), and the lanes that ran shell commands, whose edits are not told apart; with
+ * what this lane's family left in each file it wrote (core/lanes.ts `wrote`).
+ */
+interface LaneWrites {
+  files: Map<string, LaneRef>;
+  shell: LaneRef[];
+  own: Map<string, Set<string>>;
+}
 interface Planned extends RollbackChange {
   /** The blob to restore from (read after planning, all at once). */
   want?: string;
@@ -437,12 +448,25 @@ export class RollbackService {
    * person's they go ahead and are named. Either way a warning says which lane wrote what.
    */
   #otherLanes(plan: Planned[], writes: LaneWrites, lane: string | undefined, target: string, warnings: string[]): LaneTouched[] {
-    if (writes.size === 0) return [];
     const touched = new Map<string, LaneTouched>();
+    const shellKept: string[] = [];
     for (const [i, p] of plan.entries()) {
       if (p.action !== "restore" && p.action !== "create" && p.action !== "remove") continue;
-      const w = writes.get(p.path);
-      if (!w) continue;
+      const w = writes.files.get(p.path);
+      if (!w) {
+        // Another live agent ran shell commands since: a file not as this lane left it may be its work.
+        if (lane !== undefined && writes.shell.length > 0 && !writes.own.get(p.path)?.has(currentHash(this.#cps.root, p))) {
+          plan[i] = {
+            path: p.path,
+            from: p.from,
+            current: p.current,
+            action: "kept",
+            reason: `it is not as this agent left it, and ${writes.shell.map(named).join(", ")} ran shell commands here since, whose edits Baton does not tell apart; a person can take it back too with \`baton rollback --to ${target}\``,
+          };
+          shellKept.push(p.path);
+        }
+        continue;
+      }
       let t = touched.get(w.lane);
       if (!t) {
         t = { lane: w.lane, agent: w.agent, ...(w.host !== undefined ? { host: w.host } : {}), paths: [] };
@@ -455,14 +479,18 @@ export class RollbackService {
           from: p.from,
           current: p.current,
           action: "kept",
-          reason: `changed since by ${describeLane({ id: w.lane, agent: w.agent, ...(w.host !== undefined ? { host: w.host } : {}) })}, which is still working here; a person can take it back too with \`baton rollback --to ${target}\` from their own terminal`,
+          reason: `changed since by ${named(w)}, which is still working here; a person can take it back too with \`baton rollback --to ${target}\` from their own terminal`,
         };
       }
     }
     const list = [...touched.values()];
+    if (shellKept.length > 0)
+      warnings.push(
+        `${shellKept.length} file(s) were left as they are: not as this agent left them, while ${writes.shell.map(named).join(", ")} ran shell commands here since (${shellKept.slice(0, 5).join(", ")}${shellKept.length > 5 ? ", …" : ""})`,
+      );
     for (const t of list) {
       const paths = `${t.paths.slice(0, 5).join(", ")}${t.paths.length > 5 ? `, and ${t.paths.length - 5} more` : ""}`;
-      const who = describeLane({ id: t.lane, agent: t.agent, ...(t.host !== undefined ? { host: t.host } : {}) });
+      const who = named(t);
       warnings.push(
         lane !== undefined
           ? `${t.paths.length} file(s) were left as they are because ${who}, still working here, changed them since (${paths}); a person can take them back too with \`baton rollback --to ${target}\``
@@ -509,20 +537,33 @@ export class RollbackService {
       // What other live lanes wrote since the target: the files their checkpoints before a
       // write name (a shell command's edits are not told apart from anyone else's), and their claims.
       const now = Date.now();
-      const laneWrites: LaneWrites = new Map();
-      const note = (path: string, id: string) => {
+      const laneWrites: LaneWrites = { files: new Map(), shell: [], own: new Map() };
+      const live = (id: string): LaneRef | undefined => {
         const l = lanes[id] ?? lanes[familyOf(id)];
-        if (l && isLive(lanes[familyOf(id)] ?? l, now))
-          laneWrites.set(path, { lane: l.id, agent: l.agent, ...(l.host ? { host: l.host } : {}) });
+        return l && isLive(lanes[familyOf(id)] ?? l, now) ? { lane: l.id, agent: l.agent, ...(l.host ? { host: l.host } : {}) } : undefined;
       };
       for (const r of all) {
-        if (r.seq <= choice.target.seq || r.kind !== "targeted" || !r.agentLane || r.prunedAt !== null) continue;
+        if (r.seq <= choice.target.seq || r.kind === "safety" || !r.agentLane || r.prunedAt !== null) continue;
         if (lane !== undefined && sameFamily(r.agentLane, lane)) continue;
-        for (const f of await this.#cps.files(tx, r)) note(f.path, r.agentLane);
+        const who = live(r.agentLane);
+        if (!who) continue;
+        if (r.kind === "tree") {
+          if (!laneWrites.shell.some((s) => s.lane === who.lane)) laneWrites.shell.push(who);
+          continue;
+        }
+        for (const f of await this.#cps.files(tx, r)) laneWrites.files.set(f.path, who);
       }
       for (const l of Object.values(lanes)) {
-        if (lane !== undefined && sameFamily(l.id, lane)) continue;
-        for (const [path, at] of Object.entries(l.claims)) if (at >= choice.target.createdAt) note(path, l.id);
+        if (lane !== undefined && sameFamily(l.id, lane)) {
+          for (const [path, hash] of Object.entries(l.wrote ?? {})) {
+            const set = laneWrites.own.get(path) ?? new Set<string>();
+            set.add(hash);
+            laneWrites.own.set(path, set);
+          }
+          continue;
+        }
+        const who = live(l.id);
+        if (who) for (const [path, at] of Object.entries(l.claims)) if (at >= choice.target.createdAt) laneWrites.files.set(path, who);
       }
       return { target: choice.target, range, prunedInRange: choice.prunedInRange, laneWrites };
     });
@@ -674,6 +715,14 @@ export class RollbackService {
     if (current.mode === want.mode && sha256(current.content) === want.hash) return { ...base, current, action: "unchanged" };
     return { ...base, current, action: "restore", want: want.hash, mode: want.mode };
   }
+}
+
+/** A planned path's content now, as a lane records what it left: sha256, "" when absent. */
+function currentHash(root: string, p: Planned): string {
+  if (p.current.kind === "absent") return "";
+  if (p.current.kind === "file" && "content" in p.current) return sha256(p.current.content);
+  const cur = readCurrent(root, p.path, Number.MAX_SAFE_INTEGER);
+  return cur.kind === "file" ? sha256(cur.content) : "?";
 }
 
 function privateReason(holder: string): string {

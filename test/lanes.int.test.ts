@@ -1,0 +1,203 @@
+/**
+ * Several agents at once in one checkout (core/lanes.ts): each agent session works in its own
+ * lane of the one task session. Played with the payloads the real Claude Code and Codex send
+ * (test/lane-agents.ts), on a real workspace: the three failures the issue saw with two Claude
+ * Code sessions and a Codex session, and what must hold around them.
+ */
+import { existsSync, readFileSync, writeFileSync } from "node:fs";
+import { join } from "node:path";
+import { afterEach, describe, expect, it } from "vitest";
+import { cleanupDirs, cli, tempBaton } from "./helpers.js";
+import { agentSession } from "./lane-agents.js";
+
+afterEach(() => cleanupDirs());
+
+const read = (root: string, p: string) => readFileSync(join(root, p), "utf8");
+
+async function three() {
+  const { baton: b, root } = await tempBaton();
+  writeFileSync(join(root, "shared.txt"), "v0\n");
+  const a = agentSession(b, root, "claude", "0a1b2c3d-aaaa");
+  const c = agentSession(b, root, "claude", "0a1b2c3d-cccc");
+  const x = agentSession(b, root, "codex", "0199a1b2-c3d4-7e5f-8a9b-0c1d2e3f4a5b");
+  for (const s of [a, c, x]) await s.start();
+  const [sid] = (await b.sessions.list()).map((s) => s.id);
+  return { b, root, a, c, x, sid: sid as string };
+}
+
+describe("lanes: several agents in one checkout", () => {
+  it("every agent session joins the one session in a lane of its own; status and the session start show the others", async () => {
+    const { b, root, a, c, x, sid } = await three();
+    try {
+      expect((await b.sessions.list()).length, "one task session, not one per agent session").toBe(1);
+      const snap = await b.sessions.snapshot(sid);
+      expect(Object.keys(snap.facets.lanes ?? {}).sort()).toEqual([a.lane, c.lane, x.lane].sort());
+      expect(snap.context, "no agent session id is written over another's in the session's context").toEqual({});
+      await a.write("src/a.ts", "a1\n");
+      const st = (await b.sessions.status({ sessionId: sid })).sessions[0];
+      const mine = st?.lanes?.find((l) => l.lane === a.lane);
+      expect(mine).toMatchObject({ agent: "Claude Code", status: "working", claims: { count: 1, files: ["src/a.ts"] } });
+      expect(st?.lanes?.map((l) => l.lane).sort()).toEqual([a.lane, c.lane, x.lane].sort());
+      // A fourth agent session is told who else works here, and what they are writing.
+      const d = agentSession(b, root, "codex", "0199ffff-0000-7000-8000-000000000001");
+      const ctx = (await d.start()).context ?? "";
+      expect(ctx).toContain("## Other agents working here now");
+      expect(ctx).toContain(`You are lane ${d.lane}`);
+      expect(ctx).toMatch(new RegExp(`Claude Code \\(lane ${a.lane}[^\\n]*writing src/a\\.ts`));
+      const lanes = cli(["lanes", "--json", "--root", root]).json() as { lanes: { lane: string }[] };
+      expect(lanes.lanes.map((l) => l.lane)).toContain(a.lane);
+    } finally {
+      await b.close();
+    }
+  });
+
+  it("'undo that' in one Claude Code session rolls back its own write, never the other session's", async () => {
+    const { b, root, a, c } = await three();
+    try {
+      writeFileSync(join(root, "a.txt"), "a0\n");
+      await a.write("a.txt", "a1\n");
+      await c.write("c.txt", "c1\n"); // the other session, afterwards: the newest step of the workspace
+      const r = await a.prompt("undo that");
+      expect(r.userMessage).toMatch(/^Baton rolled back/);
+      expect(read(root, "a.txt"), "the first session's own edit is undone").toBe("a0\n");
+      expect(read(root, "c.txt"), "the second session's new file stays").toBe("c1\n");
+    } finally {
+      await b.close();
+    }
+  });
+
+  it("a spiral pauses the lane that looped; the other sessions go on writing", async () => {
+    const { b, a, c, x } = await three();
+    try {
+      await a.write("a.txt", "a1\n");
+      let last: Awaited<ReturnType<typeof a.bash>> = {};
+      for (let i = 0; i < 3; i++) last = await a.bash("npm test", { fail: "Error: Cannot find module './db' at src/app.ts:3:1" });
+      expect(last.after?.context).toContain("Baton paused session");
+      expect((await a.write("a.txt", "a2\n")).denied, "the looping session is held").toContain("Baton paused session");
+      expect((await c.write("c.txt", "c1\n")).denied, "another Claude Code session is not").toBeUndefined();
+      expect((await x.write("x.txt", "x1\n")).denied, "nor is Codex").toBeUndefined();
+      // The proposed rollback point is the looping lane's own checkpoint before the loop.
+      const sid = (await b.sessions.list())[0]?.id as string;
+      const st = (await b.sessions.status({ sessionId: sid })).sessions[0];
+      expect(st?.spiral?.lane).toBe(a.lane);
+      const cp = st?.spiral?.proposedCheckpoint as string;
+      expect((await b.checkpoints.list(sid)).find((k) => k.id === cp)?.lane).toBe(a.lane);
+      expect(st?.nextAction.command).toContain(`--lane ${a.lane}`);
+      // "unpause" typed in the paused session lifts its pause only.
+      expect((await a.prompt("unpause")).userMessage).toMatch(/unpaused/);
+      expect((await a.write("a.txt", "a3\n")).denied).toBeUndefined();
+    } finally {
+      await b.close();
+    }
+  });
+
+  it("a write to a file another working agent wrote this turn is refused once, naming it; the retry goes through", async () => {
+    const { b, root, a, x } = await three();
+    try {
+      await a.write("shared.txt", "claude's\n");
+      const first = await x.write("shared.txt", "codex's\n");
+      expect(first.denied).toContain("another agent working in this checkout right now wrote this file");
+      expect(first.denied).toContain(`Claude Code (lane ${a.lane}`);
+      expect(first.denied).toMatch(/written \d+ s ago/);
+      expect(read(root, "shared.txt"), "the refused write changed nothing").toBe("claude's\n");
+      const again = await x.write("shared.txt", "codex's\n");
+      expect(again.denied, "a refused agent that tries again is let through: it never loops").toBeUndefined();
+      expect(again.context).toContain("also wrote this file");
+      expect(read(root, "shared.txt")).toBe("codex's\n");
+      const sid = (await b.sessions.list())[0]?.id as string;
+      const notes = (await b.events.list(sid)).events.filter((e) => e.type === "claim:noticed");
+      expect(notes.map((e) => e.data.outcome)).toEqual(["refused", "warned"]);
+      expect(notes[0]?.data.claims).toEqual([{ path: "shared.txt", holder: a.lane, at: expect.any(String) }]);
+    } finally {
+      await b.close();
+    }
+  });
+
+  it("claims end with the holder's turn, and the session's end; a subagent's writes are its parent's", async () => {
+    const { b, root, a, c, x } = await three();
+    try {
+      await a.write("shared.txt", "a\n");
+      await a.stop();
+      expect((await x.write("shared.txt", "x\n")).denied, "the turn ended: no claim").toBeUndefined();
+      await c.prompt("go on");
+      await c.write("c.txt", "c\n");
+      await c.end();
+      expect((await x.write("c.txt", "x\n")).denied, "the session ended: no claim").toBeUndefined();
+      // A subagent of a is its own lane but part of a's family: no claim between them.
+      await a.prompt("use a subagent");
+      await a.write("sub.txt", "parent\n");
+      const sub = agentSession(b, root, "claude", "0a1b2c3d-aaaa", { subagent: "a91c" });
+      expect((await sub.write("sub.txt", "child\n")).denied).toBeUndefined();
+      expect((await x.write("sub.txt", "x\n")).denied, "the family's claim holds for others").toContain("Claude Code");
+      const sid = (await b.sessions.list())[0]?.id as string;
+      expect(Object.keys((await b.sessions.snapshot(sid)).facets.lanes ?? {})).toContain(`${a.lane}/a91c`);
+    } finally {
+      await b.close();
+    }
+  });
+
+  it("an agent's undo keeps a file another live agent changed since, and says who; a person's rollback takes it back and names the lane", async () => {
+    const { b, root, a, x } = await three();
+    try {
+      await a.write("shared.txt", "a1\n");
+      await a.stop();
+      await x.write("shared.txt", "x1\n"); // Codex changes it after a's step
+      await a.prompt("go on");
+      const undo = await a.prompt("undo that");
+      expect(read(root, "shared.txt"), "Codex's change is not reverted by Claude Code's undo").toBe("x1\n");
+      expect(undo.context).toContain(`Codex (lane ${x.lane}`);
+      const sid = (await b.sessions.list())[0]?.id as string;
+      const before = (await b.checkpoints.list(sid)).find((k) => k.lane === a.lane && k.kind === "targeted")?.id as string;
+      const preview = await b.checkpoints.rollback(sid, { to: before, dryRun: true });
+      expect(preview.lanes?.map((l) => l.lane)).toEqual([x.lane]);
+      expect(preview.warnings.join("\n")).toContain(`this takes back work of Codex (lane ${x.lane}`);
+      // From a terminal: a person's rollback (no agent session in its environment) is the whole session's.
+      const r = cli(["rollback", "--to", preview.target.id, "--json", "--root", root], { env: { CLAUDE_CODE_SESSION_ID: "" } });
+      expect(r.code, r.stderr).toBe(0);
+      expect(read(root, "shared.txt")).toBe("v0\n");
+    } finally {
+      await b.close();
+    }
+  });
+
+  it("`baton rollback` run by an agent (its shell names its session) steps back through that agent's own lane", async () => {
+    const { b, root, a, c } = await three();
+    try {
+      await a.write("a.txt", "a1\n");
+      await c.write("c.txt", "c1\n");
+      const r = cli(["rollback", "--json", "--root", root], { env: { CLAUDE_CODE_SESSION_ID: "0a1b2c3d-aaaa" } });
+      expect(r.code, r.stderr).toBe(0);
+      expect(r.json()).toMatchObject({ lane: a.lane });
+      expect(existsSync(join(root, "a.txt")), "the agent's own new file is undone").toBe(false);
+      expect(read(root, "c.txt"), "the other session's is not").toBe("c1\n");
+      const bad = cli(["rollback", "--lane", "not a lane", "--json", "--root", root]);
+      expect(bad.code).not.toBe(0);
+      expect(bad.stderr + bad.stdout).toMatch(/lane \\?"not a lane\\?" is invalid/);
+    } finally {
+      await b.close();
+    }
+  });
+
+  it("a new agent session continues the work of one that ended: handed its decisions, in a lane of its own", async () => {
+    const { baton: b, root } = await tempBaton();
+    try {
+      const a = agentSession(b, root, "claude", "0a1b2c3d-aaaa");
+      await a.start();
+      const sid = (await b.sessions.list())[0]?.id as string;
+      await b.facets.addDecision(sid, { decision: "Use PKCE", reason: "public client" });
+      await a.write("a.txt", "a1\n");
+      await a.stop();
+      await a.end();
+      const x = agentSession(b, root, "codex", "0199a1b2-c3d4-7e5f-8a9b-0c1d2e3f4a5b");
+      const ctx = (await x.start()).context ?? "";
+      expect((await b.sessions.list()).map((s) => s.id)).toEqual([sid]);
+      expect(ctx).toContain("Use PKCE");
+      expect(ctx, "an ended session is not shown as working").not.toContain("Other agents working here now");
+      const lanes = (await b.sessions.snapshot(sid)).facets.lanes ?? {};
+      expect(lanes[a.lane]?.status).toBe("ended");
+      expect(lanes[x.lane]?.status).toBe("working");
+    } finally {
+      await b.close();
+    }
+  });
+});
