@@ -334,6 +334,41 @@ describe("next action: every row of the table, built through the CLI", () => {
     expect(r.suggestions).toContainEqual(expect.objectContaining({ action: "answer_open_questions" }));
   });
 
+  it("row 17: one file written by two agents at work now is named, with `baton lanes`", () => {
+    const ws = workspace();
+    const sid = taskInProgress(ws);
+    // Two Claude Code sessions, through the hook as the agent calls it: both write src/app.ts this turn.
+    const hook = (session: string, event: string, more: Record<string, unknown>) => {
+      const input = JSON.stringify({ session_id: session, cwd: ws.root, hook_event_name: event, ...more });
+      const r = cli(["hook", "claude", event], { cwd: ws.root, input });
+      expect(r.code, r.stderr).toBe(0);
+      return r.stdout.trim() ? JSON.parse(r.stdout) : {};
+    };
+    const write = (session: string, call: string) => {
+      const tool = {
+        tool_name: "Write",
+        tool_input: { file_path: join(ws.root, "src/app.ts"), content: `${session}\n` },
+        tool_use_id: call,
+      };
+      const pre = hook(session, "PreToolUse", tool);
+      if (pre.hookSpecificOutput?.permissionDecision === "deny") return false;
+      hook(session, "PostToolUse", { ...tool, tool_response: { type: "create" } });
+      return true;
+    };
+    for (const s of ["sess-a", "sess-b"]) hook(s, "SessionStart", { source: "startup" });
+    expect(write("sess-a", "toolu_1")).toBe(true);
+    expect(write("sess-b", "toolu_2"), "refused once: sess-a is writing it").toBe(false);
+    expect(write("sess-b", "toolu_3"), "the retry goes through").toBe(true);
+    const r = resume(ws, sid);
+    expect(r.nextAction.reason).toContain('Also: "src/app.ts" was written by 2 agents at work now');
+    expect(r.suggestions).toContainEqual(
+      expect.objectContaining({ action: "review_shared_file", command: `baton lanes --session ${sid}` }),
+    );
+    // The turn of one ends: nothing is shared any more.
+    hook("sess-a", "Stop", {});
+    expect(resume(ws, sid).suggestions.map((x: any) => x.action)).not.toContain("review_shared_file");
+  });
+
   it("two competing facts: the first gives the action, the second is named and suggested", () => {
     const ws = workspace();
     const sid = taskInProgress(ws);

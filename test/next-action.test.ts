@@ -20,6 +20,7 @@ import {
   lockRule,
   markerRule,
   openQuestionsRule,
+  sharedFileRule,
   targetMismatchRule,
   unrecordedCompletionRule,
 } from "../src/core/next-action-rules.js";
@@ -41,6 +42,21 @@ function snap(phase = "in_progress", flow = task): Snapshot {
 
 function input(s: Snapshot, more: Partial<NextActionInput> = {}): NextActionInput {
   return { flow: task, snap: s, pendingWork: [], now: NOW, ...more };
+}
+
+/** Two agents at work now (core/lanes.ts) that both wrote `path` in their current turns. */
+function sharedFile(s: Snapshot, path = "src/app.ts"): void {
+  const at = "2026-03-01T11:59:00.000Z";
+  const lane = (id: string, agent: string) => ({
+    id,
+    agent,
+    status: "working" as const,
+    run: `${id}-r`,
+    started: at,
+    lastAt: at,
+    claims: { [path]: at },
+  });
+  s.facets.lanes = { "claude:s1": lane("claude:s1", "Claude Code"), "codex:t1": lane("codex:t1", "Codex") };
 }
 
 const blocker = (id: string, state: "active" | "bypassed" | "resolved", extra: { workaround?: string; affects?: string } = {}) => ({
@@ -298,6 +314,26 @@ describe("each rule alone", () => {
     s.facets.resume.openQuestions.push("Which region?");
     expect(openQuestionsRule(input(s))?.fact).toBe('1 open question(s) remain: "Which region?"');
   });
+
+  it("17 one file written by two agents at work now → review_shared_file; not once a turn ended, nor within one family", () => {
+    const s = snap();
+    expect(sharedFileRule(input(s))).toBeUndefined();
+    sharedFile(s);
+    expect(sharedFileRule(input(s))?.action).toMatchObject({
+      action: "review_shared_file",
+      command: "baton lanes --session s",
+    });
+    expect(sharedFileRule(input(s))?.action.reason).toContain(
+      '"src/app.ts" was written in their current turns by Claude Code (lane claude:s1) and Codex (lane codex:t1)',
+    );
+    s.facets.lanes!["codex:t1"]!.status = "idle";
+    expect(sharedFileRule(input(s)), "a claim ends with its turn").toBeUndefined();
+    sharedFile(s);
+    const lanes = s.facets.lanes!;
+    lanes["claude:s1/sub"] = { ...lanes["claude:s1"]!, id: "claude:s1/sub" };
+    delete lanes["codex:t1"];
+    expect(sharedFileRule(input(s)), "a subagent and its parent are one family").toBeUndefined();
+  });
 });
 
 describe("order and competing facts", () => {
@@ -319,6 +355,7 @@ describe("order and competing facts", () => {
       "target_mismatch",
       "bypassed_blocker",
       "open_questions",
+      "shared_file",
     ]);
     expect(NEXT_ACTION_RULES.filter((r) => r.advisory).map((r) => r.name)).toEqual(NEXT_ACTION_RULES.slice(10).map((r) => r.name));
   });
@@ -483,6 +520,7 @@ const FACTS: Record<string, (s: Snapshot, i: NextActionInput) => void> = {
   questions: (s) => {
     s.facets.resume.openQuestions.push("Which region?");
   },
+  shared: (s) => sharedFile(s),
 };
 
 /** The rule each fact is for. */
@@ -501,6 +539,7 @@ const FACT_RULE: Record<string, string> = {
   target: "target_mismatch",
   bypassed: "bypassed_blocker",
   questions: "open_questions",
+  shared: "shared_file",
 };
 
 describe("any mix of facts (property)", () => {

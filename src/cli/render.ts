@@ -15,7 +15,12 @@ export function renderSession(s: SessionStatus): string {
   lines.push(`  next: ${s.nextAction.action}: ${s.nextAction.reason}`);
   if (s.nextAction.command) lines.push(`        $ ${s.nextAction.command}`);
   for (const c of s.nextAction.choices ?? []) lines.push(`        ${c.choice}: ${c.description}: $ ${c.command}`);
-  if (s.spiral?.paused) lines.push(`  spiral: paused (${s.spiral.pattern}): ${s.spiral.summary ?? ""}`);
+  if (s.spiral?.paused)
+    lines.push(`  spiral: paused (${s.spiral.pattern})${s.spiral.lane ? ` in lane ${s.spiral.lane}` : ""}: ${s.spiral.summary ?? ""}`);
+  for (const l of s.lanes ?? [])
+    lines.push(
+      `  lane ${l.lane}: ${l.agent}${l.host ? ` on ${l.host}` : ""}, ${l.status === "working" ? "working" : "between turns"}${l.claims.count > 0 ? `, writing ${l.claims.files.slice(-3).join(", ")}${l.claims.count > 3 ? ` (+${l.claims.count - 3})` : ""}` : ""}${l.spiral ? ", PAUSED" : ""}`,
+    );
   const ctx = Object.entries(s.context);
   if (ctx.length) lines.push(`  context: ${ctx.map(([k, v]) => `${k}=${short(v)}`).join("  ")}`);
   const pos = Object.entries(s.position);

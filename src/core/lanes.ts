@@ -197,6 +197,23 @@ export function claimsOn(snap: Snapshot, lane: string, paths: readonly string[],
   return out.sort((a, b) => (a.at < b.at ? 1 : a.at > b.at ? -1 : 0));
 }
 
+/** Files two or more families at work now claim (each with its lanes), in path order. */
+export function sharedClaims(snap: Snapshot, nowMs: number): { path: string; lanes: LaneRecord[] }[] {
+  const by = new Map<string, LaneRecord[]>();
+  for (const l of Object.values(snap.facets.lanes ?? {})) {
+    if (!isWorking(snap, l.id, nowMs)) continue;
+    for (const p of Object.keys(l.claims)) {
+      const list = by.get(p) ?? [];
+      if (!list.some((o) => sameFamily(o.id, l.id))) list.push(l);
+      by.set(p, list);
+    }
+  }
+  return [...by.entries()]
+    .filter(([, ls]) => ls.length > 1)
+    .sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0))
+    .map(([path, lanes]) => ({ path, lanes }));
+}
+
 /** The claims among `holders` this lane was not told of yet (newer than the last notice on their file). */
 export function untold(snap: Snapshot, lane: string, holders: readonly ClaimHolder[]): ClaimHolder[] {
   const told = snap.facets.lanes?.[lane]?.noticed ?? {};

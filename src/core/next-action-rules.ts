@@ -5,6 +5,7 @@
  */
 import { allowedEvents, phaseNextAction } from "./flow.js";
 import { markerNextAction } from "./markers.js";
+import { describeLane, sharedClaims } from "./lanes.js";
 import type { NextActionRule } from "./next-action.js";
 import { batonCommand, shellQuote } from "./shell.js";
 import { clip as clipText } from "./text.js";
@@ -320,5 +321,26 @@ export const openQuestionsRule: NextActionRule = ({ snap }) => {
       command: batonCommand("resume", snap.sessionId, "--json"),
     },
     fact: `${qs.length} open question(s) remain: ${list}`,
+  };
+};
+
+/**
+ * Two agents at work now both wrote one file in their current turns (core/lanes.ts claims):
+ * one may have overwritten the other's change. Advisory: whoever reads this checks the file.
+ */
+export const sharedFileRule: NextActionRule = ({ snap, now }) => {
+  const nowMs = (now ?? new Date(snap.updatedAt)).getTime();
+  const shared = sharedClaims(snap, nowMs);
+  const first = shared[0];
+  if (!first) return undefined;
+  const who = first.lanes.map((l) => describeLane(l)).join(" and ");
+  const more = shared.length > 1 ? ` (and ${shared.length - 1} more file(s): ${shared.slice(1, 4).map((s) => quote(s.path)).join(", ")})` : "";
+  return {
+    action: {
+      action: "review_shared_file",
+      reason: `${quote(first.path)} was written in their current turns by ${who}${more}: one may have overwritten the other's change. Check the file holds what both need before either goes on.`,
+      command: batonCommand("lanes", "--session", snap.sessionId),
+    },
+    fact: `${quote(first.path)} was written by ${first.lanes.length} agents at work now${more}`,
   };
 };

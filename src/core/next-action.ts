@@ -33,6 +33,7 @@ import {
   lockRule,
   markerRule,
   openQuestionsRule,
+  sharedFileRule,
   targetMismatchRule,
   unrecordedCompletionRule,
 } from "./next-action-rules.js";
@@ -171,6 +172,7 @@ export const NEXT_ACTION_RULES: readonly RuleEntry[] = [
   { name: "target_mismatch", rule: targetMismatchRule, advisory: true },
   { name: "bypassed_blocker", rule: bypassedBlockerRule, advisory: true },
   { name: "open_questions", rule: openQuestionsRule, advisory: true },
+  { name: "shared_file", rule: sharedFileRule, advisory: true },
 ];
 
 export interface Decision {

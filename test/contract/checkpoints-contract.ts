@@ -146,6 +146,35 @@ export function checkpointsContract(name: string, factory: StoreFactory, connect
       });
     });
 
+    it("keeps the agent lane that took a checkpoint, and finds a lane's last good point (its subagents' too, never a look-alike's)", async () => {
+      const { baton } = await fresh();
+      await baton.sessions.start({ flow: "task", id: "t" });
+      const be = servicesOf(baton).backend;
+      // `_` and `%` are LIKE wildcards: a lane whose id holds them must match only itself.
+      const a = "claude:a_1%";
+      await be.transaction("write", async (tx) => {
+        const q = tx.checkpoints;
+        await q.insertCheckpoint(row("cp-1", 1, "cp-1", { agentLane: a }));
+        await q.insertCheckpoint(row("cp-2", 2, "cp-2", { agentLane: `${a}/sub-7` }));
+        await q.insertCheckpoint(row("cp-3", 3, "cp-3", { agentLane: "claude:ab1x" }));
+        await q.insertCheckpoint(row("cp-4", 4, "cp-4", { agentLane: `${a}x` }));
+        await q.insertCheckpoint(row("cp-5", 5, "cp-5"));
+        await q.insertCheckpoint(row("cp-6", 6, "cp-6", { agentLane: a, kind: "safety" }));
+      });
+      await be.transaction("read", async (tx) => {
+        const q = tx.checkpoints;
+        expect((await q.getCheckpoint("cp-2"))?.agentLane).toBe(`${a}/sub-7`);
+        expect((await q.getCheckpoint("cp-5"))?.agentLane ?? null).toBeNull();
+        expect((await q.listCheckpoints("t")).map((c) => c.agentLane ?? null)).toEqual([a, `${a}/sub-7`, "claude:ab1x", `${a}x`, null, a]);
+        const end = new Date(Date.UTC(2026, 0, 1, 0, 1)).toISOString();
+        expect(await q.lastGoodCheckpoint("t", end)).toBe("cp-5");
+        expect(await q.lastGoodCheckpoint("t", end, a), "its subagent's, not a lane whose id only starts the same").toBe("cp-2");
+        expect(await q.lastGoodCheckpoint("t", end, "claude:ab1x")).toBe("cp-3");
+        expect(await q.lastGoodCheckpoint("t", end, "codex:none")).toBeUndefined();
+        expect(await q.lastGoodCheckpoint("t", new Date(Date.UTC(2026, 0, 1, 0, 0, 1)).toISOString(), a)).toBe("cp-1");
+      });
+    });
+
     it("pins and prunes by compare-and-set: a pinned checkpoint is never pruned, a pruned one never pinned", async () => {
       const { baton } = await fresh();
       await baton.sessions.start({ flow: "task", id: "t" });
