@@ -64,6 +64,15 @@ export function sessionsSuite(store: DashboardStore): void {
             },
           });
           await row(page, "looping").locator(".badge.bad", { hasText: "paused: same_signature" }).waitFor();
+
+          // Two agents at once in one session (core/lanes.ts): each is listed with what it is writing.
+          await lib.sessions.start({ flow: "task", id: "pair", title: "Pair on the signup page" });
+          await lib.runs.start("pair", { agent: "Claude Code", runId: "r-claude", lane: "claude:4f1c" });
+          await lib.runs.start("pair", { agent: "Codex", runId: "r-codex", lane: "codex:0199" });
+          await lib.turns.record("pair", { tool: "Write", files: [{ path: "src/signup.ts", hash: "a".repeat(64) }], lane: "claude:4f1c" });
+          const agents = cell(page, "pair", "run");
+          await agents.locator('[data-lane="claude:4f1c"]', { hasText: "writing src/signup.ts" }).waitFor();
+          await agents.locator('[data-lane="codex:0199"]', { hasText: "Codex" }).getByText("working").waitFor();
           await screenshot(page, "dashboard-sessions-live");
 
           // Search and filter narrow the list.

@@ -1,7 +1,8 @@
 /**
  * The sessions view: every session of the workspace, active first, with what a supervisor
  * needs at a glance (flow, phase, next action, blockers, pending work and leases, spiral
- * pause, the last run's agent and host, last activity). Live: the workspace stream says which
+ * pause, the agents working in it now (its lanes) or else the last run's agent and host, last
+ * activity). Live: the workspace stream says which
  * session grew and the list is read again (at most every RELOAD_MS), so nothing needs a reload.
  */
 import { useEffect, useMemo, useRef, useState } from "preact/hooks";
@@ -25,6 +26,7 @@ export function matches(s: DashboardSession, q: string, f: StatusFilter): boolea
   if (!q) return true;
   const hay = [s.sessionId, s.title, s.flow, s.phase, s.nextAction.action, s.nextAction.reason, s.lastRun?.agent, s.lastRun?.host]
     .concat(s.activeBlockers.map((b) => b.text))
+    .concat((s.lanes ?? []).flatMap((l) => [l.lane, l.agent, l.host ?? ""]))
     .filter(Boolean)
     .join(" ")
     .toLowerCase();
@@ -170,7 +172,7 @@ export function SessionsView({ onConnection }: { onConnection: (c: Connection) =
             <th scope="col">Next action</th>
             <th scope="col">Blockers</th>
             <th scope="col">Pending work</th>
-            <th scope="col">Last run</th>
+            <th scope="col">Agents</th>
             <th scope="col">Last activity</th>
           </tr>
         </thead>
@@ -185,6 +187,7 @@ export function SessionsView({ onConnection }: { onConnection: (c: Connection) =
                   {s.spiral?.paused && (
                     <span class="badge bad" title={s.spiral.summary ?? ""}>
                       paused: {s.spiral.pattern ?? "spiral"}
+                      {s.spiral.lane && ` (${s.spiral.lane})`}
                     </span>
                   )}
                 </div>
@@ -215,7 +218,9 @@ export function SessionsView({ onConnection }: { onConnection: (c: Connection) =
                 <PendingCell work={s.pendingWork} />
               </td>
               <td data-col="run">
-                {s.lastRun ? (
+                {s.lanes && s.lanes.length > 0 ? (
+                  <LanesCell lanes={s.lanes} />
+                ) : s.lastRun ? (
                   <>
                     {s.lastRun.agent}
                     {s.lastRun.host && <span class="muted"> on {s.lastRun.host}</span>}
@@ -241,5 +246,30 @@ export function SessionsView({ onConnection }: { onConnection: (c: Connection) =
       </table>
       {sessions && sessions.length === 0 && <p class="muted">No sessions yet.</p>}
     </section>
+  );
+}
+
+type Lane = NonNullable<DashboardSession["lanes"]>[number];
+
+/** The agents working in a session now: one line each, with the files they are writing this turn. */
+function LanesCell({ lanes }: { lanes: Lane[] }) {
+  return (
+    <ul class="plain" aria-label="agents working now">
+      {lanes.map((l) => (
+        <li key={l.lane} data-lane={l.lane} title={`lane ${l.lane}`}>
+          {l.agent}
+          {l.host && <span class="muted"> on {l.host}</span>}{" "}
+          <span class={`badge ${l.spiral ? "bad" : l.status === "working" ? "ok" : ""}`}>
+            {l.spiral ? `paused: ${l.spiral.pattern ?? "spiral"}` : l.status === "working" ? "working" : "between turns"}
+          </span>
+          {l.claims.count > 0 && (
+            <div class="muted" title={l.claims.files.join("\n")}>
+              writing {l.claims.files.slice(-2).join(", ")}
+              {l.claims.count > 2 && ` and ${l.claims.count - 2} more`}
+            </div>
+          )}
+        </li>
+      ))}
+    </ul>
   );
 }
