@@ -21,6 +21,11 @@
  * Children run without NODE_EXTRA_CA_CERTS (it adds a fixed cost to every Node start on some
  * machines, which would shrink the ratio without saying anything about Baton).
  *
+ * A third mode, [3 lanes], is the server mode on a workspace where two more agent sessions (a
+ * second Claude Code session and a Codex session) work at once, claiming 1,000 files between
+ * them (core/lanes.ts): goal, every hook at most 1 ms slower there than in the server mode
+ * (median wall time, the same rounds).
+ *
  * BATON_BENCH_BEFORE=<dir of another build> adds both modes for that build (its own server and
  * workspaces) to the same rounds, and reports each hook against itself there: a change to the
  * hook path measured side by side with the build before it, under the same load.
@@ -84,7 +89,8 @@ export async function run() {
       tag,
     },
   ];
-  const modes = [...modesOf(baton, undefined), ...(before ? modesOf(before, "before") : [])];
+  const lanes = { key: "server", suffix: " [3 lanes]", env: { BATON_HOOK_SERVER: "use" }, root: tempDir("hooks-lanes"), baton, lanes: 2 };
+  const modes = [...modesOf(baton, undefined), ...(before ? modesOf(before, "before") : []), lanes];
   for (const m of modes) project(m.root, m.baton, sh);
   const servers = [];
   try {
@@ -94,6 +100,7 @@ export async function run() {
       servers.push(m.server);
     }
     for (const m of modes) m.sid = setup(m, sh);
+    await otherLanes(lanes, sh);
     return measure({ modes, sh });
   } finally {
     for (const s of servers) await s.stop();
@@ -130,6 +137,41 @@ function setup(mode, sh) {
   ])
     sh(root, [baton, "lessons", "add", l, "--workspace"]);
   return sid;
+}
+
+/** Files the other lanes claim between them (none of them a file the measured hooks write). */
+const CLAIMED = 1_000;
+
+/**
+ * Two more agent sessions at work in the mode's session: a Claude Code and a Codex session
+ * started by their SessionStart hooks, each then recording writes of half the claimed files
+ * through the library (the turns their after-tool hooks would record), so the claims are live.
+ */
+async function otherLanes(mode, sh) {
+  const agents = [
+    ["claude", "bench-lane-2"],
+    ["codex", "bench-lane-3"],
+  ];
+  for (const [agent, session] of agents) {
+    const vars = { cwd: mode.root, session, call: "call_0" };
+    sh(mode.root, [mode.baton, "hook", agent, "SessionStart"], JSON.stringify(fixture(agent, "session-start-startup", vars)), mode.env);
+  }
+  const { openBaton } = await import(join(TARGET, "dist", "index.js"));
+  const b = await openBaton({ root: mode.root });
+  try {
+    for (const [a, [agent, session]] of agents.entries()) {
+      const lane = `${agent}:${session}`;
+      for (let i = 0; i < CLAIMED / agents.length; i += 100) {
+        const files = Array.from({ length: 100 }, (_, j) => ({ path: `gen/lane${a}/file${i + j}.ts`, hash: "a".repeat(64) }));
+        await b.turns.record(mode.sid, { tool: "Write", files, lane, argsHash: `${a}-${i}` });
+      }
+    }
+    const live = (await b.sessions.status({ sessionId: mode.sid })).sessions[0].lanes ?? [];
+    const claims = live.reduce((n, l) => n + l.claims.count, 0);
+    if (live.length < 3 || claims < CLAIMED) throw new Error(`[3 lanes]: ${live.length} live lanes with ${claims} claims, not 3 with ${CLAIMED}`);
+  } finally {
+    await b.close();
+  }
 }
 
 /** `baton serve` on the workspace, as hooks would start it; resolves once it is listening. */
@@ -225,7 +267,12 @@ function hooksFor(root) {
       agent: "codex",
       event: "PreToolUse",
       payload: (i) => ({ ...fixture("codex", "pre-apply-patch", vars(i)), tool_use_id: `call_p${i}` }),
-      after: edit,
+      // The patch edits src/app.ts and adds src/signup.ts: both change, as applying it would
+      // (a file left as it was on three turns in a row of one agent is a spiral).
+      after: (i) => {
+        edit(i);
+        writeFileSync(join(root, "src", "signup.ts"), `export const signup = () => "signup ${i}";\n`);
+      },
     },
     {
       label: "codex PostToolUse apply_patch",
@@ -302,12 +349,23 @@ function measure({ modes, sh }) {
   }
   const s = Object.fromEntries(Object.entries(samples).map(([l, v]) => [l, summarise(v)]));
   const floor = s[NODE].medianMs;
-  const [serverMode, inProcess, serverBefore, inProcessBefore] = modes;
+  const [serverMode, inProcess, serverBefore, inProcessBefore] = modes.filter((m) => !m.lanes);
+  const lanesMode = modes.find((m) => m.lanes);
   const per = (m) => hooks.map((_, k) => s[label(k, m)].medianMs / floor);
   const ratios = hooks.map((_, k) => ratio(`${label(k, serverMode)} / node -e 0`, per(serverMode)[k], "<=", 1.5));
   ratios.push(info("slowest hook / node -e 0", Math.max(...per(serverMode))));
   for (const [k] of hooks.entries()) ratios.push(info(`${label(k, inProcess)} / node -e 0`, per(inProcess)[k]));
   ratios.push(info("slowest in-process hook / node -e 0", Math.max(...per(inProcess))));
+  for (const [k] of hooks.entries())
+    ratios.push(
+      ratio(
+        `${hooks[k].label}: 3 lanes, ${CLAIMED.toLocaleString("en-US")} claims − 1 lane`,
+        s[label(k, lanesMode)].medianMs - s[label(k, serverMode)].medianMs,
+        "<=",
+        1,
+        "ms",
+      ),
+    );
   if (serverBefore && inProcessBefore) {
     for (const m of [serverBefore, inProcessBefore])
       for (const [k] of hooks.entries()) ratios.push(info(`${label(k, m)} / node -e 0`, per(m)[k]));
@@ -322,7 +380,7 @@ function measure({ modes, sh }) {
     ratios,
     notes: [
       `${rounds} rounds after 2 warm-up rounds; each round runs every hook once per mode, in agent order, each hook in every mode back to back (the first mode rotating), with node -e 0 at a rotating position`,
-      `modes: with the workspace's server running (baton serve pid ${serverMode.server.pid}; the goal is judged on this mode) and [in-process] (BATON_HOOK_SERVER=off), each on its own workspace${serverBefore ? `; the same for the build in ${process.env.BATON_BENCH_BEFORE}, [before]` : ""}`,
+      `modes: with the workspace's server running (baton serve pid ${serverMode.server.pid}; the goal is judged on this mode) and [in-process] (BATON_HOOK_SERVER=off), each on its own workspace${serverBefore ? `; the same for the build in ${process.env.BATON_BENCH_BEFORE}, [before]` : ""}; [3 lanes]: the server mode with two more agent sessions at work claiming ${CLAIMED} files`,
       "payloads: test/fixtures/hooks/<agent>/*.json (call ids and arguments made unique per call); NODE_EXTRA_CA_CERTS removed from the children's environment",
       `workspaces: 200 source files in 10 directories; sessions ${modes.map((m) => m.sid).join(", ")}, each with a decision, a blocker and 3 lessons`,
     ],

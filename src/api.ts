@@ -56,6 +56,8 @@ import type { Checkpoint, CheckpointInfo } from "./core/checkpoints.js";
 import type { DoctorReport } from "./core/doctor.js";
 import type { FlowDefinition } from "./core/flow.js";
 import type { HookEvent, HookResponse } from "./core/hooks/types.js";
+import type { LaneView } from "./core/lane-view.js";
+import type { ClaimHolder } from "./core/lanes.js";
 import type { LedgerInput, LedgerNode } from "./core/ledger.js";
 import type { LessonIntent } from "./core/lesson-rank.js";
 import type { Lesson, LessonDiagnostic } from "./core/lessons-md.js";
@@ -461,6 +463,14 @@ export interface Flows {
   reports(): Promise<FlowFileReport[]>;
 }
 
+/** Agent lanes: several agent sessions at work in one session at once (core/lanes.ts). */
+export interface Lanes {
+  /** The lanes working in a session now, most recently active first, each with the files it claims. */
+  list(sessionId: string): Promise<LaneView[]>;
+  /** The live claims every other agent lane holds on these files (for `lane`, about to write them), newest first. */
+  claimsOn(sessionId: string, lane: string, paths: readonly string[]): Promise<ClaimHolder[]>;
+}
+
 /** Agent hooks: Baton's part in an agent's loop (docs/integrations.md, "Agent hooks"). */
 export interface Agents {
   /**
@@ -501,6 +511,7 @@ export interface Baton {
   readonly flows: Flows;
   readonly health: Health;
   readonly agents: Agents;
+  readonly lanes: Lanes;
   /** Write what is queued (ledger records) without closing: for a process about to exit. */
   flush(): Promise<void>;
   /** Write what is queued, then close the store. Idempotent. */

@@ -13,6 +13,7 @@ import type {
   Facets,
   Flows,
   Health,
+  Lanes,
   Ledger,
   Lessons,
   Locks,
@@ -272,6 +273,17 @@ export function createBaton(s: Services): Baton {
     },
   };
 
+  const lanes: Lanes = {
+    async list(id) {
+      const snap = (await journal.read(id)).snapshot;
+      return s.lanes.views(snap, Date.now());
+    },
+    async claimsOn(id, lane, paths) {
+      const snap = (await journal.read(id)).snapshot;
+      return s.lanes.claimsOn(snap, lane, paths, Date.now());
+    },
+  };
+
   const baton: Baton = Object.freeze({
     root: s.root,
     workspace: Object.freeze({ root: s.workspace.root, dir: s.workspace.dir }),
@@ -291,6 +303,7 @@ export function createBaton(s: Services): Baton {
     flows,
     health,
     agents,
+    lanes,
     flush: () => s.flush(),
     close: () => s.close(),
   });

@@ -17,6 +17,7 @@ import type { ArtifactService } from "./services/artifacts.js";
 import type { CheckpointOptions, CheckpointService } from "./services/checkpoints.js";
 import { FlowRegistry } from "./services/flows.js";
 import { Journal } from "./services/journal.js";
+import { LaneService } from "./services/lanes.js";
 import type { LedgerOptions, LedgerService } from "./services/ledger.js";
 import { LedgerHealthTracker } from "./services/ledger-health.js";
 import type { LessonService } from "./services/lessons.js";
@@ -55,6 +56,7 @@ export class Services {
   readonly flows: FlowRegistry;
   readonly journal: Journal;
   readonly queue: Queue;
+  readonly lanes: LaneService;
   readonly status: StatusService;
   readonly watcher: JournalWatcher;
   readonly ledgerHealth: LedgerHealthTracker;
@@ -91,7 +93,9 @@ export class Services {
       ...(opts.maxAttempts !== undefined ? { maxAttempts: opts.maxAttempts } : {}),
       ...(opts.defaultLeaseMs !== undefined ? { defaultLeaseMs: opts.defaultLeaseMs } : {}),
     });
-    this.status = new StatusService(this.journal, this.queue, workspace.root, now, backend, opts.processFacts);
+    // Registered before anything appends: every turn's files reach the lane writes (services/lanes.ts).
+    this.lanes = new LaneService(backend, this.journal);
+    this.status = new StatusService(this.journal, this.queue, workspace.root, now, backend, opts.processFacts, this.lanes);
     this.watcher = new JournalWatcher(backend);
   }
 

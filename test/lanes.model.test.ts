@@ -16,7 +16,6 @@ import { readFileSync } from "node:fs";
 import { join } from "node:path";
 import fc from "fast-check";
 import { afterEach, describe, expect, it } from "vitest";
-import { claimsOn } from "../src/core/lanes.js";
 import type { LaneStatus } from "../src/core/types.js";
 import { openBaton } from "../src/index.js";
 import { cleanupDirs, tempDir } from "./helpers.js";
@@ -164,7 +163,7 @@ async function play(ops: Op[]): Promise<void> {
         expect(l?.status, `${where}: lane ${j}`).toBe((model[j] as LaneModel).status);
         for (const [k, other] of agents.entries()) {
           if (k === j) continue;
-          const held = claimsOn(snap, other.lane, FILES, t).filter((c) => c.lane === a.lane);
+          const held = (await b.lanes.claimsOn(sid, other.lane, FILES)).filter((c) => c.lane === a.lane);
           const want = [...(model[j] as LaneModel).claims.keys()].sort();
           expect(held.map((c) => c.path).sort(), `${where}: lane ${j}'s claims as lane ${k} sees them`).toEqual(
             (model[j] as LaneModel).status === "working" ? want : [],

@@ -8,6 +8,7 @@ import { join } from "node:path";
 import fc from "fast-check";
 import { describe, expect, it } from "vitest";
 import { emptySnapshot } from "../src/core/fold.js";
+import { type LaneWrite, liveClaims, sharedFiles } from "../src/core/lanes.js";
 import { decideNextAction, NEXT_ACTION_RULES, type NextActionInput, pendingWorkRule, phaseRule } from "../src/core/next-action.js";
 import {
   activeBlockerRule,
@@ -44,19 +45,28 @@ function input(s: Snapshot, more: Partial<NextActionInput> = {}): NextActionInpu
   return { flow: task, snap: s, pendingWork: [], now: NOW, ...more };
 }
 
-/** Two agents at work now (core/lanes.ts) that both wrote `path` in their current turns. */
-function sharedFile(s: Snapshot, path = "src/app.ts"): void {
+/** Two agents at work now (core/lanes.ts) that both wrote `path` in their current turns: the lanes and their writes. */
+function twoLanes(s: Snapshot, path = "src/app.ts"): LaneWrite[] {
+  const since = "2026-03-01T11:58:00.000Z";
   const at = "2026-03-01T11:59:00.000Z";
   const lane = (id: string, agent: string) => ({
     id,
     agent,
     status: "working" as const,
     run: `${id}-r`,
-    started: at,
+    since,
+    started: since,
     lastAt: at,
-    claims: { [path]: at },
   });
   s.facets.lanes = { "claude:s1": lane("claude:s1", "Claude Code"), "codex:t1": lane("codex:t1", "Codex") };
+  return [
+    { path, lane: "claude:s1", at, hash: "a" },
+    { path, lane: "codex:t1", at, hash: "b" },
+  ];
+}
+
+function sharedFile(s: Snapshot, i: NextActionInput): void {
+  i.sharedFiles = sharedFiles(liveClaims(s, twoLanes(s), NOW.getTime()));
 }
 
 const blocker = (id: string, state: "active" | "bypassed" | "resolved", extra: { workaround?: string; affects?: string } = {}) => ({
@@ -315,24 +325,31 @@ describe("each rule alone", () => {
     expect(openQuestionsRule(input(s))?.fact).toBe('1 open question(s) remain: "Which region?"');
   });
 
-  it("17 one file written by two agents at work now → review_shared_file; not once a turn ended, nor within one family", () => {
+  it("17 one file written by two agents at work now → review_shared_file", () => {
     const s = snap();
     expect(sharedFileRule(input(s))).toBeUndefined();
-    sharedFile(s);
-    expect(sharedFileRule(input(s))?.action).toMatchObject({
-      action: "review_shared_file",
-      command: "baton lanes --session s",
-    });
-    expect(sharedFileRule(input(s))?.action.reason).toContain(
+    const i = input(s);
+    sharedFile(s, i);
+    expect(sharedFileRule(i)?.action).toMatchObject({ action: "review_shared_file", command: "baton lanes --session s" });
+    expect(sharedFileRule(i)?.action.reason).toContain(
       '"src/app.ts" was written in their current turns by Claude Code (lane claude:s1) and Codex (lane codex:t1)',
     );
+  });
+
+  it("17 what is shared: live claims of two families, not a turn that ended, a write before the run, nor a subagent and its parent", () => {
+    const now = NOW.getTime();
+    const s = snap();
+    const writes = twoLanes(s);
+    expect(sharedFiles(liveClaims(s, writes, now)).map((f) => f.path)).toEqual(["src/app.ts"]);
     s.facets.lanes!["codex:t1"]!.status = "idle";
-    expect(sharedFileRule(input(s)), "a claim ends with its turn").toBeUndefined();
-    sharedFile(s);
-    const lanes = s.facets.lanes!;
-    lanes["claude:s1/sub"] = { ...lanes["claude:s1"]!, id: "claude:s1/sub" };
-    delete lanes["codex:t1"];
-    expect(sharedFileRule(input(s)), "a subagent and its parent are one family").toBeUndefined();
+    expect(sharedFiles(liveClaims(s, writes, now)), "a claim ends with its turn").toEqual([]);
+    twoLanes(s);
+    s.facets.lanes!["codex:t1"]!.since = "2026-03-01T11:59:30.000Z";
+    expect(sharedFiles(liveClaims(s, writes, now)), "written before its running run began: not a claim").toEqual([]);
+    twoLanes(s);
+    const sub = [writes[0]!, { ...writes[1]!, lane: "claude:s1/sub" }];
+    expect(sharedFiles(liveClaims(s, sub, now)), "a subagent and its parent are one family").toEqual([]);
+    expect(liveClaims(s, writes, now + 3 * 60 * 60 * 1000), "no sign of life for hours: no claim").toEqual([]);
   });
 });
 
@@ -520,7 +537,7 @@ const FACTS: Record<string, (s: Snapshot, i: NextActionInput) => void> = {
   questions: (s) => {
     s.facets.resume.openQuestions.push("Which region?");
   },
-  shared: (s) => sharedFile(s),
+  shared: (s, i) => sharedFile(s, i),
 };
 
 /** The rule each fact is for. */

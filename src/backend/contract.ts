@@ -588,6 +588,41 @@ export interface RunRow {
   endedAt: string | null;
 }
 
+/**
+ * A file an agent lane wrote with a tool (core/lanes.ts): the newest write per session, path and
+ * lane, kept while the lane lives. A write since the start of the lane's running run is its
+ * claim; the hash is what the lane left in the file. Written by the journal's append hook for
+ * `turn:recorded` (services/lanes.ts), in the turn's own transaction.
+ */
+export interface LaneWriteRow {
+  sessionId: string;
+  path: string;
+  lane: string;
+  /** The turn's time. */
+  at: string;
+  /** sha256 of the file after the write; "" when the write deleted it or it could not be read. */
+  hash: string;
+}
+
+/** The lane writes' queries (services/lanes.ts). */
+export interface LaneQueries {
+  /** Record writes: one row per (session, path, lane), the newest replacing the older. */
+  putWrites(rows: readonly LaneWriteRow[]): Promise<void>;
+  /** Every lane's writes of these paths in the session. */
+  writesOn(sessionId: string, paths: readonly string[]): Promise<LaneWriteRow[]>;
+  /** One lane's writes at or after `since`, newest first (then by path), at most `limit`. */
+  laneWrites(sessionId: string, lane: string, since: string, limit: number): Promise<LaneWriteRow[]>;
+  /** How many writes of one lane are at or after `since`. */
+  countWrites(sessionId: string, lane: string, since: string): Promise<number>;
+  /**
+   * The writes, at or after `since`, by any of `lanes`, of the paths two or more of them wrote
+   * then (at most `limit` paths, in path order).
+   */
+  overlapping(sessionId: string, lanes: readonly string[], since: string, limit: number): Promise<LaneWriteRow[]>;
+  /** Forget the writes of a lane and of its subagents (`<lane>/…`: it ended); returns how many. */
+  dropLane(sessionId: string, lane: string): Promise<number>;
+}
+
 export interface RunQueries {
   insertRun(row: RunRow): Promise<void>;
   getRun(sessionId: string, runId: string): Promise<RunRow | undefined>;
@@ -668,6 +703,7 @@ export interface StoreTx extends JournalQueries {
   readonly locks: LockQueries;
   readonly runs: RunQueries;
   readonly ledger: LedgerQueries;
+  readonly lanes: LaneQueries;
 }
 
 export type TxMode = "read" | "write";

@@ -5,7 +5,7 @@
  */
 import { type FacetEventType, isFacetEvent } from "./facets.js";
 import { decide, type FlowDefinition, type TransitionDecision } from "./flow.js";
-import { laneEnded, laneFor, laneNoticed, laneRunStarted, laneRunStopped, laneSpiral, laneWrote } from "./lanes.js";
+import { laneEnded, laneFor, laneNoticed, laneRunStarted, laneRunStopped, laneSpiral } from "./lanes.js";
 import { emptySpiral, pushTurn, turnEntry } from "./spiral.js";
 import { cutUrl } from "./targets.js";
 import {
@@ -390,7 +390,6 @@ function foldSpiral(snap: Snapshot, type: "turn:recorded" | "spiral:detected" | 
     });
     sp.turns++;
     sp.window = pushTurn(sp.window, turnEntry(record, { id: ev.id, seq: ev.seq, at: ev.at }));
-    if (lane !== undefined) laneWrote(snap, lane, files, ev.at);
     return;
   }
   const ids = strings(d, "turns");

@@ -1,5 +1,5 @@
 /** The live lanes of a session (core/lanes.ts) as `baton status`, `baton lanes` and the dashboard show them. Pure. */
-import { liveLanes } from "./lanes.js";
+import { familyOf, liveLanes } from "./lanes.js";
 import { type SpiralView, spiralView } from "./spiral.js";
 import type { LaneStatus, Snapshot } from "./types.js";
 
@@ -8,30 +8,33 @@ export interface LaneView {
   lane: string;
   agent: string;
   host?: string;
-  /** `working` while its run lives (its claims hold), `idle` between turns. */
+  /** `working` while its run lives (its claims hold), `idle` between turns; a subagent's is its parent's. */
   status: LaneStatus;
   run?: string;
+  /** When its running run started: its writes since are its claims. */
+  since?: string;
   started: string;
   lastAt: string;
-  /** The files it claims (wrote in its current run), at most 20, and how many in all. */
+  /** The files it claims (wrote in its current run): how many, and the newest 20 (services/lanes.ts). */
   claims: { count: number; files: string[] };
   spiral?: SpiralView;
 }
 
-/** The live lanes of a session, as status shows them. */
+/** The live lanes of a session, as status shows them (claims are filled in by services/lanes.ts). */
 export function laneViews(snap: Snapshot, nowMs: number): LaneView[] {
   return liveLanes(snap, nowMs).map((l) => {
-    const files = Object.keys(l.claims);
+    const top = snap.facets.lanes?.[familyOf(l.id)] ?? l;
     const v: LaneView = {
       lane: l.id,
       agent: l.agent,
-      status: l.status,
+      status: top.status,
       started: l.started,
       lastAt: l.lastAt,
-      claims: { count: l.status === "working" ? files.length : 0, files: l.status === "working" ? files.slice(-20) : [] },
+      claims: { count: 0, files: [] },
     };
     if (l.host !== undefined) v.host = l.host;
-    if (l.run !== undefined) v.run = l.run;
+    if (top.run !== undefined) v.run = top.run;
+    if (top.status === "working" && top.since !== undefined) v.since = top.since;
     if (l.spiral?.paused) v.spiral = spiralView(l.spiral);
     return v;
   });

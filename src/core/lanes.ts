@@ -13,14 +13,24 @@
  * - **Spirals** pause the lane that spiralled; the others go on.
  * - **Claims**: the files a lane wrote during its current run. Another family about to write one
  *   is told who holds it (services/agent-tools.ts). A claim ends with the run: the turn's end,
- *   the agent session's end, a crash, or LANE_TTL_MS without a sign of life. It is folded from
- *   the journal, so nothing is left to clean up and no claim outlives its lane.
+ *   the agent session's end, a crash, or LANE_TTL_MS without a sign of life; it is judged from
+ *   the lane's state when it is read, so nothing is left to clean up and no claim outlives its
+ *   lane.
  *
  * The lane state lives in the snapshot (`facets.lanes`), folded from lane-tagged events: a
  * `run:started`/`turn:recorded`/`spiral:*` event's `lane` field, `run:ended`/`run:crashed` of a
- * lane's run, `lane:ended`.
+ * lane's run, `lane:ended`. The files each lane wrote are rows of their own (`lane_writes`,
+ * services/lanes.ts), kept out of the snapshot every hook reads: a lane may write thousands.
  */
 import { type LaneRecord, type LaneStatus, SNAPSHOT_LIMITS, type Snapshot, type SpiralState } from "./types.js";
+
+/** A file a lane wrote with a tool: when, and what it left (sha256; "" deleted). As stored (backend LaneWriteRow). */
+export interface LaneWrite {
+  path: string;
+  lane: string;
+  at: string;
+  hash: string;
+}
 
 /** A lane with no sign of life for this long is not live: its claims lapse (the hooks' run timeout). */
 export const LANE_TTL_MS = 2 * 60 * 60 * 1000;
@@ -71,7 +81,7 @@ export function laneFor(snap: Snapshot, id: string, at: string, agent?: string):
   if (!l) {
     // A subagent is named after its parent's agent and host.
     const parent = lanes[familyOf(id)];
-    l = { id, agent: agent ?? parent?.agent ?? id.slice(0, id.indexOf(":")), status: "idle", started: at, lastAt: at, claims: {} };
+    l = { id, agent: agent ?? parent?.agent ?? id.slice(0, id.indexOf(":")), status: "idle", started: at, lastAt: at };
     if (parent?.host !== undefined) l.host = parent.host;
     lanes[id] = l;
     boundLanes(lanes);
@@ -103,7 +113,7 @@ export function laneRunStarted(snap: Snapshot, lane: string, o: { runId: string;
   const l = laneFor(snap, lane, o.at, o.agent);
   l.status = "working";
   l.run = o.runId;
-  l.claims = {};
+  l.since = o.at;
   if (o.host !== undefined) l.host = o.host;
 }
 
@@ -112,9 +122,9 @@ export function laneRunStopped(snap: Snapshot, lane: string, runId: string, stat
   const l = snap.facets.lanes?.[lane];
   if (!l || l.run !== runId) return;
   delete l.run;
+  delete l.since;
   if (l.status !== "ended") l.status = status;
   if (at > l.lastAt) l.lastAt = at;
-  for (const sub of Object.values(snap.facets.lanes ?? {})) if (familyOf(sub.id) === lane) sub.claims = {};
 }
 
 /** The agent session ended: so did the lane and its subagents. */
@@ -123,19 +133,8 @@ export function laneEnded(snap: Snapshot, lane: string, at: string): void {
     if (familyOf(l.id) !== lane) continue;
     l.status = "ended";
     delete l.run;
-    l.claims = {};
+    delete l.since;
     if (at > l.lastAt) l.lastAt = at;
-  }
-}
-
-/** A lane wrote files: it claims them while its family's run lives, and remembers what it left. */
-export function laneWrote(snap: Snapshot, lane: string, files: readonly { path: string; hash?: string }[], at: string): void {
-  if (files.length === 0) return;
-  const l = laneFor(snap, lane, at);
-  l.wrote ??= {};
-  for (const f of files) {
-    setNewest(l.claims, f.path, at);
-    setNewest(l.wrote, f.path, typeof f.hash === "string" ? f.hash : "");
   }
 }
 
@@ -144,7 +143,7 @@ function setNewest(map: Record<string, string>, key: string, value: string): voi
   delete map[key];
   map[key] = value;
   const keys = Object.keys(map);
-  for (const k of keys.slice(0, Math.max(0, keys.length - SNAPSHOT_LIMITS.claimsPerLane))) delete map[k];
+  for (const k of keys.slice(0, Math.max(0, keys.length - SNAPSHOT_LIMITS.noticesPerLane))) delete map[k];
 }
 
 /** A lane was told of other lanes' claims: its next attempt at the same claims goes through. */
@@ -172,7 +171,7 @@ export function liveLanes(snap: Snapshot, nowMs: number): LaneRecord[] {
     .sort((a, b) => (a.lastAt < b.lastAt ? 1 : a.lastAt > b.lastAt ? -1 : 0));
 }
 
-/** Another family's live claim on a file. */
+/** A lane's live claim on a file. */
 export interface ClaimHolder {
   path: string;
   lane: string;
@@ -182,36 +181,44 @@ export interface ClaimHolder {
   at: string;
 }
 
-/** The claims other families hold now on `paths`: every lane's, newest write first. */
-export function claimsOn(snap: Snapshot, lane: string, paths: readonly string[], nowMs: number): ClaimHolder[] {
+/** Whether a write is a live claim now: its lane's family is working, and it was made in that run. */
+export function isClaim(snap: Snapshot, w: Pick<LaneWrite, "lane" | "at">, nowMs: number): boolean {
+  const top = snap.facets.lanes?.[familyOf(w.lane)];
+  return top !== undefined && top.since !== undefined && w.at >= top.since && isWorking(snap, w.lane, nowMs);
+}
+
+/** The live claims among `writes` of every family but `lane`'s (all of them without `lane`), newest first. */
+export function liveClaims(snap: Snapshot, writes: readonly LaneWrite[], nowMs: number, lane?: string): ClaimHolder[] {
   const out: ClaimHolder[] = [];
-  const lanes = snap.facets.lanes;
-  if (!lanes) return out;
-  for (const l of Object.values(lanes)) {
-    if (sameFamily(l.id, lane) || !isWorking(snap, l.id, nowMs)) continue;
-    for (const p of paths) {
-      const at = l.claims[p];
-      if (at !== undefined) out.push({ path: p, lane: l.id, agent: l.agent, ...(l.host !== undefined ? { host: l.host } : {}), at });
-    }
+  for (const w of writes) {
+    if ((lane !== undefined && sameFamily(w.lane, lane)) || !isClaim(snap, w, nowMs)) continue;
+    const l = snap.facets.lanes?.[w.lane] ?? snap.facets.lanes?.[familyOf(w.lane)];
+    out.push({ path: w.path, lane: w.lane, agent: l?.agent ?? w.lane, ...(l?.host !== undefined ? { host: l.host } : {}), at: w.at });
   }
   return out.sort((a, b) => (a.at < b.at ? 1 : a.at > b.at ? -1 : 0));
 }
 
-/** Files two or more families at work now claim (each with its lanes), in path order. */
-export function sharedClaims(snap: Snapshot, nowMs: number): { path: string; lanes: LaneRecord[] }[] {
-  const by = new Map<string, LaneRecord[]>();
-  for (const l of Object.values(snap.facets.lanes ?? {})) {
-    if (!isWorking(snap, l.id, nowMs)) continue;
-    for (const p of Object.keys(l.claims)) {
-      const list = by.get(p) ?? [];
-      if (!list.some((o) => sameFamily(o.id, l.id))) list.push(l);
-      by.set(p, list);
-    }
+/** A file two or more families at work now both claim, with one lane of each. */
+export interface SharedFile {
+  path: string;
+  lanes: Pick<LaneRecord, "id" | "agent" | "host">[];
+}
+
+/** The files two or more families claim among `claims` (live claims, core/lanes.ts liveClaims), in path order. */
+export function sharedFiles(claims: readonly ClaimHolder[]): SharedFile[] {
+  const by = new Map<string, ClaimHolder[]>();
+  for (const c of claims) {
+    const list = by.get(c.path) ?? [];
+    if (!list.some((o) => sameFamily(o.lane, c.lane))) list.push(c);
+    by.set(c.path, list);
   }
   return [...by.entries()]
-    .filter(([, ls]) => ls.length > 1)
+    .filter(([, cs]) => cs.length > 1)
     .sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0))
-    .map(([path, lanes]) => ({ path, lanes }));
+    .map(([path, cs]) => ({
+      path,
+      lanes: cs.map((c) => ({ id: c.lane, agent: c.agent, ...(c.host !== undefined ? { host: c.host } : {}) })),
+    }));
 }
 
 /** The claims among `holders` this lane was not told of yet (newer than the last notice on their file). */

@@ -4,8 +4,8 @@
  * row of the table in docs/flows.md, and its position is set in core/next-action.ts.
  */
 import { allowedEvents, phaseNextAction } from "./flow.js";
+import { describeLane } from "./lanes.js";
 import { markerNextAction } from "./markers.js";
-import { describeLane, sharedClaims } from "./lanes.js";
 import type { NextActionRule } from "./next-action.js";
 import { batonCommand, shellQuote } from "./shell.js";
 import { clip as clipText } from "./text.js";
@@ -328,13 +328,18 @@ export const openQuestionsRule: NextActionRule = ({ snap }) => {
  * Two agents at work now both wrote one file in their current turns (core/lanes.ts claims):
  * one may have overwritten the other's change. Advisory: whoever reads this checks the file.
  */
-export const sharedFileRule: NextActionRule = ({ snap, now }) => {
-  const nowMs = (now ?? new Date(snap.updatedAt)).getTime();
-  const shared = sharedClaims(snap, nowMs);
+export const sharedFileRule: NextActionRule = ({ snap, sharedFiles }) => {
+  const shared = sharedFiles ?? [];
   const first = shared[0];
   if (!first) return undefined;
   const who = first.lanes.map((l) => describeLane(l)).join(" and ");
-  const more = shared.length > 1 ? ` (and ${shared.length - 1} more file(s): ${shared.slice(1, 4).map((s) => quote(s.path)).join(", ")})` : "";
+  const more =
+    shared.length > 1
+      ? ` (and ${shared.length - 1} more file(s): ${shared
+          .slice(1, 4)
+          .map((s) => quote(s.path))
+          .join(", ")})`
+      : "";
   return {
     action: {
       action: "review_shared_file",

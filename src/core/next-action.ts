@@ -19,7 +19,9 @@
  * Advisory, in this order: a crashed run, a lease about to expire, a stale or held lock, a
  * target that no longer matched, a bypassed blocker and its workaround, open questions.
  */
+
 import { allowedEvents, type FlowDefinition, phaseNextAction } from "./flow.js";
+import type { SharedFile } from "./lanes.js";
 import type { StaleDecision } from "./locks.js";
 import type { ScannedFile } from "./markers.js";
 import {
@@ -102,6 +104,8 @@ export interface NextActionInput {
    * taken at or before its first turn, as status found it.
    */
   spiralFallback?: string;
+  /** Files two or more agents at work now both wrote in their current turns (core/lanes.ts). */
+  sharedFiles?: readonly SharedFile[];
 }
 
 /** What a rule says: the action it proposes and, in a few words, the fact behind it. */

@@ -267,18 +267,13 @@ export interface LaneRecord {
   status: LaneStatus;
   /** The lane's running run while `working`. */
   run?: string;
+  /** When that run started: the lane's writes since are its claims (services/lanes.ts). */
+  since?: string;
   started: string;
   /** The lane's latest event. */
   lastAt: string;
-  /** The files the lane wrote in its current run (path → when): its claims while the run lives. */
-  claims: Record<string, string>;
   /** Claims of other lanes it was told about (path → the claim's time), so a retry is let through. */
   noticed?: Record<string, string>;
-  /**
-   * What each file held after this lane last wrote it with a tool (path → sha256, "" when it
-   * deleted it), across its runs: a file no longer so was changed by someone else since.
-   */
-  wrote?: Record<string, string>;
   /** The lane's own spiral detector state (a spiral pauses only the lane that spiralled). */
   spiral?: SpiralState;
 }
@@ -359,9 +354,9 @@ export const SNAPSHOT_LIMITS = Object.freeze({
   filesPerTurn: 32,
   rollbacks: 20,
   artifacts: 100,
-  /** Lanes kept (ended ones are dropped first), and the claims kept per lane. */
+  /** Lanes kept (ended ones are dropped first), and the claim notices kept per lane. */
   lanes: 32,
-  claimsPerLane: 2_000,
+  noticesPerLane: 200,
 });
 
 export interface NextAction {

@@ -26,7 +26,7 @@ import { renderSessionContext, renderSpiralPause, type SessionBrief } from "../c
 import { adapterFor } from "../core/hooks/adapters.js";
 import { requestStepId } from "../core/hooks/keys.js";
 import type { HookEvent, HookResponse } from "../core/hooks/types.js";
-import { ago, describeLane, liveLanes, pausedSpiral, sameFamily } from "../core/lanes.js";
+import { ago, describeLane, pausedSpiral, sameFamily } from "../core/lanes.js";
 import { userWords } from "../core/prompt-words.js";
 import { parseRollbackIntent, type RollbackIntent } from "../core/rollback-intent.js";
 import type { Snapshot } from "../core/types.js";
@@ -129,11 +129,11 @@ async function sessionStart(b: Baton, ev: Ev<"session_start">, o: Ctx): Promise<
   const paused = pausedSpiral(snap, lane);
   if (paused) brief.spiral = pauseView(snap, lane);
   const now = Date.now();
-  const others = liveLanes(snap, now).filter((l) => !sameFamily(l.id, lane));
+  const others = (s.lanes ?? []).filter((l) => !sameFamily(l.lane, lane));
   if (others.length > 0) {
     brief.otherLanes = others.slice(0, 8).map((l) => {
-      const files = Object.keys(l.claims);
-      return `${describeLane(l)}: ${l.status === "working" ? "working now" : "between turns"}, last active ${ago(l.lastAt, now)}${files.length > 0 ? `; writing ${files.slice(0, 5).join(", ")}${files.length > 5 ? ` and ${files.length - 5} more` : ""}` : ""}`;
+      const { count, files } = l.claims;
+      return `${describeLane({ id: l.lane, agent: l.agent, ...(l.host !== undefined ? { host: l.host } : {}) })}: ${l.status === "working" ? "working now" : "between turns"}, last active ${ago(l.lastAt, now)}${count > 0 ? `; writing ${files.slice(0, 5).join(", ")}${count > 5 ? ` and ${count - 5} more` : ""}` : ""}`;
     });
   }
   if (report) brief.review = report.verification.files.filter((f) => f.review).map((f) => ({ path: f.path, state: f.state }));

@@ -19,7 +19,7 @@ import { failureFingerprint } from "../core/fingerprint.js";
 import { renderSpiralPause } from "../core/hook-context.js";
 import { argsHash, callCheckpoint, ledgerNodeId, turnId } from "../core/hooks/keys.js";
 import type { HookEvent, HookResponse } from "../core/hooks/types.js";
-import { ago, type ClaimHolder, claimsOn, describeLane, pausedSpiral, untold } from "../core/lanes.js";
+import { ago, type ClaimHolder, describeLane, familyOf, isWorking, pausedSpiral, untold } from "../core/lanes.js";
 import { pathProblem } from "../core/paths.js";
 import type { Snapshot } from "../core/types.js";
 import { isBatonError } from "../errors.js";
@@ -125,7 +125,10 @@ async function claimNotice(
   toolName: string,
 ): Promise<HookResponse | undefined> {
   const now = Date.now();
-  const holders = claimsOn(snap, lane, files, now);
+  // Alone at work (the usual case): no claim to look up.
+  const others = Object.values(snap.facets.lanes ?? {}).some((l) => familyOf(l.id) !== familyOf(lane) && isWorking(snap, l.id, now));
+  if (!others) return undefined;
+  const holders = await b.lanes.claimsOn(sid, lane, files);
   if (holders.length === 0) return undefined;
   const mode = readLaneConfig(b.workspace.dir).claims;
   if (mode === "off") return undefined;

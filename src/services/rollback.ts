@@ -543,7 +543,9 @@ export class RollbackService {
         return l && isLive(lanes[familyOf(id)] ?? l, now) ? { lane: l.id, agent: l.agent, ...(l.host ? { host: l.host } : {}) } : undefined;
       };
       for (const r of all) {
-        if (r.seq <= choice.target.seq || r.kind === "safety" || !r.agentLane || r.prunedAt !== null) continue;
+        // A targeted checkpoint names the files its lane was about to write, a safety one those
+        // its lane's rollback changed; a tree one says only that its lane ran a shell command.
+        if (r.seq <= choice.target.seq || !r.agentLane || r.prunedAt !== null) continue;
         if (lane !== undefined && sameFamily(r.agentLane, lane)) continue;
         const who = live(r.agentLane);
         if (!who) continue;
@@ -553,17 +555,20 @@ export class RollbackService {
         }
         for (const f of await this.#cps.files(tx, r)) laneWrites.files.set(f.path, who);
       }
+      // The files lanes wrote with a tool (services/lanes.ts): other live lanes' since the
+      // target, and every hash this lane's family left (across its runs).
       for (const l of Object.values(lanes)) {
-        if (lane !== undefined && sameFamily(l.id, lane)) {
-          for (const [path, hash] of Object.entries(l.wrote ?? {})) {
-            const set = laneWrites.own.get(path) ?? new Set<string>();
-            set.add(hash);
-            laneWrites.own.set(path, set);
+        const own = lane !== undefined && sameFamily(l.id, lane);
+        const who = own ? undefined : live(l.id);
+        if (!own && !who) continue;
+        for (const w of await tx.lanes.laneWrites(sessionId, l.id, own ? "" : choice.target.createdAt, Number.MAX_SAFE_INTEGER)) {
+          if (who) laneWrites.files.set(w.path, who);
+          else {
+            const set = laneWrites.own.get(w.path) ?? new Set<string>();
+            set.add(w.hash);
+            laneWrites.own.set(w.path, set);
           }
-          continue;
         }
-        const who = live(l.id);
-        if (who) for (const [path, at] of Object.entries(l.claims)) if (at >= choice.target.createdAt) laneWrites.files.set(path, who);
       }
       return { target: choice.target, range, prunedInRange: choice.prunedInRange, laneWrites };
     });

@@ -12,7 +12,7 @@ import type { Backend, LockRow, SkippedPath } from "../backend/contract.js";
 import { sha256 } from "../core/canonical.js";
 import { isTerminal, phaseNextAction } from "../core/flow.js";
 import { type LaneView, laneViews } from "../core/lane-view.js";
-import { pausedSpiral } from "../core/lanes.js";
+import { pausedSpiral, type SharedFile } from "../core/lanes.js";
 import { staleDecision } from "../core/locks.js";
 import type { MarkerFinding } from "../core/markers.js";
 import { type ChangedFile, type DeadWork, decideNextAction, type HeldLock, type TargetMismatch } from "../core/next-action.js";
@@ -35,6 +35,7 @@ import { factsAbout, hostFacts, type ProcessFacts } from "../platform/process-fa
 import { missingBlobs } from "./blobs.js";
 import { type FileRead, MAX_HASH_BYTES, readGuarded, scanSessionFiles } from "./files.js";
 import type { Journal, SessionView } from "./journal.js";
+import type { LaneService } from "./lanes.js";
 import { treeLane } from "./manifests.js";
 import type { PendingWork, Queue } from "./queue.js";
 
@@ -124,6 +125,9 @@ export interface OutsideFacts {
   locks?: HeldLock[];
   targetMismatch?: TargetMismatch;
   spiralFallback?: string;
+  /** The live lanes with their claims, and the files two of them at work both wrote (services/lanes.ts). */
+  lanes?: LaneView[];
+  sharedFiles?: SharedFile[];
 }
 
 export class StatusService {
@@ -135,7 +139,18 @@ export class StatusService {
   /** What this host knows about processes: a lock's holder is judged as a takeover would judge it. */
   readonly #processFacts: ProcessFacts;
 
-  constructor(journal: Journal, queue: Queue, root: string, now: () => Date, backend: Backend, processFacts: ProcessFacts = hostFacts) {
+  readonly #lanes: LaneService | undefined;
+
+  constructor(
+    journal: Journal,
+    queue: Queue,
+    root: string,
+    now: () => Date,
+    backend: Backend,
+    processFacts: ProcessFacts = hostFacts,
+    lanes?: LaneService,
+  ) {
+    this.#lanes = lanes;
     this.#processFacts = processFacts;
     this.#journal = journal;
     this.#queue = queue;
@@ -210,6 +225,13 @@ export class StatusService {
       const lane = paused?.lane?.id;
       const cp = await this.#backend.transaction("read", (tx) => tx.checkpoints.lastGoodCheckpoint(snap.sessionId, start, lane));
       if (cp !== undefined) out.spiralFallback = cp;
+    }
+    if (this.#lanes && snap.facets.lanes) {
+      const nowMs = this.#now().getTime();
+      const lanes = await this.#lanes.views(snap, nowMs);
+      if (lanes.length > 0) out.lanes = lanes;
+      const shared = lanes.length > 1 ? await this.#lanes.shared(snap, nowMs) : [];
+      if (shared.length > 0) out.sharedFiles = shared;
     }
     const observed = lastTargetNote(view.readDiagnostics);
     const mismatch = observed?.code === "target_mismatch" ? observed : undefined;
@@ -342,7 +364,7 @@ export class StatusService {
     if (snap.title !== undefined) out.title = snap.title;
     const paused = pausedSpiral(snap);
     if (paused) out.spiral = { ...spiralView(paused.state, facts.spiralFallback), ...(paused.lane ? { lane: paused.lane.id } : {}) };
-    const lanes = laneViews(snap, this.#now().getTime());
+    const lanes = facts.lanes ?? laneViews(snap, this.#now().getTime());
     if (lanes.length > 0) out.lanes = lanes;
     const rb = lastRollback(snap);
     if (rb) out.lastRollback = rb;

@@ -175,6 +175,41 @@ export function checkpointsContract(name: string, factory: StoreFactory, connect
       });
     });
 
+    it("keeps each lane's newest write of a path, and answers the lanes' queries the same way (services/lanes.ts)", async () => {
+      const { baton } = await fresh();
+      await baton.sessions.start({ flow: "task", id: "t" });
+      const be = servicesOf(baton).backend;
+      const T = (s: number) => new Date(Date.UTC(2026, 0, 1, 0, 0, s)).toISOString();
+      const a = "claude:a_1%";
+      const w = (path: string, lane: string, s: number, hash = `h${s}`) => ({ sessionId: "t", path, lane, at: T(s), hash });
+      await be.transaction("write", async (tx) => {
+        await tx.lanes.putWrites([w("src/x.ts", a, 1), w("src/y.ts", a, 2), w("src/x.ts", "codex:b", 3), w("README.md", `${a}/sub`, 4)]);
+        await tx.lanes.putWrites([w("src/x.ts", a, 5, "")]); // the newest write of a path by a lane replaces the older
+        await tx.lanes.putWrites([w("src/z.ts", `${a}x`, 6)]);
+      });
+      await be.transaction("read", async (tx) => {
+        const q = tx.lanes;
+        expect(await q.writesOn("t", ["src/x.ts", "nope"])).toEqual([w("src/x.ts", a, 5, ""), w("src/x.ts", "codex:b", 3)]);
+        expect(await q.writesOn("other", ["src/x.ts"])).toEqual([]);
+        expect(await q.laneWrites("t", a, T(2), 10)).toEqual([w("src/x.ts", a, 5, ""), w("src/y.ts", a, 2)]);
+        expect(await q.laneWrites("t", a, T(0), 1)).toEqual([w("src/x.ts", a, 5, "")]);
+        expect(await q.countWrites("t", a, T(3))).toBe(1);
+        expect(await q.countWrites("t", a, T(0))).toBe(2);
+        expect(await q.overlapping("t", [a, "codex:b"], T(0), 10)).toEqual([w("src/x.ts", a, 5, ""), w("src/x.ts", "codex:b", 3)]);
+        expect(await q.overlapping("t", [a, "codex:b"], T(4), 10), "only writes since then count").toEqual([]);
+        expect(await q.overlapping("t", [a], T(0), 10)).toEqual([]);
+      });
+      // A lane ends: its writes and its subagents' go; a lane whose id only starts the same stays.
+      const dropped = await be.transaction("write", (tx) => tx.lanes.dropLane("t", a));
+      expect(dropped).toBe(3);
+      await be.transaction("read", async (tx) => {
+        expect((await tx.lanes.writesOn("t", ["src/x.ts", "src/y.ts", "README.md", "src/z.ts"])).map((r) => r.lane).sort()).toEqual([
+          "claude:a_1%x",
+          "codex:b",
+        ]);
+      });
+    });
+
     it("pins and prunes by compare-and-set: a pinned checkpoint is never pruned, a pruned one never pinned", async () => {
       const { baton } = await fresh();
       await baton.sessions.start({ flow: "task", id: "t" });

@@ -382,11 +382,21 @@ export const PG_MIGRATIONS: readonly PgMigration[] = Object.freeze([
     `,
   },
   {
-    // As SQLite migration 16: the agent lane that took a checkpoint (core/lanes.ts).
+    // As SQLite migration 16: the agent lane that took a checkpoint, and the files each lane
+    // wrote (core/lanes.ts, services/lanes.ts).
     version: 15,
-    name: "checkpoint-agent-lanes",
+    name: "agent-lanes",
     sql: `
       ALTER TABLE checkpoints ADD COLUMN agent_lane text;
+      CREATE TABLE lane_writes (
+        session_id text NOT NULL,
+        path text COLLATE "C" NOT NULL,
+        lane text COLLATE "C" NOT NULL,
+        at text COLLATE "C" NOT NULL,
+        hash text NOT NULL,
+        PRIMARY KEY (session_id, path, lane)
+      );
+      CREATE INDEX lane_writes_by_lane ON lane_writes (session_id, lane, at);
     `,
   },
 ]);

@@ -5,6 +5,7 @@
 import type { StoreTx } from "../contract.js";
 import { PgCheckpointQueries } from "./pg-checkpoints.js";
 import { PgJournalQueries } from "./pg-journal.js";
+import { PgLaneQueries } from "./pg-lanes.js";
 import { PgLedgerQueries } from "./pg-ledger.js";
 import { PgLessonQueries } from "./pg-lessons.js";
 import { PgLockQueries, PgRunQueries } from "./pg-locks.js";
@@ -18,6 +19,7 @@ export class PgTx extends PgJournalQueries implements StoreTx {
   readonly locks: PgLockQueries;
   readonly runs: PgRunQueries;
   readonly ledger: PgLedgerQueries;
+  readonly lanes: PgLaneQueries;
   /** Actions waiting for the commit (see StoreTx.beforeCommit). */
   readonly pendingActions: (() => void)[] = [];
   beforeCommit(action: () => void): void {
@@ -31,5 +33,6 @@ export class PgTx extends PgJournalQueries implements StoreTx {
     this.locks = new PgLockQueries(c);
     this.runs = new PgRunQueries(c);
     this.ledger = new PgLedgerQueries(c);
+    this.lanes = new PgLaneQueries(c);
   }
 }

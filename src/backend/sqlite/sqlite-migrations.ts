@@ -395,12 +395,23 @@ export const SQLITE_MIGRATIONS: readonly SqliteMigration[] = Object.freeze([
     `,
   },
   {
-    // The agent lane that took a checkpoint (core/lanes.ts): an agent's undo steps through its
-    // own lane's checkpoints. Older checkpoints belong to no lane (a person's, or any agent's).
+    // Agent lanes (core/lanes.ts). The lane that took a checkpoint: an agent's undo steps
+    // through its own lane's checkpoints (older checkpoints belong to no lane: a person's, or
+    // any agent's). The files each lane wrote (services/lanes.ts): its claims while its run
+    // lives, and what it left in them.
     version: 16,
-    name: "checkpoint-agent-lanes",
+    name: "agent-lanes",
     sql: `
       ALTER TABLE checkpoints ADD COLUMN agent_lane TEXT;
+      CREATE TABLE lane_writes (
+        session_id TEXT NOT NULL,
+        path TEXT NOT NULL,
+        lane TEXT NOT NULL,
+        at TEXT NOT NULL,
+        hash TEXT NOT NULL,
+        PRIMARY KEY (session_id, path, lane)
+      ) WITHOUT ROWID;
+      CREATE INDEX lane_writes_by_lane ON lane_writes (session_id, lane, at);
     `,
   },
 ]);

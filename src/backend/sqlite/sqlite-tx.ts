@@ -5,6 +5,7 @@
 import type { StoreTx } from "../contract.js";
 import { SqliteCheckpointQueries } from "./sqlite-checkpoints.js";
 import { SqliteJournalQueries } from "./sqlite-journal.js";
+import { SqliteLaneQueries } from "./sqlite-lanes.js";
 import { SqliteLedgerQueries } from "./sqlite-ledger.js";
 import { SqliteLessonQueries } from "./sqlite-lessons.js";
 import { SqliteLockQueries, SqliteRunQueries } from "./sqlite-locks.js";
@@ -18,6 +19,7 @@ export class SqliteTx extends SqliteJournalQueries implements StoreTx {
   readonly locks: SqliteLockQueries;
   readonly runs: SqliteRunQueries;
   readonly ledger: SqliteLedgerQueries;
+  readonly lanes: SqliteLaneQueries;
   /** Actions waiting for the commit (the backend runs or drops them; see StoreTx.beforeCommit). */
   readonly pendingActions: (() => void)[] = [];
   beforeCommit(action: () => void): void {
@@ -31,5 +33,6 @@ export class SqliteTx extends SqliteJournalQueries implements StoreTx {
     this.locks = new SqliteLockQueries(prepare);
     this.runs = new SqliteRunQueries(prepare);
     this.ledger = new SqliteLedgerQueries(prepare);
+    this.lanes = new SqliteLaneQueries(prepare);
   }
 }
