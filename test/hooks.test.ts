@@ -164,6 +164,11 @@ describe("adapters", () => {
       hookSpecificOutput: { hookEventName: "PostToolUseFailure", additionalContext: "lesson" },
     });
     expect(claude.render(pre, {})).toBe("");
+    // A warning let through with the call (a claim another agent holds) reaches the model: no decision, only context.
+    expect(JSON.parse(claude.render(pre, { context: "also wrote this file", userMessage: "shared" }))).toEqual({
+      systemMessage: "shared",
+      hookSpecificOutput: { hookEventName: "PreToolUse", additionalContext: "also wrote this file" },
+    });
     const start = claude.parse("SessionStart", { cwd }, "/");
     const long = JSON.parse(claude.render(start, { context: "x".repeat(20_000) }));
     expect(long.hookSpecificOutput.additionalContext).toHaveLength(10_000);
@@ -191,6 +196,11 @@ describe("adapters", () => {
     expect(codexFailure({ output: "fine" })).toBeUndefined();
     const pre = codex.parse("PreToolUse", { cwd, tool_name: "Bash", tool_input: { command: "ls" } }, "/");
     expect(JSON.parse(codex.render(pre, { deny: { reason: "paused" } })).hookSpecificOutput.permissionDecision).toBe("deny");
+    // Codex rejects a plain "allow" (and drops its context): context alone, no decision.
+    expect(JSON.parse(codex.render(pre, { context: "also wrote this file" })).hookSpecificOutput).toEqual({
+      hookEventName: "PreToolUse",
+      additionalContext: "also wrote this file",
+    });
   });
 
   it("Gemini CLI: decision deny, additionalContext, and {} to continue", () => {
@@ -198,6 +208,8 @@ describe("adapters", () => {
     expect(pre).toMatchObject({ kind: "before_tool", tool: { kind: "write", files: ["/work/app/a.ts"] } });
     expect(JSON.parse(gemini.render(pre, { deny: { reason: "paused" } }))).toEqual({ decision: "deny", reason: "paused" });
     expect(gemini.render(pre, {})).toBe("{}");
+    // BeforeTool takes no context for the model: a warning let through reaches the user only.
+    expect(JSON.parse(gemini.render(pre, { context: "also wrote this file", userMessage: "shared" }))).toEqual({ systemMessage: "shared" });
     expect(gemini.passThrough("BeforeTool")).toBe("{}");
     const after = gemini.parse(
       "AfterTool",

@@ -9,17 +9,30 @@
  * agent offered in that request. Side requests (titles, classifiers, quota probes) get a short
  * text, or JSON when they ask for JSON. Every request is logged so a test can assert what
  * reached the model.
+ *
+ * Several agents at once: each process gets a MockModel of its own (its own script and log). A
+ * step can be held (`after`) until something else happened, e.g. another agent's request
+ * arrived (`arrival`), so that two agent processes are provably mid-turn at the same time.
  */
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from "node:http";
 import type { AddressInfo } from "node:net";
 import { isAbsolute, join } from "node:path";
 
-export type Step =
+export type Step = (
   | { op: "write"; path: string; content: string }
   | { op: "edit"; path: string; old: string; new: string }
   | { op: "shell"; command: string }
   | { op: "read"; path: string }
-  | { op: "text"; text: string };
+  | { op: "text"; text: string }
+) & {
+  /**
+   * Answer with this step only once this settles (a function is called when the step's request
+   * arrives, so it may name what happens later). Until then the agent waits on its model
+   * mid-turn: its run, and the claims of what it wrote this turn, stay live. A rejection fails
+   * the request.
+   */
+  after?: Promise<unknown> | (() => Promise<unknown>);
+};
 
 export type Protocol = "anthropic" | "openai" | "gemini";
 
@@ -34,6 +47,13 @@ export interface LoggedRequest {
   at: number;
 }
 
+/** A promise a test settles by hand: hold a step `after` it, then `open()`. */
+export function gate(): { opened: Promise<void>; open(): void } {
+  let open = () => {};
+  const opened = new Promise<void>((ok) => (open = ok));
+  return { opened, open };
+}
+
 /** A step repeated `n` times. */
 export function repeat(n: number, step: Step): Step[] {
   return Array.from({ length: n }, () => step);
@@ -46,6 +66,9 @@ export class MockModel {
   private cursor = 0;
   private cwd = "/";
   private seq = 0;
+  /** Where the current script's requests start in `requests`. */
+  private playedAt = 0;
+  private waiters: { n: number; resolve: (r: LoggedRequest) => void; reject: (e: Error) => void }[] = [];
   url = "";
   /** Input tokens each answer reports (a large value makes an agent compact its context). */
   inputTokens = 10;
@@ -69,9 +92,32 @@ export class MockModel {
 
   /** Answer the next main requests with these steps (paths relative to `cwd`), then "Done.". */
   play(steps: Step[], cwd: string): void {
+    for (const w of this.waiters.splice(0)) w.reject(new Error(`mock model: a new script was played before main request ${w.n} arrived`));
     this.steps = steps;
     this.cursor = 0;
     this.cwd = cwd;
+    this.playedAt = this.requests.length;
+  }
+
+  /**
+   * The n-th main request (from 1) of the current script, once it arrives: the one answered
+   * with step n. Its arrival means the agent finished step n-1, its after-tool hooks included.
+   */
+  arrival(n: number): Promise<LoggedRequest> {
+    const r = this.mains(this.playedAt)[n - 1];
+    if (r) return Promise.resolve(r);
+    return new Promise((resolve, reject) => this.waiters.push({ n, resolve, reject }));
+  }
+
+  private log(r: LoggedRequest): void {
+    this.requests.push(r);
+    if (!r.main || this.waiters.length === 0) return;
+    const n = this.mains(this.playedAt).length;
+    this.waiters = this.waiters.filter((w) => {
+      if (w.n !== n) return true;
+      w.resolve(r);
+      return false;
+    });
   }
 
   /** Main requests logged since index `from`. */
@@ -126,11 +172,12 @@ export class MockModel {
 
   // ---- Anthropic Messages ----
 
-  private anthropic(path: string, body: any, res: ServerResponse, at: number): void {
+  private async anthropic(path: string, body: any, res: ServerResponse, at: number): Promise<void> {
     const tools: string[] = (body.tools ?? []).map((t: any) => t.name);
     const main = tools.includes("Bash") || tools.includes("Write");
-    const step = main ? this.nextStep() : { op: "text" as const, text: "Baton test" };
-    this.requests.push({ at, protocol: "anthropic", path, body, main, ...(main ? { step } : {}) });
+    const step: Step = main ? this.nextStep() : { op: "text", text: "Baton test" };
+    this.log({ at, protocol: "anthropic", path, body, main, ...(main ? { step } : {}) });
+    if (step.after) await (typeof step.after === "function" ? step.after() : step.after);
     let block: any;
     if (step.op === "text") block = { type: "text", text: step.text };
     else {
@@ -186,12 +233,13 @@ export class MockModel {
 
   // ---- OpenAI Responses ----
 
-  private openai(path: string, body: any, res: ServerResponse, at: number): void {
+  private async openai(path: string, body: any, res: ServerResponse, at: number): Promise<void> {
     const tools: any[] = body.tools ?? [];
     const names = tools.map((t) => t.name ?? t.type);
     const main = names.some((n) => /shell|exec_command|apply_patch/.test(String(n)));
-    const step = main ? this.nextStep() : { op: "text" as const, text: "Baton test" };
-    this.requests.push({ at, protocol: "openai", path, body, main, ...(main ? { step } : {}) });
+    const step: Step = main ? this.nextStep() : { op: "text", text: "Baton test" };
+    this.log({ at, protocol: "openai", path, body, main, ...(main ? { step } : {}) });
+    if (step.after) await (typeof step.after === "function" ? step.after() : step.after);
     const item = step.op === "text" ? this.openaiMessage(step.text) : this.codexTool(step, tools);
     const rid = this.id("resp");
     const response = {
@@ -292,12 +340,13 @@ export class MockModel {
 
   // ---- Gemini ----
 
-  private gemini(path: string, body: any, res: ServerResponse, stream: boolean, at: number): void {
+  private async gemini(path: string, body: any, res: ServerResponse, stream: boolean, at: number): Promise<void> {
     const decls: any[] = (body.tools ?? []).flatMap((t: any) => t.functionDeclarations ?? []);
     const main = decls.some((d) => d.name === "run_shell_command" || d.name === "write_file");
     const wantsJson = /json/i.test(String(body.generationConfig?.responseMimeType ?? "")) || body.generationConfig?.responseJsonSchema;
-    const step = main ? this.nextStep() : { op: "text" as const, text: "Baton test" };
-    this.requests.push({ at, protocol: "gemini", path, body, main, ...(main ? { step } : {}) });
+    const step: Step = main ? this.nextStep() : { op: "text", text: "Baton test" };
+    this.log({ at, protocol: "gemini", path, body, main, ...(main ? { step } : {}) });
+    if (step.after) await (typeof step.after === "function" ? step.after() : step.after);
     let part: any;
     if (!main && wantsJson)
       part = {

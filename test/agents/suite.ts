@@ -170,7 +170,10 @@ export function agentSuite(d: Driver): void {
 
     test("every hook was recorded: agent session, checkpoints, ledger, runs; nothing failed in Baton", () => {
       const show = p.baton(["--json", "session", "show", batonSession]).json().snapshot;
-      expect(JSON.stringify(show.context)).toContain(sessionId as string);
+      // The agent session is a lane of the session (core/lanes.ts), and its run is the lane's.
+      const lane = show.facets.lanes?.[`${d.agent}:${sessionId}`];
+      expect(lane, JSON.stringify(show.facets.lanes)).toBeDefined();
+      expect(show.facets.runs.filter((r: any) => r.lane === lane.id).length).toBeGreaterThan(0);
       const ledger = p.baton(["--json", "ledger", "list", "--session", batonSession]).json();
       const nodes: any[] = ledger.nodes;
       // Every tool call of the first turn is a ledger node (the read too).
@@ -242,9 +245,10 @@ export function agentSuite(d: Driver): void {
       expect(nodes.filter((n) => n.status !== "error" && n.status !== "no_progress").map((n) => n.status)).toEqual([]);
     });
 
-    test("they pause the session", () => {
+    test("they pause the agent session's lane", () => {
       const snap = p.baton(["--json", "session", "show", batonSession]).json().snapshot;
-      expect(snap.facets.spiral?.paused, JSON.stringify(snap.facets.spiral)).toBe(true);
+      const lane = snap.facets.lanes?.[`${d.agent}:${sessionId}`];
+      expect(lane?.spiral?.paused, JSON.stringify(snap.facets.lanes)).toBe(true);
     });
 
     test("the model receives Baton's reason as the refused call's result", () => {

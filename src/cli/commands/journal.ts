@@ -1,6 +1,5 @@
 /** Commands over sessions and their journals. */
 import { createWriteStream } from "node:fs";
-import { laneViews } from "../../core/lane-view.js";
 import { ago, isLaneId } from "../../core/lanes.js";
 import type { JsonObject } from "../../core/types.js";
 import { BatonError, badInput } from "../../errors.js";
@@ -175,7 +174,7 @@ export async function lanes(ctx: Ctx, o: { session?: string; all?: boolean }): P
   const sid = await b.sessions.resolve(o.session);
   const snap = await b.sessions.snapshot(sid);
   const now = Date.now();
-  const live = laneViews(snap, now);
+  const live = await b.lanes.list(sid);
   const past = o.all
     ? Object.values(snap.facets.lanes ?? {})
         .filter((l) => !live.some((v) => v.lane === l.id))

@@ -6,7 +6,9 @@
  *   PostToolUse, PostToolUseFailure: `hookSpecificOutput.additionalContext` goes to the model
  *   (at most 10,000 characters); `systemMessage` is shown to the user.
  * - PreToolUse (`tool_name`, `tool_input`, `tool_use_id`): `hookSpecificOutput.permissionDecision:
- *   "deny"` with `permissionDecisionReason` refuses the call and tells the model why.
+ *   "deny"` with `permissionDecisionReason` refuses the call and tells the model why; without a
+ *   decision, `additionalContext` reaches the model beside the tool's result (2.1.9+; Codex takes
+ *   it the same way, and rejects a plain "allow").
  * - PostToolUse has `tool_response`; PostToolUseFailure has `error` (and `is_interrupt`).
  * - PreCompact and PostCompact (`trigger`: manual | auto), Stop (each response ends),
  *   SessionEnd (`reason`). SubagentStop is not installed: a subagent's tool calls already reach
@@ -54,7 +56,7 @@ export function renderClaudeStyle(event: HookEvent, r: HookResponse, limit: numb
       permissionDecision: "deny",
       permissionDecisionReason: r.deny.reason,
     };
-  } else if (r.context && (event.kind === "session_start" || event.kind === "prompt" || event.kind === "after_tool")) {
+  } else if (r.context && (event.kind === "session_start" || event.kind === "prompt" || event.kind === "after_tool" || event.kind === "before_tool")) {
     out.hookSpecificOutput = { hookEventName: event.native, additionalContext: clipContext(r.context, limit) };
   }
   return Object.keys(out).length > 0 ? JSON.stringify(out) : "";
