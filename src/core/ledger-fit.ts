@@ -12,6 +12,8 @@ const ORDER: readonly (keyof LedgerNode)[] = [
   "seq",
   "workflowId",
   "tabId",
+  "lane",
+  "runId",
   "parentNodeId",
   "at",
   "durationMs",

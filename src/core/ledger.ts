@@ -3,9 +3,9 @@
  * (redaction, fingerprint, target), fitting a node into its byte budget, and the recovery rule.
  * Storage, caps across nodes and the write path are in services/ledger.ts.
  *
- * A node's **core fields** (nodeId, sessionId, seq, at, toolName, status, parentNodeId,
- * fingerprint, recovers, target, argsHash) are small and bounded by validation; every other
- * field is a summary that shrinking may cut or drop, in steps, until the node fits.
+ * A node's **core fields** (nodeId, sessionId, seq, lane, runId, at, toolName, status,
+ * parentNodeId, fingerprint, recovers, target, argsHash) are small and bounded by validation;
+ * every other field is a summary that shrinking may cut or drop, in steps, until the node fits.
  */
 import { canonicalJson } from "./canonical.js";
 import { failureFingerprint } from "./fingerprint.js";
@@ -45,6 +45,8 @@ export interface LedgerNode {
   tabId?: string;
   /** The agent lane whose call it was (core/lanes.ts). */
   lane?: string;
+  /** The run (one agent turn of the lane) the call was made in: an export nests the call under it. */
+  runId?: string;
   /** The node this one follows: by default the session's previous node. */
   parentNodeId?: string;
   /** When the attempt was recorded (it ended), ISO-8601. */
@@ -97,6 +99,8 @@ export interface LedgerInput {
   tabId?: string;
   /** The agent lane whose call it was (core/lanes.ts). */
   lane?: string;
+  /** The run the call was made in (the lane's running run), if any. */
+  runId?: string;
   /** Default: the session's previous node. */
   parentNodeId?: string;
   /** Idempotency key: recording the same nodeId again returns the stored node. Default: generated. */
@@ -238,6 +242,8 @@ export function shapeNode(input: LedgerInput, now: Date, limits: LedgerLimits = 
   if (tabId) node.tabId = tabId;
   const lane = idField(input.lane, "lane");
   if (lane) node.lane = lane;
+  const runId = idField(input.runId, "runId");
+  if (runId) node.runId = runId;
   const parent = idField(input.parentNodeId, "parentNodeId");
   if (parent) node.parentNodeId = parent;
   if (input.durationMs !== undefined) {

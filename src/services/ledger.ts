@@ -35,7 +35,7 @@ import {
   type ShapedNode,
   shapeNode,
 } from "../core/ledger.js";
-import { ledgerToOtlp, type OtlpTracesRequest } from "../core/ledger-otlp.js";
+import { ledgerToOtlp, type OtlpRun, type OtlpTracesRequest, runKey } from "../core/ledger-otlp.js";
 import { redactText } from "../core/redact.js";
 import { BatonError } from "../errors.js";
 import type { LedgerHealthTracker } from "./ledger-health.js";
@@ -257,17 +257,50 @@ export class LedgerService {
     }
   }
 
-  /** OTLP/JSON requests of at most OTLP_BATCH spans each. */
+  /**
+   * OTLP/JSON requests of at most OTLP_BATCH spans each: the nodes' spans and, once per export,
+   * an `invoke_agent` span for each run the nodes name (core/ledger-otlp.ts), read from the runs
+   * table once per run.
+   */
   async *otlpRequests(sessionId?: string): AsyncGenerator<OtlpTracesRequest> {
+    const runs = new Map<string, OtlpRun>();
+    const looked = new Set<string>();
+    const sent = new Set<string>();
+    const known = { runs, sent, now: this.#now().toISOString() };
     let batch: LedgerNode[] = [];
+    /** Runs whose span goes in the current batch. */
+    const fresh = new Set<string>();
+    const runSpans = (key: string | undefined) => (key !== undefined && runs.has(key) && !sent.has(key) && !fresh.has(key) ? 1 : 0);
     for await (const n of this.nodes(sessionId)) {
-      batch.push(n);
-      if (batch.length >= OTLP_BATCH) {
-        yield ledgerToOtlp(batch, { version: VERSION });
-        batch = [];
+      const key = n.runId === undefined ? undefined : runKey(n.sessionId, n.runId);
+      if (key !== undefined && n.runId !== undefined && !looked.has(key)) {
+        looked.add(key);
+        const run = await this.#run(n.sessionId, n.runId);
+        if (run) runs.set(key, run);
       }
+      if (batch.length > 0 && batch.length + fresh.size + 1 + runSpans(key) > OTLP_BATCH) {
+        yield ledgerToOtlp(batch, { version: VERSION }, known);
+        batch = [];
+        fresh.clear();
+      }
+      if (key !== undefined && runSpans(key) > 0) fresh.add(key);
+      batch.push(n);
     }
-    if (batch.length > 0) yield ledgerToOtlp(batch, { version: VERSION });
+    if (batch.length > 0) yield ledgerToOtlp(batch, { version: VERSION }, known);
+  }
+
+  /** A run as its span needs it, from the runs table (which keeps every run; a snapshot keeps the latest). */
+  async #run(sessionId: string, runId: string): Promise<OtlpRun | undefined> {
+    const r = await this.#backend.transaction("read", (tx) => tx.runs.getRun(sessionId, runId));
+    if (!r) return undefined;
+    return {
+      runId: r.runId,
+      agent: r.agent,
+      started: r.startedAt,
+      status: r.state,
+      ...(r.endedAt !== null ? { ended: r.endedAt } : {}),
+      ...(r.host !== null ? { host: r.host } : {}),
+    };
   }
 
   /** POST the nodes as OTLP/JSON to `<endpoint>/v1/traces` (an endpoint already ending in /v1/traces is used as is). */
