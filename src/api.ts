@@ -469,6 +469,8 @@ export interface Lanes {
   list(sessionId: string): Promise<LaneView[]>;
   /** The live claims every other agent lane holds on these files (for `lane`, about to write them), newest first. */
   claimsOn(sessionId: string, lane: string, paths: readonly string[]): Promise<ClaimHolder[]>;
+  /** Every live claim every other agent lane holds (`lane`'s family left out), newest first. */
+  claimsOfOthers(sessionId: string, lane: string): Promise<ClaimHolder[]>;
 }
 
 /** Agent hooks: Baton's part in an agent's loop (docs/integrations.md, "Agent hooks"). */

@@ -282,6 +282,10 @@ export function createBaton(s: Services): Baton {
       const snap = (await journal.read(id)).snapshot;
       return s.lanes.claimsOn(snap, lane, paths, Date.now());
     },
+    async claimsOfOthers(id, lane) {
+      const snap = (await journal.read(id)).snapshot;
+      return s.lanes.claimsOfOthers(snap, lane, Date.now());
+    },
   };
 
   const baton: Baton = Object.freeze({

@@ -49,7 +49,10 @@ describe.skipIf(!pgAvailable())("lanes across hosts on PostgreSQL", () => {
 
     const codex = agentSession(B.b, B.root, "codex", "0199b2c3-d4e5-7f00-8000-00000000000b");
     const ctx = (await codex.start()).context ?? "";
-    expect((await B.b.sessions.list()).map((s) => s.id), "host B joins the task, not a new session").toEqual([sid]);
+    expect(
+      (await B.b.sessions.list()).map((s) => s.id),
+      "host B joins the task, not a new session",
+    ).toEqual([sid]);
     expect(ctx).toContain("Use PKCE");
     const lanes = (await B.b.sessions.snapshot(sid)).facets.lanes ?? {};
     expect(lanes[claude.lane]).toMatchObject({ status: "ended", host: "laptop" });

@@ -136,6 +136,29 @@ describe("lanes: several agents in one checkout", () => {
     }
   });
 
+  it("a shell command that changes a file another working agent wrote is reported to both agents, once", async () => {
+    const { root, a, x, b } = await three();
+    try {
+      await a.write("shared.txt", "claude's\n");
+      const shell = await x.bash("sed -i s/claude/codex/ shared.txt", { run: () => writeFileSync(join(root, "shared.txt"), "codex's\n") });
+      expect(shell.after?.context).toContain("this shell command changed files another agent working in this checkout right now wrote");
+      expect(shell.after?.context).toMatch(new RegExp(`shared\\.txt: written \\d+ s ago by Claude Code \\(lane ${a.lane}`));
+      expect(shell.after?.userMessage).toContain("changed 1 file(s) another agent is working on (shared.txt)");
+      const again = await x.bash("ls", {});
+      expect(again.after?.context ?? "", "told once").not.toContain("shared.txt");
+      const next = await a.write("a.txt", "a\n");
+      expect(next.after.context).toContain(
+        `another agent's shell command changed files you wrote this turn: shared.txt (by Codex (lane ${x.lane}`,
+      );
+      expect((await a.write("a2.txt", "a\n")).after.context ?? "", "the holder is told once").not.toContain("shared.txt");
+      const sid = (await b.sessions.list())[0]?.id as string;
+      const notes = (await b.events.list(sid)).events.filter((e) => e.type === "claim:noticed");
+      expect(notes.map((e) => [e.data.lane, e.data.outcome])).toEqual([[x.lane, "shell"]]);
+    } finally {
+      await b.close();
+    }
+  });
+
   it("an agent's undo keeps a file another live agent changed since, and says who; a person's rollback takes it back and names the lane", async () => {
     const { b, root, a, x } = await three();
     try {

@@ -22,8 +22,13 @@ function workspace(init = true): string {
   return root;
 }
 
-async function connect(root: string): Promise<Client> {
-  const transport = new StdioClientTransport({ command: process.execPath, args: [CLI, "mcp", "--root", root], env: ENV, stderr: "pipe" });
+async function connect(root: string, env: Record<string, string> = {}): Promise<Client> {
+  const transport = new StdioClientTransport({
+    command: process.execPath,
+    args: [CLI, "mcp", "--root", root],
+    env: { ...ENV, ...env },
+    stderr: "pipe",
+  });
   const client = new Client({ name: "baton-test", version: "1.0.0" });
   await client.connect(transport);
   open.push(client);
@@ -357,5 +362,26 @@ describe("baton mcp", () => {
       expect(code, bundle).not.toContain("modelcontextprotocol");
       expect(code, bundle).not.toContain("ZodError");
     }
+  });
+  it("rollback from an agent that names its session to the server steps back through that agent's lane only", async () => {
+    const root = workspace();
+    const hook = (session: string, event: string, more: Record<string, unknown>) => {
+      const input = JSON.stringify({ session_id: session, cwd: root, hook_event_name: event, ...more });
+      expect(cli(["hook", "claude", event], { cwd: root, input }).code).toBe(0);
+    };
+    const write = (session: string, file: string, call: string) => {
+      const tool = { tool_name: "Write", tool_input: { file_path: join(root, file), content: "x" }, tool_use_id: call };
+      hook(session, "PreToolUse", tool);
+      writeFileSync(join(root, file), `${session}\n`);
+      hook(session, "PostToolUse", { ...tool, tool_response: { type: "create" } });
+    };
+    for (const s of ["sess-a", "sess-b"]) hook(s, "SessionStart", { source: "startup" });
+    write("sess-a", "a.txt", "toolu_a");
+    write("sess-b", "b.txt", "toolu_b"); // the other agent's, and the workspace's newest step
+    const c = await connect(root, { CLAUDE_CODE_SESSION_ID: "sess-a" });
+    const done = await ok(c, "rollback", {});
+    expect(done.changes.map((x: any) => [x.path, x.action])).toEqual([["a.txt", "remove"]]);
+    expect(existsSync(join(root, "a.txt"))).toBe(false);
+    expect(readFileSync(join(root, "b.txt"), "utf8")).toBe("sess-b\n");
   });
 });

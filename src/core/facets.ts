@@ -179,7 +179,8 @@ const SCHEMAS: Record<FacetEventType, Record<string, Check> | "object"> = {
   // An agent session ended (core/lanes.ts): its lane and its subagents' lanes end.
   "lane:ended": { lane: reqStr, reason: str },
   // A lane about to write files other lanes hold claims on was told (core/lanes.ts).
-  "claim:noticed": { lane: reqStr, outcome: oneOf(["refused", "warned"]), claims: claimList },
+  // `shell`: its shell command changed files other lanes claim (each holder is told too).
+  "claim:noticed": { lane: reqStr, outcome: oneOf(["refused", "warned", "shell"]), claims: claimList },
 };
 
 /** Returns the problems with a facet event's data, as `field: problem` strings. */

@@ -5,7 +5,7 @@
  */
 import { type FacetEventType, isFacetEvent } from "./facets.js";
 import { decide, type FlowDefinition, type TransitionDecision } from "./flow.js";
-import { laneEnded, laneFor, laneNoticed, laneRunStarted, laneRunStopped, laneSpiral } from "./lanes.js";
+import { laneEnded, laneFor, laneNoticed, laneRunStarted, laneRunStopped, laneSpiral, laneTold } from "./lanes.js";
 import { emptySpiral, pushTurn, turnEntry } from "./spiral.js";
 import { cutUrl } from "./targets.js";
 import {
@@ -247,13 +247,13 @@ function foldFacet(snap: Snapshot, type: FacetEventType, ev: JournalEvent): void
       laneEnded(snap, s(d, "lane") ?? "", ev.at);
       return;
     case "claim:noticed": {
-      const claims = Array.isArray(d.claims) ? (d.claims as { path?: unknown; at?: unknown }[]) : [];
-      laneNoticed(
-        snap,
-        s(d, "lane") ?? "",
-        claims.flatMap((c) => (typeof c.path === "string" && typeof c.at === "string" ? [{ path: c.path, at: c.at }] : [])),
-        ev.at,
+      const claims = Array.isArray(d.claims) ? (d.claims as { path?: unknown; at?: unknown; holder?: unknown }[]) : [];
+      const list = claims.flatMap((c) =>
+        typeof c.path === "string" && typeof c.at === "string" && typeof c.holder === "string"
+          ? [{ path: c.path, at: c.at, holder: c.holder }]
+          : [],
       );
+      laneNoticed(snap, s(d, "lane") ?? "", list, ev.at, s(d, "outcome") === "shell");
       return;
     }
     case "resume:updated": {
@@ -390,6 +390,8 @@ function foldSpiral(snap: Snapshot, type: "turn:recorded" | "spiral:detected" | 
     });
     sp.turns++;
     sp.window = pushTurn(sp.window, turnEntry(record, { id: ev.id, seq: ev.seq, at: ev.at }));
+    // A lane's turn is where it is told what others' shell commands changed (services/agent-tools.ts).
+    if (lane !== undefined) laneTold(snap, lane, ev.at);
     return;
   }
   const ids = strings(d, "turns");

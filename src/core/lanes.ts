@@ -146,11 +146,38 @@ function setNewest(map: Record<string, string>, key: string, value: string): voi
   for (const k of keys.slice(0, Math.max(0, keys.length - SNAPSHOT_LIMITS.noticesPerLane))) delete map[k];
 }
 
-/** A lane was told of other lanes' claims: its next attempt at the same claims goes through. */
-export function laneNoticed(snap: Snapshot, lane: string, claims: readonly { path: string; at: string }[], at: string): void {
+/**
+ * A lane was told of other lanes' claims: its next attempt at the same claims goes through. With
+ * `shell` its shell command changed the claimed files: each holder keeps that until its next turn.
+ */
+export function laneNoticed(
+  snap: Snapshot,
+  lane: string,
+  claims: readonly { path: string; at: string; holder: string }[],
+  at: string,
+  shell = false,
+): void {
   const l = laneFor(snap, lane, at);
   l.noticed ??= {};
   for (const c of claims) if (c.at > (l.noticed[c.path] ?? "")) setNewest(l.noticed, c.path, c.at);
+  if (!shell) return;
+  for (const c of claims) {
+    const h = snap.facets.lanes?.[c.holder];
+    if (!h) continue;
+    h.changedBy ??= {};
+    delete h.changedBy[c.path];
+    h.changedBy[c.path] = { lane, at };
+    const keys = Object.keys(h.changedBy);
+    for (const k of keys.slice(0, Math.max(0, keys.length - SNAPSHOT_LIMITS.noticesPerLane))) delete h.changedBy[k];
+  }
+}
+
+/** A lane recorded a turn: what others' shell commands changed of its files has been told (agent-tools.ts tells it first). */
+export function laneTold(snap: Snapshot, lane: string, at: string): void {
+  const l = snap.facets.lanes?.[lane];
+  if (!l?.changedBy) return;
+  delete l.changedBy;
+  if (at > l.lastAt) l.lastAt = at;
 }
 
 /** Whether a lane's family is at work now: its run lives and it showed life within LANE_TTL_MS. */
@@ -177,8 +204,9 @@ export interface ClaimHolder {
   lane: string;
   agent: string;
   host?: string;
-  /** When the holder wrote it. */
+  /** When the holder wrote it, and what it left there (sha256; "" deleted). */
   at: string;
+  hash: string;
 }
 
 /** Whether a write is a live claim now: its lane's family is working, and it was made in that run. */
@@ -193,7 +221,14 @@ export function liveClaims(snap: Snapshot, writes: readonly LaneWrite[], nowMs: 
   for (const w of writes) {
     if ((lane !== undefined && sameFamily(w.lane, lane)) || !isClaim(snap, w, nowMs)) continue;
     const l = snap.facets.lanes?.[w.lane] ?? snap.facets.lanes?.[familyOf(w.lane)];
-    out.push({ path: w.path, lane: w.lane, agent: l?.agent ?? w.lane, ...(l?.host !== undefined ? { host: l.host } : {}), at: w.at });
+    out.push({
+      path: w.path,
+      lane: w.lane,
+      agent: l?.agent ?? w.lane,
+      ...(l?.host !== undefined ? { host: l.host } : {}),
+      at: w.at,
+      hash: w.hash,
+    });
   }
   return out.sort((a, b) => (a.at < b.at ? 1 : a.at > b.at ? -1 : 0));
 }

@@ -274,6 +274,8 @@ export interface LaneRecord {
   lastAt: string;
   /** Claims of other lanes it was told about (path → the claim's time), so a retry is let through. */
   noticed?: Record<string, string>;
+  /** Its claimed files another lane's shell command changed (path → that lane and when), until its next turn tells it. */
+  changedBy?: Record<string, { lane: string; at: string }>;
   /** The lane's own spiral detector state (a spiral pauses only the lane that spiralled). */
   spiral?: SpiralState;
 }

@@ -1,5 +1,7 @@
 /** Tools over workspace files: checkpoints and rollback. */
+
 import { z } from "zod";
+import { laneFromEnv } from "../core/lanes.js";
 import { badInput } from "../errors.js";
 import { APPEND, type BatonTool, DESTRUCTIVE, defined, defineTool, paths, READ, session, sessionId } from "./tool.js";
 
@@ -46,7 +48,7 @@ export const fileTools: BatonTool[] = [
     name: "rollback",
     title: "Roll back files",
     description:
-      "Restore files: one step back (default), `steps` back, or `to` a checkpoint id; `files` restores only those paths. Call with dryRun: true first to see the unified diff. A real rollback takes a safety checkpoint first (undo: rollback to: <safety>). Errors: checkpoint_not_found (unknown checkpoint or too many steps), checkpoint_pruned (pruned; names the oldest available).",
+      "Restore files: one step back (default), `steps` back, or `to` a checkpoint id; `files` restores only those paths. Call with dryRun: true first to see the unified diff. A real rollback takes a safety checkpoint first (undo: rollback to: <safety>). When the agent names its session to this server (Claude Code's CLAUDE_CODE_SESSION_ID), steps count through that agent's own checkpoints and files other agents at work changed since are kept (named in warnings). Errors: checkpoint_not_found (unknown checkpoint or too many steps), checkpoint_pruned (pruned; names the oldest available).",
     input: {
       sessionId: sessionId(),
       steps: z.number().int().min(1).max(1000).optional().describe("How many checkpoints back (default 1). Not with `to`."),
@@ -62,9 +64,11 @@ export const fileTools: BatonTool[] = [
     async run(b, a) {
       if (a.steps !== undefined && a.to !== undefined) throw badInput("give steps or to, not both");
       const sid = await session(b, a.sessionId);
+      // The agent's own lane when it names its session (core/lanes.ts): never another agent's work.
+      const lane = laneFromEnv(process.env);
       const r = await b.checkpoints.rollback(
         sid,
-        defined({ steps: a.steps, to: a.to, files: a.files, dryRun: a.dryRun || undefined, otherHost: a.otherHost || undefined }),
+        defined({ steps: a.steps, to: a.to, files: a.files, dryRun: a.dryRun || undefined, otherHost: a.otherHost || undefined, lane }),
       );
       // A dry run's `diff` already holds every change's diff: do not send each twice.
       const changes = r.diff === undefined ? r.changes : r.changes.map(({ diff: _d, ...c }) => c);

@@ -12,6 +12,7 @@
  * nodes carry it, its spiral pause is the one that blocks it, and before a write it is told when
  * another agent working right now holds a claim on the file (`checkpoints.claims`, below).
  */
+import { lstatSync } from "node:fs";
 import { isAbsolute, relative, resolve } from "node:path";
 import type { Baton } from "../api.js";
 import { batonInvocation } from "../core/baton-command.js";
@@ -23,7 +24,8 @@ import { ago, type ClaimHolder, describeLane, familyOf, isWorking, pausedSpiral,
 import { pathProblem } from "../core/paths.js";
 import type { Snapshot } from "../core/types.js";
 import { isBatonError } from "../errors.js";
-import { laneOf, pauseView, sessionFor } from "./agent-sessions.js";
+import { laneOf, pauseView, runningRuns, sessionFor } from "./agent-sessions.js";
+import { hashFile } from "./files.js";
 import { readLaneConfig } from "./lane-config.js";
 
 type Ev<K extends HookEvent["kind"]> = Extract<HookEvent, { kind: K }>;
@@ -166,20 +168,56 @@ async function claimNotice(
 }
 
 /** The checkpoint the call's before-tool hook took, if it took one (it may have been denied, cancelled, or not needed). */
-async function checkpointOf(b: Baton, sid: string, ev: Ev<"after_tool">): Promise<string | undefined> {
+async function checkpointOf(b: Baton, sid: string, ev: Ev<"after_tool">): Promise<{ id: string; createdAt: string } | undefined> {
   if (ev.tool.kind === "other") return undefined; // no before-tool hook for it
   const { id, prefix } = callCheckpoint(sid, ev, ev.tool);
-  let newest: { id: string; seq: number } | undefined;
+  let newest: { id: string; seq: number; createdAt: string } | undefined;
   for (const c of await b.checkpoints.list(sid)) {
     if ((c.id === id || c.id.startsWith(prefix)) && (newest === undefined || c.seq > newest.seq)) newest = c;
   }
-  return newest?.id;
+  return newest && { id: newest.id, createdAt: newest.createdAt };
+}
+
+/** Seconds of slack for file times against the checkpoint's clock (coarse file system clocks). */
+const MTIME_SLACK_MS = 2_000;
+
+/**
+ * A shell command's edits are seen only afterwards: the files other agents at work claim that
+ * it changed (modified since the command's checkpoint, and no longer what their holder left).
+ * Journaled (`claim:noticed`, outcome `shell`), so each holder is told at its next turn.
+ */
+async function shellTouchedClaims(b: Baton, sid: string, snap: Snapshot, lane: string, since: string | undefined): Promise<ClaimHolder[]> {
+  const now = Date.now();
+  const others = Object.values(snap.facets.lanes ?? {}).some((l) => familyOf(l.id) !== familyOf(lane) && isWorking(snap, l.id, now));
+  if (!others || since === undefined) return [];
+  const from = Date.parse(since) - MTIME_SLACK_MS;
+  const changed = (await b.lanes.claimsOfOthers(sid, lane)).filter((c) => {
+    const abs = resolve(b.root, c.path);
+    let st: ReturnType<typeof lstatSync> | undefined;
+    try {
+      st = lstatSync(abs);
+    } catch {
+      return c.hash !== ""; // gone: changed unless its holder deleted it
+    }
+    if (!st.isFile() || st.mtimeMs < from) return false;
+    return (hashFile(abs) ?? "") !== c.hash;
+  });
+  const fresh = untold(snap, lane, changed);
+  if (fresh.length === 0) return [];
+  await b.events.append(sid, {
+    type: "claim:noticed",
+    actor: "agent",
+    data: { lane, outcome: "shell", claims: fresh.slice(0, 100).map((h) => ({ path: h.path, holder: h.lane, at: h.at })) },
+  });
+  return fresh;
 }
 
 export async function afterTool(b: Baton, ev: Ev<"after_tool">, o: ToolHookContext): Promise<HookResponse> {
   const { tool } = ev;
   const sid = await sessionFor(b, ev, o.label, true);
-  const checkpointId = await checkpointOf(b, sid, ev);
+  const checkpoint = await checkpointOf(b, sid, ev);
+  const checkpointId = checkpoint?.id;
+  const snap = await b.sessions.snapshot(sid);
   const files = tool.kind === "write" ? workspaceFiles(b.root, ev.cwd, tool.files) : [];
   const error = ev.status === "error" ? (ev.error ?? "the tool call failed") : undefined;
   const fingerprint = error ? failureFingerprint(error) : undefined;
@@ -190,6 +228,8 @@ export async function afterTool(b: Baton, ev: Ev<"after_tool">, o: ToolHookConte
   const lane = laneOf(ev);
   const ledger = b.ledger.record(sid, {
     lane,
+    // The lane's running run (this turn's): an OTLP export nests the call under it.
+    runId: runningRuns(snap, ev).at(-1)?.runId,
     toolName: tool.name,
     status: ev.status,
     args: bounded(tool.input),
@@ -228,6 +268,43 @@ export async function afterTool(b: Baton, ev: Ev<"after_tool">, o: ToolHookConte
   }
   await ledger;
 
+  // What other agents' shell commands did to this lane's files (told once, at its next turn),
+  // and what this lane's own shell command did to theirs.
+  const notes: string[] = [];
+  const mine = Object.entries(snap.facets.lanes?.[lane]?.changedBy ?? {});
+  if (mine.length > 0) {
+    const by = (id: string) => {
+      const l = snap.facets.lanes?.[id];
+      return l ? describeLane(l) : id;
+    };
+    notes.push(
+      `Baton: while you worked, another agent's shell command changed files you wrote this turn: ${mine
+        .slice(0, 10)
+        .map(([path, c]) => `${path} (by ${by(c.lane)})`)
+        .join(", ")}${mine.length > 10 ? `, and ${mine.length - 10} more` : ""}. Re-read them before relying on them.`,
+    );
+  }
+  const touched = tool.kind === "shell" ? await shellTouchedClaims(b, sid, snap, lane, checkpoint?.createdAt) : [];
+  if (touched.length > 0) {
+    const now = Date.now();
+    notes.push(
+      `Baton: this shell command changed files another agent working in this checkout right now wrote in its current turn:\n${touched
+        .slice(0, 10)
+        .map(
+          (h) =>
+            `- ${h.path}: written ${ago(h.at, now)} by ${describeLane({ id: h.lane, agent: h.agent, ...(h.host ? { host: h.host } : {}) })}`,
+        )
+        .join(
+          "\n",
+        )}${touched.length > 10 ? `\n- and ${touched.length - 10} more` : ""}\nTell the user; the other agent is told too. Do not undo its work by hand.`,
+    );
+  }
+  const note = notes.length > 0 ? notes.join("\n\n") : undefined;
+  const userNote =
+    touched.length > 0
+      ? `Baton: ${tool.name} changed ${touched.length} file(s) another agent is working on (${touched[0]?.path})`
+      : undefined;
+
   if (recorded.detected) {
     const view = {
       paused: true,
@@ -236,7 +313,7 @@ export async function afterTool(b: Baton, ev: Ev<"after_tool">, o: ToolHookConte
       ...(recorded.spiral.proposedCheckpoint !== undefined ? { proposedCheckpoint: recorded.spiral.proposedCheckpoint } : {}),
     };
     return {
-      context: `${renderSpiralPause(sid, view)} Further edits and shell commands in this agent session are refused until then; other agents working in this checkout go on.`,
+      context: `${renderSpiralPause(sid, view)} Further edits and shell commands in this agent session are refused until then; other agents working in this checkout go on.${note ? `\n\n${note}` : ""}`,
       userMessage: `Baton paused this agent session (lane ${lane}) in session ${sid}: ${recorded.spiral.summary ?? recorded.spiral.pattern ?? "a spiral"}`,
     };
   }
@@ -245,9 +322,10 @@ export async function afterTool(b: Baton, ev: Ev<"after_tool">, o: ToolHookConte
       { sessionId: sid, tool: tool.name, paths: files, prompt: error.slice(0, 500), ...(fingerprint ? { fingerprint } : {}) },
       { k: 3, maxChars: 1_500 },
     );
-    if (inj.markdown) return { context: inj.markdown };
+    if (inj.markdown)
+      return { context: note ? `${note}\n\n${inj.markdown}` : inj.markdown, ...(userNote ? { userMessage: userNote } : {}) };
   }
-  return {};
+  return { ...(note ? { context: note } : {}), ...(userNote ? { userMessage: userNote } : {}) };
 }
 
 /** Long strings cut before the ledger's redaction (which bounds them further): a Write's content can be megabytes. */

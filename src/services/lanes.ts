@@ -11,12 +11,23 @@
  */
 import type { Backend, LaneWriteRow, StoreTx } from "../backend/contract.js";
 import { type LaneView, laneViews } from "../core/lane-view.js";
-import { type ClaimHolder, familyOf, isWorking, type LaneWrite, liveClaims, type SharedFile, sharedFiles } from "../core/lanes.js";
+import {
+  type ClaimHolder,
+  familyOf,
+  isWorking,
+  type LaneWrite,
+  liveClaims,
+  type SharedFile,
+  sameFamily,
+  sharedFiles,
+} from "../core/lanes.js";
 import type { JournalEvent, Snapshot } from "../core/types.js";
 import type { Journal } from "./journal.js";
 
 /** Files named per lane in status (its newest), and at most this many shared files. */
 const LISTED = 20;
+/** Claims of one lane a shell command's edits are checked against (its newest). */
+const CLAIMS_READ = 2_000;
 
 function writesOf(ev: JournalEvent): LaneWriteRow[] {
   const lane = ev.data.lane;
@@ -53,6 +64,21 @@ export class LaneService {
   async claimsOn(snap: Snapshot, lane: string, paths: readonly string[], nowMs: number): Promise<ClaimHolder[]> {
     if (paths.length === 0 || !snap.facets.lanes) return [];
     const rows = await this.#backend.transaction("read", (tx) => tx.lanes.writesOn(snap.sessionId, paths));
+    return liveClaims(snap, rows, nowMs, lane);
+  }
+
+  /** Every live claim of every family but `lane`'s, newest first (at most CLAIMS_READ per lane). */
+  async claimsOfOthers(snap: Snapshot, lane: string, nowMs: number): Promise<ClaimHolder[]> {
+    const others = Object.values(snap.facets.lanes ?? {}).filter((l) => !sameFamily(l.id, lane) && isWorking(snap, l.id, nowMs));
+    if (others.length === 0) return [];
+    const rows = await this.#backend.transaction("read", async (tx) => {
+      const out: LaneWriteRow[] = [];
+      for (const l of others) {
+        const since = snap.facets.lanes?.[familyOf(l.id)]?.since;
+        if (since !== undefined) out.push(...(await tx.lanes.laneWrites(snap.sessionId, l.id, since, CLAIMS_READ)));
+      }
+      return out;
+    });
     return liveClaims(snap, rows, nowMs, lane);
   }
 

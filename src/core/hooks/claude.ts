@@ -56,7 +56,10 @@ export function renderClaudeStyle(event: HookEvent, r: HookResponse, limit: numb
       permissionDecision: "deny",
       permissionDecisionReason: r.deny.reason,
     };
-  } else if (r.context && (event.kind === "session_start" || event.kind === "prompt" || event.kind === "after_tool" || event.kind === "before_tool")) {
+  } else if (
+    r.context &&
+    (event.kind === "session_start" || event.kind === "prompt" || event.kind === "after_tool" || event.kind === "before_tool")
+  ) {
     out.hookSpecificOutput = { hookEventName: event.native, additionalContext: clipContext(r.context, limit) };
   }
   return Object.keys(out).length > 0 ? JSON.stringify(out) : "";
