@@ -178,7 +178,11 @@ export function createBaton(s: Services): Baton {
     record: async (id, turn) => (await s.spiral()).record(id, turn),
     async answerSpiralPause(id, answer) {
       const { answerSpiralPause } = await import("./services/spiral-answer.js");
-      return answerSpiralPause({ journal, rollback: (sid, to) => checkpoints.rollback(sid, { to, actor: "user" }) }, id, answer);
+      return answerSpiralPause(
+        { journal, rollback: (sid, to, lane) => checkpoints.rollback(sid, { to, actor: "user", ...(lane !== undefined ? { lane } : {}) }) },
+        id,
+        answer,
+      );
     },
     unpause: async (id, opts = {}) => (await s.spiral()).unpause(id, opts),
   };

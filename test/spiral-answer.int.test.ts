@@ -86,4 +86,46 @@ describe("answering a spiral pause", () => {
       expect(await cleared(b)).toBe(1);
     });
   });
+  it("answers an agent lane's pause: its rollback stays in that lane, and only that lane is unpaused", async () => {
+    const root = tempDir();
+    writeFileSync(join(root, "app.ts"), "good\n");
+    writeFileSync(join(root, "other.ts"), "theirs\n");
+    const b = await openBaton({ root });
+    try {
+      await b.sessions.start({ flow: "task", id: "loop" });
+      const lane = "claude:looping-1";
+      await b.runs.start("loop", { agent: "Claude Code", runId: "r-1", lane });
+      await b.runs.start("loop", { agent: "Codex", runId: "r-2", lane: "codex:other-1" });
+      const cp = (await b.checkpoints.create("loop", { files: ["app.ts"], toolName: "Edit", lane })).checkpoint.id;
+      writeFileSync(join(root, "app.ts"), "broken\n");
+      // The other agent writes its own file after the looping agent's checkpoint.
+      await b.checkpoints.create("loop", { files: ["other.ts"], toolName: "Edit", lane: "codex:other-1" });
+      writeFileSync(join(root, "other.ts"), "theirs, changed\n");
+      let detectedAt = "";
+      for (let i = 0; i < 10 && !detectedAt; i++) {
+        const r = await b.turns.record("loop", {
+          tool: "Edit",
+          argsHash: "a1b2c3d4e5f6a7b0",
+          status: "error",
+          fingerprint: "TypeError@app.ts:1",
+          files: ["app.ts"],
+          checkpointId: cp,
+          lane,
+        });
+        if (r.detected) detectedAt = r.spiral.detectedAt as string;
+      }
+      const st = (await b.sessions.status({ sessionId: "loop" })).sessions[0];
+      expect(st?.spiral).toMatchObject({ paused: true, lane, proposedCheckpoint: cp, detectedAt });
+      const r = await b.turns.answerSpiralPause("loop", { action: "rollback_unpause", detectedAt, checkpoint: cp });
+      expect(r).toMatchObject({ paused: false, unpaused: true, rollback: { target: cp } });
+      expect(readFileSync(join(root, "app.ts"), "utf8")).toBe("good\n");
+      expect(readFileSync(join(root, "other.ts"), "utf8"), "the other agent's file is not its to take back").toBe("theirs, changed\n");
+      const snap = await b.sessions.snapshot("loop");
+      expect(snap.facets.lanes?.[lane]?.spiral?.paused).toBe(false);
+      const clear = (await b.events.list("loop")).events.filter((e) => e.type === "spiral:cleared");
+      expect(clear.map((e) => e.data.lane)).toEqual([lane]);
+    } finally {
+      await b.close();
+    }
+  });
 });

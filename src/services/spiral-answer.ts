@@ -4,8 +4,11 @@
  * the pause it was made on (`detectedAt`); it is checked against the session before anything
  * happens, and checked again inside the write that records the answer, so a pause cleared or
  * renewed meanwhile (the agent, another page, `baton spiral clear`) is `conflict` and the answer
- * is not journaled.
+ * is not journaled. The pause is the one status shows (core/lanes.ts `pausedSpiral`): the
+ * session's own, else an agent lane's, whose rollback and unpause stay in that lane.
  */
+
+import { pausedSpiral } from "../core/lanes.js";
 import { SPIRAL_CHOICES, SPIRAL_NOTE_MAX, type SpiralChoice } from "../core/spiral-choices.js";
 import type { Snapshot, SpiralState } from "../core/types.js";
 import { BatonError, badInput } from "../errors.js";
@@ -33,7 +36,8 @@ export interface SpiralAnswerResult {
 
 export interface SpiralAnswerDeps {
   journal: Journal;
-  rollback: (sessionId: string, to: string) => Promise<RollbackResult>;
+  /** Roll back to `to`, within the agent lane `lane` when the pause is a lane's. */
+  rollback: (sessionId: string, to: string, lane?: string) => Promise<RollbackResult>;
 }
 
 export async function answerSpiralPause(deps: SpiralAnswerDeps, sessionId: string, a: SpiralAnswer): Promise<SpiralAnswerResult> {
@@ -46,8 +50,11 @@ export async function answerSpiralPause(deps: SpiralAnswerDeps, sessionId: strin
   if (a.action === "rollback_unpause" && (typeof a.checkpoint !== "string" || a.checkpoint === ""))
     throw badInput('"checkpoint" must be the proposed checkpoint the page showed');
 
+  let lane: string | undefined;
   const check = (snap: Readonly<Snapshot>, after = "") => {
-    const sp: SpiralState | undefined = snap.facets.spiral;
+    const paused = pausedSpiral(snap as Snapshot);
+    const sp: SpiralState | undefined = paused?.state;
+    lane = paused?.lane?.id;
     if (!sp?.paused)
       throw new BatonError(
         "conflict",
@@ -85,7 +92,7 @@ export async function answerSpiralPause(deps: SpiralAnswerDeps, sessionId: strin
         "conflict",
         `the proposed rollback point is no longer ${a.checkpoint}; nothing was changed: look at the pause again`,
       );
-    const r = await deps.rollback(sessionId, a.checkpoint as string);
+    const r = await deps.rollback(sessionId, a.checkpoint as string, lane);
     rollback = { target: r.target.id, restored: r.restored, removed: r.removed, ...(r.safety ? { safety: r.safety } : {}) };
   }
   const reason =
@@ -94,6 +101,16 @@ export async function answerSpiralPause(deps: SpiralAnswerDeps, sessionId: strin
   const after = rollback
     ? `; the files were rolled back to ${rollback.target}${rollback.safety ? ` (undo: roll back to ${rollback.safety})` : ""} but the session was not unpaused`
     : "";
-  await deps.journal.appendIf(sessionId, { type: "spiral:cleared", actor: "user", data: { reason } }, (s) => check(s, after));
+  const pausedLane = lane;
+  await deps.journal.appendIf(
+    sessionId,
+    { type: "spiral:cleared", actor: "user", data: { reason, ...(pausedLane !== undefined ? { lane: pausedLane } : {}) } },
+    (s) => {
+      check(s, after);
+      // Another pause came first in the meantime (another lane's): this answer is not for it.
+      if (lane !== pausedLane)
+        throw new BatonError("conflict", `another pause is shown now${after || "; nothing was changed"}: look at it first`);
+    },
+  );
   return { paused: false, unpaused: true, ...(rollback ? { rollback } : {}) };
 }
