@@ -261,6 +261,8 @@ export interface Events {
   append(sessionId: string, input: EventInput): Promise<AppendResult>;
   /** Many events in one transaction: all or nothing, one fsync. */
   appendBatch(sessionId: string, inputs: readonly EventInput[]): Promise<AppendResult[]>;
+  /** The event appended with idempotency key `id`, if any (what an earlier attempt of the same caller decided). */
+  find(sessionId: string, id: string): Promise<JournalEvent | undefined>;
   /** Events after `afterSeq` (default 0), at most `limit` (default 1 000); rows that no longer parse as `corrupt` diagnostics. */
   list(sessionId: string, opts?: { afterSeq?: number; limit?: number }): Promise<{ events: JournalEvent[]; corrupt: Diagnostic[] }>;
   /** Events filtered by type and/or actor, read in bounded slices (`next` continues the scan). */

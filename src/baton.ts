@@ -74,6 +74,7 @@ export function createBaton(s: Services): Baton {
   const events: Events = {
     append: (id, input) => journal.append(id, input),
     appendBatch: (id, inputs) => journal.appendBatch(id, inputs),
+    find: (id, eventId) => journal.find(id, eventId),
     list: (id, opts) => journal.events(id, opts),
     async scan(id, opts) {
       const { scanEvents } = await import("./services/session-overview.js");

@@ -18,6 +18,13 @@ export const SCENARIOS: Record<string, Step[]> = {
     { agent: "claude", fixture: "post-read", vars: { call: "toolu_r1" } },
     { agent: "claude", fixture: "pre-edit", effect: (r) => writeFileSync(join(r, "src/app.ts"), "edited by the agent\n") },
     { agent: "claude", fixture: "post-edit" },
+    // A subagent's write: its hooks carry `agent_id` (its own lane inside the session's).
+    {
+      agent: "claude",
+      fixture: "subagent-pre-write",
+      effect: (r) => writeFileSync(join(r, "src/helper.ts"), "export const helper = 1;\n"),
+    },
+    { agent: "claude", fixture: "subagent-post-write" },
     { agent: "claude", fixture: "pre-bash", effect: (r) => writeFileSync(join(r, "generated.txt"), "made by the shell\n") },
     { agent: "claude", fixture: "post-bash" },
     { agent: "claude", fixture: "user-prompt-undo" },

@@ -68,8 +68,11 @@ describe("hooks through the server", () => {
           checkpoints: checkpoints(root).map((c) => [c.kind, c.toolName]),
           ledger: baton(root, ["ledger", "list", "--session", sessionId(root)]).nodes.map((n: any) => [n.toolName, n.status]),
           runs: baton(root, ["session", "show", sessionId(root)]).snapshot.facets.runs.map((r: any) => [r.agent, r.status]),
+          lanes: Object.keys(baton(root, ["session", "show", sessionId(root)]).snapshot.facets.lanes ?? {}).sort(),
         });
         expect(summary(viaServer)).toEqual(summary(inProcess));
+        // A subagent is a lane of its own whichever way its hook was answered.
+        if (agent === "claude") expect(summary(viaServer).lanes.some((l: string) => l.endsWith("/a7e91c2b4d"))).toBe(true);
       } finally {
         await s.stop();
       }

@@ -298,6 +298,20 @@ describe("adapters", () => {
     ])
       expect(batonInvocation(c), c).toMatchObject({ readOnly: false, changesSupervision: false });
     expect(batonInvocation("baton hooks uninstall claude")).toMatchObject({ readOnly: false, changesSupervision: true });
+    // Acting for the user over other agents' lanes (core/lanes.ts): never an agent's to run.
+    for (const c of [
+      "baton resume task-1 --unpause",
+      "baton rollback --all-lanes",
+      "baton rollback --lane claude:other-1",
+      "baton rollback --lane=codex:t-2 --dry-run",
+      "baton turn record --tool Edit --lane claude:other-1",
+      "baton event task-1 spiral:cleared",
+      'baton event lane:ended --data \'{"lane":"claude:a"}\'',
+    ])
+      expect(batonInvocation(c), c).toMatchObject({ overridesLanes: true });
+    for (const c of ["baton rollback", "baton rollback 2 --dry-run", "baton lanes --json", "baton status"])
+      expect(batonInvocation(c), c).toMatchObject({ overridesLanes: false });
+    expect(batonInvocation("baton lanes --json")).toMatchObject({ readOnly: true });
     for (const c of ["cat baton.txt", "echo baton status", "batonx status", undefined, ""])
       expect(batonInvocation(c), String(c)).toBeUndefined();
   });

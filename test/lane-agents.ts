@@ -17,7 +17,8 @@ export interface AgentSession {
   start(source?: string): Promise<HookResponse>;
   prompt(text: string): Promise<HookResponse>;
   /** Write `content` to `path` as the agent's write tool does; `denied` when a hook refused it (the file is untouched). */
-  write(path: string, content: string): Promise<{ denied?: string; context?: string; after: HookResponse }>;
+  /** `call`: the agent's call id (default: a new one; the same one again is the same hook answered twice). */
+  write(path: string, content: string, call?: string): Promise<{ denied?: string; context?: string; after: HookResponse }>;
   /** A shell command (`run` does its effect on disk) that fails when `fail` is given. */
   bash(command: string, o?: { fail?: string; run?: () => void }): Promise<{ denied?: string; after?: HookResponse }>;
   /** The turn's end. */
@@ -63,8 +64,7 @@ export function agentSession(
     lane: `${agent}:${sessionId}${o.subagent ? `/${o.subagent}` : ""}`,
     start: (source = "startup") => handle("SessionStart", { source }),
     prompt: (prompt) => handle("UserPromptSubmit", { prompt }),
-    async write(path, content) {
-      const call = `toolu_${++calls}`;
+    async write(path, content, call = `toolu_${++calls}`) {
       const input = { ...writeInput(path, content), tool_use_id: call };
       const pre = await handle("PreToolUse", input);
       if (pre.deny) return { denied: pre.deny.reason, after: {} };

@@ -113,6 +113,74 @@ describe("lanes: several agents in one checkout", () => {
     }
   });
 
+  it("a refused write's hook answered twice refuses twice (one notice); the agent's own retry is its next call", async () => {
+    const { b, a, x } = await three();
+    try {
+      await a.write("shared.txt", "a\n");
+      expect((await x.write("shared.txt", "x\n", "call_same")).denied).toContain("another agent working");
+      expect((await x.write("shared.txt", "x\n", "call_same")).denied, "the same call, retried by the hook process").toContain(
+        "another agent working",
+      );
+      const sid = (await b.sessions.list())[0]?.id as string;
+      expect((await b.events.list(sid)).events.filter((e) => e.type === "claim:noticed")).toHaveLength(1);
+      expect((await x.write("shared.txt", "x\n")).denied).toBeUndefined();
+    } finally {
+      await b.close();
+    }
+  });
+
+  it("another agent may not clear a pause, end a lane or roll back other agents' work from its shell", async () => {
+    const { b, root, a, x } = await three();
+    try {
+      for (let i = 0; i < 3; i++) await a.bash("npm test", { fail: "Error: Cannot find module './db' at src/app.ts:3:1" });
+      for (const cmd of [
+        "baton resume --unpause",
+        `baton rollback --lane ${a.lane}`,
+        "baton rollback --all-lanes",
+        `baton event lane:ended --data '{"lane":"${a.lane}"}'`,
+      ])
+        expect((await x.bash(cmd)).denied, cmd).toContain("is the user's decision");
+      expect((await x.bash("baton lanes --json")).denied).toBeUndefined();
+      // A subagent works for its parent: the parent's pause stops it too.
+      const sub = agentSession(b, root, "claude", "0a1b2c3d-aaaa", { subagent: "helper-1" });
+      expect((await sub.write("sub.txt", "s\n")).denied).toContain("Baton paused session");
+    } finally {
+      await b.close();
+    }
+  });
+
+  it("a claim check that fails never costs the write its checkpoint: a bad setting, or over 100 claims", async () => {
+    const { b, root, a, x } = await three();
+    try {
+      const many = Array.from({ length: 120 }, (_, i) => `gen/f${i}.ts`);
+      const sid = (await b.sessions.list())[0]?.id as string;
+      await b.turns.record(sid, { tool: "Write", files: many.slice(0, 100), lane: a.lane });
+      await b.turns.record(sid, { tool: "Write", files: many.slice(100), lane: a.lane });
+      writeFileSync(join(root, ".baton", "config.json"), JSON.stringify({ lanes: { claims: "sometimes" } }));
+      const before = (await b.checkpoints.list(sid)).length;
+      expect((await x.write("gen/f1.ts", "x\n")).denied, "a bad setting: the write goes on").toBeUndefined();
+      expect((await b.checkpoints.list(sid)).length).toBe(before + 1);
+      writeFileSync(join(root, ".baton", "config.json"), "{}");
+      // One patch over 120 claimed files (more than a notice lists): refused once, nothing lost.
+      const patch = {
+        agent: "codex" as const,
+        native: "PreToolUse",
+        cwd: root,
+        agentSessionId: "0199a1b2-c3d4-7e5f-8a9b-0c1d2e3f4a5b",
+        kind: "before_tool" as const,
+        tool: { name: "apply_patch", kind: "write" as const, files: many, input: {}, callId: "call_many" },
+      };
+      const r = await b.agents.handle(patch);
+      expect(r.deny?.reason).toContain("and 110 more");
+      expect((await b.events.list(sid)).events.filter((e) => e.type === "claim:noticed").at(-1)?.data.claims).toHaveLength(100);
+      const retry = await b.agents.handle({ ...patch, tool: { ...patch.tool, callId: "call_many_2" } });
+      expect(retry.deny).toBeUndefined();
+      expect((await b.checkpoints.list(sid)).length, "the retry's checkpoint").toBe(before + 2);
+    } finally {
+      await b.close();
+    }
+  });
+
   it("claims end with the holder's turn, and the session's end; a subagent's writes are its parent's", async () => {
     const { b, root, a, c, x } = await three();
     try {
@@ -196,6 +264,22 @@ describe("lanes: several agents in one checkout", () => {
       const bad = cli(["rollback", "--lane", "not a lane", "--json", "--root", root]);
       expect(bad.code).not.toBe(0);
       expect(bad.stderr + bad.stdout).toMatch(/lane \\?"not a lane\\?" is invalid/);
+    } finally {
+      await b.close();
+    }
+  });
+
+  it("an agent session resumed after it ended goes back to its own session, even with several active", async () => {
+    const { baton: b, root } = await tempBaton();
+    try {
+      const a = agentSession(b, root, "claude", "0a1b2c3d-aaaa");
+      await a.start();
+      const mine = (await b.sessions.list())[0]?.id as string;
+      await a.end();
+      await b.sessions.start({ flow: "task", title: "Another task, started by the user" });
+      await a.start("resume");
+      expect((await b.sessions.snapshot(mine)).facets.lanes?.[a.lane]?.status).toBe("working");
+      expect((await b.sessions.list()).length, "no third session").toBe(2);
     } finally {
       await b.close();
     }

@@ -22,6 +22,11 @@ export interface BatonInvocation {
   readOnly: boolean;
   /** It would switch supervision off or change it (`baton hooks install|uninstall`). */
   changesSupervision: boolean;
+  /**
+   * It speaks for the user over other agents' lanes (core/lanes.ts): clears a spiral pause,
+   * rolls back or acts in another lane or every lane, or writes the events only hooks write.
+   */
+  overridesLanes: boolean;
 }
 
 /** Characters that start a substitution or a new command which shell-quote does not report. */
@@ -37,6 +42,7 @@ const READ_ONLY = new Set([
   "state",
   "export",
   "checkpoints",
+  "lanes",
   "doctor",
   "help",
   "session list",
@@ -66,6 +72,10 @@ const GROUPS = new Set(["session", "checkpoint", "lessons", "ledger", "hooks", "
 const WRITING_LONG = new Set(["--out", "--write", "--fix", "--unpause", "--reason", "--force"]);
 /** Short options that write: `-o <file>`, `-w`. Combined short flags (`-wa`) are looked into. */
 const WRITING_SHORT = /^-[A-Za-z]*[ow]/;
+
+/** Options that act beyond the caller's own lane, and the event types only hooks write. */
+const LANE_OPTIONS = new Set(["--unpause", "--all-lanes", "--lane"]);
+const HOOK_EVENTS = new Set(["spiral:cleared", "lane:ended", "claim:noticed"]);
 
 /** The program forms that run Baton: `baton`, `/path/to/baton`, `npx baton`, `node …/baton.cjs`. */
 function programArgs(argv: string[]): string[] | undefined {
@@ -105,12 +115,13 @@ export function batonInvocation(command: string | undefined): BatonInvocation | 
     args,
     readOnly: (READ_ONLY.has(name) || dryRun || args.includes("--help") || args.includes("--version")) && !writes,
     changesSupervision: name === "hooks install" || name === "hooks uninstall",
+    overridesLanes: args.some((a) => LANE_OPTIONS.has(a.split("=")[0] as string) || HOOK_EVENTS.has(a)),
   };
 }
 
 /** Options followed by a value, so the value is not read as a command name. */
 function takesValue(prev: string | undefined): boolean {
-  return prev === "--root" || prev === "--session" || prev === "-s";
+  return prev === "--root" || prev === "--session" || prev === "-s" || prev === "--lane";
 }
 
 /**

@@ -3,6 +3,7 @@
  * update facets (position, progress, decisions, blockers, runs, resume context, free context)
  * and never move the phase. Their data is validated here, purely, before anything is stored.
  */
+import { isLaneId } from "./lanes.js";
 import type { JsonObject, JsonValue } from "./types.js";
 
 export const FACET_EVENTS = Object.freeze([
@@ -110,6 +111,11 @@ const claimList: Check = (v) =>
     ? null
     : `must be a list of 1-${MAX_TURN_FILES} {"path": string, "holder": string, "at": string}`;
 
+/** An agent lane's id (core/lanes.ts isLaneId). */
+const laneStr: Check = (v) =>
+  v === undefined || (typeof v === "string" && isLaneId(v)) ? null : 'must be a lane id, "<agent>:<session id>"';
+const reqLane: Check = (v) => (v === undefined ? "is required (a lane id)" : laneStr(v));
+
 const SCHEMAS: Record<FacetEventType, Record<string, Check> | "object"> = {
   "session:started": { flow: reqStr, title: str, deadline: str },
   "position:set": { phase: str, plan: str, task: str, wave: str, status: str },
@@ -119,7 +125,7 @@ const SCHEMAS: Record<FacetEventType, Record<string, Check> | "object"> = {
   "blocker:resolved": { id: reqStr, resolution: str },
   "blocker:bypassed": { id: reqStr, workaround: reqStr },
   // `lane`: the agent session the run belongs to (core/lanes.ts), for runs the hooks start.
-  "run:started": { runId: reqStr, agent: reqStr, pid: count, host: str, lane: str },
+  "run:started": { runId: reqStr, agent: reqStr, pid: count, host: str, lane: laneStr },
   "run:ended": {
     runId: reqStr,
     reason: str,
@@ -155,7 +161,7 @@ const SCHEMAS: Record<FacetEventType, Record<string, Check> | "object"> = {
     observationHash: str,
     checkpointId: str,
     progress: bool,
-    lane: str,
+    lane: laneStr,
   },
   // `turns` and `from` are the ids of `turn:recorded` events.
   "spiral:detected": {
@@ -167,20 +173,20 @@ const SCHEMAS: Record<FacetEventType, Record<string, Check> | "object"> = {
     signature: str,
     fingerprint: str,
     proposedCheckpoint: str,
-    lane: str,
+    lane: laneStr,
   },
   // Without `lane`: the session's pause and every lane's (a person's unpause).
-  "spiral:cleared": { reason: str, lane: str },
+  "spiral:cleared": { reason: str, lane: laneStr },
   // A lesson written to LESSONS.md from this session; `rollback` links it to the rollback it came from.
   "lesson:added": { id: reqStr, text: reqStr, scope: oneOf(["session", "workspace"]), rollback: str },
   // The external target the session is bound to (core/targets.ts); `url` is cut to protocol, host and path.
   "target:set": { kind: reqStr, id: reqStr, url: str, label: str, reason: str },
   "target:cleared": { reason: str },
   // An agent session ended (core/lanes.ts): its lane and its subagents' lanes end.
-  "lane:ended": { lane: reqStr, reason: str },
+  "lane:ended": { lane: reqLane, reason: str },
   // A lane about to write files other lanes hold claims on was told (core/lanes.ts).
   // `shell`: its shell command changed files other lanes claim (each holder is told too).
-  "claim:noticed": { lane: reqStr, outcome: oneOf(["refused", "warned", "shell"]), claims: claimList },
+  "claim:noticed": { lane: reqLane, outcome: oneOf(["refused", "warned", "shell"]), claims: claimList },
 };
 
 /** Returns the problems with a facet event's data, as `field: problem` strings. */

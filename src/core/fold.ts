@@ -366,8 +366,10 @@ function foldSpiral(snap: Snapshot, type: "turn:recorded" | "spiral:detected" | 
       if (snap.facets.spiral) clearSpiral(snap.facets.spiral, ev.at);
       for (const l of Object.values(snap.facets.lanes ?? {})) if (l.spiral?.paused) clearSpiral(l.spiral, ev.at);
     } else {
+      // That lane's pause, and the session's own, which stops every lane.
       const l = snap.facets.lanes?.[lane];
       if (l?.spiral) clearSpiral(l.spiral, ev.at);
+      if (snap.facets.spiral?.paused) clearSpiral(snap.facets.spiral, ev.at);
     }
     return;
   }

@@ -39,12 +39,13 @@ const ID_PART = /[^A-Za-z0-9._-]/g;
 
 /** The lane of an agent session (and of a subagent inside it, by the agent id its payloads carry). */
 export function laneId(agent: string, agentSessionId: string | undefined, subagentId?: string): string {
-  const part = (x: string) => x.replace(ID_PART, "-").slice(0, 80);
-  const top = `${agent}:${agentSessionId ? part(agentSessionId) : "unknown"}`;
-  return subagentId ? `${top}/${part(subagentId)}` : top;
+  const part = (x: string, max: number) => x.replace(ID_PART, "-").slice(0, max);
+  const top = `${agent}:${agentSessionId ? part(agentSessionId, 64) : "unknown"}`;
+  return subagentId ? `${top}/${part(subagentId, 40)}` : top;
 }
 
-const LANE_ID = /^[a-z]+:[A-Za-z0-9._-]{1,80}(\/[A-Za-z0-9._-]{1,80})?$/;
+/** A lane id as laneId makes them: at most 16 + 1 + 64 + 1 + 40 characters (within every id limit here, 128). */
+const LANE_ID = /^[a-z]{1,16}:[A-Za-z0-9._-]{1,64}(\/[A-Za-z0-9._-]{1,40})?$/;
 
 /**
  * The lane of the agent session that ran a command, from the environment its agent gives its
@@ -91,11 +92,16 @@ export function laneFor(snap: Snapshot, id: string, at: string, agent?: string):
   return l;
 }
 
-/** Past the bound, ended and crashed lanes go first, oldest first; then the least recently active. */
+/**
+ * Past the bound, the lanes least worth keeping go first, the least recently active first: ended
+ * and crashed ones, then idle subagents, then idle agent sessions; never one at work or paused
+ * before all those (its claims and pause must hold).
+ */
 function boundLanes(lanes: Record<string, LaneRecord>): void {
   const ids = Object.keys(lanes);
   if (ids.length <= SNAPSHOT_LIMITS.lanes) return;
-  const rank = (l: LaneRecord) => (l.status === "ended" || l.status === "crashed" ? 0 : 1);
+  const rank = (l: LaneRecord) =>
+    l.status === "ended" || l.status === "crashed" ? 0 : l.spiral?.paused || l.status === "working" ? 3 : l.id !== familyOf(l.id) ? 1 : 2;
   const order = ids
     .map((id) => lanes[id] as LaneRecord)
     .sort((a, b) => rank(a) - rank(b) || (a.lastAt < b.lastAt ? -1 : a.lastAt > b.lastAt ? 1 : 0));
@@ -127,10 +133,11 @@ export function laneRunStopped(snap: Snapshot, lane: string, runId: string, stat
   if (at > l.lastAt) l.lastAt = at;
 }
 
-/** The agent session ended: so did the lane and its subagents. */
+/** The agent session ended: so did the lane and its subagents (a subagent's id names its family). */
 export function laneEnded(snap: Snapshot, lane: string, at: string): void {
+  const family = familyOf(lane);
   for (const l of Object.values(snap.facets.lanes ?? {})) {
-    if (familyOf(l.id) !== lane) continue;
+    if (familyOf(l.id) !== family) continue;
     l.status = "ended";
     delete l.run;
     delete l.since;
@@ -230,7 +237,10 @@ export function liveClaims(snap: Snapshot, writes: readonly LaneWrite[], nowMs: 
       hash: w.hash,
     });
   }
-  return out.sort((a, b) => (a.at < b.at ? 1 : a.at > b.at ? -1 : 0));
+  // Newest first, then by path and lane: the same claims always come in the same order.
+  return out.sort((a, b) =>
+    a.at !== b.at ? (a.at < b.at ? 1 : -1) : a.path !== b.path ? (a.path < b.path ? -1 : 1) : a.lane < b.lane ? -1 : 1,
+  );
 }
 
 /** A file two or more families at work now both claim, with one lane of each. */
@@ -268,8 +278,12 @@ export function pausedSpiral(snap: Snapshot, lane?: string): { state: SpiralStat
   const lanes = snap.facets.lanes;
   if (!lanes) return undefined;
   if (lane !== undefined) {
-    const l = lanes[lane];
-    return l?.spiral?.paused ? { state: l.spiral, lane: l } : undefined;
+    // A subagent is stopped by its own pause and by its parent's (it works for the parent).
+    for (const id of lane === familyOf(lane) ? [lane] : [lane, familyOf(lane)]) {
+      const l = lanes[id];
+      if (l?.spiral?.paused) return { state: l.spiral, lane: l };
+    }
+    return undefined;
   }
   for (const l of Object.values(lanes)) if (l.spiral?.paused && l.status !== "ended") return { state: l.spiral, lane: l };
   return undefined;

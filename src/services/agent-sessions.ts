@@ -67,11 +67,15 @@ async function existingSession(b: Baton, ev: HookEvent): Promise<string | undefi
   if (active.length === 1) return (active[0] as { id: string }).id;
   if (active.length > 1) {
     if (!ev.agentSessionId) return [...active].sort((x, y) => (x.updatedAt < y.updatedAt ? 1 : -1))[0]?.id;
+    // The session this lane works in; else the one it worked in last (an agent session resumed after it ended).
     const lane = topLane(ev);
+    let ended: { id: string; at: string } | undefined;
     for (const s of active) {
       const l = (await b.sessions.snapshot(s.id)).facets.lanes?.[lane];
       if (l && l.status !== "ended") return s.id;
+      if (l && (ended === undefined || l.lastAt > ended.at)) ended = { id: s.id, at: l.lastAt };
     }
+    if (ended) return ended.id;
   }
   return undefined;
 }

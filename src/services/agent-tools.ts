@@ -16,11 +16,12 @@ import { lstatSync } from "node:fs";
 import { isAbsolute, relative, resolve } from "node:path";
 import type { Baton } from "../api.js";
 import { batonInvocation } from "../core/baton-command.js";
+import { MAX_TURN_FILES } from "../core/facets.js";
 import { failureFingerprint } from "../core/fingerprint.js";
 import { renderSpiralPause } from "../core/hook-context.js";
 import { argsHash, callCheckpoint, ledgerNodeId, turnId } from "../core/hooks/keys.js";
 import type { HookEvent, HookResponse } from "../core/hooks/types.js";
-import { ago, type ClaimHolder, describeLane, familyOf, isWorking, pausedSpiral, untold } from "../core/lanes.js";
+import { ago, type ClaimHolder, describeLane, isWorking, pausedSpiral, sameFamily, untold } from "../core/lanes.js";
 import { pathProblem } from "../core/paths.js";
 import type { Snapshot } from "../core/types.js";
 import { isBatonError } from "../errors.js";
@@ -69,6 +70,15 @@ export async function beforeTool(b: Baton, ev: Ev<"before_tool">, o: ToolHookCon
       userMessage: `Baton blocked ${tool.name}: an agent may not change its own hooks (${clipCommand(tool.command)}).`,
     };
   }
+  if (own?.overridesLanes) {
+    return {
+      deny: {
+        reason:
+          "Clearing a spiral pause, or acting on other agents' lanes (--lane, --all-lanes, their events), is the user's decision: other agents may be working in this checkout. Ask the user to run the command in their own terminal. `baton rollback` without those options steps back through your own work.",
+      },
+      userMessage: `Baton blocked ${tool.name}: an agent may not clear pauses or act on other agents' lanes (${clipCommand(tool.command)}).`,
+    };
+  }
   const files = tool.kind === "write" ? workspaceFiles(b.root, ev.cwd, tool.files) : [];
   if (tool.kind === "write" && files.length === 0) return {};
   const sid = await sessionFor(b, ev, o.label, true);
@@ -86,7 +96,7 @@ export async function beforeTool(b: Baton, ev: Ev<"before_tool">, o: ToolHookCon
   // One plain Baton command records itself (a rollback takes its own safety checkpoint; a
   // checkpoint taken here would become the step it rolls back to).
   if (own) return {};
-  const claimed = tool.kind === "write" ? await claimNotice(b, sid, snap, lane, files, tool.name) : undefined;
+  const claimed = tool.kind === "write" ? await claimNotice(b, sid, snap, ev, lane, files, tool, o) : undefined;
   if (claimed?.deny) return claimed;
   const { id } = callCheckpoint(sid, ev, tool);
   try {
@@ -112,38 +122,58 @@ export async function beforeTool(b: Baton, ev: Ev<"before_tool">, o: ToolHookCon
 
 /**
  * Files another agent holds claims on (core/lanes.ts), about to be written by this lane. With
- * `checkpoints.claims` at `refuse-once` (the default) the first attempt is refused with who holds
+ * `lanes.claims` at `refuse-once` (the default) the first attempt is refused with who holds
  * the file and what to do; the agent's next attempt at the same claim goes through, with a
  * warning, so a refused agent never loops. `warn` lets every write through with the warning;
- * `off` says nothing. Each notice is journaled (`claim:noticed`), so the holder's side and the
- * dashboard see it too.
+ * `off` says nothing. Each notice is journaled (`claim:noticed`, keyed by the call, so a hook
+ * answered twice answers alike), so the holder's side and the dashboard see it too.
+ *
+ * Advisory: a failure here (a bad `lanes` setting, a store error) is logged and the write goes
+ * on, with its checkpoint.
  */
 async function claimNotice(
   b: Baton,
   sid: string,
   snap: Snapshot,
+  ev: Ev<"before_tool">,
   lane: string,
   files: readonly string[],
-  toolName: string,
+  tool: Ev<"before_tool">["tool"],
+  o: ToolHookContext,
 ): Promise<HookResponse | undefined> {
   const now = Date.now();
   // Alone at work (the usual case): no claim to look up.
-  const others = Object.values(snap.facets.lanes ?? {}).some((l) => familyOf(l.id) !== familyOf(lane) && isWorking(snap, l.id, now));
-  if (!others) return undefined;
-  const holders = await b.lanes.claimsOn(sid, lane, files);
-  if (holders.length === 0) return undefined;
-  const mode = readLaneConfig(b.workspace.dir).claims;
-  if (mode === "off") return undefined;
-  const refuse = mode === "refuse-once" && untold(snap, lane, holders).length > 0;
-  await b.events.append(sid, {
-    type: "claim:noticed",
-    actor: "agent",
-    data: {
-      lane,
-      outcome: refuse ? "refused" : "warned",
-      claims: holders.map((h) => ({ path: h.path, holder: h.lane, at: h.at })),
-    },
-  });
+  if (!othersAtWork(snap, lane, now)) return undefined;
+  let holders: ClaimHolder[];
+  let refuse: boolean;
+  try {
+    const mode = readLaneConfig(b.workspace.dir).claims;
+    if (mode === "off") return undefined;
+    holders = await b.lanes.claimsOn(sid, lane, files);
+    if (holders.length === 0) return undefined;
+    const key = turnId(ev, tool);
+    // The other attempt at this hook (the server's, whose answer was lost) decided first: answer as it did.
+    const prior = key !== undefined ? await b.events.find(sid, `${key}.claim`) : undefined;
+    // A notice names at most MAX_TURN_FILES claims: those decide, so the retry of the same write
+    // (the same claims, in the same order) is let through however many it names.
+    const named = holders.slice(0, MAX_TURN_FILES);
+    refuse = prior ? prior.data.outcome === "refused" : mode === "refuse-once" && untold(snap, lane, named).length > 0;
+    if (!prior) {
+      await b.events.append(sid, {
+        ...(key !== undefined ? { id: `${key}.claim` } : {}),
+        type: "claim:noticed",
+        actor: "agent",
+        data: {
+          lane,
+          outcome: refuse ? "refused" : "warned",
+          claims: named.map((h) => ({ path: h.path, holder: h.lane, at: h.at })),
+        },
+      });
+    }
+  } catch (err) {
+    o.log(err);
+    return undefined;
+  }
   const who = (h: ClaimHolder) =>
     `${h.path}: written ${ago(h.at, now)} by ${describeLane({ id: h.lane, agent: h.agent, ...(h.host ? { host: h.host } : {}) })}`;
   const list = holders
@@ -158,12 +188,12 @@ async function claimNotice(
       deny: {
         reason: `Baton: another agent working in this checkout right now wrote ${them} in its current turn:\n${list}${more}\nWriting now could overwrite its work. Choose one: wait, then re-read the file before editing it; leave the file alone and do the rest of your task; or ask the user. If you still need to write it, re-read it first and try again: Baton lets the next attempt through and notes it for the other agent.`,
       },
-      userMessage: `Baton held back ${toolName} on ${first.path}: ${first.agent} (lane ${first.lane}) is working on it right now${holders.length > 1 ? ` (${holders.length} claims in all)` : ""}.`,
+      userMessage: `Baton held back ${tool.name} on ${first.path}: ${first.agent} (lane ${first.lane}) is working on it right now${holders.length > 1 ? ` (${holders.length} claims in all)` : ""}.`,
     };
   }
   return {
     context: `Baton: another agent working in this checkout right now also wrote ${them} in its current turn:\n${list}${more}\nRe-read the file before relying on its content, and tell the user you both changed it.`,
-    userMessage: `Baton: ${toolName} writes ${first.path}, which ${first.agent} (lane ${first.lane}) is also working on right now.`,
+    userMessage: `Baton: ${tool.name} writes ${first.path}, which ${first.agent} (lane ${first.lane}) is also working on right now.`,
   };
 }
 
@@ -178,6 +208,11 @@ async function checkpointOf(b: Baton, sid: string, ev: Ev<"after_tool">): Promis
   return newest && { id: newest.id, createdAt: newest.createdAt };
 }
 
+/** Whether an agent of another family is at work in the session now (only then are there claims to look at). */
+function othersAtWork(snap: Snapshot, lane: string, nowMs: number): boolean {
+  return Object.values(snap.facets.lanes ?? {}).some((l) => !sameFamily(l.id, lane) && isWorking(snap, l.id, nowMs));
+}
+
 /** Seconds of slack for file times against the checkpoint's clock (coarse file system clocks). */
 const MTIME_SLACK_MS = 2_000;
 
@@ -186,12 +221,18 @@ const MTIME_SLACK_MS = 2_000;
  * it changed (modified since the command's checkpoint, and no longer what their holder left).
  * Journaled (`claim:noticed`, outcome `shell`), so each holder is told at its next turn.
  */
-async function shellTouchedClaims(b: Baton, sid: string, snap: Snapshot, lane: string, since: string | undefined): Promise<ClaimHolder[]> {
-  const now = Date.now();
-  const others = Object.values(snap.facets.lanes ?? {}).some((l) => familyOf(l.id) !== familyOf(lane) && isWorking(snap, l.id, now));
-  if (!others || since === undefined) return [];
+async function shellTouchedClaims(
+  b: Baton,
+  sid: string,
+  snap: Snapshot,
+  ev: Ev<"after_tool">,
+  lane: string,
+  since: string | undefined,
+): Promise<ClaimHolder[]> {
+  if (!othersAtWork(snap, lane, Date.now()) || since === undefined) return [];
   const from = Date.parse(since) - MTIME_SLACK_MS;
   const changed = (await b.lanes.claimsOfOthers(sid, lane)).filter((c) => {
+    if (pathProblem(c.path) !== undefined) return false; // a stored path is read only inside the workspace
     const abs = resolve(b.root, c.path);
     let st: ReturnType<typeof lstatSync> | undefined;
     try {
@@ -204,7 +245,9 @@ async function shellTouchedClaims(b: Baton, sid: string, snap: Snapshot, lane: s
   });
   const fresh = untold(snap, lane, changed);
   if (fresh.length === 0) return [];
+  const key = turnId(ev, ev.tool);
   await b.events.append(sid, {
+    ...(key !== undefined ? { id: `${key}.shell` } : {}),
     type: "claim:noticed",
     actor: "agent",
     data: { lane, outcome: "shell", claims: fresh.slice(0, 100).map((h) => ({ path: h.path, holder: h.lane, at: h.at })) },
@@ -284,7 +327,12 @@ export async function afterTool(b: Baton, ev: Ev<"after_tool">, o: ToolHookConte
         .join(", ")}${mine.length > 10 ? `, and ${mine.length - 10} more` : ""}. Re-read them before relying on them.`,
     );
   }
-  const touched = tool.kind === "shell" ? await shellTouchedClaims(b, sid, snap, lane, checkpoint?.createdAt) : [];
+  let touched: ClaimHolder[] = [];
+  try {
+    if (tool.kind === "shell") touched = await shellTouchedClaims(b, sid, snap, ev, lane, checkpoint?.createdAt);
+  } catch (err) {
+    o.log(err); // advisory: the turn is recorded whatever this says
+  }
   if (touched.length > 0) {
     const now = Date.now();
     notes.push(

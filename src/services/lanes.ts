@@ -29,15 +29,18 @@ const LISTED = 20;
 /** Claims of one lane a shell command's edits are checked against (its newest). */
 const CLAIMS_READ = 2_000;
 
+/** A turn's files as lane writes, one per path (the last listing wins: PostgreSQL upserts a statement's rows once each). */
 function writesOf(ev: JournalEvent): LaneWriteRow[] {
   const lane = ev.data.lane;
   const files = ev.data.files;
   if (typeof lane !== "string" || !Array.isArray(files)) return [];
-  return files.flatMap((f) =>
-    f !== null && typeof f === "object" && !Array.isArray(f) && typeof f.path === "string"
-      ? [{ sessionId: ev.sessionId, path: f.path, lane, at: ev.at, hash: typeof f.hash === "string" ? f.hash : "" }]
-      : [],
-  );
+  const rows = new Map<string, LaneWriteRow>();
+  for (const f of files) {
+    if (f === null || typeof f !== "object" || Array.isArray(f) || typeof f.path !== "string") continue;
+    rows.delete(f.path);
+    rows.set(f.path, { sessionId: ev.sessionId, path: f.path, lane, at: ev.at, hash: typeof f.hash === "string" ? f.hash : "" });
+  }
+  return [...rows.values()];
 }
 
 export class LaneService {

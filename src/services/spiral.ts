@@ -146,8 +146,8 @@ export class SpiralService {
     const own = snap.facets.spiral?.paused === true;
     const lanePaused = opts.lane !== undefined && snap.facets.lanes?.[opts.lane]?.spiral?.paused === true;
     if (!own && !lanePaused && (opts.lane !== undefined || pausedSpiral(snap) === undefined)) return { unpaused: false };
-    // The session's own pause stops every lane: clearing it is the session-wide clear.
-    const lane = opts.lane !== undefined && !own ? opts.lane : undefined;
+    // With a lane: that lane's pause, and the session's own (which stops every lane too).
+    const lane = opts.lane;
     const r = await this.#journal.append(sessionId, {
       ...(opts.id !== undefined ? { id: opts.id } : {}),
       type: "spiral:cleared",

@@ -121,7 +121,7 @@ export async function rollback(
         `Undo it with: baton rollback --session ${sid} --to ${r.safety}`,
       );
     }
-    if (lane !== undefined) lines.push(`  lane ${lane}: its own steps only (--all-lanes for every agent's)`);
+    if (lane !== undefined) lines.push(`  lane ${lane}: its own steps only`);
     for (const c of kept) lines.push(`  kept ${c.path}: ${c.reason}`);
     for (const w of r.warnings) lines.push(`  warning: ${w}`);
     return lines.join("\n");

@@ -78,6 +78,7 @@ export function readHookEvent(v: unknown): HookEvent {
       native: s(e.native, "event.native", 100),
       cwd,
       ...optS(e, "agentSessionId", "event", 1_000),
+      ...optS(e, "subagentId", "event", 1_000),
       ...optS(e, "sentAt", "event", 100),
     };
     switch (e.kind) {
