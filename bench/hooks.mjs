@@ -168,7 +168,8 @@ async function otherLanes(mode, sh) {
     }
     const live = (await b.sessions.status({ sessionId: mode.sid })).sessions[0].lanes ?? [];
     const claims = live.reduce((n, l) => n + l.claims.count, 0);
-    if (live.length < 3 || claims < CLAIMED) throw new Error(`[3 lanes]: ${live.length} live lanes with ${claims} claims, not 3 with ${CLAIMED}`);
+    if (live.length < 3 || claims < CLAIMED)
+      throw new Error(`[3 lanes]: ${live.length} live lanes with ${claims} claims, not 3 with ${CLAIMED}`);
   } finally {
     await b.close();
   }

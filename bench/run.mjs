@@ -14,7 +14,7 @@ import { join, resolve } from "node:path";
 import Database from "better-sqlite3";
 import { cleanupAll, fmt, REPO, TARGET, table } from "./lib.mjs";
 
-const ALL = ["append", "batch", "status", "cli", "queue", "checkpoints", "ledger", "hooks", "dashboard", "redact"];
+const ALL = ["append", "batch", "status", "cli", "queue", "checkpoints", "ledger", "hooks", "lanes", "dashboard", "redact"];
 
 const args = process.argv.slice(2).filter((a) => !a.startsWith("-"));
 const unknown = args.filter((a) => !ALL.includes(a));

@@ -131,6 +131,8 @@ async function play(ops: Op[]): Promise<void> {
             run: () => spawnSync("sh", ["-c", `mkdir -p src && echo ${i}:${n} > ${f}`], { cwd: root }),
           });
           expect(r.denied, where).toBeUndefined();
+          // Its agent is told of the claims its command changed: that counts as told (no refusal later).
+          if (model.some((o, j) => j !== i && o.status === "working" && o.claims.has(f))) m.told.set(f, n);
           newest.set(f, i);
         } else if (op.k === "stop") {
           if (m.status !== "working") continue;

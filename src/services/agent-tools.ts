@@ -238,7 +238,8 @@ async function shellTouchedClaims(
     try {
       st = lstatSync(abs);
     } catch {
-      return c.hash !== ""; // gone: changed unless its holder deleted it
+      // Gone: when, nothing here tells (its holder's undo, a person, this command): not reported.
+      return false;
     }
     if (!st.isFile() || st.mtimeMs < from) return false;
     return (hashFile(abs) ?? "") !== c.hash;
