@@ -23,8 +23,9 @@
  *
  * A third mode, [3 lanes], is the server mode on a workspace where two more agent sessions (a
  * second Claude Code session and a Codex session) work at once, claiming 1,000 files between
- * them (core/lanes.ts): goal, every hook at most 1 ms slower there than in the server mode
- * (median wall time, the same rounds).
+ * them (core/lanes.ts): how much slower each hook is there than in the server mode (median wall
+ * time, the same rounds), for information: the goal (at most 1 ms) is judged by bench/lanes.mjs,
+ * which times the server's own work without Node's start around it.
  *
  * BATON_BENCH_BEFORE=<dir of another build> adds both modes for that build (its own server and
  * workspaces) to the same rounds, and reports each hook against itself there: a change to the
@@ -357,13 +358,13 @@ function measure({ modes, sh }) {
   ratios.push(info("slowest hook / node -e 0", Math.max(...per(serverMode))));
   for (const [k] of hooks.entries()) ratios.push(info(`${label(k, inProcess)} / node -e 0`, per(inProcess)[k]));
   ratios.push(info("slowest in-process hook / node -e 0", Math.max(...per(inProcess))));
+  // Information only: the goal (≤ 1 ms more) is judged by bench/lanes.mjs, which times the
+  // server's work itself; here Node's start (its p99 twice its median) hides a millisecond.
   for (const [k] of hooks.entries())
     ratios.push(
-      ratio(
+      info(
         `${hooks[k].label}: 3 lanes, ${CLAIMED.toLocaleString("en-US")} claims − 1 lane`,
         s[label(k, lanesMode)].medianMs - s[label(k, serverMode)].medianMs,
-        "<=",
-        1,
         "ms",
       ),
     );
