@@ -1,5 +1,5 @@
 /** Finding and creating a workspace: a project directory with Baton's data in `.baton/`. */
-import { existsSync, mkdirSync, statSync, writeFileSync } from "node:fs";
+import { existsSync, mkdirSync, readFileSync, statSync, writeFileSync } from "node:fs";
 import { dirname, join, resolve } from "node:path";
 import { BatonError } from "../errors.js";
 import { PRIVATE_DIR_MODE, PRIVATE_FILE_MODE, tightenBatonDir } from "./private-files.js";
@@ -13,6 +13,42 @@ export interface Workspace {
 }
 
 export const BATON_DIR = ".baton";
+
+/**
+ * `.baton/.gitignore`: git never sees Baton's internals. Blobs hold file contents, the private
+ * files of a shared store among them, and files the project's own .gitignore excludes; the
+ * journal, STATE.md, logs and the server's key are this checkout's. Only user flows are the
+ * project's to share (docs/cli.md, "What a team commits").
+ */
+const GITIGNORE = `# Baton's files are this checkout's own (blobs hold file contents, secrets included): git
+# never sees them. User flows in flows/ are the project's to share.
+*
+!.gitignore
+!flows/
+!flows/**
+`;
+
+/** What earlier builds wrote there: replaced when a workspace is opened (a file the user changed is left alone). */
+const OLD_GITIGNORES = [
+  "# Baton's journal is local to this machine.\nbaton.db*\nlogs/\nserver.json\nserver.key\nledger-failures.json\nhooks/\n",
+];
+
+/** Write `.baton/.gitignore` when it is missing or one an earlier build wrote. Best effort: doctor reports the rest. */
+export function ensureGitignore(batonDir: string): void {
+  const file = join(batonDir, ".gitignore");
+  let now: string | undefined;
+  try {
+    now = readFileSync(file, "utf8");
+  } catch {
+    now = undefined;
+  }
+  if (now === GITIGNORE || (now !== undefined && !OLD_GITIGNORES.includes(now))) return;
+  try {
+    writeFileSync(file, GITIGNORE, { mode: PRIVATE_FILE_MODE });
+  } catch {
+    // an unwritable .baton/: opening the store reports it
+  }
+}
 
 export function workspaceAt(root: string): Workspace {
   const r = resolve(root);
@@ -55,7 +91,11 @@ export function resolveWorkspace(opts: { root?: string; cwd?: string; create?: b
       throw new BatonError("workspace_not_found", `${ws.dir} does not exist; run \`baton init --root ${ws.root}\``, { root: ws.root });
     }
     ensureWorkspace(ws);
-  } else tightenBatonDir(ws.dir); // an existing workspace, perhaps made before .baton/ was private
+  } else {
+    // An existing workspace, perhaps made before .baton/ was private, or before it was all ignored.
+    tightenBatonDir(ws.dir);
+    ensureGitignore(ws.dir);
+  }
   return ws;
 }
 
@@ -64,13 +104,7 @@ export function ensureWorkspace(ws: Workspace): void {
     mkdirSync(ws.root, { recursive: true });
     // Private whatever the umask: .baton/ holds file contents (checkpoint blobs) and the journal.
     mkdirSync(ws.dir, { recursive: true, mode: PRIVATE_DIR_MODE });
-    const ignore = join(ws.dir, ".gitignore");
-    if (!existsSync(ignore))
-      writeFileSync(
-        ignore,
-        "# Baton's journal is local to this machine.\nbaton.db*\nlogs/\nserver.json\nserver.key\nledger-failures.json\nhooks/\n",
-        { mode: PRIVATE_FILE_MODE },
-      );
+    if (!existsSync(join(ws.dir, ".gitignore"))) writeFileSync(join(ws.dir, ".gitignore"), GITIGNORE, { mode: PRIVATE_FILE_MODE });
     // The SQLite backend creates baton.db at 0600 itself (a workspace on another store has none).
     tightenBatonDir(ws.dir);
   } catch (err) {
