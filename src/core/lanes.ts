@@ -297,7 +297,12 @@ export function ago(at: string, nowMs: number): string {
   return `${Math.round(s / 360) / 10} h ago`;
 }
 
-/** How a lane is named to people and agents: "Codex (codex:0199…, host ci-7)". */
-export function describeLane(l: Pick<LaneRecord, "id" | "agent" | "host">): string {
-  return `${l.agent} (lane ${l.id}${l.host ? `, host ${l.host}` : ""})`;
+/** How a lane is named to people and agents: "Codex (lane codex:0199…, host ci-7)"; a lane record, or a claim or view naming its `lane`. */
+export function describeLane(l: { id: string; agent: string; host?: string } | { lane: string; agent: string; host?: string }): string {
+  return `${l.agent} (lane ${"id" in l ? l.id : l.lane}${l.host ? `, host ${l.host}` : ""})`;
+}
+
+/** One claim as a notice lists it: "src/app.ts: written 12 s ago by Claude Code (lane …)". */
+export function claimLine(h: ClaimHolder, nowMs: number): string {
+  return `${h.path}: written ${ago(h.at, nowMs)} by ${describeLane(h)}`;
 }

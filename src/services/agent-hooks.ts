@@ -133,7 +133,7 @@ async function sessionStart(b: Baton, ev: Ev<"session_start">, o: Ctx): Promise<
   if (others.length > 0) {
     brief.otherLanes = others.slice(0, 8).map((l) => {
       const { count, files } = l.claims;
-      return `${describeLane({ id: l.lane, agent: l.agent, ...(l.host !== undefined ? { host: l.host } : {}) })}: ${l.status === "working" ? "working now" : "between turns"}, last active ${ago(l.lastAt, now)}${count > 0 ? `; writing ${files.slice(0, 5).join(", ")}${count > 5 ? ` and ${count - 5} more` : ""}` : ""}`;
+      return `${describeLane(l)}: ${l.status === "working" ? "working now" : "between turns"}, last active ${ago(l.lastAt, now)}${count > 0 ? `; writing ${files.slice(0, 5).join(", ")}${count > 5 ? ` and ${count - 5} more` : ""}` : ""}`;
     });
   }
   if (report) brief.review = report.verification.files.filter((f) => f.review).map((f) => ({ path: f.path, state: f.state }));

@@ -21,7 +21,7 @@ import { failureFingerprint } from "../core/fingerprint.js";
 import { renderSpiralPause } from "../core/hook-context.js";
 import { argsHash, callCheckpoint, ledgerNodeId, turnId } from "../core/hooks/keys.js";
 import type { HookEvent, HookResponse } from "../core/hooks/types.js";
-import { ago, type ClaimHolder, describeLane, isWorking, pausedSpiral, sameFamily, untold } from "../core/lanes.js";
+import { type ClaimHolder, claimLine, describeLane, isWorking, pausedSpiral, sameFamily, untold } from "../core/lanes.js";
 import { pathProblem } from "../core/paths.js";
 import type { Snapshot } from "../core/types.js";
 import { isBatonError } from "../errors.js";
@@ -174,11 +174,9 @@ async function claimNotice(
     o.log(err);
     return undefined;
   }
-  const who = (h: ClaimHolder) =>
-    `${h.path}: written ${ago(h.at, now)} by ${describeLane({ id: h.lane, agent: h.agent, ...(h.host ? { host: h.host } : {}) })}`;
   const list = holders
     .slice(0, 10)
-    .map((h) => `- ${who(h)}`)
+    .map((h) => `- ${claimLine(h, now)}`)
     .join("\n");
   const more = holders.length > 10 ? `\n- and ${holders.length - 10} more` : "";
   const first = holders[0] as ClaimHolder;
@@ -339,10 +337,7 @@ export async function afterTool(b: Baton, ev: Ev<"after_tool">, o: ToolHookConte
     notes.push(
       `Baton: this shell command changed files another agent working in this checkout right now wrote in its current turn:\n${touched
         .slice(0, 10)
-        .map(
-          (h) =>
-            `- ${h.path}: written ${ago(h.at, now)} by ${describeLane({ id: h.lane, agent: h.agent, ...(h.host ? { host: h.host } : {}) })}`,
-        )
+        .map((h) => `- ${claimLine(h, now)}`)
         .join(
           "\n",
         )}${touched.length > 10 ? `\n- and ${touched.length - 10} more` : ""}\nTell the user; the other agent is told too. Do not undo its work by hand.`,

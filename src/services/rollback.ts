@@ -153,7 +153,7 @@ export interface RollbackResult {
 const EVENT_PATHS = 50;
 
 type LaneRef = { lane: string; agent: string; host?: string };
-const named = (r: LaneRef) => describeLane({ id: r.lane, agent: r.agent, ...(r.host !== undefined ? { host: r.host } : {}) });
+const named = (r: LaneRef) => describeLane(r);
 
 /**
  * What other live lanes did since a rollback's target: the files they wrote with a tool (each
