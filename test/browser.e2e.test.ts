@@ -371,7 +371,7 @@ describe("live variants in a real browser", () => {
     });
   });
 
-  it("a page on another origin allowed with --allow-origin uses the client with the query token", async () => {
+  it("a page on another origin allowed with --allow-origin uses the client with single-use stream tickets", async () => {
     // The project's own dev server, on another port: it embeds the client from baton's server.
     let baton = { url: "", token: "" };
     const dev = createServer((_req, res) => {

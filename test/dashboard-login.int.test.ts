@@ -8,6 +8,7 @@ import type { HttpBindings } from "@hono/node-server";
 import { Hono } from "hono";
 import { describe, expect, it } from "vitest";
 import { openBaton } from "../src/index.js";
+import { browserSessionValid } from "../src/server/browser-credentials.js";
 import { LOGIN_CODE_TTL_MS, MAX_LOGIN_CODES, registerDashboard } from "../src/server/dashboard-routes.js";
 import { errorResponse } from "../src/server/http-errors.js";
 import { allowedOrigins } from "../src/server/security.js";
@@ -28,7 +29,7 @@ async function inProcess(fn: (app: Hono<{ Bindings: HttpBindings }>, clock: { t:
     {
       baton,
       token: "tok",
-      cookie: "baton_4000",
+      port: 4000,
       shutdown: shutdown.signal,
       asset: () => undefined,
       origins: allowedOrigins(4000),
@@ -66,7 +67,9 @@ describe("dashboard login codes", () => {
       const ok = await login(app, early);
       expect(ok.status).toBe(200);
       expect(ok.headers.get("cache-control")).toBe("no-store");
-      expect(((await ok.json()) as { token: string }).token).toBe("tok");
+      const got = (await ok.json()) as { session: string; expiresAt: string };
+      expect(browserSessionValid("tok", 4000, got.session, clock.t)).toBe(true);
+      expect(JSON.stringify(got)).not.toContain("tok");
       expect((await login(app, early)).status).toBe(401); // spent
       clock.t += 1;
       const expired = await login(app, late);
@@ -120,12 +123,29 @@ describe("dashboard login codes", () => {
       const ok = await post(`http://127.0.0.1:${s.port}`);
       expect(ok.status).toBe(200);
       expect(ok.headers["cache-control"]).toBe("no-store");
-      // The cookie opens reads, but not the costly ones (doctor, a rollback preview, a comparison).
-      const cookie = String(ok.headers["set-cookie"]).split(";")[0] as string;
-      expect((await raw(s.port, { path: "/v1/dashboard/sessions", headers: { cookie } })).status).toBe(200);
-      for (const path of ["/v1/doctor", "/v1/sessions/hero/checkpoints/cp-x/preview", "/v1/sessions/hero/checkpoints/cp-x/diff?to=cp-y"])
-        expect((await raw(s.port, { path, headers: { cookie } })).status, path).toBe(401);
-      expect((await raw(s.port, { path: "/v1/doctor", headers: { authorization: `Bearer ${s.token}` } })).status).toBe(200);
+      // The answer is a browser session, not the token, and sets no cookie; the session opens
+      // reads, writes and the costly reads (doctor, a rollback preview, a comparison) as a
+      // bearer header, and renews itself.
+      expect(ok.headers["set-cookie"]).toBeUndefined();
+      expect(ok.text).not.toContain(s.token);
+      const session = ok.json().session as string;
+      const bearer = { authorization: `Bearer ${session}` };
+      expect((await raw(s.port, { path: "/v1/dashboard/sessions", headers: bearer })).status).toBe(200);
+      expect((await raw(s.port, { path: "/v1/doctor", headers: bearer })).status).toBe(200);
+      const note = await raw(s.port, {
+        method: "POST",
+        path: "/v1/sessions/hero/events",
+        headers: { ...bearer, ...json },
+        body: JSON.stringify({ type: "note:added", data: { text: "from the dashboard" } }),
+      });
+      expect(note.status).toBe(201);
+      const renewed = await raw(s.port, { method: "POST", path: "/v1/dashboard/session", headers: { ...bearer, ...json }, body: "{}" });
+      expect(renewed.status).toBe(200);
+      expect(renewed.json().session).not.toBe(session);
+      // A session with one character changed, or signed for another port, opens nothing.
+      const last = session.at(-1) === "A" ? "B" : "A";
+      const forged = `${session.slice(0, -1)}${last}`;
+      expect((await raw(s.port, { path: "/v1/status", headers: { authorization: `Bearer ${forged}` } })).status).toBe(401);
     } finally {
       await s.stop();
     }

@@ -114,7 +114,7 @@ export function spiralSuite(store: DashboardStore): void {
 
           // The stale page may still show the pause for a moment; if it acts, nothing changes.
           const acted = await stale.evaluate(async (detectedAt) => {
-            const t = sessionStorage.getItem("baton.dashboard.token");
+            const t = JSON.parse(localStorage.getItem("baton.dashboard.session") as string).session;
             const r = await fetch("/v1/sessions/loop/spiral", {
               method: "POST",
               headers: { "content-type": "application/json", authorization: `Bearer ${t}` },

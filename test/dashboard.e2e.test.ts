@@ -3,6 +3,10 @@
  * `baton dashboard` (the same on any store), then the sessions view on SQLite
  * (test/dashboard-sessions.suite.ts). Waits are on page states, never on sleeps.
  */
+import { readFileSync } from "node:fs";
+import { createServer } from "node:http";
+import type { AddressInfo } from "node:net";
+import { join } from "node:path";
 import type { Browser, Page } from "playwright-core";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { openBaton } from "../src/index.js";
@@ -53,24 +57,31 @@ describe("dashboard: login and guard", () => {
     await browser?.close();
   });
 
-  it("baton dashboard starts the server; its link logs in once, sets the HttpOnly cookie, and the cookie alone changes nothing", async () => {
+  it("baton dashboard starts the server; its link logs in once with a browser session that is not the token, and no cookie", async () => {
     const root = tempDir();
     await liveSession(root);
     const link = dashboardLink(root);
     expect(link.started).toBe(true);
     expect(link.url).toMatch(/^http:\/\/127\.0\.0\.1:\d+\/dashboard#login=[A-Za-z0-9_-]+$/);
+    const token = (JSON.parse(readFileSync(join(root, ".baton", "server.json"), "utf8")) as { token: string }).token;
+    expect(token).toMatch(/^[A-Za-z0-9_-]{43}$/);
     const context = await browser.newContext();
+    // Every answer the browser gets (but the endless streams): the token is in none of them.
+    const bodies: Promise<string>[] = [];
+    context.on("response", (r) => {
+      if (!String(r.headers()["content-type"]).startsWith("text/event-stream")) bodies.push(r.text().catch(() => ""));
+    });
     try {
       const page = await context.newPage();
       await page.goto(link.url);
       await row(page, "hero").waitFor();
       await connection(page, "live");
-      // The code left the address bar; the token is in this tab only.
+      // The code left the address bar; the page holds a browser session, in its origin's storage.
       expect(page.url()).not.toContain("login=");
-      expect(await page.evaluate(() => sessionStorage.getItem("baton.dashboard.token"))).toBeTruthy();
-      const cookies = await context.cookies(`http://127.0.0.1:${link.port}/v1/`);
-      const cookie = cookies.find((c) => c.name === `baton_token_${link.port}`);
-      expect(cookie).toMatchObject({ httpOnly: true, sameSite: "Strict", path: "/v1" });
+      const held = await page.evaluate(() => localStorage.getItem("baton.dashboard.session"));
+      expect(JSON.parse(held as string).session).toMatch(/^bs1\./);
+      expect(held).not.toContain(token);
+      expect(await context.cookies(), "no cookie, for any port").toEqual([]);
       await screenshot(page, "dashboard-sessions-login");
 
       // A second `baton dashboard` reuses the running server.
@@ -87,45 +98,72 @@ describe("dashboard: login and guard", () => {
         await other.close();
       }
 
-      // A tab without the token (same browser, so the cookie): reads work, writes are refused.
-      const before = await lastSeq(root, "hero");
+      // Another tab of the same browser on the same origin: logged in, and it can act.
       const tab = await context.newPage();
       await tab.goto(`http://127.0.0.1:${link.port}/dashboard`);
       await row(tab, "hero").waitFor();
-      await tab.getByText("read-only").waitFor();
-      const tries = await tab.evaluate(async () => {
-        const post = (path: string, body: unknown) =>
-          fetch(path, {
-            method: "POST",
-            credentials: "same-origin",
-            headers: { "content-type": "application/json" },
-            body: JSON.stringify(body),
-          }).then((r) => r.status);
-        return [
-          await post("/v1/sessions/hero/events", { type: "note:added", data: { text: "cookie only" } }),
-          await post("/v1/dashboard/login-codes", {}),
-          await post("/v1/sessions", { flow: "task", id: "sneaky" }),
-          await post("/v1/sessions/hero/rollback", { to: "cp_x" }),
-          await post("/v1/sessions/hero/spiral", { action: "unpause" }),
-          await post("/v1/checkpoints/cp_x/pin", { pinned: true }),
-          await post("/v1/lessons/les-x", { version: "v", pinned: true }),
-          await post("/v1/lessons/les-x/delete", { version: "v" }),
-          await post("/v1/doctor/fix", {}),
-          await post("/v1/doctor/fix", { codes: ["lease_expired"] }),
-          await post("/v1/leases/lse_x/release", {}),
-          await post("/v1/work/wi_x/retry", {}),
-        ];
-      });
-      expect(tries).toEqual(Array(12).fill(401));
-      expect(await lastSeq(root, "hero")).toBe(before);
-      const lib = await openBaton({ root });
-      try {
-        expect((await lib.sessions.list({ includeCompleted: true })).map((s) => s.id)).toEqual(["hero"]);
-      } finally {
-        await lib.close();
-      }
+      await connection(tab, "live");
+      await tab.close();
+      for (const body of await Promise.all(bodies)) expect(body).not.toContain(token);
     } finally {
       await context.close();
+      await stopPid(link.pid);
+    }
+  });
+
+  it("a page on another 127.0.0.1 port, after a login, gets no credential and can read or change nothing", async () => {
+    const root = tempDir();
+    await liveSession(root);
+    const link = dashboardLink(root);
+    // The other port: a local listener (a dev server, or another user's) that records what the
+    // browser sends it, and serves a page that tries the dashboard's server with what it has.
+    const seen: { path: string; cookie: string | undefined; authorization: string | undefined }[] = [];
+    const listener = createServer((req, res) => {
+      seen.push({ path: req.url ?? "", cookie: req.headers.cookie, authorization: req.headers.authorization });
+      res.setHeader("content-type", "text/html");
+      res.end("<!doctype html><title>dev server</title><p>hello</p>");
+    });
+    await new Promise<void>((r) => listener.listen(0, "127.0.0.1", r));
+    const otherPort = (listener.address() as AddressInfo).port;
+    const context = await browser.newContext();
+    try {
+      const page = await context.newPage();
+      await page.goto(link.url);
+      await row(page, "hero").waitFor();
+      await connection(page, "live");
+      const before = await lastSeq(root, "hero");
+
+      const foreign = await context.newPage();
+      await foreign.goto(`http://127.0.0.1:${otherPort}/v1/index.html`);
+      await foreign.evaluate(() => fetch("/v1/ping", { credentials: "include" }).then((r) => r.status));
+      expect(seen.length).toBeGreaterThanOrEqual(2);
+      for (const r of seen)
+        expect(r, `what the browser sent to port ${otherPort}`).toMatchObject({ cookie: undefined, authorization: undefined });
+      // Its own storage holds nothing of ours.
+      expect(await foreign.evaluate(() => JSON.stringify({ ...localStorage }) + JSON.stringify({ ...sessionStorage }))).toBe("{}{}");
+      // What it can make the browser send to the dashboard's server: no credential goes with it.
+      // Cross-origin, so the page cannot read the answers; the server's log of effects is the
+      // journal, checked below.
+      const sent = await foreign.evaluate(async (port) => {
+        const base = `http://127.0.0.1:${port}`;
+        const tries = [
+          fetch(`${base}/v1/sessions/hero/checkpoints/cp_x/preview`, { credentials: "include", mode: "no-cors" }),
+          fetch(`${base}/v1/sessions/hero/events`, {
+            method: "POST",
+            credentials: "include",
+            mode: "no-cors",
+            headers: { "content-type": "text/plain" },
+            body: JSON.stringify({ type: "note:added", data: { text: "from another port" } }),
+          }),
+        ];
+        return (await Promise.allSettled(tries)).length;
+      }, link.port);
+      expect(sent).toBe(2);
+      expect(await lastSeq(root, "hero")).toBe(before);
+      await connection(page, "live"); // the real page is unaffected
+    } finally {
+      await context.close();
+      await new Promise((r) => listener.close(r));
       await stopPid(link.pid);
     }
   });
@@ -163,8 +201,9 @@ describe("dashboard: login and guard", () => {
       // ...for our own page, once.
       const ok = await login(`http://127.0.0.1:${port}`);
       expect(ok.status).toBe(200);
-      expect(ok.json().token).toBe(server.token);
-      expect(String(ok.headers["set-cookie"])).toMatch(/HttpOnly; SameSite=Strict/);
+      expect(ok.json().session).toMatch(/^bs1\./);
+      expect(ok.text).not.toContain(server.token);
+      expect(ok.headers["set-cookie"]).toBeUndefined();
       const twice = await login(`http://127.0.0.1:${port}`);
       expect(twice.status).toBe(401);
       expect(twice.json().error.message).toContain("already used");

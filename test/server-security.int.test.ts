@@ -1,6 +1,6 @@
 /**
  * The local server's security rules, each against a real `baton serve` child over plain HTTP:
- * token (bearer, cookie, query), Host allowlist, Origin allowlist, JSON content type, size
+ * credentials (the bearer token, single-use stream tickets, never a cookie), Host allowlist, Origin allowlist, JSON content type, size
  * limits, malformed input, loopback-only binding, the server file, and graceful shutdown.
  */
 import { spawnSync } from "node:child_process";
@@ -52,7 +52,8 @@ describe("baton serve: security", () => {
         ["POST", "/v1/leases/lse_x/ack", "{}"],
         ["POST", "/v1/leases/lse_x/nack", "{}"],
         ["POST", "/v1/leases/lse_x/heartbeat", "{}"],
-        ["POST", "/v1/auth/cookie", "{}"],
+        ["POST", "/v1/stream-tickets", "{}"],
+        ["POST", "/v1/dashboard/session", "{}"],
         [
           "POST",
           "/v1/hooks/claude/PreToolUse",
@@ -78,57 +79,64 @@ describe("baton serve: security", () => {
     });
   });
 
-  it("a query token works on the stream only; the cookie works for reads only", async () => {
+  it("a stream opens with a single-use ticket, never with a cookie or the token in its URL", async () => {
     await withServer(async (s) => {
+      const open = (path: string) =>
+        new Promise<{ status: number; type: string | undefined; cookie: unknown }>((resolve, reject) => {
+          import("node:http").then(({ get }) => {
+            const req = get({ host: "127.0.0.1", port: s.port, path, agent: false }, (res) => {
+              resolve({ status: res.statusCode ?? 0, type: res.headers["content-type"], cookie: res.headers["set-cookie"] });
+              res.destroy();
+            });
+            req.on("error", reject);
+          }, reject);
+        });
+      // The token in a URL opens nothing, not even the stream.
       expect((await raw(s.port, { path: `/v1/status?token=${s.token}` })).status, "query token on a JSON route").toBe(401);
-      const stream = await new Promise<{ status: number; type: string | undefined }>((resolve, reject) => {
-        import("node:http").then(({ get }) => {
-          const req = get({ host: "127.0.0.1", port: s.port, path: `/v1/sessions/hero/stream?token=${s.token}`, agent: false }, (res) => {
-            resolve({ status: res.statusCode ?? 0, type: res.headers["content-type"] });
-            res.destroy();
-          });
-          req.on("error", reject);
-        }, reject);
-      });
-      expect(stream).toEqual({ status: 200, type: "text/event-stream" });
+      expect((await open(`/v1/sessions/hero/stream?token=${s.token}`)).status, "query token on the stream").toBe(401);
 
-      const ex = await api(s, "POST", "/v1/auth/cookie", {});
-      expect(ex.status).toBe(200);
-      const setCookie = String(ex.headers["set-cookie"]);
-      expect(setCookie).toMatch(new RegExp(`^baton_token_${s.port}=`));
-      expect(setCookie).toContain("HttpOnly");
-      expect(setCookie).toContain("SameSite=Strict");
-      expect(setCookie).toContain("Path=/v1");
-      const cookie = setCookie.split(";")[0] as string;
-      expect((await raw(s.port, { path: "/v1/status", headers: { cookie } })).status, "cookie on a read").toBe(200);
-      const post = await raw(s.port, {
+      const ticket = async () => {
+        const r = await api(s, "POST", "/v1/stream-tickets", {});
+        expect(r.status).toBe(201);
+        expect(r.headers["set-cookie"], "no cookie is ever set").toBeUndefined();
+        expect(r.headers["cache-control"]).toBe("no-store");
+        return r.json().ticket as string;
+      };
+      const t = await ticket();
+      expect(await open(`/v1/sessions/hero/stream?ticket=${t}`)).toEqual({ status: 200, type: "text/event-stream", cookie: undefined });
+      expect((await open(`/v1/sessions/hero/stream?ticket=${t}`)).status, "a ticket opens one stream, once").toBe(401);
+      for (const path of ["/v1/dashboard/stream", "/v1/dashboard/sessions/hero/stream"])
+        expect((await open(`${path}?ticket=${await ticket()}`)).status, path).toBe(200);
+      // A ticket opens exactly the stream routes: not a JSON read, not a write, not any path
+      // that ends in /stream.
+      for (const path of ["/v1/status", "/v1/sessions/stream", "/v1/status/stream", "/v1/sessions/hero/events/stream", "/v1/doctor"]) {
+        const r = await raw(s.port, { path: `${path}?ticket=${await ticket()}` });
+        expect(r.status, `ticket on ${path}`).toBe(401);
+      }
+      const write = await raw(s.port, {
         method: "POST",
-        path: "/v1/sessions/hero/events",
-        headers: { cookie, "content-type": "application/json" },
+        path: `/v1/sessions/hero/events?ticket=${await ticket()}`,
+        headers: { "content-type": "application/json" },
         body: goodEvent,
       });
-      expect(post.status, "a cookie alone never authorizes a write").toBe(401);
-      expect((await raw(s.port, { path: "/v1/status", headers: { cookie: `${cookie}x` } })).status).toBe(401);
+      expect(write.status, "a ticket never authorizes a write").toBe(401);
 
-      // Leasing changes state: neither the cookie (a same-site <img> sends it) nor a GET leases.
+      // A cookie holding the token (what this server used to set) opens nothing.
+      const cookie = `baton_token_${s.port}=${s.token}`;
+      expect((await raw(s.port, { path: "/v1/status", headers: { cookie } })).status, "cookie on a read").toBe(401);
+      expect((await raw(s.port, { path: "/v1/sessions/hero/events", headers: { cookie } })).status).toBe(401);
+
+      // Leasing changes state: a GET never leases, even with the bearer token.
       expect((await api(s, "POST", "/v1/sessions/hero/events", { type: "generate", actor: "browser" })).status).toBe(201);
-      const byCookie = await raw(s.port, { path: "/v1/poll?timeout=0&leaseMs=86400000", headers: { cookie } });
-      expect(byCookie.status, byCookie.text).toBe(400);
-      const postByCookie = await raw(s.port, {
-        method: "POST",
-        path: "/v1/poll",
-        headers: { cookie, "content-type": "application/json" },
-        body: JSON.stringify({ timeout: 0 }),
-      });
-      expect(postByCookie.status, "a cookie alone never leases").toBe(401);
       expect((await api(s, "GET", "/v1/poll?timeout=0")).status, "not even a GET with the bearer token").toBe(400);
       const leased = (await api(s, "POST", "/v1/poll", { timeout: 0 })).json().lease;
       expect(leased, "the work is still there for the real agent").toMatchObject({ attempt: 1, item: { kind: "generate" } });
 
-      // The query token opens exactly the stream route, not any path ending in /stream.
-      for (const path of ["/v1/sessions/stream", "/v1/status/stream", "/v1/sessions/hero/events/stream"]) {
-        const r = await raw(s.port, { path: `${path}?token=${s.token}` });
-        expect(r.status, `query token on ${path}`).toBe(401);
+      // Every /v1 answer: not cached, not sniffed, not framed.
+      for (const r of [await api(s, "GET", "/v1/status"), await raw(s.port, { path: "/v1/status" })]) {
+        expect(r.headers["cache-control"]).toBe("no-store");
+        expect(r.headers["x-content-type-options"]).toBe("nosniff");
+        expect(r.headers["x-frame-options"]).toBe("DENY");
       }
       await stillUp(s, 2);
     });
@@ -385,7 +393,7 @@ describe("baton serve: security", () => {
         "/v1/leases/lse_x/ack",
         "/v1/leases/lse_x/nack",
         "/v1/leases/lse_x/heartbeat",
-        "/v1/auth/cookie",
+        "/v1/stream-tickets",
         "/v1/hooks/claude/PreToolUse",
       ];
       for (const route of routes) {

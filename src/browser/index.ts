@@ -138,13 +138,12 @@ class Connection implements BatonConnection {
     this.#epoch = bumpCounter(this.#storage, `baton:v1:epoch:${scope}:${o.sessionId}`, Math.floor(Date.now() / 1000));
     this.#state = { connection: "connecting", pending: this.#outbox.list().length, lastSeq: 0 };
     if (o.stream !== false) {
-      // A page on the server's own origin gets the HttpOnly cookie; a page on another origin
-      // (allowed with `baton serve --allow-origin`) cannot use it and sends the query token.
-      const sameOrigin = globalThis.location?.origin === new URL(this.#url).origin;
-      const stream = `${this.#url}/v1/sessions/${encodeURIComponent(o.sessionId)}/stream`;
+      // EventSource cannot send the bearer header: every connection opens with a single-use
+      // ticket asked for just before (never a cookie, which the browser would send to every
+      // port on the host; never the token in a URL).
       this.#stream = new EventStream({
-        url: sameOrigin ? stream : `${stream}?token=${encodeURIComponent(this.#token)}`,
-        authorize: sameOrigin ? () => this.#authorize() : async () => "ok" as const,
+        url: `${this.#url}/v1/sessions/${encodeURIComponent(o.sessionId)}/stream`,
+        ticket: () => this.#ticket(),
         retryMs: this.#retry,
         onEvent: (e) => this.#onStreamEvent(e),
         onOpen: () => {
@@ -323,10 +322,12 @@ class Connection implements BatonConnection {
     }, delay);
   }
 
-  /** Exchange the token for the HttpOnly cookie EventSource sends. */
-  async #authorize(): Promise<"ok" | "unauthorized"> {
-    const res = await fetch(`${this.#url}/v1/auth/cookie`, { method: "POST", headers: this.#headers(true), body: "{}" });
-    return res.ok ? "ok" : res.status === 401 || res.status === 403 ? "unauthorized" : Promise.reject(new Error(`HTTP ${res.status}`));
+  /** A single-use ticket that opens the stream once. */
+  async #ticket(): Promise<string | "unauthorized"> {
+    const res = await fetch(`${this.#url}/v1/stream-tickets`, { method: "POST", headers: this.#headers(true), body: "{}" });
+    if (res.status === 401 || res.status === 403) return "unauthorized";
+    if (!res.ok) throw new Error(`HTTP ${res.status}`);
+    return ((await res.json()) as { ticket: string }).ticket;
   }
 
   #onStreamEvent(e: JournalEvent): void {

@@ -1,14 +1,15 @@
 /**
- * The session's journal over Server-Sent Events, kept open. EventSource reconnects by itself
- * after a dropped connection and resumes with `Last-Event-ID`; when it gives up (the server
- * answered with an error, e.g. after a restart before the cookie was renewed) this re-authorizes
- * and opens a new one from the last seq seen, with a growing delay.
+ * The session's journal over Server-Sent Events, kept open. Each connection opens with a new
+ * single-use ticket (EventSource cannot send a bearer header); after any error the connection
+ * is closed (its ticket is spent, so the browser's own reconnect would be refused) and a new
+ * one opens after the last seq seen, with a growing delay.
  */
 import type { JournalEvent } from "../core/types.js";
 
 export interface EventStreamOptions {
   url: string;
-  authorize: () => Promise<"ok" | "unauthorized">;
+  /** A single-use ticket for the next connection, or "unauthorized" when the token is refused. */
+  ticket: () => Promise<string | "unauthorized">;
   retryMs: { min: number; max: number };
   onEvent: (e: JournalEvent) => void;
   onOpen: () => void;
@@ -40,16 +41,17 @@ export class EventStream {
 
   async #start(): Promise<void> {
     if (this.#closed) return;
-    let auth: "ok" | "unauthorized";
+    let ticket: string;
     try {
-      auth = await this.#o.authorize();
+      ticket = await this.#o.ticket();
     } catch {
       this.#down(false);
       return this.#later();
     }
     if (this.#closed) return;
-    if (auth === "unauthorized") return this.#down(true);
-    const source = new EventSource(`${this.#o.url}${this.#o.url.includes("?") ? "&" : "?"}after=${this.#lastSeq}`);
+    if (ticket === "unauthorized") return this.#down(true);
+    const sep = this.#o.url.includes("?") ? "&" : "?";
+    const source = new EventSource(`${this.#o.url}${sep}ticket=${encodeURIComponent(ticket)}&after=${this.#lastSeq}`);
     this.#source = source;
     source.addEventListener("ready", () => {
       this.#delay = this.#o.retryMs.min;
@@ -68,12 +70,9 @@ export class EventStream {
     };
     source.onerror = () => {
       this.#down(false);
-      if (source.readyState === EventSource.CLOSED) {
-        // EventSource gave up: start over (new cookie, resume from the last seq).
-        source.close();
-        if (this.#source === source) this.#source = undefined;
-        this.#later();
-      }
+      source.close();
+      if (this.#source === source) this.#source = undefined;
+      this.#later();
     };
   }
 

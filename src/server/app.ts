@@ -12,12 +12,13 @@ import type { Baton } from "../api.js";
 import { jsonBoundsProblem } from "../core/canonical.js";
 import type { EventInput, JsonObject } from "../core/types.js";
 import { BatonError, badInput } from "../errors.js";
+import { browserSessionValid, StreamTickets } from "./browser-credentials.js";
 import { registerCheckpointRoutes } from "./checkpoint-routes.js";
 import { DASHBOARD_OPEN_PATHS, type DashboardAsset, registerDashboard } from "./dashboard-routes.js";
 import { registerHealthRoutes } from "./health-routes.js";
 import { errorResponse } from "./http-errors.js";
 import { registerLessonRoutes } from "./lesson-routes.js";
-import { allowedOrigins, bearerToken, cookieName, cookieValue, tokenMatches } from "./security.js";
+import { allowedOrigins, bearerToken, tokenMatches } from "./security.js";
 import { challengeProof } from "./server-file.js";
 import { registerSpiralRoutes } from "./spiral-routes.js";
 import { streamJournal } from "./sse.js";
@@ -32,6 +33,8 @@ export interface AppOptions {
   shutdown: AbortSignal;
   /** Static assets (the demo page and its scripts); undefined when not built. */
   asset: (name: AssetName) => string | undefined;
+  /** The clock for credentials' expiry (tests move it). */
+  now?: () => number;
 }
 
 type Env = { Bindings: HttpBindings };
@@ -43,18 +46,16 @@ export const POLL_DEFAULT_MS = 30_000;
 export const POLL_MAX_MS = 120_000;
 
 /**
- * Reads that cost real work (doctor's checks, a rollback's dry run reading every file, a
- * comparison of two checkpoints): the bearer token only, never the cookie alone.
+ * The routes a stream ticket opens (browser-credentials.ts): the GET streams, which EventSource
+ * opens without headers. A session may be named "stream": only these exact shapes.
  */
-const COSTLY_READS = /^\/v1\/(doctor|sessions\/[^/]+\/checkpoints\/[^/]+\/(preview|diff))$/;
-
-/** The one route a query token opens: a session's SSE stream (a session may be named "stream"). */
-const STREAM_ROUTE = /^\/v1\/sessions\/[^/]+\/stream$/;
+const STREAM_ROUTES = /^\/v1\/(sessions\/[^/]+\/stream|dashboard\/stream|dashboard\/sessions\/[^/]+\/stream)$/;
 
 export function buildApp(o: AppOptions): Hono<Env> {
   const { baton } = o;
   const app = new Hono<Env>();
-  const cookie = cookieName(o.port);
+  const now = o.now ?? Date.now;
+  const tickets = new StreamTickets(now);
 
   app.onError((err, c) => {
     const { status, body } = errorResponse(err);
@@ -73,18 +74,31 @@ export function buildApp(o: AppOptions): Hono<Env> {
     }),
   );
 
-  // Every /v1 route but health needs the token: a bearer header anywhere; the cookie on reads
-  // (EventSource cannot set headers) but not on the costly ones, which a same-site page could
-  // otherwise make the browser repeat at will; a query token on the stream only.
+  // Every /v1 answer: never cached, never sniffed as another type, never framed.
+  app.use("/v1/*", async (c, next) => {
+    await next();
+    c.header("Cache-Control", "no-store");
+    c.header("X-Content-Type-Options", "nosniff");
+    c.header("X-Frame-Options", "DENY");
+  });
+
+  // Every /v1 route but health and the login needs a credential: the server's token or a
+  // dashboard's browser session as a bearer header, or on a stream a single-use ticket. Never a
+  // cookie: browsers send a host's cookies to every port on it.
   app.use("/v1/*", async (c, next) => {
     if (c.req.path === "/v1/health" || DASHBOARD_OPEN_PATHS.has(c.req.path)) return next();
-    const cookieOpens = c.req.method === "GET" && !COSTLY_READS.test(c.req.path);
-    const given =
-      bearerToken(c.req.header("authorization")) ??
-      (cookieOpens ? cookieValue(c.req.header("cookie"), cookie) : undefined) ??
-      (c.req.method === "GET" && STREAM_ROUTE.test(c.req.path) ? c.req.query("token") : undefined);
-    if (!tokenMatches(o.token, given)) {
-      throw new BatonError("unauthorized", "send the server's token as `Authorization: Bearer <token>` (see .baton/server.json)");
+    const given = bearerToken(c.req.header("authorization"));
+    const ok =
+      given !== undefined
+        ? tokenMatches(o.token, given) || browserSessionValid(o.token, o.port, given, now())
+        : c.req.method === "GET" && STREAM_ROUTES.test(c.req.path) && tickets.spend(c.req.query("ticket"));
+    if (!ok) {
+      throw new BatonError(
+        "unauthorized",
+        given === undefined && c.req.query("ticket") !== undefined
+          ? "this stream ticket was already used or has expired; ask `POST /v1/stream-tickets` for a new one"
+          : "send the server's token as `Authorization: Bearer <token>` (see .baton/server.json)",
+      );
     }
     return next();
   });
@@ -98,11 +112,10 @@ export function buildApp(o: AppOptions): Hono<Env> {
     return c.json({ ok: true, proof: challengeProof(o.token, o.port, challenge) });
   });
 
-  // Exchange the bearer token for an HttpOnly cookie that EventSource sends by itself.
-  app.post("/v1/auth/cookie", async (c) => {
+  // A single-use ticket that opens one stream (EventSource cannot send a bearer header).
+  app.post("/v1/stream-tickets", async (c) => {
     await readJson(c);
-    c.header("Set-Cookie", `${cookie}=${o.token}; Path=/v1; HttpOnly; SameSite=Strict`);
-    return c.json({ ok: true });
+    return c.json(tickets.issue(), 201);
   });
 
   app.post("/v1/sessions", async (c) => {
@@ -215,7 +228,7 @@ export function buildApp(o: AppOptions): Hono<Env> {
   registerWorkRoutes(app, baton, readJson);
   registerDashboard(
     app,
-    { baton, token: o.token, cookie, shutdown: o.shutdown, asset: o.asset, origins: allowedOrigins(o.port) },
+    { baton, token: o.token, port: o.port, shutdown: o.shutdown, asset: o.asset, origins: allowedOrigins(o.port), now },
     readJson,
   );
 

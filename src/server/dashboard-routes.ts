@@ -3,13 +3,12 @@
  * one-time login, and the read-only views it needs beyond the general API.
  *
  * Login. `baton dashboard` (holding the token from `.baton/server.json`) asks for a one-time
- * login code and prints `/dashboard#login=<code>`. The page trades the code, once, for the
- * token and the HttpOnly cookie. The fragment never reaches a server or a log, and the code is
- * spent on first use and expires within minutes, so the link left in the terminal or the
- * browser's history opens nothing later. The page keeps the token in sessionStorage and sends
- * it as a bearer header on every write; the cookie serves reads only (EventSource cannot send
- * headers), so a request that carries only the cookie (a same-site page on another loopback
- * port can make the browser send it) never changes anything.
+ * login code and prints `/dashboard#login=<code>`. The page trades the code, once, for a browser
+ * session (browser-credentials.ts), never for the token. The fragment never reaches a server or
+ * a log, and the code is spent on first use and expires within minutes, so the link left in the
+ * terminal or the browser's history opens nothing later. The page keeps the session in its
+ * origin's localStorage and sends it as a bearer header; streams open with single-use tickets.
+ * No cookie is set: a browser would send it to every port on 127.0.0.1.
  */
 import { randomBytes } from "node:crypto";
 import type { HttpBindings } from "@hono/node-server";
@@ -19,6 +18,7 @@ import type { Baton } from "../api.js";
 import { LEDGER_STATUSES, type LedgerStatus } from "../core/ledger.js";
 import { BatonError, badInput } from "../errors.js";
 import type { SessionOverview } from "../services/session-overview.js";
+import { issueBrowserSession } from "./browser-credentials.js";
 import { SSE_KEEPALIVE_MS, SSE_RETRY_MS, streamJournal } from "./sse.js";
 
 type Env = { Bindings: HttpBindings };
@@ -27,8 +27,9 @@ export type DashboardAsset = "dashboard.html" | "dashboard.js" | "dashboard.js.m
 
 export interface DashboardOptions {
   baton: Baton;
+  /** The server's token: the key browser sessions are signed with; never sent to a page. */
   token: string;
-  cookie: string;
+  port: number;
   shutdown: AbortSignal;
   asset: (name: DashboardAsset) => string | undefined;
   /** The server's own origins (security.ts `allowedOrigins`): only its page may log in. */
@@ -47,7 +48,7 @@ export const MAX_LOGIN_CODES = 64;
  */
 const OTHER_HOLD_MS = 150;
 
-/** The paths the token check lets through: the login trades a code for the token. */
+/** The paths the token check lets through: the login trades a code for a browser session. */
 export const DASHBOARD_OPEN_PATHS: ReadonlySet<string> = new Set(["/v1/dashboard/login"]);
 
 /** One row of the sessions view (services/session-overview.ts). */
@@ -85,9 +86,15 @@ export function registerDashboard(app: Hono<Env>, o: DashboardOptions, readJson:
     if (exp === undefined || exp <= now()) {
       throw new BatonError("unauthorized", "this login link was already used or has expired; run `baton dashboard` for a new one");
     }
-    c.header("Set-Cookie", `${o.cookie}=${o.token}; Path=/v1; HttpOnly; SameSite=Strict`);
-    c.header("Cache-Control", "no-store"); // the answer holds the token
-    return c.json({ token: o.token });
+    c.header("Cache-Control", "no-store"); // the answer holds a credential
+    return c.json(issueBrowserSession(o.token, o.port, now()));
+  });
+
+  // A fresh browser session for one that is still good: an open page renews its own hourly, so
+  // it stays logged in while open and a copied session dies within BROWSER_SESSION_MS.
+  app.post("/v1/dashboard/session", async (c) => {
+    await readJson(c);
+    return c.json(issueBrowserSession(o.token, o.port, now()));
   });
 
   // Every session, active first, most recent activity first within each group.

@@ -56,9 +56,8 @@ export function parseOrigin(text: string): string | undefined {
 
 /**
  * CORS for the origins allowed with `--allow-origin` only: the response names that exact
- * origin (never a wildcard, never an echo of an origin that is not configured) and no
- * credentials, so cookies stay same-site; such pages use the bearer token and the stream's
- * query token.
+ * origin (never a wildcard, never an echo of an origin that is not configured) and never
+ * allows credentials; such pages use the bearer token and stream tickets.
  */
 export function corsHeaders(origin: string, preflight: boolean): Record<string, string> {
   const h: Record<string, string> = { "Access-Control-Allow-Origin": origin, Vary: "Origin" };
@@ -129,19 +128,4 @@ export function checkRequest(req: GuardInput, cfg: GuardConfig): GuardFailure | 
 export function bearerToken(header: string | undefined): string | undefined {
   const m = header === undefined ? null : /^Bearer[ ]+([^\s]+)\s*$/i.exec(header);
   return m?.[1];
-}
-
-/** One cookie's value from a Cookie header. */
-export function cookieValue(header: string | undefined, name: string): string | undefined {
-  if (!header) return undefined;
-  for (const part of header.split(";")) {
-    const eq = part.indexOf("=");
-    if (eq > 0 && part.slice(0, eq).trim() === name) return part.slice(eq + 1).trim();
-  }
-  return undefined;
-}
-
-/** The cookie name is per port: cookies are shared by every port of a host. */
-export function cookieName(port: number): string {
-  return `baton_token_${port}`;
 }

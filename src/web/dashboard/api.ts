@@ -1,13 +1,18 @@
 /**
- * How the dashboard talks to its server: the login, reads, writes and the live stream.
+ * How the dashboard talks to its server: the login, reads, writes and the live streams.
  *
- * - The token lives in this tab's sessionStorage, put there by the one-time login. Writes send
- *   it as `Authorization: Bearer`; without it the page is read-only (it never writes with the
- *   cookie alone: the server would refuse).
- * - Reads send the bearer too when there is one, else rely on the HttpOnly cookie the login set.
- * - The stream is an EventSource (cookie), reopened with a growing delay if the browser gives up.
+ * - The login trades the one-time code for a browser session (never the server's token), kept
+ *   in this origin's localStorage: the browser scopes it to scheme, host and port, so no other
+ *   page on 127.0.0.1 can read it, and it is sent only as `Authorization: Bearer` by this page.
+ *   The page renews it hourly while open; a lapsed or refused one means "log in again".
+ * - No cookie: the browser would send one to every port on the host.
+ * - A stream (EventSource cannot send headers) opens with a single-use ticket asked for just
+ *   before; after a drop, a new ticket, resuming after the last event id seen.
  */
-const TOKEN_KEY = "baton.dashboard.token";
+const SESSION_KEY = "baton.dashboard.session";
+/** Renew the browser session when it is older than this (it lasts 12 hours). */
+const RENEW_AFTER_MS = 60 * 60_000;
+const SESSION_MS = 12 * 60 * 60_000;
 
 export class ApiError extends Error {
   constructor(
@@ -19,26 +24,85 @@ export class ApiError extends Error {
   }
 }
 
-export function token(): string | undefined {
+interface Stored {
+  session: string;
+  expiresAt: string;
+}
+
+function stored(): Stored | undefined {
   try {
-    return sessionStorage.getItem(TOKEN_KEY) ?? undefined;
+    const raw = localStorage.getItem(SESSION_KEY);
+    const v = raw ? (JSON.parse(raw) as Stored) : undefined;
+    if (!v || typeof v.session !== "string" || !(Date.parse(v.expiresAt) > Date.now())) return undefined;
+    return v;
   } catch {
     return undefined;
   }
 }
 
-/** Trade `#login=<code>` in the address for the token and the cookie; the fragment is removed first. */
+function store(v: Stored | undefined): void {
+  try {
+    if (v) localStorage.setItem(SESSION_KEY, JSON.stringify({ session: v.session, expiresAt: v.expiresAt }));
+    else localStorage.removeItem(SESSION_KEY);
+  } catch {
+    // storage disabled: this tab stays logged in until it is closed
+  }
+  memory = v;
+}
+
+let memory: Stored | undefined;
+
+/** This browser's session on this server, when it is logged in. */
+export function token(): string | undefined {
+  return (stored() ?? (memory && Date.parse(memory.expiresAt) > Date.now() ? memory : undefined))?.session;
+}
+
+const lostListeners = new Set<() => void>();
+
+/** Run `fn` when the session is forgotten (refused by the server, or logged out). */
+export function onSignedOut(fn: () => void): () => void {
+  lostListeners.add(fn);
+  return () => lostListeners.delete(fn);
+}
+
+/** Forget the session (the server refused it, or the user logs out). */
+export function forget(): void {
+  store(undefined);
+  for (const fn of [...lostListeners]) fn();
+}
+
+/** Trade `#login=<code>` in the address for a browser session; the fragment is removed first. */
 export async function loginFromFragment(): Promise<"none" | "ok" | { error: string }> {
   const m = /^#login=([A-Za-z0-9_-]{16,128})$/.exec(location.hash);
   if (!m) return "none";
   history.replaceState(null, "", location.pathname + location.search);
   try {
-    const body = await post<{ token: string }>("/v1/dashboard/login", { code: m[1] }, { anonymous: true });
-    sessionStorage.setItem(TOKEN_KEY, body.token);
+    store(await post<Stored>("/v1/dashboard/login", { code: m[1] }, { anonymous: true }));
     return "ok";
   } catch (err) {
     return { error: (err as Error).message };
   }
+}
+
+/**
+ * Keep the session fresh while the page is open: renew it when older than an hour (checked
+ * every few minutes). A refused or lapsed one is forgotten (`onSignedOut` listeners run).
+ */
+export function keepSession(): () => void {
+  const tick = async () => {
+    const s = stored() ?? memory;
+    if (!s) return forget();
+    const issued = Date.parse(s.expiresAt) - SESSION_MS;
+    if (Date.now() - issued < RENEW_AFTER_MS) return;
+    try {
+      store(await post<Stored>("/v1/dashboard/session", {}));
+    } catch {
+      // a refusal forgot it already (post); a network error: try again at the next tick
+    }
+  };
+  void tick();
+  const timer = setInterval(() => void tick(), 5 * 60_000);
+  return () => clearInterval(timer);
 }
 
 async function parse<T>(res: Response): Promise<T> {
@@ -56,20 +120,27 @@ async function parse<T>(res: Response): Promise<T> {
   return body as T;
 }
 
-export async function get<T>(path: string): Promise<T> {
+function authHeaders(): Record<string, string> {
   const t = token();
-  const res = await fetch(path, { credentials: "same-origin", headers: t ? { authorization: `Bearer ${t}` } : {} });
+  if (!t) throw new ApiError("unauthorized", "this browser is not logged in: open the link `baton dashboard` prints", 401);
+  return { authorization: `Bearer ${t}` };
+}
+
+/** A refused session is forgotten, so the page asks for a new login instead of retrying it. */
+function refused(res: Response): void {
+  if (res.status === 401) forget();
+}
+
+export async function get<T>(path: string): Promise<T> {
+  const res = await fetch(path, { credentials: "omit", headers: authHeaders() });
+  refused(res);
   return parse<T>(res);
 }
 
 export async function post<T>(path: string, body: unknown, opts: { anonymous?: boolean } = {}): Promise<T> {
-  const headers: Record<string, string> = { "content-type": "application/json" };
-  if (!opts.anonymous) {
-    const t = token();
-    if (!t) throw new ApiError("read_only", "this tab is read-only: open the link `baton dashboard` prints to act", 401);
-    headers.authorization = `Bearer ${t}`;
-  }
-  const res = await fetch(path, { method: "POST", credentials: "same-origin", headers, body: JSON.stringify(body) });
+  const headers: Record<string, string> = { "content-type": "application/json", ...(opts.anonymous ? {} : authHeaders()) };
+  const res = await fetch(path, { method: "POST", credentials: "omit", headers, body: JSON.stringify(body) });
+  if (!opts.anonymous) refused(res);
   return parse<T>(res);
 }
 
@@ -77,38 +148,65 @@ export type Connection = "connecting" | "live" | "reconnecting";
 
 /**
  * Follow an SSE stream. `onOpen` runs on every (re)connection so the caller refetches what it
- * may have missed; `onState` reports the connection for the page's badge.
+ * may have missed; `onState` reports the connection for the page's badge. Each connection opens
+ * with a new single-use ticket; after a drop the next resumes with `after=<last event id>`
+ * (the streams that number their messages). A refused session stops it (`onSignedOut`).
  */
 export function follow(
   url: string,
-  handlers: { onOpen: () => void; onMessage: (type: string, data: string, id: string) => void; onState: (s: Connection) => void },
+  handlers: {
+    onOpen: () => void;
+    onMessage: (type: string, data: string, id: string) => void;
+    onState: (s: Connection) => void;
+  },
   events: readonly string[] = ["change"],
 ): () => void {
   let es: EventSource | undefined;
   let closed = false;
   let delay = 500;
   let timer: ReturnType<typeof setTimeout> | undefined;
-  const open = () => {
-    es = new EventSource(url, { withCredentials: true });
-    es.addEventListener("ready", () => {
+  let lastId = "";
+  const again = () => {
+    if (closed) return;
+    timer = setTimeout(() => void open(), delay);
+    delay = Math.min(delay * 2, 5_000);
+  };
+  const open = async () => {
+    let ticket: string;
+    try {
+      ticket = (await post<{ ticket: string }>("/v1/stream-tickets", {})).ticket;
+    } catch (err) {
+      if (closed) return;
+      if (err instanceof ApiError && err.status === 401) return; // forgotten: the page asks for a login
+      handlers.onState("reconnecting");
+      return again();
+    }
+    if (closed) return;
+    const u = new URL(url, location.href);
+    u.searchParams.set("ticket", ticket);
+    if (lastId !== "") u.searchParams.set("after", lastId);
+    const source = new EventSource(u.pathname + u.search);
+    es = source;
+    source.addEventListener("ready", () => {
       delay = 500;
       handlers.onState("live");
       handlers.onOpen();
     });
-    const deliver = (ev: MessageEvent) => handlers.onMessage(ev.type, ev.data as string, ev.lastEventId);
-    for (const name of events) es.addEventListener(name, deliver as EventListener);
-    es.onerror = () => {
+    const deliver = (ev: MessageEvent) => {
+      if (ev.lastEventId) lastId = ev.lastEventId;
+      handlers.onMessage(ev.type, ev.data as string, ev.lastEventId);
+    };
+    for (const name of events) source.addEventListener(name, deliver as EventListener);
+    source.onerror = () => {
+      // The ticket is spent: the browser's own reconnect would be refused, so close and open
+      // again with a new one (a restarted server answers 503 for a moment: that retries too).
+      source.close();
+      if (es === source) es = undefined;
       handlers.onState("reconnecting");
-      // The browser retries by itself after a dropped stream, but gives up on an HTTP error
-      // (the server restarting answers 503 for a moment): then retry ourselves.
-      if (es?.readyState === EventSource.CLOSED && !closed) {
-        es.close();
-        timer = setTimeout(open, delay);
-        delay = Math.min(delay * 2, 5_000);
-      }
+      again();
     };
   };
-  open();
+  void open();
   return () => {
     closed = true;
     if (timer) clearTimeout(timer);

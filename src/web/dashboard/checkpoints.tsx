@@ -3,14 +3,14 @@
  * one would change (per file, unified or side by side: now → the checkpoint), the rollback itself
  * behind a confirmation, its undo (a rollback to the safety checkpoint it took, previewed and
  * confirmed the same way, with the preview's plan), and pin/unpin.
- * Every write goes through `post` (bearer token); a refusal is shown as the server words it and
+ * Every write goes through `post` (the browser session as a bearer header); a refusal is shown as the server words it and
  * the list is read again, so a stale page learns what changed.
  */
 import { useCallback, useEffect, useState } from "preact/hooks";
 import type { CheckpointInfo } from "../../core/checkpoints.js";
 import type { CheckpointPairDiff } from "../../services/checkpoint-diff.js";
 import type { RollbackChange } from "../../services/rollback.js";
-import { get, post, token } from "./api.js";
+import { get, post } from "./api.js";
 import { DiffView } from "./diff-view.js";
 import { useNewest } from "./parts.js";
 
@@ -54,7 +54,6 @@ export function CheckpointsPanel({ sessionId, version }: { sessionId: string; ve
   const [done, setDone] = useState<Done | undefined>();
   const [pick, setPick] = useState<{ from: string; to: string }>({ from: "", to: "" });
   const [pair, setPair] = useState<CheckpointPairDiff | undefined>();
-  const canWrite = token() !== undefined;
   const base = `/v1/sessions/${encodeURIComponent(sessionId)}`;
 
   const newest = useNewest();
@@ -135,7 +134,7 @@ export function CheckpointsPanel({ sessionId, version }: { sessionId: string; ve
           {done.kind === "undo" ? "Undid the rollback" : `Rolled back to ${describe(done.target)}`}: {done.restored} files restored,{" "}
           {done.removed} removed.{" "}
           {done.kind === "rollback" && done.safety && preview?.kind !== "undo" && (
-            <button type="button" disabled={busy || !canWrite} onClick={() => void showPreview(done.safety as string, "undo")}>
+            <button type="button" disabled={busy} onClick={() => void showPreview(done.safety as string, "undo")}>
               Undo the rollback…
             </button>
           )}
@@ -176,7 +175,7 @@ export function CheckpointsPanel({ sessionId, version }: { sessionId: string; ve
                   <button type="button" disabled={busy || c.prunedAt !== undefined} onClick={() => void showPreview(c.id)}>
                     Compare with now
                   </button>{" "}
-                  <button type="button" disabled={busy || !canWrite || c.prunedAt !== undefined} onClick={() => void pin(c)}>
+                  <button type="button" disabled={busy || c.prunedAt !== undefined} onClick={() => void pin(c)}>
                     {c.pinned ? "Unpin" : "Pin"}
                   </button>
                 </td>
@@ -289,13 +288,12 @@ export function CheckpointsPanel({ sessionId, version }: { sessionId: string; ve
           ))}
           {!confirming ? (
             <p>
-              <button type="button" disabled={busy || !canWrite || changing.length === 0} onClick={() => setConfirming(true)}>
+              <button type="button" disabled={busy || changing.length === 0} onClick={() => setConfirming(true)}>
                 {preview.kind === "undo" ? "Undo the rollback…" : `Roll back to ${describe(preview.target)}…`}
               </button>{" "}
               <button type="button" onClick={() => setPreview(undefined)}>
                 Close
               </button>
-              {!canWrite && <span class="muted"> read-only tab: open the link `baton dashboard` prints to act</span>}
             </p>
           ) : (
             <fieldset class="message" aria-label={preview.kind === "undo" ? "Confirm the undo" : "Confirm the rollback"}>

@@ -8,7 +8,7 @@
  */
 import { useCallback, useEffect, useState } from "preact/hooks";
 import type { DoctorFinding, DoctorReport } from "../../core/doctor.js";
-import { ApiError, get, post, token } from "./api.js";
+import { ApiError, get, post } from "./api.js";
 
 const SEVERITY_CLASS = { error: "bad", warning: "warn", info: "info" } as const;
 
@@ -18,7 +18,6 @@ export function HealthView() {
   const [stale, setStale] = useState<string | undefined>();
   const [busy, setBusy] = useState(false);
   const [error, setError] = useState<string | undefined>();
-  const canWrite = token() !== undefined;
 
   const load = useCallback(async () => {
     setBusy(true);
@@ -89,7 +88,7 @@ export function HealthView() {
         <button type="button" onClick={() => void load()} disabled={busy}>
           Check again
         </button>
-        <button type="button" data-action="fix" onClick={() => void fix()} disabled={busy || !canWrite || safe.length === 0}>
+        <button type="button" data-action="fix" onClick={() => void fix()} disabled={busy || safe.length === 0}>
           Apply the safe fixes ({safe.length})
         </button>
         {report && (
@@ -129,7 +128,7 @@ export function HealthView() {
                         data-fix={f.code}
                         aria-label={`Apply this fix (${f.code}${f.sessionId ? ` in ${f.sessionId}` : ""})`}
                         onClick={() => void fix(f)}
-                        disabled={busy || !canWrite}
+                        disabled={busy}
                       >
                         Apply this fix
                       </button>

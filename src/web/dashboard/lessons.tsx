@@ -6,7 +6,7 @@
  */
 import { useCallback, useEffect, useMemo, useState } from "preact/hooks";
 import type { ListedLesson } from "../../services/lessons.js";
-import { get, post, token } from "./api.js";
+import { get, post } from "./api.js";
 
 type Row = ListedLesson & { version: string | null };
 
@@ -28,7 +28,6 @@ export function LessonsView() {
   const [deleting, setDeleting] = useState<string | undefined>();
   const [busy, setBusy] = useState(false);
   const [message, setMessage] = useState<{ kind: "info" | "error"; text: string } | undefined>();
-  const canWrite = token() !== undefined;
 
   const load = useCallback(async () => {
     try {
@@ -135,17 +134,13 @@ export function LessonsView() {
                 </button>
               </>
             ) : (
-              <button
-                type="button"
-                disabled={busy || !canWrite || l.version === null}
-                onClick={() => setEditing({ id: l.id, text: l.text })}
-              >
+              <button type="button" disabled={busy || l.version === null} onClick={() => setEditing({ id: l.id, text: l.text })}>
                 Edit
               </button>
             )}
             <button
               type="button"
-              disabled={busy || !canWrite || l.version === null}
+              disabled={busy || l.version === null}
               onClick={() =>
                 void act(async () => {
                   await post(`/v1/lessons/${encodeURIComponent(l.id)}`, { version: l.version, pinned: !l.pinned });
@@ -177,7 +172,7 @@ export function LessonsView() {
                 </button>
               </>
             ) : (
-              <button type="button" disabled={busy || !canWrite || l.version === null} onClick={() => setDeleting(l.id)}>
+              <button type="button" disabled={busy || l.version === null} onClick={() => setDeleting(l.id)}>
                 Delete…
               </button>
             )}

@@ -1,17 +1,17 @@
 /**
  * The dashboard's entry: log in from the link's fragment, then route between the views by the
  * URL fragment (`#/sessions`, `#/session/<id>`). Views live in their own files; this holds the
- * frame (title, navigation, connection badge, read-only notice).
+ * frame (title, navigation, connection badge, the login notice).
  */
 import { render } from "preact";
 import { useEffect, useState } from "preact/hooks";
-import { ApiError, type Connection, follow, get, loginFromFragment, token } from "./api.js";
+import { type Connection, follow, keepSession, loginFromFragment, onSignedOut, token } from "./api.js";
 import { HealthView } from "./health.js";
 import { LessonsView } from "./lessons.js";
 import { SessionView } from "./session.js";
 import { SessionsView } from "./sessions.js";
 
-type Auth = { kind: "checking" } | { kind: "full" } | { kind: "read_only" } | { kind: "signed_out"; why?: string };
+type Auth = { kind: "full" } | { kind: "signed_out"; why?: string };
 
 type Route = { view: "sessions" } | { view: "health" } | { view: "lessons" } | { view: "session"; id: string };
 
@@ -37,13 +37,15 @@ function App({ initial }: { initial: Auth }) {
     return () => removeEventListener("hashchange", onHash);
   }, []);
 
+  // Logged in: keep the browser session fresh; when the server refuses it, ask for a login.
   useEffect(() => {
-    if (auth.kind !== "checking") return;
-    // No token in this tab: the cookie may still allow reading.
-    get("/v1/dashboard/sessions").then(
-      () => setAuth({ kind: "read_only" }),
-      (err) => setAuth(err instanceof ApiError && err.status === 401 ? { kind: "signed_out" } : { kind: "read_only" }),
-    );
+    if (auth.kind !== "full") return;
+    const off = onSignedOut(() => setAuth({ kind: "signed_out", why: "The login has ended (it lapsed, or the server has a new token)." }));
+    const stop = keepSession();
+    return () => {
+      off();
+      stop();
+    };
   }, [auth.kind]);
 
   // Views without a stream of their own (lessons, health) still hold the workspace stream: the
@@ -51,22 +53,18 @@ function App({ initial }: { initial: Auth }) {
   // stays up while any dashboard tab is open, and only then.
   const streamless = where.view === "health" || where.view === "lessons";
   useEffect(() => {
-    if (!streamless || auth.kind === "signed_out" || auth.kind === "checking") return;
+    if (!streamless || auth.kind !== "full") return;
     return follow("/v1/dashboard/stream", { onOpen: () => undefined, onMessage: () => undefined, onState: setConn });
   }, [streamless, auth.kind]);
 
-  if (auth.kind === "signed_out" || auth.kind === "checking") {
+  if (auth.kind === "signed_out") {
     return (
       <main>
         <h1>Baton dashboard</h1>
-        {auth.kind === "checking" ? (
-          <p>Checking the login…</p>
-        ) : (
-          <div class="message error" role="alert">
-            {auth.why ? `${auth.why} ` : "This browser is not logged in. "}
-            Run <code>baton dashboard</code> in the project and open the link it prints.
-          </div>
-        )}
+        <div class="message error" role="alert">
+          {auth.why ? `${auth.why} ` : "This browser is not logged in. "}
+          Run <code>baton dashboard</code> in the project and open the link it prints.
+        </div>
       </main>
     );
   }
@@ -91,11 +89,6 @@ function App({ initial }: { initial: Auth }) {
             </a>
           )}
         </nav>
-        {auth.kind === "read_only" && (
-          <span class="badge warn" title="this tab has no token: open the link `baton dashboard` prints to act">
-            read-only
-          </span>
-        )}
         <span class={`badge ${CONNECTION_CLASS[conn]}`} role="status" aria-live="polite" data-connection={conn}>
           {CONNECTION_TEXT[conn]}
         </span>
@@ -119,7 +112,7 @@ async function start() {
   const root = document.getElementById("app");
   if (!root) return;
   const login = await loginFromFragment();
-  let initial: Auth = token() ? { kind: "full" } : { kind: "checking" };
+  let initial: Auth = token() ? { kind: "full" } : { kind: "signed_out" };
   if (typeof login === "object") initial = { kind: "signed_out", why: `The login failed: ${login.error}.` };
   root.textContent = "";
   render(<App initial={initial} />, root);

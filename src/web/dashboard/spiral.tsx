@@ -7,7 +7,7 @@
 import { useState } from "preact/hooks";
 import type { SpiralState, TurnEntry } from "../../core/types.js";
 import type { SessionStatus } from "../../services/status.js";
-import { post, token } from "./api.js";
+import { post } from "./api.js";
 
 type Choice = "unpause" | "rollback_unpause" | "note";
 
@@ -34,7 +34,6 @@ export function SpiralPanel({
   const [busy, setBusy] = useState(false);
   const [message, setMessage] = useState<{ kind: "info" | "error"; text: string } | undefined>();
   if (!sp?.paused) return message ? <output class="message">{message.text}</output> : null;
-  const canWrite = token() !== undefined;
 
   const choose = async (action: Choice) => {
     setBusy(true);
@@ -116,21 +115,20 @@ export function SpiralPanel({
         <textarea rows={2} value={note} onInput={(e) => setNote((e.target as HTMLTextAreaElement).value)} />
       </label>
       <div class="toolbar">
-        <button type="button" data-choice="unpause" disabled={busy || !canWrite} onClick={() => void choose("unpause")}>
+        <button type="button" data-choice="unpause" disabled={busy} onClick={() => void choose("unpause")}>
           Unpause
         </button>
         <button
           type="button"
           data-choice="rollback_unpause"
-          disabled={busy || !canWrite || !sp.proposedCheckpoint}
+          disabled={busy || !sp.proposedCheckpoint}
           onClick={() => void choose("rollback_unpause")}
         >
           Roll back, then unpause
         </button>
-        <button type="button" data-choice="note" disabled={busy || !canWrite || !note.trim()} onClick={() => void choose("note")}>
+        <button type="button" data-choice="note" disabled={busy || !note.trim()} onClick={() => void choose("note")}>
           Stay paused with this note
         </button>
-        {!canWrite && <span class="muted">read-only tab</span>}
       </div>
     </section>
   );

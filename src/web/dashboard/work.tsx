@@ -2,13 +2,13 @@
  * A session's work: open items (ready or leased, with the lease holder and expiry) and
  * dead-lettered items no event handled. A person can give someone's leased work back to the
  * queue (a nack: the holder's ack is then refused) and deliver dead-lettered work again with
- * fresh attempts, each behind a confirmation, with the bearer token. The request names the lease
+ * fresh attempts, each behind a confirmation, with the browser session. The request names the lease
  * or item the page showed, so work that moved meanwhile (acked, released, delivered again,
  * retried, handled) is refused by the server, the page says so, and nothing changes.
  */
 import { useCallback, useEffect, useState } from "preact/hooks";
 import type { DeadItem, PendingWork } from "../../services/queue.js";
-import { ApiError, get, post, token } from "./api.js";
+import { ApiError, get, post } from "./api.js";
 import { ago, useNewest } from "./parts.js";
 
 interface Work {
@@ -26,7 +26,6 @@ export function WorkPanel({ sessionId, version }: { sessionId: string; version: 
   const [asking, setAsking] = useState<Asking | undefined>();
   const [busy, setBusy] = useState(false);
   const [message, setMessage] = useState<{ kind: "info" | "error"; text: string } | undefined>();
-  const canWrite = token() !== undefined;
 
   const newest = useNewest();
   const load = useCallback(async () => {
@@ -108,7 +107,7 @@ export function WorkPanel({ sessionId, version }: { sessionId: string; version: 
                 <div class="row-actions">
                   <button
                     type="button"
-                    disabled={busy || !canWrite}
+                    disabled={busy}
                     aria-label={`Release… (${w.kind}, seq ${w.seq}, held by ${w.lease.owner})`}
                     onClick={() => setAsking({ kind: "release", item: w })}
                   >
@@ -127,7 +126,7 @@ export function WorkPanel({ sessionId, version }: { sessionId: string; version: 
               <div class="row-actions">
                 <button
                   type="button"
-                  disabled={busy || !canWrite}
+                  disabled={busy}
                   aria-label={`Retry… (${d.kind}, seq ${d.seq})`}
                   onClick={() => setAsking({ kind: "retry", item: d })}
                 >
@@ -153,7 +152,6 @@ export function WorkPanel({ sessionId, version }: { sessionId: string; version: 
           </button>
         </fieldset>
       )}
-      {!canWrite && <p class="muted">read-only tab: open the link `baton dashboard` prints to act</p>}
     </div>
   );
 }
