@@ -76,7 +76,14 @@ describe("append with an unknown commit outcome", () => {
       state.lose = 2;
       const err = await b.events.append("t", { type: "note:added", data: { text: "twice" } }).catch((e) => e);
       expect(err.code).toBe("storage_unavailable");
-      expect((await b.events.list("t")).events.filter((e) => (e.data as { text?: string }).text === "twice").length).toBe(1);
+      // ...as an unknown outcome, with the id that makes a later re-send store it at most once.
+      expect(err.details).toMatchObject({ outcome: "unknown", ids: [expect.stringMatching(/^ev_/)] });
+      expect(err.message).toContain("outcome is unknown");
+      const twice = () => b.events.list("t").then((l) => l.events.filter((e) => (e.data as { text?: string }).text === "twice").length);
+      expect(await twice()).toBe(1);
+      const again = await b.events.append("t", { type: "note:added", id: err.details.ids[0], data: { text: "twice" } });
+      expect(again.duplicate).toBe(true);
+      expect(await twice()).toBe(1);
     } finally {
       await b.close();
     }

@@ -270,7 +270,21 @@ export class Journal {
       } catch (err) {
         if (!(remote && isBatonError(err, "storage_unavailable") && err.details.outcome === "unknown")) throw err;
         const first = seen;
-        const again = await attempt(new Set());
+        let again: Awaited<ReturnType<typeof attempt>>;
+        try {
+          again = await attempt(new Set());
+        } catch (retryErr) {
+          // Still unreachable: the first attempt may have committed. Say so, with the ids that
+          // make a later re-send store each event at most once.
+          if (!isBatonError(retryErr, "storage_unavailable")) throw retryErr;
+          const ids = sent.map((e) => e.id as string);
+          throw new BatonError(
+            "storage_unavailable",
+            `${retryErr.message}. The connection was lost as the write committed, so it may have been stored: its outcome is unknown. Send it again with the same event id${ids.length > 1 ? "s" : ""} (${ids.join(", ")}) once the store is back: it is stored at most once`,
+            { ...retryErr.details, outcome: "unknown", ids },
+            { cause: retryErr },
+          );
+        }
         // The caller asked once: each event is a duplicate exactly when it was one before the
         // lost attempt (which, if it committed, makes the re-send see its own events again).
         if (first !== undefined && first.length === again.results.length) {

@@ -1,8 +1,9 @@
 /** Commands over sessions and their journals. */
 import { createWriteStream } from "node:fs";
 import { ago, isLaneId } from "../../core/lanes.js";
+import { batonCommand } from "../../core/shell.js";
 import type { JsonObject } from "../../core/types.js";
-import { BatonError, badInput } from "../../errors.js";
+import { BatonError, badInput, isBatonError } from "../../errors.js";
 import { writeStdout } from "../../platform/output.js";
 import { type Ctx, parseIntOption, parseJsonObject } from "../context.js";
 import { renderSession, renderStatus } from "../render.js";
@@ -106,10 +107,35 @@ export async function event(
   const epoch = parseIntOption(o.epoch ?? (o.lock !== undefined ? process.env.BATON_LOCK_EPOCH : undefined), "--epoch", 1);
   if ((lock === undefined) !== (epoch === undefined))
     throw badInput("a fenced append needs both --lock and --epoch (or BATON_LOCK_NAME / BATON_LOCK_EPOCH)");
-  const r = lock !== undefined && epoch !== undefined ? await b.locks.append(lock, epoch, sid, input) : await b.events.append(sid, input);
+  let r: Awaited<ReturnType<typeof b.events.append>>;
+  try {
+    r = lock !== undefined && epoch !== undefined ? await b.locks.append(lock, epoch, sid, input) : await b.events.append(sid, input);
+  } catch (err) {
+    throw unknownOutcome(err, o.id);
+  }
   ctx.out(
     r,
     () => `${r.duplicate ? "Duplicate of" : "Appended"} ${r.event.type} as seq ${r.event.seq} to ${sid}: ${r.outcome}, phase ${r.phase}`,
+  );
+}
+
+/**
+ * An append whose outcome is unknown (the store went away as it committed, and was still away
+ * at the automatic re-send): the same error, plus the exact command that stores it at most
+ * once, this command with the event's id (`retry`). Run again without the id, it would be
+ * stored a second time if the first did land.
+ */
+function unknownOutcome(err: unknown, given: string | undefined): unknown {
+  if (!isBatonError(err, "storage_unavailable") || err.details.outcome !== "unknown") return err;
+  const id = (err.details.ids as string[] | undefined)?.[0];
+  if (id === undefined) return err;
+  const args = process.argv.slice(2);
+  const retry = batonCommand(...(given === undefined ? [...args, "--id", id] : args));
+  return new BatonError(
+    "storage_unavailable",
+    `${err.message}. Run exactly this to store it at most once: ${retry}`,
+    { ...err.details, retry },
+    { cause: err },
   );
 }
 
