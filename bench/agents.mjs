@@ -29,9 +29,9 @@ import { existsSync, mkdirSync, readFileSync, rmSync, writeFileSync } from "node
 import os from "node:os";
 import { join } from "node:path";
 import { build } from "esbuild";
-import { median, REPO } from "./lib.mjs";
+import { commandLine, median, REPO } from "./lib.mjs";
 
-const args = process.argv.slice(2);
+const args = commandLine(import.meta.url, { valued: ["--reps"], positional: [0, 3] });
 const repsAt = args.indexOf("--reps");
 const REPS = repsAt >= 0 ? Number(args[repsAt + 1]) : 3;
 const AGENTS = args.filter((a, i) => !a.startsWith("--") && args[i - 1] !== "--reps");

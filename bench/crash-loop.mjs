@@ -11,10 +11,15 @@
 import { spawn } from "node:child_process";
 import { join } from "node:path";
 import Database from "better-sqlite3";
-import { cleanupAll, loadBaton, REPO, tempDir } from "./lib.mjs";
+import { cleanupAll, commandLine, loadBaton, REPO, tempDir } from "./lib.mjs";
 
-const iterations = Number(process.argv[2] ?? 10_000);
-const parallel = Number(process.argv[3] ?? 2);
+const [iterationsArg = "10000", parallelArg = "2"] = commandLine(import.meta.url, { positional: [0, 2] });
+const iterations = Number(iterationsArg);
+const parallel = Number(parallelArg);
+if (!Number.isInteger(iterations) || iterations < 1 || !Number.isInteger(parallel) || parallel < 1) {
+  console.error("usage: node bench/crash-loop.mjs [iterations=10000] [parallel=2], whole numbers ≥ 1");
+  process.exit(2);
+}
 const LEASE_MS = 250;
 const WORKER = join(REPO, "test", "fixtures", "queue-worker.mjs");
 

@@ -3,9 +3,9 @@
  * baseline table, and goal checks. Every benchmark module exports
  * `{ name, title, run(ctx) }`; `run` returns `{ rows, ratios, notes?, extra? }`.
  */
-import { existsSync, mkdtempSync, rmSync, statSync } from "node:fs";
+import { existsSync, mkdtempSync, readFileSync, rmSync, statSync } from "node:fs";
 import os from "node:os";
-import { dirname, join, resolve } from "node:path";
+import { basename, dirname, join, resolve } from "node:path";
 import { fileURLToPath } from "node:url";
 import Database from "better-sqlite3";
 
@@ -23,6 +23,44 @@ export function builtLibrary(checkout) {
   if (existsSync(file)) return file;
   console.error(`${checkout}: no dist/index.js (run node scripts/build.mjs there first)`);
   process.exit(2);
+}
+
+/**
+ * A runnable benchmark's command line, read before it does anything: `--help` / `-h` prints its
+ * usage, the opening comment of the script (what it measures, how it is run, its arguments and
+ * variables), and exits 0; an option it does not take (anything else starting with `-`), a
+ * value missing after one of `valued`, or a count of arguments outside `positional` (min, max)
+ * is an error with the usage, exit 2. Returns the arguments, with `valued` options and their
+ * values among them, for the script's own parsing.
+ */
+export function commandLine(scriptUrl, { valued = [], positional = [0, 0] } = {}) {
+  const file = fileURLToPath(scriptUrl);
+  const args = process.argv.slice(2);
+  const header = /^\/\*\*\n([\s\S]*?)\n \*\//.exec(readFileSync(file, "utf8"))?.[1] ?? "";
+  const usage = header.replace(/^ \* ?/gm, "");
+  const fail = (problem) => {
+    console.error(`bench/${basename(file)}: ${problem}\n\n${usage}`);
+    process.exit(2);
+  };
+  if (args.includes("--help") || args.includes("-h")) {
+    console.log(usage);
+    process.exit(0);
+  }
+  let count = 0;
+  for (let i = 0; i < args.length; i++) {
+    const a = args[i];
+    if (valued.includes(a)) {
+      if (args[i + 1] === undefined) fail(`${a} needs a value`);
+      i++;
+    } else if (a.startsWith("-")) fail(`unknown option ${a}`);
+    else count++;
+  }
+  const [min, max] = positional;
+  if (count < min || count > max)
+    fail(
+      max === 0 ? `takes no arguments, got ${args.join(" ")}` : `takes ${min === max ? min : `${min} to ${max}`} argument(s), got ${count}`,
+    );
+  return args;
 }
 
 /** Import the built library; fail with a clear message when `dist/` is missing. */

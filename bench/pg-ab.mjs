@@ -19,10 +19,10 @@ import { performance } from "node:perf_hooks";
 import { pathToFileURL } from "node:url";
 import { PostgresSaver } from "@langchain/langgraph-checkpoint-postgres";
 import pg from "pg";
-import { cleanupAll, median, tempDir } from "./lib.mjs";
+import { cleanupAll, commandLine, median, tempDir } from "./lib.mjs";
 import { cluster, cpuLoops, peer, steerSession } from "./pg-lib.mjs";
 
-const [rootA, rootB, roundsArg = "4"] = process.argv.slice(2);
+const [rootA, rootB, roundsArg = "4"] = commandLine(import.meta.url, { positional: [0, 3] });
 const rounds = Number(roundsArg);
 if (!rootA || !rootB || !Number.isInteger(rounds) || rounds < 1) {
   console.error("usage: node bench/pg-ab.mjs <rootA> <rootB> [rounds=4, a whole number ≥ 1]");

@@ -22,7 +22,11 @@
  * - a Claude Code PreToolUse hook process on a PostgreSQL store, with and without the
  *   workspace's hook server, beside SQLite and a store that is down.
  *
- * BENCH_ONLY=lease,append,wake,hooks runs only those parts.
+ * It takes no arguments (`--help` prints this); the environment says the rest:
+ *
+ *   BENCH_PG_URL=postgres://…           use this cluster instead of a throwaway one
+ *   BENCH_ONLY=lease,append,wake,hooks  run only those parts
+ *   BENCH_SCALE=0.2                     shorten the loops (a smoke run)
  */
 import { spawn, spawnSync } from "node:child_process";
 import { readFileSync } from "node:fs";
@@ -31,8 +35,10 @@ import { join } from "node:path";
 import { performance } from "node:perf_hooks";
 import { PostgresSaver } from "@langchain/langgraph-checkpoint-postgres";
 import pg from "pg";
-import { cleanupAll, hr, loadBaton, REPO, scaled, summarise, tempDir } from "./lib.mjs";
+import { cleanupAll, commandLine, hr, loadBaton, REPO, scaled, summarise, tempDir } from "./lib.mjs";
 import { cluster, cpuLoops, peer, steerSession } from "./pg-lib.mjs";
+
+commandLine(import.meta.url);
 
 const WORKERS = 16;
 const ONLY = process.env.BENCH_ONLY ? new Set(process.env.BENCH_ONLY.split(",")) : undefined;

@@ -19,10 +19,10 @@
 import { spawn } from "node:child_process";
 import { existsSync } from "node:fs";
 import { join, resolve } from "node:path";
-import { builtLibrary, cleanupAll, median, REPO } from "./lib.mjs";
+import { builtLibrary, cleanupAll, commandLine, median, REPO } from "./lib.mjs";
 import { writeSample } from "./redact.mjs";
 
-const [a, b, roundsArg = "12", passesArg = "30"] = process.argv.slice(2);
+const [a, b, roundsArg = "12", passesArg = "30"] = commandLine(import.meta.url, { positional: [0, 4] });
 const rounds = Number(roundsArg);
 const P = Number(passesArg);
 if (!a || !b || !Number.isInteger(rounds) || rounds < 1 || !Number.isInteger(P) || P < 6) {

@@ -31,7 +31,8 @@ if (process.argv[2] === "--passes") {
   process.exit(0);
 }
 
-const [a, b, loArg = "8", hiArg = "14"] = process.argv.slice(2);
+const { builtLibrary, cleanupAll, commandLine } = await import("./lib.mjs"); // not in the measured process
+const [a, b, loArg = "8", hiArg = "14"] = commandLine(import.meta.url, { positional: [0, 4] });
 const lo = Number(loArg);
 const hi = Number(hiArg);
 if (!a || !b || !Number.isInteger(lo) || !Number.isInteger(hi) || lo < 1 || hi <= lo) {
@@ -42,7 +43,6 @@ if (spawnSync("valgrind", ["--version"]).status !== 0) {
   console.error("valgrind is not installed (Debian: apt-get install valgrind)");
   process.exit(2);
 }
-const { builtLibrary, cleanupAll } = await import("./lib.mjs"); // not in the measured process
 const libs = [a, b].map((dir) => builtLibrary(dir));
 const { writeSample } = await import("./redact.mjs");
 const file = await writeSample("redact-instr");

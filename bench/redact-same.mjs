@@ -13,10 +13,10 @@
  * Prints the first differences with the text, and exits 1 when there is any.
  */
 import { pathToFileURL } from "node:url";
-import { builtLibrary } from "./lib.mjs";
+import { builtLibrary, commandLine } from "./lib.mjs";
 import { loadCorpus } from "./redact.mjs";
 
-const [a, b, seedArg = "11-15", gluedArg = "100000"] = process.argv.slice(2);
+const [a, b, seedArg = "11-15", gluedArg = "100000"] = commandLine(import.meta.url, { positional: [0, 4] });
 const usage = "usage: node bench/redact-same.mjs <checkout A> <checkout B> [seeds=11-15] [glued=100000]";
 const range = /^(\d+)(?:-(\d+))?$/.exec(seedArg);
 const glued = Number(gluedArg);

@@ -14,7 +14,7 @@
  * are (a timed warm-up makes six passes at least, timed measured passes two).
  */
 import { readFileSync } from "node:fs";
-import { loadBaton } from "./lib.mjs";
+import { commandLine, loadBaton } from "./lib.mjs";
 import { loadSecretlint } from "./secretlint.mjs";
 
 /** A count of passes (`6`) or seconds of CPU (`3s`), as { passes } or { seconds }; undefined when neither. */
@@ -25,7 +25,7 @@ function budget(arg) {
   return Number.isInteger(passes) && passes >= 0 ? { passes } : undefined;
 }
 
-const [side, file, warmArg = "2", passesArg = "1"] = process.argv.slice(2);
+const [side, file, warmArg = "2", passesArg = "1"] = commandLine(import.meta.url, { positional: [0, 4] });
 const warm = budget(warmArg);
 const measured = budget(passesArg);
 if (!(side === "baton" || side === "secretlint") || !file || !warm || !measured) {

@@ -13,9 +13,14 @@
 import { spawn } from "node:child_process";
 import { mkdirSync, readdirSync, readFileSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
-import { cleanupAll, loadBaton, REPO, tempDir } from "./lib.mjs";
+import { cleanupAll, commandLine, loadBaton, REPO, tempDir } from "./lib.mjs";
 
-const total = Number(process.argv[2] ?? 20_000);
+const [totalArg = "20000"] = commandLine(import.meta.url, { positional: [0, 1] });
+const total = Number(totalArg);
+if (!Number.isInteger(total) || total < 1) {
+  console.error("usage: node bench/restore-race.mjs [rollbacks=20000, a whole number ≥ 1]");
+  process.exit(2);
+}
 const { openBaton, isBatonError } = await loadBaton();
 const root = tempDir("restore-race");
 const outside = tempDir("restore-race-outside");

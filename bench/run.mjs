@@ -1,7 +1,9 @@
 /**
  * Baton benchmarks. `node --expose-gc bench/run.mjs` runs them all (after `npm run build`);
  * `node bench/run.mjs append status` runs some. Results are printed as tables and written to
- * bench/results/latest.json. See docs/benchmarks.md.
+ * bench/results/latest.json. See docs/benchmarks.md. `--help` prints this.
+ *
+ *   node bench/run.mjs [append batch status cli queue checkpoints ledger hooks lanes dashboard redact]
  *
  *   BENCH_SCALE=0.2            shorten every loop (smoke run)
  *   BATON_BENCH_TARGET=<dir>   benchmark another build (with dist/ and bin/) against the same baselines
@@ -12,11 +14,11 @@ import { existsSync, mkdirSync, writeFileSync } from "node:fs";
 import os from "node:os";
 import { join, resolve } from "node:path";
 import Database from "better-sqlite3";
-import { cleanupAll, fmt, REPO, TARGET, table } from "./lib.mjs";
+import { cleanupAll, commandLine, fmt, REPO, TARGET, table } from "./lib.mjs";
 
 const ALL = ["append", "batch", "status", "cli", "queue", "checkpoints", "ledger", "hooks", "lanes", "dashboard", "redact"];
 
-const args = process.argv.slice(2).filter((a) => !a.startsWith("-"));
+const args = commandLine(import.meta.url, { positional: [0, ALL.length] });
 const unknown = args.filter((a) => !ALL.includes(a));
 if (unknown.length > 0) {
   console.error(`unknown benchmark(s): ${unknown.join(", ")}; choose from ${ALL.join(", ")}`);

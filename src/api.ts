@@ -149,6 +149,14 @@ export interface OpenBatonOptions {
   checkpoints?: Omit<CheckpointOptions, "durable">;
   /** Process facts (host, pid liveness, start times) for lock and run proofs; tests fake them. Default: this machine's. */
   processFacts?: ProcessFacts;
+  /**
+   * A name for this process's host, added to its host identity (env `BATON_HOST_ID` for the
+   * CLI, servers and hooks): processes given different names count as different hosts, so a
+   * lock or run of one is judged by its expiry only, never by its pid. It cannot make
+   * processes of different machines, boots or pid namespaces one host. 1-128 letters, digits
+   * and `. _ : @ -`.
+   */
+  hostId?: string;
   /** Trajectory ledger: caps (nodes per session, bytes per node, total bytes) and commit durability. */
   ledger?: LedgerOptions;
 }

@@ -10,7 +10,7 @@ import type { Backend } from "./backend/contract.js";
 import { createBaton } from "./baton.js";
 import { BatonError } from "./errors.js";
 import { loadPostgres } from "./pg-loader.js";
-import type { ProcessFacts } from "./platform/process-facts.js";
+import { hostFacts, type ProcessFacts, withHostId } from "./platform/process-facts.js";
 import { describeStore, resolveStore } from "./platform/store-config.js";
 import { resolveWorkspace, type Workspace } from "./platform/workspace.js";
 import type { ArtifactService } from "./services/artifacts.js";
@@ -246,6 +246,8 @@ export async function openPostgresStore(opts: PostgresStoreOptions): Promise<Sto
 
 /** Open a workspace (creating `.baton/` unless `create: false`) on the store it is configured for. */
 export async function openBaton(opts: InternalOpenOptions = {}): Promise<Baton> {
+  // Checked before anything is opened: a bad host id is the caller's mistake, not the store's.
+  const processFacts = opts.hostId !== undefined ? withHostId(opts.processFacts ?? hostFacts, opts.hostId) : opts.processFacts;
   const ws = resolveWorkspace({
     create: opts.create ?? true,
     ...(opts.root ? { root: opts.root } : {}),
@@ -281,7 +283,7 @@ export async function openBaton(opts: InternalOpenOptions = {}): Promise<Baton> 
     ...(opts.defaultLeaseMs !== undefined ? { defaultLeaseMs: opts.defaultLeaseMs } : {}),
     ...(opts.checkpoints ? { checkpoints: opts.checkpoints } : {}),
     ...(opts.durability ? { durability: opts.durability } : {}),
-    ...(opts.processFacts ? { processFacts: opts.processFacts } : {}),
+    ...(processFacts ? { processFacts } : {}),
     ...(opts.ledger ? { ledger: opts.ledger } : {}),
   });
   const baton = createBaton(services);

@@ -7,10 +7,13 @@
 
 import type { Durability } from "./api.js";
 import { BatonError } from "./errors.js";
+import { hostIdProblem } from "./platform/process-facts.js";
 import type { CheckpointOptions } from "./services/checkpoints.js";
 
 export interface EnvOptions {
   durability?: Durability;
+  /** BATON_HOST_ID: openBaton's `hostId`. */
+  hostId?: string;
   /** Variables read under a name that is going away, with what replaces them (the CLI warns). */
   deprecated?: string[];
   checkpoints?: Pick<CheckpointOptions, "retain">;
@@ -45,6 +48,12 @@ export function envOptions(env: NodeJS.ProcessEnv = process.env): EnvOptions {
     if (!(n >= 1))
       throw new BatonError("bad_input", `BATON_CHECKPOINT_RETAIN must be a whole number ≥ 1, got "${retain}"; fix or unset it`);
     out.checkpoints = { retain: n };
+  }
+  const hostId = env.BATON_HOST_ID;
+  if (hostId) {
+    const problem = hostIdProblem(hostId);
+    if (problem) throw new BatonError("bad_input", `BATON_HOST_ID=${hostId} is invalid: ${problem}; fix or unset it`);
+    out.hostId = hostId;
   }
   return out;
 }

@@ -32,9 +32,24 @@ export function spawnFixture(fixture: string, args: string[]): LineChild {
   return spawnNode(join(FIXTURES, fixture), args, `fixture ${fixture}`);
 }
 
+/**
+ * The CLI's arguments for `baton lock run <name> --ttl <ttl>` of a command that prints "child
+ * ready", then waits until SIGTERM, which it answers with "child got SIGTERM" and exit 0.
+ */
+export function lockRunArgs(name: string, root: string, ttlMs: number): string[] {
+  const command =
+    "process.on('SIGTERM', () => { console.log('child got SIGTERM'); process.exit(0); }); console.log('child ready'); setInterval(() => {}, 1000);";
+  return ["lock", "run", name, "--ttl", String(ttlMs), "--root", root, "--", process.execPath, "-e", command];
+}
+
 /** Spawn `node <script> ...args` (e.g. the built CLI), tracked by the helpers' leak check. */
 export function spawnNode(script: string, args: string[], label: string): LineChild {
-  const proc = spawnTracked(process.execPath, [script, ...args], { stdio: ["pipe", "pipe", "pipe"] });
+  return spawnCommand(process.execPath, [script, ...args], label);
+}
+
+/** Spawn `command ...args` (e.g. the CLI under `unshare`), tracked by the helpers' leak check. */
+export function spawnCommand(command: string, args: string[], label: string, env?: NodeJS.ProcessEnv): LineChild {
+  const proc = spawnTracked(command, args, { stdio: ["pipe", "pipe", "pipe"], ...(env ? { env } : {}) });
   const lines: string[] = [];
   let partial = "";
   let err = "";

@@ -5,7 +5,7 @@
  */
 import { spawnSync } from "node:child_process";
 import { afterAll, describe, expect, it } from "vitest";
-import { killAll, spawnNode, waitExit } from "./child-process.js";
+import { killAll, lockRunArgs, spawnNode, waitExit } from "./child-process.js";
 import { CLI, cleanupDirs, cli, tempDir } from "./helpers.js";
 
 afterAll(() => cleanupDirs());
@@ -83,23 +83,7 @@ describe("baton lock", () => {
     cli(["lock", "release", "job", ...o]);
 
     // Heartbeats keep a short ttl alive for a longer command; signals are forwarded.
-    const child = spawnNode(
-      CLI,
-      [
-        "lock",
-        "run",
-        "job",
-        "--ttl",
-        "1000",
-        "--root",
-        root,
-        "--",
-        process.execPath,
-        "-e",
-        "process.on('SIGTERM', () => { console.log('child got SIGTERM'); process.exit(0); }); console.log('child ready'); setInterval(() => {}, 1000);",
-      ],
-      "baton lock run",
-    );
+    const child = spawnNode(CLI, lockRunArgs("job", root, 1000), "baton lock run");
     try {
       await child.waitForLine((l) => l === "child ready", 20_000, "child ready");
       await new Promise((res) => setTimeout(res, 2_000)); // twice the ttl

@@ -540,7 +540,10 @@ export interface LockRow {
   state: "held" | "free";
   owner: string;
   pid: number | null;
+  /** The holder's host name, for people. */
   host: string | null;
+  /** The holder's host identity (platform/process-facts.ts); null on rows written before it (migration 17/16). */
+  hostId: string | null;
   /** The holder process's start time (Linux /proc/<pid>/stat field 22), to detect pid reuse. */
   startTime: string | null;
   runId: string | null;
@@ -579,6 +582,8 @@ export interface RunRow {
   agent: string;
   pid: number | null;
   host: string | null;
+  /** The run's host identity, as a lock's (`LockRow.hostId`). */
+  hostId: string | null;
   startTime: string | null;
   startedAt: string;
   heartbeatAt: string;

@@ -11,6 +11,7 @@ export interface RawLock {
   owner: string;
   pid: number | null;
   host: string | null;
+  host_id: string | null;
   start_time: string | null;
   run_id: string | null;
   acquired_at: string;
@@ -28,6 +29,7 @@ export const toLock = (r: RawLock): LockRow => ({
   owner: r.owner,
   pid: r.pid,
   host: r.host,
+  hostId: r.host_id,
   startTime: r.start_time,
   runId: r.run_id,
   acquiredAt: r.acquired_at,

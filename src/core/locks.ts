@@ -10,12 +10,21 @@
  *    time than the one recorded (the pid was reused by an unrelated process).
  * A live holder that keeps heartbeating is never given up, however long it runs; a holder on
  * another host is given up only after expiry (its pid means nothing here).
+ *
+ * "This host" is the host identity (platform/process-facts.ts `hostIdentity`), not the host
+ * name: a pid names one process only among the processes of one kernel boot and one pid
+ * namespace, so two containers with the same host name are two hosts. A holder recorded
+ * without an identity (by a Baton before it) cannot be placed, and is given up only after
+ * expiry too; its host name still tells another host at once.
  */
 
 /** Who holds a lock (or runs a run): as recorded when it was taken. */
 export interface HolderIdentity {
   pid?: number;
+  /** The host's name, for people: it decides nothing when the identity is recorded. */
   host?: string;
+  /** The host identity: among whose processes the pid is numbered. */
+  hostId?: string;
   /** The process's start time (Linux: /proc/<pid>/stat field 22, clock ticks since boot). */
   startTime?: string;
 }
@@ -24,6 +33,8 @@ export interface HolderIdentity {
 export interface HolderFacts {
   /** This host's name. */
   host: string;
+  /** This host's identity. */
+  hostId: string;
   /** Whether the holder's pid is alive here (asked only when the holder is on this host). */
   alive?: boolean;
   /** The live process's start time, when it can be read. */
@@ -34,7 +45,7 @@ export type StaleProof = "expired" | "dead_pid" | "pid_reused";
 
 export type StaleDecision =
   | { stale: true; proof: StaleProof; evidence: string }
-  | { stale: false; reason: "live" | "other_host" | "unknown_pid"; evidence: string };
+  | { stale: false; reason: "live" | "other_host" | "unknown_host" | "unknown_pid"; evidence: string };
 
 /**
  * Whether a holder may be given up now, and the proof. `expiresMs` is when the holder's last
@@ -50,11 +61,23 @@ export function staleDecision(holder: HolderIdentity & { expiresMs: number }, fa
     };
   }
   const left = `expires at ${new Date(holder.expiresMs).toISOString()}`;
-  if (holder.host !== undefined && holder.host !== facts.host) {
-    return { stale: false, reason: "other_host", evidence: `${who} is on another host; only its expiry can free it (${left})` };
+  if (!onThisHost(holder, facts)) {
+    const sameName = holder.host !== undefined && holder.host === facts.host;
+    return {
+      stale: false,
+      reason: "other_host",
+      evidence: `${who} is on another host${sameName ? " of the same name (another machine, boot or pid namespace)" : ""}; only its expiry can free it (${left})`,
+    };
   }
-  if (holder.pid === undefined || holder.host === undefined) {
-    return { stale: false, reason: "unknown_pid", evidence: `${who} has no pid and host on record; only its expiry can free it (${left})` };
+  if (holder.pid === undefined) {
+    return { stale: false, reason: "unknown_pid", evidence: `${who} has no pid on record; only its expiry can free it (${left})` };
+  }
+  if (holder.hostId === undefined) {
+    return {
+      stale: false,
+      reason: "unknown_host",
+      evidence: `${who} was recorded without a host identity (by an older Baton), so its pid proves nothing here; only its expiry can free it (${left})`,
+    };
   }
   if (facts.alive === false) return { stale: true, proof: "dead_pid", evidence: `${who} is not running` };
   if (holder.startTime !== undefined && facts.startTime !== undefined && holder.startTime !== facts.startTime) {
@@ -65,6 +88,30 @@ export function staleDecision(holder: HolderIdentity & { expiresMs: number }, fa
     };
   }
   return { stale: false, reason: "live", evidence: `${who} is alive (${left})` };
+}
+
+/**
+ * Whether the holder may be on this host: the same identity, or, for a record without one, the
+ * same host name (then it may also be another host of that name: `staleDecision` asks expiry).
+ */
+function onThisHost(holder: HolderIdentity, facts: HolderFacts): boolean {
+  if (holder.hostId !== undefined) return holder.hostId === facts.hostId;
+  return holder.host === undefined || holder.host === facts.host;
+}
+
+/** A holder's identity from a stored row (a lock's or a run's), its absent columns left out. */
+export function holderOfRow(r: {
+  pid: number | null;
+  host: string | null;
+  hostId: string | null;
+  startTime: string | null;
+}): HolderIdentity {
+  const h: HolderIdentity = {};
+  if (r.pid !== null) h.pid = r.pid;
+  if (r.host !== null) h.host = r.host;
+  if (r.hostId !== null) h.hostId = r.hostId;
+  if (r.startTime !== null) h.startTime = r.startTime;
+  return h;
 }
 
 export function describeHolder(h: HolderIdentity): string {

@@ -1,15 +1,23 @@
 /**
  * Facts about processes on this host, for the stale-holder proofs in core/locks.ts: the host
- * name, whether a pid is alive, and a process's start time (Linux: /proc/<pid>/stat field 22,
- * clock ticks since boot), which tells a live holder from an unrelated process that reused its
- * pid. Tests inject their own facts.
+ * name, the host identity (whose pids this process can judge), whether a pid is alive, and a
+ * process's start time (Linux: /proc/<pid>/stat field 22, clock ticks since boot), which tells
+ * a live holder from an unrelated process that reused its pid. Tests inject their own facts.
  */
-import { readFileSync } from "node:fs";
+import { readFileSync, readlinkSync } from "node:fs";
 import { createRequire } from "node:module";
+import { checksum } from "../core/canonical.js";
 import type { HolderFacts, HolderIdentity } from "../core/locks.js";
+import { badInput } from "../errors.js";
 
 export interface ProcessFacts {
+  /** The host's name, shown to people. */
   host(): string;
+  /**
+   * The host identity: processes with the same one number their pids alike, so one can judge
+   * another's pid with kill(0) and /proc. Absent (a test's facts): the host name stands for it.
+   */
+  hostId?(): string;
   /** This machine's stable identity (survives host renames); absent: the host name decides. */
   machine?(): string | undefined;
   /** Whether the pid is a live process here (a zombie is dead; EPERM means alive, not ours). */
@@ -19,7 +27,74 @@ export interface ProcessFacts {
 }
 
 let cachedHost: string | undefined;
+let cachedHostId: string | undefined;
 let cachedMachine: string | null | undefined;
+let cachedProcIsOurs: boolean | undefined;
+
+/**
+ * The identity of a host for lock and run proofs: who may judge whose pid. A pid names the same
+ * process exactly for processes of one kernel boot and one pid namespace, so on Linux it is a
+ * checksum of the boot id (/proc/sys/kernel/random/boot_id: new at every boot, shared by the
+ * containers of one kernel) and the pid namespace (/proc/self/ns/pid: one per container that
+ * has its own): `linux:<16 hex>`. The host name cannot tell apart two containers of one name,
+ * and the machine id is baked into images. Where /proc does not say (macOS): `name:<host name>`.
+ */
+function kernelHostId(): string | undefined {
+  try {
+    const boot = readFileSync("/proc/sys/kernel/random/boot_id", "utf8").trim().toLowerCase();
+    const ns = readlinkSync("/proc/self/ns/pid");
+    if (!/^[0-9a-f-]{32,36}$/.test(boot) || !/^pid:\[\d+\]$/.test(ns)) return undefined;
+    return `linux:${checksum(`baton-host ${boot} ${ns}`).slice("fnv1a:".length)}`;
+  } catch {
+    return undefined;
+  }
+}
+
+/** This process's host identity under `facts` (see `kernelHostId`); facts without one: the host name. */
+export function hostIdentity(facts: ProcessFacts): string {
+  return facts.hostId?.() ?? `name:${facts.host()}`;
+}
+
+/** A host id given by the user (`BATON_HOST_ID`, openBaton's `hostId`): what is wrong with it, if anything. */
+export function hostIdProblem(id: string): string | undefined {
+  return /^[A-Za-z0-9][A-Za-z0-9._:@-]{0,127}$/.test(id)
+    ? undefined
+    : "1-128 letters, digits and . _ : @ -, starting with a letter or digit";
+}
+
+/**
+ * `facts` as a host of its own, `id`: the user's name is added to the identity, never put in
+ * its place, so processes given different ids count as different hosts (a lock one holds is
+ * freed by its expiry only), while processes that number their pids differently stay apart
+ * whatever id they are given.
+ */
+export function withHostId(facts: ProcessFacts, id: string): ProcessFacts {
+  const problem = hostIdProblem(id);
+  if (problem) throw badInput(`the host id ${JSON.stringify(id)} is invalid: ${problem}`);
+  return {
+    host: () => facts.host(),
+    hostId: () => `${id}@${hostIdentity(facts)}`,
+    machine: () => facts.machine?.(),
+    alive: (pid) => facts.alive(pid),
+    startTime: (pid) => facts.startTime(pid),
+  };
+}
+
+/**
+ * Whether /proc numbers pids as this process does. A process in a pid namespace of its own that
+ * still sees its parent's /proc (`unshare --pid` without `--mount-proc`) would read another
+ * process's /proc/<pid>/stat for every pid it knows: then /proc says nothing.
+ */
+function procIsOurs(): boolean {
+  if (cachedProcIsOurs === undefined) {
+    try {
+      cachedProcIsOurs = readlinkSync("/proc/self") === String(process.pid);
+    } catch {
+      cachedProcIsOurs = true; // no /proc: every read of it fails on its own
+    }
+  }
+  return cachedProcIsOurs;
+}
 
 /**
  * This machine's stable identity, which survives host renames: a hash (never the raw value,
@@ -72,6 +147,11 @@ export const hostFacts: ProcessFacts = {
     cachedHost ??= (createRequire(import.meta.url)("node:os") as typeof import("node:os")).hostname();
     return cachedHost;
   },
+  hostId() {
+    cachedHostId ??= kernelHostId() ?? `name:${hostFacts.host()}`;
+    return cachedHostId;
+  },
+  machine: machineId,
   alive: processAlive,
   startTime(pid) {
     return readProcStat(pid)?.startTime;
@@ -80,10 +160,11 @@ export const hostFacts: ProcessFacts = {
 
 /**
  * /proc/<pid>/stat (Linux): the name (field 2, which may hold spaces and parentheses), the state
- * (field 3), the parent (field 4) and the start time (field 22). Undefined elsewhere, or when the
- * process is gone.
+ * (field 3), the parent (field 4) and the start time (field 22). Undefined elsewhere, when the
+ * process is gone, or when /proc is another pid namespace's.
  */
 export function readProcStat(pid: number): { comm: string; state: string; ppid: number; startTime: string } | undefined {
+  if (!procIsOurs()) return undefined;
   let text: string;
   try {
     text = readFileSync(`/proc/${pid}/stat`, "utf8");
@@ -121,22 +202,22 @@ export function matchProcess(rec: { pid: number; startTime?: string | undefined 
 
 /** What this host knows about a holder: its pid's liveness and start time, asked only when it is on this host. */
 export function factsAbout(facts: ProcessFacts, holder: HolderIdentity): HolderFacts {
-  const host = facts.host();
-  if (holder.pid === undefined || holder.host !== host) return { host };
+  const here: HolderFacts = { host: facts.host(), hostId: hostIdentity(facts) };
+  if (holder.pid === undefined || holder.hostId !== here.hostId) return here;
   const alive = facts.alive(holder.pid);
-  const out: HolderFacts = { host, alive };
+  here.alive = alive;
   if (alive) {
     const st = facts.startTime(holder.pid);
-    if (st !== undefined) out.startTime = st;
+    if (st !== undefined) here.startTime = st;
   }
-  return out;
+  return here;
 }
 
-/** A holder's identity as recorded at acquisition: pid, this host, and the pid's start time. */
-export function identify(facts: ProcessFacts, pid: number | undefined): HolderIdentity {
-  const host = facts.host();
-  if (pid === undefined) return { host };
-  const id: HolderIdentity = { pid, host };
+/** A holder's identity as recorded at acquisition: pid, this host (name and identity), and the pid's start time. */
+export function identify(facts: ProcessFacts, pid: number | undefined): HolderIdentity & { host: string; hostId: string } {
+  const id: HolderIdentity & { host: string; hostId: string } = { host: facts.host(), hostId: hostIdentity(facts) };
+  if (pid === undefined) return id;
+  id.pid = pid;
   const st = facts.startTime(pid);
   if (st !== undefined) id.startTime = st;
   return id;

@@ -1,21 +1,22 @@
 /**
  * Named locks with fencing epochs.
  *
- * - A lock has at most one holder: owner, pid, host, the pid's start time, an optional run id,
- *   when it was acquired, its last heartbeat and its expiry. The row lives in the store, so
- *   every process on the workspace sees the same holder.
+ * - A lock has at most one holder: owner, pid, host (its name and its identity), the pid's
+ *   start time, an optional run id, when it was acquired, its last heartbeat and its expiry.
+ *   The row lives in the store, so every process on the workspace sees the same holder.
  * - A held lock is taken from its holder only on proof (core/locks.ts `staleDecision`): it
- *   expired, or its pid is dead on this host, or its pid was reused. A holder that keeps
- *   heartbeating is never taken over, however long it runs.
+ *   expired, or its pid is dead on this host, or its pid was reused. "This host" is the host
+ *   identity (platform/process-facts.ts): two containers of one host name are two hosts. A
+ *   holder that keeps heartbeating is never taken over, however long it runs.
  * - Every acquisition increments the lock's epoch, the fencing token. A write the lock guards
  *   runs in `withLock(name, epoch, fn)`: the epoch is checked in the same transaction as the
  *   write, so a holder that was paused past its expiry and lost the lock has its write refused
  *   with `lock_lost` instead of interleaving with the new holder's.
  */
 import type { Backend, LockRow, StoreTx } from "../backend/contract.js";
-import { LOCK_NAME, type StaleDecision, type StaleProof, staleDecision } from "../core/locks.js";
+import { holderOfRow, LOCK_NAME, type StaleDecision, type StaleProof, staleDecision } from "../core/locks.js";
 import { BatonError, badInput } from "../errors.js";
-import { factsAbout, hostFacts, identify, type ProcessFacts } from "../platform/process-facts.js";
+import { factsAbout, hostFacts, hostIdentity, identify, type ProcessFacts } from "../platform/process-facts.js";
 import { ChangeWait } from "./change-wait.js";
 
 export interface LockServiceOptions {
@@ -39,7 +40,10 @@ export interface AcquireOptions {
 export interface LockHolder {
   owner: string;
   pid?: number;
+  /** The holder's host name. */
   host?: string;
+  /** The holder's host identity (platform/process-facts.ts): absent on locks taken by an older Baton. */
+  hostId?: string;
   startTime?: string;
   runId?: string;
   acquiredAt: string;
@@ -141,7 +145,8 @@ export class LockService {
       state: "held",
       owner: o.owner ?? `pid:${o.pid}`,
       pid: o.pid,
-      host: identity.host ?? null,
+      host: identity.host,
+      hostId: identity.hostId,
       startTime: identity.startTime ?? null,
       runId: o.runId ?? null,
       acquiredAt: at,
@@ -193,15 +198,19 @@ export class LockService {
     });
   }
 
-  /** The epoch the process `pid` on this host holds the lock with; `lock_held` / `lock_lost` otherwise. */
+  /**
+   * The epoch the process `pid` on this host holds the lock with; `lock_held` / `lock_lost`
+   * otherwise. A holder recorded without a host identity (an older Baton) is never taken for
+   * this one: name its epoch.
+   */
   async epochHeldBy(name: string, pid: number): Promise<number> {
     checkName(name);
     const row = await this.#backend.transaction("read", (tx) => tx.locks.getLock(name));
     if (row?.state !== "held") throw lost(name, undefined, row);
-    if (row.pid !== pid || row.host !== this.#facts.host()) {
+    if (row.pid !== pid || row.hostId !== hostIdentity(this.#facts)) {
       throw new BatonError(
         "lock_held",
-        `lock "${name}" is held by ${row.owner} (pid ${row.pid ?? "?"} on ${row.host ?? "?"}), not by pid ${pid}; name the epoch you hold with --epoch`,
+        `lock "${name}" is held by ${row.owner} (pid ${row.pid ?? "?"} on ${row.host ?? "?"}), not by pid ${pid} of this host; name the epoch you hold with --epoch`,
         { name, epoch: row.epoch, holder: holderOf(row) },
       );
     }
@@ -265,11 +274,7 @@ export class LockService {
   }
 
   #decide(row: LockRow, now: Date): StaleDecision {
-    const identity = {
-      ...(row.pid !== null ? { pid: row.pid } : {}),
-      ...(row.host !== null ? { host: row.host } : {}),
-      ...(row.startTime !== null ? { startTime: row.startTime } : {}),
-    };
+    const identity = holderOfRow(row);
     return staleDecision({ ...identity, expiresMs: row.expiresMs }, factsAbout(this.#facts, identity), now.getTime());
   }
 
@@ -294,6 +299,7 @@ function holderOf(r: LockRow): LockHolder {
   };
   if (r.pid !== null) h.pid = r.pid;
   if (r.host !== null) h.host = r.host;
+  if (r.hostId !== null) h.hostId = r.hostId;
   if (r.startTime !== null) h.startTime = r.startTime;
   if (r.runId !== null) h.runId = r.runId;
   return h;

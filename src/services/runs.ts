@@ -4,7 +4,8 @@
  * table so a chatty agent does not flood the journal.
  *
  * A running run is crashed when its heartbeat is stale (last heartbeat + ttl has passed), or
- * its pid is dead on this host, or its pid was reused (core/locks.ts gives the proof). Marking
+ * its pid is dead on this host, or its pid was reused (core/locks.ts gives the proof; "this
+ * host" is the host identity of platform/process-facts.ts, as for locks). Marking
  * it crashed is a write, done by `detectCrashed()` — an explicit step that status, resume and
  * doctor call — never by a read. In one transaction it appends `run:crashed` with the proof,
  * marks the row, and gives back the work the run had leased (leases owned by the run id, and,
@@ -13,7 +14,7 @@
  */
 import type { Backend, RunRow } from "../backend/contract.js";
 import { randomHex } from "../core/canonical.js";
-import { type StaleProof, staleDecision } from "../core/locks.js";
+import { holderOfRow, type StaleProof, staleDecision } from "../core/locks.js";
 import type { AppendResult, JsonObject } from "../core/types.js";
 import { BatonError, badInput } from "../errors.js";
 import { factsAbout, hostFacts, identify, type ProcessFacts } from "../platform/process-facts.js";
@@ -82,7 +83,7 @@ export class RunService {
     const id = identify(this.#facts, pid);
     return this.#backend.transaction("write", async (tx) => {
       const data: JsonObject = { runId, agent: input.agent, pid };
-      if (id.host !== undefined) data.host = id.host;
+      data.host = id.host;
       if (input.lane !== undefined) data.lane = input.lane;
       const [result] = await this.#journal.appendInTx(tx, sessionId, [
         { id: `run:${runId}:started`, type: "run:started", actor: input.agent, data },
@@ -99,7 +100,8 @@ export class RunService {
         runId,
         agent: input.agent,
         pid,
-        host: id.host ?? null,
+        host: id.host,
+        hostId: id.hostId,
         startTime: id.startTime ?? null,
         startedAt: at,
         heartbeatAt: now.toISOString(),
@@ -196,11 +198,7 @@ export class RunService {
   }
 
   #decide(row: RunRow) {
-    const identity = {
-      ...(row.pid !== null ? { pid: row.pid } : {}),
-      ...(row.host !== null ? { host: row.host } : {}),
-      ...(row.startTime !== null ? { startTime: row.startTime } : {}),
-    };
+    const identity = holderOfRow(row);
     const expiresMs = Date.parse(row.heartbeatAt) + row.ttlMs;
     return staleDecision({ ...identity, expiresMs }, factsAbout(this.#facts, identity), this.#now().getTime());
   }

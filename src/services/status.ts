@@ -13,7 +13,7 @@ import { sha256 } from "../core/canonical.js";
 import { isTerminal, phaseNextAction } from "../core/flow.js";
 import { type LaneView, laneViews } from "../core/lane-view.js";
 import { pausedSpiral, type SharedFile } from "../core/lanes.js";
-import { staleDecision } from "../core/locks.js";
+import { holderOfRow, staleDecision } from "../core/locks.js";
 import type { MarkerFinding } from "../core/markers.js";
 import { type ChangedFile, type DeadWork, decideNextAction, type HeldLock, type TargetMismatch } from "../core/next-action.js";
 import { lastRollback, rollbackSuggestions } from "../core/rollback.js";
@@ -202,11 +202,7 @@ export class StatusService {
         .filter((r) => r.state === "held" && r.runId !== null && runIds.has(r.runId))
         .map((r) => {
           // The same proof a lock acquire would need to take it over (core/locks.ts).
-          const who = {
-            ...(r.pid !== null ? { pid: r.pid } : {}),
-            ...(r.host !== null ? { host: r.host } : {}),
-            ...(r.startTime !== null ? { startTime: r.startTime } : {}),
-          };
+          const who = holderOfRow(r);
           return {
             name: r.name,
             owner: r.owner,

@@ -21,6 +21,7 @@ function lock(epoch: number, over: Partial<LockRow> = {}): LockRow {
     owner: "a",
     pid: 10,
     host: "h",
+    hostId: "linux:0123456789abcdef",
     startTime: "1",
     runId: null,
     acquiredAt: AT,
@@ -40,6 +41,7 @@ function run(runId: string, sessionId: string, over: Partial<RunRow> = {}): RunR
     agent: "agent",
     pid: 10,
     host: "h",
+    hostId: "linux:0123456789abcdef",
     startTime: "1",
     startedAt: AT,
     heartbeatAt: AT,
@@ -62,7 +64,14 @@ export function locksContract(name: string, factory: StoreFactory): void {
         expect(await tx.locks.acquireLock(lock(1, { owner: "late" }), null), "a second first acquisition loses").toBe(false);
         expect(await tx.locks.heartbeatLock("deploy", 2, AT, 5_000, 1_000)).toBe(false);
         expect(await tx.locks.heartbeatLock("deploy", 1, AT, 5_000, 2_000)).toBe(true);
-        expect(await tx.locks.getLock("deploy")).toMatchObject({ epoch: 1, expiresMs: 5_000, ttlMs: 2_000, state: "held" });
+        expect(await tx.locks.getLock("deploy")).toMatchObject({
+          epoch: 1,
+          expiresMs: 5_000,
+          ttlMs: 2_000,
+          state: "held",
+          host: "h",
+          hostId: "linux:0123456789abcdef",
+        });
         expect(await tx.locks.freeLock("deploy", 2, AT, "released")).toBe(false);
         expect(await tx.locks.freeLock("deploy", 1, AT, "released")).toBe(true);
         expect(await tx.locks.freeLock("deploy", 1, AT, "released")).toBe(false);
@@ -74,11 +83,11 @@ export function locksContract(name: string, factory: StoreFactory): void {
           owner: "a",
         });
         expect(await tx.locks.acquireLock(lock(2, { owner: "c" }), 0), "compare-and-set on the epoch").toBe(false);
-        expect(await tx.locks.acquireLock(lock(2, { owner: "b", pid: null, host: null, startTime: null }), 1)).toBe(true);
+        expect(await tx.locks.acquireLock(lock(2, { owner: "b", pid: null, host: null, hostId: null, startTime: null }), 1)).toBe(true);
         expect(await tx.locks.acquireLock(lock(1, { name: "another" }), null)).toBe(true);
-        expect((await tx.locks.listLocks()).map((l) => [l.name, l.epoch, l.owner, l.pid])).toEqual([
-          ["another", 1, "a", 10],
-          ["deploy", 2, "b", null],
+        expect((await tx.locks.listLocks()).map((l) => [l.name, l.epoch, l.owner, l.pid, l.hostId])).toEqual([
+          ["another", 1, "a", 10, "linux:0123456789abcdef"],
+          ["deploy", 2, "b", null, null],
         ]);
       });
       expect(await backend.integrityCheck()).toEqual([]);
@@ -90,9 +99,12 @@ export function locksContract(name: string, factory: StoreFactory): void {
       await backend.transaction("write", async (tx) => {
         await tx.runs.insertRun(run("r1", "s1"));
         await tx.runs.insertRun(run("r2", "s2"));
-        await tx.runs.insertRun(run("r1", "s2", { agent: "other" }));
+        await tx.runs.insertRun(run("r1", "s2", { agent: "other", hostId: null }));
         expect((await tx.runs.runningRuns()).map((r) => `${r.sessionId}/${r.runId}`).sort()).toEqual(["s1/r1", "s2/r1", "s2/r2"]);
-        expect((await tx.runs.runningRuns("s2")).map((r) => r.runId).sort()).toEqual(["r1", "r2"]);
+        expect((await tx.runs.runningRuns("s2")).map((r) => [r.runId, r.hostId]).sort()).toEqual([
+          ["r1", null],
+          ["r2", "linux:0123456789abcdef"],
+        ]);
         expect(await tx.runs.heartbeatRun("s1", "r1", "2026-02-01T00:01:00.000Z", 90_000)).toBe(true);
         expect(await tx.runs.getRun("s1", "r1")).toMatchObject({ heartbeatAt: "2026-02-01T00:01:00.000Z", ttlMs: 90_000 });
         await tx.runs.setRunState("s1", "r1", "crashed", AT);

@@ -23,6 +23,7 @@ export class PgLockQueries implements LockQueries {
       r.owner,
       r.pid,
       r.host,
+      r.hostId,
       r.startTime,
       r.runId,
       r.acquiredAt,
@@ -35,18 +36,18 @@ export class PgLockQueries implements LockQueries {
     if (prevEpoch === null) {
       return (
         (await this.#c.run(
-          `INSERT INTO locks (name, epoch, state, owner, pid, host, start_time, run_id, acquired_at, heartbeat_at,
+          `INSERT INTO locks (name, epoch, state, owner, pid, host, host_id, start_time, run_id, acquired_at, heartbeat_at,
              expires_ms, ttl_ms, released_at, release_reason)
-           VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14) ON CONFLICT (name) DO NOTHING`,
+           VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14, $15) ON CONFLICT (name) DO NOTHING`,
           args,
         )) > 0
       );
     }
     return (
       (await this.#c.run(
-        `UPDATE locks SET epoch = $2, state = $3, owner = $4, pid = $5, host = $6, start_time = $7, run_id = $8, acquired_at = $9,
-           heartbeat_at = $10, expires_ms = $11, ttl_ms = $12, released_at = $13, release_reason = $14
-         WHERE name = $1 AND epoch = $15`,
+        `UPDATE locks SET epoch = $2, state = $3, owner = $4, pid = $5, host = $6, host_id = $7, start_time = $8, run_id = $9,
+           acquired_at = $10, heartbeat_at = $11, expires_ms = $12, ttl_ms = $13, released_at = $14, release_reason = $15
+         WHERE name = $1 AND epoch = $16`,
         [...args, prevEpoch],
       )) > 0
     );
@@ -75,6 +76,7 @@ interface RawRun {
   agent: string;
   pid: number | null;
   host: string | null;
+  host_id: string | null;
   start_time: string | null;
   started_at: string;
   heartbeat_at: string;
@@ -89,6 +91,7 @@ const toRun = (r: RawRun): RunRow => ({
   agent: r.agent,
   pid: r.pid,
   host: r.host,
+  hostId: r.host_id,
   startTime: r.start_time,
   startedAt: r.started_at,
   heartbeatAt: r.heartbeat_at,
@@ -104,12 +107,12 @@ export class PgRunQueries implements RunQueries {
   }
   async insertRun(r: RunRow): Promise<void> {
     await this.#c.run(
-      `INSERT INTO runs (session_id, run_id, agent, pid, host, start_time, started_at, heartbeat_at, ttl_ms, state, ended_at)
-       VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11)
+      `INSERT INTO runs (session_id, run_id, agent, pid, host, host_id, start_time, started_at, heartbeat_at, ttl_ms, state, ended_at)
+       VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12)
        ON CONFLICT (session_id, run_id) DO UPDATE SET agent = excluded.agent, pid = excluded.pid, host = excluded.host,
-         start_time = excluded.start_time, started_at = excluded.started_at, heartbeat_at = excluded.heartbeat_at,
+         host_id = excluded.host_id, start_time = excluded.start_time, started_at = excluded.started_at, heartbeat_at = excluded.heartbeat_at,
          ttl_ms = excluded.ttl_ms, state = excluded.state, ended_at = excluded.ended_at`,
-      [r.sessionId, r.runId, r.agent, r.pid, r.host, r.startTime, r.startedAt, r.heartbeatAt, r.ttlMs, r.state, r.endedAt],
+      [r.sessionId, r.runId, r.agent, r.pid, r.host, r.hostId, r.startTime, r.startedAt, r.heartbeatAt, r.ttlMs, r.state, r.endedAt],
     );
   }
   async getRun(sessionId: string, runId: string): Promise<RunRow | undefined> {

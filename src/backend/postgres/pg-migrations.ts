@@ -399,4 +399,14 @@ export const PG_MIGRATIONS: readonly PgMigration[] = Object.freeze([
       CREATE INDEX lane_writes_by_lane ON lane_writes (session_id, lane, at);
     `,
   },
+  {
+    // As SQLite migration 17: the host identity of a lock's holder and of a run
+    // (platform/process-facts.ts); null on rows from before, whose pid then proves nothing.
+    version: 16,
+    name: "host-identity",
+    sql: `
+      ALTER TABLE locks ADD COLUMN host_id text;
+      ALTER TABLE runs ADD COLUMN host_id text;
+    `,
+  },
 ]);

@@ -1,4 +1,4 @@
-/** Named locks and agent runs on SQLite (tables from migration 6). */
+/** Named locks and agent runs on SQLite (tables from migration 6; the holder's host identity from 17). */
 import type { LockQueries, LockRow, RunQueries, RunRow, RunState } from "../contract.js";
 import { type RawLock, toLock } from "../rows.js";
 import type { Prepare } from "./sqlite-types.js";
@@ -23,6 +23,7 @@ export class SqliteLockQueries implements LockQueries {
       r.owner,
       r.pid,
       r.host,
+      r.hostId,
       r.startTime,
       r.runId,
       r.acquiredAt,
@@ -35,15 +36,15 @@ export class SqliteLockQueries implements LockQueries {
     if (prevEpoch === null) {
       return (
         this.#stmt(
-          `INSERT INTO locks (name, epoch, state, owner, pid, host, start_time, run_id, acquired_at, heartbeat_at,
+          `INSERT INTO locks (name, epoch, state, owner, pid, host, host_id, start_time, run_id, acquired_at, heartbeat_at,
              expires_ms, ttl_ms, released_at, release_reason)
-           VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?) ON CONFLICT (name) DO NOTHING`,
+           VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?) ON CONFLICT (name) DO NOTHING`,
         ).run(...args).changes > 0
       );
     }
     // Replace only the row this acquisition read: a newer epoch means someone else won.
     const replaced = this.#stmt(
-      `UPDATE locks SET epoch = ?, state = ?, owner = ?, pid = ?, host = ?, start_time = ?, run_id = ?, acquired_at = ?,
+      `UPDATE locks SET epoch = ?, state = ?, owner = ?, pid = ?, host = ?, host_id = ?, start_time = ?, run_id = ?, acquired_at = ?,
          heartbeat_at = ?, expires_ms = ?, ttl_ms = ?, released_at = ?, release_reason = ?
        WHERE name = ? AND epoch = ?`,
     ).run(...args.slice(1), r.name, prevEpoch);
@@ -69,6 +70,7 @@ interface RawRun {
   agent: string;
   pid: number | null;
   host: string | null;
+  host_id: string | null;
   start_time: string | null;
   started_at: string;
   heartbeat_at: string;
@@ -83,6 +85,7 @@ const toRun = (r: RawRun): RunRow => ({
   agent: r.agent,
   pid: r.pid,
   host: r.host,
+  hostId: r.host_id,
   startTime: r.start_time,
   startedAt: r.started_at,
   heartbeatAt: r.heartbeat_at,
@@ -98,9 +101,9 @@ export class SqliteRunQueries implements RunQueries {
   }
   async insertRun(r: RunRow): Promise<void> {
     this.#stmt(
-      `INSERT OR REPLACE INTO runs (session_id, run_id, agent, pid, host, start_time, started_at, heartbeat_at, ttl_ms, state, ended_at)
-       VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
-    ).run(r.sessionId, r.runId, r.agent, r.pid, r.host, r.startTime, r.startedAt, r.heartbeatAt, r.ttlMs, r.state, r.endedAt);
+      `INSERT OR REPLACE INTO runs (session_id, run_id, agent, pid, host, host_id, start_time, started_at, heartbeat_at, ttl_ms, state, ended_at)
+       VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
+    ).run(r.sessionId, r.runId, r.agent, r.pid, r.host, r.hostId, r.startTime, r.startedAt, r.heartbeatAt, r.ttlMs, r.state, r.endedAt);
   }
   async getRun(sessionId: string, runId: string): Promise<RunRow | undefined> {
     const r = this.#stmt("SELECT * FROM runs WHERE session_id = ? AND run_id = ?").get(sessionId, runId) as RawRun | undefined;

@@ -414,4 +414,16 @@ export const SQLITE_MIGRATIONS: readonly SqliteMigration[] = Object.freeze([
       CREATE INDEX lane_writes_by_lane ON lane_writes (session_id, lane, at);
     `,
   },
+  {
+    // The host identity of a lock's holder and of a run (platform/process-facts.ts): the host
+    // name alone let a container take a live lock from another container of the same name, on
+    // a pid that means another process there. Rows from before keep a null: their pid proves
+    // nothing (core/locks.ts), they are freed by their expiry.
+    version: 17,
+    name: "host-identity",
+    sql: `
+      ALTER TABLE locks ADD COLUMN host_id TEXT;
+      ALTER TABLE runs ADD COLUMN host_id TEXT;
+    `,
+  },
 ]);
