@@ -524,6 +524,12 @@ export interface Baton {
   readonly health: Health;
   readonly agents: Agents;
   readonly lanes: Lanes;
+  /**
+   * The time every expiry and availability decision uses: leases, locks, runs, lanes. On a
+   * store shared by hosts, the database's clock (read as this host's plus the measured offset),
+   * so hosts whose clocks disagree still agree; else this host's. `openBaton({ now })` replaces it.
+   */
+  now(): Date;
   /** Write what is queued (ledger records) without closing: for a process about to exit. */
   flush(): Promise<void>;
   /** Write what is queued, then close the store. Idempotent. */

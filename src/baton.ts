@@ -281,15 +281,15 @@ export function createBaton(s: Services): Baton {
   const lanes: Lanes = {
     async list(id) {
       const snap = (await journal.read(id)).snapshot;
-      return s.lanes.views(snap, Date.now());
+      return s.lanes.views(snap, s.now().getTime());
     },
     async claimsOn(id, lane, paths) {
       const snap = (await journal.read(id)).snapshot;
-      return s.lanes.claimsOn(snap, lane, paths, Date.now());
+      return s.lanes.claimsOn(snap, lane, paths, s.now().getTime());
     },
     async claimsOfOthers(id, lane) {
       const snap = (await journal.read(id)).snapshot;
-      return s.lanes.claimsOfOthers(snap, lane, Date.now());
+      return s.lanes.claimsOfOthers(snap, lane, s.now().getTime());
     },
   };
 
@@ -313,6 +313,7 @@ export function createBaton(s: Services): Baton {
     health,
     agents,
     lanes,
+    now: () => s.now(),
     flush: () => s.flush(),
     close: () => s.close(),
   });

@@ -278,7 +278,18 @@ export async function openBaton(opts: InternalOpenOptions = {}): Promise<Baton> 
     });
   }
   if (backend.migration) store = { ...store, migration: backend.migration };
-  const services = new Services(ws, backend, store, opts.now ?? (() => new Date()), {
+  // A clock given by the caller is used as it is (tests); else the store's clock, which on a
+  // store shared by hosts is the database's, so hosts with skewed clocks agree on expiry.
+  let now = opts.now ?? (() => new Date());
+  if (!opts.now && backend.clock) {
+    try {
+      now = await backend.clock(() => new Date(), { resync: true });
+    } catch (err) {
+      await backend.close();
+      throw err;
+    }
+  }
+  const services = new Services(ws, backend, store, now, {
     ...(opts.maxAttempts !== undefined ? { maxAttempts: opts.maxAttempts } : {}),
     ...(opts.defaultLeaseMs !== undefined ? { defaultLeaseMs: opts.defaultLeaseMs } : {}),
     ...(opts.checkpoints ? { checkpoints: opts.checkpoints } : {}),

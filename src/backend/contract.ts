@@ -784,6 +784,12 @@ export interface Backend {
   /** A full integrity check of the store (SQLite: PRAGMA integrity_check); an empty list means sound. */
   integrityCheck(): Promise<string[]>;
   /**
+   * The clock every expiry and availability decision reads, given this host's clock, where
+   * hosts share the store (PostgreSQL: the database's clock, pg-clock.ts). Absent: the host's
+   * clock is the store's (SQLite: every process sharing the file runs on one machine).
+   */
+  clock?(host: () => Date, opts: { resync: boolean }): Promise<() => Date>;
+  /**
    * The process holding the store's write lock right now, where the engine and platform can
    * tell (SQLite on Linux: /proc/locks); undefined when none does or nobody can say.
    */

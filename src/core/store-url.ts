@@ -27,6 +27,48 @@ export function checkProject(project: string): string {
 export const SECRET_PARAMS = new Set(["password", "sslpassword"]);
 
 /**
+ * The query parameters a store URL may carry: where and how to connect (TLS, the client's
+ * name and encoding, a socket's database). Anything else the driver would pass on as a setting,
+ * and some change what Baton reads and writes: `options=-c search_path=…` would put this
+ * workspace in another project's schema while every message named the first, `-c role=…` act as
+ * another role. So every other parameter is refused.
+ */
+export const STORE_URL_PARAMS = new Set([
+  "host",
+  "port",
+  "user",
+  "password",
+  "sslpassword",
+  "ssl",
+  "sslmode",
+  "sslrootcert",
+  "sslcert",
+  "sslkey",
+  "sslnegotiation",
+  "uselibpqcompat",
+  "application_name",
+  "fallback_application_name",
+  "client_encoding",
+  "encoding",
+  "db",
+  "connect_timeout",
+]);
+
+/** `bad_input` for a fragment, or the first query parameter of a store URL that Baton does not take. */
+export function checkStoreParams(u: URL): void {
+  // Never echoed: a fragment is where a password pasted by mistake ends up (`#password=…`).
+  if (u.hash !== "") throw new BatonError("bad_input", "the store URL has a fragment (`#…`), which a store URL never needs; remove it");
+  for (const name of u.searchParams.keys()) {
+    if (!STORE_URL_PARAMS.has(name)) {
+      throw new BatonError(
+        "bad_input",
+        `the store URL's parameter ${JSON.stringify(name)} is not taken: Baton chooses the schema (the project) and the session settings itself, and a URL parameter could change them; remove it (allowed: ${[...STORE_URL_PARAMS].join(", ")})`,
+      );
+    }
+  }
+}
+
+/**
  * The URL as it may be shown: no password, secret query parameters replaced. Never the raw
  * input: an unparsable URL (a bad port, say) may still hold a password.
  */
@@ -38,6 +80,7 @@ export function redactStoreUrl(url: string): string {
     return "(an unparsable URL)";
   }
   u.password = "";
+  u.hash = "";
   for (const name of [...u.searchParams.keys()]) {
     if (SECRET_PARAMS.has(name.toLowerCase())) u.searchParams.set(name, "redacted");
   }

@@ -6,7 +6,7 @@
  *
  * Light on purpose (no driver import): every hook process reads it.
  */
-import { checkProject, redactStoreUrl, SECRET_PARAMS } from "../core/store-url.js";
+import { checkProject, checkStoreParams, redactStoreUrl, SECRET_PARAMS } from "../core/store-url.js";
 import { BatonError } from "../errors.js";
 import { CONFIG_FILE, readConfigFile } from "./config-file.js";
 import { atomicWrite } from "./safe-fs.js";
@@ -42,6 +42,7 @@ export function checkStoreUrl(url: string, opts: { forWriting?: boolean } = {}):
       "the store URL has a password; Baton never writes one down: drop it from the URL and set PGPASSWORD or add it to ~/.pgpass",
     );
   }
+  checkStoreParams(u);
   return u;
 }
 

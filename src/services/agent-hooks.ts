@@ -128,7 +128,7 @@ async function sessionStart(b: Baton, ev: Ev<"session_start">, o: Ctx): Promise<
   };
   const paused = pausedSpiral(snap, lane);
   if (paused) brief.spiral = pauseView(snap, lane);
-  const now = Date.now();
+  const now = b.now().getTime();
   const others = (s.lanes ?? []).filter((l) => !sameFamily(l.lane, lane));
   if (others.length > 0) {
     brief.otherLanes = others.slice(0, 8).map((l) => {

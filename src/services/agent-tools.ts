@@ -141,7 +141,7 @@ async function claimNotice(
   tool: Ev<"before_tool">["tool"],
   o: ToolHookContext,
 ): Promise<HookResponse | undefined> {
-  const now = Date.now();
+  const now = b.now().getTime();
   // Alone at work (the usual case): no claim to look up.
   if (!othersAtWork(snap, lane, now)) return undefined;
   let holders: ClaimHolder[];
@@ -227,7 +227,7 @@ async function shellTouchedClaims(
   lane: string,
   since: string | undefined,
 ): Promise<ClaimHolder[]> {
-  if (!othersAtWork(snap, lane, Date.now()) || since === undefined) return [];
+  if (!othersAtWork(snap, lane, b.now().getTime()) || since === undefined) return [];
   const from = Date.parse(since) - MTIME_SLACK_MS;
   const changed = (await b.lanes.claimsOfOthers(sid, lane)).filter((c) => {
     if (pathProblem(c.path) !== undefined) return false; // a stored path is read only inside the workspace
@@ -333,7 +333,7 @@ export async function afterTool(b: Baton, ev: Ev<"after_tool">, o: ToolHookConte
     o.log(err); // advisory: the turn is recorded whatever this says
   }
   if (touched.length > 0) {
-    const now = Date.now();
+    const now = b.now().getTime();
     notes.push(
       `Baton: this shell command changed files another agent working in this checkout right now wrote in its current turn:\n${touched
         .slice(0, 10)

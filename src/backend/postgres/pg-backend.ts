@@ -11,11 +11,13 @@
  * transactions and their error mapping, migrations and LISTEN/NOTIFY are one lifecycle; each
  * table's SQL is in the pg-*.ts files beside it.
  */
+
 import { createHash, randomUUID } from "node:crypto";
 import pg from "pg";
 import { checkProject, redactStoreUrl } from "../../core/store-url.js";
 import { BatonError, isBatonError } from "../../errors.js";
 import type { Backend, BackendCapabilities, MigrationReport, StoreTx, TxMode, TxOptions } from "../contract.js";
+import { databaseClock } from "./pg-clock.js";
 import { mapPgError, retriable, unavailable } from "./pg-errors.js";
 import { PG_MIGRATIONS, type PgMigration } from "./pg-migrations.js";
 import { PgTx } from "./pg-tx.js";
@@ -502,6 +504,25 @@ export class PostgresBackend implements Backend {
       { project: this.#project, schema: this.schema, version, known: this.#known, ...(pgCode ? { pg: pgCode } : {}) },
       { cause },
     );
+  }
+
+  /** This database's clock, read as the host's clock plus the measured offset (pg-clock.ts). */
+  clock(host: () => Date, opts: { resync: boolean }): Promise<() => Date> {
+    return databaseClock(() => this.#serverTimeMs(), host, opts);
+  }
+
+  async #serverTimeMs(): Promise<number> {
+    const client = await this.#connect();
+    let broken = false;
+    try {
+      const r = await client.query<{ ms: number | string }>("SELECT (extract(epoch FROM clock_timestamp()) * 1000)::float8 AS ms");
+      return Number(r.rows[0]?.ms);
+    } catch (err) {
+      broken = true;
+      throw mapPgError(err, "reading the PostgreSQL server's clock", this.location);
+    } finally {
+      client.release(broken);
+    }
   }
 
   async integrityCheck(): Promise<string[]> {
