@@ -25,6 +25,7 @@ export type DoctorCheck =
   | "ledger"
   | "hooks"
   | "privacy"
+  | "lessons"
   | "target";
 
 export interface DoctorFinding {

@@ -2,9 +2,11 @@
  * Validation of flow definitions. User flows are JSON files; every problem names the field
  * path and, for files, the line and column, so a typo is found without guessing.
  */
+
 import { findNodeAtLocation, type ParseError, parseTree, printParseErrorCode } from "jsonc-parser";
 import { isFacetEvent } from "./facets.js";
 import type { FlowDefinition } from "./flow.js";
+import { globProblem } from "./glob-limits.js";
 
 export interface FlowProblem {
   /** Dotted field path, e.g. `phases.cycling.on.accept.to`. */
@@ -164,6 +166,11 @@ export function validateFlow(input: unknown): FlowProblem[] {
   }
   if (f.generatedPaths !== undefined && (!Array.isArray(f.generatedPaths) || !f.generatedPaths.every((g) => typeof g === "string"))) {
     add("generatedPaths", "must be a list of glob strings");
+  } else if (f.generatedPaths !== undefined) {
+    for (const g of f.generatedPaths as string[]) {
+      const why = globProblem(g);
+      if (why) add("generatedPaths", `${JSON.stringify(g)} is refused: ${why}`);
+    }
   }
   if (f.generatedAction !== undefined) checkNext("generatedAction", f.generatedAction, false);
   if (f.presence !== undefined) {

@@ -10,8 +10,10 @@
  *       + 0.5 if pinned (so a pinned lesson is always offered when there is room)
  * A lesson scoring 0 is not relevant and not returned. Ties: pinned, newer, then id.
  */
+
 import { createRequire } from "node:module";
 import type Picomatch from "picomatch";
+import { GLOB_OPTIONS, globProblem } from "./glob-limits.js";
 import { isExpired, type Lesson } from "./lessons-md.js";
 
 export interface LessonIntent {
@@ -87,7 +89,8 @@ export function pathMatches(glob: string, path: string): boolean {
   let m = matchers.get(g);
   if (!m) {
     picomatch ??= createRequire(import.meta.url)("picomatch") as typeof Picomatch;
-    m = picomatch(g, { dot: true, basename: !g.includes("/") });
+    // A pattern beyond the limits never matches (the reader refuses it; this is the backstop).
+    m = globProblem(g) !== undefined ? () => false : picomatch(g, { ...GLOB_OPTIONS, basename: !g.includes("/") });
     matchers.set(g, m);
   }
   return m(path);

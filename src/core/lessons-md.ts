@@ -26,7 +26,9 @@
  * A block that does not parse is reported with its line and skipped; the others still load.
  * Writers edit the text, not a re-rendering, so hand formatting and broken blocks survive.
  */
+
 import { checksum } from "./canonical.js";
+import { globProblem } from "./glob-limits.js";
 import type { Severity } from "./types.js";
 
 export type LessonScope = "session" | "workspace";
@@ -207,7 +209,11 @@ function parseBlock(lines: string[], heading: string, start: number, end: number
       case "fingerprints": {
         const list = splitList(raw);
         if (list === undefined) fail(at, `${key}: unbalanced backticks or braces in "${raw}"`);
-        else lesson[key] = list;
+        else {
+          const bad = key === "paths" ? list.map((g) => [g, globProblem(g)] as const).find(([, why]) => why !== undefined) : undefined;
+          if (bad) fail(at, `paths: ${JSON.stringify(bad[0])} is refused: ${bad[1]}`);
+          else lesson[key] = list;
+        }
         break;
       }
       case "created":

@@ -2,9 +2,11 @@
  * Source markers: file truth that repairs journal drift. Pure: the status service reads the
  * files and hands their text here.
  */
+
 import { createRequire } from "node:module";
 import type Picomatch from "picomatch";
 import { type FlowDefinition, type MarkerDef, renderRule } from "./flow.js";
+import { GLOB_OPTIONS, globProblem } from "./glob-limits.js";
 import type { NextAction, Snapshot } from "./types.js";
 
 export interface MarkerFinding {
@@ -49,7 +51,9 @@ export function isGeneratedPath(flow: FlowDefinition, path: string): boolean {
   if (!flow.generatedPaths?.length) return false;
   // Loaded on first use: only a session whose files hold markers needs it.
   picomatch ??= createRequire(import.meta.url)("picomatch") as typeof Picomatch;
-  return picomatch(flow.generatedPaths, { dot: true })(path);
+  // Flow files are checked on load (flow-validate.ts); the limits hold here too.
+  const globs = flow.generatedPaths.filter((g) => globProblem(g) === undefined);
+  return globs.length > 0 && picomatch(globs, GLOB_OPTIONS)(path);
 }
 
 /**

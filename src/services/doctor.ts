@@ -14,6 +14,7 @@ import { sanitizeReport, summarize } from "../core/doctor.js";
 import { badInput } from "../errors.js";
 import type { Check, DoctorContext, DoctorDeps, DoctorOptions } from "./doctor/check.js";
 import { blobs, files, markers } from "./doctor/files.js";
+import { lessons } from "./doctor/lessons.js";
 import { sessionView, target } from "./doctor/session.js";
 import { integrity, snapshots, storage } from "./doctor/store.js";
 import { leases, locks, runs } from "./doctor/work.js";
@@ -38,6 +39,7 @@ export const CHECKS: readonly Check[] = [
   ledger,
   hooks,
   privacy,
+  lessons,
   target,
 ];
 

@@ -21,8 +21,10 @@
  * A little over ~400 lines: adding, removing, searching and injecting share the write order
  * above, read in one place; the file format is core/lessons-md.ts, the writer lessons-file.ts.
  */
+
 import type { Backend, LessonDocRow, StoreTx } from "../backend/contract.js";
 import { checksum, randomHex } from "../core/canonical.js";
+import { globProblem } from "../core/glob-limits.js";
 import {
   type Injection,
   type LessonIntent,
@@ -213,6 +215,10 @@ export class LessonService {
     }
     const tools = cleanList(input.tools, "tool", /[,`]/);
     const paths = cleanList(input.paths, "path", /`/).map((p) => this.#relative(p));
+    for (const g of paths) {
+      const why = globProblem(g);
+      if (why) throw badInput(`path ${JSON.stringify(g)} is refused: ${why}; use a simpler pattern`);
+    }
     const fingerprints = cleanList(input.fingerprints, "fingerprint", /`/);
     // The session must exist before anything is written.
     if (input.sessionId !== undefined) await this.#journal.read(input.sessionId);

@@ -1,0 +1,34 @@
+/** Doctor's check of LESSONS.md: lessons Baton refused to read, each with its line and reason. */
+import { parseLessonsMd } from "../../core/lessons-md.js";
+import { lessonsPath, readLessonsText } from "../lessons-file.js";
+import { type Check, SAMPLE } from "./check.js";
+
+/**
+ * A lesson block with an error is left out of every answer (search, inject, the hooks), so an
+ * agent is never offered advice Baton could not read as written, and a path pattern that could
+ * take too long to match (core/glob-limits.ts) is never run. Said here, so the user knows which
+ * lessons are not in force.
+ */
+export const lessons: Check = {
+  name: "lessons",
+  reads: "LESSONS.md at the workspace root, parsed as every reader parses it",
+  async run({ deps }) {
+    const file = lessonsPath(deps.root);
+    const text = readLessonsText(file);
+    if (text === undefined) return [];
+    const errors = parseLessonsMd(text).diagnostics.filter((d) => d.severity === "error");
+    if (errors.length === 0) return [];
+    return [
+      {
+        code: "lessons_invalid",
+        severity: "warning" as const,
+        message: `${errors.length} problem(s) in LESSONS.md leave those lessons out of every answer: ${errors
+          .slice(0, 3)
+          .map((d) => `line ${d.line}: ${d.message}`)
+          .join("; ")}`,
+        evidence: { file: "LESSONS.md", lines: errors.slice(0, SAMPLE).map((d) => d.line), count: errors.length },
+        fix: "edit LESSONS.md (see `baton lessons check`)",
+      },
+    ];
+  },
+};
