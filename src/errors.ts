@@ -35,6 +35,7 @@ export type ErrorCode =
   | "lock_held" // a live holder has the lock (no proof it is stale), and waiting for it timed out
   | "target_mismatch" // the target observed is not the one the session is bound to
   | "run_crashed" // the run was marked crashed (stale heartbeat or dead pid); its work went back to the queue
+  | "spiral_paused" // a spiral paused this agent (its lane, or the whole session): only reading works until the user unpauses
   | "server_running" // another `baton serve` already serves this workspace
   | "server_unreachable" // the workspace's server named in .baton/server.json did not answer
   | "unauthorized" // HTTP: missing or wrong token
@@ -62,6 +63,7 @@ export const EXIT_CODES: Readonly<Record<ErrorCode, number>> = Object.freeze({
   lease_lost: 3,
   lock_lost: 3,
   lock_held: 3,
+  spiral_paused: 3,
   target_mismatch: 3,
   run_crashed: 3,
   server_running: 3,

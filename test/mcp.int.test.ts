@@ -170,10 +170,28 @@ describe("baton mcp", () => {
     for (let i = 0; i < 3; i++)
       cli(["turn", "record", "--tool", "Edit", "--args", '{"f":1}', "--status", "error", "--session", "e1", "--root", root]);
     expect((await ok(c, "status", { sessionId: "e1" })).sessions[0].spiral).toMatchObject({ paused: true });
-    const cleared = await fails(c, "record_event", { sessionId: "e1", type: "spiral:cleared" }, "bad_input");
+    const cleared = await fails(c, "record_event", { sessionId: "e1", type: "spiral:cleared" }, "spiral_paused");
     expect(cleared.message).toContain("the user's decision");
-    await fails(c, "resume", { sessionId: "e1", unpause: true }, "bad_input");
+    await fails(c, "resume", { sessionId: "e1", unpause: true }, "bad_input"); // no such argument
     expect((await ok(c, "status", { sessionId: "e1" })).sessions[0].spiral).toMatchObject({ paused: true });
+    // While paused, only reading tools run: no checkpoint, no rollback, no writes of any kind.
+    writeFileSync(join(root, "app.ts"), "broken\n");
+    for (const [name, args] of [
+      ["checkpoint", { sessionId: "e1", files: ["app.ts"] }],
+      ["rollback", { sessionId: "e1", to: "cp-nope" }],
+      ["record_event", { sessionId: "e1", type: "note:added", data: { text: "still going" } }],
+      ["lessons_add", { sessionId: "e1", text: "Nothing to learn yet." }],
+    ] as const) {
+      const refused = await fails(c, name, args, "spiral_paused");
+      expect(refused).toMatchObject({ sessionId: "e1", pattern: expect.any(String) });
+    }
+    expect((await ok(c, "list_checkpoints", { sessionId: "e1" })).checkpoints).toEqual([]);
+    expect(readFileSync(join(root, "app.ts"), "utf8")).toBe("broken\n");
+    // The user unpauses: the agent's tools work again, and a reading tool never needed it.
+    expect(cli(["resume", "e1", "--unpause", "--root", root, "--json"]).code).toBe(0);
+    await ok(c, "checkpoint", { sessionId: "e1", files: ["app.ts"] });
+    // Clearing a pause stays the user's, paused or not.
+    await fails(c, "record_event", { sessionId: "e1", type: "spiral:cleared" }, "bad_input");
     await ok(c, "start_session", { id: "e2" });
     const ambiguous = await fails(c, "resume", {}, "ambiguous_session");
     expect(ambiguous.sessions.map((s: { sessionId: string }) => s.sessionId).sort()).toEqual(["e1", "e2"]);
@@ -203,6 +221,16 @@ describe("baton mcp", () => {
 
     const done = await ok(c, "rollback", {});
     expect(done).toMatchObject({ dryRun: false, restored: 1, removed: 1 });
+    // The agent rolled back, not the user: the journal says so.
+    const journaled = cli(["export", "r1", "--root", root])
+      .stdout.trim()
+      .split("\n")
+      .map((l) => JSON.parse(l))
+      .filter((e) => String(e.type).startsWith("rollback:"));
+    expect(journaled.map((e) => [e.type, e.actor])).toEqual([
+      ["rollback:started", "agent"],
+      ["rollback:applied", "agent"],
+    ]);
     expect(done.rollbackId).toBeTruthy();
     expect(done.safety).toMatch(/^cp-/);
     expect(readFileSync(file, "utf8")).toBe("export const v = 1;\n");

@@ -5,10 +5,11 @@
 import { McpServer } from "@modelcontextprotocol/sdk/server/mcp.js";
 import { CallToolRequestSchema, type CallToolResult } from "@modelcontextprotocol/sdk/types.js";
 import type { Baton } from "../api.js";
+import { laneFromEnv, pausedSpiral } from "../core/lanes.js";
 import { BatonError } from "../errors.js";
 import { invalidArguments, toolError } from "./errors.js";
 import { registerPrompts, registerResources } from "./resources.js";
-import type { BatonTool } from "./tool.js";
+import { type BatonTool, optionalSession } from "./tool.js";
 import { fileTools } from "./tools-files.js";
 import { learningTools } from "./tools-learning.js";
 import { sessionTools } from "./tools-session.js";
@@ -31,11 +32,32 @@ export async function callTool(tool: BatonTool, args: unknown, open: () => Promi
   const parsed = tool.input.safeParse(args ?? {});
   if (!parsed.success) return toolError(invalidArguments(tool.name, parsed.error.issues));
   try {
-    const result = await tool.run(await open(), parsed.data);
+    const baton = await open();
+    if (!tool.annotations.readOnlyHint) await refuseWhilePaused(baton, (parsed.data as { sessionId?: string }).sessionId);
+    const result = await tool.run(baton, parsed.data);
     return { content: [{ type: "text", text: JSON.stringify(result) }] };
   } catch (err) {
     return toolError(err);
   }
+}
+
+/**
+ * The MCP client is the agent. While a spiral pauses it (its lane, from the agent's session in
+ * the environment, or the whole session; without a lane, any paused lane of the session), only
+ * reading tools run, as the agent hooks let only reading Baton commands through: a checkpoint
+ * or rollback here would let the paused agent go on changing files.
+ */
+async function refuseWhilePaused(b: Baton, sessionId: string | undefined): Promise<void> {
+  const sid = await optionalSession(b, sessionId).catch(() => undefined);
+  if (sid === undefined) return;
+  const paused = pausedSpiral(await b.sessions.snapshot(sid), laneFromEnv(process.env));
+  if (!paused) return;
+  const { state } = paused;
+  throw new BatonError(
+    "spiral_paused",
+    `Baton's spiral detector paused ${paused.lane ? "this agent session" : `session ${sid}`} (${state.pattern ?? "spiral"}): only reading tools work until the user decides, since unpausing is the user's decision. Stop and ask the user: they can type "unpause", or run \`baton resume ${sid} --unpause\`${state.proposedCheckpoint ? `, or roll back to ${state.proposedCheckpoint}` : ""}.`,
+    { sessionId: sid, ...(paused.lane ? { lane: paused.lane.id } : {}), ...(state.pattern ? { pattern: state.pattern } : {}) },
+  );
 }
 
 export function createMcpServer(opts: McpServerOptions): McpServer {

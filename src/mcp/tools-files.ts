@@ -68,7 +68,15 @@ export const fileTools: BatonTool[] = [
       const lane = laneFromEnv(process.env);
       const r = await b.checkpoints.rollback(
         sid,
-        defined({ steps: a.steps, to: a.to, files: a.files, dryRun: a.dryRun || undefined, otherHost: a.otherHost || undefined, lane }),
+        defined({
+          steps: a.steps,
+          to: a.to,
+          files: a.files,
+          dryRun: a.dryRun || undefined,
+          otherHost: a.otherHost || undefined,
+          lane,
+          actor: "agent",
+        }),
       );
       // A dry run's `diff` already holds every change's diff: do not send each twice.
       const changes = r.diff === undefined ? r.changes : r.changes.map(({ diff: _d, ...c }) => c);
