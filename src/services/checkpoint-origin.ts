@@ -20,10 +20,17 @@ export interface Here {
  * Whether a checkpoint was taken on another machine: only a store shared across machines
  * holds those. A store inside the workspace (SQLite) is this machine's even when the host has
  * been renamed since, and the same machine under a new name (containers, CI, laptops) is not
- * another host either.
+ * another host either. On a shared store a checkpoint that names no host is another host's:
+ * Baton always records the host, so such a row was written by something else.
+ *
+ * What this defends against: restoring a teammate's checkpoint by mistake ("undo that" meets
+ * one on a shared store). Not against someone who can write the shared store: the host and
+ * machine a checkpoint names are its own rows' words, which such a writer can copy.
  */
 export function otherMachine(here: Here, c: CheckpointInfo | undefined): boolean {
-  if (!c || !here.sharedAcrossHosts || c.host == null || c.host === here.host()) return false;
+  if (!c || !here.sharedAcrossHosts) return false;
+  if (c.host == null) return true;
+  if (c.host === here.host()) return false;
   return !(c.machine !== undefined && c.machine === here.machine());
 }
 

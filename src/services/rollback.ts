@@ -231,7 +231,7 @@ export class RollbackService {
     if (otherMachine(this.#cps, target) && !input.otherHost && !input.dryRun) {
       throw new BatonError(
         "bad_input",
-        `checkpoint ${target.id} was taken on host ${target.host}${target.workspace ? ` in ${target.workspace}` : ""}, not on this host (${here}); nothing was restored. To restore it into this workspace, pass --other-host (otherHost: true)`,
+        `checkpoint ${target.id} was taken on ${target.host == null ? "a host the store does not name" : `host ${target.host}`}${target.workspace ? ` in ${target.workspace}` : ""}, not on this host (${here}); nothing was restored. To restore it into this workspace, pass --other-host (otherHost: true)`,
         { checkpointId: target.id, host: target.host, thisHost: here },
       );
     }
