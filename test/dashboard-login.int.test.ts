@@ -4,6 +4,7 @@
  * goes first); the answers are never cached; and only the server's own page may trade a code
  * (an Origin is required, and one `--allow-origin` admits to the API is not enough).
  */
+import { spawnSync } from "node:child_process";
 import type { HttpBindings } from "@hono/node-server";
 import { Hono } from "hono";
 import { describe, expect, it } from "vitest";
@@ -150,4 +151,40 @@ describe("dashboard login codes", () => {
       await s.stop();
     }
   });
+
+  it.skipIf(process.getuid?.() !== 0)(
+    "refuses a code traded by another local user's process, even with the page's Origin; the code stays good (needs root to act as another user)",
+    async () => {
+      const root = tempDir();
+      await liveSession(root);
+      const s = await serve(root);
+      try {
+        const codeRes = await raw(s.port, {
+          method: "POST",
+          path: "/v1/dashboard/login-codes",
+          headers: { authorization: `Bearer ${s.token}`, ...json },
+          body: "{}",
+        });
+        const code = codeRes.json().code as string;
+        // The attacker read the code off the opener's command line and sends exactly what the
+        // page would, as user nobody.
+        const script = `fetch("http://127.0.0.1:${s.port}/v1/dashboard/login", { method: "POST", headers: { "content-type": "application/json", origin: "http://127.0.0.1:${s.port}" }, body: JSON.stringify({ code: ${JSON.stringify(code)} }) }).then(async (r) => process.stdout.write(JSON.stringify({ status: r.status, body: await r.text() })))`;
+        const other = spawnSync(process.execPath, ["-e", script], { uid: 65534, gid: 65534, encoding: "utf8", cwd: "/" });
+        expect(other.status, other.stderr).toBe(0);
+        const answer = JSON.parse(other.stdout) as { status: number; body: string };
+        expect(answer.status).toBe(403);
+        expect(answer.body).toContain("another user");
+        expect(answer.body).not.toContain("bs1.");
+        const mine = await raw(s.port, {
+          method: "POST",
+          path: "/v1/dashboard/login",
+          headers: { ...json, origin: `http://127.0.0.1:${s.port}` },
+          body: JSON.stringify({ code }),
+        });
+        expect(mine.status, "the code stays good for its user's page").toBe(200);
+      } finally {
+        await s.stop();
+      }
+    },
+  );
 });

@@ -17,6 +17,7 @@ import { streamSSE } from "hono/streaming";
 import type { Baton } from "../api.js";
 import { LEDGER_STATUSES, type LedgerStatus } from "../core/ledger.js";
 import { BatonError, badInput } from "../errors.js";
+import { peerUid } from "../platform/peer-uid.js";
 import type { SessionOverview } from "../services/session-overview.js";
 import { issueBrowserSession } from "./browser-credentials.js";
 import { SSE_KEEPALIVE_MS, SSE_RETRY_MS, streamJournal } from "./sse.js";
@@ -78,6 +79,17 @@ export function registerDashboard(app: Hono<Env>, o: DashboardOptions, readJson:
     const origin = c.req.header("origin");
     if (origin === undefined || !o.origins.has(origin.toLowerCase()))
       throw new BatonError("forbidden", "log in from the dashboard page this server serves: open the link `baton dashboard` printed");
+    // And only a process of the user this server runs as: another local user's process can
+    // send the page's Origin, but its socket is listed under its own uid.
+    const client = c.env?.incoming?.socket?.remotePort;
+    if (client !== undefined && process.getuid) {
+      const uid = peerUid(client, o.port);
+      if (uid !== undefined && uid !== process.getuid())
+        throw new BatonError(
+          "forbidden",
+          "this login comes from another user's process on this machine; only the user who runs the server may log in",
+        );
+    }
     const b = await readJson(c);
     const code = b.code;
     if (typeof code !== "string" || code === "") throw badInput('"code" must be the login code from `baton dashboard`');

@@ -82,9 +82,10 @@ function startServer(root: string, batonDir: string): void {
  * has no `%s`. Without it: the platform's opener.
  *
  * The URL, and so the login code, is in the opener's argv for as long as it runs, where other
- * users of this machine may see it (`ps`). Kept: the code is spent by the page within moments of
- * opening, expires after 5 minutes and is good once, and the server lets only its own page's
- * Origin trade it; a file handed to the browser instead would leave the code on disk.
+ * users of this machine may see it (`ps`). They cannot use it: the server trades a code only for
+ * a connection the kernel lists under its own user (platform/peer-uid.ts), from its own page's
+ * Origin; and the code is spent by the page within moments, expires after 5 minutes and is good
+ * once. A file handed to the browser instead would leave the code on disk.
  */
 export function browserCommands(
   url: string,
