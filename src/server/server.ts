@@ -4,6 +4,7 @@
  * shuts down gracefully: long-polls and SSE streams end, in-flight writes finish, the server
  * file is removed.
  */
+
 import { statSync } from "node:fs";
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from "node:http";
 import type { AddressInfo } from "node:net";
@@ -12,6 +13,7 @@ import type { Baton } from "../api.js";
 import { BUILD } from "../core/build.js";
 import { BatonError, badInput } from "../errors.js";
 import { readServerFile, releaseServerFile, type ServerInfo, serverAlive } from "../platform/server-file.js";
+import { startRunSweeper } from "../services/run-sweeper.js";
 import { type AppOptions, buildApp } from "./app.js";
 import { hookAnswerer, hookHttpHandler, isHookRequest } from "./hook-route.js";
 import { allowedHosts, allowedOrigins, checkRequest, corsHeaders, type GuardConfig, newToken, parseOrigin } from "./security.js";
@@ -186,10 +188,22 @@ export async function startServer(baton: Baton, opts: ServerOptions = {}): Promi
     throw err;
   }
 
+  // Runs whose process or host died are marked crashed, and their work given back, without
+  // waiting for someone to run status (services/run-sweeper.ts).
+  const stopSweeping = startRunSweeper(() => baton.runs.detectCrashed(), {
+    onCrashed: (runs) => {
+      for (const r of runs)
+        console.error(
+          `baton serve: run ${r.runId} (${r.agent}) of session ${r.sessionId} crashed (${r.proof}); ${r.releasedWork.length} work item(s) given back`,
+        );
+    },
+    onError: (err) => console.error("baton serve: looking for crashed runs failed:", err instanceof Error ? err.message : err),
+  });
   let closing: Promise<void> | undefined;
   let watch: NodeJS.Timeout | undefined;
   const close = () => {
     closing ??= (async () => {
+      stopSweeping();
       if (watch) clearInterval(watch);
       shutdown.abort();
       const closed = new Promise<void>((resolve) => server.close(() => resolve()));

@@ -4,6 +4,7 @@
  * `baton` on every tool call, and zod alone costs ~100 ms to load).
  */
 import type { Baton } from "../../api.js";
+import { startRunSweeper } from "../../services/run-sweeper.js";
 import { Ctx } from "../context.js";
 
 declare const BATON_VERSION: string | undefined;
@@ -18,12 +19,16 @@ export async function mcp(ctx: Ctx): Promise<void> {
   // workspace_not_found (saying to run `baton init`) until there is one.
   let opened: Ctx | undefined;
   let opening: Promise<Baton> | undefined;
+  let stopSweeping: (() => void) | undefined;
   const open = (): Promise<Baton> => {
     opening ??= (async () => {
       const attempt = new Ctx({ ...(ctx.root ? { root: ctx.root } : {}) });
       try {
         const baton = await attempt.open();
         opened = attempt;
+        // Long-lived like the server: crashed runs are found without anyone asking. Quietly:
+        // stdout is the protocol's, and the journal records each crash.
+        stopSweeping = startRunSweeper(() => baton.runs.detectCrashed());
         return baton;
       } catch (err) {
         opening = undefined;
@@ -35,6 +40,7 @@ export async function mcp(ctx: Ctx): Promise<void> {
   try {
     await serveStdio({ open, version: typeof BATON_VERSION === "string" ? BATON_VERSION : "0.0.0-dev" });
   } finally {
+    stopSweeping?.();
     await opened?.close();
   }
 }
