@@ -1,12 +1,12 @@
 /**
  * Crashed runs are found without anyone asking: a running `baton serve` marks a run whose
- * process died crashed and gives its leased work back (services/run-sweeper.ts), so another
+ * process died crashed and gives its leased work back (platform/run-sweeper.ts), so another
  * agent waiting for work gets it within a sweep, not when the lease expires or someone runs
  * `baton status`. Real processes: the agent is a child killed with SIGKILL.
  */
 import { spawnSync } from "node:child_process";
 import { afterAll, describe, expect, it } from "vitest";
-import { RUN_SWEEP_MS } from "../src/services/run-sweeper.js";
+import { RUN_SWEEP_MS } from "../src/platform/run-sweeper.js";
 import { CLI, cleanupDirs, cli, spawnTracked, tempDir } from "./helpers.js";
 import { serve } from "./server-helpers.js";
 

@@ -13,7 +13,7 @@ import type { Baton } from "../api.js";
 import { BUILD } from "../core/build.js";
 import { BatonError, badInput } from "../errors.js";
 import { readServerFile, releaseServerFile, type ServerInfo, serverAlive } from "../platform/server-file.js";
-import { startRunSweeper } from "../services/run-sweeper.js";
+import { startRunSweeper } from "../platform/run-sweeper.js";
 import { type AppOptions, buildApp } from "./app.js";
 import { hookAnswerer, hookHttpHandler, isHookRequest } from "./hook-route.js";
 import { allowedHosts, allowedOrigins, checkRequest, corsHeaders, type GuardConfig, newToken, parseOrigin } from "./security.js";
@@ -189,7 +189,7 @@ export async function startServer(baton: Baton, opts: ServerOptions = {}): Promi
   }
 
   // Runs whose process or host died are marked crashed, and their work given back, without
-  // waiting for someone to run status (services/run-sweeper.ts).
+  // waiting for someone to run status (platform/run-sweeper.ts).
   const stopSweeping = startRunSweeper(() => baton.runs.detectCrashed(), {
     onCrashed: (runs) => {
       for (const r of runs)

@@ -4,7 +4,7 @@
  * `baton` on every tool call, and zod alone costs ~100 ms to load).
  */
 import type { Baton } from "../../api.js";
-import { startRunSweeper } from "../../services/run-sweeper.js";
+import { startRunSweeper } from "../../platform/run-sweeper.js";
 import { Ctx } from "../context.js";
 
 declare const BATON_VERSION: string | undefined;
