@@ -2,7 +2,7 @@
  * The workspace's file tree, as a whole-tree checkpoint sees it: every regular file, minus
  * what git would ignore (each directory's `.gitignore`, `.git/info/exclude`), what the
  * workspace's `.batonignore` and the configured excludes name, and always `.baton/` and every
- * `.git` entry. Nested git repositories are walked like any directory: their files are
+ * `.git` entry, and Baton's own LESSONS.md. Nested git repositories are walked like any directory: their files are
  * ordinary files and their `.git` is skipped, never renamed or touched. Symbolic links are
  * neither followed nor stored.
  *
@@ -219,9 +219,16 @@ export function coversWith(src: IgnoreSources): (rel: string) => boolean {
   };
 }
 
+/**
+ * Baton's own files at the workspace root, left out of every whole-tree checkpoint: so a
+ * rollback to one never removes or rewinds them (a lesson learned after the checkpoint, from
+ * the very rollback, would be lost). First, so a user's `.batonignore` can still take them in.
+ */
+const OWN_FILES = "/LESSONS.md";
+
 /** The root ignore sources on disk now (every one read without following a link). */
 export function rootSources(root: string, exclude: readonly string[]): string[] {
-  return [exclude.join("\n"), readNoFollow(root, ".batonignore") ?? "", readNoFollow(root, ".git/info/exclude") ?? ""];
+  return [[OWN_FILES, ...exclude].join("\n"), readNoFollow(root, ".batonignore") ?? "", readNoFollow(root, ".git/info/exclude") ?? ""];
 }
 
 /** Whether a whole-tree walk, with the ignore rules on disk now, would take the file at `rel` if it existed. */
