@@ -129,8 +129,8 @@ export interface OpenBatonOptions {
   /**
    * A store to use instead of the one the workspace is configured for: from `openSqliteStore`
    * or `openPostgresStore`. Otherwise: `BATON_STORE` / `BATON_PROJECT`, else
-   * `.baton/config.json`'s store and project, else the workspace's `.baton/baton.db`. Closed by
-   * `close()`.
+   * `.baton/config.json`'s store and project (once its user trusted the file: `baton trust`), else
+   * the workspace's `.baton/baton.db`. Closed by `close()`.
    */
   store?: Store;
   /** Clock, for tests. Default `() => new Date()`. */

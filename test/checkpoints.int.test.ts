@@ -24,7 +24,7 @@ import type { CheckpointFileRow, CheckpointRow } from "../src/backend/contract.j
 import { servicesOf } from "../src/compose.js";
 import { type Baton, isBatonError, openBaton } from "../src/index.js";
 import { BlobStore, Blobs, packBlob } from "../src/services/blobs.js";
-import { cleanupDirs, cli, initWorkspace, tempDir, writeAt } from "./helpers.js";
+import { cleanupDirs, cli, initWorkspace, tempDir, writeAt, writeConfig } from "./helpers.js";
 
 const open: Baton[] = [];
 afterEach(async () => {
@@ -237,7 +237,7 @@ describe("retention and pins", () => {
 describe("configuration", () => {
   it("reads retain and excludes from .baton/config.json; an option wins; a bad value is bad_input", async () => {
     const { b, root, sid } = await workspace();
-    writeFileSync(join(root, ".baton", "config.json"), JSON.stringify({ checkpoints: { retain: 2, exclude: ["*.log"] } }));
+    writeConfig(root, { checkpoints: { retain: 2, exclude: ["*.log"] } });
     await b.close();
     const c = await openBaton({ root });
     open.push(c);
@@ -251,11 +251,11 @@ describe("configuration", () => {
     open.push(d);
     for (let i = 0; i < 3; i++) await d.checkpoints.create(sid);
     expect(await d.checkpoints.list(sid)).toHaveLength(5);
-    writeFileSync(join(root, ".baton", "config.json"), JSON.stringify({ checkpoints: { retain: 0 } }));
+    writeConfig(root, { checkpoints: { retain: 0 } });
     const e = await openBaton({ root });
     open.push(e);
     await expectCode(e.checkpoints.create(sid), "bad_input");
-    writeFileSync(join(root, ".baton", "config.json"), JSON.stringify({ checkpoints: { private: "*.env" } }));
+    writeConfig(root, { checkpoints: { private: "*.env" } });
     const f = await openBaton({ root });
     open.push(f);
     await expectCode(f.checkpoints.create(sid), "bad_input");
@@ -268,7 +268,7 @@ describe("configuration", () => {
     // Checkpointed before the exclusion existed: the content is in that checkpoint.
     const before = await b.checkpoints.create(sid, { files: ["secrets/token.txt", "app.ts"] });
     await b.close();
-    writeFileSync(join(root, ".baton", "config.json"), JSON.stringify({ checkpoints: { exclude: ["secrets/"] } }));
+    writeConfig(root, { checkpoints: { exclude: ["secrets/"] } });
     const c = await openBaton({ root });
     open.push(c);
     write(root, "secrets/token.txt", "v2");

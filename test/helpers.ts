@@ -1,12 +1,13 @@
 /** Shared test helpers: temp workspaces, the built CLI, tracked child processes. */
 import { type ChildProcess, spawn, spawnSync } from "node:child_process";
-import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from "node:fs";
+import { mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join, resolve } from "node:path";
 import { setFlagsFromString } from "node:v8";
 import { runInNewContext } from "node:vm";
 import type { Backend } from "../src/backend/contract.js";
 import { type Baton, BatonError, type OpenBatonOptions, openBaton } from "../src/index.js";
+import { recordTrust } from "../src/platform/config-trust.js";
 
 export const REPO = resolve(import.meta.dirname, "..");
 export const CLI = join(REPO, "bin", "baton.cjs");
@@ -59,6 +60,22 @@ export interface CliResult {
 export function writeAt(root: string, rel: string, content: string | Buffer): void {
   mkdirSync(join(root, rel, ".."), { recursive: true });
   writeFileSync(join(root, rel), content);
+}
+
+/**
+ * Trust `root`'s `.baton/config.json` as it is now, as `baton trust` records it (in the test
+ * run's BATON_CONFIG_HOME, test/setup.ts): a file written by hand applies only once trusted.
+ * Any bytes, even ones that do not parse (a trusted broken file is `bad_input`, not ignored).
+ */
+export function trustConfig(root: string): void {
+  const dir = join(root, ".baton");
+  recordTrust(dir, readFileSync(join(dir, "config.json")));
+}
+
+/** Write `.baton/config.json` under `root` and trust it: the settings apply. */
+export function writeConfig(root: string, config: unknown): void {
+  writeFileSync(join(root, ".baton", "config.json"), typeof config === "string" ? config : JSON.stringify(config));
+  trustConfig(root);
 }
 
 /** A fresh workspace made by `baton init` (the built CLI), holding `files`. */

@@ -15,7 +15,7 @@ import { join } from "node:path";
 import { describe, expect, it } from "vitest";
 import { openBaton } from "../src/index.js";
 import { spawnNode, waitExit } from "./child-process.js";
-import { CLI } from "./helpers.js";
+import { CLI, writeConfig } from "./helpers.js";
 import {
   alive,
   baton,
@@ -325,7 +325,7 @@ describe("a blind retry does each step once", () => {
     const s = await serve(root);
     try {
       expect(hook(root, PRE_EDIT, { BATON_HOOK_SERVER: "off" }).reason).toBe("hooks.server is off");
-      writeFileSync(join(root, ".baton", "config.json"), JSON.stringify({ hooks: { server: "off" } }));
+      writeConfig(root, { hooks: { server: "off" } });
       expect(hook(root, POST_EDIT, { BATON_HOOK_SERVER: "" }).reason).toBe("hooks.server is off");
       expect(checkpoints(root)).toHaveLength(1);
       expect(baton(root, ["ledger", "list", "--session", sessionId(root)]).nodes).toHaveLength(1);

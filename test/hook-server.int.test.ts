@@ -16,7 +16,7 @@ import { existsSync, mkdirSync, rmSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { describe, expect, it } from "vitest";
 import { waitExit } from "./child-process.js";
-import { CLI, cli } from "./helpers.js";
+import { CLI, cli, writeConfig } from "./helpers.js";
 import {
   alive,
   baton,
@@ -280,9 +280,9 @@ describe("the background server", () => {
     const root = workspace(FILES);
     hook(root, { agent: "claude", fixture: "session-start-startup" }, { BATON_HOOK_SERVER: "off" });
     hook(root, { agent: "claude", fixture: "user-prompt" }, { BATON_HOOK_SERVER: "use" });
-    writeFileSync(join(root, ".baton", "config.json"), JSON.stringify({ hooks: { server: "use" } }));
+    writeConfig(root, { hooks: { server: "use" } });
     hook(root, { agent: "codex", fixture: "session-start-startup" }, { BATON_HOOK_SERVER: "" });
-    writeFileSync(join(root, ".baton", "config.json"), JSON.stringify({ hooks: { server: "off" } }));
+    writeConfig(root, { hooks: { server: "off" } });
     hook(root, { agent: "gemini", fixture: "session-start-startup" }, { BATON_HOOK_SERVER: "" });
     rmSync(join(root, ".baton", "config.json"));
     hook(root, PRE_EDIT, { BATON_HOOK_SERVER: "auto" });
@@ -373,13 +373,29 @@ describe("baton serve stops by itself", () => {
     const s = await serverFor(root, ["--idle-exit", "10m"]);
     try {
       expect(hook(root, { agent: "claude", fixture: "session-start-startup" }, { BATON_HOOK_SERVER: "use" }).via).toBe("server");
-      writeFileSync(join(root, ".baton", "config.json"), JSON.stringify({ checkpoints: { retain: 5 } }));
+      writeConfig(root, { checkpoints: { retain: 5 } });
       const r = hook(root, PRE_EDIT, { BATON_HOOK_SERVER: "use" });
       expect([r.via, r.reason]).toEqual(["process", "the server answered 409"]);
       expect(checkpoints(root)).toHaveLength(1);
       const exit = await waitExit(s.child, 15_000);
       expect(exit.code).toBe(0);
       expect(existsSync(join(root, ".baton/server.json"))).toBe(false);
+    } finally {
+      await s.stop();
+    }
+  });
+
+  it("when the user trusts .baton/config.json (`baton trust`): the server, which read it untrusted, stops answering hooks", async () => {
+    const root = workspace(FILES);
+    writeFileSync(join(root, ".baton", "config.json"), JSON.stringify({ checkpoints: { retain: 5 } }));
+    const s = await serverFor(root, ["--idle-exit", "10m"]);
+    try {
+      expect(hook(root, { agent: "claude", fixture: "session-start-startup" }, { BATON_HOOK_SERVER: "use" }).via).toBe("server");
+      expect(cli(["trust", "--root", root]).code).toBe(0);
+      const r = hook(root, PRE_EDIT, { BATON_HOOK_SERVER: "use" });
+      expect([r.via, r.reason]).toEqual(["process", "the server answered 409"]);
+      const exit = await waitExit(s.child, 15_000);
+      expect(exit.code).toBe(0);
     } finally {
       await s.stop();
     }

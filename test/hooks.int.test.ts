@@ -7,7 +7,7 @@ import { existsSync, readFileSync, unlinkSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { afterEach, describe, expect, it } from "vitest";
 import { killAll, spawnNode, waitExit } from "./child-process.js";
-import { CLI, type CliResult, cleanupDirs, cli, initWorkspace, REPO, tempDir } from "./helpers.js";
+import { CLI, type CliResult, cleanupDirs, cli, initWorkspace, REPO, tempDir, writeConfig } from "./helpers.js";
 
 const FIXTURES = join(REPO, "test", "fixtures", "hooks");
 
@@ -512,7 +512,7 @@ describe("failing open", () => {
   it("a broken or wrong .baton/config.json: commands say which file and key, hooks let the tool through and log it, doctor names it", () => {
     const root = workspace({ "src/app.ts": "app\n" });
     const config = join(root, ".baton", "config.json");
-    writeFileSync(config, '{"checkpoints": {"retain": 5},');
+    writeConfig(root, '{"checkpoints": {"retain": 5},');
     const status = cli(["status", "--json", "--root", root]);
     expect(status.code, status.stdout).not.toBe(0);
     expect(status.json()).toMatchObject({ error: { code: "bad_input", message: expect.stringContaining(`${config} is not valid JSON`) } });
@@ -529,10 +529,7 @@ describe("failing open", () => {
     expect(readFileSync(config, "utf8"), "a file Baton cannot read is never rewritten").toBe('{"checkpoints": {"retain": 5},');
 
     // A readable file with a setting only some commands read: those commands refuse it, doctor names it.
-    writeFileSync(
-      config,
-      JSON.stringify({ checkpoints: { exclude: "*.log" }, spiral: { sameSignature: 1 }, hooks: { server: "sometimes" } }),
-    );
+    writeConfig(root, { checkpoints: { exclude: "*.log" }, spiral: { sameSignature: 1 }, hooks: { server: "sometimes" } });
     expect(cli(["session", "start", "--flow", "task", "--root", root]).code).toBe(0);
     const cp = cli(["checkpoint", "--all", "--json", "--root", root]);
     expect(cp.json()).toMatchObject({ error: { code: "bad_input", message: expect.stringContaining("checkpoints.exclude must be") } });

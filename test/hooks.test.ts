@@ -298,6 +298,17 @@ describe("adapters", () => {
     ])
       expect(batonInvocation(c), c).toMatchObject({ readOnly: false, changesSupervision: false });
     expect(batonInvocation("baton hooks uninstall claude")).toMatchObject({ readOnly: false, changesSupervision: true });
+    // Trusting the workspace's settings applies its store, private files, spiral and lanes: the
+    // user's decision in any form, never the supervised agent's.
+    for (const c of [
+      "baton trust",
+      "baton trust --show",
+      "baton trust --revoke --json",
+      "npx baton --root /work/app trust",
+      "baton trust --help",
+    ])
+      expect(batonInvocation(c), c).toMatchObject({ changesSupervision: true });
+    expect(batonInvocation("baton status --json")).toMatchObject({ changesSupervision: false });
     // Acting for the user over other agents' lanes (core/lanes.ts): never an agent's to run.
     for (const c of [
       "baton resume task-1 --unpause",

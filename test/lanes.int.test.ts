@@ -7,7 +7,7 @@
 import { existsSync, readFileSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { afterEach, describe, expect, it } from "vitest";
-import { cleanupDirs, cli, tempBaton } from "./helpers.js";
+import { cleanupDirs, cli, tempBaton, writeConfig } from "./helpers.js";
 import { agentSession } from "./lane-agents.js";
 
 afterEach(() => cleanupDirs());
@@ -156,11 +156,11 @@ describe("lanes: several agents in one checkout", () => {
       const sid = (await b.sessions.list())[0]?.id as string;
       await b.turns.record(sid, { tool: "Write", files: many.slice(0, 100), lane: a.lane });
       await b.turns.record(sid, { tool: "Write", files: many.slice(100), lane: a.lane });
-      writeFileSync(join(root, ".baton", "config.json"), JSON.stringify({ lanes: { claims: "sometimes" } }));
+      writeConfig(root, { lanes: { claims: "sometimes" } });
       const before = (await b.checkpoints.list(sid)).length;
       expect((await x.write("gen/f1.ts", "x\n")).denied, "a bad setting: the write goes on").toBeUndefined();
       expect((await b.checkpoints.list(sid)).length).toBe(before + 1);
-      writeFileSync(join(root, ".baton", "config.json"), "{}");
+      writeConfig(root, "{}");
       // One patch over 120 claimed files (more than a notice lists): refused once, nothing lost.
       const patch = {
         agent: "codex" as const,

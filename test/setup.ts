@@ -1,6 +1,17 @@
 // Fail any test that leaves a child process running (crash and concurrency tests spawn them).
+import { mkdtempSync, rmSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
 import { afterEach } from "vitest";
 import { liveChildren } from "./helpers.js";
+
+// The user's own Baton directory (trust records, platform/config-trust.ts) is never the real
+// ~/.config: a fresh one per worker, which the CLI and hook processes the tests start inherit.
+if (!process.env.BATON_CONFIG_HOME) {
+  const home = mkdtempSync(join(tmpdir(), "baton-config-home-"));
+  process.env.BATON_CONFIG_HOME = home;
+  process.once("exit", () => rmSync(home, { recursive: true, force: true }));
+}
 
 // The suite plays a person at a terminal: a run from inside an agent's shell (which names its
 // agent session) would scope every `baton rollback` to that agent's lane (core/lanes.ts).

@@ -3,7 +3,7 @@ import { join } from "node:path";
 import { afterAll, describe, expect, it } from "vitest";
 import { SNAPSHOT_LIMITS } from "../src/core/types.js";
 import type { Baton } from "../src/index.js";
-import { cleanupDirs, heapAfterGc, tempBaton } from "./helpers.js";
+import { cleanupDirs, heapAfterGc, tempBaton, writeConfig } from "./helpers.js";
 
 afterAll(() => cleanupDirs());
 
@@ -128,23 +128,23 @@ describe("spiral detector in a session", () => {
 
   it("reads thresholds from .baton/config.json; a bad setting is bad_input naming file and key, and records nothing", async () => {
     await session(async (b, root) => {
-      writeFileSync(join(root, ".baton", "config.json"), JSON.stringify({ server: { port: 1 }, spiral: { sameSignature: 4 } }));
+      writeConfig(root, { server: { port: 1 }, spiral: { sameSignature: 4 } });
       for (let i = 0; i < 3; i++) expect((await b.turns.record("s1", same)).detected).toBe(false);
       expect((await b.turns.record("s1", same)).detected).toBe(true);
       await b.turns.unpause("s1");
       const seq = (await b.sessions.snapshot("s1")).lastSeq;
-      writeFileSync(join(root, ".baton", "config.json"), JSON.stringify({ spiral: { sameSignature: 1, enabled: false } }));
+      writeConfig(root, { spiral: { sameSignature: 1, enabled: false } });
       await expect(b.turns.record("s1", same)).rejects.toMatchObject({
         code: "bad_input",
         message: expect.stringMatching(/config\.json: spiral\.sameSignature must be 0 \(off\) or a whole number from 2/),
       });
-      writeFileSync(join(root, ".baton", "config.json"), "{oops");
+      writeConfig(root, "{oops");
       await expect(b.turns.record("s1", { tool: "Read" })).rejects.toMatchObject({
         code: "bad_input",
         message: expect.stringMatching(/config\.json is not valid JSON/),
       });
       expect((await b.sessions.snapshot("s1")).lastSeq).toBe(seq);
-      writeFileSync(join(root, ".baton", "config.json"), JSON.stringify({ spiral: { sameSignature: 0 } }));
+      writeConfig(root, { spiral: { sameSignature: 0 } });
       for (let i = 0; i < 5; i++) expect((await b.turns.record("s1", same)).detected).toBe(false);
     });
   });

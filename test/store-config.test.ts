@@ -1,15 +1,17 @@
-import { mkdirSync, readFileSync, writeFileSync } from "node:fs";
+import { mkdirSync, readFileSync } from "node:fs";
 import { join } from "node:path";
 import fc from "fast-check";
 import { afterAll, describe, expect, it } from "vitest";
 import { projectSchema } from "../src/backend/postgres/pg-backend.js";
 import { describeStore, redactStoreUrl, resolveStore, writeStoreConfig } from "../src/platform/store-config.js";
-import { cleanupDirs, tempDir } from "./helpers.js";
+import { cleanupDirs, tempDir, writeConfig } from "./helpers.js";
 
+/** A `.baton` directory holding `config` as its config.json, trusted as `baton trust` would (platform/config-trust.ts). */
 function batonDir(config?: string): string {
-  const dir = join(tempDir(), ".baton");
+  const root = tempDir();
+  const dir = join(root, ".baton");
   mkdirSync(dir, { recursive: true });
-  if (config !== undefined) writeFileSync(join(dir, "config.json"), config);
+  if (config !== undefined) writeConfig(root, config);
   return dir;
 }
 

@@ -3,7 +3,7 @@
  * exactly one plain Baton invocation through without a checkpoint (it records itself), and only
  * a read-only one through a spiral pause: a supervised agent must not be able to switch its
  * supervision off by wrapping a command in Baton's name (`rm -rf src; baton status`) or by
- * clearing its own pause (`baton resume --unpause`).
+ * clearing its own pause (`baton resume --unpause`) or trusting a workspace's settings (`baton trust`).
  *
  * The command is tokenised by shell-quote, a shell parser (quotes, escapes, operators), and
  * refused as "not Baton" unless it is one simple command: any operator (`;`, `&&`, `||`, `|`,
@@ -20,7 +20,11 @@ export interface BatonInvocation {
   args: string[];
   /** Nothing it does changes files, the journal, the pause or the hooks. */
   readOnly: boolean;
-  /** It would switch supervision off or change it (`baton hooks install|uninstall`). */
+  /**
+   * It would switch supervision off or change it: `baton hooks install|uninstall`, and `baton
+   * trust` in any form (trusting `.baton/config.json` applies its store, private files, spiral
+   * and lanes settings: the user's decision, never the supervised agent's).
+   */
   changesSupervision: boolean;
   /**
    * It speaks for the user over other agents' lanes (core/lanes.ts): clears a spiral pause,
@@ -114,7 +118,7 @@ export function batonInvocation(command: string | undefined): BatonInvocation | 
   return {
     args,
     readOnly: (READ_ONLY.has(name) || dryRun || args.includes("--help") || args.includes("--version")) && !writes,
-    changesSupervision: name === "hooks install" || name === "hooks uninstall",
+    changesSupervision: name === "hooks install" || name === "hooks uninstall" || cmd === "trust",
     overridesLanes: args.some((a) => LANE_OPTIONS.has(a.split("=")[0] as string) || HOOK_EVENTS.has(a)),
   };
 }

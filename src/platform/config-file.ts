@@ -1,10 +1,16 @@
 /**
  * `.baton/config.json`: one reader, one policy, for every setting in it (`store` and
- * `project`, `checkpoints`, `spiral`, `hooks`).
+ * `project`, `checkpoints`, `spiral`, `lanes`, `hooks`).
  *
  * - No file: no settings (every default holds).
- * - A file that cannot be read, is not JSON, or is not a JSON object, and a setting with a
- *   value Baton does not take: `bad_input` naming the file and the key, and nothing is done
+ * - A file its user has not trusted (`baton trust`, platform/config-trust.ts), or one that changed
+ *   since: no settings either, whatever it holds, readable or not. A repository can ship the file,
+ *   and its settings decide where data goes, what is private and whether the agent is
+ *   supervised, so they come from the user, never from a clone. `configTrust` says so for
+ *   `baton doctor` (`config_untrusted`) and `baton status`. The environment (`BATON_STORE`, …)
+ *   still applies.
+ * - A trusted file that cannot be read, is not JSON, or is not a JSON object, and a setting with
+ *   a value Baton does not take: `bad_input` naming the file and the key, and nothing is done
  *   with a guess. A setting decides what is stored, shared or refused (an exclude, a private
  *   pattern, the store itself), so it is never silently replaced by a default.
  * - What must never stop an agent stays fail-open the way every hook failure is: a hook that
@@ -12,13 +18,14 @@
  *   `baton doctor` reports it (`config_invalid`) with the message.
  *
  * Read each time it is needed (it is small): a process that stays up (the server) notices a
- * change by the file's stamp (server/hook-route.ts) rather than by caching it here. Light on
- * purpose (every hook process reads it); the one writer, `baton init --store`, is in
- * store-config.ts.
+ * change by the file's stamp (server/hook-route.ts) rather than by caching it here, so trusting
+ * or revoking touches the file's time. Light on purpose (every hook process reads it); the one
+ * writer, `baton init --store`, is in store-config.ts.
  */
-import { readFileSync } from "node:fs";
+import { readFileSync, utimesSync } from "node:fs";
 import { join } from "node:path";
-import { type BatonError, badInput } from "../errors.js";
+import { BatonError, badInput } from "../errors.js";
+import { readTrust, recordTrust, revokeTrust, sha256, type TrustRecord } from "./config-trust.js";
 
 export const CONFIG_FILE = "config.json";
 
@@ -26,26 +33,118 @@ export function configPath(batonDir: string): string {
   return join(batonDir, CONFIG_FILE);
 }
 
-/** The file's settings: `{}` when there is no file; `bad_input` when it is not a readable JSON object. */
-export function readConfigFile(batonDir: string): Record<string, unknown> {
-  const file = configPath(batonDir);
-  let text: string;
+export type ConfigTrustState = "absent" | "trusted" | "untrusted" | "changed";
+
+/** Whether this workspace's `.baton/config.json` applies, and what is ignored when it does not. */
+export interface ConfigTrust {
+  file: string;
+  /** `untrusted`: never trusted here; `changed`: its bytes are not the ones trusted. */
+  state: ConfigTrustState;
+  /** The top-level settings the file asks for (ignored unless `trusted`). */
+  keys: string[];
+  /** When the user trusted it (`trusted`, and `changed`: the earlier trust). */
+  trustedAt?: string;
+}
+
+type Raw = { kind: "absent" } | { kind: "bytes"; bytes: Buffer } | { kind: "unreadable"; err: Error };
+
+function readRaw(file: string): Raw {
   try {
-    text = readFileSync(file, "utf8");
+    return { kind: "bytes", bytes: readFileSync(file) };
   } catch (err) {
     const code = (err as NodeJS.ErrnoException).code;
-    if (code === "ENOENT" || code === "ENOTDIR") return {};
-    throw badInput(`cannot read ${file} (${(err as Error).message}); fix its permissions or remove it`);
+    if (code === "ENOENT" || code === "ENOTDIR") return { kind: "absent" };
+    return { kind: "unreadable", err: err as Error };
   }
+}
+
+function stateOf(raw: Raw, record: TrustRecord | undefined): ConfigTrustState {
+  if (raw.kind === "absent") return "absent";
+  if (record === undefined) return "untrusted";
+  return raw.kind === "bytes" && sha256(raw.bytes) === record.sha256 ? "trusted" : "changed";
+}
+
+/** The settings in `bytes`: `bad_input` when they are not a JSON object. */
+function parseSettings(file: string, bytes: Buffer): Record<string, unknown> {
   let value: unknown;
   try {
-    value = JSON.parse(text);
+    value = JSON.parse(bytes.toString("utf8"));
   } catch (err) {
     throw badInput(`${file} is not valid JSON (${(err as Error).message}); fix it or remove it`);
   }
   if (value === null || typeof value !== "object" || Array.isArray(value))
     throw badInput(`${file} must hold a JSON object of settings, e.g. {"checkpoints": {"retain": 50}}`);
   return value as Record<string, unknown>;
+}
+
+/**
+ * The file's settings: `{}` when there is no file or its user has not trusted it as it is now;
+ * for a trusted file, `bad_input` when it is not a readable JSON object.
+ */
+export function readConfigFile(batonDir: string): Record<string, unknown> {
+  const file = configPath(batonDir);
+  const raw = readRaw(file);
+  if (raw.kind === "absent") return {};
+  const record = readTrust(batonDir);
+  // Unreadable and trusted before: the user meant its settings to apply, so no default stands in.
+  if (raw.kind === "unreadable" && record !== undefined)
+    throw badInput(`cannot read ${file} (${raw.err.message}); fix its permissions or remove it`);
+  if (raw.kind !== "bytes" || stateOf(raw, record) !== "trusted") return {};
+  return parseSettings(file, raw.bytes);
+}
+
+/** Whether the file applies (`absent`, `trusted`) or is ignored (`untrusted`, `changed`), and the settings it asks for. */
+export function configTrust(batonDir: string): ConfigTrust {
+  const file = configPath(batonDir);
+  const raw = readRaw(file);
+  const record = raw.kind === "absent" ? undefined : readTrust(batonDir);
+  const state = stateOf(raw, record);
+  let keys: string[] = [];
+  if (raw.kind === "bytes") {
+    try {
+      keys = Object.keys(parseSettings(file, raw.bytes));
+    } catch {
+      // not a JSON object: no keys to name
+    }
+  }
+  return { file, state, keys, ...(record && state !== "untrusted" ? { trustedAt: record.trustedAt } : {}) };
+}
+
+/**
+ * Trust the file as it is now (`baton trust`): its settings, parsed from the very bytes trusted
+ * (`bad_input` when they are not a JSON object; `not_found` when there is no file), and the record.
+ */
+export function trustConfigFile(batonDir: string): { settings: Record<string, unknown>; record: TrustRecord; before: ConfigTrustState } {
+  const file = configPath(batonDir);
+  const raw = readRaw(file);
+  if (raw.kind === "absent") throw new BatonError("not_found", `there is no ${file} to trust; Baton's defaults apply`);
+  if (raw.kind === "unreadable") throw badInput(`cannot read ${file} (${raw.err.message}); fix its permissions, then run \`baton trust\``);
+  const before = stateOf(raw, readTrust(batonDir));
+  const settings = parseSettings(file, raw.bytes);
+  const record = recordTrust(batonDir, raw.bytes);
+  touch(file);
+  return { settings, record, before };
+}
+
+/** Stop trusting the file (`baton trust --revoke`). Returns whether it was trusted. */
+export function revokeConfigTrust(batonDir: string): boolean {
+  const had = revokeTrust(batonDir);
+  if (had) touch(configPath(batonDir));
+  return had;
+}
+
+/**
+ * A new stamp on the file, so a running server (which read the settings once and compares the
+ * file's stamp, server/hook-route.ts) hands hooks back to their own processes, which read the
+ * settings as they now apply. Best effort: without it the server applies the old ones until it restarts.
+ */
+function touch(file: string): void {
+  try {
+    const now = new Date();
+    utimesSync(file, now, now);
+  } catch {
+    // gone or not ours
+  }
 }
 
 /** A setting Baton does not take: `bad_input` naming the file, the key and what it must be. */

@@ -8,7 +8,8 @@
  */
 import { checkProject, checkStoreParams, redactStoreUrl, SECRET_PARAMS } from "../core/store-url.js";
 import { BatonError } from "../errors.js";
-import { CONFIG_FILE, readConfigFile } from "./config-file.js";
+import { CONFIG_FILE, configTrust, readConfigFile } from "./config-file.js";
+import { recordTrust } from "./config-trust.js";
 import { atomicWrite } from "./safe-fs.js";
 
 export { checkProject, redactStoreUrl };
@@ -67,14 +68,34 @@ export function resolveStore(batonDir: string, env: NodeJS.ProcessEnv = process.
   };
 }
 
-/** Write the store and project into `.baton/config.json`, keeping its other settings. */
+/**
+ * Refuse to write `.baton/config.json` over a file its user has not trusted (or that changed
+ * since): Baton trusts what it writes, so keeping that file's other settings would trust them
+ * unseen. Nothing is written; the user reads the file and runs `baton trust` (or removes it) first.
+ */
+export function checkConfigWritable(batonDir: string): void {
+  const t = configTrust(batonDir);
+  if (t.state !== "untrusted" && t.state !== "changed") return;
+  throw new BatonError(
+    "bad_input",
+    `${t.file} ${t.state === "changed" ? "changed since you trusted it" : "was not written or trusted by you (a repository may have shipped it)"}, so Baton ignores it and will not write its settings back as yours: read it, run \`baton trust\` if its settings are yours (or remove the file), then run this again`,
+    { file: t.file, state: t.state, keys: t.keys },
+  );
+}
+
+/**
+ * Write the store and project into `.baton/config.json`, keeping its other settings, and trust
+ * the bytes written (Baton's own write is the user's). Only over a file that is absent or trusted.
+ */
 export function writeStoreConfig(batonDir: string, url: string, project: string): void {
   checkStoreUrl(url, { forWriting: true });
   checkProject(project);
+  checkConfigWritable(batonDir);
   // Other settings are kept; a file that cannot be read is refused (readConfigFile), so
   // settings Baton could not parse are never overwritten. Atomic, private, never through a link.
-  const next = { ...readConfigFile(batonDir), store: url, project };
-  atomicWrite(batonDir, CONFIG_FILE, Buffer.from(`${JSON.stringify(next, null, 2)}\n`), 0o600, true);
+  const bytes = Buffer.from(`${JSON.stringify({ ...readConfigFile(batonDir), store: url, project }, null, 2)}\n`);
+  atomicWrite(batonDir, CONFIG_FILE, bytes, 0o600, true);
+  recordTrust(batonDir, bytes);
 }
 
 /** How to name the store in doctor and status: never a password. */

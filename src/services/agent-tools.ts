@@ -65,9 +65,9 @@ export async function beforeTool(b: Baton, ev: Ev<"before_tool">, o: ToolHookCon
     return {
       deny: {
         reason:
-          "Baton's hooks supervise this agent; installing or removing them is the user's decision. Ask the user to run the command in their own terminal.",
+          "Baton's hooks supervise this agent; installing or removing them, or trusting this workspace's Baton settings, is the user's decision. Ask the user to run the command in their own terminal.",
       },
-      userMessage: `Baton blocked ${tool.name}: an agent may not change its own hooks (${clipCommand(tool.command)}).`,
+      userMessage: `Baton blocked ${tool.name}: an agent may not change its own hooks or trust Baton's settings (${clipCommand(tool.command)}).`,
     };
   }
   if (own?.overridesLanes) {

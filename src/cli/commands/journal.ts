@@ -1,23 +1,27 @@
 /** Commands over sessions and their journals. */
 import { createWriteStream } from "node:fs";
+import { join } from "node:path";
 import { ago, isLaneId } from "../../core/lanes.js";
 import { batonCommand } from "../../core/shell.js";
 import type { JsonObject } from "../../core/types.js";
 import { BatonError, badInput, isBatonError } from "../../errors.js";
+import { type ConfigTrust, configTrust } from "../../platform/config-file.js";
 import { writeStdout } from "../../platform/output.js";
+import { BATON_DIR } from "../../platform/workspace.js";
 import { type Ctx, parseIntOption, parseJsonObject } from "../context.js";
 import { renderSession, renderStatus } from "../render.js";
 
 export async function init(ctx: Ctx, o: { store?: string; project?: string } = {}): Promise<void> {
   if (o.store !== undefined || o.project !== undefined) {
     if (o.store === undefined || o.project === undefined) throw badInput("--store and --project go together");
-    const [{ resolveWorkspace }, { checkProject, checkStoreUrl, writeStoreConfig }] = await Promise.all([
-      import("../../platform/workspace.js"),
-      import("../../platform/store-config.js"),
-    ]);
-    // Check before touching anything: bad input changes nothing.
+    const [{ findWorkspace, resolveWorkspace, workspaceAt }, { checkConfigWritable, checkProject, checkStoreUrl, writeStoreConfig }] =
+      await Promise.all([import("../../platform/workspace.js"), import("../../platform/store-config.js")]);
+    // Check before touching anything: bad input changes nothing, nor does a settings file the
+    // user has not trusted (its other settings would be kept, and trusted, unseen).
     checkStoreUrl(o.store, { forWriting: true });
     checkProject(o.project);
+    const existing = ctx.root ? workspaceAt(ctx.root) : findWorkspace(process.cwd());
+    if (existing) checkConfigWritable(existing.dir);
     // Connect and migrate first: a store that cannot be reached (or a wrong URL) is never
     // written down, so the workspace stays on what it used before.
     const { loadPostgres } = await import("../../pg-loader.js");
@@ -144,8 +148,23 @@ export async function status(ctx: Ctx, o: { all?: boolean; session?: string }): 
   // An explicit write step before the read: runs that are provably gone are marked crashed.
   const crashed = await b.runs.detectCrashed(o.session ? { sessionId: o.session } : {});
   const report = await b.sessions.status({ ...(o.all ? { all: true } : {}), ...(o.session ? { sessionId: o.session } : {}) });
-  const r = { ...report, ...(crashed.length > 0 ? { crashedRuns: crashed } : {}), store: b.store };
-  ctx.out(r, () => [...crashed.map(renderCrash), renderStatus(report), ...storeLine(b.store)].join("\n"));
+  const config = configTrust(join(b.root, BATON_DIR));
+  const r = {
+    ...report,
+    ...(crashed.length > 0 ? { crashedRuns: crashed } : {}),
+    store: b.store,
+    ...(config.state !== "absent" ? { config } : {}),
+  };
+  ctx.out(r, () => [...crashed.map(renderCrash), renderStatus(report), ...storeLine(b.store), ...configLine(config)].join("\n"));
+}
+
+/** A `.baton/config.json` Baton ignores is worth a line: its settings are not the ones in force. */
+function configLine(c: ConfigTrust): string[] {
+  if (c.state !== "untrusted" && c.state !== "changed") return [];
+  const why = c.state === "changed" ? "changed since you trusted it" : "not trusted by you";
+  return [
+    `Settings: ${c.file} is ignored (${why})${c.keys.length > 0 ? `: ${c.keys.join(", ")}` : ""}; read it, then run \`baton trust\` if they are yours`,
+  ];
 }
 
 /** A shared store is worth a line in human output; the default SQLite file is not. */

@@ -1,4 +1,4 @@
-/** Coordination and operations: locks, targets, the server, hooks, flows, MCP, doctor and the demo. */
+/** Coordination and operations: locks, targets, the server, hooks, trusting the workspace's settings, flows, MCP, doctor and the demo. */
 import { type Command, Option } from "commander";
 import { collect, flows, lazy, session } from "./define.js";
 
@@ -114,6 +114,20 @@ export function defineOperationCommands(program: Command): void {
   hk.command("status [agent]")
     .description("where Baton's hooks are installed, per agent and scope")
     .action(lazy(hooks, (m) => m.status));
+
+  program
+    .command("trust")
+    .description(
+      "trust this workspace's .baton/config.json as it is now (it is ignored until you do, and again after any edit); prints the settings it trusts",
+    )
+    .option("--show", "say whether the file is trusted, changed since, or not trusted; change nothing")
+    .option("--revoke", "stop trusting it: Baton ignores the file again")
+    .action(
+      lazy(
+        () => import("../commands/trust.js"),
+        (m) => m.trust,
+      ),
+    );
 
   const fl = program.command("flows").description("flows: built in and in .baton/flows/");
   fl.command("list")

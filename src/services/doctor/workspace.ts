@@ -1,7 +1,7 @@
 /** Doctor's checks of the workspace around the store: its settings, the server file, the ledger, hooks, file modes. */
 import { existsSync, unlinkSync } from "node:fs";
 import type { JsonObject } from "../../core/types.js";
-import { configPath, configSection } from "../../platform/config-file.js";
+import { type ConfigTrust, configPath, configSection, configTrust } from "../../platform/config-file.js";
 import { hookFailures } from "../../platform/hook-log.js";
 import { looseModes, tightenAll } from "../../platform/private-files.js";
 import { readServerFile, releaseServerFile, serverAlive, serverFilePath, serverIdentity } from "../../platform/server-file.js";
@@ -15,14 +15,19 @@ const HOOK_FAILURE_WINDOW_MS = 7 * 24 * 60 * 60 * 1000;
 const HOOK_SERVER_MODES = ["auto", "use", "off", "0", "false", "no"];
 
 /**
- * Every setting of `.baton/config.json` read as the code that uses it reads it. A file that
- * cannot be read at all stops Baton before doctor runs (`bad_input` from every command); this
- * finds the settings only some commands read (checkpoints, the spiral detector, the hooks).
+ * Every setting of `.baton/config.json` read as the code that uses it reads it, and whether the
+ * file applies at all: one its user has not trusted, or that changed since, is ignored
+ * (`config_untrusted`, platform/config-file.ts). A trusted file that cannot be read at all stops
+ * Baton before doctor runs (`bad_input` from every command); this finds the settings only some
+ * commands read (checkpoints, the spiral detector, the hooks).
  */
 export const config: Check = {
   name: "config",
-  reads: ".baton/config.json's settings (checkpoints, spiral, hooks), as the code that uses each reads it",
+  reads:
+    ".baton/config.json: whether you trusted it as it is (`baton trust`), and its settings (checkpoints, spiral, hooks) as the code that uses each reads them",
   async run({ deps }) {
+    const trust = configTrust(deps.batonDir);
+    if (trust.state === "untrusted" || trust.state === "changed") return [untrusted(trust)];
     const problems: string[] = [];
     const attempt = (read: () => unknown) => {
       try {
@@ -49,6 +54,22 @@ export const config: Check = {
     }));
   },
 };
+
+/** A `.baton/config.json` Baton ignores: whose it may be, what it asks for, how it applies. */
+function untrusted(t: ConfigTrust): Found {
+  const why =
+    t.state === "changed"
+      ? `changed since you trusted it (${t.trustedAt})`
+      : "has not been trusted by you (a repository may have shipped it)";
+  const keys = t.keys.length > 0 ? `its settings (${t.keys.join(", ")}) are ignored` : "it is ignored";
+  return {
+    code: "config_untrusted",
+    severity: "warning",
+    message: `.baton/config.json ${why}: ${keys}; Baton's defaults and the environment (BATON_STORE, …) apply`,
+    evidence: { file: ".baton/config.json", state: t.state, keys: t.keys },
+    fix: `read ${t.file}; if its settings are yours, baton trust (else remove the file)`,
+  };
+}
 
 export const server: Check = {
   name: "server",
