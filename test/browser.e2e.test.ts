@@ -178,8 +178,11 @@ describe("live variants in a real browser", () => {
       await slide(page, "hue", 42);
       await slide(page, "density", 3);
       await settled(page);
+      // The token left the address bar (and so the history) as the page loaded.
+      expect(page.url()).not.toContain("token");
       await page.reload();
       await ready(page);
+      expect(page.url()).not.toContain("token");
       expect(await page.inputValue("#hue")).toBe("42");
       expect(await page.inputValue("#density")).toBe("3");
       expect(await page.textContent("#variant")).toBe("v2");

@@ -1,6 +1,7 @@
 /**
  * The live-variant demo page served by `baton serve` at `/` and `/demo`. Static: the token
- * arrives in the URL fragment (`#token=...`, never sent to a server or written to a log) and
+ * arrives in the URL fragment (`#token=...`, never sent to a server or written to a log; the
+ * page takes it out of the address and its history at once, keeping it in the tab) and
  * the session in the query (`?session=<id>`; without one the page starts a live-variant
  * session). Its script is dist/web/demo.js (src/web/demo.ts), which uses `baton/browser`.
  */

@@ -94,7 +94,7 @@ async function sessionFromUrl(token: string): Promise<string> {
   });
   const body = (await res.json()) as { sessionId?: string; error?: { message: string } };
   if (!body.sessionId) throw new Error(body.error?.message ?? `HTTP ${res.status}`);
-  history.replaceState(null, "", `?session=${encodeURIComponent(body.sessionId)}${location.hash}`);
+  history.replaceState(null, "", `?session=${encodeURIComponent(body.sessionId)}`);
   return body.sessionId;
 }
 
@@ -118,8 +118,34 @@ async function refresh(conn: BatonConnection, adoptContext = false): Promise<voi
   $("next").textContent = info.status?.nextAction.action ?? "…";
 }
 
+/** sessionStorage key of the token: this tab, this origin (port included). */
+const TOKEN_KEY = "baton.demo.token";
+
+/**
+ * The token from `#token=` in the address, taken out of it at once (the history entry is
+ * replaced, so neither the address bar nor the history keeps it) and kept in this tab's
+ * sessionStorage for reloads.
+ */
+function takeToken(): string {
+  const given = new URLSearchParams(location.hash.slice(1)).get("token");
+  if (given) {
+    history.replaceState(null, "", location.pathname + location.search);
+    try {
+      sessionStorage.setItem(TOKEN_KEY, given);
+    } catch {
+      // storage disabled: a reload needs the link again
+    }
+    return given;
+  }
+  try {
+    return sessionStorage.getItem(TOKEN_KEY) ?? "";
+  } catch {
+    return "";
+  }
+}
+
 async function main(): Promise<void> {
-  const token = new URLSearchParams(location.hash.slice(1)).get("token") ?? "";
+  const token = takeToken();
   if (!token) {
     message("Open the URL `baton serve` printed: it carries the token after #token=.", "error");
     return;
