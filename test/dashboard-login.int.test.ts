@@ -175,6 +175,15 @@ describe("dashboard login codes", () => {
         expect(answer.status).toBe(403);
         expect(answer.body).toContain("another user");
         expect(answer.body).not.toContain("bs1.");
+        // And from another loopback address bound to the server's own port, so that a lookup by
+        // ports alone would find the server's row: still refused, every try.
+        const body = JSON.stringify({ code });
+        const request = `POST /v1/dashboard/login HTTP/1.1\r\nHost: 127.0.0.1:${s.port}\r\nOrigin: http://127.0.0.1:${s.port}\r\nContent-Type: application/json\r\nContent-Length: ${body.length}\r\nConnection: close\r\n\r\n${body}`;
+        const spoof = `const net = require("node:net"); let out = ""; const c = net.connect({ host: "127.0.0.1", port: ${s.port}, localAddress: "127.0.0.2", localPort: ${s.port} }, () => c.write(${JSON.stringify(request)})); c.on("data", (d) => (out += d)); c.on("end", () => process.stdout.write(out.split("\\r\\n")[0])); c.on("error", (e) => process.stdout.write("error " + e.code));`;
+        for (let i = 0; i < 3; i++) {
+          const tried = spawnSync(process.execPath, ["-e", spoof], { uid: 65534, gid: 65534, encoding: "utf8", cwd: "/" });
+          expect(tried.stdout, tried.stderr).toMatch(/^HTTP\/1\.1 403|^error /);
+        }
         const mine = await raw(s.port, {
           method: "POST",
           path: "/v1/dashboard/login",

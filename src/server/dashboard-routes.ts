@@ -81,13 +81,20 @@ export function registerDashboard(app: Hono<Env>, o: DashboardOptions, readJson:
       throw new BatonError("forbidden", "log in from the dashboard page this server serves: open the link `baton dashboard` printed");
     // And only a process of the user this server runs as: another local user's process can
     // send the page's Origin, but its socket is listed under its own uid.
-    const client = c.env?.incoming?.socket?.remotePort;
-    if (client !== undefined && process.getuid) {
-      const uid = peerUid(client, o.port);
-      if (uid !== undefined && uid !== process.getuid())
+    const socket = c.env?.incoming?.socket;
+    if (socket?.remoteAddress !== undefined && socket.remotePort !== undefined && process.platform === "linux" && process.getuid) {
+      const uid = peerUid({
+        clientAddress: socket.remoteAddress,
+        clientPort: socket.remotePort,
+        serverAddress: socket.localAddress ?? "127.0.0.1",
+        serverPort: socket.localPort ?? o.port,
+      });
+      if (uid !== process.getuid())
         throw new BatonError(
           "forbidden",
-          "this login comes from another user's process on this machine; only the user who runs the server may log in",
+          uid === undefined
+            ? "cannot tell which user opened this connection, so the login is refused; open the link `baton dashboard` printed again"
+            : "this login comes from another user's process on this machine; only the user who runs the server may log in",
         );
     }
     const b = await readJson(c);
