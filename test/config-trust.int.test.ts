@@ -132,7 +132,12 @@ describe("a .baton/config.json the repository shipped", () => {
     expect(status.sessions).toHaveLength(1);
     const sid = status.sessions[0].sessionId as string;
     expect(status.config).toMatchObject({ state: "untrusted", keys: ["store", "project", "checkpoints", "spiral", "lanes"] });
-    expect(cli(["status", "--root", root]).stdout).toMatch(/Settings: .*config\.json is ignored \(not trusted by you\): store, project/);
+    const human = cli(["status", "--root", root]);
+    expect(human.stdout).toMatch(/Settings: .*config\.json is ignored \(not trusted by you\): store, project/);
+    // Every command says so on stderr, so nobody runs on the defaults unawares (after an upgrade, a pull).
+    expect(human.stderr).toMatch(
+      /config\.json is not trusted here, so its settings \(store, project, .*\) are ignored.*baton trust.*\[config_untrusted\]/,
+    );
 
     // checkpoints.retain 1 is not applied: both writes' checkpoints and the shell's are kept.
     const cps = baton(root, ["checkpoints", "--session", sid]).json().checkpoints as { kind: string; id: string }[];

@@ -3,6 +3,7 @@ import type { Baton } from "../api.js";
 import { jsonBoundsProblem } from "../core/canonical.js";
 import { envOptions } from "../env-options.js";
 import { BatonError, EXIT_CODES, isBatonError } from "../errors.js";
+import { configTrust } from "../platform/config-file.js";
 import { endedByClosedStdout, stdoutIsClosed, writeStderr, writeStdout } from "../platform/output.js";
 
 export interface GlobalOptions {
@@ -22,10 +23,12 @@ export class Ctx {
 
   /** Open the workspace's Baton. Commands other than `init` need an existing workspace. */
   open(create = false): Promise<Baton> {
-    this.#baton ??= import("../compose.js").then(({ openBaton }) => {
+    this.#baton ??= import("../compose.js").then(async ({ openBaton }) => {
       const { deprecated, ...env } = envOptions();
       for (const d of deprecated ?? []) process.stderr.write(`baton: ${d}\n`);
-      return openBaton({ create, ...(this.root ? { root: this.root } : {}), ...env });
+      const baton = await openBaton({ create, ...(this.root ? { root: this.root } : {}), ...env });
+      warnUntrusted(baton.workspace.dir);
+      return baton;
     });
     return this.#baton;
   }
@@ -44,6 +47,19 @@ export class Ctx {
   out(value: unknown, human: () => string): void {
     writeStdout(this.json ? `${JSON.stringify(value)}\n` : `${human()}\n`);
   }
+}
+
+/**
+ * Say on stderr when `.baton/config.json` asks for settings that are ignored because the user has
+ * not trusted it (or it changed since): after an upgrade, or a `git pull`, the workspace would
+ * otherwise quietly run on the defaults (its own SQLite file instead of the team's store).
+ */
+function warnUntrusted(batonDir: string): void {
+  const t = configTrust(batonDir);
+  if ((t.state !== "untrusted" && t.state !== "changed") || t.keys.length === 0) return;
+  writeStderr(
+    `baton: ${t.file} ${t.state === "changed" ? "changed since you trusted it" : "is not trusted here"}, so its settings (${t.keys.join(", ")}) are ignored and the defaults apply; read it, then run \`baton trust\` [config_untrusted]\n`,
+  );
 }
 
 /** Report an error the way the user asked, and return the process exit code. */
