@@ -186,6 +186,11 @@ describe("baton mcp", () => {
       expect(refused).toMatchObject({ sessionId: "e1", pattern: expect.any(String) });
     }
     expect((await ok(c, "list_checkpoints", { sessionId: "e1" })).checkpoints).toEqual([]);
+    // Reading where it stands still works: resume, status, doctor without fix (with fix: refused).
+    expect((await ok(c, "resume", { sessionId: "e1" })).facets).toBeDefined();
+    expect((await ok(c, "status", { sessionId: "e1" })).sessions[0].spiral).toMatchObject({ paused: true });
+    expect((await ok(c, "doctor", { sessionId: "e1" })).findings).toBeDefined();
+    await fails(c, "doctor", { sessionId: "e1", fix: true }, "spiral_paused");
     expect(readFileSync(join(root, "app.ts"), "utf8")).toBe("broken\n");
     // The user unpauses: the agent's tools work again, and a reading tool never needed it.
     expect(cli(["resume", "e1", "--unpause", "--root", root, "--json"]).code).toBe(0);
@@ -195,6 +200,11 @@ describe("baton mcp", () => {
     await ok(c, "start_session", { id: "e2" });
     const ambiguous = await fails(c, "resume", {}, "ambiguous_session");
     expect(ambiguous.sessions.map((s: { sessionId: string }) => s.sessionId).sort()).toEqual(["e1", "e2"]);
+    // With several sessions and none named, a pause in any of them stops a writing tool.
+    for (let i = 0; i < 3; i++)
+      cli(["turn", "record", "--tool", "Edit", "--args", '{"f":2}', "--status", "error", "--session", "e2", "--root", root]);
+    const unnamed = await fails(c, "lessons_add", { text: "Check twice.", scope: "workspace" }, "spiral_paused");
+    expect(unnamed.sessionId).toBe("e2");
   });
 
   it("checkpoints, rolls back with a dry run then for real, and learns a lesson from it", async () => {

@@ -6,7 +6,7 @@ import { McpServer } from "@modelcontextprotocol/sdk/server/mcp.js";
 import { CallToolRequestSchema, type CallToolResult } from "@modelcontextprotocol/sdk/types.js";
 import type { Baton } from "../api.js";
 import { laneFromEnv, pausedSpiral } from "../core/lanes.js";
-import { BatonError } from "../errors.js";
+import { BatonError, isBatonError } from "../errors.js";
 import { invalidArguments, toolError } from "./errors.js";
 import { registerPrompts, registerResources } from "./resources.js";
 import { type BatonTool, optionalSession } from "./tool.js";
@@ -33,12 +33,23 @@ export async function callTool(tool: BatonTool, args: unknown, open: () => Promi
   if (!parsed.success) return toolError(invalidArguments(tool.name, parsed.error.issues));
   try {
     const baton = await open();
-    if (!tool.annotations.readOnlyHint) await refuseWhilePaused(baton, (parsed.data as { sessionId?: string }).sessionId);
+    if (!readsOnly(tool, parsed.data)) await refuseWhilePaused(baton, (parsed.data as { sessionId?: string }).sessionId);
     const result = await tool.run(baton, parsed.data);
     return { content: [{ type: "text", text: JSON.stringify(result) }] };
   } catch (err) {
     return toolError(err);
   }
+}
+
+/**
+ * Whether a call only reads, as the agent hooks judge Baton commands: the read-only tools, and
+ * status, resume and doctor without `fix`, which write only what the system would on its own
+ * (runs provably gone marked crashed) and which a paused agent needs to see where it stands.
+ */
+function readsOnly(tool: BatonTool, args: unknown): boolean {
+  if (tool.annotations.readOnlyHint) return true;
+  if (tool.name === "status" || tool.name === "resume") return true;
+  return tool.name === "doctor" && !(args as { fix?: unknown }).fix;
 }
 
 /**
@@ -48,10 +59,24 @@ export async function callTool(tool: BatonTool, args: unknown, open: () => Promi
  * or rollback here would let the paused agent go on changing files.
  */
 async function refuseWhilePaused(b: Baton, sessionId: string | undefined): Promise<void> {
-  const sid = await optionalSession(b, sessionId).catch(() => undefined);
-  if (sid === undefined) return;
-  const paused = pausedSpiral(await b.sessions.snapshot(sid), laneFromEnv(process.env));
-  if (!paused) return;
+  // The session the call names, else the single active one; with several active and none
+  // named (a tool without a session, such as a workspace lesson), each of them.
+  let sids: string[];
+  try {
+    const sid = await optionalSession(b, sessionId);
+    sids = sid === undefined ? [] : [sid];
+  } catch (err) {
+    if (!isBatonError(err, "ambiguous_session")) return; // the tool answers it
+    sids = (await b.sessions.list()).map((s) => s.id);
+  }
+  const lane = laneFromEnv(process.env);
+  for (const sid of sids) {
+    const paused = pausedSpiral(await b.sessions.snapshot(sid), lane);
+    if (paused) pausedError(sid, paused);
+  }
+}
+
+function pausedError(sid: string, paused: NonNullable<ReturnType<typeof pausedSpiral>>): never {
   const { state } = paused;
   throw new BatonError(
     "spiral_paused",
