@@ -126,7 +126,7 @@ export class Services {
       });
       return {
         cps,
-        rollback: new RollbackService(this.backend, this.journal, cps, { durable: this.#checkpointOpts.durable ?? true }),
+        rollback: new RollbackService(this.backend, this.journal, cps, { durable: this.#checkpointOpts.durable ?? true, now: this.now }),
         artifacts: new ArtifactService(this.backend, this.journal, cps, this.now),
       };
     })();

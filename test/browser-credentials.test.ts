@@ -11,6 +11,7 @@ import {
   MAX_STREAM_TICKETS,
   STREAM_TICKET_MS,
   StreamTickets,
+  verifyBrowserSession,
 } from "../src/server/browser-credentials.js";
 
 const T0 = Date.parse("2026-11-29T10:00:00Z");
@@ -27,6 +28,9 @@ describe("browser sessions", () => {
     expect(browserSessionValid("token-a", 4822, session, T0), "another port").toBe(false);
     // The server's token itself is not a browser session.
     expect(browserSessionValid("token-a", 4821, "token-a", T0)).toBe(false);
+    // A renewal keeps the login's time.
+    const renewed = issueBrowserSession("token-a", 4821, T0 + 3_600_000, T0).session;
+    expect(verifyBrowserSession("token-a", 4821, renewed, T0 + 3_600_000)).toEqual({ born: T0 });
   });
 
   it("refuse any other spelling: a changed character anywhere, or an expiry pushed later", () => {
@@ -40,10 +44,12 @@ describe("browser sessions", () => {
       }),
       { numRuns: 500 },
     );
-    const [p, , nonce, sig] = session.split(".");
-    const later = `${p}.${(T0 + 2 * BROWSER_SESSION_MS).toString(36)}.${nonce}.${sig}`;
+    const [p, , born, nonce, sig] = session.split(".");
+    const later = `${p}.${(T0 + 2 * BROWSER_SESSION_MS).toString(36)}.${born}.${nonce}.${sig}`;
     expect(browserSessionValid("tok", 1, later, T0)).toBe(false);
-    for (const junk of ["", "bs1", "bs1...", `${session}.x`, session.toUpperCase()])
+    const younger = `${p}.${(T0 + BROWSER_SESSION_MS).toString(36)}.${(T0 + 1000).toString(36)}.${nonce}.${sig}`;
+    expect(browserSessionValid("tok", 1, younger, T0 + 2000), "a login time moved later (to renew past the cap)").toBe(false);
+    for (const junk of ["", "bs2", "bs2....", `${session}.x`, session.toUpperCase()])
       expect(browserSessionValid("tok", 1, junk, T0)).toBe(false);
   });
 });

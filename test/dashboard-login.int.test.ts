@@ -70,6 +70,25 @@ describe("dashboard login codes", () => {
       expect(ok.headers.get("cache-control")).toBe("no-store");
       const got = (await ok.json()) as { session: string; expiresAt: string };
       expect(browserSessionValid("tok", 4000, got.session, clock.t)).toBe(true);
+      // Renewed with itself, keeping its login's time; not with the server's token; not after 7 days.
+      const renew = (bearer: string) =>
+        app.request("/v1/dashboard/session", { method: "POST", headers: { ...json, authorization: `Bearer ${bearer}` }, body: "{}" });
+      const again = await renew(got.session);
+      expect(again.status).toBe(200);
+      expect((await renew("tok")).status).toBe(401);
+      let current = ((await again.json()) as { session: string }).session;
+      // An open page renews every 11 hours: 165 hours after its login, still fine...
+      for (let i = 0; i < 15; i++) {
+        clock.t += 11 * 60 * 60_000;
+        const r = await renew(current);
+        expect(r.status, `renewal ${i}`).toBe(200);
+        current = ((await r.json()) as { session: string }).session;
+      }
+      // ...170 hours after it, with a session still live: refused, log in again.
+      clock.t += 5 * 60 * 60_000;
+      const capped = await renew(current);
+      expect(capped.status).toBe(401);
+      expect(((await capped.json()) as { error: { message: string } }).error.message).toContain("7 days");
       expect(JSON.stringify(got)).not.toContain("tok");
       expect((await login(app, early)).status).toBe(401); // spent
       clock.t += 1;
@@ -174,7 +193,7 @@ describe("dashboard login codes", () => {
         const answer = JSON.parse(other.stdout) as { status: number; body: string };
         expect(answer.status).toBe(403);
         expect(answer.body).toContain("another user");
-        expect(answer.body).not.toContain("bs1.");
+        expect(answer.body).not.toContain("bs2.");
         // And from another loopback address bound to the server's own port, so that a lookup by
         // ports alone would find the server's row: still refused, every try.
         const body = JSON.stringify({ code });

@@ -79,7 +79,7 @@ describe("dashboard: login and guard", () => {
       // The code left the address bar; the page holds a browser session, in its origin's storage.
       expect(page.url()).not.toContain("login=");
       const held = await page.evaluate(() => localStorage.getItem("baton.dashboard.session"));
-      expect(JSON.parse(held as string).session).toMatch(/^bs1\./);
+      expect(JSON.parse(held as string).session).toMatch(/^bs2\./);
       expect(held).not.toContain(token);
       expect(await context.cookies(), "no cookie, for any port").toEqual([]);
       await screenshot(page, "dashboard-sessions-login");
@@ -201,7 +201,7 @@ describe("dashboard: login and guard", () => {
       // ...for our own page, once.
       const ok = await login(`http://127.0.0.1:${port}`);
       expect(ok.status).toBe(200);
-      expect(ok.json().session).toMatch(/^bs1\./);
+      expect(ok.json().session).toMatch(/^bs2\./);
       expect(ok.text).not.toContain(server.token);
       expect(ok.headers["set-cookie"]).toBeUndefined();
       const twice = await login(`http://127.0.0.1:${port}`);

@@ -19,7 +19,8 @@ import { LEDGER_STATUSES, type LedgerStatus } from "../core/ledger.js";
 import { BatonError, badInput } from "../errors.js";
 import { peerUid } from "../platform/peer-uid.js";
 import type { SessionOverview } from "../services/session-overview.js";
-import { issueBrowserSession } from "./browser-credentials.js";
+import { BROWSER_LOGIN_MS, issueBrowserSession, verifyBrowserSession } from "./browser-credentials.js";
+import { bearerToken } from "./security.js";
 import { SSE_KEEPALIVE_MS, SSE_RETRY_MS, streamJournal } from "./sse.js";
 
 type Env = { Bindings: HttpBindings };
@@ -110,10 +111,18 @@ export function registerDashboard(app: Hono<Env>, o: DashboardOptions, readJson:
   });
 
   // A fresh browser session for one that is still good: an open page renews its own hourly, so
-  // it stays logged in while open and a copied session dies within BROWSER_SESSION_MS.
+  // it stays logged in while open, for at most BROWSER_LOGIN_MS after its login (a copied
+  // session renewed by a thief ends then too).
   app.post("/v1/dashboard/session", async (c) => {
     await readJson(c);
-    return c.json(issueBrowserSession(o.token, o.port, now()));
+    const t = now();
+    const given = bearerToken(c.req.header("authorization"));
+    const held = given === undefined ? undefined : verifyBrowserSession(o.token, o.port, given, t);
+    if (!held) throw new BatonError("unauthorized", "renew a dashboard's browser session with that session; the server's token needs none");
+    if (t - held.born > BROWSER_LOGIN_MS)
+      throw new BatonError("unauthorized", "this login is more than 7 days old; run `baton dashboard` for a new link");
+    c.header("Cache-Control", "no-store");
+    return c.json(issueBrowserSession(o.token, o.port, t, held.born));
   });
 
   // Every session, active first, most recent activity first within each group.

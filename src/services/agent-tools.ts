@@ -227,8 +227,10 @@ async function shellTouchedClaims(
   lane: string,
   since: string | undefined,
 ): Promise<ClaimHolder[]> {
-  if (!othersAtWork(snap, lane, b.now().getTime()) || since === undefined) return [];
-  const from = Date.parse(since) - MTIME_SLACK_MS;
+  const storeNow = b.now().getTime();
+  if (!othersAtWork(snap, lane, storeNow) || since === undefined) return [];
+  // `since` is on the store's clock (the database's, on PostgreSQL); file times are this host's.
+  const from = Date.parse(since) - (storeNow - Date.now()) - MTIME_SLACK_MS;
   const changed = (await b.lanes.claimsOfOthers(sid, lane)).filter((c) => {
     if (pathProblem(c.path) !== undefined) return false; // a stored path is read only inside the workspace
     const abs = resolve(b.root, c.path);

@@ -195,12 +195,14 @@ export class RollbackService {
    * `exactName` (tests only) stands in for the directory lookup that tells whether a path's
    * exact name is in its directory, to play a case-insensitive file system on one that is not.
    */
+  readonly #now: () => Date;
   constructor(
     backend: Backend,
     journal: Journal,
     cps: CheckpointService,
-    opts: { durable?: boolean; exactName?: typeof hasExactName } = {},
+    opts: { durable?: boolean; exactName?: typeof hasExactName; now?: () => Date } = {},
   ) {
+    this.#now = opts.now ?? (() => new Date());
     this.#backend = backend;
     this.#journal = journal;
     this.#cps = cps;
@@ -536,7 +538,7 @@ export class RollbackService {
       }
       // What other live lanes wrote since the target: the files their checkpoints before a
       // write name (a shell command's edits are not told apart from anyone else's), and their claims.
-      const now = Date.now();
+      const now = this.#now().getTime(); // lanes' times are the store's (the database's clock on PostgreSQL)
       const laneWrites: LaneWrites = { files: new Map(), shell: [], own: new Map() };
       const live = (id: string): LaneRef | undefined => {
         const l = lanes[id] ?? lanes[familyOf(id)];
