@@ -148,4 +148,53 @@ describe.skipIf(!available)("an append whose COMMIT answer is lost, with the sto
     expect(JSON.parse(again.stdout)).toMatchObject({ duplicate: true, event: { id } });
     expect(await landed()).toBe(1);
   });
+  it("a fenced append (--lock, --epoch) whose outcome is unknown also names its id and the retry", { timeout: 60_000 }, async () => {
+    const root = tempDir();
+    const project = `lostf_${process.pid}`;
+    const direct = { BATON_STORE: cluster().url, BATON_PROJECT: project };
+    expect(cli(["init", "--root", root]).code).toBe(0);
+    expect(cli(["session", "start", "--root", root, "-f", "task", "--id", "t", "--json"], { env: direct }).code).toBe(0);
+    const lock = cli(["lock", "acquire", "deploy", "--pid", String(process.pid), "--root", root, "--json"], { env: direct });
+    expect(lock.code, lock.stderr).toBe(0);
+    const epoch = String(lock.json().epoch);
+
+    const u = new URL(cluster().url);
+    const dropper = commitDropper({ host: u.hostname, port: Number(u.port) }, 6_000);
+    const port = await dropper.listen();
+    try {
+      u.port = String(port);
+      const viaProxy = { BATON_STORE: u.toString(), BATON_PROJECT: project, BATON_STORE_TIMEOUT_MS: "1500" };
+      const args = [
+        "event",
+        "t",
+        "note:added",
+        "--root",
+        root,
+        "--data",
+        '{"text":"fenced"}',
+        "--lock",
+        "deploy",
+        "--epoch",
+        epoch,
+        "--json",
+      ];
+      const first = await run(args, viaProxy);
+      expect(dropper.dropped(), first.stdout + first.stderr).toBe(1);
+      expect(first.code, first.stdout + first.stderr).toBe(5);
+      const error = JSON.parse(first.stdout).error;
+      expect(error).toMatchObject({ code: "storage_unavailable", outcome: "unknown" });
+      const id = error.ids[0] as string;
+      expect(error.retry).toContain(`--id ${id}`);
+      await new Promise((r) => setTimeout(r, 6_100));
+      const again = await run([...args, "--id", id], viaProxy);
+      expect(again.code, again.stdout + again.stderr).toBe(0);
+      expect(JSON.parse(again.stdout)).toMatchObject({ duplicate: true, event: { id } });
+      const stored = cli(["export", "t", "--root", root], { env: direct })
+        .stdout.split("\n")
+        .filter((l) => l.includes('"fenced"'));
+      expect(stored).toHaveLength(1);
+    } finally {
+      await dropper.close();
+    }
+  });
 });

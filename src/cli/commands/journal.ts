@@ -1,6 +1,7 @@
 /** Commands over sessions and their journals. */
 import { createWriteStream } from "node:fs";
 import { join } from "node:path";
+import { randomId } from "../../core/canonical.js";
 import { ago, isLaneId } from "../../core/lanes.js";
 import { batonCommand } from "../../core/shell.js";
 import type { JsonObject } from "../../core/types.js";
@@ -111,11 +112,16 @@ export async function event(
   const epoch = parseIntOption(o.epoch ?? (o.lock !== undefined ? process.env.BATON_LOCK_EPOCH : undefined), "--epoch", 1);
   if ((lock === undefined) !== (epoch === undefined))
     throw badInput("a fenced append needs both --lock and --epoch (or BATON_LOCK_NAME / BATON_LOCK_EPOCH)");
+  // A fenced append commits in the lock's own transaction, which is not re-sent: it carries its
+  // id from the start, so an outcome left unknown can be retried at most once (the plain path's
+  // journal gives ids itself, and re-sends once).
+  const fenced = lock !== undefined && epoch !== undefined;
+  if (fenced && input.id === undefined) Object.assign(input, { id: `ev_${randomId()}` });
   let r: Awaited<ReturnType<typeof b.events.append>>;
   try {
-    r = lock !== undefined && epoch !== undefined ? await b.locks.append(lock, epoch, sid, input) : await b.events.append(sid, input);
+    r = fenced ? await b.locks.append(lock, epoch, sid, input) : await b.events.append(sid, input);
   } catch (err) {
-    throw unknownOutcome(err, o.id);
+    throw unknownOutcome(err, (input as { id?: string }).id, Boolean(o.id));
   }
   ctx.out(
     r,
@@ -129,16 +135,17 @@ export async function event(
  * once, this command with the event's id (`retry`). Run again without the id, it would be
  * stored a second time if the first did land.
  */
-function unknownOutcome(err: unknown, given: string | undefined): unknown {
+function unknownOutcome(err: unknown, sent: string | undefined, given: boolean): unknown {
   if (!isBatonError(err, "storage_unavailable") || err.details.outcome !== "unknown") return err;
-  const id = (err.details.ids as string[] | undefined)?.[0];
+  const id = (err.details.ids as string[] | undefined)?.[0] ?? sent;
   if (id === undefined) return err;
   const args = process.argv.slice(2);
-  const retry = batonCommand(...(given === undefined ? [...args, "--id", id] : args));
+  // The id given on the command line stands; else the one sent (a later --id wins over an empty one).
+  const retry = batonCommand(...(given ? args : [...args, "--id", id]));
   return new BatonError(
     "storage_unavailable",
     `${err.message}. Run exactly this to store it at most once: ${retry}`,
-    { ...err.details, retry },
+    { ...err.details, ids: [id], retry },
     { cause: err },
   );
 }
