@@ -446,6 +446,7 @@ describe("the names stage offers a name only to the rules that can claim after w
     " +=\\'s3cr3tV4lue-99xQz\\'",
     ' =>\\"Zx9Qw2Lk7Vb3Nm8Pq4Rt\\"',
     "=>;Zx9Qw2Lk7Vb3;",
+    ' string = "s3cr3tV4lue-99xQz"',
   ];
   const PREFIXES = ["", "\n", " ", "?", "&", "export ", '"', "'", '\\"', "$", "--", "x.setPassword"];
   /** Every prefix, name, following character and value, once: where each rule claims after each character. */
@@ -533,6 +534,7 @@ describe("the names stage offers a name only to the rules that can claim after w
       rawString: "token = `s3cr3tV4lue-99xQz`",
       cliFlag: '--token .=\\"s3cr3tV4lue-99xQz\\"',
       connPassword: "Password=>;Zx9Qw2Lk7Vb3;",
+      typed: 'token: string = "s3cr3tV4lue-99xQz"',
     };
     for (const [name, text] of Object.entries(witness)) {
       const scan = scanText(text);

@@ -159,11 +159,16 @@ export function valueAt(text: string, end: number): number {
   return op === 0 ? -1 : quoteAt(text, spacesFrom(text, j + op));
 }
 
-/** The length of the assignment operator at j (`::=`, `:=`, `:`, `=>`, `=`, `?=`, `.=`, `+=`); 0: none. */
+/** The length of the assignment operator at j (`:::=`, `::=`, `:=`, `:`, `=>`, `=`, `?=`, `.=`, `+=`); 0: none. */
 function operatorLength(text: string, j: number): number {
   const c = charCode(text, j);
   const next = charCode(text, j + 1);
-  if (c === 58) return next === 61 ? 2 : next === 58 && charCode(text, j + 2) === 61 ? 3 : 1;
+  if (c === 58) {
+    if (next === 61) return 2;
+    if (next !== 58) return 1;
+    const third = charCode(text, j + 2);
+    return third === 61 ? 3 : third === 58 && charCode(text, j + 3) === 61 ? 4 : 1;
+  }
   if (c === 61) return next === 62 ? 2 : 1;
   return (c === 63 || c === 46 || c === 43) && next === 61 ? 2 : 0;
 }
@@ -176,12 +181,12 @@ function quoteAt(text: string, j: number): number {
 }
 
 /**
- * `KEY=value` on a line of its own (.env, `export`, Dockerfile ENV, Make `?=`): the value runs to
+ * `KEY=value` on a line of its own (.env, `export`, Dockerfile ENV, Make `?=`, `::=`, `:::=`): the value runs to
  * the end of the line, whatever characters it holds (Django keys have `()%&`). Under a clearly
  * secret CONSTANT name the value may hold spaces (`DB_PASSWORD=correct horse battery`).
  */
 export const ENV_LINE =
-  /^([ \t]*(?:export[ \t]+|ENV[ \t]+|set[ \t]+|-[ \t]+)?)([A-Za-z_][A-Za-z0-9_.]{0,63})([ \t]*(?:[:?+]|::)?=[ \t]*)([^\s"'`$][^\r\n]{0,4096}?)[ \t]*$/my;
+  /^([ \t]*(?:export[ \t]+|ENV[ \t]+|set[ \t]+|-[ \t]+)?)([A-Za-z_][A-Za-z0-9_.]{0,63})([ \t]*(?:[:?+]|:::?)?=[ \t]*)([^\s"'`$][^\r\n]{0,4096}?)[ \t]*$/my;
 
 const ENV_OPERATOR = "=:?+";
 const ENV_LEADS = ["export", "ENV", "set", "-"];
@@ -199,14 +204,14 @@ function envLead(text: string, ls: number, start: number): boolean {
 
 /**
  * Whether what follows the name that ends at `end` is what ENV_LINE needs there: spaces, `=`,
- * `:=`, `?=`, `+=` or `::=`, spaces, and a character a value may start with. Most names its
+ * `:=`, `?=`, `+=`, `::=` or `:::=`, spaces, and a character a value may start with. Most names its
  * other checks let through are YAML or JSON keys (`token: …`, `"token": "…"`), which this turns
  * away before the pattern runs.
  */
 export function envValueStart(text: string, end: number): boolean {
   let j = spacesFrom(text, end);
   const c = charCode(text, j);
-  if (c === 58) j += charCode(text, j + 1) === 58 ? 2 : 1;
+  if (c === 58) j += charCode(text, j + 1) !== 58 ? 1 : charCode(text, j + 2) === 58 ? 3 : 2;
   else if (c === 63 || c === 43) j++;
   if (charCode(text, j) !== 61) return false;
   const k = spacesFrom(text, j + 1);
@@ -242,17 +247,17 @@ const envLine: NameRule = (p, i, start, end) => {
 };
 
 /**
- * key: value, key = value, "key": "value", KEY=value (dotenv), Go `:=`, `::=`, Make `?=`, PHP
+ * key: value, key = value, "key": "value", KEY=value (dotenv), Go `:=`, `::=`, Make `?=` and `:::=`, PHP
  * `.=`, `=>` (PHP and Ruby hashes), keys that start with a digit (`1password_token`); not a quoted
  * value an operator follows (`x = "a" in o`, `t = "a" + b`, `type T = 'a' | 'b'`, `c ? "a" : "b"`).
  * A bare value is taken whole whatever follows it (`KEY=… && ./run.sh`).
  * Quotes may be escaped once (JSON inside a JSON string).
  */
 const ASSIGN =
-  /(\\?["']|)([$:@]?[A-Za-z0-9_][A-Za-z0-9_.-]{0,63})\1([ \t]*)(::=|:=|\?=|\.=|\+=|=>|=(?![=>~])|:(?![:/]))([ \t]*)(?:(?:"((?:[^"\\\r\n]|\\.){0,4096})"|'([^'\r\n]{0,4096})'|\\"((?:[^"\\\r\n]|\\[^"]){0,4096})\\")(?![ \t]*(?:in\b|instanceof\b|[=!]==?|&&|\|\|?|\?|\+|:))|([^\s"'`,;&}\])(<>\\]{1,4096}))/y;
+  /(\\?["']|)([$:@]?[A-Za-z0-9_][A-Za-z0-9_.-]{0,63})\1([ \t]*)(:::=|::=|:=|\?=|\.=|\+=|=>|=(?![=>~])|:(?![:/]))([ \t]*)(?:(?:"((?:[^"\\\r\n]|\\.){0,4096})"|'([^'\r\n]{0,4096})'|\\"((?:[^"\\\r\n]|\\[^"]){0,4096})\\")(?![ \t]*(?:in\b|instanceof\b|[=!]==?|&&|\|\|?|\?|\+|:))|([^\s"'`,;&}\])(<>\\]{1,4096}))/y;
 
 /** The same head, then a value of a symbol secret's characters (`symbolSecret`: a Django key, cut by no stop character). */
-const ASSIGN_HEAD = /(\\?["']|)([$:@]?[A-Za-z0-9_][A-Za-z0-9_.-]{0,63})\1[ \t]*(?:::=|:=|\?=|\.=|\+=|=>|=(?![=>~])|:(?![:/]))[ \t]*/y;
+const ASSIGN_HEAD = /(\\?["']|)([$:@]?[A-Za-z0-9_][A-Za-z0-9_.-]{0,63})\1[ \t]*(?::::=|::=|:=|\?=|\.=|\+=|=>|=(?![=>~])|:(?![:/]))[ \t]*/y;
 
 const assignment: NameRule = (p, i, start, end) => {
   const { text } = p;
@@ -296,6 +301,35 @@ const assignment: NameRule = (p, i, start, end) => {
   if (next === 40 && CALLEE.test(v) && (v.includes(".") || (!password && (sp1 !== "" || sp2 !== "")))) return false;
   if (!dotenv && codeNotValue(p, start, key, v, next)) return false;
   return at(0, v);
+};
+
+/**
+ * A typed declaration: `let token: string = "…"` (TypeScript, Kotlin, Swift, Python hints, Rust
+ * `&str`), `var stripeToken string = "…"` (Go). The type stands between the name and `=`, where
+ * the assignment rule wants the operator; the value must be a quoted literal.
+ */
+export const TYPED =
+  /([A-Za-z0-9_][\w.-]{0,63})(?:[ \t]*:[ \t]*|[ \t]+)(&(?:'[A-Za-z_]\w*[ \t]+)?)?([A-Za-z_][\w.]*(?:::[A-Za-z_]\w*)*(?:<[\w ,.:&'<>]{0,64}>)?(?:\[\])*\??[ \t]*=[ \t]*)(["'])((?:(?!\4)[^\r\n\\]|\\.){1,4096})\4(?![ \t]*(?:in\b|instanceof\b|[=!]==?|&&|\|\|?|\?|\+|:))/y;
+
+/** Whether a type's name (a letter or `_`, or `&` for Rust's `&str`) follows the name that ends at `end`, after `:` or spaces. */
+export function typeAfter(text: string, end: number): boolean {
+  let j = spacesFrom(text, end);
+  if (charCode(text, j) === 58) j = spacesFrom(text, j + 1);
+  else if (j === end) return false;
+  const k = charCode(text, j);
+  return (k >= 65 && k <= 90) || (k >= 97 && k <= 122) || k === 95 || k === 38;
+}
+
+const typed: NameRule = (p, i, start, end) => {
+  const { text } = p;
+  if ((p.scan.marks & (M.EQ | M.QUOTE)) !== (M.EQ | M.QUOTE) || (p.kind(i) & SECRET_OR_WEAK) === 0 || !typeAfter(text, end)) return false;
+  TYPED.lastIndex = start;
+  const m = TYPED.exec(text);
+  if (m === null) return false;
+  const [all, key, , , , v] = m as unknown as [string, string, string | undefined, string, string, string];
+  if (!secretPair(key, v) || !literalSecret(v, key)) return false;
+  const ve = m.index + all.length - 1;
+  return p.claim(ve - v.length, ve, tag("secret"));
 };
 
 /**
@@ -414,6 +448,7 @@ const RULE_FOLLOWS: readonly (readonly [rule: NameRule, after: string])[] = [
   [callPair, `"'`],
   [envLine, `${SP}=:?+`],
   [assignment, `${SP}=:?+"'\\`],
+  [typed, `${SP}:`],
   [prose, SP],
 ];
 
@@ -430,7 +465,7 @@ const ANY_NAME_RULES: ReadonlySet<NameRule> = new Set([bearer, connPassword, url
  * Per ASCII character, the rules that may claim at a secret or weak name it follows, and those
  * that may at any name, in order. After most characters (a line's end, `)`, `,`, `}`, `>`, `%`
  * …), and at the text's end, no rule can: the name is not judged. After a quote, two rules of
- * twelve can.
+ * thirteen can.
  */
 const AFTER_SECRET: readonly (readonly NameRule[])[] = Array.from({ length: 128 }, (_, c) =>
   RULE_FOLLOWS.filter(([, after]) => after.includes(String.fromCharCode(c))).map(([rule]) => rule),
@@ -441,12 +476,12 @@ const NONE: readonly NameRule[] = [];
 /**
  * The rules whose claim at a name need not hold the first character of the value after its
  * operator (`valueAt`): a YAML block's lines below, a setter's or raw string's quoted value after
- * a call or a backtick, a call pair's second string, and the two whose bare value may be the
+ * a call or a backtick, a call pair's second string, a typed declaration's value after its type, and the two whose bare value may be the
  * operator itself (a flag's `--token .=\"…` takes `.=\`; a connection string's `Password=>;`
  * takes `>`). Every other rule claims from that character on or not at all, so at a name whose
  * value a provider's token has claimed already only these can claim.
  */
-export const CLAIM_ELSEWHERE: ReadonlySet<NameRule> = new Set([connPassword, cliFlag, yamlBlock, setter, rawString, callPair]);
+export const CLAIM_ELSEWHERE: ReadonlySet<NameRule> = new Set([connPassword, cliFlag, yamlBlock, setter, rawString, callPair, typed]);
 const TAKEN_SECRET = AFTER_SECRET.map((rules) => rules.filter((r) => CLAIM_ELSEWHERE.has(r)));
 const TAKEN_ANY = AFTER_ANY.map((rules) => rules.filter((r) => CLAIM_ELSEWHERE.has(r)));
 

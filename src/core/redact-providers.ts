@@ -92,7 +92,8 @@ export const PROVIDER_RULES: readonly (readonly [id: string, source: string])[] 
   // Chat, mail, social
   ["slack-token", "\\b(?:xox[abposre]-[A-Za-z0-9-]{10,}|xoxe\\.xox[bp]-\\d-[A-Za-z0-9]{20,}|xapp-\\d-[A-Za-z0-9-]{20,})"],
   ["discord-bot-token", `\\b[MNO][A-Za-z0-9_-]{23,27}\\.[${U}]{6}\\.[${U}]{27,40}${END}`],
-  ["telegram-bot-token", `(?<![\\w:])\\d{8,10}:AA[${U}]{33}${END}`],
+  // In the Bot API's URLs the token follows `bot` in the path (`https://api.telegram.org/bot<id>:<token>/sendMessage`).
+  ["telegram-bot-token", `(?:(?<=(?<![A-Za-z])bot)|(?<![\\w:]))\\d{8,10}:AA[${U}]{33}${END}`],
   ["twilio-key", "\\bSK[a-f0-9]{32}\\b"],
   ["sendgrid-key", `\\bSG\\.[${U}]{16,32}\\.[${U}]{16,64}${END}`],
   ["mailgun-key", "\\bkey-[0-9a-f]{32}\\b"],
@@ -160,7 +161,11 @@ export const PROVIDER_RULES: readonly (readonly [id: string, source: string])[] 
 export const PROVIDER_CHECKS: Readonly<Record<string, (m: string) => boolean>> = {
   // `sk-` is also a plain word prefix (sk-learn, sk-SK): a key has digits and letters after it.
   // A key is random; `sk-learn-compat-layer-v2` is lowercase words joined by dashes.
-  "openai-key": (m) => /\d/.test(m) && /[A-Za-z]{2}/.test(m.slice(3)) && !(!/[A-Z]/.test(m) && /^sk-(?!or-v1-)(?:[a-z0-9]+-){2,}/.test(m)),
+  // DeepSeek's `sk-` and 32 hex digits may hold no two letters in a row.
+  "openai-key": (m) =>
+    /\d/.test(m) &&
+    (/[A-Za-z]{2}/.test(m.slice(3)) || /^sk-[a-f0-9]{32,}$/.test(m)) &&
+    !(!/[A-Z]/.test(m) && /^sk-(?!or-v1-)(?:[a-z0-9]+-){2,}/.test(m)),
   // The Discord bot pattern also fits dotted identifiers: a token mixes case and digits in each part.
   "discord-bot-token": (m) => /\d/.test(m) && /[a-z]/.test(m) && /[A-Z]/.test(m.slice(1)),
   // GitHub's, npm's and Linear's tokens are base62; secretlint's preset also takes a `_` in the

@@ -6,7 +6,7 @@
  * Each runs over the whole text, and only when the scan saw its literal or operator (`://` and
  * `@`, `-p` and a client's name, `$`, `</`, 13 digits in a row, ...), which few texts hold.
  */
-import { entropy, literalSecret, luhn, placeholderish, secretPair, tag } from "./redact-judge.js";
+import { entropy, literalSecret, luhn, placeholderish, secretPair, tag, versionLike } from "./redact-judge.js";
 import { charCode, isWord, type Pass } from "./redact-pass.js";
 import { M, W } from "./redact-scan.js";
 
@@ -271,16 +271,16 @@ export const nameValue: Shape = {
   },
 };
 
-/** `<password>…</password>` */
+/** `<password>…</password>`, the value on the element's line or on a line of its own (`<apiToken>\n    …\n</apiToken>`) */
 export const xmlElement: Shape = {
   gate: (p) => (p.scan.marks & M.CLOSE_TAG) !== 0 && p.scan.names.length > 0,
   need: [M.CLOSE_TAG, 0],
-  re: /<([A-Za-z_][\w.:-]{0,63})>([^<>\s]{1,4096})<\/\1>/g,
+  re: /<([A-Za-z_][\w.:-]{0,63})>(\s{0,256})([^<>\s]{1,4096})\s{0,256}<\/\1>/g,
   claim: (m) => {
     const name = m[1] as string;
-    const v = m[2] as string;
+    const v = m[3] as string;
     if (!secretPair(name, v) || !literalSecret(v, name)) return undefined;
-    const vs = m.index + name.length + 2;
+    const vs = m.index + name.length + 2 + (m[2] as string).length;
     return [vs, vs + v.length, tag("secret")];
   },
 };
@@ -319,8 +319,160 @@ export const highEntropy: Shape = {
   },
 };
 
+/**
+ * A dotenv file's content (`.env`, `.env.production`): a text of two or more lines, every one of
+ * which (blank lines and `#` comments aside) is `KEY=value` under a CONSTANT name, `export `
+ * allowed. No file path reaches the redactor (a tool's output, a checkpoint's diff, an
+ * observation are texts), so the text's own shape is what says "dotenv". There every value is
+ * taken whatever its name (`SERVICE_VALUE=…`), unless it is plainly not a secret (`dotenvPlain`).
+ */
+const DOTENV_LINE =
+  /[ \t]*(?:export[ \t]+)?([A-Z_][A-Z0-9_]{0,63})=[ \t]*(?:"([^"\r\n]*)"|'([^'\r\n]*)'|([^\s#"'][^\s]*)?)[ \t]*(?:#[^\r\n]*)?(?=\r?\n|$)/y;
+
+/**
+ * A dotenv value that is plainly not a secret: empty, a number, a size or duration, a boolean,
+ * a word or words (`production`, `info`, `eu-west-1`, `db.internal`, `svc_reporting`), a
+ * version, an address (`10.0.3.17:5432`), a path, an e-mail address, a URL (its password, if
+ * any, is the URL rule's), a template or a reference to another variable (`${HOST}`).
+ */
+function dotenvPlain(v: string): boolean {
+  return (
+    v.length < 6 ||
+    placeholderish(v) ||
+    v.includes("://") ||
+    v.startsWith("$") ||
+    /^(?:true|false|yes|no|on|off|null|none|nil)$/i.test(v) ||
+    /^[+-]?\d+(?:\.\d+)*(?:[a-z]{1,3}|%)?$/i.test(v) ||
+    /^[A-Za-z]+(?:[-_. ][A-Za-z]+)*(?:-\d{1,2})?$/.test(v) ||
+    /^[a-z0-9-]+(?:\.[a-z0-9-]+)+(?::\d{1,5})?$/.test(v) ||
+    /^[\w.+-]+@[\w-]+(?:\.[\w-]+)+$/.test(v) ||
+    /^(?:[/~]|\.\.?\/)[\w./-]*$/.test(v) ||
+    versionLike(v)
+  );
+}
+
+/** Whether the line starting at `at` is blank or a comment; its end otherwise (-1). */
+function dotenvSkip(text: string, at: number): number {
+  let j = at;
+  while (j < text.length && (text.charCodeAt(j) === 32 || text.charCodeAt(j) === 9 || text.charCodeAt(j) === 13)) j++;
+  if (j >= text.length || text.charCodeAt(j) === 10) return j;
+  if (text.charCodeAt(j) !== 35) return -1;
+  const e = text.indexOf("\n", j);
+  return e < 0 ? text.length : e;
+}
+
+export const dotenv: Shape = {
+  // Read line by line by `claim` (the pattern is a formality: one match, the whole text): most
+  // texts with a `=` and a line break are code, whose first line turns them away.
+  gate: (p) => (p.scan.marks & M.EQ) !== 0 && p.text.includes("\n"),
+  need: [M.EQ, 0],
+  re: /^[\s\S]/g,
+  claim: (m, p) => {
+    if (m.index !== 0) return undefined;
+    const { text } = p;
+    const spans: number[] = [];
+    let lines = 0;
+    for (let at = 0; at <= text.length; ) {
+      let end = dotenvSkip(text, at);
+      if (end < 0) {
+        DOTENV_LINE.lastIndex = at;
+        const l = DOTENV_LINE.exec(text);
+        if (l === null) return undefined;
+        lines++;
+        end = at + l[0].length;
+        const v = l[2] ?? l[3] ?? l[4];
+        if (v !== undefined && !dotenvPlain(v)) {
+          const vs = text.indexOf(v, at + l[0].indexOf("=") + 1);
+          spans.push(vs, vs + v.length);
+        }
+      }
+      if (end >= text.length) break;
+      at = end + 1;
+    }
+    if (lines < 2) return undefined;
+    for (let k = 0; k < spans.length; k += 2) p.claim(spans[k] as number, spans[k + 1] as number, tag("secret"));
+    return undefined;
+  },
+};
+
+/** The characters of a cloud secret key: [A-Za-z0-9/+]. */
+const keyChar = (c: number) => alnumCode(c) || c === 47 || c === 43;
+const alnumCode = (c: number) => (c >= 48 && c <= 57) || (c >= 65 && c <= 90) || (c >= 97 && c <= 122);
+
+/** Whether 40 base64 characters decode to printable ASCII text (a sentence, a tokenizer's rank table): encoded text, not a key. */
+function base64Text(v: string): boolean {
+  const bytes = atob(v);
+  for (let i = 0; i < bytes.length; i++) {
+    const b = bytes.charCodeAt(i);
+    if (b < 32 || b > 126) return false;
+  }
+  return true;
+}
+
+/**
+ * A bare 40-character cloud secret key (an AWS secret access key's shape, `[A-Za-z0-9/+]{40}`) in
+ * free text, whatever is around it ("rotate to wJalrXUtnFEMI/K7MDENG/bPxRfiCYEXAMPLEKEY tonight"):
+ * a run of the scan that is exactly 40 such characters (a `(` before, one of `.,:;!?)` after at
+ * most), with lower and upper case letters and a digit, at least 4.3 bits of entropy per
+ * character (99.9% of random keys have more; identifiers and words far less) and not base64 of
+ * printable text. Over 93 MB of installed packages and this repository's sources, no
+ * 40-character run but planted and documented example keys passes (docs/architecture.md, "Redaction").
+ */
+export function bareCloudKey(p: Pass): void {
+  const r = p.scan.runs;
+  const { text } = p;
+  for (let k = 0; k < r.length; k += 2) {
+    let s = r[k] as number;
+    let e = r[k + 1] as number;
+    if (e - s < 40 || e - s > 42) continue;
+    if (charCode(text, s) === 40) s++;
+    while (e - s > 40 && ".:!?)".includes(text[e - 1] as string)) e--;
+    if (e - s !== 40) continue;
+    let lower = false;
+    let upper = false;
+    let digit = false;
+    let ok = true;
+    for (let i = s; i < e && ok; i++) {
+      const c = text.charCodeAt(i);
+      if (!keyChar(c)) ok = false;
+      else if (c >= 97) lower = true;
+      else if (c >= 65) upper = true;
+      else if (c >= 48) digit = true;
+    }
+    if (!ok || !lower || !upper || !digit) continue;
+    const v = text.slice(s, e);
+    if (entropy(v) < 4.3 || base64Text(v)) continue;
+    p.claim(s, e, tag("cloud-secret-key"));
+  }
+}
+
 /** Words that say the number after them is a card. */
 const CARD_CONTEXT = /card|\bcc|\bpan\b|visa|master|amex|discover|credit|debit|payment|billing|cvv|\bacct|account/i;
+
+/** Words that say the number after them is an id, a count or a code, not a card (the last word before it). */
+const ID_BEFORE =
+  /(?:\b(?:ids?|no|nr|num|order|orders|trace|span|request|req|invoice|ticket|build|job|run|seq|sequence|tx|txn|hash|user|uid|pid|offset|size|bytes|ts|time|timestamp|epoch|version|v|count|total|sum|phone|tel|fax|imei|isbn|ref|reference)|[#@$=/.+-])[\s:=#]*$/i;
+
+/**
+ * Whether unseparated digits have a card brand's prefix and length: Visa (4, 16 digits), Mastercard
+ * (51-55, 16; the 2-series is not taken unseparated: the rule reads numbers that start with 3 to 6), American Express (34 and 37, 15), Discover (6011, 644-649 and 65, 16),
+ * JCB (3528-3589, 16).
+ */
+function cardBrand(d: string): boolean {
+  const n = d.length;
+  const two = Number(d.slice(0, 2));
+  const four = Number(d.slice(0, 4));
+  if (n === 15) return two === 34 || two === 37;
+  if (n !== 16) return false;
+  return (
+    d[0] === "4" ||
+    (two >= 51 && two <= 55) ||
+    four === 6011 ||
+    (four >= 6440 && four <= 6499) ||
+    two === 65 ||
+    (four >= 3528 && four <= 3589)
+  );
+}
 
 /** Card numbers: Luhn-checked, printed in fours (Amex 4-6-5), or unseparated with a card-ish word just before. */
 export const card: Shape = {
@@ -338,9 +490,18 @@ export const card: Shape = {
     if (digits.length < 13 || digits.length > 19) return undefined;
     if (!grouped && digits.length !== 15 && digits.length !== 16) return undefined;
     // Ids, trace ids and order numbers are 15-16 digits too (one in ten passes Luhn): an
-    // unseparated number is a card only with a card-ish word just before it.
+    // unseparated number is a card with a card-ish word just before it, or, in a log line or a
+    // bare error, when it has a card brand's prefix and length and no id's word stands right
+    // before it (`order 4111…`, `trace id 4532…`).
     // A secret claimed just before is not context: its random letters hold `cc`, `pan`, `visa`.
-    if (!grouped && !CARD_CONTEXT.test(p.text.slice(Math.max(p.claimedUpTo(m.index), m.index - 48), m.index))) return undefined;
+    if (!grouped) {
+      // A float's mantissa (`1490098223546482e-20`), a word's or an identifier's digits: no card.
+      const after = charCode(p.text, m.index + m[0].length);
+      if (isWord(after) || isWord(charCode(p.text, m.index - 1))) return undefined;
+      // Its own line's words only: a name on the line above (`railsMasterKey := …`) says nothing of it.
+      const before = p.text.slice(Math.max(p.claimedUpTo(m.index), m.index - 48, p.text.lastIndexOf("\n", m.index) + 1), m.index);
+      if (!CARD_CONTEXT.test(before) && (!cardBrand(digits) || ID_BEFORE.test(before))) return undefined;
+    }
     // Cards are printed in fours (Amex 4-6-5); other groupings are ids and numbers.
     if (grouped && !/^\d{4}([ -])\d{4}\1\d{4}\1\d{1,7}$/.test(m[0]) && !/^\d{4}([ -])\d{6}\1\d{5}$/.test(m[0])) return undefined;
     return luhn(digits) ? [m.index, m.index + m[0].length, tag("card")] : undefined;

@@ -39,8 +39,10 @@ const STAGES: readonly Stage[] = [
   // At each secret-sounding name: headers, `Bearer`, connection strings, URL parameters, CLI
   // flags, YAML blocks, setters, raw strings, call pairs, env lines, assignments, prose.
   ["names", names, -1, 0],
+  shape("dotenv", S.dotenv),
   shape("high-entropy", S.highEntropy),
   shape("card", S.card),
+  ["cloud-secret-key", S.bareCloudKey, -1, 0],
 ];
 
 /** The value rules' ids, in their order of precedence (most are also the `<category>` in `[redacted:<category>]`). */

@@ -13,12 +13,16 @@ export interface Placed {
   /** The secret as it appears in the text (it differs when the context encodes it). */
   planted: string;
   keep: string[];
+  /** A file's whole content (a `.env` file): no ordinary line is placed before and after it. */
+  whole?: boolean;
 }
 
 export interface Context {
   id: string;
   /** What the context can hold: `any` secret, only `named` ones (the name is in the text), or only `bare` single-line URL-safe ones. */
   needs: "named" | "distinct" | "urlsafe" | "block";
+  /** Formats (provider ids) the context cannot hold as written. */
+  skip?: readonly string[];
   place: (name: string, secret: string, r: Rng) => Placed;
 }
 
@@ -150,6 +154,50 @@ ds.setPort(5432);`,
     id: "yaml-block-scalar",
     needs: "named",
     place: (n, s) => t(`db:\n  ${lower(n)}: |\n    ${s}\n  host: db.internal`, s, "host: db.internal"),
+  },
+];
+
+/**
+ * Shapes two held-out corpora found leaking (issue 32): a value on its own line inside an XML
+ * element, typed declarations, Make's `:::=`, and a dotenv file's values whatever their names.
+ */
+const HELD_OUT: Context[] = [
+  {
+    id: "xml-element-lines",
+    needs: "named",
+    place: (n, s) => t(`<config>\n  <${camel(n)}>\n    ${s}\n  </${camel(n)}>\n  <port>8080</port>\n</config>`, s, "<port>8080</port>"),
+  },
+  { id: "go-typed", needs: "named", place: (n, s) => t(`var ${camel(n)} string = "${s}"\nvar port int = 8080`, s, "var port int = 8080") },
+  { id: "ts-typed", needs: "named", place: (n, s) => t(`let ${camel(n)}: string = "${s}";\nlet port = 80;`, s, "let port = 80;") },
+  { id: "kotlin-typed", needs: "named", place: (n, s) => t(`val ${camel(n)}: String = "${s}"`, s, `val ${camel(n)}: String`) },
+  { id: "rust-typed", needs: "named", place: (n, s) => t(`let ${lower(n)}: &str = "${s}";`, s, `let ${lower(n)}: &str`) },
+  { id: "python-typed", needs: "named", place: (n, s) => t(`${lower(n)}: str = "${s}"\ntimeout: int = 30`, s, "timeout: int = 30") },
+  {
+    id: "java-field",
+    needs: "named",
+    place: (n, s) => t(`private static final String ${n} = "${s}";\nprivate int port = 8080;`, s, "private int port = 8080;"),
+  },
+  { id: "make-escaped", needs: "named", place: (n, s) => t(`${n} :::= ${s}\nbuild:\n\tgo build ./...`, s, "go build") },
+  { id: "make-escaped-quoted", needs: "named", place: (n, s) => t(`${n} :::= "${s}"`, s, n) },
+  {
+    id: "dotenv-file",
+    needs: "named",
+    place: (_n, s) => ({
+      ...t(
+        `# .env.production\nAPP_NAME=billing\nPORT=8080\nSERVICE_VALUE=${/\s/.test(s) ? `"${s}"` : s}\nLOG_LEVEL=info\nDEBUG=false\nPUBLIC_URL=https://app.example.com`,
+        s,
+        "APP_NAME=billing\nPORT=8080\nSERVICE_VALUE=",
+        "LOG_LEVEL=info\nDEBUG=false\nPUBLIC_URL=https://app.example.com",
+      ),
+      whole: true,
+    }),
+  },
+  {
+    id: "url-path",
+    needs: "distinct",
+    // A bare secret key's `/` would read as the path's own (no rule can tell them apart; such a key is percent-encoded in a URL).
+    skip: ["aws-secret-key-bare"],
+    place: (_n, s) => t(`curl -X POST https://api.example.com/hooks/${s}/notify -d @body.json`, s, "https://api.example.com/hooks/"),
   },
 ];
 
@@ -360,4 +408,13 @@ const STRUCTURED: Context[] = [
   },
 ];
 
-export const CONTEXTS: readonly Context[] = [...NAMED, ...NAMED_MORE, ...ENCODED, ...DISTINCT, ...URLSAFE, ...BLOCK, ...STRUCTURED];
+export const CONTEXTS: readonly Context[] = [
+  ...NAMED,
+  ...NAMED_MORE,
+  ...HELD_OUT,
+  ...ENCODED,
+  ...DISTINCT,
+  ...URLSAFE,
+  ...BLOCK,
+  ...STRUCTURED,
+];

@@ -58,6 +58,7 @@ function secretFor(p: Provider, r: Rng): Generated {
 }
 
 function fits(p: Provider, c: Context, secret: string): boolean {
+  if (c.skip?.includes(p.id)) return false;
   const urlsafe = /^[A-Za-z0-9._~-]+$/.test(secret);
   switch (c.needs) {
     case "block":
@@ -87,7 +88,7 @@ export function generate(seed = 11): Corpus {
       if (material.length === 0) material.push(g.value);
       const before = pick(r, lines);
       const after = pick(r, lines);
-      if (placed.text !== undefined) placed.text = `${before}\n${placed.text}\n${after}`;
+      if (placed.text !== undefined && placed.whole !== true) placed.text = `${before}\n${placed.text}\n${after}`;
       positives.push({ ...placed, provider: p.id, context: c.id, material, before, after });
     }
   }
@@ -142,7 +143,8 @@ export function score(corpus: Corpus, redactor: Redactor): Score {
     const out = p.text !== undefined ? redactor.text(p.text) : JSON.stringify(redactor.value(p.value));
     if (leaks(out, p.material)) misses.push({ provider: p.provider, context: p.context, text: input, out });
     const kept =
-      (p.text === undefined || (out.startsWith(`${p.before}\n`) && out.endsWith(`\n${p.after}`))) && p.keep.every((k) => out.includes(k));
+      (p.text === undefined || p.whole === true || (out.startsWith(`${p.before}\n`) && out.endsWith(`\n${p.after}`))) &&
+      p.keep.every((k) => out.includes(k));
     if (!kept) overRedacted.push({ provider: p.provider, context: p.context, text: input, out });
   }
   const changedNegatives: { text: string; out: string }[] = [];

@@ -123,6 +123,46 @@ export const LEAK_FIXTURES: readonly (readonly [string, string])[] = [
   ["http://localhost:3000/login?next=postgres://app:Xk9mP2vQ7@db/app", "Xk9mP2vQ7"],
   ["postgres://app:p@ss#w0rd@db/app", "ss#w0rd"],
   ["postgres://app:7#Spring2024@db/app", "Spring2024"],
+  // Shapes two held-out corpora found leaking (issue 32), several provider families each.
+  // A value on its own line inside an XML element.
+  ["<apiToken>\n    ghp_R7xkq2LmN8pQ4sT6vW9yZ1aB3cD5eF7gH9iJ\n</apiToken>", "R7xkq2LmN8pQ4sT6vW9yZ1aB3cD5eF7gH9iJ"],
+  ["<config>\n  <apiToken>\n    a8f3k2m9q7x4z1w6v5b0n3c8d2e7r4t9\n  </apiToken>\n</config>", "a8f3k2m9q7x4z1w6v5b0n3c8d2e7r4t9"],
+  ["<settings>\n  <password>\n    Hunter2xyz99\n  </password>\n</settings>", "Hunter2xyz99"],
+  ["<twilioAuthToken>\r\n\t3f786850e387550fdab836ed7e6dc881\r\n</twilioAuthToken>", "3f786850e387550fdab836ed7e6dc881"],
+  // Typed declarations (Go, Java, TypeScript, Kotlin, Rust, Python).
+  ['var stripeToken string = "sk_live_4eC39HqLyjWDarjtT1zdp7dc"', "4eC39HqLyjWDarjtT1zdp7dc"],
+  ['var apiToken string = "a8f3k2m9q7x4z1w6v5b0n3c8d2e7r4t9"', "a8f3k2m9q7x4z1w6v5b0n3c8d2e7r4t9"],
+  ['String apiKey = "a8f3k2m9q7x4z1w6v5b0n3c8d2e7r4t9";', "a8f3k2m9q7x4z1w6v5b0n3c8d2e7r4t9"],
+  ['let token: string = "Zx9Qw2Lk7Vb3Nm8Pq4Rt";', "Zx9Qw2Lk7Vb3Nm8Pq4Rt"],
+  ['const secret: string = "Xk9mP2vQ7zzLm";', "Xk9mP2vQ7zzLm"],
+  ['val datadogApiKey: String = "9f86d081884c7d659a2feaa0c55ad015"', "9f86d081884c7d659a2feaa0c55ad015"],
+  ['let api_key: &str = "a8f3k2m9q7x4z1w6v5b0n3c8d2e7r4t9";', "a8f3k2m9q7x4z1w6v5b0n3c8d2e7r4t9"],
+  ['slack_token: str = "xoxb-12345678901-1234567890123-AbCdEfGhIjKlMnOpQrStUvWx"', "AbCdEfGhIjKlMnOpQrStUvWx"],
+  // Make's `:::=` and `::=`.
+  ['TOKEN :::= "a8f3k2m9q7x4z1w6v5b0n3c8d2e7r4t9"', "a8f3k2m9q7x4z1w6v5b0n3c8d2e7r4t9"],
+  ["API_KEY :::= Zx9Qw2Lk7Vb3Nm8Pq4Rt", "Zx9Qw2Lk7Vb3Nm8Pq4Rt"],
+  ['SECRET ::= "Xk9mP2vQ7zzLm"', "Xk9mP2vQ7zzLm"],
+  // A dotenv file's values, whatever the keys are called.
+  ["SERVICE_VALUE=a8f3k2m9q7x4z1w6v5b0n3c8d2e7r4t9\nPORT=8080\nDEBUG=true", "a8f3k2m9q7x4z1w6v5b0n3c8d2e7r4t9"],
+  ["# .env.production\nAPP_NAME=shop\nSERVICE_VALUE=Xk9mP2vQ7zzLm\nPORT=8080\n", "Xk9mP2vQ7zzLm"],
+  ['export DD_VALUE="ab12cd34ef56ab12cd34ef56ab12cd34"\nexport NODE_ENV=production', "ab12cd34ef56ab12cd34ef56ab12cd34"],
+  ["APP_URL=https://shop.example.com\nUPSTREAM_AUTH=wJalrXUtnFEMI/K7MDENG+bPxRfiCY # rotated\n", "wJalrXUtnFEMI/K7MDENG"],
+  // Tokens in a URL's path.
+  ["curl https://api.telegram.org/bot123456789:AAHdqTcvCH1vGWJxfSeofSAs0K5PALDsawX/sendMessage", "HdqTcvCH1vGWJxfSeofSAs0K5PALDsawX"],
+  ["GET https://api.telegram.org/bot7712345678:AAEk9mP2vQ7zLmN3pQ5rS7tU9vW1xY3zA5b/getUpdates 200", "Ek9mP2vQ7zLmN3pQ5rS7tU9vW1xY3zA5b"],
+  ["POST https://api.example.com/hooks/ghp_R7xkq2LmN8pQ4sT6vW9yZ1aB3cD5eF7gH9iJ/notify", "R7xkq2LmN8pQ4sT6vW9yZ1aB3cD5eF7gH9iJ"],
+  ["https://example.com/v1/sk_live_4eC39HqLyjWDarjtT1zdp7dc/charges", "4eC39HqLyjWDarjtT1zdp7dc"],
+  // Card numbers that pass the Luhn check, in logs and bare errors (Visa, Mastercard, Amex, Discover, JCB).
+  ["[2025-03-02 10:11:12] INFO uploading with 4111111111111111 (attempt 2/5)", "4111111111111111"],
+  ["Error: request failed with 402 for 5500005555555559\n    at charge (/app/src/pay.ts:42:11)", "5500005555555559"],
+  ["Error: declined 378282246310005", "378282246310005"],
+  ["4242424242424242", "4242424242424242"],
+  ["WARN retrying with 6011111111111117 after timeout", "6011111111111117"],
+  ["ValueError: 3530111333300000", "3530111333300000"],
+  // A bare 40-character cloud secret key in free text (Low item 9).
+  ["rotate to wJalrXUtnFEMI/K7MDENG/bPxRfiCYEXAMPLEKEY tonight", "wJalrXUtnFEMI/K7MDENG/bPxRfiCYEXAMPLEKEY"],
+  ["Decision: the new key is 9xR2bT7qLm4Zp8WvN3kY6sHd1Fg5Jc0QaEuViOtB.", "9xR2bT7qLm4Zp8WvN3kY6sHd1Fg5Jc0QaEuViOtB"],
+  ["aws configure set aws_secret_access_key (Kq8s7dLw3ZxP0v+Yt5Rb2Nm9Hc4Jf6Ga1Ue8Wi0O)", "Kq8s7dLw3ZxP0v+Yt5Rb2Nm9Hc4Jf6Ga1Ue8Wi0O"],
 ];
 
 /** Identifiers that share a provider token's prefix, and must not be taken for one (hand-written). */
@@ -237,4 +277,18 @@ export const KEEP_FIXTURES: readonly string[] = [
   "trace id 4532015112830366 in span",
   'import "sk-learn-compat-layer-v2-transforms"',
   "pip install sk-learn-compat-layer-v2-2024",
+  // Beside the held-out shapes: what they must leave.
+  "PORT=8080\nNODE_ENV=production\nLOG_LEVEL=info\nDEBUG=false\nAWS_REGION=eu-west-1",
+  "# .env\nDB_HOST=db.internal:5432\nPUBLIC_URL=https://app.example.com\nADMIN_EMAIL=ops@example.com\nDATA_DIR=/var/lib/app\nTIMEOUT=30s\nAPI_BASE=$PUBLIC_URL/api\nVERSION=2.4.1",
+  'let tokenType: string = "Bearer";\nlet passwordField: string = "#password";',
+  "var token string = getToken()",
+  'const secret: string = process.env.SECRET ?? "";',
+  "var CAT_FROM_HELM = [ [ .9999570254019492, -2071874272730964e-20, 1490098223546482e-20 ] ];",
+  "request id 4111111111111111 took 12ms",
+  "Float64: 4503599627370496n is 2^52",
+  "const NavigationItemSelectedListener = 'TmF2aWdhdGlvbkl0ZW1TZWxlY3RlZExpc3RlbmVy';",
+  "expect(isBase64('UGF0aWVuY2UgaXMgdGhlIGtleSB0byBzdWNjZXNz')).toBe(true)",
+  "see node_modules/typescript/lib/lib.es2015.d.ts and commit b8c8f08b02b7f8a0e2498de823b950bdef769a5b",
+  "the function getElementsByTagNameNSWithShadowRoot2 returns",
+  "<description>\n  Build and test the project\n</description>",
 ];

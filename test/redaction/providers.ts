@@ -219,6 +219,8 @@ const PREFIXED: Row[] = [
   ["maxmind", "MAXMIND_LICENSE_KEY", "{n:6}_{n:29}_mmk"],
   ["openshift", "OPENSHIFT_TOKEN", "sha256~{u:43}"],
   ["jwt", "ID_TOKEN", "JWT"],
+  // A cloud secret key with no name beside it ("rotate to <key> tonight"): recognisable bare by its shape alone.
+  ["aws-secret-key-bare", "AWS_SECRET_ACCESS_KEY", "{b:40}"],
 ];
 
 /** Formats recognisable only beside their name (the scanners' keyword-anchored rules). */
