@@ -127,6 +127,14 @@ export interface OpenBatonOptions {
    */
   storeTimeoutMs?: number;
   /**
+   * A server store (PostgreSQL): the statement bound. A statement or COMMIT the server has not
+   * answered within this long (plus a second's grace and 1 ms per KiB it sends) fails with
+   * `storage_unavailable` (a COMMIT's with `details.outcome: "unknown"`), so no call waits without
+   * bound on a frozen or cut-off server; the server cancels a statement that runs this long
+   * (env `BATON_STORE_STATEMENT_TIMEOUT_MS`). Default 30 000 ms; migrations get at least 10 minutes.
+   */
+  storeStatementTimeoutMs?: number;
+  /**
    * A store to use instead of the one the workspace is configured for: from `openSqliteStore`
    * or `openPostgresStore`. Otherwise: `BATON_STORE` / `BATON_PROJECT`, else
    * `.baton/config.json`'s store and project (once its user trusted the file: `baton trust`), else
@@ -187,6 +195,8 @@ export interface PostgresStoreOptions {
   poolSize?: number;
   /** Keep trying to connect (with backoff) this long before `storage_unavailable`. Default 5 000 ms. */
   connectTimeoutMs?: number;
+  /** The statement bound (see OpenBatonOptions.storeStatementTimeoutMs). Default 30 000 ms. */
+  statementTimeoutMs?: number;
   /** The largest blob stored in the database. Default 64 MiB. */
   blobMaxBytes?: number;
 }

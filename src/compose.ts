@@ -12,6 +12,7 @@ import { BatonError } from "./errors.js";
 import { loadPostgres } from "./pg-loader.js";
 import { hostFacts, type ProcessFacts, withHostId } from "./platform/process-facts.js";
 import { describeStore, resolveStore } from "./platform/store-config.js";
+import type { StoreCallLimits } from "./platform/store-limits.js";
 import { resolveWorkspace, type Workspace } from "./platform/workspace.js";
 import type { ArtifactService } from "./services/artifacts.js";
 import type { CheckpointOptions, CheckpointService } from "./services/checkpoints.js";
@@ -219,6 +220,8 @@ const SQLITE_SYNCHRONOUS = { full: "FULL", relaxed: "NORMAL", none: "OFF" } as c
 /** `openBaton`'s options with a backend given directly: tests wrap one to inject faults. Not public. */
 export interface InternalOpenOptions extends OpenBatonOptions {
   backend?: Backend;
+  /** Limits on every call to a server store (a hook process's deadline: platform/store-limits.ts). */
+  storeLimits?: StoreCallLimits;
 }
 
 /** A backend as the opaque store handle the public API hands out. */
@@ -261,11 +264,16 @@ export async function openBaton(opts: InternalOpenOptions = {}): Promise<Baton> 
     const { PostgresBackend } = await loadPostgres();
     const wait = opts.storeTimeoutMs ?? envMs("BATON_STORE_TIMEOUT_MS");
     const blobMax = envMs("BATON_STORE_BLOB_MAX_BYTES");
+    const statementMs = opts.storeStatementTimeoutMs ?? envMs("BATON_STORE_STATEMENT_TIMEOUT_MS");
+    if (statementMs === 0)
+      throw new BatonError("bad_input", "the statement timeout (storeStatementTimeoutMs, BATON_STORE_STATEMENT_TIMEOUT_MS) must be ≥ 1 ms");
     backend = await PostgresBackend.open({
       url: choice.url,
       project: choice.project,
       ...(wait !== undefined ? { connectTimeoutMs: wait } : {}),
       ...(blobMax !== undefined ? { blobMaxBytes: blobMax } : {}),
+      ...(statementMs !== undefined ? { statementTimeoutMs: statementMs } : {}),
+      ...(opts.storeLimits ? { limits: opts.storeLimits } : {}),
     });
     store = describeStore(choice, ws.dbPath);
   } else if (!backend) {

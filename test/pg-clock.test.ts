@@ -13,14 +13,26 @@ describe("the database's clock", () => {
     for (const skew of [-5_000, 0, 61_000, 150_000, -31 * 60_000]) {
       let hostMs = SERVER + skew;
       const clock = await databaseClock(
-        async () => SERVER,
+        async (h) => ({ serverMs: SERVER, hostMs: h().getTime(), tripMs: 0 }),
         () => new Date(hostMs),
-        { resync: false },
+        {
+          resync: false,
+        },
       );
       expect(Math.abs(clock().getTime() - SERVER), `skew ${skew}`).toBeLessThan(50);
       hostMs += 1_000;
       expect(Math.abs(clock().getTime() - (SERVER + 1_000))).toBeLessThan(50);
     }
+    // The half trip counts: a reading sent at host time T and taking 40 ms was read at T + 20.
+    const host = { ms: SERVER + 61_000 };
+    const trip = await databaseClock(
+      async (h) => ({ serverMs: SERVER + 20, hostMs: h().getTime(), tripMs: 40 }),
+      () => new Date(host.ms),
+      {
+        resync: false,
+      },
+    );
+    expect(trip().getTime()).toBe(SERVER);
   });
 
   it("measures again after RESYNC_MS of monotonic time, keeping the last offset when that fails", async () => {
@@ -32,9 +44,9 @@ describe("the database's clock", () => {
       let fail = false;
       const host = { ms: SERVER + 61_000 };
       const clock = await databaseClock(
-        async () => {
+        async (h) => {
           if (fail) throw new Error("down");
-          return server;
+          return { serverMs: server, hostMs: h().getTime(), tripMs: 0 };
         },
         () => new Date(host.ms),
         { resync: true },

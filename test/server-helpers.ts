@@ -6,7 +6,7 @@
 import { request as httpRequest } from "node:http";
 import { connect } from "node:net";
 import { type EventInput, openBaton } from "../src/index.js";
-import { type Exit, type LineChild, spawnNode, waitExit } from "./child-process.js";
+import { type Exit, type LineChild, spawnCommand, waitExit } from "./child-process.js";
 import { CLI } from "./helpers.js";
 
 export interface Served {
@@ -20,9 +20,14 @@ export interface Served {
   stop(signal?: NodeJS.Signals): Promise<Exit>;
 }
 
-/** `baton serve --json` on a workspace; resolves once it printed its ready line. */
-export async function serve(root: string, args: string[] = []): Promise<Served> {
-  const child = spawnNode(CLI, ["serve", "--json", "--root", root, ...args], "baton serve");
+/** `baton serve --json` on a workspace (with `env` added to this process's); resolves once it printed its ready line. */
+export async function serve(root: string, args: string[] = [], env?: Record<string, string>): Promise<Served> {
+  const child = spawnCommand(
+    process.execPath,
+    [CLI, "serve", "--json", "--root", root, ...args],
+    "baton serve",
+    env ? { ...process.env, ...env } : undefined,
+  );
   const line = await child.waitForLine((l) => l.startsWith("{"), 15_000, "its ready line");
   const ready = JSON.parse(line) as { url: string; port: number; pageUrl: string; pid: number; error?: unknown };
   if (ready.error) throw new Error(`baton serve failed: ${line}`);

@@ -20,6 +20,7 @@ import type { Baton } from "../api.js";
 import { isNoop } from "../core/hooks/types.js";
 import { envOptions } from "../env-options.js";
 import { writeStderr, writeStdout } from "../platform/output.js";
+import { HOOK_STORE_CONNECT_MS } from "../platform/store-limits.js";
 import {
   adapterFor,
   agentPid,
@@ -38,8 +39,6 @@ export { adapterFor, agentPid } from "./front.js";
 
 /** How long a hook waits for another process's write lock before giving up (and failing open). */
 const HOOK_BUSY_TIMEOUT_MS = 5_000;
-/** How long a hook keeps trying to reach a server store (PostgreSQL) before failing open. */
-const HOOK_STORE_TIMEOUT_MS = 1_000;
 
 export interface RunHookOptions {
   /** Exit the process as soon as the answer is written (the CLI). */
@@ -83,17 +82,20 @@ export async function runHook(argv: readonly string[], opts: RunHookOptions = {}
   let baton: Baton | undefined;
   try {
     const { openBaton } = await import("../compose.js");
+    const deadline = hookDeadline(adapter, ev.native);
     baton = await openBaton({
       root: ws.root,
       create: false,
       busyTimeoutMs: HOOK_BUSY_TIMEOUT_MS,
-      storeTimeoutMs: HOOK_STORE_TIMEOUT_MS,
+      // A server store (PostgreSQL): a second to reach it, and no statement past the deadline.
+      storeTimeoutMs: HOOK_STORE_CONNECT_MS,
+      storeLimits: { deadline },
       ...withoutNotes(envOptions()),
     });
     const response = await baton.agents.handle(ev, {
       agentPid: agentPid(),
       requestId: opts.requestId ?? newRequestId(),
-      deadline: hookDeadline(adapter, ev.native),
+      deadline,
     });
     out = adapter.render(ev, response);
   } catch (err) {

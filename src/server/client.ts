@@ -100,6 +100,12 @@ export interface PollOptions {
   leaseMs?: number;
   /** How long the server waits for work before answering with none. */
   timeoutMs: number;
+  /**
+   * How much longer its answer may take: a store that freezes or goes away as the server looks
+   * for work holds the answer up to the store's statement bound and a connect timeout (then
+   * `503 storage_unavailable`). Default 10 s more than that with the default bounds (30 s, 5 s).
+   */
+  answerSlackMs?: number;
   signal?: AbortSignal;
 }
 
@@ -112,7 +118,7 @@ export async function pollServer(info: ServerInfo, o: PollOptions): Promise<Leas
   if (o.leaseMs !== undefined) body.leaseMs = o.leaseMs;
   const r = await serverRequest<{ lease: Lease | null } | undefined>(info, "POST", "/v1/poll", {
     body,
-    timeoutMs: o.timeoutMs + 10_000,
+    timeoutMs: o.timeoutMs + (o.answerSlackMs ?? 10_000 + 31_000 + 2 * 5_000),
     ...(o.signal ? { signal: o.signal } : {}),
   });
   return r?.lease ?? undefined;

@@ -22,6 +22,14 @@
  * (the workspace's settings would differ from what a new process reads), and while it shuts
  * down. Failures of Baton itself are not refusals: `agents.handle` logs them
  * to `.baton/logs/hooks.log` and answers `{}`, as in a hook process.
+ *
+ * A hook is answered in time whatever the store does: on a PostgreSQL store its calls wait at
+ * most a second for a connection (as in a hook process) and none waits past the hook's deadline
+ * (platform/store-limits.ts), so a frozen store fails the step by then; and a hook still
+ * unanswered ANSWER_GRACE_MS after its deadline (a step stuck elsewhere) is answered `{}` then
+ * and logged, its steps left to finish or fail on their own (each is keyed, and a checkpoint or
+ * rollback is cancelled past the deadline). The grace lets a step that reaches its commit just
+ * after the deadline say it was cancelled, and ends before the hook process stops waiting.
  */
 import { readdirSync, statSync } from "node:fs";
 import type { IncomingMessage, ServerResponse } from "node:http";
@@ -31,7 +39,9 @@ import { jsonBoundsProblem } from "../core/canonical.js";
 import type { HookEvent, HookResponse } from "../core/hooks/types.js";
 import { isRequestId, readHookEvent } from "../core/hooks/wire.js";
 import { BatonError, badInput } from "../errors.js";
+import { appendHookFailure } from "../platform/hook-log.js";
 import { storeIdentity } from "../platform/store-config.js";
+import { HOOK_STORE_CONNECT_MS, withStoreLimits } from "../platform/store-limits.js";
 import { errorResponse } from "./http-errors.js";
 import { bearerToken, tokenMatches } from "./security.js";
 
@@ -48,6 +58,12 @@ export interface HookAnswererOptions {
 }
 
 const AGENTS: readonly string[] = ["claude", "codex", "gemini"];
+
+/**
+ * The latest a hook is answered, after its deadline: less than the 2 s the hook process waits
+ * past it (hooks/client.ts, CLIENT_TIMEOUTS.graceMs), so the answer still reaches it.
+ */
+const ANSWER_GRACE_MS = 1_500;
 
 /** A file's identity: device and inode (so a symlinked path names the same directory), or undefined if missing. */
 function identity(path: string): string | undefined {
@@ -137,9 +153,40 @@ export function hookAnswerer(o: HookAnswererOptions): HookAnswerer {
           `${join(dir, "config.json")} or the flows in ${join(dir, "flows")} changed since this server started; hooks run in their own process until it restarts`,
         );
       }
-      return () => o.baton.agents.handle(ev, { agentPid, requestId, deadline });
+      const answer = () => o.baton.agents.handle(ev, { agentPid, requestId, deadline });
+      // SQLite waits on no network: its busy timeout and the race below are enough.
+      const limited = kind === "sqlite" ? answer : () => withStoreLimits({ deadline, connectTimeoutMs: HOOK_STORE_CONNECT_MS }, answer);
+      return () =>
+        answerBy(deadline + ANSWER_GRACE_MS, limited, () =>
+          appendHookFailure(dir, {
+            agent,
+            event: native,
+            error: new BatonError(
+              "deadline_exceeded",
+              `the server had not answered the hook ${ANSWER_GRACE_MS} ms after its deadline (${new Date(deadline).toISOString()}); it answered it empty, so the agent went on (its steps still running finish or fail by themselves; a checkpoint or rollback past the deadline is cancelled)`,
+            ),
+          }),
+        );
     },
   };
+}
+
+/** The hook's answer, or `{}` at `latest` (after `late()`) when it has not come by then. Never rejects. */
+function answerBy(latest: number, answer: () => Promise<HookResponse>, late: () => void): Promise<HookResponse> {
+  return new Promise((resolve) => {
+    const timer = setTimeout(
+      () => {
+        late();
+        resolve({});
+      },
+      Math.max(0, latest - Date.now()),
+    );
+    const settle = (r: HookResponse) => {
+      clearTimeout(timer);
+      resolve(r);
+    };
+    answer().then(settle, () => settle({}));
+  });
 }
 
 /** The path of a hook request, or undefined for any other path. */

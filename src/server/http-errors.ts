@@ -10,6 +10,8 @@ const STATUS: Partial<Record<ErrorCode, number>> = {
   payload_too_large: 413,
   unsupported_media_type: 415,
   storage_busy: 503,
+  // A server store that is down, frozen or unreachable: retry once it is back.
+  storage_unavailable: 503,
   shutting_down: 503,
   deadline_exceeded: 503,
 };

@@ -7,9 +7,12 @@
  *
  * Each caller is answered only after the call that carried it settled, with its own outcome:
  * `run` returns one per request, and an error in one affects only that request. Only a failure
- * of the call itself (the shared statement or commit) reaches every request it carried.
+ * of the call itself (the shared statement or commit) reaches every request it carried. A call
+ * carries requests of many callers, so it runs outside any caller's store limits (an agent
+ * hook's deadline: platform/store-limits.ts).
  */
 import { BatonError } from "../errors.js";
+import { withoutStoreLimits } from "../platform/store-limits.js";
 
 export type Outcome<T> = { value: T } | { error: unknown };
 
@@ -46,7 +49,7 @@ export class Coalescer<Req, Res> {
       if (k.running < this.#parallel) {
         k.running++;
         const state = k;
-        queueMicrotask(() => void this.#drain(key, state));
+        queueMicrotask(() => void withoutStoreLimits(() => this.#drain(key, state)));
       }
     });
   }

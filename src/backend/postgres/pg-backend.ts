@@ -15,10 +15,11 @@
 import { createHash, randomUUID } from "node:crypto";
 import pg from "pg";
 import { checkProject, redactStoreUrl } from "../../core/store-url.js";
-import { BatonError, isBatonError } from "../../errors.js";
+import { BatonError, badInput, isBatonError } from "../../errors.js";
+import { type StoreCallLimits, scopedStoreLimits } from "../../platform/store-limits.js";
 import type { Backend, BackendCapabilities, MigrationReport, StoreTx, TxMode, TxOptions } from "../contract.js";
-import { databaseClock } from "./pg-clock.js";
-import { mapPgError, retriable, unavailable } from "./pg-errors.js";
+import { databaseClock, type ServerClockReading } from "./pg-clock.js";
+import { LIMIT_HINT, mapPgError, retriable, StoreTimeout, type TimeLimit, unavailable } from "./pg-errors.js";
 import { PG_MIGRATIONS, type PgMigration } from "./pg-migrations.js";
 import { PgTx } from "./pg-tx.js";
 import type { PgCtx } from "./pg-types.js";
@@ -32,6 +33,15 @@ export interface PostgresBackendOptions {
   poolSize?: number;
   /** Give up connecting (with backoff) after this long: `storage_unavailable`. Default 5 000 ms. */
   connectTimeoutMs?: number;
+  /**
+   * The statement bound: a statement (or COMMIT) the server has not answered within this long,
+   * plus 1 ms per KiB it sends and a second's grace, fails with `storage_unavailable` and its
+   * connection is dropped; the server cancels one that runs this long (statement_timeout).
+   * Default 30 000 ms. Migrations get at least 10 minutes.
+   */
+  statementTimeoutMs?: number;
+  /** Limits on every call of this backend (a hook process's deadline); a scope's (withStoreLimits) come first. */
+  limits?: StoreCallLimits;
   /** The largest blob stored (bytea). Default 64 MiB. */
   blobMaxBytes?: number;
   /** Extra migrations (tests). */
@@ -59,8 +69,42 @@ export const redactUrl = redactStoreUrl;
  */
 const SCHEMA_DRIFT = new Set(["23502", "42P10", "42703", "42P01"]);
 
-/** pg refuses a query on a client whose connection already failed, without sending it. */
-const neverSent = (err: unknown): boolean => /not queryable/i.test(err instanceof Error ? err.message : String(err));
+/**
+ * pg refuses a query on a client whose connection already failed, without sending it; a
+ * statement due after its caller's deadline is not sent either.
+ */
+const neverSent = (err: unknown): boolean =>
+  err instanceof StoreTimeout ? !err.sent : /not queryable/i.test(err instanceof Error ? err.message : String(err));
+
+/** The statement bound's default (docs/architecture.md, "PostgreSQL": why 30 s). */
+export const STATEMENT_TIMEOUT_MS = 30_000;
+/**
+ * The client waits this much longer than the server's statement_timeout: a server that is up
+ * cancels a statement past the bound itself (a clean error, the connection kept, nothing
+ * committed), so the client's own timeout fires only when the server cannot answer at all.
+ */
+const CLIENT_GRACE_MS = 1_000;
+/** A statement of a migration may rebuild a large table: at least this long. */
+const MIGRATION_TIMEOUT_MS = 10 * 60_000;
+/**
+ * TCP keepalive on every connection after this long idle: a connection whose server vanished
+ * (a host gone, a network cut) errors instead of lingering, and NAT or firewall state is kept.
+ * The probes' interval and count are the OS's (Linux: net.ipv4.tcp_keepalive_intvl, _probes).
+ */
+const KEEPALIVE_MS = 10_000;
+
+/** pg's own error for a statement past its `query_timeout`. */
+const readTimeout = (err: unknown): boolean => err instanceof Error && err.message === "Query read timeout";
+
+/** The bytes a statement sends in its parameters (large blobs and texts get more time to go out). */
+function paramBytes(params: readonly unknown[]): number {
+  let n = 0;
+  for (const p of params) {
+    if (typeof p === "string") n += p.length;
+    else if (p instanceof Uint8Array) n += p.byteLength;
+  }
+  return n;
+}
 
 /** A prepared statement whose result columns changed under it (another process migrated). */
 function isStalePlan(err: unknown): boolean {
@@ -89,6 +133,14 @@ function nameOf(sql: string): string {
 
 const guarded = new WeakSet<pg.PoolClient>();
 
+/** Close a client's socket at once (pg's own end() says goodbye to the server and waits for it). */
+function destroySocket(client: pg.ClientBase): void {
+  (client as unknown as { connection?: { stream?: { destroy?: () => void } } }).connection?.stream?.destroy?.();
+}
+
+/** Send one statement on a client, within a time limit (PostgresBackend.#send). */
+type Send = (client: pg.ClientBase, config: pg.QueryConfig, bytes?: number) => Promise<pg.QueryResult>;
+
 /** How late a quiet change (TxOptions.quiet) is told: a dashboard holds "something changed" 150 ms anyway. */
 const QUIET_MS = 100;
 
@@ -110,12 +162,13 @@ class Ctx implements PgCtx {
     readonly client: pg.PoolClient,
     readonly write: boolean,
     readonly single: boolean,
+    readonly send: Send,
   ) {}
   #query(sql: string, params: readonly unknown[]) {
     if (this.single && this.#sent > 0)
       throw new BatonError("internal", "a one-statement transaction tried a second statement; run it as an ordinary transaction");
     this.#sent++;
-    return this.client.query({ name: nameOf(sql), text: sql, values: params as unknown[] });
+    return this.send(this.client, { name: nameOf(sql), text: sql, values: params as unknown[] }, paramBytes(params));
   }
   async rows<R>(sql: string, params: readonly unknown[] = [], changes = false): Promise<R[]> {
     const r = await this.#query(sql, params);
@@ -151,6 +204,18 @@ export class PostgresBackend implements Backend {
   readonly #pool: pg.Pool;
   readonly #url: string;
   readonly #connectTimeoutMs: number;
+  /** The pool's own wait for one connection attempt. */
+  readonly #attemptMs: number;
+  readonly #statementMs: number;
+  readonly #limits: StoreCallLimits | undefined;
+  /**
+   * Bumped when a statement timed out: the server may be frozen or cut off, and so may every
+   * idle connection to it. A pooled connection made before the bump is dropped when next
+   * checked out, so the calls after a timeout wait for a fresh connection (the connect
+   * timeout), not for another statement bound each.
+   */
+  #generation = 0;
+  readonly #born = new WeakMap<pg.ClientBase, number>();
   readonly #origin = randomUUID();
   readonly #listeners = new Set<() => void>();
   #listenClient: pg.Client | undefined;
@@ -176,21 +241,87 @@ export class PostgresBackend implements Backend {
     this.location = `${redactUrl(opts.url)} (schema ${this.schema})`;
     this.#url = opts.url;
     this.#connectTimeoutMs = opts.connectTimeoutMs ?? 5_000;
+    this.#attemptMs = Math.min(this.#connectTimeoutMs, 5_000);
+    const statementMs = opts.statementTimeoutMs ?? STATEMENT_TIMEOUT_MS;
+    if (!Number.isSafeInteger(statementMs) || statementMs < 1)
+      throw badInput(`the statement timeout must be a whole number of milliseconds ≥ 1, got ${statementMs}`);
+    this.#statementMs = statementMs;
+    this.#limits = opts.limits;
     this.#poolSize = opts.poolSize ?? 8;
     this.#pool = new pg.Pool({
       connectionString: opts.url,
       max: this.#poolSize,
-      connectionTimeoutMillis: Math.min(this.#connectTimeoutMs, 5_000),
+      connectionTimeoutMillis: this.#attemptMs,
       idleTimeoutMillis: 10_000,
       options: `-c search_path=${this.schema}`,
       types: TYPES,
       application_name: "baton",
       // Idle pooled connections do not keep a finished CLI or hook process alive.
       allowExitOnIdle: true,
+      keepAlive: true,
+      keepAliveInitialDelayMillis: KEEPALIVE_MS,
+      // The server ends what a client gave up on: a statement past the bound, and a transaction
+      // left open (a frozen or cut-off client holding row locks) longer than any statement of
+      // ours may take to arrive (the largest blob at 1 ms per KiB).
+      statement_timeout: statementMs,
+      idle_in_transaction_session_timeout: statementMs + CLIENT_GRACE_MS + Math.ceil(this.blobMaxBytes / 1024),
+      // Statements sent through the pool itself (the NOTIFY after a commit).
+      query_timeout: statementMs + CLIENT_GRACE_MS,
     });
     // An idle client whose server went away reports here; the pool drops it and the next
     // transaction connects afresh (a restarted server is picked up without restarting us).
     this.#pool.on("error", () => undefined);
+    this.#pool.on("connect", (client) => this.#born.set(client, this.#generation));
+  }
+
+  /** The limits on this call: its scope's (withStoreLimits), else this backend's. */
+  #callLimits(): StoreCallLimits | undefined {
+    return scopedStoreLimits() ?? this.#limits;
+  }
+
+  /**
+   * One statement on `client`, answered within the statement bound plus a second's grace and
+   * 1 ms per KiB it sends, and never past the caller's deadline; else a StoreTimeout (and a
+   * statement due after the deadline is not sent). A client whose statement timed out is
+   * unusable: its caller destroys it, never returns it to the pool.
+   */
+  #send: Send = (client, config, bytes = 0) => this.#sendWithin(client, config, this.#statementMs, bytes);
+
+  #sendWithin(client: pg.ClientBase, config: pg.QueryConfig, boundMs: number, bytes = 0): Promise<pg.QueryResult> {
+    let ms = boundMs + CLIENT_GRACE_MS + Math.floor(bytes / 1024);
+    let limit: TimeLimit = "statement";
+    const deadline = this.#callLimits()?.deadline;
+    if (deadline !== undefined && deadline - Date.now() < ms) {
+      ms = deadline - Date.now();
+      limit = "deadline";
+      if (ms <= 0) return Promise.reject(new StoreTimeout("statement", 0, "deadline", false));
+    }
+    return client.query({ ...config, query_timeout: ms } as pg.QueryConfig).catch((err: unknown) => {
+      if (!readTimeout(err)) throw err;
+      // Close it now: a statement sent after this one (a caller that swallowed the error) fails
+      // at once instead of queueing behind an answer that may never come.
+      destroySocket(client);
+      this.#suspect();
+      throw new StoreTimeout("statement", ms, limit, true, { cause: err });
+    });
+  }
+
+  /** A statement timed out: drop the idle connections made before (when next checked out), and LISTEN again. */
+  #suspect(): void {
+    this.#generation++;
+    if (this.#listenClient && !this.#closing) {
+      this.#unlisten();
+      // A wait that sleeps meanwhile is woken once LISTEN is back (#listen), to look again.
+      if (this.#listeners.size > 0) setTimeout(() => void this.#listen(), 250).unref();
+    }
+  }
+
+  /**
+   * Give a client back to the pool, or end it (`broken`: its connection is unusable). A
+   * statement that timed out closed its socket already (#sendWithin).
+   */
+  #release(client: pg.PoolClient, broken: boolean): void {
+    client.release(broken ? true : undefined);
   }
 
   /** Connect, create the project's schema and apply the missing migrations (under an advisory lock). */
@@ -220,11 +351,30 @@ export class PostgresBackend implements Backend {
    */
   async #connect(): Promise<pg.PoolClient> {
     if (this.#closing) throw new BatonError("internal", "the backend is closed; open Baton again");
-    const deadline = Date.now() + this.#connectTimeoutMs;
+    // The connect timeout, or the caller's shorter wait, or its deadline.
+    let wait = this.#connectTimeoutMs;
+    let limit: TimeLimit = "connect";
+    const limits = this.#callLimits();
+    if (limits?.connectTimeoutMs !== undefined && limits.connectTimeoutMs < wait) {
+      wait = Math.max(0, limits.connectTimeoutMs);
+      limit = "caller";
+    }
+    if (limits?.deadline !== undefined && limits.deadline - Date.now() < wait) {
+      wait = Math.max(0, limits.deadline - Date.now());
+      limit = "deadline";
+    }
+    const deadline = Date.now() + wait;
     let refused = 0;
     for (let delay = 25; ; delay = Math.min(delay * 2, 500)) {
       try {
-        const client = await this.#pool.connect();
+        const client = await this.#checkout(deadline - Date.now(), wait, limit);
+        if ((this.#born.get(client) ?? this.#generation) < this.#generation) {
+          // Made before a statement timed out: it may hang the same way. Drop it (its server
+          // may never answer a goodbye: close the socket), take another.
+          this.#release(client, true);
+          destroySocket(client);
+          continue;
+        }
         // A checked-out client whose server dies emits 'error' beside the failed query's own
         // rejection; that rejection is what we report, so the event must not crash the process.
         if (!guarded.has(client)) {
@@ -233,6 +383,7 @@ export class PostgresBackend implements Backend {
         }
         return client;
       } catch (err) {
+        if (err instanceof StoreTimeout) throw mapPgError(err, "connecting to PostgreSQL", this.location);
         if (this.#saturated(err)) {
           throw new BatonError(
             "storage_busy",
@@ -244,11 +395,46 @@ export class PostgresBackend implements Backend {
         const isRefused = (err as { code?: unknown }).code === "ECONNREFUSED";
         if (isRefused) refused++;
         if (Date.now() + delay >= deadline || !retriable(err) || refused >= 3) {
-          throw mapPgError(err, "connecting to PostgreSQL", this.location);
+          // The pool's own attempt timed out (a server that takes the connection and never
+          // answers): say which limit, as for the caller's.
+          const timedOut = err instanceof Error && /due to connection timeout|timeout expired/i.test(err.message);
+          throw mapPgError(
+            timedOut ? new StoreTimeout("connection", wait, limit, false, { cause: err }) : err,
+            "connecting to PostgreSQL",
+            this.location,
+          );
         }
         await sleep(isRefused ? 50 : delay * (0.5 + Math.random()));
       }
     }
+  }
+
+  /**
+   * A client from the pool within `ms`: the pool's own attempt is bounded by #attemptMs; a
+   * shorter time left is raced, and a client that comes after it is given back.
+   */
+  #checkout(ms: number, waitMs: number, limit: TimeLimit): Promise<pg.PoolClient> {
+    if (ms >= this.#attemptMs) return this.#pool.connect();
+    if (ms <= 0) return Promise.reject(new StoreTimeout("connection", waitMs, limit, false));
+    const attempt = this.#pool.connect();
+    return new Promise<pg.PoolClient>((resolve, reject) => {
+      let late = false;
+      const timer = setTimeout(() => {
+        late = true;
+        reject(new StoreTimeout("connection", waitMs, limit, false));
+      }, ms);
+      attempt.then(
+        (client) => {
+          clearTimeout(timer);
+          if (late) client.release();
+          else resolve(client);
+        },
+        (err: unknown) => {
+          clearTimeout(timer);
+          reject(err);
+        },
+      );
+    });
   }
 
   async transaction<T>(mode: TxMode, fn: (tx: StoreTx) => Promise<T>, opts?: TxOptions): Promise<T> {
@@ -257,7 +443,7 @@ export class PostgresBackend implements Backend {
     const single = opts?.oneStatement === true && opts.durability !== "relaxed";
     for (let attempt = 1; ; attempt++) {
       const client = await this.#connect();
-      const ctx = new Ctx(client, mode === "write", single);
+      const ctx = new Ctx(client, mode === "write", single, this.#send);
       const tx = new PgTx(ctx, this.schema);
       let begun = false;
       let committing = false;
@@ -265,10 +451,10 @@ export class PostgresBackend implements Backend {
         if (single)
           committing = mode === "write"; // the statement is the commit
         else {
-          await client.query(mode === "write" ? "BEGIN" : "BEGIN READ ONLY");
+          await this.#send(client, { text: mode === "write" ? "BEGIN" : "BEGIN READ ONLY" });
           begun = true;
           // Relaxed durability for this transaction only: the commit returns before its WAL flush.
-          if (mode === "write" && opts?.durability === "relaxed") await client.query("SET LOCAL synchronous_commit = off");
+          if (mode === "write" && opts?.durability === "relaxed") await this.#send(client, { text: "SET LOCAL synchronous_commit = off" });
         }
         const result = await fn(tx);
         if (single && tx.pendingActions.length > 0)
@@ -276,7 +462,7 @@ export class PostgresBackend implements Backend {
         for (const action of tx.pendingActions.splice(0)) action();
         if (!single) {
           committing = true;
-          await client.query("COMMIT");
+          await this.#send(client, { text: "COMMIT" });
         }
         client.release();
         if (mode === "write") {
@@ -289,8 +475,10 @@ export class PostgresBackend implements Backend {
         }
         return result;
       } catch (err) {
-        let broken = false;
-        if (begun && !committing) await client.query("ROLLBACK").catch(() => (broken = true));
+        // A statement that timed out still occupies its connection: nothing more can go on it.
+        const timedOut = err instanceof StoreTimeout;
+        let broken = timedOut;
+        if (begun && !committing && !timedOut) await this.#send(client, { text: "ROLLBACK" }).catch(() => (broken = true));
         // Named statements are prepared once per connection; `SELECT *` prepared before another
         // process's migration added a column fails with "cached plan must not change result
         // type" (0A000) on that connection forever. Drop the connection (a new one prepares
@@ -301,9 +489,11 @@ export class PostgresBackend implements Backend {
         // commit, and one that pg never sent (its connection had already failed) did not run. A
         // connection lost while it ran leaves the outcome unknown, even when the server said why
         // (a shutdown can end a backend after its commit, as it writes the answer).
-        const notRun = single && neverSent(err);
+        // A COMMIT due after the caller's deadline was never sent either: the server rolls the
+        // transaction back when its connection (destroyed below) closes.
+        const notRun = (single || timedOut) && neverSent(err);
         const uncertain = committing && !notRun && (!single || retriable(err));
-        client.release(broken || uncertain || stalePlan || notRun ? true : undefined);
+        this.#release(client, broken || uncertain || stalePlan || notRun);
         if (isBatonError(err)) throw err;
         const code = (err as { code?: string }).code;
         if (stalePlan && attempt < 5) continue;
@@ -314,14 +504,22 @@ export class PostgresBackend implements Backend {
           continue;
         }
         // The connection died before the transaction began (or its lone statement ran): nothing
-        // landed, so retry.
-        if (!begun && (!committing || notRun) && retriable(err) && attempt < 5) {
+        // landed, so retry. Not after a timeout: the server that did not answer would be waited
+        // for again, the bound each time.
+        if (!begun && (!committing || notRun) && retriable(err) && !timedOut && attempt < 5) {
           await sleep(25 * attempt);
           continue;
         }
         if (code !== undefined && SCHEMA_DRIFT.has(code)) {
           const newer = await this.#newerSchema(err);
           if (newer) throw newer;
+        }
+        if (uncertain && err instanceof StoreTimeout) {
+          throw unavailable(
+            err,
+            `committing to PostgreSQL at ${this.location}: ${single ? "a statement that commits by itself" : "COMMIT"} got no answer within ${err.timeoutMs} ms, so its outcome is unknown; send the same request again with its idempotency key (event id). The server is stopped, frozen, unreachable or overloaded: check it (pg_isready); ${LIMIT_HINT[err.limit]}`,
+            { timedOut: err.waited, timeoutMs: err.timeoutMs, limit: err.limit, outcome: "unknown" },
+          );
         }
         if (uncertain && retriable(err)) {
           throw unavailable(
@@ -437,7 +635,11 @@ export class PostgresBackend implements Backend {
       types: TYPES,
       application_name: "baton-listen",
       // A server that accepts TCP but never answers must not leave the LISTEN connect hanging.
-      connectionTimeoutMillis: Math.min(this.#connectTimeoutMs, 5_000),
+      connectionTimeoutMillis: this.#attemptMs,
+      // Idle for long stretches: keepalive notices a server gone with the network (then the
+      // 'error' below reconnects and wakes every waiter).
+      keepAlive: true,
+      keepAliveInitialDelayMillis: KEEPALIVE_MS,
     });
     client.on("notification", (msg) => {
       if (msg.payload !== this.#origin) this.#notify(); // our own commits were announced at once
@@ -456,7 +658,10 @@ export class PostgresBackend implements Backend {
       // The LISTEN connection never keeps a process alive by itself (a CLI command that polled
       // exits when done; a waiter keeps its own timer): unref its socket.
       (client as unknown as { connection?: { stream?: { unref?: () => void } } }).connection?.stream?.unref?.();
-      await client.query(`LISTEN ${pg.escapeIdentifier(this.schema)}`);
+      await client.query({
+        text: `LISTEN ${pg.escapeIdentifier(this.schema)}`,
+        query_timeout: this.#statementMs + CLIENT_GRACE_MS,
+      } as pg.QueryConfig);
       this.#listenClient = client;
       if (this.#listeners.size === 0 || this.#closing) this.#unlisten();
       // Whatever committed before LISTEN took effect was not announced to us: wake everyone to look.
@@ -508,20 +713,27 @@ export class PostgresBackend implements Backend {
 
   /** This database's clock, read as the host's clock plus the measured offset (pg-clock.ts). */
   clock(host: () => Date, opts: { resync: boolean }): Promise<() => Date> {
-    return databaseClock(() => this.#serverTimeMs(), host, opts);
+    return databaseClock((h) => this.#readServerClock(h), host, opts);
   }
 
-  async #serverTimeMs(): Promise<number> {
+  /**
+   * The server's `clock_timestamp()` and when, on `host`, the query that read it was sent and how
+   * long it took: timed around the query alone, after the connection is ready (a connect's
+   * TLS and login would otherwise count as half the trip). Bounded like every statement.
+   */
+  async #readServerClock(host: () => Date): Promise<ServerClockReading> {
     const client = await this.#connect();
     let broken = false;
     try {
-      const r = await client.query<{ ms: number | string }>("SELECT (extract(epoch FROM clock_timestamp()) * 1000)::float8 AS ms");
-      return Number(r.rows[0]?.ms);
+      const sent = performance.now();
+      const hostMs = host().getTime();
+      const r = await this.#send(client, { text: "SELECT (extract(epoch FROM clock_timestamp()) * 1000)::float8 AS ms" });
+      return { serverMs: Number((r.rows[0] as { ms: number | string } | undefined)?.ms), hostMs, tripMs: performance.now() - sent };
     } catch (err) {
       broken = true;
       throw mapPgError(err, "reading the PostgreSQL server's clock", this.location);
     } finally {
-      client.release(broken);
+      this.#release(client, broken);
     }
   }
 
@@ -540,15 +752,22 @@ export class PostgresBackend implements Backend {
     const latest = migrations.reduce((m, x) => Math.max(m, x.version), 0);
     this.#known = latest;
     const client = await this.#connect();
+    // Set when the connection cannot be given back: it failed, or a statement timed out (it
+    // still occupies the connection: nothing more is sent on it).
     let broken = false;
+    let stuck = false;
+    const migrationMs = Math.max(MIGRATION_TIMEOUT_MS, this.#statementMs);
+    const send = (text: string, values?: unknown[], long = false) =>
+      this.#sendWithin(client, { text, ...(values ? { values } : {}) }, long ? migrationMs : this.#statementMs).catch((err: unknown) => {
+        if (err instanceof StoreTimeout) stuck = broken = true;
+        throw err;
+      });
     try {
       const applied = async (): Promise<Set<number>> => {
-        const r = await client
-          .query<{ version: number }>(`SELECT version FROM ${pg.escapeIdentifier(this.schema)}.baton_migrations`)
-          .catch((err: { code?: string }) => {
-            if (err.code === "42P01" || err.code === "3F000") return { rows: [] as { version: number }[] };
-            throw err;
-          });
+        const r = await send(`SELECT version FROM ${pg.escapeIdentifier(this.schema)}.baton_migrations`).catch((err: { code?: string }) => {
+          if (err.code === "42P01" || err.code === "3F000") return { rows: [] as { version: number }[] };
+          throw err;
+        });
         return new Set(r.rows.map((x) => Number(x.version)));
       };
       const before = await applied();
@@ -562,26 +781,31 @@ export class PostgresBackend implements Backend {
       }
       const pending = (done: Set<number>) => [...migrations].sort((a, b) => a.version - b.version).filter((m) => !done.has(m.version));
       if (pending(before).length === 0) return { from, to: from, applied: [] };
+      // A migration may rebuild a large table, and waits for another host's: the migration
+      // bound on this connection while it migrates.
+      await send(`SET statement_timeout = ${migrationMs}`);
       // Serialise every opener of this project (other processes, other hosts) while migrating.
-      await client.query("SELECT pg_advisory_lock(hashtextextended($1, 0))", [`baton-migrate:${this.schema}`]);
+      await send("SELECT pg_advisory_lock(hashtextextended($1, 0))", [`baton-migrate:${this.schema}`], true);
       const done: { version: number; name: string }[] = [];
       try {
-        await client.query(`CREATE SCHEMA IF NOT EXISTS ${pg.escapeIdentifier(this.schema)}`);
-        await client.query(
+        await send(`CREATE SCHEMA IF NOT EXISTS ${pg.escapeIdentifier(this.schema)}`, undefined, true);
+        await send(
           "CREATE TABLE IF NOT EXISTS baton_migrations (version integer PRIMARY KEY, name text NOT NULL, applied_at text NOT NULL)",
+          undefined,
+          true,
         );
         for (const m of pending(await applied())) {
-          await client.query("BEGIN");
+          await send("BEGIN");
           try {
-            await client.query("INSERT INTO baton_migrations (version, name, applied_at) VALUES ($1, $2, $3)", [
+            await send("INSERT INTO baton_migrations (version, name, applied_at) VALUES ($1, $2, $3)", [
               m.version,
               m.name,
               new Date().toISOString(),
             ]);
-            await client.query(m.sql);
-            await client.query("COMMIT");
+            await send(m.sql, undefined, true);
+            await send("COMMIT", undefined, true);
           } catch (err) {
-            await client.query("ROLLBACK").catch(() => (broken = true));
+            if (!(err instanceof StoreTimeout)) await send("ROLLBACK").catch(() => undefined);
             if (retriable(err)) throw err;
             throw new BatonError(
               "migration_failed",
@@ -593,16 +817,20 @@ export class PostgresBackend implements Backend {
           done.push({ version: m.version, name: m.name });
         }
       } finally {
-        await client
-          .query("SELECT pg_advisory_unlock(hashtextextended($1, 0))", [`baton-migrate:${this.schema}`])
-          .catch(() => (broken = true));
+        // Then the bound again (RESET: the connection's own). A connection that cannot say so is
+        // closed, which also ends the session's lock.
+        if (stuck) broken = true;
+        else {
+          await send("SELECT pg_advisory_unlock(hashtextextended($1, 0))", [`baton-migrate:${this.schema}`]).catch(() => (broken = true));
+          await send("RESET statement_timeout").catch(() => (broken = true));
+        }
       }
       return { from, to: latest, applied: done };
     } catch (err) {
       broken = broken || retriable(err);
       throw err;
     } finally {
-      client.release(broken ? true : undefined);
+      this.#release(client, broken);
     }
   }
 

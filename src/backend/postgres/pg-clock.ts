@@ -15,18 +15,29 @@
 /** How often a long-lived process measures the offset again (monotonic time). */
 export const RESYNC_MS = 60_000;
 
+export interface ServerClockReading {
+  /** The server's clock, epoch ms. */
+  serverMs: number;
+  /** The host's clock when the query that read it was sent. */
+  hostMs: number;
+  /** How long that query took, there and back (the server read its clock about halfway). */
+  tripMs: number;
+}
+
 /**
- * A clock that reads `host` plus the measured offset to the database's clock. `readServerMs`
- * returns the database's `clock_timestamp()` in epoch milliseconds. With `resync`, the offset is
- * measured again in the background after RESYNC_MS (a failed measurement keeps the last one).
+ * A clock that reads `host` plus the measured offset to the database's clock. `readServer`
+ * reads the database's `clock_timestamp()`, with when (on `host`) its query was sent and how long
+ * it took. With `resync`, the offset is measured again in the background after RESYNC_MS (a
+ * failed measurement keeps the last one).
  */
-export async function databaseClock(readServerMs: () => Promise<number>, host: () => Date, opts: { resync: boolean }): Promise<() => Date> {
+export async function databaseClock(
+  readServer: (host: () => Date) => Promise<ServerClockReading>,
+  host: () => Date,
+  opts: { resync: boolean },
+): Promise<() => Date> {
   const measure = async (): Promise<number> => {
-    const sent = performance.now();
-    const before = host().getTime();
-    const server = await readServerMs();
-    const halfTrip = (performance.now() - sent) / 2;
-    return server - (before + halfTrip);
+    const r = await readServer(host);
+    return r.serverMs - (r.hostMs + r.tripMs / 2);
   };
   let offset = await measure();
   let measuredAt = performance.now();

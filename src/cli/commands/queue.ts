@@ -1,6 +1,7 @@
 /** The agent's side of delivery: poll (lease), ack, nack, heartbeat. */
 import type { JsonObject } from "../../core/types.js";
-import { badInput } from "../../errors.js";
+import { badInput, isBatonError } from "../../errors.js";
+import { writeStderr } from "../../platform/output.js";
 import type { Lease } from "../../services/queue.js";
 import { type Ctx, parseIntOption, parseJsonObject } from "../context.js";
 
@@ -20,6 +21,22 @@ function renderLease(l: Lease): string {
     `  data: ${JSON.stringify(e.data)}`,
     `  when done: baton ack ${l.leaseId} --result '{"type":"<result event>","data":{}}'`,
   ].join("\n");
+}
+
+/** While the store is unavailable, `baton poll` tries again this often, until its own timeout. */
+const OUTAGE_RETRY_MS = 1_000;
+
+/**
+ * How late the server's answer to a poll may come past its timeout: a store that froze as the
+ * server looked for work holds it for the statement bound (plus its second of grace) and a
+ * connect timeout or two (then 503 storage_unavailable), as this environment sets them; and 10 s.
+ */
+function answerSlackMs(): number {
+  const ms = (name: string, otherwise: number) => {
+    const n = Number(process.env[name]);
+    return Number.isFinite(n) && n > 0 ? n : otherwise;
+  };
+  return 10_000 + ms("BATON_STORE_STATEMENT_TIMEOUT_MS", 30_000) + 1_000 + 2 * ms("BATON_STORE_TIMEOUT_MS", 5_000);
 }
 
 export function defaultOwner(): string {
@@ -45,13 +62,27 @@ export async function poll(ctx: Ctx, o: PollOptions): Promise<void> {
   const { resolveWorkspace } = await import("../../platform/workspace.js");
   const { findServer, pollServer } = await import("../../server/client.js");
   const server = await findServer(resolveWorkspace(ctx.root ? { root: ctx.root } : {}).dir);
+  const b = server ? undefined : await ctx.open();
+  if (b && o.session) await b.sessions.read(o.session); // a clear not_found before waiting
+  // A store that goes down, freezes or is cut off while we wait (storage_unavailable, after at
+  // most its statement bound) is said on stderr and polled again until our own timeout; still
+  // unavailable then, the poll fails with that error (exit 5). Nothing is lost meanwhile: work
+  // stays queued, and a lease whose grant was cut off comes back when it expires.
+  const end = Date.now() + timeoutMs;
   let lease: Lease | undefined;
-  if (server) lease = await pollServer(server, { owner, ...req });
-  else {
-    const b = await ctx.open();
-    if (o.session) await b.sessions.read(o.session); // a clear not_found before waiting
-    lease = await b.work.waitFor(owner, req);
+  let outages = 0;
+  for (;;) {
+    const wait = { ...req, timeoutMs: Math.max(0, end - Date.now()) };
+    try {
+      lease = server ? await pollServer(server, { owner, ...wait, answerSlackMs: answerSlackMs() }) : await b?.work.waitFor(owner, wait);
+      break;
+    } catch (err) {
+      if (!isBatonError(err, "storage_unavailable") || Date.now() + OUTAGE_RETRY_MS >= end) throw err;
+      if (outages++ === 0) writeStderr(`baton poll: the store is unavailable (${err.message}); polling again until the timeout\n`);
+      await new Promise((r) => setTimeout(r, OUTAGE_RETRY_MS));
+    }
   }
+  if (outages > 0) writeStderr("baton poll: the store is back\n");
   const via = server ? "server" : "database";
   ctx.out({ lease: lease ?? null, via, ...(lease ? {} : { timedOut: true }) }, () =>
     lease ? renderLease(lease) : `No work within ${timeoutMs} ms.`,
