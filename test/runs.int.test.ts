@@ -61,8 +61,11 @@ describe("crashed run detection", () => {
     await b.sessions.start({ flow: "live-variant", id: "lv" });
     await b.events.append("lv", { type: "generate", actor: "browser" });
     await b.events.append("lv", { type: "exit", actor: "browser" });
+    await b.events.append("lv", { type: "steer", actor: "browser" });
     const { runId } = await b.runs.start("lv", { agent: "codex", pid: 100, ttlMs: 60_000 });
     const mine = await b.work.lease(runId, { sessionId: "lv", leaseMs: 3_600_000 });
+    // `baton poll`'s default owner names the host: the run's own agent on its own host.
+    const polled = await b.work.lease("cli:100@name:h", { sessionId: "lv", leaseMs: 3_600_000 });
     const other = await b.work.lease("cli:100", { sessionId: "lv", leaseMs: 3_600_000 });
     for (let i = 0; i < 10; i++) {
       t += 30_000;
@@ -71,11 +74,14 @@ describe("crashed run detection", () => {
     expect(await b.runs.detectCrashed()).toEqual([]); // 5 minutes, heartbeating: alive
     t += 60_000;
     const [crash] = await b.runs.detectCrashed();
-    expect(crash).toMatchObject({ runId, proof: "expired", releasedWork: [{ itemId: mine?.item.itemId, state: "ready" }] });
-    // Its process is alive, so work leased under `cli:<pid>` may be another run's: left alone.
+    expect(crash).toMatchObject({ runId, proof: "expired" });
+    expect(crash?.releasedWork.map((w) => w.itemId).sort()).toEqual([mine?.item.itemId, polled?.item.itemId].sort());
+    // Its process is alive, so work leased under a host-less `cli:<pid>` may be another host's
+    // agent's: left alone. Under `cli:<pid>@<its host>` it is this run's agent's: given back.
     const pending = await b.work.pending("lv");
     expect(pending.find((w) => w.itemId === other?.item.itemId)?.state).toBe("leased");
     expect(pending.find((w) => w.itemId === mine?.item.itemId)?.state).toBe("ready");
+    expect(pending.find((w) => w.itemId === polled?.item.itemId)?.state).toBe("ready");
     // An ended run is never crashed.
     const second = await b.runs.start("lv", { agent: "codex", pid: 100, ttlMs: 60_000 });
     await b.runs.end("lv", second.runId, { reason: "context full" });

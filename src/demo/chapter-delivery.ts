@@ -216,7 +216,7 @@ async function tell(s: Story): Promise<Record<string, unknown>> {
   const st3 = s.say(["status", "--session", SESSION], workLines);
   const w3 = (st3.json.sessions[0].pendingWork as Json[])[0];
   check(
-    w3?.state === "leased" && w3.lease?.leaseId === lease1.leaseId && w3.lease?.owner === `cli:${pid}`,
+    w3?.state === "leased" && w3.lease?.leaseId === lease1.leaseId && w3.lease?.owner?.startsWith(`cli:${pid}@`) === true,
     `the work should still be leased to the killed agent (cli:${pid})`,
     w3,
   );

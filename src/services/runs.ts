@@ -8,9 +8,9 @@
  * host" is the host identity of platform/process-facts.ts, as for locks). Marking
  * it crashed is a write, done by `detectCrashed()` — an explicit step that status, resume and
  * doctor call — never by a read. In one transaction it appends `run:crashed` with the proof,
- * marks the row, and gives back the work the run had leased (leases owned by the run id, and,
- * when its process is dead, by `cli:<pid>`, the owner `baton poll` uses by default) so the
- * next agent gets it.
+ * marks the row, and gives back the work the run had leased (leases owned by the run id, by
+ * `cli:<pid>@<host identity>`, the owner `baton poll` uses by default, and, when its process is
+ * dead here, by an older `baton poll`'s `cli:<pid>`) so the next agent gets it.
  */
 import type { Backend, RunRow } from "../backend/contract.js";
 import { randomHex } from "../core/canonical.js";
@@ -186,7 +186,11 @@ export class RunService {
         ]);
         const event = (r as AppendResult).event;
         await tx.runs.setRunState(row.sessionId, row.runId, "crashed", event.at);
+        // Its leases: by the run id; by `baton poll`'s default owner on its host, on any proof
+        // (the host in the owner keeps other hosts' agents of the same pid apart); and, when the
+        // process is proven dead here, by the host-less owner an older `baton poll` used.
         const owners = [row.runId];
+        if (row.pid !== null && row.hostId) owners.push(`cli:${row.pid}@${row.hostId}`);
         if (d.proof === "dead_pid" && row.pid !== null) owners.push(`cli:${row.pid}`);
         const releasedWork = await this.#queue.releaseOwnedBy(tx, owners, `its run ${row.runId} crashed (${d.proof})`);
         const c: CrashedRun = { ...base(row), proof: d.proof, evidence: d.evidence, marked: true, seq: event.seq, releasedWork };

@@ -1,7 +1,9 @@
 /** The agent's side of delivery: poll (lease), ack, nack, heartbeat. */
+
 import type { JsonObject } from "../../core/types.js";
 import { badInput, isBatonError } from "../../errors.js";
 import { writeStderr } from "../../platform/output.js";
+import { hostFacts, hostIdentity, withHostId } from "../../platform/process-facts.js";
 import type { Lease } from "../../services/queue.js";
 import { type Ctx, parseIntOption, parseJsonObject } from "../context.js";
 
@@ -39,8 +41,15 @@ function answerSlackMs(): number {
   return 10_000 + ms("BATON_STORE_STATEMENT_TIMEOUT_MS", 30_000) + 1_000 + 2 * ms("BATON_STORE_TIMEOUT_MS", 5_000);
 }
 
-export function defaultOwner(): string {
-  return `cli:${process.ppid}`;
+/**
+ * Who leases when no --owner is given: the agent that ran this command (our parent), on this
+ * host (`cli:<pid>@<host identity>`, with BATON_HOST_ID when set). The host keeps owners of
+ * different hosts apart, so when the agent's run is marked crashed, on any proof, its leases are
+ * given back with it (services/runs.ts) and never another host's agent of the same pid.
+ */
+export function defaultOwner(env: NodeJS.ProcessEnv = process.env): string {
+  const id = env.BATON_HOST_ID;
+  return `cli:${process.ppid}@${hostIdentity(id ? withHostId(hostFacts, id) : hostFacts)}`;
 }
 
 export async function poll(ctx: Ctx, o: PollOptions): Promise<void> {
