@@ -3,7 +3,7 @@
  * `baton serve` on loopback, with a 100,000-event session:
  *
  * - first paint: from `page.goto` of the session's view to its first timeline rows, its event
- *   count and its status shown (a fresh page each time: no cache, the login cookie only).
+ *   count and its status shown (a fresh page each time: no cache, the browser session in the origin's storage only).
  * - append → page: from sending one event to the server (`POST /v1/sessions/:id/events`, which
  *   answers once it is committed) to its row showing in the open page, which follows the
  *   journal's end over SSE. Sequential, one event at a time.
@@ -85,7 +85,7 @@ export async function run() {
   });
   try {
     const context = await browser.newContext();
-    // Log in once (the cookie then serves every page of this context).
+    // Log in once (the browser session in the origin's localStorage then serves every page of this context).
     const login = await api(server, "POST", "/v1/dashboard/login-codes", {});
     const first = await context.newPage();
     await first.goto(`${server.url}${login.path}`);

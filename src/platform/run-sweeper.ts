@@ -19,6 +19,7 @@ export interface SweepOptions<T> {
 /** Start sweeping; returns the function that stops it (a sweep in flight finishes on its own). */
 export function startRunSweeper<T>(detect: () => Promise<T[]>, o: SweepOptions<T> = {}): () => void {
   let busy = false;
+  let stopped = false;
   const timer = setInterval(() => {
     if (busy) return;
     busy = true;
@@ -27,12 +28,18 @@ export function startRunSweeper<T>(detect: () => Promise<T[]>, o: SweepOptions<T
         (crashed) => {
           if (crashed.length > 0) o.onCrashed?.(crashed);
         },
-        (err) => o.onError?.(err),
+        // A sweep cut short by the process closing its store is no failure worth a line.
+        (err) => {
+          if (!stopped) o.onError?.(err);
+        },
       )
       .finally(() => {
         busy = false;
       });
   }, o.everyMs ?? RUN_SWEEP_MS);
   timer.unref();
-  return () => clearInterval(timer);
+  return () => {
+    stopped = true;
+    clearInterval(timer);
+  };
 }

@@ -171,8 +171,8 @@ export function buildApp(o: AppOptions): Hono<Env> {
   });
 
   // Long-poll for work: leases the best ready item as soon as there is one. A lease changes
-  // state, so this is a POST with the bearer token: a cookie or a GET alone never leases (a page
-  // on another loopback port is same-site and could send both with an <img>).
+  // state, so this is a POST with a bearer credential: a GET never leases (a page could make the
+  // browser send one with an <img>).
   app.get("/v1/poll", () => {
     throw badInput("polling leases work, so it is `POST /v1/poll` with `Authorization: Bearer <token>` and a JSON body");
   });

@@ -1,7 +1,7 @@
 /**
  * Checkpoints and rollback over HTTP, for the dashboard (docs/http-api.md, "Checkpoints and
  * rollback"). Reads are GETs; a rollback and a pin change state, so they are POSTs that need the
- * bearer token (the cookie never opens a write). Every route calls the `Baton` object, so a
+ * bearer credential (the server's token, or a dashboard's browser session). Every route calls the `Baton` object, so a
  * rollback here is exactly `baton rollback`: a safety checkpoint first, journaled as
  * `rollback:started` / `rollback:applied`, and undone by rolling back to that safety checkpoint.
  */

@@ -134,7 +134,7 @@ export function registerDashboard(app: Hono<Env>, o: DashboardOptions, readJson:
   });
 
   // The whole workspace's changes as SSE: one `change` message per session that grew, so the
-  // page refreshes what it shows. A GET that only reads: the cookie opens it.
+  // page refreshes what it shows. A GET that only reads: a stream ticket opens it.
   app.get("/v1/dashboard/stream", (c) => {
     c.header("X-Accel-Buffering", "no");
     return streamSSE(c, async (stream) => {

@@ -6,7 +6,7 @@
  *
  * The route is served on node:http directly, after the guard every request passes (server.ts:
  * Host, Origin, content type, declared length) and with the same token rule as every /v1 route
- * (a bearer token; a cookie never authorizes a write). Hono's conversion to and from web
+ * (the server's bearer token; a dashboard's browser session never answers a hook). Hono's conversion to and from web
  * Request/Response objects cost ~1.5 ms of each hook's ~3 ms on the server, and the agent
  * waits for every hook.
  *

@@ -123,8 +123,8 @@ const TOKEN_KEY = "baton.demo.token";
 
 /**
  * The token from `#token=` in the address, taken out of it at once (the history entry is
- * replaced, so neither the address bar nor the history keeps it) and kept in this tab's
- * sessionStorage for reloads.
+ * replaced: the address bar, back and forward, and a reload no longer show it; the browser may
+ * still have recorded the visit) and kept in this tab's sessionStorage for reloads.
  */
 function takeToken(): string {
   const given = new URLSearchParams(location.hash.slice(1)).get("token");
