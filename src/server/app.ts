@@ -77,7 +77,7 @@ export function buildApp(o: AppOptions): Hono<Env> {
   // Every /v1 answer: never cached, never sniffed as another type, never framed.
   app.use("/v1/*", async (c, next) => {
     await next();
-    c.header("Cache-Control", "no-store");
+    if (!c.res.headers.has("Cache-Control")) c.header("Cache-Control", "no-store"); // streams say no-cache themselves
     c.header("X-Content-Type-Options", "nosniff");
     c.header("X-Frame-Options", "DENY");
   });

@@ -229,8 +229,11 @@ async function shellTouchedClaims(
 ): Promise<ClaimHolder[]> {
   const storeNow = b.now().getTime();
   if (!othersAtWork(snap, lane, storeNow) || since === undefined) return [];
-  // `since` is on the store's clock (the database's, on PostgreSQL); file times are this host's.
-  const from = Date.parse(since) - (storeNow - Date.now()) - MTIME_SLACK_MS;
+  // `since` is on the store's clock; file times are this host's. On a shared store that clock is
+  // the database's (this host's plus an offset): take the offset away. A workspace's own store
+  // keeps this host's clock (or a caller's, in tests), compared as it is.
+  const offset = b.store.kind === "sqlite" ? 0 : storeNow - Date.now();
+  const from = Date.parse(since) - offset - MTIME_SLACK_MS;
   const changed = (await b.lanes.claimsOfOthers(sid, lane)).filter((c) => {
     if (pathProblem(c.path) !== undefined) return false; // a stored path is read only inside the workspace
     const abs = resolve(b.root, c.path);
