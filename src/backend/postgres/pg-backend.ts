@@ -175,6 +175,9 @@ class Ctx implements PgCtx {
     if (changes && (r.rowCount ?? 0) > 0) this.changed = true;
     return r.rows as R[];
   }
+  noteChange(): void {
+    this.changed = true;
+  }
   async run(sql: string, params: readonly unknown[] = []): Promise<number> {
     const r = await this.#query(sql, params);
     const n = r.rowCount ?? 0;

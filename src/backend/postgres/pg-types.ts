@@ -2,6 +2,8 @@
 export interface PgCtx {
   /** Rows of one statement (prepared by name, once per connection); `changes`: it writes, and returned rows are changes. */
   rows<R>(sql: string, params?: readonly unknown[], changes?: boolean): Promise<R[]>;
+  /** Note a change for listeners (a statement whose returned rows do not tell whether it wrote). */
+  noteChange(): void;
   /** Run a statement that changes rows; returns how many it changed (and notes the change for listeners). */
   run(sql: string, params?: readonly unknown[]): Promise<number>;
   /** A write transaction: point reads hold their row (`FOR UPDATE`). */
