@@ -14,7 +14,7 @@ import { LOGIN_CODE_TTL_MS, MAX_LOGIN_CODES, registerDashboard } from "../src/se
 import { errorResponse } from "../src/server/http-errors.js";
 import { allowedOrigins } from "../src/server/security.js";
 import { tempDir } from "./helpers.js";
-import { liveSession, raw, serve } from "./server-helpers.js";
+import { liveSession, raw, type Served, serve } from "./server-helpers.js";
 
 async function inProcess(fn: (app: Hono<{ Bindings: HttpBindings }>, clock: { t: number }) => Promise<void>) {
   const baton = await openBaton({ root: tempDir() });
@@ -58,6 +58,17 @@ const login = (app: Hono<{ Bindings: HttpBindings }>, code: string, origin: stri
     headers: { ...json, ...(origin ? { origin } : {}) },
     body: JSON.stringify({ code }),
   });
+
+/** A login code from a running server, asked with its token (as `baton dashboard` does). */
+async function serverCode(s: Served): Promise<string> {
+  const r = await raw(s.port, {
+    method: "POST",
+    path: "/v1/dashboard/login-codes",
+    headers: { authorization: `Bearer ${s.token}`, ...json },
+    body: "{}",
+  });
+  return r.json().code as string;
+}
 
 describe("dashboard login codes", () => {
   it("expire after their time, are good once, and the answer is never cached", async () => {
@@ -123,13 +134,7 @@ describe("dashboard login codes", () => {
     const other = "http://127.0.0.1:5173";
     const s = await serve(root, ["--allow-origin", other]);
     try {
-      const codeRes = await raw(s.port, {
-        method: "POST",
-        path: "/v1/dashboard/login-codes",
-        headers: { authorization: `Bearer ${s.token}`, ...json },
-        body: "{}",
-      });
-      const code = codeRes.json().code as string;
+      const code = await serverCode(s);
       const post = (origin?: string) =>
         raw(s.port, {
           method: "POST",
@@ -178,13 +183,7 @@ describe("dashboard login codes", () => {
       await liveSession(root);
       const s = await serve(root);
       try {
-        const codeRes = await raw(s.port, {
-          method: "POST",
-          path: "/v1/dashboard/login-codes",
-          headers: { authorization: `Bearer ${s.token}`, ...json },
-          body: "{}",
-        });
-        const code = codeRes.json().code as string;
+        const code = await serverCode(s);
         // The attacker read the code off the opener's command line and sends exactly what the
         // page would, as user nobody.
         const script = `fetch("http://127.0.0.1:${s.port}/v1/dashboard/login", { method: "POST", headers: { "content-type": "application/json", origin: "http://127.0.0.1:${s.port}" }, body: JSON.stringify({ code: ${JSON.stringify(code)} }) }).then(async (r) => process.stdout.write(JSON.stringify({ status: r.status, body: await r.text() })))`;

@@ -110,6 +110,34 @@ export function cli(args: string[], opts: { cwd?: string; env?: Record<string, s
   };
 }
 
+/**
+ * Run the built `baton` CLI without blocking this process (servers or proxies the test runs in
+ * it must keep answering): its exit code and output.
+ */
+export function cliAsync(
+  args: string[],
+  opts: { cwd?: string; env?: Record<string, string>; input?: string } = {},
+): Promise<{ code: number | null; stdout: string; stderr: string }> {
+  const c = spawnTracked(process.execPath, [CLI, ...args], {
+    cwd: opts.cwd ?? REPO,
+    env: { ...process.env, ...opts.env },
+    stdio: ["pipe", "pipe", "pipe"],
+  });
+  let stdout = "";
+  let stderr = "";
+  c.stdout?.on("data", (d) => {
+    stdout += d;
+  });
+  c.stderr?.on("data", (d) => {
+    stderr += d;
+  });
+  c.stdin?.end(opts.input ?? "");
+  return new Promise((resolve, reject) => {
+    c.once("error", reject);
+    c.once("close", (code) => resolve({ code, stdout, stderr }));
+  });
+}
+
 /** Spawn a tracked child (killed and reported as a leak if a test forgets it). */
 export function spawnTracked(cmd: string, args: string[], opts: Parameters<typeof spawn>[2] = {}): ChildProcess {
   const c = spawn(cmd, args, { stdio: ["ignore", "pipe", "pipe"], ...opts });

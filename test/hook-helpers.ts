@@ -10,7 +10,7 @@ import { existsSync, readdirSync, readFileSync, writeFileSync } from "node:fs";
 import { createServer, type Socket } from "node:net";
 import { join } from "node:path";
 import { afterEach, expect } from "vitest";
-import { type CliResult, cleanupDirs, cli, initWorkspace, REPO, spawnTracked } from "./helpers.js";
+import { type CliResult, cleanupDirs, cli, cliAsync, initWorkspace, REPO } from "./helpers.js";
 
 export const FIXTURES = join(REPO, "test", "fixtures", "hooks");
 const roots: string[] = [];
@@ -132,21 +132,7 @@ export function hook(root: string, s: Step, env: Record<string, string> = {}): H
 /** The same as `hook`, without blocking this process (stand-in servers run in it). */
 export function hookAsync(root: string, s: Step, env: Record<string, string> = {}, cwd = root): Promise<HookResult> {
   const { text, event } = input(root, s);
-  const c = spawnTracked(process.execPath, [join(REPO, "bin", "baton.cjs"), "hook", s.agent, event], {
-    cwd,
-    env: { ...process.env, BATON_HOOK_DEBUG: "1", ...env },
-    stdio: ["pipe", "pipe", "pipe"],
-  });
-  let stdout = "";
-  let stderr = "";
-  c.stdout?.on("data", (d) => {
-    stdout += d;
-  });
-  c.stderr?.on("data", (d) => {
-    stderr += d;
-  });
-  c.stdin?.end(text);
-  return new Promise((resolve) => c.once("close", (code) => resolve(withVia({ code, stdout, stderr }))));
+  return cliAsync(["hook", s.agent, event], { cwd, input: text, env: { BATON_HOOK_DEBUG: "1", ...env } }).then(withVia);
 }
 
 export function workspace(files: Record<string, string> = {}): string {

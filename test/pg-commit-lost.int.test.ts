@@ -6,10 +6,9 @@
  * store still down. The event is stored; the CLI says the outcome is unknown, names the id and
  * the exact command that stores it at most once; that command finds it already there.
  */
-import { type ChildProcess, spawn } from "node:child_process";
 import { createConnection, createServer, type Server, type Socket } from "node:net";
 import { afterAll, describe, expect, it } from "vitest";
-import { CLI, cli, tempDir } from "./helpers.js";
+import { cli, cliAsync, tempDir } from "./helpers.js";
 import { pgAvailable } from "./pg-cluster.js";
 import { clusterForSuite } from "./pg-suite.js";
 
@@ -80,21 +79,7 @@ function commitDropper(target: { host: string; port: number }, refuseMs: number)
   };
 }
 
-function run(args: string[], env: Record<string, string>): Promise<{ code: number; stdout: string; stderr: string }> {
-  return new Promise((resolve, reject) => {
-    const c: ChildProcess = spawn(process.execPath, [CLI, ...args], { env: { ...process.env, ...env }, stdio: ["ignore", "pipe", "pipe"] });
-    let stdout = "";
-    let stderr = "";
-    c.stdout?.on("data", (d) => {
-      stdout += d;
-    });
-    c.stderr?.on("data", (d) => {
-      stderr += d;
-    });
-    c.on("error", reject);
-    c.on("exit", (code) => resolve({ code: code ?? -1, stdout, stderr }));
-  });
-}
+const run = (args: string[], env: Record<string, string>) => cliAsync(args, { env });
 
 describe.skipIf(!available)("an append whose COMMIT answer is lost, with the store still down at the re-send", () => {
   const open: { close(): Promise<void> }[] = [];
@@ -104,18 +89,22 @@ describe.skipIf(!available)("an append whose COMMIT answer is lost, with the sto
     await proxy?.close();
   });
 
-  it("says the outcome is unknown with the id and the exact command; that command stores nothing twice", { timeout: 60_000 }, async () => {
+  /** A workspace on a fresh project with session `t`, and the environments to reach the store directly and through a proxy. */
+  async function setup(project: string) {
     const root = tempDir();
-    const project = `lost_${process.pid}`;
     const direct = { BATON_STORE: cluster().url, BATON_PROJECT: project };
     expect(cli(["init", "--root", root]).code).toBe(0);
     expect(cli(["session", "start", "--root", root, "-f", "task", "--id", "t", "--json"], { env: direct }).code).toBe(0);
-
     const u = new URL(cluster().url);
-    proxy = commitDropper({ host: u.hostname, port: Number(u.port) }, 6_000);
-    const port = await proxy.listen();
-    u.port = String(port);
+    const dropper = commitDropper({ host: u.hostname, port: Number(u.port) }, 6_000);
+    u.port = String(await dropper.listen());
     const viaProxy = { BATON_STORE: u.toString(), BATON_PROJECT: project, BATON_STORE_TIMEOUT_MS: "1500" };
+    return { root, direct, viaProxy, dropper };
+  }
+
+  it("says the outcome is unknown with the id and the exact command; that command stores nothing twice", { timeout: 60_000 }, async () => {
+    const { root, direct, viaProxy, dropper } = await setup(`lost_${process.pid}`);
+    proxy = dropper;
 
     const args = ["event", "t", "note:added", "--root", root, "--data", '{"text":"landed"}', "--json"];
     const first = await run(args, viaProxy);
@@ -149,21 +138,12 @@ describe.skipIf(!available)("an append whose COMMIT answer is lost, with the sto
     expect(await landed()).toBe(1);
   });
   it("a fenced append (--lock, --epoch) whose outcome is unknown also names its id and the retry", { timeout: 60_000 }, async () => {
-    const root = tempDir();
-    const project = `lostf_${process.pid}`;
-    const direct = { BATON_STORE: cluster().url, BATON_PROJECT: project };
-    expect(cli(["init", "--root", root]).code).toBe(0);
-    expect(cli(["session", "start", "--root", root, "-f", "task", "--id", "t", "--json"], { env: direct }).code).toBe(0);
+    const { root, direct, viaProxy, dropper } = await setup(`lostf_${process.pid}`);
     const lock = cli(["lock", "acquire", "deploy", "--pid", String(process.pid), "--root", root, "--json"], { env: direct });
     expect(lock.code, lock.stderr).toBe(0);
     const epoch = String(lock.json().epoch);
 
-    const u = new URL(cluster().url);
-    const dropper = commitDropper({ host: u.hostname, port: Number(u.port) }, 6_000);
-    const port = await dropper.listen();
     try {
-      u.port = String(port);
-      const viaProxy = { BATON_STORE: u.toString(), BATON_PROJECT: project, BATON_STORE_TIMEOUT_MS: "1500" };
       const args = [
         "event",
         "t",
