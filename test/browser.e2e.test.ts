@@ -11,7 +11,7 @@ import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { type Baton, openBaton } from "../src/index.js";
 import { killAll, type LineChild, spawnFixture, waitExit } from "./child-process.js";
 import { CLI, cli, tempDir } from "./helpers.js";
-import { api, liveSession, type Served, serve } from "./server-helpers.js";
+import { api, liveSession, loginLink, type Served, serve } from "./server-helpers.js";
 
 const CHROMIUM = "/usr/bin/chromium";
 const ARGS = [
@@ -84,7 +84,8 @@ async function withEnv(setup: (root: string) => Promise<void>, fn: (env: Env) =>
 async function openPage(env: Env, session = "hero"): Promise<Page> {
   const page = await env.context.newPage();
   page.on("pageerror", (err) => console.error(`page error: ${err.message}`));
-  await page.goto(`${env.server.url}/?session=${session}#token=${env.server.token}`);
+  const link = new URL(await loginLink(env.server));
+  await page.goto(`${env.server.url}/?session=${session}${link.hash}`);
   await ready(page);
   return page;
 }
@@ -171,6 +172,32 @@ describe("live variants in a real browser", () => {
     );
   });
 
+  it("The printed link logs in once with a code; the server's token never reaches the page", async () => {
+    await withEnv(variantsReady, async (env) => {
+      // `baton serve` printed a demo link: a login code, not the token.
+      expect(env.server.pageUrl).toMatch(/^http:\/\/127\.0\.0\.1:\d+\/#login=[A-Za-z0-9_-]{16,}$/);
+      expect(env.server.pageUrl).not.toContain(env.server.token);
+      const page = await env.context.newPage();
+      await page.goto(`${env.server.pageUrl.replace("/#", "/?session=hero#")}`);
+      await ready(page);
+      expect(page.url()).not.toContain("login");
+      const kept = await page.evaluate(() => JSON.stringify({ ...localStorage, ...sessionStorage, url: location.href }));
+      expect(kept).not.toContain(env.server.token);
+      expect(kept).toContain("bs2.");
+      // The code was spent: a fresh browser given the same link is refused and told what to do.
+      const other = await page.context().browser()?.newContext();
+      if (!other) throw new Error("no browser");
+      try {
+        const again = await other.newPage();
+        await again.goto(`${env.server.pageUrl.replace("/#", "/?session=hero#")}`);
+        await again.waitForFunction(() => /baton dashboard --demo/.test(document.getElementById("message")?.textContent ?? ""));
+        expect(await again.textContent("#message")).toContain("already used");
+      } finally {
+        await other.close();
+      }
+    });
+  });
+
   it("Change params, reload the page: status reports the same param values", async () => {
     await withEnv(variantsReady, async (env) => {
       const page = await openPage(env);
@@ -178,11 +205,11 @@ describe("live variants in a real browser", () => {
       await slide(page, "hue", 42);
       await slide(page, "density", 3);
       await settled(page);
-      // The token left the address bar (and so the history) as the page loaded.
-      expect(page.url()).not.toContain("token");
+      // The login code left the address bar (and so the history) as the page loaded.
+      expect(page.url()).not.toContain("login");
       await page.reload();
       await ready(page);
-      expect(page.url()).not.toContain("token");
+      expect(page.url()).not.toContain("login");
       expect(await page.inputValue("#hue")).toBe("42");
       expect(await page.inputValue("#density")).toBe("3");
       expect(await page.textContent("#variant")).toBe("v2");

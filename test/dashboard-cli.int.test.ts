@@ -52,6 +52,11 @@ describe("baton dashboard", () => {
       const human = cli(["--root", root, "dashboard"]);
       expect(human.stdout).toContain("logs in once and expires at");
       expect(human.stdout).toContain(`http://127.0.0.1:${out.port}/dashboard#login=`);
+
+      // --demo: a one-time link to the live-variant demo page of the same server.
+      const demo = cli(["--root", root, "--json", "dashboard", "--demo"]).json();
+      expect(demo.url).toMatch(new RegExp(`^http://127\\.0\\.0\\.1:${out.port}/#login=[A-Za-z0-9_-]{32}$`));
+      expect(cli(["--root", root, "dashboard", "--demo"]).stdout).toContain("Open the demo page");
     } finally {
       await stopPid(out.pid);
     }

@@ -71,6 +71,20 @@ async function serverCode(s: Served): Promise<string> {
 }
 
 describe("dashboard login codes", () => {
+  it("name the page they log in to: the dashboard by default, the demo page on request, nothing else", async () => {
+    await inProcess(async (app) => {
+      const ask = (body: string) => app.request("/v1/dashboard/login-codes", { method: "POST", headers: json, body });
+      expect(((await (await ask("{}")).json()) as { path: string }).path).toMatch(/^\/dashboard#login=[A-Za-z0-9_-]{32}$/);
+      const demo = await ask('{"page":"demo"}');
+      const { path, code } = (await demo.json()) as { path: string; code: string };
+      expect(path).toBe(`/#login=${code}`);
+      expect((await login(app, code)).status).toBe(200);
+      const bad = await ask('{"page":"../admin"}');
+      expect(bad.status).toBe(400);
+      expect(((await bad.json()) as { error: { code: string } }).error.code).toBe("bad_input");
+    });
+  });
+
   it("expire after their time, are good once, and the answer is never cached", async () => {
     await inProcess(async (app, clock) => {
       const early = await newCode(app);

@@ -3,6 +3,7 @@
  * its ready line, talk to it with raw HTTP (so tests control every header, Host included),
  * and stop it the way a user would (SIGTERM / SIGINT) or the way a crash does (SIGKILL).
  */
+import { readFileSync } from "node:fs";
 import { request as httpRequest } from "node:http";
 import { connect } from "node:net";
 import { type EventInput, openBaton } from "../src/index.js";
@@ -29,9 +30,9 @@ export async function serve(root: string, args: string[] = [], env?: Record<stri
     env ? { ...process.env, ...env } : undefined,
   );
   const line = await child.waitForLine((l) => l.startsWith("{"), 15_000, "its ready line");
-  const ready = JSON.parse(line) as { url: string; port: number; pageUrl: string; pid: number; error?: unknown };
+  const ready = JSON.parse(line) as { url: string; port: number; pageUrl: string; pid: number; serverFile: string; error?: unknown };
   if (ready.error) throw new Error(`baton serve failed: ${line}`);
-  const token = new URL(ready.pageUrl).hash.replace(/^#token=/, "");
+  const { token } = JSON.parse(readFileSync(ready.serverFile, "utf8")) as { token: string };
   return {
     child,
     port: ready.port,
@@ -44,6 +45,17 @@ export async function serve(root: string, args: string[] = [], env?: Record<stri
       return waitExit(child, 10_000);
     },
   };
+}
+
+/** A one-time login link (`/#login=<code>` for the demo page, `/dashboard#login=<code>`), as `baton dashboard [--demo]` prints. */
+export async function loginLink(served: Served, page: "demo" | "dashboard" = "demo"): Promise<string> {
+  const res = await fetch(`${served.url}/v1/dashboard/login-codes`, {
+    method: "POST",
+    headers: { authorization: `Bearer ${served.token}`, "content-type": "application/json" },
+    body: JSON.stringify({ page }),
+  });
+  if (res.status !== 201) throw new Error(`login-codes answered ${res.status}: ${await res.text()}`);
+  return `${served.url}${((await res.json()) as { path: string }).path}`;
 }
 
 /** A workspace with a live-variant session `hero`, then `events` appended to it (through the library: fast). */

@@ -48,7 +48,11 @@ export interface SessionInfo {
 export interface ConnectOptions {
   /** The server, e.g. `http://127.0.0.1:4821` (default: this page's origin). */
   url?: string;
-  token: string;
+  /**
+   * The server's token, or a browser session from the login (`/v1/dashboard/login`); a function
+   * is asked before each request, so a page that renews its session keeps using the fresh one.
+   */
+  token: string | (() => string | undefined);
   sessionId: string;
   /** Actor of the events this client sends. Default `browser`. */
   actor?: string;
@@ -106,7 +110,7 @@ type Waiter = { resolve: (c: Confirmation) => void; reject: (e: Error) => void }
 class Connection implements BatonConnection {
   readonly sessionId: string;
   readonly #url: string;
-  readonly #token: string;
+  readonly #token: () => string | undefined;
   readonly #actor: string;
   readonly #storage: StorageLike;
   readonly #outbox: Outbox;
@@ -128,7 +132,8 @@ class Connection implements BatonConnection {
   constructor(o: ConnectOptions) {
     this.sessionId = o.sessionId;
     this.#url = (o.url ?? globalThis.location?.origin ?? "").replace(/\/+$/, "");
-    this.#token = o.token;
+    const token = o.token;
+    this.#token = typeof token === "function" ? token : () => token;
     this.#actor = o.actor ?? "browser";
     this.#storage = o.storage ?? defaultStorage();
     const scope = this.#url.replace(/^https?:\/\//, "");
@@ -337,7 +342,7 @@ class Connection implements BatonConnection {
   }
 
   #headers(json: boolean): Record<string, string> {
-    return { authorization: `Bearer ${this.#token}`, ...(json ? { "content-type": "application/json" } : {}) };
+    return { authorization: `Bearer ${this.#token() ?? ""}`, ...(json ? { "content-type": "application/json" } : {}) };
   }
 
   #setState(patch: Partial<ClientState>): void {

@@ -61,15 +61,21 @@ export function registerDashboard(app: Hono<Env>, o: DashboardOptions, readJson:
   const now = o.now ?? Date.now;
   const codes = new Map<string, number>(); // code → expiry (ms)
 
+  // `{"page": "demo"}` links the code to the demo page (`/#login=`); the default is the dashboard.
+  // Either page logs the whole origin in: both keep the browser session in its localStorage.
   app.post("/v1/dashboard/login-codes", async (c) => {
-    await readJson(c);
+    const page = (await readJson(c)).page ?? "dashboard";
+    if (page !== "dashboard" && page !== "demo") throw badInput('"page" must be "dashboard" or "demo"');
     const t = now();
     for (const [code, exp] of codes) if (exp <= t) codes.delete(code);
     while (codes.size >= MAX_LOGIN_CODES) codes.delete(codes.keys().next().value as string);
     const code = randomBytes(24).toString("base64url");
     codes.set(code, t + LOGIN_CODE_TTL_MS);
     c.header("Cache-Control", "no-store");
-    return c.json({ code, expiresAt: new Date(t + LOGIN_CODE_TTL_MS).toISOString(), path: `/dashboard#login=${code}` }, 201);
+    return c.json(
+      { code, expiresAt: new Date(t + LOGIN_CODE_TTL_MS).toISOString(), path: `${page === "demo" ? "/" : "/dashboard"}#login=${code}` },
+      201,
+    );
   });
 
   app.post("/v1/dashboard/login", async (c) => {

@@ -1,9 +1,10 @@
 /**
- * The live-variant demo page served by `baton serve` at `/` and `/demo`. Static: the token
- * arrives in the URL fragment (`#token=...`, never sent to a server or written to a log; the
- * page takes it out of the address and its history at once, keeping it in the tab) and
- * the session in the query (`?session=<id>`; without one the page starts a live-variant
- * session). Its script is dist/web/demo.js (src/web/demo.ts), which uses `baton/browser`.
+ * The live-variant demo page served by `baton serve` at `/` and `/demo`. Static: a one-time
+ * login code arrives in the URL fragment (`#login=...`, never sent to a server or written to a
+ * log; the page takes it out of the address at once and trades it for a browser session, as
+ * the dashboard does; the server's token never reaches the page) and the session in the query
+ * (`?session=<id>`; without one the page starts a live-variant session). Its script is
+ * dist/web/demo.js (src/web/demo.ts), which uses `baton/browser`.
  */
 export const DEMO_HTML = `<!doctype html>
 <html lang="en">

@@ -6,6 +6,7 @@
  */
 import { BatonClientError, type BatonConnection, type ClientState, connect } from "../browser/index.js";
 import type { JournalEvent, JsonObject } from "../core/types.js";
+import { keepSession, loginFromFragment, onSignedOut, token } from "./dashboard/api.js";
 
 const $ = <T extends HTMLElement>(id: string) => document.getElementById(id) as T;
 const FENCED = new Set(["accept_pending", "discard_pending", "accepted_source_pending", "complete"]);
@@ -84,12 +85,12 @@ function log(e: JournalEvent): void {
   $("log").prepend(li);
 }
 
-async function sessionFromUrl(token: string): Promise<string> {
+async function sessionFromUrl(session: string): Promise<string> {
   const q = new URLSearchParams(location.search).get("session");
   if (q) return q;
   const res = await fetch("/v1/sessions", {
     method: "POST",
-    headers: { authorization: `Bearer ${token}`, "content-type": "application/json" },
+    headers: { authorization: `Bearer ${session}`, "content-type": "application/json" },
     body: JSON.stringify({ flow: "live-variant", title: "Live variants demo", actor: "browser" }),
   });
   const body = (await res.json()) as { sessionId?: string; error?: { message: string } };
@@ -118,41 +119,31 @@ async function refresh(conn: BatonConnection, adoptContext = false): Promise<voi
   $("next").textContent = info.status?.nextAction.action ?? "…";
 }
 
-/** sessionStorage key of the token: this tab, this origin (port included). */
-const TOKEN_KEY = "baton.demo.token";
-
 /**
- * The token from `#token=` in the address, taken out of it at once (the history entry is
- * replaced: the address bar, back and forward, and a reload no longer show it; the browser may
- * still have recorded the visit) and kept in this tab's sessionStorage for reloads.
+ * Log in: `baton serve` (or `baton dashboard --demo`) prints `/#login=<code>`, which this page
+ * trades, once, for a browser session as the dashboard does (dashboard/api.ts: kept in this
+ * origin's localStorage, renewed while open, never the server's token). A page already logged
+ * in (here or on the dashboard of the same server) needs no code.
  */
-function takeToken(): string {
-  const given = new URLSearchParams(location.hash.slice(1)).get("token");
-  if (given) {
-    history.replaceState(null, "", location.pathname + location.search);
-    try {
-      sessionStorage.setItem(TOKEN_KEY, given);
-    } catch {
-      // storage disabled: a reload needs the link again
-    }
-    return given;
+async function login(): Promise<string | undefined> {
+  const result = await loginFromFragment();
+  if (typeof result === "object") {
+    message(`The login was refused: ${result.error} (for this page: \`baton dashboard --demo\`).`, "error");
+    return undefined;
   }
-  try {
-    return sessionStorage.getItem(TOKEN_KEY) ?? "";
-  } catch {
-    return "";
-  }
+  const session = token();
+  if (!session) message("Not logged in: open the link `baton serve` printed, or run `baton dashboard --demo` for a new one.", "error");
+  return session;
 }
 
 async function main(): Promise<void> {
-  const token = takeToken();
-  if (!token) {
-    message("Open the URL `baton serve` printed: it carries the token after #token=.", "error");
-    return;
-  }
-  const sessionId = await sessionFromUrl(token);
+  const session = await login();
+  if (!session) return;
+  keepSession();
+  onSignedOut(() => message("The login ended: run `baton dashboard --demo` for a new link.", "error"));
+  const sessionId = await sessionFromUrl(session);
   $("session").textContent = sessionId;
-  const conn = connect({ token, sessionId });
+  const conn = connect({ token: () => token(), sessionId });
   (globalThis as { batonDemo?: BatonConnection }).batonDemo = conn;
   conn.onState(renderState);
   conn.subscribe((e) => {

@@ -1,7 +1,8 @@
 /**
- * `baton dashboard [--open]`: make sure the workspace's server runs (start `baton serve` in the
- * background if none does), then print a one-time login link to its dashboard and, with
- * `--open`, hand it to the system's browser opener.
+ * `baton dashboard [--open] [--demo]`: make sure the workspace's server runs (start `baton serve`
+ * in the background if none does), then print a one-time login link to its dashboard (with
+ * `--demo`, to the live-variant demo page) and, with `--open`, hand it to the system's browser
+ * opener.
  *
  * The link is `/dashboard#login=<code>`: a code the server gives only to a holder of its token,
  * spent on first use and expiring within minutes (server/dashboard-routes.ts). The started
@@ -20,7 +21,7 @@ import type { Ctx } from "../context.js";
 const START_WAIT_MS = 15_000;
 export const DASHBOARD_IDLE_EXIT = "30m";
 
-export async function dashboard(ctx: Ctx, o: { open?: boolean }): Promise<void> {
+export async function dashboard(ctx: Ctx, o: { open?: boolean; demo?: boolean }): Promise<void> {
   const ws = resolveWorkspace({ ...(ctx.root ? { root: ctx.root } : {}) });
   let info = await findServer(ws.dir);
   let started = false;
@@ -38,7 +39,9 @@ export async function dashboard(ctx: Ctx, o: { open?: boolean }): Promise<void> 
         `the server did not start within ${START_WAIT_MS / 1000} s; see ${join(ws.dir, "logs", "server.log")}, or run \`baton serve\` yourself`,
       );
   }
-  const login = await serverRequest<{ path: string; expiresAt: string }>(info, "POST", "/v1/dashboard/login-codes");
+  const login = await serverRequest<{ path: string; expiresAt: string }>(info, "POST", "/v1/dashboard/login-codes", {
+    body: { page: o.demo ? "demo" : "dashboard" },
+  });
   const url = `http://127.0.0.1:${info.port}${login.path}`;
   let opened = false;
   if (o.open) opened = await openInBrowser(url);
@@ -47,7 +50,7 @@ export async function dashboard(ctx: Ctx, o: { open?: boolean }): Promise<void> 
       started
         ? `Started the Baton server (pid ${info.pid}, port ${info.port}).`
         : `The Baton server runs (pid ${info.pid}, port ${info.port}).`,
-      `Open the dashboard (this link logs in once and expires at ${login.expiresAt}):`,
+      `Open the ${o.demo ? "demo page" : "dashboard"} (this link logs in once and expires at ${login.expiresAt}):`,
       `  ${url}`,
       ...(o.open ? [opened ? "Opened it in your browser." : "Could not open a browser: open the link yourself."] : []),
     ].join("\n"),

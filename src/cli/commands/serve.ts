@@ -6,6 +6,7 @@ import { BatonError } from "../../errors.js";
 import { writeStderr } from "../../platform/output.js";
 import { stopServer } from "../../platform/server-file.js";
 import type { AssetName } from "../../server/app.js";
+import { serverRequest } from "../../server/client.js";
 import { type StopReason, startServer } from "../../server/server.js";
 import { DASHBOARD_HTML } from "../../web/dashboard-html.js";
 import { DEMO_HTML } from "../../web/demo-html.js";
@@ -54,11 +55,17 @@ export async function serve(
     ...(idleExitMs !== undefined ? { idleExitMs } : {}),
     asset,
   });
-  const pageUrl = `${server.url}/#token=${server.token}`;
+  // The demo page's link carries a one-time login code, never the token (which would stay in
+  // the browser's history and in whatever this output is pasted into).
+  const login = await serverRequest<{ path: string; expiresAt: string }>(server.info, "POST", "/v1/dashboard/login-codes", {
+    body: { page: "demo" },
+  });
+  const pageUrl = `${server.url}${login.path}`;
   ctx.out({ url: server.url, port: server.port, pid: process.pid, pageUrl, serverFile: join(baton.workspace.dir, "server.json") }, () =>
     [
       `Baton server for ${baton.root} on ${server.url} (pid ${process.pid}).`,
-      `Demo page: ${pageUrl}`,
+      `Demo page (the link logs in once, until ${login.expiresAt}; \`baton dashboard --demo\` prints a new one):`,
+      `  ${pageUrl}`,
       "Dashboard: run `baton dashboard` for a login link.",
       "The token is in .baton/server.json (mode 0600). Stop with Ctrl-C.",
     ].join("\n"),

@@ -159,6 +159,7 @@ export function defineOperationCommands(program: Command): void {
     .command("dashboard")
     .description("print (with --open, open) a one-time login link to the dashboard; starts the server if none runs")
     .option("--open", "open the link in the system's browser")
+    .option("--demo", "a link to the live-variant demo page instead")
     .action(
       lazy(
         () => import("../commands/dashboard.js"),
