@@ -45,6 +45,8 @@ export type ErrorCode =
   | "lesson_not_found" // no lesson with that id in LESSONS.md
   | "lessons_file_invalid" // `baton lessons check`: LESSONS.md has blocks that do not parse
   | "export_failed" // an OTLP endpoint refused the ledger export or could not be reached
+  | "command_not_found" // `lock run`: the command to run does not exist (exit 127, as shells)
+  | "command_not_executable" // `lock run`: the command exists but cannot be run (exit 126, as shells)
   | "internal";
 
 /** Exit codes of the CLI, documented in docs/cli.md. */
@@ -90,6 +92,8 @@ export const EXIT_CODES: Readonly<Record<ErrorCode, number>> = Object.freeze({
   lesson_not_found: 4,
   lessons_file_invalid: 2,
   export_failed: 5,
+  command_not_found: 127,
+  command_not_executable: 126,
   internal: 1,
 });
 

@@ -6,6 +6,7 @@
 import { chmodSync, existsSync, readFileSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { describe, expect, it } from "vitest";
+import { processAlive } from "../src/platform/process-facts.js";
 import { cli, tempDir } from "./helpers.js";
 
 async function stopPid(pid: number): Promise<void> {
@@ -57,6 +58,17 @@ describe("baton dashboard", () => {
       const demo = cli(["--root", root, "--json", "dashboard", "--demo"]).json();
       expect(demo.url).toMatch(new RegExp(`^http://127\\.0\\.0\\.1:${out.port}/#login=[A-Za-z0-9_-]{32}$`));
       expect(cli(["--root", root, "dashboard", "--demo"]).stdout).toContain("Open the demo page");
+
+      // The server the dashboard started is stopped by name, not by its pid.
+      expect(human.stdout).toContain("`baton serve --stop` stops the server.");
+      const stopped = cli(["--root", root, "--json", "serve", "--stop"]);
+      expect(stopped.json()).toEqual({ stopped: true, running: false, pid: out.pid, port: out.port });
+      expect(processAlive(out.pid)).toBe(false);
+      expect(existsSync(join(root, ".baton", "server.json"))).toBe(false);
+      const none = cli(["--root", root, "serve", "--stop"]);
+      expect(none.code).toBe(0);
+      expect(none.stdout).toContain("No Baton server runs for this workspace.");
+      expect(cli(["--root", root, "serve", "--stop", "--port", "0"]).code).toBe(2);
     } finally {
       await stopPid(out.pid);
     }

@@ -4,7 +4,9 @@
  * heartbeats while a command runs, passes its exit code through, forwards signals and releases.
  */
 import { spawnSync } from "node:child_process";
+import { readFileSync, writeFileSync } from "node:fs";
 import { afterAll, describe, expect, it } from "vitest";
+import { processAlive } from "../src/platform/process-facts.js";
 import { killAll, lockRunArgs, spawnNode, waitExit } from "./child-process.js";
 import { CLI, cleanupDirs, cli, tempDir } from "./helpers.js";
 
@@ -97,5 +99,40 @@ describe("baton lock", () => {
     } finally {
       await killAll([child]);
     }
+  });
+
+  it("lock run stops what the command started on SIGTERM, and exits 127 / 126 as shells do when it cannot run", async () => {
+    const root = tempDir();
+    const o = ["--root", root, "--json"];
+    cli(["init", ...o]);
+    // A shell that starts a worker and dies of SIGTERM without passing it on.
+    const pidFile = `${tempDir()}/worker.pid`;
+    const script = `sleep 300 & echo $! > ${pidFile}; echo started; wait`;
+    const child = spawnNode(CLI, ["lock", "run", "deploy", "--root", root, "--", "sh", "-c", script], "baton lock run");
+    let worker = 0;
+    try {
+      await child.waitForLine((l) => l === "started", 20_000, "the worker started");
+      worker = Number(readFileSync(pidFile, "utf8"));
+      expect(processAlive(worker)).toBe(true);
+      child.proc.kill("SIGTERM");
+      expect(await waitExit(child, 20_000)).toEqual({ code: 143, signal: null });
+      for (let i = 0; i < 100 && processAlive(worker); i++) await new Promise((res) => setTimeout(res, 50));
+      expect(processAlive(worker), "the shell's worker outlived the lock").toBe(false);
+      expect(cli(["lock", "inspect", "deploy", ...o]).json()).toMatchObject({ state: "free", releaseReason: "released" });
+    } finally {
+      if (worker && processAlive(worker)) process.kill(worker, "SIGKILL");
+      await killAll([child]);
+    }
+
+    const missing = cli(["lock", "run", "deploy", ...o, "--", "no-such-command-here"]);
+    expect(missing.code).toBe(127);
+    expect(missing.json().error).toMatchObject({ code: "command_not_found", command: "no-such-command-here" });
+    const plain = `${tempDir()}/not-executable.sh`;
+    writeFileSync(plain, "echo hi\n", { mode: 0o644 });
+    const refused = cli(["lock", "run", "deploy", ...o, "--", plain]);
+    expect(refused.code).toBe(126);
+    expect(refused.json().error.code).toBe("command_not_executable");
+    // Nothing ran, and the lock is free again.
+    expect(cli(["lock", "inspect", "deploy", ...o]).json()).toMatchObject({ state: "free" });
   });
 });

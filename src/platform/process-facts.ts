@@ -4,7 +4,7 @@
  * process's start time (Linux: /proc/<pid>/stat field 22, clock ticks since boot), which tells
  * a live holder from an unrelated process that reused its pid. Tests inject their own facts.
  */
-import { readFileSync, readlinkSync } from "node:fs";
+import { readdirSync, readFileSync, readlinkSync } from "node:fs";
 import { createRequire } from "node:module";
 import { checksum } from "../core/canonical.js";
 import type { HolderFacts, HolderIdentity } from "../core/locks.js";
@@ -182,6 +182,27 @@ export function readProcStat(pid: number): { comm: string; state: string; ppid: 
   const startTime = fields[19];
   if (state === undefined || startTime === undefined || !/^\d+$/.test(startTime)) return undefined;
   return { comm: text.slice(text.indexOf("(") + 1, close), state, ppid: Number(fields[1]), startTime };
+}
+
+/**
+ * Every live descendant of `pid` (children, their children, …), parents before children, from
+ * /proc (Linux); empty elsewhere. A process that forks between this read and a signal is missed:
+ * callers that must catch those read again.
+ */
+export function descendants(pid: number): number[] {
+  if (!procIsOurs()) return [];
+  const children = new Map<number, number[]>();
+  for (const name of readdirSync("/proc")) {
+    if (!/^\d+$/.test(name)) continue;
+    const stat = readProcStat(Number(name));
+    if (!stat || stat.state === "Z") continue;
+    const list = children.get(stat.ppid) ?? [];
+    list.push(Number(name));
+    children.set(stat.ppid, list);
+  }
+  const out: number[] = [];
+  for (let next: number | undefined = pid, i = 0; next !== undefined; next = out[i++]) out.push(...(children.get(next) ?? []));
+  return out;
 }
 
 /**

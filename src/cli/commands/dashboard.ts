@@ -53,6 +53,7 @@ export async function dashboard(ctx: Ctx, o: { open?: boolean; demo?: boolean })
       `Open the ${o.demo ? "demo page" : "dashboard"} (this link logs in once and expires at ${login.expiresAt}):`,
       `  ${url}`,
       ...(o.open ? [opened ? "Opened it in your browser." : "Could not open a browser: open the link yourself."] : []),
+      "`baton serve --stop` stops the server.",
     ].join("\n"),
   );
 }

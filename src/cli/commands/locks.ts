@@ -7,6 +7,7 @@ import { spawn } from "node:child_process";
 import { constants } from "node:os";
 import { BatonError, isBatonError } from "../../errors.js";
 import { writeStderr } from "../../platform/output.js";
+import { descendants } from "../../platform/process-facts.js";
 import type { LockInfo } from "../../services/locks.js";
 import { type Ctx, parseIntOption } from "../context.js";
 
@@ -100,6 +101,20 @@ export async function run(ctx: Ctx, name: string, command: string[], o: { ttl?: 
     stdio: "inherit",
     env: { ...process.env, BATON_LOCK_NAME: name, BATON_LOCK_EPOCH: String(g.epoch) },
   });
+  // A signal goes to the command and everything it started: a shell or `npm run` that dies of
+  // it does not pass it on, and its children would run on (under pid 1) after the lock is
+  // released. The command stays in this process group, so it can still read the terminal and
+  // Ctrl-C reaches it directly as well.
+  const signalAll = (sig: NodeJS.Signals) => {
+    if (child.pid === undefined) return;
+    for (const pid of [child.pid, ...descendants(child.pid)]) {
+      try {
+        process.kill(pid, sig);
+      } catch {
+        // gone meanwhile
+      }
+    }
+  };
   let lost: BatonError | undefined;
   const beat = setInterval(
     () => {
@@ -107,14 +122,12 @@ export async function run(ctx: Ctx, name: string, command: string[], o: { ttl?: 
         if (!isBatonError(err, "lock_lost") || lost) return; // a busy database: the next beat retries
         lost = err;
         writeStderr(`baton: ${err.message} [lock_lost]; stopping the command\n`);
-        child.kill("SIGTERM");
+        signalAll("SIGTERM");
       });
     },
     Math.max(250, Math.floor(ttlMs / 3)),
   );
-  const forward = (sig: NodeJS.Signals) => () => {
-    child.kill(sig);
-  };
+  const forward = (sig: NodeJS.Signals) => () => signalAll(sig);
   const handlers = (["SIGINT", "SIGTERM", "SIGHUP"] as const).map((sig) => [sig, forward(sig)] as const);
   for (const [sig, h] of handlers) process.on(sig, h);
   const exit = await new Promise<{ code: number | null; signal: NodeJS.Signals | null; error?: Error }>((resolve) => {
@@ -130,7 +143,17 @@ export async function run(ctx: Ctx, name: string, command: string[], o: { ttl?: 
       writeStderr(`baton: ${err.message} [lock_lost]; the command ran without the lock at the end\n`);
     });
   }
-  if (exit.error) throw new BatonError("bad_input", `cannot run ${command[0]}: ${exit.error.message}`, { command: command[0] });
+  if (exit.error) {
+    // As shells say it: 127 for a command that is not there, 126 for one that cannot run.
+    const missing = (exit.error as NodeJS.ErrnoException).code === "ENOENT";
+    throw new BatonError(
+      missing ? "command_not_found" : "command_not_executable",
+      missing
+        ? `${command[0]}: command not found (nothing ran; the lock was released): check the name and PATH`
+        : `cannot run ${command[0]}: ${exit.error.message} (nothing ran; the lock was released)`,
+      { command: command[0] },
+    );
+  }
   if (lost) {
     process.exitCode = 3;
     return;

@@ -4,7 +4,8 @@ import { dirname, join } from "node:path";
 import { fileURLToPath } from "node:url";
 import { BatonError } from "../../errors.js";
 import { writeStderr } from "../../platform/output.js";
-import { stopServer } from "../../platform/server-file.js";
+import { liveServer, serverIdentity, stopServer } from "../../platform/server-file.js";
+import { resolveWorkspace } from "../../platform/workspace.js";
 import type { AssetName } from "../../server/app.js";
 import { serverRequest } from "../../server/client.js";
 import { type StopReason, startServer } from "../../server/server.js";
@@ -20,8 +21,9 @@ const STOPPED: Record<StopReason, string> = {
 
 export async function serve(
   ctx: Ctx,
-  o: { port?: string; rotateToken?: boolean; allowOrigin?: string[]; idleExit?: string; replace?: string },
+  o: { port?: string; rotateToken?: boolean; allowOrigin?: string[]; idleExit?: string; replace?: string; stop?: boolean },
 ): Promise<void> {
+  if (o.stop) return stop(ctx, o);
   const port = parseIntOption(o.port, "--port", 0);
   const idleExitMs = parseDurationOption(o.idleExit, "--idle-exit");
   const replace = parseIntOption(o.replace, "--replace", 1);
@@ -79,4 +81,36 @@ export async function serve(
   ]);
   if (!ctx.json) writeStderr(`baton serve: ${why}, shutting down\n`);
   await server.close();
+}
+
+/**
+ * `baton serve --stop`: stop the server that serves this workspace, whoever started it. Only a
+ * server the kernel proves is the process that wrote .baton/server.json is signalled (a pid
+ * reused by another program is left alone); none running is not an error. It waits until the
+ * server let go of the workspace (SIGTERM: streams end, requests in flight finish).
+ */
+async function stop(ctx: Ctx, o: Record<string, unknown>): Promise<void> {
+  const serving = ["port", "rotateToken", "allowOrigin", "idleExit", "replace"];
+  if (serving.some((k) => o[k] !== undefined))
+    throw new BatonError("bad_input", "--stop takes no other option: it only stops the running server");
+  const ws = resolveWorkspace({ ...(ctx.root ? { root: ctx.root } : {}) });
+  const info = liveServer(ws.dir);
+  if (!info) {
+    ctx.out({ stopped: false, running: false }, () => "No Baton server runs for this workspace.");
+    return;
+  }
+  if (serverIdentity(info) !== "same")
+    throw new BatonError(
+      "server_running",
+      `cannot prove that pid ${info.pid} is the server that wrote .baton/server.json (this platform does not tell process start times), so it was not signalled: stop it with \`kill ${info.pid}\` if it is`,
+      { pid: info.pid },
+    );
+  if (!(await stopServer(ws.dir, info.pid)))
+    throw new BatonError("server_running", `the server pid ${info.pid} did not stop within 10 s; it still serves this workspace`, {
+      pid: info.pid,
+    });
+  ctx.out(
+    { stopped: true, running: false, pid: info.pid, port: info.port },
+    () => `Stopped the Baton server (pid ${info.pid}, port ${info.port}).`,
+  );
 }

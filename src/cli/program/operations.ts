@@ -148,6 +148,7 @@ export function defineOperationCommands(program: Command): void {
       "--replace <pid>",
       "first stop the server with this pid, if server.json names it and it is proven to be the process that wrote it",
     )
+    .option("--stop", "stop the workspace's running server (one `baton dashboard` or a hook started, too) and exit")
     .action(
       lazy(
         () => import("../commands/serve.js"),
