@@ -3,21 +3,26 @@ import type { Baton } from "../api.js";
 import { jsonBoundsProblem } from "../core/canonical.js";
 import { envOptions } from "../env-options.js";
 import { BatonError, EXIT_CODES, isBatonError } from "../errors.js";
+import { type Paint, paintStderr, paintStdout } from "../platform/colour.js";
 import { configTrust } from "../platform/config-file.js";
 import { endedByClosedStdout, stdoutIsClosed, writeStderr, writeStdout } from "../platform/output.js";
 
 export interface GlobalOptions {
   json?: boolean;
   root?: string;
+  quiet?: boolean;
 }
 
 export class Ctx {
   readonly json: boolean;
   readonly root: string | undefined;
+  /** `--quiet`: no human output on success (JSON under --json is still printed; errors still are). */
+  readonly quiet: boolean;
   #baton: Promise<Baton> | undefined;
 
   constructor(opts: GlobalOptions) {
     this.json = opts.json === true;
+    this.quiet = opts.quiet === true;
     this.root = opts.root ?? (process.env.BATON_ROOT || undefined);
   }
 
@@ -43,9 +48,13 @@ export class Ctx {
     if (this.#baton) await (await this.#baton.catch(() => undefined))?.flush();
   }
 
-  /** Print a result: JSON on stdout under --json, else the human rendering. */
-  out(value: unknown, human: () => string): void {
-    writeStdout(this.json ? `${JSON.stringify(value)}\n` : `${human()}\n`);
+  /**
+   * Print a result: JSON on stdout under --json, else the human rendering (nothing under
+   * --quiet), which may colour itself with `paint` (platform/colour.ts decides when).
+   */
+  out(value: unknown, human: (paint: Paint) => string): void {
+    if (this.json) writeStdout(`${JSON.stringify(value)}\n`);
+    else if (!this.quiet) writeStdout(`${human(paintStdout())}\n`);
   }
 }
 
@@ -58,7 +67,7 @@ function warnUntrusted(batonDir: string): void {
   const t = configTrust(batonDir);
   if ((t.state !== "untrusted" && t.state !== "changed") || t.keys.length === 0) return;
   writeStderr(
-    `baton: ${t.file} ${t.state === "changed" ? "changed since you trusted it" : "is not trusted here"}, so its settings (${t.keys.join(", ")}) are ignored and the defaults apply; read it, then run \`baton trust\` [config_untrusted]\n`,
+    `${paintStderr()("yellow", "baton:")} ${t.file} ${t.state === "changed" ? "changed since you trusted it" : "is not trusted here"}, so its settings (${t.keys.join(", ")}) are ignored and the defaults apply; read it, then run \`baton trust\` [config_untrusted]\n`,
   );
 }
 
@@ -84,7 +93,7 @@ export function reportError(err: unknown, json: boolean): number {
   }
   if (!said) {
     // Stdout closed by its reader (or not asked for): the failure still has to be said somewhere.
-    writeStderr(`baton: ${e.message} [${e.code}]\n`);
+    writeStderr(`${paintStderr()("red", "baton:")} ${e.message} [${e.code}]\n`);
     if (e.code === "internal" && process.env.BATON_DEBUG && err instanceof Error) writeStderr(`${err.stack}\n`);
   }
   return EXIT_CODES[e.code] ?? 1;

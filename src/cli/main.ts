@@ -20,11 +20,14 @@ export function buildProgram(json = false): Command {
   const program = new Command("baton").exitOverride();
   // Help and version go through the shared stdout path too (a closed pipe ends them quietly).
   program.configureOutput({ writeOut: writeStdout, writeErr: json ? () => undefined : writeStderr });
+  // Each command's --help lists the global options too (--json, --root, --quiet), as git's and gh's do.
+  program.configureHelp({ showGlobalOptions: true });
   program
     .description("Durable sessions for AI agents: what happened, where things stand, and what to do next.")
     .version(typeof BATON_VERSION === "string" ? BATON_VERSION : "0.0.0-dev", "-V, --version")
     .option("--json", 'machine-readable output (errors too: {"error": {code, message}} on stdout)')
     .option("--root <dir>", "workspace root (default: BATON_ROOT, else the nearest directory with .baton/)")
+    .option("-q, --quiet", "print nothing on success (errors and warnings still go to stderr; --json output is still printed)")
     .showHelpAfterError("(run with --help for usage)")
     .addHelpText(
       "after",

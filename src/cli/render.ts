@@ -1,5 +1,8 @@
 /** Human renderings of command results. JSON output never goes through here. */
+import type { Paint } from "../platform/colour.js";
 import type { SessionStatus, StatusReport } from "../services/status.js";
+
+const plain: Paint = (_style, text) => text;
 
 const MAX_VALUE = 80;
 
@@ -8,33 +11,38 @@ function short(v: unknown): string {
   return s.length > MAX_VALUE ? `${s.slice(0, MAX_VALUE)}…` : s;
 }
 
-export function renderSession(s: SessionStatus): string {
+export function renderSession(s: SessionStatus, paint: Paint = plain): string {
   const lines = [
-    `${s.sessionId}  ${s.flow}  ${s.phase}${s.status === "completed" ? " (completed)" : ""}${s.title ? `  "${s.title}"` : ""}`,
+    `${paint("bold", s.sessionId)}  ${s.flow}  ${paint("cyan", s.phase)}${s.status === "completed" ? " (completed)" : ""}${s.title ? `  "${s.title}"` : ""}`,
   ];
-  lines.push(`  next: ${s.nextAction.action}: ${s.nextAction.reason}`);
-  if (s.nextAction.command) lines.push(`        $ ${s.nextAction.command}`);
+  lines.push(`  next: ${paint("bold", s.nextAction.action)}: ${s.nextAction.reason}`);
+  if (s.nextAction.command) lines.push(`        $ ${paint("green", s.nextAction.command)}`);
   for (const c of s.nextAction.choices ?? []) lines.push(`        ${c.choice}: ${c.description}: $ ${c.command}`);
   if (s.spiral?.paused)
-    lines.push(`  spiral: paused (${s.spiral.pattern})${s.spiral.lane ? ` in lane ${s.spiral.lane}` : ""}: ${s.spiral.summary ?? ""}`);
+    lines.push(
+      `  ${paint("red", "spiral: paused")} (${s.spiral.pattern})${s.spiral.lane ? ` in lane ${s.spiral.lane}` : ""}: ${s.spiral.summary ?? ""}`,
+    );
   for (const l of s.lanes ?? [])
     lines.push(
-      `  lane ${l.lane}: ${l.agent}${l.host ? ` on ${l.host}` : ""}, ${l.status === "working" ? "working" : "between turns"}${l.claims.count > 0 ? `, writing ${l.claims.files.slice(-3).join(", ")}${l.claims.count > 3 ? ` (+${l.claims.count - 3})` : ""}` : ""}${l.spiral ? ", PAUSED" : ""}`,
+      `  lane ${l.lane}: ${l.agent}${l.host ? ` on ${l.host}` : ""}, ${l.status === "working" ? "working" : "between turns"}${l.claims.count > 0 ? `, writing ${l.claims.files.slice(-3).join(", ")}${l.claims.count > 3 ? ` (+${l.claims.count - 3})` : ""}` : ""}${l.spiral ? `, ${paint("red", "PAUSED")}` : ""}`,
     );
   const ctx = Object.entries(s.context);
   if (ctx.length) lines.push(`  context: ${ctx.map(([k, v]) => `${k}=${short(v)}`).join("  ")}`);
   const pos = Object.entries(s.position);
   if (pos.length) lines.push(`  position: ${pos.map(([k, v]) => `${k}=${v}`).join("  ")}`);
   if (s.progress.total > 0) lines.push(`  progress: ${s.progress.completed}/${s.progress.total} (${s.progress.percent}%)`);
-  for (const b of s.activeBlockers) lines.push(`  blocker ${b.id}: ${b.text}`);
+  for (const b of s.activeBlockers) lines.push(`  ${paint("yellow", `blocker ${b.id}`)}: ${b.text}`);
   for (const d of s.recentDecisions.slice(-3)) lines.push(`  decided: ${d.decision}${d.reason ? ` (${d.reason})` : ""}`);
   for (const m of s.markers.slice(0, 5)) lines.push(`  marker ${m.marker} at ${m.file}:${m.line}`);
-  for (const d of s.diagnostics.slice(-5)) lines.push(`  ${d.severity}: ${d.code}: ${d.message}`);
+  for (const d of s.diagnostics.slice(-5))
+    lines.push(
+      `  ${paint(d.severity === "error" ? "red" : d.severity === "warning" ? "yellow" : "dim", d.severity)}: ${d.code}: ${d.message}`,
+    );
   return lines.join("\n");
 }
 
-export function renderStatus(r: StatusReport): string {
+export function renderStatus(r: StatusReport, paint: Paint = plain): string {
   if (r.sessions.length === 0 && r.nextAction)
-    return `No active session.\n  next: ${r.nextAction.action}: ${r.nextAction.reason}\n        $ ${r.nextAction.command}`;
-  return r.sessions.map(renderSession).join("\n\n");
+    return `No active session.\n  next: ${paint("bold", r.nextAction.action)}: ${r.nextAction.reason}\n        $ ${paint("green", r.nextAction.command)}`;
+  return r.sessions.map((s) => renderSession(s, paint)).join("\n\n");
 }

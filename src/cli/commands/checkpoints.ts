@@ -4,6 +4,7 @@ import { isAbsolute, relative, resolve, sep } from "node:path";
 import type { CheckpointInfo } from "../../core/checkpoints.js";
 import { laneFromEnv } from "../../core/lanes.js";
 import { BatonError, badInput } from "../../errors.js";
+import { paintDiff } from "../../platform/colour.js";
 import { writeStdoutBytes } from "../../platform/output.js";
 import { type Ctx, parseIntOption } from "../context.js";
 
@@ -107,11 +108,11 @@ export async function rollback(
     ...(o.otherHost ? { otherHost: true } : {}),
     ...(lane !== undefined ? { lane } : {}),
   });
-  ctx.out({ sessionId: sid, ...(lane !== undefined ? { lane } : {}), ...r }, () => {
+  ctx.out({ sessionId: sid, ...(lane !== undefined ? { lane } : {}), ...r }, (paint) => {
     const lines: string[] = [];
     const kept = r.changes.filter((c) => c.action === "kept");
     if (r.dryRun) {
-      if (r.diff) lines.push(r.diff.trimEnd(), "");
+      if (r.diff) lines.push(paintDiff(r.diff.trimEnd(), paint), "");
       lines.push(
         `Dry run: rolling back to ${r.target.id} would restore ${r.restored} and remove ${r.removed} file(s); ${r.unchanged} already match. Nothing was changed.`,
       );
@@ -123,7 +124,7 @@ export async function rollback(
     }
     if (lane !== undefined) lines.push(`  lane ${lane}: its own steps only`);
     for (const c of kept) lines.push(`  kept ${c.path}: ${c.reason}`);
-    for (const w of r.warnings) lines.push(`  warning: ${w}`);
+    for (const w of r.warnings) lines.push(`  ${paint("yellow", "warning")}: ${w}`);
     return lines.join("\n");
   });
 }

@@ -162,7 +162,9 @@ export async function status(ctx: Ctx, o: { all?: boolean; session?: string }): 
     store: b.store,
     ...(config.state !== "absent" ? { config } : {}),
   };
-  ctx.out(r, () => [...crashed.map(renderCrash), renderStatus(report), ...storeLine(b.store), ...configLine(config)].join("\n"));
+  ctx.out(r, (paint) =>
+    [...crashed.map(renderCrash), renderStatus(report, paint), ...storeLine(b.store), ...configLine(config)].join("\n"),
+  );
 }
 
 /** A `.baton/config.json` Baton ignores is worth a line: its settings are not the ones in force. */
@@ -202,8 +204,8 @@ export async function resume(
   const crashed = await b.runs.detectCrashed({ sessionId: sid });
   const report = await b.sessions.resume(sid);
   const r = { ...report, ...(unpause ? { unpaused: unpause.unpaused } : {}), ...(crashed.length > 0 ? { crashedRuns: crashed } : {}) };
-  ctx.out(r, () => {
-    const lines = [...crashed.map(renderCrash), renderSession(r)];
+  ctx.out(r, (paint) => {
+    const lines = [...crashed.map(renderCrash), renderSession(r, paint)];
     if (unpause) lines.unshift(unpause.unpaused ? `Spiral pause cleared on ${sid}.` : `${sid} was not paused.`);
     if (r.verification.files.length) {
       lines.push("  files:");

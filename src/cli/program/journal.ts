@@ -1,6 +1,6 @@
 /** Sessions and their journal: starting and reading sessions, events, status and resume, decisions, blockers, position and progress, runs, files and context, and the work queue. */
 import { type Command, Option } from "commander";
-import { collect, facets, journal, lazy, session } from "./define.js";
+import { collect, facets, journal, lazy, required, session } from "./define.js";
 
 export function defineJournalCommands(program: Command): void {
   program
@@ -13,7 +13,7 @@ export function defineJournalCommands(program: Command): void {
   const s = program.command("session").description("start, list and show sessions");
   s.command("start")
     .description("start a session")
-    .requiredOption("-f, --flow <flow>", "flow: task, external-run, live-variant, or a user flow in .baton/flows/")
+    .addOption(required("-f, --flow <flow>", "flow: task, external-run, live-variant, or a user flow in .baton/flows/"))
     .option("--id <id>", "session id (default: generated)")
     .option("-t, --title <title>", "a human title")
     .option("--deadline <iso>", "deadline (ISO-8601); external runs time out transiently before it")
@@ -113,7 +113,7 @@ export function defineJournalCommands(program: Command): void {
   bl.command("bypass <id>")
     .description("mark a blocker bypassed")
     .addOption(session())
-    .requiredOption("--workaround <text>", "the workaround in use")
+    .addOption(required("--workaround <text>", "the workaround in use"))
     .action(lazy(facets, (m) => m.blockerBypass));
 
   program
@@ -143,7 +143,7 @@ export function defineJournalCommands(program: Command): void {
     .command("start")
     .description("record that an agent run started")
     .addOption(session())
-    .requiredOption("--agent <name>", "agent name, e.g. claude-code")
+    .addOption(required("--agent <name>", "agent name, e.g. claude-code"))
     .option("--run-id <id>", "run id (default: generated)")
     .option("--pid <pid>", "the agent's process id (default: the calling process)")
     .option("--ttl <ms>", "a heartbeat older than this marks the run crashed (default 1800000)")

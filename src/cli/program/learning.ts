@@ -1,6 +1,6 @@
 /** Learning from mistakes: lessons, turns (the spiral detector) and the ledger. */
 import type { Command } from "commander";
-import { collect, lazy, session } from "./define.js";
+import { collect, lazy, required, session } from "./define.js";
 
 export function defineLearningCommands(program: Command): void {
   const lessons = () => import("../commands/lessons.js");
@@ -77,8 +77,8 @@ export function defineLearningCommands(program: Command): void {
   lg.command("record")
     .description("record one tool-call attempt (redacted first; a storage failure is counted, never fails the call: exit 0)")
     .addOption(session())
-    .requiredOption("--tool <name>", "the tool called")
-    .requiredOption("--status <status>", "success, error, no_progress, recovered or aborted")
+    .addOption(required("--tool <name>", "the tool called"))
+    .addOption(required("--status <status>", "success, error, no_progress, recovered or aborted"))
     .option("--args <json>", "the call's arguments (JSON, else kept as text; - reads stdin); redacted and summarised")
     .option("--error <text>", "the error text (redacted; fingerprinted); - reads stdin")
     .option("--observation <text>", "what the call returned (redacted, bounded); - reads stdin")

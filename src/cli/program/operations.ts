@@ -1,6 +1,6 @@
 /** Coordination and operations: locks, targets, the server, hooks, trusting the workspace's settings, flows, MCP, doctor and the demo. */
 import { type Command, Option } from "commander";
-import { collect, flows, lazy, session } from "./define.js";
+import { collect, flows, lazy, required, session } from "./define.js";
 
 export function defineOperationCommands(program: Command): void {
   const locks = () => import("../commands/locks.js");
@@ -42,8 +42,8 @@ export function defineOperationCommands(program: Command): void {
   tg.command("set [session]")
     .description("bind the session to a target (URLs are kept as protocol, host and path)")
     .addOption(session())
-    .requiredOption("--kind <kind>", "e.g. browser-tab, job")
-    .requiredOption("--id <id>", "the target's id in its system")
+    .addOption(required("--kind <kind>", "e.g. browser-tab, job"))
+    .addOption(required("--id <id>", "the target's id in its system"))
     .option("--url <url>", "where it lives")
     .option("--label <text>", "a human name")
     .action(lazy(targets, (m) => m.set));

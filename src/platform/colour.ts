@@ -1,0 +1,70 @@
+/**
+ * Colour for human output, as git and gh decide it: on when the stream is a terminal (and
+ * `TERM` is not `dumb`), off under `NO_COLOR` (any non-empty value), and `FORCE_COLOR` wins
+ * over both (`0` or `false` forces it off, anything else on). JSON output is never coloured.
+ *
+ * `node:tty` costs ~10 ms to load (it brings `net`), so it is loaded only when a human
+ * rendering asks, never on the JSON or hook paths.
+ */
+import { createRequire } from "node:module";
+
+export type Style = "red" | "green" | "yellow" | "cyan" | "bold" | "dim";
+
+const SGR: Record<Style, readonly [number, number]> = {
+  red: [31, 39],
+  green: [32, 39],
+  yellow: [33, 39],
+  cyan: [36, 39],
+  bold: [1, 22],
+  dim: [2, 22],
+};
+
+/** Whether output to `fd` (1 stdout, 2 stderr) is coloured. */
+export function colourOn(fd: 1 | 2, env: NodeJS.ProcessEnv = process.env): boolean {
+  const force = env.FORCE_COLOR;
+  if (force !== undefined) return force !== "0" && force !== "false";
+  if (env.NO_COLOR) return false;
+  if (env.TERM === "dumb") return false;
+  const { isatty } = createRequire(import.meta.url)("node:tty") as typeof import("node:tty");
+  return isatty(fd);
+}
+
+export type Paint = (style: Style, text: string) => string;
+
+/** A painter for one stream: styles text when colour is on for it, else returns it as it is. */
+export function painter(on: boolean): Paint {
+  return on ? (style, text) => (text === "" ? text : `\x1b[${SGR[style][0]}m${text}\x1b[${SGR[style][1]}m`) : (_style, text) => text;
+}
+
+let stdoutPaint: Paint | undefined;
+let stderrPaint: Paint | undefined;
+
+/** The painter for stdout (decided once per process). */
+export function paintStdout(): Paint {
+  stdoutPaint ??= painter(colourOn(1));
+  return stdoutPaint;
+}
+
+/** The painter for stderr (decided once per process). */
+export function paintStderr(): Paint {
+  stderrPaint ??= painter(colourOn(2));
+  return stderrPaint;
+}
+
+/** A unified diff with its added lines green, removed red and hunk headers cyan. */
+export function paintDiff(diff: string, paint: Paint): string {
+  return diff
+    .split("\n")
+    .map((l) =>
+      l.startsWith("+++") || l.startsWith("---")
+        ? paint("bold", l)
+        : l.startsWith("+")
+          ? paint("green", l)
+          : l.startsWith("-")
+            ? paint("red", l)
+            : l.startsWith("@@")
+              ? paint("cyan", l)
+              : l,
+    )
+    .join("\n");
+}

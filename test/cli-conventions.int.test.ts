@@ -1,0 +1,105 @@
+/**
+ * The CLI behaves as git and gh do: an unknown option is named as unknown (before any required
+ * option is asked for), every command's --help lists the global options, colour appears on a
+ * terminal (or with FORCE_COLOR) and never under NO_COLOR, in a pipe or in JSON, and --quiet
+ * prints nothing on success while errors are still said.
+ */
+import { spawnSync } from "node:child_process";
+import { writeFileSync } from "node:fs";
+import { join } from "node:path";
+import { isatty } from "node:tty";
+import { afterAll, describe, expect, it } from "vitest";
+import { colourOn, paintDiff, painter } from "../src/platform/colour.js";
+import { CLI, cleanupDirs, tempDir } from "./helpers.js";
+
+afterAll(() => cleanupDirs());
+
+const ESC = "\x1b[";
+
+/** The built CLI with the colour variables removed from the environment, then `env` added. */
+function run(args: string[], env: Record<string, string> = {}) {
+  const base = { ...process.env };
+  delete base.FORCE_COLOR;
+  delete base.NO_COLOR;
+  const r = spawnSync(process.execPath, [CLI, ...args], { env: { ...base, ...env }, encoding: "utf8", input: "", timeout: 60_000 });
+  return { code: r.status ?? -1, stdout: r.stdout, stderr: r.stderr };
+}
+
+describe("CLI conventions", () => {
+  it("names an unknown option as unknown, and a missing required one after that", () => {
+    const root = tempDir();
+    expect(run(["--root", root, "init"]).code).toBe(0);
+    const typo = run(["--root", root, "session", "start", "--flwo", "task"]);
+    expect(typo.code).toBe(2);
+    expect(typo.stderr).toContain("unknown option '--flwo'");
+    expect(typo.stderr).toContain("Did you mean --flow?");
+    expect(typo.stderr).not.toContain("required option");
+    const none = run(["--root", root, "--json", "session", "start"]);
+    expect(none.code).toBe(2);
+    expect(JSON.parse(none.stdout).error).toEqual({
+      code: "bad_input",
+      message: "required option '-f, --flow <flow>' not specified; see `baton session start --help`",
+    });
+    // Nothing was started by either.
+    expect(JSON.parse(run(["--root", root, "--json", "status"]).stdout).sessions).toEqual([]);
+  });
+
+  it("lists the global options in every command's help", () => {
+    for (const cmd of [["session", "start"], ["rollback"], ["lock", "run"], ["hooks", "install"]]) {
+      const help = run([...cmd, "--help"]);
+      expect(help.code).toBe(0);
+      expect(help.stdout, cmd.join(" ")).toMatch(/Global Options:[\s\S]*--json[\s\S]*--root <dir>[\s\S]*-q, --quiet/);
+    }
+    expect(run(["session", "start", "--help"]).stdout).toMatch(/--flow <flow> +flow: [\s\S]*\(required\)/);
+  });
+
+  it("colours human output on request or on a terminal, never under NO_COLOR, in a pipe or in JSON", () => {
+    const root = tempDir();
+    run(["--root", root, "init"]);
+    writeFileSync(join(root, "a.txt"), "one\n");
+    run(["--root", root, "session", "start", "--flow", "task"]);
+    run(["--root", root, "checkpoint", "--all"]);
+    writeFileSync(join(root, "a.txt"), "two\n");
+
+    const forced = run(["--root", root, "status"], { FORCE_COLOR: "1" });
+    expect(forced.stdout).toContain(`${ESC}1m`);
+    expect(forced.stdout).toContain(`${ESC}32mbaton event`);
+    expect(run(["--root", root, "status"]).stdout).not.toContain(ESC); // a pipe
+    expect(run(["--root", root, "status"], { NO_COLOR: "1" }).stdout).not.toContain(ESC);
+    expect(run(["--root", root, "status"], { FORCE_COLOR: "0" }).stdout).not.toContain(ESC);
+    expect(run(["--root", root, "--json", "status"], { FORCE_COLOR: "1" }).stdout).not.toContain(ESC);
+
+    const preview = run(["--root", root, "rollback", "--dry-run"], { FORCE_COLOR: "1" });
+    expect(preview.code).toBe(0);
+    expect(preview.stdout).toContain(`${ESC}31m-two${ESC}39m`);
+    expect(preview.stdout).toContain(`${ESC}32m+one${ESC}39m`);
+    // Errors on stderr are coloured by the same rule.
+    const err = run(["--root", root, "rollback", "--to", "cp-nope"], { FORCE_COLOR: "1" });
+    expect(err.stderr.startsWith(`${ESC}31mbaton:${ESC}39m `)).toBe(true);
+    expect(run(["--root", root, "rollback", "--to", "cp-nope"]).stderr.startsWith("baton: ")).toBe(true);
+  });
+
+  it("--quiet prints nothing on success; errors and --json still speak", () => {
+    const root = tempDir();
+    const quiet = run(["--root", root, "-q", "init"]);
+    expect(quiet).toMatchObject({ code: 0, stdout: "", stderr: "" });
+    const started = run(["--root", root, "session", "start", "--flow", "task", "--quiet"]);
+    expect(started).toMatchObject({ code: 0, stdout: "" });
+    expect(JSON.parse(run(["--root", root, "--quiet", "--json", "status"]).stdout).sessions).toHaveLength(1);
+    const failed = run(["--root", root, "--quiet", "rollback", "--to", "cp-nope"]);
+    expect(failed.code).toBe(4);
+    expect(failed.stderr).toContain("[checkpoint_not_found]");
+  });
+
+  it("decides colour as git and gh do: FORCE_COLOR over NO_COLOR over the terminal", () => {
+    expect(colourOn(1, { FORCE_COLOR: "1", NO_COLOR: "1" })).toBe(true);
+    expect(colourOn(1, { FORCE_COLOR: "", TERM: "dumb" })).toBe(true);
+    expect(colourOn(1, { FORCE_COLOR: "0" })).toBe(false);
+    expect(colourOn(1, { FORCE_COLOR: "false" })).toBe(false);
+    expect(colourOn(1, { NO_COLOR: "1" })).toBe(false);
+    expect(colourOn(1, { TERM: "dumb" })).toBe(false);
+    // Otherwise: whether the stream is a terminal.
+    expect(colourOn(1, { TERM: "xterm-256color", NO_COLOR: "" })).toBe(isatty(1));
+    expect(paintDiff("--- a/x\n+++ b/x\n@@ -1 +1 @@\n-a\n+b\n c", painter(false))).toBe("--- a/x\n+++ b/x\n@@ -1 +1 @@\n-a\n+b\n c");
+  });
+});
