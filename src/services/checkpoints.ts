@@ -55,6 +55,12 @@ export interface CheckpointInput {
   id?: string;
   /** Commit only by this time (ms since the epoch), checked right before the commit; later: `deadline_exceeded`, nothing stored. */
   deadline?: number;
+  /**
+   * Whole tree: told how far it got, synchronously, as it goes: `scan` after each directory
+   * walked (`done`: files found so far), then `read` after each new or changed file is read and
+   * stored (`done` of `total`). For a progress line; it must not throw.
+   */
+  onProgress?: (p: { phase: "scan" | "read"; done: number; total?: number }) => void;
 }
 
 export interface CheckpointResult {
@@ -453,7 +459,12 @@ export class CheckpointService {
       });
       this.#statMemo = undefined; // rebuilt below once this checkpoint commits
       const clockMs = this.#fsClock();
-      const scan = walkTree(this.#root, { exclude: this.#exclude, cache: this.#walkCache });
+      const progress = input.onProgress;
+      const scan = walkTree(this.#root, {
+        exclude: this.#exclude,
+        cache: this.#walkCache,
+        ...(progress ? { onDir: (done: number) => progress({ phase: "scan", done }) } : {}),
+      });
       const { slots, toRead, matched, known } = classify(scan, table, this.#maxFileBytes);
       const fresh: StatCacheRow[] = [];
       const freshAt: number[] = [];
@@ -483,6 +494,7 @@ export class CheckpointService {
         slots[i] = { path, hash, mode: scan.stats[i * STAT_FIELDS + MODE] as number, size: content.data.byteLength };
         fresh.push({ ...content.stat, path, hash, checkedMs: clockMs });
         freshAt.push(i);
+        progress?.({ phase: "read", done: fresh.length, total: toRead.length });
         if (stagedBytes > this.#stageAheadBytes) {
           stored += await this.#storeAhead(staged);
           staged = [];

@@ -80,8 +80,11 @@ export interface RollbackInput {
    */
   expectPlan?: string;
   actor?: string;
-  /** Called after each file is restored or removed. */
-  onProgress?: (p: { done: number; total: number; path: string }) => void;
+  /**
+   * Told how far it got, synchronously: `prepare` after each new version is written beside its
+   * file (before anything changes), then `restore` after each file is restored or removed.
+   */
+  onProgress?: (p: { phase: "prepare" | "restore"; done: number; total: number; path: string }) => void;
   /**
    * An idempotency key (1-200 characters): a rollback with the key of one already carried out
    * in this session returns that one's result (`repeated`) and changes nothing; one another
@@ -328,9 +331,11 @@ export class RollbackService {
     const actor = input.actor ?? "user";
     let safety: Awaited<ReturnType<CheckpointService["safety"]>>;
     try {
-      for (const p of changing)
+      for (const [i, p] of changing.entries()) {
         if (p.action !== "remove" && !p.deferred)
           prepared.set(p, prepareWrite(root, p.path, p.content as Buffer, p.mode ?? 0o644, this.#durable));
+        input.onProgress?.({ phase: "prepare", done: i + 1, total: changing.length, path: p.path });
+      }
       // The safety checkpoint and `rollback:started` commit together, by the deadline, and only
       // for the first caller with this key.
       safety = await this.#cps.safety(
@@ -384,7 +389,7 @@ export class RollbackService {
     const step = (p: Planned) => {
       dirs.add(dirOf(p.path));
       done++;
-      input.onProgress?.({ done, total: changing.length, path: p.path });
+      input.onProgress?.({ phase: "restore", done, total: changing.length, path: p.path });
     };
     try {
       for (const p of changing) {

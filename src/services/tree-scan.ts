@@ -84,6 +84,8 @@ interface Acc {
   paths: string[];
   stats: Float64Array;
   skipped: { path: string; reason: string }[];
+  /** Told the number of files found so far after each directory. */
+  onDir?: ((files: number) => void) | undefined;
 }
 
 function readText(path: string): string | undefined {
@@ -147,9 +149,17 @@ const byKey = (a: { key: string }, b: { key: string }) => (a.key < b.key ? -1 : 
 
 const kindOf = (e: Dirent): string => (e.isDirectory() ? "d" : e.isFile() ? "f" : "o");
 
-export function walkTree(root: string, opts: { exclude?: readonly string[]; cache?: WalkCache } = {}): TreeScan {
+export function walkTree(
+  root: string,
+  opts: { exclude?: readonly string[]; cache?: WalkCache; onDir?: (files: number) => void } = {},
+): TreeScan {
   const cache = opts.cache ?? new WalkCache();
-  const out: Acc = { paths: [], stats: new Float64Array(Math.max(64, cache.files + 64) * STAT_FIELDS), skipped: [] };
+  const out: Acc = {
+    paths: [],
+    stats: new Float64Array(Math.max(64, cache.files + 64) * STAT_FIELDS),
+    skipped: [],
+    onDir: opts.onDir,
+  };
   const seen = new Set<string>();
   walkDir(root, "", chainFrom(rootSources(root, opts.exclude ?? []), cache), cache, seen, out);
   cache.files = out.paths.length;
@@ -320,6 +330,7 @@ function walkDir(root: string, dirRel: string, parentChain: Chain, cache: WalkCa
     out.stats[at + INO] = st.ino;
     out.stats[at + MODE] = st.mode & 0o777;
   }
+  out.onDir?.(out.paths.length);
 }
 
 /** A directory's listing: what a tree checkpoint walks in it, in order, and what it leaves out for a reason worth telling. */

@@ -7,6 +7,7 @@ import { BatonError, badInput } from "../../errors.js";
 import { paintDiff } from "../../platform/colour.js";
 import { writeStdoutBytes } from "../../platform/output.js";
 import { type Ctx, parseIntOption } from "../context.js";
+import { progress } from "../progress.js";
 
 type S = { session?: string };
 
@@ -21,15 +22,26 @@ export async function checkpoint(
 ): Promise<void> {
   const { b, sid } = await target(ctx, o);
   const turn = parseIntOption(o.turn, "--turn");
-  const r = await b.checkpoints.create(sid, {
-    ...(o.files?.length ? { files: o.files } : {}),
-    ...(o.all ? { all: true } : {}),
-    ...(o.label !== undefined ? { label: o.label } : {}),
-    ...(o.tool !== undefined ? { toolName: o.tool } : {}),
-    ...(turn !== undefined ? { turn } : {}),
-    ...(o.run !== undefined ? { runId: o.run } : {}),
-    ...(o.pin ? { pinned: true } : {}),
-  });
+  const line = progress(ctx);
+  const r = await b.checkpoints
+    .create(sid, {
+      onProgress: (p) =>
+        line.update(
+          () =>
+            p.phase === "scan"
+              ? `checkpoint: ${count(p.done)} files found…`
+              : `checkpoint: ${count(p.done)}/${count(p.total ?? 0)} new or changed files stored…`,
+          p.phase,
+        ),
+      ...(o.files?.length ? { files: o.files } : {}),
+      ...(o.all ? { all: true } : {}),
+      ...(o.label !== undefined ? { label: o.label } : {}),
+      ...(o.tool !== undefined ? { toolName: o.tool } : {}),
+      ...(turn !== undefined ? { turn } : {}),
+      ...(o.run !== undefined ? { runId: o.run } : {}),
+      ...(o.pin ? { pinned: true } : {}),
+    })
+    .finally(() => line.end());
   const c = r.checkpoint;
   ctx.out({ checkpointId: c.id, ...r }, () => {
     const lines = [
@@ -100,14 +112,22 @@ export async function rollback(
   const n = parseIntOption(steps, "steps", 1);
   if (n !== undefined && o.to !== undefined) throw badInput("give a number of steps or --to <checkpoint>, not both");
   const { b, sid } = await target(ctx, o);
-  const r = await b.checkpoints.rollback(sid, {
-    ...(n !== undefined ? { steps: n } : {}),
-    ...(o.to !== undefined ? { to: o.to } : {}),
-    ...(o.files?.length ? { files: o.files } : {}),
-    ...(o.dryRun ? { dryRun: true } : {}),
-    ...(o.otherHost ? { otherHost: true } : {}),
-    ...(lane !== undefined ? { lane } : {}),
-  });
+  const line = progress(ctx);
+  const r = await b.checkpoints
+    .rollback(sid, {
+      onProgress: (p) =>
+        line.update(
+          () => `rollback: ${count(p.done)}/${count(p.total)} files ${p.phase === "prepare" ? "written beside their place" : "restored"}…`,
+          p.phase,
+        ),
+      ...(n !== undefined ? { steps: n } : {}),
+      ...(o.to !== undefined ? { to: o.to } : {}),
+      ...(o.files?.length ? { files: o.files } : {}),
+      ...(o.dryRun ? { dryRun: true } : {}),
+      ...(o.otherHost ? { otherHost: true } : {}),
+      ...(lane !== undefined ? { lane } : {}),
+    })
+    .finally(() => line.end());
   ctx.out({ sessionId: sid, ...(lane !== undefined ? { lane } : {}), ...r }, (paint) => {
     const lines: string[] = [];
     const kept = r.changes.filter((c) => c.action === "kept");
@@ -180,4 +200,9 @@ export async function gc(ctx: Ctx, o: { grace?: string }): Promise<void> {
   const graceMs = parseIntOption(o.grace, "--grace");
   const r = await (await ctx.open()).checkpoints.collectGarbage(graceMs !== undefined ? { graceMs } : {});
   ctx.out(r, () => `Removed ${r.blobsRemoved} unreferenced blob(s) and ${r.tempsRemoved} stale temp file(s); ${r.blobsKept} blob(s) kept`);
+}
+
+/** 12,345: counts in progress lines. */
+function count(n: number): string {
+  return n.toLocaleString("en-US");
 }
