@@ -1,7 +1,7 @@
 /**
  * Baton: durable sessions for AI agents.
  *
- *   import { openBaton } from "baton";
+ *   import { openBaton } from "agent-baton";
  *   const baton = await openBaton({ root: "." });
  *   const s = await baton.sessions.start({ flow: "task", title: "Fix the login bug" });
  *   await baton.events.append(s.sessionId, { type: "start" });

@@ -1,7 +1,7 @@
 /**
- * `baton/browser`: the client a web page uses to talk to `baton serve`. No dependencies.
+ * `agent-baton/browser`: the client a web page uses to talk to `baton serve`. No dependencies.
  *
- *   import { connect } from "baton/browser";
+ *   import { connect } from "agent-baton/browser";
  *   const baton = connect({ url: "http://127.0.0.1:4821", token, sessionId: "hero" });
  *   baton.onState((s) => badge.textContent = s.connection + (s.pending ? ` (${s.pending} pending)` : ""));
  *   baton.subscribe((event) => console.log(event.seq, event.type));

@@ -4,7 +4,7 @@
  * log; the page takes it out of the address at once and trades it for a browser session, as
  * the dashboard does; the server's token never reaches the page) and the session in the query
  * (`?session=<id>`; without one the page starts a live-variant session). Its script is
- * dist/web/demo.js (src/web/demo.ts), which uses `baton/browser`.
+ * dist/web/demo.js (src/web/demo.ts), which uses `agent-baton/browser`.
  */
 export const DEMO_HTML = `<!doctype html>
 <html lang="en">

@@ -1,6 +1,6 @@
 /**
  * The demo page's script (bundled to dist/web/demo.js): a live-variant session driven from the
- * browser through `baton/browser`. Generate, cycle variants, tune parameters (each change is a
+ * browser through `agent-baton/browser`. Generate, cycle variants, tune parameters (each change is a
  * checkpoint), Accept or Discard; the badges show the connection and what is still pending
  * confirmation, so a server that is down is visible rather than silent.
  */
