@@ -264,6 +264,7 @@ export function createBaton(s: Services): Baton {
           ledgerHealth: async () => s.ledgerHealth.health(),
           treeSkips: async () => (await cp()).cps.treeScan().skipped,
           checkpointFacts: async () => (await cp()).cps,
+          wouldChange: async (id, to, lane) => (await cp()).rollback.wouldChange(id, to, lane !== undefined ? { lane } : {}),
         },
         opts,
       );

@@ -4,7 +4,7 @@
  * next-action rule and suggestion after a rollback. Table-driven, negatives included.
  */
 import { describe, expect, it } from "vitest";
-import { type Checkpoint, type CheckpointInfo, chooseTarget, composeRestore, stepCursor } from "../src/core/checkpoints.js";
+import { type Checkpoint, type CheckpointInfo, chooseTarget, composeRestore, restoredAt, stepCursor } from "../src/core/checkpoints.js";
 import { emptySnapshot, foldEvent } from "../src/core/fold.js";
 import { decideNextAction } from "../src/core/next-action.js";
 import { isSafeRelativePath, pathProblem } from "../src/core/paths.js";
@@ -185,6 +185,28 @@ describe("chooseTarget", () => {
     expect(stepCursor(afterUndo)).toBe(4);
     const u = chooseTarget(afterUndo, { steps: 1 });
     expect(u.ok && u.target.id).toBe("cp-4");
+  });
+
+  it("after a rollback and changes since, the checkpoint it restored is the first step back (again)", () => {
+    const afterRollback = [...four, cp(5, { kind: "safety", restores: "cp-3" })];
+    expect(restoredAt(afterRollback)?.id).toBe("cp-3");
+    const r = chooseTarget(afterRollback, { steps: 1, again: true });
+    expect(r.ok && r.target.id).toBe("cp-3");
+    const r2 = chooseTarget(afterRollback, { steps: 2, again: true });
+    expect(r2.ok && r2.target.id).toBe("cp-2");
+    // Back at the first checkpoint: it is the only step left.
+    const atFirst = [...four, cp(5, { kind: "safety", restores: "cp-1" })];
+    expect(chooseTarget(atFirst, { steps: 1 }).ok).toBe(false);
+    const f = chooseTarget(atFirst, { steps: 1, again: true });
+    expect(f.ok && f.target.id).toBe("cp-1");
+    // A checkpoint taken since, or none restored: `again` changes nothing.
+    expect(restoredAt(four)).toBeUndefined();
+    const taken = [...afterRollback, cp(6)];
+    expect(restoredAt(taken)).toBeUndefined();
+    const t = chooseTarget(taken, { steps: 1, again: true });
+    expect(t.ok && t.target.id).toBe("cp-6");
+    // After undoing the rollback, the cursor is where it was: no checkpoint to restore again.
+    expect(restoredAt([...afterRollback, cp(6, { kind: "safety", restores: "cp-5" })])).toBeUndefined();
   });
 
   it("a pruned target is checkpoint_pruned naming the oldest available; an unknown one is checkpoint_not_found", () => {

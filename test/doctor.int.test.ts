@@ -223,6 +223,47 @@ describe("baton doctor", () => {
     }
   });
 
+  // issue 34 §5: every rollback was reported as files changed since the last checkpoint (its
+  // safety checkpoint holds the files as they were before the rollback).
+  it("after a rollback, reports only files changed since it (not the rollback's own changes)", () => {
+    const root = tempDir();
+    const run = (...args: string[]) => {
+      const r = cli([...args, "--root", root, "--json"], { env: { BATON_DURABILITY: "relaxed" } });
+      expect(r.code, `baton ${args.join(" ")}: ${r.stdout}${r.stderr}`).toBe(0);
+      return r.json();
+    };
+    const changedFinding = () =>
+      run("doctor").findings.find((f: { code: string }) => f.code === "files_changed_since_checkpoint") as
+        | { message: string; evidence: Record<string, unknown> }
+        | undefined;
+    run("init");
+    run("session", "start", "--flow", "task", "--id", "s1");
+    writeFileSync(join(root, "a.txt"), "v1\n");
+    writeFileSync(join(root, "b.txt"), "b1\n");
+    const first = run("checkpoint").checkpointId;
+    writeFileSync(join(root, "a.txt"), "v2\n");
+    writeFileSync(join(root, "c.txt"), "new\n");
+    expect(changedFinding()?.evidence).toMatchObject({ checkpoint: first, changed: 1, paths: ["a.txt"] });
+
+    const rb = run("rollback");
+    expect(rb.restored + rb.removed).toBe(2);
+    expect(changedFinding(), "right after a rollback the files are the restored checkpoint's").toBeUndefined();
+
+    // A real change since the rollback is still reported, against the checkpoint it restored.
+    writeFileSync(join(root, "b.txt"), "b2\n");
+    const since = changedFinding();
+    expect(since?.evidence).toMatchObject({ checkpoint: first, rollback: rb.rollbackId, changed: 1, paths: ["b.txt"] });
+    expect(since?.message).toContain(`since s1's last rollback ${rb.rollbackId}`);
+    writeFileSync(join(root, "b.txt"), "b1\n");
+    expect(changedFinding()).toBeUndefined();
+
+    // Undoing the rollback: the files are as before it, which is no change either; an edit after is.
+    run("rollback", "--to", rb.safety);
+    expect(changedFinding()).toBeUndefined();
+    writeFileSync(join(root, "c.txt"), "edited\n");
+    expect(changedFinding()?.evidence).toMatchObject({ checkpoint: rb.safety, changed: 1, paths: ["c.txt"] });
+  });
+
   it("an unknown session is not_found (exit 4)", () => {
     const root = tempDir();
     cli(["init", "--root", root]);

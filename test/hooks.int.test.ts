@@ -254,6 +254,24 @@ describe("Claude Code hooks", () => {
     expect(ctx).not.toContain("gen/");
   });
 
+  it("the prompt hook matches the paths the prompt names against lessons' paths", () => {
+    const root = workspace();
+    expect(
+      cli(["lessons", "add", "Rebuild the token cache afterwards.", "--workspace", "--path", "src/auth/**", "--root", root]).code,
+    ).toBe(0);
+    expect(cli(["lessons", "add", "Use the virtualenv's python.", "--workspace", "--path", "*.py", "--root", root]).code).toBe(0);
+    const prompt = (text: string) => {
+      const input = JSON.stringify({ session_id: "agent-session-1", cwd: root, hook_event_name: "UserPromptSubmit", prompt: text });
+      const r = cli(["hook", "claude", "UserPromptSubmit"], { cwd: root, input });
+      expect(r.code, r.stderr).toBe(0);
+      return r.stdout.trim() ? (JSON.parse(r.stdout).hookSpecificOutput?.additionalContext as string | undefined) : undefined;
+    };
+    const ctx = prompt("Rename the export in src/auth/session.ts, please.");
+    expect(ctx).toContain("Rebuild the token cache afterwards.");
+    expect(ctx).not.toContain("virtualenv");
+    expect(prompt("Rename the export, e.g. in v1.2 of the API.")).toBeUndefined();
+  });
+
   it("starts a run at session start and ends it when the turn or the session ends", () => {
     const root = workspace();
     hook("claude", "session-start-startup", root);

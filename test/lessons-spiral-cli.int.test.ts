@@ -69,6 +69,53 @@ describe("baton lessons", () => {
     expect(missing.json().error.code).toBe("lesson_not_found");
   });
 
+  // issue 34 §3: a path written in the intent's words was not matched against lessons' paths,
+  // and nothing to inject printed an empty line.
+  it("matches the paths an --intent's words name against lessons' paths, as --path does; says when nothing matches", () => {
+    const { root, run } = workspace();
+    run("session", "start", "--flow", "task", "--id", "s1");
+    expect(run("lessons", "add", "Run the bundler after changing a script.", "--workspace", "--path", "*.js", "--id", "js").code).toBe(0);
+    expect(run("lessons", "add", "Seed data must stay idempotent.", "--workspace", "--path", "db/**", "--id", "db").code).toBe(0);
+    const block = (id: string, text: string) => `## Lessons from earlier attempts\n- ${text} (${id})\n`;
+
+    // No word of the lesson's text is in the intent: only its path trigger can match.
+    const js = run("lessons", "inject", "--intent", "edit index.js");
+    expect(js.code).toBe(0);
+    expect(js.stdout).toBe(block("js", "Run the bundler after changing a script."));
+    expect(run("lessons", "inject", "--intent", "fix the typo in db/seed.ts: line 3").stdout).toBe(
+      block("db", "Seed data must stay idempotent."),
+    );
+    // As --path: workspace-relative, whether written relative or absolute inside the workspace.
+    expect(run("lessons", "inject", "--intent", `look at ${join(root, "db", "seed.ts")}`).stdout).toBe(
+      block("db", "Seed data must stay idempotent."),
+    );
+    const search = run("lessons", "search", "--intent", "rename `lib/util.js`, e.g. its exports", "--json").json();
+    expect(search.results.map((r: { lesson: { id: string }; why: { path?: string } }) => [r.lesson.id, r.why.path])).toEqual([
+      ["js", "*.js"],
+    ]);
+    // The JSON intent's prompt counts too, besides its paths.
+    const both = run("lessons", "inject", "--intent", '{"prompt":"edit index.js","paths":["db/seed.ts"]}', "--json").json();
+    expect(both.included.map((i: { id: string }) => i.id).sort()).toEqual(["db", "js"]);
+
+    // Prose is not a path: "e.g.", "v1.2", "Node.js", "and/or", a URL, a path outside the workspace.
+    for (const prose of ["bump v1.2, e.g. for Node.js and/or Deno", "see https://example.com/app/index.js", "edit ../other/index.js"]) {
+      const none = run("lessons", "inject", "--intent", prose);
+      expect(none.code, prose).toBe(0);
+      expect(none.stdout, prose).toBe("No lessons match.\n");
+    }
+    expect(run("lessons", "search", "--intent", "edit index.ts").stdout).toBe("No lessons match.\n");
+    // Under --json the output stays the result.
+    expect(run("lessons", "inject", "--intent", "edit index.ts", "--json").json()).toMatchObject({
+      markdown: "",
+      included: [],
+      omitted: [],
+    });
+    // Matching lessons that do not fit say so.
+    expect(run("lessons", "inject", "--intent", "edit index.js", "--max-chars", "10").stdout).toBe(
+      "No lesson fits in the --max-chars limit: 1 match (js); raise --max-chars.\n",
+    );
+  });
+
   it("links a lesson to a rollback with --from-rollback", () => {
     const { root, run } = workspace();
     run("session", "start", "--flow", "task", "--id", "s1");

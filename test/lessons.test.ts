@@ -2,6 +2,7 @@ import { describe, expect, it } from "vitest";
 import {
   INJECTION_HEADING,
   pathMatches,
+  pathsInText,
   queryTerms,
   type RankedLesson,
   renderInjection,
@@ -184,6 +185,32 @@ describe("lesson retrieval helpers", () => {
     expect(pathMatches("{src,lib}/*.ts", "lib/a.ts")).toBe(true);
     expect(pathMatches("lib/**", "src/ui/Tabs.tsx")).toBe(false);
     expect(pathMatches("src/u", "src/ui/Tabs.tsx")).toBe(false);
+  });
+});
+
+describe("paths in an intent's words", () => {
+  it("takes words with a slash or a known extension, without the punctuation and line numbers around them", () => {
+    expect(pathsInText("edit index.js")).toEqual(["index.js"]);
+    expect(pathsInText("see (src/ui/Tabs.tsx) and `lib/a.ts:12:3`, then README.md.")).toEqual(["src/ui/Tabs.tsx", "lib/a.ts", "README.md"]);
+    expect(pathsInText('"package.json"? [docs/a.md] ./scripts/x.sh#L3-L9 .env')).toEqual([
+      "package.json",
+      "docs/a.md",
+      "./scripts/x.sh",
+      ".env",
+    ]);
+    expect(pathsInText("the src/ui directory, app/[id]/page.tsx")).toEqual(["src/ui", "app/[id]/page.tsx"]);
+  });
+
+  it("leaves prose, URLs and globs alone", () => {
+    expect(pathsInText("e.g. bump v1.2 of Node.js and/or fix it at 9 a.m., i.e. now; w/o n/a")).toEqual([]);
+    expect(pathsInText("open https://example.com/a/b.js or www.example.com/x, example.com")).toEqual([]);
+    expect(pathsInText("glob src/**/*.ts and {a,b}.js, 3/4 done, ~/notes.md")).toEqual([]);
+  });
+
+  it("scans a bounded text and keeps at most 32 paths, each once", () => {
+    expect(pathsInText("a.js a.js b.js")).toEqual(["a.js", "b.js"]);
+    expect(pathsInText(Array.from({ length: 40 }, (_, i) => `f${i}.ts`).join(" "))).toHaveLength(32);
+    expect(pathsInText(`${"word ".repeat(5_000)} late.js`)).toEqual([]);
   });
 });
 

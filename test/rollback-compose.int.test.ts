@@ -48,6 +48,59 @@ describe("rollback after rollback (CLI)", () => {
   });
 });
 
+describe("one step back after a rollback and an edit (CLI)", () => {
+  // issue 34 §4: `baton rollback` refused ("only 0 step(s) can be rolled back") after a
+  // rollback to the first checkpoint and an edit, instead of undoing the edit.
+  it("restores the checkpoint the rollback restored again, undoing the edit; with nothing changed since, it counts back from before it", () => {
+    const root = initWorkspace("baton-rb-again-");
+    const run = (...args: string[]) => cli([...args, "--json", "--root", root], { env: { BATON_DURABILITY: "relaxed" } });
+    const ok = (...args: string[]) => {
+      const r = run(...args);
+      expect(r.code, `baton ${args.join(" ")}: ${r.stdout}${r.stderr}`).toBe(0);
+      return r.json();
+    };
+    ok("session", "start", "--flow", "task", "--id", "s1");
+    writeFileSync(join(root, "a.txt"), "v1\n");
+    const first = ok("checkpoint").checkpointId;
+    writeFileSync(join(root, "a.txt"), "v2\n");
+    const second = ok("checkpoint", "--files", "a.txt").checkpointId;
+    writeFileSync(join(root, "a.txt"), "v3\n");
+    writeFileSync(join(root, "new.txt"), "x\n");
+
+    expect(ok("rollback", "--to", first).target.id).toBe(first);
+    expect(readFileSync(join(root, "a.txt"), "utf8")).toBe("v1\n");
+    writeFileSync(join(root, "a.txt"), "edited after the rollback\n");
+    writeFileSync(join(root, "later.txt"), "y\n");
+
+    // The preview and the rollback agree: the first checkpoint again, undoing just the edit.
+    const preview = ok("rollback", "--dry-run");
+    expect(preview.target.id).toBe(first);
+    const again = ok("rollback");
+    expect(again.target.id).toBe(first);
+    expect(again.plan).toBe(preview.plan);
+    expect(readFileSync(join(root, "a.txt"), "utf8")).toBe("v1\n");
+    expect(existsSync(join(root, "later.txt"))).toBe(false);
+    expect(existsSync(join(root, "new.txt"))).toBe(false);
+    // Undoing that brings the edit back.
+    ok("rollback", "--to", again.safety);
+    expect(readFileSync(join(root, "a.txt"), "utf8")).toBe("edited after the rollback\n");
+
+    // Nothing changed since a rollback to the second checkpoint: one step back is the first one
+    // (an editor's undo), and from the first, with nothing changed, there is no step left.
+    expect(ok("rollback", "--to", second).target.id).toBe(second);
+    expect(ok("rollback").target.id).toBe(first);
+    expect(readFileSync(join(root, "a.txt"), "utf8")).toBe("v1\n");
+    const none = run("rollback");
+    expect(none.code).toBe(4);
+    expect(none.json().error.code).toBe("checkpoint_not_found");
+    // Two steps back after an edit: the first step is the restored checkpoint itself.
+    writeFileSync(join(root, "a.txt"), "again\n");
+    const two = run("rollback", "2");
+    expect(two.json().error.message).toContain(`files changed since the last rollback, which restored ${first}`);
+    expect(readFileSync(join(root, "a.txt"), "utf8")).toBe("again\n");
+  });
+});
+
 describe("rollback over a whole-tree checkpoint (library)", () => {
   it("a file a tree walk ignores is restored from the checkpoint that names it, not removed", async () => {
     const { baton, root } = await tempBaton();

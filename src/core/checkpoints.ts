@@ -57,7 +57,11 @@ export interface Checkpoint extends CheckpointInfo {
   files: CheckpointFile[];
 }
 
-export type TargetRequest = { steps: number } | { to: string };
+/**
+ * `again`: the checkpoint the last rollback restored counts as the first step back (files
+ * changed since that rollback, so restoring it again undoes them: services/rollback.ts decides).
+ */
+export type TargetRequest = { steps: number; again?: boolean } | { to: string };
 
 export type TargetChoice =
   | { ok: true; target: CheckpointInfo; range: CheckpointInfo[]; prunedInRange: string[] }
@@ -66,7 +70,8 @@ export type TargetChoice =
 /**
  * Where step counting starts. Normally at the newest checkpoint; right after a rollback (the
  * newest checkpoint is its safety checkpoint) at the checkpoint that rollback restored, so
- * `rollback` twice goes two steps back, like an editor's undo. Undoing a rollback (restoring
+ * `rollback` twice goes two steps back, like an editor's undo; but when files changed since that
+ * rollback, that checkpoint is itself the first step back (`again`). Undoing a rollback (restoring
  * a safety checkpoint) puts the cursor back where it was before that rollback.
  */
 export function stepCursor(list: readonly CheckpointInfo[]): number {
@@ -80,6 +85,16 @@ export function stepCursor(list: readonly CheckpointInfo[]): number {
     end = t; // undo of a rollback: the cursor before that rollback
   }
   return end;
+}
+
+/**
+ * The checkpoint the last rollback restored, while steps count back from it (the cursor sits
+ * right after a rollback, or after undoing a later one); undefined once a checkpoint was taken
+ * since, or when it was pruned.
+ */
+export function restoredAt(list: readonly CheckpointInfo[]): CheckpointInfo | undefined {
+  const at = list[stepCursor(list)];
+  return at !== undefined && at.kind !== "safety" && at.prunedAt === undefined ? at : undefined;
 }
 
 /** The checkpoint a request names, and the live checkpoints from it to the newest. `list` is ordered by seq, pruned ones included. */
@@ -106,10 +121,15 @@ export function chooseTarget(list: readonly CheckpointInfo[], req: TargetRequest
     if (!Number.isInteger(req.steps) || req.steps < 1)
       return { ok: false, code: "checkpoint_not_found", message: `steps must be a whole number ≥ 1, got ${req.steps}` };
     const cursor = stepCursor(list);
-    const candidates = list.slice(0, cursor).filter((c) => c.kind !== "safety");
+    const again = req.again === true && restoredAt(list) !== undefined;
+    const candidates = list.slice(0, again ? cursor + 1 : cursor).filter((c) => c.kind !== "safety");
     if (req.steps > candidates.length) {
       const at = cursor < list.length ? list[cursor] : undefined;
-      const where = at ? ` (the last rollback restored ${at.id}; steps count back from there)` : "";
+      const where = !at
+        ? ""
+        : again
+          ? ` (files changed since the last rollback, which restored ${at.id}: it is the first step back)`
+          : ` (the last rollback restored ${at.id}; steps count back from there)`;
       return {
         ok: false,
         code: "checkpoint_not_found",

@@ -22,7 +22,7 @@ export interface LessonIntent {
   tool?: string;
   /** Workspace-relative paths the agent will touch. */
   paths?: string[];
-  /** Free text: the prompt or the task. */
+  /** Free text: the prompt or the task. The paths it names count besides `paths` (services/lessons.ts). */
   prompt?: string;
   /** The failure the agent just hit. */
   fingerprint?: string;
@@ -65,6 +65,58 @@ export function queryTerms(intent: LessonIntent): string[] {
   const names = (intent.paths ?? []).map((p) => (p.split(/[\\/]/).pop() ?? "").replace(/\.[^.]*$/, ""));
   const words = [intent.prompt ?? "", ...names].flatMap(tokenize);
   return [...new Set(words.filter((w) => !STOPWORDS.has(w) && w.length > 1))].slice(0, MAX_TERMS);
+}
+
+/**
+ * Extensions that make a word without a slash a file name ("index.js", "README.md"), where
+ * other dotted words are prose ("e.g.", "v1.2", "a.m.", "example.com"). A short list of
+ * common source, config and document types; one-letter ones that abbreviations end in (m, r,
+ * d, s, t, g) are left out, and so is everything else: a path with a slash needs none.
+ */
+const PATH_EXTENSIONS = new Set(
+  "js mjs cjs jsx ts mts cts tsx json jsonc json5 md mdx markdown txt rst adoc html htm css scss sass less vue svelte astro py pyi ipynb rb php java kt kts scala groovy gradle go rs c h cc cpp cxx hpp hh swift cs fs dart lua pl pm jl ex exs erl hs elm clj cljs ml mli zig nim sh bash zsh fish ps1 bat sql graphql gql proto yml yaml toml ini cfg conf env xml csv tsv lock svg png jpg jpeg gif webp ico pdf tf tfvars hcl mk cmake gitignore dockerignore npmrc nvmrc editorconfig eslintrc prettierrc babelrc".split(
+    " ",
+  ),
+);
+/** Library names that look like file names ("Node.js"): prose, not paths, unless written with a slash. */
+const NAMED_LIKE_FILES = new Set(
+  "node.js next.js nuxt.js vue.js react.js express.js three.js d3.js chart.js ember.js backbone.js angular.js alpine.js p5.js socket.io".split(
+    " ",
+  ),
+);
+/** Words joined by a slash in prose ("and/or"), not directories. */
+const PROSE_SLASHES = new Set("and/or either/or yes/no on/off true/false he/she his/her s/he input/output read/write pros/cons".split(" "));
+/** Only this much of a text is scanned for paths (a prompt can be a pasted log of megabytes). */
+const MAX_PATH_SCAN = 20_000;
+const MAX_TEXT_PATHS = 32;
+
+/**
+ * The paths a text names ("edit src/ui/Tabs.tsx", "fix index.js:12"): words with a slash, or
+ * ending in a known file extension, without the quotes, brackets and sentence punctuation around
+ * them and a trailing line number (`:12`, `:12:3`, `#L12`). Not paths: URLs, globs, `~/…`,
+ * words without a letter, prose like "e.g.", "v1.2", "and/or", "Node.js". Paths as written: the
+ * caller makes them workspace-relative (and drops those outside it). At most 32, in order.
+ */
+export function pathsInText(text: string): string[] {
+  const out: string[] = [];
+  for (const raw of text.slice(0, MAX_PATH_SCAN).split(/[\s"'`(),;<>|]+/)) {
+    // "[src/a.ts]" is a bracketed path; "app/[id]/page.tsx" a path with brackets in it.
+    const w = (/^\[.*\]$/.test(raw) ? raw.slice(1, -1) : raw)
+      .replace(/[.,:;!?]+$/, "")
+      .replace(/(?::\d+)+$|#L\d+(?:-L?\d+)?$/, "")
+      .replace(/[.:]+$/, "");
+    if (w.length < 2 || w.length > 1_024 || !/\p{L}/u.test(w) || /[*?{}]|:\/\/|^\/\/|^~|^www\./i.test(w)) continue;
+    const lower = w.toLowerCase();
+    if (w.includes("/")) {
+      if (PROSE_SLASHES.has(lower) || w.split("/").every((seg) => seg.length <= 1)) continue;
+    } else {
+      const dot = w.lastIndexOf(".");
+      if (dot < 0 || !PATH_EXTENSIONS.has(lower.slice(dot + 1)) || NAMED_LIKE_FILES.has(lower)) continue;
+    }
+    if (!out.includes(w)) out.push(w);
+    if (out.length >= MAX_TEXT_PATHS) break;
+  }
+  return out;
 }
 
 /** Relevance without a full-text index: how many distinct query terms a lesson's text holds. */

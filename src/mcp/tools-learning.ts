@@ -10,7 +10,11 @@ const LEDGER_STATUSES = ["success", "error", "no_progress", "recovered", "aborte
 /** The intent lessons are ranked for; every field optional (none at all: pinned lessons only). */
 const intent = {
   sessionId: sessionId(),
-  prompt: z.string().max(10_000).optional().describe("What you are about to do, in words: the prompt or the task."),
+  prompt: z
+    .string()
+    .max(10_000)
+    .optional()
+    .describe("What you are about to do, in words: the prompt or the task. Files it names (edit src/a.ts) count as paths."),
   tool: z.string().min(1).max(100).optional().describe("The tool you are about to call, e.g. Edit."),
   paths: paths("Workspace-relative paths you will touch.", 100).optional(),
   fingerprint: z.string().min(1).max(200).optional().describe("The failure fingerprint you just hit (fp-…)."),

@@ -28,6 +28,7 @@ import { globProblem } from "../core/glob-limits.js";
 import {
   type Injection,
   type LessonIntent,
+  pathsInText,
   queryTerms,
   type RankedLesson,
   rankLessons,
@@ -382,8 +383,16 @@ export class LessonService {
     await tx.lessons.replaceIndex(scope, hash, docs, this.#now().toISOString());
   }
 
+  /**
+   * The intent with workspace-relative paths: those given, and those its prompt names ("edit
+   * index.js": core/lesson-rank.ts `pathsInText`), so a lesson's path trigger matches a file the
+   * words name as it matches `--path`. A named path outside the workspace names no lesson's file.
+   */
   #intent(intent: LessonIntent): LessonIntent {
-    return intent.paths ? { ...intent, paths: intent.paths.map((p) => this.#relative(p)) } : intent;
+    const given = (intent.paths ?? []).map((p) => this.#relative(p));
+    const named = intent.prompt ? pathsInText(intent.prompt).flatMap((p) => workspaceRelative(this.#root, p) ?? []) : [];
+    if (named.length === 0) return intent.paths ? { ...intent, paths: given } : intent;
+    return { ...intent, paths: [...new Set([...given, ...named])] };
   }
 
   /** Workspace-relative POSIX form of a path inside the workspace; other paths and globs as given. */

@@ -32,7 +32,15 @@
 import { dirname, join } from "node:path";
 import type { Backend } from "../backend/contract.js";
 import { randomHex, sha256 } from "../core/canonical.js";
-import { type Checkpoint, type CheckpointInfo, chooseTarget, composeRestore, type RestoreEntry } from "../core/checkpoints.js";
+import {
+  type Checkpoint,
+  type CheckpointInfo,
+  chooseTarget,
+  composeRestore,
+  type RestoreEntry,
+  restoredAt,
+  type TargetRequest,
+} from "../core/checkpoints.js";
 import { describeLane, familyOf, isLaneId, isLive, sameFamily } from "../core/lanes.js";
 import { pathProblem } from "../core/paths.js";
 import { redactText } from "../core/redact.js";
@@ -187,6 +195,19 @@ interface Planned extends RollbackChange {
   clearDir?: boolean;
 }
 
+/** A rollback planned: its target, the checkpoints from it on, each path's plan, and what it would say. */
+interface Prepared {
+  target: CheckpointInfo;
+  range: Checkpoint[];
+  entries: RestoreEntry[];
+  plan: Planned[];
+  /** The paths it restores, creates or removes. */
+  changing: Planned[];
+  planHash: string;
+  warnings: string[];
+  lanes: LaneTouched[];
+}
+
 export class RollbackService {
   readonly #backend: Backend;
   readonly #journal: Journal;
@@ -231,7 +252,7 @@ export class RollbackService {
       throw badInput(`lane ${JSON.stringify(input.lane)} is invalid: "<agent>:<session id>" (see \`baton lanes\`)`);
     checkDeadline(input.deadline, "the rollback");
     const root = this.#cps.root;
-    const { target, range, prunedInRange, laneWrites } = await this.#choose(sessionId, input);
+    const { target, range, entries, plan, changing, planHash, warnings, lanes } = await this.#prepareSteps(sessionId, input);
     const here = this.#cps.host();
     if (otherMachine(this.#cps, target) && !input.otherHost && !input.dryRun) {
       throw new BatonError(
@@ -240,68 +261,6 @@ export class RollbackService {
         { checkpointId: target.id, host: target.host, thisHost: here },
       );
     }
-    const warnings: string[] = [];
-    if (prunedInRange.length > 0) {
-      warnings.push(
-        `${prunedInRange.length} checkpoint(s) after ${target.id} were pruned (${prunedInRange.slice(0, 5).join(", ")}${prunedInRange.length > 5 ? ", …" : ""}): files only they recorded are left as they are`,
-      );
-    }
-    const hasTree = range.some((c) => c.kind === "tree");
-    const scan = hasTree ? this.#cps.treeScan() : { paths: [], skipped: [] };
-    const tree = scan.paths;
-    if (scan.skipped.length > 0) {
-      // Never a silent success: these files are in no checkpoint, so they stay as they are now.
-      warnings.push(
-        `${scan.skipped.length} file(s) with names Baton cannot store or restore safely were left as they are (${scan.skipped
-          .slice(0, 5)
-          .map((s) => `${JSON.stringify(s.path)}: ${s.reason}`)
-          .join("; ")}${scan.skipped.length > 5 ? "; …" : ""}); rename them to have them checkpointed`,
-      );
-    }
-    let entries = composeRestore(range, tree, hasTree ? await this.#coverage(range) : undefined);
-    if (input.files && input.files.length > 0) entries = this.#subset(entries, input.files, warnings);
-
-    // Validate everything before touching anything.
-    const bad = entries.flatMap((e) => {
-      const p = pathProblem(e.path);
-      return p ? [`${JSON.stringify(e.path)} ${p}`] : [];
-    });
-    if (bad.length > 0) {
-      throw new BatonError(
-        "unsafe_path",
-        `checkpoint ${target.id} names ${bad.length} unsafe path(s) (${bad.slice(0, 3).join("; ")}); nothing was restored. The checkpoint's manifest is damaged or hostile: do not restore it`,
-        { checkpointId: target.id, paths: bad },
-      );
-    }
-    const byId = new Map(range.map((c) => [c.id, c]));
-    const plan = this.#planAll(root, entries, (e) => privateHolder(this.#cps, byId.get(e.from), e.want));
-    const lanes = this.#otherLanes(plan, laneWrites, input.lane, target.id, warnings);
-    const away = plan.filter((p) => p.elsewhere !== undefined);
-    if (away.length > 0) {
-      // Never a silent success: these files keep their current content.
-      warnings.push(
-        `${away.length} private file(s) were left as they are: their content was checkpointed on ${[...new Set(away.map((p) => p.elsewhere))].join(", ")} and stays there, never in the shared store (checkpoints.private), so this workspace cannot restore it (${away
-          .slice(0, 5)
-          .map((p) => p.path)
-          .join(", ")}${away.length > 5 ? ", …" : ""}); roll back there, or copy them by hand`,
-      );
-    }
-    const unsafe = plan.filter((p) => p.warn);
-    if (unsafe.length > 0) {
-      warnings.push(
-        `${unsafe.length} path(s) were left as they are: changing them could lose data that undoing the rollback could not bring back (${unsafe
-          .slice(0, 5)
-          .map((p) => `${p.path}: ${p.reason}`)
-          .join("; ")}${unsafe.length > 5 ? "; …" : ""}); move or restore them by hand`,
-      );
-    }
-    // Every blob needed is read and verified (blob_corrupt / blob_missing) before anything changes.
-    const wanted = plan.flatMap((p) => (p.want !== undefined ? [p.want] : []));
-    const local = new Set(entries.flatMap((e) => ("hash" in e.want && e.want.local ? [e.want.hash] : [])));
-    const contents = await this.#cps.blobs.readMany(wanted, local);
-    for (const p of plan) if (p.want !== undefined) p.content = contents.get(p.want);
-    const changing = plan.filter((p) => p.action === "restore" || p.action === "create" || p.action === "remove");
-    const planHash = hashPlan(target.id, plan);
     if (input.expectPlan !== undefined && input.expectPlan !== planHash && !input.dryRun) {
       throw new BatonError(
         "conflict",
@@ -309,6 +268,11 @@ export class RollbackService {
         { checkpointId: target.id },
       );
     }
+    // Every blob needed is read and verified (blob_corrupt / blob_missing) before anything changes.
+    const wanted = plan.flatMap((p) => (p.want !== undefined ? [p.want] : []));
+    const local = new Set(entries.flatMap((e) => ("hash" in e.want && e.want.local ? [e.want.hash] : [])));
+    const contents = await this.#cps.blobs.readMany(wanted, local);
+    for (const p of plan) if (p.want !== undefined) p.content = contents.get(p.want);
 
     if (input.dryRun) {
       const diffs = await diffAll(root, changing);
@@ -450,6 +414,107 @@ export class RollbackService {
   }
 
   /**
+   * The paths a rollback to `to` would change now (restore, create or remove), planning it as
+   * `rollback` does and changing nothing: after a rollback to `to`, the files changed since it.
+   * `lane` plans it as that agent lane's rollback (another live lane's files are kept).
+   */
+  async wouldChange(sessionId: string, to: string, opts: { lane?: string } = {}): Promise<string[]> {
+    const { changing } = await this.#prepare(sessionId, { to, ...(opts.lane !== undefined ? { lane: opts.lane } : {}) }, { to });
+    return changing.map((p) => p.path);
+  }
+
+  /**
+   * The plan for the request. Steps count back from the checkpoint the last rollback restored
+   * (core/checkpoints.ts `stepCursor`); when files changed since that rollback, that checkpoint
+   * is itself the first step back: restoring it again undoes those changes, which is what one
+   * step back means then. Whether anything changed is the plan of restoring it, so a change it
+   * would not undo (a file no checkpoint from it on knows) does not count.
+   */
+  async #prepareSteps(sessionId: string, input: RollbackInput): Promise<Prepared> {
+    if (input.to !== undefined) return this.#prepare(sessionId, input, { to: input.to });
+    const steps = input.steps ?? 1;
+    const at = await this.#restoredAt(sessionId, input.lane);
+    if (at !== undefined) {
+      const again = await this.#prepare(sessionId, input, { to: at });
+      if (again.changing.length > 0) return steps === 1 ? again : this.#prepare(sessionId, input, { steps, again: true });
+    }
+    return this.#prepare(sessionId, input, { steps });
+  }
+
+  /** The checkpoint the last rollback restored, while steps count back from it (see #prepareSteps). */
+  async #restoredAt(sessionId: string, lane: string | undefined): Promise<string | undefined> {
+    const rows = await this.#backend.transaction("read", (tx) => tx.checkpoints.listCheckpoints(sessionId));
+    const own = lane === undefined ? rows : rows.filter((r) => r.agentLane && sameFamily(r.agentLane, lane));
+    return restoredAt(own.map(toInfo))?.id;
+  }
+
+  /**
+   * Choose the target and plan every path (what the restore would do, compared with the files
+   * now), with the warnings; nothing is read from the blob store and nothing is changed.
+   */
+  async #prepare(sessionId: string, input: RollbackInput, req: TargetRequest): Promise<Prepared> {
+    const root = this.#cps.root;
+    const { target, range, prunedInRange, laneWrites } = await this.#choose(sessionId, input, req);
+    const warnings: string[] = [];
+    if (prunedInRange.length > 0) {
+      warnings.push(
+        `${prunedInRange.length} checkpoint(s) after ${target.id} were pruned (${prunedInRange.slice(0, 5).join(", ")}${prunedInRange.length > 5 ? ", …" : ""}): files only they recorded are left as they are`,
+      );
+    }
+    const hasTree = range.some((c) => c.kind === "tree");
+    const scan = hasTree ? this.#cps.treeScan() : { paths: [], skipped: [] };
+    const tree = scan.paths;
+    if (scan.skipped.length > 0) {
+      // Never a silent success: these files are in no checkpoint, so they stay as they are now.
+      warnings.push(
+        `${scan.skipped.length} file(s) with names Baton cannot store or restore safely were left as they are (${scan.skipped
+          .slice(0, 5)
+          .map((s) => `${JSON.stringify(s.path)}: ${s.reason}`)
+          .join("; ")}${scan.skipped.length > 5 ? "; …" : ""}); rename them to have them checkpointed`,
+      );
+    }
+    let entries = composeRestore(range, tree, hasTree ? await this.#coverage(range) : undefined);
+    if (input.files && input.files.length > 0) entries = this.#subset(entries, input.files, warnings);
+
+    // Validate everything before touching anything.
+    const bad = entries.flatMap((e) => {
+      const p = pathProblem(e.path);
+      return p ? [`${JSON.stringify(e.path)} ${p}`] : [];
+    });
+    if (bad.length > 0) {
+      throw new BatonError(
+        "unsafe_path",
+        `checkpoint ${target.id} names ${bad.length} unsafe path(s) (${bad.slice(0, 3).join("; ")}); nothing was restored. The checkpoint's manifest is damaged or hostile: do not restore it`,
+        { checkpointId: target.id, paths: bad },
+      );
+    }
+    const byId = new Map(range.map((c) => [c.id, c]));
+    const plan = this.#planAll(root, entries, (e) => privateHolder(this.#cps, byId.get(e.from), e.want));
+    const lanes = this.#otherLanes(plan, laneWrites, input.lane, target.id, warnings);
+    const away = plan.filter((p) => p.elsewhere !== undefined);
+    if (away.length > 0) {
+      // Never a silent success: these files keep their current content.
+      warnings.push(
+        `${away.length} private file(s) were left as they are: their content was checkpointed on ${[...new Set(away.map((p) => p.elsewhere))].join(", ")} and stays there, never in the shared store (checkpoints.private), so this workspace cannot restore it (${away
+          .slice(0, 5)
+          .map((p) => p.path)
+          .join(", ")}${away.length > 5 ? ", …" : ""}); roll back there, or copy them by hand`,
+      );
+    }
+    const unsafe = plan.filter((p) => p.warn);
+    if (unsafe.length > 0) {
+      warnings.push(
+        `${unsafe.length} path(s) were left as they are: changing them could lose data that undoing the rollback could not bring back (${unsafe
+          .slice(0, 5)
+          .map((p) => `${p.path}: ${p.reason}`)
+          .join("; ")}${unsafe.length > 5 ? "; …" : ""}); move or restore them by hand`,
+      );
+    }
+    const changing = plan.filter((p) => p.action === "restore" || p.action === "create" || p.action === "remove");
+    return { target, range, entries, plan, changing, planHash: hashPlan(target.id, plan), warnings, lanes };
+  }
+
+  /**
    * Other live lanes' writes among the planned changes. For an agent lane's rollback those
    * paths are kept as they are (the other agent's work is never reverted silently); for a
    * person's they go ahead and are named. Either way a warning says which lane wrote what.
@@ -510,6 +575,7 @@ export class RollbackService {
   async #choose(
     sessionId: string,
     input: RollbackInput,
+    req: TargetRequest,
   ): Promise<{ target: CheckpointInfo; range: Checkpoint[]; prunedInRange: string[]; laneWrites: LaneWrites }> {
     let lanes: Record<string, LaneRecord> = {};
     try {
@@ -526,12 +592,12 @@ export class RollbackService {
       // An agent's undo counts its own lane's steps (its subagents' too); a person's, every step.
       const rows = lane === undefined ? all : all.filter((r) => r.agentLane && sameFamily(r.agentLane, lane));
       const list = rows.map(toInfo);
-      const choice = chooseTarget(list, input.to !== undefined ? { to: input.to } : { steps: input.steps ?? 1 });
+      const choice = chooseTarget(list, req);
       if (!choice.ok) {
         const o = choice.oldestAvailable;
         throw new BatonError(choice.code, choice.message, {
           sessionId,
-          ...(input.to !== undefined ? { checkpointId: input.to } : { steps: input.steps ?? 1 }),
+          ...("to" in req ? { checkpointId: req.to } : { steps: req.steps }),
           ...(o ? { oldestAvailable: { id: o.id, seq: o.seq, createdAt: o.createdAt, ...(o.label ? { label: o.label } : {}) } } : {}),
         });
       }

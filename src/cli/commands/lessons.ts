@@ -7,6 +7,8 @@ import { writeStderr } from "../../platform/output.js";
 import { type Ctx, parseIntOption } from "../context.js";
 
 type S = { session?: string };
+
+const NO_MATCH = "No lessons match.";
 type IntentOptions = S & { intent?: string; tool?: string; path?: string[]; fingerprint?: string };
 
 export async function lessonsAdd(
@@ -88,7 +90,7 @@ export async function lessonsSearch(ctx: Ctx, query: string[], o: IntentOptions 
   report(ctx, r.diagnostics);
   ctx.out(r, () =>
     r.results.length === 0
-      ? "No relevant lessons."
+      ? NO_MATCH
       : r.results
           .map((x) => {
             const why = [
@@ -111,7 +113,16 @@ export async function lessonsInject(ctx: Ctx, o: IntentOptions & { k?: string; m
   const maxChars = parseIntOption(o.maxChars, "--max-chars", 1);
   const r = await b.lessons.inject(intent, { ...(k !== undefined ? { k } : {}), ...(maxChars !== undefined ? { maxChars } : {}) });
   report(ctx, r.diagnostics);
-  ctx.out(r, () => r.markdown);
+  // The block to paste into a prompt; when there is none, why (an empty line told nothing).
+  ctx.out(r, () =>
+    r.markdown !== ""
+      ? r.markdown
+      : r.omitted.length > 0
+        ? `No lesson fits in the --max-chars limit: ${r.omitted.length} match (${r.omitted.join(", ")}); raise --max-chars.`
+        : k === 0
+          ? "No lessons: --k 0 asks for none."
+          : NO_MATCH,
+  );
 }
 
 export async function lessonsRemove(ctx: Ctx, id: string): Promise<void> {

@@ -32,6 +32,11 @@ export interface DoctorDeps {
    * content stays in this workspace on a shared store (services/checkpoint-config.ts).
    */
   checkpointFacts?: () => Promise<{ host(): string; keptLocal(rel: string): boolean; sharedAcrossHosts: boolean }>;
+  /**
+   * The paths a rollback of the session to checkpoint `to` would change now (planned, nothing
+   * written; `lane`: as that agent lane's rollback): after a rollback to `to`, what changed since.
+   */
+  wouldChange?: (sessionId: string, to: string, lane?: string) => Promise<string[]>;
   /** Files a whole-tree checkpoint would leave out now (names it cannot store safely). */
   treeSkips?: () => Promise<{ path: string; reason: string }[]>;
   /** Baton's installed agent hooks and whether each agent will run them (given by the CLI). */

@@ -1,9 +1,11 @@
 /** Doctor's checks of file contents: blobs, files changed since a checkpoint, markers. */
 import { existsSync } from "node:fs";
 import { join, resolve } from "node:path";
+import type { CheckpointRow } from "../../backend/contract.js";
+import { isBatonError } from "../../errors.js";
 import { BlobStore, missingBlobs } from "../blobs.js";
 import { hashFile } from "../files.js";
-import { type Check, type Found, SAMPLE } from "./check.js";
+import { type Check, type DoctorDeps, type Found, SAMPLE } from "./check.js";
 
 /** Blobs and temp files younger than this are never called orphans (a checkpoint may be committing them). */
 const BLOB_GRACE_MS = 60 * 60 * 1000;
@@ -97,7 +99,8 @@ function sharedPrivate(runs: readonly { path: string; hash: string; sessionId: s
 
 export const files: Check = {
   name: "files",
-  reads: "file names whole-tree checkpoints cannot store, and each active session's files against its last live checkpoint (hashes)",
+  reads:
+    "file names whole-tree checkpoints cannot store, and each active session's files against its last live checkpoint (hashes), or after a rollback against the checkpoint it restored (the rollback's plan, nothing written)",
   async run({ deps, active }) {
     const out: Found[] = [];
     const skips = (await deps.treeSkips?.()) ?? [];
@@ -114,9 +117,14 @@ export const files: Check = {
       const cp = await deps.backend.transaction("read", async (tx) => {
         const live = await tx.checkpoints.liveCheckpoints(id);
         const last = live[live.length - 1];
-        return last && { row: last, files: await tx.checkpoints.runsAt(last.lane, last.seq) };
+        return last && { row: last, live, files: await tx.checkpoints.runsAt(last.lane, last.seq) };
       });
       if (!cp) continue;
+      const since = await sinceRollback(deps, id, cp.row, cp.live);
+      if (since !== undefined) {
+        if (since.changed.length > 0) out.push(since.finding);
+        continue;
+      }
       const changed: string[] = [];
       let checked = 0;
       for (const f of cp.files) {
@@ -150,6 +158,52 @@ export const files: Check = {
     return out;
   },
 };
+
+/**
+ * When the session's last checkpoint is the safety checkpoint of an applied rollback: the files
+ * changed since that rollback. Its safety checkpoint holds the files as they were *before* it,
+ * so comparing with it would report every rollback as a change; the files it left are those of
+ * the checkpoint it restored, and what differs from them is what restoring it again would
+ * change (planned, nothing written). Undefined when the last checkpoint is not such a one, or
+ * the restored checkpoint cannot be planned any more (pruned): then it is compared as any other.
+ */
+async function sinceRollback(
+  deps: DoctorDeps,
+  id: string,
+  last: CheckpointRow,
+  live: readonly CheckpointRow[],
+): Promise<{ changed: string[]; finding: Found } | undefined> {
+  const to = last.restores;
+  if (last.kind !== "safety" || to === null || !deps.wouldChange) return undefined;
+  const rb = (await deps.journal.read(id)).snapshot.facets.rollbacks.find((r) => r.safety === last.id);
+  if (rb?.state !== "applied") return undefined; // interrupted: status answers finish_rollback
+  let changed: string[];
+  try {
+    changed = await deps.wouldChange(id, to, last.agentLane ?? undefined);
+  } catch (err) {
+    if (isBatonError(err, "checkpoint_pruned") || isBatonError(err, "checkpoint_not_found")) return undefined;
+    throw err;
+  }
+  const restored = live.find((c) => c.id === to);
+  return {
+    changed,
+    finding: {
+      code: "files_changed_since_checkpoint",
+      severity: "info",
+      sessionId: id,
+      message: `${changed.length} file(s) changed since ${id}'s last rollback ${rb.id} (${rb.appliedAt ?? rb.startedAt}), which restored checkpoint ${to}; restoring it again (\`baton rollback --session ${id}\`) would undo them`,
+      evidence: {
+        checkpoint: to,
+        ...(restored ? { checkpointSeq: restored.seq, createdAt: restored.createdAt } : {}),
+        rollback: rb.id,
+        rolledBackAt: rb.appliedAt ?? rb.startedAt,
+        changed: changed.length,
+        paths: changed.slice(0, SAMPLE),
+      },
+      fix: `baton checkpoint --session ${id}`,
+    },
+  };
+}
 
 export const markers: Check = {
   name: "markers",
