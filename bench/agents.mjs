@@ -37,7 +37,6 @@ const REPS = repsAt >= 0 ? Number(args[repsAt + 1]) : 3;
 const AGENTS = args.filter((a, i) => !a.startsWith("--") && args[i - 1] !== "--reps");
 const K = 12;
 const SETUPS = ["none", "spawn", "node", "off", "server"];
-const CONFIG = { claude: ".claude/settings.json", codex: ".codex/hooks.json", gemini: ".gemini/settings.json" };
 const HELPERS = join(REPO, "bench", "results", ".agents-helpers.mjs");
 
 /** The e2e suite's helpers (TypeScript), bundled for Node. */
@@ -68,8 +67,7 @@ function script(k) {
 }
 
 /** Every hook command in the agent's config file replaced by `command`. */
-function spawnOnly(p, agent, command) {
-  const file = join(p.root, CONFIG[agent]);
+function spawnOnly(file, command) {
   const cfg = JSON.parse(readFileSync(file, "utf8"));
   for (const groups of Object.values(cfg.hooks)) for (const g of groups) for (const h of g.hooks) h.command = command;
   writeFileSync(file, JSON.stringify(cfg, null, 2));
@@ -92,13 +90,17 @@ async function once(h, mock, url, cli, d, setup, k) {
   try {
     d.configure(p, url);
     if (setup !== "none") {
-      // As a user installs them: this node and this baton by absolute path.
-      execFileSync(process.execPath, [join(REPO, "bin", "baton.cjs"), "hooks", "install", d.agent], {
-        cwd: p.root,
-        env: { ...process.env, ...p.env },
-      });
-      if (setup === "spawn") spawnOnly(p, d.agent, "true");
-      if (setup === "node") spawnOnly(p, d.agent, `${process.execPath} -e 0`);
+      // This node and this baton by absolute path, as a file of this machine has them (Claude
+      // Code's local file, a user file): no PATH lookup in the measurement.
+      const launcher = `${process.execPath} ${join(REPO, "bin", "baton.cjs")}`;
+      const installed = execFileSync(
+        process.execPath,
+        [join(REPO, "bin", "baton.cjs"), "--json", "hooks", "install", d.agent, "--command", launcher],
+        { cwd: p.root, env: { ...process.env, ...p.env }, encoding: "utf8" },
+      );
+      const file = JSON.parse(installed).file;
+      if (setup === "spawn") spawnOnly(file, "true");
+      if (setup === "node") spawnOnly(file, `${process.execPath} -e 0`);
       await d.trustHooks?.(p, cli, true);
     }
     mock.play(script(k), p.root);

@@ -1,14 +1,32 @@
 /**
- * `baton hooks install|uninstall|status` round trips on settings files that already hold other
- * hooks: install twice gives the same file, uninstall restores the original (formatting
- * aside), and the previous text is kept in `<file>.baton.bak`.
+ * `baton hooks install|uninstall|status` on settings files that already hold other hooks.
+ *
+ * - Where a project install goes and what runs Baton there: a file the team commits (Codex's and
+ *   Gemini CLI's project file, Claude Code's with --shared) names no path of this machine, so a
+ *   teammate's checkout runs it with their own Baton; Claude Code's default is its local file.
+ * - Install changes only what it adds: the user's own entries keep their bytes, the file as it
+ *   was before the first install is kept in `<file>.baton.bak`, and uninstall gives it back byte
+ *   for byte (or, after other edits, takes out only Baton's entries).
  */
-import { existsSync, lstatSync, mkdirSync, readdirSync, readFileSync, realpathSync, statSync, symlinkSync, writeFileSync } from "node:fs";
-import { join } from "node:path";
+import { spawnSync } from "node:child_process";
+import {
+  chmodSync,
+  copyFileSync,
+  existsSync,
+  lstatSync,
+  mkdirSync,
+  readdirSync,
+  readFileSync,
+  realpathSync,
+  statSync,
+  symlinkSync,
+  writeFileSync,
+} from "node:fs";
+import { dirname, join } from "node:path";
 import { parse } from "jsonc-parser";
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
 import { codexHookHash, codexTrustedHashes } from "../src/hooks/codex-trust.js";
-import { cleanupDirs, cli, tempDir } from "./helpers.js";
+import { CLI, cleanupDirs, cli, REPO, tempDir } from "./helpers.js";
 
 afterEach(() => cleanupDirs());
 
@@ -46,10 +64,18 @@ const GEMINI_SETTINGS = `{
 }
 `;
 
-/** A private HOME and CODEX_HOME: installs record agent trust there, never in the real ones. */
+/** A directory holding `baton` (this build), as a global install puts it on PATH. */
+function batonBin(): string {
+  const bin = tempDir("baton-bin-");
+  writeFileSync(join(bin, "baton"), `#!/bin/sh\nexec ${JSON.stringify(process.execPath)} ${JSON.stringify(CLI)} "$@"\n`);
+  chmodSync(join(bin, "baton"), 0o755);
+  return bin;
+}
+
+/** A private HOME and CODEX_HOME (installs record agent trust there, never in the real ones), and Baton on PATH. */
 function privateHome(): Record<string, string> {
   const home = tempDir("baton-home-");
-  return { HOME: home, CODEX_HOME: join(home, ".codex") };
+  return { HOME: home, CODEX_HOME: join(home, ".codex"), PATH: `${batonBin()}:${process.env.PATH}`, BATON_HOOK_SERVER: "off" };
 }
 
 let defaultEnv: Record<string, string> = {};
@@ -69,40 +95,46 @@ function uninstall(root: string, agent: string, extra: string[] = [], env: Recor
   return r.json();
 }
 
-function roundTrip(agent: string, rel: string, original: string) {
+function status(root: string, agent: string, env: Record<string, string> = defaultEnv): any[] {
+  return cli(["hooks", "status", agent, "--root", root, "--json"], { env }).json().hooks;
+}
+
+function roundTrip(agent: string, rel: string, original: string, extra: string[] = []) {
   const root = tempDir("baton-install-");
   const file = join(root, rel);
   mkdirSync(join(file, ".."), { recursive: true });
   writeFileSync(file, original);
 
-  const first = install(root, agent);
-  expect(first).toMatchObject({ agent, scope: "project", file, changed: true, backup: `${file}.baton.bak` });
+  const first = install(root, agent, extra);
+  expect(first).toMatchObject({ agent, scope: "project", shared: true, file, changed: true, backup: `${file}.baton.bak` });
   expect(readFileSync(`${file}.baton.bak`, "utf8")).toBe(original);
   const installed = readFileSync(file, "utf8");
   expect(existsSync(join(root, ".baton")), "a project install creates the workspace").toBe(true);
 
-  const second = install(root, agent);
+  const second = install(root, agent, extra);
   expect(second.changed).toBe(false);
   expect(readFileSync(file, "utf8"), "installing twice gives the same file").toBe(installed);
 
-  const removed = uninstall(root, agent);
-  expect(removed).toMatchObject({ changed: true, deleted: false, removed: first.hooks.length });
-  expect(parse(readFileSync(file, "utf8"))).toEqual(parse(original));
-  expect(readFileSync(`${file}.baton.bak`, "utf8"), "the backup is the file as it was before uninstall").toBe(installed);
-  expect(uninstall(root, agent).changed).toBe(false);
+  const removed = uninstall(root, agent, extra);
+  expect(removed).toMatchObject({ changed: true, restored: true, deleted: false, removed: first.hooks.length });
+  expect(readFileSync(file, "utf8"), "uninstall gives the original back byte for byte").toBe(original);
+  expect(readFileSync(`${file}.baton.bak`, "utf8"), "the backup is still the original").toBe(original);
+  expect(uninstall(root, agent, extra).changed).toBe(false);
   return { root, file, installed, first };
 }
 
 describe("baton hooks install / uninstall", () => {
-  it("Claude Code: merges into .claude/settings.json beside other hooks and takes exactly its own out", () => {
-    const { installed, first } = roundTrip("claude", ".claude/settings.json", `${JSON.stringify(CLAUDE_SETTINGS, null, 2)}\n`);
+  it("Claude Code --shared: merges into .claude/settings.json beside other hooks and takes exactly its own out", () => {
+    const { installed, first } = roundTrip("claude", ".claude/settings.json", `${JSON.stringify(CLAUDE_SETTINGS, null, 2)}\n`, [
+      "--shared",
+    ]);
     const s = JSON.parse(installed);
     expect(s.permissions).toEqual(CLAUDE_SETTINGS.permissions);
     expect(s.model).toBe("sonnet");
     // Other hooks first, Baton's group appended.
     expect(s.hooks.PreToolUse[0]).toEqual(CLAUDE_SETTINGS.hooks.PreToolUse[0]);
     expect(s.hooks.PreToolUse[1].matcher).toBe("Write|Edit|MultiEdit|NotebookEdit|Bash");
-    expect(s.hooks.PreToolUse[1].hooks[0].command).toMatch(/baton\.cjs hook claude PreToolUse$/);
+    expect(s.hooks.PreToolUse[1].hooks[0].command).toBe("baton hook claude PreToolUse");
     expect(s.hooks.Notification).toEqual(CLAUDE_SETTINGS.hooks.Notification);
     expect(Object.keys(s.hooks).sort()).toEqual(
       [
@@ -177,7 +209,7 @@ describe("baton hooks install / uninstall", () => {
   it("a file with nothing but Baton's hooks is created by install and removed by uninstall (--user)", () => {
     const home = tempDir("baton-home-");
     const root = tempDir("baton-proj-");
-    const env = { HOME: home, CODEX_HOME: join(home, "codex-home") };
+    const env = { ...defaultEnv, HOME: home, CODEX_HOME: join(home, "codex-home") };
     const r = install(root, "claude", ["--user"], env);
     expect(r.file).toBe(join(home, ".claude", "settings.json"));
     expect(r.backup).toBeUndefined();
@@ -188,6 +220,11 @@ describe("baton hooks install / uninstall", () => {
     const row = (agent: string, scope: string) => status.find((s) => s.agent === agent && s.scope === scope);
     expect(row("claude", "user")).toMatchObject({ exists: true, missing: [], stale: false });
     expect(row("claude", "project")).toMatchObject({ exists: false, installed: [] });
+    expect(status.filter((s) => s.agent === "claude").map((s) => [s.scope, s.shared, s.file])).toEqual([
+      ["project", true, join(root, ".claude", "settings.json")],
+      ["project", false, join(root, ".claude", "settings.local.json")],
+      ["user", false, join(home, ".claude", "settings.json")],
+    ]);
     expect(row("gemini", "user").installed).toEqual([]);
 
     expect(uninstall(root, "claude", ["--user"], env)).toMatchObject({ changed: true, deleted: true });
@@ -197,7 +234,7 @@ describe("baton hooks install / uninstall", () => {
   it("a user's settings file kept as a link (dotfiles) stays a link with its target's mode; a link in a project's settings file's place is replaced, never with the link's mode", () => {
     const home = tempDir("baton-home-");
     const root = tempDir("baton-proj-");
-    const env = { HOME: home, CODEX_HOME: join(home, "codex-home") };
+    const env = { ...defaultEnv, HOME: home, CODEX_HOME: join(home, "codex-home") };
     const dotfiles = join(home, "dotfiles");
     mkdirSync(dotfiles);
     mkdirSync(join(home, ".claude"));
@@ -213,9 +250,9 @@ describe("baton hooks install / uninstall", () => {
     const outside = join(tempDir("baton-outside-"), "target.json");
     writeFileSync(outside, "{}");
     mkdirSync(join(root, ".claude"));
-    symlinkSync(outside, join(root, ".claude", "settings.json"));
+    symlinkSync(outside, join(root, ".claude", "settings.local.json"));
     install(root, "claude", [], env);
-    const placed = lstatSync(join(root, ".claude", "settings.json"));
+    const placed = lstatSync(join(root, ".claude", "settings.local.json"));
     expect(placed.isFile()).toBe(true);
     expect(placed.mode & 0o777, "a new file's mode, whatever the link's").toBe(0o666 & ~process.umask());
     expect(readFileSync(outside, "utf8"), "the link's target is untouched").toBe("{}");
@@ -223,20 +260,19 @@ describe("baton hooks install / uninstall", () => {
 
   it("an install by another baton (another launcher) is replaced, not duplicated", () => {
     const root = tempDir("baton-install-");
+    const file = join(root, ".claude", "settings.local.json");
     install(root, "claude", ["--command", "npx baton"]);
     const r = install(root, "claude", ["--command", "baton"]);
     expect(r.changed).toBe(true);
-    const s = JSON.parse(readFileSync(join(root, ".claude", "settings.json"), "utf8"));
+    const s = JSON.parse(readFileSync(file, "utf8"));
     expect(s.hooks.PreToolUse.map((g: any) => g.hooks[0].command)).toEqual(["baton hook claude PreToolUse"]);
-    const status = () =>
-      (cli(["hooks", "status", "claude", "--root", root, "--json"], { env: defaultEnv }).json().hooks as any[]).find(
-        (x) => x.scope === "project",
-      );
-    expect(status().stale).toBe(false);
+    const local = () => status(root, "claude").find((x) => x.scope === "project" && !x.shared);
+    expect(local().stale).toBe(false);
     install(root, "claude", ["--command", `node ${join(root, "gone", "bin", "baton.cjs")}`]);
-    expect(status().stale, "the hooks run a baton that no longer exists").toBe(true);
+    expect(local().stale, "the hooks run a baton that no longer exists").toBe(true);
+    expect(local().remaining[0]).toContain("run `baton hooks install claude` again");
     install(root, "claude");
-    expect(status().stale).toBe(false);
+    expect(local().stale).toBe(false);
   });
 
   it("Codex: install records each hook's trust as Codex computes it; status and doctor see untrusted and modified entries", () => {
@@ -247,10 +283,10 @@ describe("baton hooks install / uninstall", () => {
     writeFileSync(config, 'model = "gpt-5-codex"\n\n[mcp_servers.docs]\ncommand = "docs-mcp"\n', { mode: 0o600 });
     const r = install(root, "codex", [], env);
     expect(statSync(config).mode & 0o777, "config.toml keeps its mode").toBe(0o600);
-    // The command names a launcher at a fixed place (so trust survives reinstalls and upgrades).
-    const shim = join(env.CODEX_HOME as string, "baton", "baton");
-    expect(r.hooks.map((h: any) => h.command)).toContain(`${shim} hook codex PreToolUse`);
-    expect(readFileSync(shim, "utf8")).toContain(`exec ${process.execPath}`);
+    // The project's file is committed: Baton from PATH, the same command on every machine (so
+    // the trust also survives reinstalls and upgrades), and no launcher script.
+    expect(r.hooks.map((h: any) => h.command)).toContain("baton hook codex PreToolUse");
+    expect(existsSync(join(env.CODEX_HOME as string, "baton")), "no launcher for a project install").toBe(false);
     const file = join(root, ".codex", "hooks.json");
     const hooks = JSON.parse(readFileSync(file, "utf8")).hooks;
     const toml = readFileSync(config, "utf8");
@@ -267,9 +303,8 @@ describe("baton hooks install / uninstall", () => {
     expect(r.willRun).toBe(false);
     expect(r.remaining).toEqual([expect.stringContaining(`[projects.${JSON.stringify(realpathSync(root))}]\ntrust_level = "trusted"`)]);
     writeFileSync(config, `${readFileSync(config, "utf8")}\n[projects.${JSON.stringify(realpathSync(root))}]\ntrust_level = "trusted"\n`);
-    const status = () =>
-      (cli(["hooks", "status", "codex", "--root", root, "--json"], { env }).json().hooks as any[]).find((x) => x.scope === "project");
-    expect(status()).toMatchObject({ willRun: true, remaining: [] });
+    const row = (scope: string) => status(root, "codex", env).find((x) => x.scope === scope);
+    expect(row("project")).toMatchObject({ willRun: true, remaining: [] });
     const doctor = () =>
       cli(["doctor", "--root", root, "--json"], { env })
         .json()
@@ -279,25 +314,35 @@ describe("baton hooks install / uninstall", () => {
     // A changed entry is no longer trusted (Codex would skip it): status and doctor say so.
     hooks.Stop[0].hooks[0].timeout = 5;
     writeFileSync(file, JSON.stringify({ hooks }, null, 2));
-    expect(status().trust.find((t: any) => t.event === "Stop").status).toBe("modified");
-    expect(status().willRun).toBe(false);
+    expect(row("project").trust.find((t: any) => t.event === "Stop").status).toBe("modified");
+    expect(row("project").willRun).toBe(false);
     expect(doctor()).toEqual([expect.objectContaining({ severity: "warning", message: expect.stringContaining("Stop: modified") })]);
     // An entry with no trust at all is untrusted.
     const noTrust = readFileSync(config, "utf8").replace(/\[hooks\.state\.[^\n]*:session_start:0:0"\]\ntrusted_hash = "[^"]*"\n\n/, "");
     writeFileSync(config, noTrust);
-    expect(status().trust.find((t: any) => t.event === "SessionStart").status).toBe("untrusted");
-    // Installing again trusts them again; uninstall forgets Baton's trust and keeps the rest.
+    expect(row("project").trust.find((t: any) => t.event === "SessionStart").status).toBe("untrusted");
+    // Installing again trusts them again.
     install(root, "codex", [], env);
-    expect(status()).toMatchObject({ willRun: true });
+    expect(row("project")).toMatchObject({ willRun: true });
+
+    // Your user file is this machine's: its command names a launcher at a fixed place (so the
+    // trust survives reinstalls and upgrades), a script that runs this Node and this baton.
+    const shim = join(env.CODEX_HOME as string, "baton", "baton");
+    const u = install(root, "codex", ["--user"], env);
+    expect(u).toMatchObject({ scope: "user", shared: false });
+    expect(u.hooks.map((h: any) => h.command)).toContain(`${shim} hook codex PreToolUse`);
+    expect(readFileSync(shim, "utf8")).toContain(`exec ${process.execPath}`);
+    expect(row("user")).toMatchObject({ stale: false, willRun: true });
     // A launcher whose baton is gone (moved, uninstalled) is stale; installing again repoints it,
     // and the entries (the same command) stay trusted.
     writeFileSync(
       shim,
       readFileSync(shim, "utf8").replace(/^exec .*$/m, `exec ${process.execPath} ${join(root, "gone", "baton.cjs")} "$@"`),
     );
-    expect(status()).toMatchObject({ stale: true, willRun: false });
-    expect(install(root, "codex", [], env).changed).toBe(false);
-    expect(status()).toMatchObject({ stale: false, willRun: true });
+    expect(row("user")).toMatchObject({ stale: true, willRun: false });
+    expect(row("user").remaining[0]).toContain("run `baton hooks install codex --user` again");
+    expect(install(root, "codex", ["--user"], env).changed).toBe(false);
+    expect(row("user")).toMatchObject({ stale: false, willRun: true });
     // Codex trusts the command, not the script: a launcher changed to do nothing (or to run
     // anything else) is reported, by status and doctor, until install rewrites it.
     const good = readFileSync(shim, "utf8");
@@ -308,14 +353,16 @@ describe("baton hooks install / uninstall", () => {
       `${good}exit 0\n`,
     ]) {
       writeFileSync(shim, bad);
-      expect(status(), bad).toMatchObject({ launcherModified: true, willRun: false });
-      expect(status().remaining[0]).toContain("launcher modified");
+      expect(row("user"), bad).toMatchObject({ launcherModified: true, willRun: false });
+      expect(row("user").remaining[0]).toContain("launcher modified");
       expect(doctor()).toEqual([expect.objectContaining({ message: expect.stringContaining("launcher modified") })]);
     }
-    install(root, "codex", [], env);
+    install(root, "codex", ["--user"], env);
     expect(readFileSync(shim, "utf8")).toBe(good);
-    expect(status()).toMatchObject({ willRun: true });
-    expect(status().launcherModified).toBeUndefined();
+    expect(row("user")).toMatchObject({ willRun: true });
+    expect(row("user").launcherModified).toBeUndefined();
+    // Uninstall forgets Baton's trust and keeps the rest.
+    uninstall(root, "codex", ["--user"], env);
     uninstall(root, "codex", [], env);
     expect(readFileSync(config, "utf8")).toBe(
       `model = "gpt-5-codex"\n\n[mcp_servers.docs]\ncommand = "docs-mcp"\n\n[projects.${JSON.stringify(realpathSync(root))}]\ntrust_level = "trusted"\n`,
@@ -398,12 +445,16 @@ describe("baton hooks install / uninstall", () => {
     const shim = join(env.CODEX_HOME as string, "baton", "baton");
     const one = tempDir("baton-install-");
     const two = tempDir("baton-install-");
-    install(one, "codex", [], env);
-    install(two, "codex", [], env);
     install(one, "codex", ["--user"], env);
-    uninstall(one, "codex", [], env);
-    expect(existsSync(shim), "project two and the user file still run it").toBe(true);
+    // Projects installed by an earlier Baton ran the launcher too.
+    install(one, "codex", ["--command", shim], env);
+    install(two, "codex", ["--command", shim], env);
     uninstall(one, "codex", ["--user"], env);
+    expect(existsSync(shim), "projects one and two still run it").toBe(true);
+    // Installed again, a project runs Baton from PATH.
+    install(one, "codex", [], env);
+    expect(readFileSync(join(one, ".codex", "hooks.json"), "utf8")).not.toContain(shim);
+    uninstall(one, "codex", [], env);
     expect(existsSync(shim), "project two (known from config.toml's trust) still runs it").toBe(true);
     uninstall(two, "codex", [], env);
     expect(existsSync(shim)).toBe(false);
@@ -444,10 +495,209 @@ describe("baton hooks install / uninstall", () => {
   it("a settings file that is not JSON is left alone with a clear error", () => {
     const root = tempDir("baton-install-");
     mkdirSync(join(root, ".claude"));
-    writeFileSync(join(root, ".claude", "settings.json"), '{ "hooks": { ');
-    const r = cli(["hooks", "install", "claude", "--root", root, "--json"]);
-    expect(r.code).toBe(2);
-    expect(r.json().error.message).toContain("is not valid JSON");
-    expect(readFileSync(join(root, ".claude", "settings.json"), "utf8")).toBe('{ "hooks": { ');
+    for (const [name, extra] of [
+      ["settings.local.json", []],
+      ["settings.json", ["--shared"]],
+    ] as const) {
+      writeFileSync(join(root, ".claude", name), '{ "hooks": { ');
+      const r = cli(["hooks", "install", "claude", "--root", root, "--json", ...extra], { env: defaultEnv });
+      expect(r.code).toBe(2);
+      expect(r.json().error.message).toContain("is not valid JSON");
+      expect(readFileSync(join(root, ".claude", name), "utf8")).toBe('{ "hooks": { ');
+      expect(existsSync(join(root, ".claude", `${name}.baton.bak`))).toBe(false);
+    }
+  });
+});
+
+/** Each project place, with a settings file holding one-line hooks of the user's own. */
+const PLACES = [
+  {
+    agent: "claude",
+    rel: ".claude/settings.json",
+    extra: ["--shared"],
+    entry: '{ "matcher": "Bash", "hooks": [{ "type": "command", "command": "./guard.sh" }] }',
+    original:
+      '{\n  "model": "sonnet",\n  "hooks": {\n    "PreToolUse": [{ "matcher": "Bash", "hooks": [{ "type": "command", "command": "./guard.sh" }] }]\n  }\n}\n',
+  },
+  {
+    agent: "claude",
+    rel: ".claude/settings.local.json",
+    extra: [],
+    entry: '{"hooks": [{"type": "command", "command": "./guard.sh"}]}',
+    original:
+      '{"permissions": {"allow": ["Bash(npm test)"]}, "hooks": {"Stop": [{"hooks": [{"type": "command", "command": "./guard.sh"}]}]}}',
+  },
+  {
+    agent: "codex",
+    rel: ".codex/hooks.json",
+    extra: [],
+    entry: '{"hooks": [{"type": "command", "command": "./guard.sh"}]}',
+    original:
+      '{\n\t"hooks": {\n\t\t"Stop": [{"hooks": [{"type": "command", "command": "./guard.sh"}]}],\n\t\t"PreToolUse": [\n\t\t\t{ "matcher": "Bash", "hooks": [ { "type": "command", "command": "./policy.sh" } ] }\n\t\t]\n\t}\n}',
+  },
+  {
+    agent: "gemini",
+    rel: ".gemini/settings.json",
+    extra: [],
+    entry: '{ "matcher": "run_shell_command", "hooks": [{ "name": "scan", "type": "command", "command": "./guard.sh" }] }',
+    original:
+      '{\r\n  // Team settings.\r\n  "hooks": {\r\n    "BeforeTool": [{ "matcher": "run_shell_command", "hooks": [{ "name": "scan", "type": "command", "command": "./guard.sh" }] }] // ours\r\n  },\r\n  "theme": "GitHub",\r\n}\r\n',
+  },
+] as const;
+
+function placed(p: (typeof PLACES)[number]) {
+  const root = tempDir("baton-install-");
+  const file = join(root, p.rel);
+  mkdirSync(dirname(file), { recursive: true });
+  writeFileSync(file, p.original);
+  return { root, file };
+}
+
+describe("install and uninstall change only Baton's entries", () => {
+  it.each(PLACES)("$agent $rel: the user's one-line hooks keep their bytes; uninstall gives the file back byte for byte", (p) => {
+    const { root, file } = placed(p);
+    const first = install(root, p.agent, [...p.extra]);
+    expect(first).toMatchObject({ file, changed: true, backup: `${file}.baton.bak` });
+    const installed = readFileSync(file, "utf8");
+    expect(installed, "the user's hook group as they wrote it").toContain(p.entry);
+    expect(readFileSync(`${file}.baton.bak`, "utf8"), "the backup is the file before install").toBe(p.original);
+    // A reinstall (another launcher here) keeps the backup of the file before the first install.
+    const again = install(root, p.agent, [...p.extra, "--command", "npx --no-install baton"]);
+    expect(again.changed).toBe(true);
+    expect(readFileSync(`${file}.baton.bak`, "utf8")).toBe(p.original);
+    expect(readFileSync(file, "utf8")).toContain(p.entry);
+    const removed = uninstall(root, p.agent, [...p.extra]);
+    expect(removed).toMatchObject({ changed: true, restored: true, deleted: false, removed: first.hooks.length });
+    expect(readFileSync(file, "utf8")).toBe(p.original);
+    expect(readFileSync(`${file}.baton.bak`, "utf8")).toBe(p.original);
+  });
+
+  it.each(PLACES)("$agent $rel: after the user's own edits, uninstall takes out only Baton's entries", (p) => {
+    const { root, file } = placed(p);
+    install(root, p.agent, [...p.extra]);
+    // The user changes their own hook after the install.
+    writeFileSync(file, readFileSync(file, "utf8").replace("./guard.sh", "./guard.sh --strict"));
+    const removed = uninstall(root, p.agent, [...p.extra]);
+    expect(removed).toMatchObject({ changed: true, restored: false, deleted: false });
+    expect(readFileSync(file, "utf8")).toBe(p.original.replace("./guard.sh", "./guard.sh --strict"));
+    expect(readFileSync(`${file}.baton.bak`, "utf8"), "the backup still holds the file before install").toBe(p.original);
+  });
+
+  it("a file install created is removed by uninstall; an empty one the user had, or an empty hooks list, is given back", () => {
+    const root = tempDir("baton-install-");
+    const file = join(root, ".gemini", "settings.json");
+    install(root, "gemini");
+    expect(existsSync(`${file}.baton.bak`)).toBe(false);
+    expect(uninstall(root, "gemini")).toMatchObject({ deleted: true, restored: false });
+    expect(existsSync(file)).toBe(false);
+    // Containers install filled: by value, uninstall cannot tell them from none; the backup can.
+    for (const original of ["{}", "", "{\n}\n", '{\n  "hooks": {}\n}\n', '{"hooks": {"BeforeTool": []}}']) {
+      writeFileSync(file, original);
+      install(root, "gemini");
+      expect(uninstall(root, "gemini")).toMatchObject({ deleted: false, restored: true });
+      expect(readFileSync(file, "utf8")).toBe(original);
+    }
+  });
+});
+
+describe("a project install works on every machine", () => {
+  const shared = PLACES.filter((p) => p.rel !== ".claude/settings.local.json");
+
+  it.each(shared)("$agent $rel (committed): names no path of this machine, and a teammate's checkout runs it with their own Baton", (p) => {
+    const { root, file } = placed(p);
+    const r = install(root, p.agent, [...p.extra]);
+    expect(r).toMatchObject({ scope: "project", shared: true, file, willRun: p.agent === "claude" });
+    expect(r.notes[0]).toContain("A file your team commits: the hooks run `baton` from PATH");
+    const text = readFileSync(file, "utf8");
+    for (const local of [process.execPath, REPO, CLI, defaultEnv.HOME as string, root, realpathSync(root)])
+      expect(text, `${file} names ${local}`).not.toContain(local);
+    for (const h of r.hooks) expect(h.command).toBe(`baton hook ${p.agent} ${h.event}`);
+    expect(existsSync(join(defaultEnv.CODEX_HOME as string, "baton")), "no launcher script").toBe(false);
+
+    // A teammate's checkout: the committed file, another home, Baton on their PATH.
+    const clone = tempDir("baton-clone-");
+    mkdirSync(join(clone, ".baton"));
+    mkdirSync(dirname(join(clone, p.rel)), { recursive: true });
+    copyFileSync(file, join(clone, p.rel));
+    const settings = parse(readFileSync(join(clone, p.rel), "utf8"));
+    const command: string = settings.hooks.SessionStart[0].hooks[0].command;
+    const payload = readFileSync(join(REPO, "test", "fixtures", "hooks", p.agent, "session-start-startup.json"), "utf8")
+      .split("{{cwd}}")
+      .join(clone)
+      .split("{{session}}")
+      .join("teammate-1")
+      .split("{{time}}")
+      .join(new Date().toISOString());
+    const run = (env: Record<string, string>) => spawnSync("sh", ["-c", command], { cwd: clone, env, input: payload, encoding: "utf8" });
+    const teammate = privateHome();
+    const ran = run(teammate);
+    expect(ran.status, ran.stderr).toBe(0);
+    expect(ran.stdout).toContain("Baton");
+    // Without Baton, the hook fails with "not found" (127): each agent reports such a hook as
+    // failed and goes on (none blocks on an exit code other than 2).
+    const without = run({ ...teammate, PATH: `${dirname(process.execPath)}:/usr/bin:/bin` });
+    expect(without.status).toBe(127);
+  });
+
+  it("Claude Code's default is its local file: the team's settings.json is left alone, and the output says so and whether git would commit it", () => {
+    const root = tempDir("baton-install-");
+    expect(spawnSync("git", ["init", "-q", root]).status).toBe(0);
+    const team = '{\n  "model": "sonnet"\n}\n';
+    mkdirSync(join(root, ".claude"));
+    writeFileSync(join(root, ".claude", "settings.json"), team);
+    const r = install(root, "claude");
+    expect(r).toMatchObject({ scope: "project", shared: false, file: join(root, ".claude", "settings.local.json"), willRun: true });
+    expect(readFileSync(join(root, ".claude", "settings.json"), "utf8")).toBe(team);
+    expect(existsSync(join(root, ".claude", "settings.json.baton.bak"))).toBe(false);
+    // This machine's file: this Node and this baton by absolute path.
+    expect(r.hooks[0].command).toContain(process.execPath);
+    expect(r.notes[0]).toContain("This machine's settings (Claude Code's local file, which is not committed)");
+    expect(r.notes[0]).toContain("baton hooks install claude --shared");
+    expect(r.notes).toContainEqual(expect.stringContaining("git would commit .claude/settings.local.json"));
+    writeFileSync(join(root, ".gitignore"), ".claude/settings.local.json\n");
+    const text = cli(["hooks", "install", "claude", "--root", root], { env: defaultEnv }).stdout;
+    expect(text).toContain("(unchanged)");
+    expect(text).toContain("Claude Code's local file, which is not committed");
+    expect(text).not.toContain("git would commit");
+    expect(cli(["hooks", "install", "claude", "--user", "--shared", "--root", root], { env: defaultEnv }).code).toBe(2);
+  });
+
+  it("hooks that run `baton` from PATH where there is none: install, status and doctor say the agent would fail them", () => {
+    const root = tempDir("baton-install-");
+    const env = { ...defaultEnv, PATH: `${dirname(process.execPath)}:/usr/bin:/bin`, GEMINI_CLI_TRUST_WORKSPACE: "true" };
+    const r = install(root, "gemini", [], env);
+    expect(r.willRun).toBe(false);
+    expect(r.remaining).toEqual([expect.stringContaining("`baton` is not on PATH here")]);
+    expect(status(root, "gemini", env).find((s) => s.scope === "project")).toMatchObject({ willRun: false });
+    const findings = cli(["doctor", "--root", root, "--json"], { env }).json().findings;
+    expect(findings).toContainEqual(
+      expect.objectContaining({ code: "hooks_not_running", message: expect.stringContaining("not on PATH") }),
+    );
+    // With Baton on PATH, nothing remains.
+    expect(install(root, "gemini", [], { ...defaultEnv, GEMINI_CLI_TRUST_WORKSPACE: "true" })).toMatchObject({
+      willRun: true,
+      remaining: [],
+    });
+  });
+
+  it("a committed file whose hooks name this machine's paths (an earlier install) is pointed out, and installing again makes it portable", () => {
+    const root = tempDir("baton-install-");
+    const local = `${process.execPath} ${CLI}`;
+    const old = install(root, "gemini", ["--command", local]);
+    expect(old.notes).toContainEqual(expect.stringContaining("a path of this machine: a teammate's checkout or CI cannot run them"));
+    const row = () => status(root, "gemini").find((s) => s.scope === "project");
+    expect(row().notes).toContainEqual(expect.stringContaining("a path of this machine"));
+    const now = install(root, "gemini");
+    expect(now.changed).toBe(true);
+    expect(now.hooks.every((h: any) => h.command.startsWith("baton hook gemini "))).toBe(true);
+    expect(row().notes.filter((n: string) => n.includes("a path of this machine"))).toEqual([]);
+
+    // Claude Code: Baton's hooks in both project files would all run: each install says so.
+    install(root, "claude", ["--shared", "--command", local]);
+    const both = install(root, "claude");
+    expect(both.notes).toContainEqual(expect.stringContaining("settings.json holds Baton's hooks too"));
+    expect(both.notes).toContainEqual(expect.stringContaining("baton hooks uninstall claude --shared"));
+    expect(uninstall(root, "claude", ["--shared"])).toMatchObject({ deleted: true });
+    expect(install(root, "claude").notes.filter((n: string) => n.includes("holds Baton's hooks too"))).toEqual([]);
   });
 });

@@ -87,6 +87,7 @@ export function agentSuite(d: Driver): void {
     let checkpointsAfterWork: any[] = [];
     let sessionId: string | undefined;
     let batonSession = "";
+    let hooksFile = "";
     let nextAction: { action: string; reason: string } = { action: "", reason: "" };
     const trees: Record<string, Tree> = {};
 
@@ -116,8 +117,11 @@ export function agentSuite(d: Driver): void {
       expect(p.baton(["event", "start"]).code).toBe(0);
       nextAction = p.baton(["--json", "status"]).json().sessions[0].nextAction;
       d.configure(p, url);
-      const hooks = p.baton(["hooks", "install", d.agent, "--command", "baton"]);
+      // Baton from PATH (the harness's `baton`, which keeps each hook's payload), in the file
+      // a project install writes for the agent (Claude Code: its local settings file).
+      const hooks = p.baton(["--json", "hooks", "install", d.agent, "--command", "baton"]);
       expect(hooks.code, hooks.stderr).toBe(0);
+      hooksFile = hooks.json().file;
       await d.expectHooksTrusted?.(p, cli);
 
       await turn("work", "Make the planned changes.", WORK);
@@ -162,7 +166,7 @@ export function agentSuite(d: Driver): void {
     });
 
     test("every event Baton installs fires", () => {
-      const installed = installedEvents(p, d.agent);
+      const installed = installedEvents(hooksFile);
       const fired = new Set(p.captured().map((c) => c.event));
       const missing = installed.filter((e) => !fired.has(e));
       expect(missing, `installed: ${installed.join(", ")}; fired: ${[...fired].join(", ")}`).toEqual([]);
@@ -294,9 +298,8 @@ function agentWarnings(r: AgentRun): string[] {
   return lines.filter((l) => /hook|baton|settings/i.test(l) && /warn|error|invalid|fail|untrusted|skipp|ignor|not trusted/i.test(l));
 }
 
-function installedEvents(p: Project, agent: AgentName): string[] {
-  const file = { claude: ".claude/settings.json", codex: ".codex/hooks.json", gemini: ".gemini/settings.json" }[agent];
-  return Object.keys(JSON.parse(readFileSync(join(p.root, file), "utf8")).hooks ?? {});
+function installedEvents(file: string): string[] {
+  return Object.keys(JSON.parse(readFileSync(file, "utf8")).hooks ?? {});
 }
 
 /**

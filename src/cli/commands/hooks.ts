@@ -2,13 +2,22 @@
 import { resolve } from "node:path";
 import type { HookAgent } from "../../core/hook-config.js";
 import { badInput } from "../../errors.js";
-import { type HookScope, hooksStatus, installHooks, isHookAgent, uninstallHooks } from "../../hooks/install.js";
+import {
+  AGENT_NAMES,
+  type HookScope,
+  hooksStatus,
+  installCommand,
+  installHooks,
+  isHookAgent,
+  uninstallHooks,
+} from "../../hooks/install.js";
 import { ensureWorkspace, findWorkspace, workspaceAt } from "../../platform/workspace.js";
 import type { Ctx } from "../context.js";
 
 interface ScopeOptions {
   project?: boolean;
   user?: boolean;
+  shared?: boolean;
 }
 
 function agentOf(v: string): HookAgent {
@@ -19,6 +28,7 @@ function agentOf(v: string): HookAgent {
 
 function scopeOf(o: ScopeOptions): HookScope {
   if (o.project && o.user) throw badInput("give --project or --user, not both");
+  if (o.shared && o.user) throw badInput("--shared is for a project's settings: give --shared or --user, not both");
   return o.user ? "user" : "project";
 }
 
@@ -34,22 +44,20 @@ export async function install(ctx: Ctx, agentArg: string, o: ScopeOptions & { co
   const root = projectRoot(ctx);
   // The hooks act only in a Baton workspace: a project install makes sure there is one.
   if (scope === "project") ensureWorkspace(workspaceAt(root));
-  const r = await installHooks(agent, { scope, root, ...(o.command ? { launcher: o.command } : {}) });
+  const r = await installHooks(agent, { scope, shared: o.shared === true, root, ...(o.command ? { launcher: o.command } : {}) });
   ctx.out(r, () => {
+    const [where, ...notes] = r.notes;
     const lines = [
       r.changed ? `Installed Baton's ${agent} hooks in ${r.file}` : `Baton's ${agent} hooks are already installed in ${r.file} (unchanged)`,
     ];
-    if (r.backup) lines.push(`  previous version kept in ${r.backup}`);
+    if (where) lines.push(`  ${where}`);
+    if (r.backup) lines.push(`  the file as it was before Baton's hooks: ${r.backup}`);
     for (const h of r.hooks) lines.push(`  ${h.event}${h.matcher ? ` [${h.matcher}]` : ""}: ${h.command}`);
-    for (const n of r.notes) lines.push(`note: ${n}`);
-    lines.push(...readinessLines(agentName(agent), r));
-    lines.push(`Remove them with: baton hooks uninstall ${agent}${scope === "user" ? " --user" : ""}`);
+    for (const n of notes) lines.push(`note: ${n}`);
+    lines.push(...readinessLines(AGENT_NAMES[agent], r));
+    lines.push(`Remove them with: ${installCommand(agent, { scope, shared: o.shared === true, root }, "uninstall")}`);
     return lines.join("\n");
   });
-}
-
-function agentName(agent: HookAgent): string {
-  return agent === "claude" ? "Claude Code" : agent === "codex" ? "Codex" : "Gemini CLI";
 }
 
 /** Whether the agent will run the hooks, and each step that remains. */
@@ -61,13 +69,26 @@ function readinessLines(name: string, r: { willRun: boolean; remaining: string[]
 export async function uninstall(ctx: Ctx, agentArg: string, o: ScopeOptions): Promise<void> {
   const agent = agentOf(agentArg);
   const scope = scopeOf(o);
-  const r = await uninstallHooks(agent, { scope, root: projectRoot(ctx) });
+  const r = await uninstallHooks(agent, { scope, shared: o.shared === true, root: projectRoot(ctx) });
   ctx.out(r, () => {
-    if (!r.changed) return `No Baton ${agent} hooks in ${r.file}; nothing changed`;
-    const lines = [`Removed ${r.removed} Baton hook(s) from ${r.file}${r.deleted ? " (the file held nothing else and was removed)" : ""}`];
-    if (r.backup) lines.push(`  previous version kept in ${r.backup}`);
+    const lines = !r.changed
+      ? [`No Baton ${agent} hooks in ${r.file}; nothing changed`]
+      : [
+          `Removed ${r.removed} Baton hook(s) from ${r.file}${
+            r.deleted
+              ? " (install had created it: removed)"
+              : r.restored
+                ? ` (it is again exactly as it was before install, ${r.file}.baton.bak)`
+                : " (other changes since install kept)"
+          }`,
+        ];
+    for (const n of r.notes) lines.push(`note: ${n}`);
     return lines.join("\n");
   });
+}
+
+function placeLabel(s: { scope: HookScope; shared: boolean }): string {
+  return s.scope === "user" ? "user" : s.shared ? "project" : "project, local";
 }
 
 export async function status(ctx: Ctx, agentArg: string | undefined): Promise<void> {
@@ -76,15 +97,15 @@ export async function status(ctx: Ctx, agentArg: string | undefined): Promise<vo
   ctx.out({ hooks: list }, () =>
     list
       .map((s) => {
-        const head = `${s.agent} (${s.scope}) ${s.file}: `;
+        const head = `${s.agent} (${placeLabel(s)}) ${s.file}: `;
         if (s.problem) return `${head}cannot read it: ${s.problem}`;
         if (s.installed.length === 0) return `${head}not installed`;
         const lines = [
-          `${head}${s.missing.length === 0 ? "installed" : `partly installed (missing ${s.missing.join(", ")})`}${s.stale ? `; the baton they run is gone: re-run \`baton hooks install ${s.agent}${s.scope === "user" ? " --user" : ""}\`` : ""}`,
+          `${head}${s.missing.length === 0 ? "installed" : `partly installed (missing ${s.missing.join(", ")})`}${s.stale ? "; the baton they run is gone" : ""}`,
         ];
         for (const n of s.notes) lines.push(`  note: ${n}`);
         if (s.willRun !== undefined)
-          lines.push(...readinessLines(agentName(s.agent), { willRun: s.willRun, remaining: s.remaining ?? [] }).map((l) => `  ${l}`));
+          lines.push(...readinessLines(AGENT_NAMES[s.agent], { willRun: s.willRun, remaining: s.remaining ?? [] }).map((l) => `  ${l}`));
         return lines.join("\n");
       })
       .join("\n"),

@@ -101,14 +101,24 @@ export function defineOperationCommands(program: Command): void {
     .action(lazy(hooks, (m) => m.hook));
   const hk = program.command("hooks").description("Baton's entries in Claude Code, Codex and Gemini CLI hook configuration");
   hk.command("install <agent>")
-    .description("merge Baton's hooks into the agent's settings (claude, codex, gemini); other hooks are kept, the old file is backed up")
-    .option("--project", "this project's settings (default), e.g. .claude/settings.json")
+    .description(
+      "add Baton's hooks to the agent's settings (claude, codex, gemini); every other byte of the file is kept, and the file as it was before is kept in <file>.baton.bak",
+    )
+    .option(
+      "--project",
+      "this project's settings (default): Claude Code's local .claude/settings.local.json, .codex/hooks.json, .gemini/settings.json",
+    )
+    .option("--shared", "Claude Code: the settings your team commits, .claude/settings.json (hooks run baton from PATH)")
     .option("--user", "your user settings, e.g. ~/.claude/settings.json")
-    .option("--command <launcher>", 'what runs baton in the hooks (default: this node and baton by absolute path; e.g. "baton")')
+    .option(
+      "--command <launcher>",
+      'what runs baton in the hooks (default: in a file the team commits "baton" from PATH, elsewhere this node and baton by absolute path)',
+    )
     .action(lazy(hooks, (m) => m.install));
   hk.command("uninstall <agent>")
-    .description("remove exactly the hooks Baton added (the old file is backed up)")
-    .option("--project", "this project's settings (default)")
+    .description("remove exactly the hooks Baton added: the file is again as it was before install when nothing else changed")
+    .option("--project", "this project's settings (default; Claude Code: the local file)")
+    .option("--shared", "Claude Code: the settings your team commits, .claude/settings.json")
     .option("--user", "your user settings")
     .action(lazy(hooks, (m) => m.uninstall));
   hk.command("status [agent]")

@@ -1,0 +1,165 @@
+/**
+ * Where `baton hooks install` writes for each agent, and what runs Baton in the hooks there.
+ *
+ * | agent       | project (default)                     | `--shared`              | `--user`                       |
+ * | ----------- | ------------------------------------- | ----------------------- | ------------------------------ |
+ * | Claude Code | `.claude/settings.local.json` (local) | `.claude/settings.json` | `~/.claude/settings.json`      |
+ * | Codex       | `.codex/hooks.json` (shared)          | the same                | `$CODEX_HOME/hooks.json`       |
+ * | Gemini CLI  | `.gemini/settings.json` (shared)      | the same                | `~/.gemini/settings.json`      |
+ *
+ * A file of this machine (Claude Code's local file, which Claude Code's convention keeps out of
+ * git, and each user file) runs this Node and this baton by absolute path: no PATH lookup, and
+ * it works however Baton was installed. A file a team commits names no path of this machine, or a
+ * teammate's checkout and CI would run a program that is not there: its hooks run `baton` from
+ * PATH, so they work on every machine where Baton is installed. Codex and Gemini CLI read a
+ * project's hooks from one file only, the committed one, so a project install for them is always
+ * shared. Where Baton is missing, each agent reports the hook as failed (exit 127) and goes on:
+ * none of the three blocks on an exit code other than 2.
+ */
+import { spawnSync } from "node:child_process";
+import { statSync } from "node:fs";
+import { homedir } from "node:os";
+import { delimiter, join, relative, sep } from "node:path";
+import type { HookAgent, InstalledHook } from "../core/hook-config.js";
+import { type Readiness, shellWords } from "./agent-setup.js";
+
+export type HookScope = "project" | "user";
+
+export interface HookPlaceOptions {
+  scope: HookScope;
+  /** Claude Code, project scope: the team's `.claude/settings.json` instead of the local file. */
+  shared?: boolean;
+  /** Project root (for a project install). */
+  root: string;
+  /** Home directory (for --user). Default: the user's. */
+  home?: string;
+  env?: NodeJS.ProcessEnv;
+}
+
+export const AGENT_NAMES: Readonly<Record<HookAgent, string>> = { claude: "Claude Code", codex: "Codex", gemini: "Gemini CLI" };
+
+/** Whether the file is one a team commits (its hooks must not name this machine's paths). */
+export function isShared(agent: HookAgent, o: HookPlaceOptions): boolean {
+  return o.scope === "project" && (agent !== "claude" || o.shared === true);
+}
+
+export function hookConfigFile(agent: HookAgent, o: HookPlaceOptions): string {
+  const home = o.home ?? homedir();
+  const env = o.env ?? process.env;
+  if (agent === "claude") {
+    if (o.scope === "user") return join(home, ".claude", "settings.json");
+    return join(o.root, ".claude", o.shared ? "settings.json" : "settings.local.json");
+  }
+  if (agent === "codex")
+    return o.scope === "user" ? join(env.CODEX_HOME || join(home, ".codex"), "hooks.json") : join(o.root, ".codex", "hooks.json");
+  return o.scope === "user" ? join(home, ".gemini", "settings.json") : join(o.root, ".gemini", "settings.json");
+}
+
+/** The command that installs into this place again. */
+export function installCommand(agent: HookAgent, o: HookPlaceOptions, verb: "install" | "uninstall" = "install"): string {
+  const flag = o.scope === "user" ? " --user" : agent === "claude" && o.shared ? " --shared" : "";
+  return `baton hooks ${verb} ${agent}${flag}`;
+}
+
+/** What the install's file is and how its hooks find Baton, for the install's output. */
+export function placeNote(agent: HookAgent, o: HookPlaceOptions): string {
+  const name = AGENT_NAMES[agent];
+  if (o.scope === "user")
+    return `Your user settings (every project on this machine): the hooks run this Node and this baton by absolute path.`;
+  if (!isShared(agent, o))
+    return `This machine's settings (Claude Code's local file, which is not committed): the hooks run this Node and this baton by absolute path. For hooks your team commits: ${installCommand(agent, { ...o, shared: true })}.`;
+  const trust =
+    agent === "codex"
+      ? " Codex runs them for a teammate once they trust them: `baton hooks install codex` there records it (the file stays as it is)."
+      : agent === "gemini"
+        ? " Gemini CLI shows a teammate the new project hooks once; `baton hooks install gemini` there acknowledges them (the file stays as it is)."
+        : "";
+  return `A file your team commits: the hooks run \`baton\` from PATH, so they work on every machine where Baton is installed; where it is not, ${name} reports each hook as failed and carries on.${trust}`;
+}
+
+/** The words of a Baton hook command before `hook <agent> <event>` (its launcher), when Baton wrote it. */
+export function launcherWords(command: string): string[] | undefined {
+  const words = shellWords(command);
+  const at = words?.lastIndexOf("hook") ?? -1;
+  return at > 0 ? words?.slice(0, at) : undefined;
+}
+
+/** The absolute paths the launchers of `commands` name: a path of one machine. */
+export function machinePaths(commands: readonly string[]): string[] {
+  return [...new Set(commands.flatMap((c) => (launcherWords(c) ?? []).filter((w) => w.startsWith("/"))))];
+}
+
+function executable(file: string): boolean {
+  try {
+    const st = statSync(file);
+    return st.isFile() && (st.mode & 0o111) !== 0;
+  } catch {
+    return false;
+  }
+}
+
+/** The program a launcher runs from PATH (`baton`, `npx`), when PATH here has none of that name. */
+export function missingFromPath(commands: readonly string[], env: NodeJS.ProcessEnv = process.env): string | undefined {
+  const dirs = (env.PATH ?? "").split(delimiter).filter((d) => d !== "");
+  for (const c of commands) {
+    const program = launcherWords(c)?.[0];
+    if (program === undefined || program.includes("/")) continue;
+    if (!dirs.some((d) => executable(join(d, program)))) return program;
+  }
+  return undefined;
+}
+
+/**
+ * Whether git would commit `file` (inside the project at `root`): true when it is tracked or not
+ * ignored, false when ignored, undefined when there is no git repository (or no git). Run with
+ * the repository's fsmonitor off: a cloned repository's config must not start a program.
+ */
+export function gitWouldCommit(root: string, file: string): boolean | undefined {
+  const rel = relative(root, file).split(sep).join("/");
+  try {
+    const r = spawnSync("git", ["-c", "core.fsmonitor=false", "-C", root, "check-ignore", "-q", "--", rel], {
+      stdio: "ignore",
+      timeout: 5_000,
+    });
+    return r.status === 0 ? false : r.status === 1 ? true : undefined;
+  } catch {
+    return undefined;
+  }
+}
+/** What is wrong with where the hooks are for this place: this machine's paths in a shared file, a local file git would commit. */
+export function placeProblems(agent: HookAgent, o: HookPlaceOptions, file: string, hooks: readonly InstalledHook[]): string[] {
+  const out: string[] = [];
+  const paths = machinePaths(hooks.map((h) => h.command));
+  if (isShared(agent, o) && paths.length > 0)
+    out.push(
+      `${file} is committed with the project, but its Baton hooks run ${paths.join(", ")}, a path of this machine: a teammate's checkout or CI cannot run them. \`${installCommand(agent, o)}\` writes \`baton\` from PATH instead.`,
+    );
+  if (o.scope === "project" && !isShared(agent, o) && gitWouldCommit(o.root, file))
+    out.push(
+      `git would commit ${relative(o.root, file)} (it is tracked, or not ignored) with this machine's paths: add it to .gitignore, as Claude Code's convention does.`,
+    );
+  return out;
+}
+
+/** The hooks run a program from PATH that is not there: the agent fails each one (exit 127). */
+export function pathReadiness(r: Readiness, agent: HookAgent, o: HookPlaceOptions, hooks: readonly InstalledHook[]): Readiness {
+  const program = missingFromPath(
+    hooks.map((h) => h.command),
+    o.env,
+  );
+  if (program === undefined) return r;
+  const alt =
+    agent === "claude" && o.scope === "project"
+      ? `, or install without --shared (Claude Code's local file, this machine's paths)`
+      : o.scope === "project"
+        ? `, or install with --user (your user settings, this machine's paths)`
+        : "";
+  return {
+    ...r,
+    willRun: false,
+    remaining: [
+      `\`${program}\` is not on PATH here, and the hooks run it from PATH: ${AGENT_NAMES[agent]} would fail each one. Install Baton so it is on PATH (\`npm install --global baton\`)${alt}.`,
+      ...r.remaining,
+    ],
+  };
+}
