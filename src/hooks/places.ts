@@ -158,7 +158,7 @@ export function pathReadiness(r: Readiness, agent: HookAgent, o: HookPlaceOption
     ...r,
     willRun: false,
     remaining: [
-      `\`${program}\` is not on PATH here, and the hooks run it from PATH: ${AGENT_NAMES[agent]} would fail each one. Install Baton so it is on PATH (\`npm install --global baton\`)${alt}.`,
+      `\`${program}\` is not on PATH here, and the hooks run it from PATH: ${AGENT_NAMES[agent]} would fail each one. Install Baton so it is on PATH (\`npm install --global agent-baton\`)${alt}.`,
       ...r.remaining,
     ],
   };
