@@ -14,7 +14,6 @@ try {
 }
 
 const started = Date.now();
-rmSync("dist", { recursive: true, force: true });
 const version = JSON.parse(readFileSync("package.json", "utf8")).version;
 // This build: its version and a hash of its sources. A hook hands its event only to a server of
 // the same build (src/core/build.ts): another may read it differently.
@@ -28,6 +27,10 @@ const hashDir = (dir) => {
 };
 hashDir("src");
 const build = `${version}+${sources.digest("hex").slice(0, 12)}`;
+// `--if-changed` (`npm run demo`): nothing to do when dist/ was built from these sources.
+const stamp = join("dist", ".build");
+if (process.argv.includes("--if-changed") && existsSync(stamp) && readFileSync(stamp, "utf8") === build) process.exit(0);
+rmSync("dist", { recursive: true, force: true });
 const common = {
   bundle: true,
   platform: "node",
@@ -170,4 +173,5 @@ if (!process.argv.includes("--no-types") && existsSync("tsconfig.build.json")) {
   // dist/browser.d.ts beside dist/browser.js, for tools that look there rather than in exports.
   writeFileSync("dist/browser.d.ts", 'export * from "./types/browser/index.js";\n');
 }
+writeFileSync(stamp, build);
 console.log(`baton build: dist/ in ${Date.now() - started} ms`);
