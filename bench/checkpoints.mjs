@@ -79,7 +79,7 @@ async function wholeTree(openBaton) {
   const rounds = scaled(40, 6);
   const batons = [];
   const batonSide = (synchronous) => async (root) => {
-    const baton = await openBaton({ root, synchronous });
+    const baton = await openBaton({ root, durability: synchronous === "FULL" ? "full" : "relaxed" });
     batons.push(baton);
     await baton.sessions.start({ flow: "task", id: SESSION });
     // the first checkpoint reads everything (untimed)

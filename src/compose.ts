@@ -248,7 +248,36 @@ export async function openPostgresStore(opts: PostgresStoreOptions): Promise<Sto
 }
 
 /** Open a workspace (creating `.baton/` unless `create: false`) on the store it is configured for. */
+/** Every option openBaton knows: the compiler keeps this complete, and a caller's typo is refused. */
+const OPEN_OPTIONS = {
+  root: true,
+  cwd: true,
+  create: true,
+  durability: true,
+  busyTimeoutMs: true,
+  storeTimeoutMs: true,
+  storeStatementTimeoutMs: true,
+  store: true,
+  now: true,
+  maxAttempts: true,
+  defaultLeaseMs: true,
+  checkpoints: true,
+  processFacts: true,
+  hostId: true,
+  ledger: true,
+  backend: true,
+  storeLimits: true,
+} as const satisfies Record<keyof InternalOpenOptions, true>;
+
 export async function openBaton(opts: InternalOpenOptions = {}): Promise<Baton> {
+  // A JavaScript caller's misspelt or removed option would otherwise be ignored silently.
+  for (const key of Object.keys(opts)) {
+    if (Object.hasOwn(OPEN_OPTIONS, key) || (opts as Record<string, unknown>)[key] === undefined) continue;
+    throw new BatonError(
+      "bad_input",
+      `openBaton: unknown option "${key}" (the options are ${Object.keys(OPEN_OPTIONS).join(", ")}; see docs/api.md)`,
+    );
+  }
   // Checked before anything is opened: a bad host id is the caller's mistake, not the store's.
   const processFacts = opts.hostId !== undefined ? withHostId(opts.processFacts ?? hostFacts, opts.hostId) : opts.processFacts;
   const ws = resolveWorkspace({
