@@ -2,33 +2,58 @@
 "use strict";
 // Starts dist/cli.cjs through a V8 code cache. Agent hooks start `baton` on every tool call,
 // and compiling the bundle was the largest single start-up cost (see docs/benchmarks.md).
-// The cache sits beside the bundle; V8 rejects it when the bundle or Node changes, and it is
+// The cache sits beside the bundle, or in the user's cache directory when the install is not
+// writable (a global install by root); V8 rejects it when the bundle or Node changes, and it is
 // then rewritten. It is only a cache: if it cannot be read or written, baton runs without it.
 const fs = require("node:fs");
 const path = require("node:path");
 const vm = require("node:vm");
 const Module = require("node:module");
 
+/** The user's cache for `file` (`$XDG_CACHE_HOME/baton/v8/…`), named after the bundle's path. */
+function userCache(file) {
+  const base = process.env.XDG_CACHE_HOME || path.join(require("node:os").homedir(), ".cache");
+  return path.join(base, "baton", "v8", `${encodeURIComponent(file)}.${process.version}.v8cache`);
+}
+
+function readCache(files) {
+  for (const f of files) {
+    try {
+      return fs.readFileSync(f);
+    } catch {
+      // not there (yet)
+    }
+  }
+  return undefined;
+}
+
+function writeCache(files, data) {
+  for (const f of files) {
+    try {
+      fs.mkdirSync(path.dirname(f), { recursive: true, mode: 0o700 });
+      const tmp = `${f}.${process.pid}.tmp`;
+      fs.writeFileSync(tmp, data, { mode: 0o644 });
+      fs.renameSync(tmp, f);
+      return;
+    } catch {
+      // read-only: try the next place
+    }
+  }
+}
+
 function load(file) {
-  const cacheFile = `${file}.${process.version}.v8cache`;
+  const beside = `${file}.${process.version}.v8cache`;
+  const places = () => [beside, userCache(file)];
   let cached;
   try {
-    cached = fs.readFileSync(cacheFile);
+    cached = fs.readFileSync(beside);
   } catch {
-    cached = undefined;
+    cached = readCache(places().slice(1));
   }
   const script = new vm.Script(Module.wrap(fs.readFileSync(file, "utf8")), { filename: file, cachedData: cached });
   if (cached === undefined || script.cachedDataRejected) {
     // After the run, so the functions that ran are compiled into the cache too.
-    process.once("exit", () => {
-      try {
-        const tmp = `${cacheFile}.${process.pid}.tmp`;
-        fs.writeFileSync(tmp, script.createCachedData());
-        fs.renameSync(tmp, cacheFile);
-      } catch {
-        // read-only install: run without a cache
-      }
-    });
+    process.once("exit", () => writeCache(places(), script.createCachedData()));
   }
   const mod = new Module(file, module);
   mod.filename = file;

@@ -3,14 +3,15 @@
 import { spawnSync } from "node:child_process";
 import { createHash } from "node:crypto";
 import { existsSync, readdirSync, readFileSync, rmSync, writeFileSync } from "node:fs";
+import { createRequire } from "node:module";
 import { join } from "node:path";
 
 let esbuild;
 try {
   esbuild = await import("esbuild");
 } catch {
-  console.warn("baton build: esbuild is not installed (production install?); skipping the build.");
-  process.exit(0);
+  console.error("baton build: esbuild is not installed: run `npm ci` (the build needs the devDependencies)");
+  process.exit(1);
 }
 
 const started = Date.now();
@@ -26,6 +27,9 @@ const hashDir = (dir) => {
   }
 };
 hashDir("src");
+// …and of what else shapes dist/: this script and the locked dependencies (for `--if-changed`).
+for (const f of ["scripts/build.mjs", "package-lock.json"])
+  if (existsSync(f)) sources.update(`${f}\0`).update(readFileSync(f)).update("\0");
 const build = `${version}+${sources.digest("hex").slice(0, 12)}`;
 // `--if-changed` (`npm run demo`): nothing to do when dist/ was built from these sources.
 const stamp = join("dist", ".build");
@@ -173,5 +177,45 @@ if (!process.argv.includes("--no-types") && existsSync("tsconfig.build.json")) {
   // dist/browser.d.ts beside dist/browser.js, for tools that look there rather than in exports.
   writeFileSync("dist/browser.d.ts", 'export * from "./types/browser/index.js";\n');
 }
+checkRuntimeDependencies();
 writeFileSync(stamp, build);
 console.log(`baton build: dist/ in ${Date.now() - started} ms`);
+
+/**
+ * Every package the built code loads at run time must be one the published package installs
+ * (`dependencies` or `optionalDependencies`): the rest are bundled, and a devDependency that is
+ * still required (a lazy `createRequire(…)("x")`, which esbuild leaves alone) works in this
+ * checkout and fails in a user's install.
+ */
+function checkRuntimeDependencies() {
+  const { builtinModules } = createRequire(import.meta.url)("node:module");
+  const pkg = JSON.parse(readFileSync("package.json", "utf8"));
+  const installed = new Set([...Object.keys(pkg.dependencies ?? {}), ...Object.keys(pkg.optionalDependencies ?? {})]);
+  // The MCP SDK's validator carries `require("ajv/…")` in the source it generates for standalone
+  // use, as text; it is never run.
+  const templates = /^ajv(-formats)?$/;
+  const spec = String.raw`"((?:@[a-z0-9][\w.~-]*\/)?[a-z0-9][\w.~-]*)(?:\/[^"]*)?"`;
+  const loads = new RegExp(String.raw`(?:\brequire\(|createRequire\)?\([^()]*\)\(|\bimport\(|\bfrom ?)${spec}`, "g");
+  const missing = new Map();
+  const walk = (dir) => {
+    for (const e of readdirSync(dir, { withFileTypes: true })) {
+      const p = join(dir, e.name);
+      if (e.isDirectory()) {
+        if (e.name !== "types" && e.name !== "web") walk(p);
+      } else if (/\.(c?js)$/.test(e.name)) {
+        for (const m of readFileSync(p, "utf8").matchAll(loads)) {
+          const name = m[1];
+          if (builtinModules.includes(name) || installed.has(name) || templates.test(name)) continue;
+          missing.set(name, p);
+        }
+      }
+    }
+  };
+  walk("dist");
+  if (missing.size > 0) {
+    for (const [name, file] of missing)
+      console.error(`baton build: ${file} loads "${name}" at run time, but package.json does not install it`);
+    console.error("baton build: add them to dependencies (or bundle them)");
+    process.exit(1);
+  }
+}

@@ -7,9 +7,8 @@
 import { spawnSync } from "node:child_process";
 import { writeFileSync } from "node:fs";
 import { join } from "node:path";
-import { isatty } from "node:tty";
 import { afterAll, describe, expect, it } from "vitest";
-import { colourOn, paintDiff, painter } from "../src/platform/colour.js";
+import { colourOn, type Paint, paintDiff, painter } from "../src/platform/colour.js";
 import { CLI, cleanupDirs, tempDir } from "./helpers.js";
 
 afterAll(() => cleanupDirs());
@@ -98,8 +97,22 @@ describe("CLI conventions", () => {
     expect(colourOn(1, { FORCE_COLOR: "false" })).toBe(false);
     expect(colourOn(1, { NO_COLOR: "1" })).toBe(false);
     expect(colourOn(1, { TERM: "dumb" })).toBe(false);
-    // Otherwise: whether the stream is a terminal.
-    expect(colourOn(1, { TERM: "xterm-256color", NO_COLOR: "" })).toBe(isatty(1));
-    expect(paintDiff("--- a/x\n+++ b/x\n@@ -1 +1 @@\n-a\n+b\n c", painter(false))).toBe("--- a/x\n+++ b/x\n@@ -1 +1 @@\n-a\n+b\n c");
+    // A diff: hunks counted from their headers, so a removed "-- comment" line stays removed and
+    // the next file's "---" is a header again.
+    const diff = "--- a/x.sql\n+++ b/x.sql\n@@ -1,2 +1,1 @@\n--- drop me\n same\n--- a/y\n+++ b/y\n@@ -1 +1 @@\n-a\n+b";
+    const tags: Paint = (style, text) => `<${style}>${text}`;
+    expect(paintDiff(diff, tags).split("\n")).toEqual([
+      "<bold>--- a/x.sql",
+      "<bold>+++ b/x.sql",
+      "<cyan>@@ -1,2 +1,1 @@",
+      "<red>--- drop me",
+      " same",
+      "<bold>--- a/y",
+      "<bold>+++ b/y",
+      "<cyan>@@ -1 +1 @@",
+      "<red>-a",
+      "<green>+b",
+    ]);
+    expect(paintDiff(diff, painter(false))).toBe(diff);
   });
 });

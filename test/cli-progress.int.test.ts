@@ -16,7 +16,11 @@ afterAll(() => cleanupDirs());
 /** `baton …` with a pseudo-terminal for stdin, stdout and stderr: what the terminal showed. */
 function onTerminal(args: string[], env: Record<string, string> = {}, exit = 0): string {
   const quoted = [process.execPath, CLI, ...args].map((a) => `'${a.replace(/'/g, "'\\''")}'`).join(" ");
-  const r = spawnSync("script", ["-qec", quoted, "/dev/null"], { encoding: "utf8", env: { ...process.env, ...env }, timeout: 120_000 });
+  const r = spawnSync("script", ["-qec", quoted, "/dev/null"], {
+    encoding: "utf8",
+    env: { ...process.env, TERM: "xterm", ...env },
+    timeout: 120_000,
+  });
   expect(r.status, r.stdout + r.stderr).toBe(exit);
   return r.stdout;
 }

@@ -49,6 +49,7 @@ describe("hook config merge", () => {
     expect(isBatonCommand(`${launcher} hook claude PreToolUse`, "claude")).toBe(true);
     expect(isBatonCommand("baton hook claude Stop", "claude")).toBe(true);
     expect(isBatonCommand("npx baton hook codex Stop", "codex")).toBe(true);
+    expect(isBatonCommand("npx agent-baton hook codex Stop", "codex")).toBe(true);
     expect(isBatonCommand("node C:\\tools\\baton.cjs hook gemini BeforeTool", "gemini")).toBe(true);
     expect(isBatonCommand("baton hook claude Stop", "codex")).toBe(false);
     expect(isBatonCommand("baton-helper hook claude Stop", "claude")).toBe(false);
@@ -277,7 +278,10 @@ describe("adapters", () => {
   it("only a plain read-only Baton invocation passes; a mutating one is Baton's but not read-only", () => {
     for (const c of [
       "baton status --json",
-      "npx baton resume task-1 --json",
+      "npx agent-baton resume task-1 --json",
+      "npx -y agent-baton@0.1.0 status",
+      "npx -p agent-baton baton doctor --json",
+      "npx --package=agent-baton baton status",
       "node /opt/baton/bin/baton.cjs status",
       "./node_modules/.bin/baton lessons search 'db seed' --k 5",
       "baton --root /work/app doctor --json",
@@ -304,7 +308,8 @@ describe("adapters", () => {
       "baton trust",
       "baton trust --show",
       "baton trust --revoke --json",
-      "npx baton --root /work/app trust",
+      "npx agent-baton --root /work/app trust",
+      "npx -p agent-baton baton trust",
       "baton trust --help",
     ])
       expect(batonInvocation(c), c).toMatchObject({ changesSupervision: true });
@@ -323,14 +328,25 @@ describe("adapters", () => {
     for (const c of ["baton rollback", "baton rollback 2 --dry-run", "baton lanes --json", "baton status"])
       expect(batonInvocation(c), c).toMatchObject({ overridesLanes: false });
     expect(batonInvocation("baton lanes --json")).toMatchObject({ readOnly: true });
-    for (const c of ["cat baton.txt", "echo baton status", "batonx status", undefined, ""])
+    // `npx baton` runs another package that happens to be called baton: not Baton, never read-only.
+    for (const c of [
+      "cat baton.txt",
+      "echo baton status",
+      "batonx status",
+      "npx baton status",
+      "npx -p baton baton status",
+      "npx -p agent-baton other status",
+      "npx agent-batons status",
+      undefined,
+      "",
+    ])
       expect(batonInvocation(c), String(c)).toBeUndefined();
   });
 
   it("a Baton invocation combined with anything else is not Baton (property)", () => {
     const plain = fc.constantFrom(
       "baton status",
-      "npx baton resume --json",
+      "npx agent-baton resume --json",
       "baton doctor",
       "baton rollback --dry-run",
       "baton lessons list",

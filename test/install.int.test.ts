@@ -75,8 +75,13 @@ describe("installed from the tarball", () => {
       expect(baton("rollback", "--dry-run")).toContain("-console.log('broken');");
       baton("rollback");
       expect(readFileSync(join(repo, "app.js"), "utf8")).toBe("console.log('one');\n");
-      const hooks = JSON.parse(baton("hooks", "install", "claude", "--json"));
-      expect(JSON.stringify(hooks)).toContain("settings");
+      baton("hooks", "install", "claude");
+      expect(readFileSync(join(repo, ".claude", "settings.local.json"), "utf8")).toContain("hook claude PreToolUse");
+      // What loads a package lazily at run time (path patterns: generated paths, lesson triggers).
+      baton("session", "start", "--flow", "live-variant", "--id", "hero");
+      expect(JSON.parse(baton("status", "--session", "hero", "--json")).sessions[0].phase).toBeDefined();
+      baton("lessons", "add", "Run the linter after editing src", "--path", "src/**", "--workspace");
+      expect(JSON.stringify(JSON.parse(baton("lessons", "inject", "--session", "hero", "--path", "src/a.ts", "--json")))).toContain("Run the linter");
       const dash = JSON.parse(baton("dashboard", "--json"));
       try {
         expect(dash.url).toMatch(/^http:\/\/127\.0\.0\.1:\d+\/dashboard#login=/);

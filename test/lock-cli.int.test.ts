@@ -7,7 +7,7 @@ import { spawnSync } from "node:child_process";
 import { readFileSync, writeFileSync } from "node:fs";
 import { afterAll, describe, expect, it } from "vitest";
 import { processAlive } from "../src/platform/process-facts.js";
-import { killAll, lockRunArgs, spawnNode, waitExit } from "./child-process.js";
+import { killAll, lockRunArgs, spawnCommand, spawnNode, waitExit } from "./child-process.js";
 import { CLI, cleanupDirs, cli, tempDir } from "./helpers.js";
 
 afterAll(() => cleanupDirs());
@@ -132,7 +132,36 @@ describe("baton lock", () => {
     const refused = cli(["lock", "run", "deploy", ...o, "--", plain]);
     expect(refused.code).toBe(126);
     expect(refused.json().error.code).toBe("command_not_executable");
+    // A script whose interpreter is missing is there but cannot run: 126, as shells say.
+    const orphan = `${tempDir()}/orphan.sh`;
+    writeFileSync(orphan, "#!/no/such/interpreter\necho hi\n", { mode: 0o755 });
+    expect(cli(["lock", "run", "deploy", ...o, "--", orphan]).code).toBe(126);
     // Nothing ran, and the lock is free again.
     expect(cli(["lock", "inspect", "deploy", ...o]).json()).toMatchObject({ state: "free" });
+  });
+
+  it("lock run at a terminal: a Ctrl-C reaches each process of the command once", async () => {
+    const root = tempDir();
+    cli(["init", "--root", root]);
+    // A grandchild (under a shell) that counts the SIGINTs it gets, then exits.
+    const handler = `${tempDir()}/handler.cjs`;
+    writeFileSync(
+      handler,
+      "let n = 0; process.on('SIGINT', () => { n++; console.log(`SIGINT ${n}`); setTimeout(() => process.exit(0), 500); }); console.log('handler ready'); setInterval(() => {}, 1000);\n",
+    );
+    const inner = ["lock", "run", "ctrl-c", "--root", root, "--", "sh", "-c", `'${process.execPath}' '${handler}'`];
+    const quoted = [process.execPath, CLI, ...inner].map((a) => `'${a.replace(/'/g, "'\\''")}'`).join(" ");
+    const term = spawnCommand("script", ["-qec", quoted, "/dev/null"], "baton lock run on a pseudo-terminal");
+    try {
+      await term.waitForLine((l) => l.includes("handler ready"), 20_000, "the handler started");
+      term.proc.stdin?.write("\x03"); // Ctrl-C, as the terminal's line discipline sends it
+      await waitExit(term, 20_000);
+      // (The terminal echoes the Ctrl-C as ^C in front of the line.)
+      const got = term.lines.flatMap((l) => /SIGINT \d+/.exec(l) ?? []);
+      expect(got).toEqual(["SIGINT 1"]);
+      expect(cli(["lock", "inspect", "ctrl-c", "--root", root, "--json"]).json()).toMatchObject({ state: "free" });
+    } finally {
+      await killAll([term]);
+    }
   });
 });

@@ -27,11 +27,14 @@ export function buildProgram(json = false): Command {
     .version(typeof BATON_VERSION === "string" ? BATON_VERSION : "0.0.0-dev", "-V, --version")
     .option("--json", 'machine-readable output (errors too: {"error": {code, message}} on stdout)')
     .option("--root <dir>", "workspace root (default: BATON_ROOT, else the nearest directory with .baton/)")
-    .option("-q, --quiet", "print nothing on success (errors and warnings still go to stderr; --json output is still printed)")
+    .option(
+      "-q, --quiet",
+      "print nothing on success (the demo: only its summary); errors and warnings still go to stderr, --json output is still printed",
+    )
     .showHelpAfterError("(run with --help for usage)")
     .addHelpText(
       "after",
-      "\nExit codes: 0 ok · 1 internal failure · 2 bad input · 3 refused by state (invalid transition, conflict, source_dirty, lock_held, lock_lost) · 4 not found · 5 storage failure",
+      "\nExit codes: 0 ok · 1 internal failure · 2 bad input · 3 refused by state (invalid transition, conflict, source_dirty, lock_held, lock_lost) · 4 not found · 5 storage failure · 126/127 `lock run`: the command cannot run / is not there",
     );
 
   defineJournalCommands(program);

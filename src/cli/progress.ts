@@ -6,7 +6,7 @@
  * REDRAW_MS, and erased when the work ends so the result stands alone. Everything is
  * synchronous: the work reports from inside loops that never yield.
  */
-import { createRequire } from "node:module";
+import { isTerminal } from "../platform/colour.js";
 import { writeStderr } from "../platform/output.js";
 import type { Ctx } from "./context.js";
 
@@ -28,7 +28,7 @@ const SILENT: Progress = { update: () => undefined, end: () => undefined };
 /** A progress line for `ctx`'s command, or a silent one when nobody would see it. */
 export function progress(ctx: Ctx, o: { now?: () => number; write?: (s: string) => void; tty?: boolean } = {}): Progress {
   if (ctx.json || ctx.quiet) return SILENT;
-  const tty = o.tty ?? (createRequire(import.meta.url)("node:tty") as typeof import("node:tty")).isatty(2);
+  const tty = o.tty ?? isTerminal(2);
   if (!tty) return SILENT;
   const now = o.now ?? Date.now;
   const write = o.write ?? writeStderr;

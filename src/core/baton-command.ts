@@ -16,7 +16,7 @@ import { parse } from "shell-quote";
 import { userWords } from "./prompt-words.js";
 
 export interface BatonInvocation {
-  /** The arguments after the program (`baton`, `npx baton`, `node …/baton.cjs`). */
+  /** The arguments after the program (`baton`, `npx agent-baton`, `node …/baton.cjs`). */
   args: string[];
   /** Nothing it does changes files, the journal, the pause or the hooks. */
   readOnly: boolean;
@@ -81,12 +81,39 @@ const WRITING_SHORT = /^-[A-Za-z]*[ow]/;
 const LANE_OPTIONS = new Set(["--unpause", "--all-lanes", "--lane"]);
 const HOOK_EVENTS = new Set(["spiral:cleared", "lane:ended", "claim:noticed"]);
 
-/** The program forms that run Baton: `baton`, `/path/to/baton`, `npx baton`, `node …/baton.cjs`. */
+/** The published package (`npx agent-baton …`). `npx baton` runs another package of that name. */
+const PACKAGE = /^agent-baton(?:@[\w.^~<>=*-]+)?$/;
+/** npx's own flags that change nothing about what runs. */
+const NPX_FLAGS = new Set(["-y", "--yes", "--no", "--no-install", "--prefer-offline", "--offline", "-q", "--quiet"]);
+
+/**
+ * The program forms that run Baton: `baton`, `/path/to/baton`, `node …/baton.cjs`, `npx
+ * agent-baton`, `npx -p agent-baton baton` (npx's harmless flags allowed).
+ */
 function programArgs(argv: string[]): string[] | undefined {
   const isBaton = (t: string | undefined) => t !== undefined && /(?:^|\/)baton(?:\.c?js)?$/.test(t);
   if (isBaton(argv[0])) return argv.slice(1);
-  if (argv[0] === "npx" && argv[1] === "baton") return argv.slice(2);
   if (argv[0] === "node" && isBaton(argv[1])) return argv.slice(2);
+  if (argv[0] !== "npx") return undefined;
+  let i = 1;
+  let pkg = false;
+  for (; i < argv.length; i++) {
+    const a = argv[i] as string;
+    if (NPX_FLAGS.has(a)) continue;
+    if ((a === "-p" || a === "--package") && PACKAGE.test(argv[i + 1] ?? "")) {
+      pkg = true;
+      i++;
+      continue;
+    }
+    if (a.startsWith("--package=") && PACKAGE.test(a.slice("--package=".length))) {
+      pkg = true;
+      continue;
+    }
+    break;
+  }
+  const program = argv[i];
+  if (program === undefined) return undefined;
+  if (PACKAGE.test(program) || (pkg && program === "baton")) return argv.slice(i + 1);
   return undefined;
 }
 

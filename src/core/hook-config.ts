@@ -64,7 +64,7 @@ export interface InstalledHook {
 /** A command that runs `baton hook <agent> …`, whatever the path or launcher before it. */
 export function isBatonCommand(command: unknown, agent: HookAgent): boolean {
   if (typeof command !== "string") return false;
-  return new RegExp(`(?:^|[\\s"'/\\\\])baton(?:\\.c?js)?["']?\\s+hook\\s+${agent}(?:\\s|$)`).test(command);
+  return new RegExp(`(?:^|[\\s"'/\\\\])(?:agent-)?baton(?:\\.c?js)?["']?\\s+hook\\s+${agent}(?:\\s|$)`).test(command);
 }
 
 function isObject(v: unknown): v is JsonObject {

@@ -24,6 +24,11 @@ export function colourOn(fd: 1 | 2, env: NodeJS.ProcessEnv = process.env): boole
   const force = env.FORCE_COLOR;
   if (force !== undefined) return force !== "0" && force !== "false";
   if (env.NO_COLOR) return false;
+  return isTerminal(fd, env);
+}
+
+/** Whether `fd` is a terminal that understands escape sequences (not `TERM=dumb`). */
+export function isTerminal(fd: 1 | 2, env: NodeJS.ProcessEnv = process.env): boolean {
   if (env.TERM === "dumb") return false;
   const { isatty } = createRequire(import.meta.url)("node:tty") as typeof import("node:tty");
   return isatty(fd);
@@ -51,20 +56,33 @@ export function paintStderr(): Paint {
   return stderrPaint;
 }
 
-/** A unified diff with its added lines green, removed red and hunk headers cyan. */
+/**
+ * A unified diff with its file headers bold, hunk headers cyan, added lines green and removed
+ * red. A hunk's lines are counted from its header, so a removed line that itself starts with
+ * `--` stays a removed line, and the next file's `---` header is a header again.
+ */
 export function paintDiff(diff: string, paint: Paint): string {
+  let oldLeft = 0;
+  let newLeft = 0;
   return diff
     .split("\n")
-    .map((l) =>
-      l.startsWith("+++") || l.startsWith("---")
-        ? paint("bold", l)
-        : l.startsWith("+")
-          ? paint("green", l)
-          : l.startsWith("-")
-            ? paint("red", l)
-            : l.startsWith("@@")
-              ? paint("cyan", l)
-              : l,
-    )
+    .map((l) => {
+      if (oldLeft > 0 || newLeft > 0) {
+        if (l.startsWith("-")) oldLeft--;
+        else if (l.startsWith("+")) newLeft--;
+        else if (!l.startsWith("\\")) {
+          oldLeft--;
+          newLeft--;
+        }
+        return l.startsWith("+") ? paint("green", l) : l.startsWith("-") ? paint("red", l) : l;
+      }
+      const hunk = /^@@ -\d+(?:,(\d+))? \+\d+(?:,(\d+))? @@/.exec(l);
+      if (hunk) {
+        oldLeft = Number(hunk[1] ?? 1);
+        newLeft = Number(hunk[2] ?? 1);
+        return paint("cyan", l);
+      }
+      return l.startsWith("+++") || l.startsWith("---") ? paint("bold", l) : l;
+    })
     .join("\n");
 }

@@ -160,10 +160,13 @@ export const hostFacts: ProcessFacts = {
 
 /**
  * /proc/<pid>/stat (Linux): the name (field 2, which may hold spaces and parentheses), the state
- * (field 3), the parent (field 4) and the start time (field 22). Undefined elsewhere, when the
- * process is gone, or when /proc is another pid namespace's.
+ * (field 3), the parent (field 4), the process group (field 5), the terminal's foreground
+ * process group (field 8; -1 without a terminal) and the start time (field 22). Undefined
+ * elsewhere, when the process is gone, or when /proc is another pid namespace's.
  */
-export function readProcStat(pid: number): { comm: string; state: string; ppid: number; startTime: string } | undefined {
+export function readProcStat(
+  pid: number,
+): { comm: string; state: string; ppid: number; pgrp: number; tpgid: number; startTime: string } | undefined {
   if (!procIsOurs()) return undefined;
   let text: string;
   try {
@@ -181,27 +184,40 @@ export function readProcStat(pid: number): { comm: string; state: string; ppid: 
   const state = fields[0];
   const startTime = fields[19];
   if (state === undefined || startTime === undefined || !/^\d+$/.test(startTime)) return undefined;
-  return { comm: text.slice(text.indexOf("(") + 1, close), state, ppid: Number(fields[1]), startTime };
+  return {
+    comm: text.slice(text.indexOf("(") + 1, close),
+    state,
+    ppid: Number(fields[1]),
+    pgrp: Number(fields[2]),
+    tpgid: Number(fields[5]),
+    startTime,
+  };
 }
 
 /**
- * Every live descendant of `pid` (children, their children, …), parents before children, from
- * /proc (Linux); empty elsewhere. A process that forks between this read and a signal is missed:
- * callers that must catch those read again.
+ * Every live descendant of `pid` (children, their children, …) with its process group, parents
+ * before children, from /proc (Linux); empty elsewhere or when /proc cannot be read. A process
+ * that forks between this read and a signal is missed.
  */
-export function descendants(pid: number): number[] {
-  if (!procIsOurs()) return [];
-  const children = new Map<number, number[]>();
-  for (const name of readdirSync("/proc")) {
+export function descendants(pid: number): { pid: number; pgrp: number }[] {
+  if (process.platform !== "linux" || !procIsOurs()) return [];
+  let names: string[];
+  try {
+    names = readdirSync("/proc");
+  } catch {
+    return [];
+  }
+  const children = new Map<number, { pid: number; pgrp: number }[]>();
+  for (const name of names) {
     if (!/^\d+$/.test(name)) continue;
     const stat = readProcStat(Number(name));
     if (!stat || stat.state === "Z") continue;
     const list = children.get(stat.ppid) ?? [];
-    list.push(Number(name));
+    list.push({ pid: Number(name), pgrp: stat.pgrp });
     children.set(stat.ppid, list);
   }
-  const out: number[] = [];
-  for (let next: number | undefined = pid, i = 0; next !== undefined; next = out[i++]) out.push(...(children.get(next) ?? []));
+  const out: { pid: number; pgrp: number }[] = [];
+  for (let next: number | undefined = pid, i = 0; next !== undefined; next = out[i++]?.pid) out.push(...(children.get(next) ?? []));
   return out;
 }
 

@@ -141,3 +141,11 @@ export function heartbeatServer(info: ServerInfo, leaseId: string, opts: { lease
     body: opts,
   });
 }
+
+/**
+ * A one-time login link's path and expiry from the server (`/dashboard#login=<code>`, or the
+ * demo page's `/#login=<code>`): what `baton dashboard` and `baton serve` print.
+ */
+export function requestLoginCode(info: ServerInfo, page: "dashboard" | "demo"): Promise<{ path: string; expiresAt: string }> {
+  return serverRequest(info, "POST", "/v1/dashboard/login-codes", { body: { page } });
+}

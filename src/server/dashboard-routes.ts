@@ -85,7 +85,10 @@ export function registerDashboard(app: Hono<Env>, o: DashboardOptions, readJson:
     // looked at, and the code stays good for the page it was meant for.
     const origin = c.req.header("origin");
     if (origin === undefined || !o.origins.has(origin.toLowerCase()))
-      throw new BatonError("forbidden", "log in from the dashboard page this server serves: open the link `baton dashboard` printed");
+      throw new BatonError(
+        "forbidden",
+        "log in from a page this server serves: open the link `baton dashboard` (or `baton serve`) printed",
+      );
     // And only a process of the user this server runs as: another local user's process can
     // send the page's Origin, but its socket is listed under its own uid.
     const socket = c.env?.incoming?.socket;
@@ -100,7 +103,7 @@ export function registerDashboard(app: Hono<Env>, o: DashboardOptions, readJson:
         throw new BatonError(
           "forbidden",
           uid === undefined
-            ? "cannot tell which user opened this connection, so the login is refused; open the link `baton dashboard` printed again"
+            ? "cannot tell which user opened this connection, so the login is refused; open the link `baton dashboard` (or `baton serve`) printed again"
             : "this login comes from another user's process on this machine; only the user who runs the server may log in",
         );
     }
@@ -110,7 +113,10 @@ export function registerDashboard(app: Hono<Env>, o: DashboardOptions, readJson:
     const exp = codes.get(code);
     codes.delete(code);
     if (exp === undefined || exp <= now()) {
-      throw new BatonError("unauthorized", "this login link was already used or has expired; run `baton dashboard` for a new one");
+      throw new BatonError(
+        "unauthorized",
+        "this login link was already used or has expired; run `baton dashboard` (`baton dashboard --demo` for the demo page) for a new one",
+      );
     }
     c.header("Cache-Control", "no-store"); // the answer holds a credential
     return c.json(issueBrowserSession(o.token, o.port, now()));

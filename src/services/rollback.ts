@@ -90,7 +90,8 @@ export interface RollbackInput {
   actor?: string;
   /**
    * Told how far it got, synchronously: `prepare` after each new version is written beside its
-   * file (before anything changes), then `restore` after each file is restored or removed.
+   * file (before anything changes; removals have none), then `restore` after each file is
+   * restored or removed.
    */
   onProgress?: (p: { phase: "prepare" | "restore"; done: number; total: number; path: string }) => void;
   /**
@@ -295,10 +296,10 @@ export class RollbackService {
     const actor = input.actor ?? "user";
     let safety: Awaited<ReturnType<CheckpointService["safety"]>>;
     try {
-      for (const [i, p] of changing.entries()) {
-        if (p.action !== "remove" && !p.deferred)
-          prepared.set(p, prepareWrite(root, p.path, p.content as Buffer, p.mode ?? 0o644, this.#durable));
-        input.onProgress?.({ phase: "prepare", done: i + 1, total: changing.length, path: p.path });
+      const writes = changing.filter((p) => p.action !== "remove" && !p.deferred);
+      for (const [i, p] of writes.entries()) {
+        prepared.set(p, prepareWrite(root, p.path, p.content as Buffer, p.mode ?? 0o644, this.#durable));
+        input.onProgress?.({ phase: "prepare", done: i + 1, total: writes.length, path: p.path });
       }
       // The safety checkpoint and `rollback:started` commit together, by the deadline, and only
       // for the first caller with this key.

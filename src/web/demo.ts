@@ -6,7 +6,7 @@
  */
 import { BatonClientError, type BatonConnection, type ClientState, connect } from "../browser/index.js";
 import type { JournalEvent, JsonObject } from "../core/types.js";
-import { keepSession, loginFromFragment, onSignedOut, token } from "./dashboard/api.js";
+import { keepSession, loginFromFragment, onSignedOut, post, token } from "./dashboard/api.js";
 
 const $ = <T extends HTMLElement>(id: string) => document.getElementById(id) as T;
 const FENCED = new Set(["accept_pending", "discard_pending", "accepted_source_pending", "complete"]);
@@ -85,18 +85,17 @@ function log(e: JournalEvent): void {
   $("log").prepend(li);
 }
 
-async function sessionFromUrl(session: string): Promise<string> {
+/** The session in the address, or a new live-variant session (a refused login is forgotten). */
+async function sessionFromUrl(): Promise<string> {
   const q = new URLSearchParams(location.search).get("session");
   if (q) return q;
-  const res = await fetch("/v1/sessions", {
-    method: "POST",
-    headers: { authorization: `Bearer ${session}`, "content-type": "application/json" },
-    body: JSON.stringify({ flow: "live-variant", title: "Live variants demo", actor: "browser" }),
+  const { sessionId } = await post<{ sessionId: string }>("/v1/sessions", {
+    flow: "live-variant",
+    title: "Live variants demo",
+    actor: "browser",
   });
-  const body = (await res.json()) as { sessionId?: string; error?: { message: string } };
-  if (!body.sessionId) throw new Error(body.error?.message ?? `HTTP ${res.status}`);
-  history.replaceState(null, "", `?session=${encodeURIComponent(body.sessionId)}`);
-  return body.sessionId;
+  history.replaceState(null, "", `?session=${encodeURIComponent(sessionId)}`);
+  return sessionId;
 }
 
 async function send(conn: BatonConnection, what: string, p: Promise<unknown>): Promise<void> {
@@ -128,7 +127,7 @@ async function refresh(conn: BatonConnection, adoptContext = false): Promise<voi
 async function login(): Promise<string | undefined> {
   const result = await loginFromFragment();
   if (typeof result === "object") {
-    message(`The login was refused: ${result.error} (for this page: \`baton dashboard --demo\`).`, "error");
+    message(`The login was refused: ${result.error}.`, "error");
     return undefined;
   }
   const session = token();
@@ -141,7 +140,7 @@ async function main(): Promise<void> {
   if (!session) return;
   keepSession();
   onSignedOut(() => message("The login ended: run `baton dashboard --demo` for a new link.", "error"));
-  const sessionId = await sessionFromUrl(session);
+  const sessionId = await sessionFromUrl();
   $("session").textContent = sessionId;
   const conn = connect({ token: () => token(), sessionId });
   (globalThis as { batonDemo?: BatonConnection }).batonDemo = conn;

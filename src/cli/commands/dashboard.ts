@@ -14,8 +14,9 @@ import { spawn } from "node:child_process";
 import { closeSync, mkdirSync, openSync } from "node:fs";
 import { join } from "node:path";
 import { BatonError } from "../../errors.js";
+import { serverIdentity } from "../../platform/server-file.js";
 import { resolveWorkspace } from "../../platform/workspace.js";
-import { findServer, serverRequest } from "../../server/client.js";
+import { findServer, requestLoginCode } from "../../server/client.js";
 import type { Ctx } from "../context.js";
 
 const START_WAIT_MS = 15_000;
@@ -39,9 +40,7 @@ export async function dashboard(ctx: Ctx, o: { open?: boolean; demo?: boolean })
         `the server did not start within ${START_WAIT_MS / 1000} s; see ${join(ws.dir, "logs", "server.log")}, or run \`baton serve\` yourself`,
       );
   }
-  const login = await serverRequest<{ path: string; expiresAt: string }>(info, "POST", "/v1/dashboard/login-codes", {
-    body: { page: o.demo ? "demo" : "dashboard" },
-  });
+  const login = await requestLoginCode(info, o.demo ? "demo" : "dashboard");
   const url = `http://127.0.0.1:${info.port}${login.path}`;
   let opened = false;
   if (o.open) opened = await openInBrowser(url);
@@ -53,7 +52,8 @@ export async function dashboard(ctx: Ctx, o: { open?: boolean; demo?: boolean })
       `Open the ${o.demo ? "demo page" : "dashboard"} (this link logs in once and expires at ${login.expiresAt}):`,
       `  ${url}`,
       ...(o.open ? [opened ? "Opened it in your browser." : "Could not open a browser: open the link yourself."] : []),
-      "`baton serve --stop` stops the server.",
+      // Where the kernel cannot prove the pid is the server (no process start times), --stop refuses.
+      serverIdentity(info) === "same" ? "`baton serve --stop` stops the server." : `Stop the server with \`kill ${info.pid}\`.`,
     ].join("\n"),
   );
 }

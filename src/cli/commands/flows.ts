@@ -1,6 +1,7 @@
 /** Listing and validating flows. */
 import { badInput } from "../../errors.js";
 import { formatProblems, loadFlowFile } from "../../platform/flow-file.js";
+import { writeStderr } from "../../platform/output.js";
 import type { Ctx } from "../context.js";
 
 export async function flowsList(ctx: Ctx): Promise<void> {
@@ -35,14 +36,16 @@ export async function flowsValidate(ctx: Ctx, files: string[]): Promise<void> {
     }),
   );
   const bad = results.filter((r) => !r.valid);
-  ctx.out({ results }, () =>
-    results
+  const describe = (list: typeof results) =>
+    list
       .map((r) =>
         r.valid
           ? `ok ${r.file} (${r.name})`
           : `INVALID ${r.file}\n${r.problems.map((p) => `  ${p.line ? `line ${p.line}:${p.column} ` : ""}${p.path || "(file)"}: ${p.message}`).join("\n")}`,
       )
-      .join("\n"),
-  );
+      .join("\n");
+  ctx.out({ results }, () => describe(results));
+  // Under --quiet the problems are the failure, and a failure is always said (on stderr).
+  if (bad.length && ctx.quiet && !ctx.json) writeStderr(`${describe(bad)}\n`);
   if (bad.length) process.exitCode = 2;
 }

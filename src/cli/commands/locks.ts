@@ -4,10 +4,11 @@
  * `--pid` names another; `lock run` holds the lock itself, heartbeating, while a command runs.
  */
 import { spawn } from "node:child_process";
+import { existsSync } from "node:fs";
 import { constants } from "node:os";
 import { BatonError, isBatonError } from "../../errors.js";
 import { writeStderr } from "../../platform/output.js";
-import { descendants } from "../../platform/process-facts.js";
+import { descendants, readProcStat } from "../../platform/process-facts.js";
 import type { LockInfo } from "../../services/locks.js";
 import { type Ctx, parseIntOption } from "../context.js";
 
@@ -103,13 +104,24 @@ export async function run(ctx: Ctx, name: string, command: string[], o: { ttl?: 
   });
   // A signal goes to the command and everything it started: a shell or `npm run` that dies of
   // it does not pass it on, and its children would run on (under pid 1) after the lock is
-  // released. The command stays in this process group, so it can still read the terminal and
-  // Ctrl-C reaches it directly as well.
+  // released. The command stays in this process group, so it can still read the terminal. A
+  // Ctrl-C (or Ctrl-\) at the terminal has already reached every process in the foreground
+  // group, this one's included: those are not sent it a second time (many tools read a second
+  // Ctrl-C as "quit without cleaning up"), only the ones in groups of their own.
   const signalAll = (sig: NodeJS.Signals) => {
     if (child.pid === undefined) return;
-    for (const pid of [child.pid, ...descendants(child.pid)]) {
+    const me = readProcStat(process.pid);
+    const fromTerminal = (sig === "SIGINT" || sig === "SIGQUIT") && me !== undefined && me.tpgid === me.pgrp;
+    let tree: { pid: number; pgrp: number }[] = [];
+    try {
+      tree = descendants(child.pid);
+    } catch {
+      // /proc unreadable: the command alone
+    }
+    for (const p of [{ pid: child.pid, pgrp: me?.pgrp ?? -1 }, ...tree]) {
+      if (fromTerminal && p.pgrp === me?.pgrp) continue;
       try {
-        process.kill(pid, sig);
+        process.kill(p.pid, sig);
       } catch {
         // gone meanwhile
       }
@@ -144,8 +156,10 @@ export async function run(ctx: Ctx, name: string, command: string[], o: { ttl?: 
     });
   }
   if (exit.error) {
-    // As shells say it: 127 for a command that is not there, 126 for one that cannot run.
-    const missing = (exit.error as NodeJS.ErrnoException).code === "ENOENT";
+    // As shells say it: 127 for a command that is not there, 126 for one that cannot run (a
+    // script whose interpreter is missing is ENOENT too, but the file is there: 126).
+    const file = command[0] as string;
+    const missing = (exit.error as NodeJS.ErrnoException).code === "ENOENT" && !(file.includes("/") && existsSync(file));
     throw new BatonError(
       missing ? "command_not_found" : "command_not_executable",
       missing

@@ -7,7 +7,7 @@ import { writeStderr } from "../../platform/output.js";
 import { liveServer, serverIdentity, stopServer } from "../../platform/server-file.js";
 import { resolveWorkspace } from "../../platform/workspace.js";
 import type { AssetName } from "../../server/app.js";
-import { serverRequest } from "../../server/client.js";
+import { requestLoginCode } from "../../server/client.js";
 import { type StopReason, startServer } from "../../server/server.js";
 import { DASHBOARD_HTML } from "../../web/dashboard-html.js";
 import { DEMO_HTML } from "../../web/demo-html.js";
@@ -30,9 +30,7 @@ export async function serve(
   const baton = await ctx.open();
   // A server of another build that hooks started: it goes first (hooks/autostart.ts).
   if (replace !== undefined && !(await stopServer(baton.workspace.dir, replace))) {
-    throw new BatonError("server_running", `the server pid ${replace} did not stop within 10 s; it still serves this workspace`, {
-      pid: replace,
-    });
+    throw stillServing(replace);
   }
   // Built beside this bundle: dist/browser.js and dist/web/demo.js.
   const dist = dirname(fileURLToPath(import.meta.url));
@@ -59,9 +57,13 @@ export async function serve(
   });
   // The demo page's link carries a one-time login code, never the token (which would stay in
   // the browser's history and in whatever this output is pasted into).
-  const login = await serverRequest<{ path: string; expiresAt: string }>(server.info, "POST", "/v1/dashboard/login-codes", {
-    body: { page: "demo" },
-  });
+  let login: { path: string; expiresAt: string };
+  try {
+    login = await requestLoginCode(server.info, "demo");
+  } catch (err) {
+    await server.close(); // no ready line: a server nobody was told about must not keep running
+    throw err;
+  }
   const pageUrl = `${server.url}${login.path}`;
   ctx.out({ url: server.url, port: server.port, pid: process.pid, pageUrl, serverFile: join(baton.workspace.dir, "server.json") }, () =>
     [
@@ -105,12 +107,13 @@ async function stop(ctx: Ctx, o: Record<string, unknown>): Promise<void> {
       `cannot prove that pid ${info.pid} is the server that wrote .baton/server.json (this platform does not tell process start times), so it was not signalled: stop it with \`kill ${info.pid}\` if it is`,
       { pid: info.pid },
     );
-  if (!(await stopServer(ws.dir, info.pid)))
-    throw new BatonError("server_running", `the server pid ${info.pid} did not stop within 10 s; it still serves this workspace`, {
-      pid: info.pid,
-    });
+  if (!(await stopServer(ws.dir, info.pid))) throw stillServing(info.pid);
   ctx.out(
     { stopped: true, running: false, pid: info.pid, port: info.port },
     () => `Stopped the Baton server (pid ${info.pid}, port ${info.port}).`,
   );
+}
+
+function stillServing(pid: number): BatonError {
+  return new BatonError("server_running", `the server pid ${pid} did not stop within 10 s; it still serves this workspace`, { pid });
 }

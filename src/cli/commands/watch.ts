@@ -30,7 +30,8 @@ export async function watch(ctx: Ctx, id: string | undefined, o: { session?: str
     const last = await b.targets.watchRun(sid, {
       ...(intervalMs !== undefined ? { intervalMs } : {}),
       signal: stop.signal,
-      onLine: (l) => writeStdout(ctx.json ? `${JSON.stringify(l)}\n` : `${human(l)}\n`),
+      // --quiet: no ticks (the exit code says how the run ended).
+      onLine: (l) => (ctx.json ? writeStdout(`${JSON.stringify(l)}\n`) : ctx.quiet ? undefined : writeStdout(`${human(l)}\n`)),
     });
     if (last.type === "stopped") process.exitCode = 130;
   } finally {

@@ -26,7 +26,7 @@ export function lazy<M>(load: () => Promise<M>, pick: (m: M) => Handler) {
     const positional = args.slice(0, -2);
     const ctx = new Ctx(opts);
     try {
-      const missing = cmd.options.find((o) => REQUIRED.has(o) && cmd.getOptionValue(o.attributeName()) === undefined);
+      const missing = cmd.options.find((o) => REQUIRED.has(o) && opts[o.attributeName()] === undefined);
       if (missing)
         throw new BatonError("bad_input", `required option '${missing.flags}' not specified; see \`baton ${fullName(cmd)} --help\``);
       const fn = pick(await load()) as (ctx: Ctx, ...a: unknown[]) => Promise<void>;

@@ -192,7 +192,6 @@ export function defineOperationCommands(program: Command): void {
     .command("demo")
     .description("tell three stories (recovery, delivery, time travel) for real in a temporary workspace")
     .option("--keep", "keep the temporary workspace")
-    .option("--quiet", "only the final summary")
     .option("--chapter <n>", "tell only chapter n: 1 recovery, 2 delivery, 3 time travel")
     .action(
       lazy(
