@@ -268,7 +268,7 @@ export function checkpointsSuite(store: DashboardStore): void {
           await page.getByLabel("Compare to checkpoint").selectOption({ label: "#2 before Bash" });
           await page.getByRole("button", { name: "Compare", exact: true }).click();
           const cmp = page.getByRole("region", { name: "Checkpoint comparison" });
-          await cmp.getByText("1 files differ").waitFor();
+          await cmp.getByText("1 file differs").waitFor();
           const unified = cmp.getByRole("table", { name: "src/greet.ts, unified diff" });
           await unified.locator("tr.del", { hasText: 'return "hello " + name;' }).waitFor();
           await unified.locator("tr.add", { hasText: 'return "hi " + name + "!";' }).waitFor();

@@ -114,7 +114,7 @@ export function sessionSuite(store: DashboardStore): void {
         try {
           const page = await openSession(context);
           await page.getByLabel("Filter by event type").fill("decision:added");
-          await page.getByText("1 matching events").waitFor();
+          await page.getByText("1 matching event").waitFor();
           await page.locator(".timeline li.row .type", { hasText: "decision:added" }).waitFor();
 
           await page.getByLabel("Filter by event type").fill("note:added");

@@ -105,6 +105,13 @@ describe("each rule alone", () => {
     const none = spiralPauseRule(input(s))?.action;
     expect(none?.command).toBe("baton resume s --unpause");
     expect(none?.reason).toContain("No checkpoint exists from before the spiral began (turn seq 7)");
+    expect(none?.reason).toContain("Edit thrice (turns 7, 8, 9).");
+    // A detection whose turns are not in the window (written by hand, or pushed out) names none,
+    // rather than an empty "(turns )".
+    s.facets.spiral.evidence = { pattern: "same_signature", summary: "Edit thrice", turns: [] };
+    const unnamed = spiralPauseRule(input(s))?.action.reason;
+    expect(unnamed).toContain("Spiral detected (same_signature): Edit thrice. The session is paused");
+    expect(unnamed).not.toContain("(turns");
   });
 
   it("the spiral's fallback point: the newest non-safety checkpoint at or before its first turn", () => {

@@ -336,8 +336,12 @@ export const spiralPauseRule: NextActionRule = ({ snap, spiralFallback }) => {
     });
   }
   choices.push({ choice: "take_over", description: "the user takes over by hand, then lets the agent continue", command: unpause });
+  // The turns the detection named that are still in the window: none when they were never
+  // recorded there (a `spiral:detected` written by hand, or its turns pushed out), and then an
+  // empty "(turns )" would say nothing.
+  const turns = sp.evidence?.turns ?? [];
   const what = sp.evidence
-    ? `${sp.evidence.summary} (turns ${sp.evidence.turns.join(", ")})`
+    ? `${sp.evidence.summary}${turns.length > 0 ? ` (turns ${turns.join(", ")})` : ""}`
     : "the agent repeated itself without progress";
   const first = sp.evidence?.turns[0];
   const options =

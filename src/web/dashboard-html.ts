@@ -12,12 +12,15 @@ export const DASHBOARD_HTML = `<!doctype html>
 <title>Baton · dashboard</title>
 <style>
   :root { font-family: system-ui, sans-serif; color: #1b2129; background: #f4f6f8; font-size: 15px; }
-  body { margin: 0; }
+  /* A word wider than its box (an id, a path) breaks rather than widen the page; words that fit
+     stay whole, and a table column still sizes to its longest word. */
+  body { margin: 0; overflow-wrap: break-word; }
   a { color: #174ea6; }
-  header.top { display: flex; align-items: center; gap: .75rem; padding: .6rem 1.2rem; background: #1b2129; color: #fff; }
+  header.top { display: flex; flex-wrap: wrap; align-items: center; gap: .4rem .75rem; padding: .6rem 1.2rem; background: #1b2129; color: #fff; }
   header.top h1 { font-size: 1.1rem; margin: 0; }
-  header.top nav { display: flex; gap: .25rem; flex: 1; }
-  header.top nav a { color: #dfe6ee; text-decoration: none; padding: .3rem .6rem; border-radius: .3rem; }
+  header.top nav { display: flex; flex-wrap: wrap; gap: .25rem; flex: 1; min-width: 0; }
+  header.top nav a { color: #dfe6ee; text-decoration: none; padding: .3rem .6rem; border-radius: .3rem;
+                     max-width: 100%; box-sizing: border-box; overflow: hidden; text-overflow: ellipsis; white-space: nowrap; }
   header.top nav a[aria-current="page"] { background: #3a4756; color: #fff; }
   main { padding: 1rem 1.2rem; max-width: 1400px; }
   .badge { display: inline-block; padding: .12rem .5rem; border-radius: 1rem; font-size: .8rem; background: #dde3ea; color: #1b2129; white-space: nowrap; }
@@ -27,18 +30,23 @@ export const DASHBOARD_HTML = `<!doctype html>
   .badge.info { background: #dbe7fb; color: #173d7a; }
   .toolbar { display: flex; gap: .6rem; align-items: center; flex-wrap: wrap; margin-bottom: .8rem; }
   .toolbar input, .toolbar select { font: inherit; padding: .3rem .5rem; border: 1px solid #98a3af; border-radius: .3rem; background: #fff; }
-  .toolbar input[type="search"] { min-width: 18rem; }
+  /* As wide as the placeholder (--chars, set by the page), never wider than the row. */
+  .toolbar input.fit { width: calc(var(--chars) * 1ch + 1.6rem); max-width: 100%; box-sizing: border-box; }
+  select { max-width: 100%; }
   table { border-collapse: collapse; width: 100%; background: #fff; box-shadow: 0 1px 2px #0002; }
   th, td { text-align: left; vertical-align: top; padding: .45rem .6rem; border-bottom: 1px solid #e3e7ec; }
   th { font-size: .8rem; text-transform: uppercase; letter-spacing: .04em; color: #4a5562; background: #f9fafb; }
   td code, .mono { font: .82rem ui-monospace, monospace; }
-  code { background: #eef1f4; padding: .05rem .3rem; border-radius: .25rem; overflow-wrap: anywhere; }
+  code { background: #eef1f4; padding: .05rem .3rem; border-radius: .25rem; }
+  /* Status words (a phase, a state) are never broken: "in_pro gress" reads as two words. */
+  .nowrap, code.phase { white-space: nowrap; }
   ul.plain { list-style: none; margin: 0; padding: 0; }
   .row-actions { margin: .3rem 0 .5rem; }
   .muted { color: #56606b; font-size: .85rem; }
   .card { background: #fff; border-radius: .5rem; padding: .8rem 1rem; margin: 0 0 1rem; box-shadow: 0 1px 2px #0002; }
   .card h2 { font-size: 1rem; margin: 0 0 .5rem; }
-  .grid { display: grid; grid-template-columns: repeat(auto-fit, minmax(22rem, 1fr)); gap: 1rem; }
+  .grid { display: grid; grid-template-columns: repeat(auto-fit, minmax(min(22rem, 100%), 1fr)); gap: 1rem; }
+  .grid > * { min-width: 0; }
   .message { padding: .6rem .9rem; border-radius: .4rem; margin: 0 0 1rem; background: #dbe7fb; }
   .message.error { background: #f8d0d0; color: #6b1414; }
   button { font: inherit; padding: .3rem .8rem; border-radius: .3rem; border: 1px solid #8d98a5; background: #fff; cursor: pointer; color: #1b2129; }
@@ -55,7 +63,14 @@ export const DASHBOARD_HTML = `<!doctype html>
   .timeline .summary { flex: 1; overflow: hidden; text-overflow: ellipsis; color: #3a4756; font: .8rem ui-monospace, monospace; }
   .timeline .row.loading .summary { color: #636e7a; font-style: italic; }
   pre.event { background: #f6f8fa; padding: .6rem; border-radius: .3rem; max-height: 20rem; overflow: auto; font-size: .8rem; margin: 0; white-space: pre-wrap; overflow-wrap: anywhere; }
-  pre.state { white-space: pre-wrap; font-size: .82rem; margin: 0; }
+  pre.state { white-space: pre-wrap; overflow-wrap: anywhere; font-size: .82rem; margin: 0; }
+  /* Data, not words: a JSON argument list may break anywhere. So may prose in a wide column, where a
+     path in it ("db/migrations/0042_add_index.sql") would otherwise set the column's least width. */
+  td.data, .next-action .muted, td[data-col="blockers"] li { overflow-wrap: anywhere; }
+  td[data-col="fix"] { min-width: 16rem; }
+  .fix-command { display: flex; gap: .4rem; align-items: flex-start; }
+  .fix-command button { flex: none; padding: .1rem .5rem; font-size: .8rem; }
+  .diff-box { overflow-x: auto; }
   table.diff { font: .8rem ui-monospace, monospace; box-shadow: none; margin: .3rem 0 .8rem; table-layout: fixed; }
   table.diff td { padding: 0 .4rem; border: 0; white-space: pre-wrap; overflow-wrap: anywhere; }
   table.diff col.no { width: 3.5rem; }
@@ -73,6 +88,38 @@ export const DASHBOARD_HTML = `<!doctype html>
   article.card h3 { font-size: .95rem; margin: 0 0 .4rem; }
   .lesson-text { margin: .3rem 0; }
   .sr-only { position: absolute; width: 1px; height: 1px; overflow: hidden; clip: rect(0 0 0 0); white-space: nowrap; }
+
+  /* A phone (measured at 390 px): the nav on a row of its own under the title and the badge, wrapping
+     and never wider than the screen; each table row a card (its header only for screen readers,
+     each cell's header as a label, cells marked inline on one line, empty ones left out); the
+     timeline's actor column folded away; a side by side diff scrolling inside its own box. */
+  @media (max-width: 600px) {
+    header.top { padding: .5rem .75rem; }
+    header.top nav { order: 3; flex-basis: 100%; }
+    header.top .badge { margin-left: auto; }
+    main { padding: .75rem; }
+    .card { padding: .7rem .75rem; }
+    .toolbar input.fit { width: 100%; }
+    table.cards { background: none; box-shadow: none; }
+    table.cards thead { position: absolute; width: 1px; height: 1px; overflow: hidden; clip: rect(0 0 0 0); white-space: nowrap; }
+    table.cards, table.cards > tbody, table.cards > tbody > tr, table.cards > tbody > tr > td { display: block; }
+    table.cards > tbody > tr { background: #fff; border-radius: .4rem; box-shadow: 0 1px 2px #0002; padding: .5rem .7rem; margin: 0 0 .6rem; }
+    table.cards > tbody > tr > td { border: 0; padding: .15rem 0; }
+    table.cards > tbody > tr > td.inline { display: inline-block; margin-right: .6rem; }
+    table.cards > tbody > tr > td.empty { display: none; }
+    table.cards td[data-label]::before { content: attr(data-label); display: block; font-size: .72rem; text-transform: uppercase;
+                                         letter-spacing: .04em; color: #4a5562; }
+    table.cards td.inline[data-label]::before { display: inline; margin-right: .3rem; }
+    table.cards td[data-col="flow"] > div { display: inline; margin-left: .3rem; }
+    table.cards td[data-col="activity"] > div { display: inline; margin-left: .3rem; }
+    td[data-col="fix"] { min-width: 0; }
+    .timeline .seq { width: 3.2rem; flex: none; }
+    .timeline .type { width: auto; flex: 0 1 9rem; min-width: 0; }
+    .timeline .actor { display: none; }
+    .timeline .summary { min-width: 0; }
+    .timeline .row button.expand { flex: none; }
+    table.diff.split { min-width: 36rem; }
+  }
 </style>
 </head>
 <body>

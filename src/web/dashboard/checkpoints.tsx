@@ -6,13 +6,13 @@
  * Every write goes through `post` (the browser session as a bearer header); a refusal is shown as the server words it and
  * the list is read again, so a stale page learns what changed.
  */
-import { useCallback, useEffect, useState } from "preact/hooks";
+import { useCallback, useEffect, useRef, useState } from "preact/hooks";
 import type { CheckpointInfo } from "../../core/checkpoints.js";
 import type { CheckpointPairDiff } from "../../services/checkpoint-diff.js";
 import type { RollbackChange } from "../../services/rollback.js";
 import { get, post } from "./api.js";
 import { DiffView } from "./diff-view.js";
-import { useNewest } from "./parts.js";
+import { plural, useNewest } from "./parts.js";
 
 interface Preview {
   /** A rollback the user chose, or the undo of the one just made (to its safety checkpoint). */
@@ -39,6 +39,11 @@ const ACTION_TEXT: Record<string, string> = {
   unchanged: "unchanged",
   kept: "kept",
 };
+
+/** "1 file differs", "3 files differ". */
+function differ(n: number): string {
+  return `${plural(n, "file")} ${n === 1 ? "differs" : "differ"}`;
+}
 
 function describe(c: CheckpointInfo): string {
   return `#${c.seq}${c.toolName ? ` before ${c.toolName}` : ""}${c.label ? ` (${c.label})` : ""}`;
@@ -84,7 +89,15 @@ export function CheckpointsPanel({ sessionId, version }: { sessionId: string; ve
     }
   };
 
-  const showPreview = (id: string, kind: Preview["kind"] = "rollback") =>
+  // A preview opened is scrolled to (it opens below the list: on a phone, off screen).
+  const previewBox = useRef<HTMLElement>(null);
+  const [opened, setOpened] = useState(0);
+  useEffect(() => {
+    if (opened > 0) previewBox.current?.scrollIntoView({ block: "start" });
+  }, [opened]);
+
+  /** What rolling back to `id` would change; with `confirm` (a row's "Roll back…"), its confirmation at once. */
+  const showPreview = (id: string, kind: Preview["kind"] = "rollback", confirm = false) =>
     act(async () => {
       setConfirming(false);
       setPair(undefined);
@@ -92,6 +105,9 @@ export function CheckpointsPanel({ sessionId, version }: { sessionId: string; ve
       // The undo's offer stays until the undo is done or another preview replaces it.
       if (kind === "rollback") setDone(undefined);
       setPreview({ ...p, kind });
+      // Nothing to restore: the preview says so, and there is nothing to confirm.
+      setConfirming(confirm && p.changes.some((c) => c.action !== "unchanged"));
+      setOpened((n) => n + 1);
     });
 
   const rollback = (p: Preview) =>
@@ -131,8 +147,8 @@ export function CheckpointsPanel({ sessionId, version }: { sessionId: string; ve
       )}
       {done && (
         <div class="message" role="status">
-          {done.kind === "undo" ? "Undid the rollback" : `Rolled back to ${describe(done.target)}`}: {done.restored} files restored,{" "}
-          {done.removed} removed.{" "}
+          {done.kind === "undo" ? "Undid the rollback" : `Rolled back to ${describe(done.target)}`}: {plural(done.restored, "file")}{" "}
+          restored, {done.removed} removed.{" "}
           {done.kind === "rollback" && done.safety && preview?.kind !== "undo" && (
             <button type="button" disabled={busy} onClick={() => void showPreview(done.safety as string, "undo")}>
               Undo the rollback…
@@ -145,7 +161,7 @@ export function CheckpointsPanel({ sessionId, version }: { sessionId: string; ve
       ) : list.length === 0 ? (
         <p class="muted">No checkpoints yet.</p>
       ) : (
-        <table aria-label="Checkpoints">
+        <table class="cards" aria-label="Checkpoints">
           <thead>
             <tr>
               <th scope="col">#</th>
@@ -158,22 +174,32 @@ export function CheckpointsPanel({ sessionId, version }: { sessionId: string; ve
           <tbody>
             {list.map((c) => (
               <tr key={c.id} data-checkpoint={c.id}>
-                <td>
+                <td class="inline">
                   #{c.seq} {c.pinned && <span class="badge info">pinned</span>}
                   {c.prunedAt && <span class="badge">pruned</span>}
                 </td>
-                <td>
+                <td class="inline">
                   <time dateTime={c.createdAt}>{c.createdAt.slice(0, 19).replace("T", " ")}</time>
                 </td>
-                <td>
+                <td class="inline">
                   {c.kind}
                   {c.toolName && <span class="muted"> · {c.toolName}</span>}
                   {c.label && <div class="muted">{c.label}</div>}
                 </td>
-                <td>{c.fileCount}</td>
+                <td class="inline" data-label="Files">
+                  {c.fileCount}
+                </td>
                 <td>
                   <button type="button" disabled={busy || c.prunedAt !== undefined} onClick={() => void showPreview(c.id)}>
                     Compare with now
+                  </button>{" "}
+                  <button
+                    type="button"
+                    disabled={busy || c.prunedAt !== undefined}
+                    aria-label={`Roll back… (#${c.seq}${c.toolName ? ` before ${c.toolName}` : ""})`}
+                    onClick={() => void showPreview(c.id, "rollback", true)}
+                  >
+                    Roll back…
                   </button>{" "}
                   <button type="button" disabled={busy || c.prunedAt !== undefined} onClick={() => void pin(c)}>
                     {c.pinned ? "Unpin" : "Pin"}
@@ -229,7 +255,7 @@ export function CheckpointsPanel({ sessionId, version }: { sessionId: string; ve
       {pair && (
         <section aria-label="Checkpoint comparison" class="preview">
           <h3>
-            Checkpoint {describe(pair.from)} → {describe(pair.to)}: {pair.files.filter((f) => f.diff !== undefined).length} files differ
+            Checkpoint {describe(pair.from)} → {describe(pair.to)}: {differ(pair.files.filter((f) => f.diff !== undefined).length)}
           </h3>
           <fieldset class="toolbar">
             <legend class="sr-only">Diff layout</legend>
@@ -257,11 +283,11 @@ export function CheckpointsPanel({ sessionId, version }: { sessionId: string; ve
         </section>
       )}
       {preview && (
-        <section aria-label={preview.kind === "undo" ? "Undo preview" : "Rollback preview"} class="preview">
+        <section ref={previewBox} aria-label={preview.kind === "undo" ? "Undo preview" : "Rollback preview"} class="preview">
           <h3>
             {preview.kind === "undo"
-              ? `Undo: now → the files before the rollback (safety checkpoint ${describe(preview.target)}): ${changing.length} files would change`
-              : `Now → checkpoint ${describe(preview.target)}: ${changing.length} files would change`}
+              ? `Undo: now → the files before the rollback (safety checkpoint ${describe(preview.target)}): ${plural(changing.length, "file")} would change`
+              : `Now → checkpoint ${describe(preview.target)}: ${plural(changing.length, "file")} would change`}
           </h3>
           <fieldset class="toolbar">
             <legend class="sr-only">Diff layout</legend>
@@ -299,8 +325,8 @@ export function CheckpointsPanel({ sessionId, version }: { sessionId: string; ve
             <fieldset class="message" aria-label={preview.kind === "undo" ? "Confirm the undo" : "Confirm the rollback"}>
               <p>
                 {preview.kind === "undo"
-                  ? `Put back the ${changing.length} files as they were before the rollback? A safety checkpoint of the current files is taken first.`
-                  : `Restore ${changing.length} files to checkpoint ${describe(preview.target)}? A safety checkpoint of the current files is taken first, so this can be undone.`}{" "}
+                  ? `Put back ${changing.length === 1 ? "the file as it was" : `the ${changing.length} files as they were`} before the rollback? A safety checkpoint of the current files is taken first.`
+                  : `Restore ${plural(changing.length, "file")} to checkpoint ${describe(preview.target)}? A safety checkpoint of the current files is taken first, so this can be undone.`}{" "}
                 If a file changes after this preview, nothing is done and the page says so: preview again.
               </p>
               <button type="button" disabled={busy} onClick={() => void rollback(preview)}>

@@ -73,59 +73,64 @@ const SIGN = { ctx: " ", del: "-", add: "+", hunk: "" } as const;
 export function DiffView({ diff, mode, label }: { diff: string; mode: "unified" | "split"; label: string }) {
   const { lines, note } = parseUnified(diff);
   if (note !== undefined) return <p class="muted diff-note">{note}</p>;
+  // In a box of its own that scrolls sideways: on a phone, side by side is wider than the screen.
   if (mode === "unified") {
     return (
-      <table class="diff" aria-label={`${label}, unified diff`}>
+      <div class="diff-box">
+        <table class="diff" aria-label={`${label}, unified diff`}>
+          <colgroup>
+            <col class="no" />
+            <col class="no" />
+            <col />
+          </colgroup>
+          <tbody>
+            {lines.map((l, i) =>
+              l.kind === "hunk" ? (
+                <tr key={i} class="hunk">
+                  <td colSpan={3}>{l.text}</td>
+                </tr>
+              ) : (
+                <tr key={i} class={l.kind}>
+                  <td class="no">{l.oldNo ?? ""}</td>
+                  <td class="no">{l.newNo ?? ""}</td>
+                  <td class="code">
+                    {SIGN[l.kind]}
+                    {l.text}
+                  </td>
+                </tr>
+              ),
+            )}
+          </tbody>
+        </table>
+      </div>
+    );
+  }
+  return (
+    <div class="diff-box">
+      <table class="diff split" aria-label={`${label}, side by side diff`}>
         <colgroup>
           <col class="no" />
+          <col />
           <col class="no" />
           <col />
         </colgroup>
         <tbody>
-          {lines.map((l, i) =>
-            l.kind === "hunk" ? (
+          {sideBySide(lines).map((r, i) =>
+            r.hunk !== undefined ? (
               <tr key={i} class="hunk">
-                <td colSpan={3}>{l.text}</td>
+                <td colSpan={4}>{r.hunk}</td>
               </tr>
             ) : (
-              <tr key={i} class={l.kind}>
-                <td class="no">{l.oldNo ?? ""}</td>
-                <td class="no">{l.newNo ?? ""}</td>
-                <td class="code">
-                  {SIGN[l.kind]}
-                  {l.text}
-                </td>
+              <tr key={i}>
+                <td class="no">{r.left?.oldNo ?? ""}</td>
+                <td class={`code ${r.left ? r.left.kind : "empty"}`}>{r.left?.text ?? ""}</td>
+                <td class="no">{r.right?.newNo ?? ""}</td>
+                <td class={`code ${r.right ? r.right.kind : "empty"}`}>{r.right?.text ?? ""}</td>
               </tr>
             ),
           )}
         </tbody>
       </table>
-    );
-  }
-  return (
-    <table class="diff split" aria-label={`${label}, side by side diff`}>
-      <colgroup>
-        <col class="no" />
-        <col />
-        <col class="no" />
-        <col />
-      </colgroup>
-      <tbody>
-        {sideBySide(lines).map((r, i) =>
-          r.hunk !== undefined ? (
-            <tr key={i} class="hunk">
-              <td colSpan={4}>{r.hunk}</td>
-            </tr>
-          ) : (
-            <tr key={i}>
-              <td class="no">{r.left?.oldNo ?? ""}</td>
-              <td class={`code ${r.left ? r.left.kind : "empty"}`}>{r.left?.text ?? ""}</td>
-              <td class="no">{r.right?.newNo ?? ""}</td>
-              <td class={`code ${r.right ? r.right.kind : "empty"}`}>{r.right?.text ?? ""}</td>
-            </tr>
-          ),
-        )}
-      </tbody>
-    </table>
+    </div>
   );
 }

@@ -9,6 +9,7 @@
 import { useCallback, useEffect, useState } from "preact/hooks";
 import type { DoctorFinding, DoctorReport } from "../../core/doctor.js";
 import { ApiError, get, post } from "./api.js";
+import { plural } from "./parts.js";
 
 const SEVERITY_CLASS = { error: "bad", warning: "warn", info: "info" } as const;
 
@@ -74,7 +75,7 @@ export function HealthView() {
       )}
       {fixed && (
         <div class="message" role="status">
-          {fixed.length === 0 ? "Nothing needed fixing." : `Applied ${fixed.length} repair(s): `}
+          {fixed.length === 0 ? "Nothing needed fixing." : `Applied ${plural(fixed.length, "repair")}: `}
           <ul>
             {fixed.map((r) => (
               <li key={`${r.code}:${r.subject}`}>
@@ -93,14 +94,14 @@ export function HealthView() {
         </button>
         {report && (
           <span class="muted" aria-live="polite">
-            {report.ok ? "OK" : `${report.summary.error} error(s), ${report.summary.warning} warning(s)`}, {report.summary.info} note(s) ·
-            checked {report.at.slice(11, 19)}
+            {report.ok ? "OK" : `${plural(report.summary.error, "error")}, ${plural(report.summary.warning, "warning")}`},{" "}
+            {plural(report.summary.info, "note")} · checked {report.at.slice(11, 19)}
           </span>
         )}
       </div>
       {report && open.length === 0 && <p>No findings: every check passed.</p>}
       {open.length > 0 && (
-        <table aria-label="Doctor's findings">
+        <table class="cards" aria-label="Doctor's findings">
           <thead>
             <tr>
               <th scope="col">Severity</th>
@@ -111,7 +112,7 @@ export function HealthView() {
           <tbody>
             {open.map((f: DoctorFinding, i) => (
               <tr key={`${f.code}:${i}`} data-code={f.code}>
-                <td>
+                <td class="inline">
                   <span class={`badge ${SEVERITY_CLASS[f.severity]}`}>{f.severity}</span>
                 </td>
                 <td>
@@ -119,8 +120,8 @@ export function HealthView() {
                   {f.sessionId && <span class="muted"> · {f.sessionId}</span>}
                   <div>{f.message}</div>
                 </td>
-                <td>
-                  {f.fix && <code>{f.fix}</code>}
+                <td data-col="fix" class={!f.fix && !f.safe ? "empty" : undefined}>
+                  {f.fix && <FixCommand command={f.fix} />}
                   {f.safe && (
                     <div>
                       <button
@@ -150,5 +151,34 @@ export function HealthView() {
         </p>
       )}
     </section>
+  );
+}
+
+/**
+ * A finding's command, to run by hand, with a button that copies it (on a phone, selecting a
+ * wrapped command is hard). Shown where the page may use the clipboard (a secure context:
+ * 127.0.0.1 is one).
+ */
+function FixCommand({ command }: { command: string }) {
+  const [copied, setCopied] = useState(false);
+  useEffect(() => {
+    if (!copied) return;
+    const t = setTimeout(() => setCopied(false), 2_000);
+    return () => clearTimeout(t);
+  }, [copied]);
+  const canCopy = typeof navigator !== "undefined" && navigator.clipboard !== undefined;
+  return (
+    <div class="fix-command">
+      <code>{command}</code>
+      {canCopy && (
+        <button
+          type="button"
+          aria-label={`${copied ? "Copied" : "Copy"} the command: ${command}`}
+          onClick={() => void navigator.clipboard.writeText(command).then(() => setCopied(true))}
+        >
+          {copied ? "Copied" : "Copy"}
+        </button>
+      )}
+    </div>
   );
 }

@@ -29,6 +29,22 @@ function injectCss() {
   document.head.append(el);
 }
 
+/** Tick steps of the time axis, in seconds: whole seconds at the least (calls are timed to the second in the table). */
+const TIME_INCRS = [1, 2, 5, 10, 15, 30, 60, 120, 300, 600, 900, 1_800, 3_600, 7_200, 10_800, 21_600, 43_200, 86_400, 172_800, 604_800];
+
+/**
+ * The time axis's labels, in UTC as the table's times are: "12:32:07", or with the day
+ * ("11-29 12:32") once the chart spans more than a day. uPlot's own labels show the fraction
+ * of a second (":49.000") for calls a few seconds apart.
+ */
+export function timeTicks(splits: readonly number[]): string[] {
+  const span = splits.length > 1 ? (splits.at(-1) as number) - (splits[0] as number) : 0;
+  return splits.map((v) => {
+    const iso = new Date(v * 1000).toISOString();
+    return span > 86_400 ? `${iso.slice(5, 10)} ${iso.slice(11, 16)}` : iso.slice(11, 19);
+  });
+}
+
 /** The chart's data: x = time (s), one series per status with the call's tool lane (or null). */
 export function chartData(nodes: readonly LedgerNode[]): { tools: string[]; data: uPlot.AlignedData } {
   const tools = [...new Set(nodes.map((n) => n.toolName))].sort();
@@ -49,14 +65,29 @@ function Chart({ nodes }: { nodes: LedgerNode[] }) {
     const lane = (i: number) => tools.indexOf((nodes[i] as LedgerNode).toolName);
     const plot = new uPlot(
       {
-        width: Math.max(el.clientWidth, 320),
+        width: Math.max(el.clientWidth, 200),
         height: Math.max(120, 40 * tools.length + 80),
         scales: {
           // Padded so calls at either end are not cut in half by the plot's edge.
-          x: { time: true, range: (_u, min, max) => [min - Math.max((max - min) * 0.04, 0.5), max + Math.max((max - min) * 0.04, 0.5)] },
+          x: { time: true, range: (_u, min, max) => [min - Math.max((max - min) * 0.04, 1), max + Math.max((max - min) * 0.04, 1)] },
           y: { range: [-0.5, tools.length - 0.5] },
         },
-        axes: [{}, { values: (_u, splits) => splits.map((v) => (Number.isInteger(v) ? (tools[v] ?? "") : "")), size: 110, incrs: [1] }],
+        // The legend names the statuses; live (the values under the cursor) it would read "--"
+        // until hovered, and a call's value is only its tool's lane.
+        legend: { live: false },
+        axes: [
+          {
+            space: 80,
+            incrs: TIME_INCRS,
+            values: (_u, splits) => {
+              const ticks = timeTicks(splits);
+              // The labels as drawn (the canvas holds no text): for reading and for tests.
+              el.dataset.timeTicks = JSON.stringify(ticks);
+              return ticks;
+            },
+          },
+          { values: (_u, splits) => splits.map((v) => (Number.isInteger(v) ? (tools[v] ?? "") : "")), size: 110, incrs: [1] },
+        ],
         series: [
           {},
           ...ORDER.map((st) => ({
@@ -92,7 +123,16 @@ function Chart({ nodes }: { nodes: LedgerNode[] }) {
       data,
       el,
     );
-    return () => plot.destroy();
+    // As wide as its card, also after the window is resized or the phone turned.
+    const resized = new ResizeObserver(() => {
+      const width = Math.max(el.clientWidth, 200);
+      if (width !== plot.width) plot.setSize({ width, height: plot.height });
+    });
+    resized.observe(el);
+    return () => {
+      resized.disconnect();
+      plot.destroy();
+    };
   }, [nodes]);
   return <div ref={box} class="ledger-chart" role="img" aria-label={`Chart of ${nodes.length} tool calls over time, by tool and status`} />;
 }
@@ -128,7 +168,7 @@ export function LedgerPanel({ sessionId, version }: { sessionId: string; version
       ) : (
         <>
           <Chart nodes={nodes} />
-          <table aria-label="Ledger">
+          <table class="cards" aria-label="Ledger">
             <thead>
               <tr>
                 <th scope="col">#</th>
@@ -142,19 +182,19 @@ export function LedgerPanel({ sessionId, version }: { sessionId: string; version
             <tbody>
               {nodes.map((n) => (
                 <tr key={n.nodeId} data-node={n.seq}>
-                  <td>{n.seq}</td>
-                  <td>
+                  <td class="inline">{n.seq}</td>
+                  <td class="inline">
                     <time dateTime={n.at}>{n.at.slice(11, 19)}</time>
                     {n.durationMs !== undefined && <div class="muted">{n.durationMs} ms</div>}
                   </td>
-                  <td>{n.toolName}</td>
-                  <td>
+                  <td class="inline">{n.toolName}</td>
+                  <td class="inline">
                     <span class="badge" style={{ background: COLOURS[n.status], color: "#fff" }}>
                       {n.status}
                     </span>
                     {n.progress && <div class="muted">{n.progress}</div>}
                   </td>
-                  <td class="mono">
+                  <td class={`mono data${n.fingerprint || n.recovers ? "" : " empty"}`} data-label="Failure · recovery">
                     {n.fingerprint}
                     {n.recovers && (
                       <div>
@@ -163,7 +203,7 @@ export function LedgerPanel({ sessionId, version }: { sessionId: string; version
                       </div>
                     )}
                   </td>
-                  <td class="mono">
+                  <td class={`mono data${n.args !== undefined || n.error ? "" : " empty"}`} data-label="Arguments · error">
                     {n.args !== undefined && <div>{JSON.stringify(n.args)}</div>}
                     {n.error && <div class="muted">{n.error}</div>}
                   </td>

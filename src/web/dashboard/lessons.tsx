@@ -7,6 +7,9 @@
 import { useCallback, useEffect, useMemo, useState } from "preact/hooks";
 import type { ListedLesson } from "../../services/lessons.js";
 import { get, post } from "./api.js";
+import { fitPlaceholder, plural } from "./parts.js";
+
+const SEARCH_PLACEHOLDER = "Search text, tools, paths, session…";
 
 type Row = ListedLesson & { version: string | null };
 
@@ -72,7 +75,9 @@ export function LessonsView() {
         <input
           type="search"
           aria-label="Search lessons"
-          placeholder="Search text, tools, paths, session…"
+          class="fit"
+          style={fitPlaceholder(SEARCH_PLACEHOLDER)}
+          placeholder={SEARCH_PLACEHOLDER}
           value={q}
           onInput={(e) => setQ((e.target as HTMLInputElement).value)}
         />
@@ -80,13 +85,14 @@ export function LessonsView() {
           Reload
         </button>
         <span class="muted" aria-live="polite">
-          {lessons ? `${shown.length} of ${lessons.length} lessons` : "loading…"}
+          {lessons ? `${shown.length} of ${plural(lessons.length, "lesson")}` : "loading…"}
         </span>
       </div>
       {shown.map((l) => (
         <article key={l.id} class="card" data-lesson={l.id} aria-label={`Lesson ${l.id}`}>
           <h3>
-            <code>{l.id}</code> <span class="badge">{l.scope === "session" ? `session ${l.sessionId ?? ""}` : "workspace"}</span>{" "}
+            <code>{l.id}</code> <span class="badge">{l.scope === "session" ? "session" : "workspace"}</span>{" "}
+            {l.scope === "session" && l.sessionId && <code class="muted">{l.sessionId}</code>}{" "}
             {l.pinned && <span class="badge info">pinned</span>} {l.expired && <span class="badge warn">expired</span>}
           </h3>
           {editing?.id === l.id ? (

@@ -84,7 +84,7 @@ function App({ initial }: { initial: Auth }) {
             Health
           </a>
           {where.view === "session" && (
-            <a href={`#/session/${encodeURIComponent(where.id)}`} aria-current="page">
+            <a href={`#/session/${encodeURIComponent(where.id)}`} aria-current="page" title={`Session ${where.id}`}>
               Session {where.id}
             </a>
           )}

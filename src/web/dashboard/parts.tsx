@@ -14,6 +14,19 @@ export function ago(iso: string, now = Date.now()): string {
   return iso.slice(0, 10);
 }
 
+/** "1 file", "3 files": a count with its noun (regular plurals only). */
+export function plural(n: number, noun: string): string {
+  return `${n} ${n === 1 ? noun : `${noun}s`}`;
+}
+
+/**
+ * A text input as wide as its placeholder (and no wider than its row): `ch` is the width of "0",
+ * wider than the average letter of a proportional font, so the placeholder is never cut off.
+ */
+export function fitPlaceholder(placeholder: string): Record<string, string> {
+  return { "--chars": String(placeholder.length) };
+}
+
 export function NextActionCell({ next }: { next: NextAction }) {
   return (
     <div class="next-action">

@@ -9,7 +9,7 @@ import type { SessionStatus } from "../../services/status.js";
 import { type Connection, get } from "./api.js";
 import { CheckpointsPanel } from "./checkpoints.js";
 import { LedgerPanel } from "./ledger.js";
-import { ago, NextActionCell } from "./parts.js";
+import { ago, NextActionCell, plural } from "./parts.js";
 import { SpiralPanel } from "./spiral.js";
 import { TimelineCard } from "./timeline.js";
 import { WorkPanel } from "./work.js";
@@ -74,12 +74,12 @@ export function SessionView({ sessionId, onConnection }: { sessionId: string; on
           <div class="card">
             <h2>Where it stands</h2>
             <p>
-              {s.flow} · phase <code>{s.phase}</code> · <span class="badge info">{s.status}</span>{" "}
+              {s.flow} · phase <code class="phase">{s.phase}</code> · <span class="badge info">{s.status}</span>{" "}
               {s.spiral?.paused && <span class="badge bad">paused: {s.spiral.pattern ?? "spiral"}</span>}
             </p>
             <NextActionCell next={s.nextAction} />
             <p class="muted">
-              progress {s.progress.completed}/{s.progress.total} · {data.snapshot.lastSeq} events · updated {ago(s.updatedAt)}
+              progress {s.progress.completed}/{s.progress.total} · {plural(data.snapshot.lastSeq, "event")} · updated {ago(s.updatedAt)}
             </p>
           </div>
           <WorkPanel sessionId={sessionId} version={versions?.work} />
@@ -91,7 +91,15 @@ export function SessionView({ sessionId, onConnection }: { sessionId: string; on
               <ul class="plain">
                 {facets.blockers.map((b) => (
                   <li key={b.id}>
-                    <span class={`badge ${b.state === "active" ? "bad" : ""}`}>{b.state}</span> {b.text}
+                    {/* A completed session's open blockers are history: they block nothing now. */}
+                    {b.state === "active" && s.status === "completed" ? (
+                      <span class="badge" title="The session completed with this blocker still open">
+                        open at completion
+                      </span>
+                    ) : (
+                      <span class={`badge ${b.state === "active" ? "bad" : ""}`}>{b.state}</span>
+                    )}{" "}
+                    {b.text}
                     {b.workaround && <div class="muted">workaround: {b.workaround}</div>}
                   </li>
                 ))}

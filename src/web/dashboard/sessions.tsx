@@ -8,7 +8,7 @@
 import { useEffect, useMemo, useRef, useState } from "preact/hooks";
 import type { DashboardSession } from "../../server/dashboard-routes.js";
 import { type Connection, follow, get } from "./api.js";
-import { ago, NextActionCell, PendingCell } from "./parts.js";
+import { ago, fitPlaceholder, NextActionCell, PendingCell, plural } from "./parts.js";
 
 /** The list is read again at most this often while changes stream in. */
 const RELOAD_MS = 300;
@@ -21,7 +21,7 @@ export function matches(s: DashboardSession, q: string, f: StatusFilter): boolea
   if (f === "active" && s.status !== "active") return false;
   if (f === "completed" && s.status !== "completed") return false;
   if (f === "paused" && !s.spiral?.paused) return false;
-  if (f === "blocked" && s.activeBlockers.length === 0) return false;
+  if (f === "blocked" && openBlockers(s).length === 0) return false;
   if (f === "pending" && s.pendingWork.length === 0) return false;
   if (!q) return true;
   const hay = [s.sessionId, s.title, s.flow, s.phase, s.nextAction.action, s.nextAction.reason, s.lastRun?.agent, s.lastRun?.host]
@@ -36,6 +36,16 @@ export function matches(s: DashboardSession, q: string, f: StatusFilter): boolea
     .filter(Boolean)
     .every((w) => hay.includes(w));
 }
+
+/**
+ * The blockers that block: a completed session's blockers still open when it completed are
+ * history (shown as such), not active, and it is not listed under "with active blockers".
+ */
+export function openBlockers(s: DashboardSession): DashboardSession["activeBlockers"] {
+  return s.status === "completed" ? [] : s.activeBlockers;
+}
+
+const SEARCH_PLACEHOLDER = "Search id, title, phase, agent, blocker…";
 
 /** The server's order: active first, then the most recent activity first. */
 export function bySessionOrder(a: DashboardSession, b: DashboardSession): number {
@@ -144,7 +154,9 @@ export function SessionsView({ onConnection }: { onConnection: (c: Connection) =
       <div class="toolbar">
         <input
           type="search"
-          placeholder="Search id, title, flow, phase, agent, blocker…"
+          class="fit"
+          style={fitPlaceholder(SEARCH_PLACEHOLDER)}
+          placeholder={SEARCH_PLACEHOLDER}
           aria-label="Search sessions"
           value={q}
           onInput={(e) => setQ((e.target as HTMLInputElement).value)}
@@ -161,10 +173,10 @@ export function SessionsView({ onConnection }: { onConnection: (c: Connection) =
           </select>
         </label>
         <span class="muted" aria-live="polite">
-          {sessions ? `${shown.length} of ${sessions.length} sessions` : "loading…"}
+          {sessions ? `${shown.length} of ${plural(sessions.length, "session")}` : "loading…"}
         </span>
       </div>
-      <table aria-describedby="sessions-title">
+      <table class="cards" aria-describedby="sessions-title">
         <thead>
           <tr>
             <th scope="col">Session</th>
@@ -195,29 +207,36 @@ export function SessionsView({ onConnection }: { onConnection: (c: Connection) =
               <td data-col="flow">
                 {s.flow}
                 <div>
-                  <code>{s.phase}</code>
+                  <code class="phase">{s.phase}</code>
                 </div>
               </td>
               <td data-col="next">
                 <NextActionCell next={s.nextAction} />
               </td>
-              <td data-col="blockers">
+              <td data-col="blockers" data-label="Blockers" class={s.activeBlockers.length === 0 ? "empty" : undefined}>
                 {s.activeBlockers.length === 0 ? (
                   <span class="muted">none</span>
                 ) : (
                   <ul class="plain">
                     {s.activeBlockers.map((b) => (
                       <li key={b.id}>
-                        <span class="badge bad">blocker</span> {b.text}
+                        {s.status === "completed" ? (
+                          <span class="badge" title="The session completed with this blocker still open">
+                            open at completion
+                          </span>
+                        ) : (
+                          <span class="badge bad">blocker</span>
+                        )}{" "}
+                        {b.text}
                       </li>
                     ))}
                   </ul>
                 )}
               </td>
-              <td data-col="pending">
+              <td data-col="pending" data-label="Pending work" class={s.pendingWork.length === 0 ? "empty" : undefined}>
                 <PendingCell work={s.pendingWork} />
               </td>
-              <td data-col="run">
+              <td data-col="run" data-label="Agents" class={(s.lanes?.length ?? 0) === 0 && !s.lastRun ? "empty" : undefined}>
                 {s.lanes && s.lanes.length > 0 ? (
                   <LanesCell lanes={s.lanes} />
                 ) : s.lastRun ? (
@@ -238,7 +257,7 @@ export function SessionsView({ onConnection }: { onConnection: (c: Connection) =
                 <time dateTime={s.updatedAt} title={s.updatedAt}>
                   {ago(s.updatedAt)}
                 </time>
-                <div class="muted">{s.events} events</div>
+                <div class="muted">{plural(s.events, "event")}</div>
               </td>
             </tr>
           ))}

@@ -81,7 +81,7 @@ export function SpiralPanel({
         {sp.detectedAt && <span class="muted"> (since {sp.detectedAt.slice(0, 19).replace("T", " ")})</span>}
       </p>
       {turns.length > 0 && (
-        <table aria-label="The repeated calls">
+        <table class="cards" aria-label="The repeated calls">
           <thead>
             <tr>
               <th scope="col">#</th>
@@ -94,13 +94,17 @@ export function SpiralPanel({
           <tbody>
             {turns.map((t) => (
               <tr key={t.seq}>
-                <td>#{t.seq}</td>
-                <td>{t.tool}</td>
-                <td>
+                <td class="inline">#{t.seq}</td>
+                <td class="inline">{t.tool}</td>
+                <td class="inline">
                   <span class={`badge ${t.status === "success" ? "ok" : "bad"}`}>{t.status}</span>
                 </td>
-                <td>{t.files.map((f) => f.path).join(", ") || <span class="muted">none</span>}</td>
-                <td class="mono">{[t.argsHash?.slice(0, 12), t.fingerprint].filter(Boolean).join(" · ")}</td>
+                <td data-label="Files" class={t.files.length === 0 ? "empty" : undefined}>
+                  {t.files.map((f) => f.path).join(", ") || <span class="muted">none</span>}
+                </td>
+                <td class="mono data" data-label="Signature · failure">
+                  {[t.argsHash?.slice(0, 12), t.fingerprint].filter(Boolean).join(" · ")}
+                </td>
               </tr>
             ))}
           </tbody>

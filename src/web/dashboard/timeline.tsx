@@ -9,6 +9,10 @@ import { useCallback, useEffect, useRef, useState } from "preact/hooks";
 import type { JournalEvent } from "../../core/types.js";
 import type { SessionVersions } from "../../services/session-overview.js";
 import { type Connection, follow, get } from "./api.js";
+import { fitPlaceholder, plural } from "./parts.js";
+
+const TYPE_PLACEHOLDER = "event type, e.g. decision:added";
+const ACTOR_PLACEHOLDER = "actor, e.g. agent";
 
 const ROW = 28;
 const PAGE = 200;
@@ -87,18 +91,22 @@ export function TimelineCard({
         <input
           type="text"
           aria-label="Filter by event type"
-          placeholder="event type, e.g. decision:added"
+          class="fit"
+          style={fitPlaceholder(TYPE_PLACEHOLDER)}
+          placeholder={TYPE_PLACEHOLDER}
           value={typeDraft}
           onInput={(e) => setTypeDraft((e.target as HTMLInputElement).value)}
         />
         <input
           type="text"
           aria-label="Filter by actor"
-          placeholder="actor, e.g. agent"
+          class="fit"
+          style={fitPlaceholder(ACTOR_PLACEHOLDER)}
+          placeholder={ACTOR_PLACEHOLDER}
           value={actorDraft}
           onInput={(e) => setActorDraft((e.target as HTMLInputElement).value)}
         />
-        <span class="muted">{lastSeq} events</span>
+        <span class="muted">{plural(lastSeq, "event")}</span>
       </div>
       {filtered ? (
         <FilteredList sessionId={sessionId} type={typeFilter} actor={actorFilter} onExpand={setExpanded} />
@@ -273,7 +281,8 @@ function FilteredList({
         </ul>
       </div>
       <p class="muted" aria-live="polite">
-        {events.length} matching events{cursor.done ? "" : ` (searched up to #${cursor.after})`}{" "}
+        {events.length} matching {events.length === 1 ? "event" : "events"}
+        {cursor.done ? "" : ` (searched up to #${cursor.after})`}{" "}
         {!cursor.done && (
           <button type="button" disabled={busy} onClick={() => void load(cursor.after, false)}>
             Load more
