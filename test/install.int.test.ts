@@ -81,7 +81,9 @@ describe("installed from the tarball", () => {
       baton("session", "start", "--flow", "live-variant", "--id", "hero");
       expect(JSON.parse(baton("status", "--session", "hero", "--json")).sessions[0].phase).toBeDefined();
       baton("lessons", "add", "Run the linter after editing src", "--path", "src/**", "--workspace");
-      expect(JSON.stringify(JSON.parse(baton("lessons", "inject", "--session", "hero", "--path", "src/a.ts", "--json")))).toContain("Run the linter");
+      expect(JSON.stringify(JSON.parse(baton("lessons", "inject", "--session", "hero", "--path", "src/a.ts", "--json")))).toContain(
+        "Run the linter",
+      );
       const dash = JSON.parse(baton("dashboard", "--json"));
       try {
         expect(dash.url).toMatch(/^http:\/\/127\.0\.0\.1:\d+\/dashboard#login=/);

@@ -147,7 +147,7 @@ describe("baton lock", () => {
     const handler = `${tempDir()}/handler.cjs`;
     writeFileSync(
       handler,
-      "let n = 0; process.on('SIGINT', () => { n++; console.log(`SIGINT ${n}`); setTimeout(() => process.exit(0), 500); }); console.log('handler ready'); setInterval(() => {}, 1000);\n",
+      "let n = 0; process.on('SIGINT', () => { n++; console.log('SIGINT ' + n); setTimeout(() => process.exit(0), 500); }); console.log('handler ready'); setInterval(() => {}, 1000);\n",
     );
     const inner = ["lock", "run", "ctrl-c", "--root", root, "--", "sh", "-c", `'${process.execPath}' '${handler}'`];
     const quoted = [process.execPath, CLI, ...inner].map((a) => `'${a.replace(/'/g, "'\\''")}'`).join(" ");
