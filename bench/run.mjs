@@ -3,8 +3,12 @@
  * `node bench/run.mjs append status` runs some. Results are printed as tables and written to
  * bench/results/latest.json. See docs/benchmarks.md. `--help` prints this.
  *
- *   node bench/run.mjs [append batch status cli queue checkpoints ledger hooks lanes dashboard redact]
+ *   node bench/run.mjs [--check | --record] [append batch status cli queue checkpoints ledger hooks lanes dashboard redact]
  *
+ *   --check                    compare each goal with the run of record (bench/baseline.json) and
+ *                              exit 1 when one moved more than 15% the wrong way (bench/check.mjs)
+ *   --record                   make this run the run of record for the goals it measured
+ *                              (on a quiet machine: its load average is recorded)
  *   BENCH_SCALE=0.2            shorten every loop (smoke run)
  *   BATON_BENCH_TARGET=<dir>   benchmark another build (with dist/ and bin/) against the same baselines
  *   BENCH_RESULTS=<file>       write the JSON elsewhere
@@ -14,11 +18,19 @@ import { existsSync, mkdirSync, writeFileSync } from "node:fs";
 import os from "node:os";
 import { join, resolve } from "node:path";
 import Database from "better-sqlite3";
+import { BASELINE, compareGoals, MARGIN, readBaseline, recordBaseline } from "./check.mjs";
 import { cleanupAll, commandLine, fmt, REPO, TARGET, table } from "./lib.mjs";
 
 const ALL = ["append", "batch", "status", "cli", "queue", "checkpoints", "ledger", "hooks", "lanes", "dashboard", "redact"];
 
-const args = commandLine(import.meta.url, { positional: [0, ALL.length] });
+const argv = commandLine(import.meta.url, { flags: ["--check", "--record"], positional: [0, ALL.length] });
+const check = argv.includes("--check");
+const record = argv.includes("--record");
+if (check && record) {
+  console.error("give --check or --record, not both");
+  process.exit(2);
+}
+const args = argv.filter((a) => !a.startsWith("--"));
 const unknown = args.filter((a) => !ALL.includes(a));
 if (unknown.length > 0) {
   console.error(`unknown benchmark(s): ${unknown.join(", ")}; choose from ${ALL.join(", ")}`);
@@ -136,7 +148,37 @@ writeFileSync(file, `${JSON.stringify({ startedAt, totalSeconds, machine: info, 
 const biome = join(REPO, "node_modules", ".bin", process.platform === "win32" ? "biome.cmd" : "biome");
 if (existsSync(biome)) spawnSync(biome, ["format", "--write", file], { cwd: REPO, stdio: "ignore" });
 console.log(`results: ${file}`);
+let regressed = false;
+if (record && !failed) {
+  recordBaseline(goals, info);
+  console.log(`run of record: ${BASELINE} (load average ${info.loadAverageAtStart[0]} at start)`);
+} else if (check) {
+  const baseline = readBaseline();
+  if (!baseline) {
+    console.error(`no run of record in ${BASELINE}: make one on a quiet machine with --record`);
+    regressed = true;
+  } else {
+    const rows = compareGoals(baseline.goals, goals);
+    console.log(`\n## Against the run of record (margin ${Math.round(MARGIN * 100)}%)\n`);
+    console.log(
+      table(
+        ["benchmark", "goal", "recorded", "now", "change", "verdict"],
+        rows.map((r) => [
+          r.bench,
+          r.label,
+          r.before === undefined ? "—" : fmt.x(r.before, r.unit),
+          fmt.x(r.value, r.unit),
+          r.change === undefined ? "—" : `${r.change > 0 ? "+" : ""}${(r.change * 100).toFixed(1)}%`,
+          r.verdict,
+        ]),
+      ),
+    );
+    const worse = rows.filter((r) => r.verdict === "worse");
+    for (const r of worse) console.log(`WORSE: ${r.bench}: ${r.label}: ${fmt.x(r.before, r.unit)} → ${fmt.x(r.value, r.unit)}`);
+    regressed = worse.length > 0;
+  }
+}
 // Exit rather than wait for the event loop to drain: a peer library may keep the process busy
 // after its last call (secretlint, after a few thousand lintSource calls, keeps scheduling work
 // for minutes), which would also load the machine for whatever runs next.
-process.exit(failed ? 1 : 0);
+process.exit(failed || regressed ? 1 : 0);
