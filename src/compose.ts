@@ -248,6 +248,33 @@ export async function openPostgresStore(opts: PostgresStoreOptions): Promise<Sto
 }
 
 /** Open a workspace (creating `.baton/` unless `create: false`) on the store it is configured for. */
+/**
+ * A PostgreSQL store's backend with the limits the caller and the environment set
+ * (`BATON_STORE_TIMEOUT_MS`, `BATON_STORE_STATEMENT_TIMEOUT_MS`, `BATON_STORE_BLOB_MAX_BYTES`):
+ * for a workspace configured for one, and for `baton init --store`'s first connection. The
+ * driver is loaded only here, so the SQLite path never pays for it.
+ */
+export async function openPostgresBackend(
+  url: string,
+  project: string,
+  opts: Pick<InternalOpenOptions, "storeTimeoutMs" | "storeStatementTimeoutMs" | "storeLimits"> = {},
+): Promise<Backend> {
+  const wait = opts.storeTimeoutMs ?? envMs("BATON_STORE_TIMEOUT_MS");
+  const blobMax = envMs("BATON_STORE_BLOB_MAX_BYTES");
+  const statementMs = opts.storeStatementTimeoutMs ?? envMs("BATON_STORE_STATEMENT_TIMEOUT_MS");
+  if (statementMs === 0)
+    throw new BatonError("bad_input", "the statement timeout (storeStatementTimeoutMs, BATON_STORE_STATEMENT_TIMEOUT_MS) must be ≥ 1 ms");
+  const { PostgresBackend } = await loadPostgres();
+  return PostgresBackend.open({
+    url,
+    project,
+    ...(wait !== undefined ? { connectTimeoutMs: wait } : {}),
+    ...(blobMax !== undefined ? { blobMaxBytes: blobMax } : {}),
+    ...(statementMs !== undefined ? { statementTimeoutMs: statementMs } : {}),
+    ...(opts.storeLimits ? { limits: opts.storeLimits } : {}),
+  });
+}
+
 /** Every option openBaton knows: the compiler keeps this complete, and a caller's typo is refused. */
 const OPEN_OPTIONS = {
   root: true,
@@ -289,21 +316,7 @@ export async function openBaton(opts: InternalOpenOptions = {}): Promise<Baton> 
   let store: StoreInfo = { kind: backend?.kind ?? "sqlite", location: backend ? "(given by the caller)" : ws.dbPath, source: "caller" };
   const choice = backend ? undefined : resolveStore(ws.dir);
   if (choice?.kind === "postgres") {
-    // Loaded only when configured: the SQLite hook path never pays for the driver.
-    const { PostgresBackend } = await loadPostgres();
-    const wait = opts.storeTimeoutMs ?? envMs("BATON_STORE_TIMEOUT_MS");
-    const blobMax = envMs("BATON_STORE_BLOB_MAX_BYTES");
-    const statementMs = opts.storeStatementTimeoutMs ?? envMs("BATON_STORE_STATEMENT_TIMEOUT_MS");
-    if (statementMs === 0)
-      throw new BatonError("bad_input", "the statement timeout (storeStatementTimeoutMs, BATON_STORE_STATEMENT_TIMEOUT_MS) must be ≥ 1 ms");
-    backend = await PostgresBackend.open({
-      url: choice.url,
-      project: choice.project,
-      ...(wait !== undefined ? { connectTimeoutMs: wait } : {}),
-      ...(blobMax !== undefined ? { blobMaxBytes: blobMax } : {}),
-      ...(statementMs !== undefined ? { statementTimeoutMs: statementMs } : {}),
-      ...(opts.storeLimits ? { limits: opts.storeLimits } : {}),
-    });
+    backend = await openPostgresBackend(choice.url, choice.project, opts);
     store = describeStore(choice, ws.dbPath);
   } else if (!backend) {
     store = { kind: "sqlite", location: ws.dbPath, source: "default" };

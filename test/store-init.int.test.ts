@@ -23,6 +23,20 @@ describe("choosing a PostgreSQL store", () => {
     expect(existsSync(join(root, ".baton", "config.json"))).toBe(false);
   });
 
+  it("init --store reads the store limits from the environment as every later open does", () => {
+    const root = tempDir();
+    for (const [name, value] of [
+      ["BATON_STORE_STATEMENT_TIMEOUT_MS", "0"],
+      ["BATON_STORE_STATEMENT_TIMEOUT_MS", "soon"],
+      ["BATON_STORE_TIMEOUT_MS", "-1"],
+    ] as const) {
+      const r = cli(["init", "--root", root, "--store", unreachable, "--project", "p", "--json"], { env: { [name]: value } });
+      expect(r.code, `${name}=${value}: ${r.stdout}${r.stderr}`).toBe(2);
+      expect(r.json().error).toMatchObject({ code: "bad_input", message: expect.stringContaining(name) });
+      expect(existsSync(join(root, ".baton", "config.json"))).toBe(false);
+    }
+  });
+
   it("prints no password from a URL it cannot parse or from its query string", () => {
     const root = tempDir();
     expect(cli(["init", "--root", root]).code).toBe(0);

@@ -25,14 +25,9 @@ export async function init(ctx: Ctx, o: { store?: string; project?: string } = {
     if (existing) checkConfigWritable(existing.dir);
     // Connect and migrate first: a store that cannot be reached (or a wrong URL) is never
     // written down, so the workspace stays on what it used before.
-    const { loadPostgres } = await import("../../pg-loader.js");
-    const { PostgresBackend } = await loadPostgres();
-    const wait = Number(process.env.BATON_STORE_TIMEOUT_MS);
-    const probe = await PostgresBackend.open({
-      url: o.store,
-      project: o.project,
-      ...(Number.isFinite(wait) && wait > 0 ? { connectTimeoutMs: wait } : {}),
-    });
+    // With the same limits (connect, statement, blob size) as every later open.
+    const { openPostgresBackend } = await import("../../compose.js");
+    const probe = await openPostgresBackend(o.store, o.project);
     await probe.close();
     const ws = resolveWorkspace({ create: true, ...(ctx.root ? { root: ctx.root } : {}) });
     writeStoreConfig(ws.dir, o.store, o.project);
