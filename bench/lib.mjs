@@ -28,12 +28,13 @@ export function builtLibrary(checkout) {
 /**
  * A runnable benchmark's command line, read before it does anything: `--help` / `-h` prints its
  * usage, the opening comment of the script (what it measures, how it is run, its arguments and
- * variables), and exits 0; an option it does not take (anything else starting with `-`), a
+ * variables), and exits 0; an option it does not take (anything else starting with `-` that is
+ * not one of `flags`), a
  * value missing after one of `valued`, or a count of arguments outside `positional` (min, max)
  * is an error with the usage, exit 2. Returns the arguments, with `valued` options and their
  * values among them, for the script's own parsing.
  */
-export function commandLine(scriptUrl, { valued = [], positional = [0, 0] } = {}) {
+export function commandLine(scriptUrl, { valued = [], flags = [], positional = [0, 0] } = {}) {
   const file = fileURLToPath(scriptUrl);
   const args = process.argv.slice(2);
   const header = /^\/\*\*\n([\s\S]*?)\n \*\//.exec(readFileSync(file, "utf8"))?.[1] ?? "";
@@ -52,7 +53,8 @@ export function commandLine(scriptUrl, { valued = [], positional = [0, 0] } = {}
     if (valued.includes(a)) {
       if (args[i + 1] === undefined) fail(`${a} needs a value`);
       i++;
-    } else if (a.startsWith("-")) fail(`unknown option ${a}`);
+    } else if (flags.includes(a)) continue;
+    else if (a.startsWith("-")) fail(`unknown option ${a}`);
     else count++;
   }
   const [min, max] = positional;
