@@ -14,11 +14,12 @@
  * Per detector: precision, recall and F1 over the loops; false pauses (a pause on progress, or
  * before the loop began), listed; early (before the step the label says a watcher would stop)
  * and late detections; the median step of the loop at which it was caught (1 = its first step);
- * for Baton, loops caught later than the earliest peer and proposals of a checkpoint taken
- * inside the loop. Roo Code and Gemini CLI refuse the call that completes a loop before it
- * runs, OpenHands and Baton judge a call after it ran: either way that call's step is the step
- * of detection. Then each peer's own test expectations are checked against its
- * re-implementation; the exit code is 1 when one does not hold.
+ * for Baton, loops caught later than the earliest peer (a detection before the step a watcher
+ * would stop counts as at that step) and proposals of a checkpoint taken inside the loop. Roo
+ * Code and Gemini CLI refuse the call that completes a loop before it runs, OpenHands and Baton
+ * judge a call after it ran: either way that call's step is the step of detection. Then each
+ * peer's own test expectations are checked against its re-implementation; the exit code is 1
+ * when one does not hold.
  *
  * Needs esbuild (a dev dependency): the detector is bundled from the checkout's sources.
  */
@@ -225,28 +226,38 @@ for (const t of corpus) {
   results.set(t.id, row);
 }
 
-/** Loops Baton caught later than the earliest peer that caught them, or missed while a peer caught them. */
+/**
+ * Loops Baton caught later than the earliest peer that caught them, or missed while a peer
+ * caught them. A detection before the step a watcher would stop the agent counts as at that
+ * step: stopping earlier than a person would is no better (the same rule pauses the twin
+ * trajectory that is progress).
+ */
 function behindPeers(trajs) {
   const out = [];
   for (const t of trajs.filter((x) => x.label.loop)) {
     const row = results.get(t.id);
+    const due = (j) => Math.max(j.at, t.label.stop);
     const peers = PEERS.map((p) => row[p.name]).filter((j) => j.outcome === "caught");
     if (peers.length === 0) continue;
-    const best = Math.min(...peers.map((j) => j.at));
+    const best = Math.min(...peers.map(due));
     const b = row.baton;
-    if (b.outcome !== "caught" || b.at > best)
-      out.push(`${t.id} (Baton ${b.outcome === "caught" ? `@${b.at}` : b.outcome}, a peer @${best})`);
+    if (b.outcome !== "caught" || due(b) > best)
+      out.push(`${t.id} (Baton ${b.outcome === "caught" ? `@${b.at}` : b.outcome}, a peer @${Math.min(...peers.map((j) => j.at))})`);
   }
   return out;
 }
 
-/** Baton's pauses that proposed a checkpoint taken after the loop began. */
+/**
+ * Baton's pauses that proposed a checkpoint taken inside the loop: after a step of the loop
+ * that wrote files or ran a command (a read before it changes nothing).
+ */
 function insideProposals(trajs) {
   const out = [];
   for (const t of trajs.filter((x) => x.label.loop)) {
     const r = details.get(t.id);
-    if (results.get(t.id).baton.outcome === "caught" && r.proposed !== undefined && r.proposed > t.label.from)
-      out.push(`${t.id} (cp before step ${r.proposed})`);
+    if (results.get(t.id).baton.outcome !== "caught" || r.proposed === undefined) continue;
+    const steps = t.steps.slice(t.label.from - 1, r.proposed - 1);
+    if (steps.some((s) => (s.files ?? []).length > 0 || SHELL.test(s.tool))) out.push(`${t.id} (cp before step ${r.proposed})`);
   }
   return out;
 }

@@ -114,7 +114,7 @@ function expectTimeTravel(d: ReturnType<typeof runJson>) {
   for (const n of [2, 3]) expect(at(3, n)).toMatchObject({ attempt: n - 1, exitCode: 1, fingerprint: fp, detected: false });
   const third = at(3, 4);
   expect(third).toMatchObject({ attempt: 3, fingerprint: fp, detected: true, nextAction: "ask_user" });
-  expect(third.spiral).toMatchObject({ pattern: "same_failure", proposedCheckpoint: first.checkpoint });
+  expect(third.spiral).toMatchObject({ pattern: "file_churn", proposedCheckpoint: first.checkpoint });
   expect(third.spiral.turns).toHaveLength(3);
   expect(at(3, 5)).toEqual({
     nextAction: "ask_user",
