@@ -44,12 +44,19 @@ export function emptySpiral(): SpiralState {
   return { paused: false, turns: 0, window: [] };
 }
 
-/** A window entry from a turn record and its journal position (files bounded, undefined dropped). */
+/** The first 16 hex digits of a file's hash: the window only tells versions apart (the event keeps the whole hash). */
+const WINDOW_HASH = 16;
+
+/**
+ * A window entry from a turn record and its journal position: files bounded, each a path and a
+ * short hash (no rule reads a size), undefined dropped. The window holds 32 turns (a cycle of five
+ * calls three times round, the waiting budget's 30 polls); short entries keep its snapshot about
+ * the size the 12-turn window with whole hashes had.
+ */
 export function turnEntry(record: TurnRecord, at: { id: string; seq: number; at: string }): TurnEntry {
   const files: TurnFile[] = (record.files ?? []).slice(0, SNAPSHOT_LIMITS.filesPerTurn).map((f) => {
     const file: TurnFile = { path: f.path };
-    if (typeof f.hash === "string") file.hash = f.hash;
-    if (typeof f.size === "number") file.size = f.size;
+    if (typeof f.hash === "string") file.hash = f.hash.slice(0, WINDOW_HASH);
     return file;
   });
   const e: TurnEntry = { id: at.id, seq: at.seq, at: at.at, tool: record.tool, status: record.status, files };

@@ -363,7 +363,7 @@ export const SNAPSHOT_LIMITS = Object.freeze({
    * cycle of five calls three times round and for the waiting budget's 30 polls.
    */
   turns: 32,
-  filesPerTurn: 32,
+  filesPerTurn: 8,
   rollbacks: 20,
   artifacts: 100,
   /** Lanes kept (ended ones are dropped first), and the claim notices kept per lane. */
