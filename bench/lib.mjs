@@ -28,7 +28,8 @@ export function builtLibrary(checkout) {
 /**
  * A runnable benchmark's command line, read before it does anything: `--help` / `-h` prints its
  * usage, the opening comment of the script (what it measures, how it is run, its arguments and
- * variables), and exits 0; an option it does not take (anything else starting with `-`), a
+ * variables), and exits 0; an option it does not take (anything else starting with `-` that is
+ * not one of `flags`), a
  * value missing after one of `valued`, or a count of arguments outside `positional` (min, max)
  * is an error with the usage, exit 2. Returns the arguments, with `valued` options and their
  * values among them, for the script's own parsing.

@@ -114,11 +114,11 @@ function expectTimeTravel(d: ReturnType<typeof runJson>) {
   for (const n of [2, 3]) expect(at(3, n)).toMatchObject({ attempt: n - 1, exitCode: 1, fingerprint: fp, detected: false });
   const third = at(3, 4);
   expect(third).toMatchObject({ attempt: 3, fingerprint: fp, detected: true, nextAction: "ask_user" });
-  expect(third.spiral).toMatchObject({ pattern: "same_failure", proposedCheckpoint: first.checkpoint });
+  expect(third.spiral).toMatchObject({ pattern: "file_churn", proposedCheckpoint: first.checkpoint });
   expect(third.spiral.turns).toHaveLength(3);
   expect(at(3, 5)).toEqual({
     nextAction: "ask_user",
-    pattern: "same_failure",
+    pattern: "file_churn",
     proposedCheckpoint: first.checkpoint,
     choices: ["rollback", "take_over"],
   });
@@ -185,7 +185,7 @@ describe("baton demo", () => {
     expect(summary.chapters).toEqual([
       expect.objectContaining({ chapter: 1, name: "Recovery", variantId: "v2", signal: "SIGKILL", events: last.events }),
       expect.objectContaining({ chapter: 2, name: "Delivery", attempts: 2, duplicateAck: true, serverFileRemoved: true }),
-      expect.objectContaining({ chapter: 3, name: "Time travel", pattern: "same_failure", restoredByteForByte: true, phase: "done" }),
+      expect.objectContaining({ chapter: 3, name: "Time travel", pattern: "file_churn", restoredByteForByte: true, phase: "done" }),
     ]);
     expect(existsSync(ws), `${ws} should have been removed`).toBe(false);
   });

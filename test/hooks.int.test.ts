@@ -455,6 +455,36 @@ describe("Gemini CLI hooks", () => {
     expect(read(root, "README.md")).toBe("# App\n");
   });
 
+  it("a repeated shell command is judged by what it returned: a new process group is the same result, a changed output is not", () => {
+    const root = workspace();
+    let n = 0;
+    const shell = (output: string) => {
+      const p = JSON.parse(
+        payload("gemini", "after-shell", {
+          cwd: root,
+          session: "agent-session-1",
+          time: `2026-05-01T10:00:${String(n).padStart(2, "0")}.000Z`,
+        }),
+      );
+      p.tool_input.command = "ls dist";
+      p.tool_response = {
+        llmContent: `<untrusted_context>\nOutput: ${output}\nProcess Group PGID: ${4000 + n++}\n</untrusted_context>`,
+        returnDisplay: output,
+      };
+      const r = cli(["hook", "gemini", "AfterTool"], { cwd: root, input: JSON.stringify(p) });
+      expect(r.code, r.stderr).toBe(0);
+    };
+    const paused = () => lane(root, baton(root, ["status"]).sessions[0].sessionId, "gemini")?.spiral?.paused === true;
+    // A build filling dist/: the same command, a longer listing each time.
+    for (let i = 0; i < 6; i++) shell(["a.js", ...Array.from({ length: i }, (_, j) => `b${j}.js`)].join("\n"));
+    expect(paused(), "six listings that changed").toBe(false);
+    // The same listing each time, in a new process group each time: three are a check, the fourth a spiral.
+    for (let i = 0; i < 3; i++) shell("a.js");
+    expect(paused(), "three identical listings").toBe(false);
+    shell("a.js");
+    expect(paused(), "four identical listings").toBe(true);
+  });
+
   it("PreCompress 'auto' (before every model request) only refreshes STATE.md when the journal changed, noting nothing; a manual /compress writes STATE.md and notes it; AfterAgent and SessionEnd end the run", () => {
     const root = workspace();
     hook("gemini", "session-start-resume", root);

@@ -93,10 +93,12 @@ describe("spiral detector in a session", () => {
       };
       await write("export const a = 1;\n", "cp-1", 1);
       await write("export const a = 1;\nexport const b = 2;\n", "cp-2", 2);
-      const t = await write("export const a = 1;\n", "cp-3", 3);
+      // One revert is an approach abandoned, not yet a loop; making the same change again is.
+      expect((await write("export const a = 1;\n", "cp-3", 3)).spiral.paused).toBe(false);
+      const t = await write("export const a = 1;\nexport const b = 2;\n", "cp-4", 4);
       expect(t.spiral).toMatchObject({ paused: true, pattern: "file_churn", proposedCheckpoint: "cp-2" });
       const turn = (await b.events.list("s1")).events.find((e) => e.id === t.turn.id);
-      expect(turn?.data.files).toEqual([{ path: "app.ts", hash: expect.stringMatching(/^[0-9a-f]{64}$/), size: 20 }]);
+      expect(turn?.data.files).toEqual([{ path: "app.ts", hash: expect.stringMatching(/^[0-9a-f]{64}$/), size: 40 }]);
     });
   });
 
@@ -128,7 +130,7 @@ describe("spiral detector in a session", () => {
 
   it("reads thresholds from .baton/config.json; a bad setting is bad_input naming file and key, and records nothing", async () => {
     await session(async (b, root) => {
-      writeConfig(root, { server: { port: 1 }, spiral: { sameSignature: 4 } });
+      writeConfig(root, { server: { port: 1 }, spiral: { sameFailure: 4 } });
       for (let i = 0; i < 3; i++) expect((await b.turns.record("s1", same)).detected).toBe(false);
       expect((await b.turns.record("s1", same)).detected).toBe(true);
       await b.turns.unpause("s1");
@@ -144,7 +146,7 @@ describe("spiral detector in a session", () => {
         message: expect.stringMatching(/config\.json is not valid JSON/),
       });
       expect((await b.sessions.snapshot("s1")).lastSeq).toBe(seq);
-      writeConfig(root, { spiral: { sameSignature: 0 } });
+      writeConfig(root, { spiral: { sameSignature: 0, sameFailure: 0 } });
       for (let i = 0; i < 5; i++) expect((await b.turns.record("s1", same)).detected).toBe(false);
     });
   });
@@ -172,13 +174,13 @@ describe("spiral detector in a session", () => {
     await session(async (b) => {
       const sizes: Record<number, { snapshot: number; window: number; heap: number }> = {};
       for (let i = 1; i <= 1_000; i++) {
-        // Varied, progressing work, with a spiral every 100 turns that the user clears.
-        const spiral = i % 100 >= 50 && i % 100 < 53;
+        // Varied, progressing work, with a spiral every 100 turns that the user clears (four identical calls).
+        const spiral = i % 100 >= 50 && i % 100 < 54;
         const r = await b.turns.record("s1", {
           tool: spiral ? "Edit" : ["Edit", "Bash", "Read"][i % 3]!,
           argsHash: spiral ? "stuck" : `args-${i}`,
-          status: i % 7 === 0 ? "error" : "success",
-          ...(i % 7 === 0 ? { fingerprint: `F${i}` } : {}),
+          status: !spiral && i % 7 === 0 ? "error" : "success",
+          ...(!spiral && i % 7 === 0 ? { fingerprint: `F${i}` } : {}),
           files: spiral
             ? [{ path: "src/file-0.ts", hash: "stuck", size: 10 }]
             : Array.from({ length: 40 }, (_, j) => ({ path: `src/file-${j}.ts`, hash: `h${i}-${j}`, size: 1000 + i + j })),

@@ -65,7 +65,7 @@ const fileList: Check = (v) =>
     : 'must be a list of {"path": string, "hash"?: string, "size"?: number, "mtimeMs"?: number}';
 
 const TURN_STATUSES = ["success", "error", "no_progress", "recovered"] as const;
-const SPIRAL_PATTERNS = ["same_signature", "file_churn", "same_failure", "alternation", "same_observation"] as const;
+const SPIRAL_PATTERNS = ["same_signature", "file_churn", "same_failure", "cycle", "waiting", "same_observation", "alternation"] as const;
 /** Files written by one turn, at most this many per record. */
 export const MAX_TURN_FILES = 100;
 
@@ -158,7 +158,10 @@ const SCHEMAS: Record<FacetEventType, Record<string, Check> | "object"> = {
     files: turnFiles,
     status: oneOf(TURN_STATUSES),
     fingerprint: str,
+    failurePlace: str,
     observationHash: str,
+    waiting: bool,
+    waitingOn: str,
     checkpointId: str,
     progress: bool,
     lane: laneStr,

@@ -386,7 +386,10 @@ function foldSpiral(snap: Snapshot, type: "turn:recorded" | "spiral:detected" | 
       argsHash: s(d, "argsHash"),
       files,
       fingerprint: s(d, "fingerprint"),
+      failurePlace: s(d, "failurePlace"),
       observationHash: s(d, "observationHash"),
+      waiting: d.waiting === true ? true : undefined,
+      waitingOn: s(d, "waitingOn"),
       checkpointId: s(d, "checkpointId"),
       progress: typeof d.progress === "boolean" ? d.progress : undefined,
     });

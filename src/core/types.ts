@@ -203,10 +203,16 @@ export interface TurnRecord {
   /** The files the call wrote, as they were after it. */
   files?: TurnFile[];
   status: TurnStatus;
-  /** A stable fingerprint of the failure (error class + location), when the call failed. */
+  /** A stable fingerprint of the failure's kind (numbers replaced), when the call failed. */
   fingerprint?: string;
+  /** A hash of the failure with its place kept (core/spiral-turn.ts), when the call failed. */
+  failurePlace?: string;
   /** A hash of what the call returned, to see the same observation again. */
   observationHash?: string;
+  /** The call waits on something outside the workspace (a poll, a sleep, a retry of a network failure). */
+  waiting?: boolean;
+  /** What it waits on, for the pause: the command, redacted and clipped. */
+  waitingOn?: string;
   /** The checkpoint taken before this turn, if any: where a rollback would land. */
   checkpointId?: string;
   /** The caller's own verdict: `true` is real progress (resets the detector). */
@@ -222,7 +228,8 @@ export interface TurnEntry extends TurnRecord {
   files: TurnFile[];
 }
 
-export type SpiralPattern = "same_signature" | "file_churn" | "same_failure" | "alternation" | "same_observation";
+/** `alternation` is no longer detected (a `cycle` of two calls is); kept for journals that recorded it. */
+export type SpiralPattern = "same_signature" | "file_churn" | "same_failure" | "cycle" | "waiting" | "same_observation" | "alternation";
 
 export interface SpiralEvidence {
   pattern: SpiralPattern;
@@ -351,9 +358,12 @@ export const SNAPSHOT_LIMITS = Object.freeze({
   diagnostics: 50,
   filesModified: 200,
   notes: 50,
-  /** The spiral detector's window of recent turns, and the files kept per turn in it. */
-  turns: 12,
-  filesPerTurn: 32,
+  /**
+   * The spiral detector's window of recent turns, and the files kept per turn in it: room for a
+   * cycle of five calls three times round and for the waiting budget's 30 polls.
+   */
+  turns: 32,
+  filesPerTurn: 8,
   rollbacks: 20,
   artifacts: 100,
   /** Lanes kept (ended ones are dropped first), and the claim notices kept per lane. */

@@ -19,10 +19,11 @@ import { batonInvocation } from "../core/baton-command.js";
 import { MAX_TURN_FILES } from "../core/facets.js";
 import { failureFingerprint } from "../core/fingerprint.js";
 import { renderSpiralPause } from "../core/hook-context.js";
-import { argsHash, callCheckpoint, ledgerNodeId, turnId } from "../core/hooks/keys.js";
+import { callCheckpoint, ledgerNodeId, turnId } from "../core/hooks/keys.js";
 import type { HookEvent, HookResponse } from "../core/hooks/types.js";
 import { type ClaimHolder, claimLine, describeLane, isWorking, pausedSpiral, sameFamily, untold } from "../core/lanes.js";
 import { pathProblem } from "../core/paths.js";
+import { spiralTurn } from "../core/spiral-turn.js";
 import type { Snapshot } from "../core/types.js";
 import { isBatonError } from "../errors.js";
 import { laneOf, pauseView, runningRuns, sessionFor } from "./agent-sessions.js";
@@ -287,14 +288,19 @@ export async function afterTool(b: Baton, ev: Ev<"after_tool">, o: ToolHookConte
   });
   let recorded: Awaited<ReturnType<Baton["turns"]["record"]>>;
   try {
-    recorded = await b.turns.record(sid, {
+    // What the detector is told of the call and its result (core/spiral-turn.ts): the same for every agent.
+    const seen = spiralTurn({
       tool: tool.name,
-      argsHash: argsHash(tool.input),
+      input: tool.input,
+      ...(tool.kind === "shell" && tool.command !== undefined ? { command: tool.command } : {}),
       status: ev.status,
+      ...(ev.output !== undefined ? { output: ev.output } : {}),
+      ...(error !== undefined ? { error } : {}),
+    });
+    recorded = await b.turns.record(sid, {
+      ...seen,
       actor: "agent",
       ...(files.length > 0 ? { files } : {}),
-      ...(fingerprint ? { fingerprint } : {}),
-      ...(ev.output !== undefined ? { observationHash: argsHash(ev.output) } : {}),
       ...(checkpointId ? { checkpointId } : {}),
       ...(turn ? { id: turn } : {}),
       lane,

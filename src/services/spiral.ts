@@ -106,7 +106,7 @@ export class SpiralService {
         if (found.fingerprint !== undefined) data.fingerprint = found.fingerprint;
         // Turns recorded without naming their checkpoint: the session's (or lane's) own
         // checkpoints still know the last good point (the newest one before the spiral's first turn).
-        const cp = found.proposedCheckpoint ?? (await this.#checkpointBefore(sessionId, found.from, lane));
+        const cp = found.proposedCheckpoint ?? (await this.#checkpointBefore(sessionId, found.rollbackFrom ?? found.from, lane));
         if (cp !== undefined) data.proposedCheckpoint = cp;
         if (lane !== undefined) data.lane = lane;
         events.push({ id: `${id}.spiral`, type: "spiral:detected", actor: "system", data });
@@ -167,7 +167,10 @@ export class SpiralService {
     if (input.argsHash !== undefined) r.argsHash = input.argsHash;
     if (files.length > 0) r.files = files;
     if (input.fingerprint !== undefined) r.fingerprint = input.fingerprint;
+    if (input.failurePlace !== undefined) r.failurePlace = input.failurePlace;
     if (input.observationHash !== undefined) r.observationHash = input.observationHash;
+    if (input.waiting === true) r.waiting = true;
+    if (input.waitingOn !== undefined) r.waitingOn = input.waitingOn;
     if (input.checkpointId !== undefined) r.checkpointId = input.checkpointId;
     if (input.progress !== undefined) r.progress = input.progress;
     return r;

@@ -8,8 +8,10 @@
  *    in which the agent compacts its context (so every event Baton installs fires);
  * 2. a resumed turn "undo that", then "/rollback 2", then `baton rollback` twice: back to the
  *    original tree;
- * 3. a turn of identical failing shell commands: recorded as failures, the session paused, and
- *    Baton's reason given to the model as the tool's result;
+ * 3. a turn that lists the files twice (the same result each time, though Gemini CLI reports a
+ *    new process group each run), adds one and lists them again (a changed result), then runs
+ *    identical failing shell commands: recorded as failures, recognised as the same failure,
+ *    the session paused, and Baton's reason given to the model as the tool's result;
  * 4. no warning from the agent about Baton's configuration, and a clean `baton doctor`.
  *
  * The hook payloads the agent sent are written to test/fixtures/agents/<agent>/ when
@@ -18,6 +20,7 @@
 import { cpSync, mkdirSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { afterAll, beforeAll, describe, expect, test } from "vitest";
+import { argsHash } from "../../src/core/hooks/keys.js";
 import type { Driver } from "./drivers.js";
 import { type AgentRun, type Capture, Project } from "./harness.js";
 import { type AgentName, agentCli, REPO, VERSIONS } from "./install.js";
@@ -26,6 +29,7 @@ import { MockModel, repeat, type Step, toolResults } from "./mock-model.js";
 export const FILES: Record<string, string> = { "a.txt": "one\n", "src/b.txt": "bee\n", "README.md": "# demo\n" };
 const PINNED = "Always run the parser tests before you commit.";
 const FAIL_CMD = "cat does-not-exist.txt";
+const LIST_CMD = "ls";
 
 /** The first turn: every kind of tool Baton checkpoints, and a read it does not. */
 const WORK: Step[] = [
@@ -142,7 +146,14 @@ export function agentSuite(d: Driver): void {
       await turn(
         "spiral",
         "Show me the missing file.",
-        [...repeat(6, { op: "shell", command: FAIL_CMD }), { op: "text", text: "I am stuck." }],
+        [
+          { op: "shell", command: LIST_CMD },
+          { op: "shell", command: LIST_CMD },
+          { op: "shell", command: "echo more > e.txt" },
+          { op: "shell", command: LIST_CMD },
+          ...repeat(6, { op: "shell", command: FAIL_CMD }),
+          { op: "text", text: "I am stuck." },
+        ],
         sessionId,
       );
     }, 600_000);
@@ -249,6 +260,31 @@ export function agentSuite(d: Driver): void {
       expect(nodes.filter((n) => n.status !== "error" && n.status !== "no_progress").map((n) => n.status)).toEqual([]);
     });
 
+    test("a repeated command is judged by its result: the same listing is the same, a changed one is not, the failures are one failure", () => {
+      const turns = p
+        .baton(["export", batonSession])
+        .stdout.split("\n")
+        .filter(Boolean)
+        .map((l) => JSON.parse(l))
+        .filter((e) => e.type === "turn:recorded" && e.data.lane === `${d.agent}:${sessionId}`);
+      const after = p.captured().filter((c) => /PostToolUse|AfterTool/.test(c.event));
+      // The turns of one command: its calls' argument hashes, as the hooks computed them.
+      const of = (command: string) => {
+        const hashes = new Set(after.filter((c) => c.payload.tool_input?.command === command).map((c) => argsHash(c.payload.tool_input)));
+        return turns.filter((t) => hashes.has(t.data.argsHash)).map((t) => t.data);
+      };
+      const lists = of(LIST_CMD);
+      expect(lists.map((t) => t.status)).toEqual(["success", "success", "success"]);
+      const [a, b, c] = lists.map((t) => t.observationHash);
+      expect(a, JSON.stringify(lists)).toBeDefined();
+      expect(b, "the same listing twice is the same result").toBe(a);
+      expect(c, "the listing with a new file is another result").not.toBe(a);
+      const failures = of(FAIL_CMD);
+      expect(failures.length).toBeGreaterThanOrEqual(3);
+      expect(failures.map((t) => t.failurePlace).every((x) => typeof x === "string")).toBe(true);
+      expect(new Set(failures.map((t) => t.failurePlace)).size, JSON.stringify(failures)).toBe(1);
+    });
+
     test("they pause the agent session's lane", () => {
       const snap = p.baton(["--json", "session", "show", batonSession]).json().snapshot;
       const lane = snap.facets.lanes?.[`${d.agent}:${sessionId}`];
@@ -267,7 +303,8 @@ export function agentSuite(d: Driver): void {
       const bad: string[] = [];
       for (const [name, r] of Object.entries(runs)) {
         for (const line of agentWarnings(r)) {
-          if (line.includes("Baton paused session") || line.includes(FAIL_CMD)) continue;
+          // Baton's own pause: "Baton paused session …", "Baton paused this agent session …: <what repeated>".
+          if (/Baton paused (?:this agent )?session/.test(line) || line.includes(FAIL_CMD)) continue;
           if (d.benign?.some((re) => re.test(line))) continue;
           bad.push(`${name}: ${line.slice(0, 300)}`);
         }

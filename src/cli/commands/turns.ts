@@ -7,7 +7,20 @@ import type { TurnInput } from "../../services/spiral.js";
 import { type Ctx, parseJsonObject } from "../context.js";
 
 const STATUSES: readonly TurnStatus[] = ["success", "error", "no_progress", "recovered"];
-const RECORD_FIELDS = ["tool", "argsHash", "files", "status", "fingerprint", "observationHash", "checkpointId", "progress", "id"];
+const RECORD_FIELDS = [
+  "tool",
+  "argsHash",
+  "files",
+  "status",
+  "fingerprint",
+  "failurePlace",
+  "observationHash",
+  "waiting",
+  "waitingOn",
+  "checkpointId",
+  "progress",
+  "id",
+];
 
 /**
  * A short stable hash of a call's arguments or result: redacted first (a hash of a weak secret
