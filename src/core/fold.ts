@@ -21,6 +21,14 @@ import {
   type TurnStatus,
 } from "./types.js";
 
+/**
+ * The fold's version: raised whenever the same events fold to another snapshot (a facet's shape,
+ * the spiral window's entries). A stored snapshot of another version is not wrong, only older:
+ * it is refolded from the journal when read and replaced at the next write, and doctor does not
+ * report it. 2: the spiral window of 32 short entries.
+ */
+export const FOLD_VERSION = 2;
+
 export function emptySnapshot(
   sessionId: string,
   flow: FlowDefinition,

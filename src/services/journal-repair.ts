@@ -39,8 +39,9 @@ export function rebuildSession(backend: Backend, flows: FlowRegistry, id: string
     // The stored snapshot may lag (see SNAPSHOT_EVERY): it agrees when it verifies and,
     // with the events after it folded in, equals the full refold.
     const current = await loadFolded(tx, session, flow);
-    const repaired = !stored || current.storedSeq === 0 || canonicalJson(current.snap) !== canonicalJson(snap);
-    if (!repaired && stored.lastSeq !== snap.lastSeq) await tx.putSnapshot(fresh); // catch up; not a repair
+    // One folded by an older version of the fold is replaced, and that is not a repair either.
+    const repaired = !stored || (!current.outdated && (current.storedSeq === 0 || canonicalJson(current.snap) !== canonicalJson(snap)));
+    if (!repaired && (stored.lastSeq !== snap.lastSeq || current.outdated)) await tx.putSnapshot(fresh); // catch up; not a repair
     if (repaired) {
       await tx.putSnapshot(fresh);
       const at = now().toISOString();
@@ -76,6 +77,9 @@ export function verifySnapshot(backend: Backend, flows: FlowRegistry, sessionId:
     if (!stored) return { ...base, matches: false, problem: "missing" as const };
     const out = { ...base, storedSeq: stored.lastSeq };
     const current = await loadFolded(tx, session, flow);
+    // Folded by an older version: not a fault (the next write replaces it), and it cannot be
+    // compared with today's fold.
+    if (current.outdated) return { ...out, matches: true };
     if (current.storedSeq === 0) return { ...out, matches: false, problem: "corrupt" as const };
     if (canonicalJson(current.snap) !== canonicalJson(snap)) return { ...out, matches: false, problem: "differs" as const };
     return { ...out, matches: true };

@@ -7,7 +7,7 @@ import type { EventRow, SessionRow, SnapshotRow, StoreTx } from "../backend/cont
 import { checksum, jsonBoundsProblem, randomHex } from "../core/canonical.js";
 import { isFacetEvent } from "../core/facets.js";
 import type { FlowDefinition } from "../core/flow.js";
-import { emptySnapshot, foldCorruptRow, foldEvent } from "../core/fold.js";
+import { emptySnapshot, FOLD_VERSION, foldCorruptRow, foldEvent } from "../core/fold.js";
 import { redactJson } from "../core/redact.js";
 import type { AppendResult, Diagnostic, EventInput, EventOutcome, JournalEvent, JsonObject, Snapshot } from "../core/types.js";
 import { BatonError, badInput } from "../errors.js";
@@ -90,7 +90,7 @@ export function parseRow(r: EventRow): { event: JournalEvent } | { problem: stri
 }
 
 export function snapshotRow(snap: Snapshot): SnapshotRow {
-  const body = JSON.stringify(snap);
+  const body = JSON.stringify({ ...snap, foldVersion: FOLD_VERSION });
   return { sessionId: snap.sessionId, lastSeq: snap.lastSeq, body, hash: checksum(body) };
 }
 
@@ -107,10 +107,13 @@ export async function foldFrom(tx: StoreTx, session: SessionRow, flow: FlowDefin
   }
 }
 
-/** The current snapshot for a write, with the seq of the stored one (0 when unusable). */
-export async function loadFolded(tx: StoreTx, session: SessionRow, flow: FlowDefinition): Promise<Folded> {
-  const { snapshot, storedSeq } = await loadSnapshot(tx, session, flow);
-  return { snap: snapshot, storedSeq };
+/**
+ * The current snapshot for a write, with the seq of the stored one (0 when unusable: missing,
+ * corrupt, or folded by another version, `outdated`).
+ */
+export async function loadFolded(tx: StoreTx, session: SessionRow, flow: FlowDefinition): Promise<Folded & { outdated: boolean }> {
+  const { snapshot, storedSeq, outdated } = await loadSnapshot(tx, session, flow);
+  return { snap: snapshot, storedSeq, outdated };
 }
 
 /**
@@ -121,20 +124,25 @@ export async function loadSnapshot(
   tx: StoreTx,
   session: SessionRow,
   flow: FlowDefinition,
-): Promise<{ snapshot: Snapshot; readDiagnostics: Diagnostic[]; storedSeq: number }> {
+): Promise<{ snapshot: Snapshot; readDiagnostics: Diagnostic[]; storedSeq: number; outdated: boolean }> {
   const readDiagnostics: Diagnostic[] = [];
   const row = await tx.getSnapshot(session.id);
   let snap: Snapshot | undefined;
+  let outdated = false;
   if (row) {
     if (checksum(row.body) === row.hash) {
       try {
-        const parsed = JSON.parse(row.body) as Snapshot;
-        if (parsed && parsed.sessionId === session.id && parsed.lastSeq === row.lastSeq) snap = parsed;
+        const { foldVersion, ...parsed } = JSON.parse(row.body) as Snapshot & { foldVersion?: number };
+        if (parsed && parsed.sessionId === session.id && parsed.lastSeq === row.lastSeq) {
+          // Folded by another version of the fold: refolded here, replaced at the next write.
+          if ((foldVersion ?? 1) === FOLD_VERSION) snap = parsed as Snapshot;
+          else outdated = true;
+        }
       } catch {
         snap = undefined;
       }
     }
-    if (!snap) {
+    if (!snap && !outdated) {
       readDiagnostics.push({
         code: "snapshot_corrupt",
         severity: "warning",
@@ -145,5 +153,5 @@ export async function loadSnapshot(
   const storedSeq = snap ? snap.lastSeq : 0;
   snap ??= emptySnapshot(session.id, flow, session.createdAt);
   await foldFrom(tx, session, flow, snap);
-  return { snapshot: snap, readDiagnostics, storedSeq };
+  return { snapshot: snap, readDiagnostics, storedSeq, outdated };
 }
