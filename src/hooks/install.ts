@@ -7,7 +7,7 @@
  */
 import { existsSync, realpathSync, unlinkSync } from "node:fs";
 import { resolve } from "node:path";
-import { type HookAgent, type HookGroupSpec, type InstalledHook, listBatonHooks, uninstallFrom } from "../core/hook-config.js";
+import { HOOK_AGENTS, type HookAgent, type HookGroupSpec, type InstalledHook, listBatonHooks, uninstallFrom } from "../core/hook-config.js";
 import { ADAPTERS } from "../core/hooks/adapters.js";
 import type { JsonObject } from "../core/types.js";
 import { BatonError, badInput } from "../errors.js";
@@ -37,7 +37,7 @@ import {
 import { afterUninstall, BACKUP_SUFFIX, backup, checkPlace, installedText, load, writeAtomic } from "./settings-file.js";
 
 export { AGENT_NAMES, type HookPlaceOptions, type HookScope, hookConfigFile, installCommand } from "./places.js";
-export const HOOK_AGENTS: readonly HookAgent[] = ["claude", "codex", "gemini"];
+export { HOOK_AGENTS };
 export { BACKUP_SUFFIX } from "./settings-file.js";
 
 export interface InstallResult extends Readiness {
@@ -143,6 +143,10 @@ function notesFor(agent: HookAgent, settings: JsonObject): string[] {
     if (tools?.enableHooks !== false && hc?.enabled !== false)
       notes.push("Gemini CLI runs hooks while its hooks system is enabled (/settings → Advanced → Enable Hooks System).");
   }
+  if (agent === "qwen")
+    notes.push(
+      'Qwen Code runs hooks unless a settings file sets "disableAllHooks": true; `qwen --bare` and `qwen --safe-mode` run none, and neither does a session in its execution sandbox (tools.executionSandbox).',
+    );
   return notes;
 }
 

@@ -1,6 +1,6 @@
 /** `baton hooks install|uninstall|status` and the help entry of `baton hook` (src/hooks/). */
 import { resolve } from "node:path";
-import type { HookAgent } from "../../core/hook-config.js";
+import { HOOK_AGENT_LIST, type HookAgent } from "../../core/hook-config.js";
 import { badInput } from "../../errors.js";
 import {
   AGENT_NAMES,
@@ -22,7 +22,7 @@ interface ScopeOptions {
 
 function agentOf(v: string): HookAgent {
   const a = v.toLowerCase();
-  if (!isHookAgent(a)) throw badInput(`unknown agent "${v}": choose claude, codex or gemini`);
+  if (!isHookAgent(a)) throw badInput(`unknown agent "${v}": choose ${HOOK_AGENT_LIST}`);
   return a;
 }
 
