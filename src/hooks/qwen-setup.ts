@@ -108,7 +108,8 @@ export function qwenReadiness(o: SetupPlace, settings: JsonObject, spellings: (p
   if (deciding?.[1]?.disableAllHooks === true)
     remaining.push(`Qwen Code runs no hooks while ${deciding[0]} sets "disableAllHooks": true: remove it, or set it to false.`);
   const trustFile = qwenTrustedFoldersFile(o);
-  const folderTrust = (s: JsonObject | undefined) => ((s?.security as JsonObject | undefined)?.folderTrust as JsonObject | undefined)?.enabled;
+  const folderTrust = (s: JsonObject | undefined) =>
+    ((s?.security as JsonObject | undefined)?.folderTrust as JsonObject | undefined)?.enabled;
   const trustOn = [system, user].map(folderTrust).find((v) => typeof v === "boolean") === true;
   if (o.scope === "project" && trustOn) {
     const rules = settingsAt(trustFile) ?? {};

@@ -37,6 +37,10 @@ export interface Driver {
   readsBeforeEdit?: boolean;
   /** How the user asks for two steps back when the agent keeps `/rollback` for itself (Qwen Code: its /rewind). Default "/rollback 2". */
   rollbackTwo?: string;
+  /** Uninstall after the runs, which must remove the settings file install created (Qwen Code rewrites a settings file it loads that lacks its "$version"). */
+  checkUninstall?: boolean;
+  /** The variable the agent's shell tool names its session by (`baton rollback` run there steps back in its lane). */
+  shellSessionEnv?: string;
   /** The agent's own guard against identical tool calls, which ends the run with an error (Qwen Code's loop detection). */
   loopGuard?: RegExp;
   /** Installed events the headless CLI never fires, each with where it does (docs/integrations.md). */
@@ -199,6 +203,8 @@ export const qwen: Driver = {
     };
   },
   readsBeforeEdit: true,
+  shellSessionEnv: "QWEN_CODE_SESSION_ID",
+  checkUninstall: true,
   // `/rollback` is Qwen Code's own command (an alias of its /rewind): the prompt never reaches a hook.
   rollbackTwo: "roll back 2 steps",
   // Qwen Code's always-on loop detection stops the run (exit 1) a few identical calls in: after

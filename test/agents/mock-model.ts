@@ -376,7 +376,10 @@ export class MockModel {
     const chunk = (delta: unknown, finish: string | null, extra: Record<string, unknown> = {}) =>
       `data: ${JSON.stringify({ id, object: "chat.completion.chunk", created, model, choices: [{ index: 0, delta, finish_reason: finish }], ...extra })}\n\n`;
     const parts = [
-      chunk(call ? { role: "assistant", content: null, tool_calls: [{ index: 0, ...call }] } : { role: "assistant", content: message.content }, null),
+      chunk(
+        call ? { role: "assistant", content: null, tool_calls: [{ index: 0, ...call }] } : { role: "assistant", content: message.content },
+        null,
+      ),
       chunk({}, finish_reason),
     ];
     if (body.stream_options?.include_usage)

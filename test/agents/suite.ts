@@ -19,6 +19,7 @@
 import { cpSync, mkdirSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { afterAll, beforeAll, describe, expect, test } from "vitest";
+import { laneFromEnv } from "../../src/core/lanes.js";
 import type { Driver } from "./drivers.js";
 import { type AgentRun, type Capture, Project } from "./harness.js";
 import { type AgentName, agentCli, REPO, VERSIONS } from "./install.js";
@@ -158,7 +159,12 @@ export function agentSuite(d: Driver): void {
       await turn(
         "spiral",
         "Show me the missing file.",
-        [...repeat(6, { op: "shell", command: FAIL_CMD }), { op: "text", text: "I am stuck." }],
+        [
+          // The variable the agent's shell tool names its session by (core/lanes.ts laneFromEnv).
+          ...(d.shellSessionEnv ? [{ op: "shell", command: `printenv ${d.shellSessionEnv} > agent-session.txt` } as Step] : []),
+          ...repeat(6, { op: "shell", command: FAIL_CMD }),
+          { op: "text", text: "I am stuck." },
+        ],
         sessionId,
       );
       // A turn the agent halted itself ends with a hook it fires after exiting (Qwen Code's
@@ -229,9 +235,9 @@ export function agentSuite(d: Driver): void {
 
     test("a checkpoint precedes each write, edit and shell command", () => {
       const tools = checkpointsAfterWork.map((c) => `${c.kind}:${c.toolName}`);
-      const expected = work.filter((s) => s.op !== "text" && (s.op !== "read" || d.readIsShell)).map((s) =>
-        s.op === "shell" || s.op === "read" ? "tree" : "targeted",
-      );
+      const expected = work
+        .filter((s) => s.op !== "text" && (s.op !== "read" || d.readIsShell))
+        .map((s) => (s.op === "shell" || s.op === "read" ? "tree" : "targeted"));
       expect(tools.map((t) => t.split(":")[0])).toEqual(expected);
       // Each before-hook ran before its tool: the checkpoint holds the file as it was.
       const capturesPre = p.captured().filter((c) => /PreToolUse|BeforeTool/.test(c.event));
@@ -282,6 +288,12 @@ export function agentSuite(d: Driver): void {
       ).toBe(true);
     });
 
+    test.runIf(d.shellSessionEnv)("the agent's shell names its session: a `baton` command it runs works in its lane", () => {
+      const named = p.read("agent-session.txt")?.trim();
+      expect(named).toBe(sessionId);
+      expect(laneFromEnv({ [d.shellSessionEnv as string]: named })).toBe(`${d.agent}:${sessionId}`);
+    });
+
     test("the agent prints no warning about Baton's configuration", () => {
       const bad: string[] = [];
       for (const [name, r] of Object.entries(runs)) {
@@ -299,6 +311,15 @@ export function agentSuite(d: Driver): void {
       const bad = doc.checks.filter((c: any) => c.status !== "ok" && c.status !== "skipped");
       expect(bad).toEqual([]);
       expect(doc.ok).toBe(true);
+    });
+
+    // Last: it takes the hooks out. An agent that rewrites a settings file it loads (Qwen Code
+    // stamps "$version" into one that lacks it) would leave Baton's file changed after its runs.
+    test.runIf(d.checkUninstall)("after the agent's runs, uninstall removes the settings file install created", () => {
+      const r = p.baton(["--json", "hooks", "uninstall", d.agent]);
+      expect(r.code, r.stderr).toBe(0);
+      expect(r.json()).toMatchObject({ file: hooksFile, changed: true, deleted: true });
+      expect(p.read(hooksFile.slice(p.root.length + 1))).toBeUndefined();
     });
   });
 }

@@ -54,6 +54,7 @@ export async function install(ctx: Ctx, agentArg: string, o: ScopeOptions & { co
     if (r.backup) lines.push(`  the file as it was before Baton's hooks: ${r.backup}`);
     for (const h of r.hooks) lines.push(`  ${h.event}${h.matcher ? ` [${h.matcher}]` : ""}: ${h.command}`);
     for (const n of notes) lines.push(`note: ${n}`);
+    for (const l of r.limits) lines.push(`cannot: ${l}`);
     lines.push(...readinessLines(AGENT_NAMES[agent], r));
     lines.push(`Remove them with: ${installCommand(agent, { scope, shared: o.shared === true, root }, "uninstall")}`);
     return lines.join("\n");
@@ -104,6 +105,7 @@ export async function status(ctx: Ctx, agentArg: string | undefined): Promise<vo
           `${head}${s.missing.length === 0 ? "installed" : `partly installed (missing ${s.missing.join(", ")})`}${s.stale ? "; the baton they run is gone" : ""}`,
         ];
         for (const n of s.notes) lines.push(`  note: ${n}`);
+        for (const l of s.limits ?? []) lines.push(`  cannot: ${l}`);
         if (s.willRun !== undefined)
           lines.push(...readinessLines(AGENT_NAMES[s.agent], { willRun: s.willRun, remaining: s.remaining ?? [] }).map((l) => `  ${l}`));
         return lines.join("\n");
