@@ -52,7 +52,7 @@ export const AGENT_LIMITS: Readonly<Record<HookAgent, readonly string[]>> = {
     "Gemini CLI fires PreCompress before every model request, compression or not: an automatic compression is not noted in the journal (STATE.md is kept current).",
   ],
   qwen: [
-    "In Qwen Code, `/rollback` is its own command (an alias of /rewind), which never reaches Baton: ask in words, \"undo that\" or \"roll back 2 steps\".",
+    'In Qwen Code, `/rollback` is its own command (an alias of /rewind), which never reaches Baton: ask in words, "undo that" or "roll back 2 steps".',
     "`qwen -p` (headless) ends without SessionEnd: each turn's Stop ends its run, and the lane stays listed until it has been idle for 2 hours.",
     "Qwen Code shows the model Baton's context with < and > escaped (&lt; &gt;).",
   ],
