@@ -5,9 +5,8 @@
  * agent session working on it: a Claude Code process, a Codex thread, a Gemini CLI or Qwen Code
  * session, each named `<agent>:<its session id>`; a Claude Code or Qwen Code subagent is a lane of
  * its own inside its parent's (`claude:<session>/<agent id>`), and with its parent makes one
- * **family**. A lane
- * owns its runs, turns, checkpoints, ledger nodes and spiral state; everything else is the
- * session's, so a new lane (any agent, any host) starts with all of it.
+ * **family**. A lane owns its runs, turns, checkpoints, ledger nodes and spiral state; everything
+ * else is the session's, so a new lane (any agent, any host) starts with all of it.
  *
  * - **Undo** from an agent steps back through its own family's checkpoints only, and keeps any
  *   file another live family wrote since (services/rollback.ts).

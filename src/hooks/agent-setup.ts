@@ -21,7 +21,7 @@
  * - Qwen Code: qwen-setup.ts (its hooks switch and folder trust; nothing for the installer to do).
  *
  * A little over ~400 lines: each agent's trust files are read and written here together,
- * because the installer and `baton hooks status` must agree on all three agents at once.
+ * because the installer and `baton hooks status` must agree on every agent at once.
  */
 import { existsSync, mkdirSync, readFileSync, realpathSync, rmdirSync, statSync, unlinkSync } from "node:fs";
 import { homedir } from "node:os";

@@ -99,6 +99,8 @@ export function agentSuite(d: Driver): void {
     let hooksFile = "";
     let nextAction: { action: string; reason: string } = { action: "", reason: "" };
     const trees: Record<string, Tree> = {};
+    /** Turns the agent ended itself with an error (its own loop guard). */
+    const halted = new Set<string>();
 
     function runningInLane(): boolean {
       const runs: any[] = p.baton(["--json", "session", "show", batonSession]).json().snapshot.facets.runs;
@@ -115,8 +117,8 @@ export function agentSuite(d: Driver): void {
       writeFileSync(join(p.base, "runs", `${name}.stderr`), r.stderr);
       // An agent that halts a run of identical calls itself may end the spiral turn with an error,
       // once Baton has paused it (the checks below say whether it had).
-      const halted = name === "spiral" && d.loopGuard?.test(r.stdout) === true;
-      if (r.code !== 0 && !halted)
+      if (r.code !== 0 && name === "spiral" && d.loopGuard?.test(r.stdout) === true) halted.add(name);
+      else if (r.code !== 0)
         throw new Error(`${d.agent} turn "${name}" exited ${r.code}\nstdout: ${r.stdout.slice(-3000)}\nstderr: ${r.stderr.slice(-3000)}`);
       return r;
     }
@@ -169,7 +171,7 @@ export function agentSuite(d: Driver): void {
       );
       // A turn the agent halted itself ends with a hook it fires after exiting (Qwen Code's
       // StopFailure): wait for it to end the turn's run.
-      for (let i = 0; i < 100 && runningInLane(); i++) await new Promise((r) => setTimeout(r, 200));
+      for (let i = 0; halted.has("spiral") && i < 50 && runningInLane(); i++) await new Promise((r) => setTimeout(r, 200));
     }, 600_000);
 
     afterAll(async () => {
