@@ -1,8 +1,9 @@
 /**
  * What Baton's hooks cost per tool call inside the real agents (Claude Code, Codex, Gemini CLI,
- * the versions test/agents/versions.json pins), against the scripted model of the e2e suite.
+ * Qwen Code, the versions test/agents/versions.json pins), against the scripted model of the e2e
+ * suite.
  *
- *   node scripts/build.mjs --no-types && node bench/agents.mjs [claude codex gemini] [--reps N]
+ *   node scripts/build.mjs --no-types && node bench/agents.mjs [claude codex gemini qwen] [--reps N]
  *
  * Each agent runs one headless turn of K tool calls in a fresh project, alternating a file
  * write and a shell command (`true step-<i>`: a targeted checkpoint, then a whole-tree one). The
@@ -31,7 +32,7 @@ import { join } from "node:path";
 import { build } from "esbuild";
 import { commandLine, median, REPO } from "./lib.mjs";
 
-const args = commandLine(import.meta.url, { valued: ["--reps"], positional: [0, 3] });
+const args = commandLine(import.meta.url, { valued: ["--reps"], positional: [0, 4] });
 const repsAt = args.indexOf("--reps");
 const REPS = repsAt >= 0 ? Number(args[repsAt + 1]) : 3;
 const AGENTS = args.filter((a, i) => !a.startsWith("--") && args[i - 1] !== "--reps");
@@ -134,7 +135,7 @@ async function once(h, mock, url, cli, d, setup, k) {
 
 async function main() {
   const h = await loadHelpers();
-  const agents = AGENTS.length ? AGENTS : ["claude", "codex", "gemini"];
+  const agents = AGENTS.length ? AGENTS : ["claude", "codex", "gemini", "qwen"];
   const results = {};
   for (const agent of agents) {
     const d = h.DRIVERS[agent];

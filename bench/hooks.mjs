@@ -295,6 +295,27 @@ function hooksFor(root) {
       event: "AfterTool",
       payload: (i) => withArgs(fixture("gemini", "after-write-file", vars(i)), i),
     },
+    {
+      label: "qwen PreToolUse edit (checkpoint)",
+      agent: "qwen",
+      event: "PreToolUse",
+      payload: (i) => withArgs({ ...fixture("qwen", "pre-edit", vars(i)), tool_use_id: `toolu_q${i}` }, i),
+      after: edit,
+    },
+    {
+      label: "qwen PostToolUse edit",
+      agent: "qwen",
+      event: "PostToolUse",
+      payload: (i) => withArgs({ ...fixture("qwen", "post-edit", vars(i)), tool_use_id: `toolu_q${i}` }, i),
+    },
+    {
+      // Fired for every request of a turn that returns tool results, with no words.
+      label: "qwen UserPromptSubmit (tool results, nothing to do)",
+      agent: "qwen",
+      event: "UserPromptSubmit",
+      payload: (i) => fixture("qwen", "user-prompt-continuation", vars(i)),
+      noop: true,
+    },
   ];
 }
 

@@ -80,6 +80,33 @@ export const SCENARIOS: Record<string, Step[]> = {
     { agent: "gemini", fixture: "after-agent" },
     { agent: "gemini", fixture: "session-end" },
   ],
+  qwen: [
+    { agent: "qwen", fixture: "session-start-startup" },
+    { agent: "qwen", fixture: "user-prompt" },
+    { agent: "qwen", fixture: "pre-edit", effect: (r) => writeFileSync(join(r, "src/app.ts"), "edited by the agent\n") },
+    { agent: "qwen", fixture: "post-edit" },
+    // A subagent's write: its hooks carry `agent_id` (its own lane inside the session's).
+    {
+      agent: "qwen",
+      fixture: "subagent-pre-write",
+      effect: (r) => writeFileSync(join(r, "src/helper.ts"), "export const helper = 1;\n"),
+    },
+    { agent: "qwen", fixture: "subagent-post-write" },
+    { agent: "qwen", fixture: "pre-shell", effect: (r) => writeFileSync(join(r, "generated.txt"), "made by the shell\n") },
+    { agent: "qwen", fixture: "post-shell" },
+    { agent: "qwen", fixture: "user-prompt-undo" },
+    ...["toolu_t1", "toolu_t2", "toolu_t3"].flatMap((call) => [
+      { agent: "qwen", fixture: "pre-shell-test", vars: { call } },
+      { agent: "qwen", fixture: "post-shell-failure", vars: { call } },
+    ]),
+    { agent: "qwen", fixture: "pre-edit" },
+    { agent: "qwen", fixture: "user-prompt-undo" },
+    { agent: "qwen", fixture: "pre-compact" },
+    { agent: "qwen", fixture: "post-compact" },
+    { agent: "qwen", fixture: "session-start-compact" },
+    { agent: "qwen", fixture: "stop-failure" },
+    { agent: "qwen", fixture: "session-end" },
+  ],
 };
 
 export const FILES = { "src/app.ts": APP, "README.md": "# App\n" };

@@ -206,6 +206,118 @@ describe("baton hooks install / uninstall", () => {
     expect(s.hooks.AfterTool[0].matcher).toBe("*");
   });
 
+  it("Qwen Code: .qwen/settings.json keeps comments and the other keys; timeouts in seconds, Qwen Code's unit", () => {
+    const original = `{
+  // Team settings.
+  "$version": 4,
+  "model": { "name": "qwen3-coder-plus" },
+  "hooks": {
+    "PostToolUse": [{ "matcher": "write_file|edit", "hooks": [{ "type": "command", "command": "npx prettier --write", "timeout": 30 }] }]
+  }
+}
+`;
+    const { installed, first } = roundTrip("qwen", ".qwen/settings.json", original);
+    expect(installed).toContain("// Team settings.");
+    const s = parse(installed);
+    expect(s.model).toEqual({ name: "qwen3-coder-plus" });
+    expect(s.hooks.PostToolUse[0].hooks[0].command).toBe("npx prettier --write");
+    expect(s.hooks.PostToolUse[1].hooks[0]).toEqual({ type: "command", command: "baton hook qwen PostToolUse", timeout: 60 });
+    expect(s.hooks.PreToolUse[0].matcher).toBe("write_file|edit|notebook_edit|run_shell_command");
+    expect(first.hooks.map((h: any) => h.event).sort()).toEqual(
+      [
+        "SessionStart",
+        "UserPromptSubmit",
+        "PreToolUse",
+        "PostToolUse",
+        "PostToolUseFailure",
+        "PreCompact",
+        "PostCompact",
+        "Stop",
+        "StopFailure",
+        "SessionEnd",
+      ].sort(),
+    );
+  });
+
+  it('Qwen Code: a file install creates carries "$version" (so Qwen Code does not rewrite it), and uninstall removes it even once a newer Qwen Code restamped it', () => {
+    const root = tempDir("baton-install-");
+    const file = join(root, ".qwen", "settings.json");
+    install(root, "qwen");
+    const created = readFileSync(file, "utf8");
+    expect(JSON.parse(created).$version).toBe(4);
+    expect(created.indexOf('"$version"')).toBeLessThan(created.indexOf('"hooks"'));
+    expect(uninstall(root, "qwen")).toMatchObject({ deleted: true });
+    expect(existsSync(file)).toBe(false);
+
+    install(root, "qwen");
+    writeFileSync(file, readFileSync(file, "utf8").replace('"$version": 4', '"$version": 5'));
+    expect(uninstall(root, "qwen")).toMatchObject({ changed: true, deleted: true, restored: false });
+    expect(existsSync(file)).toBe(false);
+
+    // A key the user added since stays, with the stamp.
+    install(root, "qwen");
+    writeFileSync(file, readFileSync(file, "utf8").replace('"$version": 4,', '"$version": 4,\n  "theme": "Qwen Dark",'));
+    expect(uninstall(root, "qwen")).toMatchObject({ changed: true, deleted: false });
+    expect(JSON.parse(readFileSync(file, "utf8"))).toEqual({ $version: 4, theme: "Qwen Dark" });
+  });
+
+  it("Qwen Code: --user installs into $QWEN_HOME (else ~/.qwen); status and doctor see hooks switched off or a folder it does not trust", () => {
+    const root = tempDir("baton-install-");
+    const env = privateHome();
+    const home = env.HOME as string;
+    expect(install(root, "qwen", ["--user"], { ...env, QWEN_HOME: join(home, "qh") }).file).toBe(join(home, "qh", "settings.json"));
+    expect(install(root, "qwen", ["--user"], { ...env, QWEN_HOME: "~/qh2" }).file).toBe(join(home, "qh2", "settings.json"));
+    const user = install(root, "qwen", ["--user"], env);
+    expect(user).toMatchObject({ file: join(home, ".qwen", "settings.json"), willRun: true, remaining: [] });
+    expect(user.hooks[0].command).toContain(process.execPath);
+
+    const r = install(root, "qwen", [], env);
+    expect(r).toMatchObject({ scope: "project", shared: true, willRun: true, remaining: [] });
+    expect(r.notes).toContainEqual(expect.stringContaining('"disableAllHooks": true'));
+    // What Baton cannot do with Qwen Code is said where the hooks are.
+    expect(r.limits).toContainEqual(expect.stringContaining("`/rollback` is its own command"));
+    expect(r.limits).toContainEqual(expect.stringContaining("ends without SessionEnd"));
+    const text = cli(["hooks", "status", "qwen", "--root", root], { env }).stdout;
+    expect(text).toContain("cannot: In Qwen Code, `/rollback` is its own command");
+    const projectRow = () => status(root, "qwen", env).find((x) => x.scope === "project");
+
+    // Every hook off in the user's settings: the project's hooks do not run either.
+    writeFileSync(
+      join(home, ".qwen", "settings.json"),
+      readFileSync(join(home, ".qwen", "settings.json"), "utf8").replace("{", '{\n  "disableAllHooks": true,'),
+    );
+    expect(projectRow()).toMatchObject({
+      willRun: false,
+      remaining: [expect.stringContaining(`${join(home, ".qwen", "settings.json")} sets "disableAllHooks": true`)],
+    });
+    const findings = cli(["doctor", "--root", root, "--json"], { env }).json().findings as any[];
+    expect(findings).toContainEqual(
+      expect.objectContaining({ code: "hooks_not_running", message: expect.stringContaining("qwen will not run") }),
+    );
+    // The project's own false wins over the user's true.
+    const projectFile = join(root, ".qwen", "settings.json");
+    writeFileSync(projectFile, readFileSync(projectFile, "utf8").replace("{", '{\n  "disableAllHooks": false,'));
+    expect(projectRow()).toMatchObject({ willRun: true });
+
+    // Folder trust on (the user's settings): a project's hooks load only in a trusted folder.
+    const userFile = join(home, ".qwen", "settings.json");
+    const userSettings = JSON.parse(readFileSync(userFile, "utf8"));
+    writeFileSync(userFile, JSON.stringify({ ...userSettings, disableAllHooks: false, security: { folderTrust: { enabled: true } } }));
+    const trustFile = join(home, ".qwen", "trustedFolders.json");
+    expect(projectRow()).toMatchObject({
+      willRun: false,
+      trustFile,
+      remaining: [expect.stringContaining(`"TRUST_FOLDER" to ${trustFile}`)],
+    });
+    writeFileSync(trustFile, JSON.stringify({ [join(root, "..")]: "TRUST_FOLDER" }));
+    expect(projectRow()).toMatchObject({ willRun: true, remaining: [] });
+    writeFileSync(trustFile, JSON.stringify({ [join(root, "..")]: "TRUST_FOLDER", [root]: "DO_NOT_TRUST" }));
+    expect(projectRow()).toMatchObject({ willRun: false });
+    // The user's own hooks load in every folder.
+    expect(status(root, "qwen", env).find((x) => x.scope === "user")).toMatchObject({ willRun: true });
+    expect(uninstall(root, "qwen", ["--user"], env)).toMatchObject({ changed: true });
+  });
+
   it("a file with nothing but Baton's hooks is created by install and removed by uninstall (--user)", () => {
     const home = tempDir("baton-home-");
     const root = tempDir("baton-proj-");
@@ -543,6 +655,14 @@ const PLACES = [
     original:
       '{\r\n  // Team settings.\r\n  "hooks": {\r\n    "BeforeTool": [{ "matcher": "run_shell_command", "hooks": [{ "name": "scan", "type": "command", "command": "./guard.sh" }] }] // ours\r\n  },\r\n  "theme": "GitHub",\r\n}\r\n',
   },
+  {
+    agent: "qwen",
+    rel: ".qwen/settings.json",
+    extra: [],
+    entry: '{ "matcher": "run_shell_command", "hooks": [{ "type": "command", "command": "./guard.sh", "timeout": 10 }] }',
+    original:
+      '{\n  "$version": 4,\n  // Team settings.\n  "model": { "name": "qwen3-coder-plus" },\n  "hooks": {\n    "PreToolUse": [{ "matcher": "run_shell_command", "hooks": [{ "type": "command", "command": "./guard.sh", "timeout": 10 }] }]\n  }\n}\n',
+  },
 ] as const;
 
 function placed(p: (typeof PLACES)[number]) {
@@ -606,7 +726,8 @@ describe("a project install works on every machine", () => {
   it.each(shared)("$agent $rel (committed): names no path of this machine, and a teammate's checkout runs it with their own Baton", (p) => {
     const { root, file } = placed(p);
     const r = install(root, p.agent, [...p.extra]);
-    expect(r).toMatchObject({ scope: "project", shared: true, file, willRun: p.agent === "claude" });
+    // Codex and Gemini CLI ask the user to trust the project; Claude Code and Qwen Code (folder trust off by default) do not.
+    expect(r).toMatchObject({ scope: "project", shared: true, file, willRun: p.agent === "claude" || p.agent === "qwen" });
     expect(r.notes[0]).toContain("A file your team commits: the hooks run `baton` from PATH");
     const text = readFileSync(file, "utf8");
     for (const local of [process.execPath, REPO, CLI, defaultEnv.HOME as string, root, realpathSync(root)])

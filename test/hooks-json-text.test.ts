@@ -28,7 +28,7 @@ const ORIGINALS: Record<string, string> = {
 };
 
 describe("rewriteJson", () => {
-  for (const agent of ["claude", "codex", "gemini"] as HookAgent[])
+  for (const agent of ["claude", "codex", "gemini", "qwen"] as HookAgent[])
     for (const [name, original] of Object.entries(ORIGINALS).filter(([n]) => n !== "emptyHooks"))
       it(`${agent}, ${name}: Baton's groups in and out again leave the original bytes`, () => {
         const installed = rewriteJson(original, installInto(value(original), hookSpecs(agent, "baton"), agent));

@@ -10,12 +10,13 @@ import { describe, expect, it } from "vitest";
 import { claude } from "../src/core/hooks/claude.js";
 import { codex } from "../src/core/hooks/codex.js";
 import { gemini } from "../src/core/hooks/gemini.js";
+import { qwen } from "../src/core/hooks/qwen.js";
 import type { AgentAdapter, HookEvent } from "../src/core/hooks/types.js";
 import { parseRollbackIntent } from "../src/core/rollback-intent.js";
 import { codexCallOutcome } from "../src/hooks/codex-transcript.js";
 
 const DIR = join(import.meta.dirname, "fixtures", "agents");
-const ADAPTERS: Record<string, AgentAdapter> = { claude, codex, gemini };
+const ADAPTERS: Record<string, AgentAdapter> = { claude, codex, gemini, qwen };
 const ROOT = "/work/project";
 const FAIL_CMD = "cat does-not-exist.txt";
 
@@ -40,7 +41,7 @@ function rel(files: string[]): string[] {
   return files.map((f) => (f.startsWith(`${ROOT}/`) ? f.slice(ROOT.length + 1) : f));
 }
 
-describe.each(["claude", "codex", "gemini"])("%s: the real payloads", (agent) => {
+describe.each(["claude", "codex", "gemini", "qwen"])("%s: the real payloads", (agent) => {
   const all = fixtures(agent);
 
   it("every captured event is one Baton acts on, for the agent's session and cwd", () => {
@@ -96,10 +97,51 @@ describe.each(["claude", "codex", "gemini"])("%s: the real payloads", (agent) =>
     }
   });
 
+  it("a turn ends with Stop, or with the agent's own failure event", () => {
+    for (const f of all.filter((x) => /^(Stop|StopFailure|AfterAgent)\.json$/.test(x.name)))
+      expect(parse(agent, f.event, f.payload), f.name).toMatchObject({ kind: "stop", sessionEnd: false });
+  });
+
   it("session starts carry their source", () => {
     for (const f of all.filter((x) => /^SessionStart\.(startup|resume|compact)\.json$/.test(x.name))) {
       const ev = parse(agent, "SessionStart", f.payload);
       expect(ev, f.name).toMatchObject({ kind: "session_start", source: f.name.split(".")[1] });
     }
+  });
+});
+
+describe("qwen: what its payloads carry beyond Claude Code's", () => {
+  const all = fixtures("qwen");
+  const named = (name: string) => all.find((f) => f.name === name)?.payload as Record<string, unknown>;
+
+  it("the requests of a turn that return tool results fire UserPromptSubmit with no words: nothing for Baton to do", () => {
+    const prompt = named("UserPromptSubmit.json");
+    const continuation: Record<string, unknown> = { ...prompt, prompt: "" };
+    delete continuation.submitted_prompt;
+    expect(parse("qwen", "UserPromptSubmit", prompt)).toMatchObject({ kind: "prompt", prompt: "Make the planned changes." });
+    expect(parse("qwen", "UserPromptSubmit", continuation)).toMatchObject({ kind: "ignored", agentSessionId: prompt.session_id });
+  });
+
+  it("a shell command's output reaches the ledger as the model saw it; a failure keeps the command's result text", () => {
+    const ok = parse("qwen", "PostToolUse", named("PostToolUse.run_shell_command.json"));
+    if (ok.kind !== "after_tool") throw new Error(ok.kind);
+    expect(ok.output).toEqual(expect.stringContaining("Exit Code: 0"));
+    const failed = parse("qwen", "PostToolUseFailure", named("PostToolUseFailure.run_shell_command.failure.json"));
+    if (failed.kind !== "after_tool") throw new Error(failed.kind);
+    expect(failed.error).toContain("Exit Code: 1");
+    expect(failed.tool).toMatchObject({ kind: "shell", command: FAIL_CMD });
+  });
+
+  it("a deny and context are rendered in Claude Code's envelope, which Qwen Code reads", () => {
+    const before = parse("qwen", "PreToolUse", named("PreToolUse.write_file.json"));
+    expect(JSON.parse(qwen.render(before, { deny: { reason: "paused" } }))).toEqual({
+      hookSpecificOutput: { hookEventName: "PreToolUse", permissionDecision: "deny", permissionDecisionReason: "paused" },
+    });
+    const start = parse("qwen", "SessionStart", named("SessionStart.startup.json"));
+    expect(JSON.parse(qwen.render(start, { context: "where it stands", userMessage: "hi" }))).toEqual({
+      systemMessage: "hi",
+      hookSpecificOutput: { hookEventName: "SessionStart", additionalContext: "where it stands" },
+    });
+    expect(qwen.passThrough("PreToolUse")).toBe("");
   });
 });

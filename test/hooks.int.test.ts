@@ -512,6 +512,121 @@ describe("Gemini CLI hooks", () => {
   });
 });
 
+describe("Qwen Code hooks", () => {
+  it("write_file and edit are checkpointed before they run; 'undo that' restores the edit, then removes the new file", () => {
+    const root = workspace({ "src/app.ts": 'return redirect("/login");\n' });
+    const start = hook("qwen", "session-start-startup", root);
+    expect(start.out.hookSpecificOutput).toMatchObject({
+      hookEventName: "SessionStart",
+      additionalContext: expect.stringContaining("## Next action"),
+    });
+    expect(hook("qwen", "pre-write", root).stdout, "a checkpoint that succeeded lets the call through silently").toBe("");
+    writeFileSync(join(root, "src/session.ts"), 'export const SESSION_COOKIE = "sid";\n');
+    hook("qwen", "post-write", root);
+    hook("qwen", "pre-edit", root);
+    writeFileSync(join(root, "src/app.ts"), 'return redirect("/login?next=" + next);\n');
+    hook("qwen", "post-edit", root);
+
+    const sid = baton(root, ["status"]).sessions[0].sessionId as string;
+    const cps = baton(root, ["checkpoints", "--session", sid]).checkpoints as any[];
+    expect(cps.map((c) => [c.kind, c.toolName])).toEqual([
+      ["targeted", "write_file"],
+      ["targeted", "edit"],
+    ]);
+    const turns = lane(root, sid, "qwen").spiral.window as any[];
+    expect(turns.map((t) => [t.tool, t.status, t.checkpointId])).toEqual([
+      ["write_file", "success", cps[0].id],
+      ["edit", "success", cps[1].id],
+    ]);
+    // The ledger keeps the result as the model saw it (llmContent), not the terminal's diff.
+    const ledger = baton(root, ["ledger", "list", "--session", sid]).nodes as any[];
+    expect(ledger.map((n) => [n.toolName, n.status])).toEqual([
+      ["write_file", "success"],
+      ["edit", "success"],
+    ]);
+
+    const undo = hook("qwen", "user-prompt-undo", root);
+    expect(undo.out.hookSpecificOutput).toMatchObject({
+      hookEventName: "UserPromptSubmit",
+      additionalContext: expect.stringContaining("Restored: src/app.ts"),
+    });
+    expect(read(root, "src/app.ts")).toBe('return redirect("/login");\n');
+    hook("qwen", "user-prompt-undo", root);
+    expect(existsSync(join(root, "src/session.ts"))).toBe(false);
+  });
+
+  it("a shell command gets a whole-tree checkpoint; failing ones are recorded and pause the lane; the next write is denied", () => {
+    const root = workspace({ "src/app.ts": "v1\n", "README.md": "readme\n" });
+    hook("qwen", "session-start-startup", root);
+    hook("qwen", "pre-shell", root);
+    writeFileSync(join(root, "generated.txt"), "made by the shell\n");
+    hook("qwen", "post-shell", root);
+    const sid = baton(root, ["status"]).sessions[0].sessionId as string;
+    expect(baton(root, ["checkpoints", "--session", sid]).checkpoints.map((c: any) => [c.kind, c.toolName])).toEqual([
+      ["tree", "run_shell_command"],
+    ]);
+    let last: HookRun | undefined;
+    for (const call of ["toolu_t1", "toolu_t2", "toolu_t3"]) {
+      hook("qwen", "pre-shell-test", root, { call });
+      last = hook("qwen", "post-shell-failure", root, { call });
+    }
+    expect(last?.out.hookSpecificOutput).toMatchObject({
+      hookEventName: "PostToolUseFailure",
+      additionalContext: expect.stringMatching(/^Baton paused session task-/),
+    });
+    const ledger = baton(root, ["ledger", "list", "--session", sid, "--status", "error"]).nodes as any[];
+    expect(ledger.length).toBe(3);
+    expect(lane(root, sid, "qwen").spiral.paused).toBe(true);
+    const denied = hook("qwen", "pre-write", root);
+    expect(denied.out.hookSpecificOutput).toMatchObject({
+      hookEventName: "PreToolUse",
+      permissionDecision: "deny",
+      permissionDecisionReason: expect.stringContaining("Baton paused session"),
+    });
+    expect(existsSync(join(root, "src/session.ts"))).toBe(false);
+    // The user's "unpause", typed in Qwen Code, lifts it.
+    expect(hook("qwen", "user-prompt-unpause", root).out.systemMessage).toMatch(/unpaused/);
+    expect(hook("qwen", "pre-write", root).stdout).toBe("");
+  });
+
+  it("the requests that carry tool results back (UserPromptSubmit with no words) do nothing, not even open the workspace", () => {
+    const root = workspace();
+    const r = hook("qwen", "user-prompt-continuation", root);
+    expect(r.stdout).toBe("");
+    expect(baton(root, ["status"]).sessions).toEqual([]);
+  });
+
+  it("PreCompact writes STATE.md, PostCompact notes it, SessionStart after it gives the state; Stop, StopFailure and SessionEnd end the run", () => {
+    const root = workspace();
+    hook("qwen", "session-start-startup", root);
+    const sid = baton(root, ["status"]).sessions[0].sessionId as string;
+    hook("qwen", "pre-compact", root);
+    expect(existsSync(join(root, ".baton", "sessions", sid, "STATE.md"))).toBe(true);
+    expect(compactionNotes(root, sid)).toEqual([]);
+    hook("qwen", "post-compact", root);
+    expect(compactionNotes(root, sid)).toEqual(["Qwen Code compacted its context (auto)."]);
+    const ctx = hook("qwen", "session-start-compact", root).out.hookSpecificOutput.additionalContext as string;
+    expect(ctx).toContain("Agent session compact");
+    const running = () => (facets(root, sid).runs as any[]).filter((r) => r.lane === "qwen:agent-session-1" && r.status === "running");
+    for (const end of ["stop", "stop-failure", "session-end"]) {
+      hook("qwen", "user-prompt", root);
+      expect(running().length, `before ${end}`).toBe(1);
+      hook("qwen", end, root);
+      expect(running(), `after ${end}`).toEqual([]);
+    }
+  });
+
+  it("a subagent's calls carry its agent_id: a lane of its own inside the session's", () => {
+    const root = workspace({ "src/app.ts": "app\n" });
+    hook("qwen", "session-start-startup", root);
+    hook("qwen", "subagent-pre-write", root);
+    writeFileSync(join(root, "src/helper.ts"), "export const helper = 1;\n");
+    hook("qwen", "subagent-post-write", root);
+    const sid = baton(root, ["status"]).sessions[0].sessionId as string;
+    expect(Object.keys(facets(root, sid).lanes).sort()).toEqual(["qwen:agent-session-1", "qwen:agent-session-1/general-purpose-7c1f"]);
+  });
+});
+
 describe("failing open", () => {
   it("a .baton that is a file lets every tool through", () => {
     const root = tempDir("baton-hooks-broken-");

@@ -1,7 +1,7 @@
 /**
  * Agent sessions played in-process against a real workspace: each call builds the payload the
- * real CLI sends (field for field as in test/fixtures/hooks/, captured from Claude Code and
- * Codex), parses it with that agent's adapter and hands it to `baton.agents.handle`, as the
+ * real CLI sends (field for field as in test/fixtures/hooks/, captured from Claude Code, Codex
+ * and Qwen Code), parses it with that agent's adapter and hands it to `baton.agents.handle`, as the
  * hook route does. A write runs only when the before-tool hook lets it through.
  */
 import { mkdirSync, writeFileSync } from "node:fs";
@@ -28,13 +28,13 @@ export interface AgentSession {
 }
 
 /**
- * One Claude Code (`claude`) or Codex (`codex`) session in `root`; `subagent` makes the hooks
- * carry Claude Code's `agent_id`, as those fired inside a subagent do.
+ * One Claude Code (`claude`), Codex (`codex`) or Qwen Code (`qwen`) session in `root`;
+ * `subagent` makes the hooks carry the `agent_id` of those fired inside a subagent.
  */
 export function agentSession(
   b: Baton,
   root: string,
-  agent: "claude" | "codex",
+  agent: "claude" | "codex" | "qwen",
   sessionId: string,
   o: { agentPid?: number; subagent?: string } = {},
 ): AgentSession {
@@ -42,10 +42,16 @@ export function agentSession(
   const pid = o.agentPid ?? process.pid;
   const common = (event: string) => ({
     session_id: sessionId,
-    transcript_path: agent === "claude" ? `/home/dev/.claude/projects/-work-app/${sessionId}.jsonl` : null,
+    transcript_path:
+      agent === "claude"
+        ? `/home/dev/.claude/projects/-work-app/${sessionId}.jsonl`
+        : agent === "qwen"
+          ? `/home/dev/.qwen/projects/-work-app/chats/${sessionId}.jsonl`
+          : null,
     cwd: root,
     hook_event_name: event,
     ...(agent === "codex" ? { model: "gpt-5-codex", turn_id: "turn-1" } : {}),
+    ...(agent === "qwen" ? { timestamp: new Date().toISOString() } : {}),
     permission_mode: "default",
     ...(o.subagent ? { agent_id: o.subagent, agent_type: "general-purpose" } : {}),
   });
@@ -54,12 +60,16 @@ export function agentSession(
   const writeInput = (path: string, content: string) =>
     agent === "claude"
       ? { tool_name: "Write", tool_input: { file_path: join(root, path), content } }
-      : {
-          tool_name: "apply_patch",
-          tool_input: { command: `*** Begin Patch\n*** Add File: ${path}\n+${content.trimEnd()}\n*** End Patch\n` },
-        };
+      : agent === "qwen"
+        ? { tool_name: "write_file", tool_input: { file_path: join(root, path), content } }
+        : {
+            tool_name: "apply_patch",
+            tool_input: { command: `*** Begin Patch\n*** Add File: ${path}\n+${content.trimEnd()}\n*** End Patch\n` },
+          };
   const shellInput = (command: string) =>
-    agent === "claude" ? { tool_name: "Bash", tool_input: { command } } : { tool_name: "Bash", tool_input: { command } };
+    agent === "qwen"
+      ? { tool_name: "run_shell_command", tool_input: { command, is_background: false } }
+      : { tool_name: "Bash", tool_input: { command } };
   return {
     lane: `${agent}:${sessionId}${o.subagent ? `/${o.subagent}` : ""}`,
     start: (source = "startup") => handle("SessionStart", { source }),
@@ -71,7 +81,11 @@ export function agentSession(
       mkdirSync(dirname(join(root, path)), { recursive: true });
       writeFileSync(join(root, path), content);
       const response =
-        agent === "claude" ? { type: "create", filePath: join(root, path), content } : "Success. Updated the following files:\nA x\n";
+        agent === "claude"
+          ? { type: "create", filePath: join(root, path), content }
+          : agent === "qwen"
+            ? { llmContent: `Successfully created and wrote to new file: ${join(root, path)}.`, returnDisplay: "" }
+            : "Success. Updated the following files:\nA x\n";
       const after = await handle("PostToolUse", { ...input, tool_response: response });
       return { ...(pre.context ? { context: pre.context } : {}), after };
     },
@@ -81,7 +95,7 @@ export function agentSession(
       const pre = await handle("PreToolUse", input);
       if (pre.deny) return { denied: pre.deny.reason };
       x.run?.();
-      if (x.fail !== undefined && agent === "claude") {
+      if (x.fail !== undefined && (agent === "claude" || agent === "qwen")) {
         return { after: await handle("PostToolUseFailure", { ...input, error: x.fail, is_interrupt: false }) };
       }
       return { after: await handle("PostToolUse", { ...input, tool_response: { stdout: "", stderr: x.fail ?? "", interrupted: false } }) };

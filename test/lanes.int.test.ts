@@ -269,6 +269,27 @@ describe("lanes: several agents in one checkout", () => {
     }
   });
 
+  it("Qwen Code beside Claude Code: each its own lane; `baton rollback` from Qwen Code's shell (QWEN_CODE_SESSION_ID) steps back through its lane only", async () => {
+    const { baton: b, root } = await tempBaton();
+    try {
+      const q = agentSession(b, root, "qwen", "6b1f8eed-47b8-425b-a842-d9f22af731d1");
+      const a = agentSession(b, root, "claude", "0a1b2c3d-aaaa");
+      await q.start();
+      await a.start();
+      await q.write("q.txt", "q1\n");
+      await a.write("a.txt", "a1\n");
+      const sid = (await b.sessions.list())[0]?.id as string;
+      expect(Object.keys((await b.sessions.snapshot(sid)).facets.lanes ?? {}).sort()).toEqual([a.lane, q.lane].sort());
+      const r = cli(["rollback", "--json", "--root", root], { env: { QWEN_CODE_SESSION_ID: "6b1f8eed-47b8-425b-a842-d9f22af731d1" } });
+      expect(r.code, r.stderr).toBe(0);
+      expect(r.json()).toMatchObject({ lane: q.lane });
+      expect(existsSync(join(root, "q.txt")), "Qwen Code's own new file is undone").toBe(false);
+      expect(read(root, "a.txt"), "Claude Code's is not").toBe("a1\n");
+    } finally {
+      await b.close();
+    }
+  });
+
   it("an agent session resumed after it ended goes back to its own session, even with several active", async () => {
     const { baton: b, root } = await tempBaton();
     try {

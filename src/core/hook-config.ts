@@ -2,8 +2,9 @@
  * Merging Baton's entries into an agent's hook configuration, and taking them out again. Pure:
  * values in, values out; the installer (src/hooks/install.ts) does the file I/O.
  *
- * Claude Code (`.claude/settings.json`), Codex (`.codex/hooks.json`) and Gemini CLI
- * (`.gemini/settings.json`) share one shape under the top-level `hooks` key:
+ * Claude Code (`.claude/settings.json`), Codex (`.codex/hooks.json`), Gemini CLI
+ * (`.gemini/settings.json`) and Qwen Code (`.qwen/settings.json`) share one shape under the
+ * top-level `hooks` key:
  *
  *     { "hooks": { "<Event>": [ { "matcher": "<regex>", "hooks": [ { "type": "command", "command": "…" } ] } ] } }
  *
@@ -17,12 +18,18 @@
  */
 import type { JsonObject, JsonValue } from "./types.js";
 
-export type HookAgent = "claude" | "codex" | "gemini";
+export type HookAgent = "claude" | "codex" | "gemini" | "qwen";
+
+/** Every agent Baton's hooks serve, by the name `baton hook <agent>` and `baton hooks install <agent>` take. */
+export const HOOK_AGENTS: readonly HookAgent[] = Object.freeze(["claude", "codex", "gemini", "qwen"]);
+
+/** The agents as a message lists them: "claude, codex, gemini or qwen". */
+export const HOOK_AGENT_LIST = `${HOOK_AGENTS.slice(0, -1).join(", ")} or ${HOOK_AGENTS.at(-1)}`;
 
 export interface HookHandlerSpec {
   type: "command";
   command: string;
-  /** Seconds for Claude Code and Codex, milliseconds for Gemini CLI (each agent's own unit). */
+  /** Seconds for Claude Code, Codex and Qwen Code, milliseconds for Gemini CLI (each agent's own unit). */
   timeout?: number;
   /** Gemini CLI: the name `/hooks enable|disable` uses. */
   name?: string;

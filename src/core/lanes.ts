@@ -2,11 +2,11 @@
  * Lanes: several agents at once in one session. Pure.
  *
  * A session is the task (phase, decisions, blockers, next action, lessons); a **lane** is one
- * agent session working on it: a Claude Code process, a Codex thread, a Gemini CLI session,
- * each named `<agent>:<its session id>`; a Claude Code subagent is a lane of its own inside its
- * parent's (`claude:<session>/<agent id>`), and with its parent makes one **family**. A lane
- * owns its runs, turns, checkpoints, ledger nodes and spiral state; everything else is the
- * session's, so a new lane (any agent, any host) starts with all of it.
+ * agent session working on it: a Claude Code process, a Codex thread, a Gemini CLI or Qwen Code
+ * session, each named `<agent>:<its session id>`; a Claude Code or Qwen Code subagent is a lane of
+ * its own inside its parent's (`claude:<session>/<agent id>`), and with its parent makes one
+ * **family**. A lane owns its runs, turns, checkpoints, ledger nodes and spiral state; everything
+ * else is the session's, so a new lane (any agent, any host) starts with all of it.
  *
  * - **Undo** from an agent steps back through its own family's checkpoints only, and keeps any
  *   file another live family wrote since (services/rollback.ts).
@@ -50,12 +50,14 @@ const LANE_ID = /^[a-z]{1,16}:[A-Za-z0-9._-]{1,64}(\/[A-Za-z0-9._-]{1,40})?$/;
 /**
  * The lane of the agent session that ran a command, from the environment its agent gives its
  * shell tool: Claude Code's `CLAUDE_CODE_SESSION_ID` (2.1.132+), Codex's `CODEX_THREAD_ID`
- * (the thread id its hooks send as `session_id`). Gemini CLI names none. Undefined when run by
- * a person (or an agent that names none).
+ * (the thread id its hooks send as `session_id`), Qwen Code's `QWEN_CODE_SESSION_ID` (the
+ * `session_id` of its hooks). Gemini CLI names none. Undefined when run by a person (or an agent
+ * that names none).
  */
 export function laneFromEnv(env: Readonly<Record<string, string | undefined>>): string | undefined {
   if (env.CLAUDE_CODE_SESSION_ID) return laneId("claude", env.CLAUDE_CODE_SESSION_ID);
   if (env.CODEX_THREAD_ID) return laneId("codex", env.CODEX_THREAD_ID);
+  if (env.QWEN_CODE_SESSION_ID) return laneId("qwen", env.QWEN_CODE_SESSION_ID);
   return undefined;
 }
 

@@ -18,14 +18,15 @@
  *   The first time it loads new project hooks it warns about them and records them in
  *   `~/.gemini/trusted_hooks.json` (`{"<project root>": ["<name>:<command>", …]}`); the installer
  *   records Baton's there, so the user is not warned about hooks they just installed.
+ * - Qwen Code: qwen-setup.ts (its hooks switch and folder trust; nothing for the installer to do).
  *
  * A little over ~400 lines: each agent's trust files are read and written here together,
- * because the installer and `baton hooks status` must agree on all three agents at once.
+ * because the installer and `baton hooks status` must agree on every agent at once.
  */
 import { existsSync, mkdirSync, readFileSync, realpathSync, rmdirSync, statSync, unlinkSync } from "node:fs";
 import { homedir } from "node:os";
 import { basename, dirname, join, resolve } from "node:path";
-import { isBatonCommand } from "../core/hook-config.js";
+import { type HookAgent, isBatonCommand } from "../core/hook-config.js";
 import type { JsonObject } from "../core/types.js";
 import { BatonError } from "../errors.js";
 import { atomicWrite, ioError } from "../platform/safe-fs.js";
@@ -38,6 +39,7 @@ import {
   trustOf,
   withCodexTrust,
 } from "./codex-trust.js";
+import { qwenReadiness } from "./qwen-setup.js";
 
 export interface SetupPlace {
   scope: "project" | "user";
@@ -53,7 +55,7 @@ export interface Readiness {
   remaining: string[];
   /** Codex: each Baton hook's trust in config.toml. */
   trust?: { event: string; key: string; status: CodexTrust }[];
-  /** The file that records the agent's trust (Codex: config.toml; Gemini CLI: trustedFolders.json). */
+  /** The file that records the agent's trust (Codex: config.toml; Gemini CLI and Qwen Code: trustedFolders.json). */
   trustFile?: string;
 }
 
@@ -393,9 +395,10 @@ export function forgetGeminiHooks(o: SetupPlace, previous: unknown): void {
 }
 
 /** Whether the agent will run the installed hooks, and what remains for the user. */
-export function readiness(agent: "claude" | "codex" | "gemini", o: SetupPlace, settings: JsonObject): Readiness {
+export function readiness(agent: HookAgent, o: SetupPlace, settings: JsonObject): Readiness {
   if (agent === "codex") return codexReadiness(o, settings.hooks);
   if (agent === "gemini") return geminiReadiness(o, settings);
+  if (agent === "qwen") return qwenReadiness(o, settings, spellings);
   return { willRun: true, remaining: [] };
 }
 

@@ -7,7 +7,7 @@
  */
 import { existsSync, realpathSync, unlinkSync } from "node:fs";
 import { resolve } from "node:path";
-import { type HookAgent, type HookGroupSpec, type InstalledHook, listBatonHooks, uninstallFrom } from "../core/hook-config.js";
+import { HOOK_AGENTS, type HookAgent, type HookGroupSpec, type InstalledHook, listBatonHooks, uninstallFrom } from "../core/hook-config.js";
 import { ADAPTERS } from "../core/hooks/adapters.js";
 import type { JsonObject } from "../core/types.js";
 import { BatonError, badInput } from "../errors.js";
@@ -37,8 +37,26 @@ import {
 import { afterUninstall, BACKUP_SUFFIX, backup, checkPlace, installedText, load, writeAtomic } from "./settings-file.js";
 
 export { AGENT_NAMES, type HookPlaceOptions, type HookScope, hookConfigFile, installCommand } from "./places.js";
-export const HOOK_AGENTS: readonly HookAgent[] = ["claude", "codex", "gemini"];
 export { BACKUP_SUFFIX } from "./settings-file.js";
+export { HOOK_AGENTS };
+
+/**
+ * What Baton cannot do with an agent, whatever the install (docs/integrations.md, "Events per
+ * agent and version"): said by install and `baton hooks status` beside the hooks.
+ */
+export const AGENT_LIMITS: Readonly<Record<HookAgent, readonly string[]>> = {
+  claude: [],
+  codex: [],
+  gemini: [
+    "Gemini CLI names no session to its shell: a `baton rollback` the agent runs there is a person's (every lane's steps).",
+    "Gemini CLI fires PreCompress before every model request, compression or not: an automatic compression is not noted in the journal (STATE.md is kept current).",
+  ],
+  qwen: [
+    'In Qwen Code, `/rollback` is its own command (an alias of /rewind), which never reaches Baton: ask in words, "undo that" or "roll back 2 steps".',
+    "`qwen -p` (headless) ends without SessionEnd: each turn's Stop ends its run, and the lane stays listed until it has been idle for 2 hours.",
+    "Qwen Code shows the model Baton's context with < and > escaped (&lt; &gt;).",
+  ],
+};
 
 export interface InstallResult extends Readiness {
   agent: HookAgent;
@@ -52,6 +70,8 @@ export interface InstallResult extends Readiness {
   backup?: string;
   hooks: InstalledHook[];
   notes: string[];
+  /** What Baton cannot do with this agent (AGENT_LIMITS). */
+  limits: readonly string[];
 }
 
 export interface UninstallResult {
@@ -78,6 +98,8 @@ export interface HookStatus extends Partial<Readiness> {
   installed: InstalledHook[];
   /** Events Baton installs that the file lacks (all of them when not installed). */
   missing: string[];
+  /** What Baton cannot do with this agent (AGENT_LIMITS), where its hooks are installed. */
+  limits?: readonly string[];
   /** The hooks run a baton entry (an absolute path) that no longer exists: install again. */
   stale: boolean;
   notes: string[];
@@ -143,6 +165,10 @@ function notesFor(agent: HookAgent, settings: JsonObject): string[] {
     if (tools?.enableHooks !== false && hc?.enabled !== false)
       notes.push("Gemini CLI runs hooks while its hooks system is enabled (/settings → Advanced → Enable Hooks System).");
   }
+  if (agent === "qwen")
+    notes.push(
+      'Qwen Code runs hooks unless a settings file sets "disableAllHooks": true; `qwen --bare` and `qwen --safe-mode` run none, and neither does a session in its execution sandbox (tools.executionSandbox).',
+    );
   return notes;
 }
 
@@ -204,6 +230,7 @@ export async function installHooks(agent: HookAgent, o: HookPlaceOptions & { lau
     ...(existsSync(bak) ? { backup: bak } : {}),
     hooks,
     notes,
+    limits: AGENT_LIMITS[agent],
     ...pathReadiness(readiness(agent, o, next), agent, o, hooks),
   };
 }
@@ -304,6 +331,7 @@ export async function hooksStatus(
         });
         if (s.installed.length > 0) {
           s.notes = [...placeProblems(agent, place, file, s.installed), ...notesFor(agent, settings)];
+          s.limits = AGENT_LIMITS[agent];
           Object.assign(s, pathReadiness(readiness(agent, place, settings), agent, place, s.installed));
           if (modified !== undefined) {
             s.launcherModified = true;

@@ -6,15 +6,16 @@
  * | Claude Code | `.claude/settings.local.json` (local) | `.claude/settings.json` | `~/.claude/settings.json`      |
  * | Codex       | `.codex/hooks.json` (shared)          | the same                | `$CODEX_HOME/hooks.json`       |
  * | Gemini CLI  | `.gemini/settings.json` (shared)      | the same                | `~/.gemini/settings.json`      |
+ * | Qwen Code   | `.qwen/settings.json` (shared)        | the same                | `$QWEN_HOME/settings.json`     |
  *
  * A file of this machine (Claude Code's local file, which Claude Code's convention keeps out of
  * git, and each user file) runs this Node and this baton by absolute path: no PATH lookup, and
  * it works however Baton was installed. A file a team commits names no path of this machine, or a
  * teammate's checkout and CI would run a program that is not there: its hooks run `baton` from
- * PATH, so they work on every machine where Baton is installed. Codex and Gemini CLI read a
- * project's hooks from one file only, the committed one, so a project install for them is always
- * shared. Where Baton is missing, each agent reports the hook as failed (exit 127) and goes on:
- * none of the three blocks on an exit code other than 2.
+ * PATH, so they work on every machine where Baton is installed. Codex, Gemini CLI and Qwen Code
+ * read a project's hooks from one file only, the committed one, so a project install for them is
+ * always shared. Where Baton is missing, each agent reports the hook as failed (exit 127) and
+ * goes on: none of them blocks on an exit code other than 2.
  */
 import { spawnSync } from "node:child_process";
 import { statSync } from "node:fs";
@@ -22,6 +23,7 @@ import { homedir } from "node:os";
 import { delimiter, join, relative, sep } from "node:path";
 import type { HookAgent, InstalledHook } from "../core/hook-config.js";
 import { type Readiness, shellWords } from "./agent-setup.js";
+import { qwenHome } from "./qwen-setup.js";
 
 export type HookScope = "project" | "user";
 
@@ -36,7 +38,12 @@ export interface HookPlaceOptions {
   env?: NodeJS.ProcessEnv;
 }
 
-export const AGENT_NAMES: Readonly<Record<HookAgent, string>> = { claude: "Claude Code", codex: "Codex", gemini: "Gemini CLI" };
+export const AGENT_NAMES: Readonly<Record<HookAgent, string>> = {
+  claude: "Claude Code",
+  codex: "Codex",
+  gemini: "Gemini CLI",
+  qwen: "Qwen Code",
+};
 
 /** Whether the file is one a team commits (its hooks must not name this machine's paths). */
 export function isShared(agent: HookAgent, o: HookPlaceOptions): boolean {
@@ -52,6 +59,7 @@ export function hookConfigFile(agent: HookAgent, o: HookPlaceOptions): string {
   }
   if (agent === "codex")
     return o.scope === "user" ? join(env.CODEX_HOME || join(home, ".codex"), "hooks.json") : join(o.root, ".codex", "hooks.json");
+  if (agent === "qwen") return o.scope === "user" ? join(qwenHome(o), "settings.json") : join(o.root, ".qwen", "settings.json");
   return o.scope === "user" ? join(home, ".gemini", "settings.json") : join(o.root, ".gemini", "settings.json");
 }
 

@@ -1,5 +1,5 @@
 /**
- * `baton hook <claude|codex|gemini> <Event>` in its own process: the path a hook takes when no
+ * `baton hook <claude|codex|gemini|qwen> <Event>` in its own process: the path a hook takes when no
  * server answers it (entry.ts tries the workspace's server first; see docs/integrations.md).
  * Reads the agent's JSON from stdin (or takes it from entry.ts, which already read it), answers
  * on stdout in the agent's own format, exits 0.
@@ -17,6 +17,7 @@
  * first: a step the server committed before it broke off is found by its key, not repeated.
  */
 import type { Baton } from "../api.js";
+import { HOOK_AGENT_LIST } from "../core/hook-config.js";
 import { isNoop } from "../core/hooks/types.js";
 import { envOptions } from "../env-options.js";
 import { writeStderr, writeStdout } from "../platform/output.js";
@@ -61,7 +62,7 @@ export async function runHook(argv: readonly string[], opts: RunHookOptions = {}
   const args = parseHookArgs(argv);
   const adapter = adapterFor(args.agent);
   if (!adapter) {
-    writeStderr(`baton hook: unknown agent "${args.agent ?? ""}"; use claude, codex or gemini\n`);
+    writeStderr(`baton hook: unknown agent "${args.agent ?? ""}"; use ${HOOK_AGENT_LIST}\n`);
     return;
   }
   const { native, root } = args;

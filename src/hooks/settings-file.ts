@@ -60,10 +60,20 @@ export function load(file: string): Loaded {
   return text === undefined ? { text, settings: {} } : { text, settings: parseSettings(text, file) };
 }
 
+/**
+ * Keys an agent adds to a settings file it loads when they are missing, by rewriting the file:
+ * Qwen Code 0.24 stamps `"$version": 4` (packages/cli/src/config/settings.ts, SETTINGS_VERSION).
+ * A file install creates holds them already, so the agent leaves it as Baton wrote it (a
+ * committed file does not change on every teammate's first run), and uninstall removes a file
+ * install created that holds nothing else (a later agent may have stamped a newer value).
+ */
+const AGENT_OWN_KEYS: Readonly<Partial<Record<HookAgent, JsonObject>>> = { qwen: { $version: 4 } };
+
 /** The text install makes of `text` (undefined: no file) with `specs`, and the settings it holds. */
 export function installedText(text: string | undefined, settings: JsonObject, specs: readonly HookGroupSpec[], agent: HookAgent) {
   const next = installInto(settings, specs, agent);
-  return { next, text: text === undefined || text.trim() === "" ? freshJson({ hooks: next.hooks ?? {} }) : rewriteJson(text, next) };
+  const fresh = () => freshJson({ ...AGENT_OWN_KEYS[agent], hooks: next.hooks ?? {} });
+  return { next, text: text === undefined || text.trim() === "" ? fresh() : rewriteJson(text, next) };
 }
 
 /**
@@ -158,8 +168,8 @@ function backupText(file: string): string | undefined {
  * The file's text once Baton's entries are out (undefined: remove the file). When nothing but
  * Baton's hooks changed since install, that is the backup byte for byte, or no file when install
  * created it: installing the file's Baton entries into the backup gives the file as it is.
- * Otherwise only Baton's entries are taken out; a file left holding `{}` that was not there
- * before install goes.
+ * Otherwise only Baton's entries are taken out; a file left holding `{}` (or only the agent's
+ * own stamp, AGENT_OWN_KEYS) that was not there before install goes.
  */
 export function afterUninstall(
   file: string,
@@ -173,7 +183,11 @@ export function afterUninstall(
   if (before !== undefined && installedFrom(before, file, specs, agent) === text) return { text: before, restored: true };
   if (installedText(undefined, {}, specs, agent).text === text) return { text: undefined, restored: false };
   const rest = rewriteJson(text, remaining);
-  return { text: before === undefined && rest.replace(/\s/g, "") === "{}" ? undefined : rest, restored: false };
+  if (before !== undefined) return { text: rest, restored: false };
+  // Install created the file: it goes when nothing is left but the agent's own stamp.
+  const own = Object.keys(AGENT_OWN_KEYS[agent] ?? {});
+  const bare = rewriteJson(rest, Object.fromEntries(Object.entries(remaining).filter(([k]) => !own.includes(k))));
+  return { text: bare.replace(/\s/g, "") === "{}" ? undefined : rest, restored: false };
 }
 
 /** The text installing `specs` into the backup's text gives (undefined when the backup is not a settings file). */

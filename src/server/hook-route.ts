@@ -36,6 +36,7 @@ import type { IncomingMessage, ServerResponse } from "node:http";
 import { isAbsolute, join } from "node:path";
 import type { Baton } from "../api.js";
 import { jsonBoundsProblem } from "../core/canonical.js";
+import { HOOK_AGENT_LIST, HOOK_AGENTS } from "../core/hook-config.js";
 import type { HookEvent, HookResponse } from "../core/hooks/types.js";
 import { isRequestId, readHookEvent } from "../core/hooks/wire.js";
 import { BatonError, badInput } from "../errors.js";
@@ -57,7 +58,7 @@ export interface HookAnswererOptions {
   onConfigChanged?: () => void;
 }
 
-const AGENTS: readonly string[] = ["claude", "codex", "gemini"];
+const AGENTS: readonly string[] = HOOK_AGENTS;
 
 /**
  * The latest a hook is answered, after its deadline: less than the 2 s the hook process waits
@@ -117,7 +118,7 @@ export function hookAnswerer(o: HookAnswererOptions): HookAnswerer {
 
   return {
     take(agent, native, body) {
-      if (!AGENTS.includes(agent)) throw new BatonError("not_found", `no hook adapter for agent "${agent}"; use claude, codex or gemini`);
+      if (!AGENTS.includes(agent)) throw new BatonError("not_found", `no hook adapter for agent "${agent}"; use ${HOOK_AGENT_LIST}`);
       const { requestId, root, agentPid, deadline, store: theirs } = body;
       if (!isRequestId(requestId)) throw badInput('"requestId" must be 8 to 80 letters, digits, "-" or "_"');
       if (typeof root !== "string" || !isAbsolute(root)) throw badInput('"root" must be the absolute path of the hook\'s workspace');

@@ -33,6 +33,18 @@ export interface Driver {
   readIsShell?: boolean;
   /** Agent notices that are not about Baton (matched lines are ignored by the warnings check). */
   benign?: RegExp[];
+  /** The agent edits only a file it has read in the session (Qwen Code): the script reads each file first. */
+  readsBeforeEdit?: boolean;
+  /** How the user asks for two steps back when the agent keeps `/rollback` for itself (Qwen Code: its /rewind). Default "/rollback 2". */
+  rollbackTwo?: string;
+  /** Uninstall after the runs, which must remove the settings file install created (Qwen Code rewrites a settings file it loads that lacks its "$version"). */
+  checkUninstall?: boolean;
+  /** The variable the agent's shell tool names its session by (`baton rollback` run there steps back in its lane). */
+  shellSessionEnv?: string;
+  /** The agent's own guard against identical tool calls, which ends the run with an error (Qwen Code's loop detection). */
+  loopGuard?: RegExp;
+  /** Installed events the headless CLI never fires, each with where it does (docs/integrations.md). */
+  headlessNeverFires?: Record<string, string>;
 }
 
 export const claude: Driver = {
@@ -152,4 +164,56 @@ export const gemini: Driver = {
   benign: [/project-level hooks have been detected/],
 };
 
-export const DRIVERS: Record<AgentName, Driver> = { claude, codex, gemini };
+export const qwen: Driver = {
+  agent: "qwen",
+  configure(p) {
+    // Qwen Code stamps "$version" into a settings file that lacks it (rewriting the file).
+    mkdirSync(join(p.home, ".qwen"), { recursive: true });
+    writeFileSync(
+      join(p.home, ".qwen", "settings.json"),
+      `${JSON.stringify({ $version: 4, general: { disableAutoUpdate: true, disableUpdateNag: true } }, null, 2)}\n`,
+    );
+  },
+  // Qwen Code compresses by itself before a request once the last one used most of the model's
+  // context window (262,144 tokens for a model it does not know): two requests in the turn, the
+  // first reporting a large prompt, as does the summary request (so the compression is found to
+  // shrink the context); the turn's last answer reports a small one, or the resumed session
+  // would start by compressing again. (`/compress` on a history this short is refused as "not
+  // beneficial", and the turn fails.)
+  compact: {
+    prompt: "Carry on.",
+    inputTokens: 900_000,
+    steps: [
+      { op: "read", path: "a.txt" },
+      { op: "text", text: "Carried on.", inputTokens: 10 },
+    ],
+  },
+  args(prompt, resume) {
+    return ["-p", prompt, "--yolo", "--output-format", "stream-json", ...(resume ? ["--resume", resume] : [])];
+  },
+  env(url) {
+    // An OpenAI-compatible endpoint (Chat Completions): the three variables select it without a
+    // settings file.
+    return {
+      OPENAI_BASE_URL: `${url}/v1`,
+      OPENAI_API_KEY: "sk-e2e",
+      OPENAI_MODEL: "qwen-e2e",
+      // Its notice that --yolo runs tools outside a sandbox, on every run.
+      QWEN_CODE_SUPPRESS_YOLO_WARNING: "1",
+    };
+  },
+  readsBeforeEdit: true,
+  shellSessionEnv: "QWEN_CODE_SESSION_ID",
+  checkUninstall: true,
+  // `/rollback` is Qwen Code's own command (an alias of its /rewind): the prompt never reaches a hook.
+  rollbackTwo: "roll back 2 steps",
+  // Qwen Code's always-on loop detection stops the run (exit 1) a few identical calls in: after
+  // Baton's pause (the third), which the suite checks.
+  loopGuard: /Loop detection halted the run/,
+  headlessNeverFires: { SessionEnd: "fired when the interactive CLI exits or clears (/clear, /quit); `qwen -p` ends without it" },
+  sessionId(run) {
+    return run.events.find((e) => e.session_id)?.session_id;
+  },
+};
+
+export const DRIVERS: Record<AgentName, Driver> = { claude, codex, gemini, qwen };

@@ -1,8 +1,9 @@
 /**
  * A scripted model on 127.0.0.1 for the real agent CLIs (node:http only). It speaks what the
  * agents call: Anthropic Messages (`POST /v1/messages`, SSE or not, `count_tokens`), OpenAI
- * Responses (`POST /v1/responses`, SSE) and Gemini (`:streamGenerateContent?alt=sse`,
- * `:generateContent`, `:countTokens`).
+ * Responses (`POST /v1/responses`, SSE), OpenAI Chat Completions (`POST /v1/chat/completions`,
+ * SSE or not: Qwen Code and the other OpenAI-compatible clients) and Gemini
+ * (`:streamGenerateContent?alt=sse`, `:generateContent`, `:countTokens`).
  *
  * A test plays a script of agent-neutral steps (write, edit, shell, read, text); each "main"
  * request (one that offers the agent's tools) gets the next step, translated to the tools the
@@ -32,9 +33,11 @@ export type Step = (
    * the request.
    */
   after?: Promise<unknown> | (() => Promise<unknown>);
+  /** The input tokens this answer reports, instead of the model's `inputTokens` (OpenAI and Gemini protocols). */
+  inputTokens?: number;
 };
 
-export type Protocol = "anthropic" | "openai" | "gemini";
+export type Protocol = "anthropic" | "openai" | "chat" | "gemini";
 
 export interface LoggedRequest {
   protocol: Protocol;
@@ -163,6 +166,7 @@ export class MockModel {
     if (path.endsWith("/messages/count_tokens")) return json(res, { input_tokens: 100 });
     if (path.endsWith("/v1/messages")) return this.anthropic(path, body, res, at);
     if (path.endsWith("/responses")) return this.openai(path, body, res, at);
+    if (path.endsWith("/chat/completions")) return this.chat(path, body, res, at);
     if (path.includes(":countTokens")) return json(res, { totalTokens: 100 });
     if (path.includes(":streamGenerateContent") || path.includes(":generateContent"))
       return this.gemini(path, body, res, path.includes(":stream"), at);
@@ -242,6 +246,7 @@ export class MockModel {
     if (step.after) await (typeof step.after === "function" ? step.after() : step.after);
     const item = step.op === "text" ? this.openaiMessage(step.text) : this.codexTool(step, tools);
     const rid = this.id("resp");
+    const tokens = step.inputTokens ?? this.inputTokens;
     const response = {
       id: rid,
       object: "response",
@@ -249,11 +254,11 @@ export class MockModel {
       model: body.model ?? "gpt",
       output: [item],
       usage: {
-        input_tokens: this.inputTokens,
+        input_tokens: tokens,
         input_tokens_details: { cached_tokens: 0 },
         output_tokens: 5,
         output_tokens_details: { reasoning_tokens: 0 },
-        total_tokens: this.inputTokens + 5,
+        total_tokens: tokens + 5,
       },
     };
     if (body.stream === false) {
@@ -338,6 +343,66 @@ export class MockModel {
     };
   }
 
+  // ---- OpenAI Chat Completions ----
+
+  private async chat(path: string, body: any, res: ServerResponse, at: number): Promise<void> {
+    const tools: any[] = (body.tools ?? []).map((t: any) => t.function ?? t);
+    const names = tools.map((t) => String(t.name));
+    const main = names.includes("run_shell_command") || names.includes("write_file");
+    const wantsJson = body.response_format?.type === "json_object" || body.response_format?.type === "json_schema";
+    const step: Step = main ? this.nextStep() : { op: "text", text: wantsJson ? JSON.stringify({ reasoning: "scripted" }) : "Baton test" };
+    this.log({ at, protocol: "chat", path, body, main, ...(main ? { step } : {}) });
+    if (step.after) await (typeof step.after === "function" ? step.after() : step.after);
+    const id = this.id("chatcmpl");
+    const created = Math.floor(Date.now() / 1000);
+    const model = body.model ?? "qwen-mock";
+    const tokens = step.inputTokens ?? this.inputTokens;
+    const usage = { prompt_tokens: tokens, completion_tokens: 5, total_tokens: tokens + 5 };
+    const call =
+      step.op === "text"
+        ? undefined
+        : (() => {
+            const [name, args] = this.chatTool(step);
+            return { id: this.id("call"), type: "function", function: { name, arguments: JSON.stringify(args) } };
+          })();
+    const message = call
+      ? { role: "assistant", content: null, tool_calls: [call] }
+      : { role: "assistant", content: (step as { text: string }).text };
+    const finish_reason = call ? "tool_calls" : "stop";
+    if (!body.stream) {
+      json(res, { id, object: "chat.completion", created, model, choices: [{ index: 0, message, finish_reason }], usage });
+      return;
+    }
+    const chunk = (delta: unknown, finish: string | null, extra: Record<string, unknown> = {}) =>
+      `data: ${JSON.stringify({ id, object: "chat.completion.chunk", created, model, choices: [{ index: 0, delta, finish_reason: finish }], ...extra })}\n\n`;
+    const parts = [
+      chunk(
+        call ? { role: "assistant", content: null, tool_calls: [{ index: 0, ...call }] } : { role: "assistant", content: message.content },
+        null,
+      ),
+      chunk({}, finish_reason),
+    ];
+    if (body.stream_options?.include_usage)
+      parts.push(`data: ${JSON.stringify({ id, object: "chat.completion.chunk", created, model, choices: [], usage })}\n\n`);
+    parts.push("data: [DONE]\n\n");
+    res.writeHead(200, { "content-type": "text/event-stream", "cache-control": "no-cache" });
+    res.end(parts.join(""));
+  }
+
+  /** Qwen Code's tools (the names Gemini CLI's had, with `edit` for `replace`). */
+  private chatTool(step: Exclude<Step, { op: "text" }>): [string, unknown] {
+    switch (step.op) {
+      case "write":
+        return ["write_file", { file_path: this.abs(step.path), content: step.content }];
+      case "edit":
+        return ["edit", { file_path: this.abs(step.path), old_string: step.old, new_string: step.new }];
+      case "shell":
+        return ["run_shell_command", { command: step.command, description: "run a command", is_background: false }];
+      case "read":
+        return ["read_file", { file_path: this.abs(step.path) }];
+    }
+  }
+
   // ---- Gemini ----
 
   private async gemini(path: string, body: any, res: ServerResponse, stream: boolean, at: number): Promise<void> {
@@ -362,7 +427,11 @@ export class MockModel {
     else part = { functionCall: this.geminiTool(step, decls) };
     const chunk = {
       candidates: [{ content: { role: "model", parts: [part] }, finishReason: "STOP", index: 0 }],
-      usageMetadata: { promptTokenCount: this.inputTokens, candidatesTokenCount: 5, totalTokenCount: this.inputTokens + 5 },
+      usageMetadata: {
+        promptTokenCount: step.inputTokens ?? this.inputTokens,
+        candidatesTokenCount: 5,
+        totalTokenCount: (step.inputTokens ?? this.inputTokens) + 5,
+      },
       modelVersion: "gemini-mock",
     };
     if (!stream) {
@@ -412,6 +481,7 @@ export function toolResults(r: LoggedRequest): string[] {
     );
   if (r.protocol === "openai")
     return (b.input ?? []).filter((i: any) => /_call_output$/.test(String(i.type))).map((i: any) => JSON.stringify(i.output));
+  if (r.protocol === "chat") return (b.messages ?? []).filter((m: any) => m.role === "tool").map((m: any) => JSON.stringify(m.content));
   return (b.contents ?? []).flatMap((c: any) =>
     (c.parts ?? []).filter((p: any) => p.functionResponse).map((p: any) => JSON.stringify(p.functionResponse)),
   );

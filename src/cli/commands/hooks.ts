@@ -1,6 +1,6 @@
 /** `baton hooks install|uninstall|status` and the help entry of `baton hook` (src/hooks/). */
 import { resolve } from "node:path";
-import type { HookAgent } from "../../core/hook-config.js";
+import { HOOK_AGENT_LIST, type HookAgent } from "../../core/hook-config.js";
 import { badInput } from "../../errors.js";
 import {
   AGENT_NAMES,
@@ -22,7 +22,7 @@ interface ScopeOptions {
 
 function agentOf(v: string): HookAgent {
   const a = v.toLowerCase();
-  if (!isHookAgent(a)) throw badInput(`unknown agent "${v}": choose claude, codex or gemini`);
+  if (!isHookAgent(a)) throw badInput(`unknown agent "${v}": choose ${HOOK_AGENT_LIST}`);
   return a;
 }
 
@@ -54,6 +54,7 @@ export async function install(ctx: Ctx, agentArg: string, o: ScopeOptions & { co
     if (r.backup) lines.push(`  the file as it was before Baton's hooks: ${r.backup}`);
     for (const h of r.hooks) lines.push(`  ${h.event}${h.matcher ? ` [${h.matcher}]` : ""}: ${h.command}`);
     for (const n of notes) lines.push(`note: ${n}`);
+    for (const l of r.limits) lines.push(`cannot: ${l}`);
     lines.push(...readinessLines(AGENT_NAMES[agent], r));
     lines.push(`Remove them with: ${installCommand(agent, { scope, shared: o.shared === true, root }, "uninstall")}`);
     return lines.join("\n");
@@ -104,6 +105,7 @@ export async function status(ctx: Ctx, agentArg: string | undefined): Promise<vo
           `${head}${s.missing.length === 0 ? "installed" : `partly installed (missing ${s.missing.join(", ")})`}${s.stale ? "; the baton they run is gone" : ""}`,
         ];
         for (const n of s.notes) lines.push(`  note: ${n}`);
+        for (const l of s.limits ?? []) lines.push(`  cannot: ${l}`);
         if (s.willRun !== undefined)
           lines.push(...readinessLines(AGENT_NAMES[s.agent], { willRun: s.willRun, remaining: s.remaining ?? [] }).map((l) => `  ${l}`));
         return lines.join("\n");

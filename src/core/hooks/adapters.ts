@@ -1,14 +1,15 @@
 /** The agents Baton's hooks serve, by the name `baton hook <agent>` takes. */
-import type { HookAgent } from "../hook-config.js";
+import { HOOK_AGENTS, type HookAgent } from "../hook-config.js";
 import { claude } from "./claude.js";
 import { codex } from "./codex.js";
 import { gemini } from "./gemini.js";
+import { qwen } from "./qwen.js";
 import type { AgentAdapter } from "./types.js";
 
-export const ADAPTERS: Readonly<Record<HookAgent, AgentAdapter>> = Object.freeze({ claude, codex, gemini });
+export const ADAPTERS: Readonly<Record<HookAgent, AgentAdapter>> = Object.freeze({ claude, codex, gemini, qwen });
 
 export function adapterFor(agent: string | undefined): AgentAdapter | undefined {
   if (agent === undefined) return undefined;
   const a = agent.toLowerCase();
-  return a === "claude" || a === "codex" || a === "gemini" ? ADAPTERS[a] : undefined;
+  return (HOOK_AGENTS as readonly string[]).includes(a) ? ADAPTERS[a as HookAgent] : undefined;
 }

@@ -4,7 +4,7 @@
  * from the process, and the neutral response back. Checked field by field here, so a request
  * from anything but a Baton hook process of this build changes nothing.
  */
-import type { HookAgent } from "../hook-config.js";
+import { HOOK_AGENT_LIST, HOOK_AGENTS, type HookAgent } from "../hook-config.js";
 import { type HookEvent, type HookResponse, SESSION_SOURCES, type SessionSource, type ToolCall, type ToolKind } from "./types.js";
 
 /** What a hook process sends besides the event. */
@@ -19,7 +19,7 @@ export interface HookRequestFields {
   deadline: number;
 }
 
-const AGENTS: readonly string[] = ["claude", "codex", "gemini"];
+const AGENTS: readonly string[] = HOOK_AGENTS;
 const KINDS: readonly string[] = ["write", "shell", "other"];
 const REQUEST_ID = /^[A-Za-z0-9_-]{8,80}$/;
 
@@ -70,7 +70,7 @@ export function readHookEvent(v: unknown): HookEvent {
   try {
     const e = o(v, "event");
     const agent = s(e.agent, "event.agent");
-    if (!AGENTS.includes(agent)) fail("event.agent must be claude, codex or gemini");
+    if (!AGENTS.includes(agent)) fail(`event.agent must be ${HOOK_AGENT_LIST}`);
     const cwd = s(e.cwd, "event.cwd", 4_096);
     if (!cwd.startsWith("/") && !/^[A-Za-z]:[\\/]/.test(cwd)) fail("event.cwd must be an absolute path");
     const base = {
