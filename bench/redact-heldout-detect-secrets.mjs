@@ -16,7 +16,7 @@
  */
 import { spawnSync } from "node:child_process";
 
-const PYTHON = String.raw`
+const PYTHON = `
 import ast, json, os, sys, importlib
 root = sys.argv[1]
 sys.path.insert(0, root)

@@ -194,8 +194,8 @@ export class FirstOf {
   }
 }
 
-/** A JSON Web Token: header and payload both start with `{"` (`eyJ`). */
-const JWT = /\beyJ[A-Za-z0-9_-]{8,}\.eyJ[A-Za-z0-9_-]{8,}\.[A-Za-z0-9_-]*/g;
+/** A JSON Web Token: header and payload both start with `{"` (`eyJ`); the signature may be missing (an unsigned token, `alg: none`). */
+const JWT = /\beyJ[A-Za-z0-9_-]{8,}\.eyJ[A-Za-z0-9_-]{8,}(?:\.[A-Za-z0-9_-]*)?/g;
 
 /** The value (0-63) of a base64 digit. */
 function b64(c: number): number {
