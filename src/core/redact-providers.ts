@@ -19,10 +19,11 @@ const HEX = "[a-f0-9]";
 const UUID = `${HEX}{8}-${HEX}{4}-${HEX}{4}-${HEX}{4}-${HEX}{12}`;
 
 export const PROVIDER_RULES: readonly (readonly [id: string, source: string])[] = [
-  // URLs that are credentials in themselves.
-  ["slack-webhook", "https://hooks\\.slack\\.com/(?:services|workflows|triggers)/[A-Za-z0-9/_-]+"],
+  // URLs that are credentials in themselves, with or without their scheme (`//hooks.slack.com/…`,
+  // `hooks.slack.com/services/…`, as configuration and docs write them too).
+  ["slack-webhook", "(?:https?:)?(?://)?(?<![\\w.-])hooks\\.slack\\.com/(?:services|workflows|triggers)/[A-Za-z0-9/_-]+"],
   ["discord-webhook", "https://(?:ptb\\.|canary\\.)?discord(?:app)?\\.com/api/webhooks/\\d+/[A-Za-z0-9_-]+"],
-  ["teams-webhook", "https://[a-z0-9-]+\\.webhook\\.office\\.com/webhookb2/[^\\s\"'<>`]+"],
+  ["teams-webhook", "(?:https?:)?(?://)?(?<![\\w.-])[a-z0-9-]+\\.webhook\\.office\\.com/webhookb2/[^\\s\"'<>`]+"],
   ["google-chat-webhook", "https://chat\\.googleapis\\.com/v1/spaces/[^\\s\"'<>`]+"],
   ["zapier-webhook", "https://hooks\\.zapier\\.com/hooks/catch/\\d+/[A-Za-z0-9]+/?"],
   // An Azure SAS URL grants access until it expires: the whole URL goes, host included.
@@ -225,6 +226,7 @@ const MIN_LENGTH: Readonly<Record<string, number>> = {
 const EXPLICIT_HINTS: Readonly<Record<string, readonly string[]>> = {
   // `https://` alone would try these on every URL.
   "discord-webhook": ["discord.com/api/webhooks/", "discordapp.com/api/webhooks/"],
+  "slack-webhook": ["hooks.slack.com/services/", "hooks.slack.com/workflows/", "hooks.slack.com/triggers/"],
   "teams-webhook": [".webhook.office.com/webhookb2/"],
   "azure-client-secret": ["Q~"],
   "azure-sas-url": [".core.windows.net/"],

@@ -220,6 +220,13 @@ export const LEAK_FIXTURES: readonly (readonly [string, string])[] = [
   ["db_host=db.internal\nservice_value=Xk9mP2vQ7zzLm\nlog_level=info", "Xk9mP2vQ7zzLm"],
   ["SERVICE_VALUE=a8f3k2m9q7x4z1w6v5b0n3c8d2e7r4t9", "a8f3k2m9q7x4z1w6v5b0n3c8d2e7r4t9"],
   ["APP_NAME=shop\nSERVICE_VALUE=ab12cd.ef34gh56ij.kl78mn90op12", "kl78mn90op12"],
+  // Webhook URLs written without their scheme, as configuration files and docs write them too.
+  ["SLACK_URL=hooks.slack.com/services/T0123ABCD/B0123ABCD/aBcDeFgHiJkLmNoPqRsTuVwX", "aBcDeFgHiJkLmNoPqRsTuVwX"],
+  ["notify: //hooks.slack.com/services/T0123ABCD/B0123ABCD/aBcDeFgHiJkLmNoPqRsTuVwX", "aBcDeFgHiJkLmNoPqRsTuVwX"],
+  [
+    "url: acme.webhook.office.com/webhookb2/0f5c8d3e-7a1b-4c2d-9e8f-6a5b4c3d2e1f@1a2b3c4d-1111-2222-3333-444455556666/IncomingWebhook/9f86d081884c7d659a2feaa0c55ad015/0f5c8d3e-7a1b-4c2d-9e8f-6a5b4c3d2e1f",
+    "9f86d081884c7d659a2feaa0c55ad015",
+  ],
   // Mastercard's 2-series (2221-2720), unseparated in a log line and printed in fours.
   ["[2025-03-02 10:11:12] INFO charging 2223003122003222 (attempt 1/3)", "2223003122003222"],
   ["card on file: 2223 0031 2200 3222", "2223 0031 2200 3222"],
@@ -373,4 +380,5 @@ export const KEEP_FIXTURES: readonly string[] = [
   "host=db.internal\nport=5432\nuser=app",
   "order 2223003122003222 shipped",
   "Auth: Bearer required for v2 endpoints",
+  "Incoming webhooks post to hooks.slack.com; see https://api.slack.com/messaging/webhooks",
 ];

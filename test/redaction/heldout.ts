@@ -25,7 +25,6 @@
  */
 import { CONTEXTS, type Context } from "./contexts.js";
 import { leaks } from "./corpus.js";
-import { negatives } from "./negatives.js";
 import { pick, rng } from "./rng.js";
 
 export interface HeldOutFixture {
@@ -51,6 +50,42 @@ export interface HeldOutPlacement {
   after?: string;
   keep: string[];
 }
+
+/**
+ * Ordinary lines placed before and after each placement (fixed here, not drawn from
+ * negatives.ts, whose fixtures grow: the held-out placements stay the same while the rules change).
+ */
+const ORDINARY: readonly string[] = [
+  "commit 4b825dc642cb6eb9a060e54bf8d69288fbee4904",
+  "Merge: 7a5df4e f0b60ab",
+  "request_id=9915f69e-7c4d-495b-ae78-c513bb4cc8ed duration_ms=693",
+  "  at cacheService.run (/tmp/ledger/src/parse-server.go:80:26)",
+  "[deploy] 9 passed, 3 skipped",
+  "image: ghcr.io/acme/index:8.40.13",
+  "docker build -t client:6.36.24 .",
+  "https://registry.npmjs.org/journal/-/rollback-4.16.98.tgz",
+  'const secretName = "prod/db/credentials";',
+  "password: process.env.DB_PASSWORD",
+  // biome-ignore lint/suspicious/noTemplateCurlyInString: a shell's `${…}`, not a template literal
+  "Authorization: Bearer ${API_TOKEN}",
+  'max_tokens: 4096, tokenType: "Bearer", token_count: 12',
+  "Use a password manager instead of reusing passwords.",
+  "The token expired; sign in again to get a new one.",
+  "2025-03-02T10:54:17Z INFO query finished in 734ms (17 items)",
+  "GET /api/v1/lesson?page=10&sort=asc&limit=88 200 67ms",
+  'cacheKey = "v1-deps-98c5b5ef5b6bd15c867f2ca9e0e5c47e60efe26d"',
+  "trace_id: 8d85b2a66545081c0fb9992a73133ae3 span_id: 5da64dcb60b93f37",
+  "FROM python:3.12-slim@sha256:c3d531f343db8a2f95345756ce197117655a31179ab7f9848b731dccad82133d",
+  "echo cm9sbGJhY2sgcXVldWUgc2VydmVyIGRvbmU= | base64 -d",
+  '{ key: "spiral-list-item-e187ff", label: "server" }',
+  '"version": "16.24.28", "node": ">=21"',
+  "user@example.com sent 34 messages to #test",
+  "SELECT id, name FROM spirals WHERE created_at > now() - interval '26 days';",
+  "color: #1300d3; background: rgba(83, 155, 137, 0.5);",
+  'if (secret === undefined) throw new Error("missing secret");',
+  'password_field = page.locator("#password")',
+  "export GITHUB_TOKEN=$(gh auth token)",
+];
 
 /** A placeholder, not a secret: six of one character in a row, or one unit of up to twelve repeated. */
 export function isPlaceholder(s: string): boolean {
@@ -87,7 +122,7 @@ function fits(c: Context, secret: string, alone: boolean): boolean {
 /** Every placement of the fixture, from a seed (the surrounding lines and the contexts' choices). */
 export function heldOutPlacements(f: HeldOutFixture, seed = 32): HeldOutPlacement[] {
   const r = rng(seed);
-  const lines = negatives(r, 400).filter((n) => !n.includes("\n") && n.length < 100);
+  const lines = ORDINARY;
   const out: HeldOutPlacement[] = [];
   const surround = (p: HeldOutPlacement): HeldOutPlacement => {
     const before = pick(r, lines);
