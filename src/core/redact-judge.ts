@@ -22,13 +22,17 @@ export const tag = (id: string): string => `[redacted:${id}]`;
 const TEMPLATE =
   /\$\{\{?\s*[\w$@.-]*\s*(?:[-:=?+(.[|*/%<>!&,'"][^{}]*)?(?:\}|$)|\{\{-?\s*[\w$@.-]*\s*(?:[-:=?+(.[|*/%<>!&,'"][^{}]*)?(?:-?\}\}|$)/;
 
+/** A provider's prefix and x's (`ghp_xxxx…`, `AKIAXXXXXXXXXXXXXXXX`, `xoxb-xxxxxxxx-xxxxxxxx`): an example of its format. */
+const X_FILLED = /^[A-Za-z0-9_.~-]{0,16}?[xX]{8,}(?:[_.~-][xX]+)*$/;
+
 /**
- * A value that is a template or an example, not a secret: `${token}`, `{{secret}}`, `<token>`, `***`.
+ * A value that is a template or an example, not a secret: `${token}`, `{{secret}}`, `<token>`, `***`, `ghp_xxxx…`.
  * Each shape below starts with its own character, so a value is tried only against the shape its
  * first character can begin (most values are judged here, most start with a letter or a digit).
  */
 export function placeholderish(v: string): boolean {
   if (v.length === 0 || ((v.includes("${") || v.includes("{{")) && TEMPLATE.test(v))) return true;
+  if (v.length >= 10 && (v.includes("xxxx") || v.includes("XXXX")) && X_FILLED.test(v)) return true;
   switch (v.charCodeAt(0)) {
     case 60: // <token>, <your password>
       return /^<[^<>]*>$/.test(v);

@@ -182,6 +182,11 @@ export const PROVIDER_CHECKS: Readonly<Record<string, (m: string) => boolean>> =
   // `npm_package_devDependencies__types_react` in a script's environment): a body with a `_`
   // must hold a digit.
   "github-token": (m) => m.startsWith("github_pat_") || !m.includes("_", 4) || /\d/.test(m.slice(4)),
+  // Hugging Face's tokens are random letters (digits seldom): two capitals side by side, or a
+  // digit; a name in camelCase after `hf_` (`hf_requiredCharacteristicTypes…`) has neither.
+  "huggingface-token": (m) => /\d|[A-Z]{2}/.test(m.slice(m.indexOf("_") + 1)),
+  // Infracost's keys mix cases; `video_box.ico-7a38…` is a hashed asset's name.
+  "infracost-key": (m) => /[A-Z]/.test(m.slice(4)),
   // A hex digest can start with `4b1d` too: a ClickHouse secret is base62, with both cases.
   "clickhouse-secret": (m) => /[A-Z]/.test(m) && /[a-z]/.test(m.slice(4)),
   "npm-token": (m) => !m.includes("_", 4) || /\d/.test(m.slice(4)),

@@ -194,6 +194,34 @@ export class FirstOf {
   }
 }
 
+/** Per ASCII character, its count in the token `exampleToken` is reading (scratch: zeroed after each call). */
+const SEEN = new Uint16Array(128);
+
+/**
+ * A provider's format filled with one character (`ghp_xxxx…`, `AKIAXXXXXXXXXXXXXXXX`,
+ * `glpat-XXXXXXXXXXX-XXXXXXXX`, `sntryu_aaaa…`): half or more of the letters and digits after its
+ * first four are the same one. An example in docs and config templates, as `***` is; a random
+ * token's commonest character is a tenth of it at most.
+ */
+export function exampleToken(m: string): boolean {
+  let n = 0;
+  let most = 0;
+  for (let i = 4; i < m.length; i++) {
+    const c = m.charCodeAt(i);
+    if (c < 128 && ((c >= 48 && c <= 57) || (c >= 65 && c <= 90) || (c >= 97 && c <= 122))) {
+      n++;
+      const k = (SEEN[c] as number) + 1;
+      SEEN[c] = k;
+      if (k > most) most = k;
+    }
+  }
+  for (let i = 4; i < m.length; i++) {
+    const c = m.charCodeAt(i);
+    if (c < 128) SEEN[c] = 0;
+  }
+  return n >= 8 && most * 2 >= n;
+}
+
 /** A JSON Web Token: header and payload both start with `{"` (`eyJ`); the signature may be missing (an unsigned token, `alg: none`). */
 const JWT = /\beyJ[A-Za-z0-9_-]{8,}\.eyJ[A-Za-z0-9_-]{8,}(?:\.[A-Za-z0-9_-]*)?/g;
 
@@ -277,7 +305,7 @@ export function runs(p: Pass): void {
             at = (literals as FirstOf).from(at + 1);
             continue;
           }
-          if (!check || check(m[0])) p.claim(start + at, start + at + m[0].length, tag(rule.id));
+          if ((!check || check(m[0])) && !exampleToken(m[0])) p.claim(start + at, start + at + m[0].length, tag(rule.id));
           at = (literals as FirstOf).from(at + m[0].length);
         }
         continue;
@@ -286,7 +314,7 @@ export function runs(p: Pass): void {
       re.lastIndex = 0;
       for (let m = re.exec(run); m !== null; m = re.exec(run)) {
         if (m[0].length === 0) re.lastIndex++;
-        else if (!check || check(m[0])) p.claim(start + m.index, start + m.index + m[0].length, tag(rule.id));
+        else if ((!check || check(m[0])) && !exampleToken(m[0])) p.claim(start + m.index, start + m.index + m[0].length, tag(rule.id));
       }
     }
     if (jwts && run.includes("eyJ")) {

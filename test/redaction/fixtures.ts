@@ -381,4 +381,13 @@ export const KEEP_FIXTURES: readonly string[] = [
   "order 2223003122003222 shipped",
   "Auth: Bearer required for v2 endpoints",
   "Incoming webhooks post to hooks.slack.com; see https://api.slack.com/messaging/webhooks",
+  // A provider's format filled with one character is an example; an identifier after `hf_`, a
+  // hashed asset's `.ico-`, and what is published (`public_key`) hold no secret.
+  "GITHUB_TOKEN=ghp_xxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxx",
+  "aws_access_key_id = AKIAXXXXXXXXXXXXXXXX",
+  'SLACK_BOT_TOKEN="xoxb-xxxxxxxxxxx-xxxxxxxxxxxxx-xxxxxxxxxxxxxxxxxxxxxxxx"',
+  "- (id)hf_preferredContentSizeCategoryForDisplayName;",
+  "http://assets.example.com/media/video_box.ico-7a388b69018576d24b59331fd60aab0c.png",
+  'public_key = "9Cnzj4p4WGeKLs1Pt8QuKUpRKfFLfRYC9AIKjbJTWit"',
+  'STRIPE_PUBLISHABLE_KEY = "pk_live_51HqYxKJr8sN2mB4vW9zT6cE3aL0pQ7uY"',
 ];
