@@ -424,7 +424,7 @@ export const dotenv: Shape = {
   // texts with a `=` and a line break are code, whose first line turns them away.
   gate: (p) => (p.scan.marks & M.EQ) !== 0 && (p.text.includes("\n") || ONE_DOTENV_LINE.test(p.text)),
   need: [M.EQ, 0],
-  re: /^[\s\S]/gy, // sticky: tried at 0 only (a global `^` searched the whole text for another start)
+  re: /^[\s\S]/g,
   claim: (m, p) => {
     if (m.index !== 0) return undefined;
     const { text } = p;
