@@ -447,6 +447,7 @@ describe("the names stage offers a name only to the rules that can claim after w
     ' =>\\"Zx9Qw2Lk7Vb3Nm8Pq4Rt\\"',
     "=>;Zx9Qw2Lk7Vb3;",
     ' string = "s3cr3tV4lue-99xQz"',
+    '= "s3cr3tV4lue-99xQz"', // after `!` or `=`: a comparison with a literal (`token != "…"`)
   ];
   const PREFIXES = ["", "\n", " ", "?", "&", "export ", '"', "'", '\\"', "$", "--", "x.setPassword"];
   /** Every prefix, name, following character and value, once: where each rule claims after each character. */

@@ -66,6 +66,10 @@ export const authorization: NameRule = (p, i, start, end, endWords) => {
   const scheme = /^([A-Za-z][\w-]*)[ \t]+(\S+)/.exec(v);
   if (scheme && AUTH_SCHEMES.has((scheme[1] as string).toLowerCase()))
     return !placeholderish(scheme[2] as string) && claim("authorization");
+  // A scheme of the service's own (`Api-Token`, `SSWS`, `GenieKey`, `Klaviyo-API-Key`) and one
+  // credential after it that looks like one: the value goes, as with the schemes above.
+  if (scheme && /^[A-Za-z][A-Za-z-]{1,31}[ \t]+\S+$/.test(v))
+    return tokenish((scheme[2] as string).replace(/[;,.]$/, "")) && claim("authorization");
   const single = v.replace(/[;,.]$/, "");
   return !/\s/.test(single) && tokenish(single) && claim("authorization");
 };

@@ -14,12 +14,25 @@ export const REDACTED = "[redacted]";
 export const tag = (id: string): string => `[redacted:${id}]`;
 
 /**
- * A value that is a template or an example, not a secret: `${token}`, `{{secret}}`, `<token>`, `***`.
+ * A template's slot that reads as an expression: a name (dotted, indexed, called, with a default
+ * or a filter) inside `${…}`, `${{…}}` or `{{…}}`: `${DB_PASSWORD}`, `${env:-x}`, `${{ secrets.TOKEN }}`,
+ * `{{ .Values.token | b64enc }}`, or one a rule's value ends inside (`${NPM_TOKEN`). A secret that merely holds `${` and `}` is none
+ * (`m{{h}o)p${e]nob(ody[…}}`, detect-secrets' example of one: after the name comes a `]`).
+ */
+const TEMPLATE =
+  /\$\{\{?\s*[\w$@.-]*\s*(?:[-:=?+(.[|*/%<>!&,'"][^{}]*)?(?:\}|$)|\{\{-?\s*[\w$@.-]*\s*(?:[-:=?+(.[|*/%<>!&,'"][^{}]*)?(?:-?\}\}|$)/;
+
+/** A provider's prefix and x's (`ghp_xxxx…`, `AKIAXXXXXXXXXXXXXXXX`, `xoxb-xxxxxxxx-xxxxxxxx`): an example of its format. */
+const X_FILLED = /^[A-Za-z0-9_.~-]{0,16}?[xX]{8,}(?:[_.~-][xX]+)*$/;
+
+/**
+ * A value that is a template or an example, not a secret: `${token}`, `{{secret}}`, `<token>`, `***`, `ghp_xxxx…`.
  * Each shape below starts with its own character, so a value is tried only against the shape its
  * first character can begin (most values are judged here, most start with a letter or a digit).
  */
 export function placeholderish(v: string): boolean {
-  if (v.length === 0 || v.includes("${") || v.includes("{{")) return true;
+  if (v.length === 0 || ((v.includes("${") || v.includes("{{")) && TEMPLATE.test(v))) return true;
+  if (v.length >= 10 && (v.includes("xxxx") || v.includes("XXXX")) && X_FILLED.test(v)) return true;
   switch (v.charCodeAt(0)) {
     case 60: // <token>, <your password>
       return /^<[^<>]*>$/.test(v);
@@ -235,12 +248,48 @@ export function secretPair(key: string, value: string): boolean {
   const c = keyClass(key);
   if (c === 2) return key.length > 12 || !loneAbbreviation(key) || credentialLike(value);
   if (c !== 0 || !weakSecretKey(key)) return false;
-  // A long hex value under `*_KEY`/`*_SALT` is a key (randomLooking rejects hex: it is mostly hashes).
-  if (/^[0-9a-f]{32,}$/i.test(value) && manyWords(key)) return true;
+  // Key material under `*_KEY`/`*_SALT` of several words (`KUCOIN_KEY`, `herokuKey`): hex, a UUID,
+  // or letters and digits scattered (randomLooking rejects these: alone they are mostly hashes,
+  // ids and names).
+  if (manyWords(key) && keyMaterial(value)) return true;
   if (!randomLooking(value) && !symbolSecret(value)) return false;
   // The bare word `key` names React list keys, cache keys and map keys far more often than secrets:
   // it takes a long value that is not words joined by dashes (`user-list-item-3f7868`).
   return manyWords(key) || (value.length >= 24 && !/^(?:[A-Za-z]+[-_.]){2,}/.test(value));
+}
+
+/**
+ * A value that is key material though randomLooking says no: 20 hex digits or more (a long one
+ * was the only kind taken before; a 24-digit KuCoin key, a 32-digit Mailgun signing key), hex
+ * in dashed groups (a UUID, as Heroku's and Snyk's API keys are; Mailgun's `…-0000-0000`), or
+ * 14 or more letters and digits of one case with the digits scattered (`c5hbnfcmq5hhbfdqq`,
+ * `4d78eh8tuekw3o`): six switches between letters and digits, or four where the letters are
+ * not words (under a fifth vowels). A name with digits switches a few times at most and reads as
+ * words (`user2profile3settings`, `utf8mb4unicodeci`, `theme2024dark`).
+ */
+export function keyMaterial(v: string): boolean {
+  if (v.length < 14) return false;
+  if (/^[0-9a-f]+$/i.test(v)) return v.length >= 32 || (v.length >= 20 && /\d/.test(v) && /[a-f]/i.test(v));
+  if (/^[0-9a-f]{8,}(?:-[0-9a-f]{4,}){2,}$/i.test(v)) return /\d/.test(v) && /[a-f]/i.test(v);
+  if (!/^(?:[a-z0-9]+|[A-Z0-9]+)$/.test(v)) return false;
+  let switches = 0;
+  let digits = 0;
+  let letters = 0;
+  let vowels = 0;
+  for (let i = 0; i < v.length; i++) {
+    const c = v.charCodeAt(i) | 32;
+    const digit = c >= 48 && c <= 57;
+    if (digit) digits++;
+    else {
+      letters++;
+      if (c === 97 || c === 101 || c === 105 || c === 111 || c === 117) vowels++;
+    }
+    if (i > 0) {
+      const before = v.charCodeAt(i - 1);
+      if (digit !== (before >= 48 && before <= 57)) switches++;
+    }
+  }
+  return digits >= 2 && letters >= 4 && (switches >= 6 || (switches >= 4 && vowels * 5 < letters));
 }
 
 /**

@@ -253,6 +253,9 @@ export const NOT_SECRET_FIRST = new Set([
   "lookup",
 ]);
 
+/** What is published holds no secret: `public_key`, `publicToken`, `STRIPE_PUBLISHABLE_KEY` (any word of a key of several). */
+const PUBLISHED = new Set(["public", "publishable"]);
+
 /** 0: not secret; 1: a session key (secret in structures, cookies and URLs); 2: secret everywhere. */
 export type KeyClass = 0 | 1 | 2;
 
@@ -276,7 +279,8 @@ function judgeKey(key: string): KeyClass {
   const words = keyWords(dot >= 0 ? key.slice(dot + 1) : key);
   if (words.length === 0) return 0;
   const last = words[words.length - 1] as string;
-  if (words.length > 1 && (NOT_SECRET_LAST.has(last) || NOT_SECRET_FIRST.has(words[0] as string))) return 0;
+  if (words.length > 1 && (NOT_SECRET_LAST.has(last) || NOT_SECRET_FIRST.has(words[0] as string) || words.some((w) => PUBLISHED.has(w))))
+    return 0;
   // A digest of what the name holds (`pin-sha256`, HPKP's public key hash), unless that is a
   // password's: `ADMIN_PASSWORD_MD5` can be cracked.
   if (words.length > 1 && DIGESTS.has(last) && !words.some((w) => w.includes("pass") || w === "pwd")) return 0;
@@ -363,6 +367,7 @@ function judgeWeak(key: string): boolean {
     WEAK_LAST.has(words[words.length - 1] as string) &&
     keyClass(key) === 0 &&
     !NOT_SECRET_FIRST.has(words[0] as string) &&
-    !DATA_KEY_FIRST.has(words[0] as string)
+    !DATA_KEY_FIRST.has(words[0] as string) &&
+    !words.some((w) => PUBLISHED.has(w))
   );
 }

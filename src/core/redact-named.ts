@@ -159,10 +159,11 @@ export function valueAt(text: string, end: number): number {
   return op === 0 ? -1 : quoteAt(text, spacesFrom(text, j + op));
 }
 
-/** The length of the assignment operator at j (`:::=`, `::=`, `:=`, `:`, `=>`, `=`, `?=`, `.=`, `+=`); 0: none. */
+/** The length of the assignment or comparison operator at j (`:::=`, `::=`, `:=`, `:`, `=>`, `=`, `?=`, `.=`, `+=`, `!=`, `==`, `===`, `!==`); 0: none. */
 function operatorLength(text: string, j: number): number {
   const c = charCode(text, j);
   const next = charCode(text, j + 1);
+  if ((c === 61 || c === 33) && next === 61) return charCode(text, j + 2) === 61 ? 3 : 2;
   if (c === 58) {
     if (next === 61) return 2;
     if (next !== 58) return 1;
@@ -181,14 +182,14 @@ function quoteAt(text: string, j: number): number {
 }
 
 /**
- * `KEY=value` on a line of its own (.env, `export`, Dockerfile ENV, Make `?=`, `::=`, `:::=`): the value runs to
+ * `KEY=value` on a line of its own (.env, `export`, Dockerfile ENV, Make `?=`, `::=`, `:::=`, `!=`): the value runs to
  * the end of the line, whatever characters it holds (Django keys have `()%&`). Under a clearly
  * secret CONSTANT name the value may hold spaces (`DB_PASSWORD=correct horse battery`).
  */
 export const ENV_LINE =
-  /^([ \t]*(?:export[ \t]+|ENV[ \t]+|set[ \t]+|-[ \t]+)?)([A-Za-z_][A-Za-z0-9_.]{0,63})([ \t]*(?:[:?+]|:::?)?=[ \t]*)([^\s"'`$][^\r\n]{0,4096}?)[ \t]*$/my;
+  /^([ \t]*(?:export[ \t]+|ENV[ \t]+|set[ \t]+|-[ \t]+)?)([A-Za-z_][A-Za-z0-9_.]{0,63})([ \t]*(?:[:?+!]|:::?)?=[ \t]*)([^\s"'`$][^\r\n]{0,4096}?)[ \t]*$/my;
 
-const ENV_OPERATOR = "=:?+";
+const ENV_OPERATOR = "=:?+!";
 const ENV_LEADS = ["export", "ENV", "set", "-"];
 
 /** Whether text[ls, start), trimmed of whitespace, is empty or one of ENV_LEADS (the words an env line may start with). */
@@ -204,7 +205,7 @@ function envLead(text: string, ls: number, start: number): boolean {
 
 /**
  * Whether what follows the name that ends at `end` is what ENV_LINE needs there: spaces, `=`,
- * `:=`, `?=`, `+=`, `::=` or `:::=`, spaces, and a character a value may start with. Most names its
+ * `:=`, `?=`, `+=`, `!=`, `::=` or `:::=`, spaces, and a character a value may start with. Most names its
  * other checks let through are YAML or JSON keys (`token: …`, `"token": "…"`), which this turns
  * away before the pattern runs.
  */
@@ -212,7 +213,7 @@ export function envValueStart(text: string, end: number): boolean {
   let j = spacesFrom(text, end);
   const c = charCode(text, j);
   if (c === 58) j += charCode(text, j + 1) !== 58 ? 1 : charCode(text, j + 2) === 58 ? 3 : 2;
-  else if (c === 63 || c === 43) j++;
+  else if (c === 63 || c === 43 || c === 33) j++;
   if (charCode(text, j) !== 61) return false;
   const k = spacesFrom(text, j + 1);
   if (k >= text.length) return false;
@@ -232,7 +233,8 @@ const envLine: NameRule = (p, i, start, end) => {
   if (m === null) return false;
   const [, lead, key, sep, v] = m as unknown as [string, string, string, string, string];
   const constant = /^[A-Z][A-Z0-9_]*$/.test(key);
-  if (/\s/.test(v) && !(keyClass(key) === 2 && constant && !/[|&;<>=$`]|\s-/.test(v))) return false;
+  // Make's `!=` assigns a command's output: a command (`cat .token`) is not the secret.
+  if (/\s/.test(v) && (sep.includes("!") || !(keyClass(key) === 2 && constant && !/[|&;<>=$`]|\s-/.test(v)))) return false;
   const bare = v.replace(/[;,]$/, "");
   if (
     !secretPair(key, v) ||
@@ -254,10 +256,11 @@ const envLine: NameRule = (p, i, start, end) => {
  * Quotes may be escaped once (JSON inside a JSON string).
  */
 const ASSIGN =
-  /(\\?["']|)([$:@]?[A-Za-z0-9_][A-Za-z0-9_.-]{0,63})\1([ \t]*)(:::=|::=|:=|\?=|\.=|\+=|=>|=(?![=>~])|:(?![:/]))([ \t]*)(?:(?:"((?:[^"\\\r\n]|\\.){0,4096})"|'([^'\r\n]{0,4096})'|\\"((?:[^"\\\r\n]|\\[^"]){0,4096})\\")(?![ \t]*(?:in\b|instanceof\b|[=!]==?|&&|\|\|?|\?|\+|:))|([^\s"'`,;&}\])(<>\\]{1,4096}))/y;
+  /(\\?["']|)([$:@]?[A-Za-z0-9_][A-Za-z0-9_.-]{0,63})\1([ \t]*)(:::=|::=|:=|\?=|\.=|\+=|=>|[=!]==?|=(?![=>~])|:(?![:/]))([ \t]*)(?:(?:"((?:[^"\\\r\n]|\\.){0,4096})"|'([^'\r\n]{0,4096})'|\\"((?:[^"\\\r\n]|\\[^"]){0,4096})\\")(?![ \t]*(?:in\b|instanceof\b|[=!]==?|&&|\|\|?|\?|\+|:))|([^\s"'`,;&}\])(<>\\]{1,4096}))/y;
 
 /** The same head, then a value of a symbol secret's characters (`symbolSecret`: a Django key, cut by no stop character). */
-const ASSIGN_HEAD = /(\\?["']|)([$:@]?[A-Za-z0-9_][A-Za-z0-9_.-]{0,63})\1[ \t]*(?::::=|::=|:=|\?=|\.=|\+=|=>|=(?![=>~])|:(?![:/]))[ \t]*/y;
+const ASSIGN_HEAD =
+  /(\\?["']|)([$:@]?[A-Za-z0-9_][A-Za-z0-9_.-]{0,63})\1[ \t]*(?::::=|::=|:=|\?=|\.=|\+=|=>|[=!]==?|=(?![=>~])|:(?![:/]))[ \t]*/y;
 
 const assignment: NameRule = (p, i, start, end) => {
   const { text } = p;
@@ -285,6 +288,14 @@ const assignment: NameRule = (p, i, start, end) => {
   const v0 = dq ?? sq ?? edq ?? bare ?? "";
   if (!secretPair(key, v0)) return bare !== undefined && symbolValue(p, key, vs);
   const at = (open: number, v: string) => p.claim(vs + open, vs + open + v.length, tag("secret"));
+  // A comparison with a literal (`if (api_key != "…")`, `token === "…"`): a hard-coded secret when
+  // the literal looks made (`hardCoded`); a word (`"Bearer"`), a lexer's token kind
+  // (`"?NonExpressionParenKeyword"`) or a bare name is what it is checked against.
+  if (sep === "==" || sep === "===" || sep === "!=" || sep === "!==") {
+    const lit = dq ?? sq ?? edq;
+    if (lit === undefined || lit.length < 6 || !literalSecret(lit, key) || !hardCoded(lit)) return false;
+    return at(dq !== undefined || sq !== undefined ? 1 : 2, lit);
+  }
   if (dq !== undefined) return literalSecret(dq, key) && at(1, dq);
   if (sq !== undefined) return literalSecret(sq, key) && at(1, sq);
   if (edq !== undefined) return literalSecret(edq, key) && at(2, edq);
@@ -302,6 +313,16 @@ const assignment: NameRule = (p, i, start, end) => {
   if (!dotenv && codeNotValue(p, start, key, v, next)) return false;
   return at(0, v);
 };
+
+/**
+ * A literal compared with a secret's name that is a secret rather than what code checks it
+ * against: inside its edges (a lexer's `"?Keyword"`, a tag's `"</script>"` aside) it holds a
+ * digit, or two symbols a word would not have (detect-secrets' `m{{h}o)p${e]nob(ody[…}}`).
+ */
+function hardCoded(lit: string): boolean {
+  const inner = lit.replace(/^[^A-Za-z0-9]+|[^A-Za-z0-9]+$/g, "");
+  return /\d/.test(inner) || (/[A-Za-z]/.test(inner) && (inner.match(/[^\w\s.-]/g)?.length ?? 0) >= 2);
+}
 
 /**
  * A typed declaration: `let token: string = "…"` (TypeScript, Kotlin, Swift, Python hints, Rust
@@ -446,8 +467,8 @@ const RULE_FOLLOWS: readonly (readonly [rule: NameRule, after: string])[] = [
   [setter, `${SP}(=:`],
   [rawString, `${SP}=:`],
   [callPair, `"'`],
-  [envLine, `${SP}=:?+`],
-  [assignment, `${SP}=:?+"'\\`],
+  [envLine, `${SP}=:?+!`],
+  [assignment, `${SP}=:?+!"'\\`],
   [typed, `${SP}:`],
   [prose, SP],
 ];

@@ -19,10 +19,11 @@ const HEX = "[a-f0-9]";
 const UUID = `${HEX}{8}-${HEX}{4}-${HEX}{4}-${HEX}{4}-${HEX}{12}`;
 
 export const PROVIDER_RULES: readonly (readonly [id: string, source: string])[] = [
-  // URLs that are credentials in themselves.
-  ["slack-webhook", "https://hooks\\.slack\\.com/(?:services|workflows|triggers)/[A-Za-z0-9/_-]+"],
+  // URLs that are credentials in themselves, with or without their scheme (`//hooks.slack.com/…`,
+  // `hooks.slack.com/services/…`, as configuration and docs write them too).
+  ["slack-webhook", "(?:https?:)?(?://)?(?<![\\w.-])hooks\\.slack\\.com/(?:services|workflows|triggers)/[A-Za-z0-9/_-]+"],
   ["discord-webhook", "https://(?:ptb\\.|canary\\.)?discord(?:app)?\\.com/api/webhooks/\\d+/[A-Za-z0-9_-]+"],
-  ["teams-webhook", "https://[a-z0-9-]+\\.webhook\\.office\\.com/webhookb2/[^\\s\"'<>`]+"],
+  ["teams-webhook", "(?:https?:)?(?://)?(?<![\\w.-])[a-z0-9-]+\\.webhook\\.office\\.com/webhookb2/[^\\s\"'<>`]+"],
   ["google-chat-webhook", "https://chat\\.googleapis\\.com/v1/spaces/[^\\s\"'<>`]+"],
   ["zapier-webhook", "https://hooks\\.zapier\\.com/hooks/catch/\\d+/[A-Za-z0-9]+/?"],
   // An Azure SAS URL grants access until it expires: the whole URL goes, host included.
@@ -59,6 +60,11 @@ export const PROVIDER_RULES: readonly (readonly [id: string, source: string])[] 
   ["defined-networking", "\\bdnkey-[A-Z0-9]{26}-[A-Z0-9]{52}\\b"],
   ["scalingo-token", `\\btk-us-[${U}]{48}${END}`],
   ["azure-storage-key", "\\bAccountKey=[A-Za-z0-9+/]{86}=="],
+  // Amazon Bedrock API keys: long-term `ABSK` and base64 of `BedrockAPIKey-`; short-term
+  // `bedrock-api-key-` and base64 of `bedrock.amazonaws.com/?Action=…` (a presigned URL).
+  ["aws-bedrock", "\\b(?:ABSKQmVkcm9ja0FQSUtleS[A-Za-z0-9+/]{20,}={0,2}|bedrock-api-key-YmVkcm9jay5hbWF6b25hd3MuY29t[A-Za-z0-9+/=%]*)"],
+  // ClickHouse Cloud API key secrets: `4b1d` and 38 base62 characters.
+  ["clickhouse-secret", "\\b4b1d[A-Za-z0-9]{38}\\b"],
   // Source hosts, CI, registries
   ["github-token", "\\b(?:gh[pousr]_[A-Za-z0-9_]{36,255}|github_pat_[A-Za-z0-9_]{22,255})\\b"],
   ["gitlab-token", `\\b(?:gl(?:pat|dt|rt|ptt|soat|cbt|imt|ft|oas|agent|ffct)-[${U}]{20,}|GR1348941[${U}]{20,})`],
@@ -74,11 +80,11 @@ export const PROVIDER_RULES: readonly (readonly [id: string, source: string])[] 
   ["buildkite-token", "\\bbkua_[a-f0-9]{40}\\b"],
   ["sonarqube-token", "\\bsq[upa]_[a-f0-9]{40}\\b"],
   ["jfrog-token", "\\b(?:AKCp[A-Za-z0-9]{60,}|cmVmdGtu[A-Za-z0-9]{50,})\\b"],
-  ["harness-token", `\\b(?:pat|sat)\\.[${U}]{22}\\.[a-f0-9]{24}\\.[${U}]{20}${END}`],
+  ["harness-token", `\\b(?:pat|sat)\\.[${U}]{22}\\.[A-Za-z0-9]{24}\\.[${U}]{20}${END}`],
   ["pulumi-token", "\\bpul-[a-f0-9]{40}\\b"],
   ["terraform-token", `\\b[A-Za-z0-9]{14}\\.atlasv1\\.[=${U}]{60,}`],
   ["octopus-key", "\\bAPI-[A-Z0-9]{26}\\b"],
-  ["sourcegraph-token", "\\bsgp_(?:[a-f0-9]{16}_)?[a-f0-9]{40}\\b"],
+  ["sourcegraph-token", "\\bsgp_(?:(?:[a-fA-F0-9]{16}|local)_)?[a-fA-F0-9]{40}\\b"],
   ["infracost-key", "\\bico-[A-Za-z0-9]{32}\\b"],
   ["prefect-key", "\\bpnu_[A-Za-z0-9]{36}\\b"],
   ["readme-key", "\\brdme_[a-z0-9]{70}\\b"],
@@ -125,19 +131,22 @@ export const PROVIDER_RULES: readonly (readonly [id: string, source: string])[] 
   ["grafana-token", "\\b(?:glsa_[A-Za-z0-9]{32}_[A-Fa-f0-9]{8}|glc_[A-Za-z0-9+/]{32,}={0,2}|eyJrIjoi[A-Za-z0-9+/]{50,}={0,2})"],
   ["newrelic-key", "\\bNR(?:AK|II|JS|AA|RA)-[A-Za-z0-9_-]{19,42}(?![A-Za-z0-9_])"],
   ["sentry-token", "\\b(?:sntrys_eyJ[A-Za-z0-9+/=_-]{60,}|sntryu_[a-f0-9]{64})"],
-  ["dynatrace-token", "\\bdt0c01\\.[A-Z0-9]{24}\\.[A-Z0-9]{64}\\b"],
+  ["dynatrace-token", "\\bdt0c01\\.[A-Za-z0-9]{24}\\.[A-Za-z0-9]{64}\\b"],
   ["launchdarkly-key", `\\b(?:api|sdk|mob)-${UUID}\\b`],
   ["posthog-key", "\\bphx_[A-Za-z0-9]{43}\\b"],
   ["langsmith-key", "\\blsv2_(?:pt|sk)_[a-f0-9]{32}_[a-f0-9]{10}\\b"],
   ["databricks-token", "\\bdapi[a-fA-F0-9]{32}(?:-\\d)?\\b"],
   // Payments, commerce
-  ["stripe-key", "\\b(?:[sr]k_(?:live|test)_[A-Za-z0-9]{16,}\\b|whsec_[A-Za-z0-9+/=]{24,}(?![A-Za-z0-9+/=]))"],
+  ["stripe-key", "\\b(?:[sr]k_(?:live|test|prod)_[A-Za-z0-9]{16,}\\b|whsec_[A-Za-z0-9+/=]{24,}(?![A-Za-z0-9+/=]))"],
   ["square-token", `\\b(?:sq0(?:atp|csp)-[${U}]{22,43}|EAAA[${U}]{60})${END}`],
   ["shopify-token", "\\bshp(?:at|ca|pa|ss)_[a-zA-Z0-9]{32,64}\\b"],
   ["plaid-token", `\\baccess-(?:sandbox|development|production)-${UUID}\\b`],
   ["braintree-token", "\\baccess_token\\$(?:production|sandbox)\\$[a-z0-9]{16}\\$[a-f0-9]{32}\\b"],
   ["razorpay-key", "\\brzp_(?:live|test)_[A-Za-z0-9]{14,}\\b"],
   ["flutterwave-key", "\\bFLW(?:SECK|PUBK)(?:_TEST)?-[a-f0-9]{32}-X\\b"],
+  // Flutterwave's encryption key: `FLWSECK_TEST` or `FLWSECK` and 12 hex digits.
+  ["flutterwave-key", "\\bFLWSECK(?:_TEST)?-?[a-fA-F0-9]{12}(?![A-Za-z0-9_-])"],
+  ["gitlab-session", "\\b_gitlab_session=[a-f0-9]{32}\\b"],
   ["duffel-token", `\\bduffel_(?:live|test)_[=${U}]{43}`],
   ["easypost-key", "\\bEZ[AT]K[A-Za-z0-9]{54}\\b"],
   ["shippo-token", "\\bshippo_(?:live|test)_[a-f0-9]{40}\\b"],
@@ -173,6 +182,13 @@ export const PROVIDER_CHECKS: Readonly<Record<string, (m: string) => boolean>> =
   // `npm_package_devDependencies__types_react` in a script's environment): a body with a `_`
   // must hold a digit.
   "github-token": (m) => m.startsWith("github_pat_") || !m.includes("_", 4) || /\d/.test(m.slice(4)),
+  // Hugging Face's tokens are random letters (digits seldom): two capitals side by side, or a
+  // digit; a name in camelCase after `hf_` (`hf_requiredCharacteristicTypes…`) has neither.
+  "huggingface-token": (m) => /\d|[A-Z]{2}/.test(m.slice(m.indexOf("_") + 1)),
+  // Infracost's keys mix cases; `video_box.ico-7a38…` is a hashed asset's name.
+  "infracost-key": (m) => /[A-Z]/.test(m.slice(4)),
+  // A hex digest can start with `4b1d` too: a ClickHouse secret is base62, with both cases.
+  "clickhouse-secret": (m) => /[A-Z]/.test(m) && /[a-z]/.test(m.slice(4)),
   "npm-token": (m) => !m.includes("_", 4) || /\d/.test(m.slice(4)),
   "linear-key": (m) => !m.startsWith("lin_api_") || !m.includes("_", 8) || /\d/.test(m.slice(8)),
 };
@@ -215,6 +231,7 @@ const MIN_LENGTH: Readonly<Record<string, number>> = {
 const EXPLICIT_HINTS: Readonly<Record<string, readonly string[]>> = {
   // `https://` alone would try these on every URL.
   "discord-webhook": ["discord.com/api/webhooks/", "discordapp.com/api/webhooks/"],
+  "slack-webhook": ["hooks.slack.com/services/", "hooks.slack.com/workflows/", "hooks.slack.com/triggers/"],
   "teams-webhook": [".webhook.office.com/webhookb2/"],
   "azure-client-secret": ["Q~"],
   "azure-sas-url": [".core.windows.net/"],
@@ -225,7 +242,7 @@ const EXPLICIT_HINTS: Readonly<Record<string, readonly string[]>> = {
   "terraform-token": [".atlasv1."],
   "maxmind-key": ["_mmk"],
   "yandex-key": ["AQVN", "YC", "t1.9euelZ"],
-  "stripe-key": ["_live_", "_test_", "whsec_"],
+  "stripe-key": ["_live_", "_test_", "_prod_", "whsec_"],
   "github-token": ["ghp_", "gho_", "ghu_", "ghs_", "ghr_", "github_pat_"],
   "gitlab-token": [
     "glpat-",

@@ -6,7 +6,7 @@
  * Each runs over the whole text, and only when the scan saw its literal or operator (`://` and
  * `@`, `-p` and a client's name, `$`, `</`, 13 digits in a row, ...), which few texts hold.
  */
-import { entropy, literalSecret, luhn, placeholderish, secretPair, tag, versionLike } from "./redact-judge.js";
+import { entropy, literalSecret, luhn, placeholderish, randomLooking, secretPair, tag, versionLike } from "./redact-judge.js";
 import { charCode, isWord, type Pass } from "./redact-pass.js";
 import { M, W } from "./redact-scan.js";
 
@@ -154,19 +154,66 @@ export const urlPassword: Shape = {
   },
 };
 
-/** curl/wget/httpie style `-u user:password`, `--user user:password`, `--proxy-user u:p` */
+/**
+ * The argument of `-u`/`--user` as the shell reads it, quotes joined (`"user":"pass"`,
+ * `kevin:'pass'`, `"token:"`): its characters and where each stands in the text.
+ */
+function shellWord(text: string, at: number): { chars: string; pos: number[] } {
+  let chars = "";
+  const pos: number[] = [];
+  let quote = 0;
+  let opened = 0; // how many characters the word held when the open quote opened
+  let i = at;
+  for (; i < text.length && i - at < 512; i++) {
+    const c = text.charCodeAt(i);
+    if (quote !== 0) {
+      if (c === quote) quote = 0;
+      else if (c === 10 || c === 13) break;
+      else {
+        chars += text[i];
+        pos.push(i);
+      }
+    } else if (c === 34 || c === 39) {
+      quote = c;
+      opened = chars.length;
+    } else if (c === 32 || c === 9 || c === 10 || c === 13 || c === 96) break;
+    else {
+      chars += text[i];
+      pos.push(i);
+    }
+  }
+  // A quote left open is the text's, not the word's (`"--user=bob:pw",` in a list): the word ends there.
+  if (quote !== 0) return { chars: chars.slice(0, opened), pos: pos.slice(0, opened) };
+  return { chars, pos };
+}
+
+/**
+ * curl/wget/httpie style `-u user:password`, `--user user:password`, `--proxy-user u:p`, quoted
+ * in any way the shell allows (`--user kevin:'pw'`, `"user":"pw"`), and `-u token:` (a token as
+ * the user, no password: Stripe's and many APIs' basic auth). Not `-u 1000:1000` (a uid and gid).
+ */
 export const userPassword: Shape = {
   // `-u`, `--user` and `--proxy-user` hold `-u`; `--http-password` holds `-p`, as do most
   // command lines (`mkdir -p`, `-p 8080:80`), so that one is looked for itself.
   gate: (p) => (p.scan.marks & M.DASH_U) !== 0 || ((p.scan.marks & M.DASH_P) !== 0 && p.text.includes("--http-password")),
   need: [M.DASH_U | M.DASH_P, 0],
-  re: /(?<![\w-])(-u|--user|--proxy-user|--http-password)([ \t]+|=)(["']?)([^\s:"'`]*):([^\s"'`]+)\3/g,
-  claim: (m) => {
-    const pass = m[5] as string;
-    // `<user:password>`, as a tool's help writes it, is a placeholder.
-    if (placeholderish(pass) || ((m[4] as string).startsWith("<") && pass.endsWith(">"))) return undefined;
-    const s = m.index + (m[1] as string).length + (m[2] as string).length + (m[3] as string).length + (m[4] as string).length + 1;
-    return [s, s + pass.length, tag("password")];
+  re: /(?<![\w-])(?:-u|--user|--proxy-user|--http-password)(?:[ \t]+|=)(?=[^\s-])/g,
+  claim: (m, p) => {
+    const { chars, pos } = shellWord(p.text, m.index + m[0].length);
+    const colon = chars.indexOf(":");
+    if (colon < 0) return undefined;
+    const user = chars.slice(0, colon);
+    const pass = chars.slice(colon + 1);
+    if (pass === "") {
+      // `-u token:`: the user is the credential when it looks generated.
+      if (user.length < 12 || !/\d/.test(user) || !/[A-Za-z]/.test(user) || placeholderish(user)) return undefined;
+      return [pos[0] as number, (pos[colon - 1] as number) + 1, tag("password")];
+    }
+    // `<user:password>`, as a tool's help writes it, is a placeholder; `1000:1000` is a uid and gid.
+    // `$2`, `$PASSWORD`, `${PASS}` are the shell's variables.
+    if (placeholderish(pass) || pass.startsWith("$") || (user.startsWith("<") && pass.endsWith(">")) || /^\d+:\d+$/.test(chars))
+      return undefined;
+    return [pos[colon + 1] as number, (pos[pos.length - 1] as number) + 1, tag("password")];
   },
 };
 
@@ -320,14 +367,17 @@ export const highEntropy: Shape = {
 };
 
 /**
- * A dotenv file's content (`.env`, `.env.production`): a text of two or more lines, every one of
- * which (blank lines and `#` comments aside) is `KEY=value` under a CONSTANT name, `export `
- * allowed. No file path reaches the redactor (a tool's output, a checkpoint's diff, an
- * observation are texts), so the text's own shape is what says "dotenv". There every value is
- * taken whatever its name (`SERVICE_VALUE=…`), unless it is plainly not a secret (`dotenvPlain`).
+ * A dotenv file's content (`.env`, `.env.production`): a text every line of which (blank lines
+ * and `#` comments aside) is `KEY=value` under a variable's name (CONSTANT or snake_case, as
+ * some projects write them), `export ` allowed. No file path reaches the redactor (a tool's
+ * output, a checkpoint's diff, an observation are texts), so the text's own shape is what says
+ * "dotenv". With two lines or more every value is taken whatever its name (`SERVICE_VALUE=…`),
+ * unless it is plainly not a secret (`dotenvPlain`); a text of one such line under a CONSTANT
+ * name (`cat .env` of a one-line file, an `env` filtered by `grep`) only a value that looks
+ * generated (`randomLooking`): one line could as well be an ordinary setting (`primaryKey=…`).
  */
 const DOTENV_LINE =
-  /[ \t]*(?:export[ \t]+)?([A-Z_][A-Z0-9_]{0,63})=[ \t]*(?:"([^"\r\n]*)"|'([^'\r\n]*)'|([^\s#"'][^\s]*)?)[ \t]*(?:#[^\r\n]*)?(?=\r?\n|$)/y;
+  /[ \t]*(?:export[ \t]+)?([A-Za-z_][A-Za-z0-9_]{0,63})=[ \t]*(?:"([^"\r\n]*)"|'([^'\r\n]*)'|([^\s#"'][^\s]*)?)[ \t]*(?:#[^\r\n]*)?(?=\r?\n|$)/y;
 
 /**
  * A dotenv value that is plainly not a secret: empty, a number, a size or duration, a boolean,
@@ -344,7 +394,8 @@ function dotenvPlain(v: string): boolean {
     /^(?:true|false|yes|no|on|off|null|none|nil)$/i.test(v) ||
     /^[+-]?\d+(?:\.\d+)*(?:[a-z]{1,3}|%)?$/i.test(v) ||
     /^[A-Za-z]+(?:[-_. ][A-Za-z]+)*(?:-\d{1,2})?$/.test(v) ||
-    /^[a-z0-9-]+(?:\.[a-z0-9-]+)+(?::\d{1,5})?$/.test(v) ||
+    /^[a-z0-9-]+(?:\.[a-z0-9-]+)*\.[a-z]{2,24}(?::\d{1,5})?$/.test(v) || // a host: its last label is a word (`pat.0zom….32zal…` is a token)
+    /^\d{1,3}(?:\.\d{1,3}){3}(?::\d{1,5})?$/.test(v) ||
     /^[\w.+-]+@[\w-]+(?:\.[\w-]+)+$/.test(v) ||
     /^(?:[/~]|\.\.?\/)[\w./-]*$/.test(v) ||
     versionLike(v)
@@ -361,17 +412,26 @@ function dotenvSkip(text: string, at: number): number {
   return e < 0 ? text.length : e;
 }
 
+/**
+ * A text of one line the dotenv rule may take: a CONSTANT's name and an unquoted value long
+ * enough to look generated. Asked first: most one-line texts with a `=` are code or logs, and
+ * reading them as a dotenv file cost 2.6% of a pass over the corpus.
+ */
+const ONE_DOTENV_LINE = /^[ \t]*(?:export[ \t]+)?[A-Z_][A-Z0-9_]{0,63}=[^\s"'#]{16,}[ \t]*$/;
+
 export const dotenv: Shape = {
   // Read line by line by `claim` (the pattern is a formality: one match, the whole text): most
   // texts with a `=` and a line break are code, whose first line turns them away.
-  gate: (p) => (p.scan.marks & M.EQ) !== 0 && p.text.includes("\n"),
+  gate: (p) => (p.scan.marks & M.EQ) !== 0 && (p.text.includes("\n") || ONE_DOTENV_LINE.test(p.text)),
   need: [M.EQ, 0],
   re: /^[\s\S]/g,
   claim: (m, p) => {
     if (m.index !== 0) return undefined;
     const { text } = p;
     const spans: number[] = [];
+    const values: string[] = [];
     let lines = 0;
+    let constant = false; // whether the last line's name is a CONSTANT's
     for (let at = 0; at <= text.length; ) {
       let end = dotenvSkip(text, at);
       if (end < 0) {
@@ -379,17 +439,19 @@ export const dotenv: Shape = {
         const l = DOTENV_LINE.exec(text);
         if (l === null) return undefined;
         lines++;
+        constant = /^[A-Z_][A-Z0-9_]*$/.test(l[1] as string);
         end = at + l[0].length;
         const v = l[2] ?? l[3] ?? l[4];
         if (v !== undefined && !dotenvPlain(v)) {
           const vs = text.indexOf(v, at + l[0].indexOf("=") + 1);
           spans.push(vs, vs + v.length);
+          values.push(v);
         }
       }
       if (end >= text.length) break;
       at = end + 1;
     }
-    if (lines < 2) return undefined;
+    if (lines === 0 || (lines === 1 && !(values.length === 1 && constant && randomLooking(values[0] as string)))) return undefined;
     for (let k = 0; k < spans.length; k += 2) p.claim(spans[k] as number, spans[k + 1] as number, tag("secret"));
     return undefined;
   },
@@ -428,22 +490,97 @@ export function bareCloudKey(p: Pass): void {
     if (charCode(text, s) === 40) s++;
     while (e - s > 40 && ".:!?)".includes(text[e - 1] as string)) e--;
     if (e - s !== 40) continue;
-    let lower = false;
-    let upper = false;
-    let digit = false;
-    let ok = true;
-    for (let i = s; i < e && ok; i++) {
-      const c = text.charCodeAt(i);
-      if (!keyChar(c)) ok = false;
-      else if (c >= 97) lower = true;
-      else if (c >= 65) upper = true;
-      else if (c >= 48) digit = true;
-    }
-    if (!ok || !lower || !upper || !digit) continue;
-    const v = text.slice(s, e);
-    if (entropy(v) < 4.3 || base64Text(v)) continue;
-    p.claim(s, e, tag("cloud-secret-key"));
+    if (cloudKey(text, s, e)) p.claim(s, e, tag("cloud-secret-key"));
   }
+}
+
+/** A URL's path character, as this rule reads one: what stops it is what ends a URL in text (`?`, `#`, spaces, quotes, brackets). */
+const pathChar = (c: number) =>
+  c > 32 && c < 127 && c !== 63 && c !== 35 && c !== 34 && c !== 39 && c !== 96 && c !== 60 && c !== 62 && c !== 92;
+/** [A-Za-z0-9_-]: a path segment's token characters. */
+const segmentChar = (c: number) => alnumCode(c) || c === 95 || c === 45;
+
+/**
+ * Whether a whole path segment looks generated: 24 or more token characters, two digits, a run
+ * of 16 letters and digits with both cases and a digit in it, at least 4 bits of entropy per
+ * character (random base62 of 24 has about 4.3; a slug, an identifier or a name far less; the
+ * mixed run leaves hex ids, UUIDs, lowercase slugs and a title's words before an id out:
+ * `Pianificazione-Nerdz-1bc826ecc0994dd8915be97fc3489cde`).
+ */
+function generatedSegment(text: string, s: number, e: number): boolean {
+  if (e - s < 24 || e - s > 256) return false;
+  let digits = 0;
+  let mixedRun = false; // a run of 16 letters and digits (between `-` and `_`) with both cases and a digit: a title's slug and a hex id have none
+  let run = 0;
+  let runMarks = 0; // 1: lower, 2: upper, 4: digit
+  for (let i = s; i <= e; i++) {
+    const c = i < e ? text.charCodeAt(i) : 45;
+    if (!segmentChar(c)) return false;
+    if (c === 45 || c === 95) {
+      if (run >= 16 && runMarks === 7) mixedRun = true;
+      run = 0;
+      runMarks = 0;
+      continue;
+    }
+    run++;
+    if (c >= 97) runMarks |= 1;
+    else if (c >= 65) runMarks |= 2;
+    else {
+      runMarks |= 4;
+      digits++;
+    }
+  }
+  return mixedRun && digits >= 2 && entropy(text.slice(s, e)) >= 4;
+}
+
+/**
+ * A token in a URL's path with no provider's prefix (`https://api.example.com/hooks/4b1dbRdW…/notify`,
+ * a webhook's or a share link's secret part): a whole segment that looks generated
+ * (`generatedSegment`); and a 40-character cloud secret key whose own `/` splits it across
+ * segments (`/hooks/wJalrXUtnFEMI/K7MDENG/bPxRfiCYEXAMPLEKEY/notify`): 40 characters between two
+ * `/` (or the path's end) that pass the bare cloud key's tests. Only in a URL (after `://` and a
+ * host): a file's path is words, and no key is written into one. Measured on the installed
+ * packages' text (docs/architecture.md, "Redaction").
+ */
+export function urlPathToken(p: Pass): void {
+  const { text } = p;
+  // Each character is read once: a `://` inside a path already read (`/redirect/https://…`) is part of it.
+  for (let q = text.indexOf("://"); q >= 0; ) {
+    let i = q + 3;
+    while (i < text.length && pathChar(text.charCodeAt(i)) && text.charCodeAt(i) !== 47) i++; // the host
+    let end = i;
+    while (end < text.length && pathChar(text.charCodeAt(end))) end++;
+    q = text.indexOf("://", Math.max(end, q + 3));
+    if (charCode(text, i) !== 47 || end - i <= 24) continue; // no path, or none long enough to hold either
+    // Segments: [s, t) between slashes; at each segment's start, also 40 characters that hold a
+    // `/` and end at one or at the path's end (a cloud key across segments).
+    for (let s = i + 1; s < end; ) {
+      let t = text.indexOf("/", s);
+      if (t < 0 || t > end) t = end;
+      // Not a document's id after `/d/` (Google Docs, Sheets, Drive: who may open it is its sharing's business, and the link is what a reader follows).
+      if (t - s >= 24 && generatedSegment(text, s, t) && !(s >= 3 && text.startsWith("/d/", s - 3))) p.claim(s, t, tag("url-path-token"));
+      const e = s + 40;
+      if (t < e && e <= end && (e === end || text.charCodeAt(e) === 47) && cloudKey(text, s, e)) p.claim(s, e, tag("cloud-secret-key"));
+      s = t + 1;
+    }
+  }
+}
+
+/** Whether text[s, e) passes a bare cloud secret key's tests: its characters, both cases and a digit, 4.3 bits a character, not base64 of text. */
+function cloudKey(text: string, s: number, e: number): boolean {
+  let lower = false;
+  let upper = false;
+  let digit = false;
+  for (let i = s; i < e; i++) {
+    const c = text.charCodeAt(i);
+    if (!keyChar(c)) return false;
+    if (c >= 97) lower = true;
+    else if (c >= 65) upper = true;
+    else if (c >= 48) digit = true;
+  }
+  if (!lower || !upper || !digit) return false;
+  const v = text.slice(s, e);
+  return entropy(v) >= 4.3 && !base64Text(v);
 }
 
 /** Words that say the number after them is a card. */
@@ -455,8 +592,8 @@ const ID_BEFORE =
 
 /**
  * Whether unseparated digits have a card brand's prefix and length: Visa (4, 16 digits), Mastercard
- * (51-55, 16; the 2-series is not taken unseparated: the rule reads numbers that start with 3 to 6), American Express (34 and 37, 15), Discover (6011, 644-649 and 65, 16),
- * JCB (3528-3589, 16).
+ * (51-55 and the 2-series 2221-2720, 16), American Express (34 and 37, 15), Discover (6011,
+ * 644-649 and 65, 16), JCB (3528-3589, 16).
  */
 function cardBrand(d: string): boolean {
   const n = d.length;
@@ -467,6 +604,7 @@ function cardBrand(d: string): boolean {
   return (
     d[0] === "4" ||
     (two >= 51 && two <= 55) ||
+    (four >= 2221 && four <= 2720) ||
     four === 6011 ||
     (four >= 6440 && four <= 6499) ||
     two === 65 ||
@@ -484,7 +622,7 @@ export const card: Shape = {
   re: /(?<![\d.])\d(?:[ -]?\d){12,18}(?![\d.])/g,
   claim: (m, p) => {
     const first = m[0].charCodeAt(0);
-    if (first < 51 || first > 54) return undefined; // cards start with 3 to 6
+    if (first < 50 || first > 54) return undefined; // cards start with 2 (Mastercard's 2-series) to 6
     const digits = m[0].replace(/[ -]/g, "");
     const grouped = /[ -]/.test(m[0]);
     if (digits.length < 13 || digits.length > 19) return undefined;

@@ -43,6 +43,7 @@ const STAGES: readonly Stage[] = [
   shape("high-entropy", S.highEntropy),
   shape("card", S.card),
   ["cloud-secret-key", S.bareCloudKey, -1, 0],
+  ["url-path-token", S.urlPathToken, M.URL, 0],
 ];
 
 /** The value rules' ids, in their order of precedence (most are also the `<category>` in `[redacted:<category>]`). */
