@@ -37,7 +37,18 @@ main().then((code) => process.exit(code), (err) => { process.stderr.write(String
 `,
   );
   const out = join(dir, "entry.cjs");
-  buildSync({ entryPoints: [entry], bundle: true, platform: "node", format: "cjs", outfile: out, logLevel: "silent" });
+  // import.meta.url as the CLI's CommonJS bundles have it (scripts/build.mjs): the reporter
+  // loads node:tty through it to colour what it says on a terminal.
+  buildSync({
+    entryPoints: [entry],
+    bundle: true,
+    platform: "node",
+    format: "cjs",
+    outfile: out,
+    logLevel: "silent",
+    define: { "import.meta.url": "__batonUrl" },
+    banner: { js: 'const __batonUrl = require("node:url").pathToFileURL(__filename).href;' },
+  });
   return new Promise((resolve, reject) => {
     const child = spawn(process.execPath, [out], { stdio: ["ignore", "pipe", "pipe"] });
     let stderr = "";
