@@ -1,6 +1,6 @@
 /**
  * Whether two builds of Baton's redaction give the same output, string for string: the check
- * every speed change to core/redact-*.ts must pass (docs/benchmarks.md, "Redaction"). Compared
+ * every speed change to core/redaction/ must pass (docs/benchmarks.md, "Redaction"). Compared
  * on every text of the corpus seeds given (test/redaction/: placements and ordinary texts), on
  * each text cut at every space and line break (a corpus text always has an ordinary line after
  * its secret, so a value at the very end of a text is only seen this way), on the

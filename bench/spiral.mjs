@@ -79,12 +79,15 @@ async function loadBaton(root) {
       return false;
     }
   };
+  // Checkouts before the rooms (src/core/spiral/) kept the detector at src/core/spiral*.ts.
+  const rooms = has("src/core/spiral/detector.ts");
   const lines = [
-    'export * from "./src/core/spiral.js";',
+    `export * from "./src/core/${rooms ? "spiral/detector" : "spiral"}.js";`,
     'export { argsHash } from "./src/core/hooks/keys.js";',
     'export { failureFingerprint } from "./src/core/fingerprint.js";',
   ];
-  if (has("src/core/spiral-turn.ts")) lines.push('export * as turns from "./src/core/spiral-turn.js";');
+  if (rooms) lines.push('export * as turns from "./src/core/spiral/turn.js";');
+  else if (has("src/core/spiral-turn.ts")) lines.push('export * as turns from "./src/core/spiral-turn.js";');
   const r = await esbuild.build({
     stdin: { contents: lines.join("\n"), resolveDir: root, loader: "ts" },
     bundle: true,
@@ -125,12 +128,12 @@ function callOf(s) {
   };
 }
 
-/** The turn record the hooks would record for a step: through core/spiral-turn.ts when the checkout has it. */
+/** The turn record the hooks would record for a step: through core/spiral/turn.ts when the checkout has it. */
 function turnOf(s, i) {
   const call = callOf(s);
   const cp = checkpointed(s) ? { checkpointId: `cp-${i + 1}` } : {};
   if (B.turns) return { ...B.turns.spiralTurn(call), ...cp };
-  // Before core/spiral-turn.ts: services/agent-tools.ts built the record itself.
+  // Before the turn record had a module of its own, the agent hooks built it themselves.
   const fingerprint = call.error ? B.failureFingerprint(call.error) : undefined;
   return {
     tool: call.tool,

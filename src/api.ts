@@ -52,16 +52,16 @@
  */
 
 import type { MigrationReport, SessionRow } from "./backend/contract.js";
-import type { Checkpoint, CheckpointInfo } from "./core/checkpoints.js";
 import type { DoctorReport } from "./core/doctor.js";
-import type { FlowDefinition } from "./core/flow.js";
+import type { FlowDefinition } from "./core/flows/flow.js";
 import type { HookEvent, HookResponse } from "./core/hooks/types.js";
-import type { LaneView } from "./core/lane-view.js";
 import type { ClaimHolder } from "./core/lanes.js";
-import type { LedgerInput, LedgerNode } from "./core/ledger.js";
-import type { LessonIntent } from "./core/lesson-rank.js";
-import type { Lesson, LessonDiagnostic } from "./core/lessons-md.js";
-import type { TargetInput } from "./core/targets.js";
+import type { LedgerInput, LedgerNode } from "./core/ledger/nodes.js";
+import type { Lesson, LessonDiagnostic } from "./core/lessons/lessons-md.js";
+import type { LessonIntent } from "./core/lessons/rank.js";
+import type { LaneView } from "./core/session/lane-view.js";
+import type { TargetInput } from "./core/session/targets.js";
+import type { Checkpoint, CheckpointInfo } from "./core/time-travel/checkpoints.js";
 import type {
   AppendResult,
   ArtifactRecord,
@@ -74,28 +74,28 @@ import type {
   TargetBinding,
 } from "./core/types.js";
 import type { ProcessFacts } from "./platform/process-facts.js";
-import type { AgentHookOptions } from "./services/agent-hooks.js";
-import type { ArtifactInfo, ArtifactInput } from "./services/artifacts.js";
-import type { CheckpointPairDiff } from "./services/checkpoint-diff.js";
-import type { CheckpointInput, CheckpointOptions, CheckpointResult, CollectResult } from "./services/checkpoints.js";
-import type { DoctorOptions } from "./services/doctor.js";
-import type { FlowFileReport } from "./services/flows.js";
-import type { SessionView, StartSessionInput } from "./services/journal.js";
-import type { LedgerListOptions, LedgerOptions, OtlpSendResult } from "./services/ledger.js";
-import type { LedgerHealth } from "./services/ledger-health.js";
-import type { LessonEditResult } from "./services/lesson-edit.js";
-import type { LessonInjection, LessonInput, LessonSearchResult, LessonsReport, ListedLesson } from "./services/lessons.js";
-import type { AcquireOptions, LockGrant, LockInfo } from "./services/locks.js";
-import type { AckResult, DeadItem, Lease, LeaseRequest, NackResult, PendingWork, ResultInput, RetryResult } from "./services/queue.js";
-import type { RollbackInput, RollbackResult } from "./services/rollback.js";
-import type { CrashedRun, RunStartInput } from "./services/runs.js";
-import type { EventScan, SessionOverview, SessionVersions } from "./services/session-overview.js";
-import type { TurnInput, TurnResult } from "./services/spiral.js";
-import type { SpiralAnswer, SpiralAnswerResult } from "./services/spiral-answer.js";
-import type { CompleteResult, ResumeReport, StatusReport } from "./services/status.js";
-import type { TargetResolution } from "./services/targets.js";
-import type { JournalChange } from "./services/watch.js";
-import type { FollowOptions, TickResult, WatchLine } from "./services/watch-run.js";
+import type { AgentHookOptions } from "./services/agents/hooks.js";
+import type { TurnInput, TurnResult } from "./services/agents/spiral.js";
+import type { SpiralAnswer, SpiralAnswerResult } from "./services/agents/spiral-answer.js";
+import type { DoctorOptions } from "./services/doctor/doctor.js";
+import type { SessionView, StartSessionInput } from "./services/journal/journal.js";
+import type { JournalChange } from "./services/journal/watch.js";
+import type { LedgerHealth } from "./services/ledger/health.js";
+import type { LedgerListOptions, LedgerOptions, OtlpSendResult } from "./services/ledger/ledger.js";
+import type { LessonEditResult } from "./services/lessons/lesson-edit.js";
+import type { LessonInjection, LessonInput, LessonSearchResult, LessonsReport, ListedLesson } from "./services/lessons/lessons.js";
+import type { FlowFileReport } from "./services/session/flows.js";
+import type { EventScan, SessionOverview, SessionVersions } from "./services/session/overview.js";
+import type { CrashedRun, RunStartInput } from "./services/session/runs.js";
+import type { CompleteResult, ResumeReport, StatusReport } from "./services/session/status.js";
+import type { TargetResolution } from "./services/session/targets.js";
+import type { FollowOptions, TickResult, WatchLine } from "./services/session/watch-run.js";
+import type { ArtifactInfo, ArtifactInput } from "./services/time-travel/artifacts.js";
+import type { CheckpointPairDiff } from "./services/time-travel/checkpoint-diff.js";
+import type { CheckpointInput, CheckpointOptions, CheckpointResult, CollectResult } from "./services/time-travel/checkpoints.js";
+import type { RollbackInput, RollbackResult } from "./services/time-travel/rollback.js";
+import type { AcquireOptions, LockGrant, LockInfo } from "./services/work/locks.js";
+import type { AckResult, DeadItem, Lease, LeaseRequest, NackResult, PendingWork, ResultInput, RetryResult } from "./services/work/queue.js";
 
 /** How hard a commit waits for the disk before it is acknowledged. */
 export type Durability =

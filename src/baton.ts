@@ -25,12 +25,12 @@ import type {
 } from "./api.js";
 import type { Services } from "./compose.js";
 import { randomHex } from "./core/canonical.js";
-import type { LedgerInput, LedgerNode } from "./core/ledger.js";
+import type { LedgerInput, LedgerNode } from "./core/ledger/nodes.js";
 import { refusePlaceholder } from "./core/shell.js";
 import type { AppendResult, JsonObject } from "./core/types.js";
 import { badInput } from "./errors.js";
 import { recordFiles } from "./services/files.js";
-import { StateFiles } from "./services/state-file.js";
+import { StateFiles } from "./services/session/state-file.js";
 
 export function createBaton(s: Services): Baton {
   const { journal, queue, status } = s;
@@ -53,11 +53,11 @@ export function createBaton(s: Services): Baton {
       return r;
     },
     async overview(ids) {
-      const { sessionOverview } = await import("./services/session-overview.js");
+      const { sessionOverview } = await import("./services/session/overview.js");
       return sessionOverview(journal, (opts) => status.status(opts), ids);
     },
     async versions(id) {
-      const { sessionVersions } = await import("./services/session-overview.js");
+      const { sessionVersions } = await import("./services/session/overview.js");
       // Namespaces defined below: called only once they all exist.
       return sessionVersions({
         newestLedgerNode: async () => (await s.ledger()).newestId(id),
@@ -77,7 +77,7 @@ export function createBaton(s: Services): Baton {
     find: (id, eventId) => journal.find(id, eventId),
     list: (id, opts) => journal.events(id, opts),
     async scan(id, opts) {
-      const { scanEvents } = await import("./services/session-overview.js");
+      const { scanEvents } = await import("./services/session/overview.js");
       return scanEvents(journal, id, opts);
     },
     async *exportJsonl(id) {
@@ -136,7 +136,7 @@ export function createBaton(s: Services): Baton {
     get: async (id) => (await cp()).cps.get(id),
     pin: async (id, pinned = true) => (await cp()).cps.pin(id, pinned),
     async diff(fromId, toId) {
-      const [{ cps }, { diffCheckpoints }] = await Promise.all([cp(), import("./services/checkpoint-diff.js")]);
+      const [{ cps }, { diffCheckpoints }] = await Promise.all([cp(), import("./services/time-travel/checkpoint-diff.js")]);
       return diffCheckpoints(cps, fromId, toId);
     },
     rollback: async (id, input = {}) => (await cp()).rollback.rollback(id, input),
@@ -149,7 +149,7 @@ export function createBaton(s: Services): Baton {
     get: async (id, idOrName) => (await cp()).artifacts.get(id, idOrName),
   };
 
-  const lessonEdits = () => import("./services/lesson-edit.js");
+  const lessonEdits = () => import("./services/lessons/lesson-edit.js");
   const lessons: Lessons = {
     async add(input) {
       refusePlaceholder("lesson text", input.text);
@@ -168,7 +168,7 @@ export function createBaton(s: Services): Baton {
       return lessonVersions(text);
     },
     async file() {
-      const { lessonsPath, readLessonsText } = await import("./services/lessons-file.js");
+      const { lessonsPath, readLessonsText } = await import("./services/lessons/lessons-file.js");
       const file = lessonsPath(s.root);
       return { file, text: readLessonsText(file) };
     },
@@ -178,7 +178,7 @@ export function createBaton(s: Services): Baton {
   const turns: Turns = {
     record: async (id, turn) => (await s.spiral()).record(id, turn),
     async answerSpiralPause(id, answer) {
-      const { answerSpiralPause } = await import("./services/spiral-answer.js");
+      const { answerSpiralPause } = await import("./services/agents/spiral-answer.js");
       return answerSpiralPause(
         { journal, rollback: (sid, to, lane) => checkpoints.rollback(sid, { to, actor: "user", ...(lane !== undefined ? { lane } : {}) }) },
         id,
@@ -248,7 +248,7 @@ export function createBaton(s: Services): Baton {
 
   const health: Health = {
     async doctor(opts = {}) {
-      const [{ runDoctor }, o, r] = await Promise.all([import("./services/doctor.js"), ops(), s.runs()]);
+      const [{ runDoctor }, o, r] = await Promise.all([import("./services/doctor/doctor.js"), ops(), s.runs()]);
       return runDoctor(
         {
           backend: s.backend,
@@ -271,10 +271,10 @@ export function createBaton(s: Services): Baton {
     },
   };
 
-  // The use cases of agent hooks are built over this API itself (services/agent-hooks.ts).
+  // The use cases of agent hooks are built over this API itself (services/agents/hooks.ts).
   const agents: Agents = {
     async handle(event, opts = {}) {
-      const { handleAgentEvent } = await import("./services/agent-hooks.js");
+      const { handleAgentEvent } = await import("./services/agents/hooks.js");
       return handleAgentEvent(baton, event, opts);
     },
   };

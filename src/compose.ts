@@ -14,23 +14,23 @@ import { hostFacts, type ProcessFacts, withHostId } from "./platform/process-fac
 import { describeStore, resolveStore } from "./platform/store-config.js";
 import type { StoreCallLimits } from "./platform/store-limits.js";
 import { resolveWorkspace, type Workspace } from "./platform/workspace.js";
-import type { ArtifactService } from "./services/artifacts.js";
-import type { CheckpointOptions, CheckpointService } from "./services/checkpoints.js";
-import { FlowRegistry } from "./services/flows.js";
-import { Journal } from "./services/journal.js";
-import { LaneService } from "./services/lanes.js";
-import type { LedgerOptions, LedgerService } from "./services/ledger.js";
-import { LedgerHealthTracker } from "./services/ledger-health.js";
-import type { LessonService } from "./services/lessons.js";
-import type { LockService } from "./services/locks.js";
-import { Queue } from "./services/queue.js";
-import type { RollbackService } from "./services/rollback.js";
-import type { RunService } from "./services/runs.js";
-import type { SpiralService } from "./services/spiral.js";
-import { StatusService } from "./services/status.js";
-import type { TargetService } from "./services/targets.js";
-import { JournalWatcher } from "./services/watch.js";
-import type { RunWatcher } from "./services/watch-run.js";
+import { LaneService } from "./services/agents/lanes.js";
+import type { SpiralService } from "./services/agents/spiral.js";
+import { Journal } from "./services/journal/journal.js";
+import { JournalWatcher } from "./services/journal/watch.js";
+import { LedgerHealthTracker } from "./services/ledger/health.js";
+import type { LedgerOptions, LedgerService } from "./services/ledger/ledger.js";
+import type { LessonService } from "./services/lessons/lessons.js";
+import { FlowRegistry } from "./services/session/flows.js";
+import type { RunService } from "./services/session/runs.js";
+import { StatusService } from "./services/session/status.js";
+import type { TargetService } from "./services/session/targets.js";
+import type { RunWatcher } from "./services/session/watch-run.js";
+import type { ArtifactService } from "./services/time-travel/artifacts.js";
+import type { CheckpointOptions, CheckpointService } from "./services/time-travel/checkpoints.js";
+import type { RollbackService } from "./services/time-travel/rollback.js";
+import type { LockService } from "./services/work/locks.js";
+import { Queue } from "./services/work/queue.js";
 
 export interface Checkpointing {
   cps: CheckpointService;
@@ -94,7 +94,7 @@ export class Services {
       ...(opts.maxAttempts !== undefined ? { maxAttempts: opts.maxAttempts } : {}),
       ...(opts.defaultLeaseMs !== undefined ? { defaultLeaseMs: opts.defaultLeaseMs } : {}),
     });
-    // Registered before anything appends: every turn's files reach the lane writes (services/lanes.ts).
+    // Registered before anything appends: every turn's files reach the lane writes (services/agents/lanes.ts).
     this.lanes = new LaneService(backend, this.journal);
     this.status = new StatusService(this.journal, this.queue, workspace.root, now, backend, opts.processFacts, this.lanes);
     this.watcher = new JournalWatcher(backend);
@@ -108,9 +108,9 @@ export class Services {
   checkpointing(): Promise<Checkpointing> {
     this.#checkpointing ??= (async () => {
       const [{ CheckpointService }, { RollbackService }, { ArtifactService }] = await Promise.all([
-        import("./services/checkpoints.js"),
-        import("./services/rollback.js"),
-        import("./services/artifacts.js"),
+        import("./services/time-travel/checkpoints.js"),
+        import("./services/time-travel/rollback.js"),
+        import("./services/time-travel/artifacts.js"),
       ]);
       // A shared store keeps every blob it can take: another host cannot read this one's files.
       const inline =
@@ -135,7 +135,7 @@ export class Services {
   }
 
   learning(): Promise<LessonService> {
-    this.#learning ??= import("./services/lessons.js").then(
+    this.#learning ??= import("./services/lessons/lessons.js").then(
       (l) => new l.LessonService(this.backend, this.journal, this.root, this.now, undefined, this.processFacts),
     );
     return this.#learning;
@@ -144,7 +144,7 @@ export class Services {
   // Apart from the lessons: an agent hook records a turn after every tool call, and loading the
   // lessons code with it cost ~1.3 ms per hook process (docs/benchmarks.md, "hooks").
   spiral(): Promise<SpiralService> {
-    this.#spiraling ??= import("./services/spiral.js").then(
+    this.#spiraling ??= import("./services/agents/spiral.js").then(
       (s) => new s.SpiralService(this.journal, this.root, this.workspace.dir, this.now, this.backend),
     );
     return this.#spiraling;
@@ -152,7 +152,7 @@ export class Services {
 
   /** Runs apart from locks and targets: status and every hook ask whether a run crashed. */
   runs(): Promise<RunService> {
-    this.#running ??= import("./services/runs.js").then(
+    this.#running ??= import("./services/session/runs.js").then(
       (r) => new r.RunService(this.backend, this.journal, this.queue, { now: this.now, ...this.#facts() }),
     );
     return this.#running;
@@ -160,9 +160,9 @@ export class Services {
 
   operations(): Promise<Operations> {
     this.#operating ??= Promise.all([
-      import("./services/locks.js"),
-      import("./services/targets.js"),
-      import("./services/watch-run.js"),
+      import("./services/work/locks.js"),
+      import("./services/session/targets.js"),
+      import("./services/session/watch-run.js"),
     ]).then(([l, t, w]) => {
       const locks = new l.LockService(this.backend, { now: this.now, ...this.#facts() });
       return {
@@ -175,7 +175,7 @@ export class Services {
   }
 
   ledger(): Promise<LedgerService> {
-    this.#ledger ??= import("./services/ledger.js").then((m) => {
+    this.#ledger ??= import("./services/ledger/ledger.js").then((m) => {
       this.ledgerLoaded = new m.LedgerService(this.backend, this.ledgerHealth, this.now, this.#ledgerOpts);
       return this.ledgerLoaded;
     });

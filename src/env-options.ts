@@ -8,7 +8,7 @@
 import type { Durability } from "./api.js";
 import { BatonError } from "./errors.js";
 import { hostIdProblem } from "./platform/process-facts.js";
-import type { CheckpointOptions } from "./services/checkpoints.js";
+import type { CheckpointOptions } from "./services/time-travel/checkpoints.js";
 
 export interface EnvOptions {
   durability?: Durability;

@@ -14,10 +14,10 @@ import { SqliteBackend } from "../src/backend/sqlite/sqlite-backend.js";
 import { SQLITE_MIGRATIONS } from "../src/backend/sqlite/sqlite-migrations.js";
 import { type InternalOpenOptions as OpenBatonOptions, openBaton, servicesOf } from "../src/compose.js";
 import { sha256 } from "../src/core/canonical.js";
-import type { CheckpointFile } from "../src/core/checkpoints.js";
+import type { CheckpointFile } from "../src/core/time-travel/checkpoints.js";
 
 import { type Baton, isBatonError } from "../src/index.js";
-import { BlobStore, Blobs, INLINE_MAX_BYTES, packBlob } from "../src/services/blobs.js";
+import { BlobStore, Blobs, INLINE_MAX_BYTES, packBlob } from "../src/services/time-travel/blobs.js";
 import { cleanupDirs, tempDir, writeAt } from "./helpers.js";
 
 const open: Baton[] = [];

@@ -4,7 +4,7 @@
  * notice source the test fires by hand pins down the rules themselves.
  */
 import { describe, expect, it } from "vitest";
-import { ChangeWait } from "../src/services/change-wait.js";
+import { ChangeWait } from "../src/services/work/change-wait.js";
 
 function source() {
   const listeners = new Set<() => void>();

@@ -1,5 +1,5 @@
 /**
- * Comparing two checkpoints (services/checkpoint-diff.ts and `GET
+ * Comparing two checkpoints (services/time-travel/checkpoint-diff.ts and `GET
  * /v1/sessions/:id/checkpoints/:cp/diff`): a text pair is diffed, a binary pair and a pair over
  * 1 MiB are named, not dumped, and only the blobs of changed pairs small enough to diff are read
  * (the manifests give the sizes), never every file of both checkpoints.
@@ -9,9 +9,9 @@ import { join } from "node:path";
 import { describe, expect, it } from "vitest";
 import { servicesOf } from "../src/compose.js";
 import { openBaton } from "../src/index.js";
-import { diffCheckpoints } from "../src/services/checkpoint-diff.js";
-import { CheckpointService } from "../src/services/checkpoints.js";
-import { unifiedDiff } from "../src/services/file-diff.js";
+import { diffCheckpoints } from "../src/services/time-travel/checkpoint-diff.js";
+import { CheckpointService } from "../src/services/time-travel/checkpoints.js";
+import { unifiedDiff } from "../src/services/time-travel/file-diff.js";
 import { tempDir } from "./helpers.js";
 import { api, serve } from "./server-helpers.js";
 

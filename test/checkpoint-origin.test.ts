@@ -1,11 +1,11 @@
 /**
- * Which checkpoints are another host's (services/checkpoint-origin.ts): on a shared store, one
+ * Which checkpoints are another host's (services/time-travel/checkpoint-origin.ts): on a shared store, one
  * that names no host is (Baton always records it, so something else wrote the row: "undo that"
  * must not restore it without --other-host); on a store inside the workspace, none is.
  */
 import { describe, expect, it } from "vitest";
-import type { CheckpointInfo } from "../src/core/checkpoints.js";
-import { otherMachine } from "../src/services/checkpoint-origin.js";
+import type { CheckpointInfo } from "../src/core/time-travel/checkpoints.js";
+import { otherMachine } from "../src/services/time-travel/checkpoint-origin.js";
 
 const here = (shared: boolean) => ({
   root: "/src/app",

@@ -4,15 +4,22 @@
  * next-action rule and suggestion after a rollback. Table-driven, negatives included.
  */
 import { describe, expect, it } from "vitest";
-import { type Checkpoint, type CheckpointInfo, chooseTarget, composeRestore, restoredAt, stepCursor } from "../src/core/checkpoints.js";
-import { emptySnapshot, foldEvent } from "../src/core/fold.js";
-import { decideNextAction } from "../src/core/next-action.js";
-import { isSafeRelativePath, pathProblem } from "../src/core/paths.js";
-import { userWords } from "../src/core/prompt-words.js";
-import { finishRollbackRule, rollbackSuggestions } from "../src/core/rollback.js";
-import { parseRollbackIntent } from "../src/core/rollback-intent.js";
+import { userWords } from "../src/core/hooks/prompt-words.js";
+import { parseRollbackIntent } from "../src/core/hooks/rollback-intent.js";
+import { emptySnapshot, foldEvent } from "../src/core/session/fold.js";
+import { decideNextAction } from "../src/core/session/next-action.js";
+import {
+  type Checkpoint,
+  type CheckpointInfo,
+  chooseTarget,
+  composeRestore,
+  restoredAt,
+  stepCursor,
+} from "../src/core/time-travel/checkpoints.js";
+import { isSafeRelativePath, pathProblem } from "../src/core/time-travel/paths.js";
+import { finishRollbackRule, rollbackSuggestions } from "../src/core/time-travel/rollback.js";
 import type { JournalEvent } from "../src/core/types.js";
-import { BUILTIN_FLOWS } from "../src/services/flows.js";
+import { BUILTIN_FLOWS } from "../src/services/session/flows.js";
 
 describe("pathProblem: stored paths are workspace-relative POSIX paths", () => {
   it.each([

@@ -23,7 +23,7 @@ import { afterAll, afterEach, describe, expect, it } from "vitest";
 import type { CheckpointFileRow, CheckpointRow } from "../src/backend/contract.js";
 import { servicesOf } from "../src/compose.js";
 import { type Baton, isBatonError, openBaton } from "../src/index.js";
-import { BlobStore, Blobs, packBlob } from "../src/services/blobs.js";
+import { BlobStore, Blobs, packBlob } from "../src/services/time-travel/blobs.js";
 import { cleanupDirs, cli, initWorkspace, tempDir, writeAt, writeConfig } from "./helpers.js";
 
 const open: Baton[] = [];

@@ -1,6 +1,6 @@
 import fc from "fast-check";
 import { describe, expect, it } from "vitest";
-import { Coalescer, type Outcome } from "../src/services/coalesce.js";
+import { Coalescer, type Outcome } from "../src/services/work/coalesce.js";
 
 /** A call that takes a few turns of the event loop, like a statement on its way to a server. */
 const later = () => new Promise<void>((r) => setTimeout(r, 1));

@@ -10,9 +10,9 @@ import { createServer, type Server, type Socket } from "node:net";
 import { join } from "node:path";
 import { afterAll, afterEach, beforeAll, describe, expect, it } from "vitest";
 import { readTrust } from "../src/platform/config-trust.js";
-import { readCheckpointConfig } from "../src/services/checkpoint-config.js";
-import { readLaneConfig } from "../src/services/lane-config.js";
-import { readSpiralConfig } from "../src/services/spiral.js";
+import { readLaneConfig } from "../src/services/agents/lane-config.js";
+import { readSpiralConfig } from "../src/services/agents/spiral.js";
+import { readCheckpointConfig } from "../src/services/time-travel/checkpoint-config.js";
 import { cleanupDirs, cli, tempDir, writeAt } from "./helpers.js";
 
 /** Stands in for the attacker's PostgreSQL: it counts the connections it is offered and answers none. */

@@ -11,9 +11,9 @@ import { afterAll, describe, expect, it } from "vitest";
 import { configTrust, readConfigFile, revokeConfigTrust, trustConfigFile } from "../src/platform/config-file.js";
 import { configHome, readTrust, recordTrust, trustRecordPath } from "../src/platform/config-trust.js";
 import { resolveStore, writeStoreConfig } from "../src/platform/store-config.js";
-import { readCheckpointConfig } from "../src/services/checkpoint-config.js";
-import { readLaneConfig } from "../src/services/lane-config.js";
-import { readSpiralConfig } from "../src/services/spiral.js";
+import { readLaneConfig } from "../src/services/agents/lane-config.js";
+import { readSpiralConfig } from "../src/services/agents/spiral.js";
+import { readCheckpointConfig } from "../src/services/time-travel/checkpoint-config.js";
 import { cleanupDirs, tempDir, trustConfig } from "./helpers.js";
 
 afterAll(() => cleanupDirs());

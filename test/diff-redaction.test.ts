@@ -1,5 +1,5 @@
 /**
- * Diffs of file contents are redacted (services/file-diff.ts): each side redacted as a whole,
+ * Diffs of file contents are redacted (services/time-travel/file-diff.ts): each side redacted as a whole,
  * line for line, so a multi-line private key is seen, no planted secret survives, the line
  * numbers stay the file's, both sides are redacted alike, and a file whose only change is a
  * secret still shows a changed line.
@@ -7,7 +7,7 @@
 import { diffArrays } from "diff";
 import fc from "fast-check";
 import { describe, expect, it } from "vitest";
-import { redactLines, unifiedDiff } from "../src/services/file-diff.js";
+import { redactLines, unifiedDiff } from "../src/services/time-travel/file-diff.js";
 import { parseUnified } from "../src/web/dashboard/diff-view.js";
 
 const GITHUB = ["ghp_CANARYgithub0123456789abcdefghijklmn", "ghp_ROTATEgithub0123456789abcdefghijklmn"];

@@ -11,7 +11,7 @@ import { join } from "node:path";
 import Database from "better-sqlite3";
 import { afterAll, describe, expect, it } from "vitest";
 import { openBaton } from "../src/index.js";
-import { BlobStore } from "../src/services/blobs.js";
+import { BlobStore } from "../src/services/time-travel/blobs.js";
 import { cleanupDirs, cli, tempDir } from "./helpers.js";
 
 afterAll(() => cleanupDirs());

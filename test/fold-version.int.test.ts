@@ -7,7 +7,7 @@ import { join } from "node:path";
 import Database from "better-sqlite3";
 import { afterAll, describe, expect, it } from "vitest";
 import { checksum } from "../src/core/canonical.js";
-import { FOLD_VERSION } from "../src/core/fold.js";
+import { FOLD_VERSION } from "../src/core/session/fold.js";
 import { openBaton } from "../src/index.js";
 import { cleanupDirs, tempDir } from "./helpers.js";
 

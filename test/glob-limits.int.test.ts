@@ -10,8 +10,8 @@ import { writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { describe, expect, it } from "vitest";
 import { globProblem, MAX_STARS } from "../src/core/glob-limits.js";
-import { pathMatches } from "../src/core/lesson-rank.js";
-import { parseLessonsMd } from "../src/core/lessons-md.js";
+import { parseLessonsMd } from "../src/core/lessons/lessons-md.js";
+import { pathMatches } from "../src/core/lessons/rank.js";
 import { cli, tempDir } from "./helpers.js";
 
 const HOSTILE = [

@@ -4,7 +4,7 @@
  */
 import { parse } from "jsonc-parser";
 import { describe, expect, it } from "vitest";
-import { type HookAgent, installInto, uninstallFrom } from "../src/core/hook-config.js";
+import { type HookAgent, installInto, uninstallFrom } from "../src/core/hooks/config.js";
 import type { JsonObject } from "../src/core/types.js";
 import { hookSpecs } from "../src/hooks/install.js";
 import { rewriteJson } from "../src/hooks/json-text.js";

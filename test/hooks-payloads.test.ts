@@ -11,8 +11,8 @@ import { claude } from "../src/core/hooks/claude.js";
 import { codex } from "../src/core/hooks/codex.js";
 import { gemini } from "../src/core/hooks/gemini.js";
 import { qwen } from "../src/core/hooks/qwen.js";
+import { parseRollbackIntent } from "../src/core/hooks/rollback-intent.js";
 import type { AgentAdapter, HookEvent } from "../src/core/hooks/types.js";
-import { parseRollbackIntent } from "../src/core/rollback-intent.js";
 import { codexCallOutcome } from "../src/hooks/codex-transcript.js";
 
 const DIR = join(import.meta.dirname, "fixtures", "agents");

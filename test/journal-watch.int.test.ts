@@ -1,6 +1,6 @@
 /** Journal change notifications (Baton.watch): every growth is reported, starting with the first. */
 import { afterAll, describe, expect, it } from "vitest";
-import type { JournalChange } from "../src/services/watch.js";
+import type { JournalChange } from "../src/services/journal/watch.js";
 import { cleanupDirs, cli, tempBaton } from "./helpers.js";
 
 afterAll(() => cleanupDirs());

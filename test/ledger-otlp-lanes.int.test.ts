@@ -6,9 +6,9 @@
 
 import { afterEach, describe, expect, it } from "vitest";
 import { ADAPTERS } from "../src/core/hooks/adapters.js";
-import type { OtlpSpan, OtlpTracesRequest } from "../src/core/ledger-otlp.js";
+import type { OtlpSpan, OtlpTracesRequest } from "../src/core/ledger/otlp.js";
 import type { Baton } from "../src/index.js";
-import { OTLP_BATCH } from "../src/services/ledger.js";
+import { OTLP_BATCH } from "../src/services/ledger/ledger.js";
 import { cleanupDirs, tempBaton } from "./helpers.js";
 import { agentSession } from "./lane-agents.js";
 

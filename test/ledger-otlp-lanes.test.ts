@@ -1,5 +1,5 @@
 /**
- * The OTLP export of agent runs (core/ledger-otlp.ts): an `invoke_agent` span per lane run with
+ * The OTLP export of agent runs (core/ledger/otlp.ts): an `invoke_agent` span per lane run with
  * that run's `execute_tool` spans as children, for Claude Code, Codex and Gemini CLI; nodes
  * without a run as before. The encoding is checked against the OpenTelemetry JS SDK's own
  * OTLP/JSON: the same spans are built with a real tracer and serialised by
@@ -10,7 +10,7 @@ import { JsonTraceSerializer } from "@opentelemetry/otlp-transformer";
 import { resourceFromAttributes } from "@opentelemetry/resources";
 import { BasicTracerProvider, type IdGenerator, InMemorySpanExporter, SimpleSpanProcessor } from "@opentelemetry/sdk-trace-base";
 import { describe, expect, it } from "vitest";
-import { fitNode, type LedgerInput, LedgerInputError, type LedgerNode, placeNode, shapeNode } from "../src/core/ledger.js";
+import { fitNode, type LedgerInput, LedgerInputError, type LedgerNode, placeNode, shapeNode } from "../src/core/ledger/nodes.js";
 import {
   ledgerToOtlp,
   nodeToSpan,
@@ -21,7 +21,7 @@ import {
   runSpanIdOf,
   spanIdOf,
   traceIdOf,
-} from "../src/core/ledger-otlp.js";
+} from "../src/core/ledger/otlp.js";
 
 const SID = "s-lanes";
 const CLAUDE = "claude:0a1b2c3d-aaaa";

@@ -10,8 +10,8 @@ import {
   shapeNode,
   targetKey,
   utf8Length,
-} from "../src/core/ledger.js";
-import { ledgerToOtlp, nodeToSpan, spanIdOf, traceIdOf } from "../src/core/ledger-otlp.js";
+} from "../src/core/ledger/nodes.js";
+import { ledgerToOtlp, nodeToSpan, spanIdOf, traceIdOf } from "../src/core/ledger/otlp.js";
 
 const NOW = new Date("2026-03-01T10:00:00.000Z");
 

@@ -1,5 +1,5 @@
 /**
- * Editing one lesson of LESSONS.md from a possibly stale view (services/lesson-edit.ts, used by
+ * Editing one lesson of LESSONS.md from a possibly stale view (services/lessons/lesson-edit.ts, used by
  * the dashboard): the edit touches only its block, names the version it was made from, and is
  * refused without writing when that block changed or went away; other lessons' edits never
  * conflict.
@@ -10,8 +10,8 @@ import fc from "fast-check";
 import { describe, expect, it } from "vitest";
 import { servicesOf } from "../src/compose.js";
 import { openBaton } from "../src/index.js";
-import { LessonService } from "../src/services/lessons.js";
-import { readLessonsText } from "../src/services/lessons-file.js";
+import { LessonService } from "../src/services/lessons/lessons.js";
+import { readLessonsText } from "../src/services/lessons/lessons-file.js";
 import { tempDir } from "./helpers.js";
 
 async function withLessons(fn: (b: Awaited<ReturnType<typeof openBaton>>, file: string) => Promise<void>) {

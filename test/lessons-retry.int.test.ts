@@ -12,10 +12,10 @@ import { afterAll, describe, expect, it } from "vitest";
 import type { Backend, StoreTx } from "../src/backend/contract.js";
 import { SqliteBackend } from "../src/backend/sqlite/sqlite-backend.js";
 import { openBaton } from "../src/compose.js";
-import { parseLessonsMd } from "../src/core/lessons-md.js";
+import { parseLessonsMd } from "../src/core/lessons/lessons-md.js";
 import { type Baton, BatonError, isBatonError } from "../src/index.js";
-import { LessonsFile } from "../src/services/lessons-file.js";
-import { LockService } from "../src/services/locks.js";
+import { LessonsFile } from "../src/services/lessons/lessons-file.js";
+import { LockService } from "../src/services/work/locks.js";
 import { cleanupDirs, tempDir } from "./helpers.js";
 
 afterAll(() => cleanupDirs());

@@ -1,5 +1,5 @@
 /**
- * LESSONS.md is written outside any store transaction (services/lessons-file.ts): Baton's
+ * LESSONS.md is written outside any store transaction (services/lessons/lessons-file.ts): Baton's
  * writers take turns on a lock, and a change is made from the file as it is when written, so
  * a hand edit is never overwritten. Run on both engines: real processes adding, editing and
  * removing lessons at once, and write transactions re-run as PostgreSQL re-runs them after a
@@ -11,8 +11,8 @@ import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import type { Backend } from "../src/backend/contract.js";
 import { SqliteBackend } from "../src/backend/sqlite/sqlite-backend.js";
 import { openBaton, servicesOf } from "../src/compose.js";
-import { parseLessonsMd } from "../src/core/lessons-md.js";
-import { LessonService } from "../src/services/lessons.js";
+import { parseLessonsMd } from "../src/core/lessons/lessons-md.js";
+import { LessonService } from "../src/services/lessons/lessons.js";
 import { type LineChild, spawnFixture } from "./child-process.js";
 import { cleanupDirs, cli, rerunning, tempDir } from "./helpers.js";
 import { type PgCluster, pgAvailable, startCluster } from "./pg-cluster.js";

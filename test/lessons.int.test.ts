@@ -4,7 +4,7 @@ import { afterAll, describe, expect, it } from "vitest";
 import type { Backend } from "../src/backend/contract.js";
 import { SqliteBackend } from "../src/backend/sqlite/sqlite-backend.js";
 import { openBaton, servicesOf } from "../src/compose.js";
-import type { LessonIntent } from "../src/core/lesson-rank.js";
+import type { LessonIntent } from "../src/core/lessons/rank.js";
 import type { Baton } from "../src/index.js";
 import { spawnNode } from "./child-process.js";
 import { CLI, cleanupDirs, tempBaton, tempDir } from "./helpers.js";

@@ -1,14 +1,5 @@
 import { describe, expect, it } from "vitest";
 import {
-  INJECTION_HEADING,
-  pathMatches,
-  pathsInText,
-  queryTerms,
-  type RankedLesson,
-  renderInjection,
-  termOverlapScores,
-} from "../src/core/lesson-rank.js";
-import {
   appendLessonBlock,
   isExpired,
   LESSONS_PREAMBLE,
@@ -16,7 +7,16 @@ import {
   parseLessonsMd,
   removeLessonBlocks,
   renderLessonBlock,
-} from "../src/core/lessons-md.js";
+} from "../src/core/lessons/lessons-md.js";
+import {
+  INJECTION_HEADING,
+  pathMatches,
+  pathsInText,
+  queryTerms,
+  type RankedLesson,
+  renderInjection,
+  termOverlapScores,
+} from "../src/core/lessons/rank.js";
 
 const lesson = (over: Partial<Lesson> = {}): Omit<Lesson, "line"> => ({
   id: "les-1",

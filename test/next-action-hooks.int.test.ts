@@ -27,7 +27,7 @@ function baton(root: string, ...args: string[]): any {
   return r.json();
 }
 
-/** The next-action section as core/hook-context.ts renders it (whitespace collapsed). */
+/** The next-action section as core/hooks/context.ts renders it (whitespace collapsed). */
 function rendered(a: { action: string; reason: string; command: string }): string {
   return `## Next action\n${a.action}: ${a.reason.replace(/\s+/g, " ").trim()}\nCommand: \`${a.command}\``;
 }

@@ -7,9 +7,9 @@ import { readFileSync } from "node:fs";
 import { join } from "node:path";
 import fc from "fast-check";
 import { describe, expect, it } from "vitest";
-import { emptySnapshot } from "../src/core/fold.js";
 import { type LaneWrite, liveClaims, sharedFiles } from "../src/core/lanes.js";
-import { decideNextAction, NEXT_ACTION_RULES, type NextActionInput, pendingWorkRule, phaseRule } from "../src/core/next-action.js";
+import { emptySnapshot } from "../src/core/session/fold.js";
+import { decideNextAction, NEXT_ACTION_RULES, type NextActionInput, pendingWorkRule, phaseRule } from "../src/core/session/next-action.js";
 import {
   activeBlockerRule,
   bypassedBlockerRule,
@@ -24,12 +24,12 @@ import {
   sharedFileRule,
   targetMismatchRule,
   unrecordedCompletionRule,
-} from "../src/core/next-action-rules.js";
-import { finishRollbackRule } from "../src/core/rollback.js";
+} from "../src/core/session/next-action-rules.js";
 import { shellQuote } from "../src/core/shell.js";
-import { checkpointBeforeTurn, spiralPauseRule } from "../src/core/spiral.js";
+import { checkpointBeforeTurn, spiralPauseRule } from "../src/core/spiral/detector.js";
+import { finishRollbackRule } from "../src/core/time-travel/rollback.js";
 import type { Snapshot } from "../src/core/types.js";
-import { BUILTIN_FLOWS } from "../src/services/flows.js";
+import { BUILTIN_FLOWS } from "../src/services/session/flows.js";
 import { REPO } from "./helpers.js";
 
 const task = BUILTIN_FLOWS.task!;

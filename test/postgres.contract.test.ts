@@ -138,7 +138,7 @@ if (available) {
       try {
         for (let i = 0; i < 6; i++) await baton.events.append("lv", { type: "steer", actor: "browser", data: { text: `s${i}` } });
         const before = Date.now();
-        // Six leases at once: one claim statement serves them (services/coalesce.ts).
+        // Six leases at once: one claim statement serves them (services/work/coalesce.ts).
         const leases = await Promise.all(
           Array.from({ length: 6 }, (_, i) => baton.work.lease(`owner-${i}`, { leaseMs: 60_000 + i * 10_000 })),
         );

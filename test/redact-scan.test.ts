@@ -1,5 +1,5 @@
 /**
- * The scan (core/redact-scan.ts) held to a plain reading of the same text. Its loop is written
+ * The scan (core/redaction/scan.ts) held to a plain reading of the same text. Its loop is written
  * for speed: most characters go through an inner loop that stops only at the few that need more,
  * so a character counted twice or skipped where that loop stops, or a run cut at the wrong
  * place, would move every rule's anchor. Each field checked here is spelt out the slow way:
@@ -11,8 +11,8 @@
  */
 import fc from "fast-check";
 import { describe, expect, it } from "vitest";
-import { PROVIDERS } from "../src/core/redact-providers.js";
-import { M, MIN_RUN, scanText, W } from "../src/core/redact-scan.js";
+import { PROVIDERS } from "../src/core/redaction/providers.js";
+import { M, MIN_RUN, scanText, W } from "../src/core/redaction/scan.js";
 
 /** Pieces texts are built from: hint words in any case, provider literals, operators, digits, non-ASCII letters, Unicode spaces, surrogate pairs. */
 const PIECES = [
@@ -131,7 +131,7 @@ function plainRules(t: string, runs: number[]): (number[] | undefined)[] {
   return out;
 }
 
-/** Every word one of which a secret-sounding name holds (core/redact-scan.ts HINTS, and `basic`). */
+/** Every word one of which a secret-sounding name holds (core/redaction/scan.ts HINTS, and `basic`). */
 const HINT =
   /pass|pwd|secret|token|key|auth|cookie|cred|otp|mfa|pin|cvv|cvc|csc|ssn|csrf|xsrf|bearer|jwt|signature|code|verifier|sess|sid|pat|salt|seed|sig|hmac|pw|basic/i;
 

@@ -5,7 +5,7 @@
  * `cli-password` bound, 200 KB of `mysql -u x ` took seconds.
  */
 import { describe, expect, it } from "vitest";
-import { MAX_SCAN, redactJson, redactText } from "../src/core/redact.js";
+import { MAX_SCAN, redactJson, redactText } from "../src/core/redaction/redact.js";
 import { ADVERSARIAL } from "./redaction/adversarial.js";
 
 describe("redaction of adversarial inputs", () => {

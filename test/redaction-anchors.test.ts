@@ -1,8 +1,8 @@
 /**
  * Patterns tried only where their anchor stands must find what a search over the whole text
  * finds. Two places do this for speed: provider rules whose every match starts with one of
- * their literals are tried, sticky, only where a literal stands (core/redact-runs.ts), and the
- * URL shapes only at the scheme starts before each `://` (core/redact-shapes.ts). A literal
+ * their literals are tried, sticky, only where a literal stands (core/redaction/runs.ts), and the
+ * URL shapes only at the scheme starts before each `://` (core/redaction/shapes.ts). A literal
  * that is not where every match starts, or a scheme start the anchored search skips, would
  * leave a secret readable. Also the card pattern, written digit first so the engine can look
  * for a digit before trying anything: it must find what its plain spelling finds. And the
@@ -30,14 +30,14 @@ import {
   SETTER,
   setterCall,
   valueAt,
-} from "../src/core/redact-named.js";
-import { type NameRule, Pass, SECRET_OR_WEAK } from "../src/core/redact-pass.js";
-import { PROVIDERS } from "../src/core/redact-providers.js";
-import { FirstOf, groups, UNSCANNED, UNSCANNED_SEEK, unscannedHeads } from "../src/core/redact-runs.js";
-import { scanText } from "../src/core/redact-scan.js";
-import * as shapes from "../src/core/redact-shapes.js";
-import { applyShape, card, highEntropy, type Shape, urlPassword, urlUserToken } from "../src/core/redact-shapes.js";
-import { redactText } from "../src/core/redact-text.js";
+} from "../src/core/redaction/named.js";
+import { type NameRule, Pass, SECRET_OR_WEAK } from "../src/core/redaction/pass.js";
+import { PROVIDERS } from "../src/core/redaction/providers.js";
+import { FirstOf, groups, UNSCANNED, UNSCANNED_SEEK, unscannedHeads } from "../src/core/redaction/runs.js";
+import { scanText } from "../src/core/redaction/scan.js";
+import * as shapes from "../src/core/redaction/shapes.js";
+import { applyShape, card, highEntropy, type Shape, urlPassword, urlUserToken } from "../src/core/redaction/shapes.js";
+import { redactText } from "../src/core/redaction/text.js";
 import { corpusTexts, generate } from "./redaction/corpus.js";
 
 describe("provider rules tried where their literal stands", () => {

@@ -1,5 +1,5 @@
 import { describe, expect, it } from "vitest";
-import { redactText, redactValue } from "../src/core/redact.js";
+import { redactText, redactValue } from "../src/core/redaction/redact.js";
 import { generate, score } from "./redaction/corpus.js";
 import { PROVIDERS } from "./redaction/providers.js";
 

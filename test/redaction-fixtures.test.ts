@@ -4,7 +4,7 @@
  * leaks and over-redactions a second reading found; the corpus measures rates, this file pins cases.
  */
 import { describe, expect, it } from "vitest";
-import { redactText, redactValue } from "../src/core/redact.js";
+import { redactText, redactValue } from "../src/core/redaction/redact.js";
 import { KEEP_FIXTURES, LEAK_FIXTURES, PREFIX_KEEP, THIRD_PARTY_KEEP, URL_KEEP } from "./redaction/fixtures.js";
 
 describe("redaction fixtures (hand-written real-world shapes)", () => {

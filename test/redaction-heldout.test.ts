@@ -9,7 +9,7 @@
 import { readFileSync } from "node:fs";
 import { join } from "node:path";
 import { describe, expect, it } from "vitest";
-import { redactText, redactValue } from "../src/core/redact.js";
+import { redactText, redactValue } from "../src/core/redaction/redact.js";
 import { type HeldOutFixture, type HeldOutMiss, heldOutPlacements, scoreHeldOut } from "./redaction/heldout.js";
 
 const fixture = JSON.parse(readFileSync(join(import.meta.dirname, "redaction", "heldout.json"), "utf8")) as HeldOutFixture;

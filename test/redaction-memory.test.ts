@@ -1,13 +1,13 @@
 /**
- * Redaction remembers the names and keys it judged lately (core/redact-scan.ts `kindAt`,
- * core/redact-keys.ts `remembered`). A name cut from a text with `slice` is, in V8, a view of
+ * Redaction remembers the names and keys it judged lately (core/redaction/scan.ts `kindAt`,
+ * core/redaction/keys.ts `remembered`). A name cut from a text with `slice` is, in V8, a view of
  * that text when it is 13 characters or more: remembered as it is, it would keep the whole text
  * alive. A long-running server redacts large tool outputs; thousands of remembered names must
  * not hold thousands of outputs.
  */
 
 import { expect, it } from "vitest";
-import { redactText } from "../src/core/redact-text.js";
+import { redactText } from "../src/core/redaction/text.js";
 import { heapAfterGc as heap } from "./helpers.js";
 
 it("does not keep the texts its remembered names were cut from", () => {

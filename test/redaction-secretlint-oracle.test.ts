@@ -16,8 +16,8 @@ import { lintSource } from "@secretlint/core";
 import { creator } from "@secretlint/secretlint-rule-preset-recommend";
 import fc from "fast-check";
 import { describe, expect, it } from "vitest";
-import { redactText } from "../src/core/redact.js";
-import { MIN_RUN } from "../src/core/redact-scan.js";
+import { redactText } from "../src/core/redaction/redact.js";
+import { MIN_RUN } from "../src/core/redaction/scan.js";
 
 const PRESET = "@secretlint/secretlint-rule-preset-recommend";
 const config = { rules: [{ id: PRESET, rule: creator }] };

@@ -7,7 +7,7 @@ import { existsSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import fc from "fast-check";
 import { afterAll, describe, expect, it } from "vitest";
-import { walkCovers, walkTree } from "../src/services/tree-scan.js";
+import { walkCovers, walkTree } from "../src/services/time-travel/tree-scan.js";
 import { cleanupDirs, cli, initWorkspace, tempBaton, tempDir, writeAt } from "./helpers.js";
 
 afterAll(() => cleanupDirs());

@@ -10,9 +10,9 @@ import { afterAll, describe, expect, it } from "vitest";
 import { servicesOf } from "../src/compose.js";
 import { isBatonError } from "../src/index.js";
 import { hasExactName, readCurrent } from "../src/platform/safe-fs.js";
-import { CheckpointService } from "../src/services/checkpoints.js";
-import { RollbackService } from "../src/services/rollback.js";
-import { coversWith, walkCovers, walkTree } from "../src/services/tree-scan.js";
+import { CheckpointService } from "../src/services/time-travel/checkpoints.js";
+import { RollbackService } from "../src/services/time-travel/rollback.js";
+import { coversWith, walkCovers, walkTree } from "../src/services/time-travel/tree-scan.js";
 import { cleanupDirs, tempBaton, tempDir, writeAt } from "./helpers.js";
 
 afterAll(() => cleanupDirs());

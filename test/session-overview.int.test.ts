@@ -1,12 +1,12 @@
 /**
- * The supervisor's reads (services/session-overview.ts, behind the dashboard's sessions view and
+ * The supervisor's reads (services/session/overview.ts, behind the dashboard's sessions view and
  * filtered timeline): rows with the last run, active first; a filtered scan that reads at most
  * `scanMax` events per call and says where to continue.
  */
 import { describe, expect, it } from "vitest";
 import { servicesOf } from "../src/compose.js";
 import { openBaton } from "../src/index.js";
-import { scanEvents } from "../src/services/session-overview.js";
+import { scanEvents } from "../src/services/session/overview.js";
 import { tempDir } from "./helpers.js";
 
 describe("session overview", () => {

@@ -14,7 +14,7 @@ import { openBaton, servicesOf } from "../src/compose.js";
 import { sha256 } from "../src/core/canonical.js";
 import { type Baton, isBatonError } from "../src/index.js";
 import type { ProcessFacts } from "../src/platform/process-facts.js";
-import { blobFile, packBlob } from "../src/services/blobs.js";
+import { blobFile, packBlob } from "../src/services/time-travel/blobs.js";
 import { tempDir } from "./helpers.js";
 import { type PgCluster, pgAvailable } from "./pg-cluster.js";
 import { clusterForSuite } from "./pg-suite.js";

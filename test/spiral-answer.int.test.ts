@@ -1,5 +1,5 @@
 /**
- * The user's answer to a spiral pause (services/spiral-answer.ts, behind `POST
+ * The user's answer to a spiral pause (services/agents/spiral-answer.ts, behind `POST
  * /v1/sessions/:id/spiral`): it names the pause it was made on, and a pause cleared or renewed
  * meanwhile, even during the rollback, is a conflict re-checked inside the write, so the answer
  * never clears a pause the user has not seen.
@@ -9,7 +9,7 @@ import { join } from "node:path";
 import { describe, expect, it } from "vitest";
 import { servicesOf } from "../src/compose.js";
 import { type Baton, openBaton } from "../src/index.js";
-import { answerSpiralPause } from "../src/services/spiral-answer.js";
+import { answerSpiralPause } from "../src/services/agents/spiral-answer.js";
 import { tempDir } from "./helpers.js";
 
 async function pause(b: Baton, cp: string): Promise<string> {

@@ -6,7 +6,7 @@ import { claude } from "../src/core/hooks/claude.js";
 import { codex } from "../src/core/hooks/codex.js";
 import { gemini } from "../src/core/hooks/gemini.js";
 import type { AgentAdapter, HookEvent, PayloadIO } from "../src/core/hooks/types.js";
-import { failurePlace, isWaiting, observationDigest, spiralTurn } from "../src/core/spiral-turn.js";
+import { failurePlace, isWaiting, observationDigest, spiralTurn } from "../src/core/spiral/turn.js";
 
 const JEST = (time: string, line = 14) =>
   `FAIL src/cart.test.ts\n  ● cart › applies the discount\n\n    Expected: 30\n    Received: 25\n\n      at Object.<anonymous> (src/cart.test.ts:${line}:23)\n\nTests:       1 failed, 11 passed, 12 total\nTime:        ${time} s`;

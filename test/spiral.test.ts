@@ -1,5 +1,5 @@
 import { describe, expect, it } from "vitest";
-import { emptySnapshot } from "../src/core/fold.js";
+import { emptySnapshot } from "../src/core/session/fold.js";
 import {
   DEFAULT_SPIRAL_THRESHOLDS,
   detectSpiral,
@@ -8,9 +8,9 @@ import {
   spiralPauseRule,
   spiralThresholds,
   turnEntry,
-} from "../src/core/spiral.js";
+} from "../src/core/spiral/detector.js";
 import { SNAPSHOT_LIMITS, type TurnEntry, type TurnRecord } from "../src/core/types.js";
-import { BUILTIN_FLOWS } from "../src/services/flows.js";
+import { BUILTIN_FLOWS } from "../src/services/session/flows.js";
 import { run, trajectories, trajectory } from "./trajectories.js";
 
 /** Build a window from turn records, as the fold would (seq = position + 1; a turn a minute unless `at` says). */

@@ -1,6 +1,6 @@
 import { readFileSync } from "node:fs";
 import { afterAll, describe, expect, it } from "vitest";
-import { progressBar } from "../src/core/state-md.js";
+import { progressBar } from "../src/core/session/state-md.js";
 import { cleanupDirs, tempBaton } from "./helpers.js";
 
 afterAll(() => cleanupDirs());

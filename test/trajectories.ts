@@ -1,13 +1,13 @@
 /**
  * The labelled trajectories of test/fixtures/trajectories/ (its README: format and labels),
  * run through the detector the way the agent hooks feed it: each step becomes the turn record
- * core/spiral-turn.ts makes of a call and its result (bench/spiral.mjs does the same).
+ * core/spiral/turn.ts makes of a call and its result (bench/spiral.mjs does the same).
  */
 import { readdirSync, readFileSync } from "node:fs";
 import { join } from "node:path";
 import { fileURLToPath } from "node:url";
-import { DEFAULT_SPIRAL_THRESHOLDS, detectSpiral, pushTurn, type SpiralThresholds, turnEntry } from "../src/core/spiral.js";
-import { type SpiralCall, spiralTurn } from "../src/core/spiral-turn.js";
+import { DEFAULT_SPIRAL_THRESHOLDS, detectSpiral, pushTurn, type SpiralThresholds, turnEntry } from "../src/core/spiral/detector.js";
+import { type SpiralCall, spiralTurn } from "../src/core/spiral/turn.js";
 import type { SpiralPattern, TurnEntry, TurnRecord } from "../src/core/types.js";
 
 export interface Step {

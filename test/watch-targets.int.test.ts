@@ -4,7 +4,7 @@
  * deadline terminal; targets never fall back to "whatever is active".
  */
 import { afterAll, describe, expect, it } from "vitest";
-import { cutUrl, cutUrlsIn } from "../src/core/targets.js";
+import { cutUrl, cutUrlsIn } from "../src/core/session/targets.js";
 import { isBatonError, openBaton } from "../src/index.js";
 import { killAll, spawnNode, waitExit } from "./child-process.js";
 import { CLI, cleanupDirs, cli, tempDir } from "./helpers.js";

@@ -46,7 +46,7 @@ export function sessionKey(sessionId: string): string {
   return `session:${sessionId}`;
 }
 
-/** Whether a session is still open (`SessionStatus` in services/status.ts is the full report of one). */
+/** Whether a session is still open (`SessionStatus` in services/session/status.ts is the full report of one). */
 export type SessionLifecycle = "active" | "completed";
 
 export interface SessionRow {
@@ -273,7 +273,7 @@ export interface CheckpointRow {
   seq: number;
   kind: CheckpointKindColumn;
   /**
-   * The lane whose manifest runs hold its files (services/manifests.ts chooses it: a session's
+   * The lane whose manifest runs hold its files (services/time-travel/manifests.ts chooses it: a session's
    * tree checkpoints share one, every other checkpoint is a lane of its own, named by its id).
    */
   lane: string;
@@ -380,11 +380,11 @@ export interface ArtifactRow {
 /**
  * Checkpoints and their manifest runs, the references that keep blobs alive (runs and active
  * sessions' artifacts), the blob collector's epoch, the whole-tree stat cache, and the small
- * blobs themselves (their stored form: a method byte and the payload; services/blobs.ts packs,
+ * blobs themselves (their stored form: a method byte and the payload; services/time-travel/blobs.ts packs,
  * unpacks and verifies). Large blobs are files under `.baton/blobs/`.
  *
  * Storage only: which lane a checkpoint goes in, which runs a new checkpoint opens or closes
- * and which runs pruning deletes are decided in services/manifests.ts, under the session's
+ * and which runs pruning deletes are decided in services/time-travel/manifests.ts, under the session's
  * `lockKey`, so every engine stores the same rows.
  */
 export interface CheckpointQueries {
@@ -465,7 +465,7 @@ export interface CheckpointQueries {
   blobEpoch(): Promise<number>;
   bumpBlobEpoch(): Promise<void>;
   /**
-   * The stat cache is one per `scope` (a workspace on a host: services/checkpoints.ts
+   * The stat cache is one per `scope` (a workspace on a host: services/time-travel/checkpoints.ts
    * `cacheScope`), since hosts sharing a store each have their own files, inodes and clocks.
    */
   statCache(scope: string): Promise<StatCacheRow[]>;
@@ -557,7 +557,7 @@ export interface LockRow {
   releaseReason: string | null;
 }
 
-/** Named locks with fencing epochs (services/locks.ts). */
+/** Named locks with fencing epochs (services/work/locks.ts). */
 export interface LockQueries {
   getLock(name: string): Promise<LockRow | undefined>;
   listLocks(): Promise<LockRow[]>;
@@ -597,7 +597,7 @@ export interface RunRow {
  * A file an agent lane wrote with a tool (core/lanes.ts): the newest write per session, path and
  * lane, kept while the lane lives. A write since the start of the lane's running run is its
  * claim; the hash is what the lane left in the file. Written by the journal's append hook for
- * `turn:recorded` (services/lanes.ts), in the turn's own transaction.
+ * `turn:recorded` (services/agents/lanes.ts), in the turn's own transaction.
  */
 export interface LaneWriteRow {
   sessionId: string;
@@ -609,7 +609,7 @@ export interface LaneWriteRow {
   hash: string;
 }
 
-/** The lane writes' queries (services/lanes.ts). */
+/** The lane writes' queries (services/agents/lanes.ts). */
 export interface LaneQueries {
   /** Record writes: one row per (session, path, lane), the newest replacing the older. */
   putWrites(rows: readonly LaneWriteRow[]): Promise<void>;
@@ -648,18 +648,18 @@ export interface LedgerNodeRow {
   at: string;
   toolName: string;
   status: string;
-  /** Tool + primary argument hash (core/ledger.ts `targetKey`); null when the call has none. */
+  /** Tool + primary argument hash (core/ledger/nodes.ts `targetKey`); null when the call has none. */
   target: string | null;
   /** UTF-8 size of `body`. */
   bytes: number;
-  /** The redacted, bounded node as JSON (core/ledger.ts `LedgerNode`). */
+  /** The redacted, bounded node as JSON (core/ledger/nodes.ts `LedgerNode`). */
   body: string;
 }
 
 /** What the write path needs to know of an earlier node (no body: it is not parsed on the hot path). */
 export type LedgerNodeRef = Pick<LedgerNodeRow, "nodeId" | "seq" | "toolName" | "status">;
 
-/** The trajectory ledger's queries (services/ledger.ts). Rows are append-only; only pruning deletes. */
+/** The trajectory ledger's queries (services/ledger/ledger.ts). Rows are append-only; only pruning deletes. */
 export interface LedgerQueries {
   /** The session's newest node. */
   lastNode(sessionId: string): Promise<LedgerNodeRef | undefined>;

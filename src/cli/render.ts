@@ -1,6 +1,6 @@
 /** Human renderings of command results. JSON output never goes through here. */
 import type { Paint } from "../platform/colour.js";
-import type { SessionStatus, StatusReport } from "../services/status.js";
+import type { SessionStatus, StatusReport } from "../services/session/status.js";
 
 const plain: Paint = (_style, text) => text;
 

@@ -7,7 +7,7 @@
  * URLs cut to protocol, host and path. Never event data, context values, notes, decisions,
  * marker excerpts or anything else a prompt or an answer could be in.
  */
-import { cutUrlsIn } from "./targets.js";
+import { cutUrlsIn } from "./session/targets.js";
 import type { JsonObject, Severity, TargetBinding } from "./types.js";
 
 export type DoctorCheck =

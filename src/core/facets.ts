@@ -151,7 +151,7 @@ const SCHEMAS: Record<FacetEventType, Record<string, Check> | "object"> = {
     plan: str,
   },
   "artifact:added": { id: reqStr, name: reqStr, hash: reqStr, size: count, mediaType: str, label: str },
-  // A turn (core/types.ts TurnRecord) and what the spiral detector made of it (core/spiral.ts).
+  // A turn (core/types.ts TurnRecord) and what the spiral detector made of it (core/spiral/detector.ts).
   "turn:recorded": {
     tool: reqStr,
     argsHash: str,
@@ -182,7 +182,7 @@ const SCHEMAS: Record<FacetEventType, Record<string, Check> | "object"> = {
   "spiral:cleared": { reason: str, lane: laneStr },
   // A lesson written to LESSONS.md from this session; `rollback` links it to the rollback it came from.
   "lesson:added": { id: reqStr, text: reqStr, scope: oneOf(["session", "workspace"]), rollback: str },
-  // The external target the session is bound to (core/targets.ts); `url` is cut to protocol, host and path.
+  // The external target the session is bound to (core/session/targets.ts); `url` is cut to protocol, host and path.
   "target:set": { kind: reqStr, id: reqStr, url: str, label: str, reason: str },
   "target:cleared": { reason: str },
   // An agent session ended (core/lanes.ts): its lane and its subagents' lanes end.

@@ -8,7 +8,7 @@
  * durations) become `<n>`; whitespace is collapsed. The result is hashed.
  */
 import { sha256 } from "./canonical.js";
-import { redactText } from "./redact.js";
+import { redactText } from "./redaction/redact.js";
 
 /** Only the start of a long error decides its fingerprint (stack traces repeat the rest). */
 const MAX_FINGERPRINT_INPUT = 2048;

@@ -9,10 +9,10 @@
  * else is the session's, so a new lane (any agent, any host) starts with all of it.
  *
  * - **Undo** from an agent steps back through its own family's checkpoints only, and keeps any
- *   file another live family wrote since (services/rollback.ts).
+ *   file another live family wrote since (services/time-travel/rollback.ts).
  * - **Spirals** pause the lane that spiralled; the others go on.
  * - **Claims**: the files a lane wrote during its current run. Another family about to write one
- *   is told who holds it (services/agent-tools.ts). A claim ends with the run: the turn's end,
+ *   is told who holds it (services/agents/tools.ts). A claim ends with the run: the turn's end,
  *   the agent session's end, a crash, or LANE_TTL_MS without a sign of life; it is judged from
  *   the lane's state when it is read, so nothing is left to clean up and no claim outlives its
  *   lane.
@@ -20,7 +20,7 @@
  * The lane state lives in the snapshot (`facets.lanes`), folded from lane-tagged events: a
  * `run:started`/`turn:recorded`/`spiral:*` event's `lane` field, `run:ended`/`run:crashed` of a
  * lane's run, `lane:ended`. The files each lane wrote are rows of their own (`lane_writes`,
- * services/lanes.ts), kept out of the snapshot every hook reads: a lane may write thousands.
+ * services/agents/lanes.ts), kept out of the snapshot every hook reads: a lane may write thousands.
  */
 import { type LaneRecord, type LaneStatus, SNAPSHOT_LIMITS, type Snapshot, type SpiralState } from "./types.js";
 

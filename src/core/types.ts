@@ -5,7 +5,7 @@
  * - session: a durable unit of agent work, with a flow, a phase, facets and a journal.
  * - event: one immutable journal entry; `seq` is contiguous per session, `id` is the
  *   idempotency key (same id + same body = the same event).
- * - flow: a declarative state machine (see core/flow.ts); it decides which events move the
+ * - flow: a declarative state machine (see core/flows/flow.ts); it decides which events move the
  *   session between phases and what the next action is in each phase.
  * - snapshot: the session folded from its journal, keyed by the last folded seq. Always
  *   rebuildable, never the source of truth.
@@ -15,7 +15,7 @@
  *   fenced phase, a stale checkpoint, a corrupt journal row, a repaired snapshot.
  * - next action: the single thing to do now, with a stable code, a reason and the command.
  * - ledger node: one tool-call attempt in the trajectory ledger, redacted and bounded before it
- *   is stored (core/ledger.ts, core/redact.ts); kept beside the journal, not in it.
+ *   is stored (core/ledger/nodes.ts, core/redaction/redact.ts); kept beside the journal, not in it.
  * - fingerprint: a short stable id of a failure (core/fingerprint.ts): the same error text,
  *   up to numbers, ids and secrets, gives the same fingerprint.
  */
@@ -135,7 +135,7 @@ export interface FileRecord {
   hash?: string;
   /**
    * Size and modification time when recorded: a file with both unchanged is not re-read by
-   * status (see services/status.ts #verify for when they are trusted).
+   * status (see services/session/status.ts #verify for when they are trusted).
    */
   size?: number;
   mtimeMs?: number;
@@ -205,7 +205,7 @@ export interface TurnRecord {
   status: TurnStatus;
   /** A stable fingerprint of the failure's kind (numbers replaced), when the call failed. */
   fingerprint?: string;
-  /** A hash of the failure with its place kept (core/spiral-turn.ts), when the call failed. */
+  /** A hash of the failure with its place kept (core/spiral/turn.ts), when the call failed. */
   failurePlace?: string;
   /** A hash of what the call returned, to see the same observation again. */
   observationHash?: string;
@@ -274,7 +274,7 @@ export interface LaneRecord {
   status: LaneStatus;
   /** The lane's running run while `working`. */
   run?: string;
-  /** When that run started: the lane's writes since are its claims (services/lanes.ts). */
+  /** When that run started: the lane's writes since are its claims (services/agents/lanes.ts). */
   since?: string;
   started: string;
   /** The lane's latest event. */
@@ -295,7 +295,7 @@ export interface Facets {
   runs: RunRecord[];
   resume: ResumeContext;
   /**
-   * Recent turns and the spiral detector's state (core/spiral.ts). Created by the first
+   * Recent turns and the spiral detector's state (core/spiral/detector.ts). Created by the first
    * `turn:recorded`; absent in sessions that never recorded a turn.
    */
   spiral?: SpiralState;
@@ -312,7 +312,7 @@ export interface Facets {
 
 /**
  * The external target a session is bound to (a browser tab, a remote job): `target:set`.
- * `url` is kept cut to protocol, host and path (core/targets.ts).
+ * `url` is kept cut to protocol, host and path (core/session/targets.ts).
  */
 export interface TargetBinding {
   kind: string;

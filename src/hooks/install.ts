@@ -1,14 +1,21 @@
 /**
  * `baton hooks install|uninstall|status`: Baton's entries in each agent's own hook
- * configuration. The merge itself is pure (core/hook-config.ts); where each agent's file is and
+ * configuration. The merge itself is pure (core/hooks/config.ts); where each agent's file is and
  * what runs Baton in it is places.ts; reading, editing in place and backing up the file is
  * settings-file.ts (with json-text.ts); what else each agent needs before it runs the hooks is
  * agent-setup.ts. This file puts them together and says what it did.
  */
 import { existsSync, realpathSync, unlinkSync } from "node:fs";
 import { resolve } from "node:path";
-import { HOOK_AGENTS, type HookAgent, type HookGroupSpec, type InstalledHook, listBatonHooks, uninstallFrom } from "../core/hook-config.js";
 import { ADAPTERS } from "../core/hooks/adapters.js";
+import {
+  HOOK_AGENTS,
+  type HookAgent,
+  type HookGroupSpec,
+  type InstalledHook,
+  listBatonHooks,
+  uninstallFrom,
+} from "../core/hooks/config.js";
 import type { JsonObject } from "../core/types.js";
 import { BatonError, badInput } from "../errors.js";
 import {

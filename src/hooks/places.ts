@@ -21,7 +21,7 @@ import { spawnSync } from "node:child_process";
 import { statSync } from "node:fs";
 import { homedir } from "node:os";
 import { delimiter, join, relative, sep } from "node:path";
-import type { HookAgent, InstalledHook } from "../core/hook-config.js";
+import type { HookAgent, InstalledHook } from "../core/hooks/config.js";
 import { type Readiness, shellWords } from "./agent-setup.js";
 import { qwenHome } from "./qwen-setup.js";
 

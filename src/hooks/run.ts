@@ -17,7 +17,7 @@
  * first: a step the server committed before it broke off is found by its key, not repeated.
  */
 import type { Baton } from "../api.js";
-import { HOOK_AGENT_LIST } from "../core/hook-config.js";
+import { HOOK_AGENT_LIST } from "../core/hooks/config.js";
 import { isNoop } from "../core/hooks/types.js";
 import { envOptions } from "../env-options.js";
 import { writeStderr, writeStdout } from "../platform/output.js";

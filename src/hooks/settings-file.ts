@@ -15,7 +15,7 @@
 import { lstatSync, readFileSync } from "node:fs";
 import { isAbsolute, relative, sep } from "node:path";
 import { type ParseError, parse, printParseErrorCode } from "jsonc-parser";
-import { type HookAgent, type HookGroupSpec, installInto, isBatonCommand } from "../core/hook-config.js";
+import { type HookAgent, type HookGroupSpec, installInto, isBatonCommand } from "../core/hooks/config.js";
 import type { JsonObject } from "../core/types.js";
 import { BatonError, badInput } from "../errors.js";
 import { atomicWrite, safeParentDir } from "../platform/safe-fs.js";

@@ -7,7 +7,7 @@
  */
 import { McpError } from "@modelcontextprotocol/sdk/types.js";
 import { redactedJson } from "../core/error-json.js";
-import { redactText } from "../core/redact.js";
+import { redactText } from "../core/redaction/redact.js";
 import { BatonError, type ErrorCode, EXIT_CODES, isBatonError } from "../errors.js";
 
 export interface ToolErrorResult {

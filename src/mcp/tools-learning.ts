@@ -1,10 +1,10 @@
 /** Tools over what Baton learned and noticed: lessons, the trajectory ledger, the doctor. */
 import { z } from "zod";
-import type { LedgerStatus } from "../core/ledger.js";
-import type { LessonIntent } from "../core/lesson-rank.js";
+import type { LedgerStatus } from "../core/ledger/nodes.js";
+import type { LessonIntent } from "../core/lessons/rank.js";
 import { APPEND, type BatonTool, defined, defineTool, optionalSession, paths, READ, session, sessionId } from "./tool.js";
 
-// core/ledger.ts's LEDGER_STATUSES, restated so this bundle does not carry the ledger's code.
+// core/ledger/nodes.ts's LEDGER_STATUSES, restated so this bundle does not carry the ledger's code.
 const LEDGER_STATUSES = ["success", "error", "no_progress", "recovered", "aborted"] as const satisfies readonly LedgerStatus[];
 
 /** The intent lessons are ranked for; every field optional (none at all: pinned lessons only). */

@@ -4,8 +4,8 @@
  * on first use, so opening a workspace with no flow files never pays for it.
  */
 import { readFileSync } from "node:fs";
-import type { FlowDefinition } from "../core/flow.js";
-import type { FlowProblem } from "../core/flow-validate.js";
+import type { FlowDefinition } from "../core/flows/flow.js";
+import type { FlowProblem } from "../core/flows/validate.js";
 
 /** Read and validate a flow file. */
 export async function loadFlowFile(file: string): Promise<{ flow?: FlowDefinition; problems: FlowProblem[]; name?: string }> {
@@ -15,7 +15,7 @@ export async function loadFlowFile(file: string): Promise<{ flow?: FlowDefinitio
   } catch (err) {
     return { problems: [{ path: "", message: `cannot read: ${(err as Error).message}` }] };
   }
-  const { parseFlowFile } = await import("../core/flow-validate.js");
+  const { parseFlowFile } = await import("../core/flows/validate.js");
   const result = parseFlowFile(text);
   let name: string | undefined;
   try {

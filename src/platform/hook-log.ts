@@ -10,7 +10,7 @@
  */
 import { appendFileSync, mkdirSync, readFileSync, renameSync, statSync } from "node:fs";
 import { join } from "node:path";
-import { redactText } from "../core/redact.js";
+import { redactText } from "../core/redaction/redact.js";
 
 export const HOOK_LOG_DIR = "logs";
 export const HOOK_LOG_FILE = "hooks.log";

@@ -1,6 +1,6 @@
 /**
  * File operations that never leave the workspace and never follow a symbolic link, for
- * checkpoints and restores. Every path is first checked by core/paths.ts. Writes go to a temp
+ * checkpoints and restores. Every path is first checked by core/time-travel/paths.ts. Writes go to a temp
  * file in the same directory (O_EXCL), are fsynced, renamed over the target and the directory
  * fsynced: a restore killed at any moment leaves each file wholly old or wholly new.
  *
@@ -39,7 +39,7 @@ import {
 } from "node:fs";
 import { join } from "node:path";
 import { randomHex } from "../core/canonical.js";
-import { pathProblem } from "../core/paths.js";
+import { pathProblem } from "../core/time-travel/paths.js";
 import { BatonError } from "../errors.js";
 import { processAlive } from "./process-facts.js";
 

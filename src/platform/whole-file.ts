@@ -29,7 +29,7 @@ export interface WholeFileOptions {
   /**
    * First remove this file's temp files left by writers that are gone (a process killed between
    * writing its temp file and renaming it). For the few files of `.baton/` written now and then;
-   * blobs, written by the thousand, have their own sweep (services/blobs.ts).
+   * blobs, written by the thousand, have their own sweep (services/time-travel/blobs.ts).
    */
   sweep?: boolean;
 }

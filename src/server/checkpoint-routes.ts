@@ -30,7 +30,7 @@ export function registerCheckpointRoutes(app: Hono<Env>, baton: Baton, readJson:
   });
 
   // What changed between two checkpoints of the session, per file (only paths both recorded are
-  // compared; see services/checkpoint-diff.ts). Changes nothing.
+  // compared; see services/time-travel/checkpoint-diff.ts). Changes nothing.
   app.get("/v1/sessions/:id/checkpoints/:cp/diff", async (c) => {
     const to = c.req.query("to");
     if (!to) throw badInput('query "to" must name the checkpoint to compare with');

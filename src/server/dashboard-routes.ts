@@ -15,10 +15,10 @@ import type { HttpBindings } from "@hono/node-server";
 import type { Context, Hono } from "hono";
 import { streamSSE } from "hono/streaming";
 import type { Baton } from "../api.js";
-import { LEDGER_STATUSES, type LedgerStatus } from "../core/ledger.js";
+import { LEDGER_STATUSES, type LedgerStatus } from "../core/ledger/nodes.js";
 import { BatonError, badInput } from "../errors.js";
 import { peerUid } from "../platform/peer-uid.js";
-import type { SessionOverview } from "../services/session-overview.js";
+import type { SessionOverview } from "../services/session/overview.js";
 import { BROWSER_LOGIN_MS, issueBrowserSession, verifyBrowserSession } from "./browser-credentials.js";
 import { bearerToken } from "./security.js";
 import { SSE_KEEPALIVE_MS, SSE_RETRY_MS, streamJournal } from "./sse.js";
@@ -53,7 +53,7 @@ const OTHER_HOLD_MS = 150;
 /** The paths the token check lets through: the login trades a code for a browser session. */
 export const DASHBOARD_OPEN_PATHS: ReadonlySet<string> = new Set(["/v1/dashboard/login"]);
 
-/** One row of the sessions view (services/session-overview.ts). */
+/** One row of the sessions view (services/session/overview.ts). */
 export type DashboardSession = SessionOverview;
 
 export function registerDashboard(app: Hono<Env>, o: DashboardOptions, readJson: (c: Context<Env>) => Promise<Record<string, unknown>>) {
@@ -246,7 +246,7 @@ export function registerDashboard(app: Hono<Env>, o: DashboardOptions, readJson:
   });
 
   // A session's events matching a type and/or actor, in seq order after `after`, in bounded
-  // slices (`scannedTo`, `done`: services/session-overview.ts).
+  // slices (`scannedTo`, `done`: services/session/overview.ts).
   app.get("/v1/dashboard/sessions/:id/events", async (c) => {
     const id = c.req.param("id");
     const after = wholeQuery(c.req.query("after"), "after") ?? 0;

@@ -36,7 +36,7 @@ import type { IncomingMessage, ServerResponse } from "node:http";
 import { isAbsolute, join } from "node:path";
 import type { Baton } from "../api.js";
 import { jsonBoundsProblem } from "../core/canonical.js";
-import { HOOK_AGENT_LIST, HOOK_AGENTS } from "../core/hook-config.js";
+import { HOOK_AGENT_LIST, HOOK_AGENTS } from "../core/hooks/config.js";
 import type { HookEvent, HookResponse } from "../core/hooks/types.js";
 import { isRequestId, readHookEvent } from "../core/hooks/wire.js";
 import { BatonError, badInput } from "../errors.js";

@@ -3,13 +3,13 @@
  * roll back to the proposed checkpoint then unpause, or stay paused with a note for the agent.
  * A POST with the bearer token like every write. The route checks the shape of the request; the
  * orchestration (check the pause, roll back, unpause with the pause re-checked inside the
- * write) is services/spiral-answer.ts: a page acting on a pause that changed meanwhile gets
+ * write) is services/agents/spiral-answer.ts: a page acting on a pause that changed meanwhile gets
  * `409 conflict`.
  */
 import type { HttpBindings } from "@hono/node-server";
 import type { Context, Hono } from "hono";
 import type { Baton } from "../api.js";
-import { SPIRAL_CHOICES, SPIRAL_NOTE_MAX, type SpiralChoice } from "../core/spiral-choices.js";
+import { SPIRAL_CHOICES, SPIRAL_NOTE_MAX, type SpiralChoice } from "../core/spiral/choices.js";
 import { badInput } from "../errors.js";
 
 type Env = { Bindings: HttpBindings };

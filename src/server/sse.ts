@@ -10,7 +10,7 @@
  * browser from timing the stream out.
  *
  * With `versions` (the dashboard's session stream), it also sends `event: versions` with the
- * session's tags (services/session-overview.ts `sessionVersions`) when the stream opens and
+ * session's tags (services/session/overview.ts `sessionVersions`) when the stream opens and
  * whenever they change: read again once the store (the backend's change signal, which the
  * journal watcher already listens to) has been quiet for VERSIONS_QUIET_MS after a change, or
  * VERSIONS_MAX_MS after the first unread change while changes keep coming. So a page learns of a

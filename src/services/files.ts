@@ -2,8 +2,8 @@
 import { closeSync, constants, fstatSync, openSync, readFileSync } from "node:fs";
 import { isAbsolute, relative, resolve, sep } from "node:path";
 import { sha256 } from "../core/canonical.js";
-import type { FlowDefinition } from "../core/flow.js";
-import { type ScannedFile, scanText } from "../core/markers.js";
+import type { FlowDefinition } from "../core/flows/flow.js";
+import { type ScannedFile, scanText } from "../core/session/markers.js";
 import type { Diagnostic, JsonObject, Snapshot } from "../core/types.js";
 import { badInput } from "../errors.js";
 

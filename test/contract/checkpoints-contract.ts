@@ -3,7 +3,7 @@
  * their manifest runs, pins and pruning, the per-workspace stat cache and lessons index, and
  * the cases only an engine with concurrent writers can fail (two writers checkpointing one
  * session past retention while pins change). Lanes and pruning are decided in services
- * (services/manifests.ts); a backend only stores and answers, so the same rows must come back
+ * (services/time-travel/manifests.ts); a backend only stores and answers, so the same rows must come back
  * from every engine.
  */
 import { writeFileSync } from "node:fs";
@@ -11,7 +11,7 @@ import { join } from "node:path";
 import { afterAll, afterEach, describe, expect, it } from "vitest";
 import type { Backend, CheckpointFileRow, CheckpointRow, ManifestRunRow } from "../../src/backend/contract.js";
 import { openBaton, servicesOf } from "../../src/compose.js";
-import type { CheckpointFile } from "../../src/core/checkpoints.js";
+import type { CheckpointFile } from "../../src/core/time-travel/checkpoints.js";
 import { type Baton, isBatonError } from "../../src/index.js";
 import { cleanupDirs, tempDir, writeAt } from "../helpers.js";
 import { unclosable } from "./concurrency-contract.js";
@@ -175,7 +175,7 @@ export function checkpointsContract(name: string, factory: StoreFactory, connect
       });
     });
 
-    it("keeps each lane's newest write of a path, and answers the lanes' queries the same way (services/lanes.ts)", async () => {
+    it("keeps each lane's newest write of a path, and answers the lanes' queries the same way (services/agents/lanes.ts)", async () => {
       const { baton } = await fresh();
       await baton.sessions.start({ flow: "task", id: "t" });
       const be = servicesOf(baton).backend;

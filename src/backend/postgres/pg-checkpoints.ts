@@ -1,6 +1,6 @@
 /**
  * Checkpoint queries on PostgreSQL: checkpoints and their manifest runs (the same rows as
- * SQLite's: services/manifests.ts decides them), session artifacts, the whole-tree stat cache
+ * SQLite's: services/time-travel/manifests.ts decides them), session artifacts, the whole-tree stat cache
  * (one per workspace scope), and every blob as bytea deduplicated by hash.
  *
  * The blob collector's lock is the checkpoint_meta row: `unreferenced` takes it FOR UPDATE

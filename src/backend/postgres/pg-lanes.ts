@@ -1,4 +1,4 @@
-/** The lane writes' queries on PostgreSQL (contract.ts LaneQueries; services/lanes.ts). */
+/** The lane writes' queries on PostgreSQL (contract.ts LaneQueries; services/agents/lanes.ts). */
 import type { LaneQueries, LaneWriteRow } from "../contract.js";
 import type { PgCtx } from "./pg-types.js";
 

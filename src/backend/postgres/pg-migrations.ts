@@ -272,7 +272,7 @@ export const PG_MIGRATIONS: readonly PgMigration[] = Object.freeze([
   },
   {
     // Manifests become runs of unchanged entries, the same rows as SQLite's (migration 7 there;
-    // services/manifests.ts decides them): a session's tree checkpoints share a lane, so a tree
+    // services/time-travel/manifests.ts decides them): a session's tree checkpoints share a lane, so a tree
     // checkpoint writes rows for changed paths only. Live checkpoints' files are carried over as
     // lanes of their own.
     version: 10,
@@ -383,7 +383,7 @@ export const PG_MIGRATIONS: readonly PgMigration[] = Object.freeze([
   },
   {
     // As SQLite migration 16: the agent lane that took a checkpoint, and the files each lane
-    // wrote (core/lanes.ts, services/lanes.ts).
+    // wrote (core/lanes.ts, services/agents/lanes.ts).
     version: 15,
     name: "agent-lanes",
     sql: `

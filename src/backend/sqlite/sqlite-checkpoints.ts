@@ -4,7 +4,7 @@
  * session artifacts, and the small blobs themselves (`blobs`: hash, when stored, stored form).
  *
  * Storage only: the lanes, which runs a checkpoint opens and closes, and which runs pruning
- * deletes are decided in services/manifests.ts (contract.ts, CheckpointQueries). One writer at
+ * deletes are decided in services/time-travel/manifests.ts (contract.ts, CheckpointQueries). One writer at
  * a time holds the write lock, so every point read here already holds its row.
  */
 import type {

@@ -1,4 +1,4 @@
-/** The lane writes' queries on SQLite (contract.ts LaneQueries; services/lanes.ts). */
+/** The lane writes' queries on SQLite (contract.ts LaneQueries; services/agents/lanes.ts). */
 import type { LaneQueries, LaneWriteRow } from "../contract.js";
 import type { Prepare } from "./sqlite-types.js";
 

@@ -342,7 +342,7 @@ export const SQLITE_MIGRATIONS: readonly SqliteMigration[] = Object.freeze([
     `,
   },
   {
-    // Every checkpoint names its lane (services/manifests.ts decides lanes now, the same on
+    // Every checkpoint names its lane (services/time-travel/manifests.ts decides lanes now, the same on
     // every engine): a targeted or safety checkpoint is a lane of its own, named by its id.
     version: 13,
     name: "checkpoint-lanes",
@@ -386,7 +386,7 @@ export const SQLITE_MIGRATIONS: readonly SqliteMigration[] = Object.freeze([
   },
   {
     // A checkpoint's pin set and cleared again is a state a page may have seen between (the
-    // dashboard's version tags, services/session-overview.ts): the count of changes tells the
+    // dashboard's version tags, services/session/overview.ts): the count of changes tells the
     // two apart, where `pinned` alone comes back to what it was.
     version: 15,
     name: "checkpoint-pin-changes",
@@ -397,7 +397,7 @@ export const SQLITE_MIGRATIONS: readonly SqliteMigration[] = Object.freeze([
   {
     // Agent lanes (core/lanes.ts). The lane that took a checkpoint: an agent's undo steps
     // through its own lane's checkpoints (older checkpoints belong to no lane: a person's, or
-    // any agent's). The files each lane wrote (services/lanes.ts): its claims while its run
+    // any agent's). The files each lane wrote (services/agents/lanes.ts): its claims while its run
     // lives, and what it left in them.
     version: 16,
     name: "agent-lanes",

@@ -1,8 +1,8 @@
 /** Commands for checkpoints, rollback, artifacts and blob collection. */
 import { writeFileSync } from "node:fs";
 import { isAbsolute, relative, resolve, sep } from "node:path";
-import type { CheckpointInfo } from "../../core/checkpoints.js";
 import { laneFromEnv } from "../../core/lanes.js";
+import type { CheckpointInfo } from "../../core/time-travel/checkpoints.js";
 import { BatonError, badInput } from "../../errors.js";
 import { paintDiff } from "../../platform/colour.js";
 import { writeStdoutBytes } from "../../platform/output.js";

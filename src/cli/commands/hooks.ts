@@ -1,6 +1,6 @@
 /** `baton hooks install|uninstall|status` and the help entry of `baton hook` (src/hooks/). */
 import { resolve } from "node:path";
-import { HOOK_AGENT_LIST, type HookAgent } from "../../core/hook-config.js";
+import { HOOK_AGENT_LIST, type HookAgent } from "../../core/hooks/config.js";
 import { badInput } from "../../errors.js";
 import {
   AGENT_NAMES,

@@ -8,7 +8,7 @@ import {
   type LedgerNode,
   type LedgerStatus,
   shapeNode,
-} from "../../core/ledger.js";
+} from "../../core/ledger/nodes.js";
 import { BatonError, badInput } from "../../errors.js";
 import { writeStderr } from "../../platform/output.js";
 import { type Ctx, parseIntOption } from "../context.js";

@@ -1,7 +1,7 @@
 /** `baton lessons ...`: LESSONS.md at the workspace root, searched and injected into prompts. */
 import type { Baton } from "../../api.js";
-import type { LessonIntent } from "../../core/lesson-rank.js";
-import type { Lesson, LessonDiagnostic } from "../../core/lessons-md.js";
+import type { Lesson, LessonDiagnostic } from "../../core/lessons/lessons-md.js";
+import type { LessonIntent } from "../../core/lessons/rank.js";
 import { BatonError, badInput, isBatonError } from "../../errors.js";
 import { writeStderr } from "../../platform/output.js";
 import { type Ctx, parseIntOption } from "../context.js";

@@ -9,7 +9,7 @@ import { constants } from "node:os";
 import { BatonError, isBatonError } from "../../errors.js";
 import { writeStderr } from "../../platform/output.js";
 import { descendants, readProcStat } from "../../platform/process-facts.js";
-import type { LockInfo } from "../../services/locks.js";
+import type { LockInfo } from "../../services/work/locks.js";
 import { type Ctx, parseIntOption } from "../context.js";
 
 type HolderOpts = { pid?: string; epoch?: string };

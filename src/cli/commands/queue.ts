@@ -4,7 +4,7 @@ import type { JsonObject } from "../../core/types.js";
 import { badInput, isBatonError } from "../../errors.js";
 import { writeStderr } from "../../platform/output.js";
 import { hostFacts, hostIdentity, withHostId } from "../../platform/process-facts.js";
-import type { Lease } from "../../services/queue.js";
+import type { Lease } from "../../services/work/queue.js";
 import { type Ctx, parseIntOption, parseJsonObject } from "../context.js";
 
 export interface PollOptions {
@@ -45,7 +45,7 @@ function answerSlackMs(): number {
  * Who leases when no --owner is given: the agent that ran this command (our parent), on this
  * host (`cli:<pid>@<host identity>`, with BATON_HOST_ID when set). The host keeps owners of
  * different hosts apart, so when the agent's run is marked crashed, on any proof, its leases are
- * given back with it (services/runs.ts) and never another host's agent of the same pid.
+ * given back with it (services/session/runs.ts) and never another host's agent of the same pid.
  */
 export function defaultOwner(env: NodeJS.ProcessEnv = process.env): string {
   const id = env.BATON_HOST_ID;

@@ -1,5 +1,5 @@
 /** `baton target …`: bind a session to its external target, and resolve it without silent fallbacks. */
-import type { TargetInput } from "../../core/targets.js";
+import type { TargetInput } from "../../core/session/targets.js";
 import type { TargetBinding } from "../../core/types.js";
 import type { Ctx } from "../context.js";
 

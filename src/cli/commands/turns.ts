@@ -1,9 +1,9 @@
 /** `baton turn record`: one agent turn for the spiral detector (agent hooks call it after each tool). */
 import { canonicalJson, sha256 } from "../../core/canonical.js";
-import { redactText, redactValue } from "../../core/redact.js";
+import { redactText, redactValue } from "../../core/redaction/redact.js";
 import type { TurnFile, TurnStatus } from "../../core/types.js";
 import { badInput } from "../../errors.js";
-import type { TurnInput } from "../../services/spiral.js";
+import type { TurnInput } from "../../services/agents/spiral.js";
 import { type Ctx, parseJsonObject } from "../context.js";
 
 const STATUSES: readonly TurnStatus[] = ["success", "error", "no_progress", "recovered"];

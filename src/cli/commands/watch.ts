@@ -1,7 +1,7 @@
 /** `baton watch`: follow an external-run session until it is terminal, one line per tick. */
 
 import { writeStdout } from "../../platform/output.js";
-import type { WatchLine } from "../../services/watch-run.js";
+import type { WatchLine } from "../../services/session/watch-run.js";
 import { type Ctx, parseIntOption } from "../context.js";
 
 function human(l: WatchLine): string {

@@ -1,4 +1,4 @@
-import type { FlowDefinition } from "../flow.js";
+import type { FlowDefinition } from "./flow.js";
 
 /**
  * A long-running run in another system. A `timeout` before the session's deadline is a

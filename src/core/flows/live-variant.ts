@@ -1,4 +1,4 @@
-import type { FlowDefinition } from "../flow.js";
+import type { FlowDefinition } from "./flow.js";
 
 /**
  * The live design-tool lifecycle: a browser asks for variants of a piece of UI, the agent

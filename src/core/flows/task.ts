@@ -1,4 +1,4 @@
-import type { FlowDefinition } from "../flow.js";
+import type { FlowDefinition } from "./flow.js";
 
 /** A generic agent task. */
 export const taskFlow: FlowDefinition = {

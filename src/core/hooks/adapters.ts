@@ -1,7 +1,8 @@
 /** The agents Baton's hooks serve, by the name `baton hook <agent>` takes. */
-import { HOOK_AGENTS, type HookAgent } from "../hook-config.js";
+
 import { claude } from "./claude.js";
 import { codex } from "./codex.js";
+import { HOOK_AGENTS, type HookAgent } from "./config.js";
 import { gemini } from "./gemini.js";
 import { qwen } from "./qwen.js";
 import type { AgentAdapter } from "./types.js";

@@ -15,7 +15,7 @@
  *   Pre/PostToolUse with the parent's session id, and its end is not the session's.
  * - Exit 0 with no output lets everything proceed; that is Baton's answer when it fails.
  */
-import { hookGroup } from "../hook-config.js";
+import { hookGroup } from "./config.js";
 import {
   type AgentAdapter,
   type HookEvent,

@@ -15,9 +15,9 @@
  *   PostToolUse), `hookSpecificOutput.permissionDecision: "deny"` + `permissionDecisionReason`
  *   (PreToolUse), `systemMessage` for the user.
  */
-import { isPatch, patchPaths } from "../apply-patch.js";
-import { hookGroup } from "../hook-config.js";
+import { isPatch, patchPaths } from "./apply-patch.js";
 import { CLAUDE_EVENTS, renderClaudeStyle } from "./claude.js";
+import { hookGroup } from "./config.js";
 import { type AgentAdapter, obj, type PayloadIO, parsePayload, str, type ToolCall, toolBase } from "./types.js";
 
 const CONTEXT_LIMIT = 10_000;

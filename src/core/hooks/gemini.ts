@@ -16,8 +16,9 @@
  *   SessionEnd (`reason`).
  * - `systemMessage` is shown to the user; `{}` lets everything proceed.
  */
-import { hookGroup } from "../hook-config.js";
+
 import { clipContext } from "./claude.js";
+import { hookGroup } from "./config.js";
 import {
   type AgentAdapter,
   type HookEvent,

@@ -26,8 +26,9 @@
  *   to the user. No output lets everything proceed.
  * - `timeout` is in seconds (0.24 reads a value of 1000 or more as the old milliseconds).
  */
-import { hookGroup } from "../hook-config.js";
+
 import { CLAUDE_EVENTS, renderClaudeStyle } from "./claude.js";
+import { hookGroup } from "./config.js";
 import { type AgentAdapter, type HookEvent, type NeutralKind, obj, parsePayload, str, type ToolCall, toolBase } from "./types.js";
 
 const CONTEXT_LIMIT = 10_000;

@@ -1,11 +1,11 @@
 /**
  * The neutral shape of agent hooks. Each agent's adapter (claude.ts, codex.ts, gemini.ts)
  * turns the agent's stdin JSON into a `HookEvent` and a `HookResponse` back into the agent's
- * own output; the use cases (services/agent-hooks.ts, `baton.agents.handle`) see only these
+ * own output; the use cases (services/agents/hooks.ts, `baton.agents.handle`) see only these
  * types. Pure: what an adapter needs from outside the payload (Codex's session transcript) is
  * read by the edge and handed in as `PayloadIO`.
  */
-import type { HookAgent, HookGroupSpec } from "../hook-config.js";
+import type { HookAgent, HookGroupSpec } from "./config.js";
 
 export type { HookAgent };
 

@@ -4,7 +4,7 @@
  * from the process, and the neutral response back. Checked field by field here, so a request
  * from anything but a Baton hook process of this build changes nothing.
  */
-import { HOOK_AGENT_LIST, HOOK_AGENTS, type HookAgent } from "../hook-config.js";
+import { HOOK_AGENT_LIST, HOOK_AGENTS, type HookAgent } from "./config.js";
 import { type HookEvent, type HookResponse, SESSION_SOURCES, type SessionSource, type ToolCall, type ToolKind } from "./types.js";
 
 /** What a hook process sends besides the event. */

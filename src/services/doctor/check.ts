@@ -1,17 +1,17 @@
 /**
  * What a doctor check is: a named object that says what it reads, finds problems, and may carry
  * one safe fix (the repair the system would make on its own sooner or later). The runner
- * (services/doctor.ts) runs the list in order, sets each finding's `check` and `safe`, and
+ * (services/doctor/doctor.ts) runs the list in order, sets each finding's `check` and `safe`, and
  * applies the fixes it is asked for. One file per group of checks beside this one.
  */
 import type { Backend } from "../../backend/contract.js";
 import type { DoctorCheck, DoctorFinding } from "../../core/doctor.js";
-import type { Journal } from "../journal.js";
-import type { LedgerHealth } from "../ledger-health.js";
-import type { LockInfo, LockService } from "../locks.js";
-import type { Queue } from "../queue.js";
-import type { RunService } from "../runs.js";
-import type { SessionStatus } from "../status.js";
+import type { Journal } from "../journal/journal.js";
+import type { LedgerHealth } from "../ledger/health.js";
+import type { RunService } from "../session/runs.js";
+import type { SessionStatus } from "../session/status.js";
+import type { LockInfo, LockService } from "../work/locks.js";
+import type { Queue } from "../work/queue.js";
 
 export interface DoctorDeps {
   backend: Backend;
@@ -29,7 +29,7 @@ export interface DoctorDeps {
   ledgerHealth?: () => Promise<LedgerHealth>;
   /**
    * This workspace as checkpoints see it: its host, and which paths are private files whose
-   * content stays in this workspace on a shared store (services/checkpoint-config.ts).
+   * content stays in this workspace on a shared store (services/time-travel/checkpoint-config.ts).
    */
   checkpointFacts?: () => Promise<{ host(): string; keptLocal(rel: string): boolean; sharedAcrossHosts: boolean }>;
   /**

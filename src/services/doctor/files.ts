@@ -3,8 +3,8 @@ import { existsSync } from "node:fs";
 import { join, resolve } from "node:path";
 import type { CheckpointRow } from "../../backend/contract.js";
 import { isBatonError } from "../../errors.js";
-import { BlobStore, missingBlobs } from "../blobs.js";
 import { hashFile } from "../files.js";
+import { BlobStore, missingBlobs } from "../time-travel/blobs.js";
 import { type Check, type DoctorDeps, type Found, SAMPLE } from "./check.js";
 
 /** Blobs and temp files younger than this are never called orphans (a checkpoint may be committing them). */

@@ -1,6 +1,6 @@
 /** Doctor's check of LESSONS.md: lessons Baton refused to read, each with its line and reason. */
-import { parseLessonsMd } from "../../core/lessons-md.js";
-import { lessonsPath, readLessonsText } from "../lessons-file.js";
+import { parseLessonsMd } from "../../core/lessons/lessons-md.js";
+import { lessonsPath, readLessonsText } from "../lessons/lessons-file.js";
 import { type Check, SAMPLE } from "./check.js";
 
 /**

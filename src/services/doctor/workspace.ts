@@ -5,8 +5,8 @@ import { type ConfigTrust, configPath, configSection, configTrust } from "../../
 import { hookFailures } from "../../platform/hook-log.js";
 import { looseModes, tightenAll } from "../../platform/private-files.js";
 import { readServerFile, releaseServerFile, serverAlive, serverFilePath, serverIdentity } from "../../platform/server-file.js";
-import { readCheckpointConfig } from "../checkpoint-config.js";
-import { readSpiralConfig } from "../spiral.js";
+import { readSpiralConfig } from "../agents/spiral.js";
+import { readCheckpointConfig } from "../time-travel/checkpoint-config.js";
 import { type Check, type Found, SAMPLE } from "./check.js";
 
 /** Hook failures older than this are history, not a finding. */

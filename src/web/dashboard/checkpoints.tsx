@@ -7,9 +7,9 @@
  * the list is read again, so a stale page learns what changed.
  */
 import { useCallback, useEffect, useRef, useState } from "preact/hooks";
-import type { CheckpointInfo } from "../../core/checkpoints.js";
-import type { CheckpointPairDiff } from "../../services/checkpoint-diff.js";
-import type { RollbackChange } from "../../services/rollback.js";
+import type { CheckpointInfo } from "../../core/time-travel/checkpoints.js";
+import type { CheckpointPairDiff } from "../../services/time-travel/checkpoint-diff.js";
+import type { RollbackChange } from "../../services/time-travel/rollback.js";
 import { get, post } from "./api.js";
 import { DiffView } from "./diff-view.js";
 import { plural, useNewest } from "./parts.js";

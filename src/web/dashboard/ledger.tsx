@@ -7,7 +7,7 @@
 import { useEffect, useRef, useState } from "preact/hooks";
 import uPlot from "uplot";
 import uplotCss from "uplot/dist/uPlot.min.css";
-import type { LedgerNode, LedgerStatus } from "../../core/ledger.js";
+import type { LedgerNode, LedgerStatus } from "../../core/ledger/nodes.js";
 import { get } from "./api.js";
 import { useNewest } from "./parts.js";
 

@@ -5,7 +5,7 @@
  * file again.
  */
 import { useCallback, useEffect, useMemo, useState } from "preact/hooks";
-import type { ListedLesson } from "../../services/lessons.js";
+import type { ListedLesson } from "../../services/lessons/lessons.js";
 import { get, post } from "./api.js";
 import { fitPlaceholder, plural } from "./parts.js";
 

@@ -1,7 +1,7 @@
 /** Small pieces the dashboard's views share. */
 import { useCallback, useRef } from "preact/hooks";
 import type { NextAction } from "../../core/types.js";
-import type { PendingWork } from "../../services/queue.js";
+import type { PendingWork } from "../../services/work/queue.js";
 
 /** "12 s ago", "3 min ago", "2 h ago", else the date. */
 export function ago(iso: string, now = Date.now()): string {

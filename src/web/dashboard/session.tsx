@@ -4,8 +4,8 @@
  * (timeline.tsx, which holds the session's stream).
  */
 import { useCallback, useEffect, useRef, useState } from "preact/hooks";
-import type { SessionVersions } from "../../services/session-overview.js";
-import type { SessionStatus } from "../../services/status.js";
+import type { SessionVersions } from "../../services/session/overview.js";
+import type { SessionStatus } from "../../services/session/status.js";
 import { type Connection, get } from "./api.js";
 import { CheckpointsPanel } from "./checkpoints.js";
 import { LedgerPanel } from "./ledger.js";

@@ -6,7 +6,7 @@
  */
 import { useState } from "preact/hooks";
 import type { SpiralState, TurnEntry } from "../../core/types.js";
-import type { SessionStatus } from "../../services/status.js";
+import type { SessionStatus } from "../../services/session/status.js";
 import { post } from "./api.js";
 
 type Choice = "unpause" | "rollback_unpause" | "note";

@@ -7,7 +7,7 @@
  */
 import { useCallback, useEffect, useRef, useState } from "preact/hooks";
 import type { JournalEvent } from "../../core/types.js";
-import type { SessionVersions } from "../../services/session-overview.js";
+import type { SessionVersions } from "../../services/session/overview.js";
 import { type Connection, follow, get } from "./api.js";
 import { fitPlaceholder, plural } from "./parts.js";
 

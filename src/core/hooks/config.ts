@@ -1,0 +1,212 @@
+/**
+ * Merging Baton's entries into an agent's hook configuration, and taking them out again. Pure:
+ * values in, values out; the installer (src/hooks/install.ts) does the file I/O.
+ *
+ * Claude Code (`.claude/settings.json`), Codex (`.codex/hooks.json`), Gemini CLI
+ * (`.gemini/settings.json`) and Qwen Code (`.qwen/settings.json`) share one shape under the
+ * top-level `hooks` key:
+ *
+ *     { "hooks": { "<Event>": [ { "matcher": "<regex>", "hooks": [ { "type": "command", "command": "…" } ] } ] } }
+ *
+ * Baton's handlers are recognised by their command (`… baton… hook <agent> <Event>`), never by
+ * position, so every other hook is kept whatever its place. Install replaces a group that holds
+ * only Baton's handler where it stands (other hooks keep their indices, which Codex's trust is
+ * keyed by), removes Baton's handlers elsewhere, and appends a group per event that has none:
+ * installing twice gives the same value. Uninstall removes Baton's handlers, then the groups and event
+ * arrays that removal emptied (a container that was empty before is left alone), so it
+ * restores the configuration as it was before the install.
+ */
+import type { JsonObject, JsonValue } from "../types.js";
+
+export type HookAgent = "claude" | "codex" | "gemini" | "qwen";
+
+/** Every agent Baton's hooks serve, by the name `baton hook <agent>` and `baton hooks install <agent>` take. */
+export const HOOK_AGENTS: readonly HookAgent[] = Object.freeze(["claude", "codex", "gemini", "qwen"]);
+
+/** The agents as a message lists them: "claude, codex, gemini or qwen". */
+export const HOOK_AGENT_LIST = `${HOOK_AGENTS.slice(0, -1).join(", ")} or ${HOOK_AGENTS.at(-1)}`;
+
+export interface HookHandlerSpec {
+  type: "command";
+  command: string;
+  /** Seconds for Claude Code, Codex and Qwen Code, milliseconds for Gemini CLI (each agent's own unit). */
+  timeout?: number;
+  /** Gemini CLI: the name `/hooks enable|disable` uses. */
+  name?: string;
+  description?: string;
+}
+
+export interface HookGroupSpec {
+  event: string;
+  /** Tool-name regex for tool events; omitted: every occurrence of the event. */
+  matcher?: string;
+  handler: HookHandlerSpec;
+}
+
+/**
+ * One agent's hook groups, each running `<command> hook <agent> <event>`; `extra` gives the
+ * agent's other handler fields (time limit, Gemini CLI's name and description).
+ */
+export function hookGroup(
+  command: string,
+  agent: HookAgent,
+  extra: (event: string) => Omit<HookHandlerSpec, "type" | "command">,
+): (event: string, matcher?: string) => HookGroupSpec {
+  return (event, matcher) => {
+    const { name, ...rest } = extra(event);
+    return {
+      event,
+      ...(matcher !== undefined ? { matcher } : {}),
+      handler: { ...(name !== undefined ? { name } : {}), type: "command", command: `${command} hook ${agent} ${event}`, ...rest },
+    };
+  };
+}
+
+export interface InstalledHook {
+  event: string;
+  matcher?: string;
+  command: string;
+}
+
+/** A command that runs `baton hook <agent> …`, whatever the path or launcher before it. */
+export function isBatonCommand(command: unknown, agent: HookAgent): boolean {
+  if (typeof command !== "string") return false;
+  return new RegExp(`(?:^|[\\s"'/\\\\])(?:agent-)?baton(?:\\.c?js)?["']?\\s+hook\\s+${agent}(?:\\s|$)`).test(command);
+}
+
+function isObject(v: unknown): v is JsonObject {
+  return typeof v === "object" && v !== null && !Array.isArray(v);
+}
+
+function isOurs(handler: unknown, agent: HookAgent): boolean {
+  return isObject(handler) && isBatonCommand(handler.command, agent);
+}
+
+/** Problems that stop a merge: the `hooks` value or an event's value is not the documented shape. */
+export function hookConfigProblem(hooks: unknown): string | undefined {
+  if (hooks === undefined) return undefined;
+  if (!isObject(hooks)) return '"hooks" is not an object';
+  return undefined;
+}
+
+/** `hooks` without Baton's handlers for `agent`; containers the removal emptied are dropped. */
+export function removeBatonHooks(hooks: JsonObject | undefined, agent: HookAgent): { hooks: JsonObject | undefined; removed: number } {
+  if (!hooks) return { hooks, removed: 0 };
+  let removed = 0;
+  const out: JsonObject = {};
+  for (const [event, value] of Object.entries(hooks)) {
+    if (!Array.isArray(value)) {
+      out[event] = value;
+      continue;
+    }
+    const groups: JsonValue[] = [];
+    let removedHere = 0;
+    for (const group of value) {
+      if (!isObject(group) || !Array.isArray(group.hooks)) {
+        groups.push(group);
+        continue;
+      }
+      const kept = group.hooks.filter((h) => !isOurs(h, agent));
+      const n = group.hooks.length - kept.length;
+      removedHere += n;
+      if (n === 0) groups.push(group);
+      else if (kept.length > 0) groups.push({ ...group, hooks: kept });
+    }
+    removed += removedHere;
+    if (removedHere === 0 || groups.length > 0) out[event] = groups;
+  }
+  if (removed > 0 && Object.keys(out).length === 0 && Object.keys(hooks).length > 0) return { hooks: undefined, removed };
+  return { hooks: out, removed };
+}
+
+function groupOf(spec: HookGroupSpec): JsonObject {
+  const group: JsonObject = {};
+  if (spec.matcher !== undefined) group.matcher = spec.matcher;
+  const handler: JsonObject = {};
+  if (spec.handler.name !== undefined) handler.name = spec.handler.name;
+  handler.type = spec.handler.type;
+  handler.command = spec.handler.command;
+  if (spec.handler.timeout !== undefined) handler.timeout = spec.handler.timeout;
+  if (spec.handler.description !== undefined) handler.description = spec.handler.description;
+  group.hooks = [handler];
+  return group;
+}
+
+/**
+ * `hooks` with exactly one Baton group per spec (earlier Baton handlers replaced). A group that
+ * held only Baton's handler is replaced where it stands, so the groups after it keep their
+ * places: Codex keys its trust of every hook by group and handler index, and moving a user's
+ * group would silently untrust it. Specs without such a group are appended.
+ */
+export function addBatonHooks(hooks: JsonObject | undefined, specs: readonly HookGroupSpec[], agent: HookAgent): JsonObject {
+  const pending = new Map<string, HookGroupSpec[]>();
+  for (const spec of specs) pending.set(spec.event, [...(pending.get(spec.event) ?? []), spec]);
+  const out: JsonObject = {};
+  for (const [event, value] of Object.entries(hooks ?? {})) {
+    if (!Array.isArray(value)) {
+      out[event] = value;
+      continue;
+    }
+    const queue = pending.get(event) ?? [];
+    const groups: JsonValue[] = [];
+    let removedHere = 0;
+    for (const group of value) {
+      if (!isObject(group) || !Array.isArray(group.hooks)) {
+        groups.push(group);
+        continue;
+      }
+      const kept = group.hooks.filter((h) => !isOurs(h, agent));
+      const n = group.hooks.length - kept.length;
+      if (n === 0) groups.push(group);
+      else if (kept.length > 0) groups.push({ ...group, hooks: kept });
+      else {
+        const spec = queue.shift();
+        if (spec) groups.push(groupOf(spec));
+      }
+      removedHere += n;
+    }
+    for (const spec of queue) groups.push(groupOf(spec));
+    pending.delete(event);
+    if (removedHere === 0 || groups.length > 0) out[event] = groups;
+  }
+  for (const [event, rest] of pending) out[event] = rest.map(groupOf);
+  return out;
+}
+
+/** Baton's handlers for `agent` found in `hooks`, in order. */
+export function listBatonHooks(hooks: unknown, agent: HookAgent): InstalledHook[] {
+  if (!isObject(hooks)) return [];
+  const out: InstalledHook[] = [];
+  for (const [event, value] of Object.entries(hooks)) {
+    if (!Array.isArray(value)) continue;
+    for (const group of value) {
+      if (!isObject(group) || !Array.isArray(group.hooks)) continue;
+      for (const h of group.hooks) {
+        if (!isOurs(h, agent)) continue;
+        const found: InstalledHook = { event, command: String((h as JsonObject).command) };
+        if (typeof group.matcher === "string") found.matcher = group.matcher;
+        out.push(found);
+      }
+    }
+  }
+  return out;
+}
+
+/** The settings object with Baton's hooks merged in (`hooks` replaced; every other key kept). */
+export function installInto(settings: JsonObject, specs: readonly HookGroupSpec[], agent: HookAgent): JsonObject {
+  const problem = hookConfigProblem(settings.hooks);
+  if (problem) throw new Error(problem);
+  return { ...settings, hooks: addBatonHooks(settings.hooks as JsonObject | undefined, specs, agent) };
+}
+
+/** The settings object without Baton's hooks; `hooks` is dropped when the removal emptied it. */
+export function uninstallFrom(settings: JsonObject, agent: HookAgent): { settings: JsonObject; removed: number } {
+  const problem = hookConfigProblem(settings.hooks);
+  if (problem) throw new Error(problem);
+  const r = removeBatonHooks(settings.hooks as JsonObject | undefined, agent);
+  if (r.removed === 0) return { settings, removed: 0 };
+  const out: JsonObject = { ...settings };
+  if (r.hooks === undefined) delete out.hooks;
+  else out.hooks = r.hooks;
+  return { settings: out, removed: r.removed };
+}

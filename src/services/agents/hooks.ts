@@ -1,0 +1,287 @@
+/**
+ * What Baton does on each agent hook, whatever the agent (`baton.agents.handle`): the edges
+ * (the `baton hook` process, the server's hook route) translate the agent's JSON into a
+ * neutral `HookEvent` (core/hooks/) and render the `HookResponse` this returns.
+ *
+ * - session start: find or start the session for the agent's session, start (or keep) a run,
+ *   and give the agent where things stand: status, next action, blockers, decisions, files to
+ *   re-read, lessons.
+ * - prompt: "undo that" / "/rollback 3" rolls back and says what was restored; "unpause" lifts
+ *   a spiral pause; otherwise the lessons relevant to the prompt.
+ * - tools (agent-tools.ts): a checkpoint before a write or shell tool (or a deny while a spiral
+ *   pauses the session); after any tool a ledger node, a turn, the files-modified facet.
+ * - before compaction: STATE.md; after it: a journal note; turn or session end: the run ends.
+ *
+ * Every write carries an idempotency key (core/hooks/keys.ts), so the same hook handled twice
+ * (the server's answer was lost and the hook process retried) acts once. Steps meant to precede
+ * the agent's next action (the checkpoint before a tool, a rollback from a prompt) carry the
+ * hook's deadline and are cancelled, with a message for the user, rather than land late.
+ *
+ * Fails open: Baton's own failures are logged to `.baton/logs/hooks.log` and answered with an
+ * empty response (the agent goes on). The only refusal is deliberate (a spiral pause).
+ */
+import type { Baton } from "../../api.js";
+import { adapterFor } from "../../core/hooks/adapters.js";
+import { isUnpausePrompt } from "../../core/hooks/baton-command.js";
+import { renderSessionContext, renderSpiralPause, type SessionBrief } from "../../core/hooks/context.js";
+import { requestStepId } from "../../core/hooks/keys.js";
+import { userWords } from "../../core/hooks/prompt-words.js";
+import { parseRollbackIntent, type RollbackIntent } from "../../core/hooks/rollback-intent.js";
+import type { HookEvent, HookResponse } from "../../core/hooks/types.js";
+import { ago, describeLane, pausedSpiral, sameFamily } from "../../core/lanes.js";
+import type { Snapshot } from "../../core/types.js";
+import { isBatonError } from "../../errors.js";
+import { appendHookFailure } from "../../platform/hook-log.js";
+import { endRuns, ensureRun, laneOf, pauseView, sessionFor } from "./sessions.js";
+import { afterTool, beforeTool, type ToolHookContext } from "./tools.js";
+
+export interface AgentHookOptions {
+  /** The agent's process, the pid of the runs hooks start. Default: this process's parent. */
+  agentPid?: number;
+  /**
+   * The key of this hook's prompt, session-start and compaction steps: made once by the hook
+   * process and sent with every attempt, so a retried hook acts once. Default: a fresh one (a
+   * repeat acts again). Tool hooks are keyed by the agent's call id.
+   */
+  requestId?: string;
+  /**
+   * Steps meant to precede the agent's next action (the checkpoint before a tool, a rollback
+   * from a prompt) are cancelled rather than committed after this time (ms since the epoch).
+   * Default: none.
+   */
+  deadline?: number;
+}
+
+const PROMPT_LESSONS_CHARS = 2_000;
+const ROLLBACK_VERBS = /undo|revert|roll ?back|go back|restore/i;
+
+type Ev<K extends HookEvent["kind"]> = Extract<HookEvent, { kind: K }>;
+
+interface Ctx extends ToolHookContext {
+  contextLimit: number;
+  agentPid: number;
+  requestId: string | undefined;
+}
+
+/** Answer one hook. Never throws: Baton's own failures are logged and answered with `{}`. */
+export async function handleAgentEvent(b: Baton, ev: HookEvent, opts: AgentHookOptions = {}): Promise<HookResponse> {
+  const adapter = adapterFor(ev.agent);
+  const log = (err: unknown) => appendHookFailure(b.workspace.dir, { agent: ev.agent, event: ev.native, error: err });
+  const o: Ctx = {
+    label: adapter?.label ?? ev.agent,
+    contextLimit: adapter?.contextLimit ?? 10_000,
+    agentPid: opts.agentPid ?? process.ppid,
+    requestId: opts.requestId,
+    deadline: opts.deadline,
+    log,
+  };
+  try {
+    switch (ev.kind) {
+      case "session_start":
+        return await sessionStart(b, ev, o);
+      case "prompt":
+        return await prompt(b, ev, o);
+      case "before_tool":
+        return await beforeTool(b, ev, o);
+      case "after_tool":
+        return await afterTool(b, ev, o);
+      case "pre_compact":
+        return await preCompact(b, ev, o);
+      case "post_compact":
+        return await postCompact(b, ev, o);
+      case "stop":
+        await endRuns(b, ev, o.requestId);
+        return {};
+      default:
+        return {};
+    }
+  } catch (err) {
+    log(err);
+    return {};
+  }
+}
+
+// Session start
+
+async function sessionStart(b: Baton, ev: Ev<"session_start">, o: Ctx): Promise<HookResponse> {
+  const sid = await sessionFor(b, ev, o.label, true);
+  await b.runs.detectCrashed({ sessionId: sid });
+  await ensureRun(b, sid, await b.sessions.snapshot(sid), ev, o);
+  const snap = await b.sessions.snapshot(sid);
+  const lane = laneOf(ev);
+
+  const resumed = ev.source === "resume" || ev.source === "compact";
+  const report = resumed ? await b.sessions.resume(sid) : undefined;
+  const s = report ?? (await b.sessions.status({ sessionId: sid })).sessions[0];
+  if (!s) return {};
+  const brief: SessionBrief = {
+    sessionId: s.sessionId,
+    flow: s.flow,
+    phase: s.phase,
+    progress: s.progress,
+    nextAction: s.nextAction,
+    suggestions: s.suggestions,
+    activeBlockers: s.activeBlockers,
+    recentDecisions: s.recentDecisions,
+    ...(s.title !== undefined ? { title: s.title } : {}),
+    lane,
+  };
+  const paused = pausedSpiral(snap, lane);
+  if (paused) brief.spiral = pauseView(snap, lane);
+  const now = b.now().getTime();
+  const others = (s.lanes ?? []).filter((l) => !sameFamily(l.lane, lane));
+  if (others.length > 0) {
+    brief.otherLanes = others.slice(0, 8).map((l) => {
+      const { count, files } = l.claims;
+      return `${describeLane(l)}: ${l.status === "working" ? "working now" : "between turns"}, last active ${ago(l.lastAt, now)}${count > 0 ? `; writing ${files.slice(0, 5).join(", ")}${count > 5 ? ` and ${count - 5} more` : ""}` : ""}`;
+    });
+  }
+  if (report) brief.review = report.verification.files.filter((f) => f.review).map((f) => ({ path: f.path, state: f.state }));
+  const base = renderSessionContext(brief, { maxChars: o.contextLimit, source: ev.source });
+  const room = o.contextLimit - base.length - 2;
+  const extra: string[] = [];
+  if (room > 200) {
+    const query = [s.title, s.nextAction.reason, ...s.activeBlockers.map((x) => x.text)].filter(Boolean).join(" ");
+    const inj = await b.lessons.inject({ sessionId: sid, prompt: query }, { k: 5, maxChars: Math.min(room, PROMPT_LESSONS_CHARS) });
+    if (inj.markdown) extra.push(inj.markdown);
+  }
+  return {
+    context: renderSessionContext(brief, { maxChars: o.contextLimit, source: ev.source, extra }),
+    userMessage: `Baton: session ${sid} (${s.phase}); next: ${s.nextAction.action}${paused ? " (paused by the spiral detector)" : ""}${others.length > 0 ? `; ${others.length} other agent(s) working here` : ""}`,
+  };
+}
+
+// Prompt
+
+async function prompt(b: Baton, ev: Ev<"prompt">, o: Ctx): Promise<HookResponse> {
+  const sid = await sessionFor(b, ev, o.label, true);
+  const snap = await b.sessions.snapshot(sid);
+  await ensureRun(b, sid, snap, ev, o);
+  // The user's words without the context blocks the agent wrapped them in (Gemini CLI puts the
+  // SessionStart hooks' text, Baton's own, in front of every prompt).
+  const words = userWords(ev.prompt);
+  // Every rollback request names one of these verbs (core/hooks/rollback-intent.ts); most prompts do
+  // not, and the full grammar's regular expressions cost ~2 ms to compile on first use.
+  const intent = ROLLBACK_VERBS.test(words) ? parseRollbackIntent(words) : undefined;
+  if (intent) return rollbackFromPrompt(b, sid, snap, ev, intent, o);
+  const lane = laneOf(ev);
+  const paused = pausedSpiral(snap, lane);
+  const unpauseId = o.requestId !== undefined ? requestStepId("unpause", ev, o.requestId) : undefined;
+  if (isUnpausePrompt(words) && (paused || unpauseId !== undefined)) {
+    const r = await b.turns.unpause(sid, {
+      reason: "the user typed unpause",
+      actor: "user",
+      lane,
+      ...(unpauseId ? { id: unpauseId } : {}),
+    });
+    if (r.unpaused) {
+      return {
+        context: "The user cleared Baton's spiral pause. Continue, but do not repeat the approach that looped: take a different one.",
+        userMessage: `Baton: session ${sid} unpaused`,
+      };
+    }
+  }
+  const parts: string[] = [];
+  if (paused) parts.push(renderSpiralPause(sid, pauseView(snap, lane)));
+  const inj = await b.lessons.inject({ sessionId: sid, prompt: words }, { k: 5, maxChars: PROMPT_LESSONS_CHARS });
+  if (inj.markdown) parts.push(inj.markdown);
+  return parts.length > 0 ? { context: parts.join("\n\n") } : {};
+}
+
+/** Rollback answers Baton gives the user rather than failures of Baton itself. */
+const ROLLBACK_ANSWERS = new Set(["checkpoint_not_found", "checkpoint_pruned", "not_found", "bad_input", "unsafe_path", "conflict"]);
+
+async function rollbackFromPrompt(
+  b: Baton,
+  sid: string,
+  snap: Snapshot,
+  ev: Ev<"prompt">,
+  intent: RollbackIntent,
+  o: Ctx,
+): Promise<HookResponse> {
+  let r: Awaited<ReturnType<Baton["checkpoints"]["rollback"]>>;
+  const lane = laneOf(ev);
+  try {
+    r = await b.checkpoints.rollback(sid, {
+      ...intent,
+      // The user typed it in this agent session: its own steps, never another live agent's work.
+      lane,
+      actor: "user",
+      ...(o.requestId !== undefined ? { key: `${ev.agent}:${o.requestId}` } : {}),
+      ...(o.deadline !== undefined ? { deadline: o.deadline } : {}),
+    });
+  } catch (err) {
+    if (isBatonError(err, "deadline_exceeded")) {
+      o.log(err);
+      return {
+        context:
+          "The user asked to roll back files. Baton could not do it within the hook's time limit and changed nothing. Tell the user; do not try to undo changes by hand unless they ask.",
+        userMessage: "Baton cancelled the rollback: it could not be done within the hook's time limit, and nothing was changed. Ask again.",
+      };
+    }
+    if (!isBatonError(err) || !ROLLBACK_ANSWERS.has(err.code)) throw err;
+    return {
+      context: `The user asked to roll back files. Baton could not: ${err.message}. Tell the user; do not try to undo changes by hand unless they ask.`,
+      userMessage: `Baton could not roll back: ${err.message}`,
+    };
+  }
+  if (pausedSpiral(snap, lane)) {
+    const id = o.requestId !== undefined ? { id: requestStepId("rollback-unpause", ev, o.requestId) } : {};
+    await b.turns.unpause(sid, { reason: "the user asked to roll back", actor: "user", lane, ...id });
+  }
+  const restored = r.changes.filter((c) => c.action === "restore" || c.action === "create").map((c) => c.path);
+  const removed = r.changes.filter((c) => c.action === "remove").map((c) => c.path);
+  const list = (xs: string[]) =>
+    xs.length === 0 ? "none" : xs.slice(0, 20).join(", ") + (xs.length > 20 ? `, and ${xs.length - 20} more` : "");
+  const what = "to" in intent ? `to checkpoint ${intent.to}` : `${intent.steps} step${intent.steps === 1 ? "" : "s"} back`;
+  const target = `checkpoint ${r.target.id}${r.target.toolName ? ` (taken before ${r.target.toolName})` : ""}`;
+  const undo = r.safety ? `baton rollback --to ${r.safety}` : "";
+  const lines = [
+    `The user asked to roll back (${what}). Baton has already done it: the files are as they were at ${target}.`,
+    `Restored: ${list(restored)}. Removed (created after the checkpoint): ${list(removed)}. Unchanged: ${r.unchanged}.`,
+    "Do not undo anything yourself. Files on disk changed: re-read them before editing again, and take a different approach than the one rolled back.",
+  ];
+  if (r.warnings.length > 0) lines.push(`Warnings: ${r.warnings.join("; ")}`);
+  if (undo) lines.push(`If the user wants this rollback undone: \`${undo}\`.`);
+  if (r.rollbackId)
+    lines.push(`If the user says what went wrong, record it: \`baton lessons add "<one sentence>" --from-rollback ${r.rollbackId}\`.`);
+  return {
+    context: lines.join("\n"),
+    userMessage: `Baton rolled back to ${r.target.id}: ${restored.length} file(s) restored, ${removed.length} removed${undo ? `. Undo: ${undo}` : ""}`,
+  };
+}
+
+// Compaction
+
+/**
+ * Before a compaction: STATE.md, so the compacted agent can re-read where things stand. The
+ * journal notes a compaction only once it happened (PostCompact), or here when the agent sends
+ * nothing afterwards and fires this hook only for a compaction that follows (`announced`). A
+ * hook that fires whether or not a compaction follows (`ifChanged`) only keeps STATE.md current.
+ */
+async function preCompact(b: Baton, ev: Ev<"pre_compact">, o: Ctx): Promise<HookResponse> {
+  const sid = await sessionFor(b, ev, o.label, false);
+  if (!sid) return {};
+  if (ev.ifChanged) {
+    await b.sessions.refreshStateMarkdown(sid);
+    return {};
+  }
+  await b.sessions.writeStateMarkdown(sid);
+  if (ev.announced) await noteCompaction(b, sid, ev, o, "; STATE.md was written first");
+  return {};
+}
+
+async function postCompact(b: Baton, ev: Ev<"post_compact">, o: Ctx): Promise<HookResponse> {
+  const sid = await sessionFor(b, ev, o.label, false);
+  if (sid) await noteCompaction(b, sid, ev, o, "");
+  return {};
+}
+
+async function noteCompaction(b: Baton, sid: string, ev: Ev<"pre_compact" | "post_compact">, o: Ctx, tail: string): Promise<void> {
+  await b.events.append(sid, {
+    ...(o.requestId !== undefined ? { id: requestStepId("compacted", ev, o.requestId) } : {}),
+    type: "note:added",
+    actor: "system",
+    data: { text: `${o.label} compacted its context (${ev.trigger ?? "auto"})${tail}.` },
+  });
+}
