@@ -7,8 +7,13 @@
 // workspace, the local server's address) → backend (storage engines) → services (use cases)
 // → compose (the public API and openBaton) → edges (cli, server, hooks, mcp, web, browser,
 // demo). A module may import its own layer and those below it, with the rules in RULES.
-import { readdirSync } from "node:fs";
-import { join, relative } from "node:path";
+//
+// It also checks that no two modules import each other, directly or round a circle, counting
+// `import type` too (a circle of types is still a circle to read), and that every folder of
+// src/core/ and src/services/ (a room: the files of one capability) opens with a README.md
+// saying what lives there and what it may use.
+import { existsSync, readdirSync, readFileSync } from "node:fs";
+import { dirname, join, relative, resolve } from "node:path";
 import * as esbuild from "esbuild";
 
 const ROOT = new URL("..", import.meta.url).pathname;
@@ -114,6 +119,67 @@ export async function importGraph() {
   return edges;
 }
 
+const IMPORT = /(?:\bfrom|\bimport)\s*\(?\s*["'](\.{1,2}\/[^"']+)["']/g;
+
+/** Every import of src/ between its own files, types included: [from, to] pairs, repository-relative. */
+export function sourceGraph() {
+  const files = new Set(sources(join(ROOT, "src")).map((f) => relative(ROOT, f)));
+  const edges = [];
+  for (const from of files) {
+    for (const m of readFileSync(join(ROOT, from), "utf8").matchAll(IMPORT)) {
+      const base = relative(ROOT, resolve(ROOT, dirname(from), m[1]));
+      const to = [base.replace(/\.js$/, ".ts"), base.replace(/\.js$/, ".tsx"), base].find((f) => files.has(f));
+      if (to && to !== from) edges.push([from, to]);
+    }
+  }
+  return edges;
+}
+
+/** The circles of a graph: each a list of modules that reach each other (Tarjan's algorithm). */
+export function circles(edges) {
+  const next = new Map();
+  for (const [a, b] of edges) next.set(a, [...(next.get(a) ?? []), b]);
+  const index = new Map();
+  const low = new Map();
+  const stack = [];
+  const onStack = new Set();
+  const out = [];
+  const visit = (v) => {
+    index.set(v, index.size);
+    low.set(v, index.get(v));
+    stack.push(v);
+    onStack.add(v);
+    for (const w of next.get(v) ?? []) {
+      if (!index.has(w)) {
+        visit(w);
+        low.set(v, Math.min(low.get(v), low.get(w)));
+      } else if (onStack.has(w)) low.set(v, Math.min(low.get(v), index.get(w)));
+    }
+    if (low.get(v) !== index.get(v)) return;
+    const c = [];
+    let w;
+    do {
+      w = stack.pop();
+      onStack.delete(w);
+      c.push(w);
+    } while (w !== v);
+    if (c.length > 1) out.push(c.sort());
+  };
+  for (const v of next.keys()) if (!index.has(v)) visit(v);
+  return out;
+}
+
+/** The rooms (folders) of src/core/ and src/services/ that do not say what they hold. */
+export function roomsWithoutReadme() {
+  const out = [];
+  for (const layer of ["core", "services"]) {
+    for (const e of readdirSync(join(ROOT, "src", layer), { withFileTypes: true })) {
+      if (e.isDirectory() && !existsSync(join(ROOT, "src", layer, e.name, "README.md"))) out.push(`src/${layer}/${e.name}`);
+    }
+  }
+  return out;
+}
+
 if (process.argv[1] && import.meta.url === new URL(`file://${process.argv[1]}`).href) {
   process.chdir(ROOT);
   const edges = await importGraph();
@@ -135,5 +201,14 @@ if (process.argv[1] && import.meta.url === new URL(`file://${process.argv[1]}`).
     console.error(`layers: ${bad.length} import(s) break the layer map (docs/architecture.md, "Layers")`);
     process.exit(1);
   }
-  console.log(`layers: ${edges.length} imports of src/ follow the layer map`);
+  const round = circles(sourceGraph());
+  for (const c of round) console.error(`layers: these modules import each other (types count): ${c.join(", ")}`);
+  if (round.length > 0) {
+    console.error("layers: move what they share (often a type) into a module both can import");
+    process.exit(1);
+  }
+  const bare = roomsWithoutReadme();
+  for (const r of bare) console.error(`layers: ${r}/ has no README.md saying what lives there and what it may use`);
+  if (bare.length > 0) process.exit(1);
+  console.log(`layers: ${edges.length} imports of src/ follow the layer map, with no circles`);
 }

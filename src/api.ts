@@ -54,7 +54,7 @@
 import type { MigrationReport, SessionRow } from "./backend/contract.js";
 import type { DoctorReport } from "./core/doctor.js";
 import type { FlowDefinition } from "./core/flows/flow.js";
-import type { HookEvent, HookResponse } from "./core/hooks/types.js";
+import type { AgentHookOptions, HookEvent, HookResponse } from "./core/hooks/types.js";
 import type { ClaimHolder } from "./core/lanes.js";
 import type { LedgerInput, LedgerNode } from "./core/ledger/nodes.js";
 import type { Lesson, LessonDiagnostic } from "./core/lessons/lessons-md.js";
@@ -74,7 +74,6 @@ import type {
   TargetBinding,
 } from "./core/types.js";
 import type { ProcessFacts } from "./platform/process-facts.js";
-import type { AgentHookOptions } from "./services/agents/hooks.js";
 import type { TurnInput, TurnResult } from "./services/agents/spiral.js";
 import type { SpiralAnswer, SpiralAnswerResult } from "./services/agents/spiral-answer.js";
 import type { DoctorOptions } from "./services/doctor/doctor.js";

@@ -23,12 +23,12 @@ import type {
   Turns,
   Work,
 } from "./api.js";
-import type { Services } from "./compose.js";
 import { randomHex } from "./core/canonical.js";
 import type { LedgerInput, LedgerNode } from "./core/ledger/nodes.js";
 import { refusePlaceholder } from "./core/shell.js";
 import type { AppendResult, JsonObject } from "./core/types.js";
 import { badInput } from "./errors.js";
+import type { Services } from "./service-set.js";
 import { recordFiles } from "./services/files.js";
 import { StateFiles } from "./services/session/state-file.js";
 

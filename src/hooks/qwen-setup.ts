@@ -18,7 +18,7 @@ import { homedir, platform } from "node:os";
 import { dirname, isAbsolute, join, parse as parsePath, resolve, sep } from "node:path";
 import { parse } from "jsonc-parser";
 import type { JsonObject } from "../core/types.js";
-import type { Readiness, SetupPlace } from "./agent-setup.js";
+import type { Readiness, SetupPlace } from "./readiness.js";
 
 /**
  * Qwen Code's user directory: `$QWEN_HOME` (a leading `~` is the home directory, a relative path

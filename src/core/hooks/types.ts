@@ -213,3 +213,21 @@ export function toolBase(p: Record<string, unknown>): {
   const callId = str(p.tool_use_id);
   return { base: { name, input, ...(callId ? { callId } : {}) }, args: obj(input) };
 }
+
+/** How one hook is answered (`baton.agents.handle`). */
+export interface AgentHookOptions {
+  /** The agent's process, the pid of the runs hooks start. Default: this process's parent. */
+  agentPid?: number;
+  /**
+   * The key of this hook's prompt, session-start and compaction steps: made once by the hook
+   * process and sent with every attempt, so a retried hook acts once. Default: a fresh one (a
+   * repeat acts again). Tool hooks are keyed by the agent's call id.
+   */
+  requestId?: string;
+  /**
+   * Steps meant to precede the agent's next action (the checkpoint before a tool, a rollback
+   * from a prompt) are cancelled rather than committed after this time (ms since the epoch).
+   * Default: none.
+   */
+  deadline?: number;
+}

@@ -4,7 +4,7 @@
  */
 
 import { redactValue } from "../redaction/redact.js";
-import type { LedgerNode } from "./nodes.js";
+import type { LedgerNode } from "./node.js";
 
 /** Fields in a stable, readable order (JSON keeps insertion order). */
 const ORDER: readonly (keyof LedgerNode)[] = [

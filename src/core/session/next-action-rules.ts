@@ -9,7 +9,7 @@ import { batonCommand, shellQuote } from "../shell.js";
 import { clip as clipText } from "../text.js";
 import type { NextAction } from "../types.js";
 import { markerNextAction } from "./markers.js";
-import type { NextActionRule } from "./next-action.js";
+import type { NextActionRule } from "./rule.js";
 
 const MAX_TEXT = 160;
 /**

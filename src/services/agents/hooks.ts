@@ -27,30 +27,13 @@ import { renderSessionContext, renderSpiralPause, type SessionBrief } from "../.
 import { requestStepId } from "../../core/hooks/keys.js";
 import { userWords } from "../../core/hooks/prompt-words.js";
 import { parseRollbackIntent, type RollbackIntent } from "../../core/hooks/rollback-intent.js";
-import type { HookEvent, HookResponse } from "../../core/hooks/types.js";
+import type { AgentHookOptions, HookEvent, HookResponse } from "../../core/hooks/types.js";
 import { ago, describeLane, pausedSpiral, sameFamily } from "../../core/lanes.js";
 import type { Snapshot } from "../../core/types.js";
 import { isBatonError } from "../../errors.js";
 import { appendHookFailure } from "../../platform/hook-log.js";
 import { endRuns, ensureRun, laneOf, pauseView, sessionFor } from "./sessions.js";
 import { afterTool, beforeTool, type ToolHookContext } from "./tools.js";
-
-export interface AgentHookOptions {
-  /** The agent's process, the pid of the runs hooks start. Default: this process's parent. */
-  agentPid?: number;
-  /**
-   * The key of this hook's prompt, session-start and compaction steps: made once by the hook
-   * process and sent with every attempt, so a retried hook acts once. Default: a fresh one (a
-   * repeat acts again). Tool hooks are keyed by the agent's call id.
-   */
-  requestId?: string;
-  /**
-   * Steps meant to precede the agent's next action (the checkpoint before a tool, a rollback
-   * from a prompt) are cancelled rather than committed after this time (ms since the epoch).
-   * Default: none.
-   */
-  deadline?: number;
-}
 
 const PROMPT_LESSONS_CHARS = 2_000;
 const ROLLBACK_VERBS = /undo|revert|roll ?back|go back|restore/i;

@@ -6,10 +6,10 @@
  */
 import type { Backend } from "../../backend/contract.js";
 import { sha256 } from "../../core/canonical.js";
+import type { RollbackChange, RollbackResult } from "../../core/time-travel/rollback-result.js";
 import { BatonError } from "../../errors.js";
 import type { Journal } from "../journal/journal.js";
 import { toInfo } from "./checkpoints.js";
-import type { RollbackChange, RollbackResult } from "./rollback.js";
 
 /** How long a keyed rollback without a deadline waits for another caller's rollback of that key. */
 const REPEAT_WAIT_MS = 10_000;
