@@ -51,13 +51,15 @@ const LANE_ID = /^[a-z]{1,16}:[A-Za-z0-9._-]{1,64}(\/[A-Za-z0-9._-]{1,40})?$/;
  * The lane of the agent session that ran a command, from the environment its agent gives its
  * shell tool: Claude Code's `CLAUDE_CODE_SESSION_ID` (2.1.132+), Codex's `CODEX_THREAD_ID`
  * (the thread id its hooks send as `session_id`), Qwen Code's `QWEN_CODE_SESSION_ID` (the
- * `session_id` of its hooks). Gemini CLI names none. Undefined when run by a person (or an agent
+ * `session_id` of its hooks), Copilot CLI's `COPILOT_AGENT_SESSION_ID` (the `sessionId` of its
+ * hooks). Gemini CLI names none. Undefined when run by a person (or an agent
  * that names none).
  */
 export function laneFromEnv(env: Readonly<Record<string, string | undefined>>): string | undefined {
   if (env.CLAUDE_CODE_SESSION_ID) return laneId("claude", env.CLAUDE_CODE_SESSION_ID);
   if (env.CODEX_THREAD_ID) return laneId("codex", env.CODEX_THREAD_ID);
   if (env.QWEN_CODE_SESSION_ID) return laneId("qwen", env.QWEN_CODE_SESSION_ID);
+  if (env.COPILOT_AGENT_SESSION_ID) return laneId("copilot", env.COPILOT_AGENT_SESSION_ID);
   return undefined;
 }
 

@@ -19,6 +19,7 @@
  *   `~/.gemini/trusted_hooks.json` (`{"<project root>": ["<name>:<command>", …]}`); the installer
  *   records Baton's there, so the user is not warned about hooks they just installed.
  * - Qwen Code: qwen-setup.ts (its hooks switch and folder trust; nothing for the installer to do).
+ * - Copilot CLI: copilot-setup.ts (its folder trust and hooks switch; nothing for the installer to do).
  *
  * A little over ~400 lines: each agent's trust files are read and written here together,
  * because the installer and `baton hooks status` must agree on every agent at once.
@@ -39,6 +40,7 @@ import {
   trustOf,
   withCodexTrust,
 } from "./codex-trust.js";
+import { copilotReadiness } from "./copilot-setup.js";
 import { qwenReadiness } from "./qwen-setup.js";
 import type { Readiness, SetupPlace } from "./readiness.js";
 
@@ -384,6 +386,7 @@ export function readiness(agent: HookAgent, o: SetupPlace, settings: JsonObject)
   if (agent === "codex") return codexReadiness(o, settings.hooks);
   if (agent === "gemini") return geminiReadiness(o, settings);
   if (agent === "qwen") return qwenReadiness(o, settings, spellings);
+  if (agent === "copilot") return copilotReadiness(o);
   return { willRun: true, remaining: [] };
 }
 

@@ -63,6 +63,10 @@ export const AGENT_LIMITS: Readonly<Record<HookAgent, readonly string[]>> = {
     "`qwen -p` (headless) ends without SessionEnd: each turn's Stop ends its run, and the lane stays listed until it has been idle for 2 hours.",
     "Qwen Code shows the model Baton's context with < and > escaped (&lt; &gt;).",
   ],
+  copilot: [
+    "Copilot CLI sends no event after it compacts its context: Baton writes STATE.md before the compaction, but cannot put the session's state back into the compacted context (the next prompt's hook adds only a spiral pause and lessons).",
+    "Copilot CLI's payloads name no subagent: a subagent's tool calls are recorded in the lane of the session id they carry, not a lane of their own.",
+  ],
 };
 
 export interface InstallResult extends Readiness {
@@ -172,6 +176,10 @@ function notesFor(agent: HookAgent, settings: JsonObject): string[] {
     if (tools?.enableHooks !== false && hc?.enabled !== false)
       notes.push("Gemini CLI runs hooks while its hooks system is enabled (/settings → Advanced → Enable Hooks System).");
   }
+  if (agent === "copilot")
+    notes.push(
+      'Copilot CLI runs hooks unless a settings file sets "disableAllHooks": true; a project\'s .github/hooks/ load only in a folder it trusts.',
+    );
   if (agent === "qwen")
     notes.push(
       'Qwen Code runs hooks unless a settings file sets "disableAllHooks": true; `qwen --bare` and `qwen --safe-mode` run none, and neither does a session in its execution sandbox (tools.executionSandbox).',

@@ -7,6 +7,7 @@
  * | Codex       | `.codex/hooks.json` (shared)          | the same                | `$CODEX_HOME/hooks.json`       |
  * | Gemini CLI  | `.gemini/settings.json` (shared)      | the same                | `~/.gemini/settings.json`      |
  * | Qwen Code   | `.qwen/settings.json` (shared)        | the same                | `$QWEN_HOME/settings.json`     |
+ * | Copilot CLI | `.github/hooks/baton.json` (shared)   | the same                | `$COPILOT_HOME/hooks/baton.json` |
  *
  * A file of this machine (Claude Code's local file, which Claude Code's convention keeps out of
  * git, and each user file) runs this Node and this baton by absolute path: no PATH lookup, and
@@ -14,15 +15,20 @@
  * teammate's checkout and CI would run a program that is not there: its hooks run `baton` from
  * PATH, so they work on every machine where Baton is installed. Codex, Gemini CLI and Qwen Code
  * read a project's hooks from one file only, the committed one, so a project install for them is
- * always shared. Where Baton is missing, each agent reports the hook as failed (exit 127) and
- * goes on: none of them blocks on an exit code other than 2.
+ * always shared; Copilot CLI reads every `.json` in `.github/hooks/`, and the file `baton.json`
+ * there is Baton's own. Where Baton is missing, each agent reports the hook as failed (exit 127)
+ * and goes on: none of them blocks on an exit code other than 2, except Copilot CLI, which denies
+ * a tool call whose preToolUse hook fails; its committed hooks run Baton only where it is on PATH
+ * (COPILOT_PATH_GUARD).
  */
 import { spawnSync } from "node:child_process";
 import { statSync } from "node:fs";
 import { homedir } from "node:os";
 import { delimiter, join, relative, sep } from "node:path";
 import type { HookAgent, InstalledHook } from "../core/hooks/config.js";
+import { COPILOT_PATH_GUARD } from "../core/hooks/copilot.js";
 import { type Readiness, shellWords } from "./agent-setup.js";
+import { copilotHome } from "./copilot-setup.js";
 import { qwenHome } from "./qwen-setup.js";
 
 export type HookScope = "project" | "user";
@@ -43,6 +49,7 @@ export const AGENT_NAMES: Readonly<Record<HookAgent, string>> = {
   codex: "Codex",
   gemini: "Gemini CLI",
   qwen: "Qwen Code",
+  copilot: "Copilot CLI",
 };
 
 /** Whether the file is one a team commits (its hooks must not name this machine's paths). */
@@ -60,6 +67,8 @@ export function hookConfigFile(agent: HookAgent, o: HookPlaceOptions): string {
   if (agent === "codex")
     return o.scope === "user" ? join(env.CODEX_HOME || join(home, ".codex"), "hooks.json") : join(o.root, ".codex", "hooks.json");
   if (agent === "qwen") return o.scope === "user" ? join(qwenHome(o), "settings.json") : join(o.root, ".qwen", "settings.json");
+  if (agent === "copilot")
+    return o.scope === "user" ? join(copilotHome(o), "hooks", "baton.json") : join(o.root, ".github", "hooks", "baton.json");
   return o.scope === "user" ? join(home, ".gemini", "settings.json") : join(o.root, ".gemini", "settings.json");
 }
 
@@ -81,13 +90,15 @@ export function placeNote(agent: HookAgent, o: HookPlaceOptions): string {
       ? " Codex runs them for a teammate once they trust them: `baton hooks install codex` there records it (the file stays as it is)."
       : agent === "gemini"
         ? " Gemini CLI shows a teammate the new project hooks once; `baton hooks install gemini` there acknowledges them (the file stays as it is)."
-        : "";
+        : agent === "copilot"
+          ? " Copilot CLI denies a tool call whose preToolUse hook fails, so these hooks run Baton only where it is on PATH and otherwise do nothing."
+          : "";
   return `A file your team commits: the hooks run \`baton\` from PATH, so they work on every machine where Baton is installed; where it is not, ${name} reports each hook as failed and carries on.${trust}`;
 }
 
 /** The words of a Baton hook command before `hook <agent> <event>` (its launcher), when Baton wrote it. */
 export function launcherWords(command: string): string[] | undefined {
-  const words = shellWords(command);
+  const words = shellWords(command.startsWith(COPILOT_PATH_GUARD) ? command.slice(COPILOT_PATH_GUARD.length) : command);
   const at = words?.lastIndexOf("hook") ?? -1;
   return at > 0 ? words?.slice(0, at) : undefined;
 }
@@ -162,11 +173,12 @@ export function pathReadiness(r: Readiness, agent: HookAgent, o: HookPlaceOption
       : o.scope === "project"
         ? `, or install with --user (your user settings, this machine's paths)`
         : "";
+  const effect = agent === "copilot" ? "skip each one (Baton sees nothing)" : "fail each one";
   return {
     ...r,
     willRun: false,
     remaining: [
-      `\`${program}\` is not on PATH here, and the hooks run it from PATH: ${AGENT_NAMES[agent]} would fail each one. Install Baton so it is on PATH (\`npm install --global agent-baton\`)${alt}.`,
+      `\`${program}\` is not on PATH here, and the hooks run it from PATH: ${AGENT_NAMES[agent]} would ${effect}. Install Baton so it is on PATH (\`npm install --global agent-baton\`)${alt}.`,
       ...r.remaining,
     ],
   };

@@ -15,7 +15,7 @@
 import { lstatSync, readFileSync } from "node:fs";
 import { isAbsolute, relative, sep } from "node:path";
 import { type ParseError, parse, printParseErrorCode } from "jsonc-parser";
-import { type HookAgent, type HookGroupSpec, installInto, isBatonCommand } from "../core/hooks/config.js";
+import { type HookAgent, type HookGroupSpec, handlerCommand, installInto, isBatonCommand } from "../core/hooks/config.js";
 import type { JsonObject } from "../core/types.js";
 import { BatonError, badInput } from "../errors.js";
 import { atomicWrite, safeParentDir } from "../platform/safe-fs.js";
@@ -63,11 +63,12 @@ export function load(file: string): Loaded {
 /**
  * Keys an agent adds to a settings file it loads when they are missing, by rewriting the file:
  * Qwen Code 0.24 stamps `"$version": 4` (packages/cli/src/config/settings.ts, SETTINGS_VERSION).
+ * Copilot CLI's hook files carry `"version": 1` (the format's version, which it reads).
  * A file install creates holds them already, so the agent leaves it as Baton wrote it (a
  * committed file does not change on every teammate's first run), and uninstall removes a file
  * install created that holds nothing else (a later agent may have stamped a newer value).
  */
-const AGENT_OWN_KEYS: Readonly<Partial<Record<HookAgent, JsonObject>>> = { qwen: { $version: 4 } };
+const AGENT_OWN_KEYS: Readonly<Partial<Record<HookAgent, JsonObject>>> = { qwen: { $version: 4 }, copilot: { version: 1 } };
 
 /** The text install makes of `text` (undefined: no file) with `specs`, and the settings it holds. */
 export function installedText(text: string | undefined, settings: JsonObject, specs: readonly HookGroupSpec[], agent: HookAgent) {
@@ -86,6 +87,12 @@ function specsIn(hooks: unknown, agent: HookAgent): HookGroupSpec[] {
   for (const [event, groups] of Object.entries(hooks as JsonObject)) {
     if (!Array.isArray(groups)) continue;
     for (const g of groups as JsonObject[]) {
+      if (g !== null && typeof g === "object" && !Array.isArray(g.hooks) && isBatonCommand(handlerCommand(g), agent)) {
+        const handler: HookGroupSpec["handler"] = { type: "command", command: String(handlerCommand(g)) };
+        if (typeof g.timeoutSec === "number") handler.timeoutSec = g.timeoutSec;
+        specs.push({ event, flat: true, ...(typeof g.matcher === "string" ? { matcher: g.matcher } : {}), handler });
+        continue;
+      }
       const handlers = Array.isArray(g?.hooks) ? (g.hooks as JsonObject[]) : [];
       for (const h of handlers) {
         if (!isBatonCommand(h?.command, agent)) continue;

@@ -3,11 +3,12 @@
 import { claude } from "./claude.js";
 import { codex } from "./codex.js";
 import { HOOK_AGENTS, type HookAgent } from "./config.js";
+import { copilot } from "./copilot.js";
 import { gemini } from "./gemini.js";
 import { qwen } from "./qwen.js";
 import type { AgentAdapter } from "./types.js";
 
-export const ADAPTERS: Readonly<Record<HookAgent, AgentAdapter>> = Object.freeze({ claude, codex, gemini, qwen });
+export const ADAPTERS: Readonly<Record<HookAgent, AgentAdapter>> = Object.freeze({ claude, codex, gemini, qwen, copilot });
 
 export function adapterFor(agent: string | undefined): AgentAdapter | undefined {
   if (agent === undefined) return undefined;

@@ -8,6 +8,12 @@
  *
  *     { "hooks": { "<Event>": [ { "matcher": "<regex>", "hooks": [ { "type": "command", "command": "…" } ] } ] } }
  *
+ * Copilot CLI (`.github/hooks/baton.json`) lists its handlers under each event directly, flat:
+ *
+ *     { "version": 1, "hooks": { "<event>": [ { "type": "command", "bash": "…", "timeoutSec": 60 } ] } }
+ *
+ * (a flat entry is its own group of one, its command in `bash` or `command`).
+ *
  * Baton's handlers are recognised by their command (`… baton… hook <agent> <Event>`), never by
  * position, so every other hook is kept whatever its place. Install replaces a group that holds
  * only Baton's handler where it stands (other hooks keep their indices, which Codex's trust is
@@ -18,12 +24,12 @@
  */
 import type { JsonObject, JsonValue } from "../types.js";
 
-export type HookAgent = "claude" | "codex" | "gemini" | "qwen";
+export type HookAgent = "claude" | "codex" | "gemini" | "qwen" | "copilot";
 
 /** Every agent Baton's hooks serve, by the name `baton hook <agent>` and `baton hooks install <agent>` take. */
-export const HOOK_AGENTS: readonly HookAgent[] = Object.freeze(["claude", "codex", "gemini", "qwen"]);
+export const HOOK_AGENTS: readonly HookAgent[] = Object.freeze(["claude", "codex", "gemini", "qwen", "copilot"]);
 
-/** The agents as a message lists them: "claude, codex, gemini or qwen". */
+/** The agents as a message lists them: "claude, codex, gemini, qwen or copilot". */
 export const HOOK_AGENT_LIST = `${HOOK_AGENTS.slice(0, -1).join(", ")} or ${HOOK_AGENTS.at(-1)}`;
 
 export interface HookHandlerSpec {
@@ -31,6 +37,8 @@ export interface HookHandlerSpec {
   command: string;
   /** Seconds for Claude Code, Codex and Qwen Code, milliseconds for Gemini CLI (each agent's own unit). */
   timeout?: number;
+  /** Copilot CLI's time limit, in seconds (`timeoutSec`). */
+  timeoutSec?: number;
   /** Gemini CLI: the name `/hooks enable|disable` uses. */
   name?: string;
   description?: string;
@@ -41,6 +49,8 @@ export interface HookGroupSpec {
   /** Tool-name regex for tool events; omitted: every occurrence of the event. */
   matcher?: string;
   handler: HookHandlerSpec;
+  /** Copilot CLI: the handler itself is the event's entry (its command in `bash`), not a group. */
+  flat?: boolean;
 }
 
 /**
@@ -78,8 +88,18 @@ function isObject(v: unknown): v is JsonObject {
   return typeof v === "object" && v !== null && !Array.isArray(v);
 }
 
+/** A handler's command: `command`, or Copilot CLI's `bash`. */
+export function handlerCommand(handler: JsonObject): unknown {
+  return handler.command ?? handler.bash;
+}
+
 function isOurs(handler: unknown, agent: HookAgent): boolean {
-  return isObject(handler) && isBatonCommand(handler.command, agent);
+  return isObject(handler) && isBatonCommand(handlerCommand(handler), agent);
+}
+
+/** A flat entry (Copilot CLI): a handler listed under the event directly, not in a group. */
+function isFlatOurs(entry: unknown, agent: HookAgent): boolean {
+  return isObject(entry) && !Array.isArray(entry.hooks) && isOurs(entry, agent);
 }
 
 /** Problems that stop a merge: the `hooks` value or an event's value is not the documented shape. */
@@ -102,6 +122,10 @@ export function removeBatonHooks(hooks: JsonObject | undefined, agent: HookAgent
     const groups: JsonValue[] = [];
     let removedHere = 0;
     for (const group of value) {
+      if (isFlatOurs(group, agent)) {
+        removedHere++;
+        continue;
+      }
       if (!isObject(group) || !Array.isArray(group.hooks)) {
         groups.push(group);
         continue;
@@ -120,6 +144,12 @@ export function removeBatonHooks(hooks: JsonObject | undefined, agent: HookAgent
 }
 
 function groupOf(spec: HookGroupSpec): JsonObject {
+  if (spec.flat) {
+    const entry: JsonObject = { type: spec.handler.type, bash: spec.handler.command };
+    if (spec.matcher !== undefined) entry.matcher = spec.matcher;
+    if (spec.handler.timeoutSec !== undefined) entry.timeoutSec = spec.handler.timeoutSec;
+    return entry;
+  }
   const group: JsonObject = {};
   if (spec.matcher !== undefined) group.matcher = spec.matcher;
   const handler: JsonObject = {};
@@ -151,6 +181,12 @@ export function addBatonHooks(hooks: JsonObject | undefined, specs: readonly Hoo
     const groups: JsonValue[] = [];
     let removedHere = 0;
     for (const group of value) {
+      if (isFlatOurs(group, agent)) {
+        const spec = queue.shift();
+        if (spec) groups.push(groupOf(spec));
+        removedHere++;
+        continue;
+      }
       if (!isObject(group) || !Array.isArray(group.hooks)) {
         groups.push(group);
         continue;
@@ -180,10 +216,19 @@ export function listBatonHooks(hooks: unknown, agent: HookAgent): InstalledHook[
   for (const [event, value] of Object.entries(hooks)) {
     if (!Array.isArray(value)) continue;
     for (const group of value) {
+      if (isFlatOurs(group, agent)) {
+        const entry = group as JsonObject;
+        out.push({
+          event,
+          command: String(handlerCommand(entry)),
+          ...(typeof entry.matcher === "string" ? { matcher: entry.matcher } : {}),
+        });
+        continue;
+      }
       if (!isObject(group) || !Array.isArray(group.hooks)) continue;
       for (const h of group.hooks) {
         if (!isOurs(h, agent)) continue;
-        const found: InstalledHook = { event, command: String((h as JsonObject).command) };
+        const found: InstalledHook = { event, command: String(handlerCommand(h as JsonObject)) };
         if (typeof group.matcher === "string") found.matcher = group.matcher;
         out.push(found);
       }
