@@ -9,6 +9,7 @@ import { join } from "node:path";
 import { describe, expect, it } from "vitest";
 import { claude } from "../src/core/hooks/claude.js";
 import { codex } from "../src/core/hooks/codex.js";
+import { COPILOT_PATH_GUARD, copilot } from "../src/core/hooks/copilot.js";
 import { gemini } from "../src/core/hooks/gemini.js";
 import { qwen } from "../src/core/hooks/qwen.js";
 import { parseRollbackIntent } from "../src/core/hooks/rollback-intent.js";
@@ -16,7 +17,7 @@ import type { AgentAdapter, HookEvent } from "../src/core/hooks/types.js";
 import { codexCallOutcome } from "../src/hooks/codex-transcript.js";
 
 const DIR = join(import.meta.dirname, "fixtures", "agents");
-const ADAPTERS: Record<string, AgentAdapter> = { claude, codex, gemini, qwen };
+const ADAPTERS: Record<string, AgentAdapter> = { claude, codex, gemini, qwen, copilot };
 const ROOT = "/work/project";
 const FAIL_CMD = "cat does-not-exist.txt";
 
@@ -41,7 +42,7 @@ function rel(files: string[]): string[] {
   return files.map((f) => (f.startsWith(`${ROOT}/`) ? f.slice(ROOT.length + 1) : f));
 }
 
-describe.each(["claude", "codex", "gemini", "qwen"])("%s: the real payloads", (agent) => {
+describe.each(["claude", "codex", "gemini", "qwen", "copilot"])("%s: the real payloads", (agent) => {
   const all = fixtures(agent);
 
   it("every captured event is one Baton acts on, for the agent's session and cwd", () => {
@@ -58,12 +59,18 @@ describe.each(["claude", "codex", "gemini", "qwen"])("%s: the real payloads", (a
   });
 
   it("before a write, the files it will write; before a shell command, the command", () => {
-    const before = all.filter((f) => /^(PreToolUse|BeforeTool)\./.test(f.name) && f.name.split(".").length === 3);
+    const before = all.filter((f) => /^(PreToolUse|BeforeTool)\./i.test(f.name) && f.name.split(".").length === 3);
     expect(before.length).toBeGreaterThanOrEqual(2);
     for (const f of before) {
       const ev = parse(agent, f.event, f.payload);
       if (ev.kind !== "before_tool") throw new Error(`${f.name}: ${ev.kind}`);
-      const input = JSON.stringify(f.payload.tool_input);
+      // Copilot CLI names the arguments `toolArgs`.
+      const input = JSON.stringify(f.payload.tool_input ?? f.payload.toolArgs);
+      // Copilot CLI's hooks see every tool: its read (`view`) is captured too, and is Baton's to ignore.
+      if (agent === "copilot" && f.name === "preToolUse.view.json") {
+        expect(ev.tool.kind).toBe("other");
+        continue;
+      }
       if (ev.tool.kind === "write")
         expect(rel(ev.tool.files).every((p) => input.includes(p)) && ev.tool.files.length > 0, f.name).toBe(true);
       else {
@@ -77,7 +84,7 @@ describe.each(["claude", "codex", "gemini", "qwen"])("%s: the real payloads", (a
   });
 
   it("a failing shell command is a failure; the others succeeded", () => {
-    const after = all.filter((f) => /^(PostToolUse|PostToolUseFailure|AfterTool)\./.test(f.name) && f.name.split(".").length >= 3);
+    const after = all.filter((f) => /^(PostToolUse|PostToolUseFailure|AfterTool)\./i.test(f.name) && f.name.split(".").length >= 3);
     const failed = after.filter((f) => JSON.stringify(f.payload).includes(FAIL_CMD));
     expect(failed.length).toBeGreaterThan(0);
     for (const f of after) {
@@ -88,7 +95,9 @@ describe.each(["claude", "codex", "gemini", "qwen"])("%s: the real payloads", (a
   });
 
   it('"undo that" and "/rollback 2" are found in the prompt the agent sends', () => {
-    const prompts = all.filter((f) => /\.(undo|rollback)\.json$/.test(f.name) && /^(UserPromptSubmit|BeforeAgent)/.test(f.name));
+    const prompts = all.filter(
+      (f) => /\.(undo|rollback)\.json$/.test(f.name) && /^(UserPromptSubmit|BeforeAgent|userPromptSubmitted)/.test(f.name),
+    );
     expect(prompts.length).toBe(2);
     for (const f of prompts) {
       const ev = parse(agent, f.event, f.payload);
@@ -98,13 +107,13 @@ describe.each(["claude", "codex", "gemini", "qwen"])("%s: the real payloads", (a
   });
 
   it("a turn ends with Stop, or with the agent's own failure event", () => {
-    for (const f of all.filter((x) => /^(Stop|StopFailure|AfterAgent)\.json$/.test(x.name)))
+    for (const f of all.filter((x) => /^(Stop|StopFailure|AfterAgent|agentStop)\.json$/.test(x.name)))
       expect(parse(agent, f.event, f.payload), f.name).toMatchObject({ kind: "stop", sessionEnd: false });
   });
 
   it("session starts carry their source", () => {
-    for (const f of all.filter((x) => /^SessionStart\.(startup|resume|compact)\.json$/.test(x.name))) {
-      const ev = parse(agent, "SessionStart", f.payload);
+    for (const f of all.filter((x) => /^SessionStart\.(startup|resume|compact)\.json$/i.test(x.name))) {
+      const ev = parse(agent, f.event, f.payload);
       expect(ev, f.name).toMatchObject({ kind: "session_start", source: f.name.split(".")[1] });
     }
   });
@@ -143,5 +152,73 @@ describe("qwen: what its payloads carry beyond Claude Code's", () => {
       hookSpecificOutput: { hookEventName: "SessionStart", additionalContext: "where it stands" },
     });
     expect(qwen.passThrough("PreToolUse")).toBe("");
+  });
+});
+
+describe("copilot: what its payloads carry", () => {
+  const all = fixtures("copilot");
+  const named = (name: string) => all.find((f) => f.name === name)?.payload as Record<string, unknown>;
+  /** Captured from the same CLI outside the e2e story (an edit of a missing file throws). */
+  const thrown = JSON.parse(readFileSync(join(import.meta.dirname, "fixtures", "hooks", "copilot", "post-tool-use-failure.json"), "utf8"));
+
+  it("camelCase fields: the session id, a new session as a startup, the send time (no call id) that tells identical calls apart", () => {
+    const start = parse("copilot", "sessionStart", named("sessionStart.new.json"));
+    expect(start).toMatchObject({ kind: "session_start", source: "startup", agentSessionId: named("sessionStart.new.json").sessionId });
+    const before = parse("copilot", "preToolUse", named("preToolUse.bash.json"));
+    if (before.kind !== "before_tool") throw new Error(before.kind);
+    expect(before.sentAt).toBe(String(named("preToolUse.bash.json").timestamp));
+    expect(before.tool.callId).toBeUndefined();
+  });
+
+  it("a shell command's result without the shell's running number; a non-zero exit is the failure, with its code", () => {
+    const failed = named("postToolUse.bash.failure.json");
+    const ev = parse("copilot", "postToolUse", failed);
+    if (ev.kind !== "after_tool") throw new Error(ev.kind);
+    expect(ev.status).toBe("error");
+    expect(ev.error).toBe("cat: does-not-exist.txt: No such file or directory\nExit Code: 1");
+    expect(String(ev.output)).not.toMatch(/shellId/);
+    // The same command in another shell gives the same result text.
+    const again = structuredClone(failed) as { toolResult: { textResultForLlm: string } };
+    again.toolResult.textResultForLlm = again.toolResult.textResultForLlm.replace(/shellId: \d+/, "shellId: 42");
+    const ev2 = parse("copilot", "postToolUse", again);
+    expect(ev2.kind === "after_tool" && ev2.output).toBe(ev.output);
+  });
+
+  it("a tool that throws is postToolUseFailure with its error", () => {
+    expect(parse("copilot", "postToolUseFailure", thrown)).toMatchObject({
+      kind: "after_tool",
+      status: "error",
+      error: thrown.error,
+      tool: { kind: "write", name: "edit" },
+    });
+  });
+
+  it("preCompact fires only for a compaction that starts, and nothing follows it: the compaction is noted there", () => {
+    expect(parse("copilot", "preCompact", named("preCompact.json"))).toMatchObject({
+      kind: "pre_compact",
+      trigger: "manual",
+      announced: true,
+    });
+  });
+
+  it("a deny and context are flat fields, which Copilot CLI reads", () => {
+    const before = parse("copilot", "preToolUse", named("preToolUse.create.json"));
+    expect(JSON.parse(copilot.render(before, { deny: { reason: "paused" } }))).toEqual({
+      permissionDecision: "deny",
+      permissionDecisionReason: "paused",
+    });
+    const start = parse("copilot", "sessionStart", named("sessionStart.new.json"));
+    expect(JSON.parse(copilot.render(start, { context: "where it stands", userMessage: "hi" }))).toEqual({
+      additionalContext: "where it stands",
+    });
+    expect(copilot.render(parse("copilot", "agentStop", named("agentStop.json")), { context: "x" })).toBe("");
+    expect(copilot.passThrough("preToolUse")).toBe("");
+  });
+
+  it("hooks a team commits run baton only where it is on PATH (a failing preToolUse hook denies the call)", () => {
+    const shared = copilot.hookSpecs("baton");
+    expect(shared.every((h) => h.handler.command.startsWith(COPILOT_PATH_GUARD))).toBe(true);
+    const local = copilot.hookSpecs("/usr/bin/node /opt/baton.js");
+    expect(local.map((h) => h.handler.command)).toContain("/usr/bin/node /opt/baton.js hook copilot preToolUse");
   });
 });

@@ -43,6 +43,8 @@ export interface Driver {
   shellSessionEnv?: string;
   /** The agent's own guard against identical tool calls, which ends the run with an error (Qwen Code's loop detection). */
   loopGuard?: RegExp;
+  /** The agent sends no event after a compaction (Copilot CLI): no SessionStart "compact" to look for. */
+  noEventAfterCompact?: boolean;
   /** Installed events the headless CLI never fires, each with where it does (docs/integrations.md). */
   headlessNeverFires?: Record<string, string>;
 }
@@ -216,4 +218,39 @@ export const qwen: Driver = {
   },
 };
 
-export const DRIVERS: Record<AgentName, Driver> = { claude, codex, gemini, qwen };
+export const copilot: Driver = {
+  agent: "copilot",
+  configure(p) {
+    // The folder trusted as the CLI's trust prompt records it: a project's .github/hooks/ load
+    // only in a trusted folder, `copilot -p` included.
+    mkdirSync(join(p.home, ".copilot"), { recursive: true });
+    writeFileSync(join(p.home, ".copilot", "config.json"), `${JSON.stringify({ trustedFolders: [p.root] }, null, 2)}\n`);
+  },
+  // `/compact` in a resumed `copilot -p` compacts (preCompact "manual") and sends nothing after.
+  compact: { prompt: "/compact" },
+  noEventAfterCompact: true,
+  args(prompt, resume) {
+    return ["-p", prompt, "--allow-all-tools", "--output-format", "json", ...(resume ? [`--resume=${resume}`] : [])];
+  },
+  env(url) {
+    // Its own provider (BYOK) over Chat Completions, and no GitHub sign-in, telemetry or update.
+    return {
+      COPILOT_OFFLINE: "true",
+      COPILOT_PROVIDER_BASE_URL: `${url}/v1`,
+      COPILOT_PROVIDER_API_KEY: "sk-e2e",
+      COPILOT_MODEL: "gpt-4.1",
+      COPILOT_AUTO_UPDATE: "false",
+    };
+  },
+  shellSessionEnv: "COPILOT_AGENT_SESSION_ID",
+  checkUninstall: true,
+  headlessNeverFires: {
+    postToolUseFailure:
+      "fired for a tool call that throws (an edit of a missing file); a shell command that exits non-zero is a postToolUse, and the story has no call that throws",
+  },
+  sessionId(run) {
+    return run.events.find((e) => e.type === "result" && e.sessionId)?.sessionId;
+  },
+};
+
+export const DRIVERS: Record<AgentName, Driver> = { claude, codex, gemini, qwen, copilot };

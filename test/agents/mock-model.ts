@@ -2,7 +2,7 @@
  * A scripted model on 127.0.0.1 for the real agent CLIs (node:http only). It speaks what the
  * agents call: Anthropic Messages (`POST /v1/messages`, SSE or not, `count_tokens`), OpenAI
  * Responses (`POST /v1/responses`, SSE), OpenAI Chat Completions (`POST /v1/chat/completions`,
- * SSE or not: Qwen Code and the other OpenAI-compatible clients) and Gemini
+ * SSE or not: Qwen Code, Copilot CLI and the other OpenAI-compatible clients) and Gemini
  * (`:streamGenerateContent?alt=sse`, `:generateContent`, `:countTokens`).
  *
  * A test plays a script of agent-neutral steps (write, edit, shell, read, text); each "main"
@@ -348,7 +348,9 @@ export class MockModel {
   private async chat(path: string, body: any, res: ServerResponse, at: number): Promise<void> {
     const tools: any[] = (body.tools ?? []).map((t: any) => t.function ?? t);
     const names = tools.map((t) => String(t.name));
-    const main = names.includes("run_shell_command") || names.includes("write_file");
+    // Qwen Code's tools, or Copilot CLI's (`bash`, `create`, `edit`, `view`).
+    const copilot = names.includes("bash") && names.includes("create");
+    const main = copilot || names.includes("run_shell_command") || names.includes("write_file");
     const wantsJson = body.response_format?.type === "json_object" || body.response_format?.type === "json_schema";
     const step: Step = main ? this.nextStep() : { op: "text", text: wantsJson ? JSON.stringify({ reasoning: "scripted" }) : "Baton test" };
     this.log({ at, protocol: "chat", path, body, main, ...(main ? { step } : {}) });
@@ -362,7 +364,7 @@ export class MockModel {
       step.op === "text"
         ? undefined
         : (() => {
-            const [name, args] = this.chatTool(step);
+            const [name, args] = copilot ? this.copilotTool(step) : this.chatTool(step);
             return { id: this.id("call"), type: "function", function: { name, arguments: JSON.stringify(args) } };
           })();
     const message = call
@@ -387,6 +389,20 @@ export class MockModel {
     parts.push("data: [DONE]\n\n");
     res.writeHead(200, { "content-type": "text/event-stream", "cache-control": "no-cache" });
     res.end(parts.join(""));
+  }
+
+  /** Copilot CLI's tools (1.0.102). */
+  private copilotTool(step: Exclude<Step, { op: "text" }>): [string, unknown] {
+    switch (step.op) {
+      case "write":
+        return ["create", { path: this.abs(step.path), file_text: step.content }];
+      case "edit":
+        return ["edit", { path: this.abs(step.path), old_str: step.old, new_str: step.new }];
+      case "shell":
+        return ["bash", { command: step.command, description: "run a command" }];
+      case "read":
+        return ["view", { path: this.abs(step.path) }];
+    }
   }
 
   /** Qwen Code's tools (the names Gemini CLI's had, with `edit` for `replace`). */
