@@ -124,6 +124,111 @@ function roundTrip(agent: string, rel: string, original: string, extra: string[]
 }
 
 describe("baton hooks install / uninstall", () => {
+  it("Copilot CLI: its own .github/hooks/baton.json beside the team's hook files, flat entries with timeoutSec; uninstall removes it; --user into $COPILOT_HOME/hooks", () => {
+    const root = tempDir("baton-install-");
+    const env = privateHome();
+    const home = env.HOME as string;
+    const theirs = '{"version": 1, "hooks": {"postToolUse": [{"type": "command", "bash": "./lint.sh"}]}}\n';
+    mkdirSync(join(root, ".github", "hooks"), { recursive: true });
+    writeFileSync(join(root, ".github", "hooks", "lint.json"), theirs);
+    const file = join(root, ".github", "hooks", "baton.json");
+    const r = install(root, "copilot", [], env);
+    expect(r).toMatchObject({ agent: "copilot", scope: "project", shared: true, file, changed: true });
+    expect(r.backup).toBeUndefined();
+    const created = JSON.parse(readFileSync(file, "utf8"));
+    expect(Object.keys(created)).toEqual(["version", "hooks"]);
+    expect(created.version).toBe(1);
+    expect(Object.keys(created.hooks)).toEqual([
+      "sessionStart",
+      "userPromptSubmitted",
+      "preToolUse",
+      "postToolUse",
+      "postToolUseFailure",
+      "preCompact",
+      "agentStop",
+      "sessionEnd",
+    ]);
+    expect(created.hooks.preToolUse).toEqual([
+      { type: "command", bash: "command -v baton >/dev/null 2>&1 || exit 0; baton hook copilot preToolUse", timeoutSec: 60 },
+    ]);
+    expect(r.notes[0]).toContain("Copilot CLI denies a tool call whose preToolUse hook fails");
+    expect(r.limits).toContainEqual(expect.stringContaining("sends no event after it compacts"));
+    expect(install(root, "copilot", [], env).changed).toBe(false);
+    const text = cli(["hooks", "status", "copilot", "--root", root], { env }).stdout;
+    expect(text).toContain("cannot: Copilot CLI sends no event after it compacts");
+
+    expect(uninstall(root, "copilot", [], env)).toMatchObject({ changed: true, deleted: true, removed: 8 });
+    expect(existsSync(file)).toBe(false);
+    expect(readFileSync(join(root, ".github", "hooks", "lint.json"), "utf8"), "the team's other hook file is untouched").toBe(theirs);
+
+    // The user's hooks: $COPILOT_HOME/hooks/ (else ~/.copilot/hooks/), this Node and baton by path.
+    const user = install(root, "copilot", ["--user"], env);
+    expect(user).toMatchObject({ file: join(home, ".copilot", "hooks", "baton.json"), willRun: true, remaining: [] });
+    expect(user.hooks[0].command).toContain(process.execPath);
+    expect(user.hooks[0].command).not.toContain("command -v");
+    expect(install(root, "copilot", ["--user"], { ...env, COPILOT_HOME: join(home, "ch") }).file).toBe(join(home, "ch", "hooks", "baton.json"));
+    expect(uninstall(root, "copilot", ["--user"], env)).toMatchObject({ deleted: true });
+  });
+
+  it("Copilot CLI: status and doctor say a project's hooks wait for folder trust (config.json trustedFolders) and see hooks switched off", () => {
+    const root = tempDir("baton-install-");
+    const env = privateHome();
+    const home = env.HOME as string;
+    const configFile = join(home, ".copilot", "config.json");
+    const r = install(root, "copilot", [], env);
+    expect(r).toMatchObject({
+      willRun: false,
+      trustFile: configFile,
+      remaining: [expect.stringContaining(`to "trustedFolders" in ${configFile}`)],
+    });
+    const findings = cli(["doctor", "--root", root, "--json"], { env }).json().findings as any[];
+    expect(findings).toContainEqual(
+      expect.objectContaining({ code: "hooks_not_running", message: expect.stringContaining("copilot will not run") }),
+    );
+    const projectRow = () => status(root, "copilot", env).find((x) => x.scope === "project");
+    // As its trust prompt writes it (comments and all): a folder above the project counts.
+    mkdirSync(join(home, ".copilot"), { recursive: true });
+    writeFileSync(configFile, `// User settings belong in settings.json.\n{\n  "trustedFolders": [${JSON.stringify(dirname(root))}]\n}\n`);
+    expect(projectRow()).toMatchObject({ willRun: true, remaining: [] });
+    writeFileSync(configFile, `{ "trustedFolders": [${JSON.stringify(`${root}-other`)}] }`);
+    expect(projectRow()).toMatchObject({ willRun: false });
+    writeFileSync(configFile, `{ "trustedFolders": [${JSON.stringify(root)}] }`);
+    expect(projectRow()).toMatchObject({ willRun: true });
+    // Every hook off.
+    mkdirSync(join(root, ".github", "copilot"), { recursive: true });
+    writeFileSync(join(root, ".github", "copilot", "settings.json"), '{ "disableAllHooks": true }');
+    expect(projectRow()).toMatchObject({
+      willRun: false,
+      remaining: [expect.stringContaining(`${join(root, ".github", "copilot", "settings.json")} sets "disableAllHooks": true`)],
+    });
+  });
+
+  it("Copilot CLI: a teammate's checkout runs the committed hooks with their Baton; without Baton on PATH they do nothing (exit 0), where a failing one would deny the call", () => {
+    const root = tempDir("baton-install-");
+    install(root, "copilot");
+    const clone = tempDir("baton-clone-");
+    mkdirSync(join(clone, ".baton"));
+    mkdirSync(join(clone, ".github", "hooks"), { recursive: true });
+    copyFileSync(join(root, ".github", "hooks", "baton.json"), join(clone, ".github", "hooks", "baton.json"));
+    const text = readFileSync(join(clone, ".github", "hooks", "baton.json"), "utf8");
+    for (const local of [process.execPath, REPO, CLI, root]) expect(text).not.toContain(local);
+    const settings = JSON.parse(text);
+    const payload = JSON.stringify({ sessionId: "teammate-1", timestamp: Date.now(), cwd: clone, source: "new", initialPrompt: "hi" });
+    const run = (command: string, env: Record<string, string>) =>
+      spawnSync("sh", ["-c", command], { cwd: clone, env, input: payload, encoding: "utf8" });
+    const teammate = privateHome();
+    const ran = run(settings.hooks.sessionStart[0].bash, teammate);
+    expect(ran.status, ran.stderr).toBe(0);
+    expect(JSON.parse(ran.stdout).additionalContext).toContain("Baton");
+    const bare = { ...teammate, PATH: `${dirname(process.execPath)}:/usr/bin:/bin` };
+    const without = run(settings.hooks.preToolUse[0].bash, bare);
+    expect(without).toMatchObject({ status: 0, stdout: "" });
+    // Status says Baton sees nothing there.
+    expect(status(clone, "copilot", bare).find((x) => x.scope === "project").remaining).toContainEqual(
+      expect.stringContaining("Copilot CLI would skip each one"),
+    );
+  });
+
   it("Claude Code --shared: merges into .claude/settings.json beside other hooks and takes exactly its own out", () => {
     const { installed, first } = roundTrip("claude", ".claude/settings.json", `${JSON.stringify(CLAUDE_SETTINGS, null, 2)}\n`, [
       "--shared",
@@ -663,6 +768,14 @@ const PLACES = [
     original:
       '{\n  "$version": 4,\n  // Team settings.\n  "model": { "name": "qwen3-coder-plus" },\n  "hooks": {\n    "PreToolUse": [{ "matcher": "run_shell_command", "hooks": [{ "type": "command", "command": "./guard.sh", "timeout": 10 }] }]\n  }\n}\n',
   },
+  {
+    // Baton's own file in .github/hooks/, as a user may already have one of that name.
+    agent: "copilot",
+    rel: ".github/hooks/baton.json",
+    extra: [],
+    entry: '{ "type": "command", "bash": "./guard.sh", "timeoutSec": 10 }',
+    original: '{\n  "version": 1,\n  "hooks": {\n    "preToolUse": [{ "type": "command", "bash": "./guard.sh", "timeoutSec": 10 }]\n  }\n}\n',
+  },
 ] as const;
 
 function placed(p: (typeof PLACES)[number]) {
@@ -721,7 +834,8 @@ describe("install and uninstall change only Baton's entries", () => {
 });
 
 describe("a project install works on every machine", () => {
-  const shared = PLACES.filter((p) => p.rel !== ".claude/settings.local.json");
+  // Copilot CLI's committed hooks are guarded (it denies a call whose preToolUse hook fails): its own test below.
+  const shared = PLACES.filter((p) => p.rel !== ".claude/settings.local.json" && p.agent !== "copilot");
 
   it.each(shared)("$agent $rel (committed): names no path of this machine, and a teammate's checkout runs it with their own Baton", (p) => {
     const { root, file } = placed(p);
