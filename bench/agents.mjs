@@ -1,9 +1,9 @@
 /**
  * What Baton's hooks cost per tool call inside the real agents (Claude Code, Codex, Gemini CLI,
- * Qwen Code, the versions test/agents/versions.json pins), against the scripted model of the e2e
+ * Qwen Code, Copilot CLI, the versions test/agents/versions.json pins), against the scripted model of the e2e
  * suite.
  *
- *   node scripts/build.mjs --no-types && node bench/agents.mjs [claude codex gemini qwen] [--reps N]
+ *   node scripts/build.mjs --no-types && node bench/agents.mjs [claude codex gemini qwen copilot] [--reps N]
  *
  * Each agent runs one headless turn of K tool calls in a fresh project, alternating a file
  * write and a shell command (`true step-<i>`: a targeted checkpoint, then a whole-tree one). The
@@ -70,7 +70,12 @@ function script(k) {
 /** Every hook command in the agent's config file replaced by `command`. */
 function spawnOnly(file, command) {
   const cfg = JSON.parse(readFileSync(file, "utf8"));
-  for (const groups of Object.values(cfg.hooks)) for (const g of groups) for (const h of g.hooks) h.command = command;
+  for (const groups of Object.values(cfg.hooks))
+    for (const g of groups) {
+      // Copilot CLI's entries are flat, their command in `bash`.
+      if (Array.isArray(g.hooks)) for (const h of g.hooks) h.command = command;
+      else g.bash = command;
+    }
   writeFileSync(file, JSON.stringify(cfg, null, 2));
 }
 
@@ -135,7 +140,7 @@ async function once(h, mock, url, cli, d, setup, k) {
 
 async function main() {
   const h = await loadHelpers();
-  const agents = AGENTS.length ? AGENTS : ["claude", "codex", "gemini", "qwen"];
+  const agents = AGENTS.length ? AGENTS : ["claude", "codex", "gemini", "qwen", "copilot"];
   const results = {};
   for (const agent of agents) {
     const d = h.DRIVERS[agent];

@@ -211,6 +211,7 @@ function hooksFor(root) {
   const vars = (i) => ({ cwd: root, session: "bench-agent-session", call: `call_${i}` });
   const edit = (i) => writeFileSync(join(root, "src", "app.ts"), `export function app() {\n  return redirect("/login?v=${i}");\n}\n`);
   const withArgs = (p, i) => ({ ...p, tool_input: { ...p.tool_input, __call: i } });
+  const copilotArgs = (p, i) => ({ ...p, toolArgs: { ...p.toolArgs, __call: i } });
   return [
     {
       label: "claude SessionStart (resume)",
@@ -315,6 +316,20 @@ function hooksFor(root) {
       event: "UserPromptSubmit",
       payload: (i) => fixture("qwen", "user-prompt-continuation", vars(i)),
       noop: true,
+    },
+    // Copilot CLI sends no call id: each invocation is told by its send time (here per call).
+    {
+      label: "copilot preToolUse edit (checkpoint)",
+      agent: "copilot",
+      event: "preToolUse",
+      payload: (i) => copilotArgs(fixture("copilot", "pre-edit", { ...vars(i), time: `t${i}` }), i),
+      after: edit,
+    },
+    {
+      label: "copilot postToolUse edit",
+      agent: "copilot",
+      event: "postToolUse",
+      payload: (i) => copilotArgs(fixture("copilot", "post-edit", { ...vars(i), time: `t${i}` }), i),
     },
   ];
 }

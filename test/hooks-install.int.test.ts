@@ -149,7 +149,12 @@ describe("baton hooks install / uninstall", () => {
       "sessionEnd",
     ]);
     expect(created.hooks.preToolUse).toEqual([
-      { type: "command", bash: "command -v baton >/dev/null 2>&1 || exit 0; baton hook copilot preToolUse", timeoutSec: 60 },
+      {
+        type: "command",
+        bash: "command -v baton >/dev/null 2>&1 || exit 0; baton hook copilot preToolUse",
+        matcher: "create|edit|apply_patch|bash",
+        timeoutSec: 60,
+      },
     ]);
     expect(r.notes[0]).toContain("Copilot CLI denies a tool call whose preToolUse hook fails");
     expect(r.limits).toContainEqual(expect.stringContaining("sends no event after it compacts"));
@@ -166,7 +171,9 @@ describe("baton hooks install / uninstall", () => {
     expect(user).toMatchObject({ file: join(home, ".copilot", "hooks", "baton.json"), willRun: true, remaining: [] });
     expect(user.hooks[0].command).toContain(process.execPath);
     expect(user.hooks[0].command).not.toContain("command -v");
-    expect(install(root, "copilot", ["--user"], { ...env, COPILOT_HOME: join(home, "ch") }).file).toBe(join(home, "ch", "hooks", "baton.json"));
+    expect(install(root, "copilot", ["--user"], { ...env, COPILOT_HOME: join(home, "ch") }).file).toBe(
+      join(home, "ch", "hooks", "baton.json"),
+    );
     expect(uninstall(root, "copilot", ["--user"], env)).toMatchObject({ deleted: true });
   });
 
@@ -774,7 +781,8 @@ const PLACES = [
     rel: ".github/hooks/baton.json",
     extra: [],
     entry: '{ "type": "command", "bash": "./guard.sh", "timeoutSec": 10 }',
-    original: '{\n  "version": 1,\n  "hooks": {\n    "preToolUse": [{ "type": "command", "bash": "./guard.sh", "timeoutSec": 10 }]\n  }\n}\n',
+    original:
+      '{\n  "version": 1,\n  "hooks": {\n    "preToolUse": [{ "type": "command", "bash": "./guard.sh", "timeoutSec": 10 }]\n  }\n}\n',
   },
 ] as const;
 

@@ -66,11 +66,6 @@ describe.each(["claude", "codex", "gemini", "qwen", "copilot"])("%s: the real pa
       if (ev.kind !== "before_tool") throw new Error(`${f.name}: ${ev.kind}`);
       // Copilot CLI names the arguments `toolArgs`.
       const input = JSON.stringify(f.payload.tool_input ?? f.payload.toolArgs);
-      // Copilot CLI's hooks see every tool: its read (`view`) is captured too, and is Baton's to ignore.
-      if (agent === "copilot" && f.name === "preToolUse.view.json") {
-        expect(ev.tool.kind).toBe("other");
-        continue;
-      }
       if (ev.tool.kind === "write")
         expect(rel(ev.tool.files).every((p) => input.includes(p)) && ev.tool.files.length > 0, f.name).toBe(true);
       else {
@@ -190,6 +185,16 @@ describe("copilot: what its payloads carry", () => {
       status: "error",
       error: thrown.error,
       tool: { kind: "write", name: "edit" },
+    });
+  });
+
+  it("apply_patch (offered to GPT-5 models instead of create and edit): the patch is the arguments, a string, and names the files", () => {
+    const patch = JSON.parse(
+      readFileSync(join(import.meta.dirname, "fixtures", "hooks", "copilot", "pre-tool-use-apply-patch.json"), "utf8"),
+    );
+    expect(parse("copilot", "preToolUse", patch)).toMatchObject({
+      kind: "before_tool",
+      tool: { kind: "write", files: ["p.txt", "a.txt"] },
     });
   });
 

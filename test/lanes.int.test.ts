@@ -7,6 +7,7 @@
 import { existsSync, readFileSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { afterEach, describe, expect, it } from "vitest";
+import { copilot } from "../src/core/hooks/copilot.js";
 import { cleanupDirs, cli, tempBaton, writeConfig } from "./helpers.js";
 import { agentSession } from "./lane-agents.js";
 
@@ -284,6 +285,40 @@ describe("lanes: several agents in one checkout", () => {
       expect(r.code, r.stderr).toBe(0);
       expect(r.json()).toMatchObject({ lane: q.lane });
       expect(existsSync(join(root, "q.txt")), "Qwen Code's own new file is undone").toBe(false);
+      expect(read(root, "a.txt"), "Claude Code's is not").toBe("a1\n");
+    } finally {
+      await b.close();
+    }
+  });
+
+  it("Copilot CLI beside Claude Code: its sessionId is its lane; `baton rollback` from its shell (COPILOT_AGENT_SESSION_ID) steps back through its lane only", async () => {
+    const { baton: b, root } = await tempBaton();
+    try {
+      const sid = "3690133e-c311-42db-8396-5d02800f8916";
+      let n = 0;
+      // Its payloads as the real CLI sends them (test/fixtures/agents/copilot/): no call id, the send time instead.
+      const handle = (event: string, payload: Record<string, unknown>) =>
+        b.agents.handle(copilot.parse(event, { sessionId: sid, timestamp: 1795966349568 + ++n, cwd: root, ...payload }, root), {
+          agentPid: process.pid,
+          requestId: `req-copilot-${n}`,
+        });
+      const a = agentSession(b, root, "claude", "0a1b2c3d-aaaa");
+      await handle("sessionStart", { source: "new", initialPrompt: "work" });
+      await a.start();
+      const create = { toolName: "create", toolArgs: { path: join(root, "c.txt"), file_text: "c1\n" } };
+      expect(await handle("preToolUse", create)).toEqual({});
+      writeFileSync(join(root, "c.txt"), "c1\n");
+      await handle("postToolUse", {
+        ...create,
+        toolResult: { resultType: "success", textResultForLlm: `Created file ${join(root, "c.txt")} with 3 characters` },
+      });
+      await a.write("a.txt", "a1\n");
+      const session = (await b.sessions.list())[0]?.id as string;
+      expect(Object.keys((await b.sessions.snapshot(session)).facets.lanes ?? {}).sort()).toEqual([a.lane, `copilot:${sid}`].sort());
+      const r = cli(["rollback", "--json", "--root", root], { env: { COPILOT_AGENT_SESSION_ID: sid } });
+      expect(r.code, r.stderr).toBe(0);
+      expect(r.json()).toMatchObject({ lane: `copilot:${sid}` });
+      expect(existsSync(join(root, "c.txt")), "Copilot CLI's own new file is undone").toBe(false);
       expect(read(root, "a.txt"), "Claude Code's is not").toBe("a1\n");
     } finally {
       await b.close();

@@ -17,7 +17,9 @@
  * - A shell command that exits non-zero is a postToolUse like any other; its
  *   `textResultForLlm` ends `<shellId: N completed with exit code C>` (N counts the session's
  *   shells, so it differs on every run of the same command).
- * - Tools: `create` and `edit` (`path`), `bash` (`command`); `view`, `grep`, `glob` read.
+ * - Tools: `create` and `edit` (`path`), `bash` (`command`); `view`, `grep`, `glob` read. For
+ *   the GPT-5 models it offers `apply_patch` (freeform) instead of create and edit: `toolArgs` is
+ *   then the patch itself, a string.
  * - stdout, flat: `{"permissionDecision": "deny", "permissionDecisionReason": "…"}` refuses a
  *   preToolUse call (the model reads `Denied by preToolUse hook: <reason>` as its result);
  *   `additionalContext` reaches the model from sessionStart (a user message before the first
@@ -27,6 +29,7 @@
  *   call: see COPILOT_PATH_GUARD.
  */
 
+import { patchPaths } from "./apply-patch.js";
 import { clipContext } from "./claude.js";
 import type { HookGroupSpec } from "./config.js";
 import {
@@ -61,6 +64,10 @@ function toolCall(p: Record<string, unknown>): ToolCall {
   if (WRITE_TOOLS.has(name)) {
     const file = str(args.path);
     return { ...base, kind: "write", files: file ? [file] : [] };
+  }
+  if (name === "apply_patch") {
+    const patch = typeof input === "string" ? input : (str(args.input) ?? str(args.patch));
+    return { ...base, kind: "write", files: patch ? patchPaths(patch) : [] };
   }
   if (SHELL_TOOLS.has(name)) {
     const command = str(args.command);
@@ -155,15 +162,17 @@ export const copilot: AgentAdapter = {
   hookSpecs(command) {
     // A committed file runs `baton` from PATH: guarded, so a machine without it is not blocked.
     const guard = command === "baton" ? COPILOT_PATH_GUARD : "";
-    const h = (event: string): HookGroupSpec => ({
+    const h = (event: string, matcher?: string): HookGroupSpec => ({
       event,
       flat: true,
+      ...(matcher !== undefined ? { matcher } : {}),
       handler: { type: "command", command: `${guard}${command} hook copilot ${event}`, timeoutSec: TIMEOUT_S },
     });
     return [
       h("sessionStart"),
       h("userPromptSubmitted"),
-      h("preToolUse"),
+      // A matcher must match the whole tool name: reads and searches start no process.
+      h("preToolUse", "create|edit|apply_patch|bash"),
       h("postToolUse"),
       h("postToolUseFailure"),
       h("preCompact"),
