@@ -93,6 +93,8 @@ export interface Step {
   agent: string;
   fixture: string;
   vars?: Record<string, string>;
+  /** The event, for an agent whose payloads do not name it (Copilot CLI: the hook's command line does). */
+  event?: string;
   /** The tool's own effect, after the hook (the edit an agent makes between its before and after hooks). */
   effect?: (root: string) => void;
 }
@@ -118,7 +120,7 @@ function withVia(r: { code: number | null; stdout: string; stderr: string }): Ho
 
 function input(root: string, s: Step): { text: string; event: string } {
   const text = payload(s.agent, s.fixture, { cwd: root, session: "agent-session-1", call: "call-1", ...s.vars });
-  return { text, event: JSON.parse(text).hook_event_name as string };
+  return { text, event: s.event ?? (JSON.parse(text).hook_event_name as string) };
 }
 
 /** Replay one fixture through `baton hook <agent> <its event>` in `root`. */

@@ -109,4 +109,26 @@ export const SCENARIOS: Record<string, Step[]> = {
   ],
 };
 
+// Copilot CLI's payloads do not name their event: the hook's command line does.
+const copilot = (fixture: string, event: string, more: Partial<Step> = {}): Step => ({ agent: "copilot", fixture, event, ...more });
+SCENARIOS.copilot = [
+  copilot("session-start-startup", "sessionStart"),
+  copilot("user-prompt", "userPromptSubmitted"),
+  copilot("pre-edit", "preToolUse", { effect: (r) => writeFileSync(join(r, "src/app.ts"), "edited by the agent\n") }),
+  copilot("post-edit", "postToolUse"),
+  copilot("pre-bash", "preToolUse", { effect: (r) => writeFileSync(join(r, "generated.txt"), "made by the shell\n") }),
+  copilot("post-bash", "postToolUse"),
+  copilot("user-prompt-undo", "userPromptSubmitted"),
+  ...["1", "2", "3"].flatMap((call) => [
+    copilot("pre-bash-test", "preToolUse", { vars: { call } }),
+    copilot("post-bash-failure", "postToolUse", { vars: { call } }),
+  ]),
+  copilot("pre-edit", "preToolUse"),
+  copilot("user-prompt-undo", "userPromptSubmitted"),
+  copilot("pre-compact", "preCompact"),
+  copilot("session-start-resume", "sessionStart"),
+  copilot("agent-stop", "agentStop"),
+  copilot("session-end", "sessionEnd"),
+];
+
 export const FILES = { "src/app.ts": APP, "README.md": "# App\n" };

@@ -627,6 +627,88 @@ describe("Qwen Code hooks", () => {
   });
 });
 
+describe("Copilot CLI hooks", () => {
+  /** Replay a fixture through `baton hook copilot <event>` (its payloads do not name the event). */
+  function copilotHook(name: string, event: string, root: string, vars: Record<string, string> = {}): HookRun {
+    const input = payload("copilot", name, { cwd: root, session: "agent-session-1", call: "0", ...vars });
+    const r = cli(["hook", "copilot", event], { cwd: root, input });
+    expect(r.code, `baton hook copilot ${event} (${name}) exited ${r.code}: ${r.stderr}`).toBe(0);
+    return { ...r, out: r.stdout.trim() ? JSON.parse(r.stdout) : undefined };
+  }
+
+  it("create and edit are checkpointed before they run; 'undo that' restores the edit, then removes the new file; context is flat additionalContext", () => {
+    const root = workspace({ "src/app.ts": 'return redirect("/login");\n' });
+    const start = copilotHook("session-start-startup", "sessionStart", root);
+    expect(start.out).toEqual({ additionalContext: expect.stringContaining("## Next action") });
+    expect(copilotHook("pre-create", "preToolUse", root).stdout, "a checkpoint that succeeded lets the call through silently").toBe("");
+    writeFileSync(join(root, "src/session.ts"), 'export const SESSION_COOKIE = "sid";\n');
+    copilotHook("post-create", "postToolUse", root);
+    copilotHook("pre-edit", "preToolUse", root);
+    writeFileSync(join(root, "src/app.ts"), 'return redirect("/login?next=" + next);\n');
+    copilotHook("post-edit", "postToolUse", root);
+    const sid = baton(root, ["status"]).sessions[0].sessionId as string;
+    const cps = baton(root, ["checkpoints", "--session", sid]).checkpoints as any[];
+    expect(cps.map((c) => [c.kind, c.toolName])).toEqual([
+      ["targeted", "create"],
+      ["targeted", "edit"],
+    ]);
+    const turns = lane(root, sid, "copilot").spiral.window as any[];
+    expect(turns.map((t) => [t.tool, t.status, t.checkpointId])).toEqual([
+      ["create", "success", cps[0].id],
+      ["edit", "success", cps[1].id],
+    ]);
+    const undo = copilotHook("user-prompt-undo", "userPromptSubmitted", root);
+    expect(undo.out).toEqual({ additionalContext: expect.stringContaining("Restored: src/app.ts") });
+    expect(read(root, "src/app.ts")).toBe('return redirect("/login");\n');
+    copilotHook("user-prompt-undo", "userPromptSubmitted", root);
+    expect(existsSync(join(root, "src/session.ts"))).toBe(false);
+  });
+
+  it("failing shell commands (exit code in the result, a new shell each time) are one failure and pause the lane; the next write is denied in Copilot CLI's own shape", () => {
+    const root = workspace({ "src/app.ts": "v1\n" });
+    copilotHook("session-start-startup", "sessionStart", root);
+    copilotHook("pre-bash", "preToolUse", root);
+    writeFileSync(join(root, "generated.txt"), "made by the shell\n");
+    copilotHook("post-bash", "postToolUse", root);
+    const sid = baton(root, ["status"]).sessions[0].sessionId as string;
+    expect(baton(root, ["checkpoints", "--session", sid]).checkpoints.map((c: any) => [c.kind, c.toolName])).toEqual([["tree", "bash"]]);
+    let last: HookRun | undefined;
+    for (const call of ["1", "2", "3"]) {
+      copilotHook("pre-bash-test", "preToolUse", root, { call });
+      last = copilotHook("post-bash-failure", "postToolUse", root, { call });
+    }
+    expect(last?.out).toEqual({ additionalContext: expect.stringMatching(/^Baton paused session task-/) });
+    const ledger = baton(root, ["ledger", "list", "--session", sid, "--status", "error"]).nodes as any[];
+    expect(ledger.length).toBe(3);
+    expect(lane(root, sid, "copilot").spiral.paused).toBe(true);
+    const denied = copilotHook("pre-create", "preToolUse", root);
+    expect(denied.out).toEqual({ permissionDecision: "deny", permissionDecisionReason: expect.stringContaining("Baton paused session") });
+    expect(copilotHook("user-prompt-unpause", "userPromptSubmitted", root).out).toEqual({
+      additionalContext: expect.stringContaining("The user cleared Baton's spiral pause"),
+    });
+    expect(copilotHook("pre-create", "preToolUse", root).stdout).toBe("");
+  });
+
+  it("preCompact writes STATE.md and notes the compaction (nothing follows it); agentStop and sessionEnd end the run", () => {
+    const root = workspace();
+    copilotHook("session-start-startup", "sessionStart", root);
+    const sid = baton(root, ["status"]).sessions[0].sessionId as string;
+    copilotHook("pre-compact", "preCompact", root);
+    expect(existsSync(join(root, ".baton", "sessions", sid, "STATE.md"))).toBe(true);
+    expect(compactionNotes(root, sid)).toEqual(["Copilot CLI compacted its context (manual); STATE.md was written first."]);
+    const running = () => (facets(root, sid).runs as any[]).filter((r) => r.lane === "copilot:agent-session-1" && r.status === "running");
+    for (const [name, event] of [
+      ["agent-stop", "agentStop"],
+      ["session-end", "sessionEnd"],
+    ] as const) {
+      copilotHook("user-prompt", "userPromptSubmitted", root);
+      expect(running().length, `before ${event}`).toBe(1);
+      copilotHook(name, event, root);
+      expect(running(), `after ${event}`).toEqual([]);
+    }
+  });
+});
+
 describe("failing open", () => {
   it("a .baton that is a file lets every tool through", () => {
     const root = tempDir("baton-hooks-broken-");
