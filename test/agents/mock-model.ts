@@ -286,17 +286,7 @@ export class MockModel {
   private codexTool(step: Exclude<Step, { op: "text" }>, tools: any[]): unknown {
     const byName = (n: string) => tools.find((t) => t.name === n);
     const call_id = this.id("call");
-    const patchOf = (): string | undefined => {
-      if (step.op === "write")
-        return `*** Begin Patch\n*** Add File: ${step.path}\n${step.content
-          .replace(/\n$/, "")
-          .split("\n")
-          .map((l) => `+${l}`)
-          .join("\n")}\n*** End Patch`;
-      if (step.op === "edit") return `*** Begin Patch\n*** Update File: ${step.path}\n@@\n-${step.old}\n+${step.new}\n*** End Patch`;
-      return undefined;
-    };
-    const patch = patchOf();
+    const patch = patchOf(step);
     let command = step.op === "shell" ? step.command : undefined;
     if (step.op === "read") command = `cat ${step.path}`;
     if (patch !== undefined) {
@@ -348,8 +338,10 @@ export class MockModel {
   private async chat(path: string, body: any, res: ServerResponse, at: number): Promise<void> {
     const tools: any[] = (body.tools ?? []).map((t: any) => t.function ?? t);
     const names = tools.map((t) => String(t.name));
-    // Qwen Code's tools, or Copilot CLI's (`bash`, `create`, `edit`, `view`).
-    const copilot = names.includes("bash") && names.includes("create");
+    // Qwen Code's tools, or Copilot CLI's (`bash`, `create`, `edit`, `view`; for GPT-5 models a
+    // freeform `apply_patch`, a custom tool, instead of create and edit).
+    const customPatch = (body.tools ?? []).some((t: any) => t.type === "custom" && t.custom?.name === "apply_patch");
+    const copilot = names.includes("bash") && (names.includes("create") || customPatch);
     const main = copilot || names.includes("run_shell_command") || names.includes("write_file");
     const wantsJson = body.response_format?.type === "json_object" || body.response_format?.type === "json_schema";
     const step: Step = main ? this.nextStep() : { op: "text", text: wantsJson ? JSON.stringify({ reasoning: "scripted" }) : "Baton test" };
@@ -364,6 +356,8 @@ export class MockModel {
       step.op === "text"
         ? undefined
         : (() => {
+            const patch = customPatch ? patchOf(step) : undefined;
+            if (patch !== undefined) return { id: this.id("call"), type: "custom", custom: { name: "apply_patch", input: `${patch}\n` } };
             const [name, args] = copilot ? this.copilotTool(step) : this.chatTool(step);
             return { id: this.id("call"), type: "function", function: { name, arguments: JSON.stringify(args) } };
           })();
@@ -486,6 +480,18 @@ export class MockModel {
         return { name: "read_file", args: { [pathKey("read_file")]: this.abs(step.path) } };
     }
   }
+}
+
+/** A write or edit as an apply_patch patch (paths relative to the project), else undefined. */
+function patchOf(step: Step): string | undefined {
+  if (step.op === "write")
+    return `*** Begin Patch\n*** Add File: ${step.path}\n${step.content
+      .replace(/\n$/, "")
+      .split("\n")
+      .map((l) => `+${l}`)
+      .join("\n")}\n*** End Patch`;
+  if (step.op === "edit") return `*** Begin Patch\n*** Update File: ${step.path}\n@@\n-${step.old}\n+${step.new}\n*** End Patch`;
+  return undefined;
 }
 
 /** The text of every tool result in a logged request, whatever the protocol. */
