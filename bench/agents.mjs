@@ -92,7 +92,9 @@ function stopServer(p) {
 
 /** One turn of `k` tool calls; the time each write and shell call took, hooks included. */
 async function once(h, mock, url, cli, d, setup, k) {
-  const p = new h.Project(d.agent, { "a.txt": "one\n", "src/b.txt": "bee\n", "README.md": "# demo\n" });
+  // Copilot CLI's `create` refuses a file whose directory does not exist yet.
+  const gen = d.agent === "copilot" ? { "gen/.keep": "" } : {};
+  const p = new h.Project(d.agent, { "a.txt": "one\n", "src/b.txt": "bee\n", "README.md": "# demo\n", ...gen });
   try {
     d.configure(p, url);
     if (setup !== "none") {

@@ -201,6 +201,18 @@ describe("baton hooks install / uninstall", () => {
     expect(projectRow()).toMatchObject({ willRun: false });
     writeFileSync(configFile, `{ "trustedFolders": [${JSON.stringify(root)}] }`);
     expect(projectRow()).toMatchObject({ willRun: true });
+    // A Baton root below the repository's root: Copilot CLI looks for .github/hooks/ at the top.
+    const repo = tempDir("baton-repo-");
+    expect(spawnSync("git", ["init", "-q", repo]).status).toBe(0);
+    const below = join(repo, "packages", "app");
+    mkdirSync(below, { recursive: true });
+    writeFileSync(configFile, `{ "trustedFolders": [${JSON.stringify(repo)}] }`);
+    expect(install(below, "copilot", [], env)).toMatchObject({
+      willRun: false,
+      remaining: [expect.stringContaining(`Copilot CLI reads .github/hooks/ at the repository's root, ${realpathSync(repo)}`)],
+    });
+    expect(install(repo, "copilot", [], env)).toMatchObject({ willRun: true, remaining: [] });
+    writeFileSync(configFile, `{ "trustedFolders": [${JSON.stringify(root)}] }`);
     // Every hook off.
     mkdirSync(join(root, ".github", "copilot"), { recursive: true });
     writeFileSync(join(root, ".github", "copilot", "settings.json"), '{ "disableAllHooks": true }');

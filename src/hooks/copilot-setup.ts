@@ -8,10 +8,13 @@
  *   trust prompt writes; `~/.copilot` by default), or a run with `--trust-folder` (that run only)
  *   or with `COPILOT_ALLOW_ALL=true` exactly in its environment. The user's own hooks
  *   (`$COPILOT_HOME/hooks/`) load in every folder.
+ * - It reads `.github/hooks/` at the git repository's root (or the folder it starts in, outside
+ *   one): a project whose Baton root is below its repository's root is not where it looks.
  * - `"disableAllHooks": true` in a settings file it reads (`$COPILOT_HOME/settings.json` or
  *   config.json, the repository's `.github/copilot/settings.json` or `settings.local.json`) turns
  *   every hook off.
  */
+import { spawnSync } from "node:child_process";
 import { readFileSync, realpathSync } from "node:fs";
 import { homedir } from "node:os";
 import { isAbsolute, join, resolve, sep } from "node:path";
@@ -65,6 +68,19 @@ export function copilotTrusts(config: JsonObject | undefined, folder: string): b
   return spellings(folder).some((f) => list.some((t) => typeof t === "string" && t !== "" && within(t, f)));
 }
 
+/** The git repository's root above `root`, when there is one (the repository's fsmonitor off: its config starts no program). */
+function gitTop(root: string): string | undefined {
+  try {
+    const r = spawnSync("git", ["-c", "core.fsmonitor=false", "-C", root, "rev-parse", "--show-toplevel"], {
+      encoding: "utf8",
+      timeout: 5_000,
+    });
+    return r.status === 0 && r.stdout.trim() !== "" ? r.stdout.trim() : undefined;
+  } catch {
+    return undefined;
+  }
+}
+
 /** Whether Copilot CLI will run the hooks at this place, and what remains. */
 export function copilotReadiness(o: SetupPlace): Readiness {
   const home = copilotHome(o);
@@ -78,6 +94,11 @@ export function copilotReadiness(o: SetupPlace): Readiness {
   ];
   const off = files.find((f) => jsoncAt(f)?.disableAllHooks === true);
   if (off) remaining.push(`Copilot CLI runs no hooks while ${off} sets "disableAllHooks": true: remove it, or set it to false.`);
+  const top = o.scope === "project" ? gitTop(o.root) : undefined;
+  if (top !== undefined && spellings(top)[0] !== spellings(o.root)[0])
+    remaining.push(
+      `Copilot CLI reads .github/hooks/ at the repository's root, ${top}, not in ${o.root}: install from the repository's root (\`baton hooks install copilot --root ${top}\`), or with --user.`,
+    );
   if (o.scope === "project" && !copilotTrusts(jsoncAt(configFile), o.root))
     remaining.push(
       `Copilot CLI loads ${join(o.root, ".github", "hooks")} only in a trusted folder: run \`copilot\` in ${o.root} once and trust the folder, or add ${JSON.stringify(spellings(o.root)[0])} to "trustedFolders" in ${configFile}.`,

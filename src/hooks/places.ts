@@ -90,9 +90,9 @@ export function placeNote(agent: HookAgent, o: HookPlaceOptions): string {
       ? " Codex runs them for a teammate once they trust them: `baton hooks install codex` there records it (the file stays as it is)."
       : agent === "gemini"
         ? " Gemini CLI shows a teammate the new project hooks once; `baton hooks install gemini` there acknowledges them (the file stays as it is)."
-        : agent === "copilot"
-          ? " Copilot CLI denies a tool call whose preToolUse hook fails, so these hooks run Baton only where it is on PATH and otherwise do nothing."
-          : "";
+        : "";
+  if (agent === "copilot")
+    return "A file your team commits: the hooks run `baton` from PATH, so they work on every machine where Baton is installed; where it is not, they do nothing, because Copilot CLI denies a tool call whose preToolUse hook fails.";
   return `A file your team commits: the hooks run \`baton\` from PATH, so they work on every machine where Baton is installed; where it is not, ${name} reports each hook as failed and carries on.${trust}`;
 }
 
