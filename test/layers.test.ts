@@ -19,7 +19,12 @@ describe("the layer map's checker", () => {
     ];
     const found = (circles(edges) as string[][]).map((c) => c.join(" ")).sort();
     expect(found).toEqual(["a b c", "d e"]);
-    expect(circles([["a", "b"], ["b", "c"]])).toEqual([]);
+    expect(
+      circles([
+        ["a", "b"],
+        ["b", "c"],
+      ]),
+    ).toEqual([]);
   });
 
   it("counts an `import type` as an import, and finds no circle in src/", () => {
