@@ -146,6 +146,24 @@ describe("docs/guide/troubleshooting.md", () => {
   });
 });
 
+describe("docs/guide/agents.md", () => {
+  it("quotes every refusal the agent hooks can answer a tool call with", () => {
+    const tools = read("src/services/agents/tools.ts");
+    const said = [...tools.matchAll(/deny:[\s\S]*?userMessage: `([^`]*)`/g)].map((m) => {
+      // The longest fixed part of the message (the rest is the tool, the file, the agent).
+      const text = (m[1] as string).replace(/\$\{[^}]*$/, "");
+      const parts = text.split(/\$\{[^}]*\}/).map((p) => p.replace(/^[\s:().]+|[\s:().]+$/g, ""));
+      return parts.reduce((a, b) => (b.length > a.length ? b : a), "");
+    });
+    expect(said.length, "refusals found in src/services/agents/tools.ts").toBeGreaterThanOrEqual(4);
+    const page = read("docs/guide/agents.md");
+    expect(
+      said.filter((t) => !page.includes(t)),
+      "refusals docs/guide/agents.md does not quote",
+    ).toEqual([]);
+  });
+});
+
 describe("links", () => {
   const pages = ["README.md", ...walk(join(REPO, "docs"), /\.md$/).map((f) => relative(REPO, f))];
 
