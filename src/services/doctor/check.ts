@@ -87,7 +87,7 @@ export type Found = Omit<DoctorFinding, "check" | "safe" | "repaired">;
  */
 export interface SafeFix {
   codes: readonly string[];
-  /** What the fix does, in words (docs/architecture.md's table says the same). */
+  /** What the fix does, in words, for a reader of the check. */
   does: string;
   key(f: DoctorFinding): string;
   subject(f: DoctorFinding): string;
