@@ -220,6 +220,28 @@ describe("links", () => {
     expect(broken).toEqual([]);
   });
 
+  it("every section a comment or page names (`docs/x.md, \"Section\"`) is a heading of that page", () => {
+    const texts = [
+      ...pages.map((p) => ({ file: p, text: read(p) })),
+      ...["src", "test", "bench", "scripts"].flatMap((d) =>
+        walk(join(REPO, d), /\.(ts|tsx|mjs|cjs)$/).map((f) => ({ file: relative(REPO, f), text: readFileSync(f, "utf8") })),
+      ),
+    ];
+    const broken: string[] = [];
+    for (const { file, text } of texts)
+      for (const m of text.matchAll(/(docs\/[\w/-]+\.md)(?:, | \()"([^"]+)"/g)) {
+        const [, page, section] = m as unknown as [string, string, string];
+        if (!existsSync(join(REPO, page))) continue; // the link tests name a missing page
+        const headings = read(page)
+          .split("\n")
+          .filter((l) => /^#{1,6} /.test(l))
+          .map((l) => l.toLowerCase());
+        const name = section.replace(/\s*\n\s*(?:\*|\/\/)?\s*/g, " ").replace(/\s+/g, " ").toLowerCase();
+        if (!headings.some((h) => h.includes(name))) broken.push(`${file}: ${page}, "${section}"`);
+      }
+    expect(broken).toEqual([]);
+  });
+
   it("the package ships every page the docs link to", () => {
     const files: string[] = JSON.parse(read("package.json")).files;
     for (const page of pages.filter((p) => p.startsWith("docs/"))) {

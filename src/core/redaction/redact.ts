@@ -2,7 +2,7 @@
  * Redaction: what may be stored of a tool call's arguments, results and error texts. Pure (it
  * hashes; nothing else), and applied before anything reaches storage or an export.
  *
- * Three layers, each documented in docs/reference-redaction.md:
+ * Three layers, each documented in docs/redaction.md:
  * - **by key**: a value under a secret-looking key (`password`, `accessToken`, `x-api-key`,
  *   `AUTH_HEADER`, ...) is replaced, whatever its content. Keys are split into words in any
  *   casing or separator style before they are judged (`isSecretKey`, core/redaction/keys.ts).

@@ -478,7 +478,7 @@ function base64Text(v: string): boolean {
  * most), with lower and upper case letters and a digit, at least 4.3 bits of entropy per
  * character (99.9% of random keys have more; identifiers and words far less) and not base64 of
  * printable text. Over 93 MB of installed packages and this repository's sources, no
- * 40-character run but planted and documented example keys passes (docs/reference-redaction.md).
+ * 40-character run but planted and documented example keys passes (docs/redaction.md).
  */
 export function bareCloudKey(p: Pass): void {
   const r = p.scan.runs;
@@ -540,7 +540,7 @@ function generatedSegment(text: string, s: number, e: number): boolean {
  * segments (`/hooks/wJalrXUtnFEMI/K7MDENG/bPxRfiCYEXAMPLEKEY/notify`): 40 characters between two
  * `/` (or the path's end) that pass the bare cloud key's tests. Only in a URL (after `://` and a
  * host): a file's path is words, and no key is written into one. Measured on the installed
- * packages' text (docs/reference-redaction.md).
+ * packages' text (docs/redaction.md).
  */
 export function urlPathToken(p: Pass): void {
   const { text } = p;
