@@ -426,4 +426,16 @@ export const SQLITE_MIGRATIONS: readonly SqliteMigration[] = Object.freeze([
       ALTER TABLE runs ADD COLUMN host_id TEXT;
     `,
   },
+  {
+    // As PostgreSQL migration 13: every append moves its session's row (last_seq, updated_at),
+    // and with updated_at in an index each append also rewrote an index entry, one more page in
+    // the WAL per commit. The list is filtered by status and ordered by created_at, which never
+    // changes: the index names those.
+    version: 18,
+    name: "session-index-by-created",
+    sql: `
+      DROP INDEX sessions_by_status;
+      CREATE INDEX sessions_by_status ON sessions (status, created_at);
+    `,
+  },
 ]);
