@@ -11,7 +11,8 @@
 // It also checks that no two modules import each other, directly or round a circle, counting
 // `import type` too (a circle of types is still a circle to read), and that every folder of
 // src/core/ and src/services/ (a room: the files of one capability) opens with a README.md
-// saying what lives there and what it may use.
+// saying what lives there and what it may use, and that a file of src/ longer than the house's
+// ~400 lines says why at its top ("Longer than …" in its opening comment).
 import { existsSync, readdirSync, readFileSync } from "node:fs";
 import { dirname, join, relative, resolve } from "node:path";
 import * as esbuild from "esbuild";
@@ -180,6 +181,18 @@ export function roomsWithoutReadme() {
   return out;
 }
 
+/** Files of src/ longer than `limit` lines whose opening comment does not say why ("Longer than …"). */
+export function longWithoutReason(limit = 420) {
+  const out = [];
+  for (const f of sources(join(ROOT, "src"))) {
+    const text = readFileSync(f, "utf8");
+    const lines = text.split("\n").length;
+    const opening = /^\s*\/\*\*[\s\S]*?\*\//.exec(text)?.[0] ?? "";
+    if (lines > limit && !/Longer than/.test(opening)) out.push(`${relative(ROOT, f)} (${lines} lines)`);
+  }
+  return out;
+}
+
 if (process.argv[1] && import.meta.url === new URL(`file://${process.argv[1]}`).href) {
   process.chdir(ROOT);
   const edges = await importGraph();
@@ -210,5 +223,8 @@ if (process.argv[1] && import.meta.url === new URL(`file://${process.argv[1]}`).
   const bare = roomsWithoutReadme();
   for (const r of bare) console.error(`layers: ${r}/ has no README.md saying what lives there and what it may use`);
   if (bare.length > 0) process.exit(1);
+  const long = longWithoutReason();
+  for (const f of long) console.error(`layers: ${f} is longer than ~400 lines and its opening comment does not say why`);
+  if (long.length > 0) process.exit(1);
   console.log(`layers: ${edges.length} imports of src/ follow the layer map, with no circles`);
 }

@@ -4,7 +4,7 @@
  */
 import { describe, expect, it } from "vitest";
 // @ts-expect-error: a plain .mjs script without types
-import { circles, roomsWithoutReadme, sourceGraph, violation } from "../scripts/layers.mjs";
+import { circles, longWithoutReason, roomsWithoutReadme, sourceGraph, violation } from "../scripts/layers.mjs";
 
 describe("the layer map's checker", () => {
   it("finds every circle, and only circles", () => {
@@ -36,6 +36,12 @@ describe("the layer map's checker", () => {
 
   it("knows every room of core and services says what it holds", () => {
     expect(roomsWithoutReadme()).toEqual([]);
+  });
+
+  it("knows every long file of src/ says at its top why it is long", () => {
+    expect(longWithoutReason()).toEqual([]);
+    // Without a reason, the longest files would be named.
+    expect((longWithoutReason(100) as string[]).length).toBeGreaterThan(10);
   });
 
   it("refuses an import up the layers", () => {

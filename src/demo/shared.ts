@@ -5,6 +5,8 @@
  * checks that end the demo when reality differs from the story.
  *
  * A little over ~400 lines: the narrator and the child-process handling every chapter uses.
+ *
+ * Longer than the house's ~400 lines: what every chapter uses, so each chapter file reads as its story alone.
  */
 import { type ChildProcess, spawn, spawnSync } from "node:child_process";
 import { existsSync, mkdirSync, readFileSync, writeFileSync } from "node:fs";

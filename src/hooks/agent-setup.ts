@@ -22,6 +22,8 @@
  *
  * A little over ~400 lines: each agent's trust files are read and written here together,
  * because the installer and `baton hooks status` must agree on every agent at once.
+ *
+ * Longer than the house's ~400 lines: each agent's setup steps side by side, so one agent's rule is read against the others'.
  */
 import { existsSync, mkdirSync, readFileSync, realpathSync, rmdirSync, statSync, unlinkSync } from "node:fs";
 import { homedir } from "node:os";

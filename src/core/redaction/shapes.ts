@@ -5,6 +5,8 @@
  *
  * Each runs over the whole text, and only when the scan saw its literal or operator (`://` and
  * `@`, `-p` and a client's name, `$`, `</`, 13 digits in a row, ...), which few texts hold.
+ *
+ * Longer than the house's ~400 lines: the rules of one stage, which grows by rules.
  */
 import { entropy, literalSecret, luhn, placeholderish, randomLooking, secretPair, tag, versionLike } from "./judge.js";
 import { charCode, isWord, type Pass } from "./pass.js";

@@ -20,6 +20,8 @@
  *
  * A little over ~400 lines: adding, removing, searching and injecting share the write order
  * above, read in one place; the file format is core/lessons/lessons-md.ts, the writer lessons-file.ts.
+ *
+ * Longer than the house's ~400 lines: the service's operations over one file and its index, which share the cache key.
  */
 
 import type { Backend, LessonDocRow, StoreTx } from "../../backend/contract.js";

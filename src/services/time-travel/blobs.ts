@@ -15,6 +15,8 @@
  *
  * A little over ~400 lines: both places, the packing and the sweep of unfinished writes are one
  * store, read together.
+ *
+ * Longer than the house's ~400 lines: the stored format with its only writer, reader and collector, which must agree on it.
  */
 import { existsSync, mkdirSync, readdirSync, readFileSync, statSync, unlinkSync, utimesSync } from "node:fs";
 import { createRequire } from "node:module";
