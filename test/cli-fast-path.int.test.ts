@@ -47,7 +47,8 @@ describe("the CLI's fast path", () => {
     cpSync(join(REPO, "dist", "cli.cjs"), join(install, "dist", "cli.cjs"));
     cpSync(join(REPO, "package.json"), join(install, "package.json"));
     symlinkSync(join(REPO, "node_modules"), join(install, "node_modules"));
-    const fast = (args: string[]) => spawnSync(process.execPath, [join(install, "bin", "baton.cjs"), ...args], { cwd: root, encoding: "utf8" });
+    const fast = (args: string[]) =>
+      spawnSync(process.execPath, [join(install, "bin", "baton.cjs"), ...args], { cwd: root, encoding: "utf8" });
     for (const args of [
       ["status", "--json"],
       ["resume", "--json"],

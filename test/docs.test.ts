@@ -220,7 +220,7 @@ describe("links", () => {
     expect(broken).toEqual([]);
   });
 
-  it("every section a comment or page names (`docs/x.md, \"Section\"`) is a heading of that page", () => {
+  it('every section a comment or page names (`docs/x.md, "Section"`) is a heading of that page', () => {
     const texts = [
       ...pages.map((p) => ({ file: p, text: read(p) })),
       ...["src", "test", "bench", "scripts"].flatMap((d) =>
@@ -236,7 +236,10 @@ describe("links", () => {
           .split("\n")
           .filter((l) => /^#{1,6} /.test(l))
           .map((l) => l.toLowerCase());
-        const name = section.replace(/\s*\n\s*(?:\*|\/\/)?\s*/g, " ").replace(/\s+/g, " ").toLowerCase();
+        const name = section
+          .replace(/\s*\n\s*(?:\*|\/\/)?\s*/g, " ")
+          .replace(/\s+/g, " ")
+          .toLowerCase();
         if (!headings.some((h) => h.includes(name))) broken.push(`${file}: ${page}, "${section}"`);
       }
     expect(broken).toEqual([]);

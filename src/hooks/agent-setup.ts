@@ -32,15 +32,7 @@ import { type HookAgent, isBatonCommand } from "../core/hooks/config.js";
 import type { JsonObject } from "../core/types.js";
 import { BatonError } from "../errors.js";
 import { atomicWrite, ioError } from "../platform/safe-fs.js";
-import {
-  type CodexHookEntry,
-  type CodexTrust,
-  codexHookEntries,
-  codexProjectTrust,
-  codexTrustedHashes,
-  trustOf,
-  withCodexTrust,
-} from "./codex-trust.js";
+import { type CodexHookEntry, codexHookEntries, codexProjectTrust, codexTrustedHashes, trustOf, withCodexTrust } from "./codex-trust.js";
 import { qwenReadiness } from "./qwen-setup.js";
 import type { Readiness, SetupPlace } from "./readiness.js";
 
