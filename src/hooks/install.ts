@@ -5,8 +5,8 @@
  * settings-file.ts (with json-text.ts); what else each agent needs before it runs the hooks is
  * agent-setup.ts. This file puts them together and says what it did.
  */
-import { existsSync, realpathSync, unlinkSync } from "node:fs";
-import { resolve } from "node:path";
+import { existsSync, realpathSync, rmdirSync, unlinkSync } from "node:fs";
+import { dirname, resolve } from "node:path";
 import { ADAPTERS } from "../core/hooks/adapters.js";
 import {
   HOOK_AGENTS,
@@ -276,10 +276,22 @@ export async function uninstallHooks(agent: HookAgent, o: HookPlaceOptions): Pro
     } catch (err) {
       throw new BatonError("io_error", `cannot remove ${file}: ${(err as Error).message}`, { path: file }, { cause: err });
     }
+    // The agent's folder in the project (.claude/, .qwen/ …) that the install's file was alone in
+    // goes too, as a checkout without Baton has none; a user's folder is never emptied by Baton.
+    if (o.scope === "project") removeIfEmpty(dirname(file));
   } else writeAtomic(file, newText, o);
   // The launcher is shared by every place installed with this CODEX_HOME: it goes with the last.
   if (agent === "codex") removeUnusedCodexShim(o);
   return { ...base, changed: true, removed: r.removed, restored, deleted: newText === undefined };
+}
+
+/** Remove a directory if it is empty; anything else (not empty, gone, not allowed) leaves it be. */
+function removeIfEmpty(dir: string): void {
+  try {
+    rmdirSync(dir);
+  } catch {
+    // not empty, or not ours to remove: it stays
+  }
 }
 
 /** The baton entry a hook command runs, when it names one by absolute path. */
