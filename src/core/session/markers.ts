@@ -51,7 +51,7 @@ export function isGeneratedPath(flow: FlowDefinition, path: string): boolean {
   if (!flow.generatedPaths?.length) return false;
   // Loaded on first use: only a session whose files hold markers needs it.
   picomatch ??= createRequire(import.meta.url)("picomatch") as typeof Picomatch;
-  // Flow files are checked on load (flow-validate.ts); the limits hold here too.
+  // Flow files are checked on load (core/flows/validate.ts); the limits hold here too.
   const globs = flow.generatedPaths.filter((g) => globProblem(g) === undefined);
   return globs.length > 0 && picomatch(globs, GLOB_OPTIONS)(path);
 }

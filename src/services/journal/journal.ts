@@ -7,7 +7,7 @@
  *
  * Longer than ~400 lines on purpose: the append path and the per-process fold cache it keeps
  * (and must keep consistent with every transaction) are one unit. Row parsing and folding are
- * in journal-rows.ts, repairs and export in journal-repair.ts.
+ * in rows.ts, repairs and export in repair.ts.
  */
 import type { Backend, EventRow, SessionMove, SessionRow, SnapshotRow, StoreTx } from "../../backend/contract.js";
 import { sessionKey } from "../../backend/contract.js";
@@ -580,7 +580,7 @@ export class Journal {
     return out;
   }
 
-  /** Refold a session and compare it with the stored snapshot, writing nothing (see journal-repair.ts). */
+  /** Refold a session and compare it with the stored snapshot, writing nothing (see repair.ts). */
   verifySnapshot(sessionId: string): Promise<SnapshotCheck> {
     return verifySnapshot(this.#backend, this.#flows, sessionId);
   }
