@@ -123,12 +123,12 @@ export async function importGraph() {
 const IMPORT = /(?:\bfrom|\bimport)\s*\(?\s*["'](\.{1,2}\/[^"']+)["']/g;
 
 /** Every import of src/ between its own files, types included: [from, to] pairs, repository-relative. */
-export function sourceGraph() {
-  const files = new Set(sources(join(ROOT, "src")).map((f) => relative(ROOT, f)));
+export function sourceGraph(root = ROOT) {
+  const files = new Set(sources(join(root, "src")).map((f) => relative(root, f)));
   const edges = [];
   for (const from of files) {
-    for (const m of readFileSync(join(ROOT, from), "utf8").matchAll(IMPORT)) {
-      const base = relative(ROOT, resolve(ROOT, dirname(from), m[1]));
+    for (const m of readFileSync(join(root, from), "utf8").matchAll(IMPORT)) {
+      const base = relative(root, resolve(root, dirname(from), m[1]));
       const to = [base.replace(/\.js$/, ".ts"), base.replace(/\.js$/, ".tsx"), base].find((f) => files.has(f));
       if (to && to !== from) edges.push([from, to]);
     }
@@ -171,11 +171,11 @@ export function circles(edges) {
 }
 
 /** The rooms (folders) of src/core/ and src/services/ that do not say what they hold. */
-export function roomsWithoutReadme() {
+export function roomsWithoutReadme(root = ROOT) {
   const out = [];
   for (const layer of ["core", "services"]) {
-    for (const e of readdirSync(join(ROOT, "src", layer), { withFileTypes: true })) {
-      if (e.isDirectory() && !existsSync(join(ROOT, "src", layer, e.name, "README.md"))) out.push(`src/${layer}/${e.name}`);
+    for (const e of readdirSync(join(root, "src", layer), { withFileTypes: true })) {
+      if (e.isDirectory() && !existsSync(join(root, "src", layer, e.name, "README.md"))) out.push(`src/${layer}/${e.name}`);
     }
   }
   return out;

@@ -22,7 +22,8 @@ function walk(dir: string, ext: RegExp): string[] {
 
 const read = (p: string) => readFileSync(join(REPO, p), "utf8");
 const SOURCES = walk(join(REPO, "src"), /\.ts$/).map((f) => ({ file: relative(REPO, f), text: readFileSync(f, "utf8") }));
-const allMatches = (re: RegExp) => SOURCES.flatMap((s) => [...s.text.matchAll(re)].map((m) => ({ file: s.file, name: m[1] as string })));
+const allMatches = (re: RegExp) =>
+  SOURCES.flatMap((s) => [...s.text.matchAll(re)].map((m) => ({ file: s.file, name: (m[1] ?? m[2]) as string })));
 
 describe("docs/errors.md", () => {
   const rows = new Map(
@@ -70,7 +71,7 @@ describe("docs/configuration.md", () => {
   });
 
   it("lists every other environment variable src reads", () => {
-    const reads = allMatches(/(?:process\.env|\benv)\s*(?:\.\s*([A-Z][A-Z0-9_]+)\b|\[\s*"([A-Z][A-Z0-9_]+)"\s*\])/g);
+    const reads = allMatches(/(?:process\.env|\benv|\?\? process\.env\))\s*(?:\.\s*([A-Z][A-Z0-9_]+)\b|\[\s*"([A-Z][A-Z0-9_]+)"\s*\])/g);
     const names = new Set(reads.map((r) => r.name).filter((n) => n !== undefined && !NOT_READ.has(n)));
     expect(names.size, "env reads found in src").toBeGreaterThan(10);
     expect(

@@ -242,7 +242,7 @@ describe("a migration numbered below one already applied", () => {
     }
   });
 
-  it("an append leaves the sessions index alone: it names status and created_at, which an append never moves", async () => {
+  it("migration 18: the sessions index names status and created_at, which an append never moves, and the list still uses it", async () => {
     const root = tempDir();
     const b = await openBaton({ root });
     await b.sessions.start({ flow: "task", id: "s" });

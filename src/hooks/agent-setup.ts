@@ -20,10 +20,8 @@
  *   records Baton's there, so the user is not warned about hooks they just installed.
  * - Qwen Code: qwen-setup.ts (its hooks switch and folder trust; nothing for the installer to do).
  *
- * A little over ~400 lines: each agent's trust files are read and written here together,
+ * Longer than ~400 lines, a little: each agent's trust files are read and written here together,
  * because the installer and `baton hooks status` must agree on every agent at once.
- *
- * Longer than the house's ~400 lines: each agent's setup steps side by side, so one agent's rule is read against the others'.
  */
 import { existsSync, mkdirSync, readFileSync, realpathSync, rmdirSync, statSync, unlinkSync } from "node:fs";
 import { homedir } from "node:os";

@@ -5,9 +5,7 @@
  * never a tree walk), its open and dead-lettered work, the locks its runs hold, and a target
  * mismatch noted since the binding.
  *
- * A little over ~400 lines: resume and complete answer from the same gathered facts.
- *
- * Longer than the house's ~400 lines: it gathers every next-action rule's input in one place.
+ * Longer than ~400 lines, a little: resume and complete answer from the same gathered facts.
  */
 import { join, resolve } from "node:path";
 import type { Backend, LockRow, SkippedPath } from "../../backend/contract.js";
