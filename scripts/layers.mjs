@@ -9,7 +9,8 @@
 // demo). A module may import its own layer and those below it, with the rules in RULES.
 //
 // It also checks that no two modules import each other, directly or round a circle, counting
-// `import type` too (a circle of types is still a circle to read), and that every folder of
+// `import type` too (a circle of types is still a circle to read), nor two rooms (below) each
+// other, and that every folder of
 // src/core/ and src/services/ (a room: the files of one capability) opens with a README.md
 // saying what lives there and what it may use, and that a file of src/ longer than the house's
 // ~400 lines says why at its top ("Longer than …" in its opening comment).
@@ -170,6 +171,26 @@ export function circles(edges) {
   return out;
 }
 
+/**
+ * The circles between rooms: the folders of src/core/ and src/services/ (each a node), with
+ * their layer's shared root files each a node of its own. A room that uses another may not be
+ * used by it back, or the two are one room read in two places.
+ */
+export function roomCircles(edges) {
+  const inRooms = (f) => /^src\/(core|services)\//.test(f);
+  const room = (f) => {
+    const p = f.split("/");
+    return p.length > 3 ? `${p[0]}/${p[1]}/${p[2]}/` : f;
+  };
+  const between = [];
+  for (const [from, to] of edges) {
+    if (!inRooms(from) || !inRooms(to)) continue;
+    const [a, b] = [room(from), room(to)];
+    if (a !== b) between.push([a, b]);
+  }
+  return circles(between);
+}
+
 /** The rooms (folders) of src/core/ and src/services/ that do not say what they hold. */
 export function roomsWithoutReadme(root = ROOT) {
   const out = [];
@@ -214,8 +235,9 @@ if (process.argv[1] && import.meta.url === new URL(`file://${process.argv[1]}`).
     console.error(`layers: ${bad.length} import(s) break the layer map (docs/architecture.md, "Layers")`);
     process.exit(1);
   }
-  const round = circles(sourceGraph());
-  for (const c of round) console.error(`layers: these modules import each other (types count): ${c.join(", ")}`);
+  const graph = sourceGraph();
+  const round = [...circles(graph), ...roomCircles(graph)];
+  for (const c of round) console.error(`layers: these modules or rooms import each other (types count): ${c.join(", ")}`);
   if (round.length > 0) {
     console.error("layers: move what they share (often a type) into a module both can import");
     process.exit(1);

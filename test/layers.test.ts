@@ -4,7 +4,7 @@
  */
 import { afterAll, describe, expect, it } from "vitest";
 // @ts-expect-error: a plain .mjs script without types
-import { circles, longWithoutReason, roomsWithoutReadme, sourceGraph, violation } from "../scripts/layers.mjs";
+import { circles, longWithoutReason, roomCircles, roomsWithoutReadme, sourceGraph, violation } from "../scripts/layers.mjs";
 import { cleanupDirs, tempDir, writeAt } from "./helpers.js";
 
 afterAll(() => cleanupDirs());
@@ -39,6 +39,18 @@ describe("the layer map's checker", () => {
     writeAt(root, "src/services/README.md", "");
     expect(circles(sourceGraph(root))).toEqual([["src/core/a/one.ts", "src/core/a/two.ts"]]);
     expect(circles(sourceGraph())).toEqual([]);
+  });
+
+  it("finds two rooms that use each other, though no two files do", () => {
+    const edges = [
+      ["src/core/a/one.ts", "src/core/b/two.ts"],
+      ["src/core/b/three.ts", "src/core/a/four.ts"],
+      ["src/core/a/one.ts", "src/core/types.ts"],
+      ["src/services/x/y.ts", "src/core/a/one.ts"],
+    ];
+    expect(circles(edges)).toEqual([]);
+    expect(roomCircles(edges)).toEqual([["src/core/a/", "src/core/b/"]]);
+    expect(roomCircles(sourceGraph())).toEqual([]);
   });
 
   it("knows every room of core and services says what it holds, and names one that does not", () => {

@@ -7,20 +7,10 @@ import { createRequire } from "node:module";
 import type Picomatch from "picomatch";
 import { type FlowDefinition, type MarkerDef, renderRule } from "../flows/flow.js";
 import { GLOB_OPTIONS, globProblem } from "../glob-limits.js";
+import type { MarkerFinding, ScannedFile } from "../next-action-rule.js";
 import type { NextAction, Snapshot } from "../types.js";
 
-export interface MarkerFinding {
-  file: string;
-  line: number;
-  marker: string;
-  excerpt: string;
-}
-
-export interface ScannedFile {
-  /** Workspace-relative POSIX path. */
-  path: string;
-  findings: MarkerFinding[];
-}
+export type { MarkerFinding, ScannedFile } from "../next-action-rule.js";
 
 const EXCERPT_MAX = 120;
 

@@ -17,7 +17,7 @@ import { decide, type FlowDefinition, flowEvents, isTerminal, type TransitionDec
 import { emptySnapshot, foldEvent } from "../../core/session/fold.js";
 import type { AppendResult, Diagnostic, EventInput, EventOutcome, JournalEvent, JsonObject, Snapshot } from "../../core/types.js";
 import { BatonError, badInput, isBatonError } from "../../errors.js";
-import type { FlowRegistry } from "../session/flows.js";
+import type { FlowRegistry } from "../flows.js";
 import { exportRows, type RebuildResult, rebuildSession, type SnapshotCheck, verifySnapshot } from "./repair.js";
 import { type Folded, findPrior, generateSessionId, loadFolded, loadSnapshot, normalise, notFound, parseRow, snapshotRow } from "./rows.js";
 
