@@ -5,7 +5,9 @@
  */
 import { existsSync, readdirSync, readFileSync, statSync } from "node:fs";
 import { dirname, join, relative, resolve } from "node:path";
+import type { Command } from "commander";
 import { describe, expect, it } from "vitest";
+import { buildProgram } from "../src/cli/main.js";
 import { DEFAULT_SPIRAL_THRESHOLDS } from "../src/core/spiral/thresholds.js";
 import { EXIT_CODES } from "../src/errors.js";
 import { REPO } from "./helpers.js";
@@ -162,6 +164,57 @@ describe("docs/guide/agents.md", () => {
       said.filter((t) => !page.includes(t)),
       "refusals docs/guide/agents.md does not quote",
     ).toEqual([]);
+  });
+});
+
+describe("docs/cli.md", () => {
+  it("has a row for every command, naming every option it takes", () => {
+    const rows = read("docs/cli.md")
+      .split("\n")
+      .filter((l) => l.startsWith("| `"));
+    const leaves: { name: string; options: readonly { long?: string }[] }[] = [];
+    const walkCommands = (c: Command, prefix: string): void => {
+      for (const sub of c.commands) {
+        const name = prefix ? `${prefix} ${sub.name()}` : sub.name();
+        if (sub.commands.length > 0) walkCommands(sub, name);
+        else if (name !== "help") leaves.push({ name, options: sub.options });
+      }
+    };
+    walkCommands(buildProgram(), "");
+    expect(leaves.length).toBeGreaterThan(60);
+    // Global options, and --session, are documented once at the top of the page.
+    const once = new Set(["--json", "--root", "--quiet", "--help", "--session"]);
+    const missing: string[] = [];
+    for (const { name, options } of leaves) {
+      const named = new RegExp(`\`${name.replace(/[-]/g, "\\-")}(?=[\` ])`);
+      const mine = rows.filter((r) => named.test(r.split(" | ")[0] as string));
+      if (mine.length === 0) {
+        missing.push(`${name}: no row`);
+        continue;
+      }
+      const text = mine.join("\n");
+      for (const { long } of options) {
+        if (!long || once.has(long)) continue;
+        const positive = long.startsWith("--no-") ? `--${long.slice(5)}` : long;
+        if (!text.includes(long) && !text.includes(positive)) missing.push(`${name}: ${long}`);
+      }
+    }
+    expect(missing).toEqual([]);
+  });
+});
+
+describe("docs/http-api.md", () => {
+  it("documents every route the server answers", () => {
+    const doc = read("docs/http-api.md");
+    const server = walk(join(REPO, "src", "server"), /\.ts$/)
+      .map((f) => readFileSync(f, "utf8"))
+      .join("\n");
+    const routes = [...server.matchAll(/app\.(get|post|put|delete|patch)\(\s*"(\/v1\/[^"]+)"/g)].map(
+      (m) => `${(m[1] as string).toUpperCase()} ${m[2]}`,
+    );
+    expect(routes.length).toBeGreaterThan(30);
+    const escape = (t: string) => t.replace(/[.*+?^${}()|[\]\\/]/g, "\\$&");
+    expect(routes.filter((r) => !new RegExp(`${escape(r)}(?![\\w/:-])`).test(doc))).toEqual([]);
   });
 });
 
