@@ -6,11 +6,14 @@
 import { existsSync, readdirSync, readFileSync, statSync } from "node:fs";
 import { dirname, join, relative, resolve } from "node:path";
 import type { Command } from "commander";
-import { describe, expect, it } from "vitest";
+import { afterAll, describe, expect, it } from "vitest";
 import { buildProgram } from "../src/cli/main.js";
 import { DEFAULT_SPIRAL_THRESHOLDS } from "../src/core/spiral/thresholds.js";
 import { EXIT_CODES } from "../src/errors.js";
-import { REPO } from "./helpers.js";
+import { openBaton } from "../src/index.js";
+import { cleanupDirs, REPO, tempDir } from "./helpers.js";
+
+afterAll(() => cleanupDirs());
 
 function walk(dir: string, ext: RegExp): string[] {
   const out: string[] = [];
@@ -200,6 +203,27 @@ describe("docs/cli.md", () => {
       }
     }
     expect(missing).toEqual([]);
+  });
+});
+
+describe("docs/api.md", () => {
+  it("has a section for every namespace of the Baton and a row for every method in it", async () => {
+    const b = await openBaton({ root: tempDir() });
+    try {
+      const sections = read("docs/api.md").split(/^### /m);
+      const missing: string[] = [];
+      for (const [name, value] of Object.entries(b)) {
+        if (typeof value !== "object" || value === null || name === "workspace" || name === "store") continue;
+        const section = sections.find((s) => s.startsWith(`\`${name}\``));
+        if (!section) missing.push(`${name}: no section`);
+        else
+          for (const [method, fn] of Object.entries(value))
+            if (typeof fn === "function" && !section.includes(`\`${method}(`)) missing.push(`${name}.${method}`);
+      }
+      expect(missing).toEqual([]);
+    } finally {
+      await b.close();
+    }
   });
 });
 
