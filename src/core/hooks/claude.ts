@@ -10,8 +10,8 @@
  *   decision, `additionalContext` reaches the model beside the tool's result (2.1.9+; Codex takes
  *   it the same way, and rejects a plain "allow").
  * - PostToolUse has `tool_response`; PostToolUseFailure has `error` (and `is_interrupt`).
- * - PreCompact and PostCompact (`trigger`: manual | auto), Stop (each response ends),
- *   SessionEnd (`reason`). SubagentStop is not installed: a subagent's tool calls already reach
+ * - PreCompact and PostCompact (`trigger`: manual | auto), Stop (each response ends) or
+ *   StopFailure (`error`; a turn an API error ended), SessionEnd (`reason`). SubagentStop is not installed: a subagent's tool calls already reach
  *   Pre/PostToolUse with the parent's session id, and its end is not the session's.
  * - Exit 0 with no output lets everything proceed; that is Baton's answer when it fails.
  */
@@ -131,6 +131,9 @@ export const claude: AgentAdapter = claudeStyleAdapter({
   label: "Claude Code",
   writeTools: ["Write", "Edit", "MultiEdit", "NotebookEdit"],
   shellTools: ["Bash"],
+  // StopFailure (`error`, `last_assistant_message`): a turn an API error ended fires it instead
+  // of Stop; it ends the turn's run the same way, or the lane would stay "working" with its claims.
+  events: { StopFailure: "stop" },
   installed: [
     "SessionStart",
     "UserPromptSubmit",
@@ -140,6 +143,7 @@ export const claude: AgentAdapter = claudeStyleAdapter({
     "PreCompact",
     "PostCompact",
     "Stop",
+    "StopFailure",
     "SessionEnd",
   ],
 });
