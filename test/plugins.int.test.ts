@@ -6,7 +6,7 @@
  * settings file (every hook would run twice). And the plugins' launcher, run as the agents run it.
  */
 import { spawnSync } from "node:child_process";
-import { chmodSync, cpSync, mkdirSync, writeFileSync } from "node:fs";
+import { chmodSync, cpSync, mkdirSync, readFileSync, writeFileSync } from "node:fs";
 import { dirname, join } from "node:path";
 import { afterEach, describe, expect, it } from "vitest";
 import { CLI, cleanupDirs, cli, REPO, tempDir } from "./helpers.js";
@@ -119,6 +119,17 @@ describe("Claude Code's plugin", () => {
     cpSync(join(other.home, ".claude"), join(elsewhere.home, ".claude"), { recursive: true });
     expect(status(elsewhere, "claude").filter((x) => x.route)).toEqual([]);
     expect(status(other, "claude").filter((x) => x.route)).toEqual([expect.objectContaining({ scope: "project", shared: true })]);
+  });
+
+  it("installed for the user and for this project: one plugin, as Claude Code loads it once", () => {
+    const s = setup();
+    claudePlugin(s, { scope: "project" });
+    const file = join(s.home, ".claude", "plugins", "installed_plugins.json");
+    const records = JSON.parse(readFileSync(file, "utf8"));
+    const [project] = records.plugins["baton@agent-baton"];
+    records.plugins["baton@agent-baton"] = [{ ...project, scope: "user", projectPath: undefined }, project];
+    writeJson(file, records);
+    expect(status(s, "claude").filter((x) => x.route)).toEqual([expect.objectContaining({ scope: "project", enabled: true })]);
   });
 
   it("without `baton` on PATH: status and doctor say the plugin cannot run Baton, and how to install it", () => {

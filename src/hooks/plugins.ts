@@ -107,6 +107,10 @@ function claudePlugins(o: SetupPlace): PluginInstall[] {
       const hooksFile = join(entry.installPath, "hooks", "hooks.json");
       const hooks = jsonFile(hooksFile)?.hooks;
       if (listBatonHooks(hooks, "claude").length === 0) continue;
+      // Installed for the user and for this project too: Claude Code loads it once.
+      const earlier = out.findIndex((x) => x.id === id);
+      if (earlier >= 0 && scope === "user") continue;
+      if (earlier >= 0) out.splice(earlier, 1);
       out.push({
         agent: "claude",
         id,

@@ -214,7 +214,7 @@ export const gemini: Driver = {
     uninstall(p, cli) {
       agentCommand(p, cli, ["extensions", "uninstall", "baton"]);
     },
-    mcpTool: (tool) => tool,
+    mcpTool: (tool) => `mcp_baton_${tool}`,
   },
 };
 

@@ -367,17 +367,14 @@ export function agentSuite(d: Driver, o: { route?: "settings" | "plugin" } = {})
       for (const tool of ["list_checkpoints", "lessons_inject", "ledger_recent"]) expect(first, tool).toContain(plugin?.mcpTool(tool));
     });
 
-    test.runIf(plugin)(
-      "`baton hooks status` sees the plugin with every hook, and nothing installed twice",
-      () => {
-        const list: any[] = p.baton(["--json", "hooks", "status", d.agent]).json().hooks;
-        const routes = list.filter((s) => s.route);
-        expect(routes, JSON.stringify(list)).toHaveLength(1);
-        expect(routes[0]).toMatchObject({ file: hooksFile, enabled: true, missing: [], willRun: true });
-        expect(list.filter((s) => !s.route && s.installed.length > 0)).toEqual([]);
-        expect(list.some((s) => s.twice)).toBe(false);
-      },
-    );
+    test.runIf(plugin)("`baton hooks status` sees the plugin with every hook, and nothing installed twice", () => {
+      const list: any[] = p.baton(["--json", "hooks", "status", d.agent]).json().hooks;
+      const routes = list.filter((s) => s.route);
+      expect(routes, JSON.stringify(list)).toHaveLength(1);
+      expect(routes[0]).toMatchObject({ file: hooksFile, enabled: true, missing: [], willRun: true });
+      expect(list.filter((s) => !s.route && s.installed.length > 0)).toEqual([]);
+      expect(list.some((s) => s.twice)).toBe(false);
+    });
 
     test.runIf(plugin)("the agent's own uninstall removes it: status shows Baton's hooks nowhere", () => {
       plugin?.uninstall(p, cli);
