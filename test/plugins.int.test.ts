@@ -208,6 +208,9 @@ describe("the plugins' launcher (hooks/baton)", () => {
       const r = run(["hook", "gemini", event], "/usr/bin:/bin");
       expect([r.status, r.stdout, r.stderr]).toEqual([0, "", ""]);
     }
+    // Its own directory on PATH (the script is named baton): it never runs itself.
+    const self = run(["hook", "claude", "SessionStart"], `${join(REPO, "hooks")}:/usr/bin:/bin`);
+    expect([self.status, self.stderr]).toEqual([1, expect.stringContaining("npm install --global agent-baton")]);
     const mcp = run(["mcp"], "/usr/bin:/bin");
     expect(mcp.status).toBe(127);
     expect(mcp.stderr).toContain("npm install --global agent-baton");
