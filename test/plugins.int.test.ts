@@ -99,8 +99,10 @@ describe("Claude Code's plugin", () => {
     const findings = doctorFindings(s);
     expect(findings).toEqual([expect.objectContaining({ code: "hooks_installed_twice", severity: "warning" })]);
     expect(findings[0].fix).toContain("claude plugin uninstall baton@agent-baton");
-    // Taking out one route ends the warning.
-    expect(cli(["hooks", "uninstall", "claude", "--root", s.root], { env: s.env }).code).toBe(0);
+    // Taking out one route ends the warning; the plugin is the agent's to remove.
+    const u = cli(["hooks", "uninstall", "claude", "--root", s.root, "--json"], { env: s.env });
+    expect(u.code, u.stderr).toBe(0);
+    expect(u.json().notes).toContainEqual(expect.stringContaining("`claude plugin uninstall baton@agent-baton` does"));
     expect(doctorFindings(s)).toEqual([]);
   });
 

@@ -274,6 +274,11 @@ export async function uninstallHooks(agent: HookAgent, o: HookPlaceOptions): Pro
   };
   const other = otherClaudeFile(agent, o, "uninstall");
   if (other) base.notes.push(other);
+  // The agent's plugin or extension is the agent's to remove.
+  for (const plugin of pluginInstalls(agent, o))
+    base.notes.push(
+      `Baton is also installed as ${AGENT_NAMES[agent]}'s ${agent === "claude" ? "plugin" : "extension"} ${plugin.id}, which this does not remove: \`${pluginUninstall(plugin)}\` does.`,
+    );
   if (text === undefined) return base;
   let r: { settings: JsonObject; removed: number };
   try {
