@@ -188,6 +188,42 @@ describe("Gemini CLI's extension", () => {
   });
 });
 
+describe("the supervised agent cannot remove Baton's plugin or extension", () => {
+  it("its shell command `claude plugin uninstall baton@…` or `gemini extensions disable baton` is denied, as `baton hooks uninstall` is", () => {
+    const s = setup();
+    const hook = (agent: string, event: string, payload: object) => {
+      const r = cli(["hook", agent, event, "--root", s.root], {
+        cwd: s.root,
+        env: s.env,
+        input: JSON.stringify({ cwd: s.root, ...payload }),
+      });
+      expect(r.code, r.stderr).toBe(0);
+      return r.stdout;
+    };
+    const claudeBash = (command: string) =>
+      hook("claude", "PreToolUse", {
+        session_id: "s1",
+        hook_event_name: "PreToolUse",
+        tool_name: "Bash",
+        tool_input: { command },
+        tool_use_id: `toolu_${command.length}`,
+      });
+    const geminiShell = (command: string) =>
+      hook("gemini", "BeforeTool", {
+        session_id: "g1",
+        hook_event_name: "BeforeTool",
+        tool_name: "run_shell_command",
+        tool_input: { command },
+      });
+    expect(claudeBash("claude plugin uninstall baton@agent-baton")).toContain('"permissionDecision":"deny"');
+    expect(claudeBash("claude plugin disable baton@agent-baton")).toContain("user's decision");
+    expect(geminiShell("gemini extensions disable baton")).toContain('"decision":"deny"');
+    // Anything else goes ahead.
+    expect(claudeBash("claude plugin list")).not.toContain("deny");
+    expect(geminiShell("gemini extensions list")).not.toContain("deny");
+  });
+});
+
 describe("the plugins' launcher (hooks/baton)", () => {
   const launcher = join(REPO, "hooks", "baton");
   const run = (args: string[], path: string, input = "{}") =>
