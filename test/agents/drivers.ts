@@ -105,6 +105,9 @@ export const claude: Driver = {
   },
   plugin: {
     install(p, cli, source) {
+      // The CLI's own check of the manifests (a failure exits non-zero).
+      agentCommand(p, cli, ["plugin", "validate", source]);
+      agentCommand(p, cli, ["plugin", "validate", join(source, "plugins", "claude-code")]);
       // `/plugin marketplace add` and `/plugin install` in a session; the same from the shell.
       agentCommand(p, cli, ["plugin", "marketplace", "add", source]);
       agentCommand(p, cli, ["plugin", "install", "baton@agent-baton"]);
@@ -207,6 +210,7 @@ export const gemini: Driver = {
   benign: [/project-level hooks have been detected/],
   plugin: {
     install(p, cli, source) {
+      agentCommand(p, cli, ["extensions", "validate", source]);
       // Gemini CLI asks whether to trust the folder it installs from: the user answers yes.
       agentCommand(p, cli, ["extensions", "install", source, "--consent"], "y\n");
       return join(p.home, ".gemini", "extensions", "baton", "hooks", "hooks.json");
