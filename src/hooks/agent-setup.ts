@@ -262,7 +262,7 @@ function geminiTrustedFoldersFile(o: SetupPlace): string {
   return env.GEMINI_CLI_TRUSTED_FOLDERS_PATH || join(homeOf(o), ".gemini", "trustedFolders.json");
 }
 
-function jsonFile(file: string): JsonObject | undefined {
+export function jsonFile(file: string): JsonObject | undefined {
   const text = readText(file);
   if (text === undefined) return undefined;
   try {

@@ -49,6 +49,10 @@ export interface HookSetup {
   file: string;
   willRun: boolean;
   remaining: string[];
+  /** Installed as the agent's plugin or extension (`file` is its hooks.json). */
+  route?: string;
+  /** Also installed by the other route: the agent runs each hook twice (what to do). */
+  twice?: string;
 }
 
 export interface DoctorOptions {
