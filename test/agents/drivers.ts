@@ -46,6 +46,8 @@ export interface Driver {
   loopGuard?: RegExp;
   /** Installed events the headless CLI never fires, each with where it does (docs/integrations.md). */
   headlessNeverFires?: Record<string, string>;
+  /** Installed events the script does not provoke, each with where they are checked instead. */
+  unscripted?: Record<string, string>;
   /** Baton as the agent's own plugin or extension, installed with the agent's own commands. */
   plugin?: PluginRoute;
 }
@@ -77,6 +79,10 @@ function agentCommand(p: Project, cli: string, args: string[], input?: string): 
 export const claude: Driver = {
   agent: "claude",
   configure() {},
+  unscripted: {
+    StopFailure:
+      "only a turn an API error ends fires it: captured from this CLI against a model answering 400 (test/fixtures/agents/claude/StopFailure.json), read by test/hooks-payloads.test.ts and test/hooks.int.test.ts",
+  },
   compact: { prompt: "/compact" },
   args(prompt, resume) {
     return [
