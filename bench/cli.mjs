@@ -1,6 +1,7 @@
 /**
- * The CLI as agent hooks use it: a whole `node bin/baton.cjs status --json --root <dir>`
- * process, spawned and waited for, vs `node -e 0` (the floor of any Node CLI). A third,
+ * The CLI as agents use it on every turn: whole `node bin/baton.cjs status --json --root <dir>`
+ * and `… resume --json` processes, spawned and waited for, vs `node -e 0` (the floor of any Node
+ * CLI). A third,
  * informational row starts Node, loads better-sqlite3 and opens the same database: the floor
  * for any CLI that reads SQLite.
  *
@@ -13,7 +14,7 @@ import { join, relative } from "node:path";
 import { hr, info, loadBaton, REPO, ratio, scaled, summarise, TARGET, tempDir } from "./lib.mjs";
 
 export const name = "cli";
-export const title = "CLI process: `baton status --json` wall time";
+export const title = "CLI process: `baton status --json` and `baton resume --json` wall time";
 
 const SESSION = "bench-cli";
 const FLOOR = "node -e: require better-sqlite3, open, 1 query (reference)";
@@ -54,6 +55,7 @@ export async function run() {
   const dbPath = join(root, ".baton", "baton.db");
   const commands = {
     "baton status --json": [bin, "status", "--json", "--root", root],
+    "baton resume --json": [bin, "resume", SESSION, "--json", "--root", root],
     "node -e 0": ["-e", "0"],
     [FLOOR]: [
       "-e",
@@ -89,6 +91,7 @@ export async function run() {
     rows,
     ratios: [
       ratio("baton status / node -e 0 (median wall time)", b / s["node -e 0"].medianMs, "<=", 1.5),
+      ratio("baton resume / node -e 0 (median wall time)", s["baton resume --json"].medianMs / s["node -e 0"].medianMs, "<=", 1.5),
       info("better-sqlite3 reference / node -e 0", s[FLOOR].medianMs / s["node -e 0"].medianMs),
       info("baton status / better-sqlite3 reference", b / s[FLOOR].medianMs),
     ],

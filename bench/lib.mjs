@@ -6,7 +6,7 @@
 import { existsSync, mkdtempSync, readFileSync, rmSync, statSync } from "node:fs";
 import os from "node:os";
 import { basename, dirname, join, resolve } from "node:path";
-import { fileURLToPath } from "node:url";
+import { fileURLToPath, pathToFileURL } from "node:url";
 import Database from "better-sqlite3";
 
 export const REPO = join(dirname(fileURLToPath(import.meta.url)), "..");
@@ -69,6 +69,22 @@ export function commandLine(scriptUrl, { valued = [], flags = [], positional = [
 export async function loadBaton() {
   if (!existsSync(DIST)) throw new Error(`${DIST} is missing: run \`npm run build\` (or \`node scripts/build.mjs --no-types\`) first`);
   return import(DIST);
+}
+
+/**
+ * Import a TypeScript module of this repository (a test fixture such as test/redaction/corpus.ts),
+ * bundled by esbuild into a temporary file: the benchmarks run on plain Node.
+ */
+export async function loadTs(path) {
+  const { build } = await import("esbuild");
+  const dir = mkdtempSync(join(os.tmpdir(), "baton-bench-ts-"));
+  const outfile = join(dir, "module.mjs");
+  try {
+    await build({ entryPoints: [join(REPO, path)], bundle: true, platform: "node", format: "esm", outfile, logLevel: "error" });
+    return await import(pathToFileURL(outfile).href);
+  } finally {
+    rmSync(dir, { recursive: true, force: true });
+  }
 }
 
 const made = [];

@@ -1,6 +1,6 @@
 /**
  * Two builds of Baton side by side on one PostgreSQL cluster, to measure a change to the
- * PostgreSQL backend (docs/benchmarks.md, "PostgreSQL", "The CPU work"):
+ * PostgreSQL backend (docs/benchmarks.md, "PostgreSQL"):
  *
  *   node bench/pg-ab.mjs <rootA> <rootB> [rounds]
  *

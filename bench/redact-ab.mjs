@@ -6,7 +6,7 @@
  * Why at once rather than one after the other: on the machine these numbers come from, a
  * process settles at one of two speeds (about 1.6× apart for this work) depending on how the
  * memory it is given behaves, and that state drifts over seconds (docs/benchmarks.md,
- * "Redaction"). Two builds run at the same moment meet the same conditions; the per-round
+ * "Machine"). Two builds run at the same moment meet the same conditions; the per-round
  * ratio and the medians over rounds are what to read, not one process's figure.
  *
  *   node scripts/build.mjs   # in each checkout

@@ -22,33 +22,15 @@
  *   BENCH_MISSES=<n>           list n misses and n changed negatives (default 20)
  */
 import { execFileSync } from "node:child_process";
-import { readdirSync, readFileSync, rmSync, statSync, writeFileSync } from "node:fs";
+import { readFileSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
-import { pathToFileURL } from "node:url";
-import { commandLine, loadBaton, REPO, tempDir } from "./lib.mjs";
+import { commandLine, loadBaton, loadTs, REPO } from "./lib.mjs";
 import { extractDetectSecrets } from "./redact-heldout-detect-secrets.mjs";
 import { extractGitleaks, secretsIn } from "./redact-heldout-gitleaks.mjs";
 
 const FIXTURE = join(REPO, "test", "redaction", "heldout.json");
 
 const args = commandLine(import.meta.url, { positional: [0, 3] });
-
-async function loadHeldOut() {
-  const { build } = await import("esbuild");
-  const dir = tempDir("redact-heldout");
-  const outfile = join(dir, "heldout.mjs");
-  await build({
-    entryPoints: [join(REPO, "test", "redaction", "heldout.ts")],
-    bundle: true,
-    platform: "node",
-    format: "esm",
-    outfile,
-    logLevel: "error",
-  });
-  const mod = await import(pathToFileURL(outfile).href);
-  rmSync(dir, { recursive: true, force: true });
-  return mod;
-}
 
 function commitOf(dir) {
   try {
@@ -171,29 +153,20 @@ const pct = (x) => `${(x * 100).toFixed(2)}%`;
 const rate = ([n, missed]) => `${pct(1 - missed / n)} (${n - missed}/${n})`;
 
 /** The share of lines of the installed packages that redaction changes (test/redact.test.ts's count). */
-function realCode(redactText) {
-  const ext = /\.(?:js|mjs|cjs|ts|mts|cts|md|json|ya?ml|toml|sh|h|c|txt)$/;
+async function realCode(redactText) {
+  const { thirdPartyLines } = await loadTs("test/redaction/third-party.ts");
   let lines = 0;
   let changed = 0;
-  const walk = (dir) => {
-    for (const e of readdirSync(dir, { withFileTypes: true })) {
-      const p = join(dir, e.name);
-      if (e.isDirectory()) walk(p);
-      else if (e.isFile() && ext.test(e.name) && statSync(p).size < 2_000_000)
-        for (const line of readFileSync(p, "utf8").split("\n")) {
-          if (line.trim() === "" || line.length > 2000) continue;
-          lines++;
-          if (redactText(line) !== line) changed++;
-        }
-    }
-  };
-  walk(join(REPO, "node_modules"));
+  for (const { line } of thirdPartyLines(REPO)) {
+    lines++;
+    if (redactText(line) !== line) changed++;
+  }
   return { lines, changed };
 }
 
 async function measure() {
   const { redactText, redactValue } = await loadBaton();
-  const { scoreHeldOut, heldOutPlacements } = await loadHeldOut();
+  const { scoreHeldOut, heldOutPlacements } = await loadTs("test/redaction/heldout.ts");
   const fixture = JSON.parse(readFileSync(FIXTURE, "utf8"));
   const placements = heldOutPlacements(fixture);
   const s = scoreHeldOut(fixture, { text: redactText, value: (v) => redactValue(v) }, placements);
@@ -225,7 +198,7 @@ async function measure() {
     `precision around secrets (neighbouring lines and names kept): ${pct(s.contextPrecision)} (${s.overRedacted.length} over-redacted)`,
   );
   if (process.env.BENCH_REAL_CODE !== "0") {
-    const rc = realCode(redactText);
+    const rc = await realCode(redactText);
     console.log(
       `precision on real code (node_modules lines changed): ${rc.changed} of ${rc.lines} (${((rc.changed / rc.lines) * 100).toFixed(3)}%)`,
     );

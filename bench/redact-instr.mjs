@@ -3,7 +3,7 @@
  * deciding whether a change to the redaction does less work when timings cannot say so.
  *
  * On the machine these numbers come from, the same build runs a pass of the sample in 31–38 ms
- * in some processes and 53–62 ms in others (docs/benchmarks.md, "Redaction"), so a change of a
+ * in some processes and 53–62 ms in others (docs/benchmarks.md, "Machine"), so a change of a
  * few percent is lost in timings. Instructions are not: each build runs under valgrind's
  * cachegrind (no cache simulation) with `node --predictable --random-seed=1 --hash-seed=1`
  * (one thread, no concurrent compilation, fixed seeds), twice, for `lo` and `hi` passes of the sample; the difference,

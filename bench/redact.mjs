@@ -23,30 +23,17 @@
  * The corpus is TypeScript (shared with the tests), bundled here with esbuild.
  */
 import { spawnSync } from "node:child_process";
-import { rmSync, writeFileSync } from "node:fs";
+import { writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { pathToFileURL } from "node:url";
-import { DIST, gc, hr, info, loadBaton, mean, median, REPO, ratio, scaled, summarise, tempDir } from "./lib.mjs";
+import { DIST, gc, hr, info, loadBaton, loadTs, mean, median, REPO, ratio, scaled, summarise, tempDir } from "./lib.mjs";
 import { loadSecretlint } from "./secretlint.mjs";
 
 export const name = "redact";
 export const title = "redaction: recall, precision and throughput beside secretlint";
 
-export async function loadCorpus() {
-  const { build } = await import("esbuild");
-  const dir = tempDir("redact-corpus");
-  const outfile = join(dir, "corpus.mjs");
-  await build({
-    entryPoints: [join(REPO, "test", "redaction", "corpus.ts")],
-    bundle: true,
-    platform: "node",
-    format: "esm",
-    outfile,
-    logLevel: "error",
-  });
-  const mod = await import(pathToFileURL(outfile).href);
-  rmSync(dir, { recursive: true, force: true });
-  return mod;
+export function loadCorpus() {
+  return loadTs("test/redaction/corpus.ts");
 }
 
 /**

@@ -67,7 +67,7 @@ await esbuild.build({
 // imported module in an init function that runs only when the command is used.
 await esbuild.build({
   ...common,
-  entryPoints: { cli: "src/cli/entry.ts", "cli-full": "src/cli/main.ts" },
+  entryPoints: { cli: "src/cli/entry.ts", "cli-full": "src/cli/full.ts" },
   outdir: "dist",
   outExtension: { ".js": ".cjs" },
   format: "cjs",

@@ -9,9 +9,11 @@
 // demo). A module may import its own layer and those below it, with the rules in RULES.
 //
 // It also checks that no two modules import each other, directly or round a circle, counting
-// `import type` too (a circle of types is still a circle to read), and that every folder of
+// `import type` too (a circle of types is still a circle to read), nor two rooms (below) each
+// other, and that every folder of
 // src/core/ and src/services/ (a room: the files of one capability) opens with a README.md
-// saying what lives there and what it may use.
+// saying what lives there and what it may use, and that a file of src/ longer than the house's
+// ~400 lines says why at its top ("Longer than …" in its opening comment).
 import { existsSync, readdirSync, readFileSync } from "node:fs";
 import { dirname, join, relative, resolve } from "node:path";
 import * as esbuild from "esbuild";
@@ -122,12 +124,12 @@ export async function importGraph() {
 const IMPORT = /(?:\bfrom|\bimport)\s*\(?\s*["'](\.{1,2}\/[^"']+)["']/g;
 
 /** Every import of src/ between its own files, types included: [from, to] pairs, repository-relative. */
-export function sourceGraph() {
-  const files = new Set(sources(join(ROOT, "src")).map((f) => relative(ROOT, f)));
+export function sourceGraph(root = ROOT) {
+  const files = new Set(sources(join(root, "src")).map((f) => relative(root, f)));
   const edges = [];
   for (const from of files) {
-    for (const m of readFileSync(join(ROOT, from), "utf8").matchAll(IMPORT)) {
-      const base = relative(ROOT, resolve(ROOT, dirname(from), m[1]));
+    for (const m of readFileSync(join(root, from), "utf8").matchAll(IMPORT)) {
+      const base = relative(root, resolve(root, dirname(from), m[1]));
       const to = [base.replace(/\.js$/, ".ts"), base.replace(/\.js$/, ".tsx"), base].find((f) => files.has(f));
       if (to && to !== from) edges.push([from, to]);
     }
@@ -169,13 +171,45 @@ export function circles(edges) {
   return out;
 }
 
+/**
+ * The circles between rooms: the folders of src/core/ and src/services/ (each a node), with
+ * their layer's shared root files each a node of its own. A room that uses another may not be
+ * used by it back, or the two are one room read in two places.
+ */
+export function roomCircles(edges) {
+  const inRooms = (f) => /^src\/(core|services)\//.test(f);
+  const room = (f) => {
+    const p = f.split("/");
+    return p.length > 3 ? `${p[0]}/${p[1]}/${p[2]}/` : f;
+  };
+  const between = [];
+  for (const [from, to] of edges) {
+    if (!inRooms(from) || !inRooms(to)) continue;
+    const [a, b] = [room(from), room(to)];
+    if (a !== b) between.push([a, b]);
+  }
+  return circles(between);
+}
+
 /** The rooms (folders) of src/core/ and src/services/ that do not say what they hold. */
-export function roomsWithoutReadme() {
+export function roomsWithoutReadme(root = ROOT) {
   const out = [];
   for (const layer of ["core", "services"]) {
-    for (const e of readdirSync(join(ROOT, "src", layer), { withFileTypes: true })) {
-      if (e.isDirectory() && !existsSync(join(ROOT, "src", layer, e.name, "README.md"))) out.push(`src/${layer}/${e.name}`);
+    for (const e of readdirSync(join(root, "src", layer), { withFileTypes: true })) {
+      if (e.isDirectory() && !existsSync(join(root, "src", layer, e.name, "README.md"))) out.push(`src/${layer}/${e.name}`);
     }
+  }
+  return out;
+}
+
+/** Files of src/ longer than `limit` lines whose opening comment does not say why ("Longer than …"). */
+export function longWithoutReason(limit = 420) {
+  const out = [];
+  for (const f of sources(join(ROOT, "src"))) {
+    const text = readFileSync(f, "utf8");
+    const lines = text.split("\n").length;
+    const opening = /^\s*\/\*\*[\s\S]*?\*\//.exec(text)?.[0] ?? "";
+    if (lines > limit && !/Longer than/.test(opening)) out.push(`${relative(ROOT, f)} (${lines} lines)`);
   }
   return out;
 }
@@ -201,8 +235,9 @@ if (process.argv[1] && import.meta.url === new URL(`file://${process.argv[1]}`).
     console.error(`layers: ${bad.length} import(s) break the layer map (docs/architecture.md, "Layers")`);
     process.exit(1);
   }
-  const round = circles(sourceGraph());
-  for (const c of round) console.error(`layers: these modules import each other (types count): ${c.join(", ")}`);
+  const graph = sourceGraph();
+  const round = [...circles(graph), ...roomCircles(graph)];
+  for (const c of round) console.error(`layers: these modules or rooms import each other (types count): ${c.join(", ")}`);
   if (round.length > 0) {
     console.error("layers: move what they share (often a type) into a module both can import");
     process.exit(1);
@@ -210,5 +245,8 @@ if (process.argv[1] && import.meta.url === new URL(`file://${process.argv[1]}`).
   const bare = roomsWithoutReadme();
   for (const r of bare) console.error(`layers: ${r}/ has no README.md saying what lives there and what it may use`);
   if (bare.length > 0) process.exit(1);
+  const long = longWithoutReason();
+  for (const f of long) console.error(`layers: ${f} is longer than ~400 lines and its opening comment does not say why`);
+  if (long.length > 0) process.exit(1);
   console.log(`layers: ${edges.length} imports of src/ follow the layer map, with no circles`);
 }

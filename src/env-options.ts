@@ -3,6 +3,8 @@
  * a workspace (the CLI, `baton serve`, the MCP server, a hook answered in its own process) runs
  * with the same settings. A bad value is `bad_input` naming the variable: the CLI prints it; a
  * hook logs it to the hook log and lets the tool call through, as it does for every failure.
+ * Every variable Baton reads is documented in docs/configuration.md (test/docs.test.ts fails
+ * when a BATON_* name in src is missing there).
  */
 
 import type { Durability } from "./api.js";

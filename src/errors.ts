@@ -1,7 +1,8 @@
 /**
  * Every failure Baton reports on purpose is a BatonError with a stable `code`. Callers check
  * the code (or `isBatonError`), never the class identity, so two installed copies still agree.
- * Messages say what to do next.
+ * Messages say what to do next. docs/errors.md says what each code means and what to do
+ * (test/docs.test.ts fails when a code is missing there).
  */
 export type ErrorCode =
   | "bad_input" // malformed arguments, JSON or options
@@ -49,7 +50,7 @@ export type ErrorCode =
   | "command_not_executable" // `lock run`: the command exists but cannot be run (exit 126, as shells)
   | "internal";
 
-/** Exit codes of the CLI, documented in docs/cli.md. */
+/** Exit codes of the CLI, documented in docs/cli.md and docs/errors.md. */
 export const EXIT_CODES: Readonly<Record<ErrorCode, number>> = Object.freeze({
   bad_input: 2,
   flow_invalid: 2,

@@ -19,7 +19,7 @@ import {
 import { isSafeRelativePath, pathProblem } from "../src/core/time-travel/paths.js";
 import { finishRollbackRule, rollbackSuggestions } from "../src/core/time-travel/rollback.js";
 import type { JournalEvent } from "../src/core/types.js";
-import { BUILTIN_FLOWS } from "../src/services/session/flows.js";
+import { BUILTIN_FLOWS } from "../src/services/flows.js";
 
 describe("pathProblem: stored paths are workspace-relative POSIX paths", () => {
   it.each([

@@ -20,7 +20,7 @@ import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, it } from
 import { type Baton, openBaton } from "../src/index.js";
 import { spawnNode, waitExit } from "./child-process.js";
 import { connection, dashboardLink, launch, screenshot, seriousViolations } from "./dashboard-helpers.js";
-import { REPO, stuckSession, tempDir, writeAt } from "./helpers.js";
+import { failUntilPaused, REPO, stuckSession, tempDir, writeAt } from "./helpers.js";
 import { type Served, serve } from "./server-helpers.js";
 
 // bypassCSP: the accessibility check injects axe-core into the page.
@@ -95,17 +95,7 @@ async function seed(root: string): Promise<Baton> {
   await lib.sessions.start({ flow: "task", id: "loop" });
   const cp = (await lib.checkpoints.create("loop", { files: ["app.ts"], toolName: "Edit" })).checkpoint.id;
   writeAt(root, "app.ts", "broken\n");
-  for (let i = 0; i < 10; i++) {
-    const r = await lib.turns.record("loop", {
-      tool: "Edit",
-      argsHash: "a1b2c3d4e5f6a7b8",
-      status: "error",
-      fingerprint: "TypeError@src/checkout/payment-provider-adapter.ts:12",
-      files: ["app.ts"],
-      checkpointId: cp,
-    });
-    if (r.detected) break;
-  }
+  await failUntilPaused(lib, "loop", { checkpointId: cp, fingerprint: "TypeError@src/checkout/payment-provider-adapter.ts:12" });
   expect((await lib.sessions.snapshot("loop")).facets.spiral?.paused).toBe(true);
 
   await lib.sessions.start({ flow: "task", id: "shipped", title: "Ship the invoice e-mails" });

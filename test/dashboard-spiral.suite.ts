@@ -11,6 +11,7 @@ import { describe, expect, it } from "vitest";
 import { type Baton, openBaton } from "../src/index.js";
 import { connection, dashboardLink, screenshot, seriousViolations, suiteBrowser, tabTo } from "./dashboard-helpers.js";
 import type { DashboardStore } from "./dashboard-store.js";
+import { failUntilPaused } from "./helpers.js";
 import { serve } from "./server-helpers.js";
 
 /** The spiral pause's tests, on the store given. */
@@ -26,17 +27,7 @@ export function spiralSuite(store: DashboardStore): void {
       await lib.sessions.start({ flow: "task", id: "loop" });
       const cp = (await lib.checkpoints.create("loop", { files: ["app.ts"], toolName: "Edit" })).checkpoint.id;
       writeFileSync(join(root, "app.ts"), "broken\n");
-      for (let i = 0; i < 10; i++) {
-        const r = await lib.turns.record("loop", {
-          tool: "Edit",
-          argsHash: "a1b2c3d4e5f6a7b8",
-          status: "error",
-          fingerprint: "TypeError@app.ts:1",
-          files: ["app.ts"],
-          checkpointId: cp,
-        });
-        if (r.detected) break;
-      }
+      await failUntilPaused(lib, "loop", { checkpointId: cp });
       expect((await lib.sessions.snapshot("loop")).facets.spiral?.paused).toBe(true);
       return { root, lib, checkpoint: cp };
     }

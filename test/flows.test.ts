@@ -3,7 +3,7 @@ import { decide, phaseNextAction } from "../src/core/flows/flow.js";
 import { parseFlowFile, validateFlow } from "../src/core/flows/validate.js";
 import { emptySnapshot, foldEvent } from "../src/core/session/fold.js";
 import type { JournalEvent, Snapshot } from "../src/core/types.js";
-import { BUILTIN_FLOWS } from "../src/services/session/flows.js";
+import { BUILTIN_FLOWS } from "../src/services/flows.js";
 
 const NOW = new Date("2026-06-01T12:00:00Z");
 

@@ -216,3 +216,28 @@ export function heapAfterGc(): number {
   gc();
   return process.memoryUsage().heapUsed;
 }
+
+/**
+ * The same failing Edit of one file, recorded turn after turn until the spiral detector pauses
+ * the session (at most 10 turns, or it throws). Answers the pause's `detectedAt`.
+ */
+export async function failUntilPaused(
+  b: Baton,
+  sessionId: string,
+  turn: { checkpointId: string; file?: string; fingerprint?: string; lane?: string },
+): Promise<string> {
+  const file = turn.file ?? "app.ts";
+  for (let i = 0; i < 10; i++) {
+    const r = await b.turns.record(sessionId, {
+      tool: "Edit",
+      argsHash: "a1b2c3d4e5f6a7b8",
+      status: "error",
+      fingerprint: turn.fingerprint ?? `TypeError@${file}:1`,
+      files: [file],
+      checkpointId: turn.checkpointId,
+      ...(turn.lane ? { lane: turn.lane } : {}),
+    });
+    if (r.detected) return r.spiral.detectedAt as string;
+  }
+  throw new Error(`session ${sessionId} did not pause in 10 failing turns`);
+}

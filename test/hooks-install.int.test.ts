@@ -26,7 +26,7 @@ import { dirname, join } from "node:path";
 import { parse } from "jsonc-parser";
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
 import { codexHookHash, codexTrustedHashes } from "../src/hooks/codex-trust.js";
-import { CLI, cleanupDirs, cli, REPO, tempDir } from "./helpers.js";
+import { CLI, cleanupDirs, cli, REPO, tempDir, writeAt } from "./helpers.js";
 
 afterEach(() => cleanupDirs());
 
@@ -834,6 +834,27 @@ describe("install and uninstall change only Baton's entries", () => {
     expect(removed).toMatchObject({ changed: true, restored: false, deleted: false });
     expect(readFileSync(file, "utf8")).toBe(p.original.replace("./guard.sh", "./guard.sh --strict"));
     expect(readFileSync(`${file}.baton.bak`, "utf8"), "the backup still holds the file before install").toBe(p.original);
+  });
+
+  it("uninstall leaves a project as it found it: the agent's folder install created goes, a folder with the user's files stays", () => {
+    for (const [agent, dir, extra] of [
+      ["claude", ".claude", []],
+      ["claude", ".claude", ["--shared"]],
+      ["codex", ".codex", []],
+      ["gemini", ".gemini", []],
+      ["qwen", ".qwen", []],
+    ] as const) {
+      const root = tempDir("baton-install-");
+      install(root, agent, [...extra]);
+      expect(existsSync(join(root, dir)), `${agent} ${extra.join(" ")} installs into ${dir}/`).toBe(true);
+      expect(uninstall(root, agent, [...extra])).toMatchObject({ deleted: true });
+      expect(existsSync(join(root, dir)), `${agent} ${extra.join(" ")}: ${dir}/ is gone`).toBe(false);
+      // A folder that holds something of the user's stays, with it.
+      writeAt(root, `${dir}/notes.md`, "mine\n");
+      install(root, agent, [...extra]);
+      uninstall(root, agent, [...extra]);
+      expect(readFileSync(join(root, dir, "notes.md"), "utf8")).toBe("mine\n");
+    }
   });
 
   it("a file install created is removed by uninstall; an empty one the user had, or an empty hooks list, is given back", () => {

@@ -709,6 +709,19 @@ describe("Copilot CLI hooks", () => {
   });
 });
 
+describe("Claude Code's StopFailure", () => {
+  it("a turn an API error ended (StopFailure, not Stop) ends the lane's run as Stop does", () => {
+    const root = workspace();
+    hook("claude", "session-start-startup", root);
+    const sid = baton(root, ["status"]).sessions[0].sessionId as string;
+    const running = () => (facets(root, sid).runs as any[]).filter((r) => r.agent === "Claude Code" && r.status === "running");
+    hook("claude", "user-prompt", root);
+    expect(running().length).toBe(1);
+    expect(hook("claude", "stop-failure", root).stdout).toBe("");
+    expect(running()).toEqual([]);
+  });
+});
+
 describe("failing open", () => {
   it("a .baton that is a file lets every tool through", () => {
     const root = tempDir("baton-hooks-broken-");

@@ -5,7 +5,7 @@ import { join } from "node:path";
 import fc from "fast-check";
 import { describe, expect, it } from "vitest";
 import { patchPaths } from "../src/core/hooks/apply-patch.js";
-import { batonInvocation, isUnpausePrompt } from "../src/core/hooks/baton-command.js";
+import { batonInvocation, isUnpausePrompt, removesBatonPlugin } from "../src/core/hooks/baton-command.js";
 import { claude } from "../src/core/hooks/claude.js";
 import { codex, codexFailure } from "../src/core/hooks/codex.js";
 import { addBatonHooks, isBatonCommand, listBatonHooks, removeBatonHooks, uninstallFrom } from "../src/core/hooks/config.js";
@@ -314,6 +314,26 @@ describe("adapters", () => {
     ])
       expect(batonInvocation(c), c).toMatchObject({ changesSupervision: true });
     expect(batonInvocation("baton status --json")).toMatchObject({ changesSupervision: false });
+    // Baton's plugin or extension removed or disabled with the agent's own CLI: the same decision.
+    for (const c of [
+      "claude plugin uninstall baton@agent-baton",
+      "claude plugin disable baton@agent-baton --scope project",
+      "/usr/local/bin/claude plugins remove -s user baton",
+      "cd .. && claude plugin uninstall baton@agent-baton",
+      "sh -c 'gemini extensions uninstall baton'",
+      "gemini extensions disable --scope workspace baton",
+    ])
+      expect(removesBatonPlugin(c), c).toBe(true);
+    for (const c of [
+      "claude plugin uninstall other-plugin@market",
+      "claude plugin install baton@agent-baton",
+      "claude plugin list",
+      "gemini extensions list",
+      "gemini extensions uninstall batonista",
+      "echo claude plugin uninstall",
+      "npm uninstall baton",
+    ])
+      expect(removesBatonPlugin(c), c).toBe(false);
     // Acting for the user over other agents' lanes (core/lanes.ts): never an agent's to run.
     for (const c of [
       "baton resume task-1 --unpause",

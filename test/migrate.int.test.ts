@@ -241,4 +241,26 @@ describe("a migration numbered below one already applied", () => {
       db.close();
     }
   });
+
+  it("migration 18: the sessions index names status and created_at, which an append never moves, and the list still uses it", async () => {
+    const root = tempDir();
+    const b = await openBaton({ root });
+    await b.sessions.start({ flow: "task", id: "s" });
+    await b.events.append("s", { type: "note:added", actor: "agent", data: { text: "one" } });
+    await b.close();
+    const db = new Database(dbPath(root), { readonly: true });
+    try {
+      const columns = (db.prepare("PRAGMA index_info(sessions_by_status)").all() as { name: string }[]).map((c) => c.name);
+      expect(columns).toEqual(["status", "created_at"]);
+      // The listing's filter and order still use it.
+      const plan = (
+        db.prepare("EXPLAIN QUERY PLAN SELECT * FROM sessions WHERE status = 'active' ORDER BY created_at, id").all() as {
+          detail: string;
+        }[]
+      ).map((r) => r.detail);
+      expect(plan.join("\n")).toMatch(/USING INDEX sessions_by_status/);
+    } finally {
+      db.close();
+    }
+  });
 });

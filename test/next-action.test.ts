@@ -29,7 +29,7 @@ import { shellQuote } from "../src/core/shell.js";
 import { checkpointBeforeTurn, spiralPauseRule } from "../src/core/spiral/detector.js";
 import { finishRollbackRule } from "../src/core/time-travel/rollback.js";
 import type { Snapshot } from "../src/core/types.js";
-import { BUILTIN_FLOWS } from "../src/services/session/flows.js";
+import { BUILTIN_FLOWS } from "../src/services/flows.js";
 import { REPO } from "./helpers.js";
 
 const task = BUILTIN_FLOWS.task!;

@@ -10,22 +10,9 @@ import { describe, expect, it } from "vitest";
 import { servicesOf } from "../src/compose.js";
 import { type Baton, openBaton } from "../src/index.js";
 import { answerSpiralPause } from "../src/services/agents/spiral-answer.js";
-import { tempDir } from "./helpers.js";
+import { failUntilPaused, tempDir } from "./helpers.js";
 
-async function pause(b: Baton, cp: string): Promise<string> {
-  for (let i = 0; i < 10; i++) {
-    const r = await b.turns.record("loop", {
-      tool: "Edit",
-      argsHash: `a1b2c3d4e5f6a7b${i % 1}`,
-      status: "error",
-      fingerprint: "TypeError@app.ts:1",
-      files: ["app.ts"],
-      checkpointId: cp,
-    });
-    if (r.detected) return (await b.sessions.snapshot("loop")).facets.spiral?.detectedAt as string;
-  }
-  throw new Error("no spiral");
-}
+const pause = (b: Baton, cp: string) => failUntilPaused(b, "loop", { checkpointId: cp });
 
 async function spiralling(fn: (b: Baton, root: string, cp: string, detectedAt: string) => Promise<void>) {
   const root = tempDir();
@@ -101,19 +88,7 @@ describe("answering a spiral pause", () => {
       // The other agent writes its own file after the looping agent's checkpoint.
       await b.checkpoints.create("loop", { files: ["other.ts"], toolName: "Edit", lane: "codex:other-1" });
       writeFileSync(join(root, "other.ts"), "theirs, changed\n");
-      let detectedAt = "";
-      for (let i = 0; i < 10 && !detectedAt; i++) {
-        const r = await b.turns.record("loop", {
-          tool: "Edit",
-          argsHash: "a1b2c3d4e5f6a7b0",
-          status: "error",
-          fingerprint: "TypeError@app.ts:1",
-          files: ["app.ts"],
-          checkpointId: cp,
-          lane,
-        });
-        if (r.detected) detectedAt = r.spiral.detectedAt as string;
-      }
+      const detectedAt = await failUntilPaused(b, "loop", { checkpointId: cp, lane });
       const st = (await b.sessions.status({ sessionId: "loop" })).sessions[0];
       expect(st?.spiral).toMatchObject({ paused: true, lane, proposedCheckpoint: cp, detectedAt });
       const r = await b.turns.answerSpiralPause("loop", { action: "rollback_unpause", detectedAt, checkpoint: cp });

@@ -10,7 +10,7 @@ import {
   turnEntry,
 } from "../src/core/spiral/detector.js";
 import { SNAPSHOT_LIMITS, type TurnEntry, type TurnRecord } from "../src/core/types.js";
-import { BUILTIN_FLOWS } from "../src/services/session/flows.js";
+import { BUILTIN_FLOWS } from "../src/services/flows.js";
 import { run, trajectories, trajectory } from "./trajectories.js";
 
 /** Build a window from turn records, as the fold would (seq = position + 1; a turn a minute unless `at` says). */

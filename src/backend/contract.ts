@@ -321,7 +321,7 @@ export interface SkippedPath {
 /**
  * One path of a checkpoint: `file` (hash, mode, size), `absent`, or `skipped` (with a note why).
  * A `file` whose note is `local` has its blob only in the workspace that took it (a private
- * file on a store shared across hosts: services/private-paths.ts).
+ * file on a store shared across hosts: services/time-travel/checkpoint-config.ts).
  */
 export interface CheckpointFileRow {
   path: string;

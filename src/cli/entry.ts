@@ -5,35 +5,8 @@
  * compile). Anything else, and any argument the fast path does not recognise, goes to the
  * full CLI (dist/cli-full.cjs), which owns help text and error messages.
  */
-import { type ParseArgsConfig, parseArgs } from "node:util";
 import { Ctx, reportError } from "./context.js";
-
-type Options = NonNullable<ParseArgsConfig["options"]>;
-
-interface FastCommand {
-  options: Options;
-  run(ctx: Ctx, values: Record<string, unknown>): Promise<void>;
-}
-
-const GLOBAL: Options = { json: { type: "boolean" }, root: { type: "string" } };
-
-const FAST: Record<string, FastCommand> = {
-  status: {
-    options: { ...GLOBAL, all: { type: "boolean", short: "a" }, session: { type: "string", short: "s" } },
-    run: async (ctx, v) => (await import("./commands/journal.js")).status(ctx, v),
-  },
-};
-
-function fastPath(argv: string[]): { cmd: FastCommand; values: Record<string, unknown> } | undefined {
-  const cmd = argv[0] === undefined ? undefined : FAST[argv[0]];
-  if (!cmd) return undefined;
-  try {
-    const { values, positionals } = parseArgs({ args: argv.slice(1), options: cmd.options, strict: true, allowPositionals: true });
-    return positionals.length === 0 ? { cmd, values } : undefined;
-  } catch {
-    return undefined; // let the full CLI report it properly
-  }
-}
+import { fastPath } from "./fast.js";
 
 /** `baton hook <agent> <Event>` (agent hooks, on every tool call); `--help` goes to the full CLI. */
 function isHook(argv: string[]): boolean {
@@ -70,7 +43,7 @@ async function run(): Promise<void> {
   }
   const ctx = new Ctx(fast.values);
   try {
-    await fast.cmd.run(ctx, fast.values);
+    await fast.cmd.run(ctx, fast.values, fast.positionals);
   } catch (err) {
     process.exitCode = reportError(err, ctx.json);
   } finally {

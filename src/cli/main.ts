@@ -63,5 +63,3 @@ export async function main(argv: string[]): Promise<void> {
     process.exitCode = reportError(err, json);
   }
 }
-
-void main(process.argv);

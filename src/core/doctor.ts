@@ -30,7 +30,7 @@ export type DoctorCheck =
 
 export interface DoctorFinding {
   check: DoctorCheck;
-  /** Stable code, e.g. `lock_stale`, `snapshot_mismatch`. */
+  /** Stable code, e.g. `lock_stale`, `snapshot_mismatch`; each one is in docs/guide/troubleshooting.md. */
   code: string;
   severity: Severity;
   message: string;

@@ -183,7 +183,7 @@ export function laneNoticed(
   }
 }
 
-/** A lane recorded a turn: what others' shell commands changed of its files has been told (agent-tools.ts tells it first). */
+/** A lane recorded a turn: what others' shell commands changed of its files has been told (services/agents/tools.ts tells it first). */
 export function laneTold(snap: Snapshot, lane: string, at: string): void {
   const l = snap.facets.lanes?.[lane];
   if (!l?.changedBy) return;

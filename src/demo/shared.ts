@@ -4,7 +4,7 @@
  * `--root <workspace> --json`), child processes that are stopped whatever happens, and the
  * checks that end the demo when reality differs from the story.
  *
- * A little over ~400 lines: the narrator and the child-process handling every chapter uses.
+ * Longer than ~400 lines, a little: the narrator and the child-process handling every chapter uses.
  */
 import { type ChildProcess, spawn, spawnSync } from "node:child_process";
 import { existsSync, mkdirSync, readFileSync, writeFileSync } from "node:fs";

@@ -21,7 +21,7 @@
  * - Qwen Code: qwen-setup.ts (its hooks switch and folder trust; nothing for the installer to do).
  * - Copilot CLI: copilot-setup.ts (its folder trust and hooks switch; nothing for the installer to do).
  *
- * A little over ~400 lines: each agent's trust files are read and written here together,
+ * Longer than ~400 lines, a little: each agent's trust files are read and written here together,
  * because the installer and `baton hooks status` must agree on every agent at once.
  */
 import { existsSync, mkdirSync, readFileSync, realpathSync, rmdirSync, statSync, unlinkSync } from "node:fs";
@@ -31,15 +31,7 @@ import { type HookAgent, isBatonCommand } from "../core/hooks/config.js";
 import type { JsonObject } from "../core/types.js";
 import { BatonError } from "../errors.js";
 import { atomicWrite, ioError } from "../platform/safe-fs.js";
-import {
-  type CodexHookEntry,
-  type CodexTrust,
-  codexHookEntries,
-  codexProjectTrust,
-  codexTrustedHashes,
-  trustOf,
-  withCodexTrust,
-} from "./codex-trust.js";
+import { type CodexHookEntry, codexHookEntries, codexProjectTrust, codexTrustedHashes, trustOf, withCodexTrust } from "./codex-trust.js";
 import { copilotReadiness } from "./copilot-setup.js";
 import { qwenReadiness } from "./qwen-setup.js";
 import type { Readiness, SetupPlace } from "./readiness.js";
@@ -272,7 +264,7 @@ function geminiTrustedFoldersFile(o: SetupPlace): string {
   return env.GEMINI_CLI_TRUSTED_FOLDERS_PATH || join(homeOf(o), ".gemini", "trustedFolders.json");
 }
 
-function jsonFile(file: string): JsonObject | undefined {
+export function jsonFile(file: string): JsonObject | undefined {
   const text = readText(file);
   if (text === undefined) return undefined;
   try {

@@ -4,9 +4,13 @@
  * what runs Baton in it is places.ts; reading, editing in place and backing up the file is
  * settings-file.ts (with json-text.ts); what else each agent needs before it runs the hooks is
  * agent-setup.ts. This file puts them together and says what it did.
+ *
+ * Longer than ~400 lines: install, uninstall and status for every agent and both routes (a settings
+ * file, a plugin or extension) answer from the same places and readiness, read in one place.
  */
-import { existsSync, realpathSync, unlinkSync } from "node:fs";
-import { resolve } from "node:path";
+import { existsSync, realpathSync, rmdirSync, unlinkSync } from "node:fs";
+import { homedir } from "node:os";
+import { dirname, join, resolve } from "node:path";
 import { ADAPTERS } from "../core/hooks/adapters.js";
 import {
   HOOK_AGENTS,
@@ -23,6 +27,7 @@ import {
   codexShim,
   forgetGeminiHooks,
   inspectCodexShim,
+  jsonFile,
   type Readiness,
   readiness,
   removeUnusedCodexShim,
@@ -31,16 +36,19 @@ import {
   writeCodexShim,
 } from "./agent-setup.js";
 import {
+  AGENT_NAMES,
   type HookPlaceOptions,
   type HookScope,
   hookConfigFile,
   installCommand,
   isShared,
   launcherWords,
+  missingFromPath,
   pathReadiness,
   placeNote,
   placeProblems,
 } from "./places.js";
+import { type PluginInstall, pluginInstalls, pluginUninstall } from "./plugins.js";
 import { afterUninstall, BACKUP_SUFFIX, backup, checkPlace, installedText, load, writeAtomic } from "./settings-file.js";
 
 export { AGENT_NAMES, type HookPlaceOptions, type HookScope, hookConfigFile, installCommand } from "./places.js";
@@ -119,6 +127,14 @@ export interface HookStatus extends Partial<Readiness> {
   launcherModified?: boolean;
   /** The file could not be read or parsed. */
   problem?: string;
+  /** Installed as the agent's own plugin (Claude Code) or extension (Gemini CLI), not in a settings file: `file` is its hooks.json. */
+  route?: "plugin" | "extension";
+  /** The agent's name for the plugin or extension (`baton@agent-baton`, `baton`). */
+  id?: string;
+  /** The plugin or extension is on for this project. */
+  enabled?: boolean;
+  /** Baton's hooks are both in a settings file and in the enabled plugin: the agent runs each twice. */
+  twice?: boolean;
 }
 
 export function isHookAgent(v: string): v is HookAgent {
@@ -222,6 +238,8 @@ export async function installHooks(agent: HookAgent, o: HookPlaceOptions & { lau
   const notes = [placeNote(agent, o), ...placeProblems(agent, o, file, hooks), ...notesFor(agent, settings)];
   const other = otherClaudeFile(agent, o, "install");
   if (other) notes.push(other);
+  const plugin = pluginInstalls(agent, o).find((p) => p.enabled);
+  if (plugin) notes.push(twiceNote(plugin, [file]));
   let changed = false;
   if (text === undefined || !sameJson(next.hooks, settings.hooks)) {
     // The first install into an existing file keeps the file as it was; a reinstall (Baton's
@@ -268,6 +286,11 @@ export async function uninstallHooks(agent: HookAgent, o: HookPlaceOptions): Pro
   };
   const other = otherClaudeFile(agent, o, "uninstall");
   if (other) base.notes.push(other);
+  // The agent's plugin or extension is the agent's to remove.
+  for (const plugin of pluginInstalls(agent, o))
+    base.notes.push(
+      `Baton is also installed as ${AGENT_NAMES[agent]}'s ${agent === "claude" ? "plugin" : "extension"} ${plugin.id}, which this does not remove: \`${pluginUninstall(plugin)}\` does.`,
+    );
   if (text === undefined) return base;
   let r: { settings: JsonObject; removed: number };
   try {
@@ -285,10 +308,22 @@ export async function uninstallHooks(agent: HookAgent, o: HookPlaceOptions): Pro
     } catch (err) {
       throw new BatonError("io_error", `cannot remove ${file}: ${(err as Error).message}`, { path: file }, { cause: err });
     }
+    // The agent's folder in the project (.claude/, .qwen/ …) that the install's file was alone in
+    // goes too, as a checkout without Baton has none; a user's folder is never emptied by Baton.
+    if (o.scope === "project") removeIfEmpty(dirname(file));
   } else writeAtomic(file, newText, o);
   // The launcher is shared by every place installed with this CODEX_HOME: it goes with the last.
   if (agent === "codex") removeUnusedCodexShim(o);
   return { ...base, changed: true, removed: r.removed, restored, deleted: newText === undefined };
+}
+
+/** Remove a directory if it is empty; anything else (not empty, gone, not allowed) leaves it be. */
+function removeIfEmpty(dir: string): void {
+  try {
+    rmdirSync(dir);
+  } catch {
+    // not empty, or not ours to remove: it stays
+  }
 }
 
 /** The baton entry a hook command runs, when it names one by absolute path. */
@@ -367,6 +402,73 @@ export async function hooksStatus(
       }
       out.push(s);
     }
+    const plugins = pluginInstalls(agent, o);
+    const mine = out.filter((s) => s.agent === agent);
+    for (const plugin of plugins) out.push(pluginStatus(plugin, expected, o));
+    // Both routes at once: the agent runs every one of Baton's hooks twice (two checkpoints per write).
+    const active = plugins.find((p) => p.enabled);
+    const files = mine.filter((s) => s.installed.length > 0);
+    if (active && files.length > 0)
+      for (const s of [...files, ...out.filter((x) => x.agent === agent && x.route !== undefined && x.enabled)]) {
+        s.twice = true;
+        s.notes.push(
+          twiceNote(
+            active,
+            files.map((f) => f.file),
+          ),
+        );
+      }
   }
   return out;
+}
+
+function twiceNote(plugin: PluginInstall, files: readonly string[]): string {
+  const kind = plugin.agent === "claude" ? "plugin" : "extension";
+  return `Baton's hooks are installed twice: as ${AGENT_NAMES[plugin.agent]}'s ${kind} ${plugin.id} and in ${files.join(", ")}, so ${AGENT_NAMES[plugin.agent]} runs each hook twice. Keep one: \`${pluginUninstall(plugin)}\`, or \`baton hooks uninstall ${plugin.agent}\` (with --user or --shared for the file that holds them).`;
+}
+
+/** The plugin's or extension's hooks as `baton hooks status` reports a place. */
+function pluginStatus(
+  plugin: PluginInstall,
+  expected: readonly HookGroupSpec[],
+  o: Omit<HookPlaceOptions, "scope" | "shared">,
+): HookStatus {
+  const { agent } = plugin;
+  const kind = agent === "claude" ? "plugin" : "extension";
+  const installed = listBatonHooks(plugin.hooks, agent);
+  const remaining: string[] = [];
+  if (!plugin.enabled)
+    remaining.push(
+      agent === "claude"
+        ? `Baton's plugin ${plugin.id} is installed but not enabled here: \`claude plugin enable ${plugin.id}\`.`
+        : `Baton's extension ${plugin.id} is disabled here: \`gemini extensions enable ${plugin.id}\`.`,
+    );
+  // Gemini CLI runs an extension's hooks only with its hooks system on and in a trusted folder, as any other.
+  if (agent === "gemini") {
+    const user = jsonFile(join(o.home ?? homedir(), ".gemini", "settings.json")) ?? {};
+    remaining.push(...readiness(agent, { ...o, scope: "user" }, user).remaining);
+  }
+  // The plugin's launcher runs `baton` from PATH.
+  if (missingFromPath([`baton hook ${agent} SessionStart`], o.env) !== undefined)
+    remaining.push(
+      `\`baton\` is not on PATH here, and Baton's ${kind} runs it from PATH: ${AGENT_NAMES[agent]} goes on without Baton (its first hook says so). Install Baton: \`npm install --global agent-baton\`.`,
+    );
+  return {
+    agent,
+    scope: plugin.scope,
+    shared: plugin.shared,
+    file: plugin.hooksFile,
+    exists: true,
+    installed,
+    missing: expected.filter((e) => !installed.some((i) => i.event === e.event)).map((e) => e.event),
+    stale: false,
+    notes: [`${AGENT_NAMES[agent]}'s ${kind} ${plugin.id} (${plugin.dir}); remove it with \`${pluginUninstall(plugin)}\`.`],
+    limits: AGENT_LIMITS[agent],
+    route: kind,
+    id: plugin.id,
+    enabled: plugin.enabled,
+    willRun: remaining.length === 0,
+    remaining,
+    ...(agent === "gemini" ? { trustFile: readiness(agent, { ...o, scope: "user" }, {}).trustFile } : {}),
+  };
 }

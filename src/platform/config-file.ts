@@ -20,7 +20,8 @@
  * Read each time it is needed (it is small): a process that stays up (the server) notices a
  * change by the file's stamp (server/hook-route.ts) rather than by caching it here, so trusting
  * or revoking touches the file's time. Light on purpose (every hook process reads it); the one
- * writer, `baton init --store`, is in store-config.ts.
+ * writer, `baton init --store`, is in store-config.ts. Every setting is documented in
+ * docs/configuration.md (test/docs.test.ts fails when a key src reads is missing there).
  */
 import { readFileSync, utimesSync } from "node:fs";
 import { join } from "node:path";

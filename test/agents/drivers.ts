@@ -3,11 +3,12 @@
  * HOME, its command line, its environment, where its session id is. Shared by the e2e suite
  * (suite.ts) and the benchmark (bench/agents.mjs); no test framework here.
  */
-import { mkdirSync, writeFileSync } from "node:fs";
+import { spawnSync } from "node:child_process";
+import { cpSync, mkdirSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { listCodexHooks, trustCodexHooks } from "./codex-trust.js";
 import type { AgentRun, Project } from "./harness.js";
-import type { AgentName } from "./install.js";
+import { type AgentName, REPO } from "./install.js";
 import type { Step } from "./mock-model.js";
 
 export interface Driver {
@@ -47,11 +48,43 @@ export interface Driver {
   noEventAfterCompact?: boolean;
   /** Installed events the headless CLI never fires, each with where it does (docs/integrations.md). */
   headlessNeverFires?: Record<string, string>;
+  /** Installed events the script does not provoke, each with where they are checked instead. */
+  unscripted?: Record<string, string>;
+  /** Baton as the agent's own plugin or extension, installed with the agent's own commands. */
+  plugin?: PluginRoute;
+}
+
+export interface PluginRoute {
+  /** Install from `source` (the package's plugin files) as a user would; answers the hooks file the agent loads. */
+  install(p: Project, cli: string, source: string): string;
+  /** Remove it with the agent's own command. */
+  uninstall(p: Project, cli: string): void;
+  /** The name the agent gives the model for a tool of the plugin's MCP server. */
+  mcpTool(tool: string): string;
+}
+
+/** The files the npm package ships for the plugin and the extension (package.json "files"), copied out of the checkout. */
+export function pluginSource(p: Project): string {
+  const dir = join(p.base, "baton-package");
+  for (const rel of [".claude-plugin", "plugins", "gemini-extension.json", "hooks"])
+    cpSync(join(REPO, rel), join(dir, rel), { recursive: true });
+  return dir;
+}
+
+/** The agent's own command, in the project, with the project's HOME; fails loudly. */
+function agentCommand(p: Project, cli: string, args: string[], input?: string): string {
+  const r = spawnSync(cli, args, { cwd: p.root, env: p.env, encoding: "utf8", timeout: 120_000, input: input ?? "" });
+  if (r.status !== 0) throw new Error(`${cli} ${args.join(" ")} exited ${r.status ?? r.signal}\n${r.stdout}\n${r.stderr}`);
+  return r.stdout;
 }
 
 export const claude: Driver = {
   agent: "claude",
   configure() {},
+  unscripted: {
+    StopFailure:
+      "only a turn an API error ends fires it: captured from this CLI against a model answering 400 (test/fixtures/agents/claude/StopFailure.json), read by test/hooks-payloads.test.ts and test/hooks.int.test.ts",
+  },
   compact: { prompt: "/compact" },
   args(prompt, resume) {
     return [
@@ -77,6 +110,25 @@ export const claude: Driver = {
   },
   sessionId(run) {
     return run.events.find((e) => e.type === "system" && e.session_id)?.session_id;
+  },
+  plugin: {
+    install(p, cli, source) {
+      // The CLI's own check of the manifests (a failure exits non-zero).
+      agentCommand(p, cli, ["plugin", "validate", source]);
+      agentCommand(p, cli, ["plugin", "validate", join(source, "plugins", "claude-code")]);
+      // `/plugin marketplace add` and `/plugin install` in a session; the same from the shell.
+      agentCommand(p, cli, ["plugin", "marketplace", "add", source]);
+      agentCommand(p, cli, ["plugin", "install", "baton@agent-baton"]);
+      const listed: any[] = JSON.parse(agentCommand(p, cli, ["plugin", "list", "--json"]));
+      const baton = listed.find((x) => x.id === "baton@agent-baton");
+      if (!baton?.enabled) throw new Error(`claude plugin list: baton@agent-baton is not enabled: ${JSON.stringify(listed)}`);
+      return join(baton.installPath, "hooks", "hooks.json");
+    },
+    uninstall(p, cli) {
+      agentCommand(p, cli, ["plugin", "uninstall", "baton@agent-baton"]);
+    },
+    // Listed to the model among its deferred tools (found through ToolSearch).
+    mcpTool: (tool) => `mcp__plugin_baton_baton__${tool}`,
   },
 };
 
@@ -164,6 +216,18 @@ export const gemini: Driver = {
   // Gemini CLI's own notice, once, the first time it meets a project's hooks (it then records
   // them as trusted): not about Baton's configuration.
   benign: [/project-level hooks have been detected/],
+  plugin: {
+    install(p, cli, source) {
+      agentCommand(p, cli, ["extensions", "validate", source]);
+      // Gemini CLI asks whether to trust the folder it installs from: the user answers yes.
+      agentCommand(p, cli, ["extensions", "install", source, "--consent"], "y\n");
+      return join(p.home, ".gemini", "extensions", "baton", "hooks", "hooks.json");
+    },
+    uninstall(p, cli) {
+      agentCommand(p, cli, ["extensions", "uninstall", "baton"]);
+    },
+    mcpTool: (tool) => `mcp_baton_${tool}`,
+  },
 };
 
 export const qwen: Driver = {
@@ -244,9 +308,9 @@ export const copilot: Driver = {
   },
   shellSessionEnv: "COPILOT_AGENT_SESSION_ID",
   checkUninstall: true,
-  headlessNeverFires: {
+  unscripted: {
     postToolUseFailure:
-      "fired for a tool call that throws (an edit of a missing file); a shell command that exits non-zero is a postToolUse, and the story has no call that throws",
+      "only a tool call that throws fires it (an edit of a missing file; a shell command that exits non-zero is a postToolUse): captured from this CLI (test/fixtures/hooks/copilot/post-tool-use-failure.json), read by test/hooks-payloads.test.ts",
   },
   sessionId(run) {
     return run.events.find((e) => e.type === "result" && e.sessionId)?.sessionId;

@@ -23,7 +23,7 @@ import { join } from "node:path";
 import { afterAll, beforeAll, describe, expect, test } from "vitest";
 import { argsHash } from "../../src/core/hooks/keys.js";
 import { laneFromEnv } from "../../src/core/lanes.js";
-import type { Driver } from "./drivers.js";
+import { type Driver, pluginSource } from "./drivers.js";
 import { type AgentRun, type Capture, Project } from "./harness.js";
 import { type AgentName, agentCli, REPO, VERSIONS } from "./install.js";
 import { MockModel, repeat, type Step, toolResults } from "./mock-model.js";
@@ -86,11 +86,19 @@ function readsFirst(steps: Step[]): Step[] {
   return steps.flatMap((s) => (s.op === "edit" ? [{ op: "read", path: s.path } as Step, s] : [s]));
 }
 
-export function agentSuite(d: Driver): void {
+/**
+ * `route: "plugin"`: Baton installed as the agent's own plugin or extension (the driver's
+ * `plugin`, with the agent's own commands) instead of `baton hooks install`; the same story,
+ * then the MCP server's tools in the model's request, `baton hooks status` seeing the plugin,
+ * and the agent's own uninstall.
+ */
+export function agentSuite(d: Driver, o: { route?: "settings" | "plugin" } = {}): void {
   const pin = VERSIONS[d.agent];
   const work = d.readsBeforeEdit ? readsFirst(WORK) : WORK;
   const rollback2 = d.rollbackTwo ?? "/rollback 2";
-  describe(`${pin.package}@${pin.version} through Baton's hooks`, () => {
+  const plugin = o.route === "plugin" ? d.plugin : undefined;
+  if (o.route === "plugin" && !plugin) throw new Error(`${d.agent}: no plugin route`);
+  describe(`${pin.package}@${pin.version} through Baton's hooks${plugin ? " (Baton as its plugin)" : ""}`, () => {
     const mock = new MockModel();
     let p: Project;
     let cli: string;
@@ -140,12 +148,17 @@ export function agentSuite(d: Driver): void {
       expect(p.baton(["event", "start"]).code).toBe(0);
       nextAction = p.baton(["--json", "status"]).json().sessions[0].nextAction;
       d.configure(p, url);
-      // Baton from PATH (the harness's `baton`, which keeps each hook's payload), in the file
-      // a project install writes for the agent (Claude Code: its local settings file).
-      const hooks = p.baton(["--json", "hooks", "install", d.agent, "--command", "baton"]);
-      expect(hooks.code, hooks.stderr).toBe(0);
-      hooksFile = hooks.json().file;
-      await d.expectHooksTrusted?.(p, cli);
+      if (plugin) {
+        // The plugin's launcher runs the `baton` on PATH (the harness's, which keeps each payload).
+        hooksFile = plugin.install(p, cli, pluginSource(p));
+      } else {
+        // Baton from PATH (the harness's `baton`, which keeps each hook's payload), in the file
+        // a project install writes for the agent (Claude Code: its local settings file).
+        const hooks = p.baton(["--json", "hooks", "install", d.agent, "--command", "baton"]);
+        expect(hooks.code, hooks.stderr).toBe(0);
+        hooksFile = hooks.json().file;
+        await d.expectHooksTrusted?.(p, cli);
+      }
 
       await turn("work", "Make the planned changes.", work);
       sessionId = d.sessionId(runs.work as AgentRun);
@@ -185,7 +198,7 @@ export function agentSuite(d: Driver): void {
     afterAll(async () => {
       await mock.stop();
       if (p) {
-        saveFixtures(d.agent, p, rollback2);
+        if (!plugin) saveFixtures(d.agent, p, rollback2);
         // For a look at a run: the project, its captures, the agent's output and the model's requests.
         if (process.env.BATON_AGENT_KEEP) {
           writeFileSync(join(p.base, "requests.jsonl"), mock.requests.map((r) => JSON.stringify(r)).join("\n"));
@@ -201,7 +214,7 @@ export function agentSuite(d: Driver): void {
     });
 
     test("every event Baton installs fires", () => {
-      const installed = installedEvents(hooksFile).filter((e) => !d.headlessNeverFires?.[e]);
+      const installed = installedEvents(hooksFile).filter((e) => !d.headlessNeverFires?.[e] && !d.unscripted?.[e]);
       const fired = new Set(p.captured().map((c) => c.event));
       const missing = installed.filter((e) => !fired.has(e));
       expect(missing, `installed: ${installed.join(", ")}; fired: ${[...fired].join(", ")}`).toEqual([]);
@@ -351,6 +364,32 @@ export function agentSuite(d: Driver): void {
       const bad = doc.checks.filter((c: any) => c.status !== "ok" && c.status !== "skipped");
       expect(bad).toEqual([]);
       expect(doc.ok).toBe(true);
+    });
+
+    test.runIf(plugin)("the plugin's MCP server lists Baton's tools to the model", () => {
+      // The agent starts the server beside the session, and a slow start (a loaded machine) may
+      // miss the first request: some request of the session lists them.
+      const requests = mock.mains().map((r) => JSON.stringify(r.body));
+      for (const tool of ["list_checkpoints", "lessons_inject", "ledger_recent"])
+        expect(
+          requests.some((r) => r.includes(plugin?.mcpTool(tool) as string)),
+          tool,
+        ).toBe(true);
+    });
+
+    test.runIf(plugin)("`baton hooks status` sees the plugin with every hook, and nothing installed twice", () => {
+      const list: any[] = p.baton(["--json", "hooks", "status", d.agent]).json().hooks;
+      const routes = list.filter((s) => s.route);
+      expect(routes, JSON.stringify(list)).toHaveLength(1);
+      expect(routes[0]).toMatchObject({ file: hooksFile, enabled: true, missing: [], willRun: true });
+      expect(list.filter((s) => !s.route && s.installed.length > 0)).toEqual([]);
+      expect(list.some((s) => s.twice)).toBe(false);
+    });
+
+    test.runIf(plugin)("the agent's own uninstall removes it: status shows Baton's hooks nowhere", () => {
+      plugin?.uninstall(p, cli);
+      const list: any[] = p.baton(["--json", "hooks", "status", d.agent]).json().hooks;
+      expect(list.filter((s) => s.installed.length > 0)).toEqual([]);
     });
 
     // Last: it takes the hooks out. An agent that rewrites a settings file it loads (Qwen Code

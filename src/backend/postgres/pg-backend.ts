@@ -76,7 +76,15 @@ const SCHEMA_DRIFT = new Set(["23502", "42P10", "42703", "42P01"]);
 const neverSent = (err: unknown): boolean =>
   err instanceof StoreTimeout ? !err.sent : /not queryable/i.test(err instanceof Error ? err.message : String(err));
 
-/** The statement bound's default (docs/architecture.md, "PostgreSQL": why 30 s). */
+/**
+ * The statement bound's default. Baton's statements take milliseconds; the heaviest legitimate
+ * ones are a checkpoint's blob insert (up to `blobMaxBytes`, 64 MiB: the 1 ms per KiB sent gives
+ * it 64 s more to go out, enough down to ~8 Mbit/s), an integrity check (three reads) and a
+ * claim or append under lock contention. 30 s is far above any of them on a loaded server, yet
+ * leaves an agent hook (whose deadline is 45 s by default) room to fail open in time; raise it
+ * for a slow link. Migrations get at least 10 minutes (they may rebuild a large table, or wait
+ * for another host's).
+ */
 export const STATEMENT_TIMEOUT_MS = 30_000;
 /**
  * The client waits this much longer than the server's statement_timeout: a server that is up

@@ -3,6 +3,8 @@
  * session advisory lock keyed by the schema, so two processes (or hosts) opening the same
  * project at once serialise and the second finds the work done. Each migration's row and DDL
  * commit together. Times are ISO-8601 text like SQLite's, so both engines order them alike.
+ *
+ * Longer than the house's ~400 lines: the migrations in order, never edited once released: the file only grows.
  */
 export interface PgMigration {
   version: number;

@@ -61,6 +61,16 @@ export function mapSqliteError(err: unknown, what: string, dbPath?: string): Bat
   if (err instanceof BatonError) return err;
   const code = typeof (err as { code?: unknown })?.code === "string" ? (err as { code: string }).code : "";
   const msg = err instanceof Error ? err.message : String(err);
+  if (/Could not locate the bindings file|NODE_MODULE_VERSION|better_sqlite3\.node/.test(msg) || code === "ERR_DLOPEN_FAILED") {
+    // The driver's install script did not run (npm 12 skips dependencies' install scripts until
+    // they are approved) or built it for another Node: nothing can be stored until it is built.
+    return new BatonError(
+      "storage_unavailable",
+      `${what}: better-sqlite3's native driver is not built for this Node (${process.version}): ${msg.split("\n")[0]}. Build it: in a project, \`npm install-scripts approve better-sqlite3\` (npm 12) then \`npm rebuild better-sqlite3\`; for the global command, \`npm install --global --allow-scripts=better-sqlite3 agent-baton\``,
+      { driver: "better-sqlite3", node: process.version },
+      { cause: err },
+    );
+  }
   if (code.startsWith("SQLITE_BUSY") || code.startsWith("SQLITE_LOCKED")) {
     // Name the holder when the platform can: "another process" leaves a user hunting for a
     // stopped writer (SIGSTOP, a debugger) that will never let go by itself.

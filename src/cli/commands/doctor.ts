@@ -51,7 +51,15 @@ export async function doctor(ctx: Ctx, id: string | undefined, o: { session?: st
         const { hooksStatus } = await import("../../hooks/install.js");
         return (await hooksStatus({ root: b.root }))
           .filter((s) => s.installed.length > 0 && s.willRun !== undefined)
-          .map((s) => ({ agent: s.agent, scope: s.scope, file: s.file, willRun: s.willRun === true, remaining: s.remaining ?? [] }));
+          .map((s) => ({
+            agent: s.agent,
+            scope: s.scope,
+            file: s.file,
+            willRun: s.willRun === true,
+            remaining: s.remaining ?? [],
+            ...(s.route ? { route: s.route } : {}),
+            ...(s.twice ? { twice: s.notes.find((n) => n.startsWith("Baton's hooks are installed twice")) ?? "installed twice" } : {}),
+          }));
       },
     })
     .catch((err: unknown) => {

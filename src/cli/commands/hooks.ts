@@ -88,8 +88,9 @@ export async function uninstall(ctx: Ctx, agentArg: string, o: ScopeOptions): Pr
   });
 }
 
-function placeLabel(s: { scope: HookScope; shared: boolean }): string {
-  return s.scope === "user" ? "user" : s.shared ? "project" : "project, local";
+function placeLabel(s: { scope: HookScope; shared: boolean; route?: string; id?: string; enabled?: boolean }): string {
+  const place = s.scope === "user" ? "user" : s.shared ? "project" : "project, local";
+  return s.route ? `${s.route} ${s.id}, ${place}${s.enabled ? "" : ", disabled"}` : place;
 }
 
 export async function status(ctx: Ctx, agentArg: string | undefined): Promise<void> {
@@ -102,7 +103,7 @@ export async function status(ctx: Ctx, agentArg: string | undefined): Promise<vo
         if (s.problem) return `${head}cannot read it: ${s.problem}`;
         if (s.installed.length === 0) return `${head}not installed`;
         const lines = [
-          `${head}${s.missing.length === 0 ? "installed" : `partly installed (missing ${s.missing.join(", ")})`}${s.stale ? "; the baton they run is gone" : ""}`,
+          `${head}${s.missing.length === 0 ? "installed" : `partly installed (missing ${s.missing.join(", ")})`}${s.stale ? "; the baton they run is gone" : ""}${s.twice ? "; TWICE (each hook runs twice)" : ""}`,
         ];
         for (const n of s.notes) lines.push(`  note: ${n}`);
         for (const l of s.limits ?? []) lines.push(`  cannot: ${l}`);

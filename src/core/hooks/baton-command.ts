@@ -163,3 +163,26 @@ export function isUnpausePrompt(prompt: string): boolean {
   const words = userWords(prompt);
   return /^\/?unpause[.!]?$/i.test(words);
 }
+
+/**
+ * The shell command removes or disables Baton's plugin or extension with the agent's own CLI
+ * (`claude plugin uninstall|remove|disable baton…`, `gemini extensions uninstall|disable
+ * baton`): like `baton hooks uninstall`, switching supervision off, which is the user's decision.
+ * Looked for anywhere in the command (after `&&`, in quotes for `sh -c`), since it is never
+ * Baton's own command that lets it through.
+ */
+export function removesBatonPlugin(command: string | undefined): boolean {
+  if (command === undefined) return false;
+  const words = command.split(/[\s"'`;&|()]+/).filter((w) => w !== "");
+  for (let i = 0; i + 3 < words.length; i++) {
+    const program = (words[i] as string).split("/").pop();
+    const [group, verb] = [words[i + 1], words[i + 2]];
+    const named = words.slice(i + 3).some((w) => /^baton(?:@|$)/.test(w));
+    if (!named) continue;
+    if (program === "claude" && (group === "plugin" || group === "plugins") && /^(?:uninstall|remove|disable)$/.test(verb ?? ""))
+      return true;
+    if (program === "gemini" && (group === "extensions" || group === "extension") && /^(?:uninstall|disable)$/.test(verb ?? ""))
+      return true;
+  }
+  return false;
+}

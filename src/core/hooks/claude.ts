@@ -10,17 +10,18 @@
  *   decision, `additionalContext` reaches the model beside the tool's result (2.1.9+; Codex takes
  *   it the same way, and rejects a plain "allow").
  * - PostToolUse has `tool_response`; PostToolUseFailure has `error` (and `is_interrupt`).
- * - PreCompact and PostCompact (`trigger`: manual | auto), Stop (each response ends),
- *   SessionEnd (`reason`). SubagentStop is not installed: a subagent's tool calls already reach
+ * - PreCompact and PostCompact (`trigger`: manual | auto), Stop (each response ends) or
+ *   StopFailure (`error`; a turn an API error ended), SessionEnd (`reason`). SubagentStop is not installed: a subagent's tool calls already reach
  *   Pre/PostToolUse with the parent's session id, and its end is not the session's.
  * - Exit 0 with no output lets everything proceed; that is Baton's answer when it fails.
  */
-import { hookGroup } from "./config.js";
+import { type HookAgent, hookGroup } from "./config.js";
 import {
   type AgentAdapter,
   type HookEvent,
   type HookResponse,
   type NeutralKind,
+  type PayloadReader,
   parsePayload,
   str,
   type ToolCall,
@@ -28,22 +29,65 @@ import {
 } from "./types.js";
 
 export const CLAUDE_CONTEXT_LIMIT = 10_000;
-const WRITE_TOOLS = new Set(["Write", "Edit", "MultiEdit", "NotebookEdit"]);
 /** Seconds (Claude Code's unit). A first whole-tree checkpoint of a large repository reads every file. */
 const TIMEOUT_S = 60;
 
-function toolCall(p: Record<string, unknown>): ToolCall {
-  const { base, args } = toolBase(p);
-  const { name } = base;
-  if (WRITE_TOOLS.has(name)) {
-    const file = str(args.file_path) ?? str(args.notebook_path);
-    return { ...base, kind: "write", files: file ? [file] : [] };
-  }
-  if (name === "Bash") {
-    const command = str(args.command);
-    return { ...base, kind: "shell", files: [], ...(command !== undefined ? { command } : {}) };
-  }
-  return { ...base, kind: "other", files: [] };
+/** An agent that speaks Claude Code's hook contract with its own tool and event names (Qwen Code). */
+export interface ClaudeStyle {
+  agent: HookAgent;
+  label: string;
+  /** Tools that write the file named by `file_path` (or `notebook_path`). */
+  writeTools: readonly string[];
+  /** Tools that run `command` in a shell. */
+  shellTools: readonly string[];
+  /** Event names beyond Claude Code's. */
+  events?: Readonly<Record<string, NeutralKind>>;
+  /** The hook events installed, in order; PreToolUse is matched to the write and shell tools. */
+  installed: readonly string[];
+  /** What the model sees of a call's result. Default: `tool_response`. */
+  output?: PayloadReader["output"];
+  /** A last look at a parsed event (e.g. to ignore one the agent fires for its own reasons). */
+  refine?: (ev: HookEvent) => HookEvent;
+}
+
+/** An adapter for an agent of Claude Code's hook contract. */
+export function claudeStyleAdapter(s: ClaudeStyle): AgentAdapter {
+  const writes = new Set(s.writeTools);
+  const shells = new Set(s.shellTools);
+  const toolCall = (p: Record<string, unknown>): ToolCall => {
+    const { base, args } = toolBase(p);
+    const { name } = base;
+    if (writes.has(name)) {
+      const file = str(args.file_path) ?? str(args.notebook_path);
+      return { ...base, kind: "write", files: file ? [file] : [] };
+    }
+    if (shells.has(name)) {
+      const command = str(args.command);
+      return { ...base, kind: "shell", files: [], ...(command !== undefined ? { command } : {}) };
+    }
+    return { ...base, kind: "other", files: [] };
+  };
+  const reader: PayloadReader = {
+    agent: s.agent,
+    events: s.events ? Object.freeze({ ...CLAUDE_EVENTS, ...s.events }) : CLAUDE_EVENTS,
+    toolCall,
+    ...(s.output ? { output: s.output } : {}),
+  };
+  const refine = s.refine ?? ((ev: HookEvent) => ev);
+  const matcher = [...s.writeTools, ...s.shellTools].join("|");
+  return {
+    agent: s.agent,
+    label: s.label,
+    contextLimit: CLAUDE_CONTEXT_LIMIT,
+    parse: (native, p, cwd, io) => refine(parsePayload(reader, native, p, cwd, io)),
+    render: (event, r) => renderClaudeStyle(event, r, CLAUDE_CONTEXT_LIMIT),
+    timeoutMs: () => TIMEOUT_S * 1000,
+    passThrough: () => "",
+    hookSpecs(command) {
+      const h = hookGroup(command, s.agent, () => ({ timeout: TIMEOUT_S }));
+      return s.installed.map((e) => (e === "PreToolUse" ? h(e, matcher) : h(e)));
+    },
+  };
 }
 
 /** The envelope Claude Code and Codex share: hookSpecificOutput for context and deny, systemMessage for the user. */
@@ -82,36 +126,24 @@ export const CLAUDE_EVENTS: Readonly<Record<string, NeutralKind>> = Object.freez
   SessionEnd: "session_end",
 });
 
-export const claude: AgentAdapter = {
+export const claude: AgentAdapter = claudeStyleAdapter({
   agent: "claude",
   label: "Claude Code",
-  contextLimit: CLAUDE_CONTEXT_LIMIT,
-
-  parse: (native, p, cwd, io) => parsePayload({ agent: "claude", events: CLAUDE_EVENTS, toolCall }, native, p, cwd, io),
-
-  render(event, r) {
-    return renderClaudeStyle(event, r, CLAUDE_CONTEXT_LIMIT);
-  },
-
-  timeoutMs: () => TIMEOUT_S * 1000,
-
-  passThrough() {
-    return "";
-  },
-
-  hookSpecs(command) {
-    const h = hookGroup(command, "claude", () => ({ timeout: TIMEOUT_S }));
-    const writesAndShell = "Write|Edit|MultiEdit|NotebookEdit|Bash";
-    return [
-      h("SessionStart"),
-      h("UserPromptSubmit"),
-      h("PreToolUse", writesAndShell),
-      h("PostToolUse"),
-      h("PostToolUseFailure"),
-      h("PreCompact"),
-      h("PostCompact"),
-      h("Stop"),
-      h("SessionEnd"),
-    ];
-  },
-};
+  writeTools: ["Write", "Edit", "MultiEdit", "NotebookEdit"],
+  shellTools: ["Bash"],
+  // StopFailure (`error`, `last_assistant_message`): a turn an API error ended fires it instead
+  // of Stop; it ends the turn's run the same way, or the lane would stay "working" with its claims.
+  events: { StopFailure: "stop" },
+  installed: [
+    "SessionStart",
+    "UserPromptSubmit",
+    "PreToolUse",
+    "PostToolUse",
+    "PostToolUseFailure",
+    "PreCompact",
+    "PostCompact",
+    "Stop",
+    "StopFailure",
+    "SessionEnd",
+  ],
+});

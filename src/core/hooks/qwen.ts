@@ -27,36 +27,8 @@
  * - `timeout` is in seconds (0.24 reads a value of 1000 or more as the old milliseconds).
  */
 
-import { CLAUDE_EVENTS, renderClaudeStyle } from "./claude.js";
-import { hookGroup } from "./config.js";
-import { type AgentAdapter, type HookEvent, type NeutralKind, obj, parsePayload, str, type ToolCall, toolBase } from "./types.js";
-
-const CONTEXT_LIMIT = 10_000;
-/** Seconds (Qwen Code's unit since 0.24). A first whole-tree checkpoint of a large repository reads every file. */
-const TIMEOUT_S = 60;
-const WRITE_TOOLS = new Set(["write_file", "edit", "notebook_edit"]);
-const SHELL_TOOLS = new Set(["run_shell_command"]);
-
-function toolCall(p: Record<string, unknown>): ToolCall {
-  const { base, args } = toolBase(p);
-  const { name } = base;
-  if (WRITE_TOOLS.has(name)) {
-    const file = str(args.file_path) ?? str(args.notebook_path);
-    return { ...base, kind: "write", files: file ? [file] : [] };
-  }
-  if (SHELL_TOOLS.has(name)) {
-    const command = str(args.command);
-    return { ...base, kind: "shell", files: [], ...(command !== undefined ? { command } : {}) };
-  }
-  return { ...base, kind: "other", files: [] };
-}
-
-/**
- * Claude Code's event names, and StopFailure: a turn that an API error or Qwen Code's own loop
- * detection ended fires it instead of Stop (after the CLI has exited, in headless runs), and it
- * ends the turn's run the same way.
- */
-const QWEN_EVENTS: Readonly<Record<string, NeutralKind>> = Object.freeze({ ...CLAUDE_EVENTS, StopFailure: "stop" });
+import { claudeStyleAdapter } from "./claude.js";
+import { type AgentAdapter, type HookEvent, obj } from "./types.js";
 
 /**
  * Qwen Code fires UserPromptSubmit for every request of a turn, the ones that carry tool results
@@ -68,51 +40,27 @@ function userPromptsOnly(ev: HookEvent): HookEvent {
   return { ...base, kind: "ignored" };
 }
 
-export const qwen: AgentAdapter = {
+export const qwen: AgentAdapter = claudeStyleAdapter({
   agent: "qwen",
   label: "Qwen Code",
-  contextLimit: CONTEXT_LIMIT,
-
-  parse: (native, p, cwd, io) =>
-    userPromptsOnly(
-      parsePayload(
-        {
-          agent: "qwen",
-          events: QWEN_EVENTS,
-          toolCall,
-          // What the model sees of a call's result (`returnDisplay` is the terminal's view of it).
-          output: (q) => obj(q.tool_response).llmContent ?? q.tool_response,
-        },
-        native,
-        p,
-        cwd,
-        io,
-      ),
-    ),
-
-  render(event, r) {
-    return renderClaudeStyle(event, r, CONTEXT_LIMIT);
-  },
-
-  timeoutMs: () => TIMEOUT_S * 1000,
-
-  passThrough() {
-    return "";
-  },
-
-  hookSpecs(command) {
-    const h = hookGroup(command, "qwen", () => ({ timeout: TIMEOUT_S }));
-    return [
-      h("SessionStart"),
-      h("UserPromptSubmit"),
-      h("PreToolUse", "write_file|edit|notebook_edit|run_shell_command"),
-      h("PostToolUse"),
-      h("PostToolUseFailure"),
-      h("PreCompact"),
-      h("PostCompact"),
-      h("Stop"),
-      h("StopFailure"),
-      h("SessionEnd"),
-    ];
-  },
-};
+  writeTools: ["write_file", "edit", "notebook_edit"],
+  shellTools: ["run_shell_command"],
+  // StopFailure: a turn that an API error or Qwen Code's own loop detection ended fires it
+  // instead of Stop (after the CLI has exited, in headless runs); it ends the turn's run the same way.
+  events: { StopFailure: "stop" },
+  installed: [
+    "SessionStart",
+    "UserPromptSubmit",
+    "PreToolUse",
+    "PostToolUse",
+    "PostToolUseFailure",
+    "PreCompact",
+    "PostCompact",
+    "Stop",
+    "StopFailure",
+    "SessionEnd",
+  ],
+  // What the model sees of a call's result (`returnDisplay` is the terminal's view of it).
+  output: (q) => obj(q.tool_response).llmContent ?? q.tool_response,
+  refine: userPromptsOnly,
+});

@@ -1,7 +1,7 @@
 /**
  * Redaction: judgements of a value once a rule has found it (is it a literal secret, a template,
- * code, a path, a word?). Pure. The rules that find values are in redact-named.ts,
- * redact-shapes.ts and redact-runs.ts; docs/architecture.md ("Redaction") says how they fit.
+ * code, a path, a word?). Pure. The rules that find values are in named.ts,
+ * shapes.ts and runs.ts; docs/architecture.md ("Redaction") says how they fit.
  */
 import { keyClass, keyWords, remembered, weakSecretKey } from "./keys.js";
 

@@ -1,7 +1,7 @@
 /**
  * Redaction by key: whether a name (an object key, a variable, a flag, a header) says its value
  * is a secret, in any casing or separator style. Pure. Used by core/redaction/redact.ts; see there and
- * docs/architecture.md ("Redaction") for the rules.
+ * docs/redaction.md ("By key") for the rules.
  */
 
 /**

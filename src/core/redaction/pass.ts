@@ -3,7 +3,7 @@
  * Pure. The rules do not rewrite the text one after another: each claims the span it would
  * replace, in rule order, and a span that overlaps one already claimed is refused, as a
  * placeholder used to hide a secret from the rules after it. The text is rebuilt once, at the
- * end. Also the helpers the rules at a name share (core/redaction/named.ts, redact-headers.ts).
+ * end. Also the helpers the rules at a name share (core/redaction/named.ts, headers.ts).
  */
 import { K, kindAt, nameChar, type Scan } from "./scan.js";
 

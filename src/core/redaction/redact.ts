@@ -2,7 +2,7 @@
  * Redaction: what may be stored of a tool call's arguments, results and error texts. Pure (it
  * hashes; nothing else), and applied before anything reaches storage or an export.
  *
- * Three layers, each documented in docs/architecture.md ("Redaction"):
+ * Three layers, each documented in docs/redaction.md:
  * - **by key**: a value under a secret-looking key (`password`, `accessToken`, `x-api-key`,
  *   `AUTH_HEADER`, ...) is replaced, whatever its content. Keys are split into words in any
  *   casing or separator style before they are judged (`isSecretKey`, core/redaction/keys.ts).
@@ -11,8 +11,8 @@
  *   secret name in any syntax, card numbers) and each match is replaced by
  *   `[redacted:<category>]` (`redactText`). One tokenising pass (core/redaction/scan.ts) finds
  *   the names, long runs and operators a text holds; the rules run only there
- *   (core/redaction/named.ts, redact-runs.ts, redact-shapes.ts; values judged in redact-judge.ts;
- *   provider formats in redact-providers.ts).
+ *   (core/redaction/named.ts, runs.ts, shapes.ts; values judged in judge.ts;
+ *   provider formats in providers.ts).
  * - **by shape**: large or binary-looking values (HTML/DOM, base64 bodies, data URLs, bytes)
  *   and long strings become `sha256:<16 hex>`, so equal values still compare equal; depth, key
  *   and array limits bound the rest. Browser form-fill values become `[redacted:len=N]`

@@ -5,6 +5,8 @@
  *
  * Each runs over the whole text, and only when the scan saw its literal or operator (`://` and
  * `@`, `-p` and a client's name, `$`, `</`, 13 digits in a row, ...), which few texts hold.
+ *
+ * Longer than the house's ~400 lines: the rules of one stage, which grows by rules.
  */
 import { entropy, literalSecret, luhn, placeholderish, randomLooking, secretPair, tag, versionLike } from "./judge.js";
 import { charCode, isWord, type Pass } from "./pass.js";
@@ -478,7 +480,7 @@ function base64Text(v: string): boolean {
  * most), with lower and upper case letters and a digit, at least 4.3 bits of entropy per
  * character (99.9% of random keys have more; identifiers and words far less) and not base64 of
  * printable text. Over 93 MB of installed packages and this repository's sources, no
- * 40-character run but planted and documented example keys passes (docs/architecture.md, "Redaction").
+ * 40-character run but planted and documented example keys passes (docs/redaction.md).
  */
 export function bareCloudKey(p: Pass): void {
   const r = p.scan.runs;
@@ -540,7 +542,7 @@ function generatedSegment(text: string, s: number, e: number): boolean {
  * segments (`/hooks/wJalrXUtnFEMI/K7MDENG/bPxRfiCYEXAMPLEKEY/notify`): 40 characters between two
  * `/` (or the path's end) that pass the bare cloud key's tests. Only in a URL (after `://` and a
  * host): a file's path is words, and no key is written into one. Measured on the installed
- * packages' text (docs/architecture.md, "Redaction").
+ * packages' text (docs/redaction.md).
  */
 export function urlPathToken(p: Pass): void {
   const { text } = p;

@@ -2,6 +2,8 @@
  * The fold: journal events → snapshot. Pure and deterministic, so an append (which folds one
  * event) and a rebuild (which folds them all) always agree. It mutates the snapshot it is
  * given, for speed on long rebuilds; callers own the snapshot they pass.
+ *
+ * Longer than the house's ~400 lines: every event's effect in one place; a fold read in pieces is how an append and a rebuild come to disagree.
  */
 
 import { type FacetEventType, isFacetEvent } from "../facets.js";

@@ -7,20 +7,10 @@ import { createRequire } from "node:module";
 import type Picomatch from "picomatch";
 import { type FlowDefinition, type MarkerDef, renderRule } from "../flows/flow.js";
 import { GLOB_OPTIONS, globProblem } from "../glob-limits.js";
+import type { MarkerFinding, ScannedFile } from "../next-action-rule.js";
 import type { NextAction, Snapshot } from "../types.js";
 
-export interface MarkerFinding {
-  file: string;
-  line: number;
-  marker: string;
-  excerpt: string;
-}
-
-export interface ScannedFile {
-  /** Workspace-relative POSIX path. */
-  path: string;
-  findings: MarkerFinding[];
-}
+export type { MarkerFinding, ScannedFile } from "../next-action-rule.js";
 
 const EXCERPT_MAX = 120;
 
@@ -51,7 +41,7 @@ export function isGeneratedPath(flow: FlowDefinition, path: string): boolean {
   if (!flow.generatedPaths?.length) return false;
   // Loaded on first use: only a session whose files hold markers needs it.
   picomatch ??= createRequire(import.meta.url)("picomatch") as typeof Picomatch;
-  // Flow files are checked on load (flow-validate.ts); the limits hold here too.
+  // Flow files are checked on load (core/flows/validate.ts); the limits hold here too.
   const globs = flow.generatedPaths.filter((g) => globProblem(g) === undefined);
   return globs.length > 0 && picomatch(globs, GLOB_OPTIONS)(path);
 }

@@ -5,11 +5,11 @@
  */
 import { allowedEvents, phaseNextAction } from "../flows/flow.js";
 import { describeLane } from "../lanes.js";
+import type { NextActionRule } from "../next-action-rule.js";
 import { batonCommand, shellQuote } from "../shell.js";
 import { clip as clipText } from "../text.js";
 import type { NextAction } from "../types.js";
 import { markerNextAction } from "./markers.js";
-import type { NextActionRule } from "./rule.js";
 
 const MAX_TEXT = 160;
 /**

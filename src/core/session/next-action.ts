@@ -21,6 +21,7 @@
  */
 
 import { allowedEvents, phaseNextAction } from "../flows/flow.js";
+import type { NextActionInput, NextActionRule, RuleAnswer, RuleEntry } from "../next-action-rule.js";
 import { batonCommand } from "../shell.js";
 import { spiralPauseRule } from "../spiral/detector.js";
 import { finishRollbackRule } from "../time-travel/rollback.js";
@@ -40,7 +41,6 @@ import {
   targetMismatchRule,
   unrecordedCompletionRule,
 } from "./next-action-rules.js";
-import type { NextActionInput, NextActionRule, RuleAnswer, RuleEntry } from "./rule.js";
 
 export type {
   ChangedFile,
@@ -52,7 +52,7 @@ export type {
   RuleAnswer,
   RuleEntry,
   TargetMismatch,
-} from "./rule.js";
+} from "../next-action-rule.js";
 
 /**
  * Pending work the phase's own action does not cover. The phase covers a work item when an

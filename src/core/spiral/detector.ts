@@ -23,7 +23,7 @@
  * baseline of what follows), a `progress:set` that raises `completed`, or clearing a pause.
  */
 import { describeLane, pausedSpiral } from "../lanes.js";
-import type { NextActionRule } from "../session/rule.js";
+import type { NextActionRule } from "../next-action-rule.js";
 import {
   type NextActionChoice,
   SNAPSHOT_LIMITS,

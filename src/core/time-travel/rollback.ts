@@ -2,7 +2,7 @@
  * What status says about rollbacks, purely: an interrupted rollback pre-empts every other next
  * action (files may be half restored), and an applied one suggests capturing a lesson.
  */
-import type { NextActionRule } from "../session/rule.js";
+import type { NextActionRule } from "../next-action-rule.js";
 import type { NextAction, RollbackRecord, Snapshot } from "../types.js";
 
 export function lastRollback(snap: Snapshot): RollbackRecord | undefined {

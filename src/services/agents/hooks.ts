@@ -8,7 +8,7 @@
  *   re-read, lessons.
  * - prompt: "undo that" / "/rollback 3" rolls back and says what was restored; "unpause" lifts
  *   a spiral pause; otherwise the lessons relevant to the prompt.
- * - tools (agent-tools.ts): a checkpoint before a write or shell tool (or a deny while a spiral
+ * - tools (tools.ts): a checkpoint before a write or shell tool (or a deny while a spiral
  *   pauses the session); after any tool a ledger node, a turn, the files-modified facet.
  * - before compaction: STATE.md; after it: a journal note; turn or session end: the run ends.
  *

@@ -17,7 +17,7 @@ import { isAbsolute, relative, resolve } from "node:path";
 import type { Baton } from "../../api.js";
 import { MAX_TURN_FILES } from "../../core/facets.js";
 import { failureFingerprint } from "../../core/fingerprint.js";
-import { batonInvocation } from "../../core/hooks/baton-command.js";
+import { batonInvocation, removesBatonPlugin } from "../../core/hooks/baton-command.js";
 import { renderSpiralPause } from "../../core/hooks/context.js";
 import { callCheckpoint, ledgerNodeId, turnId } from "../../core/hooks/keys.js";
 import type { HookEvent, HookResponse } from "../../core/hooks/types.js";
@@ -62,7 +62,8 @@ export async function beforeTool(b: Baton, ev: Ev<"before_tool">, o: ToolHookCon
   const { tool } = ev;
   if (tool.kind === "other") return {};
   const own = tool.kind === "shell" ? batonInvocation(tool.command) : undefined;
-  if (own?.changesSupervision) {
+  // Removing or disabling Baton's plugin or extension with the agent's own CLI is the same.
+  if (own?.changesSupervision || (tool.kind === "shell" && removesBatonPlugin(tool.command))) {
     return {
       deny: {
         reason:

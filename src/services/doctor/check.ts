@@ -49,6 +49,10 @@ export interface HookSetup {
   file: string;
   willRun: boolean;
   remaining: string[];
+  /** Installed as the agent's plugin or extension (`file` is its hooks.json). */
+  route?: string;
+  /** Also installed by the other route: the agent runs each hook twice (what to do). */
+  twice?: string;
 }
 
 export interface DoctorOptions {
@@ -87,7 +91,7 @@ export type Found = Omit<DoctorFinding, "check" | "safe" | "repaired">;
  */
 export interface SafeFix {
   codes: readonly string[];
-  /** What the fix does, in words (docs/architecture.md's table says the same). */
+  /** What the fix does, in words, for a reader of the check. */
   does: string;
   key(f: DoctorFinding): string;
   subject(f: DoctorFinding): string;

@@ -179,14 +179,28 @@ export const hooks: Check = {
     // Installed hooks the agent will not run (Codex: untrusted or modified entries, an untrusted
     // project; Gemini CLI: an untrusted folder): the agent goes on without Baton, silently.
     const setup = deps.hookSetup ?? opts.hookSetup;
+    const twice = new Set<string>();
     for (const h of setup ? await setup() : []) {
+      // Both a settings file and the plugin (or extension): one finding per agent.
+      if (h.twice && !twice.has(h.agent)) {
+        twice.add(h.agent);
+        out.push({
+          code: "hooks_installed_twice",
+          severity: "warning",
+          message: `${h.agent} runs each of Baton's hooks twice: ${h.twice}`,
+          evidence: { agent: h.agent, file: h.file },
+          fix: h.twice.slice(h.twice.indexOf("Keep one:")),
+        });
+      }
       if (h.willRun) continue;
       out.push({
         code: "hooks_not_running",
         severity: "warning",
         message: `${h.agent} will not run Baton's hooks in ${h.file} (${h.scope}): ${h.remaining.join(" ")}`,
         evidence: { agent: h.agent, scope: h.scope, file: h.file },
-        fix: h.remaining[0] ?? `baton hooks install ${h.agent}${h.scope === "user" ? " --user" : ""}`,
+        fix:
+          h.remaining[0] ??
+          (h.route ? `reinstall Baton's ${h.route}` : `baton hooks install ${h.agent}${h.scope === "user" ? " --user" : ""}`),
       });
     }
     return out;

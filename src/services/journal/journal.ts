@@ -7,7 +7,7 @@
  *
  * Longer than ~400 lines on purpose: the append path and the per-process fold cache it keeps
  * (and must keep consistent with every transaction) are one unit. Row parsing and folding are
- * in journal-rows.ts, repairs and export in journal-repair.ts.
+ * in rows.ts, repairs and export in repair.ts.
  */
 import type { Backend, EventRow, SessionMove, SessionRow, SnapshotRow, StoreTx } from "../../backend/contract.js";
 import { sessionKey } from "../../backend/contract.js";
@@ -17,7 +17,7 @@ import { decide, type FlowDefinition, flowEvents, isTerminal, type TransitionDec
 import { emptySnapshot, foldEvent } from "../../core/session/fold.js";
 import type { AppendResult, Diagnostic, EventInput, EventOutcome, JournalEvent, JsonObject, Snapshot } from "../../core/types.js";
 import { BatonError, badInput, isBatonError } from "../../errors.js";
-import type { FlowRegistry } from "../session/flows.js";
+import type { FlowRegistry } from "../flows.js";
 import { exportRows, type RebuildResult, rebuildSession, type SnapshotCheck, verifySnapshot } from "./repair.js";
 import { type Folded, findPrior, generateSessionId, loadFolded, loadSnapshot, normalise, notFound, parseRow, snapshotRow } from "./rows.js";
 
@@ -580,7 +580,7 @@ export class Journal {
     return out;
   }
 
-  /** Refold a session and compare it with the stored snapshot, writing nothing (see journal-repair.ts). */
+  /** Refold a session and compare it with the stored snapshot, writing nothing (see repair.ts). */
   verifySnapshot(sessionId: string): Promise<SnapshotCheck> {
     return verifySnapshot(this.#backend, this.#flows, sessionId);
   }

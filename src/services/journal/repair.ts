@@ -8,7 +8,7 @@ import { canonicalJson } from "../../core/canonical.js";
 import { isTerminal } from "../../core/flows/flow.js";
 import { emptySnapshot } from "../../core/session/fold.js";
 import type { JournalEvent } from "../../core/types.js";
-import type { FlowRegistry } from "../session/flows.js";
+import type { FlowRegistry } from "../flows.js";
 import { FOLD_PAGE, foldFrom, loadFolded, notFound, parseRow, snapshotRow } from "./rows.js";
 
 export interface RebuildResult {

@@ -18,7 +18,7 @@
  * the file already holds (the same id, or no id, with the same text, scope and triggers)
  * answers that lesson without writing.
  *
- * A little over ~400 lines: adding, removing, searching and injecting share the write order
+ * Longer than ~400 lines, a little: adding, removing, searching and injecting share the write order
  * above, read in one place; the file format is core/lessons/lessons-md.ts, the writer lessons-file.ts.
  */
 

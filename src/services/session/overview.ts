@@ -116,6 +116,18 @@ export interface VersionReads {
   work: () => Promise<WorkVersion>;
 }
 
+/**
+ * The tags of one session. A tag names a state, not only its parts' ids: a page also reads a panel
+ * after its own actions, so it may have seen a state the stream never sent, and a later state must
+ * not come back under a tag sent before. So each tag holds something that only grows beside what
+ * it shows. Four limits remain: a process of an older build on the same store pins without
+ * counting `pinChanges`; two heartbeats asking for a shorter and then a longer lease within the
+ * stream's quiet window can put an expiry back where it was; a lease given back in the same
+ * millisecond as it expired (or under a clock that steps back) leaves the item as that expiry did,
+ * since `availableMs` is a time, not a count; and the ledger's store-wide pruning can delete a
+ * session's oldest nodes without a new newest one, so a chart may show them until the session
+ * records again.
+ */
 export async function sessionVersions(r: VersionReads): Promise<SessionVersions> {
   const [node, cps, work] = await Promise.all([r.newestLedgerNode(), r.checkpoints(), r.work()]);
   const tag = (v: unknown) => sha256(JSON.stringify(v)).slice(0, 16);

@@ -5,7 +5,7 @@
  * never a tree walk), its open and dead-lettered work, the locks its runs hold, and a target
  * mismatch noted since the binding.
  *
- * A little over ~400 lines: resume and complete answer from the same gathered facts.
+ * Longer than ~400 lines, a little: resume and complete answer from the same gathered facts.
  */
 import { join, resolve } from "node:path";
 import type { Backend, LockRow, SkippedPath } from "../../backend/contract.js";

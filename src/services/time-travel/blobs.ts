@@ -13,7 +13,7 @@
  * where they are: reads and the dedup check look in both places. Which blobs are still needed
  * is decided in SQLite (services/time-travel/checkpoints.ts).
  *
- * A little over ~400 lines: both places, the packing and the sweep of unfinished writes are one
+ * Longer than ~400 lines, a little: both places, the packing and the sweep of unfinished writes are one
  * store, read together.
  */
 import { existsSync, mkdirSync, readdirSync, readFileSync, statSync, unlinkSync, utimesSync } from "node:fs";

@@ -28,6 +28,8 @@
  * About 600 lines: the plan is one decision per path over the same facts (what is on disk now,
  * what each checkpoint of the range says, what the safety checkpoint could store), kept together
  * so every rule that keeps a file is read in one place; the pure parts are core/time-travel/checkpoints.ts.
+ *
+ * Longer than the house's ~400 lines: planning, the safety checkpoint and the restore are one protocol whose steps share state; split, its crash-safety argument would be scattered.
  */
 import { dirname, join } from "node:path";
 import type { Backend } from "../../backend/contract.js";

@@ -9,7 +9,7 @@
  * - Expired leases are redelivered; after `maxAttempts` deliveries an item is dead-lettered
  *   with a diagnostic. Everything lives in the database: a restart loses nothing.
  *
- * A little over ~400 lines: every transition of a work item (enqueue, lease, heartbeat, ack,
+ * Longer than ~400 lines, a little: every transition of a work item (enqueue, lease, heartbeat, ack,
  * nack, release, expiry, dead letter, retry) is here, beside the fencing rule each one checks.
  * The shapes callers get and their conversions from rows are services/work/queue-items.ts; the
  * batching of concurrent claims and acks into shared statements is services/work/coalesce.ts.

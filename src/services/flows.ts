@@ -5,13 +5,13 @@
  */
 import { readdirSync } from "node:fs";
 import { join } from "node:path";
-import { externalRunFlow } from "../../core/flows/external-run.js";
-import type { FlowDefinition } from "../../core/flows/flow.js";
-import { liveVariantFlow } from "../../core/flows/live-variant.js";
-import { taskFlow } from "../../core/flows/task.js";
-import type { FlowProblem } from "../../core/flows/validate.js";
-import { BatonError } from "../../errors.js";
-import { formatProblems, loadFlowFile } from "../../platform/flow-file.js";
+import { externalRunFlow } from "../core/flows/external-run.js";
+import type { FlowDefinition } from "../core/flows/flow.js";
+import { liveVariantFlow } from "../core/flows/live-variant.js";
+import { taskFlow } from "../core/flows/task.js";
+import type { FlowProblem } from "../core/flows/validate.js";
+import { BatonError } from "../errors.js";
+import { formatProblems, loadFlowFile } from "../platform/flow-file.js";
 
 export const BUILTIN_FLOWS: Readonly<Record<string, FlowDefinition>> = Object.freeze({
   task: taskFlow,

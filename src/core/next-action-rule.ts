@@ -1,13 +1,28 @@
 /**
  * What a next-action rule is: the facts it is given (NextActionInput) and what it answers.
- * The rules themselves live with their capability (next-action-rules.ts, spiral/detector.ts,
- * time-travel/rollback.ts); next-action.ts orders them. Pure.
+ * The rules themselves live with their capability (session/next-action-rules.ts,
+ * spiral/detector.ts, time-travel/rollback.ts); session/next-action.ts orders them. Types only,
+ * in core's shared files so that those rooms need not import each other.
  */
-import type { FlowDefinition } from "../flows/flow.js";
-import type { SharedFile } from "../lanes.js";
-import type { StaleDecision } from "../locks.js";
-import type { NextAction, Snapshot } from "../types.js";
-import type { ScannedFile } from "./markers.js";
+import type { FlowDefinition } from "./flows/flow.js";
+import type { SharedFile } from "./lanes.js";
+import type { StaleDecision } from "./locks.js";
+import type { NextAction, Snapshot } from "./types.js";
+
+/** A marker found in a file (core/session/markers.ts scans for them). */
+export interface MarkerFinding {
+  file: string;
+  line: number;
+  marker: string;
+  excerpt: string;
+}
+
+/** A session file as scanned for markers. */
+export interface ScannedFile {
+  /** Workspace-relative POSIX path. */
+  path: string;
+  findings: MarkerFinding[];
+}
 
 /** An open work item, as the rules see it. */
 export interface OpenWork {

@@ -1,0 +1,257 @@
+/**
+ * Baton installed as Claude Code's plugin or Gemini CLI's extension, as each agent's own files
+ * record it (the layout the pinned CLIs write: test/agents/*-plugin.e2e.test.ts installs them
+ * for real): `baton hooks status` and `baton doctor` see it, say when it will not run (disabled,
+ * an untrusted Gemini CLI folder, no `baton` on PATH), and warn when Baton's hooks are also in a
+ * settings file (every hook would run twice). And the plugins' launcher, run as the agents run it.
+ */
+import { spawnSync } from "node:child_process";
+import { chmodSync, cpSync, mkdirSync, readFileSync, writeFileSync } from "node:fs";
+import { dirname, join } from "node:path";
+import { afterEach, describe, expect, it } from "vitest";
+import { claude } from "../src/core/hooks/claude.js";
+import { CLI, cleanupDirs, cli, REPO, tempDir } from "./helpers.js";
+
+afterEach(() => cleanupDirs());
+
+function batonBin(): string {
+  const bin = tempDir("baton-bin-");
+  writeFileSync(join(bin, "baton"), `#!/bin/sh\nexec ${JSON.stringify(process.execPath)} ${JSON.stringify(CLI)} "$@"\n`);
+  chmodSync(join(bin, "baton"), 0o755);
+  return bin;
+}
+
+function writeJson(file: string, value: unknown): void {
+  mkdirSync(dirname(file), { recursive: true });
+  writeFileSync(file, `${JSON.stringify(value, null, 2)}\n`);
+}
+
+interface Setup {
+  root: string;
+  home: string;
+  env: Record<string, string>;
+}
+
+function setup(): Setup {
+  const root = tempDir("baton-plugin-root-");
+  const home = tempDir("baton-plugin-home-");
+  const env = { HOME: home, PATH: `${batonBin()}:${dirname(process.execPath)}:/usr/bin:/bin`, BATON_HOOK_SERVER: "off" };
+  expect(cli(["init", "--root", root], { env }).code).toBe(0);
+  return { root, home, env };
+}
+
+/** What `claude plugin marketplace add <path>` and `claude plugin install baton@agent-baton` leave in ~/.claude. */
+function claudePlugin(s: Setup, o: { enabled?: boolean; scope?: "user" | "project" } = {}): string {
+  const installPath = join(s.home, ".claude", "plugins", "cache", "agent-baton", "baton", "0.1.0");
+  cpSync(join(REPO, "plugins", "claude-code"), installPath, { recursive: true });
+  const entry = { scope: o.scope ?? "user", installPath, version: "0.1.0", ...(o.scope === "project" ? { projectPath: s.root } : {}) };
+  writeJson(join(s.home, ".claude", "plugins", "installed_plugins.json"), { version: 2, plugins: { "baton@agent-baton": [entry] } });
+  const settings = o.scope === "project" ? join(s.root, ".claude", "settings.json") : join(s.home, ".claude", "settings.json");
+  writeJson(settings, { enabledPlugins: { "baton@agent-baton": o.enabled ?? true } });
+  return join(installPath, "hooks", "hooks.json");
+}
+
+/** What `gemini extensions install <path>` (or `link`) leaves in ~/.gemini. */
+function geminiExtension(s: Setup, o: { link?: boolean; trusted?: boolean; overrides?: string[] } = {}): string {
+  const dir = join(s.home, ".gemini", "extensions", "baton");
+  const source = tempDir("baton-ext-src-");
+  for (const rel of ["gemini-extension.json", "hooks"]) cpSync(join(REPO, rel), join(o.link ? source : dir, rel), { recursive: true });
+  writeJson(join(dir, ".gemini-extension-install.json"), { source, type: o.link ? "link" : "local" });
+  writeJson(join(s.home, ".gemini", "extensions", "extension-enablement.json"), { baton: { overrides: o.overrides ?? [`${s.home}/*`] } });
+  if (o.trusted !== false) writeJson(join(s.home, ".gemini", "trustedFolders.json"), { [s.root]: "TRUST_FOLDER" });
+  return join(o.link ? source : dir, "hooks", "hooks.json");
+}
+
+function status(s: Setup, agent: string): any[] {
+  const r = cli(["hooks", "status", agent, "--root", s.root, "--json"], { env: s.env });
+  expect(r.code, r.stderr).toBe(0);
+  return r.json().hooks;
+}
+
+function doctorFindings(s: Setup): any[] {
+  return cli(["doctor", "--root", s.root, "--json"], { env: s.env })
+    .json()
+    .findings.filter((f: any) => /^hooks_/.test(f.code));
+}
+
+describe("Claude Code's plugin", () => {
+  it("is seen by `baton hooks status` (every hook, will run) and `baton doctor` has nothing to say", () => {
+    const s = setup();
+    const file = claudePlugin(s);
+    const routes = status(s, "claude").filter((x) => x.route);
+    expect(routes).toEqual([
+      expect.objectContaining({ route: "plugin", id: "baton@agent-baton", scope: "user", file, enabled: true, missing: [], willRun: true }),
+    ]);
+    expect(routes[0].installed).toHaveLength(claude.hookSpecs("baton").length);
+    expect(routes[0].notes[0]).toContain("claude plugin uninstall baton@agent-baton");
+    expect(doctorFindings(s)).toEqual([]);
+    const text = cli(["hooks", "status", "claude", "--root", s.root], { env: s.env }).stdout;
+    expect(text).toMatch(/claude \(plugin baton@agent-baton, user\) .*hooks\.json: installed/);
+  });
+
+  it("installed also in a settings file: install says so, status marks both, doctor warns that every hook runs twice", () => {
+    const s = setup();
+    claudePlugin(s);
+    const r = cli(["hooks", "install", "claude", "--root", s.root, "--json"], { env: s.env });
+    expect(r.code, r.stderr).toBe(0);
+    expect(r.json().notes).toContainEqual(expect.stringContaining("runs each hook twice"));
+    const list = status(s, "claude");
+    expect(list.filter((x) => x.twice).map((x) => x.route ?? "file")).toEqual(["file", "plugin"]);
+    const findings = doctorFindings(s);
+    expect(findings).toEqual([expect.objectContaining({ code: "hooks_installed_twice", severity: "warning" })]);
+    expect(findings[0].fix).toContain("claude plugin uninstall baton@agent-baton");
+    // Taking out one route ends the warning; the plugin is the agent's to remove.
+    const u = cli(["hooks", "uninstall", "claude", "--root", s.root, "--json"], { env: s.env });
+    expect(u.code, u.stderr).toBe(0);
+    expect(u.json().notes).toContainEqual(expect.stringContaining("`claude plugin uninstall baton@agent-baton` does"));
+    expect(doctorFindings(s)).toEqual([]);
+  });
+
+  it("disabled, or installed for another project: not counted as running, nor twice", () => {
+    const s = setup();
+    claudePlugin(s, { enabled: false });
+    expect(cli(["hooks", "install", "claude", "--root", s.root], { env: s.env }).code).toBe(0);
+    const plugin = status(s, "claude").find((x) => x.route);
+    expect(plugin).toMatchObject({ enabled: false, willRun: false });
+    expect(plugin.twice).toBeUndefined();
+    expect(plugin.remaining).toEqual([expect.stringContaining("claude plugin enable baton@agent-baton")]);
+
+    const other = setup();
+    claudePlugin(other, { scope: "project" });
+    const elsewhere = setup();
+    cpSync(join(other.home, ".claude"), join(elsewhere.home, ".claude"), { recursive: true });
+    expect(status(elsewhere, "claude").filter((x) => x.route)).toEqual([]);
+    expect(status(other, "claude").filter((x) => x.route)).toEqual([expect.objectContaining({ scope: "project", shared: true })]);
+  });
+
+  it("installed for the user and for this project: one plugin, as Claude Code loads it once", () => {
+    const s = setup();
+    claudePlugin(s, { scope: "project" });
+    const file = join(s.home, ".claude", "plugins", "installed_plugins.json");
+    const records = JSON.parse(readFileSync(file, "utf8"));
+    const [project] = records.plugins["baton@agent-baton"];
+    records.plugins["baton@agent-baton"] = [{ ...project, scope: "user", projectPath: undefined }, project];
+    writeJson(file, records);
+    expect(status(s, "claude").filter((x) => x.route)).toEqual([expect.objectContaining({ scope: "project", enabled: true })]);
+  });
+
+  it("without `baton` on PATH: status and doctor say the plugin cannot run Baton, and how to install it", () => {
+    const s = setup();
+    claudePlugin(s);
+    const env = { ...s.env, PATH: `${dirname(process.execPath)}:/usr/bin:/bin` };
+    const plugin = cli(["hooks", "status", "claude", "--root", s.root, "--json"], { env })
+      .json()
+      .hooks.find((x: any) => x.route);
+    expect(plugin.willRun).toBe(false);
+    expect(plugin.remaining).toEqual([expect.stringContaining("npm install --global agent-baton")]);
+    const findings = cli(["doctor", "--root", s.root, "--json"], { env }).json().findings;
+    expect(findings).toContainEqual(expect.objectContaining({ code: "hooks_not_running", fix: expect.stringContaining("agent-baton") }));
+  });
+});
+
+describe("Gemini CLI's extension", () => {
+  it("installed or linked, in a trusted folder: seen by status, nothing for doctor", () => {
+    for (const link of [false, true]) {
+      const s = setup();
+      const file = geminiExtension(s, { link });
+      expect(status(s, "gemini").filter((x) => x.route)).toEqual([
+        expect.objectContaining({ route: "extension", id: "baton", file, enabled: true, missing: [], willRun: true }),
+      ]);
+      expect(doctorFindings(s)).toEqual([]);
+    }
+  });
+
+  it("the folder's trust is still checked: an untrusted folder is `hooks_not_running`", () => {
+    const s = setup();
+    geminiExtension(s, { trusted: false });
+    const ext = status(s, "gemini").find((x) => x.route);
+    expect(ext.willRun).toBe(false);
+    expect(ext.remaining).toEqual([expect.stringContaining("trusted folder")]);
+    expect(doctorFindings(s)).toEqual([expect.objectContaining({ code: "hooks_not_running" })]);
+  });
+
+  it("disabled for this folder (`gemini extensions disable`): not running, and a settings install is not twice", () => {
+    const s = setup();
+    geminiExtension(s, { overrides: [`${s.home}/*`, `!${s.root}/*`] });
+    expect(cli(["hooks", "install", "gemini", "--root", s.root], { env: s.env }).code).toBe(0);
+    const list = status(s, "gemini");
+    expect(list.find((x) => x.route)).toMatchObject({ enabled: false, willRun: false });
+    expect(list.some((x) => x.twice)).toBe(false);
+  });
+
+  it("with Baton's hooks also in .gemini/settings.json: doctor warns they run twice", () => {
+    const s = setup();
+    geminiExtension(s);
+    expect(cli(["hooks", "install", "gemini", "--root", s.root], { env: s.env }).code).toBe(0);
+    expect(doctorFindings(s)).toEqual([
+      expect.objectContaining({ code: "hooks_installed_twice", fix: expect.stringContaining("gemini extensions uninstall baton") }),
+    ]);
+  });
+});
+
+describe("the supervised agent cannot remove Baton's plugin or extension", () => {
+  it("its shell command `claude plugin uninstall baton@…` or `gemini extensions disable baton` is denied, as `baton hooks uninstall` is", () => {
+    const s = setup();
+    const hook = (agent: string, event: string, payload: object) => {
+      const r = cli(["hook", agent, event, "--root", s.root], {
+        cwd: s.root,
+        env: s.env,
+        input: JSON.stringify({ cwd: s.root, ...payload }),
+      });
+      expect(r.code, r.stderr).toBe(0);
+      return r.stdout;
+    };
+    const claudeBash = (command: string) =>
+      hook("claude", "PreToolUse", {
+        session_id: "s1",
+        hook_event_name: "PreToolUse",
+        tool_name: "Bash",
+        tool_input: { command },
+        tool_use_id: `toolu_${command.length}`,
+      });
+    const geminiShell = (command: string) =>
+      hook("gemini", "BeforeTool", {
+        session_id: "g1",
+        hook_event_name: "BeforeTool",
+        tool_name: "run_shell_command",
+        tool_input: { command },
+      });
+    expect(claudeBash("claude plugin uninstall baton@agent-baton")).toContain('"permissionDecision":"deny"');
+    expect(claudeBash("claude plugin disable baton@agent-baton")).toContain("user's decision");
+    expect(geminiShell("gemini extensions disable baton")).toContain('"decision":"deny"');
+    // Anything else goes ahead.
+    expect(claudeBash("claude plugin list")).not.toContain("deny");
+    expect(geminiShell("gemini extensions list")).not.toContain("deny");
+  });
+});
+
+describe("the plugins' launcher (hooks/baton)", () => {
+  const launcher = join(REPO, "hooks", "baton");
+  const run = (args: string[], path: string, input = "{}") =>
+    spawnSync("sh", [launcher, ...args], { encoding: "utf8", input, env: { PATH: path, HOME: tempDir("baton-home-") } });
+
+  it("runs the `baton` on PATH with the hook's arguments and stdin", () => {
+    const bin = tempDir("fake-baton-");
+    writeFileSync(join(bin, "baton"), '#!/bin/sh\necho "args: $*"; cat\nexit 3\n');
+    chmodSync(join(bin, "baton"), 0o755);
+    const r = run(["hook", "claude", "PreToolUse"], `${bin}:/usr/bin:/bin`, '{"tool_name":"Write"}');
+    expect(r.stdout).toBe('args: hook claude PreToolUse\n{"tool_name":"Write"}');
+    expect(r.status).toBe(3);
+  });
+
+  it("without Baton: the session's first hook says how to install it (a non-blocking failure), the others pass silently, the MCP server fails", () => {
+    const start = run(["hook", "claude", "SessionStart"], "/usr/bin:/bin");
+    expect(start.status).toBe(1);
+    expect(start.stderr).toContain("npm install --global agent-baton");
+    for (const event of ["PreToolUse", "BeforeTool", "PostToolUse", "Stop"]) {
+      const r = run(["hook", "gemini", event], "/usr/bin:/bin");
+      expect([r.status, r.stdout, r.stderr]).toEqual([0, "", ""]);
+    }
+    // Its own directory on PATH (the script is named baton): it never runs itself.
+    const self = run(["hook", "claude", "SessionStart"], `${join(REPO, "hooks")}:/usr/bin:/bin`);
+    expect([self.status, self.stderr]).toEqual([1, expect.stringContaining("npm install --global agent-baton")]);
+    const mcp = run(["mcp"], "/usr/bin:/bin");
+    expect(mcp.status).toBe(127);
+    expect(mcp.stderr).toContain("npm install --global agent-baton");
+  });
+});
