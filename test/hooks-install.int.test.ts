@@ -271,6 +271,7 @@ describe("baton hooks install / uninstall", () => {
         "SessionEnd",
         "SessionStart",
         "Stop",
+        "StopFailure",
         "UserPromptSubmit",
       ].sort(),
     );
@@ -284,6 +285,7 @@ describe("baton hooks install / uninstall", () => {
         "PreCompact",
         "PostCompact",
         "Stop",
+        "StopFailure",
         "SessionEnd",
       ].sort(),
     );
@@ -866,6 +868,7 @@ describe("install and uninstall change only Baton's entries", () => {
     expect(existsSync(file)).toBe(false);
     // Containers install filled: by value, uninstall cannot tell them from none; the backup can.
     for (const original of ["{}", "", "{\n}\n", '{\n  "hooks": {}\n}\n', '{"hooks": {"BeforeTool": []}}']) {
+      mkdirSync(dirname(file), { recursive: true });
       writeFileSync(file, original);
       install(root, "gemini");
       expect(uninstall(root, "gemini")).toMatchObject({ deleted: false, restored: true });

@@ -1,7 +1,7 @@
 /**
  * Installed the way a user installs it: `npm pack`, the tarball installed globally into a
  * temporary prefix (its dependency built as npm builds it), and then, from an empty git
- * repository, the commands of a first hour and the README's library snippet, run against the
+ * repository, the commands of a first hour and the guide's library snippet, run against the
  * installed copy only. Prints the install's time and size (docs/benchmarks.md, "Install").
  */
 import { execFileSync, spawnSync } from "node:child_process";
@@ -21,7 +21,7 @@ function diskUsage(dir: string): number {
 
 describe("installed from the tarball", () => {
   it(
-    "runs init, status, checkpoint, rollback, hooks install, the dashboard and the README's library snippet",
+    "runs init, status, checkpoint, rollback, hooks install, the dashboard and the guide's library snippet",
     () => {
       const work = tempDir();
       const version = JSON.parse(readFileSync(join(REPO, "package.json"), "utf8")).version as string;
@@ -91,9 +91,9 @@ describe("installed from the tarball", () => {
         expect(JSON.parse(baton("serve", "--stop", "--json"))).toMatchObject({ stopped: true });
       }
 
-      // The README's library snippet, verbatim, in a project that depends on the package.
-      const readme = readFileSync(join(REPO, "README.md"), "utf8");
-      const snippet = /From code:\n\n```ts\n([\s\S]*?)```/.exec(readme)?.[1];
+      // The guide's library snippet, verbatim, in a project that depends on the package.
+      const guide = readFileSync(join(REPO, "docs", "guide", "getting-started.md"), "utf8");
+      const snippet = /From code:\n\n```ts\n([\s\S]*?)```/.exec(guide)?.[1];
       expect(snippet).toContain('from "agent-baton"');
       mkdirSync(join(repo, "node_modules"));
       symlinkSync(installed, join(repo, "node_modules", "agent-baton"));
