@@ -165,6 +165,11 @@ describe("baton hooks install / uninstall", () => {
     expect(uninstall(root, "copilot", [], env)).toMatchObject({ changed: true, deleted: true, removed: 8 });
     expect(existsSync(file)).toBe(false);
     expect(readFileSync(join(root, ".github", "hooks", "lint.json"), "utf8"), "the team's other hook file is untouched").toBe(theirs);
+    // A project without .github/ before the install has none after the uninstall.
+    const bare = tempDir("baton-install-");
+    install(bare, "copilot", [], env);
+    expect(uninstall(bare, "copilot", [], env)).toMatchObject({ deleted: true });
+    expect(existsSync(join(bare, ".github"))).toBe(false);
 
     // The user's hooks: $COPILOT_HOME/hooks/ (else ~/.copilot/hooks/), this Node and baton by path.
     const user = install(root, "copilot", ["--user"], env);

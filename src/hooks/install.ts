@@ -311,6 +311,8 @@ export async function uninstallHooks(agent: HookAgent, o: HookPlaceOptions): Pro
     // The agent's folder in the project (.claude/, .qwen/ …) that the install's file was alone in
     // goes too, as a checkout without Baton has none; a user's folder is never emptied by Baton.
     if (o.scope === "project") removeIfEmpty(dirname(file));
+    // Copilot CLI's file is two folders down (.github/hooks/): .github goes too when it is empty.
+    if (o.scope === "project" && agent === "copilot") removeIfEmpty(dirname(dirname(file)));
   } else writeAtomic(file, newText, o);
   // The launcher is shared by every place installed with this CODEX_HOME: it goes with the last.
   if (agent === "codex") removeUnusedCodexShim(o);
