@@ -8,7 +8,7 @@
  *   was before the first install is kept in `<file>.baton.bak`, and uninstall gives it back byte
  *   for byte (or, after other edits, takes out only Baton's entries).
  */
-import { spawnSync } from "node:child_process";
+import { execFileSync, spawnSync } from "node:child_process";
 import {
   chmodSync,
   copyFileSync,
@@ -152,7 +152,7 @@ describe("baton hooks install / uninstall", () => {
       {
         type: "command",
         bash: "command -v baton >/dev/null 2>&1 || exit 0; baton hook copilot preToolUse",
-        matcher: "create|edit|apply_patch|bash",
+        matcher: "create|edit|apply_patch|bash|write_bash|powershell",
         timeoutSec: 60,
       },
     ]);
@@ -733,6 +733,21 @@ describe("baton hooks install / uninstall", () => {
     expect(cli(["hooks", "install", "gemini", "--root", root], { env }).stdout).toContain("Gemini CLI will not run these hooks yet");
     // GEMINI_CLI_TRUST_WORKSPACE decides before the file when Baton sees it too.
     expect(install(root, "gemini", [], { ...env, GEMINI_CLI_TRUST_WORKSPACE: "true" }).willRun).toBe(true);
+  });
+
+  it("a settings file a repository made a FIFO or a link to a device is refused at once, never read", () => {
+    const root = tempDir("baton-install-");
+    mkdirSync(join(root, ".qwen"), { recursive: true });
+    execFileSync("mkfifo", [join(root, ".qwen", "settings.json")]);
+    mkdirSync(join(root, ".gemini"), { recursive: true });
+    symlinkSync("/dev/zero", join(root, ".gemini", "settings.json"));
+    for (const agent of ["qwen", "gemini"]) {
+      const r = cli(["hooks", "install", agent, "--root", root, "--json"], { cwd: root });
+      expect(r.code, `${agent}: ${r.stdout}`).toBe(2);
+      expect(JSON.parse(r.stdout).error.message).toMatch(/not a regular file/);
+      const st = cli(["hooks", "status", agent, "--root", root, "--json"], { cwd: root });
+      expect(st.code, `${agent} status: ${st.stdout}${st.stderr}`).not.toBe(null);
+    }
   });
 
   it("a settings file that is not JSON is left alone with a clear error", () => {

@@ -168,6 +168,20 @@ describe("Claude Code hooks", () => {
     expect(decision(bash("rm -rf src; baton status", "toolu_c"))).toBe("deny");
     expect(decision(bash("baton status && rm -rf src", "toolu_d"))).toBe("deny");
     expect(baton(root, ["status"]).sessions[0].spiral?.paused).toBe(true);
+    // A write outside the workspace has nothing to checkpoint, but the pause holds it too.
+    const write = (file_path: string, call: string) =>
+      cli(["hook", "claude", "PreToolUse"], {
+        cwd: root,
+        input: JSON.stringify({
+          session_id: "agent-session-1",
+          cwd: root,
+          hook_event_name: "PreToolUse",
+          tool_name: "Write",
+          tool_input: { file_path, content: "x" },
+          tool_use_id: call,
+        }),
+      });
+    expect(decision(write(join(tempDir("baton-outside-"), "notes.txt"), "toolu_o"))).toBe("deny");
 
     // The user types "unpause": the pause is lifted, and a compound command is checkpointed.
     const unpause = hook("claude", "user-prompt-unpause", root);
@@ -706,6 +720,47 @@ describe("Copilot CLI hooks", () => {
       copilotHook(name, event, root);
       expect(running(), `after ${event}`).toEqual([]);
     }
+  });
+});
+
+describe("the settings that supervise the agent", () => {
+  it("a write tool may not change them, inside the workspace or out, paused or not", () => {
+    const root = workspace({ "src/app.ts": "v1\n" });
+    hook("claude", "session-start-startup", root);
+    const write = (file_path: string) =>
+      cli(["hook", "claude", "PreToolUse"], {
+        cwd: root,
+        input: JSON.stringify({
+          session_id: "agent-session-1",
+          cwd: root,
+          hook_event_name: "PreToolUse",
+          tool_name: "Write",
+          tool_input: { file_path, content: "{}" },
+          tool_use_id: `toolu_${file_path.length}`,
+        }),
+      });
+    for (const f of [
+      join(root, ".claude", "settings.local.json"),
+      join(root, ".github", "hooks", "baton.json"),
+      join(root, ".baton", "config.json"),
+    ]) {
+      const out = JSON.parse(write(f).stdout).hookSpecificOutput;
+      expect(out.permissionDecision, f).toBe("deny");
+      expect(out.permissionDecisionReason).toMatch(/Ask the user to edit/);
+    }
+    expect(write(join(root, "src", "app.ts")).stdout.trim()).toBe("");
+  });
+
+  it("Copilot CLI: arguments sent as JSON text are read, and write_bash is a shell command", () => {
+    const root = workspace({ "src/app.ts": "v1\n" });
+    const pre = (toolName: string, toolArgs: unknown) =>
+      cli(["hook", "copilot", "preToolUse"], {
+        cwd: root,
+        input: JSON.stringify({ sessionId: "copilot-session-1", timestamp: Date.now(), cwd: root, toolName, toolArgs }),
+      });
+    const denied = pre("bash", JSON.stringify({ command: "baton hooks uninstall copilot" }));
+    expect(JSON.parse(denied.stdout).permissionDecision).toBe("deny");
+    expect(JSON.parse(pre("write_bash", { input: "baton hooks uninstall copilot\n" }).stdout).permissionDecision).toBe("deny");
   });
 });
 

@@ -5,7 +5,7 @@ import { join } from "node:path";
 import fc from "fast-check";
 import { describe, expect, it } from "vitest";
 import { patchPaths } from "../src/core/hooks/apply-patch.js";
-import { batonInvocation, isUnpausePrompt, removesBatonPlugin } from "../src/core/hooks/baton-command.js";
+import { batonInside, batonInvocation, isSupervisionFile, isUnpausePrompt, removesBatonPlugin } from "../src/core/hooks/baton-command.js";
 import { claude } from "../src/core/hooks/claude.js";
 import { codex, codexFailure } from "../src/core/hooks/codex.js";
 import { addBatonHooks, isBatonCommand, listBatonHooks, removeBatonHooks, uninstallFrom } from "../src/core/hooks/config.js";
@@ -322,6 +322,13 @@ describe("adapters", () => {
       "cd .. && claude plugin uninstall baton@agent-baton",
       "sh -c 'gemini extensions uninstall baton'",
       "gemini extensions disable --scope workspace baton",
+      "claude plugin disable --all",
+      "claude plugin disable -a",
+      "npx @anthropic-ai/claude-code plugin disable baton",
+      "claude -d plugin disable baton",
+      "claude plugin uninstall bat''on@agent-baton",
+      "claude plugin uninstall \\baton@agent-baton",
+      "claude plugin marketplace remove agent-baton",
     ])
       expect(removesBatonPlugin(c), c).toBe(true);
     for (const c of [
@@ -332,8 +339,59 @@ describe("adapters", () => {
       "gemini extensions uninstall batonista",
       "echo claude plugin uninstall",
       "npm uninstall baton",
+      "claude plugin marketplace remove other-market",
+      "claude plugin disable other@market",
     ])
       expect(removesBatonPlugin(c), c).toBe(false);
+    // A Baton command inside a compound one is still that command.
+    for (const c of [
+      "true; baton hooks uninstall copilot",
+      "baton hooks uninstall copilot\n",
+      "cd . && baton trust",
+      'sh -c "baton hooks uninstall claude"',
+      "bash -lc 'cd app && npx agent-baton trust'",
+      "echo $(baton trust)",
+      "env FOO=1 baton hooks install codex --user",
+      "sudo -E baton hooks uninstall gemini",
+      "git status || /usr/local/bin/baton trust --revoke",
+    ])
+      expect(batonInside(c), c).toMatchObject({ changesSupervision: true });
+    for (const c of ["true; baton resume --unpause", "npm test && baton rollback --all-lanes"])
+      expect(batonInside(c), c).toMatchObject({ overridesLanes: true });
+    for (const c of [
+      'grep -r "baton trust" docs/',
+      "echo baton hooks uninstall",
+      "baton status && npm test",
+      "cat README.md; baton hooks status",
+      "git commit -m 'baton trust is the user’s step'",
+    ])
+      expect(batonInside(c), c).toEqual({ changesSupervision: false, overridesLanes: false });
+    // Write tools name their files: the settings that supervise the agent are the user's to change.
+    for (const f of [
+      "/work/app/.claude/settings.local.json",
+      "/work/app/.claude/settings.json",
+      "/home/dev/.claude/settings.json",
+      "/home/dev/.claude/plugins/installed_plugins.json",
+      "/work/app/.codex/hooks.json",
+      "/home/dev/.codex/config.toml",
+      "/work/app/.gemini/settings.json",
+      "/home/dev/.gemini/extensions/baton/gemini-extension.json",
+      "/home/dev/.gemini/trustedFolders.json",
+      "/work/app/.qwen/settings.json",
+      "/work/app/.github/hooks/baton.json",
+      "/work/app/.github/copilot/settings.local.json",
+      "/home/dev/.copilot/config.json",
+      "/work/app/.baton/config.json",
+      "/home/dev/.config/baton/trust/abc.json",
+    ])
+      expect(isSupervisionFile(f), f).toBe(true);
+    for (const f of [
+      "/work/app/src/app.ts",
+      "/work/app/.baton/flows/review.json",
+      "/work/app/.github/workflows/ci.yml",
+      "/work/app/docs/claude.md",
+    ])
+      expect(isSupervisionFile(f), f).toBe(false);
     // Acting for the user over other agents' lanes (core/lanes.ts): never an agent's to run.
     for (const c of [
       "baton resume task-1 --unpause",

@@ -24,13 +24,14 @@
  * Longer than ~400 lines, a little: each agent's trust files are read and written here together,
  * because the installer and `baton hooks status` must agree on every agent at once.
  */
-import { existsSync, mkdirSync, readFileSync, realpathSync, rmdirSync, statSync, unlinkSync } from "node:fs";
+import { existsSync, mkdirSync, realpathSync, rmdirSync, statSync, unlinkSync } from "node:fs";
 import { homedir } from "node:os";
 import { basename, dirname, join, resolve } from "node:path";
 import { type HookAgent, isBatonCommand } from "../core/hooks/config.js";
 import type { JsonObject } from "../core/types.js";
 import { BatonError } from "../errors.js";
 import { atomicWrite, ioError } from "../platform/safe-fs.js";
+import { NotASettingsFile, readSettingsText } from "../platform/settings-text.js";
 import { type CodexHookEntry, codexHookEntries, codexProjectTrust, codexTrustedHashes, trustOf, withCodexTrust } from "./codex-trust.js";
 import { copilotReadiness } from "./copilot-setup.js";
 import { qwenReadiness } from "./qwen-setup.js";
@@ -49,9 +50,10 @@ export function codexHome(o: SetupPlace): string {
 
 function readText(file: string): string | undefined {
   try {
-    return readFileSync(file, "utf8");
+    return readSettingsText(file);
   } catch (err) {
     if ((err as NodeJS.ErrnoException).code === "ENOENT") return undefined;
+    if (err instanceof NotASettingsFile) throw new BatonError("bad_input", `${err.message}; Baton changed nothing`, { path: file });
     throw new BatonError("io_error", `cannot read ${file}: ${(err as Error).message}`, { path: file }, { cause: err });
   }
 }

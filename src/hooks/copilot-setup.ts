@@ -15,11 +15,12 @@
  *   every hook off.
  */
 import { spawnSync } from "node:child_process";
-import { readFileSync, realpathSync } from "node:fs";
+import { realpathSync } from "node:fs";
 import { homedir } from "node:os";
 import { isAbsolute, join, resolve, sep } from "node:path";
 import { parse } from "jsonc-parser";
 import type { JsonObject } from "../core/types.js";
+import { readSettingsText } from "../platform/settings-text.js";
 import type { Readiness, SetupPlace } from "./readiness.js";
 
 /** Copilot CLI's directory: `$COPILOT_HOME`, else `~/.copilot`. */
@@ -37,7 +38,9 @@ export function copilotConfigFile(o: SetupPlace): string {
 function jsoncAt(file: string): JsonObject | undefined {
   let text: string;
   try {
-    text = readFileSync(file, "utf8");
+    const read = readSettingsText(file);
+    if (read === undefined) return undefined;
+    text = read;
   } catch {
     return undefined;
   }

@@ -1,23 +1,8 @@
-/**
- * What Qwen Code needs before it runs the hooks Baton installed (read from the pinned CLI,
- * @qwen-code/qwen-code 0.24: packages/cli/src/config/settings.ts, trustedFolders.ts,
- * trust-precedence.ts, and packages/core/src/config/config.ts). Nothing here is the installer's
- * to do: Qwen Code has no per-hook trust, and trusting a folder is the user's step.
- *
- * - Hooks are on by default. `"disableAllHooks": true` in any settings file Qwen Code reads turns
- *   every hook off (the system file wins, then the project's, then the user's, then the system
- *   defaults); so do `--bare` and `--safe-mode` on its command line, which no file shows.
- * - Folder trust is off by default. When `security.folderTrust.enabled` is true (the user's or
- *   the system's settings), a project's own hooks load only in a trusted folder: a rule in
- *   `$QWEN_HOME/trustedFolders.json` (`QWEN_CODE_TRUSTED_FOLDERS_PATH` overrides it),
- *   `{"<path>": "TRUST_FOLDER" | "TRUST_PARENT" | "DO_NOT_TRUST"}`, the deepest matching path
- *   winning and DO_NOT_TRUST winning a tie. The user's own hooks load in every folder.
- */
-import { readFileSync } from "node:fs";
 import { homedir, platform } from "node:os";
 import { dirname, isAbsolute, join, parse as parsePath, resolve, sep } from "node:path";
 import { parse } from "jsonc-parser";
 import type { JsonObject } from "../core/types.js";
+import { readSettingsText } from "../platform/settings-text.js";
 import type { Readiness, SetupPlace } from "./readiness.js";
 
 /**
@@ -36,7 +21,9 @@ export function qwenHome(o: { home?: string; env?: NodeJS.ProcessEnv; root: stri
 function settingsAt(file: string): JsonObject | undefined {
   let text: string;
   try {
-    text = readFileSync(file, "utf8");
+    const read = readSettingsText(file);
+    if (read === undefined) return undefined;
+    text = read;
   } catch {
     return undefined;
   }

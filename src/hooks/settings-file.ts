@@ -19,6 +19,7 @@ import { type HookAgent, type HookGroupSpec, handlerCommand, installInto, isBato
 import type { JsonObject } from "../core/types.js";
 import { BatonError, badInput } from "../errors.js";
 import { atomicWrite, safeParentDir } from "../platform/safe-fs.js";
+import { NotASettingsFile, readSettingsText } from "../platform/settings-text.js";
 import { writeText } from "./agent-setup.js";
 import { freshJson, rewriteJson } from "./json-text.js";
 import type { HookPlaceOptions } from "./places.js";
@@ -48,8 +49,9 @@ function parseSettings(text: string, file: string): JsonObject {
 
 function readIfFile(file: string): string | undefined {
   try {
-    return readFileSync(file, "utf8");
+    return readSettingsText(file);
   } catch (err) {
+    if (err instanceof NotASettingsFile) throw badInput(`${err.message}; Baton changed nothing`, { path: file });
     if ((err as NodeJS.ErrnoException).code === "ENOENT") return undefined;
     throw new BatonError("io_error", `cannot read ${file}: ${(err as Error).message}`, { path: file }, { cause: err });
   }

@@ -23,10 +23,11 @@
  * writer, `baton init --store`, is in store-config.ts. Every setting is documented in
  * docs/configuration.md (test/docs.test.ts fails when a key src reads is missing there).
  */
-import { readFileSync, utimesSync } from "node:fs";
+import { utimesSync } from "node:fs";
 import { join } from "node:path";
 import { BatonError, badInput } from "../errors.js";
 import { readTrust, recordTrust, revokeTrust, sha256, type TrustRecord } from "./config-trust.js";
+import { readSettingsBytes } from "./settings-text.js";
 
 export const CONFIG_FILE = "config.json";
 
@@ -51,7 +52,8 @@ type Raw = { kind: "absent" } | { kind: "bytes"; bytes: Buffer } | { kind: "unre
 
 function readRaw(file: string): Raw {
   try {
-    return { kind: "bytes", bytes: readFileSync(file) };
+    const bytes = readSettingsBytes(file);
+    return bytes === undefined ? { kind: "absent" } : { kind: "bytes", bytes };
   } catch (err) {
     const code = (err as NodeJS.ErrnoException).code;
     if (code === "ENOENT" || code === "ENOTDIR") return { kind: "absent" };

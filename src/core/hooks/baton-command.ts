@@ -135,6 +135,11 @@ export function batonInvocation(command: string | undefined): BatonInvocation | 
     if (typeof t !== "string") return undefined; // an operator, a glob or a comment
     argv.push(t);
   }
+  return invocationOf(argv);
+}
+
+/** What a plain command line (program and arguments) is, as Baton: undefined when it is not Baton. */
+function invocationOf(argv: string[]): BatonInvocation | undefined {
   const args = programArgs(argv);
   if (args === undefined) return undefined;
   const positional = args.filter((a, i) => !a.startsWith("-") && !takesValue(args[i - 1]));
@@ -148,6 +153,61 @@ export function batonInvocation(command: string | undefined): BatonInvocation | 
     changesSupervision: name === "hooks install" || name === "hooks uninstall" || cmd === "trust",
     overridesLanes: args.some((a) => LANE_OPTIONS.has(a.split("=")[0] as string) || HOOK_EVENTS.has(a)),
   };
+}
+
+const SHELL_PROGRAMS = /^(?:sh|bash|dash|zsh|ksh|mksh|ash|fish)$/;
+/** Programs that run the command after them (their own options skipped). */
+const WRAPPERS = new Set(["sudo", "env", "command", "exec", "nohup", "time", "nice", "xargs", "timeout"]);
+
+/**
+ * Whether any Baton invocation inside a shell command, however combined (`true; baton trust`,
+ * `cd x && baton hooks uninstall claude`, `sh -c "…"`, `$(…)`, an `env VAR=x` or `sudo` before
+ * it), would switch supervision off or act over other agents' lanes. batonInvocation answers
+ * for a command that is one plain Baton invocation; this looks into every simple command of it.
+ * A guard against an agent that follows instructions, not a sandbox.
+ */
+export function batonInside(command: string | undefined, depth = 0): { changesSupervision: boolean; overridesLanes: boolean } {
+  const none = { changesSupervision: false, overridesLanes: false };
+  if (command === undefined || depth > 3) return none;
+  let tokens: ReturnType<typeof parse>;
+  try {
+    // Substitutions and new lines start commands of their own: read them as separators.
+    tokens = parse(command.replace(/[`$\r\n\0]/g, " ; "), () => undefined);
+  } catch {
+    return none;
+  }
+  const out = { ...none };
+  let argv: string[] = [];
+  const flush = () => {
+    let i = 0;
+    while (i < argv.length && (/^\w+=/.test(argv[i] as string) || WRAPPERS.has((argv[i] as string).split("/").pop() as string))) {
+      i++;
+      while (i < argv.length && (argv[i] as string).startsWith("-")) i++;
+    }
+    const words = argv.slice(i);
+    argv = [];
+    const program = words[0]?.split("/").pop();
+    if (program !== undefined && SHELL_PROGRAMS.test(program)) {
+      const c = words.findIndex((w, k) => k > 0 && /^-[A-Za-z]*c[A-Za-z]*$/.test(w));
+      if (c >= 0) {
+        const inner = batonInside(words[c + 1], depth + 1);
+        out.changesSupervision ||= inner.changesSupervision;
+        out.overridesLanes ||= inner.overridesLanes;
+      }
+      return;
+    }
+    const inv = invocationOf(words);
+    if (!inv) return;
+    out.changesSupervision ||= inv.changesSupervision;
+    out.overridesLanes ||= inv.overridesLanes;
+  };
+  for (const t of tokens) {
+    if (typeof t === "string") argv.push(t);
+    else if ("pattern" in t) argv.push(String(t.pattern));
+    else flush();
+  }
+  flush();
+  return out;
 }
 
 /** Options followed by a value, so the value is not read as a command name. */
@@ -166,23 +226,58 @@ export function isUnpausePrompt(prompt: string): boolean {
 
 /**
  * The shell command removes or disables Baton's plugin or extension with the agent's own CLI
- * (`claude plugin uninstall|remove|disable baton…`, `gemini extensions uninstall|disable
- * baton`): like `baton hooks uninstall`, switching supervision off, which is the user's decision.
- * Looked for anywhere in the command (after `&&`, in quotes for `sh -c`), since it is never
- * Baton's own command that lets it through.
+ * (`claude plugin uninstall|remove|disable baton…` or `--all`, `claude plugin marketplace remove
+ * agent-baton`, `gemini extensions uninstall|disable baton`): like `baton hooks uninstall`,
+ * switching supervision off, which is the user's decision. Looked for anywhere in the command
+ * (after `&&`, in quotes for `sh -c`, with options between the words, quoted or escaped letters),
+ * since it is never Baton's own command that lets it through. A guard against an agent that
+ * follows instructions, not a sandbox: a determined shell command can always hide a word.
  */
 export function removesBatonPlugin(command: string | undefined): boolean {
   if (command === undefined) return false;
-  const words = command.split(/[\s"'`;&|()]+/).filter((w) => w !== "");
-  for (let i = 0; i + 3 < words.length; i++) {
-    const program = (words[i] as string).split("/").pop();
-    const [group, verb] = [words[i + 1], words[i + 2]];
-    const named = words.slice(i + 3).some((w) => /^baton(?:@|$)/.test(w));
-    if (!named) continue;
-    if (program === "claude" && (group === "plugin" || group === "plugins") && /^(?:uninstall|remove|disable)$/.test(verb ?? ""))
-      return true;
-    if (program === "gemini" && (group === "extensions" || group === "extension") && /^(?:uninstall|disable)$/.test(verb ?? ""))
-      return true;
+  const words = command
+    .replace(/["'`\\]/g, "")
+    .split(/[\s;&|()]+/)
+    .filter((w) => w !== "");
+  for (let i = 0; i < words.length; i++) {
+    const name = (words[i] as string).split("/").pop();
+    const agent =
+      name === "claude" || name === "claude-code" ? "claude" : name === "gemini" || name === "gemini-cli" ? "gemini" : undefined;
+    if (!agent) continue;
+    const rest = words.slice(i + 1, i + 14);
+    const g = rest.findIndex((w) => (agent === "claude" ? /^plugins?$/ : /^extensions?$/).test(w));
+    if (g < 0) continue;
+    const after = rest.slice(g + 1).filter((w) => !w.startsWith("-") || w === "--all" || w === "-a");
+    const [verb, ...args] = after;
+    if (agent === "claude" && verb === "marketplace" && /^(?:remove|rm)$/.test(args[0] ?? "") && args.includes("agent-baton")) return true;
+    if (!/^(?:uninstall|remove|rm|disable)$/.test(verb ?? "")) continue;
+    if (args.some((w) => /^baton(?:@|$)/.test(w) || w === "--all" || w === "-a")) return true;
   }
   return false;
+}
+
+/** Files that decide whether and how an agent is supervised, wherever they are (POSIX paths). */
+const SUPERVISION_FILES: readonly RegExp[] = [
+  /(?:^|\/)\.claude\/settings(?:\.local)?\.json$/,
+  /(?:^|\/)\.claude\/plugins\//,
+  /(?:^|\/)\.codex\/(?:hooks\.json|config\.toml)$/,
+  /(?:^|\/)\.gemini\/(?:settings\.json|trustedFolders\.json|trusted_hooks\.json)$/,
+  /(?:^|\/)\.gemini\/extensions\//,
+  /(?:^|\/)\.qwen\/(?:settings\.json|trustedFolders\.json)$/,
+  /(?:^|\/)\.github\/hooks\/[^/]+\.json$/,
+  /(?:^|\/)\.github\/copilot\/settings(?:\.local)?\.json$/,
+  /(?:^|\/)\.copilot\/(?:config\.json|settings\.json|hooks\/)/,
+  /(?:^|\/)\.baton\/(?!flows\/)/,
+  /(?:^|\/)baton\/trust\//,
+];
+
+/**
+ * A file a write tool may not change: an agent's hook settings, plugins or trust records, or
+ * Baton's own settings and store (`.baton/`, but for the flows a team commits there; the user's
+ * trust records). Writing one is switching supervision off by other means, which is the user's
+ * decision. Write tools name their files, so this is exact where the shell guard is not.
+ */
+export function isSupervisionFile(path: string): boolean {
+  const p = path.replace(/\\/g, "/");
+  return SUPERVISION_FILES.some((re) => re.test(p));
 }

@@ -88,9 +88,13 @@ function isObject(v: unknown): v is JsonObject {
   return typeof v === "object" && v !== null && !Array.isArray(v);
 }
 
-/** A handler's command: `command`, or Copilot CLI's `bash`. */
+/**
+ * A handler's command: Copilot CLI's `bash` where there is one (what Copilot CLI runs, even
+ * beside a `command`, so an entry whose `bash` is not Baton's is not taken for Baton's), else
+ * `command`.
+ */
 export function handlerCommand(handler: JsonObject): unknown {
-  return handler.command ?? handler.bash;
+  return handler.bash ?? handler.command;
 }
 
 function isOurs(handler: unknown, agent: HookAgent): boolean {

@@ -47,7 +47,9 @@ const CONTEXT_LIMIT = 10_000;
 /** Seconds (`timeoutSec`). A first whole-tree checkpoint of a large repository reads every file. */
 const TIMEOUT_S = 60;
 const WRITE_TOOLS = new Set(["create", "edit"]);
-const SHELL_TOOLS = new Set(["bash"]);
+// `write_bash` sends input to a running shell, `powershell` is the shell on Windows: both run
+// anything a command can.
+const SHELL_TOOLS = new Set(["bash", "write_bash", "powershell"]);
 
 /**
  * What a hook in a committed file runs before Baton: Copilot CLI denies every tool call whose
@@ -58,7 +60,9 @@ export const COPILOT_PATH_GUARD = "command -v baton >/dev/null 2>&1 || exit 0; "
 
 function toolCall(p: Record<string, unknown>): ToolCall {
   const name = str(p.toolName) ?? "unknown";
-  const input = p.toolArgs ?? {};
+  const raw = p.toolArgs ?? {};
+  // toolArgs may come as the JSON text of the arguments; only apply_patch's is the patch itself.
+  const input = typeof raw === "string" && name !== "apply_patch" ? parseArgs(raw) : raw;
   const args = obj(input);
   const base = { name, input };
   if (WRITE_TOOLS.has(name)) {
@@ -70,10 +74,18 @@ function toolCall(p: Record<string, unknown>): ToolCall {
     return { ...base, kind: "write", files: patch ? patchPaths(patch) : [] };
   }
   if (SHELL_TOOLS.has(name)) {
-    const command = str(args.command);
+    const command = str(args.command) ?? str(args.input);
     return { ...base, kind: "shell", files: [], ...(command !== undefined ? { command } : {}) };
   }
   return { ...base, kind: "other", files: [] };
+}
+
+function parseArgs(text: string): unknown {
+  try {
+    return JSON.parse(text);
+  } catch {
+    return { text };
+  }
 }
 
 const SHELL_END = /\n?<shellId: [^>\s]+ completed with exit code (-?\d+)>\s*$/;
@@ -172,7 +184,7 @@ export const copilot: AgentAdapter = {
       h("sessionStart"),
       h("userPromptSubmitted"),
       // A matcher must match the whole tool name: reads and searches start no process.
-      h("preToolUse", "create|edit|apply_patch|bash"),
+      h("preToolUse", "create|edit|apply_patch|bash|write_bash|powershell"),
       h("postToolUse"),
       h("postToolUseFailure"),
       h("preCompact"),

@@ -17,7 +17,7 @@ import { isAbsolute, relative, resolve } from "node:path";
 import type { Baton } from "../../api.js";
 import { MAX_TURN_FILES } from "../../core/facets.js";
 import { failureFingerprint } from "../../core/fingerprint.js";
-import { batonInvocation, removesBatonPlugin } from "../../core/hooks/baton-command.js";
+import { batonInside, batonInvocation, isSupervisionFile, removesBatonPlugin } from "../../core/hooks/baton-command.js";
 import { renderSpiralPause } from "../../core/hooks/context.js";
 import { callCheckpoint, ledgerNodeId, turnId } from "../../core/hooks/keys.js";
 import type { HookEvent, HookResponse } from "../../core/hooks/types.js";
@@ -62,8 +62,10 @@ export async function beforeTool(b: Baton, ev: Ev<"before_tool">, o: ToolHookCon
   const { tool } = ev;
   if (tool.kind === "other") return {};
   const own = tool.kind === "shell" ? batonInvocation(tool.command) : undefined;
-  // Removing or disabling Baton's plugin or extension with the agent's own CLI is the same.
-  if (own?.changesSupervision || (tool.kind === "shell" && removesBatonPlugin(tool.command))) {
+  // Any Baton command inside a compound one counts; so does removing or disabling Baton's
+  // plugin or extension with the agent's own CLI.
+  const inside = tool.kind === "shell" ? batonInside(tool.command) : { changesSupervision: false, overridesLanes: false };
+  if (own?.changesSupervision || inside.changesSupervision || (tool.kind === "shell" && removesBatonPlugin(tool.command))) {
     return {
       deny: {
         reason:
@@ -72,7 +74,7 @@ export async function beforeTool(b: Baton, ev: Ev<"before_tool">, o: ToolHookCon
       userMessage: `Baton blocked ${tool.name}: an agent may not change its own hooks or trust Baton's settings (${clipCommand(tool.command)}).`,
     };
   }
-  if (own?.overridesLanes) {
+  if (own?.overridesLanes || inside.overridesLanes) {
     return {
       deny: {
         reason:
@@ -81,9 +83,20 @@ export async function beforeTool(b: Baton, ev: Ev<"before_tool">, o: ToolHookCon
       userMessage: `Baton blocked ${tool.name}: an agent may not clear pauses or act on other agents' lanes (${clipCommand(tool.command)}).`,
     };
   }
+  const guarded = tool.kind === "write" ? tool.files.map((f) => resolve(ev.cwd, f)).filter(isSupervisionFile) : [];
+  if (guarded.length > 0) {
+    return {
+      deny: {
+        reason: `Baton's hooks supervise this agent; the agent's hook settings, plugins and trust, and Baton's own settings, are the user's to change. Ask the user to edit ${guarded.join(", ")} themselves.`,
+      },
+      userMessage: `Baton blocked ${tool.name}: an agent may not change the settings that supervise it (${clipCommand(guarded.join(" "))}).`,
+    };
+  }
   const files = tool.kind === "write" ? workspaceFiles(b.root, ev.cwd, tool.files) : [];
-  if (tool.kind === "write" && files.length === 0) return {};
-  const sid = await sessionFor(b, ev, o.label, true);
+  // A write outside the workspace has nothing to checkpoint here, but a pause still holds it.
+  const outside = tool.kind === "write" && files.length === 0;
+  const sid = outside ? await sessionFor(b, ev, o.label, false) : await sessionFor(b, ev, o.label, true);
+  if (sid === undefined) return {};
   const snap = await b.sessions.snapshot(sid);
   const lane = laneOf(ev);
   // Only a plain read-only Baton command passes a pause: clearing it is the user's decision.
@@ -95,6 +108,7 @@ export async function beforeTool(b: Baton, ev: Ev<"before_tool">, o: ToolHookCon
       userMessage: `Baton blocked ${tool.name}: ${whose} is paused by the spiral detector (${paused.state.pattern ?? "spiral"}).`,
     };
   }
+  if (outside) return {};
   // One plain Baton command records itself (a rollback takes its own safety checkpoint; a
   // checkpoint taken here would become the step it rolls back to).
   if (own) return {};

@@ -189,7 +189,7 @@ export const hooks: Check = {
           severity: "warning",
           message: `${h.agent} runs each of Baton's hooks twice: ${h.twice}`,
           evidence: { agent: h.agent, file: h.file },
-          fix: h.twice.slice(h.twice.indexOf("Keep one:")),
+          fix: h.twice.includes("Keep one:") ? h.twice.slice(h.twice.indexOf("Keep one:")) : h.twice,
         });
       }
       if (h.willRun) continue;
