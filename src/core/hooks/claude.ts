@@ -42,8 +42,6 @@ export interface ClaudeStyle {
   shellTools: readonly string[];
   /** Event names beyond Claude Code's. */
   events?: Readonly<Record<string, NeutralKind>>;
-  /** The hook events installed, in order; PreToolUse is matched to the write and shell tools. */
-  installed: readonly string[];
   /** What the model sees of a call's result. Default: `tool_response`. */
   output?: PayloadReader["output"];
   /** A last look at a parsed event (e.g. to ignore one the agent fires for its own reasons). */
@@ -69,7 +67,7 @@ export function claudeStyleAdapter(s: ClaudeStyle): AgentAdapter {
   };
   const reader: PayloadReader = {
     agent: s.agent,
-    events: s.events ? Object.freeze({ ...CLAUDE_EVENTS, ...s.events }) : CLAUDE_EVENTS,
+    events: Object.freeze({ ...CLAUDE_EVENTS, ...STOP_FAILURE, ...s.events }),
     toolCall,
     ...(s.output ? { output: s.output } : {}),
   };
@@ -85,7 +83,7 @@ export function claudeStyleAdapter(s: ClaudeStyle): AgentAdapter {
     passThrough: () => "",
     hookSpecs(command) {
       const h = hookGroup(command, s.agent, () => ({ timeout: TIMEOUT_S }));
-      return s.installed.map((e) => (e === "PreToolUse" ? h(e, matcher) : h(e)));
+      return CLAUDE_STYLE_HOOKS.map((e) => (e === "PreToolUse" ? h(e, matcher) : h(e)));
     },
   };
 }
@@ -126,24 +124,31 @@ export const CLAUDE_EVENTS: Readonly<Record<string, NeutralKind>> = Object.freez
   SessionEnd: "session_end",
 });
 
+/**
+ * StopFailure: a turn an API error ended (Claude Code: `error`, `last_assistant_message`; Qwen
+ * Code also when its own loop detection ends one) fires it instead of Stop. It ends the turn's run
+ * the same way, or the lane would stay "working" with its claims. Not in CLAUDE_EVENTS, which
+ * Codex shares and which has no such event.
+ */
+const STOP_FAILURE: Readonly<Record<string, NeutralKind>> = Object.freeze({ StopFailure: "stop" });
+
+/** The hook events an agent of this contract gets, in order; PreToolUse is matched to its write and shell tools. */
+const CLAUDE_STYLE_HOOKS: readonly string[] = [
+  "SessionStart",
+  "UserPromptSubmit",
+  "PreToolUse",
+  "PostToolUse",
+  "PostToolUseFailure",
+  "PreCompact",
+  "PostCompact",
+  "Stop",
+  "StopFailure",
+  "SessionEnd",
+];
+
 export const claude: AgentAdapter = claudeStyleAdapter({
   agent: "claude",
   label: "Claude Code",
   writeTools: ["Write", "Edit", "MultiEdit", "NotebookEdit"],
   shellTools: ["Bash"],
-  // StopFailure (`error`, `last_assistant_message`): a turn an API error ended fires it instead
-  // of Stop; it ends the turn's run the same way, or the lane would stay "working" with its claims.
-  events: { StopFailure: "stop" },
-  installed: [
-    "SessionStart",
-    "UserPromptSubmit",
-    "PreToolUse",
-    "PostToolUse",
-    "PostToolUseFailure",
-    "PreCompact",
-    "PostCompact",
-    "Stop",
-    "StopFailure",
-    "SessionEnd",
-  ],
 });

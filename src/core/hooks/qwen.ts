@@ -45,21 +45,6 @@ export const qwen: AgentAdapter = claudeStyleAdapter({
   label: "Qwen Code",
   writeTools: ["write_file", "edit", "notebook_edit"],
   shellTools: ["run_shell_command"],
-  // StopFailure: a turn that an API error or Qwen Code's own loop detection ended fires it
-  // instead of Stop (after the CLI has exited, in headless runs); it ends the turn's run the same way.
-  events: { StopFailure: "stop" },
-  installed: [
-    "SessionStart",
-    "UserPromptSubmit",
-    "PreToolUse",
-    "PostToolUse",
-    "PostToolUseFailure",
-    "PreCompact",
-    "PostCompact",
-    "Stop",
-    "StopFailure",
-    "SessionEnd",
-  ],
   // What the model sees of a call's result (`returnDisplay` is the terminal's view of it).
   output: (q) => obj(q.tool_response).llmContent ?? q.tool_response,
   refine: userPromptsOnly,
