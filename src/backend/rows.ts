@@ -135,14 +135,15 @@ export const toWorkVersion = (rows: readonly RawWorkVersion[]): WorkVersion => {
  * materialized row joined to every open item's. Read by scalar subqueries beside each open item
  * they were read again for each (100 open items beside 5,000 handled dead ones: 81 ms on
  * SQLite), and PostgreSQL's generic plan for a prepared statement, which expects one open item,
- * reads a derived table that is not materialized again for each too.
+ * reads a derived table that is not materialized again for each too. `lastSeq` is the session's
+ * last seq as the engine reads it (SQLite: from its events, SESSION_LAST_SEQ).
  */
-export const workVersionSql = (p: string, pDead: string = p): string => `
+export const workVersionSql = (p: string, pDead: string = p, lastSeq = "s.last_seq"): string => `
   WITH dd AS MATERIALIZED (
     SELECT count(DISTINCT d.item_id) AS dead_count, count(l.item_id) AS dead_leases, max(d.done_at) AS last_dead_at
       FROM work_items d LEFT JOIN leases l ON l.item_id = d.item_id
      WHERE d.session_id = ${pDead} AND d.state = 'dead' AND d.handled_seq IS NULL)
-  SELECT s.last_seq AS "lastSeq", dd.dead_count AS "deadCount", dd.dead_leases AS "deadLeases", dd.last_dead_at AS "lastDeadAt",
+  SELECT ${lastSeq} AS "lastSeq", dd.dead_count AS "deadCount", dd.dead_leases AS "deadLeases", dd.last_dead_at AS "lastDeadAt",
          w.item_id AS "itemId", w.state AS "state", w.attempts AS "attempts", w.lease_id AS "leaseId",
          w.lease_expires_ms AS "leaseExpiresMs", w.available_ms AS "availableMs",
          (SELECT count(*) FROM leases l WHERE l.item_id = w.item_id) AS "leases"

@@ -8,7 +8,7 @@ import { join } from "node:path";
 import { afterAll, afterEach, describe, expect, it } from "vitest";
 import type { Backend } from "../../src/backend/contract.js";
 import { openBaton } from "../../src/compose.js";
-import { type Baton, isBatonError } from "../../src/index.js";
+import { type Baton, type EventInput, isBatonError } from "../../src/index.js";
 import { cleanupDirs, tempDir } from "../helpers.js";
 
 export interface ContractStore {
@@ -81,6 +81,27 @@ export function journalContract(name: string, factory: StoreFactory): void {
       expect(again.phase).toBe("accept_pending");
       expect(again.context).toEqual(st.context);
       expect(again.lastSeq).toBe(5);
+    });
+
+    it("lists a session's lastSeq and updatedAt as its last append's, whether or not the phase moved", async () => {
+      const b = await fresh();
+      await b.sessions.start({ flow: "task", id: "t" });
+      const listed = async (x: Baton) => (await x.sessions.list({ includeCompleted: true })).find((s) => s.id === "t");
+      const steps: EventInput[] = [
+        { type: "note:added", data: { text: "a note: the phase stays" } },
+        { type: "start", data: {} }, // planned → in_progress
+        { type: "note:added", data: { text: "another" } },
+        { type: "note:added", data: { text: "and a third" } },
+      ];
+      for (const step of steps) {
+        const r = await b.events.append("t", step);
+        expect(await listed(b), `after ${step.type}`).toMatchObject({ lastSeq: r.event.seq, updatedAt: r.event.at, phase: r.phase });
+        expect((await b.sessions.status({ sessionId: "t" })).sessions[0]?.lastSeq).toBe(r.event.seq);
+      }
+      expect(await listed(await reopen())).toMatchObject({ lastSeq: 5, phase: "in_progress", status: "active" });
+      const done = await b.events.append("t", { type: "abandon", data: { reason: "not needed" } });
+      expect(await listed(b)).toMatchObject({ lastSeq: 6, updatedAt: done.event.at, status: "completed" });
+      expect((await b.sessions.list()).map((s) => s.id)).not.toContain("t");
     });
 
     it("gives contiguous seqs starting at 1 (session:started)", async () => {

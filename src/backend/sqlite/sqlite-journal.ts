@@ -7,13 +7,25 @@ import type { DiagnosticRow, EventRow, JournalQueries, SessionMove, SessionRow, 
 import { type RawEvent, type RawSession, toEvent, toSession } from "../rows.js";
 import type { Prepare } from "./sqlite-types.js";
 
+/**
+ * A session's last seq and last change, read from its newest event (one seek of the events'
+ * primary key each) rather than from its row: an append then writes no session row unless the
+ * session's phase or status moves (one WAL page fewer per append of the four or five it
+ * writes). The row's own last_seq and updated_at are those of its last phase or status change;
+ * a session without events has them from its start.
+ */
+export const SESSION_LAST_SEQ = "coalesce((SELECT max(e.seq) FROM events e WHERE e.session_id = s.id), s.last_seq)";
+const SESSION_COLUMNS = `s.id, s.flow, s.title, s.phase, s.status, s.created_at,
+  coalesce((SELECT e.at FROM events e WHERE e.session_id = s.id AND e.seq > s.last_seq ORDER BY e.seq DESC LIMIT 1), s.updated_at) AS updated_at,
+  ${SESSION_LAST_SEQ} AS last_seq`;
+
 export class SqliteJournalQueries implements JournalQueries {
   readonly #stmt: Prepare;
   constructor(stmt: Prepare) {
     this.#stmt = stmt;
   }
   async getSession(id: string): Promise<SessionRow | undefined> {
-    const r = this.#stmt("SELECT * FROM sessions WHERE id = ?").get(id) as RawSession | undefined;
+    const r = this.#stmt(`SELECT ${SESSION_COLUMNS} FROM sessions s WHERE s.id = ?`).get(id) as RawSession | undefined;
     return r && toSession(r);
   }
   async lockKey(_key: string): Promise<void> {
@@ -36,8 +48,8 @@ export class SqliteJournalQueries implements JournalQueries {
   async listSessions(opts: { includeCompleted: boolean }): Promise<SessionRow[]> {
     const rows = (
       opts.includeCompleted
-        ? this.#stmt("SELECT * FROM sessions ORDER BY created_at, id").all()
-        : this.#stmt("SELECT * FROM sessions WHERE status = 'active' ORDER BY created_at, id").all()
+        ? this.#stmt(`SELECT ${SESSION_COLUMNS} FROM sessions s ORDER BY s.created_at, s.id`).all()
+        : this.#stmt(`SELECT ${SESSION_COLUMNS} FROM sessions s WHERE s.status = 'active' ORDER BY s.created_at, s.id`).all()
     ) as RawSession[];
     return rows.map(toSession);
   }
@@ -50,7 +62,16 @@ export class SqliteJournalQueries implements JournalQueries {
       "INSERT INTO events (session_id, seq, id, type, actor, data, revision, at, body_hash, outcome) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
     );
     for (const r of rows) stmt.run(r.sessionId, r.seq, r.id, r.type, r.actor, r.data, r.revision, r.at, r.bodyHash, r.outcome);
-    await this.updateSession(session.id, session);
+    // The row moves only with its phase or status (SESSION_COLUMNS reads the rest from the events).
+    this.#stmt("UPDATE sessions SET phase = ?, status = ?, updated_at = ?, last_seq = ? WHERE id = ? AND (phase <> ? OR status <> ?)").run(
+      session.phase,
+      session.status,
+      session.updatedAt,
+      session.lastSeq,
+      session.id,
+      session.phase,
+      session.status,
+    );
   }
   async insertEventsAt(
     expect: { lastSeq: number; flow: string },
@@ -59,7 +80,7 @@ export class SqliteJournalQueries implements JournalQueries {
     snapshot?: SnapshotRow,
   ): Promise<boolean> {
     // Under the write lock: the check and the writes cannot be split by another writer.
-    const at = this.#stmt("SELECT last_seq, flow FROM sessions WHERE id = ?").get(session.id) as
+    const at = this.#stmt(`SELECT ${SESSION_LAST_SEQ} AS last_seq, s.flow FROM sessions s WHERE s.id = ?`).get(session.id) as
       | { last_seq: number; flow: string }
       | undefined;
     if (!at || at.last_seq !== expect.lastSeq || at.flow !== expect.flow) return false;

@@ -440,4 +440,13 @@ export const SQLITE_MIGRATIONS: readonly SqliteMigration[] = Object.freeze([
       CREATE INDEX sessions_by_status ON sessions (status, created_at);
     `,
   },
+  {
+    // No change to the tables, a change to what they mean: an append now writes its session's
+    // row only when the phase or status moves, and a session's last_seq and updated_at are read
+    // from its newest event (sqlite-journal.ts, SESSION_COLUMNS). An older Baton would read the
+    // row's and append at a seq already taken; this version makes it refuse (schema_too_new).
+    version: 19,
+    name: "session-last-seq-from-events",
+    sql: "",
+  },
 ]);

@@ -1,6 +1,7 @@
 /** The delivery queue's queries on SQLite (tables from migration 2). */
 import type { EventRow, LeaseRow, LeaseState, QueueQueries, WorkItemRow, WorkVersion } from "../contract.js";
 import { type RawWorkVersion, toWorkVersion, workVersionSql } from "../rows.js";
+import { SESSION_LAST_SEQ } from "./sqlite-journal.js";
 import type { Prepare } from "./sqlite-types.js";
 
 interface RawItem {
@@ -193,7 +194,7 @@ export class SqliteQueueQueries implements QueueQueries {
   }
   async workVersion(sessionId: string): Promise<WorkVersion> {
     // The id twice: for the dead items and for the session.
-    return toWorkVersion(this.#stmt(workVersionSql("?")).all(sessionId, sessionId) as RawWorkVersion[]);
+    return toWorkVersion(this.#stmt(workVersionSql("?", "?", SESSION_LAST_SEQ)).all(sessionId, sessionId) as RawWorkVersion[]);
   }
   async openItems(sessionId?: string): Promise<WorkItemRow[]> {
     const rows = (
