@@ -68,7 +68,10 @@ function load(file) {
 globalThis[Symbol.for("baton.load")] = load;
 // `baton hook <agent> <Event>` (agent hooks, on every tool call) starts with dist/hook.cjs, a
 // small bundle that hands the hook to the workspace's running server (src/hooks/entry.ts);
-// `--help` goes to the full CLI.
+// `baton status --json` and `baton resume --json` (agents, every turn) with dist/ask.cjs,
+// which asks that server for the report (src/cli/ask.ts); `--help` goes to the full CLI.
 const argv = process.argv;
-const hook = argv[2] === "hook" && argv.length >= 4 && !argv.includes("--help") && !argv.includes("-h");
-load(path.join(__dirname, "..", "dist", hook ? "hook.cjs" : "cli.cjs"));
+const help = argv.includes("--help") || argv.includes("-h");
+const hook = argv[2] === "hook" && argv.length >= 4 && !help;
+const ask = (argv[2] === "status" || argv[2] === "resume") && argv.includes("--json") && !help;
+load(path.join(__dirname, "..", "dist", hook ? "hook.cjs" : ask ? "ask.cjs" : "cli.cjs"));

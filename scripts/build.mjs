@@ -106,9 +106,10 @@ await esbuild.build({
 // `baton hook` (src/hooks/entry.ts): the adapters and the client that hands a hook to the
 // workspace's running server, without the rest of the CLI (~1/15 of cli.cjs to read and
 // compile on every tool call). It loads cli.cjs when the hook is answered in its own process.
+// `baton status --json` and `resume --json` (src/cli/ask.ts) likewise ask the server first.
 await esbuild.build({
   ...common,
-  entryPoints: { hook: "src/hooks/entry.ts" },
+  entryPoints: { hook: "src/hooks/entry.ts", ask: "src/cli/ask.ts" },
   outdir: "dist",
   outExtension: { ".js": ".cjs" },
   format: "cjs",

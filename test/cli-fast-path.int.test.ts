@@ -44,7 +44,8 @@ describe("the CLI's fast path", () => {
     const install = tempDir();
     cpSync(join(REPO, "bin"), join(install, "bin"), { recursive: true });
     mkdirSync(join(install, "dist"));
-    cpSync(join(REPO, "dist", "cli.cjs"), join(install, "dist", "cli.cjs"));
+    // ask.cjs first asks a running server (none here), then hands over to cli.cjs.
+    for (const f of ["ask.cjs", "cli.cjs"]) cpSync(join(REPO, "dist", f), join(install, "dist", f));
     cpSync(join(REPO, "package.json"), join(install, "package.json"));
     symlinkSync(join(REPO, "node_modules"), join(install, "node_modules"));
     const fast = (args: string[]) =>

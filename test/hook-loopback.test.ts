@@ -1,11 +1,11 @@
 /**
- * The hook client's loopback exchange (src/hooks/loopback.ts) against a real local server:
+ * The hook client's loopback exchange (src/platform/loopback.ts) against a real local server:
  * libuv's TCP handle where the runtime has the interface it knows, node:net otherwise, and
  * the same bytes and errors either way.
  */
 import { createServer, type Server } from "node:net";
 import { afterEach, describe, expect, it } from "vitest";
-import { exchange } from "../src/hooks/loopback.js";
+import { exchange } from "../src/platform/loopback.js";
 
 const servers: Server[] = [];
 afterEach(async () => {

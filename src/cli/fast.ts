@@ -3,10 +3,9 @@
  * runs on every turn. Parsed with Node's `util.parseArgs`; anything the table here does not
  * recognise goes to the full CLI, which owns help text and error messages.
  */
-import { type ParseArgsConfig, parseArgs } from "node:util";
+import { parseArgs } from "node:util";
 import type { Ctx } from "./context.js";
-
-export type Options = NonNullable<ParseArgsConfig["options"]>;
+import { type Options, RESUME_OPTIONS, STATUS_OPTIONS } from "./fast-options.js";
 
 export interface FastCommand {
   options: Options;
@@ -15,19 +14,15 @@ export interface FastCommand {
   run(ctx: Ctx, values: Record<string, unknown>, positionals: string[]): Promise<void>;
 }
 
-// The global options of the full CLI (src/cli/main.ts), as far as these commands use them.
-const GLOBAL: Options = { json: { type: "boolean" }, root: { type: "string" }, quiet: { type: "boolean", short: "q" } };
-const SESSION: Options = { session: { type: "string", short: "s" } };
-
 // The commands an agent runs on every turn (docs/benchmarks.md, "Status and CLI"). Their options
-// must be exactly those of src/cli/program/journal.ts (test/cli-fast-path.int.test.ts).
+// (fast-options.ts) must be exactly those of src/cli/program/journal.ts (test/cli-fast-path.int.test.ts).
 export const FAST: Record<string, FastCommand> = {
   status: {
-    options: { ...GLOBAL, ...SESSION, all: { type: "boolean", short: "a" } },
+    options: STATUS_OPTIONS,
     run: async (ctx, v) => (await import("./commands/journal.js")).status(ctx, v),
   },
   resume: {
-    options: { ...GLOBAL, ...SESSION, unpause: { type: "boolean" }, reason: { type: "string" }, lane: { type: "string" } },
+    options: RESUME_OPTIONS,
     positionals: 1,
     run: async (ctx, v, p) => (await import("./commands/journal.js")).resume(ctx, p[0], v),
   },

@@ -18,8 +18,8 @@
  */
 import type { HookEvent, HookResponse } from "../core/hooks/types.js";
 import { readHookResponse } from "../core/hooks/wire.js";
+import { type Exchange, exchange, parseResponse } from "../platform/loopback.js";
 import type { ServerInfo } from "../platform/server-file.js";
-import { type Exchange, exchange } from "./loopback.js";
 
 export type ServerOutcome = { kind: "answered"; response: HookResponse } | { kind: "retry"; reason: string };
 
@@ -114,42 +114,4 @@ export async function askServer(info: ServerInfo, req: HookRequest, timeouts: Cl
       error: (reason) => retry(reason),
     });
   });
-}
-
-/** An HTTP/1.1 response once complete (by Content-Length, chunked end, or the connection's end); else undefined. */
-export function parseResponse(buf: Buffer, ended: boolean): { status: number; body: string } | undefined {
-  const end = buf.indexOf("\r\n\r\n");
-  if (end < 0) return undefined;
-  const lines = buf.subarray(0, end).toString("latin1").split("\r\n");
-  const m = /^HTTP\/1\.[01] (\d{3})/.exec(lines[0] ?? "");
-  if (!m) return ended ? { status: 0, body: "" } : undefined;
-  const status = Number(m[1]);
-  let length: number | undefined;
-  let chunked = false;
-  for (const line of lines.slice(1)) {
-    const colon = line.indexOf(":");
-    const name = line.slice(0, colon).trim().toLowerCase();
-    const value = line.slice(colon + 1).trim();
-    if (name === "content-length") length = Number(value);
-    else if (name === "transfer-encoding") chunked = value.toLowerCase().includes("chunked");
-  }
-  const rest = buf.subarray(end + 4);
-  if (chunked) {
-    const parts: Buffer[] = [];
-    let at = 0;
-    for (;;) {
-      const eol = rest.indexOf("\r\n", at);
-      if (eol < 0) return undefined;
-      const size = Number.parseInt(rest.subarray(at, eol).toString("latin1"), 16);
-      if (!Number.isFinite(size)) return { status, body: "" };
-      if (size === 0) return { status, body: Buffer.concat(parts).toString("utf8") };
-      if (rest.length < eol + 2 + size + 2) return undefined;
-      parts.push(rest.subarray(eol + 2, eol + 2 + size));
-      at = eol + 2 + size + 2;
-    }
-  }
-  if (length !== undefined && Number.isSafeInteger(length)) {
-    return rest.length >= length ? { status, body: rest.subarray(0, length).toString("utf8") } : ended ? { status, body: "" } : undefined;
-  }
-  return ended ? { status, body: rest.toString("utf8") } : undefined;
 }

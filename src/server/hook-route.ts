@@ -107,7 +107,20 @@ function configStamp(batonDir: string): string {
   return parts.join("|");
 }
 
-export function hookAnswerer(o: HookAnswererOptions): HookAnswerer {
+/**
+ * The checks every request a process hands to this server passes (a hook, or `status` and
+ * `resume` for the CLI, cli-route.ts): the server is not shutting down, serves the request's
+ * workspace and the store its environment names, and reads the settings a new process would
+ * read. Each failure is a refusal, and the process then answers the request itself.
+ */
+export interface ServedWorkspace {
+  dir: string;
+  kind: string;
+  /** Throw the refusal for a request from `root` naming the store `theirs`; `what` is the request ("the hook"). */
+  check(root: unknown, theirs: unknown, what: string): void;
+}
+
+export function servedWorkspace(o: HookAnswererOptions): ServedWorkspace {
   const dir = o.baton.workspace.dir;
   const served = identity(dir);
   // A Baton opened on a backend handed in has no location to compare: only its kind is known.
@@ -115,7 +128,38 @@ export function hookAnswerer(o: HookAnswererOptions): HookAnswerer {
   const kind = o.baton.store.kind;
   const config = configStamp(dir);
   let configChanged = false;
+  return {
+    dir,
+    kind,
+    check(root, theirs, what) {
+      if (typeof root !== "string" || !isAbsolute(root)) throw badInput(`"root" must be the absolute path of ${what}'s workspace`);
+      if (o.shutdown.aborted) throw new BatonError("shutting_down", `the server is shutting down; ${what} runs in its own process`);
+      if (served === undefined || identity(join(root, ".baton")) !== served) {
+        throw new BatonError("wrong_workspace", `this server serves ${o.baton.root}, not ${root}`, { root: o.baton.root });
+      }
+      if (theirs !== undefined && typeof theirs !== "string") throw badInput(`"store" must be ${what}'s store, as a string`);
+      if (typeof theirs === "string" && (store !== undefined ? theirs !== store : theirs.split(" ")[0] !== kind)) {
+        throw new BatonError(
+          "wrong_store",
+          `this server serves the store ${store ?? kind}, and ${what}'s environment names ${theirs}; ${what} runs in its own process`,
+        );
+      }
+      if (configChanged || configStamp(dir) !== config) {
+        if (!configChanged) {
+          configChanged = true;
+          o.onConfigChanged?.();
+        }
+        throw new BatonError(
+          "config_changed",
+          `${join(dir, "config.json")} or the flows in ${join(dir, "flows")} changed since this server started; ${what} runs in its own process until it restarts`,
+        );
+      }
+    },
+  };
+}
 
+export function hookAnswerer(o: HookAnswererOptions, ws: ServedWorkspace = servedWorkspace(o)): HookAnswerer {
+  const { dir, kind } = ws;
   return {
     take(agent, native, body) {
       if (!AGENTS.includes(agent)) throw new BatonError("not_found", `no hook adapter for agent "${agent}"; use ${HOOK_AGENT_LIST}`);
@@ -133,27 +177,7 @@ export function hookAnswerer(o: HookAnswererOptions): HookAnswerer {
       }
       if (ev.agent !== agent || ev.native !== native)
         throw badInput(`the event is ${ev.agent} ${ev.native}, the path names ${agent} ${native}`);
-      if (o.shutdown.aborted) throw new BatonError("shutting_down", "the server is shutting down; answer the hook in its own process");
-      if (served === undefined || identity(join(root, ".baton")) !== served) {
-        throw new BatonError("wrong_workspace", `this server serves ${o.baton.root}, not ${root}`, { root: o.baton.root });
-      }
-      if (theirs !== undefined && typeof theirs !== "string") throw badInput('"store" must be the hook process\'s store, as a string');
-      if (typeof theirs === "string" && (store !== undefined ? theirs !== store : theirs.split(" ")[0] !== kind)) {
-        throw new BatonError(
-          "wrong_store",
-          `this server serves the store ${store ?? kind}, and the hook's environment names ${theirs}; the hook runs in its own process`,
-        );
-      }
-      if (configChanged || configStamp(dir) !== config) {
-        if (!configChanged) {
-          configChanged = true;
-          o.onConfigChanged?.();
-        }
-        throw new BatonError(
-          "config_changed",
-          `${join(dir, "config.json")} or the flows in ${join(dir, "flows")} changed since this server started; hooks run in their own process until it restarts`,
-        );
-      }
+      ws.check(root, theirs, "the hook");
       const answer = () => o.baton.agents.handle(ev, { agentPid, requestId, deadline });
       // SQLite waits on no network: its busy timeout and the race below are enough.
       const limited = kind === "sqlite" ? answer : () => withStoreLimits({ deadline, connectTimeoutMs: HOOK_STORE_CONNECT_MS }, answer);
@@ -197,6 +221,20 @@ export function isHookRequest(req: IncomingMessage): boolean {
   return req.method === "POST" && req.url !== undefined && req.url.startsWith("/v1/hooks/");
 }
 
+/**
+ * Refuse a request that is not from a local process holding the server's token. Processes never
+ * send an Origin; a browser always does on a POST, and a page allowed to use the API (the demo,
+ * an --allow-origin page) must still not send what only processes send.
+ */
+export function fromProcess(req: IncomingMessage, token: string, what: string): void {
+  if (req.headers.origin !== undefined) {
+    throw new BatonError("forbidden", `${what} are not accepted from a web page (the request has an Origin)`);
+  }
+  if (!tokenMatches(token, bearerToken(req.headers.authorization))) {
+    throw new BatonError("unauthorized", "send the server's token as `Authorization: Bearer <token>` (see .baton/server.json)");
+  }
+}
+
 /** The node:http handler of `POST /v1/hooks/:agent/:event` (after the guard). Never throws. */
 export function hookHttpHandler(o: { answerer: HookAnswerer; token: string; maxBodyBytes: number }) {
   return async (req: IncomingMessage, res: ServerResponse): Promise<void> => {
@@ -206,15 +244,8 @@ export function hookHttpHandler(o: { answerer: HookAnswerer; token: string; maxB
       res.end(text);
     };
     try {
-      // Hook processes never send an Origin; a browser always does on a POST. A page allowed to
-      // use the API (the demo, an --allow-origin page) must still not run hooks: a prompt hook
-      // can roll files back.
-      if (req.headers.origin !== undefined) {
-        throw new BatonError("forbidden", "agent hooks are not accepted from a web page (the request has an Origin)");
-      }
-      if (!tokenMatches(o.token, bearerToken(req.headers.authorization))) {
-        throw new BatonError("unauthorized", "send the server's token as `Authorization: Bearer <token>` (see .baton/server.json)");
-      }
+      // A prompt hook can roll files back: no web page runs one.
+      fromProcess(req, o.token, "agent hooks");
       const m = HOOK_PATH.exec(req.url ?? "");
       if (!m) throw new BatonError("not_found", `no route POST ${(req.url ?? "").split("?")[0]}`);
       let agent: string;
@@ -243,7 +274,7 @@ export function hookHttpHandler(o: { answerer: HookAnswerer; token: string; maxB
 }
 
 /** The request body as a JSON object, at most `max` bytes (a chunked body is counted as it arrives). */
-async function readBody(req: IncomingMessage, max: number): Promise<Record<string, unknown>> {
+export async function readBody(req: IncomingMessage, max: number): Promise<Record<string, unknown>> {
   const chunks: Buffer[] = [];
   let size = 0;
   for await (const chunk of req as AsyncIterable<Buffer>) {

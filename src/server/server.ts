@@ -15,7 +15,8 @@ import { BatonError, badInput } from "../errors.js";
 import { startRunSweeper } from "../platform/run-sweeper.js";
 import { readServerFile, releaseServerFile, type ServerInfo, serverAlive } from "../platform/server-file.js";
 import { type AppOptions, buildApp } from "./app.js";
-import { hookAnswerer, hookHttpHandler, isHookRequest } from "./hook-route.js";
+import { cliHttpHandler, isCliRequest } from "./cli-route.js";
+import { hookAnswerer, hookHttpHandler, isHookRequest, servedWorkspace } from "./hook-route.js";
 import { allowedHosts, allowedOrigins, checkRequest, corsHeaders, type GuardConfig, newToken, parseOrigin } from "./security.js";
 import { claimServerFile, ownStartTime, readServerKey, writeServerKey } from "./server-file.js";
 
@@ -86,6 +87,7 @@ export async function startServer(baton: Baton, opts: ServerOptions = {}): Promi
     cfg?: GuardConfig;
     app?: ReturnType<typeof getRequestListener>;
     hooks?: ReturnType<typeof hookHttpHandler>;
+    cli?: ReturnType<typeof cliHttpHandler>;
   } = {};
   const idleExitMs = opts.idleExitMs;
   if (idleExitMs !== undefined && (!Number.isFinite(idleExitMs) || idleExitMs <= 0))
@@ -135,6 +137,8 @@ export async function startServer(baton: Baton, opts: ServerOptions = {}): Promi
       }
       // Agent hooks: the hot path (every tool call), served without Hono (hook-route.ts).
       if (guard.hooks && isHookRequest(req)) void guard.hooks(req, res);
+      // `status` and `resume --json` for the CLI (every turn of an agent), also without Hono.
+      else if (guard.cli && isCliRequest(req)) void guard.cli(req, res);
       else void guard.app?.(req, res);
     },
   );
@@ -152,12 +156,13 @@ export async function startServer(baton: Baton, opts: ServerOptions = {}): Promi
   guard.cfg = { hosts: allowedHosts(port), origins: new Set([...allowedOrigins(port), ...extraOrigins]), maxBodyBytes };
   let stopBy: ((reason: StopReason) => void) | undefined;
   const app = buildApp({ baton, token, port, maxBodyBytes, shutdown: shutdown.signal, asset: opts.asset ?? (() => undefined) });
-  const answerer = hookAnswerer({
+  const servedWs = servedWorkspace({
     baton,
     shutdown: shutdown.signal,
     ...(idleExitMs !== undefined ? { onConfigChanged: () => stopBy?.("config_changed") } : {}),
   });
-  guard.hooks = hookHttpHandler({ answerer, token, maxBodyBytes });
+  guard.hooks = hookHttpHandler({ answerer: hookAnswerer({ baton, shutdown: shutdown.signal }, servedWs), token, maxBodyBytes });
+  guard.cli = cliHttpHandler({ baton, ws: servedWs, token, maxBodyBytes });
   guard.app = getRequestListener(app.fetch, {
     errorHandler: () => new Response(JSON.stringify({ error: { code: "internal", message: "request failed" } }), { status: 500 }),
   });

@@ -1,16 +1,15 @@
 /** Commands over sessions and their journals. */
 import { createWriteStream } from "node:fs";
-import { join } from "node:path";
 import { randomId } from "../../core/canonical.js";
 import { ago, isLaneId } from "../../core/lanes.js";
 import { batonCommand } from "../../core/shell.js";
 import type { JsonObject } from "../../core/types.js";
 import { BatonError, badInput, isBatonError } from "../../errors.js";
-import { type ConfigTrust, configTrust } from "../../platform/config-file.js";
+import type { ConfigTrust } from "../../platform/config-file.js";
 import { writeStdout } from "../../platform/output.js";
-import { BATON_DIR } from "../../platform/workspace.js";
 import { type Ctx, parseIntOption, parseJsonObject } from "../context.js";
 import { renderSession, renderStatus } from "../render.js";
+import { resumeReport, type StatusOptions, statusReport } from "../reports.js";
 
 export async function init(ctx: Ctx, o: { store?: string; project?: string } = {}): Promise<void> {
   if (o.store !== undefined || o.project !== undefined) {
@@ -145,19 +144,10 @@ function unknownOutcome(err: unknown, sent: string | undefined, given: boolean):
   );
 }
 
-export async function status(ctx: Ctx, o: { all?: boolean; session?: string }): Promise<void> {
+export async function status(ctx: Ctx, o: StatusOptions): Promise<void> {
   const b = await ctx.open();
-  // An explicit write step before the read: runs that are provably gone are marked crashed.
-  const crashed = await b.runs.detectCrashed(o.session ? { sessionId: o.session } : {});
-  const report = await b.sessions.status({ ...(o.all ? { all: true } : {}), ...(o.session ? { sessionId: o.session } : {}) });
-  const config = configTrust(join(b.root, BATON_DIR));
-  const r = {
-    ...report,
-    ...(crashed.length > 0 ? { crashedRuns: crashed } : {}),
-    store: b.store,
-    ...(config.state !== "absent" ? { config } : {}),
-  };
-  ctx.out(r, (paint) =>
+  const { report, crashed, config, json } = await statusReport(b, o);
+  ctx.out(json, (paint) =>
     [...crashed.map(renderCrash), renderStatus(report, paint), ...storeLine(b.store), ...configLine(config)].join("\n"),
   );
 }
@@ -196,11 +186,9 @@ export async function resume(
         ...(o.lane !== undefined ? { lane: o.lane } : {}),
       })
     : undefined;
-  const crashed = await b.runs.detectCrashed({ sessionId: sid });
-  const report = await b.sessions.resume(sid);
-  const r = { ...report, ...(unpause ? { unpaused: unpause.unpaused } : {}), ...(crashed.length > 0 ? { crashedRuns: crashed } : {}) };
+  const r = await resumeReport(b, sid, unpause);
   ctx.out(r, (paint) => {
-    const lines = [...crashed.map(renderCrash), renderSession(r, paint)];
+    const lines = [...(r.crashedRuns ?? []).map(renderCrash), renderSession(r, paint)];
     if (unpause) lines.unshift(unpause.unpaused ? `Spiral pause cleared on ${sid}.` : `${sid} was not paused.`);
     if (r.verification.files.length) {
       lines.push("  files:");

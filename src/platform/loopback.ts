@@ -1,5 +1,7 @@
 /**
- * One request and its response on a loopback TCP connection, for the hook client (client.ts).
+ * One request and its response on a loopback TCP connection, for the processes that ask the
+ * workspace's running server (the hook client, hooks/client.ts; `status` and `resume`,
+ * cli/ask.ts), and the reading of that response.
  *
  * A hook process sends one request per run, and node:net costs it far more than the request:
  * loading net and Node's stream machinery, then running a Socket's connect, write and read
@@ -183,4 +185,42 @@ function netExchange(port: number, request: string, ev: ExchangeEvents): Exchang
   sock.on("error", (e: NodeJS.ErrnoException) => finish(() => ev.error(`connection failed: ${e.code ?? e.message}`)));
   sock.write(request);
   return { transport: "net", destroy: () => finish(() => undefined) };
+}
+
+/** An HTTP/1.1 response once complete (by Content-Length, chunked end, or the connection's end); else undefined. */
+export function parseResponse(buf: Buffer, ended: boolean): { status: number; body: string } | undefined {
+  const end = buf.indexOf("\r\n\r\n");
+  if (end < 0) return undefined;
+  const lines = buf.subarray(0, end).toString("latin1").split("\r\n");
+  const m = /^HTTP\/1\.[01] (\d{3})/.exec(lines[0] ?? "");
+  if (!m) return ended ? { status: 0, body: "" } : undefined;
+  const status = Number(m[1]);
+  let length: number | undefined;
+  let chunked = false;
+  for (const line of lines.slice(1)) {
+    const colon = line.indexOf(":");
+    const name = line.slice(0, colon).trim().toLowerCase();
+    const value = line.slice(colon + 1).trim();
+    if (name === "content-length") length = Number(value);
+    else if (name === "transfer-encoding") chunked = value.toLowerCase().includes("chunked");
+  }
+  const rest = buf.subarray(end + 4);
+  if (chunked) {
+    const parts: Buffer[] = [];
+    let at = 0;
+    for (;;) {
+      const eol = rest.indexOf("\r\n", at);
+      if (eol < 0) return undefined;
+      const size = Number.parseInt(rest.subarray(at, eol).toString("latin1"), 16);
+      if (!Number.isFinite(size)) return { status, body: "" };
+      if (size === 0) return { status, body: Buffer.concat(parts).toString("utf8") };
+      if (rest.length < eol + 2 + size + 2) return undefined;
+      parts.push(rest.subarray(eol + 2, eol + 2 + size));
+      at = eol + 2 + size + 2;
+    }
+  }
+  if (length !== undefined && Number.isSafeInteger(length)) {
+    return rest.length >= length ? { status, body: rest.subarray(0, length).toString("utf8") } : ended ? { status, body: "" } : undefined;
+  }
+  return ended ? { status, body: rest.toString("utf8") } : undefined;
 }
