@@ -217,6 +217,20 @@ describe("baton hooks install / uninstall", () => {
       remaining: [expect.stringContaining(`Copilot CLI reads .github/hooks/ at the repository's root, ${realpathSync(repo)}`)],
     });
     expect(install(repo, "copilot", [], env)).toMatchObject({ willRun: true, remaining: [] });
+    // The repository's settings are read at its root too: there they turn off the user's hooks
+    // of a Baton root below it; in the folder below, they are not Copilot CLI's.
+    mkdirSync(join(below, ".github", "copilot"), { recursive: true });
+    writeFileSync(join(below, ".github", "copilot", "settings.json"), '{ "disableAllHooks": true }');
+    expect(install(below, "copilot", ["--user"], env)).toMatchObject({ willRun: true, remaining: [] });
+    mkdirSync(join(repo, ".github", "copilot"), { recursive: true });
+    writeFileSync(join(repo, ".github", "copilot", "settings.local.json"), '{ "disableAllHooks": true }');
+    expect(status(below, "copilot", env).find((x) => x.scope === "user")).toMatchObject({
+      willRun: false,
+      remaining: [
+        expect.stringContaining(`${join(realpathSync(repo), ".github", "copilot", "settings.local.json")} sets "disableAllHooks": true`),
+      ],
+    });
+    uninstall(below, "copilot", ["--user"], env);
     writeFileSync(configFile, `{ "trustedFolders": [${JSON.stringify(root)}] }`);
     // Every hook off.
     mkdirSync(join(root, ".github", "copilot"), { recursive: true });

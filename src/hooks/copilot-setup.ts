@@ -11,8 +11,8 @@
  * - It reads `.github/hooks/` at the git repository's root (or the folder it starts in, outside
  *   one): a project whose Baton root is below its repository's root is not where it looks.
  * - `"disableAllHooks": true` in a settings file it reads (`$COPILOT_HOME/settings.json` or
- *   config.json, the repository's `.github/copilot/settings.json` or `settings.local.json`) turns
- *   every hook off.
+ *   config.json, `.github/copilot/settings.json` or `settings.local.json` at the repository's
+ *   root) turns every hook off, the user's hooks too.
  */
 import { spawnSync } from "node:child_process";
 import { realpathSync } from "node:fs";
@@ -89,16 +89,19 @@ export function copilotReadiness(o: SetupPlace): Readiness {
   const home = copilotHome(o);
   const configFile = copilotConfigFile(o);
   const remaining: string[] = [];
+  // The repository's settings are read at its root, as its .github/hooks/ are (whichever scope
+  // installed the hooks: a repository can turn the user's off too).
+  const top = gitTop(o.root);
+  const repo = top ?? o.root;
   const files = [
     join(home, "settings.json"),
     configFile,
-    join(o.root, ".github", "copilot", "settings.json"),
-    join(o.root, ".github", "copilot", "settings.local.json"),
+    join(repo, ".github", "copilot", "settings.json"),
+    join(repo, ".github", "copilot", "settings.local.json"),
   ];
   const off = files.find((f) => jsoncAt(f)?.disableAllHooks === true);
   if (off) remaining.push(`Copilot CLI runs no hooks while ${off} sets "disableAllHooks": true: remove it, or set it to false.`);
-  const top = o.scope === "project" ? gitTop(o.root) : undefined;
-  if (top !== undefined && spellings(top)[0] !== spellings(o.root)[0])
+  if (o.scope === "project" && top !== undefined && spellings(top)[0] !== spellings(o.root)[0])
     remaining.push(
       `Copilot CLI reads .github/hooks/ at the repository's root, ${top}, not in ${o.root}: install from the repository's root (\`baton hooks install copilot --root ${top}\`), or with --user.`,
     );
