@@ -179,6 +179,20 @@ describe("copilot: what its payloads carry", () => {
     expect(ev2.kind === "after_tool" && ev2.output).toBe(ev.output);
   });
 
+  it("a call a hook or the user refused is not the tool failing (the spiral it answers must not count it); a timeout is", () => {
+    const result = (resultType: string) => {
+      const p = structuredClone(named("postToolUse.bash.json")) as { toolResult: Record<string, unknown> };
+      p.toolResult = { resultType, textResultForLlm: "Denied by preToolUse hook: the session is paused" };
+      const ev = parse("copilot", "postToolUse", p);
+      if (ev.kind !== "after_tool") throw new Error(ev.kind);
+      return ev.status;
+    };
+    expect(result("denied")).toBe("success");
+    expect(result("rejected")).toBe("success");
+    expect(result("timeout")).toBe("error");
+    expect(result("failure")).toBe("error");
+  });
+
   it("a tool that throws is postToolUseFailure with its error", () => {
     expect(parse("copilot", "postToolUseFailure", thrown)).toMatchObject({
       kind: "after_tool",

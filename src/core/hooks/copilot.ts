@@ -98,10 +98,19 @@ function output(p: Record<string, unknown>): unknown {
   return text.replace(SHELL_END, (_, code: string) => `\n<completed with exit code ${code}>`);
 }
 
+/**
+ * A tool result's `resultType` is `success`, `failure`, `timeout`, `denied` or `rejected` (its
+ * SDK's ToolResultType). Since 1.0 postToolUse follows only successful calls (its changelog), but
+ * a call refused by a hook (Baton's own spiral pause among them) or by the user is not the tool
+ * failing: counted as one, each refusal would feed the spiral it answers.
+ */
+const REFUSED = new Set(["denied", "rejected"]);
+
 function failure(p: Record<string, unknown>): string | undefined {
   const r = obj(p.toolResult);
   const type = str(r.resultType);
   const text = str(r.textResultForLlm) ?? "";
+  if (type !== undefined && REFUSED.has(type)) return undefined;
   if (type !== undefined && type !== "success") return (text || `the tool call ended: ${type}`).slice(0, 2_000);
   const code = SHELL_END.exec(text)?.[1];
   if (code === undefined || code === "0") return undefined;
