@@ -49,6 +49,11 @@ import { bearerToken, tokenMatches } from "./security.js";
 export interface HookAnswerer {
   /** Check the request and take the hook (a refusal throws before anything is done); the promise answers it. */
   take(agent: string, event: string, body: Record<string, unknown>): () => Promise<HookResponse>;
+  /**
+   * Take a hook already translated (the agent's own payload, native-hook-route.ts), with the same
+   * checks (workspace, shutdown, changed settings) but for the store, which only a process names.
+   */
+  takeEvent(ev: HookEvent, o: { root: string; requestId: string; deadline: number; agentPid?: number }): () => Promise<HookResponse>;
 }
 
 export interface HookAnswererOptions {
@@ -116,7 +121,7 @@ export function hookAnswerer(o: HookAnswererOptions): HookAnswerer {
   const config = configStamp(dir);
   let configChanged = false;
 
-  return {
+  const answerer: HookAnswerer = {
     take(agent, native, body) {
       if (!AGENTS.includes(agent)) throw new BatonError("not_found", `no hook adapter for agent "${agent}"; use ${HOOK_AGENT_LIST}`);
       const { requestId, root, agentPid, deadline, store: theirs } = body;
@@ -133,16 +138,21 @@ export function hookAnswerer(o: HookAnswererOptions): HookAnswerer {
       }
       if (ev.agent !== agent || ev.native !== native)
         throw badInput(`the event is ${ev.agent} ${ev.native}, the path names ${agent} ${native}`);
-      if (o.shutdown.aborted) throw new BatonError("shutting_down", "the server is shutting down; answer the hook in its own process");
-      if (served === undefined || identity(join(root, ".baton")) !== served) {
-        throw new BatonError("wrong_workspace", `this server serves ${o.baton.root}, not ${root}`, { root: o.baton.root });
-      }
       if (theirs !== undefined && typeof theirs !== "string") throw badInput('"store" must be the hook process\'s store, as a string');
       if (typeof theirs === "string" && (store !== undefined ? theirs !== store : theirs.split(" ")[0] !== kind)) {
         throw new BatonError(
           "wrong_store",
           `this server serves the store ${store ?? kind}, and the hook's environment names ${theirs}; the hook runs in its own process`,
         );
+      }
+      return answerer.takeEvent(ev, { root, requestId, deadline, agentPid });
+    },
+    takeEvent(ev, { root, requestId, deadline, agentPid }) {
+      const agent = ev.agent;
+      const native = ev.native;
+      if (o.shutdown.aborted) throw new BatonError("shutting_down", "the server is shutting down; answer the hook in its own process");
+      if (served === undefined || identity(join(root, ".baton")) !== served) {
+        throw new BatonError("wrong_workspace", `this server serves ${o.baton.root}, not ${root}`, { root: o.baton.root });
       }
       if (configChanged || configStamp(dir) !== config) {
         if (!configChanged) {
@@ -154,7 +164,7 @@ export function hookAnswerer(o: HookAnswererOptions): HookAnswerer {
           `${join(dir, "config.json")} or the flows in ${join(dir, "flows")} changed since this server started; hooks run in their own process until it restarts`,
         );
       }
-      const answer = () => o.baton.agents.handle(ev, { agentPid, requestId, deadline });
+      const answer = () => o.baton.agents.handle(ev, { ...(agentPid !== undefined ? { agentPid } : {}), requestId, deadline });
       // SQLite waits on no network: its busy timeout and the race below are enough.
       const limited = kind === "sqlite" ? answer : () => withStoreLimits({ deadline, connectTimeoutMs: HOOK_STORE_CONNECT_MS }, answer);
       return () =>
@@ -170,6 +180,7 @@ export function hookAnswerer(o: HookAnswererOptions): HookAnswerer {
         );
     },
   };
+  return answerer;
 }
 
 /** The hook's answer, or `{}` at `latest` (after `late()`) when it has not come by then. Never rejects. */
@@ -243,7 +254,7 @@ export function hookHttpHandler(o: { answerer: HookAnswerer; token: string; maxB
 }
 
 /** The request body as a JSON object, at most `max` bytes (a chunked body is counted as it arrives). */
-async function readBody(req: IncomingMessage, max: number): Promise<Record<string, unknown>> {
+export async function readBody(req: IncomingMessage, max: number): Promise<Record<string, unknown>> {
   const chunks: Buffer[] = [];
   let size = 0;
   for await (const chunk of req as AsyncIterable<Buffer>) {

@@ -16,6 +16,7 @@ import { startRunSweeper } from "../platform/run-sweeper.js";
 import { readServerFile, releaseServerFile, type ServerInfo, serverAlive } from "../platform/server-file.js";
 import { type AppOptions, buildApp } from "./app.js";
 import { hookAnswerer, hookHttpHandler, isHookRequest } from "./hook-route.js";
+import { isNativeHookRequest, nativeHookHttpHandler } from "./native-hook-route.js";
 import { allowedHosts, allowedOrigins, checkRequest, corsHeaders, type GuardConfig, newToken, parseOrigin } from "./security.js";
 import { claimServerFile, ownStartTime, readServerKey, writeServerKey } from "./server-file.js";
 
@@ -86,6 +87,7 @@ export async function startServer(baton: Baton, opts: ServerOptions = {}): Promi
     cfg?: GuardConfig;
     app?: ReturnType<typeof getRequestListener>;
     hooks?: ReturnType<typeof hookHttpHandler>;
+    nativeHooks?: ReturnType<typeof nativeHookHttpHandler>;
   } = {};
   const idleExitMs = opts.idleExitMs;
   if (idleExitMs !== undefined && (!Number.isFinite(idleExitMs) || idleExitMs <= 0))
@@ -135,6 +137,7 @@ export async function startServer(baton: Baton, opts: ServerOptions = {}): Promi
       }
       // Agent hooks: the hot path (every tool call), served without Hono (hook-route.ts).
       if (guard.hooks && isHookRequest(req)) void guard.hooks(req, res);
+      else if (guard.nativeHooks && isNativeHookRequest(req)) void guard.nativeHooks(req, res);
       else void guard.app?.(req, res);
     },
   );
@@ -158,6 +161,7 @@ export async function startServer(baton: Baton, opts: ServerOptions = {}): Promi
     ...(idleExitMs !== undefined ? { onConfigChanged: () => stopBy?.("config_changed") } : {}),
   });
   guard.hooks = hookHttpHandler({ answerer, token, maxBodyBytes });
+  guard.nativeHooks = nativeHookHttpHandler({ baton, answerer, token, maxBodyBytes });
   guard.app = getRequestListener(app.fetch, {
     errorHandler: () => new Response(JSON.stringify({ error: { code: "internal", message: "request failed" } }), { status: 500 }),
   });
