@@ -77,7 +77,7 @@ export function claudeStyleAdapter(s: ClaudeStyle): AgentAdapter {
     agent: s.agent,
     label: s.label,
     contextLimit: CLAUDE_CONTEXT_LIMIT,
-    parse: (native, p, cwd, io) => refine(parsePayload(reader, native, p, cwd, io)),
+    parse: (native, p, cwd, io) => withTranscript(refine(parsePayload(reader, native, p, cwd, io)), p),
     render: (event, r) => renderClaudeStyle(event, r, CLAUDE_CONTEXT_LIMIT),
     timeoutMs: () => TIMEOUT_S * 1000,
     passThrough: () => "",
@@ -86,6 +86,13 @@ export function claudeStyleAdapter(s: ClaudeStyle): AgentAdapter {
       return CLAUDE_STYLE_HOOKS.map((e) => (e === "PreToolUse" ? h(e, matcher) : h(e)));
     },
   };
+}
+
+/** A prompt or stop event with the session's transcript, when the payload names one (absolute, `.jsonl`). */
+function withTranscript(ev: HookEvent, p: Record<string, unknown>): HookEvent {
+  const t = p.transcript_path;
+  if ((ev.kind !== "prompt" && ev.kind !== "stop") || typeof t !== "string" || !t.startsWith("/") || !t.endsWith(".jsonl")) return ev;
+  return { ...ev, transcriptPath: t };
 }
 
 /** The envelope Claude Code and Codex share: hookSpecificOutput for context and deny, systemMessage for the user. */
