@@ -84,6 +84,10 @@ describe("Claude Code HTTP hooks with the server down", () => {
     expect(notesAfterDown).toHaveLength(3);
     expect(notesAfterDown.map((t) => t.split(" ")[3])).toEqual(["Write", "Edit", "Bash"]);
     expect(down.stdout).toContain("3 tool calls (Write, Edit, Bash) ran without a checkpoint");
+    // And the doctor says so, with the hooks' other failures.
+    const doc = p.baton(["--json", "doctor"]).json();
+    const failures = doc.findings.find((f: any) => f.code === "hook_failures");
+    expect(failures?.evidence.codes).toEqual({ hook_unanswered: 3 });
   });
 
   test("with the server up, the next turn's call is checkpointed and nothing more is reported", () => {

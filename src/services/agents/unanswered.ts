@@ -10,8 +10,9 @@
  * calls (the ones checkpointed) of the last turn that made any, from the transcript's last
  * TAIL_BYTES. A call is accounted for when its checkpoint exists (its before-hook was answered)
  * or its turn was recorded (its after-hook was), or when its result is Baton's refusal. Each
- * other call is reported once: a journal note keyed by the call, and a message to the user (and,
- * on a prompt, to the model).
+ * other call is reported once: a journal note keyed by the call, a line in `.baton/logs/hooks.log`
+ * (code `hook_unanswered`: the doctor's `hook_failures`), and a message to the user (and, on a
+ * prompt, to the model).
  *
  * Only where the local settings hold Baton's HTTP hooks: command hooks run in a process of their
  * own, which answers whether or not a server runs.
@@ -23,6 +24,7 @@ import { CLAUDE_HTTP_EVENTS } from "../../core/hooks/claude.js";
 import { nativeHookPath } from "../../core/hooks/config.js";
 import { callCheckpoint, turnId } from "../../core/hooks/keys.js";
 import type { HookEvent, HookResponse, ToolCall } from "../../core/hooks/types.js";
+import { appendHookFailure } from "../../platform/hook-log.js";
 
 /** How much of the transcript's end is read: a turn's calls are at its end. */
 const TAIL_BYTES = 1024 * 1024;
@@ -148,6 +150,14 @@ export async function reportUnanswered(b: Baton, sid: string | undefined, ev: Ho
       actor: "system",
       data: {
         text: `Claude Code ran ${c.name} (${c.id}) without a checkpoint: its HTTP hook got no answer (the workspace's server was not running or refused it).`,
+      },
+    });
+    appendHookFailure(b.workspace.dir, {
+      agent: "claude",
+      event: "PreToolUse",
+      error: {
+        code: "hook_unanswered",
+        message: `${c.name} (${c.id}) ran without a checkpoint: its HTTP hook got no answer (the workspace's server was not running or refused it)`,
       },
     });
   }
