@@ -35,9 +35,9 @@ import { build } from "esbuild";
 import { commandLine, median, REPO } from "./lib.mjs";
 
 const args = commandLine(import.meta.url, { valued: ["--reps", "--calls"] });
-const valueOf = (name, dflt) => (args.includes(name) ? Number(args[args.indexOf(name) + 1]) : dflt);
-const REPS = valueOf("--reps", 3);
-const K = valueOf("--calls", 50);
+const option = (name, dflt) => (args.includes(name) ? Number(args[args.indexOf(name) + 1]) : dflt);
+const REPS = option("--reps", 3);
+const K = option("--calls", 50);
 const SETUPS = ["none", "command", "http", "http-empty"];
 const HELPERS = join(REPO, "bench", "results", ".agents-http-helpers.mjs");
 const BATON = join(REPO, "bin", "baton.cjs");
