@@ -34,7 +34,7 @@ import { isBatonError } from "../../errors.js";
 import { appendHookFailure } from "../../platform/hook-log.js";
 import { endRuns, ensureRun, laneOf, pauseView, sessionFor } from "./sessions.js";
 import { afterTool, beforeTool, type ToolHookContext } from "./tools.js";
-import { reportUnanswered } from "./unanswered.js";
+import { httpHooksOn, reportUnanswered } from "./unanswered.js";
 
 const PROMPT_LESSONS_CHARS = 2_000;
 const ROLLBACK_VERBS = /undo|revert|roll ?back|go back|restore/i;
@@ -92,6 +92,7 @@ export async function handleAgentEvent(b: Baton, ev: HookEvent, opts: AgentHookO
 /** The calls of the last turn whose HTTP hook got no answer (unanswered.ts); a failure there is logged, never the hook's. */
 async function unanswered(b: Baton, ev: HookEvent, o: Ctx): Promise<HookResponse> {
   try {
+    if (ev.agent !== "claude" || !httpHooksOn(b.root)) return {};
     return await reportUnanswered(b, await sessionFor(b, ev, o.label, false), ev);
   } catch (err) {
     o.log(err);
