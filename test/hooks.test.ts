@@ -311,9 +311,15 @@ describe("adapters", () => {
       "npx agent-baton --root /work/app trust",
       "npx -p agent-baton baton trust",
       "baton trust --help",
+      // Claude Code's HTTP hooks name the server's port and token: a new token or port redirects them.
+      "baton serve --rotate-token",
+      "baton serve --port 9999",
+      "baton serve --port=0",
     ])
       expect(batonInvocation(c), c).toMatchObject({ changesSupervision: true });
     expect(batonInvocation("baton status --json")).toMatchObject({ changesSupervision: false });
+    expect(batonInvocation("baton serve")).toMatchObject({ changesSupervision: false });
+    expect(batonInside("true; baton serve --rotate-token &")).toMatchObject({ changesSupervision: true });
     // Baton's plugin or extension removed or disabled with the agent's own CLI: the same decision.
     for (const c of [
       "claude plugin uninstall baton@agent-baton",
@@ -382,6 +388,8 @@ describe("adapters", () => {
       "/work/app/.github/copilot/settings.local.json",
       "/home/dev/.copilot/config.json",
       "/work/app/.baton/config.json",
+      // The port and token Claude Code's HTTP hooks name.
+      "/work/app/.baton/server.key",
       "/home/dev/.config/baton/trust/abc.json",
     ])
       expect(isSupervisionFile(f), f).toBe(true);

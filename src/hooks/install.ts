@@ -12,6 +12,7 @@ import { existsSync, realpathSync, rmdirSync, unlinkSync } from "node:fs";
 import { homedir } from "node:os";
 import { dirname, join, resolve } from "node:path";
 import { ADAPTERS } from "../core/hooks/adapters.js";
+import { CLAUDE_HTTP_EVENTS, claudeHttpHookSpecs } from "../core/hooks/claude.js";
 import {
   HOOK_AGENTS,
   type HookAgent,
@@ -22,6 +23,7 @@ import {
 } from "../core/hooks/config.js";
 import type { JsonObject } from "../core/types.js";
 import { BatonError, badInput } from "../errors.js";
+import { ensureServerKey, readServerKey } from "../platform/server-key.js";
 import {
   acknowledgeGeminiHooks,
   codexShim,
@@ -222,20 +224,56 @@ function otherClaudeFile(agent: HookAgent, o: HookPlaceOptions, verb: "install" 
     : `${file} still holds Baton's hooks: ${remove} removes them.`;
 }
 
-export async function installHooks(agent: HookAgent, o: HookPlaceOptions & { launcher?: string }): Promise<InstallResult> {
+/**
+ * `--http`: Claude Code's per-call hooks POST to the workspace's server. The URL and token are
+ * this machine's (`.baton/server.key`, made now when the server never ran: the server takes that
+ * port and token when it starts), so they go only into the local `.claude/settings.local.json`,
+ * which is not committed, written mode 0600 when install creates it.
+ */
+async function httpSpecs(agent: HookAgent, o: HookPlaceOptions, launcher: string): Promise<HookGroupSpec[]> {
+  if (agent !== "claude" || o.scope !== "project" || o.shared)
+    throw badInput(
+      "--http is for Claude Code's local project settings (.claude/settings.local.json): the hooks name this machine's server port and token, which a shared or user file must not hold. Use `baton hooks install claude --http`",
+    );
+  const batonDir = join(o.root, ".baton");
+  if (!existsSync(batonDir)) throw new BatonError("workspace_not_found", `no Baton workspace at ${o.root}: run \`baton init\` there first`);
+  const key = await ensureServerKey(batonDir);
+  return claudeHttpHookSpecs(launcher, key);
+}
+
+/** The notes an install or status gives about Claude Code's HTTP hooks in `hooks`, if any. */
+function httpNotes(o: HookPlaceOptions, hooks: readonly InstalledHook[]): { notes: string[]; remaining: string[] } {
+  const http = hooks.filter((h) => h.http);
+  if (http.length === 0) return { notes: [], remaining: [] };
+  const key = readServerKey(join(o.root, ".baton"));
+  const notes = [
+    `${CLAUDE_HTTP_EVENTS.join(", ")} go over HTTP to this workspace's server (its port and token are in this file, which is not committed); SessionStart (which starts the server) and the other events stay command hooks. A call whose HTTP hook the server did not answer runs without a checkpoint, and the next prompt or turn end says so.`,
+  ];
+  const remaining: string[] = [];
+  const stale = key === undefined || http.some((h) => !h.command.startsWith(`http://127.0.0.1:${key.port}/`));
+  if (stale)
+    remaining.push(
+      `The HTTP hooks name a port the workspace's server no longer uses (.baton/server.key): run \`baton hooks install claude --http\` again.`,
+    );
+  return { notes, remaining };
+}
+
+export async function installHooks(agent: HookAgent, o: HookPlaceOptions & { launcher?: string; http?: boolean }): Promise<InstallResult> {
   const file = hookConfigFile(agent, o);
   checkPlace(file, o);
   const { text, settings } = load(file);
   const launcher = o.launcher ?? launcherFor(agent, o);
+  const specs = o.http ? await httpSpecs(agent, o, launcher) : hookSpecs(agent, launcher);
   let next: JsonObject;
   let newText: string;
   try {
-    ({ next, text: newText } = installedText(text, settings, hookSpecs(agent, launcher), agent));
+    ({ next, text: newText } = installedText(text, settings, specs, agent));
   } catch (err) {
     throw badInput(`${file}: ${(err as Error).message}; fix it by hand: Baton changed nothing`, { path: file });
   }
   const hooks = listBatonHooks(next.hooks, agent);
-  const notes = [placeNote(agent, o), ...placeProblems(agent, o, file, hooks), ...notesFor(agent, settings)];
+  const http = httpNotes(o, hooks);
+  const notes = [placeNote(agent, o), ...placeProblems(agent, o, file, hooks), ...notesFor(agent, settings), ...http.notes];
   const other = otherClaudeFile(agent, o, "install");
   if (other) notes.push(other);
   const plugin = pluginInstalls(agent, o).find((p) => p.enabled);
@@ -245,7 +283,8 @@ export async function installHooks(agent: HookAgent, o: HookPlaceOptions & { lau
     // The first install into an existing file keeps the file as it was; a reinstall (Baton's
     // hooks are there already) keeps that first copy.
     if (text !== undefined && listBatonHooks(settings.hooks, agent).length === 0) backup(file, text, o);
-    writeAtomic(file, newText, o);
+    // HTTP hooks carry the server's token: a file made for them is the user's alone.
+    writeAtomic(file, newText, o, o.http ? 0o600 : undefined);
     changed = true;
   }
   if (agent === "codex") {
@@ -265,8 +304,12 @@ export async function installHooks(agent: HookAgent, o: HookPlaceOptions & { lau
     hooks,
     notes,
     limits: AGENT_LIMITS[agent],
-    ...pathReadiness(readiness(agent, o, next), agent, o, hooks),
+    ...withRemaining(pathReadiness(readiness(agent, o, next), agent, o, hooks), http.remaining),
   };
+}
+
+function withRemaining(r: Readiness, more: readonly string[]): Readiness {
+  return more.length === 0 ? r : { ...r, willRun: false, remaining: [...more, ...r.remaining] };
 }
 
 export async function uninstallHooks(agent: HookAgent, o: HookPlaceOptions): Promise<UninstallResult> {
@@ -383,9 +426,10 @@ export async function hooksStatus(
           return shim !== undefined && shim !== "modified" && (!existsSync(shim.node) || !existsSync(shim.entry));
         });
         if (s.installed.length > 0) {
-          s.notes = [...placeProblems(agent, place, file, s.installed), ...notesFor(agent, settings)];
+          const http = httpNotes(place, s.installed);
+          s.notes = [...placeProblems(agent, place, file, s.installed), ...notesFor(agent, settings), ...http.notes];
           s.limits = AGENT_LIMITS[agent];
-          Object.assign(s, pathReadiness(readiness(agent, place, settings), agent, place, s.installed));
+          Object.assign(s, withRemaining(pathReadiness(readiness(agent, place, settings), agent, place, s.installed), http.remaining));
           if (modified !== undefined) {
             s.launcherModified = true;
             s.willRun = false;

@@ -49,6 +49,11 @@ import { bearerToken, tokenMatches } from "./security.js";
 export interface HookAnswerer {
   /** Check the request and take the hook (a refusal throws before anything is done); the promise answers it. */
   take(agent: string, event: string, body: Record<string, unknown>): () => Promise<HookResponse>;
+  /**
+   * Take a hook already translated (the agent's own payload, native-hook-route.ts), with the same
+   * checks (workspace, shutdown, changed settings) but for the store, which only a process names.
+   */
+  takeEvent(ev: HookEvent, o: { root: string; requestId: string; deadline: number; agentPid?: number }): () => Promise<HookResponse>;
 }
 
 export interface HookAnswererOptions {
@@ -160,7 +165,7 @@ export function servedWorkspace(o: HookAnswererOptions): ServedWorkspace {
 
 export function hookAnswerer(o: HookAnswererOptions, ws: ServedWorkspace = servedWorkspace(o)): HookAnswerer {
   const { dir, kind } = ws;
-  return {
+  const answerer: HookAnswerer = {
     take(agent, native, body) {
       if (!AGENTS.includes(agent)) throw new BatonError("not_found", `no hook adapter for agent "${agent}"; use ${HOOK_AGENT_LIST}`);
       const { requestId, root, agentPid, deadline, store: theirs } = body;
@@ -178,22 +183,33 @@ export function hookAnswerer(o: HookAnswererOptions, ws: ServedWorkspace = serve
       if (ev.agent !== agent || ev.native !== native)
         throw badInput(`the event is ${ev.agent} ${ev.native}, the path names ${agent} ${native}`);
       ws.check(root, theirs, "the hook");
-      const answer = () => o.baton.agents.handle(ev, { agentPid, requestId, deadline });
-      // SQLite waits on no network: its busy timeout and the race below are enough.
-      const limited = kind === "sqlite" ? answer : () => withStoreLimits({ deadline, connectTimeoutMs: HOOK_STORE_CONNECT_MS }, answer);
-      return () =>
-        answerBy(deadline + ANSWER_GRACE_MS, limited, () =>
-          appendHookFailure(dir, {
-            agent,
-            event: native,
-            error: new BatonError(
-              "deadline_exceeded",
-              `the server had not answered the hook ${ANSWER_GRACE_MS} ms after its deadline (${new Date(deadline).toISOString()}); it answered it empty, so the agent went on (its steps still running finish or fail by themselves; a checkpoint or rollback past the deadline is cancelled)`,
-            ),
-          }),
-        );
+      return answered(ev, { requestId, deadline, agentPid });
+    },
+    takeEvent(ev, { root, requestId, deadline, agentPid }) {
+      ws.check(root, undefined, "the hook");
+      return answered(ev, { requestId, deadline, ...(agentPid !== undefined ? { agentPid } : {}) });
     },
   };
+  /** The hook's answer, taken after the checks. */
+  function answered(ev: HookEvent, { requestId, deadline, agentPid }: { requestId: string; deadline: number; agentPid?: number }) {
+    const agent = ev.agent;
+    const native = ev.native;
+    const answer = () => o.baton.agents.handle(ev, { ...(agentPid !== undefined ? { agentPid } : {}), requestId, deadline });
+    // SQLite waits on no network: its busy timeout and the race below are enough.
+    const limited = kind === "sqlite" ? answer : () => withStoreLimits({ deadline, connectTimeoutMs: HOOK_STORE_CONNECT_MS }, answer);
+    return () =>
+      answerBy(deadline + ANSWER_GRACE_MS, limited, () =>
+        appendHookFailure(dir, {
+          agent,
+          event: native,
+          error: new BatonError(
+            "deadline_exceeded",
+            `the server had not answered the hook ${ANSWER_GRACE_MS} ms after its deadline (${new Date(deadline).toISOString()}); it answered it empty, so the agent went on (its steps still running finish or fail by themselves; a checkpoint or rollback past the deadline is cancelled)`,
+          ),
+        }),
+      );
+  }
+  return answerer;
 }
 
 /** The hook's answer, or `{}` at `latest` (after `late()`) when it has not come by then. Never rejects. */

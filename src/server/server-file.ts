@@ -7,15 +7,12 @@
  * `.baton/server.key` keeps the token and the port across restarts, so a page that was open
  * when the server stopped reconnects to the restarted server without being reloaded.
  */
-import { readFileSync, unlinkSync } from "node:fs";
+import { unlinkSync } from "node:fs";
 import { createRequire } from "node:module";
-import { join } from "node:path";
 import { BatonError } from "../errors.js";
 import { readProcStat } from "../platform/process-facts.js";
 import { readServerFile, type ServerInfo, serverAlive, serverFilePath } from "../platform/server-file.js";
 import { writeFileWhole } from "../platform/whole-file.js";
-
-export const KEY_FILE = "server.key";
 
 /** This process's start time as the kernel records it (Linux), for `ServerInfo.startTime`. */
 export function ownStartTime(): string | undefined {
@@ -57,18 +54,4 @@ export async function claimServerFile(
   throw new BatonError("server_running", `could not create ${file}: another process keeps replacing it`);
 }
 
-/** The token and port this workspace's server used last time, if any. */
-export function readServerKey(batonDir: string): { token: string; port: number } | undefined {
-  try {
-    const v = JSON.parse(readFileSync(join(batonDir, KEY_FILE), "utf8")) as { token?: unknown; port?: unknown };
-    if (typeof v.token === "string" && v.token.length >= 32 && typeof v.port === "number") return { token: v.token, port: v.port };
-  } catch {
-    // none yet, or unreadable: a new token is made
-  }
-  return undefined;
-}
-
-/** Persist the token and port (mode 0600, written atomically). */
-export function writeServerKey(batonDir: string, key: { token: string; port: number }): void {
-  writeFileWhole(join(batonDir, KEY_FILE), `${JSON.stringify(key)}\n`, { sweep: true });
-}
+export { readServerKey, writeServerKey } from "../platform/server-key.js";

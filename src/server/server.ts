@@ -17,6 +17,7 @@ import { readServerFile, releaseServerFile, type ServerInfo, serverAlive } from 
 import { type AppOptions, buildApp } from "./app.js";
 import { cliHttpHandler, isCliRequest } from "./cli-route.js";
 import { hookAnswerer, hookHttpHandler, isHookRequest, servedWorkspace } from "./hook-route.js";
+import { isNativeHookRequest, nativeHookHttpHandler } from "./native-hook-route.js";
 import { allowedHosts, allowedOrigins, checkRequest, corsHeaders, type GuardConfig, newToken, parseOrigin } from "./security.js";
 import { claimServerFile, ownStartTime, readServerKey, writeServerKey } from "./server-file.js";
 
@@ -88,6 +89,7 @@ export async function startServer(baton: Baton, opts: ServerOptions = {}): Promi
     app?: ReturnType<typeof getRequestListener>;
     hooks?: ReturnType<typeof hookHttpHandler>;
     cli?: ReturnType<typeof cliHttpHandler>;
+    nativeHooks?: ReturnType<typeof nativeHookHttpHandler>;
   } = {};
   const idleExitMs = opts.idleExitMs;
   if (idleExitMs !== undefined && (!Number.isFinite(idleExitMs) || idleExitMs <= 0))
@@ -137,6 +139,7 @@ export async function startServer(baton: Baton, opts: ServerOptions = {}): Promi
       }
       // Agent hooks: the hot path (every tool call), served without Hono (hook-route.ts).
       if (guard.hooks && isHookRequest(req)) void guard.hooks(req, res);
+      else if (guard.nativeHooks && isNativeHookRequest(req)) void guard.nativeHooks(req, res);
       // `status` and `resume --json` for the CLI (every turn of an agent), also without Hono.
       else if (guard.cli && isCliRequest(req)) void guard.cli(req, res);
       else void guard.app?.(req, res);
@@ -161,7 +164,9 @@ export async function startServer(baton: Baton, opts: ServerOptions = {}): Promi
     shutdown: shutdown.signal,
     ...(idleExitMs !== undefined ? { onConfigChanged: () => stopBy?.("config_changed") } : {}),
   });
-  guard.hooks = hookHttpHandler({ answerer: hookAnswerer({ baton, shutdown: shutdown.signal }, servedWs), token, maxBodyBytes });
+  const answerer = hookAnswerer({ baton, shutdown: shutdown.signal }, servedWs);
+  guard.hooks = hookHttpHandler({ answerer, token, maxBodyBytes });
+  guard.nativeHooks = nativeHookHttpHandler({ baton, answerer, token, maxBodyBytes });
   guard.cli = cliHttpHandler({ baton, ws: servedWs, token, maxBodyBytes });
   guard.app = getRequestListener(app.fetch, {
     errorHandler: () => new Response(JSON.stringify({ error: { code: "internal", message: "request failed" } }), { status: 500 }),

@@ -158,3 +158,70 @@ export class Project {
     rmSync(this.base, { recursive: true, force: true });
   }
 }
+
+/**
+ * Claude Code's HTTP hooks in the e2e suite: `baton serve` for the project, on a port of its own,
+ * behind a proxy on the port the hooks name (`.baton/server.key` at install). The proxy keeps each
+ * payload in `captures/` as the `baton` shim does for command hooks (named `<time>.claude.<Event>.http.json`),
+ * passes the request on with the server's Host, and the answer back unchanged.
+ */
+export async function httpHookServer(p: Project): Promise<{ port: number; stop(): Promise<void> }> {
+  const { createServer, request } = await import("node:http");
+  const keyFile = join(p.root, ".baton", "server.key");
+  const keyText = readFileSync(keyFile, "utf8");
+  const key = JSON.parse(keyText) as { port: number };
+  const child = spawn(process.execPath, [CLI, "serve", "--json", "--root", p.root, "--port", "0"], {
+    cwd: p.root,
+    env: { ...p.env, BATON_CAPTURE_DIR: "" },
+    stdio: ["ignore", "pipe", "pipe"],
+  });
+  let stderr = "";
+  child.stderr.on("data", (d) => (stderr += d));
+  const ready = await new Promise<{ port: number }>((resolveReady, reject) => {
+    let out = "";
+    const timer = setTimeout(() => reject(new Error(`baton serve did not start: ${stderr}`)), 30_000);
+    child.stdout.on("data", (d) => {
+      out += d;
+      const line = out.split("\n").find((l) => l.startsWith("{"));
+      if (line) {
+        clearTimeout(timer);
+        resolveReady(JSON.parse(line));
+      }
+    });
+    child.on("exit", (code) => reject(new Error(`baton serve exited ${code}: ${stderr}`)));
+  });
+  let seq = 0;
+  const proxy = createServer((req, res) => {
+    const chunks: Buffer[] = [];
+    req.on("data", (c: Buffer) => chunks.push(c));
+    req.on("end", () => {
+      const body = Buffer.concat(chunks);
+      const event = (req.url ?? "").split("/").pop() ?? "unknown";
+      writeFileSync(join(p.captures, `${process.hrtime.bigint()}${String(seq++).padStart(4, "0")}.claude.${event}.http.json`), body);
+      const headers = { ...req.headers, host: `127.0.0.1:${ready.port}` };
+      const fwd = request({ host: "127.0.0.1", port: ready.port, path: req.url, method: req.method, headers }, (up) => {
+        res.writeHead(up.statusCode ?? 502, up.headers);
+        up.pipe(res);
+      });
+      fwd.on("error", () => {
+        res.writeHead(502);
+        res.end();
+      });
+      fwd.end(body);
+    });
+  });
+  await new Promise<void>((r) => proxy.listen(key.port, "127.0.0.1", () => r()));
+  return {
+    port: ready.port,
+    async stop() {
+      await new Promise<void>((r) => proxy.close(() => r()));
+      if (child.exitCode === null) {
+        const exited = new Promise((r) => child.once("exit", r));
+        child.kill("SIGTERM");
+        await exited;
+      }
+      // The server wrote its own port into the key; the hooks' port (the proxy's) stands for it.
+      writeFileSync(keyFile, keyText);
+    },
+  };
+}

@@ -24,7 +24,7 @@ import { afterAll, beforeAll, describe, expect, test } from "vitest";
 import { argsHash } from "../../src/core/hooks/keys.js";
 import { laneFromEnv } from "../../src/core/lanes.js";
 import { type Driver, pluginSource } from "./drivers.js";
-import { type AgentRun, type Capture, Project } from "./harness.js";
+import { type AgentRun, type Capture, httpHookServer, Project } from "./harness.js";
 import { type AgentName, agentCli, REPO, VERSIONS } from "./install.js";
 import { MockModel, repeat, type Step, toolResults } from "./mock-model.js";
 
@@ -92,13 +92,21 @@ function readsFirst(steps: Step[]): Step[] {
  * then the MCP server's tools in the model's request, `baton hooks status` seeing the plugin,
  * and the agent's own uninstall.
  */
-export function agentSuite(d: Driver, o: { route?: "settings" | "plugin" } = {}): void {
+/**
+ * `route: "http"` (Claude Code): `baton hooks install claude --http`, the per-call hooks POSTed to
+ * the workspace's server (harness.ts httpHookServer); the same story, and no per-call hook ran
+ * as a process.
+ */
+export function agentSuite(d: Driver, o: { route?: "settings" | "plugin" | "http" } = {}): void {
   const pin = VERSIONS[d.agent];
   const work = d.readsBeforeEdit ? readsFirst(WORK) : WORK;
   const rollback2 = d.rollbackTwo ?? "/rollback 2";
   const plugin = o.route === "plugin" ? d.plugin : undefined;
   if (o.route === "plugin" && !plugin) throw new Error(`${d.agent}: no plugin route`);
-  describe(`${pin.package}@${pin.version} through Baton's hooks${plugin ? " (Baton as its plugin)" : ""}`, () => {
+  const http = o.route === "http";
+  const label = plugin ? " (Baton as its plugin)" : http ? " (per-call hooks over HTTP)" : "";
+  describe(`${pin.package}@${pin.version} through Baton's hooks${label}`, () => {
+    let server: { stop(): Promise<void> } | undefined;
     const mock = new MockModel();
     let p: Project;
     let cli: string;
@@ -154,9 +162,10 @@ export function agentSuite(d: Driver, o: { route?: "settings" | "plugin" } = {})
       } else {
         // Baton from PATH (the harness's `baton`, which keeps each hook's payload), in the file
         // a project install writes for the agent (Claude Code: its local settings file).
-        const hooks = p.baton(["--json", "hooks", "install", d.agent, "--command", "baton"]);
+        const hooks = p.baton(["--json", "hooks", "install", d.agent, "--command", "baton", ...(http ? ["--http"] : [])]);
         expect(hooks.code, hooks.stderr).toBe(0);
         hooksFile = hooks.json().file;
+        if (http) server = await httpHookServer(p);
         await d.expectHooksTrusted?.(p, cli);
       }
 
@@ -197,6 +206,7 @@ export function agentSuite(d: Driver, o: { route?: "settings" | "plugin" } = {})
 
     afterAll(async () => {
       await mock.stop();
+      await server?.stop();
       if (p) {
         if (!plugin) saveFixtures(d.agent, p, rollback2);
         // For a look at a run: the project, its captures, the agent's output and the model's requests.
@@ -206,6 +216,13 @@ export function agentSuite(d: Driver, o: { route?: "settings" | "plugin" } = {})
         }
         p.cleanup();
       }
+    });
+
+    test.runIf(http)("the per-call hooks went over HTTP, none through a process", () => {
+      const perCall = p.captured().filter((c) => /^(?:PreToolUse|PostToolUse|PostToolUseFailure)$/.test(c.event));
+      expect(perCall.length).toBeGreaterThan(10);
+      expect(perCall.filter((c) => !c.file.endsWith(".http.json")).map((c) => c.file)).toEqual([]);
+      expect(p.captured().filter((c) => c.event === "SessionStart" && c.file.endsWith(".http.json"))).toEqual([]);
     });
 
     test("the turn's writes, edits and shell commands all happened", () => {
@@ -359,7 +376,10 @@ export function agentSuite(d: Driver, o: { route?: "settings" | "plugin" } = {})
       expect(bad).toEqual([]);
     });
 
-    test("baton doctor is clean", () => {
+    test("baton doctor is clean", async () => {
+      // A running server is a finding of its own (info): the HTTP route's is stopped first.
+      await server?.stop();
+      server = undefined;
       const doc = p.baton(["--json", "doctor"]).json();
       const bad = doc.checks.filter((c: any) => c.status !== "ok" && c.status !== "skipped");
       expect(bad).toEqual([]);

@@ -38,13 +38,19 @@ function projectRoot(ctx: Ctx): string {
   return findWorkspace(process.cwd())?.root ?? process.cwd();
 }
 
-export async function install(ctx: Ctx, agentArg: string, o: ScopeOptions & { command?: string }): Promise<void> {
+export async function install(ctx: Ctx, agentArg: string, o: ScopeOptions & { command?: string; http?: boolean }): Promise<void> {
   const agent = agentOf(agentArg);
   const scope = scopeOf(o);
   const root = projectRoot(ctx);
   // The hooks act only in a Baton workspace: a project install makes sure there is one.
   if (scope === "project") ensureWorkspace(workspaceAt(root));
-  const r = await installHooks(agent, { scope, shared: o.shared === true, root, ...(o.command ? { launcher: o.command } : {}) });
+  const r = await installHooks(agent, {
+    scope,
+    shared: o.shared === true,
+    root,
+    ...(o.command ? { launcher: o.command } : {}),
+    ...(o.http ? { http: true } : {}),
+  });
   ctx.out(r, () => {
     const [where, ...notes] = r.notes;
     const lines = [
@@ -52,7 +58,7 @@ export async function install(ctx: Ctx, agentArg: string, o: ScopeOptions & { co
     ];
     if (where) lines.push(`  ${where}`);
     if (r.backup) lines.push(`  the file as it was before Baton's hooks: ${r.backup}`);
-    for (const h of r.hooks) lines.push(`  ${h.event}${h.matcher ? ` [${h.matcher}]` : ""}: ${h.command}`);
+    for (const h of r.hooks) lines.push(`  ${h.event}${h.matcher ? ` [${h.matcher}]` : ""}: ${h.http ? "POST " : ""}${h.command}`);
     for (const n of notes) lines.push(`note: ${n}`);
     for (const l of r.limits) lines.push(`cannot: ${l}`);
     lines.push(...readinessLines(AGENT_NAMES[agent], r));

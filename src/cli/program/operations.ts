@@ -116,6 +116,10 @@ export function defineOperationCommands(program: Command): void {
       "--command <launcher>",
       'what runs baton in the hooks (default: in a file the team commits "baton" from PATH, elsewhere this node and baton by absolute path)',
     )
+    .option(
+      "--http",
+      "Claude Code, local project settings only: the per-call hooks (PreToolUse, PostToolUse, PostToolUseFailure) as HTTP hooks answered by the workspace's server, with its port and token",
+    )
     .action(lazy(hooks, (m) => m.install));
   hk.command("uninstall <agent>")
     .description("remove exactly the hooks Baton added: the file is again as it was before install when nothing else changed")

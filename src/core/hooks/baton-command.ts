@@ -21,7 +21,8 @@ export interface BatonInvocation {
   /** Nothing it does changes files, the journal, the pause or the hooks. */
   readOnly: boolean;
   /**
-   * It would switch supervision off or change it: `baton hooks install|uninstall`, and `baton
+   * It would switch supervision off or change it: `baton hooks install|uninstall`, `baton serve
+   * --rotate-token` or `--port` (Claude Code's HTTP hooks name the server's port and token), and `baton
    * trust` in any form (trusting `.baton/config.json` applies its store, private files, spiral
    * and lanes settings: the user's decision, never the supervised agent's).
    */
@@ -150,7 +151,12 @@ function invocationOf(argv: string[]): BatonInvocation | undefined {
   return {
     args,
     readOnly: (READ_ONLY.has(name) || dryRun || args.includes("--help") || args.includes("--version")) && !writes,
-    changesSupervision: name === "hooks install" || name === "hooks uninstall" || cmd === "trust",
+    changesSupervision:
+      name === "hooks install" ||
+      name === "hooks uninstall" ||
+      cmd === "trust" ||
+      // A server on another port or with a new token: Claude Code's HTTP hooks (which name both) go unanswered.
+      (cmd === "serve" && args.some((a) => /^--(?:rotate-token|port)(?:=|$)/.test(a))),
     overridesLanes: args.some((a) => LANE_OPTIONS.has(a.split("=")[0] as string) || HOOK_EVENTS.has(a)),
   };
 }

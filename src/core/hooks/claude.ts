@@ -15,7 +15,7 @@
  *   Pre/PostToolUse with the parent's session id, and its end is not the session's.
  * - Exit 0 with no output lets everything proceed; that is Baton's answer when it fails.
  */
-import { type HookAgent, hookGroup } from "./config.js";
+import { type HookAgent, type HookGroupSpec, hookGroup, nativeHookPath } from "./config.js";
 import {
   type AgentAdapter,
   type HookEvent,
@@ -77,7 +77,7 @@ export function claudeStyleAdapter(s: ClaudeStyle): AgentAdapter {
     agent: s.agent,
     label: s.label,
     contextLimit: CLAUDE_CONTEXT_LIMIT,
-    parse: (native, p, cwd, io) => refine(parsePayload(reader, native, p, cwd, io)),
+    parse: (native, p, cwd, io) => withTranscript(refine(parsePayload(reader, native, p, cwd, io)), p),
     render: (event, r) => renderClaudeStyle(event, r, CLAUDE_CONTEXT_LIMIT),
     timeoutMs: () => TIMEOUT_S * 1000,
     passThrough: () => "",
@@ -86,6 +86,13 @@ export function claudeStyleAdapter(s: ClaudeStyle): AgentAdapter {
       return CLAUDE_STYLE_HOOKS.map((e) => (e === "PreToolUse" ? h(e, matcher) : h(e)));
     },
   };
+}
+
+/** A prompt or stop event with the session's transcript, when the payload names one (absolute, `.jsonl`). */
+function withTranscript(ev: HookEvent, p: Record<string, unknown>): HookEvent {
+  const t = p.transcript_path;
+  if ((ev.kind !== "prompt" && ev.kind !== "stop") || typeof t !== "string" || !t.startsWith("/") || !t.endsWith(".jsonl")) return ev;
+  return { ...ev, transcriptPath: t };
 }
 
 /** The envelope Claude Code and Codex share: hookSpecificOutput for context and deny, systemMessage for the user. */
@@ -145,6 +152,37 @@ const CLAUDE_STYLE_HOOKS: readonly string[] = [
   "StopFailure",
   "SessionEnd",
 ];
+
+/**
+ * The per-call events Claude Code sends over HTTP with `baton hooks install claude --http`: the
+ * workspace's server answers them (server/native-hook-route.ts) without a process per call. The
+ * others stay command hooks: Claude Code runs no HTTP hook on SessionStart, that hook starts the
+ * server, and UserPromptSubmit and Stop report the calls whose HTTP hook got no answer.
+ */
+export const CLAUDE_HTTP_EVENTS: readonly string[] = Object.freeze(["PreToolUse", "PostToolUse", "PostToolUseFailure"]);
+
+/** The workspace's server as Claude Code's HTTP hooks reach it. */
+export interface HookServerAddress {
+  port: number;
+  token: string;
+}
+
+/** Claude Code's hooks with the per-call ones over HTTP to the server at `server` (the rest run `command`). */
+export function claudeHttpHookSpecs(command: string, server: HookServerAddress): HookGroupSpec[] {
+  return claude.hookSpecs(command).map((spec) =>
+    CLAUDE_HTTP_EVENTS.includes(spec.event)
+      ? {
+          ...spec,
+          handler: {
+            type: "http",
+            command: `http://127.0.0.1:${server.port}${nativeHookPath("claude", spec.event)}`,
+            headers: { Authorization: `Bearer ${server.token}` },
+            timeout: TIMEOUT_S,
+          },
+        }
+      : spec,
+  );
+}
 
 export const claude: AgentAdapter = claudeStyleAdapter({
   agent: "claude",

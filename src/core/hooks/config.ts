@@ -33,8 +33,14 @@ export const HOOK_AGENTS: readonly HookAgent[] = Object.freeze(["claude", "codex
 export const HOOK_AGENT_LIST = `${HOOK_AGENTS.slice(0, -1).join(", ")} or ${HOOK_AGENTS.at(-1)}`;
 
 export interface HookHandlerSpec {
-  type: "command";
+  /**
+   * `command`: the agent runs `command`. `http` (Claude Code only, `baton hooks install claude
+   * --http`): the agent POSTs its payload to `url`, the workspace's server (`command` is then the URL).
+   */
+  type: "command" | "http";
   command: string;
+  /** `http`: headers sent with the payload (the server's bearer token). */
+  headers?: Readonly<Record<string, string>>;
   /** Seconds for Claude Code, Codex and Qwen Code, milliseconds for Gemini CLI (each agent's own unit). */
   timeout?: number;
   /** Copilot CLI's time limit, in seconds (`timeoutSec`). */
@@ -75,7 +81,26 @@ export function hookGroup(
 export interface InstalledHook {
   event: string;
   matcher?: string;
+  /** The command the agent runs, or for an HTTP hook the URL it POSTs to. */
   command: string;
+  /** Set for an HTTP hook (`type: "http"`). */
+  http?: true;
+}
+
+/**
+ * The path of Baton's route for an agent's own hook payload (server/native-hook-route.ts): an
+ * HTTP hook entry is Baton's when its URL is a loopback URL ending in this and an event name.
+ */
+export function nativeHookPath(agent: HookAgent, event: string): string {
+  return `/v1/agent-hooks/${agent}/${event}`;
+}
+
+/** An HTTP hook's URL that is Baton's route on this machine, for `agent`. */
+export function isBatonHookUrl(url: unknown, agent: HookAgent): boolean {
+  return (
+    typeof url === "string" &&
+    new RegExp(`^http://(?:127\\.0\\.0\\.1|\\[::1\\]|localhost):\\d+/v1/agent-hooks/${agent}/[A-Za-z]+$`).test(url)
+  );
 }
 
 /** A command that runs `baton hook <agent> …`, whatever the path or launcher before it. */
@@ -98,7 +123,9 @@ export function handlerCommand(handler: JsonObject): unknown {
 }
 
 function isOurs(handler: unknown, agent: HookAgent): boolean {
-  return isObject(handler) && isBatonCommand(handlerCommand(handler), agent);
+  if (!isObject(handler)) return false;
+  if (handler.type === "http") return isBatonHookUrl(handler.url, agent);
+  return isBatonCommand(handlerCommand(handler), agent);
 }
 
 /** A flat entry (Copilot CLI): a handler listed under the event directly, not in a group. */
@@ -159,7 +186,10 @@ function groupOf(spec: HookGroupSpec): JsonObject {
   const handler: JsonObject = {};
   if (spec.handler.name !== undefined) handler.name = spec.handler.name;
   handler.type = spec.handler.type;
-  handler.command = spec.handler.command;
+  if (spec.handler.type === "http") {
+    handler.url = spec.handler.command;
+    if (spec.handler.headers !== undefined) handler.headers = { ...spec.handler.headers };
+  } else handler.command = spec.handler.command;
   if (spec.handler.timeout !== undefined) handler.timeout = spec.handler.timeout;
   if (spec.handler.description !== undefined) handler.description = spec.handler.description;
   group.hooks = [handler];
@@ -232,7 +262,9 @@ export function listBatonHooks(hooks: unknown, agent: HookAgent): InstalledHook[
       if (!isObject(group) || !Array.isArray(group.hooks)) continue;
       for (const h of group.hooks) {
         if (!isOurs(h, agent)) continue;
-        const found: InstalledHook = { event, command: String(handlerCommand(h as JsonObject)) };
+        const entry = h as JsonObject;
+        const found: InstalledHook =
+          entry.type === "http" ? { event, command: String(entry.url), http: true } : { event, command: String(handlerCommand(entry)) };
         if (typeof group.matcher === "string") found.matcher = group.matcher;
         out.push(found);
       }

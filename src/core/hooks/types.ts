@@ -43,6 +43,11 @@ interface Base {
   /** The agent's working directory (from the payload, else the process's). */
   cwd: string;
   /**
+   * The agent's session transcript (Claude Code's `transcript_path`), on prompt and stop events:
+   * where the calls whose HTTP hook got no answer are found (services/agents/unanswered.ts).
+   */
+  transcriptPath?: string;
+  /**
    * When the agent sent the hook, as it says (Gemini CLI's `timestamp`). Gemini CLI sends no
    * call id: this tells one invocation of an identical call from the next.
    */

@@ -80,6 +80,7 @@ export function readHookEvent(v: unknown): HookEvent {
       ...optS(e, "agentSessionId", "event", 1_000),
       ...optS(e, "subagentId", "event", 1_000),
       ...optS(e, "sentAt", "event", 100),
+      ...optS(e, "transcriptPath", "event", 4_096),
     };
     switch (e.kind) {
       case "session_start": {

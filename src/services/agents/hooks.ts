@@ -34,6 +34,7 @@ import { isBatonError } from "../../errors.js";
 import { appendHookFailure } from "../../platform/hook-log.js";
 import { endRuns, ensureRun, laneOf, pauseView, sessionFor } from "./sessions.js";
 import { afterTool, beforeTool, type ToolHookContext } from "./tools.js";
+import { httpHooksOn, reportUnanswered } from "./unanswered.js";
 
 const PROMPT_LESSONS_CHARS = 2_000;
 const ROLLBACK_VERBS = /undo|revert|roll ?back|go back|restore/i;
@@ -62,8 +63,11 @@ export async function handleAgentEvent(b: Baton, ev: HookEvent, opts: AgentHookO
     switch (ev.kind) {
       case "session_start":
         return await sessionStart(b, ev, o);
-      case "prompt":
-        return await prompt(b, ev, o);
+      case "prompt": {
+        // Calls of the turn before this prompt that ran unheard, told first (the prompt may roll back).
+        const lost = ev.transcriptPath === undefined ? {} : await unanswered(b, ev, o);
+        return merged(lost, await prompt(b, ev, o));
+      }
       case "before_tool":
         return await beforeTool(b, ev, o);
       case "after_tool":
@@ -72,9 +76,10 @@ export async function handleAgentEvent(b: Baton, ev: HookEvent, opts: AgentHookO
         return await preCompact(b, ev, o);
       case "post_compact":
         return await postCompact(b, ev, o);
-      case "stop":
+      case "stop": {
         await endRuns(b, ev, o.requestId);
-        return {};
+        return ev.transcriptPath === undefined ? {} : await unanswered(b, ev, o);
+      }
       default:
         return {};
     }
@@ -82,6 +87,25 @@ export async function handleAgentEvent(b: Baton, ev: HookEvent, opts: AgentHookO
     log(err);
     return {};
   }
+}
+
+/** The calls of the last turn whose HTTP hook got no answer (unanswered.ts); a failure there is logged, never the hook's. */
+async function unanswered(b: Baton, ev: HookEvent, o: Ctx): Promise<HookResponse> {
+  try {
+    if (ev.agent !== "claude" || !httpHooksOn(b.root)) return {};
+    return await reportUnanswered(b, await sessionFor(b, ev, o.label, false), ev);
+  } catch (err) {
+    o.log(err);
+    return {};
+  }
+}
+
+/** Two answers in one: both contexts and both messages. */
+function merged(a: HookResponse, b: HookResponse): HookResponse {
+  const join = (x?: string, y?: string) => (x && y ? `${x}\n\n${y}` : (x ?? y));
+  const context = join(a.context, b.context);
+  const userMessage = join(a.userMessage, b.userMessage);
+  return { ...a, ...(context !== undefined ? { context } : {}), ...(userMessage !== undefined ? { userMessage } : {}) };
 }
 
 // Session start

@@ -1,0 +1,53 @@
+/**
+ * `.baton/server.key`: the token and port this workspace's server used last time (a restarted
+ * server takes them again, so an open page reconnects, and Claude Code's HTTP hooks, which name
+ * both in `.claude/settings.local.json`, reach it).
+ */
+import { randomBytes } from "node:crypto";
+import { readFileSync } from "node:fs";
+import { createServer } from "node:net";
+import { join } from "node:path";
+import { writeFileWhole } from "./whole-file.js";
+export const KEY_FILE = "server.key";
+
+/** The token and port this workspace's server used last time, if any. */
+export function readServerKey(batonDir: string): { token: string; port: number } | undefined {
+  try {
+    const v = JSON.parse(readFileSync(join(batonDir, KEY_FILE), "utf8")) as { token?: unknown; port?: unknown };
+    if (typeof v.token === "string" && v.token.length >= 32 && typeof v.port === "number") return { token: v.token, port: v.port };
+  } catch {
+    // none yet, or unreadable: a new token is made
+  }
+  return undefined;
+}
+
+/** Persist the token and port (mode 0600, written atomically). */
+export function writeServerKey(batonDir: string, key: { token: string; port: number }): void {
+  writeFileWhole(join(batonDir, KEY_FILE), `${JSON.stringify(key)}\n`, { sweep: true });
+}
+
+/**
+ * The workspace's key, made now when there is none: a new token and a port free at this moment
+ * (the server takes it when it starts, if it is still free). `baton hooks install claude --http`
+ * writes both into Claude Code's local settings, so the server must keep them from its first start.
+ */
+export async function ensureServerKey(batonDir: string): Promise<{ token: string; port: number; made: boolean }> {
+  const key = readServerKey(batonDir);
+  if (key) return { ...key, made: false };
+  const port = await freePort();
+  const made = { token: randomBytes(32).toString("base64url"), port };
+  writeServerKey(batonDir, made);
+  return { ...made, made: true };
+}
+
+function freePort(): Promise<number> {
+  return new Promise((resolve, reject) => {
+    const s = createServer();
+    s.once("error", reject);
+    s.listen(0, "127.0.0.1", () => {
+      const addr = s.address();
+      const port = typeof addr === "object" && addr ? addr.port : 0;
+      s.close(() => resolve(port));
+    });
+  });
+}

@@ -1,0 +1,202 @@
+/**
+ * Claude Code's HTTP hooks (`baton hooks install claude --http`, `POST /v1/agent-hooks/claude/:event`):
+ * a real `baton serve` child (the built CLI) on temp workspaces with real SQLite stores.
+ *
+ * - the claude scenario (checkpoints, rollback, a spiral and its deny, "undo that") with its
+ *   per-call hooks POSTed as Claude Code posts them gets the answers command hooks give;
+ * - a payload captured from the real CLI (test/fixtures/agents/claude/) takes its checkpoint;
+ * - the route is guarded: token, Host, Origin; other events and agents are refused;
+ * - the install writes HTTP entries only into the local settings, with the key the server takes.
+ */
+import { existsSync, readFileSync, statSync } from "node:fs";
+import { join } from "node:path";
+import { describe, expect, it } from "vitest";
+import { cli, REPO } from "./helpers.js";
+import { baton, checkpoints, failOnStrayServers, hook, hookLog, normalise, payload, read, type Step, workspace } from "./hook-helpers.js";
+import { FILES, SCENARIOS } from "./hook-scenarios.js";
+import { raw, serve } from "./server-helpers.js";
+
+failOnStrayServers();
+
+const PER_CALL = new Set(["PreToolUse", "PostToolUse", "PostToolUseFailure"]);
+
+/** POST a hook payload as Claude Code's HTTP hook does (its headers: JSON, the configured Authorization). */
+function post(port: number, token: string, event: string, body: string, headers: Record<string, string> = {}) {
+  return raw(port, {
+    method: "POST",
+    path: `/v1/agent-hooks/claude/${event}`,
+    headers: { "content-type": "application/json", authorization: `Bearer ${token}`, ...headers },
+    body,
+  });
+}
+
+function stepText(root: string, s: Step): { text: string; event: string } {
+  const text = payload(s.agent, s.fixture, { cwd: root, session: "agent-session-1", call: "call-1", ...s.vars });
+  return { text, event: JSON.parse(text).hook_event_name as string };
+}
+
+/** A command hook prints nothing for "go on"; an HTTP hook answers `{}`. */
+const answer = (text: string) => (text.trim() === "" ? "{}" : text.trim());
+
+describe("Claude Code HTTP hooks", () => {
+  it("the scenario's per-call hooks over HTTP get the command hooks' answers, step by step", async () => {
+    const viaHttp = workspace(FILES);
+    const viaCommand = workspace(FILES);
+    const s = await serve(viaHttp);
+    try {
+      let posted = 0;
+      for (const [i, step] of (SCENARIOS.claude ?? []).entries()) {
+        const { text, event } = stepText(viaHttp, step);
+        const b = hook(viaCommand, step, { BATON_HOOK_SERVER: "off" });
+        let a: string;
+        if (PER_CALL.has(event)) {
+          const r = await post(s.port, s.token, event, text);
+          expect(r.status, `step ${i} (${step.fixture}): ${r.text}`).toBe(200);
+          a = r.text;
+          posted++;
+        } else a = hook(viaHttp, step, { BATON_HOOK_SERVER: "off" }).stdout;
+        expect(normalise(answer(a), viaHttp), `step ${i} (${step.fixture})`).toBe(normalise(answer(b.stdout), viaCommand));
+        step.effect?.(viaHttp);
+        step.effect?.(viaCommand);
+      }
+      expect(posted).toBeGreaterThan(10);
+      expect(hookLog(viaHttp)).toEqual([]);
+      for (const p of ["src/app.ts", "README.md"]) expect(read(viaHttp, p), p).toBe(read(viaCommand, p));
+      const summary = (root: string) => ({
+        checkpoints: checkpoints(root).map((c) => [c.kind, c.toolName]),
+        ledger: baton(root, ["ledger", "list", "--session", baton(root, ["status"]).sessions[0].sessionId]).nodes.map((n: any) => [
+          n.toolName,
+          n.status,
+        ]),
+      });
+      expect(summary(viaHttp)).toEqual(summary(viaCommand));
+    } finally {
+      await s.stop();
+    }
+  });
+
+  it("a PreToolUse payload captured from the real CLI takes its checkpoint; a spiral pause denies over HTTP too", async () => {
+    const root = workspace(FILES);
+    const s = await serve(root);
+    try {
+      hook(root, { agent: "claude", fixture: "session-start-startup" }, { BATON_HOOK_SERVER: "off" });
+      const captured = JSON.parse(readFileSync(join(REPO, "test/fixtures/agents/claude/PreToolUse.Write.json"), "utf8"));
+      const body = JSON.stringify({
+        ...captured,
+        session_id: "agent-session-1",
+        cwd: root,
+        tool_input: { ...captured.tool_input, file_path: join(root, "src/app.ts") },
+      });
+      const r = await post(s.port, s.token, "PreToolUse", body);
+      expect(r.status, r.text).toBe(200);
+      expect(r.json()).toEqual({});
+      expect(checkpoints(root).map((c) => c.toolName)).toEqual(["Write"]);
+      // The same call again (Claude Code retries nothing, but a second answer must not act twice).
+      await post(s.port, s.token, "PreToolUse", body);
+      expect(checkpoints(root)).toHaveLength(1);
+      // Three identical failing test runs pause the session: the next write is denied over HTTP.
+      for (const call of ["toolu_t1", "toolu_t2", "toolu_t3"]) {
+        for (const fixture of ["pre-bash-test", "post-bash-failure"]) {
+          const { text, event } = stepText(root, { agent: "claude", fixture, vars: { call } });
+          expect((await post(s.port, s.token, event, text)).status).toBe(200);
+        }
+      }
+      const denied = await post(s.port, s.token, "PreToolUse", stepText(root, { agent: "claude", fixture: "pre-edit" }).text);
+      expect(denied.status).toBe(200);
+      expect(denied.json().hookSpecificOutput).toMatchObject({ hookEventName: "PreToolUse", permissionDecision: "deny" });
+    } finally {
+      await s.stop();
+    }
+  });
+
+  it("is guarded: token, Host and Origin; other events and agents are refused, and nothing is recorded", async () => {
+    const root = workspace(FILES);
+    const s = await serve(root);
+    try {
+      const { text } = stepText(root, { agent: "claude", fixture: "pre-edit" });
+      const noToken = await raw(s.port, {
+        method: "POST",
+        path: "/v1/agent-hooks/claude/PreToolUse",
+        headers: { "content-type": "application/json" },
+        body: text,
+      });
+      expect([noToken.status, noToken.json().error.code]).toEqual([401, "unauthorized"]);
+      const wrong = await post(s.port, "x".repeat(43), "PreToolUse", text);
+      expect([wrong.status, wrong.json().error.code]).toEqual([401, "unauthorized"]);
+      const host = await post(s.port, s.token, "PreToolUse", text, { host: `evil.example:${s.port}` });
+      expect(host.status).toBe(403);
+      const origin = await post(s.port, s.token, "PreToolUse", text, { origin: `http://127.0.0.1:${s.port}` });
+      expect(origin.status).toBe(403);
+      const start = stepText(root, { agent: "claude", fixture: "session-start-startup" });
+      const other = await post(s.port, s.token, "SessionStart", start.text);
+      expect([other.status, other.json().error.code]).toEqual([404, "not_found"]);
+      const codex = await raw(s.port, {
+        method: "POST",
+        path: "/v1/agent-hooks/codex/PreToolUse",
+        headers: { "content-type": "application/json", authorization: `Bearer ${s.token}` },
+        body: text,
+      });
+      expect(codex.status).toBe(404);
+      const notJson = await post(s.port, s.token, "PreToolUse", "{not json");
+      expect([notJson.status, notJson.json().error.code]).toEqual([400, "bad_input"]);
+      // Another workspace's payload (its cwd outside this one) is refused.
+      const elsewhere = await post(
+        s.port,
+        s.token,
+        "PreToolUse",
+        stepText(workspace(FILES), { agent: "claude", fixture: "pre-edit" }).text,
+      );
+      expect([elsewhere.status, elsewhere.json().error.code]).toEqual([409, "wrong_workspace"]);
+      expect(baton(root, ["status"]).sessions).toEqual([]);
+    } finally {
+      await s.stop();
+    }
+  });
+
+  it("install --http writes HTTP entries for the per-call events into the local settings only, naming the key the server takes", async () => {
+    const root = workspace(FILES);
+    const r = cli(["hooks", "install", "claude", "--http", "--json", "--root", root]);
+    expect(r.code, r.stderr).toBe(0);
+    const out = r.json();
+    expect(out.file).toBe(join(root, ".claude/settings.local.json"));
+    expect(out.hooks.filter((h: any) => h.http).map((h: any) => h.event)).toEqual([...PER_CALL]);
+    const key = JSON.parse(read(root, ".baton/server.key"));
+    const settings = JSON.parse(read(root, ".claude/settings.local.json"));
+    const pre = settings.hooks.PreToolUse[0];
+    expect(pre.matcher).toBe("Write|Edit|MultiEdit|NotebookEdit|Bash");
+    expect(pre.hooks[0]).toEqual({
+      type: "http",
+      url: `http://127.0.0.1:${key.port}/v1/agent-hooks/claude/PreToolUse`,
+      headers: { Authorization: `Bearer ${key.token}` },
+      timeout: 60,
+    });
+    expect(settings.hooks.SessionStart[0].hooks[0].type).toBe("command");
+    expect(statSync(join(root, ".claude/settings.local.json")).mode & 0o777).toBe(0o600);
+    // The server started next takes that port and token: the entries reach it.
+    const s = await serve(root);
+    try {
+      expect([s.port, s.token]).toEqual([key.port, key.token]);
+      hook(root, { agent: "claude", fixture: "session-start-startup" }, { BATON_HOOK_SERVER: "off" });
+      const res = await post(s.port, s.token, "PreToolUse", stepText(root, { agent: "claude", fixture: "pre-edit" }).text);
+      expect(res.status).toBe(200);
+      expect(checkpoints(root)).toHaveLength(1);
+    } finally {
+      await s.stop();
+    }
+    // Status knows them; uninstall takes them out with the rest.
+    const st = cli(["hooks", "status", "claude", "--json", "--root", root]).json();
+    const local = st.hooks.find((h: any) => h.file.endsWith("settings.local.json"));
+    expect(local.missing).toEqual([]);
+    expect(local.installed.filter((h: any) => h.http)).toHaveLength(3);
+    const un = cli(["hooks", "uninstall", "claude", "--json", "--root", root]).json();
+    expect(un.removed).toBe(10);
+    expect(existsSync(join(root, ".claude/settings.local.json"))).toBe(false);
+    // Not for a shared or user file, which must not hold this machine's port and token.
+    const shared = cli(["hooks", "install", "claude", "--http", "--shared", "--json", "--root", root]);
+    expect([shared.code, shared.json().error.code]).toEqual([2, "bad_input"]);
+    const codex = cli(["hooks", "install", "codex", "--http", "--json", "--root", root]);
+    expect([codex.code, codex.json().error.code]).toEqual([2, "bad_input"]);
+    expect(existsSync(join(root, ".claude/settings.json"))).toBe(false);
+    expect(existsSync(join(root, ".codex"))).toBe(false);
+  });
+});

@@ -1,0 +1,65 @@
+/** The calls of a Claude Code turn, read from its transcript (services/agents/unanswered.ts): pure, over transcript lines. */
+import { describe, expect, it } from "vitest";
+import { turnCalls } from "../src/services/agents/unanswered.js";
+
+const prompt = (text: string) => JSON.stringify({ type: "user", message: { role: "user", content: text } });
+const use = (id: string, name: string) =>
+  JSON.stringify({
+    type: "assistant",
+    message: {
+      content: [
+        { type: "text", text: "ok" },
+        { type: "tool_use", id, name, input: {} },
+      ],
+    },
+  });
+const result = (id: string, content: string, isError = false) =>
+  JSON.stringify({ type: "user", message: { content: [{ type: "tool_result", tool_use_id: id, content, is_error: isError }] } });
+
+describe("turnCalls", () => {
+  it("the write and shell calls after the last typed prompt; reads are not checkpointed", () => {
+    const text = [
+      prompt("first"),
+      use("t1", "Write"),
+      result("t1", "done"),
+      prompt("second"),
+      use("t2", "Read"),
+      result("t2", "text"),
+      use("t3", "Edit"),
+      result("t3", "done"),
+      use("t4", "Bash"),
+      result("t4", "exit 1", true),
+      "not json",
+    ].join("\n");
+    expect(turnCalls(text)).toEqual([
+      { id: "t3", name: "Edit", refused: false },
+      { id: "t4", name: "Bash", refused: false },
+    ]);
+  });
+
+  it("a refusal by Baton is not a call that ran; another tool error is", () => {
+    const text = [
+      prompt("go"),
+      use("t1", "Bash"),
+      result("t1", "Baton paused session s1: …", true),
+      use("t2", "Bash"),
+      result("t2", "Baton", false),
+    ];
+    expect(turnCalls(text.join("\n"))).toEqual([
+      { id: "t1", name: "Bash", refused: true },
+      { id: "t2", name: "Bash", refused: false },
+    ]);
+  });
+
+  it("a new prompt already written (no calls yet): the turn before it", () => {
+    const text = [prompt("go"), use("t1", "Write"), result("t1", "done"), prompt("next")].join("\n");
+    expect(turnCalls(text).map((c) => c.id)).toEqual(["t1"]);
+  });
+
+  it("meta and compaction lines are not prompts", () => {
+    const meta = JSON.stringify({ type: "user", isMeta: true, message: { content: "caveat" } });
+    const summary = JSON.stringify({ type: "user", isCompactSummary: true, message: { content: "summary" } });
+    const text = [prompt("go"), use("t1", "Write"), meta, summary, use("t2", "Bash")].join("\n");
+    expect(turnCalls(text).map((c) => c.id)).toEqual(["t1", "t2"]);
+  });
+});
