@@ -219,6 +219,10 @@ describe("baton hooks install / uninstall", () => {
       willRun: false,
       remaining: [expect.stringContaining("OPENCODE_PURE")],
     });
+    const findings = cli(["doctor", "--root", root, "--json"], { env: { ...env, OPENCODE_PURE: "1" } }).json().findings as any[];
+    expect(findings).toContainEqual(
+      expect.objectContaining({ code: "hooks_not_running", message: expect.stringContaining("opencode will not run") }),
+    );
     expect(uninstall(root, "opencode", [], env)).toMatchObject({ changed: true, deleted: true, removed: 9 });
     expect(existsSync(join(root, ".opencode")), "a project without .opencode/ before has none after").toBe(false);
     expect(uninstall(root, "opencode", [], env).changed).toBe(false);
