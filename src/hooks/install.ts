@@ -83,7 +83,6 @@ export const AGENT_LIMITS: Readonly<Record<HookAgent, readonly string[]>> = {
   opencode: [
     "OpenCode shows no hook message to the user: Baton's one-line notes, such as what a rollback restored, reach only the model.",
     "OpenCode lets a plugin add text only to a prompt, a tool's result and the system prompt: Baton's state after a compaction goes into the system prompt until the next prompt, which carries it from then on.",
-    "OpenCode names no session to its shell: a `baton rollback` the agent runs there is a person's (every lane's steps).",
   ],
 };
 

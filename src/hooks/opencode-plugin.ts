@@ -202,6 +202,12 @@ export const BatonPlugin = async ({ directory }) => {
       if (context.length > 0 && typeof output.output === "string") output.output = \`\${output.output}\\n\\n\${context.join("\\n\\n")}\`;
     },
 
+    // The shell tool's environment names its session, as the other agents' do: a \`baton\`
+    // command the agent runs there works in its own lane.
+    "shell.env": async (input, output) => {
+      if (input.sessionID) output.env.BATON_OPENCODE_SESSION_ID = input.sessionID;
+    },
+
     "experimental.session.compacting": async (input) => {
       await hook("experimental.session.compacting", base(input.sessionID));
     },

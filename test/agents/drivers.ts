@@ -377,6 +377,8 @@ export const opencode: Driver = {
       OPENCODE_DISABLE_CLAUDE_CODE: "1",
     };
   },
+  // Set by Baton's plugin (its shell.env hook): OpenCode names no session to its shell itself.
+  shellSessionEnv: "BATON_OPENCODE_SESSION_ID",
   checkUninstall: true,
   unscripted: {
     "tool.execute.error":
