@@ -1,9 +1,9 @@
 /**
  * What Baton's hooks cost per tool call inside the real agents (Claude Code, Codex, Gemini CLI,
- * Qwen Code, Copilot CLI, the versions test/agents/versions.json pins), against the scripted model of the e2e
+ * Qwen Code, Copilot CLI, OpenCode, the versions test/agents/versions.json pins), against the scripted model of the e2e
  * suite.
  *
- *   node scripts/build.mjs --no-types && node bench/agents.mjs [claude codex gemini qwen copilot] [--reps N]
+ *   node scripts/build.mjs --no-types && node bench/agents.mjs [claude codex gemini qwen copilot opencode] [--reps N]
  *
  * Each agent runs one headless turn of K tool calls in a fresh project, alternating a file
  * write and a shell command (`true step-<i>`: a targeted checkpoint, then a whole-tree one). The
@@ -69,6 +69,12 @@ function script(k) {
 
 /** Every hook command in the agent's config file replaced by `command`. */
 function spawnOnly(file, command) {
+  if (file.endsWith(".js")) {
+    // OpenCode's plugin: the program it spawns per hook (`true hook opencode <event>` ignores the rest).
+    const text = readFileSync(file, "utf8").replace(/^const LAUNCHER = .*;$/m, `const LAUNCHER = ${JSON.stringify(command.split(" "))};`);
+    writeFileSync(file, text);
+    return;
+  }
   const cfg = JSON.parse(readFileSync(file, "utf8"));
   for (const groups of Object.values(cfg.hooks))
     for (const g of groups) {
@@ -142,7 +148,7 @@ async function once(h, mock, url, cli, d, setup, k) {
 
 async function main() {
   const h = await loadHelpers();
-  const agents = AGENTS.length ? AGENTS : ["claude", "codex", "gemini", "qwen", "copilot"];
+  const agents = AGENTS.length ? AGENTS : ["claude", "codex", "gemini", "qwen", "copilot", "opencode"];
   const results = {};
   for (const agent of agents) {
     const d = h.DRIVERS[agent];

@@ -331,6 +331,20 @@ function hooksFor(root) {
       event: "postToolUse",
       payload: (i) => copilotArgs(fixture("copilot", "post-edit", { ...vars(i), time: `t${i}` }), i),
     },
+    // OpenCode: the payloads Baton's plugin sends (one `baton hook` process per hook, as here).
+    {
+      label: "opencode tool.execute.before edit (checkpoint)",
+      agent: "opencode",
+      event: "tool.execute.before",
+      payload: (i) => fixture("opencode", "pre-edit", vars(i)),
+      after: edit,
+    },
+    {
+      label: "opencode tool.execute.after edit",
+      agent: "opencode",
+      event: "tool.execute.after",
+      payload: (i) => fixture("opencode", "post-edit", vars(i)),
+    },
   ];
 }
 

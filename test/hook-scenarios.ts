@@ -131,4 +131,28 @@ SCENARIOS.copilot = [
   copilot("session-end", "sessionEnd"),
 ];
 
+// OpenCode: the payloads Baton's plugin sends (src/hooks/opencode-plugin.ts), its event names.
+const opencode = (fixture: string, event: string, more: Partial<Step> = {}): Step => ({ agent: "opencode", fixture, event, ...more });
+SCENARIOS.opencode = [
+  opencode("session-start-startup", "session.created"),
+  opencode("user-prompt", "chat.message"),
+  opencode("pre-edit", "tool.execute.before", { effect: (r) => writeFileSync(join(r, "src/app.ts"), "edited by the agent\n") }),
+  opencode("post-edit", "tool.execute.after"),
+  opencode("pre-bash", "tool.execute.before", { effect: (r) => writeFileSync(join(r, "generated.txt"), "made by the shell\n") }),
+  opencode("post-bash", "tool.execute.after"),
+  opencode("user-prompt-undo", "chat.message", { vars: { call: "u1" } }),
+  ...["1", "2", "3"].flatMap((call) => [
+    opencode("pre-bash-test", "tool.execute.before", { vars: { call } }),
+    opencode("post-bash-failure", "tool.execute.after", { vars: { call } }),
+  ]),
+  opencode("pre-edit", "tool.execute.before", { vars: { call: "4" } }),
+  opencode("user-prompt-undo", "chat.message", { vars: { call: "u2" } }),
+  opencode("pre-compact", "experimental.session.compacting"),
+  opencode("post-compact", "session.compacted"),
+  opencode("session-start-compact", "session.created"),
+  opencode("session-start-resume", "session.created"),
+  opencode("session-idle", "session.idle"),
+  opencode("dispose", "dispose"),
+];
+
 export const FILES = { "src/app.ts": APP, "README.md": "# App\n" };

@@ -182,6 +182,76 @@ describe("baton hooks install / uninstall", () => {
     expect(uninstall(root, "copilot", ["--user"], env)).toMatchObject({ deleted: true });
   });
 
+  it("OpenCode: its own plugin file .opencode/plugins/baton.js (baton from PATH, no path of this machine); uninstall leaves the project as it was; a file Baton did not write is refused; --user into $XDG_CONFIG_HOME/opencode/plugins", () => {
+    const root = tempDir("baton-install-");
+    const env = privateHome();
+    const home = env.HOME as string;
+    const file = join(root, ".opencode", "plugins", "baton.js");
+    const r = install(root, "opencode", [], env);
+    expect(r).toMatchObject({ agent: "opencode", scope: "project", shared: true, file, changed: true, willRun: true, remaining: [] });
+    expect(r.hooks.map((h: any) => h.event)).toEqual([
+      "session.created",
+      "chat.message",
+      "tool.execute.before",
+      "tool.execute.after",
+      "tool.execute.error",
+      "experimental.session.compacting",
+      "session.compacted",
+      "session.idle",
+      "dispose",
+    ]);
+    const text = readFileSync(file, "utf8");
+    expect(text).toContain('const LAUNCHER = ["baton"];');
+    expect(text, "a committed plugin names no path of this machine").not.toContain(process.execPath);
+    expect(text).not.toContain(root);
+    expect(r.limits).toContainEqual(expect.stringContaining("OpenCode shows no hook message to the user"));
+    expect(install(root, "opencode", [], env).changed).toBe(false);
+    expect(cli(["hooks", "status", "opencode", "--root", root], { env }).stdout).toContain("cannot: OpenCode shows no hook message");
+    const row = status(root, "opencode", env).find((x) => x.scope === "project");
+    expect(row).toMatchObject({ file, installed: r.hooks, missing: [], willRun: true });
+    // Without baton on PATH the plugin would do nothing: status says so.
+    const noBaton = { ...env, PATH: "/usr/bin:/bin" };
+    expect(status(root, "opencode", noBaton).find((x) => x.scope === "project")).toMatchObject({
+      willRun: false,
+      remaining: [expect.stringContaining("`baton` is not on PATH here")],
+    });
+    expect(status(root, "opencode", { ...env, OPENCODE_PURE: "1" }).find((x) => x.scope === "project")).toMatchObject({
+      willRun: false,
+      remaining: [expect.stringContaining("OPENCODE_PURE")],
+    });
+    const findings = cli(["doctor", "--root", root, "--json"], { env: { ...env, OPENCODE_PURE: "1" } }).json().findings as any[];
+    expect(findings).toContainEqual(
+      expect.objectContaining({ code: "hooks_not_running", message: expect.stringContaining("opencode will not run") }),
+    );
+    expect(uninstall(root, "opencode", [], env)).toMatchObject({ changed: true, deleted: true, removed: 9 });
+    expect(existsSync(join(root, ".opencode")), "a project without .opencode/ before has none after").toBe(false);
+    expect(uninstall(root, "opencode", [], env).changed).toBe(false);
+
+    // The team's own plugins and config stay; a file at Baton's place that Baton did not write is refused.
+    mkdirSync(join(root, ".opencode", "plugins"), { recursive: true });
+    writeFileSync(join(root, ".opencode", "plugins", "lint.ts"), "export const Lint = async () => ({});\n");
+    install(root, "opencode", [], env);
+    uninstall(root, "opencode", [], env);
+    expect(readdirSync(join(root, ".opencode", "plugins"))).toEqual(["lint.ts"]);
+    writeFileSync(file, "export const Mine = async () => ({});\n");
+    const refused = cli(["hooks", "install", "opencode", "--root", root, "--json"], { env });
+    expect(refused.code).not.toBe(0);
+    expect(refused.stdout + refused.stderr).toContain("is not Baton's plugin");
+    expect(readFileSync(file, "utf8")).toBe("export const Mine = async () => ({});\n");
+    expect(cli(["hooks", "uninstall", "opencode", "--root", root, "--json"], { env }).code).not.toBe(0);
+    expect(readFileSync(file, "utf8")).toBe("export const Mine = async () => ({});\n");
+
+    // The user's plugin: $XDG_CONFIG_HOME/opencode/plugins/ (else ~/.config/opencode/plugins/), this Node and baton by path.
+    const user = install(root, "opencode", ["--user"], env);
+    expect(user).toMatchObject({ file: join(home, ".config", "opencode", "plugins", "baton.js"), willRun: true, remaining: [] });
+    expect(readFileSync(user.file, "utf8")).toContain(JSON.stringify(process.execPath));
+    expect(install(root, "opencode", ["--user"], { ...env, XDG_CONFIG_HOME: join(home, "xdg") }).file).toBe(
+      join(home, "xdg", "opencode", "plugins", "baton.js"),
+    );
+    expect(uninstall(root, "opencode", ["--user"], env)).toMatchObject({ deleted: true });
+    expect(existsSync(user.file)).toBe(false);
+  });
+
   it("Copilot CLI: status and doctor say a project's hooks wait for folder trust (config.json trustedFolders) and see hooks switched off", () => {
     const root = tempDir("baton-install-");
     const env = privateHome();

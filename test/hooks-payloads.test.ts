@@ -11,9 +11,10 @@ import { claude } from "../src/core/hooks/claude.js";
 import { codex } from "../src/core/hooks/codex.js";
 import { COPILOT_PATH_GUARD, copilot } from "../src/core/hooks/copilot.js";
 import { gemini } from "../src/core/hooks/gemini.js";
+import { OPENCODE_EVENTS, opencode } from "../src/core/hooks/opencode.js";
 import { qwen } from "../src/core/hooks/qwen.js";
 import { parseRollbackIntent } from "../src/core/hooks/rollback-intent.js";
-import type { AgentAdapter, HookEvent } from "../src/core/hooks/types.js";
+import { type AgentAdapter, type HookEvent, isNoop } from "../src/core/hooks/types.js";
 import { codexCallOutcome } from "../src/hooks/codex-transcript.js";
 
 const DIR = join(import.meta.dirname, "fixtures", "agents");
@@ -239,5 +240,100 @@ describe("copilot: what its payloads carry", () => {
     expect(shared.every((h) => h.handler.command.startsWith(COPILOT_PATH_GUARD))).toBe(true);
     const local = copilot.hookSpecs("/usr/bin/node /opt/baton.js");
     expect(local.map((h) => h.handler.command)).toContain("/usr/bin/node /opt/baton.js hook copilot preToolUse");
+  });
+});
+
+describe("opencode: the payloads its plugin sends, captured from the real CLI", () => {
+  // The plugin's event names have dots: `<event>[.<variant>].json`.
+  const all = readdirSync(join(DIR, "opencode"))
+    .filter((f) => f.endsWith(".json"))
+    .map((name) => {
+      const event = OPENCODE_EVENTS.find((e) => name.startsWith(`${e}.`)) as string;
+      return { name, event, payload: JSON.parse(readFileSync(join(DIR, "opencode", name), "utf8")) };
+    });
+  const named = (name: string) => all.find((f) => f.name === name)?.payload as Record<string, unknown>;
+  const parseOc = (name: string) => opencode.parse(all.find((f) => f.name === name)?.event as string, named(name), "/");
+
+  it("every captured event is one Baton acts on, for OpenCode's session and the plugin's directory", () => {
+    expect(all.length).toBeGreaterThan(10);
+    for (const f of all) {
+      expect(f.event, f.name).toBeDefined();
+      const ev = opencode.parse(f.event, f.payload, "/");
+      expect(ev.kind, f.name).not.toBe("ignored");
+      expect(ev.cwd, f.name).toBe(ROOT);
+      expect(ev.agentSessionId, f.name).toMatch(/^ses_/);
+    }
+  });
+
+  it("before a write, the file it writes; before a shell command, the command; a read is nothing to do", () => {
+    expect(parseOc("tool.execute.before.write.json")).toMatchObject({
+      kind: "before_tool",
+      tool: { kind: "write", files: [`${ROOT}/new.txt`], callId: expect.stringMatching(/^call_/) },
+    });
+    expect(parseOc("tool.execute.before.edit.json")).toMatchObject({ tool: { kind: "write", files: [`${ROOT}/a.txt`] } });
+    expect(parseOc("tool.execute.before.bash.json")).toMatchObject({ tool: { kind: "shell", command: "echo made-by-shell > c.txt" } });
+    const read = parseOc("tool.execute.before.read.json");
+    expect(read).toMatchObject({ tool: { kind: "other" } });
+    expect(isNoop(read)).toBe(true);
+  });
+
+  it("a shell command's exit code (metadata.exit) tells a failure; the result is what the model read", () => {
+    const failed = parseOc("tool.execute.after.bash.failure.json");
+    if (failed.kind !== "after_tool") throw new Error(failed.kind);
+    expect(failed.status).toBe("error");
+    expect(failed.error).toContain("Exit Code: 1");
+    const ok = parseOc("tool.execute.after.bash.json");
+    if (ok.kind !== "after_tool") throw new Error(ok.kind);
+    expect(ok.status).toBe("success");
+    expect(parseOc("tool.execute.after.write.json")).toMatchObject({
+      kind: "after_tool",
+      status: "success",
+      output: "Wrote file successfully.",
+    });
+  });
+
+  it('"undo that" and "/rollback 2" are found in the prompt; `opencode run`\'s quotes around a prompt with a space are not the user\'s', () => {
+    expect(parseRollbackIntent((parseOc("chat.message.undo.json") as { prompt: string }).prompt)).toEqual({ steps: 1 });
+    expect(parseRollbackIntent((parseOc("chat.message.rollback.json") as { prompt: string }).prompt)).toEqual({ steps: 2 });
+    const quoted = opencode.parse("chat.message", { ...named("chat.message.undo.json"), prompt: '"undo that"' }, "/");
+    expect(quoted).toMatchObject({ kind: "prompt", prompt: "undo that" });
+  });
+
+  it("sessions start with their source, compaction is seen before and after, a turn and the run end", () => {
+    for (const source of ["startup", "resume", "compact"])
+      expect(parseOc(`session.created.${source}.json`)).toMatchObject({ kind: "session_start", source });
+    expect(parseOc("experimental.session.compacting.json")).toMatchObject({ kind: "pre_compact" });
+    expect(parseOc("session.compacted.json")).toMatchObject({ kind: "post_compact" });
+    expect(parseOc("session.idle.json")).toMatchObject({ kind: "stop", sessionEnd: false });
+    expect(parseOc("dispose.json")).toMatchObject({ kind: "stop", sessionEnd: true });
+  });
+
+  it("a tool that threw (OpenCode's tool part in the error state) is a failure of that call", () => {
+    const ev = JSON.parse(readFileSync(join(import.meta.dirname, "fixtures", "hooks", "opencode", "tool-part-error.json"), "utf8"));
+    const part = ev.properties.part;
+    // What the plugin sends for it (src/hooks/opencode-plugin.ts).
+    const payload = {
+      session_id: part.sessionID,
+      cwd: ROOT,
+      call_id: part.callID,
+      tool: part.tool,
+      args: part.state.input,
+      error: part.state.error,
+    };
+    expect(opencode.parse("tool.execute.error", payload, "/")).toMatchObject({
+      kind: "after_tool",
+      status: "error",
+      error: expect.stringContaining("Could not find oldString"),
+      tool: { kind: "write", files: [`${ROOT}/a.txt`], callId: part.callID },
+    });
+  });
+
+  it("a deny is the reason the plugin throws; context goes to the plugin only where it can give it to the model", () => {
+    const before = parseOc("tool.execute.before.bash.json");
+    expect(JSON.parse(opencode.render(before, { deny: { reason: "paused" } }))).toEqual({ deny: "paused" });
+    const start = parseOc("session.created.startup.json");
+    expect(JSON.parse(opencode.render(start, { context: "where it stands", userMessage: "hi" }))).toEqual({ context: "where it stands" });
+    expect(opencode.render(parseOc("session.idle.json"), { context: "x" })).toBe("");
+    expect(opencode.passThrough("tool.execute.before")).toBe("");
   });
 });

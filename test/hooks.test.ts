@@ -387,6 +387,9 @@ describe("adapters", () => {
       "/work/app/.github/hooks/baton.json",
       "/work/app/.github/copilot/settings.local.json",
       "/home/dev/.copilot/config.json",
+      "/work/app/.opencode/plugins/baton.js",
+      "/work/app/.opencode/plugin/other.ts",
+      "/home/dev/.config/opencode/plugins/baton.js",
       "/work/app/.baton/config.json",
       // The port and token Claude Code's HTTP hooks name.
       "/work/app/.baton/server.key",
@@ -398,6 +401,7 @@ describe("adapters", () => {
       "/work/app/.baton/flows/review.json",
       "/work/app/.github/workflows/ci.yml",
       "/work/app/docs/claude.md",
+      "/work/app/src/opencode/plugins.ts",
     ])
       expect(isSupervisionFile(f), f).toBe(false);
     // Acting for the user over other agents' lanes (core/lanes.ts): never an agent's to run.

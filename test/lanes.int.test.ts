@@ -8,6 +8,7 @@ import { existsSync, readFileSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { afterEach, describe, expect, it } from "vitest";
 import { copilot } from "../src/core/hooks/copilot.js";
+import { opencode } from "../src/core/hooks/opencode.js";
 import { cleanupDirs, cli, tempBaton, writeConfig } from "./helpers.js";
 import { agentSession } from "./lane-agents.js";
 
@@ -319,6 +320,54 @@ describe("lanes: several agents in one checkout", () => {
       expect(r.code, r.stderr).toBe(0);
       expect(r.json()).toMatchObject({ lane: `copilot:${sid}` });
       expect(existsSync(join(root, "c.txt")), "Copilot CLI's own new file is undone").toBe(false);
+      expect(read(root, "a.txt"), "Claude Code's is not").toBe("a1\n");
+    } finally {
+      await b.close();
+    }
+  });
+
+  it("OpenCode beside Claude Code: its session id is its lane, a subagent's child session one of its own; `baton rollback` from its shell (BATON_OPENCODE_SESSION_ID, set by Baton's plugin) steps back through its lane only", async () => {
+    const { baton: b, root } = await tempBaton();
+    try {
+      const sid = "ses_dd761c7e6ffep2wSzaTvSXq4cF";
+      const child = "ses_dd75ed064ffeGUTRnnNt40du3V";
+      let n = 0;
+      // The payloads Baton's plugin sends (test/fixtures/agents/opencode/).
+      const handle = (event: string, payload: Record<string, unknown>, session = sid) =>
+        b.agents.handle(opencode.parse(event, { session_id: session, cwd: root, ...payload }, root), {
+          agentPid: process.pid,
+          requestId: `req-opencode-${++n}`,
+        });
+      const a = agentSession(b, root, "claude", "0a1b2c3d-aaaa");
+      await handle("session.created", { source: "startup" });
+      await a.start();
+      const write = (file: string, call: string) => ({
+        call_id: call,
+        tool: "write",
+        args: { filePath: join(root, file), content: "o1\n" },
+      });
+      expect(await handle("tool.execute.before", write("o.txt", "call_1"))).toEqual({});
+      writeFileSync(join(root, "o.txt"), "o1\n");
+      await handle("tool.execute.after", { ...write("o.txt", "call_1"), title: "o.txt", output: "Wrote file successfully.", metadata: {} });
+      // A subagent (the task tool) works in a child session: its own lane.
+      await handle("session.created", { source: "startup" }, child);
+      await handle("tool.execute.before", write("s.txt", "call_2"), child);
+      writeFileSync(join(root, "s.txt"), "s1\n");
+      await handle(
+        "tool.execute.after",
+        { ...write("s.txt", "call_2"), title: "s.txt", output: "Wrote file successfully.", metadata: {} },
+        child,
+      );
+      await a.write("a.txt", "a1\n");
+      const session = (await b.sessions.list())[0]?.id as string;
+      expect(Object.keys((await b.sessions.snapshot(session)).facets.lanes ?? {}).sort()).toEqual(
+        [a.lane, `opencode:${sid}`, `opencode:${child}`].sort(),
+      );
+      const r = cli(["rollback", "--json", "--root", root], { env: { BATON_OPENCODE_SESSION_ID: sid } });
+      expect(r.code, r.stderr).toBe(0);
+      expect(r.json()).toMatchObject({ lane: `opencode:${sid}` });
+      expect(existsSync(join(root, "o.txt")), "OpenCode's own new file is undone").toBe(false);
+      expect(read(root, "s.txt"), "its subagent's is not").toBe("s1\n");
       expect(read(root, "a.txt"), "Claude Code's is not").toBe("a1\n");
     } finally {
       await b.close();

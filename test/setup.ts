@@ -19,6 +19,7 @@ delete process.env.CLAUDE_CODE_SESSION_ID;
 delete process.env.CODEX_THREAD_ID;
 delete process.env.QWEN_CODE_SESSION_ID;
 delete process.env.COPILOT_AGENT_SESSION_ID;
+delete process.env.BATON_OPENCODE_SESSION_ID;
 // Human output is compared as text: no colour forced on (or off) by the caller's environment.
 delete process.env.FORCE_COLOR;
 delete process.env.NO_COLOR;

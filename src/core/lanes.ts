@@ -52,7 +52,8 @@ const LANE_ID = /^[a-z]{1,16}:[A-Za-z0-9._-]{1,64}(\/[A-Za-z0-9._-]{1,40})?$/;
  * shell tool: Claude Code's `CLAUDE_CODE_SESSION_ID` (2.1.132+), Codex's `CODEX_THREAD_ID`
  * (the thread id its hooks send as `session_id`), Qwen Code's `QWEN_CODE_SESSION_ID` (the
  * `session_id` of its hooks), Copilot CLI's `COPILOT_AGENT_SESSION_ID` (the `sessionId` of its
- * hooks). Gemini CLI names none. Undefined when run by a person (or an agent
+ * hooks), and for OpenCode, whose shell names none, Baton's plugin: `BATON_OPENCODE_SESSION_ID`
+ * (its `shell.env` hook). Gemini CLI names none. Undefined when run by a person (or an agent
  * that names none).
  */
 export function laneFromEnv(env: Readonly<Record<string, string | undefined>>): string | undefined {
@@ -60,6 +61,7 @@ export function laneFromEnv(env: Readonly<Record<string, string | undefined>>): 
   if (env.CODEX_THREAD_ID) return laneId("codex", env.CODEX_THREAD_ID);
   if (env.QWEN_CODE_SESSION_ID) return laneId("qwen", env.QWEN_CODE_SESSION_ID);
   if (env.COPILOT_AGENT_SESSION_ID) return laneId("copilot", env.COPILOT_AGENT_SESSION_ID);
+  if (env.BATON_OPENCODE_SESSION_ID) return laneId("opencode", env.BATON_OPENCODE_SESSION_ID);
   return undefined;
 }
 

@@ -34,6 +34,7 @@ import { atomicWrite, ioError } from "../platform/safe-fs.js";
 import { NotASettingsFile, readSettingsText } from "../platform/settings-text.js";
 import { type CodexHookEntry, codexHookEntries, codexProjectTrust, codexTrustedHashes, trustOf, withCodexTrust } from "./codex-trust.js";
 import { copilotReadiness } from "./copilot-setup.js";
+import { opencodeReadiness } from "./opencode-setup.js";
 import { qwenReadiness } from "./qwen-setup.js";
 import type { Readiness, SetupPlace } from "./readiness.js";
 
@@ -381,6 +382,7 @@ export function readiness(agent: HookAgent, o: SetupPlace, settings: JsonObject)
   if (agent === "gemini") return geminiReadiness(o, settings);
   if (agent === "qwen") return qwenReadiness(o, settings, spellings);
   if (agent === "copilot") return copilotReadiness(o);
+  if (agent === "opencode") return opencodeReadiness(o);
   return { willRun: true, remaining: [] };
 }
 

@@ -21,6 +21,7 @@ import {
   listBatonHooks,
   uninstallFrom,
 } from "../core/hooks/config.js";
+import { OPENCODE_EVENTS } from "../core/hooks/opencode.js";
 import type { JsonObject } from "../core/types.js";
 import { BatonError, badInput } from "../errors.js";
 import { ensureServerKey, readServerKey } from "../platform/server-key.js";
@@ -33,10 +34,13 @@ import {
   type Readiness,
   readiness,
   removeUnusedCodexShim,
+  shellWords,
   trustCodexHooks,
   untrustCodexHooks,
   writeCodexShim,
 } from "./agent-setup.js";
+import { type OpencodePluginInfo, opencodePluginText, readOpencodePlugin } from "./opencode-plugin.js";
+import { opencodeLauncher, opencodeReadiness } from "./opencode-setup.js";
 import {
   AGENT_NAMES,
   type HookPlaceOptions,
@@ -51,7 +55,7 @@ import {
   placeProblems,
 } from "./places.js";
 import { type PluginInstall, pluginInstalls, pluginUninstall } from "./plugins.js";
-import { afterUninstall, BACKUP_SUFFIX, backup, checkPlace, installedText, load, writeAtomic } from "./settings-file.js";
+import { afterUninstall, BACKUP_SUFFIX, backup, checkPlace, installedText, load, readIfFile, writeAtomic } from "./settings-file.js";
 
 export { AGENT_NAMES, type HookPlaceOptions, type HookScope, hookConfigFile, installCommand } from "./places.js";
 export { BACKUP_SUFFIX } from "./settings-file.js";
@@ -77,6 +81,10 @@ export const AGENT_LIMITS: Readonly<Record<HookAgent, readonly string[]>> = {
     "Copilot CLI sends no event after it compacts its context: Baton writes STATE.md before the compaction, but cannot put the session's state back into the compacted context (the next prompt's hook adds only a spiral pause and lessons).",
     "Copilot CLI shows no hook message to the user (`systemMessage` is not read): Baton's one-line notes, such as what a rollback restored, reach only the model.",
     "Copilot CLI's payloads name no subagent: a subagent's tool calls are recorded in the lane of the session id they carry, not a lane of their own.",
+  ],
+  opencode: [
+    "OpenCode shows no hook message to the user: Baton's one-line notes, such as what a rollback restored, reach only the model.",
+    "OpenCode lets a plugin add text only to a prompt, a tool's result and the system prompt: Baton's state after a compaction goes into the system prompt until the next prompt, which carries it from then on.",
   ],
 };
 
@@ -259,6 +267,10 @@ function httpNotes(o: HookPlaceOptions, hooks: readonly InstalledHook[]): { note
 }
 
 export async function installHooks(agent: HookAgent, o: HookPlaceOptions & { launcher?: string; http?: boolean }): Promise<InstallResult> {
+  if (agent === "opencode") {
+    if (o.http) throw badInput("--http is for Claude Code's hooks; OpenCode runs Baton's plugin in its own process");
+    return installOpencode(o);
+  }
   const file = hookConfigFile(agent, o);
   checkPlace(file, o);
   const { text, settings } = load(file);
@@ -313,6 +325,7 @@ function withRemaining(r: Readiness, more: readonly string[]): Readiness {
 }
 
 export async function uninstallHooks(agent: HookAgent, o: HookPlaceOptions): Promise<UninstallResult> {
+  if (agent === "opencode") return uninstallOpencode(o);
   const file = hookConfigFile(agent, o);
   checkPlace(file, o);
   const { text, settings } = load(file);
@@ -396,6 +409,10 @@ export async function hooksStatus(
   const launcher = o.launcher ?? "baton";
   for (const agent of o.agents ?? HOOK_AGENTS) {
     const expected = hookSpecs(agent, launcher);
+    if (agent === "opencode") {
+      for (const place of places(agent, o)) out.push(opencodeStatus(place));
+      continue;
+    }
     for (const place of places(agent, o)) {
       const { scope } = place;
       const file = hookConfigFile(agent, place);
@@ -517,4 +534,125 @@ function pluginStatus(
     remaining,
     ...(agent === "gemini" ? { trustFile: readiness(agent, { ...o, scope: "user" }, {}).trustFile } : {}),
   };
+}
+
+// OpenCode: a plugin file that is Baton's alone (opencode-plugin.ts), not entries in a settings file.
+
+/** The plugin at `file`: its text and what it runs, when Baton wrote it; a file Baton did not write is refused. */
+function opencodePluginAt(file: string, verb: string): { text: string | undefined; info?: OpencodePluginInfo } {
+  const text = readIfFile(file);
+  if (text === undefined) return { text };
+  const info = readOpencodePlugin(text);
+  if (!info)
+    throw badInput(`${file} is not Baton's plugin (its first line is not Baton's mark): move it away to ${verb}; Baton changed nothing`, {
+      path: file,
+    });
+  return { text, info };
+}
+
+function opencodeHooks(info: OpencodePluginInfo | undefined): InstalledHook[] {
+  return (info?.events ?? []).map((event) => ({ event, command: `${info?.launcher.join(" ")} hook opencode ${event}` }));
+}
+
+function opencodeReady(o: HookPlaceOptions, info: OpencodePluginInfo): Readiness {
+  const r = opencodeReadiness(o);
+  const [program] = info.launcher;
+  if (program === "baton" && missingFromPath(["baton hook opencode session.created"], o.env) !== undefined)
+    return {
+      willRun: false,
+      remaining: [
+        `\`baton\` is not on PATH here, and the plugin runs it from PATH: OpenCode would go on without Baton. Install Baton so it is on PATH (\`npm install --global agent-baton\`)${o.scope === "project" ? ", or install with --user (your user plugin, this machine's paths)" : ""}.`,
+        ...r.remaining,
+      ],
+    };
+  return r;
+}
+
+async function installOpencode(o: HookPlaceOptions & { launcher?: string }): Promise<InstallResult> {
+  const file = hookConfigFile("opencode", o);
+  checkPlace(file, o);
+  const shared = isShared("opencode", o);
+  const { text } = opencodePluginAt(file, "install Baton's");
+  const next = opencodePluginText(
+    opencodeLauncher(shared, o.launcher === undefined ? undefined : (shellWords(o.launcher) ?? [o.launcher])),
+  );
+  const changed = text !== next;
+  if (changed) writeAtomic(file, next, o);
+  const info = readOpencodePlugin(next) as OpencodePluginInfo;
+  const hooks = opencodeHooks(info);
+  return {
+    agent: "opencode",
+    scope: o.scope,
+    shared,
+    file,
+    changed,
+    hooks,
+    notes: [placeNote("opencode", o), ...placeProblems("opencode", o, file, hooks)],
+    limits: AGENT_LIMITS.opencode,
+    ...opencodeReady(o, info),
+  };
+}
+
+async function uninstallOpencode(o: HookPlaceOptions): Promise<UninstallResult> {
+  const file = hookConfigFile("opencode", o);
+  checkPlace(file, o);
+  const { text, info } = opencodePluginAt(file, "uninstall");
+  const base: UninstallResult = {
+    agent: "opencode",
+    scope: o.scope,
+    shared: isShared("opencode", o),
+    file,
+    changed: false,
+    removed: 0,
+    restored: false,
+    deleted: false,
+    notes: [],
+  };
+  if (text === undefined || !info) return base;
+  try {
+    unlinkSync(file);
+  } catch (err) {
+    throw new BatonError("io_error", `cannot remove ${file}: ${(err as Error).message}`, { path: file }, { cause: err });
+  }
+  // A checkout without Baton has no .opencode/plugins/ (nor .opencode/) that only held the plugin.
+  if (o.scope === "project") {
+    removeIfEmpty(dirname(file));
+    removeIfEmpty(dirname(dirname(file)));
+  }
+  return { ...base, changed: true, removed: info.events.length, restored: true, deleted: true };
+}
+
+function opencodeStatus(place: HookPlaceOptions): HookStatus {
+  const file = hookConfigFile("opencode", place);
+  const s: HookStatus = {
+    agent: "opencode",
+    scope: place.scope,
+    shared: isShared("opencode", place),
+    file,
+    exists: existsSync(file),
+    installed: [],
+    missing: [],
+    stale: false,
+    notes: [],
+  };
+  const expected = [...OPENCODE_EVENTS];
+  try {
+    const { info } = opencodePluginAt(file, "install Baton's");
+    s.installed = opencodeHooks(info);
+    s.missing = expected.filter((e) => !info?.events.includes(e));
+    if (info) {
+      s.notes = placeProblems("opencode", place, file, s.installed);
+      s.limits = AGENT_LIMITS.opencode;
+      const entry = info.launcher.at(-1) as string;
+      s.stale = info.launcher.length > 1 && entry.startsWith("/") && !existsSync(entry);
+      Object.assign(s, opencodeReady(place, info));
+      if (s.stale) {
+        s.willRun = false;
+        s.remaining = [`The baton this plugin runs is gone: run \`${installCommand("opencode", place)}\` again.`, ...(s.remaining ?? [])];
+      }
+    }
+  } catch (err) {
+    s.problem = (err as Error).message;
+  }
+  return s;
 }

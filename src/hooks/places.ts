@@ -8,6 +8,7 @@
  * | Gemini CLI  | `.gemini/settings.json` (shared)      | the same                | `~/.gemini/settings.json`      |
  * | Qwen Code   | `.qwen/settings.json` (shared)        | the same                | `$QWEN_HOME/settings.json`     |
  * | Copilot CLI | `.github/hooks/baton.json` (shared)   | the same                | `$COPILOT_HOME/hooks/baton.json` |
+ * | OpenCode    | `.opencode/plugins/baton.js` (shared) | the same                | `$XDG_CONFIG_HOME/opencode/plugins/baton.js` |
  *
  * A file of this machine (Claude Code's local file, which Claude Code's convention keeps out of
  * git, and each user file) runs this Node and this baton by absolute path: no PATH lookup, and
@@ -29,6 +30,7 @@ import type { HookAgent, InstalledHook } from "../core/hooks/config.js";
 import { COPILOT_PATH_GUARD } from "../core/hooks/copilot.js";
 import { type Readiness, shellWords } from "./agent-setup.js";
 import { copilotHome } from "./copilot-setup.js";
+import { opencodePluginFile } from "./opencode-setup.js";
 import { qwenHome } from "./qwen-setup.js";
 
 export type HookScope = "project" | "user";
@@ -50,6 +52,7 @@ export const AGENT_NAMES: Readonly<Record<HookAgent, string>> = {
   gemini: "Gemini CLI",
   qwen: "Qwen Code",
   copilot: "Copilot CLI",
+  opencode: "OpenCode",
 };
 
 /** Whether the file is one a team commits (its hooks must not name this machine's paths). */
@@ -69,6 +72,7 @@ export function hookConfigFile(agent: HookAgent, o: HookPlaceOptions): string {
   if (agent === "qwen") return o.scope === "user" ? join(qwenHome(o), "settings.json") : join(o.root, ".qwen", "settings.json");
   if (agent === "copilot")
     return o.scope === "user" ? join(copilotHome(o), "hooks", "baton.json") : join(o.root, ".github", "hooks", "baton.json");
+  if (agent === "opencode") return opencodePluginFile(o);
   return o.scope === "user" ? join(home, ".gemini", "settings.json") : join(o.root, ".gemini", "settings.json");
 }
 
@@ -91,6 +95,8 @@ export function placeNote(agent: HookAgent, o: HookPlaceOptions): string {
       : agent === "gemini"
         ? " Gemini CLI shows a teammate the new project hooks once; `baton hooks install gemini` there acknowledges them (the file stays as it is)."
         : "";
+  if (agent === "opencode")
+    return "A plugin your team commits: it runs `baton` from PATH, so it works on every machine where Baton is installed; where it is not, it does nothing and OpenCode carries on.";
   if (agent === "copilot")
     return "A file your team commits: the hooks run `baton` from PATH, so they work on every machine where Baton is installed; where it is not, they do nothing, because Copilot CLI denies a tool call whose preToolUse hook fails.";
   return `A file your team commits: the hooks run \`baton\` from PATH, so they work on every machine where Baton is installed; where it is not, ${name} reports each hook as failed and carries on.${trust}`;

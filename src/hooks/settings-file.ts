@@ -47,7 +47,7 @@ function parseSettings(text: string, file: string): JsonObject {
   return value as JsonObject;
 }
 
-function readIfFile(file: string): string | undefined {
+export function readIfFile(file: string): string | undefined {
   try {
     return readSettingsText(file);
   } catch (err) {

@@ -317,4 +317,76 @@ export const copilot: Driver = {
   },
 };
 
-export const DRIVERS: Record<AgentName, Driver> = { claude, codex, gemini, qwen, copilot };
+/** OpenCode's directories in the private HOME (it reads XDG_* before HOME). */
+function opencodeDirs(home: string): Record<string, string> {
+  return {
+    XDG_CONFIG_HOME: join(home, ".config"),
+    XDG_DATA_HOME: join(home, ".local", "share"),
+    XDG_CACHE_HOME: join(home, ".cache"),
+    XDG_STATE_HOME: join(home, ".local", "state"),
+  };
+}
+
+export const opencode: Driver = {
+  agent: "opencode",
+  configure(p, url) {
+    // A provider of its own over Chat Completions (its built-in @ai-sdk/openai-compatible, no
+    // install), a model it does not know (so no GPT tools), and a small context window so that a
+    // large reported prompt makes it compact by itself.
+    const dir = join(p.home, ".config", "opencode");
+    mkdirSync(dir, { recursive: true });
+    const config = {
+      $schema: "https://opencode.ai/config.json",
+      autoupdate: false,
+      share: "disabled",
+      provider: {
+        mock: {
+          npm: "@ai-sdk/openai-compatible",
+          name: "Mock",
+          options: { baseURL: `${url}/v1`, apiKey: "sk-e2e" },
+          models: { "mock-model": { name: "Mock", limit: { context: 100_000, output: 4_000 } } },
+        },
+      },
+      model: "mock/mock-model",
+      small_model: "mock/mock-model",
+    };
+    writeFileSync(join(dir, "opencode.json"), `${JSON.stringify(config, null, 2)}\n`);
+    Object.assign(p.env, opencodeDirs(p.home));
+  },
+  // OpenCode compacts by itself once a request reports more than its model's context window;
+  // after it, a synthetic "continue" turn goes on.
+  compact: {
+    prompt: "Carry on.",
+    inputTokens: 900_000,
+    steps: [
+      { op: "read", path: "a.txt" },
+      { op: "text", text: "Carried on.", inputTokens: 10 },
+    ],
+  },
+  args(prompt, resume) {
+    // One message argument per word: `opencode run` quotes an argument that holds a space.
+    return ["run", "--format", "json", "--auto", "-m", "mock/mock-model", ...(resume ? ["--session", resume] : []), ...prompt.split(" ")];
+  },
+  env() {
+    // No models.dev fetch, no update check, no sharing; its own cwd (it reads PWD).
+    return {
+      OPENCODE_DISABLE_MODELS_FETCH: "1",
+      OPENCODE_DISABLE_AUTOUPDATE: "1",
+      OPENCODE_DISABLE_SHARE: "1",
+      OPENCODE_DISABLE_LSP_DOWNLOAD: "1",
+      OPENCODE_DISABLE_CLAUDE_CODE: "1",
+    };
+  },
+  // Set by Baton's plugin (its shell.env hook): OpenCode names no session to its shell itself.
+  shellSessionEnv: "BATON_OPENCODE_SESSION_ID",
+  checkUninstall: true,
+  unscripted: {
+    "tool.execute.error":
+      "only a tool call that throws sends it (an edit whose old text is not there; a shell command that exits non-zero is a tool.execute.after): OpenCode's error part captured from this CLI (test/fixtures/hooks/opencode/tool-part-error.json), read by test/hooks-payloads.test.ts and sent through the plugin by test/opencode-plugin.int.test.ts",
+  },
+  sessionId(run) {
+    return run.events.find((e) => typeof e.sessionID === "string")?.sessionID;
+  },
+};
+
+export const DRIVERS: Record<AgentName, Driver> = { claude, codex, gemini, qwen, copilot, opencode };

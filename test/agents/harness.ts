@@ -142,7 +142,8 @@ export class Project {
       .filter((f) => f.endsWith(".json"))
       .sort()
       .map((f) => {
-        const [, , event] = f.split(".");
+        // `<time>.<agent>.<event>.<pid>.json`; OpenCode's event names have dots of their own.
+        const event = f.split(".").slice(2, -2).join(".");
         const text = readFileSync(join(this.captures, f), "utf8");
         let payload: any;
         try {

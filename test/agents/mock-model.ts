@@ -342,7 +342,9 @@ export class MockModel {
     // freeform `apply_patch`, a custom tool, instead of create and edit).
     const customPatch = (body.tools ?? []).some((t: any) => t.type === "custom" && t.custom?.name === "apply_patch");
     const copilot = names.includes("bash") && (names.includes("create") || customPatch);
-    const main = copilot || names.includes("run_shell_command") || names.includes("write_file");
+    // OpenCode's tools (`bash`, `write`, `edit`, `read`), for a model that is not a GPT.
+    const opencode = !copilot && names.includes("bash") && names.includes("write") && names.includes("edit");
+    const main = copilot || opencode || names.includes("run_shell_command") || names.includes("write_file");
     const wantsJson = body.response_format?.type === "json_object" || body.response_format?.type === "json_schema";
     const step: Step = main ? this.nextStep() : { op: "text", text: wantsJson ? JSON.stringify({ reasoning: "scripted" }) : "Baton test" };
     this.log({ at, protocol: "chat", path, body, main, ...(main ? { step } : {}) });
@@ -358,7 +360,7 @@ export class MockModel {
         : (() => {
             const patch = customPatch ? patchOf(step) : undefined;
             if (patch !== undefined) return { id: this.id("call"), type: "custom", custom: { name: "apply_patch", input: `${patch}\n` } };
-            const [name, args] = copilot ? this.copilotTool(step) : this.chatTool(step);
+            const [name, args] = copilot ? this.copilotTool(step) : opencode ? this.opencodeTool(step) : this.chatTool(step);
             return { id: this.id("call"), type: "function", function: { name, arguments: JSON.stringify(args) } };
           })();
     const message = call
@@ -396,6 +398,20 @@ export class MockModel {
         return ["bash", { command: step.command, description: "run a command" }];
       case "read":
         return ["view", { path: this.abs(step.path) }];
+    }
+  }
+
+  /** OpenCode's tools (opencode-ai 1.18). */
+  private opencodeTool(step: Exclude<Step, { op: "text" }>): [string, unknown] {
+    switch (step.op) {
+      case "write":
+        return ["write", { filePath: this.abs(step.path), content: step.content }];
+      case "edit":
+        return ["edit", { filePath: this.abs(step.path), oldString: step.old, newString: step.new }];
+      case "shell":
+        return ["bash", { command: step.command, description: "run a command" }];
+      case "read":
+        return ["read", { filePath: this.abs(step.path) }];
     }
   }
 

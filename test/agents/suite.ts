@@ -23,6 +23,7 @@ import { join } from "node:path";
 import { afterAll, beforeAll, describe, expect, test } from "vitest";
 import { argsHash } from "../../src/core/hooks/keys.js";
 import { laneFromEnv } from "../../src/core/lanes.js";
+import { readOpencodePlugin } from "../../src/hooks/opencode-plugin.js";
 import { type Driver, pluginSource } from "./drivers.js";
 import { type AgentRun, type Capture, httpHookServer, Project } from "./harness.js";
 import { type AgentName, agentCli, REPO, VERSIONS } from "./install.js";
@@ -271,7 +272,7 @@ export function agentSuite(d: Driver, o: { route?: "settings" | "plugin" | "http
       expect(notes.length, notes.join("\n")).toBe(d.agent === "gemini" ? 0 : 1);
       expect(p.read(`.baton/sessions/${batonSession}/STATE.md`)).toContain(batonSession);
       expect(
-        p.captured().some((c) => c.event === "SessionStart" && c.payload.source === "compact") ||
+        p.captured().some((c) => (c.event === "SessionStart" || c.event === "session.created") && c.payload.source === "compact") ||
           d.agent === "gemini" ||
           d.noEventAfterCompact,
       ).toBe(true);
@@ -284,7 +285,7 @@ export function agentSuite(d: Driver, o: { route?: "settings" | "plugin" | "http
         .map((s) => (s.op === "shell" || s.op === "read" ? "tree" : "targeted"));
       expect(tools.map((t) => t.split(":")[0])).toEqual(expected);
       // Each before-hook ran before its tool: the checkpoint holds the file as it was.
-      const capturesPre = p.captured().filter((c) => /PreToolUse|BeforeTool/i.test(c.event));
+      const capturesPre = p.captured().filter((c) => /PreToolUse|BeforeTool|tool\.execute\.before/i.test(c.event));
       expect(capturesPre.length).toBeGreaterThanOrEqual(expected.length);
     });
 
@@ -310,7 +311,9 @@ export function agentSuite(d: Driver, o: { route?: "settings" | "plugin" | "http
     });
 
     test("identical failing shell commands are recorded as failures", () => {
-      const failing = p.captured().filter((c) => /PostToolUse|AfterTool/i.test(c.event) && JSON.stringify(c.payload).includes(FAIL_CMD));
+      const failing = p
+        .captured()
+        .filter((c) => /PostToolUse|AfterTool|tool\.execute\.after/i.test(c.event) && JSON.stringify(c.payload).includes(FAIL_CMD));
       expect(failing.length, "some failing commands ran before the pause").toBeGreaterThanOrEqual(2);
       const ledger = p.baton(["--json", "ledger", "list", "--session", batonSession]).json();
       const nodes: any[] = ledger.nodes.filter((n: any) => JSON.stringify(n).includes(FAIL_CMD));
@@ -325,7 +328,7 @@ export function agentSuite(d: Driver, o: { route?: "settings" | "plugin" | "http
         .filter(Boolean)
         .map((l) => JSON.parse(l))
         .filter((e) => e.type === "turn:recorded" && e.data.lane === `${d.agent}:${sessionId}`);
-      const after = p.captured().filter((c) => /PostToolUse|AfterTool/i.test(c.event));
+      const after = p.captured().filter((c) => /PostToolUse|AfterTool|tool\.execute\.after/i.test(c.event));
       // The turns of one command: its calls' argument hashes, as the hooks computed them.
       const of = (command: string) => {
         const hashes = new Set(after.filter((c) => toolInput(c.payload)?.command === command).map((c) => argsHash(toolInput(c.payload))));
@@ -437,13 +440,16 @@ function agentWarnings(r: AgentRun): string[] {
   return lines.filter((l) => /hook|baton|settings/i.test(l) && /warn|error|invalid|fail|untrusted|skipp|ignor|not trusted/i.test(l));
 }
 
-/** A payload's tool arguments: `tool_input`, or Copilot CLI's `toolArgs`. */
+/** A payload's tool arguments: `tool_input`, Copilot CLI's `toolArgs`, or OpenCode's `args`. */
 function toolInput(payload: any): any {
-  return payload?.tool_input ?? payload?.toolArgs;
+  return payload?.tool_input ?? payload?.toolArgs ?? payload?.args;
 }
 
 function installedEvents(file: string): string[] {
-  return Object.keys(JSON.parse(readFileSync(file, "utf8")).hooks ?? {});
+  const text = readFileSync(file, "utf8");
+  // OpenCode's plugin says what it sends on its second line.
+  if (file.endsWith(".js")) return readOpencodePlugin(text)?.events ?? [];
+  return Object.keys(JSON.parse(text).hooks ?? {});
 }
 
 /**
@@ -456,9 +462,9 @@ function saveFixtures(agent: AgentName, p: Project, rollback2: string): void {
   for (const c of p.captured()) {
     const q = c.payload ?? {};
     const variants = [c.event];
-    const toolName = q.tool_name ?? q.toolName;
+    const toolName = q.tool_name ?? q.toolName ?? (agent === "opencode" ? q.tool : undefined);
     if (typeof toolName === "string") {
-      const failed = JSON.stringify(q).includes(FAIL_CMD) && /Post|After/i.test(c.event);
+      const failed = JSON.stringify(q).includes(FAIL_CMD) && /Post|After|tool\.execute\.after/i.test(c.event);
       variants.push(`${c.event}.${toolName}${failed ? ".failure" : ""}`);
     }
     // The user's words end the prompt (Gemini CLI puts Baton's own context before them).

@@ -5,10 +5,11 @@ import { codex } from "./codex.js";
 import { HOOK_AGENTS, type HookAgent } from "./config.js";
 import { copilot } from "./copilot.js";
 import { gemini } from "./gemini.js";
+import { opencode } from "./opencode.js";
 import { qwen } from "./qwen.js";
 import type { AgentAdapter } from "./types.js";
 
-export const ADAPTERS: Readonly<Record<HookAgent, AgentAdapter>> = Object.freeze({ claude, codex, gemini, qwen, copilot });
+export const ADAPTERS: Readonly<Record<HookAgent, AgentAdapter>> = Object.freeze({ claude, codex, gemini, qwen, copilot, opencode });
 
 export function adapterFor(agent: string | undefined): AgentAdapter | undefined {
   if (agent === undefined) return undefined;

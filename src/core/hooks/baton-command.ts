@@ -273,6 +273,8 @@ const SUPERVISION_FILES: readonly RegExp[] = [
   /(?:^|\/)\.github\/hooks\/[^/]+\.json$/,
   /(?:^|\/)\.github\/copilot\/settings(?:\.local)?\.json$/,
   /(?:^|\/)\.copilot\/(?:config\.json|settings\.json|hooks\/)/,
+  // OpenCode loads every module in its plugin folders: the project's and the user's.
+  /(?:^|\/)\.?opencode\/plugins?\//,
   /(?:^|\/)\.baton\/(?!flows\/)/,
   /(?:^|\/)baton\/trust\//,
 ];

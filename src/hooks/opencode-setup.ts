@@ -1,0 +1,59 @@
+/**
+ * What OpenCode (opencode-ai 1.18.33) needs before it loads Baton's plugin, read from its
+ * shipped CLI and runs of it. Nothing here is the installer's to do.
+ *
+ * - It loads every `.js`/`.ts` module in `.opencode/plugins/` (and `plugin/`) of the project and
+ *   of its user folder (`$XDG_CONFIG_HOME/opencode`, else `~/.config/opencode`) at start, with no
+ *   trust prompt.
+ * - `opencode --pure` (or `OPENCODE_PURE` in its environment) loads no plugins but its own;
+ *   `OPENCODE_DISABLE_PROJECT_CONFIG` skips the project's `.opencode/` folder.
+ */
+import { realpathSync } from "node:fs";
+import { homedir } from "node:os";
+import { isAbsolute, join, resolve } from "node:path";
+import type { Readiness, SetupPlace } from "./readiness.js";
+
+/** OpenCode's user folder: `$XDG_CONFIG_HOME/opencode`, else `~/.config/opencode`. */
+export function opencodeConfigDir(o: { home?: string; env?: NodeJS.ProcessEnv; root: string }): string {
+  const xdg = (o.env ?? process.env).XDG_CONFIG_HOME;
+  if (xdg && isAbsolute(xdg)) return join(xdg, "opencode");
+  return join(o.home ?? homedir(), ".config", "opencode");
+}
+
+/** Where Baton's plugin goes. */
+export function opencodePluginFile(o: SetupPlace): string {
+  return o.scope === "user" ? join(opencodeConfigDir(o), "plugins", "baton.js") : join(o.root, ".opencode", "plugins", "baton.js");
+}
+
+/**
+ * What the plugin runs, as words: `baton` from PATH for a committed plugin, else this Node and
+ * this baton's entry by absolute path (`command`: the words `--command` gave).
+ */
+export function opencodeLauncher(shared: boolean, command: string[] | undefined, argv1 = process.argv[1]): string[] {
+  if (command !== undefined && command.length > 0) return command;
+  if (shared || !argv1 || !/baton(?:\.c?js)?$/.test(argv1)) return ["baton"];
+  let entry = argv1;
+  try {
+    entry = realpathSync(argv1);
+  } catch {
+    // as given
+  }
+  return [process.execPath, resolve(entry)];
+}
+
+function truthy(v: string | undefined): boolean {
+  return v !== undefined && v !== "" && v !== "0" && v.toLowerCase() !== "false";
+}
+
+/** Whether OpenCode will load the plugin at this place, as far as this environment tells. */
+export function opencodeReadiness(o: SetupPlace): Readiness {
+  const env = o.env ?? process.env;
+  const remaining: string[] = [];
+  if (truthy(env.OPENCODE_PURE))
+    remaining.push("OPENCODE_PURE is set here: OpenCode loads no plugins but its own (as with --pure). Unset it.");
+  if (o.scope === "project" && truthy(env.OPENCODE_DISABLE_PROJECT_CONFIG))
+    remaining.push(
+      "OPENCODE_DISABLE_PROJECT_CONFIG is set here: OpenCode skips the project's .opencode/ folder and its plugins. Unset it, or install with --user.",
+    );
+  return { willRun: remaining.length === 0, remaining };
+}

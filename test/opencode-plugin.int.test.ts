@@ -1,0 +1,84 @@
+/**
+ * Baton's OpenCode plugin as OpenCode loads it (the file `baton hooks install opencode` writes,
+ * imported as a module and its hooks called with OpenCode's shapes, @opencode-ai/plugin 1.18.33),
+ * against a real baton process and a real workspace. The real CLI runs it in
+ * test/agents/opencode.e2e.test.ts.
+ */
+import { readFileSync } from "node:fs";
+import { join } from "node:path";
+import { pathToFileURL } from "node:url";
+import { afterEach, describe, expect, it } from "vitest";
+import { CLI, cleanupDirs, cli, tempDir, writeAt } from "./helpers.js";
+
+afterEach(() => cleanupDirs());
+
+async function loadPlugin(root: string, command: string, suffix: string): Promise<any> {
+  const r = cli(["hooks", "install", "opencode", "--root", root, "--command", command, "--json"], { env: { BATON_HOOK_SERVER: "off" } });
+  expect(r.code, r.stderr).toBe(0);
+  // A new URL per load: the module cache would give the first file's plugin again.
+  const mod = await import(`${pathToFileURL(r.json().file).href}?${suffix}`);
+  return mod.BatonPlugin({ directory: root, worktree: root });
+}
+
+function userMessage(sessionID: string, text: string) {
+  const message = { id: "msg_1", role: "user", sessionID };
+  return { message, parts: [{ id: "prt_1", sessionID, messageID: "msg_1", type: "text", text }] };
+}
+
+describe("Baton's OpenCode plugin", () => {
+  it("adds the session's state to the first prompt, checkpoints before a write, records the result, and adds nothing for a read", async () => {
+    const root = tempDir("baton-opencode-");
+    writeAt(root, "a.txt", "one\n");
+    expect(cli(["init", "--root", root]).code).toBe(0);
+    expect(cli(["session", "start", "--root", root, "--flow", "task", "--title", "Parser rework"]).code).toBe(0);
+    process.env.BATON_HOOK_SERVER = "off";
+    try {
+      const hooks = await loadPlugin(root, `${JSON.stringify(process.execPath)} ${JSON.stringify(CLI)}`, "a");
+      await hooks.event({ event: { type: "session.created", properties: { info: { id: "ses_1" } } } });
+      const out = userMessage("ses_1", "Make the planned changes.");
+      await hooks["chat.message"]({ sessionID: "ses_1", messageID: "msg_1" }, out);
+      expect(out.parts).toHaveLength(2);
+      expect(out.parts[1]).toMatchObject({ type: "text", synthetic: true, sessionID: "ses_1", messageID: "msg_1" });
+      expect(out.parts[1]?.text).toContain("Baton: where this work stands");
+      expect((out.parts[1]?.id ?? "") > "prt_1", "the part sorts after the user's text").toBe(true);
+
+      const args = { filePath: `${root}/a.txt`, content: "two\n" };
+      await hooks["tool.execute.before"]({ tool: "write", sessionID: "ses_1", callID: "call_1" }, { args });
+      const checkpoints = cli(["--json", "checkpoints", "--root", root]).json().checkpoints;
+      expect(checkpoints.map((c: any) => `${c.kind}:${c.toolName}`)).toEqual(["targeted:write"]);
+      writeAt(root, "a.txt", "two\n");
+      const result = { title: "a.txt", output: "Wrote file successfully.", metadata: {} };
+      await hooks["tool.execute.after"]({ tool: "write", sessionID: "ses_1", callID: "call_1", args }, result);
+      expect(result.output).toBe("Wrote file successfully.");
+      await hooks["tool.execute.before"]({ tool: "read", sessionID: "ses_1", callID: "call_2" }, { args: { filePath: `${root}/a.txt` } });
+      expect(cli(["--json", "checkpoints", "--root", root]).json().checkpoints).toHaveLength(1);
+      const ledger = cli(["--json", "ledger", "list", "--root", root]).json().nodes;
+      expect(ledger.some((n: any) => JSON.stringify(n).includes("call_1"))).toBe(true);
+
+      // A tool that threw: OpenCode's error part (captured from the CLI) is recorded as that call's failure, once.
+      const ev = JSON.parse(readFileSync(join(import.meta.dirname, "fixtures", "hooks", "opencode", "tool-part-error.json"), "utf8"));
+      ev.properties.part.sessionID = "ses_1";
+      ev.properties.part.state.input.filePath = `${root}/a.txt`;
+      await hooks.event({ event: ev });
+      await hooks.event({ event: ev });
+      const failed = cli(["--json", "ledger", "list", "--root", root])
+        .json()
+        .nodes.filter((n: any) => JSON.stringify(n).includes(ev.properties.part.callID));
+      expect(failed.map((n: any) => n.status)).toEqual(["error"]);
+    } finally {
+      delete process.env.BATON_HOOK_SERVER;
+    }
+  }, 120_000);
+
+  it("does nothing where its baton cannot be run: no part added, no call refused", async () => {
+    const root = tempDir("baton-opencode-");
+    expect(cli(["init", "--root", root]).code).toBe(0);
+    const hooks = await loadPlugin(root, "/nonexistent/baton", "b");
+    const out = userMessage("ses_2", "hello");
+    await hooks["chat.message"]({ sessionID: "ses_2", messageID: "msg_1" }, out);
+    expect(out.parts).toHaveLength(1);
+    await expect(
+      hooks["tool.execute.before"]({ tool: "bash", sessionID: "ses_2", callID: "call_1" }, { args: { command: "rm -rf x" } }),
+    ).resolves.toBeUndefined();
+  });
+});
