@@ -35,6 +35,7 @@ import {
   untrustCodexHooks,
   writeCodexShim,
 } from "./agent-setup.js";
+import { clineInstalled, installClineHooks, uninstallClineHooks } from "./cline-setup.js";
 import {
   AGENT_NAMES,
   type HookPlaceOptions,
@@ -75,6 +76,14 @@ export const AGENT_LIMITS: Readonly<Record<HookAgent, readonly string[]>> = {
     "Copilot CLI sends no event after it compacts its context: Baton writes STATE.md before the compaction, but cannot put the session's state back into the compacted context (the next prompt's hook adds only a spiral pause and lessons).",
     "Copilot CLI shows no hook message to the user (`systemMessage` is not read): Baton's one-line notes, such as what a rollback restored, reach only the model.",
     "Copilot CLI's payloads name no subagent: a subagent's tool calls are recorded in the lane of the session id they carry, not a lane of their own.",
+  ],
+  cline: [
+    "Cline CLI runs TaskStart, TaskResume and UserPromptSubmit without waiting for them and ignores their answer: the session's state is not put into its context at the start (PreToolUse and PostToolUse carry Baton's notes, the spiral pause and lessons, to the model).",
+    'Cline CLI fires no UserPromptSubmit for the prompt of `cline "…"` (headless), so "undo that" is heard only in its interactive session, and even there after the model has started: run `baton rollback` instead.',
+    "Cline CLI's PreToolUse cancel stops the whole run, not only the call: a spiral pause ends the task (the model does not read the reason; the user does).",
+    "Cline CLI never fires PreCompact (3.0.65) and sends nothing after it compacts: Baton cannot note a compaction or put the session's state back into the compacted context.",
+    "Cline CLI resumes a task (`cline --id`) only in its interactive TUI.",
+    "Linux and macOS only: the hook files Baton writes are POSIX shell scripts.",
   ],
 };
 
@@ -197,6 +206,10 @@ function notesFor(agent: HookAgent, settings: JsonObject): string[] {
     notes.push(
       'Copilot CLI runs hooks unless a settings file sets "disableAllHooks": true; a project\'s .github/hooks/ load only in a folder it trusts.',
     );
+  if (agent === "cline")
+    notes.push(
+      "Cline CLI runs every hook file of a type, yours beside Baton's; it has no switch that turns hook files off, but `cline -y` (yolo) runs without hooks.",
+    );
   if (agent === "qwen")
     notes.push(
       'Qwen Code runs hooks unless a settings file sets "disableAllHooks": true; `qwen --bare` and `qwen --safe-mode` run none, and neither does a session in its execution sandbox (tools.executionSandbox).',
@@ -223,6 +236,7 @@ function otherClaudeFile(agent: HookAgent, o: HookPlaceOptions, verb: "install" 
 }
 
 export async function installHooks(agent: HookAgent, o: HookPlaceOptions & { launcher?: string }): Promise<InstallResult> {
+  if (agent === "cline") return installCline(o);
   const file = hookConfigFile(agent, o);
   checkPlace(file, o);
   const { text, settings } = load(file);
@@ -270,6 +284,20 @@ export async function installHooks(agent: HookAgent, o: HookPlaceOptions & { lau
 }
 
 export async function uninstallHooks(agent: HookAgent, o: HookPlaceOptions): Promise<UninstallResult> {
+  if (agent === "cline") {
+    const { dir, removed } = uninstallClineHooks(o);
+    return {
+      agent,
+      scope: o.scope,
+      shared: isShared(agent, o),
+      file: dir,
+      changed: removed > 0,
+      removed,
+      restored: false,
+      deleted: removed > 0,
+      notes: [],
+    };
+  }
   const file = hookConfigFile(agent, o);
   checkPlace(file, o);
   const { text, settings } = load(file);
@@ -317,6 +345,26 @@ export async function uninstallHooks(agent: HookAgent, o: HookPlaceOptions): Pro
   // The launcher is shared by every place installed with this CODEX_HOME: it goes with the last.
   if (agent === "codex") removeUnusedCodexShim(o);
   return { ...base, changed: true, removed: r.removed, restored, deleted: newText === undefined };
+}
+
+/** Cline CLI: a script per hook type in its hooks directory (cline-setup.ts), not a settings file. */
+function installCline(o: HookPlaceOptions & { launcher?: string }): InstallResult {
+  const agent = "cline";
+  const launcher = o.launcher ?? launcherFor(agent, o);
+  const r = installClineHooks(o, launcher);
+  const hooks = clineInstalled(r.dir);
+  const notes = [placeNote(agent, o), ...placeProblems(agent, o, r.dir, hooks), ...notesFor(agent, {})];
+  return {
+    agent,
+    scope: o.scope,
+    shared: isShared(agent, o),
+    file: r.dir,
+    changed: r.changed,
+    hooks,
+    notes,
+    limits: AGENT_LIMITS[agent],
+    ...pathReadiness(readiness(agent, o, {}), agent, o, hooks),
+  };
 }
 
 /** Remove a directory if it is empty; anything else (not empty, gone, not allowed) leaves it be. */
@@ -368,8 +416,8 @@ export async function hooksStatus(
         notes: [],
       };
       try {
-        const { settings } = load(file);
-        s.installed = listBatonHooks(settings.hooks, agent);
+        const { settings } = agent === "cline" ? { settings: {} as JsonObject } : load(file);
+        s.installed = agent === "cline" ? clineInstalled(file) : listBatonHooks(settings.hooks, agent);
         s.missing = expected.filter((e) => !s.installed.some((i) => i.event === e.event)).map((e) => e.event);
         let modified: string | undefined;
         s.stale = s.installed.some((i) => {

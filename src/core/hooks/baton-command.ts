@@ -267,6 +267,10 @@ const SUPERVISION_FILES: readonly RegExp[] = [
   /(?:^|\/)\.github\/hooks\/[^/]+\.json$/,
   /(?:^|\/)\.github\/copilot\/settings(?:\.local)?\.json$/,
   /(?:^|\/)\.copilot\/(?:config\.json|settings\.json|hooks\/)/,
+  // Cline CLI's hook files: the project's, the user's ($CLINE_DIR), and its Documents folder.
+  /(?:^|\/)\.clinerules\/hooks(?:\/|$)/,
+  /(?:^|\/)\.cline\/hooks(?:\/|$)/,
+  /(?:^|\/)Documents\/Cline\/Hooks(?:\/|$)/,
   /(?:^|\/)\.baton\/(?!flows\/)/,
   /(?:^|\/)baton\/trust\//,
 ];
