@@ -78,8 +78,8 @@ export const AGENT_LIMITS: Readonly<Record<HookAgent, readonly string[]>> = {
     "Copilot CLI's payloads name no subagent: a subagent's tool calls are recorded in the lane of the session id they carry, not a lane of their own.",
   ],
   cline: [
-    "Cline CLI runs TaskStart, TaskResume and UserPromptSubmit without waiting for them and ignores their answer: the session's state is not put into its context at the start (PreToolUse and PostToolUse carry Baton's notes, the spiral pause and lessons, to the model).",
-    'Cline CLI fires no UserPromptSubmit for the prompt of `cline "…"` (headless), so "undo that" is heard only in its interactive session, and even there after the model has started: run `baton rollback` instead.',
+    "Cline CLI runs TaskStart, TaskResume and UserPromptSubmit without waiting for them and ignores their answer: the session's state is not put into its context at the start (only PreToolUse and PostToolUse can carry Baton's context to the model).",
+    'Cline CLI fires no UserPromptSubmit for the prompt of `cline "…"` (act mode, its default); where it does (its TUI, `cline -y`) it does not wait for it, so "undo that" may land after the model has started: run `baton rollback` instead.',
     "Cline CLI's PreToolUse cancel stops the whole run, not only the call: a spiral pause ends the task (the model does not read the reason; the user does).",
     "Cline CLI never fires PreCompact (3.0.65) and sends nothing after it compacts: Baton cannot note a compaction or put the session's state back into the compacted context.",
     "Cline CLI resumes a task (`cline --id`) only in its interactive TUI.",
@@ -208,7 +208,7 @@ function notesFor(agent: HookAgent, settings: JsonObject): string[] {
     );
   if (agent === "cline")
     notes.push(
-      "Cline CLI runs every hook file of a type, yours beside Baton's; it has no switch that turns hook files off, but `cline -y` (yolo) runs without hooks.",
+      "Cline CLI runs every hook file of a type, yours beside Baton's, in every mode (`cline -y` too); it has no switch that turns hook files off.",
     );
   if (agent === "qwen")
     notes.push(

@@ -96,7 +96,7 @@ export function defineOperationCommands(program: Command): void {
   program
     .command("hook <agent> <event>")
     .description(
-      "run as an agent hook: reads the agent's JSON on stdin, answers in its format (claude, codex, gemini, qwen, copilot; the agent's event name, e.g. PreToolUse); never blocks the agent on a Baton failure",
+      "run as an agent hook: reads the agent's JSON on stdin, answers in its format (claude, codex, gemini, qwen, copilot, cline; the agent's event name, e.g. PreToolUse); never blocks the agent on a Baton failure",
     )
     .action(lazy(hooks, (m) => m.hook));
   const hk = program
@@ -104,7 +104,7 @@ export function defineOperationCommands(program: Command): void {
     .description("Baton's entries in Claude Code, Codex, Gemini CLI, Qwen Code and Copilot CLI hook configuration");
   hk.command("install <agent>")
     .description(
-      "add Baton's hooks to the agent's settings (claude, codex, gemini, qwen, copilot); every other byte of the file is kept, and the file as it was before is kept in <file>.baton.bak",
+      "add Baton's hooks to the agent's settings (claude, codex, gemini, qwen, copilot, cline); every other byte of the file is kept, and the file as it was before is kept in <file>.baton.bak",
     )
     .option(
       "--project",

@@ -7,8 +7,8 @@
  *   `.py` …), in `<workspace>/.clinerules/hooks/`, `<workspace>/.cline/hooks/`,
  *   `$CLINE_DIR/hooks/` (default `~/.cline/hooks/`) and `~/Documents/Cline/Hooks/`. Every file of
  *   a type runs (a user's `PreToolUse` beside Baton's `PreToolUse.sh`), by its shebang, else by
- *   its extension (no extension: bash). There is no switch that turns them off; `cline -y`
- *   (yolo) runs without hooks. PreCompact is a type it lists but never fires.
+ *   its extension (no extension: bash). There is no switch that turns them off (`cline -y`
+ *   runs them too). PreCompact is a type it lists but never fires.
  * - stdin: `taskId` (the run's conversation, `conv_…`), `sessionContext.rootSessionId` (the
  *   session `cline history` lists and `--id` resumes), `workspaceRoots`, `timestamp` (ISO),
  *   `hookName` (agent_start, tool_call …), `agent_id` and `parent_agent_id` (set inside a
@@ -25,8 +25,8 @@
  *   the call (the model is not asked again), `{"contextModification": "…"}` is appended to the
  *   model's context. TaskStart, TaskResume, UserPromptSubmit, TaskComplete, TaskCancel,
  *   TaskError and SessionShutdown run detached, their output ignored (Cline CLI's own
- *   `blockingRunStartHooks` is off). `cline "…"` (headless) fires no UserPromptSubmit and no
- *   SessionShutdown.
+ *   `blockingRunStartHooks` is off). `cline "…"` (act mode, headless) fires no UserPromptSubmit
+ *   (`cline -y` and the TUI do), and SessionShutdown only after a task that was cancelled.
  */
 
 import { patchPaths } from "./apply-patch.js";
