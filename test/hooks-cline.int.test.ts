@@ -190,4 +190,38 @@ describe("baton hooks install / status / uninstall cline", () => {
     expect(r.status).toBe(0);
     expect(r.stdout).toBe("");
   });
+
+  it("status and doctor say Cline CLI will not run project hooks installed below the repository's root (it reads the top's)", () => {
+    const top = tempDir("baton-install-");
+    spawnSync("git", ["init", "-q"], { cwd: top });
+    const root = join(top, "pkg");
+    mkdirSync(root);
+    const env = privateEnv();
+    baton(["init", "--root", root], env);
+    const r = baton(["hooks", "install", "cline", "--root", root, "--json"], env).json();
+    expect(r.willRun).toBe(false);
+    expect(r.remaining.join("\n")).toMatch(/reads \.clinerules\/hooks\/ at the repository's root/);
+    const project = baton(["hooks", "status", "cline", "--root", root, "--json"], env)
+      .json()
+      .hooks.find((s: { scope: string }) => s.scope === "project");
+    expect(project.willRun).toBe(false);
+    const doctor = cli(["doctor", "--root", root, "--json"], { env });
+    expect(doctor.stdout).toMatch(/hooks_not_running[^\n]*cline|Cline CLI reads \.clinerules/);
+  });
+
+  it("the hook refuses the agent's write to its own hook files with Cline's cancel, through the real `baton hook cline`", () => {
+    const root = tempDir("baton-install-");
+    const env = privateEnv();
+    baton(["init", "--root", root], env);
+    const payload = fixture("PreToolUse.editor.create") as Record<string, any>;
+    const target = join(root, ".clinerules", "hooks", "PreToolUse.sh");
+    payload.workspaceRoots = [root];
+    payload.tool_call = { ...payload.tool_call, input: { path: target, new_text: "exit 0\n" } };
+    const r = cli(["hook", "cline", "PreToolUse"], { cwd: root, env, input: JSON.stringify(payload) });
+    expect(r.code).toBe(0);
+    const out = JSON.parse(r.stdout);
+    expect(out.cancel).toBe(true);
+    expect(out.errorMessage).toMatch(/supervis/i);
+    expect(existsSync(target)).toBe(false);
+  });
 });
