@@ -179,9 +179,12 @@ describe("baton hooks install / status / uninstall cline", () => {
     expect(existsSync(join(clineDir, "hooks", "PreToolUse.sh"))).toBe(false);
   });
 
-  it("a committed hook does nothing where baton is not on PATH: no output, exit 0", () => {
+  it("a committed hook does nothing where baton is not on PATH: no output, exit 0; install says Cline CLI would skip them", () => {
     const root = tempDir("baton-install-");
-    baton(["hooks", "install", "cline", "--root", root], privateEnv());
+    const noBaton = { ...privateEnv(), PATH: "/usr/bin:/bin" };
+    const installed = baton(["hooks", "install", "cline", "--root", root, "--json"], noBaton).json();
+    expect(installed.willRun).toBe(false);
+    expect(installed.remaining.join("\n")).toContain("Cline CLI would skip each one");
     const r = spawnSync("/bin/sh", [join(root, ".clinerules", "hooks", "PreToolUse.sh")], {
       input: JSON.stringify(fixture("PreToolUse.run_commands")),
       env: { PATH: "/nonexistent" },

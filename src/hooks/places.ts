@@ -193,7 +193,7 @@ export function pathReadiness(r: Readiness, agent: HookAgent, o: HookPlaceOption
       : o.scope === "project"
         ? `, or install with --user (your user settings, this machine's paths)`
         : "";
-  const effect = agent === "copilot" ? "skip each one (Baton sees nothing)" : "fail each one";
+  const effect = agent === "copilot" || agent === "cline" ? "skip each one (Baton sees nothing)" : "fail each one";
   return {
     ...r,
     willRun: false,
