@@ -1,9 +1,9 @@
 /**
  * What Baton's hooks cost per tool call inside the real agents (Claude Code, Codex, Gemini CLI,
- * Qwen Code, Copilot CLI, OpenCode, the versions test/agents/versions.json pins), against the scripted model of the e2e
+ * Qwen Code, Copilot CLI, OpenCode, Cline CLI, the versions test/agents/versions.json pins), against the scripted model of the e2e
  * suite.
  *
- *   node scripts/build.mjs --no-types && node bench/agents.mjs [claude codex gemini qwen copilot opencode] [--reps N]
+ *   node scripts/build.mjs --no-types && node bench/agents.mjs [claude codex gemini qwen copilot opencode cline] [--reps N]
  *
  * Each agent runs one headless turn of K tool calls in a fresh project, alternating a file
  * write and a shell command (`true step-<i>`: a targeted checkpoint, then a whole-tree one). The
@@ -26,7 +26,7 @@
  * bench/results/agents-<time>.json.
  */
 import { execFileSync } from "node:child_process";
-import { existsSync, mkdirSync, readFileSync, rmSync, writeFileSync } from "node:fs";
+import { existsSync, mkdirSync, readdirSync, readFileSync, rmSync, statSync, writeFileSync } from "node:fs";
 import os from "node:os";
 import { join } from "node:path";
 import { build } from "esbuild";
@@ -73,6 +73,14 @@ function spawnOnly(file, command) {
     // OpenCode's plugin: the program it spawns per hook (`true hook opencode <event>` ignores the rest).
     const text = readFileSync(file, "utf8").replace(/^const LAUNCHER = .*;$/m, `const LAUNCHER = ${JSON.stringify(command.split(" "))};`);
     writeFileSync(file, text);
+    return;
+  }
+  // Cline CLI's hooks are a folder of scripts, one per type, each ending `exec <baton hook …>`.
+  if (statSync(file).isDirectory()) {
+    for (const f of readdirSync(file)) {
+      const script = join(file, f);
+      writeFileSync(script, readFileSync(script, "utf8").replace(/^exec .*$/m, `exec ${command}`));
+    }
     return;
   }
   const cfg = JSON.parse(readFileSync(file, "utf8"));
@@ -148,7 +156,7 @@ async function once(h, mock, url, cli, d, setup, k) {
 
 async function main() {
   const h = await loadHelpers();
-  const agents = AGENTS.length ? AGENTS : ["claude", "codex", "gemini", "qwen", "copilot", "opencode"];
+  const agents = AGENTS.length ? AGENTS : ["claude", "codex", "gemini", "qwen", "copilot", "opencode", "cline"];
   const results = {};
   for (const agent of agents) {
     const d = h.DRIVERS[agent];

@@ -212,6 +212,10 @@ function hooksFor(root) {
   const edit = (i) => writeFileSync(join(root, "src", "app.ts"), `export function app() {\n  return redirect("/login?v=${i}");\n}\n`);
   const withArgs = (p, i) => ({ ...p, tool_input: { ...p.tool_input, __call: i } });
   const copilotArgs = (p, i) => ({ ...p, toolArgs: { ...p.toolArgs, __call: i } });
+  const clineArgs = (p, i) => {
+    const key = p.tool_call ? "tool_call" : "tool_result";
+    return { ...p, [key]: { ...p[key], input: { ...p[key].input, __call: i } } };
+  };
   return [
     {
       label: "claude SessionStart (resume)",
@@ -344,6 +348,20 @@ function hooksFor(root) {
       agent: "opencode",
       event: "tool.execute.after",
       payload: (i) => fixture("opencode", "post-edit", vars(i)),
+    },
+    // Cline CLI's payloads are its real ones (test/fixtures/agents/cline/) with a call id per call.
+    {
+      label: "cline PreToolUse editor (checkpoint)",
+      agent: "cline",
+      event: "PreToolUse",
+      payload: (i) => clineArgs(fixture("cline", "pre-edit", vars(i)), i),
+      after: edit,
+    },
+    {
+      label: "cline PostToolUse editor",
+      agent: "cline",
+      event: "PostToolUse",
+      payload: (i) => clineArgs(fixture("cline", "post-edit", vars(i)), i),
     },
   ];
 }

@@ -20,6 +20,7 @@
  *   records Baton's there, so the user is not warned about hooks they just installed.
  * - Qwen Code: qwen-setup.ts (its hooks switch and folder trust; nothing for the installer to do).
  * - Copilot CLI: copilot-setup.ts (its folder trust and hooks switch; nothing for the installer to do).
+ * - Cline CLI: cline-readiness.ts (where it reads a project's hook files); its files: cline-setup.ts.
  *
  * Longer than ~400 lines, a little: each agent's trust files are read and written here together,
  * because the installer and `baton hooks status` must agree on every agent at once.
@@ -32,6 +33,7 @@ import type { JsonObject } from "../core/types.js";
 import { BatonError } from "../errors.js";
 import { atomicWrite, ioError } from "../platform/safe-fs.js";
 import { NotASettingsFile, readSettingsText } from "../platform/settings-text.js";
+import { clineReadiness } from "./cline-readiness.js";
 import { type CodexHookEntry, codexHookEntries, codexProjectTrust, codexTrustedHashes, trustOf, withCodexTrust } from "./codex-trust.js";
 import { copilotReadiness } from "./copilot-setup.js";
 import { opencodeReadiness } from "./opencode-setup.js";
@@ -383,6 +385,7 @@ export function readiness(agent: HookAgent, o: SetupPlace, settings: JsonObject)
   if (agent === "qwen") return qwenReadiness(o, settings, spellings);
   if (agent === "copilot") return copilotReadiness(o);
   if (agent === "opencode") return opencodeReadiness(o);
+  if (agent === "cline") return clineReadiness(o);
   return { willRun: true, remaining: [] };
 }
 

@@ -48,7 +48,7 @@ function jsoncAt(file: string): JsonObject | undefined {
   return v !== null && typeof v === "object" && !Array.isArray(v) ? (v as JsonObject) : undefined;
 }
 
-function spellings(p: string): string[] {
+export function spellings(p: string): string[] {
   const a = resolve(p);
   let b = a;
   try {
@@ -72,7 +72,7 @@ export function copilotTrusts(config: JsonObject | undefined, folder: string): b
 }
 
 /** The git repository's root above `root`, when there is one (the repository's fsmonitor off: its config starts no program). */
-function gitTop(root: string): string | undefined {
+export function gitTop(root: string): string | undefined {
   try {
     const r = spawnSync("git", ["-c", "core.fsmonitor=false", "-C", root, "rev-parse", "--show-toplevel"], {
       encoding: "utf8",

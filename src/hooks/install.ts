@@ -39,6 +39,7 @@ import {
   untrustCodexHooks,
   writeCodexShim,
 } from "./agent-setup.js";
+import { clineInstalled, installClineHooks, uninstallClineHooks } from "./cline-setup.js";
 import { type OpencodePluginInfo, opencodePluginText, readOpencodePlugin } from "./opencode-plugin.js";
 import { opencodeLauncher, opencodeReadiness } from "./opencode-setup.js";
 import {
@@ -85,6 +86,14 @@ export const AGENT_LIMITS: Readonly<Record<HookAgent, readonly string[]>> = {
   opencode: [
     "OpenCode shows no hook message to the user: Baton's one-line notes, such as what a rollback restored, reach only the model.",
     "OpenCode lets a plugin add text only to a prompt, a tool's result and the system prompt: Baton's state after a compaction goes into the system prompt until the next prompt, which carries it from then on.",
+  ],
+  cline: [
+    "Cline CLI runs TaskStart, TaskResume and UserPromptSubmit without waiting for them and ignores their answer: the session's state is not put into its context at the start (only PreToolUse and PostToolUse can carry Baton's context to the model).",
+    'Cline CLI fires no UserPromptSubmit for the prompt of `cline "…"` (act mode, its default); where it does (its TUI, `cline -y`) it does not wait for it, so "undo that" may land after the model has started: run `baton rollback` instead.',
+    "Cline CLI's PreToolUse cancel stops the whole run, not only the call: a spiral pause ends the task, and Cline shows neither the model nor you Baton's reason (`baton lanes` names the pause).",
+    "Cline CLI never fires PreCompact (3.0.65) and sends nothing after it compacts: Baton cannot note a compaction or put the session's state back into the compacted context.",
+    "Cline CLI resumes a task (`cline --id`) only in its interactive TUI.",
+    "Linux and macOS only: the hook files Baton writes are POSIX shell scripts.",
   ],
 };
 
@@ -207,6 +216,10 @@ function notesFor(agent: HookAgent, settings: JsonObject): string[] {
     notes.push(
       'Copilot CLI runs hooks unless a settings file sets "disableAllHooks": true; a project\'s .github/hooks/ load only in a folder it trusts.',
     );
+  if (agent === "cline")
+    notes.push(
+      "Cline CLI runs every hook file of a type, yours beside Baton's, in every mode (`cline -y` too); it has no switch that turns hook files off.",
+    );
   if (agent === "qwen")
     notes.push(
       'Qwen Code runs hooks unless a settings file sets "disableAllHooks": true; `qwen --bare` and `qwen --safe-mode` run none, and neither does a session in its execution sandbox (tools.executionSandbox).',
@@ -271,6 +284,10 @@ export async function installHooks(agent: HookAgent, o: HookPlaceOptions & { lau
     if (o.http) throw badInput("--http is for Claude Code's hooks; OpenCode runs Baton's plugin in its own process");
     return installOpencode(o);
   }
+  if (agent === "cline") {
+    if (o.http) throw badInput("--http is for Claude Code's hooks; Cline CLI runs Baton's hook files");
+    return installCline(o);
+  }
   const file = hookConfigFile(agent, o);
   checkPlace(file, o);
   const { text, settings } = load(file);
@@ -326,6 +343,20 @@ function withRemaining(r: Readiness, more: readonly string[]): Readiness {
 
 export async function uninstallHooks(agent: HookAgent, o: HookPlaceOptions): Promise<UninstallResult> {
   if (agent === "opencode") return uninstallOpencode(o);
+  if (agent === "cline") {
+    const { dir, removed } = uninstallClineHooks(o);
+    return {
+      agent,
+      scope: o.scope,
+      shared: isShared(agent, o),
+      file: dir,
+      changed: removed > 0,
+      removed,
+      restored: false,
+      deleted: removed > 0,
+      notes: [],
+    };
+  }
   const file = hookConfigFile(agent, o);
   checkPlace(file, o);
   const { text, settings } = load(file);
@@ -373,6 +404,26 @@ export async function uninstallHooks(agent: HookAgent, o: HookPlaceOptions): Pro
   // The launcher is shared by every place installed with this CODEX_HOME: it goes with the last.
   if (agent === "codex") removeUnusedCodexShim(o);
   return { ...base, changed: true, removed: r.removed, restored, deleted: newText === undefined };
+}
+
+/** Cline CLI: a script per hook type in its hooks directory (cline-setup.ts), not a settings file. */
+function installCline(o: HookPlaceOptions & { launcher?: string }): InstallResult {
+  const agent = "cline";
+  const launcher = o.launcher ?? launcherFor(agent, o);
+  const r = installClineHooks(o, launcher);
+  const hooks = clineInstalled(r.dir);
+  const notes = [placeNote(agent, o), ...placeProblems(agent, o, r.dir, hooks), ...notesFor(agent, {})];
+  return {
+    agent,
+    scope: o.scope,
+    shared: isShared(agent, o),
+    file: r.dir,
+    changed: r.changed,
+    hooks,
+    notes,
+    limits: AGENT_LIMITS[agent],
+    ...pathReadiness(readiness(agent, o, {}), agent, o, hooks),
+  };
 }
 
 /** Remove a directory if it is empty; anything else (not empty, gone, not allowed) leaves it be. */
@@ -428,8 +479,8 @@ export async function hooksStatus(
         notes: [],
       };
       try {
-        const { settings } = load(file);
-        s.installed = listBatonHooks(settings.hooks, agent);
+        const { settings } = agent === "cline" ? { settings: {} as JsonObject } : load(file);
+        s.installed = agent === "cline" ? clineInstalled(file) : listBatonHooks(settings.hooks, agent);
         s.missing = expected.filter((e) => !s.installed.some((i) => i.event === e.event)).map((e) => e.event);
         let modified: string | undefined;
         s.stale = s.installed.some((i) => {

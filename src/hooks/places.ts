@@ -9,6 +9,7 @@
  * | Qwen Code   | `.qwen/settings.json` (shared)        | the same                | `$QWEN_HOME/settings.json`     |
  * | Copilot CLI | `.github/hooks/baton.json` (shared)   | the same                | `$COPILOT_HOME/hooks/baton.json` |
  * | OpenCode    | `.opencode/plugins/baton.js` (shared) | the same                | `$XDG_CONFIG_HOME/opencode/plugins/baton.js` |
+ * | Cline CLI   | `.clinerules/hooks/<Type>.sh` (shared) | the same               | `$CLINE_DIR/hooks/<Type>.sh`   |
  *
  * A file of this machine (Claude Code's local file, which Claude Code's convention keeps out of
  * git, and each user file) runs this Node and this baton by absolute path: no PATH lookup, and
@@ -25,7 +26,7 @@
 import { spawnSync } from "node:child_process";
 import { statSync } from "node:fs";
 import { homedir } from "node:os";
-import { delimiter, join, relative, sep } from "node:path";
+import { delimiter, isAbsolute, join, relative, resolve, sep } from "node:path";
 import type { HookAgent, InstalledHook } from "../core/hooks/config.js";
 import { COPILOT_PATH_GUARD } from "../core/hooks/copilot.js";
 import { type Readiness, shellWords } from "./agent-setup.js";
@@ -53,7 +54,20 @@ export const AGENT_NAMES: Readonly<Record<HookAgent, string>> = {
   qwen: "Qwen Code",
   copilot: "Copilot CLI",
   opencode: "OpenCode",
+  cline: "Cline CLI",
 };
+
+/** Cline CLI's user directory: `$CLINE_DIR`, else `~/.cline`. */
+export function clineDir(o: { home?: string; env?: NodeJS.ProcessEnv; root: string }): string {
+  const dir = (o.env ?? process.env).CLINE_DIR?.trim();
+  if (dir) return isAbsolute(dir) ? dir : resolve(o.root, dir);
+  return join(o.home ?? homedir(), ".cline");
+}
+
+/** Cline CLI's hooks directory for this place (a script per hook type: cline-setup.ts). */
+export function clineHooksDir(o: HookPlaceOptions): string {
+  return o.scope === "user" ? join(clineDir(o), "hooks") : join(o.root, ".clinerules", "hooks");
+}
 
 /** Whether the file is one a team commits (its hooks must not name this machine's paths). */
 export function isShared(agent: HookAgent, o: HookPlaceOptions): boolean {
@@ -73,6 +87,8 @@ export function hookConfigFile(agent: HookAgent, o: HookPlaceOptions): string {
   if (agent === "copilot")
     return o.scope === "user" ? join(copilotHome(o), "hooks", "baton.json") : join(o.root, ".github", "hooks", "baton.json");
   if (agent === "opencode") return opencodePluginFile(o);
+  // Cline CLI: a directory of hook files (cline-setup.ts).
+  if (agent === "cline") return clineHooksDir(o);
   return o.scope === "user" ? join(home, ".gemini", "settings.json") : join(o.root, ".gemini", "settings.json");
 }
 
@@ -97,6 +113,8 @@ export function placeNote(agent: HookAgent, o: HookPlaceOptions): string {
         : "";
   if (agent === "opencode")
     return "A plugin your team commits: it runs `baton` from PATH, so it works on every machine where Baton is installed; where it is not, it does nothing and OpenCode carries on.";
+  if (agent === "cline")
+    return "Files your team commits (.clinerules/hooks/<Type>.sh): the hooks run `baton` from PATH, so they work on every machine where Baton is installed; where it is not, they do nothing.";
   if (agent === "copilot")
     return "A file your team commits: the hooks run `baton` from PATH, so they work on every machine where Baton is installed; where it is not, they do nothing, because Copilot CLI denies a tool call whose preToolUse hook fails.";
   return `A file your team commits: the hooks run \`baton\` from PATH, so they work on every machine where Baton is installed; where it is not, ${name} reports each hook as failed and carries on.${trust}`;
@@ -104,7 +122,9 @@ export function placeNote(agent: HookAgent, o: HookPlaceOptions): string {
 
 /** The words of a Baton hook command before `hook <agent> <event>` (its launcher), when Baton wrote it. */
 export function launcherWords(command: string): string[] | undefined {
-  const words = shellWords(command.startsWith(COPILOT_PATH_GUARD) ? command.slice(COPILOT_PATH_GUARD.length) : command);
+  const words = shellWords(
+    command.startsWith(COPILOT_PATH_GUARD) ? command.slice(COPILOT_PATH_GUARD.length) : command.replace(/^exec /, ""),
+  );
   const at = words?.lastIndexOf("hook") ?? -1;
   return at > 0 ? words?.slice(0, at) : undefined;
 }
@@ -179,7 +199,7 @@ export function pathReadiness(r: Readiness, agent: HookAgent, o: HookPlaceOption
       : o.scope === "project"
         ? `, or install with --user (your user settings, this machine's paths)`
         : "";
-  const effect = agent === "copilot" ? "skip each one (Baton sees nothing)" : "fail each one";
+  const effect = agent === "copilot" || agent === "cline" ? "skip each one (Baton sees nothing)" : "fail each one";
   return {
     ...r,
     willRun: false,

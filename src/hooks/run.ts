@@ -1,5 +1,5 @@
 /**
- * `baton hook <claude|codex|gemini|qwen|copilot> <Event>` in its own process: the path a hook takes when no
+ * `baton hook <claude|codex|gemini|qwen|copilot|cline> <Event>` in its own process: the path a hook takes when no
  * server answers it (entry.ts tries the workspace's server first; see docs/integrations.md).
  * Reads the agent's JSON from stdin (or takes it from entry.ts, which already read it), answers
  * on stdout in the agent's own format, exits 0.

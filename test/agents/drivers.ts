@@ -8,7 +8,7 @@ import { cpSync, mkdirSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { listCodexHooks, trustCodexHooks } from "./codex-trust.js";
 import type { AgentRun, Project } from "./harness.js";
-import { type AgentName, REPO } from "./install.js";
+import { type AgentName, agentCli, REPO } from "./install.js";
 import type { Step } from "./mock-model.js";
 
 export interface Driver {
@@ -389,4 +389,42 @@ export const opencode: Driver = {
   },
 };
 
-export const DRIVERS: Record<AgentName, Driver> = { claude, codex, gemini, qwen, copilot, opencode };
+/**
+ * Cline CLI 3.0.65: `cline --json "…"` runs one task headless (act mode, tools auto-approved);
+ * it resumes a task (`--id`) only in its interactive TUI, so it has its own e2e story
+ * (cline.e2e.test.ts), one task per turn, rather than the shared suite's resumed turns.
+ */
+export const cline: Driver = {
+  agent: "cline",
+  configure(p, url) {
+    // Its telemetry opt-out (global-settings.json under $CLINE_DIR/data/settings) and its
+    // provider: an OpenAI-compatible endpoint, with a model name that is not GPT's (a GPT model
+    // is given apply_patch instead of its editor tool).
+    const settings = join(p.home, ".cline", "data", "settings");
+    mkdirSync(settings, { recursive: true });
+    writeFileSync(join(settings, "global-settings.json"), `${JSON.stringify({ telemetryOptOut: true }, null, 2)}\n`);
+    agentCommand(p, agentCli("cline"), ["auth", "-p", "openai-compatible", "-k", "sk-e2e", "-m", "claude-sonnet-4-5", "-b", `${url}/v1`]);
+  },
+  compact: { prompt: "" },
+  args(prompt, resume) {
+    if (resume) throw new Error("Cline CLI resumes a task only in its interactive TUI");
+    return ["--json", prompt];
+  },
+  env() {
+    // Its directory is ~/.cline in the private HOME; no update check.
+    return { CLINE_NO_AUTO_UPDATE: "1" };
+  },
+  headlessNeverFires: {
+    UserPromptSubmit: 'fired for a message typed into the interactive TUI; `cline "…"` fires none',
+    TaskResume: "fired when a task is resumed (`cline --id`, the interactive TUI only)",
+    TaskCancel: "fired when the user cancels a running task (a task Baton's cancel ends fires SessionShutdown)",
+  },
+  unscripted: {
+    TaskError: "fired when a task ends with an error (a model request that fails); read like TaskComplete",
+  },
+  sessionId() {
+    return undefined;
+  },
+};
+
+export const DRIVERS: Record<AgentName, Driver> = { claude, codex, gemini, qwen, copilot, opencode, cline };

@@ -8,7 +8,7 @@ import { spawnSync } from "node:child_process";
 import { existsSync, mkdirSync, readFileSync, renameSync, rmSync, writeFileSync } from "node:fs";
 import { join, resolve } from "node:path";
 
-export type AgentName = "claude" | "codex" | "gemini" | "qwen" | "copilot" | "opencode";
+export type AgentName = "claude" | "codex" | "gemini" | "qwen" | "copilot" | "opencode" | "cline";
 
 interface Pin {
   package: string;

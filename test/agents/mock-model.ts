@@ -344,7 +344,10 @@ export class MockModel {
     const copilot = names.includes("bash") && (names.includes("create") || customPatch);
     // OpenCode's tools (`bash`, `write`, `edit`, `read`), for a model that is not a GPT.
     const opencode = !copilot && names.includes("bash") && names.includes("write") && names.includes("edit");
-    const main = copilot || opencode || names.includes("run_shell_command") || names.includes("write_file");
+    // Cline CLI's (3.x): `editor`, `run_commands`, `read_files` (a GPT model gets `apply_patch`
+    // instead of `editor`: the suite names another model).
+    const cline = names.includes("run_commands") && names.includes("editor");
+    const main = copilot || opencode || cline || names.includes("run_shell_command") || names.includes("write_file");
     const wantsJson = body.response_format?.type === "json_object" || body.response_format?.type === "json_schema";
     const step: Step = main ? this.nextStep() : { op: "text", text: wantsJson ? JSON.stringify({ reasoning: "scripted" }) : "Baton test" };
     this.log({ at, protocol: "chat", path, body, main, ...(main ? { step } : {}) });
@@ -360,7 +363,13 @@ export class MockModel {
         : (() => {
             const patch = customPatch ? patchOf(step) : undefined;
             if (patch !== undefined) return { id: this.id("call"), type: "custom", custom: { name: "apply_patch", input: `${patch}\n` } };
-            const [name, args] = copilot ? this.copilotTool(step) : opencode ? this.opencodeTool(step) : this.chatTool(step);
+            const [name, args] = copilot
+              ? this.copilotTool(step)
+              : opencode
+                ? this.opencodeTool(step)
+                : cline
+                  ? this.clineTool(step)
+                  : this.chatTool(step);
             return { id: this.id("call"), type: "function", function: { name, arguments: JSON.stringify(args) } };
           })();
     const message = call
@@ -412,6 +421,20 @@ export class MockModel {
         return ["bash", { command: step.command, description: "run a command" }];
       case "read":
         return ["read", { filePath: this.abs(step.path) }];
+    }
+  }
+
+  /** Cline CLI's tools (3.0.65): `editor` creates a missing file or replaces `old_text` once. */
+  private clineTool(step: Exclude<Step, { op: "text" }>): [string, unknown] {
+    switch (step.op) {
+      case "write":
+        return ["editor", { path: this.abs(step.path), new_text: step.content }];
+      case "edit":
+        return ["editor", { path: this.abs(step.path), old_text: step.old, new_text: step.new }];
+      case "shell":
+        return ["run_commands", { commands: [step.command] }];
+      case "read":
+        return ["read_files", { files: [{ path: this.abs(step.path) }] }];
     }
   }
 

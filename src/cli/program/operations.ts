@@ -96,7 +96,7 @@ export function defineOperationCommands(program: Command): void {
   program
     .command("hook <agent> <event>")
     .description(
-      "run as an agent hook: reads the agent's JSON on stdin, answers in its format (claude, codex, gemini, qwen, copilot, opencode; the agent's event name, e.g. PreToolUse); never blocks the agent on a Baton failure",
+      "run as an agent hook: reads the agent's JSON on stdin, answers in its format (claude, codex, gemini, qwen, copilot, opencode, cline; the agent's event name, e.g. PreToolUse); never blocks the agent on a Baton failure",
     )
     .action(lazy(hooks, (m) => m.hook));
   const hk = program
@@ -106,11 +106,11 @@ export function defineOperationCommands(program: Command): void {
     );
   hk.command("install <agent>")
     .description(
-      "add Baton's hooks to the agent's settings (claude, codex, gemini, qwen, copilot; OpenCode: its plugin file); every other byte of the file is kept, and the file as it was before is kept in <file>.baton.bak",
+      "add Baton's hooks to the agent's settings (claude, codex, gemini, qwen, copilot, cline; OpenCode: its plugin file); every other byte of the file is kept, and the file as it was before is kept in <file>.baton.bak",
     )
     .option(
       "--project",
-      "this project's settings (default): Claude Code's local .claude/settings.local.json, .codex/hooks.json, .gemini/settings.json, .qwen/settings.json, .github/hooks/baton.json, .opencode/plugins/baton.js",
+      "this project's settings (default): Claude Code's local .claude/settings.local.json, .codex/hooks.json, .gemini/settings.json, .qwen/settings.json, .github/hooks/baton.json, .opencode/plugins/baton.js, .clinerules/hooks/",
     )
     .option("--shared", "Claude Code: the settings your team commits, .claude/settings.json (hooks run baton from PATH)")
     .option("--user", "your user settings, e.g. ~/.claude/settings.json")

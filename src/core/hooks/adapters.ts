@@ -1,6 +1,7 @@
 /** The agents Baton's hooks serve, by the name `baton hook <agent>` takes. */
 
 import { claude } from "./claude.js";
+import { cline } from "./cline.js";
 import { codex } from "./codex.js";
 import { HOOK_AGENTS, type HookAgent } from "./config.js";
 import { copilot } from "./copilot.js";
@@ -9,7 +10,7 @@ import { opencode } from "./opencode.js";
 import { qwen } from "./qwen.js";
 import type { AgentAdapter } from "./types.js";
 
-export const ADAPTERS: Readonly<Record<HookAgent, AgentAdapter>> = Object.freeze({ claude, codex, gemini, qwen, copilot, opencode });
+export const ADAPTERS: Readonly<Record<HookAgent, AgentAdapter>> = Object.freeze({ claude, codex, gemini, qwen, copilot, opencode, cline });
 
 export function adapterFor(agent: string | undefined): AgentAdapter | undefined {
   if (agent === undefined) return undefined;

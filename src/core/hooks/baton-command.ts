@@ -275,6 +275,10 @@ const SUPERVISION_FILES: readonly RegExp[] = [
   /(?:^|\/)\.copilot\/(?:config\.json|settings\.json|hooks\/)/,
   // OpenCode loads every module in its plugin folders: the project's and the user's.
   /(?:^|\/)\.?opencode\/plugins?\//,
+  // Cline CLI's hook files: the project's, the user's ($CLINE_DIR), and its Documents folder.
+  /(?:^|\/)\.clinerules\/hooks(?:\/|$)/,
+  /(?:^|\/)\.cline\/hooks(?:\/|$)/,
+  /(?:^|\/)Documents\/Cline\/Hooks(?:\/|$)/,
   /(?:^|\/)\.baton\/(?!flows\/)/,
   /(?:^|\/)baton\/trust\//,
 ];

@@ -24,12 +24,12 @@
  */
 import type { JsonObject, JsonValue } from "../types.js";
 
-export type HookAgent = "claude" | "codex" | "gemini" | "qwen" | "copilot" | "opencode";
+export type HookAgent = "claude" | "codex" | "gemini" | "qwen" | "copilot" | "opencode" | "cline";
 
 /** Every agent Baton's hooks serve, by the name `baton hook <agent>` and `baton hooks install <agent>` take. */
-export const HOOK_AGENTS: readonly HookAgent[] = Object.freeze(["claude", "codex", "gemini", "qwen", "copilot", "opencode"]);
+export const HOOK_AGENTS: readonly HookAgent[] = Object.freeze(["claude", "codex", "gemini", "qwen", "copilot", "opencode", "cline"]);
 
-/** The agents as a message lists them: "claude, codex, gemini, qwen or copilot". */
+/** The agents as a message lists them: "claude, codex, gemini, qwen, copilot or cline". */
 export const HOOK_AGENT_LIST = `${HOOK_AGENTS.slice(0, -1).join(", ")} or ${HOOK_AGENTS.at(-1)}`;
 
 export interface HookHandlerSpec {

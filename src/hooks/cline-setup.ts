@@ -1,0 +1,116 @@
+/**
+ * Cline CLI's hooks are files, not entries in a settings file: one executable per hook type in a
+ * hooks directory (core/hooks/cline.ts). `baton hooks install cline` writes one small script
+ * per type, `<Type>.sh`, that runs `baton hook cline <Type>`; uninstall removes exactly those.
+ *
+ * - Project: `.clinerules/hooks/` (committed with the project): each script runs `baton` from
+ *   PATH, and does nothing where there is none (CLINE_PATH_GUARD), so a teammate without Baton
+ *   is not held up by a failing hook on every call.
+ * - `--user`: `$CLINE_DIR/hooks/` (default `~/.cline/hooks/`, what `cline --hooks-dir` defaults
+ *   to): this Node and this baton by absolute path.
+ * - Cline CLI runs every file of a type, so a user's own `PreToolUse` (or `PreToolUse.py` …)
+ *   keeps running beside Baton's `PreToolUse.sh`. A `<Type>.sh` that is not Baton's is never
+ *   overwritten: install refuses, naming it, and changes nothing.
+ * - Linux and macOS: the scripts are POSIX shell (Cline CLI on Windows runs hook files through
+ *   PowerShell, which Baton does not write).
+ */
+import { lstatSync, readFileSync, rmdirSync, unlinkSync } from "node:fs";
+import { join } from "node:path";
+import { CLINE_HOOK_TYPES, CLINE_PATH_GUARD } from "../core/hooks/cline.js";
+import { type InstalledHook, isBatonCommand } from "../core/hooks/config.js";
+import { BatonError, badInput } from "../errors.js";
+import { clineHooksDir, type HookPlaceOptions } from "./places.js";
+import { checkPlace, writeAtomic } from "./settings-file.js";
+
+/** The script Baton writes for one hook type. */
+export function clineScript(type: string, launcher: string): string {
+  const lines = ["#!/bin/sh", "# Baton's hook for Cline CLI: `baton hooks uninstall cline` removes it."];
+  if (launcher === "baton") lines.push("# Without baton on PATH it does nothing.", CLINE_PATH_GUARD);
+  lines.push(`exec ${launcher} hook cline ${type}`, "");
+  return lines.join("\n");
+}
+
+/** The Baton command a hook file runs, when the file is Baton's (a regular file whose `exec` line runs `baton hook cline`). */
+function batonCommandIn(file: string): string | undefined {
+  let text: string;
+  try {
+    if (!lstatSync(file).isFile()) return undefined;
+    text = readFileSync(file, "utf8");
+  } catch {
+    return undefined;
+  }
+  const line = /^exec (.+)$/m.exec(text)?.[1];
+  return line !== undefined && isBatonCommand(line, "cline") ? line : undefined;
+}
+
+function exists(file: string): boolean {
+  return lstatSync(file, { throwIfNoEntry: false }) !== undefined;
+}
+
+/** Baton's hook files in the directory, in Cline CLI's hook types' order. */
+export function clineInstalled(dir: string): InstalledHook[] {
+  const out: InstalledHook[] = [];
+  for (const type of CLINE_HOOK_TYPES) {
+    const command = batonCommandIn(join(dir, `${type}.sh`));
+    if (command !== undefined) out.push({ event: type, command });
+  }
+  return out;
+}
+
+/** Write Baton's scripts; refuses (changing nothing) when a `<Type>.sh` there is not Baton's. */
+export function installClineHooks(o: HookPlaceOptions, launcher: string): { dir: string; changed: boolean } {
+  const dir = clineHooksDir(o);
+  const files = CLINE_HOOK_TYPES.map((type) => ({ type, file: join(dir, `${type}.sh`) }));
+  for (const f of files) checkPlace(f.file, o);
+  const foreign = files.filter((f) => exists(f.file) && batonCommandIn(f.file) === undefined).map((f) => f.file);
+  if (foreign.length > 0)
+    throw badInput(
+      `${foreign.join(", ")} ${foreign.length === 1 ? "is a hook" : "are hooks"} of your own, where Baton's would go; Baton changed nothing. Cline CLI runs every file of a hook type, so rename yours (e.g. PreToolUse.sh to PreToolUse, or PreToolUse.py) and install again: both will run.`,
+      { path: foreign[0] },
+    );
+  let changed = false;
+  for (const { type, file } of files) {
+    const text = clineScript(type, launcher);
+    let before: string | undefined;
+    try {
+      before = readFileSync(file, "utf8");
+    } catch {
+      before = undefined;
+    }
+    if (before === text) continue;
+    writeAtomic(file, text, o, 0o755);
+    changed = true;
+  }
+  return { dir, changed };
+}
+
+/** Remove Baton's scripts (only files that are Baton's), then the folders install made, when empty. */
+export function uninstallClineHooks(o: HookPlaceOptions): { dir: string; removed: number } {
+  const dir = clineHooksDir(o);
+  let removed = 0;
+  for (const type of CLINE_HOOK_TYPES) {
+    const file = join(dir, `${type}.sh`);
+    checkPlace(file, o);
+    if (batonCommandIn(file) === undefined) continue;
+    try {
+      unlinkSync(file);
+    } catch (err) {
+      throw new BatonError("io_error", `cannot remove ${file}: ${(err as Error).message}`, { path: file }, { cause: err });
+    }
+    removed++;
+  }
+  if (removed > 0) {
+    removeIfEmpty(dir);
+    // A project's .clinerules/ that install's folder was alone in goes too; a user's folder stays.
+    if (o.scope === "project") removeIfEmpty(join(dir, ".."));
+  }
+  return { dir, removed };
+}
+
+function removeIfEmpty(dir: string): void {
+  try {
+    rmdirSync(dir);
+  } catch {
+    // not empty, or not ours to remove: it stays
+  }
+}
