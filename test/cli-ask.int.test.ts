@@ -159,6 +159,9 @@ async function guarded(ws: string, s: Served): Promise<void> {
     });
   const ok = await post("/v1/cli/status", { root: ws });
   expect(ok.status).toBe(200);
+  // The status line goes out before the report is made (a process waits a second for it), so
+  // the report follows chunked.
+  expect(ok.headers["transfer-encoding"]).toBe("chunked");
   expect(ok.json().sessions.map((x: { sessionId: string }) => x.sessionId)).toEqual([SESSION]);
   expect((await post("/v1/cli/status", { root: ws }, { authorization: "Bearer wrong" })).status).toBe(401);
   expect((await post("/v1/cli/status", { root: ws }, { origin: `http://127.0.0.1:${s.port}` })).status).toBe(403);

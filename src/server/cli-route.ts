@@ -8,7 +8,8 @@
  * passes, with the server's bearer token and never from a web page; refused, like a hook, when
  * the request's workspace or store is not this server's or the workspace's settings changed
  * since it started. Any refusal or failure sends the command back to its own process, which
- * answers (and reports errors) as it always did.
+ * answers (and reports errors) as it always did. The status line goes out once the request is
+ * checked, the report when made: a process waits a second for the first, ten for the second.
  */
 import type { IncomingMessage, ServerResponse } from "node:http";
 import type { Baton } from "../api.js";
@@ -43,15 +44,22 @@ export function cliHttpHandler(o: { baton: Baton; ws: ServedWorkspace; token: st
       const body = await readBody(req, o.maxBodyBytes);
       o.ws.check(body.root, body.store, `\`baton ${m[1]}\``);
       const session = optionalString(body.session, "session");
-      let report: unknown;
+      let make: () => Promise<unknown>;
       if (m[1] === "status") {
         if (body.all !== undefined && typeof body.all !== "boolean") throw badInput('"all" must be a boolean');
-        report = (await statusReport(o.baton, { ...(body.all ? { all: true } : {}), ...(session ? { session } : {}) })).json;
+        make = async () => (await statusReport(o.baton, { ...(body.all ? { all: true } : {}), ...(session ? { session } : {}) })).json;
       } else {
         const id = optionalString(body.id, "id");
-        report = await resumeReport(o.baton, await o.baton.sessions.resolve(id ?? session));
+        const sid = await o.baton.sessions.resolve(id ?? session);
+        await o.baton.sessions.snapshot(sid); // an unknown session is refused here, not after the status line
+        make = () => resumeReport(o.baton, sid);
       }
-      send(200, JSON.stringify(report));
+      // Taken: say so at once (the process stops waiting for a server that has not taken it
+      // after a second, ask.ts), then answer; a failure from here cuts the connection and the
+      // process runs the command itself. No Content-Length: the body follows chunked.
+      res.writeHead(200, { "Content-Type": "application/json" });
+      res.flushHeaders();
+      res.end(JSON.stringify(await make()));
     } catch (err) {
       const { status, body } = errorResponse(err);
       if (status === 500) console.error(`baton serve: POST ${(req.url ?? "").split("?")[0]} failed:`, err);

@@ -444,7 +444,11 @@ export const SQLITE_MIGRATIONS: readonly SqliteMigration[] = Object.freeze([
     // No change to the tables, a change to what they mean: an append now writes its session's
     // row only when the phase or status moves, and a session's last_seq and updated_at are read
     // from its newest event (sqlite-journal.ts, SESSION_COLUMNS). An older Baton would read the
-    // row's and append at a seq already taken; this version makes it refuse (schema_too_new).
+    // row's and append at a seq already taken; this version makes one that opens the database
+    // refuse (schema_too_new). One already running when it is applied (a server of the old
+    // build) keeps its rules until it exits: its next append after a new one fails on the
+    // events' key (an error to its caller, nothing written twice), and a hook or CLI of the new
+    // build never uses a server of another build.
     version: 19,
     name: "session-last-seq-from-events",
     sql: "",
