@@ -180,16 +180,15 @@ describe("copilot: what its payloads carry", () => {
     expect(ev2.kind === "after_tool" && ev2.output).toBe(ev.output);
   });
 
-  it("a call a hook or the user refused is not the tool failing (the spiral it answers must not count it); a timeout is", () => {
+  it("a call a hook or the user refused never ran: neither a failure (the spiral it answers must not count it) nor a success; a timeout fails", () => {
     const result = (resultType: string) => {
       const p = structuredClone(named("postToolUse.bash.json")) as { toolResult: Record<string, unknown> };
       p.toolResult = { resultType, textResultForLlm: "Denied by preToolUse hook: the session is paused" };
       const ev = parse("copilot", "postToolUse", p);
-      if (ev.kind !== "after_tool") throw new Error(ev.kind);
-      return ev.status;
+      return ev.kind === "after_tool" ? ev.status : ev.kind;
     };
-    expect(result("denied")).toBe("success");
-    expect(result("rejected")).toBe("success");
+    expect(result("denied")).toBe("ignored");
+    expect(result("rejected")).toBe("ignored");
     expect(result("timeout")).toBe("error");
     expect(result("failure")).toBe("error");
   });

@@ -101,16 +101,21 @@ function output(p: Record<string, unknown>): unknown {
 /**
  * A tool result's `resultType` is `success`, `failure`, `timeout`, `denied` or `rejected` (its
  * SDK's ToolResultType). Since 1.0 postToolUse follows only successful calls (its changelog), but
- * a call refused by a hook (Baton's own spiral pause among them) or by the user is not the tool
- * failing: counted as one, each refusal would feed the spiral it answers.
+ * a call refused by a hook (Baton's own spiral pause among them) or by the user never ran: were
+ * one reported, it is neither a failure (each refusal would feed the spiral it answers) nor a
+ * success to record, so it is ignored.
  */
 const REFUSED = new Set(["denied", "rejected"]);
+
+function refused(p: Record<string, unknown>): boolean {
+  const type = str(obj(p.toolResult).resultType);
+  return type !== undefined && REFUSED.has(type);
+}
 
 function failure(p: Record<string, unknown>): string | undefined {
   const r = obj(p.toolResult);
   const type = str(r.resultType);
   const text = str(r.textResultForLlm) ?? "";
-  if (type !== undefined && REFUSED.has(type)) return undefined;
   if (type !== undefined && type !== "success") return (text || `the tool call ended: ${type}`).slice(0, 2_000);
   const code = SHELL_END.exec(text)?.[1];
   if (code === undefined || code === "0") return undefined;
@@ -170,7 +175,10 @@ export const copilot: AgentAdapter = {
   label: "Copilot CLI",
   contextLimit: CONTEXT_LIMIT,
 
-  parse: (native, p, cwd, io) => announced(parsePayload(READER, native, normalised(p), cwd, io)),
+  parse: (native, p, cwd, io) => {
+    const ev = announced(parsePayload(READER, native, normalised(p), cwd, io));
+    return ev.kind === "after_tool" && refused(p) ? { agent: ev.agent, native: ev.native, cwd: ev.cwd, kind: "ignored" } : ev;
+  },
 
   render,
 
