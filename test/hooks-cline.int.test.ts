@@ -7,7 +7,7 @@ import { spawnSync } from "node:child_process";
 import { chmodSync, existsSync, mkdirSync, readdirSync, readFileSync, statSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { afterEach, describe, expect, it } from "vitest";
-import { isSupervisionFile } from "../src/core/hooks/baton-command.js";
+import { batonInside, isSupervisionFile } from "../src/core/hooks/baton-command.js";
 import { CLINE_HOOK_TYPES, cline } from "../src/core/hooks/cline.js";
 import type { HookEvent } from "../src/core/hooks/types.js";
 import { CLI, cleanupDirs, cli, REPO, tempDir } from "./helpers.js";
@@ -44,6 +44,29 @@ describe("Cline CLI's payloads (captured from cline 3.0.65)", () => {
     expect(parse("PreToolUse.editor.edit")).toMatchObject({ tool: { kind: "write", files: ["/work/project/a.txt"] } });
     expect(parse("PreToolUse.run_commands")).toMatchObject({ tool: { kind: "shell", command: "echo made-by-shell > c.txt" } });
     expect(parse("PreToolUse.read_files")).toMatchObject({ tool: { kind: "other" } });
+  });
+
+  it("run_commands in every shape Cline CLI runs reads as its command line, so the guard sees a Baton command in any", () => {
+    const captured = fixture("PreToolUse.run_commands") as { tool_call: { input: unknown } };
+    const command = (input: unknown) => {
+      const p = structuredClone(captured);
+      p.tool_call.input = input;
+      const ev = cline.parse("PreToolUse", p, "/elsewhere");
+      return ev.kind === "before_tool" ? ev.tool.command : undefined;
+    };
+    expect(command({ commands: ["baton hooks uninstall cline", "ls"] })).toBe("baton hooks uninstall cline\nls");
+    expect(command({ commands: "baton trust" })).toBe("baton trust");
+    expect(command({ cmd: "baton trust --revoke" })).toBe("baton trust --revoke");
+    expect(command("baton serve --rotate-token")).toBe("baton serve --rotate-token");
+    expect(command(["baton rollback --all-lanes"])).toBe("baton rollback --all-lanes");
+    // A program run without a shell: quoted as a shell would need.
+    expect(command({ commands: [{ command: "baton", args: ["hooks", "uninstall", "cline"] }] })).toBe("baton hooks uninstall cline");
+    expect(command({ commands: [{ command: "baton", args: ["lessons", "add", "it's done"] }] })).toBe("baton lessons add 'it'\\''s done'");
+    // And the guard refuses the uninstall whatever its shape.
+    const p = structuredClone(captured);
+    p.tool_call.input = { commands: [{ command: "baton", args: ["hooks", "uninstall", "cline"] }] };
+    const ev = cline.parse("PreToolUse", p, "/elsewhere");
+    expect(ev.kind === "before_tool" && batonInside(ev.tool.command ?? "").changesSupervision).toBe(true);
   });
 
   it("a command that exits non-zero is a failed call (the call itself reports success); a write's result is recorded", () => {

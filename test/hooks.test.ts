@@ -34,6 +34,11 @@ describe("patchPaths", () => {
     expect(patchPaths(patch)).toEqual(["src/app.ts", "src/main.ts", "docs/new file.md", "old.txt"]);
     expect(patchPaths("*** Begin Patch\r\n*** Add File: a.ts\r\n+x\r\n*** End Patch\r\n")).toEqual(["a.ts"]);
     expect(patchPaths("no patch here")).toEqual([]);
+    // OpenCode's parser takes a header without the space after the colon: so must Baton, or the
+    // write would name no file (no checkpoint, no guard).
+    expect(
+      patchPaths("*** Begin Patch\n*** Add File:.opencode/plugins/x.js\n+x\n*** Update File:a.ts\n*** Move to:b.ts\n*** End Patch"),
+    ).toEqual([".opencode/plugins/x.js", "a.ts", "b.ts"]);
   });
 });
 

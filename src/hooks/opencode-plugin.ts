@@ -90,7 +90,9 @@ function hook(event, payload) {
     });
     child.on("close", () => {
       try {
-        finish(out.trim() === "" ? {} : JSON.parse(out));
+        // Only an object is an answer: anything else (null, a number, junk) lets the call go on.
+        const v = out.trim() === "" ? {} : JSON.parse(out);
+        finish(v !== null && typeof v === "object" && !Array.isArray(v) ? v : {});
       } catch {
         finish({});
       }

@@ -106,7 +106,7 @@ export function defineOperationCommands(program: Command): void {
     );
   hk.command("install <agent>")
     .description(
-      "add Baton's hooks to the agent's settings (claude, codex, gemini, qwen, copilot, cline; OpenCode: its plugin file); every other byte of the file is kept, and the file as it was before is kept in <file>.baton.bak",
+      "add Baton's hooks to the agent's settings (claude, codex, gemini, qwen, copilot; every other byte of the file is kept, and the file as it was before in <file>.baton.bak), or Baton's own files beside the user's (cline: a script per hook type; opencode: a plugin)",
     )
     .option(
       "--project",

@@ -17,8 +17,10 @@
  * Paths are returned as written (relative to the agent's working directory, or absolute).
  */
 
-const FILE_LINE = /^\*\*\* (?:Add|Update|Delete) File: (.+)$/;
-const MOVE_LINE = /^\*\*\* Move to: (.+)$/;
+// OpenCode's parser takes the path after the colon with or without a space (`startsWith` and
+// `trim`): so does this, or a header written without it would name no file at all.
+const FILE_LINE = /^\*\*\* (?:Add|Update|Delete) File:\s*(.+?)\s*$/;
+const MOVE_LINE = /^\*\*\* Move to:\s*(.+?)\s*$/;
 
 /** Paths named in an apply_patch body, deduplicated, in order of appearance. */
 export function patchPaths(patch: string): string[] {

@@ -29,6 +29,7 @@
  *   (`cline -y` and the TUI do), and SessionShutdown only after a task that was cancelled.
  */
 
+import { shellQuote } from "../shell.js";
 import { patchPaths } from "./apply-patch.js";
 import { clipContext } from "./claude.js";
 import type { HookGroupSpec } from "./config.js";
@@ -72,6 +73,33 @@ function call(p: Record<string, unknown>): Record<string, unknown> {
   return obj(p.tool_call ?? p.tool_result);
 }
 
+/**
+ * The commands of a `run_commands` call as one shell text, in every shape Cline CLI's input
+ * schema takes (@cline/core 0.0.86): `{commands}` as a list or one string, `{cmd}` or
+ * `{command}` likewise, or the input itself as a string or a list; each entry a command line or
+ * `{command, args}` (a program run without a shell: quoted here as a shell would need). The
+ * guard reads this text for Baton commands, so no shape Cline runs may read as none.
+ */
+function commandsOf(input: unknown): string | undefined {
+  const one = (x: unknown): string | undefined => {
+    if (typeof x === "string") return x;
+    const o = obj(x);
+    const program = str(o.command) ?? str(o.cmd);
+    if (program === undefined) return undefined;
+    const args = Array.isArray(o.args) ? o.args.map((a) => shellQuote(String(a))) : [];
+    return [shellQuote(program), ...args].join(" ");
+  };
+  const list = (v: unknown): string[] | undefined => {
+    if (typeof v === "string") return [v];
+    if (Array.isArray(v)) return v.map(one).filter((c): c is string => c !== undefined);
+    return undefined;
+  };
+  const a = obj(input);
+  const lines =
+    list(input) ?? list(a.commands) ?? list(a.cmd) ?? list(a.command) ?? (one(a) !== undefined ? [one(a) as string] : undefined);
+  return lines && lines.length > 0 ? lines.join("\n") : undefined;
+}
+
 function toolCall(p: Record<string, unknown>): ToolCall {
   const c = call(p);
   const name = str(c.name) ?? "unknown";
@@ -88,8 +116,7 @@ function toolCall(p: Record<string, unknown>): ToolCall {
     return { ...base, kind: "write", files: patch ? patchPaths(patch) : [] };
   }
   if (SHELL_TOOLS.has(name)) {
-    const list = Array.isArray(args.commands) ? args.commands.filter((x): x is string => typeof x === "string") : [];
-    const command = list.length > 0 ? list.join("\n") : str(args.command);
+    const command = commandsOf(input);
     return { ...base, kind: "shell", files: [], ...(command !== undefined ? { command } : {}) };
   }
   return { ...base, kind: "other", files: [] };
