@@ -108,6 +108,9 @@ describe("Cline CLI's payloads (captured from cline 3.0.65)", () => {
       "/w/.clinerules/hooks",
       "/home/u/.cline/hooks/PostToolUse",
       "/home/u/Documents/Cline/Hooks/TaskStart",
+      // The same folders on a case-insensitive file system.
+      "/w/.ClineRules/hooks/PreToolUse.sh",
+      "/w/.OPENCODE/plugins/baton.js",
     ])
       expect(isSupervisionFile(f), f).toBe(true);
     expect(isSupervisionFile("/w/.clinerules/rules.md")).toBe(false);

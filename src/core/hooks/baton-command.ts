@@ -291,5 +291,8 @@ const SUPERVISION_FILES: readonly RegExp[] = [
  */
 export function isSupervisionFile(path: string): boolean {
   const p = path.replace(/\\/g, "/");
-  return SUPERVISION_FILES.some((re) => re.test(p));
+  return SUPERVISION_FILES_ANY_CASE.some((re) => re.test(p));
 }
+
+/** The same paths in any case: on a case-insensitive file system (macOS, Windows) `.ClineRules/` is `.clinerules/`. */
+const SUPERVISION_FILES_ANY_CASE: readonly RegExp[] = SUPERVISION_FILES.map((re) => new RegExp(re.source, "i"));
