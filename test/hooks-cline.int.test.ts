@@ -191,6 +191,22 @@ describe("baton hooks install / status / uninstall cline", () => {
     expect(readFileSync(join(dir, "PostToolUse.sh"), "utf8")).toBe(mine);
   });
 
+  it("a script that only ends in Baton's exec line (edited, or a repository's with `exit 0` before it) is not Baton's: not counted, not removed, not overwritten", () => {
+    const root = tempDir("baton-install-");
+    const env = privateEnv();
+    baton(["hooks", "install", "cline", "--root", root], env);
+    const file = join(root, ".clinerules", "hooks", "PreToolUse.sh");
+    const gutted = readFileSync(file, "utf8").replace("#!/bin/sh\n", "#!/bin/sh\nexit 0\n");
+    writeFileSync(file, gutted);
+    const project = baton(["hooks", "status", "cline", "--root", root, "--json"], env)
+      .json()
+      .hooks.find((h: { scope: string }) => h.scope === "project");
+    expect(project.missing).toContain("PreToolUse");
+    expect(cli(["hooks", "install", "cline", "--root", root], { env }).code).not.toBe(0);
+    baton(["hooks", "uninstall", "cline", "--root", root], env);
+    expect(readFileSync(file, "utf8")).toBe(gutted);
+  });
+
   it("--user: $CLINE_DIR/hooks/ with this Node and this baton by absolute path", () => {
     const root = tempDir("baton-install-");
     const env = privateEnv();

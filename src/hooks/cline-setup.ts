@@ -22,7 +22,11 @@ import { BatonError, badInput } from "../errors.js";
 import { clineHooksDir, type HookPlaceOptions } from "./places.js";
 import { checkPlace, writeAtomic } from "./settings-file.js";
 
-/** The script Baton writes for one hook type. */
+/**
+ * The script Baton writes for one hook type. A file is Baton's only when it is exactly this
+ * (batonCommandIn): a later change to the text must keep recognising this one, or an upgrade
+ * would take Baton's own scripts for the user's.
+ */
 export function clineScript(type: string, launcher: string): string {
   const lines = ["#!/bin/sh", "# Baton's hook for Cline CLI: `baton hooks uninstall cline` removes it."];
   if (launcher === "baton") lines.push("# Without baton on PATH it does nothing.", CLINE_PATH_GUARD);
@@ -30,8 +34,13 @@ export function clineScript(type: string, launcher: string): string {
   return lines.join("\n");
 }
 
-/** The Baton command a hook file runs, when the file is Baton's (a regular file whose `exec` line runs `baton hook cline`). */
-function batonCommandIn(file: string): string | undefined {
+/**
+ * The Baton command a hook file runs, when the file is Baton's: a regular file whose text is
+ * exactly the script Baton writes for its type (with the launcher its `exec` line names). A file
+ * that only ends in Baton's `exec` line (edited, or a repository's own with `exit 0` before it)
+ * is not: install leaves it alone and refuses, uninstall leaves it, status does not count it.
+ */
+function batonCommandIn(file: string, type: string): string | undefined {
   let text: string;
   try {
     if (!lstatSync(file).isFile()) return undefined;
@@ -40,7 +49,10 @@ function batonCommandIn(file: string): string | undefined {
     return undefined;
   }
   const line = /^exec (.+)$/m.exec(text)?.[1];
-  return line !== undefined && isBatonCommand(line, "cline") ? line : undefined;
+  if (line === undefined || !isBatonCommand(line, "cline")) return undefined;
+  const suffix = ` hook cline ${type}`;
+  if (!line.endsWith(suffix)) return undefined;
+  return text === clineScript(type, line.slice(0, -suffix.length)) ? line : undefined;
 }
 
 function exists(file: string): boolean {
@@ -51,7 +63,7 @@ function exists(file: string): boolean {
 export function clineInstalled(dir: string): InstalledHook[] {
   const out: InstalledHook[] = [];
   for (const type of CLINE_HOOK_TYPES) {
-    const command = batonCommandIn(join(dir, `${type}.sh`));
+    const command = batonCommandIn(join(dir, `${type}.sh`), type);
     if (command !== undefined) out.push({ event: type, command });
   }
   return out;
@@ -62,10 +74,10 @@ export function installClineHooks(o: HookPlaceOptions, launcher: string): { dir:
   const dir = clineHooksDir(o);
   const files = CLINE_HOOK_TYPES.map((type) => ({ type, file: join(dir, `${type}.sh`) }));
   for (const f of files) checkPlace(f.file, o);
-  const foreign = files.filter((f) => exists(f.file) && batonCommandIn(f.file) === undefined).map((f) => f.file);
+  const foreign = files.filter((f) => exists(f.file) && batonCommandIn(f.file, f.type) === undefined).map((f) => f.file);
   if (foreign.length > 0)
     throw badInput(
-      `${foreign.join(", ")} ${foreign.length === 1 ? "is a hook" : "are hooks"} of your own, where Baton's would go; Baton changed nothing. Cline CLI runs every file of a hook type, so rename yours (e.g. PreToolUse.sh to PreToolUse, or PreToolUse.py) and install again: both will run.`,
+      `${foreign.join(", ")} ${foreign.length === 1 ? "is a hook" : "are hooks"} of your own (or Baton's, edited), where Baton's would go; Baton changed nothing. Cline CLI runs every file of a hook type, so rename yours (e.g. PreToolUse.sh to PreToolUse, or PreToolUse.py) and install again: both will run.`,
       { path: foreign[0] },
     );
   let changed = false;
@@ -91,7 +103,7 @@ export function uninstallClineHooks(o: HookPlaceOptions): { dir: string; removed
   for (const type of CLINE_HOOK_TYPES) {
     const file = join(dir, `${type}.sh`);
     checkPlace(file, o);
-    if (batonCommandIn(file) === undefined) continue;
+    if (batonCommandIn(file, type) === undefined) continue;
     try {
       unlinkSync(file);
     } catch (err) {
