@@ -364,11 +364,23 @@ describe("adapters", () => {
       "echo $(baton trust)",
       "env FOO=1 baton hooks install codex --user",
       "sudo -E baton hooks uninstall gemini",
+      "sudo -u root baton trust",
+      "timeout 10 baton hooks uninstall claude",
+      "nice -n 5 env -u HOME baton trust --revoke",
       "git status || /usr/local/bin/baton trust --revoke",
     ])
       expect(batonInside(c), c).toMatchObject({ changesSupervision: true });
-    for (const c of ["true; baton resume --unpause", "npm test && baton rollback --all-lanes"])
+    for (const c of [
+      "true; baton resume --unpause",
+      "npm test && baton rollback --all-lanes",
+      // Acting as another lane, or as none, through the variable the lane is read from.
+      "unset BATON_OPENCODE_SESSION_ID; baton rollback",
+      "BATON_OPENCODE_SESSION_ID=ses_other baton rollback",
+      "env -u CLAUDE_CODE_SESSION_ID baton rollback",
+      "CODEX_THREAD_ID= npx agent-baton rollback 2",
+    ])
       expect(batonInside(c), c).toMatchObject({ overridesLanes: true });
+    expect(batonInside("echo $CLAUDE_CODE_SESSION_ID"), "no Baton command").toEqual({ changesSupervision: false, overridesLanes: false });
     for (const c of [
       'grep -r "baton trust" docs/',
       "echo baton hooks uninstall",

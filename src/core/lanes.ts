@@ -56,6 +56,8 @@ const LANE_ID = /^[a-z]{1,16}:[A-Za-z0-9._-]{1,64}(\/[A-Za-z0-9._-]{1,40})?$/;
  * (its `shell.env` hook). Gemini CLI names none. Undefined when run by a person (or an agent
  * that names none).
  */
+// A new variable here goes into LANE_VARIABLES too (core/hooks/baton-command.ts), which refuses
+// an agent's Baton command that sets or unsets one.
 export function laneFromEnv(env: Readonly<Record<string, string | undefined>>): string | undefined {
   if (env.CLAUDE_CODE_SESSION_ID) return laneId("claude", env.CLAUDE_CODE_SESSION_ID);
   if (env.CODEX_THREAD_ID) return laneId("codex", env.CODEX_THREAD_ID);

@@ -183,12 +183,16 @@ export function batonInside(command: string | undefined, depth = 0): { changesSu
     return none;
   }
   const out = { ...none };
+  let sawBaton = false;
   let argv: string[] = [];
   const flush = () => {
     let i = 0;
     while (i < argv.length && (/^\w+=/.test(argv[i] as string) || WRAPPERS.has((argv[i] as string).split("/").pop() as string))) {
+      const wrapper = (argv[i] as string).split("/").pop();
       i++;
-      while (i < argv.length && (argv[i] as string).startsWith("-")) i++;
+      // A wrapper's options, and the value of those that take one (`env -u VAR`, `sudo -u user`).
+      while (i < argv.length && (argv[i] as string).startsWith("-")) i += WRAPPER_VALUE_OPTIONS.has(argv[i] as string) ? 2 : 1;
+      if (wrapper === "timeout" && /^\d+(?:\.\d+)?[smhd]?$/.test(argv[i] ?? "")) i++; // its duration
     }
     const words = argv.slice(i);
     argv = [];
@@ -204,6 +208,7 @@ export function batonInside(command: string | undefined, depth = 0): { changesSu
     }
     const inv = invocationOf(words);
     if (!inv) return;
+    sawBaton = true;
     out.changesSupervision ||= inv.changesSupervision;
     out.overridesLanes ||= inv.overridesLanes;
   };
@@ -213,8 +218,21 @@ export function batonInside(command: string | undefined, depth = 0): { changesSu
     else flush();
   }
   flush();
+  // A Baton command beside a lane's variable (set, unset, `env -u`) acts as another lane, or as
+  // none (the whole session): as --all-lanes or --lane would, which is the user's to run.
+  if (sawBaton && LANE_VARIABLES.test(command)) out.overridesLanes = true;
   return out;
 }
+
+/** Options of env, sudo, nice, timeout … whose value is the next word. */
+const WRAPPER_VALUE_OPTIONS = new Set([
+  ...["-u", "--unset", "-C", "--chdir", "-g", "--group", "--user", "-n", "--adjustment"],
+  ...["-s", "--signal", "-k", "--kill-after", "-I", "-L", "-P"],
+]);
+
+/** The variables an agent's lane is read from (core/lanes.ts, laneFromEnv). */
+const LANE_VARIABLES =
+  /\b(?:CLAUDE_CODE_SESSION_ID|CODEX_THREAD_ID|QWEN_CODE_SESSION_ID|COPILOT_AGENT_SESSION_ID|BATON_OPENCODE_SESSION_ID)\b/;
 
 /** Options followed by a value, so the value is not read as a command name. */
 function takesValue(prev: string | undefined): boolean {
