@@ -8,7 +8,7 @@
  * - the route is guarded: token, Host, Origin; other events and agents are refused;
  * - the install writes HTTP entries only into the local settings, with the key the server takes.
  */
-import { existsSync, readFileSync, statSync } from "node:fs";
+import { existsSync, readFileSync, statSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { describe, expect, it } from "vitest";
 import { cli, REPO } from "./helpers.js";
@@ -148,6 +148,34 @@ describe("Claude Code HTTP hooks", () => {
       );
       expect([elsewhere.status, elsewhere.json().error.code]).toEqual([409, "wrong_workspace"]);
       expect(baton(root, ["status"]).sessions).toEqual([]);
+    } finally {
+      await s.stop();
+    }
+  });
+
+  it("after .baton/config.json changes, the HTTP hooks are answered by a process of their own, and a hook-started server keeps serving", async () => {
+    const root = workspace(FILES);
+    expect(cli(["hooks", "install", "claude", "--http", "--json", "--root", root]).code).toBe(0);
+    const s = await serve(root, ["--idle-exit", "10m"]);
+    try {
+      hook(root, { agent: "claude", fixture: "session-start-startup" }, { BATON_HOOK_SERVER: "off" });
+      // What the agent itself can do: the write guard lets it write .baton/config.json and flows.
+      writeFileSync(join(root, ".baton", "config.json"), JSON.stringify({ checkpoints: { retain: 5 } }));
+      const pre = await post(s.port, s.token, "PreToolUse", stepText(root, { agent: "claude", fixture: "pre-edit" }).text);
+      expect(pre.status, pre.text).toBe(200);
+      expect(checkpoints(root)).toHaveLength(1);
+      // The server did not stop (a hook-started one used to, leaving every later call unanswered).
+      await new Promise((r) => setTimeout(r, 3_000));
+      expect(s.child.proc.exitCode).toBeNull();
+      expect(existsSync(join(root, ".baton/server.json"))).toBe(true);
+      const post2 = await post(
+        s.port,
+        s.token,
+        "PreToolUse",
+        stepText(root, { agent: "claude", fixture: "pre-edit", vars: { call: "call-2" } }).text,
+      );
+      expect(post2.status, post2.text).toBe(200);
+      expect(hookLog(root)).toEqual([]);
     } finally {
       await s.stop();
     }

@@ -12,6 +12,7 @@ import { getRequestListener } from "@hono/node-server";
 import type { Baton } from "../api.js";
 import { BUILD } from "../core/build.js";
 import { BatonError, badInput } from "../errors.js";
+import { httpHooksOn } from "../platform/claude-http-hooks.js";
 import { startRunSweeper } from "../platform/run-sweeper.js";
 import { readServerFile, releaseServerFile, type ServerInfo, serverAlive } from "../platform/server-file.js";
 import { type AppOptions, buildApp } from "./app.js";
@@ -40,7 +41,8 @@ export interface ServerOptions {
   asset?: AppOptions["asset"];
   /**
    * Stop after this long without a request (none in flight), and when `.baton/config.json`
-   * changes (hooks then refuse to use it: a new server reads the new settings). Default: never.
+   * changes (hooks then refuse to use it: a new server reads the new settings), unless the
+   * workspace has Claude Code's HTTP hooks, which only a server answers. Default: never.
    */
   idleExitMs?: number;
 }
@@ -162,7 +164,17 @@ export async function startServer(baton: Baton, opts: ServerOptions = {}): Promi
   const servedWs = servedWorkspace({
     baton,
     shutdown: shutdown.signal,
-    ...(idleExitMs !== undefined ? { onConfigChanged: () => stopBy?.("config_changed") } : {}),
+    // A hook-started server stops so that the next hook starts one that reads the new settings.
+    // Not while it answers Claude Code's HTTP hooks: no hook process would start the next one
+    // before the next prompt, and the calls until then would run unanswered. It answers each
+    // of them in a new process instead (native-hook-route.ts) until it stops when idle.
+    ...(idleExitMs !== undefined
+      ? {
+          onConfigChanged: () => {
+            if (!httpHooksOn(baton.root)) stopBy?.("config_changed");
+          },
+        }
+      : {}),
   });
   const answerer = hookAnswerer({ baton, shutdown: shutdown.signal }, servedWs);
   guard.hooks = hookHttpHandler({ answerer, token, maxBodyBytes });

@@ -17,13 +17,11 @@
  * Only where the local settings hold Baton's HTTP hooks: command hooks run in a process of their
  * own, which answers whether or not a server runs.
  */
-import { closeSync, fstatSync, openSync, readFileSync, readSync } from "node:fs";
-import { join } from "node:path";
+import { closeSync, fstatSync, openSync, readSync } from "node:fs";
 import type { Baton } from "../../api.js";
-import { CLAUDE_HTTP_EVENTS } from "../../core/hooks/claude.js";
-import { nativeHookPath } from "../../core/hooks/config.js";
 import { callCheckpoint, turnId } from "../../core/hooks/keys.js";
 import type { HookEvent, HookResponse, ToolCall } from "../../core/hooks/types.js";
+import { httpHooksOn } from "../../platform/claude-http-hooks.js";
 import { appendHookFailure } from "../../platform/hook-log.js";
 
 /** How much of the transcript's end is read: a turn's calls are at its end. */
@@ -36,16 +34,6 @@ export interface TranscriptCall {
   name: string;
   /** Its result is a refusal by Baton (a spiral pause, a supervision guard): it did not run. */
   refused: boolean;
-}
-
-/** Whether the project's local Claude Code settings hold Baton's HTTP hooks. */
-export function httpHooksOn(root: string): boolean {
-  try {
-    const text = readFileSync(join(root, ".claude", "settings.local.json"), "utf8");
-    return CLAUDE_HTTP_EVENTS.some((e) => text.includes(nativeHookPath("claude", e)));
-  } catch {
-    return false;
-  }
 }
 
 function tail(path: string): string {
