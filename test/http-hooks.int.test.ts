@@ -9,6 +9,7 @@
  * - the install writes HTTP entries only into the local settings, with the key the server takes.
  */
 import { existsSync, readFileSync, statSync, writeFileSync } from "node:fs";
+import { createServer } from "node:net";
 import { join } from "node:path";
 import { describe, expect, it } from "vitest";
 import { cli, REPO } from "./helpers.js";
@@ -178,6 +179,36 @@ describe("Claude Code HTTP hooks", () => {
       expect(hookLog(root)).toEqual([]);
     } finally {
       await s.stop();
+    }
+  });
+
+  it("a server that cannot take the remembered port makes a new token: the old entries fail closed and status says to install again", async () => {
+    const root = workspace(FILES);
+    expect(cli(["hooks", "install", "claude", "--http", "--json", "--root", root]).code).toBe(0);
+    const key = JSON.parse(read(root, ".baton/server.key"));
+    // Another program holds the port the hooks name (it would read every request sent there).
+    const squatter = createServer();
+    await new Promise<void>((resolve) => squatter.listen(key.port, "127.0.0.1", resolve));
+    try {
+      const s = await serve(root);
+      try {
+        expect(s.port).not.toBe(key.port);
+        expect(s.token).not.toBe(key.token);
+        expect(JSON.parse(read(root, ".baton/server.key"))).toEqual({ token: s.token, port: s.port });
+        // The old token is worth nothing on the new port either.
+        const old = await post(s.port, key.token, "PreToolUse", stepText(root, { agent: "claude", fixture: "pre-edit" }).text);
+        expect(old.status).toBe(401);
+        const st = cli(["hooks", "status", "claude", "--json", "--root", root]).json();
+        const local = st.hooks.find((h: any) => h.file.endsWith("settings.local.json"));
+        expect(local.willRun).toBe(false);
+        expect(local.remaining.join("\n")).toContain(
+          `The HTTP hooks name port ${key.port}, the server is on ${s.port}: run \`baton hooks install claude --http\` again.`,
+        );
+      } finally {
+        await s.stop();
+      }
+    } finally {
+      await new Promise((resolve) => squatter.close(resolve));
     }
   });
 

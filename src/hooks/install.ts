@@ -24,6 +24,7 @@ import {
 import { OPENCODE_EVENTS } from "../core/hooks/opencode.js";
 import type { JsonObject } from "../core/types.js";
 import { BatonError, badInput } from "../errors.js";
+import { stalePortAdvice } from "../platform/claude-http-hooks.js";
 import { ensureServerKey, readServerKey } from "../platform/server-key.js";
 import {
   acknowledgeGeminiHooks,
@@ -271,11 +272,12 @@ function httpNotes(o: HookPlaceOptions, hooks: readonly InstalledHook[]): { note
     `${CLAUDE_HTTP_EVENTS.join(", ")} go over HTTP to this workspace's server (its port and token are in this file, which is not committed); SessionStart (which starts the server) and the other events stay command hooks. A call whose HTTP hook the server did not answer runs without a checkpoint, and the next prompt or turn end says so.`,
   ];
   const remaining: string[] = [];
-  const stale = key === undefined || http.some((h) => !h.command.startsWith(`http://127.0.0.1:${key.port}/`));
-  if (stale)
-    remaining.push(
-      `The HTTP hooks name a port the workspace's server no longer uses (.baton/server.key): run \`baton hooks install claude --http\` again.`,
-    );
+  const stale = http.find((h) => key === undefined || !h.command.startsWith(`http://127.0.0.1:${key.port}/`));
+  if (stale) {
+    const named = Number(/^http:\/\/127\.0\.0\.1:(\d+)\//.exec(stale.command)?.[1] ?? Number.NaN);
+    const advice = stalePortAdvice(named, key?.port);
+    remaining.push(`${advice[0]?.toUpperCase()}${advice.slice(1)}.`);
+  }
   return { notes, remaining };
 }
 

@@ -17,3 +17,24 @@ export function httpHooksOn(root: string): boolean {
     return false;
   }
 }
+
+/** The port Baton's HTTP hooks in the local settings name (the first found), if any. */
+export function httpHooksPort(root: string): number | undefined {
+  try {
+    const text = readFileSync(join(root, ".claude", "settings.local.json"), "utf8");
+    for (const e of CLAUDE_HTTP_EVENTS) {
+      const m = new RegExp(`http://127\\.0\\.0\\.1:(\\d+)${nativeHookPath("claude", e)}`).exec(text);
+      if (m) return Number(m[1]);
+    }
+  } catch {
+    // no local settings
+  }
+  return undefined;
+}
+
+/** What to say when the HTTP hooks name another port than the server's (`.baton/server.key`). */
+export function stalePortAdvice(hooksPort: number, serverPort: number | undefined): string {
+  return serverPort === undefined
+    ? `the HTTP hooks name port ${hooksPort}, and the workspace's server has no key (.baton/server.key): run \`baton hooks install claude --http\` again`
+    : `the HTTP hooks name port ${hooksPort}, the server is on ${serverPort}: run \`baton hooks install claude --http\` again`;
+}

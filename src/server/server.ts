@@ -76,7 +76,6 @@ const WATCH_EVERY_MS = 2_000;
 export async function startServer(baton: Baton, opts: ServerOptions = {}): Promise<RunningServer> {
   const dir = baton.workspace.dir;
   const key = opts.rotateToken ? undefined : readServerKey(dir);
-  const token = key?.token ?? newToken();
   const maxBodyBytes = opts.maxBodyBytes ?? DEFAULT_MAX_BODY_BYTES;
   const shutdown = new AbortController();
   const extraOrigins = new Set<string>();
@@ -158,6 +157,10 @@ export async function startServer(baton: Baton, opts: ServerOptions = {}): Promi
   const holder = readServerFile(dir);
   if (holder && holder.pid !== process.pid && serverAlive(holder) && (await answersHealth(holder.port))) throw running(holder);
   const port = await listen(server, opts.port ?? key?.port, opts.port !== undefined);
+  // A token is only ever sent to one port: Claude Code's HTTP hooks keep POSTing it to the port
+  // they name, and whoever holds that port now would read it. On another port, a new token (the
+  // old entries then fail closed, and `baton hooks status` says to install them again).
+  const token = key !== undefined && key.port === port ? key.token : newToken();
   guard.cfg = { hosts: allowedHosts(port), origins: new Set([...allowedOrigins(port), ...extraOrigins]), maxBodyBytes };
   let stopBy: ((reason: StopReason) => void) | undefined;
   const app = buildApp({ baton, token, port, maxBodyBytes, shutdown: shutdown.signal, asset: opts.asset ?? (() => undefined) });

@@ -21,8 +21,9 @@ import { closeSync, fstatSync, openSync, readSync } from "node:fs";
 import type { Baton } from "../../api.js";
 import { callCheckpoint, turnId } from "../../core/hooks/keys.js";
 import type { HookEvent, HookResponse, ToolCall } from "../../core/hooks/types.js";
-import { httpHooksOn } from "../../platform/claude-http-hooks.js";
+import { httpHooksOn, httpHooksPort, stalePortAdvice } from "../../platform/claude-http-hooks.js";
 import { appendHookFailure } from "../../platform/hook-log.js";
+import { readServerKey } from "../../platform/server-key.js";
 
 /** How much of the transcript's end is read: a turn's calls are at its end. */
 const TAIL_BYTES = 1024 * 1024;
@@ -150,9 +151,14 @@ export async function reportUnanswered(b: Baton, sid: string | undefined, ev: Ho
     });
   }
   const n = missed.length;
-  const what = `${n} tool call${n === 1 ? "" : "s"} (${names}) ran without a checkpoint: the workspace's server was not running (or refused the HTTP hook)`;
+  // Hooks naming another port than the server's reach nobody (or whoever holds that port now).
+  const hooksPort = httpHooksPort(b.root);
+  const serverPort = readServerKey(b.workspace.dir)?.port;
+  const stale = hooksPort !== undefined && hooksPort !== serverPort ? stalePortAdvice(hooksPort, serverPort) : undefined;
+  const why = stale ?? "the workspace's server was not running (or refused the HTTP hook)";
+  const what = `${n} tool call${n === 1 ? "" : "s"} (${names}) ran without a checkpoint: ${why}`;
   return {
-    userMessage: `Baton: ${what}. Those steps cannot be rolled back one by one; the next prompt starts the server again (or run \`baton serve\`).`,
+    userMessage: `Baton: ${what}. Those steps cannot be rolled back one by one${stale ? "" : "; the next prompt starts the server again (or run `baton serve`)"}.`,
     ...(ev.kind === "prompt"
       ? { context: `Baton: ${what}. Baton has no checkpoint before those changes: mention it to the user before relying on a rollback.` }
       : {}),
