@@ -8,7 +8,8 @@
  * - the route is guarded: token, Host, Origin; other events and agents are refused;
  * - the install writes HTTP entries only into the local settings, with the key the server takes.
  */
-import { existsSync, readFileSync, statSync, writeFileSync } from "node:fs";
+import { spawnSync } from "node:child_process";
+import { chmodSync, existsSync, mkdirSync, readFileSync, statSync, writeFileSync } from "node:fs";
 import { createServer } from "node:net";
 import { join } from "node:path";
 import { describe, expect, it } from "vitest";
@@ -210,6 +211,29 @@ describe("Claude Code HTTP hooks", () => {
     } finally {
       await new Promise((resolve) => squatter.close(resolve));
     }
+  });
+
+  it("install --http refuses a settings file git would commit, changing nothing, and leaves an existing file mode 0600", async () => {
+    const root = workspace(FILES);
+    expect(spawnSync("git", ["init", "-q", root]).status).toBe(0);
+    const file = join(root, ".claude/settings.local.json");
+    mkdirSync(join(root, ".claude"), { recursive: true });
+    writeFileSync(file, "{}\n", { mode: 0o644 });
+    chmodSync(file, 0o644);
+    const refused = cli(["hooks", "install", "claude", "--http", "--json", "--root", root]);
+    expect([refused.code, refused.json().error.code]).toEqual([2, "bad_input"]);
+    expect(refused.json().error.message).toContain("add `.claude/settings.local.json` to .gitignore");
+    expect(read(root, ".claude/settings.local.json")).toBe("{}\n");
+    expect(existsSync(join(root, ".baton/server.key"))).toBe(false);
+    writeFileSync(join(root, ".gitignore"), ".claude/settings.local.json\n");
+    const r = cli(["hooks", "install", "claude", "--http", "--json", "--root", root]);
+    expect(r.code, r.stderr).toBe(0);
+    expect(r.json().notes.join("\n")).not.toContain("git would commit");
+    expect(statSync(file).mode & 0o777).toBe(0o600);
+    // A reinstall that changes nothing still leaves it 0600.
+    chmodSync(file, 0o644);
+    expect(cli(["hooks", "install", "claude", "--http", "--json", "--root", root]).code).toBe(0);
+    expect(statSync(file).mode & 0o777).toBe(0o600);
   });
 
   it("install --http writes HTTP entries for the per-call events into the local settings only, naming the key the server takes", async () => {

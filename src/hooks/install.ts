@@ -8,9 +8,9 @@
  * Longer than ~400 lines: install, uninstall and status for every agent and both routes (a settings
  * file, a plugin or extension) answer from the same places and readiness, read in one place.
  */
-import { existsSync, realpathSync, rmdirSync, unlinkSync } from "node:fs";
+import { closeSync, constants, existsSync, fchmodSync, openSync, realpathSync, rmdirSync, unlinkSync } from "node:fs";
 import { homedir } from "node:os";
-import { dirname, join, resolve } from "node:path";
+import { dirname, join, relative, resolve, sep } from "node:path";
 import { ADAPTERS } from "../core/hooks/adapters.js";
 import { CLAUDE_HTTP_EVENTS, claudeHttpHookSpecs } from "../core/hooks/claude.js";
 import {
@@ -45,6 +45,7 @@ import { type OpencodePluginInfo, opencodePluginText, readOpencodePlugin } from 
 import { opencodeLauncher, opencodeReadiness } from "./opencode-setup.js";
 import {
   AGENT_NAMES,
+  gitWouldCommit,
   type HookPlaceOptions,
   type HookScope,
   hookConfigFile,
@@ -250,7 +251,7 @@ function otherClaudeFile(agent: HookAgent, o: HookPlaceOptions, verb: "install" 
  * `--http`: Claude Code's per-call hooks POST to the workspace's server. The URL and token are
  * this machine's (`.baton/server.key`, made now when the server never ran: the server takes that
  * port and token when it starts), so they go only into the local `.claude/settings.local.json`,
- * which is not committed, written mode 0600 when install creates it.
+ * left mode 0600; install refuses when git would commit that file.
  */
 async function httpSpecs(agent: HookAgent, o: HookPlaceOptions, launcher: string): Promise<HookGroupSpec[]> {
   if (agent !== "claude" || o.scope !== "project" || o.shared)
@@ -269,7 +270,7 @@ function httpNotes(o: HookPlaceOptions, hooks: readonly InstalledHook[]): { note
   if (http.length === 0) return { notes: [], remaining: [] };
   const key = readServerKey(join(o.root, ".baton"));
   const notes = [
-    `${CLAUDE_HTTP_EVENTS.join(", ")} go over HTTP to this workspace's server (its port and token are in this file, which is not committed); SessionStart (which starts the server) and the other events stay command hooks. A call whose HTTP hook the server did not answer runs without a checkpoint, and the next prompt or turn end says so.`,
+    `${CLAUDE_HTTP_EVENTS.join(", ")} go over HTTP to this workspace's server (its port and token are in this file, mode 0600, which only this machine's user reads and git must not commit); SessionStart (which starts the server) and the other events stay command hooks. A call whose HTTP hook the server did not answer runs without a checkpoint, and the next prompt or turn end says so.`,
   ];
   const remaining: string[] = [];
   const stale = http.find((h) => key === undefined || !h.command.startsWith(`http://127.0.0.1:${key.port}/`));
@@ -292,6 +293,13 @@ export async function installHooks(agent: HookAgent, o: HookPlaceOptions & { lau
   }
   const file = hookConfigFile(agent, o);
   checkPlace(file, o);
+  if (o.http && agent === "claude" && o.scope === "project" && !o.shared && gitWouldCommit(o.root, file)) {
+    const rel = relative(o.root, file);
+    throw badInput(
+      `git would commit ${rel} (it is tracked, or not ignored), and with --http it holds the workspace server's token: add \`${rel.split(sep).join("/")}\` to .gitignore (or untrack it: \`git rm --cached ${rel}\`), then run \`baton hooks install claude --http\` again. Baton changed nothing`,
+      { path: file },
+    );
+  }
   const { text, settings } = load(file);
   const launcher = o.launcher ?? launcherFor(agent, o);
   const specs = o.http ? await httpSpecs(agent, o, launcher) : hookSpecs(agent, launcher);
@@ -318,6 +326,8 @@ export async function installHooks(agent: HookAgent, o: HookPlaceOptions & { lau
     writeAtomic(file, newText, o, o.http ? 0o600 : undefined);
     changed = true;
   }
+  // An existing file keeps its mode when written: one holding the token is made the user's alone.
+  if (o.http) ownerOnly(file);
   if (agent === "codex") {
     const t = trustCodexHooks(o, next.hooks, settings.hooks);
     if (t.problem) notes.push(t.problem);
@@ -708,4 +718,14 @@ function opencodeStatus(place: HookPlaceOptions): HookStatus {
     s.problem = (err as Error).message;
   }
   return s;
+}
+
+/** Mode 0600 for the settings file, never through a link (the agent may have put one there). */
+function ownerOnly(file: string): void {
+  const fd = openSync(file, constants.O_RDONLY | constants.O_NOFOLLOW);
+  try {
+    fchmodSync(fd, 0o600);
+  } finally {
+    closeSync(fd);
+  }
 }
