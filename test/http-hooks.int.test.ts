@@ -236,6 +236,26 @@ describe("Claude Code HTTP hooks", () => {
     expect(statSync(file).mode & 0o777).toBe(0o600);
   });
 
+  it("takes a PostToolUse carrying a whole large file (over the API's 256 KiB), and logs the route's refusals to hooks.log", async () => {
+    const root = workspace(FILES);
+    const s = await serve(root);
+    try {
+      hook(root, { agent: "claude", fixture: "session-start-startup" }, { BATON_HOOK_SERVER: "off" });
+      const pre = await post(s.port, s.token, "PreToolUse", stepText(root, { agent: "claude", fixture: "pre-edit" }).text);
+      expect(pre.status).toBe(200);
+      const edit = JSON.parse(stepText(root, { agent: "claude", fixture: "post-edit" }).text);
+      edit.tool_response = { ...(edit.tool_response ?? {}), originalFile: "x".repeat(2 * 1024 * 1024) };
+      const big = await post(s.port, s.token, "PostToolUse", JSON.stringify(edit));
+      expect(big.status, big.text.slice(0, 200)).toBe(200);
+      expect(hookLog(root)).toEqual([]);
+      const wrong = await post(s.port, "x".repeat(43), "PreToolUse", stepText(root, { agent: "claude", fixture: "pre-edit" }).text);
+      expect(wrong.status).toBe(401);
+      expect(hookLog(root).map((l: any) => [l.agent, l.event, l.code])).toEqual([["claude", "PreToolUse", "unauthorized"]]);
+    } finally {
+      await s.stop();
+    }
+  });
+
   it("install --http writes HTTP entries for the per-call events into the local settings only, naming the key the server takes", async () => {
     const root = workspace(FILES);
     const r = cli(["hooks", "install", "claude", "--http", "--json", "--root", root]);

@@ -26,6 +26,7 @@ import { CLAUDE_HTTP_EVENTS } from "../core/hooks/claude.js";
 import type { HookResponse } from "../core/hooks/types.js";
 import { isNoop } from "../core/hooks/types.js";
 import { BatonError, badInput, isBatonError } from "../errors.js";
+import { appendHookFailure } from "../platform/hook-log.js";
 import { findWorkspace } from "../platform/workspace.js";
 import { answerInChild } from "./hook-child.js";
 import type { HookAnswerer } from "./hook-route.js";
@@ -38,6 +39,19 @@ const PATH = /^\/v1\/agent-hooks\/([^/?#]+)\/([^/?#]+)\/?(?:\?.*)?$/;
 const DEADLINE_MARGIN_MS = 15_000;
 /** The refusals a command hook's own process answers: here a process started for the hook answers them. */
 const IN_CHILD: ReadonlySet<string> = new Set(["config_changed", "shutting_down"]);
+
+/**
+ * Log a refused call to `.baton/logs/hooks.log` (the doctor's `hook_failures`): Claude Code
+ * takes any HTTP error as "go on", so the call runs without Baton and nothing else says why.
+ */
+export function nativeHookRefused(batonDir: string, url: string | undefined, error: { code: string; message: string }): void {
+  const m = PATH.exec(url ?? "");
+  appendHookFailure(batonDir, {
+    agent: "claude",
+    event: m?.[2] ?? "http",
+    error: { code: error.code, message: `the HTTP hook ${(url ?? "").split("?")[0]} was refused: ${error.message}` },
+  });
+}
 
 export function isNativeHookRequest(req: IncomingMessage): boolean {
   return req.method === "POST" && req.url !== undefined && req.url.startsWith("/v1/agent-hooks/");
@@ -103,6 +117,7 @@ export function nativeHookHttpHandler(o: { baton: Baton; answerer: HookAnswerer;
     } catch (err) {
       const e = err instanceof SyntaxError ? badInput(err.message) : err;
       const { status, body } = errorResponse(e);
+      if (status >= 400 && status < 500) nativeHookRefused(o.baton.workspace.dir, req.url, body.error);
       if (status === 500) console.error(`baton serve: POST ${(req.url ?? "").split("?")[0]} failed:`, err);
       if (!res.headersSent) send(status, JSON.stringify(body));
       else res.destroy();

@@ -18,7 +18,7 @@ import { readServerFile, releaseServerFile, type ServerInfo, serverAlive } from 
 import { type AppOptions, buildApp } from "./app.js";
 import { cliHttpHandler, isCliRequest } from "./cli-route.js";
 import { hookAnswerer, hookHttpHandler, isHookRequest, servedWorkspace } from "./hook-route.js";
-import { isNativeHookRequest, nativeHookHttpHandler } from "./native-hook-route.js";
+import { isNativeHookRequest, nativeHookHttpHandler, nativeHookRefused } from "./native-hook-route.js";
 import { allowedHosts, allowedOrigins, checkRequest, corsHeaders, type GuardConfig, newToken, parseOrigin } from "./security.js";
 import { claimServerFile, ownStartTime, readServerKey, writeServerKey } from "./server-file.js";
 
@@ -67,6 +67,11 @@ export interface RunningServer {
 }
 
 export const DEFAULT_MAX_BODY_BYTES = 256 * 1024;
+/**
+ * Largest body of Claude Code's own hook payloads (`/v1/agent-hooks/`): a PostToolUse for Edit
+ * carries the whole file (`tool_response.originalFile`), and a refused one runs unanswered.
+ */
+export const AGENT_HOOK_MAX_BODY_BYTES = 32 * 1024 * 1024;
 export const DEFAULT_MAX_HEADER_BYTES = 16 * 1024;
 /** How long close() lets in-flight requests finish before cutting connections. */
 const CLOSE_GRACE_MS = 2_000;
@@ -106,7 +111,9 @@ export async function startServer(baton: Baton, opts: ServerOptions = {}): Promi
         activity.inFlight--;
         activity.lastMs = Date.now();
       });
-      const failure = guard.cfg
+      const nativeHook = isNativeHookRequest(req);
+      const cfg = guard.cfg && nativeHook ? { ...guard.cfg, maxBodyBytes: Math.max(maxBodyBytes, AGENT_HOOK_MAX_BODY_BYTES) } : guard.cfg;
+      const failure = cfg
         ? checkRequest(
             {
               method: req.method ?? "GET",
@@ -115,10 +122,12 @@ export async function startServer(baton: Baton, opts: ServerOptions = {}): Promi
               contentType: req.headers["content-type"],
               contentLength: req.headers["content-length"],
             },
-            guard.cfg,
+            cfg,
           )
         : { status: 503, code: "forbidden" as const, message: "starting" };
       if (failure) {
+        // Claude Code takes a refused HTTP hook as "go on": its call runs unanswered. Say so.
+        if (nativeHook) nativeHookRefused(dir, req.url, { code: failure.code, message: failure.message });
         const body = JSON.stringify({ error: { code: failure.code, message: failure.message } });
         // Close the connection: the refused request's body (if any) is never read.
         res.writeHead(failure.status, {
@@ -140,7 +149,7 @@ export async function startServer(baton: Baton, opts: ServerOptions = {}): Promi
       }
       // Agent hooks: the hot path (every tool call), served without Hono (hook-route.ts).
       if (guard.hooks && isHookRequest(req)) void guard.hooks(req, res);
-      else if (guard.nativeHooks && isNativeHookRequest(req)) void guard.nativeHooks(req, res);
+      else if (guard.nativeHooks && nativeHook) void guard.nativeHooks(req, res);
       // `status` and `resume --json` for the CLI (every turn of an agent), also without Hono.
       else if (guard.cli && isCliRequest(req)) void guard.cli(req, res);
       else void guard.app?.(req, res);
@@ -181,7 +190,7 @@ export async function startServer(baton: Baton, opts: ServerOptions = {}): Promi
   });
   const answerer = hookAnswerer({ baton, shutdown: shutdown.signal }, servedWs);
   guard.hooks = hookHttpHandler({ answerer, token, maxBodyBytes });
-  guard.nativeHooks = nativeHookHttpHandler({ baton, answerer, token, maxBodyBytes });
+  guard.nativeHooks = nativeHookHttpHandler({ baton, answerer, token, maxBodyBytes: Math.max(maxBodyBytes, AGENT_HOOK_MAX_BODY_BYTES) });
   guard.cli = cliHttpHandler({ baton, ws: servedWs, token, maxBodyBytes });
   guard.app = getRequestListener(app.fetch, {
     errorHandler: () => new Response(JSON.stringify({ error: { code: "internal", message: "request failed" } }), { status: 500 }),
