@@ -256,6 +256,20 @@ describe("Claude Code HTTP hooks", () => {
     }
   });
 
+  it("install and status say the HTTP hooks will not run when no hook starts the server (BATON_HOOK_SERVER, hooks.server)", async () => {
+    const root = workspace(FILES);
+    const install = (env: Record<string, string>) => cli(["hooks", "install", "claude", "--http", "--json", "--root", root], { env });
+    const auto = install({ BATON_HOOK_SERVER: "auto" }).json();
+    expect([auto.willRun, auto.remaining]).toEqual([true, []]);
+    const off = install({ BATON_HOOK_SERVER: "off" }).json();
+    expect(off.willRun).toBe(false);
+    expect(off.remaining.join("\n")).toContain("BATON_HOOK_SERVER=off: no hook starts the workspace's server");
+    const use = cli(["hooks", "status", "claude", "--json", "--root", root], { env: { BATON_HOOK_SERVER: "use" } }).json();
+    const local = use.hooks.find((h: any) => h.file.endsWith("settings.local.json"));
+    expect(local.willRun).toBe(false);
+    expect(local.remaining.join("\n")).toContain("answered only while a server you started runs");
+  });
+
   it("install --http writes HTTP entries for the per-call events into the local settings only, naming the key the server takes", async () => {
     const root = workspace(FILES);
     const r = cli(["hooks", "install", "claude", "--http", "--json", "--root", root]);

@@ -58,6 +58,7 @@ import {
   placeProblems,
 } from "./places.js";
 import { type PluginInstall, pluginInstalls, pluginUninstall } from "./plugins.js";
+import { hookServerMode } from "./policy.js";
 import { afterUninstall, BACKUP_SUFFIX, backup, checkPlace, installedText, load, readIfFile, writeAtomic } from "./settings-file.js";
 
 export { AGENT_NAMES, type HookPlaceOptions, type HookScope, hookConfigFile, installCommand } from "./places.js";
@@ -279,6 +280,19 @@ function httpNotes(o: HookPlaceOptions, hooks: readonly InstalledHook[]): { note
     const advice = stalePortAdvice(named, key?.port);
     remaining.push(`${advice[0]?.toUpperCase()}${advice.slice(1)}.`);
   }
+  // Only a server answers HTTP hooks, and only `auto` starts one (SessionStart, UserPromptSubmit).
+  const mode = hookServerMode(join(o.root, ".baton"));
+  const by = process.env.BATON_HOOK_SERVER?.trim()
+    ? `BATON_HOOK_SERVER=${process.env.BATON_HOOK_SERVER.trim()}`
+    : `hooks.server "${mode}" (.baton/config.json)`;
+  if (mode === "off")
+    remaining.push(
+      `${by}: no hook starts the workspace's server, so every HTTP hook goes unanswered (its call runs without a checkpoint). Set it to auto, or install without --http.`,
+    );
+  else if (mode === "use")
+    remaining.push(
+      `${by}: no hook starts the workspace's server, so the HTTP hooks are answered only while a server you started runs (\`baton serve\`); set it to auto, or install without --http.`,
+    );
   return { notes, remaining };
 }
 
