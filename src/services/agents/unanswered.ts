@@ -19,6 +19,7 @@
  */
 import { closeSync, fstatSync, openSync, readSync } from "node:fs";
 import type { Baton } from "../../api.js";
+import { isBatonDenial } from "../../core/hooks/context.js";
 import { callCheckpoint, turnId } from "../../core/hooks/keys.js";
 import type { HookEvent, HookResponse, ToolCall } from "../../core/hooks/types.js";
 import { httpHooksOn, httpHooksPort, stalePortAdvice } from "../../platform/claude-http-hooks.js";
@@ -81,7 +82,7 @@ export function turnCalls(text: string): TranscriptCall[] {
       const resultBlocks = blocks.filter((b) => b.type === "tool_result");
       for (const b of resultBlocks) {
         if (typeof b.tool_use_id !== "string") continue;
-        results.set(b.tool_use_id, { error: b.is_error === true, text: JSON.stringify(b.content ?? "") });
+        results.set(b.tool_use_id, { error: b.is_error === true, text: resultText(b.content) });
       }
       const typed = typeof content === "string" || blocks.some((b) => b.type === "text");
       if (typed && resultBlocks.length === 0 && v.isMeta !== true && v.isCompactSummary !== true) {
@@ -98,8 +99,19 @@ export function turnCalls(text: string): TranscriptCall[] {
   const calls = current.length > 0 ? current : previous;
   return calls.map((c) => {
     const r = results.get(c.id);
-    return { ...c, refused: r?.error === true && r.text.includes("Baton") };
+    return { ...c, refused: r?.error === true && isBatonDenial(r.text) };
   });
+}
+
+/** A tool result's text: a string, or the text blocks of a list. */
+function resultText(content: unknown): string {
+  if (typeof content === "string") return content;
+  if (!Array.isArray(content)) return "";
+  return content
+    .map((b) =>
+      b !== null && typeof b === "object" && typeof (b as { text?: unknown }).text === "string" ? (b as { text: string }).text : "",
+    )
+    .join("\n");
 }
 
 /**
