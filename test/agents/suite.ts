@@ -163,6 +163,8 @@ export function agentSuite(d: Driver, o: { route?: "settings" | "plugin" | "http
       } else {
         // Baton from PATH (the harness's `baton`, which keeps each hook's payload), in the file
         // a project install writes for the agent (Claude Code: its local settings file).
+        // The local settings hold the server's token: install --http refuses a file git would commit.
+        if (http) p.excludeFromGit(".claude/settings.local.json");
         const hooks = p.baton(["--json", "hooks", "install", d.agent, "--command", "baton", ...(http ? ["--http"] : [])]);
         expect(hooks.code, hooks.stderr).toBe(0);
         hooksFile = hooks.json().file;
