@@ -101,11 +101,11 @@ export class Project {
   }
 
   /** `baton …` in the project, as the user would run it. */
-  baton(args: string[]): { code: number; stdout: string; stderr: string; json: () => any } {
+  baton(args: string[], env: Record<string, string> = {}): { code: number; stdout: string; stderr: string; json: () => any } {
     const r = spawnSync(join(this.bin, "baton"), args, {
       cwd: this.root,
       encoding: "utf8",
-      env: { ...this.env, BATON_CAPTURE_DIR: "" },
+      env: { ...this.env, BATON_CAPTURE_DIR: "", ...env },
       timeout: 60_000,
     });
     return { code: r.status ?? -1, stdout: r.stdout, stderr: r.stderr, json: () => JSON.parse(r.stdout) };
