@@ -8,7 +8,9 @@
  * - the route is guarded: token, Host, Origin; other events and agents are refused;
  * - the install writes HTTP entries only into the local settings, with the key the server takes.
  */
-import { existsSync, readFileSync, statSync } from "node:fs";
+import { spawnSync } from "node:child_process";
+import { chmodSync, existsSync, mkdirSync, readFileSync, statSync, writeFileSync } from "node:fs";
+import { createServer } from "node:net";
 import { join } from "node:path";
 import { describe, expect, it } from "vitest";
 import { cli, REPO } from "./helpers.js";
@@ -151,6 +153,121 @@ describe("Claude Code HTTP hooks", () => {
     } finally {
       await s.stop();
     }
+  });
+
+  it("after .baton/config.json changes, the HTTP hooks are answered by a process of their own, and a hook-started server keeps serving", async () => {
+    const root = workspace(FILES);
+    expect(cli(["hooks", "install", "claude", "--http", "--json", "--root", root]).code).toBe(0);
+    const s = await serve(root, ["--idle-exit", "10m"]);
+    try {
+      hook(root, { agent: "claude", fixture: "session-start-startup" }, { BATON_HOOK_SERVER: "off" });
+      // What the agent itself can do: the write guard lets it write .baton/config.json and flows.
+      writeFileSync(join(root, ".baton", "config.json"), JSON.stringify({ checkpoints: { retain: 5 } }));
+      const pre = await post(s.port, s.token, "PreToolUse", stepText(root, { agent: "claude", fixture: "pre-edit" }).text);
+      expect(pre.status, pre.text).toBe(200);
+      expect(checkpoints(root)).toHaveLength(1);
+      // The server did not stop (a hook-started one used to, leaving every later call unanswered).
+      await new Promise((r) => setTimeout(r, 3_000));
+      expect(s.child.proc.exitCode).toBeNull();
+      expect(existsSync(join(root, ".baton/server.json"))).toBe(true);
+      const post2 = await post(
+        s.port,
+        s.token,
+        "PreToolUse",
+        stepText(root, { agent: "claude", fixture: "pre-edit", vars: { call: "call-2" } }).text,
+      );
+      expect(post2.status, post2.text).toBe(200);
+      expect(hookLog(root)).toEqual([]);
+    } finally {
+      await s.stop();
+    }
+  });
+
+  it("a server that cannot take the remembered port makes a new token: the old entries fail closed and status says to install again", async () => {
+    const root = workspace(FILES);
+    expect(cli(["hooks", "install", "claude", "--http", "--json", "--root", root]).code).toBe(0);
+    const key = JSON.parse(read(root, ".baton/server.key"));
+    // Another program holds the port the hooks name (it would read every request sent there).
+    const squatter = createServer();
+    await new Promise<void>((resolve) => squatter.listen(key.port, "127.0.0.1", resolve));
+    try {
+      const s = await serve(root);
+      try {
+        expect(s.port).not.toBe(key.port);
+        expect(s.token).not.toBe(key.token);
+        expect(JSON.parse(read(root, ".baton/server.key"))).toEqual({ token: s.token, port: s.port });
+        // The old token is worth nothing on the new port either.
+        const old = await post(s.port, key.token, "PreToolUse", stepText(root, { agent: "claude", fixture: "pre-edit" }).text);
+        expect(old.status).toBe(401);
+        const st = cli(["hooks", "status", "claude", "--json", "--root", root]).json();
+        const local = st.hooks.find((h: any) => h.file.endsWith("settings.local.json"));
+        expect(local.willRun).toBe(false);
+        expect(local.remaining.join("\n")).toContain(
+          `The HTTP hooks name port ${key.port}, the server is on ${s.port}: run \`baton hooks install claude --http\` again.`,
+        );
+      } finally {
+        await s.stop();
+      }
+    } finally {
+      await new Promise((resolve) => squatter.close(resolve));
+    }
+  });
+
+  it("install --http refuses a settings file git would commit, changing nothing, and leaves an existing file mode 0600", async () => {
+    const root = workspace(FILES);
+    expect(spawnSync("git", ["init", "-q", root]).status).toBe(0);
+    const file = join(root, ".claude/settings.local.json");
+    mkdirSync(join(root, ".claude"), { recursive: true });
+    writeFileSync(file, "{}\n", { mode: 0o644 });
+    chmodSync(file, 0o644);
+    const refused = cli(["hooks", "install", "claude", "--http", "--json", "--root", root]);
+    expect([refused.code, refused.json().error.code]).toEqual([2, "bad_input"]);
+    expect(refused.json().error.message).toContain("add `.claude/settings.local.json` to .gitignore");
+    expect(read(root, ".claude/settings.local.json")).toBe("{}\n");
+    expect(existsSync(join(root, ".baton/server.key"))).toBe(false);
+    writeFileSync(join(root, ".gitignore"), ".claude/settings.local.json\n");
+    const r = cli(["hooks", "install", "claude", "--http", "--json", "--root", root]);
+    expect(r.code, r.stderr).toBe(0);
+    expect(r.json().notes.join("\n")).not.toContain("git would commit");
+    expect(statSync(file).mode & 0o777).toBe(0o600);
+    // A reinstall that changes nothing still leaves it 0600.
+    chmodSync(file, 0o644);
+    expect(cli(["hooks", "install", "claude", "--http", "--json", "--root", root]).code).toBe(0);
+    expect(statSync(file).mode & 0o777).toBe(0o600);
+  });
+
+  it("takes a PostToolUse carrying a whole large file (over the API's 256 KiB), and logs the route's refusals to hooks.log", async () => {
+    const root = workspace(FILES);
+    const s = await serve(root);
+    try {
+      hook(root, { agent: "claude", fixture: "session-start-startup" }, { BATON_HOOK_SERVER: "off" });
+      const pre = await post(s.port, s.token, "PreToolUse", stepText(root, { agent: "claude", fixture: "pre-edit" }).text);
+      expect(pre.status).toBe(200);
+      const edit = JSON.parse(stepText(root, { agent: "claude", fixture: "post-edit" }).text);
+      edit.tool_response = { ...(edit.tool_response ?? {}), originalFile: "x".repeat(2 * 1024 * 1024) };
+      const big = await post(s.port, s.token, "PostToolUse", JSON.stringify(edit));
+      expect(big.status, big.text.slice(0, 200)).toBe(200);
+      expect(hookLog(root)).toEqual([]);
+      const wrong = await post(s.port, "x".repeat(43), "PreToolUse", stepText(root, { agent: "claude", fixture: "pre-edit" }).text);
+      expect(wrong.status).toBe(401);
+      expect(hookLog(root).map((l: any) => [l.agent, l.event, l.code])).toEqual([["claude", "PreToolUse", "unauthorized"]]);
+    } finally {
+      await s.stop();
+    }
+  });
+
+  it("install and status say the HTTP hooks will not run when no hook starts the server (BATON_HOOK_SERVER, hooks.server)", async () => {
+    const root = workspace(FILES);
+    const install = (env: Record<string, string>) => cli(["hooks", "install", "claude", "--http", "--json", "--root", root], { env });
+    const auto = install({ BATON_HOOK_SERVER: "auto" }).json();
+    expect([auto.willRun, auto.remaining]).toEqual([true, []]);
+    const off = install({ BATON_HOOK_SERVER: "off" }).json();
+    expect(off.willRun).toBe(false);
+    expect(off.remaining.join("\n")).toContain("BATON_HOOK_SERVER=off: no hook starts the workspace's server");
+    const use = cli(["hooks", "status", "claude", "--json", "--root", root], { env: { BATON_HOOK_SERVER: "use" } }).json();
+    const local = use.hooks.find((h: any) => h.file.endsWith("settings.local.json"));
+    expect(local.willRun).toBe(false);
+    expect(local.remaining.join("\n")).toContain("answered only while a server you started runs");
   });
 
   it("install --http writes HTTP entries for the per-call events into the local settings only, naming the key the server takes", async () => {

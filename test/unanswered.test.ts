@@ -1,5 +1,6 @@
 /** The calls of a Claude Code turn, read from its transcript (services/agents/unanswered.ts): pure, over transcript lines. */
 import { describe, expect, it } from "vitest";
+import { DENY_OPENINGS, renderSpiralPause } from "../src/core/hooks/context.js";
 import { turnCalls } from "../src/services/agents/unanswered.js";
 
 const prompt = (text: string) => JSON.stringify({ type: "user", message: { role: "user", content: text } });
@@ -37,17 +38,36 @@ describe("turnCalls", () => {
     ]);
   });
 
-  it("a refusal by Baton is not a call that ran; another tool error is", () => {
+  it("a refusal by Baton is not a call that ran; another tool error is, even one mentioning Baton", () => {
+    const pause = renderSpiralPause("s1", { pattern: "repeat", summary: "three identical failures." } as any);
     const text = [
       prompt("go"),
       use("t1", "Bash"),
-      result("t1", "Baton paused session s1: …", true),
+      result("t1", pause, true),
       use("t2", "Bash"),
-      result("t2", "Baton", false),
+      result("t2", "Error: Baton's tests failed: 3 of 40 (see baton.log)", true),
+      use("t3", "Edit"),
+      result("t3", "File has not been read yet. Read it first (Baton docs)", true),
+      use("t4", "Write"),
+      JSON.stringify({
+        type: "user",
+        message: {
+          content: [
+            {
+              type: "tool_result",
+              tool_use_id: "t4",
+              is_error: true,
+              content: [{ type: "text", text: `${DENY_OPENINGS.supervision} ask` }],
+            },
+          ],
+        },
+      }),
     ];
     expect(turnCalls(text.join("\n"))).toEqual([
       { id: "t1", name: "Bash", refused: true },
       { id: "t2", name: "Bash", refused: false },
+      { id: "t3", name: "Edit", refused: false },
+      { id: "t4", name: "Write", refused: true },
     ]);
   });
 

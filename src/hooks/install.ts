@@ -8,9 +8,9 @@
  * Longer than ~400 lines: install, uninstall and status for every agent and both routes (a settings
  * file, a plugin or extension) answer from the same places and readiness, read in one place.
  */
-import { existsSync, realpathSync, rmdirSync, unlinkSync } from "node:fs";
+import { closeSync, constants, existsSync, fchmodSync, openSync, realpathSync, rmdirSync, unlinkSync } from "node:fs";
 import { homedir } from "node:os";
-import { dirname, join, resolve } from "node:path";
+import { dirname, join, relative, resolve, sep } from "node:path";
 import { ADAPTERS } from "../core/hooks/adapters.js";
 import { CLAUDE_HTTP_EVENTS, claudeHttpHookSpecs } from "../core/hooks/claude.js";
 import {
@@ -24,6 +24,7 @@ import {
 import { OPENCODE_EVENTS } from "../core/hooks/opencode.js";
 import type { JsonObject } from "../core/types.js";
 import { BatonError, badInput } from "../errors.js";
+import { stalePortAdvice } from "../platform/claude-http-hooks.js";
 import { ensureServerKey, readServerKey } from "../platform/server-key.js";
 import {
   acknowledgeGeminiHooks,
@@ -44,6 +45,7 @@ import { type OpencodePluginInfo, opencodePluginText, readOpencodePlugin } from 
 import { opencodeLauncher, opencodeReadiness } from "./opencode-setup.js";
 import {
   AGENT_NAMES,
+  gitWouldCommit,
   type HookPlaceOptions,
   type HookScope,
   hookConfigFile,
@@ -56,6 +58,7 @@ import {
   placeProblems,
 } from "./places.js";
 import { type PluginInstall, pluginInstalls, pluginUninstall } from "./plugins.js";
+import { hookServerMode } from "./policy.js";
 import { afterUninstall, BACKUP_SUFFIX, backup, checkPlace, installedText, load, readIfFile, writeAtomic } from "./settings-file.js";
 
 export { AGENT_NAMES, type HookPlaceOptions, type HookScope, hookConfigFile, installCommand } from "./places.js";
@@ -249,7 +252,7 @@ function otherClaudeFile(agent: HookAgent, o: HookPlaceOptions, verb: "install" 
  * `--http`: Claude Code's per-call hooks POST to the workspace's server. The URL and token are
  * this machine's (`.baton/server.key`, made now when the server never ran: the server takes that
  * port and token when it starts), so they go only into the local `.claude/settings.local.json`,
- * which is not committed, written mode 0600 when install creates it.
+ * left mode 0600; install refuses when git would commit that file.
  */
 async function httpSpecs(agent: HookAgent, o: HookPlaceOptions, launcher: string): Promise<HookGroupSpec[]> {
   if (agent !== "claude" || o.scope !== "project" || o.shared)
@@ -268,13 +271,27 @@ function httpNotes(o: HookPlaceOptions, hooks: readonly InstalledHook[]): { note
   if (http.length === 0) return { notes: [], remaining: [] };
   const key = readServerKey(join(o.root, ".baton"));
   const notes = [
-    `${CLAUDE_HTTP_EVENTS.join(", ")} go over HTTP to this workspace's server (its port and token are in this file, which is not committed); SessionStart (which starts the server) and the other events stay command hooks. A call whose HTTP hook the server did not answer runs without a checkpoint, and the next prompt or turn end says so.`,
+    `${CLAUDE_HTTP_EVENTS.join(", ")} go over HTTP to this workspace's server (its port and token are in this file, mode 0600, which only this machine's user reads and git must not commit); SessionStart (which starts the server) and the other events stay command hooks. A call whose HTTP hook the server did not answer runs without a checkpoint, and the next prompt or turn end says so.`,
   ];
   const remaining: string[] = [];
-  const stale = key === undefined || http.some((h) => !h.command.startsWith(`http://127.0.0.1:${key.port}/`));
-  if (stale)
+  const stale = http.find((h) => key === undefined || !h.command.startsWith(`http://127.0.0.1:${key.port}/`));
+  if (stale) {
+    const named = Number(/^http:\/\/127\.0\.0\.1:(\d+)\//.exec(stale.command)?.[1] ?? Number.NaN);
+    const advice = stalePortAdvice(named, key?.port);
+    remaining.push(`${advice[0]?.toUpperCase()}${advice.slice(1)}.`);
+  }
+  // Only a server answers HTTP hooks, and only `auto` starts one (SessionStart, UserPromptSubmit).
+  const mode = hookServerMode(join(o.root, ".baton"));
+  const by = process.env.BATON_HOOK_SERVER?.trim()
+    ? `BATON_HOOK_SERVER=${process.env.BATON_HOOK_SERVER.trim()}`
+    : `hooks.server "${mode}" (.baton/config.json)`;
+  if (mode === "off")
     remaining.push(
-      `The HTTP hooks name a port the workspace's server no longer uses (.baton/server.key): run \`baton hooks install claude --http\` again.`,
+      `${by}: no hook starts the workspace's server, so every HTTP hook goes unanswered (its call runs without a checkpoint). Set it to auto, or install without --http.`,
+    );
+  else if (mode === "use")
+    remaining.push(
+      `${by}: no hook starts the workspace's server, so the HTTP hooks are answered only while a server you started runs (\`baton serve\`); set it to auto, or install without --http.`,
     );
   return { notes, remaining };
 }
@@ -290,6 +307,13 @@ export async function installHooks(agent: HookAgent, o: HookPlaceOptions & { lau
   }
   const file = hookConfigFile(agent, o);
   checkPlace(file, o);
+  if (o.http && agent === "claude" && o.scope === "project" && !o.shared && gitWouldCommit(o.root, file)) {
+    const rel = relative(o.root, file);
+    throw badInput(
+      `git would commit ${rel} (it is tracked, or not ignored), and with --http it holds the workspace server's token: add \`${rel.split(sep).join("/")}\` to .gitignore (or untrack it: \`git rm --cached ${rel}\`), then run \`baton hooks install claude --http\` again. Baton changed nothing`,
+      { path: file },
+    );
+  }
   const { text, settings } = load(file);
   const launcher = o.launcher ?? launcherFor(agent, o);
   const specs = o.http ? await httpSpecs(agent, o, launcher) : hookSpecs(agent, launcher);
@@ -316,6 +340,8 @@ export async function installHooks(agent: HookAgent, o: HookPlaceOptions & { lau
     writeAtomic(file, newText, o, o.http ? 0o600 : undefined);
     changed = true;
   }
+  // An existing file keeps its mode when written: one holding the token is made the user's alone.
+  if (o.http) ownerOnly(file);
   if (agent === "codex") {
     const t = trustCodexHooks(o, next.hooks, settings.hooks);
     if (t.problem) notes.push(t.problem);
@@ -706,4 +732,14 @@ function opencodeStatus(place: HookPlaceOptions): HookStatus {
     s.problem = (err as Error).message;
   }
   return s;
+}
+
+/** Mode 0600 for the settings file, never through a link (the agent may have put one there). */
+function ownerOnly(file: string): void {
+  const fd = openSync(file, constants.O_RDONLY | constants.O_NOFOLLOW);
+  try {
+    fchmodSync(fd, 0o600);
+  } finally {
+    closeSync(fd);
+  }
 }

@@ -69,7 +69,7 @@ const AGENTS: readonly string[] = HOOK_AGENTS;
  * The latest a hook is answered, after its deadline: less than the 2 s the hook process waits
  * past it (hooks/client.ts, CLIENT_TIMEOUTS.graceMs), so the answer still reaches it.
  */
-const ANSWER_GRACE_MS = 1_500;
+export const ANSWER_GRACE_MS = 1_500;
 
 /** A file's identity: device and inode (so a symlinked path names the same directory), or undefined if missing. */
 function identity(path: string): string | undefined {
@@ -138,7 +138,8 @@ export function servedWorkspace(o: HookAnswererOptions): ServedWorkspace {
     kind,
     check(root, theirs, what) {
       if (typeof root !== "string" || !isAbsolute(root)) throw badInput(`"root" must be the absolute path of ${what}'s workspace`);
-      if (o.shutdown.aborted) throw new BatonError("shutting_down", `the server is shutting down; ${what} runs in its own process`);
+      if (o.shutdown.aborted)
+        throw new BatonError("shutting_down", `the server is shutting down; ${what} is answered in a process of its own`);
       if (served === undefined || identity(join(root, ".baton")) !== served) {
         throw new BatonError("wrong_workspace", `this server serves ${o.baton.root}, not ${root}`, { root: o.baton.root });
       }
@@ -156,7 +157,7 @@ export function servedWorkspace(o: HookAnswererOptions): ServedWorkspace {
         }
         throw new BatonError(
           "config_changed",
-          `${join(dir, "config.json")} or the flows in ${join(dir, "flows")} changed since this server started; ${what} runs in its own process until it restarts`,
+          `${join(dir, "config.json")} or the flows in ${join(dir, "flows")} changed since this server started; ${what} is answered in a process of its own (which reads them as they are now) until the server restarts`,
         );
       }
     },

@@ -9,10 +9,12 @@
  * content type, declared length), then this route's own rules, as the process route's
  * (hook-route.ts): no Origin at all, the server's bearer token. The payload is translated by
  * the same adapter as in a hook process and answered through the same `hookAnswerer`, which
- * refuses while the server shuts down and once `.baton/config.json` or a flow changed.
+ * refuses while the server shuts down and once `.baton/config.json` or a flow changed. Those two
+ * refusals a command hook's process answers itself; an HTTP hook has no process, so the server
+ * starts one for it (`baton hook claude <Event>`, hook-child.ts) and answers with what it prints.
  *
- * A refusal is an HTTP error, and Claude Code takes any HTTP error, a refused connection or a
- * timeout as a non-blocking error: the tool runs without a checkpoint. Nothing answers in its
+ * Any other refusal is an HTTP error, and Claude Code takes any HTTP error, a refused connection
+ * or a timeout as a non-blocking error: the tool runs without a checkpoint. Nothing answers in its
  * place, so the loss is reported instead (services/agents/unanswered.ts): the next command hook
  * of the session (UserPromptSubmit, Stop) compares the transcript's tool calls with what Baton
  * recorded, and says how many ran without a checkpoint. See docs/integrations.md.
@@ -21,17 +23,35 @@ import type { IncomingMessage, ServerResponse } from "node:http";
 import type { Baton } from "../api.js";
 import { adapterFor } from "../core/hooks/adapters.js";
 import { CLAUDE_HTTP_EVENTS } from "../core/hooks/claude.js";
+import type { HookResponse } from "../core/hooks/types.js";
 import { isNoop } from "../core/hooks/types.js";
-import { BatonError, badInput } from "../errors.js";
+import { BatonError, badInput, isBatonError } from "../errors.js";
+import { appendHookFailure } from "../platform/hook-log.js";
 import { findWorkspace } from "../platform/workspace.js";
+import { answerInChild } from "./hook-child.js";
 import type { HookAnswerer } from "./hook-route.js";
-import { readBody } from "./hook-route.js";
+import { ANSWER_GRACE_MS, readBody } from "./hook-route.js";
 import { errorResponse } from "./http-errors.js";
 import { bearerToken, tokenMatches } from "./security.js";
 
 const PATH = /^\/v1\/agent-hooks\/([^/?#]+)\/([^/?#]+)\/?(?:\?.*)?$/;
 /** The time kept between a hook's deadline and Claude Code's timeout (as in a hook process, hooks/front.ts). */
 const DEADLINE_MARGIN_MS = 15_000;
+/** The refusals a command hook's own process answers: here a process started for the hook answers them. */
+const IN_CHILD: ReadonlySet<string> = new Set(["config_changed", "shutting_down"]);
+
+/**
+ * Log a refused call to `.baton/logs/hooks.log` (the doctor's `hook_failures`): Claude Code
+ * takes any HTTP error as "go on", so the call runs without Baton and nothing else says why.
+ */
+export function nativeHookRefused(batonDir: string, url: string | undefined, error: { code: string; message: string }): void {
+  const m = PATH.exec(url ?? "");
+  appendHookFailure(batonDir, {
+    agent: "claude",
+    event: m?.[2] ?? "http",
+    error: { code: error.code, message: `the HTTP hook ${(url ?? "").split("?")[0]} was refused: ${error.message}` },
+  });
+}
 
 export function isNativeHookRequest(req: IncomingMessage): boolean {
   return req.method === "POST" && req.url !== undefined && req.url.startsWith("/v1/agent-hooks/");
@@ -75,13 +95,29 @@ export function nativeHookHttpHandler(o: { baton: Baton; answerer: HookAnswerer;
       const timeout = adapter.timeoutMs(native);
       const deadline = now + timeout - Math.min(DEADLINE_MARGIN_MS, timeout / 4);
       const requestId = `http-${process.pid.toString(36)}-${now.toString(36)}-${(seq++).toString(36)}`;
-      const work = o.answerer.takeEvent(ev, { root, requestId, deadline });
+      let work: () => Promise<HookResponse>;
+      try {
+        work = o.answerer.takeEvent(ev, { root, requestId, deadline });
+      } catch (err) {
+        // What a command hook's process would answer itself: answered by a new process here,
+        // which reads the workspace's settings as they are now (hook-child.ts).
+        if (!isBatonError(err) || !IN_CHILD.has(err.code)) throw err;
+        const out = await answerInChild({
+          agent,
+          native,
+          payload: JSON.stringify(body),
+          cwd: ev.cwd,
+          deadline: deadline + ANSWER_GRACE_MS,
+        });
+        return send(200, out.trim() || "{}");
+      }
       const response = await work();
       const out = adapter.render(ev, response);
       send(200, out || "{}");
     } catch (err) {
       const e = err instanceof SyntaxError ? badInput(err.message) : err;
       const { status, body } = errorResponse(e);
+      if (status >= 400 && status < 500) nativeHookRefused(o.baton.workspace.dir, req.url, body.error);
       if (status === 500) console.error(`baton serve: POST ${(req.url ?? "").split("?")[0]} failed:`, err);
       if (!res.headersSent) send(status, JSON.stringify(body));
       else res.destroy();

@@ -12,12 +12,13 @@ import { getRequestListener } from "@hono/node-server";
 import type { Baton } from "../api.js";
 import { BUILD } from "../core/build.js";
 import { BatonError, badInput } from "../errors.js";
+import { httpHooksOn } from "../platform/claude-http-hooks.js";
 import { startRunSweeper } from "../platform/run-sweeper.js";
 import { readServerFile, releaseServerFile, type ServerInfo, serverAlive } from "../platform/server-file.js";
 import { type AppOptions, buildApp } from "./app.js";
 import { cliHttpHandler, isCliRequest } from "./cli-route.js";
 import { hookAnswerer, hookHttpHandler, isHookRequest, servedWorkspace } from "./hook-route.js";
-import { isNativeHookRequest, nativeHookHttpHandler } from "./native-hook-route.js";
+import { isNativeHookRequest, nativeHookHttpHandler, nativeHookRefused } from "./native-hook-route.js";
 import { allowedHosts, allowedOrigins, checkRequest, corsHeaders, type GuardConfig, newToken, parseOrigin } from "./security.js";
 import { claimServerFile, ownStartTime, readServerKey, writeServerKey } from "./server-file.js";
 
@@ -40,7 +41,8 @@ export interface ServerOptions {
   asset?: AppOptions["asset"];
   /**
    * Stop after this long without a request (none in flight), and when `.baton/config.json`
-   * changes (hooks then refuse to use it: a new server reads the new settings). Default: never.
+   * changes (hooks then refuse to use it: a new server reads the new settings), unless the
+   * workspace has Claude Code's HTTP hooks, which only a server answers. Default: never.
    */
   idleExitMs?: number;
 }
@@ -65,6 +67,11 @@ export interface RunningServer {
 }
 
 export const DEFAULT_MAX_BODY_BYTES = 256 * 1024;
+/**
+ * Largest body of Claude Code's own hook payloads (`/v1/agent-hooks/`): a PostToolUse for Edit
+ * carries the whole file (`tool_response.originalFile`), and a refused one runs unanswered.
+ */
+export const AGENT_HOOK_MAX_BODY_BYTES = 32 * 1024 * 1024;
 export const DEFAULT_MAX_HEADER_BYTES = 16 * 1024;
 /** How long close() lets in-flight requests finish before cutting connections. */
 const CLOSE_GRACE_MS = 2_000;
@@ -74,7 +81,6 @@ const WATCH_EVERY_MS = 2_000;
 export async function startServer(baton: Baton, opts: ServerOptions = {}): Promise<RunningServer> {
   const dir = baton.workspace.dir;
   const key = opts.rotateToken ? undefined : readServerKey(dir);
-  const token = key?.token ?? newToken();
   const maxBodyBytes = opts.maxBodyBytes ?? DEFAULT_MAX_BODY_BYTES;
   const shutdown = new AbortController();
   const extraOrigins = new Set<string>();
@@ -105,7 +111,9 @@ export async function startServer(baton: Baton, opts: ServerOptions = {}): Promi
         activity.inFlight--;
         activity.lastMs = Date.now();
       });
-      const failure = guard.cfg
+      const nativeHook = isNativeHookRequest(req);
+      const cfg = guard.cfg && nativeHook ? { ...guard.cfg, maxBodyBytes: Math.max(maxBodyBytes, AGENT_HOOK_MAX_BODY_BYTES) } : guard.cfg;
+      const failure = cfg
         ? checkRequest(
             {
               method: req.method ?? "GET",
@@ -114,10 +122,12 @@ export async function startServer(baton: Baton, opts: ServerOptions = {}): Promi
               contentType: req.headers["content-type"],
               contentLength: req.headers["content-length"],
             },
-            guard.cfg,
+            cfg,
           )
         : { status: 503, code: "forbidden" as const, message: "starting" };
       if (failure) {
+        // Claude Code takes a refused HTTP hook as "go on": its call runs unanswered. Say so.
+        if (nativeHook) nativeHookRefused(dir, req.url, { code: failure.code, message: failure.message });
         const body = JSON.stringify({ error: { code: failure.code, message: failure.message } });
         // Close the connection: the refused request's body (if any) is never read.
         res.writeHead(failure.status, {
@@ -139,7 +149,7 @@ export async function startServer(baton: Baton, opts: ServerOptions = {}): Promi
       }
       // Agent hooks: the hot path (every tool call), served without Hono (hook-route.ts).
       if (guard.hooks && isHookRequest(req)) void guard.hooks(req, res);
-      else if (guard.nativeHooks && isNativeHookRequest(req)) void guard.nativeHooks(req, res);
+      else if (guard.nativeHooks && nativeHook) void guard.nativeHooks(req, res);
       // `status` and `resume --json` for the CLI (every turn of an agent), also without Hono.
       else if (guard.cli && isCliRequest(req)) void guard.cli(req, res);
       else void guard.app?.(req, res);
@@ -156,17 +166,31 @@ export async function startServer(baton: Baton, opts: ServerOptions = {}): Promi
   const holder = readServerFile(dir);
   if (holder && holder.pid !== process.pid && serverAlive(holder) && (await answersHealth(holder.port))) throw running(holder);
   const port = await listen(server, opts.port ?? key?.port, opts.port !== undefined);
+  // A token is only ever sent to one port: Claude Code's HTTP hooks keep POSTing it to the port
+  // they name, and whoever holds that port now would read it. On another port, a new token (the
+  // old entries then fail closed, and `baton hooks status` says to install them again).
+  const token = key !== undefined && key.port === port ? key.token : newToken();
   guard.cfg = { hosts: allowedHosts(port), origins: new Set([...allowedOrigins(port), ...extraOrigins]), maxBodyBytes };
   let stopBy: ((reason: StopReason) => void) | undefined;
   const app = buildApp({ baton, token, port, maxBodyBytes, shutdown: shutdown.signal, asset: opts.asset ?? (() => undefined) });
   const servedWs = servedWorkspace({
     baton,
     shutdown: shutdown.signal,
-    ...(idleExitMs !== undefined ? { onConfigChanged: () => stopBy?.("config_changed") } : {}),
+    // A hook-started server stops so that the next hook starts one that reads the new settings.
+    // Not while it answers Claude Code's HTTP hooks: no hook process would start the next one
+    // before the next prompt, and the calls until then would run unanswered. It answers each
+    // of them in a new process instead (native-hook-route.ts) until it stops when idle.
+    ...(idleExitMs !== undefined
+      ? {
+          onConfigChanged: () => {
+            if (!httpHooksOn(baton.root)) stopBy?.("config_changed");
+          },
+        }
+      : {}),
   });
   const answerer = hookAnswerer({ baton, shutdown: shutdown.signal }, servedWs);
   guard.hooks = hookHttpHandler({ answerer, token, maxBodyBytes });
-  guard.nativeHooks = nativeHookHttpHandler({ baton, answerer, token, maxBodyBytes });
+  guard.nativeHooks = nativeHookHttpHandler({ baton, answerer, token, maxBodyBytes: Math.max(maxBodyBytes, AGENT_HOOK_MAX_BODY_BYTES) });
   guard.cli = cliHttpHandler({ baton, ws: servedWs, token, maxBodyBytes });
   guard.app = getRequestListener(app.fetch, {
     errorHandler: () => new Response(JSON.stringify({ error: { code: "internal", message: "request failed" } }), { status: 500 }),

@@ -43,6 +43,7 @@ describe("Claude Code HTTP hooks with the server down", () => {
     cli = agentCli("claude");
     url = await mock.start();
     p = new Project("claude", FILES);
+    p.excludeFromGit(".claude/settings.local.json"); // it will hold the server's token
     const hooks = p.baton(["--json", "hooks", "install", "claude", "--command", "baton", "--http"]);
     expect(hooks.code, hooks.stderr).toBe(0);
     // BATON_HOOK_SERVER=use (the harness's): no hook starts a server; none runs.

@@ -5,7 +5,7 @@
  * `captures/` (the `baton` shim does it), so a test sees which events fired and with what.
  */
 import { spawn, spawnSync } from "node:child_process";
-import { chmodSync, existsSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from "node:fs";
+import { appendFileSync, chmodSync, existsSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { dirname, join } from "node:path";
 import { type AgentName, REPO } from "./install.js";
@@ -89,6 +89,11 @@ export class Project {
     return existsSync(p) ? readFileSync(p, "utf8") : undefined;
   }
 
+  /** Keep a file out of git in this clone only (`.git/info/exclude`), as `baton hooks install claude --http` asks. */
+  excludeFromGit(rel: string): void {
+    appendFileSync(join(this.root, ".git", "info", "exclude"), `${rel}\n`);
+  }
+
   git(args: string[]): string {
     const r = spawnSync("git", args, { cwd: this.root, encoding: "utf8", env: { ...process.env, ...this.env } });
     if (r.status !== 0) throw new Error(`git ${args.join(" ")}: ${r.stderr}`);
@@ -96,11 +101,11 @@ export class Project {
   }
 
   /** `baton …` in the project, as the user would run it. */
-  baton(args: string[]): { code: number; stdout: string; stderr: string; json: () => any } {
+  baton(args: string[], env: Record<string, string> = {}): { code: number; stdout: string; stderr: string; json: () => any } {
     const r = spawnSync(join(this.bin, "baton"), args, {
       cwd: this.root,
       encoding: "utf8",
-      env: { ...this.env, BATON_CAPTURE_DIR: "" },
+      env: { ...this.env, BATON_CAPTURE_DIR: "", ...env },
       timeout: 60_000,
     });
     return { code: r.status ?? -1, stdout: r.stdout, stderr: r.stderr, json: () => JSON.parse(r.stdout) };
@@ -178,7 +183,7 @@ export async function httpHookServer(p: Project): Promise<{ port: number; stop()
   });
   let stderr = "";
   child.stderr.on("data", (d) => (stderr += d));
-  const ready = await new Promise<{ port: number }>((resolveReady, reject) => {
+  const started = await new Promise<{ port: number; serverFile: string }>((resolveReady, reject) => {
     let out = "";
     const timer = setTimeout(() => reject(new Error(`baton serve did not start: ${stderr}`)), 30_000);
     child.stdout.on("data", (d) => {
@@ -191,6 +196,7 @@ export async function httpHookServer(p: Project): Promise<{ port: number; stop()
     });
     child.on("exit", (code) => reject(new Error(`baton serve exited ${code}: ${stderr}`)));
   });
+  const ready = { port: started.port, token: (JSON.parse(readFileSync(started.serverFile, "utf8")) as { token: string }).token };
   let seq = 0;
   const proxy = createServer((req, res) => {
     const chunks: Buffer[] = [];
@@ -199,7 +205,9 @@ export async function httpHookServer(p: Project): Promise<{ port: number; stop()
       const body = Buffer.concat(chunks);
       const event = (req.url ?? "").split("/").pop() ?? "unknown";
       writeFileSync(join(p.captures, `${process.hrtime.bigint()}${String(seq++).padStart(4, "0")}.claude.${event}.http.json`), body);
-      const headers = { ...req.headers, host: `127.0.0.1:${ready.port}` };
+      // The server on another port holds another token (a token goes with one port): the proxy,
+      // standing for it on the hooks' port, sends the server's.
+      const headers = { ...req.headers, host: `127.0.0.1:${ready.port}`, authorization: `Bearer ${ready.token}` };
       const fwd = request({ host: "127.0.0.1", port: ready.port, path: req.url, method: req.method, headers }, (up) => {
         res.writeHead(up.statusCode ?? 502, up.headers);
         up.pipe(res);

@@ -163,6 +163,8 @@ export function agentSuite(d: Driver, o: { route?: "settings" | "plugin" | "http
       } else {
         // Baton from PATH (the harness's `baton`, which keeps each hook's payload), in the file
         // a project install writes for the agent (Claude Code: its local settings file).
+        // The local settings hold the server's token: install --http refuses a file git would commit.
+        if (http) p.excludeFromGit(".claude/settings.local.json");
         const hooks = p.baton(["--json", "hooks", "install", d.agent, "--command", "baton", ...(http ? ["--http"] : [])]);
         expect(hooks.code, hooks.stderr).toBe(0);
         hooksFile = hooks.json().file;
@@ -383,7 +385,9 @@ export function agentSuite(d: Driver, o: { route?: "settings" | "plugin" | "http
       // A running server is a finding of its own (info): the HTTP route's is stopped first.
       await server?.stop();
       server = undefined;
-      const doc = p.baton(["--json", "doctor"]).json();
+      // HTTP hooks are answered only by a server the hooks start (`auto`, as a user runs them); the
+      // harness's `use` (the test starts the server) is itself a finding for them.
+      const doc = p.baton(["--json", "doctor"], http ? { BATON_HOOK_SERVER: "auto" } : {}).json();
       const bad = doc.checks.filter((c: any) => c.status !== "ok" && c.status !== "skipped");
       expect(bad).toEqual([]);
       expect(doc.ok).toBe(true);

@@ -46,13 +46,30 @@ export function renderNextAction(a: NextAction): string {
  * The pause, for a deny reason or the context: what repeated and the user's ways on. Clearing
  * the pause is the user's decision, so the agent is told to ask, never given a command to run.
  */
+/**
+ * How each of Baton's refusals of a tool call opens (services/agents/tools.ts; the spiral pause
+ * below). The reason is what the agent reads as the call's result, so a transcript's error result
+ * opening so was Baton's refusal, not a call that ran (services/agents/unanswered.ts).
+ */
+export const DENY_OPENINGS = Object.freeze({
+  supervision: "Baton's hooks supervise this agent;",
+  lanes: "Clearing a spiral pause, or acting on other agents' lanes",
+  claim: "Baton: another agent working in this checkout right now wrote",
+  pause: "Baton paused session ",
+});
+
+/** Whether a tool call's result text is one of Baton's refusals (it may be wrapped by the agent). */
+export function isBatonDenial(text: string): boolean {
+  return Object.values(DENY_OPENINGS).some((o) => text.includes(o));
+}
+
 export function renderSpiralPause(sessionId: string, s: NonNullable<SessionBrief["spiral"]>): string {
   const what = s.summary ? clip(s.summary, 500) : `the agent repeated itself without progress (${s.pattern ?? "spiral"})`;
   const rollback = s.proposedCheckpoint
     ? `type "undo that" to roll the files back to checkpoint ${s.proposedCheckpoint}, from before the loop began, so you can try another approach; or `
     : "";
   const none = s.proposedCheckpoint ? "" : " No checkpoint exists from before the loop began, so there is no point to roll back to.";
-  return `Baton paused session ${sessionId}: ${what} Tool calls stay blocked until the user decides.${none} Stop and ask the user how to go on; do not try to clear the pause yourself. The user can ${rollback}type "unpause" (or run \`baton resume ${sessionId} --unpause\` in their own terminal) to let you continue.`;
+  return `${DENY_OPENINGS.pause}${sessionId}: ${what} Tool calls stay blocked until the user decides.${none} Stop and ask the user how to go on; do not try to clear the pause yourself. The user can ${rollback}type "unpause" (or run \`baton resume ${sessionId} --unpause\` in their own terminal) to let you continue.`;
 }
 
 /**

@@ -31,10 +31,11 @@ import type { AgentHookOptions, HookEvent, HookResponse } from "../../core/hooks
 import { ago, describeLane, pausedSpiral, sameFamily } from "../../core/lanes.js";
 import type { Snapshot } from "../../core/types.js";
 import { isBatonError } from "../../errors.js";
+import { httpHooksOn } from "../../platform/claude-http-hooks.js";
 import { appendHookFailure } from "../../platform/hook-log.js";
 import { endRuns, ensureRun, laneOf, pauseView, sessionFor } from "./sessions.js";
 import { afterTool, beforeTool, type ToolHookContext } from "./tools.js";
-import { httpHooksOn, reportUnanswered } from "./unanswered.js";
+import { reportUnanswered } from "./unanswered.js";
 
 const PROMPT_LESSONS_CHARS = 2_000;
 const ROLLBACK_VERBS = /undo|revert|roll ?back|go back|restore/i;

@@ -18,7 +18,7 @@ import type { Baton } from "../../api.js";
 import { MAX_TURN_FILES } from "../../core/facets.js";
 import { failureFingerprint } from "../../core/fingerprint.js";
 import { batonInside, batonInvocation, isSupervisionFile, removesBatonPlugin } from "../../core/hooks/baton-command.js";
-import { renderSpiralPause } from "../../core/hooks/context.js";
+import { DENY_OPENINGS, renderSpiralPause } from "../../core/hooks/context.js";
 import { callCheckpoint, ledgerNodeId, turnId } from "../../core/hooks/keys.js";
 import type { HookEvent, HookResponse } from "../../core/hooks/types.js";
 import { type ClaimHolder, claimLine, describeLane, isWorking, pausedSpiral, sameFamily, untold } from "../../core/lanes.js";
@@ -68,8 +68,7 @@ export async function beforeTool(b: Baton, ev: Ev<"before_tool">, o: ToolHookCon
   if (own?.changesSupervision || inside.changesSupervision || (tool.kind === "shell" && removesBatonPlugin(tool.command))) {
     return {
       deny: {
-        reason:
-          "Baton's hooks supervise this agent; installing or removing them, or trusting this workspace's Baton settings, is the user's decision. Ask the user to run the command in their own terminal.",
+        reason: `${DENY_OPENINGS.supervision} installing or removing them, or trusting this workspace's Baton settings, is the user's decision. Ask the user to run the command in their own terminal.`,
       },
       userMessage: `Baton blocked ${tool.name}: an agent may not change its own hooks or trust Baton's settings (${clipCommand(tool.command)}).`,
     };
@@ -77,8 +76,7 @@ export async function beforeTool(b: Baton, ev: Ev<"before_tool">, o: ToolHookCon
   if (own?.overridesLanes || inside.overridesLanes) {
     return {
       deny: {
-        reason:
-          "Clearing a spiral pause, or acting on other agents' lanes (--lane, --all-lanes, their events), is the user's decision: other agents may be working in this checkout. Ask the user to run the command in their own terminal. `baton rollback` without those options steps back through your own work.",
+        reason: `${DENY_OPENINGS.lanes} (--lane, --all-lanes, their events), is the user's decision: other agents may be working in this checkout. Ask the user to run the command in their own terminal. \`baton rollback\` without those options steps back through your own work.`,
       },
       userMessage: `Baton blocked ${tool.name}: an agent may not clear pauses or act on other agents' lanes (${clipCommand(tool.command)}).`,
     };
@@ -87,7 +85,7 @@ export async function beforeTool(b: Baton, ev: Ev<"before_tool">, o: ToolHookCon
   if (guarded.length > 0) {
     return {
       deny: {
-        reason: `Baton's hooks supervise this agent; the agent's hook settings, plugins and trust, and Baton's own settings, are the user's to change. Ask the user to edit ${guarded.join(", ")} themselves.`,
+        reason: `${DENY_OPENINGS.supervision} the agent's hook settings, plugins and trust, and Baton's own settings, are the user's to change. Ask the user to edit ${guarded.join(", ")} themselves.`,
       },
       userMessage: `Baton blocked ${tool.name}: an agent may not change the settings that supervise it (${clipCommand(guarded.join(" "))}).`,
     };
@@ -200,7 +198,7 @@ async function claimNotice(
   if (refuse) {
     return {
       deny: {
-        reason: `Baton: another agent working in this checkout right now wrote ${them} in its current turn:\n${list}${more}\nWriting now could overwrite its work. Choose one: wait, then re-read the file before editing it; leave the file alone and do the rest of your task; or ask the user. If you still need to write it, re-read it first and try again: Baton lets the next attempt through and notes it for the other agent.`,
+        reason: `${DENY_OPENINGS.claim} ${them} in its current turn:\n${list}${more}\nWriting now could overwrite its work. Choose one: wait, then re-read the file before editing it; leave the file alone and do the rest of your task; or ask the user. If you still need to write it, re-read it first and try again: Baton lets the next attempt through and notes it for the other agent.`,
       },
       userMessage: `Baton held back ${tool.name} on ${first.path}: ${first.agent} (lane ${first.lane}) is working on it right now${holders.length > 1 ? ` (${holders.length} claims in all)` : ""}.`,
     };

@@ -17,14 +17,14 @@
  * Only where the local settings hold Baton's HTTP hooks: command hooks run in a process of their
  * own, which answers whether or not a server runs.
  */
-import { closeSync, fstatSync, openSync, readFileSync, readSync } from "node:fs";
-import { join } from "node:path";
+import { closeSync, fstatSync, openSync, readSync } from "node:fs";
 import type { Baton } from "../../api.js";
-import { CLAUDE_HTTP_EVENTS } from "../../core/hooks/claude.js";
-import { nativeHookPath } from "../../core/hooks/config.js";
+import { isBatonDenial } from "../../core/hooks/context.js";
 import { callCheckpoint, turnId } from "../../core/hooks/keys.js";
 import type { HookEvent, HookResponse, ToolCall } from "../../core/hooks/types.js";
+import { httpHooksOn, httpHooksPort, stalePortAdvice } from "../../platform/claude-http-hooks.js";
 import { appendHookFailure } from "../../platform/hook-log.js";
+import { readServerKey } from "../../platform/server-key.js";
 
 /** How much of the transcript's end is read: a turn's calls are at its end. */
 const TAIL_BYTES = 1024 * 1024;
@@ -36,16 +36,6 @@ export interface TranscriptCall {
   name: string;
   /** Its result is a refusal by Baton (a spiral pause, a supervision guard): it did not run. */
   refused: boolean;
-}
-
-/** Whether the project's local Claude Code settings hold Baton's HTTP hooks. */
-export function httpHooksOn(root: string): boolean {
-  try {
-    const text = readFileSync(join(root, ".claude", "settings.local.json"), "utf8");
-    return CLAUDE_HTTP_EVENTS.some((e) => text.includes(nativeHookPath("claude", e)));
-  } catch {
-    return false;
-  }
 }
 
 function tail(path: string): string {
@@ -92,7 +82,7 @@ export function turnCalls(text: string): TranscriptCall[] {
       const resultBlocks = blocks.filter((b) => b.type === "tool_result");
       for (const b of resultBlocks) {
         if (typeof b.tool_use_id !== "string") continue;
-        results.set(b.tool_use_id, { error: b.is_error === true, text: JSON.stringify(b.content ?? "") });
+        results.set(b.tool_use_id, { error: b.is_error === true, text: resultText(b.content) });
       }
       const typed = typeof content === "string" || blocks.some((b) => b.type === "text");
       if (typed && resultBlocks.length === 0 && v.isMeta !== true && v.isCompactSummary !== true) {
@@ -109,8 +99,19 @@ export function turnCalls(text: string): TranscriptCall[] {
   const calls = current.length > 0 ? current : previous;
   return calls.map((c) => {
     const r = results.get(c.id);
-    return { ...c, refused: r?.error === true && r.text.includes("Baton") };
+    return { ...c, refused: r?.error === true && isBatonDenial(r.text) };
   });
+}
+
+/** A tool result's text: a string, or the text blocks of a list. */
+function resultText(content: unknown): string {
+  if (typeof content === "string") return content;
+  if (!Array.isArray(content)) return "";
+  return content
+    .map((b) =>
+      b !== null && typeof b === "object" && typeof (b as { text?: unknown }).text === "string" ? (b as { text: string }).text : "",
+    )
+    .join("\n");
 }
 
 /**
@@ -162,9 +163,14 @@ export async function reportUnanswered(b: Baton, sid: string | undefined, ev: Ho
     });
   }
   const n = missed.length;
-  const what = `${n} tool call${n === 1 ? "" : "s"} (${names}) ran without a checkpoint: the workspace's server was not running (or refused the HTTP hook)`;
+  // Hooks naming another port than the server's reach nobody (or whoever holds that port now).
+  const hooksPort = httpHooksPort(b.root);
+  const serverPort = readServerKey(b.workspace.dir)?.port;
+  const stale = hooksPort !== undefined && hooksPort !== serverPort ? stalePortAdvice(hooksPort, serverPort) : undefined;
+  const why = stale ?? "the workspace's server was not running (or refused the HTTP hook)";
+  const what = `${n} tool call${n === 1 ? "" : "s"} (${names}) ran without a checkpoint: ${why}`;
   return {
-    userMessage: `Baton: ${what}. Those steps cannot be rolled back one by one; the next prompt starts the server again (or run \`baton serve\`).`,
+    userMessage: `Baton: ${what}. Those steps cannot be rolled back one by one${stale ? "" : "; the next prompt starts the server again (or run `baton serve`)"}.`,
     ...(ev.kind === "prompt"
       ? { context: `Baton: ${what}. Baton has no checkpoint before those changes: mention it to the user before relying on a rollback.` }
       : {}),
