@@ -11,7 +11,7 @@
  *
  * With BATON_AGENT_FIXTURES=write the payloads go to test/fixtures/agents/cline/.
  */
-import { mkdirSync, rmSync, writeFileSync } from "node:fs";
+import { mkdirSync, readdirSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { afterAll, beforeAll, describe, expect, test } from "vitest";
 import { cline as driver } from "./drivers.js";
@@ -76,6 +76,15 @@ describe(`${pin.package}@${pin.version} through Baton's hooks`, () => {
   afterAll(async () => {
     await mock.stop();
     if (!p) return;
+    // Cline CLI leaves a hub daemon of its own running for the project (`cline
+    // --cline-hub-daemon --cwd <repo>`) after a headless task: stop the ones this test started.
+    for (const pid of hubDaemons(p.root)) {
+      try {
+        process.kill(pid, "SIGKILL");
+      } catch {
+        // gone already
+      }
+    }
     if (process.env.BATON_AGENT_FIXTURES === "write") saveFixtures(p);
     if (process.env.BATON_AGENT_KEEP) writeFileSync(join(p.base, "requests.jsonl"), mock.requests.map((r) => JSON.stringify(r)).join("\n"));
     else p.cleanup();
@@ -138,6 +147,21 @@ describe(`${pin.package}@${pin.version} through Baton's hooks`, () => {
 });
 
 /** The first payload of each event and tool, with this run's paths made stable. */
+/** The pids of Cline CLI's hub daemons started for `root` (Linux: /proc). */
+function hubDaemons(root: string): number[] {
+  const pids: number[] = [];
+  for (const name of readdirSync("/proc")) {
+    if (!/^\d+$/.test(name)) continue;
+    try {
+      const argv = readFileSync(join("/proc", name, "cmdline"), "utf8").split("\0");
+      if (argv.includes("--cline-hub-daemon") && argv.some((a) => a === root || a.startsWith(`${root}/`))) pids.push(Number(name));
+    } catch {
+      // exited meanwhile, or not ours to read
+    }
+  }
+  return pids;
+}
+
 function saveFixtures(p: Project): void {
   const dir = join(REPO, "test", "fixtures", "agents", "cline");
   rmSync(dir, { recursive: true, force: true });
