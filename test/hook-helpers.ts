@@ -205,7 +205,7 @@ export function writeServerFile(
 
 /**
  * A stand-in for the server on a real socket: reads one hook request and lets `reply` decide
- * what happens (answer, close, never answer).
+ * what happens (answer, close, never answer). Any other request is answered 404.
  */
 export async function fakeServer(
   reply: (body: any, sock: Socket) => unknown,
@@ -223,6 +223,12 @@ export async function fakeServer(
       if (end < 0) return;
       const length = Number(/content-length: *(\d+)/i.exec(buf.subarray(0, end).toString())?.[1] ?? 0);
       if (buf.length < end + 4 + length) return;
+      // A stand-in for hooks only: `baton status --json` asks a running server too (src/cli/ask.ts),
+      // and a 404 sends it back to its own process.
+      if (!buf.subarray(0, end).toString().startsWith("POST /v1/hooks/")) {
+        respond(sock, 404, '{"error":{"code":"not_found","message":"hooks only"}}');
+        return;
+      }
       const body = JSON.parse(buf.subarray(end + 4, end + 4 + length).toString());
       heads.push(buf.subarray(0, end + 4).toString());
       requests.push(body);
