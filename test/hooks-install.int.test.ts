@@ -223,6 +223,19 @@ describe("baton hooks install / uninstall", () => {
     expect(findings).toContainEqual(
       expect.objectContaining({ code: "hooks_not_running", message: expect.stringContaining("opencode will not run") }),
     );
+    // A file with Baton's two marked lines and other code (a cloned repository's, or an edited
+    // plugin) is not taken for Baton's plugin: status says so, and install writes it again.
+    const installed = readFileSync(file, "utf8");
+    const [mark, launcherLine] = installed.split("\n");
+    const forged = `${mark}\n${launcherLine}\nexport const BatonPlugin = async () => ({});\n`;
+    writeFileSync(file, forged);
+    expect(status(root, "opencode", env).find((x) => x.scope === "project")).toMatchObject({
+      launcherModified: true,
+      willRun: false,
+      remaining: [expect.stringContaining("carries Baton's mark but is not the plugin this Baton writes")],
+    });
+    expect(install(root, "opencode", [], env)).toMatchObject({ changed: true, willRun: true });
+    expect(readFileSync(file, "utf8")).toBe(installed);
     expect(uninstall(root, "opencode", [], env)).toMatchObject({ changed: true, deleted: true, removed: 9 });
     expect(existsSync(join(root, ".opencode")), "a project without .opencode/ before has none after").toBe(false);
     expect(uninstall(root, "opencode", [], env).changed).toBe(false);

@@ -213,6 +213,31 @@ describe("Claude Code HTTP hooks", () => {
     }
   });
 
+  it("after `serve --rotate-token` on the same port, status says the HTTP hooks send an older token", async () => {
+    const root = workspace(FILES);
+    expect(cli(["hooks", "install", "claude", "--http", "--json", "--root", root]).code).toBe(0);
+    const key = JSON.parse(read(root, ".baton/server.key"));
+    const status = () =>
+      cli(["hooks", "status", "claude", "--json", "--root", root])
+        .json()
+        .hooks.find((h: any) => h.file.endsWith("settings.local.json"));
+    expect((status().remaining ?? []).join("\n")).not.toContain("HTTP hooks send an older token");
+    const s = await serve(root, ["--rotate-token", "--port", String(key.port)]);
+    try {
+      expect([s.port, s.token === key.token]).toEqual([key.port, false]);
+      const old = await post(s.port, key.token, "PreToolUse", stepText(root, { agent: "claude", fixture: "pre-edit" }).text);
+      expect(old.status).toBe(401);
+      const local = status();
+      expect(local.willRun).toBe(false);
+      expect(local.remaining.join("\n")).toContain(
+        "The HTTP hooks send an older token than the server's (.baton/server.key): run `baton hooks install claude --http` again.",
+      );
+      expect(JSON.stringify(local)).not.toContain(s.token);
+    } finally {
+      await s.stop();
+    }
+  });
+
   it("install --http refuses a settings file git would commit, changing nothing, and leaves an existing file mode 0600", async () => {
     const root = workspace(FILES);
     expect(spawnSync("git", ["init", "-q", root]).status).toBe(0);
@@ -256,7 +281,7 @@ describe("Claude Code HTTP hooks", () => {
     }
   });
 
-  it("install and status say the HTTP hooks will not run when no hook starts the server (BATON_HOOK_SERVER, hooks.server)", async () => {
+  it("install and status say the HTTP hooks will not run when no hook starts the server (BATON_HOOK_SERVER, hooks.server), unless one the user started runs", async () => {
     const root = workspace(FILES);
     const install = (env: Record<string, string>) => cli(["hooks", "install", "claude", "--http", "--json", "--root", root], { env });
     const auto = install({ BATON_HOOK_SERVER: "auto" }).json();
@@ -267,7 +292,18 @@ describe("Claude Code HTTP hooks", () => {
     const use = cli(["hooks", "status", "claude", "--json", "--root", root], { env: { BATON_HOOK_SERVER: "use" } }).json();
     const local = use.hooks.find((h: any) => h.file.endsWith("settings.local.json"));
     expect(local.willRun).toBe(false);
-    expect(local.remaining.join("\n")).toContain("answered only while a server you started runs");
+    expect(local.remaining.join("\n")).toContain("answered only while a server you started runs (`baton serve`, not running now)");
+    // While the server the user started runs, the HTTP hooks are answered: a note, not a refusal.
+    const s = await serve(root);
+    try {
+      const running = cli(["hooks", "status", "claude", "--json", "--root", root], { env: { BATON_HOOK_SERVER: "use" } })
+        .json()
+        .hooks.find((h: any) => h.file.endsWith("settings.local.json"));
+      expect([running.willRun, running.remaining]).toEqual([true, []]);
+      expect(running.notes.join("\n")).toContain("answered only while the server you started runs (it runs now)");
+    } finally {
+      await s.stop();
+    }
   });
 
   it("install --http writes HTTP entries for the per-call events into the local settings only, naming the key the server takes", async () => {

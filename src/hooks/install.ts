@@ -24,7 +24,8 @@ import {
 import { OPENCODE_EVENTS } from "../core/hooks/opencode.js";
 import type { JsonObject } from "../core/types.js";
 import { BatonError, badInput } from "../errors.js";
-import { stalePortAdvice } from "../platform/claude-http-hooks.js";
+import { httpHooksTargetIn, staleHooksAdvice } from "../platform/claude-http-hooks.js";
+import { liveServer } from "../platform/server-file.js";
 import { ensureServerKey, readServerKey } from "../platform/server-key.js";
 import {
   acknowledgeGeminiHooks,
@@ -145,7 +146,7 @@ export interface HookStatus extends Partial<Readiness> {
   /** The hooks run a baton entry (an absolute path) that no longer exists: install again. */
   stale: boolean;
   notes: string[];
-  /** Codex: the launcher script the hooks run is not the one install wrote (install again). */
+  /** Codex: the launcher script the hooks run is not the one install wrote; OpenCode: the plugin file is not (install again). */
   launcherModified?: boolean;
   /** The file could not be read or parsed. */
   problem?: string;
@@ -266,7 +267,7 @@ async function httpSpecs(agent: HookAgent, o: HookPlaceOptions, launcher: string
 }
 
 /** The notes an install or status gives about Claude Code's HTTP hooks in `hooks`, if any. */
-function httpNotes(o: HookPlaceOptions, hooks: readonly InstalledHook[]): { notes: string[]; remaining: string[] } {
+function httpNotes(o: HookPlaceOptions, hooks: readonly InstalledHook[], settings: JsonObject): { notes: string[]; remaining: string[] } {
   const http = hooks.filter((h) => h.http);
   if (http.length === 0) return { notes: [], remaining: [] };
   const key = readServerKey(join(o.root, ".baton"));
@@ -274,12 +275,9 @@ function httpNotes(o: HookPlaceOptions, hooks: readonly InstalledHook[]): { note
     `${CLAUDE_HTTP_EVENTS.join(", ")} go over HTTP to this workspace's server (its port and token are in this file, mode 0600, which only this machine's user reads and git must not commit); SessionStart (which starts the server) and the other events stay command hooks. A call whose HTTP hook the server did not answer runs without a checkpoint, and the next prompt or turn end says so.`,
   ];
   const remaining: string[] = [];
-  const stale = http.find((h) => key === undefined || !h.command.startsWith(`http://127.0.0.1:${key.port}/`));
-  if (stale) {
-    const named = Number(/^http:\/\/127\.0\.0\.1:(\d+)\//.exec(stale.command)?.[1] ?? Number.NaN);
-    const advice = stalePortAdvice(named, key?.port);
-    remaining.push(`${advice[0]?.toUpperCase()}${advice.slice(1)}.`);
-  }
+  const target = httpHooksTargetIn(settings);
+  const advice = target ? staleHooksAdvice(target, key) : undefined;
+  if (advice) remaining.push(`${advice[0]?.toUpperCase()}${advice.slice(1)}.`);
   // Only a server answers HTTP hooks, and only `auto` starts one (SessionStart, UserPromptSubmit).
   const mode = hookServerMode(join(o.root, ".baton"));
   const by = process.env.BATON_HOOK_SERVER?.trim()
@@ -289,10 +287,17 @@ function httpNotes(o: HookPlaceOptions, hooks: readonly InstalledHook[]): { note
     remaining.push(
       `${by}: no hook starts the workspace's server, so every HTTP hook goes unanswered (its call runs without a checkpoint). Set it to auto, or install without --http.`,
     );
-  else if (mode === "use")
-    remaining.push(
-      `${by}: no hook starts the workspace's server, so the HTTP hooks are answered only while a server you started runs (\`baton serve\`); set it to auto, or install without --http.`,
-    );
+  else if (mode === "use") {
+    // Answered now, by the server the user started; not once it stops.
+    if (liveServer(join(o.root, ".baton")))
+      notes.push(
+        `${by}: no hook starts the workspace's server, so the HTTP hooks are answered only while the server you started runs (it runs now); set it to auto, or install without --http, if it may stop.`,
+      );
+    else
+      remaining.push(
+        `${by}: no hook starts the workspace's server, so the HTTP hooks are answered only while a server you started runs (\`baton serve\`, not running now); set it to auto, or install without --http.`,
+      );
+  }
   return { notes, remaining };
 }
 
@@ -325,7 +330,7 @@ export async function installHooks(agent: HookAgent, o: HookPlaceOptions & { lau
     throw badInput(`${file}: ${(err as Error).message}; fix it by hand: Baton changed nothing`, { path: file });
   }
   const hooks = listBatonHooks(next.hooks, agent);
-  const http = httpNotes(o, hooks);
+  const http = httpNotes(o, hooks, next);
   const notes = [placeNote(agent, o), ...placeProblems(agent, o, file, hooks), ...notesFor(agent, settings), ...http.notes];
   const other = otherClaudeFile(agent, o, "install");
   if (other) notes.push(other);
@@ -520,7 +525,7 @@ export async function hooksStatus(
           return shim !== undefined && shim !== "modified" && (!existsSync(shim.node) || !existsSync(shim.entry));
         });
         if (s.installed.length > 0) {
-          const http = httpNotes(place, s.installed);
+          const http = httpNotes(place, s.installed, settings);
           s.notes = [...placeProblems(agent, place, file, s.installed), ...notesFor(agent, settings), ...http.notes];
           s.limits = AGENT_LIMITS[agent];
           Object.assign(s, withRemaining(pathReadiness(readiness(agent, place, settings), agent, place, s.installed), http.remaining));
@@ -714,7 +719,7 @@ function opencodeStatus(place: HookPlaceOptions): HookStatus {
   };
   const expected = [...OPENCODE_EVENTS];
   try {
-    const { info } = opencodePluginAt(file, "install Baton's");
+    const { text, info } = opencodePluginAt(file, "install Baton's");
     s.installed = opencodeHooks(info);
     s.missing = expected.filter((e) => !info?.events.includes(e));
     if (info) {
@@ -726,6 +731,16 @@ function opencodeStatus(place: HookPlaceOptions): HookStatus {
       if (s.stale) {
         s.willRun = false;
         s.remaining = [`The baton this plugin runs is gone: run \`${installCommand("opencode", place)}\` again.`, ...(s.remaining ?? [])];
+      }
+      // Baton's mark is two lines anyone can write (a cloned repository too): the plugin is
+      // Baton's only when it is exactly what this Baton writes for its launcher.
+      if (text !== opencodePluginText(info.launcher)) {
+        s.launcherModified = true;
+        s.willRun = false;
+        s.remaining = [
+          `${file} carries Baton's mark but is not the plugin this Baton writes (edited, or an older Baton's): run \`${installCommand("opencode", place)}\` to write it again.`,
+          ...(s.remaining ?? []),
+        ];
       }
     }
   } catch (err) {

@@ -22,7 +22,7 @@ import type { Baton } from "../../api.js";
 import { isBatonDenial } from "../../core/hooks/context.js";
 import { callCheckpoint, turnId } from "../../core/hooks/keys.js";
 import type { HookEvent, HookResponse, ToolCall } from "../../core/hooks/types.js";
-import { httpHooksOn, httpHooksPort, stalePortAdvice } from "../../platform/claude-http-hooks.js";
+import { httpHooksOn, httpHooksTarget, staleHooksAdvice } from "../../platform/claude-http-hooks.js";
 import { appendHookFailure } from "../../platform/hook-log.js";
 import { readServerKey } from "../../platform/server-key.js";
 
@@ -163,10 +163,10 @@ export async function reportUnanswered(b: Baton, sid: string | undefined, ev: Ho
     });
   }
   const n = missed.length;
-  // Hooks naming another port than the server's reach nobody (or whoever holds that port now).
-  const hooksPort = httpHooksPort(b.root);
-  const serverPort = readServerKey(b.workspace.dir)?.port;
-  const stale = hooksPort !== undefined && hooksPort !== serverPort ? stalePortAdvice(hooksPort, serverPort) : undefined;
+  // Hooks naming another port than the server's reach nobody (or whoever holds that port now);
+  // hooks sending an older token are refused.
+  const target = httpHooksTarget(b.root);
+  const stale = target ? staleHooksAdvice(target, readServerKey(b.workspace.dir)) : undefined;
   const why = stale ?? "the workspace's server was not running (or refused the HTTP hook)";
   const what = `${n} tool call${n === 1 ? "" : "s"} (${names}) ran without a checkpoint: ${why}`;
   return {
