@@ -2,20 +2,20 @@
  * Durable append: one event per write transaction, acknowledged only after it is on disk.
  *
  * - Baton `append()` of a `note:added` facet event (validation, idempotency hash, fold, event
- *   row + snapshot + session row, one commit).
- * - Raw better-sqlite3: one INSERT of an equivalent row into the same table, inside an explicit
- *   `BEGIN IMMEDIATE … COMMIT`.
+ *   row, the snapshot every 64 events, one commit).
+ * - Raw better-sqlite3: one INSERT of an equivalent row (an id made as Baton makes one) into the
+ *   same table, inside an explicit `BEGIN IMMEDIATE … COMMIT`.
  * - LangGraph `SqliteSaver.put()` of a small checkpoint (one INSERT OR REPLACE, autocommit).
  *
  * All three run WAL + synchronous=FULL (verified by reading the pragmas back), interleaved in
  * rounds. A second pass at synchronous=NORMAL (no fsync per commit) shows the CPU cost
  * per operation that the fsync otherwise hides; it has no goal.
  */
-import { randomUUID } from "node:crypto";
 import { join } from "node:path";
 import { emptyCheckpoint } from "@langchain/langgraph-checkpoint";
 import { SqliteSaver } from "@langchain/langgraph-checkpoint-sqlite";
 import {
+  eventId,
   FIXED_HASH,
   gc,
   info,
@@ -67,7 +67,7 @@ async function contestants(synchronous) {
         raw.insert.run(
           SESSION,
           ++rawSeq,
-          `ev_${randomUUID()}`,
+          eventId(),
           "note:added",
           "user",
           JSON.stringify({ text: text(i) }),

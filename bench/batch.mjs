@@ -7,9 +7,21 @@
  *
  * Both WAL + synchronous=FULL, interleaved in rounds. Throughput is events per second.
  */
-import { randomUUID } from "node:crypto";
 import { join } from "node:path";
-import { FIXED_HASH, info, interleave, loadBaton, openRaw, peekJournalMode, pragmas, ratio, scaled, summarise, tempDir } from "./lib.mjs";
+import {
+  eventId,
+  FIXED_HASH,
+  info,
+  interleave,
+  loadBaton,
+  openRaw,
+  peekJournalMode,
+  pragmas,
+  ratio,
+  scaled,
+  summarise,
+  tempDir,
+} from "./lib.mjs";
 
 export const name = "batch";
 export const title = "Batched ingest (1,000 events per transaction)";
@@ -43,7 +55,7 @@ export async function run() {
           raw.insert.run(
             SESSION,
             ++rawSeq,
-            `ev_${randomUUID()}`,
+            eventId(),
             "note:added",
             "user",
             JSON.stringify({ text: text(b * BATCH + i) }),

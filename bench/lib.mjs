@@ -3,6 +3,7 @@
  * baseline table, and goal checks. Every benchmark module exports
  * `{ name, title, run(ctx) }`; `run` returns `{ rows, ratios, notes?, extra? }`.
  */
+import { randomUUID } from "node:crypto";
 import { existsSync, mkdtempSync, readFileSync, rmSync, statSync } from "node:fs";
 import os from "node:os";
 import { basename, dirname, join, resolve } from "node:path";
@@ -201,6 +202,20 @@ export const EVENTS_DDL = `
 
 /** A 64-hex placeholder, so raw rows occupy the same space as Baton's sha256 body hash. */
 export const FIXED_HASH = "0".repeat(64);
+
+let lastMs = 0;
+let sequence = 0;
+/**
+ * An event id as Baton makes one (`ev_` and a version-7 UUID: the millisecond, a sequence, random
+ * bits; core/canonical.ts timeOrderedId), so the raw peer's row and index writes are Baton's.
+ */
+export function eventId() {
+  const now = Date.now();
+  if (now > lastMs) [lastMs, sequence] = [now, 0];
+  else if (++sequence > 0xfff) [lastMs, sequence] = [lastMs + 1, 0];
+  const t = lastMs.toString(16).padStart(12, "0");
+  return `ev_${t.slice(0, 8)}-${t.slice(8, 12)}-7${sequence.toString(16).padStart(3, "0")}-${randomUUID().slice(19)}`;
+}
 
 /** Open a raw better-sqlite3 database with Baton's table and the given durability. */
 export function openRaw(path, synchronous = "FULL") {

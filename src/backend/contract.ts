@@ -61,7 +61,10 @@ export interface SessionRow {
 }
 
 /** Where a session's row goes when events are appended to it. */
-export type SessionMove = Pick<SessionRow, "id" | "phase" | "status" | "updatedAt" | "lastSeq">;
+export type SessionMove = Pick<SessionRow, "id" | "phase" | "status" | "updatedAt" | "lastSeq"> & {
+  /** The row's phase and status as this transaction read them: where both stay, an engine need not write the row. */
+  from?: Pick<SessionRow, "phase" | "status">;
+};
 
 /** A journal row as stored. `data` is JSON text: a row that no longer parses is reported, not fatal. */
 export interface EventRow {

@@ -98,12 +98,12 @@ export function sha256(text: string | Uint8Array): string {
   return c.hash ? c.hash("sha256", text, "hex") : c.createHash("sha256").update(text).digest("hex");
 }
 
-/** A random lowercase hex string of `bytes` bytes. */
 /** Random bytes are drawn from the CSPRNG a page at a time: one call per id cost ~6 µs. */
 const POOL_BYTES = 4096;
 let pool: Buffer | undefined;
 let poolAt = POOL_BYTES;
 
+/** A random lowercase hex string of `bytes` bytes. */
 export function randomHex(bytes: number): string {
   if (bytes > 256) return nodeCrypto().randomBytes(bytes).toString("hex");
   if (!pool || poolAt + bytes > POOL_BYTES) {
@@ -117,6 +117,31 @@ export function randomHex(bytes: number): string {
 
 export function randomId(): string {
   return nodeCrypto().randomUUID();
+}
+
+let lastMs = 0;
+let sequence = 0;
+
+/**
+ * A UUID in version 7's layout (RFC 9562): 48 bits of Unix milliseconds, 12 bits of a sequence
+ * that keeps one process's ids in order within a millisecond, then 62 random bits. Ids made one
+ * after another sort after one another, so a unique index on them (events' `(session_id, id)`)
+ * grows at its right edge: an append changes the same few pages as the one before, where a
+ * random id changed a page anywhere in the index (and the next WAL checkpoint copied it).
+ * Uniqueness comes from the random bits, as with `randomId`; a clock that steps back keeps the
+ * last millisecond until it catches up.
+ */
+export function timeOrderedId(now = Date.now()): string {
+  if (now > lastMs) {
+    lastMs = now;
+    sequence = 0;
+  } else if (++sequence > 0xfff) {
+    lastMs++;
+    sequence = 0;
+  }
+  const t = lastMs.toString(16).padStart(12, "0");
+  // randomId's last 17 characters: the variant nibble and 62 random bits.
+  return `${t.slice(0, 8)}-${t.slice(8, 12)}-7${sequence.toString(16).padStart(3, "0")}-${randomId().slice(19)}`;
 }
 
 /**

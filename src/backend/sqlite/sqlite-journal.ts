@@ -58,11 +58,56 @@ export class SqliteJournalQueries implements JournalQueries {
     return r && toEvent(r);
   }
   async insertEvents(rows: readonly EventRow[], session: SessionMove): Promise<void> {
+    this.#insertRows(rows, 0);
+    this.#moveRow(session);
+  }
+  async insertEventsAt(
+    expect: { lastSeq: number; flow: string },
+    rows: readonly EventRow[],
+    session: SessionMove,
+    snapshot?: SnapshotRow,
+  ): Promise<boolean> {
+    // Under the write lock, one statement: the first event goes in only where the session is
+    // still at `expect` (its newest event, its flow), so the check costs no read of its own.
+    const r = rows[0];
+    if (!r) return false;
+    const first = this.#stmt(
+      `INSERT INTO events (session_id, seq, id, type, actor, data, revision, at, body_hash, outcome)
+       SELECT ?, ?, ?, ?, ?, ?, ?, ?, ?, ? FROM sessions s WHERE s.id = ? AND s.flow = ? AND ${SESSION_LAST_SEQ} = ?`,
+    ).run(
+      r.sessionId,
+      r.seq,
+      r.id,
+      r.type,
+      r.actor,
+      r.data,
+      r.revision,
+      r.at,
+      r.bodyHash,
+      r.outcome,
+      session.id,
+      expect.flow,
+      expect.lastSeq,
+    );
+    if (first.changes === 0) return false;
+    this.#insertRows(rows, 1);
+    this.#moveRow(session);
+    if (snapshot) await this.putSnapshot(snapshot);
+    return true;
+  }
+  #insertRows(rows: readonly EventRow[], from: number): void {
+    if (rows.length <= from) return;
     const stmt = this.#stmt(
       "INSERT INTO events (session_id, seq, id, type, actor, data, revision, at, body_hash, outcome) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
     );
-    for (const r of rows) stmt.run(r.sessionId, r.seq, r.id, r.type, r.actor, r.data, r.revision, r.at, r.bodyHash, r.outcome);
-    // The row moves only with its phase or status (SESSION_COLUMNS reads the rest from the events).
+    for (let i = from; i < rows.length; i++) {
+      const r = rows[i] as EventRow;
+      stmt.run(r.sessionId, r.seq, r.id, r.type, r.actor, r.data, r.revision, r.at, r.bodyHash, r.outcome);
+    }
+  }
+  /** The session row moves only with its phase or status (SESSION_COLUMNS reads the rest from the events). */
+  #moveRow(session: SessionMove): void {
+    if (session.from && session.from.phase === session.phase && session.from.status === session.status) return;
     this.#stmt("UPDATE sessions SET phase = ?, status = ?, updated_at = ?, last_seq = ? WHERE id = ? AND (phase <> ? OR status <> ?)").run(
       session.phase,
       session.status,
@@ -72,21 +117,6 @@ export class SqliteJournalQueries implements JournalQueries {
       session.phase,
       session.status,
     );
-  }
-  async insertEventsAt(
-    expect: { lastSeq: number; flow: string },
-    rows: readonly EventRow[],
-    session: SessionMove,
-    snapshot?: SnapshotRow,
-  ): Promise<boolean> {
-    // Under the write lock: the check and the writes cannot be split by another writer.
-    const at = this.#stmt(`SELECT ${SESSION_LAST_SEQ} AS last_seq, s.flow FROM sessions s WHERE s.id = ?`).get(session.id) as
-      | { last_seq: number; flow: string }
-      | undefined;
-    if (!at || at.last_seq !== expect.lastSeq || at.flow !== expect.flow) return false;
-    await this.insertEvents(rows, session);
-    if (snapshot) await this.putSnapshot(snapshot);
-    return true;
   }
   async readEvents(sessionId: string, afterSeq: number, limit: number): Promise<EventRow[]> {
     // LIMIT as a literal: SQLite (≥ 3.47) re-prepares a statement at every bind of a LIMIT parameter.

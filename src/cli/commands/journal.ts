@@ -1,6 +1,6 @@
 /** Commands over sessions and their journals. */
 import { createWriteStream } from "node:fs";
-import { randomId } from "../../core/canonical.js";
+import { timeOrderedId } from "../../core/canonical.js";
 import { ago, isLaneId } from "../../core/lanes.js";
 import { batonCommand } from "../../core/shell.js";
 import type { JsonObject } from "../../core/types.js";
@@ -110,7 +110,7 @@ export async function event(
   // id from the start, so an outcome left unknown can be retried at most once (the plain path's
   // journal gives ids itself, and re-sends once).
   const fenced = lock !== undefined && epoch !== undefined;
-  if (fenced && input.id === undefined) Object.assign(input, { id: `ev_${randomId()}` });
+  if (fenced && input.id === undefined) Object.assign(input, { id: `ev_${timeOrderedId()}` });
   let r: Awaited<ReturnType<typeof b.events.append>>;
   try {
     r = fenced ? await b.locks.append(lock, epoch, sid, input) : await b.events.append(sid, input);

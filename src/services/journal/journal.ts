@@ -11,7 +11,7 @@
  */
 import type { Backend, EventRow, SessionMove, SessionRow, SnapshotRow, StoreTx } from "../../backend/contract.js";
 import { sessionKey } from "../../backend/contract.js";
-import { canonicalJson, randomId, sha256 } from "../../core/canonical.js";
+import { canonicalJson, sha256, timeOrderedId } from "../../core/canonical.js";
 import { isFacetEvent, validateFacetData } from "../../core/facets.js";
 import { decide, type FlowDefinition, flowEvents, isTerminal, type TransitionDecision } from "../../core/flows/flow.js";
 import { emptySnapshot, foldEvent } from "../../core/session/fold.js";
@@ -120,16 +120,26 @@ export class Journal {
     fresh: ReadonlySet<string> = NONE,
     check?: (snap: Readonly<Snapshot>) => void,
   ): Promise<{ results: AppendResult[]; folded: Folded }> {
+    let cached = this.#folded.get(sessionId);
+    this.#folded.delete(sessionId);
+    // An engine that runs one write transaction at a time (SQLite) folds from the state this
+    // process kept and stores by a compare-and-set (insertEventsAt): the session is not read
+    // first, a statement fewer per append. A state that is no longer the journal's changes
+    // nothing, and the append below reads the session and folds again.
+    if (cached && !check && this.#backend.capabilities.serialWrites && !inputs.some((i) => i.id !== undefined && !fresh.has(i.id))) {
+      const stored = await this.#storeAt(tx, sessionId, cached, inputs, fresh);
+      if (stored) return stored;
+      cached = undefined; // folded into: not the journal's state any more
+    }
     // The next seq is lastSeq + 1: writers of one session take turns on its row, which a write
     // transaction's getSession holds until it ends (other sessions run alongside). Checkpoints
     // and ledger nodes, whose seqs are not the journal's, take turns on the session's lockKey.
     const session = await tx.getSession(sessionId);
     if (!session) throw notFound(sessionId);
     const flow = await this.#flows.get(session.flow);
-    const cached = this.#folded.get(sessionId);
-    this.#folded.delete(sessionId);
     const folded =
       cached && cached.snap.lastSeq === session.lastSeq && cached.snap.flow === session.flow ? cached : await loadFolded(tx, session, flow);
+    folded.row = { phase: session.phase, status: session.status };
     if (check) {
       // A refusal leaves the folded state as it was: keep it cached.
       try {
@@ -177,7 +187,7 @@ export class Journal {
           lastSeq: 0,
         };
         await tx.insertSession(row);
-        const folded: Folded = { snap: emptySnapshot(id, flow, at), storedSeq: 0 };
+        const folded: Folded = { snap: emptySnapshot(id, flow, at), storedSeq: 0, row: { phase: row.phase, status: row.status } };
         await this.#appendInTx(tx, row, flow, folded, [{ type: "session:started", actor: input.actor ?? "user", data }]);
         return folded;
       })
@@ -233,7 +243,7 @@ export class Journal {
     const sent = remote
       ? inputs.map((i) => {
           if (i.id !== undefined) return i;
-          const id = `ev_${randomId()}`;
+          const id = `ev_${timeOrderedId()}`;
           fresh.add(id);
           return { ...i, id };
         })
@@ -322,15 +332,9 @@ export class Journal {
     sending: (results: AppendResult[]) => void,
   ): Promise<{ results: AppendResult[]; folded: Folded } | undefined> {
     const expect = { lastSeq: folded.snap.lastSeq, flow: folded.snap.flow };
-    let flow: FlowDefinition;
-    let f: Fold;
-    try {
-      flow = await this.#flows.get(folded.snap.flow);
-      f = await this.#fold(sessionId, flow, folded, inputs, fresh);
-    } catch {
-      return undefined; // decided on what this process kept: the full append decides for real
-    }
-    if (f.rows.length === 0) return undefined;
+    const kept = await this.#foldKept(sessionId, folded, inputs, fresh);
+    if (!kept) return undefined;
+    const { flow, f } = kept;
     const acts = f.results.some((r) => !r.duplicate && this.#hooks.some((h) => h.acts(flow, r.event, r.outcome)));
     sending(f.results);
     if (!acts) {
@@ -347,6 +351,41 @@ export class Journal {
       await this.#runHooks(tx, flow, f.results);
       return { results: f.results, folded };
     });
+  }
+
+  /**
+   * Inside a write transaction: fold `inputs` into the state this process kept and store them
+   * only if the session is still at that state (insertEventsAt). Undefined, having written
+   * nothing, when the fold refused (on a state that may be old) or the session moved.
+   */
+  async #storeAt(
+    tx: StoreTx,
+    sessionId: string,
+    folded: Folded,
+    inputs: readonly EventInput[],
+    fresh: ReadonlySet<string>,
+  ): Promise<{ results: AppendResult[]; folded: Folded } | undefined> {
+    const expect = { lastSeq: folded.snap.lastSeq, flow: folded.snap.flow };
+    const kept = await this.#foldKept(sessionId, folded, inputs, fresh);
+    if (!kept || !(await tx.insertEventsAt(expect, kept.f.rows, kept.f.session, kept.f.snapshot))) return undefined;
+    await this.#runHooks(tx, kept.flow, kept.f.results);
+    return { results: kept.f.results, folded };
+  }
+
+  /** `inputs` folded into the state this process kept (mutated); undefined when the fold refused or stores nothing. */
+  async #foldKept(
+    sessionId: string,
+    folded: Folded,
+    inputs: readonly EventInput[],
+    fresh: ReadonlySet<string>,
+  ): Promise<{ flow: FlowDefinition; f: Fold } | undefined> {
+    try {
+      const flow = await this.#flows.get(folded.snap.flow);
+      const f = await this.#fold(sessionId, flow, folded, inputs, fresh);
+      return f.rows.length > 0 ? { flow, f } : undefined;
+    } catch {
+      return undefined; // decided on what this process kept: the full append decides for real
+    }
   }
 
   /**
@@ -399,6 +438,7 @@ export class Journal {
   ): Promise<Fold> {
     const snap = folded.snap;
     const phaseBefore = snap.phase;
+    const rowBefore = folded.row;
     const results: AppendResult[] = [];
     const rows: EventRow[] = [];
     const inBatch = new Map<string, { row: EventRow; result: AppendResult }>();
@@ -407,7 +447,7 @@ export class Journal {
       const ev = normalise(input, index, inputs.length);
       const actor = ev.actor ?? "user";
       const bodyHash = sha256(canonicalJson({ type: ev.type, actor, data: ev.data, revision: ev.revision ?? null }));
-      const id = ev.id ?? `ev_${randomId()}`;
+      const id = ev.id ?? `ev_${timeOrderedId()}`;
       // A generated id is fresh: only a caller-supplied id can repeat one in this batch or the journal.
       const prior = ev.id === undefined ? undefined : (inBatch.get(id) ?? (fresh.has(id) ? undefined : await lookup?.(id)));
       if (prior) {
@@ -486,8 +526,11 @@ export class Journal {
         status: isTerminal(flow, snap.phase, snap.deadline, new Date(at)) ? "completed" : "active",
         updatedAt: at,
         lastSeq: snap.lastSeq,
+        ...(rowBefore ? { from: rowBefore } : {}),
       },
     };
+    // Once stored, the row is where this fold leaves it (it is written exactly when it moves).
+    if (rows.length > 0) folded.row = { phase: f.session.phase, status: f.session.status };
     if (rows.length > 0 && (snap.phase !== phaseBefore || folded.storedSeq === 0 || snap.lastSeq - folded.storedSeq >= SNAPSHOT_EVERY)) {
       f.snapshot = snapshotRow(snap);
       folded.storedSeq = snap.lastSeq;

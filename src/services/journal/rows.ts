@@ -21,6 +21,8 @@ export interface Folded {
   snap: Snapshot;
   /** The seq of the snapshot stored in the database (0: none stored, or unreadable). */
   storedSeq: number;
+  /** The session row's phase and status at this state: as read, or as the append that made it left them. */
+  row?: Pick<SessionRow, "phase" | "status">;
 }
 
 export function notFound(sessionId: string): BatonError {
@@ -113,7 +115,7 @@ export async function foldFrom(tx: StoreTx, session: SessionRow, flow: FlowDefin
  */
 export async function loadFolded(tx: StoreTx, session: SessionRow, flow: FlowDefinition): Promise<Folded & { outdated: boolean }> {
   const { snapshot, storedSeq, outdated } = await loadSnapshot(tx, session, flow);
-  return { snap: snapshot, storedSeq, outdated };
+  return { snap: snapshot, storedSeq, outdated, row: { phase: session.phase, status: session.status } };
 }
 
 /**
