@@ -121,6 +121,8 @@ export function randomId(): string {
 
 let lastMs = 0;
 let sequence = 0;
+let prefixMs = -1;
+let prefix = "";
 
 /**
  * A UUID in version 7's layout (RFC 9562): 48 bits of Unix milliseconds, 12 bits of a sequence
@@ -139,9 +141,15 @@ export function timeOrderedId(now = Date.now()): string {
     lastMs++;
     sequence = 0;
   }
-  const t = lastMs.toString(16).padStart(12, "0");
-  // randomId's last 17 characters: the variant nibble and 62 random bits.
-  return `${t.slice(0, 8)}-${t.slice(8, 12)}-7${sequence.toString(16).padStart(3, "0")}-${randomId().slice(19)}`;
+  if (prefixMs !== lastMs) {
+    const t = lastMs.toString(16).padStart(12, "0");
+    prefix = `${t.slice(0, 8)}-${t.slice(8, 12)}-7`;
+    prefixMs = lastMs;
+  }
+  // 62 random bits behind the variant's two (10xx): from the pool, a batch of ids draws no syscall each.
+  const r = randomHex(8);
+  const variant = ((Number.parseInt(r.charAt(0), 16) & 3) | 8).toString(16);
+  return `${prefix}${sequence.toString(16).padStart(3, "0")}-${variant}${r.slice(1, 4)}-${r.slice(4)}`;
 }
 
 /**
