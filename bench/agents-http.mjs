@@ -113,6 +113,8 @@ async function once(h, mock, url, cli, d, setup) {
     if (setup !== "none") {
       // This node and this baton by absolute path, as Claude Code's local file has them.
       const launcher = `${process.execPath} ${BATON}`;
+      // --http refuses a settings file git would commit (it holds the server's token).
+      if (setup.startsWith("http")) p.excludeFromGit(".claude/settings.local.json");
       execFileSync(
         process.execPath,
         [BATON, "--json", "hooks", "install", "claude", "--command", launcher, ...(setup.startsWith("http") ? ["--http"] : [])],
