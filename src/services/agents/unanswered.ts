@@ -9,7 +9,9 @@
  * The calls are read from the session's transcript (`transcript_path`): the write and shell
  * calls (the ones checkpointed) of the last turn that made any, from the transcript's last
  * TAIL_BYTES. A call is accounted for when its checkpoint exists (its before-hook was answered)
- * or its turn was recorded (its after-hook was), or when its result is Baton's refusal. Each
+ * or its turn was recorded (its after-hook was), in the lane's session or, for a turn that began
+ * in another (completed since), in any session changed within a day; or when its result is
+ * Baton's refusal. Each
  * other call is reported once: a journal note keyed by the call, a line in `.baton/logs/hooks.log`
  * (code `hook_unanswered`: the doctor's `hook_failures`), and a message to the user (and, on a
  * prompt, to the model).
@@ -103,6 +105,22 @@ export function turnCalls(text: string): TranscriptCall[] {
   });
 }
 
+/** Sessions changed this recently are searched for a turn's calls the current session lacks. */
+const RECENT_MS = 24 * 60 * 60 * 1000;
+
+/** Whether Baton heard of the call in `sid`: its checkpoint, its recorded turn, or its report already made. */
+async function accountedFor(b: Baton, sid: string, ev: HookEvent, c: TranscriptCall): Promise<boolean> {
+  const tool: ToolCall = { name: c.name, kind: c.name === "Bash" ? "shell" : "write", files: [], input: {}, callId: c.id };
+  const turn = turnId(ev, tool) as string;
+  if ((await b.events.find(sid, turn)) || (await b.events.find(sid, `${turn}.unanswered`))) return true;
+  try {
+    await b.checkpoints.get(callCheckpoint(sid, ev, tool).id);
+    return true;
+  } catch {
+    return false; // no checkpoint: its before-hook was not answered
+  }
+}
+
 /** A tool result's text: a string, or the text blocks of a list. */
 function resultText(content: unknown): string {
   if (typeof content === "string") return content;
@@ -126,20 +144,22 @@ export async function reportUnanswered(b: Baton, sid: string | undefined, ev: Ho
   } catch {
     return {}; // no transcript (yet): nothing to compare
   }
-  const missed: TranscriptCall[] = [];
-  for (const c of calls) {
-    if (c.refused) continue;
-    const tool: ToolCall = { name: c.name, kind: c.name === "Bash" ? "shell" : "write", files: [], input: {}, callId: c.id };
-    const turn = turnId(ev, tool) as string;
-    if (await b.events.find(sid, turn)) continue;
-    if (await b.events.find(sid, `${turn}.unanswered`)) continue;
-    try {
-      await b.checkpoints.get(callCheckpoint(sid, ev, tool).id);
-      continue;
-    } catch {
-      // no checkpoint: its before-hook was not answered
+  let missed: TranscriptCall[] = [];
+  for (const c of calls) if (!c.refused && !(await accountedFor(b, sid, ev, c))) missed.push(c);
+  if (missed.length > 0) {
+    // The turn may have begun in another session (one that completed since, or that another
+    // agent's lane moved to): its calls were recorded there.
+    const since = Date.now() - RECENT_MS;
+    const others = (await b.sessions.list({ includeCompleted: true }))
+      .filter((s) => s.id !== sid && Date.parse(s.updatedAt) >= since)
+      .map((s) => s.id);
+    const still: TranscriptCall[] = [];
+    for (const c of missed) {
+      let found = false;
+      for (const other of others) if (!found) found = await accountedFor(b, other, ev, c);
+      if (!found) still.push(c);
     }
-    missed.push(c);
+    missed = still;
   }
   if (missed.length === 0) return {};
   const names = [...new Set(missed.map((c) => c.name))].join(", ");

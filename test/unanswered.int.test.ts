@@ -1,0 +1,69 @@
+/**
+ * The report of Claude Code calls whose HTTP hook got no answer (services/agents/unanswered.ts),
+ * through `baton.agents.handle` on a real store, with payloads shaped as the real CLI sends them
+ * (test/fixtures/agents/claude/) and a transcript written as Claude Code writes it.
+ */
+import { mkdirSync, readFileSync, writeFileSync } from "node:fs";
+import { join } from "node:path";
+import { afterEach, describe, expect, it } from "vitest";
+import { claude } from "../src/core/hooks/claude.js";
+import { cleanupDirs, tempBaton } from "./helpers.js";
+
+afterEach(cleanupDirs);
+
+const fixture = (name: string) =>
+  JSON.parse(readFileSync(join(import.meta.dirname, "fixtures", "agents", "claude", `${name}.json`), "utf8"));
+const line = (v: unknown) => JSON.stringify(v);
+const use = (id: string, name: string, input: Record<string, unknown>) =>
+  line({ type: "assistant", message: { content: [{ type: "tool_use", id, name, input }] } });
+const result = (id: string) => line({ type: "user", message: { content: [{ type: "tool_result", tool_use_id: id, content: "ok" }] } });
+
+describe("calls Claude Code ran without Baton hearing of them", () => {
+  it("a call checkpointed in a session that completed mid-turn is not reported; a call nobody heard of is", async () => {
+    const { baton: b, root } = await tempBaton();
+    try {
+      // Baton's HTTP hooks in the local settings: only then is anything reported.
+      mkdirSync(join(root, ".claude"), { recursive: true });
+      writeFileSync(
+        join(root, ".claude", "settings.local.json"),
+        line({
+          hooks: {
+            PreToolUse: [{ matcher: "Write|Bash", hooks: [{ type: "http", url: "http://127.0.0.1:1/v1/agent-hooks/claude/PreToolUse" }] }],
+          },
+        }),
+      );
+      const transcript = join(root, "transcript.jsonl");
+      const base = { ...fixture("PreToolUse.Write"), cwd: root, transcript_path: transcript };
+      const handle = (event: string, payload: Record<string, unknown>) =>
+        b.agents.handle(claude.parse(event, { ...base, hook_event_name: event, ...payload }, root), { agentPid: process.pid });
+
+      const first = await b.sessions.start({ flow: "task", id: "first" });
+      const write = { tool_name: "Write", tool_input: { file_path: join(root, "a.txt"), content: "a\n" }, tool_use_id: "toolu_written" };
+      expect(await handle("PreToolUse", write)).toEqual({});
+      expect((await b.checkpoints.list(first.sessionId)).length).toBe(1);
+      // The session the call was checkpointed in completes; the lane goes on in another.
+      await b.events.append(first.sessionId, { type: "abandon", actor: "user" });
+      expect((await b.sessions.list()).map((s) => s.id)).toEqual([]);
+      const second = await b.sessions.start({ flow: "task", id: "second" });
+
+      writeFileSync(
+        transcript,
+        `${[
+          line({ type: "user", message: { role: "user", content: "make a.txt, then run the tests" } }),
+          use("toolu_written", "Write", write.tool_input),
+          result("toolu_written"),
+          use("toolu_unheard", "Bash", { command: "npm test" }),
+          result("toolu_unheard"),
+        ].join("\n")}\n`,
+      );
+      const stop = await handle("Stop", { stop_hook_active: false, last_assistant_message: "Done." });
+      expect(stop.userMessage).toContain("1 tool call (Bash) ran without a checkpoint");
+      const notes = (await b.events.list(second.sessionId)).events.filter((e) => e.type === "note:added");
+      expect(notes.map((e) => e.data.text)).toEqual([expect.stringContaining("ran Bash (toolu_unheard) without a checkpoint")]);
+      // Reported once: the next turn end says nothing more.
+      expect((await handle("Stop", { stop_hook_active: false, last_assistant_message: "Done." })).userMessage).toBeUndefined();
+    } finally {
+      await b.close();
+    }
+  });
+});
