@@ -22,8 +22,27 @@ function hookCommand(): { file: string; args: string[] } {
   return { file: "baton", args: [] };
 }
 
+/** The deadlines of the answers children are working on now. */
+const pending = new Set<{ deadline: number }>();
+
+/**
+ * The latest deadline of the answers children are still working on, if any: a server shutting
+ * down keeps their connections that long (a call refused while shutting down is answered so).
+ */
+export function childAnswersDueBy(): number | undefined {
+  let latest: number | undefined;
+  for (const p of pending) latest = Math.max(latest ?? 0, p.deadline);
+  return latest;
+}
+
 /** The child's stdout, or a BatonError (`internal`, or `deadline_exceeded`) when it fails, says nothing readable, or is not done by `deadline`. */
 export function answerInChild(o: { agent: string; native: string; payload: string; cwd: string; deadline: number }): Promise<string> {
+  const entry = { deadline: o.deadline };
+  pending.add(entry);
+  return spawnAnswer(o).finally(() => pending.delete(entry));
+}
+
+function spawnAnswer(o: { agent: string; native: string; payload: string; cwd: string; deadline: number }): Promise<string> {
   const { file, args } = hookCommand();
   return new Promise((resolve, reject) => {
     const child = spawn(file, [...args, "hook", o.agent, o.native], {

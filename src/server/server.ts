@@ -17,6 +17,7 @@ import { startRunSweeper } from "../platform/run-sweeper.js";
 import { readServerFile, releaseServerFile, type ServerInfo, serverAlive } from "../platform/server-file.js";
 import { type AppOptions, buildApp } from "./app.js";
 import { cliHttpHandler, isCliRequest } from "./cli-route.js";
+import { childAnswersDueBy } from "./hook-child.js";
 import { hookAnswerer, hookHttpHandler, isHookRequest, servedWorkspace } from "./hook-route.js";
 import { isNativeHookRequest, nativeHookHttpHandler, nativeHookRefused } from "./native-hook-route.js";
 import { allowedHosts, allowedOrigins, checkRequest, corsHeaders, type GuardConfig, newToken, parseOrigin } from "./security.js";
@@ -245,7 +246,14 @@ export async function startServer(baton: Baton, opts: ServerOptions = {}): Promi
       // on the abort above): close each as soon as it is idle, and cut the rest after the grace.
       server.closeIdleConnections();
       const sweep = setInterval(() => server.closeIdleConnections(), 20);
-      const timer = setTimeout(() => server.closeAllConnections(), CLOSE_GRACE_MS);
+      // A hook answered by a child process (refused while shutting down) keeps its connection
+      // until the child is done or its deadline passes, however slow the machine.
+      const cut = () => {
+        const due = childAnswersDueBy();
+        if (due !== undefined && due > Date.now()) timer = setTimeout(cut, due - Date.now());
+        else server.closeAllConnections();
+      };
+      let timer = setTimeout(cut, CLOSE_GRACE_MS);
       await closed;
       clearInterval(sweep);
       clearTimeout(timer);
