@@ -19,7 +19,7 @@ const use = (id: string, name: string, input: Record<string, unknown>) =>
 const result = (id: string) => line({ type: "user", message: { content: [{ type: "tool_result", tool_use_id: id, content: "ok" }] } });
 
 describe("calls Claude Code ran without Baton hearing of them", () => {
-  it("a call checkpointed in a session that completed mid-turn is not reported; a call nobody heard of is", async () => {
+  it("a call recorded in a session that completed mid-turn is not reported; a call nobody heard of is", async () => {
     const { baton: b, root } = await tempBaton();
     try {
       // Baton's HTTP hooks in the local settings: only then is anything reported.
@@ -41,6 +41,7 @@ describe("calls Claude Code ran without Baton hearing of them", () => {
       const write = { tool_name: "Write", tool_input: { file_path: join(root, "a.txt"), content: "a\n" }, tool_use_id: "toolu_written" };
       expect(await handle("PreToolUse", write)).toEqual({});
       expect((await b.checkpoints.list(first.sessionId)).length).toBe(1);
+      await handle("PostToolUse", { ...write, tool_response: { type: "create", filePath: join(root, "a.txt") } });
       // The session the call was checkpointed in completes; the lane goes on in another.
       await b.events.append(first.sessionId, { type: "abandon", actor: "user" });
       expect((await b.sessions.list()).map((s) => s.id)).toEqual([]);
@@ -61,6 +62,65 @@ describe("calls Claude Code ran without Baton hearing of them", () => {
       const notes = (await b.events.list(second.sessionId)).events.filter((e) => e.type === "note:added");
       expect(notes.map((e) => e.data.text)).toEqual([expect.stringContaining("ran Bash (toolu_unheard) without a checkpoint")]);
       // Reported once: the next turn end says nothing more.
+      expect((await handle("Stop", { stop_hook_active: false, last_assistant_message: "Done." })).userMessage).toBeUndefined();
+    } finally {
+      await b.close();
+    }
+  });
+
+  it("a call checkpointed whose PostToolUse went unanswered is reported as unrecorded; a refused or failed one is not", async () => {
+    const { baton: b, root } = await tempBaton();
+    try {
+      mkdirSync(join(root, ".claude"), { recursive: true });
+      writeFileSync(
+        join(root, ".claude", "settings.local.json"),
+        line({ hooks: { PostToolUse: [{ hooks: [{ type: "http", url: "http://127.0.0.1:1/v1/agent-hooks/claude/PostToolUse" }] }] } }),
+      );
+      const transcript = join(root, "transcript.jsonl");
+      const base = { ...fixture("PreToolUse.Write"), cwd: root, transcript_path: transcript };
+      const handle = (event: string, payload: Record<string, unknown>) =>
+        b.agents.handle(claude.parse(event, { ...base, hook_event_name: event, ...payload }, root), { agentPid: process.pid });
+      const s = await b.sessions.start({ flow: "task", id: "only" });
+      const call = (id: string, file: string) => ({
+        tool_name: "Write",
+        tool_input: { file_path: join(root, file), content: "x\n" },
+        tool_use_id: id,
+      });
+      // Both calls' PreToolUse answered (a checkpoint each); only the first one's PostToolUse.
+      for (const c of [call("toolu_recorded", "a.txt"), call("toolu_lost", "b.txt"), call("toolu_rejected", "c.txt")])
+        expect(await handle("PreToolUse", c)).toEqual({});
+      await handle("PostToolUse", { ...call("toolu_recorded", "a.txt"), tool_response: { type: "create", filePath: join(root, "a.txt") } });
+      const rejected = line({
+        type: "user",
+        message: {
+          content: [
+            {
+              type: "tool_result",
+              tool_use_id: "toolu_rejected",
+              content: "The user doesn't want to proceed with this tool use.",
+              is_error: true,
+            },
+          ],
+        },
+      });
+      writeFileSync(
+        transcript,
+        `${[
+          line({ type: "user", message: { role: "user", content: "write a, b and c" } }),
+          use("toolu_recorded", "Write", {}),
+          result("toolu_recorded"),
+          use("toolu_lost", "Write", {}),
+          result("toolu_lost"),
+          use("toolu_rejected", "Write", {}),
+          rejected,
+        ].join("\n")}\n`,
+      );
+      const stop = await handle("Stop", { stop_hook_active: false, last_assistant_message: "Done." });
+      expect(stop.userMessage).toBe(
+        "Baton: 1 tool call (Write) ran without their result recorded (the ledger and the spiral detector miss them): the HTTP hooks name port 1, and the workspace's server has no key (.baton/server.key): run `baton hooks install claude --http` again.",
+      );
+      const notes = (await b.events.list(s.sessionId)).events.filter((e) => e.type === "note:added").map((e) => e.id);
+      expect(notes).toEqual([expect.stringMatching(/toolu_lost\.unrecorded$/)]);
       expect((await handle("Stop", { stop_hook_active: false, last_assistant_message: "Done." })).userMessage).toBeUndefined();
     } finally {
       await b.close();

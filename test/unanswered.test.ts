@@ -18,7 +18,7 @@ const result = (id: string, content: string, isError = false) =>
   JSON.stringify({ type: "user", message: { content: [{ type: "tool_result", tool_use_id: id, content, is_error: isError }] } });
 
 describe("turnCalls", () => {
-  it("the write and shell calls after the last typed prompt; reads are not checkpointed", () => {
+  it("the write and shell calls after the last typed prompt, and which of them ran; reads are not checkpointed", () => {
     const text = [
       prompt("first"),
       use("t1", "Write"),
@@ -33,8 +33,8 @@ describe("turnCalls", () => {
       "not json",
     ].join("\n");
     expect(turnCalls(text)).toEqual([
-      { id: "t3", name: "Edit", refused: false },
-      { id: "t4", name: "Bash", refused: false },
+      { id: "t3", name: "Edit", refused: false, succeeded: true },
+      { id: "t4", name: "Bash", refused: false, succeeded: false },
     ]);
   });
 
@@ -64,10 +64,10 @@ describe("turnCalls", () => {
       }),
     ];
     expect(turnCalls(text.join("\n"))).toEqual([
-      { id: "t1", name: "Bash", refused: true },
-      { id: "t2", name: "Bash", refused: false },
-      { id: "t3", name: "Edit", refused: false },
-      { id: "t4", name: "Write", refused: true },
+      { id: "t1", name: "Bash", refused: true, succeeded: false },
+      { id: "t2", name: "Bash", refused: false, succeeded: false },
+      { id: "t3", name: "Edit", refused: false, succeeded: false },
+      { id: "t4", name: "Write", refused: true, succeeded: false },
     ]);
   });
 

@@ -8,11 +8,12 @@
  *
  * The calls are read from the session's transcript (`transcript_path`): the write and shell
  * calls (the ones checkpointed) of the last turn that made any, from the transcript's last
- * TAIL_BYTES. A call is accounted for when its checkpoint exists (its before-hook was answered)
- * or its turn was recorded (its after-hook was), in the lane's session or, for a turn that began
- * in another (completed since), in any session changed within a day; or when its result is
- * Baton's refusal. Each
- * other call is reported once: a journal note keyed by the call, a line in `.baton/logs/hooks.log`
+ * TAIL_BYTES, and looked up in the lane's session or, for a turn that began in another (completed
+ * since), in any session changed within a day. A call with neither its checkpoint (its
+ * before-hook answered) nor its turn (its after-hook answered) ran without a checkpoint, unless
+ * its result is Baton's refusal; a call with its checkpoint and a result that is not an error but
+ * no turn ran without its result recorded (PostToolUse fires for every call that ran). Each
+ * such call is reported once: a journal note keyed by the call, a line in `.baton/logs/hooks.log`
  * (code `hook_unanswered`: the doctor's `hook_failures`), and a message to the user (and, on a
  * prompt, to the model).
  *
@@ -38,6 +39,8 @@ export interface TranscriptCall {
   name: string;
   /** Its result is a refusal by Baton (a spiral pause, a supervision guard): it did not run. */
   refused: boolean;
+  /** It has a result that is not an error: it ran, and Claude Code fired its PostToolUse. */
+  succeeded: boolean;
 }
 
 function tail(path: string): string {
@@ -94,31 +97,37 @@ export function turnCalls(text: string): TranscriptCall[] {
     } else if (v.type === "assistant") {
       for (const b of blocks) {
         if (b.type === "tool_use" && typeof b.id === "string" && typeof b.name === "string" && CHECKPOINTED.has(b.name))
-          current.push({ id: b.id, name: b.name, refused: false });
+          current.push({ id: b.id, name: b.name, refused: false, succeeded: false });
       }
     }
   }
   const calls = current.length > 0 ? current : previous;
   return calls.map((c) => {
     const r = results.get(c.id);
-    return { ...c, refused: r?.error === true && isBatonDenial(r.text) };
+    return { ...c, refused: r?.error === true && isBatonDenial(r.text), succeeded: r !== undefined && !r.error };
   });
 }
 
 /** Sessions changed this recently are searched for a turn's calls the current session lacks. */
 const RECENT_MS = 24 * 60 * 60 * 1000;
 
-/** Whether Baton heard of the call in `sid`: its checkpoint, its recorded turn, or its report already made. */
-async function accountedFor(b: Baton, sid: string, ev: HookEvent, c: TranscriptCall): Promise<boolean> {
-  const tool: ToolCall = { name: c.name, kind: c.name === "Bash" ? "shell" : "write", files: [], input: {}, callId: c.id };
-  const turn = turnId(ev, tool) as string;
-  if ((await b.events.find(sid, turn)) || (await b.events.find(sid, `${turn}.unanswered`))) return true;
+/**
+ * What Baton heard of the call in `sid`: its recorded turn (its after-hook was answered, or the
+ * call was reported already), else its checkpoint (its before-hook was), else nothing.
+ */
+async function heardIn(b: Baton, sid: string, ev: HookEvent, c: TranscriptCall): Promise<"turn" | "checkpoint" | undefined> {
+  const turn = turnId(ev, callTool(c)) as string;
+  for (const id of [turn, `${turn}.unanswered`, `${turn}.unrecorded`]) if (await b.events.find(sid, id)) return "turn";
   try {
-    await b.checkpoints.get(callCheckpoint(sid, ev, tool).id);
-    return true;
+    await b.checkpoints.get(callCheckpoint(sid, ev, callTool(c)).id);
+    return "checkpoint";
   } catch {
-    return false; // no checkpoint: its before-hook was not answered
+    return undefined; // no checkpoint: its before-hook was not answered
   }
+}
+
+function callTool(c: TranscriptCall): ToolCall {
+  return { name: c.name, kind: c.name === "Bash" ? "shell" : "write", files: [], input: {}, callId: c.id };
 }
 
 /** A tool result's text: a string, or the text blocks of a list. */
@@ -144,54 +153,78 @@ export async function reportUnanswered(b: Baton, sid: string | undefined, ev: Ho
   } catch {
     return {}; // no transcript (yet): nothing to compare
   }
-  let missed: TranscriptCall[] = [];
-  for (const c of calls) if (!c.refused && !(await accountedFor(b, sid, ev, c))) missed.push(c);
-  if (missed.length > 0) {
-    // The turn may have begun in another session (one that completed since, or that another
-    // agent's lane moved to): its calls were recorded there.
+  // The turn may have begun in another session (one that completed since, or that another
+  // agent's lane moved to): a call not heard of in this one is looked for there.
+  let others: string[] | undefined;
+  const recent = async () => {
     const since = Date.now() - RECENT_MS;
-    const others = (await b.sessions.list({ includeCompleted: true }))
+    others ??= (await b.sessions.list({ includeCompleted: true }))
       .filter((s) => s.id !== sid && Date.parse(s.updatedAt) >= since)
       .map((s) => s.id);
-    const still: TranscriptCall[] = [];
-    for (const c of missed) {
-      let found = false;
-      for (const other of others) if (!found) found = await accountedFor(b, other, ev, c);
-      if (!found) still.push(c);
-    }
-    missed = still;
+    return others;
+  };
+  const missed: TranscriptCall[] = [];
+  const unrecorded: TranscriptCall[] = [];
+  for (const c of calls) {
+    if (c.refused) continue;
+    let heard = await heardIn(b, sid, ev, c);
+    if (heard !== "turn") for (const other of await recent()) if (heard !== "turn") heard = (await heardIn(b, other, ev, c)) ?? heard;
+    if (heard === undefined) missed.push(c);
+    // A call that ran fired PostToolUse; a checkpoint without its turn means that hook went unanswered.
+    else if (heard === "checkpoint" && c.succeeded) unrecorded.push(c);
   }
-  if (missed.length === 0) return {};
-  const names = [...new Set(missed.map((c) => c.name))].join(", ");
+  if (missed.length === 0 && unrecorded.length === 0) return {};
+  const why0 = "the workspace's server was not running or refused it";
   for (const c of missed) {
-    const tool: ToolCall = { name: c.name, kind: c.name === "Bash" ? "shell" : "write", files: [], input: {}, callId: c.id };
     await b.events.append(sid, {
-      id: `${turnId(ev, tool) as string}.unanswered`,
+      id: `${turnId(ev, callTool(c)) as string}.unanswered`,
       type: "note:added",
       actor: "system",
-      data: {
-        text: `Claude Code ran ${c.name} (${c.id}) without a checkpoint: its HTTP hook got no answer (the workspace's server was not running or refused it).`,
-      },
+      data: { text: `Claude Code ran ${c.name} (${c.id}) without a checkpoint: its HTTP hook got no answer (${why0}).` },
     });
     appendHookFailure(b.workspace.dir, {
       agent: "claude",
       event: "PreToolUse",
+      error: { code: "hook_unanswered", message: `${c.name} (${c.id}) ran without a checkpoint: its HTTP hook got no answer (${why0})` },
+    });
+  }
+  for (const c of unrecorded) {
+    await b.events.append(sid, {
+      id: `${turnId(ev, callTool(c)) as string}.unrecorded`,
+      type: "note:added",
+      actor: "system",
+      data: {
+        text: `Claude Code ran ${c.name} (${c.id}) and Baton did not record its result: its PostToolUse HTTP hook got no answer (${why0}).`,
+      },
+    });
+    appendHookFailure(b.workspace.dir, {
+      agent: "claude",
+      event: "PostToolUse",
       error: {
         code: "hook_unanswered",
-        message: `${c.name} (${c.id}) ran without a checkpoint: its HTTP hook got no answer (the workspace's server was not running or refused it)`,
+        message: `${c.name} (${c.id}) ran without its result recorded: its HTTP hook got no answer (${why0})`,
       },
     });
   }
-  const n = missed.length;
   // Hooks naming another port than the server's reach nobody (or whoever holds that port now);
   // hooks sending an older token are refused.
   const target = httpHooksTarget(b.root);
   const stale = target ? staleHooksAdvice(target, readServerKey(b.workspace.dir)) : undefined;
   const why = stale ?? "the workspace's server was not running (or refused the HTTP hook)";
-  const what = `${n} tool call${n === 1 ? "" : "s"} (${names}) ran without a checkpoint: ${why}`;
+  const count = (cs: TranscriptCall[]) =>
+    `${cs.length} tool call${cs.length === 1 ? "" : "s"} (${[...new Set(cs.map((c) => c.name))].join(", ")})`;
+  const parts = [
+    ...(missed.length > 0 ? [`${count(missed)} ran without a checkpoint`] : []),
+    ...(unrecorded.length > 0
+      ? [`${count(unrecorded)} ran without their result recorded (the ledger and the spiral detector miss them)`]
+      : []),
+  ];
+  const what = `${parts.join("; ")}: ${why}`;
+  const undo = missed.length > 0 ? " Those steps cannot be rolled back one by one" : "";
+  const restart = stale ? "" : `${undo ? "; the" : " The"} next prompt starts the server again (or run \`baton serve\`)`;
   return {
-    userMessage: `Baton: ${what}. Those steps cannot be rolled back one by one${stale ? "" : "; the next prompt starts the server again (or run `baton serve`)"}.`,
-    ...(ev.kind === "prompt"
+    userMessage: `Baton: ${what}.${undo}${restart}${undo || restart ? "." : ""}`,
+    ...(ev.kind === "prompt" && missed.length > 0
       ? { context: `Baton: ${what}. Baton has no checkpoint before those changes: mention it to the user before relying on a rollback.` }
       : {}),
   };
