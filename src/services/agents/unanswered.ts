@@ -168,7 +168,15 @@ export async function reportUnanswered(b: Baton, sid: string | undefined, ev: Ho
   for (const c of calls) {
     if (c.refused) continue;
     let heard = await heardIn(b, sid, ev, c);
-    if (heard !== "turn") for (const other of await recent()) if (heard !== "turn") heard = (await heardIn(b, other, ev, c)) ?? heard;
+    if (heard !== "turn")
+      for (const other of await recent()) {
+        const there = await heardIn(b, other, ev, c);
+        if (there === "turn") {
+          heard = there;
+          break;
+        }
+        heard ??= there;
+      }
     if (heard === undefined) missed.push(c);
     // A call that ran fired PostToolUse; a checkpoint without its turn means that hook went unanswered.
     else if (heard === "checkpoint" && c.succeeded) unrecorded.push(c);
