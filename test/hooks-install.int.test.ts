@@ -25,7 +25,9 @@ import {
 import { dirname, join } from "node:path";
 import { parse } from "jsonc-parser";
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
+import { clineScript } from "../src/hooks/cline-setup.js";
 import { codexHookHash, codexTrustedHashes } from "../src/hooks/codex-trust.js";
+import { opencodePluginText } from "../src/hooks/opencode-plugin.js";
 import { CLI, cleanupDirs, cli, REPO, tempDir, writeAt } from "./helpers.js";
 
 afterEach(() => cleanupDirs());
@@ -236,6 +238,14 @@ describe("baton hooks install / uninstall", () => {
     });
     expect(install(root, "opencode", [], env)).toMatchObject({ changed: true, willRun: true });
     expect(readFileSync(file, "utf8")).toBe(installed);
+    // Exactly Baton's template, for a launcher that is not a baton: every hook would answer nothing.
+    writeFileSync(file, opencodePluginText(["true"]));
+    expect(status(root, "opencode", env).find((x) => x.scope === "project")).toMatchObject({
+      launcherModified: true,
+      willRun: false,
+      remaining: [expect.stringContaining("they run `true` before `hook`, which is not a baton")],
+    });
+    expect(install(root, "opencode", [], env)).toMatchObject({ changed: true, willRun: true });
     expect(uninstall(root, "opencode", [], env)).toMatchObject({ changed: true, deleted: true, removed: 9 });
     expect(existsSync(join(root, ".opencode")), "a project without .opencode/ before has none after").toBe(false);
     expect(uninstall(root, "opencode", [], env).changed).toBe(false);
@@ -596,6 +606,28 @@ describe("baton hooks install / uninstall", () => {
     expect(placed.isFile()).toBe(true);
     expect(placed.mode & 0o777, "a new file's mode, whatever the link's").toBe(0o666 & ~process.umask());
     expect(readFileSync(outside, "utf8"), "the link's target is untouched").toBe("{}");
+  });
+
+  it("entries whose launcher is not a baton (`true baton hook …`, a repository's or a shell's edit) are not counted as running Baton", () => {
+    const root = tempDir("baton-install-");
+    // Claude Code's committed settings, as a cloned repository could ship them.
+    install(root, "claude", ["--shared"]);
+    const file = join(root, ".claude", "settings.json");
+    writeFileSync(file, readFileSync(file, "utf8").replaceAll('"baton hook claude', '"true baton hook claude'));
+    const shared = status(root, "claude").find((x) => x.scope === "project" && x.shared);
+    expect(shared.installed.length).toBeGreaterThan(0);
+    expect(shared).toMatchObject({ launcherModified: true, willRun: false });
+    expect(shared.remaining[0]).toContain("they run `true baton` before `hook`, which is not a baton");
+    expect(install(root, "claude", ["--shared"]).willRun).toBe(true);
+    expect(status(root, "claude").find((x) => x.scope === "project" && x.shared).launcherModified).toBeUndefined();
+    // Cline CLI's scripts: Baton's header over another `exec` line.
+    install(root, "cline");
+    const script = join(root, ".clinerules", "hooks", "PreToolUse.sh");
+    writeFileSync(script, clineScript("PreToolUse", "true baton"));
+    const cline = status(root, "cline").find((x) => x.scope === "project");
+    expect(cline.installed.map((i: any) => i.event)).toContain("PreToolUse");
+    expect(cline).toMatchObject({ launcherModified: true, willRun: false });
+    expect(cline.remaining[0]).toContain("they run `true baton` before `hook`, which is not a baton");
   });
 
   it("an install by another baton (another launcher) is replaced, not duplicated", () => {

@@ -52,6 +52,7 @@ import {
   hookConfigFile,
   installCommand,
   isShared,
+  launcherProblem,
   launcherWords,
   missingFromPath,
   pathReadiness,
@@ -541,6 +542,21 @@ export async function hooksStatus(
             s.willRun = false;
             s.remaining = [`The baton these hooks run is gone: run \`${installCommand(agent, place)}\` again.`, ...(s.remaining ?? [])];
           }
+          const odd = s.installed
+            .filter((i) => !i.http)
+            .map((i) => {
+              const words = launcherWords(i.command);
+              return words ? launcherProblem(words) : `\`${i.command}\` is not a command Baton writes`;
+            })
+            .find((p) => p !== undefined);
+          if (odd !== undefined) {
+            s.launcherModified = true;
+            s.willRun = false;
+            s.remaining = [
+              `Baton's hooks here may not run Baton: ${odd}. Run \`${installCommand(agent, place)}\` again.`,
+              ...(s.remaining ?? []),
+            ];
+          }
         }
       } catch (err) {
         s.problem = (err as Error).message;
@@ -733,8 +749,13 @@ function opencodeStatus(place: HookPlaceOptions): HookStatus {
         s.remaining = [`The baton this plugin runs is gone: run \`${installCommand("opencode", place)}\` again.`, ...(s.remaining ?? [])];
       }
       // Baton's mark is two lines anyone can write (a cloned repository too): the plugin is
-      // Baton's only when it is exactly what this Baton writes for its launcher.
-      if (text !== opencodePluginText(info.launcher)) {
+      // Baton's only when it is exactly what this Baton writes, for a launcher that is a baton.
+      const odd = launcherProblem(info.launcher);
+      if (odd !== undefined) {
+        s.launcherModified = true;
+        s.willRun = false;
+        s.remaining = [`The plugin may not run Baton: ${odd}. Run \`${installCommand("opencode", place)}\` again.`, ...(s.remaining ?? [])];
+      } else if (text !== opencodePluginText(info.launcher)) {
         s.launcherModified = true;
         s.willRun = false;
         s.remaining = [

@@ -26,7 +26,7 @@
 import { spawnSync } from "node:child_process";
 import { statSync } from "node:fs";
 import { homedir } from "node:os";
-import { delimiter, isAbsolute, join, relative, resolve, sep } from "node:path";
+import { basename, delimiter, isAbsolute, join, relative, resolve, sep } from "node:path";
 import type { HookAgent, InstalledHook } from "../core/hooks/config.js";
 import { COPILOT_PATH_GUARD } from "../core/hooks/copilot.js";
 import { type Readiness, shellWords } from "./agent-setup.js";
@@ -127,6 +127,32 @@ export function launcherWords(command: string): string[] | undefined {
   );
   const at = words?.lastIndexOf("hook") ?? -1;
   return at > 0 ? words?.slice(0, at) : undefined;
+}
+
+/**
+ * Why a hook's launcher (the words before `hook <agent>`) is not a baton, or undefined when it is
+ * one of the forms Baton writes or `--command` is meant for: `baton`; `npx [flags] agent-baton`;
+ * a Node (`node`, or a path to one) and a baton entry by absolute path; one launcher script named
+ * `baton` by absolute path (Codex's). Entries are recognised as Baton's by their `baton hook
+ * <agent>` words, but what runs is decided by what comes before: `true baton hook …` runs
+ * nothing, and a settings file a repository committed can say so.
+ */
+export function launcherProblem(words: readonly string[]): string | undefined {
+  const entry = (w: string | undefined) =>
+    w !== undefined && isAbsolute(w) && /^(?:agent-)?baton(?:\.c?js)?$|^cli(?:-full)?\.c?js$/.test(basename(w));
+  const node = (w: string | undefined) =>
+    w !== undefined && (/^node(?:js)?$/.test(w) || (isAbsolute(w) && /^node(?:js)?[\d.]*$/.test(basename(w))));
+  const [first, ...rest] = words;
+  if (words.length === 1 && (first === "baton" || first === "agent-baton")) return undefined;
+  if (
+    first === "npx" &&
+    rest.filter((w) => !w.startsWith("-")).length === 1 &&
+    /^agent-baton(?:@[\w.^~-]+)?$/.test(rest.find((w) => !w.startsWith("-")) ?? "")
+  )
+    return undefined;
+  if (words.length === 2 && node(first) && entry(rest[0])) return undefined;
+  if (words.length === 1 && first !== undefined && isAbsolute(first) && basename(first) === "baton") return undefined;
+  return `they run \`${words.join(" ")}\` before \`hook\`, which is not a baton (Baton's hooks run \`baton\`, \`npx agent-baton\`, or a Node and a baton entry by path)`;
 }
 
 /** The absolute paths the launchers of `commands` name: a path of one machine. */
