@@ -238,6 +238,31 @@ describe("Claude Code HTTP hooks", () => {
     }
   });
 
+  it("every HTTP entry is checked: one on another port, or on another host than 127.0.0.1, makes the hooks stale", () => {
+    const root = workspace(FILES);
+    expect(cli(["hooks", "install", "claude", "--http", "--json", "--root", root]).code).toBe(0);
+    const file = join(root, ".claude/settings.local.json");
+    const key = JSON.parse(read(root, ".baton/server.key"));
+    const local = () =>
+      cli(["hooks", "status", "claude", "--json", "--root", root])
+        .json()
+        .hooks.find((h: any) => h.file.endsWith("settings.local.json"));
+    const installed = readFileSync(file, "utf8");
+    // Only the last entries (PostToolUse, PostToolUseFailure) moved.
+    const settings = JSON.parse(installed);
+    for (const e of ["PostToolUse", "PostToolUseFailure"])
+      for (const g of settings.hooks[e]) for (const h of g.hooks) if (h.type === "http") h.url = h.url.replace(`:${key.port}/`, ":1/");
+    writeFileSync(file, JSON.stringify(settings));
+    expect(local().willRun).toBe(false);
+    expect(local().remaining.join("\n")).toContain(`The HTTP hooks name port 1, the server is on ${key.port}`);
+    // localhost is Baton's URL too, but the server listens on 127.0.0.1 only.
+    writeFileSync(file, installed.replaceAll("http://127.0.0.1:", "http://localhost:"));
+    expect(local().willRun).toBe(false);
+    expect(local().remaining.join("\n")).toContain("An HTTP hook names localhost, and the workspace's server listens on 127.0.0.1 only");
+    writeFileSync(file, installed);
+    expect(local().remaining.join("\n")).not.toMatch(/HTTP hooks? (name|names|send)/);
+  });
+
   it("install --http refuses a settings file git would commit, changing nothing, and leaves an existing file mode 0600", async () => {
     const root = workspace(FILES);
     expect(spawnSync("git", ["init", "-q", root]).status).toBe(0);

@@ -24,7 +24,7 @@ import {
 import { OPENCODE_EVENTS } from "../core/hooks/opencode.js";
 import type { JsonObject } from "../core/types.js";
 import { BatonError, badInput } from "../errors.js";
-import { httpHooksTargetIn, staleHooksAdvice } from "../platform/claude-http-hooks.js";
+import { httpHooksTargetsIn, staleHooksAdvice } from "../platform/claude-http-hooks.js";
 import { liveServer } from "../platform/server-file.js";
 import { ensureServerKey, readServerKey } from "../platform/server-key.js";
 import {
@@ -276,8 +276,7 @@ function httpNotes(o: HookPlaceOptions, hooks: readonly InstalledHook[], setting
     `${CLAUDE_HTTP_EVENTS.join(", ")} go over HTTP to this workspace's server (its port and token are in this file, mode 0600, which only this machine's user reads and git must not commit); SessionStart (which starts the server) and the other events stay command hooks. A call whose HTTP hook the server did not answer runs without a checkpoint, and the next prompt or turn end says so.`,
   ];
   const remaining: string[] = [];
-  const target = httpHooksTargetIn(settings);
-  const advice = target ? staleHooksAdvice(target, key) : undefined;
+  const advice = staleHooksAdvice(httpHooksTargetsIn(settings), key);
   if (advice) remaining.push(`${advice[0]?.toUpperCase()}${advice.slice(1)}.`);
   // Only a server answers HTTP hooks, and only `auto` starts one (SessionStart, UserPromptSubmit).
   const mode = hookServerMode(join(o.root, ".baton"));

@@ -25,7 +25,7 @@ import type { Baton } from "../../api.js";
 import { isBatonDenial } from "../../core/hooks/context.js";
 import { callCheckpoint, turnId } from "../../core/hooks/keys.js";
 import type { HookEvent, HookResponse, ToolCall } from "../../core/hooks/types.js";
-import { httpHooksOn, httpHooksTarget, staleHooksAdvice } from "../../platform/claude-http-hooks.js";
+import { httpHooksOn, httpHooksTargets, staleHooksAdvice } from "../../platform/claude-http-hooks.js";
 import { appendHookFailure } from "../../platform/hook-log.js";
 import { readServerKey } from "../../platform/server-key.js";
 
@@ -216,8 +216,7 @@ export async function reportUnanswered(b: Baton, sid: string | undefined, ev: Ho
   }
   // Hooks naming another port than the server's reach nobody (or whoever holds that port now);
   // hooks sending an older token are refused.
-  const target = httpHooksTarget(b.root);
-  const stale = target ? staleHooksAdvice(target, readServerKey(b.workspace.dir)) : undefined;
+  const stale = staleHooksAdvice(httpHooksTargets(b.root), readServerKey(b.workspace.dir));
   const why = stale ?? "the workspace's server was not running (or refused the HTTP hook)";
   const count = (cs: TranscriptCall[]) =>
     `${cs.length} tool call${cs.length === 1 ? "" : "s"} (${[...new Set(cs.map((c) => c.name))].join(", ")})`;
