@@ -119,11 +119,6 @@ export function randomId(): string {
   return nodeCrypto().randomUUID();
 }
 
-let lastMs = 0;
-let sequence = 0;
-let prefixMs = -1;
-let prefix = "";
-
 /**
  * A UUID in version 7's layout (RFC 9562): 48 bits of Unix milliseconds, 12 bits of a sequence
  * that keeps one process's ids in order within a millisecond, then 62 random bits. Ids made one
@@ -133,23 +128,32 @@ let prefix = "";
  * Uniqueness comes from the random bits, as with `randomId`; a clock that steps back keeps the
  * last millisecond until it catches up.
  */
-export function timeOrderedId(now = Date.now()): string {
-  if (now > lastMs) {
-    lastMs = now;
-    sequence = 0;
-  } else if (++sequence > 0xfff) {
-    lastMs++;
-    sequence = 0;
-  }
-  if (prefixMs !== lastMs) {
-    const t = lastMs.toString(16).padStart(12, "0");
-    prefix = `${t.slice(0, 8)}-${t.slice(8, 12)}-7`;
-    prefixMs = lastMs;
-  }
-  // 62 random bits behind the variant's two (10xx): from the pool, a batch of ids draws no syscall each.
-  const r = randomHex(8);
-  const variant = ((Number.parseInt(r.charAt(0), 16) & 3) | 8).toString(16);
-  return `${prefix}${sequence.toString(16).padStart(3, "0")}-${variant}${r.slice(1, 4)}-${r.slice(4)}`;
+export const timeOrderedId: (now?: number) => string = timeOrderedIds();
+
+/** A generator of time-ordered ids with an order of its own (timeOrderedId is the process's). */
+export function timeOrderedIds(): (now?: number) => string {
+  let lastMs = 0;
+  let sequence = 0;
+  let prefixMs = -1;
+  let prefix = "";
+  return (now = Date.now()) => {
+    if (now > lastMs) {
+      lastMs = now;
+      sequence = 0;
+    } else if (++sequence > 0xfff) {
+      lastMs++;
+      sequence = 0;
+    }
+    if (prefixMs !== lastMs) {
+      const t = lastMs.toString(16).padStart(12, "0");
+      prefix = `${t.slice(0, 8)}-${t.slice(8, 12)}-7`;
+      prefixMs = lastMs;
+    }
+    // 62 random bits behind the variant's two (10xx): from the pool, a batch of ids draws no syscall each.
+    const r = randomHex(8);
+    const variant = ((Number.parseInt(r.charAt(0), 16) & 3) | 8).toString(16);
+    return `${prefix}${sequence.toString(16).padStart(3, "0")}-${variant}${r.slice(1, 4)}-${r.slice(4)}`;
+  };
 }
 
 /**

@@ -1,0 +1,93 @@
+/**
+ * An append on SQLite from the state this process kept (services/journal/journal.ts #storeAt):
+ * no read of the session before the write, a compare-and-set insert instead, and the full
+ * append whenever the kept state is not the journal's. Real SQLite files; a second Baton on the
+ * same file is another connection, as another process would be.
+ */
+import { afterEach, describe, expect, it, vi } from "vitest";
+import { SqliteJournalQueries } from "../src/backend/sqlite/sqlite-journal.js";
+import { openBaton } from "../src/compose.js";
+import { isBatonError } from "../src/index.js";
+import { cleanupDirs, tempDir } from "./helpers.js";
+
+afterEach(() => {
+  vi.restoreAllMocks();
+  cleanupDirs();
+});
+
+describe("appending from the kept state (SQLite)", () => {
+  it("an append after this process's own reads the session no more; one after another connection's does, and sees its event", async () => {
+    const root = tempDir();
+    const a = await openBaton({ root });
+    const b = await openBaton({ root });
+    try {
+      await a.sessions.start({ flow: "task", id: "t" });
+      await a.events.append("t", { type: "start" });
+      const reads = vi.spyOn(SqliteJournalQueries.prototype, "getSession");
+      await a.events.append("t", { type: "note:added", data: { text: "one" } });
+      await a.events.append("t", { type: "note:added", data: { text: "two" } });
+      expect(reads).not.toHaveBeenCalled();
+      await b.events.append("t", { type: "block" });
+      reads.mockClear();
+      // a's kept state is at seq 4, the journal at 5: the insert lands nowhere, and a reads and folds again.
+      const r = await a.events.append("t", { type: "unblock" });
+      expect(reads).toHaveBeenCalled();
+      expect([r.event.seq, r.phase]).toEqual([6, "in_progress"]);
+      const { events } = await b.events.list("t");
+      expect(events.map((e) => [e.seq, e.type])).toEqual([
+        [1, "session:started"],
+        [2, "start"],
+        [3, "note:added"],
+        [4, "note:added"],
+        [5, "block"],
+        [6, "unblock"],
+      ]);
+    } finally {
+      await a.close();
+      await b.close();
+    }
+  });
+
+  it("a batch that fails half way on the kept state leaves nothing, and the next append is right", async () => {
+    const a = await openBaton({ root: tempDir() });
+    try {
+      await a.sessions.start({ flow: "task", id: "t" });
+      await a.events.append("t", { type: "start" });
+      const refused = await a.events.appendBatch("t", [{ type: "block" }, { type: "complete" }]).catch((e) => e);
+      expect(isBatonError(refused, "invalid_transition")).toBe(true);
+      const s = await a.sessions.snapshot("t");
+      expect([s.phase, s.lastSeq]).toEqual(["in_progress", 2]);
+      const r = await a.events.append("t", { type: "complete" });
+      expect([r.event.seq, r.phase]).toEqual([3, "done"]);
+      const rows = await a.sessions.list({ includeCompleted: true });
+      expect(rows.map((x) => [x.id, x.phase, x.status, x.lastSeq])).toEqual([["t", "done", "completed", 3]]);
+    } finally {
+      await a.close();
+    }
+  });
+
+  it("two connections taking turns moving the phase: the session row follows the journal", async () => {
+    const root = tempDir();
+    const a = await openBaton({ root });
+    const b = await openBaton({ root });
+    try {
+      await a.sessions.start({ flow: "task", id: "t" });
+      await a.events.append("t", { type: "start" });
+      await b.events.append("t", { type: "block" });
+      await a.events.append("t", { type: "unblock" });
+      await b.events.append("t", { type: "block" });
+      await a.events.append("t", { type: "unblock" });
+      await b.events.append("t", { type: "verify" });
+      const [row] = await a.sessions.list({ includeCompleted: true });
+      const snap = await b.sessions.snapshot("t");
+      expect([row?.phase, row?.lastSeq]).toEqual([snap.phase, snap.lastSeq]);
+      expect((await a.events.append("t", { type: "complete" })).phase).toBe("done");
+      const [done] = await b.sessions.list({ includeCompleted: true });
+      expect([done?.phase, done?.status]).toEqual(["done", "completed"]);
+      expect(await b.sessions.list()).toEqual([]);
+    } finally {
+      await a.close();
+      await b.close();
+    }
+  });
+});
