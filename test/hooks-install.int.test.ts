@@ -630,6 +630,24 @@ describe("baton hooks install / uninstall", () => {
     expect(cline.remaining[0]).toContain("they run `true baton` before `hook`, which is not a baton");
   });
 
+  it("Claude Code: a committed .claude/settings.json with disableAllHooks turns off the user's hooks too; status and doctor say so, the local file can turn them back on", () => {
+    const root = tempDir("baton-install-");
+    const env = privateHome();
+    expect(cli(["init", "--root", root], { env }).code).toBe(0);
+    expect(install(root, "claude", ["--user"], env).willRun).toBe(true);
+    mkdirSync(join(root, ".claude"), { recursive: true });
+    // What a cloned repository could ship.
+    writeFileSync(join(root, ".claude", "settings.json"), '{ "disableAllHooks": true }\n');
+    const user = () => status(root, "claude", env).find((x) => x.scope === "user");
+    expect(user()).toMatchObject({ willRun: false });
+    expect(user().remaining[0]).toContain(`${join(root, ".claude", "settings.json")} sets "disableAllHooks": true`);
+    const findings = cli(["doctor", "--root", root, "--json"], { env }).json().findings as any[];
+    expect(findings).toContainEqual(expect.objectContaining({ code: "hooks_not_running", message: expect.stringContaining("disableAllHooks") }));
+    // The project's local file comes first in Claude Code's order.
+    writeFileSync(join(root, ".claude", "settings.local.json"), '{ "disableAllHooks": false }\n');
+    expect(user()).toMatchObject({ willRun: true });
+  });
+
   it("an install by another baton (another launcher) is replaced, not duplicated", () => {
     const root = tempDir("baton-install-");
     const file = join(root, ".claude", "settings.local.json");

@@ -33,6 +33,7 @@ import type { JsonObject } from "../core/types.js";
 import { BatonError } from "../errors.js";
 import { atomicWrite, ioError } from "../platform/safe-fs.js";
 import { NotASettingsFile, readSettingsText } from "../platform/settings-text.js";
+import { claudeReadiness } from "./claude-setup.js";
 import { clineReadiness } from "./cline-readiness.js";
 import { type CodexHookEntry, codexHookEntries, codexProjectTrust, codexTrustedHashes, trustOf, withCodexTrust } from "./codex-trust.js";
 import { copilotReadiness } from "./copilot-setup.js";
@@ -386,7 +387,7 @@ export function readiness(agent: HookAgent, o: SetupPlace, settings: JsonObject)
   if (agent === "copilot") return copilotReadiness(o);
   if (agent === "opencode") return opencodeReadiness(o);
   if (agent === "cline") return clineReadiness(o);
-  return { willRun: true, remaining: [] };
+  return claudeReadiness(o);
 }
 
 /**

@@ -18,10 +18,9 @@ import { spawnSync } from "node:child_process";
 import { realpathSync } from "node:fs";
 import { homedir } from "node:os";
 import { isAbsolute, join, resolve, sep } from "node:path";
-import { parse } from "jsonc-parser";
 import type { JsonObject } from "../core/types.js";
-import { readSettingsText } from "../platform/settings-text.js";
 import type { Readiness, SetupPlace } from "./readiness.js";
+import { settingsObjectAt } from "./settings-object.js";
 
 /** Copilot CLI's directory: `$COPILOT_HOME`, else `~/.copilot`. */
 export function copilotHome(o: { home?: string; env?: NodeJS.ProcessEnv; root: string }): string {
@@ -33,19 +32,6 @@ export function copilotHome(o: { home?: string; env?: NodeJS.ProcessEnv; root: s
 /** The file whose `trustedFolders` Copilot CLI's trust prompt writes. */
 export function copilotConfigFile(o: SetupPlace): string {
   return join(copilotHome(o), "config.json");
-}
-
-function jsoncAt(file: string): JsonObject | undefined {
-  let text: string;
-  try {
-    const read = readSettingsText(file);
-    if (read === undefined) return undefined;
-    text = read;
-  } catch {
-    return undefined;
-  }
-  const v: unknown = parse(text, [], { allowTrailingComma: true, disallowComments: false });
-  return v !== null && typeof v === "object" && !Array.isArray(v) ? (v as JsonObject) : undefined;
 }
 
 export function spellings(p: string): string[] {
@@ -99,13 +85,13 @@ export function copilotReadiness(o: SetupPlace): Readiness {
     join(repo, ".github", "copilot", "settings.json"),
     join(repo, ".github", "copilot", "settings.local.json"),
   ];
-  const off = files.find((f) => jsoncAt(f)?.disableAllHooks === true);
+  const off = files.find((f) => settingsObjectAt(f)?.disableAllHooks === true);
   if (off) remaining.push(`Copilot CLI runs no hooks while ${off} sets "disableAllHooks": true: remove it, or set it to false.`);
   if (o.scope === "project" && top !== undefined && spellings(top)[0] !== spellings(o.root)[0])
     remaining.push(
       `Copilot CLI reads .github/hooks/ at the repository's root, ${top}, not in ${o.root}: install from the repository's root (\`baton hooks install copilot --root ${top}\`), or with --user.`,
     );
-  if (o.scope === "project" && !copilotTrusts(jsoncAt(configFile), o.root))
+  if (o.scope === "project" && !copilotTrusts(settingsObjectAt(configFile), o.root))
     remaining.push(
       `Copilot CLI loads ${join(o.root, ".github", "hooks")} only in a trusted folder: run \`copilot\` in ${o.root} once and trust the folder, or add ${JSON.stringify(spellings(o.root)[0])} to "trustedFolders" in ${configFile}.`,
     );

@@ -41,6 +41,7 @@ import {
   untrustCodexHooks,
   writeCodexShim,
 } from "./agent-setup.js";
+import { claudeReadiness } from "./claude-setup.js";
 import { clineInstalled, installClineHooks, uninstallClineHooks } from "./cline-setup.js";
 import { type OpencodePluginInfo, opencodePluginText, readOpencodePlugin } from "./opencode-plugin.js";
 import { opencodeLauncher, opencodeReadiness } from "./opencode-setup.js";
@@ -608,6 +609,8 @@ function pluginStatus(
     const user = jsonFile(join(o.home ?? homedir(), ".gemini", "settings.json")) ?? {};
     remaining.push(...readiness(agent, { ...o, scope: "user" }, user).remaining);
   }
+  // Claude Code's disableAllHooks turns plugins' hooks off too.
+  if (agent === "claude") remaining.push(...claudeReadiness({ ...o, scope: "user" }).remaining);
   // The plugin's launcher runs `baton` from PATH.
   if (missingFromPath([`baton hook ${agent} SessionStart`], o.env) !== undefined)
     remaining.push(

@@ -1,9 +1,8 @@
 import { homedir, platform } from "node:os";
 import { dirname, isAbsolute, join, parse as parsePath, resolve, sep } from "node:path";
-import { parse } from "jsonc-parser";
 import type { JsonObject } from "../core/types.js";
-import { readSettingsText } from "../platform/settings-text.js";
 import type { Readiness, SetupPlace } from "./readiness.js";
+import { settingsObjectAt } from "./settings-object.js";
 
 /**
  * Qwen Code's user directory: `$QWEN_HOME` (a leading `~` is the home directory, a relative path
@@ -15,20 +14,6 @@ export function qwenHome(o: { home?: string; env?: NodeJS.ProcessEnv; root: stri
   if (!dir) return join(home, ".qwen");
   if (dir === "~" || dir.startsWith("~/")) return join(home, dir.slice(1));
   return isAbsolute(dir) ? dir : resolve(o.root, dir);
-}
-
-/** The settings file's object, or undefined when there is none (or it cannot be read: Qwen Code then reports it itself). */
-function settingsAt(file: string): JsonObject | undefined {
-  let text: string;
-  try {
-    const read = readSettingsText(file);
-    if (read === undefined) return undefined;
-    text = read;
-  } catch {
-    return undefined;
-  }
-  const v: unknown = parse(text, [], { allowTrailingComma: true, disallowComments: false });
-  return v !== null && typeof v === "object" && !Array.isArray(v) ? (v as JsonObject) : undefined;
 }
 
 function systemSettingsFile(env: NodeJS.ProcessEnv): string {
@@ -80,16 +65,16 @@ export function qwenReadiness(o: SetupPlace, settings: JsonObject, spellings: (p
   const env = o.env ?? process.env;
   const userFile = join(qwenHome(o), "settings.json");
   const projectFile = join(o.root, ".qwen", "settings.json");
-  const system = settingsAt(systemSettingsFile(env));
-  const user = o.scope === "user" ? settings : settingsAt(userFile);
-  const project = o.scope === "project" ? settings : settingsAt(projectFile);
+  const system = settingsObjectAt(systemSettingsFile(env));
+  const user = o.scope === "user" ? settings : settingsObjectAt(userFile);
+  const project = o.scope === "project" ? settings : settingsObjectAt(projectFile);
   const remaining: string[] = [];
   // The first file that sets it decides, in Qwen Code's order of precedence.
   const layers: [string, JsonObject | undefined][] = [
     [systemSettingsFile(env), system],
     [projectFile, project],
     [userFile, user],
-    [systemDefaultsFile(env), settingsAt(systemDefaultsFile(env))],
+    [systemDefaultsFile(env), settingsObjectAt(systemDefaultsFile(env))],
   ];
   const deciding = layers.find(([, s]) => typeof s?.disableAllHooks === "boolean");
   if (deciding?.[1]?.disableAllHooks === true)
@@ -99,7 +84,7 @@ export function qwenReadiness(o: SetupPlace, settings: JsonObject, spellings: (p
     ((s?.security as JsonObject | undefined)?.folderTrust as JsonObject | undefined)?.enabled;
   const trustOn = [system, user].map(folderTrust).find((v) => typeof v === "boolean") === true;
   if (o.scope === "project" && trustOn) {
-    const rules = settingsAt(trustFile) ?? {};
+    const rules = settingsObjectAt(trustFile) ?? {};
     if (!spellings(o.root).some((r) => qwenFolderTrust(rules, r) === true))
       remaining.push(
         `Qwen Code loads a project's hooks only in a trusted folder while folder trust is on (security.folderTrust.enabled): run \`qwen\` in ${o.root} and trust the folder, or add ${JSON.stringify(spellings(o.root)[0])}: "TRUST_FOLDER" to ${trustFile}.`,

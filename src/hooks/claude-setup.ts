@@ -1,0 +1,40 @@
+/**
+ * Whether Claude Code runs the hooks of its settings files and plugins at a place. Its
+ * `disableAllHooks` turns them all off (2.1.331: "the hooks defined in settings files and by
+ * installed plugins"), and it is read from Claude Code's settings in their order of precedence,
+ * the first file that sets it deciding: the managed settings (`/etc/claude-code/` on Linux,
+ * `/Library/Application Support/ClaudeCode/` on macOS), the project's local file, the project's
+ * `.claude/settings.json`, the user's. A cloned repository can commit it in
+ * `.claude/settings.json`, switching off the user's own Baton hooks too: status and doctor say so.
+ * Managed settings can also allow only managed hooks (`allowManagedHooksOnly`).
+ */
+import { homedir, platform } from "node:os";
+import { join } from "node:path";
+import type { Readiness, SetupPlace } from "./readiness.js";
+import { settingsObjectAt } from "./settings-object.js";
+
+function managedDir(): string {
+  return platform() === "darwin" ? "/Library/Application Support/ClaudeCode" : "/etc/claude-code";
+}
+
+export function claudeReadiness(o: SetupPlace): Readiness {
+  const env = o.env ?? process.env;
+  const managed = join(managedDir(), "managed-settings.json");
+  const user = join(env.CLAUDE_CONFIG_DIR || join(o.home ?? homedir(), ".claude"), "settings.json");
+  const layers = [managed, join(o.root, ".claude", "settings.local.json"), join(o.root, ".claude", "settings.json"), user].map(
+    (file) => [file, settingsObjectAt(file)] as const,
+  );
+  const remaining: string[] = [];
+  const deciding = layers.find(([, s]) => typeof s?.disableAllHooks === "boolean");
+  if (deciding?.[1]?.disableAllHooks === true)
+    remaining.push(
+      deciding[0] === managed
+        ? `Claude Code runs no hooks while its managed settings (${managed}) set "disableAllHooks": true: ask whoever manages this machine.`
+        : `Claude Code runs no hooks while ${deciding[0]} sets "disableAllHooks": true: remove it, or set it to false${deciding[0] === user ? "" : ` (or set "disableAllHooks": false in ${join(o.root, ".claude", "settings.local.json")}, which comes first)`}.`,
+    );
+  else if (layers[0]?.[1]?.allowManagedHooksOnly === true)
+    remaining.push(
+      `Claude Code runs only managed hooks while ${managed} sets "allowManagedHooksOnly": true: ask whoever manages this machine.`,
+    );
+  return { willRun: remaining.length === 0, remaining };
+}
