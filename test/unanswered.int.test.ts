@@ -3,7 +3,7 @@
  * through `baton.agents.handle` on a real store, with payloads shaped as the real CLI sends them
  * (test/fixtures/agents/claude/) and a transcript written as Claude Code writes it.
  */
-import { mkdirSync, readFileSync, writeFileSync } from "node:fs";
+import { mkdirSync, readFileSync, utimesSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { afterEach, describe, expect, it } from "vitest";
 import { claude } from "../src/core/hooks/claude.js";
@@ -63,6 +63,61 @@ describe("calls Claude Code ran without Baton hearing of them", () => {
       expect(notes.map((e) => e.data.text)).toEqual([expect.stringContaining("ran Bash (toolu_unheard) without a checkpoint")]);
       // Reported once: the next turn end says nothing more.
       expect((await handle("Stop", { stop_hook_active: false, last_assistant_message: "Done." })).userMessage).toBeUndefined();
+    } finally {
+      await b.close();
+    }
+  });
+
+  it("a subagent's calls are read from its own transcript: one nobody heard of is reported, one checkpointed is not", async () => {
+    const { baton: b, root } = await tempBaton();
+    try {
+      mkdirSync(join(root, ".claude"), { recursive: true });
+      writeFileSync(
+        join(root, ".claude", "settings.local.json"),
+        line({ hooks: { PreToolUse: [{ hooks: [{ type: "http", url: "http://127.0.0.1:1/v1/agent-hooks/claude/PreToolUse" }] }] } }),
+      );
+      // Claude Code's layout: <project dir>/<session id>.jsonl, its subagents in <session id>/subagents/.
+      const transcript = join(root, "projects", "b1f9366f.jsonl");
+      const subagents = join(root, "projects", "b1f9366f", "subagents");
+      mkdirSync(subagents, { recursive: true });
+      const base = { ...fixture("PreToolUse.Write"), cwd: root, transcript_path: transcript };
+      const handle = (event: string, payload: Record<string, unknown>) =>
+        b.agents.handle(claude.parse(event, { ...base, hook_event_name: event, ...payload }, root), { agentPid: process.pid });
+      const s = await b.sessions.start({ flow: "task", id: "only" });
+      // The subagent's first call was answered (it runs its hooks with the session's id).
+      const heard = { tool_name: "Write", tool_input: { file_path: join(root, "s.txt"), content: "s\n" }, tool_use_id: "toolu_sub_heard" };
+      expect(await handle("PreToolUse", heard)).toEqual({});
+      await handle("PostToolUse", { ...heard, tool_response: { type: "create", filePath: join(root, "s.txt") } });
+      const asked = new Date(Date.now() - 60_000).toISOString();
+      writeFileSync(
+        transcript,
+        `${[
+          line({ type: "user", timestamp: asked, message: { role: "user", content: "have a subagent do it" } }),
+          use("toolu_task", "Task", { prompt: "do it" }),
+          result("toolu_task"),
+        ].join("\n")}\n`,
+      );
+      writeFileSync(
+        join(subagents, "agent-a1b2c3.jsonl"),
+        `${[
+          line({ type: "user", message: { role: "user", content: "do it" } }),
+          use("toolu_sub_heard", "Write", {}),
+          result("toolu_sub_heard"),
+          use("toolu_sub_unheard", "Bash", { command: "make" }),
+          result("toolu_sub_unheard"),
+        ].join("\n")}\n`,
+      );
+      // A subagent transcript from before this turn's prompt is not this turn's.
+      const old = join(subagents, "agent-old.jsonl");
+      writeFileSync(
+        old,
+        `${[line({ type: "user", message: { role: "user", content: "earlier" } }), use("toolu_old", "Bash", {}), result("toolu_old")].join("\n")}\n`,
+      );
+      utimesSync(old, new Date(Date.now() - 3_600_000), new Date(Date.now() - 3_600_000));
+      const stop = await handle("Stop", { stop_hook_active: false, last_assistant_message: "Done." });
+      expect(stop.userMessage).toContain("1 tool call (Bash) ran without a checkpoint");
+      const notes = (await b.events.list(s.sessionId)).events.filter((e) => e.type === "note:added").map((e) => e.id);
+      expect(notes).toEqual([expect.stringMatching(/toolu_sub_unheard\.unanswered$/)]);
     } finally {
       await b.close();
     }

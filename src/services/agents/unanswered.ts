@@ -8,7 +8,8 @@
  *
  * The calls are read from the session's transcript (`transcript_path`): the write and shell
  * calls (the ones checkpointed) of the last turn that made any, from the transcript's last
- * TAIL_BYTES, and looked up in the lane's session or, for a turn that began in another (completed
+ * TAIL_BYTES, with those of the subagents that worked since that turn's prompt (their own
+ * transcripts, beside the session's), and looked up in the lane's session or, for a turn that began in another (completed
  * since), in any session changed within a day. A call with neither its checkpoint (its
  * before-hook answered) nor its turn (its after-hook answered) ran without a checkpoint, unless
  * its result is Baton's refusal; a call with its checkpoint and a result that is not an error but
@@ -20,7 +21,8 @@
  * Only where the local settings hold Baton's HTTP hooks: command hooks run in a process of their
  * own, which answers whether or not a server runs.
  */
-import { closeSync, fstatSync, openSync, readSync } from "node:fs";
+import { closeSync, fstatSync, lstatSync, openSync, readdirSync, readSync } from "node:fs";
+import { join } from "node:path";
 import type { Baton } from "../../api.js";
 import { isBatonDenial } from "../../core/hooks/context.js";
 import { callCheckpoint, turnId } from "../../core/hooks/keys.js";
@@ -70,12 +72,19 @@ type Block = { type?: unknown; id?: unknown; name?: unknown; tool_use_id?: unkno
  * prompt the user typed). Pure over the text; lines it cannot read are skipped.
  */
 export function turnCalls(text: string): TranscriptCall[] {
+  return scanTurn(text).calls;
+}
+
+/** turnCalls, and when that turn's prompt was written (its line's `timestamp`, ms), if it says. */
+export function scanTurn(text: string): { calls: TranscriptCall[]; since?: number } {
   let current: TranscriptCall[] = [];
   let previous: TranscriptCall[] = [];
+  let currentAt: number | undefined;
+  let previousAt: number | undefined;
   const results = new Map<string, { error: boolean; text: string }>();
   for (const line of text.split("\n")) {
     if (!line.trim()) continue;
-    let v: { type?: unknown; isMeta?: unknown; isCompactSummary?: unknown; message?: { content?: unknown } };
+    let v: { type?: unknown; isMeta?: unknown; isCompactSummary?: unknown; timestamp?: unknown; message?: { content?: unknown } };
     try {
       v = JSON.parse(line);
     } catch {
@@ -91,8 +100,10 @@ export function turnCalls(text: string): TranscriptCall[] {
       }
       const typed = typeof content === "string" || blocks.some((b) => b.type === "text");
       if (typed && resultBlocks.length === 0 && v.isMeta !== true && v.isCompactSummary !== true) {
-        if (current.length > 0) previous = current;
+        if (current.length > 0) [previous, previousAt] = [current, currentAt];
         current = [];
+        const at = typeof v.timestamp === "string" ? Date.parse(v.timestamp) : Number.NaN;
+        currentAt = Number.isNaN(at) ? undefined : at;
       }
     } else if (v.type === "assistant") {
       for (const b of blocks) {
@@ -101,11 +112,50 @@ export function turnCalls(text: string): TranscriptCall[] {
       }
     }
   }
-  const calls = current.length > 0 ? current : previous;
-  return calls.map((c) => {
-    const r = results.get(c.id);
-    return { ...c, refused: r?.error === true && isBatonDenial(r.text), succeeded: r !== undefined && !r.error };
-  });
+  // A turn whose own calls were all a subagent's (Task) has none here: its subagents still count.
+  const [calls, since] = current.length > 0 ? [current, currentAt] : [previous, previousAt ?? currentAt];
+  return {
+    calls: calls.map((c) => {
+      const r = results.get(c.id);
+      return { ...c, refused: r?.error === true && isBatonDenial(r.text), succeeded: r !== undefined && !r.error };
+    }),
+    ...(since !== undefined ? { since } : {}),
+  };
+}
+
+/** Subagent transcripts read at most, the newest first. */
+const MAX_SUBAGENTS = 32;
+
+/**
+ * The write and shell calls of the subagents (Task) that worked since `since`: Claude Code keeps
+ * each one's transcript beside the session's, `<session>/subagents/[…/]agent-<id>.jsonl`, and
+ * runs their hooks with the session's id, so their calls are checked as the session's are.
+ */
+export function subagentCalls(transcriptPath: string, since: number): TranscriptCall[] {
+  const dir = join(transcriptPath.replace(/\.jsonl$/, ""), "subagents");
+  let names: string[];
+  try {
+    names = readdirSync(dir, { recursive: true, encoding: "utf8" });
+  } catch {
+    return []; // no subagents
+  }
+  const files: { file: string; at: number }[] = [];
+  for (const name of names) {
+    if (!/(?:^|\/)agent-[^/]+\.jsonl$/.test(name)) continue;
+    const file = join(dir, name);
+    const st = lstatSync(file, { throwIfNoEntry: false });
+    if (st?.isFile() && st.mtimeMs >= since) files.push({ file, at: st.mtimeMs });
+  }
+  return files
+    .sort((a, b) => b.at - a.at)
+    .slice(0, MAX_SUBAGENTS)
+    .flatMap(({ file }) => {
+      try {
+        return turnCalls(tail(file));
+      } catch {
+        return [];
+      }
+    });
 }
 
 /** Sessions changed this recently are searched for a turn's calls the current session lacks. */
@@ -149,7 +199,9 @@ export async function reportUnanswered(b: Baton, sid: string | undefined, ev: Ho
   if (sid === undefined || ev.agent !== "claude" || ev.transcriptPath === undefined || !httpHooksOn(b.root)) return {};
   let calls: TranscriptCall[];
   try {
-    calls = turnCalls(tail(ev.transcriptPath));
+    const turn = scanTurn(tail(ev.transcriptPath));
+    // A subagent's calls are in its own transcript: those of the subagents that worked this turn.
+    calls = [...turn.calls, ...(turn.since !== undefined ? subagentCalls(ev.transcriptPath, turn.since) : [])];
   } catch {
     return {}; // no transcript (yet): nothing to compare
   }
