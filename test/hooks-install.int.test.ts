@@ -666,6 +666,14 @@ describe("baton hooks install / uninstall", () => {
     // The project's local file comes first in Claude Code's order.
     writeFileSync(join(root, ".claude", "settings.local.json"), '{ "disableAllHooks": false }\n');
     expect(user()).toMatchObject({ willRun: true });
+    // CLAUDE_CONFIG_DIR moves Claude Code's user directory: --user installs where Claude Code reads.
+    const config = join(env.HOME as string, "claude-config");
+    const moved = { ...env, CLAUDE_CONFIG_DIR: config };
+    expect(install(root, "claude", ["--user"], moved).file).toBe(join(config, "settings.json"));
+    expect(status(root, "claude", moved).find((x) => x.scope === "user")).toMatchObject({
+      file: join(config, "settings.json"),
+      willRun: true,
+    });
   });
 
   it("an install by another baton (another launcher) is replaced, not duplicated", () => {

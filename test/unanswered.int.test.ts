@@ -172,7 +172,7 @@ describe("calls Claude Code ran without Baton hearing of them", () => {
       );
       const stop = await handle("Stop", { stop_hook_active: false, last_assistant_message: "Done." });
       expect(stop.userMessage).toBe(
-        "Baton: 1 tool call (Write) ran without their result recorded (the ledger and the spiral detector miss them): the HTTP hooks name port 1, and the workspace's server has no key (.baton/server.key): run `baton hooks install claude --http` again.",
+        "Baton: 1 tool call (Write) ran without its result recorded (the ledger and the spiral detector miss it): the HTTP hooks name port 1, and the workspace's server has no key (.baton/server.key): run `baton hooks install claude --http` again.",
       );
       const notes = (await b.events.list(s.sessionId)).events.filter((e) => e.type === "note:added").map((e) => e.id);
       expect(notes).toEqual([expect.stringMatching(/toolu_lost\.unrecorded$/)]);

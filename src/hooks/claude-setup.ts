@@ -13,6 +13,11 @@ import { join } from "node:path";
 import type { Readiness, SetupPlace } from "./readiness.js";
 import { settingsObjectAt } from "./settings-object.js";
 
+/** Claude Code's user directory: `$CLAUDE_CONFIG_DIR` when set, else `~/.claude`. */
+export function claudeConfigDir(o: { home?: string; env?: NodeJS.ProcessEnv }): string {
+  return (o.env ?? process.env).CLAUDE_CONFIG_DIR?.trim() || join(o.home ?? homedir(), ".claude");
+}
+
 function managedDir(): string {
   return platform() === "darwin" ? "/Library/Application Support/ClaudeCode" : "/etc/claude-code";
 }
@@ -20,7 +25,7 @@ function managedDir(): string {
 export function claudeReadiness(o: SetupPlace): Readiness {
   const env = o.env ?? process.env;
   const managed = join(managedDir(), "managed-settings.json");
-  const user = join(env.CLAUDE_CONFIG_DIR || join(o.home ?? homedir(), ".claude"), "settings.json");
+  const user = join(claudeConfigDir(o), "settings.json");
   const layers = [managed, join(o.root, ".claude", "settings.local.json"), join(o.root, ".claude", "settings.json"), user].map(
     (file) => [file, settingsObjectAt(file)] as const,
   );
@@ -30,7 +35,7 @@ export function claudeReadiness(o: SetupPlace): Readiness {
     remaining.push(
       deciding[0] === managed
         ? `Claude Code runs no hooks while its managed settings (${managed}) set "disableAllHooks": true: ask whoever manages this machine.`
-        : `Claude Code runs no hooks while ${deciding[0]} sets "disableAllHooks": true: remove it, or set it to false${deciding[0] === user ? "" : ` (or set "disableAllHooks": false in ${join(o.root, ".claude", "settings.local.json")}, which comes first)`}.`,
+        : `Claude Code runs no hooks while ${deciding[0]} sets "disableAllHooks": true: remove it, or set it to false${deciding[0] === layers[2]?.[0] ? ` (or set "disableAllHooks": false in ${layers[1]?.[0]}, which comes first)` : ""}.`,
     );
   else if (layers[0]?.[1]?.allowManagedHooksOnly === true)
     remaining.push(

@@ -30,6 +30,7 @@ import { basename, delimiter, dirname, isAbsolute, join, relative, resolve, sep 
 import type { HookAgent, InstalledHook } from "../core/hooks/config.js";
 import { COPILOT_PATH_GUARD } from "../core/hooks/copilot.js";
 import { type Readiness, shellWords } from "./agent-setup.js";
+import { claudeConfigDir } from "./claude-setup.js";
 import { copilotHome } from "./copilot-setup.js";
 import { opencodePluginFile } from "./opencode-setup.js";
 import { qwenHome } from "./qwen-setup.js";
@@ -79,7 +80,7 @@ export function hookConfigFile(agent: HookAgent, o: HookPlaceOptions): string {
   const home = o.home ?? homedir();
   const env = o.env ?? process.env;
   if (agent === "claude") {
-    if (o.scope === "user") return join(home, ".claude", "settings.json");
+    if (o.scope === "user") return join(claudeConfigDir(o), "settings.json");
     return join(o.root, ".claude", o.shared ? "settings.json" : "settings.local.json");
   }
   if (agent === "codex")

@@ -15,6 +15,7 @@ import { ADAPTERS } from "../core/hooks/adapters.js";
 import { addBatonHooks, type HookAgent, listBatonHooks } from "../core/hooks/config.js";
 import type { JsonObject } from "../core/types.js";
 import { jsonFile } from "./agent-setup.js";
+import { claudeConfigDir } from "./claude-setup.js";
 import type { HookScope } from "./places.js";
 import type { SetupPlace } from "./readiness.js";
 
@@ -78,10 +79,6 @@ function same(a: string, b: string): boolean {
     }
   };
   return r(a) === r(b);
-}
-
-function claudeConfigDir(o: SetupPlace): string {
-  return (o.env ?? process.env).CLAUDE_CONFIG_DIR || join(o.home ?? homedir(), ".claude");
 }
 
 /**

@@ -76,6 +76,8 @@ export const AGENT_HOOK_MAX_BODY_BYTES = 32 * 1024 * 1024;
 export const DEFAULT_MAX_HEADER_BYTES = 16 * 1024;
 /** How long close() lets in-flight requests finish before cutting connections. */
 const CLOSE_GRACE_MS = 2_000;
+/** How long shutdown keeps a connection whose hook a child process is answering. */
+const CHILD_GRACE_MS = 8_000;
 /** How often the server looks for its workspace (and, with an idle exit, at its idleness). */
 const WATCH_EVERY_MS = 2_000;
 
@@ -248,9 +250,11 @@ export async function startServer(baton: Baton, opts: ServerOptions = {}): Promi
       const sweep = setInterval(() => server.closeIdleConnections(), 20);
       // A hook answered by a child process (refused while shutting down) keeps its connection
       // until the child is done or its deadline passes, however slow the machine.
+      // At most CHILD_GRACE_MS in all: `serve --replace` waits 10 s for the old server to go.
+      const latest = Date.now() + CHILD_GRACE_MS;
       const cut = () => {
-        const due = childAnswersDueBy();
-        if (due !== undefined && due > Date.now()) timer = setTimeout(cut, due - Date.now());
+        const due = Math.min(childAnswersDueBy() ?? 0, latest);
+        if (due > Date.now()) timer = setTimeout(cut, due - Date.now());
         else server.closeAllConnections();
       };
       let timer = setTimeout(cut, CLOSE_GRACE_MS);

@@ -220,6 +220,8 @@ export async function reportUnanswered(b: Baton, sid: string | undefined, ev: Ho
   for (const c of calls) {
     if (c.refused) continue;
     let heard = await heardIn(b, sid, ev, c);
+    // Checkpointed and not run (rejected, denied, interrupted): nothing more can be reported of it.
+    if (heard === "checkpoint" && !c.succeeded) continue;
     if (heard !== "turn")
       for (const other of await recent()) {
         const there = await heardIn(b, other, ev, c);
@@ -254,7 +256,7 @@ export async function reportUnanswered(b: Baton, sid: string | undefined, ev: Ho
       type: "note:added",
       actor: "system",
       data: {
-        text: `Claude Code ran ${c.name} (${c.id}) and Baton did not record its result: its PostToolUse HTTP hook got no answer (${why0}).`,
+        text: `Claude Code ran ${c.name} (${c.id}) and Baton did not record its result: its PostToolUse HTTP hook got no answer (the server stopped, timed out or refused it).`,
       },
     });
     appendHookFailure(b.workspace.dir, {
@@ -262,20 +264,27 @@ export async function reportUnanswered(b: Baton, sid: string | undefined, ev: Ho
       event: "PostToolUse",
       error: {
         code: "hook_unanswered",
-        message: `${c.name} (${c.id}) ran without its result recorded: its HTTP hook got no answer (${why0})`,
+        message: `${c.name} (${c.id}) ran without its result recorded: its PostToolUse HTTP hook got no answer (the server stopped, timed out or refused it)`,
       },
     });
   }
   // Hooks naming another port than the server's reach nobody (or whoever holds that port now);
   // hooks sending an older token are refused.
   const stale = staleHooksAdvice(httpHooksTargets(b.root), readServerKey(b.workspace.dir));
-  const why = stale ?? "the workspace's server was not running (or refused the HTTP hook)";
+  const why =
+    stale ??
+    (missed.length > 0
+      ? "the workspace's server was not running (or refused the HTTP hook)"
+      : "the workspace's server stopped, timed out or refused the HTTP hook");
   const count = (cs: TranscriptCall[]) =>
     `${cs.length} tool call${cs.length === 1 ? "" : "s"} (${[...new Set(cs.map((c) => c.name))].join(", ")})`;
+  const its = unrecorded.length === 1 ? "its" : "their";
   const parts = [
     ...(missed.length > 0 ? [`${count(missed)} ran without a checkpoint`] : []),
     ...(unrecorded.length > 0
-      ? [`${count(unrecorded)} ran without their result recorded (the ledger and the spiral detector miss them)`]
+      ? [
+          `${count(unrecorded)} ran without ${its} result recorded (the ledger and the spiral detector miss ${unrecorded.length === 1 ? "it" : "them"})`,
+        ]
       : []),
   ];
   const what = `${parts.join("; ")}: ${why}`;
