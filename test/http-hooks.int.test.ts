@@ -238,7 +238,7 @@ describe("Claude Code HTTP hooks", () => {
     }
   });
 
-  it("every HTTP entry is checked: one on another port, or on another host than 127.0.0.1, makes the hooks stale", () => {
+  it("every HTTP entry is checked: one on another port, or on another host than 127.0.0.1, makes the hooks stale; so does an allowedHttpHookUrls that leaves them out", () => {
     const root = workspace(FILES);
     expect(cli(["hooks", "install", "claude", "--http", "--json", "--root", root]).code).toBe(0);
     const file = join(root, ".claude/settings.local.json");
@@ -261,6 +261,13 @@ describe("Claude Code HTTP hooks", () => {
     expect(local().remaining.join("\n")).toContain("An HTTP hook names localhost, and the workspace's server listens on 127.0.0.1 only");
     writeFileSync(file, installed);
     expect(local().remaining.join("\n")).not.toMatch(/HTTP hooks? (name|names|send)/);
+    // A repository's committed settings can allow HTTP hooks to other URLs only: Claude Code then blocks Baton's.
+    const team = join(root, ".claude/settings.json");
+    writeFileSync(team, JSON.stringify({ allowedHttpHookUrls: ["https://hooks.example.com/*"] }));
+    expect(local().willRun).toBe(false);
+    expect(local().remaining.join("\n")).toContain(`Claude Code blocks HTTP hooks to http://127.0.0.1:${key.port}/v1/agent-hooks/claude/`);
+    writeFileSync(team, JSON.stringify({ allowedHttpHookUrls: ["https://hooks.example.com/*", "http://127.0.0.1:*/*"] }));
+    expect(local().remaining.join("\n")).not.toContain("Claude Code blocks HTTP hooks");
   });
 
   it("install --http refuses a settings file git would commit, changing nothing, and leaves an existing file mode 0600", async () => {

@@ -10,6 +10,7 @@
  */
 import { homedir, platform } from "node:os";
 import { join } from "node:path";
+import type { JsonObject } from "../core/types.js";
 import type { Readiness, SetupPlace } from "./readiness.js";
 import { settingsObjectAt } from "./settings-object.js";
 
@@ -22,13 +23,42 @@ function managedDir(): string {
   return platform() === "darwin" ? "/Library/Application Support/ClaudeCode" : "/etc/claude-code";
 }
 
-export function claudeReadiness(o: SetupPlace): Readiness {
-  const env = o.env ?? process.env;
+/** Claude Code's settings files at a place, in its order of precedence, each with what it holds. */
+function claudeLayers(o: SetupPlace): (readonly [string, JsonObject | undefined])[] {
   const managed = join(managedDir(), "managed-settings.json");
   const user = join(claudeConfigDir(o), "settings.json");
-  const layers = [managed, join(o.root, ".claude", "settings.local.json"), join(o.root, ".claude", "settings.json"), user].map(
+  return [managed, join(o.root, ".claude", "settings.local.json"), join(o.root, ".claude", "settings.json"), user].map(
     (file) => [file, settingsObjectAt(file)] as const,
   );
+}
+
+/**
+ * Why Claude Code would block HTTP hooks to `urls`, if it would: `allowedHttpHookUrls`, merged
+ * across its settings files, lists the URL patterns HTTP hooks may reach (`*` a wildcard); when
+ * any file sets it, a URL no pattern matches is blocked, and an empty list blocks them all.
+ */
+export function httpHooksBlocked(o: SetupPlace, urls: readonly string[]): string | undefined {
+  const setting = claudeLayers(o).filter(([, v]) => Array.isArray(v?.allowedHttpHookUrls));
+  if (setting.length === 0) return undefined;
+  const patterns = setting.flatMap(([, v]) =>
+    ((v?.allowedHttpHookUrls ?? []) as unknown[]).filter((p): p is string => typeof p === "string"),
+  );
+  const matches = (url: string, p: string) =>
+    p === "*" ||
+    new RegExp(
+      `^${p
+        .split("*")
+        .map((part) => part.replace(/[.+?^${}()|[\]\\]/g, "\\$&"))
+        .join(".*")}$`,
+    ).test(url);
+  const blocked = urls.find((u) => !patterns.some((p) => matches(u, p)));
+  if (blocked === undefined) return undefined;
+  return `Claude Code blocks HTTP hooks to ${blocked}: "allowedHttpHookUrls" in ${setting.map(([f]) => f).join(", ")} allows ${patterns.length === 0 ? "none" : patterns.map((p) => JSON.stringify(p)).join(", ")}. Add "http://127.0.0.1:*/*" there, or install without --http.`;
+}
+
+export function claudeReadiness(o: SetupPlace): Readiness {
+  const layers = claudeLayers(o);
+  const managed = layers[0]?.[0] as string;
   const remaining: string[] = [];
   const deciding = layers.find(([, s]) => typeof s?.disableAllHooks === "boolean");
   if (deciding?.[1]?.disableAllHooks === true)

@@ -42,7 +42,7 @@ import {
   untrustCodexHooks,
   writeCodexShim,
 } from "./agent-setup.js";
-import { claudeReadiness } from "./claude-setup.js";
+import { claudeReadiness, httpHooksBlocked } from "./claude-setup.js";
 import { clineInstalled, installClineHooks, uninstallClineHooks } from "./cline-setup.js";
 import { type OpencodePluginInfo, opencodePluginText, readOpencodePlugin } from "./opencode-plugin.js";
 import { opencodeLauncher, opencodeReadiness } from "./opencode-setup.js";
@@ -281,6 +281,11 @@ function httpNotes(o: HookPlaceOptions, hooks: readonly InstalledHook[], setting
   const remaining: string[] = [];
   const advice = staleHooksAdvice(httpHooksTargetsIn(settings), key);
   if (advice) remaining.push(`${advice[0]?.toUpperCase()}${advice.slice(1)}.`);
+  const blocked = httpHooksBlocked(
+    o,
+    http.map((h) => h.command),
+  );
+  if (blocked) remaining.push(blocked);
   // Only a server answers HTTP hooks, and only `auto` starts one (SessionStart, UserPromptSubmit).
   const mode = hookServerMode(join(o.root, ".baton"));
   const by = process.env.BATON_HOOK_SERVER?.trim()
