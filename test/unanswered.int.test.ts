@@ -118,6 +118,13 @@ describe("calls Claude Code ran without Baton hearing of them", () => {
       expect(stop.userMessage).toContain("1 tool call (Bash) ran without a checkpoint");
       const notes = (await b.events.list(s.sessionId)).events.filter((e) => e.type === "note:added").map((e) => e.id);
       expect(notes).toEqual([expect.stringMatching(/toolu_sub_unheard\.unanswered$/)]);
+      // A conversation resumed two days later: its last turn had its own Stop, and is not reported again.
+      const stale = new Date(Date.now() - 2 * 24 * 3_600_000).toISOString();
+      writeFileSync(
+        transcript,
+        `${[line({ type: "user", timestamp: stale, message: { role: "user", content: "old" } }), use("toolu_old_turn", "Bash", {}), result("toolu_old_turn")].join("\n")}\n`,
+      );
+      expect((await handle("Stop", { stop_hook_active: false, last_assistant_message: "Done." })).userMessage).toBeUndefined();
     } finally {
       await b.close();
     }

@@ -200,6 +200,9 @@ export async function reportUnanswered(b: Baton, sid: string | undefined, ev: Ho
   let calls: TranscriptCall[];
   try {
     const turn = scanTurn(tail(ev.transcriptPath));
+    // A turn older than the sessions searched below (a conversation resumed days later) had its
+    // own Stop to report it: its calls were recorded where this lookup no longer goes.
+    if (turn.since !== undefined && turn.since < Date.now() - RECENT_MS) return {};
     // A subagent's calls are in its own transcript: those of the subagents that worked this turn.
     calls = [...turn.calls, ...(turn.since !== undefined ? subagentCalls(ev.transcriptPath, turn.since) : [])];
   } catch {
