@@ -145,11 +145,14 @@ if (available) {
         const after = Date.now();
         expect(new Set(leases.map((l) => l?.item.itemId)).size).toBe(6);
         const stored = new Map((await baton.work.pending("lv")).map((p) => [p.lease?.leaseId, p.lease]));
+        // Expiries are on the database's clock, read as this host's plus an offset measured at
+        // open to within half a round trip (pg-clock.ts): a few ms either way under load.
+        const skew = 250;
         leases.forEach((l, i) => {
           expect(l?.owner).toBe(`owner-${i}`);
           const expires = Date.parse(l?.expiresAt ?? "");
-          expect(expires).toBeGreaterThanOrEqual(before + 60_000 + i * 10_000);
-          expect(expires).toBeLessThanOrEqual(after + 60_000 + i * 10_000);
+          expect(expires).toBeGreaterThanOrEqual(before + 60_000 + i * 10_000 - skew);
+          expect(expires).toBeLessThanOrEqual(after + 60_000 + i * 10_000 + skew);
           expect(stored.get(l?.leaseId)).toMatchObject({ owner: `owner-${i}`, expiresAt: l?.expiresAt });
         });
       } finally {
