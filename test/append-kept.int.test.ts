@@ -5,6 +5,7 @@
  * same file is another connection, as another process would be.
  */
 import { afterEach, describe, expect, it, vi } from "vitest";
+import type { Baton } from "../src/api.js";
 import { SqliteJournalQueries } from "../src/backend/sqlite/sqlite-journal.js";
 import { openBaton } from "../src/compose.js";
 import { isBatonError } from "../src/index.js";
@@ -15,12 +16,22 @@ afterEach(() => {
   cleanupDirs();
 });
 
+/** Two Batons on one workspace (two connections, as two processes would have), closed after `body`. */
+async function twoConnections(body: (a: Baton, b: Baton) => Promise<void>): Promise<void> {
+  const root = tempDir();
+  const a = await openBaton({ root });
+  const b = await openBaton({ root });
+  try {
+    await body(a, b);
+  } finally {
+    await a.close();
+    await b.close();
+  }
+}
+
 describe("appending from the kept state (SQLite)", () => {
   it("an append after this process's own reads the session no more; one after another connection's does, and sees its event", async () => {
-    const root = tempDir();
-    const a = await openBaton({ root });
-    const b = await openBaton({ root });
-    try {
+    await twoConnections(async (a, b) => {
       await a.sessions.start({ flow: "task", id: "t" });
       await a.events.append("t", { type: "start" });
       const reads = vi.spyOn(SqliteJournalQueries.prototype, "getSession");
@@ -42,10 +53,7 @@ describe("appending from the kept state (SQLite)", () => {
         [5, "block"],
         [6, "unblock"],
       ]);
-    } finally {
-      await a.close();
-      await b.close();
-    }
+    });
   });
 
   it("a batch that fails half way on the kept state leaves nothing, and the next append is right", async () => {
@@ -67,10 +75,7 @@ describe("appending from the kept state (SQLite)", () => {
   });
 
   it("two connections taking turns moving the phase: the session row follows the journal", async () => {
-    const root = tempDir();
-    const a = await openBaton({ root });
-    const b = await openBaton({ root });
-    try {
+    await twoConnections(async (a, b) => {
       await a.sessions.start({ flow: "task", id: "t" });
       await a.events.append("t", { type: "start" });
       await b.events.append("t", { type: "block" });
@@ -85,9 +90,6 @@ describe("appending from the kept state (SQLite)", () => {
       const [done] = await b.sessions.list({ includeCompleted: true });
       expect([done?.phase, done?.status]).toEqual(["done", "completed"]);
       expect(await b.sessions.list()).toEqual([]);
-    } finally {
-      await a.close();
-      await b.close();
-    }
+    });
   });
 });

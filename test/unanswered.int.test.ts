@@ -18,25 +18,29 @@ const use = (id: string, name: string, input: Record<string, unknown>) =>
   line({ type: "assistant", message: { content: [{ type: "tool_use", id, name, input }] } });
 const result = (id: string) => line({ type: "user", message: { content: [{ type: "tool_result", tool_use_id: id, content: "ok" }] } });
 
+/**
+ * A workspace whose local Claude Code settings hold one of Baton's HTTP hooks (only then is
+ * anything reported), and `handle`, which answers a hook payload shaped as the real CLI's with
+ * the transcript at `transcript`.
+ */
+async function httpHooked(event: "PreToolUse" | "PostToolUse", transcript: (root: string) => string, matcher?: string) {
+  const { baton: b, root } = await tempBaton();
+  mkdirSync(join(root, ".claude"), { recursive: true });
+  const group = {
+    ...(matcher !== undefined ? { matcher } : {}),
+    hooks: [{ type: "http", url: `http://127.0.0.1:1/v1/agent-hooks/claude/${event}` }],
+  };
+  writeFileSync(join(root, ".claude", "settings.local.json"), line({ hooks: { [event]: [group] } }));
+  const base = { ...fixture("PreToolUse.Write"), cwd: root, transcript_path: transcript(root) };
+  const handle = (name: string, payload: Record<string, unknown>) =>
+    b.agents.handle(claude.parse(name, { ...base, hook_event_name: name, ...payload }, root), { agentPid: process.pid });
+  return { b, root, transcript: transcript(root), handle };
+}
+
 describe("calls Claude Code ran without Baton hearing of them", () => {
   it("a call recorded in a session that completed mid-turn is not reported; a call nobody heard of is", async () => {
-    const { baton: b, root } = await tempBaton();
+    const { b, root, transcript, handle } = await httpHooked("PreToolUse", (r) => join(r, "transcript.jsonl"), "Write|Bash");
     try {
-      // Baton's HTTP hooks in the local settings: only then is anything reported.
-      mkdirSync(join(root, ".claude"), { recursive: true });
-      writeFileSync(
-        join(root, ".claude", "settings.local.json"),
-        line({
-          hooks: {
-            PreToolUse: [{ matcher: "Write|Bash", hooks: [{ type: "http", url: "http://127.0.0.1:1/v1/agent-hooks/claude/PreToolUse" }] }],
-          },
-        }),
-      );
-      const transcript = join(root, "transcript.jsonl");
-      const base = { ...fixture("PreToolUse.Write"), cwd: root, transcript_path: transcript };
-      const handle = (event: string, payload: Record<string, unknown>) =>
-        b.agents.handle(claude.parse(event, { ...base, hook_event_name: event, ...payload }, root), { agentPid: process.pid });
-
       const first = await b.sessions.start({ flow: "task", id: "first" });
       const write = { tool_name: "Write", tool_input: { file_path: join(root, "a.txt"), content: "a\n" }, tool_use_id: "toolu_written" };
       expect(await handle("PreToolUse", write)).toEqual({});
@@ -69,20 +73,11 @@ describe("calls Claude Code ran without Baton hearing of them", () => {
   });
 
   it("a subagent's calls are read from its own transcript: one nobody heard of is reported, one checkpointed is not", async () => {
-    const { baton: b, root } = await tempBaton();
+    // Claude Code's layout: <project dir>/<session id>.jsonl, its subagents in <session id>/subagents/.
+    const { b, root, transcript, handle } = await httpHooked("PreToolUse", (r) => join(r, "projects", "b1f9366f.jsonl"));
     try {
-      mkdirSync(join(root, ".claude"), { recursive: true });
-      writeFileSync(
-        join(root, ".claude", "settings.local.json"),
-        line({ hooks: { PreToolUse: [{ hooks: [{ type: "http", url: "http://127.0.0.1:1/v1/agent-hooks/claude/PreToolUse" }] }] } }),
-      );
-      // Claude Code's layout: <project dir>/<session id>.jsonl, its subagents in <session id>/subagents/.
-      const transcript = join(root, "projects", "b1f9366f.jsonl");
       const subagents = join(root, "projects", "b1f9366f", "subagents");
       mkdirSync(subagents, { recursive: true });
-      const base = { ...fixture("PreToolUse.Write"), cwd: root, transcript_path: transcript };
-      const handle = (event: string, payload: Record<string, unknown>) =>
-        b.agents.handle(claude.parse(event, { ...base, hook_event_name: event, ...payload }, root), { agentPid: process.pid });
       const s = await b.sessions.start({ flow: "task", id: "only" });
       // The subagent's first call was answered (it runs its hooks with the session's id).
       const heard = { tool_name: "Write", tool_input: { file_path: join(root, "s.txt"), content: "s\n" }, tool_use_id: "toolu_sub_heard" };
@@ -131,17 +126,8 @@ describe("calls Claude Code ran without Baton hearing of them", () => {
   });
 
   it("a call checkpointed whose PostToolUse went unanswered is reported as unrecorded; a refused or failed one is not", async () => {
-    const { baton: b, root } = await tempBaton();
+    const { b, root, transcript, handle } = await httpHooked("PostToolUse", (r) => join(r, "transcript.jsonl"));
     try {
-      mkdirSync(join(root, ".claude"), { recursive: true });
-      writeFileSync(
-        join(root, ".claude", "settings.local.json"),
-        line({ hooks: { PostToolUse: [{ hooks: [{ type: "http", url: "http://127.0.0.1:1/v1/agent-hooks/claude/PostToolUse" }] }] } }),
-      );
-      const transcript = join(root, "transcript.jsonl");
-      const base = { ...fixture("PreToolUse.Write"), cwd: root, transcript_path: transcript };
-      const handle = (event: string, payload: Record<string, unknown>) =>
-        b.agents.handle(claude.parse(event, { ...base, hook_event_name: event, ...payload }, root), { agentPid: process.pid });
       const s = await b.sessions.start({ flow: "task", id: "only" });
       const call = (id: string, file: string) => ({
         tool_name: "Write",

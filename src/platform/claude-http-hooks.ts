@@ -3,19 +3,13 @@
  * HTTP hooks (`baton hooks install claude --http`): then the workspace's server is what answers
  * Claude Code's per-call hooks, and no hook process answers in its place.
  */
-import { readFileSync } from "node:fs";
 import { join } from "node:path";
-import { CLAUDE_HTTP_EVENTS } from "../core/hooks/claude.js";
-import { isBatonHookUrl, nativeHookPath } from "../core/hooks/config.js";
+import { batonHookUrlHost } from "../core/hooks/config.js";
+import { readSettingsText } from "./settings-text.js";
 
 /** Whether the project's local Claude Code settings hold Baton's HTTP hooks. */
 export function httpHooksOn(root: string): boolean {
-  try {
-    const text = readFileSync(join(root, ".claude", "settings.local.json"), "utf8");
-    return CLAUDE_HTTP_EVENTS.some((e) => text.includes(nativeHookPath("claude", e)));
-  } catch {
-    return false;
-  }
+  return httpHooksTargets(root).length > 0;
 }
 
 /** The server an HTTP hook entry reaches: its URL's host and port, and the token it sends. */
@@ -25,10 +19,15 @@ export interface HttpHookTarget {
   token?: string;
 }
 
-/** The targets of Baton's HTTP hooks in the local settings, one per entry (none when there are none). */
+/**
+ * The targets of Baton's HTTP hooks in the project's local settings, one per entry: none when
+ * there are none, or the file is missing, unreadable or not JSON. A repository may ship that
+ * path as a FIFO or a link to a device: it is read without blocking (settings-text.ts).
+ */
 export function httpHooksTargets(root: string): HttpHookTarget[] {
   try {
-    return httpHooksTargetsIn(JSON.parse(readFileSync(join(root, ".claude", "settings.local.json"), "utf8")));
+    const text = readSettingsText(join(root, ".claude", "settings.local.json"));
+    return text === undefined ? [] : httpHooksTargetsIn(JSON.parse(text));
   } catch {
     return [];
   }
@@ -43,21 +42,14 @@ export function httpHooksTargetsIn(settings: unknown): HttpHookTarget[] {
     if (!Array.isArray(groups)) continue;
     for (const group of groups)
       for (const h of Array.isArray(group?.hooks) ? group.hooks : []) {
-        if (h?.type !== "http" || !isBatonHookUrl(h.url, "claude")) continue;
-        const target = hookTarget(h.url, h.headers);
-        if (target) out.push(target);
+        const at = h?.type === "http" ? batonHookUrlHost(h.url, "claude") : undefined;
+        if (at === undefined) continue;
+        const auth = (h.headers as Record<string, unknown> | null | undefined)?.Authorization;
+        const token = typeof auth === "string" && auth.startsWith("Bearer ") ? auth.slice("Bearer ".length) : undefined;
+        out.push({ ...at, ...(token !== undefined ? { token } : {}) });
       }
   }
   return out;
-}
-
-/** The host, port and bearer token of one HTTP hook entry's `url` and `headers`. */
-export function hookTarget(url: unknown, headers: unknown): HttpHookTarget | undefined {
-  const m = typeof url === "string" ? /^http:\/\/(127\.0\.0\.1|\[::1\]|localhost):(\d+)\//.exec(url) : null;
-  if (!m) return undefined;
-  const auth = (headers as Record<string, unknown> | null | undefined)?.Authorization;
-  const token = typeof auth === "string" && auth.startsWith("Bearer ") ? auth.slice("Bearer ".length) : undefined;
-  return { host: m[1] as string, port: Number(m[2]), ...(token !== undefined ? { token } : {}) };
 }
 
 /**

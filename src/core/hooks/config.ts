@@ -95,12 +95,16 @@ export function nativeHookPath(agent: HookAgent, event: string): string {
   return `/v1/agent-hooks/${agent}/${event}`;
 }
 
+/** The loopback host and port of an HTTP hook's URL that is Baton's route on this machine, for `agent`. */
+export function batonHookUrlHost(url: unknown, agent: HookAgent): { host: string; port: number } | undefined {
+  if (typeof url !== "string") return undefined;
+  const m = new RegExp(`^http://(127\\.0\\.0\\.1|\\[::1\\]|localhost):(\\d+)/v1/agent-hooks/${agent}/[A-Za-z]+$`).exec(url);
+  return m ? { host: m[1] as string, port: Number(m[2]) } : undefined;
+}
+
 /** An HTTP hook's URL that is Baton's route on this machine, for `agent`. */
 export function isBatonHookUrl(url: unknown, agent: HookAgent): boolean {
-  return (
-    typeof url === "string" &&
-    new RegExp(`^http://(?:127\\.0\\.0\\.1|\\[::1\\]|localhost):\\d+/v1/agent-hooks/${agent}/[A-Za-z]+$`).test(url)
-  );
+  return batonHookUrlHost(url, agent) !== undefined;
 }
 
 /** A command that runs `baton hook <agent> …`, whatever the path or launcher before it. */

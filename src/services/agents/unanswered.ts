@@ -27,7 +27,7 @@ import type { Baton } from "../../api.js";
 import { isBatonDenial } from "../../core/hooks/context.js";
 import { callCheckpoint, turnId } from "../../core/hooks/keys.js";
 import type { HookEvent, HookResponse, ToolCall } from "../../core/hooks/types.js";
-import { httpHooksOn, httpHooksTargets, staleHooksAdvice } from "../../platform/claude-http-hooks.js";
+import { httpHooksTargets, staleHooksAdvice } from "../../platform/claude-http-hooks.js";
 import { appendHookFailure } from "../../platform/hook-log.js";
 import { readServerKey } from "../../platform/server-key.js";
 
@@ -196,7 +196,9 @@ function resultText(content: unknown): string {
  * top of this file). `{}` when there are none, or nothing to look at.
  */
 export async function reportUnanswered(b: Baton, sid: string | undefined, ev: HookEvent): Promise<HookResponse> {
-  if (sid === undefined || ev.agent !== "claude" || ev.transcriptPath === undefined || !httpHooksOn(b.root)) return {};
+  if (sid === undefined || ev.agent !== "claude" || ev.transcriptPath === undefined) return {};
+  const targets = httpHooksTargets(b.root);
+  if (targets.length === 0) return {};
   let calls: TranscriptCall[];
   try {
     const turn = scanTurn(tail(ev.transcriptPath));
@@ -273,7 +275,7 @@ export async function reportUnanswered(b: Baton, sid: string | undefined, ev: Ho
   }
   // Hooks naming another port than the server's reach nobody (or whoever holds that port now);
   // hooks sending an older token are refused.
-  const stale = staleHooksAdvice(httpHooksTargets(b.root), readServerKey(b.workspace.dir));
+  const stale = staleHooksAdvice(targets, readServerKey(b.workspace.dir));
   const why =
     stale ??
     (missed.length > 0
