@@ -486,8 +486,11 @@ export interface Flows {
 export interface Lanes {
   /** The lanes working in a session now, most recently active first, each with the files it claims. */
   list(sessionId: string): Promise<LaneView[]>;
-  /** The live claims every other agent lane holds on these files (for `lane`, about to write them), newest first. */
-  claimsOn(sessionId: string, lane: string, paths: readonly string[]): Promise<ClaimHolder[]>;
+  /**
+   * The live claims every other agent lane holds on these files (for `lane`, about to write
+   * them), newest first. `snapshot`: the session's state the caller has just read, not read again.
+   */
+  claimsOn(sessionId: string, lane: string, paths: readonly string[], snapshot?: Snapshot): Promise<ClaimHolder[]>;
   /** Every live claim every other agent lane holds (`lane`'s family left out), newest first. */
   claimsOfOthers(sessionId: string, lane: string): Promise<ClaimHolder[]>;
 }

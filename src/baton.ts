@@ -284,8 +284,8 @@ export function createBaton(s: Services): Baton {
       const snap = (await journal.read(id)).snapshot;
       return s.lanes.views(snap, s.now().getTime());
     },
-    async claimsOn(id, lane, paths) {
-      const snap = (await journal.read(id)).snapshot;
+    async claimsOn(id, lane, paths, known) {
+      const snap = known?.sessionId === id ? known : (await journal.read(id)).snapshot;
       return s.lanes.claimsOn(snap, lane, paths, s.now().getTime());
     },
     async claimsOfOthers(id, lane) {

@@ -139,7 +139,7 @@ export class Services {
   // lessons code with it cost ~1.3 ms per hook process (docs/benchmarks.md, "hooks").
   spiral(): Promise<SpiralService> {
     this.#spiraling ??= import("./services/agents/spiral.js").then(
-      (s) => new s.SpiralService(this.journal, this.root, this.workspace.dir, this.now, this.backend),
+      (s) => new s.SpiralService(this.journal, this.root, this.workspace.dir, this.now),
     );
     return this.#spiraling;
   }

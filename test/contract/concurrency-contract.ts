@@ -64,6 +64,24 @@ export function concurrencyContract(name: string, factory: StoreFactory, connect
       expect((await bs[1]!.sessions.snapshot("t")).lastSeq).toBe(N * per + 1);
     });
 
+    it("turns recorded at once on several connections are each judged with the others': exactly one detects the spiral", async () => {
+      // A repeated failing call is a spiral from its third turn (the default threshold). Judged on
+      // a state read before the append, turns recorded at once would each miss the others'.
+      const bs = await many(3);
+      await bs[0]!.sessions.start({ flow: "task", id: "sp" });
+      const same = { tool: "Edit", argsHash: "patch-1", status: "error" as const };
+      const turns = await Promise.all(bs.flatMap((b) => [b.turns.record("sp", same), b.turns.record("sp", same)]));
+      const detected = turns.filter((t) => t.detected);
+      expect(detected).toHaveLength(1);
+      const { events } = await bs[2]!.events.list("sp");
+      const spiral = events.filter((e) => e.type === "spiral:detected");
+      expect(spiral).toHaveLength(1);
+      // The detection lands with the third turn recorded, whichever connection recorded it.
+      const turnSeqs = events.filter((e) => e.type === "turn:recorded").map((e) => e.seq);
+      expect(detected[0]!.turn.seq).toBe(turnSeqs[2]);
+      expect((await bs[1]!.sessions.snapshot("sp")).facets.spiral?.paused).toBe(true);
+    });
+
     it("two connections taking turns on one session: each append folds from the other's, work is made once per event", async () => {
       // Each connection keeps the state it last appended from; after the other appended, that
       // state is old, and its next append must see the other's events (phase, seq), not overwrite them.

@@ -13,7 +13,6 @@
  */
 import { statSync } from "node:fs";
 import { resolve } from "node:path";
-import type { Backend } from "../../backend/contract.js";
 import { randomId } from "../../core/canonical.js";
 import { isLaneId, pausedSpiral } from "../../core/lanes.js";
 import {
@@ -69,14 +68,12 @@ export class SpiralService {
   readonly #root: string;
   readonly #batonDir: string;
   readonly #now: () => Date;
-  readonly #backend: Backend;
 
-  constructor(journal: Journal, root: string, batonDir: string, now: () => Date, backend: Backend) {
+  constructor(journal: Journal, root: string, batonDir: string, now: () => Date) {
     this.#journal = journal;
     this.#root = root;
     this.#batonDir = batonDir;
     this.#now = now;
-    this.#backend = backend;
   }
 
   async record(sessionId: string, input: TurnInput): Promise<TurnResult> {
@@ -85,49 +82,52 @@ export class SpiralService {
     const id = input.id ?? `turn_${randomId()}`;
     const lane = input.lane;
     if (lane !== undefined && !isLaneId(lane)) throw badInput(`lane ${JSON.stringify(lane)} is invalid: "<agent>:<session id>"`);
-    const view = await this.#journal.read(sessionId);
-    const snap = view.snapshot;
-    const sp = (lane === undefined ? snap.facets.spiral : snap.facets.lanes?.[lane]?.spiral) ?? emptySpiral();
     const data = { ...(record as unknown as JsonObject), ...(lane !== undefined ? { lane } : {}) };
-    const events: EventInput[] = [{ id, type: "turn:recorded", actor: input.actor ?? "agent", data }];
-    // A paused session records turns without judging them again; a retried turn is not judged twice.
-    if (!sp.paused && !sp.window.some((t) => t.id === id)) {
-      const entry = turnEntry(record, { id, seq: view.snapshot.lastSeq + 1, at: this.#now().toISOString() });
-      const found = detectSpiral(pushTurn(sp.window, entry), thresholds);
-      if (found) {
-        const data: JsonObject = {
+    // Judged inside the append's transaction: a turn of another agent (or a parallel call of this
+    // one) recorded meanwhile is in the window judged, not missed by both.
+    const judged = await this.#journal.appendFrom(
+      sessionId,
+      async (snap, tx) => {
+        const sp = (lane === undefined ? snap.facets.spiral : snap.facets.lanes?.[lane]?.spiral) ?? emptySpiral();
+        const events: EventInput[] = [{ id, type: "turn:recorded", actor: input.actor ?? "agent", data }];
+        // A paused session records turns without judging them again; a retried turn is not judged twice.
+        if (sp.paused || sp.window.some((t) => t.id === id)) return events;
+        const entry = turnEntry(record, { id, seq: snap.lastSeq + 1, at: this.#now().toISOString() });
+        const found = detectSpiral(pushTurn(sp.window, entry), thresholds);
+        if (!found) return events;
+        const spiral: JsonObject = {
           pattern: found.pattern,
           summary: found.summary,
           turns: found.turns.map((t) => t.id),
           from: found.from.id,
         };
-        if (found.path !== undefined) data.path = found.path;
-        if (found.signature !== undefined) data.signature = found.signature;
-        if (found.fingerprint !== undefined) data.fingerprint = found.fingerprint;
+        if (found.path !== undefined) spiral.path = found.path;
+        if (found.signature !== undefined) spiral.signature = found.signature;
+        if (found.fingerprint !== undefined) spiral.fingerprint = found.fingerprint;
         // Turns recorded without naming their checkpoint: the session's (or lane's) own
         // checkpoints still know the last good point (the newest one before the spiral's first turn).
-        const cp = found.proposedCheckpoint ?? (await this.#checkpointBefore(sessionId, found.rollbackFrom ?? found.from, lane));
-        if (cp !== undefined) data.proposedCheckpoint = cp;
-        if (lane !== undefined) data.lane = lane;
-        events.push({ id: `${id}.spiral`, type: "spiral:detected", actor: "system", data });
-      }
-    }
-    const results = await this.#journal.appendBatch(sessionId, events);
+        const cp =
+          found.proposedCheckpoint ?? (await tx.checkpoints.lastGoodCheckpoint(sessionId, (found.rollbackFrom ?? found.from).at, lane));
+        if (cp !== undefined) spiral.proposedCheckpoint = cp;
+        if (lane !== undefined) spiral.lane = lane;
+        events.push({ id: `${id}.spiral`, type: "spiral:detected", actor: "system", data: spiral });
+        return events;
+      },
+      (snap, flow) => ({
+        state: spiralView(lane === undefined ? snap.facets.spiral : snap.facets.lanes?.[lane]?.spiral),
+        nextAction: spiralPauseRule({ flow, snap, pendingWork: [] })?.action,
+      }),
+    );
+    const results = judged.results;
     const turn = results[0] as AppendResult;
-    const after = await this.#journal.read(sessionId);
-    const state = lane === undefined ? after.snapshot.facets.spiral : after.snapshot.facets.lanes?.[lane]?.spiral;
-    const nextAction = spiralPauseRule({ flow: after.flow, snap: after.snapshot, pendingWork: [] })?.action;
+    const { state, nextAction } = judged.after;
     return {
       sessionId,
       turn: { id: turn.event.id, seq: turn.event.seq, duplicate: turn.duplicate },
       detected: results.length > 1 && !(results[1] as AppendResult).duplicate,
-      spiral: spiralView(state),
+      spiral: state,
       ...(nextAction ? { nextAction } : {}),
     };
-  }
-
-  async #checkpointBefore(sessionId: string, from: { at: string }, lane: string | undefined): Promise<string | undefined> {
-    return this.#backend.transaction("read", (tx) => tx.checkpoints.lastGoodCheckpoint(sessionId, from.at, lane));
   }
 
   /**

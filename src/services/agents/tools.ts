@@ -163,7 +163,7 @@ async function claimNotice(
   try {
     const mode = readLaneConfig(b.workspace.dir).claims;
     if (mode === "off") return undefined;
-    holders = await b.lanes.claimsOn(sid, lane, files);
+    holders = await b.lanes.claimsOn(sid, lane, files, snap);
     if (holders.length === 0) return undefined;
     const key = turnId(ev, tool);
     // The other attempt at this hook (the server's, whose answer was lost) decided first: answer as it did.

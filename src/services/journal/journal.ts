@@ -63,6 +63,9 @@ export type AppendHook = (tx: StoreTx, flow: FlowDefinition, event: JournalEvent
 /** Whether a hook would write anything for this event (pure: decided before the transaction). */
 export type AppendHookActs = (flow: FlowDefinition, event: JournalEvent, outcome: EventOutcome) => boolean;
 
+/** The events to append, decided on the session's state inside the append's write transaction. */
+export type Decide = (snap: Readonly<Snapshot>, tx: StoreTx) => Promise<readonly EventInput[]>;
+
 /** An append folded from a state this process kept: what to store, and what each input became. */
 interface Fold {
   rows: EventRow[];
@@ -116,7 +119,7 @@ export class Journal {
   async #appendIn(
     tx: StoreTx,
     sessionId: string,
-    inputs: readonly EventInput[],
+    given: readonly EventInput[] | Decide,
     fresh: ReadonlySet<string> = NONE,
     check?: (snap: Readonly<Snapshot>) => void,
   ): Promise<{ results: AppendResult[]; folded: Folded }> {
@@ -126,7 +129,14 @@ export class Journal {
     // process kept and stores by a compare-and-set (insertEventsAt): the session is not read
     // first, a statement fewer per append. A state that is no longer the journal's changes
     // nothing, and the append below reads the session and folds again.
-    if (cached && !check && this.#backend.capabilities.serialWrites && !inputs.some((i) => i.id !== undefined && !fresh.has(i.id))) {
+    const inputs = typeof given === "function" ? undefined : given;
+    if (
+      cached &&
+      inputs &&
+      !check &&
+      this.#backend.capabilities.serialWrites &&
+      !inputs.some((i) => i.id !== undefined && !fresh.has(i.id))
+    ) {
       const stored = await this.#storeAt(tx, sessionId, cached, inputs, fresh);
       if (stored) return stored;
       cached = undefined; // folded into: not the journal's state any more
@@ -140,16 +150,16 @@ export class Journal {
     const folded =
       cached && cached.snap.lastSeq === session.lastSeq && cached.snap.flow === session.flow ? cached : await loadFolded(tx, session, flow);
     folded.row = { phase: session.phase, status: session.status };
-    if (check) {
-      // A refusal leaves the folded state as it was: keep it cached.
-      try {
-        check(folded.snap);
-      } catch (err) {
-        this.#remember(sessionId, folded);
-        throw err;
-      }
+    let decided = inputs;
+    // A refusal leaves the folded state as it was: keep it cached.
+    try {
+      check?.(folded.snap);
+      decided ??= await (given as Decide)(folded.snap, tx);
+    } catch (err) {
+      this.#remember(sessionId, folded);
+      throw err;
     }
-    const results = await this.#appendInTx(tx, session, flow, folded, inputs, fresh);
+    const results = await this.#appendInTx(tx, session, flow, folded, decided, fresh);
     return { results, folded };
   }
 
@@ -386,6 +396,45 @@ export class Journal {
     } catch {
       return undefined; // decided on what this process kept: the full append decides for real
     }
+  }
+
+  /**
+   * Append the events `decide` makes of the session's state, inside the write transaction that
+   * stores them: no other writer can change the state between the decision and the append (two
+   * agents' turns judged at once each see the other's). `after` reads what the caller needs of
+   * the state the events leave, from the fold the append made: the session is not read again.
+   * Both only read the state (it is the journal's own); `after`'s value is copied. Every event
+   * `decide` makes carries its id, so where a server store loses the commit the whole decision
+   * is taken once more on the state then, and what did commit comes back as duplicates.
+   */
+  async appendFrom<T>(
+    sessionId: string,
+    decide: Decide,
+    after: (snap: Readonly<Snapshot>, flow: FlowDefinition) => T,
+  ): Promise<{ results: AppendResult[]; after: T }> {
+    const withIds: Decide = async (snap, tx) => {
+      const inputs = await decide(snap, tx);
+      const missing = inputs.findIndex((i) => i.id === undefined);
+      if (missing >= 0) throw new Error(`appendFrom: event ${missing + 1} of the decision has no id`);
+      return inputs;
+    };
+    const once = () =>
+      this.#backend.transaction("write", async (tx) => {
+        const o = await this.#appendIn(tx, sessionId, withIds);
+        return { ...o, after: structuredClone(after(o.folded.snap, await this.#flows.get(o.folded.snap.flow))) };
+      });
+    const outcome = await this.#inOrder(sessionId, async () => {
+      try {
+        return await once();
+      } catch (err) {
+        const lost =
+          this.#backend.capabilities.uncertainCommits && isBatonError(err, "storage_unavailable") && err.details.outcome === "unknown";
+        if (!lost) throw err;
+        return await once();
+      }
+    });
+    this.#remember(sessionId, outcome.folded); // committed: the folded state is now the journal's
+    return { results: outcome.results, after: outcome.after };
   }
 
   /**
