@@ -56,6 +56,27 @@ describe("appending from the kept state (SQLite)", () => {
     });
   });
 
+  it("an append inside another service's transaction (a run's start) is kept once it commits: the next append reads nothing", async () => {
+    const a = await openBaton({ root: tempDir() });
+    try {
+      await a.sessions.start({ flow: "task", id: "t" });
+      await a.events.append("t", { type: "start" });
+      await a.runs.start("t", { agent: "claude-code", runId: "r1" });
+      const reads = vi.spyOn(SqliteJournalQueries.prototype, "getSnapshot");
+      const r = await a.events.append("t", { type: "note:added", data: { text: "after the run" } });
+      expect(reads).not.toHaveBeenCalled();
+      expect(r.event.seq).toBe(4);
+      // A second start of the same run changes nothing, and the next append still sees the journal.
+      expect((await a.runs.start("t", { agent: "claude-code", runId: "r1" })).result.duplicate).toBe(true);
+      expect((await a.events.append("t", { type: "note:added", data: { text: "again" } })).event.seq).toBe(5);
+      const snap = await a.sessions.snapshot("t");
+      expect(snap.lastSeq).toBe(5);
+      expect(JSON.stringify(snap.facets.runs)).toContain('"r1"');
+    } finally {
+      await a.close();
+    }
+  });
+
   it("a batch that fails half way on the kept state leaves nothing, and the next append is right", async () => {
     const a = await openBaton({ root: tempDir() });
     try {

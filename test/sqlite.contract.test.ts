@@ -86,15 +86,17 @@ describe("sqlite group commit", () => {
       raw.close();
     }
   });
-  it("fails a member alone on its own io_error, and runs beforeCommit actions only for members that commit", async () => {
+  it("fails a member alone on its own io_error, and runs beforeCommit and afterCommit actions only for members that commit", async () => {
     const root = tempDir();
     const backend = new SqliteBackend({ path: join(root, "a.db") });
     const b = await openBaton({ root, backend });
     await b.sessions.start({ flow: "task", id: "t" });
     const ran: string[] = [];
+    const committed: string[] = [];
     const member = (name: string, fail: boolean) =>
       backend.transaction("write", async (tx) => {
         tx.beforeCommit(() => ran.push(name));
+        tx.afterCommit(() => committed.push(name));
         await tx.checkpoints.bumpBlobEpoch();
         if (fail) throw new BatonError("io_error", "cannot delete a blob file: EIO");
         return name;
@@ -110,10 +112,12 @@ describe("sqlite group commit", () => {
     expect(((settled[1] as PromiseRejectedResult).reason as { code?: string }).code).toBe("io_error");
     expect(backend.writeStats.commits - before.commits, "one group").toBe(1);
     expect(ran, "the failed member's action went with it").toEqual(["a", "c"]);
+    expect(committed, "after the group's COMMIT, the failed member's left out").toEqual(["a", "c"]);
     expect((await b.events.list("t")).events.map((e) => e.type)).toContain("note:added");
     // Alone, a failing transaction runs no action either.
     await expect(member("d", true)).rejects.toMatchObject({ code: "io_error" });
     expect(ran).toEqual(["a", "c"]);
+    expect(committed).toEqual(["a", "c"]);
     await b.close();
   });
 });

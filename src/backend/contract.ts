@@ -705,6 +705,12 @@ export interface StoreTx extends JournalQueries {
    * the commit and keeps any concurrent transaction from referencing it).
    */
   beforeCommit(action: () => void): void;
+  /**
+   * Run `action` once this transaction has committed (with group commit, once the group's COMMIT
+   * succeeded); dropped if it rolls back or its commit fails. For state this process keeps that
+   * must follow only what is stored (the journal's folded state of a session). It must not throw.
+   */
+  afterCommit(action: () => void): void;
   readonly queue: QueueQueries;
   readonly checkpoints: CheckpointQueries;
   readonly lessons: LessonQueries;

@@ -476,6 +476,7 @@ export class PostgresBackend implements Backend {
           await this.#send(client, { text: "COMMIT" });
         }
         client.release();
+        for (const action of tx.committedActions.splice(0)) action();
         if (mode === "write") {
           this.#writeStats.commits++;
           this.#writeStats.transactions++;

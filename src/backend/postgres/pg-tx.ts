@@ -25,6 +25,11 @@ export class PgTx extends PgJournalQueries implements StoreTx {
   beforeCommit(action: () => void): void {
     this.pendingActions.push(action);
   }
+  /** Actions for after the commit (see StoreTx.afterCommit). */
+  readonly committedActions: (() => void)[] = [];
+  afterCommit(action: () => void): void {
+    this.committedActions.push(action);
+  }
   constructor(c: PgCtx, schema: string) {
     super(c, schema);
     this.queue = new PgQueueQueries(c);

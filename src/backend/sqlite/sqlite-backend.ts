@@ -247,22 +247,27 @@ export class SqliteBackend implements Backend {
       throw mapSqliteError(err, "starting a transaction", this.#path);
     }
     const pending = this.#tx.pendingActions;
+    const committed = this.#tx.committedActions;
     pending.length = 0;
+    committed.length = 0;
     let result: T;
     try {
       result = await fn(this.#tx);
       for (const action of pending.splice(0)) action();
     } catch (err) {
       pending.length = 0;
+      committed.length = 0;
       if (db.inTransaction) db.exec("ROLLBACK");
       throw err instanceof BatonError ? err : mapSqliteError(err, "in a transaction", this.#path);
     }
     try {
       db.exec("COMMIT");
     } catch (err) {
+      committed.length = 0;
       if (db.inTransaction) db.exec("ROLLBACK");
       throw mapSqliteError(err, "committing", this.#path);
     }
+    for (const action of committed.splice(0)) action();
     return result;
   }
 
@@ -291,9 +296,12 @@ export class SqliteBackend implements Backend {
       const changesBefore = this.#listeners.size > 0 ? this.#totalChanges() : -1;
       const grouped = jobs.length > 1;
       const pending = this.#tx.pendingActions;
+      const committed = this.#tx.committedActions;
       pending.length = 0;
+      committed.length = 0;
       for (const job of jobs) {
         const mark = pending.length;
+        const committedMark = committed.length;
         if (grouped) this.#prepare("SAVEPOINT baton_member").run();
         try {
           const value = await job.fn(this.#tx);
@@ -308,6 +316,7 @@ export class SqliteBackend implements Backend {
           this.#prepare("ROLLBACK TO baton_member").run();
           this.#prepare("RELEASE baton_member").run();
           pending.length = mark; // its actions go with it
+          committed.length = committedMark;
           outcomes.push({ ok: false, value: mapped });
         }
       }
@@ -317,11 +326,13 @@ export class SqliteBackend implements Backend {
       } catch (err) {
         throw mapSqliteError(err, "committing", this.#path);
       }
+      for (const action of committed.splice(0)) action();
       this.#writeStats.commits++;
       this.#writeStats.transactions += jobs.length;
       if (changesBefore >= 0 && this.#totalChanges() !== changesBefore) setImmediate(() => this.#notify());
     } catch (err) {
       this.#tx.pendingActions.length = 0;
+      this.#tx.committedActions.length = 0;
       if (db.inTransaction) db.exec("ROLLBACK");
       const failure = err instanceof BatonError ? err : mapSqliteError(err, "in a transaction", this.#path);
       for (const job of jobs) job.reject(failure);

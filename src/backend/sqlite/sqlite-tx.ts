@@ -25,6 +25,11 @@ export class SqliteTx extends SqliteJournalQueries implements StoreTx {
   beforeCommit(action: () => void): void {
     this.pendingActions.push(action);
   }
+  /** Actions for after the commit (see StoreTx.afterCommit). */
+  readonly committedActions: (() => void)[] = [];
+  afterCommit(action: () => void): void {
+    this.committedActions.push(action);
+  }
   constructor(prepare: Prepare) {
     super(prepare);
     this.queue = new SqliteQueueQueries(prepare);

@@ -111,9 +111,19 @@ export class Journal {
     this.#hooks.push({ run: hook, acts });
   }
 
-  /** Append inside a transaction another service opened (the queue's ack journals its result so). */
+  /**
+   * Append inside a transaction another service opened (the queue's ack journals its result so).
+   * The folded state is kept once that transaction commits: the session's next read or append
+   * in this process starts from it.
+   */
   async appendInTx(tx: StoreTx, sessionId: string, inputs: readonly EventInput[]): Promise<AppendResult[]> {
-    return (await this.#appendIn(tx, sessionId, inputs)).results;
+    const { results, folded } = await this.#appendIn(tx, sessionId, inputs);
+    tx.afterCommit(() => {
+      // A state this process kept since (another transaction that committed first) is not undone.
+      const kept = this.#folded.get(sessionId);
+      if (kept === undefined || kept.snap.lastSeq < folded.snap.lastSeq) this.#remember(sessionId, folded);
+    });
+    return results;
   }
 
   async #appendIn(
