@@ -232,6 +232,8 @@ describe("Copilot CLI's plugin", () => {
       ]);
       expect(routes[0].installed).toHaveLength(copilot.hookSpecs("baton").length);
       expect(routes[0].notes[0]).toContain(`copilot plugin uninstall ${id}`);
+      // What the plugin cannot carry is said where it is listed.
+      expect(routes[0].limits).toContainEqual(expect.stringContaining("carries no MCP server"));
       // No folder trust asked: Copilot CLI runs a plugin's hooks in any folder.
       expect(doctorFindings(s)).toEqual([]);
     }

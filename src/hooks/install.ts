@@ -63,7 +63,7 @@ import {
   placeNote,
   placeProblems,
 } from "./places.js";
-import { PLUGIN_ROUTES, type PluginInstall, pluginInstalls, pluginUninstall } from "./plugins.js";
+import { PLUGIN_LIMITS, PLUGIN_ROUTES, type PluginInstall, pluginInstalls, pluginUninstall } from "./plugins.js";
 import { hookServerMode } from "./policy.js";
 import { afterUninstall, BACKUP_SUFFIX, backup, checkPlace, installedText, load, readIfFile, writeAtomic } from "./settings-file.js";
 
@@ -638,7 +638,7 @@ function pluginStatus(
     missing: expected.filter((e) => !installed.some((i) => i.event === e.event)).map((e) => e.event),
     stale: false,
     notes: [`${AGENT_NAMES[agent]}'s ${kind} ${plugin.id} (${plugin.dir}); remove it with \`${pluginUninstall(plugin)}\`.`],
-    limits: AGENT_LIMITS[agent],
+    limits: [...AGENT_LIMITS[agent], ...PLUGIN_LIMITS[agent]],
     route: kind,
     id: plugin.id,
     enabled: plugin.enabled,

@@ -44,6 +44,20 @@ export const PLUGIN_LAUNCHERS: Readonly<Record<PluginAgent, string>> = {
   copilot: 'sh "$COPILOT_PLUGIN_ROOT/hooks/baton"',
 };
 
+/**
+ * What the plugin route cannot carry, beyond the agent's own limits (`baton hooks status` lists
+ * them with the plugin). Copilot CLI 1.0.102 starts a plugin's MCP server in the plugin's own
+ * directory (a `cwd` outside it is replaced by it), with no variable, argument or MCP root that
+ * names the project, so `baton mcp` there could not find the workspace: the plugin has none.
+ */
+export const PLUGIN_LIMITS: Readonly<Record<PluginAgent, readonly string[]>> = {
+  claude: [],
+  gemini: [],
+  copilot: [
+    "Copilot CLI's plugin carries no MCP server: Copilot CLI starts a plugin's MCP server in the plugin's own directory and tells it nothing of the project, so it could not find the workspace. Register Baton's with `copilot mcp add baton -- baton mcp`.",
+  ],
+};
+
 /** The `hooks/hooks.json` of the agent's plugin: `{ "hooks": { … } }` (Copilot CLI's with its `"version": 1`). */
 export function pluginHooks(agent: PluginAgent): JsonObject {
   const hooks = addBatonHooks(undefined, ADAPTERS[agent].hookSpecs(PLUGIN_LAUNCHERS[agent]), agent);
