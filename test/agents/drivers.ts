@@ -310,6 +310,9 @@ export const copilot: Driver = {
   checkUninstall: true,
   plugin: {
     install(p, cli, source) {
+      // A plugin's hooks need no folder trust: the folder configure() trusted is untrusted again,
+      // so every check of the suite runs in an untrusted folder.
+      writeFileSync(join(p.home, ".copilot", "config.json"), "{}\n");
       // `copilot plugin marketplace add` of the package's files (a local directory: Copilot CLI
       // reads .github/plugin/marketplace.json and loads the plugin live from it), then install.
       agentCommand(p, cli, ["plugin", "marketplace", "add", source]);
