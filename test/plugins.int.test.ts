@@ -248,6 +248,7 @@ describe("Copilot CLI's plugin", () => {
       const plugin = list.find((x) => x.route);
       expect(plugin, String(copied)).toMatchObject({ enabled: false, willRun: false });
       expect(plugin.remaining).toEqual([expect.stringContaining("copilot plugin enable baton")]);
+      if (copied !== "direct") expect(plugin.remaining[0]).toContain("copilot plugin marketplace remove agent-baton");
       expect(list.some((x) => x.twice)).toBe(false);
     }
   });

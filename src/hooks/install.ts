@@ -608,11 +608,13 @@ function pluginStatus(
   const kind = PLUGIN_ROUTES[agent].kind;
   const installed = listBatonHooks(plugin.hooks, agent);
   const remaining: string[] = [];
+  // Copilot CLI's uninstall of a local marketplace's plugin only disables it: removing the marketplace removes it.
+  const market = agent === "copilot" && plugin.id.includes("@") ? plugin.id.slice(plugin.id.lastIndexOf("@") + 1) : undefined;
   if (!plugin.enabled)
     remaining.push(
       agent === "gemini"
         ? `Baton's extension ${plugin.id} is disabled here: \`gemini extensions enable ${plugin.id}\`.`
-        : `Baton's plugin ${plugin.id} is installed but not enabled here: \`${agent} plugin enable ${plugin.id}\`.`,
+        : `Baton's plugin ${plugin.id} is installed but not enabled here: \`${agent} plugin enable ${plugin.id}\`${market ? ` (or, to remove it, \`copilot plugin marketplace remove ${market}\`)` : ""}.`,
     );
   // Gemini CLI runs an extension's hooks only with its hooks system on and in a trusted folder, as any other.
   if (agent === "gemini") {
