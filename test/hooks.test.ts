@@ -340,6 +340,10 @@ describe("adapters", () => {
       "claude plugin uninstall bat''on@agent-baton",
       "claude plugin uninstall \\baton@agent-baton",
       "claude plugin marketplace remove agent-baton",
+      "copilot plugin uninstall baton@agent-baton",
+      "copilot plugin disable baton@agent-baton",
+      "copilot plugin uninstall baton",
+      "copilot plugin marketplace remove agent-baton",
     ])
       expect(removesBatonPlugin(c), c).toBe(true);
     for (const c of [
@@ -352,6 +356,8 @@ describe("adapters", () => {
       "npm uninstall baton",
       "claude plugin marketplace remove other-market",
       "claude plugin disable other@market",
+      "copilot plugin list --json",
+      "copilot plugin uninstall other@market",
     ])
       expect(removesBatonPlugin(c), c).toBe(false);
     // A Baton command inside a compound one is still that command.
@@ -404,6 +410,7 @@ describe("adapters", () => {
       "/work/app/.github/hooks/baton.json",
       "/work/app/.github/copilot/settings.local.json",
       "/home/dev/.copilot/config.json",
+      "/home/dev/.copilot/installed-plugins/agent-baton/baton/hooks/hooks.json",
       "/work/app/.opencode/plugins/baton.js",
       "/work/app/.opencode/plugin/other.ts",
       "/home/dev/.config/opencode/plugins/baton.js",

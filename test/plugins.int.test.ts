@@ -1,5 +1,5 @@
 /**
- * Baton installed as Claude Code's plugin or Gemini CLI's extension, as each agent's own files
+ * Baton installed as Claude Code's or Copilot CLI's plugin or Gemini CLI's extension, as each agent's own files
  * record it (the layout the pinned CLIs write: test/agents/*-plugin.e2e.test.ts installs them
  * for real): `baton hooks status` and `baton doctor` see it, say when it will not run (disabled,
  * an untrusted Gemini CLI folder, no `baton` on PATH), and warn when Baton's hooks are also in a
@@ -10,6 +10,7 @@ import { chmodSync, cpSync, mkdirSync, readFileSync, writeFileSync } from "node:
 import { dirname, join } from "node:path";
 import { afterEach, describe, expect, it } from "vitest";
 import { claude } from "../src/core/hooks/claude.js";
+import { copilot } from "../src/core/hooks/copilot.js";
 import { CLI, cleanupDirs, cli, REPO, tempDir } from "./helpers.js";
 
 afterEach(() => cleanupDirs());
@@ -60,6 +61,36 @@ function geminiExtension(s: Setup, o: { link?: boolean; trusted?: boolean; overr
   writeJson(join(s.home, ".gemini", "extensions", "extension-enablement.json"), { baton: { overrides: o.overrides ?? [`${s.home}/*`] } });
   if (o.trusted !== false) writeJson(join(s.home, ".gemini", "trustedFolders.json"), { [s.root]: "TRUST_FOLDER" });
   return join(o.link ? source : dir, "hooks", "hooks.json");
+}
+
+/**
+ * What Copilot CLI 1.0.102 records: `copilot plugin marketplace add <dir>` and `copilot plugin
+ * install baton@agent-baton` (loaded live from the directory: settings.json only), or a copied
+ * install (a GitHub marketplace's, or a direct one: config.json's `installedPlugins`).
+ */
+function copilotPlugin(s: Setup, o: { copied?: "marketplace" | "direct"; enabled?: boolean } = {}): string {
+  const home = join(s.home, ".copilot");
+  if (o.copied) {
+    const market = o.copied === "marketplace" ? "agent-baton" : "";
+    const dir = join(home, "installed-plugins", market || "_direct", o.copied === "marketplace" ? "baton" : "copilot-cli");
+    cpSync(join(REPO, "plugins", "copilot-cli"), dir, { recursive: true });
+    const entry = { name: "baton", marketplace: market, version: "0.1.0", cache_path: dir, enabled: o.enabled ?? true };
+    mkdirSync(home, { recursive: true });
+    writeFileSync(
+      join(home, "config.json"),
+      `// User settings belong in settings.json.\n// This file is managed automatically.\n${JSON.stringify({ installedPlugins: [entry] }, null, 2)}\n`,
+    );
+    if (market) writeJson(join(home, "settings.json"), { enabledPlugins: { "baton@agent-baton": o.enabled ?? true } });
+    return join(dir, "hooks", "hooks.json");
+  }
+  const source = tempDir("baton-copilot-market-");
+  for (const rel of [join(".github", "plugin"), join("plugins", "copilot-cli")])
+    cpSync(join(REPO, rel), join(source, rel), { recursive: true });
+  writeJson(join(home, "settings.json"), {
+    extraKnownMarketplaces: { "agent-baton": { source: { source: "directory", path: source } } },
+    enabledPlugins: { "baton@agent-baton": o.enabled ?? true },
+  });
+  return join(source, "plugins", "copilot-cli", "hooks", "hooks.json");
 }
 
 function status(s: Setup, agent: string): any[] {
@@ -189,6 +220,77 @@ describe("Gemini CLI's extension", () => {
   });
 });
 
+describe("Copilot CLI's plugin", () => {
+  it("from a local marketplace (live), a GitHub marketplace or a direct install (copied): seen by status, nothing for doctor", () => {
+    for (const copied of [undefined, "marketplace", "direct"] as const) {
+      const s = setup();
+      const file = copilotPlugin(s, { ...(copied ? { copied } : {}) });
+      const id = copied === "direct" ? "baton" : "baton@agent-baton";
+      const routes = status(s, "copilot").filter((x) => x.route);
+      expect(routes, String(copied)).toEqual([
+        expect.objectContaining({ route: "plugin", id, scope: "user", file, enabled: true, missing: [], willRun: true }),
+      ]);
+      expect(routes[0].installed).toHaveLength(copilot.hookSpecs("baton").length);
+      expect(routes[0].notes[0]).toContain(`copilot plugin uninstall ${id}`);
+      // What the plugin cannot carry is said where it is listed.
+      expect(routes[0].limits).toContainEqual(expect.stringContaining("carries no MCP server"));
+      // No folder trust asked: Copilot CLI runs a plugin's hooks in any folder.
+      expect(doctorFindings(s)).toEqual([]);
+    }
+  });
+
+  it("disabled (`copilot plugin disable`, or a live plugin's uninstall): not running, and a settings install is not twice", () => {
+    for (const copied of [undefined, "marketplace", "direct"] as const) {
+      const s = setup();
+      copilotPlugin(s, { ...(copied ? { copied } : {}), enabled: false });
+      expect(cli(["hooks", "install", "copilot", "--user", "--root", s.root], { env: s.env }).code).toBe(0);
+      const list = status(s, "copilot");
+      const plugin = list.find((x) => x.route);
+      expect(plugin, String(copied)).toMatchObject({ enabled: false, willRun: false });
+      expect(plugin.remaining).toEqual([expect.stringContaining("copilot plugin enable baton")]);
+      if (copied !== "direct") expect(plugin.remaining[0]).toContain("copilot plugin marketplace remove agent-baton");
+      expect(list.some((x) => x.twice)).toBe(false);
+    }
+  });
+
+  it("with Baton's hooks also in a hooks file: install says so, doctor warns they run twice, uninstall names Copilot's command", () => {
+    const s = setup();
+    copilotPlugin(s);
+    const r = cli(["hooks", "install", "copilot", "--user", "--root", s.root, "--json"], { env: s.env });
+    expect(r.code, r.stderr).toBe(0);
+    expect(r.json().notes).toContainEqual(expect.stringContaining("runs each hook twice"));
+    expect(doctorFindings(s)).toEqual([
+      expect.objectContaining({
+        code: "hooks_installed_twice",
+        fix: expect.stringContaining("copilot plugin uninstall baton@agent-baton"),
+      }),
+    ]);
+    const u = cli(["hooks", "uninstall", "copilot", "--user", "--root", s.root, "--json"], { env: s.env });
+    expect(u.code, u.stderr).toBe(0);
+    expect(u.json().notes).toContainEqual(expect.stringContaining("`copilot plugin uninstall baton@agent-baton` does"));
+    expect(doctorFindings(s)).toEqual([]);
+  });
+
+  it("`disableAllHooks` in Copilot CLI's settings turns the plugin's hooks off too: status and doctor say so", () => {
+    const s = setup();
+    copilotPlugin(s);
+    const settings = join(s.home, ".copilot", "settings.json");
+    writeJson(settings, { ...JSON.parse(readFileSync(settings, "utf8")), disableAllHooks: true });
+    const plugin = status(s, "copilot").find((x) => x.route);
+    expect(plugin).toMatchObject({ enabled: true, willRun: false });
+    expect(plugin.remaining).toEqual([expect.stringContaining("disableAllHooks")]);
+    expect(doctorFindings(s)).toEqual([expect.objectContaining({ code: "hooks_not_running" })]);
+  });
+
+  it("another plugin of the marketplace, or one without Baton's hooks, is not Baton's", () => {
+    const s = setup();
+    copilotPlugin(s, { copied: "direct" });
+    const hooks = join(s.home, ".copilot", "installed-plugins", "_direct", "copilot-cli", "hooks", "hooks.json");
+    writeJson(hooks, { version: 1, hooks: { sessionStart: [{ type: "command", bash: "echo hi" }] } });
+    expect(status(s, "copilot").filter((x) => x.route)).toEqual([]);
+  });
+});
+
 describe("the supervised agent cannot remove Baton's plugin or extension", () => {
   it("its shell command `claude plugin uninstall baton@…` or `gemini extensions disable baton` is denied, as `baton hooks uninstall` is", () => {
     const s = setup();
@@ -245,6 +347,11 @@ describe("the plugins' launcher (hooks/baton)", () => {
     expect(start.stderr).toContain("npm install --global agent-baton");
     for (const event of ["PreToolUse", "BeforeTool", "PostToolUse", "Stop"]) {
       const r = run(["hook", "gemini", event], "/usr/bin:/bin");
+      expect([r.status, r.stdout, r.stderr]).toEqual([0, "", ""]);
+    }
+    // Copilot CLI denies a tool call whose preToolUse hook fails: each of its hooks passes, silently.
+    for (const event of ["sessionStart", "preToolUse", "postToolUse", "agentStop"]) {
+      const r = run(["hook", "copilot", event], "/usr/bin:/bin");
       expect([r.status, r.stdout, r.stderr]).toEqual([0, "", ""]);
     }
     // Its own directory on PATH (the script is named baton): it never runs itself.

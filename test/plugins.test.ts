@@ -1,11 +1,11 @@
 /**
- * The Claude Code plugin and the Gemini CLI extension in the repository: their hooks are exactly
+ * The Claude Code and Copilot CLI plugins and the Gemini CLI extension in the repository: their hooks are exactly
  * what `baton hooks install` installs (so the two routes cannot drift), their manifests name
  * the package's version, both launchers are the same script, and the npm package ships them.
  * BATON_PLUGIN_FILES=write rewrites the hooks files from the adapters.
  */
 import { spawnSync } from "node:child_process";
-import { readFileSync, statSync, writeFileSync } from "node:fs";
+import { existsSync, readFileSync, statSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { describe, expect, test } from "vitest";
 import { ADAPTERS } from "../src/core/hooks/adapters.js";
@@ -26,8 +26,9 @@ describe.each(PLUGIN_AGENTS)("the %s plugin", (agent) => {
     expect(readFileSync(join(REPO, hooksFile), "utf8")).toBe(expected);
     // The same events, matchers and commands (past the launcher) as a settings-file install.
     const installed = listBatonHooks(json(hooksFile).hooks, agent);
-    const specs = ADAPTERS[agent].hookSpecs("baton");
-    expect(installed.map((h) => [h.event, h.matcher, h.command.replace(PLUGIN_LAUNCHERS[agent], "baton")])).toEqual(
+    // A launcher other than a bare `baton` (Copilot CLI's PATH guard is for that one).
+    const specs = ADAPTERS[agent].hookSpecs("/launcher");
+    expect(installed.map((h) => [h.event, h.matcher, h.command.replace(PLUGIN_LAUNCHERS[agent], "/launcher")])).toEqual(
       specs.map((s) => [s.event, s.matcher, s.handler.command]),
     );
   });
@@ -42,22 +43,38 @@ describe.each(PLUGIN_AGENTS)("the %s plugin", (agent) => {
 test("the manifests name the package's version and the MCP server runs `baton mcp` through the launcher", () => {
   const claude = json("plugins/claude-code/.claude-plugin/plugin.json");
   const gemini = json("gemini-extension.json");
+  const copilot = json("plugins/copilot-cli/plugin.json");
   expect(claude.version).toBe(VERSION);
   expect(gemini.version).toBe(VERSION);
+  expect(copilot.version).toBe(VERSION);
+  // Copilot CLI starts a plugin's MCP server in the plugin's directory, told nothing of the
+  // project (no working directory, variable or MCP roots): it could not find the workspace.
+  expect(copilot.mcpServers).toBeUndefined();
+  expect(existsSync(join(REPO, "plugins/copilot-cli/.mcp.json"))).toBe(false);
   // biome-ignore lint/suspicious/noTemplateCurlyInString: the agent's variable, expanded by the agent
   expect(claude.mcpServers.baton).toEqual({ command: "sh", args: ["${CLAUDE_PLUGIN_ROOT}/hooks/baton", "mcp"] });
   // biome-ignore lint/suspicious/noTemplateCurlyInString: the agent's variable, expanded by the agent
   expect(gemini.mcpServers.baton).toEqual({ command: "sh", args: ["${extensionPath}${/}hooks${/}baton", "mcp"] });
   const market = json(".claude-plugin/marketplace.json");
   expect(market.plugins.map((p: { name: string; source: string }) => [p.name, p.source])).toEqual([["baton", "./plugins/claude-code"]]);
+  // Copilot CLI reads .github/plugin/marketplace.json before .claude-plugin/marketplace.json.
+  const copilotMarket = json(".github/plugin/marketplace.json");
+  expect(copilotMarket.name).toBe(market.name);
+  expect(copilotMarket.plugins.map((p: { name: string; source: string }) => [p.name, p.source])).toEqual([
+    ["baton", "./plugins/copilot-cli"],
+  ]);
 });
 
-test("the npm package ships the plugin and the extension", () => {
+test("the npm package ships the plugins and the extension", () => {
   const r = spawnSync("npm", ["pack", "--dry-run", "--json", "--ignore-scripts"], { cwd: REPO, encoding: "utf8", timeout: 120_000 });
   expect(r.status, r.stderr).toBe(0);
   const files = new Set<string>(JSON.parse(r.stdout)[0].files.map((f: { path: string }) => f.path));
   for (const f of [
     ".claude-plugin/marketplace.json",
+    ".github/plugin/marketplace.json",
+    "plugins/copilot-cli/plugin.json",
+    "plugins/copilot-cli/hooks/hooks.json",
+    "plugins/copilot-cli/hooks/baton",
     "plugins/claude-code/.claude-plugin/plugin.json",
     "plugins/claude-code/hooks/hooks.json",
     "plugins/claude-code/hooks/baton",

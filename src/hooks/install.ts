@@ -44,6 +44,7 @@ import {
 } from "./agent-setup.js";
 import { claudeReadiness, httpHooksBlocked } from "./claude-setup.js";
 import { clineInstalled, installClineHooks, uninstallClineHooks } from "./cline-setup.js";
+import { copilotReadiness } from "./copilot-setup.js";
 import { type OpencodePluginInfo, opencodePluginText, readOpencodePlugin } from "./opencode-plugin.js";
 import { opencodeLauncher, opencodeReadiness } from "./opencode-setup.js";
 import {
@@ -62,7 +63,7 @@ import {
   placeNote,
   placeProblems,
 } from "./places.js";
-import { type PluginInstall, pluginInstalls, pluginUninstall } from "./plugins.js";
+import { PLUGIN_LIMITS, PLUGIN_ROUTES, type PluginInstall, pluginInstalls, pluginUninstall } from "./plugins.js";
 import { hookServerMode } from "./policy.js";
 import { afterUninstall, BACKUP_SUFFIX, backup, checkPlace, installedText, load, readIfFile, writeAtomic } from "./settings-file.js";
 
@@ -423,7 +424,7 @@ export async function uninstallHooks(agent: HookAgent, o: HookPlaceOptions): Pro
   // The agent's plugin or extension is the agent's to remove.
   for (const plugin of pluginInstalls(agent, o))
     base.notes.push(
-      `Baton is also installed as ${AGENT_NAMES[agent]}'s ${agent === "claude" ? "plugin" : "extension"} ${plugin.id}, which this does not remove: \`${pluginUninstall(plugin)}\` does.`,
+      `Baton is also installed as ${AGENT_NAMES[agent]}'s ${PLUGIN_ROUTES[plugin.agent].kind} ${plugin.id}, which this does not remove: \`${pluginUninstall(plugin)}\` does.`,
     );
   if (text === undefined) return base;
   let r: { settings: JsonObject; removed: number };
@@ -593,7 +594,7 @@ export async function hooksStatus(
 }
 
 function twiceNote(plugin: PluginInstall, files: readonly string[]): string {
-  const kind = plugin.agent === "claude" ? "plugin" : "extension";
+  const kind = PLUGIN_ROUTES[plugin.agent].kind;
   return `Baton's hooks are installed twice: as ${AGENT_NAMES[plugin.agent]}'s ${kind} ${plugin.id} and in ${files.join(", ")}, so ${AGENT_NAMES[plugin.agent]} runs each hook twice. Keep one: \`${pluginUninstall(plugin)}\`, or \`baton hooks uninstall ${plugin.agent}\` (with --user or --shared for the file that holds them).`;
 }
 
@@ -604,14 +605,16 @@ function pluginStatus(
   o: Omit<HookPlaceOptions, "scope" | "shared">,
 ): HookStatus {
   const { agent } = plugin;
-  const kind = agent === "claude" ? "plugin" : "extension";
+  const kind = PLUGIN_ROUTES[agent].kind;
   const installed = listBatonHooks(plugin.hooks, agent);
   const remaining: string[] = [];
+  // Copilot CLI's uninstall of a local marketplace's plugin only disables it: removing the marketplace removes it.
+  const market = agent === "copilot" && plugin.id.includes("@") ? plugin.id.slice(plugin.id.lastIndexOf("@") + 1) : undefined;
   if (!plugin.enabled)
     remaining.push(
-      agent === "claude"
-        ? `Baton's plugin ${plugin.id} is installed but not enabled here: \`claude plugin enable ${plugin.id}\`.`
-        : `Baton's extension ${plugin.id} is disabled here: \`gemini extensions enable ${plugin.id}\`.`,
+      agent === "gemini"
+        ? `Baton's extension ${plugin.id} is disabled here: \`gemini extensions enable ${plugin.id}\`.`
+        : `Baton's plugin ${plugin.id} is installed but not enabled here: \`${agent} plugin enable ${plugin.id}\`${market ? ` (or, to remove it, \`copilot plugin marketplace remove ${market}\`)` : ""}.`,
     );
   // Gemini CLI runs an extension's hooks only with its hooks system on and in a trusted folder, as any other.
   if (agent === "gemini") {
@@ -620,10 +623,12 @@ function pluginStatus(
   }
   // Claude Code's disableAllHooks turns plugins' hooks off too.
   if (agent === "claude") remaining.push(...claudeReadiness({ ...o, scope: "user" }).remaining);
+  // Copilot CLI runs a plugin's hooks in every folder, trusted or not; its disableAllHooks turns them off too.
+  if (agent === "copilot") remaining.push(...copilotReadiness({ ...o, scope: "user" }).remaining);
   // The plugin's launcher runs `baton` from PATH.
   if (missingFromPath([`baton hook ${agent} SessionStart`], o.env) !== undefined)
     remaining.push(
-      `\`baton\` is not on PATH here, and Baton's ${kind} runs it from PATH: ${AGENT_NAMES[agent]} goes on without Baton (its first hook says so). Install Baton: \`npm install --global agent-baton\`.`,
+      `\`baton\` is not on PATH here, and Baton's ${kind} runs it from PATH: ${AGENT_NAMES[agent]} goes on without Baton (${agent === "copilot" ? "silently: a failing hook would block its tool calls" : "its first hook says so"}). Install Baton: \`npm install --global agent-baton\`.`,
     );
   return {
     agent,
@@ -635,7 +640,7 @@ function pluginStatus(
     missing: expected.filter((e) => !installed.some((i) => i.event === e.event)).map((e) => e.event),
     stale: false,
     notes: [`${AGENT_NAMES[agent]}'s ${kind} ${plugin.id} (${plugin.dir}); remove it with \`${pluginUninstall(plugin)}\`.`],
-    limits: AGENT_LIMITS[agent],
+    limits: [...AGENT_LIMITS[agent], ...PLUGIN_LIMITS[agent]],
     route: kind,
     id: plugin.id,
     enabled: plugin.enabled,

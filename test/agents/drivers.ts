@@ -59,14 +59,14 @@ export interface PluginRoute {
   install(p: Project, cli: string, source: string): string;
   /** Remove it with the agent's own command. */
   uninstall(p: Project, cli: string): void;
-  /** The name the agent gives the model for a tool of the plugin's MCP server. */
-  mcpTool(tool: string): string;
+  /** The name the agent gives the model for a tool of the plugin's MCP server; absent: the plugin carries none, and why. */
+  mcpTool: ((tool: string) => string) | { none: string };
 }
 
 /** The files the npm package ships for the plugin and the extension (package.json "files"), copied out of the checkout. */
 export function pluginSource(p: Project): string {
   const dir = join(p.base, "baton-package");
-  for (const rel of [".claude-plugin", "plugins", "gemini-extension.json", "hooks"])
+  for (const rel of [".claude-plugin", join(".github", "plugin"), "plugins", "gemini-extension.json", "hooks"])
     cpSync(join(REPO, rel), join(dir, rel), { recursive: true });
   return dir;
 }
@@ -308,6 +308,30 @@ export const copilot: Driver = {
   },
   shellSessionEnv: "COPILOT_AGENT_SESSION_ID",
   checkUninstall: true,
+  plugin: {
+    install(p, cli, source) {
+      // A plugin's hooks need no folder trust: the folder configure() trusted is untrusted again,
+      // so every check of the suite runs in an untrusted folder.
+      writeFileSync(join(p.home, ".copilot", "config.json"), "{}\n");
+      // `copilot plugin marketplace add` of the package's files (a local directory: Copilot CLI
+      // reads .github/plugin/marketplace.json and loads the plugin live from it), then install.
+      agentCommand(p, cli, ["plugin", "marketplace", "add", source]);
+      agentCommand(p, cli, ["plugin", "install", "baton@agent-baton"]);
+      const listed: any[] = JSON.parse(agentCommand(p, cli, ["plugin", "list", "--json"]));
+      const baton = listed.find((x) => x.name === "baton" && x.marketplace === "agent-baton");
+      if (!baton?.enabled) throw new Error(`copilot plugin list: baton@agent-baton is not enabled: ${JSON.stringify(listed)}`);
+      return join(source, "plugins", "copilot-cli", "hooks", "hooks.json");
+    },
+    uninstall(p, cli) {
+      // A live plugin's uninstall only turns it off (the marketplace keeps listing it): the
+      // marketplace goes too, as a user done with Baton removes it.
+      agentCommand(p, cli, ["plugin", "uninstall", "baton@agent-baton"]);
+      agentCommand(p, cli, ["plugin", "marketplace", "remove", "agent-baton"]);
+    },
+    mcpTool: {
+      none: "Copilot CLI starts a plugin's MCP server in the plugin's own directory and tells it nothing of the project (no working directory, variable or MCP roots): the plugin carries no MCP server",
+    },
+  },
   unscripted: {
     postToolUseFailure:
       "only a tool call that throws fires it (an edit of a missing file; a shell command that exits non-zero is a postToolUse): captured from this CLI (test/fixtures/hooks/copilot/post-tool-use-failure.json), read by test/hooks-payloads.test.ts",

@@ -251,7 +251,7 @@ export function isUnpausePrompt(prompt: string): boolean {
 /**
  * The shell command removes or disables Baton's plugin or extension with the agent's own CLI
  * (`claude plugin uninstall|remove|disable baton…` or `--all`, `claude plugin marketplace remove
- * agent-baton`, `gemini extensions uninstall|disable baton`): like `baton hooks uninstall`,
+ * agent-baton`, the same words with `copilot`, `gemini extensions uninstall|disable baton`): like `baton hooks uninstall`,
  * switching supervision off, which is the user's decision. Looked for anywhere in the command
  * (after `&&`, in quotes for `sh -c`, with options between the words, quoted or escaped letters),
  * since it is never Baton's own command that lets it through. A guard against an agent that
@@ -266,14 +266,21 @@ export function removesBatonPlugin(command: string | undefined): boolean {
   for (let i = 0; i < words.length; i++) {
     const name = (words[i] as string).split("/").pop();
     const agent =
-      name === "claude" || name === "claude-code" ? "claude" : name === "gemini" || name === "gemini-cli" ? "gemini" : undefined;
+      name === "claude" || name === "claude-code"
+        ? "claude"
+        : name === "gemini" || name === "gemini-cli"
+          ? "gemini"
+          : name === "copilot"
+            ? "copilot"
+            : undefined;
     if (!agent) continue;
+    const plugins = agent !== "gemini";
     const rest = words.slice(i + 1, i + 14);
-    const g = rest.findIndex((w) => (agent === "claude" ? /^plugins?$/ : /^extensions?$/).test(w));
+    const g = rest.findIndex((w) => (plugins ? /^plugins?$/ : /^extensions?$/).test(w));
     if (g < 0) continue;
     const after = rest.slice(g + 1).filter((w) => !w.startsWith("-") || w === "--all" || w === "-a");
     const [verb, ...args] = after;
-    if (agent === "claude" && verb === "marketplace" && /^(?:remove|rm)$/.test(args[0] ?? "") && args.includes("agent-baton")) return true;
+    if (plugins && verb === "marketplace" && /^(?:remove|rm)$/.test(args[0] ?? "") && args.includes("agent-baton")) return true;
     if (!/^(?:uninstall|remove|rm|disable)$/.test(verb ?? "")) continue;
     if (args.some((w) => /^baton(?:@|$)/.test(w) || w === "--all" || w === "-a")) return true;
   }
@@ -290,7 +297,7 @@ const SUPERVISION_FILES: readonly RegExp[] = [
   /(?:^|\/)\.qwen\/(?:settings\.json|trustedFolders\.json)$/,
   /(?:^|\/)\.github\/hooks\/[^/]+\.json$/,
   /(?:^|\/)\.github\/copilot\/settings(?:\.local)?\.json$/,
-  /(?:^|\/)\.copilot\/(?:config\.json|settings\.json|hooks\/)/,
+  /(?:^|\/)\.copilot\/(?:config\.json|settings\.json|hooks\/|installed-plugins\/)/,
   // OpenCode loads every module in its plugin folders: the project's and the user's.
   /(?:^|\/)\.?opencode\/plugins?\//,
   // Cline CLI's hook files: the project's, the user's ($CLINE_DIR), and its Documents folder.
