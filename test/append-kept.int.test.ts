@@ -4,11 +4,17 @@
  * append whenever the kept state is not the journal's. Real SQLite files; a second Baton on the
  * same file is another connection, as another process would be.
  */
+import { join } from "node:path";
+import BetterSqlite3 from "better-sqlite3";
 import { afterEach, describe, expect, it, vi } from "vitest";
 import type { Baton } from "../src/api.js";
+import { SqliteBackend } from "../src/backend/sqlite/sqlite-backend.js";
 import { SqliteJournalQueries } from "../src/backend/sqlite/sqlite-journal.js";
 import { openBaton } from "../src/compose.js";
+import { BatonError } from "../src/errors.js";
 import { isBatonError } from "../src/index.js";
+import { FlowRegistry } from "../src/services/flows.js";
+import { Journal } from "../src/services/journal/journal.js";
 import { cleanupDirs, tempDir } from "./helpers.js";
 
 afterEach(() => {
@@ -112,5 +118,73 @@ describe("appending from the kept state (SQLite)", () => {
       expect([done?.phase, done?.status]).toEqual(["done", "completed"]);
       expect(await b.sessions.list()).toEqual([]);
     });
+  });
+
+  it("a refusal inside a group whose commit fails keeps no state: another connection's append is seen, not a phantom phase", async () => {
+    const root = tempDir();
+    const flows = new FlowRegistry(join(root, "flows"));
+    const ba = new SqliteBackend({ path: join(root, "a.db") });
+    const bb = new SqliteBackend({ path: join(root, "a.db") });
+    const a = new Journal(ba, flows);
+    const b = new Journal(bb, flows);
+    try {
+      await a.startSession({ flow: "task", id: "t" });
+      await a.append("t", { type: "start" });
+      const exec = BetterSqlite3.prototype.exec;
+      let fail = true;
+      const full = vi.spyOn(BetterSqlite3.prototype, "exec").mockImplementation(function (this: BetterSqlite3.Database, sql: string) {
+        if (sql === "COMMIT" && fail) {
+          fail = false;
+          throw Object.assign(new Error("database or disk is full"), { code: "SQLITE_FULL" });
+        }
+        return exec.call(this, sql);
+      });
+      // One group: a phase move, then a refused conditional append that reads the move uncommitted.
+      const moved = a.append("t", { type: "block" });
+      const refused = a.appendIf("t", { type: "note:added", data: { text: "x" } }, () => {
+        throw new BatonError("conflict", "refused");
+      });
+      const settled = await Promise.allSettled([moved, refused]);
+      full.mockRestore();
+      expect(settled.map((x) => x.status)).toEqual(["rejected", "rejected"]);
+      await b.append("t", { type: "note:added", data: { text: "the other connection's seq 3" } });
+      // The journal's phase is in_progress: unblock is invalid there, whatever this process saw.
+      await expect(a.append("t", { type: "unblock" })).rejects.toMatchObject({ code: "invalid_transition" });
+      expect((await a.verifySnapshot("t")).matches).toBe(true);
+    } finally {
+      await ba.close();
+      await bb.close();
+    }
+  });
+
+  it("a decision that throws, or names an event without its id, appends nothing", async () => {
+    const root = tempDir();
+    const j = new Journal(new SqliteBackend({ path: join(root, "a.db") }), new FlowRegistry(join(root, "flows")));
+    await j.startSession({ flow: "task", id: "t" });
+    await expect(
+      j.appendFrom(
+        "t",
+        async () => {
+          throw new BatonError("conflict", "no");
+        },
+        () => 0,
+      ),
+    ).rejects.toMatchObject({ code: "conflict" });
+    await expect(
+      j.appendFrom(
+        "t",
+        async () => [{ type: "note:added", data: { text: "no id" } }],
+        () => 0,
+      ),
+    ).rejects.toMatchObject({
+      code: "internal",
+    });
+    const ok = await j.appendFrom(
+      "t",
+      async (snap) => [{ id: `n${snap.lastSeq}`, type: "note:added", data: { text: "kept" } }],
+      (snap) => snap.lastSeq,
+    );
+    expect([ok.results[0]?.event.id, ok.after]).toEqual(["n1", 2]);
+    expect((await j.read("t")).snapshot.lastSeq).toBe(2);
   });
 });

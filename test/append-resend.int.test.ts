@@ -130,4 +130,33 @@ describe("append with an unknown commit outcome", () => {
       await b.close();
     }
   });
+
+  it("a turn judged in its append, whose commit answer was lost, is re-sent as decided: the spiral it detected is reported once", async () => {
+    for (const rolledBack of [false, true]) {
+      const root = tempDir();
+      const ws = workspaceAt(root);
+      ensureWorkspace(ws);
+      const state = { lose: 0, committedButLost: 0, rolledBack };
+      const b = await openBaton({ root, backend: flaky(new SqliteBackend({ path: ws.dbPath }), state) });
+      try {
+        await b.sessions.start({ flow: "task", id: "sp" });
+        const same = { tool: "Edit", argsHash: "patch-1", status: "error" as const };
+        expect((await b.turns.record("sp", same)).detected).toBe(false);
+        expect((await b.turns.record("sp", same)).detected).toBe(false);
+        state.lose = 1;
+        // The third repeat detects the spiral; its commit is lost (landed, or rolled back).
+        const third = await b.turns.record("sp", same);
+        expect(third).toMatchObject({ detected: true, turn: { duplicate: false }, spiral: { paused: true } });
+        const types = (await b.events.list("sp")).events.map((e) => e.type);
+        expect(types.filter((t) => t === "turn:recorded")).toHaveLength(3);
+        expect(types.filter((t) => t === "spiral:detected")).toHaveLength(1);
+        // Lost twice: an unknown outcome, with the ids of both events of the decision.
+        state.lose = 2;
+        const err = await b.turns.record("sp", { ...same, id: "turn-lost" }).catch((e) => e);
+        expect(err.details).toMatchObject({ outcome: "unknown", ids: ["turn-lost"] });
+      } finally {
+        await b.close();
+      }
+    }
+  });
 });

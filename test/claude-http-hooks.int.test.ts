@@ -51,6 +51,13 @@ describe("Claude Code's HTTP hooks in the local settings", () => {
     mkdirSync(join(root, ".claude"));
     writeFileSync(join(root, ".claude", "settings.local.json"), "{ not json");
     expect(httpHooksTargets(root)).toEqual([]);
+    expect(httpHooksOn(root)).toBe(false);
+    // Caught half written (the server's config watch): Baton's entries still count by their text.
+    writeFileSync(
+      join(root, ".claude", "settings.local.json"),
+      '{"hooks":{"PreToolUse":[{"hooks":[{"type":"http","url":"http://127.0.0.1:4100/v1/agent-hooks/claude/PreToolUse"',
+    );
+    expect(httpHooksOn(root)).toBe(true);
     writeFileSync(
       join(root, ".claude", "settings.local.json"),
       JSON.stringify({ hooks: { Stop: [{ hooks: [{ type: "command", command: "true" }] }] } }),

@@ -120,4 +120,30 @@ describe("sqlite group commit", () => {
     expect(committed).toEqual(["a", "c"]);
     await b.close();
   });
+
+  it("a committed transaction stands when an afterCommit action throws: the caller hears success, a warning says it", async () => {
+    const root = tempDir();
+    const backend = new SqliteBackend({ path: join(root, "w.db") });
+    const warnings: Error[] = [];
+    const warn = (w: Error) => warnings.push(w);
+    process.on("warning", warn);
+    try {
+      const ran: string[] = [];
+      const v = await backend.transaction("write", async (tx) => {
+        tx.afterCommit(() => {
+          throw new Error("a broken action");
+        });
+        tx.afterCommit(() => ran.push("next"));
+        await tx.checkpoints.bumpBlobEpoch();
+        return "stored";
+      });
+      expect(v).toBe("stored");
+      expect(ran).toEqual(["next"]);
+      await new Promise((r) => setImmediate(r));
+      expect(warnings.map((w) => w.message)).toContain("a broken action");
+    } finally {
+      process.off("warning", warn);
+      await backend.close();
+    }
+  });
 });

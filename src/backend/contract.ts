@@ -720,6 +720,20 @@ export interface StoreTx extends JournalQueries {
   readonly lanes: LaneQueries;
 }
 
+/**
+ * Run a committed transaction's afterCommit actions. The commit stands whatever they do: one that
+ * throws (which the contract forbids) is reported as a process warning, and the rest still run.
+ */
+export function runCommitted(actions: readonly (() => void)[]): void {
+  for (const action of actions) {
+    try {
+      action();
+    } catch (err) {
+      process.emitWarning(err instanceof Error ? err : String(err), { code: "BATON_AFTER_COMMIT" });
+    }
+  }
+}
+
 export type TxMode = "read" | "write";
 
 export interface TxOptions {

@@ -4,12 +4,32 @@
  * Claude Code's per-call hooks, and no hook process answers in its place.
  */
 import { join } from "node:path";
-import { batonHookUrlHost } from "../core/hooks/config.js";
+import { CLAUDE_HTTP_EVENTS } from "../core/hooks/claude.js";
+import { batonHookUrlHost, nativeHookPath } from "../core/hooks/config.js";
 import { readSettingsText } from "./settings-text.js";
 
-/** Whether the project's local Claude Code settings hold Baton's HTTP hooks. */
+/**
+ * Whether the project's local Claude Code settings hold Baton's HTTP hooks. A file that does not
+ * parse (caught mid-rewrite by the server's config watch) counts by its text: the server must not
+ * stop answering the hooks for a moment's half-written file.
+ */
 export function httpHooksOn(root: string): boolean {
-  return httpHooksTargets(root).length > 0;
+  const text = localSettingsText(root);
+  if (text === undefined) return false;
+  try {
+    return httpHooksTargetsIn(JSON.parse(text)).length > 0;
+  } catch {
+    return CLAUDE_HTTP_EVENTS.some((e) => text.includes(nativeHookPath("claude", e)));
+  }
+}
+
+/** The local settings' text; undefined when missing or not a settings file (settings-text.ts: a FIFO never blocks). */
+function localSettingsText(root: string): string | undefined {
+  try {
+    return readSettingsText(join(root, ".claude", "settings.local.json"));
+  } catch {
+    return undefined;
+  }
 }
 
 /** The server an HTTP hook entry reaches: its URL's host and port, and the token it sends. */
@@ -25,8 +45,8 @@ export interface HttpHookTarget {
  * path as a FIFO or a link to a device: it is read without blocking (settings-text.ts).
  */
 export function httpHooksTargets(root: string): HttpHookTarget[] {
+  const text = localSettingsText(root);
   try {
-    const text = readSettingsText(join(root, ".claude", "settings.local.json"));
     return text === undefined ? [] : httpHooksTargetsIn(JSON.parse(text));
   } catch {
     return [];

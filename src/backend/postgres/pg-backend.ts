@@ -18,6 +18,7 @@ import { checkProject, redactStoreUrl } from "../../core/store-url.js";
 import { BatonError, badInput, isBatonError } from "../../errors.js";
 import { type StoreCallLimits, scopedStoreLimits } from "../../platform/store-limits.js";
 import type { Backend, BackendCapabilities, MigrationReport, StoreTx, TxMode, TxOptions } from "../contract.js";
+import { runCommitted } from "../contract.js";
 import { databaseClock, type ServerClockReading } from "./pg-clock.js";
 import { LIMIT_HINT, mapPgError, retriable, StoreTimeout, type TimeLimit, unavailable } from "./pg-errors.js";
 import { PG_MIGRATIONS, type PgMigration } from "./pg-migrations.js";
@@ -476,7 +477,6 @@ export class PostgresBackend implements Backend {
           await this.#send(client, { text: "COMMIT" });
         }
         client.release();
-        for (const action of tx.committedActions.splice(0)) action();
         if (mode === "write") {
           this.#writeStats.commits++;
           this.#writeStats.transactions++;
@@ -485,6 +485,7 @@ export class PostgresBackend implements Backend {
           if (opts?.quiet) this.#quietChange();
           else this.#loudChange(opts?.lateNotice === true);
         }
+        runCommitted(tx.committedActions.splice(0));
         return result;
       } catch (err) {
         // A statement that timed out still occupies its connection: nothing more can go on it.

@@ -14,6 +14,7 @@ import { createRequire } from "node:module";
 import BetterSqlite3 from "better-sqlite3";
 import { BatonError } from "../../errors.js";
 import type { Backend, BackendCapabilities, MigrationReport, StoreTx, TxMode, TxOptions } from "../contract.js";
+import { runCommitted } from "../contract.js";
 import { describeHolder, type LockHolder, writeLockHolder } from "./sqlite-lock-holder.js";
 import { SQLITE_MIGRATIONS, type SqliteMigration } from "./sqlite-migrations.js";
 import { SqliteTx } from "./sqlite-tx.js";
@@ -267,7 +268,7 @@ export class SqliteBackend implements Backend {
       if (db.inTransaction) db.exec("ROLLBACK");
       throw mapSqliteError(err, "committing", this.#path);
     }
-    for (const action of committed.splice(0)) action();
+    runCommitted(committed.splice(0));
     return result;
   }
 
@@ -284,6 +285,7 @@ export class SqliteBackend implements Backend {
     const db = this.#db;
     const relaxed = jobs.every((j) => j.relaxed);
     const outcomes: { ok: boolean; value: unknown }[] = [];
+    let done: (() => void)[] = [];
     try {
       if (relaxed) this.#prepare("PRAGMA synchronous = NORMAL").run();
       try {
@@ -326,7 +328,7 @@ export class SqliteBackend implements Backend {
       } catch (err) {
         throw mapSqliteError(err, "committing", this.#path);
       }
-      for (const action of committed.splice(0)) action();
+      done = committed.splice(0);
       this.#writeStats.commits++;
       this.#writeStats.transactions += jobs.length;
       if (changesBefore >= 0 && this.#totalChanges() !== changesBefore) setImmediate(() => this.#notify());
@@ -340,6 +342,7 @@ export class SqliteBackend implements Backend {
     } finally {
       if (relaxed) this.#prepare("PRAGMA synchronous = FULL").run();
     }
+    runCommitted(done);
     jobs.forEach((job, i) => {
       const o = outcomes[i] as { ok: boolean; value: unknown };
       if (o.ok) job.resolve(o.value);

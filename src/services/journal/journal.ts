@@ -160,15 +160,10 @@ export class Journal {
     const folded =
       cached && cached.snap.lastSeq === session.lastSeq && cached.snap.flow === session.flow ? cached : await loadFolded(tx, session, flow);
     folded.row = { phase: session.phase, status: session.status };
-    let decided = inputs;
-    // A refusal leaves the folded state as it was: keep it cached.
-    try {
-      check?.(folded.snap);
-      decided ??= await (given as Decide)(folded.snap, tx);
-    } catch (err) {
-      this.#remember(sessionId, folded);
-      throw err;
-    }
+    // A refusal appends nothing. The state is not kept: read inside a transaction that has not
+    // committed (with group commit, it holds other members' events), it may never be the journal's.
+    check?.(folded.snap);
+    const decided = inputs ?? (await (given as Decide)(folded.snap, tx));
     const results = await this.#appendInTx(tx, session, flow, folded, decided, fresh);
     return { results, folded };
   }
@@ -296,24 +291,9 @@ export class Journal {
         } catch (retryErr) {
           // Still unreachable: the first attempt may have committed. Say so, with the ids that
           // make a later re-send store each event at most once.
-          if (!isBatonError(retryErr, "storage_unavailable")) throw retryErr;
-          const ids = sent.map((e) => e.id as string);
-          throw new BatonError(
-            "storage_unavailable",
-            `${retryErr.message}. The connection was lost as the write committed, so it may have been stored: its outcome is unknown. Send it again with the same event id${ids.length > 1 ? "s" : ""} (${ids.join(", ")}) once the store is back: it is stored at most once`,
-            { ...retryErr.details, outcome: "unknown", ids },
-            { cause: retryErr },
-          );
+          throw outcomeUnknown(retryErr, sent);
         }
-        // The caller asked once: each event is a duplicate exactly when it was one before the
-        // lost attempt (which, if it committed, makes the re-send see its own events again).
-        if (first !== undefined && first.length === again.results.length) {
-          again.results.forEach((r, i) => {
-            r.duplicate = first[i] as boolean;
-          });
-        } else if (again.results.some((r) => r.duplicate && fresh.has(r.event.id))) {
-          for (const r of again.results) r.duplicate = false;
-        }
+        asAskedOnce(again.results, first, fresh);
         return again;
       }
     });
@@ -422,25 +402,41 @@ export class Journal {
     decide: Decide,
     after: (snap: Readonly<Snapshot>, flow: FlowDefinition) => T,
   ): Promise<{ results: AppendResult[]; after: T }> {
-    const withIds: Decide = async (snap, tx) => {
-      const inputs = await decide(snap, tx);
-      const missing = inputs.findIndex((i) => i.id === undefined);
-      if (missing >= 0) throw new Error(`appendFrom: event ${missing + 1} of the decision has no id`);
-      return inputs;
-    };
-    const once = () =>
+    // The lost attempt's decision and what it saw (which events were already in the journal).
+    let decided: readonly EventInput[] | undefined;
+    let seen: boolean[] | undefined;
+    const once = (how: Decide) =>
       this.#backend.transaction("write", async (tx) => {
-        const o = await this.#appendIn(tx, sessionId, withIds);
+        const o = await this.#appendIn(tx, sessionId, how);
+        seen = o.results.map((r) => r.duplicate);
         return { ...o, after: structuredClone(after(o.folded.snap, await this.#flows.get(o.folded.snap.flow))) };
       });
+    const first: Decide = async (snap, tx) => {
+      const inputs = await decide(snap, tx);
+      const missing = inputs.findIndex((i) => i.id === undefined);
+      if (missing >= 0)
+        throw new BatonError("internal", `appendFrom: event ${missing + 1} of the decision has no id; nothing was appended`);
+      decided = inputs;
+      return inputs;
+    };
     const outcome = await this.#inOrder(sessionId, async () => {
       try {
-        return await once();
+        return await once(first);
       } catch (err) {
         const lost =
           this.#backend.capabilities.uncertainCommits && isBatonError(err, "storage_unavailable") && err.details.outcome === "unknown";
-        if (!lost) throw err;
-        return await once();
+        if (!lost || decided === undefined) throw err;
+        // The same events again (their ids make it once): what committed comes back as duplicates.
+        const sent = decided;
+        const before = seen;
+        let again: Awaited<ReturnType<typeof once>>;
+        try {
+          again = await once(async () => sent);
+        } catch (retryErr) {
+          throw outcomeUnknown(retryErr, sent);
+        }
+        asAskedOnce(again.results, before, NONE);
+        return again;
       }
     });
     this.#remember(sessionId, outcome.folded); // committed: the folded state is now the journal's
@@ -690,5 +686,31 @@ export class Journal {
   /** Every journal row of a session, in pages, for export. */
   exportRows(sessionId: string): AsyncGenerator<JournalEvent | { seq: number; corrupt: string }> {
     return exportRows(this.#backend, sessionId);
+  }
+}
+
+/** A re-send after a lost commit that was lost too: its outcome is unknown, and these ids make a later re-send store it once. */
+function outcomeUnknown(retryErr: unknown, sent: readonly EventInput[]): unknown {
+  if (!isBatonError(retryErr, "storage_unavailable")) return retryErr;
+  const ids = sent.map((e) => e.id as string);
+  return new BatonError(
+    "storage_unavailable",
+    `${retryErr.message}. The connection was lost as the write committed, so it may have been stored: its outcome is unknown. Send it again with the same event id${ids.length > 1 ? "s" : ""} (${ids.join(", ")}) once the store is back: it is stored at most once`,
+    { ...retryErr.details, outcome: "unknown", ids },
+    { cause: retryErr },
+  );
+}
+
+/**
+ * The caller asked once: after a re-send, each event is a duplicate exactly when it was one
+ * before the lost attempt (which, if it committed, makes the re-send see its own events again).
+ */
+function asAskedOnce(results: AppendResult[], first: readonly boolean[] | undefined, fresh: ReadonlySet<string>): void {
+  if (first !== undefined && first.length === results.length) {
+    results.forEach((r, i) => {
+      r.duplicate = first[i] as boolean;
+    });
+  } else if (results.some((r) => r.duplicate && fresh.has(r.event.id))) {
+    for (const r of results) r.duplicate = false;
   }
 }
