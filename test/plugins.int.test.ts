@@ -248,9 +248,24 @@ describe("Copilot CLI's plugin", () => {
       const plugin = list.find((x) => x.route);
       expect(plugin, String(copied)).toMatchObject({ enabled: false, willRun: false });
       expect(plugin.remaining).toEqual([expect.stringContaining("copilot plugin enable baton")]);
-      if (copied !== "direct") expect(plugin.remaining[0]).toContain("copilot plugin marketplace remove agent-baton");
+      // Only a live plugin's uninstall leaves it installed (disabled): removing its marketplace removes it.
+      if (copied === undefined) expect(plugin.remaining[0]).toContain("copilot plugin marketplace remove agent-baton");
+      else expect(plugin.remaining[0]).not.toContain("marketplace remove");
       expect(list.some((x) => x.twice)).toBe(false);
     }
+  });
+
+  it("a repository's own settings that turn the plugin off are applied in a trusted folder: status and doctor say so", () => {
+    const s = setup();
+    copilotPlugin(s);
+    writeJson(join(s.root, ".github", "copilot", "settings.json"), { enabledPlugins: { "baton@agent-baton": false } });
+    // Untrusted: Copilot CLI reads no repository settings, and the plugin runs.
+    expect(status(s, "copilot").find((x) => x.route)).toMatchObject({ enabled: true, willRun: true });
+    writeJson(join(s.home, ".copilot", "config.json"), { trustedFolders: [s.root] });
+    const plugin = status(s, "copilot").find((x) => x.route);
+    expect(plugin).toMatchObject({ enabled: false, willRun: false });
+    expect(plugin.remaining).toEqual([expect.stringContaining(join(s.root, ".github", "copilot", "settings.json"))]);
+    expect(doctorFindings(s)).toEqual([expect.objectContaining({ code: "hooks_not_running" })]);
   });
 
   it("with Baton's hooks also in a hooks file: install says so, doctor warns they run twice, uninstall names Copilot's command", () => {

@@ -609,8 +609,12 @@ function pluginStatus(
   const installed = listBatonHooks(plugin.hooks, agent);
   const remaining: string[] = [];
   // Copilot CLI's uninstall of a local marketplace's plugin only disables it: removing the marketplace removes it.
-  const market = agent === "copilot" && plugin.id.includes("@") ? plugin.id.slice(plugin.id.lastIndexOf("@") + 1) : undefined;
-  if (!plugin.enabled)
+  const market = plugin.live && plugin.id.includes("@") ? plugin.id.slice(plugin.id.lastIndexOf("@") + 1) : undefined;
+  if (plugin.disabledBy !== undefined)
+    remaining.push(
+      `Baton's plugin ${plugin.id} is turned off in this repository: ${plugin.disabledBy} sets "enabledPlugins": { "${plugin.id}": false }, which ${AGENT_NAMES[agent]} applies in a trusted folder. Remove that entry (the repository's files do not decide whether the agent is supervised).`,
+    );
+  else if (!plugin.enabled)
     remaining.push(
       agent === "gemini"
         ? `Baton's extension ${plugin.id} is disabled here: \`gemini extensions enable ${plugin.id}\`.`

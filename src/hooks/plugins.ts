@@ -17,7 +17,7 @@ import { addBatonHooks, type HookAgent, listBatonHooks } from "../core/hooks/con
 import type { JsonObject } from "../core/types.js";
 import { jsonFile } from "./agent-setup.js";
 import { claudeConfigDir } from "./claude-setup.js";
-import { copilotHome } from "./copilot-setup.js";
+import { copilotConfigFile, copilotHome, copilotTrusts, gitTop } from "./copilot-setup.js";
 import type { HookScope } from "./places.js";
 import type { SetupPlace } from "./readiness.js";
 import { settingsObjectAt } from "./settings-object.js";
@@ -80,6 +80,10 @@ export interface PluginInstall {
   hooks: unknown;
   /** The agent runs it in this project (Claude Code, Copilot CLI: `enabledPlugins`; Gemini CLI: its extension enablement). */
   enabled: boolean;
+  /** The repository's own settings file that turns it off here (Copilot CLI, in a trusted folder). */
+  disabledBy?: string;
+  /** Loaded live from a local marketplace's directory (Copilot CLI): its uninstall only disables it. */
+  live?: boolean;
 }
 
 function dirs(parent: string): string[] {
@@ -238,7 +242,7 @@ function copilotPlugins(o: SetupPlace): PluginInstall[] {
   const home = copilotHome(o);
   const settings = settingsObjectAt(join(home, "settings.json")) ?? {};
   const enabledPlugins = (settings.enabledPlugins as JsonObject | undefined) ?? {};
-  const found: { id: string; dir: string; enabled: boolean }[] = [];
+  const found: { id: string; dir: string; enabled: boolean; live?: boolean; disabledBy?: string }[] = [];
   const installed = settingsObjectAt(join(home, "config.json"))?.installedPlugins;
   for (const e of Array.isArray(installed) ? installed : []) {
     const entry = e as JsonObject;
@@ -255,14 +259,37 @@ function copilotPlugins(o: SetupPlace): PluginInstall[] {
     const source = ((markets[id.slice(at + 1)] as JsonObject | undefined)?.source as JsonObject | undefined) ?? {};
     if (source.source !== "directory" || typeof source.path !== "string") continue;
     const dir = marketplacePluginDir(source.path, id.slice(0, at));
-    if (dir !== undefined) found.push({ id, dir, enabled: on === true });
+    if (dir !== undefined) found.push({ id, dir, enabled: on === true, live: true });
   }
+  // In a trusted folder the repository's settings overlay the user's: a repository can turn a
+  // plugin off there (`enabledPlugins`), the user's own included.
+  const repo = gitTop(o.root) ?? o.root;
+  if (copilotTrusts(settingsObjectAt(copilotConfigFile(o)), repo))
+    for (const file of [join(repo, ".github", "copilot", "settings.json"), join(repo, ".github", "copilot", "settings.local.json")]) {
+      const overlay = settingsObjectAt(file)?.enabledPlugins as JsonObject | undefined;
+      for (const f of found)
+        if (overlay?.[f.id] === false) {
+          f.enabled = false;
+          f.disabledBy = file;
+        }
+    }
   const out: PluginInstall[] = [];
   for (const f of found) {
     const hooksFile = copilotHooksFile(f.dir);
     const hooks = jsonFile(hooksFile)?.hooks;
     if (listBatonHooks(hooks, "copilot").length === 0) continue;
-    out.push({ agent: "copilot", id: f.id, scope: "user", shared: false, dir: f.dir, hooksFile, hooks, enabled: f.enabled });
+    out.push({
+      agent: "copilot",
+      id: f.id,
+      scope: "user",
+      shared: false,
+      dir: f.dir,
+      hooksFile,
+      hooks,
+      enabled: f.enabled,
+      ...(f.disabledBy !== undefined ? { disabledBy: f.disabledBy } : {}),
+      ...(f.live ? { live: true } : {}),
+    });
   }
   return out;
 }
