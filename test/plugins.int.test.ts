@@ -376,4 +376,49 @@ describe("the plugins' launcher (hooks/baton)", () => {
     expect(mcp.status).toBe(127);
     expect(mcp.stderr).toContain("npm install --global agent-baton");
   });
+
+  it("a write tool may not change Baton's plugin files where an agent loads them live, nor an agent's moved configuration", () => {
+    const s = setup();
+    // A local marketplace's copy of the plugin (Copilot CLI loads it live), and one inside an installed package.
+    const market = tempDir("baton-live-market-");
+    for (const rel of [join(".github", "plugin"), join("plugins", "copilot-cli"), join("plugins", "claude-code"), "hooks"])
+      cpSync(join(REPO, rel), join(market, rel), { recursive: true });
+    cpSync(join(REPO, "gemini-extension.json"), join(market, "gemini-extension.json"));
+    const moved = tempDir("baton-copilot-home-");
+    const write = (file: string, env: Record<string, string> = {}) => {
+      const r = cli(["hook", "claude", "PreToolUse", "--root", s.root], {
+        cwd: s.root,
+        env: { ...s.env, ...env },
+        input: JSON.stringify({
+          cwd: s.root,
+          session_id: "s1",
+          hook_event_name: "PreToolUse",
+          tool_name: "Write",
+          tool_input: { file_path: file, content: "{}" },
+          tool_use_id: `toolu_${file.length}`,
+        }),
+      });
+      expect(r.code, r.stderr).toBe(0);
+      return r.stdout;
+    };
+    for (const file of [
+      join(market, "plugins", "copilot-cli", "hooks", "hooks.json"),
+      join(market, "plugins", "copilot-cli", "hooks", "baton"),
+      join(market, "plugins", "copilot-cli", "plugin.json"),
+      join(market, "plugins", "claude-code", ".claude-plugin", "plugin.json"),
+      join(market, ".github", "plugin", "marketplace.json"),
+      join(market, "gemini-extension.json"),
+      join(market, "hooks", "hooks.json"),
+      join(s.home, "lib", "node_modules", "agent-baton", "dist", "hook.cjs"),
+    ])
+      expect(write(file), file).toContain('"permissionDecision":"deny"');
+    expect(write(join(moved, "settings.json"), { COPILOT_HOME: moved })).toContain('"permissionDecision":"deny"');
+    expect(write(join(moved, "installed-plugins", "x", "hooks.json"), { COPILOT_HOME: moved })).toContain('"permissionDecision":"deny"');
+    // Another hooks.json, another launcher-named file, or the moved directory without its variable: written as usual.
+    const other = tempDir("baton-other-");
+    writeJson(join(other, "hooks", "hooks.json"), { hooks: { sessionStart: [{ type: "command", bash: "echo hi" }] } });
+    writeFileSync(join(other, "baton"), "#!/bin/sh\necho mine\n");
+    for (const file of [join(other, "hooks", "hooks.json"), join(other, "baton"), join(moved, "settings.json")])
+      expect(write(file), file).not.toContain("deny");
+  });
 });

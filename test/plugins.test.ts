@@ -11,6 +11,7 @@ import { describe, expect, test } from "vitest";
 import { ADAPTERS } from "../src/core/hooks/adapters.js";
 import { listBatonHooks } from "../src/core/hooks/config.js";
 import { PLUGIN_AGENTS, PLUGIN_LAUNCHERS, PLUGIN_ROUTES, pluginHooks } from "../src/hooks/plugins.js";
+import { isBatonPluginFile } from "../src/platform/plugin-files.js";
 
 const REPO = join(import.meta.dirname, "..");
 const json = (rel: string) => JSON.parse(readFileSync(join(REPO, rel), "utf8"));
@@ -37,6 +38,9 @@ describe.each(PLUGIN_AGENTS)("the %s plugin", (agent) => {
     const launcher = join(REPO, dir, "hooks", "baton");
     expect(readFileSync(launcher, "utf8")).toBe(readFileSync(join(REPO, "hooks", "baton"), "utf8"));
     expect(statSync(launcher).mode & 0o111).not.toBe(0);
+    // The write-tool guard knows it by its opening comment, wherever it is (platform/plugin-files.ts).
+    expect(isBatonPluginFile(launcher)).toBe(true);
+    expect(isBatonPluginFile(join(REPO, hooksFile))).toBe(true);
   });
 });
 

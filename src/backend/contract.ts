@@ -729,7 +729,7 @@ export function runCommitted(actions: readonly (() => void)[]): void {
     try {
       action();
     } catch (err) {
-      process.emitWarning(err instanceof Error ? err : String(err), { code: "BATON_AFTER_COMMIT" });
+      process.emitWarning(err instanceof Error ? err : String(err), "AfterCommitWarning");
     }
   }
 }

@@ -304,6 +304,8 @@ const SUPERVISION_FILES: readonly RegExp[] = [
   /(?:^|\/)\.clinerules\/hooks(?:\/|$)/,
   /(?:^|\/)\.cline\/hooks(?:\/|$)/,
   /(?:^|\/)Documents\/Cline\/Hooks(?:\/|$)/,
+  // An installed Baton: its plugins' hooks and launchers load live from there (a local marketplace, a linked extension).
+  /(?:^|\/)node_modules\/agent-baton\//,
   /(?:^|\/)\.baton\/(?!flows\/)/,
   /(?:^|\/)baton\/trust\//,
 ];

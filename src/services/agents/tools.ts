@@ -26,6 +26,7 @@ import { spiralTurn } from "../../core/spiral/turn.js";
 import { pathProblem } from "../../core/time-travel/paths.js";
 import type { Snapshot } from "../../core/types.js";
 import { isBatonError } from "../../errors.js";
+import { inMovedAgentConfig, isBatonPluginFile } from "../../platform/plugin-files.js";
 import { hashFile } from "../files.js";
 import { readLaneConfig } from "./lane-config.js";
 import { laneOf, pauseView, runningRuns, sessionFor } from "./sessions.js";
@@ -81,7 +82,12 @@ export async function beforeTool(b: Baton, ev: Ev<"before_tool">, o: ToolHookCon
       userMessage: `Baton blocked ${tool.name}: an agent may not clear pauses or act on other agents' lanes (${clipCommand(tool.command)}).`,
     };
   }
-  const guarded = tool.kind === "write" ? tool.files.map((f) => resolve(ev.cwd, f)).filter(isSupervisionFile) : [];
+  const guarded =
+    tool.kind === "write"
+      ? tool.files
+          .map((f) => resolve(ev.cwd, f))
+          .filter((f) => isSupervisionFile(f) || inMovedAgentConfig(f, b.root) || isBatonPluginFile(f))
+      : [];
   if (guarded.length > 0) {
     return {
       deny: {

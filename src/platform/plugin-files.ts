@@ -1,0 +1,80 @@
+/**
+ * Baton's own plugin and extension files wherever they are (hooks/plugins.ts): a local
+ * marketplace's plugin or a linked extension is loaded live from its directory, often a global
+ * npm install of agent-baton the user can write to, or a checkout. A write tool that changes one
+ * (empties hooks.json, turns the launcher into `exit 0`) switches supervision off from the next
+ * session, so the write-tool guard refuses them by what they hold, not by where they are. The
+ * agents' own configuration directories named by environment variables (`$COPILOT_HOME`,
+ * `$CLAUDE_CONFIG_DIR`) are guarded as their default places are (core/hooks/baton-command.ts).
+ */
+import { basename, dirname, isAbsolute, join, relative, resolve } from "node:path";
+import { listBatonHooks } from "../core/hooks/config.js";
+import { readSettingsText } from "./settings-text.js";
+
+/** The comment every plugin's launcher (`hooks/baton`) opens with. */
+export const LAUNCHER_MARK = "# Runs Baton for its ";
+
+const PLUGIN_AGENTS = ["claude", "gemini", "copilot"] as const;
+
+function text(file: string, max = 1024 * 1024): string | undefined {
+  try {
+    return readSettingsText(file, max);
+  } catch {
+    return undefined;
+  }
+}
+
+function json(file: string): Record<string, unknown> | undefined {
+  const t = text(file);
+  if (t === undefined) return undefined;
+  try {
+    const v = JSON.parse(t) as unknown;
+    return v !== null && typeof v === "object" && !Array.isArray(v) ? (v as Record<string, unknown>) : undefined;
+  } catch {
+    return undefined;
+  }
+}
+
+function holdsBatonHooks(hooksFile: string): boolean {
+  const hooks = json(hooksFile)?.hooks;
+  return PLUGIN_AGENTS.some((a) => listBatonHooks(hooks, a).length > 0);
+}
+
+/**
+ * Whether `file` is one of Baton's plugin or extension files as it is now: a `hooks.json` holding
+ * Baton's hooks, a plugin's launcher, the manifest beside (or above) such a hooks file, or Baton's
+ * marketplace. Only those names are read, each bounded and without blocking.
+ */
+export function isBatonPluginFile(file: string): boolean {
+  const name = basename(file);
+  const dir = dirname(file);
+  switch (name) {
+    case "hooks.json":
+      return holdsBatonHooks(file);
+    case "baton":
+      return (text(file, 64 * 1024) ?? "").split("\n", 3).some((l) => l.startsWith(LAUNCHER_MARK));
+    case "plugin.json":
+    case "gemini-extension.json":
+      // Copilot CLI's and Gemini CLI's manifests sit at the plugin's root, Claude Code's in `.claude-plugin/`.
+      return holdsBatonHooks(join(dir, "hooks", "hooks.json")) || holdsBatonHooks(join(dir, "..", "hooks", "hooks.json"));
+    case "marketplace.json":
+      return json(file)?.name === "agent-baton";
+    default:
+      return false;
+  }
+}
+
+/** Whether `file` is a supervision file in an agent's configuration directory that an environment variable moved. */
+export function inMovedAgentConfig(file: string, root: string, env: NodeJS.ProcessEnv = process.env): boolean {
+  const places: [string | undefined, RegExp][] = [
+    [env.COPILOT_HOME, /^(?:config\.json|settings\.json|(?:hooks|installed-plugins)\/.*)$/],
+    [env.CLAUDE_CONFIG_DIR, /^(?:settings(?:\.local)?\.json|plugins\/.*)$/],
+  ];
+  return places.some(([dir, files]) => {
+    if (!dir) return false;
+    const rel = relative(isAbsolute(dir) ? dir : resolve(root, dir), file)
+      .split("\\")
+      .join("/");
+    return !rel.startsWith("../") && rel !== ".." && !isAbsolute(rel) && files.test(rel);
+  });
+}
