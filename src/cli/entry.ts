@@ -28,6 +28,7 @@ async function run(): Promise<void> {
   if (typeof relay === "function") return relay((await import("../hooks/run.js")).answerHook);
   const argv = process.argv.slice(2);
   if (isHook(argv)) {
+    if (argv.includes("--relay")) return (await import("./relay-bundle.js")).runRelayBundle();
     const h = hookHandoff();
     return (await import("../hooks/run.js")).runHook(argv.slice(1), {
       exit: true,

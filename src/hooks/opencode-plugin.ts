@@ -157,7 +157,7 @@ function startRelay(cwd) {
   child.stdout.setEncoding("utf8");
   child.stdout.on("data", (d) => {
     r.buf += d;
-    for (let i = r.buf.indexOf("\n"); i >= 0; i = r.buf.indexOf("\n")) {
+    for (let i = r.buf.indexOf("\\n"); i >= 0; i = r.buf.indexOf("\\n")) {
       const line = r.buf.slice(0, i);
       r.buf = r.buf.slice(i + 1);
       let m;
@@ -223,7 +223,7 @@ function hook(event, payload, again = false) {
     }, TIMEOUT_MS);
     r.pending.set(id, { finish, again: resend });
     try {
-      r.child.stdin.write(\`\${JSON.stringify({ id, event, payload })}\n\`);
+      r.child.stdin.write(\`\${JSON.stringify({ id, event, payload })}\\n\`);
     } catch {
       finish({});
     }
