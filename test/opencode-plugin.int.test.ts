@@ -4,11 +4,12 @@
  * against a real baton process and a real workspace. The real CLI runs it in
  * test/agents/opencode.e2e.test.ts.
  */
-import { readdirSync, readFileSync } from "node:fs";
+import { readdirSync, readFileSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { pathToFileURL } from "node:url";
 import Database from "better-sqlite3";
 import { afterEach, describe, expect, it } from "vitest";
+import { opencodePluginText } from "../src/hooks/opencode-plugin.js";
 import { CLI, cleanupDirs, cli, tempDir, writeAt } from "./helpers.js";
 
 afterEach(() => cleanupDirs());
@@ -148,6 +149,35 @@ describe("Baton's OpenCode plugin", () => {
       db.close();
       delete process.env.BATON_HOOK_SERVER;
       for (const pid of ours()) process.kill(pid, "SIGKILL");
+    }
+  }, 120_000);
+
+  it("with a baton too old to relay (silent on --relay), sends each hook to a process of its own", async () => {
+    const root = tempDir("baton-opencode-");
+    writeAt(root, "a.txt", "one\n");
+    expect(cli(["init", "--root", root]).code).toBe(0);
+    // An older baton: `hook opencode --relay` reads its stdin for one payload and says nothing until it closes.
+    const old = join(tempDir("baton-old-"), "baton.cjs");
+    writeFileSync(old, `if (process.argv.includes("--relay")) process.stdin.resume(); else require(${JSON.stringify(CLI)});\n`);
+    const file = join(tempDir("baton-plugin-"), "baton.js");
+    writeFileSync(file, opencodePluginText([process.execPath, old]));
+    process.env.BATON_HOOK_SERVER = "off";
+    const others = new Set(relays());
+    try {
+      const hooks = await (await import(pathToFileURL(file).href)).BatonPlugin({ directory: root, worktree: root });
+      const started = Date.now();
+      const args = { filePath: join(root, "a.txt"), content: "two\n" };
+      await hooks["tool.execute.before"]({ tool: "write", sessionID: "ses_4", callID: "call_1" }, { args });
+      expect(Date.now() - started).toBeGreaterThanOrEqual(10_000);
+      expect(cli(["--json", "checkpoints", "--root", root]).json().checkpoints).toHaveLength(1);
+      // No relay is tried again: the next call is answered at once.
+      const next = Date.now();
+      await hooks["tool.execute.before"]({ tool: "write", sessionID: "ses_4", callID: "call_2" }, { args });
+      expect(Date.now() - next).toBeLessThan(10_000);
+      expect(cli(["--json", "checkpoints", "--root", root]).json().checkpoints).toHaveLength(2);
+      expect(relays().filter((pid) => !others.has(pid))).toEqual([]);
+    } finally {
+      delete process.env.BATON_HOOK_SERVER;
     }
   }, 120_000);
 });
