@@ -10,7 +10,7 @@ import { basename, join } from "node:path";
 import { describe, expect, it } from "vitest";
 import { OPENCODE_EVENTS } from "../src/core/hooks/opencode.js";
 import { type LineChild, spawnCommand, waitExit } from "./child-process.js";
-import { CLI, cli, initWorkspace, REPO, tempDir } from "./helpers.js";
+import { CLI, cli, initWorkspace, REPO, tempDir, writeConfig } from "./helpers.js";
 import { failOnStrayServers } from "./hook-helpers.js";
 import { serve } from "./server-helpers.js";
 
@@ -217,6 +217,46 @@ describe("baton hook opencode --relay", () => {
     expect(await r.call(2, "tool.execute.before", payload("c2"))).toEqual({ id: 2, restart: true });
     expect(await r.call(3, "tool.execute.before", payload("c3"))).toEqual({ id: 3, restart: true });
     expect(cli(["--json", "checkpoints", "--root", root]).json().checkpoints).toHaveLength(1);
+    r.child.proc.stdin?.end();
+    expect(await waitExit(r.child, 15_000)).toEqual({ code: 0, signal: null });
+  }, 60_000);
+
+  it("reads server.json and .baton/config.json at every call, as a new hook process would", async () => {
+    const root = initWorkspace("baton-relay-", { "a.txt": "1\n" });
+    writeConfig(root, { hooks: { server: "use" } });
+    // No BATON_HOOK_SERVER (the test run sets one): the config decides.
+    const r = relay({ BATON_HOOK_SERVER: "", BATON_HOOK_DEBUG: "1" });
+    const payload = (call: string) => ({
+      session_id: "ses_1",
+      cwd: root,
+      call_id: call,
+      tool: "write",
+      args: { filePath: join(root, "a.txt"), content: `${call}\n` },
+    });
+    const said = () => r.child.stderr().match(/answered (?:by the server|in this process)/g) ?? [];
+    await r.call(1, "tool.execute.before", payload("c1"));
+    const server = await serve(root);
+    try {
+      // A server started after the relay: used.
+      await r.call(2, "tool.execute.before", payload("c2"));
+      // The config turned the server off: not used.
+      writeConfig(root, { hooks: { server: "off" } });
+      await r.call(3, "tool.execute.before", payload("c3"));
+    } finally {
+      await server.stop();
+    }
+    // The config says "use" again, and the server is gone: not asked.
+    writeConfig(root, { hooks: { server: "use" } });
+    await r.call(4, "tool.execute.before", payload("c4"));
+    expect(said(), r.child.stderr()).toEqual([
+      "answered in this process",
+      "answered by the server",
+      "answered in this process",
+      "answered in this process",
+    ]);
+    expect(r.child.stderr()).toContain("(hooks.server is off (relay))");
+    expect(r.child.stderr()).toContain("(no server (relay))");
+    expect(cli(["--json", "checkpoints", "--root", root]).json().checkpoints).toHaveLength(4);
     r.child.proc.stdin?.end();
     expect(await waitExit(r.child, 15_000)).toEqual({ code: 0, signal: null });
   }, 60_000);
