@@ -102,6 +102,9 @@ export async function runRelay(args: HookArgs, cliBundle: string): Promise<void>
       const load = (globalThis as Record<symbol, ((file: string) => void) | undefined>)[Symbol.for("baton.load")];
       if (load) load(cliBundle);
       else require(cliBundle);
+    }).catch((err: unknown) => {
+      loaded = undefined; // the next call tries again
+      throw err;
     });
     return loaded;
   };
@@ -123,12 +126,12 @@ export async function runRelay(args: HookArgs, cliBundle: string): Promise<void>
         reason: `${r.handoff.reason} (relay)`,
         ...(process.argv[1] ? { launcher: process.argv[1] } : {}),
       });
-      return a;
+      write({ id: call.id, answer: answerOf(a.out) });
+      // The workspace closed (and the server started) after the answer, before the next call opens it.
+      await a.after?.();
     });
     here = turn.catch(() => undefined);
-    const a = await turn;
-    write({ id: call.id, answer: answerOf(a.out) });
-    await a.after?.();
+    await turn;
     return undefined;
   };
 

@@ -81,7 +81,7 @@ export interface AnswerHookOptions extends Omit<RunHookOptions, "exit" | "input"
 
 /**
  * The hook's answer (the text the hook process prints, without the newline) and what to do once
- * it is given (start the server). Used by runHook and, once per call, by the relay (relay.ts), so
+ * it is given (close the workspace, start the server). Used by runHook and, once per call, by the relay (relay.ts), so
  * that several hooks may be answered at once in one process. Never throws.
  */
 export async function answerHook(argv: readonly string[], opts: AnswerHookOptions): Promise<{ out: string; after?: () => Promise<void> }> {
@@ -130,25 +130,26 @@ export async function answerHook(argv: readonly string[], opts: AnswerHookOption
     out = adapter.passThrough(native);
   }
   debugLine(`answered in this process (${opts.reason ?? "run directly"})`);
-  if (!opts.keepOpen) {
-    try {
-      await baton?.close();
-    } catch (err) {
-      await logHookFailure(ws.dir, adapter.agent, native, err);
-    }
-  }
   const launcher = opts.launcher;
-  if (launcher && (ev.kind === "session_start" || ev.kind === "prompt")) {
-    // After the answer: the agent is not kept waiting for the server's start.
-    return {
-      out,
-      after: async () => {
+  const startServer = launcher !== undefined && (ev.kind === "session_start" || ev.kind === "prompt");
+  if (opts.keepOpen && !startServer) return { out };
+  return {
+    out,
+    // After the answer: the agent is not kept waiting for the workspace's close or the server's start.
+    after: async () => {
+      if (!opts.keepOpen) {
+        try {
+          await baton?.close();
+        } catch (err) {
+          await logHookFailure(ws.dir, adapter.agent, native, err);
+        }
+      }
+      if (startServer) {
         const { maybeStartServer } = await import("./autostart.js");
         maybeStartServer(ws, launcher);
-      },
-    };
-  }
-  return { out };
+      }
+    },
+  };
 }
 
 function writeOut(out: string): void {
