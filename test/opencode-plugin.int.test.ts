@@ -4,10 +4,12 @@
  * against a real baton process and a real workspace. The real CLI runs it in
  * test/agents/opencode.e2e.test.ts.
  */
-import { readFileSync } from "node:fs";
+import { readdirSync, readFileSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { pathToFileURL } from "node:url";
+import Database from "better-sqlite3";
 import { afterEach, describe, expect, it } from "vitest";
+import { opencodePluginText } from "../src/hooks/opencode-plugin.js";
 import { CLI, cleanupDirs, cli, tempDir, writeAt } from "./helpers.js";
 
 afterEach(() => cleanupDirs());
@@ -18,6 +20,23 @@ async function loadPlugin(root: string, command: string, suffix: string): Promis
   // A new URL per load: the module cache would give the first file's plugin again.
   const mod = await import(`${pathToFileURL(r.json().file).href}?${suffix}`);
   return mod.BatonPlugin({ directory: root, worktree: root });
+}
+
+/** The pids of this process's `baton hook opencode --relay` children (the plugin's relays). */
+function relays(): number[] {
+  const pids: number[] = [];
+  for (const d of readdirSync("/proc")) {
+    if (!/^\d+$/.test(d)) continue;
+    try {
+      const stat = readFileSync(`/proc/${d}/stat`, "utf8");
+      const ppid = Number(stat.slice(stat.lastIndexOf(")") + 2).split(" ")[1]);
+      if (ppid !== process.pid) continue;
+      if (readFileSync(`/proc/${d}/cmdline`, "utf8").split("\0").includes("--relay")) pids.push(Number(d));
+    } catch {
+      // gone meanwhile
+    }
+  }
+  return pids;
 }
 
 function userMessage(sessionID: string, text: string) {
@@ -81,4 +100,84 @@ describe("Baton's OpenCode plugin", () => {
       hooks["tool.execute.before"]({ tool: "bash", sessionID: "ses_2", callID: "call_1" }, { args: { command: "rm -rf x" } }),
     ).resolves.toBeUndefined();
   });
+
+  it("sends every hook to one relay process; a relay killed mid-call lets that call go on, and the next call starts a new one", async () => {
+    const root = tempDir("baton-opencode-");
+    writeAt(root, "a.txt", "one\n");
+    writeAt(root, "b.txt", "one\n");
+    expect(cli(["init", "--root", root]).code).toBe(0);
+    process.env.BATON_HOOK_SERVER = "off";
+    const db = new Database(join(root, ".baton", "baton.db"));
+    // The other tests' plugins (modules of their own) keep their relays.
+    const others = new Set(relays());
+    const ours = () => relays().filter((pid) => !others.has(pid));
+    try {
+      const hooks = await loadPlugin(root, `${JSON.stringify(process.execPath)} ${JSON.stringify(CLI)}`, "c");
+      const pre = (call: string, file: string) =>
+        hooks["tool.execute.before"](
+          { tool: "write", sessionID: "ses_3", callID: call },
+          { args: { filePath: join(root, file), content: "two\n" } },
+        );
+      const out = userMessage("ses_3", "Go on.");
+      await hooks["chat.message"]({ sessionID: "ses_3", messageID: "msg_1" }, out);
+      const first = ours();
+      expect(first).toHaveLength(1);
+      // Two calls at once, on the same relay.
+      await Promise.all([pre("call_1", "a.txt"), pre("call_2", "b.txt")]);
+      expect(ours()).toEqual(first);
+      expect(cli(["--json", "checkpoints", "--root", root]).json().checkpoints).toHaveLength(2);
+
+      // A call under way (waiting for the database, which this test holds), and its relay killed.
+      db.exec("BEGIN IMMEDIATE");
+      const started = Date.now();
+      const stuck = pre("call_3", "a.txt");
+      await new Promise((r) => setTimeout(r, 1_500));
+      process.kill(first[0] as number, "SIGKILL");
+      await expect(stuck).resolves.toBeUndefined();
+      expect(Date.now() - started).toBeLessThan(10_000);
+      db.exec("ROLLBACK");
+
+      // The next call: a new relay, and Baton again.
+      await pre("call_4", "b.txt");
+      const second = ours();
+      expect(second).toHaveLength(1);
+      expect(second).not.toEqual(first);
+      const cps = cli(["--json", "checkpoints", "--root", root]).json().checkpoints;
+      expect(cps.map((c: any) => c.toolName)).toEqual(["write", "write", "write"]);
+      await hooks.dispose();
+    } finally {
+      db.close();
+      delete process.env.BATON_HOOK_SERVER;
+      for (const pid of ours()) process.kill(pid, "SIGKILL");
+    }
+  }, 120_000);
+
+  it("with a baton too old to relay (silent on --relay), sends each hook to a process of its own", async () => {
+    const root = tempDir("baton-opencode-");
+    writeAt(root, "a.txt", "one\n");
+    expect(cli(["init", "--root", root]).code).toBe(0);
+    // An older baton: `hook opencode --relay` reads its stdin for one payload and says nothing until it closes.
+    const old = join(tempDir("baton-old-"), "baton.cjs");
+    writeFileSync(old, `if (process.argv.includes("--relay")) process.stdin.resume(); else require(${JSON.stringify(CLI)});\n`);
+    const file = join(tempDir("baton-plugin-"), "baton.js");
+    writeFileSync(file, opencodePluginText([process.execPath, old]));
+    process.env.BATON_HOOK_SERVER = "off";
+    const others = new Set(relays());
+    try {
+      const hooks = await (await import(pathToFileURL(file).href)).BatonPlugin({ directory: root, worktree: root });
+      const started = Date.now();
+      const args = { filePath: join(root, "a.txt"), content: "two\n" };
+      await hooks["tool.execute.before"]({ tool: "write", sessionID: "ses_4", callID: "call_1" }, { args });
+      expect(Date.now() - started).toBeGreaterThanOrEqual(10_000);
+      expect(cli(["--json", "checkpoints", "--root", root]).json().checkpoints).toHaveLength(1);
+      // No relay is tried again: the next call is answered at once.
+      const next = Date.now();
+      await hooks["tool.execute.before"]({ tool: "write", sessionID: "ses_4", callID: "call_2" }, { args });
+      expect(Date.now() - next).toBeLessThan(10_000);
+      expect(cli(["--json", "checkpoints", "--root", root]).json().checkpoints).toHaveLength(2);
+      expect(relays().filter((pid) => !others.has(pid))).toEqual([]);
+    } finally {
+      delete process.env.BATON_HOOK_SERVER;
+    }
+  }, 120_000);
 });

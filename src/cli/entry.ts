@@ -22,8 +22,13 @@ function hookHandoff(): { text: string; requestId: string; reason: string } | un
 }
 
 async function run(): Promise<void> {
+  // Loaded by a relay (`baton hook <agent> --relay`, hooks/relay.ts): it answers hooks through
+  // run.ts's answerHook, call after call; this process runs no command of its own.
+  const relay = (globalThis as Record<symbol, unknown>)[Symbol.for("baton.hookRelay")];
+  if (typeof relay === "function") return relay((await import("../hooks/run.js")).answerHook);
   const argv = process.argv.slice(2);
   if (isHook(argv)) {
+    if (argv.includes("--relay")) return (await import("./relay-bundle.js")).runRelayBundle();
     const h = hookHandoff();
     return (await import("../hooks/run.js")).runHook(argv.slice(1), {
       exit: true,

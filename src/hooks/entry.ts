@@ -10,35 +10,12 @@
  * broke off (a blind retry: every step is keyed, core/hooks/keys.ts), hooks configured `off`,
  * an unknown agent or an unreadable payload (both reported there as they always were).
  */
-import { BUILD } from "../core/build.js";
-import { isNoop } from "../core/hooks/types.js";
-import { readConfigFile } from "../platform/config-file.js";
 import { writeStdout } from "../platform/output.js";
-import { provenServer } from "../platform/server-file.js";
-import { describeStore, resolveStore, storeIdentity } from "../platform/store-config.js";
-import { askServer } from "./client.js";
-import {
-  adapterFor,
-  agentPid,
-  debugLine,
-  hookDeadline,
-  newRequestId,
-  parseEvent,
-  parseHookArgs,
-  readStdin,
-  stdoutOf,
-  workspaceFor,
-} from "./front.js";
-import { hookServerMode } from "./policy.js";
+import { adapterFor, newRequestId, parseHookArgs, readStdin } from "./front.js";
+import { runRelay } from "./relay.js";
+import { type HookHandoff, serverFirst } from "./server-first.js";
 
-/** What entry.ts hands to the in-process path (cli/entry.ts reads it). */
-export interface HookHandoff {
-  text: string;
-  /** Made here and used by every attempt at this hook. */
-  requestId: string;
-  /** Why the server did not answer (BATON_HOOK_DEBUG says it). */
-  reason: string;
-}
+export type { HookHandoff } from "./server-first.js";
 
 export const HANDOFF = Symbol.for("baton.hookHandoff");
 
@@ -60,55 +37,15 @@ function answer(stdout: string): void {
 }
 
 async function main(): Promise<void> {
-  const args = parseHookArgs(process.argv.slice(3));
-  const adapter = adapterFor(args.agent);
+  const argv = process.argv.slice(3);
+  const args = parseHookArgs(argv);
+  // `baton hook <agent> --relay`: one process for many hooks (relay.ts).
+  if (argv.includes("--relay") && adapterFor(args.agent)) return runRelay(args, `${__dirname}/cli.cjs`);
   const requestId = newRequestId();
-  if (!adapter) return handOff({ text: "", requestId, reason: "unknown agent" });
-  const text = readStdin();
-  let ev: ReturnType<typeof parseEvent>;
-  try {
-    ev = parseEvent(adapter, args.native, text, process.cwd());
-  } catch {
-    return handOff({ text, requestId, reason: "unreadable payload" });
-  }
-  // Nothing to do, or not a Baton project: the same answer the in-process path gives.
-  if (isNoop(ev)) return answer(stdoutOf(adapter.passThrough(args.native)));
-  const ws = workspaceFor(args.root, ev.cwd);
-  if (!ws) return answer(stdoutOf(adapter.passThrough(args.native)));
-  if (!args.native) return handOff({ text, requestId, reason: "no event named on the command line" });
-  // .baton/config.json is read once, for the server mode and the store; a file that cannot be
-  // read is left to each of them to judge (hookServerMode: off; the store: reported in-process).
-  let config: Record<string, unknown> | undefined;
-  try {
-    config = readConfigFile(ws.dir);
-  } catch {
-    config = undefined;
-  }
-  if (hookServerMode(ws.dir, config) === "off") return handOff({ text, requestId, reason: "hooks.server is off" });
-  const info = provenServer(ws.dir);
-  if (!info) return handOff({ text, requestId, reason: "no server" });
-  // A server of another build may read the event differently: it is not used (and a
-  // session-start or prompt hook replaces it once it has answered, autostart.ts).
-  if (info.version !== BUILD) return handOff({ text, requestId, reason: `the server is build ${info.version ?? "unknown"}, not ${BUILD}` });
-  // The store this process would open: the server answers only for the same one (on a
-  // PostgreSQL store, its pool then spares this process a connection and a login).
-  let store: string;
-  try {
-    store = storeIdentity(describeStore(resolveStore(ws.dir, process.env, config), ws.dbPath));
-  } catch {
-    return handOff({ text, requestId, reason: "the store configuration cannot be read" }); // reported in-process, as always
-  }
-  const r = await askServer(info, {
-    event: ev,
-    root: ws.root,
-    agentPid: agentPid(),
-    requestId,
-    deadline: hookDeadline(adapter, ev.native),
-    store,
-  });
-  if (r.kind === "retry") return handOff({ text, requestId, reason: r.reason });
-  debugLine(`answered by the server (pid ${info.pid})`);
-  return answer(stdoutOf(adapter.render(ev, r.response)));
+  if (!adapterFor(args.agent)) return handOff({ text: "", requestId, reason: "unknown agent" });
+  const r = await serverFirst(args, readStdin(), requestId, process.cwd());
+  if (r.kind === "handoff") return handOff(r.handoff);
+  return answer(r.stdout);
 }
 
 void main();

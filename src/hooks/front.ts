@@ -99,14 +99,15 @@ export function newRequestId(): string {
 /**
  * When this hook's steps that must precede the agent's next action (the checkpoint before a
  * tool, a rollback from a prompt) must be committed by: the agent's timeout for the hook,
- * counted from this process's start, less a margin. The timeout is the one `baton hooks
+ * counted from this process's start (or from `startedAt`), less a margin. The timeout is the one `baton hooks
  * install` writes, or BATON_HOOK_TIMEOUT_MS for hooks whose timeout was changed by hand.
  */
-export function hookDeadline(adapter: AgentAdapter, native: string): number {
+export function hookDeadline(adapter: AgentAdapter, native: string, startedAt?: number): number {
   const env = Number(process.env.BATON_HOOK_TIMEOUT_MS);
   const timeout = Number.isFinite(env) && env > 0 ? env : adapter.timeoutMs(native);
   // The process's start from its uptime: the `performance` global would load perf_hooks (~1.5 ms).
-  const started = Date.now() - process.uptime() * 1000;
+  // A relay (relay.ts) counts from when it received the call instead.
+  const started = startedAt ?? Date.now() - process.uptime() * 1000;
   return Math.round(started + timeout - Math.min(DEADLINE_MARGIN_MS, timeout / 4));
 }
 

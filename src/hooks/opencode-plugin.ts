@@ -4,11 +4,16 @@
  * --user), what OpenCode loads from it, and how status reads it back.
  *
  * OpenCode runs no hook commands; it loads every JS/TS module in its plugin folders into its own
- * process. Baton's plugin spawns `baton hook opencode <event>` for each hook, with the payload on
- * stdin, as the other agents' hooks do (that process asks the workspace's running server first,
- * and answers itself when none does), and maps the answer: `deny` throws (OpenCode refuses the
+ * process. Baton's plugin starts one `baton hook opencode --relay` process (hooks/relay.ts) and
+ * sends it each hook as a JSON line; the relay does for each exactly what `baton hook opencode
+ * <event>` does (asks the workspace's running server first, answers itself when none does)
+ * without a process start per tool call. A relay that dies is replaced on the next call (the
+ * calls it was answering go on without Baton); one that does not answer within TIMEOUT_MS is
+ * stopped; a baton too old to relay (silent for HELLO_MS) gets a process per hook, as before.
+ * The plugin maps the answer: `deny` throws (OpenCode refuses the
  * call and the model reads the reason), `context` goes where OpenCode lets a plugin put text the
- * model reads (core/hooks/opencode.ts).
+ * model reads (core/hooks/opencode.ts). Where a server is, and what it may be told, is Baton's
+ * to decide: the plugin never reads server.json or a token.
  *
  * A committed plugin names no path of this machine: it runs `baton` from PATH, and where there is
  * none the spawn fails and the plugin does nothing (OpenCode goes on unsupervised, as it would
@@ -49,17 +54,25 @@ export function opencodePluginText(launcher: readonly string[]): string {
   return `${OPENCODE_PLUGIN_MARK}
 // baton: ${JSON.stringify(info)}
 //
-// It sends OpenCode's tool calls, prompts and session events to \`baton hook opencode <event>\`
-// (checkpoints before writes and shell commands, the journal, "undo that", the spiral pause) and
-// gives the model what Baton answers. Where ${launcher[0] === "baton" ? "`baton` is not on PATH" : "that baton is gone"}, it does nothing.
-// Remove it with \`baton hooks uninstall opencode\`; do not edit it (install rewrites it).
+// It sends OpenCode's tool calls, prompts and session events to Baton (checkpoints before writes
+// and shell commands, the journal, "undo that", the spiral pause) and gives the model what Baton
+// answers: through one \`baton hook opencode --relay\` process it starts and keeps, or, with a
+// Baton too old for that, a \`baton hook opencode <event>\` process per call. Where ${launcher[0] === "baton" ? "`baton` is not on PATH" : "that baton is gone"},
+// it does nothing. Remove it with \`baton hooks uninstall opencode\`; do not edit it (install rewrites it).
 import { spawn } from "node:child_process";
 
 const LAUNCHER = ${JSON.stringify(launcher)};
 const TIMEOUT_MS = 60000;
+/** How long a new relay has to say it is one; a Baton without --relay says nothing. */
+const HELLO_MS = 10000;
 
-/** Baton's answer to one hook: {} when Baton is missing, failed or has nothing to say. */
-function hook(event, payload) {
+/** The object an answer is; {} for anything else (null, a number, junk lets the call go on). */
+function objectOr(v) {
+  return v !== null && typeof v === "object" && !Array.isArray(v) ? v : {};
+}
+
+/** Baton's answer to one hook from a process of its own: the way before relays. */
+function hookProcess(event, payload) {
   return new Promise((resolve) => {
     let child;
     let out = "";
@@ -90,15 +103,130 @@ function hook(event, payload) {
     });
     child.on("close", () => {
       try {
-        // Only an object is an answer: anything else (null, a number, junk) lets the call go on.
-        const v = out.trim() === "" ? {} : JSON.parse(out);
-        finish(v !== null && typeof v === "object" && !Array.isArray(v) ? v : {});
+        finish(objectOr(out.trim() === "" ? {} : JSON.parse(out)));
       } catch {
         finish({});
       }
     });
     child.stdin.on("error", () => {});
     child.stdin.end(JSON.stringify(payload));
+  });
+}
+
+let relay;
+let relaySeq = 0;
+let perCall = false;
+
+/** Start the relay: one baton process for this OpenCode process's hooks, kept until it ends. */
+function startRelay(cwd) {
+  let child;
+  try {
+    child = spawn(LAUNCHER[0], [...LAUNCHER.slice(1), "hook", "opencode", "--relay"], { cwd, stdio: ["pipe", "pipe", "ignore"] });
+  } catch {
+    return undefined;
+  }
+  const r = { child, pending: new Map(), hello: false, buf: "" };
+  const retire = () => {
+    if (relay === r) relay = undefined;
+    try {
+      child.stdin.end();
+    } catch {}
+  };
+  // Gone (killed, crashed, never started): what it was answering goes on without Baton.
+  const gone = () => {
+    if (relay === r) relay = undefined;
+    clearTimeout(helloTimer);
+    for (const p of [...r.pending.values()]) p.finish({});
+  };
+  // Silent: a Baton without --relay, reading its stdin for one payload. A process per call from now on.
+  const helloTimer = setTimeout(() => {
+    if (r.hello) return;
+    perCall = true;
+    if (relay === r) relay = undefined;
+    const waiting = [...r.pending.values()];
+    r.pending.clear();
+    try {
+      child.kill();
+    } catch {}
+    for (const p of waiting) p.again();
+  }, HELLO_MS);
+  helloTimer.unref?.();
+  child.on("error", gone);
+  child.on("close", gone);
+  child.stdin.on("error", () => {});
+  child.stdout.setEncoding("utf8");
+  child.stdout.on("data", (d) => {
+    r.buf += d;
+    for (let i = r.buf.indexOf("\\n"); i >= 0; i = r.buf.indexOf("\\n")) {
+      const line = r.buf.slice(0, i);
+      r.buf = r.buf.slice(i + 1);
+      let m;
+      try {
+        m = JSON.parse(line);
+      } catch {
+        continue;
+      }
+      if (m?.relay === 1) {
+        r.hello = true;
+        clearTimeout(helloTimer);
+        continue;
+      }
+      const p = r.pending.get(m?.id);
+      if (!p) continue;
+      if (m.restart === true) {
+        // Baton changed since this relay started: a new one (the new Baton) answers.
+        r.pending.delete(m.id);
+        retire();
+        p.again();
+      } else {
+        p.finish(m.answer);
+      }
+    }
+  });
+  // OpenCode's own exit is never held up by the relay: only a call under way (its timer) keeps it running.
+  child.unref?.();
+  child.stdin.unref?.();
+  child.stdout.unref?.();
+  return r;
+}
+
+/** Baton's answer to one hook: {} when Baton is missing, failed or has nothing to say. */
+function hook(event, payload, again = false) {
+  if (perCall) return hookProcess(event, payload);
+  return new Promise((resolve) => {
+    relay ??= startRelay(payload.cwd);
+    const r = relay;
+    if (!r) return resolve({});
+    const id = ++relaySeq;
+    let done = false;
+    const settle = () => {
+      if (done) return false;
+      done = true;
+      clearTimeout(timer);
+      r.pending.delete(id);
+      return true;
+    };
+    const finish = (v) => {
+      if (settle()) resolve(objectOr(v));
+    };
+    // Sent again once, to a new relay or a process of its own.
+    const resend = () => {
+      if (settle()) resolve(again ? {} : hook(event, payload, true));
+    };
+    // A relay that does not answer in time is stopped: the next call starts a new one.
+    const timer = setTimeout(() => {
+      finish({});
+      if (relay === r) relay = undefined;
+      try {
+        r.child.kill();
+      } catch {}
+    }, TIMEOUT_MS);
+    r.pending.set(id, { finish, again: resend });
+    try {
+      r.child.stdin.write(\`\${JSON.stringify({ id, event, payload })}\\n\`);
+    } catch {
+      finish({});
+    }
   });
 }
 

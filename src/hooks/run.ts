@@ -59,31 +59,57 @@ export interface RunHookOptions {
  */
 export async function runHook(argv: readonly string[], opts: RunHookOptions = {}): Promise<void> {
   process.exitCode = 0;
+  const r = await answerHook(argv, { ...opts, input: opts.input ?? readStdin(), cwd: process.cwd(), keepOpen: opts.exit === true });
+  writeOut(r.out);
+  await r.after?.();
+  // Every write is committed (and fsynced): exit without closing SQLite. Closing the last
+  // connection checkpoints the WAL into the database and deletes it (two fsyncs), and the next
+  // hook process recreates it (two more): ~10-15 ms of each hook on the benchmark machine.
+  // The WAL stays valid for the next process, and SQLite's auto-checkpoint keeps it bounded.
+  if (opts.exit) process.exit(0);
+}
+
+export interface AnswerHookOptions extends Omit<RunHookOptions, "exit" | "input"> {
+  input: string;
+  /** Where the hook runs (a payload's own cwd comes first). */
+  cwd: string;
+  /** When the hook was received: its deadline counts from it (the process's start when omitted). */
+  startedAt?: number;
+  /** Leave the workspace open (the process exits right after). */
+  keepOpen?: boolean;
+}
+
+/**
+ * The hook's answer (the text the hook process prints, without the newline) and what to do once
+ * it is given (close the workspace, start the server). Used by runHook and, once per call, by the relay (relay.ts), so
+ * that several hooks may be answered at once in one process. Never throws.
+ */
+export async function answerHook(argv: readonly string[], opts: AnswerHookOptions): Promise<{ out: string; after?: () => Promise<void> }> {
   const args = parseHookArgs(argv);
   const adapter = adapterFor(args.agent);
   if (!adapter) {
     writeStderr(`baton hook: unknown agent "${args.agent ?? ""}"; use ${HOOK_AGENT_LIST}\n`);
-    return;
+    return { out: "" };
   }
   const { native, root } = args;
   let out = adapter.passThrough(native);
   let ev: ReturnType<typeof parseEvent>;
   try {
-    ev = parseEvent(adapter, native, opts.input ?? readStdin(), process.cwd());
+    ev = parseEvent(adapter, native, opts.input, opts.cwd);
   } catch (err) {
     // A payload we cannot read: log where we can, let the agent go on.
-    const here = workspaceFor(root, process.cwd());
+    const here = workspaceFor(root, opts.cwd);
     if (here) await logHookFailure(here.dir, adapter.agent, native, err);
-    return writeOut(out);
+    return { out };
   }
-  if (isNoop(ev)) return writeOut(out);
+  if (isNoop(ev)) return { out };
   const ws = workspaceFor(root, ev.cwd);
-  if (!ws) return writeOut(out); // not a Baton project: nothing to record
+  if (!ws) return { out }; // not a Baton project: nothing to record
 
   let baton: Baton | undefined;
   try {
     const { openBaton } = await import("../compose.js");
-    const deadline = hookDeadline(adapter, ev.native);
+    const deadline = hookDeadline(adapter, ev.native, opts.startedAt);
     baton = await openBaton({
       root: ws.root,
       create: false,
@@ -104,24 +130,26 @@ export async function runHook(argv: readonly string[], opts: RunHookOptions = {}
     out = adapter.passThrough(native);
   }
   debugLine(`answered in this process (${opts.reason ?? "run directly"})`);
-  writeOut(out);
-  if (opts.launcher && (ev.kind === "session_start" || ev.kind === "prompt")) {
-    // After the answer: the agent is not kept waiting for the server's start.
-    const { maybeStartServer } = await import("./autostart.js");
-    maybeStartServer(ws, opts.launcher);
-  }
-  if (opts.exit) {
-    // Every write above is committed (and fsynced): exit without closing SQLite. Closing the last
-    // connection checkpoints the WAL into the database and deletes it (two fsyncs), and the next
-    // hook process recreates it (two more): ~10-15 ms of each hook on the benchmark machine.
-    // The WAL stays valid for the next process, and SQLite's auto-checkpoint keeps it bounded.
-    process.exit(0);
-  }
-  try {
-    await baton?.close();
-  } catch (err) {
-    await logHookFailure(ws.dir, adapter.agent, native, err);
-  }
+  const launcher = opts.launcher;
+  const startServer = launcher !== undefined && (ev.kind === "session_start" || ev.kind === "prompt");
+  if (opts.keepOpen && !startServer) return { out };
+  return {
+    out,
+    // After the answer: the agent is not kept waiting for the workspace's close or the server's start.
+    after: async () => {
+      if (!opts.keepOpen) {
+        try {
+          await baton?.close();
+        } catch (err) {
+          await logHookFailure(ws.dir, adapter.agent, native, err);
+        }
+      }
+      if (startServer) {
+        const { maybeStartServer } = await import("./autostart.js");
+        maybeStartServer(ws, launcher);
+      }
+    },
+  };
 }
 
 function writeOut(out: string): void {

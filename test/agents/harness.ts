@@ -141,22 +141,37 @@ export class Project {
     });
   }
 
-  /** The hook payloads captured so far, in order. */
+  /**
+   * The hook payloads captured so far, in order. A relay's capture (`baton hook opencode --relay`,
+   * OpenCode's plugin) holds one `{id, event, payload}` line per hook: each is a capture of its own.
+   */
   captured(): Capture[] {
     return readdirSync(this.captures)
       .filter((f) => f.endsWith(".json"))
       .sort()
-      .map((f) => {
+      .flatMap((f): Capture[] => {
         // `<time>.<agent>.<event>.<pid>.json`; OpenCode's event names have dots of their own.
         const event = f.split(".").slice(2, -2).join(".");
         const text = readFileSync(join(this.captures, f), "utf8");
+        if (event === "--relay")
+          return text
+            .split("\n")
+            .filter((l) => l.trim() !== "")
+            .map((l) => {
+              try {
+                const call = JSON.parse(l);
+                return { event: String(call.event), payload: call.payload, file: f };
+              } catch {
+                return { event: "--relay", payload: { unparsed: l }, file: f };
+              }
+            });
         let payload: any;
         try {
           payload = JSON.parse(text);
         } catch {
           payload = { unparsed: text };
         }
-        return { event: event as string, payload, file: f };
+        return [{ event: event as string, payload, file: f }];
       });
   }
 

@@ -122,7 +122,8 @@ export async function status(ctx: Ctx, agentArg: string | undefined): Promise<vo
 }
 
 /** `baton hook` reached through the full CLI (the fast path normally takes it). */
-export async function hook(ctx: Ctx, agent: string, event: string): Promise<void> {
+export async function hook(ctx: Ctx, agent: string, event: string | undefined, opts: { relay?: boolean } = {}): Promise<void> {
+  if (opts.relay) return (await import("../relay-bundle.js")).runRelayBundle();
   const { runHook } = await import("../../hooks/run.js");
-  await runHook([agent, event, ...(ctx.root ? ["--root", ctx.root] : [])], { exit: true });
+  await runHook([agent, event ?? "", ...(ctx.root ? ["--root", ctx.root] : [])], { exit: true });
 }

@@ -94,9 +94,13 @@ export function defineOperationCommands(program: Command): void {
 
   const hooks = () => import("../commands/hooks.js");
   program
-    .command("hook <agent> <event>")
+    .command("hook <agent> [event]")
     .description(
       "run as an agent hook: reads the agent's JSON on stdin, answers in its format (claude, codex, gemini, qwen, copilot, opencode, cline; the agent's event name, e.g. PreToolUse); never blocks the agent on a Baton failure",
+    )
+    .option(
+      "--relay",
+      "instead of one hook, answer many, one JSON line each: {id, event, payload} on stdin, {id, answer} on stdout (OpenCode's plugin keeps one such process); ends when stdin closes",
     )
     .action(lazy(hooks, (m) => m.hook));
   const hk = program

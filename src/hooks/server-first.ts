@@ -1,0 +1,85 @@
+/**
+ * One hook, server first: the payload translated (front.ts), what needs no workspace answered,
+ * and the rest handed to the workspace's running server (client.ts) when `.baton/server.json`
+ * names one of this build that is proven to be the process that wrote it. Everything else is
+ * a hand-off to the in-process path (run.ts) with the payload, the request id and the reason.
+ *
+ * Shared by the hook process (entry.ts, once per process) and the relay (relay.ts, once per
+ * call): each call reads the workspace, its config, server.json and the store afresh, as a new
+ * hook process would.
+ */
+import { BUILD } from "../core/build.js";
+import { isNoop } from "../core/hooks/types.js";
+import { readConfigFile } from "../platform/config-file.js";
+import { provenServer } from "../platform/server-file.js";
+import { describeStore, resolveStore, storeIdentity } from "../platform/store-config.js";
+import { askServer } from "./client.js";
+import { adapterFor, agentPid, debugLine, type HookArgs, hookDeadline, parseEvent, stdoutOf, workspaceFor } from "./front.js";
+import { hookServerMode } from "./policy.js";
+
+/** What entry.ts hands to the in-process path (cli/entry.ts reads it). */
+export interface HookHandoff {
+  text: string;
+  /** Made here and used by every attempt at this hook. */
+  requestId: string;
+  /** Why the server did not answer (BATON_HOOK_DEBUG says it). */
+  reason: string;
+}
+
+export type FirstOutcome = { kind: "answer"; stdout: string } | { kind: "handoff"; handoff: HookHandoff };
+
+/**
+ * The hook's answer from here or from the server, or the hand-off to the in-process path.
+ * `startedAt`: when the hook was received (the deadline counts from it); the process's start when
+ * omitted. `cwd`: where the hook runs (the payload's own cwd comes first).
+ */
+export async function serverFirst(args: HookArgs, text: string, requestId: string, cwd: string, startedAt?: number): Promise<FirstOutcome> {
+  const handOff = (reason: string): FirstOutcome => ({ kind: "handoff", handoff: { text, requestId, reason } });
+  const adapter = adapterFor(args.agent);
+  if (!adapter) return handOff("unknown agent");
+  let ev: ReturnType<typeof parseEvent>;
+  try {
+    ev = parseEvent(adapter, args.native, text, cwd);
+  } catch {
+    return handOff("unreadable payload");
+  }
+  // Nothing to do, or not a Baton project: the same answer the in-process path gives.
+  const passThrough: FirstOutcome = { kind: "answer", stdout: stdoutOf(adapter.passThrough(args.native)) };
+  if (isNoop(ev)) return passThrough;
+  const ws = workspaceFor(args.root, ev.cwd);
+  if (!ws) return passThrough;
+  if (!args.native) return handOff("no event named on the command line");
+  // .baton/config.json is read once, for the server mode and the store; a file that cannot be
+  // read is left to each of them to judge (hookServerMode: off; the store: reported in-process).
+  let config: Record<string, unknown> | undefined;
+  try {
+    config = readConfigFile(ws.dir);
+  } catch {
+    config = undefined;
+  }
+  if (hookServerMode(ws.dir, config) === "off") return handOff("hooks.server is off");
+  const info = provenServer(ws.dir);
+  if (!info) return handOff("no server");
+  // A server of another build may read the event differently: it is not used (and a
+  // session-start or prompt hook replaces it once it has answered, autostart.ts).
+  if (info.version !== BUILD) return handOff(`the server is build ${info.version ?? "unknown"}, not ${BUILD}`);
+  // The store this process would open: the server answers only for the same one (on a
+  // PostgreSQL store, its pool then spares this process a connection and a login).
+  let store: string;
+  try {
+    store = storeIdentity(describeStore(resolveStore(ws.dir, process.env, config), ws.dbPath));
+  } catch {
+    return handOff("the store configuration cannot be read"); // reported in-process, as always
+  }
+  const r = await askServer(info, {
+    event: ev,
+    root: ws.root,
+    agentPid: agentPid(),
+    requestId,
+    deadline: hookDeadline(adapter, ev.native, startedAt),
+    store,
+  });
+  if (r.kind === "retry") return handOff(r.reason);
+  debugLine(`answered by the server (pid ${info.pid})`);
+  return { kind: "answer", stdout: stdoutOf(adapter.render(ev, r.response)) };
+}
