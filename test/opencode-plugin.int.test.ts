@@ -89,6 +89,51 @@ describe("Baton's OpenCode plugin", () => {
     }
   }, 120_000);
 
+  it("a subagent's child session works in its parent's lane family: its calls checkpointed there, its prompt not taken for the user's", async () => {
+    const root = tempDir("baton-opencode-");
+    writeAt(root, "a.txt", "one\n");
+    expect(cli(["init", "--root", root]).code).toBe(0);
+    expect(cli(["session", "start", "--root", root, "--flow", "task", "--title", "Subagents"]).code).toBe(0);
+    process.env.BATON_HOOK_SERVER = "off";
+    try {
+      const hooks = await loadPlugin(root, `${JSON.stringify(process.execPath)} ${JSON.stringify(CLI)}`, "sub");
+      await hooks.event({ event: { type: "session.created", properties: { info: { id: "ses_top" } } } });
+      await hooks["chat.message"]({ sessionID: "ses_top", messageID: "msg_1" }, userMessage("ses_top", "Refactor the parser."));
+      const write = (sessionID: string, callID: string, content: string) =>
+        hooks["tool.execute.before"]({ tool: "write", sessionID, callID }, { args: { filePath: `${root}/a.txt`, content } });
+      await write("ses_top", "call_top", "two\n");
+      writeAt(root, "a.txt", "two\n");
+      // The task tool's child session (OpenCode 1.18: session.created with info.parentID).
+      await hooks.event({ event: { type: "session.created", properties: { info: { id: "ses_sub", parentID: "ses_top" } } } });
+      // Its prompt is the parent's instruction: "undo that" in it rolls nothing back and adds nothing.
+      const told = userMessage("ses_sub", "undo that");
+      await hooks["chat.message"]({ sessionID: "ses_sub", messageID: "msg_1" }, told);
+      expect(told.parts).toHaveLength(1);
+      expect(readFileSync(join(root, "a.txt"), "utf8")).toBe("two\n");
+      // Its write of a file the parent wrote this turn is its family's: checkpointed, not refused.
+      await expect(write("ses_sub", "call_sub", "three\n")).resolves.toBeUndefined();
+      const checkpoints = cli(["--json", "checkpoints", "--root", root]).json().checkpoints;
+      expect(checkpoints).toHaveLength(2);
+      writeAt(root, "a.txt", "three\n");
+      const args = { filePath: `${root}/a.txt`, content: "three\n" };
+      await hooks["tool.execute.after"](
+        { tool: "write", sessionID: "ses_sub", callID: "call_sub", args },
+        { title: "a.txt", output: "ok", metadata: {} },
+      );
+      const lanes = cli(["--json", "lanes", "--root", root])
+        .json()
+        .lanes.map((l: any) => l.lane);
+      expect(lanes).toEqual(expect.arrayContaining(["opencode:ses_top", "opencode:ses_top/ses_sub"]));
+      // Its turn's end is not the session's.
+      await hooks.event({ event: { type: "session.idle", properties: { sessionID: "ses_sub" } } });
+      const shellEnv = { env: {} as Record<string, string> };
+      await hooks["shell.env"]({ sessionID: "ses_sub" }, shellEnv);
+      expect(shellEnv.env.BATON_OPENCODE_SESSION_ID).toBe("ses_top");
+    } finally {
+      delete process.env.BATON_HOOK_SERVER;
+    }
+  }, 120_000);
+
   it("does nothing where its baton cannot be run: no part added, no call refused", async () => {
     const root = tempDir("baton-opencode-");
     expect(cli(["init", "--root", root]).code).toBe(0);

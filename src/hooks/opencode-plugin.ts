@@ -238,16 +238,30 @@ export const BatonPlugin = async ({ directory }) => {
   const denied = new Set();
   const afterCompact = new Map();
   const beforeContext = new Map();
-  const base = (sessionID) => ({ session_id: sessionID, cwd: directory });
+  // A subagent (the task tool) works in a child session: its calls go to its parent's lane family
+  // (session_id the top session's, agent_id its own), as Claude Code's subagents' do.
+  const parents = new Map();
+  const top = (sessionID) => {
+    let id = sessionID;
+    for (let i = 0; i < 32 && parents.has(id); i++) id = parents.get(id);
+    return id;
+  };
+  const base = (sessionID) => {
+    const root = top(sessionID);
+    return root === sessionID ? { session_id: sessionID, cwd: directory } : { session_id: root, agent_id: sessionID, cwd: directory };
+  };
+  // The child session's own prompt (the parent's instruction), turn end and compaction are not the user's session's.
+  const child = (sessionID) => parents.has(sessionID);
 
   return {
     event: async ({ event }) => {
       const p = event?.properties ?? {};
       if (event?.type === "session.created" && p.info?.id) {
-        announced.add(p.info.id);
-      } else if (event?.type === "session.idle" && p.sessionID) {
+        if (typeof p.info.parentID === "string" && p.info.parentID !== "" && p.info.parentID !== p.info.id) parents.set(p.info.id, p.info.parentID);
+        else announced.add(p.info.id);
+      } else if (event?.type === "session.idle" && p.sessionID && !child(p.sessionID)) {
         await hook("session.idle", base(p.sessionID));
-      } else if (event?.type === "session.compacted" && p.sessionID) {
+      } else if (event?.type === "session.compacted" && p.sessionID && !child(p.sessionID)) {
         await hook("session.compacted", base(p.sessionID));
         const r = await hook("session.created", { ...base(p.sessionID), source: "compact" });
         if (typeof r.context === "string" && r.context !== "") afterCompact.set(p.sessionID, r.context);
@@ -267,6 +281,7 @@ export const BatonPlugin = async ({ directory }) => {
 
     "chat.message": async (input, output) => {
       const sessionID = input.sessionID;
+      if (child(sessionID)) return;
       const parts = output.parts ?? [];
       const context = [];
       if (!started.has(sessionID)) {
@@ -335,10 +350,11 @@ export const BatonPlugin = async ({ directory }) => {
     // The shell tool's environment names its session, as the other agents' do: a \`baton\`
     // command the agent runs there works in its own lane.
     "shell.env": async (input, output) => {
-      if (input.sessionID) output.env.BATON_OPENCODE_SESSION_ID = input.sessionID;
+      if (input.sessionID) output.env.BATON_OPENCODE_SESSION_ID = top(input.sessionID);
     },
 
     "experimental.session.compacting": async (input) => {
+      if (child(input.sessionID)) return;
       await hook("experimental.session.compacting", base(input.sessionID));
     },
 

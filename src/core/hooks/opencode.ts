@@ -27,7 +27,9 @@
  *   (whose context the plugin adds to the system prompt until the next prompt).
  *   `experimental.session.compacting` fires before a compaction. `dispose` (OpenCode shuts the
  *   project's instance down: `opencode run` ends) ends every session the plugin saw.
- * - Every payload: `session_id` (OpenCode's `sessionID`), `cwd` (the plugin's directory).
+ * - Every payload: `session_id` (OpenCode's `sessionID`; a subagent's child session sends its
+ *   top session's, and its own as `agent_id`: a lane below its parent's), `cwd` (the plugin's
+ *   directory).
  */
 
 import { patchPaths } from "./apply-patch.js";
