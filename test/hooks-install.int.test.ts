@@ -184,6 +184,17 @@ describe("baton hooks install / uninstall", () => {
     expect(uninstall(root, "copilot", ["--user"], env)).toMatchObject({ deleted: true });
   });
 
+  it("OpenCode: a Baton root below the repository's root says where OpenCode must start to load the plugin; at the root, nothing", () => {
+    const top = tempDir("baton-install-");
+    execFileSync("git", ["init", "-q", top]);
+    const sub = join(top, "packages", "app");
+    mkdirSync(sub, { recursive: true });
+    const env = privateHome();
+    const note = (root: string) => install(root, "opencode", [], env).notes.filter((n: string) => n.includes("OpenCode loads .opencode/"));
+    expect(note(sub)).toEqual([expect.stringContaining(`started in ${top}`)]);
+    expect(note(top)).toEqual([]);
+  });
+
   it("OpenCode: its own plugin file .opencode/plugins/baton.js (baton from PATH, no path of this machine); uninstall leaves the project as it was; a file Baton did not write is refused; --user into $XDG_CONFIG_HOME/opencode/plugins", () => {
     const root = tempDir("baton-install-");
     const env = privateHome();
