@@ -6,12 +6,13 @@
  * settings file (every hook would run twice). And the plugins' launcher, run as the agents run it.
  */
 import { spawnSync } from "node:child_process";
-import { chmodSync, cpSync, mkdirSync, readFileSync, writeFileSync } from "node:fs";
+import { chmodSync, cpSync, mkdirSync, readFileSync, symlinkSync, writeFileSync } from "node:fs";
 import { dirname, join } from "node:path";
 import { afterEach, describe, expect, it } from "vitest";
 import { claude } from "../src/core/hooks/claude.js";
 import { copilot } from "../src/core/hooks/copilot.js";
 import { CLI, cleanupDirs, cli, REPO, tempDir } from "./helpers.js";
+import { serve } from "./server-helpers.js";
 
 afterEach(() => cleanupDirs());
 
@@ -306,6 +307,24 @@ describe("Copilot CLI's plugin", () => {
   });
 });
 
+/** A Claude Code PreToolUse Write of `file` answered by Baton: whether it is denied. */
+function writeDenied(s: Setup, file: string, env: Record<string, string> = {}): boolean {
+  const r = cli(["hook", "claude", "PreToolUse", "--root", s.root], {
+    cwd: s.root,
+    env: { ...s.env, ...env },
+    input: JSON.stringify({
+      cwd: s.root,
+      session_id: "s1",
+      hook_event_name: "PreToolUse",
+      tool_name: "Write",
+      tool_input: { file_path: file, content: "exit 0" },
+      tool_use_id: `toolu_${file.length}_${Object.keys(env).join("")}`,
+    }),
+  });
+  expect(r.code, r.stderr).toBe(0);
+  return r.stdout.includes('"permissionDecision":"deny"');
+}
+
 describe("the supervised agent cannot remove Baton's plugin or extension", () => {
   it("its shell command `claude plugin uninstall baton@…` or `gemini extensions disable baton` is denied, as `baton hooks uninstall` is", () => {
     const s = setup();
@@ -385,22 +404,7 @@ describe("the plugins' launcher (hooks/baton)", () => {
       cpSync(join(REPO, rel), join(market, rel), { recursive: true });
     cpSync(join(REPO, "gemini-extension.json"), join(market, "gemini-extension.json"));
     const moved = tempDir("baton-copilot-home-");
-    const write = (file: string, env: Record<string, string> = {}) => {
-      const r = cli(["hook", "claude", "PreToolUse", "--root", s.root], {
-        cwd: s.root,
-        env: { ...s.env, ...env },
-        input: JSON.stringify({
-          cwd: s.root,
-          session_id: "s1",
-          hook_event_name: "PreToolUse",
-          tool_name: "Write",
-          tool_input: { file_path: file, content: "{}" },
-          tool_use_id: `toolu_${file.length}`,
-        }),
-      });
-      expect(r.code, r.stderr).toBe(0);
-      return r.stdout;
-    };
+    const write = (file: string, env: Record<string, string> = {}) => writeDenied(s, file, env);
     for (const file of [
       join(market, "plugins", "copilot-cli", "hooks", "hooks.json"),
       join(market, "plugins", "copilot-cli", "hooks", "baton"),
@@ -411,14 +415,49 @@ describe("the plugins' launcher (hooks/baton)", () => {
       join(market, "hooks", "hooks.json"),
       join(s.home, "lib", "node_modules", "agent-baton", "dist", "hook.cjs"),
     ])
-      expect(write(file), file).toContain('"permissionDecision":"deny"');
-    expect(write(join(moved, "settings.json"), { COPILOT_HOME: moved })).toContain('"permissionDecision":"deny"');
-    expect(write(join(moved, "installed-plugins", "x", "hooks.json"), { COPILOT_HOME: moved })).toContain('"permissionDecision":"deny"');
+      expect(write(file), file).toBe(true);
+    expect(write(join(moved, "settings.json"), { COPILOT_HOME: moved })).toBe(true);
+    expect(write(join(moved, "installed-plugins", "x", "hooks.json"), { COPILOT_HOME: moved })).toBe(true);
     // Another hooks.json, another launcher-named file, or the moved directory without its variable: written as usual.
     const other = tempDir("baton-other-");
     writeJson(join(other, "hooks", "hooks.json"), { hooks: { sessionStart: [{ type: "command", bash: "echo hi" }] } });
     writeFileSync(join(other, "baton"), "#!/bin/sh\necho mine\n");
     for (const file of [join(other, "hooks", "hooks.json"), join(other, "baton"), join(moved, "settings.json")])
-      expect(write(file), file).not.toContain("deny");
+      expect(write(file), file).toBe(false);
   });
+
+  it("nor an agent's configuration wherever its variable moves it, Codex's launcher, a `baton` in PATH, or a guarded file through a link", async () => {
+    const s = setup();
+    const write = (file: string, env: Record<string, string> = {}) => writeDenied(s, file, env);
+    const moved = tempDir("baton-moved-");
+    const cases: [string, string, boolean][] = [
+      ["CODEX_HOME", "hooks.json", true],
+      ["CODEX_HOME", "config.toml", true],
+      ["CODEX_HOME", join("baton", "baton"), true],
+      ["QWEN_HOME", "settings.json", true],
+      ["CLINE_DIR", join("hooks", "PreToolUse.sh"), true],
+      ["CLAUDE_CONFIG_DIR", "settings.json", true],
+      ["CLAUDE_CONFIG_DIR", join("plugins", "x", "hooks.json"), true],
+      ["CODEX_HOME", "notes.md", false],
+    ];
+    for (const [name, rel, denied] of cases) expect(write(join(moved, rel), { [name]: moved }), `${name} ${rel}`).toBe(denied);
+    // Codex's user hooks run this launcher, in its default place too.
+    expect(write(join(s.home, ".codex", "baton", "baton"))).toBe(true);
+    // A `baton` in one of PATH's folders is what every committed hook and plugin launcher runs.
+    const bin = tempDir("baton-bin-");
+    expect(write(join(bin, "baton"), { PATH: `${bin}:${s.env.PATH}` })).toBe(true);
+    expect(write(join(bin, "baton"))).toBe(false);
+    // A link of another name to Baton's plugin hooks is the file it leads to.
+    const market = tempDir("baton-live-market-");
+    cpSync(join(REPO, "plugins", "copilot-cli"), join(market, "copilot-cli"), { recursive: true });
+    symlinkSync(join(market, "copilot-cli", "hooks", "hooks.json"), join(bin, "innocent.json"));
+    expect(write(join(bin, "innocent.json"))).toBe(true);
+    // Answered by the workspace's server, whose environment is not the agent's: still denied.
+    const server = await serve(s.root, [], s.env);
+    try {
+      expect(write(join(moved, "settings.json"), { COPILOT_HOME: moved, BATON_HOOK_SERVER: "use" })).toBe(true);
+    } finally {
+      await server.stop();
+    }
+  }, 120_000);
 });

@@ -40,7 +40,14 @@ async function main(): Promise<void> {
   const argv = process.argv.slice(3);
   const args = parseHookArgs(argv);
   // `baton hook <agent> --relay`: one process for many hooks (relay.ts).
-  if (argv.includes("--relay") && adapterFor(args.agent)) return runRelay(args, `${__dirname}/cli.cjs`);
+  if (argv.includes("--relay")) {
+    if (adapterFor(args.agent)) return runRelay(args, `${__dirname}/cli.cjs`);
+    // Not handed to the CLI: it would load this relay again.
+    process.stderr.write(
+      `baton hook: unknown agent "${args.agent ?? ""}" for --relay: name one of Baton's agents (\`baton hook --help\`)\n`,
+    );
+    process.exit(2);
+  }
   const requestId = newRequestId();
   if (!adapterFor(args.agent)) return handOff({ text: "", requestId, reason: "unknown agent" });
   const r = await serverFirst(args, readStdin(), requestId, process.cwd());

@@ -20,8 +20,8 @@
  * runs is always the installed Baton. A line it cannot read gets `{id, error}`.
  */
 import { type Stats, statSync } from "node:fs";
-import { dirname } from "node:path";
-import { debugLine, type HookArgs, newRequestId } from "./front.js";
+import { dirname, isAbsolute } from "node:path";
+import { debugLine, type HookArgs, logHookFailure, newRequestId, workspaceFor } from "./front.js";
 import type { answerHook } from "./run.js";
 import { serverFirst } from "./server-first.js";
 
@@ -84,6 +84,15 @@ export async function runRelay(args: HookArgs, cliBundle: string): Promise<void>
   let retired = false;
   let loaded: Promise<AnswerHook> | undefined;
   let here: Promise<unknown> = Promise.resolve();
+  // The folder the relay started in, read once: a call's own folder is its payload's `cwd` (a
+  // user plugin's relay serves every project of its agent, and this folder may be removed).
+  let startDir = "/";
+  try {
+    startDir = process.cwd();
+  } catch {
+    // removed already
+  }
+  const cwdOf = (call: Call) => (typeof call.payload.cwd === "string" && isAbsolute(call.payload.cwd) ? call.payload.cwd : startDir);
 
   const write = (o: unknown) => {
     try {
@@ -93,7 +102,8 @@ export async function runRelay(args: HookArgs, cliBundle: string): Promise<void>
     }
   };
   const maybeExit = () => {
-    if (ended && inFlight === 0) process.exit(0);
+    // After the last answer is out: a pipe's write may still be under way (macOS).
+    if (ended && inFlight === 0) process.stdout.write("", () => process.exit(0));
   };
   /** run.ts's answerHook from dist/cli.cjs, loaded once (its code cache as for a hook process). */
   const inProcess = (): Promise<AnswerHook> => {
@@ -113,14 +123,15 @@ export async function runRelay(args: HookArgs, cliBundle: string): Promise<void>
   const answer = async (call: Call, startedAt: number): Promise<unknown> => {
     const text = JSON.stringify(call.payload);
     const requestId = newRequestId();
-    const r = await serverFirst({ ...args, native: call.event }, text, requestId, process.cwd(), startedAt);
+    const cwd = cwdOf(call);
+    const r = await serverFirst({ ...args, native: call.event }, text, requestId, cwd, startedAt);
     if (r.kind === "answer") return answerOf(r.stdout);
     // One in-process answer at a time: two SQLite connections of one thread would wait on each other.
     const turn = here.then(async () => {
       const answerHook = await inProcess();
       const a = await answerHook(argvFor(call.event), {
         input: r.handoff.text,
-        cwd: process.cwd(),
+        cwd,
         startedAt,
         requestId: r.handoff.requestId,
         reason: `${r.handoff.reason} (relay)`,
@@ -151,7 +162,17 @@ export async function runRelay(args: HookArgs, cliBundle: string): Promise<void>
       .then((a) => {
         if (a !== undefined) write({ id: call.id, answer: a });
       })
-      .catch(() => write({ id: call.id, answer: {} }))
+      .catch(async (err: unknown) => {
+        // The agent goes on (as when a hook process fails), and the workspace's hook log says why.
+        write({ id: call.id, answer: {} });
+        debugLine(`relay call ${JSON.stringify(call.id)} failed: ${err instanceof Error ? err.message : String(err)}`);
+        try {
+          const ws = workspaceFor(args.root, cwdOf(call));
+          if (ws) await logHookFailure(ws.dir, args.agent as string, call.event, err);
+        } catch {
+          // no workspace to log in
+        }
+      })
       .finally(() => {
         inFlight--;
         maybeExit();

@@ -11,6 +11,7 @@
 import { BUILD } from "../core/build.js";
 import { isNoop } from "../core/hooks/types.js";
 import { readConfigFile } from "../platform/config-file.js";
+import { MOVED_CONFIG_VARS } from "../platform/plugin-files.js";
 import { provenServer } from "../platform/server-file.js";
 import { describeStore, resolveStore, storeIdentity } from "../platform/store-config.js";
 import { askServer } from "./client.js";
@@ -58,6 +59,10 @@ export async function serverFirst(args: HookArgs, text: string, requestId: strin
     config = undefined;
   }
   if (hookServerMode(ws.dir, config) === "off") return handOff("hooks.server is off");
+  // The write-tool guard knows an agent's configuration moved by a variable from the environment
+  // it runs in: the server's is not the agent's.
+  if (ev.kind === "before_tool" && ev.tool.kind === "write" && MOVED_CONFIG_VARS.some((v) => process.env[v]))
+    return handOff("the agent's configuration is moved by its environment");
   const info = provenServer(ws.dir);
   if (!info) return handOff("no server");
   // A server of another build may read the event differently: it is not used (and a

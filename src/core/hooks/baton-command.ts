@@ -292,6 +292,8 @@ const SUPERVISION_FILES: readonly RegExp[] = [
   /(?:^|\/)\.claude\/settings(?:\.local)?\.json$/,
   /(?:^|\/)\.claude\/plugins\//,
   /(?:^|\/)\.codex\/(?:hooks\.json|config\.toml)$/,
+  // Codex's user hooks run Baton through this launcher (hooks/agent-setup.ts codexShimText).
+  /(?:^|\/)\.codex\/baton\//,
   /(?:^|\/)\.gemini\/(?:settings\.json|trustedFolders\.json|trusted_hooks\.json)$/,
   /(?:^|\/)\.gemini\/extensions\//,
   /(?:^|\/)\.qwen\/(?:settings\.json|trustedFolders\.json)$/,

@@ -17,7 +17,7 @@ import { isAbsolute, relative, resolve } from "node:path";
 import type { Baton } from "../../api.js";
 import { MAX_TURN_FILES } from "../../core/facets.js";
 import { failureFingerprint } from "../../core/fingerprint.js";
-import { batonInside, batonInvocation, isSupervisionFile, removesBatonPlugin } from "../../core/hooks/baton-command.js";
+import { batonInside, batonInvocation, removesBatonPlugin } from "../../core/hooks/baton-command.js";
 import { DENY_OPENINGS, renderSpiralPause } from "../../core/hooks/context.js";
 import { callCheckpoint, ledgerNodeId, turnId } from "../../core/hooks/keys.js";
 import type { HookEvent, HookResponse } from "../../core/hooks/types.js";
@@ -26,7 +26,7 @@ import { spiralTurn } from "../../core/spiral/turn.js";
 import { pathProblem } from "../../core/time-travel/paths.js";
 import type { Snapshot } from "../../core/types.js";
 import { isBatonError } from "../../errors.js";
-import { inMovedAgentConfig, isBatonPluginFile } from "../../platform/plugin-files.js";
+import { isGuardedWrite } from "../../platform/plugin-files.js";
 import { hashFile } from "../files.js";
 import { readLaneConfig } from "./lane-config.js";
 import { laneOf, pauseView, runningRuns, sessionFor } from "./sessions.js";
@@ -82,12 +82,7 @@ export async function beforeTool(b: Baton, ev: Ev<"before_tool">, o: ToolHookCon
       userMessage: `Baton blocked ${tool.name}: an agent may not clear pauses or act on other agents' lanes (${clipCommand(tool.command)}).`,
     };
   }
-  const guarded =
-    tool.kind === "write"
-      ? tool.files
-          .map((f) => resolve(ev.cwd, f))
-          .filter((f) => isSupervisionFile(f) || inMovedAgentConfig(f, b.root) || isBatonPluginFile(f))
-      : [];
+  const guarded = tool.kind === "write" ? tool.files.map((f) => resolve(ev.cwd, f)).filter((f) => isGuardedWrite(f, b.root)) : [];
   if (guarded.length > 0) {
     return {
       deny: {
