@@ -140,6 +140,16 @@ describe("baton hook opencode --relay", () => {
     expect(cps.map((c: any) => c.toolName)).toEqual(["write", "write", "write", "write", "write", "write"]);
   }, 120_000);
 
+  it("for an agent Baton does not know, says so and exits 2 at once", () => {
+    for (const args of [
+      ["hook", "bogus", "--relay"],
+      ["hook", "--relay"],
+    ]) {
+      const r = cli(args);
+      expect([r.code, r.stderr], args.join(" ")).toEqual([2, expect.stringContaining("unknown agent")]);
+    }
+  });
+
   it("answers a line it cannot read with an error, and goes on", async () => {
     const root = initWorkspace("baton-relay-", { "a.txt": "1\n" });
     const r = relay(OFF);

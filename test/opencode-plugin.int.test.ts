@@ -4,7 +4,7 @@
  * against a real baton process and a real workspace. The real CLI runs it in
  * test/agents/opencode.e2e.test.ts.
  */
-import { readdirSync, readFileSync, writeFileSync } from "node:fs";
+import { chmodSync, existsSync, readdirSync, readFileSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { pathToFileURL } from "node:url";
 import Database from "better-sqlite3";
@@ -124,8 +124,6 @@ describe("Baton's OpenCode plugin", () => {
         .json()
         .lanes.map((l: any) => l.lane);
       expect(lanes).toEqual(expect.arrayContaining(["opencode:ses_top", "opencode:ses_top/ses_sub"]));
-      // Its turn's end is not the session's.
-      await hooks.event({ event: { type: "session.idle", properties: { sessionID: "ses_sub" } } });
       const shellEnv = { env: {} as Record<string, string> };
       await hooks["shell.env"]({ sessionID: "ses_sub" }, shellEnv);
       expect(shellEnv.env.BATON_OPENCODE_SESSION_ID).toBe("ses_top");
@@ -133,6 +131,26 @@ describe("Baton's OpenCode plugin", () => {
       delete process.env.BATON_HOOK_SERVER;
     }
   }, 120_000);
+
+  it("a committed plugin runs the baton of PATH's absolute folders only: a repository's node_modules/.bin is never run", async () => {
+    const root = tempDir("baton-opencode-");
+    expect(cli(["init", "--root", root]).code).toBe(0);
+    const marker = join(root, "ran");
+    writeAt(root, "node_modules/.bin/baton", `#!/bin/sh\necho ran > ${JSON.stringify(marker)}\n`);
+    chmodSync(join(root, "node_modules", ".bin", "baton"), 0o755);
+    const path = process.env.PATH;
+    process.env.PATH = `node_modules/.bin:/usr/bin:/bin`;
+    try {
+      const hooks = await loadPlugin(root, "baton", "relpath");
+      const out = userMessage("ses_3", "hello");
+      await hooks["chat.message"]({ sessionID: "ses_3", messageID: "msg_1" }, out);
+      await hooks["tool.execute.before"]({ tool: "bash", sessionID: "ses_3", callID: "call_1" }, { args: { command: "ls" } });
+      expect(out.parts).toHaveLength(1);
+      expect(existsSync(marker)).toBe(false);
+    } finally {
+      process.env.PATH = path;
+    }
+  });
 
   it("does nothing where its baton cannot be run: no part added, no call refused", async () => {
     const root = tempDir("baton-opencode-");

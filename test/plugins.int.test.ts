@@ -267,6 +267,12 @@ describe("Copilot CLI's plugin", () => {
     expect(plugin).toMatchObject({ enabled: false, willRun: false });
     expect(plugin.remaining).toEqual([expect.stringContaining(join(s.root, ".github", "copilot", "settings.json"))]);
     expect(doctorFindings(s)).toEqual([expect.objectContaining({ code: "hooks_not_running" })]);
+    // The local file comes later and decides; turned off there, it is named.
+    writeJson(join(s.root, ".github", "copilot", "settings.local.json"), { enabledPlugins: { "baton@agent-baton": true } });
+    expect(status(s, "copilot").find((x) => x.route)).toMatchObject({ enabled: true, willRun: true });
+    writeJson(join(s.root, ".github", "copilot", "settings.json"), { enabledPlugins: { "baton@agent-baton": true } });
+    writeJson(join(s.root, ".github", "copilot", "settings.local.json"), { enabledPlugins: { "baton@agent-baton": false } });
+    expect(status(s, "copilot").find((x) => x.route).remaining).toEqual([expect.stringContaining("settings.local.json")]);
   });
 
   it("with Baton's hooks also in a hooks file: install says so, doctor warns they run twice, uninstall names Copilot's command", () => {

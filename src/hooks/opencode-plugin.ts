@@ -60,11 +60,30 @@ export function opencodePluginText(launcher: readonly string[]): string {
 // Baton too old for that, a \`baton hook opencode <event>\` process per call. Where ${launcher[0] === "baton" ? "`baton` is not on PATH" : "that baton is gone"},
 // it does nothing. Remove it with \`baton hooks uninstall opencode\`; do not edit it (install rewrites it).
 import { spawn } from "node:child_process";
+import { accessSync, constants, statSync } from "node:fs";
+import { delimiter, isAbsolute, join } from "node:path";
 
 const LAUNCHER = ${JSON.stringify(launcher)};
 const TIMEOUT_MS = 60000;
 /** How long a new relay has to say it is one; a Baton without --relay says nothing. */
 const HELLO_MS = 10000;
+
+/**
+ * The program to run: a \`baton\` from PATH is looked for in PATH's absolute folders only (a
+ * relative one, such as node_modules/.bin, would run a repository's own); undefined: none.
+ */
+function program() {
+  if (LAUNCHER[0] !== "baton") return LAUNCHER[0];
+  for (const dir of (process.env.PATH ?? "").split(delimiter)) {
+    if (!isAbsolute(dir)) continue;
+    const file = join(dir, "baton");
+    try {
+      accessSync(file, constants.X_OK);
+      if (statSync(file).isFile()) return file;
+    } catch {}
+  }
+  return undefined;
+}
 
 /** The object an answer is; {} for anything else (null, a number, junk lets the call go on). */
 function objectOr(v) {
@@ -89,8 +108,10 @@ function hookProcess(event, payload) {
       } catch {}
       finish({});
     }, TIMEOUT_MS);
+    const bin = program();
+    if (bin === undefined) return finish({});
     try {
-      child = spawn(LAUNCHER[0], [...LAUNCHER.slice(1), "hook", "opencode", event], {
+      child = spawn(bin, [...LAUNCHER.slice(1), "hook", "opencode", event], {
         cwd: payload.cwd,
         stdio: ["pipe", "pipe", "ignore"],
       });
@@ -120,12 +141,14 @@ let perCall = false;
 /** Start the relay: one baton process for this OpenCode process's hooks, kept until it ends. */
 function startRelay(cwd) {
   let child;
+  const bin = program();
+  if (bin === undefined) return undefined;
   try {
-    child = spawn(LAUNCHER[0], [...LAUNCHER.slice(1), "hook", "opencode", "--relay"], { cwd, stdio: ["pipe", "pipe", "ignore"] });
+    child = spawn(bin, [...LAUNCHER.slice(1), "hook", "opencode", "--relay"], { cwd, stdio: ["pipe", "pipe", "ignore"] });
   } catch {
     return undefined;
   }
-  const r = { child, pending: new Map(), hello: false, buf: "" };
+  const r = { child, pending: new Map(), hello: false, buf: "", heard: Date.now() };
   const retire = () => {
     if (relay === r) relay = undefined;
     try {
@@ -160,6 +183,7 @@ function startRelay(cwd) {
     for (let i = r.buf.indexOf("\\n"); i >= 0; i = r.buf.indexOf("\\n")) {
       const line = r.buf.slice(0, i);
       r.buf = r.buf.slice(i + 1);
+      r.heard = Date.now();
       let m;
       try {
         m = JSON.parse(line);
@@ -213,9 +237,11 @@ function hook(event, payload, again = false) {
     const resend = () => {
       if (settle()) resolve(again ? {} : hook(event, payload, true));
     };
-    // A relay that does not answer in time is stopped: the next call starts a new one.
+    // A call not answered in time goes on without Baton; the relay is stopped only when it
+    // answered nothing at all meanwhile (stuck): the next call starts a new one.
     const timer = setTimeout(() => {
       finish({});
+      if (Date.now() - r.heard < TIMEOUT_MS) return;
       if (relay === r) relay = undefined;
       try {
         r.child.kill();

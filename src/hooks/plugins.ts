@@ -266,12 +266,18 @@ function copilotPlugins(o: SetupPlace): PluginInstall[] {
   const repo = gitTop(o.root) ?? o.root;
   if (copilotTrusts(settingsObjectAt(copilotConfigFile(o)), repo))
     for (const file of [join(repo, ".github", "copilot", "settings.json"), join(repo, ".github", "copilot", "settings.local.json")]) {
+      // In Copilot CLI's order: the later file decides. A repository's `true` is taken only
+      // against the other repository file's `false` (never said to turn on what the user turned off).
       const overlay = settingsObjectAt(file)?.enabledPlugins as JsonObject | undefined;
-      for (const f of found)
+      for (const f of found) {
         if (overlay?.[f.id] === false) {
           f.enabled = false;
           f.disabledBy = file;
+        } else if (overlay?.[f.id] === true && f.disabledBy !== undefined) {
+          f.enabled = true;
+          delete f.disabledBy;
         }
+      }
     }
   const out: PluginInstall[] = [];
   for (const f of found) {
