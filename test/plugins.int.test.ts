@@ -273,6 +273,13 @@ describe("Copilot CLI's plugin", () => {
     writeJson(join(s.root, ".github", "copilot", "settings.json"), { enabledPlugins: { "baton@agent-baton": true } });
     writeJson(join(s.root, ".github", "copilot", "settings.local.json"), { enabledPlugins: { "baton@agent-baton": false } });
     expect(status(s, "copilot").find((x) => x.route).remaining).toEqual([expect.stringContaining("settings.local.json")]);
+    // The repository's `true` undoes its own `false`, never the user's: disabled by the user, it stays so.
+    const settings = join(s.home, ".copilot", "settings.json");
+    const user = JSON.parse(readFileSync(settings, "utf8"));
+    writeJson(settings, { ...user, enabledPlugins: { "baton@agent-baton": false } });
+    writeJson(join(s.root, ".github", "copilot", "settings.json"), { enabledPlugins: { "baton@agent-baton": false } });
+    writeJson(join(s.root, ".github", "copilot", "settings.local.json"), { enabledPlugins: { "baton@agent-baton": true } });
+    expect(status(s, "copilot").find((x) => x.route)).toMatchObject({ enabled: false, willRun: false });
   });
 
   it("with Baton's hooks also in a hooks file: install says so, doctor warns they run twice, uninstall names Copilot's command", () => {
@@ -444,6 +451,7 @@ describe("the plugins' launcher (hooks/baton)", () => {
       ["CLINE_DIR", join("hooks", "PreToolUse.sh"), true],
       ["CLAUDE_CONFIG_DIR", "settings.json", true],
       ["CLAUDE_CONFIG_DIR", join("plugins", "x", "hooks.json"), true],
+      ["GEMINI_CLI_TRUSTED_FOLDERS_PATH", "", true],
       ["CODEX_HOME", "notes.md", false],
     ];
     for (const [name, rel, denied] of cases) expect(write(join(moved, rel), { [name]: moved }), `${name} ${rel}`).toBe(denied);
@@ -458,10 +466,20 @@ describe("the plugins' launcher (hooks/baton)", () => {
     cpSync(join(REPO, "plugins", "copilot-cli"), join(market, "copilot-cli"), { recursive: true });
     symlinkSync(join(market, "copilot-cli", "hooks", "hooks.json"), join(bin, "innocent.json"));
     expect(write(join(bin, "innocent.json"))).toBe(true);
+    // A link to a settings file that does not exist yet (writing it would create it), and to a baton in PATH.
+    symlinkSync(join(s.home, ".claude", "settings.local.json"), join(bin, "notes.json"));
+    expect(write(join(bin, "notes.json"))).toBe(true);
+    const other = tempDir("baton-bin-");
+    writeFileSync(join(other, "baton"), "#!/bin/sh\n");
+    symlinkSync(join(other, "baton"), join(bin, "tool"));
+    expect(write(join(bin, "tool"), { PATH: `${other}:${s.env.PATH}` })).toBe(true);
     // Answered by the workspace's server, whose environment is not the agent's: still denied.
     const server = await serve(s.root, [], s.env);
     try {
       expect(write(join(moved, "settings.json"), { COPILOT_HOME: moved, BATON_HOOK_SERVER: "use" })).toBe(true);
+      // The server's PATH is not the agent's: a baton in the agent's PATH is judged in the hook's process.
+      expect(write(join(other, "baton"), { PATH: `${other}:${s.env.PATH}`, BATON_HOOK_SERVER: "use" })).toBe(true);
+      expect(write(join(moved, "notes.md"), { COPILOT_HOME: moved, BATON_HOOK_SERVER: "use" })).toBe(false);
     } finally {
       await server.stop();
     }

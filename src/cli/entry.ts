@@ -25,7 +25,10 @@ async function run(): Promise<void> {
   // Loaded by a relay (`baton hook <agent> --relay`, hooks/relay.ts): it answers hooks through
   // run.ts's answerHook, call after call; this process runs no command of its own.
   const relay = (globalThis as Record<symbol, unknown>)[Symbol.for("baton.hookRelay")];
-  if (typeof relay === "function") return relay((await import("../hooks/run.js")).answerHook);
+  if (typeof relay === "function") {
+    const { answerHook, logHookFailure } = await import("../hooks/run.js");
+    return relay({ answerHook, logHookFailure });
+  }
   const argv = process.argv.slice(2);
   if (isHook(argv)) {
     if (argv.includes("--relay")) return (await import("./relay-bundle.js")).runRelayBundle();

@@ -148,7 +148,7 @@ function startRelay(cwd) {
   } catch {
     return undefined;
   }
-  const r = { child, pending: new Map(), hello: false, buf: "", heard: Date.now() };
+  const r = { child, pending: new Map(), hello: false, buf: "", heard: 0 };
   const retire = () => {
     if (relay === r) relay = undefined;
     try {
@@ -183,7 +183,6 @@ function startRelay(cwd) {
     for (let i = r.buf.indexOf("\\n"); i >= 0; i = r.buf.indexOf("\\n")) {
       const line = r.buf.slice(0, i);
       r.buf = r.buf.slice(i + 1);
-      r.heard = Date.now();
       let m;
       try {
         m = JSON.parse(line);
@@ -197,6 +196,7 @@ function startRelay(cwd) {
       }
       const p = r.pending.get(m?.id);
       if (!p) continue;
+      r.heard = Date.now();
       if (m.restart === true) {
         // Baton changed since this relay started: a new one (the new Baton) answers.
         r.pending.delete(m.id);
@@ -238,10 +238,11 @@ function hook(event, payload, again = false) {
       if (settle()) resolve(again ? {} : hook(event, payload, true));
     };
     // A call not answered in time goes on without Baton; the relay is stopped only when it
-    // answered nothing at all meanwhile (stuck): the next call starts a new one.
+    // answered no call at all since this one was sent (stuck): the next call starts a new one.
+    const sentAt = Date.now();
     const timer = setTimeout(() => {
       finish({});
-      if (Date.now() - r.heard < TIMEOUT_MS) return;
+      if (r.heard >= sentAt) return;
       if (relay === r) relay = undefined;
       try {
         r.child.kill();

@@ -242,7 +242,7 @@ function copilotPlugins(o: SetupPlace): PluginInstall[] {
   const home = copilotHome(o);
   const settings = settingsObjectAt(join(home, "settings.json")) ?? {};
   const enabledPlugins = (settings.enabledPlugins as JsonObject | undefined) ?? {};
-  const found: { id: string; dir: string; enabled: boolean; live?: boolean; disabledBy?: string }[] = [];
+  const found: { id: string; dir: string; enabled: boolean; live?: boolean; disabledBy?: string; userEnabled?: boolean }[] = [];
   const installed = settingsObjectAt(join(home, "config.json"))?.installedPlugins;
   for (const e of Array.isArray(installed) ? installed : []) {
     const entry = e as JsonObject;
@@ -263,6 +263,7 @@ function copilotPlugins(o: SetupPlace): PluginInstall[] {
   }
   // In a trusted folder the repository's settings overlay the user's: a repository can turn a
   // plugin off there (`enabledPlugins`), the user's own included.
+  for (const f of found) f.userEnabled = f.enabled;
   const repo = gitTop(o.root) ?? o.root;
   if (copilotTrusts(settingsObjectAt(copilotConfigFile(o)), repo))
     for (const file of [join(repo, ".github", "copilot", "settings.json"), join(repo, ".github", "copilot", "settings.local.json")]) {
@@ -274,7 +275,7 @@ function copilotPlugins(o: SetupPlace): PluginInstall[] {
           f.enabled = false;
           f.disabledBy = file;
         } else if (overlay?.[f.id] === true && f.disabledBy !== undefined) {
-          f.enabled = true;
+          f.enabled = f.userEnabled === true;
           delete f.disabledBy;
         }
       }

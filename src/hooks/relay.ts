@@ -21,13 +21,17 @@
  */
 import { type Stats, statSync } from "node:fs";
 import { dirname, isAbsolute } from "node:path";
-import { debugLine, type HookArgs, logHookFailure, newRequestId, workspaceFor } from "./front.js";
-import type { answerHook } from "./run.js";
+import { debugLine, type HookArgs, newRequestId, workspaceFor } from "./front.js";
+import type { answerHook, logHookFailure } from "./run.js";
 import { serverFirst } from "./server-first.js";
 
-type AnswerHook = typeof answerHook;
+/** What dist/cli.cjs hands a relay: run.ts's in-process answer and its hook log (kept out of this bundle, dist/hook.cjs). */
+interface InProcess {
+  answerHook: typeof answerHook;
+  logHookFailure: typeof logHookFailure;
+}
 
-/** The global through which dist/cli.cjs hands run.ts's answerHook to a relay (cli/entry.ts). */
+/** The global through which dist/cli.cjs hands run.ts's answerHook and hook log to a relay (cli/entry.ts). */
 export const RELAY = Symbol.for("baton.hookRelay");
 
 interface Call {
@@ -82,7 +86,7 @@ export async function runRelay(args: HookArgs, cliBundle: string): Promise<void>
   let inFlight = 0;
   let ended = false;
   let retired = false;
-  let loaded: Promise<AnswerHook> | undefined;
+  let loaded: Promise<InProcess> | undefined;
   let here: Promise<unknown> = Promise.resolve();
   // The folder the relay started in, read once: a call's own folder is its payload's `cwd` (a
   // user plugin's relay serves every project of its agent, and this folder may be removed).
@@ -105,9 +109,9 @@ export async function runRelay(args: HookArgs, cliBundle: string): Promise<void>
     // After the last answer is out: a pipe's write may still be under way (macOS).
     if (ended && inFlight === 0) process.stdout.write("", () => process.exit(0));
   };
-  /** run.ts's answerHook from dist/cli.cjs, loaded once (its code cache as for a hook process). */
-  const inProcess = (): Promise<AnswerHook> => {
-    loaded ??= new Promise<AnswerHook>((resolve) => {
+  /** run.ts's answerHook and hook log from dist/cli.cjs, loaded once (its code cache as for a hook process). */
+  const inProcess = (): Promise<InProcess> => {
+    loaded ??= new Promise<InProcess>((resolve) => {
       (globalThis as Record<symbol, unknown>)[RELAY] = resolve;
       const load = (globalThis as Record<symbol, ((file: string) => void) | undefined>)[Symbol.for("baton.load")];
       if (load) load(cliBundle);
@@ -128,7 +132,7 @@ export async function runRelay(args: HookArgs, cliBundle: string): Promise<void>
     if (r.kind === "answer") return answerOf(r.stdout);
     // One in-process answer at a time: two SQLite connections of one thread would wait on each other.
     const turn = here.then(async () => {
-      const answerHook = await inProcess();
+      const { answerHook } = await inProcess();
       const a = await answerHook(argvFor(call.event), {
         input: r.handoff.text,
         cwd,
@@ -168,7 +172,7 @@ export async function runRelay(args: HookArgs, cliBundle: string): Promise<void>
         debugLine(`relay call ${JSON.stringify(call.id)} failed: ${err instanceof Error ? err.message : String(err)}`);
         try {
           const ws = workspaceFor(args.root, cwdOf(call));
-          if (ws) await logHookFailure(ws.dir, args.agent as string, call.event, err);
+          if (ws) await (await inProcess()).logHookFailure(ws.dir, args.agent as string, call.event, err);
         } catch {
           // no workspace to log in
         }

@@ -37,6 +37,8 @@ import {
 } from "./front.js";
 
 export { adapterFor, agentPid } from "./front.js";
+/** For a relay (relay.ts), which logs a failed call through this bundle. */
+export { logHookFailure };
 
 /** How long a hook waits for another process's write lock before giving up (and failing open). */
 const HOOK_BUSY_TIMEOUT_MS = 5_000;

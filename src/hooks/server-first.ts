@@ -8,10 +8,11 @@
  * call): each call reads the workspace, its config, server.json and the store afresh, as a new
  * hook process would.
  */
+import { basename, resolve } from "node:path";
 import { BUILD } from "../core/build.js";
 import { isNoop } from "../core/hooks/types.js";
 import { readConfigFile } from "../platform/config-file.js";
-import { MOVED_CONFIG_VARS } from "../platform/plugin-files.js";
+import { inMovedAgentConfig, realOr } from "../platform/moved-config.js";
 import { provenServer } from "../platform/server-file.js";
 import { describeStore, resolveStore, storeIdentity } from "../platform/store-config.js";
 import { askServer } from "./client.js";
@@ -59,10 +60,13 @@ export async function serverFirst(args: HookArgs, text: string, requestId: strin
     config = undefined;
   }
   if (hookServerMode(ws.dir, config) === "off") return handOff("hooks.server is off");
-  // The write-tool guard knows an agent's configuration moved by a variable from the environment
-  // it runs in: the server's is not the agent's.
-  if (ev.kind === "before_tool" && ev.tool.kind === "write" && MOVED_CONFIG_VARS.some((v) => process.env[v]))
-    return handOff("the agent's configuration is moved by its environment");
+  // The write-tool guard judges a `baton` in PATH and a configuration a variable moved by the
+  // environment it runs in: the server's is not the agent's, so such a write is judged here.
+  if (ev.kind === "before_tool" && ev.tool.kind === "write") {
+    const files = ev.tool.files.map((f) => resolve(ev.cwd, f));
+    const judgedHere = (f: string) => /^baton(?:\.cmd|\.exe)?$/i.test(basename(f)) || inMovedAgentConfig(f, ws.root);
+    if (files.some((f) => judgedHere(f) || judgedHere(realOr(f)))) return handOff("a write the agent's environment decides");
+  }
   const info = provenServer(ws.dir);
   if (!info) return handOff("no server");
   // A server of another build may read the event differently: it is not used (and a

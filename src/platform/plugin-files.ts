@@ -4,13 +4,16 @@
  * npm install of agent-baton the user can write to, or a checkout. A write tool that changes one
  * (empties hooks.json, turns the launcher into `exit 0`) switches supervision off from the next
  * session, so the write-tool guard refuses them by what they hold, not by where they are. The
- * agents' own configuration directories named by environment variables (`$COPILOT_HOME`,
- * `$CLAUDE_CONFIG_DIR`) are guarded as their default places are (core/hooks/baton-command.ts).
+ * agents' configuration moved by environment variables (moved-config.ts) is guarded as its
+ * default places are (core/hooks/baton-command.ts), as is a `baton` in PATH (what every
+ * committed hook and plugin launcher runs); a link is judged by where it leads, a dangling one
+ * included. Those two rules read the hook's environment: such a write is judged in the hook's
+ * own process, not by the server, whose environment is not the agent's (hooks/server-first.ts).
  */
-import { realpathSync } from "node:fs";
-import { basename, delimiter, dirname, isAbsolute, join, relative, resolve } from "node:path";
+import { basename, delimiter, dirname, isAbsolute, join, resolve } from "node:path";
 import { isSupervisionFile } from "../core/hooks/baton-command.js";
 import { listBatonHooks } from "../core/hooks/config.js";
+import { inMovedAgentConfig, realOr } from "./moved-config.js";
 import { readSettingsText } from "./settings-text.js";
 
 /** The comment every plugin's launcher (`hooks/baton`) opens with. */
@@ -66,59 +69,11 @@ export function isBatonPluginFile(file: string): boolean {
   }
 }
 
-/** The variables that move an agent's configuration (and so its hook settings) elsewhere. */
-export const MOVED_CONFIG_VARS = [
-  "COPILOT_HOME",
-  "CLAUDE_CONFIG_DIR",
-  "CODEX_HOME",
-  "QWEN_HOME",
-  "QWEN_CODE_TRUSTED_FOLDERS_PATH",
-  "CLINE_DIR",
-] as const;
-
-/** Each variable's supervision files, relative to the folder it names ("" for a variable naming the file itself). */
-const MOVED_FILES: Record<(typeof MOVED_CONFIG_VARS)[number], RegExp> = {
-  COPILOT_HOME: /^(?:config\.json|settings\.json|(?:hooks|installed-plugins)\/.*)$/,
-  CLAUDE_CONFIG_DIR: /^(?:settings(?:\.local)?\.json|plugins\/.*)$/,
-  CODEX_HOME: /^(?:hooks\.json|config\.toml|baton\/.*)$/,
-  QWEN_HOME: /^(?:settings\.json|trustedFolders\.json)$/,
-  QWEN_CODE_TRUSTED_FOLDERS_PATH: /^$/,
-  CLINE_DIR: /^hooks(?:\/.*)?$/,
-};
-
-/** Whether `file` is a supervision file in an agent's configuration that an environment variable moved. */
-export function inMovedAgentConfig(file: string, root: string, env: NodeJS.ProcessEnv = process.env): boolean {
-  return MOVED_CONFIG_VARS.some((name) => {
-    const dir = env[name];
-    if (!dir) return false;
-    const rel = relative(isAbsolute(dir) ? dir : resolve(root, dir), file)
-      .split("\\")
-      .join("/");
-    return !rel.startsWith("../") && rel !== ".." && !isAbsolute(rel) && MOVED_FILES[name].test(rel);
-  });
-}
-
 /** Whether `file` would be run as `baton` by a hook or a plugin's launcher: a program of that name in one of PATH's absolute folders. */
 export function isBatonOnPath(file: string, env: NodeJS.ProcessEnv = process.env): boolean {
   if (!/^baton(?:\.cmd|\.exe)?$/i.test(basename(file))) return false;
   const dir = dirname(file);
   return (env.PATH ?? "").split(delimiter).some((d) => isAbsolute(d) && (resolve(d) === dir || realOr(d) === realOr(dir)));
-}
-
-/** `p` with its links resolved: the file's, or its nearest existing parent's with the rest appended. */
-export function realOr(p: string): string {
-  let head = resolve(p);
-  const rest: string[] = [];
-  for (;;) {
-    try {
-      return join(realpathSync(head), ...rest.reverse());
-    } catch {
-      const up = dirname(head);
-      if (up === head) return resolve(p);
-      rest.push(basename(head));
-      head = up;
-    }
-  }
 }
 
 /**
@@ -128,7 +83,8 @@ export function realOr(p: string): string {
  * them, Baton's plugin files wherever they are, and a `baton` in PATH.
  */
 export function isGuardedWrite(file: string, root: string, env: NodeJS.ProcessEnv = process.env): boolean {
-  if (isBatonOnPath(file, env)) return true;
   const real = realOr(file);
-  return [file, real].some((p) => isSupervisionFile(p) || inMovedAgentConfig(p, root, env) || isBatonPluginFile(p));
+  return [file, real].some(
+    (p) => isBatonOnPath(p, env) || isSupervisionFile(p) || inMovedAgentConfig(p, root, env) || isBatonPluginFile(p),
+  );
 }

@@ -1,0 +1,69 @@
+/**
+ * Where an agent's configuration (its hook settings, trust records, plugins) lives when an
+ * environment variable moves it, and a path with its links resolved. Path arithmetic and
+ * realpath only: the hook's front process (hooks/server-first.ts) uses it on every write hook,
+ * and the write-tool guard (plugin-files.ts) with the rest of its rules.
+ */
+import { lstatSync, readlinkSync, realpathSync } from "node:fs";
+import { basename, dirname, isAbsolute, join, relative, resolve } from "node:path";
+
+/** The variables that move an agent's configuration (and so its hook settings) elsewhere. */
+export const MOVED_CONFIG_VARS = [
+  "COPILOT_HOME",
+  "CLAUDE_CONFIG_DIR",
+  "CODEX_HOME",
+  "QWEN_HOME",
+  "QWEN_CODE_TRUSTED_FOLDERS_PATH",
+  "GEMINI_CLI_TRUSTED_FOLDERS_PATH",
+  "CLINE_DIR",
+] as const;
+
+/** Each variable's supervision files, relative to the folder it names (`^$`: the variable names the file itself). */
+const MOVED_FILES: Record<(typeof MOVED_CONFIG_VARS)[number], RegExp> = {
+  COPILOT_HOME: /^(?:config\.json|settings\.json|(?:hooks|installed-plugins)\/.*)$/,
+  CLAUDE_CONFIG_DIR: /^(?:settings(?:\.local)?\.json|plugins\/.*)$/,
+  CODEX_HOME: /^(?:hooks\.json|config\.toml|baton\/.*)$/,
+  QWEN_HOME: /^(?:settings\.json|trustedFolders\.json)$/,
+  QWEN_CODE_TRUSTED_FOLDERS_PATH: /^$/,
+  GEMINI_CLI_TRUSTED_FOLDERS_PATH: /^$/,
+  CLINE_DIR: /^hooks(?:\/.*)?$/,
+};
+
+/**
+ * Whether `file` is a supervision file in an agent's configuration that a variable of `env`
+ * moved; each folder is taken as named and with its links resolved.
+ */
+export function inMovedAgentConfig(file: string, root: string, env: NodeJS.ProcessEnv = process.env): boolean {
+  return MOVED_CONFIG_VARS.some((name) => {
+    const named = env[name];
+    if (!named) return false;
+    const dir = isAbsolute(named) ? named : resolve(root, named);
+    return [dir, realOr(dir)].some((d) => {
+      const rel = relative(d, file).split("\\").join("/");
+      return !rel.startsWith("../") && rel !== ".." && !isAbsolute(rel) && MOVED_FILES[name].test(rel);
+    });
+  });
+}
+
+/**
+ * `p` with its links resolved, whether or not what they lead to exists yet: a dangling link is
+ * followed to its target, and a path that does not exist is its nearest existing folder's
+ * resolved path with the rest appended.
+ */
+export function realOr(p: string, hops = 0): string {
+  const abs = resolve(p);
+  try {
+    return realpathSync(abs);
+  } catch {
+    // not there (yet), or a link to something that is not
+  }
+  if (hops < 40) {
+    try {
+      if (lstatSync(abs).isSymbolicLink()) return realOr(resolve(dirname(abs), readlinkSync(abs)), hops + 1);
+    } catch {
+      // nothing at this name
+    }
+  }
+  const up = dirname(abs);
+  return up === abs ? abs : join(realOr(up, hops + 1), basename(abs));
+}
