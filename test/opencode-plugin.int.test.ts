@@ -44,15 +44,26 @@ function userMessage(sessionID: string, text: string) {
   return { message, parts: [{ id: "prt_1", sessionID, messageID: "msg_1", type: "text", text }] };
 }
 
+/**
+ * A workspace with a.txt and a started task session, the plugin loaded on this baton, and the
+ * hooks answered in-process (no server) while `body` runs.
+ */
+async function withSession(title: string, suffix: string, body: (root: string, hooks: any) => Promise<void>): Promise<void> {
+  const root = tempDir("baton-opencode-");
+  writeAt(root, "a.txt", "one\n");
+  expect(cli(["init", "--root", root]).code).toBe(0);
+  expect(cli(["session", "start", "--root", root, "--flow", "task", "--title", title]).code).toBe(0);
+  process.env.BATON_HOOK_SERVER = "off";
+  try {
+    await body(root, await loadPlugin(root, `${JSON.stringify(process.execPath)} ${JSON.stringify(CLI)}`, suffix));
+  } finally {
+    delete process.env.BATON_HOOK_SERVER;
+  }
+}
+
 describe("Baton's OpenCode plugin", () => {
   it("adds the session's state to the first prompt, checkpoints before a write, records the result, and adds nothing for a read", async () => {
-    const root = tempDir("baton-opencode-");
-    writeAt(root, "a.txt", "one\n");
-    expect(cli(["init", "--root", root]).code).toBe(0);
-    expect(cli(["session", "start", "--root", root, "--flow", "task", "--title", "Parser rework"]).code).toBe(0);
-    process.env.BATON_HOOK_SERVER = "off";
-    try {
-      const hooks = await loadPlugin(root, `${JSON.stringify(process.execPath)} ${JSON.stringify(CLI)}`, "a");
+    await withSession("Parser rework", "a", async (root, hooks) => {
       await hooks.event({ event: { type: "session.created", properties: { info: { id: "ses_1" } } } });
       const out = userMessage("ses_1", "Make the planned changes.");
       await hooks["chat.message"]({ sessionID: "ses_1", messageID: "msg_1" }, out);
@@ -84,19 +95,11 @@ describe("Baton's OpenCode plugin", () => {
         .json()
         .nodes.filter((n: any) => JSON.stringify(n).includes(ev.properties.part.callID));
       expect(failed.map((n: any) => n.status)).toEqual(["error"]);
-    } finally {
-      delete process.env.BATON_HOOK_SERVER;
-    }
+    });
   }, 120_000);
 
   it("a subagent's child session works in its parent's lane family: its calls checkpointed there, its prompt not taken for the user's", async () => {
-    const root = tempDir("baton-opencode-");
-    writeAt(root, "a.txt", "one\n");
-    expect(cli(["init", "--root", root]).code).toBe(0);
-    expect(cli(["session", "start", "--root", root, "--flow", "task", "--title", "Subagents"]).code).toBe(0);
-    process.env.BATON_HOOK_SERVER = "off";
-    try {
-      const hooks = await loadPlugin(root, `${JSON.stringify(process.execPath)} ${JSON.stringify(CLI)}`, "sub");
+    await withSession("Subagents", "sub", async (root, hooks) => {
       await hooks.event({ event: { type: "session.created", properties: { info: { id: "ses_top" } } } });
       await hooks["chat.message"]({ sessionID: "ses_top", messageID: "msg_1" }, userMessage("ses_top", "Refactor the parser."));
       const write = (sessionID: string, callID: string, content: string) =>
@@ -127,9 +130,7 @@ describe("Baton's OpenCode plugin", () => {
       const shellEnv = { env: {} as Record<string, string> };
       await hooks["shell.env"]({ sessionID: "ses_sub" }, shellEnv);
       expect(shellEnv.env.BATON_OPENCODE_SESSION_ID).toBe("ses_top");
-    } finally {
-      delete process.env.BATON_HOOK_SERVER;
-    }
+    });
   }, 120_000);
 
   it("a committed plugin runs the baton of PATH's absolute folders only: a repository's node_modules/.bin is never run", async () => {
