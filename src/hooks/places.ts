@@ -29,6 +29,7 @@ import { homedir } from "node:os";
 import { basename, delimiter, dirname, isAbsolute, join, relative, resolve, sep } from "node:path";
 import type { HookAgent, InstalledHook } from "../core/hooks/config.js";
 import { COPILOT_PATH_GUARD } from "../core/hooks/copilot.js";
+import { realOr } from "../platform/moved-config.js";
 import { type Readiness, shellWords } from "./agent-setup.js";
 import { claudeConfigDir } from "./claude-setup.js";
 import { copilotHome, gitTop } from "./copilot-setup.js";
@@ -262,19 +263,11 @@ export function placeProblems(agent: HookAgent, o: HookPlaceOptions, file: strin
     );
   // OpenCode looks for .opencode/ from the folder it starts in up to the repository's root, never below.
   const top = agent === "opencode" && o.scope === "project" ? gitTop(o.root) : undefined;
-  if (top !== undefined && realOrSame(top) !== realOrSame(o.root))
+  if (top !== undefined && realOr(top) !== realOr(o.root))
     out.push(
       `OpenCode loads .opencode/ from the folder it starts in and the folders above it up to the repository's root: started in ${o.root} or a folder below it, it loads this plugin; started in ${top} (or another folder above ${o.root}), it does not.`,
     );
   return out;
-}
-
-function realOrSame(p: string): string {
-  try {
-    return realpathSync(p);
-  } catch {
-    return p;
-  }
 }
 
 /** The hooks run a program from PATH that is not there: the agent fails each one (exit 127). */

@@ -7,8 +7,11 @@
 import { lstatSync, readlinkSync, realpathSync } from "node:fs";
 import { basename, dirname, isAbsolute, join, relative, resolve } from "node:path";
 
+/** The names a hook or a plugin's launcher runs Baton by (`baton`, and Windows' forms). */
+export const BATON_PROGRAM = /^baton(?:\.cmd|\.exe)?$/i;
+
 /** The variables that move an agent's configuration (and so its hook settings) elsewhere. */
-export const MOVED_CONFIG_VARS = [
+const MOVED_CONFIG_VARS = [
   "COPILOT_HOME",
   "CLAUDE_CONFIG_DIR",
   "CODEX_HOME",
