@@ -12,7 +12,7 @@ import { basename, resolve } from "node:path";
 import { BUILD } from "../core/build.js";
 import { isNoop } from "../core/hooks/types.js";
 import { readConfigFile } from "../platform/config-file.js";
-import { BATON_PROGRAM, inMovedAgentConfig, realOr } from "../platform/moved-config.js";
+import { batonProgramName, inMovedAgentConfig, realOr } from "../platform/moved-config.js";
 import { provenServer } from "../platform/server-file.js";
 import { describeStore, resolveStore, storeIdentity } from "../platform/store-config.js";
 import { askServer } from "./client.js";
@@ -64,7 +64,7 @@ export async function serverFirst(args: HookArgs, text: string, requestId: strin
   // environment it runs in: the server's is not the agent's, so such a write is judged here.
   if (ev.kind === "before_tool" && ev.tool.kind === "write") {
     const files = ev.tool.files.map((f) => resolve(ev.cwd, f));
-    const judgedHere = (f: string) => BATON_PROGRAM.test(basename(f)) || inMovedAgentConfig(f, ws.root);
+    const judgedHere = (f: string) => batonProgramName.test(basename(f)) || inMovedAgentConfig(f, ws.root);
     if (files.some((f) => judgedHere(f) || judgedHere(realOr(f)))) return handOff("a write the agent's environment decides");
   }
   const info = provenServer(ws.dir);

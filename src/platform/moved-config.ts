@@ -8,7 +8,7 @@ import { lstatSync, readlinkSync, realpathSync } from "node:fs";
 import { basename, dirname, isAbsolute, join, relative, resolve } from "node:path";
 
 /** The names a hook or a plugin's launcher runs Baton by (`baton`, and Windows' forms). */
-export const BATON_PROGRAM = /^baton(?:\.cmd|\.exe)?$/i;
+export const batonProgramName = /^baton(?:\.cmd|\.exe)?$/i;
 
 /** The variables that move an agent's configuration (and so its hook settings) elsewhere. */
 const MOVED_CONFIG_VARS = [

@@ -13,7 +13,7 @@
 import { basename, delimiter, dirname, isAbsolute, join, resolve } from "node:path";
 import { isSupervisionFile } from "../core/hooks/baton-command.js";
 import { listBatonHooks } from "../core/hooks/config.js";
-import { BATON_PROGRAM, inMovedAgentConfig, realOr } from "./moved-config.js";
+import { batonProgramName, inMovedAgentConfig, realOr } from "./moved-config.js";
 import { readSettingsText } from "./settings-text.js";
 
 /** The comment every plugin's launcher (`hooks/baton`) opens with. */
@@ -71,7 +71,7 @@ export function isBatonPluginFile(file: string): boolean {
 
 /** Whether `file` would be run as `baton` by a hook or a plugin's launcher: a program of that name in one of PATH's absolute folders. */
 export function isBatonOnPath(file: string, env: NodeJS.ProcessEnv = process.env): boolean {
-  if (!BATON_PROGRAM.test(basename(file))) return false;
+  if (!batonProgramName.test(basename(file))) return false;
   const dir = dirname(file);
   return (env.PATH ?? "").split(delimiter).some((d) => isAbsolute(d) && (resolve(d) === dir || realOr(d) === realOr(dir)));
 }
