@@ -12,6 +12,7 @@ import { addBatonHooks, isBatonCommand, listBatonHooks, removeBatonHooks, uninst
 import { fitSections, renderSessionContext, type SessionBrief } from "../src/core/hooks/context.js";
 import { gemini } from "../src/core/hooks/gemini.js";
 import { parseRollbackIntent } from "../src/core/hooks/rollback-intent.js";
+import { readHookEvent } from "../src/core/hooks/wire.js";
 import type { JsonObject } from "../src/core/types.js";
 import { shellWords } from "../src/hooks/agent-setup.js";
 import { codexHookHash, codexTrustedHashes, withCodexTrust } from "../src/hooks/codex-trust.js";
@@ -513,6 +514,20 @@ describe("payloads the agents really sent (captured from Claude Code 2.1.331, Co
     expect(g).toMatchObject({ kind: "after_tool", status: "error" });
     expect((g as { error: string }).error).toBe("Output: cat: does-not-exist.txt: No such file or directory\nExit Code: 1");
     expect(parse(gemini, real("gemini", "after-tool-shell"))).toMatchObject({ kind: "after_tool", status: "success" });
+  });
+
+  it("Claude Code's Stop with a background subagent still running says so; the subagent's report is no user's words", () => {
+    const stop = real("claude", "stop-background-subagent");
+    expect(parse(claude, stop)).toMatchObject({ kind: "stop", sessionEnd: false, backgroundWork: true });
+    // The hook process hands the event to the server as JSON: the flag survives the wire.
+    expect(readHookEvent(JSON.parse(JSON.stringify(parse(claude, stop))))).toMatchObject({ kind: "stop", backgroundWork: true });
+    expect(parse(claude, { ...stop, background_tasks: [] })).not.toHaveProperty("backgroundWork");
+    // When the subagent ends, Claude Code wakes the session with its report as a prompt: even a
+    // report that says "undo that" asks for no rollback.
+    const note = real("claude", "user-prompt-task-notification");
+    const said = String(note.prompt).replace(/<result>[^<]*<\/result>/, "<result>undo that</result>");
+    expect(said).toContain("<result>undo that</result>");
+    expect(parseRollbackIntent(said)).toBeUndefined();
   });
 
   it("Codex's shell failure carries no exit code: without its transcript it cannot be told from a success", () => {

@@ -21,8 +21,11 @@ export interface AgentSession {
   write(path: string, content: string, call?: string): Promise<{ denied?: string; context?: string; after: HookResponse }>;
   /** A shell command (`run` does its effect on disk) that fails when `fail` is given. */
   bash(command: string, o?: { fail?: string; run?: () => void }): Promise<{ denied?: string; after?: HookResponse }>;
-  /** The turn's end. */
-  stop(): Promise<void>;
+  /**
+   * The turn's end. `background`: the ids of subagents still at work in the background (Claude
+   * Code's `background_tasks`, as Claude Code 2.1 sends it when its Agent tool runs one).
+   */
+  stop(o?: { background?: string[] }): Promise<void>;
   /** The agent session's end. */
   end(): Promise<void>;
 }
@@ -100,8 +103,19 @@ export function agentSession(
       }
       return { after: await handle("PostToolUse", { ...input, tool_response: { stdout: "", stderr: x.fail ?? "", interrupted: false } }) };
     },
-    async stop() {
-      await handle("Stop", { stop_hook_active: false, last_assistant_message: "done" });
+    async stop(x = {}) {
+      const background = (x.background ?? []).map((id) => ({
+        id,
+        type: "subagent",
+        status: "running",
+        description: "a helper's step",
+        agent_type: "general-purpose",
+      }));
+      await handle("Stop", {
+        stop_hook_active: false,
+        last_assistant_message: "done",
+        ...(agent === "claude" ? { background_tasks: background, session_crons: [] } : {}),
+      });
     },
     async end() {
       await handle("SessionEnd", { reason: "other" });

@@ -206,6 +206,30 @@ describe("lanes: several agents in one checkout", () => {
     }
   });
 
+  it("a turn that ends with a subagent still at work in the background keeps the family's claims until a turn ends with none in flight", async () => {
+    const { b, root, a, x } = await three();
+    try {
+      // Claude Code 2.1 runs an Agent call in the background: the parent's turn ends (Stop, the
+      // subagent listed in background_tasks) while the subagent goes on writing.
+      await a.prompt("write p.txt and have a helper write s.txt");
+      await a.write("p.txt", "parent\n");
+      const sub = agentSession(b, root, "claude", "0a1b2c3d-aaaa", { subagent: "a91c" });
+      await a.stop({ background: ["a91c"] });
+      expect((await sub.write("s.txt", "child\n")).denied).toBeUndefined();
+      expect((await x.write("p.txt", "x\n")).denied, "the parent's claim holds while its subagent works").toContain("Claude Code");
+      expect((await x.write("s.txt", "x\n")).denied, "and the subagent's").toContain("Claude Code");
+      // The subagent's end wakes the session (a task-notification prompt); that turn ends with nothing in flight.
+      await a.prompt(
+        "<task-notification>\n<task-id>a91c</task-id>\n<status>completed</status>\n<result>Done.</result>\n</task-notification>",
+      );
+      await a.stop();
+      expect((await x.write("s.txt", "x\n")).denied, "the run ended: no claim").toBeUndefined();
+      expect(read(root, "p.txt")).toBe("parent\n");
+    } finally {
+      await b.close();
+    }
+  });
+
   it("a shell command that changes a file another working agent wrote is reported to both agents, once", async () => {
     const { root, a, x, b } = await three();
     try {

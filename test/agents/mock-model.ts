@@ -25,6 +25,8 @@ export type Step = (
   | { op: "shell"; command: string }
   | { op: "read"; path: string }
   | { op: "text"; text: string }
+  /** Hand work to a subagent (the agent's own tool for it: Claude Code's Agent or Task, OpenCode's task). */
+  | { op: "task"; prompt: string; description?: string }
 ) & {
   /**
    * Answer with this step only once this settles (a function is called when the step's request
@@ -45,6 +47,8 @@ export interface LoggedRequest {
   body: any;
   /** The step this request was answered with (main requests only). */
   step?: Step;
+  /** Answered from the subagent's script (playSubagent). */
+  subagent?: boolean;
   main: boolean;
   /** When the request arrived (performance.now(), ms). */
   at: number;
@@ -68,6 +72,7 @@ export class MockModel {
   private steps: Step[] = [];
   private cursor = 0;
   private cwd = "/";
+  private sub: { marker: string; steps: Step[]; cursor: number } | undefined;
   private seq = 0;
   /** Where the current script's requests start in `requests`. */
   private playedAt = 0;
@@ -93,11 +98,32 @@ export class MockModel {
     await new Promise<void>((ok) => (this.server ? this.server.close(() => ok()) : ok()));
   }
 
+  /**
+   * Answer a subagent's main requests with these steps, then "Done.", apart from the main
+   * script: a request is the subagent's when its first user message holds `marker` (a phrase of
+   * the instruction the parent gave it). Its requests are logged with `subagent: true`.
+   */
+  playSubagent(marker: string, steps: Step[]): void {
+    this.sub = { marker, steps, cursor: 0 };
+  }
+
+  /** The subagent's main requests so far, once there are at least `n` of them (polled). */
+  async subagentArrival(n: number, timeoutMs: number): Promise<LoggedRequest[]> {
+    const until = Date.now() + timeoutMs;
+    for (;;) {
+      const got = this.requests.filter((r) => r.main && r.subagent);
+      if (got.length >= n) return got;
+      if (Date.now() > until) throw new Error(`mock model: ${got.length} of ${n} subagent requests arrived`);
+      await new Promise((ok) => setTimeout(ok, 50));
+    }
+  }
+
   /** Answer the next main requests with these steps (paths relative to `cwd`), then "Done.". */
   play(steps: Step[], cwd: string): void {
     for (const w of this.waiters.splice(0)) w.reject(new Error(`mock model: a new script was played before main request ${w.n} arrived`));
     this.steps = steps;
     this.cursor = 0;
+    this.sub = undefined;
     this.cwd = cwd;
     this.playedAt = this.requests.length;
   }
@@ -107,7 +133,7 @@ export class MockModel {
    * with step n. Its arrival means the agent finished step n-1, its after-tool hooks included.
    */
   arrival(n: number): Promise<LoggedRequest> {
-    const r = this.mains(this.playedAt)[n - 1];
+    const r = this.ownMains()[n - 1];
     if (r) return Promise.resolve(r);
     return new Promise((resolve, reject) => this.waiters.push({ n, resolve, reject }));
   }
@@ -115,7 +141,8 @@ export class MockModel {
   private log(r: LoggedRequest): void {
     this.requests.push(r);
     if (!r.main || this.waiters.length === 0) return;
-    const n = this.mains(this.playedAt).length;
+    if (r.subagent) return;
+    const n = this.ownMains().length;
     this.waiters = this.waiters.filter((w) => {
       if (w.n !== n) return true;
       w.resolve(r);
@@ -123,12 +150,27 @@ export class MockModel {
     });
   }
 
+  /** The current script's main requests, a subagent's (playSubagent) left out. */
+  private ownMains(): LoggedRequest[] {
+    return this.mains(this.playedAt).filter((r) => !r.subagent);
+  }
+
   /** Main requests logged since index `from`. */
   mains(from = 0): LoggedRequest[] {
     return this.requests.slice(from).filter((r) => r.main);
   }
 
-  private nextStep(): Step {
+  /** Whether a request is the subagent's (playSubagent): its first user message holds the marker. */
+  private isSubagent(body: any): boolean {
+    if (!this.sub) return false;
+    const first = [...(body.messages ?? []), ...(body.contents ?? []), ...(Array.isArray(body.input) ? body.input : [])].find(
+      (m: any) => m?.role === "user",
+    );
+    return first !== undefined && JSON.stringify(first).includes(this.sub.marker);
+  }
+
+  private nextStep(body?: any): Step {
+    if (this.sub && this.isSubagent(body)) return this.sub.steps[this.sub.cursor++] ?? { op: "text", text: "Done." };
     const s = this.steps[this.cursor];
     if (s) {
       this.cursor++;
@@ -179,13 +221,14 @@ export class MockModel {
   private async anthropic(path: string, body: any, res: ServerResponse, at: number): Promise<void> {
     const tools: string[] = (body.tools ?? []).map((t: any) => t.name);
     const main = tools.includes("Bash") || tools.includes("Write");
-    const step: Step = main ? this.nextStep() : { op: "text", text: "Baton test" };
-    this.log({ at, protocol: "anthropic", path, body, main, ...(main ? { step } : {}) });
+    const subagent = main && this.isSubagent(body);
+    const step: Step = main ? this.nextStep(body) : { op: "text", text: "Baton test" };
+    this.log({ at, protocol: "anthropic", path, body, main, ...(main ? { step } : {}), ...(subagent ? { subagent } : {}) });
     if (step.after) await (typeof step.after === "function" ? step.after() : step.after);
     let block: any;
     if (step.op === "text") block = { type: "text", text: step.text };
     else {
-      const [name, input] = this.claudeTool(step);
+      const [name, input] = this.claudeTool(step, tools);
       block = { type: "tool_use", id: this.id("toolu"), name, input };
     }
     const stop_reason = block.type === "tool_use" ? "tool_use" : "end_turn";
@@ -222,8 +265,14 @@ export class MockModel {
     ]);
   }
 
-  private claudeTool(step: Exclude<Step, { op: "text" }>): [string, unknown] {
+  private claudeTool(step: Exclude<Step, { op: "text" }>, tools: string[]): [string, unknown] {
     switch (step.op) {
+      case "task":
+        // Claude Code 2.1 calls its subagent tool Agent (Task before it).
+        return [
+          tools.includes("Agent") ? "Agent" : "Task",
+          { description: step.description ?? "Hand off a step", prompt: step.prompt, subagent_type: "general-purpose" },
+        ];
       case "write":
         return ["Write", { file_path: this.abs(step.path), content: step.content }];
       case "edit":
@@ -241,8 +290,9 @@ export class MockModel {
     const tools: any[] = body.tools ?? [];
     const names = tools.map((t) => t.name ?? t.type);
     const main = names.some((n) => /shell|exec_command|apply_patch/.test(String(n)));
-    const step: Step = main ? this.nextStep() : { op: "text", text: "Baton test" };
-    this.log({ at, protocol: "openai", path, body, main, ...(main ? { step } : {}) });
+    const subagent = main && this.isSubagent(body);
+    const step: Step = main ? this.nextStep(body) : { op: "text", text: "Baton test" };
+    this.log({ at, protocol: "openai", path, body, main, ...(main ? { step } : {}), ...(subagent ? { subagent } : {}) });
     if (step.after) await (typeof step.after === "function" ? step.after() : step.after);
     const item = step.op === "text" ? this.openaiMessage(step.text) : this.codexTool(step, tools);
     const rid = this.id("resp");
@@ -284,6 +334,7 @@ export class MockModel {
   }
 
   private codexTool(step: Exclude<Step, { op: "text" }>, tools: any[]): unknown {
+    if (step.op === "task") throw noSubagent("Codex");
     const byName = (n: string) => tools.find((t) => t.name === n);
     const call_id = this.id("call");
     const patch = patchOf(step);
@@ -349,8 +400,11 @@ export class MockModel {
     const cline = names.includes("run_commands") && names.includes("editor");
     const main = copilot || opencode || cline || names.includes("run_shell_command") || names.includes("write_file");
     const wantsJson = body.response_format?.type === "json_object" || body.response_format?.type === "json_schema";
-    const step: Step = main ? this.nextStep() : { op: "text", text: wantsJson ? JSON.stringify({ reasoning: "scripted" }) : "Baton test" };
-    this.log({ at, protocol: "chat", path, body, main, ...(main ? { step } : {}) });
+    const subagent = main && this.isSubagent(body);
+    const step: Step = main
+      ? this.nextStep(body)
+      : { op: "text", text: wantsJson ? JSON.stringify({ reasoning: "scripted" }) : "Baton test" };
+    this.log({ at, protocol: "chat", path, body, main, ...(main ? { step } : {}), ...(subagent ? { subagent } : {}) });
     if (step.after) await (typeof step.after === "function" ? step.after() : step.after);
     const id = this.id("chatcmpl");
     const created = Math.floor(Date.now() / 1000);
@@ -399,6 +453,8 @@ export class MockModel {
   /** Copilot CLI's tools (1.0.102). */
   private copilotTool(step: Exclude<Step, { op: "text" }>): [string, unknown] {
     switch (step.op) {
+      case "task":
+        throw noSubagent("Copilot CLI");
       case "write":
         return ["create", { path: this.abs(step.path), file_text: step.content }];
       case "edit":
@@ -413,6 +469,8 @@ export class MockModel {
   /** OpenCode's tools (opencode-ai 1.18). */
   private opencodeTool(step: Exclude<Step, { op: "text" }>): [string, unknown] {
     switch (step.op) {
+      case "task":
+        return ["task", { description: step.description ?? "Hand off a step", prompt: step.prompt, subagent_type: "general" }];
       case "write":
         return ["write", { filePath: this.abs(step.path), content: step.content }];
       case "edit":
@@ -427,6 +485,8 @@ export class MockModel {
   /** Cline CLI's tools (3.0.65): `editor` creates a missing file or replaces `old_text` once. */
   private clineTool(step: Exclude<Step, { op: "text" }>): [string, unknown] {
     switch (step.op) {
+      case "task":
+        throw noSubagent("Cline CLI");
       case "write":
         return ["editor", { path: this.abs(step.path), new_text: step.content }];
       case "edit":
@@ -441,6 +501,8 @@ export class MockModel {
   /** Qwen Code's tools (the names Gemini CLI's had, with `edit` for `replace`). */
   private chatTool(step: Exclude<Step, { op: "text" }>): [string, unknown] {
     switch (step.op) {
+      case "task":
+        throw noSubagent("Qwen Code");
       case "write":
         return ["write_file", { file_path: this.abs(step.path), content: step.content }];
       case "edit":
@@ -458,8 +520,9 @@ export class MockModel {
     const decls: any[] = (body.tools ?? []).flatMap((t: any) => t.functionDeclarations ?? []);
     const main = decls.some((d) => d.name === "run_shell_command" || d.name === "write_file");
     const wantsJson = /json/i.test(String(body.generationConfig?.responseMimeType ?? "")) || body.generationConfig?.responseJsonSchema;
-    const step: Step = main ? this.nextStep() : { op: "text", text: "Baton test" };
-    this.log({ at, protocol: "gemini", path, body, main, ...(main ? { step } : {}) });
+    const subagent = main && this.isSubagent(body);
+    const step: Step = main ? this.nextStep(body) : { op: "text", text: "Baton test" };
+    this.log({ at, protocol: "gemini", path, body, main, ...(main ? { step } : {}), ...(subagent ? { subagent } : {}) });
     if (step.after) await (typeof step.after === "function" ? step.after() : step.after);
     let part: any;
     if (!main && wantsJson)
@@ -500,6 +563,8 @@ export class MockModel {
       return "file_path" in props ? "file_path" : "absolute_path" in props ? "absolute_path" : "file_path";
     };
     switch (step.op) {
+      case "task":
+        throw noSubagent("Gemini CLI");
       case "write":
         return { name: "write_file", args: { [pathKey("write_file")]: this.abs(step.path), content: step.content } };
       case "edit":
@@ -519,6 +584,10 @@ export class MockModel {
         return { name: "read_file", args: { [pathKey("read_file")]: this.abs(step.path) } };
     }
   }
+}
+
+function noSubagent(agent: string): Error {
+  return new Error(`mock model: no subagent step for ${agent} (its tool for one is not scripted here)`);
 }
 
 /** A write or edit as an apply_patch patch (paths relative to the project), else undefined. */

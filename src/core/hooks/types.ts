@@ -71,8 +71,13 @@ export type HookEvent = Base &
     | { kind: "pre_compact"; trigger?: string; announced?: boolean; ifChanged?: boolean }
     /** The agent compacted its context (Claude Code and Codex PostCompact). */
     | { kind: "post_compact"; trigger?: string }
-    /** The agent's turn ended (`sessionEnd: false`) or its session ended. */
-    | { kind: "stop"; sessionEnd: boolean; reason?: string }
+    /**
+     * The agent's turn ended (`sessionEnd: false`) or its session ended. `backgroundWork`: the
+     * turn ended with work the agent runs in the background still in flight (Claude Code's
+     * `background_tasks`: a background subagent or shell), which goes on writing files and will
+     * wake the session again: its run is not over.
+     */
+    | { kind: "stop"; sessionEnd: boolean; reason?: string; backgroundWork?: boolean }
     /** An event Baton does not act on (answered with the agent's "continue" form). */
     | { kind: "ignored" }
   );
@@ -180,8 +185,10 @@ export function parsePayload(
       const trigger = str(p.trigger);
       return { ...base, kind: reader.events[name] as "pre_compact" | "post_compact", ...(trigger ? { trigger } : {}) };
     }
-    case "stop":
-      return { ...base, kind: "stop", sessionEnd: false };
+    case "stop": {
+      const inFlight = Array.isArray(p.background_tasks) && p.background_tasks.length > 0;
+      return { ...base, kind: "stop", sessionEnd: false, ...(inFlight ? { backgroundWork: true } : {}) };
+    }
     case "session_end": {
       const reason = str(p.reason);
       return { ...base, kind: "stop", sessionEnd: true, ...(reason ? { reason } : {}) };

@@ -115,7 +115,13 @@ export function readHookEvent(v: unknown): HookEvent {
         return { ...base, kind: "post_compact", ...optS(e, "trigger", "event", 100) };
       case "stop":
         if (typeof e.sessionEnd !== "boolean") fail("event.sessionEnd must be true or false");
-        return { ...base, kind: "stop", sessionEnd: e.sessionEnd, ...optS(e, "reason", "event", 1_000) };
+        return {
+          ...base,
+          kind: "stop",
+          sessionEnd: e.sessionEnd,
+          ...optS(e, "reason", "event", 1_000),
+          ...optB(e, "backgroundWork", "event"),
+        };
       case "ignored":
         return { ...base, kind: "ignored" };
       default:

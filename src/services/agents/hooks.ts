@@ -78,7 +78,9 @@ export async function handleAgentEvent(b: Baton, ev: HookEvent, opts: AgentHookO
       case "post_compact":
         return await postCompact(b, ev, o);
       case "stop": {
-        await endRuns(b, ev, o.requestId);
+        // A turn that left background work in flight (a subagent still writing) has not ended
+        // its run: the family stays at work, its claims live, until a turn ends with none.
+        if (ev.sessionEnd || ev.backgroundWork !== true) await endRuns(b, ev, o.requestId);
         return ev.transcriptPath === undefined ? {} : await unanswered(b, ev, o);
       }
       default:
