@@ -522,6 +522,9 @@ describe("payloads the agents really sent (captured from Claude Code 2.1.331, Co
     // The hook process hands the event to the server as JSON: the flag survives the wire.
     expect(readHookEvent(JSON.parse(JSON.stringify(parse(claude, stop))))).toMatchObject({ kind: "stop", backgroundWork: true });
     expect(parse(claude, { ...stop, background_tasks: [] })).not.toHaveProperty("backgroundWork");
+    // A background shell (a dev server left running) is no agent at work: the turn ends its run.
+    const shell = { id: "b7", type: "shell", status: "running", description: "npm run dev", command: "npm run dev" };
+    expect(parse(claude, { ...stop, background_tasks: [shell] })).not.toHaveProperty("backgroundWork");
     // When the subagent ends, Claude Code wakes the session with its report as a prompt: even a
     // report that says "undo that" asks for no rollback.
     const note = real("claude", "user-prompt-task-notification");

@@ -73,9 +73,9 @@ export type HookEvent = Base &
     | { kind: "post_compact"; trigger?: string }
     /**
      * The agent's turn ended (`sessionEnd: false`) or its session ended. `backgroundWork`: the
-     * turn ended with work the agent runs in the background still in flight (Claude Code's
-     * `background_tasks`: a background subagent or shell), which goes on writing files and will
-     * wake the session again: its run is not over.
+     * turn ended with a subagent the agent runs in the background still at work (Claude Code's
+     * `background_tasks`), which goes on writing files and will wake the session again: its run
+     * is not over.
      */
     | { kind: "stop"; sessionEnd: boolean; reason?: string; backgroundWork?: boolean }
     /** An event Baton does not act on (answered with the agent's "continue" form). */
@@ -186,7 +186,11 @@ export function parsePayload(
       return { ...base, kind: reader.events[name] as "pre_compact" | "post_compact", ...(trigger ? { trigger } : {}) };
     }
     case "stop": {
-      const inFlight = Array.isArray(p.background_tasks) && p.background_tasks.length > 0;
+      // Agents at work in the background (Claude Code's `background_tasks` of type subagent or
+      // workflow), not a background shell: a dev server left running would keep the run for hours.
+      const inFlight =
+        Array.isArray(p.background_tasks) &&
+        p.background_tasks.some((t) => t !== null && typeof t === "object" && AGENT_TASKS.has(String((t as { type?: unknown }).type)));
       return { ...base, kind: "stop", sessionEnd: false, ...(inFlight ? { backgroundWork: true } : {}) };
     }
     case "session_end": {
@@ -197,6 +201,9 @@ export function parsePayload(
       return { ...base, kind: "ignored" };
   }
 }
+
+/** The kinds of Claude Code's background tasks that are agents at work (its `background_tasks[].type`). */
+const AGENT_TASKS: ReadonlySet<string> = new Set(["subagent", "workflow"]);
 
 /** Whether Baton has nothing to do for this event (so the workspace is not even opened). */
 export function isNoop(ev: HookEvent): boolean {
