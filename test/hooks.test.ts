@@ -10,6 +10,7 @@ import { claude } from "../src/core/hooks/claude.js";
 import { codex, codexFailure } from "../src/core/hooks/codex.js";
 import { addBatonHooks, isBatonCommand, listBatonHooks, removeBatonHooks, uninstallFrom } from "../src/core/hooks/config.js";
 import { fitSections, renderSessionContext, type SessionBrief } from "../src/core/hooks/context.js";
+import { copilot } from "../src/core/hooks/copilot.js";
 import { gemini } from "../src/core/hooks/gemini.js";
 import { parseRollbackIntent } from "../src/core/hooks/rollback-intent.js";
 import { readHookEvent } from "../src/core/hooks/wire.js";
@@ -531,6 +532,28 @@ describe("payloads the agents really sent (captured from Claude Code 2.1.331, Co
     const said = String(note.prompt).replace(/<result>[^<]*<\/result>/, "<result>undo that</result>");
     expect(said).toContain("<result>undo that</result>");
     expect(parseRollbackIntent(said)).toBeUndefined();
+  });
+
+  it("a Copilot CLI subagent's tool calls are a lane of its parent's family; its prompt and its stop are nothing of the parent's", () => {
+    const sub = (name: string) => real("copilot", `subagent-${name}`);
+    const pre = sub("pre-tool-use-create");
+    expect(pre.sessionId).not.toBe(pre.parentAgentId);
+    expect(copilot.parse("preToolUse", pre, "/")).toMatchObject({
+      kind: "before_tool",
+      agentSessionId: pre.parentAgentId,
+      subagentId: pre.agentId,
+      tool: { kind: "write", files: ["/work/project/s.txt"] },
+    });
+    expect(copilot.parse("postToolUse", sub("post-tool-use-create"), "/")).toMatchObject({ kind: "after_tool", subagentId: pre.agentId });
+    // The parent's instruction holds "undo that": no user asked for a rollback.
+    const prompt = sub("user-prompt-submitted");
+    expect(prompt.prompt).toMatch(/^undo that/);
+    expect(copilot.parse("userPromptSubmitted", prompt, "/")).toMatchObject({ kind: "ignored" });
+    expect(copilot.parse("agentStop", sub("agent-stop"), "/")).toMatchObject({ kind: "ignored" });
+    // The parent's own payloads are as before.
+    const { agentId: _a, agentType: _t, parentAgentId: _p, ...own } = pre;
+    expect(copilot.parse("preToolUse", own, "/")).toMatchObject({ agentSessionId: pre.sessionId });
+    expect(copilot.parse("preToolUse", own, "/")).not.toHaveProperty("subagentId");
   });
 
   it("Codex's shell failure carries no exit code: without its transcript it cannot be told from a success", () => {

@@ -90,7 +90,6 @@ export const AGENT_LIMITS: Readonly<Record<HookAgent, readonly string[]>> = {
   copilot: [
     "Copilot CLI sends no event after it compacts its context: Baton writes STATE.md before the compaction, but cannot put the session's state back into the compacted context (the next prompt's hook adds only a spiral pause and lessons).",
     "Copilot CLI shows no hook message to the user (`systemMessage` is not read): Baton's one-line notes, such as what a rollback restored, reach only the model.",
-    "Copilot CLI's payloads name no subagent: a subagent's tool calls are recorded in the lane of the session id they carry, not a lane of their own.",
   ],
   opencode: [
     "OpenCode shows no hook message to the user: Baton's one-line notes, such as what a rollback restored, reach only the model.",

@@ -418,12 +418,12 @@ export class MockModel {
             const patch = customPatch ? patchOf(step) : undefined;
             if (patch !== undefined) return { id: this.id("call"), type: "custom", custom: { name: "apply_patch", input: `${patch}\n` } };
             const [name, args] = copilot
-              ? this.copilotTool(step)
+              ? this.copilotTool(step, tools)
               : opencode
                 ? this.opencodeTool(step)
                 : cline
                   ? this.clineTool(step)
-                  : this.chatTool(step);
+                  : this.chatTool(step, tools);
             return { id: this.id("call"), type: "function", function: { name, arguments: JSON.stringify(args) } };
           })();
     const message = call
@@ -451,10 +451,22 @@ export class MockModel {
   }
 
   /** Copilot CLI's tools (1.0.102). */
-  private copilotTool(step: Exclude<Step, { op: "text" }>): [string, unknown] {
+  private copilotTool(step: Exclude<Step, { op: "text" }>, tools: any[]): [string, unknown] {
     switch (step.op) {
       case "task":
-        throw noSubagent("Copilot CLI");
+        // Its task tool (1.0.102); mode "sync" waits for the agent, as OpenCode's does.
+        if (tools.some((t) => t.name === "task"))
+          return [
+            "task",
+            {
+              name: "helper",
+              description: step.description ?? "Hand off a step",
+              prompt: step.prompt,
+              agent_type: "general-purpose",
+              mode: "sync",
+            },
+          ];
+        throw noSubagent("Copilot CLI", tools);
       case "write":
         return ["create", { path: this.abs(step.path), file_text: step.content }];
       case "edit":
@@ -499,10 +511,13 @@ export class MockModel {
   }
 
   /** Qwen Code's tools (the names Gemini CLI's had, with `edit` for `replace`). */
-  private chatTool(step: Exclude<Step, { op: "text" }>): [string, unknown] {
+  private chatTool(step: Exclude<Step, { op: "text" }>, tools: any[]): [string, unknown] {
     switch (step.op) {
       case "task":
-        throw noSubagent("Qwen Code");
+        // Qwen Code's agent tool (0.24).
+        if (tools.some((t) => t.name === "agent"))
+          return ["agent", { description: step.description ?? "Hand off a step", prompt: step.prompt, subagent_type: "general-purpose" }];
+        throw noSubagent("Qwen Code", tools);
       case "write":
         return ["write_file", { file_path: this.abs(step.path), content: step.content }];
       case "edit":
@@ -586,8 +601,9 @@ export class MockModel {
   }
 }
 
-function noSubagent(agent: string): Error {
-  return new Error(`mock model: no subagent step for ${agent} (its tool for one is not scripted here)`);
+function noSubagent(agent: string, tools: any[] = []): Error {
+  const offered = tools.map((t) => `${t.name}(${Object.keys(t.parameters?.properties ?? {}).join(",")})`).join(" ");
+  return new Error(`mock model: no subagent step for ${agent} (its tool for one is not scripted here); offered: ${offered}`);
 }
 
 /** A write or edit as an apply_patch patch (paths relative to the project), else undefined. */

@@ -1,7 +1,9 @@
 /**
- * Subagents with the real agents (core/lanes.ts): Claude Code's Agent tool and OpenCode's task
- * tool, each run by the agent itself against the scripted model. A subagent works in a lane below
- * its parent's (`<agent>:<session>/<subagent>`), one family with it:
+ * Subagents with the real agents (core/lanes.ts): Claude Code's Agent tool (a background
+ * subagent), OpenCode's task tool (a child session), Copilot CLI's task tool (a session of its
+ * own naming its parent) and Qwen Code's agent tool, each run by the agent itself against the
+ * scripted model. A subagent works in a lane below its parent's (`<agent>:<session>/<subagent>`),
+ * one family with it:
  *
  * 1. The parent writes p.txt, then hands a step to a subagent whose instruction holds the words
  *    "undo that" (the parent's words to its helper, not the user's: nothing is rolled back); the
@@ -13,7 +15,7 @@
 import { cpSync, mkdirSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { afterAll, beforeAll, describe, expect, test } from "vitest";
-import { claude, type Driver, opencode } from "./drivers.js";
+import { claude, copilot, type Driver, opencode, qwen } from "./drivers.js";
 import { type AgentRun, Project } from "./harness.js";
 import { agentCli, VERSIONS } from "./install.js";
 import { gate, MockModel } from "./mock-model.js";
@@ -24,7 +26,7 @@ const INSTRUCTION = "undo that draft idea";
 /** How long the test waits for the subagent to be mid-turn before it looks anyway (and fails). */
 const HOLD_MS = 90_000;
 
-for (const d of [claude, opencode] satisfies Driver[]) {
+for (const d of [claude, opencode, copilot, qwen] satisfies Driver[]) {
   const pin = VERSIONS[d.agent];
   describe(`${pin.package}@${pin.version}: a subagent works in its parent's lane family`, () => {
     const mock = new MockModel();

@@ -27,6 +27,8 @@
  *   message after the result), postToolUse and postToolUseFailure (after the result). No output
  *   lets everything proceed. A preToolUse hook that fails (exit 127: `baton` missing) DENIES the
  *   call: see COPILOT_PATH_GUARD.
+ * - A subagent's hooks (the `task` tool) carry its own `sessionId` and `agentId`, with
+ *   `agentType` and `parentAgentId`: see subagentOf.
  */
 
 import { patchPaths } from "./apply-patch.js";
@@ -146,12 +148,35 @@ const READER: PayloadReader = {
 function normalised(p: Record<string, unknown>): Record<string, unknown> {
   const source = str(p.source);
   const at = typeof p.timestamp === "number" ? String(p.timestamp) : str(p.timestamp);
+  const sub = subagentOf(p);
   return {
     ...p,
-    session_id: p.sessionId,
+    session_id: sub ? sub.parent : p.sessionId,
+    ...(sub ? { agent_id: sub.id } : {}),
     ...(at !== undefined ? { timestamp: at } : {}),
     ...(source !== undefined ? { source: source === "new" ? "startup" : source } : {}),
   };
+}
+
+/**
+ * A subagent (its `task` tool) runs as an agent session of its own, and its hooks say so:
+ * `agentId` (its session id), `agentType` and `parentAgentId` (the session that started it).
+ * Its calls go to its parent's lane family, as Claude Code's subagents' do.
+ */
+function subagentOf(p: Record<string, unknown>): { parent: string; id: string } | undefined {
+  const parent = str(p.parentAgentId);
+  const id = str(p.agentId) ?? str(p.sessionId);
+  return parent !== undefined && parent !== "" && id !== undefined && id !== "" && id !== parent ? { parent, id } : undefined;
+}
+
+/**
+ * What a subagent's hooks are beside its tool calls: its userPromptSubmitted is the instruction
+ * its parent gave it ("undo that" there is no user asking for a rollback), its agentStop the end
+ * of its own work, not of the parent's turn: nothing for Baton.
+ */
+function subagentEvent(ev: HookEvent): HookEvent {
+  if (ev.subagentId === undefined || ev.kind === "before_tool" || ev.kind === "after_tool") return ev;
+  return { agent: ev.agent, native: ev.native, cwd: ev.cwd, kind: "ignored" };
 }
 
 /** Copilot CLI sends nothing after a compaction, and fires preCompact only for one that starts. */
@@ -176,7 +201,7 @@ export const copilot: AgentAdapter = {
   contextLimit: CONTEXT_LIMIT,
 
   parse: (native, p, cwd, io) => {
-    const ev = announced(parsePayload(READER, native, normalised(p), cwd, io));
+    const ev = subagentEvent(announced(parsePayload(READER, native, normalised(p), cwd, io)));
     return ev.kind === "after_tool" && refused(p) ? { agent: ev.agent, native: ev.native, cwd: ev.cwd, kind: "ignored" } : ev;
   },
 
