@@ -321,7 +321,7 @@ describe("Copilot CLI's plugin", () => {
 });
 
 /** A Claude Code PreToolUse Write of `file` answered by Baton: whether it is denied. */
-function writeDenied(s: Setup, file: string, env: Record<string, string> = {}): boolean {
+function writeDenied(s: Setup, file: string, env: Record<string, string> = {}, more: Record<string, unknown> = {}): boolean {
   const r = cli(["hook", "claude", "PreToolUse", "--root", s.root], {
     cwd: s.root,
     env: { ...s.env, ...env },
@@ -331,7 +331,8 @@ function writeDenied(s: Setup, file: string, env: Record<string, string> = {}): 
       hook_event_name: "PreToolUse",
       tool_name: "Write",
       tool_input: { file_path: file, content: "exit 0" },
-      tool_use_id: `toolu_${file.length}_${Object.keys(env).join("")}`,
+      tool_use_id: `toolu_${file.length}_${Object.keys(env).join("")}${Object.keys(more).join("")}`,
+      ...more,
     }),
   });
   expect(r.code, r.stderr).toBe(0);
@@ -480,6 +481,11 @@ describe("the plugins' launcher (hooks/baton)", () => {
       // The server's PATH is not the agent's: a baton in the agent's PATH is judged in the hook's process.
       expect(write(join(other, "baton"), { PATH: `${other}:${s.env.PATH}`, BATON_HOOK_SERVER: "use" })).toBe(true);
       expect(write(join(moved, "notes.md"), { COPILOT_HOME: moved, BATON_HOOK_SERVER: "use" })).toBe(false);
+      // Claude Code's HTTP hooks have no process of the agent's: where CLAUDE_CONFIG_DIR moved its
+      // configuration, the transcript's path says (the server judges the write without the variable).
+      const transcript = { transcript_path: join(moved, "projects", "-work-app", "s1.jsonl") };
+      expect(writeDenied(s, join(moved, "settings.local.json"), { BATON_HOOK_SERVER: "use" }, transcript)).toBe(true);
+      expect(writeDenied(s, join(moved, "notes.md"), { BATON_HOOK_SERVER: "use" }, transcript)).toBe(false);
     } finally {
       await server.stop();
     }

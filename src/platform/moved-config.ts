@@ -49,6 +49,16 @@ export function inMovedAgentConfig(file: string, root: string, env: NodeJS.Proce
 }
 
 /**
+ * Claude Code's configuration folder as a hook's `transcript_path` names it
+ * (`<folder>/projects/<project>/…/<session>.jsonl`): where CLAUDE_CONFIG_DIR moved it, known also
+ * where that variable is not set, as in the workspace's server answering Claude Code's HTTP hooks.
+ */
+export function claudeConfigDirOf(transcriptPath: string | undefined): string | undefined {
+  if (transcriptPath === undefined || !isAbsolute(transcriptPath)) return undefined;
+  return /^(.+)\/projects\/[^/]+\/.+\.jsonl$/.exec(transcriptPath.split("\\").join("/"))?.[1];
+}
+
+/**
  * `p` with its links resolved, whether or not what they lead to exists yet: a dangling link is
  * followed to its target, and a path that does not exist is its nearest existing folder's
  * resolved path with the rest appended.

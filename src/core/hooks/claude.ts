@@ -88,10 +88,11 @@ export function claudeStyleAdapter(s: ClaudeStyle): AgentAdapter {
   };
 }
 
-/** A prompt or stop event with the session's transcript, when the payload names one (absolute, `.jsonl`). */
+/** A prompt, stop or before-tool event with the session's transcript, when the payload names one (absolute, `.jsonl`). */
 function withTranscript(ev: HookEvent, p: Record<string, unknown>): HookEvent {
   const t = p.transcript_path;
-  if ((ev.kind !== "prompt" && ev.kind !== "stop") || typeof t !== "string" || !t.startsWith("/") || !t.endsWith(".jsonl")) return ev;
+  const kinds = ev.kind === "prompt" || ev.kind === "stop" || ev.kind === "before_tool";
+  if (!kinds || typeof t !== "string" || !t.startsWith("/") || !t.endsWith(".jsonl")) return ev;
   return { ...ev, transcriptPath: t };
 }
 

@@ -44,7 +44,8 @@ interface Base {
   cwd: string;
   /**
    * The agent's session transcript (Claude Code's `transcript_path`), on prompt and stop events:
-   * where the calls whose HTTP hook got no answer are found (services/agents/unanswered.ts).
+   * where the calls whose HTTP hook got no answer are found (services/agents/unanswered.ts); on
+   * before-tool events: where its configuration folder is (services/agents/tools.ts).
    */
   transcriptPath?: string;
   /**

@@ -26,6 +26,7 @@ import { spiralTurn } from "../../core/spiral/turn.js";
 import { pathProblem } from "../../core/time-travel/paths.js";
 import type { Snapshot } from "../../core/types.js";
 import { isBatonError } from "../../errors.js";
+import { claudeConfigDirOf } from "../../platform/moved-config.js";
 import { isGuardedWrite } from "../../platform/plugin-files.js";
 import { hashFile } from "../files.js";
 import { readLaneConfig } from "./lane-config.js";
@@ -82,7 +83,12 @@ export async function beforeTool(b: Baton, ev: Ev<"before_tool">, o: ToolHookCon
       userMessage: `Baton blocked ${tool.name}: an agent may not clear pauses or act on other agents' lanes (${clipCommand(tool.command)}).`,
     };
   }
-  const guarded = tool.kind === "write" ? tool.files.map((f) => resolve(ev.cwd, f)).filter((f) => isGuardedWrite(f, b.root)) : [];
+  // Claude Code's HTTP hooks are answered here with this process's environment, not the agent's:
+  // where CLAUDE_CONFIG_DIR moved its configuration, its transcript's path says.
+  const claudeDir = ev.agent === "claude" ? claudeConfigDirOf(ev.transcriptPath) : undefined;
+  const isGuarded = (f: string) =>
+    isGuardedWrite(f, b.root) || (claudeDir !== undefined && isGuardedWrite(f, b.root, { CLAUDE_CONFIG_DIR: claudeDir }));
+  const guarded = tool.kind === "write" ? tool.files.map((f) => resolve(ev.cwd, f)).filter(isGuarded) : [];
   if (guarded.length > 0) {
     return {
       deny: {
