@@ -12,6 +12,7 @@ import { addBatonHooks, isBatonCommand, listBatonHooks, removeBatonHooks, uninst
 import { fitSections, renderSessionContext, type SessionBrief } from "../src/core/hooks/context.js";
 import { copilot } from "../src/core/hooks/copilot.js";
 import { gemini } from "../src/core/hooks/gemini.js";
+import { qwen } from "../src/core/hooks/qwen.js";
 import { parseRollbackIntent } from "../src/core/hooks/rollback-intent.js";
 import { readHookEvent } from "../src/core/hooks/wire.js";
 import type { JsonObject } from "../src/core/types.js";
@@ -517,7 +518,7 @@ describe("payloads the agents really sent (captured from Claude Code 2.1.331, Co
     expect(parse(gemini, real("gemini", "after-tool-shell"))).toMatchObject({ kind: "after_tool", status: "success" });
   });
 
-  it("Claude Code's Stop with a background subagent still running says so; the subagent's report is no user's words", () => {
+  it("Claude Code's and Qwen Code's Stop with a background subagent still running says so; the subagent's report is no user's words", () => {
     const stop = real("claude", "stop-background-subagent");
     expect(parse(claude, stop)).toMatchObject({ kind: "stop", sessionEnd: false, backgroundWork: true });
     // The hook process hands the event to the server as JSON: the flag survives the wire.
@@ -526,6 +527,11 @@ describe("payloads the agents really sent (captured from Claude Code 2.1.331, Co
     // A background shell (a dev server left running) is no agent at work: the turn ends its run.
     const shell = { id: "b7", type: "shell", status: "running", description: "npm run dev", command: "npm run dev" };
     expect(parse(claude, { ...stop, background_tasks: [shell] })).not.toHaveProperty("backgroundWork");
+    // Qwen Code 0.24 runs its agent tool in the background too; its entries name no type.
+    const q = real("qwen", "stop-background-agent");
+    expect(parse(qwen, q)).toMatchObject({ kind: "stop", sessionEnd: false, backgroundWork: true });
+    const done = (q.background_tasks as Record<string, unknown>[]).map((t) => ({ ...t, status: "completed" }));
+    expect(parse(qwen, { ...q, background_tasks: done })).not.toHaveProperty("backgroundWork");
     // When the subagent ends, Claude Code wakes the session with its report as a prompt: even a
     // report that says "undo that" asks for no rollback.
     const note = real("claude", "user-prompt-task-notification");

@@ -23,6 +23,15 @@ import { gate, MockModel } from "./mock-model.js";
 const FILES: Record<string, string> = { "a.txt": "one\n", "README.md": "# demo\n" };
 /** The subagent's instruction, by which the scripted model knows its requests: the parent's words, not the user's. */
 const INSTRUCTION = "undo that draft idea";
+/** The agents whose subagent tool runs the subagent in the background: the parent's turn ends while it works. */
+const BACKGROUND: ReadonlySet<string> = new Set(["claude", "qwen"]);
+
+/** Polls `check` until it holds (true) or `ms` passed (false). */
+async function until(check: () => boolean, ms: number): Promise<boolean> {
+  for (const end = Date.now() + ms; Date.now() < end; await new Promise((ok) => setTimeout(ok, 100))) if (check()) return true;
+  return check();
+}
+
 /** How long the test waits for the subagent to be mid-turn before it looks anyway (and fails). */
 const HOLD_MS = 90_000;
 
@@ -35,6 +44,7 @@ for (const d of [claude, opencode, copilot, qwen] satisfies Driver[]) {
     let sessionId: string | undefined;
     let lanesMidTurn: any;
     let waited = true;
+    let parentStopped = true;
     const files: Record<string, Record<string, string | undefined>> = {};
 
     function keep(name: string, r: AgentRun): void {
@@ -82,6 +92,9 @@ for (const d of [claude, opencode, copilot, qwen] satisfies Driver[]) {
           () => true,
           () => false,
         );
+        // Where the subagent runs in the background, the parent's turn ends (its Stop hook)
+        // while the subagent still works: the lanes are read after that.
+        if (BACKGROUND.has(d.agent)) parentStopped = await until(() => p.captured().some((c) => c.event === "Stop"), HOLD_MS);
         lanesMidTurn = p.baton(["--json", "lanes"]).json();
       } finally {
         release.open();
@@ -106,6 +119,7 @@ for (const d of [claude, opencode, copilot, qwen] satisfies Driver[]) {
 
     test("the subagent ran: its request offered tools and its write happened; no words of the parent's rolled anything back", () => {
       expect(waited, "the subagent's second request arrived").toBe(true);
+      expect(parentStopped, "the parent's turn ended while its background subagent worked").toBe(true);
       expect(files.work).toEqual({ "a.txt": "one\n", "p.txt": "parent\n", "s.txt": "sub\n" });
     });
 

@@ -187,11 +187,7 @@ export function parsePayload(
       return { ...base, kind: reader.events[name] as "pre_compact" | "post_compact", ...(trigger ? { trigger } : {}) };
     }
     case "stop": {
-      // Agents at work in the background (Claude Code's `background_tasks` of type subagent or
-      // workflow), not a background shell: a dev server left running would keep the run for hours.
-      const inFlight =
-        Array.isArray(p.background_tasks) &&
-        p.background_tasks.some((t) => t !== null && typeof t === "object" && AGENT_TASKS.has(String((t as { type?: unknown }).type)));
+      const inFlight = Array.isArray(p.background_tasks) && p.background_tasks.some(isAgentAtWork);
       return { ...base, kind: "stop", sessionEnd: false, ...(inFlight ? { backgroundWork: true } : {}) };
     }
     case "session_end": {
@@ -205,6 +201,19 @@ export function parsePayload(
 
 /** The kinds of Claude Code's background tasks that are agents at work (its `background_tasks[].type`). */
 const AGENT_TASKS: ReadonlySet<string> = new Set(["subagent", "workflow"]);
+const DONE = /^(?:completed|failed|killed|cancell?ed|stopped|error)$/i;
+
+/**
+ * Whether an entry of a Stop's `background_tasks` is an agent still at work: Claude Code's
+ * `{type: "subagent" | "workflow", status}`, Qwen Code's `{agent_type, status}` (no type). Not a
+ * background shell: a dev server left running would keep the run open for hours.
+ */
+function isAgentAtWork(t: unknown): boolean {
+  if (t === null || typeof t !== "object") return false;
+  const e = t as { type?: unknown; agent_type?: unknown; status?: unknown };
+  const agent = typeof e.type === "string" ? AGENT_TASKS.has(e.type) : typeof e.agent_type === "string" && e.agent_type !== "";
+  return agent && !(typeof e.status === "string" && DONE.test(e.status));
+}
 
 /** Whether Baton has nothing to do for this event (so the workspace is not even opened). */
 export function isNoop(ev: HookEvent): boolean {
