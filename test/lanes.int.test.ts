@@ -206,9 +206,13 @@ describe("lanes: several agents in one checkout", () => {
     }
   });
 
-  it("a turn that ends with a subagent still at work in the background keeps the family's claims until a turn ends with none in flight", async () => {
-    const { b, root, a, x } = await three();
+  it("a turn that ends with a subagent still at work in the background keeps the family's run and claims until a turn ends with none in flight", async () => {
+    const { b, root, a, x, sid } = await three();
     try {
+      const lanes = async () => {
+        const st = (await b.sessions.status({ sessionId: sid })).sessions[0];
+        return Object.fromEntries((st?.lanes ?? []).map((l) => [l.lane, { status: l.status, files: l.claims?.files ?? [] }]));
+      };
       // Claude Code 2.1 runs an Agent call in the background: the parent's turn ends (Stop, the
       // subagent listed in background_tasks) while the subagent goes on writing.
       await a.prompt("write p.txt and have a helper write s.txt");
@@ -216,15 +220,40 @@ describe("lanes: several agents in one checkout", () => {
       const sub = agentSession(b, root, "claude", "0a1b2c3d-aaaa", { subagent: "a91c" });
       await a.stop({ background: ["a91c"] });
       expect((await sub.write("s.txt", "child\n")).denied).toBeUndefined();
-      expect((await x.write("p.txt", "x\n")).denied, "the parent's claim holds while its subagent works").toContain("Claude Code");
-      expect((await x.write("s.txt", "x\n")).denied, "and the subagent's").toContain("Claude Code");
+      expect(await lanes()).toMatchObject({
+        [a.lane]: { status: "working", files: ["p.txt"] },
+        [sub.lane]: { files: ["s.txt"] },
+      });
+      expect((await x.write("s.txt", "x\n")).denied, "another agent is told, once").toContain("Claude Code");
       // The subagent's end wakes the session (a task-notification prompt); that turn ends with nothing in flight.
       await a.prompt(
         "<task-notification>\n<task-id>a91c</task-id>\n<status>completed</status>\n<result>Done.</result>\n</task-notification>",
       );
       await a.stop();
-      expect((await x.write("s.txt", "x\n")).denied, "the run ended: no claim").toBeUndefined();
+      const after = await lanes();
+      expect(after[a.lane]?.files, "the run ended: no claim").toEqual([]);
+      expect(after[sub.lane]?.files ?? []).toEqual([]);
       expect(read(root, "p.txt")).toBe("parent\n");
+    } finally {
+      await b.close();
+    }
+  });
+
+  it("a turn left with a background subagent at work keeps its run alive from its end: the sweep finds nothing to mark crashed", async () => {
+    let t = Date.parse("2026-11-30T08:00:00Z");
+    const { baton: b, root } = await tempBaton({ now: () => new Date(t) });
+    try {
+      const a = agentSession(b, root, "claude", "0a1b2c3d-aaaa");
+      await a.start();
+      await a.prompt("have a helper refactor the parser");
+      await a.write("p.txt", "parent\n");
+      t += 90 * 60_000;
+      await a.stop({ background: ["a91c"] });
+      t += 60 * 60_000; // 2 h 30 after the prompt, 1 h after the turn's end
+      const [sid] = (await b.sessions.list()).map((s) => s.id);
+      expect(await b.runs.detectCrashed({ sessionId: sid as string })).toEqual([]);
+      t += 61 * 60_000; // 2 h 1 after the turn's end, and no sign of life since
+      expect((await b.runs.detectCrashed({ sessionId: sid as string })).length).toBe(1);
     } finally {
       await b.close();
     }

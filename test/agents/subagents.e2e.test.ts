@@ -21,8 +21,10 @@ import { agentCli, VERSIONS } from "./install.js";
 import { gate, MockModel } from "./mock-model.js";
 
 const FILES: Record<string, string> = { "a.txt": "one\n", "README.md": "# demo\n" };
-/** The subagent's instruction, by which the scripted model knows its requests: the parent's words, not the user's. */
-const INSTRUCTION = "undo that draft idea";
+/** How the scripted model knows the subagent's requests: their first message holds the parent's instruction. */
+const MARKER = "Helper task 7f3";
+/** The parent's instruction to its subagent: "undo that" as a whole clause, which from the user would roll back a step. */
+const INSTRUCTION = `${MARKER}: undo that. Then write s.txt.`;
 /** The agents whose subagent tool runs the subagent in the background: the parent's turn ends while it works. */
 const BACKGROUND: ReadonlySet<string> = new Set(["claude", "qwen"]);
 
@@ -76,12 +78,12 @@ for (const d of [claude, opencode, copilot, qwen] satisfies Driver[]) {
       mock.play(
         [
           { op: "write", path: "p.txt", content: "parent\n" },
-          { op: "task", description: "Write s.txt", prompt: `${INSTRUCTION} and write s.txt instead` },
+          { op: "task", description: "Write s.txt", prompt: INSTRUCTION },
           { op: "text", text: "Handed s.txt to a helper." },
         ],
         p.root,
       );
-      mock.playSubagent(INSTRUCTION, [
+      mock.playSubagent(MARKER, [
         { op: "write", path: "s.txt", content: "sub\n" },
         { op: "text", text: "Wrote s.txt.", after: release.opened },
       ]);

@@ -33,7 +33,7 @@ import type { Snapshot } from "../../core/types.js";
 import { isBatonError } from "../../errors.js";
 import { httpHooksOn } from "../../platform/claude-http-hooks.js";
 import { appendHookFailure } from "../../platform/hook-log.js";
-import { endRuns, ensureRun, laneOf, pauseView, sessionFor } from "./sessions.js";
+import { endRuns, ensureRun, heartbeatRuns, laneOf, pauseView, sessionFor } from "./sessions.js";
 import { afterTool, beforeTool, type ToolHookContext } from "./tools.js";
 import { reportUnanswered } from "./unanswered.js";
 
@@ -78,10 +78,15 @@ export async function handleAgentEvent(b: Baton, ev: HookEvent, opts: AgentHookO
       case "post_compact":
         return await postCompact(b, ev, o);
       case "stop": {
-        // A turn that left background work in flight (a subagent still writing) has not ended
-        // its run: the family stays at work, its claims live, until a turn ends with none.
-        if (ev.sessionEnd || ev.backgroundWork !== true) await endRuns(b, ev, o.requestId);
-        return ev.transcriptPath === undefined ? {} : await unanswered(b, ev, o);
+        if (ev.sessionEnd || ev.backgroundWork !== true) {
+          await endRuns(b, ev, o.requestId);
+          return ev.transcriptPath === undefined ? {} : await unanswered(b, ev, o);
+        }
+        // A turn that left a subagent at work in the background (still writing) has not ended its
+        // run: the family stays at work, its claims live, until a turn ends with none. Its calls
+        // are reported, if unheard, once it is done (its transcript is still being written).
+        await heartbeatRuns(b, ev);
+        return {};
       }
       default:
         return {};

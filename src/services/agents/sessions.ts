@@ -130,6 +130,23 @@ export async function ensureRun(
 }
 
 /**
+ * Keep this lane's running runs alive through a turn that ended with a subagent still at work in
+ * the background (its own hooks heartbeat nothing): the run lasts HOOK_RUN_TTL_MS from here.
+ */
+export async function heartbeatRuns(b: Baton, ev: HookEvent & { kind: "stop" }): Promise<void> {
+  for (const s of await b.sessions.list()) {
+    for (const r of runningRuns(await b.sessions.snapshot(s.id), ev)) {
+      try {
+        await b.runs.heartbeat(s.id, r.runId, { ttlMs: HOOK_RUN_TTL_MS });
+      } catch (err) {
+        // ended or crashed meanwhile: the next prompt starts a new one
+        if (!isBatonError(err, "run_crashed") && !isBatonError(err, "bad_input") && !isBatonError(err, "not_found")) throw err;
+      }
+    }
+  }
+}
+
+/**
  * End this lane's running runs, in whichever session they are (a turn's end never starts a
  * session); at the agent session's end, the lane ends too.
  */
