@@ -155,6 +155,7 @@ describe("baton hooks install / status / uninstall cline", () => {
     expect(r.limits.join("\n")).toMatch(/`cline -y "…"` \(only for its own follow-up messages\)/);
     expect(r.limits.join("\n")).toMatch(/only over ACP \(`cline --acp`\), each a run in the same lane/);
     expect(r.limits.join("\n")).toMatch(/fires no TaskCancel/);
+    expect(r.limits.join("\n")).toMatch(/Baton has no Cline plugin \(`cline plugin install`/);
     for (const type of CLINE_HOOK_TYPES) {
       const file = join(dir, `${type}.sh`);
       const text = readFileSync(file, "utf8");

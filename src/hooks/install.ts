@@ -104,6 +104,7 @@ export const AGENT_LIMITS: Readonly<Record<HookAgent, readonly string[]>> = {
     "Cline CLI resumes a task (`cline --id`) only in its interactive TUI; headless, a session takes more prompts only over ACP (`cline --acp`), each a run in the same lane.",
     "Cline CLI fires no TaskCancel when a task is cancelled: ACP's session/cancel fires SessionShutdown (Baton ends the lane there); Ctrl-C may end it before that hook starts, leaving the lane's run open.",
     "Linux and macOS only: the hook files Baton writes are POSIX shell scripts.",
+    "Baton has no Cline plugin (`cline plugin install` takes in-process plugins, not hook files): the hook files are its only route, and the only ones status sees.",
   ],
 };
 
