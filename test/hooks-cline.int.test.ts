@@ -108,9 +108,11 @@ describe("Cline CLI's payloads (captured from cline 3.0.65)", () => {
     expect(cline.passThrough("PreToolUse")).toBe("");
   });
 
-  it("the agent may not write its own hook files", () => {
+  it("the agent may not write its own hook files, nor a plugin Cline would load into its process", () => {
     for (const f of [
       ".clinerules/hooks/PreToolUse.sh",
+      "/w/.cline/plugins/package.json",
+      "/home/u/.cline/plugins/_installed/x/index.js",
       "/w/.clinerules/hooks",
       "/home/u/.cline/hooks/PostToolUse",
       "/home/u/Documents/Cline/Hooks/TaskStart",
@@ -120,6 +122,7 @@ describe("Cline CLI's payloads (captured from cline 3.0.65)", () => {
     ])
       expect(isSupervisionFile(f), f).toBe(true);
     expect(isSupervisionFile("/w/.clinerules/rules.md")).toBe(false);
+    expect(isSupervisionFile("/w/.cline/plugins.md")).toBe(false);
   });
 });
 
