@@ -87,6 +87,12 @@ describe("Cline CLI's payloads (captured from cline 3.0.65)", () => {
     expect(parse("SessionShutdown")).toMatchObject({ kind: "stop", sessionEnd: true });
   });
 
+  it("TaskError (a task whose model requests failed, captured over ACP) ends the turn as TaskComplete does, in the same session", () => {
+    const payload = fixture("TaskError") as { error: { message: string }; sessionContext: { rootSessionId: string } };
+    expect(payload.error.message).toMatch(/model down/);
+    expect(parse("TaskError")).toMatchObject({ kind: "stop", sessionEnd: false, agentSessionId: payload.sessionContext.rootSessionId });
+  });
+
   it("a subagent's hooks (parent_agent_id set) are its own lane", () => {
     const p = { ...fixture("PreToolUse.run_commands"), agent_id: "agent_sub", parent_agent_id: "agent_main" };
     expect(cline.parse("PreToolUse", p, "/x")).toMatchObject({ subagentId: "agent_sub" });
@@ -102,9 +108,11 @@ describe("Cline CLI's payloads (captured from cline 3.0.65)", () => {
     expect(cline.passThrough("PreToolUse")).toBe("");
   });
 
-  it("the agent may not write its own hook files", () => {
+  it("the agent may not write its own hook files, nor a plugin Cline would load into its process", () => {
     for (const f of [
       ".clinerules/hooks/PreToolUse.sh",
+      "/w/.cline/plugins/package.json",
+      "/home/u/.cline/plugins/_installed/x/index.js",
       "/w/.clinerules/hooks",
       "/home/u/.cline/hooks/PostToolUse",
       "/home/u/Documents/Cline/Hooks/TaskStart",
@@ -114,6 +122,7 @@ describe("Cline CLI's payloads (captured from cline 3.0.65)", () => {
     ])
       expect(isSupervisionFile(f), f).toBe(true);
     expect(isSupervisionFile("/w/.clinerules/rules.md")).toBe(false);
+    expect(isSupervisionFile("/w/.cline/plugins.md")).toBe(false);
   });
 });
 
@@ -144,6 +153,12 @@ describe("baton hooks install / status / uninstall cline", () => {
     expect(r).toMatchObject({ agent: "cline", scope: "project", shared: true, file: dir, changed: true });
     expect(r.hooks.map((h: { event: string }) => h.event)).toEqual([...CLINE_HOOK_TYPES]);
     expect(r.limits.join("\n")).toMatch(/cancel stops the whole run/);
+    // What the real CLI showed (test/agents/cline.e2e.test.ts): no prompt hook headless, more
+    // prompts only over ACP, no TaskCancel.
+    expect(r.limits.join("\n")).toMatch(/`cline -y "…"` \(only for its own follow-up messages\)/);
+    expect(r.limits.join("\n")).toMatch(/only over ACP \(`cline --acp`\), each a run in the same lane/);
+    expect(r.limits.join("\n")).toMatch(/fires no TaskCancel/);
+    expect(r.limits.join("\n")).toMatch(/Baton has no Cline plugin \(`cline plugin install`/);
     for (const type of CLINE_HOOK_TYPES) {
       const file = join(dir, `${type}.sh`);
       const text = readFileSync(file, "utf8");

@@ -97,11 +97,13 @@ export const AGENT_LIMITS: Readonly<Record<HookAgent, readonly string[]>> = {
   ],
   cline: [
     "Cline CLI runs TaskStart, TaskResume and UserPromptSubmit without waiting for them and ignores their answer: the session's state is not put into its context at the start (only PreToolUse and PostToolUse can carry Baton's context to the model).",
-    'Cline CLI fires no UserPromptSubmit for the prompt of `cline "…"` (act mode, its default); where it does (its TUI, `cline -y`) it does not wait for it, so "undo that" may land after the model has started: run `baton rollback` instead.',
+    'Cline CLI fires no UserPromptSubmit for the prompt of `cline "…"`, of `cline -y "…"` (only for its own follow-up messages) or of a prompt sent over ACP (`cline --acp`), and it does not wait for one: "undo that" does not reach Baton headless, so run `baton rollback` instead.',
     "Cline CLI's PreToolUse cancel stops the whole run, not only the call: a spiral pause ends the task, and Cline shows neither the model nor you Baton's reason (`baton lanes` names the pause).",
     "Cline CLI never fires PreCompact (3.0.65) and sends nothing after it compacts: Baton cannot note a compaction or put the session's state back into the compacted context.",
-    "Cline CLI resumes a task (`cline --id`) only in its interactive TUI.",
+    "Cline CLI resumes a task (`cline --id`) only in its interactive TUI; headless, a session takes more prompts only over ACP (`cline --acp`), each a run in the same lane.",
+    "Cline CLI fires no TaskCancel when a task is cancelled: ACP's session/cancel fires SessionShutdown (Baton ends the lane there); Ctrl-C may end it before that hook starts, leaving the lane's run open.",
     "Linux and macOS only: the hook files Baton writes are POSIX shell scripts.",
+    "Baton has no Cline plugin (`cline plugin install` takes in-process plugins, not hook files): the hook files are its only route, and the only ones status sees.",
   ],
 };
 

@@ -11,13 +11,15 @@
  *
  * With BATON_AGENT_FIXTURES=write the payloads go to test/fixtures/agents/cline/.
  */
-import { mkdirSync, readdirSync, readFileSync, rmSync, writeFileSync } from "node:fs";
+import { spawn } from "node:child_process";
+import { appendFileSync, mkdirSync, readdirSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { afterAll, beforeAll, describe, expect, test } from "vitest";
-import { cline as driver } from "./drivers.js";
-import { type AgentRun, Project } from "./harness.js";
+import { AcpClient } from "./acp.js";
+import { clineAcp, cline as driver } from "./drivers.js";
+import { type AgentRun, type Capture, Project } from "./harness.js";
 import { agentCli, REPO, VERSIONS } from "./install.js";
-import { MockModel, repeat, type Step } from "./mock-model.js";
+import { gate, MockModel, repeat, type Step } from "./mock-model.js";
 
 const FAIL_CMD = "cat does-not-exist.txt";
 const WORK: Step[] = [
@@ -41,6 +43,13 @@ describe(`${pin.package}@${pin.version} through Baton's hooks`, () => {
   const runs: Record<string, AgentRun> = {};
   const sessions: Record<string, string> = {};
   let checkpoints: any[] = [];
+  const marks: Record<string, number> = {};
+  const trees: Record<string, string | undefined> = {};
+  const acpResults: Record<string, string> = {};
+  const acpEvents: Record<string, Capture[]> = {};
+  const runningAfter: Record<string, boolean> = {};
+  let acpStderr = "";
+  let interruptedCode: number | null = null;
 
   async function task(name: string, prompt: string, steps: Step[]): Promise<AgentRun> {
     const before = p.captured().length;
@@ -71,7 +80,99 @@ describe(`${pin.package}@${pin.version} through Baton's hooks`, () => {
       ...repeat(6, { op: "shell", command: FAIL_CMD }),
       { op: "text", text: "I am stuck." },
     ]);
-  }, 600_000);
+    await acpStory();
+    await interrupted();
+  }, 900_000);
+
+  /** Debug trail of the ACP story (BATON_AGENT_KEEP). */
+  function note(line: string): void {
+    if (process.env.BATON_AGENT_KEEP) appendFileSync(join(p.base, "story.log"), `${new Date().toISOString()} ${line}\n`);
+  }
+
+  /**
+   * One Cline session over ACP (`cline --acp`), five prompts: a write; "undo that"; a shell
+   * command; a prompt cancelled mid-turn (`session/cancel`); a prompt whose model request fails.
+   */
+  async function acpStory(): Promise<void> {
+    const acp = new AcpClient(cli, clineAcp.args, { cwd: p.root, env: { ...p.env, ...clineAcp.env() } });
+    try {
+      await acp.initialize();
+      const id = await acp.newSession(p.root);
+      await acp.request("session/set_model", { sessionId: id, modelId: clineAcp.model });
+      const prompt = async (name: string, text: string, steps: Step[]) => {
+        const before = p.captured().length;
+        mock.play(steps, p.root);
+        marks[name] = mock.requests.length;
+        try {
+          acpResults[name] = (await acp.prompt(id, text)).stopReason;
+        } catch (err) {
+          acpResults[name] = `error: ${String(err).slice(0, 300)}`;
+        }
+        await new Promise((ok) => setTimeout(ok, 1500));
+        acpEvents[name] = p.captured().slice(before);
+        note(`${name}: ${acpResults[name]} ${acpEvents[name]?.map((c) => c.event).join(",")}`);
+      };
+      await prompt("acp1", "Write the notes.", [
+        { op: "write", path: "notes.txt", content: "first\n" },
+        { op: "text", text: "Wrote them." },
+      ]);
+      await prompt("acp2", "undo that", [{ op: "text", text: "Noted." }]);
+      trees.acpUndo = p.read("notes.txt");
+      await prompt("acp3", "Add a line.", [
+        { op: "shell", command: "echo second >> notes.txt" },
+        { op: "text", text: "Added." },
+      ]);
+      const held = gate();
+      const cancelled = prompt("acp4", "Take your time.", [{ op: "text", text: "Too late.", after: held.opened }]);
+      await mock.arrival(1);
+      acp.cancel(id);
+      await cancelled;
+      held.open();
+      runningAfter.acp4 = runningInLane(`cline:${acpSession()}`);
+      await prompt("acp5", "Try again.", repeat(12, { op: "text", text: "never", after: () => Promise.reject(new Error("model down")) }));
+      runningAfter.acp5 = runningInLane(`cline:${acpSession()}`);
+    } finally {
+      await acp.close();
+      acpStderr = acp.stderr;
+    }
+  }
+
+  /** A headless task interrupted (SIGINT, as Ctrl-C) while it waits on the model. */
+  async function interrupted(): Promise<void> {
+    const before = p.captured().length;
+    const held = gate();
+    mock.play([{ op: "text", text: "Too late.", after: held.opened }], p.root);
+    const child = spawn(cli, driver.args("Wait for me."), { cwd: p.root, env: { ...p.env, ...driver.env(url) }, stdio: "ignore" });
+    const exited = new Promise<number | null>((ok) => child.on("close", (code, signal) => ok(code ?? (signal ? -1 : null))));
+    await mock.arrival(1);
+    child.kill("SIGINT");
+    const timer = setTimeout(() => child.kill("SIGKILL"), 60_000);
+    interruptedCode = await exited;
+    clearTimeout(timer);
+    held.open();
+    // Its detached SessionShutdown hook, if it started before the process ended.
+    for (
+      let i = 0;
+      i < 25 &&
+      !p
+        .captured()
+        .slice(before)
+        .some((c) => c.event === "SessionShutdown");
+      i++
+    )
+      await new Promise((ok) => setTimeout(ok, 200));
+    acpEvents.interrupted = p.captured().slice(before);
+    note(`interrupted: exit ${interruptedCode} ${acpEvents.interrupted.map((c) => c.event).join(",")}`);
+  }
+
+  function acpSession(): string | undefined {
+    return acpEvents.acp1?.find((c) => c.payload?.sessionContext?.rootSessionId)?.payload.sessionContext.rootSessionId;
+  }
+
+  function runningInLane(lane: string): boolean {
+    const all: any[] = p.baton(["--json", "session", "show", batonSession]).json().snapshot.facets.runs;
+    return all.some((r) => r.lane === lane && r.status === "running");
+  }
 
   afterAll(async () => {
     await mock.stop();
@@ -129,6 +230,59 @@ describe(`${pin.package}@${pin.version} through Baton's hooks`, () => {
     expect(ran, "a refused command never runs").toBeLessThan(6);
     const result = runs.spiral?.events.find((e) => e.type === "run_result");
     expect(result?.finishReason, runs.spiral?.stdout.slice(-2000)).toBe("aborted");
+  });
+
+  test("over ACP, every prompt of one Cline session is a run of the same task, in one lane: its write and its command checkpointed there", () => {
+    expect([acpResults.acp1, acpResults.acp3], acpStderr.slice(-2000)).toEqual(["end_turn", "end_turn"]);
+    expect(p.read("notes.txt")).toBe("first\nsecond\n");
+    const session = acpSession();
+    expect(session).toMatch(/^\d+_\w+$/);
+    const named = new Set(
+      ["acp1", "acp2", "acp3", "acp4", "acp5"].flatMap((n) => (acpEvents[n] ?? []).map((c) => c.payload?.sessionContext?.rootSessionId)),
+    );
+    expect(named).toEqual(new Set([session]));
+    expect(new Set(["acp1", "acp3"].flatMap((n) => (acpEvents[n] ?? []).map((c) => c.payload?.taskId))).size).toBe(1);
+    const mine = p
+      .baton(["--json", "checkpoints"])
+      .json()
+      .checkpoints.filter((c: any) => c.lane === `cline:${session}`);
+    expect(mine.map((c: any) => c.toolName)).toEqual(["editor", "run_commands"]);
+    const snap = p.baton(["--json", "session", "show", batonSession]).json().snapshot;
+    const lane = snap.facets.lanes?.[`cline:${session}`];
+    expect(lane, JSON.stringify(snap.facets.lanes)).toBeDefined();
+    // TaskStart opens a run for each prompt; TaskComplete ends it.
+    expect(snap.facets.runs.filter((r: any) => r.lane === lane.id).length).toBeGreaterThanOrEqual(2);
+  });
+
+  test('"undo that" over ACP reaches no hook (Cline fires no UserPromptSubmit there): the files stay as they were', () => {
+    expect(acpResults.acp2).toBe("end_turn");
+    expect(acpEvents.acp2?.map((c) => c.event)).not.toContain("UserPromptSubmit");
+    expect(trees.acpUndo).toBe("first\n");
+  });
+
+  test("a prompt cancelled mid-turn (session/cancel) fires SessionShutdown, not TaskCancel: Baton ends the lane's run", () => {
+    expect(acpResults.acp4).toBe("cancelled");
+    const fired = acpEvents.acp4?.map((c) => c.event) ?? [];
+    expect(fired).toContain("SessionShutdown");
+    expect(fired).not.toContain("TaskCancel");
+    expect(runningAfter.acp4).toBe(false);
+  });
+
+  test("a prompt whose model requests fail fires TaskError with the error: Baton ends the lane's run", () => {
+    // ACP answers the prompt with an error or, as often, a plain end_turn: the hook is what tells.
+    expect(acpResults.acp5).toMatch(/^(?:error: .*model down|end_turn)/);
+    const err = acpEvents.acp5?.find((c) => c.event === "TaskError");
+    expect(err?.payload.error?.message).toContain("model down");
+    expect(err?.payload.sessionContext?.rootSessionId).toBe(acpSession());
+    expect(runningAfter.acp5).toBe(false);
+  });
+
+  test("a headless task interrupted (SIGINT) fires no TaskCancel: at most SessionShutdown, which Cline may not live to start", () => {
+    expect(interruptedCode).toBe(0);
+    const fired = acpEvents.interrupted?.map((c) => c.event) ?? [];
+    expect(fired[0]).toBe("TaskStart");
+    expect(fired).not.toContain("TaskCancel");
+    expect(fired.filter((e) => e !== "TaskStart" && e !== "SessionShutdown")).toEqual([]);
   });
 
   test("`baton rollback --to` a checkpoint of the task restores the files as they were before that call", () => {

@@ -415,8 +415,10 @@ export const opencode: Driver = {
 
 /**
  * Cline CLI 3.0.65: `cline --json "…"` runs one task headless (act mode, tools auto-approved);
- * it resumes a task (`--id`) only in its interactive TUI, so it has its own e2e story
- * (cline.e2e.test.ts), one task per turn, rather than the shared suite's resumed turns.
+ * it resumes a task (`--id`) only in its interactive TUI (the CLI turns `--id` into the TUI and
+ * drops the prompt), so it has its own e2e story (cline.e2e.test.ts) rather than the shared
+ * suite's resumed processes: headless tasks, and one session of several prompts over ACP
+ * (`clineAcp` below).
  */
 export const cline: Driver = {
   agent: "cline",
@@ -439,16 +441,34 @@ export const cline: Driver = {
     return { CLINE_NO_AUTO_UPDATE: "1" };
   },
   headlessNeverFires: {
-    UserPromptSubmit: 'fired for a message typed into the interactive TUI; `cline "…"` fires none',
+    UserPromptSubmit:
+      'fired for a message typed into the interactive TUI; `cline "…"` and ACP prompts fire none, `cline -y` only for its own follow-up messages',
     TaskResume: "fired when a task is resumed (`cline --id`, the interactive TUI only)",
-    TaskCancel: "fired when the user cancels a running task (a task Baton's cancel ends fires SessionShutdown)",
+    TaskCancel:
+      "a cancelled task (ACP's session/cancel, Baton's cancel, SIGINT) fires SessionShutdown or nothing instead (cline.e2e.test.ts provokes each)",
   },
   unscripted: {
-    TaskError: "fired when a task ends with an error (a model request that fails); read like TaskComplete",
+    TaskError: "fired when a task's model requests fail: provoked over ACP in cline.e2e.test.ts (fixture TaskError.json)",
   },
   sessionId() {
     return undefined;
   },
+};
+
+/**
+ * Cline CLI's Agent Client Protocol mode (`cline --acp`, JSON-RPC on stdio; acp.ts): the one
+ * headless way to give a Cline session a second prompt. Every prompt of the ACP session is a run
+ * of the same task (one `taskId` and `rootSessionId`: one Baton lane). It signs in from the
+ * environment (CLINE_API_KEY, CLINE_PROVIDER) with the provider `cline auth` saved (its base URL),
+ * but starts on the provider's default model (`gpt-4o`, given apply_patch instead of editor):
+ * `session/set_model` picks the model `configure` named, before the first prompt.
+ */
+export const clineAcp = {
+  args: ["--acp"],
+  env(): Record<string, string> {
+    return { CLINE_NO_AUTO_UPDATE: "1", CLINE_PROVIDER: "openai-compatible", CLINE_API_KEY: "sk-e2e" };
+  },
+  model: "claude-sonnet-4-5",
 };
 
 export const DRIVERS: Record<AgentName, Driver> = { claude, codex, gemini, qwen, copilot, opencode, cline };

@@ -306,6 +306,9 @@ const SUPERVISION_FILES: readonly RegExp[] = [
   /(?:^|\/)\.clinerules\/hooks(?:\/|$)/,
   /(?:^|\/)\.cline\/hooks(?:\/|$)/,
   /(?:^|\/)Documents\/Cline\/Hooks(?:\/|$)/,
+  // Cline CLI's plugins (`cline plugin install`: the project's and the user's): modules it loads
+  // into its own process, with hooks before and after every tool.
+  /(?:^|\/)\.cline\/plugins(?:\/|$)/,
   // An installed Baton: its plugins' hooks and launchers load live from there (a local marketplace, a linked extension).
   /(?:^|\/)node_modules\/agent-baton\//,
   /(?:^|\/)\.baton\/(?!flows\/)/,

@@ -25,8 +25,13 @@
  *   the call (the model is not asked again), `{"contextModification": "…"}` is appended to the
  *   model's context. TaskStart, TaskResume, UserPromptSubmit, TaskComplete, TaskCancel,
  *   TaskError and SessionShutdown run detached, their output ignored (Cline CLI's own
- *   `blockingRunStartHooks` is off). `cline "…"` (act mode, headless) fires no UserPromptSubmit
- *   (`cline -y` and the TUI do), and SessionShutdown only after a task that was cancelled.
+ *   `blockingRunStartHooks` is off). `cline "…"` (act mode, headless) and a prompt over ACP
+ *   (`cline --acp`) fire no UserPromptSubmit; `cline -y` fires it only for its own follow-up
+ *   messages. A cancelled task (ACP's `session/cancel`, Baton's cancel; SIGINT when the hook
+ *   starts before the process ends) fires SessionShutdown, not TaskCancel; a task whose model
+ *   requests fail fires TaskError (`error`).
+ * - Headless, a session takes further prompts only over ACP: each is a run (TaskStart …
+ *   TaskComplete) with the same `taskId` and `rootSessionId`, so the same lane.
  */
 
 import { shellQuote } from "../shell.js";
