@@ -379,6 +379,59 @@ describe("lanes: several agents in one checkout", () => {
     }
   });
 
+  it("Copilot CLI subagents: each a lane of its parent's family; the same call by two at once is two calls; `baton rollback` from a subagent's shell (its own session id) steps back through the family", async () => {
+    const { baton: b, root } = await tempBaton();
+    try {
+      const sid = "3690133e-c311-42db-8396-5d02800f8916";
+      const [c1, c2] = ["fa6a80ab-f1c1-46a6-bb79-a38551efcfc5", "0b7d3e21-9a4c-4f7e-8d2b-5c6a7e8f9a0b"];
+      let n = 0;
+      // As Copilot CLI 1.0.102 sends a subagent's hooks (test/fixtures/hooks/copilot/real-subagent-*.json).
+      const handle = (event: string, payload: Record<string, unknown>, sub?: string) =>
+        b.agents.handle(
+          copilot.parse(
+            event,
+            {
+              sessionId: sub ?? sid,
+              timestamp: 1795966349568 + ++n,
+              cwd: root,
+              ...(sub ? { agentId: sub, agentType: "general-purpose", parentAgentId: sid } : {}),
+              ...payload,
+            },
+            root,
+          ),
+          { agentPid: process.pid, requestId: `req-copilot-sub-${n}` },
+        );
+      await handle("sessionStart", { source: "new", initialPrompt: "work" });
+      await handle("userPromptSubmitted", { prompt: "have two helpers run the tests" });
+      const bash = { toolName: "bash", toolArgs: { command: "npm test", description: "run the tests" } };
+      const result = { resultType: "success", textResultForLlm: "ok\n<shellId: 1 completed with exit code 0>" };
+      // Both subagents run the same command at once: their hooks interleave.
+      await handle("preToolUse", bash, c1);
+      await handle("preToolUse", bash, c2);
+      await handle("postToolUse", { ...bash, toolResult: result }, c1);
+      await handle("postToolUse", { ...bash, toolResult: result }, c2);
+      const session = (await b.sessions.list())[0]?.id as string;
+      const lanes = Object.keys((await b.sessions.snapshot(session)).facets.lanes ?? {}).sort();
+      expect(lanes).toEqual([`copilot:${sid}`, `copilot:${sid}/${c1}`, `copilot:${sid}/${c2}`].sort());
+      // Each turn names the checkpoint its own before-hook took (with one call key for both, both named the newest).
+      const turns = (await b.events.list(session)).events.filter((e) => e.type === "turn:recorded");
+      const taken = turns.map((e) => [e.data.lane, e.data.checkpointId]);
+      expect(taken.length).toBe(2);
+      expect(new Set(taken.map(([, cp]) => cp)).size, JSON.stringify(taken)).toBe(2);
+      // A subagent writes; from its shell (COPILOT_AGENT_SESSION_ID names its own session) it undoes that.
+      const create = { toolName: "create", toolArgs: { path: join(root, "s.txt"), file_text: "s1\n" } };
+      await handle("preToolUse", create, c1);
+      writeFileSync(join(root, "s.txt"), "s1\n");
+      await handle("postToolUse", { ...create, toolResult: { resultType: "success", textResultForLlm: "Created" } }, c1);
+      const r = cli(["rollback", "--json", "--root", root], { env: { COPILOT_AGENT_SESSION_ID: c1 } });
+      expect(r.code, r.stderr).toBe(0);
+      expect(r.json()).toMatchObject({ lane: `copilot:${sid}/${c1}` });
+      expect(existsSync(join(root, "s.txt")), "the subagent's new file is undone").toBe(false);
+    } finally {
+      await b.close();
+    }
+  });
+
   it("OpenCode beside Claude Code: its session id is its lane, a subagent's child session one of its own; `baton rollback` from its shell (BATON_OPENCODE_SESSION_ID, set by Baton's plugin) steps back through its lane only", async () => {
     const { baton: b, root } = await tempBaton();
     try {

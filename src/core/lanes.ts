@@ -67,6 +67,18 @@ export function laneFromEnv(env: Readonly<Record<string, string | undefined>>): 
   return undefined;
 }
 
+/**
+ * The lane an agent's shell names (laneFromEnv) as the session keeps it: a Copilot CLI subagent's
+ * shell names its own session (`copilot:<id>`), which is kept below its parent's
+ * (`copilot:<parent>/<id>`, core/hooks/copilot.ts). Any other lane is itself.
+ */
+export function keptLane(lanes: Readonly<Record<string, unknown>>, lane: string): string {
+  if (Object.hasOwn(lanes, lane) || lane.includes("/")) return lane;
+  const i = lane.indexOf(":");
+  const [agent, id] = [lane.slice(0, i + 1), `/${lane.slice(i + 1).slice(0, 40)}`];
+  return Object.keys(lanes).find((k) => k.startsWith(agent) && k.endsWith(id)) ?? lane;
+}
+
 /** Whether a string is a lane id as laneId makes them (for ids given on the command line). */
 export function isLaneId(s: string): boolean {
   return LANE_ID.test(s);

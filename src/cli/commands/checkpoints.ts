@@ -1,7 +1,7 @@
 /** Commands for checkpoints, rollback, artifacts and blob collection. */
 import { writeFileSync } from "node:fs";
 import { isAbsolute, relative, resolve, sep } from "node:path";
-import { laneFromEnv } from "../../core/lanes.js";
+import { keptLane, laneFromEnv } from "../../core/lanes.js";
 import type { CheckpointInfo } from "../../core/time-travel/checkpoints.js";
 import { BatonError, badInput } from "../../errors.js";
 import { paintDiff } from "../../platform/colour.js";
@@ -128,9 +128,11 @@ export async function rollback(
       ...(lane !== undefined ? { lane } : {}),
     })
     .finally(() => line.end());
-  ctx.out({ sessionId: sid, ...(lane !== undefined ? { lane } : {}), ...r }, (paint) => {
+  // The lane as the session keeps it (a Copilot CLI subagent's shell names its own session).
+  const kept = lane === undefined ? undefined : keptLane((await b.sessions.snapshot(sid)).facets.lanes ?? {}, lane);
+  ctx.out({ sessionId: sid, ...(kept !== undefined ? { lane: kept } : {}), ...r }, (paint) => {
     const lines: string[] = [];
-    const kept = r.changes.filter((c) => c.action === "kept");
+    const keptFiles = r.changes.filter((c) => c.action === "kept");
     if (r.dryRun) {
       if (r.diff) lines.push(paintDiff(r.diff.trimEnd(), paint), "");
       lines.push(
@@ -142,8 +144,8 @@ export async function rollback(
         `Undo it with: baton rollback --session ${sid} --to ${r.safety}`,
       );
     }
-    if (lane !== undefined) lines.push(`  lane ${lane}: its own steps only`);
-    for (const c of kept) lines.push(`  kept ${c.path}: ${c.reason}`);
+    if (kept !== undefined) lines.push(`  lane ${kept}: its own steps only`);
+    for (const c of keptFiles) lines.push(`  kept ${c.path}: ${c.reason}`);
     for (const w of r.warnings) lines.push(`  ${paint("yellow", "warning")}: ${w}`);
     return lines.join("\n");
   });

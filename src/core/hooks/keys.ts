@@ -28,11 +28,15 @@ export function safeCallId(tool: ToolCall): string | undefined {
   return tool.callId !== undefined && SAFE_ID.test(tool.callId) ? tool.callId : undefined;
 }
 
-/** One tool call, the same in its before and after hooks. */
+/**
+ * One tool call, the same in its before and after hooks. Without a call id, the agent session
+ * and the subagent that made it (Copilot CLI's subagents share their parent's session id here):
+ * two subagents running the same call at once are two calls.
+ */
 export function callKey(ev: HookEvent, tool: ToolCall): string {
-  return tool.callId !== undefined
-    ? `${ev.agent}\u0000id\u0000${tool.callId}`
-    : `${ev.agent}\u0000args\u0000${ev.agentSessionId ?? ""}\u0000${tool.name}\u0000${argsHash(tool.input)}`;
+  if (tool.callId !== undefined) return `${ev.agent}\u0000id\u0000${tool.callId}`;
+  const who = `${ev.agentSessionId ?? ""}${ev.subagentId !== undefined ? `/${ev.subagentId}` : ""}`;
+  return `${ev.agent}\u0000args\u0000${who}\u0000${tool.name}\u0000${argsHash(tool.input)}`;
 }
 
 /**

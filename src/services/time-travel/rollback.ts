@@ -34,7 +34,7 @@
 import { dirname, join } from "node:path";
 import type { Backend } from "../../backend/contract.js";
 import { randomHex, sha256 } from "../../core/canonical.js";
-import { describeLane, familyOf, isLaneId, isLive, sameFamily } from "../../core/lanes.js";
+import { describeLane, familyOf, isLaneId, isLive, keptLane, sameFamily } from "../../core/lanes.js";
 import { redactText } from "../../core/redaction/redact.js";
 import {
   type Checkpoint,
@@ -204,6 +204,7 @@ export class RollbackService {
     }
     if (input.lane !== undefined && !isLaneId(input.lane))
       throw badInput(`lane ${JSON.stringify(input.lane)} is invalid: "<agent>:<session id>" (see \`baton lanes\`)`);
+    if (input.lane !== undefined) input = { ...input, lane: keptLane(await this.#lanes(sessionId), input.lane) };
     checkDeadline(input.deadline, "the rollback");
     const root = this.#cps.root;
     const { target, range, entries, plan, changing, planHash, warnings, lanes } = await this.#prepareSteps(sessionId, input);
@@ -526,17 +527,22 @@ export class RollbackService {
     return list;
   }
 
+  /** The session's lanes; none for a session that is not there (answered where it is read in a transaction). */
+  async #lanes(sessionId: string): Promise<Record<string, LaneRecord>> {
+    try {
+      return (await this.#journal.read(sessionId)).snapshot.facets.lanes ?? {};
+    } catch (err) {
+      if (!isBatonError(err, "not_found")) throw err;
+      return {};
+    }
+  }
+
   async #choose(
     sessionId: string,
     input: RollbackInput,
     req: TargetRequest,
   ): Promise<{ target: CheckpointInfo; range: Checkpoint[]; prunedInRange: string[]; laneWrites: LaneWrites }> {
-    let lanes: Record<string, LaneRecord> = {};
-    try {
-      lanes = (await this.#journal.read(sessionId)).snapshot.facets.lanes ?? {};
-    } catch (err) {
-      if (!isBatonError(err, "not_found")) throw err; // answered below, in the transaction
-    }
+    const lanes = await this.#lanes(sessionId);
     return this.#backend.transaction("read", async (tx) => {
       if (!(await tx.getSession(sessionId))) {
         throw new BatonError("not_found", `no session "${sessionId}"; run \`baton session list --all\` to see the sessions`, { sessionId });
