@@ -341,6 +341,14 @@ describe("baton hooks install / uninstall", () => {
     mkdirSync(dirname(user), { recursive: true });
     writeFileSync(user, '{\n  // mine\n  "plugin": ["other", ["agent-baton@0.1.0", { "x": 1 }]],\n}\n');
     expect(npmRoute()).toEqual([expect.objectContaining({ scope: "user", id: "agent-baton@0.1.0", file: user, willRun: true })]);
+    expect(npmRoute()[0].notes[0]).toContain("packages/agent-baton@0.1.0/node_modules/agent-baton at its next start");
+    // The file OPENCODE_CONFIG names.
+    writeFileSync(user, "{}\n");
+    const named = join(home, "team-opencode.json");
+    writeFileSync(named, `${JSON.stringify({ plugin: ["agent-baton"] })}\n`);
+    expect(status(root, "opencode", { ...env, OPENCODE_CONFIG: named }).filter((x) => x.route)).toEqual([
+      expect.objectContaining({ scope: "user", id: "agent-baton", file: module, notes: [expect.stringContaining(`listed in ${named}`)] }),
+    ]);
   });
 
   it("Copilot CLI: status and doctor say a project's hooks wait for folder trust (config.json trustedFolders) and see hooks switched off", () => {

@@ -449,6 +449,7 @@ describe("the plugins' launcher (hooks/baton)", () => {
     const user = join(s.home, ".config", "opencode");
     mkdirSync(user, { recursive: true });
     writeFileSync(join(user, "opencode.json"), `${JSON.stringify({ plugin: ["other-plugin", "agent-baton@latest"] })}\n`);
+    writeFileSync(join(user, "config.json"), `${JSON.stringify({ plugin: ["agent-baton"] })}\n`);
     // What OpenCode's npm install leaves in its cache: the package's plugin module (its exports["./server"]).
     const cached = join(s.home, ".cache", "opencode", "packages", "agent-baton@latest", "node_modules", "agent-baton");
     mkdirSync(join(cached, "plugins", "opencode"), { recursive: true });
@@ -460,6 +461,7 @@ describe("the plugins' launcher (hooks/baton)", () => {
       join(s.root, "opencode.json"),
       join(s.root, ".opencode", "opencode.jsonc"),
       join(user, "opencode.json"),
+      join(user, "config.json"),
       join(cached, "plugins", "opencode", "baton.js"),
       join(cached, "package.json"),
       join(elsewhere, "baton.js"),
@@ -469,7 +471,8 @@ describe("the plugins' launcher (hooks/baton)", () => {
     const other = tempDir("baton-oc-other-");
     writeFileSync(join(other, "opencode.json"), `${JSON.stringify({ plugin: ["agent-baton-extra", "@x/agent-baton"] })}\n`);
     writeFileSync(join(other, "baton.js"), "export const mine = 1;\n");
-    for (const file of [join(other, "opencode.json"), join(other, "baton.js"), join(other, "opencode.jsonc")])
+    writeFileSync(join(other, "config.json"), `${JSON.stringify({ plugin: ["agent-baton"] })}\n`);
+    for (const file of [join(other, "opencode.json"), join(other, "baton.js"), join(other, "opencode.jsonc"), join(other, "config.json")])
       expect(write(file), file).toBe(false);
   });
 

@@ -41,8 +41,14 @@ export function opencodeNpmPackageDir(o: { home?: string; env?: NodeJS.ProcessEn
 
 /** The configuration files OpenCode reads at a place that may list an npm plugin, in the order it prefers them. */
 export function opencodeConfigFiles(o: SetupPlace): string[] {
-  const dirs = o.scope === "user" ? [opencodeConfigDir(o)] : [join(o.root, ".opencode"), o.root];
-  return dirs.flatMap((dir) => OPENCODE_CONFIG_NAMES.map((name) => join(dir, name)));
+  if (o.scope === "project")
+    return [join(o.root, ".opencode"), o.root].flatMap((dir) => OPENCODE_CONFIG_NAMES.map((name) => join(dir, name)));
+  // The user's folder also holds an older name, and OPENCODE_CONFIG names one more file.
+  const extra = (o.env ?? process.env).OPENCODE_CONFIG;
+  return [
+    ...[...OPENCODE_CONFIG_NAMES, "config.json"].map((name) => join(opencodeConfigDir(o), name)),
+    ...(extra && isAbsolute(extra) ? [extra] : []),
+  ];
 }
 
 /** Where Baton's plugin goes. */

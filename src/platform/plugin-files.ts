@@ -73,6 +73,9 @@ export function isBatonPluginFile(file: string): boolean {
     case "opencode.json":
     case "opencode.jsonc":
       return listsBatonNpmPlugin(file);
+    case "config.json":
+      // OpenCode's user folder also reads its older name.
+      return basename(dir) === "opencode" && listsBatonNpmPlugin(file);
     default:
       return false;
   }

@@ -420,7 +420,14 @@ export const opencode: Driver = {
       // OpenCode installs with scripts off: better-sqlite3 is there but never built, and the plugin needs none of it.
       if (!existsSync(join(pkg, "..", "better-sqlite3", "package.json")) || existsSync(join(pkg, "..", "better-sqlite3", "build")))
         throw new Error(`OpenCode's install of agent-baton is not the unbuilt one expected: ${registry.requests.join(", ")}`);
-      return join(pkg, "plugins", "opencode", "baton.js");
+      // From the test's registry, this checkout's plugin.
+      const version = JSON.parse(readFileSync(join(REPO, "package.json"), "utf8")).version;
+      if (!registry.requests.includes(`GET /-/agent-baton/${version}.tgz`))
+        throw new Error(`agent-baton did not come from the test's registry: ${registry.requests.join(", ")}`);
+      const module = join(pkg, "plugins", "opencode", "baton.js");
+      if (readFileSync(module, "utf8") !== readFileSync(join(REPO, "plugins", "opencode", "baton.js"), "utf8"))
+        throw new Error(`${module} is not this checkout's plugin`);
+      return module;
     },
     uninstall(p) {
       // OpenCode has no command that removes a plugin: the user takes the entry out of the list
