@@ -286,6 +286,71 @@ describe("baton hooks install / uninstall", () => {
     expect(existsSync(user.file)).toBe(false);
   });
 
+  it("OpenCode's npm plugin: status sees agent-baton listed in opencode.json(c) and installed in OpenCode's cache, both routes at once are twice, uninstall says how to remove it and leaves opencode.json alone", () => {
+    const root = tempDir("baton-install-");
+    const env = privateHome();
+    const home = env.HOME as string;
+    const npmRoute = () => status(root, "opencode", env).filter((x) => x.route === "plugin");
+    expect(npmRoute()).toEqual([]);
+    // What `opencode plugin agent-baton` writes before OpenCode has installed the package.
+    const config = join(root, ".opencode", "opencode.json");
+    mkdirSync(dirname(config), { recursive: true });
+    const configText = `{\n  "$schema": "https://opencode.ai/config.json",\n  "plugin": ["agent-baton"]\n}\n`;
+    writeFileSync(config, configText);
+    expect(npmRoute()).toEqual([
+      expect.objectContaining({ scope: "project", id: "agent-baton", file: config, enabled: true, missing: [], willRun: true }),
+    ]);
+    expect(npmRoute()[0].notes[0]).toContain(`take "agent-baton" out of "plugin" in ${config}`);
+    // Installed in OpenCode's cache: the module it loads is the package's exports["./server"].
+    const pkg = join(home, ".cache", "opencode", "packages", "agent-baton@latest", "node_modules", "agent-baton");
+    mkdirSync(join(pkg, "plugins", "opencode"), { recursive: true });
+    writeFileSync(join(pkg, "package.json"), readFileSync(join(REPO, "package.json")));
+    writeFileSync(join(pkg, "plugins", "opencode", "baton.js"), readFileSync(join(REPO, "plugins", "opencode", "baton.js")));
+    const module = join(pkg, "plugins", "opencode", "baton.js");
+    expect(npmRoute()).toEqual([expect.objectContaining({ file: module, missing: [], willRun: true })]);
+    expect(npmRoute()[0].twice).toBeUndefined();
+    expect(status(root, "opencode", { ...env, PATH: "/usr/bin:/bin" }).find((x) => x.route)).toMatchObject({ willRun: false });
+    // An agent-baton from before its OpenCode plugin: OpenCode would import the library.
+    writeFileSync(join(pkg, "package.json"), JSON.stringify({ name: "agent-baton", main: "./dist/index.js" }));
+    expect(npmRoute()[0]).toMatchObject({ willRun: false, remaining: [expect.stringContaining("is not Baton's plugin")] });
+    writeFileSync(join(pkg, "package.json"), readFileSync(join(REPO, "package.json")));
+    // And the plugin file as well: OpenCode runs every hook twice.
+    const installed = install(root, "opencode", [], env);
+    expect(installed.notes).toContainEqual(expect.stringContaining("installed twice"));
+    const both = status(root, "opencode", env).filter((x) => x.installed.length > 0);
+    expect(both.map((x) => [x.route ?? "file", x.twice])).toEqual([
+      ["file", true],
+      ["plugin", true],
+    ]);
+    const findings = cli(["doctor", "--root", root, "--json"], { env }).json().findings as any[];
+    expect(findings).toContainEqual(
+      expect.objectContaining({ code: "hooks_installed_twice", fix: expect.stringContaining('take "agent-baton" out') }),
+    );
+    // Uninstall removes the file Baton wrote, says the npm entry is still there, and leaves opencode.json as it was.
+    const removed = uninstall(root, "opencode", [], env);
+    expect(removed).toMatchObject({ changed: true, deleted: true });
+    expect(removed.notes).toEqual([
+      expect.stringContaining(
+        `Baton is also OpenCode's npm plugin agent-baton, which this leaves in place: take "agent-baton" out of "plugin" in ${config}`,
+      ),
+    ]);
+    expect(readFileSync(config, "utf8")).toBe(configText);
+    // --global's list in the user's folder (a comment and an options pair, as JSONC allows).
+    writeFileSync(config, "{}\n");
+    const user = join(home, ".config", "opencode", "opencode.jsonc");
+    mkdirSync(dirname(user), { recursive: true });
+    writeFileSync(user, '{\n  // mine\n  "plugin": ["other", ["agent-baton@0.1.0", { "x": 1 }]],\n}\n');
+    expect(npmRoute()).toEqual([expect.objectContaining({ scope: "user", id: "agent-baton@0.1.0", file: user, willRun: true })]);
+    expect(npmRoute()[0].notes[0]).toContain("packages/agent-baton@0.1.0/node_modules/agent-baton at its next start");
+    // The file OPENCODE_CONFIG names.
+    writeFileSync(user, "{}\n");
+    const named = join(home, "team-opencode.json");
+    writeFileSync(named, `${JSON.stringify({ plugin: ["agent-baton"] })}\n`);
+    expect(status(root, "opencode", { ...env, OPENCODE_CONFIG: named }).filter((x) => x.route)).toEqual([
+      expect.objectContaining({ scope: "user", id: "agent-baton", file: module, notes: [expect.stringContaining(`listed in ${named}`)] }),
+    ]);
+  });
+
   it("Copilot CLI: status and doctor say a project's hooks wait for folder trust (config.json trustedFolders) and see hooks switched off", () => {
     const root = tempDir("baton-install-");
     const env = privateHome();

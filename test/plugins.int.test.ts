@@ -440,6 +440,43 @@ describe("the plugins' launcher (hooks/baton)", () => {
       expect(write(file), file).toBe(false);
   });
 
+  it("nor OpenCode's npm plugin: the opencode.json(c) that lists agent-baton, nor the installed module in OpenCode's cache", () => {
+    const s = setup();
+    const write = (file: string) => writeDenied(s, file);
+    // `opencode plugin agent-baton` (project) and `--global` (user) write these lists.
+    writeFileSync(join(s.root, "opencode.json"), `${JSON.stringify({ plugin: ["agent-baton"] })}\n`);
+    mkdirSync(join(s.root, ".opencode"), { recursive: true });
+    writeFileSync(join(s.root, ".opencode", "opencode.jsonc"), '{\n  // ours\n  "plugin": [["agent-baton@0.1.0", {}],],\n}\n');
+    const user = join(s.home, ".config", "opencode");
+    mkdirSync(user, { recursive: true });
+    writeFileSync(join(user, "opencode.json"), `${JSON.stringify({ plugin: ["other-plugin", "agent-baton@latest"] })}\n`);
+    writeFileSync(join(user, "config.json"), `${JSON.stringify({ plugin: ["agent-baton"] })}\n`);
+    // What OpenCode's npm install leaves in its cache: the package's plugin module (its exports["./server"]).
+    const cached = join(s.home, ".cache", "opencode", "packages", "agent-baton@latest", "node_modules", "agent-baton");
+    mkdirSync(join(cached, "plugins", "opencode"), { recursive: true });
+    cpSync(join(REPO, "plugins", "opencode", "baton.js"), join(cached, "plugins", "opencode", "baton.js"));
+    // Elsewhere, a copy of the plugin module is known by its first line.
+    const elsewhere = tempDir("baton-oc-copy-");
+    cpSync(join(REPO, "plugins", "opencode", "baton.js"), join(elsewhere, "baton.js"));
+    for (const file of [
+      join(s.root, "opencode.json"),
+      join(s.root, ".opencode", "opencode.jsonc"),
+      join(user, "opencode.json"),
+      join(user, "config.json"),
+      join(cached, "plugins", "opencode", "baton.js"),
+      join(cached, "package.json"),
+      join(elsewhere, "baton.js"),
+    ])
+      expect(write(file), file).toBe(true);
+    // A configuration without Baton's package, another package of a like name, another baton.js: written as usual.
+    const other = tempDir("baton-oc-other-");
+    writeFileSync(join(other, "opencode.json"), `${JSON.stringify({ plugin: ["agent-baton-extra", "@x/agent-baton"] })}\n`);
+    writeFileSync(join(other, "baton.js"), "export const mine = 1;\n");
+    writeFileSync(join(other, "config.json"), `${JSON.stringify({ plugin: ["agent-baton"] })}\n`);
+    for (const file of [join(other, "opencode.json"), join(other, "baton.js"), join(other, "opencode.jsonc"), join(other, "config.json")])
+      expect(write(file), file).toBe(false);
+  });
+
   it("nor an agent's configuration wherever its variable moves it, Codex's launcher, a `baton` in PATH, or a guarded file through a link", async () => {
     const s = setup();
     const write = (file: string, env: Record<string, string> = {}) => writeDenied(s, file, env);

@@ -10,6 +10,7 @@ import { join } from "node:path";
 import { describe, expect, test } from "vitest";
 import { ADAPTERS } from "../src/core/hooks/adapters.js";
 import { listBatonHooks } from "../src/core/hooks/config.js";
+import { opencodePluginText } from "../src/hooks/opencode-plugin.js";
 import { PLUGIN_AGENTS, PLUGIN_LAUNCHERS, PLUGIN_ROUTES, pluginHooks } from "../src/hooks/plugins.js";
 import { isBatonPluginFile } from "../src/platform/plugin-files.js";
 
@@ -42,6 +43,18 @@ describe.each(PLUGIN_AGENTS)("the %s plugin", (agent) => {
     expect(isBatonPluginFile(launcher)).toBe(true);
     expect(isBatonPluginFile(join(REPO, hooksFile))).toBe(true);
   });
+});
+
+test("OpenCode's npm plugin entry, exports.server, is the plugin a committed `baton hooks install opencode` writes", () => {
+  const pkg = json("package.json");
+  const entry = pkg.exports["./server"];
+  expect(entry).toBe("./plugins/opencode/baton.js");
+  const file = join(REPO, entry);
+  if (process.env.BATON_PLUGIN_FILES === "write") writeFileSync(file, opencodePluginText(["baton"]));
+  expect(readFileSync(file, "utf8")).toBe(opencodePluginText(["baton"]));
+  // OpenCode imports exports["./server"] before main: never Baton's library (better-sqlite3).
+  expect(readFileSync(file, "utf8")).not.toMatch(/from "(?!node:)/);
+  expect(isBatonPluginFile(file)).toBe(true);
 });
 
 test("the manifests name the package's version and the MCP server runs `baton mcp` through the launcher", () => {
@@ -85,6 +98,7 @@ test("the npm package ships the plugins and the extension", () => {
     "gemini-extension.json",
     "hooks/hooks.json",
     "hooks/baton",
+    "plugins/opencode/baton.js",
   ])
     expect(files.has(f), f).toBe(true);
 });

@@ -45,6 +45,7 @@ import {
 import { claudeReadiness, httpHooksBlocked } from "./claude-setup.js";
 import { clineInstalled, installClineHooks, uninstallClineHooks } from "./cline-setup.js";
 import { copilotReadiness } from "./copilot-setup.js";
+import { type OpencodeNpmInstall, opencodeNpmInstall } from "./opencode-npm.js";
 import { type OpencodePluginInfo, opencodePluginText, readOpencodePlugin } from "./opencode-plugin.js";
 import { opencodeLauncher, opencodeReadiness } from "./opencode-setup.js";
 import {
@@ -510,7 +511,21 @@ export async function hooksStatus(
   for (const agent of o.agents ?? HOOK_AGENTS) {
     const expected = hookSpecs(agent, launcher);
     if (agent === "opencode") {
-      for (const place of places(agent, o)) out.push(opencodeStatus(place));
+      const files = places(agent, o).map((place) => opencodeStatus(place));
+      const npm = opencodeNpmInstalls(o);
+      out.push(...files, ...npm.map((i) => opencodeNpmStatus(i, { ...o, scope: i.scope, shared: i.scope === "project" })));
+      // Both routes at once: OpenCode loads the plugin file and the package (it keeps one per package name only).
+      const withHooks = files.filter((f) => f.installed.length > 0);
+      if (npm[0] !== undefined && withHooks.length > 0) {
+        const note = opencodeTwiceNote(
+          npm[0],
+          withHooks.map((f) => f.file),
+        );
+        for (const s of out.filter((x) => x.agent === "opencode" && (x.route !== undefined || x.installed.length > 0))) {
+          s.twice = true;
+          s.notes.push(note);
+        }
+      }
       continue;
     }
     for (const place of places(agent, o)) {
@@ -706,9 +721,64 @@ async function installOpencode(o: HookPlaceOptions & { launcher?: string }): Pro
     file,
     changed,
     hooks,
-    notes: [placeNote("opencode", o), ...placeProblems("opencode", o, file, hooks)],
+    notes: [
+      placeNote("opencode", o),
+      ...placeProblems("opencode", o, file, hooks),
+      ...opencodeNpmInstalls(o)
+        .slice(0, 1)
+        .map((i) => opencodeTwiceNote(i, [file])),
+    ],
     limits: AGENT_LIMITS.opencode,
     ...opencodeReady(o, info),
+  };
+}
+
+/** Baton as OpenCode's npm plugin: the project's listing, then the user's. */
+function opencodeNpmInstalls(o: Omit<HookPlaceOptions, "scope" | "shared">): OpencodeNpmInstall[] {
+  return (["project", "user"] as const).flatMap((scope) => opencodeNpmInstall({ ...o, scope }) ?? []);
+}
+
+/** How to take Baton's npm plugin out of OpenCode: OpenCode has no command for it, and Baton leaves OpenCode's configuration alone. */
+function opencodeNpmRemoval(i: OpencodeNpmInstall): string {
+  return `take "${i.spec}" out of "plugin" in ${i.config} (OpenCode has no command that removes a plugin)`;
+}
+
+function opencodeTwiceNote(i: OpencodeNpmInstall, files: readonly string[]): string {
+  return `Baton's hooks are installed twice: as OpenCode's npm plugin ${i.spec} (${i.config}) and in ${files.join(", ")}, so OpenCode runs each hook twice (two checkpoints per write). Keep one: ${opencodeNpmRemoval(i)}, or \`baton hooks uninstall opencode\` (with --user for the file that holds them).`;
+}
+
+/** Baton's npm plugin as `baton hooks status` reports a place: `file` is the module OpenCode loads (its configuration until it has installed the package). */
+function opencodeNpmStatus(i: OpencodeNpmInstall, place: HookPlaceOptions): HookStatus {
+  // Not installed yet: OpenCode fetches the package at its next start; it ships this plugin.
+  const info =
+    i.info ?? (i.module === undefined && i.problem === undefined ? readOpencodePlugin(opencodePluginText(["baton"])) : undefined);
+  const installed = opencodeHooks(info);
+  const ready = info ? opencodeReady(place, info) : { willRun: false, remaining: [] as string[] };
+  const remaining = [...ready.remaining];
+  if (i.problem !== undefined)
+    remaining.unshift(
+      `${i.problem}. Remove ${dirname(dirname(i.packageDir))} so that OpenCode installs agent-baton again at its next start (it never updates a package it has installed).`,
+    );
+  const where =
+    i.module !== undefined
+      ? `OpenCode loads ${i.module}`
+      : `OpenCode installs it from npm into ${i.packageDir} at its next start (\`opencode plugin ${i.spec}${i.scope === "user" ? " --global" : ""}\` does it now)`;
+  return {
+    agent: "opencode",
+    scope: i.scope,
+    shared: i.scope === "project",
+    file: i.module ?? i.config,
+    exists: true,
+    installed,
+    missing: OPENCODE_EVENTS.filter((e) => !installed.some((h) => h.event === e)),
+    stale: false,
+    notes: [`OpenCode's npm plugin ${i.spec}, listed in ${i.config}; ${where}. Remove it: ${opencodeNpmRemoval(i)}.`],
+    limits: AGENT_LIMITS.opencode,
+    route: "plugin",
+    id: i.spec,
+    enabled: true,
+    willRun: i.problem === undefined && ready.willRun,
+    remaining,
   };
 }
 
@@ -727,6 +797,12 @@ async function uninstallOpencode(o: HookPlaceOptions): Promise<UninstallResult> 
     deleted: false,
     notes: [],
   };
+  // Baton's npm plugin is OpenCode's configuration, not a file Baton wrote: say how to remove it.
+  base.notes.push(
+    ...opencodeNpmInstalls(o).map(
+      (i) => `Baton is also OpenCode's npm plugin ${i.spec}, which this leaves in place: ${opencodeNpmRemoval(i)}.`,
+    ),
+  );
   if (text === undefined || !info) return base;
   try {
     unlinkSync(file);

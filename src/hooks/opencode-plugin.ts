@@ -21,10 +21,9 @@
  * Baton's alone: its first line marks it, and the JSON on its second line says what it runs, so
  * install rewrites only a file it wrote, and status and uninstall recognise it.
  */
-import { OPENCODE_EVENTS } from "../core/hooks/opencode.js";
+import { OPENCODE_EVENTS, OPENCODE_PLUGIN_MARK } from "../core/hooks/opencode.js";
 
-/** The first line of every plugin Baton writes. */
-export const OPENCODE_PLUGIN_MARK = "// Baton's OpenCode plugin, written by `baton hooks install opencode` (agent-baton).";
+export { OPENCODE_PLUGIN_MARK };
 
 export interface OpencodePluginInfo {
   /** What the plugin runs before `hook opencode <event>`: `["baton"]`, or a Node and a baton entry. */

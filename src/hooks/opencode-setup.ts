@@ -7,10 +7,16 @@
  *   trust prompt.
  * - `opencode --pure` (or `OPENCODE_PURE` in its environment) loads no plugins but its own;
  *   `OPENCODE_DISABLE_PROJECT_CONFIG` skips the project's `.opencode/` folder.
+ * - An npm plugin (platform/opencode-npm.ts) is listed in an `opencode.json(c)`: `opencode plugin
+ *   <spec>` writes the list in `<git root>/.opencode/`, `--global` in its user folder; OpenCode also
+ *   reads the project's own `opencode.json(c)`. It installs the package into its cache folder
+ *   (`$XDG_CACHE_HOME/opencode`, else `~/.cache/opencode`), under `packages/<spec>` (a bare name
+ *   as `<name>@latest`), and loads it from there from then on.
  */
 import { realpathSync } from "node:fs";
 import { homedir } from "node:os";
 import { isAbsolute, join, resolve } from "node:path";
+import { OPENCODE_CONFIG_NAMES, OPENCODE_NPM_PACKAGE } from "../platform/opencode-npm.js";
 import type { Readiness, SetupPlace } from "./readiness.js";
 
 /** OpenCode's user folder: `$XDG_CONFIG_HOME/opencode`, else `~/.config/opencode`. */
@@ -18,6 +24,31 @@ export function opencodeConfigDir(o: { home?: string; env?: NodeJS.ProcessEnv; r
   const xdg = (o.env ?? process.env).XDG_CONFIG_HOME;
   if (xdg && isAbsolute(xdg)) return join(xdg, "opencode");
   return join(o.home ?? homedir(), ".config", "opencode");
+}
+
+/** OpenCode's cache folder: `$XDG_CACHE_HOME/opencode`, else `~/.cache/opencode`. */
+export function opencodeCacheDir(o: { home?: string; env?: NodeJS.ProcessEnv }): string {
+  const xdg = (o.env ?? process.env).XDG_CACHE_HOME;
+  if (xdg && isAbsolute(xdg)) return join(xdg, "opencode");
+  return join(o.home ?? homedir(), ".cache", "opencode");
+}
+
+/** Where OpenCode's npm install of Baton's package for `spec` is (there or not yet). */
+export function opencodeNpmPackageDir(o: { home?: string; env?: NodeJS.ProcessEnv }, spec: string): string {
+  const folder = spec === OPENCODE_NPM_PACKAGE ? `${spec}@latest` : spec;
+  return join(opencodeCacheDir(o), "packages", folder, "node_modules", OPENCODE_NPM_PACKAGE);
+}
+
+/** The configuration files OpenCode reads at a place that may list an npm plugin, in the order it prefers them. */
+export function opencodeConfigFiles(o: SetupPlace): string[] {
+  if (o.scope === "project")
+    return [join(o.root, ".opencode"), o.root].flatMap((dir) => OPENCODE_CONFIG_NAMES.map((name) => join(dir, name)));
+  // The user's folder also holds an older name, and OPENCODE_CONFIG names one more file.
+  const extra = (o.env ?? process.env).OPENCODE_CONFIG;
+  return [
+    ...[...OPENCODE_CONFIG_NAMES, "config.json"].map((name) => join(opencodeConfigDir(o), name)),
+    ...(extra && isAbsolute(extra) ? [extra] : []),
+  ];
 }
 
 /** Where Baton's plugin goes. */

@@ -13,7 +13,9 @@
 import { basename, delimiter, dirname, isAbsolute, join, resolve } from "node:path";
 import { isSupervisionFile } from "../core/hooks/baton-command.js";
 import { listBatonHooks } from "../core/hooks/config.js";
+import { OPENCODE_PLUGIN_MARK } from "../core/hooks/opencode.js";
 import { batonProgramName, inMovedAgentConfig, realOr } from "./moved-config.js";
+import { listsBatonNpmPlugin } from "./opencode-npm.js";
 import { readSettingsText } from "./settings-text.js";
 
 /** The comment every plugin's launcher (`hooks/baton`) opens with. */
@@ -48,7 +50,9 @@ function holdsBatonHooks(hooksFile: string): boolean {
 /**
  * Whether `file` is one of Baton's plugin or extension files as it is now: a `hooks.json` holding
  * Baton's hooks, a plugin's launcher, the manifest beside (or above) such a hooks file, or Baton's
- * marketplace. Only those names are read, each bounded and without blocking.
+ * marketplace, OpenCode's plugin module (Baton's mark on its first line: the npm package's
+ * plugins/opencode/baton.js, installed in OpenCode's cache), or an opencode.json(c) whose "plugin"
+ * list names Baton's npm package. Only those names are read, each bounded and without blocking.
  */
 export function isBatonPluginFile(file: string): boolean {
   const name = basename(file);
@@ -64,6 +68,14 @@ export function isBatonPluginFile(file: string): boolean {
       return holdsBatonHooks(join(dir, "hooks", "hooks.json")) || holdsBatonHooks(join(dir, "..", "hooks", "hooks.json"));
     case "marketplace.json":
       return json(file)?.name === "agent-baton";
+    case "baton.js":
+      return (text(file, 64 * 1024) ?? "").split("\n", 1)[0] === OPENCODE_PLUGIN_MARK;
+    case "opencode.json":
+    case "opencode.jsonc":
+      return listsBatonNpmPlugin(file);
+    case "config.json":
+      // OpenCode's user folder also reads its older name.
+      return basename(dir) === "opencode" && listsBatonNpmPlugin(file);
     default:
       return false;
   }

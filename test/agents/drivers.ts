@@ -4,12 +4,13 @@
  * (suite.ts) and the benchmark (bench/agents.mjs); no test framework here.
  */
 import { spawnSync } from "node:child_process";
-import { cpSync, mkdirSync, writeFileSync } from "node:fs";
+import { cpSync, existsSync, mkdirSync, readFileSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { listCodexHooks, trustCodexHooks } from "./codex-trust.js";
 import type { AgentRun, Project } from "./harness.js";
 import { type AgentName, agentCli, REPO } from "./install.js";
 import type { Step } from "./mock-model.js";
+import { type LocalRegistry, localRegistry } from "./npm-registry.js";
 
 export interface Driver {
   agent: AgentName;
@@ -56,7 +57,7 @@ export interface Driver {
 
 export interface PluginRoute {
   /** Install from `source` (the package's plugin files) as a user would; answers the hooks file the agent loads. */
-  install(p: Project, cli: string, source: string): string;
+  install(p: Project, cli: string, source: string): string | Promise<string>;
   /** Remove it with the agent's own command. */
   uninstall(p: Project, cli: string): void;
   /** The name the agent gives the model for a tool of the plugin's MCP server; absent: the plugin carries none, and why. */
@@ -341,6 +342,9 @@ export const copilot: Driver = {
   },
 };
 
+/** The registry each project's OpenCode installs agent-baton from (the npm plugin route). */
+const registries = new Map<Project, LocalRegistry>();
+
 /** OpenCode's directories in the private HOME (it reads XDG_* before HOME). */
 function opencodeDirs(home: string): Record<string, string> {
   return {
@@ -403,6 +407,42 @@ export const opencode: Driver = {
   },
   // Set by Baton's plugin (its shell.env hook): OpenCode names no session to its shell itself.
   shellSessionEnv: "BATON_OPENCODE_SESSION_ID",
+  plugin: {
+    async install(p, cli) {
+      // agent-baton from a registry served by the test (this checkout, packed), named as a
+      // user's ~/.npmrc or environment names one: OpenCode's installer reads npm's configuration.
+      const registry = await localRegistry();
+      registries.set(p, registry);
+      p.env.npm_config_registry = registry.url;
+      const r = await p.run(cli, ["plugin", "agent-baton"], opencode.env(""));
+      if (r.code !== 0) throw new Error(`opencode plugin agent-baton exited ${r.code}\n${r.stdout}\n${r.stderr}`);
+      const pkg = join(p.home, ".cache", "opencode", "packages", "agent-baton@latest", "node_modules", "agent-baton");
+      // OpenCode installs with scripts off: better-sqlite3 is there but never built, and the plugin needs none of it.
+      if (!existsSync(join(pkg, "..", "better-sqlite3", "package.json")) || existsSync(join(pkg, "..", "better-sqlite3", "build")))
+        throw new Error(`OpenCode's install of agent-baton is not the unbuilt one expected: ${registry.requests.join(", ")}`);
+      // From the test's registry, this checkout's plugin.
+      const version = JSON.parse(readFileSync(join(REPO, "package.json"), "utf8")).version;
+      if (!registry.requests.includes(`GET /-/agent-baton/${version}.tgz`))
+        throw new Error(`agent-baton did not come from the test's registry: ${registry.requests.join(", ")}`);
+      const module = join(pkg, "plugins", "opencode", "baton.js");
+      if (readFileSync(module, "utf8") !== readFileSync(join(REPO, "plugins", "opencode", "baton.js"), "utf8"))
+        throw new Error(`${module} is not this checkout's plugin`);
+      return module;
+    },
+    uninstall(p) {
+      // OpenCode has no command that removes a plugin: the user takes the entry out of the list
+      // `opencode plugin` wrote (the project's .opencode/opencode.json(c)).
+      for (const name of ["opencode.jsonc", "opencode.json"]) {
+        const file = join(p.root, ".opencode", name);
+        if (!existsSync(file)) continue;
+        const config = JSON.parse(readFileSync(file, "utf8"));
+        config.plugin = (config.plugin as string[]).filter((s) => s !== "agent-baton");
+        writeFileSync(file, `${JSON.stringify(config, null, 2)}\n`);
+      }
+      void registries.get(p)?.stop();
+    },
+    mcpTool: { none: 'an OpenCode plugin module carries no MCP server (OpenCode reads MCP servers from opencode.json\'s "mcp")' },
+  },
   checkUninstall: true,
   unscripted: {
     "tool.execute.error":

@@ -159,7 +159,7 @@ export function agentSuite(d: Driver, o: { route?: "settings" | "plugin" | "http
       d.configure(p, url);
       if (plugin) {
         // The plugin's launcher runs the `baton` on PATH (the harness's, which keeps each payload).
-        hooksFile = plugin.install(p, cli, pluginSource(p));
+        hooksFile = await plugin.install(p, cli, pluginSource(p));
       } else {
         // Baton from PATH (the harness's `baton`, which keeps each hook's payload), in the file
         // a project install writes for the agent (Claude Code: its local settings file).

@@ -51,6 +51,12 @@ const TIMEOUT_MS = 60_000;
 const WRITE_TOOLS = new Set(["write", "edit", "multiedit"]);
 
 /** The plugin's event names, each one OpenCode's hook or event it comes from. */
+/**
+ * The first line of every plugin Baton writes, and of the one the npm package ships
+ * (plugins/opencode/baton.js): the write-tool guard knows the plugin by it, wherever it is.
+ */
+export const OPENCODE_PLUGIN_MARK = "// Baton's OpenCode plugin, written by `baton hooks install opencode` (agent-baton).";
+
 export const OPENCODE_EVENTS = [
   "session.created",
   "chat.message",
