@@ -386,7 +386,7 @@ describe("lanes: several agents in one checkout", () => {
       const [c1, c2] = ["fa6a80ab-f1c1-46a6-bb79-a38551efcfc5", "0b7d3e21-9a4c-4f7e-8d2b-5c6a7e8f9a0b"];
       let n = 0;
       // As Copilot CLI 1.0.102 sends a subagent's hooks (test/fixtures/hooks/copilot/real-subagent-*.json).
-      const handle = (event: string, payload: Record<string, unknown>, sub?: string) =>
+      const handle = (event: string, payload: Record<string, unknown>, sub?: string, parent = sid) =>
         b.agents.handle(
           copilot.parse(
             event,
@@ -394,7 +394,7 @@ describe("lanes: several agents in one checkout", () => {
               sessionId: sub ?? sid,
               timestamp: 1795966349568 + ++n,
               cwd: root,
-              ...(sub ? { agentId: sub, agentType: "general-purpose", parentAgentId: sid } : {}),
+              ...(sub ? { agentId: sub, agentType: "general-purpose", parentAgentId: parent } : {}),
               ...payload,
             },
             root,
@@ -418,6 +418,13 @@ describe("lanes: several agents in one checkout", () => {
       const taken = turns.map((e) => [e.data.lane, e.data.checkpointId]);
       expect(taken.length).toBe(2);
       expect(new Set(taken.map(([, cp]) => cp)).size, JSON.stringify(taken)).toBe(2);
+      // A subagent's own subagent names its immediate parent: it works in the root's family too.
+      const grand = "5e1f0c3a-7b2d-4e6f-9a8b-1c2d3e4f5a6b";
+      const ls = { toolName: "bash", toolArgs: { command: "ls" } };
+      await handle("preToolUse", ls, grand, c1);
+      await handle("postToolUse", { ...ls, toolResult: result }, grand, c1);
+      const grandLane = `copilot:${sid}/${grand}`;
+      expect(Object.keys((await b.sessions.snapshot(session)).facets.lanes ?? {})).toContain(grandLane);
       // A subagent writes; from its shell (COPILOT_AGENT_SESSION_ID names its own session) it undoes that.
       const create = { toolName: "create", toolArgs: { path: join(root, "s.txt"), file_text: "s1\n" } };
       await handle("preToolUse", create, c1);

@@ -91,6 +91,7 @@ export const AGENT_LIMITS: Readonly<Record<HookAgent, readonly string[]>> = {
   copilot: [
     "Copilot CLI sends no event after it compacts its context: Baton writes STATE.md before the compaction, but cannot put the session's state back into the compacted context (the next prompt's hook adds only a spiral pause and lessons).",
     "Copilot CLI shows no hook message to the user (`systemMessage` is not read): Baton's one-line notes, such as what a rollback restored, reach only the model.",
+    "A Copilot CLI subagent run in the background (the task tool's `background` mode) goes on after its parent's turn ends, and agentStop does not say so: what it writes after that is no claim another agent is told of.",
   ],
   opencode: [
     "OpenCode shows no hook message to the user: Baton's one-line notes, such as what a rollback restored, reach only the model.",

@@ -28,7 +28,7 @@ import { requestStepId } from "../../core/hooks/keys.js";
 import { userWords } from "../../core/hooks/prompt-words.js";
 import { parseRollbackIntent, type RollbackIntent } from "../../core/hooks/rollback-intent.js";
 import type { AgentHookOptions, HookEvent, HookResponse } from "../../core/hooks/types.js";
-import { ago, describeLane, pausedSpiral, sameFamily } from "../../core/lanes.js";
+import { ago, describeLane, familyOf, keptLane, laneId, pausedSpiral, sameFamily } from "../../core/lanes.js";
 import type { Snapshot } from "../../core/types.js";
 import { isBatonError } from "../../errors.js";
 import { httpHooksOn } from "../../platform/claude-http-hooks.js";
@@ -61,6 +61,7 @@ export async function handleAgentEvent(b: Baton, ev: HookEvent, opts: AgentHookO
     log,
   };
   try {
+    ev = await rootedSubagent(b, ev);
     switch (ev.kind) {
       case "session_start":
         return await sessionStart(b, ev, o);
@@ -95,6 +96,21 @@ export async function handleAgentEvent(b: Baton, ev: HookEvent, opts: AgentHookO
     log(err);
     return {};
   }
+}
+
+/**
+ * A subagent's event in its root session's family. Copilot CLI names a subagent's immediate
+ * parent (`parentAgentId`): a subagent's own subagent names a subagent, whose lane the sessions
+ * keep as `copilot:<root>/<parent>`; its calls go to `copilot:<root>/<its id>`.
+ */
+async function rootedSubagent(b: Baton, ev: HookEvent): Promise<HookEvent> {
+  if (ev.agent !== "copilot" || ev.subagentId === undefined || ev.agentSessionId === undefined) return ev;
+  const parent = laneId(ev.agent, ev.agentSessionId);
+  for (const s of await b.sessions.list()) {
+    const kept = keptLane((await b.sessions.snapshot(s.id)).facets.lanes ?? {}, parent);
+    if (kept !== parent) return { ...ev, agentSessionId: familyOf(kept).slice(ev.agent.length + 1) };
+  }
+  return ev;
 }
 
 /** The calls of the last turn whose HTTP hook got no answer (unanswered.ts); a failure there is logged, never the hook's. */
