@@ -297,9 +297,11 @@ describe("baton hooks install / uninstall", () => {
     mkdirSync(dirname(config), { recursive: true });
     const configText = `{\n  "$schema": "https://opencode.ai/config.json",\n  "plugin": ["agent-baton"]\n}\n`;
     writeFileSync(config, configText);
+    // Not installed yet: it will be Baton's plugin, which runs nothing until OpenCode's next start installs it.
     expect(npmRoute()).toEqual([
-      expect.objectContaining({ scope: "project", id: "agent-baton", file: config, enabled: true, missing: [], willRun: true }),
+      expect.objectContaining({ scope: "project", id: "agent-baton", file: config, enabled: true, missing: [], willRun: false }),
     ]);
+    expect(npmRoute()[0].remaining).toEqual([expect.stringContaining("OpenCode has not installed agent-baton yet")]);
     expect(npmRoute()[0].notes[0]).toContain(`take "agent-baton" out of "plugin" in ${config}`);
     // Installed in OpenCode's cache: the module it loads is the package's exports["./server"].
     const pkg = join(home, ".cache", "opencode", "packages", "agent-baton@latest", "node_modules", "agent-baton");
@@ -326,6 +328,11 @@ describe("baton hooks install / uninstall", () => {
     expect(findings).toContainEqual(
       expect.objectContaining({ code: "hooks_installed_twice", fix: expect.stringContaining('take "agent-baton" out') }),
     );
+    // Not twice when the package loads nothing: an agent-baton from before its plugin, or a project listing OpenCode skips.
+    writeFileSync(join(pkg, "package.json"), JSON.stringify({ name: "agent-baton", main: "./dist/index.js" }));
+    expect(status(root, "opencode", env).filter((x) => x.twice)).toEqual([]);
+    writeFileSync(join(pkg, "package.json"), readFileSync(join(REPO, "package.json")));
+    expect(status(root, "opencode", { ...env, OPENCODE_DISABLE_PROJECT_CONFIG: "1" }).filter((x) => x.twice)).toEqual([]);
     // Uninstall removes the file Baton wrote, says the npm entry is still there, and leaves opencode.json as it was.
     const removed = uninstall(root, "opencode", [], env);
     expect(removed).toMatchObject({ changed: true, deleted: true });
@@ -340,8 +347,10 @@ describe("baton hooks install / uninstall", () => {
     const user = join(home, ".config", "opencode", "opencode.jsonc");
     mkdirSync(dirname(user), { recursive: true });
     writeFileSync(user, '{\n  // mine\n  "plugin": ["other", ["agent-baton@0.1.0", { "x": 1 }]],\n}\n');
-    expect(npmRoute()).toEqual([expect.objectContaining({ scope: "user", id: "agent-baton@0.1.0", file: user, willRun: true })]);
+    // Not installed by OpenCode yet: nothing runs until its next start does it.
+    expect(npmRoute()).toEqual([expect.objectContaining({ scope: "user", id: "agent-baton@0.1.0", file: user, willRun: false })]);
     expect(npmRoute()[0].notes[0]).toContain("packages/agent-baton@0.1.0/node_modules/agent-baton at its next start");
+    expect(npmRoute()[0].remaining[0]).toContain("OpenCode has not installed agent-baton@0.1.0 yet");
     // The file OPENCODE_CONFIG names.
     writeFileSync(user, "{}\n");
     const named = join(home, "team-opencode.json");

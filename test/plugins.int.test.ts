@@ -490,6 +490,7 @@ describe("the plugins' launcher (hooks/baton)", () => {
       ["CLAUDE_CONFIG_DIR", "settings.json", true],
       ["CLAUDE_CONFIG_DIR", join("plugins", "x", "hooks.json"), true],
       ["GEMINI_CLI_TRUSTED_FOLDERS_PATH", "", true],
+      ["OPENCODE_CONFIG", "", true],
       ["CODEX_HOME", "notes.md", false],
     ];
     for (const [name, rel, denied] of cases) expect(write(join(moved, rel), { [name]: moved }), `${name} ${rel}`).toBe(denied);

@@ -516,10 +516,12 @@ export async function hooksStatus(
       const npm = opencodeNpmInstalls(o);
       out.push(...files, ...npm.map((i) => opencodeNpmStatus(i, { ...o, scope: i.scope, shared: i.scope === "project" })));
       // Both routes at once: OpenCode loads the plugin file and the package (it keeps one per package name only).
+      // A package that is not Baton's plugin, or a listing OpenCode skips here, loads nothing.
+      const loaded = npm.find((i) => i.problem === undefined && opencodeReadiness({ ...o, scope: i.scope }).willRun);
       const withHooks = files.filter((f) => f.installed.length > 0);
-      if (npm[0] !== undefined && withHooks.length > 0) {
+      if (loaded !== undefined && withHooks.length > 0) {
         const note = opencodeTwiceNote(
-          npm[0],
+          loaded,
           withHooks.map((f) => f.file),
         );
         for (const s of out.filter((x) => x.agent === "opencode" && (x.route !== undefined || x.installed.length > 0))) {
@@ -760,6 +762,11 @@ function opencodeNpmStatus(i: OpencodeNpmInstall, place: HookPlaceOptions): Hook
     remaining.unshift(
       `${i.problem}. Remove ${dirname(dirname(i.packageDir))} so that OpenCode installs agent-baton again at its next start (it never updates a package it has installed).`,
     );
+  const pending = i.module === undefined && i.problem === undefined;
+  if (pending)
+    remaining.unshift(
+      `OpenCode has not installed ${i.spec} yet: it does at its next start (or \`opencode plugin ${i.spec}${i.scope === "user" ? " --global" : ""}\` now), from the registry npm is set to use; nothing runs until then.`,
+    );
   const where =
     i.module !== undefined
       ? `OpenCode loads ${i.module}`
@@ -778,7 +785,7 @@ function opencodeNpmStatus(i: OpencodeNpmInstall, place: HookPlaceOptions): Hook
     route: "plugin",
     id: i.spec,
     enabled: true,
-    willRun: i.problem === undefined && ready.willRun,
+    willRun: i.problem === undefined && !pending && ready.willRun,
     remaining,
   };
 }

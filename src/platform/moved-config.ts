@@ -19,6 +19,7 @@ const MOVED_CONFIG_VARS = [
   "QWEN_CODE_TRUSTED_FOLDERS_PATH",
   "GEMINI_CLI_TRUSTED_FOLDERS_PATH",
   "CLINE_DIR",
+  "OPENCODE_CONFIG",
 ] as const;
 
 /** Each variable's supervision files, relative to the folder it names (`^$`: the variable names the file itself). */
@@ -30,6 +31,8 @@ const MOVED_FILES: Record<(typeof MOVED_CONFIG_VARS)[number], RegExp> = {
   QWEN_CODE_TRUSTED_FOLDERS_PATH: /^$/,
   GEMINI_CLI_TRUSTED_FOLDERS_PATH: /^$/,
   CLINE_DIR: /^hooks(?:\/.*)?$/,
+  // OpenCode's config file for this run: its plugin list may name agent-baton.
+  OPENCODE_CONFIG: /^$/,
 };
 
 /**

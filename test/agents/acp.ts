@@ -26,8 +26,14 @@ export class AcpClient {
 
   constructor(cmd: string, args: string[], opts: { cwd: string; env: Record<string, string> }) {
     this.child = spawn(cmd, args, { cwd: opts.cwd, env: opts.env, stdio: ["pipe", "pipe", "pipe"] });
-    this.child.stderr.on("data", (d) => (this.stderr += d));
-    this.child.stdout.on("data", (d) => this.receive(String(d)));
+    // A CLI that is not there is an exit with no answers (below), not an unhandled error.
+    this.child.on("error", (err) => (this.stderr += `\n${String(err)}`));
+    this.child.stderr.setEncoding("utf8");
+    this.child.stdout.setEncoding("utf8");
+    this.child.stderr.on("data", (d: string) => (this.stderr += d));
+    this.child.stdout.on("data", (d: string) => this.receive(d));
+    // A write after the agent exited (an answer to its last request, a cancel) is lost, not a crash.
+    this.child.stdin.on("error", () => {});
     this.exited = new Promise((ok) =>
       this.child.on("close", (code) => {
         for (const p of this.pending.values())
@@ -83,12 +89,28 @@ export class AcpClient {
     this.child.stdin.write(`${JSON.stringify(msg)}\n`);
   }
 
-  request(method: string, params: unknown): Promise<any> {
+  /** A request, rejected when the agent exits or gives no answer within `ms`. */
+  request(method: string, params: unknown, ms = 150_000): Promise<any> {
     const id = this.nextId++;
     return new Promise((resolve, reject) => {
-      this.pending.set(id, { resolve, reject });
+      const timer = setTimeout(() => {
+        this.pending.delete(id);
+        reject(new Error(`no answer to ${method} within ${ms} ms\n${this.stderr.slice(-2000)}`));
+      }, ms);
+      const settle =
+        <T>(f: (v: T) => void) =>
+        (v: T) => {
+          clearTimeout(timer);
+          f(v);
+        };
+      this.pending.set(id, { resolve: settle(resolve), reject: settle(reject) });
       this.send({ jsonrpc: "2.0", id, method, params });
     });
+  }
+
+  /** Stop the agent at once (a test that failed before its `close`). */
+  kill(): void {
+    if (this.child.exitCode === null && this.child.signalCode === null) this.child.kill("SIGKILL");
   }
 
   notify(method: string, params: unknown): void {

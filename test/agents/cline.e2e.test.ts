@@ -17,7 +17,7 @@ import { join } from "node:path";
 import { afterAll, beforeAll, describe, expect, test } from "vitest";
 import { AcpClient } from "./acp.js";
 import { clineAcp, cline as driver } from "./drivers.js";
-import { type AgentRun, type Capture, Project } from "./harness.js";
+import { type AgentRun, type Capture, hookRunning, Project } from "./harness.js";
 import { agentCli, REPO, VERSIONS } from "./install.js";
 import { gate, MockModel, repeat, type Step } from "./mock-model.js";
 
@@ -93,8 +93,12 @@ describe(`${pin.package}@${pin.version} through Baton's hooks`, () => {
    * One Cline session over ACP (`cline --acp`), five prompts: a write; "undo that"; a shell
    * command; a prompt cancelled mid-turn (`session/cancel`); a prompt whose model request fails.
    */
+  /** The ACP session's agent, stopped after the tests whatever happened to them. */
+  let acpClient: AcpClient | undefined;
+
   async function acpStory(): Promise<void> {
     const acp = new AcpClient(cli, clineAcp.args, { cwd: p.root, env: { ...p.env, ...clineAcp.env() } });
+    acpClient = acp;
     try {
       await acp.initialize();
       const id = await acp.newSession(p.root);
@@ -108,7 +112,9 @@ describe(`${pin.package}@${pin.version} through Baton's hooks`, () => {
         } catch (err) {
           acpResults[name] = `error: ${String(err).slice(0, 300)}`;
         }
+        // Cline runs some hooks without waiting for them: at least 1.5 s, then until none runs.
         await new Promise((ok) => setTimeout(ok, 1500));
+        for (let i = 0; i < 300 && hookRunning(p.root, "cline"); i++) await new Promise((ok) => setTimeout(ok, 100));
         acpEvents[name] = p.captured().slice(before);
         note(`${name}: ${acpResults[name]} ${acpEvents[name]?.map((c) => c.event).join(",")}`);
       };
@@ -139,6 +145,8 @@ describe(`${pin.package}@${pin.version} through Baton's hooks`, () => {
 
   /** A headless task interrupted (SIGINT, as Ctrl-C) while it waits on the model. */
   async function interrupted(): Promise<void> {
+    // The ACP session's last hooks (run without waiting) first, so none is counted as this task's.
+    for (let i = 0; i < 300 && hookRunning(p.root, "cline"); i++) await new Promise((ok) => setTimeout(ok, 100));
     const before = p.captured().length;
     const held = gate();
     mock.play([{ op: "text", text: "Too late.", after: held.opened }], p.root);
@@ -161,7 +169,11 @@ describe(`${pin.package}@${pin.version} through Baton's hooks`, () => {
       i++
     )
       await new Promise((ok) => setTimeout(ok, 200));
-    acpEvents.interrupted = p.captured().slice(before);
+    const acp = acpSession();
+    acpEvents.interrupted = p
+      .captured()
+      .slice(before)
+      .filter((c) => acp === undefined || c.payload?.sessionContext?.rootSessionId !== acp);
     note(`interrupted: exit ${interruptedCode} ${acpEvents.interrupted.map((c) => c.event).join(",")}`);
   }
 
@@ -175,6 +187,7 @@ describe(`${pin.package}@${pin.version} through Baton's hooks`, () => {
   }
 
   afterAll(async () => {
+    acpClient?.kill();
     await mock.stop();
     if (!p) return;
     // Cline CLI leaves a hub daemon of its own running for the project (`cline

@@ -345,6 +345,14 @@ export const copilot: Driver = {
 /** The registry each project's OpenCode installs agent-baton from (the npm plugin route). */
 const registries = new Map<Project, LocalRegistry>();
 
+/** Stop the registries still serving (a test that failed before the plugin's uninstall). */
+export async function stopRegistries(): Promise<void> {
+  for (const [p, registry] of [...registries]) {
+    registries.delete(p);
+    await registry.stop();
+  }
+}
+
 /** OpenCode's directories in the private HOME (it reads XDG_* before HOME). */
 function opencodeDirs(home: string): Record<string, string> {
   return {
@@ -439,7 +447,9 @@ export const opencode: Driver = {
         config.plugin = (config.plugin as string[]).filter((s) => s !== "agent-baton");
         writeFileSync(file, `${JSON.stringify(config, null, 2)}\n`);
       }
-      void registries.get(p)?.stop();
+      const registry = registries.get(p);
+      registries.delete(p);
+      void registry?.stop();
     },
     mcpTool: { none: 'an OpenCode plugin module carries no MCP server (OpenCode reads MCP servers from opencode.json\'s "mcp")' },
   },

@@ -5,7 +5,18 @@
  * `captures/` (the `baton` shim does it), so a test sees which events fired and with what.
  */
 import { spawn, spawnSync } from "node:child_process";
-import { appendFileSync, chmodSync, existsSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from "node:fs";
+import {
+  appendFileSync,
+  chmodSync,
+  existsSync,
+  mkdirSync,
+  mkdtempSync,
+  readdirSync,
+  readFileSync,
+  realpathSync,
+  rmSync,
+  writeFileSync,
+} from "node:fs";
 import { tmpdir } from "node:os";
 import { dirname, join } from "node:path";
 import { type AgentName, REPO } from "./install.js";
@@ -248,4 +259,25 @@ export async function httpHookServer(p: Project): Promise<{ port: number; stop()
       writeFileSync(keyFile, keyText);
     },
   };
+}
+
+/**
+ * Whether a `baton hook <agent> [event]` process (or the shim before it) is running with its
+ * working directory in `root` (Linux's /proc): a hook an agent started and did not wait for
+ * (Cline CLI's), or one whose payload was captured but which has not answered yet.
+ */
+export function hookRunning(root: string, agent: string, event?: string): boolean {
+  const here = realpathSync(root);
+  for (const pid of readdirSync("/proc").filter((d) => /^\d+$/.test(d))) {
+    try {
+      const argv = readFileSync(`/proc/${pid}/cmdline`, "utf8").split("\0");
+      const at = argv.indexOf("hook");
+      if (at < 0 || argv[at + 1] !== agent || (event !== undefined && argv[at + 2] !== event)) continue;
+      const cwd = realpathSync(`/proc/${pid}/cwd`);
+      if (cwd === here || cwd.startsWith(`${here}/`)) return true;
+    } catch {
+      // gone meanwhile
+    }
+  }
+  return false;
 }

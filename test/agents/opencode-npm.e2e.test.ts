@@ -4,7 +4,9 @@
  * driven by the scripted model (suite.ts): the same story as the plugin file, then `baton hooks
  * status` sees the package, and taking it out of opencode.json removes it.
  */
-import { opencode } from "./drivers.js";
+import { afterAll } from "vitest";
+import { opencode, stopRegistries } from "./drivers.js";
 import { agentSuite } from "./suite.js";
 
 agentSuite(opencode, { route: "plugin" });
+afterAll(stopRegistries);

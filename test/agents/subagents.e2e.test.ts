@@ -16,7 +16,7 @@ import { cpSync, mkdirSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { afterAll, beforeAll, describe, expect, test } from "vitest";
 import { claude, copilot, type Driver, opencode, qwen } from "./drivers.js";
-import { type AgentRun, Project } from "./harness.js";
+import { type AgentRun, hookRunning, Project } from "./harness.js";
 import { agentCli, VERSIONS } from "./install.js";
 import { gate, MockModel } from "./mock-model.js";
 
@@ -96,7 +96,8 @@ for (const d of [claude, opencode, copilot, qwen] satisfies Driver[]) {
         );
         // Where the subagent runs in the background, the parent's turn ends (its Stop hook)
         // while the subagent still works: the lanes are read after that.
-        if (BACKGROUND.has(d.agent)) parentStopped = await until(() => p.captured().some((c) => c.event === "Stop"), HOLD_MS);
+        if (BACKGROUND.has(d.agent))
+          parentStopped = await until(() => p.captured().some((c) => c.event === "Stop") && !hookRunning(p.root, d.agent, "Stop"), HOLD_MS);
         lanesMidTurn = p.baton(["--json", "lanes"]).json();
       } finally {
         release.open();
