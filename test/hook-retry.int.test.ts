@@ -144,6 +144,8 @@ describe("falling back to the hook's own process", () => {
           input: JSON.parse(payload("claude", "pre-edit", { cwd: root, session: "s", call: "c" })).tool_input,
           callId: "toolu_01EditAppTs",
         },
+        // Where Claude Code's configuration is (the guard's; the server has not the agent's environment).
+        transcriptPath: "/home/dev/.claude/projects/-work-app/agent-session-1.jsonl",
       });
       expect(fake.heads[0]).toMatch(/^POST \/v1\/hooks\/claude\/PreToolUse HTTP\/1\.1\r\n/);
       expect(fake.heads[0]).toContain(`\r\nHost: 127.0.0.1:${fake.port}\r\n`);
