@@ -103,7 +103,8 @@ describe(`${pin.package}@${pin.version} through Baton's hooks`, () => {
       await acp.initialize();
       const id = await acp.newSession(p.root);
       await acp.request("session/set_model", { sessionId: id, modelId: clineAcp.model });
-      const prompt = async (name: string, text: string, steps: Step[]) => {
+      /** `expected`: a hook Cline runs without waiting for it, which this prompt must fire. */
+      const prompt = async (name: string, text: string, steps: Step[], expected?: string) => {
         const before = p.captured().length;
         mock.play(steps, p.root);
         marks[name] = mock.requests.length;
@@ -112,8 +113,16 @@ describe(`${pin.package}@${pin.version} through Baton's hooks`, () => {
         } catch (err) {
           acpResults[name] = `error: ${String(err).slice(0, 300)}`;
         }
-        // Cline runs some hooks without waiting for them: at least 1.5 s, then until none runs.
+        // Cline runs some hooks without waiting for them: at least 1.5 s, and for the one expected
+        // until it was sent (30 s at most), then until none runs.
         await new Promise((ok) => setTimeout(ok, 1500));
+        const sent = () =>
+          expected === undefined ||
+          p
+            .captured()
+            .slice(before)
+            .some((c) => c.event === expected);
+        for (let i = 0; i < 300 && !sent(); i++) await new Promise((ok) => setTimeout(ok, 100));
         for (let i = 0; i < 300 && hookRunning(p.root, "cline"); i++) await new Promise((ok) => setTimeout(ok, 100));
         acpEvents[name] = p.captured().slice(before);
         note(`${name}: ${acpResults[name]} ${acpEvents[name]?.map((c) => c.event).join(",")}`);
@@ -129,13 +138,18 @@ describe(`${pin.package}@${pin.version} through Baton's hooks`, () => {
         { op: "text", text: "Added." },
       ]);
       const held = gate();
-      const cancelled = prompt("acp4", "Take your time.", [{ op: "text", text: "Too late.", after: held.opened }]);
+      const cancelled = prompt("acp4", "Take your time.", [{ op: "text", text: "Too late.", after: held.opened }], "SessionShutdown");
       await mock.arrival(1);
       acp.cancel(id);
       await cancelled;
       held.open();
       runningAfter.acp4 = runningInLane(`cline:${acpSession()}`);
-      await prompt("acp5", "Try again.", repeat(12, { op: "text", text: "never", after: () => Promise.reject(new Error("model down")) }));
+      await prompt(
+        "acp5",
+        "Try again.",
+        repeat(12, { op: "text", text: "never", after: () => Promise.reject(new Error("model down")) }),
+        "TaskError",
+      );
       runningAfter.acp5 = runningInLane(`cline:${acpSession()}`);
     } finally {
       await acp.close();
