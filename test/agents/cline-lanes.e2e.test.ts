@@ -9,13 +9,13 @@
  * is still mid-turn: Baton refuses it naming A, and Cline's cancel ends B's task (Cline shows the
  * model no reason, so there is no retry as with the other agents).
  */
-import { mkdirSync, readdirSync, readFileSync } from "node:fs";
+import { mkdirSync } from "node:fs";
 import { join } from "node:path";
 import { afterAll, beforeAll, describe, expect, test } from "vitest";
 import { cline as driver } from "./drivers.js";
-import { type AgentRun, type Capture, Project } from "./harness.js";
+import { type AgentRun, type Capture, killClineHubDaemons, Project } from "./harness.js";
 import { agentCli, VERSIONS } from "./install.js";
-import { gate, MockModel, type Step } from "./mock-model.js";
+import { gate, holdUntil, MockModel, type Step } from "./mock-model.js";
 
 const pin = VERSIONS.cline;
 const HOLD_MS = 90_000;
@@ -31,23 +31,7 @@ describe(`lanes: ${pin.package}@${pin.version} twice at once in one checkout`, (
   let lanesMidTurn: any;
 
   function hold(what: string, done: Promise<unknown>): Promise<void> {
-    return new Promise((ok) => {
-      const timer = setTimeout(() => {
-        missed.push(what);
-        ok();
-      }, HOLD_MS);
-      done.then(
-        () => {
-          clearTimeout(timer);
-          ok();
-        },
-        (err) => {
-          clearTimeout(timer);
-          missed.push(`${what}: ${err}`);
-          ok();
-        },
-      );
-    });
+    return holdUntil(missed, what, done, HOLD_MS);
   }
 
   async function task(name: "a" | "b", prompt: string, steps: Step[]): Promise<void> {
@@ -115,13 +99,7 @@ describe(`lanes: ${pin.package}@${pin.version} twice at once in one checkout`, (
   afterAll(async () => {
     for (const m of Object.values(models)) await m.stop();
     if (!p) return;
-    for (const pid of hubDaemons(p.root)) {
-      try {
-        process.kill(pid, "SIGKILL");
-      } catch {
-        // gone already
-      }
-    }
+    killClineHubDaemons(p.root);
     if (!process.env.BATON_AGENT_KEEP) p.cleanup();
   });
 
@@ -173,18 +151,3 @@ describe(`lanes: ${pin.package}@${pin.version} twice at once in one checkout`, (
     ]);
   });
 });
-
-/** The pids of Cline CLI's hub daemons started for `root` (Linux: /proc). */
-function hubDaemons(root: string): number[] {
-  const pids: number[] = [];
-  for (const name of readdirSync("/proc")) {
-    if (!/^\d+$/.test(name)) continue;
-    try {
-      const argv = readFileSync(join("/proc", name, "cmdline"), "utf8").split("\0");
-      if (argv.includes("--cline-hub-daemon") && argv.some((a) => a === root || a.startsWith(`${root}/`))) pids.push(Number(name));
-    } catch {
-      // exited meanwhile, or not ours to read
-    }
-  }
-  return pids;
-}

@@ -12,12 +12,12 @@
  * With BATON_AGENT_FIXTURES=write the payloads go to test/fixtures/agents/cline/.
  */
 import { spawn } from "node:child_process";
-import { appendFileSync, mkdirSync, readdirSync, readFileSync, rmSync, writeFileSync } from "node:fs";
+import { appendFileSync, mkdirSync, rmSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { afterAll, beforeAll, describe, expect, test } from "vitest";
 import { AcpClient } from "./acp.js";
 import { clineAcp, cline as driver } from "./drivers.js";
-import { type AgentRun, type Capture, hookRunning, Project } from "./harness.js";
+import { type AgentRun, type Capture, hookRunning, killClineHubDaemons, Project } from "./harness.js";
 import { agentCli, REPO, VERSIONS } from "./install.js";
 import { gate, MockModel, repeat, type Step } from "./mock-model.js";
 
@@ -143,14 +143,14 @@ describe(`${pin.package}@${pin.version} through Baton's hooks`, () => {
       acp.cancel(id);
       await cancelled;
       held.open();
-      runningAfter.acp4 = runningInLane(`cline:${acpSession()}`);
+      runningAfter.acp4 = await stillRunning(`cline:${acpSession()}`);
       await prompt(
         "acp5",
         "Try again.",
         repeat(12, { op: "text", text: "never", after: () => Promise.reject(new Error("model down")) }),
         "TaskError",
       );
-      runningAfter.acp5 = runningInLane(`cline:${acpSession()}`);
+      runningAfter.acp5 = await stillRunning(`cline:${acpSession()}`);
     } finally {
       await acp.close();
       acpStderr = acp.stderr;
@@ -195,6 +195,15 @@ describe(`${pin.package}@${pin.version} through Baton's hooks`, () => {
     return acpEvents.acp1?.find((c) => c.payload?.sessionContext?.rootSessionId)?.payload.sessionContext.rootSessionId;
   }
 
+  /**
+   * Whether the lane's run is still running once the hook that ends it had time to (30 s at
+   * most): Cline does not wait for that hook, and its payload is captured before Baton handles it.
+   */
+  async function stillRunning(lane: string): Promise<boolean> {
+    for (let i = 0; i < 150 && runningInLane(lane); i++) await new Promise((ok) => setTimeout(ok, 200));
+    return runningInLane(lane);
+  }
+
   function runningInLane(lane: string): boolean {
     const all: any[] = p.baton(["--json", "session", "show", batonSession]).json().snapshot.facets.runs;
     return all.some((r) => r.lane === lane && r.status === "running");
@@ -206,13 +215,7 @@ describe(`${pin.package}@${pin.version} through Baton's hooks`, () => {
     if (!p) return;
     // Cline CLI leaves a hub daemon of its own running for the project (`cline
     // --cline-hub-daemon --cwd <repo>`) after a headless task: stop the ones this test started.
-    for (const pid of hubDaemons(p.root)) {
-      try {
-        process.kill(pid, "SIGKILL");
-      } catch {
-        // gone already
-      }
-    }
+    killClineHubDaemons(p.root);
     if (process.env.BATON_AGENT_FIXTURES === "write") saveFixtures(p);
     if (process.env.BATON_AGENT_KEEP) writeFileSync(join(p.base, "requests.jsonl"), mock.requests.map((r) => JSON.stringify(r)).join("\n"));
     else p.cleanup();
@@ -328,21 +331,6 @@ describe(`${pin.package}@${pin.version} through Baton's hooks`, () => {
 });
 
 /** The first payload of each event and tool, with this run's paths made stable. */
-/** The pids of Cline CLI's hub daemons started for `root` (Linux: /proc). */
-function hubDaemons(root: string): number[] {
-  const pids: number[] = [];
-  for (const name of readdirSync("/proc")) {
-    if (!/^\d+$/.test(name)) continue;
-    try {
-      const argv = readFileSync(join("/proc", name, "cmdline"), "utf8").split("\0");
-      if (argv.includes("--cline-hub-daemon") && argv.some((a) => a === root || a.startsWith(`${root}/`))) pids.push(Number(name));
-    } catch {
-      // exited meanwhile, or not ours to read
-    }
-  }
-  return pids;
-}
-
 function saveFixtures(p: Project): void {
   const dir = join(REPO, "test", "fixtures", "agents", "cline");
   rmSync(dir, { recursive: true, force: true });

@@ -281,3 +281,19 @@ export function hookRunning(root: string, agent: string, event?: string): boolea
   }
   return false;
 }
+
+/**
+ * Stop the hub daemons Cline CLI leaves running for a project after a headless task (`cline
+ * --cline-hub-daemon --cwd <repo>`, Linux's /proc): a test's own, whatever happened to it.
+ */
+export function killClineHubDaemons(root: string): void {
+  for (const pid of readdirSync("/proc").filter((d) => /^\d+$/.test(d))) {
+    try {
+      const argv = readFileSync(`/proc/${pid}/cmdline`, "utf8").split("\0");
+      if (argv.includes("--cline-hub-daemon") && argv.some((a) => a === root || a.startsWith(`${root}/`)))
+        process.kill(Number(pid), "SIGKILL");
+    } catch {
+      // exited meanwhile, or not ours to read or stop
+    }
+  }
+}

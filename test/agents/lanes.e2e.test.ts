@@ -17,7 +17,7 @@ import { afterAll, beforeAll, describe, expect, test } from "vitest";
 import { claude, codex, type Driver } from "./drivers.js";
 import { type AgentRun, Project } from "./harness.js";
 import { agentCli, VERSIONS } from "./install.js";
-import { gate, type LoggedRequest, MockModel, repeat, type Step, toolResults } from "./mock-model.js";
+import { gate, holdUntil, type LoggedRequest, MockModel, repeat, type Step, toolResults } from "./mock-model.js";
 
 const FILES: Record<string, string> = { "a.txt": "one\n", "README.md": "# demo\n" };
 const FAIL_CMD = "cat does-not-exist.txt";
@@ -54,23 +54,7 @@ describe(`lanes: ${VERSIONS.claude.package}@${VERSIONS.claude.version} twice and
 
   /** Resolves when `what` happened, or after HOLD_MS (noted in `missed`), so no agent waits forever. */
   function hold(what: string, done: Promise<unknown>): Promise<void> {
-    return new Promise((ok) => {
-      const timer = setTimeout(() => {
-        missed.push(what);
-        ok();
-      }, HOLD_MS);
-      done.then(
-        () => {
-          clearTimeout(timer);
-          ok();
-        },
-        (err) => {
-          clearTimeout(timer);
-          missed.push(`${what}: ${err}`);
-          ok();
-        },
-      );
-    });
+    return holdUntil(missed, what, done, HOLD_MS);
   }
 
   async function turn(name: string, ag: Agent, prompt: string, steps: Step[], resume = false): Promise<AgentRun> {

@@ -61,6 +61,30 @@ export function gate(): { opened: Promise<void>; open(): void } {
   return { opened, open };
 }
 
+/**
+ * Resolves when `done` settles, or after `ms` (noting `what` in `missed`), so a step held on
+ * another agent's progress never waits forever: a test then fails on `missed`, not a timeout.
+ */
+export function holdUntil(missed: string[], what: string, done: Promise<unknown>, ms: number): Promise<void> {
+  return new Promise((ok) => {
+    const timer = setTimeout(() => {
+      missed.push(what);
+      ok();
+    }, ms);
+    done.then(
+      () => {
+        clearTimeout(timer);
+        ok();
+      },
+      (err) => {
+        clearTimeout(timer);
+        missed.push(`${what}: ${err}`);
+        ok();
+      },
+    );
+  });
+}
+
 /** A step repeated `n` times. */
 export function repeat(n: number, step: Step): Step[] {
   return Array.from({ length: n }, () => step);
