@@ -37,7 +37,62 @@ describe("jsonBoundsProblem", () => {
   });
 });
 
+/** The definition canonicalJson keeps byte for byte: JSON.stringify through a key-sorting replacer. */
+const sortedCopy = (v: unknown): string | undefined =>
+  JSON.stringify(v, (_k, x: unknown) => {
+    if (!x || typeof x !== "object" || Array.isArray(x)) return x;
+    const o: Record<string, unknown> = {};
+    for (const k of Object.keys(x).sort()) o[k] = (x as Record<string, unknown>)[k];
+    return o;
+  });
+
+const awkwardKey = fc.oneof(
+  fc.string(),
+  fc.constantFrom("0", "1", "10", "2", "4294967294", "4294967295", "01", "-1", "__proto__", "a", "B", ""),
+);
+const awkward = fc.letrec((tie) => ({
+  value: fc.oneof(
+    { depthSize: "small" },
+    fc.jsonValue({ maxDepth: 2 }),
+    fc.double(),
+    fc.constant(undefined),
+    fc.array(tie("value"), { maxLength: 4 }),
+    fc.dictionary(awkwardKey, tie("value"), { maxKeys: 6 }),
+  ),
+})).value;
+
 describe("canonicalJson", () => {
+  it("is JSON.stringify with keys sorted, for values in any key order and for their sorted copies (property)", () => {
+    fc.assert(
+      fc.property(fc.oneof(fc.jsonValue({ maxDepth: 6 }), awkward), (v) => {
+        const expected = sortedCopy(v) ?? "null";
+        expect(canonicalJson(v)).toBe(expected);
+        expect(canonicalJson(v, JSON.stringify(v))).toBe(expected);
+        // The same value parsed back from canonical text has its keys in order (own "__proto__" keys included).
+        const sorted = JSON.parse(expected) as unknown;
+        expect(canonicalJson(sorted, JSON.stringify(sorted))).toBe(sortedCopy(sorted) ?? "null");
+      }),
+      { numRuns: 2000 },
+    );
+  });
+
+  it("takes toJSON, boxed values, an own __proto__ key and integer-like keys as the sorted copy does", () => {
+    const own = JSON.parse('{"__proto__":{"b":1},"a":2}') as unknown;
+    const cases: unknown[] = [
+      { when: new Date(0), a: 1 },
+      { s: Object("boxed"), n: Object(3) },
+      own,
+      { 10: "x", 2: "y", b: 1, a: 0 },
+      { a: [undefined, () => 1, Symbol("s")], b: undefined, c: Number.NaN, d: -0 },
+      Object.assign(Object.create(null), { a: 1, b: 2 }),
+      [{ toJSON: () => ({ z: 1, y: 2 }) }],
+    ];
+    for (const v of cases) {
+      expect(canonicalJson(v)).toBe(sortedCopy(v));
+      expect(canonicalJson(v, JSON.stringify(v))).toBe(sortedCopy(v));
+    }
+  });
+
   it("throws a RangeError past 1,000 levels instead of overflowing the stack", () => {
     expect(() => canonicalJson(nest(999))).not.toThrow();
     expect(() => canonicalJson(JSON.parse(`${"[".repeat(50_000)}${"]".repeat(50_000)}`))).toThrow(RangeError);

@@ -121,8 +121,10 @@ export interface JournalQueries {
   insertEvents(rows: readonly EventRow[], session: SessionMove): Promise<void>;
   /**
    * `insertEvents` (and `putSnapshot` when given) as a compare-and-set on the session's row:
-   * only when the row is still at `expect` (its lastSeq and flow: nobody appended since the
-   * caller folded its events from a state it kept). False, changing nothing, when it moved.
+   * only when the row is still at `expect` (its lastSeq: nobody appended since the caller folded
+   * its events from a state it kept). False, changing nothing, when it moved. A session's flow
+   * is fixed when it starts, so `expect.flow` is a check a backend may make (PostgreSQL's row
+   * update does) or take as given (SQLite's primary key on seq makes the check).
    * Needs no held read before it, so an append whose state is cached is one statement
    * (PostgreSQL: a `oneStatement` transaction, one round trip instead of four).
    */

@@ -41,9 +41,45 @@ export function jsonBoundsProblem(value: unknown, limits: { depth: number; nodes
 /** Deeper than this, canonicalJson throws rather than overflow the stack (edges check far less). */
 const CANONICAL_MAX_DEPTH = 1_000;
 
-/** JSON with object keys sorted at every depth: equal values give equal text. */
-export function canonicalJson(value: unknown): string {
+/**
+ * JSON with object keys sorted at every depth: equal values give equal text. `json`, when the
+ * caller has it, is `JSON.stringify(value)`: a value whose keys are already in order (most
+ * are: event data, hook payloads) is then answered with that text, one walk of the value and
+ * no text built (an append hashes its body this way).
+ */
+export function canonicalJson(value: unknown, json?: string): string {
+  if (inCanonicalOrder(value, 0)) return json ?? JSON.stringify(value) ?? "null";
   return canonicalWrite(value, 0) ?? "null";
+}
+
+/** Deeper than this the order is not checked: canonicalWrite answers (and refuses past its limit). */
+const IN_ORDER_MAX_DEPTH = 64;
+
+/**
+ * Whether JSON.stringify(v) is already v's canonical text: plain objects and arrays only (no
+ * toJSON, no boxed primitive, no own "__proto__"), every object's keys in canonicalWrite's order.
+ */
+function inCanonicalOrder(v: unknown, depth: number): boolean {
+  if (typeof v !== "object" || v === null) return true;
+  if (depth >= IN_ORDER_MAX_DEPTH) return false;
+  if (Array.isArray(v)) {
+    if (typeof (v as { toJSON?: unknown }).toJSON === "function") return false;
+    for (let i = 0; i < v.length; i++) if (!inCanonicalOrder(v[i], depth + 1)) return false;
+    return true;
+  }
+  const proto = Object.getPrototypeOf(v);
+  if (proto !== Object.prototype && proto !== null) return false;
+  const o = v as Record<string, unknown>;
+  if (typeof o.toJSON === "function") return false;
+  const keys = Object.keys(o);
+  let n = 0; // the leading index keys keep their order; the rest must be sorted
+  while (n < keys.length && isIndexKey(keys[n] as string)) n++;
+  for (let i = 0; i < keys.length; i++) {
+    const k = keys[i] as string;
+    if (k === "__proto__" || (i > n && !((keys[i - 1] as string) < k))) return false;
+    if (!inCanonicalOrder(o[k], depth + 1)) return false;
+  }
+  return true;
 }
 
 // Byte-for-byte what JSON.stringify with a key-sorting replacer produced (so stored body hashes

@@ -356,15 +356,18 @@ export function journalContract(name: string, factory: StoreFactory): void {
         store.backend.transaction("write", (tx) => tx.insertEventsAt(expect, [row(seq)], move(seq)), { oneStatement: true });
       expect(await put({ lastSeq: 1, flow: "task" }, 2), "at seq 1: stored").toBe(true);
       expect(await put({ lastSeq: 1, flow: "task" }, 2), "no longer at seq 1").toBe(false);
-      expect(await put({ lastSeq: 2, flow: "live-variant" }, 3), "another flow").toBe(false);
-      expect(await put({ lastSeq: 2, flow: "task" }, 3)).toBe(true);
+      await b.events.append("t", { type: "note:added", data: { text: "by another writer" } }); // seq 3
+      expect(await put({ lastSeq: 2, flow: "task" }, 3), "another writer appended since").toBe(false);
+      expect(await put({ lastSeq: 3, flow: "task" }, 4)).toBe(true);
       const { events } = await b.events.list("t");
       expect(events.map((e) => [e.seq, e.id])).toEqual([
         [1, events[0]!.id],
         [2, "ev-2"],
-        [3, "ev-3"],
+        [3, events[2]!.id],
+        [4, "ev-4"],
       ]);
-      expect((await b.sessions.snapshot("t")).lastSeq).toBe(3);
+      expect(events[2]!.data).toEqual({ text: "by another writer" });
+      expect((await b.sessions.snapshot("t")).lastSeq).toBe(4);
     });
   });
 }

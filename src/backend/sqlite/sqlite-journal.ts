@@ -19,6 +19,11 @@ const SESSION_COLUMNS = `s.id, s.flow, s.title, s.phase, s.status, s.created_at,
   coalesce((SELECT e.at FROM events e WHERE e.session_id = s.id AND e.seq > s.last_seq ORDER BY e.seq DESC LIMIT 1), s.updated_at) AS updated_at,
   ${SESSION_LAST_SEQ} AS last_seq`;
 
+const INSERT_EVENTS = "INSERT INTO events (session_id, seq, id, type, actor, data, revision, at, body_hash, outcome) VALUES";
+/** 50 rows (500 values) a statement: past that, binding costs more than the calls it saves. */
+const ROWS_PER_INSERT = 50;
+const INSERT_MANY = `${INSERT_EVENTS} ${Array(ROWS_PER_INSERT).fill("(?, ?, ?, ?, ?, ?, ?, ?, ?, ?)").join(", ")}`;
+
 export class SqliteJournalQueries implements JournalQueries {
   readonly #stmt: Prepare;
   constructor(stmt: Prepare) {
@@ -68,13 +73,14 @@ export class SqliteJournalQueries implements JournalQueries {
     snapshot?: SnapshotRow,
   ): Promise<boolean> {
     // Under the write lock, one statement: the first event goes in only where the session is
-    // still at `expect` (its newest event, its flow), so the check costs no read of its own.
+    // still at `expect`. A session's seqs run 1, 2, 3… with no gap (only this journal inserts
+    // events, always at the newest + 1, and none is ever deleted) and its flow never changes,
+    // so "seq lastSeq + 1 is free" is "nobody appended since": the primary key checks it, and
+    // the statement reads nothing first (an INSERT … SELECT that read the events' newest seq
+    // cost twice as much).
     const r = rows[0];
-    if (!r) return false;
-    const first = this.#stmt(
-      `INSERT INTO events (session_id, seq, id, type, actor, data, revision, at, body_hash, outcome)
-       SELECT ?, ?, ?, ?, ?, ?, ?, ?, ?, ? FROM sessions s WHERE s.id = ? AND s.flow = ? AND ${SESSION_LAST_SEQ} = ?`,
-    ).run(
+    if (!r || r.seq !== expect.lastSeq + 1) return false;
+    const first = this.#stmt(`${INSERT_EVENTS} (?, ?, ?, ?, ?, ?, ?, ?, ?, ?) ON CONFLICT (session_id, seq) DO NOTHING`).run(
       r.sessionId,
       r.seq,
       r.id,
@@ -85,9 +91,6 @@ export class SqliteJournalQueries implements JournalQueries {
       r.at,
       r.bodyHash,
       r.outcome,
-      session.id,
-      expect.flow,
-      expect.lastSeq,
     );
     if (first.changes === 0) return false;
     this.#insertRows(rows, 1);
@@ -95,12 +98,33 @@ export class SqliteJournalQueries implements JournalQueries {
     if (snapshot) await this.putSnapshot(snapshot);
     return true;
   }
+  /** Rows go in ROWS_PER_INSERT to a statement (a batch pays a call per 50 rows, not per row), the rest one by one. */
   #insertRows(rows: readonly EventRow[], from: number): void {
-    if (rows.length <= from) return;
-    const stmt = this.#stmt(
-      "INSERT INTO events (session_id, seq, id, type, actor, data, revision, at, body_hash, outcome) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
-    );
-    for (let i = from; i < rows.length; i++) {
+    let i = from;
+    if (rows.length - i >= ROWS_PER_INSERT) {
+      const many = this.#stmt(INSERT_MANY);
+      const args: unknown[] = new Array(ROWS_PER_INSERT * 10);
+      for (; rows.length - i >= ROWS_PER_INSERT; i += ROWS_PER_INSERT) {
+        for (let k = 0; k < ROWS_PER_INSERT; k++) {
+          const r = rows[i + k] as EventRow;
+          const a = k * 10;
+          args[a] = r.sessionId;
+          args[a + 1] = r.seq;
+          args[a + 2] = r.id;
+          args[a + 3] = r.type;
+          args[a + 4] = r.actor;
+          args[a + 5] = r.data;
+          args[a + 6] = r.revision;
+          args[a + 7] = r.at;
+          args[a + 8] = r.bodyHash;
+          args[a + 9] = r.outcome;
+        }
+        many.run(args);
+      }
+    }
+    if (i >= rows.length) return;
+    const stmt = this.#stmt(`${INSERT_EVENTS} (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`);
+    for (; i < rows.length; i++) {
       const r = rows[i] as EventRow;
       stmt.run(r.sessionId, r.seq, r.id, r.type, r.actor, r.data, r.revision, r.at, r.bodyHash, r.outcome);
     }

@@ -105,7 +105,7 @@ export class Journal {
    * Run `hook` for every appended event inside the append's own transaction, so what it
    * writes (the queue's work items) commits or rolls back with the event. `acts` says, before
    * the transaction, whether it will write anything for an event (default: always): an append
-   * no hook acts on can be a single statement.
+   * no hook acts on can be a single statement, and `hook` runs only for the events it acts on.
    */
   addAppendHook(hook: AppendHook, acts: AppendHookActs = () => true): void {
     this.#hooks.push({ run: hook, acts });
@@ -474,7 +474,8 @@ export class Journal {
   async #runHooks(tx: StoreTx, flow: FlowDefinition, results: readonly AppendResult[]): Promise<void> {
     for (const r of results) {
       if (r.duplicate) continue;
-      for (const hook of this.#hooks) await hook.run(tx, flow, r.event, r.outcome);
+      // A hook runs only for the events it acts on: most events cost it no await.
+      for (const hook of this.#hooks) if (hook.acts(flow, r.event, r.outcome)) await hook.run(tx, flow, r.event, r.outcome);
     }
   }
 
@@ -501,7 +502,12 @@ export class Journal {
     for (const [index, input] of inputs.entries()) {
       const ev = normalise(input, index, inputs.length);
       const actor = ev.actor ?? "user";
-      const bodyHash = sha256(canonicalJson({ type: ev.type, actor, data: ev.data, revision: ev.revision ?? null }));
+      // The stored text is the data as given; its hash is over the canonical body (keys sorted),
+      // which is that same text whenever the data's keys are already in order.
+      const dataText = JSON.stringify(ev.data);
+      const bodyHash = sha256(
+        `{"actor":${JSON.stringify(actor)},"data":${canonicalJson(ev.data, dataText)},"revision":${ev.revision ?? null},"type":${JSON.stringify(ev.type)}}`,
+      );
       const id = ev.id ?? `ev_${timeOrderedId()}`;
       // A generated id is fresh: only a caller-supplied id can repeat one in this batch or the journal.
       const prior = ev.id === undefined ? undefined : (inBatch.get(id) ?? (fresh.has(id) ? undefined : await lookup?.(id)));
@@ -561,7 +567,7 @@ export class Journal {
         id,
         type: ev.type,
         actor,
-        data: JSON.stringify(data),
+        data: dataText,
         revision: ev.revision ?? null,
         at,
         bodyHash,
