@@ -138,10 +138,17 @@ export function isTerminal(flow: FlowDefinition, phase: string, deadline: string
   return false;
 }
 
-/** Every event name the flow knows, in any phase or globally. */
-export function flowEvents(flow: FlowDefinition): Set<string> {
-  const names = new Set(Object.keys(flow.global ?? {}));
-  for (const def of Object.values(flow.phases)) for (const n of Object.keys(def.on ?? {})) names.add(n);
+const EVENT_NAMES = new WeakMap<FlowDefinition, ReadonlySet<string>>();
+
+/** Every event name the flow knows, in any phase or globally (worked out once per definition: every append of a flow event asks). */
+export function flowEvents(flow: FlowDefinition): ReadonlySet<string> {
+  let names = EVENT_NAMES.get(flow);
+  if (!names) {
+    const all = new Set(Object.keys(flow.global ?? {}));
+    for (const def of Object.values(flow.phases)) for (const n of Object.keys(def.on ?? {})) all.add(n);
+    names = all;
+    EVENT_NAMES.set(flow, names);
+  }
   return names;
 }
 
