@@ -1,16 +1,18 @@
 /**
- * The body hash an append stores (the sha256 of its canonical body: type, actor, data with keys
- * sorted, revision) is what makes a re-sent event id a duplicate rather than a conflict, so it
- * must never change for the same event: a journal written by an earlier build keeps recognising
- * re-sends. The hashes below were stored by the build before the append hashed from the data's
- * own text; the stored data keeps the caller's key order.
+ * An event's body hash (the sha256 of its canonical body: type, actor, data with keys sorted,
+ * revision) is what makes a re-sent event id a duplicate rather than a conflict, so it must never
+ * change for the same event: a journal written by an earlier build keeps recognising re-sends.
+ * The hashes below were stored by the build before the append hashed from the data's own text
+ * and left events with generated ids unhashed; the stored data keeps the caller's key order.
  */
 import { join } from "node:path";
 import BetterSqlite3 from "better-sqlite3";
 import { afterEach, describe, expect, it } from "vitest";
+import { type RawEvent, toEvent } from "../src/backend/rows.js";
 import { openBaton } from "../src/compose.js";
 import type { EventInput } from "../src/core/types.js";
 import { isBatonError } from "../src/index.js";
+import { storedBodyHash } from "../src/services/journal/rows.js";
 import { cleanupDirs, tempDir } from "./helpers.js";
 
 afterEach(() => cleanupDirs());
@@ -40,7 +42,7 @@ const STORED: [string, string][] = [
   ["f37c5270e791be23af93b1d9f8f3995705cf9b643f2569fe9d2db8d44508c33e", '{"reason":"w","decision":"d"}'],
 ];
 
-describe("an event's stored body hash", () => {
+describe("an event's body hash", () => {
   it("is the one earlier builds stored, whatever the order of the data's keys; the data keeps its own order", async () => {
     const root = tempDir();
     const baton = await openBaton({ root });
@@ -59,13 +61,35 @@ describe("an event's stored body hash", () => {
     }
     const db = new BetterSqlite3(join(root, ".baton", "baton.db"), { readonly: true });
     try {
-      const rows = db.prepare("SELECT body_hash, data FROM events WHERE session_id = 's1' AND seq > 1 ORDER BY seq").all() as {
-        body_hash: string;
-        data: string;
-      }[];
-      expect(rows.map((r) => [r.body_hash, r.data])).toEqual(STORED);
+      const rows = (db.prepare("SELECT * FROM events WHERE session_id = 's1' AND seq > 1 ORDER BY seq").all() as RawEvent[]).map(toEvent);
+      expect(rows.map((r) => [storedBodyHash(r), r.data])).toEqual(STORED);
+      // Hashed when appended only where the caller chose the id; the others are worked out when asked.
+      expect(rows.map((r) => r.bodyHash !== "")).toEqual([false, false, false, false, false, true]);
     } finally {
       db.close();
+    }
+  });
+
+  it("of an event whose id was generated, is worked out when that id is sent again: the same body is a duplicate, another a conflict", async () => {
+    const root = tempDir();
+    const baton = await openBaton({ root });
+    try {
+      await baton.sessions.start({ flow: "task", id: "s1" });
+      const first = await baton.events.append("s1", { type: "note", data: { z: 1, a: { y: 2, b: [1, "é"] } }, revision: 3 });
+      const id = first.event.id;
+      const same = await baton.events.append("s1", { id, type: "note", data: { a: { b: [1, "é"], y: 2 }, z: 1 }, revision: 3 });
+      expect(same).toMatchObject({ duplicate: true, event: { seq: first.event.seq } });
+      for (const other of [
+        { id, type: "note", data: { z: 1, a: { y: 2, b: [1, "e"] } }, revision: 3 },
+        { id, type: "note", data: { z: 1, a: { y: 2, b: [1, "é"] } }, revision: 4 },
+        { id, type: "note", actor: "agent", data: { z: 1, a: { y: 2, b: [1, "é"] } }, revision: 3 },
+      ]) {
+        const err = await baton.events.append("s1", other).catch((e: unknown) => e);
+        expect(isBatonError(err, "conflict"), JSON.stringify(other)).toBe(true);
+      }
+      expect((await baton.events.list("s1")).events).toHaveLength(2);
+    } finally {
+      await baton.close();
     }
   });
 });

@@ -11,7 +11,7 @@
  */
 import type { Backend, EventRow, SessionMove, SessionRow, SnapshotRow, StoreTx } from "../../backend/contract.js";
 import { sessionKey } from "../../backend/contract.js";
-import { canonicalJson, sha256, timeOrderedId } from "../../core/canonical.js";
+import { timeOrderedId } from "../../core/canonical.js";
 import { isFacetEvent, validateFacetData } from "../../core/facets.js";
 import { decide, type FlowDefinition, flowEvents, isTerminal, type TransitionDecision } from "../../core/flows/flow.js";
 import { emptySnapshot, foldEvent } from "../../core/session/fold.js";
@@ -19,7 +19,19 @@ import type { AppendResult, Diagnostic, EventInput, EventOutcome, JournalEvent, 
 import { BatonError, badInput, isBatonError } from "../../errors.js";
 import type { FlowRegistry } from "../flows.js";
 import { exportRows, type RebuildResult, rebuildSession, type SnapshotCheck, verifySnapshot } from "./repair.js";
-import { type Folded, findPrior, generateSessionId, loadFolded, loadSnapshot, normalise, notFound, parseRow, snapshotRow } from "./rows.js";
+import {
+  bodyHash,
+  type Folded,
+  findPrior,
+  generateSessionId,
+  loadFolded,
+  loadSnapshot,
+  normalise,
+  notFound,
+  parseRow,
+  snapshotRow,
+  storedBodyHash,
+} from "./rows.js";
 
 const NONE: ReadonlySet<string> = new Set();
 
@@ -506,17 +518,14 @@ export class Journal {
     for (const [index, input] of inputs.entries()) {
       const ev = normalise(input, index, inputs.length);
       const actor = ev.actor ?? "user";
-      // The stored text is the data as given; its hash is over the canonical body (keys sorted),
-      // which is that same text whenever the data's keys are already in order.
       const dataText = JSON.stringify(ev.data);
-      const bodyHash = sha256(
-        `{"actor":${JSON.stringify(actor)},"data":${canonicalJson(ev.data, dataText)},"revision":${ev.revision ?? null},"type":${JSON.stringify(ev.type)}}`,
-      );
+      // A generated id is fresh: only a caller-supplied id can repeat one in this batch or the
+      // journal, so only such an event is hashed now (storedBodyHash works out the others').
+      const hash = ev.id === undefined ? "" : bodyHash(ev.type, actor, ev.data, dataText, ev.revision);
       const id = ev.id ?? `ev_${timeOrderedId()}`;
-      // A generated id is fresh: only a caller-supplied id can repeat one in this batch or the journal.
       const prior = ev.id === undefined ? undefined : (inBatch.get(id) ?? (fresh.has(id) ? undefined : await lookup?.(id)));
       if (prior) {
-        if (prior.row.bodyHash !== bodyHash) {
+        if (storedBodyHash(prior.row) !== hash) {
           throw new BatonError(
             "conflict",
             `event id "${id}" was already appended as seq ${prior.row.seq} with a different body; nothing was appended. Use a new id for a new event`,
@@ -538,12 +547,7 @@ export class Journal {
             flow: flow.name,
           });
         }
-        decision = decide(
-          flow,
-          snap,
-          { type: ev.type, data, ...(ev.revision !== undefined ? { revision: ev.revision } : {}) },
-          now,
-        );
+        decision = decide(flow, snap, { type: ev.type, data, ...(ev.revision !== undefined ? { revision: ev.revision } : {}) }, now);
         if (decision.kind === "invalid") {
           throw new BatonError("invalid_transition", `${decision.reason}; nothing was appended`, {
             sessionId,
@@ -574,7 +578,7 @@ export class Journal {
         data: dataText,
         revision: ev.revision ?? null,
         at,
-        bodyHash,
+        bodyHash: hash,
         outcome,
       };
       rows.push(row);

@@ -4,7 +4,7 @@
  * functions over a transaction, used by the journal (journal.ts).
  */
 import type { EventRow, SessionRow, SnapshotRow, StoreTx } from "../../backend/contract.js";
-import { checksum, jsonBoundsProblem, randomHex } from "../../core/canonical.js";
+import { canonicalJson, checksum, jsonBoundsProblem, randomHex, sha256 } from "../../core/canonical.js";
 import { isFacetEvent } from "../../core/facets.js";
 import type { FlowDefinition } from "../../core/flows/flow.js";
 import { redactJson } from "../../core/redaction/redact.js";
@@ -58,6 +58,32 @@ export function normalise(input: EventInput, index: number, total: number): Even
   if (problem) throw badInput(`event data${where}: ${problem}`);
   // Secrets are removed before anything is stored: event data carries hook payloads and user text.
   return { ...input, data: redactJson(data) as JsonObject };
+}
+
+/**
+ * The sha256 of an event's canonical body (type, actor, data with its keys sorted, revision):
+ * what tells a re-sent id's repeat (the same hash) from a conflict. `dataText` is
+ * JSON.stringify(data), the text stored: the canonical form is that text whenever the data's
+ * keys are already in order.
+ */
+export function bodyHash(type: string, actor: string, data: JsonObject, dataText: string, revision: number | null | undefined): string {
+  return sha256(
+    `{"actor":${JSON.stringify(actor)},"data":${canonicalJson(data, dataText)},"revision":${revision ?? null},"type":${JSON.stringify(type)}}`,
+  );
+}
+
+/**
+ * A stored event's body hash. An event appended with an id Baton generated is stored without one
+ * (no caller can have sent that id before, so the hash is worked out only if one ever sends it):
+ * it is worked out here from the row, whose data is the JSON text the hash was to be taken over.
+ * An unreadable row gives "", which matches no body.
+ */
+export function storedBodyHash(row: EventRow): string {
+  if (row.bodyHash !== "") return row.bodyHash;
+  const parsed = parseRow(row);
+  if (!("event" in parsed)) return "";
+  const e = parsed.event;
+  return bodyHash(e.type, e.actor, e.data, row.data, e.revision);
 }
 
 export async function findPrior(tx: StoreTx, sessionId: string, id: string): Promise<{ row: EventRow; result: AppendResult } | undefined> {
