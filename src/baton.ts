@@ -25,6 +25,7 @@ import type {
 } from "./api.js";
 import { randomHex } from "./core/canonical.js";
 import type { LedgerInput, LedgerNode } from "./core/ledger/nodes.js";
+import { loadRedaction } from "./core/redaction/load.js";
 import { refusePlaceholder } from "./core/shell.js";
 import type { AppendResult, JsonObject } from "./core/types.js";
 import { badInput } from "./errors.js";
@@ -188,8 +189,10 @@ export function createBaton(s: Services): Baton {
     unpause: async (id, opts = {}) => (await s.spiral()).unpause(id, opts),
   };
 
-  const failed = (err: unknown): undefined => {
-    s.ledgerHealth.recordFailure(err);
+  const failed = async (err: unknown): Promise<undefined> => {
+    // The ledger's own module did not load: the redaction engine may not have been loaded either.
+    const redaction = await loadRedaction().catch(() => undefined);
+    s.ledgerHealth.recordFailure(err, redaction?.redactText);
     return undefined;
   };
   const ledger: Ledger = {
@@ -199,7 +202,7 @@ export function createBaton(s: Services): Baton {
         if (loaded) return loaded.record(id, input);
         return s.ledger().then((svc) => svc.record(id, input), failed);
       } catch (err) {
-        return Promise.resolve(failed(err));
+        return failed(err);
       }
     },
     list: async (id, opts = {}) => (await s.ledger()).list(id, opts),

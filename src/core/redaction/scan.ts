@@ -16,7 +16,7 @@
  *
  * Longer than the house's ~400 lines: one pass over the text; splitting it would split the loop every rule depends on.
  */
-import { automaton, CLASS, K as CLASSES, OUT, ROW, UNKNOWN } from "./automaton.js";
+import { type Automaton, automaton, CLASS, K as CLASSES, OUT, ROW, UNKNOWN } from "./automaton.js";
 import { detached, keyClass, remembered, weakSecretKey } from "./keys.js";
 import { PROVIDERS } from "./providers.js";
 
@@ -204,11 +204,18 @@ const WORDS: readonly (readonly [string, number])[] = [
 /** Words that make the name holding them worth a rule's look (`Scan.names`). */
 const NAME_WORDS = W.HINT | W.BASIC;
 
-const AC = automaton([
-  ...WORDS.map(([text, bits]) => ({ text, bits, id: -1 })),
-  ...PROVIDERS.flatMap((r, id) => (r.scanned ? r.hints.map((text) => ({ text, bits: PROVIDER, id })) : [])),
-]);
-const { delta: DELTA, rowBits: ROW_BITS, ids: IDS, resolve } = AC;
+/**
+ * The automaton of the words and the provider rules' literals, built by the first scan: a process
+ * that never redacts (`baton status`) does not pay for it (~2 ms).
+ */
+let AC: Automaton | undefined;
+function wordAutomaton(): Automaton {
+  AC ??= automaton([
+    ...WORDS.map(([text, bits]) => ({ text, bits, id: -1 })),
+    ...PROVIDERS.flatMap((r, id) => (r.scanned ? r.hints.map((text) => ({ text, bits: PROVIDER, id })) : [])),
+  ]);
+  return AC;
+}
 
 // ---------------------------------------------------------------------------------------------
 // The scan
@@ -237,8 +244,10 @@ export function scanText(text: string): Scan {
   const s: Scan = { marks: 0, words: 0, names: [], runs: [], runRules: [], colons: 0, lastEq: -1 };
   // The tables in locals: the loop reads them for every character.
   const table = TABLE;
-  const delta = DELTA;
-  const out = ROW_BITS;
+  const ac = AC ?? wordAutomaton();
+  const delta = ac.delta;
+  const out = ac.rowBits;
+  const resolve = ac.resolve;
   let marks = 0;
   let words = 0;
   // Digits in a row, a space or dash at most between two (a card's); `prior`: the count before
@@ -373,7 +382,7 @@ function pushRun(s: Scan, start: number, end: number, rules: boolean, lastEq: nu
 const RULE_BITS = new Uint32Array(Math.ceil(PROVIDERS.length / 32));
 
 function addRules(state: number): true {
-  for (const id of IDS[state] as number[]) RULE_BITS[id >> 5] = (RULE_BITS[id >> 5] as number) | (1 << (id & 31));
+  for (const id of (AC as Automaton).ids[state] as number[]) RULE_BITS[id >> 5] = (RULE_BITS[id >> 5] as number) | (1 << (id & 31));
   return true;
 }
 

@@ -14,6 +14,7 @@ import { sessionKey } from "../../backend/contract.js";
 import { timeOrderedId } from "../../core/canonical.js";
 import { isFacetEvent, validateFacetData } from "../../core/facets.js";
 import { decide, type FlowDefinition, flowEvents, isTerminal, type TransitionDecision } from "../../core/flows/flow.js";
+import { loadRedaction, redactionLoaded } from "../../core/redaction/load.js";
 import { emptySnapshot, foldEvent } from "../../core/session/fold.js";
 import type { AppendResult, Diagnostic, EventInput, EventOutcome, JournalEvent, JsonObject, Snapshot } from "../../core/types.js";
 import { BatonError, badInput, isBatonError } from "../../errors.js";
@@ -515,8 +516,9 @@ export class Journal {
     const inBatch = new Map<string, { row: EventRow; result: AppendResult }>();
     const now = this.#now();
     const at = this.#iso(now);
+    const { redactJson } = redactionLoaded() ?? (await loadRedaction());
     for (const [index, input] of inputs.entries()) {
-      const ev = normalise(input, index, inputs.length);
+      const ev = normalise(input, index, inputs.length, redactJson);
       const actor = ev.actor ?? "user";
       const dataText = JSON.stringify(ev.data);
       // A generated id is fresh: only a caller-supplied id can repeat one in this batch or the

@@ -7,7 +7,6 @@ import type { EventRow, SessionRow, SnapshotRow, StoreTx } from "../../backend/c
 import { canonicalJson, checksum, jsonBoundsProblem, randomHex, sha256 } from "../../core/canonical.js";
 import { isFacetEvent } from "../../core/facets.js";
 import type { FlowDefinition } from "../../core/flows/flow.js";
-import { redactJson } from "../../core/redaction/redact.js";
 import { emptySnapshot, FOLD_VERSION, foldCorruptRow, foldEvent } from "../../core/session/fold.js";
 import type { AppendResult, Diagnostic, EventInput, EventOutcome, JournalEvent, JsonObject, Snapshot } from "../../core/types.js";
 import { BatonError, badInput } from "../../errors.js";
@@ -34,7 +33,12 @@ export function generateSessionId(flow: string): string {
   return `${prefix}-${randomHex(4)}`;
 }
 
-export function normalise(input: EventInput, index: number, total: number): EventInput & { data: JsonObject } {
+export function normalise(
+  input: EventInput,
+  index: number,
+  total: number,
+  redactJson: (value: JsonObject) => unknown,
+): EventInput & { data: JsonObject } {
   const where = total > 1 ? ` (event ${index + 1} of the batch)` : "";
   if (!input || typeof input !== "object") throw badInput(`an event must be an object${where}`);
   if (typeof input.type !== "string" || !EVENT_TYPE.test(input.type)) {

@@ -8,7 +8,6 @@
  */
 import { readFileSync } from "node:fs";
 import { join } from "node:path";
-import { redactText } from "../../core/redaction/redact.js";
 import { writeFileWhole } from "../../platform/whole-file.js";
 
 export const LEDGER_FAILURES_FILE = "ledger-failures.json";
@@ -36,14 +35,18 @@ export class LedgerHealthTracker {
     this.#now = now;
   }
 
-  /** Count one failed write. Never throws. */
-  recordFailure(err: unknown): void {
+  /**
+   * Count one failed write, its message put through `redactText` (without it, or when it throws,
+   * the message is "unknown error"). Never throws.
+   */
+  recordFailure(err: unknown, redactText?: (text: string) => string): void {
     let message: string;
     try {
       const raw =
         err instanceof Error
           ? `${(err as { code?: unknown }).code ? `${String((err as { code?: unknown }).code)}: ` : ""}${err.message}`
           : String(err);
+      if (!redactText) throw new Error("no redaction");
       message = redactText(raw.replace(/\s+/g, " ")).slice(0, 500);
     } catch {
       message = "unknown error";

@@ -116,7 +116,7 @@ export class LedgerService {
     try {
       shaped = shapeNode(input, this.#now(), this.#limits);
     } catch (err) {
-      this.#health.recordFailure(err);
+      this.#health.recordFailure(err, redactText);
       return Promise.resolve(undefined);
     }
     return new Promise((resolve) => {
@@ -154,7 +154,7 @@ export class LedgerService {
         batch.forEach((p, i) => {
           const r = results[i];
           if (r instanceof PlaceFailure || r === undefined) {
-            this.#health.recordFailure(new Error(r?.reason ?? "not written"));
+            this.#health.recordFailure(new Error(r?.reason ?? "not written"), redactText);
             p.resolve(undefined);
           } else p.resolve(r);
         });
@@ -162,7 +162,7 @@ export class LedgerService {
     } catch (err) {
       // Unreachable in practice (every step above catches); keep the promise contract anyway.
       for (const p of this.#pending.splice(0)) {
-        this.#health.recordFailure(err);
+        this.#health.recordFailure(err, redactText);
         p.resolve(undefined);
       }
     } finally {
