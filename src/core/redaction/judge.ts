@@ -56,7 +56,7 @@ export function placeholderish(v: string): boolean {
     case 0x2026:
     case 95:
     case 45: // ***, xxx, ..., ___, ---
-      return /^[*x.…_-]{3,}$/i.test(v);
+      return /^[*x.\u2026_-]{3,}$/i.test(v); // the ellipsis as an escape: the hot bundles stay ASCII (scripts/build.mjs)
   }
   return false;
 }
