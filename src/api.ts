@@ -338,7 +338,8 @@ export interface Work {
 export interface Checkpoints {
   /** Checkpoint the files a tool is about to write (`files`), or the whole tree (`all`). */
   create(sessionId: string, input?: CheckpointInput): Promise<CheckpointResult>;
-  list(sessionId: string, opts?: { includePruned?: boolean }): Promise<CheckpointInfo[]>;
+  /** A session's live checkpoints, oldest first; pruned ones too with `includePruned`; only ids starting with `idPrefix` with it. */
+  list(sessionId: string, opts?: { includePruned?: boolean; idPrefix?: string }): Promise<CheckpointInfo[]>;
   get(id: string): Promise<Checkpoint>;
   /** Pinned checkpoints are never pruned. */
   pin(id: string, pinned?: boolean): Promise<CheckpointInfo>;

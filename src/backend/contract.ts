@@ -395,10 +395,10 @@ export interface ArtifactRow {
 export interface CheckpointQueries {
   insertCheckpoint(row: CheckpointRow): Promise<void>;
   getCheckpoint(id: string): Promise<CheckpointRow | undefined>;
-  /** A session's checkpoints by seq, pruned ones included. */
-  listCheckpoints(sessionId: string): Promise<CheckpointRow[]>;
-  /** A session's live (not pruned) checkpoints by seq. */
-  liveCheckpoints(sessionId: string): Promise<CheckpointRow[]>;
+  /** A session's checkpoints by seq, pruned ones included; with `idPrefix`, only those whose id starts with it. */
+  listCheckpoints(sessionId: string, idPrefix?: string): Promise<CheckpointRow[]>;
+  /** A session's live (not pruned) checkpoints by seq; with `idPrefix`, only those whose id starts with it. */
+  liveCheckpoints(sessionId: string, idPrefix?: string): Promise<CheckpointRow[]>;
   /**
    * The newest live checkpoint of a session, not a safety one, created at or before `at` (one
    * row); with `agentLane`, only that lane's and its subagents' (`<lane>/…`).

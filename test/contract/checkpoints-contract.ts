@@ -379,6 +379,29 @@ export function checkpointsContract(name: string, factory: StoreFactory, connect
       expect(await runs()).toBeLessThan(20 + 12);
     });
 
+    it("lists only the checkpoints whose id starts with a prefix (an agent's call finds its own), live or pruned too", async () => {
+      const root = tempDir();
+      writeAt(root, "a.txt", "a\n");
+      const { baton } = await fresh(root, { retain: 3 });
+      await baton.sessions.start({ flow: "task", id: "t" });
+      await baton.sessions.start({ flow: "task", id: "u" });
+      for (const id of ["cp-call1", "cp-call1x", "cp-call2", "cp-other_1", "cp-call1y"])
+        await baton.checkpoints.create("t", { files: ["a.txt"], id });
+      await baton.checkpoints.create("u", { files: ["a.txt"], id: "cp-call1u" }); // another session's
+      // Retention (3) pruned cp-call1 and cp-call1x: live, only cp-call1y starts with cp-call1.
+      expect((await baton.checkpoints.list("t", { idPrefix: "cp-call1" })).map((c) => c.id)).toEqual(["cp-call1y"]);
+      expect((await baton.checkpoints.list("t", { idPrefix: "cp-call1", includePruned: true })).map((c) => c.id)).toEqual([
+        "cp-call1",
+        "cp-call1x",
+        "cp-call1y",
+      ]);
+      // Characters LIKE or a range would read as patterns match only themselves.
+      expect(await baton.checkpoints.list("t", { idPrefix: "cp-other%" })).toEqual([]);
+      expect((await baton.checkpoints.list("t", { idPrefix: "cp-other_" })).map((c) => c.id)).toEqual(["cp-other_1"]);
+      expect(await baton.checkpoints.list("t", { idPrefix: "cp-nothing" })).toEqual([]);
+      await expect(baton.checkpoints.list("t", { idPrefix: "" })).rejects.toMatchObject({ code: "bad_input" });
+    });
+
     it("two writers checkpointing one session past retention while pins change: no lost or double-pruned checkpoint, pins kept", async () => {
       const root = tempDir();
       for (let i = 0; i < 6; i++) writeAt(root, `t/f${i}.txt`, `tree ${i}\n`);

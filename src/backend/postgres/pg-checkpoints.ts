@@ -114,15 +114,27 @@ export class PgCheckpointQueries implements CheckpointQueries {
     const [r] = await this.#c.rows<RawCheckpoint>("SELECT * FROM checkpoints WHERE id = $1", [id]);
     return r && toCheckpoint(r);
   }
-  async listCheckpoints(sessionId: string): Promise<CheckpointRow[]> {
-    return (await this.#c.rows<RawCheckpoint>("SELECT * FROM checkpoints WHERE session_id = $1 ORDER BY seq", [sessionId])).map(
-      toCheckpoint,
-    );
+  async listCheckpoints(sessionId: string, idPrefix?: string): Promise<CheckpointRow[]> {
+    const rows =
+      idPrefix === undefined
+        ? await this.#c.rows<RawCheckpoint>("SELECT * FROM checkpoints WHERE session_id = $1 ORDER BY seq", [sessionId])
+        : await this.#c.rows<RawCheckpoint>("SELECT * FROM checkpoints WHERE session_id = $1 AND starts_with(id, $2) ORDER BY seq", [
+            sessionId,
+            idPrefix,
+          ]);
+    return rows.map(toCheckpoint);
   }
-  async liveCheckpoints(sessionId: string): Promise<CheckpointRow[]> {
-    return (
-      await this.#c.rows<RawCheckpoint>("SELECT * FROM checkpoints WHERE session_id = $1 AND pruned_at IS NULL ORDER BY seq", [sessionId])
-    ).map(toCheckpoint);
+  async liveCheckpoints(sessionId: string, idPrefix?: string): Promise<CheckpointRow[]> {
+    const rows =
+      idPrefix === undefined
+        ? await this.#c.rows<RawCheckpoint>("SELECT * FROM checkpoints WHERE session_id = $1 AND pruned_at IS NULL ORDER BY seq", [
+            sessionId,
+          ])
+        : await this.#c.rows<RawCheckpoint>(
+            "SELECT * FROM checkpoints WHERE session_id = $1 AND pruned_at IS NULL AND starts_with(id, $2) ORDER BY seq",
+            [sessionId, idPrefix],
+          );
+    return rows.map(toCheckpoint);
   }
   async lastCheckpoint(sessionId: string): Promise<CheckpointRow | undefined> {
     const [r] = await this.#c.rows<RawCheckpoint>("SELECT * FROM checkpoints WHERE session_id = $1 ORDER BY seq DESC LIMIT 1", [sessionId]);

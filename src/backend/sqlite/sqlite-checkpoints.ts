@@ -115,14 +115,26 @@ export class SqliteCheckpointQueries implements CheckpointQueries {
     return r && toCheckpoint(r);
   }
 
-  async listCheckpoints(sessionId: string): Promise<CheckpointRow[]> {
-    return (this.#stmt("SELECT * FROM checkpoints WHERE session_id = ? ORDER BY seq").all(sessionId) as RawCheckpoint[]).map(toCheckpoint);
+  async listCheckpoints(sessionId: string, idPrefix?: string): Promise<CheckpointRow[]> {
+    const rows =
+      idPrefix === undefined
+        ? this.#stmt("SELECT * FROM checkpoints WHERE session_id = ? ORDER BY seq").all(sessionId)
+        : this.#stmt("SELECT * FROM checkpoints WHERE session_id = ? AND substr(id, 1, length(?)) = ? ORDER BY seq").all(
+            sessionId,
+            idPrefix,
+            idPrefix,
+          );
+    return (rows as RawCheckpoint[]).map(toCheckpoint);
   }
 
-  async liveCheckpoints(sessionId: string): Promise<CheckpointRow[]> {
-    return (
-      this.#stmt("SELECT * FROM checkpoints WHERE session_id = ? AND pruned_at IS NULL ORDER BY seq").all(sessionId) as RawCheckpoint[]
-    ).map(toCheckpoint);
+  async liveCheckpoints(sessionId: string, idPrefix?: string): Promise<CheckpointRow[]> {
+    const rows =
+      idPrefix === undefined
+        ? this.#stmt("SELECT * FROM checkpoints WHERE session_id = ? AND pruned_at IS NULL ORDER BY seq").all(sessionId)
+        : this.#stmt(
+            "SELECT * FROM checkpoints WHERE session_id = ? AND pruned_at IS NULL AND substr(id, 1, length(?)) = ? ORDER BY seq",
+          ).all(sessionId, idPrefix, idPrefix);
+    return (rows as RawCheckpoint[]).map(toCheckpoint);
   }
 
   async lastGoodCheckpoint(sessionId: string, at: string, agentLane?: string): Promise<string | undefined> {

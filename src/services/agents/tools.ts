@@ -221,7 +221,8 @@ async function checkpointOf(b: Baton, sid: string, ev: Ev<"after_tool">): Promis
   if (ev.tool.kind === "other") return undefined; // no before-tool hook for it
   const { id, prefix } = callCheckpoint(sid, ev, ev.tool);
   let newest: { id: string; seq: number; createdAt: string } | undefined;
-  for (const c of await b.checkpoints.list(sid)) {
+  // Only this call's checkpoints are read (the id is its prefix when the call has an id), not the session's hundred.
+  for (const c of await b.checkpoints.list(sid, { idPrefix: prefix })) {
     if ((c.id === id || c.id.startsWith(prefix)) && (newest === undefined || c.seq > newest.seq)) newest = c;
   }
   return newest && { id: newest.id, createdAt: newest.createdAt };

@@ -687,8 +687,10 @@ export class CheckpointService {
     });
   }
 
-  async list(sessionId: string, opts: { includePruned?: boolean } = {}): Promise<CheckpointInfo[]> {
-    return (await this.#rows(sessionId, opts.includePruned ?? false)).map(toInfo);
+  async list(sessionId: string, opts: { includePruned?: boolean; idPrefix?: string } = {}): Promise<CheckpointInfo[]> {
+    if (opts.idPrefix !== undefined && (typeof opts.idPrefix !== "string" || opts.idPrefix === ""))
+      throw badInput("idPrefix must be a non-empty string: the start of the checkpoint ids to list");
+    return (await this.#rows(sessionId, opts.includePruned ?? false, opts.idPrefix)).map(toInfo);
   }
 
   /**
@@ -705,10 +707,10 @@ export class CheckpointService {
   }
 
   /** A session's checkpoint rows, pruned ones too or not; `not_found` when there is no such session. */
-  #rows(sessionId: string, includePruned: boolean): Promise<CheckpointRow[]> {
+  #rows(sessionId: string, includePruned: boolean, idPrefix?: string): Promise<CheckpointRow[]> {
     return this.#backend.transaction("read", async (tx) => {
       if (!(await tx.getSession(sessionId))) throw new BatonError("not_found", `no session "${sessionId}"`, { sessionId });
-      return includePruned ? tx.checkpoints.listCheckpoints(sessionId) : tx.checkpoints.liveCheckpoints(sessionId);
+      return includePruned ? tx.checkpoints.listCheckpoints(sessionId, idPrefix) : tx.checkpoints.liveCheckpoints(sessionId, idPrefix);
     });
   }
 
