@@ -93,6 +93,15 @@ describe("canonicalJson", () => {
     }
   });
 
+  it("drops a function, even one with a toJSON, whatever the order of the keys around it (as earlier builds hashed it)", () => {
+    const f = Object.assign(() => 1, { toJSON: () => ({ z: 1, a: 2 }) });
+    for (const v of [{ a: f }, { b: 1, a: f }, { a: f, b: 1 }, [f]]) {
+      const expected = Array.isArray(v) ? "[null]" : "b" in v ? '{"b":1}' : "{}";
+      expect(canonicalJson(v)).toBe(expected);
+      expect(canonicalJson(v, JSON.stringify(v))).toBe(expected);
+    }
+  });
+
   it("throws a RangeError past 1,000 levels instead of overflowing the stack", () => {
     expect(() => canonicalJson(nest(999))).not.toThrow();
     expect(() => canonicalJson(JSON.parse(`${"[".repeat(50_000)}${"]".repeat(50_000)}`))).toThrow(RangeError);

@@ -122,9 +122,12 @@ export interface JournalQueries {
   /**
    * `insertEvents` (and `putSnapshot` when given) as a compare-and-set on the session's row:
    * only when the row is still at `expect` (its lastSeq: nobody appended since the caller folded
-   * its events from a state it kept). False, changing nothing, when it moved. A session's flow
-   * is fixed when it starts, so `expect.flow` is a check a backend may make (PostgreSQL's row
-   * update does) or take as given (SQLite's primary key on seq makes the check).
+   * its events from a state it kept). False, changing nothing, when it moved. `expect` must be
+   * a state of a started session that this store committed (the journal's kept fold); given
+   * one, the answer is false exactly when another writer appended since. A backend may take
+   * more as given: a session's flow is fixed when it starts, and its seqs run 1, 2, 3… with no
+   * gap, so SQLite's check is the events' primary key on `lastSeq + 1` (PostgreSQL's row update
+   * checks the flow and the row as well).
    * Needs no held read before it, so an append whose state is cached is one statement
    * (PostgreSQL: a `oneStatement` transaction, one round trip instead of four).
    */

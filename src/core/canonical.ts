@@ -57,9 +57,12 @@ const IN_ORDER_MAX_DEPTH = 64;
 
 /**
  * Whether JSON.stringify(v) is already v's canonical text: plain objects and arrays only (no
- * toJSON, no boxed primitive, no own "__proto__"), every object's keys in canonicalWrite's order.
+ * toJSON, no boxed primitive, no function, no own "__proto__"), every object's keys in
+ * canonicalWrite's order.
  */
 function inCanonicalOrder(v: unknown, depth: number): boolean {
+  // JSON.stringify writes a function's toJSON() where canonicalWrite drops the function.
+  if (typeof v === "function") return false;
   if (typeof v !== "object" || v === null) return true;
   if (depth >= IN_ORDER_MAX_DEPTH) return false;
   if (Array.isArray(v)) {

@@ -356,6 +356,8 @@ export function journalContract(name: string, factory: StoreFactory): void {
         store.backend.transaction("write", (tx) => tx.insertEventsAt(expect, [row(seq)], move(seq)), { oneStatement: true });
       expect(await put({ lastSeq: 1, flow: "task" }, 2), "at seq 1: stored").toBe(true);
       expect(await put({ lastSeq: 1, flow: "task" }, 2), "no longer at seq 1").toBe(false);
+      // PostgreSQL's row update checks the flow too (SQLite takes it as given: a flow never changes).
+      if (name === "postgres") expect(await put({ lastSeq: 2, flow: "live-variant" }, 3), "another flow").toBe(false);
       await b.events.append("t", { type: "note:added", data: { text: "by another writer" } }); // seq 3
       expect(await put({ lastSeq: 2, flow: "task" }, 3), "another writer appended since").toBe(false);
       expect(await put({ lastSeq: 3, flow: "task" }, 4)).toBe(true);

@@ -411,4 +411,12 @@ export const PG_MIGRATIONS: readonly PgMigration[] = Object.freeze([
       ALTER TABLE runs ADD COLUMN host_id text;
     `,
   },
+  {
+    // As SQLite migration 20: an event appended with an id Baton generated may be stored with
+    // body_hash '' (a session's first event, appendIf, appendInTx; appendBatch gives every event
+    // its id up front here and hashes it), which an older Baton would misjudge on a re-send.
+    version: 17,
+    name: "generated-ids-unhashed",
+    sql: "",
+  },
 ]);

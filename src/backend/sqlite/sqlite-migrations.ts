@@ -453,4 +453,14 @@ export const SQLITE_MIGRATIONS: readonly SqliteMigration[] = Object.freeze([
     name: "session-last-seq-from-events",
     sql: "",
   },
+  {
+    // No change to the tables, a change to what they mean: an event appended with an id Baton
+    // generated is stored with body_hash '' (its hash is worked out from the row if that id is
+    // ever sent again: services/journal/rows.ts, storedBodyHash). An older Baton would take ''
+    // for the hash and call a re-send of the same event a conflict; this version makes one that
+    // opens the database refuse (schema_too_new), as 19 does.
+    version: 20,
+    name: "generated-ids-unhashed",
+    sql: "",
+  },
 ]);

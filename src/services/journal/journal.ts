@@ -199,7 +199,8 @@ export class Journal {
       throw badInput(`deadline "${input.deadline}" is not a date; use ISO-8601, e.g. 2026-01-31T18:00:00Z`);
     }
     const data: JsonObject = { flow: flow.name };
-    if (input.title !== undefined) data.title = input.title;
+    // The title goes into the session's row as well as its first event: redacted for both.
+    if (input.title !== undefined) data.title = (await redactedTitle(input.title)) as string;
     if (input.deadline !== undefined) data.deadline = new Date(input.deadline).toISOString();
     return this.#backend
       .transaction("write", async (tx) => {
@@ -210,7 +211,7 @@ export class Journal {
         const row: SessionRow = {
           id,
           flow: flow.name,
-          title: input.title ?? null,
+          title: (data.title as string | undefined) ?? null,
           phase: flow.initial,
           status: "active",
           createdAt: at,
@@ -523,7 +524,7 @@ export class Journal {
       const dataText = JSON.stringify(ev.data);
       // A generated id is fresh: only a caller-supplied id can repeat one in this batch or the
       // journal, so only such an event is hashed now (storedBodyHash works out the others').
-      const hash = ev.id === undefined ? "" : bodyHash(ev.type, actor, ev.data, dataText, ev.revision);
+      const hash = ev.id === undefined ? "" : bodyHash(ev.type, actor, ev.data, ev.revision, dataText);
       const id = ev.id ?? `ev_${timeOrderedId()}`;
       const prior = ev.id === undefined ? undefined : (inBatch.get(id) ?? (fresh.has(id) ? undefined : await lookup?.(id)));
       if (prior) {
@@ -712,6 +713,13 @@ export class Journal {
   exportRows(sessionId: string): AsyncGenerator<JournalEvent | { seq: number; corrupt: string }> {
     return exportRows(this.#backend, sessionId);
   }
+}
+
+/** A session title as the journal stores it: redacted, as every string of event data is. */
+async function redactedTitle(title: unknown): Promise<unknown> {
+  if (typeof title !== "string") return title; // not a title: the append refuses it
+  const { redactJson } = redactionLoaded() ?? (await loadRedaction());
+  return (redactJson({ title }) as { title: unknown }).title;
 }
 
 /** A re-send after a lost commit that was lost too: its outcome is unknown, and these ids make a later re-send store it once. */

@@ -58,6 +58,9 @@ export function normalise(
   }
   const data = input.data ?? {};
   if (typeof data !== "object" || data === null || Array.isArray(data)) throw badInput(`event data must be a JSON object${where}`);
+  // Stored as JSON.stringify writes it: a toJSON() would store something else than an object.
+  if (typeof (data as { toJSON?: unknown }).toJSON === "function")
+    throw badInput(`event data must be a plain JSON object, not one with a toJSON method (a Date, say)${where}`);
   const problem = jsonBoundsProblem(data);
   if (problem) throw badInput(`event data${where}: ${problem}`);
   // Secrets are removed before anything is stored: event data carries hook payloads and user text.
@@ -66,11 +69,11 @@ export function normalise(
 
 /**
  * The sha256 of an event's canonical body (type, actor, data with its keys sorted, revision):
- * what tells a re-sent id's repeat (the same hash) from a conflict. `dataText` is
- * JSON.stringify(data), the text stored: the canonical form is that text whenever the data's
- * keys are already in order.
+ * what tells a re-sent id's repeat (the same hash) from a conflict. `dataText`, when the caller
+ * has it, is JSON.stringify(data) (the text an append stores): the canonical form is that text
+ * whenever the data's keys are already in order.
  */
-export function bodyHash(type: string, actor: string, data: JsonObject, dataText: string, revision: number | null | undefined): string {
+export function bodyHash(type: string, actor: string, data: JsonObject, revision: number | null | undefined, dataText?: string): string {
   return sha256(
     `{"actor":${JSON.stringify(actor)},"data":${canonicalJson(data, dataText)},"revision":${revision ?? null},"type":${JSON.stringify(type)}}`,
   );
@@ -87,7 +90,9 @@ export function storedBodyHash(row: EventRow): string {
   const parsed = parseRow(row);
   if (!("event" in parsed)) return "";
   const e = parsed.event;
-  return bodyHash(e.type, e.actor, e.data, row.data, e.revision);
+  // The canonical text worked out anew: the stored text may not be JSON.stringify's own (a row
+  // written by hand or another tool), and this runs only when a generated id is sent again.
+  return bodyHash(e.type, e.actor, e.data, e.revision);
 }
 
 export async function findPrior(tx: StoreTx, sessionId: string, id: string): Promise<{ row: EventRow; result: AppendResult } | undefined> {
