@@ -49,18 +49,76 @@ describe("the journal's redaction", () => {
     expect(fileText(root)).not.toContain(TOKEN.slice(4, 20));
   });
 
-  it("refuses event data that JSON.stringify would not write as an object (a toJSON), appending nothing", async () => {
+  it("redacts what JSON.stringify writes of a value with a toJSON (a URL's password, an object's JSON form), at any depth", async () => {
     const root = tempDir();
     const baton = await openBaton({ root });
     try {
       await baton.sessions.start({ flow: "task", id: "s1" });
-      const err = await baton.events.append("s1", { type: "note", data: new Date(0) as never }).catch((e: unknown) => e);
-      expect(isBatonError(err, "bad_input")).toBe(true);
-      expect((err as Error).message).toMatch(/plain JSON object/);
-      expect((await baton.events.list("s1")).events).toHaveLength(1);
-      expect((await baton.events.list("s1")).corrupt).toEqual([]);
+      const data = {
+        endpoint: new URL("https://deploy:S3cretPassw0rdXYZ@db.example.com/x"),
+        creds: { toJSON: (key: string) => ({ text: `token ${TOKEN}`, key }) },
+        list: [{ toJSON: () => `also ${TOKEN}` }],
+        when: new Date(0),
+      };
+      const r = await baton.events.append("s1", { type: "note", data: data as never });
+      const stored = (await baton.events.list("s1")).events[1];
+      expect(stored?.data).toEqual(r.event.data);
+      expect(JSON.stringify(stored?.data)).not.toContain("S3cretPassw0rdXYZ");
+      expect(JSON.stringify(stored?.data)).not.toContain(TOKEN);
+      expect(stored?.data).toMatchObject({ creds: { key: "creds" }, when: "1970-01-01T00:00:00.000Z" });
+      expect(String(stored?.data.endpoint)).toMatch(/^https:\/\/deploy:.*@db\.example\.com\/x$/);
     } finally {
       await baton.close();
+    }
+    expect(fileText(root)).not.toContain("S3cretPassw0rdXYZ");
+    expect(fileText(root)).not.toContain(TOKEN.slice(4, 20));
+  });
+
+  it("refuses as event data what JSON.stringify would not write as that object (a Date, a boxed value, a Map), appending nothing", async () => {
+    const root = tempDir();
+    const baton = await openBaton({ root });
+    try {
+      await baton.sessions.start({ flow: "task", id: "s1" });
+      for (const data of [new Date(0), Object("abc"), Object(5), new Map([["a", 1]])]) {
+        const err = await baton.events.append("s1", { type: "note", data: data as never }).catch((e: unknown) => e);
+        expect(isBatonError(err, "bad_input"), String(data)).toBe(true);
+        expect((err as Error).message).toMatch(/plain JSON object/);
+      }
+      // Objects that are written as themselves still are: one from another class, one without a prototype.
+      class Note {
+        text = "a note";
+      }
+      await baton.events.append("s1", { type: "note", data: new Note() as never });
+      await baton.events.append("s1", { type: "note", data: Object.assign(Object.create(null), { text: "bare" }) });
+      const { events, corrupt } = await baton.events.list("s1");
+      expect(events.map((e) => e.data.text)).toEqual([undefined, "a note", "bare"]);
+      expect(corrupt).toEqual([]);
+      const title = await baton.sessions.start({ flow: "task", title: { a: 1 } as never }).catch((e: unknown) => e);
+      expect(isBatonError(title, "bad_input"), String(title)).toBe(true);
+    } finally {
+      await baton.close();
+    }
+  });
+
+  it("takes the titles an earlier version stored in clear from their sessions' first events (migration 20)", async () => {
+    const root = tempDir();
+    const baton = await openBaton({ root });
+    await baton.sessions.start({ flow: "task", id: "s1", title: `deploy with ${TOKEN}` });
+    await baton.sessions.start({ flow: "task", id: "s2" });
+    await baton.close();
+    // The row as an earlier version left it: the title in clear, the schema at 19.
+    const db = new BetterSqlite3(join(root, ".baton", "baton.db"));
+    db.prepare("UPDATE sessions SET title = ? WHERE id = 's1'").run(`deploy with ${TOKEN}`);
+    db.prepare("DELETE FROM baton_migrations WHERE version = 20").run();
+    db.close();
+    const again = await openBaton({ root });
+    try {
+      const titles = Object.fromEntries((await again.sessions.list()).map((s) => [s.id, s.title]));
+      expect(titles.s1).toMatch(/^deploy with /);
+      expect(titles.s1).not.toContain(TOKEN);
+      expect(titles.s2 ?? null).toBeNull();
+    } finally {
+      await again.close();
     }
   });
 });

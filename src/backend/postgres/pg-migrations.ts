@@ -414,9 +414,25 @@ export const PG_MIGRATIONS: readonly PgMigration[] = Object.freeze([
   {
     // As SQLite migration 20: an event appended with an id Baton generated may be stored with
     // body_hash '' (a session's first event, appendIf, appendInTx; appendBatch gives every event
-    // its id up front here and hashes it), which an older Baton would misjudge on a re-send.
+    // its id up front here and hashes it), which an older Baton would misjudge on a re-send, so
+    // it refuses the store; and sessions' titles are taken again, redacted, from their first
+    // events (a title that cannot be read from there is dropped rather than kept in clear).
     version: 17,
     name: "generated-ids-unhashed",
-    sql: "",
+    sql: `
+      DO $$
+      DECLARE r record; t text;
+      BEGIN
+        FOR r IN SELECT s.id, e.data FROM sessions s LEFT JOIN events e ON e.session_id = s.id AND e.seq = 1
+                 WHERE s.title IS NOT NULL LOOP
+          BEGIN
+            t := r.data::jsonb ->> 'title';
+          EXCEPTION WHEN others THEN
+            t := NULL;
+          END;
+          UPDATE sessions SET title = t WHERE id = r.id;
+        END LOOP;
+      END $$;
+    `,
   },
 ]);

@@ -458,9 +458,18 @@ export const SQLITE_MIGRATIONS: readonly SqliteMigration[] = Object.freeze([
     // generated is stored with body_hash '' (its hash is worked out from the row if that id is
     // ever sent again: services/journal/rows.ts, storedBodyHash). An older Baton would take ''
     // for the hash and call a re-send of the same event a conflict; this version makes one that
-    // opens the database refuse (schema_too_new), as 19 does.
+    // opens the database refuse (schema_too_new), as 19 does; one already running keeps its
+    // rules until it exits (a re-send of such an event to it is refused as a conflict, nothing
+    // stored twice). And a session's title, stored in its row unredacted by earlier versions,
+    // is taken again from its first event, whose data was always redacted (a title that cannot
+    // be read from there is dropped rather than kept in clear).
     version: 20,
     name: "generated-ids-unhashed",
-    sql: "",
+    sql: `
+      UPDATE sessions SET title = (
+        SELECT CASE WHEN json_valid(e.data) THEN json_extract(e.data, '$.title') END
+        FROM events e WHERE e.session_id = sessions.id AND e.seq = 1
+      ) WHERE title IS NOT NULL;
+    `,
   },
 ]);

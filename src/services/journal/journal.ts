@@ -195,12 +195,13 @@ export class Journal {
     const id = input.id ?? generateSessionId(flow.name);
     if (!SESSION_ID.test(id))
       throw badInput(`session id "${id}" is invalid: use 1-128 letters, digits, '.', '_' or '-', starting with a letter or digit`);
+    if (input.title !== undefined && typeof input.title !== "string") throw badInput("a session's title must be a string");
     if (input.deadline !== undefined && Number.isNaN(Date.parse(input.deadline))) {
       throw badInput(`deadline "${input.deadline}" is not a date; use ISO-8601, e.g. 2026-01-31T18:00:00Z`);
     }
     const data: JsonObject = { flow: flow.name };
     // The title goes into the session's row as well as its first event: redacted for both.
-    if (input.title !== undefined) data.title = (await redactedTitle(input.title)) as string;
+    if (input.title !== undefined) data.title = await redactedTitle(input.title);
     if (input.deadline !== undefined) data.deadline = new Date(input.deadline).toISOString();
     return this.#backend
       .transaction("write", async (tx) => {
@@ -716,10 +717,9 @@ export class Journal {
 }
 
 /** A session title as the journal stores it: redacted, as every string of event data is. */
-async function redactedTitle(title: unknown): Promise<unknown> {
-  if (typeof title !== "string") return title; // not a title: the append refuses it
+async function redactedTitle(title: string): Promise<string> {
   const { redactJson } = redactionLoaded() ?? (await loadRedaction());
-  return (redactJson({ title }) as { title: unknown }).title;
+  return (redactJson({ title }) as { title: string }).title;
 }
 
 /** A re-send after a lost commit that was lost too: its outcome is unknown, and these ids make a later re-send store it once. */

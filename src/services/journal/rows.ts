@@ -58,9 +58,12 @@ export function normalise(
   }
   const data = input.data ?? {};
   if (typeof data !== "object" || data === null || Array.isArray(data)) throw badInput(`event data must be a JSON object${where}`);
-  // Stored as JSON.stringify writes it: a toJSON() would store something else than an object.
-  if (typeof (data as { toJSON?: unknown }).toJSON === "function")
-    throw badInput(`event data must be a plain JSON object, not one with a toJSON method (a Date, say)${where}`);
+  // Stored as JSON.stringify writes it: a toJSON() or a boxed value (new String) would store
+  // something else than an object, and a Map or Set would store {}.
+  if (typeof (data as { toJSON?: unknown }).toJSON === "function" || Object.prototype.toString.call(data) !== "[object Object]")
+    throw badInput(
+      `event data must be a plain JSON object, not a Date, Map, boxed value or other object with a JSON form of its own${where}`,
+    );
   const problem = jsonBoundsProblem(data);
   if (problem) throw badInput(`event data${where}: ${problem}`);
   // Secrets are removed before anything is stored: event data carries hook payloads and user text.

@@ -688,8 +688,8 @@ export class CheckpointService {
   }
 
   async list(sessionId: string, opts: { includePruned?: boolean; idPrefix?: string } = {}): Promise<CheckpointInfo[]> {
-    if (opts.idPrefix !== undefined && (typeof opts.idPrefix !== "string" || opts.idPrefix === ""))
-      throw badInput("idPrefix must be a non-empty string: the start of the checkpoint ids to list");
+    if (opts.idPrefix !== undefined && (typeof opts.idPrefix !== "string" || !/^[A-Za-z0-9._-]{1,64}$/.test(opts.idPrefix)))
+      throw badInput("idPrefix must be the start of a checkpoint id: 1-64 letters, digits, '.', '_' or '-'");
     return (await this.#rows(sessionId, opts.includePruned ?? false, opts.idPrefix)).map(toInfo);
   }
 
