@@ -1,7 +1,7 @@
 /** User JSON of any depth or width is refused with a reason before anything walks it recursively. */
 import fc from "fast-check";
 import { describe, expect, it } from "vitest";
-import { canonicalJson, JSON_LIMITS, jsonBoundsProblem } from "../src/core/canonical.js";
+import { canonicalJson, isPlainJson, JSON_LIMITS, jsonBoundsProblem } from "../src/core/canonical.js";
 
 const nest = (depth: number, leaf: unknown = 1): unknown => {
   let v = leaf;
@@ -60,6 +60,36 @@ const awkward = fc.letrec((tie) => ({
     fc.dictionary(awkwardKey, tie("value"), { maxKeys: 6 }),
   ),
 })).value;
+
+describe("isPlainJson", () => {
+  it("is true of whatever JSON.parse gives, and false of what JSON.stringify would write otherwise (property)", () => {
+    fc.assert(
+      fc.property(fc.jsonValue({ maxDepth: 8 }), (v) => {
+        expect(isPlainJson(v)).toBe(true);
+        expect(isPlainJson(JSON.parse(JSON.stringify(v)))).toBe(true);
+      }),
+    );
+    class Note {
+      text = "x";
+    }
+    for (const v of [
+      undefined,
+      Number.NaN,
+      1n,
+      () => 1,
+      new Date(0),
+      Object("a"),
+      new Note(),
+      { a: undefined },
+      [1, undefined],
+      { u: new URL("https://x.test/") },
+    ])
+      expect(isPlainJson(v), String(v)).toBe(false);
+    expect(isPlainJson(Object.assign(Object.create(null), { a: [1, "b", null, { c: true }] }))).toBe(true);
+    expect(isPlainJson(nest(JSON_LIMITS.depth - 1))).toBe(true);
+    expect(isPlainJson(nest(JSON_LIMITS.depth + 1))).toBe(false);
+  });
+});
 
 describe("canonicalJson", () => {
   it("is JSON.stringify with keys sorted, for values in any key order and for their sorted copies (property)", () => {

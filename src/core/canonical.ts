@@ -38,6 +38,37 @@ export function jsonBoundsProblem(value: unknown, limits: { depth: number; nodes
   return undefined;
 }
 
+/**
+ * Whether `v` is JSON as it stands, what JSON.parse could have given: strings, finite numbers,
+ * booleans, null, arrays and objects with Object's prototype or none, no toJSON anywhere. What
+ * is not (a class instance, a URL, a boxed string, undefined) is written otherwise by
+ * JSON.stringify. Past JSON_LIMITS.depth it answers false (callers check the bounds first).
+ */
+export function isPlainJson(v: unknown, depth = 0): boolean {
+  switch (typeof v) {
+    case "string":
+    case "boolean":
+      return true;
+    case "number":
+      return Number.isFinite(v);
+    case "object":
+      break;
+    default:
+      return false;
+  }
+  if (v === null) return true;
+  if (depth >= JSON_LIMITS.depth || typeof (v as { toJSON?: unknown }).toJSON === "function") return false;
+  if (Array.isArray(v)) {
+    if (Object.getPrototypeOf(v) !== Array.prototype) return false;
+    for (let i = 0; i < v.length; i++) if (!isPlainJson(v[i], depth + 1)) return false;
+    return true;
+  }
+  const proto = Object.getPrototypeOf(v);
+  if (proto !== Object.prototype && proto !== null) return false;
+  for (const k of Object.keys(v)) if (!isPlainJson((v as Record<string, unknown>)[k], depth + 1)) return false;
+  return true;
+}
+
 /** Deeper than this, canonicalJson throws rather than overflow the stack (edges check far less). */
 const CANONICAL_MAX_DEPTH = 1_000;
 

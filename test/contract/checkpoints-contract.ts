@@ -385,7 +385,7 @@ export function checkpointsContract(name: string, factory: StoreFactory, connect
       const { baton } = await fresh(root, { retain: 3 });
       await baton.sessions.start({ flow: "task", id: "t" });
       await baton.sessions.start({ flow: "task", id: "u" });
-      for (const id of ["cp-call1", "cp-call1x", "cp-call2", "cp-other_1", "cp-call1y"])
+      for (const id of ["cp-call1", "cp-call1x", "cp-call2", "cp-other_1", "cp-otherX1", "cp-call1y"])
         await baton.checkpoints.create("t", { files: ["a.txt"], id });
       await baton.checkpoints.create("u", { files: ["a.txt"], id: "cp-call1u" }); // another session's
       // Retention (3) pruned cp-call1 and cp-call1x: live, only cp-call1y starts with cp-call1.

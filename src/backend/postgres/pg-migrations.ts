@@ -416,7 +416,8 @@ export const PG_MIGRATIONS: readonly PgMigration[] = Object.freeze([
     // body_hash '' (a session's first event, appendIf, appendInTx; appendBatch gives every event
     // its id up front here and hashes it), which an older Baton would misjudge on a re-send, so
     // it refuses the store; and sessions' titles are taken again, redacted, from their first
-    // events (a title that cannot be read from there is dropped rather than kept in clear).
+    // events (a title that cannot be read from there as a string is dropped rather than kept in
+    // clear). The replaced rows stay in the table's dead tuples until it is vacuumed.
     version: 17,
     name: "generated-ids-unhashed",
     sql: `
@@ -426,11 +427,11 @@ export const PG_MIGRATIONS: readonly PgMigration[] = Object.freeze([
         FOR r IN SELECT s.id, e.data FROM sessions s LEFT JOIN events e ON e.session_id = s.id AND e.seq = 1
                  WHERE s.title IS NOT NULL LOOP
           BEGIN
-            t := r.data::jsonb ->> 'title';
+            t := CASE WHEN jsonb_typeof(r.data::jsonb -> 'title') = 'string' THEN r.data::jsonb ->> 'title' END;
           EXCEPTION WHEN others THEN
             t := NULL;
           END;
-          UPDATE sessions SET title = t WHERE id = r.id;
+          UPDATE sessions SET title = t WHERE id = r.id AND title IS DISTINCT FROM t;
         END LOOP;
       END $$;
     `,

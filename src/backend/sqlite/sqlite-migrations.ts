@@ -461,13 +461,14 @@ export const SQLITE_MIGRATIONS: readonly SqliteMigration[] = Object.freeze([
     // opens the database refuse (schema_too_new), as 19 does; one already running keeps its
     // rules until it exits (a re-send of such an event to it is refused as a conflict, nothing
     // stored twice). And a session's title, stored in its row unredacted by earlier versions,
-    // is taken again from its first event, whose data was always redacted (a title that cannot
-    // be read from there is dropped rather than kept in clear).
+    // is taken again from its first event, whose data was redacted as it was stored (by the
+    // versions that redacted event data; before them both held the same text): a title that
+    // cannot be read from there as a string is dropped rather than kept in clear.
     version: 20,
     name: "generated-ids-unhashed",
     sql: `
       UPDATE sessions SET title = (
-        SELECT CASE WHEN json_valid(e.data) THEN json_extract(e.data, '$.title') END
+        SELECT CASE WHEN json_valid(e.data) AND json_type(e.data, '$.title') = 'text' THEN json_extract(e.data, '$.title') END
         FROM events e WHERE e.session_id = sessions.id AND e.seq = 1
       ) WHERE title IS NOT NULL;
     `,

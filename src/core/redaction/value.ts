@@ -267,31 +267,17 @@ function walk(v: unknown, depth: number, ctx: WalkCtx): JsonValue {
  * Structure-preserving redaction of JSON the caller already bounded (core/canonical.ts
  * `jsonBoundsProblem`): journal event data. Every string goes through `redactText` (never hashed
  * or cut: a flow's data must keep its shape), and a string under a secret name is replaced. A key
- * of a session id (`sessionId`) is not a secret name here: it names Baton's own sessions. A
- * value with a toJSON method (a URL, a Date, a library caller's object) is replaced by what
- * JSON.stringify will write of it, its toJSON(key), redacted: its own properties may hold none of
- * the text that is stored.
+ * of a session id (`sessionId`) is not a secret name here: it names Baton's own sessions.
  */
-export function redactJson(v: JsonValue, key = ""): JsonValue {
-  return redactJsonBody(jsonValueOf(v, key));
-}
-
-/** What JSON.stringify writes for `v` under `key`: its toJSON(key) when it has one (called once; the result's own properties are walked). */
-function jsonValueOf(v: JsonValue, key: string): JsonValue {
-  if (v === null || (typeof v !== "object" && typeof v !== "function")) return v;
-  const toJSON = (v as { toJSON?: unknown }).toJSON;
-  return typeof toJSON === "function" ? (toJSON.call(v, key) as JsonValue) : v;
-}
-
-function redactJsonBody(v: JsonValue): JsonValue {
+export function redactJson(v: JsonValue): JsonValue {
   // Like redactString: text too long to scan is hashed unscanned (the caller's bounds allow more
   // than MAX_SCAN, and a hook payload is outside text).
   if (typeof v === "string") return v.length > MAX_SCAN ? hashPlaceholder(v) : redactText(v);
-  if (v === null || typeof v !== "object") return v; // a function is not written, nor anything else
+  if (v === null || typeof v !== "object") return v;
   if (Array.isArray(v)) {
     let out: JsonValue[] | undefined;
     for (let i = 0; i < v.length; i++) {
-      const r = redactJsonBody(jsonValueOf(v[i] as JsonValue, String(i)));
+      const r = redactJson(v[i] as JsonValue);
       if (r === v[i]) continue;
       out ??= v.slice();
       out[i] = r;
@@ -299,11 +285,10 @@ function redactJsonBody(v: JsonValue): JsonValue {
     return out ?? v;
   }
   let out: { [k: string]: JsonValue } | undefined;
-  for (const [k, x0] of Object.entries(v)) {
-    const x = jsonValueOf(x0, k);
+  for (const [k, x] of Object.entries(v)) {
     const r =
-      typeof x === "string" && (keyClass(k) === 2 || weakSecret(k, x)) && x.length > 0 && !placeholderish(x) ? REDACTED : redactJsonBody(x);
-    if (r === x0) continue;
+      typeof x === "string" && (keyClass(k) === 2 || weakSecret(k, x)) && x.length > 0 && !placeholderish(x) ? REDACTED : redactJson(x);
+    if (r === x) continue;
     out ??= { ...v };
     out[k] = r;
   }

@@ -4,7 +4,7 @@
  * functions over a transaction, used by the journal (journal.ts).
  */
 import type { EventRow, SessionRow, SnapshotRow, StoreTx } from "../../backend/contract.js";
-import { canonicalJson, checksum, jsonBoundsProblem, randomHex, sha256 } from "../../core/canonical.js";
+import { canonicalJson, checksum, isPlainJson, jsonBoundsProblem, randomHex, sha256 } from "../../core/canonical.js";
 import { isFacetEvent } from "../../core/facets.js";
 import type { FlowDefinition } from "../../core/flows/flow.js";
 import { emptySnapshot, FOLD_VERSION, foldCorruptRow, foldEvent } from "../../core/session/fold.js";
@@ -56,18 +56,31 @@ export function normalise(
   if (input.revision !== undefined && (!Number.isSafeInteger(input.revision) || input.revision < 0)) {
     throw badInput(`revision must be a whole number ≥ 0${where}`);
   }
-  const data = input.data ?? {};
+  let data: unknown = input.data ?? {};
   if (typeof data !== "object" || data === null || Array.isArray(data)) throw badInput(`event data must be a JSON object${where}`);
-  // Stored as JSON.stringify writes it: a toJSON() or a boxed value (new String) would store
-  // something else than an object, and a Map or Set would store {}.
-  if (typeof (data as { toJSON?: unknown }).toJSON === "function" || Object.prototype.toString.call(data) !== "[object Object]")
-    throw badInput(
-      `event data must be a plain JSON object, not a Date, Map, boxed value or other object with a JSON form of its own${where}`,
-    );
-  const problem = jsonBoundsProblem(data);
+  if (data instanceof Map || data instanceof Set)
+    throw badInput(`event data must be a JSON object, not a ${data.constructor.name}${where}`);
+  let problem = jsonBoundsProblem(data);
   if (problem) throw badInput(`event data${where}: ${problem}`);
+  if (!isPlainJson(data)) {
+    // Stored is what JSON.stringify writes (a URL's toJSON, a boxed string's value, no
+    // undefined): that JSON is what is checked, redacted, hashed and folded, not the objects.
+    let parsed: unknown;
+    try {
+      parsed = JSON.parse(JSON.stringify(data) ?? "null");
+    } catch (err) {
+      throw badInput(`event data${where} cannot be written as JSON: ${(err as Error).message}`);
+    }
+    if (typeof parsed !== "object" || parsed === null || Array.isArray(parsed))
+      throw badInput(
+        `event data must be a JSON object${where}; as JSON it is ${JSON.stringify(parsed).slice(0, 60)} (a Date or a boxed value?)`,
+      );
+    problem = jsonBoundsProblem(parsed);
+    if (problem) throw badInput(`event data${where}: ${problem}`);
+    data = parsed;
+  }
   // Secrets are removed before anything is stored: event data carries hook payloads and user text.
-  return { ...input, data: redactJson(data) as JsonObject };
+  return { ...input, data: redactJson(data as JsonObject) as JsonObject };
 }
 
 /**
