@@ -7,6 +7,7 @@ import { spawnSync } from "node:child_process";
 import { chmodSync, existsSync, mkdirSync, readdirSync, readFileSync, statSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { afterEach, describe, expect, it } from "vitest";
+import { openBaton } from "../src/compose.js";
 import { batonInside, isSupervisionFile } from "../src/core/hooks/baton-command.js";
 import { CLINE_HOOK_TYPES, cline } from "../src/core/hooks/cline.js";
 import type { HookEvent } from "../src/core/hooks/types.js";
@@ -91,6 +92,43 @@ describe("Cline CLI's payloads (captured from cline 3.0.65)", () => {
     const payload = fixture("TaskError") as { error: { message: string }; sessionContext: { rootSessionId: string } };
     expect(payload.error.message).toMatch(/model down/);
     expect(parse("TaskError")).toMatchObject({ kind: "stop", sessionEnd: false, agentSessionId: payload.sessionContext.rootSessionId });
+  });
+
+  it("a TaskStart handled after the SessionShutdown of its cancelled task (both run detached) opens no run; a later task does", async () => {
+    const root = tempDir();
+    const baton = await openBaton({ root });
+    try {
+      const at = (ms: number) => new Date(Date.now() + ms).toISOString();
+      const event = (name: string, timestamp: string) =>
+        cline.parse(
+          name,
+          {
+            ...fixture(name),
+            timestamp,
+            sessionContext: { rootSessionId: "acp-1" },
+            workspaceRoots: [root],
+            workspaceInfo: { rootPath: root },
+          },
+          root,
+        );
+      const running = async () => {
+        const sid = (await baton.sessions.list())[0]?.id as string;
+        return (await baton.sessions.snapshot(sid)).facets.runs.filter((r) => r.status === "running").map((r) => r.runId);
+      };
+      // A first task, done: the lane is idle, between tasks.
+      await baton.agents.handle(event("TaskStart", at(-5_000)), { agentPid: process.pid });
+      await baton.agents.handle(event("TaskComplete", at(-4_000)), { agentPid: process.pid });
+      // The next task is cancelled at once: its SessionShutdown, sent after its TaskStart, is handled first.
+      const started = at(-1_000);
+      await baton.agents.handle(event("SessionShutdown", at(-900)), { agentPid: process.pid });
+      await baton.agents.handle(event("TaskStart", started), { agentPid: process.pid });
+      expect(await running()).toEqual([]);
+      // A task started after that end is a new one.
+      await baton.agents.handle(event("TaskStart", at(1_000)), { agentPid: process.pid });
+      expect(await running()).toHaveLength(1);
+    } finally {
+      await baton.close();
+    }
   });
 
   it("a subagent's hooks (parent_agent_id set) are its own lane", () => {

@@ -114,6 +114,7 @@ export async function ensureRun(
       if (!isBatonError(err, "run_crashed") && !isBatonError(err, "bad_input") && !isBatonError(err, "not_found")) throw err;
     }
   }
+  if (endedAfterSent(b, snap, ev)) return;
   // Without a request id: unique per process and call (one server starts the runs of many agent sessions).
   const seq = runSeq++;
   const tag =
@@ -127,6 +128,22 @@ export async function ensureRun(
     ttlMs: HOOK_RUN_TTL_MS,
     lane: topLane(ev),
   });
+}
+
+/**
+ * Whether the agent session ended (its lane's end handled) after this event was sent. Hooks an
+ * agent runs without waiting for them (Cline CLI's TaskStart, SessionShutdown) reach Baton in any
+ * order: a task's start handled after the cancel that ended its session must not open a run that
+ * nothing will end. The event's time is the agent's clock (this host's); the lane's, the store's.
+ */
+function endedAfterSent(b: Baton, snap: Snapshot, ev: HookEvent): boolean {
+  const l = snap.facets.lanes?.[topLane(ev)];
+  if (l?.status !== "ended" || ev.sentAt === undefined) return false;
+  const sent = Date.parse(ev.sentAt);
+  const ended = Date.parse(l.lastAt);
+  if (Number.isNaN(sent) || Number.isNaN(ended)) return false;
+  const offset = b.store.kind === "sqlite" ? 0 : b.now().getTime() - Date.now();
+  return ended - offset > sent;
 }
 
 /**
