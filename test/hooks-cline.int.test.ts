@@ -7,6 +7,7 @@ import { spawnSync } from "node:child_process";
 import { chmodSync, existsSync, mkdirSync, readdirSync, readFileSync, statSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { afterEach, describe, expect, it } from "vitest";
+import { SqliteBackend } from "../src/backend/sqlite/sqlite-backend.js";
 import { openBaton } from "../src/compose.js";
 import { batonInside, isSupervisionFile } from "../src/core/hooks/baton-command.js";
 import { CLINE_HOOK_TYPES, cline } from "../src/core/hooks/cline.js";
@@ -96,7 +97,21 @@ describe("Cline CLI's payloads (captured from cline 3.0.65)", () => {
 
   it("a TaskStart handled after the SessionShutdown of its cancelled task (both run detached) opens no run; a later task does", async () => {
     const root = tempDir();
-    const baton = await openBaton({ root });
+    mkdirSync(join(root, ".baton"), { recursive: true });
+    // Writes that take a while (a loaded machine): the shutdown's are still going when the start arrives.
+    const inner = new SqliteBackend({ path: join(root, ".baton", "baton.db") });
+    const slow = new Proxy(inner, {
+      get(target, prop) {
+        if (prop === "transaction")
+          return async (mode: "read" | "write", fn: never, opts?: never) => {
+            if (mode === "write") await new Promise((ok) => setTimeout(ok, 20));
+            return target.transaction(mode, fn, opts);
+          };
+        const v = Reflect.get(target, prop, target) as unknown;
+        return typeof v === "function" ? (v as (...a: unknown[]) => unknown).bind(target) : v;
+      },
+    });
+    const baton = await openBaton({ root, backend: slow } as never);
     try {
       const at = (ms: number) => new Date(Date.now() + ms).toISOString();
       const event = (name: string, timestamp: string) =>
@@ -118,13 +133,14 @@ describe("Cline CLI's payloads (captured from cline 3.0.65)", () => {
       // A first task, done: the lane is idle, between tasks.
       await baton.agents.handle(event("TaskStart", at(-5_000)), { agentPid: process.pid });
       await baton.agents.handle(event("TaskComplete", at(-4_000)), { agentPid: process.pid });
-      // The next task is cancelled at once: its SessionShutdown, sent after its TaskStart, is handled first.
-      const started = at(-1_000);
-      await baton.agents.handle(event("SessionShutdown", at(-900)), { agentPid: process.pid });
-      await baton.agents.handle(event("TaskStart", started), { agentPid: process.pid });
+      // The next task is cancelled at once: its SessionShutdown, sent after its TaskStart, arrives
+      // first, and the start is read while the end is still being written (two hook processes).
+      const shutdown = baton.agents.handle(event("SessionShutdown", at(-900)), { agentPid: process.pid });
+      await new Promise((ok) => setTimeout(ok, 5));
+      await Promise.all([shutdown, baton.agents.handle(event("TaskStart", at(-1_000)), { agentPid: process.pid })]);
       expect(await running()).toEqual([]);
       // A task started after that end is a new one.
-      await baton.agents.handle(event("TaskStart", at(1_000)), { agentPid: process.pid });
+      await baton.agents.handle(event("TaskStart", at(2_000)), { agentPid: process.pid });
       expect(await running()).toHaveLength(1);
     } finally {
       await baton.close();

@@ -114,36 +114,46 @@ export async function ensureRun(
       if (!isBatonError(err, "run_crashed") && !isBatonError(err, "bad_input") && !isBatonError(err, "not_found")) throw err;
     }
   }
-  if (endedAfterSent(b, snap, ev)) return;
+  const sent = sentOnStoreClock(b, ev);
+  if (sent !== undefined && endedAfter(snap, topLane(ev), sent)) return;
   // Without a request id: unique per process and call (one server starts the runs of many agent sessions).
   const seq = runSeq++;
   const tag =
     o.requestId !== undefined
       ? sha256(o.requestId).slice(0, 12)
       : `${Date.now().toString(36)}${process.pid.toString(36)}${seq > 0 ? `-${seq.toString(36)}` : ""}`;
-  await b.runs.start(sid, {
-    agent: o.label,
-    runId: `${runPrefix(ev)}-${tag}`,
-    pid: o.agentPid,
-    ttlMs: HOOK_RUN_TTL_MS,
-    lane: topLane(ev),
-  });
+  try {
+    await b.runs.start(sid, {
+      agent: o.label,
+      runId: `${runPrefix(ev)}-${tag}`,
+      pid: o.agentPid,
+      ttlMs: HOOK_RUN_TTL_MS,
+      lane: topLane(ev),
+      // Checked again where no other hook can end the lane meanwhile (another process, another request).
+      ...(sent !== undefined ? { unlessLaneEndedAfter: sent } : {}),
+    });
+  } catch (err) {
+    if (!(sent !== undefined && isBatonError(err, "conflict") && err.details.lane !== undefined)) throw err;
+  }
 }
 
 /**
- * Whether the agent session ended (its lane's end handled) after this event was sent. Hooks an
- * agent runs without waiting for them (Cline CLI's TaskStart, SessionShutdown) reach Baton in any
- * order: a task's start handled after the cancel that ended its session must not open a run that
- * nothing will end. The event's time is the agent's clock (this host's); the lane's, the store's.
+ * When the agent sent this event, on the store's clock (the agent's is this host's; a shared
+ * store's is the database's). Hooks an agent runs without waiting for them (Cline CLI's
+ * TaskStart, SessionShutdown) reach Baton in any order: a task's start handled after the cancel
+ * that ended its session must not open a run that nothing will end.
  */
-function endedAfterSent(b: Baton, snap: Snapshot, ev: HookEvent): boolean {
-  const l = snap.facets.lanes?.[topLane(ev)];
-  if (l?.status !== "ended" || ev.sentAt === undefined) return false;
-  const sent = Date.parse(ev.sentAt);
-  const ended = Date.parse(l.lastAt);
-  if (Number.isNaN(sent) || Number.isNaN(ended)) return false;
+function sentOnStoreClock(b: Baton, ev: HookEvent): string | undefined {
+  const sent = ev.sentAt === undefined ? Number.NaN : Date.parse(ev.sentAt);
+  if (Number.isNaN(sent)) return undefined;
   const offset = b.store.kind === "sqlite" ? 0 : b.now().getTime() - Date.now();
-  return ended - offset > sent;
+  return new Date(sent + offset).toISOString();
+}
+
+/** Whether the lane ended after `at` (both on the store's clock). */
+function endedAfter(snap: Snapshot, lane: string, at: string): boolean {
+  const l = snap.facets.lanes?.[lane];
+  return l?.status === "ended" && Date.parse(l.lastAt) > Date.parse(at);
 }
 
 /**
@@ -169,12 +179,11 @@ export async function heartbeatRuns(b: Baton, ev: HookEvent & { kind: "stop" }):
  */
 export async function endRuns(b: Baton, ev: HookEvent & { kind: "stop" }, requestId?: string): Promise<void> {
   const lane = topLane(ev);
-  for (const s of await b.sessions.list()) {
-    const snap = await b.sessions.snapshot(s.id);
-    for (const r of runningRuns(snap, ev)) {
+  const end = async (sid: string, runs: readonly RunRecord[]) => {
+    for (const r of runs) {
       try {
         await b.runs.end(
-          s.id,
+          sid,
           r.runId,
           // A run ends once: a second attempt at this hook finds its event.
           { reason: ev.sessionEnd ? `session ended${ev.reason ? ` (${ev.reason})` : ""}` : "turn ended", id: `run:${r.runId}:ended` },
@@ -185,6 +194,10 @@ export async function endRuns(b: Baton, ev: HookEvent & { kind: "stop" }, reques
         if (!isBatonError(err, "conflict")) throw err;
       }
     }
+  };
+  for (const s of await b.sessions.list()) {
+    const snap = await b.sessions.snapshot(s.id);
+    await end(s.id, runningRuns(snap, ev));
     const l = snap.facets.lanes?.[lane];
     if (ev.sessionEnd && l && l.status !== "ended") {
       await b.events.append(s.id, {
@@ -193,6 +206,15 @@ export async function endRuns(b: Baton, ev: HookEvent & { kind: "stop" }, reques
         actor: "agent",
         data: { lane, ...(ev.reason ? { reason: ev.reason } : {}) },
       });
+      // A run another hook (another process) started while this one read the lane: ended too.
+      // One started after the lane's end is refused (ensureRun's unlessLaneEndedAfter).
+      const after = await b.sessions.snapshot(s.id);
+      const endedAt = after.facets.lanes?.[lane]?.lastAt;
+      if (endedAt !== undefined)
+        await end(
+          s.id,
+          runningRuns(after, ev).filter((r) => r.started <= endedAt),
+        );
     }
   }
 }

@@ -132,8 +132,13 @@ export class Journal {
    * The folded state is kept once that transaction commits: the session's next read or append
    * in this process starts from it.
    */
-  async appendInTx(tx: StoreTx, sessionId: string, inputs: readonly EventInput[]): Promise<AppendResult[]> {
-    const { results, folded } = await this.#appendIn(tx, sessionId, inputs);
+  async appendInTx(
+    tx: StoreTx,
+    sessionId: string,
+    inputs: readonly EventInput[],
+    check?: (snap: Readonly<Snapshot>) => void,
+  ): Promise<AppendResult[]> {
+    const { results, folded } = await this.#appendIn(tx, sessionId, inputs, NONE, check);
     tx.afterCommit(() => {
       // A state this process kept since (another transaction that committed first) is not undone.
       const kept = this.#folded.get(sessionId);

@@ -35,6 +35,12 @@ export interface RunStartInput {
   ttlMs?: number;
   /** The lane (core/lanes.ts) the run works in: an agent session's, for runs its hooks start. */
   lane?: string;
+  /**
+   * With `lane`: start no run if the lane ended after this time (the store's clock), checked
+   * where no other writer can end it meanwhile: the start was sent before the agent session's
+   * end and reached Baton after it (an agent's hooks run without waiting). `conflict` then.
+   */
+  unlessLaneEndedAfter?: string;
 }
 
 export interface CrashedRun {
@@ -85,9 +91,24 @@ export class RunService {
       const data: JsonObject = { runId, agent: input.agent, pid };
       data.host = id.host;
       if (input.lane !== undefined) data.lane = input.lane;
-      const [result] = await this.#journal.appendInTx(tx, sessionId, [
-        { id: `run:${runId}:started`, type: "run:started", actor: input.agent, data },
-      ]);
+      const lane = input.lane;
+      const sent = input.unlessLaneEndedAfter === undefined ? Number.NaN : Date.parse(input.unlessLaneEndedAfter);
+      const [result] = await this.#journal.appendInTx(
+        tx,
+        sessionId,
+        [{ id: `run:${runId}:started`, type: "run:started", actor: input.agent, data }],
+        lane === undefined || Number.isNaN(sent)
+          ? undefined
+          : (snap) => {
+              const l = snap.facets.lanes?.[lane];
+              if (l?.status === "ended" && Date.parse(l.lastAt) > sent)
+                throw new BatonError("conflict", `lane ${lane} ended at ${l.lastAt}, after this run's start was sent; no run started`, {
+                  sessionId,
+                  lane,
+                  endedAt: l.lastAt,
+                });
+            },
+      );
       if (result?.duplicate) {
         const row = await tx.runs.getRun(sessionId, runId);
         const expires = row ? Date.parse(row.heartbeatAt) + row.ttlMs : Date.parse(result.event.at) + ttlMs;
