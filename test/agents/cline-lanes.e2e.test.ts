@@ -107,8 +107,8 @@ describe(`lanes: ${pin.package}@${pin.version} twice at once in one checkout`, (
     expect(missed).toEqual([]);
     expect(runs.a?.code, runs.a?.stderr).toBe(0);
     const [a, b] = [sessionOf("a"), sessionOf("b")];
-    expect(a).toMatch(/^\d+_\w+$/);
-    expect(b).toMatch(/^\d+_\w+$/);
+    expect(a).toMatch(/^\d+_[\w-]+$/);
+    expect(b).toMatch(/^\d+_[\w-]+$/);
     expect(a).not.toBe(b);
     const sessions = p.baton(["--json", "status"]).json().sessions;
     expect(sessions.map((s: any) => s.sessionId)).toEqual([batonSession]);

@@ -229,7 +229,7 @@ describe(`${pin.package}@${pin.version} through Baton's hooks`, () => {
     expect(hooksDir).toBe(join(p.root, ".clinerules", "hooks"));
     const fired = new Set(p.captured().map((c) => c.event));
     for (const e of ["TaskStart", "PreToolUse", "PostToolUse", "TaskComplete"]) expect(fired, e).toContain(e);
-    expect(sessions.work, "the payloads name Cline's session").toMatch(/^\d+_\w+$/);
+    expect(sessions.work, "the payloads name Cline's session").toMatch(/^\d+_[\w-]+$/);
   });
 
   test("every write and shell command was checkpointed before it ran (the read was not)", () => {
@@ -266,7 +266,7 @@ describe(`${pin.package}@${pin.version} through Baton's hooks`, () => {
     expect([acpResults.acp1, acpResults.acp3], acpStderr.slice(-2000)).toEqual(["end_turn", "end_turn"]);
     expect(p.read("notes.txt")).toBe("first\nsecond\n");
     const session = acpSession();
-    expect(session).toMatch(/^\d+_\w+$/);
+    expect(session).toMatch(/^\d+_[\w-]+$/);
     const named = new Set(
       ["acp1", "acp2", "acp3", "acp4", "acp5"].flatMap((n) => (acpEvents[n] ?? []).map((c) => c.payload?.sessionContext?.rootSessionId)),
     );
