@@ -7,6 +7,7 @@
 import { readdirSync, readFileSync } from "node:fs";
 import { join } from "node:path";
 import { describe, expect, it } from "vitest";
+import { failureFingerprint } from "../src/core/fingerprint.js";
 import { claude } from "../src/core/hooks/claude.js";
 import { codex } from "../src/core/hooks/codex.js";
 import { COPILOT_PATH_GUARD, copilot } from "../src/core/hooks/copilot.js";
@@ -135,6 +136,16 @@ describe("qwen: what its payloads carry beyond Claude Code's", () => {
     if (failed.kind !== "after_tool") throw new Error(failed.kind);
     expect(failed.error).toContain("Exit Code: 1");
     expect(failed.tool).toMatchObject({ kind: "shell", command: FAIL_CMD });
+    // The same failure with its process group still alive, or a background process, is the same failure.
+    const payload = named("PostToolUseFailure.run_shell_command.failure.json") as { error: string };
+    const alive = parse("qwen", "PostToolUseFailure", {
+      ...payload,
+      error: payload.error.replace("Process Group PGID: (none)", "Background PIDs: 5120\nProcess Group PGID: 41234"),
+    });
+    if (alive.kind !== "after_tool" || failed.error === undefined || alive.error === undefined) throw new Error(alive.kind);
+    expect(alive.error).toBe(failed.error);
+    expect(failed.error).not.toMatch(/PGID/);
+    expect(failureFingerprint(alive.error)).toBe(failureFingerprint(failed.error));
   });
 
   it("a deny and context are rendered in Claude Code's envelope, which Qwen Code reads", () => {

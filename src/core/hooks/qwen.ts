@@ -40,6 +40,18 @@ function userPromptsOnly(ev: HookEvent): HookEvent {
   return { ...base, kind: "ignored" };
 }
 
+/**
+ * A failed shell command's result names its process group (`Process Group PGID: 41234`, or
+ * `(none)` once the group is gone) and background processes: bookkeeping of the moment, not
+ * the failure, and it differs from one run of the same failing command to the next, which would
+ * make one failure look like two (fingerprints, the spiral detector, lessons).
+ */
+function withoutProcessBookkeeping(ev: HookEvent): HookEvent {
+  if (ev.kind !== "after_tool" || ev.error === undefined) return ev;
+  const error = ev.error.replace(/^(?:Process Group PGID|Background PIDs):.*(?:\r?\n|$)/gm, "").trimEnd();
+  return error === ev.error ? ev : { ...ev, error };
+}
+
 export const qwen: AgentAdapter = claudeStyleAdapter({
   agent: "qwen",
   label: "Qwen Code",
@@ -47,5 +59,5 @@ export const qwen: AgentAdapter = claudeStyleAdapter({
   shellTools: ["run_shell_command"],
   // What the model sees of a call's result (`returnDisplay` is the terminal's view of it).
   output: (q) => obj(q.tool_response).llmContent ?? q.tool_response,
-  refine: userPromptsOnly,
+  refine: (ev) => withoutProcessBookkeeping(userPromptsOnly(ev)),
 });
