@@ -6,11 +6,13 @@
  */
 import { join } from "node:path";
 import BetterSqlite3 from "better-sqlite3";
+import fc from "fast-check";
 import { afterEach, describe, expect, it, vi } from "vitest";
 import type { Baton } from "../src/api.js";
 import { SqliteBackend } from "../src/backend/sqlite/sqlite-backend.js";
 import { SqliteJournalQueries } from "../src/backend/sqlite/sqlite-journal.js";
 import { openBaton } from "../src/compose.js";
+import type { JsonObject } from "../src/core/types.js";
 import { BatonError } from "../src/errors.js";
 import { isBatonError } from "../src/index.js";
 import { FlowRegistry } from "../src/services/flows.js";
@@ -186,5 +188,110 @@ describe("appending from the kept state (SQLite)", () => {
     );
     expect([ok.results[0]?.event.id, ok.after]).toEqual(["n1", 2]);
     expect((await j.read("t")).snapshot.lastSeq).toBe(2);
+  });
+});
+
+describe("reading from the kept state", () => {
+  /** A read by a connection that keeps nothing (it never appends): what the journal folds to. */
+  async function cold(root: string, id: string) {
+    const c = await openBaton({ root });
+    try {
+      return await c.sessions.read(id);
+    } finally {
+      await c.close();
+    }
+  }
+
+  it("reads what the journal folds to without parsing the stored snapshot or reading events, and hands out a copy", async () => {
+    const root = tempDir();
+    const a = await openBaton({ root });
+    try {
+      await a.sessions.start({ flow: "task", id: "t", title: "kept" });
+      await a.events.append("t", { type: "start" });
+      for (let i = 0; i < 70; i++) await a.events.append("t", { type: "note:added", data: { text: `n${i}` } });
+      await a.events.append("t", { type: "decision:added", data: { decision: "keep the fold" } });
+      const events = vi.spyOn(SqliteJournalQueries.prototype, "readEvents");
+      const view = await a.sessions.read("t");
+      expect(events).not.toHaveBeenCalled();
+      events.mockRestore();
+      expect(view.snapshot).toEqual((await cold(root, "t")).snapshot);
+      expect(view.snapshot.lastSeq).toBe(73);
+      // The caller owns what it was given: changing it changes nothing kept.
+      view.snapshot.facets.decisions.length = 0;
+      view.snapshot.phase = "done";
+      const again = await a.sessions.read("t");
+      expect([again.snapshot.phase, again.snapshot.facets.decisions.map((d) => d.decision)]).toEqual(["in_progress", ["keep the fold"]]);
+      expect((await a.events.append("t", { type: "complete" })).phase).toBe("done");
+    } finally {
+      await a.close();
+    }
+  });
+
+  it("goes back to the journal when another connection appended, rebuilt, or the stored snapshot was damaged or lost", async () => {
+    await twoConnections(async (a, b) => {
+      await a.sessions.start({ flow: "task", id: "t" });
+      await a.events.append("t", { type: "start" });
+      await b.events.append("t", { type: "block" });
+      expect((await a.sessions.read("t")).snapshot.phase).toBe("blocked");
+      await a.events.append("t", { type: "unblock" });
+      const db = new BetterSqlite3(join(a.workspace.dir, "baton.db"));
+      try {
+        db.prepare(`UPDATE snapshots SET body = replace(body, '"phase":"in_progress"', '"phase":"blocked"') WHERE session_id = 't'`).run();
+        const damaged = await a.sessions.read("t");
+        expect(damaged.snapshot.phase).toBe("in_progress");
+        expect(damaged.readDiagnostics.map((d) => d.code)).toContain("snapshot_corrupt");
+        await b.sessions.rebuild("t");
+        const repaired = await a.sessions.read("t");
+        expect(repaired.readDiagnostics.map((d) => d.code)).toEqual(["snapshot_repaired"]);
+        await a.events.append("t", { type: "note:added", data: { text: "x" } });
+        db.prepare(`UPDATE events SET data = '{not json' WHERE session_id = 't' AND seq = 5`).run();
+        db.prepare(`DELETE FROM snapshots WHERE session_id = 't'`).run();
+        const lost = await a.sessions.read("t");
+        expect(lost.snapshot.diagnostics.find((d) => d.code === "corrupt_event")?.seq).toBe(5);
+      } finally {
+        db.close();
+      }
+    });
+  });
+
+  it("every read by appending connections equals a read by one that keeps nothing (model)", async () => {
+    const command = fc.oneof(
+      fc.record({
+        who: fc.constantFrom(0, 1),
+        type: fc.constantFrom("start", "block", "unblock", "verify", "note:added", "decision:added", "progress:set", "blocker:added"),
+        n: fc.nat(9),
+      }),
+      fc.record({ who: fc.constantFrom(0, 1), read: fc.constant(true) }),
+      fc.record({ who: fc.constantFrom(0, 1), rebuild: fc.constant(true) }),
+    );
+    const data = (type: string, n: number): JsonObject =>
+      type === "note:added"
+        ? { text: `note ${n}` }
+        : type === "decision:added"
+          ? { decision: `d${n}` }
+          : type === "progress:set"
+            ? { total: 10, completed: n }
+            : type === "blocker:added"
+              ? { id: `b${n % 3}`, text: `blocked ${n}` }
+              : {};
+    await fc.assert(
+      fc.asyncProperty(fc.array(command, { minLength: 1, maxLength: 40 }), async (commands) => {
+        await twoConnections(async (a, b) => {
+          const both = [a, b];
+          await a.sessions.start({ flow: "task", id: "t" });
+          for (const c of commands) {
+            const x = both[c.who] as Baton;
+            if ("read" in c) {
+              const view = await x.sessions.read("t");
+              const truth = await cold(x.root, "t");
+              expect(view.snapshot).toEqual(truth.snapshot);
+              expect(view.readDiagnostics).toEqual(truth.readDiagnostics);
+            } else if ("rebuild" in c) await x.sessions.rebuild("t");
+            else await x.events.append("t", { type: c.type, data: data(c.type, c.n) }).catch((e) => expect(isBatonError(e)).toBe(true));
+          }
+        });
+      }),
+      { numRuns: 25 },
+    );
   });
 });

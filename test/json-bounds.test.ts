@@ -1,7 +1,7 @@
 /** User JSON of any depth or width is refused with a reason before anything walks it recursively. */
 import fc from "fast-check";
 import { describe, expect, it } from "vitest";
-import { canonicalJson, isPlainJson, JSON_LIMITS, jsonBoundsProblem } from "../src/core/canonical.js";
+import { canonicalJson, copyJson, isPlainJson, JSON_LIMITS, jsonBoundsProblem } from "../src/core/canonical.js";
 
 const nest = (depth: number, leaf: unknown = 1): unknown => {
   let v = leaf;
@@ -88,6 +88,28 @@ describe("isPlainJson", () => {
     expect(isPlainJson(Object.assign(Object.create(null), { a: [1, "b", null, { c: true }] }))).toBe(true);
     expect(isPlainJson(nest(JSON_LIMITS.depth - 1))).toBe(true);
     expect(isPlainJson(nest(JSON_LIMITS.depth + 1))).toBe(false);
+  });
+});
+
+describe("copyJson", () => {
+  it("gives what a JSON round trip gives, sharing nothing with the original (property)", () => {
+    fc.assert(
+      fc.property(fc.jsonValue({ maxDepth: 8 }), (v) => {
+        const copy = copyJson(v);
+        expect(copy).toStrictEqual(JSON.parse(JSON.stringify(v)));
+        expect(JSON.stringify(copy)).toBe(JSON.stringify(v));
+        if (typeof v === "object" && v !== null && JSON.stringify(v).length > 2) expect(copy).not.toBe(v);
+      }),
+      { numRuns: 1000 },
+    );
+    const own = JSON.parse('{"__proto__":{"b":1},"a":[1,{"c":null}]}') as Record<string, unknown>;
+    const copy = copyJson(own);
+    expect(Object.getPrototypeOf(copy)).toBe(Object.prototype);
+    expect(Object.keys(copy)).toEqual(["__proto__", "a"]);
+    expect(JSON.stringify(copy)).toBe(JSON.stringify(own));
+    (copy.a as unknown[]).push(2);
+    expect(own.a).toEqual([1, { c: null }]);
+    expect(copyJson({ a: undefined, b: [undefined, 1] })).toStrictEqual({ b: [null, 1] });
   });
 });
 

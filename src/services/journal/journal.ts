@@ -11,7 +11,7 @@
  */
 import type { Backend, EventRow, SessionMove, SessionRow, SnapshotRow, StoreTx } from "../../backend/contract.js";
 import { sessionKey } from "../../backend/contract.js";
-import { timeOrderedId } from "../../core/canonical.js";
+import { copyJson, timeOrderedId } from "../../core/canonical.js";
 import { isFacetEvent, validateFacetData } from "../../core/facets.js";
 import { decide, type FlowDefinition, flowEvents, isTerminal, type TransitionDecision } from "../../core/flows/flow.js";
 import { loadRedaction, redactionLoaded } from "../../core/redaction/load.js";
@@ -25,6 +25,7 @@ import {
   type Folded,
   findPrior,
   generateSessionId,
+  keptIsCurrent,
   loadFolded,
   loadSnapshot,
   normalise,
@@ -231,7 +232,7 @@ export class Journal {
       })
       .then((folded) => {
         this.#remember(id, folded);
-        return structuredClone(folded.snap);
+        return copyJson(folded.snap);
       });
   }
 
@@ -612,6 +613,7 @@ export class Journal {
     if (rows.length > 0 && (snap.phase !== phaseBefore || folded.storedSeq === 0 || snap.lastSeq - folded.storedSeq >= SNAPSHOT_EVERY)) {
       f.snapshot = snapshotRow(snap);
       folded.storedSeq = snap.lastSeq;
+      folded.stored = f.snapshot;
     }
     return f;
   }
@@ -625,7 +627,11 @@ export class Journal {
     return this.#atText;
   }
 
-  /** Read one session: the snapshot with newer events folded in. Never writes. */
+  /**
+   * Read one session: the snapshot with newer events folded in. Never writes. A session this
+   * process appended to is read from the state it kept (a copy), once the journal shows nothing
+   * newer: the stored snapshot and the events after it are not parsed and folded again.
+   */
   async read(sessionId: string): Promise<SessionView> {
     return this.#inOrder(sessionId, () => this.#read(sessionId));
   }
@@ -635,7 +641,14 @@ export class Journal {
       const session = await tx.getSession(sessionId);
       if (!session) throw notFound(sessionId);
       const flow = await this.#flows.get(session.flow);
-      const { snapshot, readDiagnostics } = await loadSnapshot(tx, session, flow);
+      const kept = this.#folded.get(sessionId);
+      // An append takes the state out while it folds into it and puts it back once committed:
+      // still there, at the seq checked, it was not touched meanwhile (the copy is taken at once).
+      const current = kept !== undefined && (await keptIsCurrent(tx, session, kept));
+      const { snapshot, readDiagnostics } =
+        current && this.#folded.get(sessionId) === kept && kept.snap.lastSeq === session.lastSeq
+          ? { snapshot: copyJson(kept.snap), readDiagnostics: [] as Diagnostic[] }
+          : await loadSnapshot(tx, session, flow);
       const stored = await tx.listDiagnostics(sessionId, 20);
       for (const d of stored) readDiagnostics.push({ code: d.code, severity: d.severity, message: d.message, at: d.at });
       return { session, flow, snapshot, readDiagnostics };

@@ -20,6 +20,8 @@ export interface Folded {
   snap: Snapshot;
   /** The seq of the snapshot stored in the database (0: none stored, or unreadable). */
   storedSeq: number;
+  /** That stored snapshot as this process read or wrote it, verified (a read checks the row is still that one). */
+  stored?: Pick<SnapshotRow, "body" | "hash">;
   /** The session row's phase and status at this state: as read, or as the append that made it left them. */
   row?: Pick<SessionRow, "phase" | "status">;
 }
@@ -165,8 +167,9 @@ export async function foldFrom(tx: StoreTx, session: SessionRow, flow: FlowDefin
  * corrupt, or folded by another version, `outdated`).
  */
 export async function loadFolded(tx: StoreTx, session: SessionRow, flow: FlowDefinition): Promise<Folded & { outdated: boolean }> {
-  const { snapshot, storedSeq, outdated } = await loadSnapshot(tx, session, flow);
-  return { snap: snapshot, storedSeq, outdated, row: { phase: session.phase, status: session.status } };
+  const { snapshot, storedSeq, stored, outdated } = await loadSnapshot(tx, session, flow);
+  const folded = { snap: snapshot, storedSeq, outdated, row: { phase: session.phase, status: session.status } };
+  return stored === undefined ? folded : { ...folded, stored };
 }
 
 /**
@@ -177,7 +180,7 @@ export async function loadSnapshot(
   tx: StoreTx,
   session: SessionRow,
   flow: FlowDefinition,
-): Promise<{ snapshot: Snapshot; readDiagnostics: Diagnostic[]; storedSeq: number; outdated: boolean }> {
+): Promise<{ snapshot: Snapshot; readDiagnostics: Diagnostic[]; storedSeq: number; stored?: Folded["stored"]; outdated: boolean }> {
   const readDiagnostics: Diagnostic[] = [];
   const row = await tx.getSnapshot(session.id);
   let snap: Snapshot | undefined;
@@ -203,8 +206,21 @@ export async function loadSnapshot(
       });
     }
   }
-  const storedSeq = snap ? snap.lastSeq : 0;
+  const stored = snap && row ? { storedSeq: snap.lastSeq, stored: { body: row.body, hash: row.hash } } : { storedSeq: 0 };
   snap ??= emptySnapshot(session.id, flow, session.createdAt);
   await foldFrom(tx, session, flow, snap);
-  return { snapshot: snap, readDiagnostics, storedSeq, outdated };
+  return { snapshot: snap, readDiagnostics, ...stored, outdated };
+}
+
+/**
+ * Whether the state this process kept for the session is still the journal's, as a read would
+ * fold it: no event appended since (the session row's lastSeq and flow), and the stored snapshot
+ * the very row this process read or wrote, intact (a rebuild elsewhere, a lost or damaged row,
+ * sends the read back to the journal, which reports what it finds).
+ */
+export async function keptIsCurrent(tx: StoreTx, session: SessionRow, kept: Folded): Promise<boolean> {
+  if (kept.snap.lastSeq !== session.lastSeq || kept.snap.flow !== session.flow || kept.stored === undefined) return false;
+  const row = await tx.getSnapshot(session.id);
+  // The same text as the verified one: intact, without checksumming it again (~90 µs for 60 KB).
+  return row !== undefined && row.lastSeq === kept.storedSeq && row.hash === kept.stored.hash && row.body === kept.stored.body;
 }
