@@ -13,7 +13,7 @@ import { mkdirSync } from "node:fs";
 import { join } from "node:path";
 import { afterAll, beforeAll, describe, expect, test } from "vitest";
 import { cline as driver } from "./drivers.js";
-import { type AgentRun, type Capture, killClineHubDaemons, Project } from "./harness.js";
+import { type AgentRun, type Capture, KEEP, killClineHubDaemons, Project } from "./harness.js";
 import { agentCli, VERSIONS } from "./install.js";
 import { gate, holdUntil, MockModel, type Step } from "./mock-model.js";
 
@@ -100,7 +100,7 @@ describe(`lanes: ${pin.package}@${pin.version} twice at once in one checkout`, (
     for (const m of Object.values(models)) await m.stop();
     if (!p) return;
     killClineHubDaemons(p.root);
-    if (!process.env.BATON_AGENT_KEEP) p.cleanup();
+    if (!KEEP) p.cleanup();
   });
 
   test("the two tasks overlapped, each Cline session a lane of its own of the one Baton session", () => {

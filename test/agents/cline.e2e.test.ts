@@ -17,7 +17,7 @@ import { join } from "node:path";
 import { afterAll, beforeAll, describe, expect, test } from "vitest";
 import { AcpClient } from "./acp.js";
 import { clineAcp, cline as driver } from "./drivers.js";
-import { type AgentRun, type Capture, hookRunning, killClineHubDaemons, Project } from "./harness.js";
+import { type AgentRun, type Capture, hookRunning, KEEP, killClineHubDaemons, Project } from "./harness.js";
 import { agentCli, REPO, VERSIONS } from "./install.js";
 import { gate, MockModel, repeat, type Step } from "./mock-model.js";
 
@@ -86,7 +86,7 @@ describe(`${pin.package}@${pin.version} through Baton's hooks`, () => {
 
   /** Debug trail of the ACP story (BATON_AGENT_KEEP). */
   function note(line: string): void {
-    if (process.env.BATON_AGENT_KEEP) appendFileSync(join(p.base, "story.log"), `${new Date().toISOString()} ${line}\n`);
+    if (KEEP) appendFileSync(join(p.base, "story.log"), `${new Date().toISOString()} ${line}\n`);
   }
 
   /**
@@ -217,7 +217,7 @@ describe(`${pin.package}@${pin.version} through Baton's hooks`, () => {
     // --cline-hub-daemon --cwd <repo>`) after a headless task: stop the ones this test started.
     killClineHubDaemons(p.root);
     if (process.env.BATON_AGENT_FIXTURES === "write") saveFixtures(p);
-    if (process.env.BATON_AGENT_KEEP) writeFileSync(join(p.base, "requests.jsonl"), mock.requests.map((r) => JSON.stringify(r)).join("\n"));
+    if (KEEP) writeFileSync(join(p.base, "requests.jsonl"), mock.requests.map((r) => JSON.stringify(r)).join("\n"));
     else p.cleanup();
   });
 

@@ -18,11 +18,23 @@ import {
   writeFileSync,
 } from "node:fs";
 import { tmpdir } from "node:os";
-import { dirname, join } from "node:path";
+import { dirname, isAbsolute, join } from "node:path";
 import { type AgentName, REPO } from "./install.js";
 
 /** The baton the agents run: this checkout's, or another build's `bin/baton.cjs` (BATON_AGENT_E2E_CLI). */
 export const CLI = process.env.BATON_AGENT_E2E_CLI || join(REPO, "bin", "baton.cjs");
+
+/**
+ * BATON_AGENT_KEEP: the directory each run's project, captures and model requests are copied
+ * into, for a look at a run (docs/integrations.md). Absolute: a relative one (or `1`) would land
+ * in the directory the tests run from, the repository.
+ */
+export const KEEP: string | undefined = (() => {
+  const dir = process.env.BATON_AGENT_KEEP;
+  if (!dir) return undefined;
+  if (!isAbsolute(dir)) throw new Error(`BATON_AGENT_KEEP=${dir}: give an absolute directory to keep the runs in`);
+  return dir;
+})();
 
 export interface AgentRun {
   code: number | null;

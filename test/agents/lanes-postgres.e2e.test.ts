@@ -22,7 +22,7 @@ import { join } from "node:path";
 import { afterAll, afterEach, beforeAll, describe, expect, test } from "vitest";
 import { type PgCluster, pgAvailable, startCluster } from "../pg-cluster.js";
 import { claude, codex, type Driver } from "./drivers.js";
-import { type AgentRun, Project } from "./harness.js";
+import { type AgentRun, KEEP, Project } from "./harness.js";
 import { agentCli, VERSIONS } from "./install.js";
 import { gate, MockModel, type Step } from "./mock-model.js";
 
@@ -133,7 +133,7 @@ describe.skipIf(!pgAvailable())(
         ["b", B],
       ] as const) {
         if (!p) continue;
-        if (process.env.BATON_AGENT_KEEP) cpSync(p.base, join(process.env.BATON_AGENT_KEEP, `lanes-postgres-${name}`), { recursive: true });
+        if (KEEP) cpSync(p.base, join(KEEP, `lanes-postgres-${name}`), { recursive: true });
         p.cleanup();
       }
       cluster?.stop(failed);

@@ -15,7 +15,7 @@ import { cpSync, mkdirSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { afterAll, beforeAll, describe, expect, test } from "vitest";
 import { claude, codex, type Driver } from "./drivers.js";
-import { type AgentRun, Project } from "./harness.js";
+import { type AgentRun, KEEP, Project } from "./harness.js";
 import { agentCli, VERSIONS } from "./install.js";
 import { gate, holdUntil, type LoggedRequest, MockModel, repeat, type Step, toolResults } from "./mock-model.js";
 
@@ -178,10 +178,10 @@ describe(`lanes: ${VERSIONS.claude.package}@${VERSIONS.claude.version} twice and
   afterAll(async () => {
     for (const ag of [a, b, x]) await ag.mock.stop();
     if (!p) return;
-    if (process.env.BATON_AGENT_KEEP) {
+    if (KEEP) {
       for (const ag of [a, b, x])
         writeFileSync(join(p.base, `requests.${ag.name}.jsonl`), ag.mock.requests.map((r) => JSON.stringify(r)).join("\n"));
-      cpSync(p.base, join(process.env.BATON_AGENT_KEEP, "lanes"), { recursive: true });
+      cpSync(p.base, join(KEEP, "lanes"), { recursive: true });
     }
     p.cleanup();
   });

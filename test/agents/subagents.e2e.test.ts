@@ -16,7 +16,7 @@ import { cpSync, mkdirSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { afterAll, beforeAll, describe, expect, test } from "vitest";
 import { claude, copilot, type Driver, opencode, qwen } from "./drivers.js";
-import { type AgentRun, hookRunning, Project } from "./harness.js";
+import { type AgentRun, hookRunning, KEEP, Project } from "./harness.js";
 import { agentCli, VERSIONS } from "./install.js";
 import { gate, MockModel } from "./mock-model.js";
 
@@ -113,9 +113,9 @@ for (const d of [claude, opencode, copilot, qwen] satisfies Driver[]) {
 
     afterAll(async () => {
       await mock.stop();
-      if (p && process.env.BATON_AGENT_KEEP) {
+      if (p && KEEP) {
         writeFileSync(join(p.base, "requests.jsonl"), mock.requests.map((r) => JSON.stringify(r)).join("\n"));
-        cpSync(p.base, join(process.env.BATON_AGENT_KEEP, `subagent-${d.agent}`), { recursive: true });
+        cpSync(p.base, join(KEEP, `subagent-${d.agent}`), { recursive: true });
       }
       p?.cleanup();
     });

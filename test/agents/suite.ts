@@ -25,7 +25,7 @@ import { argsHash } from "../../src/core/hooks/keys.js";
 import { laneFromEnv } from "../../src/core/lanes.js";
 import { readOpencodePlugin } from "../../src/hooks/opencode-plugin.js";
 import { type Driver, pluginSource } from "./drivers.js";
-import { type AgentRun, type Capture, httpHookServer, Project } from "./harness.js";
+import { type AgentRun, type Capture, httpHookServer, KEEP, Project } from "./harness.js";
 import { type AgentName, agentCli, REPO, VERSIONS } from "./install.js";
 import { MockModel, repeat, type Step, toolResults } from "./mock-model.js";
 
@@ -213,9 +213,9 @@ export function agentSuite(d: Driver, o: { route?: "settings" | "plugin" | "http
       if (p) {
         if (!plugin) saveFixtures(d.agent, p, rollback2);
         // For a look at a run: the project, its captures, the agent's output and the model's requests.
-        if (process.env.BATON_AGENT_KEEP) {
+        if (KEEP) {
           writeFileSync(join(p.base, "requests.jsonl"), mock.requests.map((r) => JSON.stringify(r)).join("\n"));
-          cpSync(p.base, join(process.env.BATON_AGENT_KEEP, d.agent), { recursive: true });
+          cpSync(p.base, join(KEEP, d.agent), { recursive: true });
         }
         p.cleanup();
       }
