@@ -63,6 +63,7 @@ import type { LaneView } from "./core/session/lane-view.js";
 import type { TargetInput } from "./core/session/targets.js";
 import type { Checkpoint, CheckpointInfo } from "./core/time-travel/checkpoints.js";
 import type {
+  AppendOptions,
   AppendResult,
   ArtifactRecord,
   Diagnostic,
@@ -275,9 +276,9 @@ export interface Sessions {
 /** The journal: append events, read them back, be told when it grows. */
 export interface Events {
   /** One durable transaction: validated, deduplicated by id, moved through the flow. */
-  append(sessionId: string, input: EventInput): Promise<AppendResult>;
+  append(sessionId: string, input: EventInput, opts?: AppendOptions): Promise<AppendResult>;
   /** Many events in one transaction: all or nothing, one fsync. */
-  appendBatch(sessionId: string, inputs: readonly EventInput[]): Promise<AppendResult[]>;
+  appendBatch(sessionId: string, inputs: readonly EventInput[], opts?: AppendOptions): Promise<AppendResult[]>;
   /** The event appended with idempotency key `id`, if any (what an earlier attempt of the same caller decided). */
   find(sessionId: string, id: string): Promise<JournalEvent | undefined>;
   /** Events after `afterSeq` (default 0), at most `limit` (default 1 000); rows that no longer parse as `corrupt` diagnostics. */
@@ -305,7 +306,7 @@ export interface Facets {
   setPosition(sessionId: string, p: Position, actor?: string): Promise<AppendResult>;
   setProgress(sessionId: string, p: { total?: number; completed?: number }, actor?: string): Promise<AppendResult>;
   /** Record files the session modified (with their current hashes) and resume notes. */
-  recordResumeContext(sessionId: string, r: ResumeContextInput, actor?: string): Promise<AppendResult>;
+  recordResumeContext(sessionId: string, r: ResumeContextInput, actor?: string, opts?: AppendOptions): Promise<AppendResult>;
   setContext(sessionId: string, values: JsonObject, actor?: string): Promise<AppendResult>;
 }
 
@@ -390,7 +391,7 @@ export interface Lessons {
 /** Turns and the spiral detector. */
 export interface Turns {
   /** Record a turn; one that completes a spiral pauses the session. */
-  record(sessionId: string, turn: TurnInput): Promise<TurnResult>;
+  record(sessionId: string, turn: TurnInput, opts?: AppendOptions): Promise<TurnResult>;
   /** The user's answer to the pause detected at `detectedAt` (a pause cleared or renewed meanwhile: `conflict`). */
   answerSpiralPause(sessionId: string, answer: SpiralAnswer): Promise<SpiralAnswerResult>;
   /**

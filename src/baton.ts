@@ -73,8 +73,8 @@ export function createBaton(s: Services): Baton {
   };
 
   const events: Events = {
-    append: (id, input) => journal.append(id, input),
-    appendBatch: (id, inputs) => journal.appendBatch(id, inputs),
+    append: (id, input, opts) => journal.append(id, input, opts),
+    appendBatch: (id, inputs, opts) => journal.appendBatch(id, inputs, opts),
     find: (id, eventId) => journal.find(id, eventId),
     list: (id, opts) => journal.events(id, opts),
     async scan(id, opts) {
@@ -107,14 +107,14 @@ export function createBaton(s: Services): Baton {
       return facet(id, "position:set", actor, { ...p });
     },
     setProgress: (id, p, actor = "agent") => facet(id, "progress:set", actor, { ...p }),
-    async recordResumeContext(id, r, actor = "agent") {
+    async recordResumeContext(id, r, actor = "agent", opts) {
       const files = recordFiles(s.root, r.files ?? []);
       const data = compact({
         filesModified: files.length ? files : undefined,
         keyImplementations: r.keyImplementations,
         openQuestions: r.openQuestions,
       });
-      return journal.append(id, { ...(r.id !== undefined ? { id: r.id } : {}), type: "resume:updated", actor, data });
+      return journal.append(id, { ...(r.id !== undefined ? { id: r.id } : {}), type: "resume:updated", actor, data }, opts);
     },
     setContext: (id, values, actor = "agent") => journal.append(id, { type: "context:set", actor, data: values }),
   };
@@ -177,7 +177,7 @@ export function createBaton(s: Services): Baton {
   };
 
   const turns: Turns = {
-    record: async (id, turn) => (await s.spiral()).record(id, turn),
+    record: async (id, turn, opts) => (await s.spiral()).record(id, turn, opts),
     async answerSpiralPause(id, answer) {
       const { answerSpiralPause } = await import("./services/agents/spiral-answer.js");
       return answerSpiralPause(

@@ -48,6 +48,18 @@ export interface EventInput {
   revision?: number;
 }
 
+/**
+ * How an append commits. `durability: "relaxed"`: without waiting for the disk (no fsync of its
+ * own). It survives a crash of any process at once, and a power cut once any later commit that
+ * waits (every other append, a checkpoint) has made the log that holds it durable; the store
+ * stays consistent either way. For records whose loss in a power cut costs little, written
+ * where every millisecond counts: the turns and files agent hooks record after each tool call.
+ * Default `"full"` (as the store's `durability` option says).
+ */
+export interface AppendOptions {
+  durability?: "full" | "relaxed";
+}
+
 /** What an append returns: the stored event, its outcome and the phase afterwards. */
 export interface AppendResult {
   event: JournalEvent;

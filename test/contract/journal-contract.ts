@@ -167,6 +167,30 @@ export function journalContract(name: string, factory: StoreFactory): void {
       expect((await b.sessions.snapshot("t")).phase).toBe("verifying");
     });
 
+    it("appends that do not wait for the disk (relaxed) are appends like any other: ids, transitions, batches, reads", async () => {
+      const b = await fresh();
+      await b.sessions.start({ flow: "task", id: "t" });
+      const relaxed = { durability: "relaxed" } as const;
+      const first = await b.events.append("t", { id: "r-1", type: "start" }, relaxed);
+      expect([first.event.seq, first.phase, first.duplicate]).toEqual([2, "in_progress", false]);
+      // The same id again, relaxed or not: the original.
+      expect((await b.events.append("t", { id: "r-1", type: "start" })).duplicate).toBe(true);
+      expect((await b.events.append("t", { id: "r-1", type: "start" }, relaxed)).duplicate).toBe(true);
+      await expectError(b.events.append("t", { type: "start" }, relaxed), "invalid_transition");
+      await expectError(
+        b.events.appendBatch("t", [{ type: "note:added", data: { text: "x" } }, { type: "start" }], relaxed),
+        "invalid_transition",
+      );
+      const batch = await b.events.appendBatch("t", [{ type: "note:added", data: { text: "a" } }, { type: "verify" }], relaxed);
+      expect(batch.map((r) => r.event.seq)).toEqual([3, 4]);
+      // A full append after relaxed ones, and a reader that keeps nothing, see them all.
+      await b.events.append("t", { type: "note:added", data: { text: "full" } });
+      const other = await reopen();
+      const { events } = await other.events.list("t");
+      expect(events.map((e) => e.type)).toEqual(["session:started", "start", "note:added", "verify", "note:added"]);
+      expect((await other.sessions.snapshot("t")).phase).toBe("verifying");
+    });
+
     it("keeps a stale checkpoint and late events after accept as diagnostics without regressing the phase", async () => {
       const b = await fresh();
       const id = await liveSession(b);

@@ -26,7 +26,7 @@ import {
   spiralView,
   turnEntry,
 } from "../../core/spiral/detector.js";
-import type { AppendResult, EventInput, JsonObject, NextAction, TurnFile, TurnRecord } from "../../core/types.js";
+import type { AppendOptions, AppendResult, EventInput, JsonObject, NextAction, TurnFile, TurnRecord } from "../../core/types.js";
 import { badInput } from "../../errors.js";
 import { configPath, readConfigFile } from "../../platform/config-file.js";
 import { hashFile, workspaceRelative } from "../files.js";
@@ -76,7 +76,7 @@ export class SpiralService {
     this.#now = now;
   }
 
-  async record(sessionId: string, input: TurnInput): Promise<TurnResult> {
+  async record(sessionId: string, input: TurnInput, opts?: AppendOptions): Promise<TurnResult> {
     const thresholds = readSpiralConfig(this.#batonDir);
     const record = this.#record(input);
     const id = input.id ?? `turn_${randomId()}`;
@@ -117,6 +117,7 @@ export class SpiralService {
         state: spiralView(lane === undefined ? snap.facets.spiral : snap.facets.lanes?.[lane]?.spiral),
         nextAction: spiralPauseRule({ flow, snap, pendingWork: [] })?.action,
       }),
+      opts,
     );
     const results = judged.results;
     const turn = results[0] as AppendResult;

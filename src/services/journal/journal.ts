@@ -9,14 +9,14 @@
  * (and must keep consistent with every transaction) are one unit. Row parsing and folding are
  * in rows.ts, repairs and export in repair.ts.
  */
-import type { Backend, EventRow, SessionMove, SessionRow, SnapshotRow, StoreTx } from "../../backend/contract.js";
+import type { Backend, EventRow, SessionMove, SessionRow, SnapshotRow, StoreTx, TxOptions } from "../../backend/contract.js";
 import { sessionKey } from "../../backend/contract.js";
 import { copyJson, timeOrderedId } from "../../core/canonical.js";
 import { isFacetEvent, validateFacetData } from "../../core/facets.js";
 import { decide, type FlowDefinition, flowEvents, isTerminal, type TransitionDecision } from "../../core/flows/flow.js";
 import { loadRedaction, redactionLoaded } from "../../core/redaction/load.js";
 import { emptySnapshot, foldEvent } from "../../core/session/fold.js";
-import type { AppendResult, Diagnostic, EventInput, EventOutcome, JournalEvent, JsonObject, Snapshot } from "../../core/types.js";
+import type { AppendOptions, AppendResult, Diagnostic, EventInput, EventOutcome, JournalEvent, JsonObject, Snapshot } from "../../core/types.js";
 import { BatonError, badInput, isBatonError } from "../../errors.js";
 import type { FlowRegistry } from "../flows.js";
 import { exportRows, type RebuildResult, rebuildSession, type SnapshotCheck, verifySnapshot } from "./repair.js";
@@ -263,8 +263,8 @@ export class Journal {
   }
 
   /** Append one event. See the module comment for the order of checks. */
-  async append(sessionId: string, input: EventInput): Promise<AppendResult> {
-    const [result] = await this.appendBatch(sessionId, [input]);
+  async append(sessionId: string, input: EventInput, opts?: AppendOptions): Promise<AppendResult> {
+    const [result] = await this.appendBatch(sessionId, [input], opts);
     return result as AppendResult;
   }
 
@@ -272,8 +272,9 @@ export class Journal {
    * Append several events to one session in one transaction: all are stored or none. Bulk
    * ingest pays one commit (one fsync) for the whole batch.
    */
-  async appendBatch(sessionId: string, inputs: readonly EventInput[]): Promise<AppendResult[]> {
+  async appendBatch(sessionId: string, inputs: readonly EventInput[], opts?: AppendOptions): Promise<AppendResult[]> {
     if (inputs.length === 0) return [];
+    const tx: TxOptions = opts?.durability === "relaxed" ? { durability: "relaxed" } : {};
     // A server store can lose the connection during COMMIT, leaving the outcome unknown. Every
     // event then carries its id from the start (fresh ones are not looked up the first time),
     // and the batch is re-sent once: what did commit comes back as duplicates, nothing twice.
@@ -291,15 +292,19 @@ export class Journal {
     // in the journal then (real duplicates, whatever the re-send finds).
     let seen: boolean[] | undefined;
     const full = (skip: ReadonlySet<string>) =>
-      this.#backend.transaction("write", async (tx) => {
-        const o = await this.#appendIn(tx, sessionId, sent, skip);
-        seen = o.results.map((r) => r.duplicate);
-        return o;
-      });
+      this.#backend.transaction(
+        "write",
+        async (tx) => {
+          const o = await this.#appendIn(tx, sessionId, sent, skip);
+          seen = o.results.map((r) => r.duplicate);
+          return o;
+        },
+        tx,
+      );
     const attempt = (skip: ReadonlySet<string>) => {
       const kept = this.#keptFor(sessionId, sent, skip);
       if (!kept) return full(skip); // asked at once: a serial engine keeps request order
-      return this.#appendCached(sessionId, kept, sent, skip, (r) => (seen = r.map((x) => x.duplicate))).then((o) => o ?? full(skip));
+      return this.#appendCached(sessionId, kept, sent, skip, tx, (r) => (seen = r.map((x) => x.duplicate))).then((o) => o ?? full(skip));
     };
     // Both attempts hold one place in the session's order: a read this caller asked for after
     // the append cannot run between the lost attempt and its re-send.
@@ -353,6 +358,7 @@ export class Journal {
     folded: Folded,
     inputs: readonly EventInput[],
     fresh: ReadonlySet<string>,
+    txOpts: TxOptions,
     sending: (results: AppendResult[]) => void,
   ): Promise<{ results: AppendResult[]; folded: Folded } | undefined> {
     const expect = { lastSeq: folded.snap.lastSeq, flow: folded.snap.flow };
@@ -364,17 +370,22 @@ export class Journal {
     if (!acts) {
       // No hook acted, so no waiter for work depends on it: other processes may hear of it late.
       const stored = await this.#backend.transaction("write", (tx) => tx.insertEventsAt(expect, f.rows, f.session, f.snapshot), {
+        ...txOpts,
         oneStatement: true,
         lateNotice: true,
       });
       return stored ? { results: f.results, folded } : undefined;
     }
-    return this.#backend.transaction("write", async (tx) => {
-      // Moved meanwhile: nothing was written, and the full append runs in this transaction.
-      if (!(await tx.insertEventsAt(expect, f.rows, f.session, f.snapshot))) return this.#appendIn(tx, sessionId, inputs, fresh);
-      await this.#runHooks(tx, flow, f.results);
-      return { results: f.results, folded };
-    });
+    return this.#backend.transaction(
+      "write",
+      async (tx) => {
+        // Moved meanwhile: nothing was written, and the full append runs in this transaction.
+        if (!(await tx.insertEventsAt(expect, f.rows, f.session, f.snapshot))) return this.#appendIn(tx, sessionId, inputs, fresh);
+        await this.#runHooks(tx, flow, f.results);
+        return { results: f.results, folded };
+      },
+      txOpts,
+    );
   }
 
   /**
@@ -425,16 +436,21 @@ export class Journal {
     sessionId: string,
     decide: Decide,
     after: (snap: Readonly<Snapshot>, flow: FlowDefinition) => T,
+    opts?: AppendOptions,
   ): Promise<{ results: AppendResult[]; after: T }> {
     // The lost attempt's decision and what it saw (which events were already in the journal).
     let decided: readonly EventInput[] | undefined;
     let seen: boolean[] | undefined;
     const once = (how: Decide) =>
-      this.#backend.transaction("write", async (tx) => {
-        const o = await this.#appendIn(tx, sessionId, how);
-        seen = o.results.map((r) => r.duplicate);
-        return { ...o, after: structuredClone(after(o.folded.snap, await this.#flows.get(o.folded.snap.flow))) };
-      });
+      this.#backend.transaction(
+        "write",
+        async (tx) => {
+          const o = await this.#appendIn(tx, sessionId, how);
+          seen = o.results.map((r) => r.duplicate);
+          return { ...o, after: structuredClone(after(o.folded.snap, await this.#flows.get(o.folded.snap.flow))) };
+        },
+        opts?.durability === "relaxed" ? { durability: "relaxed" } : {},
+      );
     const first: Decide = async (snap, tx) => {
       const inputs = await decide(snap, tx);
       const missing = inputs.findIndex((i) => i.id === undefined);

@@ -13,7 +13,8 @@
  * **Durability.** By default ledger transactions are `relaxed` (contract.ts TxOptions): the
  * commit does not wait for its own fsync. A node survives a process crash at once and power
  * loss from the next journal append (whose fsync covers the WAL before it) or checkpoint on.
- * Journal appends keep their full durability. `durability: "full"` makes each ledger commit
+ * Journal appends keep their full durability unless asked otherwise (the after-tool hook's
+ * turn, services/agents/tools.ts). `durability: "full"` makes each ledger commit
  * wait for its fsync as an append does (~0.3–0.5 ms here instead of ~0.05).
  *
  * **Caps**, enforced in each write transaction: nodes per session (never more than the cap;

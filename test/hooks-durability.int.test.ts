@@ -1,0 +1,78 @@
+/**
+ * What an agent's hooks wait for the disk for: the checkpoint before a tool changes files is
+ * committed fully; what the after-tool hook records of a call that already ran (its turn, the
+ * files it wrote, its ledger node) is committed without an fsync of its own (docs/architecture.md,
+ * "What waits for the disk"). Real SQLite workspace, payloads captured from Claude Code
+ * (test/fixtures/hooks/claude/).
+ */
+import { mkdirSync, readFileSync, writeFileSync } from "node:fs";
+import { join } from "node:path";
+import { afterEach, describe, expect, it, vi } from "vitest";
+import type { TxOptions } from "../src/backend/contract.js";
+import { SqliteBackend } from "../src/backend/sqlite/sqlite-backend.js";
+import { openBaton } from "../src/compose.js";
+import { claude } from "../src/core/hooks/claude.js";
+import type { HookEvent } from "../src/core/hooks/types.js";
+import { cleanupDirs, REPO, tempDir } from "./helpers.js";
+
+afterEach(() => {
+  vi.restoreAllMocks();
+  cleanupDirs();
+});
+
+function captured(root: string, name: string): HookEvent {
+  const text = readFileSync(join(REPO, "test", "fixtures", "hooks", "claude", `${name}.json`), "utf8")
+    .replaceAll("{{session}}", "5f0c1d2e-durability")
+    .replaceAll("{{cwd}}", root);
+  const payload = JSON.parse(text) as Record<string, unknown>;
+  return claude.parse(payload.hook_event_name as string, payload, root);
+}
+
+describe("what agent hooks wait for the disk for", () => {
+  it("the checkpoint before a write commits fully; the after-tool records commit relaxed, and a reopen finds them", async () => {
+    const root = tempDir();
+    mkdirSync(join(root, "src"));
+    writeFileSync(join(root, "src", "app.ts"), "export const app = 1;\n");
+    const baton = await openBaton({ root });
+    const writes: (TxOptions | undefined)[] = [];
+    const transaction = SqliteBackend.prototype.transaction;
+    vi.spyOn(SqliteBackend.prototype, "transaction").mockImplementation(function (this: SqliteBackend, mode, fn, opts) {
+      if (mode === "write") writes.push(opts);
+      return transaction.call(this, mode, fn, opts);
+    });
+    const handle = async (name: string) => {
+      writes.length = 0;
+      await baton.agents.handle(captured(root, name), { agentPid: process.pid, requestId: `req-${name}` });
+      return writes.map((o) => o?.durability ?? "full");
+    };
+    try {
+      await handle("session-start-startup");
+      const before = await handle("pre-write");
+      expect(before).toContain("full");
+      writeFileSync(join(root, "src", "session.ts"), 'export const SESSION_COOKIE = "sid";\n');
+      const after = await handle("post-write");
+      // The turn, the files it wrote (resume:updated) and the ledger node: none waits.
+      expect(after.length).toBeGreaterThanOrEqual(3);
+      expect(after.every((d) => d === "relaxed")).toBe(true);
+      const bash = await handle("pre-bash");
+      expect(bash).toContain("full");
+      const bashAfter = await handle("post-bash");
+      expect(bashAfter.length).toBeGreaterThanOrEqual(2);
+      expect(bashAfter.every((d) => d === "relaxed")).toBe(true);
+    } finally {
+      vi.restoreAllMocks();
+      await baton.close();
+    }
+    const again = await openBaton({ root });
+    try {
+      const [s] = await again.sessions.list();
+      const { events } = await again.events.list(s?.id as string);
+      const turns = events.filter((e) => e.type === "turn:recorded").map((e) => e.data.tool);
+      expect(turns).toEqual(["Write", "Bash"]);
+      expect(events.some((e) => e.type === "resume:updated")).toBe(true);
+      expect((await again.ledger.list(s?.id as string)).map((n) => n.toolName)).toEqual(["Write", "Bash"]);
+    } finally {
+      await again.close();
+    }
+  });
+});
