@@ -487,6 +487,8 @@ describe("the plugins' launcher (hooks/baton)", () => {
       ["CODEX_HOME", join("baton", "baton"), true],
       ["QWEN_HOME", "settings.json", true],
       ["CLINE_DIR", join("hooks", "PreToolUse.sh"), true],
+      ["CLINE_DIR", join("plugins", "x", "index.js"), true],
+      ["CLINE_DIR", "settings.json", false],
       ["CLAUDE_CONFIG_DIR", "settings.json", true],
       ["CLAUDE_CONFIG_DIR", join("plugins", "x", "hooks.json"), true],
       ["GEMINI_CLI_TRUSTED_FOLDERS_PATH", "", true],

@@ -30,7 +30,7 @@ const MOVED_FILES: Record<(typeof MOVED_CONFIG_VARS)[number], RegExp> = {
   QWEN_HOME: /^(?:settings\.json|trustedFolders\.json)$/,
   QWEN_CODE_TRUSTED_FOLDERS_PATH: /^$/,
   GEMINI_CLI_TRUSTED_FOLDERS_PATH: /^$/,
-  CLINE_DIR: /^hooks(?:\/.*)?$/,
+  CLINE_DIR: /^(?:hooks|plugins)(?:\/.*)?$/,
   // OpenCode's config file for this run: its plugin list may name agent-baton.
   OPENCODE_CONFIG: /^$/,
 };
