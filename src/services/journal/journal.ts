@@ -16,7 +16,16 @@ import { isFacetEvent, validateFacetData } from "../../core/facets.js";
 import { decide, type FlowDefinition, flowEvents, isTerminal, type TransitionDecision } from "../../core/flows/flow.js";
 import { loadRedaction, redactionLoaded } from "../../core/redaction/load.js";
 import { emptySnapshot, foldEvent } from "../../core/session/fold.js";
-import type { AppendOptions, AppendResult, Diagnostic, EventInput, EventOutcome, JournalEvent, JsonObject, Snapshot } from "../../core/types.js";
+import type {
+  AppendOptions,
+  AppendResult,
+  Diagnostic,
+  EventInput,
+  EventOutcome,
+  JournalEvent,
+  JsonObject,
+  Snapshot,
+} from "../../core/types.js";
 import { BatonError, badInput, isBatonError } from "../../errors.js";
 import type { FlowRegistry } from "../flows.js";
 import { exportRows, type RebuildResult, rebuildSession, type SnapshotCheck, verifySnapshot } from "./repair.js";
