@@ -278,7 +278,7 @@ export function createBaton(s: Services): Baton {
   const agents: Agents = {
     async handle(event, opts = {}) {
       const { handleAgentEvent } = await import("./services/agents/hooks.js");
-      return handleAgentEvent(baton, event, opts);
+      return handleAgentEvent(baton, event, opts, s.perCallDurability);
     },
   };
 

@@ -58,6 +58,12 @@ export class Services {
   readonly processFacts: ProcessFacts | undefined;
   readonly #checkpointOpts: CheckpointOptions;
   readonly #ledgerOpts: LedgerOptions;
+  /**
+   * How the records made on every tool call commit: the ledger's nodes and what the after-tool
+   * hook records of a call that already ran (its turn, the files it wrote). `ledger.durability`
+   * says; relaxed by default (docs/architecture.md, "SQLite (embedded default)": what waits for the disk).
+   */
+  readonly perCallDurability: "full" | "relaxed";
   #checkpointing: Promise<Checkpointing> | undefined;
   #learning: Promise<LessonService> | undefined;
   #spiraling: Promise<SpiralService> | undefined;
@@ -77,6 +83,7 @@ export class Services {
   ) {
     this.processFacts = opts.processFacts;
     this.#ledgerOpts = opts.ledger ?? {};
+    this.perCallDurability = this.#ledgerOpts.durability === "full" ? "full" : "relaxed";
     // Blob files and restored files are fsynced unless durability is "none": under "relaxed" a
     // later full commit can make a row durable that names a blob, which must be on disk by then.
     this.#checkpointOpts = { durable: (opts.durability ?? "full") !== "none", ...opts.checkpoints };

@@ -227,6 +227,28 @@ describe("reading from the kept state", () => {
     }
   });
 
+  it("keeps its own copy of what was appended: the caller changing its data or the event it got back changes no read", async () => {
+    const root = tempDir();
+    const a = await openBaton({ root });
+    try {
+      await a.sessions.start({ flow: "task", id: "t" });
+      const data = { cfg: { a: 1 }, list: [1, 2] };
+      const r = await a.events.append("t", { type: "start", data });
+      data.cfg.a = 2;
+      data.list.push(3);
+      (r.event.data.cfg as Record<string, unknown>).b = "x";
+      const files = [{ path: "src/a.ts", hash: "a".repeat(64) }];
+      await a.events.append("t", { type: "resume:updated", data: { filesModified: files } });
+      files[0]!.path = "changed";
+      const view = await a.sessions.read("t");
+      expect(view.snapshot.context).toEqual({ cfg: { a: 1 }, list: [1, 2] });
+      expect(view.snapshot).toEqual((await cold(root, "t")).snapshot);
+      expect(view.snapshot.facets.resume.filesModified.map((f) => f.path)).toEqual(["src/a.ts"]);
+    } finally {
+      await a.close();
+    }
+  });
+
   it("goes back to the journal when another connection appended, rebuilt, or the stored snapshot was damaged or lost", async () => {
     await twoConnections(async (a, b) => {
       await a.sessions.start({ flow: "task", id: "t" });

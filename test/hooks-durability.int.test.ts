@@ -2,7 +2,7 @@
  * What an agent's hooks wait for the disk for: the checkpoint before a tool changes files is
  * committed fully; what the after-tool hook records of a call that already ran (its turn, the
  * files it wrote, its ledger node) is committed without an fsync of its own (docs/architecture.md,
- * "What waits for the disk"). Real SQLite workspace, payloads captured from Claude Code
+ * "SQLite (embedded default)": what waits for the disk). Real SQLite workspace, payloads captured from Claude Code
  * (test/fixtures/hooks/claude/).
  */
 import { mkdirSync, readFileSync, writeFileSync } from "node:fs";
@@ -73,6 +73,30 @@ describe("what agent hooks wait for the disk for", () => {
       expect((await again.ledger.list(s?.id as string)).map((n) => n.toolName)).toEqual(["Write", "Bash"]);
     } finally {
       await again.close();
+    }
+  });
+
+  it('with `ledger.durability: "full"` every record of a call waits for the disk', async () => {
+    const root = tempDir();
+    mkdirSync(join(root, "src"));
+    const baton = await openBaton({ root, ledger: { durability: "full" } });
+    const writes: (TxOptions | undefined)[] = [];
+    const transaction = SqliteBackend.prototype.transaction;
+    vi.spyOn(SqliteBackend.prototype, "transaction").mockImplementation(function (this: SqliteBackend, mode, fn, opts) {
+      if (mode === "write") writes.push(opts);
+      return transaction.call(this, mode, fn, opts);
+    });
+    try {
+      for (const name of ["session-start-startup", "pre-write"])
+        await baton.agents.handle(captured(root, name), { agentPid: process.pid, requestId: `req-${name}` });
+      writeFileSync(join(root, "src", "session.ts"), 'export const SESSION_COOKIE = "sid";\n');
+      writes.length = 0;
+      await baton.agents.handle(captured(root, "post-write"), { agentPid: process.pid, requestId: "req-post" });
+      expect(writes.length).toBeGreaterThanOrEqual(3);
+      expect(writes.map((o) => o?.durability ?? "full")).toEqual(writes.map(() => "full"));
+    } finally {
+      vi.restoreAllMocks();
+      await baton.close();
     }
   });
 });

@@ -110,6 +110,7 @@ describe("copyJson", () => {
     (copy.a as unknown[]).push(2);
     expect(own.a).toEqual([1, { c: null }]);
     expect(copyJson({ a: undefined, b: [undefined, 1] })).toStrictEqual({ b: [null, 1] });
+    expect(Object.is(copyJson({ z: -0 }).z, 0)).toBe(true);
   });
 });
 

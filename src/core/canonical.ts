@@ -72,11 +72,11 @@ export function isPlainJson(v: unknown, depth = 0): boolean {
 /**
  * A deep copy of plain JSON (what JSON.parse gives; isPlainJson): equal to
  * `JSON.parse(JSON.stringify(v))`, about five times faster (a 60 KB snapshot in ~50 µs), and
- * like it, an undefined member is left out and an undefined array item becomes null. An own
- * `__proto__` key stays an own key, as JSON.parse makes it.
+ * like it, an undefined member is left out, an undefined array item becomes null and -0 becomes
+ * 0. An own `__proto__` key stays an own key, as JSON.parse makes it.
  */
 export function copyJson<T>(v: T): T {
-  if (typeof v !== "object" || v === null) return v;
+  if (typeof v !== "object" || v === null) return v === 0 ? (0 as T) : v;
   if (Array.isArray(v)) {
     const out = new Array(v.length);
     for (let i = 0; i < v.length; i++) out[i] = v[i] === undefined ? null : copyJson(v[i]);

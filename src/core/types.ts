@@ -50,11 +50,13 @@ export interface EventInput {
 
 /**
  * How an append commits. `durability: "relaxed"`: without waiting for the disk (no fsync of its
- * own). It survives a crash of any process at once, and a power cut once any later commit that
- * waits (every other append, a checkpoint) has made the log that holds it durable; the store
- * stays consistent either way. For records whose loss in a power cut costs little, written
- * where every millisecond counts: the turns and files agent hooks record after each tool call.
- * Default `"full"` (as the store's `durability` option says).
+ * own). On SQLite it survives a crash of any process at once, and a power cut once a later
+ * commit that waits (a full append, a checkpoint) has flushed the log that holds it; on
+ * PostgreSQL (`synchronous_commit = off` for its transaction) a crash of Baton's processes loses
+ * nothing, a crash of the database server may lose the last such commits; a lone statement
+ * there commits fully (cheaper than the transaction relaxing it). The store stays consistent
+ * either way. For records whose loss in a power cut costs little, written where every
+ * millisecond counts: what agent hooks record after each tool call. Default `"full"`.
  */
 export interface AppendOptions {
   durability?: "full" | "relaxed";

@@ -49,7 +49,12 @@ interface Ctx extends ToolHookContext {
 }
 
 /** Answer one hook. Never throws: Baton's own failures are logged and answered with `{}`. */
-export async function handleAgentEvent(b: Baton, ev: HookEvent, opts: AgentHookOptions = {}): Promise<HookResponse> {
+export async function handleAgentEvent(
+  b: Baton,
+  ev: HookEvent,
+  opts: AgentHookOptions = {},
+  perCallDurability: "full" | "relaxed" = "relaxed",
+): Promise<HookResponse> {
   const adapter = adapterFor(ev.agent);
   const log = (err: unknown) => appendHookFailure(b.workspace.dir, { agent: ev.agent, event: ev.native, error: err });
   const o: Ctx = {
@@ -58,6 +63,7 @@ export async function handleAgentEvent(b: Baton, ev: HookEvent, opts: AgentHookO
     agentPid: opts.agentPid ?? process.ppid,
     requestId: opts.requestId,
     deadline: opts.deadline,
+    perCallDurability,
     log,
   };
   try {

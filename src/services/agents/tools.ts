@@ -43,6 +43,8 @@ const MAX_LEDGER_STRING = 4_096;
 export interface ToolHookContext {
   label: string;
   deadline?: number | undefined;
+  /** How the after-tool hook's records commit (ServiceSet.perCallDurability): relaxed unless `ledger.durability` is full. */
+  perCallDurability?: "full" | "relaxed";
   /** Log a step that was cancelled or failed without failing the hook. */
   log(err: unknown): void;
 }
@@ -284,17 +286,14 @@ async function shellTouchedClaims(
   return fresh;
 }
 
-/**
- * What the after-tool hook records (the turn, the files it wrote, as the ledger its node) is
- * committed without waiting for the disk: the tool already ran, and the checkpoint taken before
- * it was committed fully. A crash of the agent, the hook or the server loses none of it; a power
- * cut may lose the last calls' records until the next commit that waits (the next checkpoint, a
- * run's start or end) makes them durable. Saves an fsync or two on every tool call.
- */
-const AFTER_THE_FACT = { durability: "relaxed" } as const;
-
 export async function afterTool(b: Baton, ev: Ev<"after_tool">, o: ToolHookContext): Promise<HookResponse> {
   const { tool } = ev;
+  // What this hook records (the turn, the files it wrote, as the ledger its node) is committed
+  // without waiting for the disk unless `ledger.durability` is full: the tool already ran, and the
+  // checkpoint taken before it was committed fully. A crash of the agent, the hook or the server
+  // loses none of it on SQLite; a power cut may lose the last calls' records until the next
+  // commit that waits (the next checkpoint, a run's start or end). Saves an fsync or two a call.
+  const afterTheFact = { durability: o.perCallDurability ?? "relaxed" } as const;
   const sid = await sessionFor(b, ev, o.label, true);
   const checkpoint = await checkpointOf(b, sid, ev);
   const checkpointId = checkpoint?.id;
@@ -340,7 +339,7 @@ export async function afterTool(b: Baton, ev: Ev<"after_tool">, o: ToolHookConte
         ...(turn ? { id: turn } : {}),
         lane,
       },
-      AFTER_THE_FACT,
+      afterTheFact,
     );
   } catch (err) {
     // The other attempt at this hook recorded the turn first, with the files as they were then.
@@ -350,7 +349,7 @@ export async function afterTool(b: Baton, ev: Ev<"after_tool">, o: ToolHookConte
   }
   if (files.length > 0) {
     try {
-      await b.facets.recordResumeContext(sid, { files, ...(turn ? { id: `${turn}.resume` } : {}) }, "agent", AFTER_THE_FACT);
+      await b.facets.recordResumeContext(sid, { files, ...(turn ? { id: `${turn}.resume` } : {}) }, "agent", afterTheFact);
     } catch (err) {
       // Recorded by the other attempt at this hook, with the files' state then.
       if (!isBatonError(err, "conflict")) throw err;

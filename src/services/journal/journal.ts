@@ -603,7 +603,9 @@ export class Journal {
         at,
         ...(ev.revision !== undefined ? { revision: ev.revision } : {}),
       };
-      const outcome: EventOutcome = foldEvent(flow, snap, event, decision);
+      // The state this process keeps folds a copy: the caller's data (the event it gets back, the
+      // objects it passed in) may change after the append, and a read must not see that.
+      const outcome: EventOutcome = foldEvent(flow, snap, { ...event, data: copyJson(data) }, decision);
       const row: EventRow = {
         sessionId,
         seq,
