@@ -115,25 +115,16 @@ export class PgCheckpointQueries implements CheckpointQueries {
     return r && toCheckpoint(r);
   }
   async listCheckpoints(sessionId: string, idPrefix?: string): Promise<CheckpointRow[]> {
-    const rows =
-      idPrefix === undefined
-        ? await this.#c.rows<RawCheckpoint>("SELECT * FROM checkpoints WHERE session_id = $1 ORDER BY seq", [sessionId])
-        : await this.#c.rows<RawCheckpoint>("SELECT * FROM checkpoints WHERE session_id = $1 AND starts_with(id, $2) ORDER BY seq", [
-            sessionId,
-            idPrefix,
-          ]);
-    return rows.map(toCheckpoint);
+    return this.#list(sessionId, "", idPrefix);
   }
   async liveCheckpoints(sessionId: string, idPrefix?: string): Promise<CheckpointRow[]> {
-    const rows =
-      idPrefix === undefined
-        ? await this.#c.rows<RawCheckpoint>("SELECT * FROM checkpoints WHERE session_id = $1 AND pruned_at IS NULL ORDER BY seq", [
-            sessionId,
-          ])
-        : await this.#c.rows<RawCheckpoint>(
-            "SELECT * FROM checkpoints WHERE session_id = $1 AND pruned_at IS NULL AND starts_with(id, $2) ORDER BY seq",
-            [sessionId, idPrefix],
-          );
+    return this.#list(sessionId, " AND pruned_at IS NULL", idPrefix);
+  }
+  /** A session's checkpoints (`live`: a further condition), those whose id starts with `idPrefix` if given, oldest first. */
+  async #list(sessionId: string, live: string, idPrefix: string | undefined): Promise<CheckpointRow[]> {
+    const prefix = idPrefix === undefined ? "" : " AND starts_with(id, $2)";
+    const args = idPrefix === undefined ? [sessionId] : [sessionId, idPrefix];
+    const rows = await this.#c.rows<RawCheckpoint>(`SELECT * FROM checkpoints WHERE session_id = $1${live}${prefix} ORDER BY seq`, args);
     return rows.map(toCheckpoint);
   }
   async lastCheckpoint(sessionId: string): Promise<CheckpointRow | undefined> {

@@ -116,24 +116,18 @@ export class SqliteCheckpointQueries implements CheckpointQueries {
   }
 
   async listCheckpoints(sessionId: string, idPrefix?: string): Promise<CheckpointRow[]> {
-    const rows =
-      idPrefix === undefined
-        ? this.#stmt("SELECT * FROM checkpoints WHERE session_id = ? ORDER BY seq").all(sessionId)
-        : this.#stmt("SELECT * FROM checkpoints WHERE session_id = ? AND substr(id, 1, length(?)) = ? ORDER BY seq").all(
-            sessionId,
-            idPrefix,
-            idPrefix,
-          );
-    return (rows as RawCheckpoint[]).map(toCheckpoint);
+    return this.#list(sessionId, "", idPrefix);
   }
 
   async liveCheckpoints(sessionId: string, idPrefix?: string): Promise<CheckpointRow[]> {
-    const rows =
-      idPrefix === undefined
-        ? this.#stmt("SELECT * FROM checkpoints WHERE session_id = ? AND pruned_at IS NULL ORDER BY seq").all(sessionId)
-        : this.#stmt(
-            "SELECT * FROM checkpoints WHERE session_id = ? AND pruned_at IS NULL AND substr(id, 1, length(?)) = ? ORDER BY seq",
-          ).all(sessionId, idPrefix, idPrefix);
+    return this.#list(sessionId, " AND pruned_at IS NULL", idPrefix);
+  }
+
+  /** A session's checkpoints (`live`: a further condition), those whose id starts with `idPrefix` if given, oldest first. */
+  #list(sessionId: string, live: string, idPrefix: string | undefined): CheckpointRow[] {
+    const prefix = idPrefix === undefined ? "" : " AND substr(id, 1, length(?)) = ?";
+    const args = idPrefix === undefined ? [sessionId] : [sessionId, idPrefix, idPrefix];
+    const rows = this.#stmt(`SELECT * FROM checkpoints WHERE session_id = ?${live}${prefix} ORDER BY seq`).all(...args);
     return (rows as RawCheckpoint[]).map(toCheckpoint);
   }
 
