@@ -194,6 +194,38 @@ if (available) {
       }
     });
 
+    it("relaxes a write transaction in BEGIN's own round trip, and it commits", async () => {
+      const { backend, baton } = await liveVariant();
+      const sent: string[] = [];
+      const query = pg.Client.prototype.query;
+      pg.Client.prototype.query = function (this: pg.Client, ...args: unknown[]) {
+        const c = args[0] as { text?: unknown } | string;
+        sent.push(typeof c === "string" ? c : String(c?.text ?? ""));
+        return (query as (...a: unknown[]) => unknown).apply(this, args);
+      } as typeof query;
+      try {
+        await baton.events.append("lv", { type: "steer", actor: "browser", data: { text: "relaxed" } }, { durability: "relaxed" });
+        await backend.transaction(
+          "write",
+          (tx) => tx.insertDiagnostic({ sessionId: null, code: "x", severity: "info", message: "x", at: new Date().toISOString() }),
+          {
+            durability: "relaxed",
+          },
+        );
+      } finally {
+        pg.Client.prototype.query = query;
+      }
+      try {
+        const begins = sent.filter((t) => t.startsWith("BEGIN"));
+        expect(begins).toEqual(["BEGIN; SET LOCAL synchronous_commit = off", "BEGIN; SET LOCAL synchronous_commit = off"]);
+        expect(sent.filter((t) => t.startsWith("SET LOCAL"))).toEqual([]);
+        const { events } = await baton.events.list("lv");
+        expect(events.at(-1)?.data).toEqual({ text: "relaxed" });
+      } finally {
+        await baton.close();
+      }
+    });
+
     it("tells other processes of a quiet change too (a claim, an ack)", async () => {
       const { b, baton } = await twoConnections();
       try {

@@ -464,10 +464,13 @@ export class PostgresBackend implements Backend {
         if (single)
           committing = mode === "write"; // the statement is the commit
         else {
-          await this.#send(client, { text: mode === "write" ? "BEGIN" : "BEGIN READ ONLY" });
+          // Relaxed durability for this transaction only (the commit returns before its WAL
+          // flush), set in BEGIN's own round trip: a simple query may hold two statements.
+          const relaxed = mode === "write" && opts?.durability === "relaxed";
+          await this.#send(client, {
+            text: mode === "write" ? (relaxed ? "BEGIN; SET LOCAL synchronous_commit = off" : "BEGIN") : "BEGIN READ ONLY",
+          });
           begun = true;
-          // Relaxed durability for this transaction only: the commit returns before its WAL flush.
-          if (mode === "write" && opts?.durability === "relaxed") await this.#send(client, { text: "SET LOCAL synchronous_commit = off" });
         }
         const result = await fn(tx);
         if (single && tx.pendingActions.length > 0)
