@@ -227,6 +227,33 @@ describe("reading from the kept state", () => {
     }
   });
 
+  it("a process that only reads keeps what its first read folded, until another connection appends", async () => {
+    await twoConnections(async (a, b) => {
+      await a.sessions.start({ flow: "task", id: "t" });
+      for (let i = 0; i < 10; i++) await a.events.append("t", { type: "note:added", data: { text: `n${i}` } });
+      const events = vi.spyOn(SqliteJournalQueries.prototype, "readEvents");
+      const first = await b.sessions.read("t");
+      expect(events).toHaveBeenCalled();
+      events.mockClear();
+      const second = await b.sessions.read("t");
+      expect(events).not.toHaveBeenCalled();
+      expect(second.snapshot).toEqual(first.snapshot);
+      // What the first read was given is the caller's: changing it changes nothing kept.
+      first.snapshot.facets.decisions.push({ seq: 1, decision: "mine", date: "x", alternatives: [] });
+      expect((await b.sessions.read("t")).snapshot.facets.decisions).toEqual([]);
+      await a.events.append("t", { type: "decision:added", data: { decision: "from a" } });
+      events.mockClear();
+      const third = await b.sessions.read("t");
+      expect(events).toHaveBeenCalled();
+      expect(third.snapshot.facets.decisions.map((d) => d.decision)).toEqual(["from a"]);
+      // b's own append starts from the state its read kept: no read of the session first.
+      const sessions = vi.spyOn(SqliteJournalQueries.prototype, "getSession");
+      expect((await b.events.append("t", { type: "start" })).event.seq).toBe(13);
+      expect(sessions).not.toHaveBeenCalled();
+      expect((await a.sessions.read("t")).snapshot).toEqual((await b.sessions.read("t")).snapshot);
+    });
+  });
+
   it("keeps its own copy of what was appended: the caller changing its data or the event it got back changes no read", async () => {
     const root = tempDir();
     const a = await openBaton({ root });

@@ -656,8 +656,8 @@ export class Journal {
 
   /**
    * Read one session: the snapshot with newer events folded in. Never writes. A session this
-   * process appended to is read from the state it kept (a copy), once the journal shows nothing
-   * newer: the stored snapshot and the events after it are not parsed and folded again.
+   * process read or appended to is read from the state it kept (a copy), once the journal shows
+   * nothing newer: the stored snapshot and the events after it are not parsed and folded again.
    */
   async read(sessionId: string): Promise<SessionView> {
     return this.#inOrder(sessionId, () => this.#read(sessionId));
@@ -672,10 +672,26 @@ export class Journal {
       // An append takes the state out while it folds into it and puts it back once committed:
       // still there, at the seq checked, it was not touched meanwhile (the copy is taken at once).
       const current = kept !== undefined && (await keptIsCurrent(tx, session, kept));
-      const { snapshot, readDiagnostics } =
-        current && this.#folded.get(sessionId) === kept && kept.snap.lastSeq === session.lastSeq
-          ? { snapshot: copyJson(kept.snap), readDiagnostics: [] as Diagnostic[] }
-          : await loadSnapshot(tx, session, flow);
+      let snapshot: Snapshot;
+      let readDiagnostics: Diagnostic[];
+      if (current && this.#folded.get(sessionId) === kept && kept.snap.lastSeq === session.lastSeq) {
+        snapshot = copyJson(kept.snap);
+        readDiagnostics = [];
+      } else {
+        const loaded = await loadSnapshot(tx, session, flow);
+        ({ snapshot, readDiagnostics } = loaded);
+        // Kept for this process's next reads and appends (a server answering hooks whose events
+        // other processes wrote), unless an append of this process moved past it meanwhile (one
+        // in flight took its state out and puts its own back once committed).
+        const now = this.#folded.get(sessionId);
+        if (loaded.stored !== undefined && (now === undefined || (now === kept && now.snap.lastSeq <= session.lastSeq)))
+          this.#remember(sessionId, {
+            snap: copyJson(snapshot),
+            storedSeq: loaded.storedSeq,
+            stored: loaded.stored,
+            row: { phase: session.phase, status: session.status },
+          });
+      }
       const stored = await tx.listDiagnostics(sessionId, 20);
       for (const d of stored) readDiagnostics.push({ code: d.code, severity: d.severity, message: d.message, at: d.at });
       return { session, flow, snapshot, readDiagnostics };
