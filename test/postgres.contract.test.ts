@@ -1,6 +1,7 @@
 import { createHash } from "node:crypto";
 import pg from "pg";
 import { afterAll, afterEach, beforeAll, describe, expect, it } from "vitest";
+import type { StoreTx } from "../src/backend/contract.js";
 import { PostgresBackend, projectSchema } from "../src/backend/postgres/pg-backend.js";
 import { openBaton } from "../src/compose.js";
 
@@ -223,6 +224,34 @@ if (available) {
         expect(events.at(-1)?.data).toEqual({ text: "relaxed" });
       } finally {
         await baton.close();
+      }
+    });
+
+    it("a relaxed BEGIN whose SET LOCAL fails leaves its pooled connection clean for the next transaction", async () => {
+      const root = tempDir();
+      const backend = await PostgresBackend.open({ url: (cluster as PgCluster).url, project: projectOf(root), poolSize: 1 });
+      const query = pg.Client.prototype.query;
+      let once = true;
+      pg.Client.prototype.query = function (this: pg.Client, ...args: unknown[]) {
+        const c = args[0] as { text?: unknown };
+        // Stands for any failure after BEGIN in that query (a cancel, a server that refuses the setting).
+        if (once && typeof c === "object" && c?.text === "BEGIN; SET LOCAL synchronous_commit = off") {
+          once = false;
+          args[0] = { ...c, text: "BEGIN; SET LOCAL synchronous_commit = bogus" };
+        }
+        return (query as (...a: unknown[]) => unknown).apply(this, args);
+      } as typeof query;
+      const diagnostic = (code: string) => (tx: StoreTx) =>
+        tx.insertDiagnostic({ sessionId: null, code, severity: "info", message: code, at: new Date().toISOString() });
+      try {
+        await expect(backend.transaction("write", diagnostic("relaxed"), { durability: "relaxed" })).rejects.toBeInstanceOf(Error);
+        // The one connection serves the next transactions (before, they failed: "current transaction is aborted").
+        await expect(backend.transaction("write", diagnostic("after"))).resolves.toBeUndefined();
+        await expect(backend.transaction("write", diagnostic("single"), { oneStatement: true })).resolves.toBeUndefined();
+        await expect(backend.transaction("read", (tx) => tx.listSessions({ includeCompleted: true }))).resolves.toEqual([]);
+      } finally {
+        pg.Client.prototype.query = query;
+        await backend.close();
       }
     });
 

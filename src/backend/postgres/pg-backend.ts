@@ -459,6 +459,8 @@ export class PostgresBackend implements Backend {
       const ctx = new Ctx(client, mode === "write", single, this.#send);
       const tx = new PgTx(ctx, this.schema);
       let begun = false;
+      /** BEGIN was sent: a failure in its own query (the SET LOCAL beside it) may leave an aborted transaction open. */
+      let beginSent = false;
       let committing = false;
       try {
         if (single)
@@ -467,6 +469,7 @@ export class PostgresBackend implements Backend {
           // Relaxed durability for this transaction only (the commit returns before its WAL
           // flush), set in BEGIN's own round trip: a simple query may hold two statements.
           const relaxed = mode === "write" && opts?.durability === "relaxed";
+          beginSent = true;
           await this.#send(client, {
             text: mode === "write" ? (relaxed ? "BEGIN; SET LOCAL synchronous_commit = off" : "BEGIN") : "BEGIN READ ONLY",
           });
@@ -495,7 +498,9 @@ export class PostgresBackend implements Backend {
         // A statement that timed out still occupies its connection: nothing more can go on it.
         const timedOut = err instanceof StoreTimeout;
         let broken = timedOut;
-        if (begun && !committing && !timedOut) await this.#send(client, { text: "ROLLBACK" }).catch(() => (broken = true));
+        // Also after a BEGIN whose own query failed: without a transaction ROLLBACK only warns, and
+        // with one (BEGIN ran, the statement beside it failed) the pooled connection is freed of it.
+        if ((begun || beginSent) && !committing && !timedOut) await this.#send(client, { text: "ROLLBACK" }).catch(() => (broken = true));
         // Named statements are prepared once per connection; `SELECT *` prepared before another
         // process's migration added a column fails with "cached plan must not change result
         // type" (0A000) on that connection forever. Drop the connection (a new one prepares
