@@ -172,7 +172,6 @@ describe("Cline CLI's payloads (captured from cline 3.0.65)", () => {
       "/home/u/Documents/Cline/Hooks/TaskStart",
       // Every folder Cline CLI 3.0.65 loads plugins from (@cline/shared's plugin search paths).
       "/home/u/Documents/Cline/Plugins/x/index.js",
-      "/home/u/.agents/plugins/x/plugin.json",
       // The same folders on a case-insensitive file system.
       "/w/.ClineRules/hooks/PreToolUse.sh",
       "/w/.OPENCODE/plugins/baton.js",

@@ -489,6 +489,8 @@ describe("the plugins' launcher (hooks/baton)", () => {
       ["CLINE_DIR", join("hooks", "PreToolUse.sh"), true],
       ["CLINE_DIR", join("plugins", "x", "index.js"), true],
       ["CLINE_DIR", "settings.json", false],
+      // Cline CLI loads agent plugins from the home's .agents/plugins; a repository's own is its own.
+      ["HOME", join(".agents", "plugins", "x", "plugin.json"), true],
       ["CLAUDE_CONFIG_DIR", "settings.json", true],
       ["CLAUDE_CONFIG_DIR", join("plugins", "x", "hooks.json"), true],
       ["GEMINI_CLI_TRUSTED_FOLDERS_PATH", "", true],
@@ -496,6 +498,8 @@ describe("the plugins' launcher (hooks/baton)", () => {
       ["CODEX_HOME", "notes.md", false],
     ];
     for (const [name, rel, denied] of cases) expect(write(join(moved, rel), { [name]: moved }), `${name} ${rel}`).toBe(denied);
+    expect(write(join(s.home, ".agents", "plugins", "x", "index.js"))).toBe(true);
+    expect(write(join(s.root, ".agents", "plugins", "marketplace.json"))).toBe(false);
     // Codex's user hooks run this launcher, in its default place too.
     expect(write(join(s.home, ".codex", "baton", "baton"))).toBe(true);
     // A `baton` in one of PATH's folders is what every committed hook and plugin launcher runs.

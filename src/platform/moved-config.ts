@@ -10,8 +10,13 @@ import { basename, dirname, isAbsolute, join, relative, resolve } from "node:pat
 /** The names a hook or a plugin's launcher runs Baton by (`baton`, and Windows' forms). */
 export const batonProgramName = /^baton(?:\.cmd|\.exe)?$/i;
 
-/** The variables that move an agent's configuration (and so its hook settings) elsewhere. */
+/**
+ * The variables that move an agent's configuration (and so its hook settings) elsewhere, and
+ * HOME, for what an agent loads from the home folder alone (a repository's own folder of the
+ * same name is an ordinary one: Codex's `.agents/plugins/marketplace.json`, for one).
+ */
 const MOVED_CONFIG_VARS = [
+  "HOME",
   "COPILOT_HOME",
   "CLAUDE_CONFIG_DIR",
   "CODEX_HOME",
@@ -24,6 +29,8 @@ const MOVED_CONFIG_VARS = [
 
 /** Each variable's supervision files, relative to the folder it names (`^$`: the variable names the file itself). */
 const MOVED_FILES: Record<(typeof MOVED_CONFIG_VARS)[number], RegExp> = {
+  // Cline CLI's agent plugins (a plugin.json and its extensions, loaded into its process).
+  HOME: /^\.agents\/plugins(?:\/.*)?$/,
   COPILOT_HOME: /^(?:config\.json|settings\.json|(?:hooks|installed-plugins)\/.*)$/,
   CLAUDE_CONFIG_DIR: /^(?:settings(?:\.local)?\.json|plugins\/.*)$/,
   CODEX_HOME: /^(?:hooks\.json|config\.toml|baton\/.*)$/,

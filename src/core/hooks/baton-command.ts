@@ -307,11 +307,10 @@ const SUPERVISION_FILES: readonly RegExp[] = [
   /(?:^|\/)\.cline\/hooks(?:\/|$)/,
   /(?:^|\/)Documents\/Cline\/Hooks(?:\/|$)/,
   // Cline CLI's plugins (`cline plugin install`: the project's, the user's and its Documents
-  // folder's): modules it loads into its own process, with hooks before and after every tool;
-  // and the agent plugins it loads from ~/.agents/plugins (a plugin.json and its extensions).
+  // folder's): modules it loads into its own process, with hooks before and after every tool.
+  // (The agent plugins it loads from ~/.agents/plugins are the home's only: moved-config.ts.)
   /(?:^|\/)\.cline\/plugins(?:\/|$)/,
   /(?:^|\/)Documents\/Cline\/Plugins(?:\/|$)/,
-  /(?:^|\/)\.agents\/plugins(?:\/|$)/,
   // An installed Baton: its plugins' hooks and launchers load live from there (a local marketplace, a linked extension).
   /(?:^|\/)node_modules\/agent-baton\//,
   /(?:^|\/)\.baton\/(?!flows\/)/,
