@@ -499,6 +499,9 @@ describe("the plugins' launcher (hooks/baton)", () => {
     ];
     for (const [name, rel, denied] of cases) expect(write(join(moved, rel), { [name]: moved }), `${name} ${rel}`).toBe(denied);
     expect(write(join(s.home, ".agents", "plugins", "x", "index.js"))).toBe(true);
+    // The same folders on a case-insensitive file system (macOS).
+    expect(write(join(s.home, ".Agents", "Plugins", "x", "index.js"))).toBe(true);
+    expect(write(join(moved, "Hooks", "PreToolUse.sh"), { CLINE_DIR: moved })).toBe(true);
     expect(write(join(s.root, ".agents", "plugins", "marketplace.json"))).toBe(false);
     // Codex's user hooks run this launcher, in its default place too.
     expect(write(join(s.home, ".codex", "baton", "baton"))).toBe(true);

@@ -27,19 +27,23 @@ const MOVED_CONFIG_VARS = [
   "OPENCODE_CONFIG",
 ] as const;
 
-/** Each variable's supervision files, relative to the folder it names (`^$`: the variable names the file itself). */
+/**
+ * Each variable's supervision files, relative to the folder it names (`^$`: the variable names
+ * the file itself), in any case: on a case-insensitive file system (macOS) `.Agents/Plugins` is
+ * `.agents/plugins`.
+ */
 const MOVED_FILES: Record<(typeof MOVED_CONFIG_VARS)[number], RegExp> = {
   // Cline CLI's agent plugins (a plugin.json and its extensions, loaded into its process).
-  HOME: /^\.agents\/plugins(?:\/.*)?$/,
-  COPILOT_HOME: /^(?:config\.json|settings\.json|(?:hooks|installed-plugins)\/.*)$/,
-  CLAUDE_CONFIG_DIR: /^(?:settings(?:\.local)?\.json|plugins\/.*)$/,
-  CODEX_HOME: /^(?:hooks\.json|config\.toml|baton\/.*)$/,
-  QWEN_HOME: /^(?:settings\.json|trustedFolders\.json)$/,
-  QWEN_CODE_TRUSTED_FOLDERS_PATH: /^$/,
-  GEMINI_CLI_TRUSTED_FOLDERS_PATH: /^$/,
-  CLINE_DIR: /^(?:hooks|plugins)(?:\/.*)?$/,
+  HOME: /^\.agents\/plugins(?:\/.*)?$/i,
+  COPILOT_HOME: /^(?:config\.json|settings\.json|(?:hooks|installed-plugins)\/.*)$/i,
+  CLAUDE_CONFIG_DIR: /^(?:settings(?:\.local)?\.json|plugins\/.*)$/i,
+  CODEX_HOME: /^(?:hooks\.json|config\.toml|baton\/.*)$/i,
+  QWEN_HOME: /^(?:settings\.json|trustedFolders\.json)$/i,
+  QWEN_CODE_TRUSTED_FOLDERS_PATH: /^$/i,
+  GEMINI_CLI_TRUSTED_FOLDERS_PATH: /^$/i,
+  CLINE_DIR: /^(?:hooks|plugins)(?:\/.*)?$/i,
   // OpenCode's config file for this run: its plugin list may name agent-baton.
-  OPENCODE_CONFIG: /^$/,
+  OPENCODE_CONFIG: /^$/i,
 };
 
 /**
