@@ -254,6 +254,17 @@ describe("reading from the kept state", () => {
     });
   });
 
+  it("a finished session read by a process that did not finish it is not kept (a list of old sessions would push out active ones)", async () => {
+    await twoConnections(async (a, b) => {
+      await a.sessions.start({ flow: "task", id: "t" });
+      await a.events.appendBatch("t", [{ type: "start" }, { type: "verify" }, { type: "complete" }]);
+      const events = vi.spyOn(SqliteJournalQueries.prototype, "readEvents");
+      for (let i = 0; i < 2; i++) await b.sessions.read("t");
+      expect(events).toHaveBeenCalledTimes(2);
+      expect((await b.sessions.read("t")).snapshot.phase).toBe("done");
+    });
+  });
+
   it("keeps its own copy of what was appended: the caller changing its data or the event it got back changes no read", async () => {
     const root = tempDir();
     const a = await openBaton({ root });

@@ -677,14 +677,20 @@ export class Journal {
       if (current && this.#folded.get(sessionId) === kept && kept.snap.lastSeq === session.lastSeq) {
         snapshot = copyJson(kept.snap);
         readDiagnostics = [];
+        this.#remember(sessionId, kept); // used last: kept longest
       } else {
         const loaded = await loadSnapshot(tx, session, flow);
         ({ snapshot, readDiagnostics } = loaded);
-        // Kept for this process's next reads and appends (a server answering hooks whose events
-        // other processes wrote), unless an append of this process moved past it meanwhile (one
-        // in flight took its state out and puts its own back once committed).
+        // An active session's fold is kept for this process's next reads and appends (a server
+        // answering hooks whose events other processes wrote; a list of finished sessions would
+        // only push those out), unless an append of this process moved past it meanwhile (one in
+        // flight took its state out and puts its own back once committed).
         const now = this.#folded.get(sessionId);
-        if (loaded.stored !== undefined && (now === undefined || (now === kept && now.snap.lastSeq <= session.lastSeq)))
+        if (
+          loaded.stored !== undefined &&
+          session.status === "active" &&
+          (now === undefined || (now === kept && now.snap.lastSeq <= session.lastSeq))
+        )
           this.#remember(sessionId, {
             snap: copyJson(snapshot),
             storedSeq: loaded.storedSeq,
