@@ -285,7 +285,10 @@ describe.skipIf(!available)("PostgreSQL frozen under a running Baton", () => {
       }
       await writer.events.append("hero", { type: "steer", actor: "browser", data: { text: "after the outage" } });
       const r = await polled;
-      expect(r.code, r.stdout + r.stderr).toBe(0);
+      // The server's own account, should it have failed the poll (a CI run once saw "fetch failed").
+      const server = () =>
+        `\n--- baton serve (${s.child.proc.exitCode ?? s.child.proc.signalCode ?? "running"}):\n${s.child.stderr().slice(-4_000)}`;
+      expect(r.code, r.stdout + r.stderr + server()).toBe(0);
       expect(r.stderr).toMatch(/the store is unavailable .*polling again until the timeout/);
       expect(r.stderr).toContain("the store is back");
       const out = JSON.parse(r.stdout);
