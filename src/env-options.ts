@@ -19,6 +19,8 @@ export interface EnvOptions {
   /** Variables read under a name that is going away, with what replaces them (the CLI warns). */
   deprecated?: string[];
   checkpoints?: Pick<CheckpointOptions, "retain">;
+  /** BATON_LEDGER_DURABILITY: openBaton's `ledger.durability` (the records made on every tool call). */
+  ledger?: { durability: "full" | "relaxed" };
 }
 
 const DURABILITIES: readonly Durability[] = ["full", "relaxed", "none"];
@@ -43,6 +45,13 @@ export function envOptions(env: NodeJS.ProcessEnv = process.env): EnvOptions {
       );
     out.durability = d;
     out.deprecated = [`BATON_SYNCHRONOUS is deprecated and goes in the next release: use BATON_DURABILITY=${d}`];
+  }
+  const perCall = env.BATON_LEDGER_DURABILITY;
+  if (perCall) {
+    const d = perCall.toLowerCase();
+    if (d !== "full" && d !== "relaxed")
+      throw new BatonError("bad_input", `BATON_LEDGER_DURABILITY=${perCall} is not one of full, relaxed; fix or unset it`);
+    out.ledger = { durability: d };
   }
   const retain = env.BATON_CHECKPOINT_RETAIN;
   if (retain) {

@@ -25,6 +25,18 @@ describe("BATON_DURABILITY and the former BATON_SYNCHRONOUS", () => {
     expect(() => envOptions({ BATON_DURABILITY: "fsync" })).toThrow(expect.objectContaining({ code: "bad_input" }));
   });
 
+  it("BATON_LEDGER_DURABILITY is ledger.durability: every per-call record then waits for the disk", async () => {
+    expect(envOptions({ BATON_LEDGER_DURABILITY: "Full" })).toEqual({ ledger: { durability: "full" } });
+    expect(envOptions({ BATON_LEDGER_DURABILITY: "relaxed" })).toEqual({ ledger: { durability: "relaxed" } });
+    expect(() => envOptions({ BATON_LEDGER_DURABILITY: "none" })).toThrow(expect.objectContaining({ code: "bad_input" }));
+    const b = await openBaton({ root: tempDir(), ...envOptions({ BATON_LEDGER_DURABILITY: "full" }) });
+    try {
+      expect(servicesOf(b).perCallDurability).toBe("full");
+    } finally {
+      await b.close();
+    }
+  });
+
   it.each([
     ["full", 2],
     ["relaxed", 1],
