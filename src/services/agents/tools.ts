@@ -288,10 +288,10 @@ async function shellTouchedClaims(
 
 export async function afterTool(b: Baton, ev: Ev<"after_tool">, o: ToolHookContext): Promise<HookResponse> {
   const { tool } = ev;
-  // What this hook records (the turn, the files it wrote, as the ledger its node) is committed
-  // without waiting for the disk unless `ledger.durability` is full: the tool already ran, and the
-  // checkpoint taken before it was committed fully. A crash of the agent, the hook or the server
-  // loses none of it on SQLite; a power cut may lose the last calls' records until the next
+  // What this hook records of a call that already ran (its turn and the files it wrote, like the
+  // ledger's node) commits without waiting for the disk unless `ledger.durability` is full: the
+  // checkpoint taken before the tool was committed fully. A crash of the agent, the hook or the
+  // server loses none of it on SQLite; a power cut may lose the last calls' records until the next
   // commit that waits (the next checkpoint, a run's start or end). Saves an fsync or two a call.
   const afterTheFact = { durability: o.perCallDurability ?? "relaxed" } as const;
   const sid = await sessionFor(b, ev, o.label, true);

@@ -283,7 +283,7 @@ export class Journal {
    */
   async appendBatch(sessionId: string, inputs: readonly EventInput[], opts?: AppendOptions): Promise<AppendResult[]> {
     if (inputs.length === 0) return [];
-    const tx: TxOptions = opts?.durability === "relaxed" ? { durability: "relaxed" } : {};
+    const txOpts: TxOptions = opts?.durability === "relaxed" ? { durability: "relaxed" } : {};
     // A server store can lose the connection during COMMIT, leaving the outcome unknown. Every
     // event then carries its id from the start (fresh ones are not looked up the first time),
     // and the batch is re-sent once: what did commit comes back as duplicates, nothing twice.
@@ -308,12 +308,14 @@ export class Journal {
           seen = o.results.map((r) => r.duplicate);
           return o;
         },
-        tx,
+        txOpts,
       );
     const attempt = (skip: ReadonlySet<string>) => {
       const kept = this.#keptFor(sessionId, sent, skip);
       if (!kept) return full(skip); // asked at once: a serial engine keeps request order
-      return this.#appendCached(sessionId, kept, sent, skip, tx, (r) => (seen = r.map((x) => x.duplicate))).then((o) => o ?? full(skip));
+      return this.#appendCached(sessionId, kept, sent, skip, txOpts, (r) => (seen = r.map((x) => x.duplicate))).then(
+        (o) => o ?? full(skip),
+      );
     };
     // Both attempts hold one place in the session's order: a read this caller asked for after
     // the append cannot run between the lost attempt and its re-send.
