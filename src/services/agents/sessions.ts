@@ -115,7 +115,6 @@ export async function ensureRun(
     }
   }
   const sent = sentOnStoreClock(b, ev);
-  if (sent !== undefined && endedAfter(snap, topLane(ev), sent)) return;
   // Without a request id: unique per process and call (one server starts the runs of many agent sessions).
   const seq = runSeq++;
   const tag =
@@ -129,7 +128,7 @@ export async function ensureRun(
       pid: o.agentPid,
       ttlMs: HOOK_RUN_TTL_MS,
       lane: topLane(ev),
-      // Checked again where no other hook can end the lane meanwhile (another process, another request).
+      // Decided where no other hook can end the lane meanwhile (another process, another request).
       ...(sent !== undefined ? { unlessLaneEndedAfter: sent } : {}),
     });
   } catch (err) {
@@ -148,12 +147,6 @@ function sentOnStoreClock(b: Baton, ev: HookEvent): string | undefined {
   if (Number.isNaN(sent)) return undefined;
   const offset = b.store.kind === "sqlite" ? 0 : b.now().getTime() - Date.now();
   return new Date(sent + offset).toISOString();
-}
-
-/** Whether the lane ended after `at` (both on the store's clock). */
-function endedAfter(snap: Snapshot, lane: string, at: string): boolean {
-  const l = snap.facets.lanes?.[lane];
-  return l?.status === "ended" && Date.parse(l.lastAt) > Date.parse(at);
 }
 
 /**
