@@ -96,6 +96,9 @@ export function cli(args: string[], opts: { cwd?: string; env?: Record<string, s
     encoding: "utf8",
     timeout: 60_000,
   });
+  // Killed at the timeout: say which command hung and what it had printed, rather than exit -1.
+  if (r.error && (r.error as NodeJS.ErrnoException).code === "ETIMEDOUT")
+    throw new Error(`baton ${args.join(" ")} did not exit within 60 s:\nstdout: ${r.stdout}\nstderr: ${r.stderr}`);
   return {
     code: r.status ?? -1,
     stdout: r.stdout,

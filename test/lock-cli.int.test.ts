@@ -138,7 +138,7 @@ describe("baton lock", () => {
     expect(cli(["lock", "run", "deploy", ...o, "--", orphan]).code).toBe(126);
     // Nothing ran, and the lock is free again.
     expect(cli(["lock", "inspect", "deploy", ...o]).json()).toMatchObject({ state: "free" });
-  });
+  }, 120_000); // past cli()'s own 60 s bound, so a hung command is named (a CI run once hung here)
 
   it("lock run at a terminal: a Ctrl-C reaches each process of the command once", async () => {
     const root = tempDir();
