@@ -146,7 +146,8 @@ export async function waitExit(child: LineChild, timeoutMs: number): Promise<Exi
   clearTimeout(timer);
   if (r === "timeout") {
     child.proc.kill("SIGKILL");
-    await child.exited;
+    // A process it started may still hold its output open: the error is not held back for it.
+    await Promise.race([child.exited, new Promise((resolve) => setTimeout(resolve, 5_000))]);
     throw new Error(
       `expected pid ${child.proc.pid} to exit within ${timeoutMs} ms; it was still running (killed). stderr:\n${child.stderr()}`,
     );

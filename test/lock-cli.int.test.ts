@@ -105,14 +105,17 @@ describe("baton lock", () => {
     const root = tempDir();
     const o = ["--root", root, "--json"];
     cli(["init", ...o]);
-    // A shell that starts a worker and dies of SIGTERM without passing it on.
+    // A shell that starts a worker and dies of SIGTERM without passing it on. The worker writes
+    // nowhere, and both pids are kept: whatever fails below, neither is left holding this test's
+    // pipe open (waiting for it would hide the failure behind the test's timeout).
     const pidFile = `${tempDir()}/worker.pid`;
-    const script = `sleep 300 & echo $! > ${pidFile}; echo started; wait`;
+    const script = `sleep 300 >/dev/null 2>&1 & echo $$ $! > ${pidFile}; echo started; wait`;
     const child = spawnNode(CLI, ["lock", "run", "deploy", "--root", root, "--", "sh", "-c", script], "baton lock run");
     let worker = 0;
+    let shell = 0;
     try {
       await child.waitForLine((l) => l === "started", 20_000, "the worker started");
-      worker = Number(readFileSync(pidFile, "utf8"));
+      [shell, worker] = readFileSync(pidFile, "utf8").trim().split(" ").map(Number) as [number, number];
       expect(processAlive(worker)).toBe(true);
       child.proc.kill("SIGTERM");
       expect(await waitExit(child, 20_000)).toEqual({ code: 143, signal: null });
@@ -120,7 +123,7 @@ describe("baton lock", () => {
       expect(processAlive(worker), "the shell's worker outlived the lock").toBe(false);
       expect(cli(["lock", "inspect", "deploy", ...o]).json()).toMatchObject({ state: "free", releaseReason: "released" });
     } finally {
-      if (worker && processAlive(worker)) process.kill(worker, "SIGKILL");
+      for (const pid of [worker, shell]) if (pid && processAlive(pid)) process.kill(pid, "SIGKILL");
       await killAll([child]);
     }
 
