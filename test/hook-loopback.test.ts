@@ -3,9 +3,9 @@
  * libuv's TCP handle where the runtime has the interface it knows, node:net otherwise, and
  * the same bytes and errors either way.
  */
-import { createServer, type Server } from "node:net";
+import { createServer, type Server, type Socket } from "node:net";
 import { afterEach, describe, expect, it } from "vitest";
-import { exchange } from "../src/platform/loopback.js";
+import { type Connection, exchange, open } from "../src/platform/loopback.js";
 
 const servers: Server[] = [];
 afterEach(async () => {
@@ -14,29 +14,50 @@ afterEach(async () => {
 });
 
 /** A server that reads one request (until `\n\n`) and answers `reply(request)`, then closes. */
-async function echoServer(reply: (req: string) => string): Promise<number> {
-  const server = createServer((sock) => {
+function echoServer(reply: (req: string) => string): Promise<number> {
+  return listen((sock) => {
     let req = "";
     sock.on("data", (d) => {
       req += d;
       if (req.includes("\n\n")) sock.end(reply(req));
     });
   });
+}
+
+/** A server that accepts, reads and never answers, and sees whether the client closed the connection. */
+async function silentServer(): Promise<{ port: number; closedByClient: () => boolean }> {
+  let closed = false;
+  const port = await listen((sock) => {
+    sock.resume();
+    sock.on("end", () => {
+      closed = true;
+      sock.end();
+    });
+  });
+  return { port, closedByClient: () => closed };
+}
+
+/** Listen on a loopback port with `onSocket`; the port. */
+async function listen(onSocket: (sock: Socket) => void): Promise<number> {
+  const server = createServer(onSocket);
   servers.push(server);
   await new Promise<void>((r) => server.listen(0, "127.0.0.1", () => r()));
   return (server.address() as { port: number }).port;
 }
 
-function run(port: number, request: string) {
+function run(port: number, request: string, on?: Connection) {
   return new Promise<{ transport: string; data: string; end: boolean; error?: string }>((resolve) => {
     const chunks: Buffer[] = [];
-    const conn = exchange(port, request, {
-      data: (c) => chunks.push(c),
+    const ev = {
+      data: (c: Buffer) => chunks.push(c),
       end: () => resolve({ transport: conn.transport, data: Buffer.concat(chunks).toString(), end: true }),
-      error: (error) => resolve({ transport: conn.transport, data: Buffer.concat(chunks).toString(), end: false, error }),
-    });
+      error: (error: string) => resolve({ transport: conn.transport, data: Buffer.concat(chunks).toString(), end: false, error }),
+    };
+    const conn = on ? on.send(request, ev) : exchange(port, request, ev);
   });
 }
+
+const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 
 describe("loopback exchange", () => {
   const major = Number(process.versions.node.split(".")[0]);
@@ -72,18 +93,7 @@ describe("loopback exchange", () => {
   });
 
   it("destroy() stops the exchange: no events after it", async () => {
-    let closedByClient = false;
-    const server = createServer((sock) => {
-      // Accepts, reads, never answers; sees the client close.
-      sock.resume();
-      sock.on("end", () => {
-        closedByClient = true;
-        sock.end();
-      });
-    });
-    servers.push(server);
-    await new Promise<void>((r) => server.listen(0, "127.0.0.1", () => r()));
-    const port = (server.address() as { port: number }).port;
+    const { port, closedByClient } = await silentServer();
     const events: string[] = [];
     const conn = exchange(port, "x\n\n", {
       data: () => events.push("data"),
@@ -94,6 +104,78 @@ describe("loopback exchange", () => {
     conn.destroy();
     await new Promise((r) => setTimeout(r, 100));
     expect(events).toEqual([]);
-    expect(closedByClient, "the connection was closed").toBe(true);
+    expect(closedByClient(), "the connection was closed").toBe(true);
+  });
+});
+
+describe.each(["tcp_wrap", "net"])("a connection opened before its request (%s)", (transport) => {
+  const use = () => {
+    if (transport === "net") process.env.BATON_HOOK_TRANSPORT = "net";
+  };
+
+  it("connects at once and sends the request when it is ready", async () => {
+    use();
+    const seen: string[] = [];
+    const port = await listen((sock) => {
+      seen.push("connected");
+      let req = "";
+      sock.on("data", (d) => {
+        req += d;
+        if (req.includes("\n\n")) {
+          seen.push(`request ${JSON.stringify(req)}`);
+          sock.end(`echo ${req}`);
+        }
+      });
+    });
+    const conn = open(port);
+    await sleep(100);
+    expect(seen, "the server accepted the connection before any request").toEqual(["connected"]);
+    const r = await run(port, "ping\n\n", conn);
+    expect(r).toEqual({ transport, data: "echo ping\n\n", end: true });
+    expect(seen).toEqual(["connected", 'request "ping\\n\\n"']);
+  });
+
+  it("a request sent before the connection is up goes out once it is", async () => {
+    use();
+    const port = await echoServer((req) => `echo ${req}`);
+    const r = await run(port, "now\n\n", open(port));
+    expect(r).toEqual({ transport, data: "echo now\n\n", end: true });
+  });
+
+  it("a refused connection is the request's error, sent before or after the refusal", async () => {
+    use();
+    const port = await echoServer(() => "");
+    await new Promise((r) => servers.pop()?.close(r));
+    const early = await run(port, "x\n\n", open(port));
+    expect(early.end).toBe(false);
+    expect(early.error).toMatch(/connect|ECONNREFUSED/);
+    const conn = open(port);
+    await sleep(100);
+    const late = await run(port, "x\n\n", conn);
+    expect(late.end).toBe(false);
+    expect(late.error).toMatch(/connect|ECONNREFUSED/);
+  });
+
+  it("a server that closes the connection before the request gives no answer, never a hang", async () => {
+    use();
+    const port = await listen((sock) => sock.destroy());
+    const conn = open(port);
+    await sleep(100);
+    const r = await run(port, "x\n\n", conn);
+    expect(r.data).toBe("");
+    // The end of the stream, or the write's or read's failure (a reset): either way no answer.
+    expect(r.end || r.error !== undefined).toBe(true);
+  });
+
+  it("destroyed unused, it closes the connection and reports nothing; a second send is an error", async () => {
+    use();
+    const { port, closedByClient } = await silentServer();
+    const conn = open(port);
+    await sleep(50);
+    conn.destroy();
+    await sleep(100);
+    expect(closedByClient(), "the connection was closed").toBe(true);
+    const again = await run(port, "x\n\n", conn);
+    expect(again).toMatchObject({ end: false, error: expect.stringContaining("already used or closed") });
   });
 });

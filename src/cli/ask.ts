@@ -18,7 +18,7 @@ import { parseArgs } from "node:util";
 import { BUILD } from "../core/build.js";
 import { envOptions } from "../env-options.js";
 import { configTrust, readConfigFile } from "../platform/config-file.js";
-import { exchange, parseResponse } from "../platform/loopback.js";
+import { type Connection, open, parseResponse } from "../platform/loopback.js";
 import { writeStdout } from "../platform/output.js";
 import { provenServer, type ServerInfo } from "../platform/server-file.js";
 import { describeStore, resolveStore, storeIdentity } from "../platform/store-config.js";
@@ -49,7 +49,7 @@ export function serverRequest(
   argv: readonly string[],
   cwd: string,
   env: NodeJS.ProcessEnv,
-): { info: ServerInfo; command: string; body: Record<string, unknown> } | { reason: string } {
+): { info: ServerInfo; command: string; body: Record<string, unknown>; conn: Connection } | { reason: string } {
   const command = argv[0] ?? "";
   const spec = COMMANDS[command];
   if (!spec) return { reason: `not a command the server answers (${command})` };
@@ -82,21 +82,29 @@ export function serverRequest(
   if (info.version !== BUILD) return { reason: `the server is build ${info.version ?? "unknown"}, not ${BUILD}` };
   if (!/^[A-Za-z0-9_-]+$/.test(info.token) || !Number.isInteger(info.port) || info.port <= 0 || info.port > 65535)
     return { reason: "server.json does not name a usable server" };
+  // Connected at once: the server wakes while this process reads the store's settings (loopback.ts).
+  const conn = open(info.port);
   let store: string;
   try {
     store = storeIdentity(describeStore(resolveStore(ws.dir, env, readConfigFile(ws.dir)), ws.dbPath));
   } catch {
+    conn.destroy();
     return { reason: "the store configuration cannot be read" };
   }
   const body: Record<string, unknown> = { root: ws.root, store };
   if (values.session !== undefined) body.session = values.session;
   if (values.all === true) body.all = true;
   if (positionals[0] !== undefined) body.id = positionals[0];
-  return { info, command, body };
+  return { info, command, body, conn };
 }
 
 /** The server's report as text, or why there is none. Never throws. */
-function ask(info: ServerInfo, command: string, body: Record<string, unknown>): Promise<{ text: string } | { reason: string }> {
+function ask(
+  info: ServerInfo,
+  command: string,
+  body: Record<string, unknown>,
+  on: Connection,
+): Promise<{ text: string } | { reason: string }> {
   const text = JSON.stringify(body);
   const request =
     `POST /v1/cli/${command} HTTP/1.1\r\nHost: 127.0.0.1:${info.port}\r\nAuthorization: Bearer ${info.token}\r\n` +
@@ -130,7 +138,7 @@ function ask(info: ServerInfo, command: string, body: Record<string, unknown>): 
       }
       finish({ reason: "the server's answer is not a report" });
     };
-    const conn = exchange(info.port, request, {
+    const conn = on.send(request, {
       data: (chunk) => {
         received = received.length === 0 ? chunk : Buffer.concat([received, chunk]);
         settle(false);
@@ -152,7 +160,7 @@ function inProcess(reason: string): void {
 async function main(): Promise<void> {
   const req = serverRequest(process.argv.slice(2), process.cwd(), process.env);
   if ("reason" in req) return inProcess(req.reason);
-  const answer = await ask(req.info, req.command, req.body);
+  const answer = await ask(req.info, req.command, req.body, req.conn);
   if ("reason" in answer) return inProcess(answer.reason);
   debug(`${req.command} answered by the server (pid ${req.info.pid})`);
   try {

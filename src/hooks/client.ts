@@ -18,7 +18,7 @@
  */
 import type { HookEvent, HookResponse } from "../core/hooks/types.js";
 import { readHookResponse } from "../core/hooks/wire.js";
-import { type Exchange, exchange, parseResponse } from "../platform/loopback.js";
+import { type Connection, type Exchange, open, parseResponse } from "../platform/loopback.js";
 import type { ServerInfo } from "../platform/server-file.js";
 
 export type ServerOutcome = { kind: "answered"; response: HookResponse } | { kind: "retry"; reason: string };
@@ -45,10 +45,28 @@ export const CLIENT_TIMEOUTS: ClientTimeouts = { acceptMs: 1_000, graceMs: 2_000
 /** The server's body limit (DEFAULT_MAX_BODY_BYTES in server.ts): larger requests are answered here. */
 export const MAX_HOOK_BODY_BYTES = 256 * 1024;
 
-/** Send the hook to the server named in server.json and wait for its answer. Never throws. */
-export async function askServer(info: ServerInfo, req: HookRequest, timeouts: ClientTimeouts = CLIENT_TIMEOUTS): Promise<ServerOutcome> {
-  if (!/^[A-Za-z0-9_-]+$/.test(info.token) || !Number.isInteger(info.port) || info.port <= 0 || info.port > 65535)
-    return { kind: "retry", reason: "server.json does not name a usable server" };
+/** Whether server.json's token and port can be put in a request. */
+export function validServer(info: ServerInfo): boolean {
+  return /^[A-Za-z0-9_-]+$/.test(info.token) && Number.isInteger(info.port) && info.port > 0 && info.port <= 65535;
+}
+
+/**
+ * Send the hook to the server named in server.json and wait for its answer, on `conn` when the
+ * caller opened one to it already (it is closed in every case). Never throws.
+ */
+export async function askServer(
+  info: ServerInfo,
+  req: HookRequest,
+  timeouts: ClientTimeouts = CLIENT_TIMEOUTS,
+  conn?: Connection,
+): Promise<ServerOutcome> {
+  const outcome = await ask(info, req, timeouts, conn);
+  conn?.destroy();
+  return outcome;
+}
+
+async function ask(info: ServerInfo, req: HookRequest, timeouts: ClientTimeouts, opened: Connection | undefined): Promise<ServerOutcome> {
+  if (!validServer(info)) return { kind: "retry", reason: "server.json does not name a usable server" };
   let body: string;
   try {
     body = JSON.stringify({
@@ -105,7 +123,7 @@ export async function askServer(info: ServerInfo, req: HookRequest, timeouts: Cl
       }
       retry(`the server answered ${r.status}`);
     };
-    conn = exchange(info.port, head + body, {
+    conn = (opened ?? open(info.port)).send(head + body, {
       data: (chunk) => {
         received = received.length === 0 ? chunk : Buffer.concat([received, chunk]);
         settle(false);

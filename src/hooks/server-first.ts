@@ -10,12 +10,14 @@
  */
 import { basename, resolve } from "node:path";
 import { BUILD } from "../core/build.js";
-import { isNoop } from "../core/hooks/types.js";
+import { type AgentAdapter, type HookEvent, isNoop } from "../core/hooks/types.js";
 import { readConfigFile } from "../platform/config-file.js";
+import { type Connection, open } from "../platform/loopback.js";
 import { batonProgramName, inMovedAgentConfig, realOr } from "../platform/moved-config.js";
-import { provenServer } from "../platform/server-file.js";
+import { provenServer, type ServerInfo } from "../platform/server-file.js";
 import { describeStore, resolveStore, storeIdentity } from "../platform/store-config.js";
-import { askServer } from "./client.js";
+import type { Workspace } from "../platform/workspace.js";
+import { askServer, CLIENT_TIMEOUTS, validServer } from "./client.js";
 import { adapterFor, agentPid, debugLine, type HookArgs, hookDeadline, parseEvent, stdoutOf, workspaceFor } from "./front.js";
 import { hookServerMode } from "./policy.js";
 
@@ -51,6 +53,34 @@ export async function serverFirst(args: HookArgs, text: string, requestId: strin
   const ws = workspaceFor(args.root, ev.cwd);
   if (!ws) return passThrough;
   if (!args.native) return handOff("no event named on the command line");
+  // A server of this build, proven, is connected to at once: it wakes and sets the connection
+  // up while this process reads the settings below (loopback.ts `open`). A server of another
+  // build may read the event differently: it is not used (and a session-start or prompt hook
+  // replaces it once it has answered, autostart.ts).
+  const info = provenServer(ws.dir);
+  const conn = info?.version === BUILD && validServer(info) ? open(info.port) : undefined;
+  try {
+    const r = await throughServer({ adapter, ev, ws, info, conn, requestId, startedAt });
+    return typeof r === "string" ? handOff(r) : r;
+  } finally {
+    conn?.destroy();
+  }
+}
+
+interface Hook {
+  adapter: AgentAdapter;
+  ev: HookEvent;
+  ws: Workspace;
+  /** server.json's server, if proven. */
+  info: ServerInfo | undefined;
+  /** A connection to it opened already. */
+  conn: Connection | undefined;
+  requestId: string;
+  startedAt: number | undefined;
+}
+
+/** The server's answer, or why the hook is answered in-process. */
+async function throughServer({ adapter, ev, ws, info, conn, requestId, startedAt }: Hook): Promise<FirstOutcome | string> {
   // .baton/config.json is read once, for the server mode and the store; a file that cannot be
   // read is left to each of them to judge (hookServerMode: off; the store: reported in-process).
   let config: Record<string, unknown> | undefined;
@@ -59,36 +89,27 @@ export async function serverFirst(args: HookArgs, text: string, requestId: strin
   } catch {
     config = undefined;
   }
-  if (hookServerMode(ws.dir, config) === "off") return handOff("hooks.server is off");
+  if (hookServerMode(ws.dir, config) === "off") return "hooks.server is off";
   // The write-tool guard judges a `baton` in PATH and a configuration a variable moved by the
   // environment it runs in: the server's is not the agent's, so such a write is judged here.
   if (ev.kind === "before_tool" && ev.tool.kind === "write") {
     const files = ev.tool.files.map((f) => resolve(ev.cwd, f));
     const judgedHere = (f: string) => batonProgramName.test(basename(f)) || inMovedAgentConfig(f, ws.root);
-    if (files.some((f) => judgedHere(f) || judgedHere(realOr(f)))) return handOff("a write the agent's environment decides");
+    if (files.some((f) => judgedHere(f) || judgedHere(realOr(f)))) return "a write the agent's environment decides";
   }
-  const info = provenServer(ws.dir);
-  if (!info) return handOff("no server");
-  // A server of another build may read the event differently: it is not used (and a
-  // session-start or prompt hook replaces it once it has answered, autostart.ts).
-  if (info.version !== BUILD) return handOff(`the server is build ${info.version ?? "unknown"}, not ${BUILD}`);
+  if (!info) return "no server";
+  if (info.version !== BUILD) return `the server is build ${info.version ?? "unknown"}, not ${BUILD}`;
   // The store this process would open: the server answers only for the same one (on a
   // PostgreSQL store, its pool then spares this process a connection and a login).
   let store: string;
   try {
     store = storeIdentity(describeStore(resolveStore(ws.dir, process.env, config), ws.dbPath));
   } catch {
-    return handOff("the store configuration cannot be read"); // reported in-process, as always
+    return "the store configuration cannot be read"; // reported in-process, as always
   }
-  const r = await askServer(info, {
-    event: ev,
-    root: ws.root,
-    agentPid: agentPid(),
-    requestId,
-    deadline: hookDeadline(adapter, ev.native, startedAt),
-    store,
-  });
-  if (r.kind === "retry") return handOff(r.reason);
+  const req = { event: ev, root: ws.root, agentPid: agentPid(), requestId, deadline: hookDeadline(adapter, ev.native, startedAt), store };
+  const r = await askServer(info, req, CLIENT_TIMEOUTS, conn);
+  if (r.kind === "retry") return r.reason;
   debugLine(`answered by the server (pid ${info.pid})`);
   return { kind: "answer", stdout: stdoutOf(adapter.render(ev, r.response)) };
 }

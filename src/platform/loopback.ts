@@ -33,15 +33,33 @@ export interface Exchange {
 
 /** Connect to 127.0.0.1:`port`, write `request`, report the response's bytes until the server closes. Never throws. */
 export function exchange(port: number, request: string, ev: ExchangeEvents): Exchange {
+  return open(port).send(request, ev);
+}
+
+/**
+ * A connection opened before its request is ready. A server idle since the agent's last call
+ * takes a millisecond or more to wake, accept and set the connection up (more on a virtual
+ * machine's idle core); opened first, that happens while this process still reads its settings
+ * and builds the request. The server reads nothing until the request comes.
+ */
+export interface Connection {
+  /** Write `request` (once) and report the response as `exchange` does. */
+  send(request: string, ev: ExchangeEvents): Exchange;
+  /** Close it unused (or used: then as the exchange's destroy). */
+  destroy(): void;
+}
+
+/** Start connecting to 127.0.0.1:`port`. Never throws: a failure is reported to the request sent on it. */
+export function open(port: number): Connection {
   const raw = rawTcp();
   if (raw) {
     try {
-      return rawExchange(raw, port, request, ev);
+      return rawOpen(raw, port);
     } catch {
       // the internal handle did not behave as expected: node:net below
     }
   }
-  return netExchange(port, request, ev);
+  return netOpen(port);
 }
 
 interface RawTcp {
@@ -107,9 +125,26 @@ function rawTcp(): RawTcp | undefined {
   }
 }
 
-function rawExchange(b: RawTcp, port: number, request: string, ev: ExchangeEvents): Exchange {
+/** A send on a connection already used or closed: reported, as a failed exchange, once the caller has its handle. */
+function refused(transport: Exchange["transport"], ev: ExchangeEvents, reason: string): Exchange {
+  let live = true;
+  queueMicrotask(() => {
+    if (live) ev.error(reason);
+  });
+  return {
+    transport,
+    destroy: () => {
+      live = false;
+    },
+  };
+}
+
+function rawOpen(b: RawTcp, port: number): Connection {
   const handle = new b.TCP(b.socket);
   let closed = false;
+  let connected = false;
+  let failed: string | undefined;
+  let sent: { request: string; ev: ExchangeEvents } | undefined;
   const close = () => {
     if (closed) return;
     closed = true;
@@ -123,16 +158,12 @@ function rawExchange(b: RawTcp, port: number, request: string, ev: ExchangeEvent
   const fail = (reason: string) => {
     if (closed) return;
     close();
-    ev.error(reason);
+    sent?.ev.error(reason);
   };
   // Kept referenced until they complete: the native side calls back into them.
   const connect = new b.TCPConnectWrap();
   let write: InstanceType<RawTcp["WriteWrap"]> | undefined;
-  connect.address = "127.0.0.1";
-  connect.port = port;
-  connect.oncomplete = (status: number) => {
-    if (closed) return;
-    if (status < 0) return fail(`connect failed (${status})`);
+  const start = ({ request, ev }: { request: string; ev: ExchangeEvents }) => {
     handle.onread = (buf) => {
       const n = b.state[b.kReadBytesOrError] as number;
       if (n > 0 && buf) ev.data(Buffer.from(new Uint8Array(buf, b.state[b.kArrayBufferOffset], n)));
@@ -152,39 +183,77 @@ function rawExchange(b: RawTcp, port: number, request: string, ev: ExchangeEvent
     const writeErr = handle.writeUtf8String(write, request);
     if (writeErr) fail(`write failed (${writeErr})`);
   };
+  connect.address = "127.0.0.1";
+  connect.port = port;
+  connect.oncomplete = (status: number) => {
+    if (closed) return;
+    if (status < 0) {
+      failed = `connect failed (${status})`;
+      return fail(failed);
+    }
+    connected = true;
+    if (sent) start(sent);
+  };
   const err = handle.connect(connect, "127.0.0.1", port);
   if (err) {
     close();
     throw new Error(`connect failed (${err})`);
   }
-  return { transport: "tcp_wrap", destroy: close };
+  return {
+    send(request, ev) {
+      if (failed !== undefined) return refused("tcp_wrap", ev, failed);
+      if (sent || closed) return refused("tcp_wrap", ev, "the connection was already used or closed");
+      sent = { request, ev };
+      if (connected) start(sent);
+      return { transport: "tcp_wrap", destroy: close };
+    },
+    destroy: close,
+  };
 }
 
-function netExchange(port: number, request: string, ev: ExchangeEvents): Exchange {
+function netOpen(port: number): Connection {
   let sock: import("node:net").Socket | undefined;
   let done = false;
-  const finish = (f: () => void) => {
+  let sent: ExchangeEvents | undefined;
+  // What happened before the request was sent, told to it then.
+  let early: ((ev: ExchangeEvents) => void) | undefined;
+  const finish = (f: (ev: ExchangeEvents) => void) => {
     if (done) return;
     done = true;
     sock?.destroy();
-    f();
+    if (sent) f(sent);
+    else early = f;
   };
   try {
     // Through createRequire: bin/baton.cjs runs the bundle in a vm.Script, where import() is unavailable.
     const net = createRequire(import.meta.url)("node:net") as typeof import("node:net");
     sock = net.connect({ port, host: "127.0.0.1" });
+    sock.on("data", (chunk: Buffer) => {
+      if (!done) sent?.data(chunk);
+    });
+    sock.on("end", () => finish((ev) => ev.end()));
+    sock.on("close", () => finish((ev) => ev.end()));
+    sock.on("error", (e: NodeJS.ErrnoException) => finish((ev) => ev.error(`connection failed: ${e.code ?? e.message}`)));
   } catch (err) {
-    queueMicrotask(() => finish(() => ev.error(`cannot connect: ${(err as Error).message}`)));
-    return { transport: "net", destroy: () => finish(() => undefined) };
+    finish((ev) => ev.error(`cannot connect: ${(err as Error).message}`));
   }
-  sock.on("data", (chunk: Buffer) => {
-    if (!done) ev.data(chunk);
-  });
-  sock.on("end", () => finish(() => ev.end()));
-  sock.on("close", () => finish(() => ev.end()));
-  sock.on("error", (e: NodeJS.ErrnoException) => finish(() => ev.error(`connection failed: ${e.code ?? e.message}`)));
-  sock.write(request);
-  return { transport: "net", destroy: () => finish(() => undefined) };
+  const destroy = () => {
+    sent ??= { data: () => undefined, end: () => undefined, error: () => undefined };
+    finish(() => undefined);
+  };
+  return {
+    send(request, ev) {
+      if (sent) return refused("net", ev, "the connection was already used or closed");
+      sent = ev;
+      const told = early;
+      if (told) {
+        early = undefined;
+        queueMicrotask(() => told(ev));
+      } else sock?.write(request);
+      return { transport: "net", destroy };
+    },
+    destroy,
+  };
 }
 
 /** An HTTP/1.1 response once complete (by Content-Length, chunked end, or the connection's end); else undefined. */

@@ -292,14 +292,23 @@ export function hookHttpHandler(o: { answerer: HookAnswerer; token: string; maxB
 
 /** The request body as a JSON object, at most `max` bytes (a chunked body is counted as it arrives). */
 export async function readBody(req: IncomingMessage, max: number): Promise<Record<string, unknown>> {
-  const chunks: Buffer[] = [];
-  let size = 0;
-  for await (const chunk of req as AsyncIterable<Buffer>) {
-    size += chunk.length;
-    if (size > max) throw new BatonError("payload_too_large", `the request body is limited to ${max} bytes`);
-    chunks.push(chunk);
-  }
-  const text = Buffer.concat(chunks).toString("utf8");
+  // Events, not `for await`: the async iterator's extra ticks cost a hook ~0.3 ms on a server
+  // woken from idle, and every hook waits for them.
+  const text = await new Promise<string>((resolve, reject) => {
+    const chunks: Buffer[] = [];
+    let size = 0;
+    const onData = (chunk: Buffer) => {
+      size += chunk.length;
+      if (size <= max) return void chunks.push(chunk);
+      req.off("data", onData);
+      req.pause();
+      reject(new BatonError("payload_too_large", `the request body is limited to ${max} bytes`));
+    };
+    req.on("data", onData);
+    req.once("end", () => resolve(Buffer.concat(chunks).toString("utf8")));
+    req.once("error", (err) => reject(badInput(`the request's body could not be read (${err.message})`)));
+    req.once("close", () => reject(badInput("the request was closed before its body arrived")));
+  });
   let v: unknown;
   try {
     v = text.trim() === "" ? {} : JSON.parse(text);
