@@ -209,11 +209,13 @@ export function writeServerFile(
  */
 export async function fakeServer(
   reply: (body: any, sock: Socket) => unknown,
-): Promise<{ port: number; requests: any[]; heads: string[]; close: () => Promise<void> }> {
+): Promise<{ port: number; requests: any[]; heads: string[]; connections: () => number; close: () => Promise<void> }> {
   const requests: any[] = [];
   const heads: string[] = [];
   const sockets = new Set<Socket>();
+  let connections = 0;
   const server = createServer((sock) => {
+    connections++;
     sockets.add(sock);
     sock.on("close", () => sockets.delete(sock));
     let buf = Buffer.alloc(0);
@@ -241,6 +243,8 @@ export async function fakeServer(
     port,
     requests,
     heads,
+    /** Connections accepted, with or without a request on them. */
+    connections: () => connections,
     close: () =>
       new Promise<void>((r) => {
         for (const s of sockets) s.destroy();

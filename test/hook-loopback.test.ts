@@ -167,6 +167,19 @@ describe.each(["tcp_wrap", "net"])("a connection opened before its request (%s)"
     expect(r.end || r.error !== undefined).toBe(true);
   });
 
+  it("a connection reset before the request: the failure reaches the request after send() returns", async () => {
+    use();
+    // The reset arrives before the request is written: the write (or read) fails at once, and
+    // run() reads the exchange's handle in its callbacks, which a report from inside send()
+    // would reach before the handle exists (a ReferenceError, not an error event).
+    const port = await listen((sock) => setTimeout(() => sock.resetAndDestroy(), 20));
+    const conn = open(port);
+    await sleep(150);
+    const r = await run(port, "x\n\n", conn);
+    expect(r.data).toBe("");
+    expect(r.end || r.error !== undefined).toBe(true);
+  });
+
   it("destroyed unused, it closes the connection and reports nothing; a second send is an error", async () => {
     use();
     const { port, closedByClient } = await silentServer();

@@ -322,6 +322,22 @@ describe("a blind retry does each step once", () => {
     }
   });
 
+  it("opted out, the hook does not even connect to the server; in use, it connects once and sends once", async () => {
+    const root = workspace(FILES);
+    const fake = await fakeServer((_b, sock) => respond(sock, 200, JSON.stringify({ response: {} })));
+    try {
+      writeServerFile(root, { pid: process.pid, port: fake.port });
+      const off = await hookAsync(root, PRE_EDIT, { BATON_HOOK_SERVER: "off" });
+      expect([off.via, off.reason]).toEqual(["process", "hooks.server is off"]);
+      expect(fake.connections()).toBe(0);
+      const used = await hookAsync(root, POST_EDIT, USE);
+      expect(used.via).toBe("server");
+      expect([fake.connections(), fake.requests.length]).toEqual([1, 1]);
+    } finally {
+      await fake.close();
+    }
+  });
+
   it('with BATON_HOOK_SERVER=off or hooks.server "off", a running server is not used', async () => {
     const root = workspace(FILES);
     const s = await serve(root);
@@ -346,6 +362,7 @@ describe("the server says its build", () => {
       const r = await hookAsync(root, PRE_EDIT, USE);
       expect([r.stdout, r.via, r.reason]).toEqual(["", "process", `the server is build 0.0.1+0123456789ab, not ${buildId()}`]);
       expect(fake.requests).toEqual([]);
+      expect(fake.connections(), "not even connected to").toBe(0);
       expect(checkpoints(root)).toHaveLength(1);
       // Nor does a server.json from before builds were named.
       writeServerFile(root, { pid: process.pid, port: fake.port, version: undefined as unknown as string });

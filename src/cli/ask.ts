@@ -18,7 +18,7 @@ import { parseArgs } from "node:util";
 import { BUILD } from "../core/build.js";
 import { envOptions } from "../env-options.js";
 import { configTrust, readConfigFile } from "../platform/config-file.js";
-import { type Connection, open, parseResponse } from "../platform/loopback.js";
+import { type Connection, type Exchange, open, parseResponse } from "../platform/loopback.js";
 import { writeStdout } from "../platform/output.js";
 import { provenServer, type ServerInfo } from "../platform/server-file.js";
 import { describeStore, resolveStore, storeIdentity } from "../platform/store-config.js";
@@ -112,12 +112,13 @@ function ask(
   return new Promise((resolve) => {
     let received: Buffer = Buffer.alloc(0);
     let settled = false;
+    let conn: Exchange | undefined;
     const finish = (o: { text: string } | { reason: string }) => {
       if (settled) return;
       settled = true;
       clearTimeout(acceptTimer);
       clearTimeout(answerTimer);
-      conn.destroy();
+      conn?.destroy();
       resolve(o);
     };
     const acceptTimer = setTimeout(() => finish({ reason: `the server did not take it within ${ACCEPT_MS} ms` }), ACCEPT_MS);
@@ -138,7 +139,7 @@ function ask(
       }
       finish({ reason: "the server's answer is not a report" });
     };
-    const conn = on.send(request, {
+    conn = on.send(request, {
       data: (chunk) => {
         received = received.length === 0 ? chunk : Buffer.concat([received, chunk]);
         settle(false);

@@ -53,14 +53,23 @@ export async function serverFirst(args: HookArgs, text: string, requestId: strin
   const ws = workspaceFor(args.root, ev.cwd);
   if (!ws) return passThrough;
   if (!args.native) return handOff("no event named on the command line");
+  // .baton/config.json is read once, for the server mode and the store; a file that cannot be
+  // read is left to each of them to judge (hookServerMode: off; the store: reported in-process).
+  let config: Record<string, unknown> | undefined;
+  try {
+    config = readConfigFile(ws.dir);
+  } catch {
+    config = undefined;
+  }
+  if (hookServerMode(ws.dir, config) === "off") return handOff("hooks.server is off");
   // A server of this build, proven, is connected to at once: it wakes and sets the connection
-  // up while this process reads the settings below (loopback.ts `open`). A server of another
-  // build may read the event differently: it is not used (and a session-start or prompt hook
-  // replaces it once it has answered, autostart.ts).
+  // up while this process does the rest (loopback.ts `open`). A server of another build may read
+  // the event differently: it is not used (and a session-start or prompt hook replaces it once
+  // it has answered, autostart.ts).
   const info = provenServer(ws.dir);
   const conn = info?.version === BUILD && validServer(info) ? open(info.port) : undefined;
   try {
-    const r = await throughServer({ adapter, ev, ws, info, conn, requestId, startedAt });
+    const r = await throughServer({ adapter, ev, ws, config, info, conn, requestId, startedAt });
     return typeof r === "string" ? handOff(r) : r;
   } finally {
     conn?.destroy();
@@ -71,6 +80,8 @@ interface Hook {
   adapter: AgentAdapter;
   ev: HookEvent;
   ws: Workspace;
+  /** .baton/config.json, if it could be read. */
+  config: Record<string, unknown> | undefined;
   /** server.json's server, if proven. */
   info: ServerInfo | undefined;
   /** A connection to it opened already. */
@@ -80,16 +91,7 @@ interface Hook {
 }
 
 /** The server's answer, or why the hook is answered in-process. */
-async function throughServer({ adapter, ev, ws, info, conn, requestId, startedAt }: Hook): Promise<FirstOutcome | string> {
-  // .baton/config.json is read once, for the server mode and the store; a file that cannot be
-  // read is left to each of them to judge (hookServerMode: off; the store: reported in-process).
-  let config: Record<string, unknown> | undefined;
-  try {
-    config = readConfigFile(ws.dir);
-  } catch {
-    config = undefined;
-  }
-  if (hookServerMode(ws.dir, config) === "off") return "hooks.server is off";
+async function throughServer({ adapter, ev, ws, config, info, conn, requestId, startedAt }: Hook): Promise<FirstOutcome | string> {
   // The write-tool guard judges a `baton` in PATH and a configuration a variable moved by the
   // environment it runs in: the server's is not the agent's, so such a write is judged here.
   if (ev.kind === "before_tool" && ev.tool.kind === "write") {

@@ -203,8 +203,13 @@ function rawOpen(b: RawTcp, port: number): Connection {
     send(request, ev) {
       if (failed !== undefined) return refused("tcp_wrap", ev, failed);
       if (sent || closed) return refused("tcp_wrap", ev, "the connection was already used or closed");
-      sent = { request, ev };
-      if (connected) start(sent);
+      const call = { request, ev };
+      sent = call;
+      // Never inside send(): a failure is reported once the caller holds the exchange.
+      if (connected)
+        queueMicrotask(() => {
+          if (!closed) start(call);
+        });
       return { transport: "tcp_wrap", destroy: close };
     },
     destroy: close,

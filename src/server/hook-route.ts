@@ -293,7 +293,9 @@ export function hookHttpHandler(o: { answerer: HookAnswerer; token: string; maxB
 /** The request body as a JSON object, at most `max` bytes (a chunked body is counted as it arrives). */
 export async function readBody(req: IncomingMessage, max: number): Promise<Record<string, unknown>> {
   // Events, not `for await`: the async iterator's extra ticks cost a hook ~0.3 ms on a server
-  // woken from idle, and every hook waits for them.
+  // woken from idle, and every hook waits for them. Called in the request's own handler, before
+  // any of its events; one that ended or broke before would never settle.
+  if (req.readableEnded || req.destroyed) throw badInput("the request was closed before its body was read");
   const text = await new Promise<string>((resolve, reject) => {
     const chunks: Buffer[] = [];
     let size = 0;
