@@ -68,3 +68,19 @@ export function envOptions(env: NodeJS.ProcessEnv = process.env): EnvOptions {
   }
   return out;
 }
+
+/**
+ * What the environment sets of openBaton()'s options, as one comparable text ("" when it sets
+ * nothing): a hook process sends its own, and the server answers the hook only when it was
+ * started with the same (a hook with `BATON_DURABILITY=full` is not committed at the server's
+ * `relaxed`). Throws as envOptions does.
+ */
+export function envSettings(env: NodeJS.ProcessEnv = process.env): string {
+  const o = envOptions(env);
+  const parts: string[] = [];
+  if (o.durability) parts.push(`BATON_DURABILITY=${o.durability}`);
+  if (o.ledger) parts.push(`BATON_LEDGER_DURABILITY=${o.ledger.durability}`);
+  if (o.checkpoints?.retain !== undefined) parts.push(`BATON_CHECKPOINT_RETAIN=${o.checkpoints.retain}`);
+  if (o.hostId) parts.push(`BATON_HOST_ID=${o.hostId}`);
+  return parts.join(" ");
+}

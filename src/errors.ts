@@ -18,6 +18,7 @@ export type ErrorCode =
   | "workspace_not_found" // no .baton/ here: run `baton init`
   | "wrong_workspace" // the server that answered serves another workspace
   | "wrong_store" // the server serves another store than the hook's environment names: the hook runs in its own process
+  | "wrong_settings" // the server was started with other settings (BATON_DURABILITY…) than the hook's environment sets: the hook runs in its own process
   | "workspace_unwritable"
   | "migration_failed"
   | "schema_too_new"
@@ -60,6 +61,7 @@ export const EXIT_CODES: Readonly<Record<ErrorCode, number>> = Object.freeze({
   config_changed: 3,
   wrong_workspace: 3,
   wrong_store: 3,
+  wrong_settings: 3,
   source_dirty: 3,
   session_exists: 3,
   ambiguous_session: 3,

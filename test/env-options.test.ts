@@ -6,7 +6,7 @@ import { afterAll, describe, expect, it } from "vitest";
 import type { Durability } from "../src/api.js";
 import type { SqliteBackend } from "../src/backend/sqlite/sqlite-backend.js";
 import { openBaton, servicesOf } from "../src/compose.js";
-import { envOptions } from "../src/env-options.js";
+import { envOptions, envSettings } from "../src/env-options.js";
 import { cleanupDirs, cli, initWorkspace, tempDir } from "./helpers.js";
 
 afterAll(() => cleanupDirs());
@@ -60,5 +60,22 @@ describe("BATON_DURABILITY and the former BATON_SYNCHRONOUS", () => {
     expect(r.code, r.stderr).toBe(0);
     expect(r.stderr).toContain("BATON_SYNCHRONOUS is deprecated");
     expect(r.json()).toHaveProperty("sessions");
+  });
+});
+
+describe("envSettings: what a hook and the server it hands its event to must agree on", () => {
+  it("is one text in a fixed order, whatever the spelling or the variable used", () => {
+    expect(envSettings({})).toBe("");
+    expect(
+      envSettings({ BATON_HOST_ID: "ci-7", BATON_DURABILITY: "FULL", BATON_CHECKPOINT_RETAIN: " 5 ", BATON_LEDGER_DURABILITY: "Full" }),
+    ).toBe("BATON_DURABILITY=full BATON_LEDGER_DURABILITY=full BATON_CHECKPOINT_RETAIN=5 BATON_HOST_ID=ci-7");
+    // The former variable names the same durability: the same settings.
+    expect(envSettings({ BATON_SYNCHRONOUS: "normal" })).toBe(envSettings({ BATON_DURABILITY: "relaxed" }));
+    // Variables it does not concern leave it empty.
+    expect(envSettings({ BATON_STORE: "postgres", BATON_HOOK_SERVER: "use", HOME: "/x" })).toBe("");
+  });
+
+  it("a bad value throws as envOptions does", () => {
+    expect(() => envSettings({ BATON_LEDGER_DURABILITY: "none" })).toThrow(expect.objectContaining({ code: "bad_input" }));
   });
 });

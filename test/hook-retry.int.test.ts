@@ -322,6 +322,28 @@ describe("a blind retry does each step once", () => {
     }
   });
 
+  it("settings from the environment: a hook whose differ from the server's runs in its own process, with its own", async () => {
+    const root = workspace(FILES);
+    const s = await serve(root, [], { BATON_LEDGER_DURABILITY: "full", BATON_CHECKPOINT_RETAIN: "50" });
+    try {
+      const bare = hook(root, PRE_EDIT, USE);
+      expect([bare.via, bare.reason]).toEqual(["process", "the server answered 409"]);
+      const other = hook(root, POST_EDIT, { ...USE, BATON_LEDGER_DURABILITY: "relaxed", BATON_CHECKPOINT_RETAIN: "50" });
+      expect([other.via, other.reason]).toEqual(["process", "the server answered 409"]);
+      // The same values, spelt another way (the variables are read case-insensitively), are the same settings.
+      const same = hook(
+        root,
+        { agent: "claude", fixture: "pre-bash" },
+        { ...USE, BATON_LEDGER_DURABILITY: "Full", BATON_CHECKPOINT_RETAIN: "50" },
+      );
+      expect(same.via).toBe("server");
+      expect(checkpoints(root)).toHaveLength(2);
+      expect(hookLog(root)).toEqual([]);
+    } finally {
+      await s.stop();
+    }
+  });
+
   it("opted out, the hook does not even connect to the server; in use, it connects once and sends once", async () => {
     const root = workspace(FILES);
     const fake = await fakeServer((_b, sock) => respond(sock, 200, JSON.stringify({ response: {} })));

@@ -32,6 +32,8 @@ export interface HookRequest {
   deadline: number;
   /** The store this process would open (store-config.ts `storeIdentity`): a server on another refuses. */
   store?: string;
+  /** The settings this process's environment sets (env-options.ts `envSettings`): a server started with others refuses. */
+  settings?: string;
 }
 
 export interface ClientTimeouts {
@@ -75,6 +77,7 @@ async function ask(info: ServerInfo, req: HookRequest, timeouts: ClientTimeouts,
       requestId: req.requestId,
       deadline: req.deadline,
       store: req.store,
+      settings: req.settings,
       event: req.event,
     });
   } catch (err) {

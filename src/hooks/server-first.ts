@@ -11,6 +11,7 @@
 import { basename, resolve } from "node:path";
 import { BUILD } from "../core/build.js";
 import { type AgentAdapter, type HookEvent, isNoop } from "../core/hooks/types.js";
+import { envSettings } from "../env-options.js";
 import { readConfigFile } from "../platform/config-file.js";
 import { type Connection, open } from "../platform/loopback.js";
 import { batonProgramName, inMovedAgentConfig, realOr } from "../platform/moved-config.js";
@@ -109,7 +110,22 @@ async function throughServer({ adapter, ev, ws, config, info, conn, requestId, s
   } catch {
     return "the store configuration cannot be read"; // reported in-process, as always
   }
-  const req = { event: ev, root: ws.root, agentPid: agentPid(), requestId, deadline: hookDeadline(adapter, ev.native, startedAt), store };
+  // The settings its environment gives this process: the server answers only with the same.
+  let settings: string;
+  try {
+    settings = envSettings();
+  } catch {
+    return "a setting in the environment cannot be read"; // reported in-process, as always
+  }
+  const req = {
+    event: ev,
+    root: ws.root,
+    agentPid: agentPid(),
+    requestId,
+    deadline: hookDeadline(adapter, ev.native, startedAt),
+    store,
+    settings,
+  };
   const r = await askServer(info, req, CLIENT_TIMEOUTS, conn);
   if (r.kind === "retry") return r.reason;
   debugLine(`answered by the server (pid ${info.pid})`);

@@ -18,7 +18,8 @@
  *
  * The server refuses (and the hook process then answers the hook itself) when the hook's
  * workspace is not the one it serves, when the hook's environment names another store
- * (`wrong_store`), when `.baton/config.json` or a user flow changed since it opened the workspace
+ * (`wrong_store`) or other settings than the server's own (`wrong_settings`: BATON_DURABILITY and
+ * the like), when `.baton/config.json` or a user flow changed since it opened the workspace
  * (the workspace's settings would differ from what a new process reads), and while it shuts
  * down. Failures of Baton itself are not refusals: `agents.handle` logs them
  * to `.baton/logs/hooks.log` and answers `{}`, as in a hook process.
@@ -39,6 +40,7 @@ import { jsonBoundsProblem } from "../core/canonical.js";
 import { HOOK_AGENT_LIST, HOOK_AGENTS } from "../core/hooks/config.js";
 import type { HookEvent, HookResponse } from "../core/hooks/types.js";
 import { isRequestId, readHookEvent } from "../core/hooks/wire.js";
+import { envSettings } from "../env-options.js";
 import { BatonError, badInput } from "../errors.js";
 import { appendHookFailure } from "../platform/hook-log.js";
 import { storeIdentity } from "../platform/store-config.js";
@@ -122,7 +124,16 @@ export interface ServedWorkspace {
   dir: string;
   kind: string;
   /** Throw the refusal for a request from `root` naming the store `theirs`; `what` is the request ("the hook"). */
-  check(root: unknown, theirs: unknown, what: string): void;
+  check(root: unknown, theirs: unknown, what: string, theirSettings?: unknown): void;
+}
+
+/** The settings this server's environment gave it (env-options.ts): a bad value failed its start. */
+function ownSettings(): string {
+  try {
+    return envSettings(process.env);
+  } catch {
+    return "";
+  }
 }
 
 export function servedWorkspace(o: HookAnswererOptions): ServedWorkspace {
@@ -132,11 +143,12 @@ export function servedWorkspace(o: HookAnswererOptions): ServedWorkspace {
   const store = o.baton.store.source === "caller" ? undefined : storeIdentity(o.baton.store);
   const kind = o.baton.store.kind;
   const config = configStamp(dir);
+  const settings = ownSettings();
   let configChanged = false;
   return {
     dir,
     kind,
-    check(root, theirs, what) {
+    check(root, theirs, what, theirSettings) {
       if (typeof root !== "string" || !isAbsolute(root)) throw badInput(`"root" must be the absolute path of ${what}'s workspace`);
       if (o.shutdown.aborted)
         throw new BatonError("shutting_down", `the server is shutting down; ${what} is answered in a process of its own`);
@@ -148,6 +160,15 @@ export function servedWorkspace(o: HookAnswererOptions): ServedWorkspace {
         throw new BatonError(
           "wrong_store",
           `this server serves the store ${store ?? kind}, and ${what}'s environment names ${theirs}; ${what} runs in its own process`,
+        );
+      }
+      if (theirSettings !== undefined && typeof theirSettings !== "string")
+        throw badInput(`"settings" must be the settings ${what}'s environment sets, as a string`);
+      if (typeof theirSettings === "string" && theirSettings !== settings) {
+        const say = (s: string) => (s === "" ? "none" : s);
+        throw new BatonError(
+          "wrong_settings",
+          `this server was started with the settings ${say(settings)} from its environment, and ${what}'s environment sets ${say(theirSettings)}; ${what} runs in its own process`,
         );
       }
       if (configChanged || configStamp(dir) !== config) {
@@ -169,7 +190,7 @@ export function hookAnswerer(o: HookAnswererOptions, ws: ServedWorkspace = serve
   const answerer: HookAnswerer = {
     take(agent, native, body) {
       if (!AGENTS.includes(agent)) throw new BatonError("not_found", `no hook adapter for agent "${agent}"; use ${HOOK_AGENT_LIST}`);
-      const { requestId, root, agentPid, deadline, store: theirs } = body;
+      const { requestId, root, agentPid, deadline, store: theirs, settings: theirSettings } = body;
       if (!isRequestId(requestId)) throw badInput('"requestId" must be 8 to 80 letters, digits, "-" or "_"');
       if (typeof root !== "string" || !isAbsolute(root)) throw badInput('"root" must be the absolute path of the hook\'s workspace');
       if (typeof agentPid !== "number" || !Number.isSafeInteger(agentPid) || agentPid <= 0) throw badInput('"agentPid" must be a pid');
@@ -183,7 +204,7 @@ export function hookAnswerer(o: HookAnswererOptions, ws: ServedWorkspace = serve
       }
       if (ev.agent !== agent || ev.native !== native)
         throw badInput(`the event is ${ev.agent} ${ev.native}, the path names ${agent} ${native}`);
-      ws.check(root, theirs, "the hook");
+      ws.check(root, theirs, "the hook", theirSettings);
       return answered(ev, { requestId, deadline, agentPid });
     },
     takeEvent(ev, { root, requestId, deadline, agentPid }) {
