@@ -9,6 +9,7 @@
 
 import type { Durability } from "./api.js";
 import { BatonError } from "./errors.js";
+import { configHome } from "./platform/config-trust.js";
 import { hostIdProblem } from "./platform/process-facts.js";
 import type { CheckpointOptions } from "./services/time-travel/checkpoints.js";
 
@@ -70,10 +71,12 @@ export function envOptions(env: NodeJS.ProcessEnv = process.env): EnvOptions {
 }
 
 /**
- * What the environment sets of openBaton()'s options, as one comparable text ("" when it sets
- * nothing): a hook process sends its own, and the server answers the hook only when it was
- * started with the same (a hook with `BATON_DURABILITY=full` is not committed at the server's
- * `relaxed`). Throws as envOptions does.
+ * What the environment decides of how a process answers for a workspace, as one comparable
+ * text: openBaton()'s options it sets, a PostgreSQL store's limits, and the user's Baton
+ * directory (whose trust records decide whether `.baton/config.json` applies). A hook process
+ * or `status --json` sends its own, and the server answers it only when it was started with the
+ * same (a hook with `BATON_DURABILITY=full` is not committed at the server's `relaxed`). Throws
+ * as envOptions does.
  */
 export function envSettings(env: NodeJS.ProcessEnv = process.env): string {
   const o = envOptions(env);
@@ -82,5 +85,10 @@ export function envSettings(env: NodeJS.ProcessEnv = process.env): string {
   if (o.ledger) parts.push(`BATON_LEDGER_DURABILITY=${o.ledger.durability}`);
   if (o.checkpoints?.retain !== undefined) parts.push(`BATON_CHECKPOINT_RETAIN=${o.checkpoints.retain}`);
   if (o.hostId) parts.push(`BATON_HOST_ID=${o.hostId}`);
+  for (const name of ["BATON_STORE_STATEMENT_TIMEOUT_MS", "BATON_STORE_BLOB_MAX_BYTES"]) {
+    const v = env[name]?.trim();
+    if (v) parts.push(`${name}=${v}`);
+  }
+  parts.push(`config home ${configHome(env)}`);
   return parts.join(" ");
 }

@@ -80,6 +80,7 @@ describe("status and resume answered by the running server", () => {
       const unpause = run(root, ["resume", SESSION, "--json", "--unpause"]);
       expect(unpause.via).toBe("process");
       expect(unpause.json().unpaused).toBe(false);
+      // Settings from the environment other than the server's: its own process (server.json says so).
       expect(run(root, ["status", "--json"], { BATON_DURABILITY: "full" }).via).toBe("process");
       // An unknown session: the server refuses, the command reports it as it always did.
       const missing = run(root, ["resume", "nope", "--json"]);
@@ -115,6 +116,24 @@ describe("status and resume answered by the running server", () => {
       expect(r.via, r.stderr).toBe("process");
       expect(r.stderr).toMatch(/config\.json is (untrusted|changed)/);
       expect(r.stderr).toMatch(/config_untrusted/);
+    } finally {
+      await s.stop();
+    }
+  });
+
+  it("is answered by a server started with the settings its environment sets, and by no other", async () => {
+    const root = workspace();
+    const s = await serve(root, [], { BATON_DURABILITY: "full", BATON_HOST_ID: "ci-7" });
+    try {
+      const same = run(root, ["status", "--json"], { BATON_DURABILITY: "FULL", BATON_HOST_ID: "ci-7" });
+      expect(same.via, same.stderr).toBe("server");
+      const alone = run(root, ["status", "--json"]);
+      expect(alone.via, alone.stderr).toBe("process");
+      expect(alone.stderr).toContain("the server runs with other settings (BATON_DURABILITY=full BATON_HOST_ID=ci-7 config home");
+      // The deprecated variable is left to the command, which warns about it.
+      const old = run(root, ["status", "--json"], { BATON_SYNCHRONOUS: "FULL", BATON_HOST_ID: "ci-7" });
+      expect(old.via, old.stderr).toBe("process");
+      expect(old.stderr).toContain("BATON_SYNCHRONOUS is deprecated");
     } finally {
       await s.stop();
     }

@@ -65,14 +65,28 @@ describe("BATON_DURABILITY and the former BATON_SYNCHRONOUS", () => {
 
 describe("envSettings: what a hook and the server it hands its event to must agree on", () => {
   it("is one text in a fixed order, whatever the spelling or the variable used", () => {
-    expect(envSettings({})).toBe("");
+    const home = { HOME: "/home/me" };
+    expect(envSettings(home)).toBe("config home /home/me/.config/baton");
     expect(
-      envSettings({ BATON_HOST_ID: "ci-7", BATON_DURABILITY: "FULL", BATON_CHECKPOINT_RETAIN: " 5 ", BATON_LEDGER_DURABILITY: "Full" }),
-    ).toBe("BATON_DURABILITY=full BATON_LEDGER_DURABILITY=full BATON_CHECKPOINT_RETAIN=5 BATON_HOST_ID=ci-7");
+      envSettings({
+        ...home,
+        BATON_HOST_ID: "ci-7",
+        BATON_STORE_BLOB_MAX_BYTES: "1048576",
+        BATON_DURABILITY: "FULL",
+        BATON_CHECKPOINT_RETAIN: " 5 ",
+        BATON_LEDGER_DURABILITY: "Full",
+        BATON_STORE_STATEMENT_TIMEOUT_MS: " 9000 ",
+      }),
+    ).toBe(
+      "BATON_DURABILITY=full BATON_LEDGER_DURABILITY=full BATON_CHECKPOINT_RETAIN=5 BATON_HOST_ID=ci-7 BATON_STORE_STATEMENT_TIMEOUT_MS=9000 BATON_STORE_BLOB_MAX_BYTES=1048576 config home /home/me/.config/baton",
+    );
     // The former variable names the same durability: the same settings.
-    expect(envSettings({ BATON_SYNCHRONOUS: "normal" })).toBe(envSettings({ BATON_DURABILITY: "relaxed" }));
-    // Variables it does not concern leave it empty.
-    expect(envSettings({ BATON_STORE: "postgres", BATON_HOOK_SERVER: "use", HOME: "/x" })).toBe("");
+    expect(envSettings({ ...home, BATON_SYNCHRONOUS: "normal" })).toBe(envSettings({ ...home, BATON_DURABILITY: "relaxed" }));
+    // The user's Baton directory, wherever it is set, decides which trust records apply.
+    expect(envSettings({ ...home, XDG_CONFIG_HOME: "/xdg" })).toBe("config home /xdg/baton");
+    expect(envSettings({ ...home, BATON_CONFIG_HOME: "/etc/baton-me" })).toBe("config home /etc/baton-me");
+    // Variables it does not concern change nothing.
+    expect(envSettings({ ...home, BATON_STORE: "postgres", BATON_HOOK_SERVER: "use", PATH: "/x" })).toBe(envSettings(home));
   });
 
   it("a bad value throws as envOptions does", () => {

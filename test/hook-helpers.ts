@@ -10,6 +10,7 @@ import { existsSync, readdirSync, readFileSync, writeFileSync } from "node:fs";
 import { createServer, type Socket } from "node:net";
 import { join } from "node:path";
 import { afterEach, expect } from "vitest";
+import { envSettings } from "../src/env-options.js";
 import { type CliResult, cleanupDirs, cli, cliAsync, initWorkspace, REPO } from "./helpers.js";
 
 export const FIXTURES = join(REPO, "test", "fixtures", "hooks");
@@ -193,12 +194,14 @@ export function ownStartTime(): string {
  */
 export function writeServerFile(
   root: string,
-  info: { pid: number; port: number; token?: string; startTime?: string; version?: string; idleExitMs?: number },
+  info: { pid: number; port: number; token?: string; startTime?: string; version?: string; idleExitMs?: number; settings?: string },
 ): void {
   const startTime = info.pid === process.pid ? { startTime: ownStartTime() } : {};
+  // The settings a hook run from this process's environment has (a server started alongside it).
+  const settings = envSettings(process.env);
   writeFileSync(
     join(root, ".baton", "server.json"),
-    `${JSON.stringify({ token: "t".repeat(43), startedAt: new Date().toISOString(), version: buildId(), ...startTime, ...info })}\n`,
+    `${JSON.stringify({ token: "t".repeat(43), startedAt: new Date().toISOString(), version: buildId(), settings, ...startTime, ...info })}\n`,
     { mode: 0o600 },
   );
 }

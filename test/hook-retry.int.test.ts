@@ -10,7 +10,7 @@
  *
  * Deadlines (a checkpoint or rollback cancelled rather than landing late): deadline.int.test.ts.
  */
-import { writeFileSync } from "node:fs";
+import { readFileSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { describe, expect, it } from "vitest";
 import { openBaton } from "../src/index.js";
@@ -277,7 +277,7 @@ describe("a blind retry does each step once", () => {
     try {
       writeFileSync(join(other, ".baton", "server.json"), read(served, ".baton/server.json"));
       const r = hook(other, PRE_EDIT, USE);
-      expect([r.stdout, r.via, r.reason]).toEqual(["", "process", "the server answered 409"]);
+      expect([r.stdout, r.via, r.reason]).toEqual(["", "process", "the server answered 409 (wrong_workspace)"]);
       expect(checkpoints(other), "answered in its own workspace, in-process").toHaveLength(1);
       expect(baton(served, ["status"]).sessions, "and wrote nothing to its own workspace").toEqual([]);
     } finally {
@@ -291,7 +291,7 @@ describe("a blind retry does each step once", () => {
     try {
       // Nothing listens on port 1: the hook's own store is down, and it fails open in its own process.
       const r = hook(root, PRE_EDIT, { ...USE, BATON_STORE: "postgres://baton@127.0.0.1:1/db", BATON_PROJECT: "other" });
-      expect([r.stdout, r.via, r.reason]).toEqual(["", "process", "the server answered 409"]);
+      expect([r.stdout, r.via, r.reason]).toEqual(["", "process", "the server answered 409 (wrong_store)"]);
       expect(baton(root, ["status"]).sessions, "nothing reached the server's store").toEqual([]);
       expect(JSON.stringify(hookLog(root)), "the hook tried its own store").toContain("storage_unavailable");
       // The refusal itself, as the route says it: wrong_store for another store, bad input for a store that is not text.
@@ -326,10 +326,16 @@ describe("a blind retry does each step once", () => {
     const root = workspace(FILES);
     const s = await serve(root, [], { BATON_LEDGER_DURABILITY: "full", BATON_CHECKPOINT_RETAIN: "50" });
     try {
+      // server.json says what the server runs with: a hook with other settings does not ask it.
+      const started = JSON.parse(readFileSync(join(root, ".baton", "server.json"), "utf8")).settings as string;
+      expect(started).toMatch(/^BATON_LEDGER_DURABILITY=full BATON_CHECKPOINT_RETAIN=50 config home \//);
       const bare = hook(root, PRE_EDIT, USE);
-      expect([bare.via, bare.reason]).toEqual(["process", "the server answered 409"]);
+      expect(bare.via).toBe("process");
+      expect(bare.reason).toMatch(
+        /^the server runs with other settings \(BATON_LEDGER_DURABILITY=full BATON_CHECKPOINT_RETAIN=50 config home .*, not config home .*\)$/,
+      );
       const other = hook(root, POST_EDIT, { ...USE, BATON_LEDGER_DURABILITY: "relaxed", BATON_CHECKPOINT_RETAIN: "50" });
-      expect([other.via, other.reason]).toEqual(["process", "the server answered 409"]);
+      expect(other.via).toBe("process");
       // The same values, spelt another way (the variables are read case-insensitively), are the same settings.
       const same = hook(
         root,
@@ -339,6 +345,26 @@ describe("a blind retry does each step once", () => {
       expect(same.via).toBe("server");
       expect(checkpoints(root)).toHaveLength(2);
       expect(hookLog(root)).toEqual([]);
+      // The server refuses other settings itself too (a server.json read before it changed).
+      const post = (settings: unknown) =>
+        raw(s.port, {
+          method: "POST",
+          path: "/v1/hooks/claude/Stop",
+          headers: { authorization: `Bearer ${s.token}`, "content-type": "application/json" },
+          body: JSON.stringify({
+            requestId: "settings-check-1",
+            root,
+            agentPid: process.pid,
+            deadline: Date.now() + 60_000,
+            settings,
+            event: { agent: "claude", native: "Stop", cwd: root, kind: "stop", sessionEnd: false },
+          }),
+        });
+      const refused = await post("BATON_DURABILITY=none");
+      expect([refused.status, refused.json().error.code]).toEqual([409, "wrong_settings"]);
+      expect(refused.json().error.message).toContain(started);
+      expect((await post(3)).status).toBe(400);
+      expect((await post(started)).status).toBe(200);
     } finally {
       await s.stop();
     }

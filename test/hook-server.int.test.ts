@@ -360,7 +360,7 @@ describe("baton serve stops by itself", () => {
       mkdirSync(join(root, ".baton", "flows"), { recursive: true });
       writeFileSync(join(root, ".baton", "flows", "review.json"), "{}");
       const r = hook(root, PRE_EDIT, { BATON_HOOK_SERVER: "use" });
-      expect([r.via, r.reason]).toEqual(["process", "the server answered 409"]);
+      expect([r.via, r.reason]).toEqual(["process", "the server answered 409 (config_changed)"]);
       expect(checkpoints(root)).toHaveLength(1);
       expect((await waitExit(s.child, 15_000)).code).toBe(0);
     } finally {
@@ -375,7 +375,7 @@ describe("baton serve stops by itself", () => {
       expect(hook(root, { agent: "claude", fixture: "session-start-startup" }, { BATON_HOOK_SERVER: "use" }).via).toBe("server");
       writeConfig(root, { checkpoints: { retain: 5 } });
       const r = hook(root, PRE_EDIT, { BATON_HOOK_SERVER: "use" });
-      expect([r.via, r.reason]).toEqual(["process", "the server answered 409"]);
+      expect([r.via, r.reason]).toEqual(["process", "the server answered 409 (config_changed)"]);
       expect(checkpoints(root)).toHaveLength(1);
       const exit = await waitExit(s.child, 15_000);
       expect(exit.code).toBe(0);
@@ -393,7 +393,7 @@ describe("baton serve stops by itself", () => {
       expect(hook(root, { agent: "claude", fixture: "session-start-startup" }, { BATON_HOOK_SERVER: "use" }).via).toBe("server");
       expect(cli(["trust", "--root", root]).code).toBe(0);
       const r = hook(root, PRE_EDIT, { BATON_HOOK_SERVER: "use" });
-      expect([r.via, r.reason]).toEqual(["process", "the server answered 409"]);
+      expect([r.via, r.reason]).toEqual(["process", "the server answered 409 (config_changed)"]);
       const exit = await waitExit(s.child, 15_000);
       expect(exit.code).toBe(0);
     } finally {

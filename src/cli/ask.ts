@@ -16,7 +16,7 @@
 import { writeSync } from "node:fs";
 import { parseArgs } from "node:util";
 import { BUILD } from "../core/build.js";
-import { envOptions } from "../env-options.js";
+import { envOptions, envSettings } from "../env-options.js";
 import { configTrust, readConfigFile } from "../platform/config-file.js";
 import { type Connection, type Exchange, open, parseResponse } from "../platform/loopback.js";
 import { writeStdout } from "../platform/output.js";
@@ -63,8 +63,12 @@ export function serverRequest(
   if (positionals.length > spec.positionals) return { reason: "options the full command reads" };
   if (values.json !== true) return { reason: "human output" };
   if (values.unpause !== undefined || values.reason !== undefined || values.lane !== undefined) return { reason: "resume --unpause" };
+  // What the environment sets: the server answers only when it was started with the same.
+  let settings: string;
   try {
-    if (Object.keys(envOptions(env)).length > 0) return { reason: "settings from the environment" };
+    // The deprecated variable is warned about by the command itself.
+    if (envOptions(env).deprecated) return { reason: "a deprecated setting in the environment" };
+    settings = envSettings(env);
   } catch {
     return { reason: "settings from the environment" }; // a bad value: reported by the command
   }
@@ -80,6 +84,7 @@ export function serverRequest(
   const info = provenServer(ws.dir);
   if (!info) return { reason: "no server" };
   if (info.version !== BUILD) return { reason: `the server is build ${info.version ?? "unknown"}, not ${BUILD}` };
+  if (info.settings !== settings) return { reason: `the server runs with other settings (${info.settings ?? "unknown"}, not ${settings})` };
   if (!/^[A-Za-z0-9_-]+$/.test(info.token) || !Number.isInteger(info.port) || info.port <= 0 || info.port > 65535)
     return { reason: "server.json does not name a usable server" };
   // Connected at once: the server wakes while this process reads the store's settings (loopback.ts).
@@ -91,7 +96,7 @@ export function serverRequest(
     conn.destroy();
     return { reason: "the store configuration cannot be read" };
   }
-  const body: Record<string, unknown> = { root: ws.root, store };
+  const body: Record<string, unknown> = { root: ws.root, store, settings };
   if (values.session !== undefined) body.session = values.session;
   if (values.all === true) body.all = true;
   if (positionals[0] !== undefined) body.id = positionals[0];

@@ -124,7 +124,14 @@ async function ask(info: ServerInfo, req: HookRequest, timeouts: ClientTimeouts,
         }
         return retry("the server's answer is not a hook response");
       }
-      retry(`the server answered ${r.status}`);
+      let code = "";
+      try {
+        const c = (JSON.parse(r.body) as { error?: { code?: unknown } }).error?.code;
+        if (typeof c === "string") code = ` (${c})`;
+      } catch {
+        // no error body
+      }
+      retry(`the server answered ${r.status}${code}`);
     };
     conn = (opened ?? open(info.port)).send(head + body, {
       data: (chunk) => {

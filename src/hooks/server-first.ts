@@ -63,14 +63,23 @@ export async function serverFirst(args: HookArgs, text: string, requestId: strin
     config = undefined;
   }
   if (hookServerMode(ws.dir, config) === "off") return handOff("hooks.server is off");
+  // The settings its environment gives this process: a server started with others is not
+  // asked (server.json says which it has; it would refuse).
+  let settings: string;
+  try {
+    settings = envSettings();
+  } catch {
+    return handOff("a setting in the environment cannot be read"); // reported in-process, as always
+  }
   // A server of this build, proven, is connected to at once: it wakes and sets the connection
   // up while this process does the rest (loopback.ts `open`). A server of another build may read
   // the event differently: it is not used (and a session-start or prompt hook replaces it once
   // it has answered, autostart.ts).
   const info = provenServer(ws.dir);
-  const conn = info?.version === BUILD && validServer(info) ? open(info.port) : undefined;
+  const usable = info?.version === BUILD && validServer(info) && info.settings === settings;
+  const conn = usable ? open(info.port) : undefined;
   try {
-    const r = await throughServer({ adapter, ev, ws, config, info, conn, requestId, startedAt });
+    const r = await throughServer({ adapter, ev, ws, config, settings, info, conn, requestId, startedAt });
     return typeof r === "string" ? handOff(r) : r;
   } finally {
     conn?.destroy();
@@ -83,6 +92,8 @@ interface Hook {
   ws: Workspace;
   /** .baton/config.json, if it could be read. */
   config: Record<string, unknown> | undefined;
+  /** What this process's environment sets (env-options.ts `envSettings`). */
+  settings: string;
   /** server.json's server, if proven. */
   info: ServerInfo | undefined;
   /** A connection to it opened already. */
@@ -92,7 +103,17 @@ interface Hook {
 }
 
 /** The server's answer, or why the hook is answered in-process. */
-async function throughServer({ adapter, ev, ws, config, info, conn, requestId, startedAt }: Hook): Promise<FirstOutcome | string> {
+async function throughServer({
+  adapter,
+  ev,
+  ws,
+  config,
+  settings,
+  info,
+  conn,
+  requestId,
+  startedAt,
+}: Hook): Promise<FirstOutcome | string> {
   // The write-tool guard judges a `baton` in PATH and a configuration a variable moved by the
   // environment it runs in: the server's is not the agent's, so such a write is judged here.
   if (ev.kind === "before_tool" && ev.tool.kind === "write") {
@@ -102,6 +123,7 @@ async function throughServer({ adapter, ev, ws, config, info, conn, requestId, s
   }
   if (!info) return "no server";
   if (info.version !== BUILD) return `the server is build ${info.version ?? "unknown"}, not ${BUILD}`;
+  if (info.settings !== settings) return `the server runs with other settings (${info.settings ?? "unknown"}, not ${settings})`;
   // The store this process would open: the server answers only for the same one (on a
   // PostgreSQL store, its pool then spares this process a connection and a login).
   let store: string;
@@ -109,13 +131,6 @@ async function throughServer({ adapter, ev, ws, config, info, conn, requestId, s
     store = storeIdentity(describeStore(resolveStore(ws.dir, process.env, config), ws.dbPath));
   } catch {
     return "the store configuration cannot be read"; // reported in-process, as always
-  }
-  // The settings its environment gives this process: the server answers only with the same.
-  let settings: string;
-  try {
-    settings = envSettings();
-  } catch {
-    return "a setting in the environment cannot be read"; // reported in-process, as always
   }
   const req = {
     event: ev,

@@ -22,6 +22,8 @@ export interface ServerInfo {
   version?: string;
   /** Its idle exit, when it has one (the servers hooks start do): one of another build is replaced by the next session-start or prompt hook. */
   idleExitMs?: number;
+  /** What its environment set (env-options.ts `envSettings`): hooks and `status --json` with other settings answer themselves. */
+  settings?: string;
 }
 
 export const SERVER_FILE = "server.json";
@@ -48,6 +50,7 @@ function parseInfo(text: string): ServerInfo | undefined {
       if (typeof v.startTime === "string") info.startTime = v.startTime;
       if (typeof v.version === "string") info.version = v.version;
       if (typeof v.idleExitMs === "number") info.idleExitMs = v.idleExitMs;
+      if (typeof v.settings === "string") info.settings = v.settings;
       return info;
     }
   } catch {

@@ -42,7 +42,7 @@ export function cliHttpHandler(o: { baton: Baton; ws: ServedWorkspace; token: st
       const m = CLI_PATH.exec(req.url ?? "");
       if (!m) throw new BatonError("not_found", `no route POST ${(req.url ?? "").split("?")[0]}`);
       const body = await readBody(req, o.maxBodyBytes);
-      o.ws.check(body.root, body.store, `\`baton ${m[1]}\``);
+      o.ws.check(body.root, body.store, `\`baton ${m[1]}\``, body.settings);
       const session = optionalString(body.session, "session");
       let make: () => Promise<unknown>;
       if (m[1] === "status") {

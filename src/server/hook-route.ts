@@ -125,6 +125,8 @@ export interface ServedWorkspace {
   kind: string;
   /** Throw the refusal for a request from `root` naming the store `theirs`; `what` is the request ("the hook"). */
   check(root: unknown, theirs: unknown, what: string, theirSettings?: unknown): void;
+  /** What this server's environment set (env-options.ts `envSettings`), for server.json. */
+  settings: string;
 }
 
 /** The settings this server's environment gave it (env-options.ts): a bad value failed its start. */
@@ -148,6 +150,7 @@ export function servedWorkspace(o: HookAnswererOptions): ServedWorkspace {
   return {
     dir,
     kind,
+    settings,
     check(root, theirs, what, theirSettings) {
       if (typeof root !== "string" || !isAbsolute(root)) throw badInput(`"root" must be the absolute path of ${what}'s workspace`);
       if (o.shutdown.aborted)

@@ -203,6 +203,7 @@ export async function startServer(baton: Baton, opts: ServerOptions = {}): Promi
   const startTime = ownStartTime();
   if (startTime !== undefined) info.startTime = startTime;
   if (idleExitMs !== undefined) info.idleExitMs = idleExitMs;
+  info.settings = servedWs.settings;
   // Whatever stops the start from here (another server, a full disk) closes the listener: a
   // server that cannot say where it is must not keep the port and the database.
   const stopListening = () => new Promise<void>((resolve) => server.close(() => resolve()));
