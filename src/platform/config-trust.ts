@@ -39,8 +39,9 @@ export function configHome(env: NodeJS.ProcessEnv = process.env): string {
   if (own) return resolve(own);
   const xdg = env.XDG_CONFIG_HOME?.trim();
   if (xdg && isAbsolute(xdg)) return join(xdg, "baton");
-  // HOME is what os.homedir() answers on POSIX when it is set, without loading node:os.
-  const home = env.HOME?.trim();
+  // HOME is what os.homedir() answers on POSIX when it is set, without loading node:os
+  // (Windows answers USERPROFILE, whatever HOME a Unix-like shell sets there).
+  const home = process.platform === "win32" ? undefined : env.HOME?.trim();
   if (home && isAbsolute(home)) return join(home, ".config", "baton");
   os ??= createRequire(import.meta.url)("node:os") as typeof import("node:os");
   return join(os.homedir(), ".config", "baton");
