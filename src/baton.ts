@@ -28,6 +28,7 @@ import type { LedgerInput, LedgerNode } from "./core/ledger/nodes.js";
 import { loadRedaction } from "./core/redaction/load.js";
 import { refusePlaceholder } from "./core/shell.js";
 import type { AppendResult, JsonObject } from "./core/types.js";
+import { envSettings } from "./env-options.js";
 import { badInput } from "./errors.js";
 import type { Services } from "./service-set.js";
 import { recordFiles } from "./services/files.js";
@@ -266,6 +267,7 @@ export function createBaton(s: Services): Baton {
           collectGarbage: () => checkpoints.collectGarbage(),
           ledgerHealth: async () => s.ledgerHealth.health(),
           treeSkips: async () => (await cp()).cps.treeScan().skipped,
+          envSettings: () => envSettings(),
           checkpointFacts: async () => (await cp()).cps,
           wouldChange: async (id, to, lane) => (await cp()).rollback.wouldChange(id, to, lane !== undefined ? { lane } : {}),
         },

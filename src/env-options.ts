@@ -87,7 +87,8 @@ export function envSettings(env: NodeJS.ProcessEnv = process.env): string {
   if (o.hostId) parts.push(`BATON_HOST_ID=${o.hostId}`);
   for (const name of ["BATON_STORE_STATEMENT_TIMEOUT_MS", "BATON_STORE_BLOB_MAX_BYTES"]) {
     const v = env[name]?.trim();
-    if (v) parts.push(`${name}=${v}`);
+    // As a number where it is one (`030000` is 30000), else as written (the store reports it).
+    if (v) parts.push(`${name}=${/^\d+$/.test(v) ? String(Number(v)) : v}`);
   }
   parts.push(`config home ${configHome(env)}`);
   return parts.join(" ");

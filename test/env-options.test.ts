@@ -75,7 +75,7 @@ describe("envSettings: what a hook and the server it hands its event to must agr
         BATON_DURABILITY: "FULL",
         BATON_CHECKPOINT_RETAIN: " 5 ",
         BATON_LEDGER_DURABILITY: "Full",
-        BATON_STORE_STATEMENT_TIMEOUT_MS: " 9000 ",
+        BATON_STORE_STATEMENT_TIMEOUT_MS: " 09000 ",
       }),
     ).toBe(
       "BATON_DURABILITY=full BATON_LEDGER_DURABILITY=full BATON_CHECKPOINT_RETAIN=5 BATON_HOST_ID=ci-7 BATON_STORE_STATEMENT_TIMEOUT_MS=9000 BATON_STORE_BLOB_MAX_BYTES=1048576 config home /home/me/.config/baton",
@@ -85,6 +85,8 @@ describe("envSettings: what a hook and the server it hands its event to must agr
     // The user's Baton directory, wherever it is set, decides which trust records apply.
     expect(envSettings({ ...home, XDG_CONFIG_HOME: "/xdg" })).toBe("config home /xdg/baton");
     expect(envSettings({ ...home, BATON_CONFIG_HOME: "/etc/baton-me" })).toBe("config home /etc/baton-me");
+    // A relative directory would move with the working directory: ignored.
+    expect(envSettings({ ...home, BATON_CONFIG_HOME: "baton-here" })).toBe(envSettings(home));
     // Variables it does not concern change nothing.
     expect(envSettings({ ...home, BATON_STORE: "postgres", BATON_HOOK_SERVER: "use", PATH: "/x" })).toBe(envSettings(home));
   });

@@ -15,7 +15,7 @@ import { join } from "node:path";
 import { describe, expect, it } from "vitest";
 import { openBaton } from "../src/index.js";
 import { spawnNode, waitExit } from "./child-process.js";
-import { CLI, writeConfig } from "./helpers.js";
+import { CLI, cli, writeConfig } from "./helpers.js";
 import {
   alive,
   baton,
@@ -365,6 +365,13 @@ describe("a blind retry does each step once", () => {
       expect(refused.json().error.message).toContain(started);
       expect((await post(3)).status).toBe(400);
       expect((await post(started)).status).toBe(200);
+      // doctor, run from an environment without those settings, says why hooks from it are slower.
+      const doctor = (env: Record<string, string>) =>
+        (
+          cli(["doctor", "--json", "--root", root], { env }).json().findings as { code: string; evidence: Record<string, unknown> }[]
+        ).filter((f) => f.code === "server_settings_differ");
+      expect(doctor({})).toMatchObject([{ evidence: { server: started, mine: expect.stringMatching(/^config home /) } }]);
+      expect(doctor({ BATON_LEDGER_DURABILITY: "full", BATON_CHECKPOINT_RETAIN: "50" })).toEqual([]);
     } finally {
       await s.stop();
     }

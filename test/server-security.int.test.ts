@@ -8,6 +8,7 @@ import { existsSync, readFileSync, statSync, writeFileSync } from "node:fs";
 import { networkInterfaces } from "node:os";
 import { join } from "node:path";
 import { describe, expect, it } from "vitest";
+import { envSettings } from "../src/env-options.js";
 import { cli, tempDir } from "./helpers.js";
 import { api, liveSession, raw, rawBytes, type Served, serve } from "./server-helpers.js";
 
@@ -433,6 +434,8 @@ describe("baton serve: security", () => {
         startTime: expect.any(String),
         // The build: hooks of another build do not use this server.
         version: expect.stringMatching(/^\d+\.\d+\.\d+.*\+[0-9a-f]{12}$/),
+        // What its environment set: hooks and status --json with other settings answer themselves.
+        settings: envSettings(process.env),
       });
       const stat = readFileSync(`/proc/${s.pid}/stat`, "utf8");
       expect(info.startTime, "the server's own start time, so a reused pid is not taken for it").toBe(

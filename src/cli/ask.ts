@@ -9,8 +9,9 @@
  * Everything else runs the command in this process (dist/cli.cjs), which answers as it always
  * did: no server or one of another build, options beyond the fast path's, `resume --unpause`
  * (a change a user asked for, reported by the command itself), settings from the environment
- * (BATON_DURABILITY, ...) or a `.baton/config.json` this user has not trusted (the command warns
- * about it), a store the server does not serve, and any refusal, error or silence of the
+ * other than the server was started with (BATON_DURABILITY, ...: env-options.ts `envSettings`,
+ * server.json's `settings`), the deprecated BATON_SYNCHRONOUS (the command warns about it), a
+ * `.baton/config.json` this user has not trusted (so does it), a store the server does not serve, and any refusal, error or silence of the
  * server. BATON_DEBUG says on stderr which one answered and why.
  */
 import { writeSync } from "node:fs";

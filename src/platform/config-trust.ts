@@ -31,12 +31,13 @@ export interface TrustRecord {
 let os: typeof import("node:os") | undefined;
 
 /**
- * The user's Baton directory: `BATON_CONFIG_HOME`, else `$XDG_CONFIG_HOME/baton` (an absolute
- * XDG_CONFIG_HOME only, as the XDG specification says), else `~/.config/baton`.
+ * The user's Baton directory: `BATON_CONFIG_HOME`, else `$XDG_CONFIG_HOME/baton`, else
+ * `~/.config/baton` (absolute values only, as the XDG specification says of XDG_CONFIG_HOME).
  */
 export function configHome(env: NodeJS.ProcessEnv = process.env): string {
+  // An absolute path only: a relative one would move the trust records with the working directory.
   const own = env.BATON_CONFIG_HOME?.trim();
-  if (own) return resolve(own);
+  if (own && isAbsolute(own)) return resolve(own);
   const xdg = env.XDG_CONFIG_HOME?.trim();
   if (xdg && isAbsolute(xdg)) return join(xdg, "baton");
   // HOME is what os.homedir() answers on POSIX when it is set, without loading node:os
@@ -44,7 +45,7 @@ export function configHome(env: NodeJS.ProcessEnv = process.env): string {
   const home = process.platform === "win32" ? undefined : env.HOME?.trim();
   if (home && isAbsolute(home)) return join(home, ".config", "baton");
   os ??= createRequire(import.meta.url)("node:os") as typeof import("node:os");
-  return join(os.homedir(), ".config", "baton");
+  return resolve(os.homedir(), ".config", "baton");
 }
 
 let crypto: typeof import("node:crypto") | undefined;

@@ -37,6 +37,8 @@ export interface DoctorDeps {
    * written; `lane`: as that agent lane's rollback): after a rollback to `to`, what changed since.
    */
   wouldChange?: (sessionId: string, to: string, lane?: string) => Promise<string[]>;
+  /** What this process's environment decides (env-options.ts `envSettings`), compared with the server's; throws on a bad value. */
+  envSettings?: () => string;
   /** Files a whole-tree checkpoint would leave out now (names it cannot store safely). */
   treeSkips?: () => Promise<{ path: string; reason: string }[]>;
   /** Baton's installed agent hooks and whether each agent will run them (given by the CLI). */

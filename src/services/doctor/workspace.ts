@@ -112,13 +112,23 @@ export const server: Check = {
     }
     const evidence = { pid: info.pid, port: info.port, startedAt: info.startedAt };
     if (serverAlive(info)) {
+      const running: Found = {
+        code: "server_running",
+        severity: "info",
+        message: `the workspace's server runs as pid ${info.pid} on port ${info.port}`,
+        evidence,
+        fix: "",
+      };
+      const differ = settingsDiffer(info.settings, deps.envSettings);
+      if (!differ) return [running];
       return [
+        running,
         {
-          code: "server_running",
+          code: "server_settings_differ",
           severity: "info",
-          message: `the workspace's server runs as pid ${info.pid} on port ${info.port}`,
-          evidence,
-          fix: "",
+          message: `the server was started with other settings from its environment (${differ.server}) than this environment's (${differ.mine}): hooks and status --json run with settings like these answer in their own process, more slowly`,
+          evidence: { ...evidence, server: differ.server, mine: differ.mine },
+          fix: `baton serve --stop, from the agents' environment (their next session start or prompt starts one with theirs)`,
         },
       ];
     }
@@ -254,3 +264,15 @@ export const privacy: Check = {
     ];
   },
 };
+
+/** server.json's settings and this process's environment's, when they differ (env-options.ts `envSettings`). */
+function settingsDiffer(server: string | undefined, envSettings: (() => string) | undefined): { server: string; mine: string } | undefined {
+  if (!envSettings) return undefined;
+  let mine: string;
+  try {
+    mine = envSettings();
+  } catch {
+    return undefined; // a bad value: the environment check reports it
+  }
+  return server !== undefined && server !== mine ? { server, mine } : undefined;
+}
