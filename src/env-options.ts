@@ -72,7 +72,7 @@ export function envOptions(env: NodeJS.ProcessEnv = process.env): EnvOptions {
 
 /**
  * What the environment decides of how a process answers for a workspace, as one comparable
- * text: openBaton()'s options it sets, a PostgreSQL store's limits, and the user's Baton
+ * text: openBaton()'s options it sets, a PostgreSQL store's blob limit, and the user's Baton
  * directory (whose trust records decide whether `.baton/config.json` applies). A hook process
  * or `status --json` sends its own, and the server answers it only when it was started with the
  * same (a hook with `BATON_DURABILITY=full` is not committed at the server's `relaxed`). Throws
@@ -85,11 +85,10 @@ export function envSettings(env: NodeJS.ProcessEnv = process.env): string {
   if (o.ledger) parts.push(`BATON_LEDGER_DURABILITY=${o.ledger.durability}`);
   if (o.checkpoints?.retain !== undefined) parts.push(`BATON_CHECKPOINT_RETAIN=${o.checkpoints.retain}`);
   if (o.hostId) parts.push(`BATON_HOST_ID=${o.hostId}`);
-  for (const name of ["BATON_STORE_STATEMENT_TIMEOUT_MS", "BATON_STORE_BLOB_MAX_BYTES"]) {
-    const v = env[name]?.trim();
-    // As a number where it is one (`030000` is 30000), else as written (the store reports it).
-    if (v) parts.push(`${name}=${/^\d+$/.test(v) ? String(Number(v)) : v}`);
-  }
+  // What a PostgreSQL store keeps (its timeouts are not here: a hook's deadline bounds them both
+  // ways). As a number where it is one (`01024` is 1024), else as written (the store reports it).
+  const blobMax = env.BATON_STORE_BLOB_MAX_BYTES?.trim();
+  if (blobMax) parts.push(`BATON_STORE_BLOB_MAX_BYTES=${/^\d+$/.test(blobMax) ? String(Number(blobMax)) : blobMax}`);
   parts.push(`config home ${configHome(env)}`);
   return parts.join(" ");
 }

@@ -71,14 +71,14 @@ describe("envSettings: what a hook and the server it hands its event to must agr
       envSettings({
         ...home,
         BATON_HOST_ID: "ci-7",
-        BATON_STORE_BLOB_MAX_BYTES: "1048576",
+        BATON_STORE_BLOB_MAX_BYTES: "01048576",
         BATON_DURABILITY: "FULL",
         BATON_CHECKPOINT_RETAIN: " 5 ",
         BATON_LEDGER_DURABILITY: "Full",
-        BATON_STORE_STATEMENT_TIMEOUT_MS: " 09000 ",
+        BATON_STORE_STATEMENT_TIMEOUT_MS: "9000",
       }),
     ).toBe(
-      "BATON_DURABILITY=full BATON_LEDGER_DURABILITY=full BATON_CHECKPOINT_RETAIN=5 BATON_HOST_ID=ci-7 BATON_STORE_STATEMENT_TIMEOUT_MS=9000 BATON_STORE_BLOB_MAX_BYTES=1048576 config home /home/me/.config/baton",
+      "BATON_DURABILITY=full BATON_LEDGER_DURABILITY=full BATON_CHECKPOINT_RETAIN=5 BATON_HOST_ID=ci-7 BATON_STORE_BLOB_MAX_BYTES=1048576 config home /home/me/.config/baton",
     );
     // The former variable names the same durability: the same settings.
     expect(envSettings({ ...home, BATON_SYNCHRONOUS: "normal" })).toBe(envSettings({ ...home, BATON_DURABILITY: "relaxed" }));
