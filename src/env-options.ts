@@ -85,8 +85,9 @@ export function envSettings(env: NodeJS.ProcessEnv = process.env): string {
   if (o.ledger) parts.push(`BATON_LEDGER_DURABILITY=${o.ledger.durability}`);
   if (o.checkpoints?.retain !== undefined) parts.push(`BATON_CHECKPOINT_RETAIN=${o.checkpoints.retain}`);
   if (o.hostId) parts.push(`BATON_HOST_ID=${o.hostId}`);
-  // What a PostgreSQL store keeps (its timeouts are not here: a hook's deadline bounds them both
-  // ways). As a number where it is one (`01024` is 1024), else as written (the store reports it).
+  // What a PostgreSQL store keeps. Its timeouts are not here: they decide only how long a
+  // frozen store is waited for (within the hook's deadline either way), and the server's apply.
+  // As a number where it is one (`01024` is 1024), else as written (the store reports it).
   const blobMax = env.BATON_STORE_BLOB_MAX_BYTES?.trim();
   if (blobMax) parts.push(`BATON_STORE_BLOB_MAX_BYTES=${/^\d+$/.test(blobMax) ? String(Number(blobMax)) : blobMax}`);
   parts.push(`config home ${configHome(env)}`);

@@ -2,6 +2,8 @@
  * The environment's mapping onto openBaton's options (src/env-options.ts), and the durability
  * each name gives the embedded store: read back from the SQLite connection itself.
  */
+import { homedir } from "node:os";
+import { join } from "node:path";
 import { afterAll, describe, expect, it } from "vitest";
 import type { Durability } from "../src/api.js";
 import type { SqliteBackend } from "../src/backend/sqlite/sqlite-backend.js";
@@ -87,6 +89,8 @@ describe("envSettings: what a hook and the server it hands its event to must agr
     expect(envSettings({ ...home, BATON_CONFIG_HOME: "/etc/baton-me" })).toBe("config home /etc/baton-me");
     // A relative directory would move with the working directory: ignored.
     expect(envSettings({ ...home, BATON_CONFIG_HOME: "baton-here" })).toBe(envSettings(home));
+    // So would a relative HOME: this process's own home folder instead.
+    expect(envSettings({ HOME: "relative-home" })).toBe(`config home ${join(homedir(), ".config", "baton")}`);
     // Variables it does not concern change nothing.
     expect(envSettings({ ...home, BATON_STORE: "postgres", BATON_HOOK_SERVER: "use", PATH: "/x" })).toBe(envSettings(home));
   });

@@ -5,7 +5,7 @@
  */
 import { createServer, type Server, type Socket } from "node:net";
 import { afterEach, describe, expect, it } from "vitest";
-import { type Connection, exchange, open } from "../src/platform/loopback.js";
+import { type Connection, open } from "../src/platform/loopback.js";
 
 const servers: Server[] = [];
 afterEach(async () => {
@@ -53,7 +53,7 @@ function run(port: number, request: string, on?: Connection) {
       end: () => resolve({ transport: conn.transport, data: Buffer.concat(chunks).toString(), end: true }),
       error: (error: string) => resolve({ transport: conn.transport, data: Buffer.concat(chunks).toString(), end: false, error }),
     };
-    const conn = on ? on.send(request, ev) : exchange(port, request, ev);
+    const conn = (on ?? open(port)).send(request, ev);
   });
 }
 
@@ -95,7 +95,7 @@ describe("loopback exchange", () => {
   it("destroy() stops the exchange: no events after it", async () => {
     const { port, closedByClient } = await silentServer();
     const events: string[] = [];
-    const conn = exchange(port, "x\n\n", {
+    const conn = open(port).send("x\n\n", {
       data: () => events.push("data"),
       end: () => events.push("end"),
       error: () => events.push("error"),
@@ -108,10 +108,16 @@ describe("loopback exchange", () => {
   });
 });
 
-describe.each(["tcp_wrap", "net"])("a connection opened before its request (%s)", (transport) => {
+/** How a connection the server dropped ends for the request sent on it. */
+const NO_ANSWER = /^end$|(?:read|write) failed|ECONNRESET|EPIPE/;
+
+describe.each(["tcp_wrap", "net"])("a connection opened before its request (%s)", (want) => {
   const use = () => {
-    if (transport === "net") process.env.BATON_HOOK_TRANSPORT = "net";
+    if (want === "net") process.env.BATON_HOOK_TRANSPORT = "net";
   };
+  // A Node after 24 may not have the TCP handle interface the exchange knows: node:net then.
+  const transport =
+    want === "tcp_wrap" && Number(process.versions.node.split(".")[0]) > 24 ? expect.stringMatching(/^(tcp_wrap|net)$/) : want;
 
   it("connects at once and sends the request when it is ready", async () => {
     use();
@@ -164,7 +170,7 @@ describe.each(["tcp_wrap", "net"])("a connection opened before its request (%s)"
     const r = await run(port, "x\n\n", conn);
     expect(r.data).toBe("");
     // The end of the stream, or the write's or read's failure (a reset): either way no answer.
-    expect(r.end || r.error !== undefined).toBe(true);
+    expect(r.end ? "end" : r.error).toMatch(NO_ANSWER);
   });
 
   it("a connection reset before the request: the failure reaches the request after send() returns", async () => {
@@ -177,7 +183,7 @@ describe.each(["tcp_wrap", "net"])("a connection opened before its request (%s)"
     await sleep(150);
     const r = await run(port, "x\n\n", conn);
     expect(r.data).toBe("");
-    expect(r.end || r.error !== undefined).toBe(true);
+    expect(r.end ? "end" : r.error).toMatch(NO_ANSWER);
   });
 
   it("destroyed unused, it closes the connection and reports nothing; a second send is an error", async () => {

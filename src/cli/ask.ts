@@ -11,8 +11,9 @@
  * (a change a user asked for, reported by the command itself), settings from the environment
  * other than the server was started with (BATON_DURABILITY, ...: env-options.ts `envSettings`,
  * server.json's `settings`), the deprecated BATON_SYNCHRONOUS (the command warns about it), a
- * `.baton/config.json` this user has not trusted (so does it), a store the server does not serve, and any refusal, error or silence of the
- * server. BATON_DEBUG says on stderr which one answered and why.
+ * `.baton/config.json` this user has not trusted (so does it), a store the server does not
+ * serve, and any refusal, error or silence of the server. BATON_DEBUG says on stderr which one
+ * answered and why.
  */
 import { writeSync } from "node:fs";
 import { parseArgs } from "node:util";

@@ -11,8 +11,9 @@
  * `{workspace, sha256, trustedAt}`, so trusting two workspaces at once never races on one file.
  * The directories are 0700, the records 0600, written atomically.
  *
- * Light on purpose (every hook process reads it): node's fs and path; os and crypto only once a
- * config.json exists (os alone costs a hook ~0.2 ms to load).
+ * Light on purpose (every hook process reads it): node's fs and path; crypto only once a
+ * config.json exists, and os only where HOME does not say the home folder (Windows, or HOME
+ * unset or relative): os alone costs a hook ~0.2 ms to load.
  */
 import { mkdirSync, readFileSync, realpathSync, unlinkSync } from "node:fs";
 import { createRequire } from "node:module";
@@ -45,7 +46,9 @@ export function configHome(env: NodeJS.ProcessEnv = process.env): string {
   const home = process.platform === "win32" ? undefined : env.HOME?.trim();
   if (home && isAbsolute(home)) return join(home, ".config", "baton");
   os ??= createRequire(import.meta.url)("node:os") as typeof import("node:os");
-  return resolve(os.homedir(), ".config", "baton");
+  // A relative HOME is what os.homedir() would answer too: the account's own folder instead.
+  const dir = os.homedir();
+  return join(isAbsolute(dir) ? dir : os.userInfo().homedir, ".config", "baton");
 }
 
 let crypto: typeof import("node:crypto") | undefined;

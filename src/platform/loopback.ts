@@ -31,11 +31,6 @@ export interface Exchange {
   destroy(): void;
 }
 
-/** Connect to 127.0.0.1:`port`, write `request`, report the response's bytes until the server closes. Never throws. */
-export function exchange(port: number, request: string, ev: ExchangeEvents): Exchange {
-  return open(port).send(request, ev);
-}
-
 /**
  * A connection opened before its request is ready. A server idle since the agent's last call
  * takes a millisecond or more to wake, accept and set the connection up (more on a virtual
@@ -43,7 +38,7 @@ export function exchange(port: number, request: string, ev: ExchangeEvents): Exc
  * and builds the request. The server reads nothing until the request comes.
  */
 export interface Connection {
-  /** Write `request` (once) and report the response as `exchange` does. */
+  /** Write `request` (once) and report the response's bytes until the server closes; reports nothing before it returns. */
   send(request: string, ev: ExchangeEvents): Exchange;
   /** Close it unused (or used: then as the exchange's destroy). */
   destroy(): void;

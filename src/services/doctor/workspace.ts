@@ -128,7 +128,7 @@ export const server: Check = {
           severity: "info",
           message: `the server was started with other settings from its environment (${differ.server}) than this environment's (${differ.mine}): hooks and status --json run with settings like these answer in their own process, more slowly`,
           evidence: { ...evidence, server: differ.server, mine: differ.mine },
-          fix: `baton serve --stop, from the agents' environment (their next session start or prompt starts one with theirs)`,
+          fix: "baton serve --stop; with hooks.server auto the agents' next session start or prompt starts one with their settings (else run `baton serve` from their environment)",
         },
       ];
     }
