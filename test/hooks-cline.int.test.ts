@@ -5,14 +5,16 @@
  */
 import { spawnSync } from "node:child_process";
 import { chmodSync, existsSync, mkdirSync, readdirSync, readFileSync, statSync, writeFileSync } from "node:fs";
-import { join } from "node:path";
+import { join, relative } from "node:path";
 import { afterEach, describe, expect, it } from "vitest";
 import { SqliteBackend } from "../src/backend/sqlite/sqlite-backend.js";
 import { openBaton } from "../src/compose.js";
 import { batonInside, isSupervisionFile } from "../src/core/hooks/baton-command.js";
 import { CLINE_HOOK_TYPES, cline } from "../src/core/hooks/cline.js";
 import type { HookEvent } from "../src/core/hooks/types.js";
+import { clineConfigArg } from "../src/platform/moved-config.js";
 import { CLI, cleanupDirs, cli, REPO, tempDir } from "./helpers.js";
+import { serve } from "./server-helpers.js";
 
 afterEach(() => cleanupDirs());
 
@@ -339,5 +341,67 @@ describe("baton hooks install / status / uninstall cline", () => {
     expect(out.cancel).toBe(true);
     expect(out.errorMessage).toMatch(/supervis/i);
     expect(existsSync(target)).toBe(false);
+  });
+
+  it("`cline --config <dir>` moves its hooks and plugins: the agent's writes there are refused too, in-process and by the server", async () => {
+    const root = tempDir("baton-install-");
+    const config = tempDir("baton-cline-config-");
+    const env = privateEnv();
+    baton(["init", "--root", root], env);
+    // Cline's process, as the hook sees it: a parent whose command line carries `--config` (a
+    // relative one, resolved against its working directory), running the hook through a shell.
+    const agent = join(tempDir("baton-fake-cline-"), "cline.cjs");
+    writeFileSync(
+      agent,
+      `const { spawnSync } = require("node:child_process");
+const r = spawnSync("sh", ["-c", 'exec "$0" "$1" hook cline PreToolUse', process.execPath, ${JSON.stringify(CLI)}], { input: require("node:fs").readFileSync(0), encoding: "utf8" });
+process.stdout.write(r.stdout);
+process.stderr.write(r.stderr);
+process.exitCode = r.status ?? 1;
+`,
+    );
+    const write = (file: string, extra: Record<string, string> = {}) => {
+      const payload = fixture("PreToolUse.editor.create") as Record<string, any>;
+      payload.workspaceRoots = [root];
+      payload.tool_call = {
+        ...payload.tool_call,
+        id: `call_${file.length}_${Object.keys(extra).join("")}`,
+        input: { path: file, new_text: "x\n" },
+      };
+      const r = spawnSync(process.execPath, [agent, "--json", "--config", relative(root, config), "fix it"], {
+        cwd: root,
+        env: { ...process.env, ...env, ...extra },
+        input: JSON.stringify(payload),
+        encoding: "utf8",
+      });
+      expect(r.status, r.stderr).toBe(0);
+      // Who answered: the in-process path, or the server (which reads the agent's command line itself).
+      expect(r.stderr).toMatch(extra.BATON_HOOK_SERVER === "use" ? /answered by the server/ : /in this process|in its own process/);
+      return r.stdout.includes('"cancel":true');
+    };
+    const s = await serve(root, [], env);
+    try {
+      for (const mode of [
+        { BATON_HOOK_SERVER: "off", BATON_HOOK_DEBUG: "1" },
+        { BATON_HOOK_SERVER: "use", BATON_HOOK_DEBUG: "1" },
+      ]) {
+        expect(write(join(config, "plugins", "evil", "index.js"), mode), "a plugin in the moved folder").toBe(true);
+        expect(write(join(config, "hooks", "PreToolUse.sh"), mode), "a hook in the moved folder").toBe(true);
+        expect(write(join(config, "notes.md"), mode), "anything else there").toBe(false);
+        expect(write(join(root, "plugins", "x.js"), mode), "the project's own plugins/").toBe(false);
+      }
+    } finally {
+      await s.stop();
+    }
+  });
+
+  it("clineConfigArg: the last --config before `--`, resolved against Cline's working directory", () => {
+    expect(clineConfigArg(["node", "/x/cline", "--json", "--config", "/c1", "fix it"], "/w")).toBe("/c1");
+    expect(clineConfigArg(["cline", "--config=rel/dir"], "/w")).toBe("/w/rel/dir");
+    expect(clineConfigArg(["cline", "--config", "a", "--config", "/b"], "/w")).toBe("/b");
+    expect(clineConfigArg(["cline", "--", "--config", "/c"], "/w")).toBeUndefined();
+    expect(clineConfigArg(["cline", "--config", "rel"], undefined)).toBeUndefined();
+    expect(clineConfigArg(["cline", "--json", "hello"], "/w")).toBeUndefined();
+    expect(clineConfigArg(["cline", "--config"], "/w")).toBeUndefined();
   });
 });

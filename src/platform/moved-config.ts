@@ -63,6 +63,25 @@ export function inMovedAgentConfig(file: string, root: string, env: NodeJS.Proce
 }
 
 /**
+ * Cline CLI's configuration folder as its command line moves it (`cline --config <dir>`, which
+ * it keeps to itself: its hooks do not see it as CLINE_DIR), relative to its working directory;
+ * undefined when not given (or relative with no directory to resolve it against). The last one
+ * counts, as for Cline's own option parser; nothing after `--` is an option.
+ */
+export function clineConfigArg(argv: readonly string[], cwd: string | undefined): string | undefined {
+  let dir: string | undefined;
+  for (let i = 0; i < argv.length; i++) {
+    const a = argv[i] as string;
+    if (a === "--") break;
+    if (a === "--config" && i + 1 < argv.length) dir = argv[++i];
+    else if (a.startsWith("--config=")) dir = a.slice("--config=".length);
+  }
+  if (!dir) return undefined;
+  if (isAbsolute(dir)) return dir;
+  return cwd !== undefined && isAbsolute(cwd) ? resolve(cwd, dir) : undefined;
+}
+
+/**
  * Claude Code's configuration folder as a hook's `transcript_path` names it
  * (`<folder>/projects/<project>/…/<session>.jsonl`): where CLAUDE_CONFIG_DIR moved it, known also
  * where that variable is not set, as in the workspace's server answering Claude Code's HTTP hooks.

@@ -195,6 +195,27 @@ export function readProcStat(
 }
 
 /**
+ * A process's command line and working directory, from /proc (Linux); undefined elsewhere, when
+ * it is gone, or when /proc is another pid namespace's. The cwd is undefined when unreadable.
+ */
+export function readProcArgs(pid: number): { argv: string[]; cwd: string | undefined } | undefined {
+  if (!Number.isSafeInteger(pid) || pid <= 0 || !procIsOurs()) return undefined;
+  let text: string;
+  try {
+    text = readFileSync(`/proc/${pid}/cmdline`, "utf8");
+  } catch {
+    return undefined;
+  }
+  let cwd: string | undefined;
+  try {
+    cwd = readlinkSync(`/proc/${pid}/cwd`);
+  } catch {
+    cwd = undefined;
+  }
+  return { argv: text.split("\0").filter((a, i, all) => a !== "" || i < all.length - 1), cwd };
+}
+
+/**
  * Every live descendant of `pid` (children, their children, …) with its process group, parents
  * before children, from /proc (Linux); empty elsewhere or when /proc cannot be read. A process
  * that forks between this read and a signal is missed.

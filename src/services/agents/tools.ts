@@ -29,8 +29,9 @@ import { spiralTurn } from "../../core/spiral/turn.js";
 import { pathProblem } from "../../core/time-travel/paths.js";
 import type { Snapshot } from "../../core/types.js";
 import { isBatonError } from "../../errors.js";
-import { claudeConfigDirOf } from "../../platform/moved-config.js";
+import { claudeConfigDirOf, clineConfigArg } from "../../platform/moved-config.js";
 import { isGuardedWrite } from "../../platform/plugin-files.js";
+import { readProcArgs } from "../../platform/process-facts.js";
 import { hashFile } from "../files.js";
 import { readLaneConfig } from "./lane-config.js";
 import { laneOf, pauseView, runningRuns, sessionFor } from "./sessions.js";
@@ -42,11 +43,19 @@ const MAX_LEDGER_STRING = 4_096;
 
 export interface ToolHookContext {
   label: string;
+  /** The agent's process (its command line may move its configuration: Cline CLI's `--config`). */
+  agentPid?: number;
   deadline?: number | undefined;
   /** How the after-tool hook's records commit (ServiceSet.perCallDurability): relaxed unless `ledger.durability` is full. */
   perCallDurability?: "full" | "relaxed";
   /** Log a step that was cancelled or failed without failing the hook. */
   log(err: unknown): void;
+}
+
+/** Cline CLI's configuration folder as the command line of its process `pid` moves it. */
+function clineConfigDirOf(pid: number): string | undefined {
+  const p = readProcArgs(pid);
+  return p ? clineConfigArg(p.argv, p.cwd) : undefined;
 }
 
 /** The files of a call that are inside the workspace, workspace-relative; others are not Baton's. */
@@ -91,8 +100,12 @@ export async function beforeTool(b: Baton, ev: Ev<"before_tool">, o: ToolHookCon
   // Claude Code's HTTP hooks are answered here with this process's environment, not the agent's:
   // where CLAUDE_CONFIG_DIR moved its configuration, its transcript's path says.
   const claudeDir = ev.agent === "claude" ? claudeConfigDirOf(ev.transcriptPath) : undefined;
+  // Cline CLI's, where its command line moved it (`--config`; Linux's /proc says).
+  const clineDir = ev.agent === "cline" && o.agentPid !== undefined ? clineConfigDirOf(o.agentPid) : undefined;
   const isGuarded = (f: string) =>
-    isGuardedWrite(f, b.root) || (claudeDir !== undefined && isGuardedWrite(f, b.root, { CLAUDE_CONFIG_DIR: claudeDir }));
+    isGuardedWrite(f, b.root) ||
+    (claudeDir !== undefined && isGuardedWrite(f, b.root, { CLAUDE_CONFIG_DIR: claudeDir })) ||
+    (clineDir !== undefined && isGuardedWrite(f, b.root, { CLINE_DIR: clineDir }));
   const guarded = tool.kind === "write" ? tool.files.map((f) => resolve(ev.cwd, f)).filter(isGuarded) : [];
   if (guarded.length > 0) {
     return {
