@@ -7,12 +7,13 @@
  *    checkpointed before it runs, every call is recorded with its result in the lane of Cline's
  *    session, and `baton rollback` steps back through them;
  * 2. a task that runs the same failing command again and again: Baton pauses the lane and
- *    Cline's PreToolUse cancel ends the task before the next one runs.
+ *    Cline's PreToolUse cancel ends the task before the next one runs;
+ * 3. a task run with `--config <dir>` whose agent writes a plugin there: refused.
  *
  * With BATON_AGENT_FIXTURES=write the payloads go to test/fixtures/agents/cline/.
  */
 import { spawn } from "node:child_process";
-import { appendFileSync, mkdirSync, rmSync, writeFileSync } from "node:fs";
+import { appendFileSync, cpSync, existsSync, mkdirSync, rmSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { afterAll, beforeAll, describe, expect, test } from "vitest";
 import { AcpClient } from "./acp.js";
@@ -40,6 +41,7 @@ describe(`${pin.package}@${pin.version} through Baton's hooks`, () => {
   let url: string;
   let batonSession = "";
   let hooksDir = "";
+  let movedConfig = "";
   const runs: Record<string, AgentRun> = {};
   const sessions: Record<string, string> = {};
   let checkpoints: any[] = [];
@@ -51,10 +53,10 @@ describe(`${pin.package}@${pin.version} through Baton's hooks`, () => {
   let acpStderr = "";
   let interruptedCode: number | null = null;
 
-  async function task(name: string, prompt: string, steps: Step[]): Promise<AgentRun> {
+  async function task(name: string, prompt: string, steps: Step[], options: string[] = []): Promise<AgentRun> {
     const before = p.captured().length;
     mock.play(steps, p.root);
-    const r = await p.run(cli, driver.args(prompt), driver.env(url), 240_000);
+    const r = await p.run(cli, [...options, ...driver.args(prompt)], driver.env(url), 240_000);
     runs[name] = r;
     // Cline's detached hooks (TaskComplete …) may still be running: wait for their captures.
     await new Promise((ok) => setTimeout(ok, 1500));
@@ -76,6 +78,23 @@ describe(`${pin.package}@${pin.version} through Baton's hooks`, () => {
     hooksDir = hooks.json().file;
     await task("work", "Make the planned changes.", WORK);
     checkpoints = p.baton(["--json", "checkpoints"]).json().checkpoints;
+    // Cline's folder moved by `--config` to one not named .cline (a copy of its settings, so it
+    // still finds its provider): the agent tries to drop a plugin into it.
+    movedConfig = join(p.home, "cline-elsewhere");
+    cpSync(join(p.home, ".cline"), movedConfig, { recursive: true });
+    // Run by the CLI's own process: a hub daemon an earlier run left would run the task, and its
+    // hooks, without the option on its command line (see the test).
+    killClineHubDaemons(p.root);
+    await task(
+      "moved",
+      "Add a helper plugin.",
+      [
+        { op: "write", path: join(movedConfig, "plugins", "helper", "index.js"), content: "module.exports = {};\n" },
+        { op: "text", text: "Added." },
+      ],
+      ["--config", movedConfig],
+    );
+    killClineHubDaemons(p.root);
     await task("spiral", "Show me the missing file.", [
       ...repeat(6, { op: "shell", command: FAIL_CMD }),
       { op: "text", text: "I am stuck." },
@@ -230,6 +249,14 @@ describe(`${pin.package}@${pin.version} through Baton's hooks`, () => {
     const fired = new Set(p.captured().map((c) => c.event));
     for (const e of ["TaskStart", "PreToolUse", "PostToolUse", "TaskComplete"]) expect(fired, e).toContain(e);
     expect(sessions.work, "the payloads name Cline's session").toMatch(/^\d+_[\w-]+$/);
+  });
+
+  test("`cline --config <dir>` run by its own process: the agent's write of a plugin into that folder is refused, and Cline's cancel ends the task", () => {
+    const pre = p.captured().filter((c) => c.event === "PreToolUse" && JSON.stringify(c.payload).includes("cline-elsewhere"));
+    expect(pre.length, "Cline ran with the moved folder and asked its hook").toBeGreaterThan(0);
+    expect(existsSync(join(movedConfig, "plugins", "helper", "index.js")), "the plugin was not written").toBe(false);
+    // The hook's cancel ended the task there (Cline's JSON output says it was aborted; it does not repeat the reason).
+    expect(runs.moved?.stdout).toContain('"finishReason":"aborted"');
   });
 
   test("every write and shell command was checkpointed before it ran (the read was not)", () => {
