@@ -403,5 +403,11 @@ process.exitCode = r.status ?? 1;
     expect(clineConfigArg(["cline", "--config", "rel"], undefined)).toBeUndefined();
     expect(clineConfigArg(["cline", "--json", "hello"], "/w")).toBeUndefined();
     expect(clineConfigArg(["cline", "--config"], "/w")).toBeUndefined();
+    // Another option's value is that option's, however it looks; the folder is trimmed.
+    expect(clineConfigArg(["cline", "-s", "--config", "--config", "/real"], "/w")).toBe("/real");
+    expect(clineConfigArg(["cline", "--system", "--config=/x", "go"], "/w")).toBeUndefined();
+    expect(clineConfigArg(["cline", "--config", " /padded "], "/w")).toBe("/padded");
+    // An option whose value is optional takes none that looks like an option.
+    expect(clineConfigArg(["cline", "--thinking", "--config", "/t"], "/w")).toBe("/t");
   });
 });

@@ -63,10 +63,37 @@ export function inMovedAgentConfig(file: string, root: string, env: NodeJS.Proce
 }
 
 /**
+ * Cline CLI 3.0.65's options that require a value (the next argument, whatever it looks like);
+ * `--thinking [level]` and `--auto-approve [bool]` take one only when it is not an option.
+ */
+const CLINE_VALUE_OPTIONS = new Set([
+  "-c",
+  "--cwd",
+  "-s",
+  "--system",
+  "-m",
+  "--model",
+  "-P",
+  "--provider",
+  "-k",
+  "--key",
+  "-t",
+  "--timeout",
+  "--id",
+  "--data-dir",
+  "--hooks-dir",
+  "--compaction",
+  "--team-name",
+  "--retries",
+]);
+
+/**
  * Cline CLI's configuration folder as its command line moves it (`cline --config <dir>`, which
  * it keeps to itself: its hooks do not see it as CLINE_DIR), relative to its working directory;
- * undefined when not given (or relative with no directory to resolve it against). The last one
- * counts, as for Cline's own option parser; nothing after `--` is an option.
+ * undefined when not given (or relative with no directory to resolve it against). Read as
+ * Cline's option parser (commander) reads it: the last one counts, the value of another option
+ * that takes one is that option's (`-s --config`), nothing after `--` is an option, and the
+ * folder is trimmed.
  */
 export function clineConfigArg(argv: readonly string[], cwd: string | undefined): string | undefined {
   let dir: string | undefined;
@@ -75,7 +102,9 @@ export function clineConfigArg(argv: readonly string[], cwd: string | undefined)
     if (a === "--") break;
     if (a === "--config" && i + 1 < argv.length) dir = argv[++i];
     else if (a.startsWith("--config=")) dir = a.slice("--config=".length);
+    else if (CLINE_VALUE_OPTIONS.has(a)) i++;
   }
+  dir = dir?.trim();
   if (!dir) return undefined;
   if (isAbsolute(dir)) return dir;
   return cwd !== undefined && isAbsolute(cwd) ? resolve(cwd, dir) : undefined;

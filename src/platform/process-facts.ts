@@ -199,7 +199,7 @@ export function readProcStat(
  * it is gone, or when /proc is another pid namespace's. The cwd is undefined when unreadable.
  */
 export function readProcArgs(pid: number): { argv: string[]; cwd: string | undefined } | undefined {
-  if (!Number.isSafeInteger(pid) || pid <= 0 || !procIsOurs()) return undefined;
+  if (process.platform !== "linux" || !Number.isSafeInteger(pid) || pid <= 0 || !procIsOurs()) return undefined;
   let text: string;
   try {
     text = readFileSync(`/proc/${pid}/cmdline`, "utf8");

@@ -101,7 +101,7 @@ export async function beforeTool(b: Baton, ev: Ev<"before_tool">, o: ToolHookCon
   // where CLAUDE_CONFIG_DIR moved its configuration, its transcript's path says.
   const claudeDir = ev.agent === "claude" ? claudeConfigDirOf(ev.transcriptPath) : undefined;
   // Cline CLI's, where its command line moved it (`--config`; Linux's /proc says).
-  const clineDir = ev.agent === "cline" && o.agentPid !== undefined ? clineConfigDirOf(o.agentPid) : undefined;
+  const clineDir = ev.agent === "cline" && tool.kind === "write" && o.agentPid !== undefined ? clineConfigDirOf(o.agentPid) : undefined;
   const isGuarded = (f: string) =>
     isGuardedWrite(f, b.root) ||
     (claudeDir !== undefined && isGuardedWrite(f, b.root, { CLAUDE_CONFIG_DIR: claudeDir })) ||
