@@ -162,27 +162,21 @@ describe.each(["tcp_wrap", "net"])("a connection opened before its request (%s)"
     expect(late.error).toMatch(/connect|ECONNREFUSED/);
   });
 
-  it("a server that closes the connection before the request gives no answer, never a hang", async () => {
+  // Dropped before the request is written: either way no answer, never a hang. A reset makes
+  // the write (or read) fail at once, and run() reads the exchange's handle in its callbacks,
+  // which a report from inside send() would reach before the handle exists (a ReferenceError,
+  // not an error event).
+  it.each([
+    ["closed", (sock: Socket) => sock.destroy()],
+    ["reset", (sock: Socket) => setTimeout(() => sock.resetAndDestroy(), 20)],
+  ] as const)("a connection the server %s before the request: no answer, reported after send() returns", async (_how, onSocket) => {
     use();
-    const port = await listen((sock) => sock.destroy());
-    const conn = open(port);
-    await sleep(100);
-    const r = await run(port, "x\n\n", conn);
-    expect(r.data).toBe("");
-    // The end of the stream, or the write's or read's failure (a reset): either way no answer.
-    expect(r.end ? "end" : r.error).toMatch(NO_ANSWER);
-  });
-
-  it("a connection reset before the request: the failure reaches the request after send() returns", async () => {
-    use();
-    // The reset arrives before the request is written: the write (or read) fails at once, and
-    // run() reads the exchange's handle in its callbacks, which a report from inside send()
-    // would reach before the handle exists (a ReferenceError, not an error event).
-    const port = await listen((sock) => setTimeout(() => sock.resetAndDestroy(), 20));
+    const port = await listen(onSocket);
     const conn = open(port);
     await sleep(150);
     const r = await run(port, "x\n\n", conn);
     expect(r.data).toBe("");
+    // The end of the stream, or the write's or read's failure.
     expect(r.end ? "end" : r.error).toMatch(NO_ANSWER);
   });
 
