@@ -115,6 +115,31 @@ describe("lanes: several agents in one checkout", () => {
     }
   });
 
+  it("two agent sessions whose calls carry the same id (a model server numbering them) each get their own checkpoint, turn and ledger node", async () => {
+    const { b, root, a, c, x, sid } = await three();
+    try {
+      // Claude Code and Codex take a call's id from the model's answer: a local model server may
+      // number them per conversation, so two sessions send `call_1` alike.
+      await a.write("a.txt", "a1\n", "call_1");
+      await c.write("c.txt", "c1\n", "call_1");
+      await x.write("x.txt", "x1\n", "call_1");
+      const cps = (await b.checkpoints.list(sid)).filter((k) => k.kind === "targeted");
+      expect(cps.map((k) => k.lane).sort(), "one checkpoint per session, not one for the first").toEqual([a.lane, c.lane, x.lane].sort());
+      const turns = (await b.events.list(sid)).events.filter((e) => e.type === "turn:recorded");
+      expect(turns.map((e) => e.data.lane).sort()).toEqual([a.lane, c.lane, x.lane].sort());
+      expect(new Set(turns.map((e) => e.data.checkpointId)).size, "each turn names its own session's checkpoint").toBe(3);
+      const nodes = await b.ledger.list(sid);
+      expect(nodes.length).toBe(3);
+      // The same call answered twice (a hook retried) is still one call.
+      await c.write("c.txt", "c1\n", "call_1");
+      expect((await b.checkpoints.list(sid)).filter((k) => k.kind === "targeted").length).toBe(3);
+      expect((await b.events.list(sid)).events.filter((e) => e.type === "turn:recorded").length).toBe(3);
+      expect(read(root, "c.txt")).toBe("c1\n");
+    } finally {
+      await b.close();
+    }
+  });
+
   it("a refused write's hook answered twice refuses twice (one notice); the agent's own retry is its next call", async () => {
     const { b, a, x } = await three();
     try {

@@ -323,17 +323,29 @@ export async function readBody(req: IncomingMessage, max: number): Promise<Recor
   const text = await new Promise<string>((resolve, reject) => {
     const chunks: Buffer[] = [];
     let size = 0;
+    // Settled once; an error is made only when it is the answer ("close" follows every "end",
+    // and an error's stack costs more than the rest of the read).
+    let settled = false;
+    const fail = (error: () => BatonError) => {
+      if (settled) return;
+      settled = true;
+      reject(error());
+    };
     const onData = (chunk: Buffer) => {
       size += chunk.length;
       if (size <= max) return void chunks.push(chunk);
       req.off("data", onData);
       req.pause();
-      reject(new BatonError("payload_too_large", `the request body is limited to ${max} bytes`));
+      fail(() => new BatonError("payload_too_large", `the request body is limited to ${max} bytes`));
     };
     req.on("data", onData);
-    req.once("end", () => resolve(Buffer.concat(chunks).toString("utf8")));
-    req.once("error", (err) => reject(badInput(`the request's body could not be read (${err.message})`)));
-    req.once("close", () => reject(badInput("the request was closed before its body arrived")));
+    req.once("end", () => {
+      if (settled) return;
+      settled = true;
+      resolve(Buffer.concat(chunks).toString("utf8"));
+    });
+    req.once("error", (err) => fail(() => badInput(`the request's body could not be read (${err.message})`)));
+    req.once("close", () => fail(() => badInput("the request was closed before its body arrived")));
   });
   let v: unknown;
   try {

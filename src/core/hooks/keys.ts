@@ -3,7 +3,9 @@
  * answered twice (by the server, then by its own process after the answer was lost) acts once:
  * the journal's, the checkpoint table's and the ledger's dedup of these ids is the claim.
  *
- * - A tool call: the agent's call id (Claude Code's and Codex's `tool_use_id`). Gemini CLI sends
+ * - A tool call: the agent session and the agent's call id (Claude Code's and Codex's
+ *   `tool_use_id`). The id comes from the model's answer, and a model server may number calls
+ *   per conversation: two agent sessions in one checkout can send the same one. Gemini CLI sends
  *   none: then the agent session, tool and arguments (the same in the call's before and after
  *   hooks), and for one invocation also the time the agent sent it (two identical calls in a
  *   row are two calls).
@@ -29,12 +31,12 @@ export function safeCallId(tool: ToolCall): string | undefined {
 }
 
 /**
- * One tool call, the same in its before and after hooks. Without a call id, the agent session
- * and the subagent that made it (Copilot CLI's subagents share their parent's session id here):
- * two subagents running the same call at once are two calls.
+ * One tool call, the same in its before and after hooks: the agent session's call id. Without a
+ * call id, the agent session and the subagent that made it (Copilot CLI's subagents share their
+ * parent's session id here): two subagents running the same call at once are two calls.
  */
 export function callKey(ev: HookEvent, tool: ToolCall): string {
-  if (tool.callId !== undefined) return `${ev.agent}\u0000id\u0000${tool.callId}`;
+  if (tool.callId !== undefined) return `${ev.agent}\u0000id\u0000${ev.agentSessionId ?? ""}\u0000${tool.callId}`;
   const who = `${ev.agentSessionId ?? ""}${ev.subagentId !== undefined ? `/${ev.subagentId}` : ""}`;
   return `${ev.agent}\u0000args\u0000${who}\u0000${tool.name}\u0000${argsHash(tool.input)}`;
 }
@@ -68,9 +70,19 @@ export function callCheckpoint(sessionId: string, ev: HookEvent, tool: ToolCall)
   return { id: `${prefix}${hex(sessionId, key, ev.sentAt ?? "").slice(0, 4)}`, prefix };
 }
 
+/**
+ * The agent's call id as part of an id, with a short hash of the agent session before it (one
+ * session's `call_1` is not another's); undefined when the call id cannot be part of one.
+ */
+function scopedCallId(ev: HookEvent, tool: ToolCall): string | undefined {
+  const safe = safeCallId(tool);
+  if (safe === undefined) return undefined;
+  return ev.agentSessionId === undefined ? safe : `${hex(ev.agentSessionId).slice(0, 8)}_${safe}`;
+}
+
 /** The turn id of an after-tool hook (undefined: nothing identifies the invocation, a fresh id is made). */
 export function turnId(ev: HookEvent, tool: ToolCall): string | undefined {
-  const safe = safeCallId(tool);
+  const safe = scopedCallId(ev, tool);
   if (safe !== undefined) return `turn_${ev.agent}_${safe}`;
   const key = invocationKey(ev, tool);
   return key === undefined ? undefined : `turn_${ev.agent}_${hex(key).slice(0, 20)}`;
@@ -78,7 +90,7 @@ export function turnId(ev: HookEvent, tool: ToolCall): string | undefined {
 
 /** The ledger node id of an after-tool hook (undefined: the ledger makes one). */
 export function ledgerNodeId(ev: HookEvent, tool: ToolCall): string | undefined {
-  const safe = safeCallId(tool);
+  const safe = scopedCallId(ev, tool);
   if (safe !== undefined) return `${ev.agent}:${safe}`;
   const key = invocationKey(ev, tool);
   return key === undefined ? undefined : `${ev.agent}:${hex(key).slice(0, 20)}`;
