@@ -9,8 +9,9 @@
  * - the install writes HTTP entries only into the local settings, with the key the server takes.
  */
 import { spawnSync } from "node:child_process";
-import { chmodSync, existsSync, mkdirSync, readFileSync, statSync, writeFileSync } from "node:fs";
+import { chmodSync, existsSync, mkdirSync, mkdtempSync, readFileSync, statSync, symlinkSync, writeFileSync } from "node:fs";
 import { createServer } from "node:net";
+import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { describe, expect, it } from "vitest";
 import { cli, REPO } from "./helpers.js";
@@ -106,6 +107,37 @@ describe("Claude Code HTTP hooks", () => {
       const denied = await post(s.port, s.token, "PreToolUse", stepText(root, { agent: "claude", fixture: "pre-edit" }).text);
       expect(denied.status).toBe(200);
       expect(denied.json().hookSpecificOutput).toMatchObject({ hookEventName: "PreToolUse", permissionDecision: "deny" });
+    } finally {
+      await s.stop();
+    }
+  });
+
+  it("an agent that names the workspace through a link (a symlinked project folder, macOS's /tmp) gets its checkpoints, over HTTP and through a command hook", async () => {
+    const root = workspace(FILES);
+    const link = join(mkdtempSync(join(tmpdir(), "baton-alias-")), "project");
+    symlinkSync(root, link);
+    const s = await serve(root);
+    try {
+      hook(root, { agent: "claude", fixture: "session-start-startup" }, { BATON_HOOK_SERVER: "off" });
+      // Claude Code's cwd and the model's paths through the link; the server serves the real folder.
+      const pre = stepText(link, { agent: "claude", fixture: "pre-edit" });
+      const r = await post(s.port, s.token, pre.event, pre.text);
+      expect([r.status, r.text]).toEqual([200, "{}"]);
+      expect(checkpoints(root).map((c) => c.toolName)).toEqual(["Edit"]);
+      writeFileSync(join(link, "src/app.ts"), "edited through the link\n");
+      const post1 = stepText(link, { agent: "claude", fixture: "post-edit" });
+      expect((await post(s.port, s.token, post1.event, post1.text)).status).toBe(200);
+      // A command hook run in the link, handed to the same server: its write is checkpointed too.
+      const cmd = hook(link, { agent: "claude", fixture: "pre-write" }, { BATON_HOOK_SERVER: "use" });
+      expect(cmd.via, cmd.reason).toBe("server");
+      expect(checkpoints(root).map((c) => c.toolName)).toEqual(["Edit", "Write"]);
+      expect(hookLog(root)).toEqual([]);
+      // "undo that" puts the edit made through the link back, in the real folder.
+      writeFileSync(join(link, "src/session.ts"), "export const SESSION_COOKIE = \"sid\";\n");
+      const undo = hook(link, { agent: "claude", fixture: "user-prompt-undo" }, { BATON_HOOK_SERVER: "use" });
+      expect(JSON.parse(undo.stdout).systemMessage).toMatch(/^Baton rolled back/);
+      expect(existsSync(join(root, "src/session.ts")), "the newest step, the Write, is undone").toBe(false);
+      expect(read(root, "src/app.ts")).toBe("edited through the link\n");
     } finally {
       await s.stop();
     }

@@ -1,6 +1,6 @@
 /** Finding and creating a workspace: a project directory with Baton's data in `.baton/`. */
-import { existsSync, mkdirSync, readFileSync, statSync, writeFileSync } from "node:fs";
-import { dirname, join, resolve } from "node:path";
+import { existsSync, mkdirSync, readFileSync, realpathSync, statSync, writeFileSync } from "node:fs";
+import { basename, dirname, isAbsolute, join, relative, resolve } from "node:path";
 import { BatonError } from "../errors.js";
 import { PRIVATE_DIR_MODE, PRIVATE_FILE_MODE, tightenBatonDir } from "./private-files.js";
 
@@ -54,6 +54,47 @@ export function workspaceAt(root: string): Workspace {
   const r = resolve(root);
   const dir = join(r, BATON_DIR);
   return { root: r, dir, dbPath: join(dir, "baton.db"), flowsDir: join(dir, "flows") };
+}
+
+/** `rel` (from path.relative) names something strictly inside its base. */
+function strictlyInside(rel: string): boolean {
+  return rel !== "" && rel !== ".." && !rel.startsWith("../") && !rel.startsWith("..\\") && !isAbsolute(rel);
+}
+
+/**
+ * The absolute path `abs` relative to the workspace `root`, when it is inside it (undefined when
+ * not): as written, or else through a link to the workspace's folder or one above it (a
+ * symlinked project folder; macOS's /tmp and /var), so an agent whose working directory or file
+ * path names the workspace another way is still in it. Only folders are followed: the real
+ * path of the nearest folder of `abs` that exists, against the root's; `abs` itself is not (a
+ * link is written as the tool writes it, and checkpointed as what it is).
+ */
+export function workspaceRelative(root: string, abs: string): string | undefined {
+  const lexical = relative(root, abs);
+  if (strictlyInside(lexical)) return lexical;
+  let realRoot: string;
+  try {
+    realRoot = realpathSync(root);
+  } catch {
+    return undefined;
+  }
+  const rest = [basename(abs)];
+  for (let dir = dirname(abs); ; ) {
+    let real: string | undefined;
+    try {
+      real = realpathSync(dir);
+    } catch {
+      // not there (yet): the tool may create it
+    }
+    if (real !== undefined) {
+      const rel = relative(realRoot, join(real, ...rest));
+      return strictlyInside(rel) ? rel : undefined;
+    }
+    const up = dirname(dir);
+    if (up === dir) return undefined;
+    rest.unshift(basename(dir));
+    dir = up;
+  }
 }
 
 /** Walk up from `cwd` to the nearest directory holding `.baton/`. */

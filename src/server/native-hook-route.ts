@@ -87,9 +87,10 @@ export function nativeHookHttpHandler(o: { baton: Baton; answerer: HookAnswerer;
       const root = o.baton.root;
       const ev = adapter.parse(native, body, root, {});
       if (isNoop(ev)) return send(200, "{}");
-      // The hook's own workspace must be this one (a nested workspace has its own server).
+      // The hook's own workspace must be this one (a nested workspace has its own server); the
+      // answerer compares the two folders themselves, so a cwd through a link to it is this one.
       const own = findWorkspace(ev.cwd);
-      if (own === undefined || own.root !== root)
+      if (own === undefined)
         throw new BatonError("wrong_workspace", `this server serves ${root}, and the hook's cwd is ${ev.cwd}`, { root });
       const now = Date.now();
       const timeout = adapter.timeoutMs(native);
@@ -97,7 +98,7 @@ export function nativeHookHttpHandler(o: { baton: Baton; answerer: HookAnswerer;
       const requestId = `http-${process.pid.toString(36)}-${now.toString(36)}-${(seq++).toString(36)}`;
       let work: () => Promise<HookResponse>;
       try {
-        work = o.answerer.takeEvent(ev, { root, requestId, deadline });
+        work = o.answerer.takeEvent(ev, { root: own.root, requestId, deadline });
       } catch (err) {
         // What a command hook's process would answer itself: answered by a new process here,
         // which reads the workspace's settings as they are now (hook-child.ts).

@@ -16,7 +16,7 @@
  * claims and what each waits for the disk for; apart, the two halves would drift.
  */
 import { lstatSync } from "node:fs";
-import { isAbsolute, relative, resolve } from "node:path";
+import { resolve } from "node:path";
 import type { Baton } from "../../api.js";
 import { MAX_TURN_FILES } from "../../core/facets.js";
 import { failureFingerprint } from "../../core/fingerprint.js";
@@ -32,6 +32,7 @@ import { isBatonError } from "../../errors.js";
 import { claudeConfigDirOf, clineConfigArg } from "../../platform/moved-config.js";
 import { isGuardedWrite } from "../../platform/plugin-files.js";
 import { readProcArgs } from "../../platform/process-facts.js";
+import { workspaceRelative } from "../../platform/workspace.js";
 import { hashFile } from "../files.js";
 import { readLaneConfig } from "./lane-config.js";
 import { laneOf, pauseView, runningRuns, sessionFor } from "./sessions.js";
@@ -58,12 +59,16 @@ function clineConfigDirOf(pid: number): string | undefined {
   return p ? clineConfigArg(p.argv, p.cwd) : undefined;
 }
 
-/** The files of a call that are inside the workspace, workspace-relative; others are not Baton's. */
+/**
+ * The files of a call that are inside the workspace, workspace-relative; others are not Baton's.
+ * A path through a link to the workspace is inside it (workspaceRelative): the agent's working
+ * directory may name it another way than the server's root does.
+ */
 function workspaceFiles(root: string, cwd: string, files: readonly string[]): string[] {
   const out: string[] = [];
   for (const f of files) {
-    const rel = relative(root, resolve(cwd, f)).split("\\").join("/");
-    if (rel === "" || rel.startsWith("../") || rel === ".." || isAbsolute(rel) || pathProblem(rel) !== undefined) continue;
+    const rel = workspaceRelative(root, resolve(cwd, f))?.split("\\").join("/");
+    if (rel === undefined || pathProblem(rel) !== undefined) continue;
     if (!out.includes(rel)) out.push(rel);
   }
   return out;
