@@ -133,7 +133,7 @@ describe("Claude Code HTTP hooks", () => {
       expect(checkpoints(root).map((c) => c.toolName)).toEqual(["Edit", "Write"]);
       expect(hookLog(root)).toEqual([]);
       // "undo that" puts the edit made through the link back, in the real folder.
-      writeFileSync(join(link, "src/session.ts"), "export const SESSION_COOKIE = \"sid\";\n");
+      writeFileSync(join(link, "src/session.ts"), 'export const SESSION_COOKIE = "sid";\n');
       const undo = hook(link, { agent: "claude", fixture: "user-prompt-undo" }, { BATON_HOOK_SERVER: "use" });
       expect(JSON.parse(undo.stdout).systemMessage).toMatch(/^Baton rolled back/);
       expect(existsSync(join(root, "src/session.ts")), "the newest step, the Write, is undone").toBe(false);

@@ -69,7 +69,7 @@ function strictlyInside(rel: string): boolean {
  * path of the nearest folder of `abs` that exists, against the root's; `abs` itself is not (a
  * link is written as the tool writes it, and checkpointed as what it is).
  */
-export function workspaceRelative(root: string, abs: string): string | undefined {
+export function insideWorkspace(root: string, abs: string): string | undefined {
   const lexical = relative(root, abs);
   if (strictlyInside(lexical)) return lexical;
   let realRoot: string;

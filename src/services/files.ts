@@ -1,22 +1,23 @@
 /** Reading the session's files for status: marker scans and resume verification. */
 import { closeSync, constants, fstatSync, openSync, readFileSync } from "node:fs";
-import { isAbsolute, relative, resolve, sep } from "node:path";
+import { resolve, sep } from "node:path";
 import { sha256 } from "../core/canonical.js";
 import type { FlowDefinition } from "../core/flows/flow.js";
 import { type ScannedFile, scanText } from "../core/session/markers.js";
 import type { Diagnostic, JsonObject, Snapshot } from "../core/types.js";
 import { badInput } from "../errors.js";
+import { insideWorkspace } from "../platform/workspace.js";
 
 /** Files larger than this are not scanned for markers (reported instead). */
 export const MAX_SCAN_BYTES = 8 * 1024 * 1024;
 const MAX_FILES = 100;
 
-/** Workspace-relative POSIX path for a path given relative to the root or absolute inside it. */
-export function workspaceRelative(root: string, path: string): string | undefined {
-  const abs = isAbsolute(path) ? path : resolve(root, path);
-  const rel = relative(root, abs);
-  if (rel === "" || rel.startsWith("..") || isAbsolute(rel)) return undefined;
-  return rel.split(sep).join("/");
+/**
+ * Workspace-relative POSIX path for a path given relative to `base` (the root unless given) or
+ * absolute inside the workspace, also through a link to it (insideWorkspace).
+ */
+export function workspaceRelative(root: string, path: string, base = root): string | undefined {
+  return insideWorkspace(root, resolve(base, path))?.split(sep).join("/");
 }
 
 /** The files a session knows about: its context file and its resume context's files. */

@@ -32,8 +32,7 @@ import { isBatonError } from "../../errors.js";
 import { claudeConfigDirOf, clineConfigArg } from "../../platform/moved-config.js";
 import { isGuardedWrite } from "../../platform/plugin-files.js";
 import { readProcArgs } from "../../platform/process-facts.js";
-import { workspaceRelative } from "../../platform/workspace.js";
-import { hashFile } from "../files.js";
+import { hashFile, workspaceRelative } from "../files.js";
 import { readLaneConfig } from "./lane-config.js";
 import { laneOf, pauseView, runningRuns, sessionFor } from "./sessions.js";
 
@@ -67,7 +66,7 @@ function clineConfigDirOf(pid: number): string | undefined {
 function workspaceFiles(root: string, cwd: string, files: readonly string[]): string[] {
   const out: string[] = [];
   for (const f of files) {
-    const rel = workspaceRelative(root, resolve(cwd, f))?.split("\\").join("/");
+    const rel = workspaceRelative(root, f, cwd);
     if (rel === undefined || pathProblem(rel) !== undefined) continue;
     if (!out.includes(rel)) out.push(rel);
   }
