@@ -14,10 +14,11 @@
  * that one (SIGTERM, waiting for it to let go of the workspace) before it starts. A server the
  * user started is left alone.
  */
-import { closeSync, mkdirSync, openSync, renameSync, statSync, unlinkSync } from "node:fs";
+import { closeSync, openSync, renameSync, statSync, unlinkSync } from "node:fs";
 import { createRequire } from "node:module";
 import { join } from "node:path";
 import { BUILD } from "../core/build.js";
+import { openPrivateAppend, privateSubdir } from "../platform/private-files.js";
 import { liveServer, serverIdentity } from "../platform/server-file.js";
 import type { Workspace } from "../platform/workspace.js";
 import { hookServerMode } from "./policy.js";
@@ -51,9 +52,9 @@ export function maybeStartServer(ws: Workspace, launcher: string): number | unde
 
 /** O_EXCL on the marker; a marker older than the interval is replaced. */
 function takeStartTurn(batonDir: string): boolean {
-  const dir = join(batonDir, "hooks");
+  const dir = privateSubdir(batonDir, "hooks");
+  if (dir === undefined) return false; // a link (a repository's): nothing is written through it
   const marker = join(dir, "server-start");
-  mkdirSync(dir, { recursive: true, mode: 0o700 });
   for (let attempt = 0; attempt < 2; attempt++) {
     try {
       closeSync(openSync(marker, "wx", 0o600));
@@ -72,8 +73,8 @@ function takeStartTurn(batonDir: string): boolean {
 }
 
 function spawnServer(ws: Workspace, launcher: string, replace: number | undefined): number | undefined {
-  const logs = join(ws.dir, "logs");
-  mkdirSync(logs, { recursive: true, mode: 0o700 });
+  const logs = privateSubdir(ws.dir, "logs");
+  if (logs === undefined) return undefined;
   const log = join(logs, "server.log");
   try {
     if (statSync(log).size >= LOG_MAX_BYTES) renameSync(log, `${log}.1`);
@@ -82,7 +83,7 @@ function spawnServer(ws: Workspace, launcher: string, replace: number | undefine
   }
   // Not import(): bin/baton.cjs runs the bundle in a vm.Script, where import() is unavailable.
   const { spawn } = createRequire(import.meta.url)("node:child_process") as typeof import("node:child_process");
-  const fd = openSync(log, "a", 0o600);
+  const fd = openPrivateAppend(log);
   try {
     const args = [launcher, "serve", "--root", ws.root, "--idle-exit", AUTOSTART_IDLE_EXIT];
     if (replace !== undefined) args.push("--replace", String(replace));

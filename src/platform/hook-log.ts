@@ -3,14 +3,16 @@
  * `{at, agent, event, code, message}`. A hook that fails lets the agent's tool call through
  * (fail open), so this log and the doctor's `hooks` check are how anyone learns it failed.
  *
- * Appends are single `appendFileSync` writes of one short line (`O_APPEND`: concurrent hook
- * processes do not interleave within a line). The log is capped: when it passes 256 KiB it is
+ * Appends are single writes of one short line (`O_APPEND`: concurrent hook processes do not
+ * interleave within a line), never through a symbolic link (a repository may have committed
+ * one). The log is capped: when it passes 256 KiB it is
  * renamed to `hooks.log.1` (replacing the previous one), so at most ~512 KiB are kept. Messages
  * are redacted and cut to 500 characters. Writing the log never throws.
  */
-import { appendFileSync, mkdirSync, readFileSync, renameSync, statSync } from "node:fs";
+import { closeSync, readFileSync, renameSync, statSync, writeSync } from "node:fs";
 import { join } from "node:path";
 import { redactText } from "../core/redaction/redact.js";
+import { openPrivateAppend, privateSubdir } from "./private-files.js";
 
 export const HOOK_LOG_DIR = "logs";
 export const HOOK_LOG_FILE = "hooks.log";
@@ -58,14 +60,21 @@ export function appendHookFailure(
       code: code.slice(0, 60),
       message: redactText(raw.replace(/\s+/g, " ")).slice(0, 500),
     };
-    const file = hookLogPath(batonDir);
-    mkdirSync(join(batonDir, HOOK_LOG_DIR), { recursive: true, mode: 0o700 });
+    // Never through a link (a repository's `.baton/logs`): then nothing is logged.
+    const dir = privateSubdir(batonDir, HOOK_LOG_DIR);
+    if (dir === undefined) return;
+    const file = join(dir, HOOK_LOG_FILE);
     try {
       if (statSync(file).size >= maxBytes) renameSync(file, `${file}.1`);
     } catch {
       // no log yet
     }
-    appendFileSync(file, `${JSON.stringify(line)}\n`, { mode: 0o600 });
+    const fd = openPrivateAppend(file);
+    try {
+      writeSync(fd, `${JSON.stringify(line)}\n`);
+    } finally {
+      closeSync(fd);
+    }
   } catch {
     // the workspace may be the thing that is broken; the hook still lets the call through
   }

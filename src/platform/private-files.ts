@@ -13,11 +13,13 @@
  *
  * Skipped on Windows, where POSIX modes do not govern access.
  */
-import { chmodSync, lstatSync, readdirSync } from "node:fs";
+import { chmodSync, constants, lstatSync, mkdirSync, openSync, readdirSync } from "node:fs";
 import { join } from "node:path";
 
 export const PRIVATE_DIR_MODE = 0o700;
 export const PRIVATE_FILE_MODE = 0o600;
+/** O_NOFOLLOW where the platform has it (not Windows). */
+const NOFOLLOW = constants.O_NOFOLLOW ?? 0;
 
 const posix = process.platform !== "win32";
 
@@ -103,4 +105,39 @@ export function tightenAll(batonDir: string, entries: readonly LooseEntry[]): nu
   let n = 0;
   for (const e of entries) if (tightenOne(e.path === "." ? batonDir : join(batonDir, e.path))) n++;
   return n;
+}
+
+/** `path` is a folder itself, not a symbolic link to one. */
+function isOwnDir(path: string): boolean {
+  try {
+    return lstatSync(path).isDirectory();
+  } catch {
+    return false;
+  }
+}
+
+/**
+ * `.baton/<sub>/` for Baton's own files (logs/, hooks/), made private when missing; undefined
+ * when `.baton/` or `<sub>` is a symbolic link, or not a folder. A repository can commit such a
+ * link (`.baton/logs -> ~/somewhere`): nothing Baton writes follows one out of the workspace.
+ */
+export function privateSubdir(batonDir: string, sub: string): string | undefined {
+  if (!isOwnDir(batonDir)) return undefined;
+  const dir = join(batonDir, sub);
+  try {
+    mkdirSync(dir, { mode: PRIVATE_DIR_MODE });
+  } catch {
+    // there already (checked below), or not makeable (not a folder below)
+  }
+  return isOwnDir(dir) ? dir : undefined;
+}
+
+/** Open `file` (in a `privateSubdir`) for appending, created 0600, never through a symbolic link. */
+export function openPrivateAppend(file: string): number {
+  return openSync(file, constants.O_WRONLY | constants.O_APPEND | constants.O_CREAT | NOFOLLOW, PRIVATE_FILE_MODE);
+}
+
+/** Create or empty `file` (in `.baton/`), 0600, never through a symbolic link: its mtime is now. */
+export function touchPrivate(file: string): number {
+  return openSync(file, constants.O_WRONLY | constants.O_CREAT | constants.O_TRUNC | NOFOLLOW, PRIVATE_FILE_MODE);
 }

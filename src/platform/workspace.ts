@@ -1,8 +1,20 @@
 /** Finding and creating a workspace: a project directory with Baton's data in `.baton/`. */
-import { existsSync, mkdirSync, readFileSync, realpathSync, statSync, writeFileSync } from "node:fs";
+import {
+  closeSync,
+  type Dirent,
+  existsSync,
+  lstatSync,
+  mkdirSync,
+  readdirSync,
+  readFileSync,
+  readlinkSync,
+  realpathSync,
+  statSync,
+  writeSync,
+} from "node:fs";
 import { basename, dirname, isAbsolute, join, relative, resolve } from "node:path";
 import { BatonError } from "../errors.js";
-import { PRIVATE_DIR_MODE, PRIVATE_FILE_MODE, tightenBatonDir } from "./private-files.js";
+import { PRIVATE_DIR_MODE, tightenBatonDir, touchPrivate } from "./private-files.js";
 
 export interface Workspace {
   root: string;
@@ -44,10 +56,51 @@ export function ensureGitignore(batonDir: string): void {
   }
   if (now === GITIGNORE || (now !== undefined && !OLD_GITIGNORES.includes(now))) return;
   try {
-    writeFileSync(file, GITIGNORE, { mode: PRIVATE_FILE_MODE });
+    const fd = touchPrivate(file); // never through a link
+    try {
+      writeSync(fd, GITIGNORE);
+    } finally {
+      closeSync(fd);
+    }
   } catch {
-    // an unwritable .baton/: opening the store reports it
+    // an unwritable .baton/ (or a link there): opening the store reports it
   }
+}
+
+/** Entries of `.baton/` that may be symbolic links: Baton only reads them (config.json only once its content is trusted). */
+const MAY_LINK: ReadonlySet<string> = new Set(["flows", "config.json"]);
+
+function linked(path: string): BatonError {
+  let to = "";
+  try {
+    to = ` (to ${readlinkSync(path)})`;
+  } catch {
+    // gone meanwhile
+  }
+  return new BatonError(
+    "unsafe_path",
+    `${path} is a symbolic link${to}: Baton keeps a workspace's data in its own .baton/ folder and never reaches it through a link, which a repository can commit to send this workspace's journal and file contents elsewhere, or to have Baton write outside it. Remove the link (\`rm ${path}\`), then run \`baton init\` in the project`,
+    { path, reason: "a symbolic link" },
+  );
+}
+
+/**
+ * Refuse a workspace whose `.baton/`, or an entry in it that Baton writes or opens (its database,
+ * logs, server files), is a symbolic link: a repository can commit one (`.baton ->
+ * ../other-project/.baton`, `baton.db -> …`) and through it choose where this workspace's
+ * journal and file contents go, or have Baton write outside the workspace. One lstat and one
+ * readdir; a `.baton/` not there yet is made later.
+ */
+export function refuseLinkedBatonDir(ws: Workspace): void {
+  let entries: Dirent[];
+  try {
+    if (lstatSync(ws.dir).isSymbolicLink()) throw linked(ws.dir);
+    entries = readdirSync(ws.dir, { withFileTypes: true });
+  } catch (err) {
+    if (err instanceof BatonError) throw err;
+    return; // missing, or unreadable: creating or opening it reports that
+  }
+  for (const e of entries) if (e.isSymbolicLink() && !MAY_LINK.has(e.name)) throw linked(join(ws.dir, e.name));
 }
 
 export function workspaceAt(root: string): Workspace {
@@ -127,6 +180,7 @@ export function resolveWorkspace(opts: { root?: string; cwd?: string; create?: b
       { cwd },
     );
   }
+  refuseLinkedBatonDir(ws);
   if (!existsSync(ws.dir) || !statSync(ws.dir).isDirectory()) {
     if (!opts.create) {
       throw new BatonError("workspace_not_found", `${ws.dir} does not exist; run \`baton init --root ${ws.root}\``, { root: ws.root });
@@ -141,11 +195,12 @@ export function resolveWorkspace(opts: { root?: string; cwd?: string; create?: b
 }
 
 export function ensureWorkspace(ws: Workspace): void {
+  refuseLinkedBatonDir(ws);
   try {
     mkdirSync(ws.root, { recursive: true });
     // Private whatever the umask: .baton/ holds file contents (checkpoint blobs) and the journal.
     mkdirSync(ws.dir, { recursive: true, mode: PRIVATE_DIR_MODE });
-    if (!existsSync(join(ws.dir, ".gitignore"))) writeFileSync(join(ws.dir, ".gitignore"), GITIGNORE, { mode: PRIVATE_FILE_MODE });
+    ensureGitignore(ws.dir);
     // The SQLite backend creates baton.db at 0600 itself (a workspace on another store has none).
     tightenBatonDir(ws.dir);
   } catch (err) {

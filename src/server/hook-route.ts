@@ -32,7 +32,7 @@
  * rollback is cancelled past the deadline). The grace lets a step that reaches its commit just
  * after the deadline say it was cancelled, and ends before the hook process stops waiting.
  */
-import { readdirSync, statSync } from "node:fs";
+import { lstatSync, readdirSync, statSync } from "node:fs";
 import type { IncomingMessage, ServerResponse } from "node:http";
 import { isAbsolute, join } from "node:path";
 import type { Baton } from "../api.js";
@@ -72,6 +72,14 @@ const AGENTS: readonly string[] = HOOK_AGENTS;
  * past it (hooks/client.ts, CLIENT_TIMEOUTS.graceMs), so the answer still reaches it.
  */
 export const ANSWER_GRACE_MS = 1_500;
+
+function isLink(path: string): boolean {
+  try {
+    return lstatSync(path).isSymbolicLink();
+  } catch {
+    return false;
+  }
+}
 
 /** A file's identity: device and inode (so a symlinked path names the same directory), or undefined if missing. */
 function identity(path: string): string | undefined {
@@ -158,6 +166,15 @@ export function servedWorkspace(o: HookAnswererOptions): ServedWorkspace {
       if (served === undefined || identity(join(root, ".baton")) !== served) {
         throw new BatonError("wrong_workspace", `this server serves ${o.baton.root}, not ${root}`, { root: o.baton.root });
       }
+      // The same folder through a link that `.baton` itself is (a repository's): not this workspace's.
+      if (isLink(join(root, ".baton")))
+        throw new BatonError(
+          "wrong_workspace",
+          `${join(root, ".baton")} is a symbolic link to the .baton/ of ${o.baton.root}, which this server serves`,
+          {
+            root: o.baton.root,
+          },
+        );
       if (theirs !== undefined && typeof theirs !== "string") throw badInput(`"store" must be ${what}'s store, as a string`);
       if (typeof theirs === "string" && (store !== undefined ? theirs !== store : theirs.split(" ")[0] !== kind)) {
         throw new BatonError(

@@ -11,9 +11,11 @@
  * 30 minutes after the last one closed.
  */
 import { spawn } from "node:child_process";
-import { closeSync, mkdirSync, openSync } from "node:fs";
+import { closeSync } from "node:fs";
 import { join } from "node:path";
 import { BatonError } from "../../errors.js";
+import { openPrivateAppend, privateSubdir } from "../../platform/private-files.js";
+import { unsafePath } from "../../platform/safe-fs.js";
 import { serverIdentity } from "../../platform/server-file.js";
 import { resolveWorkspace } from "../../platform/workspace.js";
 import { findServer, requestLoginCode } from "../../server/client.js";
@@ -60,9 +62,9 @@ export async function dashboard(ctx: Ctx, o: { open?: boolean; demo?: boolean })
 
 /** `baton serve --idle-exit 30m` in the background, detached, stderr to .baton/logs/server.log. */
 function startServer(root: string, batonDir: string): void {
-  const logs = join(batonDir, "logs");
-  mkdirSync(logs, { recursive: true, mode: 0o700 });
-  const fd = openSync(join(logs, "server.log"), "a", 0o600);
+  const logs = privateSubdir(batonDir, "logs");
+  if (logs === undefined) throw unsafePath(join(batonDir, "logs"), "is a symbolic link or not a folder");
+  const fd = openPrivateAppend(join(logs, "server.log"));
   try {
     const launcher = process.argv[1];
     if (!launcher) throw new BatonError("internal", "cannot tell how this baton was started");

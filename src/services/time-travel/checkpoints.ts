@@ -15,13 +15,14 @@
  * and lanes); what stands alone is apart: manifests.ts (lanes, pruning), stat-table.ts (the stat
  * cache copy), checkpoint-config.ts (settings, excluded and private paths), blobs.ts, tree-scan.ts.
  */
-import { statSync, unlinkSync, writeFileSync } from "node:fs";
+import { closeSync, statSync, unlinkSync } from "node:fs";
 import { join } from "node:path";
 import type { Backend, CheckpointFileRow, CheckpointRow, SkippedPath, StatCacheRow, StoreTx } from "../../backend/contract.js";
 import { sessionKey } from "../../backend/contract.js";
 import { checksum, randomHex, sha256 } from "../../core/canonical.js";
 import type { Checkpoint, CheckpointFile, CheckpointInfo, CheckpointKind } from "../../core/time-travel/checkpoints.js";
 import { BatonError, badInput, checkDeadline } from "../../errors.js";
+import { touchPrivate } from "../../platform/private-files.js";
 import { hostFacts, machineId } from "../../platform/process-facts.js";
 import { checkPath, readCurrent, unsafePath } from "../../platform/safe-fs.js";
 import { CACHE_TOUCH_MS, CACHE_TTL_MS, cacheScope } from "../cache-scope.js";
@@ -262,7 +263,7 @@ export class CheckpointService {
   #fsClock(): number {
     const file = join(this.#batonDir, CLOCK_FILE);
     try {
-      writeFileSync(file, "", { mode: 0o600 }); // .baton/ is private (platform/private-files.ts)
+      closeSync(touchPrivate(file)); // never through a link a repository committed
       return statSync(file).mtimeMs;
     } catch {
       return Number.NEGATIVE_INFINITY;

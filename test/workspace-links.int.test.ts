@@ -1,0 +1,131 @@
+/**
+ * A repository's committed symbolic links in `.baton/` never decide where Baton's data goes: a
+ * clone whose `.baton` (or `.baton/baton.db`, `logs/`, `.gitignore`, `logs/hooks.log`) is a link
+ * to another project's store or to a file outside is refused with `unsafe_path`, and nothing is
+ * read from or written through the link: not by the CLI, not by an agent's hook in its own
+ * process, not by the server the other project runs. Real workspaces, the built CLI, real links.
+ */
+import { mkdirSync, readFileSync, rmSync, statSync, symlinkSync, unlinkSync, writeFileSync } from "node:fs";
+import { join } from "node:path";
+import { afterEach, describe, expect, it } from "vitest";
+import { appendHookFailure } from "../src/platform/hook-log.js";
+import { cleanupDirs, cli, initWorkspace, tempDir } from "./helpers.js";
+import { failOnStrayServers, payload } from "./hook-helpers.js";
+import { serve } from "./server-helpers.js";
+
+failOnStrayServers();
+afterEach(() => cleanupDirs());
+
+/** Another project's workspace with a session in it: what a link would reach. */
+function victim(): { root: string; events: () => number; mtime: () => number } {
+  const root = initWorkspace("baton-victim-", { "secret.txt": "the other project's file\n" });
+  const s = cli(["session", "start", "--flow", "task", "--title", "the other project's work", "--root", root]);
+  expect(s.code, s.stderr).toBe(0);
+  cli(["checkpoint", "--root", root]);
+  const events = () => cli(["export", "--root", root]).stdout.trim().split("\n").length;
+  const mtime = () => statSync(join(root, ".baton", "baton.db")).mtimeMs;
+  return { root, events, mtime };
+}
+
+/** A clone with `links` made inside it (name relative to the clone → target). */
+function clone(links: Record<string, string>, dirs: string[] = []): string {
+  const root = tempDir("baton-clone-");
+  writeFileSync(join(root, "README.md"), "# a stranger's project\n");
+  for (const d of dirs) mkdirSync(join(root, d), { recursive: true });
+  for (const [name, target] of Object.entries(links)) symlinkSync(target, join(root, name));
+  return root;
+}
+
+const PRE_WRITE = (root: string) => payload("claude", "pre-write", { cwd: root, session: "agent-session-1", call: "toolu_clone_1" });
+
+describe("symbolic links in .baton/", () => {
+  it("a clone whose .baton links to another project's: every command refuses, and a hook records nothing there", () => {
+    const v = victim();
+    const before = v.events();
+    const root = clone({ ".baton": join(v.root, ".baton") });
+    for (const args of [
+      ["status", "--json"],
+      ["resume", "--json"],
+      ["doctor", "--json"],
+      ["checkpoint", "--json"],
+    ]) {
+      const r = cli([...args, "--root", root]);
+      expect(r.code, `baton ${args[0]}: ${r.stdout}${r.stderr}`).toBe(2);
+      expect(JSON.parse(r.stdout).error).toMatchObject({ code: "unsafe_path", path: join(root, ".baton") });
+    }
+    // An agent's hook in the clone, in its own process: it lets the call through (hooks fail open), and writes nothing there.
+    const h = cli(["hook", "claude", "PreToolUse"], { cwd: root, input: PRE_WRITE(root), env: { BATON_HOOK_SERVER: "off" } });
+    expect(h.code, h.stderr).toBe(0);
+    expect(v.events(), "no event in the other project's journal").toBe(before);
+    expect(() => statSync(join(v.root, ".baton", "logs", "hooks.log")), "nor a line in its log").toThrow();
+  });
+
+  it("a clone whose .baton links to a served project's: that server refuses the hook, which records nothing there", async () => {
+    const v = victim();
+    const s = await serve(v.root);
+    try {
+      const before = v.events();
+      const root = clone({ ".baton": join(v.root, ".baton") });
+      const h = cli(["hook", "claude", "PreToolUse"], {
+        cwd: root,
+        input: PRE_WRITE(root),
+        env: { BATON_HOOK_SERVER: "use", BATON_HOOK_DEBUG: "1" },
+      });
+      expect(h.code, h.stderr).toBe(0);
+      expect(h.stderr, "the server refused it").toMatch(/answered in this process \(the server answered 409 \(wrong_workspace\)\)/);
+      expect(v.events()).toBe(before);
+    } finally {
+      await s.stop();
+    }
+  });
+
+  it("a link in .baton/ to another store, a log folder or a .gitignore outside: refused, nothing made or changed through it", () => {
+    const v = victim();
+    const outside = tempDir("baton-outside-");
+    const cases: [string, string][] = [
+      ["baton.db", join(v.root, ".baton", "baton.db")],
+      ["logs", outside],
+      [".gitignore", join(outside, "made-by-baton")], // dangling: writing through it would create the file
+      ["server.json", join(v.root, ".baton", "server.json")],
+    ];
+    const mtime = v.mtime();
+    for (const [name, target] of cases) {
+      const root = clone({ [join(".baton", name)]: target }, [".baton"]);
+      const r = cli(["status", "--json", "--root", root]);
+      expect(r.code, `${name}: ${r.stdout}${r.stderr}`).toBe(2);
+      expect(JSON.parse(r.stdout).error).toMatchObject({ code: "unsafe_path", path: join(root, ".baton", name) });
+      const h = cli(["hook", "claude", "PreToolUse"], { cwd: root, input: PRE_WRITE(root), env: { BATON_HOOK_SERVER: "off" } });
+      expect(h.code, h.stderr).toBe(0);
+    }
+    expect(v.mtime(), "the other store untouched").toBe(mtime);
+    expect(statSync(outside).isDirectory()).toBe(true);
+    expect(() => statSync(join(outside, "made-by-baton")), "nothing made through the dangling .gitignore").toThrow();
+    expect(() => statSync(join(outside, "hooks.log")), "no log line through the linked logs/").toThrow();
+  });
+
+  it("flows/ and config.json may be links (Baton only reads them); another name may not", () => {
+    const root = initWorkspace("baton-linked-flows-");
+    const shared = tempDir("baton-shared-");
+    writeFileSync(join(shared, "config.json"), "{}\n");
+    symlinkSync(shared, join(root, ".baton", "notes"));
+    const refused = cli(["status", "--json", "--root", root]);
+    expect(JSON.parse(refused.stdout).error).toMatchObject({ code: "unsafe_path", path: join(root, ".baton", "notes") });
+    unlinkSync(join(root, ".baton", "notes"));
+    rmSync(join(root, ".baton", "flows"), { recursive: true, force: true });
+    symlinkSync(shared, join(root, ".baton", "flows"));
+    symlinkSync(join(shared, "config.json"), join(root, ".baton", "config.json"));
+    const r = cli(["status", "--json", "--root", root]);
+    expect(r.code, r.stdout + r.stderr).toBe(0);
+    expect(JSON.parse(r.stdout).sessions).toEqual([]);
+  });
+
+  it("the hook failure log is never appended through a link: a repository's logs/hooks.log pointing outside", () => {
+    const root = initWorkspace("baton-linked-log-");
+    const outside = join(tempDir("baton-outside-"), "profile");
+    writeFileSync(outside, "export PATH=/usr/bin\n");
+    mkdirSync(join(root, ".baton", "logs"), { recursive: true });
+    symlinkSync(outside, join(root, ".baton", "logs", "hooks.log"));
+    appendHookFailure(join(root, ".baton"), { agent: "claude", event: "PreToolUse", error: new Error("boom") });
+    expect(readFileSync(outside, "utf8")).toBe("export PATH=/usr/bin\n");
+  });
+});
