@@ -72,6 +72,37 @@ describe("calls Claude Code ran without Baton hearing of them", () => {
     }
   });
 
+  it("a call whose turn an earlier build recorded (its id without the agent session) is not reported after an upgrade", async () => {
+    const { b, root, transcript, handle } = await httpHooked("PreToolUse", (r) => join(r, "transcript.jsonl"), "Write|Bash");
+    try {
+      const { sessionId } = await b.sessions.start({ flow: "task", id: "upgraded" });
+      await handle("SessionStart", { source: "startup" });
+      // What the build before recorded for a call: `turn_<agent>_<call id>`.
+      await b.events.append(sessionId, {
+        id: "turn_claude_toolu_before_upgrade",
+        type: "turn:recorded",
+        actor: "agent",
+        data: { tool: "Bash", argsHash: "0000000000000000", status: "success", lane: `claude:${fixture("PreToolUse.Write").session_id}` },
+      });
+      writeFileSync(
+        transcript,
+        `${[
+          line({ type: "user", message: { role: "user", content: "run the tests" } }),
+          use("toolu_before_upgrade", "Bash", { command: "npm test" }),
+          result("toolu_before_upgrade"),
+          use("toolu_unheard_2", "Bash", { command: "npm run lint" }),
+          result("toolu_unheard_2"),
+        ].join("\n")}\n`,
+      );
+      const stop = await handle("Stop", { stop_hook_active: false, last_assistant_message: "Done." });
+      expect(stop.userMessage).toContain("1 tool call (Bash) ran without a checkpoint");
+      const notes = (await b.events.list(sessionId)).events.filter((e) => e.type === "note:added");
+      expect(notes.map((e) => e.data.text)).toEqual([expect.stringContaining("toolu_unheard_2")]);
+    } finally {
+      await b.close();
+    }
+  });
+
   it("a subagent's calls are read from its own transcript: one nobody heard of is reported, one checkpointed is not", async () => {
     // Claude Code's layout: <project dir>/<session id>.jsonl, its subagents in <session id>/subagents/.
     const { b, root, transcript, handle } = await httpHooked("PreToolUse", (r) => join(r, "projects", "b1f9366f.jsonl"));

@@ -5,7 +5,8 @@
  * read from or written through the link: not by the CLI, not by an agent's hook in its own
  * process, not by the server the other project runs. Real workspaces, the built CLI, real links.
  */
-import { mkdirSync, readFileSync, rmSync, statSync, symlinkSync, unlinkSync, writeFileSync } from "node:fs";
+import { createHash } from "node:crypto";
+import { mkdirSync, readdirSync, readFileSync, rmSync, statSync, symlinkSync, unlinkSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { afterEach, describe, expect, it } from "vitest";
 import { appendHookFailure } from "../src/platform/hook-log.js";
@@ -55,7 +56,15 @@ describe("symbolic links in .baton/", () => {
     }
     // An agent's hook in the clone, in its own process: it lets the call through (hooks fail open), and writes nothing there.
     const h = cli(["hook", "claude", "PreToolUse"], { cwd: root, input: PRE_WRITE(root), env: { BATON_HOOK_SERVER: "off" } });
-    expect(h.code, h.stderr).toBe(0);
+    expect([h.code, h.stdout], h.stderr).toEqual([0, ""]);
+    // The session's start says Baton is off here, and why (nothing else would: its log is not written).
+    const start = cli(["hook", "claude", "SessionStart"], {
+      cwd: root,
+      input: payload("claude", "session-start-startup", { cwd: root, session: "agent-session-1" }),
+      env: { BATON_HOOK_SERVER: "off" },
+    });
+    expect(start.code, start.stderr).toBe(0);
+    expect(JSON.parse(start.stdout).systemMessage).toMatch(/^Baton is off in this workspace: .*\.baton is a symbolic link/);
     expect(v.events(), "no event in the other project's journal").toBe(before);
     expect(() => statSync(join(v.root, ".baton", "logs", "hooks.log")), "nor a line in its log").toThrow();
   });
@@ -126,6 +135,31 @@ describe("symbolic links in .baton/", () => {
     mkdirSync(join(root, ".baton", "logs"), { recursive: true });
     symlinkSync(outside, join(root, ".baton", "logs", "hooks.log"));
     appendHookFailure(join(root, ".baton"), { agent: "claude", event: "PreToolUse", error: new Error("boom") });
+    expect(readFileSync(outside, "utf8")).toBe("export PATH=/usr/bin\n");
+  });
+
+  it("a shard of .baton/blobs/ that links outside: a large file's checkpoint is refused, its content not written there", () => {
+    const root = initWorkspace("baton-linked-shard-");
+    expect(cli(["session", "start", "--flow", "task", "--root", root]).code).toBe(0);
+    const big = Buffer.alloc(2 * 1024 * 1024, "x"); // over the 1 MiB kept in the database: a file in .baton/blobs/
+    writeFileSync(join(root, "big.bin"), big);
+    const outside = tempDir("baton-outside-");
+    mkdirSync(join(root, ".baton", "blobs"), { recursive: true });
+    symlinkSync(outside, join(root, ".baton", "blobs", createHash("sha256").update(big).digest("hex").slice(0, 2)));
+    const r = cli(["checkpoint", "--files", "big.bin", "--json", "--root", root]);
+    expect(r.code, r.stdout + r.stderr).toBe(2);
+    expect(JSON.parse(r.stdout).error.code).toBe("unsafe_path");
+    expect(readdirSync(outside), "nothing written through the link").toEqual([]);
+  });
+
+  it("`baton dashboard` with .baton/logs/server.log linked outside: unsafe_path, not an internal error, nothing appended", () => {
+    const root = initWorkspace("baton-linked-server-log-");
+    const outside = join(tempDir("baton-outside-"), "profile");
+    writeFileSync(outside, "export PATH=/usr/bin\n");
+    mkdirSync(join(root, ".baton", "logs"), { recursive: true });
+    symlinkSync(outside, join(root, ".baton", "logs", "server.log"));
+    const r = cli(["dashboard", "--json", "--root", root], { env: { BROWSER: "true" } });
+    expect(JSON.parse(r.stdout).error).toMatchObject({ code: "unsafe_path" });
     expect(readFileSync(outside, "utf8")).toBe("export PATH=/usr/bin\n");
   });
 });

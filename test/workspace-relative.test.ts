@@ -7,6 +7,7 @@ import { mkdirSync, symlinkSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { afterEach, describe, expect, it } from "vitest";
 import { insideWorkspace } from "../src/platform/workspace.js";
+import { workspaceRelative } from "../src/services/files.js";
 import { cleanupDirs, tempDir } from "./helpers.js";
 
 afterEach(() => cleanupDirs());
@@ -55,5 +56,16 @@ describe("insideWorkspace", () => {
     // A folder inside the workspace that links out stays what it was: inside, as written.
     symlinkSync(join(base, "elsewhere"), join(root, "out"));
     expect(insideWorkspace(root, join(root, "out", "secret.txt"))).toBe(join("out", "secret.txt"));
+  });
+
+  it("workspaceRelative: relative to the root or to a given folder, POSIX separators; a name starting with '..' is inside", () => {
+    const { base, root } = layout();
+    expect(workspaceRelative(root, "src/a.ts")).toBe("src/a.ts");
+    expect(workspaceRelative(root, "..notes.md"), "a file named ..notes.md at the root").toBe("..notes.md");
+    expect(workspaceRelative(root, "../project/src/a.ts")).toBe("src/a.ts");
+    expect(workspaceRelative(root, "../elsewhere/secret.txt")).toBeUndefined();
+    expect(workspaceRelative(root, "a.ts", join(root, "src")), "relative to the agent's folder").toBe("src/a.ts");
+    expect(workspaceRelative(root, "src/a.ts", join(base, "alias")), "that folder named through a link").toBe("src/a.ts");
+    expect(workspaceRelative(root, join(base, "alias", "src", "deep", "b.ts"))).toBe("src/deep/b.ts");
   });
 });

@@ -20,6 +20,7 @@ import type { Baton } from "../api.js";
 import { HOOK_AGENT_LIST } from "../core/hooks/config.js";
 import { isNoop } from "../core/hooks/types.js";
 import { envOptions } from "../env-options.js";
+import { isBatonError } from "../errors.js";
 import { writeStderr, writeStdout } from "../platform/output.js";
 import { HOOK_STORE_CONNECT_MS } from "../platform/store-limits.js";
 import {
@@ -130,6 +131,11 @@ export async function answerHook(argv: readonly string[], opts: AnswerHookOption
   } catch (err) {
     await logHookFailure(ws.dir, adapter.agent, native, err);
     out = adapter.passThrough(native);
+    // A workspace Baton refuses to open (its .baton/ reached through a link a repository may
+    // have committed) is never supervised, and its log is not written either: the user is told
+    // where they read the agent, at each session start and prompt.
+    if (baton === undefined && isBatonError(err, "unsafe_path") && (ev.kind === "session_start" || ev.kind === "prompt"))
+      out = adapter.render(ev, { userMessage: `Baton is off in this workspace: ${err.message}` });
   }
   debugLine(`answered in this process (${opts.reason ?? "run directly"})`);
   const launcher = opts.launcher;

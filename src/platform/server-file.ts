@@ -6,7 +6,7 @@
  */
 import { readFileSync, unlinkSync } from "node:fs";
 import { join } from "node:path";
-import { matchProcess, type ProcessMatch } from "./process-facts.js";
+import { matchProcess, type ProcessMatch, processAlive } from "./process-facts.js";
 
 export interface ServerInfo {
   pid: number;
@@ -74,6 +74,11 @@ export function serverIdentity(info: ServerInfo): ProcessMatch {
   return matchProcess(info);
 }
 
+/** The process that wrote `info` still runs (a zombie does not: it has exited, unreaped). */
+function sameProcessAlive(info: ServerInfo): boolean {
+  return processAlive(info.pid) && matchProcess(info) === "same";
+}
+
 /** Whether the file may name a running server: the same process, or one not proven otherwise. */
 export function serverAlive(info: ServerInfo): boolean {
   const id = serverIdentity(info);
@@ -122,10 +127,12 @@ export async function stopServer(batonDir: string, pid: number, waitMs = 10_000)
   } catch {
     return true; // gone meanwhile
   }
+  // Stopped once it is gone, not only its file: the server removes server.json first, then
+  // finishes its shutdown (closing the store), and "not running" must be true when it is said.
   const until = Date.now() + waitMs;
   while (Date.now() < until) {
     const now = readServerFile(batonDir);
-    if (!now || now.pid !== pid || serverIdentity(now) === "dead") return true;
+    if ((!now || now.pid !== pid || serverIdentity(now) === "dead") && !sameProcessAlive(holder)) return true;
     await new Promise((r) => setTimeout(r, 25));
   }
   return false;

@@ -116,11 +116,12 @@ function strictlyInside(rel: string): boolean {
 
 /**
  * The absolute path `abs` relative to the workspace `root`, when it is inside it (undefined when
- * not): as written, or else through a link to the workspace's folder or one above it (a
- * symlinked project folder; macOS's /tmp and /var), so an agent whose working directory or file
- * path names the workspace another way is still in it. Only folders are followed: the real
- * path of the nearest folder of `abs` that exists, against the root's; `abs` itself is not (a
- * link is written as the tool writes it, and checkpointed as what it is).
+ * not): as written, or else through a link from outside to a folder inside the workspace (a
+ * symlinked project folder, one above it such as macOS's /tmp and /var, or one of its folders),
+ * so an agent whose working directory or file path names the workspace another way is still in
+ * it. Only folders are followed: the real path of the nearest folder of `abs` that exists,
+ * against the root's; `abs` itself is not (a link is written as the tool writes it, and
+ * checkpointed as what it is). A link inside the workspace is left to the callers' checks.
  */
 export function insideWorkspace(root: string, abs: string): string | undefined {
   const lexical = relative(root, abs);

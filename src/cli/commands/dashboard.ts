@@ -63,8 +63,14 @@ export async function dashboard(ctx: Ctx, o: { open?: boolean; demo?: boolean })
 /** `baton serve --idle-exit 30m` in the background, detached, stderr to .baton/logs/server.log. */
 function startServer(root: string, batonDir: string): void {
   const logs = privateSubdir(batonDir, "logs");
-  if (logs === undefined) throw unsafePath(join(batonDir, "logs"), "is a symbolic link or not a folder");
-  const fd = openPrivateAppend(join(logs, "server.log"));
+  if (logs === undefined) throw unsafePath(join(batonDir, "logs"), "is a symbolic link, or not a folder Baton can write in");
+  let fd: number;
+  try {
+    fd = openPrivateAppend(join(logs, "server.log"));
+  } catch (err) {
+    if ((err as NodeJS.ErrnoException).code === "ELOOP") throw unsafePath(join(logs, "server.log"), "is a symbolic link");
+    throw new BatonError("workspace_unwritable", `cannot open ${join(logs, "server.log")} (${(err as Error).message})`, {}, { cause: err });
+  }
   try {
     const launcher = process.argv[1];
     if (!launcher) throw new BatonError("internal", "cannot tell how this baton was started");

@@ -168,6 +168,10 @@ const RECENT_MS = 24 * 60 * 60 * 1000;
 async function heardIn(b: Baton, sid: string, ev: HookEvent, c: TranscriptCall): Promise<"turn" | "checkpoint" | undefined> {
   const turn = turnId(ev, callTool(c)) as string;
   for (const id of [turn, `${turn}.unanswered`, `${turn}.unrecorded`]) if (await b.events.find(sid, id)) return "turn";
+  // A turn an earlier build recorded, before the agent session was part of its id.
+  const { agentSessionId: _, ...unscoped } = ev;
+  const earlier = turnId(unscoped, callTool(c)) as string;
+  if (earlier !== turn && (await b.events.find(sid, earlier))) return "turn";
   try {
     await b.checkpoints.get(callCheckpoint(sid, ev, callTool(c)).id);
     return "checkpoint";

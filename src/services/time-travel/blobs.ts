@@ -16,13 +16,13 @@
  * Longer than ~400 lines, a little: both places, the packing and the sweep of unfinished writes are one
  * store, read together.
  */
-import { existsSync, mkdirSync, readdirSync, readFileSync, statSync, unlinkSync, utimesSync } from "node:fs";
+import { lstatSync, mkdirSync, readdirSync, readFileSync, statSync, unlinkSync, utimesSync } from "node:fs";
 import { createRequire } from "node:module";
 import { dirname, join } from "node:path";
 import type { Backend, CheckpointQueries, StoreTx } from "../../backend/contract.js";
 import { sha256 } from "../../core/canonical.js";
 import { BatonError } from "../../errors.js";
-import { fsyncDir, ioError } from "../../platform/safe-fs.js";
+import { fsyncDir, ioError, unsafePath } from "../../platform/safe-fs.js";
 import { writeFileWhole } from "../../platform/whole-file.js";
 
 type Zlib = typeof import("node:zlib");
@@ -101,7 +101,7 @@ export function blobFile(blobsDir: string, hash: string): string {
  * doctor (every blob a live checkpoint names) ask the question this one way.
  */
 export async function missingBlobs(tx: StoreTx, blobsDir: string, hashes: Iterable<string>): Promise<string[]> {
-  const notFiles = [...new Set(hashes)].filter((h) => !existsSync(blobFile(blobsDir, h)));
+  const notFiles = [...new Set(hashes)].filter((h) => !isOwn(blobFile(blobsDir, h), "file"));
   if (notFiles.length === 0) return [];
   const rows = new Set(await tx.checkpoints.inlineBlobs(notFiles));
   return notFiles.filter((h) => !rows.has(h));
@@ -134,7 +134,7 @@ export class BlobStore {
   }
 
   has(hash: string): boolean {
-    return existsSync(this.path(hash));
+    return isOwn(this.path(hash), "file");
   }
 
   /**
@@ -143,7 +143,11 @@ export class BlobStore {
    */
   put(content: Uint8Array, hash = sha256(content)): PutResult {
     const file = this.path(hash);
-    if (existsSync(file)) {
+    const dir = join(this.dir, hash.slice(0, 2));
+    // A shard that is a link (a repository can commit `.baton/blobs/ab -> …`) would take the
+    // file's contents out of the workspace: refused. A blob that is a link is written over.
+    if (!isOwn(dir, "dir") && lstatOrUndefined(dir) !== undefined) throw unsafePath(dir, "is a symbolic link or not a folder");
+    if (isOwn(file, "file")) {
       try {
         const now = new Date();
         utimesSync(file, now, now);
@@ -152,7 +156,6 @@ export class BlobStore {
       }
       return { hash, size: content.byteLength, created: false };
     }
-    const dir = join(this.dir, hash.slice(0, 2));
     const packed = packBlob(content);
     try {
       const created = mkdirSync(dir, { recursive: true, mode: 0o700 });
@@ -203,6 +206,7 @@ export class BlobStore {
   remove(hashes: Iterable<string>): number {
     let n = 0;
     for (const h of hashes) {
+      if (!isOwn(join(this.dir, h.slice(0, 2)), "dir")) continue; // never through a linked shard
       try {
         unlinkSync(this.path(h));
         n++;
@@ -219,7 +223,9 @@ export class BlobStore {
     const temps: { path: string; mtimeMs: number }[] = [];
     let shards: string[];
     try {
-      shards = readdirSync(this.dir);
+      shards = readdirSync(this.dir, { withFileTypes: true })
+        .filter((d) => d.isDirectory()) // a linked shard is not the store's
+        .map((d) => d.name);
     } catch {
       return { hashes, temps };
     }
@@ -430,4 +436,18 @@ function missing(hash: string, where: { path: string; db?: string }): BatonError
     `blob ${hash} is missing (${where.db !== undefined ? `neither the store ${where.db} nor ${where.path} holds it` : `${where.path} does not exist`}); the checkpoint or artifact that names it cannot be restored. Take a new checkpoint, and run \`baton doctor\` to see what else is missing`,
     { hash, path: where.path },
   );
+}
+
+function lstatOrUndefined(path: string): ReturnType<typeof lstatSync> | undefined {
+  try {
+    return lstatSync(path);
+  } catch {
+    return undefined;
+  }
+}
+
+/** `path` is itself a file or folder (not a symbolic link to one). */
+function isOwn(path: string, kind: "file" | "dir"): boolean {
+  const st = lstatOrUndefined(path);
+  return st !== undefined && (kind === "file" ? st.isFile() : st.isDirectory());
 }
