@@ -72,8 +72,8 @@ describe("calls Claude Code ran without Baton hearing of them", () => {
     }
   });
 
-  it("a call whose turn an earlier build recorded (its id without the agent session) is not reported after an upgrade", async () => {
-    const { b, root, transcript, handle } = await httpHooked("PreToolUse", (r) => join(r, "transcript.jsonl"), "Write|Bash");
+  it("a call whose turn an earlier build recorded (its id without the agent session) is not reported after an upgrade; another session's is no alibi", async () => {
+    const { b, transcript, handle } = await httpHooked("PreToolUse", (r) => join(r, "transcript.jsonl"), "Write|Bash");
     try {
       const { sessionId } = await b.sessions.start({ flow: "task", id: "upgraded" });
       await handle("SessionStart", { source: "startup" });
@@ -83,6 +83,13 @@ describe("calls Claude Code ran without Baton hearing of them", () => {
         type: "turn:recorded",
         actor: "agent",
         data: { tool: "Bash", argsHash: "0000000000000000", status: "success", lane: `claude:${fixture("PreToolUse.Write").session_id}` },
+      });
+      // Another agent session's call with the id this session's unheard call has (a model server numbering calls).
+      await b.events.append(sessionId, {
+        id: "turn_claude_toolu_unheard_2",
+        type: "turn:recorded",
+        actor: "agent",
+        data: { tool: "Bash", argsHash: "0000000000000000", status: "success", lane: "claude:another-session" },
       });
       writeFileSync(
         transcript,

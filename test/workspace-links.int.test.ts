@@ -65,6 +65,13 @@ describe("symbolic links in .baton/", () => {
     });
     expect(start.code, start.stderr).toBe(0);
     expect(JSON.parse(start.stdout).systemMessage).toMatch(/^Baton is off in this workspace: .*\.baton is a symbolic link/);
+    // Copilot CLI shows a hook's message only to the model: it is told, to tell the user.
+    const copilot = cli(["hook", "copilot", "userPromptSubmitted"], {
+      cwd: root,
+      input: payload("copilot", "user-prompt", { cwd: root, session: "agent-session-2" }),
+      env: { BATON_HOOK_SERVER: "off" },
+    });
+    expect(copilot.stdout).toMatch(/Baton is off in this workspace: .*Tell the user\./);
     expect(v.events(), "no event in the other project's journal").toBe(before);
     expect(() => statSync(join(v.root, ".baton", "logs", "hooks.log")), "nor a line in its log").toThrow();
   });

@@ -133,9 +133,12 @@ export async function answerHook(argv: readonly string[], opts: AnswerHookOption
     out = adapter.passThrough(native);
     // A workspace Baton refuses to open (its .baton/ reached through a link a repository may
     // have committed) is never supervised, and its log is not written either: the user is told
-    // where they read the agent, at each session start and prompt.
-    if (baton === undefined && isBatonError(err, "unsafe_path") && (ev.kind === "session_start" || ev.kind === "prompt"))
-      out = adapter.render(ev, { userMessage: `Baton is off in this workspace: ${err.message}` });
+    // at each session start and prompt, where the agent shows Baton's messages, else through
+    // the model (Cline CLI, Copilot CLI and OpenCode show hooks' messages only to the model).
+    if (baton === undefined && isBatonError(err, "unsafe_path") && (ev.kind === "session_start" || ev.kind === "prompt")) {
+      const off = `Baton is off in this workspace: ${err.message}`;
+      out = adapter.render(ev, { userMessage: off, context: `${off} Tell the user.` });
+    }
   }
   debugLine(`answered in this process (${opts.reason ?? "run directly"})`);
   const launcher = opts.launcher;

@@ -127,13 +127,16 @@ export async function stopServer(batonDir: string, pid: number, waitMs = 10_000)
   } catch {
     return true; // gone meanwhile
   }
-  // Stopped once it is gone, not only its file: the server removes server.json first, then
-  // finishes its shutdown (closing the store), and "not running" must be true when it is said.
+  // Stopped once it is gone, not only its file: the server removes server.json once it stopped
+  // listening, then finishes its shutdown (closing the store). A shutdown still waiting at the
+  // deadline (a hook's child process) serves no more: stopped too, its file gone.
   const until = Date.now() + waitMs;
+  let fileGone = false;
   while (Date.now() < until) {
     const now = readServerFile(batonDir);
-    if ((!now || now.pid !== pid || serverIdentity(now) === "dead") && !sameProcessAlive(holder)) return true;
+    fileGone = !now || now.pid !== pid || serverIdentity(now) === "dead";
+    if (fileGone && !sameProcessAlive(holder)) return true;
     await new Promise((r) => setTimeout(r, 25));
   }
-  return false;
+  return fileGone;
 }

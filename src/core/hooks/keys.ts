@@ -36,7 +36,10 @@ export function safeCallId(tool: ToolCall): string | undefined {
  * parent's session id here): two subagents running the same call at once are two calls.
  */
 export function callKey(ev: HookEvent, tool: ToolCall): string {
-  if (tool.callId !== undefined) return `${ev.agent}\u0000id\u0000${ev.agentSessionId ?? ""}\u0000${tool.callId}`;
+  if (tool.callId !== undefined)
+    return ev.agentSessionId === undefined
+      ? `${ev.agent}\u0000id\u0000${tool.callId}` // as every id was before sessions scoped them
+      : `${ev.agent}\u0000id\u0000${ev.agentSessionId}\u0000${tool.callId}`;
   const who = `${ev.agentSessionId ?? ""}${ev.subagentId !== undefined ? `/${ev.subagentId}` : ""}`;
   return `${ev.agent}\u0000args\u0000${who}\u0000${tool.name}\u0000${argsHash(tool.input)}`;
 }

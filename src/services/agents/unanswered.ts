@@ -27,6 +27,7 @@ import type { Baton } from "../../api.js";
 import { isBatonDenial } from "../../core/hooks/context.js";
 import { callCheckpoint, turnId } from "../../core/hooks/keys.js";
 import type { HookEvent, HookResponse, ToolCall } from "../../core/hooks/types.js";
+import { familyOf, laneId } from "../../core/lanes.js";
 import { httpHooksTargets, staleHooksAdvice } from "../../platform/claude-http-hooks.js";
 import { appendHookFailure } from "../../platform/hook-log.js";
 import { readServerKey } from "../../platform/server-key.js";
@@ -168,16 +169,27 @@ const RECENT_MS = 24 * 60 * 60 * 1000;
 async function heardIn(b: Baton, sid: string, ev: HookEvent, c: TranscriptCall): Promise<"turn" | "checkpoint" | undefined> {
   const turn = turnId(ev, callTool(c)) as string;
   for (const id of [turn, `${turn}.unanswered`, `${turn}.unrecorded`]) if (await b.events.find(sid, id)) return "turn";
-  // A turn an earlier build recorded, before the agent session was part of its id.
+  // What an earlier build recorded, before the agent session was part of the ids: taken only
+  // when it is this agent session's (another's call may have had the same id).
   const { agentSessionId: _, ...unscoped } = ev;
+  const family = laneId(ev.agent, ev.agentSessionId);
+  const ours = (lane: unknown) => typeof lane === "string" && familyOf(lane) === family;
   const earlier = turnId(unscoped, callTool(c)) as string;
-  if (earlier !== turn && (await b.events.find(sid, earlier))) return "turn";
-  try {
-    await b.checkpoints.get(callCheckpoint(sid, ev, callTool(c)).id);
-    return "checkpoint";
-  } catch {
-    return undefined; // no checkpoint: its before-hook was not answered
+  if (earlier !== turn)
+    for (const id of [earlier, `${earlier}.unanswered`, `${earlier}.unrecorded`])
+      if (ours((await b.events.find(sid, id))?.data.lane)) return "turn";
+  for (const [id, check] of [
+    [callCheckpoint(sid, ev, callTool(c)).id, false],
+    [callCheckpoint(sid, unscoped, callTool(c)).id, true],
+  ] as const) {
+    try {
+      const cp = await b.checkpoints.get(id);
+      if (!check || ours(cp.lane)) return "checkpoint";
+    } catch {
+      // no such checkpoint: its before-hook was not answered
+    }
   }
+  return undefined;
 }
 
 function callTool(c: TranscriptCall): ToolCall {

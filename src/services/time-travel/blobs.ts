@@ -16,7 +16,7 @@
  * Longer than ~400 lines, a little: both places, the packing and the sweep of unfinished writes are one
  * store, read together.
  */
-import { lstatSync, mkdirSync, readdirSync, readFileSync, statSync, unlinkSync, utimesSync } from "node:fs";
+import { closeSync, constants, lstatSync, mkdirSync, openSync, readdirSync, readFileSync, unlinkSync, utimesSync } from "node:fs";
 import { createRequire } from "node:module";
 import { dirname, join } from "node:path";
 import type { Backend, CheckpointQueries, StoreTx } from "../../backend/contract.js";
@@ -193,10 +193,13 @@ export class BlobStore {
     checkName(hash);
     const file = this.path(hash);
     let raw: Buffer;
+    // Never through a link (a shard or a blob a repository committed as one): then it is missing.
+    if (!isOwn(join(this.dir, hash.slice(0, 2)), "dir") || !isOwn(file, "file")) throw missing(hash, { path: file });
     try {
-      raw = readFileSync(file);
+      raw = readNoFollow(file);
     } catch (err) {
-      if ((err as NodeJS.ErrnoException).code === "ENOENT") throw missing(hash, { path: file });
+      if ((err as NodeJS.ErrnoException).code === "ENOENT" || (err as NodeJS.ErrnoException).code === "ELOOP")
+        throw missing(hash, { path: file });
       throw ioError(`cannot read blob ${file}`, err);
     }
     return unpackBlob(hash, raw, { file });
@@ -241,7 +244,9 @@ export class BlobStore {
         const p = join(this.dir, shard, name);
         let mtimeMs: number;
         try {
-          mtimeMs = statSync(p).mtimeMs;
+          const st = lstatSync(p);
+          if (!st.isFile()) continue; // a link is not a blob (nor a temp file of one)
+          mtimeMs = st.mtimeMs;
         } catch {
           continue;
         }
@@ -450,4 +455,14 @@ function lstatOrUndefined(path: string): ReturnType<typeof lstatSync> | undefine
 function isOwn(path: string, kind: "file" | "dir"): boolean {
   const st = lstatOrUndefined(path);
   return st !== undefined && (kind === "file" ? st.isFile() : st.isDirectory());
+}
+
+/** A regular file's bytes, opened without following a link at the end (ELOOP when it is one). */
+function readNoFollow(file: string): Buffer {
+  const fd = openSync(file, constants.O_RDONLY | (constants.O_NOFOLLOW ?? 0));
+  try {
+    return readFileSync(fd);
+  } finally {
+    closeSync(fd);
+  }
 }
