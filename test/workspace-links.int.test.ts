@@ -5,6 +5,7 @@
  * read from or written through the link: not by the CLI, not by an agent's hook in its own
  * process, not by the server the other project runs. Real workspaces, the built CLI, real links.
  */
+import { spawnSync } from "node:child_process";
 import { createHash } from "node:crypto";
 import { mkdirSync, readdirSync, readFileSync, rmSync, statSync, symlinkSync, unlinkSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
@@ -168,5 +169,21 @@ describe("symbolic links in .baton/", () => {
     const r = cli(["dashboard", "--json", "--root", root], { env: { BROWSER: "true" } });
     expect(JSON.parse(r.stdout).error).toMatchObject({ code: "unsafe_path" });
     expect(readFileSync(outside, "utf8")).toBe("export PATH=/usr/bin\n");
+  });
+
+  it("a flow file a repository links to /dev/zero, or a FIFO, or one too large: reported invalid at once, nothing hangs", () => {
+    const root = initWorkspace("baton-flow-devices-");
+    const flows = join(root, ".baton", "flows");
+    mkdirSync(flows, { recursive: true });
+    symlinkSync("/dev/zero", join(flows, "zero.json"));
+    spawnSync("mkfifo", [join(flows, "fifo.json")]);
+    writeFileSync(join(flows, "huge.json"), `{"name": "huge", "pad": "${"x".repeat(2 * 1024 * 1024)}"}`);
+    const r = cli(["flows", "list", "--root", root]);
+    expect(r.code, r.stderr).toBe(0);
+    expect(r.stdout).toMatch(/INVALID .*zero\.json: \(file\): cannot read: .*not a regular file/);
+    expect(r.stdout).toMatch(/INVALID .*fifo\.json: \(file\): cannot read: .*not a regular file/);
+    expect(r.stdout).toMatch(/INVALID .*huge\.json: \(file\): cannot read: .*over the 1048576-byte limit/);
+    const start = cli(["session", "start", "--flow", "custom", "--json", "--root", root]);
+    expect(JSON.parse(start.stdout).error.code, "a flow looked up among them: answered, not hung").toBe("unknown_flow");
   });
 });

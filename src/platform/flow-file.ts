@@ -3,18 +3,24 @@
  * checked, with its problems in a form a person reads. The validator (and its JSON parser) loads
  * on first use, so opening a workspace with no flow files never pays for it.
  */
-import { readFileSync } from "node:fs";
 import type { FlowDefinition } from "../core/flows/flow.js";
 import type { FlowProblem } from "../core/flows/validate.js";
+import { readSettingsText } from "./settings-text.js";
+
+/** More than any flow holds (the built-in ones are a few KiB). */
+const FLOW_MAX_BYTES = 1024 * 1024;
 
 /** Read and validate a flow file. */
 export async function loadFlowFile(file: string): Promise<{ flow?: FlowDefinition; problems: FlowProblem[]; name?: string }> {
-  let text: string;
+  // A repository ships these: a file linked to /dev/zero, or a FIFO, must not hang or exhaust
+  // the command (settings-text.ts); a flow is a few KiB.
+  let text: string | undefined;
   try {
-    text = readFileSync(file, "utf8");
+    text = readSettingsText(file, FLOW_MAX_BYTES);
   } catch (err) {
     return { problems: [{ path: "", message: `cannot read: ${(err as Error).message}` }] };
   }
+  if (text === undefined) return { problems: [{ path: "", message: "cannot read: it is gone" }] };
   const { parseFlowFile } = await import("../core/flows/validate.js");
   const result = parseFlowFile(text);
   let name: string | undefined;
