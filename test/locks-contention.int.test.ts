@@ -93,10 +93,19 @@ describe("lock contention with SIGKILL and SIGSTOP", () => {
       // w0 held once, w2 three times, the other six five times each, plus the thief.
       expect(epochs.length).toBe(1 + 3 + (WORKERS - 2) * ROUNDS + 1);
 
-      // Killed holders were reclaimed on proof of death.
+      // Killed holders were reclaimed on proof of death. A killed holder may have been the last
+      // (the others finished first on a busy machine): then the next acquisition is this test's.
       expect(kills).toHaveLength(2);
       for (const k of kills) {
-        const next = acquired.find((a) => a.epoch === k + 1);
+        let next = acquired.find((a) => a.epoch === k + 1);
+        if (next === undefined && k === Math.max(...epochs)) {
+          const after = await openBaton({ root });
+          const g = await after.locks.acquire("resource", { owner: "after", ttlMs: TTL_MS, waitMs: 1_000 });
+          await after.locks.release("resource", g.epoch);
+          await after.close();
+          next = { worker: "after", epoch: g.epoch, proof: g.reclaimed?.proof ?? "-" };
+          expect(next.epoch).toBe(k + 1);
+        }
         expect(next?.proof, `epoch ${k + 1} reclaimed from the killed epoch ${k}`).toBe("dead_pid");
       }
       // The stopped holder lost the lock by expiry, and its write after SIGCONT was refused.
