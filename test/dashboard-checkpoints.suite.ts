@@ -11,7 +11,7 @@ import { join } from "node:path";
 import type { Page } from "playwright-core";
 import { describe, expect, it } from "vitest";
 import { type Baton, openBaton } from "../src/index.js";
-import { connection, dashboardLink, screenshot, seriousViolations, suiteBrowser, tabTo } from "./dashboard-helpers.js";
+import { connection, openDashboard, screenshot, seriousViolations, suiteBrowser, tabTo } from "./dashboard-helpers.js";
 import type { DashboardStore } from "./dashboard-store.js";
 import { serve } from "./server-helpers.js";
 
@@ -58,7 +58,7 @@ export function checkpointsSuite(store: DashboardStore): void {
     }
 
     async function openCheckpoints(root: string, page: Page): Promise<void> {
-      await page.goto(dashboardLink(root).url);
+      await openDashboard(page, root, 'a[href="#/session/cp"]');
       await page.locator('a[href="#/session/cp"]').click();
       await connection(page, "live");
       await page.locator('table[aria-label="Checkpoints"] tbody tr').nth(1).waitFor();

@@ -7,7 +7,7 @@ import { spawnSync } from "node:child_process";
 import type { BrowserContext } from "playwright-core";
 import { describe, expect, it } from "vitest";
 import { type Baton, openBaton } from "../src/index.js";
-import { dashboardLink, screenshot, seriousViolations, suiteBrowser, tabTo } from "./dashboard-helpers.js";
+import { openDashboard, screenshot, seriousViolations, suiteBrowser, tabTo } from "./dashboard-helpers.js";
 import type { DashboardStore } from "./dashboard-store.js";
 import { liveSession, serve } from "./server-helpers.js";
 
@@ -41,8 +41,7 @@ export function healthSuite(store: DashboardStore): void {
           await expect.poll(async () => (await lib.work.pending("hero"))[0]?.lease?.expired, { timeout: 10_000, interval: 25 }).toBe(true);
 
           const page = await context.newPage();
-          await page.goto(dashboardLink(root).url);
-          await page.locator('a[href="#/session/hero"]').waitFor();
+          await openDashboard(page, root, 'a[href="#/session/hero"]');
           await page.getByRole("link", { name: "Health" }).click();
           const row = page.locator('tr[data-code="lease_expired"]');
           await row.getByText("agent-gone").waitFor();
@@ -68,8 +67,7 @@ export function healthSuite(store: DashboardStore): void {
           const journal = (await lib.sessions.snapshot("hero")).lastSeq;
 
           const page = await context.newPage();
-          await page.goto(dashboardLink(root).url);
-          await page.locator('a[href="#/session/hero"]').waitFor();
+          await openDashboard(page, root, 'a[href="#/session/hero"]');
           await page.getByRole("link", { name: "Health" }).click();
           const row = (code: string) => page.locator(`tr[data-code="${code}"]`);
           for (const code of ["lease_expired", "run_crashed", "lock_stale"]) await row(code).waitFor();

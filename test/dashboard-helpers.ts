@@ -6,7 +6,7 @@
 import { existsSync, mkdirSync, readFileSync } from "node:fs";
 import { createRequire } from "node:module";
 import { join } from "node:path";
-import { type Browser, chromium, type Page } from "playwright-core";
+import { type Browser, type ConsoleMessage, chromium, type Page, type Request, type Response } from "playwright-core";
 import { afterAll, beforeAll } from "vitest";
 import { cli, REPO } from "./helpers.js";
 
@@ -40,6 +40,46 @@ export function suiteBrowser(): () => Browser {
     if (!browser) throw new Error("the suite's Chromium is not running");
     return browser;
   };
+}
+
+/**
+ * Open the dashboard in `page` with a fresh login link and wait for `selector` (the view the
+ * test starts from). When it never shows, the error says what the page showed and what it saw:
+ * its text, console messages, failed or refused requests, and the link (`started` says
+ * whether `baton dashboard` found the test's server or started its own).
+ */
+export async function openDashboard(page: Page, root: string, selector: string, timeout = 30_000): Promise<void> {
+  const t0 = Date.now();
+  const seen: string[] = [];
+  const at = () => `+${Date.now() - t0}ms`;
+  const onConsole = (m: ConsoleMessage) => seen.push(`${at()} console.${m.type()}: ${m.text()}`);
+  const onError = (e: Error) => seen.push(`${at()} page error: ${e.message}`);
+  const onFailed = (r: Request) => seen.push(`${at()} failed: ${r.method()} ${r.url()} (${r.failure()?.errorText})`);
+  const onResponse = (r: Response) => {
+    if (r.status() >= 400) seen.push(`${at()} ${r.status()}: ${r.request().method()} ${r.url()}`);
+  };
+  page.on("console", onConsole);
+  page.on("pageerror", onError);
+  page.on("requestfailed", onFailed);
+  page.on("response", onResponse);
+  const link = dashboardLink(root);
+  try {
+    await page.goto(link.url);
+    await page.locator(selector).first().waitFor({ timeout });
+  } catch (err) {
+    const text = await page
+      .locator("body")
+      .innerText({ timeout: 2_000 })
+      .catch((e: Error) => `(unreadable: ${e.message})`);
+    throw new Error(
+      `the dashboard never showed ${selector}: ${(err as Error).message}\nlink: ${JSON.stringify(link)}\npage text: ${text}\nseen:\n${seen.join("\n")}`,
+    );
+  } finally {
+    page.off("console", onConsole);
+    page.off("pageerror", onError);
+    page.off("requestfailed", onFailed);
+    page.off("response", onResponse);
+  }
 }
 
 /** `baton dashboard --json` on a workspace: the one-time login link (and whether it started a server). */

@@ -5,7 +5,7 @@
  */
 import { describe, expect, it } from "vitest";
 import { openBaton } from "../src/index.js";
-import { connection, dashboardLink, screenshot, seriousViolations, suiteBrowser } from "./dashboard-helpers.js";
+import { connection, openDashboard, screenshot, seriousViolations, suiteBrowser } from "./dashboard-helpers.js";
 import type { DashboardStore } from "./dashboard-store.js";
 import { serve } from "./server-helpers.js";
 
@@ -34,7 +34,7 @@ export function ledgerSuite(store: DashboardStore): void {
         const context = await browser().newContext({ bypassCSP: true });
         try {
           const page = await context.newPage();
-          await page.goto(dashboardLink(root).url);
+          await openDashboard(page, root, 'a[href="#/session/shop"]');
           await page.locator('a[href="#/session/shop"]').click();
           await connection(page, "live");
           const table = page.getByRole("table", { name: "Ledger" });

@@ -8,7 +8,7 @@ import { join } from "node:path";
 import type { Page } from "playwright-core";
 import { describe, expect, it } from "vitest";
 import { openBaton } from "../src/index.js";
-import { connection, dashboardLink, screenshot, seriousViolations, suiteBrowser, tabTo } from "./dashboard-helpers.js";
+import { connection, openDashboard, screenshot, seriousViolations, suiteBrowser, tabTo } from "./dashboard-helpers.js";
 import type { DashboardStore } from "./dashboard-store.js";
 import { serve } from "./server-helpers.js";
 
@@ -46,7 +46,7 @@ export function lessonsSuite(store: DashboardStore): void {
     }
 
     async function openLessons(root: string, page: Page): Promise<void> {
-      await page.goto(dashboardLink(root).url);
+      await openDashboard(page, root, 'a[href="#/lessons"]');
       await page.getByRole("link", { name: "Lessons" }).click();
       await card(page, "les-css").waitFor();
     }

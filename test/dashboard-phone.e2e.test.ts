@@ -19,7 +19,7 @@ import type { Browser, BrowserContextOptions, Page } from "playwright-core";
 import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, it } from "vitest";
 import { type Baton, openBaton } from "../src/index.js";
 import { spawnNode, waitExit } from "./child-process.js";
-import { connection, dashboardLink, launch, screenshot, seriousViolations } from "./dashboard-helpers.js";
+import { connection, launch, openDashboard, screenshot, seriousViolations } from "./dashboard-helpers.js";
 import { failUntilPaused, REPO, stuckSession, tempDir, writeAt } from "./helpers.js";
 import { type Served, serve } from "./server-helpers.js";
 
@@ -239,8 +239,7 @@ describe("dashboard on a phone, and its polish on a desktop", () => {
     const context = await browser.newContext(options);
     const page = await context.newPage();
     page.on("pageerror", (err) => console.error(`page error: ${err.message}`));
-    await page.goto(dashboardLink(root).url);
-    await page.locator(`tr[data-session="hero"]`).waitFor();
+    await openDashboard(page, root, `tr[data-session="hero"]`);
     if (hash !== "#/sessions") await page.evaluate((h) => (location.hash = h), hash);
     await connection(page, "live");
     return page;

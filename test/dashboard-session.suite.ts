@@ -6,7 +6,7 @@
 import type { Browser, BrowserContext, Page } from "playwright-core";
 import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, it } from "vitest";
 import { type Baton, type EventInput, openBaton } from "../src/index.js";
-import { connection, dashboardLink, launch, screenshot, seriousViolations, tabTo } from "./dashboard-helpers.js";
+import { connection, launch, openDashboard, screenshot, seriousViolations, tabTo } from "./dashboard-helpers.js";
 import type { DashboardStore } from "./dashboard-store.js";
 import { type Served, serve } from "./server-helpers.js";
 
@@ -51,7 +51,7 @@ export function sessionSuite(store: DashboardStore): void {
     async function openSession(context: BrowserContext): Promise<Page> {
       const page = await context.newPage();
       page.on("pageerror", (err) => console.error(`page error: ${err.message}`));
-      await page.goto(dashboardLink(root).url);
+      await openDashboard(page, root, 'a[href="#/session/big"]');
       await page.locator('a[href="#/session/big"]').click();
       await page.locator("#session-title").waitFor();
       await connection(page, "live");
@@ -137,8 +137,7 @@ export function sessionSuite(store: DashboardStore): void {
         const context = await browser.newContext();
         try {
           const page = await context.newPage();
-          await page.goto(dashboardLink(root).url);
-          await page.locator('a[href="#/session/big"]').waitFor();
+          await openDashboard(page, root, 'a[href="#/session/big"]');
           await page.evaluate(() => {
             location.hash = "#/session/no-such-session";
           });

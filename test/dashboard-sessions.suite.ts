@@ -7,7 +7,7 @@
 import type { Page } from "playwright-core";
 import { describe, expect, it } from "vitest";
 import { openBaton } from "../src/index.js";
-import { connection, dashboardLink, screenshot, seriousViolations, suiteBrowser, tabTo } from "./dashboard-helpers.js";
+import { connection, openDashboard, screenshot, seriousViolations, suiteBrowser, tabTo } from "./dashboard-helpers.js";
 import type { DashboardStore } from "./dashboard-store.js";
 import { liveSession, serve } from "./server-helpers.js";
 
@@ -34,8 +34,7 @@ export function sessionsSuite(store: DashboardStore): void {
         const context = await browser().newContext();
         try {
           const page = await context.newPage();
-          await page.goto(dashboardLink(root).url);
-          await row(page, "hero").waitFor();
+          await openDashboard(page, root, 'tr[data-session="hero"]');
           await connection(page, "live");
 
           // Written elsewhere while the page is open: the page follows without a reload.
@@ -103,8 +102,7 @@ export function sessionsSuite(store: DashboardStore): void {
         const context = await browser().newContext();
         try {
           const page = await context.newPage();
-          await page.goto(dashboardLink(root).url);
-          await row(page, "hero").waitFor();
+          await openDashboard(page, root, 'tr[data-session="hero"]');
           await connection(page, "live");
           await server.stop();
           await connection(page, "reconnecting");
@@ -125,6 +123,33 @@ export function sessionsSuite(store: DashboardStore): void {
         }
       });
 
+      it("reads the list again when a read failed, though nothing changes in the workspace", async () => {
+        const root = store.workspace();
+        await liveSession(root);
+        const server = await serve(root);
+        const context = await browser().newContext();
+        try {
+          const page = await context.newPage();
+          // The server refuses the first two reads of the list (as one busy or restarting would).
+          let refused = 0;
+          await page.route(/\/v1\/dashboard\/sessions$/, (route) => {
+            if (refused++ < 2)
+              return route.fulfill({
+                status: 503,
+                contentType: "application/json",
+                body: '{"error":{"code":"unavailable","message":"busy"}}',
+              });
+            return route.continue();
+          });
+          await openDashboard(page, root, 'tr[data-session="hero"]');
+          expect(refused).toBeGreaterThanOrEqual(3);
+          await expect.poll(() => page.locator('[role="alert"]').count()).toBe(0);
+        } finally {
+          await context.close();
+          await server.stop();
+        }
+      });
+
       it("has no serious accessibility violations, and every action is reachable by keyboard", async () => {
         const root = store.workspace();
         await liveSession(root);
@@ -132,8 +157,7 @@ export function sessionsSuite(store: DashboardStore): void {
         const context = await browser().newContext({ bypassCSP: true });
         try {
           const page = await context.newPage();
-          await page.goto(dashboardLink(root).url);
-          await row(page, "hero").waitFor();
+          await openDashboard(page, root, 'tr[data-session="hero"]');
           expect(await seriousViolations(page)).toEqual([]);
           expect(await tabTo(page, 'input[aria-label="Search sessions"]')).toBe(true);
           expect(await tabTo(page, 'a[href="#/session/hero"]')).toBe(true);

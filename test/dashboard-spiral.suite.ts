@@ -9,7 +9,7 @@ import { join } from "node:path";
 import type { Page } from "playwright-core";
 import { describe, expect, it } from "vitest";
 import { type Baton, openBaton } from "../src/index.js";
-import { connection, dashboardLink, screenshot, seriousViolations, suiteBrowser, tabTo } from "./dashboard-helpers.js";
+import { connection, openDashboard, screenshot, seriousViolations, suiteBrowser, tabTo } from "./dashboard-helpers.js";
 import type { DashboardStore } from "./dashboard-store.js";
 import { failUntilPaused } from "./helpers.js";
 import { serve } from "./server-helpers.js";
@@ -33,7 +33,7 @@ export function spiralSuite(store: DashboardStore): void {
     }
 
     async function openLoop(root: string, page: Page): Promise<void> {
-      await page.goto(dashboardLink(root).url);
+      await openDashboard(page, root, 'a[href="#/session/loop"]');
       await page.locator('a[href="#/session/loop"]').click();
       await connection(page, "live");
       await page.locator("#spiral-title").waitFor();
@@ -96,7 +96,7 @@ export function spiralSuite(store: DashboardStore): void {
           expect(detectedAt).toBeDefined();
           // Unpause from a second page.
           const other = await context.newPage();
-          await other.goto(dashboardLink(root).url);
+          await openDashboard(other, root, 'a[href="#/session/loop"]');
           await other.locator('a[href="#/session/loop"]').click();
           await other.getByRole("button", { name: "Unpause", exact: true }).click();
           await other.getByRole("status").filter({ hasText: "Unpaused" }).waitFor();

@@ -8,7 +8,7 @@
 import type { Page } from "playwright-core";
 import { describe, expect, it } from "vitest";
 import { type Baton, isBatonError, openBaton } from "../src/index.js";
-import { connection, dashboardLink, screenshot, seriousViolations, suiteBrowser, tabTo } from "./dashboard-helpers.js";
+import { connection, openDashboard, screenshot, seriousViolations, suiteBrowser, tabTo } from "./dashboard-helpers.js";
 import type { DashboardStore } from "./dashboard-store.js";
 import { stuckSession } from "./helpers.js";
 import { serve } from "./server-helpers.js";
@@ -32,7 +32,7 @@ export function workSuite(store: DashboardStore): void {
     }
 
     async function openSession(root: string, page: Page, id: string): Promise<void> {
-      await page.goto(dashboardLink(root).url);
+      await openDashboard(page, root, `a[href="#/session/${id}"]`);
       await page.locator(`a[href="#/session/${id}"]`).click();
       await connection(page, "live");
     }

@@ -11,9 +11,9 @@
  * 3. Three identical failing shell commands in B's resumed session pause B; A, mid-turn at the
  *    same time, writes unhindered.
  */
-import { cpSync, mkdirSync, writeFileSync } from "node:fs";
+import { cpSync, existsSync, mkdirSync, readFileSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
-import { afterAll, beforeAll, describe, expect, test } from "vitest";
+import { afterAll, beforeAll, beforeEach, describe, expect, test } from "vitest";
 import { claude, codex, type Driver } from "./drivers.js";
 import { type AgentRun, KEEP, Project } from "./harness.js";
 import { agentCli, VERSIONS } from "./install.js";
@@ -175,9 +175,26 @@ describe(`lanes: ${VERSIONS.claude.package}@${VERSIONS.claude.version} twice and
     files.spiral = snapshot("a.txt", "a2.txt", "b.txt", "b2.txt");
   }, 300_000);
 
+  // A failed run says what the agents' hooks saw: the hook failure log and each turn's stderr
+  // (an e2e failure in CI is seen once, in its log).
+  let failed = false;
+  beforeEach((ctx) => {
+    ctx.onTestFailed(() => {
+      failed = true;
+    });
+  });
+
   afterAll(async () => {
     for (const ag of [a, b, x]) await ag.mock.stop();
     if (!p) return;
+    if (failed) {
+      const log = join(p.root, ".baton", "logs", "hooks.log");
+      const tail = (t: string) => t.slice(-2_000);
+      const lines = [`hooks.log: ${existsSync(log) ? tail(readFileSync(log, "utf8")) : "(none)"}`];
+      for (const [name, r] of Object.entries(runs)) lines.push(`${name} exited ${r.code}; stderr: ${tail(r.stderr)}`);
+      lines.push(`model requests: ${[a, b, x].map((ag) => `${ag.name} ${ag.mock.requests.length}`).join(", ")}`);
+      console.error(`lanes e2e failed; what the run saw:\n${lines.join("\n")}`);
+    }
     if (KEEP) {
       for (const ag of [a, b, x])
         writeFileSync(join(p.base, `requests.${ag.name}.jsonl`), ag.mock.requests.map((r) => JSON.stringify(r)).join("\n"));

@@ -7,13 +7,16 @@
  */
 import { useEffect, useMemo, useRef, useState } from "preact/hooks";
 import type { DashboardSession } from "../../server/dashboard-routes.js";
-import { type Connection, follow, get } from "./api.js";
+import { ApiError, type Connection, follow, get } from "./api.js";
 import { ago, fitPlaceholder, NextActionCell, PendingCell, plural } from "./parts.js";
 
 /** The list is read again at most this often while changes stream in. */
 const RELOAD_MS = 300;
 /** And all of it at least this often while changes come (see `load`). */
 const FULL_EVERY_MS = 5_000;
+/** A failed read is tried again after this, doubling up to RETRY_MAX_MS. */
+const RETRY_MS = 1_000;
+const RETRY_MAX_MS = 10_000;
 
 type StatusFilter = "all" | "active" | "completed" | "paused" | "blocked" | "pending";
 
@@ -68,6 +71,12 @@ export function SessionsView({ onConnection }: { onConnection: (c: Connection) =
     const changed = new Set<string>();
     let everything = true;
     let lastFull = 0;
+    // A read that failed (the server busy or restarting, a dropped connection) is tried again
+    // after RETRY_MS, doubling to RETRY_MAX_MS: otherwise the list would wait for the next
+    // change, which a quiet workspace never sends.
+    let retry: ReturnType<typeof setTimeout> | undefined;
+    let retryMs = RETRY_MS;
+    let closed = false;
     const load = async () => {
       if (loading.current.busy) {
         loading.current.again = true;
@@ -96,10 +105,19 @@ export function SessionsView({ onConnection }: { onConnection: (c: Connection) =
           }
           setSessions(rows);
           setError(undefined);
+          retryMs = RETRY_MS;
         } while (loading.current.again);
       } catch (err) {
         everything = true; // read it all next time
         setError((err as Error).message);
+        if (!(err instanceof ApiError && err.status === 401) && !closed) {
+          if (retry) clearTimeout(retry);
+          retry = setTimeout(() => {
+            retry = undefined;
+            void load();
+          }, retryMs);
+          retryMs = Math.min(retryMs * 2, RETRY_MAX_MS);
+        }
       } finally {
         loading.current.busy = false;
       }
@@ -136,7 +154,9 @@ export function SessionsView({ onConnection }: { onConnection: (c: Connection) =
     };
     const stop = follow("/v1/dashboard/stream", { onOpen, onMessage, onState: onConnection });
     return () => {
+      closed = true;
       if (timer) clearTimeout(timer);
+      if (retry) clearTimeout(retry);
       stop();
     };
   }, [onConnection]);
