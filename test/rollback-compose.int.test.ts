@@ -7,7 +7,8 @@ import { existsSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import fc from "fast-check";
 import { afterAll, describe, expect, it } from "vitest";
-import { walkCovers, walkTree } from "../src/services/time-travel/tree-scan.js";
+import { walkCovers } from "../src/services/time-travel/tree-rules.js";
+import { walkTree } from "../src/services/time-travel/tree-scan.js";
 import { cleanupDirs, cli, initWorkspace, tempBaton, tempDir, writeAt } from "./helpers.js";
 
 afterAll(() => cleanupDirs());

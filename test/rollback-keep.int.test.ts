@@ -12,7 +12,8 @@ import { isBatonError } from "../src/index.js";
 import { hasExactName, readCurrent } from "../src/platform/safe-fs.js";
 import { CheckpointService } from "../src/services/time-travel/checkpoints.js";
 import { RollbackService } from "../src/services/time-travel/rollback.js";
-import { coversWith, walkCovers, walkTree } from "../src/services/time-travel/tree-scan.js";
+import { coversWith, walkCovers } from "../src/services/time-travel/tree-rules.js";
+import { walkTree } from "../src/services/time-travel/tree-scan.js";
 import { cleanupDirs, tempBaton, tempDir, writeAt } from "./helpers.js";
 
 afterAll(() => cleanupDirs());

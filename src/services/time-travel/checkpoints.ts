@@ -31,7 +31,8 @@ import { Blobs, type StagedBlob } from "./blobs.js";
 import { type CheckpointOptions, DEFAULT_PRIVATE, pathMatcher, readCheckpointConfig } from "./checkpoint-config.js";
 import { laneFor, Manifests } from "./manifests.js";
 import { classify, nextStatTable, readRegular, type StatTable, statTable } from "./stat-table.js";
-import { coversWith, MODE, rootSources, STAT_FIELDS, WalkCache, walkCovers, walkTree } from "./tree-scan.js";
+import { coversWith, rootSources, walkCovers } from "./tree-rules.js";
+import { MODE, STAT_FIELDS, WalkCache, walkTree } from "./tree-scan.js";
 
 export type { CheckpointOptions };
 

@@ -1,19 +1,19 @@
 /**
  * The workspace's file tree, as a whole-tree checkpoint sees it: every regular file, minus
- * what git would ignore (each directory's `.gitignore`, `.git/info/exclude`), what the
- * workspace's `.batonignore` and the configured excludes name, and always `.baton/` and every
- * `.git` entry, and Baton's own LESSONS.md. Nested git repositories are walked like any directory: their files are
+ * the untracked files the ignore rules name (each directory's `.gitignore`,
+ * `.git/info/exclude`, the workspace's `.batonignore`), minus what the configured excludes
+ * name, and always minus `.baton/`, every `.git` entry, and Baton's own LESSONS.md. As in git,
+ * ignore rules never leave out a file git tracks (`platform/git-index.ts`): a file tracked
+ * before a pattern matched it, or force-added, is taken; a repository's `*` does not switch
+ * checkpoints off. Nested git repositories are walked like any directory: their files are
  * ordinary files and their `.git` is skipped, never renamed or touched. Symbolic links are
- * neither followed nor stored.
- *
- * The `ignore` package implements gitignore matching (negations, anchoring, directory-only
- * patterns, escaping) as git does; each `.gitignore` gets its own matcher relative to its
- * directory, and the deepest one with an opinion decides, as in git.
+ * neither followed nor stored. The rules themselves are in `tree-rules.ts`.
  */
-import { closeSync, constants, type Dirent, fstatSync, lstatSync, openSync, readdirSync, readFileSync } from "node:fs";
-import ignore, { type Ignore } from "ignore";
+import { type Dirent, lstatSync, readdirSync, readFileSync } from "node:fs";
 import { MAX_PATH_LENGTH, pathProblem } from "../../core/time-travel/paths.js";
+import { readTracked, type Tracked, TrackedCache } from "../../platform/git-index.js";
 import { RESTORE_TEMP } from "../../platform/safe-fs.js";
+import { type Asked, type Chain, chainFrom, dirChain, leftOut, rootSources, sameAnswers, UNSAFE_NAME } from "./tree-rules.js";
 
 /** The numbers kept per file, in `TreeScan.stats`: size, mtime, ctime, inode, mode (permission bits). */
 export const STAT_FIELDS = 5;
@@ -32,32 +32,14 @@ export interface TreeScan {
   skipped: { path: string; reason: string }[];
 }
 
-/** Names a stored path may not contain (core/time-travel/paths.ts): control characters, backslashes. */
-const UNSAFE_NAME = /[\x00-\x1f\\]/;
-
-interface Rules {
-  /** Directory the matcher's patterns are relative to ("" for the root). */
-  base: string;
-  ig: Ignore;
-}
-
-/**
- * The matchers that apply inside one directory: its parent's plus its own `.gitignore`, and the
- * decisions already taken with them (path, with a trailing slash for a directory → ignored).
- * A chain is reused by the next scan only while its parent chain is the same object and its
- * `.gitignore` has the same text, so a cached decision always comes from the same patterns.
- */
-interface Chain {
-  parent: Chain | undefined;
-  /** The directory's own `.gitignore` (or, for the root, every root source), undefined when it has none. */
-  text: string | undefined;
-  rules: Rules[];
-  decisions: Map<string, boolean>;
-}
-
 /** One directory's walkable entries, filtered by its patterns and sorted (a directory sorting as its name plus "/"). */
 interface Listing {
   chain: Chain;
+  /**
+   * The ignored entries git was asked about, and its answers (a tracked file or a folder with
+   * one is taken): the listing is reused only while git answers each the same.
+   */
+  asked: Asked[];
   /** What readdir returned, in its order: names, and one kind letter each (d, f, or o for anything else). */
   names: string[];
   kinds: string;
@@ -74,6 +56,8 @@ interface Listing {
  */
 export class WalkCache {
   readonly chains = new Map<string, Chain>();
+  /** The last read of the git index: an unchanged index is not read again. */
+  readonly git = new TrackedCache();
   readonly listings = new Map<string, Listing>();
   /** How many files the last scan found (the next one's first guess). */
   files = 0;
@@ -96,55 +80,6 @@ function readText(path: string): string | undefined {
   }
 }
 
-/** The root's chain from its sources: configured excludes, `.batonignore`, `.git/info/exclude`. */
-function chainFrom(sources: readonly string[], cache: WalkCache): Chain {
-  const text = sources.join("\u0000");
-  const cached = cache.chains.get("\u0000root");
-  if (cached?.text === text) return cached;
-  const ig = ignore();
-  for (const t of sources) if (t !== "") ig.add(t);
-  const chain: Chain = { parent: undefined, text, rules: [{ base: "", ig }], decisions: new Map() };
-  cache.chains.set("\u0000root", chain);
-  return chain;
-}
-
-/** The chain inside `dirRel`, whose parent chain is `parent` and whose own `.gitignore` reads `text`. */
-function dirChain(dirRel: string, parent: Chain, text: string | undefined, cache: WalkCache): Chain {
-  const cached = cache.chains.get(dirRel);
-  if (cached && cached.parent === parent && cached.text === text) return cached;
-  const rules = text === undefined ? parent.rules : [...parent.rules, { base: dirRel, ig: ignore().add(text) }];
-  const chain: Chain = { parent, text, rules, decisions: new Map() };
-  cache.chains.set(dirRel, chain);
-  return chain;
-}
-
-/** Whether the deepest matcher with an opinion ignores `rel` (a directory gets a trailing slash). */
-function decide(rules: readonly Rules[], rel: string, isDir: boolean): boolean {
-  for (let i = rules.length - 1; i >= 0; i--) {
-    const r = rules[i] as Rules;
-    const sub = (r.base === "" ? rel : rel.slice(r.base.length + 1)) + (isDir ? "/" : "");
-    let t: { ignored: boolean; unignored: boolean };
-    try {
-      t = r.ig.test(sub);
-    } catch {
-      continue; // a name `ignore` cannot express (e.g. "..."): no opinion
-    }
-    if (t.ignored) return true;
-    if (t.unignored) return false;
-  }
-  return false;
-}
-
-function ignored(chain: Chain, rel: string, isDir: boolean): boolean {
-  const key = isDir ? `${rel}/` : rel;
-  let d = chain.decisions.get(key);
-  if (d === undefined) {
-    d = decide(chain.rules, rel, isDir);
-    chain.decisions.set(key, d);
-  }
-  return d;
-}
-
 const byKey = (a: { key: string }, b: { key: string }) => (a.key < b.key ? -1 : a.key > b.key ? 1 : 0);
 
 const kindOf = (e: Dirent): string => (e.isDirectory() ? "d" : e.isFile() ? "f" : "o");
@@ -161,7 +96,8 @@ export function walkTree(
     onDir: opts.onDir,
   };
   const seen = new Set<string>();
-  walkDir(root, "", chainFrom(rootSources(root, opts.exclude ?? []), cache), cache, seen, out);
+  const tracked = readTracked(root, cache.git);
+  walkDir(root, "", chainFrom(rootSources(root, opts.exclude ?? []), cache.chains), tracked, cache, seen, out);
   cache.files = out.paths.length;
   // Forget directories that are gone (a long-lived process must not keep every name it ever saw).
   if (cache.listings.size > seen.size) {
@@ -175,115 +111,18 @@ export function walkTree(
 }
 
 /**
- * The ignore rules a coverage question is judged with: the root's sources (configured
- * excludes, `.batonignore`, `.git/info/exclude`, in that order) and each directory's
- * `.gitignore` text (undefined: it has none; null: it is unknown, so nothing under that
- * directory is judged covered).
- */
-export interface IgnoreSources {
-  root: readonly string[];
-  gitignore: (dirRel: string) => string | undefined | null;
-}
-
-/**
- * Whether a whole-tree walk judged by `src` would take the file at `rel` if it existed: a
- * rollback asks it to know whether a tree checkpoint that does not list a path saw it absent
- * or never looked. Each answer and each directory's rules are computed once per predicate.
- */
-export function coversWith(src: IgnoreSources): (rel: string) => boolean {
-  const cache = new WalkCache(); // its own: chains of directories that may not exist stay out of the walk's cache
-  const chains = new Map<string, Chain | null>();
-  const chainOf = (dirRel: string, parent: Chain): Chain | null => {
-    let c = chains.get(dirRel);
-    if (c === undefined) {
-      const text = src.gitignore(dirRel);
-      c = text === null ? null : dirChain(dirRel, parent, text, cache);
-      chains.set(dirRel, c);
-    }
-    return c;
-  };
-  const memo = new Map<string, boolean>();
-  const judge = (rel: string): boolean => {
-    const parts = rel.split("/");
-    if (parts[0] === ".baton" || rel.length > MAX_PATH_LENGTH) return false;
-    let chain = chainOf("", chainFrom(src.root, cache));
-    let dirRel = "";
-    for (let i = 0; i < parts.length; i++) {
-      if (chain === null) return false;
-      const name = parts[i] as string;
-      if (name === ".git" || UNSAFE_NAME.test(name) || (name.charCodeAt(0) === 46 && RESTORE_TEMP.test(name))) return false;
-      const isDir = i < parts.length - 1;
-      dirRel = dirRel === "" ? name : `${dirRel}/${name}`;
-      if (ignored(chain, dirRel, isDir)) return false;
-      if (isDir) chain = chainOf(dirRel, chain);
-    }
-    return true;
-  };
-  return (rel) => {
-    let d = memo.get(rel);
-    if (d === undefined) {
-      d = judge(rel);
-      memo.set(rel, d);
-    }
-    return d;
-  };
-}
-
-/**
- * Baton's own files at the workspace root, left out of every whole-tree checkpoint: so a
- * rollback to one never removes or rewinds them (a lesson learned after the checkpoint, from
- * the very rollback, would be lost). First, so a user's `.batonignore` can still take them in.
- */
-const OWN_FILES = "/LESSONS.md";
-
-/** The root ignore sources on disk now (every one read without following a link). */
-export function rootSources(root: string, exclude: readonly string[]): string[] {
-  return [[OWN_FILES, ...exclude].join("\n"), readNoFollow(root, ".batonignore") ?? "", readNoFollow(root, ".git/info/exclude") ?? ""];
-}
-
-/** Whether a whole-tree walk, with the ignore rules on disk now, would take the file at `rel` if it existed. */
-export function walkCovers(root: string, opts: { exclude?: readonly string[] } = {}): (rel: string) => boolean {
-  return coversWith({
-    root: rootSources(root, opts.exclude ?? []),
-    gitignore: (dirRel) => readNoFollow(root, dirRel === "" ? ".gitignore" : `${dirRel}/.gitignore`),
-  });
-}
-
-/**
- * A file's text, read as the walk reaches it: no link followed on the way or at the end, a
- * non-directory on the way or a non-regular file meaning none.
- */
-export function readNoFollow(root: string, rel: string): string | undefined {
-  const parts = rel.split("/");
-  let abs = root;
-  for (let i = 0; i < parts.length - 1; i++) {
-    abs = `${abs}/${parts[i]}`;
-    try {
-      if (!lstatSync(abs).isDirectory()) return undefined;
-    } catch {
-      return undefined;
-    }
-  }
-  let fd: number;
-  try {
-    fd = openSync(`${root}/${rel}`, constants.O_RDONLY | constants.O_NOFOLLOW);
-  } catch {
-    return undefined; // absent, or a link (ELOOP)
-  }
-  try {
-    return fstatSync(fd).isFile() ? readFileSync(fd, "utf8") : undefined;
-  } catch {
-    return undefined;
-  } finally {
-    closeSync(fd);
-  }
-}
-
-/**
  * One directory, depth first with each directory's entries in order, so the files come out
  * sorted by path without a sort of the whole list.
  */
-function walkDir(root: string, dirRel: string, parentChain: Chain, cache: WalkCache, seen: Set<string>, out: Acc): void {
+function walkDir(
+  root: string,
+  dirRel: string,
+  parentChain: Chain,
+  tracked: Tracked | undefined,
+  cache: WalkCache,
+  seen: Set<string>,
+  out: Acc,
+): void {
   const abs = dirRel === "" ? root : `${root}/${dirRel}`;
   let dirents: Dirent[];
   try {
@@ -301,13 +140,16 @@ function walkDir(root: string, dirRel: string, parentChain: Chain, cache: WalkCa
     if (same && (e.name !== (last as Listing).names[i] || kindOf(e) !== (last as Listing).kinds[i])) same = false;
     if (e.name === ".gitignore" && e.isFile()) gitignore = true;
   }
-  const chain = dirChain(dirRel, parentChain, gitignore ? readText(`${abs}/.gitignore`) : undefined, cache);
-  const listing = same && (last as Listing).chain === chain ? (last as Listing) : list(dirRel, abs, dirents, chain);
+  const chain = dirChain(dirRel, parentChain, gitignore ? readText(`${abs}/.gitignore`) : undefined, cache.chains);
+  const listing =
+    same && (last as Listing).chain === chain && sameAnswers((last as Listing).asked, tracked)
+      ? (last as Listing)
+      : list(dirRel, abs, dirents, chain, tracked);
   if (listing !== last) cache.listings.set(dirRel, listing);
   if (listing.skipped.length > 0) out.skipped.push(...listing.skipped);
   for (const e of listing.entries) {
     if (e.isDir) {
-      walkDir(root, e.rel, chain, cache, seen, out);
+      walkDir(root, e.rel, chain, tracked, cache, seen, out);
       continue;
     }
     let st: ReturnType<typeof lstatSync>;
@@ -334,8 +176,8 @@ function walkDir(root: string, dirRel: string, parentChain: Chain, cache: WalkCa
 }
 
 /** A directory's listing: what a tree checkpoint walks in it, in order, and what it leaves out for a reason worth telling. */
-function list(dirRel: string, abs: string, dirents: Dirent[], chain: Chain): Listing {
-  const listing: Listing = { chain, names: [], kinds: "", entries: [], skipped: [] };
+function list(dirRel: string, abs: string, dirents: Dirent[], chain: Chain, tracked: Tracked | undefined): Listing {
+  const listing: Listing = { chain, asked: [], names: [], kinds: "", entries: [], skipped: [] };
   const keyed: { key: string; rel: string; abs: string; isDir: boolean }[] = [];
   for (const e of dirents) {
     const name = e.name;
@@ -346,7 +188,7 @@ function list(dirRel: string, abs: string, dirents: Dirent[], chain: Chain): Lis
     if (name === ".git" || (dirRel === "" && name === ".baton") || (name.charCodeAt(0) === 46 && RESTORE_TEMP.test(name))) continue;
     const isDir = kind === "d";
     const rel = dirRel === "" ? name : `${dirRel}/${name}`;
-    if (ignored(chain, rel, isDir)) continue;
+    if (leftOut(chain, rel, isDir, tracked, listing.asked)) continue;
     // A walked path is built from real names, so only the name itself can be unsafe.
     if (UNSAFE_NAME.test(name) || rel.length > MAX_PATH_LENGTH) {
       listing.skipped.push({ path: rel, reason: `unsafe name: ${pathProblem(rel) ?? "too long"}` });

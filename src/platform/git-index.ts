@@ -1,0 +1,276 @@
+/**
+ * The files git tracks in a workspace, read from its index (`.git/index`, or the index of the
+ * folder a `.git` file names: a worktree's). Ignore rules, in git, apply to untracked files
+ * only: a whole-tree checkpoint asks this so a tracked file a pattern matches (one tracked
+ * before it was ignored, or force-added; or every file, under a stranger's `*`) is still taken.
+ *
+ * The index format (git's Documentation/gitformat-index.txt) is read directly: versions 2, 3
+ * and 4 (prefix-compressed paths), SHA-1 or SHA-256 object names, told apart by the checksum
+ * that ends the file. An index this cannot read with confidence (a checksum that does not
+ * match, another version, a split index whose entries live in another file, entries that do
+ * not end where the extensions begin, over MAX_INDEX_BYTES) reads as unknown, and the caller
+ * falls back to the ignore rules alone. Nothing is followed through a link, nothing written.
+ */
+import { createHash } from "node:crypto";
+import { closeSync, constants, fstatSync, lstatSync, openSync, readFileSync, readSync } from "node:fs";
+import { isAbsolute, join, resolve } from "node:path";
+
+/** A larger index is not read (a repository of millions of files): the ignore rules alone decide there. */
+export const MAX_INDEX_BYTES = 256 * 1024 * 1024;
+const NOFOLLOW = constants.O_NOFOLLOW ?? 0;
+
+/** What git tracks, asked by path relative to the workspace. */
+export interface Tracked {
+  /** Whether git tracks the regular file at `rel`. */
+  file(rel: string): boolean;
+  /** Whether git tracks a regular file anywhere under the folder `dirRel`. */
+  under(dirRel: string): boolean;
+}
+
+/** What a long-lived process keeps between reads: the last index's identity and what it held. */
+export class TrackedCache {
+  key = "";
+  tracked: Tracked | undefined;
+}
+
+/**
+ * What git tracks in the workspace at `root` now; undefined when it is not a git workspace or
+ * its index cannot be read with confidence. With a cache, an unchanged index (same identity and
+ * stat) is not read again.
+ */
+export function readTracked(root: string, cache?: TrackedCache): Tracked | undefined {
+  const file = indexFile(root);
+  if (file === undefined) return forget(cache);
+  let fd: number;
+  try {
+    fd = openSync(file, constants.O_RDONLY | NOFOLLOW);
+  } catch {
+    return forget(cache); // none yet (a fresh `git init`), or a link
+  }
+  try {
+    const st = fstatSync(fd);
+    if (!st.isFile() || st.size > MAX_INDEX_BYTES) return forget(cache);
+    const key = `${st.dev}:${st.ino}:${st.size}:${st.mtimeMs}:${st.ctimeMs}`;
+    if (cache && cache.key === key) return cache.tracked;
+    const buf = Buffer.allocUnsafe(st.size);
+    let got = 0;
+    while (got < buf.length) {
+      const n = readSync(fd, buf, got, buf.length - got, got);
+      if (n === 0) break;
+      got += n;
+    }
+    const tracked = got === buf.length ? parseIndex(buf) : undefined;
+    if (cache) {
+      cache.key = key;
+      cache.tracked = tracked;
+    }
+    return tracked;
+  } catch {
+    return forget(cache);
+  } finally {
+    closeSync(fd);
+  }
+}
+
+function forget(cache: TrackedCache | undefined): undefined {
+  if (cache) {
+    cache.key = "";
+    cache.tracked = undefined;
+  }
+  return undefined;
+}
+
+/** `<root>/.git/index`, or `<gitdir>/index` when `.git` is a file saying `gitdir: <gitdir>`; never through a link. */
+function indexFile(root: string): string | undefined {
+  const dotGit = join(root, ".git");
+  let st: ReturnType<typeof lstatSync>;
+  try {
+    st = lstatSync(dotGit);
+  } catch {
+    return undefined;
+  }
+  if (st.isDirectory()) return join(dotGit, "index");
+  if (!st.isFile() || st.size > 4096) return undefined;
+  let text: string;
+  try {
+    text = readFileSync(dotGit, "utf8");
+  } catch {
+    return undefined;
+  }
+  const m = /^gitdir: (.+?)\r?\n?$/.exec(text);
+  if (!m?.[1]) return undefined;
+  const dir = isAbsolute(m[1]) ? m[1] : resolve(root, m[1]);
+  return join(dir, "index");
+}
+
+/**
+ * An index's tracked regular files, or undefined when it is not an index this reads with
+ * confidence. Versions 2 and 3 are not decoded: one pass of arithmetic over the entries'
+ * name lengths finds where each name is, and a question is a binary search over the raw names
+ * (git keeps them sorted bytewise). A hook's process reads an index once, cold: decoding
+ * 10,000 names would cost it more than the walk's answers need. Version 4's prefix-compressed
+ * names can only be decoded in order: they are, into sets.
+ */
+export function parseIndex(buf: Buffer): IndexFiles | undefined {
+  if (buf.length < 12 || buf.toString("latin1", 0, 4) !== "DIRC") return undefined;
+  const version = buf.readUInt32BE(4);
+  if (version < 2 || version > 4) return undefined;
+  const count = buf.readUInt32BE(8);
+  for (const hashLen of checksummed(buf)) {
+    const t = version === 4 ? decoded(buf, count, hashLen) : located(buf, version, count, hashLen);
+    if (t !== undefined) return t;
+  }
+  return undefined;
+}
+
+/**
+ * The object name widths an index may have been written with: the one whose checksum (its
+ * last 20 or 32 bytes: SHA-1 or SHA-256 of the rest) matches; both when it has none (git's
+ * `index.skipHash` writes zeros); none when it matches neither (damaged, or not an index).
+ */
+function checksummed(buf: Buffer): number[] {
+  const widths: number[] = [];
+  for (const [len, algo] of [
+    [20, "sha1"],
+    [32, "sha256"],
+  ] as const) {
+    if (buf.length < 12 + len) continue;
+    const tail = buf.subarray(buf.length - len);
+    if (tail.every((b) => b === 0)) widths.push(len);
+    else if (
+      createHash(algo)
+        .update(buf.subarray(0, buf.length - len))
+        .digest()
+        .equals(tail)
+    )
+      return [len];
+  }
+  return widths;
+}
+
+/** An index read: what it tracks, and the names of every regular file it lists, in its order (every stage). */
+export interface IndexFiles extends Tracked {
+  names(): string[];
+}
+
+/** Entries of a version 2 or 3 index: regular files' name offsets and lengths, found without decoding one. */
+function located(buf: Buffer, version: number, count: number, hashLen: number): IndexFiles | undefined {
+  const starts = new Uint32Array(count);
+  const lengths = new Uint32Array(count);
+  let n = 0;
+  let at = 12;
+  const fixed = 40 + hashLen + 2;
+  const size = buf.length;
+  // Plain byte reads: this loop runs cold, once per hook process, where readUInt32BE's checks cost.
+  for (let i = 0; i < count; i++) {
+    if (at + fixed > size) return undefined;
+    const flags = ((buf[at + 40 + hashLen] as number) << 8) | (buf[at + 41 + hashLen] as number);
+    let p = at + fixed;
+    if (flags & 0x4000) {
+      if (version < 3) return undefined;
+      p += 2;
+    }
+    let len = flags & 0xfff;
+    if (len === 0xfff) {
+      const end = buf.indexOf(0, p);
+      if (end < 0) return undefined;
+      len = end - p;
+    } else if (p + len >= size || buf[p + len] !== 0) return undefined;
+    if (len === 0) return undefined;
+    // Regular files only (mode 0o100644 or 0o100755: its 32 bits read 00 00 8x xx): not links,
+    // submodules, or a sparse index's folders.
+    if (buf[at + 24] === 0 && buf[at + 25] === 0 && (buf[at + 26] as number) >> 4 === 8) {
+      starts[n] = p;
+      lengths[n] = len;
+      n++;
+    }
+    at += (p - at + len + 8) & ~7; // NUL-padded to a multiple of 8 from the entry's start
+  }
+  if (!extensionsEnd(buf, at, hashLen)) return undefined;
+  /** The first entry whose name is not below `q` (bytewise, as git sorts). */
+  const lowerBound = (q: Buffer): number => {
+    let lo = 0;
+    let hi = n;
+    while (lo < hi) {
+      const mid = (lo + hi) >>> 1;
+      const s = starts[mid] as number;
+      if (buf.compare(q, 0, q.length, s, s + (lengths[mid] as number)) < 0) lo = mid + 1;
+      else hi = mid;
+    }
+    return lo;
+  };
+  const startsWith = (i: number, q: Buffer): boolean => {
+    if (i >= n || (lengths[i] as number) < q.length) return false;
+    const s = starts[i] as number;
+    return buf.compare(q, 0, q.length, s, s + q.length) === 0;
+  };
+  return {
+    file(rel) {
+      const q = Buffer.from(rel, "utf8");
+      const i = lowerBound(q);
+      return startsWith(i, q) && lengths[i] === q.length;
+    },
+    under(dirRel) {
+      const q = Buffer.from(`${dirRel}/`, "utf8");
+      return startsWith(lowerBound(q), q);
+    },
+    names() {
+      const out: string[] = [];
+      for (let i = 0; i < n; i++) out.push(buf.toString("utf8", starts[i], (starts[i] as number) + (lengths[i] as number)));
+      return out;
+    },
+  };
+}
+
+/** Entries of a version 4 index, each name the previous one minus some bytes at its end plus its own. */
+function decoded(buf: Buffer, count: number, hashLen: number): IndexFiles | undefined {
+  const names: string[] = [];
+  let at = 12;
+  let prev: Buffer = Buffer.alloc(0);
+  const fixed = 40 + hashLen + 2;
+  for (let i = 0; i < count; i++) {
+    if (at + fixed > buf.length) return undefined;
+    const mode = buf.readUInt32BE(at + 24);
+    const flags = buf.readUInt16BE(at + 40 + hashLen);
+    let p = at + fixed + (flags & 0x4000 ? 2 : 0);
+    let byte = buf[p++];
+    if (byte === undefined) return undefined;
+    let strip = byte & 0x7f;
+    while (byte & 0x80) {
+      byte = buf[p++];
+      if (byte === undefined || strip > 0xffffff) return undefined;
+      strip = ((strip + 1) << 7) | (byte & 0x7f);
+    }
+    if (strip > prev.length) return undefined;
+    const end = buf.indexOf(0, p);
+    if (end < 0) return undefined;
+    const name = Buffer.concat([prev.subarray(0, prev.length - strip), buf.subarray(p, end)]);
+    if (name.length === 0) return undefined;
+    prev = name;
+    at = end + 1;
+    if (mode >>> 12 === 0o10) names.push(name.toString("utf8"));
+  }
+  if (!extensionsEnd(buf, at, hashLen)) return undefined;
+  const files = new Set(names);
+  const dirs = new Set<string>();
+  for (const p of names) {
+    for (let i = p.lastIndexOf("/"); i > 0; i = p.lastIndexOf("/", i - 1)) {
+      const d = p.slice(0, i);
+      if (dirs.has(d)) break;
+      dirs.add(d);
+    }
+  }
+  return { file: (rel) => files.has(rel), under: (dirRel) => dirs.has(dirRel), names: () => names };
+}
+
+/**
+ * Whether extensions (4-byte signature, 4-byte size) run from `at` exactly to a checksum of
+ * `hashLen` bytes. A split index ("link") keeps its entries in another file: not read, so no.
+ */
+function extensionsEnd(buf: Buffer, at: number, hashLen: number): boolean {
+  while (at + 8 <= buf.length - hashLen) {
+    if (buf.toString("latin1", at, at + 4) === "link") return false;
+    at += 8 + buf.readUInt32BE(at + 4);
+  }
+  return at === buf.length - hashLen;
+}

@@ -1,0 +1,241 @@
+/**
+ * The rules a whole-tree checkpoint takes or leaves out a path by: the ignore rules (each
+ * directory's `.gitignore`, `.git/info/exclude`, the workspace's `.batonignore`), which leave
+ * out untracked files only, as in git; the configured excludes, which leave out anything; and
+ * Baton's own LESSONS.md. The walk (`tree-scan.ts`) and a rollback's coverage question
+ * (`coversWith`: would a walk have taken this path?) judge with the same functions.
+ *
+ * The `ignore` package implements gitignore matching (negations, anchoring, directory-only
+ * patterns, escaping) as git does; each `.gitignore` gets its own matcher relative to its
+ * directory, and the deepest one with an opinion decides, as in git.
+ */
+import { closeSync, constants, fstatSync, lstatSync, openSync, readFileSync } from "node:fs";
+import ignore, { type Ignore } from "ignore";
+import { MAX_PATH_LENGTH } from "../../core/time-travel/paths.js";
+import { readTracked, type Tracked } from "../../platform/git-index.js";
+import { RESTORE_TEMP } from "../../platform/safe-fs.js";
+
+/** Names a stored path may not contain (core/time-travel/paths.ts): control characters, backslashes. */
+export const UNSAFE_NAME = /[\x00-\x1f\\]/;
+
+interface Rules {
+  /** Directory the matcher's patterns are relative to ("" for the root). */
+  base: string;
+  ig: Ignore;
+}
+
+/**
+ * The matchers that apply inside one directory: its parent's plus its own `.gitignore`, and the
+ * decisions already taken with them (path, with a trailing slash for a directory → ignored).
+ * A chain is reused by the next scan only while its parent chain is the same object and its
+ * `.gitignore` has the same text, so a cached decision always comes from the same patterns.
+ */
+export interface Chain {
+  parent: Chain | undefined;
+  /** The directory's own `.gitignore` (or, for the root, every root source), undefined when it has none. */
+  text: string | undefined;
+  rules: Rules[];
+  /** The configured excludes: they leave a path out even when git tracks it, and no negation elsewhere takes it back. */
+  excludes: Ignore | undefined;
+  decisions: Map<string, Decision>;
+}
+
+/** A question put to git's index while listing a directory: the path, whether it is a folder, the answer. */
+export type Asked = [rel: string, isDir: boolean, tracked: boolean];
+
+function isTracked(tracked: Tracked | undefined, rel: string, isDir: boolean): boolean {
+  if (tracked === undefined || rel === OWN_FILE) return false;
+  return isDir ? tracked.under(rel) : tracked.file(rel);
+}
+
+/** What the rules say of a path: taken, ignored (left out unless git tracks it), or excluded (always left out). */
+const TAKEN = 0;
+const IGNORED = 1;
+const EXCLUDED = 2;
+type Decision = typeof TAKEN | typeof IGNORED | typeof EXCLUDED;
+
+/**
+ * The root's chain from its sources (`rootSources`): the configured excludes, on their own,
+ * then Baton's own files, `.batonignore` and `.git/info/exclude` as one set of ignore rules.
+ */
+export function chainFrom(sources: readonly string[], chains: Map<string, Chain>): Chain {
+  const text = sources.join("\u0000");
+  const cached = chains.get("\u0000root");
+  if (cached?.text === text) return cached;
+  const [exclude = "", ...rest] = sources;
+  const ig = ignore().add(OWN_FILES);
+  for (const t of rest) if (t !== "") ig.add(t);
+  const excludes = exclude.trim() === "" ? undefined : ignore().add(exclude);
+  const chain: Chain = { parent: undefined, text, rules: [{ base: "", ig }], excludes, decisions: new Map() };
+  chains.set("\u0000root", chain);
+  return chain;
+}
+
+/** The chain inside `dirRel`, whose parent chain is `parent` and whose own `.gitignore` reads `text`. */
+export function dirChain(dirRel: string, parent: Chain, text: string | undefined, chains: Map<string, Chain>): Chain {
+  const cached = chains.get(dirRel);
+  if (cached && cached.parent === parent && cached.text === text) return cached;
+  const rules = text === undefined ? parent.rules : [...parent.rules, { base: dirRel, ig: ignore().add(text) }];
+  const chain: Chain = { parent, text, rules, excludes: parent.excludes, decisions: new Map() };
+  chains.set(dirRel, chain);
+  return chain;
+}
+
+/** Whether a matcher says `rel` is ignored (a directory gets a trailing slash); false for a name it cannot express (e.g. "..."). */
+function says(ig: Ignore, sub: string): { ignored: boolean; unignored: boolean } {
+  try {
+    return ig.test(sub);
+  } catch {
+    return { ignored: false, unignored: false };
+  }
+}
+
+/** Excluded when a configured exclude matches; else ignored when the deepest matcher with an opinion ignores `rel`. */
+function decide(chain: Chain, rel: string, isDir: boolean): Decision {
+  if (chain.excludes && says(chain.excludes, isDir ? `${rel}/` : rel).ignored) return EXCLUDED;
+  const rules = chain.rules;
+  for (let i = rules.length - 1; i >= 0; i--) {
+    const r = rules[i] as Rules;
+    const t = says(r.ig, (r.base === "" ? rel : rel.slice(r.base.length + 1)) + (isDir ? "/" : ""));
+    if (t.ignored) return IGNORED;
+    if (t.unignored) return TAKEN;
+  }
+  return TAKEN;
+}
+
+/**
+ * Whether a whole-tree walk leaves `rel` out: excluded, or ignored and not tracked by git (a
+ * folder holding a tracked file is walked; Baton's own LESSONS.md is not taken for being
+ * tracked, only by a `.batonignore` negation). Each question put to git goes into `asked`.
+ */
+export function leftOut(chain: Chain, rel: string, isDir: boolean, tracked: Tracked | undefined, asked?: Asked[]): boolean {
+  const key = isDir ? `${rel}/` : rel;
+  let d = chain.decisions.get(key);
+  if (d === undefined) {
+    d = decide(chain, rel, isDir);
+    chain.decisions.set(key, d);
+  }
+  if (d === TAKEN) return false;
+  if (d === EXCLUDED || tracked === undefined) return true;
+  const t = isTracked(tracked, rel, isDir);
+  asked?.push([rel, isDir, t]);
+  return !t;
+}
+
+/** Whether git answers every question a listing asked as it did then. */
+export function sameAnswers(asked: readonly Asked[], tracked: Tracked | undefined): boolean {
+  for (const [rel, isDir, was] of asked) if (isTracked(tracked, rel, isDir) !== was) return false;
+  return true;
+}
+
+/**
+ * The ignore rules a coverage question is judged with: the root's sources (configured
+ * excludes, `.batonignore`, `.git/info/exclude`, in that order) and each directory's
+ * `.gitignore` text (undefined: it has none; null: it is unknown, so nothing under that
+ * directory is judged covered).
+ */
+export interface IgnoreSources {
+  root: readonly string[];
+  gitignore: (dirRel: string) => string | undefined | null;
+  /** What git tracks (ignore rules leave none of it out); undefined: not known, the rules alone decide. */
+  tracked?: Tracked | undefined;
+}
+
+/**
+ * Whether a whole-tree walk judged by `src` would take the file at `rel` if it existed: a
+ * rollback asks it to know whether a tree checkpoint that does not list a path saw it absent
+ * or never looked. Each answer and each directory's rules are computed once per predicate.
+ */
+export function coversWith(src: IgnoreSources): (rel: string) => boolean {
+  const cache = new Map<string, Chain>(); // its own: chains of directories that may not exist stay out of the walk's cache
+  const chains = new Map<string, Chain | null>();
+  const chainOf = (dirRel: string, parent: Chain): Chain | null => {
+    let c = chains.get(dirRel);
+    if (c === undefined) {
+      const text = src.gitignore(dirRel);
+      c = text === null ? null : dirChain(dirRel, parent, text, cache);
+      chains.set(dirRel, c);
+    }
+    return c;
+  };
+  const memo = new Map<string, boolean>();
+  const judge = (rel: string): boolean => {
+    const parts = rel.split("/");
+    if (parts[0] === ".baton" || rel.length > MAX_PATH_LENGTH) return false;
+    let chain = chainOf("", chainFrom(src.root, cache));
+    let dirRel = "";
+    for (let i = 0; i < parts.length; i++) {
+      if (chain === null) return false;
+      const name = parts[i] as string;
+      if (name === ".git" || UNSAFE_NAME.test(name) || (name.charCodeAt(0) === 46 && RESTORE_TEMP.test(name))) return false;
+      const isDir = i < parts.length - 1;
+      dirRel = dirRel === "" ? name : `${dirRel}/${name}`;
+      if (leftOut(chain, dirRel, isDir, src.tracked)) return false;
+      if (isDir) chain = chainOf(dirRel, chain);
+    }
+    return true;
+  };
+  return (rel) => {
+    let d = memo.get(rel);
+    if (d === undefined) {
+      d = judge(rel);
+      memo.set(rel, d);
+    }
+    return d;
+  };
+}
+
+/**
+ * Baton's own files at the workspace root, left out of every whole-tree checkpoint: so a
+ * rollback to one never removes or rewinds them (a lesson learned after the checkpoint, from
+ * the very rollback, would be lost). First, so a user's `.batonignore` can still take them in.
+ */
+const OWN_FILE = "LESSONS.md";
+const OWN_FILES = `/${OWN_FILE}`;
+
+/**
+ * The root's sources on disk now (every one read without following a link): the configured
+ * excludes, `.batonignore`, `.git/info/exclude`.
+ */
+export function rootSources(root: string, exclude: readonly string[]): string[] {
+  return [exclude.join("\n"), readNoFollow(root, ".batonignore") ?? "", readNoFollow(root, ".git/info/exclude") ?? ""];
+}
+
+/** Whether a whole-tree walk, with the ignore rules on disk now, would take the file at `rel` if it existed. */
+export function walkCovers(root: string, opts: { exclude?: readonly string[] } = {}): (rel: string) => boolean {
+  return coversWith({
+    root: rootSources(root, opts.exclude ?? []),
+    gitignore: (dirRel) => readNoFollow(root, dirRel === "" ? ".gitignore" : `${dirRel}/.gitignore`),
+    tracked: readTracked(root),
+  });
+}
+
+/**
+ * A file's text, read as the walk reaches it: no link followed on the way or at the end, a
+ * non-directory on the way or a non-regular file meaning none.
+ */
+export function readNoFollow(root: string, rel: string): string | undefined {
+  const parts = rel.split("/");
+  let abs = root;
+  for (let i = 0; i < parts.length - 1; i++) {
+    abs = `${abs}/${parts[i]}`;
+    try {
+      if (!lstatSync(abs).isDirectory()) return undefined;
+    } catch {
+      return undefined;
+    }
+  }
+  let fd: number;
+  try {
+    fd = openSync(`${root}/${rel}`, constants.O_RDONLY | constants.O_NOFOLLOW);
+  } catch {
+    return undefined; // absent, or a link (ELOOP)
+  }
+  try {
+    return fstatSync(fd).isFile() ? readFileSync(fd, "utf8") : undefined;
+  } catch {
+    return undefined;
+  } finally {
+    closeSync(fd);
+  }
+}

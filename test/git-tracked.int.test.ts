@@ -1,0 +1,286 @@
+/**
+ * Tracked files and ignore rules, with the real git writing the index: ignore rules (a
+ * `.gitignore`, `.git/info/exclude`, `.batonignore`) leave out untracked files only, as in git;
+ * configured excludes leave out everything. The index reader (`platform/git-index.ts`) is
+ * checked against `git ls-files` on every index layout git writes: versions 2, 3 and 4,
+ * SHA-1 and SHA-256, a merge conflict's stages, a worktree's `.git` file, and a split index
+ * (read as unknown).
+ */
+import { spawnSync } from "node:child_process";
+import { mkdirSync, readFileSync, writeFileSync } from "node:fs";
+import { join } from "node:path";
+import fc from "fast-check";
+import { afterAll, afterEach, describe, expect, it } from "vitest";
+import { type Baton, openBaton } from "../src/index.js";
+import { parseIndex, readTracked, type Tracked, TrackedCache } from "../src/platform/git-index.js";
+import { cleanupDirs, tempDir, writeAt } from "./helpers.js";
+
+const open: Baton[] = [];
+afterEach(async () => {
+  for (const b of open.splice(0)) await b.close();
+});
+afterAll(() => cleanupDirs());
+
+function git(cwd: string, ...args: string[]): string {
+  const r = spawnSync("git", ["-c", "user.name=t", "-c", "user.email=t@example.com", "-c", "init.defaultBranch=main", ...args], {
+    cwd,
+    encoding: "utf8",
+  });
+  if (r.status !== 0) throw new Error(`git ${args.join(" ")} exited ${r.status}: ${r.stderr}`);
+  return r.stdout;
+}
+
+/** The regular files git lists in the index (every stage), as `git ls-files -s` says. */
+function lsFiles(cwd: string): string[] {
+  const out = git(cwd, "ls-files", "-s", "-z");
+  const paths = out
+    .split("\0")
+    .filter(Boolean)
+    .filter((l) => l.startsWith("100"))
+    .map((l) => l.slice(l.indexOf("\t") + 1));
+  return [...new Set(paths)].sort();
+}
+
+/** The files an index read lists, sorted and without a conflict's repeats. */
+const listed = (t: Tracked | undefined) => (t ? [...new Set((t as ReturnType<typeof parseIndex> & {}).names())].sort() : undefined);
+const indexPaths = (buf: Buffer) => parseIndex(buf)?.names();
+
+function repo(format: "sha1" | "sha256" = "sha1"): string {
+  const root = join(tempDir("baton-git-"), "ws");
+  mkdirSync(root);
+  git(root, "init", "-q", ...(format === "sha256" ? ["--object-format=sha256"] : []));
+  return root;
+}
+
+const files = {
+  "a.txt": "a\n",
+  "dir/b.txt": "b\n",
+  "dir/deeper/c d.txt": "c\n",
+  "naïve/ünïcode.txt": "u\n",
+  [`long/${"n".repeat(120)}/${"m".repeat(100)}.txt`]: "l\n",
+  "run.sh": "#!/bin/sh\n",
+};
+
+describe("the index reader agrees with git ls-files", () => {
+  for (const [what, setup] of [
+    ["version 2, SHA-1", (r: string) => git(r, "update-index", "--index-version", "2")],
+    ["version 3 (an intent-to-add entry)", (r: string) => writeAt(r, "later.txt", "x") === undefined && git(r, "add", "-N", "later.txt")],
+    ["version 4 (prefix-compressed paths)", (r: string) => git(r, "update-index", "--index-version", "4")],
+  ] as const) {
+    it(what, () => {
+      const root = repo();
+      for (const [rel, text] of Object.entries(files)) writeAt(root, rel, text);
+      git(root, "add", ".");
+      git(root, "update-index", "--chmod=+x", "run.sh");
+      setup(root);
+      const t = readTracked(root);
+      expect(listed(t)).toEqual(lsFiles(root));
+      for (const rel of lsFiles(root)) expect(t?.file(rel), rel).toBe(true);
+      expect(t?.under("dir/deeper")).toBe(true);
+      expect(t?.under("dir")).toBe(true);
+      expect(t?.under("naïve")).toBe(true);
+      expect(t?.under("a.txt")).toBe(false);
+      expect(t?.under("di")).toBe(false);
+      expect(t?.file("dir")).toBe(false);
+      expect(t?.file("dir/b.tx")).toBe(false);
+      expect(t?.file("dir/b.txt/")).toBe(false);
+      expect(t?.file("later.txt")).toBe(what.startsWith("version 3"));
+    });
+  }
+
+  it("SHA-256 object names", () => {
+    const root = repo("sha256");
+    for (const [rel, text] of Object.entries(files)) writeAt(root, rel, text);
+    git(root, "add", ".");
+    expect(listed(readTracked(root))).toEqual(lsFiles(root));
+  });
+
+  it("a merge conflict's stages, links and submodules left out", () => {
+    const root = repo();
+    writeAt(root, "x.txt", "base\n");
+    git(root, "add", ".");
+    git(root, "commit", "-qm", "base");
+    git(root, "checkout", "-qb", "other");
+    writeAt(root, "x.txt", "other\n");
+    git(root, "commit", "-qam", "other");
+    git(root, "checkout", "-q", "main");
+    writeAt(root, "x.txt", "main\n");
+    git(root, "commit", "-qam", "main");
+    spawnSync("git", ["merge", "-q", "other"], { cwd: root }); // conflicts: exits 1
+    expect(git(root, "ls-files", "-u")).toContain("x.txt");
+    // A link in the index is tracked but not a regular file: no checkpoint takes one.
+    spawnSync("ln", ["-s", "x.txt", join(root, "link")]);
+    git(root, "add", "link");
+    expect(listed(readTracked(root))).toEqual(["x.txt"]);
+  });
+
+  it("a worktree's index, through its .git file", () => {
+    const root = repo();
+    writeAt(root, "a.txt", "a\n");
+    git(root, "add", ".");
+    git(root, "commit", "-qm", "one");
+    const wt = join(root, "..", "wt");
+    git(root, "worktree", "add", "-q", wt);
+    writeAt(wt, "only-here.txt", "w\n");
+    git(wt, "add", "only-here.txt");
+    expect(listed(readTracked(wt))).toEqual(["a.txt", "only-here.txt"]);
+    expect(listed(readTracked(root))).toEqual(["a.txt"]);
+  });
+
+  it("a split index is unknown, as are a damaged one and none at all", () => {
+    const root = repo();
+    expect(readTracked(root), "a fresh repository has no index yet").toBeUndefined();
+    writeAt(root, "a.txt", "a\n");
+    git(root, "add", ".");
+    const index = readFileSync(join(root, ".git", "index"));
+    expect(indexPaths(index)).toEqual(["a.txt"]);
+    for (let cut = 1; cut < index.length; cut += 7) expect(indexPaths(index.subarray(0, cut)), `cut at ${cut}`).toBeUndefined();
+    const flipped = Buffer.from(index);
+    flipped[70] = (flipped[70] as number) ^ 1;
+    expect(indexPaths(flipped), "a byte changed: its checksum does not match").toBeUndefined();
+    const unsummed = Buffer.from(index);
+    unsummed.fill(0, unsummed.length - 20);
+    expect(indexPaths(unsummed), "no checksum (git's index.skipHash)").toEqual(["a.txt"]);
+    git(root, "update-index", "--split-index");
+    expect(readTracked(root)).toBeUndefined();
+  });
+
+  it("any tree of names: the reader lists what git lists (versions 2 and 4)", () => {
+    const name = fc.stringMatching(/^[a-zA-Z0-9 ._é-]{1,12}$/).filter((n) => n !== "." && n !== ".." && !n.startsWith(".git"));
+    fc.assert(
+      fc.property(
+        fc.uniqueArray(fc.array(name, { minLength: 1, maxLength: 4 }), { minLength: 1, maxLength: 25 }),
+        fc.boolean(),
+        (paths, v4) => {
+          const root = repo();
+          const made = new Set<string>();
+          for (const parts of paths) {
+            const rel = parts.join("/");
+            // A name that is already a file on the way (or a folder at the end) is skipped.
+            if ([...made].some((m) => rel.startsWith(`${m}/`) || m.startsWith(`${rel}/`) || m === rel)) continue;
+            writeAt(root, rel, rel);
+            made.add(rel);
+          }
+          git(root, "add", "-A");
+          if (v4) git(root, "update-index", "--index-version", "4");
+          const t = readTracked(root);
+          const want = lsFiles(root);
+          expect(listed(t)).toEqual(want);
+          for (const rel of want) {
+            expect(t?.file(rel), rel).toBe(true);
+            expect(t?.file(`${rel}x`), `${rel}x`).toBe(want.includes(`${rel}x`));
+            const dir = rel.includes("/") ? rel.slice(0, rel.lastIndexOf("/")) : "";
+            if (dir) expect(t?.under(dir), dir).toBe(true);
+          }
+        },
+      ),
+      { numRuns: 12 },
+    );
+  });
+
+  it("a cache reads an unchanged index once, and again once git rewrote it", () => {
+    const root = repo();
+    writeAt(root, "a.txt", "a\n");
+    git(root, "add", ".");
+    const cache = new TrackedCache();
+    const first = readTracked(root, cache);
+    expect(readTracked(root, cache)).toBe(first);
+    writeAt(root, "b.txt", "b\n");
+    git(root, "add", "b.txt");
+    const second = readTracked(root, cache);
+    expect(second).not.toBe(first);
+    expect(listed(second)).toEqual(["a.txt", "b.txt"]);
+    expect(second?.file("b.txt")).toBe(true);
+  });
+});
+
+describe("whole-tree checkpoints take tracked files whatever the ignore rules say", () => {
+  async function workspace(root: string, opts: Parameters<typeof openBaton>[0] = {}): Promise<Baton> {
+    const b = await openBaton({ root, ...opts });
+    open.push(b);
+    await b.sessions.start({ flow: "task", id: "s1" });
+    return b;
+  }
+
+  it("a file tracked before it was ignored, a force-added one, and a folder of them; untracked ignored files stay out", async () => {
+    const root = repo();
+    writeAt(root, "config.local.js", "secret-ish local config\n");
+    writeAt(root, "build/keep.txt", "kept\n");
+    writeAt(root, "app.js", "app\n");
+    git(root, "add", ".");
+    git(root, "commit", "-qm", "one");
+    writeAt(root, ".gitignore", "*.local.js\nbuild/\n*.tmp\n");
+    writeAt(root, "forced.tmp", "forced\n");
+    git(root, "add", "-f", "forced.tmp");
+    writeAt(root, "other.local.js", "untracked\n");
+    writeAt(root, "build/out.o", "untracked\n");
+    writeAt(root, "build/sub/deep.o", "untracked\n");
+    writeAt(root, "scratch.tmp", "untracked\n");
+    const b = await workspace(root);
+    const cp = (await b.checkpoints.create("s1")).checkpoint;
+    expect(cp.files.map((f) => f.path)).toEqual([".gitignore", "app.js", "build/keep.txt", "config.local.js", "forced.tmp"]);
+
+    // A shell command changes the tracked, ignored files: a rollback brings them back.
+    writeFileSync(join(root, "config.local.js"), "broken\n");
+    writeFileSync(join(root, "build/keep.txt"), "broken\n");
+    await b.checkpoints.rollback("s1", { to: cp.id });
+    expect(readFileSync(join(root, "config.local.js"), "utf8")).toBe("secret-ish local config\n");
+    expect(readFileSync(join(root, "build/keep.txt"), "utf8")).toBe("kept\n");
+    expect(readFileSync(join(root, "build/out.o"), "utf8"), "an ignored, untracked file is left as it is").toBe("untracked\n");
+  });
+
+  it("a repository's `*` in .gitignore or .batonignore does not switch checkpoints off for what git tracks", async () => {
+    const root = repo();
+    writeAt(root, "src/main.ts", "main\n");
+    writeAt(root, "README.md", "readme\n");
+    git(root, "add", ".");
+    git(root, "commit", "-qm", "one");
+    writeAt(root, ".batonignore", "*\n");
+    writeAt(root, "src/.gitignore", "*\n");
+    writeAt(root, "src/new.ts", "untracked\n");
+    const b = await workspace(root);
+    const cp = (await b.checkpoints.create("s1")).checkpoint;
+    expect(cp.files.map((f) => f.path)).toEqual(["README.md", "src/main.ts"]);
+  });
+
+  it("a file git starts tracking is taken by the next checkpoint of the same process", async () => {
+    const root = repo();
+    writeAt(root, ".gitignore", "*.gen\n");
+    writeAt(root, "a.gen", "generated\n");
+    writeAt(root, "b.txt", "b\n");
+    git(root, "add", ".gitignore", "b.txt");
+    const b = await workspace(root);
+    expect((await b.checkpoints.create("s1")).checkpoint.files.map((f) => f.path)).toEqual([".gitignore", "b.txt"]);
+    git(root, "add", "-f", "a.gen");
+    expect((await b.checkpoints.create("s1")).checkpoint.files.map((f) => f.path)).toEqual([".gitignore", "a.gen", "b.txt"]);
+    git(root, "rm", "-q", "--cached", "a.gen");
+    expect((await b.checkpoints.create("s1")).checkpoint.files.map((f) => f.path)).toEqual([".gitignore", "b.txt"]);
+  });
+
+  it("configured excludes leave out tracked files too, and no .batonignore negation takes them back; LESSONS.md stays out", async () => {
+    const root = repo();
+    writeAt(root, "keys/prod.secret", "s3cr3t\n");
+    writeAt(root, "a.secret", "s3cr3t\n");
+    writeAt(root, "LESSONS.md", "# lessons\n");
+    writeAt(root, "app.js", "app\n");
+    git(root, "add", ".");
+    writeAt(root, ".batonignore", "!*.secret\n!keys/\n");
+    const b = await workspace(root, { checkpoints: { exclude: ["*.secret", "keys/"] } });
+    const cp = (await b.checkpoints.create("s1")).checkpoint;
+    expect(cp.files.map((f) => f.path)).toEqual([".batonignore", "app.js"]);
+  });
+
+  it("in a worktree, its own index decides", async () => {
+    const root = repo();
+    writeAt(root, "tracked.local", "t\n");
+    writeAt(root, ".gitignore", "*.local\n");
+    git(root, "add", "-f", ".");
+    git(root, "commit", "-qm", "one");
+    const wt = join(root, "..", "wt");
+    git(root, "worktree", "add", "-q", wt);
+    writeAt(wt, "untracked.local", "u\n");
+    const b = await workspace(wt);
+    const cp = (await b.checkpoints.create("s1")).checkpoint;
+    expect(cp.files.map((f) => f.path)).toEqual([".gitignore", "tracked.local"]);
+  });
+});
