@@ -147,6 +147,32 @@ export function sessionSuite(store: DashboardStore): void {
         }
       });
 
+      it("reads the session again when a read failed, though the session is quiet", async () => {
+        const context = await browser.newContext();
+        try {
+          const page = await context.newPage();
+          // The server refuses the first two reads of the session (as one busy or restarting would).
+          let refused = 0;
+          await page.route(/\/v1\/sessions\/big$/, (route) => {
+            if (refused++ < 2)
+              return route.fulfill({
+                status: 503,
+                contentType: "application/json",
+                body: '{"error":{"code":"unavailable","message":"busy"}}',
+              });
+            return route.continue();
+          });
+          await openDashboard(page, root, 'a[href="#/session/big"]');
+          await page.locator('a[href="#/session/big"]').click();
+          await page.locator("pre.state", { hasText: "Keep the v1 routes" }).waitFor();
+          await page.getByText(`${total} events`).first().waitFor();
+          expect(refused).toBeGreaterThanOrEqual(3);
+          await expect.poll(() => page.locator('[role="alert"]').count()).toBe(0);
+        } finally {
+          await context.close();
+        }
+      });
+
       it("has no serious accessibility violations, and its actions are reachable by keyboard", async () => {
         const context = await browser.newContext({ bypassCSP: true });
         try {

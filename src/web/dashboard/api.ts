@@ -14,6 +14,10 @@ const SESSION_KEY = "baton.dashboard.session";
 const RENEW_AFTER_MS = 60 * 60_000;
 const SESSION_MS = 12 * 60 * 60_000;
 
+/** A view's read that failed for a reason that may pass is tried again after this, doubling up to RETRY_MAX_MS. */
+export const RETRY_MS = 1_000;
+export const RETRY_MAX_MS = 10_000;
+
 export class ApiError extends Error {
   constructor(
     readonly code: string,

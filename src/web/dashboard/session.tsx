@@ -6,7 +6,7 @@
 import { useCallback, useEffect, useRef, useState } from "preact/hooks";
 import type { SessionVersions } from "../../services/session/overview.js";
 import type { SessionStatus } from "../../services/session/status.js";
-import { type Connection, get } from "./api.js";
+import { ApiError, type Connection, get, RETRY_MAX_MS, RETRY_MS } from "./api.js";
 import { CheckpointsPanel } from "./checkpoints.js";
 import { LedgerPanel } from "./ledger.js";
 import { ago, NextActionCell, plural } from "./parts.js";
@@ -26,7 +26,13 @@ export function SessionView({ sessionId, onConnection }: { sessionId: string; on
   // Tags of the parts that change without the journal growing (ledger, checkpoints, work): the
   // session's stream sends them on open and on every change, and each panel reads again on its own.
   const [versions, setVersions] = useState<SessionVersions | undefined>();
+  // A read that failed for a reason that may pass (the server busy or restarting) is tried
+  // again after RETRY_MS, doubling to RETRY_MAX_MS: a quiet session sends nothing that would.
+  const retry = useRef<{ timer?: ReturnType<typeof setTimeout>; ms: number; live: boolean }>({ ms: RETRY_MS, live: true });
   const refresh = useCallback(async () => {
+    const again = retry.current;
+    if (again.timer) clearTimeout(again.timer);
+    again.timer = undefined;
     try {
       const [r, md] = await Promise.all([
         get<SessionRead>(`/v1/sessions/${encodeURIComponent(sessionId)}`),
@@ -35,8 +41,14 @@ export function SessionView({ sessionId, onConnection }: { sessionId: string; on
       setData(r);
       setStateMd(md.markdown);
       setError(undefined);
+      again.ms = RETRY_MS;
     } catch (err) {
       setError((err as Error).message);
+      const lasting = err instanceof ApiError && (err.status === 401 || err.status === 404);
+      if (!lasting && again.live && !again.timer) {
+        again.timer = setTimeout(() => void refresh(), again.ms);
+        again.ms = Math.min(again.ms * 2, RETRY_MAX_MS);
+      }
     }
   }, [sessionId]);
   // The status, STATE.md and the panels are read again at most every 250 ms while events stream
@@ -49,10 +61,15 @@ export function SessionView({ sessionId, onConnection }: { sessionId: string; on
     }, 250);
   }, [refresh]);
   useEffect(() => {
+    const again = retry.current;
+    again.live = true;
     void refresh();
     return () => {
       if (timer.current) clearTimeout(timer.current);
       timer.current = undefined;
+      again.live = false;
+      if (again.timer) clearTimeout(again.timer);
+      again.timer = undefined;
     };
   }, [refresh]);
 

@@ -7,16 +7,13 @@
  */
 import { useEffect, useMemo, useRef, useState } from "preact/hooks";
 import type { DashboardSession } from "../../server/dashboard-routes.js";
-import { ApiError, type Connection, follow, get } from "./api.js";
+import { ApiError, type Connection, follow, get, RETRY_MAX_MS, RETRY_MS } from "./api.js";
 import { ago, fitPlaceholder, NextActionCell, PendingCell, plural } from "./parts.js";
 
 /** The list is read again at most this often while changes stream in. */
 const RELOAD_MS = 300;
 /** And all of it at least this often while changes come (see `load`). */
 const FULL_EVERY_MS = 5_000;
-/** A failed read is tried again after this, doubling up to RETRY_MAX_MS. */
-const RETRY_MS = 1_000;
-const RETRY_MAX_MS = 10_000;
 
 type StatusFilter = "all" | "active" | "completed" | "paused" | "blocked" | "pending";
 
