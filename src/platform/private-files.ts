@@ -107,13 +107,18 @@ export function tightenAll(batonDir: string, entries: readonly LooseEntry[]): nu
   return n;
 }
 
-/** `path` is a folder itself, not a symbolic link to one. */
-function isOwnDir(path: string): boolean {
+/**
+ * What is at `path` itself, never following a link: a regular file, a folder, a symbolic link,
+ * something else, or nothing (undefined, also when it cannot be looked at).
+ */
+export function entryKind(path: string): "file" | "dir" | "link" | "other" | undefined {
+  let st: ReturnType<typeof lstatSync>;
   try {
-    return lstatSync(path).isDirectory();
+    st = lstatSync(path);
   } catch {
-    return false;
+    return undefined;
   }
+  return st.isFile() ? "file" : st.isDirectory() ? "dir" : st.isSymbolicLink() ? "link" : "other";
 }
 
 /**
@@ -122,14 +127,14 @@ function isOwnDir(path: string): boolean {
  * link (`.baton/logs -> ~/somewhere`): nothing Baton writes follows one out of the workspace.
  */
 export function privateSubdir(batonDir: string, sub: string): string | undefined {
-  if (!isOwnDir(batonDir)) return undefined;
+  if (entryKind(batonDir) !== "dir") return undefined;
   const dir = join(batonDir, sub);
   try {
     mkdirSync(dir, { mode: PRIVATE_DIR_MODE });
   } catch {
     // there already (checked below), or not makeable (not a folder below)
   }
-  return isOwnDir(dir) ? dir : undefined;
+  return entryKind(dir) === "dir" ? dir : undefined;
 }
 
 /** Open `file` (in a `privateSubdir`) for appending, created 0600, never through a symbolic link. */

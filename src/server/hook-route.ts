@@ -43,6 +43,7 @@ import { isRequestId, readHookEvent } from "../core/hooks/wire.js";
 import { envSettings } from "../env-options.js";
 import { BatonError, badInput } from "../errors.js";
 import { appendHookFailure } from "../platform/hook-log.js";
+import { entryKind } from "../platform/private-files.js";
 import { storeIdentity } from "../platform/store-config.js";
 import { HOOK_STORE_CONNECT_MS, withStoreLimits } from "../platform/store-limits.js";
 import { errorResponse } from "./http-errors.js";
@@ -72,14 +73,6 @@ const AGENTS: readonly string[] = HOOK_AGENTS;
  * past it (hooks/client.ts, CLIENT_TIMEOUTS.graceMs), so the answer still reaches it.
  */
 export const ANSWER_GRACE_MS = 1_500;
-
-function isLink(path: string): boolean {
-  try {
-    return lstatSync(path).isSymbolicLink();
-  } catch {
-    return false;
-  }
-}
 
 /** A file's identity: device and inode (so a symlinked path names the same directory), or undefined if missing. */
 function identity(path: string): string | undefined {
@@ -167,7 +160,7 @@ export function servedWorkspace(o: HookAnswererOptions): ServedWorkspace {
         throw new BatonError("wrong_workspace", `this server serves ${o.baton.root}, not ${root}`, { root: o.baton.root });
       }
       // The same folder through a link that `.baton` itself is (a repository's): not this workspace's.
-      if (isLink(join(root, ".baton")))
+      if (entryKind(join(root, ".baton")) === "link")
         throw new BatonError(
           "wrong_workspace",
           `${join(root, ".baton")} is a symbolic link to the .baton/ of ${o.baton.root}, which this server serves`,

@@ -22,6 +22,7 @@ import { dirname, join } from "node:path";
 import type { Backend, CheckpointQueries, StoreTx } from "../../backend/contract.js";
 import { sha256 } from "../../core/canonical.js";
 import { BatonError } from "../../errors.js";
+import { entryKind } from "../../platform/private-files.js";
 import { fsyncDir, ioError, unsafePath } from "../../platform/safe-fs.js";
 import { writeFileWhole } from "../../platform/whole-file.js";
 
@@ -101,7 +102,7 @@ export function blobFile(blobsDir: string, hash: string): string {
  * doctor (every blob a live checkpoint names) ask the question this one way.
  */
 export async function missingBlobs(tx: StoreTx, blobsDir: string, hashes: Iterable<string>): Promise<string[]> {
-  const notFiles = [...new Set(hashes)].filter((h) => !isOwn(blobFile(blobsDir, h), "file"));
+  const notFiles = [...new Set(hashes)].filter((h) => entryKind(blobFile(blobsDir, h)) !== "file");
   if (notFiles.length === 0) return [];
   const rows = new Set(await tx.checkpoints.inlineBlobs(notFiles));
   return notFiles.filter((h) => !rows.has(h));
@@ -134,7 +135,7 @@ export class BlobStore {
   }
 
   has(hash: string): boolean {
-    return isOwn(this.path(hash), "file");
+    return entryKind(this.path(hash)) === "file";
   }
 
   /**
@@ -146,8 +147,9 @@ export class BlobStore {
     const dir = join(this.dir, hash.slice(0, 2));
     // A shard that is a link (a repository can commit `.baton/blobs/ab -> …`) would take the
     // file's contents out of the workspace: refused. A blob that is a link is written over.
-    if (!isOwn(dir, "dir") && lstatOrUndefined(dir) !== undefined) throw unsafePath(dir, "is a symbolic link or not a folder");
-    if (isOwn(file, "file")) {
+    const shard = entryKind(dir);
+    if (shard !== undefined && shard !== "dir") throw unsafePath(dir, "is a symbolic link or not a folder");
+    if (entryKind(file) === "file") {
       try {
         const now = new Date();
         utimesSync(file, now, now);
@@ -194,7 +196,7 @@ export class BlobStore {
     const file = this.path(hash);
     let raw: Buffer;
     // Never through a link (a shard or a blob a repository committed as one): then it is missing.
-    if (!isOwn(join(this.dir, hash.slice(0, 2)), "dir") || !isOwn(file, "file")) throw missing(hash, { path: file });
+    if (entryKind(join(this.dir, hash.slice(0, 2))) !== "dir" || entryKind(file) !== "file") throw missing(hash, { path: file });
     try {
       raw = readNoFollow(file);
     } catch (err) {
@@ -209,7 +211,7 @@ export class BlobStore {
   remove(hashes: Iterable<string>): number {
     let n = 0;
     for (const h of hashes) {
-      if (!isOwn(join(this.dir, h.slice(0, 2)), "dir")) continue; // never through a linked shard
+      if (entryKind(join(this.dir, h.slice(0, 2))) !== "dir") continue; // never through a linked shard
       try {
         unlinkSync(this.path(h));
         n++;
@@ -441,20 +443,6 @@ function missing(hash: string, where: { path: string; db?: string }): BatonError
     `blob ${hash} is missing (${where.db !== undefined ? `neither the store ${where.db} nor ${where.path} holds it` : `${where.path} does not exist`}); the checkpoint or artifact that names it cannot be restored. Take a new checkpoint, and run \`baton doctor\` to see what else is missing`,
     { hash, path: where.path },
   );
-}
-
-function lstatOrUndefined(path: string): ReturnType<typeof lstatSync> | undefined {
-  try {
-    return lstatSync(path);
-  } catch {
-    return undefined;
-  }
-}
-
-/** `path` is itself a file or folder (not a symbolic link to one). */
-function isOwn(path: string, kind: "file" | "dir"): boolean {
-  const st = lstatOrUndefined(path);
-  return st !== undefined && (kind === "file" ? st.isFile() : st.isDirectory());
 }
 
 /** A regular file's bytes, opened without following a link at the end (ELOOP when it is one). */
