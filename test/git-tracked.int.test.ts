@@ -7,7 +7,7 @@
  * (read as unknown).
  */
 import { spawnSync } from "node:child_process";
-import { mkdirSync, readFileSync, writeFileSync } from "node:fs";
+import { mkdirSync, readFileSync, symlinkSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import fc from "fast-check";
 import { afterAll, afterEach, describe, expect, it } from "vitest";
@@ -268,6 +268,38 @@ describe("whole-tree checkpoints take tracked files whatever the ignore rules sa
     const b = await workspace(root, { checkpoints: { exclude: ["*.secret", "keys/"] } });
     const cp = (await b.checkpoints.create("s1")).checkpoint;
     expect(cp.files.map((f) => f.path)).toEqual([".batonignore", "app.js"]);
+  });
+
+  it("a workspace in a folder of a larger repository asks the repository about its own paths", async () => {
+    const top = repo();
+    const root = join(top, "packages", "app");
+    writeAt(top, "packages/app/config.local.js", "tracked\n");
+    writeAt(top, "packages/app/index.js", "app\n");
+    writeAt(top, "packages/other/config.local.js", "elsewhere\n");
+    git(top, "add", ".");
+    git(top, "commit", "-qm", "one");
+    writeAt(top, ".gitignore", "*.local.js\n");
+    writeAt(root, ".gitignore", "*.local.js\n");
+    writeAt(root, "new.local.js", "untracked\n");
+    const b = await workspace(root);
+    const cp = (await b.checkpoints.create("s1")).checkpoint;
+    expect(cp.files.map((f) => f.path)).toEqual([".gitignore", "config.local.js", "index.js"]);
+    expect(readTracked(root)?.file("config.local.js")).toBe(true);
+    expect(readTracked(root)?.file("packages/app/config.local.js")).toBe(false);
+  });
+
+  it("a .git that is a link is not followed: the ignore rules alone decide", async () => {
+    const real = repo();
+    writeAt(real, "x.local", "x\n");
+    git(real, "add", "-f", "x.local");
+    const root = join(tempDir("baton-git-"), "ws");
+    mkdirSync(root);
+    writeAt(root, "x.local", "x\n");
+    writeAt(root, ".gitignore", "*.local\n");
+    symlinkSync(join(real, ".git"), join(root, ".git"));
+    expect(readTracked(root)).toBeUndefined();
+    const b = await workspace(root);
+    expect((await b.checkpoints.create("s1")).checkpoint.files.map((f) => f.path)).toEqual([".gitignore"]);
   });
 
   it("in a worktree, its own index decides", async () => {

@@ -1,6 +1,7 @@
 /**
- * The files git tracks in a workspace, read from its index (`.git/index`, or the index of the
- * folder a `.git` file names: a worktree's). Ignore rules, in git, apply to untracked files
+ * The files git tracks in a workspace, read from the index of the repository it is in (the
+ * nearest `.git` at or above it: a folder, or a file naming one, as a worktree's does; a
+ * workspace in a folder of a larger repository asks about its own paths there). Ignore rules, in git, apply to untracked files
  * only: a whole-tree checkpoint asks this so a tracked file a pattern matches (one tracked
  * before it was ignored, or force-added; or every file, under a stranger's `*`) is still taken.
  *
@@ -13,7 +14,7 @@
  */
 import { createHash } from "node:crypto";
 import { closeSync, constants, fstatSync, lstatSync, openSync, readFileSync, readSync } from "node:fs";
-import { isAbsolute, join, resolve } from "node:path";
+import { basename, dirname, isAbsolute, join, resolve } from "node:path";
 
 /** A larger index is not read (a repository of millions of files): the ignore rules alone decide there. */
 export const MAX_INDEX_BYTES = 256 * 1024 * 1024;
@@ -39,8 +40,9 @@ export class TrackedCache {
  * stat) is not read again.
  */
 export function readTracked(root: string, cache?: TrackedCache): Tracked | undefined {
-  const file = indexFile(root);
-  if (file === undefined) return forget(cache);
+  const git = gitIndexOf(resolve(root));
+  if (git === undefined) return forget(cache);
+  const { file, prefix } = git;
   let fd: number;
   try {
     fd = openSync(file, constants.O_RDONLY | NOFOLLOW);
@@ -50,7 +52,7 @@ export function readTracked(root: string, cache?: TrackedCache): Tracked | undef
   try {
     const st = fstatSync(fd);
     if (!st.isFile() || st.size > MAX_INDEX_BYTES) return forget(cache);
-    const key = `${st.dev}:${st.ino}:${st.size}:${st.mtimeMs}:${st.ctimeMs}`;
+    const key = `${st.dev}:${st.ino}:${st.size}:${st.mtimeMs}:${st.ctimeMs}:${prefix}`;
     if (cache && cache.key === key) return cache.tracked;
     const buf = Buffer.allocUnsafe(st.size);
     let got = 0;
@@ -59,7 +61,8 @@ export function readTracked(root: string, cache?: TrackedCache): Tracked | undef
       if (n === 0) break;
       got += n;
     }
-    const tracked = got === buf.length ? parseIndex(buf) : undefined;
+    const read = got === buf.length ? parseIndex(buf) : undefined;
+    const tracked = read && under(read, prefix);
     if (cache) {
       cache.key = key;
       cache.tracked = tracked;
@@ -80,17 +83,37 @@ function forget(cache: TrackedCache | undefined): undefined {
   return undefined;
 }
 
-/** `<root>/.git/index`, or `<gitdir>/index` when `.git` is a file saying `gitdir: <gitdir>`; never through a link. */
-function indexFile(root: string): string | undefined {
-  const dotGit = join(root, ".git");
-  let st: ReturnType<typeof lstatSync>;
-  try {
-    st = lstatSync(dotGit);
-  } catch {
-    return undefined;
+/**
+ * The index of the repository the workspace is in, and the workspace's path inside it ("" at
+ * its top, else ending in "/"): the nearest `.git` at or above `root`, a folder or a file
+ * saying `gitdir: <dir>` (a worktree's); its index is `<that>/index`. Undefined when none is
+ * found, or the nearest `.git` is something else (a link, say).
+ */
+function gitIndexOf(root: string): { file: string; prefix: string } | undefined {
+  let dir = root;
+  let prefix = "";
+  for (;;) {
+    const dotGit = join(dir, ".git");
+    let st: ReturnType<typeof lstatSync> | undefined;
+    try {
+      st = lstatSync(dotGit);
+    } catch {
+      st = undefined;
+    }
+    if (st?.isDirectory()) return { file: join(dotGit, "index"), prefix };
+    if (st) {
+      const gitdir = st.isFile() && st.size <= 4096 ? gitdirOf(dotGit, dir) : undefined;
+      return gitdir === undefined ? undefined : { file: join(gitdir, "index"), prefix };
+    }
+    const parent = dirname(dir);
+    if (parent === dir) return undefined;
+    prefix = `${basename(dir)}/${prefix}`;
+    dir = parent;
   }
-  if (st.isDirectory()) return join(dotGit, "index");
-  if (!st.isFile() || st.size > 4096) return undefined;
+}
+
+/** The folder a `.git` file names (`gitdir: <dir>`, relative to the folder holding it). */
+function gitdirOf(dotGit: string, dir: string): string | undefined {
   let text: string;
   try {
     text = readFileSync(dotGit, "utf8");
@@ -99,8 +122,13 @@ function indexFile(root: string): string | undefined {
   }
   const m = /^gitdir: (.+?)\r?\n?$/.exec(text);
   if (!m?.[1]) return undefined;
-  const dir = isAbsolute(m[1]) ? m[1] : resolve(root, m[1]);
-  return join(dir, "index");
+  return isAbsolute(m[1]) ? m[1] : resolve(dir, m[1]);
+}
+
+/** What `t` tracks, asked with paths relative to a folder `prefix` inside its repository. */
+function under(t: Tracked, prefix: string): Tracked {
+  if (prefix === "") return t;
+  return { file: (rel) => t.file(prefix + rel), under: (dirRel) => t.under(prefix + dirRel) };
 }
 
 /**
