@@ -138,10 +138,18 @@ export function sessionSuite(store: DashboardStore): void {
         try {
           const page = await context.newPage();
           await openDashboard(page, root, 'a[href="#/session/big"]');
+          const asked: string[] = [];
+          page.on("request", (r) => {
+            if (r.url().includes("/v1/sessions/no-such-session")) asked.push(r.url());
+          });
           await page.evaluate(() => {
             location.hash = "#/session/no-such-session";
           });
           await expect(page.getByRole("alert").first().textContent()).resolves.toMatch(/no-such-session/);
+          // Not found is an answer, not a failure that may pass: it is not asked again and again.
+          const first = asked.length;
+          await page.waitForTimeout(2_500);
+          expect(asked.length).toBe(first);
         } finally {
           await context.close();
         }

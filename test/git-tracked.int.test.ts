@@ -7,7 +7,7 @@
  * (read as unknown).
  */
 import { spawnSync } from "node:child_process";
-import { mkdirSync, readFileSync, symlinkSync, writeFileSync } from "node:fs";
+import { mkdirSync, readFileSync, symlinkSync, unlinkSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import fc from "fast-check";
 import { afterAll, afterEach, describe, expect, it } from "vitest";
@@ -178,6 +178,43 @@ describe("the index reader agrees with git ls-files", () => {
     );
   });
 
+  it("a hostile index is unknown, in linear time: names that grow by a byte each, an entry count the file cannot hold, a FIFO", () => {
+    // Version 4, every name the previous one plus a byte, no checksum (zeros, as index.skipHash writes).
+    const n = 100_000;
+    const entry = Buffer.alloc(62 + 3);
+    entry.writeUInt32BE(0o100644, 24);
+    entry.writeUInt16BE(1, 60);
+    entry[62] = 0; // strip nothing from the previous name
+    entry[63] = 0x61; // then add "a"
+    entry[64] = 0;
+    const header = Buffer.from("DIRC\0\0\0\x04\0\0\0\0", "latin1");
+    header.writeUInt32BE(n, 8);
+    const hostile = Buffer.concat([header, ...Array.from({ length: n }, () => entry), Buffer.alloc(20)]);
+    expect(parseIndex(hostile)).toBeUndefined();
+
+    const root = repo();
+    writeAt(root, "a.txt", "a\n");
+    git(root, "add", ".");
+    const index = readFileSync(join(root, ".git", "index"));
+    const counted = Buffer.from(index);
+    counted.writeUInt32BE(0xffffffff, 8);
+    expect(parseIndex(counted)).toBeUndefined();
+
+    unlinkSync(join(root, ".git", "index"));
+    expect(spawnSync("mkfifo", [join(root, ".git", "index")]).status).toBe(0);
+    expect(readTracked(root), "a FIFO is not opened to wait on").toBeUndefined();
+  });
+
+  it("a .git file naming a folder git would not have put there is not followed", () => {
+    const real = repo();
+    writeAt(real, "a.txt", "a\n");
+    git(real, "add", ".");
+    const root = join(tempDir("baton-git-"), "ws");
+    mkdirSync(root);
+    writeFileSync(join(root, ".git"), `gitdir: ${join(real, ".git")}\n`);
+    expect(readTracked(root)).toBeUndefined();
+  });
+
   it("a cache reads an unchanged index once, and again once git rewrote it", () => {
     const root = repo();
     writeAt(root, "a.txt", "a\n");
@@ -300,6 +337,62 @@ describe("whole-tree checkpoints take tracked files whatever the ignore rules sa
     expect(readTracked(root)).toBeUndefined();
     const b = await workspace(root);
     expect((await b.checkpoints.create("s1")).checkpoint.files.map((f) => f.path)).toEqual([".gitignore"]);
+  });
+
+  it("in an ignored folder walked for its tracked files, untracked files stay out whatever its own .gitignore says", async () => {
+    const root = repo();
+    writeAt(root, "build/keep.txt", "kept\n");
+    git(root, "add", ".");
+    writeAt(root, ".gitignore", "build/\n");
+    writeAt(root, "build/.gitignore", "!*.bin\n!sub/\n");
+    writeAt(root, "build/huge.bin", "untracked\n");
+    writeAt(root, "build/sub/x.bin", "untracked\n");
+    const b = await workspace(root, { checkpoints: { exclude: ["*.secret"] } });
+    const paths = async () => (await b.checkpoints.create("s1")).checkpoint.files.map((f) => f.path);
+    // As git sees it: only the tracked file is in.
+    expect(git(root, "check-ignore", "build/huge.bin").trim()).toBe("build/huge.bin");
+    expect(await paths()).toEqual([".gitignore", "build/keep.txt"]);
+    // Editing the ignored folder's .gitignore changes nothing either.
+    writeAt(root, "build/.gitignore", "!huge.bin\n");
+    expect(await paths()).toEqual([".gitignore", "build/keep.txt"]);
+    // A tracked file a configured exclude names stays out, whatever a nested .gitignore says.
+    writeAt(root, "src/a.secret", "s\n");
+    writeAt(root, "src/.gitignore", "!*.secret\n");
+    git(root, "add", "src/a.secret");
+    expect(await paths()).toEqual([".gitignore", "build/keep.txt", "src/.gitignore"]);
+  });
+
+  it("a process's walk takes what git tracks once an index appears, and once it can be read again", async () => {
+    const root = repo();
+    writeAt(root, ".gitignore", "dist/\n");
+    writeAt(root, "a.txt", "a\n");
+    writeAt(root, "dist/app.js", "built\n");
+    const b = await workspace(root);
+    const paths = async () => (await b.checkpoints.create("s1")).checkpoint.files.map((f) => f.path);
+    expect(await paths(), "no index yet").toEqual([".gitignore", "a.txt"]);
+    git(root, "add", "-f", "dist/app.js");
+    expect(await paths()).toEqual([".gitignore", "a.txt", "dist/app.js"]);
+    git(root, "update-index", "--split-index");
+    expect(await paths(), "a split index is unknown: the rules alone decide").toEqual([".gitignore", "a.txt"]);
+    git(root, "update-index", "--no-split-index");
+    expect(await paths()).toEqual([".gitignore", "a.txt", "dist/app.js"]);
+  });
+
+  it("a rollback leaves a tracked, ignored file the checkpoint did not list as it is (it cannot tell it was absent)", async () => {
+    const root = repo();
+    writeAt(root, ".gitignore", "*.local\n");
+    writeAt(root, "a.txt", "a\n");
+    writeAt(root, "late.local", "x\n");
+    git(root, "add", "-f", "late.local");
+    unlinkSync(join(root, "late.local")); // tracked, absent when the checkpoint is taken
+    const b = await workspace(root);
+    const cp = (await b.checkpoints.create("s1")).checkpoint;
+    expect(cp.files.map((f) => f.path)).toEqual([".gitignore", "a.txt"]);
+    writeAt(root, "late.local", "made later\n");
+    writeAt(root, "a.txt", "changed\n");
+    await b.checkpoints.rollback("s1", { to: cp.id });
+    expect(readFileSync(join(root, "a.txt"), "utf8")).toBe("a\n");
+    expect(readFileSync(join(root, "late.local"), "utf8")).toBe("made later\n");
   });
 
   it("in a worktree, its own index decides", async () => {

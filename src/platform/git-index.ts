@@ -14,11 +14,19 @@
  */
 import { createHash } from "node:crypto";
 import { closeSync, constants, fstatSync, lstatSync, openSync, readFileSync, readSync } from "node:fs";
-import { basename, dirname, isAbsolute, join, resolve } from "node:path";
+import { basename, dirname, isAbsolute, join, resolve, sep } from "node:path";
+
+/** The smallest an entry can be: its fixed part with a SHA-1 name, a 1-byte path and its NUL. */
+const MIN_ENTRY_BYTES = 64;
+/** A longer path cannot be checkpointed (core/time-travel/paths.ts): its entry is passed over. */
+const MAX_NAME_BYTES = 4096;
+/** A version 4 name longer than this is taken for a damaged or hostile index. */
+const MAX_DECODED_NAME_BYTES = 65_536;
 
 /** A larger index is not read (a repository of millions of files): the ignore rules alone decide there. */
 export const MAX_INDEX_BYTES = 256 * 1024 * 1024;
 const NOFOLLOW = constants.O_NOFOLLOW ?? 0;
+const NONBLOCK = constants.O_NONBLOCK ?? 0;
 
 /** What git tracks, asked by path relative to the workspace. */
 export interface Tracked {
@@ -45,7 +53,7 @@ export function readTracked(root: string, cache?: TrackedCache): Tracked | undef
   const { file, prefix } = git;
   let fd: number;
   try {
-    fd = openSync(file, constants.O_RDONLY | NOFOLLOW);
+    fd = openSync(file, constants.O_RDONLY | NOFOLLOW | NONBLOCK); // a FIFO named index would hang a blocking open
   } catch {
     return forget(cache); // none yet (a fresh `git init`), or a link
   }
@@ -112,7 +120,7 @@ function gitIndexOf(root: string): { file: string; prefix: string } | undefined 
   }
 }
 
-/** The folder a `.git` file names (`gitdir: <dir>`, relative to the folder holding it). */
+/** The folder a `.git` file names (`gitdir: <dir>`, relative to the folder holding it), when git would have put one there. */
 function gitdirOf(dotGit: string, dir: string): string | undefined {
   let text: string;
   try {
@@ -122,7 +130,11 @@ function gitdirOf(dotGit: string, dir: string): string | undefined {
   }
   const m = /^gitdir: (.+?)\r?\n?$/.exec(text);
   if (!m?.[1]) return undefined;
-  return isAbsolute(m[1]) ? m[1] : resolve(dir, m[1]);
+  const gitdir = isAbsolute(m[1]) ? m[1] : resolve(dir, m[1]);
+  // Only where git puts one: a worktree's (`<repo>.git/worktrees/<name>`) or a submodule's
+  // (`.git/modules/<name>`). A file naming anywhere else (a network mount's path, say) is not
+  // followed: the ignore rules alone decide there.
+  return /\.git\/(worktrees|modules)\/[^/]/.test(gitdir.split(sep).join("/")) ? gitdir : undefined;
 }
 
 /** What `t` tracks, asked with paths relative to a folder `prefix` inside its repository. */
@@ -144,6 +156,7 @@ export function parseIndex(buf: Buffer): IndexFiles | undefined {
   const version = buf.readUInt32BE(4);
   if (version < 2 || version > 4) return undefined;
   const count = buf.readUInt32BE(8);
+  if (count * MIN_ENTRY_BYTES > buf.length) return undefined; // more entries than the file can hold
   for (const hashLen of checksummed(buf)) {
     const t = version === 4 ? decoded(buf, count, hashLen) : located(buf, version, count, hashLen);
     if (t !== undefined) return t;
@@ -207,7 +220,7 @@ function located(buf: Buffer, version: number, count: number, hashLen: number): 
     if (len === 0) return undefined;
     // Regular files only (mode 0o100644 or 0o100755: its 32 bits read 00 00 8x xx): not links,
     // submodules, or a sparse index's folders.
-    if (buf[at + 24] === 0 && buf[at + 25] === 0 && (buf[at + 26] as number) >> 4 === 8) {
+    if (len <= MAX_NAME_BYTES && buf[at + 24] === 0 && buf[at + 25] === 0 && (buf[at + 26] as number) >> 4 === 8) {
       starts[n] = p;
       lengths[n] = len;
       n++;
@@ -255,6 +268,7 @@ function decoded(buf: Buffer, count: number, hashLen: number): IndexFiles | unde
   const names: string[] = [];
   let at = 12;
   let prev: Buffer = Buffer.alloc(0);
+  let decodedBytes = 0;
   const fixed = 40 + hashLen + 2;
   for (let i = 0; i < count; i++) {
     if (at + fixed > buf.length) return undefined;
@@ -272,11 +286,15 @@ function decoded(buf: Buffer, count: number, hashLen: number): IndexFiles | unde
     if (strip > prev.length) return undefined;
     const end = buf.indexOf(0, p);
     if (end < 0) return undefined;
+    // Each name may be the previous one plus a byte: bounded, so a hostile index costs linear
+    // time and memory, not quadratic.
+    const length = prev.length - strip + (end - p);
+    decodedBytes += length;
+    if (length === 0 || length > MAX_DECODED_NAME_BYTES || decodedBytes > 4 * buf.length) return undefined;
     const name = Buffer.concat([prev.subarray(0, prev.length - strip), buf.subarray(p, end)]);
-    if (name.length === 0) return undefined;
     prev = name;
     at = end + 1;
-    if (mode >>> 12 === 0o10) names.push(name.toString("utf8"));
+    if (mode >>> 12 === 0o10 && name.length <= MAX_NAME_BYTES) names.push(name.toString("utf8"));
   }
   if (!extensionsEnd(buf, at, hashLen)) return undefined;
   const files = new Set(names);

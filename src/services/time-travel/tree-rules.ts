@@ -37,6 +37,12 @@ export interface Chain {
   rules: Rules[];
   /** The configured excludes: they leave a path out even when git tracks it, and no negation elsewhere takes it back. */
   excludes: Ignore | undefined;
+  /**
+   * The directory is itself ignored, walked only for the tracked files in it: everything
+   * untracked in it is ignored, and its `.gitignore` files are not read (git reads none there,
+   * so no negation in one takes a file back).
+   */
+  ignored: boolean;
   decisions: Map<string, Decision>;
 }
 
@@ -66,17 +72,30 @@ export function chainFrom(sources: readonly string[], chains: Map<string, Chain>
   const ig = ignore().add(OWN_FILES);
   for (const t of rest) if (t !== "") ig.add(t);
   const excludes = exclude.trim() === "" ? undefined : ignore().add(exclude);
-  const chain: Chain = { parent: undefined, text, rules: [{ base: "", ig }], excludes, decisions: new Map() };
+  const chain: Chain = { parent: undefined, text, rules: [{ base: "", ig }], excludes, ignored: false, decisions: new Map() };
   chains.set("\u0000root", chain);
   return chain;
 }
 
-/** The chain inside `dirRel`, whose parent chain is `parent` and whose own `.gitignore` reads `text`. */
+/**
+ * Whether the directory `dirRel`, in the directory whose chain is `parent`, is ignored (so it
+ * is walked only for what git tracks in it, and its own `.gitignore` is not to be read).
+ */
+export function dirIgnored(parent: Chain, dirRel: string): boolean {
+  return dirRel !== "" && (parent.ignored || decision(parent, dirRel, true) === IGNORED);
+}
+
+/**
+ * The chain inside `dirRel`, whose parent chain is `parent` and whose own `.gitignore` reads
+ * `text` (none inside an ignored directory: see `dirIgnored`).
+ */
 export function dirChain(dirRel: string, parent: Chain, text: string | undefined, chains: Map<string, Chain>): Chain {
+  const ignored = dirIgnored(parent, dirRel);
+  if (ignored) text = undefined;
   const cached = chains.get(dirRel);
-  if (cached && cached.parent === parent && cached.text === text) return cached;
+  if (cached && cached.parent === parent && cached.text === text && cached.ignored === ignored) return cached;
   const rules = text === undefined ? parent.rules : [...parent.rules, { base: dirRel, ig: ignore().add(text) }];
-  const chain: Chain = { parent, text, rules, excludes: parent.excludes, decisions: new Map() };
+  const chain: Chain = { parent, text, rules, excludes: parent.excludes, ignored, decisions: new Map() };
   chains.set(dirRel, chain);
   return chain;
 }
@@ -93,6 +112,7 @@ function says(ig: Ignore, sub: string): { ignored: boolean; unignored: boolean }
 /** Excluded when a configured exclude matches; else ignored when the deepest matcher with an opinion ignores `rel`. */
 function decide(chain: Chain, rel: string, isDir: boolean): Decision {
   if (chain.excludes && says(chain.excludes, isDir ? `${rel}/` : rel).ignored) return EXCLUDED;
+  if (chain.ignored) return IGNORED;
   const rules = chain.rules;
   for (let i = rules.length - 1; i >= 0; i--) {
     const r = rules[i] as Rules;
@@ -109,17 +129,23 @@ function decide(chain: Chain, rel: string, isDir: boolean): Decision {
  * tracked, only by a `.batonignore` negation). Each question put to git goes into `asked`.
  */
 export function leftOut(chain: Chain, rel: string, isDir: boolean, tracked: Tracked | undefined, asked?: Asked[]): boolean {
+  const d = decision(chain, rel, isDir);
+  if (d === TAKEN) return false;
+  if (d === EXCLUDED) return true;
+  // Asked even when the index is unknown: a listing made then is made again once it is known.
+  const t = isTracked(tracked, rel, isDir);
+  asked?.push([rel, isDir, t]);
+  return !t;
+}
+
+function decision(chain: Chain, rel: string, isDir: boolean): Decision {
   const key = isDir ? `${rel}/` : rel;
   let d = chain.decisions.get(key);
   if (d === undefined) {
     d = decide(chain, rel, isDir);
     chain.decisions.set(key, d);
   }
-  if (d === TAKEN) return false;
-  if (d === EXCLUDED || tracked === undefined) return true;
-  const t = isTracked(tracked, rel, isDir);
-  asked?.push([rel, isDir, t]);
-  return !t;
+  return d;
 }
 
 /** Whether git answers every question a listing asked as it did then. */
@@ -152,7 +178,7 @@ export function coversWith(src: IgnoreSources): (rel: string) => boolean {
   const chainOf = (dirRel: string, parent: Chain): Chain | null => {
     let c = chains.get(dirRel);
     if (c === undefined) {
-      const text = src.gitignore(dirRel);
+      const text = dirIgnored(parent, dirRel) ? undefined : src.gitignore(dirRel);
       c = text === null ? null : dirChain(dirRel, parent, text, cache);
       chains.set(dirRel, c);
     }
@@ -227,7 +253,8 @@ export function readNoFollow(root: string, rel: string): string | undefined {
   }
   let fd: number;
   try {
-    fd = openSync(`${root}/${rel}`, constants.O_RDONLY | constants.O_NOFOLLOW);
+    // Not blocking: a FIFO a repository (or a tarball) put there would hang the open.
+    fd = openSync(`${root}/${rel}`, constants.O_RDONLY | constants.O_NOFOLLOW | constants.O_NONBLOCK);
   } catch {
     return undefined; // absent, or a link (ELOOP)
   }

@@ -13,7 +13,7 @@ import { type Dirent, lstatSync, readdirSync, readFileSync } from "node:fs";
 import { MAX_PATH_LENGTH, pathProblem } from "../../core/time-travel/paths.js";
 import { readTracked, type Tracked, TrackedCache } from "../../platform/git-index.js";
 import { RESTORE_TEMP } from "../../platform/safe-fs.js";
-import { type Asked, type Chain, chainFrom, dirChain, leftOut, rootSources, sameAnswers, UNSAFE_NAME } from "./tree-rules.js";
+import { type Asked, type Chain, chainFrom, dirChain, dirIgnored, leftOut, rootSources, sameAnswers, UNSAFE_NAME } from "./tree-rules.js";
 
 /** The numbers kept per file, in `TreeScan.stats`: size, mtime, ctime, inode, mode (permission bits). */
 export const STAT_FIELDS = 5;
@@ -140,7 +140,8 @@ function walkDir(
     if (same && (e.name !== (last as Listing).names[i] || kindOf(e) !== (last as Listing).kinds[i])) same = false;
     if (e.name === ".gitignore" && e.isFile()) gitignore = true;
   }
-  const chain = dirChain(dirRel, parentChain, gitignore ? readText(`${abs}/.gitignore`) : undefined, cache.chains);
+  const own = gitignore && !dirIgnored(parentChain, dirRel) ? readText(`${abs}/.gitignore`) : undefined;
+  const chain = dirChain(dirRel, parentChain, own, cache.chains);
   const listing =
     same && (last as Listing).chain === chain && sameAnswers((last as Listing).asked, tracked)
       ? (last as Listing)

@@ -18,6 +18,11 @@ const SESSION_MS = 12 * 60 * 60_000;
 export const RETRY_MS = 1_000;
 export const RETRY_MAX_MS = 10_000;
 
+/** Whether a failed read may succeed if tried again: the network, a server error, or too many requests (not a refusal). */
+export function mayPass(err: unknown): boolean {
+  return !(err instanceof ApiError) || err.status >= 500 || err.status === 429;
+}
+
 export class ApiError extends Error {
   constructor(
     readonly code: string,

@@ -6,7 +6,7 @@
 import { useCallback, useEffect, useRef, useState } from "preact/hooks";
 import type { SessionVersions } from "../../services/session/overview.js";
 import type { SessionStatus } from "../../services/session/status.js";
-import { ApiError, type Connection, get, RETRY_MAX_MS, RETRY_MS } from "./api.js";
+import { type Connection, get, mayPass, RETRY_MAX_MS, RETRY_MS } from "./api.js";
 import { CheckpointsPanel } from "./checkpoints.js";
 import { LedgerPanel } from "./ledger.js";
 import { ago, NextActionCell, plural } from "./parts.js";
@@ -26,8 +26,8 @@ export function SessionView({ sessionId, onConnection }: { sessionId: string; on
   // Tags of the parts that change without the journal growing (ledger, checkpoints, work): the
   // session's stream sends them on open and on every change, and each panel reads again on its own.
   const [versions, setVersions] = useState<SessionVersions | undefined>();
-  // A read that failed for a reason that may pass (the server busy or restarting) is tried
-  // again after RETRY_MS, doubling to RETRY_MAX_MS: a quiet session sends nothing that would.
+  // A read that failed for a reason that may pass (`mayPass`: the server busy or restarting) is
+  // tried again after RETRY_MS, doubling to RETRY_MAX_MS: a quiet session sends nothing that would.
   const retry = useRef<{ timer?: ReturnType<typeof setTimeout>; ms: number; live: boolean }>({ ms: RETRY_MS, live: true });
   const refresh = useCallback(async () => {
     const again = retry.current;
@@ -44,8 +44,7 @@ export function SessionView({ sessionId, onConnection }: { sessionId: string; on
       again.ms = RETRY_MS;
     } catch (err) {
       setError((err as Error).message);
-      const lasting = err instanceof ApiError && (err.status === 401 || err.status === 404);
-      if (!lasting && again.live && !again.timer) {
+      if (mayPass(err) && again.live && !again.timer) {
         again.timer = setTimeout(() => void refresh(), again.ms);
         again.ms = Math.min(again.ms * 2, RETRY_MAX_MS);
       }

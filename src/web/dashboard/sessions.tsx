@@ -7,7 +7,7 @@
  */
 import { useEffect, useMemo, useRef, useState } from "preact/hooks";
 import type { DashboardSession } from "../../server/dashboard-routes.js";
-import { ApiError, type Connection, follow, get, RETRY_MAX_MS, RETRY_MS } from "./api.js";
+import { type Connection, follow, get, mayPass, RETRY_MAX_MS, RETRY_MS } from "./api.js";
 import { ago, fitPlaceholder, NextActionCell, PendingCell, plural } from "./parts.js";
 
 /** The list is read again at most this often while changes stream in. */
@@ -68,9 +68,9 @@ export function SessionsView({ onConnection }: { onConnection: (c: Connection) =
     const changed = new Set<string>();
     let everything = true;
     let lastFull = 0;
-    // A read that failed (the server busy or restarting, a dropped connection) is tried again
-    // after RETRY_MS, doubling to RETRY_MAX_MS: otherwise the list would wait for the next
-    // change, which a quiet workspace never sends.
+    // A read that failed for a reason that may pass (the server busy or restarting, a dropped
+    // connection: `mayPass`) is tried again after RETRY_MS, doubling to RETRY_MAX_MS: otherwise
+    // the list would wait for the next change, which a quiet workspace never sends.
     let retry: ReturnType<typeof setTimeout> | undefined;
     let retryMs = RETRY_MS;
     let closed = false;
@@ -103,11 +103,13 @@ export function SessionsView({ onConnection }: { onConnection: (c: Connection) =
           setSessions(rows);
           setError(undefined);
           retryMs = RETRY_MS;
+          if (retry) clearTimeout(retry);
+          retry = undefined;
         } while (loading.current.again);
       } catch (err) {
         everything = true; // read it all next time
         setError((err as Error).message);
-        if (!(err instanceof ApiError && err.status === 401) && !closed) {
+        if (mayPass(err) && !closed) {
           if (retry) clearTimeout(retry);
           retry = setTimeout(() => {
             retry = undefined;
