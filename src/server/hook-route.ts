@@ -32,7 +32,7 @@
  * rollback is cancelled past the deadline). The grace lets a step that reaches its commit just
  * after the deadline say it was cancelled, and ends before the hook process stops waiting.
  */
-import { lstatSync, readdirSync, statSync } from "node:fs";
+import { readdirSync, statSync } from "node:fs";
 import type { IncomingMessage, ServerResponse } from "node:http";
 import { isAbsolute, join } from "node:path";
 import type { Baton } from "../api.js";
