@@ -395,6 +395,29 @@ describe("whole-tree checkpoints take tracked files whatever the ignore rules sa
     expect(readFileSync(join(root, "late.local"), "utf8")).toBe("made later\n");
   });
 
+  it("doctor says when git's index cannot be read (split, a linked .git), and stops once it can", async () => {
+    const root = repo();
+    writeAt(root, "a.txt", "a\n");
+    git(root, "add", ".");
+    const b = await workspace(root);
+    const unread = async () => (await b.health.doctor()).findings.filter((f) => f.code === "git_index_unread");
+    expect(await unread()).toEqual([]);
+    git(root, "update-index", "--split-index");
+    const [split] = await unread();
+    expect(split?.severity).toBe("warning");
+    expect(split?.message).toMatch(/split \(core\.splitIndex\)/);
+    expect(split?.fix).toContain("git update-index --no-split-index");
+    git(root, "update-index", "--no-split-index");
+    expect(await unread()).toEqual([]);
+
+    const other = join(tempDir("baton-git-"), "ws");
+    mkdirSync(other);
+    symlinkSync(join(root, ".git"), join(other, ".git"));
+    const c = await workspace(other);
+    const [linked] = (await c.health.doctor()).findings.filter((f) => f.code === "git_index_unread");
+    expect(linked?.message).toMatch(/symbolic link/);
+  });
+
   it("in a worktree, its own index decides", async () => {
     const root = repo();
     writeAt(root, "tracked.local", "t\n");

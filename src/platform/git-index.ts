@@ -49,7 +49,7 @@ export class TrackedCache {
  */
 export function readTracked(root: string, cache?: TrackedCache): Tracked | undefined {
   const git = gitIndexOf(resolve(root));
-  if (git === undefined) return forget(cache);
+  if (git === undefined || "problem" in git) return forget(cache);
   const { file, prefix } = git;
   let fd: number;
   try {
@@ -95,9 +95,10 @@ function forget(cache: TrackedCache | undefined): undefined {
  * The index of the repository the workspace is in, and the workspace's path inside it ("" at
  * its top, else ending in "/"): the nearest `.git` at or above `root`, a folder or a file
  * saying `gitdir: <dir>` (a worktree's); its index is `<that>/index`. Undefined when none is
- * found, or the nearest `.git` is something else (a link, say).
+ * found; a problem when the nearest `.git` is not one Baton follows (a link, a `.git` file
+ * naming a folder git would not use).
  */
-function gitIndexOf(root: string): { file: string; prefix: string } | undefined {
+function gitIndexOf(root: string): { file: string; prefix: string } | { problem: string } | undefined {
   let dir = root;
   let prefix = "";
   for (;;) {
@@ -111,7 +112,12 @@ function gitIndexOf(root: string): { file: string; prefix: string } | undefined 
     if (st?.isDirectory()) return { file: join(dotGit, "index"), prefix };
     if (st) {
       const gitdir = st.isFile() && st.size <= 4096 ? gitdirOf(dotGit, dir) : undefined;
-      return gitdir === undefined ? undefined : { file: join(gitdir, "index"), prefix };
+      if (gitdir !== undefined) return { file: join(gitdir, "index"), prefix };
+      return {
+        problem: st.isSymbolicLink()
+          ? `${dotGit} is a symbolic link, which Baton does not follow`
+          : `${dotGit} does not name a folder git keeps a worktree or submodule in (<repository>.git/worktrees/…, .git/modules/…)`,
+      };
     }
     const parent = dirname(dir);
     if (parent === dir) return undefined;
@@ -151,14 +157,14 @@ function under(t: Tracked, prefix: string): Tracked {
  * 10,000 names would cost it more than the walk's answers need. Version 4's prefix-compressed
  * names can only be decoded in order: they are, into sets.
  */
-export function parseIndex(buf: Buffer): IndexFiles | undefined {
+export function parseIndex(buf: Buffer, why?: { split?: boolean }): IndexFiles | undefined {
   if (buf.length < 12 || buf.toString("latin1", 0, 4) !== "DIRC") return undefined;
   const version = buf.readUInt32BE(4);
   if (version < 2 || version > 4) return undefined;
   const count = buf.readUInt32BE(8);
   if (count * MIN_ENTRY_BYTES > buf.length) return undefined; // more entries than the file can hold
   for (const hashLen of checksummed(buf)) {
-    const t = version === 4 ? decoded(buf, count, hashLen) : located(buf, version, count, hashLen);
+    const t = version === 4 ? decoded(buf, count, hashLen, why) : located(buf, version, count, hashLen, why);
     if (t !== undefined) return t;
   }
   return undefined;
@@ -195,7 +201,7 @@ export interface IndexFiles extends Tracked {
 }
 
 /** Entries of a version 2 or 3 index: regular files' name offsets and lengths, found without decoding one. */
-function located(buf: Buffer, version: number, count: number, hashLen: number): IndexFiles | undefined {
+function located(buf: Buffer, version: number, count: number, hashLen: number, why?: { split?: boolean }): IndexFiles | undefined {
   const starts = new Uint32Array(count);
   const lengths = new Uint32Array(count);
   let n = 0;
@@ -217,17 +223,17 @@ function located(buf: Buffer, version: number, count: number, hashLen: number): 
       if (end < 0) return undefined;
       len = end - p;
     } else if (p + len >= size || buf[p + len] !== 0) return undefined;
-    if (len === 0) return undefined;
     // Regular files only (mode 0o100644 or 0o100755: its 32 bits read 00 00 8x xx): not links,
-    // submodules, or a sparse index's folders.
-    if (len <= MAX_NAME_BYTES && buf[at + 24] === 0 && buf[at + 25] === 0 && (buf[at + 26] as number) >> 4 === 8) {
+    // submodules, or a sparse index's folders. (A split index's entries may have no name: its
+    // "link" extension, found below, makes the whole index unknown.)
+    if (len > 0 && len <= MAX_NAME_BYTES && buf[at + 24] === 0 && buf[at + 25] === 0 && (buf[at + 26] as number) >> 4 === 8) {
       starts[n] = p;
       lengths[n] = len;
       n++;
     }
     at += (p - at + len + 8) & ~7; // NUL-padded to a multiple of 8 from the entry's start
   }
-  if (!extensionsEnd(buf, at, hashLen)) return undefined;
+  if (!extensionsEnd(buf, at, hashLen, why)) return undefined;
   /** The first entry whose name is not below `q` (bytewise, as git sorts). */
   const lowerBound = (q: Buffer): number => {
     let lo = 0;
@@ -264,7 +270,7 @@ function located(buf: Buffer, version: number, count: number, hashLen: number): 
 }
 
 /** Entries of a version 4 index, each name the previous one minus some bytes at its end plus its own. */
-function decoded(buf: Buffer, count: number, hashLen: number): IndexFiles | undefined {
+function decoded(buf: Buffer, count: number, hashLen: number, why?: { split?: boolean }): IndexFiles | undefined {
   const names: string[] = [];
   let at = 12;
   let prev: Buffer = Buffer.alloc(0);
@@ -290,13 +296,13 @@ function decoded(buf: Buffer, count: number, hashLen: number): IndexFiles | unde
     // time and memory, not quadratic.
     const length = prev.length - strip + (end - p);
     decodedBytes += length;
-    if (length === 0 || length > MAX_DECODED_NAME_BYTES || decodedBytes > 4 * buf.length) return undefined;
+    if (length > MAX_DECODED_NAME_BYTES || decodedBytes > 4 * buf.length) return undefined;
     const name = Buffer.concat([prev.subarray(0, prev.length - strip), buf.subarray(p, end)]);
     prev = name;
     at = end + 1;
-    if (mode >>> 12 === 0o10 && name.length <= MAX_NAME_BYTES) names.push(name.toString("utf8"));
+    if (mode >>> 12 === 0o10 && name.length > 0 && name.length <= MAX_NAME_BYTES) names.push(name.toString("utf8"));
   }
-  if (!extensionsEnd(buf, at, hashLen)) return undefined;
+  if (!extensionsEnd(buf, at, hashLen, why)) return undefined;
   const files = new Set(names);
   const dirs = new Set<string>();
   for (const p of names) {
@@ -313,10 +319,43 @@ function decoded(buf: Buffer, count: number, hashLen: number): IndexFiles | unde
  * Whether extensions (4-byte signature, 4-byte size) run from `at` exactly to a checksum of
  * `hashLen` bytes. A split index ("link") keeps its entries in another file: not read, so no.
  */
-function extensionsEnd(buf: Buffer, at: number, hashLen: number): boolean {
+function extensionsEnd(buf: Buffer, at: number, hashLen: number, why?: { split?: boolean }): boolean {
   while (at + 8 <= buf.length - hashLen) {
-    if (buf.toString("latin1", at, at + 4) === "link") return false;
+    if (buf.toString("latin1", at, at + 4) === "link") {
+      if (why) why.split = true;
+      return false;
+    }
     at += 8 + buf.readUInt32BE(at + 4);
   }
   return at === buf.length - hashLen;
+}
+
+/**
+ * Why git's index cannot be read for the workspace at `root`, when it is in a repository whose
+ * index exists (`baton doctor`: whole-tree checkpoints then leave out the tracked files the
+ * ignore rules name); undefined when it can be, or there is none.
+ */
+export function indexProblem(root: string): string | undefined {
+  const git = gitIndexOf(resolve(root));
+  if (git === undefined) return undefined;
+  if ("problem" in git) return git.problem;
+  let st: ReturnType<typeof lstatSync>;
+  try {
+    st = lstatSync(git.file);
+  } catch {
+    return undefined; // no index yet
+  }
+  if (!st.isFile()) return `${git.file} is not a regular file`;
+  if (st.size > MAX_INDEX_BYTES) return `${git.file} is over ${MAX_INDEX_BYTES / 1024 / 1024} MiB`;
+  let buf: Buffer;
+  try {
+    buf = readFileSync(git.file);
+  } catch (err) {
+    return `${git.file} cannot be read (${(err as NodeJS.ErrnoException).code ?? (err as Error).message})`;
+  }
+  const why: { split?: boolean } = {};
+  if (parseIndex(buf, why)) return undefined;
+  return why.split
+    ? `${git.file} is split (core.splitIndex): most of its entries are in another file, which Baton does not read`
+    : `${git.file} is damaged, or in a format Baton does not read`;
 }

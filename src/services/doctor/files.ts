@@ -3,6 +3,7 @@ import { existsSync } from "node:fs";
 import { join, resolve } from "node:path";
 import type { CheckpointRow } from "../../backend/contract.js";
 import { isBatonError } from "../../errors.js";
+import { indexProblem } from "../../platform/git-index.js";
 import { hashFile } from "../files.js";
 import { BlobStore, missingBlobs } from "../time-travel/blobs.js";
 import { type Check, type DoctorDeps, type Found, SAMPLE } from "./check.js";
@@ -100,7 +101,7 @@ function sharedPrivate(runs: readonly { path: string; hash: string; sessionId: s
 export const files: Check = {
   name: "files",
   reads:
-    "file names whole-tree checkpoints cannot store, and each active session's files against its last live checkpoint (hashes), or after a rollback against the checkpoint it restored (the rollback's plan, nothing written)",
+    "file names whole-tree checkpoints cannot store, whether git's index can be read (which files it tracks), and each active session's files against its last live checkpoint (hashes), or after a rollback against the checkpoint it restored (the rollback's plan, nothing written)",
   async run({ deps, active }) {
     const out: Found[] = [];
     const skips = (await deps.treeSkips?.()) ?? [];
@@ -111,6 +112,18 @@ export const files: Check = {
         message: `${skips.length} file(s) have names whole-tree checkpoints cannot store or restore safely (a line break, a backslash, a control character, too long), so no rollback covers them; rename them`,
         evidence: { paths: skips.slice(0, SAMPLE).map((s) => JSON.stringify(s.path)), count: skips.length },
         fix: "",
+      });
+    }
+    const unread = indexProblem(deps.root);
+    if (unread !== undefined) {
+      out.push({
+        code: "git_index_unread",
+        severity: "warning",
+        message: `Baton cannot read git's index: ${unread}. Whole-tree checkpoints cannot tell which files git tracks, so they leave out tracked files that .gitignore, .git/info/exclude or .batonignore name, and no rollback covers those`,
+        evidence: { problem: unread },
+        fix: /split \(core\.splitIndex\)/.test(unread)
+          ? "git config core.splitIndex false && git update-index --no-split-index"
+          : "git status (git writes its index again), or name the files in checkpoints.exclude if they must stay out",
       });
     }
     for (const id of active) {
