@@ -418,6 +418,18 @@ describe("whole-tree checkpoints take tracked files whatever the ignore rules sa
     expect(linked?.message).toMatch(/symbolic link/);
   });
 
+  it("LESSONS.md stays out under a .gitignore allow-list (`*`, then `!*.md`); a .batonignore negation takes it in", async () => {
+    const root = repo();
+    writeAt(root, ".gitignore", "*\n!*.md\n!.gitignore\n");
+    writeAt(root, "README.md", "readme\n");
+    writeAt(root, "LESSONS.md", "# lessons\n");
+    const b = await workspace(root);
+    const paths = async () => (await b.checkpoints.create("s1")).checkpoint.files.map((f) => f.path);
+    expect(await paths()).toEqual([".gitignore", "README.md"]);
+    writeAt(root, ".batonignore", "!/LESSONS.md\n");
+    expect(await paths()).toEqual([".gitignore", "LESSONS.md", "README.md"]);
+  });
+
   it("in a worktree, its own index decides", async () => {
     const root = repo();
     writeAt(root, "tracked.local", "t\n");

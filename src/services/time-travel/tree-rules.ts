@@ -43,6 +43,8 @@ export interface Chain {
    * so no negation in one takes a file back).
    */
   ignored: boolean;
+  /** `.batonignore` takes Baton's own LESSONS.md back in (otherwise nothing does: no `.gitignore` negation, no index). */
+  ownIn: boolean;
   decisions: Map<string, Decision>;
 }
 
@@ -72,7 +74,13 @@ export function chainFrom(sources: readonly string[], chains: Map<string, Chain>
   const ig = ignore().add(OWN_FILES);
   for (const t of rest) if (t !== "") ig.add(t);
   const excludes = exclude.trim() === "" ? undefined : ignore().add(exclude);
-  const chain: Chain = { parent: undefined, text, rules: [{ base: "", ig }], excludes, ignored: false, decisions: new Map() };
+  const ownIn = !says(
+    ignore()
+      .add(OWN_FILES)
+      .add(rest[0] ?? ""),
+    OWN_FILE,
+  ).ignored;
+  const chain: Chain = { parent: undefined, text, rules: [{ base: "", ig }], excludes, ignored: false, ownIn, decisions: new Map() };
   chains.set("\u0000root", chain);
   return chain;
 }
@@ -95,7 +103,7 @@ export function dirChain(dirRel: string, parent: Chain, text: string | undefined
   const cached = chains.get(dirRel);
   if (cached && cached.parent === parent && cached.text === text && cached.ignored === ignored) return cached;
   const rules = text === undefined ? parent.rules : [...parent.rules, { base: dirRel, ig: ignore().add(text) }];
-  const chain: Chain = { parent, text, rules, excludes: parent.excludes, ignored, decisions: new Map() };
+  const chain: Chain = { parent, text, rules, excludes: parent.excludes, ignored, ownIn: parent.ownIn, decisions: new Map() };
   chains.set(dirRel, chain);
   return chain;
 }
@@ -112,6 +120,7 @@ function says(ig: Ignore, sub: string): { ignored: boolean; unignored: boolean }
 /** Excluded when a configured exclude matches; else ignored when the deepest matcher with an opinion ignores `rel`. */
 function decide(chain: Chain, rel: string, isDir: boolean): Decision {
   if (chain.excludes && says(chain.excludes, isDir ? `${rel}/` : rel).ignored) return EXCLUDED;
+  if (rel === OWN_FILE && !isDir && !chain.ownIn) return EXCLUDED;
   if (chain.ignored) return IGNORED;
   const rules = chain.rules;
   for (let i = rules.length - 1; i >= 0; i--) {
@@ -214,7 +223,8 @@ export function coversWith(src: IgnoreSources): (rel: string) => boolean {
 /**
  * Baton's own files at the workspace root, left out of every whole-tree checkpoint: so a
  * rollback to one never removes or rewinds them (a lesson learned after the checkpoint, from
- * the very rollback, would be lost). First, so a user's `.batonignore` can still take them in.
+ * the very rollback, would be lost). Only a `.batonignore` negation takes it back in: not a
+ * `.gitignore` one (`!*.md` in an allow-list), nor git tracking it.
  */
 const OWN_FILE = "LESSONS.md";
 const OWN_FILES = `/${OWN_FILE}`;
