@@ -12,7 +12,7 @@ import { join } from "node:path";
 import fc from "fast-check";
 import { afterAll, afterEach, describe, expect, it } from "vitest";
 import { type Baton, openBaton } from "../src/index.js";
-import { parseIndex, readTracked, type Tracked, TrackedCache } from "../src/platform/git-index.js";
+import { indexProblem, parseIndex, readTracked, type Tracked, TrackedCache } from "../src/platform/git-index.js";
 import { cleanupDirs, tempDir, writeAt } from "./helpers.js";
 
 const open: Baton[] = [];
@@ -430,15 +430,93 @@ describe("whole-tree checkpoints take tracked files whatever the ignore rules sa
     expect(await paths()).toEqual([".gitignore", "LESSONS.md", "README.md"]);
   });
 
-  it("in a worktree, its own index decides", async () => {
+  it("a workspace in a folder of a repository keeps the repository's ignore rules above it: a rollback leaves ignored files alone", async () => {
+    const top = repo();
+    const root = join(top, "packages", "app");
+    writeAt(top, ".gitignore", ".env\nnode_modules/\n");
+    writeAt(top, "packages/.gitignore", "*.log\n");
+    writeAt(top, ".git/info/exclude", "scratch/\n");
+    writeAt(root, "index.js", "app\n");
+    writeAt(root, "node_modules/dep/i.js", "dep\n");
+    writeAt(root, "debug.log", "log\n");
+    writeAt(root, "scratch/notes.txt", "notes\n");
+    git(top, "add", ".");
+    git(top, "commit", "-qm", "one");
+    const b = await workspace(root);
+    const cp = (await b.checkpoints.create("s1")).checkpoint;
+    expect(cp.files.map((f) => f.path)).toEqual(["index.js"]);
+    // Made after the checkpoint, ignored by the repository: not the rollback's to remove.
+    writeAt(root, ".env", "SECRET=1\n");
+    writeAt(root, "node_modules/x/i.js", "x\n");
+    writeAt(root, "index.js", "changed\n");
+    await b.checkpoints.rollback("s1", { to: cp.id });
+    expect(readFileSync(join(root, "index.js"), "utf8")).toBe("app\n");
+    expect(readFileSync(join(root, ".env"), "utf8")).toBe("SECRET=1\n");
+    expect(readFileSync(join(root, "node_modules/x/i.js"), "utf8")).toBe("x\n");
+  });
+
+  it("a repository whose rules ignore the workspace itself (a dotfiles repository's `*`) does not empty its checkpoints", async () => {
+    const home = repo();
+    writeAt(home, ".gitignore", "*\n!.gitignore\n");
+    git(home, "add", ".gitignore");
+    const root = join(home, "code", "project");
+    writeAt(root, "main.ts", "main\n");
+    writeAt(root, "notes.md", "notes\n");
+    const b = await workspace(root);
+    expect((await b.checkpoints.create("s1")).checkpoint.files.map((f) => f.path)).toEqual(["main.ts", "notes.md"]);
+  });
+
+  it("a workspace reached through a link finds its repository by its real path", async () => {
+    const top = repo();
+    writeAt(top, "pkg/keep.local", "k\n");
+    git(top, "add", ".");
+    writeAt(top, ".gitignore", "*.local\n");
+    const link = join(tempDir("baton-git-"), "pkglink");
+    symlinkSync(join(top, "pkg"), link);
+    expect(readTracked(link)?.file("keep.local")).toBe(true);
+    const b = await workspace(link);
+    expect((await b.checkpoints.create("s1")).checkpoint.files.map((f) => f.path)).toEqual(["keep.local"]);
+  });
+
+  it("a worktree of a bare repository (the .bare layout) is read through its .git file", async () => {
+    const src = repo();
+    writeAt(src, "a.txt", "a\n");
+    git(src, "add", ".");
+    git(src, "commit", "-qm", "one");
+    const proj = join(tempDir("baton-git-"), "proj");
+    git(src, "clone", "-q", "--bare", src, join(proj, ".bare"));
+    git(proj, "--git-dir=.bare", "worktree", "add", "-q", join(proj, "main"));
+    const wt = join(proj, "main");
+    writeAt(wt, "forced.local", "f\n");
+    git(wt, "add", "-f", "forced.local");
+    expect(listed(readTracked(wt))).toEqual(["a.txt", "forced.local"]);
+    expect(indexProblem(wt)).toBeUndefined();
+  });
+
+  it.runIf(process.getuid?.() === 0)("a .git another user owns, in a folder above the workspace, decides nothing", async () => {
+    const planted = repo();
+    writeAt(planted, "ws/x.local", "x\n");
+    git(planted, "add", "-f", "ws/x.local");
+    writeAt(planted, ".gitignore", "*.txt\n");
+    spawnSync("chown", ["-R", "65534", join(planted, ".git")]);
+    const root = join(planted, "ws");
+    writeAt(root, "a.txt", "a\n");
+    expect(readTracked(root)).toBeUndefined();
+    const b = await workspace(root);
+    expect((await b.checkpoints.create("s1")).checkpoint.files.map((f) => f.path)).toEqual(["a.txt", "x.local"]);
+  });
+
+  it("in a worktree, its own index decides, and the repository's info/exclude applies", async () => {
     const root = repo();
     writeAt(root, "tracked.local", "t\n");
     writeAt(root, ".gitignore", "*.local\n");
     git(root, "add", "-f", ".");
     git(root, "commit", "-qm", "one");
+    writeAt(root, ".git/info/exclude", "*.tmp\n");
     const wt = join(root, "..", "wt");
     git(root, "worktree", "add", "-q", wt);
     writeAt(wt, "untracked.local", "u\n");
+    writeAt(wt, "scratch.tmp", "s\n");
     const b = await workspace(wt);
     const cp = (await b.checkpoints.create("s1")).checkpoint;
     expect(cp.files.map((f) => f.path)).toEqual([".gitignore", "tracked.local"]);

@@ -7,14 +7,15 @@
  *
  * The index format (git's Documentation/gitformat-index.txt) is read directly: versions 2, 3
  * and 4 (prefix-compressed paths), SHA-1 or SHA-256 object names, told apart by the checksum
- * that ends the file. An index this cannot read with confidence (a checksum that does not
+ * that ends the file (up to 1 MiB; a larger index by its structure alone). An index this cannot read with confidence (a checksum that does not
  * match, another version, a split index whose entries live in another file, entries that do
  * not end where the extensions begin, over MAX_INDEX_BYTES) reads as unknown, and the caller
  * falls back to the ignore rules alone. Nothing is followed through a link, nothing written.
  */
 import { createHash } from "node:crypto";
 import { closeSync, constants, fstatSync, lstatSync, openSync, readFileSync, readSync } from "node:fs";
-import { basename, dirname, isAbsolute, join, resolve, sep } from "node:path";
+import { join } from "node:path";
+import { gitRepo } from "./git-repo.js";
 
 /** The smallest an entry can be: its fixed part with a SHA-1 name, a 1-byte path and its NUL. */
 const MIN_ENTRY_BYTES = 64;
@@ -22,6 +23,9 @@ const MIN_ENTRY_BYTES = 64;
 const MAX_NAME_BYTES = 4096;
 /** A version 4 name longer than this is taken for a damaged or hostile index. */
 const MAX_DECODED_NAME_BYTES = 65_536;
+
+/** An index up to this size has its checksum verified; a larger one is judged by its structure. */
+const CHECKSUM_UP_TO = 1024 * 1024;
 
 /** A larger index is not read (a repository of millions of files): the ignore rules alone decide there. */
 export const MAX_INDEX_BYTES = 256 * 1024 * 1024;
@@ -48,9 +52,10 @@ export class TrackedCache {
  * stat) is not read again.
  */
 export function readTracked(root: string, cache?: TrackedCache): Tracked | undefined {
-  const git = gitIndexOf(resolve(root));
+  const git = gitRepo(root);
   if (git === undefined || "problem" in git) return forget(cache);
-  const { file, prefix } = git;
+  const file = join(git.gitDir, "index");
+  const prefix = git.prefix;
   let fd: number;
   try {
     fd = openSync(file, constants.O_RDONLY | NOFOLLOW | NONBLOCK); // a FIFO named index would hang a blocking open
@@ -91,58 +96,6 @@ function forget(cache: TrackedCache | undefined): undefined {
   return undefined;
 }
 
-/**
- * The index of the repository the workspace is in, and the workspace's path inside it ("" at
- * its top, else ending in "/"): the nearest `.git` at or above `root`, a folder or a file
- * saying `gitdir: <dir>` (a worktree's); its index is `<that>/index`. Undefined when none is
- * found; a problem when the nearest `.git` is not one Baton follows (a link, a `.git` file
- * naming a folder git would not use).
- */
-function gitIndexOf(root: string): { file: string; prefix: string } | { problem: string } | undefined {
-  let dir = root;
-  let prefix = "";
-  for (;;) {
-    const dotGit = join(dir, ".git");
-    let st: ReturnType<typeof lstatSync> | undefined;
-    try {
-      st = lstatSync(dotGit);
-    } catch {
-      st = undefined;
-    }
-    if (st?.isDirectory()) return { file: join(dotGit, "index"), prefix };
-    if (st) {
-      const gitdir = st.isFile() && st.size <= 4096 ? gitdirOf(dotGit, dir) : undefined;
-      if (gitdir !== undefined) return { file: join(gitdir, "index"), prefix };
-      return {
-        problem: st.isSymbolicLink()
-          ? `${dotGit} is a symbolic link, which Baton does not follow`
-          : `${dotGit} does not name a folder git keeps a worktree or submodule in (<repository>.git/worktrees/…, .git/modules/…)`,
-      };
-    }
-    const parent = dirname(dir);
-    if (parent === dir) return undefined;
-    prefix = `${basename(dir)}/${prefix}`;
-    dir = parent;
-  }
-}
-
-/** The folder a `.git` file names (`gitdir: <dir>`, relative to the folder holding it), when git would have put one there. */
-function gitdirOf(dotGit: string, dir: string): string | undefined {
-  let text: string;
-  try {
-    text = readFileSync(dotGit, "utf8");
-  } catch {
-    return undefined;
-  }
-  const m = /^gitdir: (.+?)\r?\n?$/.exec(text);
-  if (!m?.[1]) return undefined;
-  const gitdir = isAbsolute(m[1]) ? m[1] : resolve(dir, m[1]);
-  // Only where git puts one: a worktree's (`<repo>.git/worktrees/<name>`) or a submodule's
-  // (`.git/modules/<name>`). A file naming anywhere else (a network mount's path, say) is not
-  // followed: the ignore rules alone decide there.
-  return /\.git\/(worktrees|modules)\/[^/]/.test(gitdir.split(sep).join("/")) ? gitdir : undefined;
-}
-
 /** What `t` tracks, asked with paths relative to a folder `prefix` inside its repository. */
 function under(t: Tracked, prefix: string): Tracked {
   if (prefix === "") return t;
@@ -176,6 +129,10 @@ export function parseIndex(buf: Buffer, why?: { split?: boolean }): IndexFiles |
  * `index.skipHash` writes zeros); none when it matches neither (damaged, or not an index).
  */
 function checksummed(buf: Buffer): number[] {
+  // A large index's layout is told by its structure alone (entries that end exactly where the
+  // extensions and a checksum of one width begin cannot also fit the other by chance): hashing
+  // 20 MB on every hook's start would cost more than the walk it serves.
+  if (buf.length > CHECKSUM_UP_TO) return [20, 32];
   const widths: number[] = [];
   for (const [len, algo] of [
     [20, "sha1"],
@@ -333,29 +290,34 @@ function extensionsEnd(buf: Buffer, at: number, hashLen: number, why?: { split?:
 /**
  * Why git's index cannot be read for the workspace at `root`, when it is in a repository whose
  * index exists (`baton doctor`: whole-tree checkpoints then leave out the tracked files the
- * ignore rules name); undefined when it can be, or there is none.
+ * ignore rules name), with what would help ("" when nothing in git would); undefined when it
+ * can be read, or there is none.
  */
-export function indexProblem(root: string): string | undefined {
-  const git = gitIndexOf(resolve(root));
+export function indexProblem(root: string): { problem: string; fix: string } | undefined {
+  const git = gitRepo(root);
   if (git === undefined) return undefined;
-  if ("problem" in git) return git.problem;
+  if ("problem" in git) return { problem: git.problem, fix: "" };
+  const file = join(git.gitDir, "index");
   let st: ReturnType<typeof lstatSync>;
   try {
-    st = lstatSync(git.file);
+    st = lstatSync(file);
   } catch {
     return undefined; // no index yet
   }
-  if (!st.isFile()) return `${git.file} is not a regular file`;
-  if (st.size > MAX_INDEX_BYTES) return `${git.file} is over ${MAX_INDEX_BYTES / 1024 / 1024} MiB`;
+  if (!st.isFile()) return { problem: `${file} is not a regular file`, fix: "" };
+  if (st.size > MAX_INDEX_BYTES) return { problem: `${file} is over ${MAX_INDEX_BYTES / 1024 / 1024} MiB`, fix: "" };
   let buf: Buffer;
   try {
-    buf = readFileSync(git.file);
+    buf = readFileSync(file);
   } catch (err) {
-    return `${git.file} cannot be read (${(err as NodeJS.ErrnoException).code ?? (err as Error).message})`;
+    return { problem: `${file} cannot be read (${(err as NodeJS.ErrnoException).code ?? (err as Error).message})`, fix: "" };
   }
   const why: { split?: boolean } = {};
   if (parseIndex(buf, why)) return undefined;
   return why.split
-    ? `${git.file} is split (core.splitIndex): most of its entries are in another file, which Baton does not read`
-    : `${git.file} is damaged, or in a format Baton does not read`;
+    ? {
+        problem: `${file} is split (core.splitIndex): most of its entries are in another file, which Baton does not read`,
+        fix: "git config core.splitIndex false && git update-index --no-split-index",
+      }
+    : { problem: `${file} is damaged, or in a format Baton does not read`, fix: "git update-index --force-write-index" };
 }

@@ -5,6 +5,7 @@
  * command's change to `settings.local` (tracked before `*.local` was ignored) is rolled back,
  * and `scratch.local` (untracked, ignored) is neither checkpointed nor removed.
  */
+import { createHash } from "node:crypto";
 import { afterAll, beforeAll, describe, expect, test } from "vitest";
 import { openBaton } from "../../src/index.js";
 import { claude, codex, type Driver } from "./drivers.js";
@@ -64,9 +65,11 @@ for (const d of [claude, codex] as Driver[]) {
       expect(tree, JSON.stringify(cps)).toBeDefined();
       const b = await openBaton({ root: p.root });
       try {
-        const paths = (await b.checkpoints.get(tree.id)).files.map((f) => f.path);
-        expect(paths).toContain("settings.local");
-        expect(paths).not.toContain("scratch.local");
+        const files = (await b.checkpoints.get(tree.id)).files;
+        expect(files.map((f) => f.path)).not.toContain("scratch.local");
+        // The version before the command ran: what "undo that" puts back.
+        const taken = files.find((f) => f.path === "settings.local");
+        expect(taken && "hash" in taken ? taken.hash : taken).toBe(createHash("sha256").update("port=1\n").digest("hex"));
       } finally {
         await b.close();
       }

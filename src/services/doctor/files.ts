@@ -119,11 +119,9 @@ export const files: Check = {
       out.push({
         code: "git_index_unread",
         severity: "warning",
-        message: `Baton cannot read git's index: ${unread}. Whole-tree checkpoints cannot tell which files git tracks, so they leave out tracked files that .gitignore, .git/info/exclude or .batonignore name, and no rollback covers those`,
-        evidence: { problem: unread },
-        fix: /split \(core\.splitIndex\)/.test(unread)
-          ? "git config core.splitIndex false && git update-index --no-split-index"
-          : "git status (git writes its index again), or name the files in checkpoints.exclude if they must stay out",
+        message: `Baton cannot read git's index: ${unread.problem}. Whole-tree checkpoints cannot tell which files git tracks, so they leave out tracked files that .gitignore, .git/info/exclude or .batonignore name, and no rollback covers those`,
+        evidence: { problem: unread.problem },
+        fix: unread.fix,
       });
     }
     for (const id of active) {

@@ -299,7 +299,7 @@ export class CheckpointService {
     if (batonignore === null) return () => false;
     const today = rootSources(this.#root, this.#exclude);
     return coversWith({
-      root: [today[0] as string, batonignore ?? "", today[2] as string],
+      root: { ...today, batonignore: batonignore ?? "" },
       gitignore: (dir) => {
         const t = known.get(dir === "" ? ".gitignore" : `${dir}/.gitignore`);
         return t === undefined ? undefined : t;

@@ -13,6 +13,7 @@ import { closeSync, constants, fstatSync, lstatSync, openSync, readFileSync } fr
 import ignore, { type Ignore } from "ignore";
 import { MAX_PATH_LENGTH } from "../../core/time-travel/paths.js";
 import { readTracked, type Tracked } from "../../platform/git-index.js";
+import { gitRepo } from "../../platform/git-repo.js";
 import { RESTORE_TEMP } from "../../platform/safe-fs.js";
 
 /** Names a stored path may not contain (core/time-travel/paths.ts): control characters, backslashes. */
@@ -21,7 +22,21 @@ export const UNSAFE_NAME = /[\x00-\x1f\\]/;
 interface Rules {
   /** Directory the matcher's patterns are relative to ("" for the root). */
   base: string;
+  /** What goes before a path relative to `base` for these patterns: the workspace's path from the folder of a repository's rules above it, else "". */
+  prefix: string;
   ig: Ignore;
+}
+
+/** The rules of the workspace's root, as `rootSources` reads them. */
+export interface RootSources {
+  /** The configured excludes (`checkpoints.exclude`), one pattern a line. */
+  exclude: string;
+  /** The workspace's `.batonignore`. */
+  batonignore: string;
+  /** The repository's `info/exclude`, and the workspace's path in the repository (its patterns are the repository's). */
+  infoExclude: { prefix: string; text: string };
+  /** The `.gitignore` files of the folders above the workspace in its repository, top first, each with the workspace's path from its folder. */
+  above: readonly { prefix: string; text: string }[];
 }
 
 /**
@@ -63,26 +78,40 @@ const EXCLUDED = 2;
 type Decision = typeof TAKEN | typeof IGNORED | typeof EXCLUDED;
 
 /**
- * The root's chain from its sources (`rootSources`): the configured excludes, on their own,
- * then Baton's own files, `.batonignore` and `.git/info/exclude` as one set of ignore rules.
+ * The root's chain from its sources (`rootSources`): the configured excludes, on their own;
+ * then, least to most precedence, Baton's own files with `.batonignore`, the repository's
+ * `info/exclude`, and the `.gitignore` files above the workspace (top first). The repository's
+ * rules are left out when they ignore the workspace itself (a scratch folder in a repository, a
+ * home folder whose dotfiles repository ignores `*`): they are not the workspace's rules then.
  */
-export function chainFrom(sources: readonly string[], chains: Map<string, Chain>): Chain {
-  const text = sources.join("\u0000");
+export function chainFrom(sources: RootSources, chains: Map<string, Chain>): Chain {
+  const text = JSON.stringify(sources);
   const cached = chains.get("\u0000root");
   if (cached?.text === text) return cached;
-  const [exclude = "", ...rest] = sources;
-  const ig = ignore().add(OWN_FILES);
-  for (const t of rest) if (t !== "") ig.add(t);
-  const excludes = exclude.trim() === "" ? undefined : ignore().add(exclude);
-  const ownIn = !says(
-    ignore()
-      .add(OWN_FILES)
-      .add(rest[0] ?? ""),
-    OWN_FILE,
-  ).ignored;
-  const chain: Chain = { parent: undefined, text, rules: [{ base: "", ig }], excludes, ignored: false, ownIn, decisions: new Map() };
+  const own = ignore().add(OWN_FILES);
+  if (sources.batonignore !== "") own.add(sources.batonignore);
+  const rules: Rules[] = [{ base: "", prefix: "", ig: own }];
+  const repo: Rules[] = [sources.infoExclude, ...sources.above]
+    .filter((r) => r.text.trim() !== "")
+    .map((r) => ({ base: "", prefix: r.prefix, ig: ignore().add(r.text) }));
+  if (!ignoresItself(repo)) rules.push(...repo);
+  const excludes = sources.exclude.trim() === "" ? undefined : ignore().add(sources.exclude);
+  const ownIn = !says(ignore().add(OWN_FILES).add(sources.batonignore), OWN_FILE).ignored;
+  const chain: Chain = { parent: undefined, text, rules, excludes, ignored: false, ownIn, decisions: new Map() };
   chains.set("\u0000root", chain);
   return chain;
+}
+
+/** Whether a repository's rules, the deepest with an opinion deciding, ignore the workspace's own folder. */
+function ignoresItself(repo: readonly Rules[]): boolean {
+  for (let i = repo.length - 1; i >= 0; i--) {
+    const r = repo[i] as Rules;
+    if (r.prefix === "") continue; // the workspace is the repository's top
+    const t = says(r.ig, r.prefix);
+    if (t.ignored) return true;
+    if (t.unignored) return false;
+  }
+  return false;
 }
 
 /**
@@ -102,7 +131,7 @@ export function dirChain(dirRel: string, parent: Chain, text: string | undefined
   if (ignored) text = undefined;
   const cached = chains.get(dirRel);
   if (cached && cached.parent === parent && cached.text === text && cached.ignored === ignored) return cached;
-  const rules = text === undefined ? parent.rules : [...parent.rules, { base: dirRel, ig: ignore().add(text) }];
+  const rules = text === undefined ? parent.rules : [...parent.rules, { base: dirRel, prefix: "", ig: ignore().add(text) }];
   const chain: Chain = { parent, text, rules, excludes: parent.excludes, ignored, ownIn: parent.ownIn, decisions: new Map() };
   chains.set(dirRel, chain);
   return chain;
@@ -125,7 +154,7 @@ function decide(chain: Chain, rel: string, isDir: boolean): Decision {
   const rules = chain.rules;
   for (let i = rules.length - 1; i >= 0; i--) {
     const r = rules[i] as Rules;
-    const t = says(r.ig, (r.base === "" ? rel : rel.slice(r.base.length + 1)) + (isDir ? "/" : ""));
+    const t = says(r.ig, r.prefix + (r.base === "" ? rel : rel.slice(r.base.length + 1)) + (isDir ? "/" : ""));
     if (t.ignored) return IGNORED;
     if (t.unignored) return TAKEN;
   }
@@ -170,7 +199,7 @@ export function sameAnswers(asked: readonly Asked[], tracked: Tracked | undefine
  * directory is judged covered).
  */
 export interface IgnoreSources {
-  root: readonly string[];
+  root: RootSources;
   gitignore: (dirRel: string) => string | undefined | null;
   /** What git tracks (ignore rules leave none of it out); undefined: not known, the rules alone decide. */
   tracked?: Tracked | undefined;
@@ -231,10 +260,27 @@ const OWN_FILES = `/${OWN_FILE}`;
 
 /**
  * The root's sources on disk now (every one read without following a link): the configured
- * excludes, `.batonignore`, `.git/info/exclude`.
+ * excludes, `.batonignore`, and the repository's rules above the workspace (`gitRepo`): its
+ * `info/exclude` and the `.gitignore` of each folder from its top down to the workspace's
+ * parent, as git applies them to the workspace's files.
  */
-export function rootSources(root: string, exclude: readonly string[]): string[] {
-  return [exclude.join("\n"), readNoFollow(root, ".batonignore") ?? "", readNoFollow(root, ".git/info/exclude") ?? ""];
+export function rootSources(root: string, exclude: readonly string[]): RootSources {
+  const found = gitRepo(root);
+  const repo = found === undefined || "problem" in found ? undefined : found;
+  const above: { prefix: string; text: string }[] = [];
+  if (repo && repo.prefix !== "") {
+    const parts = repo.prefix.split("/").filter(Boolean);
+    for (let i = 0; i < parts.length; i++) {
+      const text = readNoFollow(repo.top, i === 0 ? ".gitignore" : `${parts.slice(0, i).join("/")}/.gitignore`);
+      if (text) above.push({ prefix: `${parts.slice(i).join("/")}/`, text });
+    }
+  }
+  return {
+    exclude: exclude.join("\n"),
+    batonignore: readNoFollow(root, ".batonignore") ?? "",
+    infoExclude: { prefix: repo?.prefix ?? "", text: (repo && readNoFollow(repo.commonDir, "info/exclude")) ?? "" },
+    above,
+  };
 }
 
 /** Whether a whole-tree walk, with the ignore rules on disk now, would take the file at `rel` if it existed. */

@@ -18,9 +18,14 @@ const SESSION_MS = 12 * 60 * 60_000;
 export const RETRY_MS = 1_000;
 export const RETRY_MAX_MS = 10_000;
 
-/** Whether a failed read may succeed if tried again: the network, a server error, or too many requests (not a refusal). */
+/**
+ * Whether a failed read may succeed if tried again: the network, a server error, a timeout, too
+ * many requests, or an answer that was not JSON (a proxy's page while the server restarts); not
+ * a refusal or "not found".
+ */
 export function mayPass(err: unknown): boolean {
-  return !(err instanceof ApiError) || err.status >= 500 || err.status === 429;
+  if (!(err instanceof ApiError)) return true;
+  return err.status >= 500 || err.status === 429 || err.status === 408 || err.code === "bad_response";
 }
 
 export class ApiError extends Error {
