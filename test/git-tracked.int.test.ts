@@ -7,7 +7,7 @@
  * (read as unknown).
  */
 import { spawnSync } from "node:child_process";
-import { mkdirSync, readFileSync, symlinkSync, unlinkSync, writeFileSync } from "node:fs";
+import { existsSync, mkdirSync, readFileSync, symlinkSync, unlinkSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import fc from "fast-check";
 import { afterAll, afterEach, describe, expect, it } from "vitest";
@@ -455,16 +455,43 @@ describe("whole-tree checkpoints take tracked files whatever the ignore rules sa
     expect(readFileSync(join(root, "node_modules/x/i.js"), "utf8")).toBe("x\n");
   });
 
-  it("a repository whose rules ignore the workspace itself (a dotfiles repository's `*`) does not empty its checkpoints", async () => {
-    const home = repo();
-    writeAt(home, ".gitignore", "*\n!.gitignore\n");
-    git(home, "add", ".gitignore");
-    const root = join(home, "code", "project");
-    writeAt(root, "main.ts", "main\n");
-    writeAt(root, "notes.md", "notes\n");
+  it("a rollback keeps a file that was there, ignored, when the checkpoint was taken, though the rule that ignored it is gone", async () => {
+    const top = repo();
+    const root = join(top, "packages", "app");
+    writeAt(top, ".gitignore", ".env\n");
+    writeAt(root, "index.js", "app\n");
+    git(top, "add", ".");
+    writeAt(root, ".env", "SECRET=1\n");
+    // Born well before the checkpoint, by the file system's clock (file times cannot be set back).
+    await new Promise((r) => setTimeout(r, 2_500));
     const b = await workspace(root);
-    expect((await b.checkpoints.create("s1")).checkpoint.files.map((f) => f.path)).toEqual(["main.ts", "notes.md"]);
+    const cp = (await b.checkpoints.create("s1")).checkpoint;
+    expect(cp.files.map((f) => f.path)).toEqual(["index.js"]);
+    writeAt(top, ".gitignore", "# .env no longer ignored (a pull changed it)\n");
+    writeAt(root, "made-later.txt", "later\n");
+    const r = await b.checkpoints.rollback("s1", { to: cp.id });
+    expect(readFileSync(join(root, ".env"), "utf8")).toBe("SECRET=1\n");
+    expect(r.changes.find((c) => c.path === ".env")).toMatchObject({ action: "kept" });
+    // A file made after the checkpoint is still the rollback's to remove.
+    expect(existsSync(join(root, "made-later.txt"))).toBe(false);
   });
+
+  for (const [what, rules] of [
+    ["`*`", "*\n!.gitignore\n"],
+    ["allow-list of folders (`*`, `!*/`)", "*\n!*/\n!.gitignore\n"],
+  ]) {
+    it(`a repository that ignores the workspace (a dotfiles repository's ${what}) and tracks nothing in it does not empty its checkpoints`, async () => {
+      const home = repo();
+      writeAt(home, ".gitignore", rules as string);
+      writeAt(home, ".bashrc", "alias ll='ls -l'\n");
+      git(home, "add", "-f", ".gitignore", ".bashrc");
+      const root = join(home, "code", "project");
+      writeAt(root, "main.ts", "main\n");
+      writeAt(root, "notes.md", "notes\n");
+      const b = await workspace(root);
+      expect((await b.checkpoints.create("s1")).checkpoint.files.map((f) => f.path)).toEqual(["main.ts", "notes.md"]);
+    });
+  }
 
   it("a workspace reached through a link finds its repository by its real path", async () => {
     const top = repo();
@@ -504,6 +531,8 @@ describe("whole-tree checkpoints take tracked files whatever the ignore rules sa
     expect(readTracked(root)).toBeUndefined();
     const b = await workspace(root);
     expect((await b.checkpoints.create("s1")).checkpoint.files.map((f) => f.path)).toEqual(["a.txt", "x.local"]);
+    const [found] = (await b.health.doctor()).findings.filter((f) => f.code === "git_index_unread");
+    expect(found?.message).toMatch(/owned by another user \(uid 65534\)/);
   });
 
   it("in a worktree, its own index decides, and the repository's info/exclude applies", async () => {

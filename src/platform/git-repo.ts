@@ -56,7 +56,10 @@ export function gitRepo(root: string): GitRepo | { problem: string } | undefined
       st = undefined;
     }
     if (st) {
-      if (UID !== undefined && st.uid !== UID) return undefined;
+      // As git's safe.directory check: another user's repository (planted in a shared folder
+      // above the workspace, or a checkout this user did not make) decides nothing; doctor says so.
+      if (UID !== undefined && st.uid !== UID)
+        return { problem: `${dotGit} is owned by another user (uid ${st.uid}), so Baton does not read it` };
       if (st.isDirectory()) return { top: dir, gitDir: dotGit, commonDir: dotGit, prefix };
       const gitDir = st.isFile() ? gitdirOf(dotGit, dir) : undefined;
       if (gitDir !== undefined) return { top: dir, gitDir, commonDir: commonDirOf(gitDir), prefix };
@@ -106,13 +109,18 @@ function readSmall(file: string): string | undefined {
   }
 }
 
-/** A worktree's shared git directory: its `commondir` file's folder (relative to it), else the folder itself. */
+/**
+ * A worktree's shared git directory: the folder its `commondir` file names (relative to it),
+ * when that folder's `worktrees/<name>` is this very git directory; else the folder itself.
+ */
 function commonDirOf(gitDir: string): string {
+  const text = readSmall(join(gitDir, "commondir"))?.trim() ?? "";
+  if (text === "") return gitDir;
+  const common = isAbsolute(text) ? text : resolve(gitDir, text);
   try {
-    const text = readSmall(join(gitDir, "commondir"))?.trim() ?? "";
-    if (text !== "" && text.length < 4096) return isAbsolute(text) ? text : resolve(gitDir, text);
+    if (realpathSync(join(common, "worktrees", basename(gitDir))) === realpathSync(gitDir)) return common;
   } catch {
-    // none: not a worktree's
+    // gone, or unreadable
   }
   return gitDir;
 }

@@ -22,6 +22,7 @@ import { sessionKey } from "../../backend/contract.js";
 import { checksum, randomHex, sha256 } from "../../core/canonical.js";
 import type { Checkpoint, CheckpointFile, CheckpointInfo, CheckpointKind } from "../../core/time-travel/checkpoints.js";
 import { BatonError, badInput, checkDeadline } from "../../errors.js";
+import { readTracked } from "../../platform/git-index.js";
 import { touchPrivate } from "../../platform/private-files.js";
 import { hostFacts, machineId } from "../../platform/process-facts.js";
 import { checkPath, readCurrent, unsafePath } from "../../platform/safe-fs.js";
@@ -297,7 +298,7 @@ export class CheckpointService {
     }
     const batonignore = known.get(".batonignore");
     if (batonignore === null) return () => false;
-    const today = rootSources(this.#root, this.#exclude);
+    const today = rootSources(this.#root, this.#exclude, readTracked(this.#root));
     return coversWith({
       root: { ...today, batonignore: batonignore ?? "" },
       gitignore: (dir) => {

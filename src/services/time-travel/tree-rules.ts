@@ -262,11 +262,15 @@ const OWN_FILES = `/${OWN_FILE}`;
  * The root's sources on disk now (every one read without following a link): the configured
  * excludes, `.batonignore`, and the repository's rules above the workspace (`gitRepo`): its
  * `info/exclude` and the `.gitignore` of each folder from its top down to the workspace's
- * parent, as git applies them to the workspace's files.
+ * parent, as git applies them to the workspace's files. `tracked`: what git tracks in the
+ * workspace (`readTracked`), when known.
  */
-export function rootSources(root: string, exclude: readonly string[]): RootSources {
+export function rootSources(root: string, exclude: readonly string[], tracked?: Tracked): RootSources {
   const found = gitRepo(root);
-  const repo = found === undefined || "problem" in found ? undefined : found;
+  // A repository that tracks nothing in the workspace's folder (a home folder's dotfiles
+  // repository over a project of its own) does not govern it: its rules are left out.
+  const foreign = found !== undefined && !("problem" in found) && found.prefix !== "" && tracked?.any() === false;
+  const repo = found === undefined || "problem" in found || foreign ? undefined : found;
   const above: { prefix: string; text: string }[] = [];
   if (repo && repo.prefix !== "") {
     const parts = repo.prefix.split("/").filter(Boolean);
@@ -285,10 +289,11 @@ export function rootSources(root: string, exclude: readonly string[]): RootSourc
 
 /** Whether a whole-tree walk, with the ignore rules on disk now, would take the file at `rel` if it existed. */
 export function walkCovers(root: string, opts: { exclude?: readonly string[] } = {}): (rel: string) => boolean {
+  const tracked = readTracked(root);
   return coversWith({
-    root: rootSources(root, opts.exclude ?? []),
+    root: rootSources(root, opts.exclude ?? [], tracked),
     gitignore: (dirRel) => readNoFollow(root, dirRel === "" ? ".gitignore" : `${dirRel}/.gitignore`),
-    tracked: readTracked(root),
+    tracked,
   });
 }
 
