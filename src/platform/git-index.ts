@@ -38,8 +38,6 @@ export interface Tracked {
   file(rel: string): boolean;
   /** Whether git tracks a regular file anywhere under the folder `dirRel`. */
   under(dirRel: string): boolean;
-  /** Whether git tracks any regular file in the workspace. */
-  any(): boolean;
 }
 
 /** What a long-lived process keeps between reads: the last index's identity and what it held. */
@@ -101,7 +99,7 @@ function forget(cache: TrackedCache | undefined): undefined {
 /** What `t` tracks, asked with paths relative to a folder `prefix` inside its repository. */
 function under(t: Tracked, prefix: string): Tracked {
   if (prefix === "") return t;
-  return { file: (rel) => t.file(prefix + rel), under: (dirRel) => t.under(prefix + dirRel), any: () => t.under(prefix.slice(0, -1)) };
+  return { file: (rel) => t.file(prefix + rel), under: (dirRel) => t.under(prefix + dirRel) };
 }
 
 /**
@@ -211,7 +209,6 @@ function located(buf: Buffer, version: number, count: number, hashLen: number, w
     return buf.compare(q, 0, q.length, s, s + q.length) === 0;
   };
   return {
-    any: () => n > 0,
     file(rel) {
       const q = Buffer.from(rel, "utf8");
       const i = lowerBound(q);
@@ -272,7 +269,7 @@ function decoded(buf: Buffer, count: number, hashLen: number, why?: { split?: bo
       dirs.add(d);
     }
   }
-  return { file: (rel) => files.has(rel), under: (dirRel) => dirs.has(dirRel), any: () => names.length > 0, names: () => names };
+  return { file: (rel) => files.has(rel), under: (dirRel) => dirs.has(dirRel), names: () => names };
 }
 
 /**

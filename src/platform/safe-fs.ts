@@ -261,16 +261,7 @@ export function readCurrent(root: string, rel: string, maxBytes = Number.POSITIV
 }
 
 /** What is at `rel` now, as readCurrent says, without reading a file's content (a removal needs none). */
-export type CurrentStat =
-  | {
-      kind: "file";
-      mode: number;
-      size: number;
-      /** The latest it can have come into being, by the file system's clock: its birth time where the file system keeps one, else its ctime. */
-      bornByMs: number;
-    }
-  | { kind: "absent" }
-  | { kind: "other"; what: string };
+export type CurrentStat = { kind: "file"; mode: number; size: number } | { kind: "absent" } | { kind: "other"; what: string };
 
 export function statCurrent(root: string, rel: string): CurrentStat {
   const cur = inParent(root, rel, false, (d, name): CurrentStat => {
@@ -279,8 +270,7 @@ export function statCurrent(root: string, rel: string): CurrentStat {
     if (st.isSymbolicLink()) return { kind: "other", what: "a symbolic link" };
     if (st.isDirectory()) return { kind: "other", what: "a directory" };
     if (!st.isFile()) return { kind: "other", what: "not a regular file" };
-    const born = st.birthtimeMs > 0 ? Math.min(st.birthtimeMs, st.ctimeMs) : st.ctimeMs;
-    return { kind: "file", mode: st.mode & 0o777, size: st.size, bornByMs: born };
+    return { kind: "file", mode: st.mode & 0o777, size: st.size };
   });
   return cur ?? { kind: "absent" };
 }

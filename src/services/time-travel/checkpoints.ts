@@ -22,7 +22,6 @@ import { sessionKey } from "../../backend/contract.js";
 import { checksum, randomHex, sha256 } from "../../core/canonical.js";
 import type { Checkpoint, CheckpointFile, CheckpointInfo, CheckpointKind } from "../../core/time-travel/checkpoints.js";
 import { BatonError, badInput, checkDeadline } from "../../errors.js";
-import { readTracked } from "../../platform/git-index.js";
 import { touchPrivate } from "../../platform/private-files.js";
 import { hostFacts, machineId } from "../../platform/process-facts.js";
 import { checkPath, readCurrent, unsafePath } from "../../platform/safe-fs.js";
@@ -298,7 +297,7 @@ export class CheckpointService {
     }
     const batonignore = known.get(".batonignore");
     if (batonignore === null) return () => false;
-    const today = rootSources(this.#root, this.#exclude, readTracked(this.#root));
+    const today = rootSources(this.#root, this.#exclude);
     return coversWith({
       root: { ...today, batonignore: batonignore ?? "" },
       gitignore: (dir) => {

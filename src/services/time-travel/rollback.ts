@@ -444,12 +444,7 @@ export class RollbackService {
       );
     }
     const byId = new Map(range.map((c) => [c.id, c]));
-    const plan = this.#planAll(
-      root,
-      entries,
-      (e) => privateHolder(this.#cps, byId.get(e.from), e.want),
-      (e) => untakenThen(this.#cps, byId.get(e.from)),
-    );
+    const plan = this.#planAll(root, entries, (e) => privateHolder(this.#cps, byId.get(e.from), e.want));
     const lanes = this.#otherLanes(plan, laneWrites, input.lane, target.id, warnings);
     const away = plan.filter((p) => p.elsewhere !== undefined);
     if (away.length > 0) {
@@ -649,12 +644,7 @@ export class RollbackService {
    * go first); a file to restore under a file this rollback removes is written after it.
    * Anything else in the way is kept, with the reason.
    */
-  #planAll(
-    root: string,
-    entries: readonly RestoreEntry[],
-    elsewhere: (e: RestoreEntry) => string | undefined,
-    takenAt: (e: RestoreEntry) => number | undefined = () => undefined,
-  ): Planned[] {
+  #planAll(root: string, entries: readonly RestoreEntry[], elsewhere: (e: RestoreEntry) => string | undefined): Planned[] {
     const byPath = new Map<string, Planned>();
     const removedFiles = new Set(entries.filter((e) => "absent" in e.want).map((e) => e.path));
     const keptUnder = (dir: string) => entries.some((x) => x.path.startsWith(`${dir}/`) && !("absent" in x.want));
@@ -675,7 +665,7 @@ export class RollbackService {
           p = { ...base, action: "create", want: want.hash, mode: want.mode, deferred: true };
         else p = { ...base, action: "kept", reason: `${blocker} is a file now and stays; restore it by hand` };
       } else {
-        p = this.#plan(root, e, names, elsewhere(e), takenAt(e));
+        p = this.#plan(root, e, names, elsewhere(e));
         if (p.action === "kept" && p.current.kind === "other" && p.current.what === "a directory" && "hash" in e.want) {
           const under = filesUnder(root, e.path);
           if (!under.other && under.files.every((f) => removedFiles.has(f)) && !keptUnder(e.path)) {
@@ -712,7 +702,7 @@ export class RollbackService {
    * not bring it back, so it is kept, with a warning. A file is read only to compare it with
    * the version to restore, never to remove it.
    */
-  #plan(root: string, e: RestoreEntry, names: Map<string, ReadonlySet<string>>, away: string | undefined, takenAt?: number): Planned {
+  #plan(root: string, e: RestoreEntry, names: Map<string, ReadonlySet<string>>, away: string | undefined): Planned {
     const stat = statCurrent(root, e.path); // lstat's every parent: a symlinked one is unsafe_path
     const base = { path: e.path, from: e.from, current: stat };
     const want = e.want;
@@ -738,15 +728,6 @@ export class RollbackService {
     }
     if ("absent" in want) {
       if (stat.kind === "absent") return { ...base, action: "unchanged" };
-      // There when the whole-tree checkpoint was taken, which did not take it: left out then (an
-      // ignore rule, an exclude, since changed), so not the checkpoint's to remove.
-      if (stat.kind === "file" && takenAt !== undefined && stat.bornByMs < takenAt - BORN_SLACK_MS) {
-        return {
-          ...base,
-          action: "kept",
-          reason: `it was there when ${e.from} was taken, which left it out (an ignore rule or exclude then), so that checkpoint cannot say it should be absent`,
-        };
-      }
       // Found under another name (a case-insensitive file system): that file is not this path's to remove.
       if (!this.#exactName(root, e.path, names)) {
         return {
@@ -853,17 +834,4 @@ async function diffAll(root: string, changing: Planned[]): Promise<string> {
     out.push(text);
   }
   return out.join("");
-}
-
-/** File system and system clocks may disagree by this much: a file born this close to a checkpoint is not judged by it. */
-const BORN_SLACK_MS = 2_000;
-
-/**
- * When `cp` is a whole-tree checkpoint taken on this machine, the time it was taken (ms): a
- * path it left out of its list, with a file born before then, was there and not taken.
- */
-function untakenThen(cps: CheckpointService, cp: Checkpoint | undefined): number | undefined {
-  if (cp?.kind !== "tree" || otherMachine(cps, cp)) return undefined;
-  const ms = Date.parse(cp.createdAt);
-  return Number.isFinite(ms) ? ms : undefined;
 }

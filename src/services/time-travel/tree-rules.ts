@@ -102,17 +102,27 @@ export function chainFrom(sources: RootSources, chains: Map<string, Chain>): Cha
   return chain;
 }
 
-/** Whether a repository's rules, the deepest with an opinion deciding, ignore the workspace's own folder. */
+/**
+ * Whether a repository's rules, the deepest with an opinion deciding, ignore the workspace's
+ * own folder, or any file directly in it (an allow-list: `*`, then only folders taken back): then they are
+ * not rules for the workspace's files, but the repository's way of leaving it out.
+ */
 function ignoresItself(repo: readonly Rules[]): boolean {
-  for (let i = repo.length - 1; i >= 0; i--) {
-    const r = repo[i] as Rules;
-    if (r.prefix === "") continue; // the workspace is the repository's top
-    const t = says(r.ig, r.prefix);
-    if (t.ignored) return true;
-    if (t.unignored) return false;
-  }
-  return false;
+  const judged = (sub: (r: Rules) => string): boolean => {
+    for (let i = repo.length - 1; i >= 0; i--) {
+      const r = repo[i] as Rules;
+      if (r.prefix === "") continue; // the workspace is the repository's top
+      const t = says(r.ig, sub(r));
+      if (t.ignored) return true;
+      if (t.unignored) return false;
+    }
+    return false;
+  };
+  return judged((r) => r.prefix) || judged((r) => `${r.prefix}${PROBE}`);
 }
+
+/** A plain name only a pattern for every file matches. */
+const PROBE = "baton-probe-7f3a9c";
 
 /**
  * Whether the directory `dirRel`, in the directory whose chain is `parent`, is ignored (so it
@@ -262,15 +272,11 @@ const OWN_FILES = `/${OWN_FILE}`;
  * The root's sources on disk now (every one read without following a link): the configured
  * excludes, `.batonignore`, and the repository's rules above the workspace (`gitRepo`): its
  * `info/exclude` and the `.gitignore` of each folder from its top down to the workspace's
- * parent, as git applies them to the workspace's files. `tracked`: what git tracks in the
- * workspace (`readTracked`), when known.
+ * parent, as git applies them to the workspace's files.
  */
-export function rootSources(root: string, exclude: readonly string[], tracked?: Tracked): RootSources {
+export function rootSources(root: string, exclude: readonly string[]): RootSources {
   const found = gitRepo(root);
-  // A repository that tracks nothing in the workspace's folder (a home folder's dotfiles
-  // repository over a project of its own) does not govern it: its rules are left out.
-  const foreign = found !== undefined && !("problem" in found) && found.prefix !== "" && tracked?.any() === false;
-  const repo = found === undefined || "problem" in found || foreign ? undefined : found;
+  const repo = found === undefined || "problem" in found ? undefined : found;
   const above: { prefix: string; text: string }[] = [];
   if (repo && repo.prefix !== "") {
     const parts = repo.prefix.split("/").filter(Boolean);
@@ -289,11 +295,10 @@ export function rootSources(root: string, exclude: readonly string[], tracked?: 
 
 /** Whether a whole-tree walk, with the ignore rules on disk now, would take the file at `rel` if it existed. */
 export function walkCovers(root: string, opts: { exclude?: readonly string[] } = {}): (rel: string) => boolean {
-  const tracked = readTracked(root);
   return coversWith({
-    root: rootSources(root, opts.exclude ?? [], tracked),
+    root: rootSources(root, opts.exclude ?? []),
     gitignore: (dirRel) => readNoFollow(root, dirRel === "" ? ".gitignore" : `${dirRel}/.gitignore`),
-    tracked,
+    tracked: readTracked(root),
   });
 }
 

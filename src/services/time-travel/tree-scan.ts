@@ -97,7 +97,7 @@ export function walkTree(
   };
   const seen = new Set<string>();
   const tracked = readTracked(root, cache.git);
-  walkDir(root, "", chainFrom(rootSources(root, opts.exclude ?? [], tracked), cache.chains), tracked, cache, seen, out);
+  walkDir(root, "", chainFrom(rootSources(root, opts.exclude ?? []), cache.chains), tracked, cache, seen, out);
   cache.files = out.paths.length;
   // Forget directories that are gone (a long-lived process must not keep every name it ever saw).
   if (cache.listings.size > seen.size) {
