@@ -525,7 +525,13 @@ describe("whole-tree checkpoints take tracked files whatever the ignore rules sa
     const b = await workspace(root);
     expect((await b.checkpoints.create("s1")).checkpoint.files.map((f) => f.path)).toEqual(["a.txt", "x.local"]);
     const [found] = (await b.health.doctor()).findings.filter((f) => f.code === "git_index_unread");
-    expect(found?.message).toMatch(/owned by another user \(uid 65534\)/);
+    expect(found?.message).toMatch(/above the workspace, is owned by another user \(uid 65534\)/);
+    // The workspace's own .git is read whoever owns it (a container's root on the host's checkout).
+    const own = repo();
+    writeAt(own, "y.local", "y\n");
+    git(own, "add", "-f", "y.local");
+    spawnSync("chown", ["-R", "65534", join(own, ".git")]);
+    expect(readTracked(own)?.file("y.local")).toBe(true);
   });
 
   it("in a worktree, its own index decides, and the repository's info/exclude applies", async () => {

@@ -25,8 +25,8 @@ export interface GitRepo {
 /**
  * The repository the workspace at `root` is in: the nearest `.git` at or above its real path,
  * a folder or a file saying `gitdir: <dir>` (a worktree's, a submodule's). As git does, the
- * search stops at a file system boundary and, on POSIX, at a `.git` another user owns (one
- * planted in a shared folder above the workspace decides nothing). Undefined when none is
+ * search stops at a file system boundary and, on POSIX, at a `.git` above the workspace that
+ * another user owns (one planted in a shared folder decides nothing). Undefined when none is
  * found; a problem when the nearest `.git` is not one Baton follows (a link, a `.git` file
  * naming a folder git would not use).
  */
@@ -56,10 +56,12 @@ export function gitRepo(root: string): GitRepo | { problem: string } | undefined
       st = undefined;
     }
     if (st) {
-      // As git's safe.directory check: another user's repository (planted in a shared folder
-      // above the workspace, or a checkout this user did not make) decides nothing; doctor says so.
-      if (UID !== undefined && st.uid !== UID)
-        return { problem: `${dotGit} is owned by another user (uid ${st.uid}), so Baton does not read it` };
+      // Above the workspace, as git's safe.directory check: another user's repository (one
+      // planted in a shared folder such as /tmp) decides nothing; doctor says so. The
+      // workspace's own `.git` is the project the user chose, whoever owns it (a container's
+      // root on a checkout of the host's user).
+      if (prefix !== "" && UID !== undefined && st.uid !== UID)
+        return { problem: `${dotGit}, above the workspace, is owned by another user (uid ${st.uid}), so Baton does not read it` };
       if (st.isDirectory()) return { top: dir, gitDir: dotGit, commonDir: dotGit, prefix };
       const gitDir = st.isFile() ? gitdirOf(dotGit, dir) : undefined;
       if (gitDir !== undefined) return { top: dir, gitDir, commonDir: commonDirOf(gitDir), prefix };
