@@ -7,7 +7,7 @@
  * (read as unknown).
  */
 import { spawnSync } from "node:child_process";
-import { mkdirSync, readFileSync, symlinkSync, unlinkSync, writeFileSync } from "node:fs";
+import { existsSync, mkdirSync, readFileSync, symlinkSync, unlinkSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import fc from "fast-check";
 import { afterAll, afterEach, describe, expect, it } from "vitest";
@@ -453,6 +453,33 @@ describe("whole-tree checkpoints take tracked files whatever the ignore rules sa
     expect(readFileSync(join(root, "index.js"), "utf8")).toBe("app\n");
     expect(readFileSync(join(root, ".env"), "utf8")).toBe("SECRET=1\n");
     expect(readFileSync(join(root, "node_modules/x/i.js"), "utf8")).toBe("x\n");
+  });
+
+  it("a rollback judges what a checkpoint left out by the repository's rules as they were when it was taken", async () => {
+    const top = repo();
+    const root = join(top, "packages", "app");
+    writeAt(top, ".gitignore", ".env\n");
+    writeAt(top, ".git/info/exclude", "notes.txt\n");
+    writeAt(root, "index.js", "app\n");
+    git(top, "add", ".");
+    writeAt(root, ".env", "SECRET=1\n");
+    writeAt(root, "notes.txt", "mine\n");
+    const b = await workspace(root);
+    const cp = (await b.checkpoints.create("s1")).checkpoint;
+    expect(cp.files.map((f) => f.path)).toEqual(["index.js"]);
+    // The rules change (a pull, an edit): neither file is ignored any more.
+    writeAt(top, ".gitignore", "# nothing\n");
+    writeAt(top, ".git/info/exclude", "\n");
+    writeAt(root, "made-later.txt", "later\n");
+    const moved = join(root, "index.js");
+    writeFileSync(moved, "changed\n");
+    await b.checkpoints.rollback("s1", { to: cp.id });
+    expect(readFileSync(join(root, "index.js"), "utf8")).toBe("app\n");
+    // Left out by the checkpoint, so not its to remove.
+    expect(readFileSync(join(root, ".env"), "utf8")).toBe("SECRET=1\n");
+    expect(readFileSync(join(root, "notes.txt"), "utf8")).toBe("mine\n");
+    // Covered then and made after: removed.
+    expect(existsSync(join(root, "made-later.txt"))).toBe(false);
   });
 
   it("a new package of a monorepo, nothing in it tracked yet, keeps the repository's rules", async () => {

@@ -304,6 +304,13 @@ export interface CheckpointRow {
   fileCount: number;
   /** The host and workspace root it was taken on (absent on checkpoints from before migration 10). */
   host?: string | null;
+  /**
+   * A whole-tree checkpoint's ignore rules from outside the workspace, as JSON (the configured
+   * excludes, the repository's info/exclude and .gitignore files above it: tree-rules.ts
+   * `OutsideRules`): a rollback judges the paths it does not list by them. Null on other kinds
+   * and on checkpoints from before it was kept.
+   */
+  outsideRules?: string | null;
   workspace?: string | null;
   /** A hash of the machine's stable identity (/etc/machine-id), when it has one (SQLite migration 12 / PostgreSQL 9). */
   machine?: string | null;

@@ -175,6 +175,26 @@ export function checkpointsContract(name: string, factory: StoreFactory, connect
       });
     });
 
+    it("keeps a tree checkpoint's rules from outside the workspace, byte for byte, and none for the others", async () => {
+      const { baton } = await fresh();
+      await baton.sessions.start({ flow: "task", id: "t" });
+      const be = servicesOf(baton).backend;
+      const rules = JSON.stringify({
+        exclude: "*.log",
+        infoExclude: { prefix: "app/", text: "notes.txt\n" },
+        above: [{ prefix: "app/", text: "ünï\n.env\n" }],
+      });
+      await be.transaction("write", async (tx) => {
+        await tx.checkpoints.insertCheckpoint(row("cp-1", 1, "t-tree", { kind: "tree", outsideRules: rules }));
+        await tx.checkpoints.insertCheckpoint(row("cp-2", 2, "cp-2"));
+      });
+      await be.transaction("read", async (tx) => {
+        expect((await tx.checkpoints.getCheckpoint("cp-1"))?.outsideRules).toBe(rules);
+        expect((await tx.checkpoints.getCheckpoint("cp-2"))?.outsideRules ?? null).toBeNull();
+        expect((await tx.checkpoints.listCheckpoints("t")).map((c) => c.outsideRules ?? null)).toEqual([rules, null]);
+      });
+    });
+
     it("keeps each lane's newest write of a path, and answers the lanes' queries the same way (services/agents/lanes.ts)", async () => {
       const { baton } = await fresh();
       await baton.sessions.start({ flow: "task", id: "t" });

@@ -43,6 +43,7 @@ interface RawCheckpoint {
   workspace: string | null;
   machine: string | null;
   agent_lane: string | null;
+  outside_rules: string | null;
 }
 
 const toCheckpoint = (r: RawCheckpoint): CheckpointRow => ({
@@ -67,6 +68,7 @@ const toCheckpoint = (r: RawCheckpoint): CheckpointRow => ({
   workspace: r.workspace,
   machine: r.machine,
   agentLane: r.agent_lane,
+  outsideRules: r.outside_rules ?? null,
 });
 
 export class PgCheckpointQueries implements CheckpointQueries {
@@ -83,8 +85,8 @@ export class PgCheckpointQueries implements CheckpointQueries {
   async insertCheckpoint(r: CheckpointRow): Promise<void> {
     await this.#referencing();
     await this.#c.run(
-      `INSERT INTO checkpoints (id, session_id, seq, kind, run_id, turn, tool_name, parent, label, pinned, restores, created_at, pruned_at, file_count, skipped, host, workspace, machine, lane, agent_lane)
-       VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14, $15, $16, $17, $18, $19, $20)`,
+      `INSERT INTO checkpoints (id, session_id, seq, kind, run_id, turn, tool_name, parent, label, pinned, restores, created_at, pruned_at, file_count, skipped, host, workspace, machine, lane, agent_lane, outside_rules)
+       VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14, $15, $16, $17, $18, $19, $20, $21)`,
       [
         r.id,
         r.sessionId,
@@ -106,6 +108,7 @@ export class PgCheckpointQueries implements CheckpointQueries {
         r.machine ?? null,
         r.lane,
         r.agentLane ?? null,
+        r.outsideRules ?? null,
       ],
     );
   }

@@ -436,4 +436,13 @@ export const PG_MIGRATIONS: readonly PgMigration[] = Object.freeze([
       END $$;
     `,
   },
+  {
+    // As SQLite migration 21: a whole-tree checkpoint keeps the ignore rules from outside the
+    // workspace it was judged by, for a rollback to judge the paths it does not list by them.
+    version: 18,
+    name: "checkpoint-outside-rules",
+    sql: `
+      ALTER TABLE checkpoints ADD COLUMN outside_rules text;
+    `,
+  },
 ]);

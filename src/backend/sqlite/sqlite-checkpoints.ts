@@ -41,6 +41,7 @@ interface RawCheckpoint {
   workspace: string | null;
   machine: string | null;
   agent_lane: string | null;
+  outside_rules: string | null;
 }
 
 const toCheckpoint = (r: RawCheckpoint): CheckpointRow => ({
@@ -65,6 +66,7 @@ const toCheckpoint = (r: RawCheckpoint): CheckpointRow => ({
   workspace: r.workspace,
   machine: r.machine,
   agentLane: r.agent_lane,
+  outsideRules: r.outside_rules ?? null,
 });
 
 /**
@@ -84,8 +86,8 @@ export class SqliteCheckpointQueries implements CheckpointQueries {
 
   async insertCheckpoint(r: CheckpointRow): Promise<void> {
     this.#stmt(
-      `INSERT INTO checkpoints (id, session_id, seq, kind, run_id, turn, tool_name, parent, label, pinned, restores, created_at, pruned_at, file_count, lane, skipped, host, workspace, machine, agent_lane)
-       VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
+      `INSERT INTO checkpoints (id, session_id, seq, kind, run_id, turn, tool_name, parent, label, pinned, restores, created_at, pruned_at, file_count, lane, skipped, host, workspace, machine, agent_lane, outside_rules)
+       VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
     ).run(
       r.id,
       r.sessionId,
@@ -107,6 +109,7 @@ export class SqliteCheckpointQueries implements CheckpointQueries {
       r.workspace ?? null,
       r.machine ?? null,
       r.agentLane ?? null,
+      r.outsideRules ?? null,
     );
   }
 

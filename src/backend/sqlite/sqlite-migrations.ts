@@ -473,4 +473,14 @@ export const SQLITE_MIGRATIONS: readonly SqliteMigration[] = Object.freeze([
       ) WHERE title IS NOT NULL;
     `,
   },
+  {
+    // A whole-tree checkpoint keeps the ignore rules from outside the workspace it was judged by
+    // (configured excludes, the repository's info/exclude and .gitignore files above the
+    // workspace), so a rollback judges the paths it does not list by those, not by today's.
+    version: 21,
+    name: "checkpoint-outside-rules",
+    sql: `
+      ALTER TABLE checkpoints ADD COLUMN outside_rules TEXT;
+    `,
+  },
 ]);

@@ -31,7 +31,7 @@ import { Blobs, type StagedBlob } from "./blobs.js";
 import { type CheckpointOptions, DEFAULT_PRIVATE, pathMatcher, readCheckpointConfig } from "./checkpoint-config.js";
 import { laneFor, Manifests } from "./manifests.js";
 import { classify, nextStatTable, readRegular, type StatTable, statTable } from "./stat-table.js";
-import { coversWith, rootSources, walkCovers } from "./tree-rules.js";
+import { coversWith, outsideRulesText, parseOutsideRules, rootSources, walkCovers } from "./tree-rules.js";
 import { MODE, STAT_FIELDS, WalkCache, walkTree } from "./tree-scan.js";
 
 export type { CheckpointOptions };
@@ -284,11 +284,13 @@ export class CheckpointService {
 
   /**
    * Whether the whole-tree checkpoint `cp` covered `rel`: judged by the `.gitignore` and
-   * `.batonignore` versions it lists (their texts in `texts`, by hash), and, for the sources
-   * no checkpoint stores (`.git/info/exclude`, configured excludes), by today's. An ignore file
-   * it recorded as skipped is unknown: nothing under its directory counts as covered.
+   * `.batonignore` versions it lists (their texts in `texts`, by hash), and by the rules from
+   * outside the workspace it kept (`outside`: configured excludes, the repository's
+   * info/exclude and .gitignore files above the workspace), or today's for a checkpoint that
+   * kept none (taken by an earlier version). An ignore file it recorded as skipped is unknown:
+   * nothing under its directory counts as covered.
    */
-  coveredAt(cp: Checkpoint, texts: ReadonlyMap<string, Buffer>): (rel: string) => boolean {
+  coveredAt(cp: Checkpoint, texts: ReadonlyMap<string, Buffer>, outside?: string | null): (rel: string) => boolean {
     const known = new Map<string, string | null>();
     for (const f of cp.files) {
       if (!isIgnoreFile(f.path)) continue;
@@ -297,9 +299,9 @@ export class CheckpointService {
     }
     const batonignore = known.get(".batonignore");
     if (batonignore === null) return () => false;
-    const today = rootSources(this.#root, this.#exclude);
+    const then = parseOutsideRules(outside) ?? rootSources(this.#root, this.#exclude);
     return coversWith({
-      root: { ...today, batonignore: batonignore ?? "" },
+      root: { ...then, batonignore: batonignore ?? "" },
       gitignore: (dir) => {
         const t = known.get(dir === "" ? ".gitignore" : `${dir}/.gitignore`);
         return t === undefined ? undefined : t;
@@ -521,7 +523,7 @@ export class CheckpointService {
           "tree",
           files,
           input,
-          { skipped: scan.skipped },
+          { skipped: scan.skipped, outsideRules: outsideRulesText(scan.sources) },
           async (tx) => {
             // Hashes trusted from the stat cache (and blobs stored ahead) name blobs this
             // transaction does not store: a collection since we read the epoch may have taken
@@ -565,7 +567,7 @@ export class CheckpointService {
     kind: CheckpointKind,
     files: CheckpointFile[],
     input: CheckpointInput,
-    extra: { restores?: string | undefined; protect?: readonly string[]; skipped?: readonly SkippedPath[] },
+    extra: { restores?: string | undefined; protect?: readonly string[]; skipped?: readonly SkippedPath[]; outsideRules?: string },
     check: (tx: StoreTx) => Promise<void>,
     after?: (tx: StoreTx, checkpoint: { id: string; files: readonly CheckpointFile[] }) => Promise<void>,
   ): Promise<Omit<CheckpointResult, "stats">> {
@@ -608,6 +610,7 @@ export class CheckpointService {
         workspace: this.#root,
         machine: this.machine() ?? null,
         agentLane: input.lane ?? null,
+        outsideRules: extra.outsideRules ?? null,
       };
       await this.#manifests.insert(q, row, files.map(toRow));
       const pruned = await this.#applyRetention(tx, sessionId, new Set([row.id, ...(extra.protect ?? [])]));

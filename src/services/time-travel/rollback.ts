@@ -616,11 +616,17 @@ export class RollbackService {
     const today = this.#cps.treeCovers();
     const hashes = range.flatMap((c) => (c.kind === "tree" ? c.files.filter((f) => isIgnoreFile(f.path) && "hash" in f) : []));
     const texts = await this.#cps.blobs.readMany(hashes.map((f) => (f as { hash: string }).hash));
+    const trees = range.filter((c) => c.kind === "tree").map((c) => c.id);
+    const outside = await this.#backend.transaction("read", async (tx) => {
+      const rules = new Map<string, string | null>();
+      for (const id of trees) rules.set(id, (await tx.checkpoints.getCheckpoint(id))?.outsideRules ?? null);
+      return rules;
+    });
     const at = new Map<string, (rel: string) => boolean>();
     return (path, cp) => {
       let then = at.get(cp.id);
       if (!then) {
-        then = this.#cps.coveredAt(cp, texts);
+        then = this.#cps.coveredAt(cp, texts, outside.get(cp.id));
         at.set(cp.id, then);
       }
       return today(path) && then(path);

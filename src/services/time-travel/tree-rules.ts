@@ -293,6 +293,33 @@ export function rootSources(root: string, exclude: readonly string[]): RootSourc
   };
 }
 
+/** The rules from outside the workspace a tree checkpoint keeps (its `.batonignore` it keeps as a file). */
+export type OutsideRules = Omit<RootSources, "batonignore">;
+
+/** `sources`' rules from outside the workspace, as a tree checkpoint stores them (JSON). */
+export function outsideRulesText(sources: RootSources): string {
+  const { exclude, infoExclude, above } = sources;
+  return JSON.stringify({ exclude, infoExclude, above });
+}
+
+const isRule = (v: unknown): v is { prefix: string; text: string } =>
+  typeof v === "object" &&
+  v !== null &&
+  typeof (v as { prefix?: unknown }).prefix === "string" &&
+  typeof (v as { text?: unknown }).text === "string";
+
+/** A tree checkpoint's stored rules from outside the workspace; undefined when it has none (older) or they do not read as such. */
+export function parseOutsideRules(text: string | null | undefined): OutsideRules | undefined {
+  if (!text) return undefined;
+  try {
+    const v = JSON.parse(text) as Record<string, unknown>;
+    if (typeof v.exclude !== "string" || !isRule(v.infoExclude) || !Array.isArray(v.above) || !v.above.every(isRule)) return undefined;
+    return { exclude: v.exclude, infoExclude: v.infoExclude, above: v.above };
+  } catch {
+    return undefined;
+  }
+}
+
 /** Whether a whole-tree walk, with the ignore rules on disk now, would take the file at `rel` if it existed. */
 export function walkCovers(root: string, opts: { exclude?: readonly string[] } = {}): (rel: string) => boolean {
   return coversWith({

@@ -13,7 +13,18 @@ import { type Dirent, lstatSync, readdirSync, readFileSync } from "node:fs";
 import { MAX_PATH_LENGTH, pathProblem } from "../../core/time-travel/paths.js";
 import { readTracked, type Tracked, TrackedCache } from "../../platform/git-index.js";
 import { RESTORE_TEMP } from "../../platform/safe-fs.js";
-import { type Asked, type Chain, chainFrom, dirChain, dirIgnored, leftOut, rootSources, sameAnswers, UNSAFE_NAME } from "./tree-rules.js";
+import {
+  type Asked,
+  type Chain,
+  chainFrom,
+  dirChain,
+  dirIgnored,
+  leftOut,
+  type RootSources,
+  rootSources,
+  sameAnswers,
+  UNSAFE_NAME,
+} from "./tree-rules.js";
 
 /** The numbers kept per file, in `TreeScan.stats`: size, mtime, ctime, inode, mode (permission bits). */
 export const STAT_FIELDS = 5;
@@ -30,6 +41,8 @@ export interface TreeScan {
   stats: Float64Array;
   /** Entries left out for a reason worth telling (an unsafe name, an unreadable directory). */
   skipped: { path: string; reason: string }[];
+  /** The root's rules the walk judged by (a tree checkpoint keeps those from outside the workspace). */
+  sources: RootSources;
 }
 
 /** One directory's walkable entries, filtered by its patterns and sorted (a directory sorting as its name plus "/"). */
@@ -97,7 +110,8 @@ export function walkTree(
   };
   const seen = new Set<string>();
   const tracked = readTracked(root, cache.git);
-  walkDir(root, "", chainFrom(rootSources(root, opts.exclude ?? []), cache.chains), tracked, cache, seen, out);
+  const sources = rootSources(root, opts.exclude ?? []);
+  walkDir(root, "", chainFrom(sources, cache.chains), tracked, cache, seen, out);
   cache.files = out.paths.length;
   // Forget directories that are gone (a long-lived process must not keep every name it ever saw).
   if (cache.listings.size > seen.size) {
@@ -107,7 +121,7 @@ export function walkTree(
       cache.chains.delete(k);
     }
   }
-  return { paths: out.paths, stats: out.stats.subarray(0, out.paths.length * STAT_FIELDS), skipped: out.skipped };
+  return { paths: out.paths, stats: out.stats.subarray(0, out.paths.length * STAT_FIELDS), skipped: out.skipped, sources };
 }
 
 /**
