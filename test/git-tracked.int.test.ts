@@ -482,6 +482,20 @@ describe("whole-tree checkpoints take tracked files whatever the ignore rules sa
     expect(existsSync(join(root, "made-later.txt"))).toBe(false);
   });
 
+  it("a .batonignore that a rule leaves out of the checkpoint is kept with its rules: a later edit of it removes nothing", async () => {
+    const root = repo();
+    writeAt(root, ".git/info/exclude", ".batonignore\n");
+    writeAt(root, ".batonignore", "scratch/\n");
+    writeAt(root, "a.txt", "a\n");
+    writeAt(root, "scratch/keep.txt", "keep\n");
+    const b = await workspace(root);
+    const cp = (await b.checkpoints.create("s1")).checkpoint;
+    expect(cp.files.map((f) => f.path)).toEqual(["a.txt"]);
+    writeAt(root, ".batonignore", "# nothing left out now\n");
+    await b.checkpoints.rollback("s1", { to: cp.id });
+    expect(readFileSync(join(root, "scratch/keep.txt"), "utf8")).toBe("keep\n");
+  });
+
   it("a new package of a monorepo, nothing in it tracked yet, keeps the repository's rules", async () => {
     const top = repo();
     writeAt(top, ".gitignore", "node_modules/\n.env\ndist/\n");

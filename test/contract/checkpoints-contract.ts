@@ -193,6 +193,13 @@ export function checkpointsContract(name: string, factory: StoreFactory, connect
         expect((await tx.checkpoints.getCheckpoint("cp-2"))?.outsideRules ?? null).toBeNull();
         expect((await tx.checkpoints.listCheckpoints("t")).map((c) => c.outsideRules ?? null)).toEqual([rules, null]);
       });
+      // Pruned, it is never judged by again: its rules go (they would stay forever otherwise).
+      await be.transaction("write", async (tx) => {
+        expect(await tx.checkpoints.markPruned("cp-1", new Date(Date.UTC(2026, 0, 2)).toISOString())).toBe(true);
+      });
+      await be.transaction("read", async (tx) => {
+        expect((await tx.checkpoints.getCheckpoint("cp-1"))?.outsideRules ?? null).toBeNull();
+      });
     });
 
     it("keeps each lane's newest write of a path, and answers the lanes' queries the same way (services/agents/lanes.ts)", async () => {

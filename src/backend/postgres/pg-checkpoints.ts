@@ -181,7 +181,12 @@ export class PgCheckpointQueries implements CheckpointQueries {
     return (await this.#c.run(sql, [id])) > 0;
   }
   async markPruned(id: string, at: string): Promise<boolean> {
-    return (await this.#c.run("UPDATE checkpoints SET pruned_at = $1 WHERE id = $2 AND pruned_at IS NULL AND NOT pinned", [at, id])) > 0;
+    return (
+      (await this.#c.run("UPDATE checkpoints SET pruned_at = $1, outside_rules = NULL WHERE id = $2 AND pruned_at IS NULL AND NOT pinned", [
+        at,
+        id,
+      ])) > 0
+    );
   }
   async openRuns(lane: string): Promise<ManifestRunRow[]> {
     return this.#c.rows<ManifestRunRow>(

@@ -193,7 +193,10 @@ export class SqliteCheckpointQueries implements CheckpointQueries {
   }
 
   async markPruned(id: string, at: string): Promise<boolean> {
-    return this.#stmt("UPDATE checkpoints SET pruned_at = ? WHERE id = ? AND pruned_at IS NULL AND pinned = 0").run(at, id).changes > 0;
+    return (
+      this.#stmt("UPDATE checkpoints SET pruned_at = ?, outside_rules = NULL WHERE id = ? AND pruned_at IS NULL AND pinned = 0").run(at, id)
+        .changes > 0
+    );
   }
 
   async openRuns(lane: string): Promise<ManifestRunRow[]> {

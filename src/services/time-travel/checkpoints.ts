@@ -299,9 +299,12 @@ export class CheckpointService {
     }
     const batonignore = known.get(".batonignore");
     if (batonignore === null) return () => false;
-    const then = parseOutsideRules(outside) ?? rootSources(this.#root, this.#exclude);
+    // The .batonignore the checkpoint lists, else the one its walk read (kept with its rules:
+    // a .batonignore that a rule leaves out is not listed), else none.
+    const kept = parseOutsideRules(outside);
+    const then = kept ?? rootSources(this.#root, this.#exclude);
     return coversWith({
-      root: { ...then, batonignore: batonignore ?? "" },
+      root: { ...then, batonignore: batonignore ?? kept?.batonignore ?? "" },
       gitignore: (dir) => {
         const t = known.get(dir === "" ? ".gitignore" : `${dir}/.gitignore`);
         return t === undefined ? undefined : t;

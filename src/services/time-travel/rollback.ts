@@ -409,7 +409,7 @@ export class RollbackService {
    */
   async #prepare(sessionId: string, input: RollbackInput, req: TargetRequest): Promise<Prepared> {
     const root = this.#cps.root;
-    const { target, range, prunedInRange, laneWrites } = await this.#choose(sessionId, input, req);
+    const { target, range, prunedInRange, laneWrites, outside } = await this.#choose(sessionId, input, req);
     const warnings: string[] = [];
     if (prunedInRange.length > 0) {
       warnings.push(
@@ -428,7 +428,7 @@ export class RollbackService {
           .join("; ")}${scan.skipped.length > 5 ? "; …" : ""}); rename them to have them checkpointed`,
       );
     }
-    let entries = composeRestore(range, tree, hasTree ? await this.#coverage(range) : undefined);
+    let entries = composeRestore(range, tree, hasTree ? await this.#coverage(range, outside) : undefined);
     if (input.files && input.files.length > 0) entries = this.#subset(entries, input.files, warnings);
 
     // Validate everything before touching anything.
@@ -541,7 +541,14 @@ export class RollbackService {
     sessionId: string,
     input: RollbackInput,
     req: TargetRequest,
-  ): Promise<{ target: CheckpointInfo; range: Checkpoint[]; prunedInRange: string[]; laneWrites: LaneWrites }> {
+  ): Promise<{
+    target: CheckpointInfo;
+    range: Checkpoint[];
+    prunedInRange: string[];
+    laneWrites: LaneWrites;
+    /** Each tree checkpoint of the range: the ignore rules it kept (checkpoints.outside_rules), or null. */
+    outside: Map<string, string | null>;
+  }> {
     const lanes = await this.#lanes(sessionId);
     return this.#backend.transaction("read", async (tx) => {
       if (!(await tx.getSession(sessionId))) {
@@ -563,9 +570,12 @@ export class RollbackService {
       }
       const range: Checkpoint[] = [];
       const byId = new Map(rows.map((r) => [r.id, r]));
+      // The ignore rules from outside the workspace each tree checkpoint of the range kept (#coverage).
+      const outside = new Map<string, string | null>();
       for (const c of choice.range) {
         const row = byId.get(c.id);
         range.push({ ...c, files: row ? (await this.#cps.files(tx, row)).map(toFile) : [] });
+        if (c.kind === "tree") outside.set(c.id, row?.outsideRules ?? null);
       }
       // What other live lanes wrote since the target: the files their checkpoints before a
       // write name (a shell command's edits are not told apart from anyone else's), and their claims.
@@ -603,7 +613,7 @@ export class RollbackService {
           }
         }
       }
-      return { target: choice.target, range, prunedInRange: choice.prunedInRange, laneWrites };
+      return { target: choice.target, range, prunedInRange: choice.prunedInRange, laneWrites, outside };
     });
   }
 
@@ -612,16 +622,13 @@ export class RollbackService {
    * versions the restore writes back), and by today's rules too. A path ignored by either is
    * not the checkpoint's to remove or restore: it never looked at it, or cannot tell.
    */
-  async #coverage(range: readonly Checkpoint[]): Promise<(path: string, cp: Checkpoint) => boolean> {
+  async #coverage(
+    range: readonly Checkpoint[],
+    outside: ReadonlyMap<string, string | null>,
+  ): Promise<(path: string, cp: Checkpoint) => boolean> {
     const today = this.#cps.treeCovers();
     const hashes = range.flatMap((c) => (c.kind === "tree" ? c.files.filter((f) => isIgnoreFile(f.path) && "hash" in f) : []));
     const texts = await this.#cps.blobs.readMany(hashes.map((f) => (f as { hash: string }).hash));
-    const trees = range.filter((c) => c.kind === "tree").map((c) => c.id);
-    const outside = await this.#backend.transaction("read", async (tx) => {
-      const rules = new Map<string, string | null>();
-      for (const id of trees) rules.set(id, (await tx.checkpoints.getCheckpoint(id))?.outsideRules ?? null);
-      return rules;
-    });
     const at = new Map<string, (rel: string) => boolean>();
     return (path, cp) => {
       let then = at.get(cp.id);

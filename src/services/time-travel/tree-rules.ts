@@ -293,13 +293,16 @@ export function rootSources(root: string, exclude: readonly string[]): RootSourc
   };
 }
 
-/** The rules from outside the workspace a tree checkpoint keeps (its `.batonignore` it keeps as a file). */
-export type OutsideRules = Omit<RootSources, "batonignore">;
+/**
+ * The root's rules a tree checkpoint keeps: those from outside the workspace, and its
+ * `.batonignore` as read (the checkpoint lists that file only when no rule leaves it out).
+ */
+export type OutsideRules = RootSources;
 
-/** `sources`' rules from outside the workspace, as a tree checkpoint stores them (JSON). */
+/** `sources`, as a tree checkpoint stores them (JSON). */
 export function outsideRulesText(sources: RootSources): string {
-  const { exclude, infoExclude, above } = sources;
-  return JSON.stringify({ exclude, infoExclude, above });
+  const { exclude, batonignore, infoExclude, above } = sources;
+  return JSON.stringify({ exclude, batonignore, infoExclude, above });
 }
 
 const isRule = (v: unknown): v is { prefix: string; text: string } =>
@@ -313,8 +316,9 @@ export function parseOutsideRules(text: string | null | undefined): OutsideRules
   if (!text) return undefined;
   try {
     const v = JSON.parse(text) as Record<string, unknown>;
-    if (typeof v.exclude !== "string" || !isRule(v.infoExclude) || !Array.isArray(v.above) || !v.above.every(isRule)) return undefined;
-    return { exclude: v.exclude, infoExclude: v.infoExclude, above: v.above };
+    if (typeof v.exclude !== "string" || typeof v.batonignore !== "string") return undefined;
+    if (!isRule(v.infoExclude) || !Array.isArray(v.above) || !v.above.every(isRule)) return undefined;
+    return { exclude: v.exclude, batonignore: v.batonignore, infoExclude: v.infoExclude, above: v.above };
   } catch {
     return undefined;
   }
