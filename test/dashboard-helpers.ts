@@ -82,6 +82,21 @@ export async function openDashboard(page: Page, root: string, selector: string, 
   }
 }
 
+/**
+ * Answer the first `n` requests to URLs matching `pattern` with a 503 (as a server busy or
+ * restarting would), and let the rest through; `count` is how many were asked for so far.
+ */
+export async function refuseFirst(page: Page, pattern: RegExp, n: number): Promise<{ count: number }> {
+  const asked = { count: 0 };
+  await page.route(pattern, (route) => {
+    if (asked.count++ < n) {
+      return route.fulfill({ status: 503, contentType: "application/json", body: '{"error":{"code":"unavailable","message":"busy"}}' });
+    }
+    return route.continue();
+  });
+  return asked;
+}
+
 /** `baton dashboard --json` on a workspace: the one-time login link (and whether it started a server). */
 export function dashboardLink(root: string): { url: string; port: number; pid: number; started: boolean } {
   const r = cli(["--root", root, "--json", "dashboard"]);

@@ -6,7 +6,7 @@
 import type { Browser, BrowserContext, Page } from "playwright-core";
 import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, it } from "vitest";
 import { type Baton, type EventInput, openBaton } from "../src/index.js";
-import { connection, launch, openDashboard, screenshot, seriousViolations, tabTo } from "./dashboard-helpers.js";
+import { connection, launch, openDashboard, refuseFirst, screenshot, seriousViolations, tabTo } from "./dashboard-helpers.js";
 import type { DashboardStore } from "./dashboard-store.js";
 import { type Served, serve } from "./server-helpers.js";
 
@@ -160,21 +160,12 @@ export function sessionSuite(store: DashboardStore): void {
         try {
           const page = await context.newPage();
           // The server refuses the first two reads of the session (as one busy or restarting would).
-          let refused = 0;
-          await page.route(/\/v1\/sessions\/big$/, (route) => {
-            if (refused++ < 2)
-              return route.fulfill({
-                status: 503,
-                contentType: "application/json",
-                body: '{"error":{"code":"unavailable","message":"busy"}}',
-              });
-            return route.continue();
-          });
+          const refused = await refuseFirst(page, /\/v1\/sessions\/big$/, 2);
           await openDashboard(page, root, 'a[href="#/session/big"]');
           await page.locator('a[href="#/session/big"]').click();
           await page.locator("pre.state", { hasText: "Keep the v1 routes" }).waitFor();
           await page.getByText(`${total} events`).first().waitFor();
-          expect(refused).toBeGreaterThanOrEqual(3);
+          expect(refused.count).toBeGreaterThanOrEqual(3);
           await expect.poll(() => page.locator('[role="alert"]').count()).toBe(0);
         } finally {
           await context.close();

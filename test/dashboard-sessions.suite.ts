@@ -7,7 +7,7 @@
 import type { Page } from "playwright-core";
 import { describe, expect, it } from "vitest";
 import { openBaton } from "../src/index.js";
-import { connection, openDashboard, screenshot, seriousViolations, suiteBrowser, tabTo } from "./dashboard-helpers.js";
+import { connection, openDashboard, refuseFirst, screenshot, seriousViolations, suiteBrowser, tabTo } from "./dashboard-helpers.js";
 import type { DashboardStore } from "./dashboard-store.js";
 import { liveSession, serve } from "./server-helpers.js";
 
@@ -131,18 +131,9 @@ export function sessionsSuite(store: DashboardStore): void {
         try {
           const page = await context.newPage();
           // The server refuses the first two reads of the list (as one busy or restarting would).
-          let refused = 0;
-          await page.route(/\/v1\/dashboard\/sessions$/, (route) => {
-            if (refused++ < 2)
-              return route.fulfill({
-                status: 503,
-                contentType: "application/json",
-                body: '{"error":{"code":"unavailable","message":"busy"}}',
-              });
-            return route.continue();
-          });
+          const refused = await refuseFirst(page, /\/v1\/dashboard\/sessions$/, 2);
           await openDashboard(page, root, 'tr[data-session="hero"]');
-          expect(refused).toBeGreaterThanOrEqual(3);
+          expect(refused.count).toBeGreaterThanOrEqual(3);
           await expect.poll(() => page.locator('[role="alert"]').count()).toBe(0);
         } finally {
           await context.close();

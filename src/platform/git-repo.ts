@@ -4,11 +4,9 @@
  * whole-tree checkpoint's questions to git (`git-index.ts`, `tree-rules.ts`). Nothing is
  * followed through a link, nothing opened blocking, nothing written.
  */
-import { closeSync, constants, fstatSync, lstatSync, openSync, readFileSync, realpathSync } from "node:fs";
+import { lstatSync, realpathSync } from "node:fs";
 import { basename, dirname, isAbsolute, join, resolve, sep } from "node:path";
-
-const NOFOLLOW = constants.O_NOFOLLOW ?? 0;
-const NONBLOCK = constants.O_NONBLOCK ?? 0;
+import { readSettingsText } from "./settings-text.js";
 
 /** The repository a workspace is in, as `gitRepo` finds it. */
 export interface GitRepo {
@@ -95,19 +93,10 @@ function gitdirOf(dotGit: string, dir: string): string | undefined {
 
 /** A small regular file's text (at most 4 KiB), opened without blocking or following a link; undefined otherwise. */
 function readSmall(file: string): string | undefined {
-  let fd: number;
   try {
-    fd = openSync(file, constants.O_RDONLY | NOFOLLOW | NONBLOCK);
+    return readSettingsText(file, 4096, { follow: false });
   } catch {
     return undefined;
-  }
-  try {
-    const st = fstatSync(fd);
-    return st.isFile() && st.size <= 4096 ? readFileSync(fd, "utf8") : undefined;
-  } catch {
-    return undefined;
-  } finally {
-    closeSync(fd);
   }
 }
 

@@ -10,6 +10,7 @@ import { closeSync, constants, fstatSync, openSync, readFileSync } from "node:fs
 export const SETTINGS_MAX_BYTES = 8 * 1024 * 1024;
 
 const READ_FLAGS = constants.O_RDONLY | (constants.O_NONBLOCK ?? 0);
+const NOFOLLOW = constants.O_NOFOLLOW ?? 0;
 
 /** A settings file that is there but cannot be read as one (not a regular file, too large), with why. */
 export class NotASettingsFile extends Error {
@@ -24,12 +25,13 @@ export class NotASettingsFile extends Error {
 
 /**
  * The file's bytes; undefined when it does not exist. Throws NotASettingsFile for anything that
- * is not a regular file of at most `maxBytes`, and the driver's error for any other failure.
+ * is not a regular file of at most `maxBytes`, and the driver's error for any other failure
+ * (ELOOP for a link at the end, with `follow: false`: git's files, which git reads as they are).
  */
-export function readSettingsBytes(file: string, maxBytes = SETTINGS_MAX_BYTES): Buffer | undefined {
+export function readSettingsBytes(file: string, maxBytes = SETTINGS_MAX_BYTES, opts: { follow?: boolean } = {}): Buffer | undefined {
   let fd: number | undefined;
   try {
-    fd = openSync(file, READ_FLAGS);
+    fd = openSync(file, READ_FLAGS | (opts.follow === false ? NOFOLLOW : 0));
   } catch (err) {
     const code = (err as NodeJS.ErrnoException).code;
     if (code === "ENOENT" || code === "ENOTDIR") return undefined;
@@ -46,6 +48,6 @@ export function readSettingsBytes(file: string, maxBytes = SETTINGS_MAX_BYTES): 
 }
 
 /** readSettingsBytes as UTF-8 text. */
-export function readSettingsText(file: string, maxBytes = SETTINGS_MAX_BYTES): string | undefined {
-  return readSettingsBytes(file, maxBytes)?.toString("utf8");
+export function readSettingsText(file: string, maxBytes = SETTINGS_MAX_BYTES, opts: { follow?: boolean } = {}): string | undefined {
+  return readSettingsBytes(file, maxBytes, opts)?.toString("utf8");
 }

@@ -9,12 +9,13 @@
  * patterns, escaping) as git does; each `.gitignore` gets its own matcher relative to its
  * directory, and the deepest one with an opinion decides, as in git.
  */
-import { closeSync, constants, fstatSync, lstatSync, openSync, readFileSync } from "node:fs";
+import { lstatSync } from "node:fs";
 import ignore, { type Ignore } from "ignore";
 import { MAX_PATH_LENGTH } from "../../core/time-travel/paths.js";
 import { readTracked, type Tracked } from "../../platform/git-index.js";
 import { gitRepo } from "../../platform/git-repo.js";
 import { RESTORE_TEMP } from "../../platform/safe-fs.js";
+import { readSettingsText, SETTINGS_MAX_BYTES } from "../../platform/settings-text.js";
 
 /** Names a stored path may not contain (core/time-travel/paths.ts): control characters, backslashes. */
 export const UNSAFE_NAME = /[\x00-\x1f\\]/;
@@ -272,10 +273,10 @@ const OWN_FILES = `/${OWN_FILE}`;
  * The root's sources on disk now (every one read without following a link): the configured
  * excludes, `.batonignore`, and the repository's rules above the workspace (`gitRepo`): its
  * `info/exclude` and the `.gitignore` of each folder from its top down to the workspace's
- * parent, as git applies them to the workspace's files.
+ * parent, as git applies them to the workspace's files. `found`: the repository, when the
+ * caller looked it up already.
  */
-export function rootSources(root: string, exclude: readonly string[]): RootSources {
-  const found = gitRepo(root);
+export function rootSources(root: string, exclude: readonly string[], found = gitRepo(root)): RootSources {
   const repo = found === undefined || "problem" in found ? undefined : found;
   const above: { prefix: string; text: string }[] = [];
   if (repo && repo.prefix !== "") {
@@ -294,15 +295,11 @@ export function rootSources(root: string, exclude: readonly string[]): RootSourc
 }
 
 /**
- * The root's rules a tree checkpoint keeps: those from outside the workspace, and its
- * `.batonignore` as read (the checkpoint lists that file only when no rule leaves it out).
+ * The root's rules as a tree checkpoint keeps them (JSON): those from outside the workspace,
+ * and its `.batonignore` as read (the checkpoint lists that file only when no rule leaves it out).
  */
-export type OutsideRules = RootSources;
-
-/** `sources`, as a tree checkpoint stores them (JSON). */
 export function outsideRulesText(sources: RootSources): string {
-  const { exclude, batonignore, infoExclude, above } = sources;
-  return JSON.stringify({ exclude, batonignore, infoExclude, above });
+  return JSON.stringify(sources);
 }
 
 const isRule = (v: unknown): v is { prefix: string; text: string } =>
@@ -312,7 +309,7 @@ const isRule = (v: unknown): v is { prefix: string; text: string } =>
   typeof (v as { text?: unknown }).text === "string";
 
 /** A tree checkpoint's stored rules from outside the workspace; undefined when it has none (older) or they do not read as such. */
-export function parseOutsideRules(text: string | null | undefined): OutsideRules | undefined {
+export function parseOutsideRules(text: string | null | undefined): RootSources | undefined {
   if (!text) return undefined;
   try {
     const v = JSON.parse(text) as Record<string, unknown>;
@@ -326,10 +323,11 @@ export function parseOutsideRules(text: string | null | undefined): OutsideRules
 
 /** Whether a whole-tree walk, with the ignore rules on disk now, would take the file at `rel` if it existed. */
 export function walkCovers(root: string, opts: { exclude?: readonly string[] } = {}): (rel: string) => boolean {
+  const repo = gitRepo(root);
   return coversWith({
-    root: rootSources(root, opts.exclude ?? []),
+    root: rootSources(root, opts.exclude ?? [], repo),
     gitignore: (dirRel) => readNoFollow(root, dirRel === "" ? ".gitignore" : `${dirRel}/.gitignore`),
-    tracked: readTracked(root),
+    tracked: readTracked(root, undefined, repo),
   });
 }
 
@@ -348,18 +346,10 @@ export function readNoFollow(root: string, rel: string): string | undefined {
       return undefined;
     }
   }
-  let fd: number;
   try {
-    // Not blocking: a FIFO a repository (or a tarball) put there would hang the open.
-    fd = openSync(`${root}/${rel}`, constants.O_RDONLY | constants.O_NOFOLLOW | constants.O_NONBLOCK);
+    // Not blocking (a FIFO a repository or a tarball put there would hang the open), bounded.
+    return readSettingsText(`${root}/${rel}`, SETTINGS_MAX_BYTES, { follow: false });
   } catch {
-    return undefined; // absent, or a link (ELOOP)
-  }
-  try {
-    return fstatSync(fd).isFile() ? readFileSync(fd, "utf8") : undefined;
-  } catch {
-    return undefined;
-  } finally {
-    closeSync(fd);
+    return undefined; // a link (ELOOP), not a regular file, too large, unreadable
   }
 }

@@ -12,6 +12,7 @@
 import { type Dirent, lstatSync, readdirSync, readFileSync } from "node:fs";
 import { MAX_PATH_LENGTH, pathProblem } from "../../core/time-travel/paths.js";
 import { readTracked, type Tracked, TrackedCache } from "../../platform/git-index.js";
+import { gitRepo } from "../../platform/git-repo.js";
 import { RESTORE_TEMP } from "../../platform/safe-fs.js";
 import {
   type Asked,
@@ -109,8 +110,9 @@ export function walkTree(
     onDir: opts.onDir,
   };
   const seen = new Set<string>();
-  const tracked = readTracked(root, cache.git);
-  const sources = rootSources(root, opts.exclude ?? []);
+  const repo = gitRepo(root);
+  const tracked = readTracked(root, cache.git, repo);
+  const sources = rootSources(root, opts.exclude ?? [], repo);
   walkDir(root, "", chainFrom(sources, cache.chains), tracked, cache, seen, out);
   cache.files = out.paths.length;
   // Forget directories that are gone (a long-lived process must not keep every name it ever saw).
