@@ -209,7 +209,7 @@ describe("the ignore rules and paths a rollback reads are reached without follow
   it("coversWith reads each directory's ignore file once, however many paths it is asked about", () => {
     const reads: string[] = [];
     const covers = coversWith({
-      root: { exclude: "", batonignore: "", infoExclude: { prefix: "", text: "" }, above: [] },
+      root: { exclude: "", batonignore: "", globalExclude: { prefix: "", text: "" }, infoExclude: { prefix: "", text: "" }, above: [] },
       gitignore: (dir) => {
         reads.push(dir);
         return dir === "a" ? "*.log\n" : undefined;

@@ -12,8 +12,9 @@
 import { lstatSync } from "node:fs";
 import ignore, { type Ignore } from "ignore";
 import { MAX_PATH_LENGTH } from "../../core/time-travel/paths.js";
+import { globalExcludesFile } from "../../platform/git-config.js";
 import { readTracked, type Tracked } from "../../platform/git-index.js";
-import { gitRepo } from "../../platform/git-repo.js";
+import { type GitRepo, gitRepo } from "../../platform/git-repo.js";
 import { RESTORE_TEMP } from "../../platform/safe-fs.js";
 import { readSettingsText, SETTINGS_MAX_BYTES } from "../../platform/settings-text.js";
 
@@ -34,6 +35,8 @@ export interface RootSources {
   exclude: string;
   /** The workspace's `.batonignore`. */
   batonignore: string;
+  /** The user's global ignore file (git's `core.excludesFile`), when the workspace is in a repository, with the workspace's path in it. */
+  globalExclude: { prefix: string; text: string };
   /** The repository's `info/exclude`, and the workspace's path in the repository (its patterns are the repository's). */
   infoExclude: { prefix: string; text: string };
   /** The `.gitignore` files of the folders above the workspace in its repository, top first, each with the workspace's path from its folder. */
@@ -80,8 +83,9 @@ type Decision = typeof TAKEN | typeof IGNORED | typeof EXCLUDED;
 
 /**
  * The root's chain from its sources (`rootSources`): the configured excludes, on their own;
- * then, least to most precedence, Baton's own files with `.batonignore`, the repository's
- * `info/exclude`, and the `.gitignore` files above the workspace (top first). The repository's
+ * then, least to most precedence, Baton's own files with `.batonignore`, the user's global
+ * ignore file, the repository's `info/exclude`, and the `.gitignore` files above the
+ * workspace (top first), as git orders them. The repository's
  * rules are left out when they ignore the workspace itself (a scratch folder in a repository, a
  * home folder whose dotfiles repository ignores `*`): they are not the workspace's rules then.
  */
@@ -92,7 +96,7 @@ export function chainFrom(sources: RootSources, chains: Map<string, Chain>): Cha
   const own = ignore().add(OWN_FILES);
   if (sources.batonignore !== "") own.add(sources.batonignore);
   const rules: Rules[] = [{ base: "", prefix: "", ig: own }];
-  const repo: Rules[] = [sources.infoExclude, ...sources.above]
+  const repo: Rules[] = [sources.globalExclude, sources.infoExclude, ...sources.above]
     .filter((r) => r.text.trim() !== "")
     .map((r) => ({ base: "", prefix: r.prefix, ig: ignore().add(r.text) }));
   if (!ignoresItself(repo)) rules.push(...repo);
@@ -270,11 +274,12 @@ const OWN_FILE = "LESSONS.md";
 const OWN_FILES = `/${OWN_FILE}`;
 
 /**
- * The root's sources on disk now (every one read without following a link): the configured
- * excludes, `.batonignore`, and the repository's rules above the workspace (`gitRepo`): its
- * `info/exclude` and the `.gitignore` of each folder from its top down to the workspace's
- * parent, as git applies them to the workspace's files. `found`: the repository, when the
- * caller looked it up already.
+ * The root's sources on disk now: the configured excludes, `.batonignore`, and, in a
+ * repository (`gitRepo`), the user's global ignore file (`git-config.ts`; a link to it is
+ * followed, as dotfiles are kept), the repository's `info/exclude` and the `.gitignore` of each
+ * folder from its top down to the workspace's parent, as git applies them to the workspace's
+ * files (those read without following a link). `found`: the repository, when the caller
+ * looked it up already.
  */
 export function rootSources(root: string, exclude: readonly string[], found = gitRepo(root)): RootSources {
   const repo = found === undefined || "problem" in found ? undefined : found;
@@ -289,9 +294,20 @@ export function rootSources(root: string, exclude: readonly string[], found = gi
   return {
     exclude: exclude.join("\n"),
     batonignore: readNoFollow(root, ".batonignore") ?? "",
+    globalExclude: { prefix: repo?.prefix ?? "", text: (repo && readGlobal(repo)) ?? "" },
     infoExclude: { prefix: repo?.prefix ?? "", text: (repo && readNoFollow(repo.commonDir, "info/exclude")) ?? "" },
     above,
   };
+}
+
+/** The user's global ignore file's text; none when git would read none, or it is not a regular file of bounded size. */
+function readGlobal(repo: GitRepo): string | undefined {
+  const file = globalExcludesFile(repo);
+  try {
+    return file === undefined ? undefined : readSettingsText(file, SETTINGS_MAX_BYTES);
+  } catch {
+    return undefined;
+  }
 }
 
 /**
@@ -315,7 +331,10 @@ export function parseOutsideRules(text: string | null | undefined): RootSources 
     const v = JSON.parse(text) as Record<string, unknown>;
     if (typeof v.exclude !== "string" || typeof v.batonignore !== "string") return undefined;
     if (!isRule(v.infoExclude) || !Array.isArray(v.above) || !v.above.every(isRule)) return undefined;
-    return { exclude: v.exclude, batonignore: v.batonignore, infoExclude: v.infoExclude, above: v.above };
+    // Kept before the global ignore file was read: none applied then.
+    const globalExclude = v.globalExclude === undefined ? { prefix: "", text: "" } : v.globalExclude;
+    if (!isRule(globalExclude)) return undefined;
+    return { exclude: v.exclude, batonignore: v.batonignore, globalExclude, infoExclude: v.infoExclude, above: v.above };
   } catch {
     return undefined;
   }
