@@ -27,6 +27,14 @@ interface Rules {
   /** What goes before a path relative to `base` for these patterns: the workspace's path from the folder of a repository's rules above it, else "". */
   prefix: string;
   ig: Ignore;
+  /** The patterns, one a line (for `saysOf`). */
+  text: string;
+  /** Each pattern on its own, last first, as a matcher of a path itself (built when first needed). */
+  each?: { negative: boolean; ig: Ignore }[];
+}
+
+function rulesOf(base: string, prefix: string, text: string): Rules {
+  return { base, prefix, ig: ignore().add(text), text };
 }
 
 /** The rules of the workspace's root, as `rootSources` reads them. */
@@ -93,12 +101,10 @@ export function chainFrom(sources: RootSources, chains: Map<string, Chain>): Cha
   const text = JSON.stringify(sources);
   const cached = chains.get("\u0000root");
   if (cached?.text === text) return cached;
-  const own = ignore().add(OWN_FILES);
-  if (sources.batonignore !== "") own.add(sources.batonignore);
-  const rules: Rules[] = [{ base: "", prefix: "", ig: own }];
+  const rules: Rules[] = [rulesOf("", "", `${OWN_FILES}\n${sources.batonignore}`)];
   const repo: Rules[] = [sources.globalExclude, sources.infoExclude, ...sources.above]
     .filter((r) => r.text.trim() !== "")
-    .map((r) => ({ base: "", prefix: r.prefix, ig: ignore().add(r.text) }));
+    .map((r) => rulesOf("", r.prefix, r.text));
   if (!ignoresItself(repo)) rules.push(...repo);
   const excludes = sources.exclude.trim() === "" ? undefined : ignore().add(sources.exclude);
   const ownIn = !says(ignore().add(OWN_FILES).add(sources.batonignore), OWN_FILE).ignored;
@@ -146,7 +152,7 @@ export function dirChain(dirRel: string, parent: Chain, text: string | undefined
   if (ignored) text = undefined;
   const cached = chains.get(dirRel);
   if (cached && cached.parent === parent && cached.text === text && cached.ignored === ignored) return cached;
-  const rules = text === undefined ? parent.rules : [...parent.rules, { base: dirRel, prefix: "", ig: ignore().add(text) }];
+  const rules = text === undefined ? parent.rules : [...parent.rules, rulesOf(dirRel, "", text)];
   const chain: Chain = { parent, text, rules, excludes: parent.excludes, ignored, ownIn: parent.ownIn, decisions: new Map() };
   chains.set(dirRel, chain);
   return chain;
@@ -161,6 +167,40 @@ function says(ig: Ignore, sub: string): { ignored: boolean; unignored: boolean }
   }
 }
 
+const NEITHER = { ignored: false, unignored: false };
+const IGNORES = { ignored: true, unignored: false };
+const TAKES_BACK = { ignored: false, unignored: true };
+
+/**
+ * What one rule file says of `sub` itself, as git asks it. The `ignore` package answers for a
+ * path whose folder the same patterns ignore with the folder's answer (a file in an excluded
+ * folder cannot be taken back): git's answer only where the walk stopped at that folder. A walk
+ * that got here had the folder taken back by rules of more precedence (a deeper `.gitignore`'s
+ * `!b/` under the root's `a/b/`, a `.gitignore` over `info/exclude`), and git then judges the
+ * path by the patterns that match it alone. A folder above the workspace keeps the package's
+ * answer: rules that ignore the workspace's own folder ignore all of it.
+ */
+function saysOf(r: Rules, sub: string): { ignored: boolean; unignored: boolean } {
+  const t = says(r.ig, sub);
+  if (!t.ignored) return t;
+  const cut = sub.lastIndexOf("/", sub.length - 2);
+  if (cut < r.prefix.length || !says(r.ig, sub.slice(0, cut + 1)).ignored) return t;
+  r.each ??= patternsOf(r.text);
+  for (const p of r.each) if (says(p.ig, sub).unignored) return p.negative ? TAKES_BACK : IGNORES;
+  return NEITHER;
+}
+
+/** Each pattern of a rule file, last first, as a matcher that answers for a path itself (a pattern on its own, negated, never ignores a folder). */
+function patternsOf(text: string): { negative: boolean; ig: Ignore }[] {
+  const out: { negative: boolean; ig: Ignore }[] = [];
+  for (const line of text.split(/\r?\n/)) {
+    if (line.trim() === "" || line.startsWith("#")) continue;
+    const negative = line.startsWith("!");
+    out.push({ negative, ig: ignore().add(`!${negative ? line.slice(1) : line}`) });
+  }
+  return out.reverse();
+}
+
 /** Excluded when a configured exclude matches; else ignored when the deepest matcher with an opinion ignores `rel`. */
 function decide(chain: Chain, rel: string, isDir: boolean): Decision {
   if (chain.excludes && says(chain.excludes, isDir ? `${rel}/` : rel).ignored) return EXCLUDED;
@@ -169,7 +209,7 @@ function decide(chain: Chain, rel: string, isDir: boolean): Decision {
   const rules = chain.rules;
   for (let i = rules.length - 1; i >= 0; i--) {
     const r = rules[i] as Rules;
-    const t = says(r.ig, r.prefix + (r.base === "" ? rel : rel.slice(r.base.length + 1)) + (isDir ? "/" : ""));
+    const t = saysOf(r, r.prefix + (r.base === "" ? rel : rel.slice(r.base.length + 1)) + (isDir ? "/" : ""));
     if (t.ignored) return IGNORED;
     if (t.unignored) return TAKEN;
   }
