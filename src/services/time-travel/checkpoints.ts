@@ -31,8 +31,9 @@ import { Blobs, type StagedBlob } from "./blobs.js";
 import { type CheckpointOptions, DEFAULT_PRIVATE, pathMatcher, readCheckpointConfig } from "./checkpoint-config.js";
 import { laneFor, Manifests } from "./manifests.js";
 import { classify, nextStatTable, readRegular, type StatTable, statTable } from "./stat-table.js";
-import { coversWith, outsideRulesText, parseOutsideRules, rootSources, walkCovers } from "./tree-rules.js";
+import { coversWith, walkCovers } from "./tree-rules.js";
 import { MODE, STAT_FIELDS, WalkCache, walkTree } from "./tree-scan.js";
+import { outsideRulesText, parseOutsideRules, rootSources } from "./tree-sources.js";
 
 export type { CheckpointOptions };
 

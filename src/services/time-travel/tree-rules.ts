@@ -1,22 +1,23 @@
 /**
  * The rules a whole-tree checkpoint takes or leaves out a path by: the ignore rules (each
- * directory's `.gitignore`, `.git/info/exclude`, the workspace's `.batonignore`), which leave
+ * directory's `.gitignore`, the sources of `tree-sources.ts`: `.git/info/exclude`, the user's
+ * global ignore file, the workspace's `.batonignore`), which leave
  * out untracked files only, as in git; the configured excludes, which leave out anything; and
  * Baton's own LESSONS.md. The walk (`tree-scan.ts`) and a rollback's coverage question
  * (`coversWith`: would a walk have taken this path?) judge with the same functions.
  *
  * The `ignore` package implements gitignore matching (negations, anchoring, directory-only
  * patterns, escaping) as git does; each `.gitignore` gets its own matcher relative to its
- * directory, and the deepest one with an opinion decides, as in git.
+ * directory, and the deepest one with an opinion decides, as in git. Where the package's answer
+ * and git's part (a folder taken back by a deeper rule: `saysOf`), git's is taken; the property
+ * test in test/walk-vs-git.int.test.ts holds the walk to `git ls-files` over random trees.
  */
-import { lstatSync } from "node:fs";
 import ignore, { type Ignore } from "ignore";
 import { MAX_PATH_LENGTH } from "../../core/time-travel/paths.js";
-import { globalExcludesFile } from "../../platform/git-config.js";
 import { readTracked, type Tracked } from "../../platform/git-index.js";
-import { type GitRepo, gitRepo } from "../../platform/git-repo.js";
+import { gitRepo } from "../../platform/git-repo.js";
 import { RESTORE_TEMP } from "../../platform/safe-fs.js";
-import { readSettingsText, SETTINGS_MAX_BYTES } from "../../platform/settings-text.js";
+import { type RootSources, readNoFollow, rootSources } from "./tree-sources.js";
 
 /** Names a stored path may not contain (core/time-travel/paths.ts): control characters, backslashes. */
 export const UNSAFE_NAME = /[\x00-\x1f\\]/;
@@ -35,20 +36,6 @@ interface Rules {
 
 function rulesOf(base: string, prefix: string, text: string): Rules {
   return { base, prefix, ig: ignore().add(text), text };
-}
-
-/** The rules of the workspace's root, as `rootSources` reads them. */
-export interface RootSources {
-  /** The configured excludes (`checkpoints.exclude`), one pattern a line. */
-  exclude: string;
-  /** The workspace's `.batonignore`. */
-  batonignore: string;
-  /** The user's global ignore file (git's `core.excludesFile`), when the workspace is in a repository, with the workspace's path in it. */
-  globalExclude: { prefix: string; text: string };
-  /** The repository's `info/exclude`, and the workspace's path in the repository (its patterns are the repository's). */
-  infoExclude: { prefix: string; text: string };
-  /** The `.gitignore` files of the folders above the workspace in its repository, top first, each with the workspace's path from its folder. */
-  above: readonly { prefix: string; text: string }[];
 }
 
 /**
@@ -114,22 +101,36 @@ export function chainFrom(sources: RootSources, chains: Map<string, Chain>): Cha
 }
 
 /**
- * Whether a repository's rules, the deepest with an opinion deciding, ignore the workspace's
- * own folder, or any file directly in it (an allow-list: `*`, then only folders taken back): then they are
- * not rules for the workspace's files, but the repository's way of leaving it out.
+ * Whether a repository's rules ignore the workspace's own folder, or any file directly in it
+ * (an allow-list: `*`, then only folders taken back): then they are not rules for the
+ * workspace's files, but the repository's way of leaving it out. Judged as git walks: each
+ * folder from the top down to the workspace by the rules that apply there (the global ignore
+ * file, `info/exclude`, the `.gitignore` of each folder above it), the deepest with an opinion
+ * deciding, then a plain file in the workspace.
  */
 function ignoresItself(repo: readonly Rules[]): boolean {
-  const judged = (sub: (r: Rules) => string): boolean => {
+  const parts = (r: Rules) => r.prefix.split("/").filter(Boolean);
+  const n = Math.max(0, ...repo.map((r) => parts(r).length)); // the global and repository rules name the whole way
+  const judged = (sub: (r: Rules) => string | undefined): boolean => {
     for (let i = repo.length - 1; i >= 0; i--) {
-      const r = repo[i] as Rules;
-      if (r.prefix === "") continue; // the workspace is the repository's top
-      const t = says(r.ig, sub(r));
+      const path = sub(repo[i] as Rules);
+      if (path === undefined) continue;
+      const t = saysOf(repo[i] as Rules, path);
       if (t.ignored) return true;
       if (t.unignored) return false;
     }
     return false;
   };
-  return judged((r) => r.prefix) || judged((r) => `${r.prefix}${PROBE}`);
+  for (let k = 1; k <= n; k++) {
+    // A rule file `depth` folders below the top applies to the folder k levels down when it is above it.
+    const level = (r: Rules): string | undefined => {
+      const p = parts(r);
+      const depth = n - p.length;
+      return depth < k ? `${p.slice(0, k - depth).join("/")}/` : undefined;
+    };
+    if (judged(level)) return true;
+  }
+  return n > 0 && judged((r) => `${r.prefix}${PROBE}`);
 }
 
 /** A plain name only a pattern for every file matches. */
@@ -177,14 +178,14 @@ const TAKES_BACK = { ignored: false, unignored: true };
  * folder cannot be taken back): git's answer only where the walk stopped at that folder. A walk
  * that got here had the folder taken back by rules of more precedence (a deeper `.gitignore`'s
  * `!b/` under the root's `a/b/`, a `.gitignore` over `info/exclude`), and git then judges the
- * path by the patterns that match it alone. A folder above the workspace keeps the package's
- * answer: rules that ignore the workspace's own folder ignore all of it.
+ * path by the patterns that match it alone (as for the folders above the workspace, when
+ * `ignoresItself` finds the workspace's folder taken).
  */
 function saysOf(r: Rules, sub: string): { ignored: boolean; unignored: boolean } {
   const t = says(r.ig, sub);
   if (!t.ignored) return t;
   const cut = sub.lastIndexOf("/", sub.length - 2);
-  if (cut < r.prefix.length || !says(r.ig, sub.slice(0, cut + 1)).ignored) return t;
+  if (cut < 0 || !says(r.ig, sub.slice(0, cut + 1)).ignored) return t;
   r.each ??= patternsOf(r.text);
   for (const p of r.each) if (says(p.ig, sub).unignored) return p.negative ? TAKES_BACK : IGNORES;
   return NEITHER;
@@ -313,73 +314,6 @@ export function coversWith(src: IgnoreSources): (rel: string) => boolean {
 const OWN_FILE = "LESSONS.md";
 const OWN_FILES = `/${OWN_FILE}`;
 
-/**
- * The root's sources on disk now: the configured excludes, `.batonignore`, and, in a
- * repository (`gitRepo`), the user's global ignore file (`git-config.ts`; a link to it is
- * followed, as dotfiles are kept), the repository's `info/exclude` and the `.gitignore` of each
- * folder from its top down to the workspace's parent, as git applies them to the workspace's
- * files (those read without following a link). `found`: the repository, when the caller
- * looked it up already.
- */
-export function rootSources(root: string, exclude: readonly string[], found = gitRepo(root)): RootSources {
-  const repo = found === undefined || "problem" in found ? undefined : found;
-  const above: { prefix: string; text: string }[] = [];
-  if (repo && repo.prefix !== "") {
-    const parts = repo.prefix.split("/").filter(Boolean);
-    for (let i = 0; i < parts.length; i++) {
-      const text = readNoFollow(repo.top, i === 0 ? ".gitignore" : `${parts.slice(0, i).join("/")}/.gitignore`);
-      if (text) above.push({ prefix: `${parts.slice(i).join("/")}/`, text });
-    }
-  }
-  return {
-    exclude: exclude.join("\n"),
-    batonignore: readNoFollow(root, ".batonignore") ?? "",
-    globalExclude: { prefix: repo?.prefix ?? "", text: (repo && readGlobal(repo)) ?? "" },
-    infoExclude: { prefix: repo?.prefix ?? "", text: (repo && readNoFollow(repo.commonDir, "info/exclude")) ?? "" },
-    above,
-  };
-}
-
-/** The user's global ignore file's text; none when git would read none, or it is not a regular file of bounded size. */
-function readGlobal(repo: GitRepo): string | undefined {
-  const file = globalExcludesFile(repo);
-  try {
-    return file === undefined ? undefined : readSettingsText(file, SETTINGS_MAX_BYTES);
-  } catch {
-    return undefined;
-  }
-}
-
-/**
- * The root's rules as a tree checkpoint keeps them (JSON): those from outside the workspace,
- * and its `.batonignore` as read (the checkpoint lists that file only when no rule leaves it out).
- */
-export function outsideRulesText(sources: RootSources): string {
-  return JSON.stringify(sources);
-}
-
-const isRule = (v: unknown): v is { prefix: string; text: string } =>
-  typeof v === "object" &&
-  v !== null &&
-  typeof (v as { prefix?: unknown }).prefix === "string" &&
-  typeof (v as { text?: unknown }).text === "string";
-
-/** A tree checkpoint's stored rules from outside the workspace; undefined when it has none (older) or they do not read as such. */
-export function parseOutsideRules(text: string | null | undefined): RootSources | undefined {
-  if (!text) return undefined;
-  try {
-    const v = JSON.parse(text) as Record<string, unknown>;
-    if (typeof v.exclude !== "string" || typeof v.batonignore !== "string") return undefined;
-    if (!isRule(v.infoExclude) || !Array.isArray(v.above) || !v.above.every(isRule)) return undefined;
-    // Kept before the global ignore file was read: none applied then.
-    const globalExclude = v.globalExclude === undefined ? { prefix: "", text: "" } : v.globalExclude;
-    if (!isRule(globalExclude)) return undefined;
-    return { exclude: v.exclude, batonignore: v.batonignore, globalExclude, infoExclude: v.infoExclude, above: v.above };
-  } catch {
-    return undefined;
-  }
-}
-
 /** Whether a whole-tree walk, with the ignore rules on disk now, would take the file at `rel` if it existed. */
 export function walkCovers(root: string, opts: { exclude?: readonly string[] } = {}): (rel: string) => boolean {
   const repo = gitRepo(root);
@@ -388,27 +322,4 @@ export function walkCovers(root: string, opts: { exclude?: readonly string[] } =
     gitignore: (dirRel) => readNoFollow(root, dirRel === "" ? ".gitignore" : `${dirRel}/.gitignore`),
     tracked: readTracked(root, undefined, repo),
   });
-}
-
-/**
- * A file's text, read as the walk reaches it: no link followed on the way or at the end, a
- * non-directory on the way or a non-regular file meaning none.
- */
-export function readNoFollow(root: string, rel: string): string | undefined {
-  const parts = rel.split("/");
-  let abs = root;
-  for (let i = 0; i < parts.length - 1; i++) {
-    abs = `${abs}/${parts[i]}`;
-    try {
-      if (!lstatSync(abs).isDirectory()) return undefined;
-    } catch {
-      return undefined;
-    }
-  }
-  try {
-    // Not blocking (a FIFO a repository or a tarball put there would hang the open), bounded.
-    return readSettingsText(`${root}/${rel}`, SETTINGS_MAX_BYTES, { follow: false });
-  } catch {
-    return undefined; // a link (ELOOP), not a regular file, too large, unreadable
-  }
 }

@@ -14,18 +14,8 @@ import { MAX_PATH_LENGTH, pathProblem } from "../../core/time-travel/paths.js";
 import { readTracked, type Tracked, TrackedCache } from "../../platform/git-index.js";
 import { gitRepo } from "../../platform/git-repo.js";
 import { RESTORE_TEMP } from "../../platform/safe-fs.js";
-import {
-  type Asked,
-  type Chain,
-  chainFrom,
-  dirChain,
-  dirIgnored,
-  leftOut,
-  type RootSources,
-  rootSources,
-  sameAnswers,
-  UNSAFE_NAME,
-} from "./tree-rules.js";
+import { type Asked, type Chain, chainFrom, dirChain, dirIgnored, leftOut, sameAnswers, UNSAFE_NAME } from "./tree-rules.js";
+import { type RootSources, rootSources } from "./tree-sources.js";
 
 /** The numbers kept per file, in `TreeScan.stats`: size, mtime, ctime, inode, mode (permission bits). */
 export const STAT_FIELDS = 5;

@@ -1,0 +1,115 @@
+/**
+ * Where a whole-tree checkpoint's root rules come from (`tree-rules.ts` judges with them): the
+ * configured excludes, `.batonignore`, and in a repository the user's global ignore file,
+ * `info/exclude` and the `.gitignore` files above the workspace; how a tree checkpoint keeps
+ * them (`outside_rules`); and reading a rule file as the walk reaches it, without following a
+ * link or blocking.
+ */
+import { lstatSync } from "node:fs";
+import { globalExcludesFile } from "../../platform/git-config.js";
+import { type GitRepo, gitRepo } from "../../platform/git-repo.js";
+import { readSettingsText, SETTINGS_MAX_BYTES } from "../../platform/settings-text.js";
+
+/** The rules of the workspace's root, as `rootSources` reads them. */
+export interface RootSources {
+  /** The configured excludes (`checkpoints.exclude`), one pattern a line. */
+  exclude: string;
+  /** The workspace's `.batonignore`. */
+  batonignore: string;
+  /** The user's global ignore file (git's `core.excludesFile`), when the workspace is in a repository, with the workspace's path in it. */
+  globalExclude: { prefix: string; text: string };
+  /** The repository's `info/exclude`, and the workspace's path in the repository (its patterns are the repository's). */
+  infoExclude: { prefix: string; text: string };
+  /** The `.gitignore` files of the folders above the workspace in its repository, top first, each with the workspace's path from its folder. */
+  above: readonly { prefix: string; text: string }[];
+}
+
+/**
+ * The root's sources on disk now: the configured excludes, `.batonignore`, and, in a
+ * repository (`gitRepo`), the user's global ignore file (`git-config.ts`; a link to it is
+ * followed, as dotfiles are kept), the repository's `info/exclude` and the `.gitignore` of each
+ * folder from its top down to the workspace's parent, as git applies them to the workspace's
+ * files (those read without following a link). `found`: the repository, when the caller
+ * looked it up already.
+ */
+export function rootSources(root: string, exclude: readonly string[], found = gitRepo(root)): RootSources {
+  const repo = found === undefined || "problem" in found ? undefined : found;
+  const above: { prefix: string; text: string }[] = [];
+  if (repo && repo.prefix !== "") {
+    const parts = repo.prefix.split("/").filter(Boolean);
+    for (let i = 0; i < parts.length; i++) {
+      const text = readNoFollow(repo.top, i === 0 ? ".gitignore" : `${parts.slice(0, i).join("/")}/.gitignore`);
+      if (text) above.push({ prefix: `${parts.slice(i).join("/")}/`, text });
+    }
+  }
+  return {
+    exclude: exclude.join("\n"),
+    batonignore: readNoFollow(root, ".batonignore") ?? "",
+    globalExclude: { prefix: repo?.prefix ?? "", text: (repo && readGlobal(repo)) ?? "" },
+    infoExclude: { prefix: repo?.prefix ?? "", text: (repo && readNoFollow(repo.commonDir, "info/exclude")) ?? "" },
+    above,
+  };
+}
+
+/** The user's global ignore file's text; none when git would read none, or it is not a regular file of bounded size. */
+function readGlobal(repo: GitRepo): string | undefined {
+  const file = globalExcludesFile(repo);
+  try {
+    return file === undefined ? undefined : readSettingsText(file, SETTINGS_MAX_BYTES);
+  } catch {
+    return undefined;
+  }
+}
+
+/**
+ * The root's rules as a tree checkpoint keeps them (JSON): those from outside the workspace,
+ * and its `.batonignore` as read (the checkpoint lists that file only when no rule leaves it out).
+ */
+export function outsideRulesText(sources: RootSources): string {
+  return JSON.stringify(sources);
+}
+
+const isRule = (v: unknown): v is { prefix: string; text: string } =>
+  typeof v === "object" &&
+  v !== null &&
+  typeof (v as { prefix?: unknown }).prefix === "string" &&
+  typeof (v as { text?: unknown }).text === "string";
+
+/** A tree checkpoint's stored rules from outside the workspace; undefined when it has none (older) or they do not read as such. */
+export function parseOutsideRules(text: string | null | undefined): RootSources | undefined {
+  if (!text) return undefined;
+  try {
+    const v = JSON.parse(text) as Record<string, unknown>;
+    if (typeof v.exclude !== "string" || typeof v.batonignore !== "string") return undefined;
+    if (!isRule(v.infoExclude) || !Array.isArray(v.above) || !v.above.every(isRule)) return undefined;
+    // Kept before the global ignore file was read: none applied then.
+    const globalExclude = v.globalExclude === undefined ? { prefix: "", text: "" } : v.globalExclude;
+    if (!isRule(globalExclude)) return undefined;
+    return { exclude: v.exclude, batonignore: v.batonignore, globalExclude, infoExclude: v.infoExclude, above: v.above };
+  } catch {
+    return undefined;
+  }
+}
+
+/**
+ * A file's text, read as the walk reaches it: no link followed on the way or at the end, a
+ * non-directory on the way or a non-regular file meaning none.
+ */
+export function readNoFollow(root: string, rel: string): string | undefined {
+  const parts = rel.split("/");
+  let abs = root;
+  for (let i = 0; i < parts.length - 1; i++) {
+    abs = `${abs}/${parts[i]}`;
+    try {
+      if (!lstatSync(abs).isDirectory()) return undefined;
+    } catch {
+      return undefined;
+    }
+  }
+  try {
+    // Not blocking (a FIFO a repository or a tarball put there would hang the open), bounded.
+    return readSettingsText(`${root}/${rel}`, SETTINGS_MAX_BYTES, { follow: false });
+  } catch {
+    return undefined; // a link (ELOOP), not a regular file, too large, unreadable
+  }
+}
