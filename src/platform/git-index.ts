@@ -49,9 +49,10 @@ export class TrackedCache {
 /**
  * What git tracks in the workspace at `root` now; undefined when it is not a git workspace or
  * its index cannot be read with confidence. With a cache, an unchanged index (same identity and
- * stat) is not read again. `git`: the repository, when the caller looked it up already.
+ * stat) is not read again. `found`: the repository, when the caller looked it up already.
  */
-export function readTracked(root: string, cache?: TrackedCache, git = gitRepo(root)): Tracked | undefined {
+export function readTracked(root: string, cache?: TrackedCache, found?: { repo: ReturnType<typeof gitRepo> }): Tracked | undefined {
+  const git = found ? found.repo : gitRepo(root); // looked up already, even when there is none
   if (git === undefined || "problem" in git) return forget(cache);
   const file = join(git.gitDir, "index");
   const prefix = git.prefix;

@@ -31,7 +31,7 @@ export interface GitRepo {
 export function gitRepo(root: string): GitRepo | { problem: string } | undefined {
   let dir: string;
   try {
-    dir = realpathSync(root);
+    dir = realpathSync.native(root); // one system call: the JavaScript one lstats each component
   } catch {
     return undefined;
   }

@@ -318,8 +318,8 @@ const OWN_FILES = `/${OWN_FILE}`;
 export function walkCovers(root: string, opts: { exclude?: readonly string[] } = {}): (rel: string) => boolean {
   const repo = gitRepo(root);
   return coversWith({
-    root: rootSources(root, opts.exclude ?? [], repo),
+    root: rootSources(root, opts.exclude ?? [], { repo }),
     gitignore: (dirRel) => readNoFollow(root, dirRel === "" ? ".gitignore" : `${dirRel}/.gitignore`),
-    tracked: readTracked(root, undefined, repo),
+    tracked: readTracked(root, undefined, { repo }),
   });
 }

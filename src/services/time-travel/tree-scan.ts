@@ -101,8 +101,8 @@ export function walkTree(
   };
   const seen = new Set<string>();
   const repo = gitRepo(root);
-  const tracked = readTracked(root, cache.git, repo);
-  const sources = rootSources(root, opts.exclude ?? [], repo);
+  const tracked = readTracked(root, cache.git, { repo });
+  const sources = rootSources(root, opts.exclude ?? [], { repo });
   walkDir(root, "", chainFrom(sources, cache.chains), tracked, cache, seen, out);
   cache.files = out.paths.length;
   // Forget directories that are gone (a long-lived process must not keep every name it ever saw).

@@ -32,8 +32,9 @@ export interface RootSources {
  * files (those read without following a link). `found`: the repository, when the caller
  * looked it up already.
  */
-export function rootSources(root: string, exclude: readonly string[], found = gitRepo(root)): RootSources {
-  const repo = found === undefined || "problem" in found ? undefined : found;
+export function rootSources(root: string, exclude: readonly string[], found?: { repo: ReturnType<typeof gitRepo> }): RootSources {
+  const git = found ? found.repo : gitRepo(root); // looked up already, even when there is none
+  const repo = git === undefined || "problem" in git ? undefined : git;
   const above: { prefix: string; text: string }[] = [];
   if (repo && repo.prefix !== "") {
     const parts = repo.prefix.split("/").filter(Boolean);
