@@ -10,11 +10,11 @@
  * An `includeIf "hasconfig:…"` is not evaluated (its file is not read). A configuration git
  * would refuse (a line it cannot parse) gives no ignore file, as git gives no answer.
  */
-import { realpathSync } from "node:fs";
 import { createRequire } from "node:module";
 import { dirname, isAbsolute, join, resolve } from "node:path";
 import type Picomatch from "picomatch";
 import type { GitRepo } from "./git-repo.js";
+import { realOr } from "./moved-config.js";
 import { readSettingsText } from "./settings-text.js";
 
 /** Git's own limit on nested includes. */
@@ -156,14 +156,6 @@ function conditionHolds(cond: string, file: string, ctx: Ctx): boolean {
     if (wildmatch(rest, text.slice(literal), icase)) return true;
   }
   return false;
-}
-
-function realOr(path: string): string {
-  try {
-    return realpathSync(path);
-  } catch {
-    return resolve(path);
-  }
 }
 
 /** Git's wildmatch with WM_PATHNAME (`*` stays within a folder, `**` between slashes spans folders). */

@@ -128,7 +128,7 @@ export function claudeConfigDirOf(transcriptPath: string | undefined): string | 
 export function realOr(p: string, hops = 0): string {
   const abs = resolve(p);
   try {
-    return realpathSync(abs);
+    return realpathSync.native(abs); // one system call: the JavaScript one lstats each component
   } catch {
     // not there (yet), or a link to something that is not
   }
