@@ -73,6 +73,34 @@ describe("a whole-tree checkpoint judges coverage by its own ignore rules", () =
   });
 });
 
+describe("a folder whose own .gitignore leaves out everything in it, itself too (a Python venv, pytest's and mypy's caches)", () => {
+  it("the checkpoint takes nothing there, and a rollback leaves the folder alone even once that .gitignore is gone", async () => {
+    const { baton, root } = await tempBaton();
+    try {
+      const { sessionId } = await baton.sessions.start({ flow: "task", id: "venv" });
+      writeAt(root, "app.py", "print(1)\n");
+      writeAt(root, ".venv/.gitignore", "*\n"); // as `python -m venv` writes it
+      writeAt(root, ".venv/lib/site-packages/old.py", "old\n");
+      writeAt(root, ".pytest_cache/.gitignore", "# Created by pytest automatically.\n*\n");
+      writeAt(root, ".pytest_cache/v/cache/nodeids", "[]\n");
+      const t = await baton.checkpoints.create(sessionId, { all: true });
+      expect(t.checkpoint.files.map((f) => f.path)).toEqual(["app.py"]);
+      // A command replaces the environment with one that writes no .gitignore, and breaks app.py.
+      unlinkSync(join(root, ".venv/.gitignore"));
+      writeAt(root, ".venv/lib/site-packages/new.py", "new\n");
+      writeAt(root, ".pytest_cache/v/cache/lastfailed", "{}\n");
+      writeFileSync(join(root, "app.py"), "broken\n");
+      const r = await baton.checkpoints.rollback(sessionId, { to: t.checkpoint.id });
+      expect(readFileSync(join(root, "app.py"), "utf8")).toBe("print(1)\n");
+      expect(r.changes.map((c) => c.path)).toEqual(["app.py"]);
+      for (const kept of [".venv/lib/site-packages/new.py", ".venv/lib/site-packages/old.py", ".pytest_cache/v/cache/lastfailed"])
+        expect(existsSync(join(root, kept)), `${kept}: the checkpoint never looked there`).toBe(true);
+    } finally {
+      await baton.close();
+    }
+  });
+});
+
 describe("a rollback never changes what its safety checkpoint cannot store", () => {
   it("a file over maxFileBytes created after a tree checkpoint is kept, with a warning, and undo has nothing to lose", async () => {
     const { baton, root } = await tempBaton({ checkpoints: { maxFileBytes: 16 } });

@@ -285,10 +285,10 @@ export class CheckpointService {
 
   /**
    * Whether the whole-tree checkpoint `cp` covered `rel`: judged by the `.gitignore` and
-   * `.batonignore` versions it lists (their texts in `texts`, by hash), and by the rules from
-   * outside the workspace it kept (`outside`: configured excludes, the repository's
-   * info/exclude and .gitignore files above the workspace), or today's for a checkpoint that
-   * kept none (taken by an earlier version). An ignore file it recorded as skipped is unknown:
+   * `.batonignore` versions it lists (their texts in `texts`, by hash), and by the rules it
+   * kept (`outside`: configured excludes, the global ignore file, the repository's info/exclude
+   * and .gitignore files above the workspace, the `.gitignore` files its walk read but left
+   * out), or today's for a checkpoint that kept none (taken by an earlier version). An ignore file it recorded as skipped is unknown:
    * nothing under its directory counts as covered.
    */
   coveredAt(cp: Checkpoint, texts: ReadonlyMap<string, Buffer>, outside?: string | null): (rel: string) => boolean {
@@ -303,12 +303,13 @@ export class CheckpointService {
     // The .batonignore the checkpoint lists, else the one its walk read (kept with its rules:
     // a .batonignore that a rule leaves out is not listed), else none.
     const kept = parseOutsideRules(outside);
-    const then = kept ?? rootSources(this.#root, this.#exclude);
+    const then = kept?.sources ?? rootSources(this.#root, this.#exclude);
     return coversWith({
-      root: { ...then, batonignore: batonignore ?? kept?.batonignore ?? "" },
+      root: { ...then, batonignore: batonignore ?? kept?.sources.batonignore ?? "" },
+      // The version listed; else the one its walk read and left out (often itself: a venv's `*`); else none.
       gitignore: (dir) => {
         const t = known.get(dir === "" ? ".gitignore" : `${dir}/.gitignore`);
-        return t === undefined ? undefined : t;
+        return t === undefined ? kept?.unlisted.get(dir) : t;
       },
     });
   }
@@ -527,7 +528,7 @@ export class CheckpointService {
           "tree",
           files,
           input,
-          { skipped: scan.skipped, outsideRules: outsideRulesText(scan.sources) },
+          { skipped: scan.skipped, outsideRules: outsideRulesText(scan.sources, scan.unlisted) },
           async (tx) => {
             // Hashes trusted from the stat cache (and blobs stored ahead) name blobs this
             // transaction does not store: a collection since we read the epoch may have taken

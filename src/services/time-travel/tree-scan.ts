@@ -34,6 +34,12 @@ export interface TreeScan {
   skipped: { path: string; reason: string }[];
   /** The root's rules the walk judged by (a tree checkpoint keeps those from outside the workspace). */
   sources: RootSources;
+  /**
+   * The `.gitignore` files the walk read and judged by but did not take, as [folder, text]: one a
+   * rule leaves out, often itself (`*` in a Python venv's, pytest's or mypy's cache folder). A
+   * tree checkpoint keeps them, so a rollback knows what it left out there once they are gone.
+   */
+  unlisted: [dir: string, text: string][];
 }
 
 /** One directory's walkable entries, filtered by its patterns and sorted (a directory sorting as its name plus "/"). */
@@ -72,6 +78,7 @@ interface Acc {
   paths: string[];
   stats: Float64Array;
   skipped: { path: string; reason: string }[];
+  unlisted: [dir: string, text: string][];
   /** Told the number of files found so far after each directory. */
   onDir?: ((files: number) => void) | undefined;
 }
@@ -97,6 +104,7 @@ export function walkTree(
     paths: [],
     stats: new Float64Array(Math.max(64, cache.files + 64) * STAT_FIELDS),
     skipped: [],
+    unlisted: [],
     onDir: opts.onDir,
   };
   const seen = new Set<string>();
@@ -113,7 +121,13 @@ export function walkTree(
       cache.chains.delete(k);
     }
   }
-  return { paths: out.paths, stats: out.stats.subarray(0, out.paths.length * STAT_FIELDS), skipped: out.skipped, sources };
+  return {
+    paths: out.paths,
+    stats: out.stats.subarray(0, out.paths.length * STAT_FIELDS),
+    skipped: out.skipped,
+    sources,
+    unlisted: out.unlisted,
+  };
 }
 
 /**
@@ -154,6 +168,10 @@ function walkDir(
       : list(dirRel, abs, dirents, chain, tracked);
   if (listing !== last) cache.listings.set(dirRel, listing);
   if (listing.skipped.length > 0) out.skipped.push(...listing.skipped);
+  if (own !== undefined) {
+    const rel = dirRel === "" ? ".gitignore" : `${dirRel}/.gitignore`;
+    if (!listing.entries.some((e) => e.rel === rel)) out.unlisted.push([dirRel, own]);
+  }
   for (const e of listing.entries) {
     if (e.isDir) {
       walkDir(root, e.rel, chain, tracked, cache, seen, out);

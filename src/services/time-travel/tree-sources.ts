@@ -63,11 +63,19 @@ function readGlobal(repo: GitRepo): string | undefined {
 }
 
 /**
- * The root's rules as a tree checkpoint keeps them (JSON): those from outside the workspace,
- * and its `.batonignore` as read (the checkpoint lists that file only when no rule leaves it out).
+ * The rules a tree checkpoint keeps beside the files it lists (JSON): the root's, from outside
+ * the workspace, with its `.batonignore` as read (listed only when no rule leaves it out), and
+ * the `.gitignore` files the walk read but did not list (`TreeScan.unlisted`).
  */
-export function outsideRulesText(sources: RootSources): string {
-  return JSON.stringify(sources);
+export function outsideRulesText(sources: RootSources, unlisted: readonly (readonly [string, string])[] = []): string {
+  return JSON.stringify(unlisted.length > 0 ? { ...sources, unlisted } : sources);
+}
+
+/** What a tree checkpoint kept of its rules (`outsideRulesText`). */
+export interface KeptRules {
+  sources: RootSources;
+  /** Folder → the text of a `.gitignore` there that the walk read but did not list. */
+  unlisted: ReadonlyMap<string, string>;
 }
 
 const isRule = (v: unknown): v is { prefix: string; text: string } =>
@@ -76,8 +84,8 @@ const isRule = (v: unknown): v is { prefix: string; text: string } =>
   typeof (v as { prefix?: unknown }).prefix === "string" &&
   typeof (v as { text?: unknown }).text === "string";
 
-/** A tree checkpoint's stored rules from outside the workspace; undefined when it has none (older) or they do not read as such. */
-export function parseOutsideRules(text: string | null | undefined): RootSources | undefined {
+/** A tree checkpoint's kept rules; undefined when it has none (older) or they do not read as such. */
+export function parseOutsideRules(text: string | null | undefined): KeptRules | undefined {
   if (!text) return undefined;
   try {
     const v = JSON.parse(text) as Record<string, unknown>;
@@ -86,7 +94,14 @@ export function parseOutsideRules(text: string | null | undefined): RootSources 
     // Kept before the global ignore file was read: none applied then.
     const globalExclude = v.globalExclude === undefined ? { prefix: "", text: "" } : v.globalExclude;
     if (!isRule(globalExclude)) return undefined;
-    return { exclude: v.exclude, batonignore: v.batonignore, globalExclude, infoExclude: v.infoExclude, above: v.above };
+    // Kept before unlisted ignore files were: none known then.
+    const pairs = v.unlisted === undefined ? [] : v.unlisted;
+    if (!Array.isArray(pairs) || !pairs.every((p) => Array.isArray(p) && p.length === 2 && p.every((x) => typeof x === "string")))
+      return undefined;
+    return {
+      sources: { exclude: v.exclude, batonignore: v.batonignore, globalExclude, infoExclude: v.infoExclude, above: v.above },
+      unlisted: new Map(pairs as [string, string][]),
+    };
   } catch {
     return undefined;
   }
