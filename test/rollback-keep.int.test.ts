@@ -14,7 +14,7 @@ import { CheckpointService } from "../src/services/time-travel/checkpoints.js";
 import { RollbackService } from "../src/services/time-travel/rollback.js";
 import { coversWith, walkCovers } from "../src/services/time-travel/tree-rules.js";
 import { walkTree } from "../src/services/time-travel/tree-scan.js";
-import { cleanupDirs, tempBaton, tempDir, writeAt } from "./helpers.js";
+import { CLI, cleanupDirs, tempBaton, tempDir, writeAt } from "./helpers.js";
 
 afterAll(() => cleanupDirs());
 
@@ -98,6 +98,35 @@ describe("a folder whose own .gitignore leaves out everything in it, itself too 
     } finally {
       await baton.close();
     }
+  });
+});
+
+describe("a folder a checkpoint could not read", () => {
+  // Root reads every folder whatever its mode: the walk runs as user nobody, through the CLI.
+  it.skipIf(process.getuid?.() !== 0)("is left alone by a rollback once it can be read (needs root to act as another user)", () => {
+    const root = join(tempDir("baton-unreadable-"), "ws");
+    const home = join(root, "..", "home");
+    writeAt(root, "app.js", "app\n");
+    writeAt(root, "secret/keys.txt", "mine\n");
+    writeAt(home, ".keep", "");
+    spawnSync("chown", ["-R", "65534:65534", join(root, "..")]);
+    const env = { ...process.env, HOME: home, BATON_CONFIG_HOME: join(home, "baton"), XDG_CACHE_HOME: join(home, "cache") };
+    const baton = (...args: string[]) => {
+      const r = spawnSync(process.execPath, [CLI, ...args, "--root", root], { uid: 65534, gid: 65534, env, encoding: "utf8", cwd: root });
+      expect(r.status, `baton ${args.join(" ")}: ${r.stderr}`).toBe(0);
+      return r.stdout;
+    };
+    baton("init");
+    baton("session", "start", "--flow", "task", "--id", "s1");
+    spawnSync("chmod", ["000", join(root, "secret")]);
+    const cp = JSON.parse(baton("checkpoint", "--all", "--json"));
+    expect(cp.checkpoint.files.map((f: { path: string }) => f.path)).toEqual(["app.js"]);
+    spawnSync("chmod", ["755", join(root, "secret")]);
+    writeFileSync(join(root, "app.js"), "broken\n");
+    const r = JSON.parse(baton("rollback", "--to", cp.checkpoint.id, "--json"));
+    expect(readFileSync(join(root, "app.js"), "utf8")).toBe("app\n");
+    expect(r.changes.map((c: { path: string }) => c.path)).toEqual(["app.js"]);
+    expect(readFileSync(join(root, "secret/keys.txt"), "utf8"), "the checkpoint never looked into secret/").toBe("mine\n");
   });
 });
 

@@ -81,6 +81,12 @@ export interface CheckpointResult {
   skipped?: { path: string; reason: string }[];
 }
 
+/** What a rollback needs of a tree checkpoint beside its files: the rules it kept (`outside_rules`), and the paths its walk skipped. */
+export interface TreeKept {
+  rules: string | null;
+  skipped: readonly string[];
+}
+
 /**
  * A cache entry is trusted when every stat field agrees and the file's mtime is strictly older
  * than the scan that hashed it, as the filesystem's own clock tells it: each whole-tree scan
@@ -288,10 +294,12 @@ export class CheckpointService {
    * `.batonignore` versions it lists (their texts in `texts`, by hash), and by the rules it
    * kept (`outside`: configured excludes, the global ignore file, the repository's info/exclude
    * and .gitignore files above the workspace, the `.gitignore` files its walk read but left
-   * out), or today's for a checkpoint that kept none (taken by an earlier version). An ignore file it recorded as skipped is unknown:
+   * out), or today's for a checkpoint that kept none (taken by an earlier version). A path its
+   * walk skipped (a folder it could not read, a name it could not store) and an ignore file it
+   * recorded as skipped are unknown:
    * nothing under its directory counts as covered.
    */
-  coveredAt(cp: Checkpoint, texts: ReadonlyMap<string, Buffer>, outside?: string | null): (rel: string) => boolean {
+  coveredAt(cp: Checkpoint, texts: ReadonlyMap<string, Buffer>, kept?: TreeKept): (rel: string) => boolean {
     const known = new Map<string, string | null>();
     for (const f of cp.files) {
       if (!isIgnoreFile(f.path)) continue;
@@ -300,18 +308,22 @@ export class CheckpointService {
     }
     const batonignore = known.get(".batonignore");
     if (batonignore === null) return () => false;
+    // A folder its walk could not read (unreadable then), a name it could not store: it never looked there.
+    const blind = kept?.skipped ?? [];
+    if (blind.includes(".")) return () => false;
     // The .batonignore the checkpoint lists, else the one its walk read (kept with its rules:
     // a .batonignore that a rule leaves out is not listed), else none.
-    const kept = parseOutsideRules(outside);
-    const then = kept?.sources ?? rootSources(this.#root, this.#exclude);
-    return coversWith({
-      root: { ...then, batonignore: batonignore ?? kept?.sources.batonignore ?? "" },
+    const rules = parseOutsideRules(kept?.rules);
+    const then = rules?.sources ?? rootSources(this.#root, this.#exclude);
+    const covers = coversWith({
+      root: { ...then, batonignore: batonignore ?? rules?.sources.batonignore ?? "" },
       // The version listed; else the one its walk read and left out (often itself: a venv's `*`); else none.
       gitignore: (dir) => {
         const t = known.get(dir === "" ? ".gitignore" : `${dir}/.gitignore`);
-        return t === undefined ? kept?.unlisted.get(dir) : t;
+        return t === undefined ? rules?.unlisted.get(dir) : t;
       },
     });
+    return blind.length === 0 ? covers : (rel) => !blind.some((p) => rel === p || rel.startsWith(`${p}/`)) && covers(rel);
   }
 
   async create(sessionId: string, input: CheckpointInput = {}): Promise<CheckpointResult> {

@@ -69,7 +69,7 @@ import {
 } from "../../platform/safe-fs.js";
 import type { Journal } from "../journal/journal.js";
 import { otherMachine, privateHolder } from "./checkpoint-origin.js";
-import { type CheckpointService, isIgnoreFile, toFile, toInfo } from "./checkpoints.js";
+import { type CheckpointService, isIgnoreFile, type TreeKept, toFile, toInfo } from "./checkpoints.js";
 import { MAX_DIFF_BYTES, unifiedDiff } from "./file-diff.js";
 import { ClaimedElsewhere, rollbackIdFor, settledRollback } from "./rollback-key.js";
 
@@ -546,8 +546,8 @@ export class RollbackService {
     range: Checkpoint[];
     prunedInRange: string[];
     laneWrites: LaneWrites;
-    /** Each tree checkpoint of the range: the ignore rules it kept (checkpoints.outside_rules), or null. */
-    outside: Map<string, string | null>;
+    /** Each tree checkpoint of the range: the ignore rules it kept (checkpoints.outside_rules, or null), and the paths its walk skipped. */
+    outside: Map<string, TreeKept>;
   }> {
     const lanes = await this.#lanes(sessionId);
     return this.#backend.transaction("read", async (tx) => {
@@ -570,12 +570,13 @@ export class RollbackService {
       }
       const range: Checkpoint[] = [];
       const byId = new Map(rows.map((r) => [r.id, r]));
-      // The ignore rules from outside the workspace each tree checkpoint of the range kept (#coverage).
-      const outside = new Map<string, string | null>();
+      // The ignore rules from outside the workspace each tree checkpoint of the range kept, and
+      // what its walk could not look into (#coverage).
+      const outside = new Map<string, TreeKept>();
       for (const c of choice.range) {
         const row = byId.get(c.id);
         range.push({ ...c, files: row ? (await this.#cps.files(tx, row)).map(toFile) : [] });
-        if (c.kind === "tree") outside.set(c.id, row?.outsideRules ?? null);
+        if (c.kind === "tree") outside.set(c.id, { rules: row?.outsideRules ?? null, skipped: (row?.skipped ?? []).map((s) => s.path) });
       }
       // What other live lanes wrote since the target: the files their checkpoints before a
       // write name (a shell command's edits are not told apart from anyone else's), and their claims.
@@ -624,7 +625,7 @@ export class RollbackService {
    */
   async #coverage(
     range: readonly Checkpoint[],
-    outside: ReadonlyMap<string, string | null>,
+    outside: ReadonlyMap<string, TreeKept>,
   ): Promise<(path: string, cp: Checkpoint) => boolean> {
     const today = this.#cps.treeCovers();
     const hashes = range.flatMap((c) => (c.kind === "tree" ? c.files.filter((f) => isIgnoreFile(f.path) && "hash" in f) : []));
