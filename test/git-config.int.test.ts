@@ -5,10 +5,11 @@
  * the checkpoint was taken. The repository's own `.git/config` never names it.
  */
 import { spawnSync } from "node:child_process";
-import { existsSync, mkdirSync, readFileSync, realpathSync, rmSync, writeFileSync } from "node:fs";
+import { existsSync, mkdirSync, readFileSync, realpathSync, rmSync, symlinkSync, writeFileSync } from "node:fs";
 import { isAbsolute, join, resolve } from "node:path";
 import fc from "fast-check";
 import { afterAll, afterEach, beforeEach, describe, expect, it } from "vitest";
+import { servicesOf } from "../src/compose.js";
 import { type Baton, openBaton } from "../src/index.js";
 import { globalExcludesFile, parseConfig } from "../src/platform/git-config.js";
 import { gitRepo } from "../src/platform/git-repo.js";
@@ -64,6 +65,14 @@ describe("the global ignore file is the one git reads", () => {
     "onbranch:feature/",
     "onbranch:feature",
     "onbranch:feature/*",
+    "onbranch:!main",
+    "onbranch:[!m]ain",
+    "onbranch:ma?n",
+    "onbranch:**",
+    "hasconfig:foo",
+    "gitdir:~/repo/.git/",
+    "gitdir:~/r[!x]po/",
+    "gitdir:~/r[[:alpha:]]po/",
     "hasconfig:remote.*.url:https://example.com/**",
   ];
   const header = fc.oneof(
@@ -95,13 +104,27 @@ describe("the global ignore file is the one git reads", () => {
     },
     { weight: 3, arbitrary: target.map((t) => `path = ${t}`) },
     { weight: 1, arbitrary: fc.constantFrom("other = 1", "flag", "# comment", "; comment", "", "  ", 'name = "a b" # c') },
-    { weight: 1, arbitrary: fc.constantFrom("bad line!", 'x = "unterminated', "excludesfile", "x = a\\q", "[bad", "[core\n]") },
+    {
+      weight: 1,
+      arbitrary: fc.constantFrom(
+        "bad line!",
+        'x = "unterminated',
+        "excludesfile",
+        "x = a\\q",
+        "[bad",
+        "[core\n]",
+        "\f",
+        "x = \v",
+        "path = ~",
+        "path = sub",
+      ),
+    },
   );
   const file = fc.option(fc.array(line, { maxLength: 8 }), { nil: undefined, freq: 3 });
 
   it("matches `git config --path --get core.excludesFile` over any configuration (includes, conditions, quoting)", () => {
     fc.assert(
-      fc.property(fc.tuple(file, file, file, file), fc.constantFrom("main", "feature/x", "mainly"), (texts, branch) => {
+      fc.property(fc.tuple(file, file, file, file), fc.constantFrom("main", "feature/x", "mainly", "!main"), (texts, branch) => {
         for (const [i, rel] of places.entries()) {
           const abs = join(home, rel);
           const text = texts[i];
@@ -113,6 +136,65 @@ describe("the global ignore file is the one git reads", () => {
         if (found === undefined || "problem" in found) throw new Error("no repository");
         const ours = globalExcludesFile(found, env);
         expect(ours, JSON.stringify({ texts, branch })).toBe(gitSays());
+      }),
+      { numRuns: 300 },
+    );
+  });
+
+  it("matches gitdir conditions as git's wildmatch does: brackets, classes, stars, bytes, characters a regex would read", () => {
+    for (const rel of places) rmSync(join(home, rel), { force: true });
+    const names = ["proj (copy)", "a|b", "foo", "Ünï-code", "x[1]", "s*t?r", "dot.d", "UP"];
+    const repos = names.map((n) => {
+      const dir = join(home, "w", n, "r");
+      ok(git(env, home, "init", "-q", dir));
+      const found = gitRepo(dir);
+      if (found === undefined || "problem" in found) throw new Error("no repository");
+      return { dir, found };
+    });
+    const token = fc.constantFrom(
+      "*",
+      "**",
+      "?",
+      "[a-z]",
+      "[!a]",
+      "[^o]",
+      "[[:alpha:]]",
+      "[[:upper:]]",
+      "[[:space:]]",
+      "\\(",
+      "(",
+      ")",
+      "|",
+      "/",
+      "[]a]",
+      "[a-]",
+      "*.*",
+      ".git",
+      "r",
+      "w",
+      "o",
+      "Ü",
+      "ï",
+      "p",
+      "copy",
+      " ",
+      "\\*",
+      "[[:bogus:]]",
+      "[x",
+      "UP",
+      "up",
+    );
+    const start = fc.constantFrom(`${home}/w/`, "~/w/", "**/", "", "./w/", "~/");
+    const quote = (s: string) => s.replace(/\\/g, "\\\\").replace(/"/g, '\\"');
+    fc.assert(
+      fc.property(fc.nat(names.length - 1), start, fc.array(token, { maxLength: 7 }), fc.boolean(), (i, first, tokens, icase) => {
+        const { dir, found } = repos[i] as (typeof repos)[number];
+        const cond = `gitdir${icase ? "/i" : ""}:${first}${tokens.join("")}`;
+        writeAt(home, ".gitconfig", `[includeIf "${quote(cond)}"]\n\tpath = inc\n`);
+        writeAt(home, "inc", "[core]\n\texcludesFile = /matched\n");
+        const r = git(env, dir, "config", "--path", "--get", "core.excludesFile");
+        const theirs = r.status === 0 ? r.stdout.trim() : r.status === 1 ? join(home, ".config", "git", "ignore") : undefined;
+        expect(globalExcludesFile(found, env), `${cond} against ${found.gitDir}`).toBe(theirs);
       }),
       { numRuns: 300 },
     );
@@ -246,5 +328,31 @@ describe("whole-tree checkpoints leave out what the global ignore file ignores",
     mkdirSync(join(root, "d"));
     const b2 = await workspace(root);
     expect((await b2.checkpoints.create("s1")).checkpoint.files.map((f) => f.path)).toEqual(["a.txt", "rules"]);
+  });
+
+  it("a relative core.excludesFile is the repository's file: a link it ships is not followed, so nothing it names is read or kept", async () => {
+    const secret = join(tempDir("baton-secret-"), "credentials");
+    writeFileSync(secret, "*.txt\naws_secret_access_key=wJalrXUtnFEMI/K7MDENG/bPxRfiCYEXAMPLEKEY\n");
+    writeAt(xdg, "config", "[core]\n\texcludesFile = .gitignore_global\n"); // a common slip: relative, so each repository's own
+    process.env.GIT_CONFIG_GLOBAL = join(xdg, "config");
+    const root = join(tempDir("baton-ws-"), "ws");
+    ok(git(gitEnv(), tempDir(), "init", "-q", root));
+    symlinkSync(secret, join(root, ".gitignore_global"));
+    writeAt(root, "a.txt", "a\n");
+    const b = await workspace(root);
+    const cp = (await b.checkpoints.create("s1")).checkpoint;
+    expect(
+      cp.files.map((f) => f.path),
+      "the link's target gave no rules",
+    ).toEqual(["a.txt"]);
+    const rows = await servicesOf(b).backend.transaction("read", (tx) => tx.checkpoints.getCheckpoint(cp.id));
+    expect(rows?.outsideRules ?? "").not.toContain("wJalrXUtnFEMI");
+    // A plain file there is the repository's rules, as git reads them.
+    rmSync(join(root, ".gitignore_global"));
+    writeAt(root, ".gitignore_global", "*.txt\n");
+    writeAt(root, "b.md", "b\n");
+    const again = (await b.checkpoints.create("s1")).checkpoint.files.map((f) => f.path);
+    expect(again).toEqual([".gitignore_global", "b.md"]);
+    expect(again).toEqual(gitTakes(root));
   });
 });

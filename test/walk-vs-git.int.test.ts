@@ -153,4 +153,17 @@ describe("a whole-tree walk takes what git takes", () => {
     expect(git(root, "ls-files", "-z", "--others", "--exclude-standard").split("\0").filter(Boolean).sort()).toEqual(want);
     expect(walkTree(root).paths).toEqual(want);
   });
+
+  it("a rule file that starts with a byte order mark, re-judged under a folder taken back, as git judges it", () => {
+    const root = tempDir("baton-walkgit-");
+    git(root, "init", "-q");
+    writeAt(xdg, "git/ignore", "\uFEFF*.log\nbuild/\n");
+    writeAt(root, ".gitignore", "!build/\n");
+    writeAt(root, "build/x.log", "x\n");
+    writeAt(root, "build/y.txt", "y\n");
+    const want = [".gitignore", "build/y.txt"];
+    expect(git(root, "ls-files", "-z", "--others", "--exclude-standard").split("\0").filter(Boolean).sort()).toEqual(want);
+    expect(walkTree(root).paths).toEqual(want);
+    writeAt(xdg, "git/ignore", "\n");
+  });
 });

@@ -7,15 +7,18 @@
  *
  * The repository's own configuration (`.git/config`) is not read: a repository shipped with
  * its `.git` would otherwise name any file on the machine to be read, and stored, as rules.
- * An `includeIf "hasconfig:…"` is not evaluated (its file is not read). A configuration git
- * would refuse (a line it cannot parse) gives no ignore file, as git gives no answer.
+ * An `includeIf "hasconfig:remote.*.url:…"` is not evaluated: its file is read only to see that
+ * git would not refuse it, and its values are not taken. The system configuration is
+ * `/etc/gitconfig` (where Debian's and most builds of git keep it; `GIT_CONFIG_SYSTEM` names
+ * another). A configuration git would refuse (a line it cannot parse, an include that is a
+ * folder) gives no ignore file, as git gives no answer. Glob conditions are matched as git
+ * matches them (`wildmatch.ts`).
  */
-import { createRequire } from "node:module";
 import { dirname, isAbsolute, join, resolve } from "node:path";
-import type Picomatch from "picomatch";
 import type { GitRepo } from "./git-repo.js";
 import { realOr } from "./moved-config.js";
-import { readSettingsText } from "./settings-text.js";
+import { NotASettingsFile, readSettingsText } from "./settings-text.js";
+import { wildmatch } from "./wildmatch.js";
 
 /** Git's own limit on nested includes. */
 const MAX_INCLUDE_DEPTH = 10;
@@ -41,7 +44,7 @@ export function globalExcludesFile(repo: GitRepo | undefined, env: GitEnv = proc
   const home = env.HOME || undefined;
   const xdg = env.XDG_CONFIG_HOME ? env.XDG_CONFIG_HOME : home && join(home, ".config");
   const files: string[] = [];
-  if (!truthy(env.GIT_CONFIG_NOSYSTEM)) files.push(env.GIT_CONFIG_SYSTEM || "/etc/gitconfig");
+  if (!truthy(env.GIT_CONFIG_NOSYSTEM) && env.GIT_CONFIG_SYSTEM !== "") files.push(env.GIT_CONFIG_SYSTEM ?? "/etc/gitconfig");
   if (env.GIT_CONFIG_GLOBAL !== undefined) {
     if (env.GIT_CONFIG_GLOBAL !== "") files.push(env.GIT_CONFIG_GLOBAL);
   } else {
@@ -57,6 +60,8 @@ export function globalExcludesFile(repo: GitRepo | undefined, env: GitEnv = proc
 }
 
 interface Ctx {
+  /** Read as git reads a `hasconfig:remote.*.url:` include whatever its condition: its values are not taken. */
+  parseOnly?: boolean;
   repo: GitRepo;
   home: string | undefined;
   /** The last `core.excludesFile` read, if any was. */
@@ -83,14 +88,18 @@ function readConfig(file: string, ctx: Ctx, depth: number): boolean {
   let text: string | undefined;
   try {
     text = readSettingsText(file, CONFIG_MAX_BYTES);
-  } catch {
-    return true; // unreadable or not a regular file: git reads none either (a directory is an error to git; no answer either way)
+  } catch (err) {
+    // A folder (`path = ~`), a FIFO, one too large: an error to git. One it may not read: git
+    // passes over the user's and the system's, and stops at an include.
+    return !(err instanceof NotASettingsFile) && depth === 0 && (err as NodeJS.ErrnoException).code === "EACCES";
   }
-  if (text === undefined) return true;
+  if (text === undefined) return true; // none there: git reads none
+  if (depth > MAX_INCLUDE_DEPTH) return false; // counted for files there only, as git counts
   const entries = parseConfig(text);
   if (entries === undefined) return false;
   for (const e of entries) {
     if (e.name === "core.excludesfile") {
+      if (ctx.parseOnly) continue;
       if (e.value === undefined) return false; // no value: an error to git, wherever it stands
       ctx.found = { set: true, value: e.value };
       continue;
@@ -100,12 +109,12 @@ function readConfig(file: string, ctx: Ctx, depth: number): boolean {
     if (e.name !== "include.path") {
       const cond = /^includeif\.(.*)\.path$/s.exec(e.name)?.[1];
       if (cond === undefined) continue;
-      if (cond.startsWith("hasconfig:")) into = { ...ctx, found: { set: false, value: undefined } };
+      // Git reads a `hasconfig:remote.*.url:` include to check it names no remote, whatever the condition.
+      if (cond.startsWith("hasconfig:remote.*.url:")) into = { ...ctx, parseOnly: true };
       else if (!conditionHolds(cond, file, ctx)) continue;
     }
     if (e.value === undefined) return false; // `path` with no value: an error to git
     if (e.value === "") continue;
-    if (depth + 1 > MAX_INCLUDE_DEPTH) return false;
     const target = includePath(e.value, file, ctx.home);
     if (target !== undefined && !readConfig(target, into, depth + 1)) return false;
   }
@@ -118,8 +127,6 @@ function includePath(value: string, from: string, home: string | undefined): str
   if (value.startsWith("~") || value.startsWith("%(prefix)/")) return undefined;
   return isAbsolute(value) ? value : resolve(dirname(from), value);
 }
-
-let picomatch: typeof Picomatch | undefined;
 
 /** Whether git would read the file of `[includeIf "<cond>"]`, found in `file`. */
 function conditionHolds(cond: string, file: string, ctx: Ctx): boolean {
@@ -158,13 +165,6 @@ function conditionHolds(cond: string, file: string, ctx: Ctx): boolean {
   return false;
 }
 
-/** Git's wildmatch with WM_PATHNAME (`*` stays within a folder, `**` between slashes spans folders). */
-function wildmatch(pattern: string, text: string, icase: boolean): boolean {
-  if (pattern === "") return text === "";
-  picomatch ??= createRequire(import.meta.url)("picomatch") as typeof Picomatch;
-  return picomatch.isMatch(text, pattern, { dot: true, noextglob: true, nobrace: true, nocase: icase });
-}
-
 /** The branch HEAD names (`ref: refs/heads/<name>`), or undefined when HEAD is detached or unreadable. */
 function currentBranch(repo: GitRepo): string | undefined {
   let text: string | undefined;
@@ -174,7 +174,8 @@ function currentBranch(repo: GitRepo): string | undefined {
     return undefined;
   }
   const m = /^ref: refs\/heads\/(.+?)\r?\n?$/.exec(text ?? "");
-  return m?.[1];
+  // A reftable repository's HEAD names `.invalid`: its real branch is in the table, not read here.
+  return m?.[1] === ".invalid" ? undefined : m?.[1];
 }
 
 /** One `key = value` line of a configuration file: its variable's name as git forms it (`section.key`, `section.<sub>.key`), and its value. */
@@ -186,7 +187,8 @@ export interface ConfigEntry {
 }
 
 const isKeyChar = (c: string | undefined): boolean => c !== undefined && /[A-Za-z0-9-]/.test(c);
-const isSpace = (c: string | undefined): boolean => c === " " || c === "\t" || c === "\v" || c === "\f" || c === "\r" || c === "\n";
+/** Git's own notion of a space (not `\v` or `\f`). */
+const isSpace = (c: string | undefined): boolean => c === " " || c === "\t" || c === "\r" || c === "\n";
 
 /**
  * A git configuration file's entries, in order, as git's parser reads them (comments, quotes,
@@ -273,7 +275,7 @@ function parseValue(s: string, start: number): { value: string; end: number } | 
       return { value, end: i };
     }
     if (comment) continue;
-    if ((c === " " || c === "\t" || c === "\v" || c === "\f" || c === "\r") && !quote) {
+    if ((c === " " || c === "\t" || c === "\r") && !quote) {
       if (value.length > 0) space++;
       continue;
     }

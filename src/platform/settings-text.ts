@@ -4,7 +4,7 @@
  * descriptor, so a committed link to `/dev/stdin`, a FIFO or `/dev/zero` cannot hang or exhaust
  * the command that reads it. A link to a regular file is followed (settings kept as dotfiles).
  */
-import { closeSync, constants, fstatSync, openSync, readFileSync } from "node:fs";
+import { closeSync, constants, fstatSync, openSync, readSync } from "node:fs";
 
 /** More than any settings file holds. */
 export const SETTINGS_MAX_BYTES = 8 * 1024 * 1024;
@@ -41,9 +41,29 @@ export function readSettingsBytes(file: string, maxBytes = SETTINGS_MAX_BYTES, o
     const st = fstatSync(fd);
     if (!st.isFile()) throw new NotASettingsFile(file, "not a regular file");
     if (st.size > maxBytes) throw new NotASettingsFile(file, `${st.size} bytes, over the ${maxBytes}-byte limit`);
-    return readFileSync(fd);
+    return readBounded(fd, file, st.size, maxBytes);
   } finally {
     closeSync(fd);
+  }
+}
+
+/**
+ * At most `maxBytes` of an open file, whatever its size said: a file under /proc says 0 and may
+ * never end (`/proc/self/pagemap`), so reading to its end could hang or exhaust the process.
+ */
+function readBounded(fd: number, file: string, size: number, maxBytes: number): Buffer {
+  let buf = Buffer.allocUnsafe(Math.min(maxBytes + 1, Math.max(size + 1, 4096)));
+  let got = 0;
+  for (;;) {
+    if (got === buf.length) {
+      if (got > maxBytes) throw new NotASettingsFile(file, `over the ${maxBytes}-byte limit`);
+      const bigger = Buffer.allocUnsafe(Math.min(maxBytes + 1, buf.length * 2));
+      buf.copy(bigger, 0, 0, got);
+      buf = bigger;
+    }
+    const n = readSync(fd, buf, got, buf.length - got, null);
+    if (n === 0) return buf.subarray(0, got);
+    got += n;
   }
 }
 

@@ -30,7 +30,20 @@ interface Rules {
   ig: Ignore;
   /** The patterns, one a line (for `saysOf`). */
   text: string;
-  /** Each pattern on its own, last first, as a matcher of a path itself (built when first needed). */
+  /** The patterns as matchers of a path itself (built when first needed: `saysOf`). */
+  alone?: Alone;
+}
+
+/**
+ * A rule file's patterns as matchers that answer for a path itself, never for its folders: a
+ * pattern negated on its own never ignores a folder, so a negated matcher's `unignored` says
+ * that some pattern matches the path. Its positive and its negative patterns each in one; each
+ * pattern on its own (last first) only for a path both kinds match, where the last one decides.
+ */
+interface Alone {
+  lines: string[];
+  positive: Ignore;
+  negative: Ignore;
   each?: { negative: boolean; ig: Ignore }[];
 }
 
@@ -186,20 +199,29 @@ function saysOf(r: Rules, sub: string): { ignored: boolean; unignored: boolean }
   if (!t.ignored) return t;
   const cut = sub.lastIndexOf("/", sub.length - 2);
   if (cut < 0 || !says(r.ig, sub.slice(0, cut + 1)).ignored) return t;
-  r.each ??= patternsOf(r.text);
-  for (const p of r.each) if (says(p.ig, sub).unignored) return p.negative ? TAKES_BACK : IGNORES;
+  if (r.alone === undefined) {
+    const lines = patternsOf(r.text);
+    r.alone = {
+      lines,
+      positive: ignore().add(lines.filter((l) => !l.startsWith("!")).map((l) => `!${l}`)),
+      negative: ignore().add(lines.filter((l) => l.startsWith("!"))),
+    };
+  }
+  const a = r.alone;
+  const positive = says(a.positive, sub).unignored;
+  if (positive !== says(a.negative, sub).unignored) return positive ? IGNORES : TAKES_BACK;
+  if (!positive) return NEITHER;
+  a.each ??= a.lines.map((l) => ({ negative: l.startsWith("!"), ig: ignore().add(l.startsWith("!") ? l : `!${l}`) })).reverse();
+  for (const p of a.each) if (says(p.ig, sub).unignored) return p.negative ? TAKES_BACK : IGNORES;
   return NEITHER;
 }
 
-/** Each pattern of a rule file, last first, as a matcher that answers for a path itself (a pattern on its own, negated, never ignores a folder). */
-function patternsOf(text: string): { negative: boolean; ig: Ignore }[] {
-  const out: { negative: boolean; ig: Ignore }[] = [];
-  for (const line of text.split(/\r?\n/)) {
-    if (line.trim() === "" || line.startsWith("#")) continue;
-    const negative = line.startsWith("!");
-    out.push({ negative, ig: ignore().add(`!${negative ? line.slice(1) : line}`) });
-  }
-  return out.reverse();
+/** A rule file's pattern lines, as the `ignore` package reads them: no byte order mark, blank lines or comments. */
+function patternsOf(text: string): string[] {
+  return text
+    .replace(/^\uFEFF/, "")
+    .split(/\r?\n/)
+    .filter((line) => line.trim() !== "" && !line.startsWith("#"));
 }
 
 /** Excluded when a configured exclude matches; else ignored when the deepest matcher with an opinion ignores `rel`. */

@@ -6,8 +6,10 @@
  * link or blocking.
  */
 import { lstatSync } from "node:fs";
+import { basename, dirname, isAbsolute, join, relative, sep } from "node:path";
 import { globalExcludesFile } from "../../platform/git-config.js";
 import { type GitRepo, gitRepo } from "../../platform/git-repo.js";
+import { realOr } from "../../platform/moved-config.js";
 import { readSettingsText, SETTINGS_MAX_BYTES } from "../../platform/settings-text.js";
 
 /** The rules of the workspace's root, as `rootSources` reads them. */
@@ -52,11 +54,22 @@ export function rootSources(root: string, exclude: readonly string[], found?: { 
   };
 }
 
-/** The user's global ignore file's text; none when git would read none, or it is not a regular file of bounded size. */
+/**
+ * The user's global ignore file's text; none when git would read none, or it is not a regular
+ * file of bounded size. One outside the repository is the user's (a link to it followed, as
+ * dotfiles are kept); one inside it (a relative `core.excludesFile`, or a path through a link
+ * into it) is read as the walk reads the repository's own files, without following a link: a
+ * repository shipping `.gitignore_global -> ~/.aws/credentials` gets no file read, nor stored
+ * with its checkpoints.
+ */
 function readGlobal(repo: GitRepo): string | undefined {
   const file = globalExcludesFile(repo);
+  if (file === undefined) return undefined;
+  const inside = relative(repo.top, join(realOr(dirname(file)), basename(file)));
+  if (inside === "") return undefined; // the repository's top: a folder
+  if (inside !== ".." && !inside.startsWith(`..${sep}`) && !isAbsolute(inside)) return readNoFollow(repo.top, inside.split(sep).join("/"));
   try {
-    return file === undefined ? undefined : readSettingsText(file, SETTINGS_MAX_BYTES);
+    return readSettingsText(file, SETTINGS_MAX_BYTES);
   } catch {
     return undefined;
   }
