@@ -4,6 +4,7 @@
  * Every wait fails with the child's stderr so a crashed fixture explains itself.
  */
 import type { ChildProcess } from "node:child_process";
+import { readdirSync, readFileSync } from "node:fs";
 import { join } from "node:path";
 import { REPO, spawnTracked } from "./helpers.js";
 
@@ -145,11 +146,12 @@ export async function waitExit(child: LineChild, timeoutMs: number): Promise<Exi
   const r = await Promise.race([child.exited, timedOut]);
   clearTimeout(timer);
   if (r === "timeout") {
+    const state = child.proc.pid === undefined ? "" : processReport(child.proc.pid);
     child.proc.kill("SIGKILL");
     // A process it started may still hold its output open: the error is not held back for it.
     await Promise.race([child.exited, new Promise((resolve) => setTimeout(resolve, 5_000))]);
     throw new Error(
-      `expected pid ${child.proc.pid} to exit within ${timeoutMs} ms; it was still running (killed). stderr:\n${child.stderr()}`,
+      `expected pid ${child.proc.pid} to exit within ${timeoutMs} ms; it was still running (killed). Its processes then:\n${state}stderr:\n${child.stderr()}`,
     );
   }
   return r;
@@ -163,4 +165,38 @@ export async function killAll(children: readonly LineChild[]): Promise<void> {
 
 function tail(lines: readonly string[], n = 20): string {
   return lines.slice(-n).join("\n");
+}
+
+/**
+ * What a process that would not exit, and each process under it, was doing (Linux): its state,
+ * where it waited in the kernel, its signals pending, blocked and caught (hex masks: bit n-1 is
+ * signal n), and its command line. A hung process's report says whether a signal reached it and
+ * whether it had a handler for it.
+ */
+export function processReport(pid: number): string {
+  const read = (p: number, f: string) => {
+    try {
+      return readFileSync(`/proc/${p}/${f}`, "utf8");
+    } catch {
+      return "";
+    }
+  };
+  const parents = new Map<number, number[]>();
+  for (const name of readdirSync("/proc").filter((n) => /^\d+$/.test(n))) {
+    const ppid = Number(/\) \S+ (\d+)/.exec(read(Number(name), "stat"))?.[1]);
+    if (Number.isFinite(ppid)) parents.set(ppid, [...(parents.get(ppid) ?? []), Number(name)]);
+  }
+  const lines: string[] = [];
+  const visit = (p: number, depth: number) => {
+    const status = read(p, "status");
+    if (status === "") return;
+    const field = (k: string) => new RegExp(`^${k}:\\s*(.*)$`, "m").exec(status)?.[1] ?? "?";
+    const cmd = read(p, "cmdline").split("\0").join(" ").trim().slice(0, 200);
+    lines.push(
+      `${"  ".repeat(depth)}${p} ${field("State")} wchan=${read(p, "wchan") || "?"} SigPnd=${field("SigPnd")} ShdPnd=${field("ShdPnd")} SigBlk=${field("SigBlk")} SigCgt=${field("SigCgt")} ${cmd}`,
+    );
+    for (const c of parents.get(p) ?? []) visit(c, depth + 1);
+  };
+  visit(pid, 0);
+  return lines.length > 0 ? `${lines.join("\n")}\n` : "(gone)\n";
 }
