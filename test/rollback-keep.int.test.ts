@@ -101,6 +101,36 @@ describe("a folder whose own .gitignore leaves out everything in it, itself too 
   });
 });
 
+describe("a link a checkpoint could not store", () => {
+  it("is not the rollback's to remove once `sed -i` wrote a file in its place; nor what a real folder put in a linked one's place holds", async () => {
+    const { baton, root } = await tempBaton();
+    try {
+      const { sessionId } = await baton.sessions.start({ flow: "task", id: "links" });
+      writeAt(root, "app.js", "app\n");
+      writeAt(root, "shared/config.json", '{"port":1}\n');
+      writeAt(root, "vendor-src/lib.js", "lib\n");
+      symlinkSync("shared/config.json", join(root, "config.json"));
+      symlinkSync("vendor-src", join(root, "vendor"));
+      const t = await baton.checkpoints.create(sessionId, { all: true });
+      expect(t.checkpoint.files.map((f) => f.path)).toEqual(["app.js", "shared/config.json", "vendor-src/lib.js"]);
+      // An agent edits through the link as GNU sed does (a new file in the link's place), and
+      // replaces the linked folder with a copy.
+      expect(spawnSync("sed", ["-i", "s/1/2/", join(root, "config.json")]).status).toBe(0);
+      expect(lstatSync(join(root, "config.json")).isSymbolicLink()).toBe(false);
+      unlinkSync(join(root, "vendor"));
+      writeAt(root, "vendor/lib.js", "copied\n");
+      writeFileSync(join(root, "app.js"), "broken\n");
+      const r = await baton.checkpoints.rollback(sessionId, { to: t.checkpoint.id });
+      expect(readFileSync(join(root, "app.js"), "utf8")).toBe("app\n");
+      expect(r.changes.filter((c) => c.action !== "unchanged").map((c) => c.path)).toEqual(["app.js"]);
+      expect(readFileSync(join(root, "config.json"), "utf8"), "the file in the link's place stays").toBe('{"port":2}\n');
+      expect(readFileSync(join(root, "vendor/lib.js"), "utf8")).toBe("copied\n");
+    } finally {
+      await baton.close();
+    }
+  });
+});
+
 describe("a folder a checkpoint could not read", () => {
   // Root reads every folder whatever its mode: the walk runs as user nobody, through the CLI.
   it.skipIf(process.getuid?.() !== 0)("is left alone by a rollback once it can be read (needs root to act as another user)", () => {

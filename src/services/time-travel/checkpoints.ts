@@ -308,12 +308,13 @@ export class CheckpointService {
     }
     const batonignore = known.get(".batonignore");
     if (batonignore === null) return () => false;
-    // A folder its walk could not read (unreadable then), a name it could not store: it never looked there.
-    const blind = kept?.skipped ?? [];
+    const rules = parseOutsideRules(kept?.rules);
+    // A folder its walk could not read (unreadable then), a name it could not store, a link or
+    // socket it could not keep (and what is under one now): it never looked there.
+    const blind = [...(kept?.skipped ?? []), ...(rules?.others ?? [])];
     if (blind.includes(".")) return () => false;
     // The .batonignore the checkpoint lists, else the one its walk read (kept with its rules:
     // a .batonignore that a rule leaves out is not listed), else none.
-    const rules = parseOutsideRules(kept?.rules);
     const then = rules?.sources ?? rootSources(this.#root, this.#exclude);
     const covers = coversWith({
       root: { ...then, batonignore: batonignore ?? rules?.sources.batonignore ?? "" },
@@ -323,7 +324,14 @@ export class CheckpointService {
         return t === undefined ? rules?.unlisted.get(dir) : t;
       },
     });
-    return blind.length === 0 ? covers : (rel) => !blind.some((p) => rel === p || rel.startsWith(`${p}/`)) && covers(rel);
+    if (blind.length === 0) return covers;
+    const unseen = new Set(blind);
+    const under = (rel: string) => {
+      if (unseen.has(rel)) return true;
+      for (let i = rel.indexOf("/"); i >= 0; i = rel.indexOf("/", i + 1)) if (unseen.has(rel.slice(0, i))) return true;
+      return false;
+    };
+    return (rel) => !under(rel) && covers(rel);
   }
 
   async create(sessionId: string, input: CheckpointInput = {}): Promise<CheckpointResult> {
@@ -540,7 +548,7 @@ export class CheckpointService {
           "tree",
           files,
           input,
-          { skipped: scan.skipped, outsideRules: outsideRulesText(scan.sources, scan.unlisted) },
+          { skipped: scan.skipped, outsideRules: outsideRulesText(scan.sources, scan.unlisted, scan.others) },
           async (tx) => {
             // Hashes trusted from the stat cache (and blobs stored ahead) name blobs this
             // transaction does not store: a collection since we read the epoch may have taken

@@ -40,6 +40,12 @@ export interface TreeScan {
    * tree checkpoint keeps them, so a rollback knows what it left out there once they are gone.
    */
   unlisted: [dir: string, text: string][];
+  /**
+   * Paths no rule leaves out that are not files or folders (a symbolic link, a socket): not
+   * stored, so a tree checkpoint keeps their names and a rollback leaves what is there now alone
+   * (a file `sed -i` wrote in place of a link is not the checkpoint's to remove).
+   */
+  others: string[];
 }
 
 /** One directory's walkable entries, filtered by its patterns and sorted (a directory sorting as its name plus "/"). */
@@ -55,6 +61,8 @@ interface Listing {
   kinds: string;
   entries: { rel: string; abs: string; isDir: boolean }[];
   skipped: { path: string; reason: string }[];
+  /** Entries no rule leaves out that are not files or folders (links, sockets, FIFOs, devices): `TreeScan.others`. */
+  others: string[];
 }
 
 /**
@@ -79,6 +87,7 @@ interface Acc {
   stats: Float64Array;
   skipped: { path: string; reason: string }[];
   unlisted: [dir: string, text: string][];
+  others: string[];
   /** Told the number of files found so far after each directory. */
   onDir?: ((files: number) => void) | undefined;
 }
@@ -105,6 +114,7 @@ export function walkTree(
     stats: new Float64Array(Math.max(64, cache.files + 64) * STAT_FIELDS),
     skipped: [],
     unlisted: [],
+    others: [],
     onDir: opts.onDir,
   };
   const seen = new Set<string>();
@@ -127,6 +137,7 @@ export function walkTree(
     skipped: out.skipped,
     sources,
     unlisted: out.unlisted,
+    others: out.others,
   };
 }
 
@@ -168,6 +179,7 @@ function walkDir(
       : list(dirRel, abs, dirents, chain, tracked);
   if (listing !== last) cache.listings.set(dirRel, listing);
   if (listing.skipped.length > 0) out.skipped.push(...listing.skipped);
+  if (listing.others.length > 0) out.others.push(...listing.others);
   if (own !== undefined) {
     const rel = dirRel === "" ? ".gitignore" : `${dirRel}/.gitignore`;
     if (!listing.entries.some((e) => e.rel === rel)) out.unlisted.push([dirRel, own]);
@@ -202,18 +214,21 @@ function walkDir(
 
 /** A directory's listing: what a tree checkpoint walks in it, in order, and what it leaves out for a reason worth telling. */
 function list(dirRel: string, abs: string, dirents: Dirent[], chain: Chain, tracked: Tracked | undefined): Listing {
-  const listing: Listing = { chain, asked: [], names: [], kinds: "", entries: [], skipped: [] };
+  const listing: Listing = { chain, asked: [], names: [], kinds: "", entries: [], skipped: [], others: [] };
   const keyed: { key: string; rel: string; abs: string; isDir: boolean }[] = [];
   for (const e of dirents) {
     const name = e.name;
     const kind = kindOf(e);
     listing.names.push(name);
     listing.kinds += kind;
-    if (kind === "o") continue; // symlinks, sockets, devices
     if (name === ".git" || (dirRel === "" && name === ".baton") || (name.charCodeAt(0) === 46 && RESTORE_TEMP.test(name))) continue;
     const isDir = kind === "d";
     const rel = dirRel === "" ? name : `${dirRel}/${name}`;
     if (leftOut(chain, rel, isDir, tracked, listing.asked)) continue;
+    if (kind === "o") {
+      listing.others.push(rel); // not stored (a link is never followed), but known to be there
+      continue;
+    }
     // A walked path is built from real names, so only the name itself can be unsafe.
     if (UNSAFE_NAME.test(name) || rel.length > MAX_PATH_LENGTH) {
       listing.skipped.push({ path: rel, reason: `unsafe name: ${pathProblem(rel) ?? "too long"}` });

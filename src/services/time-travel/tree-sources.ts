@@ -78,10 +78,15 @@ function readGlobal(repo: GitRepo): string | undefined {
 /**
  * The rules a tree checkpoint keeps beside the files it lists (JSON): the root's, from outside
  * the workspace, with its `.batonignore` as read (listed only when no rule leaves it out), and
- * the `.gitignore` files the walk read but did not list (`TreeScan.unlisted`).
+ * the `.gitignore` files the walk read but did not list (`TreeScan.unlisted`), and the links
+ * and other entries it could not store (`TreeScan.others`).
  */
-export function outsideRulesText(sources: RootSources, unlisted: readonly (readonly [string, string])[] = []): string {
-  return JSON.stringify(unlisted.length > 0 ? { ...sources, unlisted } : sources);
+export function outsideRulesText(
+  sources: RootSources,
+  unlisted: readonly (readonly [string, string])[] = [],
+  others: readonly string[] = [],
+): string {
+  return JSON.stringify({ ...sources, ...(unlisted.length > 0 ? { unlisted } : {}), ...(others.length > 0 ? { others } : {}) });
 }
 
 /** What a tree checkpoint kept of its rules (`outsideRulesText`). */
@@ -89,6 +94,8 @@ export interface KeptRules {
   sources: RootSources;
   /** Folder → the text of a `.gitignore` there that the walk read but did not list. */
   unlisted: ReadonlyMap<string, string>;
+  /** Paths that were links (or sockets, FIFOs) the walk could not store. */
+  others: readonly string[];
 }
 
 const isRule = (v: unknown): v is { prefix: string; text: string } =>
@@ -111,9 +118,12 @@ export function parseOutsideRules(text: string | null | undefined): KeptRules | 
     const pairs = v.unlisted === undefined ? [] : v.unlisted;
     if (!Array.isArray(pairs) || !pairs.every((p) => Array.isArray(p) && p.length === 2 && p.every((x) => typeof x === "string")))
       return undefined;
+    const others = v.others === undefined ? [] : v.others;
+    if (!Array.isArray(others) || !others.every((p) => typeof p === "string")) return undefined;
     return {
       sources: { exclude: v.exclude, batonignore: v.batonignore, globalExclude, infoExclude: v.infoExclude, above: v.above },
       unlisted: new Map(pairs as [string, string][]),
+      others,
     };
   } catch {
     return undefined;
