@@ -569,7 +569,7 @@ describe("whole-tree checkpoints", () => {
     for (const name of [...odd, "ok.txt"]) write(root, name, "after\n");
     const r = await b.checkpoints.rollback(sid);
     expect(read(root, "ok.txt")).toBe("before\n");
-    expect(r.warnings.join("\n")).toMatch(/3 file\(s\) with names Baton cannot store or restore safely were left as they are/);
+    expect(r.warnings.join("\n")).toMatch(/3 path\(s\) Baton cannot store or restore safely were left as they are/);
     expect(r.warnings.join("\n")).toContain(JSON.stringify("line\nbreak.txt"));
     for (const name of odd) expect(read(root, name), `${JSON.stringify(name)} is left as it is`).toBe("after\n");
     const doctor = await b.health.doctor();
@@ -599,7 +599,7 @@ describe("whole-tree checkpoints", () => {
     });
     expect(s.diagnostics.map((d: { code: string }) => d.code)).toContain("files_not_checkpointed");
     const text = cli(["status", "--root", root]);
-    expect(text.stdout).toMatch(/files_not_checkpointed: 2 file\(s\) were left out of whole-tree checkpoint/);
+    expect(text.stdout).toMatch(/files_not_checkpointed: 2 path\(s\) were left out of whole-tree checkpoint/);
     expect(text.stdout).toContain(JSON.stringify("line\nbreak.txt"));
 
     // Renamed, and checkpointed again: status no longer warns (it reads the newest tree checkpoint).

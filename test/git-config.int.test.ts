@@ -13,6 +13,7 @@ import { servicesOf } from "../src/compose.js";
 import { type Baton, openBaton } from "../src/index.js";
 import { globalExcludesFile, parseConfig } from "../src/platform/git-config.js";
 import { gitRepo } from "../src/platform/git-repo.js";
+import { wildmatch } from "../src/platform/wildmatch.js";
 import { cleanupDirs, tempDir, writeAt } from "./helpers.js";
 
 afterAll(() => cleanupDirs());
@@ -180,6 +181,8 @@ describe("the global ignore file is the one git reads", () => {
       " ",
       "\\*",
       "[[:bogus:]]",
+      "[[:constructor:]]",
+      "[[:valueOf:]]",
       "[x",
       "UP",
       "up",
@@ -224,6 +227,14 @@ describe("the global ignore file is the one git reads", () => {
     rmSync(join(home, ".gitconfig"));
     expect(globalExcludesFile(found, env)).toBe(join(home, "from-xdg"));
     expect(globalExcludesFile(undefined, env), "outside a repository: none").toBeUndefined();
+  });
+
+  it("classes as git's ctype has them, and no class an object's prototype names", () => {
+    expect(wildmatch("a[[:space:]]b", "a b")).toBe(true);
+    expect(wildmatch("a[[:space:]]b", "a\vb")).toBe(false);
+    expect(wildmatch("a[[:constructor:]]b", "axb")).toBe(false);
+    expect(wildmatch("a[[:__proto__:]]b", "axb")).toBe(false);
+    expect(wildmatch("a[[:upper:]]b", "axb", true)).toBe(true);
   });
 
   it("parses what git parses: sections, subsections, continuation lines; refuses what git refuses", () => {
@@ -347,6 +358,16 @@ describe("whole-tree checkpoints leave out what the global ignore file ignores",
     ).toEqual(["a.txt"]);
     const rows = await servicesOf(b).backend.transaction("read", (tx) => tx.checkpoints.getCheckpoint(cp.id));
     expect(rows?.outsideRules ?? "").not.toContain("wJalrXUtnFEMI");
+    // Nor through a folder it ships as a link out of it.
+    writeFileSync(join(secret, "..", "ignore"), "*.txt\naws_secret_access_key=wJalrXUtnFEMI/K7MDENG/bPxRfiCYEXAMPLEKEY\n");
+    writeAt(xdg, "config", "[core]\n\texcludesFile = conf/ignore\n");
+    symlinkSync(join(secret, ".."), join(root, "conf"));
+    const viaFolder = (await b.checkpoints.create("s1")).checkpoint;
+    expect(viaFolder.files.map((f) => f.path)).toEqual(["a.txt"]);
+    const row = await servicesOf(b).backend.transaction("read", (tx) => tx.checkpoints.getCheckpoint(viaFolder.id));
+    expect(row?.outsideRules ?? "").not.toContain("wJalrXUtnFEMI");
+    rmSync(join(root, "conf"));
+    writeAt(xdg, "config", "[core]\n\texcludesFile = .gitignore_global\n");
     // A plain file there is the repository's rules, as git reads them.
     rmSync(join(root, ".gitignore_global"));
     writeAt(root, ".gitignore_global", "*.txt\n");

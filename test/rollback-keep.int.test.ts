@@ -131,33 +131,42 @@ describe("a link a checkpoint could not store", () => {
   });
 });
 
-describe("a folder a checkpoint could not read", () => {
+describe("a folder or file a checkpoint could not read", () => {
   // Root reads every folder whatever its mode: the walk runs as user nobody, through the CLI.
-  it.skipIf(process.getuid?.() !== 0)("is left alone by a rollback once it can be read (needs root to act as another user)", () => {
-    const root = join(tempDir("baton-unreadable-"), "ws");
-    const home = join(root, "..", "home");
-    writeAt(root, "app.js", "app\n");
-    writeAt(root, "secret/keys.txt", "mine\n");
-    writeAt(home, ".keep", "");
-    spawnSync("chown", ["-R", "65534:65534", join(root, "..")]);
-    const env = { ...process.env, HOME: home, BATON_CONFIG_HOME: join(home, "baton"), XDG_CACHE_HOME: join(home, "cache") };
-    const baton = (...args: string[]) => {
-      const r = spawnSync(process.execPath, [CLI, ...args, "--root", root], { uid: 65534, gid: 65534, env, encoding: "utf8", cwd: root });
-      expect(r.status, `baton ${args.join(" ")}: ${r.stderr}`).toBe(0);
-      return r.stdout;
-    };
-    baton("init");
-    baton("session", "start", "--flow", "task", "--id", "s1");
-    spawnSync("chmod", ["000", join(root, "secret")]);
-    const cp = JSON.parse(baton("checkpoint", "--all", "--json"));
-    expect(cp.checkpoint.files.map((f: { path: string }) => f.path)).toEqual(["app.js"]);
-    spawnSync("chmod", ["755", join(root, "secret")]);
-    writeFileSync(join(root, "app.js"), "broken\n");
-    const r = JSON.parse(baton("rollback", "--to", cp.checkpoint.id, "--json"));
-    expect(readFileSync(join(root, "app.js"), "utf8")).toBe("app\n");
-    expect(r.changes.map((c: { path: string }) => c.path)).toEqual(["app.js"]);
-    expect(readFileSync(join(root, "secret/keys.txt"), "utf8"), "the checkpoint never looked into secret/").toBe("mine\n");
-  });
+  it.skipIf(process.getuid?.() !== 0)(
+    "nor a file it could not read: a rollback leaves both alone, readable again or not (needs root to act as another user)",
+    () => {
+      const root = join(tempDir("baton-unreadable-"), "ws");
+      const home = join(root, "..", "home");
+      writeAt(root, "app.js", "app\n");
+      writeAt(root, "secret/keys.txt", "mine\n");
+      writeAt(root, "notes.txt", "notes\n");
+      writeAt(root, "root-owned.log", "a container's\n");
+      writeAt(home, ".keep", "");
+      spawnSync("chown", ["-R", "65534:65534", join(root, "..")]);
+      const env = { ...process.env, HOME: home, BATON_CONFIG_HOME: join(home, "baton"), XDG_CACHE_HOME: join(home, "cache") };
+      const baton = (...args: string[]) => {
+        const r = spawnSync(process.execPath, [CLI, ...args, "--root", root], { uid: 65534, gid: 65534, env, encoding: "utf8", cwd: root });
+        expect(r.status, `baton ${args.join(" ")}: ${r.stderr}`).toBe(0);
+        return r.stdout;
+      };
+      baton("init");
+      baton("session", "start", "--flow", "task", "--id", "s1");
+      spawnSync("chmod", ["000", join(root, "secret"), join(root, "notes.txt"), join(root, "root-owned.log")]);
+      const cp = JSON.parse(baton("checkpoint", "--all", "--json"));
+      expect(cp.checkpoint.files.map((f: { path: string }) => f.path)).toEqual(["app.js"]);
+      expect(cp.skipped.map((s: { path: string }) => s.path).sort()).toEqual(["notes.txt", "root-owned.log", "secret"]);
+      spawnSync("chmod", ["755", join(root, "secret")]);
+      spawnSync("chmod", ["644", join(root, "notes.txt")]); // root-owned.log stays unreadable
+      writeFileSync(join(root, "app.js"), "broken\n");
+      const r = JSON.parse(baton("rollback", "--to", cp.checkpoint.id, "--json"));
+      expect(readFileSync(join(root, "app.js"), "utf8")).toBe("app\n");
+      expect(r.changes.map((c: { path: string }) => c.path)).toEqual(["app.js"]);
+      expect(readFileSync(join(root, "secret/keys.txt"), "utf8"), "the checkpoint never looked into secret/").toBe("mine\n");
+      expect(readFileSync(join(root, "notes.txt"), "utf8"), "nor read notes.txt").toBe("notes\n");
+      expect(readFileSync(join(root, "root-owned.log"), "utf8")).toBe("a container's\n");
+    },
+  );
 });
 
 describe("a rollback never changes what its safety checkpoint cannot store", () => {

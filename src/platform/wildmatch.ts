@@ -38,7 +38,7 @@ const CLASSES: Record<string, (c: number) => boolean> = {
   lower: isLower,
   print: (c) => c >= 0x20 && c < 0x7f,
   punct: (c) => c > 0x20 && c < 0x7f && !isAlpha(c) && !isDigit(c),
-  space: (c) => c === 0x20 || (c >= 0x09 && c <= 0x0d),
+  space: (c) => c === 0x20 || c === 0x09 || c === 0x0a || c === 0x0d, // git's own: not \v or \f
   upper: isUpper,
   xdigit: (c) => isDigit(c) || (c >= 0x41 && c <= 0x46) || (c >= 0x61 && c <= 0x66),
 };
@@ -152,9 +152,10 @@ export function wildmatch(pattern: string, text: string, casefold = false): bool
           if (tc === OPEN) matched = true;
           prev = OPEN;
         } else {
-          const test = CLASSES[p.toString("latin1", i + 2, j - 1)];
+          const name = p.toString("latin1", i + 2, j - 1);
+          const test = Object.hasOwn(CLASSES, name) ? CLASSES[name] : undefined; // not `constructor`, `__proto__`…
           if (test === undefined) return undefined;
-          if (test(tc) || (casefold && p.toString("latin1", i + 2, j - 1) === "upper" && isLower(tc))) matched = true;
+          if (test(tc) || (casefold && name === "upper" && isLower(tc))) matched = true;
           prev = 0;
           i = j;
         }

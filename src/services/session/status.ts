@@ -405,10 +405,12 @@ export class StatusService {
       status.diagnostics.push({
         code: "files_not_checkpointed",
         severity: "warning",
-        message: `${skipped.length} file(s) were left out of whole-tree checkpoint ${tree.id} because their names cannot be stored or restored safely, so no rollback covers them (${skipped
+        message: `${skipped.length} path(s) were left out of whole-tree checkpoint ${tree.id}, so no rollback covers them (${skipped
           .slice(0, 3)
-          .map((f) => JSON.stringify(f.path))
-          .join(", ")}${skipped.length > 3 ? ", …" : ""}); rename them`,
+          .map((f) => `${JSON.stringify(f.path)}: ${f.reason}`)
+          .join(
+            "; ",
+          )}${skipped.length > 3 ? "; …" : ""}); rename those whose names cannot be stored, and make the unreadable ones readable to you`,
         at: tree.createdAt,
       });
     }

@@ -501,11 +501,14 @@ export class CheckpointService {
       let stagedBytes = 0;
       let stored = 0;
       let vanishedWhileWalking = false;
+      // Listed but not read (a permission): kept as skipped, so no rollback takes it for absent.
+      const skipped = [...scan.skipped];
       for (const i of toRead) {
         const path = scan.paths[i] as string;
         const content = readRegular(join(this.#root, path));
-        if (content === undefined) {
-          vanishedWhileWalking = true; // or replaced: left out
+        if ("gone" in content || "problem" in content) {
+          vanishedWhileWalking = true; // left out
+          if ("problem" in content) skipped.push({ path, reason: content.problem });
           continue;
         }
         const hash = sha256(content.data);
@@ -548,7 +551,7 @@ export class CheckpointService {
           "tree",
           files,
           input,
-          { skipped: scan.skipped, outsideRules: outsideRulesText(scan.sources, scan.unlisted, scan.others) },
+          { skipped, outsideRules: outsideRulesText(scan.sources, scan.unlisted, scan.others) },
           async (tx) => {
             // Hashes trusted from the stat cache (and blobs stored ahead) name blobs this
             // transaction does not store: a collection since we read the epoch may have taken
@@ -579,7 +582,7 @@ export class CheckpointService {
         return {
           ...result,
           stats: { files: files.length, read, cached: files.length - read, blobsStored: stored },
-          ...(scan.skipped.length > 0 ? { skipped: scan.skipped } : {}),
+          ...(skipped.length > 0 ? { skipped } : {}),
         };
       } catch (err) {
         if (!(err instanceof EpochChanged) || attempt >= MAX_RETRIES) throw err instanceof EpochChanged ? busy() : err;

@@ -422,10 +422,10 @@ export class RollbackService {
     if (scan.skipped.length > 0) {
       // Never a silent success: these files are in no checkpoint, so they stay as they are now.
       warnings.push(
-        `${scan.skipped.length} file(s) with names Baton cannot store or restore safely were left as they are (${scan.skipped
+        `${scan.skipped.length} path(s) Baton cannot store or restore safely were left as they are (${scan.skipped
           .slice(0, 5)
           .map((s) => `${JSON.stringify(s.path)}: ${s.reason}`)
-          .join("; ")}${scan.skipped.length > 5 ? "; …" : ""}); rename them to have them checkpointed`,
+          .join("; ")}${scan.skipped.length > 5 ? "; …" : ""}); rename or make readable those to have them checkpointed`,
       );
     }
     let entries = composeRestore(range, tree, hasTree ? await this.#coverage(range, outside) : undefined);

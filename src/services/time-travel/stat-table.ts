@@ -140,17 +140,25 @@ export function nextStatTable(
   return { generation, paths: scan.paths, hashes, nums, count, index: undefined };
 }
 
-/** A regular file's bytes and stat, opened without following links; undefined if it vanished or changed type. */
-export function readRegular(abs: string): { data: Buffer; stat: Omit<StatCacheRow, "path" | "hash" | "checkedMs"> } | undefined {
+/**
+ * A regular file's bytes and stat, opened without following links or blocking; `gone` if it
+ * vanished, `problem` if it is there but could not be read (not the caller's to take for absent:
+ * a permission, a link or a FIFO put in its place since it was listed).
+ */
+export function readRegular(
+  abs: string,
+): { data: Buffer; stat: Omit<StatCacheRow, "path" | "hash" | "checkedMs"> } | { gone: true } | { problem: string } {
   let fd: number;
   try {
-    fd = openSync(abs, constants.O_RDONLY | constants.O_NOFOLLOW);
-  } catch {
-    return undefined;
+    fd = openSync(abs, constants.O_RDONLY | constants.O_NOFOLLOW | (constants.O_NONBLOCK ?? 0));
+  } catch (err) {
+    const code = (err as NodeJS.ErrnoException).code;
+    if (code === "ENOENT" || code === "ENOTDIR") return { gone: true };
+    return { problem: code === "ELOOP" ? "a symbolic link now" : `unreadable (${code ?? "error"})` };
   }
   try {
     const st = fstatSync(fd);
-    if (!st.isFile()) return undefined;
+    if (!st.isFile()) return { problem: "not a regular file now" };
     const data = readFileSync(fd);
     return { data, stat: { size: st.size, mtimeMs: st.mtimeMs, ctimeMs: st.ctimeMs, ino: st.ino, mode: st.mode & 0o777 } };
   } finally {

@@ -9,11 +9,12 @@
  * ordinary files and their `.git` is skipped, never renamed or touched. Symbolic links are
  * neither followed nor stored. The rules themselves are in `tree-rules.ts`.
  */
-import { type Dirent, lstatSync, readdirSync, readFileSync } from "node:fs";
+import { type Dirent, lstatSync, readdirSync } from "node:fs";
 import { MAX_PATH_LENGTH, pathProblem } from "../../core/time-travel/paths.js";
 import { readTracked, type Tracked, TrackedCache } from "../../platform/git-index.js";
 import { gitRepo } from "../../platform/git-repo.js";
 import { RESTORE_TEMP } from "../../platform/safe-fs.js";
+import { readSettingsText, SETTINGS_MAX_BYTES } from "../../platform/settings-text.js";
 import { type Asked, type Chain, chainFrom, dirChain, dirIgnored, leftOut, sameAnswers, UNSAFE_NAME } from "./tree-rules.js";
 import { type RootSources, rootSources } from "./tree-sources.js";
 
@@ -92,13 +93,17 @@ interface Acc {
   onDir?: ((files: number) => void) | undefined;
 }
 
+/** A folder's `.gitignore`, as git reads it but not through a link, nor blocking on a FIFO put there. */
 function readText(path: string): string | undefined {
   try {
-    return readFileSync(path, "utf8");
+    return readSettingsText(path, SETTINGS_MAX_BYTES, { follow: false });
   } catch {
     return undefined;
   }
 }
+
+/** Past this, a `.gitignore` the walk read but did not list is not kept with the checkpoint: what it ignored counts as unknown. */
+const UNLISTED_MAX_CHARS = 64 * 1024;
 
 const byKey = (a: { key: string }, b: { key: string }) => (a.key < b.key ? -1 : a.key > b.key ? 1 : 0);
 
@@ -182,7 +187,10 @@ function walkDir(
   if (listing.others.length > 0) out.others.push(...listing.others);
   if (own !== undefined) {
     const rel = dirRel === "" ? ".gitignore" : `${dirRel}/.gitignore`;
-    if (!listing.entries.some((e) => e.rel === rel)) out.unlisted.push([dirRel, own]);
+    if (!listing.entries.some((e) => e.rel === rel)) {
+      if (own.length <= UNLISTED_MAX_CHARS) out.unlisted.push([dirRel, own]);
+      else out.others.push(dirRel === "" ? "." : dirRel);
+    }
   }
   for (const e of listing.entries) {
     if (e.isDir) {
@@ -192,10 +200,15 @@ function walkDir(
     let st: ReturnType<typeof lstatSync>;
     try {
       st = lstatSync(e.abs);
-    } catch {
-      continue; // vanished while walking
+    } catch (err) {
+      const code = (err as NodeJS.ErrnoException).code;
+      if (code !== "ENOENT" && code !== "ENOTDIR") out.skipped.push({ path: e.rel, reason: `unreadable (${code ?? "error"})` });
+      continue; // else vanished while walking
     }
-    if (!st.isFile()) continue;
+    if (!st.isFile()) {
+      out.others.push(e.rel); // a link or FIFO put in its place since the listing: known, not stored
+      continue;
+    }
     const at = out.paths.length * STAT_FIELDS;
     if (at + STAT_FIELDS > out.stats.length) {
       const grown = new Float64Array(out.stats.length * 2);

@@ -6,7 +6,7 @@
  * link or blocking.
  */
 import { lstatSync } from "node:fs";
-import { basename, dirname, isAbsolute, join, relative, sep } from "node:path";
+import { basename, dirname, isAbsolute, join, relative, resolve, sep } from "node:path";
 import { globalExcludesFile } from "../../platform/git-config.js";
 import { type GitRepo, gitRepo } from "../../platform/git-repo.js";
 import { realOr } from "../../platform/moved-config.js";
@@ -65,9 +65,13 @@ export function rootSources(root: string, exclude: readonly string[], found?: { 
 function readGlobal(repo: GitRepo): string | undefined {
   const file = globalExcludesFile(repo);
   if (file === undefined) return undefined;
-  const inside = relative(repo.top, join(realOr(dirname(file)), basename(file)));
-  if (inside === "") return undefined; // the repository's top: a folder
-  if (inside !== ".." && !inside.startsWith(`..${sep}`) && !isAbsolute(inside)) return readNoFollow(repo.top, inside.split(sep).join("/"));
+  // Inside by its path as written (no link on the way is followed then), or by its real path.
+  for (const path of [resolve(file), join(realOr(dirname(file)), basename(file))]) {
+    const inside = relative(repo.top, path);
+    if (inside === "") return undefined; // the repository's top: a folder
+    if (inside !== ".." && !inside.startsWith(`..${sep}`) && !isAbsolute(inside))
+      return readNoFollow(repo.top, inside.split(sep).join("/"));
+  }
   try {
     return readSettingsText(file, SETTINGS_MAX_BYTES);
   } catch {
@@ -86,7 +90,8 @@ export function outsideRulesText(
   unlisted: readonly (readonly [string, string])[] = [],
   others: readonly string[] = [],
 ): string {
-  return JSON.stringify({ ...sources, ...(unlisted.length > 0 ? { unlisted } : {}), ...(others.length > 0 ? { others } : {}) });
+  // Both always written, empty too: a checkpoint taken before they were kept has neither.
+  return JSON.stringify({ ...sources, unlisted, others });
 }
 
 /** What a tree checkpoint kept of its rules (`outsideRulesText`). */
