@@ -129,6 +129,31 @@ describe("a link a checkpoint could not store", () => {
       await baton.close();
     }
   });
+
+  it("a link an allow-list ignores as a file but not as a folder; many links in one folder, kept by its name", async () => {
+    const { baton, root } = await tempBaton();
+    try {
+      const { sessionId } = await baton.sessions.start({ flow: "task", id: "links2" });
+      writeAt(root, ".gitignore", "*\n!*/\n!*.js\n!.gitignore\n");
+      writeAt(root, "app.js", "app\n");
+      writeAt(root, "vendor-src/lib.js", "lib\n");
+      symlinkSync("vendor-src", join(root, "vendor"));
+      for (let i = 0; i < 20; i++) symlinkSync("../app.js", join(root, "vendor-src", `bin${i}.js`));
+      const scan = walkTree(root);
+      expect(scan.others).toEqual(["vendor", "vendor-src"]);
+      const t = await baton.checkpoints.create(sessionId, { all: true });
+      unlinkSync(join(root, "vendor"));
+      writeAt(root, "vendor/lib.js", "copied\n");
+      unlinkSync(join(root, "vendor-src", "bin3.js"));
+      writeAt(root, "vendor-src/bin3.js", "a file now\n");
+      const r = await baton.checkpoints.rollback(sessionId, { to: t.checkpoint.id });
+      expect(r.changes.filter((c) => c.action !== "unchanged").map((c) => c.path)).toEqual([]);
+      expect(readFileSync(join(root, "vendor/lib.js"), "utf8")).toBe("copied\n");
+      expect(readFileSync(join(root, "vendor-src/bin3.js"), "utf8")).toBe("a file now\n");
+    } finally {
+      await baton.close();
+    }
+  });
 });
 
 describe("a folder or file a checkpoint could not read", () => {
@@ -165,6 +190,18 @@ describe("a folder or file a checkpoint could not read", () => {
       expect(readFileSync(join(root, "secret/keys.txt"), "utf8"), "the checkpoint never looked into secret/").toBe("mine\n");
       expect(readFileSync(join(root, "notes.txt"), "utf8"), "nor read notes.txt").toBe("notes\n");
       expect(readFileSync(join(root, "root-owned.log"), "utf8")).toBe("a container's\n");
+      // A file that came after the checkpoint, unreadable to this user: not the rollback's to
+      // remove (its safety checkpoint could not keep it), and the rest is still rolled back.
+      writeAt(root, "late.log", "root's\n");
+      spawnSync("chmod", ["600", join(root, "late.log")]);
+      writeFileSync(join(root, "app.js"), "broken again\n");
+      const again = JSON.parse(baton("rollback", "--to", cp.checkpoint.id, "--json"));
+      expect(readFileSync(join(root, "app.js"), "utf8")).toBe("app\n");
+      expect(again.changes.find((c: { path: string }) => c.path === "late.log")).toMatchObject({
+        action: "kept",
+        reason: expect.stringContaining("unreadable"),
+      });
+      expect(readFileSync(join(root, "late.log"), "utf8")).toBe("root's\n");
     },
   );
 });

@@ -248,7 +248,14 @@ export function readCurrent(root: string, rel: string, maxBytes = Number.POSITIV
     if (st.isDirectory()) return { kind: "other", what: "a directory" };
     if (!st.isFile()) return { kind: "other", what: "not a regular file" };
     if (st.size > maxBytes) return { kind: "other", what: `larger than ${maxBytes} bytes` };
-    const fd = openSync(d.at(name), constants.O_RDONLY | constants.O_NOFOLLOW);
+    let fd: number;
+    try {
+      fd = openSync(d.at(name), constants.O_RDONLY | constants.O_NOFOLLOW | (constants.O_NONBLOCK ?? 0));
+    } catch (err) {
+      const code = (err as NodeJS.ErrnoException).code;
+      if (code !== "EACCES" && code !== "EPERM") throw err;
+      return { kind: "other", what: `unreadable to you (${code})` }; // a container's root-owned output: not stored, not changed
+    }
     try {
       const content = readFileSync(fd);
       const mode = fstatSync(fd).mode & 0o777;
@@ -258,6 +265,22 @@ export function readCurrent(root: string, rel: string, maxBytes = Number.POSITIV
     }
   });
   return cur ?? { kind: "absent" };
+}
+
+/** Whether this process may read the file at `rel` (opened and closed at once, without following a link or blocking). */
+export function canRead(root: string, rel: string): boolean {
+  return (
+    inParent(root, rel, false, (d, name) => {
+      try {
+        closeSync(openSync(d.at(name), constants.O_RDONLY | constants.O_NOFOLLOW | (constants.O_NONBLOCK ?? 0)));
+        return true;
+      } catch (err) {
+        const code = (err as NodeJS.ErrnoException).code;
+        if (code === "EACCES" || code === "EPERM") return false;
+        throw err;
+      }
+    }) ?? false
+  );
 }
 
 /** What is at `rel` now, as readCurrent says, without reading a file's content (a removal needs none). */

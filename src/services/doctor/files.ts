@@ -109,7 +109,7 @@ export const files: Check = {
       out.push({
         code: "files_not_checkpointed",
         severity: "warning",
-        message: `${skips.length} path(s) whole-tree checkpoints cannot store or restore safely (a name with a line break, a backslash, a control character, too long; or unreadable to you), so no rollback covers them; rename them, or make them readable`,
+        message: `${skips.length} path(s) whole-tree checkpoints cannot store or restore safely (a name with a line break, a backslash, a control character, too long; or a folder unreadable to you), so no rollback covers them; rename them, or make them readable`,
         evidence: { paths: skips.slice(0, SAMPLE).map((s) => JSON.stringify(s.path)), count: skips.length },
         fix: "",
       });

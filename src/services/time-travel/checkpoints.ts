@@ -501,14 +501,17 @@ export class CheckpointService {
       let stagedBytes = 0;
       let stored = 0;
       let vanishedWhileWalking = false;
-      // Listed but not read (a permission): kept as skipped, so no rollback takes it for absent.
+      // Listed but not read: kept as skipped (a permission) or with the links (one put in its
+      // place), so no rollback takes it for absent.
       const skipped = [...scan.skipped];
+      const others = [...scan.others];
       for (const i of toRead) {
         const path = scan.paths[i] as string;
         const content = readRegular(join(this.#root, path));
-        if ("gone" in content || "problem" in content) {
+        if (!("data" in content)) {
           vanishedWhileWalking = true; // left out
           if ("problem" in content) skipped.push({ path, reason: content.problem });
+          if ("other" in content) others.push(path);
           continue;
         }
         const hash = sha256(content.data);
@@ -551,7 +554,7 @@ export class CheckpointService {
           "tree",
           files,
           input,
-          { skipped, outsideRules: outsideRulesText(scan.sources, scan.unlisted, scan.others) },
+          { skipped, outsideRules: outsideRulesText(scan.sources, scan.unlisted, others) },
           async (tx) => {
             // Hashes trusted from the stat cache (and blobs stored ahead) name blobs this
             // transaction does not store: a collection since we read the epoch may have taken

@@ -52,6 +52,7 @@ import { BatonError, badInput, checkDeadline, isBatonError } from "../../errors.
 import {
   type Current,
   type CurrentStat,
+  canRead,
   commitWrite,
   discardWrite,
   fileAncestor,
@@ -739,6 +740,9 @@ export class RollbackService {
         warn: true,
         reason: `it is larger than ${max} bytes (maxFileBytes), too large for the safety checkpoint`,
       };
+    }
+    if (stat.kind === "file" && !canRead(root, e.path)) {
+      return { ...base, action: "kept", warn: true, reason: "it is unreadable to you, so the safety checkpoint cannot store it" };
     }
     if ("absent" in want) {
       if (stat.kind === "absent") return { ...base, action: "unchanged" };

@@ -142,23 +142,24 @@ export function nextStatTable(
 
 /**
  * A regular file's bytes and stat, opened without following links or blocking; `gone` if it
- * vanished, `problem` if it is there but could not be read (not the caller's to take for absent:
- * a permission, a link or a FIFO put in its place since it was listed).
+ * vanished, `other` if a link or FIFO took its place since it was listed, `problem` if it is
+ * there but could not be read (a permission). Neither of the last two is the caller's to take
+ * for absent.
  */
 export function readRegular(
   abs: string,
-): { data: Buffer; stat: Omit<StatCacheRow, "path" | "hash" | "checkedMs"> } | { gone: true } | { problem: string } {
+): { data: Buffer; stat: Omit<StatCacheRow, "path" | "hash" | "checkedMs"> } | { gone: true } | { other: true } | { problem: string } {
   let fd: number;
   try {
     fd = openSync(abs, constants.O_RDONLY | constants.O_NOFOLLOW | (constants.O_NONBLOCK ?? 0));
   } catch (err) {
     const code = (err as NodeJS.ErrnoException).code;
     if (code === "ENOENT" || code === "ENOTDIR") return { gone: true };
-    return { problem: code === "ELOOP" ? "a symbolic link now" : `unreadable (${code ?? "error"})` };
+    return code === "ELOOP" ? { other: true } : { problem: `unreadable (${code ?? "error"})` };
   }
   try {
     const st = fstatSync(fd);
-    if (!st.isFile()) return { problem: "not a regular file now" };
+    if (!st.isFile()) return { other: true };
     const data = readFileSync(fd);
     return { data, stat: { size: st.size, mtimeMs: st.mtimeMs, ctimeMs: st.ctimeMs, ino: st.ino, mode: st.mode & 0o777 } };
   } finally {

@@ -102,6 +102,9 @@ function readText(path: string): string | undefined {
   }
 }
 
+/** Past this many links (or sockets) in one folder, the folder's own name stands for them in `TreeScan.others`. */
+const OTHERS_PER_FOLDER = 16;
+
 /** Past this, a `.gitignore` the walk read but did not list is not kept with the checkpoint: what it ignored counts as unknown. */
 const UNLISTED_MAX_CHARS = 64 * 1024;
 
@@ -202,8 +205,14 @@ function walkDir(
       st = lstatSync(e.abs);
     } catch (err) {
       const code = (err as NodeJS.ErrnoException).code;
-      if (code !== "ENOENT" && code !== "ENOTDIR") out.skipped.push({ path: e.rel, reason: `unreadable (${code ?? "error"})` });
-      continue; // else vanished while walking
+      if (code === "ENOENT" || code === "ENOTDIR") continue; // vanished while walking
+      // Listed but not searchable (read without execute permission): the folder, once.
+      if (code === "EACCES") {
+        out.skipped.push({ path: dirRel || ".", reason: "unreadable directory (EACCES)" });
+        break;
+      }
+      out.skipped.push({ path: e.rel, reason: `unreadable (${code ?? "error"})` });
+      continue;
     }
     if (!st.isFile()) {
       out.others.push(e.rel); // a link or FIFO put in its place since the listing: known, not stored
@@ -237,7 +246,8 @@ function list(dirRel: string, abs: string, dirents: Dirent[], chain: Chain, trac
     if (name === ".git" || (dirRel === "" && name === ".baton") || (name.charCodeAt(0) === 46 && RESTORE_TEMP.test(name))) continue;
     const isDir = kind === "d";
     const rel = dirRel === "" ? name : `${dirRel}/${name}`;
-    if (leftOut(chain, rel, isDir, tracked, listing.asked)) continue;
+    // A link is judged as a file, and as the folder a real one put in its place would be.
+    if (leftOut(chain, rel, isDir, tracked, listing.asked) && (kind !== "o" || leftOut(chain, rel, true, tracked, listing.asked))) continue;
     if (kind === "o") {
       listing.others.push(rel); // not stored (a link is never followed), but known to be there
       continue;
@@ -249,6 +259,8 @@ function list(dirRel: string, abs: string, dirents: Dirent[], chain: Chain, trac
     }
     keyed.push({ key: isDir ? `${name}/` : name, rel, abs: `${abs}/${name}`, isDir });
   }
+  // Many (a package manager's links): the folder stands for them, so a checkpoint keeps one name.
+  if (dirRel !== "" && listing.others.length > OTHERS_PER_FOLDER) listing.others = [dirRel];
   keyed.sort(byKey);
   for (const { rel, abs: a, isDir } of keyed) listing.entries.push({ rel, abs: a, isDir });
   if (chain.decisions.size > 2 * dirents.length + 64) chain.decisions.clear(); // names that came and went

@@ -99,7 +99,7 @@ export interface KeptRules {
   sources: RootSources;
   /** Folder → the text of a `.gitignore` there that the walk read but did not list. */
   unlisted: ReadonlyMap<string, string>;
-  /** Paths that were links (or sockets, FIFOs) the walk could not store. */
+  /** Paths the walk found but could not store: links, sockets, FIFOs, a folder standing for many of them or for an ignore file too large to keep. */
   others: readonly string[];
 }
 
