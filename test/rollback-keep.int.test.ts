@@ -194,6 +194,18 @@ describe("a folder or file a checkpoint could not read", () => {
       // remove (its safety checkpoint could not keep it), and the rest is still rolled back.
       writeAt(root, "late.log", "root's\n");
       spawnSync("chmod", ["600", join(root, "late.log")]);
+      // And a file the checkpoint holds that root took over since: not overwritten either.
+      spawnSync("chown", ["0:0", join(root, "app.js")]);
+      writeFileSync(join(root, "app.js"), "root's now\n");
+      spawnSync("chmod", ["600", join(root, "app.js")]);
+      const held = JSON.parse(baton("rollback", "--to", cp.checkpoint.id, "--json"));
+      expect(held.changes.find((c: { path: string }) => c.path === "app.js")).toMatchObject({
+        action: "kept",
+        reason: expect.stringContaining("unreadable"),
+      });
+      expect(readFileSync(join(root, "app.js"), "utf8")).toBe("root's now\n");
+      spawnSync("chown", ["65534:65534", join(root, "app.js")]);
+      spawnSync("chmod", ["644", join(root, "app.js")]);
       writeFileSync(join(root, "app.js"), "broken again\n");
       const again = JSON.parse(baton("rollback", "--to", cp.checkpoint.id, "--json"));
       expect(readFileSync(join(root, "app.js"), "utf8")).toBe("app\n");

@@ -254,7 +254,7 @@ export function readCurrent(root: string, rel: string, maxBytes = Number.POSITIV
     } catch (err) {
       const code = (err as NodeJS.ErrnoException).code;
       if (code !== "EACCES" && code !== "EPERM") throw err;
-      return { kind: "other", what: `unreadable to you (${code})` }; // a container's root-owned output: not stored, not changed
+      return { kind: "other", what: `${UNREADABLE_TO_YOU} (${code})` }; // a container's root-owned output: not stored, not changed
     }
     try {
       const content = readFileSync(fd);
@@ -266,6 +266,9 @@ export function readCurrent(root: string, rel: string, maxBytes = Number.POSITIV
   });
   return cur ?? { kind: "absent" };
 }
+
+/** How readCurrent names a file this user may not read. */
+export const UNREADABLE_TO_YOU = "unreadable to you";
 
 /** Whether this process may read the file at `rel` (opened and closed at once, without following a link or blocking). */
 export function canRead(root: string, rel: string): boolean {

@@ -295,9 +295,9 @@ export class CheckpointService {
    * kept (`outside`: configured excludes, the global ignore file, the repository's info/exclude
    * and .gitignore files above the workspace, the `.gitignore` files its walk read but left
    * out), or today's for a checkpoint that kept none (taken by an earlier version). A path its
-   * walk skipped (a folder it could not read, a name it could not store) and an ignore file it
-   * recorded as skipped are unknown:
-   * nothing under its directory counts as covered.
+   * walk skipped (a folder or file it could not read, a name it could not store), a link it
+   * found, and an ignore file it recorded as skipped are unknown: nothing under them counts as
+   * covered.
    */
   coveredAt(cp: Checkpoint, texts: ReadonlyMap<string, Buffer>, kept?: TreeKept): (rel: string) => boolean {
     const known = new Map<string, string | null>();

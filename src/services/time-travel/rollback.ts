@@ -66,6 +66,7 @@ import {
   removeEmptyTree,
   safeRemove,
   statCurrent,
+  UNREADABLE_TO_YOU,
   unsafePath,
 } from "../../platform/safe-fs.js";
 import type { Journal } from "../journal/journal.js";
@@ -162,6 +163,9 @@ interface Prepared {
   warnings: string[];
   lanes: LaneTouched[];
 }
+
+/** Why a file unreadable to this user (a container's root-owned output) is neither removed nor overwritten. */
+const UNREADABLE = "it is unreadable to you, so the safety checkpoint cannot store it";
 
 export class RollbackService {
   readonly #backend: Backend;
@@ -741,9 +745,6 @@ export class RollbackService {
         reason: `it is larger than ${max} bytes (maxFileBytes), too large for the safety checkpoint`,
       };
     }
-    if (stat.kind === "file" && !canRead(root, e.path)) {
-      return { ...base, action: "kept", warn: true, reason: "it is unreadable to you, so the safety checkpoint cannot store it" };
-    }
     if ("absent" in want) {
       if (stat.kind === "absent") return { ...base, action: "unchanged" };
       // Found under another name (a case-insensitive file system): that file is not this path's to remove.
@@ -755,10 +756,14 @@ export class RollbackService {
           reason: "the file found there has another name in its directory (a case-insensitive file system?), so it is not removed",
         };
       }
+      // Not read to be removed, but the safety checkpoint must read it.
+      if (!canRead(root, e.path)) return { ...base, action: "kept", warn: true, reason: UNREADABLE };
       return { ...base, action: "remove" };
     }
     if (stat.kind === "absent") return { ...base, action: "create", want: want.hash, mode: want.mode };
     const current = readCurrent(root, e.path, max);
+    if (current.kind === "other" && current.what.startsWith(UNREADABLE_TO_YOU))
+      return { ...base, current, action: "kept", warn: true, reason: UNREADABLE };
     if (current.kind !== "file") {
       return {
         ...base,
