@@ -528,6 +528,10 @@ describe("the plugins' launcher (hooks/baton)", () => {
       // The server's PATH is not the agent's: a baton in the agent's PATH is judged in the hook's process.
       expect(write(join(other, "baton"), { PATH: `${other}:${s.env.PATH}`, BATON_HOOK_SERVER: "use" })).toBe(true);
       expect(write(join(moved, "notes.md"), { COPILOT_HOME: moved, BATON_HOOK_SERVER: "use" })).toBe(false);
+      // Through a link to it, and with the variable naming the folder another way.
+      symlinkSync(join(moved, "settings.json"), join(bin, "moved-settings.json"));
+      expect(write(join(bin, "moved-settings.json"), { COPILOT_HOME: moved, BATON_HOOK_SERVER: "use" })).toBe(true);
+      expect(write(join(moved, "settings.json"), { COPILOT_HOME: `${moved}/./`, BATON_HOOK_SERVER: "use" })).toBe(true);
       // Claude Code's HTTP hooks have no process of the agent's: where CLAUDE_CONFIG_DIR moved its
       // configuration, the transcript's path says (the server judges the write without the variable).
       const transcript = { transcript_path: join(moved, "projects", "-work-app", "s1.jsonl") };

@@ -14,7 +14,7 @@ import { type AgentAdapter, type HookEvent, isNoop } from "../core/hooks/types.j
 import { envSettings } from "../env-options.js";
 import { readConfigFile } from "../platform/config-file.js";
 import { type Connection, open } from "../platform/loopback.js";
-import { batonProgramName, inMovedAgentConfig, realOr } from "../platform/moved-config.js";
+import { batonProgramName, movedAgentConfig, realOr } from "../platform/moved-config.js";
 import { provenServer, type ServerInfo } from "../platform/server-file.js";
 import { describeStore, resolveStore, storeIdentity } from "../platform/store-config.js";
 import type { Workspace } from "../platform/workspace.js";
@@ -118,8 +118,16 @@ async function throughServer({
   // environment it runs in: the server's is not the agent's, so such a write is judged here.
   if (ev.kind === "before_tool" && ev.tool.kind === "write") {
     const files = ev.tool.files.map((f) => resolve(ev.cwd, f));
-    const judgedHere = (f: string) => batonProgramName.test(basename(f)) || inMovedAgentConfig(f, ws.root);
-    if (files.some((f) => judgedHere(f) || judgedHere(realOr(f)))) return "a write the agent's environment decides";
+    const moved = movedAgentConfig(ws.root);
+    const judgedHere = (f: string) => batonProgramName.test(basename(f)) || moved(f);
+    if (
+      files.some((f) => {
+        if (judgedHere(f)) return true;
+        const real = realOr(f);
+        return real !== f && judgedHere(real);
+      })
+    )
+      return "a write the agent's environment decides";
   }
   if (!info) return "no server";
   if (info.version !== BUILD) return `the server is build ${info.version ?? "unknown"}, not ${BUILD}`;

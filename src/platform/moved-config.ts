@@ -47,19 +47,30 @@ const MOVED_FILES: Record<(typeof MOVED_CONFIG_VARS)[number], RegExp> = {
 };
 
 /**
- * Whether `file` is a supervision file in an agent's configuration that a variable of `env`
- * moved; each folder is taken as named and with its links resolved.
+ * Whether a file is a supervision file in an agent's configuration that a variable of `env`
+ * moved; each folder is taken as named and with its links resolved. The folders are found once
+ * for all the files judged: a write hook judges each file it writes, by its name and by where
+ * its links lead, before anything else it does.
  */
-export function inMovedAgentConfig(file: string, root: string, env: NodeJS.ProcessEnv = process.env): boolean {
-  return MOVED_CONFIG_VARS.some((name) => {
+export function movedAgentConfig(root: string, env: NodeJS.ProcessEnv = process.env): (file: string) => boolean {
+  const places: { dir: string; folded: string; files: RegExp }[] = [];
+  for (const name of MOVED_CONFIG_VARS) {
     const named = env[name];
-    if (!named) return false;
+    if (!named) continue;
     const dir = isAbsolute(named) ? named : resolve(root, named);
-    return [dir, realOr(dir)].some((d) => {
-      const rel = relative(d, file).split("\\").join("/");
-      return !rel.startsWith("../") && rel !== ".." && !isAbsolute(rel) && MOVED_FILES[name].test(rel);
+    for (const d of [dir, realOr(dir)])
+      if (!places.some((p) => p.dir === d && p.files === MOVED_FILES[name]))
+        places.push({ dir: d, folded: resolve(d).toLowerCase(), files: MOVED_FILES[name] });
+  }
+  return (file) => {
+    const folded = resolve(file).toLowerCase();
+    return places.some((p) => {
+      // Only a path that starts with the folder's (in any case) can be inside it.
+      if (!folded.startsWith(p.folded)) return false;
+      const rel = relative(p.dir, file).split("\\").join("/");
+      return !rel.startsWith("../") && rel !== ".." && !isAbsolute(rel) && p.files.test(rel);
     });
-  });
+  };
 }
 
 /**

@@ -14,7 +14,7 @@ import { basename, delimiter, dirname, isAbsolute, join, resolve } from "node:pa
 import { isSupervisionFile } from "../core/hooks/baton-command.js";
 import { listBatonHooks } from "../core/hooks/config.js";
 import { OPENCODE_PLUGIN_MARK } from "../core/hooks/opencode.js";
-import { batonProgramName, inMovedAgentConfig, realOr } from "./moved-config.js";
+import { batonProgramName, movedAgentConfig, realOr } from "./moved-config.js";
 import { listsBatonNpmPlugin } from "./opencode-npm.js";
 import { readSettingsText } from "./settings-text.js";
 
@@ -96,7 +96,6 @@ export function isBatonOnPath(file: string, env: NodeJS.ProcessEnv = process.env
  */
 export function isGuardedWrite(file: string, root: string, env: NodeJS.ProcessEnv = process.env): boolean {
   const real = realOr(file);
-  return [file, real].some(
-    (p) => isBatonOnPath(p, env) || isSupervisionFile(p) || inMovedAgentConfig(p, root, env) || isBatonPluginFile(p),
-  );
+  const moved = movedAgentConfig(root, env);
+  return [file, real].some((p) => isBatonOnPath(p, env) || isSupervisionFile(p) || moved(p) || isBatonPluginFile(p));
 }
