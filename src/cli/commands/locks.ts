@@ -3,7 +3,7 @@
  * it acquires is held by the process that called it (its parent: the agent's shell) unless
  * `--pid` names another; `lock run` holds the lock itself, heartbeating, while a command runs.
  */
-import { spawn } from "node:child_process";
+import { type ChildProcess, spawn } from "node:child_process";
 import { existsSync } from "node:fs";
 import { constants } from "node:os";
 import { BatonError, isBatonError } from "../../errors.js";
@@ -98,18 +98,15 @@ export async function run(ctx: Ctx, name: string, command: string[], o: { ttl?: 
     ttlMs,
     ...(waitMs !== undefined ? { waitMs } : {}),
   });
-  const child = spawn(command[0] as string, command.slice(1), {
-    stdio: "inherit",
-    env: { ...process.env, BATON_LOCK_NAME: name, BATON_LOCK_EPOCH: String(g.epoch) },
-  });
   // A signal goes to the command and everything it started: a shell or `npm run` that dies of
   // it does not pass it on, and its children would run on (under pid 1) after the lock is
   // released. The command stays in this process group, so it can still read the terminal. A
   // Ctrl-C (or Ctrl-\) at the terminal has already reached every process in the foreground
   // group, this one's included: those are not sent it a second time (many tools read a second
   // Ctrl-C as "quit without cleaning up"), only the ones in groups of their own.
+  let child: ChildProcess | undefined;
   const signalAll = (sig: NodeJS.Signals) => {
-    if (child.pid === undefined) return;
+    if (child?.pid === undefined) return;
     const me = readProcStat(process.pid);
     const fromTerminal = (sig === "SIGINT" || sig === "SIGQUIT") && me !== undefined && me.tpgid === me.pgrp;
     let tree: { pid: number; pgrp: number }[] = [];
@@ -127,6 +124,17 @@ export async function run(ctx: Ctx, name: string, command: string[], o: { ttl?: 
       }
     }
   };
+  // Listening before the command starts (a signal is handled once this code returns, the
+  // command started): one that came in between would otherwise end this process at once (the
+  // default action), the command left running, unsignalled.
+  const forward = (sig: NodeJS.Signals) => () => signalAll(sig);
+  const handlers = (["SIGINT", "SIGTERM", "SIGHUP"] as const).map((sig) => [sig, forward(sig)] as const);
+  for (const [sig, h] of handlers) process.on(sig, h);
+  child = spawn(command[0] as string, command.slice(1), {
+    stdio: "inherit",
+    env: { ...process.env, BATON_LOCK_NAME: name, BATON_LOCK_EPOCH: String(g.epoch) },
+  });
+  const started = child;
   let lost: BatonError | undefined;
   const beat = setInterval(
     () => {
@@ -139,12 +147,9 @@ export async function run(ctx: Ctx, name: string, command: string[], o: { ttl?: 
     },
     Math.max(250, Math.floor(ttlMs / 3)),
   );
-  const forward = (sig: NodeJS.Signals) => () => signalAll(sig);
-  const handlers = (["SIGINT", "SIGTERM", "SIGHUP"] as const).map((sig) => [sig, forward(sig)] as const);
-  for (const [sig, h] of handlers) process.on(sig, h);
   const exit = await new Promise<{ code: number | null; signal: NodeJS.Signals | null; error?: Error }>((resolve) => {
-    child.once("error", (error) => resolve({ code: null, signal: null, error }));
-    child.once("exit", (code, signal) => resolve({ code, signal }));
+    started.once("error", (error) => resolve({ code: null, signal: null, error }));
+    started.once("exit", (code, signal) => resolve({ code, signal }));
   });
   clearInterval(beat);
   for (const [sig, h] of handlers) process.off(sig, h);
