@@ -3,8 +3,8 @@
  * their stdout as lines, wait for a line with a deadline, and wait for (or force) their exit.
  * Every wait fails with the child's stderr so a crashed fixture explains itself.
  */
-import type { ChildProcess } from "node:child_process";
-import { readdirSync, readFileSync } from "node:fs";
+import { type ChildProcess, spawnSync } from "node:child_process";
+import { readdirSync, readFileSync, readlinkSync } from "node:fs";
 import { join } from "node:path";
 import { REPO, spawnTracked } from "./helpers.js";
 
@@ -146,13 +146,16 @@ export async function waitExit(child: LineChild, timeoutMs: number): Promise<Exi
   const r = await Promise.race([child.exited, timedOut]);
   clearTimeout(timer);
   if (r === "timeout") {
-    const state = child.proc.pid === undefined ? "" : processReport(child.proc.pid);
+    const p = child.proc;
+    // Exited, its output still open: what holds the pipe is a process it started that outlived it.
+    const state =
+      p.exitCode !== null || p.signalCode !== null
+        ? `it exited (code ${p.exitCode}, signal ${p.signalCode}), but its stdout is still open, held by:\n${pipeHolders(p)}`
+        : `it was still running (killed). Its processes then:\n${p.pid === undefined ? "" : processReport(p.pid)}`;
     child.proc.kill("SIGKILL");
     // A process it started may still hold its output open: the error is not held back for it.
     await Promise.race([child.exited, new Promise((resolve) => setTimeout(resolve, 5_000))]);
-    throw new Error(
-      `expected pid ${child.proc.pid} to exit within ${timeoutMs} ms; it was still running (killed). Its processes then:\n${state}stderr:\n${child.stderr()}`,
-    );
+    throw new Error(`expected pid ${child.proc.pid} to exit within ${timeoutMs} ms; ${state}stderr:\n${child.stderr()}`);
   }
   return r;
 }
@@ -199,4 +202,50 @@ export function processReport(pid: number): string {
   };
   visit(pid, 0);
   return lines.length > 0 ? `${lines.join("\n")}\n` : "(gone)\n";
+}
+
+/** The processes that hold the write end of `proc`'s stdout pipe (Linux), with what they run. */
+function pipeHolders(proc: ChildProcess): string {
+  const fd = (proc.stdout as unknown as { _handle?: { fd?: number } } | null)?._handle?.fd;
+  const ours = fd === undefined ? undefined : readlinkMaybe(`/proc/self/fd/${fd}`);
+  if (ours === undefined) return "(unknown)\n";
+  // Node gives a child a socket pair: the other end is another socket, which `ss` names.
+  let pipe = ours;
+  const socket = /^socket:\[(\d+)\]$/.exec(ours)?.[1];
+  if (socket !== undefined) {
+    const peers = spawnSync("ss", ["-xn"], { encoding: "utf8" }).stdout ?? "";
+    const peer = peers
+      .split("\n")
+      .map((l) => /\*\s+(\d+)\s+\*\s+(\d+)/.exec(l))
+      .find((m) => m?.[1] === socket)?.[2];
+    if (peer === undefined) return "(unknown: `ss -xn` does not list the other end)\n";
+    pipe = `socket:[${peer}]`;
+  }
+  const found: string[] = [];
+  for (const pid of readdirSync("/proc").filter((n) => /^\d+$/.test(n) && Number(n) !== process.pid)) {
+    let fds: string[];
+    try {
+      fds = readdirSync(`/proc/${pid}/fd`);
+    } catch {
+      continue;
+    }
+    if (!fds.some((f) => readlinkMaybe(`/proc/${pid}/fd/${f}`) === pipe)) continue;
+    const cmd = readlinkMaybe(`/proc/${pid}/exe`) ?? "?";
+    let args = "";
+    try {
+      args = readFileSync(`/proc/${pid}/cmdline`, "utf8").split("\0").join(" ").trim().slice(0, 200);
+    } catch {
+      // gone meanwhile
+    }
+    found.push(`${pid} ${args || cmd}`);
+  }
+  return found.length > 0 ? `${found.join("\n")}\n` : "(none found)\n";
+}
+
+function readlinkMaybe(path: string): string | undefined {
+  try {
+    return readlinkSync(path);
+  } catch {
+    return undefined;
+  }
 }
