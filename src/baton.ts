@@ -178,7 +178,10 @@ export function createBaton(s: Services): Baton {
   };
 
   const turns: Turns = {
-    record: async (id, turn, opts) => (await s.spiral()).record(id, turn, opts),
+    record(id, turn, opts) {
+      const loaded = s.spiralLoaded;
+      return loaded ? loaded.record(id, turn, opts) : s.spiral().then((svc) => svc.record(id, turn, opts));
+    },
     async answerSpiralPause(id, answer) {
       const { answerSpiralPause } = await import("./services/agents/spiral-answer.js");
       return answerSpiralPause(
@@ -280,6 +283,9 @@ export function createBaton(s: Services): Baton {
   const agents: Agents = {
     async handle(event, opts = {}) {
       const { handleAgentEvent } = await import("./services/agents/hooks.js");
+      // An after-tool hook records a ledger node and a turn: with their services loaded first,
+      // their writes (and the files') are asked for at once and commit together (agents/tools.ts).
+      if (event.kind === "after_tool") await Promise.all([s.spiral(), s.ledger()]);
       return handleAgentEvent(baton, event, opts, s.perCallDurability);
     },
   };

@@ -67,6 +67,11 @@ export class Services {
   #checkpointing: Promise<Checkpointing> | undefined;
   #learning: Promise<LessonService> | undefined;
   #spiraling: Promise<SpiralService> | undefined;
+  /**
+   * The spiral service once loaded: a turn recorded after the first asks for its write at once,
+   * so it commits with the ledger node queued just before it (one commit, not two).
+   */
+  spiralLoaded: SpiralService | undefined;
   #running: Promise<RunService> | undefined;
   #operating: Promise<Operations> | undefined;
   #ledger: Promise<LedgerService> | undefined;
@@ -145,9 +150,10 @@ export class Services {
   // Apart from the lessons: an agent hook records a turn after every tool call, and loading the
   // lessons code with it cost ~1.3 ms per hook process (docs/benchmarks.md, "hooks").
   spiral(): Promise<SpiralService> {
-    this.#spiraling ??= import("./services/agents/spiral.js").then(
-      (s) => new s.SpiralService(this.journal, this.root, this.workspace.dir, this.now),
-    );
+    this.#spiraling ??= import("./services/agents/spiral.js").then((s) => {
+      this.spiralLoaded = new s.SpiralService(this.journal, this.root, this.workspace.dir, this.now);
+      return this.spiralLoaded;
+    });
     return this.#spiraling;
   }
 

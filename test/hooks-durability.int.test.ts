@@ -10,7 +10,7 @@ import { join } from "node:path";
 import { afterEach, describe, expect, it, vi } from "vitest";
 import type { TxOptions } from "../src/backend/contract.js";
 import { SqliteBackend } from "../src/backend/sqlite/sqlite-backend.js";
-import { openBaton } from "../src/compose.js";
+import { openBaton, servicesOf } from "../src/compose.js";
 import { claude } from "../src/core/hooks/claude.js";
 import type { HookEvent } from "../src/core/hooks/types.js";
 import { cleanupDirs, REPO, tempDir } from "./helpers.js";
@@ -50,15 +50,23 @@ describe("what agent hooks wait for the disk for", () => {
       const before = await handle("pre-write");
       expect(before).toContain("full");
       writeFileSync(join(root, "src", "session.ts"), 'export const SESSION_COOKIE = "sid";\n');
+      const stats = () => (servicesOf(baton).backend as SqliteBackend).writeStats;
+      const was = stats();
       const after = await handle("post-write");
-      // The turn, the files it wrote (resume:updated) and the ledger node: none waits.
+      // The turn, the files it wrote (resume:updated) and the ledger node: none waits. The ledger
+      // node and the turn commit together; the files, from the state the turn left, after it.
       expect(after.length).toBeGreaterThanOrEqual(3);
       expect(after.every((d) => d === "relaxed")).toBe(true);
+      expect(stats().transactions - was.transactions).toBe(3);
+      expect(stats().commits - was.commits, "the ledger node and the turn in one commit").toBe(2);
       const bash = await handle("pre-bash");
       expect(bash).toContain("full");
+      const bashWas = stats();
       const bashAfter = await handle("post-bash");
       expect(bashAfter.length).toBeGreaterThanOrEqual(2);
       expect(bashAfter.every((d) => d === "relaxed")).toBe(true);
+      expect(stats().transactions - bashWas.transactions).toBe(2);
+      expect(stats().commits - bashWas.commits, "the ledger node and the turn in one commit").toBe(1);
     } finally {
       vi.restoreAllMocks();
       await baton.close();

@@ -321,7 +321,9 @@ export async function afterTool(b: Baton, ev: Ev<"after_tool">, o: ToolHookConte
   const nodeId = ledgerNodeId(ev, tool);
   const turn = turnId(ev, tool);
 
-  // The ledger write is queued now and committed while the turn is recorded.
+  // The ledger node and the turn are asked for with nothing awaited between them: their writes
+  // commit together (one commit, not two). The files it wrote follow the turn's commit: appended
+  // then, they fold into the session's state the turn left, which this process keeps.
   const lane = laneOf(ev);
   const ledger = b.ledger.record(sid, {
     lane,
@@ -335,29 +337,30 @@ export async function afterTool(b: Baton, ev: Ev<"after_tool">, o: ToolHookConte
     ...(fingerprint ? { fingerprint } : {}),
     ...(nodeId ? { nodeId } : {}),
   });
+  // What the detector is told of the call and its result (core/spiral/turn.ts): the same for every agent.
+  const seen = spiralTurn({
+    tool: tool.name,
+    input: tool.input,
+    ...(tool.kind === "shell" && tool.command !== undefined ? { command: tool.command } : {}),
+    status: ev.status,
+    ...(ev.output !== undefined ? { output: ev.output } : {}),
+    ...(error !== undefined ? { error } : {}),
+  });
+  const turnRecorded = b.turns.record(
+    sid,
+    {
+      ...seen,
+      actor: "agent",
+      ...(files.length > 0 ? { files } : {}),
+      ...(checkpointId ? { checkpointId } : {}),
+      ...(turn ? { id: turn } : {}),
+      lane,
+    },
+    afterTheFact,
+  );
   let recorded: Awaited<ReturnType<Baton["turns"]["record"]>>;
   try {
-    // What the detector is told of the call and its result (core/spiral/turn.ts): the same for every agent.
-    const seen = spiralTurn({
-      tool: tool.name,
-      input: tool.input,
-      ...(tool.kind === "shell" && tool.command !== undefined ? { command: tool.command } : {}),
-      status: ev.status,
-      ...(ev.output !== undefined ? { output: ev.output } : {}),
-      ...(error !== undefined ? { error } : {}),
-    });
-    recorded = await b.turns.record(
-      sid,
-      {
-        ...seen,
-        actor: "agent",
-        ...(files.length > 0 ? { files } : {}),
-        ...(checkpointId ? { checkpointId } : {}),
-        ...(turn ? { id: turn } : {}),
-        lane,
-      },
-      afterTheFact,
-    );
+    recorded = await turnRecorded;
   } catch (err) {
     // The other attempt at this hook recorded the turn first, with the files as they were then.
     if (!isBatonError(err, "conflict")) throw err;
