@@ -24,6 +24,22 @@ export async function serve(
   o: { port?: string; rotateToken?: boolean; allowOrigin?: string[]; idleExit?: string; replace?: string; stop?: boolean },
 ): Promise<void> {
   if (o.stop) return stop(ctx, o);
+  // A stop before the server starts listening ends this process as the signal would; from then
+  // on (server.json names it: a hook replacing it, `baton serve --stop`) it shuts the server
+  // down in order once started, rather than ending it at once with requests in flight.
+  let named = false;
+  const signalled = new Promise<string>((resolve) => {
+    const stopOn = (sig: "SIGINT" | "SIGTERM") => {
+      const on = () => {
+        if (named) return resolve(sig);
+        process.off(sig, on);
+        process.kill(process.pid, sig);
+      };
+      process.on(sig, on);
+    };
+    stopOn("SIGINT");
+    stopOn("SIGTERM");
+  });
   const port = parseIntOption(o.port, "--port", 0);
   const idleExitMs = parseDurationOption(o.idleExit, "--idle-exit");
   const replace = parseIntOption(o.replace, "--replace", 1);
@@ -48,6 +64,7 @@ export async function serve(
     }
     return cache.get(name);
   };
+  named = true; // from here on, server.json may name this process
   const server = await startServer(baton, {
     ...(port !== undefined ? { port } : {}),
     ...(o.rotateToken ? { rotateToken: true } : {}),
@@ -74,13 +91,7 @@ export async function serve(
       "The token is in .baton/server.json (mode 0600). Stop with Ctrl-C.",
     ].join("\n"),
   );
-  const why = await Promise.race([
-    new Promise<string>((resolve) => {
-      process.once("SIGINT", () => resolve("SIGINT"));
-      process.once("SIGTERM", () => resolve("SIGTERM"));
-    }),
-    server.stopped.then((reason) => STOPPED[reason]),
-  ]);
+  const why = await Promise.race([signalled, server.stopped.then((reason) => STOPPED[reason])]);
   if (!ctx.json) writeStderr(`baton serve: ${why}, shutting down\n`);
   await server.close();
 }

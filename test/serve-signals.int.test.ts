@@ -1,0 +1,52 @@
+/**
+ * `baton serve` and the signals that stop it: hooks replace a server of another build and
+ * `baton serve --stop` stops one as soon as `.baton/server.json` names it, which it does from
+ * the moment it listens, before it has finished starting. Such a stop must still shut it down in
+ * order (requests in flight answered, server.json removed); a stop before it listens ends it as
+ * the signal would.
+ */
+import { existsSync } from "node:fs";
+import { join } from "node:path";
+import { afterEach, describe, expect, it } from "vitest";
+import { killAll, spawnNode, waitExit } from "./child-process.js";
+import { CLI, cleanupDirs, initWorkspace } from "./helpers.js";
+
+afterEach(() => cleanupDirs());
+
+async function until(cond: () => boolean, ms: number, what: string): Promise<void> {
+  const deadline = Date.now() + ms;
+  while (!cond()) {
+    if (Date.now() > deadline) throw new Error(`${what} within ${ms} ms`);
+    await new Promise((r) => setTimeout(r, 1));
+  }
+}
+
+describe("baton serve, stopped while it starts", () => {
+  it("a SIGTERM as soon as server.json names it: shut down in order, exit 0, server.json removed", async () => {
+    for (let round = 0; round < 3; round++) {
+      const root = initWorkspace("baton-serve-sig-");
+      const file = join(root, ".baton", "server.json");
+      const server = spawnNode(CLI, ["serve", "--json", "--port", "0", "--root", root], "baton serve");
+      try {
+        await until(() => existsSync(file), 20_000, "server.json was written");
+        server.proc.kill("SIGTERM");
+        expect(await waitExit(server, 20_000), `round ${round}`).toEqual({ code: 0, signal: null });
+        expect(existsSync(file), "server.json removed").toBe(false);
+      } finally {
+        await killAll([server]);
+      }
+    }
+  }, 120_000);
+
+  it("a SIGTERM before it listens ends it as the signal does, with nothing left behind", async () => {
+    const root = initWorkspace("baton-serve-sig-");
+    const server = spawnNode(CLI, ["serve", "--json", "--port", "0", "--root", root], "baton serve");
+    try {
+      server.proc.kill("SIGTERM");
+      expect(await waitExit(server, 20_000)).toEqual({ code: null, signal: "SIGTERM" });
+      expect(existsSync(join(root, ".baton", "server.json"))).toBe(false);
+    } finally {
+      await killAll([server]);
+    }
+  });
+});
