@@ -285,7 +285,8 @@ export function createBaton(s: Services): Baton {
       const { handleAgentEvent } = await import("./services/agents/hooks.js");
       // An after-tool hook records a ledger node and a turn: with their services loaded first,
       // their writes (and the files') are asked for at once and commit together (agents/tools.ts).
-      if (event.kind === "after_tool") await Promise.all([s.spiral(), s.ledger()]);
+      // A failure to load either is the record's own to report (ledger health, the hook log).
+      if (event.kind === "after_tool") await Promise.all([s.spiral(), s.ledger()]).catch(() => undefined);
       return handleAgentEvent(baton, event, opts, s.perCallDurability);
     },
   };
