@@ -139,6 +139,10 @@ describe("baton lock", () => {
     const orphan = `${tempDir()}/orphan.sh`;
     writeFileSync(orphan, "#!/no/such/interpreter\necho hi\n", { mode: 0o755 });
     expect(cli(["lock", "run", "deploy", ...o, "--", orphan]).code).toBe(126);
+    // A failure Node throws rather than reports (a path through a file): the same.
+    const thrown = cli(["lock", "run", "deploy", ...o, "--", `${plain}/x`]);
+    expect(thrown.code, thrown.stdout).toBe(126);
+    expect(thrown.json().error.code).toBe("command_not_executable");
     // Nothing ran, and the lock is free again.
     expect(cli(["lock", "inspect", "deploy", ...o]).json()).toMatchObject({ state: "free" });
   }, 120_000); // past cli()'s own 60 s bound, so a hung command is named (a CI run once hung here)

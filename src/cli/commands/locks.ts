@@ -130,28 +130,40 @@ export async function run(ctx: Ctx, name: string, command: string[], o: { ttl?: 
   const forward = (sig: NodeJS.Signals) => () => signalAll(sig);
   const handlers = (["SIGINT", "SIGTERM", "SIGHUP"] as const).map((sig) => [sig, forward(sig)] as const);
   for (const [sig, h] of handlers) process.on(sig, h);
-  child = spawn(command[0] as string, command.slice(1), {
-    stdio: "inherit",
-    env: { ...process.env, BATON_LOCK_NAME: name, BATON_LOCK_EPOCH: String(g.epoch) },
-  });
-  const started = child;
+  type Exit = { code: number | null; signal: NodeJS.Signals | null; error?: Error };
   let lost: BatonError | undefined;
-  const beat = setInterval(
-    () => {
-      b.locks.heartbeat(name, g.epoch).catch((err: unknown) => {
-        if (!isBatonError(err, "lock_lost") || lost) return; // a busy database: the next beat retries
-        lost = err;
-        writeStderr(`baton: ${err.message} [lock_lost]; stopping the command\n`);
-        signalAll("SIGTERM");
+  const exit = await (async (): Promise<Exit> => {
+    try {
+      child = spawn(command[0] as string, command.slice(1), {
+        stdio: "inherit",
+        env: { ...process.env, BATON_LOCK_NAME: name, BATON_LOCK_EPOCH: String(g.epoch) },
       });
-    },
-    Math.max(250, Math.floor(ttlMs / 3)),
-  );
-  const exit = await new Promise<{ code: number | null; signal: NodeJS.Signals | null; error?: Error }>((resolve) => {
-    started.once("error", (error) => resolve({ code: null, signal: null, error }));
-    started.once("exit", (code, signal) => resolve({ code, signal }));
-  });
-  clearInterval(beat);
+    } catch (error) {
+      // Some failures are thrown rather than emitted (a path through a file, an argument list
+      // too long, a NUL in an argument): nothing ran, as with those emitted.
+      return { code: null, signal: null, error: error as Error };
+    }
+    const started = child;
+    const beat = setInterval(
+      () => {
+        b.locks.heartbeat(name, g.epoch).catch((err: unknown) => {
+          if (!isBatonError(err, "lock_lost") || lost) return; // a busy database: the next beat retries
+          lost = err;
+          writeStderr(`baton: ${err.message} [lock_lost]; stopping the command\n`);
+          signalAll("SIGTERM");
+        });
+      },
+      Math.max(250, Math.floor(ttlMs / 3)),
+    );
+    try {
+      return await new Promise<Exit>((resolve) => {
+        started.once("error", (error) => resolve({ code: null, signal: null, error }));
+        started.once("exit", (code, signal) => resolve({ code, signal }));
+      });
+    } finally {
+      clearInterval(beat);
+    }
+  })();
   for (const [sig, h] of handlers) process.off(sig, h);
   if (!lost) {
     await b.locks.release(name, g.epoch).catch((err: unknown) => {
