@@ -213,7 +213,7 @@ function pipeHolders(proc: ChildProcess): string {
   let pipe = ours;
   const socket = /^socket:\[(\d+)\]$/.exec(ours)?.[1];
   if (socket !== undefined) {
-    const peers = spawnSync("ss", ["-xn"], { encoding: "utf8" }).stdout ?? "";
+    const peers = spawnSync("ss", ["-xn"], { encoding: "utf8", timeout: 5_000, maxBuffer: 64 << 20 }).stdout ?? "";
     const peer = peers
       .split("\n")
       .map((l) => /\*\s+(\d+)\s+\*\s+(\d+)/.exec(l))
