@@ -16,7 +16,6 @@
  * answered and why.
  */
 import { writeSync } from "node:fs";
-import { parseArgs } from "node:util";
 import { BUILD } from "../core/build.js";
 import { envOptions, envSettings } from "../env-options.js";
 import { configTrust, readConfigFile } from "../platform/config-file.js";
@@ -25,7 +24,7 @@ import { writeStdout } from "../platform/output.js";
 import { provenServer, type ServerInfo } from "../platform/server-file.js";
 import { describeStore, resolveStore, storeIdentity } from "../platform/store-config.js";
 import { findWorkspace, type Workspace, workspaceAt } from "../platform/workspace.js";
-import { type Options, RESUME_OPTIONS, STATUS_OPTIONS } from "./fast-options.js";
+import { type Options, parseCommandLine, RESUME_OPTIONS, STATUS_OPTIONS } from "./fast-options.js";
 
 const COMMANDS: Record<string, { options: Options; positionals: number }> = {
   status: { options: STATUS_OPTIONS, positionals: 0 },
@@ -58,7 +57,7 @@ export function serverRequest(
   let values: Record<string, unknown>;
   let positionals: string[];
   try {
-    ({ values, positionals } = parseArgs({ args: argv.slice(1), options: spec.options, strict: true, allowPositionals: true }));
+    ({ values, positionals } = parseCommandLine(argv.slice(1), spec.options));
   } catch {
     return { reason: "options the full command reads" };
   }

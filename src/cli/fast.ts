@@ -1,11 +1,10 @@
 /**
  * The commands `baton` runs without the full command table (src/cli/entry.ts): those an agent
- * runs on every turn. Parsed with Node's `util.parseArgs`; anything the table here does not
+ * runs on every turn. Parsed as Node's `util.parseArgs` does (fast-options.ts); anything the table here does not
  * recognise goes to the full CLI, which owns help text and error messages.
  */
-import { parseArgs } from "node:util";
 import type { Ctx } from "./context.js";
-import { type Options, RESUME_OPTIONS, STATUS_OPTIONS } from "./fast-options.js";
+import { type Options, parseCommandLine, RESUME_OPTIONS, STATUS_OPTIONS } from "./fast-options.js";
 
 export interface FastCommand {
   options: Options;
@@ -32,7 +31,7 @@ export function fastPath(argv: string[]): { cmd: FastCommand; values: Record<str
   const cmd = argv[0] === undefined ? undefined : FAST[argv[0]];
   if (!cmd) return undefined;
   try {
-    const { values, positionals } = parseArgs({ args: argv.slice(1), options: cmd.options, strict: true, allowPositionals: true });
+    const { values, positionals } = parseCommandLine(argv.slice(1), cmd.options);
     return positionals.length <= (cmd.positionals ?? 0) ? { cmd, values, positionals } : undefined;
   } catch {
     return undefined; // let the full CLI report it properly
