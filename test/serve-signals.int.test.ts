@@ -5,10 +5,11 @@
  * order (requests in flight answered, server.json removed); a stop before it listens ends it as
  * the signal would.
  */
-import { existsSync } from "node:fs";
+import { existsSync, readFileSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { afterEach, describe, expect, it } from "vitest";
-import { killAll, spawnNode, waitExit } from "./child-process.js";
+import { readProcStat } from "../src/platform/process-facts.js";
+import { killAll, type LineChild, spawnCommand, spawnNode, waitExit } from "./child-process.js";
 import { CLI, cleanupDirs, initWorkspace } from "./helpers.js";
 
 afterEach(() => cleanupDirs());
@@ -38,15 +39,28 @@ describe("baton serve, stopped while it starts", () => {
     }
   }, 120_000);
 
-  it("a SIGTERM before it listens ends it as the signal does, with nothing left behind", async () => {
+  it("a SIGTERM before it listens ends it as the signal does, at once, with nothing left behind", async () => {
     const root = initWorkspace("baton-serve-sig-");
-    const server = spawnNode(CLI, ["serve", "--json", "--port", "0", "--root", root], "baton serve");
+    // A process server.json names (its start time proven) that will not stop: `--replace` waits
+    // for it, so the new server is held before it listens. It says when it was asked to stop.
+    const holder = spawnCommand("sh", ["-c", "trap 'echo asked to stop' TERM; echo ready; while :; do sleep 0.1; done"], "holder");
+    const file = join(root, ".baton", "server.json");
+    let server: LineChild | undefined;
     try {
+      await holder.waitForLine((l) => l === "ready", 10_000, "ready");
+      const pid = holder.proc.pid as number;
+      const startTime = readProcStat(pid)?.startTime;
+      const named = { pid, port: 1, token: "t", startedAt: new Date().toISOString(), startTime };
+      writeFileSync(file, JSON.stringify(named));
+      server = spawnNode(CLI, ["serve", "--json", "--port", "0", "--replace", String(pid), "--root", root], "baton serve");
+      await holder.waitForLine((l) => l === "asked to stop", 20_000, "the holder asked to stop");
+      const asked = Date.now();
       server.proc.kill("SIGTERM");
       expect(await waitExit(server, 20_000)).toEqual({ code: null, signal: "SIGTERM" });
-      expect(existsSync(join(root, ".baton", "server.json"))).toBe(false);
+      expect(Date.now() - asked, "not after --replace's wait").toBeLessThan(5_000);
+      expect(JSON.parse(readFileSync(file, "utf8")), "server.json left to its holder").toEqual(named);
     } finally {
-      await killAll([server]);
+      await killAll([holder, ...(server ? [server] : [])]);
     }
-  });
+  }, 60_000);
 });

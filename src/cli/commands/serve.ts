@@ -1,5 +1,6 @@
 /** `baton serve`: the workspace's local server, until SIGINT or SIGTERM. */
 import { readFileSync } from "node:fs";
+import { constants } from "node:os";
 import { dirname, join } from "node:path";
 import { fileURLToPath } from "node:url";
 import { BatonError } from "../../errors.js";
@@ -26,20 +27,41 @@ export async function serve(
   if (o.stop) return stop(ctx, o);
   // A stop before the server starts listening ends this process as the signal would; from then
   // on (server.json names it: a hook replacing it, `baton serve --stop`) it shuts the server
-  // down in order once started, rather than ending it at once with requests in flight.
+  // down in order once started, rather than ending it at once with requests in flight. Either
+  // way only the first signal is this code's: a second one (an impatient Ctrl-C) ends the process.
   let named = false;
+  let stopListening = () => {};
   const signalled = new Promise<string>((resolve) => {
-    const stopOn = (sig: "SIGINT" | "SIGTERM") => {
-      const on = () => {
-        if (named) return resolve(sig);
-        process.off(sig, on);
-        process.kill(process.pid, sig);
-      };
-      process.on(sig, on);
+    const on = (sig: "SIGINT" | "SIGTERM") => {
+      stopListening();
+      if (named) return resolve(sig);
+      if (process.listenerCount(sig) === 0) process.kill(process.pid, sig);
+      else process.exit(128 + constants.signals[sig]);
     };
-    stopOn("SIGINT");
-    stopOn("SIGTERM");
+    const onInt = () => on("SIGINT");
+    const onTerm = () => on("SIGTERM");
+    process.on("SIGINT", onInt);
+    process.on("SIGTERM", onTerm);
+    stopListening = () => {
+      process.off("SIGINT", onInt);
+      process.off("SIGTERM", onTerm);
+    };
   });
+  try {
+    await serving(ctx, o, signalled, () => {
+      named = true;
+    });
+  } finally {
+    stopListening();
+  }
+}
+
+async function serving(
+  ctx: Ctx,
+  o: { port?: string; rotateToken?: boolean; allowOrigin?: string[]; idleExit?: string; replace?: string },
+  signalled: Promise<string>,
+  named: () => void,
+): Promise<void> {
   const port = parseIntOption(o.port, "--port", 0);
   const idleExitMs = parseDurationOption(o.idleExit, "--idle-exit");
   const replace = parseIntOption(o.replace, "--replace", 1);
@@ -64,7 +86,7 @@ export async function serve(
     }
     return cache.get(name);
   };
-  named = true; // from here on, server.json may name this process
+  named(); // from here on, server.json may name this process
   const server = await startServer(baton, {
     ...(port !== undefined ? { port } : {}),
     ...(o.rotateToken ? { rotateToken: true } : {}),
