@@ -84,6 +84,24 @@ describe("what agent hooks wait for the disk for", () => {
     }
   });
 
+  it("an after-tool hook whose ledger cannot be loaded still records the turn, and the ledger counts its failure", async () => {
+    const root = tempDir();
+    mkdirSync(join(root, "src"));
+    // A limit the ledger's constructor refuses: its service never loads.
+    const baton = await openBaton({ root, ledger: { maxNodesPerSession: 0 } });
+    try {
+      await baton.agents.handle(captured(root, "session-start-startup"), { agentPid: process.pid, requestId: "req-start" });
+      writeFileSync(join(root, "src", "session.ts"), 'export const SESSION_COOKIE = "sid";\n');
+      expect(await baton.agents.handle(captured(root, "post-write"), { agentPid: process.pid, requestId: "req-post" })).toEqual({});
+      const [s] = await baton.sessions.list();
+      const { events } = await baton.events.list(s?.id as string);
+      expect(events.map((e) => e.type)).toEqual(expect.arrayContaining(["turn:recorded", "resume:updated"]));
+      expect(baton.ledger.health().writeFailures).toBe(1);
+    } finally {
+      await baton.close();
+    }
+  });
+
   it('with `ledger.durability: "full"` every record of a call waits for the disk', async () => {
     const root = tempDir();
     mkdirSync(join(root, "src"));
