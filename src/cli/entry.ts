@@ -2,8 +2,9 @@
  * The process entry of `baton`. Agent hooks start this process on every tool call, so the
  * commands they run most are parsed here as Node's `util.parseArgs` parses them
  * (fast-options.ts) and run without loading the full command table (commander and every
- * command, ~2.5× the code to compile). Anything else, and any argument the fast path does not recognise, goes to the
- * full CLI (dist/cli-full.cjs), which owns help text and error messages.
+ * command, ~2.5× the code to compile). Anything else, and any argument the fast path does
+ * not recognise, goes to the full CLI (dist/cli-full.cjs), which owns help text and error
+ * messages.
  */
 import { Ctx, reportError } from "./context.js";
 import { fastPath } from "./fast.js";

@@ -1,7 +1,7 @@
 /**
  * The commands `baton` runs without the full command table (src/cli/entry.ts): those an agent
- * runs on every turn. Parsed as Node's `util.parseArgs` does (fast-options.ts); anything the table here does not
- * recognise goes to the full CLI, which owns help text and error messages.
+ * runs on every turn. Parsed as Node's `util.parseArgs` does (fast-options.ts); anything the
+ * table here does not recognise goes to the full CLI, which owns help text and error messages.
  */
 import type { Ctx } from "./context.js";
 import { type Options, parseCommandLine, RESUME_OPTIONS, STATUS_OPTIONS } from "./fast-options.js";
