@@ -20,6 +20,16 @@ function fakeBaton(script: string): string {
 }
 
 describe("answers made by a hook's own process", () => {
+  it("a process that cannot start is a BatonError, also when Node throws rather than reports it", async () => {
+    const bin = fakeBaton("cat > /dev/null; echo '{}'");
+    const notADir = join(bin, "baton"); // a file: spawn throws ENOTDIR for it as a cwd
+    for (const cwd of [notADir, join(bin, "gone")]) {
+      const answer = answerInChild({ agent: "claude", native: "PreToolUse", payload: "{}", cwd, deadline: Date.now() + 20_000 });
+      await expect(answer, cwd).rejects.toMatchObject({ code: "internal", message: expect.stringContaining("could not start") });
+    }
+    expect(childAnswersDueBy()).toBeUndefined();
+  });
+
   it("are counted while they run, with their deadline, and no longer once answered", async () => {
     const bin = fakeBaton('cat > /dev/null; sleep 1; printf \'{"answered":"%s"}\' "$3"');
     const path = process.env.PATH;

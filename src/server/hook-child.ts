@@ -45,12 +45,22 @@ export function answerInChild(o: { agent: string; native: string; payload: strin
 function spawnAnswer(o: { agent: string; native: string; payload: string; cwd: string; deadline: number }): Promise<string> {
   const { file, args } = hookCommand();
   return new Promise((resolve, reject) => {
-    const child = spawn(file, [...args, "hook", o.agent, o.native], {
-      cwd: o.cwd,
-      env: { ...process.env, BATON_HOOK_SERVER: "off" },
-      stdio: ["pipe", "pipe", "ignore"],
-      windowsHide: true,
-    });
+    const start = () =>
+      spawn(file, [...args, "hook", o.agent, o.native], {
+        cwd: o.cwd,
+        env: { ...process.env, BATON_HOOK_SERVER: "off" },
+        stdio: ["pipe", "pipe", "ignore"],
+        windowsHide: true,
+      });
+    let child: ReturnType<typeof start>;
+    try {
+      child = start();
+    } catch (err) {
+      // Some failures are thrown rather than emitted (a cwd that is a file: ENOTDIR).
+      return reject(
+        new BatonError("internal", `the hook's own process (baton hook ${o.agent} ${o.native}) could not start: ${(err as Error).message}`),
+      );
+    }
     const chunks: Buffer[] = [];
     let size = 0;
     const fail = (why: string, code: "internal" | "deadline_exceeded" = "internal") => {
