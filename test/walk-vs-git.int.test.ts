@@ -75,6 +75,11 @@ const PATTERNS = [
 ];
 
 /** Whether git's ignore rules (untracked files') name any of `paths`. */
+/** What git would take into its index from `dir`: tracked files and those no ignore rule leaves out. */
+function takenByGit(dir: string): string[] {
+  return git(dir, "ls-files", "-z", "--cached", "--others", "--exclude-standard").split("\0").filter(Boolean).sort();
+}
+
 function ignoredByGit(root: string, ...paths: string[]): boolean {
   const r = spawnSync("git", ["check-ignore", "--no-index", "--", ...paths], {
     cwd: root,
@@ -121,7 +126,7 @@ describe("a whole-tree walk takes what git takes", () => {
           const wsDir = join(root, ws);
           mkdirSync(wsDir, { recursive: true });
           if (ws !== "" && ignoredByGit(root, `${ws}/`, `${ws}/baton-probe-7f3a9c`)) return;
-          const gitTakes = git(wsDir, "ls-files", "-z", "--cached", "--others", "--exclude-standard").split("\0").filter(Boolean).sort();
+          const gitTakes = takenByGit(wsDir);
           const walked = [...walkTree(wsDir).paths].sort();
           const context = JSON.stringify({ ws, files: paths, ignores: [...byDir], exclude, global, forced: add });
           expect(walked, context).toEqual(gitTakes);
@@ -150,7 +155,7 @@ describe("a whole-tree walk takes what git takes", () => {
     writeAt(xdg, "git/ignore", "\n");
     writeAt(root, "d/build/out.txt", "o\n");
     const want = [".gitignore", "a/.gitignore", "a/b/c/.gitignore", "a/b/c/y.txt", "a/b/x.txt", "d/build/out.txt"];
-    expect(git(root, "ls-files", "-z", "--others", "--exclude-standard").split("\0").filter(Boolean).sort()).toEqual(want);
+    expect(takenByGit(root)).toEqual(want);
     expect(walkTree(root).paths).toEqual(want);
   });
 
@@ -162,7 +167,7 @@ describe("a whole-tree walk takes what git takes", () => {
     writeAt(root, "build/x.log", "x\n");
     writeAt(root, "build/y.txt", "y\n");
     const want = [".gitignore", "build/y.txt"];
-    expect(git(root, "ls-files", "-z", "--others", "--exclude-standard").split("\0").filter(Boolean).sort()).toEqual(want);
+    expect(takenByGit(root)).toEqual(want);
     expect(walkTree(root).paths).toEqual(want);
     writeAt(xdg, "git/ignore", "\n");
   });
