@@ -250,10 +250,10 @@ export function readCurrent(root: string, rel: string, maxBytes = Number.POSITIV
     if (st.size > maxBytes) return { kind: "other", what: `larger than ${maxBytes} bytes` };
     let fd: number;
     try {
-      fd = openSync(d.at(name), constants.O_RDONLY | constants.O_NOFOLLOW | (constants.O_NONBLOCK ?? 0));
+      fd = openSync(d.at(name), READ_NO_FOLLOW);
     } catch (err) {
-      const code = (err as NodeJS.ErrnoException).code;
-      if (code !== "EACCES" && code !== "EPERM") throw err;
+      const code = deniedCode(err);
+      if (code === undefined) throw err;
       return { kind: "other", what: `${UNREADABLE_TO_YOU} (${code})` }; // a container's root-owned output: not stored, not changed
     }
     try {
@@ -270,16 +270,24 @@ export function readCurrent(root: string, rel: string, maxBytes = Number.POSITIV
 /** How readCurrent names a file this user may not read. */
 export const UNREADABLE_TO_YOU = "unreadable to you";
 
+/** How a workspace file is opened to be read: never through a link, never waiting on a FIFO. */
+export const READ_NO_FOLLOW = constants.O_RDONLY | constants.O_NOFOLLOW | (constants.O_NONBLOCK ?? 0);
+
+/** The code of an open refused for a permission (the file is there; this user may not read it), else undefined. */
+export function deniedCode(err: unknown): "EACCES" | "EPERM" | undefined {
+  const code = (err as NodeJS.ErrnoException).code;
+  return code === "EACCES" || code === "EPERM" ? code : undefined;
+}
+
 /** Whether this process may read the file at `rel` (opened and closed at once, without following a link or blocking). */
 export function canRead(root: string, rel: string): boolean {
   return (
     inParent(root, rel, false, (d, name) => {
       try {
-        closeSync(openSync(d.at(name), constants.O_RDONLY | constants.O_NOFOLLOW | (constants.O_NONBLOCK ?? 0)));
+        closeSync(openSync(d.at(name), READ_NO_FOLLOW));
         return true;
       } catch (err) {
-        const code = (err as NodeJS.ErrnoException).code;
-        if (code === "EACCES" || code === "EPERM") return false;
+        if (deniedCode(err) !== undefined) return false;
         throw err;
       }
     }) ?? false

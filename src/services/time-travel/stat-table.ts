@@ -2,9 +2,10 @@
  * The stat cache as a whole-tree checkpoint uses it: a copy in flat arrays, matched against a
  * scan by position first, and the entries a checkpoint leaves behind (services/time-travel/checkpoints.ts).
  */
-import { closeSync, constants, fstatSync, openSync, readFileSync } from "node:fs";
+import { closeSync, fstatSync, openSync, readFileSync } from "node:fs";
 import type { StatCacheRow } from "../../backend/contract.js";
 import type { CheckpointFile } from "../../core/time-travel/checkpoints.js";
+import { READ_NO_FOLLOW } from "../../platform/safe-fs.js";
 import { CTIME, INO, MODE, MTIME, SIZE, STAT_FIELDS, type TreeScan } from "./tree-scan.js";
 
 /**
@@ -151,7 +152,7 @@ export function readRegular(
 ): { data: Buffer; stat: Omit<StatCacheRow, "path" | "hash" | "checkedMs"> } | { gone: true } | { other: true } | { problem: string } {
   let fd: number;
   try {
-    fd = openSync(abs, constants.O_RDONLY | constants.O_NOFOLLOW | (constants.O_NONBLOCK ?? 0));
+    fd = openSync(abs, READ_NO_FOLLOW);
   } catch (err) {
     const code = (err as NodeJS.ErrnoException).code;
     if (code === "ENOENT" || code === "ENOTDIR") return { gone: true };
