@@ -66,6 +66,33 @@ function load(file) {
 // dist/pg.cjs when a PostgreSQL store is configured; dist/hook.cjs loads dist/cli.cjs when a
 // hook is answered in its own process.
 globalThis[Symbol.for("baton.load")] = load;
+/**
+ * Whether a `.baton/server.json` is in or above a folder where `baton status|resume --json`
+ * looks for its workspace (src/cli/ask.ts): the working directory, a `--root` given, BATON_ROOT.
+ * More places than ask.ts reads, never fewer: only a hint. With none, no server can answer and
+ * dist/ask.cjs is not loaded (about 1 ms); with one, ask.cjs decides.
+ */
+function serverNamed(args) {
+  try {
+    const starts = [process.cwd()];
+    if (process.env.BATON_ROOT) starts.push(process.env.BATON_ROOT);
+    for (let i = 0; i < args.length; i++) {
+      if (args[i] === "--root" && i + 1 < args.length) starts.push(args[i + 1]);
+      else if (args[i].startsWith("--root=")) starts.push(args[i].slice("--root=".length));
+    }
+    for (const start of starts) {
+      for (let dir = path.resolve(start), up; ; dir = up) {
+        if (fs.existsSync(path.join(dir, ".baton", "server.json"))) return true;
+        up = path.dirname(dir);
+        if (up === dir) break;
+      }
+    }
+    return false;
+  } catch {
+    return true; // no working directory, say: let ask.cjs judge
+  }
+}
+
 // `baton hook <agent> <Event>` (agent hooks, on every tool call) starts with dist/hook.cjs, a
 // small bundle that hands the hook to the workspace's running server (src/hooks/entry.ts);
 // `baton status --json` and `baton resume --json` (agents, every turn) with dist/ask.cjs,
@@ -73,5 +100,15 @@ globalThis[Symbol.for("baton.load")] = load;
 const argv = process.argv;
 const help = argv.includes("--help") || argv.includes("-h");
 const hook = argv[2] === "hook" && argv.length >= 4 && !help;
-const ask = (argv[2] === "status" || argv[2] === "resume") && argv.includes("--json") && !help;
+let ask = (argv[2] === "status" || argv[2] === "resume") && argv.includes("--json") && !help;
+if (ask && !serverNamed(argv.slice(3))) {
+  ask = false;
+  if (process.env.BATON_DEBUG) {
+    try {
+      fs.writeSync(2, `baton: ${argv[2]} ran in its own process: no .baton/server.json where it looks for a workspace\n`);
+    } catch {
+      // nowhere to say it
+    }
+  }
+}
 load(path.join(__dirname, "..", "dist", hook ? "hook.cjs" : ask ? "ask.cjs" : "cli.cjs"));

@@ -8,7 +8,7 @@
  *   (errors included), and BATON_DEBUG says which answered;
  * - the route is guarded like every route: token, no web page, this workspace only.
  */
-import { writeFileSync } from "node:fs";
+import { mkdirSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { afterAll, describe, expect, it } from "vitest";
 import { cleanupDirs, cli, tempDir, writeConfig } from "./helpers.js";
@@ -66,6 +66,33 @@ describe("status and resume answered by the running server", () => {
         expect(r.code).toBe(0);
         expect(r.stdout, f.join(" ")).toBe(alone[i]?.stdout);
       }
+    } finally {
+      await s.stop();
+    }
+  });
+
+  it("finds the server wherever the command finds its workspace, and loads no client where no server.json is", async () => {
+    const root = workspace();
+    const sub = join(root, "src", "deep");
+    mkdirSync(sub, { recursive: true });
+    // Without a server, bin/baton.cjs sees no server.json in or above any place the command
+    // looks, and runs it in this process without asking (the same report: the first test).
+    const none = cli(["status", "--json"], { cwd: sub, env: { BATON_DEBUG: "1" } });
+    expect(none.code, none.stderr).toBe(0);
+    expect(none.stderr).toContain("status ran in its own process: no .baton/server.json where it looks for a workspace");
+    const s = await serve(root);
+    try {
+      const asked = (args: string[], o: { cwd?: string; env?: Record<string, string> }) => {
+        const r = cli(args, { ...o, env: { BATON_DEBUG: "1", ...o.env } });
+        expect(r.code, r.stderr).toBe(0);
+        return /answered by the server/.test(r.stderr) ? "server" : r.stderr;
+      };
+      const elsewhere = tempDir("baton-ask-cwd-");
+      expect(asked(["status", "--json"], { cwd: sub })).toBe("server");
+      expect(asked(["resume", SESSION, "--json"], { cwd: sub })).toBe("server");
+      expect(asked(["status", "--json", `--root=${root}`], { cwd: elsewhere })).toBe("server");
+      expect(asked(["status", "--json", "--root", join("..", ".."), "--all"], { cwd: sub })).toBe("server");
+      expect(asked(["resume", "--json", "--session", SESSION], { cwd: elsewhere, env: { BATON_ROOT: root } })).toBe("server");
     } finally {
       await s.stop();
     }
