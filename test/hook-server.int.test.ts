@@ -13,7 +13,6 @@
  */
 import { spawn } from "node:child_process";
 import { existsSync, mkdirSync, rmSync, writeFileSync } from "node:fs";
-import { connect } from "node:net";
 import { join } from "node:path";
 import { describe, expect, it } from "vitest";
 import { waitExit } from "./child-process.js";
@@ -150,46 +149,6 @@ describe("hooks through the server", () => {
     } finally {
       await s.stop();
     }
-  });
-});
-
-describe("reads ahead of a hook", () => {
-  it("connections that send nothing (each has the server read ahead) change no answer and no shutdown", async () => {
-    const root = workspace(FILES);
-    const s = await serve(root);
-    const bare = () =>
-      new Promise<void>((resolve) => {
-        const c = connect(s.port, "127.0.0.1", () => {
-          c.destroy();
-          resolve();
-        });
-        c.on("error", () => resolve());
-      });
-    let flood: NodeJS.Timeout | undefined;
-    try {
-      expect(hook(root, { agent: "claude", fixture: "session-start-startup" }, { BATON_HOOK_SERVER: "use" }).via).toBe("server");
-      // Hooks among connections that never send a request: each hook's answer is the one it gets alone.
-      const alone = hook(root, { agent: "claude", fixture: "user-prompt" }, { BATON_HOOK_SERVER: "use" });
-      const [crowded] = await Promise.all([
-        hookAsync(root, { agent: "claude", fixture: "user-prompt" }, { BATON_HOOK_SERVER: "use" }),
-        ...Array.from({ length: 40 }, bare),
-      ]);
-      expect([crowded?.code, crowded?.via], crowded?.stderr).toEqual([0, "server"]);
-      expect(crowded?.stdout).toBe(alone.stdout);
-      const cp = await Promise.all([hookAsync(root, PRE_EDIT, { BATON_HOOK_SERVER: "use" }), ...Array.from({ length: 40 }, bare)]);
-      expect([cp[0]?.code, cp[0]?.via], cp[0]?.stderr).toEqual([0, "server"]);
-      expect(checkpoints(root).filter((c) => c.toolName === "Edit")).toHaveLength(1);
-      expect(hookLog(root)).toEqual([]);
-      // Stopped while connections keep coming: no read ahead outlives the store's close.
-      flood = setInterval(() => void bare(), 2);
-      await sleep(50);
-    } finally {
-      const exit = await s.stop();
-      clearInterval(flood);
-      expect(exit).toEqual({ code: 0, signal: null });
-      expect(s.child.stderr()).toBe("");
-    }
-    expect(existsSync(join(root, ".baton", "server.json"))).toBe(false);
   });
 });
 

@@ -265,22 +265,6 @@ function answerBy(latest: number, answer: () => Promise<HookResponse>, late: () 
   });
 }
 
-/**
- * The reads a hook starts with, made ahead of it (server.ts, on a new connection): the active
- * sessions (the hook's session is one of them) and the most recently changed one's state. Reads
- * only, so nothing a request then does depends on them. Never rejects: a read that fails here
- * fails again in the request, which reports it.
- */
-export async function warmReads(baton: Baton): Promise<void> {
-  try {
-    let latest: { id: string; updatedAt: string } | undefined;
-    for (const s of await baton.sessions.list()) if (latest === undefined || s.updatedAt > latest.updatedAt) latest = s;
-    if (latest) await baton.sessions.snapshot(latest.id);
-  } catch {
-    // the request's own read reports it
-  }
-}
-
 /** The path of a hook request, or undefined for any other path. */
 const HOOK_PATH = /^\/v1\/hooks\/([^/?#]+)\/([^/?#]+)\/?(?:\?.*)?$/;
 

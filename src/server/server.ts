@@ -18,7 +18,7 @@ import { readServerFile, releaseServerFile, type ServerInfo, serverAlive } from 
 import { type AppOptions, buildApp } from "./app.js";
 import { cliHttpHandler, isCliRequest } from "./cli-route.js";
 import { childAnswersDueBy } from "./hook-child.js";
-import { hookAnswerer, hookHttpHandler, isHookRequest, servedWorkspace, warmReads } from "./hook-route.js";
+import { hookAnswerer, hookHttpHandler, isHookRequest, servedWorkspace } from "./hook-route.js";
 import { isNativeHookRequest, nativeHookHttpHandler, nativeHookRefused } from "./native-hook-route.js";
 import { allowedHosts, allowedOrigins, checkRequest, corsHeaders, type GuardConfig, newToken, parseOrigin } from "./security.js";
 import { claimServerFile, ownStartTime, readServerKey, writeServerKey } from "./server-file.js";
@@ -193,24 +193,6 @@ export async function startServer(baton: Baton, opts: ServerOptions = {}): Promi
   });
   const answerer = hookAnswerer({ baton, shutdown: shutdown.signal }, servedWs);
   guard.hooks = hookHttpHandler({ answerer, token, maxBodyBytes });
-  // A hook process (and `status --json`) connects as soon as it has found this server, about a
-  // millisecond before its request: the reads every hook starts with are made meanwhile, so the
-  // request finds the store's pages and the code it runs warm (docs/benchmarks.md, "Agent
-  // hooks"). Only between requests, one at a time, and on SQLite (on PostgreSQL each read is a
-  // round trip).
-  if (baton.store.kind === "sqlite") {
-    let warming = false;
-    server.on("connection", () => {
-      // After the poll phase: a request that came with its connection is in flight by then.
-      setImmediate(() => {
-        if (warming || activity.inFlight > 0 || shutdown.signal.aborted) return;
-        warming = true;
-        void warmReads(baton).finally(() => {
-          warming = false;
-        });
-      });
-    });
-  }
   guard.nativeHooks = nativeHookHttpHandler({ baton, answerer, token, maxBodyBytes: Math.max(maxBodyBytes, AGENT_HOOK_MAX_BODY_BYTES) });
   guard.cli = cliHttpHandler({ baton, ws: servedWs, token, maxBodyBytes });
   guard.app = getRequestListener(app.fetch, {
