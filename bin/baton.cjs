@@ -70,7 +70,7 @@ globalThis[Symbol.for("baton.load")] = load;
  * Whether a `.baton/server.json` is in or above a folder where `baton status|resume --json`
  * looks for its workspace (src/cli/ask.ts): the working directory, a `--root` given, BATON_ROOT.
  * More places than ask.ts reads, never fewer: only a hint. With none, no server can answer and
- * dist/ask.cjs is not loaded (about 1 ms); with one, ask.cjs decides.
+ * dist/ask.cjs is not loaded (a bundle fewer to read and run); with one, ask.cjs decides.
  */
 function serverNamed(args) {
   try {

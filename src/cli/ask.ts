@@ -23,7 +23,7 @@ import { type Connection, type Exchange, open, parseResponse } from "../platform
 import { writeStdout } from "../platform/output.js";
 import { provenServer, type ServerInfo } from "../platform/server-file.js";
 import { describeStore, resolveStore, storeIdentity } from "../platform/store-config.js";
-import { findWorkspace, type Workspace, workspaceAt } from "../platform/workspace.js";
+import { findWorkspace, type Workspace, workingDir, workspaceAt } from "../platform/workspace.js";
 import { type Options, parseCommandLine, RESUME_OPTIONS, STATUS_OPTIONS } from "./fast-options.js";
 
 const COMMANDS: Record<string, { options: Options; positionals: number }> = {
@@ -169,7 +169,13 @@ function inProcess(reason: string): void {
 }
 
 async function main(): Promise<void> {
-  const req = serverRequest(process.argv.slice(2), process.cwd(), process.env);
+  let req: ReturnType<typeof serverRequest>;
+  try {
+    // Without a working directory (removed under the process), only an absolute root names a workspace.
+    req = serverRequest(process.argv.slice(2), workingDir() ?? "/", process.env);
+  } catch (err) {
+    return inProcess((err as Error).message); // the command reports it
+  }
   if ("reason" in req) return inProcess(req.reason);
   const answer = await ask(req.info, req.command, req.body, req.conn);
   if ("reason" in answer) return inProcess(answer.reason);

@@ -11,6 +11,7 @@
  * an unknown agent or an unreadable payload (both reported there as they always were).
  */
 import { writeStdout } from "../platform/output.js";
+import { workingDir } from "../platform/workspace.js";
 import { adapterFor, newRequestId, parseHookArgs, readStdin } from "./front.js";
 import { runRelay } from "./relay.js";
 import { type HookHandoff, serverFirst } from "./server-first.js";
@@ -50,7 +51,8 @@ async function main(): Promise<void> {
   }
   const requestId = newRequestId();
   if (!adapterFor(args.agent)) return handOff({ text: "", requestId, reason: "unknown agent" });
-  const r = await serverFirst(args, readStdin(), requestId, process.cwd());
+  // A removed working directory is no workspace's: the payload's own cwd comes first anyway.
+  const r = await serverFirst(args, readStdin(), requestId, workingDir() ?? "/");
   if (r.kind === "handoff") return handOff(r.handoff);
   return answer(r.stdout);
 }

@@ -23,6 +23,7 @@ import { envOptions } from "../env-options.js";
 import { isBatonError } from "../errors.js";
 import { writeStderr, writeStdout } from "../platform/output.js";
 import { HOOK_STORE_CONNECT_MS } from "../platform/store-limits.js";
+import { workingDir } from "../platform/workspace.js";
 import {
   adapterFor,
   agentPid,
@@ -62,7 +63,7 @@ export interface RunHookOptions {
  */
 export async function runHook(argv: readonly string[], opts: RunHookOptions = {}): Promise<void> {
   process.exitCode = 0;
-  const r = await answerHook(argv, { ...opts, input: opts.input ?? readStdin(), cwd: process.cwd(), keepOpen: opts.exit === true });
+  const r = await answerHook(argv, { ...opts, input: opts.input ?? readStdin(), cwd: workingDir() ?? "/", keepOpen: opts.exit === true });
   writeOut(r.out);
   await r.after?.();
   // Every write is committed (and fsynced): exit without closing SQLite. Closing the last

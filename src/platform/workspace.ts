@@ -103,8 +103,28 @@ export function refuseLinkedBatonDir(ws: Workspace): void {
   for (const e of entries) if (e.isSymbolicLink() && !MAY_LINK.has(e.name)) throw linked(join(ws.dir, e.name));
 }
 
+/** The process's working directory, or undefined when it no longer exists (removed or renamed under the process). */
+export function workingDir(): string | undefined {
+  try {
+    return process.cwd();
+  } catch {
+    return undefined;
+  }
+}
+
+/** The working directory, or the error that says it is gone and what to do instead. */
+export function requireWorkingDir(): string {
+  const dir = workingDir();
+  if (dir !== undefined) return dir;
+  throw new BatonError(
+    "workspace_not_found",
+    "the working directory no longer exists (it was removed or renamed); cd into your project, or pass an absolute --root / set BATON_ROOT",
+  );
+}
+
 export function workspaceAt(root: string): Workspace {
-  const r = resolve(root);
+  // A relative root is relative to the working directory, which may be gone.
+  const r = isAbsolute(root) ? resolve(root) : resolve(requireWorkingDir(), root);
   const dir = join(r, BATON_DIR);
   return { root: r, dir, dbPath: join(dir, "baton.db"), flowsDir: join(dir, "flows") };
 }
@@ -172,7 +192,8 @@ export function findWorkspace(cwd: string): Workspace | undefined {
  * With `create`, a missing `.baton/` is created at the explicit root or at `cwd`.
  */
 export function resolveWorkspace(opts: { root?: string; cwd?: string; create?: boolean }): Workspace {
-  const cwd = opts.cwd ?? process.cwd();
+  // Asked for only without a root: a command given an absolute one runs wherever it was started.
+  const cwd = opts.root ? "" : (opts.cwd ?? requireWorkingDir());
   const ws = opts.root ? workspaceAt(opts.root) : (findWorkspace(cwd) ?? (opts.create ? workspaceAt(cwd) : undefined));
   if (!ws) {
     throw new BatonError(

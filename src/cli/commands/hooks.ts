@@ -1,5 +1,4 @@
 /** `baton hooks install|uninstall|status` and the help entry of `baton hook` (src/hooks/). */
-import { resolve } from "node:path";
 import { HOOK_AGENT_LIST, type HookAgent } from "../../core/hooks/config.js";
 import { badInput } from "../../errors.js";
 import {
@@ -11,7 +10,7 @@ import {
   isHookAgent,
   uninstallHooks,
 } from "../../hooks/install.js";
-import { ensureWorkspace, findWorkspace, workspaceAt } from "../../platform/workspace.js";
+import { ensureWorkspace, findWorkspace, requireWorkingDir, workspaceAt } from "../../platform/workspace.js";
 import type { Ctx } from "../context.js";
 
 interface ScopeOptions {
@@ -34,8 +33,9 @@ function scopeOf(o: ScopeOptions): HookScope {
 
 /** The project root: --root / BATON_ROOT, else the nearest workspace above the current directory, else here. */
 function projectRoot(ctx: Ctx): string {
-  if (ctx.root) return resolve(ctx.root);
-  return findWorkspace(process.cwd())?.root ?? process.cwd();
+  if (ctx.root) return workspaceAt(ctx.root).root;
+  const here = requireWorkingDir();
+  return findWorkspace(here)?.root ?? here;
 }
 
 export async function install(ctx: Ctx, agentArg: string, o: ScopeOptions & { command?: string; http?: boolean }): Promise<void> {

@@ -14,13 +14,15 @@ import { resumeReport, type StatusOptions, statusReport } from "../reports.js";
 export async function init(ctx: Ctx, o: { store?: string; project?: string } = {}): Promise<void> {
   if (o.store !== undefined || o.project !== undefined) {
     if (o.store === undefined || o.project === undefined) throw badInput("--store and --project go together");
-    const [{ findWorkspace, resolveWorkspace, workspaceAt }, { checkConfigWritable, checkProject, checkStoreUrl, writeStoreConfig }] =
-      await Promise.all([import("../../platform/workspace.js"), import("../../platform/store-config.js")]);
+    const [
+      { findWorkspace, requireWorkingDir, resolveWorkspace, workspaceAt },
+      { checkConfigWritable, checkProject, checkStoreUrl, writeStoreConfig },
+    ] = await Promise.all([import("../../platform/workspace.js"), import("../../platform/store-config.js")]);
     // Check before touching anything: bad input changes nothing, nor does a settings file the
     // user has not trusted (its other settings would be kept, and trusted, unseen).
     checkStoreUrl(o.store, { forWriting: true });
     checkProject(o.project);
-    const existing = ctx.root ? workspaceAt(ctx.root) : findWorkspace(process.cwd());
+    const existing = ctx.root ? workspaceAt(ctx.root) : findWorkspace(requireWorkingDir());
     if (existing) checkConfigWritable(existing.dir);
     // Connect and migrate first: a store that cannot be reached (or a wrong URL) is never
     // written down, so the workspace stays on what it used before.
