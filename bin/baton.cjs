@@ -10,10 +10,22 @@ const path = require("node:path");
 const vm = require("node:vm");
 const Module = require("node:module");
 
+/**
+ * The cache's name after the bundle's: `<bundle>.[<kind>.]<node version>.v8cache`. A cache holds
+ * what the process that wrote it ran, and dist/cli.cjs runs quite different code for `status`,
+ * `resume` and a hook answered in its own process: each has a cache of its own, so none pays for
+ * (or compiles again) the others' functions.
+ */
+function cacheName(file) {
+  const cmd = process.argv[2];
+  const kind = path.basename(file) === "cli.cjs" && (cmd === "status" || cmd === "resume" || cmd === "hook") ? `${cmd}.` : "";
+  return `${kind}${process.version}.v8cache`;
+}
+
 /** The user's cache for `file` (`$XDG_CACHE_HOME/baton/v8/…`), named after the bundle's path. */
 function userCache(file) {
   const base = process.env.XDG_CACHE_HOME || path.join(require("node:os").homedir(), ".cache");
-  return path.join(base, "baton", "v8", `${encodeURIComponent(file)}.${process.version}.v8cache`);
+  return path.join(base, "baton", "v8", `${encodeURIComponent(file)}.${cacheName(file)}`);
 }
 
 function readCache(files) {
@@ -42,7 +54,7 @@ function writeCache(files, data) {
 }
 
 function load(file) {
-  const beside = `${file}.${process.version}.v8cache`;
+  const beside = `${file}.${cacheName(file)}`;
   const places = () => [beside, userCache(file)];
   let cached;
   try {

@@ -1,10 +1,14 @@
-// Writes the V8 code caches of the CLI bundles (dist/*.cjs.<node version>.v8cache) from runs
-// of the commands start-up matters for. bin/baton.cjs writes a bundle's cache at the exit of
-// the first process that loads the bundle without one, and the cache holds the functions that
-// process ran; left to chance, the first command after a build decides (a cache written by a
-// hook made `baton status` ~5 ms slower, docs/benchmarks.md). So the build runs, in a scratch
-// workspace: `baton status --json` (dist/cli.cjs), `baton serve` (dist/cli-full.cjs), a hook
-// handed to that server (dist/hook.cjs) and `baton status --json` it answers (dist/ask.cjs). Failures only cost speed: warn and go on.
+// Writes the V8 code caches of the CLI bundles (dist/*.cjs.[<kind>.]<node version>.v8cache)
+// from runs of the commands start-up matters for. bin/baton.cjs writes a bundle's cache at the
+// exit of the first process that loads the bundle without one, and the cache holds the
+// functions that process ran; left to chance, the first command after a build decides (a cache
+// written by a hook made `baton status` ~5 ms slower, docs/benchmarks.md). dist/cli.cjs has a
+// cache for each of `status`, `resume` and a hook answered in its own process. So the build
+// runs, in a scratch workspace: `baton status --json` and `resume --json` and a session-start
+// hook in its own process (dist/cli.cjs), `baton serve` (dist/cli-full.cjs), a hook handed to
+// that server (dist/hook.cjs) and `baton status --json` it answers (dist/ask.cjs). An installed
+// package carries no caches (they are Node's own), so there each is written by the first of its
+// kind. Failures only cost speed: warn and go on.
 import { spawn, spawnSync } from "node:child_process";
 import { existsSync, mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
@@ -30,6 +34,10 @@ async function warm() {
   await b.events.append("warm", { type: "decision:added", data: { decision: "start fast" } });
   await b.close();
   run(["status", "--json"]);
+  run(["resume", "--json"]);
+  // No server yet, and BATON_HOOK_SERVER=use starts none: answered in its own process.
+  const start = { session_id: "warm-agent", cwd: root, hook_event_name: "SessionStart", source: "startup" };
+  run(["hook", "claude", "SessionStart"], JSON.stringify({ ...start, transcript_path: join(root, "warm-agent.jsonl") }));
   const server = spawn(process.execPath, [bin, "serve", "--port", "0", "--idle-exit", "1m"], { cwd: root, env, stdio: "ignore" });
   const exited = new Promise((resolve) => server.once("exit", resolve));
   try {
@@ -47,10 +55,11 @@ async function warm() {
       tool_use_id: "toolu_warm",
       tool_response: {},
     };
+    // dist/hook.cjs's cache came from the session-start hook above, which handed itself to its
+    // own process: write it again from one the server answers, the run that start-up matters
+    // for. Likewise dist/ask.cjs's, should an earlier run have written it.
+    for (const bundle of ["hook.cjs", "ask.cjs"]) rmSync(join(repo, "dist", `${bundle}.${process.version}.v8cache`), { force: true });
     run(["hook", "claude", "PostToolUse"], JSON.stringify(payload));
-    // dist/ask.cjs's cache came from the run above without a server: write it again from one
-    // the server answers, the run that start-up matters for.
-    rmSync(join(repo, "dist", `ask.cjs.${process.version}.v8cache`), { force: true });
     run(["status", "--json"]);
   } finally {
     server.kill("SIGTERM");

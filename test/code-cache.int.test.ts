@@ -4,14 +4,55 @@
  * of a hook would otherwise compile the bundle again.
  */
 import { spawnSync } from "node:child_process";
-import { chmodSync, cpSync, mkdirSync, readdirSync, statSync } from "node:fs";
+import { chmodSync, cpSync, mkdirSync, readdirSync, statSync, symlinkSync } from "node:fs";
 import { join } from "node:path";
 import { afterAll, describe, expect, it } from "vitest";
-import { cleanupDirs, REPO, tempDir } from "./helpers.js";
+import { cleanupDirs, initWorkspace, REPO, tempDir } from "./helpers.js";
 
 afterAll(() => cleanupDirs());
 
 describe("the CLI's code cache", () => {
+  it("dist/cli.cjs keeps a cache for each of status, resume and a hook answered in its own process, each used as written", () => {
+    // An install without caches, as npm installs the package.
+    const install = tempDir();
+    cpSync(join(REPO, "bin"), join(install, "bin"), { recursive: true });
+    cpSync(join(REPO, "dist"), join(install, "dist"), { recursive: true, filter: (f) => !f.endsWith(".v8cache") });
+    cpSync(join(REPO, "package.json"), join(install, "package.json"));
+    symlinkSync(join(REPO, "node_modules"), join(install, "node_modules"));
+    const root = initWorkspace("baton-cache-ws-");
+    const baton = (args: string[], input = "") => {
+      const r = spawnSync(process.execPath, [join(install, "bin", "baton.cjs"), ...args], {
+        cwd: root,
+        input,
+        encoding: "utf8",
+        env: { ...process.env, BATON_HOOK_SERVER: "off" },
+      });
+      expect(r.status, `${args.join(" ")}: ${r.stderr}`).toBe(0);
+    };
+    const caches = () =>
+      Object.fromEntries(
+        readdirSync(join(install, "dist"))
+          .filter((f) => f.startsWith("cli.cjs.") && f.endsWith(".v8cache"))
+          .map((f) => [f.slice("cli.cjs.".length, -`.${process.version}.v8cache`.length), statSync(join(install, "dist", f))]),
+      );
+    baton(["session", "start", "--flow", "task", "--title", "Cache", "--json"]);
+    const start = JSON.stringify({ session_id: "agent-1", cwd: root, hook_event_name: "SessionStart", source: "startup" });
+    const runs: Record<string, () => void> = {
+      status: () => baton(["status", "--json"]),
+      resume: () => baton(["resume", "--json"]),
+      hook: () => baton(["hook", "claude", "SessionStart"], start),
+    };
+    for (const run of Object.values(runs)) run();
+    const written = caches();
+    // `session start` ran the full CLI: dist/cli.cjs's own cache (the entry's code only) is the unnamed one.
+    expect(Object.keys(written).sort()).toEqual(["", "hook", "resume", "status"]);
+    // Each holds what its command ran: the hook's the most (it opens the store and records).
+    expect(written.hook?.size).toBeGreaterThan(written.status?.size ?? Number.POSITIVE_INFINITY);
+    // And each is used: run again, V8 accepts it, nothing is written again.
+    for (const run of Object.values(runs)) run();
+    for (const [kind, st] of Object.entries(caches())) expect(st.mtimeMs, kind).toBe(written[kind]?.mtimeMs);
+  });
+
   it.skipIf(process.getuid?.() !== 0)(
     "goes to the user's cache directory when the install is read-only for that user (needs root to act as another user)",
     () => {
