@@ -88,5 +88,15 @@ describe("a working directory removed under baton", () => {
     }
     // Each before-hook took its checkpoint: the edit's in its own process, the shell command's on the server.
     expect(checkpoints(root).map((c) => c.toolName)).toEqual(["Edit", "Bash"]);
+    // A relative cwd in the payload, or a relative root, names no folder now: nothing to do, and the agent goes on.
+    const relative = payload("claude", "session-start-startup", { cwd: "project", session: "agent-session-2", call: "c3" });
+    for (const env of [{}, { BATON_ROOT: "project" }] as Record<string, string>[]) {
+      const r = inRemovedDir(["hook", "claude", "SessionStart"], { input: relative, env: { BATON_HOOK_SERVER: "off", ...env } });
+      expect(r.code, r.stderr).toBe(0);
+      noStack(r.stderr);
+    }
+    const withRoot = inRemovedDir(["hook", "claude", "SessionStart", "--root", "project"], { input: relative });
+    expect(withRoot.code, withRoot.stderr).toBe(0);
+    noStack(withRoot.stderr);
   });
 });

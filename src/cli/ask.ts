@@ -48,7 +48,7 @@ function debug(text: string): void {
 /** The request for the server, or why the command runs in this process. */
 export function serverRequest(
   argv: readonly string[],
-  cwd: string,
+  cwd: string | undefined,
   env: NodeJS.ProcessEnv,
 ): { info: ServerInfo; command: string; body: Record<string, unknown>; conn: Connection } | { reason: string } {
   const command = argv[0] ?? "";
@@ -78,7 +78,8 @@ export function serverRequest(
   if (root) {
     ws = workspaceAt(root);
     if (findWorkspace(ws.root)?.root !== ws.root) return { reason: "no workspace there" };
-  } else ws = findWorkspace(cwd);
+  } else if (cwd === undefined) return { reason: "no working directory (it was removed) and no root" };
+  else ws = findWorkspace(cwd);
   if (!ws) return { reason: "no workspace" };
   const trust = configTrust(ws.dir).state;
   if (trust !== "absent" && trust !== "trusted") return { reason: `.baton/config.json is ${trust}` };
@@ -172,7 +173,7 @@ async function main(): Promise<void> {
   let req: ReturnType<typeof serverRequest>;
   try {
     // Without a working directory (removed under the process), only an absolute root names a workspace.
-    req = serverRequest(process.argv.slice(2), workingDir() ?? "/", process.env);
+    req = serverRequest(process.argv.slice(2), workingDir(), process.env);
   } catch (err) {
     return inProcess((err as Error).message); // the command reports it
   }

@@ -51,8 +51,15 @@ async function main(): Promise<void> {
   }
   const requestId = newRequestId();
   if (!adapterFor(args.agent)) return handOff({ text: "", requestId, reason: "unknown agent" });
-  // A removed working directory is no workspace's: the payload's own cwd comes first anyway.
-  const r = await serverFirst(args, readStdin(), requestId, workingDir() ?? "/");
+  const text = readStdin();
+  let r: Awaited<ReturnType<typeof serverFirst>>;
+  try {
+    // A removed working directory is no workspace's: the payload's own cwd comes first anyway.
+    r = await serverFirst(args, text, requestId, workingDir() ?? "/");
+  } catch (err) {
+    // Never the agent's problem: the in-process path answers it, and logs what fails there.
+    return handOff({ text, requestId, reason: `not handed to a server (${(err as Error).message})` });
+  }
   if (r.kind === "handoff") return handOff(r.handoff);
   return answer(r.stdout);
 }

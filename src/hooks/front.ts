@@ -69,11 +69,18 @@ export function parseEvent(adapter: AgentAdapter, native: string, text: string, 
   return adapter.parse(native, payload, cwd, { codexCallOutcome });
 }
 
-/** The hook's workspace: the explicit root (if it is one), else the nearest at or above `cwd`. */
+/**
+ * The hook's workspace: the explicit root (if it is one), else the nearest at or above `cwd`.
+ * None when a relative root or cwd cannot be resolved (the working directory was removed).
+ */
 export function workspaceFor(root: string | undefined, cwd: string): Workspace | undefined {
-  if (!root) return findWorkspace(cwd);
-  const ws = workspaceAt(root);
-  return findWorkspace(ws.root)?.root === ws.root ? ws : undefined;
+  try {
+    if (!root) return findWorkspace(cwd);
+    const ws = workspaceAt(root);
+    return findWorkspace(ws.root)?.root === ws.root ? ws : undefined;
+  } catch {
+    return undefined;
+  }
 }
 
 /**

@@ -118,7 +118,7 @@ export function requireWorkingDir(): string {
   if (dir !== undefined) return dir;
   throw new BatonError(
     "workspace_not_found",
-    "the working directory no longer exists (it was removed or renamed); cd into your project, or pass an absolute --root / set BATON_ROOT",
+    "the working directory no longer exists (it was removed or renamed); cd into your project, or give an absolute --root or BATON_ROOT",
   );
 }
 
