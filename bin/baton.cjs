@@ -3,29 +3,30 @@
 // Starts dist/cli.cjs through a V8 code cache. Agent hooks start `baton` on every tool call,
 // and compiling the bundle was the largest single start-up cost (see docs/benchmarks.md).
 // The cache sits beside the bundle, or in the user's cache directory when the install is not
-// writable (a global install by root); V8 rejects it when the bundle or Node changes, and it is
-// then rewritten. It is only a cache: if it cannot be read or written, baton runs without it.
+// writable (a global install by root); a new bundle or Node gets a new one. It is only a cache:
+// if it cannot be read or written, baton runs without it.
 const fs = require("node:fs");
 const path = require("node:path");
 const vm = require("node:vm");
 const Module = require("node:module");
 
 /**
- * The cache's name after the bundle's: `<bundle>.[<kind>.]<node version>.v8cache`. A cache holds
- * what the process that wrote it ran, and dist/cli.cjs runs quite different code for `status`,
- * `resume` and a hook answered in its own process: each has a cache of its own, so none pays for
- * (or compiles again) the others' functions.
+ * Where the cache of `file` is (`<place><bundle>.[<kind>.]<node version>.`, then `<size>-<ctime>.v8cache`):
+ * beside the bundle, or in the user's cache directory (`$XDG_CACHE_HOME/baton/v8/`, named after
+ * the bundle's path) when the install is not writable. A cache holds what the process that wrote
+ * it ran, and dist/cli.cjs runs quite different code for `status`, `resume` and a hook answered
+ * in its own process: each has a cache of its own, so none compiles its own functions again.
  */
-function cacheName(file) {
-  const cmd = process.argv[2];
-  const kind = path.basename(file) === "cli.cjs" && (cmd === "status" || cmd === "resume" || cmd === "hook") ? `${cmd}.` : "";
-  return `${kind}${process.version}.v8cache`;
-}
-
-/** The user's cache for `file` (`$XDG_CACHE_HOME/baton/v8/…`), named after the bundle's path. */
-function userCache(file) {
-  const base = process.env.XDG_CACHE_HOME || path.join(require("node:os").homedir(), ".cache");
-  return path.join(base, "baton", "v8", `${encodeURIComponent(file)}.${cacheName(file)}`);
+function cacheStems(file) {
+  const kind = path.basename(file) === "cli.cjs" ? cliKind : "";
+  const name = `${kind}${process.version}.`;
+  return [
+    `${file}.${name}`,
+    () => {
+      const base = process.env.XDG_CACHE_HOME || path.join(require("node:os").homedir(), ".cache");
+      return path.join(base, "baton", "v8", `${encodeURIComponent(file)}.${name}`);
+    },
+  ];
 }
 
 function readCache(files) {
@@ -46,6 +47,7 @@ function writeCache(files, data) {
       const tmp = `${f}.${process.pid}.tmp`;
       fs.writeFileSync(tmp, data, { mode: 0o644 });
       fs.renameSync(tmp, f);
+      dropStale(f);
       return;
     } catch {
       // read-only: try the next place
@@ -53,19 +55,38 @@ function writeCache(files, data) {
   }
 }
 
+/** Caches of the same bundle, kind and Node made from an earlier bundle (an upgrade): never read again. */
+function dropStale(f) {
+  const dir = path.dirname(f);
+  const name = path.basename(f);
+  const stem = name.slice(0, name.lastIndexOf(".", name.length - ".v8cache".length - 1) + 1);
+  for (const other of fs.readdirSync(dir)) {
+    if (other !== name && other.startsWith(stem) && other.endsWith(".v8cache")) fs.rmSync(path.join(dir, other), { force: true });
+  }
+}
+
 function load(file) {
-  const beside = `${file}.${cacheName(file)}`;
-  const places = () => [beside, userCache(file)];
+  // V8 checks a cache against the source's length only (and Node's version and flags): a new
+  // bundle of the same length (an upgrade, under a cache in the user's directory, which outlives
+  // it) would run the old one's compiled code. The bundle's size and inode change time name the
+  // file a cache was made from (npm gives every file it installs the same modification time).
+  const st = fs.statSync(file);
+  const id = `${st.size}-${Math.trunc(st.ctimeMs)}.v8cache`;
+  const [beside, user] = cacheStems(file);
+  const places = () => [beside + id, user() + id];
   let cached;
   try {
-    cached = fs.readFileSync(beside);
+    cached = fs.readFileSync(beside + id);
   } catch {
     cached = readCache(places().slice(1));
   }
   const script = new vm.Script(Module.wrap(fs.readFileSync(file, "utf8")), { filename: file, cachedData: cached });
   if (cached === undefined || script.cachedDataRejected) {
-    // After the run, so the functions that ran are compiled into the cache too.
-    process.once("exit", () => writeCache(places(), script.createCachedData()));
+    // After the run, so the functions that ran are compiled into the cache too; only after a
+    // run that succeeded (help, or a failure, runs little of what the command runs).
+    process.once("exit", (code) => {
+      if (code === 0) writeCache(places(), script.createCachedData());
+    });
   }
   const mod = new Module(file, module);
   mod.filename = file;
@@ -112,6 +133,8 @@ function serverNamed(args) {
 const argv = process.argv;
 const help = argv.includes("--help") || argv.includes("-h");
 const hook = argv[2] === "hook" && argv.length >= 4 && !help;
+// The kind of dist/cli.cjs's cache this process reads and writes (cacheStems).
+const cliKind = hook ? "hook." : (argv[2] === "status" || argv[2] === "resume") && !help ? `${argv[2]}.` : "";
 let ask = (argv[2] === "status" || argv[2] === "resume") && argv.includes("--json") && !help;
 if (ask && !serverNamed(argv.slice(3))) {
   ask = false;

@@ -1,4 +1,4 @@
-// Writes the V8 code caches of the CLI bundles (dist/*.cjs.[<kind>.]<node version>.v8cache)
+// Writes the V8 code caches of the CLI bundles (dist/*.cjs.[<kind>.]<node version>.<size>-<ctime>.v8cache)
 // from runs of the commands start-up matters for. bin/baton.cjs writes a bundle's cache at the
 // exit of the first process that loads the bundle without one, and the cache holds the
 // functions that process ran; left to chance, the first command after a build decides (a cache
@@ -10,7 +10,7 @@
 // package carries no caches (they are Node's own), so there each is written by the first of its
 // kind. Failures only cost speed: warn and go on.
 import { spawn, spawnSync } from "node:child_process";
-import { existsSync, mkdtempSync, rmSync } from "node:fs";
+import { existsSync, mkdtempSync, readdirSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { dirname, join } from "node:path";
 import { fileURLToPath } from "node:url";
@@ -58,7 +58,9 @@ async function warm() {
     // dist/hook.cjs's cache came from the session-start hook above, which handed itself to its
     // own process: write it again from one the server answers, the run that start-up matters
     // for. Likewise dist/ask.cjs's, should an earlier run have written it.
-    for (const bundle of ["hook.cjs", "ask.cjs"]) rmSync(join(repo, "dist", `${bundle}.${process.version}.v8cache`), { force: true });
+    for (const f of readdirSync(join(repo, "dist")))
+      if ((f.startsWith(`hook.cjs.${process.version}.`) || f.startsWith(`ask.cjs.${process.version}.`)) && f.endsWith(".v8cache"))
+        rmSync(join(repo, "dist", f), { force: true });
     run(["hook", "claude", "PostToolUse"], JSON.stringify(payload));
     run(["status", "--json"]);
   } finally {

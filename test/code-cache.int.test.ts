@@ -4,7 +4,7 @@
  * of a hook would otherwise compile the bundle again.
  */
 import { spawnSync } from "node:child_process";
-import { chmodSync, cpSync, mkdirSync, readdirSync, statSync, symlinkSync } from "node:fs";
+import { chmodSync, cpSync, mkdirSync, readdirSync, readFileSync, rmSync, statSync, symlinkSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { afterAll, describe, expect, it } from "vitest";
 import { cleanupDirs, initWorkspace, REPO, tempDir } from "./helpers.js";
@@ -20,37 +20,55 @@ describe("the CLI's code cache", () => {
     cpSync(join(REPO, "package.json"), join(install, "package.json"));
     symlinkSync(join(REPO, "node_modules"), join(install, "node_modules"));
     const root = initWorkspace("baton-cache-ws-");
-    const baton = (args: string[], input = "") => {
+    const baton = (args: string[], o: { input?: string; cwd?: string; code?: number } = {}) => {
       const r = spawnSync(process.execPath, [join(install, "bin", "baton.cjs"), ...args], {
-        cwd: root,
-        input,
+        cwd: o.cwd ?? root,
+        input: o.input ?? "",
         encoding: "utf8",
         env: { ...process.env, BATON_HOOK_SERVER: "off" },
       });
-      expect(r.status, `${args.join(" ")}: ${r.stderr}`).toBe(0);
+      expect(r.status, `${args.join(" ")}: ${r.stderr}`).toBe(o.code ?? 0);
     };
-    const caches = () =>
+    // cli.cjs.[<kind>.]<node>.<size>-<ctime>.v8cache, by kind ("" for every other command).
+    const caches = (): Record<string, { file: string; size: number; mtimeMs: number }> =>
       Object.fromEntries(
         readdirSync(join(install, "dist"))
           .filter((f) => f.startsWith("cli.cjs.") && f.endsWith(".v8cache"))
-          .map((f) => [f.slice("cli.cjs.".length, -`.${process.version}.v8cache`.length), statSync(join(install, "dist", f))]),
+          .map((f) => [
+            f.slice("cli.cjs.".length).split(process.version)[0]?.replace(/\.$/, ""),
+            { file: f, ...statSync(join(install, "dist", f)) },
+          ]),
       );
+    // Help and failures run little of what the command runs: they write no cache of its kind.
+    baton(["status", "--help"]);
+    baton(["hook", "--help"]);
+    baton(["resume", "--json"], { cwd: tempDir(), code: 4 });
+    expect(Object.keys(caches()).sort()).toEqual([""]);
     baton(["session", "start", "--flow", "task", "--title", "Cache", "--json"]);
     const start = JSON.stringify({ session_id: "agent-1", cwd: root, hook_event_name: "SessionStart", source: "startup" });
     const runs: Record<string, () => void> = {
       status: () => baton(["status", "--json"]),
       resume: () => baton(["resume", "--json"]),
-      hook: () => baton(["hook", "claude", "SessionStart"], start),
+      hook: () => baton(["hook", "claude", "SessionStart"], { input: start }),
     };
     for (const run of Object.values(runs)) run();
     const written = caches();
-    // `session start` ran the full CLI: dist/cli.cjs's own cache (the entry's code only) is the unnamed one.
     expect(Object.keys(written).sort()).toEqual(["", "hook", "resume", "status"]);
     // Each holds what its command ran: the hook's the most (it opens the store and records).
     expect(written.hook?.size).toBeGreaterThan(written.status?.size ?? Number.POSITIVE_INFINITY);
     // And each is used: run again, V8 accepts it, nothing is written again.
     for (const run of Object.values(runs)) run();
-    for (const [kind, st] of Object.entries(caches())) expect(st.mtimeMs, kind).toBe(written[kind]?.mtimeMs);
+    for (const [kind, c] of Object.entries(caches()))
+      expect([c.file, c.mtimeMs], kind).toEqual([written[kind]?.file, written[kind]?.mtimeMs]);
+    // A new bundle of the same length (an upgrade) never runs an old cache's code: it gets its own, and the old one goes.
+    const bundle = join(install, "dist", "cli.cjs");
+    const text = readFileSync(bundle);
+    rmSync(bundle);
+    writeFileSync(bundle, text);
+    runs.status?.();
+    const after = caches();
+    expect(after.status?.file).not.toBe(written.status?.file);
+    expect(Object.keys(after).sort()).toEqual(["", "hook", "resume", "status"]);
   });
 
   it.skipIf(process.getuid?.() !== 0)(
