@@ -1,4 +1,4 @@
-import { mkdirSync, readFileSync, writeFileSync } from "node:fs";
+import { existsSync, mkdirSync, readFileSync, statSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { afterAll, describe, expect, it } from "vitest";
 import { cleanupDirs, cli, tempDir } from "./helpers.js";
@@ -177,6 +177,21 @@ describe("baton CLI", () => {
     const out = join(root, "t.jsonl");
     expect(cli(["export", "t", "--out", out, ...o, "--json"]).json().events).toBe(2);
     expect(readFileSync(out, "utf8").trim().split("\n")).toHaveLength(2);
+    // The journal is the project's: the file is its owner's alone.
+    expect(statSync(out).mode & 0o777).toBe(0o600);
+    // A --out nobody can write to is the user's to fix, said plainly (not Node's stream error), and nothing is written.
+    for (const args of [
+      ["export", "t", "--out", join(root, "no-such-folder", "t.jsonl")],
+      ["ledger", "export", "--session", "t", "--out", join(root, "no-such-folder", "l.jsonl")],
+      ["export", "t", "--out", root],
+    ]) {
+      const r = cli([...args, ...o, "--json"]);
+      expect(r.code, `${args.join(" ")}: ${r.stderr}`).toBe(2);
+      expect(r.stderr).not.toMatch(/Unhandled|\n\s+at /);
+      expect(r.json().error.code).toBe("bad_input");
+      expect(r.json().error.message).toMatch(/^cannot write .* \((ENOENT|EISDIR)\): give a file in a folder that exists/);
+    }
+    expect(existsSync(join(root, "no-such-folder"))).toBe(false);
     expect(cli(["rebuild", ...o, "--json"]).json().sessions).toEqual([
       { sessionId: "t", repaired: false, lastSeq: 2, phase: "in_progress" },
     ]);

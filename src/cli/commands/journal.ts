@@ -1,5 +1,4 @@
 /** Commands over sessions and their journals. */
-import { createWriteStream } from "node:fs";
 import { timeOrderedId } from "../../core/canonical.js";
 import { ago, isLaneId } from "../../core/lanes.js";
 import { batonCommand } from "../../core/shell.js";
@@ -277,19 +276,15 @@ export async function exportJournal(ctx: Ctx, id: string | undefined, o: { sessi
     writeStdout(`${JSON.stringify(ev)}\n`);
     return;
   }
-  const sink = o.out ? createWriteStream(o.out) : undefined;
-  let n = 0;
-  for await (const line of b.events.exportJsonl(sid)) {
-    n++;
-    if (!sink)
-      writeStdout(line); // the shared path: a closed pipe ends the export quietly
-    else if (!sink.write(line)) await new Promise<void>((r) => sink.once("drain", () => r()));
+  if (o.out === undefined) {
+    // The shared path: a closed pipe ends the export quietly.
+    for await (const line of b.events.exportJsonl(sid)) writeStdout(line);
+    return;
   }
-  if (sink) {
-    await new Promise<void>((res, rej) => sink.end((err?: Error | null) => (err ? rej(err) : res())));
-    const file = o.out;
-    ctx.out({ sessionId: sid, file, events: n }, () => `Exported ${n} events of ${sid} to ${file}`);
-  }
+  const file = o.out;
+  const { writeLinesTo } = await import("../out-file.js");
+  const n = await writeLinesTo(file, b.events.exportJsonl(sid));
+  ctx.out({ sessionId: sid, file, events: n }, () => `Exported ${n} events of ${sid} to ${file}`);
 }
 
 export async function rebuild(ctx: Ctx, o: { session?: string }): Promise<void> {

@@ -1,5 +1,5 @@
 /** `baton ledger record|list|show|export|health`: the trajectory ledger (agent hooks record after each tool call). */
-import { createWriteStream, readFileSync } from "node:fs";
+import { readFileSync } from "node:fs";
 import {
   LEDGER_STATUSES,
   type LedgerEvidence,
@@ -9,7 +9,7 @@ import {
   type LedgerStatus,
   shapeNode,
 } from "../../core/ledger/nodes.js";
-import { BatonError, badInput } from "../../errors.js";
+import { badInput } from "../../errors.js";
 import { writeStderr } from "../../platform/output.js";
 import { type Ctx, parseIntOption } from "../context.js";
 
@@ -181,28 +181,19 @@ export async function ledgerExport(
     );
     return;
   }
-  const sink = o.out ? createWriteStream(o.out, { mode: 0o600 }) : undefined;
-  let lines = 0;
-  let pendingErr: Error | undefined;
-  sink?.on("error", (e) => {
-    pendingErr = e;
-  });
-  const { writeStdout } = await import("../../platform/output.js");
-  for await (const l of b.ledger.export({ format, ...(sessionId ? { sessionId } : {}) })) {
-    lines++;
-    if (!sink) writeStdout(l);
-    else if (!sink.write(l)) await new Promise<void>((r) => sink.once("drain", () => r()));
-    if (pendingErr) break;
+  const lines = b.ledger.export({ format, ...(sessionId ? { sessionId } : {}) });
+  if (o.out === undefined) {
+    const { writeStdout } = await import("../../platform/output.js");
+    for await (const l of lines) writeStdout(l);
+    return;
   }
-  if (sink) {
-    await new Promise<void>((res, rej) => sink.end((err?: Error | null) => (err ? rej(err) : res())));
-    if (pendingErr) throw new BatonError("io_error", `cannot write ${o.out}: ${pendingErr.message}`, { path: o.out });
-    const file = o.out as string;
-    ctx.out(
-      { ...(sessionId ? { sessionId } : {}), file, format, lines },
-      () => `Exported ${lines} ${format === "otlp" ? "OTLP request(s)" : "nodes"} of ${scope} to ${file}`,
-    );
-  }
+  const file = o.out;
+  const { writeLinesTo } = await import("../out-file.js");
+  const n = await writeLinesTo(file, lines);
+  ctx.out(
+    { ...(sessionId ? { sessionId } : {}), file, format, lines: n },
+    () => `Exported ${n} ${format === "otlp" ? "OTLP request(s)" : "nodes"} of ${scope} to ${file}`,
+  );
 }
 
 export async function ledgerHealth(ctx: Ctx): Promise<void> {
