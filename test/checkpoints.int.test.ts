@@ -691,6 +691,28 @@ describe("artifacts", () => {
     await expectCode(b.artifacts.add(sid, { content: Buffer.from("late"), name: "late.txt" }), "invalid_transition");
   });
 
+  it("are read from regular files only, never waiting on a FIFO nor reading past the file limit", async () => {
+    const { b, root, sid } = await workspace({ checkpoints: { maxFileBytes: 1024 } });
+    spawnSync("mkfifo", [join(root, "pipe")]);
+    symlinkSync("/dev/zero", join(root, "zero"));
+    mkdirSync(join(root, "folder"));
+    write(root, "big.bin", Buffer.alloc(2048, 1));
+    for (const [file, why] of [
+      ["pipe", "not a regular file"],
+      ["zero", "not a regular file"],
+      ["folder", "not a regular file"],
+      ["big.bin", "2048 bytes, over the 1024-byte limit"],
+      ["missing.txt", "ENOENT"],
+    ]) {
+      const err = await b.artifacts.add(sid, { file: file as string }).then(
+        () => undefined,
+        (e: unknown) => e,
+      );
+      expect(isBatonError(err) && [err.code, err.message], file).toEqual(["bad_input", `cannot read ${file} (${why})`]);
+    }
+    expect(await b.artifacts.list(sid)).toEqual([]);
+  });
+
   it("over the inline limit, live in a file and are reported and released the same way", async () => {
     const { b, root, sid } = await workspace({ checkpoints: { inlineMaxBytes: 1024 } });
     const big = Buffer.alloc(4096, 7);

@@ -5,12 +5,12 @@
  * row (which keeps its blob alive while the session is active) and an `artifact:added` journal
  * event (so status can report one whose blob went missing).
  */
-import { readFileSync } from "node:fs";
 import { basename, resolve } from "node:path";
 import type { ArtifactRow, Backend } from "../../backend/contract.js";
 import { randomHex } from "../../core/canonical.js";
 import type { ArtifactRecord } from "../../core/types.js";
 import { BatonError, badInput } from "../../errors.js";
+import { NotASettingsFile, readSettingsBytes } from "../../platform/settings-text.js";
 import type { Journal } from "../journal/journal.js";
 import type { CheckpointService } from "./checkpoints.js";
 
@@ -50,11 +50,17 @@ export class ArtifactService {
     if ((input.file === undefined) === (input.content === undefined)) throw badInput("give a file or the content of the artifact");
     let content: Uint8Array;
     if (input.file !== undefined) {
+      // Opened without waiting (a FIFO would hang the command) and read only as a regular file of
+      // at most the checkpoints' file limit (a link to /dev/zero would exhaust it).
+      let read: Buffer | undefined;
       try {
-        content = readFileSync(resolve(this.#cps.root, input.file));
+        read = readSettingsBytes(resolve(this.#cps.root, input.file), this.#cps.maxFileBytes);
       } catch (err) {
-        throw badInput(`cannot read ${input.file} (${(err as NodeJS.ErrnoException).code ?? (err as Error).message})`);
+        const why = err instanceof NotASettingsFile ? err.why : ((err as NodeJS.ErrnoException).code ?? (err as Error).message);
+        throw badInput(`cannot read ${input.file} (${why})`);
       }
+      if (read === undefined) throw badInput(`cannot read ${input.file} (ENOENT)`);
+      content = read;
     } else content = input.content as Uint8Array;
     const name = input.name ?? (input.file !== undefined ? basename(input.file) : "");
     if (!NAME.test(name))
