@@ -21,10 +21,17 @@ const root = mkdtempSync(join(tmpdir(), "baton-warm-"));
 const env = { ...process.env, BATON_HOOK_SERVER: "use" };
 delete env.NODE_OPTIONS;
 
-function run(args, input) {
-  const r = spawnSync(process.execPath, [bin, ...args], { cwd: root, env, input, encoding: "utf8", timeout: 30_000 });
+function run(args, input, more = {}) {
+  const r = spawnSync(process.execPath, [bin, ...args], { cwd: root, env: { ...env, ...more }, input, encoding: "utf8", timeout: 30_000 });
   if (r.status !== 0) throw new Error(`baton ${args.join(" ")} exited ${r.status}: ${r.stderr}`);
-  return r.stdout;
+  return r;
+}
+
+/** Run `args` and check that the server answered it (else the cache it writes is another path's). */
+function served(args, input) {
+  const r = run(args, input, { BATON_DEBUG: "1", BATON_HOOK_DEBUG: "1" });
+  if (!/answered by the server/.test(r.stderr))
+    throw new Error(`baton ${args.join(" ")} was not answered by the server: ${r.stderr.trim()}`);
 }
 
 async function warm() {
@@ -61,8 +68,8 @@ async function warm() {
     for (const f of readdirSync(join(repo, "dist")))
       if ((f.startsWith(`hook.cjs.${process.version}.`) || f.startsWith(`ask.cjs.${process.version}.`)) && f.endsWith(".v8cache"))
         rmSync(join(repo, "dist", f), { force: true });
-    run(["hook", "claude", "PostToolUse"], JSON.stringify(payload));
-    run(["status", "--json"]);
+    served(["hook", "claude", "PostToolUse"], JSON.stringify(payload));
+    served(["status", "--json"]);
   } finally {
     server.kill("SIGTERM");
     await exited;

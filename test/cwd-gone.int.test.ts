@@ -6,7 +6,7 @@
  * a hook answers from its payload's own cwd. None prints Node's stack trace.
  */
 import { spawnSync } from "node:child_process";
-import { mkdirSync } from "node:fs";
+import { mkdirSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { afterAll, describe, expect, it } from "vitest";
 import { CLI, cleanupDirs, cli, tempDir } from "./helpers.js";
@@ -55,6 +55,11 @@ describe("a working directory removed under baton", () => {
     } finally {
       await s.stop();
     }
+    // A file named relative to a working directory that is gone: said as such, not `internal`.
+    writeFileSync(join(root, "shot.png"), "png");
+    expect(cli(["artifact", "add", join(root, "shot.png"), "--session", "fix", "--root", root]).code).toBe(0);
+    const out = inRemovedDir(["artifact", "get", "shot.png", "--session", "fix", "--out", "copy.png", "--json", "--root", root]);
+    expect([out.code, JSON.parse(out.stdout).error?.code], out.stderr).toEqual([4, "workspace_not_found"]);
   });
 
   it("a command that needs the working directory says it is gone, and what to do", () => {

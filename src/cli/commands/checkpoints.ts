@@ -6,6 +6,7 @@ import type { CheckpointInfo } from "../../core/time-travel/checkpoints.js";
 import { BatonError, badInput } from "../../errors.js";
 import { paintDiff } from "../../platform/colour.js";
 import { writeStdoutBytes } from "../../platform/output.js";
+import { requireWorkingDir } from "../../platform/workspace.js";
 import { type Ctx, parseIntOption } from "../context.js";
 import { progress } from "../progress.js";
 
@@ -178,7 +179,9 @@ export async function artifactGet(ctx: Ctx, idOrName: string, o: S & { out?: str
   const { b, sid } = await target(ctx, o);
   const { artifact, content } = await b.artifacts.get(sid, idOrName);
   if (o.out !== undefined) {
-    const rel = relative(b.root, resolve(o.out)).split(sep).join("/");
+    const rel = relative(b.root, isAbsolute(o.out) ? o.out : resolve(requireWorkingDir(), o.out))
+      .split(sep)
+      .join("/");
     if (rel !== "" && !rel.startsWith("../") && rel !== ".." && !isAbsolute(rel)) {
       // Inside the workspace, where the agent can swap a directory for a link: written as a
       // restore writes (never through a link in any component).
