@@ -34,7 +34,7 @@ import { isBatonError } from "../../errors.js";
 import { httpHooksOn } from "../../platform/claude-http-hooks.js";
 import { appendHookFailure } from "../../platform/hook-log.js";
 import { endRuns, ensureRun, heartbeatRuns, laneOf, pauseView, sessionFor } from "./sessions.js";
-import { afterTool, beforeTool, type ToolHookContext } from "./tools.js";
+import { afterTool, beforeTool, hookLessons, type ToolHookContext } from "./tools.js";
 import { reportUnanswered } from "./unanswered.js";
 
 const PROMPT_LESSONS_CHARS = 2_000;
@@ -179,8 +179,8 @@ async function sessionStart(b: Baton, ev: Ev<"session_start">, o: Ctx): Promise<
   const extra: string[] = [];
   if (room > 200) {
     const query = [s.title, s.nextAction.reason, ...s.activeBlockers.map((x) => x.text)].filter(Boolean).join(" ");
-    const inj = await b.lessons.inject({ sessionId: sid, prompt: query }, { k: 5, maxChars: Math.min(room, PROMPT_LESSONS_CHARS) });
-    if (inj.markdown) extra.push(inj.markdown);
+    const markdown = await hookLessons(b, ev, { sessionId: sid, prompt: query }, { k: 5, maxChars: Math.min(room, PROMPT_LESSONS_CHARS) });
+    if (markdown) extra.push(markdown);
   }
   return {
     context: renderSessionContext(brief, { maxChars: o.contextLimit, source: ev.source, extra }),
@@ -220,8 +220,8 @@ async function prompt(b: Baton, ev: Ev<"prompt">, o: Ctx): Promise<HookResponse>
   }
   const parts: string[] = [];
   if (paused) parts.push(renderSpiralPause(sid, pauseView(snap, lane)));
-  const inj = await b.lessons.inject({ sessionId: sid, prompt: words }, { k: 5, maxChars: PROMPT_LESSONS_CHARS });
-  if (inj.markdown) parts.push(inj.markdown);
+  const markdown = await hookLessons(b, ev, { sessionId: sid, prompt: words }, { k: 5, maxChars: PROMPT_LESSONS_CHARS });
+  if (markdown) parts.push(markdown);
   return parts.length > 0 ? { context: parts.join("\n\n") } : {};
 }
 

@@ -29,6 +29,7 @@ import { spiralTurn } from "../../core/spiral/turn.js";
 import { pathProblem } from "../../core/time-travel/paths.js";
 import type { Snapshot } from "../../core/types.js";
 import { isBatonError } from "../../errors.js";
+import { appendHookFailure } from "../../platform/hook-log.js";
 import { claudeConfigDirOf, clineConfigArg } from "../../platform/moved-config.js";
 import { isGuardedWrite } from "../../platform/plugin-files.js";
 import { readProcArgs } from "../../platform/process-facts.js";
@@ -429,12 +430,13 @@ export async function afterTool(b: Baton, ev: Ev<"after_tool">, o: ToolHookConte
     };
   }
   if (error) {
-    const inj = await b.lessons.inject(
+    const markdown = await hookLessons(
+      b,
+      ev,
       { sessionId: sid, tool: tool.name, paths: files, prompt: error.slice(0, 500), ...(fingerprint ? { fingerprint } : {}) },
       { k: 3, maxChars: 1_500 },
     );
-    if (inj.markdown)
-      return { context: note ? `${note}\n\n${inj.markdown}` : inj.markdown, ...(userNote ? { userMessage: userNote } : {}) };
+    if (markdown) return { context: note ? `${note}\n\n${markdown}` : markdown, ...(userNote ? { userMessage: userNote } : {}) };
   }
   return { ...(note ? { context: note } : {}), ...(userNote ? { userMessage: userNote } : {}) };
 }
@@ -451,4 +453,19 @@ function bounded(v: unknown, depth = 0): unknown {
     out[k] = bounded(x, depth + 1);
   }
   return out;
+}
+
+/**
+ * The lessons a hook offers, as markdown; none when LESSONS.md cannot be used as it is (a link,
+ * not a regular file, too large: a repository may ship any of these), which is logged
+ * (`.baton/logs/hooks.log`) so the rest of the hook's answer still stands.
+ */
+export async function hookLessons(b: Baton, ev: HookEvent, ...args: Parameters<Baton["lessons"]["inject"]>): Promise<string> {
+  try {
+    return (await b.lessons.inject(...args)).markdown;
+  } catch (err) {
+    if (!isBatonError(err) || (err.code !== "unsafe_path" && err.code !== "bad_input")) throw err;
+    appendHookFailure(b.workspace.dir, { agent: ev.agent, event: ev.native, error: err });
+    return "";
+  }
 }

@@ -25,11 +25,11 @@
  * could not be released (the next writer waits for its TTL). A change that fails keeps its own
  * error, whatever the release does.
  */
-import { readFileSync } from "node:fs";
 import { basename, dirname, join } from "node:path";
 import { checksum } from "../../core/canonical.js";
 import { BatonError } from "../../errors.js";
 import { atomicWrite, commitWrite, discardWrite, fsyncDir, prepareWrite } from "../../platform/safe-fs.js";
+import { NotASettingsFile, readSettingsBytes, SETTINGS_MAX_BYTES } from "../../platform/settings-text.js";
 import type { LockService } from "../work/locks.js";
 
 export const LESSONS_FILE = "LESSONS.md";
@@ -38,13 +38,24 @@ export function lessonsPath(root: string): string {
   return join(root, LESSONS_FILE);
 }
 
-/** The file's text, or undefined when there is none. */
+/**
+ * The file's text, or undefined when there is none. A repository may ship LESSONS.md as anything:
+ * it is read only as a regular file (not through a link, which could name a private file whose
+ * text the next write would then copy into the repository, nor a FIFO or /dev/zero, which would
+ * hang or exhaust every hook that offers lessons), of at most SETTINGS_MAX_BYTES.
+ */
 export function readLessonsText(path: string): string | undefined {
+  let bytes: Buffer | undefined;
   try {
-    return readFileSync(path, "utf8");
+    bytes = readSettingsBytes(path, SETTINGS_MAX_BYTES, { follow: false });
   } catch (err) {
     const code = (err as NodeJS.ErrnoException).code;
-    if (code === "ENOENT") return undefined;
+    if (code === "ELOOP" || err instanceof NotASettingsFile)
+      throw new BatonError(
+        "unsafe_path",
+        `${path} is ${code === "ELOOP" ? "a symbolic link" : (err as NotASettingsFile).why}: lessons are read and written only in a regular file of at most ${SETTINGS_MAX_BYTES} bytes; replace it with one`,
+        { path },
+      );
     throw new BatonError(
       "io_error",
       `cannot read ${path} (${code ?? (err as Error).message}); check that it is a readable file`,
@@ -52,6 +63,7 @@ export function readLessonsText(path: string): string | undefined {
       { cause: err },
     );
   }
+  return bytes?.toString("utf8");
 }
 
 /**
