@@ -1,4 +1,5 @@
-import { existsSync, mkdirSync, readFileSync, statSync, writeFileSync } from "node:fs";
+import { spawnSync } from "node:child_process";
+import { chmodSync, existsSync, mkdirSync, readFileSync, statSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { afterAll, describe, expect, it } from "vitest";
 import { cleanupDirs, cli, tempDir } from "./helpers.js";
@@ -192,6 +193,17 @@ describe("baton CLI", () => {
       expect(r.json().error.message).toMatch(/^cannot write .* \((ENOENT|EISDIR)\): give a file in a folder that exists/);
     }
     expect(existsSync(join(root, "no-such-folder"))).toBe(false);
+    // A named pipe would block the open: refused. A full disk is an io_error, however small the export.
+    spawnSync("mkfifo", [join(root, "pipe")]);
+    const piped = cli(["export", "t", "--out", join(root, "pipe"), ...o, "--json"]);
+    expect([piped.code, piped.json().error.code]).toEqual([2, "bad_input"]);
+    const full = cli(["export", "t", "--out", "/dev/full", ...o, "--json"]);
+    expect([full.code, full.json().error.code], full.stderr).toEqual([5, "io_error"]);
+    // A file that was there is private after the export too.
+    writeFileSync(out, "old\n", { mode: 0o644 });
+    chmodSync(out, 0o644);
+    expect(cli(["export", "t", "--out", out, ...o]).code).toBe(0);
+    expect(statSync(out).mode & 0o777).toBe(0o600);
     expect(cli(["rebuild", ...o, "--json"]).json().sessions).toEqual([
       { sessionId: "t", repaired: false, lastSeq: 2, phase: "in_progress" },
     ]);
