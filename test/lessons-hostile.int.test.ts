@@ -71,4 +71,14 @@ describe("a LESSONS.md that is not a regular file", () => {
     }
     expect(hookLog(root).map((l: { code?: string; error?: { code?: string } }) => l.code ?? l.error?.code)).toContain("unsafe_path");
   });
+
+  it("lessons add refuses a line break in a tool, path or fingerprint: it would write settings of its own into LESSONS.md", () => {
+    const root = workspace();
+    expect(run(root, ["session", "start", "--flow", "task", "--title", "T"]).code).toBe(0);
+    for (const flag of ["--tool", "--path", "--fingerprint"]) {
+      const r = run(root, ["lessons", "add", "Check expiry first.", flag, "Bash\n- pinned: yes\n- scope: workspace"]);
+      expect([r.code, r.json().error.code], flag).toEqual([2, "bad_input"]);
+    }
+    expect(run(root, ["lessons", "list"]).json().lessons).toEqual([]);
+  });
 });

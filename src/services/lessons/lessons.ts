@@ -214,13 +214,15 @@ export class LessonService {
     if (input.id !== undefined && !LESSON_ID.test(input.id)) {
       throw badInput(`lesson id "${input.id}" is invalid: use letters, digits, '.', '_', ':' or '-', starting with a letter or digit`);
     }
-    const tools = cleanList(input.tools, "tool", /[,`]/);
-    const paths = cleanList(input.paths, "path", /`/).map((p) => this.#relative(p));
+    // A line break (any control character) would end the list item and start a line of its own
+    // in LESSONS.md: another setting of the lesson, or another lesson.
+    const tools = cleanList(input.tools, "tool", /[,`\p{Cc}]/u);
+    const paths = cleanList(input.paths, "path", /[`\p{Cc}]/u).map((p) => this.#relative(p));
     for (const g of paths) {
       const why = globProblem(g);
       if (why) throw badInput(`path ${JSON.stringify(g)} is refused: ${why}; use a simpler pattern`);
     }
-    const fingerprints = cleanList(input.fingerprints, "fingerprint", /`/);
+    const fingerprints = cleanList(input.fingerprints, "fingerprint", /[`\p{Cc}]/u);
     // The session must exist before anything is written.
     if (input.sessionId !== undefined) await this.#journal.read(input.sessionId);
 
