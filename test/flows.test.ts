@@ -1,3 +1,6 @@
+import { mkdtempSync, writeFileSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
 import { describe, expect, it } from "vitest";
 import { decide, phaseNextAction } from "../src/core/flows/flow.js";
 import { parseFlowFile, validateFlow } from "../src/core/flows/validate.js";
@@ -99,6 +102,33 @@ describe("built-in flows", () => {
     ]);
     expect(accepted.phase).toBe("accept_pending");
     expect(phaseNextAction(flow, accepted, NOW).action).toBe("run_accept_cleanup");
+  });
+});
+
+describe("flow names", () => {
+  it("a name an object inherits (constructor, __proto__, toString) is no flow: unknown_flow, and a user flow may take it", async () => {
+    const { FlowRegistry } = await import("../src/services/flows.js");
+    const dir = mkdtempSync(join(tmpdir(), "baton-flows-"));
+    writeFileSync(
+      join(dir, "constructor.json"),
+      JSON.stringify({
+        name: "constructor",
+        initial: "open",
+        phases: {
+          open: {
+            on: { close: { to: "done" } },
+            next: { action: "close_it", reason: "Close it.", command: "baton event {session} close" },
+          },
+          done: { terminal: true, next: { action: "none", reason: "Closed.", command: "" } },
+        },
+      }),
+    );
+    const flows = new FlowRegistry(dir);
+    for (const name of ["__proto__", "toString", "valueOf", "hasOwnProperty"])
+      await expect(flows.get(name), name).rejects.toMatchObject({ code: "unknown_flow" });
+    const reports = await flows.reports();
+    expect(reports.find((r) => r.name === "constructor")?.problems ?? ["missing"]).toEqual([]);
+    expect((await flows.get("constructor")).initial).toBe("open");
   });
 });
 

@@ -19,6 +19,11 @@ export const BUILTIN_FLOWS: Readonly<Record<string, FlowDefinition>> = Object.fr
   "live-variant": liveVariantFlow,
 });
 
+/** The built-in flow of that name, if any (its own key only: "constructor" names no flow). */
+function builtinFlow(name: string): FlowDefinition | undefined {
+  return Object.hasOwn(BUILTIN_FLOWS, name) ? BUILTIN_FLOWS[name] : undefined;
+}
+
 export interface FlowFileReport {
   file: string;
   name?: string;
@@ -36,7 +41,7 @@ export class FlowRegistry {
 
   /** A flow by name. Built-in flows never touch the disk; user flows are read on first need. */
   async get(name: string): Promise<FlowDefinition> {
-    const builtin = BUILTIN_FLOWS[name];
+    const builtin = builtinFlow(name);
     if (builtin) return builtin;
     const user = (await this.#loadUser()).get(name);
     if (user) return user;
@@ -74,7 +79,7 @@ export class FlowRegistry {
     for (const f of files) {
       const file = join(this.#dir, f);
       const { flow, problems, name } = await loadFlowFile(file);
-      if (flow && BUILTIN_FLOWS[flow.name]) {
+      if (flow && builtinFlow(flow.name)) {
         this.#reports.push({
           file,
           name: flow.name,
