@@ -46,6 +46,15 @@ describe("baton CLI", () => {
     expect(human.code).toBe(3);
     expect(human.stderr).toMatch(/^baton: .*not allowed in phase configuring.*\[invalid_transition\]/);
     expect(cli(["--help"]).code).toBe(0);
+    // Numbers past what a store binds or a date holds: bad_input, not the driver's error.
+    for (const [args, env] of [
+      [["nack", "lease-x", "--delay", "9000000000000000"], {}],
+      [["nack", "lease-x", "--delay", "99999999999999999999"], {}],
+      [["checkpoint", "--all"], { BATON_CHECKPOINT_RETAIN: "99999999999999999999" }],
+    ] as [string[], Record<string, string>][]) {
+      const r = cli([...args, "--root", root, "--json"], { env });
+      expect([r.code, r.json().error.code], `${args.join(" ")}: ${r.stdout}`).toEqual([2, "bad_input"]);
+    }
     // Nothing was appended by the failures.
     expect(cli(["export", "lv", "--root", root]).stdout.trim().split("\n")).toHaveLength(1);
   });

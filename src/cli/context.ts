@@ -132,5 +132,6 @@ export function parseIntOption(text: string | undefined, flag: string, min = 0):
   if (!/^-?\d+$/.test(text.trim())) throw new BatonError("bad_input", `${flag} must be a whole number, got "${text}"`);
   const n = Number(text);
   if (n < min) throw new BatonError("bad_input", `${flag} must be ≥ ${min}, got ${n}`);
+  if (!Number.isSafeInteger(n)) throw new BatonError("bad_input", `${flag} must be at most ${Number.MAX_SAFE_INTEGER}, got ${text.trim()}`);
   return n;
 }

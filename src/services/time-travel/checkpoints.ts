@@ -35,6 +35,9 @@ import { coversWith, walkCovers } from "./tree-rules.js";
 import { MODE, STAT_FIELDS, WalkCache, walkTree } from "./tree-scan.js";
 import { outsideRulesText, parseOutsideRules, rootSources } from "./tree-sources.js";
 
+/** The most checkpoints a session may keep: more than any session makes, and a number every store binds. */
+const MAX_RETAIN = 1_000_000;
+
 export type { CheckpointOptions };
 
 export interface CheckpointInput {
@@ -226,8 +229,8 @@ export class CheckpointService {
     this.blobs = new Blobs(backend, join(batonDir, "blobs"), { ...blobOpts, shared, here: () => `host ${this.host()}, ${root}` });
     const config = readCheckpointConfig(batonDir);
     this.retain = opts.retain ?? config.retain ?? 100;
-    if (!Number.isInteger(this.retain) || this.retain < 1)
-      throw badInput(`checkpoint retention must be a whole number ≥ 1, got ${this.retain}`);
+    if (!Number.isInteger(this.retain) || this.retain < 1 || this.retain > MAX_RETAIN)
+      throw badInput(`checkpoint retention must be a whole number from 1 to ${MAX_RETAIN}, got ${this.retain}`);
     this.#exclude = [...(config.exclude ?? []), ...(opts.exclude ?? [])];
     this.excluded = pathMatcher(this.#exclude);
     // A store inside the workspace (SQLite) is this machine's: nothing needs keeping apart.

@@ -40,6 +40,9 @@ import {
   workOf,
 } from "./queue-items.js";
 
+/** The longest a nack may put an item off: later is no date a store keeps (JavaScript's end of time is 275,760 AD). */
+const MAX_NACK_DELAY_MS = 10 * 365 * 24 * 60 * 60 * 1000;
+
 export type {
   AckResult,
   DeadItem,
@@ -339,7 +342,8 @@ export class Queue {
   /** Give the item back (optionally not before `delayMs`); a failed attempt. */
   async nack(leaseId: string, opts: { delayMs?: number; reason?: string } = {}): Promise<NackResult> {
     const delayMs = opts.delayMs ?? 0;
-    if (!Number.isFinite(delayMs) || delayMs < 0) throw badInput("delay must be a number of milliseconds ≥ 0");
+    if (!Number.isFinite(delayMs) || delayMs < 0 || delayMs > MAX_NACK_DELAY_MS)
+      throw badInput(`delay must be a number of milliseconds from 0 to ${MAX_NACK_DELAY_MS} (ten years), got ${delayMs}`);
     return this.#giveBack(leaseId, { delayMs, reason: opts.reason ?? "nacked on its last attempt", onlyLeased: false });
   }
 
