@@ -691,6 +691,10 @@ describe("baton hooks install / uninstall", () => {
     expect(placed.isFile()).toBe(true);
     expect(placed.mode & 0o777, "a new file's mode, whatever the link's").toBe(0o666 & ~process.umask());
     expect(readFileSync(outside, "utf8"), "the link's target is untouched").toBe("{}");
+    // The backups take the mode of the file a link names, never the link's own 0777.
+    for (const bak of [join(home, ".claude", "settings.json.baton.bak"), join(root, ".claude", "settings.local.json.baton.bak")])
+      if (existsSync(bak)) expect(statSync(bak).mode & 0o022, bak).toBe(0);
+    expect(statSync(join(root, ".claude", "settings.local.json.baton.bak")).mode & 0o777).toBe(statSync(outside).mode & 0o755);
   });
 
   it("entries whose launcher is not a baton (`true baton hook …`, a repository's or a shell's edit) are not counted as running Baton", () => {

@@ -12,7 +12,7 @@
  * - Inside the workspace nothing is read, backed up or written through a link (the agent can
  *   make `.claude` one); the user's own files are written through their link (dotfiles).
  */
-import { lstatSync, readFileSync } from "node:fs";
+import { lstatSync, readFileSync, statSync } from "node:fs";
 import { isAbsolute, relative, sep } from "node:path";
 import { type ParseError, parse, printParseErrorCode } from "jsonc-parser";
 import { type HookAgent, type HookGroupSpec, handlerCommand, installInto, isBatonCommand } from "../core/hooks/config.js";
@@ -146,7 +146,10 @@ export function backup(file: string, text: string, o: HookPlaceOptions): string 
   const to = `${file}${BACKUP_SUFFIX}`;
   let mode: number | undefined;
   try {
-    mode = lstatSync(file).mode & 0o777;
+    // A link's own mode is 0777: the backup takes the mode of the file it names, at most 0644's
+    // permissions for others (it holds settings `uninstall` restores).
+    const st = lstatSync(file);
+    mode = (st.isSymbolicLink() ? statSync(file).mode : st.mode) & 0o777 & ~0o022;
   } catch {
     // written with a new file's mode
   }
