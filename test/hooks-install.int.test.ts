@@ -697,6 +697,22 @@ describe("baton hooks install / uninstall", () => {
     expect(statSync(join(root, ".claude", "settings.local.json.baton.bak")).mode & 0o777).toBe(statSync(outside).mode & 0o755);
   });
 
+  it("a settings file nested 10,000 deep (20 KB a repository can ship) is refused as it is, not a stack overflow", () => {
+    const root = tempDir("baton-install-");
+    mkdirSync(join(root, ".claude"));
+    const file = join(root, ".claude", "settings.json");
+    const deep = `{"a":${"[".repeat(10_000)}${"]".repeat(10_000)}}`;
+    writeFileSync(file, deep);
+    for (const verb of ["install", "uninstall"]) {
+      const r = cli(["hooks", verb, "claude", "--shared", "--root", root, "--json"], { env: defaultEnv });
+      expect([r.code, r.json().error?.code], `${verb}: ${r.stdout}`).toEqual([2, "bad_input"]);
+      expect(r.json().error.message).toContain("nests deeper than 64 levels");
+    }
+    expect(readFileSync(file, "utf8")).toBe(deep);
+    const status = cli(["hooks", "status", "claude", "--root", root, "--json"], { env: defaultEnv });
+    expect(status.code, status.stdout).toBe(0);
+  });
+
   it("entries whose launcher is not a baton (`true baton hook …`, a repository's or a shell's edit) are not counted as running Baton", () => {
     const root = tempDir("baton-install-");
     // Claude Code's committed settings, as a cloned repository could ship them.

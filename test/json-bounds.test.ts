@@ -1,7 +1,8 @@
 /** User JSON of any depth or width is refused with a reason before anything walks it recursively. */
 import fc from "fast-check";
 import { describe, expect, it } from "vitest";
-import { canonicalJson, copyJson, isPlainJson, JSON_LIMITS, jsonBoundsProblem } from "../src/core/canonical.js";
+import { canonicalJson, copyJson, isPlainJson, JSON_LIMITS, jsonBoundsProblem, jsonTextDepth } from "../src/core/canonical.js";
+import { parseFlowFile } from "../src/core/flows/validate.js";
 
 const nest = (depth: number, leaf: unknown = 1): unknown => {
   let v = leaf;
@@ -158,5 +159,34 @@ describe("canonicalJson", () => {
   it("throws a RangeError past 1,000 levels instead of overflowing the stack", () => {
     expect(() => canonicalJson(nest(999))).not.toThrow();
     expect(() => canonicalJson(JSON.parse(`${"[".repeat(50_000)}${"]".repeat(50_000)}`))).toThrow(RangeError);
+  });
+});
+
+/** The depth of a parsed value: containers count one each, as brackets do in its text. */
+function depthOf(v: unknown): number {
+  if (v === null || typeof v !== "object") return 0;
+  const inner = Object.values(v as object).map(depthOf);
+  return 1 + (inner.length > 0 ? Math.max(...inner) : 0);
+}
+
+describe("jsonTextDepth", () => {
+  it("is the nesting of the value the text holds, whatever its strings and (JSONC) comments contain", () => {
+    fc.assert(
+      fc.property(fc.jsonValue({ maxDepth: 12 }), fc.integer({ min: 0, max: 2 }), (v, indent) => {
+        const text = JSON.stringify(v, null, indent);
+        expect(jsonTextDepth(text)).toBe(depthOf(v));
+        // Brackets and quotes in comments count for nothing.
+        expect(jsonTextDepth(`// "[[{\n/* {"[ */${text}`)).toBe(depthOf(v));
+      }),
+      { numRuns: 2_000 },
+    );
+  });
+
+  it("a flow file nested deeper than the limit is a problem of the file, not a stack overflow", () => {
+    const deep = `{"name":"d","x":${"[".repeat(10_000)}${"]".repeat(10_000)}}`;
+    expect(() => JSON.parse(deep)).not.toThrow();
+    expect(parseFlowFile(deep).problems).toEqual([
+      { path: "", message: `nested deeper than ${JSON_LIMITS.depth} levels`, line: 1, column: 1 },
+    ]);
   });
 });

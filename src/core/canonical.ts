@@ -20,6 +20,36 @@ function nodeCrypto(): Crypto {
 export const JSON_LIMITS = Object.freeze({ depth: 64, nodes: 100_000 });
 
 /**
+ * How deep the brackets of a JSON or JSONC text nest, outside its strings and comments, counted
+ * without parsing it: a parser that recurses (jsonc-parser's) overflows the stack on a 20 KB
+ * file nested 10,000 deep, which a repository can ship as a flow or an agent's settings.
+ */
+export function jsonTextDepth(text: string): number {
+  let depth = 0;
+  let max = 0;
+  for (let i = 0; i < text.length; i++) {
+    const c = text.charCodeAt(i);
+    if (c === 34) {
+      // a string: to its closing quote, over escapes
+      for (i++; i < text.length; i++) {
+        const d = text.charCodeAt(i);
+        if (d === 92) i++;
+        else if (d === 34) break;
+      }
+    } else if (c === 47 && text.charCodeAt(i + 1) === 47) {
+      const eol = text.indexOf("\n", i);
+      i = eol < 0 ? text.length : eol;
+    } else if (c === 47 && text.charCodeAt(i + 1) === 42) {
+      const end = text.indexOf("*/", i + 2);
+      i = end < 0 ? text.length : end + 1;
+    } else if (c === 123 || c === 91) {
+      if (++depth > max) max = depth;
+    } else if (c === 125 || c === 93) depth--;
+  }
+  return max;
+}
+
+/**
  * Why a parsed JSON value is too deep or has too many values to take, or undefined when it
  * fits. Iterative, so it is itself safe on any depth.
  */

@@ -4,6 +4,7 @@
  */
 
 import { findNodeAtLocation, type ParseError, parseTree, printParseErrorCode } from "jsonc-parser";
+import { JSON_LIMITS, jsonTextDepth } from "../canonical.js";
 import { isFacetEvent } from "../facets.js";
 import { globProblem } from "../glob-limits.js";
 import type { FlowDefinition } from "./flow.js";
@@ -199,6 +200,8 @@ export function validateFlow(input: unknown): FlowProblem[] {
 
 /** Parse and validate a flow file's text. Problems carry 1-based line and column. */
 export function parseFlowFile(text: string): { flow?: FlowDefinition; problems: FlowProblem[] } {
+  if (jsonTextDepth(text) > JSON_LIMITS.depth)
+    return { problems: [{ path: "", message: `nested deeper than ${JSON_LIMITS.depth} levels`, line: 1, column: 1 }] };
   const errors: ParseError[] = [];
   const tree = parseTree(text, errors, { allowTrailingComma: false, disallowComments: true });
   const lineOf = (offset: number) => {
