@@ -69,6 +69,9 @@ describe("baton dashboard", () => {
       expect(none.code).toBe(0);
       expect(none.stdout).toContain("No Baton server runs for this workspace.");
       expect(cli(["--root", root, "serve", "--stop", "--port", "0"]).code).toBe(2);
+      // A port past TCP's: bad_input, said before anything starts.
+      const port = cli(["--root", root, "--json", "serve", "--port", "65536"]);
+      expect([port.code, port.json().error.code]).toEqual([2, "bad_input"]);
     } finally {
       await stopPid(out.pid);
     }

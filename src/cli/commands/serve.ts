@@ -3,7 +3,7 @@ import { readFileSync } from "node:fs";
 import { constants } from "node:os";
 import { dirname, join } from "node:path";
 import { fileURLToPath } from "node:url";
-import { BatonError } from "../../errors.js";
+import { BatonError, badInput } from "../../errors.js";
 import { writeStderr } from "../../platform/output.js";
 import { liveServer, serverIdentity, stopServer } from "../../platform/server-file.js";
 import { resolveWorkspace } from "../../platform/workspace.js";
@@ -63,6 +63,7 @@ async function serving(
   named: () => void,
 ): Promise<void> {
   const port = parseIntOption(o.port, "--port", 0);
+  if (port !== undefined && port > 65535) throw badInput(`--port must be a TCP port, 0 to 65535 (0: any free one), got ${port}`);
   const idleExitMs = parseDurationOption(o.idleExit, "--idle-exit");
   const replace = parseIntOption(o.replace, "--replace", 1);
   const baton = await ctx.open();
