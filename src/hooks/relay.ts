@@ -185,19 +185,24 @@ export async function runRelay(args: HookArgs, cliBundle: string): Promise<void>
 
   process.stdout.on("error", () => undefined);
   write({ relay: 1 });
-  let buf = "";
+  // The start of a line not ended yet, in the chunks it came in: only a new chunk is searched
+  // for its end (searching all that came so far, chunk after chunk, made a long line quadratic).
+  let parts: string[] = [];
   process.stdin.setEncoding("utf8");
   process.stdin.on("data", (chunk: string) => {
-    buf += chunk;
-    for (let i = buf.indexOf("\n"); i >= 0; i = buf.indexOf("\n")) {
-      const line = buf.slice(0, i);
-      buf = buf.slice(i + 1);
-      take(line);
+    let from = 0;
+    for (let i = chunk.indexOf("\n"); i >= 0; i = chunk.indexOf("\n", from)) {
+      parts.push(chunk.slice(from, i));
+      take(parts.join(""));
+      parts = [];
+      from = i + 1;
     }
+    if (from < chunk.length) parts.push(chunk.slice(from));
   });
   process.stdin.on("end", () => {
-    if (buf !== "") take(buf);
-    buf = "";
+    const rest = parts.join("");
+    parts = [];
+    if (rest !== "") take(rest);
     ended = true;
     maybeExit();
   });
