@@ -186,6 +186,23 @@ describe("baton hook opencode --relay", () => {
     expect(cli(["--json", "checkpoints", "--root", root]).json().checkpoints).toHaveLength(1);
   }, 60_000);
 
+  it("reads lines however stdin cuts them: across writes, several in one, the last one unended", async () => {
+    const r = relay(OFF);
+    await r.child.waitForLine((l) => l === '{"relay":1}', 15_000, "its hello");
+    // Calls that name no event: each is answered with its id, so the lines are read as sent.
+    const line = (id: string) => JSON.stringify({ id, event: "", payload: { pad: "x".repeat(70_000) } });
+    const [a, b, c] = [line("a"), line("b"), line("c")];
+    const writes = [a.slice(0, 10), a.slice(10, 50_000), `${a.slice(50_000)}\n${b.slice(0, 7)}`, `${b.slice(7)}\n\n${c}`];
+    for (const w of writes) {
+      r.child.proc.stdin?.write(w);
+      await new Promise((res) => setTimeout(res, 30));
+    }
+    r.child.proc.stdin?.end();
+    expect(await waitExit(r.child, 30_000)).toEqual({ code: 0, signal: null });
+    const said = r.child.lines.map((l) => JSON.parse(l));
+    expect(said).toEqual([{ relay: 1 }, ...["a", "b", "c"].map((id) => ({ id, error: "the call names no event" }))]);
+  }, 60_000);
+
   it("a deny is the answer, as the hook process gives it", async () => {
     const root = initWorkspace("baton-relay-");
     const payload = {
