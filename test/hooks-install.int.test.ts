@@ -706,7 +706,7 @@ describe("baton hooks install / uninstall", () => {
     for (const verb of ["install", "uninstall"]) {
       const r = cli(["hooks", verb, "claude", "--shared", "--root", root, "--json"], { env: defaultEnv });
       expect([r.code, r.json().error?.code], `${verb}: ${r.stdout}`).toEqual([2, "bad_input"]);
-      expect(r.json().error.message).toContain("nests deeper than 64 levels");
+      expect(r.json().error.message).toContain("nests deeper than 1000 levels");
     }
     expect(readFileSync(file, "utf8")).toBe(deep);
     const status = cli(["hooks", "status", "claude", "--root", root, "--json"], { env: defaultEnv });

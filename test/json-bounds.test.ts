@@ -1,7 +1,15 @@
 /** User JSON of any depth or width is refused with a reason before anything walks it recursively. */
 import fc from "fast-check";
 import { describe, expect, it } from "vitest";
-import { canonicalJson, copyJson, isPlainJson, JSON_LIMITS, jsonBoundsProblem, jsonTextDepth } from "../src/core/canonical.js";
+import {
+  canonicalJson,
+  copyJson,
+  isPlainJson,
+  JSON_LIMITS,
+  jsonBoundsProblem,
+  jsonTextDepth,
+  SETTINGS_TEXT_DEPTH,
+} from "../src/core/canonical.js";
 import { parseFlowFile } from "../src/core/flows/validate.js";
 
 const nest = (depth: number, leaf: unknown = 1): unknown => {
@@ -180,6 +188,20 @@ describe("jsonTextDepth", () => {
       }),
       { numRuns: 2_000 },
     );
+  });
+
+  it("counts as jsonc-parser reads: brackets after a line break in a string or a line comment, and stray closers, hide no depth", async () => {
+    const { parseTree } = await import("jsonc-parser");
+    const n = 20_000;
+    const texts = [
+      `{"name":"x"${"]".repeat(n)},"b":${"[".repeat(n)}${"]".repeat(n)}}`, // a stray ] closes nothing in an object
+      `${'{"k":1],"k":'.repeat(n)}1${"}".repeat(n)}`,
+      `{"s":"a\n${"[".repeat(n)}`, // a string ends at a line break
+      `// x\r{"plugin":${"[".repeat(n)}`, // so does a line comment, at \r too
+    ];
+    for (const t of texts) expect(jsonTextDepth(t)).toBeGreaterThan(SETTINGS_TEXT_DEPTH);
+    // What the count keeps Baton from: the parser's stack overflow on these texts.
+    for (const i of [0, 1, 3]) expect(() => parseTree(texts[i] as string, [], { allowTrailingComma: true })).toThrow(RangeError);
   });
 
   it("a flow file nested deeper than the limit is a problem of the file, not a stack overflow", () => {

@@ -20,34 +20,40 @@ function nodeCrypto(): Crypto {
 export const JSON_LIMITS = Object.freeze({ depth: 64, nodes: 100_000 });
 
 /**
- * How deep the brackets of a JSON or JSONC text nest, outside its strings and comments, counted
- * without parsing it: a parser that recurses (jsonc-parser's) overflows the stack on a 20 KB
- * file nested 10,000 deep, which a repository can ship as a flow or an agent's settings.
+ * How deep the brackets of a JSON or JSONC text nest as jsonc-parser reads them, without parsing
+ * it: that parser recurses, and overflows the stack on a 20 KB file nested 10,000 deep, which a
+ * repository can ship as a flow or an agent's settings. Read as it reads: a string or a line
+ * comment ends at a line break too, and a closing bracket that does not match the innermost
+ * open one closes nothing.
  */
 export function jsonTextDepth(text: string): number {
-  let depth = 0;
+  const open: number[] = [];
   let max = 0;
-  for (let i = 0; i < text.length; i++) {
+  const n = text.length;
+  for (let i = 0; i < n; i++) {
     const c = text.charCodeAt(i);
     if (c === 34) {
-      // a string: to its closing quote, over escapes
-      for (i++; i < text.length; i++) {
+      // a string: to its closing quote (over escapes) or the end of the line
+      for (i++; i < n; i++) {
         const d = text.charCodeAt(i);
         if (d === 92) i++;
-        else if (d === 34) break;
+        else if (d === 34 || d === 10 || d === 13) break;
       }
     } else if (c === 47 && text.charCodeAt(i + 1) === 47) {
-      const eol = text.indexOf("\n", i);
-      i = eol < 0 ? text.length : eol;
+      for (i += 2; i < n && text.charCodeAt(i) !== 10 && text.charCodeAt(i) !== 13; i++);
     } else if (c === 47 && text.charCodeAt(i + 1) === 42) {
-      const end = text.indexOf("*/", i + 2);
-      i = end < 0 ? text.length : end + 1;
+      const close = text.indexOf("*/", i + 2);
+      i = close < 0 ? n : close + 1;
     } else if (c === 123 || c === 91) {
-      if (++depth > max) max = depth;
-    } else if (c === 125 || c === 93) depth--;
+      open.push(c);
+      if (open.length > max) max = open.length;
+    } else if ((c === 125 && open[open.length - 1] === 123) || (c === 93 && open[open.length - 1] === 91)) open.pop();
   }
   return max;
 }
+
+/** How deep an agent's settings file may nest before Baton leaves it alone: far past any real one, far short of the parser's stack. */
+export const SETTINGS_TEXT_DEPTH = 1_000;
 
 /**
  * Why a parsed JSON value is too deep or has too many values to take, or undefined when it

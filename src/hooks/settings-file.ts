@@ -15,7 +15,7 @@
 import { lstatSync, readFileSync, statSync } from "node:fs";
 import { isAbsolute, relative, sep } from "node:path";
 import { type ParseError, parse, printParseErrorCode } from "jsonc-parser";
-import { JSON_LIMITS, jsonTextDepth } from "../core/canonical.js";
+import { jsonTextDepth, SETTINGS_TEXT_DEPTH } from "../core/canonical.js";
 import { type HookAgent, type HookGroupSpec, handlerCommand, installInto, isBatonCommand } from "../core/hooks/config.js";
 import type { JsonObject } from "../core/types.js";
 import { BatonError, badInput } from "../errors.js";
@@ -34,8 +34,8 @@ export interface Loaded {
 
 function parseSettings(text: string, file: string): JsonObject {
   if (text.trim() === "") return {};
-  if (jsonTextDepth(text) > JSON_LIMITS.depth)
-    throw badInput(`${file} nests deeper than ${JSON_LIMITS.depth} levels; fix it by hand: Baton changed nothing`, { path: file });
+  if (jsonTextDepth(text) > SETTINGS_TEXT_DEPTH)
+    throw badInput(`${file} nests deeper than ${SETTINGS_TEXT_DEPTH} levels; fix it by hand: Baton changed nothing`, { path: file });
   const errors: ParseError[] = [];
   const value: unknown = parse(text, errors, { allowTrailingComma: true, disallowComments: false });
   if (errors.length > 0) {

@@ -4,7 +4,7 @@
  * or it cannot be read as a JSON object (the agent then reports it itself).
  */
 import { parse } from "jsonc-parser";
-import { JSON_LIMITS, jsonTextDepth } from "../core/canonical.js";
+import { jsonTextDepth, SETTINGS_TEXT_DEPTH } from "../core/canonical.js";
 import type { JsonObject } from "../core/types.js";
 import { readSettingsText } from "../platform/settings-text.js";
 
@@ -17,7 +17,7 @@ export function settingsObjectAt(file: string): JsonObject | undefined {
   } catch {
     return undefined;
   }
-  if (jsonTextDepth(text) > JSON_LIMITS.depth) return undefined; // no settings Baton reads nest that deep
+  if (jsonTextDepth(text) > SETTINGS_TEXT_DEPTH) return undefined; // no settings Baton reads nest that deep
   const v: unknown = parse(text, [], { allowTrailingComma: true, disallowComments: false });
   return v !== null && typeof v === "object" && !Array.isArray(v) ? (v as JsonObject) : undefined;
 }

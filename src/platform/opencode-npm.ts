@@ -9,7 +9,7 @@
  * package is the agent switching its own supervision off (platform/plugin-files.ts).
  */
 import { parse } from "jsonc-parser";
-import { JSON_LIMITS, jsonTextDepth } from "../core/canonical.js";
+import { jsonTextDepth, SETTINGS_TEXT_DEPTH } from "../core/canonical.js";
 import { readSettingsText } from "./settings-text.js";
 
 /** Baton's package on npm, the name OpenCode's configuration lists. */
@@ -31,7 +31,7 @@ export function isBatonNpmSpec(spec: string): boolean {
 
 /** The specs of Baton's package in the `"plugin"` list of an opencode.json(c) text (comments and trailing commas allowed). */
 export function batonNpmSpecs(text: string): string[] {
-  if (jsonTextDepth(text) > JSON_LIMITS.depth) return [];
+  if (jsonTextDepth(text) > SETTINGS_TEXT_DEPTH) return [];
   const value = parse(text, [], { allowTrailingComma: true }) as unknown;
   if (value === null || typeof value !== "object" || Array.isArray(value)) return [];
   const list = (value as Record<string, unknown>).plugin;
