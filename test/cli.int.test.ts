@@ -2,7 +2,7 @@ import { spawnSync } from "node:child_process";
 import { chmodSync, existsSync, mkdirSync, readFileSync, statSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { afterAll, describe, expect, it } from "vitest";
-import { cleanupDirs, cli, tempDir } from "./helpers.js";
+import { CLI, cleanupDirs, cli, tempDir } from "./helpers.js";
 
 afterAll(() => cleanupDirs());
 
@@ -206,6 +206,22 @@ describe("baton CLI", () => {
     spawnSync("mkfifo", [join(root, "pipe")]);
     const piped = cli(["export", "t", "--out", join(root, "pipe"), ...o, "--json"]);
     expect([piped.code, piped.json().error.code]).toEqual([2, "bad_input"]);
+    expect(piped.json().error.message).toContain("a named pipe nothing reads");
+    // A pipe something reads is written to (`--out >(gzip > x)`, say).
+    const read = join(root, "read.jsonl");
+    const reader = spawnSync("sh", [
+      "-c",
+      `cat "${join(root, "pipe")}" > "${read}" & sleep 0.3; "$0" "$@"; wait`,
+      process.execPath,
+      CLI,
+      "export",
+      "t",
+      "--out",
+      join(root, "pipe"),
+      ...o,
+    ]);
+    expect(reader.status, reader.stderr?.toString()).toBe(0);
+    expect(readFileSync(read, "utf8").trim().split("\n")).toHaveLength(2);
     const full = cli(["export", "t", "--out", "/dev/full", ...o, "--json"]);
     expect([full.code, full.json().error.code], full.stderr).toEqual([5, "io_error"]);
     // A file that was there is private after the export too.
@@ -216,5 +232,13 @@ describe("baton CLI", () => {
     expect(cli(["rebuild", ...o, "--json"]).json().sessions).toEqual([
       { sessionId: "t", repaired: false, lastSeq: 2, phase: "in_progress" },
     ]);
+    // artifact get --out takes the same care (after the journal's checks: adding one appends an event).
+    writeFileSync(join(root, "shot.png"), "png");
+    expect(cli(["artifact", "add", join(root, "shot.png"), "--session", "t", ...o]).code).toBe(0);
+    // Outside the workspace (inside, the file is replaced, never written through).
+    const outside = join(tempDir(), "pipe");
+    spawnSync("mkfifo", [outside]);
+    const artifact = cli(["artifact", "get", "shot.png", "--session", "t", "--out", outside, ...o, "--json"]);
+    expect([artifact.code, artifact.json().error?.code], artifact.stdout).toEqual([2, "bad_input"]);
   });
 });

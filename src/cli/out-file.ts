@@ -1,34 +1,67 @@
 /**
- * A command's `--out` file (`baton export`, `baton ledger export`): opened before anything is
- * read, private to its owner (0600: an export holds the project's journal), written line by line.
+ * A command's `--out` file (`baton export`, `baton ledger export`, `baton artifact get`): opened
+ * before anything is read, private to its owner (0600: an export holds the project's journal).
  * A path that cannot be opened is the user's to fix (`bad_input`), a disk that fails while
- * writing an `io_error`; never Node's unhandled stream error.
+ * writing an `io_error`; never Node's unhandled stream error, and never a wait on a pipe nothing
+ * reads.
  */
-import { createWriteStream, fchmodSync, fstatSync, openSync, statSync } from "node:fs";
+import { closeSync, constants, createWriteStream, fchmodSync, fstatSync, ftruncateSync, openSync, statSync } from "node:fs";
 import { BatonError, badInput } from "../errors.js";
 
 /** Errors of the disk rather than of the path the user gave. */
 const DISK = new Set(["EIO", "ENOSPC", "EDQUOT", "EROFS"]);
 
-/** Write `lines` to `path` (created or truncated); the number of lines written. */
-export async function writeLinesTo(path: string, lines: AsyncIterable<string>): Promise<number> {
-  let fd: number;
+function cannotOpen(path: string, err: unknown): BatonError {
+  if (err instanceof BatonError) return err;
+  const code = (err as NodeJS.ErrnoException).code ?? "error";
+  if (DISK.has(code)) return new BatonError("io_error", `cannot write ${path} (${code})`, { path, errno: code }, { cause: err });
+  return badInput(`cannot write ${path} (${code}): give a file in a folder that exists and that you can write to`, { path, errno: code });
+}
+
+/**
+ * `path` opened to be written from its start. A named pipe only when something reads it (a probe
+ * that does not wait: `--out /dev/stdout | …` and `--out >(…)` work, a pipe nobody reads is
+ * refused rather than waited on). A regular file is emptied only once it is open, so a file that
+ * cannot be opened is left as it was, and made 0600 when it is the user's own (a file of another
+ * owner the user may write, or a filesystem without modes, keeps its mode).
+ */
+export function openOutFile(path: string): number {
   try {
-    // A FIFO would block the open until something reads it: --out writes a file (stdout is the pipe).
-    if (statSync(path, { throwIfNoEntry: false })?.isFIFO())
-      throw badInput(`cannot write ${path}: it is a named pipe; --out writes a file (without --out the lines go to stdout)`, { path });
-    fd = openSync(path, "w", 0o600);
-    // A file that was there keeps its mode through an open: the export is private all the same.
-    if (fstatSync(fd).isFile()) fchmodSync(fd, 0o600);
+    if (statSync(path, { throwIfNoEntry: false })?.isFIFO()) {
+      try {
+        closeSync(openSync(path, constants.O_WRONLY | constants.O_NONBLOCK));
+      } catch (err) {
+        if ((err as NodeJS.ErrnoException).code === "ENXIO")
+          throw badInput(`cannot write ${path}: it is a named pipe nothing reads (without --out the output goes to stdout)`, { path });
+        throw err;
+      }
+    }
+    const fd = openSync(path, constants.O_WRONLY | constants.O_CREAT, 0o600);
+    try {
+      const st = fstatSync(fd);
+      if (st.isFile()) {
+        if ((st.mode & 0o077) !== 0 && st.uid === process.getuid?.()) {
+          try {
+            fchmodSync(fd, 0o600);
+          } catch {
+            // a filesystem without modes: written as it allows
+          }
+        }
+        ftruncateSync(fd, 0);
+      }
+      return fd;
+    } catch (err) {
+      closeSync(fd);
+      throw err;
+    }
   } catch (err) {
-    if (err instanceof BatonError) throw err;
-    const code = (err as NodeJS.ErrnoException).code ?? "error";
-    if (DISK.has(code)) throw new BatonError("io_error", `cannot write ${path} (${code})`, { path, errno: code }, { cause: err });
-    throw badInput(`cannot write ${path} (${code}): give a file in a folder that exists and that you can write to`, {
-      path,
-      errno: code,
-    });
+    throw cannotOpen(path, err);
   }
+}
+
+/** Write `lines` to `path` (created or emptied); the number of lines written. */
+export async function writeLinesTo(path: string, lines: AsyncIterable<string>): Promise<number> {
+  const fd = openOutFile(path);
   const sink = createWriteStream("", { fd });
   let failed: Error | undefined;
   sink.on("error", (err) => {

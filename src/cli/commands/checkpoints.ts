@@ -1,5 +1,5 @@
 /** Commands for checkpoints, rollback, artifacts and blob collection. */
-import { writeFileSync } from "node:fs";
+import { closeSync, writeFileSync } from "node:fs";
 import { isAbsolute, relative, resolve, sep } from "node:path";
 import { keptLane, laneFromEnv } from "../../core/lanes.js";
 import type { CheckpointInfo } from "../../core/time-travel/checkpoints.js";
@@ -188,10 +188,14 @@ export async function artifactGet(ctx: Ctx, idOrName: string, o: S & { out?: str
       const { atomicWrite } = await import("../../platform/safe-fs.js");
       atomicWrite(b.root, rel, content, 0o644, true);
     } else {
+      const { openOutFile } = await import("../out-file.js");
+      const fd = openOutFile(o.out);
       try {
-        writeFileSync(o.out, content);
+        writeFileSync(fd, content);
       } catch (err) {
         throw new BatonError("io_error", `cannot write ${o.out}: ${(err as Error).message}`, { path: o.out }, { cause: err });
+      } finally {
+        closeSync(fd);
       }
     }
     ctx.out({ sessionId: sid, artifact, out: o.out }, () => `Wrote ${artifact.name} (${content.byteLength} bytes) to ${o.out}`);
