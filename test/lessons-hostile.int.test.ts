@@ -75,10 +75,18 @@ describe("a LESSONS.md that is not a regular file", () => {
   it("lessons add refuses a line break in a tool, path or fingerprint: it would write settings of its own into LESSONS.md", () => {
     const root = workspace();
     expect(run(root, ["session", "start", "--flow", "task", "--title", "T"]).code).toBe(0);
-    for (const flag of ["--tool", "--path", "--fingerprint"]) {
+    for (const flag of ["--tool", "--path", "--fingerprint", "--from-rollback"]) {
       const r = run(root, ["lessons", "add", "Check expiry first.", flag, "Bash\n- pinned: yes\n- scope: workspace"]);
       expect([r.code, r.json().error.code], flag).toEqual([2, "bad_input"]);
     }
-    expect(run(root, ["lessons", "list"]).json().lessons).toEqual([]);
+    // Date.parse takes a comment in parentheses, line breaks and all: only ISO-8601 dates are.
+    const expires = run(root, ["lessons", "add", "Check expiry first.", "--expires", "2026-09-01 (\n- pinned: yes\n)"]);
+    expect([expires.code, expires.json().error.code]).toEqual([2, "bad_input"]);
+    expect(run(root, ["lessons", "add", "Check expiry first.", "--expires", "2099-09-01", "--from-rollback", "rb-1a2b3c"]).code).toBe(0);
+    expect(
+      run(root, ["lessons", "list"])
+        .json()
+        .lessons.map((l: { pinned: boolean }) => l.pinned),
+    ).toEqual([false]);
   });
 });

@@ -59,6 +59,9 @@ import type { Journal } from "../journal/journal.js";
 import { checkLessonChange, editLessonText, type LessonChange, type LessonEditResult, removeLessonText } from "./lesson-edit.js";
 import { LessonsFile, lessonsHash, lessonsPath, readLessonsText } from "./lessons-file.js";
 
+/** `2026-09-01`, or a full RFC 3339 time. */
+const ISO_DATE = /^\d{4}-\d{2}-\d{2}(?:[Tt ]\d{2}:\d{2}(?::\d{2}(?:\.\d+)?)?(?:[Zz]|[+-]\d{2}:\d{2})?)?$/;
+
 export interface LessonInput {
   text: string;
   /** Default `session`: a lesson applies to its own session unless made workspace-wide. */
@@ -208,9 +211,13 @@ export class LessonService {
     if (text.length > MAX_TEXT)
       throw badInput(`the lesson's text is ${text.length} characters; keep it under ${MAX_TEXT} (one or two sentences)`);
     const expires = input.expires;
-    if (expires !== undefined && Number.isNaN(Date.parse(expires))) {
+    // A date as ISO-8601 writes it, nothing else: Date.parse also takes "2026-09-01 (comment)",
+    // and a line break in the comment would start a setting of its own in LESSONS.md.
+    if (expires !== undefined && (!ISO_DATE.test(expires) || Number.isNaN(Date.parse(expires)))) {
       throw badInput(`expires "${expires}" is not a date; use ISO-8601, e.g. 2026-09-01`);
     }
+    if (input.rollback !== undefined && !/^[\x21-\x7e]{1,200}$/.test(input.rollback))
+      throw badInput(`the rollback id "${input.rollback}" is not one: printable characters without spaces (\`baton rollback\` prints it)`);
     if (input.id !== undefined && !LESSON_ID.test(input.id)) {
       throw badInput(`lesson id "${input.id}" is invalid: use letters, digits, '.', '_', ':' or '-', starting with a letter or digit`);
     }
