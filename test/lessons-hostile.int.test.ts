@@ -42,6 +42,9 @@ describe("a LESSONS.md that is not a regular file", () => {
         expect(r.json().error.message).toContain("lessons are read and written only in a regular file");
       }
     }
+    // doctor says what is wrong and what to do, rather than that its check could not run.
+    const doctor = run(root, ["doctor"]).json();
+    expect(JSON.stringify(doctor.findings)).toContain("lessons_unreadable");
     // The link to the private file is where it was, and its text went nowhere.
     spawnSync("rm", ["-rf", join(root, "LESSONS.md")]);
     symlinkSync(secret, join(root, "LESSONS.md"));

@@ -464,7 +464,7 @@ export async function hookLessons(b: Baton, ev: HookEvent, ...args: Parameters<B
   try {
     return (await b.lessons.inject(...args)).markdown;
   } catch (err) {
-    if (!isBatonError(err) || (err.code !== "unsafe_path" && err.code !== "bad_input")) throw err;
+    if (!isBatonError(err) || err.code !== "unsafe_path") throw err;
     appendHookFailure(b.workspace.dir, { agent: ev.agent, event: ev.native, error: err });
     return "";
   }

@@ -1,5 +1,6 @@
 /** Doctor's check of LESSONS.md: lessons Baton refused to read, each with its line and reason. */
 import { parseLessonsMd } from "../../core/lessons/lessons-md.js";
+import { isBatonError } from "../../errors.js";
 import { lessonsPath, readLessonsText } from "../lessons/lessons-file.js";
 import { type Check, SAMPLE } from "./check.js";
 
@@ -14,7 +15,22 @@ export const lessons: Check = {
   reads: "LESSONS.md at the workspace root, parsed as every reader parses it",
   async run({ deps }) {
     const file = lessonsPath(deps.root);
-    const text = readLessonsText(file);
+    let text: string | undefined;
+    try {
+      text = readLessonsText(file);
+    } catch (err) {
+      // A link, a FIFO, a folder, too large (a repository may ship any of these): no lesson is offered.
+      if (!isBatonError(err) || err.code !== "unsafe_path") throw err;
+      return [
+        {
+          code: "lessons_unreadable",
+          severity: "warning" as const,
+          message: `${err.message}; no lesson is offered to agents meanwhile`,
+          evidence: { file: "LESSONS.md" },
+          fix: "replace LESSONS.md with a regular file (copy the text the link names, if it is yours)",
+        },
+      ];
+    }
     if (text === undefined) return [];
     const errors = parseLessonsMd(text).diagnostics.filter((d) => d.severity === "error");
     if (errors.length === 0) return [];
