@@ -61,6 +61,9 @@ describe("shaping a node", () => {
     expect(() => shapeNode({ toolName: "x", status: "maybe" as "success" }, NOW)).toThrow(/status must be one of/);
     expect(() => shapeNode({ toolName: "x", status: "success", nodeId: "has space" }, NOW)).toThrow(/nodeId/);
     expect(() => shapeNode({ toolName: "x", status: "success", reward: Number.NaN }, NOW)).toThrow(/reward/);
+    // A duration whose start would fall before 1970 (an OTLP span's start is unsigned nanoseconds).
+    expect(() => shapeNode({ toolName: "x", status: "success", durationMs: 1e300 }, NOW)).toThrow(/durationMs must be a number from 0 to/);
+    expect(shapeNode({ toolName: "x", status: "success", durationMs: 86_400_000 }, NOW).durationMs).toBe(86_400_000);
     expect(() => ledgerLimits({ maxNodeBytes: 100 })).toThrow(/maxNodeBytes/);
   });
 

@@ -14,6 +14,9 @@ import type { JsonValue } from "../types.js";
 import { ordered } from "./fit.js";
 import type { LedgerEvidence, LedgerNode, LedgerStatus } from "./node.js";
 
+/** The longest a recorded tool call may have taken. */
+const MAX_DURATION_MS = 365 * 24 * 60 * 60 * 1000;
+
 export { fitNode, utf8Length } from "./fit.js";
 export type { LedgerEvidence, LedgerNode, LedgerStatus } from "./node.js";
 
@@ -190,8 +193,14 @@ export function shapeNode(input: LedgerInput, now: Date, limits: LedgerLimits = 
   const parent = idField(input.parentNodeId, "parentNodeId");
   if (parent) node.parentNodeId = parent;
   if (input.durationMs !== undefined) {
-    if (typeof input.durationMs !== "number" || !Number.isFinite(input.durationMs) || input.durationMs < 0)
-      throw new LedgerInputError("durationMs must be a number ≥ 0");
+    // At most a year: a span's start is its end less the duration, in nanoseconds since 1970.
+    if (
+      typeof input.durationMs !== "number" ||
+      !Number.isFinite(input.durationMs) ||
+      input.durationMs < 0 ||
+      input.durationMs > MAX_DURATION_MS
+    )
+      throw new LedgerInputError(`durationMs must be a number from 0 to ${MAX_DURATION_MS} (a year)`);
     node.durationMs = Math.round(input.durationMs * 1000) / 1000;
   }
   const progress =

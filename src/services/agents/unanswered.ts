@@ -21,7 +21,7 @@
  * Only where the local settings hold Baton's HTTP hooks: command hooks run in a process of their
  * own, which answers whether or not a server runs.
  */
-import { closeSync, fstatSync, lstatSync, openSync, readdirSync, readSync } from "node:fs";
+import { closeSync, constants, fstatSync, lstatSync, openSync, readdirSync, readSync } from "node:fs";
 import { join } from "node:path";
 import type { Baton } from "../../api.js";
 import { isBatonDenial } from "../../core/hooks/context.js";
@@ -47,9 +47,12 @@ export interface TranscriptCall {
 }
 
 function tail(path: string): string {
-  const fd = openSync(path, "r");
+  // The path comes in the agent's payload: a FIFO there must not hang the hook.
+  const fd = openSync(path, constants.O_RDONLY | (constants.O_NONBLOCK ?? 0));
   try {
-    const size = fstatSync(fd).size;
+    const st = fstatSync(fd);
+    if (!st.isFile()) throw new Error(`${path} is not a regular file`);
+    const size = st.size;
     const start = Math.max(0, size - TAIL_BYTES);
     const buf = Buffer.alloc(size - start);
     let read = 0;
