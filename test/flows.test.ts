@@ -105,46 +105,34 @@ describe("built-in flows", () => {
   });
 });
 
+/** A valid user flow. */
+const good = {
+  name: "review",
+  initial: "open",
+  phases: {
+    open: {
+      on: { approve: { to: "merged" } },
+      next: { action: "review_code", reason: "Review it.", command: "baton event {session} approve" },
+    },
+    merged: { terminal: true, next: { action: "none", reason: "Merged.", command: "" } },
+  },
+};
+
 describe("flow names", () => {
   it("a name an object inherits (constructor, __proto__, toString) is no flow: unknown_flow, and a user flow may take it", async () => {
     const { FlowRegistry } = await import("../src/services/flows.js");
     const dir = mkdtempSync(join(tmpdir(), "baton-flows-"));
-    writeFileSync(
-      join(dir, "constructor.json"),
-      JSON.stringify({
-        name: "constructor",
-        initial: "open",
-        phases: {
-          open: {
-            on: { close: { to: "done" } },
-            next: { action: "close_it", reason: "Close it.", command: "baton event {session} close" },
-          },
-          done: { terminal: true, next: { action: "none", reason: "Closed.", command: "" } },
-        },
-      }),
-    );
+    writeFileSync(join(dir, "constructor.json"), JSON.stringify({ ...good, name: "constructor" }));
     const flows = new FlowRegistry(dir);
     for (const name of ["__proto__", "toString", "valueOf", "hasOwnProperty"])
       await expect(flows.get(name), name).rejects.toMatchObject({ code: "unknown_flow" });
     const reports = await flows.reports();
     expect(reports.find((r) => r.name === "constructor")?.problems ?? ["missing"]).toEqual([]);
-    expect((await flows.get("constructor")).initial).toBe("open");
+    expect((await flows.get("constructor")).initial).toBe(good.initial);
   });
 });
 
 describe("user flow validation", () => {
-  const good = {
-    name: "review",
-    initial: "open",
-    phases: {
-      open: {
-        on: { approve: { to: "merged" } },
-        next: { action: "review_code", reason: "Review it.", command: "baton event {session} approve" },
-      },
-      merged: { terminal: true, next: { action: "none", reason: "Merged.", command: "" } },
-    },
-  };
-
   it("accepts a valid flow", () => {
     const r = parseFlowFile(JSON.stringify(good, null, 2));
     expect(r.problems).toEqual([]);

@@ -21,6 +21,7 @@
  */
 import { type Stats, statSync } from "node:fs";
 import { dirname, isAbsolute } from "node:path";
+import { workingDir } from "../platform/workspace.js";
 import { debugLine, type HookArgs, newRequestId, workspaceFor } from "./front.js";
 import type { answerHook, logHookFailure } from "./run.js";
 import { serverFirst } from "./server-first.js";
@@ -90,12 +91,7 @@ export async function runRelay(args: HookArgs, cliBundle: string): Promise<void>
   let here: Promise<unknown> = Promise.resolve();
   // The folder the relay started in, read once: a call's own folder is its payload's `cwd` (a
   // user plugin's relay serves every project of its agent, and this folder may be removed).
-  let startDir = "/";
-  try {
-    startDir = process.cwd();
-  } catch {
-    // removed already
-  }
+  const startDir = workingDir() ?? "/";
   const cwdOf = (call: Call) => (typeof call.payload.cwd === "string" && isAbsolute(call.payload.cwd) ? call.payload.cwd : startDir);
 
   const write = (o: unknown) => {

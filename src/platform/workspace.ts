@@ -122,9 +122,13 @@ export function requireWorkingDir(): string {
   );
 }
 
+/** `path` made absolute: a relative one against the working directory, which may be gone (then requireWorkingDir's error). */
+export function absoluteFromWorkingDir(path: string): string {
+  return isAbsolute(path) ? resolve(path) : resolve(requireWorkingDir(), path);
+}
+
 export function workspaceAt(root: string): Workspace {
-  // A relative root is relative to the working directory, which may be gone.
-  const r = isAbsolute(root) ? resolve(root) : resolve(requireWorkingDir(), root);
+  const r = absoluteFromWorkingDir(root);
   const dir = join(r, BATON_DIR);
   return { root: r, dir, dbPath: join(dir, "baton.db"), flowsDir: join(dir, "flows") };
 }

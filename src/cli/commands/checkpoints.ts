@@ -1,12 +1,12 @@
 /** Commands for checkpoints, rollback, artifacts and blob collection. */
 import { closeSync, writeFileSync } from "node:fs";
-import { isAbsolute, relative, resolve, sep } from "node:path";
+import { isAbsolute, relative, sep } from "node:path";
 import { keptLane, laneFromEnv } from "../../core/lanes.js";
 import type { CheckpointInfo } from "../../core/time-travel/checkpoints.js";
 import { BatonError, badInput } from "../../errors.js";
 import { paintDiff } from "../../platform/colour.js";
 import { writeStdoutBytes } from "../../platform/output.js";
-import { requireWorkingDir } from "../../platform/workspace.js";
+import { absoluteFromWorkingDir } from "../../platform/workspace.js";
 import { type Ctx, parseIntOption } from "../context.js";
 import { progress } from "../progress.js";
 
@@ -179,9 +179,7 @@ export async function artifactGet(ctx: Ctx, idOrName: string, o: S & { out?: str
   const { b, sid } = await target(ctx, o);
   const { artifact, content } = await b.artifacts.get(sid, idOrName);
   if (o.out !== undefined) {
-    const rel = relative(b.root, isAbsolute(o.out) ? o.out : resolve(requireWorkingDir(), o.out))
-      .split(sep)
-      .join("/");
+    const rel = relative(b.root, absoluteFromWorkingDir(o.out)).split(sep).join("/");
     if (rel !== "" && !rel.startsWith("../") && rel !== ".." && !isAbsolute(rel)) {
       // Inside the workspace, where the agent can swap a directory for a link: written as a
       // restore writes (never through a link in any component).
