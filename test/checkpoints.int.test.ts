@@ -579,6 +579,35 @@ describe("whole-tree checkpoints", () => {
     });
   });
 
+  it("names a file or folder whose name is not valid UTF-8 instead of leaving it out silently or calling it absent", async () => {
+    const { b, root, sid } = await workspace();
+    // Latin-1 names, as an old archive or another OS leaves them: bytes Node decodes to U+FFFD.
+    const bytes = (s: string) => Buffer.concat([Buffer.from(`${root}/`), Buffer.from(s, "latin1")]);
+    writeFileSync(bytes("caf\u00e9.txt"), "before\n");
+    mkdirSync(bytes("r\u00e9sum\u00e9"));
+    writeFileSync(Buffer.concat([bytes("r\u00e9sum\u00e9"), Buffer.from("/cv.txt")]), "cv\n");
+    write(root, "ok.txt", "before\n");
+    const cp = await b.checkpoints.create(sid, { all: true });
+    expect(cp.checkpoint.files.map((f) => f.path)).toEqual(["ok.txt"]);
+    expect(cp.skipped ?? []).toEqual([
+      { path: "caf\uFFFD.txt", reason: expect.stringMatching(/not valid UTF-8/) },
+      { path: "r\uFFFDsum\uFFFD", reason: expect.stringMatching(/not valid UTF-8/) },
+    ]);
+    // Named as Node names it (as a hook's payload or a shell argument would): never "absent",
+    // which a rollback would take as "remove what is there".
+    const targeted = await b.checkpoints.create(sid, { files: ["caf\uFFFD.txt", "r\uFFFDsum\uFFFD/cv.txt", "gone\uFFFD.txt"] });
+    expect(targeted.checkpoint.files).toEqual([
+      { path: "caf\uFFFD.txt", skipped: expect.stringMatching(/not valid UTF-8/) },
+      { path: "gone\uFFFD.txt", absent: true },
+      { path: "r\uFFFDsum\uFFFD/cv.txt", skipped: expect.stringMatching(/not valid UTF-8/) },
+    ]);
+    writeFileSync(bytes("caf\u00e9.txt"), "after\n");
+    write(root, "ok.txt", "after\n");
+    await b.checkpoints.rollback(sid, { to: cp.checkpoint.id });
+    expect(read(root, "ok.txt")).toBe("before\n");
+    expect(readFileSync(bytes("caf\u00e9.txt"), "utf8"), "not stored, so left as it is").toBe("after\n");
+  });
+
   it("status names the files the newest whole-tree checkpoint left out, until they are renamed", async () => {
     const root = initWorkspace("baton-skipped-status-", { "ok.txt": "ok\n", "line\nbreak.txt": "x\n", "tab\there.txt": "x\n" });
     const started = cli(["session", "start", "--flow", "task", "--title", "odd names", "--root", root]);

@@ -18,6 +18,8 @@
  * Longer than ~400 lines on purpose: every operation that walks the workspace by descriptor is
  * here, so the one rule that keeps restores inside it is reviewed in one file.
  */
+
+import { isUtf8 } from "node:buffer";
 import {
   closeSync,
   constants,
@@ -239,6 +241,35 @@ export function safeParentDir(root: string, rel: string, create: boolean, fileMe
 
 export type Current = { kind: "file"; content: Buffer; mode: number; size: number } | { kind: "absent" } | { kind: "other"; what: string };
 
+/**
+ * What a checkpoint says of a file whose name on disk is not valid UTF-8: Node hands such a name
+ * over with U+FFFD for each bad byte, a name no call can open again, so it is never stored (and
+ * never taken for absent: a rollback then leaves it alone).
+ */
+export const NOT_UTF8 = "a name that is not valid UTF-8 (checkpoints keep UTF-8 names only: rename it to keep it)";
+
+/** The entries of `dir` whose real names are not valid UTF-8, as Node decodes them (U+FFFD for each bad byte). */
+export function notUtf8Names(dir: string): Set<string> {
+  const out = new Set<string>();
+  try {
+    for (const b of readdirSync(dir, { encoding: "buffer" })) if (!isUtf8(b)) out.add(b.toString());
+  } catch {
+    // unreadable: nothing known
+  }
+  return out;
+}
+
+/** `cur`, unless it is absent only because a name on the way to `rel` is not valid UTF-8. */
+function orNotUtf8<T extends { kind: string }>(root: string, rel: string, cur: T): T | { kind: "other"; what: string } {
+  if (cur.kind !== "absent" || !rel.includes("\uFFFD")) return cur;
+  let dir = root;
+  for (const segment of rel.split("/")) {
+    if (segment.includes("\uFFFD") && notUtf8Names(dir).has(segment)) return { kind: "other", what: NOT_UTF8 };
+    dir = join(dir, segment);
+  }
+  return cur;
+}
+
 /** What is at `rel` now, read without following links; a file over `maxBytes` is `other`. */
 export function readCurrent(root: string, rel: string, maxBytes = Number.POSITIVE_INFINITY): Current {
   const cur = inParent(root, rel, false, (d, name): Current => {
@@ -264,7 +295,7 @@ export function readCurrent(root: string, rel: string, maxBytes = Number.POSITIV
       closeSync(fd);
     }
   });
-  return cur ?? { kind: "absent" };
+  return orNotUtf8(root, rel, cur ?? { kind: "absent" });
 }
 
 /** How readCurrent names a file this user may not read. */
@@ -306,7 +337,7 @@ export function statCurrent(root: string, rel: string): CurrentStat {
     if (!st.isFile()) return { kind: "other", what: "not a regular file" };
     return { kind: "file", mode: st.mode & 0o777, size: st.size };
   });
-  return cur ?? { kind: "absent" };
+  return orNotUtf8(root, rel, cur ?? { kind: "absent" });
 }
 
 /**

@@ -13,7 +13,7 @@ import { type Dirent, lstatSync, readdirSync } from "node:fs";
 import { MAX_PATH_LENGTH, pathProblem } from "../../core/time-travel/paths.js";
 import { readTracked, type Tracked, TrackedCache } from "../../platform/git-index.js";
 import { gitRepo } from "../../platform/git-repo.js";
-import { RESTORE_TEMP } from "../../platform/safe-fs.js";
+import { NOT_UTF8, notUtf8Names, RESTORE_TEMP } from "../../platform/safe-fs.js";
 import { readSettingsText, SETTINGS_MAX_BYTES } from "../../platform/settings-text.js";
 import { type Asked, type Chain, chainFrom, dirChain, dirIgnored, leftOut, sameAnswers, UNSAFE_NAME } from "./tree-rules.js";
 import { type RootSources, rootSources } from "./tree-sources.js";
@@ -238,6 +238,7 @@ function walkDir(
 function list(dirRel: string, abs: string, dirents: Dirent[], chain: Chain, tracked: Tracked | undefined): Listing {
   const listing: Listing = { chain, asked: [], names: [], kinds: "", entries: [], skipped: [], others: [] };
   const keyed: { key: string; rel: string; abs: string; isDir: boolean }[] = [];
+  let notUtf8: Set<string> | undefined;
   for (const e of dirents) {
     const name = e.name;
     const kind = kindOf(e);
@@ -256,6 +257,13 @@ function list(dirRel: string, abs: string, dirents: Dirent[], chain: Chain, trac
     if (UNSAFE_NAME.test(name) || rel.length > MAX_PATH_LENGTH) {
       listing.skipped.push({ path: rel, reason: `unsafe name: ${pathProblem(rel) ?? "too long"}` });
       continue;
+    }
+    if (name.includes("\uFFFD")) {
+      notUtf8 ??= notUtf8Names(abs);
+      if (notUtf8.has(name)) {
+        listing.skipped.push({ path: rel, reason: NOT_UTF8 });
+        continue;
+      }
     }
     keyed.push({ key: isDir ? `${name}/` : name, rel, abs: `${abs}/${name}`, isDir });
   }
