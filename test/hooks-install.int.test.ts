@@ -1030,6 +1030,35 @@ describe("baton hooks install / uninstall", () => {
     }
   });
 
+  it("a settings file that is not valid UTF-8 is refused byte for byte, never rewritten with U+FFFD (nor its backup)", () => {
+    const root = tempDir("baton-install-");
+    mkdirSync(join(root, ".claude"));
+    const file = join(root, ".claude", "settings.local.json");
+    // A Latin-1 "café" an old editor saved: valid JSON to a reader that replaces the byte.
+    const latin1 = Buffer.from('{\n  "note": "caf\u00e9"\n}\n', "latin1");
+    writeFileSync(file, latin1);
+    for (const verb of ["install", "uninstall"]) {
+      const r = cli(["hooks", verb, "claude", "--root", root, "--json"], { env: defaultEnv });
+      expect(r.code, `${verb}: ${r.stdout}${r.stderr}`).toBe(2);
+      expect(r.json().error.message).toMatch(/settings\.local\.json: not valid UTF-8 \(line 2\).*fix it by hand; Baton changed nothing/);
+      expect(readFileSync(file).equals(latin1), `${verb} left every byte`).toBe(true);
+      expect(existsSync(`${file}.baton.bak`)).toBe(false);
+    }
+    expect(status(root, "claude")[0], "status still reads it").toMatchObject({ installed: [] });
+
+    // Codex's config.toml (where install records its trust) the same way; hooks.json is not written either.
+    const env = privateHome();
+    const config = join(env.CODEX_HOME as string, "config.toml");
+    mkdirSync(dirname(config), { recursive: true });
+    const toml = Buffer.concat([Buffer.from('model = "gpt"\n# r'), Buffer.from([0xe9]), Buffer.from("sum\n")]);
+    writeFileSync(config, toml);
+    const r = cli(["hooks", "install", "codex", "--root", root, "--json"], { env });
+    expect(r.code, r.stdout + r.stderr).toBe(2);
+    expect(r.json().error.message).toMatch(/config\.toml: not valid UTF-8 \(line 2\)/);
+    expect(readFileSync(config).equals(toml)).toBe(true);
+    expect(existsSync(join(root, ".codex", "hooks.json")), "nothing half installed").toBe(false);
+  });
+
   it("a settings file that is not JSON is left alone with a clear error", () => {
     const root = tempDir("baton-install-");
     mkdirSync(join(root, ".claude"));

@@ -32,7 +32,7 @@ import { type HookAgent, isBatonCommand } from "../core/hooks/config.js";
 import type { JsonObject } from "../core/types.js";
 import { BatonError } from "../errors.js";
 import { atomicWrite, ioError } from "../platform/safe-fs.js";
-import { NotASettingsFile, readSettingsText } from "../platform/settings-text.js";
+import { NotASettingsFile, readSettingsText, readSettingsTextToEdit } from "../platform/settings-text.js";
 import { claudeReadiness } from "./claude-setup.js";
 import { clineReadiness } from "./cline-readiness.js";
 import { type CodexHookEntry, codexHookEntries, codexProjectTrust, codexTrustedHashes, trustOf, withCodexTrust } from "./codex-trust.js";
@@ -52,9 +52,10 @@ export function codexHome(o: SetupPlace): string {
   return resolve(env.CODEX_HOME || join(homeOf(o), ".codex"));
 }
 
-function readText(file: string): string | undefined {
+/** The file's text; `edit`: to be rewritten, so it must be valid UTF-8 (readSettingsTextToEdit). */
+function readText(file: string, edit = false): string | undefined {
   try {
-    return readSettingsText(file);
+    return edit ? readSettingsTextToEdit(file) : readSettingsText(file);
   } catch (err) {
     if ((err as NodeJS.ErrnoException).code === "ENOENT") return undefined;
     if (err instanceof NotASettingsFile) throw new BatonError("bad_input", `${err.message}; Baton changed nothing`, { path: file });
@@ -167,6 +168,11 @@ function movedUserTrust(o: SetupPlace, hooks: unknown, previous: unknown, truste
   return { set, drop };
 }
 
+/** Throws, before install writes anything, when Codex's config.toml is there but cannot be rewritten (trustCodexHooks would refuse it after hooks.json was written). */
+export function checkCodexConfig(o: SetupPlace): void {
+  readText(join(codexHome(o), "config.toml"), true);
+}
+
 /**
  * Trust Baton's handlers in `hooks` (and forget `previous` ones that are gone), carrying the
  * user's trust of handlers whose index moved. Returns the config.toml path, or a note when the
@@ -174,7 +180,7 @@ function movedUserTrust(o: SetupPlace, hooks: unknown, previous: unknown, truste
  */
 export function trustCodexHooks(o: SetupPlace, hooks: unknown, previous: unknown): { file: string; changed: boolean; problem?: string } {
   const file = join(codexHome(o), "config.toml");
-  const text = readText(file) ?? "";
+  const text = readText(file, true) ?? "";
   const moved = movedUserTrust(o, hooks, previous, codexTrustedHashes(text));
   const entries = [...batonEntries(o, hooks), ...moved.set];
   const drop = [...batonEntries(o, previous).map((e) => e.key), ...moved.drop];
@@ -225,7 +231,7 @@ function codexReadiness(o: SetupPlace, hooks: unknown): Readiness {
 /** Forget the trust of Baton's handlers in `previous` (after an uninstall left `hooks`), keeping the user's. */
 export function untrustCodexHooks(o: SetupPlace, previous: unknown, hooks: unknown): void {
   const file = join(codexHome(o), "config.toml");
-  const text = readText(file);
+  const text = readText(file, true);
   if (text === undefined) return;
   const moved = movedUserTrust(o, hooks, previous, codexTrustedHashes(text));
   const next = withCodexTrust(text, moved.set, [...batonEntries(o, previous).map((e) => e.key), ...moved.drop]);

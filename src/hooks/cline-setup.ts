@@ -14,11 +14,12 @@
  * - Linux and macOS: the scripts are POSIX shell (Cline CLI on Windows runs hook files through
  *   PowerShell, which Baton does not write).
  */
-import { lstatSync, readFileSync, rmdirSync, unlinkSync } from "node:fs";
+import { lstatSync, rmdirSync, unlinkSync } from "node:fs";
 import { join } from "node:path";
 import { CLINE_HOOK_TYPES, CLINE_PATH_GUARD } from "../core/hooks/cline.js";
 import { type InstalledHook, isBatonCommand } from "../core/hooks/config.js";
 import { BatonError, badInput } from "../errors.js";
+import { readSettingsText } from "../platform/settings-text.js";
 import { clineHooksDir, type HookPlaceOptions } from "./places.js";
 import { checkPlace, writeAtomic } from "./settings-file.js";
 
@@ -41,18 +42,22 @@ export function clineScript(type: string, launcher: string): string {
  * is not: install leaves it alone and refuses, uninstall leaves it, status does not count it.
  */
 function batonCommandIn(file: string, type: string): string | undefined {
-  let text: string;
-  try {
-    if (!lstatSync(file).isFile()) return undefined;
-    text = readFileSync(file, "utf8");
-  } catch {
-    return undefined;
-  }
+  const text = scriptText(file);
+  if (text === undefined) return undefined;
   const line = /^exec (.+)$/m.exec(text)?.[1];
   if (line === undefined || !isBatonCommand(line, "cline")) return undefined;
   const suffix = ` hook cline ${type}`;
   if (!line.endsWith(suffix)) return undefined;
   return text === clineScript(type, line.slice(0, -suffix.length)) ? line : undefined;
+}
+
+/** A hook file's text when it is a regular file no larger than a script of Baton's could be (no link followed, no FIFO waited on). */
+function scriptText(file: string): string | undefined {
+  try {
+    return readSettingsText(file, 64 * 1024, { follow: false });
+  } catch {
+    return undefined;
+  }
 }
 
 function exists(file: string): boolean {
@@ -83,13 +88,7 @@ export function installClineHooks(o: HookPlaceOptions, launcher: string): { dir:
   let changed = false;
   for (const { type, file } of files) {
     const text = clineScript(type, launcher);
-    let before: string | undefined;
-    try {
-      before = readFileSync(file, "utf8");
-    } catch {
-      before = undefined;
-    }
-    if (before === text) continue;
+    if (scriptText(file) === text) continue;
     writeAtomic(file, text, o, 0o755);
     changed = true;
   }

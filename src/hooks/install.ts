@@ -30,6 +30,7 @@ import { liveServer } from "../platform/server-file.js";
 import { ensureServerKey, readServerKey } from "../platform/server-key.js";
 import {
   acknowledgeGeminiHooks,
+  checkCodexConfig,
   codexShim,
   forgetGeminiHooks,
   inspectCodexShim,
@@ -339,7 +340,8 @@ export async function installHooks(agent: HookAgent, o: HookPlaceOptions & { lau
       { path: file },
     );
   }
-  const { text, settings } = load(file);
+  const { text, settings } = load(file, true);
+  if (agent === "codex") checkCodexConfig(o);
   const launcher = o.launcher ?? launcherFor(agent, o);
   const specs = o.http ? await httpSpecs(agent, o, launcher) : hookSpecs(agent, launcher);
   let next: JsonObject;
@@ -410,7 +412,7 @@ export async function uninstallHooks(agent: HookAgent, o: HookPlaceOptions): Pro
   }
   const file = hookConfigFile(agent, o);
   checkPlace(file, o);
-  const { text, settings } = load(file);
+  const { text, settings } = load(file, true);
   const base: UninstallResult = {
     agent,
     scope: o.scope,
@@ -677,7 +679,7 @@ function pluginStatus(
 
 /** The plugin at `file`: its text and what it runs, when Baton wrote it; a file Baton did not write is refused. */
 function opencodePluginAt(file: string, verb: string): { text: string | undefined; info?: OpencodePluginInfo } {
-  const text = readIfFile(file);
+  const text = readIfFile(file, true);
   if (text === undefined) return { text };
   const info = readOpencodePlugin(text);
   if (!info)

@@ -12,7 +12,7 @@
  * - Inside the workspace nothing is read, backed up or written through a link (the agent can
  *   make `.claude` one); the user's own files are written through their link (dotfiles).
  */
-import { lstatSync, readFileSync, statSync } from "node:fs";
+import { lstatSync, statSync } from "node:fs";
 import { isAbsolute, relative, sep } from "node:path";
 import { type ParseError, parse, printParseErrorCode } from "jsonc-parser";
 import { jsonTextDepth, SETTINGS_TEXT_DEPTH } from "../core/canonical.js";
@@ -20,7 +20,7 @@ import { type HookAgent, type HookGroupSpec, handlerCommand, installInto, isBato
 import type { JsonObject } from "../core/types.js";
 import { BatonError, badInput } from "../errors.js";
 import { atomicWrite, safeParentDir } from "../platform/safe-fs.js";
-import { NotASettingsFile, readSettingsText } from "../platform/settings-text.js";
+import { NotASettingsFile, readSettingsText, readSettingsTextToEdit, SETTINGS_MAX_BYTES } from "../platform/settings-text.js";
 import { writeText } from "./agent-setup.js";
 import { freshJson, rewriteJson } from "./json-text.js";
 import type { HookPlaceOptions } from "./places.js";
@@ -50,9 +50,10 @@ function parseSettings(text: string, file: string): JsonObject {
   return value as JsonObject;
 }
 
-export function readIfFile(file: string): string | undefined {
+/** The file's text; `edit`: to be rewritten, so it must be valid UTF-8 (readSettingsTextToEdit). */
+export function readIfFile(file: string, edit = false): string | undefined {
   try {
-    return readSettingsText(file);
+    return edit ? readSettingsTextToEdit(file) : readSettingsText(file);
   } catch (err) {
     if (err instanceof NotASettingsFile) throw badInput(`${err.message}; Baton changed nothing`, { path: file });
     if ((err as NodeJS.ErrnoException).code === "ENOENT") return undefined;
@@ -60,8 +61,8 @@ export function readIfFile(file: string): string | undefined {
   }
 }
 
-export function load(file: string): Loaded {
-  const text = readIfFile(file);
+export function load(file: string, edit = false): Loaded {
+  const text = readIfFile(file, edit);
   return text === undefined ? { text, settings: {} } : { text, settings: parseSettings(text, file) };
 }
 
@@ -169,11 +170,10 @@ export function backup(file: string, text: string, o: HookPlaceOptions): string 
   return to;
 }
 
-/** The backup's text, when it is a regular file (never read through a link). */
+/** The backup's text, when it is a regular file of settings size (never read through a link, nor waiting on a FIFO). */
 function backupText(file: string): string | undefined {
-  const bak = `${file}${BACKUP_SUFFIX}`;
   try {
-    return lstatSync(bak).isFile() ? readFileSync(bak, "utf8") : undefined;
+    return readSettingsText(`${file}${BACKUP_SUFFIX}`, SETTINGS_MAX_BYTES, { follow: false });
   } catch {
     return undefined;
   }

@@ -4,6 +4,7 @@
  * descriptor, so a committed link to `/dev/stdin`, a FIFO or `/dev/zero` cannot hang or exhaust
  * the command that reads it. A link to a regular file is followed (settings kept as dotfiles).
  */
+import { isUtf8 } from "node:buffer";
 import { closeSync, constants, fstatSync, openSync, readSync } from "node:fs";
 
 /** More than any settings file holds. */
@@ -70,4 +71,24 @@ function readBounded(fd: number, file: string, size: number, maxBytes: number): 
 /** readSettingsBytes as UTF-8 text. */
 export function readSettingsText(file: string, maxBytes = SETTINGS_MAX_BYTES, opts: { follow?: boolean } = {}): string | undefined {
   return readSettingsBytes(file, maxBytes, opts)?.toString("utf8");
+}
+
+/**
+ * readSettingsText for a file Baton rewrites: every byte that is not Baton's must stay, so a file
+ * that is not valid UTF-8 is refused (NotASettingsFile), never decoded with U+FFFD in place of its
+ * bytes and written back so.
+ */
+export function readSettingsTextToEdit(file: string, maxBytes = SETTINGS_MAX_BYTES): string | undefined {
+  const bytes = readSettingsBytes(file, maxBytes);
+  if (bytes === undefined || isUtf8(bytes)) return bytes?.toString("utf8");
+  const text = bytes.toString("utf8");
+  // The first U+FFFD stands for the first bad byte unless the file spells U+FFFD itself there.
+  const i = text.indexOf("\uFFFD");
+  const at = Buffer.byteLength(text.slice(0, i));
+  const real = bytes[at] === 0xef && bytes[at + 1] === 0xbf && bytes[at + 2] === 0xbd;
+  const where = real ? "" : ` (line ${text.slice(0, i).split("\n").length})`;
+  throw new NotASettingsFile(
+    file,
+    `not valid UTF-8${where}, which Baton cannot rewrite without changing bytes that are not its own: fix it by hand`,
+  );
 }
