@@ -78,6 +78,28 @@ describe("CLI conventions", () => {
     expect(run(["--root", root, "rollback", "--to", "cp-nope"]).stderr.startsWith("baton: ")).toBe(true);
   });
 
+  it("shows the escape sequences an agent or a repository wrote instead of letting the terminal run them", () => {
+    const root = tempDir();
+    run(["--root", root, "init"]);
+    // OSC 52 (set the clipboard), clear the screen, a window title, a carriage return that
+    // overwrites its line, and a right-to-left override (Trojan Source), in a session's title.
+    const title = "fix\x1b]52;c;Y3VybCBldmlsLnNoIHwgc2g=\x07 \x1b[2J\x1b]0;pwned\x07 ok\rdone \u202eexe.txt";
+    expect(run(["--root", root, "session", "start", "--flow", "task", "--title", title]).code).toBe(0);
+    const shown = run(["--root", root, "status"], { FORCE_COLOR: "1" });
+    expect(shown.code, shown.stderr).toBe(0);
+    expect(shown.stdout, "Baton's own colours stay").toContain(`${ESC}1m`);
+    const foreign = shown.stdout.replace(/\x1b\[(?:1|2|22|3[12369])m/g, "");
+    expect(foreign).not.toMatch(/[\x00-\x08\x0b-\x1f\x7f-\x9f\u202e]/);
+    expect(shown.stdout).toContain("fix\\x1b]52;c;Y3VybCBldmlsLnNoIHwgc2g=\\x07 \\x1b[2J\\x1b]0;pwned\\x07 ok\\x0ddone \\u202eexe.txt");
+    // JSON keeps the text as it is (a program reads it, not a terminal).
+    expect(JSON.parse(run(["--root", root, "--json", "status"]).stdout).sessions[0].title).toBe(title);
+    // Errors on stderr, which name what the user typed, too.
+    const err = run(["--root", root, "rollback", "--to", "cp-\x1b[2J"], { FORCE_COLOR: "1" });
+    expect(err.code).not.toBe(0);
+    expect(err.stderr).toContain("cp-\\x1b[2J");
+    expect(err.stderr).not.toContain("\x1b[2J");
+  });
+
   it("--quiet prints nothing on success; errors and --json still speak", () => {
     const root = tempDir();
     const quiet = run(["--root", root, "-q", "init"]);

@@ -5,7 +5,7 @@ import { envOptions } from "../env-options.js";
 import { BatonError, EXIT_CODES, isBatonError } from "../errors.js";
 import { type Paint, paintStderr, paintStdout } from "../platform/colour.js";
 import { configTrust } from "../platform/config-file.js";
-import { endedByClosedStdout, stdoutIsClosed, writeStderr, writeStdout } from "../platform/output.js";
+import { endedByClosedStdout, stdoutIsClosed, writeHuman, writeStderr, writeStdout } from "../platform/output.js";
 
 export interface GlobalOptions {
   json?: boolean;
@@ -54,7 +54,7 @@ export class Ctx {
    */
   out(value: unknown, human: (paint: Paint) => string): void {
     if (this.json) writeStdout(`${JSON.stringify(value)}\n`);
-    else if (!this.quiet) writeStdout(`${human(paintStdout())}\n`);
+    else if (!this.quiet) writeHuman(`${human(paintStdout())}\n`);
   }
 }
 

@@ -7,7 +7,7 @@
  * synchronous: the work reports from inside loops that never yield.
  */
 import { isTerminal } from "../platform/colour.js";
-import { writeStderr } from "../platform/output.js";
+import { terminalText, writeStderrRaw } from "../platform/output.js";
 import type { Ctx } from "./context.js";
 
 export const PROGRESS_AFTER_MS = 400;
@@ -31,7 +31,7 @@ export function progress(ctx: Ctx, o: { now?: () => number; write?: (s: string) 
   const tty = o.tty ?? isTerminal(2);
   if (!tty) return SILENT;
   const now = o.now ?? Date.now;
-  const write = o.write ?? writeStderr;
+  const write = o.write ?? writeStderrRaw;
   const setting = Number(process.env.BATON_PROGRESS_AFTER_MS);
   const after = process.env.BATON_PROGRESS_AFTER_MS && setting >= 0 ? setting : PROGRESS_AFTER_MS;
   const start = now();
@@ -45,7 +45,7 @@ export function progress(ctx: Ctx, o: { now?: () => number; write?: (s: string) 
       drawn = t;
       drawnPhase = phase;
       shown = true;
-      write(`\r\x1b[K${text()}`);
+      write(`\r\x1b[K${terminalText(text())}`);
     },
     end() {
       if (shown) write("\r\x1b[K");

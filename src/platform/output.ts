@@ -68,6 +68,38 @@ export function writeStdoutBytes(data: Uint8Array): void {
   writeAll(1, data);
 }
 
+/** Human text on stderr: messages carry paths and text from agents and repositories, so it goes through terminalText. */
 export function writeStderr(text: string): void {
+  writeStderrRaw(terminalText(text));
+}
+
+/** As it is: only for text whose every control sequence is Baton's own (a progress line's redraw). */
+export function writeStderrRaw(text: string): void {
   writeAll(2, Buffer.from(text, "utf8"));
+}
+
+/** Human text on stdout (a command's rendering), through terminalText. */
+export function writeHuman(text: string): void {
+  writeStdout(terminalText(text));
+}
+
+/**
+ * What a terminal could act on rather than show: C0 controls but tab and line feed (a carriage
+ * return overwrites the line it ends, unless a line feed follows: a CRLF file's diff), escape sequences, DEL, C1 controls (U+009B is a CSI on
+ * some terminals) and the bidirectional overrides and isolates that reorder what is shown. The
+ * colours Baton paints itself (platform/colour.ts) are the only sequences kept.
+ */
+const TERMINAL_UNSAFE = /\x1b\[(?:1|2|22|3[12369])m|\r(?!\n)|[\x00-\x08\x0b\x0c\x0e-\x1f\x7f-\x9f\u202a-\u202e\u2066-\u2069]/g;
+
+/**
+ * `text` with every character a terminal would act on shown instead as an escape (`\x1b`,
+ * `\u202e`): a title, a file name or a lesson an agent or a repository wrote cannot clear the
+ * screen, set the clipboard (OSC 52), retitle the window or make one line look like another.
+ */
+export function terminalText(text: string): string {
+  return text.replace(TERMINAL_UNSAFE, (c) => {
+    if (c.length > 1) return c;
+    const n = c.charCodeAt(0);
+    return n < 0x100 ? `\\x${n.toString(16).padStart(2, "0")}` : `\\u${n.toString(16)}`;
+  });
 }

@@ -1,6 +1,6 @@
 /** `baton watch`: follow an external-run session until it is terminal, one line per tick. */
 
-import { writeStdout } from "../../platform/output.js";
+import { writeHuman, writeStdout } from "../../platform/output.js";
 import type { WatchLine } from "../../services/session/watch-run.js";
 import { type Ctx, parseIntOption } from "../context.js";
 
@@ -31,7 +31,7 @@ export async function watch(ctx: Ctx, id: string | undefined, o: { session?: str
       ...(intervalMs !== undefined ? { intervalMs } : {}),
       signal: stop.signal,
       // --quiet: no ticks (the exit code says how the run ended).
-      onLine: (l) => (ctx.json ? writeStdout(`${JSON.stringify(l)}\n`) : ctx.quiet ? undefined : writeStdout(`${human(l)}\n`)),
+      onLine: (l) => (ctx.json ? writeStdout(`${JSON.stringify(l)}\n`) : ctx.quiet ? undefined : writeHuman(`${human(l)}\n`)),
     });
     if (last.type === "stopped") process.exitCode = 130;
   } finally {
