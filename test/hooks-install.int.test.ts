@@ -22,12 +22,14 @@ import {
   symlinkSync,
   writeFileSync,
 } from "node:fs";
+import { userInfo } from "node:os";
 import { dirname, join } from "node:path";
 import { parse } from "jsonc-parser";
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
 import { clineScript } from "../src/hooks/cline-setup.js";
 import { codexHookHash, codexTrustedHashes } from "../src/hooks/codex-trust.js";
 import { opencodePluginText } from "../src/hooks/opencode-plugin.js";
+import { userHome } from "../src/platform/home.js";
 import { CLI, cleanupDirs, cli, REPO, tempDir, writeAt } from "./helpers.js";
 
 afterEach(() => cleanupDirs());
@@ -1028,6 +1030,34 @@ describe("baton hooks install / uninstall", () => {
       const st = cli(["hooks", "status", agent, "--root", root, "--json"], { cwd: root });
       expect(st.code, `${agent} status: ${st.stdout}${st.stderr}`).not.toBe(null);
     }
+  });
+
+  it("an empty or relative HOME never makes the project a user's home: --user places are under the account's home folder", () => {
+    const root = tempDir("baton-install-");
+    const account = userInfo().homedir;
+    for (const HOME of ["", "rel", " "]) {
+      // status reads only; install --user would write into this machine's real home.
+      const r = cli(["hooks", "status", "--root", root, "--json"], {
+        cwd: root,
+        env: {
+          HOME,
+          CLAUDE_CONFIG_DIR: "",
+          CODEX_HOME: "",
+          QWEN_HOME: "",
+          COPILOT_HOME: "",
+          CLINE_DIR: "",
+          XDG_CONFIG_HOME: "",
+          XDG_CACHE_HOME: "",
+        },
+      });
+      expect(r.code, r.stdout + r.stderr).toBe(0);
+      const user = r.json().hooks.filter((h: { scope: string }) => h.scope === "user");
+      expect(user.length).toBeGreaterThan(0);
+      for (const h of user) expect(h.file, `HOME=${JSON.stringify(HOME)}: ${h.agent}`).toMatch(new RegExp(`^${account}/`));
+    }
+    expect(userHome({ HOME: "/home/someone/" })).toBe("/home/someone");
+    expect(userHome({ HOME: "" })).toBe(account);
+    expect(userHome({ HOME: "rel" })).toBe(account);
   });
 
   it("a settings file that is not valid UTF-8 is refused byte for byte, never rewritten with U+FFFD (nor its backup)", () => {

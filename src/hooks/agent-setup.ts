@@ -26,11 +26,11 @@
  * because the installer and `baton hooks status` must agree on every agent at once.
  */
 import { existsSync, mkdirSync, realpathSync, rmdirSync, statSync, unlinkSync } from "node:fs";
-import { homedir } from "node:os";
 import { basename, dirname, join, resolve } from "node:path";
 import { type HookAgent, isBatonCommand } from "../core/hooks/config.js";
 import type { JsonObject } from "../core/types.js";
 import { BatonError } from "../errors.js";
+import { userHome } from "../platform/home.js";
 import { atomicWrite, ioError } from "../platform/safe-fs.js";
 import { NotASettingsFile, readSettingsText, readSettingsTextToEdit } from "../platform/settings-text.js";
 import { claudeReadiness } from "./claude-setup.js";
@@ -44,7 +44,7 @@ import type { Readiness, SetupPlace } from "./readiness.js";
 export type { Readiness, SetupPlace } from "./readiness.js";
 
 function homeOf(o: SetupPlace): string {
-  return o.home ?? homedir();
+  return o.home ?? userHome();
 }
 
 export function codexHome(o: SetupPlace): string {

@@ -8,15 +8,16 @@
  * `.claude/settings.json`, switching off the user's own Baton hooks too: status and doctor say so.
  * Managed settings can also allow only managed hooks (`allowManagedHooksOnly`).
  */
-import { homedir, platform } from "node:os";
+import { platform } from "node:os";
 import { join } from "node:path";
 import type { JsonObject } from "../core/types.js";
+import { userHome } from "../platform/home.js";
 import type { Readiness, SetupPlace } from "./readiness.js";
 import { settingsObjectAt } from "./settings-object.js";
 
 /** Claude Code's user directory: `$CLAUDE_CONFIG_DIR` when set, else `~/.claude`. */
 export function claudeConfigDir(o: { home?: string; env?: NodeJS.ProcessEnv }): string {
-  return (o.env ?? process.env).CLAUDE_CONFIG_DIR?.trim() || join(o.home ?? homedir(), ".claude");
+  return (o.env ?? process.env).CLAUDE_CONFIG_DIR?.trim() || join(o.home ?? userHome(), ".claude");
 }
 
 function managedDir(): string {

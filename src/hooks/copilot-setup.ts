@@ -16,9 +16,9 @@
  */
 import { spawnSync } from "node:child_process";
 import { realpathSync } from "node:fs";
-import { homedir } from "node:os";
 import { isAbsolute, join, resolve, sep } from "node:path";
 import type { JsonObject } from "../core/types.js";
+import { userHome } from "../platform/home.js";
 import type { Readiness, SetupPlace } from "./readiness.js";
 import { settingsObjectAt } from "./settings-object.js";
 
@@ -26,7 +26,7 @@ import { settingsObjectAt } from "./settings-object.js";
 export function copilotHome(o: { home?: string; env?: NodeJS.ProcessEnv; root: string }): string {
   const dir = (o.env ?? process.env).COPILOT_HOME;
   if (dir) return isAbsolute(dir) ? dir : resolve(o.root, dir);
-  return join(o.home ?? homedir(), ".copilot");
+  return join(o.home ?? userHome(), ".copilot");
 }
 
 /** The file whose `trustedFolders` Copilot CLI's trust prompt writes. */

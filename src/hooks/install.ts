@@ -9,7 +9,6 @@
  * file, a plugin or extension) answer from the same places and readiness, read in one place.
  */
 import { closeSync, constants, existsSync, fchmodSync, openSync, realpathSync, rmdirSync, unlinkSync } from "node:fs";
-import { homedir } from "node:os";
 import { dirname, join, relative, resolve, sep } from "node:path";
 import { ADAPTERS } from "../core/hooks/adapters.js";
 import { CLAUDE_HTTP_EVENTS, claudeHttpHookSpecs } from "../core/hooks/claude.js";
@@ -26,6 +25,7 @@ import { OPENCODE_EVENTS } from "../core/hooks/opencode.js";
 import type { JsonObject } from "../core/types.js";
 import { BatonError, badInput } from "../errors.js";
 import { httpHooksTargetsIn, staleHooksAdvice } from "../platform/claude-http-hooks.js";
+import { userHome } from "../platform/home.js";
 import { liveServer } from "../platform/server-file.js";
 import { ensureServerKey, readServerKey } from "../platform/server-key.js";
 import {
@@ -643,7 +643,7 @@ function pluginStatus(
     );
   // Gemini CLI runs an extension's hooks only with its hooks system on and in a trusted folder, as any other.
   if (agent === "gemini") {
-    const user = jsonFile(join(o.home ?? homedir(), ".gemini", "settings.json")) ?? {};
+    const user = jsonFile(join(o.home ?? userHome(), ".gemini", "settings.json")) ?? {};
     remaining.push(...readiness(agent, { ...o, scope: "user" }, user).remaining);
   }
   // Claude Code's disableAllHooks turns plugins' hooks off too.

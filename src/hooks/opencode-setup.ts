@@ -14,8 +14,8 @@
  *   as `<name>@latest`), and loads it from there from then on.
  */
 import { realpathSync } from "node:fs";
-import { homedir } from "node:os";
 import { isAbsolute, join, resolve } from "node:path";
+import { userHome } from "../platform/home.js";
 import { OPENCODE_CONFIG_NAMES, OPENCODE_NPM_PACKAGE } from "../platform/opencode-npm.js";
 import type { Readiness, SetupPlace } from "./readiness.js";
 
@@ -23,14 +23,14 @@ import type { Readiness, SetupPlace } from "./readiness.js";
 export function opencodeConfigDir(o: { home?: string; env?: NodeJS.ProcessEnv; root: string }): string {
   const xdg = (o.env ?? process.env).XDG_CONFIG_HOME;
   if (xdg && isAbsolute(xdg)) return join(xdg, "opencode");
-  return join(o.home ?? homedir(), ".config", "opencode");
+  return join(o.home ?? userHome(), ".config", "opencode");
 }
 
 /** OpenCode's cache folder: `$XDG_CACHE_HOME/opencode`, else `~/.cache/opencode`. */
 export function opencodeCacheDir(o: { home?: string; env?: NodeJS.ProcessEnv }): string {
   const xdg = (o.env ?? process.env).XDG_CACHE_HOME;
   if (xdg && isAbsolute(xdg)) return join(xdg, "opencode");
-  return join(o.home ?? homedir(), ".cache", "opencode");
+  return join(o.home ?? userHome(), ".cache", "opencode");
 }
 
 /** Where OpenCode's npm install of Baton's package for `spec` is (there or not yet). */

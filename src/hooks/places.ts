@@ -25,10 +25,10 @@
  */
 import { spawnSync } from "node:child_process";
 import { realpathSync, statSync } from "node:fs";
-import { homedir } from "node:os";
 import { basename, delimiter, dirname, isAbsolute, join, relative, resolve, sep } from "node:path";
 import type { HookAgent, InstalledHook } from "../core/hooks/config.js";
 import { COPILOT_PATH_GUARD } from "../core/hooks/copilot.js";
+import { userHome } from "../platform/home.js";
 import { realOr } from "../platform/moved-config.js";
 import { type Readiness, shellWords } from "./agent-setup.js";
 import { claudeConfigDir } from "./claude-setup.js";
@@ -64,7 +64,7 @@ export const AGENT_NAMES: Readonly<Record<HookAgent, string>> = {
 export function clineDir(o: { home?: string; env?: NodeJS.ProcessEnv; root: string }): string {
   const dir = (o.env ?? process.env).CLINE_DIR?.trim();
   if (dir) return isAbsolute(dir) ? dir : resolve(o.root, dir);
-  return join(o.home ?? homedir(), ".cline");
+  return join(o.home ?? userHome(), ".cline");
 }
 
 /** Cline CLI's hooks directory for this place (a script per hook type: cline-setup.ts). */
@@ -78,7 +78,7 @@ export function isShared(agent: HookAgent, o: HookPlaceOptions): boolean {
 }
 
 export function hookConfigFile(agent: HookAgent, o: HookPlaceOptions): string {
-  const home = o.home ?? homedir();
+  const home = o.home ?? userHome();
   const env = o.env ?? process.env;
   if (agent === "claude") {
     if (o.scope === "user") return join(claudeConfigDir(o), "settings.json");

@@ -10,11 +10,11 @@
  * `pluginHooks` is what the committed files must hold (test/plugins.test.ts keeps them equal).
  */
 import { readdirSync, realpathSync } from "node:fs";
-import { homedir } from "node:os";
 import { join, resolve } from "node:path";
 import { ADAPTERS } from "../core/hooks/adapters.js";
 import { addBatonHooks, type HookAgent, listBatonHooks } from "../core/hooks/config.js";
 import type { JsonObject } from "../core/types.js";
+import { userHome } from "../platform/home.js";
 import { jsonFile } from "./agent-setup.js";
 import { claudeConfigDir } from "./claude-setup.js";
 import { copilotConfigFile, copilotHome, copilotTrusts, gitTop } from "./copilot-setup.js";
@@ -174,7 +174,7 @@ function geminiEnabled(rules: unknown, folder: string): boolean {
  * `~/.gemini/extensions/extension-enablement.json`.
  */
 function geminiExtensions(o: SetupPlace): PluginInstall[] {
-  const base = join(o.home ?? homedir(), ".gemini", "extensions");
+  const base = join(o.home ?? userHome(), ".gemini", "extensions");
   const enablement = jsonFile(join(base, "extension-enablement.json")) ?? {};
   const out: PluginInstall[] = [];
   for (const installed of dirs(base)) {

@@ -1,6 +1,7 @@
-import { homedir, platform } from "node:os";
+import { platform } from "node:os";
 import { dirname, isAbsolute, join, parse as parsePath, resolve, sep } from "node:path";
 import type { JsonObject } from "../core/types.js";
+import { userHome } from "../platform/home.js";
 import type { Readiness, SetupPlace } from "./readiness.js";
 import { settingsObjectAt } from "./settings-object.js";
 
@@ -9,7 +10,7 @@ import { settingsObjectAt } from "./settings-object.js";
  * is taken from where Qwen Code starts: here, the project), else `~/.qwen`.
  */
 export function qwenHome(o: { home?: string; env?: NodeJS.ProcessEnv; root: string }): string {
-  const home = o.home ?? homedir();
+  const home = o.home ?? userHome();
   const dir = (o.env ?? process.env).QWEN_HOME;
   if (!dir) return join(home, ".qwen");
   if (dir === "~" || dir.startsWith("~/")) return join(home, dir.slice(1));

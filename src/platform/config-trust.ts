@@ -18,6 +18,7 @@
 import { mkdirSync, readFileSync, realpathSync, unlinkSync } from "node:fs";
 import { createRequire } from "node:module";
 import { isAbsolute, join, resolve } from "node:path";
+import { userHome } from "./home.js";
 import { PRIVATE_DIR_MODE, PRIVATE_FILE_MODE } from "./private-files.js";
 import { atomicWrite, ioError } from "./safe-fs.js";
 
@@ -29,8 +30,6 @@ export interface TrustRecord {
   trustedAt: string;
 }
 
-let os: typeof import("node:os") | undefined;
-
 /**
  * The user's Baton directory: `BATON_CONFIG_HOME`, else `$XDG_CONFIG_HOME/baton`, else
  * `~/.config/baton` (absolute values only, as the XDG specification says of XDG_CONFIG_HOME).
@@ -41,14 +40,7 @@ export function configHome(env: NodeJS.ProcessEnv = process.env): string {
   if (own && isAbsolute(own)) return resolve(own);
   const xdg = env.XDG_CONFIG_HOME?.trim();
   if (xdg && isAbsolute(xdg)) return join(xdg, "baton");
-  // HOME is what os.homedir() answers on POSIX when it is set, without loading node:os
-  // (Windows answers USERPROFILE, whatever HOME a Unix-like shell sets there).
-  const home = process.platform === "win32" ? undefined : env.HOME?.trim();
-  if (home && isAbsolute(home)) return join(home, ".config", "baton");
-  os ??= createRequire(import.meta.url)("node:os") as typeof import("node:os");
-  // A relative HOME is what os.homedir() would answer too: the account's own folder instead.
-  const dir = os.homedir();
-  return join(isAbsolute(dir) ? dir : os.userInfo().homedir, ".config", "baton");
+  return join(userHome(env), ".config", "baton");
 }
 
 let crypto: typeof import("node:crypto") | undefined;
