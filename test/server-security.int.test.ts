@@ -9,6 +9,7 @@ import { networkInterfaces } from "node:os";
 import { join } from "node:path";
 import { describe, expect, it } from "vitest";
 import { envSettings } from "../src/env-options.js";
+import { allowedHosts, allowedOrigins, BAD_PORTS, checkRequest } from "../src/server/security.js";
 import { cli, tempDir } from "./helpers.js";
 import { api, liveSession, raw, rawBytes, type Served, serve } from "./server-helpers.js";
 
@@ -181,6 +182,41 @@ describe("baton serve: security", () => {
       expect(noHost).toMatch(/^HTTP\/1\.[01] (400|403)/);
       await stillUp(s);
     });
+  });
+
+  it("on port 80, HTTP's default, the Host and Origin without a port are ours too (browsers and Node's client leave it out)", () => {
+    const hosts = allowedHosts(80);
+    const cfg = { hosts, origins: allowedOrigins(80), maxBodyBytes: 1024 };
+    const ask = (host: string, origin?: string) =>
+      checkRequest({ method: "GET", host, origin, contentType: undefined, contentLength: undefined }, cfg);
+    for (const host of ["127.0.0.1", "localhost", "[::1]", "127.0.0.1:80"]) expect(ask(host, `http://${host}`), host).toBeUndefined();
+    for (const host of ["127.0.0.2", "evil.example", "127.0.0.1:8080"]) expect(ask(host)?.code, host).toBe("forbidden");
+    // Elsewhere the port must be there: a bare name is another port's (80's).
+    expect([...allowedHosts(8080)].some((h) => !h.endsWith(":8080"))).toBe(false);
+  });
+
+  it("refuses a port browsers will not connect to (the fetch standard's bad ports), before anything starts", () => {
+    const root = tempDir();
+    for (const port of ["6697", "10080", "22"]) {
+      const r = cli(["--root", root, "--json", "serve", "--port", port]);
+      expect([r.code, r.json().error.code], port).toEqual([2, "bad_input"]);
+      expect(r.json().error.message).toMatch(/bad ports/);
+    }
+  });
+
+  it("BAD_PORTS is what Node's own fetch refuses: each of them, and none of their neighbours", async () => {
+    const refused = async (port: number) => {
+      try {
+        await fetch(`http://127.0.0.1:${port}/`, { signal: AbortSignal.timeout(2000) });
+        return false;
+      } catch (err) {
+        return (err as Error & { cause?: Error }).cause?.message === "bad port";
+      }
+    };
+    for (const port of BAD_PORTS) {
+      expect(await refused(port), String(port)).toBe(true);
+      for (const near of [port - 1, port + 1]) if (near > 0 && !BAD_PORTS.has(near)) expect(await refused(near), String(near)).toBe(false);
+    }
   });
 
   it("a present Origin must be one of ours; Origin: null is refused; no CORS headers ever", async () => {

@@ -28,10 +28,25 @@ export function tokenMatches(expected: string, given: string | undefined): boole
   return timingSafeEqual(a, b);
 }
 
-/** The only Host values we answer: loopback names with our port (no `localhost6`, no bare IPs of other interfaces). */
+/**
+ * The only Host values we answer: loopback names with our port (no `localhost6`, no bare IPs of
+ * other interfaces). On port 80, HTTP's default, browsers and Node's client leave the port out.
+ */
 export function allowedHosts(port: number): Set<string> {
-  return new Set([`127.0.0.1:${port}`, `localhost:${port}`, `[::1]:${port}`]);
+  const names = ["127.0.0.1", "localhost", "[::1]"];
+  return new Set([...names.map((n) => `${n}:${port}`), ...(port === 80 ? names : [])]);
 }
+
+/**
+ * The fetch standard's "bad ports" (https://fetch.spec.whatwg.org/#port-blocking): browsers and
+ * Node's fetch refuse to connect to them, so a server there could not be reached by its own
+ * dashboard, nor check itself.
+ */
+export const BAD_PORTS: ReadonlySet<number> = new Set([
+  1, 7, 9, 11, 13, 15, 17, 19, 20, 21, 22, 23, 25, 37, 42, 43, 53, 69, 77, 79, 87, 95, 101, 102, 103, 104, 109, 110, 111, 113, 115, 117,
+  119, 123, 135, 137, 139, 143, 161, 179, 389, 427, 465, 512, 513, 514, 515, 526, 530, 531, 532, 540, 548, 554, 556, 563, 587, 601, 636,
+  989, 990, 993, 995, 1719, 1720, 1723, 2049, 3659, 4045, 4190, 5060, 5061, 6000, 6566, 6665, 6666, 6667, 6668, 6669, 6679, 6697, 10080,
+]);
 
 /** Origins allowed to call us: our own pages, on any of the allowed host names. */
 export function allowedOrigins(port: number): Set<string> {

@@ -9,6 +9,7 @@ import { liveServer, serverIdentity, stopServer } from "../../platform/server-fi
 import { resolveWorkspace } from "../../platform/workspace.js";
 import type { AssetName } from "../../server/app.js";
 import { requestLoginCode } from "../../server/client.js";
+import { BAD_PORTS } from "../../server/security.js";
 import { type StopReason, startServer } from "../../server/server.js";
 import { DASHBOARD_HTML } from "../../web/dashboard-html.js";
 import { DEMO_HTML } from "../../web/demo-html.js";
@@ -64,6 +65,10 @@ async function serving(
 ): Promise<void> {
   const port = parseIntOption(o.port, "--port", 0);
   if (port !== undefined && port > 65535) throw badInput(`--port must be a TCP port, 0 to 65535 (0: any free one), got ${port}`);
+  if (port !== undefined && BAD_PORTS.has(port))
+    throw badInput(
+      `--port ${port} is one browsers and Node's fetch refuse to connect to (the fetch standard's bad ports), so the dashboard could not reach the server: pick another, or 0 for any free one`,
+    );
   const idleExitMs = parseDurationOption(o.idleExit, "--idle-exit");
   const replace = parseIntOption(o.replace, "--replace", 1);
   const baton = await ctx.open();
