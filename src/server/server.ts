@@ -20,7 +20,7 @@ import { cliHttpHandler, isCliRequest } from "./cli-route.js";
 import { childAnswersDueBy } from "./hook-child.js";
 import { hookAnswerer, hookHttpHandler, isHookRequest, servedWorkspace } from "./hook-route.js";
 import { isNativeHookRequest, nativeHookHttpHandler, nativeHookRefused } from "./native-hook-route.js";
-import { allowedHosts, allowedOrigins, checkRequest, corsHeaders, type GuardConfig, newToken, parseOrigin } from "./security.js";
+import { allowedHosts, allowedOrigins, BAD_PORTS, checkRequest, corsHeaders, type GuardConfig, newToken, parseOrigin } from "./security.js";
 import { claimServerFile, ownStartTime, readServerKey, writeServerKey } from "./server-file.js";
 
 export interface ServerOptions {
@@ -81,7 +81,19 @@ const CHILD_GRACE_MS = 8_000;
 /** How often the server looks for its workspace (and, with an idle exit, at its idleness). */
 const WATCH_EVERY_MS = 2_000;
 
+/** Throws bad_input for a port no server should take: past TCP's, or one browsers will not connect to. */
+export function checkPort(port: number | undefined): void {
+  if (port === undefined) return;
+  if (!Number.isInteger(port) || port < 0 || port > 65535)
+    throw badInput(`--port must be a TCP port, 0 to 65535 (0: any free one), got ${port}`);
+  if (BAD_PORTS.has(port))
+    throw badInput(
+      `--port ${port} is one browsers and Node's fetch refuse to connect to (the fetch standard's bad ports), so the dashboard could not reach the server: pick another, or 0 for any free one`,
+    );
+}
+
 export async function startServer(baton: Baton, opts: ServerOptions = {}): Promise<RunningServer> {
+  checkPort(opts.port);
   const dir = baton.workspace.dir;
   const key = opts.rotateToken ? undefined : readServerKey(dir);
   const maxBodyBytes = opts.maxBodyBytes ?? DEFAULT_MAX_BODY_BYTES;

@@ -3,14 +3,13 @@ import { readFileSync } from "node:fs";
 import { constants } from "node:os";
 import { dirname, join } from "node:path";
 import { fileURLToPath } from "node:url";
-import { BatonError, badInput } from "../../errors.js";
+import { BatonError } from "../../errors.js";
 import { writeStderr } from "../../platform/output.js";
 import { liveServer, serverIdentity, stopServer } from "../../platform/server-file.js";
 import { resolveWorkspace } from "../../platform/workspace.js";
 import type { AssetName } from "../../server/app.js";
 import { requestLoginCode } from "../../server/client.js";
-import { BAD_PORTS } from "../../server/security.js";
-import { type StopReason, startServer } from "../../server/server.js";
+import { checkPort, type StopReason, startServer } from "../../server/server.js";
 import { DASHBOARD_HTML } from "../../web/dashboard-html.js";
 import { DEMO_HTML } from "../../web/demo-html.js";
 import { type Ctx, parseDurationOption, parseIntOption } from "../context.js";
@@ -64,11 +63,7 @@ async function serving(
   named: () => void,
 ): Promise<void> {
   const port = parseIntOption(o.port, "--port", 0);
-  if (port !== undefined && port > 65535) throw badInput(`--port must be a TCP port, 0 to 65535 (0: any free one), got ${port}`);
-  if (port !== undefined && BAD_PORTS.has(port))
-    throw badInput(
-      `--port ${port} is one browsers and Node's fetch refuse to connect to (the fetch standard's bad ports), so the dashboard could not reach the server: pick another, or 0 for any free one`,
-    );
+  checkPort(port); // before a --replace stops anything
   const idleExitMs = parseDurationOption(o.idleExit, "--idle-exit");
   const replace = parseIntOption(o.replace, "--replace", 1);
   const baton = await ctx.open();
