@@ -3,10 +3,10 @@
  * modification time, taken clearly after that time, is trusted without reading the file again;
  * a racy record (taken within the same instant as the write) is always re-hashed.
  */
-import { statSync, utimesSync, writeFileSync } from "node:fs";
+import { mkdirSync, statSync, symlinkSync, utimesSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { afterAll, describe, expect, it } from "vitest";
-import { openBaton } from "../src/index.js";
+import { isBatonError, openBaton } from "../src/index.js";
 import { cleanupDirs, tempDir } from "./helpers.js";
 
 afterAll(() => cleanupDirs());
@@ -44,5 +44,36 @@ describe("recorded files: size and modification time", () => {
     const r = await recorded(0);
     expect(r.verification.files).toEqual([{ path: "a.ts", state: "changed", review: true }]);
     expect(r.nextAction.action).toBe("review_changed_files");
+  });
+
+  it("records only the workspace's own regular files: never through a link, never Baton's or git's data", async () => {
+    const root = tempDir("baton-verify-");
+    mkdirSync(join(root, "src"));
+    writeFileSync(join(root, "src", "ok.ts"), "ok\n");
+    symlinkSync("/etc/passwd", join(root, "passwd"));
+    symlinkSync("/etc", join(root, "etc"));
+    const baton = await openBaton({ root });
+    try {
+      await baton.sessions.start({ flow: "task", id: "s1", title: "t" });
+      const refused = async (path: string) => {
+        try {
+          await baton.facets.recordResumeContext("s1", { files: ["src/ok.ts", path] });
+        } catch (err) {
+          if (!isBatonError(err)) throw err;
+          return `${err.code}: ${err.message}`;
+        }
+        return "recorded";
+      };
+      expect(await refused("passwd")).toMatch(/^bad_input: passwd is a symbolic link/);
+      expect(await refused("etc/passwd")).toMatch(/^unsafe_path: .*passes through the symbolic link etc/);
+      expect(await refused(".baton/baton.db")).toMatch(/^bad_input: .*inside \.baton/);
+      expect(await refused(".git/config")).toMatch(/^bad_input: .*inside a \.git directory/);
+      expect(await refused("src")).toMatch(/^bad_input: src is a directory/);
+      // Nothing was recorded by a refused call, not even its good path.
+      expect((await baton.sessions.resume("s1")).verification.files).toEqual([]);
+      expect(await refused("src/new.ts"), "a file not there yet is recorded as such").toBe("recorded");
+    } finally {
+      await baton.close();
+    }
   });
 });

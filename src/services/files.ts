@@ -4,8 +4,10 @@ import { resolve, sep } from "node:path";
 import { sha256 } from "../core/canonical.js";
 import type { FlowDefinition } from "../core/flows/flow.js";
 import { type ScannedFile, scanText } from "../core/session/markers.js";
+import { pathProblem } from "../core/time-travel/paths.js";
 import type { Diagnostic, JsonObject, Snapshot } from "../core/types.js";
 import { badInput } from "../errors.js";
+import { statCurrent } from "../platform/safe-fs.js";
 import { insideWorkspace } from "../platform/workspace.js";
 
 /** Files larger than this are not scanned for markers (reported instead). */
@@ -138,6 +140,11 @@ export function recordFiles(root: string, paths: readonly string[]): JsonObject[
   for (const path of paths) {
     const rel = workspaceRelative(root, path);
     if (!rel) throw badInput(`${path} is outside the workspace ${root}`);
+    const problem = pathProblem(rel);
+    if (problem) throw badInput(`${path} ${problem}: name a file of the workspace`, { path });
+    // Not through a link (a link to /etc/passwd would record that file's hash): unsafe_path for one on the way.
+    const cur = statCurrent(root, rel);
+    if (cur.kind === "other") throw badInput(`${path} is ${cur.what}: name a regular file of the workspace`, { path });
     const f = fingerprintFile(resolve(root, rel));
     out.push(f ? { path: rel, hash: f.hash, size: f.size, mtimeMs: f.mtimeMs } : { path: rel });
   }
