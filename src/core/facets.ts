@@ -195,7 +195,11 @@ const SCHEMAS: Record<FacetEventType, Record<string, Check> | "object"> = {
 /** Returns the problems with a facet event's data, as `field: problem` strings. */
 export function validateFacetData(type: FacetEventType, data: JsonObject): string[] {
   const schema = SCHEMAS[type];
-  if (schema === "object") return [];
+  if (schema === "object") {
+    // Folded with Object.assign: an own "__proto__" (JSON.parse makes one) would set the context's prototype.
+    if (Object.hasOwn(data, "__proto__")) return ['"__proto__": is not a context key (pick another name)'];
+    return Object.keys(data).length === 0 ? ["data: names no key to set"] : [];
+  }
   const problems: string[] = [];
   for (const [field, check] of Object.entries(schema)) {
     const p = check(data[field]);

@@ -139,6 +139,7 @@ export async function contextSet(ctx: Ctx, pairs: string[], o: S): Promise<void>
   for (const p of pairs) {
     const i = p.indexOf("=");
     if (i <= 0) throw badInput(`"${p}" is not key=value`);
+    if (p.slice(0, i) === "__proto__") throw badInput(`"__proto__" is not a context key; pick another name`);
     const raw = p.slice(i + 1);
     let v: JsonObject[string];
     try {

@@ -112,7 +112,7 @@ export function foldEvent(flow: FlowDefinition, snap: Snapshot, ev: JournalEvent
       addDiagnostic(snap, { code: "invalid_in_journal", severity: "warning", message: d.reason, seq: ev.seq, at: ev.at });
       return "fenced";
     default:
-      Object.assign(snap.context, ev.data);
+      mergeContext(snap.context, ev.data);
       if (ev.revision !== undefined) snap.revision = ev.revision;
       if (flow.presence) {
         if (ev.type === flow.presence.leave) snap.presence = "absent";
@@ -290,7 +290,7 @@ function foldFacet(snap: Snapshot, type: FacetEventType, ev: JournalEvent): void
       return;
     }
     case "context:set":
-      Object.assign(snap.context, d);
+      mergeContext(snap.context, d);
       return;
     case "note:added":
       return;
@@ -433,4 +433,12 @@ function clearSpiral(sp: SpiralState, at: string): void {
   for (const k of ["pattern", "evidence", "proposedCheckpoint", "detectedAt", "detectedSeq"] as const) delete sp[k];
   sp.clearedAt = at;
   sp.window = []; // the user chose: start over
+}
+
+/**
+ * Event data into the context, key by key. Object.assign would take an own "__proto__" (JSON.parse
+ * makes one; a journal written before appends refused it may hold one) as the context's prototype.
+ */
+function mergeContext(context: JsonObject, data: JsonObject): void {
+  for (const k of Object.keys(data)) if (k !== "__proto__") context[k] = data[k] as JsonObject[string];
 }
