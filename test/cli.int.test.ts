@@ -153,6 +153,16 @@ describe("baton CLI", () => {
     const list = cli(["flows", "list", "--root", root, "--json"]).json();
     expect(list.flows.map((f: { name: string }) => f.name)).toEqual(["task", "external-run", "live-variant", "review"]);
     expect(list.invalid).toHaveLength(1);
+    // A file claiming a built-in's name is reported, and the built-in stays built in.
+    writeFileSync(join(root, ".baton/flows/mine.json"), JSON.stringify({ ...flow, name: "task" }, null, 2));
+    const claimed = cli(["flows", "list", "--root", root, "--json"]).json();
+    expect(claimed.flows.map((f: { name: string; builtin: boolean }) => [f.name, f.builtin])).toEqual([
+      ["task", true],
+      ["external-run", true],
+      ["live-variant", true],
+      ["review", false],
+    ]);
+    expect(claimed.invalid.map((r: { name: string }) => r.name)).toEqual(["broken", "task"]);
   });
 
   it("recommends persisting to the true source when markers sit in a generated file", () => {

@@ -12,7 +12,7 @@ export async function flowsList(ctx: Ctx): Promise<void> {
     const f = await b.flows.get(name);
     flows.push({
       name,
-      builtin: !reports.some((r) => r.name === name),
+      builtin: !reports.some((r) => r.name === name && r.problems.length === 0), // a file claiming a built-in name is reported, not used
       initial: f.initial,
       phases: Object.keys(f.phases),
       description: f.description,
