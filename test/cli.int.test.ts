@@ -100,7 +100,9 @@ describe("baton CLI", () => {
     expect(cli(["position", "set", "--plan", "oauth", "--task", "callback", ...o]).code).toBe(0);
     expect(cli(["progress", "set", "--total", "4", "--completed", "1", ...o]).code).toBe(0);
     expect(cli(["progress", "set", "--total", "1", "--completed", "4", ...o]).json().error.code).toBe("bad_input");
-    expect(cli(["blocker", "resolve", "nope", ...o]).json().error.code).toBe("bad_input");
+    // An unknown id is not_found (exit 4) for blockers and runs alike, as for `run heartbeat`.
+    const noBlocker = cli(["blocker", "resolve", "nope", ...o]);
+    expect([noBlocker.code, noBlocker.json().error.code]).toEqual([4, "not_found"]);
     writeFileSync(join(root, "b.ts"), "changed");
     const st = cli(["status", ...o]).json().sessions[0];
     expect(st.activeBlockers.map((b: { id: string }) => b.id)).toEqual([blocker.blockerId]);
@@ -119,6 +121,13 @@ describe("baton CLI", () => {
     expect(human).toContain("REVIEW b.ts (changed)");
     const runStart = cli(["run", "start", "--agent", "codex", ...o]).json();
     expect(cli(["run", "end", runStart.runId, "--reason", "handoff", ...o]).code).toBe(0);
+    for (const cmd of [
+      ["run", "end"],
+      ["run", "heartbeat"],
+    ]) {
+      const none = cli([...cmd, "run-nope", ...o]);
+      expect([none.code, none.json().error.code], cmd.join(" ")).toEqual([4, "not_found"]);
+    }
     expect(cli(["state", "--write", ...o]).json().file).toBe(join(root, ".baton/sessions/t/STATE.md"));
     expect(readFileSync(join(root, ".baton/sessions/t/STATE.md"), "utf8")).toContain("| codex |");
   });

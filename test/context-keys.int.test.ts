@@ -25,11 +25,11 @@ describe("context keys", () => {
     const b = await openBaton({ root });
     try {
       await b.sessions.start({ flow: "task", id: "s1", title: "t" });
-      const before = (await b.events.list("s1")).length;
+      const before = (await b.events.list("s1")).events.length;
       const hostile = JSON.parse('{"__proto__": {"polluted": true}, "kept": 1}');
       expect(await codeOf(b.facets.setContext("s1", hostile))).toBe("bad_input");
       expect(await codeOf(b.facets.setContext("s1", {}))).toBe("bad_input");
-      expect((await b.events.list("s1")).length, "nothing journalled").toBe(before);
+      expect((await b.events.list("s1")).events.length, "nothing journalled").toBe(before);
 
       // A flow event's data is merged into the context too.
       expect(await codeOf(b.events.append("s1", { type: "start", data: hostile }))).toBe("appended");

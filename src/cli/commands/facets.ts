@@ -1,6 +1,6 @@
 /** Commands that record facets: decisions, blockers, position, progress, runs, resume context. */
 import type { JsonObject } from "../../core/types.js";
-import { badInput } from "../../errors.js";
+import { BatonError, badInput } from "../../errors.js";
 import { type Ctx, parseIntOption } from "../context.js";
 
 type S = { session?: string };
@@ -55,7 +55,10 @@ async function requireBlocker(b: Awaited<ReturnType<Ctx["open"]>>, sid: string, 
   const snap = await b.sessions.snapshot(sid);
   if (!snap.facets.blockers.some((x) => x.id === id)) {
     const known = snap.facets.blockers.map((x) => x.id);
-    throw badInput(`session ${sid} has no blocker "${id}"${known.length ? ` (blockers: ${known.join(", ")})` : ""}`);
+    throw new BatonError("not_found", `session ${sid} has no blocker "${id}"${known.length ? ` (blockers: ${known.join(", ")})` : ""}`, {
+      sessionId: sid,
+      blockerId: id,
+    });
   }
 }
 
@@ -110,7 +113,8 @@ export async function runEnd(
 ): Promise<void> {
   const { b, sid } = await target(ctx, o);
   const snap = await b.sessions.snapshot(sid);
-  if (!snap.facets.runs.some((r) => r.runId === runId)) throw badInput(`session ${sid} has no run "${runId}"`);
+  if (!snap.facets.runs.some((r) => r.runId === runId))
+    throw new BatonError("not_found", `session ${sid} has no run "${runId}" started with \`baton run start\``, { sessionId: sid, runId });
   let contextUsage: number | undefined;
   if (o.contextUsage !== undefined) {
     contextUsage = Number(o.contextUsage);
