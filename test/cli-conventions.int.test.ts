@@ -100,6 +100,32 @@ describe("CLI conventions", () => {
     expect(err.stderr).not.toContain("\x1b[2J");
   });
 
+  it("an empty id (a shell variable that was not set) is refused, never taken for the default session", () => {
+    const root = tempDir();
+    run(["--root", root, "init"]);
+    expect(run(["--root", root, "session", "start", "--flow", "task", "--id", "only"]).code).toBe(0);
+    for (const args of [
+      ["status", "--session", ""],
+      ["--json", "status", "--session", ""],
+      ["resume", ""],
+      ["--json", "resume", ""],
+      ["--json", "resume", "--session", ""],
+      ["decision", "add", "use X", "--session", ""],
+      ["session", "start", "--flow", "task", "--id", ""],
+      ["run", "start", "--agent", "x", "--run-id", ""],
+    ]) {
+      const r = run(["--root", root, ...args]);
+      expect(r.code, `${args.join(" ")}: ${r.stdout}${r.stderr}`).toBe(2);
+      expect(r.stdout + r.stderr, args.join(" ")).toMatch(/empty/);
+    }
+    const types = run(["--root", root, "export", "only"])
+      .stdout.trim()
+      .split("\n")
+      .map((l) => JSON.parse(l).type);
+    expect(types, "the default session's journal").toContain("session:started");
+    expect(types, "nothing was written to the default session").not.toContain("decision:added");
+  });
+
   it("--quiet prints nothing on success; errors and --json still speak", () => {
     const root = tempDir();
     const quiet = run(["--root", root, "-q", "init"]);

@@ -61,7 +61,8 @@ export function serverRequest(
   } catch {
     return { reason: "options the full command reads" };
   }
-  if (positionals.length > spec.positionals) return { reason: "options the full command reads" };
+  if (positionals.length > spec.positionals || positionals.includes("") || Object.values(values).includes(""))
+    return { reason: "options the full command reads" };
   if (values.json !== true) return { reason: "human output" };
   if (values.unpause !== undefined || values.reason !== undefined || values.lane !== undefined) return { reason: "resume --unpause" };
   // What the environment sets: the server answers only when it was started with the same.

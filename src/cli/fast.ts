@@ -32,6 +32,8 @@ export function fastPath(argv: string[]): { cmd: FastCommand; values: Record<str
   if (!cmd) return undefined;
   try {
     const { values, positionals } = parseCommandLine(argv.slice(1), cmd.options);
+    // An empty value (`--session ""`) is the full CLI's to refuse.
+    if (positionals.includes("") || Object.values(values).includes("")) return undefined;
     return positionals.length <= (cmd.positionals ?? 0) ? { cmd, values, positionals } : undefined;
   } catch {
     return undefined; // let the full CLI report it properly

@@ -29,6 +29,9 @@ export function lazy<M>(load: () => Promise<M>, pick: (m: M) => Handler) {
       const missing = cmd.options.find((o) => REQUIRED.has(o) && opts[o.attributeName()] === undefined);
       if (missing)
         throw new BatonError("bad_input", `required option '${missing.flags}' not specified; see \`baton ${fullName(cmd)} --help\``);
+      // An empty id (`--session "$SID"` with SID unset) must not quietly mean "the default one".
+      const empty = cmd.options.find((o) => /<\w*(?:id|Id)>/.test(o.flags) && opts[o.attributeName()] === "");
+      if (empty) throw new BatonError("bad_input", `${empty.long ?? empty.flags} is empty: give an id, or leave the option out`);
       const fn = pick(await load()) as (ctx: Ctx, ...a: unknown[]) => Promise<void>;
       await fn(ctx, ...positional, opts);
     } catch (err) {

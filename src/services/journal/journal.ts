@@ -254,6 +254,7 @@ export class Journal {
    * several active, the error lists what exists.
    */
   async resolveSession(sessionId?: string): Promise<string> {
+    if (sessionId === "") throw badInput("the session id is empty: give one, or leave it out for the single active session");
     if (sessionId) return sessionId;
     const active = await this.listSessions();
     if (active.length === 1) return (active[0] as SessionRow).id;
