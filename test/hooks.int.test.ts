@@ -804,6 +804,24 @@ describe("failing open", () => {
     expect(r.stderr).not.toMatch(/Maximum call stack|at .*\.cjs/);
   });
 
+  it("a payload that is not JSON lets the tool through and is logged as bad_input, not the parser's SyntaxError", () => {
+    const root = workspace({ "src/app.ts": "app\n" });
+    const r = cli(["hook", "claude", "PreToolUse"], { cwd: root, input: '{"session_id": "s", "tool_name": ' });
+    expect([r.code, r.stdout]).toEqual([0, ""]);
+    const log = read(root, ".baton/logs/hooks.log")
+      .trim()
+      .split("\n")
+      .map((l) => JSON.parse(l));
+    expect(log).toEqual([
+      expect.objectContaining({
+        agent: "claude",
+        event: "PreToolUse",
+        code: "bad_input",
+        message: expect.stringMatching(/^the agent's payload could not be read: /),
+      }),
+    ]);
+  });
+
   it("a corrupt database lets the tool through and the failure is logged", () => {
     const root = workspace({ "src/app.ts": "app\n" });
     writeFileSync(join(root, ".baton", "baton.db"), Buffer.alloc(8192, 7));

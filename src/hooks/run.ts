@@ -20,7 +20,7 @@ import type { Baton } from "../api.js";
 import { HOOK_AGENT_LIST } from "../core/hooks/config.js";
 import { isNoop } from "../core/hooks/types.js";
 import { envOptions } from "../env-options.js";
-import { isBatonError } from "../errors.js";
+import { BatonError, isBatonError } from "../errors.js";
 import { writeStderr, writeStdout } from "../platform/output.js";
 import { HOOK_STORE_CONNECT_MS } from "../platform/store-limits.js";
 import { workingDir } from "../platform/workspace.js";
@@ -103,7 +103,9 @@ export async function answerHook(argv: readonly string[], opts: AnswerHookOption
   } catch (err) {
     // A payload we cannot read: log where we can, let the agent go on.
     const here = workspaceFor(root, opts.cwd);
-    if (here) await logHookFailure(here.dir, adapter.agent, native, err);
+    // Logged with a code of Baton's (doctor counts failures by code), not the parser's SyntaxError.
+    const why = isBatonError(err) ? err : new BatonError("bad_input", `the agent's payload could not be read: ${(err as Error).message}`);
+    if (here) await logHookFailure(here.dir, adapter.agent, native, why);
     return { out };
   }
   if (isNoop(ev)) return { out };
