@@ -838,6 +838,15 @@ describe("failing open", () => {
       ["gemini", "BeforeTool"],
     ]);
     expect(log[0].code).toBe("io_error");
+    // A command says the file is damaged and what helps: not `baton rebuild`, which cannot open it either.
+    for (const cmd of [["status"], ["rebuild"], ["doctor"]]) {
+      const r = cli([...cmd, "--json", "--root", root]);
+      expect(r.code, cmd[0]).toBe(5);
+      expect(r.json().error.message).toMatch(
+        /the database file is damaged \(file is not a database\).*restore it from a backup, or move it aside/,
+      );
+      expect(r.json().error.message).not.toContain("baton rebuild");
+    }
   });
 
   it("a broken or wrong .baton/config.json: commands say which file and key, hooks let the tool through and log it, doctor names it", () => {

@@ -98,15 +98,19 @@ export function mapSqliteError(err: unknown, what: string, dbPath?: string): Bat
       { cause: err },
     );
   }
-  if (
-    code.startsWith("SQLITE_IOERR") ||
-    code.startsWith("SQLITE_FULL") ||
-    code.startsWith("SQLITE_CORRUPT") ||
-    code.startsWith("SQLITE_NOTADB")
-  ) {
+  if (code.startsWith("SQLITE_IOERR") || code.startsWith("SQLITE_FULL")) {
     return new BatonError(
       "io_error",
-      `${what}: storage failure (${msg}); nothing after this point was acknowledged. Check the disk, then run \`baton rebuild\``,
+      `${what}: storage failure (${msg}); nothing after this point was acknowledged. Check the disk (space, health), then run \`baton doctor\``,
+      { sqlite: code },
+      { cause: err },
+    );
+  }
+  // Rebuilding snapshots cannot help here: the file itself is damaged.
+  if (code.startsWith("SQLITE_CORRUPT") || code.startsWith("SQLITE_NOTADB")) {
+    return new BatonError(
+      "io_error",
+      `${what}: the database file is damaged (${msg}); nothing after this point was acknowledged. Run \`baton doctor\` for its integrity check; if it cannot open the file either, restore it from a backup, or move it aside (its sessions are then gone from Baton; \`sqlite3 <file> .recover\` may save some) and the next command starts a new one`,
       { sqlite: code },
       { cause: err },
     );
