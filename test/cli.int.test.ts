@@ -78,11 +78,32 @@ describe("baton CLI", () => {
     const r = cli(["init", "--root", root, "--json"]);
     expect(r.code).toBe(5);
     expect(r.json().error.code).toBe("workspace_unwritable");
+    expect(r.json().error.message, "a file in the way is not a permission problem").toMatch(
+      /\.baton is there but is not a directory.*move that file away/,
+    );
     const root2 = tempDir();
     mkdirSync(join(root2, ".baton", "baton.db"), { recursive: true });
     const r2 = cli(["status", "--root", root2, "--json"]);
     expect(r2.code).toBe(5);
     expect(r2.json().error.code).toBe("workspace_unwritable");
+  });
+
+  it("says what is wrong, not something else: the workspace itself named as a file, a config.json that is a FIFO", () => {
+    const root = workspace();
+    expect(cli(["session", "start", "--flow", "task", "--root", root]).code).toBe(0);
+    for (const args of [
+      ["checkpoint", "--files", "."],
+      ["checkpoint", "--files", `${root}/`],
+      ["files", "add", "."],
+    ]) {
+      const r = cli([...args, "--root", root, "--json"], { cwd: root });
+      expect(r.code, args.join(" ")).toBe(2);
+      expect(r.json().error.message, args.join(" ")).toMatch(/is the workspace itself: name files inside it/);
+    }
+    spawnSync("mkfifo", [join(root, ".baton", "config.json")]);
+    const trust = cli(["trust", "--root", root, "--json"]);
+    expect(trust.code).toBe(2);
+    expect(trust.json().error.message).toMatch(/not a regular file; make it a regular file holding a JSON object/);
   });
 
   it("records facets and shows them in status and resume, flagging files changed since they were recorded", () => {

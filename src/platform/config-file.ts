@@ -27,7 +27,7 @@ import { utimesSync } from "node:fs";
 import { join } from "node:path";
 import { BatonError, badInput } from "../errors.js";
 import { readTrust, recordTrust, revokeTrust, sha256, type TrustRecord } from "./config-trust.js";
-import { readSettingsBytes } from "./settings-text.js";
+import { NotASettingsFile, readSettingsBytes } from "./settings-text.js";
 
 export const CONFIG_FILE = "config.json";
 
@@ -121,7 +121,12 @@ export function trustConfigFile(batonDir: string): { settings: Record<string, un
   const file = configPath(batonDir);
   const raw = readRaw(file);
   if (raw.kind === "absent") throw new BatonError("not_found", `there is no ${file} to trust; Baton's defaults apply`);
-  if (raw.kind === "unreadable") throw badInput(`cannot read ${file} (${raw.err.message}); fix its permissions, then run \`baton trust\``);
+  if (raw.kind === "unreadable")
+    throw badInput(
+      raw.err instanceof NotASettingsFile
+        ? `cannot trust ${file}: ${raw.err.why}; make it a regular file holding a JSON object, then run \`baton trust\``
+        : `cannot read ${file} (${raw.err.message}); fix its permissions, then run \`baton trust\``,
+    );
   const before = stateOf(raw, readTrust(batonDir));
   const settings = parseSettings(file, raw.bytes);
   const record = recordTrust(batonDir, raw.bytes);

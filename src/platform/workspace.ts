@@ -231,9 +231,13 @@ export function ensureWorkspace(ws: Workspace): void {
     tightenBatonDir(ws.dir);
   } catch (err) {
     const code = (err as NodeJS.ErrnoException).code ?? "";
+    // A file where the folder goes (EEXIST from mkdir, ENOTDIR beneath it) is not a permission problem.
+    const notDir = (code === "EEXIST" || code === "ENOTDIR") && lstatSync(ws.dir, { throwIfNoEntry: false })?.isDirectory() === false;
     throw new BatonError(
       "workspace_unwritable",
-      `cannot create ${ws.dir} (${code || (err as Error).message}); make the project directory writable or choose another --root`,
+      notDir
+        ? `${ws.dir} is there but is not a directory; Baton keeps its data in a .baton directory: move that file away, or choose another --root`
+        : `cannot create ${ws.dir} (${code || (err as Error).message}); make the project directory writable or choose another --root`,
       { path: ws.dir, errno: code },
       { cause: err },
     );

@@ -22,6 +22,14 @@ export function workspaceRelative(root: string, path: string, base = root): stri
   return insideWorkspace(root, resolve(base, path))?.split(sep).join("/");
 }
 
+/** Whether `path` names the workspace's root itself (which workspaceRelative answers as not inside it). */
+export function isWorkspaceRoot(root: string, path: string, base = root): boolean {
+  return resolve(base, path) === resolve(root);
+}
+
+/** Why a command that takes files refuses the workspace's root. */
+export const WHOLE_ROOT = "is the workspace itself: name files inside it";
+
 /** The files a session knows about: its context file and its resume context's files. */
 export function knownFiles(snap: Snapshot): string[] {
   const files: string[] = [];
@@ -139,7 +147,7 @@ export function recordFiles(root: string, paths: readonly string[]): JsonObject[
   const out: JsonObject[] = [];
   for (const path of paths) {
     const rel = workspaceRelative(root, path);
-    if (!rel) throw badInput(`${path} is outside the workspace ${root}`);
+    if (!rel) throw badInput(`${path} ${isWorkspaceRoot(root, path) ? WHOLE_ROOT : `is outside the workspace ${root}`}`);
     const problem = pathProblem(rel);
     if (problem) throw badInput(`${path} ${problem}: name a file of the workspace`, { path });
     // Not through a link (a link to /etc/passwd would record that file's hash): unsafe_path for one on the way.

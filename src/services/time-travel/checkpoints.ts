@@ -26,7 +26,7 @@ import { touchPrivate } from "../../platform/private-files.js";
 import { hostFacts, machineId } from "../../platform/process-facts.js";
 import { checkPath, readCurrent, unsafePath } from "../../platform/safe-fs.js";
 import { CACHE_TOUCH_MS, CACHE_TTL_MS, cacheScope } from "../cache-scope.js";
-import { workspaceRelative } from "../files.js";
+import { isWorkspaceRoot, WHOLE_ROOT, workspaceRelative } from "../files.js";
 import { Blobs, type StagedBlob } from "./blobs.js";
 import { type CheckpointOptions, DEFAULT_PRIVATE, pathMatcher, readCheckpointConfig } from "./checkpoint-config.js";
 import { laneFor, Manifests } from "./manifests.js";
@@ -265,7 +265,7 @@ export class CheckpointService {
   /** Workspace-relative, safe form of a path a caller gave (relative to the root, or absolute inside it). */
   relPath(p: string): string {
     const rel = workspaceRelative(this.#root, p);
-    if (!rel) throw unsafePath(p, `is outside the workspace ${this.#root}`);
+    if (!rel) throw unsafePath(p, isWorkspaceRoot(this.#root, p) ? WHOLE_ROOT : `is outside the workspace ${this.#root}`);
     checkPath(rel);
     return rel;
   }
