@@ -8,6 +8,7 @@
  */
 
 import type { Durability } from "./api.js";
+import { MAX_CHECKPOINT_RETAIN } from "./core/time-travel/checkpoints.js";
 import { BatonError } from "./errors.js";
 import { configHome } from "./platform/config-trust.js";
 import { hostIdProblem } from "./platform/process-facts.js";
@@ -57,8 +58,11 @@ export function envOptions(env: NodeJS.ProcessEnv = process.env): EnvOptions {
   const retain = env.BATON_CHECKPOINT_RETAIN;
   if (retain) {
     const n = /^\s*\d+\s*$/.test(retain) ? Number(retain) : Number.NaN;
-    if (!(n >= 1))
-      throw new BatonError("bad_input", `BATON_CHECKPOINT_RETAIN must be a whole number ≥ 1, got "${retain}"; fix or unset it`);
+    if (!(n >= 1 && n <= MAX_CHECKPOINT_RETAIN))
+      throw new BatonError(
+        "bad_input",
+        `BATON_CHECKPOINT_RETAIN must be a whole number from 1 to ${MAX_CHECKPOINT_RETAIN}, got "${retain}"; fix or unset it`,
+      );
     out.checkpoints = { retain: n };
   }
   const hostId = env.BATON_HOST_ID;

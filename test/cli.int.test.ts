@@ -1,5 +1,5 @@
 import { spawnSync } from "node:child_process";
-import { chmodSync, existsSync, mkdirSync, readFileSync, statSync, writeFileSync } from "node:fs";
+import { chmodSync, existsSync, mkdirSync, readFileSync, rmSync, statSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { afterAll, describe, expect, it } from "vitest";
 import { CLI, cleanupDirs, cli, tempDir } from "./helpers.js";
@@ -55,6 +55,14 @@ describe("baton CLI", () => {
       const r = cli([...args, "--root", root, "--json"], { env });
       expect([r.code, r.json().error.code], `${args.join(" ")}: ${r.stdout}`).toEqual([2, "bad_input"]);
     }
+    // A retention past the bound says where it came from: the variable, or the config file's key.
+    const fromEnv = cli(["checkpoint", "--all", "--root", root, "--json"], { env: { BATON_CHECKPOINT_RETAIN: "2000000" } });
+    expect(fromEnv.json().error.message).toMatch(/^BATON_CHECKPOINT_RETAIN must be a whole number from 1 to 1000000, got "2000000"/);
+    writeFileSync(join(root, ".baton", "config.json"), '{"checkpoints": {"retain": 2000000}}');
+    expect(cli(["trust", "--root", root]).code).toBe(0);
+    const fromConfig = cli(["checkpoint", "--all", "--root", root, "--json"]);
+    expect(fromConfig.json().error.message).toMatch(/checkpoints\.retain.*a whole number from 1 to 1000000/);
+    rmSync(join(root, ".baton", "config.json"));
     // Nothing was appended by the failures.
     expect(cli(["export", "lv", "--root", root]).stdout.trim().split("\n")).toHaveLength(1);
   });

@@ -13,6 +13,9 @@
 
 export type CheckpointKind = "targeted" | "tree" | "safety";
 
+/** The most checkpoints a session may keep (`retain`): more than any session makes, and a number every store binds. */
+export const MAX_CHECKPOINT_RETAIN = 1_000_000;
+
 /**
  * One file in a checkpoint: its content (a blob hash), or `absent` (it did not exist, so a
  * rollback removes it), or `skipped` (known but not stored, e.g. too large: left as it is).

@@ -9,6 +9,7 @@
  * instead of the shared database: DEFAULT_PRIVATE, plus `private` patterns.
  */
 import ignore from "ignore";
+import { MAX_CHECKPOINT_RETAIN } from "../../core/time-travel/checkpoints.js";
 import { badSetting, configSection } from "../../platform/config-file.js";
 
 export interface CheckpointOptions {
@@ -103,7 +104,8 @@ export function readCheckpointConfig(batonDir: string): Omit<CheckpointOptions, 
   const { retain, exclude, maxFileBytes, private: secret } = c;
   const out: Omit<CheckpointOptions, "durable"> = {};
   if (retain !== undefined) {
-    if (!Number.isInteger(retain) || (retain as number) < 1) throw bad("retain", "a whole number ≥ 1");
+    if (!Number.isInteger(retain) || (retain as number) < 1 || (retain as number) > MAX_CHECKPOINT_RETAIN)
+      throw bad("retain", `a whole number from 1 to ${MAX_CHECKPOINT_RETAIN}`);
     out.retain = retain as number;
   }
   if (exclude !== undefined) {

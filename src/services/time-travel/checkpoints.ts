@@ -20,7 +20,13 @@ import { join } from "node:path";
 import type { Backend, CheckpointFileRow, CheckpointRow, SkippedPath, StatCacheRow, StoreTx } from "../../backend/contract.js";
 import { sessionKey } from "../../backend/contract.js";
 import { checksum, randomHex, sha256 } from "../../core/canonical.js";
-import type { Checkpoint, CheckpointFile, CheckpointInfo, CheckpointKind } from "../../core/time-travel/checkpoints.js";
+import {
+  type Checkpoint,
+  type CheckpointFile,
+  type CheckpointInfo,
+  type CheckpointKind,
+  MAX_CHECKPOINT_RETAIN,
+} from "../../core/time-travel/checkpoints.js";
 import { BatonError, badInput, checkDeadline } from "../../errors.js";
 import { touchPrivate } from "../../platform/private-files.js";
 import { hostFacts, machineId } from "../../platform/process-facts.js";
@@ -34,9 +40,6 @@ import { classify, nextStatTable, readRegular, type StatTable, statTable } from 
 import { coversWith, walkCovers } from "./tree-rules.js";
 import { MODE, STAT_FIELDS, WalkCache, walkTree } from "./tree-scan.js";
 import { outsideRulesText, parseOutsideRules, rootSources } from "./tree-sources.js";
-
-/** The most checkpoints a session may keep: more than any session makes, and a number every store binds. */
-const MAX_RETAIN = 1_000_000;
 
 export type { CheckpointOptions };
 
@@ -229,8 +232,9 @@ export class CheckpointService {
     this.blobs = new Blobs(backend, join(batonDir, "blobs"), { ...blobOpts, shared, here: () => `host ${this.host()}, ${root}` });
     const config = readCheckpointConfig(batonDir);
     this.retain = opts.retain ?? config.retain ?? 100;
-    if (!Number.isInteger(this.retain) || this.retain < 1 || this.retain > MAX_RETAIN)
-      throw badInput(`checkpoint retention must be a whole number from 1 to ${MAX_RETAIN}, got ${this.retain}`);
+    // The config file's and the environment's values were checked where they were read, naming themselves.
+    if (!Number.isInteger(this.retain) || this.retain < 1 || this.retain > MAX_CHECKPOINT_RETAIN)
+      throw badInput(`checkpoints.retain must be a whole number from 1 to ${MAX_CHECKPOINT_RETAIN}, got ${this.retain}`);
     this.#exclude = [...(config.exclude ?? []), ...(opts.exclude ?? [])];
     this.excluded = pathMatcher(this.#exclude);
     // A store inside the workspace (SQLite) is this machine's: nothing needs keeping apart.
