@@ -59,7 +59,8 @@ export class ArtifactService {
         const why = err instanceof NotASettingsFile ? err.why : ((err as NodeJS.ErrnoException).code ?? (err as Error).message);
         throw badInput(`cannot read ${input.file} (${why})`);
       }
-      if (read === undefined) throw badInput(`cannot read ${input.file} (ENOENT)`);
+      // ENOENT, or ENOTDIR: a path through a file names nothing either.
+      if (read === undefined) throw badInput(`cannot read ${input.file}: there is no such file`);
       content = read;
     } else content = input.content as Uint8Array;
     const name = input.name ?? (input.file !== undefined ? basename(input.file) : "");
