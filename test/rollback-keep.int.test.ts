@@ -239,6 +239,31 @@ describe("a rollback never changes what its safety checkpoint cannot store", () 
     }
   });
 
+  it("a FIFO or a folder where a checkpointed file was is kept, and the warnings say so (never a silent success)", async () => {
+    const { baton, root } = await tempBaton();
+    try {
+      const { sessionId } = await baton.sessions.start({ flow: "task", id: "fifo" });
+      writeAt(root, "pipe.txt", "v1");
+      writeAt(root, "dir.txt", "v1");
+      writeAt(root, "a.txt", "v1");
+      const t = await baton.checkpoints.create(sessionId, { files: ["pipe.txt", "dir.txt", "a.txt"] });
+      unlinkSync(join(root, "pipe.txt"));
+      spawnSync("mkfifo", [join(root, "pipe.txt")]);
+      unlinkSync(join(root, "dir.txt"));
+      writeAt(root, "dir.txt/inner", "x");
+      writeAt(root, "a.txt", "v2");
+      const r = await baton.checkpoints.rollback(sessionId, { to: t.checkpoint.id });
+      expect(readFileSync(join(root, "a.txt"), "utf8")).toBe("v1");
+      expect(lstatSync(join(root, "pipe.txt")).isFIFO()).toBe(true);
+      for (const path of ["pipe.txt", "dir.txt"]) {
+        expect(r.changes.find((c) => c.path === path)?.action, path).toBe("kept");
+        expect(r.warnings.join("\n"), path).toContain(`${path}: `);
+      }
+    } finally {
+      await baton.close();
+    }
+  });
+
   it("a file over maxFileBytes is not overwritten by an older version either", async () => {
     const { baton, root } = await tempBaton({ checkpoints: { maxFileBytes: 16 } });
     try {

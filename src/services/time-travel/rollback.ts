@@ -735,7 +735,8 @@ export class RollbackService {
     if (stat.kind === "other" && stat.what === "a symbolic link") {
       return { ...base, action: "kept", warn: true, reason: "a symbolic link is there now, which the safety checkpoint cannot store" };
     }
-    if (stat.kind === "other") return { ...base, action: "kept", reason: `${stat.what} is there now; restore it by hand` };
+    // Not restored (a FIFO, a socket, a folder where the file was): the rollback's warnings say so.
+    if (stat.kind === "other") return { ...base, action: "kept", warn: true, reason: `${stat.what} is there now; restore it by hand` };
     const max = this.#cps.maxFileBytes;
     if (stat.kind === "file" && stat.size > max) {
       return {
