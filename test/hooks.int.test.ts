@@ -3,7 +3,7 @@
  * each agent's documented hook contract) replayed through real `baton hook` processes (the
  * built CLI), on real files.
  */
-import { existsSync, readFileSync, unlinkSync, writeFileSync } from "node:fs";
+import { existsSync, readFileSync, rmSync, unlinkSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { afterEach, describe, expect, it } from "vitest";
 import { killAll, spawnNode, waitExit } from "./child-process.js";
@@ -892,7 +892,19 @@ describe("failing open", () => {
     expect(f).toMatchObject({ code: "hook_failures", severity: "warning" });
     expect(f.evidence.count).toBe(1);
     expect(f.evidence.agents).toEqual({ claude: 1 });
+    expect(f.evidence.codes).toEqual({ bad_input: 1 });
     expect(JSON.stringify(report)).not.toContain("sk-live-secret");
+
+    // A file where the log folder goes: failures cannot be recorded, and doctor says so.
+    rmSync(join(root, ".baton", "logs"), { recursive: true });
+    writeFileSync(join(root, ".baton", "logs"), "");
+    expect(cli(["hook", "claude", "PreToolUse"], { cwd: root, input: "{" }).code).toBe(0);
+    const after = cli(["doctor", "--json", "--root", root]).json();
+    expect(after.findings.find((x: any) => x.code === "hook_log_unusable")).toMatchObject({
+      check: "hooks",
+      severity: "warning",
+      evidence: { path: ".baton/logs", kind: "file" },
+    });
   });
 
   it("outside a Baton workspace the hooks do nothing", () => {

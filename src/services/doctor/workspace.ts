@@ -1,9 +1,10 @@
 /** Doctor's checks of the workspace around the store: its settings, the server file, the ledger, hooks, file modes. */
 import { existsSync, unlinkSync } from "node:fs";
+import { join } from "node:path";
 import type { JsonObject } from "../../core/types.js";
 import { type ConfigTrust, configPath, configSection, configTrust } from "../../platform/config-file.js";
-import { hookFailures } from "../../platform/hook-log.js";
-import { looseModes, tightenAll } from "../../platform/private-files.js";
+import { HOOK_LOG_DIR, hookFailures } from "../../platform/hook-log.js";
+import { entryKind, looseModes, tightenAll } from "../../platform/private-files.js";
 import { readServerFile, releaseServerFile, serverAlive, serverFilePath, serverIdentity } from "../../platform/server-file.js";
 import { readSpiralConfig } from "../agents/spiral.js";
 import { readCheckpointConfig } from "../time-travel/checkpoint-config.js";
@@ -175,6 +176,17 @@ export const hooks: Check = {
     const out: Found[] = [];
     // Agent hooks fail open (the tool call goes ahead), so their failures surface here: counts,
     // codes and times from .baton/logs/hooks.log, never the messages.
+    // Where failures go: a file or link in the folder's place (a repository's, a stray `touch`) means none is recorded.
+    const logs = entryKind(join(deps.batonDir, HOOK_LOG_DIR));
+    if (logs !== undefined && logs !== "dir") {
+      out.push({
+        code: "hook_log_unusable",
+        severity: "warning",
+        message: `.baton/${HOOK_LOG_DIR} is a ${logs === "link" ? "symbolic link" : logs === "file" ? "file" : "special file"}, not a folder: agent hook failures and the background server's output are not recorded anywhere`,
+        evidence: { path: `.baton/${HOOK_LOG_DIR}`, kind: logs },
+        fix: `remove .baton/${HOOK_LOG_DIR} (Baton makes the folder again, private to you)`,
+      });
+    }
     const since = new Date(deps.now().getTime() - HOOK_FAILURE_WINDOW_MS);
     const f = hookFailures(deps.batonDir, since);
     if (f.count > 0) {
