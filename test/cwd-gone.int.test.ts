@@ -72,6 +72,17 @@ describe("a working directory removed under baton", () => {
       expect(said.message).toContain("the working directory no longer exists");
       expect(said.message).toContain("absolute --root");
     }
+    // A user's hooks need no project: installed and removed from a removed folder too.
+    const home = tempDir("baton-home-");
+    const env = { HOME: home, CLAUDE_CONFIG_DIR: "" };
+    const installed = inRemovedDir(["hooks", "install", "claude", "--user", "--json"], { env });
+    expect(installed.code, installed.stdout + installed.stderr).toBe(0);
+    expect(JSON.parse(installed.stdout).file).toBe(join(home, ".claude", "settings.json"));
+    const removed = inRemovedDir(["hooks", "uninstall", "claude", "--user", "--json"], { env });
+    expect(removed.code, removed.stdout + removed.stderr).toBe(0);
+    expect(JSON.parse(removed.stdout).removed).toBeGreaterThan(0);
+    const project = inRemovedDir(["hooks", "install", "claude", "--json"], { env });
+    expect([project.code, JSON.parse(project.stdout).error.code], "a project's still needs one").toEqual([4, "workspace_not_found"]);
   });
 
   it("a hook answers from its payload's cwd, through the server and in its own process", async () => {

@@ -10,7 +10,8 @@ import {
   isHookAgent,
   uninstallHooks,
 } from "../../hooks/install.js";
-import { ensureWorkspace, findWorkspace, requireWorkingDir, workspaceAt } from "../../platform/workspace.js";
+import { userHome } from "../../platform/home.js";
+import { ensureWorkspace, findWorkspace, requireWorkingDir, workingDir, workspaceAt } from "../../platform/workspace.js";
 import type { Ctx } from "../context.js";
 
 interface ScopeOptions {
@@ -31,17 +32,21 @@ function scopeOf(o: ScopeOptions): HookScope {
   return o.user ? "user" : "project";
 }
 
-/** The project root: --root / BATON_ROOT, else the nearest workspace above the current directory, else here. */
-function projectRoot(ctx: Ctx): string {
+/**
+ * The project root: --root / BATON_ROOT, else the nearest workspace above the current directory,
+ * else here. A user-scope command needs no project: without a working directory (removed under
+ * the shell) it acts from the home folder.
+ */
+function projectRoot(ctx: Ctx, scope: "user" | "project" = "project"): string {
   if (ctx.root) return workspaceAt(ctx.root).root;
-  const here = requireWorkingDir();
+  const here = scope === "user" ? (workingDir() ?? userHome()) : requireWorkingDir();
   return findWorkspace(here)?.root ?? here;
 }
 
 export async function install(ctx: Ctx, agentArg: string, o: ScopeOptions & { command?: string; http?: boolean }): Promise<void> {
   const agent = agentOf(agentArg);
   const scope = scopeOf(o);
-  const root = projectRoot(ctx);
+  const root = projectRoot(ctx, scope);
   // The hooks act only in a Baton workspace: a project install makes sure there is one.
   if (scope === "project") ensureWorkspace(workspaceAt(root));
   const r = await installHooks(agent, {
@@ -76,7 +81,7 @@ function readinessLines(name: string, r: { willRun: boolean; remaining: string[]
 export async function uninstall(ctx: Ctx, agentArg: string, o: ScopeOptions): Promise<void> {
   const agent = agentOf(agentArg);
   const scope = scopeOf(o);
-  const r = await uninstallHooks(agent, { scope, shared: o.shared === true, root: projectRoot(ctx) });
+  const r = await uninstallHooks(agent, { scope, shared: o.shared === true, root: projectRoot(ctx, scope) });
   ctx.out(r, () => {
     const lines = !r.changed
       ? [`No Baton ${agent} hooks in ${r.file}; nothing changed`]
