@@ -3,7 +3,7 @@
  * modification time, taken clearly after that time, is trusted without reading the file again;
  * a racy record (taken within the same instant as the write) is always re-hashed.
  */
-import { mkdirSync, statSync, symlinkSync, utimesSync, writeFileSync } from "node:fs";
+import { mkdirSync, renameSync, statSync, symlinkSync, unlinkSync, utimesSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { afterAll, describe, expect, it } from "vitest";
 import { isBatonError, openBaton } from "../src/index.js";
@@ -72,6 +72,45 @@ describe("recorded files: size and modification time", () => {
       // Nothing was recorded by a refused call, not even its good path.
       expect((await baton.sessions.resume("s1")).verification.files).toEqual([]);
       expect(await refused("src/new.ts"), "a file not there yet is recorded as such").toBe("recorded");
+    } finally {
+      await baton.close();
+    }
+  });
+
+  it("status reads recorded files only as the workspace's own: a raw event naming /etc/passwd is refused, a file turned link is not followed", async () => {
+    const root = tempDir("baton-verify-");
+    const outside = tempDir("baton-outside-");
+    mkdirSync(join(root, "src"));
+    mkdirSync(join(root, "lib"));
+    writeFileSync(join(root, "src", "a.ts"), "a\n");
+    writeFileSync(join(root, "lib", "b.ts"), "b\n");
+    writeFileSync(join(outside, "b.ts"), "b\n");
+    const baton = await openBaton({ root });
+    try {
+      await baton.sessions.start({ flow: "task", id: "s1", title: "t" });
+      for (const path of ["/etc/passwd", "../outside.txt", ".baton/baton.db"]) {
+        const err = await baton.events.append("s1", { type: "resume:updated", data: { filesModified: [{ path, hash: "x" }] } }).then(
+          () => undefined,
+          (e: unknown) => e,
+        );
+        expect(isBatonError(err) && err.code, path).toBe("bad_input");
+      }
+      await baton.facets.recordResumeContext("s1", { files: ["src/a.ts", "lib/b.ts"] });
+      // Replaced since (a checkout, an agent): a link to a file outside, and a folder linked to one
+      // outside that holds a file of the same name and content.
+      unlinkSync(join(root, "src", "a.ts"));
+      symlinkSync("/etc/passwd", join(root, "src", "a.ts"));
+      renameSync(join(root, "lib"), join(root, "lib-moved"));
+      symlinkSync(outside, join(root, "lib"));
+      const r = await baton.sessions.resume("s1");
+      expect(r.verification.files).toEqual([
+        { path: "src/a.ts", state: "unreadable", review: true },
+        { path: "lib/b.ts", state: "unreadable", review: true },
+      ]);
+      expect(r.diagnostics.filter((d) => d.code === "file_unreadable").map((d) => d.message)).toEqual([
+        "recorded file src/a.ts cannot be checked: a symbolic link",
+        "recorded file lib/b.ts cannot be checked: reached through a symbolic link",
+      ]);
     } finally {
       await baton.close();
     }

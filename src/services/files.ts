@@ -1,6 +1,6 @@
 /** Reading the session's files for status: marker scans and resume verification. */
-import { closeSync, constants, fstatSync, openSync, readFileSync } from "node:fs";
-import { resolve, sep } from "node:path";
+import { closeSync, constants, fstatSync, openSync, readFileSync, readlinkSync, realpathSync } from "node:fs";
+import { join, resolve, sep } from "node:path";
 import { sha256 } from "../core/canonical.js";
 import type { FlowDefinition } from "../core/flows/flow.js";
 import { type ScannedFile, scanText } from "../core/session/markers.js";
@@ -67,7 +67,7 @@ export function scanSessionFiles(
       });
       continue;
     }
-    const text = readText(resolve(root, rel), onRead && ((r) => onRead(rel, r)));
+    const text = readText(root, rel, onRead && ((r) => onRead(rel, r)));
     if (typeof text !== "string") {
       out.diagnostics.push({ ...text, file: rel });
       continue;
@@ -77,8 +77,9 @@ export function scanSessionFiles(
   return out;
 }
 
-function readText(abs: string, onRead?: (r: FileRead) => void): string | Omit<Diagnostic, "file"> {
-  const r = readGuarded(abs, MAX_SCAN_BYTES);
+function readText(root: string, rel: string, onRead?: (r: FileRead) => void): string | Omit<Diagnostic, "file"> {
+  const abs = join(root, rel);
+  const r = readWorkspaceFile(root, rel, MAX_SCAN_BYTES);
   onRead?.(r);
   if (r.kind === "file") return r.bytes.toString("utf8");
   if (r.kind === "same") return "";
@@ -99,17 +100,26 @@ export type FileRead =
 
 // O_NONBLOCK: opening a FIFO for reading must not wait for a writer (status would hang).
 const READ_FLAGS = constants.O_RDONLY | (constants.O_NONBLOCK ?? 0);
+const NOFOLLOW = constants.O_NOFOLLOW ?? 0;
 
 /**
  * Read a file the session named, guarded: opened without blocking, checked to be a regular
  * file of at most `maxBytes` on the open descriptor (no race with a swap), never thrown from.
  */
-export function readGuarded(abs: string, maxBytes: number, same?: (size: number, mtimeMs: number) => boolean): FileRead {
+export function readGuarded(
+  abs: string,
+  maxBytes: number,
+  same?: (size: number, mtimeMs: number) => boolean,
+  within?: { realRoot: string; rel: string },
+): FileRead {
   let fd: number | undefined;
   try {
-    fd = openSync(abs, READ_FLAGS);
+    fd = openSync(abs, READ_FLAGS | (within ? NOFOLLOW : 0));
     const st = fstatSync(fd);
     if (!st.isFile()) return { kind: "unreadable", why: "not a regular file" };
+    // The file opened is the workspace's own, not one a linked folder on the way leads to.
+    if (within && realPathOf(fd, abs) !== join(within.realRoot, within.rel))
+      return { kind: "unreadable", why: "reached through a symbolic link" };
     // The caller knows this size and time: no need to read it again.
     if (same?.(st.size, st.mtimeMs)) return { kind: "same", size: st.size, mtimeMs: st.mtimeMs };
     if (st.size > maxBytes) return { kind: "unreadable", why: `${st.size} bytes, over the ${maxBytes}-byte limit`, tooLarge: true };
@@ -117,10 +127,43 @@ export function readGuarded(abs: string, maxBytes: number, same?: (size: number,
   } catch (err) {
     const code = (err as NodeJS.ErrnoException).code;
     if (code === "ENOENT" || code === "ENOTDIR") return { kind: "missing" };
+    if (code === "ELOOP" && within) return { kind: "unreadable", why: "a symbolic link" };
     return { kind: "unreadable", why: code ?? (err as Error).message };
   } finally {
     if (fd !== undefined) closeSync(fd);
   }
+}
+
+/** The real path of an open file: by its descriptor on Linux (no race with a swap), else of its path. */
+function realPathOf(fd: number, abs: string): string {
+  try {
+    return readlinkSync(`/proc/self/fd/${fd}`);
+  } catch {
+    return realpathSync(abs);
+  }
+}
+
+/**
+ * A file a session named (its resume context, its context's `file`), read as readGuarded reads,
+ * but only as a file of the workspace: a path that is not a clean workspace-relative one, a link,
+ * or a file reached through a linked folder is `unreadable`, never opened or hashed (a recorded
+ * `/etc/passwd`, or a link to it, would otherwise be read on every status).
+ */
+export function readWorkspaceFile(
+  root: string,
+  rel: string,
+  maxBytes: number,
+  same?: (size: number, mtimeMs: number) => boolean,
+): FileRead {
+  const problem = pathProblem(rel);
+  if (problem) return { kind: "unreadable", why: `not a file of the workspace: the path ${problem}` };
+  let realRoot: string;
+  try {
+    realRoot = realpathSync.native(root);
+  } catch (err) {
+    return { kind: "unreadable", why: (err as NodeJS.ErrnoException).code ?? (err as Error).message };
+  }
+  return readGuarded(join(root, rel), maxBytes, same, { realRoot, rel });
 }
 
 /**

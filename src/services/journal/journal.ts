@@ -16,6 +16,7 @@ import { isFacetEvent, validateFacetData } from "../../core/facets.js";
 import { decide, type FlowDefinition, flowEvents, isTerminal, type TransitionDecision } from "../../core/flows/flow.js";
 import { loadRedaction, redactionLoaded } from "../../core/redaction/load.js";
 import { emptySnapshot, foldEvent } from "../../core/session/fold.js";
+import { pathProblem } from "../../core/time-travel/paths.js";
 import type {
   AppendOptions,
   AppendResult,
@@ -577,6 +578,12 @@ export class Journal {
       let decision: TransitionDecision | undefined;
       if (isFacetEvent(ev.type)) {
         const problems = validateFacetData(ev.type, data);
+        // Recorded files are read by every status: only the workspace's own (core/time-travel/paths.ts).
+        if (ev.type === "resume:updated" && Array.isArray(data.filesModified))
+          for (const f of data.filesModified as { path?: unknown }[]) {
+            const p = pathProblem(f?.path);
+            if (p) problems.push(`filesModified: ${JSON.stringify(f?.path)} ${p}; give paths relative to the workspace, inside it`);
+          }
         if (problems.length > 0) throw badInput(`${ev.type}: ${problems.join("; ")}`, { type: ev.type, problems });
       } else {
         if (!flowEvents(flow).has(ev.type)) {

@@ -7,7 +7,7 @@
  *
  * Longer than ~400 lines, a little: resume and complete answer from the same gathered facts.
  */
-import { join, resolve } from "node:path";
+import { join } from "node:path";
 import type { Backend, LockRow, SkippedPath } from "../../backend/contract.js";
 import { sha256 } from "../../core/canonical.js";
 import { isTerminal, phaseNextAction } from "../../core/flows/flow.js";
@@ -33,7 +33,7 @@ import type {
 import { BatonError } from "../../errors.js";
 import { factsAbout, hostFacts, type ProcessFacts } from "../../platform/process-facts.js";
 import type { LaneService } from "../agents/lanes.js";
-import { type FileRead, MAX_HASH_BYTES, readGuarded, scanSessionFiles } from "../files.js";
+import { type FileRead, MAX_HASH_BYTES, readWorkspaceFile, scanSessionFiles } from "../files.js";
 import type { Journal, SessionView } from "../journal/journal.js";
 import { missingBlobs } from "../time-travel/blobs.js";
 import { treeLane } from "../time-travel/manifests.js";
@@ -253,7 +253,7 @@ export class StatusService {
       const same = trusted ? (size: number, mtimeMs: number) => size === rec.size && mtimeMs === rec.mtimeMs : undefined;
       const seen = read.get(rec.path);
       const r =
-        seen && !(seen.kind === "unreadable" && seen.tooLarge) ? seen : readGuarded(resolve(this.#root, rec.path), MAX_HASH_BYTES, same);
+        seen && !(seen.kind === "unreadable" && seen.tooLarge) ? seen : readWorkspaceFile(this.#root, rec.path, MAX_HASH_BYTES, same);
       if (r.kind === "same") return { path: rec.path, state: "unchanged", review: false };
       if (r.kind === "unreadable") {
         diagnostics.push({
