@@ -18,6 +18,7 @@ import {
   readdirSync,
   readFileSync,
   realpathSync,
+  rmSync,
   statSync,
   symlinkSync,
   writeFileSync,
@@ -993,6 +994,30 @@ describe("baton hooks install / uninstall", () => {
     expect(JSON.parse(readFileSync(trustedHooks, "utf8"))[realpathSync(root)].length).toBeGreaterThan(1);
     uninstall(root, "gemini", [], env);
     expect(JSON.parse(readFileSync(trustedHooks, "utf8"))).toEqual({ [realpathSync(root)]: ["mine:./scan.sh"], "/elsewhere": ["x:y"] });
+  });
+
+  it("Gemini CLI: a trusted_hooks.json Baton cannot rewrite whole (a trailing comma, Latin-1 bytes) is refused before anything is written", () => {
+    const root = tempDir("baton-install-");
+    const env = privateHome();
+    const file = join(env.HOME as string, ".gemini", "trusted_hooks.json");
+    mkdirSync(dirname(file), { recursive: true });
+    for (const bytes of [Buffer.from('{"/other/proj": ["x:y",],}'), Buffer.from('{"/caf\u00e9": ["x:y"]}', "latin1")]) {
+      writeFileSync(file, bytes);
+      const r = cli(["hooks", "install", "gemini", "--root", root, "--json"], { env });
+      expect(r.code, r.stdout + r.stderr).toBe(2);
+      expect(r.json().error.message).toMatch(/trusted_hooks\.json.*Baton changed nothing/);
+      expect(readFileSync(file).equals(bytes), "the other projects' entries stay").toBe(true);
+      expect(existsSync(join(root, ".gemini", "settings.json")), "nothing half installed").toBe(false);
+    }
+    // Installed while the file was fine; broken since: uninstall refuses before it writes either file.
+    rmSync(file);
+    install(root, "gemini", [], env);
+    const settings = readFileSync(join(root, ".gemini", "settings.json"));
+    writeFileSync(file, '{"/other/proj": ["x:y",],}');
+    const r = cli(["hooks", "uninstall", "gemini", "--root", root, "--json"], { env });
+    expect(r.code, r.stdout + r.stderr).toBe(2);
+    expect(readFileSync(join(root, ".gemini", "settings.json")).equals(settings)).toBe(true);
+    expect(readFileSync(file, "utf8")).toBe('{"/other/proj": ["x:y",],}');
   });
 
   it("Gemini CLI: install says the folder must be trusted until trustedFolders.json trusts it, and acknowledges Baton's hooks", () => {

@@ -342,6 +342,39 @@ function geminiHookKeys(hooks: unknown): string[] {
   return keys;
 }
 
+function geminiTrustedHooksFile(o: SetupPlace): string {
+  return join(homeOf(o), ".gemini", "trusted_hooks.json");
+}
+
+/**
+ * `~/.gemini/trusted_hooks.json` read to be rewritten: every project's entries must come back, so
+ * a file that is not valid UTF-8 holding a JSON object is refused (`bad_input`), never taken for
+ * an empty one (a trailing comma would have erased every other project's entries).
+ */
+function trustedHooksToEdit(file: string): JsonObject {
+  const text = readText(file, true);
+  if (text === undefined) return {};
+  let v: unknown;
+  try {
+    // Gemini CLI strips comments from these files as it reads them.
+    v = JSON.parse(text.replace(/^\s*\/\/.*$/gm, ""));
+  } catch {
+    v = undefined;
+  }
+  if (v === null || typeof v !== "object" || Array.isArray(v))
+    throw new BatonError(
+      "bad_input",
+      `${file} is not a JSON object Baton can rewrite without losing what it holds; fix it by hand (Gemini CLI recreates it when it is gone): Baton changed nothing`,
+      { path: file },
+    );
+  return v as JsonObject;
+}
+
+/** Throws, before install or uninstall writes anything, when Gemini CLI's trusted_hooks.json cannot be rewritten. */
+export function checkGeminiTrustedHooks(o: SetupPlace): void {
+  if (o.scope === "project") trustedHooksToEdit(geminiTrustedHooksFile(o));
+}
+
 /**
  * Record Baton's project hooks as seen in `~/.gemini/trusted_hooks.json`, as Gemini CLI does
  * itself after warning about new project hooks: the user installed these.
@@ -350,8 +383,8 @@ export function acknowledgeGeminiHooks(o: SetupPlace, hooks: unknown): void {
   if (o.scope !== "project") return;
   const keys = geminiHookKeys(hooks);
   if (keys.length === 0) return;
-  const file = join(homeOf(o), ".gemini", "trusted_hooks.json");
-  const all = jsonFile(file) ?? {};
+  const file = geminiTrustedHooksFile(o);
+  const all = trustedHooksToEdit(file);
   let changed = false;
   for (const root of spellings(o.root)) {
     const list = Array.isArray(all[root]) ? (all[root] as unknown[]).filter((x): x is string => typeof x === "string") : [];
@@ -369,9 +402,9 @@ export function forgetGeminiHooks(o: SetupPlace, previous: unknown): void {
   if (o.scope !== "project") return;
   const keys = new Set(geminiHookKeys(previous));
   if (keys.size === 0) return;
-  const file = join(homeOf(o), ".gemini", "trusted_hooks.json");
-  const all = jsonFile(file);
-  if (!all) return;
+  const file = geminiTrustedHooksFile(o);
+  if (!existsSync(file)) return;
+  const all = trustedHooksToEdit(file);
   let changed = false;
   for (const root of spellings(o.root)) {
     if (!Array.isArray(all[root])) continue;

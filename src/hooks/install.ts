@@ -31,6 +31,7 @@ import { ensureServerKey, readServerKey } from "../platform/server-key.js";
 import {
   acknowledgeGeminiHooks,
   checkCodexConfig,
+  checkGeminiTrustedHooks,
   codexShim,
   forgetGeminiHooks,
   inspectCodexShim,
@@ -342,6 +343,7 @@ export async function installHooks(agent: HookAgent, o: HookPlaceOptions & { lau
   }
   const { text, settings } = load(file, true);
   if (agent === "codex") checkCodexConfig(o);
+  if (agent === "gemini") checkGeminiTrustedHooks(o);
   const launcher = o.launcher ?? launcherFor(agent, o);
   const specs = o.http ? await httpSpecs(agent, o, launcher) : hookSpecs(agent, launcher);
   let next: JsonObject;
