@@ -1080,6 +1080,37 @@ describe("baton hooks install / uninstall", () => {
       expect(user.length).toBeGreaterThan(0);
       for (const h of user) expect(h.file, `HOME=${JSON.stringify(HOME)}: ${h.agent}`).toMatch(new RegExp(`^${account}/`));
     }
+    // An account with no home at all (a container's arbitrary uid) and no HOME: said, not a crash.
+    const nobody = spawnSync(
+      "setpriv",
+      [
+        "--reuid",
+        "54321",
+        "--regid",
+        "54321",
+        "--clear-groups",
+        "env",
+        "-u",
+        "HOME",
+        process.execPath,
+        CLI,
+        "hooks",
+        "install",
+        "claude",
+        "--user",
+        "--json",
+      ],
+      {
+        cwd: "/",
+        encoding: "utf8",
+        timeout: 60_000,
+      },
+    );
+    expect(nobody.status, nobody.stderr).toBe(2);
+    expect(JSON.parse(nobody.stdout).error).toMatchObject({
+      code: "bad_input",
+      message: expect.stringMatching(/^your home folder is unknown: HOME is not set/),
+    });
     expect(userHome({ HOME: "/home/someone/" })).toBe("/home/someone");
     expect(userHome({ HOME: "" })).toBe(account);
     expect(userHome({ HOME: "rel" })).toBe(account);

@@ -19,18 +19,18 @@ export function userHome(env: NodeJS.ProcessEnv = process.env): string {
   const home = process.platform === "win32" ? undefined : env.HOME?.trim();
   if (home && isAbsolute(home)) return resolve(home);
   os ??= createRequire(import.meta.url)("node:os") as typeof import("node:os");
-  const dir = os.homedir();
-  if (isAbsolute(dir)) return dir;
   let account: string | undefined;
   try {
+    const dir = os.homedir(); // throws without HOME when this uid has no entry (a container's arbitrary user)
+    if (isAbsolute(dir)) return dir;
     account = os.userInfo().homedir;
   } catch {
-    account = undefined; // no entry for this uid (a container's arbitrary user)
+    account = undefined;
   }
   if (account && isAbsolute(account)) return account;
   throw new BatonError(
     "bad_input",
-    `your home folder is unknown: HOME is ${JSON.stringify(env.HOME ?? "")} (not an absolute path) and this account has none; set HOME to your home folder and run the command again`,
+    `your home folder is unknown: HOME ${env.HOME === undefined ? "is not set" : `is ${JSON.stringify(env.HOME)}, not an absolute path,`} and this account has none; set HOME to your home folder and run the command again`,
     { home: env.HOME ?? "" },
   );
 }
