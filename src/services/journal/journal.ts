@@ -575,6 +575,9 @@ export class Journal {
         continue;
       }
       const data = ev.data ?? {};
+      // Flow events' data is merged into the context too (core/session/fold.ts).
+      if (Object.hasOwn(data, "__proto__"))
+        throw badInput(`${ev.type}: "__proto__" is not a data key (pick another name)`, { type: ev.type });
       let decision: TransitionDecision | undefined;
       if (isFacetEvent(ev.type)) {
         const problems = validateFacetData(ev.type, data);
