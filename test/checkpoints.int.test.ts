@@ -584,21 +584,28 @@ describe("whole-tree checkpoints", () => {
     // Latin-1 names, as an old archive or another OS leaves them: bytes Node decodes to U+FFFD.
     const bytes = (s: string) => Buffer.concat([Buffer.from(`${root}/`), Buffer.from(s, "latin1")]);
     writeFileSync(bytes("caf\u00e9.txt"), "before\n");
+    // A valid name holding U+FFFD itself, spelled as the Latin-1 one decodes: it is a file like any other.
+    writeFileSync(join(root, "caf\uFFFD.txt"), "real\n");
+    writeFileSync(bytes("na\u00efve.txt"), "naive\n");
     mkdirSync(bytes("r\u00e9sum\u00e9"));
     writeFileSync(Buffer.concat([bytes("r\u00e9sum\u00e9"), Buffer.from("/cv.txt")]), "cv\n");
     write(root, "ok.txt", "before\n");
     const cp = await b.checkpoints.create(sid, { all: true });
-    expect(cp.checkpoint.files.map((f) => f.path)).toEqual(["ok.txt"]);
+    expect(cp.checkpoint.files.map((f) => f.path)).toEqual(["caf\uFFFD.txt", "ok.txt"]);
     expect(cp.skipped ?? []).toEqual([
       { path: "caf\uFFFD.txt", reason: expect.stringMatching(/not valid UTF-8/) },
+      { path: "na\uFFFDve.txt", reason: expect.stringMatching(/not valid UTF-8/) },
       { path: "r\uFFFDsum\uFFFD", reason: expect.stringMatching(/not valid UTF-8/) },
     ]);
     // Named as Node names it (as a hook's payload or a shell argument would): never "absent",
     // which a rollback would take as "remove what is there".
-    const targeted = await b.checkpoints.create(sid, { files: ["caf\uFFFD.txt", "r\uFFFDsum\uFFFD/cv.txt", "gone\uFFFD.txt"] });
+    const targeted = await b.checkpoints.create(sid, {
+      files: ["caf\uFFFD.txt", "na\uFFFDve.txt", "r\uFFFDsum\uFFFD/cv.txt", "gone\uFFFD.txt"],
+    });
     expect(targeted.checkpoint.files).toEqual([
-      { path: "caf\uFFFD.txt", skipped: expect.stringMatching(/not valid UTF-8/) },
+      { path: "caf\uFFFD.txt", hash: expect.any(String), mode: expect.any(Number), size: 5 }, // the valid twin
       { path: "gone\uFFFD.txt", absent: true },
+      { path: "na\uFFFDve.txt", skipped: expect.stringMatching(/not valid UTF-8/) },
       { path: "r\uFFFDsum\uFFFD/cv.txt", skipped: expect.stringMatching(/not valid UTF-8/) },
     ]);
     writeFileSync(bytes("caf\u00e9.txt"), "after\n");

@@ -130,6 +130,7 @@ describe("CLI conventions", () => {
       ["decision", "add", "use X", "--session", ""],
       ["session", "start", "--flow", "task", "--id", ""],
       ["run", "start", "--agent", "x", "--run-id", ""],
+      ["doctor", ""],
     ]) {
       const r = run(["--root", root, ...args]);
       expect(r.code, `${args.join(" ")}: ${r.stdout}${r.stderr}`).toBe(2);

@@ -195,12 +195,22 @@ describe("baton serve: security", () => {
     expect([...allowedHosts(8080)].some((h) => !h.endsWith(":8080"))).toBe(false);
   });
 
-  it("refuses a port browsers will not connect to (the fetch standard's bad ports), before anything starts", () => {
+  it("refuses a port browsers will not connect to (the fetch standard's bad ports), before anything starts; never reuses one it remembered", async () => {
     const root = tempDir();
     for (const port of ["6697", "10080", "22"]) {
       const r = cli(["--root", root, "--json", "serve", "--port", port]);
       expect([r.code, r.json().error.code], port).toEqual([2, "bad_input"]);
       expect(r.json().error.message).toMatch(/bad ports/);
+    }
+    // An older build took --port 6000 and remembered it: the next start takes another.
+    expect(cli(["--root", root, "init"]).code).toBe(0);
+    writeFileSync(join(root, ".baton", "server.key"), `${JSON.stringify({ token: "t".repeat(43), port: 6000 })}\n`);
+    const s = await serve(root);
+    try {
+      expect(s.port).not.toBe(6000);
+      expect(BAD_PORTS.has(s.port)).toBe(false);
+    } finally {
+      await s.stop();
     }
   });
 

@@ -104,7 +104,12 @@ export async function answerHook(argv: readonly string[], opts: AnswerHookOption
     // A payload we cannot read: log where we can, let the agent go on.
     const here = workspaceFor(root, opts.cwd);
     // Logged with a code of Baton's (doctor counts failures by code), not the parser's SyntaxError.
-    const why = isBatonError(err) ? err : new BatonError("bad_input", `the agent's payload could not be read: ${(err as Error).message}`);
+    // A SyntaxError is the payload's (not JSON, or past the bounds); anything else is Baton's own failure.
+    const why = isBatonError(err)
+      ? err
+      : err instanceof SyntaxError
+        ? new BatonError("bad_input", `the agent's payload could not be read: ${err.message}`)
+        : new BatonError("internal", `reading the agent's payload failed: ${(err as Error).message}`);
     if (here) await logHookFailure(here.dir, adapter.agent, native, why);
     return { out };
   }

@@ -180,7 +180,9 @@ export async function startServer(baton: Baton, opts: ServerOptions = {}): Promi
   // Refuse early when a live server holds the workspace (the claim below is the atomic check).
   const holder = readServerFile(dir);
   if (holder && holder.pid !== process.pid && serverAlive(holder) && (await answersHealth(holder.port))) throw running(holder);
-  const port = await listen(server, opts.port ?? key?.port, opts.port !== undefined);
+  // A remembered port on the fetch standard's list (an older build took `--port 6000`) is not taken again.
+  const remembered = key?.port !== undefined && !BAD_PORTS.has(key.port) ? key.port : undefined;
+  const port = await listen(server, opts.port ?? remembered, opts.port !== undefined);
   // A token is only ever sent to one port: Claude Code's HTTP hooks keep POSTing it to the port
   // they name, and whoever holds that port now would read it. On another port, a new token (the
   // old entries then fail closed, and `baton hooks status` says to install them again).

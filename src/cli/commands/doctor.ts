@@ -42,6 +42,7 @@ export async function doctor(ctx: Ctx, id: string | undefined, o: { session?: st
   const fix = fixOption(o.fix);
   const b = await ctx.open();
   const sessionId = id ?? o.session;
+  if (sessionId === "") throw badInput("the session id is empty: give one, or leave it out to check the whole workspace");
   const r = await b.health
     .doctor({
       ...(sessionId ? { sessionId } : {}),

@@ -239,6 +239,7 @@ function list(dirRel: string, abs: string, dirents: Dirent[], chain: Chain, trac
   const listing: Listing = { chain, asked: [], names: [], kinds: "", entries: [], skipped: [], others: [] };
   const keyed: { key: string; rel: string; abs: string; isDir: boolean }[] = [];
   let notUtf8: Set<string> | undefined;
+  const fffd = new Set<string>();
   for (const e of dirents) {
     const name = e.name;
     const kind = kindOf(e);
@@ -260,10 +261,12 @@ function list(dirRel: string, abs: string, dirents: Dirent[], chain: Chain, trac
     }
     if (name.includes("\uFFFD")) {
       notUtf8 ??= notUtf8Names(abs);
-      if (notUtf8.has(name)) {
+      // A valid name that holds U+FFFD itself is the one lstat finds, once; its undecodable twins are not.
+      if (notUtf8.has(name) && (fffd.has(name) || lstatSync(`${abs}/${name}`, { throwIfNoEntry: false }) === undefined)) {
         listing.skipped.push({ path: rel, reason: NOT_UTF8 });
         continue;
       }
+      fffd.add(name);
     }
     keyed.push({ key: isDir ? `${name}/` : name, rel, abs: `${abs}/${name}`, isDir });
   }
