@@ -1,5 +1,5 @@
 import { spawnSync } from "node:child_process";
-import { chmodSync, existsSync, mkdirSync, readFileSync, rmSync, statSync, writeFileSync } from "node:fs";
+import { chmodSync, existsSync, mkdirSync, readFileSync, rmSync, statSync, symlinkSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { afterAll, describe, expect, it } from "vitest";
 import { CLI, cleanupDirs, cli, tempDir } from "./helpers.js";
@@ -201,6 +201,21 @@ describe("baton CLI", () => {
       ["review", false],
     ]);
     expect(claimed.invalid.map((r: { name: string }) => r.name)).toEqual(["broken", "task"]);
+
+    // A repository's links never bring a flow from outside: a linked file, or the folder itself linked.
+    const outside = tempDir();
+    writeFileSync(join(outside, "ext.json"), JSON.stringify({ ...flow, name: "ext" }, null, 2));
+    symlinkSync(join(outside, "ext.json"), join(root, ".baton/flows/ext.json"));
+    const linked = cli(["flows", "list", "--root", root, "--json"]).json();
+    expect(linked.flows.map((f: { name: string }) => f.name)).not.toContain("ext");
+    expect(linked.invalid.find((r: { file: string }) => r.file.endsWith("ext.json")).problems[0].message).toMatch(/a symbolic link/);
+    rmSync(join(root, ".baton/flows"), { recursive: true });
+    symlinkSync(outside, join(root, ".baton/flows"));
+    const folder = cli(["flows", "list", "--root", root, "--json"]).json();
+    expect(folder.flows.map((f: { name: string }) => f.name)).toEqual(["task", "external-run", "live-variant"]);
+    expect(folder.invalid).toEqual([
+      { file: join(root, ".baton/flows"), problems: [expect.objectContaining({ message: expect.stringMatching(/is a symbolic link/) })] },
+    ]);
   });
 
   it("recommends persisting to the true source when markers sit in a generated file", () => {

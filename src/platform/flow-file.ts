@@ -11,14 +11,22 @@ import { readSettingsText } from "./settings-text.js";
 const FLOW_MAX_BYTES = 1024 * 1024;
 
 /** Read and validate a flow file. */
-export async function loadFlowFile(file: string): Promise<{ flow?: FlowDefinition; problems: FlowProblem[]; name?: string }> {
+export async function loadFlowFile(
+  file: string,
+  opts: { follow?: boolean } = {},
+): Promise<{ flow?: FlowDefinition; problems: FlowProblem[]; name?: string }> {
   // A repository ships these: a file linked to /dev/zero, or a FIFO, must not hang or exhaust
-  // the command (settings-text.ts); a flow is a few KiB.
+  // the command (settings-text.ts); a flow is a few KiB. `follow: false`: a link is not read
+  // (one a repository committed in .baton/flows would read a file from outside it).
   let text: string | undefined;
   try {
-    text = readSettingsText(file, FLOW_MAX_BYTES);
+    text = readSettingsText(file, FLOW_MAX_BYTES, opts);
   } catch (err) {
-    return { problems: [{ path: "", message: `cannot read: ${(err as Error).message}` }] };
+    const message =
+      (err as NodeJS.ErrnoException).code === "ELOOP"
+        ? "a symbolic link: user flows are read only from files in .baton/flows itself"
+        : `cannot read: ${(err as Error).message}`;
+    return { problems: [{ path: "", message }] };
   }
   if (text === undefined) return { problems: [{ path: "", message: "cannot read: it is gone" }] };
   const { parseFlowFile } = await import("../core/flows/validate.js");

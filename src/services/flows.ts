@@ -3,7 +3,7 @@
  * flows are read only when a session needs one or they are listed, so commands that touch
  * only built-in flows never read the directory.
  */
-import { readdirSync } from "node:fs";
+import { lstatSync, readdirSync } from "node:fs";
 import { join } from "node:path";
 import { externalRunFlow } from "../core/flows/external-run.js";
 import type { FlowDefinition } from "../core/flows/flow.js";
@@ -69,16 +69,24 @@ export class FlowRegistry {
     if (this.#user) return this.#user;
     const user = new Map<string, FlowDefinition>();
     let files: string[] = [];
-    try {
-      files = readdirSync(this.#dir)
-        .filter((f) => f.endsWith(".json"))
-        .sort();
-    } catch {
-      files = []; // no flows directory: only built-ins
+    if (lstatSync(this.#dir, { throwIfNoEntry: false })?.isSymbolicLink()) {
+      // A repository's link to a folder elsewhere: its files are not the workspace's flows.
+      this.#reports.push({
+        file: this.#dir,
+        problems: [{ path: "", message: "is a symbolic link: user flows are read only from a real .baton/flows folder" }],
+      });
+    } else {
+      try {
+        files = readdirSync(this.#dir)
+          .filter((f) => f.endsWith(".json"))
+          .sort();
+      } catch {
+        files = []; // no flows directory: only built-ins
+      }
     }
     for (const f of files) {
       const file = join(this.#dir, f);
-      const { flow, problems, name } = await loadFlowFile(file);
+      const { flow, problems, name } = await loadFlowFile(file, { follow: false });
       if (flow && builtinFlow(flow.name)) {
         this.#reports.push({
           file,
