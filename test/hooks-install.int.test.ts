@@ -996,7 +996,7 @@ describe("baton hooks install / uninstall", () => {
     expect(JSON.parse(readFileSync(trustedHooks, "utf8"))).toEqual({ [realpathSync(root)]: ["mine:./scan.sh"], "/elsewhere": ["x:y"] });
   });
 
-  it("Gemini CLI: a trusted_hooks.json Baton cannot rewrite whole (a trailing comma, Latin-1 bytes) is refused before anything is written", () => {
+  it("Gemini CLI: a trusted_hooks.json Baton cannot rewrite whole (a trailing comma, Latin-1 bytes) stops install before anything is written, and is left alone by uninstall", () => {
     const root = tempDir("baton-install-");
     const env = privateHome();
     const file = join(env.HOME as string, ".gemini", "trusted_hooks.json");
@@ -1009,14 +1009,14 @@ describe("baton hooks install / uninstall", () => {
       expect(readFileSync(file).equals(bytes), "the other projects' entries stay").toBe(true);
       expect(existsSync(join(root, ".gemini", "settings.json")), "nothing half installed").toBe(false);
     }
-    // Installed while the file was fine; broken since: uninstall refuses before it writes either file.
+    // Installed while the file was fine; broken since: uninstall removes the hooks, leaves the
+    // file as it is (Gemini CLI reads a broken one as empty) and says so.
     rmSync(file);
     install(root, "gemini", [], env);
-    const settings = readFileSync(join(root, ".gemini", "settings.json"));
     writeFileSync(file, '{"/other/proj": ["x:y",],}');
-    const r = cli(["hooks", "uninstall", "gemini", "--root", root, "--json"], { env });
-    expect(r.code, r.stdout + r.stderr).toBe(2);
-    expect(readFileSync(join(root, ".gemini", "settings.json")).equals(settings)).toBe(true);
+    const r = uninstall(root, "gemini", [], env);
+    expect(r.removed).toBeGreaterThan(0);
+    expect(r.notes.join("\n")).toMatch(/trusted_hooks\.json was left as it is/);
     expect(readFileSync(file, "utf8")).toBe('{"/other/proj": ["x:y",],}');
   });
 

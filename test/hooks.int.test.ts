@@ -3,7 +3,7 @@
  * each agent's documented hook contract) replayed through real `baton hook` processes (the
  * built CLI), on real files.
  */
-import { existsSync, readFileSync, rmSync, unlinkSync, writeFileSync } from "node:fs";
+import { existsSync, mkdirSync, readFileSync, rmSync, unlinkSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { afterEach, describe, expect, it } from "vitest";
 import { killAll, spawnNode, waitExit } from "./child-process.js";
@@ -843,7 +843,7 @@ describe("failing open", () => {
       const r = cli([...cmd, "--json", "--root", root]);
       expect(r.code, cmd[0]).toBe(5);
       expect(r.json().error.message).toMatch(
-        /the database file is damaged \(file is not a database\).*restore it from a backup, or move it aside/,
+        /the database file is damaged \(file is not a database\), so no command can open it \(nor doctor, nor rebuild\): restore .*baton\.db from a backup, or move it aside \(`mv .*baton\.db .*baton\.db\.damaged`/,
       );
       expect(r.json().error.message).not.toContain("baton rebuild");
     }
@@ -904,6 +904,13 @@ describe("failing open", () => {
       check: "hooks",
       severity: "warning",
       evidence: { path: ".baton/logs", kind: "file" },
+    });
+    // The folder back, with a folder where the log goes.
+    rmSync(join(root, ".baton", "logs"));
+    mkdirSync(join(root, ".baton", "logs", "hooks.log"), { recursive: true });
+    const folder = cli(["doctor", "--json", "--root", root]).json();
+    expect(folder.findings.find((x: any) => x.code === "hook_log_unusable")).toMatchObject({
+      evidence: { path: ".baton/logs/hooks.log", kind: "dir" },
     });
   });
 

@@ -6,6 +6,7 @@
 import { mkdirSync, renameSync, statSync, symlinkSync, unlinkSync, utimesSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { afterAll, describe, expect, it } from "vitest";
+import { sha256 } from "../src/core/canonical.js";
 import { isBatonError, openBaton } from "../src/index.js";
 import { cleanupDirs, tempDir } from "./helpers.js";
 
@@ -108,8 +109,22 @@ describe("recorded files: size and modification time", () => {
         { path: "lib/b.ts", state: "unreadable", review: true },
       ]);
       expect(r.diagnostics.filter((d) => d.code === "file_unreadable").map((d) => d.message)).toEqual([
-        "recorded file src/a.ts cannot be checked: a symbolic link",
-        "recorded file lib/b.ts cannot be checked: reached through a symbolic link",
+        "recorded file src/a.ts cannot be checked: a symbolic link to outside the workspace",
+        "recorded file lib/b.ts cannot be checked: a symbolic link to outside the workspace",
+      ]);
+      // A link that stays inside the workspace (CLAUDE.md -> AGENTS.md) is read as the file it names.
+      writeFileSync(join(root, "AGENTS.md"), "rules\n");
+      symlinkSync("AGENTS.md", join(root, "CLAUDE.md"));
+      await baton.facets.recordResumeContext("s1", { files: ["AGENTS.md"] });
+      // Recorded by hand as the agent names it (files add refuses a link itself).
+      await baton.events.append("s1", {
+        type: "resume:updated",
+        data: { filesModified: [{ path: "CLAUDE.md", hash: sha256("rules\n") }] },
+      });
+      const inside = await baton.sessions.resume("s1");
+      expect(inside.verification.files.filter((f) => f.path.endsWith(".md"))).toEqual([
+        { path: "AGENTS.md", state: "unchanged", review: false },
+        { path: "CLAUDE.md", state: "unchanged", review: false },
       ]);
     } finally {
       await baton.close();

@@ -16,8 +16,8 @@ function short(v: unknown): string {
  * cannot start a line that reads as Baton's own (`  next: …`, `$ …`). Other control characters
  * are shown as escapes when the text is written (platform/output.ts).
  */
-function one(v: string | undefined): string {
-  return v === undefined ? "" : v.replace(/\r?\n/g, "\\n");
+export function one(v: string | null | undefined): string {
+  return v == null ? "" : v.replace(/\r?\n/g, "\\n");
 }
 
 export function renderSession(s: SessionStatus, paint: Paint = plain): string {

@@ -29,7 +29,7 @@ import { existsSync, mkdirSync, realpathSync, rmdirSync, statSync, unlinkSync } 
 import { basename, dirname, join, resolve } from "node:path";
 import { type HookAgent, isBatonCommand } from "../core/hooks/config.js";
 import type { JsonObject } from "../core/types.js";
-import { BatonError } from "../errors.js";
+import { BatonError, isBatonError } from "../errors.js";
 import { userHome } from "../platform/home.js";
 import { atomicWrite, ioError } from "../platform/safe-fs.js";
 import { NotASettingsFile, readSettingsText, readSettingsTextToEdit } from "../platform/settings-text.js";
@@ -356,7 +356,7 @@ function trustedHooksToEdit(file: string): JsonObject {
   if (text === undefined) return {};
   let v: unknown;
   try {
-    // Gemini CLI strips comments from these files as it reads them.
+    // Gemini CLI reads this file with plain JSON.parse; whole-line comments (a hand edit) are let through.
     v = JSON.parse(text.replace(/^\s*\/\/.*$/gm, ""));
   } catch {
     v = undefined;
@@ -397,14 +397,23 @@ export function acknowledgeGeminiHooks(o: SetupPlace, hooks: unknown): void {
   if (changed) writeText(file, `${JSON.stringify(all, null, 2)}\n`);
 }
 
-/** Forget Baton's project hooks in `~/.gemini/trusted_hooks.json` (after an uninstall). */
-export function forgetGeminiHooks(o: SetupPlace, previous: unknown): void {
-  if (o.scope !== "project") return;
+/**
+ * Forget Baton's project hooks in `~/.gemini/trusted_hooks.json` (after an uninstall). A file Baton
+ * cannot rewrite whole is left as it is (Gemini CLI reads a broken one as empty): the note says so.
+ */
+export function forgetGeminiHooks(o: SetupPlace, previous: unknown): string | undefined {
+  if (o.scope !== "project") return undefined;
   const keys = new Set(geminiHookKeys(previous));
-  if (keys.size === 0) return;
+  if (keys.size === 0) return undefined;
   const file = geminiTrustedHooksFile(o);
-  if (!existsSync(file)) return;
-  const all = trustedHooksToEdit(file);
+  if (!existsSync(file)) return undefined;
+  let all: JsonObject;
+  try {
+    all = trustedHooksToEdit(file);
+  } catch (err) {
+    if (!isBatonError(err, "bad_input")) throw err;
+    return `${file} was left as it is (${err.message.split(";")[0]}): Baton's acknowledged hooks are still listed there for ${o.root}`;
+  }
   let changed = false;
   for (const root of spellings(o.root)) {
     if (!Array.isArray(all[root])) continue;
@@ -416,6 +425,7 @@ export function forgetGeminiHooks(o: SetupPlace, previous: unknown): void {
     else all[root] = next as JsonObject[keyof JsonObject];
   }
   if (changed) writeText(file, `${JSON.stringify(all, null, 2)}\n`);
+  return undefined;
 }
 
 /** Whether the agent will run the installed hooks, and what remains for the user. */

@@ -443,7 +443,10 @@ export async function uninstallHooks(agent: HookAgent, o: HookPlaceOptions): Pro
   if (r.removed === 0) return base;
   const { text: newText, restored } = afterUninstall(file, text, settings, r.settings, agent);
   if (agent === "codex") untrustCodexHooks(o, settings.hooks, r.settings.hooks);
-  if (agent === "gemini") forgetGeminiHooks(o, settings.hooks);
+  if (agent === "gemini") {
+    const note = forgetGeminiHooks(o, settings.hooks);
+    if (note) base.notes.push(note);
+  }
   if (newText === undefined) {
     try {
       unlinkSync(file);

@@ -14,7 +14,7 @@ import {
 } from "node:fs";
 import { basename, dirname, isAbsolute, join, relative, resolve } from "node:path";
 import { BatonError } from "../errors.js";
-import { PRIVATE_DIR_MODE, tightenBatonDir, touchPrivate } from "./private-files.js";
+import { entryKind, PRIVATE_DIR_MODE, tightenBatonDir, touchPrivate } from "./private-files.js";
 
 export interface Workspace {
   root: string;
@@ -220,6 +220,15 @@ export function resolveWorkspace(opts: { root?: string; cwd?: string; create?: b
   return ws;
 }
 
+/** Whether something that is not a folder (nor a link to one) is at `path`. */
+function notFolder(path: string): boolean {
+  try {
+    return !statSync(path).isDirectory();
+  } catch (err) {
+    return (err as NodeJS.ErrnoException).code === "ENOTDIR"; // a file on the way: nothing of it is a folder
+  }
+}
+
 export function ensureWorkspace(ws: Workspace): void {
   refuseLinkedBatonDir(ws);
   try {
@@ -232,12 +241,17 @@ export function ensureWorkspace(ws: Workspace): void {
   } catch (err) {
     const code = (err as NodeJS.ErrnoException).code ?? "";
     // A file where the folder goes (EEXIST from mkdir, ENOTDIR beneath it) is not a permission problem.
-    const notDir = (code === "EEXIST" || code === "ENOTDIR") && lstatSync(ws.dir, { throwIfNoEntry: false })?.isDirectory() === false;
+    // The root is followed (a linked project folder is one); .baton is not (refuseLinkedBatonDir).
+    const rootIsFile = (code === "EEXIST" || code === "ENOTDIR") && notFolder(ws.root);
+    const batonIsFile =
+      !rootIsFile && (code === "EEXIST" || code === "ENOTDIR") && entryKind(ws.dir) !== "dir" && entryKind(ws.dir) !== undefined;
     throw new BatonError(
       "workspace_unwritable",
-      notDir
-        ? `${ws.dir} is there but is not a directory; Baton keeps its data in a .baton directory: move that file away, or choose another --root`
-        : `cannot create ${ws.dir} (${code || (err as Error).message}); make the project directory writable or choose another --root`,
+      rootIsFile
+        ? `${ws.root} is not a directory: give --root (or BATON_ROOT) a project folder`
+        : batonIsFile
+          ? `${ws.dir} is there but is not a directory; Baton keeps its data in a .baton directory: move that file away, or choose another --root`
+          : `cannot create ${ws.dir} (${code || (err as Error).message}); make the project directory writable or choose another --root`,
       { path: ws.dir, errno: code },
       { cause: err },
     );

@@ -1,6 +1,6 @@
 /** Reading the session's files for status: marker scans and resume verification. */
 import { closeSync, constants, fstatSync, openSync, readFileSync, readlinkSync, realpathSync } from "node:fs";
-import { join, resolve, sep } from "node:path";
+import { join, relative, resolve, sep } from "node:path";
 import { sha256 } from "../core/canonical.js";
 import type { FlowDefinition } from "../core/flows/flow.js";
 import { type ScannedFile, scanText } from "../core/session/markers.js";
@@ -100,7 +100,6 @@ export type FileRead =
 
 // O_NONBLOCK: opening a FIFO for reading must not wait for a writer (status would hang).
 const READ_FLAGS = constants.O_RDONLY | (constants.O_NONBLOCK ?? 0);
-const NOFOLLOW = constants.O_NOFOLLOW ?? 0;
 
 /**
  * Read a file the session named, guarded: opened without blocking, checked to be a regular
@@ -110,16 +109,19 @@ export function readGuarded(
   abs: string,
   maxBytes: number,
   same?: (size: number, mtimeMs: number) => boolean,
-  within?: { realRoot: string; rel: string },
+  within?: { realRoot: string },
 ): FileRead {
   let fd: number | undefined;
   try {
-    fd = openSync(abs, READ_FLAGS | (within ? NOFOLLOW : 0));
+    fd = openSync(abs, READ_FLAGS);
     const st = fstatSync(fd);
     if (!st.isFile()) return { kind: "unreadable", why: "not a regular file" };
-    // The file opened is the workspace's own, not one a linked folder on the way leads to.
-    if (within && realPathOf(fd, abs) !== join(within.realRoot, within.rel))
-      return { kind: "unreadable", why: "reached through a symbolic link" };
+    // The file opened is the workspace's own: a link on the way may lead elsewhere in it
+    // (CLAUDE.md -> AGENTS.md, a linked shared folder), never out of it nor into .baton or .git.
+    if (within) {
+      const real = relative(within.realRoot, realPathOf(fd, abs)).split(sep).join("/");
+      if (pathProblem(real) !== undefined) return { kind: "unreadable", why: "a symbolic link to outside the workspace" };
+    }
     // The caller knows this size and time: no need to read it again.
     if (same?.(st.size, st.mtimeMs)) return { kind: "same", size: st.size, mtimeMs: st.mtimeMs };
     if (st.size > maxBytes) return { kind: "unreadable", why: `${st.size} bytes, over the ${maxBytes}-byte limit`, tooLarge: true };
@@ -127,27 +129,31 @@ export function readGuarded(
   } catch (err) {
     const code = (err as NodeJS.ErrnoException).code;
     if (code === "ENOENT" || code === "ENOTDIR") return { kind: "missing" };
-    if (code === "ELOOP" && within) return { kind: "unreadable", why: "a symbolic link" };
+
     return { kind: "unreadable", why: code ?? (err as Error).message };
   } finally {
     if (fd !== undefined) closeSync(fd);
   }
 }
 
-/** The real path of an open file: by its descriptor on Linux (no race with a swap), else of its path. */
+/**
+ * The real path of an open file: by its descriptor on Linux (no race with a swap), else of its
+ * path, by the same realpath(3) the root's is taken with (JS realpathSync keeps the case and
+ * Unicode form it is given, which on macOS need not be the disk's).
+ */
 function realPathOf(fd: number, abs: string): string {
   try {
     return readlinkSync(`/proc/self/fd/${fd}`);
   } catch {
-    return realpathSync(abs);
+    return realpathSync.native(abs);
   }
 }
 
 /**
  * A file a session named (its resume context, its context's `file`), read as readGuarded reads,
- * but only as a file of the workspace: a path that is not a clean workspace-relative one, a link,
- * or a file reached through a linked folder is `unreadable`, never opened or hashed (a recorded
- * `/etc/passwd`, or a link to it, would otherwise be read on every status).
+ * but only as a file of the workspace: a path that is not a clean workspace-relative one, or a
+ * file whose real path (through links) is outside it or in `.baton/` or `.git`, is `unreadable`
+ * and never hashed (a recorded `/etc/passwd`, or a link to it, would otherwise be read on every status).
  */
 export function readWorkspaceFile(
   root: string,
@@ -163,7 +169,7 @@ export function readWorkspaceFile(
   } catch (err) {
     return { kind: "unreadable", why: (err as NodeJS.ErrnoException).code ?? (err as Error).message };
   }
-  return readGuarded(join(root, rel), maxBytes, same, { realRoot, rel });
+  return readGuarded(join(root, rel), maxBytes, same, { realRoot });
 }
 
 /**

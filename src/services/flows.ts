@@ -3,7 +3,7 @@
  * flows are read only when a session needs one or they are listed, so commands that touch
  * only built-in flows never read the directory.
  */
-import { lstatSync, readdirSync } from "node:fs";
+import { readdirSync } from "node:fs";
 import { join } from "node:path";
 import { externalRunFlow } from "../core/flows/external-run.js";
 import type { FlowDefinition } from "../core/flows/flow.js";
@@ -12,6 +12,7 @@ import { taskFlow } from "../core/flows/task.js";
 import type { FlowProblem } from "../core/flows/validate.js";
 import { BatonError } from "../errors.js";
 import { formatProblems, loadFlowFile } from "../platform/flow-file.js";
+import { entryKind } from "../platform/private-files.js";
 
 export const BUILTIN_FLOWS: Readonly<Record<string, FlowDefinition>> = Object.freeze({
   task: taskFlow,
@@ -69,7 +70,7 @@ export class FlowRegistry {
     if (this.#user) return this.#user;
     const user = new Map<string, FlowDefinition>();
     let files: string[] = [];
-    if (lstatSync(this.#dir, { throwIfNoEntry: false })?.isSymbolicLink()) {
+    if (entryKind(this.#dir) === "link") {
       // A repository's link to a folder elsewhere: its files are not the workspace's flows.
       this.#reports.push({
         file: this.#dir,

@@ -108,9 +108,14 @@ export function mapSqliteError(err: unknown, what: string, dbPath?: string): Bat
   }
   // Rebuilding snapshots cannot help here: the file itself is damaged.
   if (code.startsWith("SQLITE_CORRUPT") || code.startsWith("SQLITE_NOTADB")) {
+    const file = dbPath ?? "the database file";
+    const aside = `restore ${file} from a backup, or move it aside (\`mv ${file} ${file}.damaged\`, with its -wal file if any: its sessions are then gone from Baton, and \`sqlite3 ${file}.damaged .recover\` may save some) and the next command starts a new one`;
     return new BatonError(
       "io_error",
-      `${what}: the database file is damaged (${msg}); nothing after this point was acknowledged. Run \`baton doctor\` for its integrity check; if it cannot open the file either, restore it from a backup, or move it aside (its sessions are then gone from Baton; \`sqlite3 <file> .recover\` may save some) and the next command starts a new one`,
+      // Not opened at all: no command can read it, doctor included.
+      what.startsWith("opening ")
+        ? `${what}: the database file is damaged (${msg}), so no command can open it (nor doctor, nor rebuild): ${aside}`
+        : `${what}: the database file is damaged (${msg}); nothing after this point was acknowledged. Run \`baton doctor\` for its integrity check; if it cannot open the file either, ${aside}`,
       { sqlite: code },
       { cause: err },
     );

@@ -9,6 +9,7 @@ import { writeStdoutBytes } from "../../platform/output.js";
 import { absoluteFromWorkingDir } from "../../platform/workspace.js";
 import { type Ctx, parseIntOption } from "../context.js";
 import { progress } from "../progress.js";
+import { one } from "../render.js";
 
 type S = { session?: string };
 
@@ -60,7 +61,9 @@ export async function checkpoint(
 
 function describe(c: CheckpointInfo): string {
   const flags = [c.pinned && "pinned", c.prunedAt && `pruned ${c.prunedAt}`].filter(Boolean).join(", ");
-  const what = [c.toolName && `tool ${c.toolName}`, c.turn !== undefined && `turn ${c.turn}`, c.label].filter(Boolean).join(" · ");
+  const what = [c.toolName && `tool ${one(c.toolName)}`, c.turn !== undefined && `turn ${c.turn}`, c.label && one(c.label)]
+    .filter(Boolean)
+    .join(" · ");
   return `#${c.seq}  ${c.id}  ${c.kind.padEnd(8)}  ${c.createdAt}  ${String(c.fileCount).padStart(5)} file(s)${what ? `  ${what}` : ""}${flags ? `  [${flags}]` : ""}`;
 }
 
@@ -170,7 +173,10 @@ export async function artifactList(ctx: Ctx, o: S): Promise<void> {
     list.length === 0
       ? `No artifacts on ${sid}`
       : list
-          .map((a) => `${a.id}  ${a.name}  ${a.size} bytes  ${a.at}${a.label ? `  ${a.label}` : ""}${a.present ? "" : "  [missing]"}`)
+          .map(
+            (a) =>
+              `${a.id}  ${one(a.name)}  ${a.size} bytes  ${a.at}${a.label ? `  ${one(a.label)}` : ""}${a.present ? "" : "  [missing]"}`,
+          )
           .join("\n"),
   );
 }

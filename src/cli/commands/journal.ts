@@ -7,7 +7,7 @@ import { BatonError, badInput, isBatonError } from "../../errors.js";
 import type { ConfigTrust } from "../../platform/config-file.js";
 import { writeStdout } from "../../platform/output.js";
 import { type Ctx, parseIntOption, parseJsonObject } from "../context.js";
-import { renderSession, renderStatus } from "../render.js";
+import { one, renderSession, renderStatus } from "../render.js";
 import { resumeReport, type StatusOptions, statusReport } from "../reports.js";
 
 export async function init(ctx: Ctx, o: { store?: string; project?: string } = {}): Promise<void> {
@@ -71,7 +71,7 @@ export async function sessionList(ctx: Ctx, o: { all?: boolean }): Promise<void>
   ctx.out({ sessions }, () =>
     sessions.length === 0
       ? `No ${o.all ? "" : "active "}sessions.`
-      : sessions.map((s) => `${s.sessionId}\t${s.flow}\t${s.phase}\t${s.status}\t${s.events} events\t${s.title ?? ""}`).join("\n"),
+      : sessions.map((s) => `${s.sessionId}\t${s.flow}\t${s.phase}\t${s.status}\t${s.events} events\t${one(s.title)}`).join("\n"),
   );
 }
 
@@ -193,9 +193,9 @@ export async function resume(
     if (unpause) lines.unshift(unpause.unpaused ? `Spiral pause cleared on ${sid}.` : `${sid} was not paused.`);
     if (r.verification.files.length) {
       lines.push("  files:");
-      for (const f of r.verification.files) lines.push(`    ${f.review ? "REVIEW " : "ok     "}${f.path} (${f.state})`);
+      for (const f of r.verification.files) lines.push(`    ${f.review ? "REVIEW " : "ok     "}${one(f.path)} (${f.state})`);
     }
-    if (r.facets.resume.openQuestions.length) lines.push(`  open questions: ${r.facets.resume.openQuestions.join("; ")}`);
+    if (r.facets.resume.openQuestions.length) lines.push(`  open questions: ${r.facets.resume.openQuestions.map(one).join("; ")}`);
     lines.push(
       `  recent events: ${r.recentEvents
         .slice(-5)

@@ -2,6 +2,7 @@
 import type { TargetInput } from "../../core/session/targets.js";
 import type { TargetBinding } from "../../core/types.js";
 import type { Ctx } from "../context.js";
+import { one } from "../render.js";
 
 type S = { session?: string };
 
@@ -11,7 +12,9 @@ async function sessionOf(ctx: Ctx, id: string | undefined, o: S) {
 }
 
 function show(t: TargetBinding | undefined): string {
-  return t ? `${t.kind} ${t.id}${t.url ? ` ${t.url}` : ""}${t.label ? ` (${t.label})` : ""}, bound at ${t.setAt}` : "no target";
+  return t
+    ? `${one(t.kind)} ${one(t.id)}${t.url ? ` ${one(t.url)}` : ""}${t.label ? ` (${one(t.label)})` : ""}, bound at ${t.setAt}`
+    : "no target";
 }
 
 export async function set(

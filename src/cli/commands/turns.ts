@@ -5,6 +5,7 @@ import type { TurnFile, TurnStatus } from "../../core/types.js";
 import { badInput } from "../../errors.js";
 import type { TurnInput } from "../../services/agents/spiral.js";
 import { type Ctx, parseJsonObject } from "../context.js";
+import { one } from "../render.js";
 
 const STATUSES: readonly TurnStatus[] = ["success", "error", "no_progress", "recovered"];
 const RECORD_FIELDS = [
@@ -82,10 +83,10 @@ export async function turnRecord(
       `${r.turn.duplicate ? "Duplicate of turn" : "Recorded turn"} ${r.turn.id} (${turn.tool}) as seq ${r.turn.seq} on ${sid}`,
     ];
     if (r.spiral.paused) {
-      lines.push(`${r.detected ? "SPIRAL DETECTED" : "Session is paused by a spiral"} (${r.spiral.pattern}): ${r.spiral.summary}`);
+      lines.push(`${r.detected ? "SPIRAL DETECTED" : "Session is paused by a spiral"} (${r.spiral.pattern}): ${one(r.spiral.summary)}`);
       if (r.nextAction) {
-        lines.push(`  next: ${r.nextAction.action}: ${r.nextAction.reason}`);
-        for (const c of r.nextAction.choices ?? []) lines.push(`    ${c.choice}: ${c.command}`);
+        lines.push(`  next: ${r.nextAction.action}: ${one(r.nextAction.reason)}`);
+        for (const c of r.nextAction.choices ?? []) lines.push(`    ${one(c.choice)}: ${one(c.command)}`);
       }
     }
     return lines.join("\n");

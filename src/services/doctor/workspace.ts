@@ -3,7 +3,7 @@ import { existsSync, unlinkSync } from "node:fs";
 import { join } from "node:path";
 import type { JsonObject } from "../../core/types.js";
 import { type ConfigTrust, configPath, configSection, configTrust } from "../../platform/config-file.js";
-import { HOOK_LOG_DIR, hookFailures } from "../../platform/hook-log.js";
+import { HOOK_LOG_DIR, HOOK_LOG_FILE, hookFailures, hookLogPath } from "../../platform/hook-log.js";
 import { entryKind, looseModes, tightenAll } from "../../platform/private-files.js";
 import { readServerFile, releaseServerFile, serverAlive, serverFilePath, serverIdentity } from "../../platform/server-file.js";
 import { readSpiralConfig } from "../agents/spiral.js";
@@ -176,15 +176,27 @@ export const hooks: Check = {
     const out: Found[] = [];
     // Agent hooks fail open (the tool call goes ahead), so their failures surface here: counts,
     // codes and times from .baton/logs/hooks.log, never the messages.
-    // Where failures go: a file or link in the folder's place (a repository's, a stray `touch`) means none is recorded.
+    // Where failures go: anything but a folder there (a repository's link, a stray `touch`), or
+    // anything but a file for the log itself, means none is recorded.
     const logs = entryKind(join(deps.batonDir, HOOK_LOG_DIR));
+    const log = logs === "dir" ? entryKind(hookLogPath(deps.batonDir)) : undefined;
+    const kindName = (k: string) =>
+      k === "link" ? "a symbolic link" : k === "file" ? "a file" : k === "dir" ? "a folder" : "a special file";
     if (logs !== undefined && logs !== "dir") {
       out.push({
         code: "hook_log_unusable",
         severity: "warning",
-        message: `.baton/${HOOK_LOG_DIR} is a ${logs === "link" ? "symbolic link" : logs === "file" ? "file" : "special file"}, not a folder: agent hook failures and the background server's output are not recorded anywhere`,
+        message: `.baton/${HOOK_LOG_DIR} is ${kindName(logs)}, not a folder: agent hook failures are recorded nowhere, and hooks cannot start the background server (each runs in its own process; \`baton dashboard\` refuses)`,
         evidence: { path: `.baton/${HOOK_LOG_DIR}`, kind: logs },
         fix: `remove .baton/${HOOK_LOG_DIR} (Baton makes the folder again, private to you)`,
+      });
+    } else if (log !== undefined && log !== "file") {
+      out.push({
+        code: "hook_log_unusable",
+        severity: "warning",
+        message: `.baton/${HOOK_LOG_DIR}/${HOOK_LOG_FILE} is ${kindName(log)}, not a file: agent hook failures are recorded nowhere`,
+        evidence: { path: `.baton/${HOOK_LOG_DIR}/${HOOK_LOG_FILE}`, kind: log },
+        fix: `remove .baton/${HOOK_LOG_DIR}/${HOOK_LOG_FILE} (Baton makes it again at the next failure)`,
       });
     }
     const since = new Date(deps.now().getTime() - HOOK_FAILURE_WINDOW_MS);

@@ -112,6 +112,15 @@ const byKey = (a: { key: string }, b: { key: string }) => (a.key < b.key ? -1 : 
 
 const kindOf = (e: Dirent): string => (e.isDirectory() ? "d" : e.isFile() ? "f" : "o");
 
+/** Whether lstat finds `path` (an error, EACCES in a folder listed but not searchable, says no). */
+function exists(path: string): boolean {
+  try {
+    return lstatSync(path, { throwIfNoEntry: false }) !== undefined;
+  } catch {
+    return false;
+  }
+}
+
 export function walkTree(
   root: string,
   opts: { exclude?: readonly string[]; cache?: WalkCache; onDir?: (files: number) => void } = {},
@@ -262,7 +271,7 @@ function list(dirRel: string, abs: string, dirents: Dirent[], chain: Chain, trac
     if (name.includes("\uFFFD")) {
       notUtf8 ??= notUtf8Names(abs);
       // A valid name that holds U+FFFD itself is the one lstat finds, once; its undecodable twins are not.
-      if (notUtf8.has(name) && (fffd.has(name) || lstatSync(`${abs}/${name}`, { throwIfNoEntry: false }) === undefined)) {
+      if (notUtf8.has(name) && (fffd.has(name) || !exists(`${abs}/${name}`))) {
         listing.skipped.push({ path: rel, reason: NOT_UTF8 });
         continue;
       }
