@@ -180,7 +180,9 @@ describe("symbolic links in .baton/", () => {
     writeFileSync(join(flows, "huge.json"), `{"name": "huge", "pad": "${"x".repeat(2 * 1024 * 1024)}"}`);
     const r = cli(["flows", "list", "--root", root]);
     expect(r.code, r.stderr).toBe(0);
-    expect(r.stdout).toMatch(/INVALID .*zero\.json: \(file\): a symbolic link: user flows are read only from files in \.baton\/flows itself/);
+    expect(r.stdout).toMatch(
+      /INVALID .*zero\.json: \(file\): a symbolic link: user flows are read only from files in \.baton\/flows itself/,
+    );
     expect(r.stdout).toMatch(/INVALID .*fifo\.json: \(file\): cannot read: .*not a regular file/);
     expect(r.stdout).toMatch(/INVALID .*huge\.json: \(file\): cannot read: .*over the 1048576-byte limit/);
     const start = cli(["session", "start", "--flow", "custom", "--json", "--root", root]);
