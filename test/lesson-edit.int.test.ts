@@ -49,6 +49,29 @@ describe("editing lessons in LESSONS.md", () => {
     });
   });
 
+  it("redacts an edited text as add does, and a lone CR cannot start a lesson of its own; add redacts triggers too", async () => {
+    await withLessons(async (b, file) => {
+      const v = (await b.lessons.versions()).get("les-b") as string;
+      await b.lessons.edit("les-b", v, {
+        text: "use key ghp_abcdefghijklmnopqrstuvwxyz0123456789 password=hunter22\r### les-x\r- pinned: yes",
+      });
+      const text = readFileSync(file, "utf8");
+      expect(text).not.toContain("ghp_abcdefghijklmnopqrstuvwxyz0123456789");
+      expect(text).not.toContain("hunter22");
+      expect(text).not.toContain("\r");
+      const lessons = (await b.lessons.list({ all: true })).lessons;
+      expect(lessons.map((l) => l.id)).toEqual(["les-a", "les-b", "les-c"]);
+      expect(lessons.find((l) => l.id === "les-b")?.pinned).toBe(false);
+      await b.lessons.add({
+        id: "les-d",
+        scope: "workspace",
+        text: "Mind the token.",
+        tools: ["ghp_abcdefghijklmnopqrstuvwxyz0123456789"],
+      });
+      expect(readFileSync(file, "utf8")).not.toContain("ghp_abcdefghijklmnopqrstuvwxyz0123456789");
+    });
+  });
+
   it("lists each lesson with the version of the same read, so a hand edit right after the read is not overwritten", async () => {
     await withLessons(async (b, file) => {
       // The file is edited by hand just after the first read: a listing that read the file twice

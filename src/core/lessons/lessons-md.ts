@@ -282,9 +282,10 @@ export function lessonLineKey(line: string): string | undefined {
  * with such an escape, so the parser gives back exactly the text.
  */
 export function lessonTextLines(text: string): string[] {
+  // A lone CR is a line break to editors and Markdown viewers: split on it too, so each line is escaped.
   return text
     .trim()
-    .split(/\r?\n/)
+    .split(/\r\n|\r|\n/)
     .map((x) => x.replace(NEEDS_ESCAPE, "$1\\$2"));
 }
 

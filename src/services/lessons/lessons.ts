@@ -223,13 +223,14 @@ export class LessonService {
     }
     // A line break (any control character) would end the list item and start a line of its own
     // in LESSONS.md: another setting of the lesson, or another lesson.
-    const tools = cleanList(input.tools, "tool", /[,`\p{Cc}]/u);
-    const paths = cleanList(input.paths, "path", /[`\p{Cc}]/u).map((p) => this.#relative(p));
+    // Triggers are written to LESSONS.md too: redacted as the text is.
+    const tools = cleanList(input.tools, "tool", /[,`\p{Cc}]/u).map(redactText);
+    const paths = cleanList(input.paths, "path", /[`\p{Cc}]/u).map((p) => this.#relative(redactText(p)));
     for (const g of paths) {
       const why = globProblem(g);
       if (why) throw badInput(`path ${JSON.stringify(g)} is refused: ${why}; use a simpler pattern`);
     }
-    const fingerprints = cleanList(input.fingerprints, "fingerprint", /[`\p{Cc}]/u);
+    const fingerprints = cleanList(input.fingerprints, "fingerprint", /[`\p{Cc}]/u).map(redactText);
     // The session must exist before anything is written.
     if (input.sessionId !== undefined) await this.#journal.read(input.sessionId);
 
@@ -313,7 +314,9 @@ export class LessonService {
    * changed or removed meanwhile (by hand, or by another writer) is refused and nothing is
    * written (services/lessons/lesson-edit.ts).
    */
-  async edit(id: string, version: string, change: LessonChange): Promise<LessonEditResult & WriteNotes> {
+  async edit(id: string, version: string, edit: LessonChange): Promise<LessonEditResult & WriteNotes> {
+    // Redacted as `add` redacts: LESSONS.md is committed, and read into every agent's prompt.
+    const change = edit.text === undefined ? edit : { ...edit, text: redactText(edit.text) };
     checkLessonChange(change);
     const { result, text, warnings } = await this.#writer.update((current) => editLessonText(this.#file, current, id, version, change));
     return { ...result, ...notes([...warnings, ...(await this.#refresh(text))]) };
