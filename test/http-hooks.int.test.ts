@@ -340,6 +340,19 @@ describe("Claude Code HTTP hooks", () => {
       const wrong = await post(s.port, "x".repeat(43), "PreToolUse", stepText(root, { agent: "claude", fixture: "pre-edit" }).text);
       expect(wrong.status).toBe(401);
       expect(hookLog(root).map((l: any) => [l.agent, l.event, l.code])).toEqual([["claude", "PreToolUse", "unauthorized"]]);
+      // A web page's request (a simple cross-site POST, or a rebinding Host) is refused and never
+      // logged: it could fill the log with false alarms and rotate the real ones out.
+      const text = stepText(root, { agent: "claude", fixture: "pre-edit" }).text;
+      const pages: Record<string, string>[] = [
+        { origin: "http://evil.example", "content-type": "text/plain" },
+        { origin: "http://evil.example" },
+        { host: `evil.example:${s.port}` },
+      ];
+      for (const headers of pages) {
+        const r = await post(s.port, "x".repeat(43), "PreToolUse", text, headers);
+        expect(r.status, JSON.stringify(headers)).toBeGreaterThanOrEqual(400);
+      }
+      expect(hookLog(root)).toHaveLength(1);
     } finally {
       await s.stop();
     }

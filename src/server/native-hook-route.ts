@@ -118,7 +118,8 @@ export function nativeHookHttpHandler(o: { baton: Baton; answerer: HookAnswerer;
     } catch (err) {
       const e = err instanceof SyntaxError ? badInput(err.message) : err;
       const { status, body } = errorResponse(e);
-      if (status >= 400 && status < 500) nativeHookRefused(o.baton.workspace.dir, req.url, body.error);
+      // Not a web page's request (refused for its Origin): only what Claude Code can have sent is logged.
+      if (status >= 400 && status < 500 && req.headers.origin === undefined) nativeHookRefused(o.baton.workspace.dir, req.url, body.error);
       if (status === 500) console.error(`baton serve: POST ${(req.url ?? "").split("?")[0]} failed:`, err);
       if (!res.headersSent) send(status, JSON.stringify(body));
       else res.destroy();
