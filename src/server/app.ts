@@ -184,14 +184,19 @@ export function buildApp(o: AppOptions): Hono<Env> {
     const kinds = b.kinds === undefined ? undefined : strings(b, "kinds");
     const session = str(b, "session");
     const owner = str(b, "owner") || "http";
-    const signal = AbortSignal.any([c.req.raw.signal, o.shutdown]);
-    const lease = await baton.work.waitFor(owner, {
-      timeoutMs,
-      signal,
-      ...opt("sessionId", session),
-      ...opt("kinds", kinds?.length ? kinds : undefined),
-      ...opt("leaseMs", leaseMs),
-    });
+    const both = linkedSignal(c.req.raw.signal, o.shutdown);
+    let lease: Awaited<ReturnType<typeof baton.work.waitFor>>;
+    try {
+      lease = await baton.work.waitFor(owner, {
+        timeoutMs,
+        signal: both.signal,
+        ...opt("sessionId", session),
+        ...opt("kinds", kinds?.length ? kinds : undefined),
+        ...opt("leaseMs", leaseMs),
+      });
+    } finally {
+      both.done();
+    }
     if (lease && c.req.raw.signal.aborted) {
       // The poller left while we leased: hand the item straight back rather than wait out the lease.
       await baton.work.nack(lease.leaseId, { reason: "the poller disconnected before the lease was delivered" }).catch(() => undefined);
@@ -310,4 +315,24 @@ function intQuery(c: Context<Env>, key: string, min: number): number | undefined
 /** `{key: value}` when value is defined, else `{}`: for optional fields under exactOptionalPropertyTypes-style APIs. */
 function opt<K extends string, V>(key: K, value: V | undefined): { [P in K]?: V } {
   return (value === undefined ? {} : { [key]: value }) as { [P in K]?: V };
+}
+
+/**
+ * A signal aborted when the request or the server's shutdown is, whose listeners go with the
+ * request: on Node 20, AbortSignal.any with the long-lived shutdown signal kept a listener and a
+ * WeakRef per call (the server's heap grew with every poll).
+ */
+export function linkedSignal(request: AbortSignal, shutdown: AbortSignal): { signal: AbortSignal; done(): void } {
+  const c = new AbortController();
+  const abort = () => c.abort();
+  if (request.aborted || shutdown.aborted) c.abort();
+  request.addEventListener("abort", abort, { once: true });
+  shutdown.addEventListener("abort", abort, { once: true });
+  return {
+    signal: c.signal,
+    done: () => {
+      request.removeEventListener("abort", abort);
+      shutdown.removeEventListener("abort", abort);
+    },
+  };
 }

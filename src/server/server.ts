@@ -5,6 +5,7 @@
  * file is removed.
  */
 
+import { setMaxListeners } from "node:events";
 import { statSync } from "node:fs";
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from "node:http";
 import type { AddressInfo } from "node:net";
@@ -98,6 +99,8 @@ export async function startServer(baton: Baton, opts: ServerOptions = {}): Promi
   const key = opts.rotateToken ? undefined : readServerKey(dir);
   const maxBodyBytes = opts.maxBodyBytes ?? DEFAULT_MAX_BODY_BYTES;
   const shutdown = new AbortController();
+  // Every open stream and poll listens to it: many at once are expected, not a leak.
+  setMaxListeners(0, shutdown.signal);
   const extraOrigins = new Set<string>();
   for (const o of opts.allowOrigins ?? []) {
     const parsed = parseOrigin(o);
