@@ -373,6 +373,38 @@ describe("baton mcp", () => {
     expect(cli(["status", "--json", "--root", root]).json().sessions[0]).toMatchObject({ sessionId: "late", title: "Sent last" });
   });
 
+  it("answers a line that is not JSON or not JSON-RPC, and a malformed resource URI, instead of leaving the client waiting", () => {
+    const root = workspace();
+    const lines = [
+      JSON.stringify({
+        jsonrpc: "2.0",
+        id: 1,
+        method: "initialize",
+        params: { protocolVersion: "2025-06-18", capabilities: {}, clientInfo: { name: "raw", version: "0" } },
+      }),
+      JSON.stringify({ jsonrpc: "2.0", method: "notifications/initialized" }),
+      "not json",
+      JSON.stringify({ jsonrpc: "2.0", id: 8, method: "ping", params: "x" }),
+      JSON.stringify({ jsonrpc: "2.0", id: 11, method: "resources/read", params: { uri: "baton://sessions/%E0%A4%A/STATE.md" } }),
+      JSON.stringify({ jsonrpc: "2.0", id: 12, method: "ping" }),
+    ];
+    const r = spawnSync(process.execPath, [CLI, "mcp", "--root", root], {
+      input: lines.map((l) => `${l}\n`).join(""),
+      encoding: "utf8",
+      timeout: 20_000,
+      env: ENV,
+    });
+    expect(r.status).toBe(0);
+    const answers = r.stdout
+      .trim()
+      .split("\n")
+      .map((l) => JSON.parse(l));
+    expect(answers.filter((a) => a.id === null).map((a) => a.error.code)).toEqual([-32700, -32600]);
+    expect(answers.find((a) => a.id === 11).error).toMatchObject({ code: -32602, data: { error: { code: "bad_input" } } });
+    expect(answers.find((a) => a.id === 12).result).toEqual({});
+    expect(r.stderr).toMatch(/^baton mcp: .*not valid JSON/m);
+  });
+
   it("never loads the MCP bundle (the SDK, zod) on other commands", () => {
     const root = workspace();
     // Log every module the CLI requires; the mcp command is the only one that may load dist/mcp.cjs.

@@ -2,6 +2,7 @@
 import { type McpServer, ResourceTemplate } from "@modelcontextprotocol/sdk/server/mcp.js";
 import { z } from "zod";
 import type { Baton } from "../api.js";
+import { BatonError } from "../errors.js";
 import { protocolError } from "./errors.js";
 
 export const STATE_URI = "baton://sessions/{sessionId}/STATE.md";
@@ -48,7 +49,12 @@ export function registerResources(server: McpServer, open: Open): void {
     },
     (uri, vars) =>
       guarded(async () => {
-        const id = decodeURIComponent(String(vars.sessionId));
+        let id: string;
+        try {
+          id = decodeURIComponent(String(vars.sessionId));
+        } catch {
+          throw new BatonError("bad_input", `the session id in ${uri.href} is not valid percent-encoding`);
+        }
         return { contents: [{ uri: uri.href, mimeType: MARKDOWN, text: await (await open()).sessions.stateMarkdown(id) }] };
       }, true),
   );

@@ -16,6 +16,17 @@ const DRAIN_MS = 10_000;
 export async function serveStdio(opts: McpServerOptions): Promise<void> {
   const server = createMcpServer(opts);
   const transport = new StdioServerTransport();
+  // A line the transport cannot take is said on stderr (stdout carries protocol messages only)
+  // and answered as JSON-RPC says, with a null id (its own cannot be told): a client waiting on
+  // it is not left hanging in silence. One past the read buffer ends the connection: said too.
+  transport.onerror = (err: Error) => {
+    process.stderr.write(`baton mcp: ${err.message.split("\n")[0]}\n`);
+    const code = err instanceof SyntaxError ? -32700 : err.name === "ZodError" ? -32600 : undefined;
+    if (code === undefined) return;
+    const message =
+      code === -32700 ? `Parse error: ${err.message}` : "Invalid Request: not a JSON-RPC 2.0 request, notification or response";
+    void transport.send({ jsonrpc: "2.0", id: null, error: { code, message } } as never).catch(() => undefined);
+  };
   const closed = new Promise<void>((resolve) => {
     server.server.onclose = resolve;
   });
