@@ -157,6 +157,16 @@ describe("baton serve: API", () => {
       expect((await api(s, "POST", `/v1/leases/${lease.leaseId}/ack`, {})).json().error.code, "the nacked lease is gone").toBe(
         "lease_lost",
       );
+      // A result that says nothing to journal, or an actor with control characters: refused, the lease still held.
+      for (const bad of [
+        { type: "", data: { anything: 1 } },
+        { data: { anything: 1 } },
+        { actor: "agent" },
+        { type: "source_wrapped", actor: "\u0000\u001b[2J", data: { file: "a.html" } },
+      ]) {
+        const r = await api(s, "POST", `/v1/leases/${second.leaseId}/ack`, bad);
+        expect([r.status, r.json().error.code], JSON.stringify(bad)).toEqual([400, "bad_input"]);
+      }
       const ack = await api(s, "POST", `/v1/leases/${second.leaseId}/ack`, {
         type: "source_wrapped",
         actor: "agent",

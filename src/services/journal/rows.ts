@@ -52,8 +52,11 @@ export function normalise(
   if (input.id !== undefined && (typeof input.id !== "string" || !EVENT_ID.test(input.id))) {
     throw badInput(`event id ${JSON.stringify(input.id)} is invalid${where}: 1-200 printable ASCII characters, no spaces`);
   }
-  if (input.actor !== undefined && (typeof input.actor !== "string" || input.actor === "" || input.actor.length > 100)) {
-    throw badInput(`actor must be a non-empty string of at most 100 characters${where}`);
+  if (
+    input.actor !== undefined &&
+    (typeof input.actor !== "string" || input.actor === "" || input.actor.length > 100 || /\p{Cc}/u.test(input.actor))
+  ) {
+    throw badInput(`actor must be a non-empty string of at most 100 characters, without control characters${where}`);
   }
   if (input.revision !== undefined && (!Number.isSafeInteger(input.revision) || input.revision < 0)) {
     throw badInput(`revision must be a whole number ≥ 0${where}`);

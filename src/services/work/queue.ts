@@ -270,6 +270,11 @@ export class Queue {
    */
   async ack(leaseId: string, result?: ResultInput): Promise<AckResult> {
     if (result !== undefined && (typeof result !== "object" || result === null)) throw badInput("the result must be an object");
+    // A result that says nothing to journal is not silently taken for "no result" (data and actor dropped).
+    if (result !== undefined && result.type === "")
+      throw badInput("the result's type is empty: name the event to journal, or send no result");
+    if (result !== undefined && result.type === undefined && (result.data !== undefined || result.actor !== undefined))
+      throw badInput("the result's data and actor go with its event: give its type too");
     if (typeof leaseId !== "string" || leaseId === "") throw unknownLease(String(leaseId));
     if (!result?.type) {
       // Nothing to journal: the lease and its item are finished in one shared statement when
