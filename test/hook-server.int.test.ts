@@ -36,7 +36,7 @@ import {
   workspace,
 } from "./hook-helpers.js";
 import { FILES, SCENARIOS } from "./hook-scenarios.js";
-import { raw, type Served, serve } from "./server-helpers.js";
+import { api, raw, type Served, serve } from "./server-helpers.js";
 
 failOnStrayServers();
 
@@ -345,6 +345,10 @@ describe("baton serve stops by itself", () => {
     const s = await serverFor(root, []);
     try {
       rmSync(join(root, ".baton"), { recursive: true, force: true });
+      // A write at once, before the server's watch notices: refused, not acknowledged into the deleted database.
+      const write = await api(s, "POST", "/v1/sessions", { flow: "task", id: "lost" });
+      expect([write.status, write.json().error.code]).toEqual([503, "shutting_down"]);
+      expect(write.json().error.message).toContain("was removed or replaced: nothing was written");
       const exit = await waitExit(s.child, 15_000);
       expect(exit.code).toBe(0);
     } finally {

@@ -114,6 +114,8 @@ export async function startServer(baton: Baton, opts: ServerOptions = {}): Promi
     hooks?: ReturnType<typeof hookHttpHandler>;
     cli?: ReturnType<typeof cliHttpHandler>;
     nativeHooks?: ReturnType<typeof nativeHookHttpHandler>;
+    /** The identity of the `.baton` directory served (dirIdentity), once serving. */
+    served?: string;
   } = {};
   const idleExitMs = opts.idleExitMs;
   if (idleExitMs !== undefined && (!Number.isFinite(idleExitMs) || idleExitMs <= 0))
@@ -167,6 +169,20 @@ export async function startServer(baton: Baton, opts: ServerOptions = {}): Promi
           res.writeHead(204).end();
           return;
         }
+      }
+      // A write to a workspace removed (or replaced) since the last watch tick would be
+      // acknowledged and lost with the deleted database: refused, and the server stops now.
+      if (req.method !== "GET" && req.method !== "HEAD" && guard.served !== undefined && dirIdentity(dir) !== guard.served) {
+        stopBy?.("workspace_gone");
+        const body = JSON.stringify({
+          error: {
+            code: "shutting_down",
+            message: `the workspace's .baton directory (${dir}) was removed or replaced: nothing was written; the server is stopping`,
+          },
+        });
+        res.writeHead(503, { "Content-Type": "application/json", "Content-Length": Buffer.byteLength(body), Connection: "close" });
+        res.end(body);
+        return;
       }
       // Agent hooks: the hot path (every tool call), served without Hono (hook-route.ts).
       if (guard.hooks && isHookRequest(req)) void guard.hooks(req, res);
@@ -295,6 +311,7 @@ export async function startServer(baton: Baton, opts: ServerOptions = {}): Promi
   // The workspace's .baton directory, by identity: a server for a removed (or replaced)
   // workspace serves nothing and would hold its port and database files for nobody.
   const served = dirIdentity(dir);
+  guard.served = served;
   watch = setInterval(
     () => {
       if (dirIdentity(dir) !== served) stopBy?.("workspace_gone");
