@@ -218,6 +218,8 @@ async function guarded(ws: string, s: Served): Promise<void> {
   expect((await post("/v1/cli/status", { root: ws, store: "postgres somewhere" })).json().error.code).toBe("wrong_store");
   expect((await post("/v1/cli/status", { root: ws, all: "yes" })).json().error.code).toBe("bad_input");
   expect((await post("/v1/cli/resume", { root: ws, id: "nope" })).json().error.code).toBe("not_found");
+  const unknown = await post("/v1/cli/status", { root: ws, session: "nope" });
+  expect([unknown.status, unknown.json().error.code], "not a 200 and a cut connection").toEqual([404, "not_found"]);
   expect((await post("/v1/cli/lanes", { root: ws })).status).toBe(404);
   // A GET changes nothing and is no route.
   expect((await raw(s.port, { path: "/v1/cli/status", headers: { authorization: `Bearer ${s.token}` } })).status).toBe(404);

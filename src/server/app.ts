@@ -263,7 +263,13 @@ export function buildApp(o: AppOptions): Hono<Env> {
 
 /** The request body as a JSON object; an empty body is `{}`. */
 async function readJson(c: Context<Env>): Promise<Record<string, unknown>> {
-  const text = await c.req.text();
+  let text: string;
+  try {
+    text = await c.req.text();
+  } catch (err) {
+    // The client went away mid-body (ECONNRESET, "aborted"): its failure, not the server's.
+    throw badInput(`the request body could not be read (${(err as Error).message})`);
+  }
   if (text.trim() === "") return {};
   let v: unknown;
   try {

@@ -47,6 +47,7 @@ export function cliHttpHandler(o: { baton: Baton; ws: ServedWorkspace; token: st
       let make: () => Promise<unknown>;
       if (m[1] === "status") {
         if (body.all !== undefined && typeof body.all !== "boolean") throw badInput('"all" must be a boolean');
+        if (session !== undefined) await o.baton.sessions.snapshot(session); // an unknown session: 404 here, not a cut connection
         make = async () => (await statusReport(o.baton, { ...(body.all ? { all: true } : {}), ...(session ? { session } : {}) })).json;
       } else {
         const id = optionalString(body.id, "id");
