@@ -6,7 +6,7 @@
 import { get, type IncomingMessage } from "node:http";
 import { describe, expect, it } from "vitest";
 import { tempDir } from "./helpers.js";
-import { api, liveSession, type Served, serve } from "./server-helpers.js";
+import { api, liveSession, raw, type Served, serve } from "./server-helpers.js";
 
 interface SseMessage {
   event?: string;
@@ -136,6 +136,12 @@ describe("baton serve: API", () => {
       expect(byQuery.messages.slice(1).map((m) => m.id)).toEqual(["2", "3"]);
       byQuery.close();
       expect((await api(s, "GET", "/v1/sessions/nope/stream")).status).toBe(404);
+      // A Last-Event-ID no seq can be is refused as the same ?after= is, not echoed back as 1e+23.
+      const huge = await raw(s.port, {
+        path: "/v1/sessions/hero/stream",
+        headers: { authorization: `Bearer ${s.token}`, "last-event-id": "99999999999999999999999" },
+      });
+      expect([huge.status, huge.json().error.code]).toEqual([400, "bad_input"]);
     });
   });
 
@@ -157,6 +163,13 @@ describe("baton serve: API", () => {
       expect((await api(s, "POST", `/v1/leases/${lease.leaseId}/ack`, {})).json().error.code, "the nacked lease is gone").toBe(
         "lease_lost",
       );
+      // Polls that could never lease anything, and a reason past the bound: said, not answered "no lease".
+      for (const bad of [{ owner: "" }, { session: "../x" }]) {
+        const r = await api(s, "POST", "/v1/poll", { timeout: 0, ...bad });
+        expect([r.status, r.json().error.code], JSON.stringify(bad)).toEqual([400, "bad_input"]);
+      }
+      const long = await api(s, "POST", `/v1/leases/${second.leaseId}/nack`, { reason: "x".repeat(501) });
+      expect([long.status, long.json().error.code]).toEqual([400, "bad_input"]);
       // A result that says nothing to journal, or an actor with control characters: refused, the lease still held.
       for (const bad of [
         { type: "", data: { anything: 1 } },

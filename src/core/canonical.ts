@@ -300,3 +300,6 @@ export function checksum(text: string): string {
   }
   return `fnv1a:${(h1 >>> 0).toString(16).padStart(8, "0")}${(h2 >>> 0).toString(16).padStart(8, "0")}`;
 }
+
+/** A session id, as the journal takes one: 1-128 letters, digits, '.', '_' or '-', starting with a letter or digit. */
+export const SESSION_ID = /^[A-Za-z0-9][A-Za-z0-9._-]{0,127}$/;

@@ -9,7 +9,7 @@ import type { HttpBindings } from "@hono/node-server";
 import { type Context, Hono } from "hono";
 import { bodyLimit } from "hono/body-limit";
 import type { Baton } from "../api.js";
-import { jsonBoundsProblem } from "../core/canonical.js";
+import { jsonBoundsProblem, SESSION_ID } from "../core/canonical.js";
 import type { EventInput, JsonObject } from "../core/types.js";
 import { BatonError, badInput } from "../errors.js";
 import { browserSessionValid, StreamTickets } from "./browser-credentials.js";
@@ -21,7 +21,7 @@ import { registerLessonRoutes } from "./lesson-routes.js";
 import { allowedOrigins, bearerToken, tokenMatches } from "./security.js";
 import { challengeProof } from "./server-file.js";
 import { registerSpiralRoutes } from "./spiral-routes.js";
-import { streamJournal } from "./sse.js";
+import { lastEventId, streamJournal } from "./sse.js";
 import { registerWorkRoutes } from "./work-routes.js";
 
 export interface AppOptions {
@@ -158,8 +158,7 @@ export function buildApp(o: AppOptions): Hono<Env> {
 
   app.get("/v1/sessions/:id/stream", async (c) => {
     const id = c.req.param("id");
-    const header = c.req.header("last-event-id");
-    const after = header !== undefined && /^\d+$/.test(header.trim()) ? Number(header) : (intQuery(c, "after", 0) ?? 0);
+    const after = lastEventId(c.req.header("last-event-id")) ?? intQuery(c, "after", 0) ?? 0;
     await baton.sessions.read(id); // 404 before the stream starts
     return streamJournal(c, baton, id, after, o.shutdown);
   });
@@ -183,7 +182,10 @@ export function buildApp(o: AppOptions): Hono<Env> {
     if (leaseMs === 0) throw badInput('"leaseMs" must be a whole number ≥ 1');
     const kinds = b.kinds === undefined ? undefined : strings(b, "kinds");
     const session = str(b, "session");
-    const owner = str(b, "owner") || "http";
+    const owner = str(b, "owner") ?? "http";
+    if (owner === "") throw badInput('"owner" is empty: name the poller, or leave it out');
+    // A session id the journal could never hold names no work: said, not answered "no lease".
+    if (session !== undefined && !SESSION_ID.test(session)) throw badInput(`"session" ${JSON.stringify(session)} is not a session id`);
     const both = linkedSignal(c.req.raw.signal, o.shutdown);
     let lease: Awaited<ReturnType<typeof baton.work.waitFor>>;
     try {

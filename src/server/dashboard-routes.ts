@@ -21,7 +21,7 @@ import { peerUid } from "../platform/peer-uid.js";
 import type { SessionOverview } from "../services/session/overview.js";
 import { BROWSER_LOGIN_MS, issueBrowserSession, verifyBrowserSession } from "./browser-credentials.js";
 import { bearerToken } from "./security.js";
-import { SSE_KEEPALIVE_MS, SSE_RETRY_MS, streamJournal } from "./sse.js";
+import { lastEventId, SSE_KEEPALIVE_MS, SSE_RETRY_MS, streamJournal } from "./sse.js";
 
 type Env = { Bindings: HttpBindings };
 
@@ -234,8 +234,7 @@ export function registerDashboard(app: Hono<Env>, o: DashboardOptions, readJson:
   // `event: versions` when its ledger, checkpoints or work change, also without a journal event.
   app.get("/v1/dashboard/sessions/:id/stream", async (c) => {
     const id = c.req.param("id");
-    const header = c.req.header("last-event-id");
-    const after = header !== undefined && /^\d+$/.test(header.trim()) ? Number(header) : (wholeQuery(c.req.query("after"), "after") ?? 0);
+    const after = lastEventId(c.req.header("last-event-id")) ?? wholeQuery(c.req.query("after"), "after") ?? 0;
     await baton.sessions.read(id); // 404 before the stream starts
     return streamJournal(c, baton, id, after, o.shutdown, () => baton.sessions.versions(id));
   });

@@ -21,6 +21,7 @@ import type { HttpBindings } from "@hono/node-server";
 import type { Context } from "hono";
 import { streamSSE } from "hono/streaming";
 import type { Baton } from "../api.js";
+import { badInput } from "../errors.js";
 
 export const SSE_KEEPALIVE_MS = 15_000;
 /** The browser waits this long before reconnecting after the stream drops. */
@@ -30,6 +31,18 @@ const PAGE = 500;
 const VERSIONS_QUIET_MS = 100;
 /** ...or this long after the first change not read yet, while changes keep coming. */
 const VERSIONS_MAX_MS = 1_000;
+
+/**
+ * The seq a browser's `Last-Event-ID` resumes after: undefined when there is none or it is not a
+ * seq (the query's `after` then decides); one past what a seq can be is `bad_input`, as `?after=` is.
+ */
+export function lastEventId(header: string | undefined): number | undefined {
+  const v = header?.trim();
+  if (v === undefined || !/^\d+$/.test(v)) return undefined;
+  const n = Number(v);
+  if (!Number.isSafeInteger(n)) throw badInput("Last-Event-ID must be a whole number a seq can be");
+  return n;
+}
 
 export function streamJournal(
   c: Context<{ Bindings: HttpBindings }>,

@@ -27,7 +27,7 @@
  * Writers edit the text, not a re-rendering, so hand formatting and broken blocks survive.
  */
 
-import { checksum } from "../canonical.js";
+import { checksum, SESSION_ID } from "../canonical.js";
 import { globProblem } from "../glob-limits.js";
 import type { Severity } from "../types.js";
 
@@ -91,7 +91,6 @@ export const LESSON_KEYS = Object.freeze([
   "expires",
 ]);
 export const LESSON_ID = /^[A-Za-z0-9][A-Za-z0-9._:-]{0,99}$/;
-const SESSION_ID = /^[A-Za-z0-9][A-Za-z0-9._-]{0,127}$/;
 
 const BLOCK_HEADING = /^###\s+(.*?)\s*#*\s*$/;
 const OTHER_HEADING = /^#{1,2}\s/;

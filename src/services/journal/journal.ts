@@ -11,7 +11,7 @@
  */
 import type { Backend, EventRow, SessionMove, SessionRow, SnapshotRow, StoreTx, TxOptions } from "../../backend/contract.js";
 import { sessionKey } from "../../backend/contract.js";
-import { copyJson, timeOrderedId } from "../../core/canonical.js";
+import { copyJson, SESSION_ID, timeOrderedId } from "../../core/canonical.js";
 import { isFacetEvent, validateFacetData } from "../../core/facets.js";
 import { decide, type FlowDefinition, flowEvents, isTerminal, type TransitionDecision } from "../../core/flows/flow.js";
 import { loadRedaction, redactionLoaded } from "../../core/redaction/load.js";
@@ -46,8 +46,6 @@ import {
 } from "./rows.js";
 
 const NONE: ReadonlySet<string> = new Set();
-
-const SESSION_ID = /^[A-Za-z0-9][A-Za-z0-9._-]{0,127}$/;
 
 /**
  * The stored snapshot is written when the phase changes, and otherwise once every this many

@@ -40,6 +40,8 @@ import {
   workOf,
 } from "./queue-items.js";
 
+/** The longest reason a nack or release keeps. */
+const MAX_REASON = 500;
 /** The longest a nack may put an item off: later is no date a store keeps (JavaScript's end of time is 275,760 AD). */
 const MAX_NACK_DELAY_MS = 10 * 365 * 24 * 60 * 60 * 1000;
 
@@ -363,6 +365,9 @@ export class Queue {
   }
 
   async #giveBack(leaseId: string, o: { delayMs: number; reason: string; onlyLeased: boolean }): Promise<NackResult> {
+    // Kept with the item and shown on the dashboard: a reason, not a document.
+    if (typeof o.reason !== "string" || o.reason.length > MAX_REASON)
+      throw badInput(`the reason must be text of at most ${MAX_REASON} characters`);
     return this.#backend.transaction("write", async (tx) => {
       const now = this.#now();
       const { item } = await this.#ownedItem(tx, leaseId, now);
