@@ -256,6 +256,15 @@ describe("baton mcp", () => {
       fromRollback: done.rollbackId,
     });
     expect(lesson.lesson).toMatchObject({ scope: "session", sessionId: "r1", rollback: done.rollbackId });
+    const learned = cli(["export", "r1", "--root", root])
+      .stdout.trim()
+      .split("\n")
+      .map((l) => JSON.parse(l))
+      .filter((e) => e.type === "lesson:added");
+    expect(
+      learned.map((e) => e.actor),
+      "the agent learned it, not the user",
+    ).toEqual(["agent"]);
     const found = await ok(c, "lessons_search", { prompt: "replacing exports", tool: "Edit" });
     expect(found.results[0]).toMatchObject({ lesson: { id: lesson.lesson.id } });
     const injected = await ok(c, "lessons_inject", { tool: "Edit", paths: ["app.ts"] });

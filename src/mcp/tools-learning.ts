@@ -102,6 +102,7 @@ export const learningTools: BatonTool[] = [
           pinned: a.pinned || undefined,
           expires: a.expires,
           id: a.id,
+          actor: "agent", // the MCP client is the agent
         }) as { text: string },
       );
       return {
