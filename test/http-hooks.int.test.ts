@@ -340,19 +340,23 @@ describe("Claude Code HTTP hooks", () => {
       const wrong = await post(s.port, "x".repeat(43), "PreToolUse", stepText(root, { agent: "claude", fixture: "pre-edit" }).text);
       expect(wrong.status).toBe(401);
       expect(hookLog(root).map((l: any) => [l.agent, l.event, l.code])).toEqual([["claude", "PreToolUse", "unauthorized"]]);
-      // A web page's request (a simple cross-site POST, or a rebinding Host) is refused and never
-      // logged: it could fill the log with false alarms and rotate the real ones out.
+      // A web page's request (a simple cross-site POST, or a rebinding one, which carries its
+      // Origin too) is refused and never logged: it could fill the log with false alarms and
+      // rotate the real ones out. A client with no Origin and a wrong Host is still logged.
       const text = stepText(root, { agent: "claude", fixture: "pre-edit" }).text;
       const pages: Record<string, string>[] = [
         { origin: "http://evil.example", "content-type": "text/plain" },
         { origin: "http://evil.example" },
-        { host: `evil.example:${s.port}` },
+        { origin: `http://evil.example:${s.port}`, host: `evil.example:${s.port}` },
       ];
       for (const headers of pages) {
         const r = await post(s.port, "x".repeat(43), "PreToolUse", text, headers);
-        expect(r.status, JSON.stringify(headers)).toBeGreaterThanOrEqual(400);
+        expect([r.status, r.json().error.code], JSON.stringify(headers)).toEqual([403, "forbidden"]);
       }
       expect(hookLog(root)).toHaveLength(1);
+      const alias = await post(s.port, s.token, "PreToolUse", text, { host: `0.0.0.0:${s.port}` });
+      expect(alias.status).toBe(403);
+      expect(hookLog(root).map((l: any) => l.code)).toEqual(["unauthorized", "forbidden"]);
     } finally {
       await s.stop();
     }

@@ -587,6 +587,10 @@ describe("baton ledger (CLI)", () => {
     expect(run("ledger", "record", "--tool", "Edit", "--status", "success", "--session", "nope").code).toBe(4);
     expect(run("ledger", "show", "ln-missing").code).toBe(4);
     expect(run("ledger", "export", "--endpoint", "http://127.0.0.1:9", "--out", "x").code).toBe(2);
+    // A header value that is not valid percent-encoding: said, not an internal URIError.
+    const header = run("ledger", "export", "--all", "--format", "otlp", "--endpoint", "http://127.0.0.1:9", "--header", "a=%E0%A4%A");
+    expect([header.code, header.json().error.code]).toEqual([2, "bad_input"]);
+    expect(header.json().error.message).toMatch(/--header: the value of "a" is not valid percent-encoding/);
 
     // A trigger that refuses ledger inserts stands in for a failing disk: the CLI still exits 0.
     const db = new Database(join(root, ".baton", "baton.db"));

@@ -69,6 +69,18 @@ describe("editing lessons in LESSONS.md", () => {
         tools: ["ghp_abcdefghijklmnopqrstuvwxyz0123456789"],
       });
       expect(readFileSync(file, "utf8")).not.toContain("ghp_abcdefghijklmnopqrstuvwxyz0123456789");
+      // A path or an id that holds a secret is refused (redacted, a path would match nothing), never echoed.
+      for (const input of [
+        { paths: ["fixtures/ghp_abcdefghijklmnopqrstuvwxyz0123456789.json"] },
+        { id: "ghp_abcdefghijklmnopqrstuvwxyz0123456789" },
+      ]) {
+        const err = await b.lessons.add({ scope: "workspace", text: "Mind it.", ...input }).then(
+          () => undefined,
+          (e: unknown) => e as Error & { code?: string },
+        );
+        expect(err?.code, JSON.stringify(input)).toBe("bad_input");
+        expect(err?.message).not.toContain("ghp_abcdefghijklmnopqrstuvwxyz0123456789");
+      }
     });
   });
 

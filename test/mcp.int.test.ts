@@ -393,6 +393,7 @@ describe("baton mcp", () => {
       }),
       JSON.stringify({ jsonrpc: "2.0", method: "notifications/initialized" }),
       "not json",
+      "   ",
       JSON.stringify({ jsonrpc: "2.0", id: 8, method: "ping", params: "x" }),
       JSON.stringify({ jsonrpc: "2.0", id: 11, method: "resources/read", params: { uri: "baton://sessions/%E0%A4%A/STATE.md" } }),
       JSON.stringify({ jsonrpc: "2.0", id: 12, method: "ping" }),
@@ -408,10 +409,13 @@ describe("baton mcp", () => {
       .trim()
       .split("\n")
       .map((l) => JSON.parse(l));
-    expect(answers.filter((a) => a.id === null).map((a) => a.error.code)).toEqual([-32700, -32600]);
+    // Not JSON: id null (none can be read); JSON but not JSON-RPC: its own id; a blank line: nothing.
+    expect(answers.filter((a) => a.id === null).map((a) => a.error.code)).toEqual([-32700]);
+    expect(answers.find((a) => a.id === 8).error.code).toBe(-32600);
     expect(answers.find((a) => a.id === 11).error).toMatchObject({ code: -32602, data: { error: { code: "bad_input" } } });
     expect(answers.find((a) => a.id === 12).result).toEqual({});
-    expect(r.stderr).toMatch(/^baton mcp: .*not valid JSON/m);
+    expect(r.stderr).toMatch(/^baton mcp: Parse error: .*not valid JSON/m);
+    expect(r.stderr).toMatch(/^baton mcp: Invalid Request: /m);
   });
 
   it("never loads the MCP bundle (the SDK, zod) on other commands", () => {

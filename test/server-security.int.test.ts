@@ -5,6 +5,7 @@
  */
 import { spawnSync } from "node:child_process";
 import { existsSync, readFileSync, statSync, writeFileSync } from "node:fs";
+import { connect } from "node:net";
 import { networkInterfaces } from "node:os";
 import { join } from "node:path";
 import { describe, expect, it } from "vitest";
@@ -373,7 +374,18 @@ describe("baton serve: security", () => {
         headers: { authorization: `Bearer ${s.token}`, "x-filler": "y".repeat(20_000) },
       });
       expect(headers.status).toBe(431);
+      // A client that goes away mid-body, chunked or not, is its own failure: not logged as the server's.
+      for (const framing of ['Transfer-Encoding: chunked\r\n\r\n8\r\n{"type":\r\n', 'Content-Length: 100\r\n\r\n{"type":']) {
+        const sock = connect(s.port, "127.0.0.1");
+        await new Promise<void>((resolve) => sock.once("connect", () => resolve()));
+        sock.write(
+          `POST /v1/sessions/hero/events HTTP/1.1\r\nHost: 127.0.0.1:${s.port}\r\nAuthorization: Bearer ${s.token}\r\nContent-Type: application/json\r\n${framing}`,
+        );
+        await new Promise((r) => setTimeout(r, 100));
+        sock.resetAndDestroy();
+      }
       await stillUp(s);
+      expect(s.child.stderr()).not.toMatch(/failed:|ECONNRESET/);
     });
   });
 

@@ -4,7 +4,7 @@
  * stdout carries protocol messages only: nothing else may write there while this runs.
  */
 import { StdioServerTransport } from "@modelcontextprotocol/sdk/server/stdio.js";
-import type { JSONRPCMessage } from "@modelcontextprotocol/sdk/types.js";
+import { type JSONRPCMessage, JSONRPCMessageSchema } from "@modelcontextprotocol/sdk/types.js";
 import { createMcpServer, type McpServerOptions } from "./server.js";
 
 export type { McpServerOptions } from "./server.js";
@@ -16,16 +16,22 @@ const DRAIN_MS = 10_000;
 export async function serveStdio(opts: McpServerOptions): Promise<void> {
   const server = createMcpServer(opts);
   const transport = new StdioServerTransport();
+  readLinesOwnWay(transport);
   // A line the transport cannot take is said on stderr (stdout carries protocol messages only)
-  // and answered as JSON-RPC says, with a null id (its own cannot be told): a client waiting on
-  // it is not left hanging in silence. One past the read buffer ends the connection: said too.
-  transport.onerror = (err: Error) => {
-    process.stderr.write(`baton mcp: ${err.message.split("\n")[0]}\n`);
+  // and answered as JSON-RPC says: with the message's own id when it can be read (else null), so
+  // a client waiting on it is not left hanging in silence. One past the read buffer ends the
+  // connection: said too.
+  transport.onerror = (err: Error & { requestId?: string | number }) => {
     const code = err instanceof SyntaxError ? -32700 : err.name === "ZodError" ? -32600 : undefined;
-    if (code === undefined) return;
     const message =
-      code === -32700 ? `Parse error: ${err.message}` : "Invalid Request: not a JSON-RPC 2.0 request, notification or response";
-    void transport.send({ jsonrpc: "2.0", id: null, error: { code, message } } as never).catch(() => undefined);
+      code === -32700
+        ? `Parse error: ${err.message}`
+        : code === -32600
+          ? "Invalid Request: not a JSON-RPC 2.0 request, notification or response (params must be an object)"
+          : err.message.split("\n")[0];
+    process.stderr.write(`baton mcp: ${message}\n`);
+    if (code === undefined) return;
+    void transport.send({ jsonrpc: "2.0", id: err.requestId ?? null, error: { code, message } } as never).catch(() => undefined);
   };
   const closed = new Promise<void>((resolve) => {
     server.server.onclose = resolve;
@@ -90,4 +96,29 @@ class Inflight {
       };
     });
   }
+}
+
+/**
+ * The SDK's line reader, with two changes: a blank line is skipped (not a parse error), and a
+ * message that is JSON but not JSON-RPC carries its id on the error (`requestId`), so the answer
+ * names the request it refuses. Left as it is should a later SDK read lines another way.
+ */
+function readLinesOwnWay(transport: StdioServerTransport): void {
+  const rb = (transport as unknown as { _readBuffer?: { _buffer?: Buffer; readMessage(): JSONRPCMessage | null } })._readBuffer;
+  if (rb === undefined || typeof rb.readMessage !== "function") return;
+  rb.readMessage = () => {
+    for (;;) {
+      const buf = rb._buffer;
+      const nl = buf === undefined ? -1 : buf.indexOf("\n");
+      if (buf === undefined || nl === -1) return null;
+      const line = buf.toString("utf8", 0, nl).replace(/\r$/, "");
+      rb._buffer = buf.subarray(nl + 1);
+      if (line.trim() === "") continue;
+      const value: unknown = JSON.parse(line); // a SyntaxError: -32700
+      const parsed = JSONRPCMessageSchema.safeParse(value);
+      if (parsed.success) return parsed.data;
+      const id = (value as { id?: unknown } | null)?.id;
+      throw Object.assign(parsed.error, typeof id === "string" || typeof id === "number" ? { requestId: id } : {});
+    }
+  };
 }

@@ -58,7 +58,9 @@ export function buildApp(o: AppOptions): Hono<Env> {
   const tickets = new StreamTickets(now);
 
   app.onError((err, c) => {
-    const { status, body } = errorResponse(err);
+    // A client that went away mid-body (a chunked one is read by bodyLimit, before readJson): its failure.
+    const gone = (err as NodeJS.ErrnoException).code === "ECONNRESET" || (err as Error).message === "aborted";
+    const { status, body } = errorResponse(gone ? badInput("the request body could not be read (the client went away)") : err);
     if (status === 500) console.error(`baton serve: ${c.req.method} ${c.req.path} failed:`, err);
     return c.json(body, status as 500);
   });

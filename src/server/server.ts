@@ -147,9 +147,10 @@ export async function startServer(baton: Baton, opts: ServerOptions = {}): Promi
         : { status: 503, code: "forbidden" as const, message: "starting" };
       if (failure) {
         // Claude Code takes a refused HTTP hook as "go on": its call runs unanswered. Say so, for
-        // what Claude Code can have sent: never a web page's request (an Origin, or another Host),
-        // which could otherwise fill the log with false alarms and rotate the real ones out.
-        if (nativeHook && failure.code !== "forbidden" && req.headers.origin === undefined)
+        // what Claude Code can have sent: never a web page's request (browsers send an Origin on
+        // every POST, rebinding ones included), which could fill the log with false alarms and
+        // rotate the real ones out.
+        if (nativeHook && req.headers.origin === undefined)
           nativeHookRefused(dir, req.url, { code: failure.code, message: failure.message });
         const body = JSON.stringify({ error: { code: failure.code, message: failure.message } });
         // Close the connection: the refused request's body (if any) is never read.

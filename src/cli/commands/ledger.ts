@@ -153,7 +153,11 @@ function headers(flags: string[] | undefined): Record<string, string> {
   const add = (pair: string, from: string) => {
     const i = pair.indexOf("=");
     if (i <= 0) throw badInput(`${from}: "${pair.split("=")[0]}" is not key=value`);
-    out[pair.slice(0, i).trim()] = decodeURIComponent(pair.slice(i + 1).trim());
+    try {
+      out[pair.slice(0, i).trim()] = decodeURIComponent(pair.slice(i + 1).trim());
+    } catch {
+      throw badInput(`${from}: the value of "${pair.slice(0, i).trim()}" is not valid percent-encoding`);
+    }
   };
   for (const p of (process.env.OTEL_EXPORTER_OTLP_HEADERS ?? "").split(",").filter((x) => x.trim())) add(p, "OTEL_EXPORTER_OTLP_HEADERS");
   for (const p of flags ?? []) add(p, "--header");

@@ -218,14 +218,21 @@ export class LessonService {
     }
     if (input.rollback !== undefined && !/^[\x21-\x7e]{1,200}$/.test(input.rollback))
       throw badInput(`the rollback id "${input.rollback}" is not one: printable characters without spaces (\`baton rollback\` prints it)`);
-    if (input.id !== undefined && !LESSON_ID.test(input.id)) {
-      throw badInput(`lesson id "${input.id}" is invalid: use letters, digits, '.', '_', ':' or '-', starting with a letter or digit`);
+    if (input.id !== undefined && (!LESSON_ID.test(input.id) || redactText(input.id) !== input.id)) {
+      throw badInput(
+        `lesson id "${redactText(input.id)}" is invalid: use letters, digits, '.', '_', ':' or '-', starting with a letter or digit (and no secret: it is the lesson's heading in LESSONS.md)`,
+      );
     }
     // A line break (any control character) would end the list item and start a line of its own
     // in LESSONS.md: another setting of the lesson, or another lesson.
-    // Triggers are written to LESSONS.md too: redacted as the text is.
+    // Triggers are written to LESSONS.md too: redacted as the text is. A path that held a secret
+    // is refused: redacted it would be a pattern (`[redacted:…]` is a character class) matching nothing.
     const tools = cleanList(input.tools, "tool", /[,`\p{Cc}]/u).map(redactText);
-    const paths = cleanList(input.paths, "path", /[`\p{Cc}]/u).map((p) => this.#relative(redactText(p)));
+    const paths = cleanList(input.paths, "path", /[`\p{Cc}]/u).map((p) => {
+      if (redactText(p) !== p)
+        throw badInput(`path ${JSON.stringify(redactText(p))} holds what looks like a secret; give the path without it`);
+      return this.#relative(p);
+    });
     for (const g of paths) {
       const why = globProblem(g);
       if (why) throw badInput(`path ${JSON.stringify(g)} is refused: ${why}; use a simpler pattern`);
