@@ -27,7 +27,7 @@ export async function serveStdio(opts: McpServerOptions): Promise<void> {
       code === -32700
         ? `Parse error: ${err.message}`
         : code === -32600
-          ? "Invalid Request: not a JSON-RPC 2.0 request, notification or response (params must be an object)"
+          ? "Invalid Request: not a JSON-RPC 2.0 request, notification or response (its jsonrpc, method, id and params as JSON-RPC has them)"
           : err.message.split("\n")[0];
     process.stderr.write(`baton mcp: ${message}\n`);
     if (code === undefined) return;
