@@ -270,19 +270,24 @@ describe("baton CLI", () => {
     const piped = cli(["export", "t", "--out", join(root, "pipe"), ...o, "--json"]);
     expect([piped.code, piped.json().error.code]).toEqual([2, "bad_input"]);
     expect(piped.json().error.message).toContain("a named pipe nothing reads");
-    // A pipe something reads is written to (`--out >(gzip > x)`, say).
+    // A pipe something reads is written to (`--out >(gzip > x)`, say), however soon the reader
+    // takes its end: until `cat` opens the pipe the export is refused, then it is written.
     const read = join(root, "read.jsonl");
-    const reader = spawnSync("sh", [
-      "-c",
-      `cat "${join(root, "pipe")}" > "${read}" & sleep 0.3; "$0" "$@"; wait`,
-      process.execPath,
-      CLI,
-      "export",
-      "t",
-      "--out",
-      join(root, "pipe"),
-      ...o,
-    ]);
+    const reader = spawnSync(
+      "sh",
+      [
+        "-c",
+        `timeout 50 cat "${join(root, "pipe")}" > "${read}" & i=0; until "$0" "$@" 2>/dev/null; do i=$((i+1)); [ $i -lt 200 ] || exit 9; sleep 0.05; done; wait`,
+        process.execPath,
+        CLI,
+        "export",
+        "t",
+        "--out",
+        join(root, "pipe"),
+        ...o,
+      ],
+      { timeout: 55_000 },
+    );
     expect(reader.status, reader.stderr?.toString()).toBe(0);
     expect(readFileSync(read, "utf8").trim().split("\n")).toHaveLength(2);
     const full = cli(["export", "t", "--out", "/dev/full", ...o, "--json"]);

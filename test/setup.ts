@@ -2,8 +2,14 @@
 import { mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
-import { afterEach } from "vitest";
+import { afterEach, beforeEach } from "vitest";
 import { liveChildren } from "./helpers.js";
+import { startWatchdog } from "./watchdog.js";
+
+// A test stuck in a synchronous wait is reported and failed, not left to hold the run until CI
+// cuts it (test/watchdog.ts). Longer than any one wait a test may make: an agent CLI's install.
+const watchdog = startWatchdog(Number(process.env.BATON_TEST_WATCHDOG_MS) || 8 * 60_000);
+beforeEach((ctx) => watchdog.running(`${ctx.task.file?.name ?? "?"} > ${ctx.task.name}`));
 
 // The user's own Baton directory (trust records, platform/config-trust.ts) is never the real
 // ~/.config: a fresh one per worker, which the CLI and hook processes the tests start inherit.

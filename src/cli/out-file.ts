@@ -5,7 +5,7 @@
  * writing an `io_error`; never Node's unhandled stream error, and never a wait on a pipe nothing
  * reads.
  */
-import { closeSync, constants, createWriteStream, fchmodSync, fstatSync, ftruncateSync, openSync, statSync } from "node:fs";
+import { closeSync, constants, createWriteStream, existsSync, fchmodSync, fstatSync, ftruncateSync, openSync, statSync } from "node:fs";
 import { BatonError, badInput } from "../errors.js";
 
 /** Errors of the disk rather than of the path the user gave. */
@@ -26,35 +26,38 @@ function cannotOpen(path: string, err: unknown): BatonError {
  * owner the user may write, or a filesystem without modes, keeps its mode).
  */
 export function openOutFile(path: string): number {
+  let fd: number;
   try {
-    if (statSync(path, { throwIfNoEntry: false })?.isFIFO()) {
-      try {
-        closeSync(openSync(path, constants.O_WRONLY | constants.O_NONBLOCK));
-      } catch (err) {
-        if ((err as NodeJS.ErrnoException).code === "ENXIO")
-          throw badInput(`cannot write ${path}: it is a named pipe nothing reads (without --out the output goes to stdout)`, { path });
-        throw err;
-      }
-    }
-    const fd = openSync(path, constants.O_WRONLY | constants.O_CREAT, 0o600);
-    try {
-      const st = fstatSync(fd);
-      if (st.isFile()) {
-        if ((st.mode & 0o077) !== 0 && st.uid === process.getuid?.()) {
-          try {
-            fchmodSync(fd, 0o600);
-          } catch {
-            // a filesystem without modes: written as it allows
-          }
-        }
-        ftruncateSync(fd, 0);
-      }
-      return fd;
-    } catch (err) {
-      closeSync(fd);
-      throw err;
-    }
+    // Never waits: a named pipe nothing reads is ENXIO at once (O_NONBLOCK means nothing to a
+    // regular file).
+    fd = openSync(path, constants.O_WRONLY | constants.O_CREAT | constants.O_NONBLOCK, 0o600);
   } catch (err) {
+    if ((err as NodeJS.ErrnoException).code === "ENXIO" && statSync(path, { throwIfNoEntry: false })?.isFIFO())
+      throw badInput(`cannot write ${path}: it is a named pipe nothing reads (without --out the output goes to stdout)`, { path });
+    throw cannotOpen(path, err);
+  }
+  try {
+    const st = fstatSync(fd);
+    if (st.isFile()) {
+      if ((st.mode & 0o077) !== 0 && st.uid === process.getuid?.()) {
+        try {
+          fchmodSync(fd, 0o600);
+        } catch {
+          // a filesystem without modes: written as it allows
+        }
+      }
+      ftruncateSync(fd, 0);
+      return fd;
+    }
+    // A pipe or a device: written through a descriptor that waits for a slow reader, opened while
+    // the first still holds the pipe (the reader never sees an end between the two) and, where
+    // /proc has it, through the first one's file rather than the path again.
+    const again = existsSync(`/proc/self/fd/${fd}`) ? `/proc/self/fd/${fd}` : path;
+    const blocking = openSync(again, constants.O_WRONLY);
+    closeSync(fd);
+    return blocking;
+  } catch (err) {
+    closeSync(fd);
     throw cannotOpen(path, err);
   }
 }

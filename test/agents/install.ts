@@ -41,7 +41,7 @@ export function agentCli(agent: AgentName): string {
     ["install", "--prefix", tmp, "--no-audit", "--no-fund", "--no-save", "--loglevel=error", `${pin.package}@${pin.version}`],
     {
       encoding: "utf8",
-      timeout: 600_000,
+      timeout: 420_000, // under the test watchdog's 8 minutes (test/setup.ts)
     },
   );
   if (r.status !== 0) {
