@@ -55,13 +55,18 @@ export function agentCli(agent: AgentName): string {
   if (probe.status !== 0)
     throw new Error(`${pin.package}@${pin.version} installed but \`${pin.bin} --version\` fails: ${probe.stderr}${probe.stdout}`);
   writeFileSync(join(tmp, ".installed"), `${pin.package}@${pin.version}\n`);
-  rmSync(dir, { recursive: true, force: true });
   try {
     renameSync(tmp, dir);
   } catch (err) {
-    // Another process finished the same install first: use theirs.
-    rmSync(tmp, { recursive: true, force: true });
-    if (!existsSync(marker)) throw err;
+    // Another test process finished the same install first and may be running it now: use
+    // theirs, never remove it. A folder without the marker is a leftover, replaced.
+    if (existsSync(marker)) {
+      rmSync(tmp, { recursive: true, force: true });
+      return bin;
+    }
+    if ((err as NodeJS.ErrnoException).code !== "ENOTEMPTY" && (err as NodeJS.ErrnoException).code !== "EEXIST") throw err;
+    rmSync(dir, { recursive: true, force: true });
+    renameSync(tmp, dir);
   }
   return bin;
 }
