@@ -95,6 +95,8 @@ export function cli(args: string[], opts: { cwd?: string; env?: Record<string, s
     input: opts.input ?? "",
     encoding: "utf8",
     timeout: 60_000,
+    // SIGTERM can be caught or held off; a timed-out command must end for spawnSync to return.
+    killSignal: "SIGKILL",
   });
   // Killed at the timeout: say which command hung and what it had printed, rather than exit -1.
   if (r.error && (r.error as NodeJS.ErrnoException).code === "ETIMEDOUT")

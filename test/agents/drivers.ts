@@ -74,7 +74,14 @@ export function pluginSource(p: Project): string {
 
 /** The agent's own command, in the project, with the project's HOME; fails loudly. */
 function agentCommand(p: Project, cli: string, args: string[], input?: string): string {
-  const r = spawnSync(cli, args, { cwd: p.root, env: p.env, encoding: "utf8", timeout: 120_000, input: input ?? "" });
+  const r = spawnSync(cli, args, {
+    cwd: p.root,
+    env: p.env,
+    encoding: "utf8",
+    timeout: 120_000,
+    killSignal: "SIGKILL",
+    input: input ?? "",
+  });
   if (r.status !== 0) throw new Error(`${cli} ${args.join(" ")} exited ${r.status ?? r.signal}\n${r.stdout}\n${r.stderr}`);
   return r.stdout;
 }

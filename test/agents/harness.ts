@@ -130,6 +130,7 @@ export class Project {
       encoding: "utf8",
       env: { ...this.env, BATON_CAPTURE_DIR: "", ...env },
       timeout: 60_000,
+      killSignal: "SIGKILL",
     });
     return { code: r.status ?? -1, stdout: r.stdout, stderr: r.stderr, json: () => JSON.parse(r.stdout) };
   }

@@ -42,6 +42,8 @@ export function agentCli(agent: AgentName): string {
     {
       encoding: "utf8",
       timeout: 420_000, // under the test watchdog's 8 minutes (test/setup.ts)
+      // spawnSync returns only once its child exits: SIGTERM can be caught or held off.
+      killSignal: "SIGKILL",
     },
   );
   if (r.status !== 0) {
@@ -51,7 +53,12 @@ export function agentCli(agent: AgentName): string {
     );
   }
   const tmpBin = join(tmp, "node_modules", ".bin", pin.bin);
-  const probe = spawnSync(tmpBin, ["--version"], { encoding: "utf8", timeout: 60_000, env: { ...process.env, HOME: tmp } });
+  const probe = spawnSync(tmpBin, ["--version"], {
+    encoding: "utf8",
+    timeout: 60_000,
+    killSignal: "SIGKILL",
+    env: { ...process.env, HOME: tmp },
+  });
   if (probe.status !== 0)
     throw new Error(`${pin.package}@${pin.version} installed but \`${pin.bin} --version\` fails: ${probe.stderr}${probe.stdout}`);
   writeFileSync(join(tmp, ".installed"), `${pin.package}@${pin.version}\n`);
