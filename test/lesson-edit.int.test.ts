@@ -160,7 +160,11 @@ describe("editing lessons in LESSONS.md", () => {
       const fresh = (await b.lessons.versions()).get("les-b") as string;
       await b.lessons.remove("les-b");
       const removed = readFileSync(file, "utf8");
-      await expect(b.lessons.edit("les-b", fresh, { pinned: true })).rejects.toMatchObject({ code: "lesson_not_found" });
+      await expect(b.lessons.edit("les-b", fresh, { pinned: true })).rejects.toMatchObject({
+        code: "lesson_not_found",
+        message:
+          'LESSONS.md has no lesson "les-b" (removed meanwhile, or never there: `baton lessons list --all` lists them); nothing was changed',
+      });
       expect(readFileSync(file, "utf8")).toBe(removed);
       await expect(b.lessons.edit("les-a", "bogus", { text: "" })).rejects.toMatchObject({ code: "bad_input" });
     });

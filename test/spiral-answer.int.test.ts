@@ -69,8 +69,17 @@ describe("answering a spiral pause", () => {
       const r = await b.turns.answerSpiralPause("loop", { action: "note", detectedAt, note: "Wait for the schema fix." });
       expect(r).toMatchObject({ paused: true });
       await b.turns.answerSpiralPause("loop", { action: "unpause", detectedAt });
-      await expect(b.turns.answerSpiralPause("loop", { action: "unpause", detectedAt })).rejects.toMatchObject({ code: "conflict" });
+      await expect(b.turns.answerSpiralPause("loop", { action: "unpause", detectedAt })).rejects.toMatchObject({
+        code: "conflict",
+        message: expect.stringContaining("session loop is not paused any more (it was unpaused meanwhile); nothing was changed"),
+      });
       expect(await cleared(b)).toBe(1);
+      // A session never paused is not said to have been unpaused.
+      await b.sessions.start({ flow: "task", id: "calm" });
+      await expect(b.turns.answerSpiralPause("calm", { action: "unpause", detectedAt })).rejects.toMatchObject({
+        code: "conflict",
+        message: "session calm is not paused; nothing was changed",
+      });
     });
   });
   it("answers an agent lane's pause: its rollback stays in that lane, and only that lane is unpaused", async () => {

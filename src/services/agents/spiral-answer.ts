@@ -55,11 +55,14 @@ export async function answerSpiralPause(deps: SpiralAnswerDeps, sessionId: strin
     const paused = pausedSpiral(snap as Snapshot);
     const sp: SpiralState | undefined = paused?.state;
     lane = paused?.lane?.id;
-    if (!sp?.paused)
+    if (!sp?.paused) {
+      // Unpaused since the page loaded, or a pause never there (a detectedAt made up, or of another session).
+      const ever = snap.facets.spiral !== undefined || Object.values(snap.facets.lanes ?? {}).some((l) => l.spiral !== undefined);
       throw new BatonError(
         "conflict",
-        `session ${sessionId} is not paused any more (it was unpaused meanwhile)${after || "; nothing was changed"}`,
+        `session ${sessionId} is not paused${ever ? " any more (it was unpaused meanwhile)" : ""}${after || "; nothing was changed"}`,
       );
+    }
     if (sp.detectedAt !== a.detectedAt)
       throw new BatonError(
         "conflict",

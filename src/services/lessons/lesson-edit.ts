@@ -36,10 +36,14 @@ function locate(file: string, current: string | undefined, id: string, version: 
   const parsed = parseLessonsMd(text);
   const blocks = parsed.blocks.filter((b) => b.id === id);
   if (blocks.length === 0)
-    throw new BatonError("lesson_not_found", `LESSONS.md has no lesson "${id}" any more (removed meanwhile); nothing was changed`, {
-      id,
-      file,
-    });
+    throw new BatonError(
+      "lesson_not_found",
+      `LESSONS.md has no lesson "${id}" (removed meanwhile, or never there: \`baton lessons list --all\` lists them); nothing was changed`,
+      {
+        id,
+        file,
+      },
+    );
   if (blocks.length > 1)
     throw new BatonError("conflict", `LESSONS.md has ${blocks.length} lessons headed "${id}"; edit the file by hand to keep one`, {
       id,
