@@ -31,6 +31,8 @@ export interface ServerOptions {
   maxBodyBytes?: number;
   /** Largest request head (request line + headers), in bytes. Default 16 KiB. */
   maxHeaderBytes?: number;
+  /** How long a request (head and body) may take to arrive; a slower one is answered 408. Default 30 s. */
+  requestTimeoutMs?: number;
   /** Make a new token instead of reusing the workspace's. Default false. */
   rotateToken?: boolean;
   /**
@@ -75,6 +77,8 @@ export const DEFAULT_MAX_BODY_BYTES = 256 * 1024;
  */
 export const AGENT_HOOK_MAX_BODY_BYTES = 32 * 1024 * 1024;
 export const DEFAULT_MAX_HEADER_BYTES = 16 * 1024;
+/** How long a request may take to arrive, head and body (a stalled client holds a connection). */
+export const DEFAULT_REQUEST_TIMEOUT_MS = 30_000;
 /** How long close() lets in-flight requests finish before cutting connections. */
 const CLOSE_GRACE_MS = 2_000;
 /** How long shutdown keeps a connection whose hook a child process is answering. */
@@ -123,8 +127,18 @@ export async function startServer(baton: Baton, opts: ServerOptions = {}): Promi
   // Requests in flight and the time the last one ended, for the idle exit.
   const activity = { inFlight: 0, lastMs: Date.now() };
 
+  const requestTimeout = opts.requestTimeoutMs ?? DEFAULT_REQUEST_TIMEOUT_MS;
+  if (!Number.isFinite(requestTimeout) || requestTimeout <= 0)
+    throw badInput(`the request timeout must be a positive duration, got ${requestTimeout} ms`);
   const server = createServer(
-    { maxHeaderSize: opts.maxHeaderBytes ?? DEFAULT_MAX_HEADER_BYTES, requestTimeout: 30_000, headersTimeout: 10_000 },
+    {
+      maxHeaderSize: opts.maxHeaderBytes ?? DEFAULT_MAX_HEADER_BYTES,
+      requestTimeout,
+      headersTimeout: Math.min(10_000, requestTimeout),
+      // Node checks the timeouts this often: a slow request is cut within a few seconds of its
+      // timeout, not up to 30 s after it.
+      connectionsCheckingInterval: Math.min(2_000, requestTimeout / 2),
+    },
     (req: IncomingMessage, res: ServerResponse) => {
       activity.inFlight++;
       res.once("close", () => {
@@ -193,9 +207,15 @@ export async function startServer(baton: Baton, opts: ServerOptions = {}): Promi
       else void guard.app?.(req, res);
     },
   );
-  // A malformed request line or oversized head: Node answers 400/431 itself; never crash.
+  // A malformed request line, an oversized head, a request too slow to arrive: answered here,
+  // never a crash.
   server.on("clientError", (err: NodeJS.ErrnoException, socket) => {
-    const status = err.code === "HPE_HEADER_OVERFLOW" ? "431 Request Header Fields Too Large" : "400 Bad Request";
+    const status =
+      err.code === "HPE_HEADER_OVERFLOW"
+        ? "431 Request Header Fields Too Large"
+        : err.code === "ERR_HTTP_REQUEST_TIMEOUT"
+          ? "408 Request Timeout"
+          : "400 Bad Request";
     if (socket.writable) socket.end(`HTTP/1.1 ${status}\r\nConnection: close\r\nContent-Length: 0\r\n\r\n`);
     else socket.destroy();
   });
