@@ -10,7 +10,7 @@ import { join } from "node:path";
 import { afterEach, describe, expect, it } from "vitest";
 import { readProcStat } from "../src/platform/process-facts.js";
 import { killAll, type LineChild, spawnCommand, spawnNode, waitExit } from "./child-process.js";
-import { CLI, cleanupDirs, initWorkspace } from "./helpers.js";
+import { CLI, cleanupDirs, cli, initWorkspace } from "./helpers.js";
 
 afterEach(() => cleanupDirs());
 
@@ -43,7 +43,12 @@ describe("baton serve, stopped while it starts", () => {
     const root = initWorkspace("baton-serve-sig-");
     // A process server.json names (its start time proven) that will not stop: `--replace` waits
     // for it, so the new server is held before it listens. It says when it was asked to stop.
-    const holder = spawnCommand("sh", ["-c", "trap 'echo asked to stop' TERM; echo ready; while :; do sleep 0.1; done"], "holder");
+    // It passes for a server of the workspace: `serve --root <root>` on its command line.
+    const holder = spawnCommand(
+      "sh",
+      ["-c", "trap 'echo asked to stop' TERM; echo ready; while :; do sleep 0.1; done", "serve", "--root", root],
+      "holder",
+    );
     const file = join(root, ".baton", "server.json");
     let server: LineChild | undefined;
     try {
@@ -61,6 +66,50 @@ describe("baton serve, stopped while it starts", () => {
       expect(JSON.parse(readFileSync(file, "utf8")), "server.json left to its holder").toEqual(named);
     } finally {
       await killAll([holder, ...(server ? [server] : [])]);
+    }
+  }, 60_000);
+});
+
+describe("a server.json Baton did not write", () => {
+  it("names a live process of the user with its true start time (as a repository can for pid 1): it is never signalled", async () => {
+    const root = initWorkspace("baton-serve-sig-");
+    const victim = spawnCommand("sh", ["-c", "trap 'echo signalled' TERM; echo ready; while :; do sleep 0.1; done"], "victim");
+    try {
+      await victim.waitForLine((l) => l === "ready", 10_000, "ready");
+      const pid = victim.proc.pid as number;
+      const shipped = {
+        pid,
+        port: 1,
+        token: "t",
+        startedAt: new Date().toISOString(),
+        startTime: readProcStat(pid)?.startTime,
+        version: "0.0.1",
+        idleExitMs: 1_800_000,
+      };
+      writeFileSync(join(root, ".baton", "server.json"), JSON.stringify(shipped));
+      const stop = cli(["serve", "--stop", "--root", root, "--json"]);
+      expect(stop.code, stop.stderr).not.toBe(0);
+      expect(stop.json().error).toMatchObject({ code: "server_running" });
+      expect(stop.json().error.message).toContain(`pid ${pid}, which .baton/server.json names, is not a Baton server of this workspace`);
+      // Nor does a server asked to replace it (as a hook's start would ask) signal it.
+      const replace = cli(["serve", "--json", "--port", "0", "--replace", String(pid), "--root", root]);
+      expect(replace.code, replace.stdout).not.toBe(0);
+      const doctor = cli(["doctor", "--root", root, "--json"]).json();
+      expect(doctor.findings).toEqual(
+        expect.arrayContaining([
+          expect.objectContaining({
+            code: "server_file_stale",
+            message: expect.stringContaining("is not a Baton server of this workspace"),
+          }),
+        ]),
+      );
+      expect(cli(["doctor", "--fix", "--root", root, "--json"]).code).toBe(0);
+      expect(existsSync(join(root, ".baton", "server.json"))).toBe(false);
+      await new Promise((r) => setTimeout(r, 300));
+      expect(victim.lines, "the victim was never signalled").not.toContain("signalled");
+      expect(victim.proc.exitCode).toBeNull();
+    } finally {
+      await killAll([victim]);
     }
   }, 60_000);
 });

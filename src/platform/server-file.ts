@@ -4,9 +4,9 @@
  * that server. The server itself claims and writes the file (server/server-file.ts); doctor
  * removes a stale one, with the same rule clients use (`matchProcess`).
  */
-import { readFileSync, unlinkSync } from "node:fs";
-import { join } from "node:path";
-import { matchProcess, type ProcessMatch, processAlive } from "./process-facts.js";
+import { readFileSync, realpathSync, unlinkSync } from "node:fs";
+import { dirname, isAbsolute, join, resolve, sep } from "node:path";
+import { matchProcess, type ProcessMatch, processAlive, readProcArgs } from "./process-facts.js";
 
 export interface ServerInfo {
   pid: number;
@@ -113,15 +113,51 @@ export function releaseServerFile(batonDir: string, pid = process.pid): void {
 }
 
 /**
+ * Whether the process `pid` runs a Baton server of the workspace whose `.baton` is `batonDir`,
+ * as Linux's /proc tells: its command line runs `serve`, with `--root` (or BATON_ROOT) this
+ * workspace or, without one, from a folder of it. The start time in server.json proves the file's writer only when the
+ * file is Baton's: a repository can ship one naming a process whose pid and start time are
+ * predictable (pid 1), and nothing of the user's is signalled on its word. Where /proc does not
+ * say, false.
+ */
+export function servesWorkspace(pid: number, batonDir: string): boolean {
+  const proc = readProcArgs(pid);
+  if (!proc?.argv.includes("serve") || proc.cwd === undefined) return false;
+  try {
+    const root = realpathSync(dirname(batonDir));
+    const at = proc.argv.indexOf("--root");
+    const given =
+      (at >= 0 ? proc.argv[at + 1] : proc.argv.find((a) => a.startsWith("--root="))?.slice("--root=".length)) ?? rootFromEnv(pid);
+    if (given !== undefined) return realpathSync(isAbsolute(given) ? given : resolve(proc.cwd, given)) === root;
+    return proc.cwd === root || proc.cwd.startsWith(root.endsWith(sep) ? root : `${root}${sep}`);
+  } catch {
+    return false;
+  }
+}
+
+/** BATON_ROOT in the environment `pid` started with (readable for the user's own processes). */
+function rootFromEnv(pid: number): string | undefined {
+  try {
+    const entry = readFileSync(`/proc/${pid}/environ`, "utf8")
+      .split("\0")
+      .find((e) => e.startsWith("BATON_ROOT="));
+    return entry ? entry.slice("BATON_ROOT=".length) || undefined : undefined;
+  } catch {
+    return undefined;
+  }
+}
+
+/**
  * Stop the server `pid` holding this workspace, to start one of this build in its place: only
- * when server.json names it and the kernel proves it is the process that wrote it (a pid reused
- * by another program is never signalled). Waits until it has let go of the workspace (removed
+ * when server.json names it, the kernel proves it is the process that wrote it (a pid reused
+ * by another program is never signalled) and it is a server of this workspace (`servesWorkspace`). Waits until it has let go of the workspace (removed
  * server.json, or died), at most `waitMs`. Returns whether the workspace is free of it.
  */
 export async function stopServer(batonDir: string, pid: number, waitMs = 10_000): Promise<boolean> {
   const holder = readServerFile(batonDir);
   if (!holder || holder.pid !== pid) return true;
   if (serverIdentity(holder) !== "same") return serverIdentity(holder) === "dead";
+  if (!servesWorkspace(pid, batonDir)) return false;
   try {
     process.kill(pid, "SIGTERM");
   } catch {

@@ -5,7 +5,7 @@ import { dirname, join } from "node:path";
 import { fileURLToPath } from "node:url";
 import { BatonError } from "../../errors.js";
 import { writeStderr } from "../../platform/output.js";
-import { liveServer, serverIdentity, stopServer } from "../../platform/server-file.js";
+import { liveServer, serverIdentity, servesWorkspace, stopServer } from "../../platform/server-file.js";
 import { resolveWorkspace } from "../../platform/workspace.js";
 import type { AssetName } from "../../server/app.js";
 import { requestLoginCode } from "../../server/client.js";
@@ -139,6 +139,12 @@ async function stop(ctx: Ctx, o: Record<string, unknown>): Promise<void> {
     throw new BatonError(
       "server_running",
       `cannot prove that pid ${info.pid} is the server that wrote .baton/server.json (this platform does not tell process start times), so it was not signalled: stop it with \`kill ${info.pid}\` if it is`,
+      { pid: info.pid },
+    );
+  if (!servesWorkspace(info.pid, ws.dir))
+    throw new BatonError(
+      "server_running",
+      `pid ${info.pid}, which .baton/server.json names, is not a Baton server of this workspace (not \`baton serve\` with this workspace as its root), so it was not signalled: the file is stale or not Baton's; \`baton doctor --fix\` removes it`,
       { pid: info.pid },
     );
   if (!(await stopServer(ws.dir, info.pid))) throw stillServing(info.pid);

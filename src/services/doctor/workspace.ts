@@ -5,7 +5,21 @@ import type { JsonObject } from "../../core/types.js";
 import { type ConfigTrust, configPath, configSection, configTrust } from "../../platform/config-file.js";
 import { HOOK_LOG_DIR, HOOK_LOG_FILE, hookFailures, hookLogPath } from "../../platform/hook-log.js";
 import { entryKind, looseModes, tightenAll } from "../../platform/private-files.js";
-import { readServerFile, releaseServerFile, serverAlive, serverFilePath, serverIdentity } from "../../platform/server-file.js";
+import {
+  readServerFile,
+  releaseServerFile,
+  type ServerInfo,
+  serverAlive,
+  serverFilePath,
+  serverIdentity,
+  servesWorkspace,
+} from "../../platform/server-file.js";
+
+/** The file names a running server: alive, and where /proc proves the process, a server of this workspace. */
+function serverRuns(info: ServerInfo, batonDir: string): boolean {
+  return serverAlive(info) && (serverIdentity(info) !== "same" || servesWorkspace(info.pid, batonDir));
+}
+
 import { readSpiralConfig } from "../agents/spiral.js";
 import { readCheckpointConfig } from "../time-travel/checkpoint-config.js";
 import { type Check, type Found, SAMPLE } from "./check.js";
@@ -92,7 +106,7 @@ export const server: Check = {
           return "already gone";
         }
       }
-      if (serverAlive(info)) return "left alone: the server is running again";
+      if (serverRuns(info, deps.batonDir)) return "left alone: the server is running again";
       releaseServerFile(deps.batonDir, info.pid);
       return "removed";
     },
@@ -112,7 +126,7 @@ export const server: Check = {
       ];
     }
     const evidence = { pid: info.pid, port: info.port, startedAt: info.startedAt };
-    if (serverAlive(info)) {
+    if (serverRuns(info, deps.batonDir)) {
       const running: Found = {
         code: "server_running",
         severity: "info",
@@ -133,8 +147,13 @@ export const server: Check = {
         },
       ];
     }
+    const identity = serverIdentity(info);
     const why =
-      serverIdentity(info) === "reused" ? "now belongs to another process (it started after the server wrote the file)" : "is not running";
+      identity === "reused"
+        ? "now belongs to another process (it started after the server wrote the file)"
+        : identity === "same"
+          ? "is not a Baton server of this workspace (a file Baton did not write, or a repository's)"
+          : "is not running";
     return [
       {
         code: "server_file_stale",
