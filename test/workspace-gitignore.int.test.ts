@@ -2,12 +2,17 @@
  * git never sees Baton's internals (`.baton/.gitignore`): a `git add -A` after Baton checkpointed
  * a gitignored file and wrote STATE.md stages nothing of `.baton/` but the ignore file itself and
  * user flows, in a new workspace and in one an earlier build made (its ignore file is replaced
- * when the workspace is opened; one the user changed is left alone).
+ * when the workspace is opened; one the user changed is left alone while it keeps the rest out).
+ * A repository's own `.baton/.gitignore` cannot let them through: real git judges every ignore
+ * file `keepsInternalsOut` accepts. What git tracks of `.baton/` anyway (`git add -f`, a clone
+ * that came with a journal) is doctor's `baton_tracked`, and its fix command works.
  */
 import { spawnSync } from "node:child_process";
 import { mkdirSync, readFileSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
+import fc from "fast-check";
 import { afterEach, describe, expect, it } from "vitest";
+import { keepsInternalsOut } from "../src/platform/workspace.js";
 import { cleanupDirs, cli, tempDir } from "./helpers.js";
 
 afterEach(() => cleanupDirs());
@@ -68,5 +73,135 @@ describe(".baton/ and git", () => {
     writeFileSync(join(root, ".baton", ".gitignore"), mine);
     expect(cli(["status", "--root", root]).code).toBe(0);
     expect(readFileSync(join(root, ".baton", ".gitignore"), "utf8")).toBe(mine);
+  });
+
+  it("a repository's .baton/.gitignore that lets Baton's files through is replaced in a clone, so git add -A takes none of them", () => {
+    for (const hostile of [
+      "",
+      "*\n!*\n",
+      "*\n!.gitignore\n!baton.db*\n!blobs/\n!blobs/**\n",
+      "*\r\n!.gitignore\r\n",
+      "!flows/\n",
+      "*\n!flows/../blobs\n",
+    ]) {
+      const origin = tempDir("baton-gitignore-origin-");
+      git(origin, "init", "-q");
+      mkdirSync(join(origin, ".baton"));
+      writeFileSync(join(origin, ".baton", ".gitignore"), hostile);
+      writeFileSync(join(origin, ".gitignore"), ".env\n");
+      git(origin, "add", "-A");
+      git(origin, "commit", "-qm", "a stranger's project");
+      const root = tempDir("baton-gitignore-clone-");
+      git(root, "clone", "-q", origin, ".");
+      writeFileSync(join(root, ".env"), "AWS_SECRET_ACCESS_KEY=wJalrXUtnFEMI/K7MDENG/bPxRfiCYEXAMPLEKEY\n");
+      for (const args of [["init"], ["session", "start", "--flow", "task"], ["checkpoint", "--files", ".env"], ["state", "--write"]]) {
+        const r = cli([...args, "--root", root]);
+        expect(r.code, `${JSON.stringify(hostile)}: ${args.join(" ")}: ${r.stderr}`).toBe(0);
+      }
+      expect(staged(root), JSON.stringify(hostile)).toEqual([".baton/.gitignore"]);
+      expect(keepsInternalsOut(readFileSync(join(root, ".baton", ".gitignore"), "utf8"))).toBe(true);
+    }
+  });
+
+  it("every ignore file keepsInternalsOut accepts keeps git away from Baton's files (real git judges)", () => {
+    const root = tempDir("baton-gitignore-judge-");
+    git(root, "init", "-q");
+    const files = [
+      "baton.db",
+      "baton.db-wal",
+      "server.json",
+      "server.key",
+      "stat-clock",
+      "logs/hooks.log",
+      "blobs/ab/cdef",
+      "sessions/s1/STATE.md",
+      "flows/a.json",
+      "flows/deep/b.json",
+      "config.json",
+    ];
+    for (const f of files) {
+      mkdirSync(join(root, ".baton", f, ".."), { recursive: true });
+      writeFileSync(join(root, ".baton", f), "x\n");
+    }
+    const line = fc.constantFrom(
+      "*",
+      "/*",
+      "**",
+      "* ",
+      "*\r",
+      "\uFEFF*",
+      "# *",
+      "",
+      "!*",
+      "!**",
+      "!baton.db",
+      "!/baton.db*",
+      "!*.db",
+      "!blobs/",
+      "!blobs/**",
+      "!sessions",
+      "!**/STATE.md",
+      "!.gitignore",
+      "!/.gitignore",
+      "!flows",
+      "!flows/",
+      "!flows/**",
+      "!/flows/*.json",
+      "!config.json",
+      "!flows/../baton.db",
+      "baton.db",
+      "\\!baton.db",
+      " !baton.db",
+      "!logs/",
+      "!*/",
+      "flows/",
+      "!server.*",
+    );
+    let accepted = 0;
+    fc.assert(
+      fc.property(fc.array(line, { maxLength: 6 }), (lines) => {
+        const text = lines.join("\n");
+        if (!keepsInternalsOut(text)) return;
+        accepted++;
+        writeFileSync(join(root, ".baton", ".gitignore"), text);
+        const seen = git(root, "ls-files", "--others", "--exclude-standard", "--", ".baton").split("\n").filter(Boolean);
+        const internal = seen.filter((p) => !/^\.baton\/(\.gitignore|config\.json|flows\/.*)$/.test(p));
+        expect(internal, JSON.stringify(text)).toEqual([]);
+      }),
+      { numRuns: 400 },
+    );
+    expect(accepted, "the property judged some accepted files").toBeGreaterThan(20);
+    for (const kept of ["*\n", "# mine\n*\n!.gitignore\n!config.json\n", "/*\n!/flows/\n"])
+      expect(keepsInternalsOut(kept), kept).toBe(true);
+  });
+
+  it("doctor: Baton's files git tracks are baton_tracked (an error), and its fix command untracks them and nothing a project shares", () => {
+    const root = project();
+    writeFileSync(join(root, ".baton", "config.json"), "{}\n");
+    git(root, "add", "-A");
+    git(root, "add", "-f", ".baton/config.json");
+    const doctor = () => {
+      const r = cli(["doctor", "--json", "--root", root]);
+      return (JSON.parse(r.stdout) as { findings: { code: string; severity: string; evidence: { paths?: string[] }; fix: string }[] })
+        .findings;
+    };
+    expect(
+      doctor().filter((f) => f.code === "baton_tracked"),
+      "flows, config.json and the ignore file are the project's",
+    ).toEqual([]);
+    git(root, "add", "-f", ".baton/baton.db", ".baton/blobs");
+    const [found, ...more] = doctor().filter((f) => f.code === "baton_tracked");
+    expect(more).toEqual([]);
+    expect(found?.severity).toBe("error");
+    expect(found?.evidence.paths).toContain(".baton/baton.db");
+    expect(found?.evidence.paths?.some((p) => p.startsWith(".baton/blobs/"))).toBe(true);
+    const fix = spawnSync("sh", ["-c", found?.fix.replace(/ \(keeps .*$/, "") ?? "false"], { encoding: "utf8" });
+    expect(fix.status, fix.stderr).toBe(0);
+    expect(doctor().filter((f) => f.code === "baton_tracked")).toEqual([]);
+    expect(git(root, "ls-files", ".baton").trim().split("\n").sort()).toEqual([
+      ".baton/.gitignore",
+      ".baton/config.json",
+      ".baton/flows/review.json",
+    ]);
   });
 });

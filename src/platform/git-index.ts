@@ -288,12 +288,12 @@ function extensionsEnd(buf: Buffer, at: number, hashLen: number, why?: { split?:
 }
 
 /**
- * Why git's index cannot be read for the workspace at `root`, when it is in a repository whose
- * index exists (`baton doctor`: whole-tree checkpoints then leave out the tracked files the
- * ignore rules name), with what would help ("" when nothing in git would); undefined when it
- * can be read, or there is none.
+ * The index of the repository the workspace at `root` is in, read whole for a question asked once
+ * (`baton doctor`): its files and the workspace's prefix in it; a problem with what would help
+ * ("" when nothing in git would) when it exists but cannot be read with confidence; undefined
+ * when there is no repository or no index yet.
  */
-export function indexProblem(root: string): { problem: string; fix: string } | undefined {
+function readIndex(root: string): { files: IndexFiles; prefix: string } | { problem: string; fix: string } | undefined {
   const git = gitRepo(root);
   if (git === undefined) return undefined;
   if ("problem" in git) return { problem: git.problem, fix: "" };
@@ -313,11 +313,37 @@ export function indexProblem(root: string): { problem: string; fix: string } | u
     return { problem: `${file} cannot be read (${(err as NodeJS.ErrnoException).code ?? (err as Error).message})`, fix: "" };
   }
   const why: { split?: boolean } = {};
-  if (parseIndex(buf, why)) return undefined;
+  const files = parseIndex(buf, why);
+  if (files) return { files, prefix: git.prefix };
   return why.split
     ? {
         problem: `${file} is split (core.splitIndex): most of its entries are in another file, which Baton does not read`,
         fix: "git config core.splitIndex false && git update-index --no-split-index",
       }
     : { problem: `${file} is damaged, or in a format Baton does not read`, fix: "git update-index --force-write-index" };
+}
+
+/**
+ * Why git's index cannot be read for the workspace at `root`, when it is in a repository whose
+ * index exists (`baton doctor`: whole-tree checkpoints then leave out the tracked files the
+ * ignore rules name), with what would help ("" when nothing in git would); undefined when it
+ * can be read, or there is none.
+ */
+export function indexProblem(root: string): { problem: string; fix: string } | undefined {
+  const read = readIndex(root);
+  return read && "problem" in read ? read : undefined;
+}
+
+/**
+ * The regular files git tracks under the folder `dirRel` of the workspace at `root`, relative to
+ * that folder (`baton doctor`: what of `.baton/` a commit carries); undefined when the index
+ * cannot be read or there is none.
+ */
+export function trackedUnder(root: string, dirRel: string): string[] | undefined {
+  const read = readIndex(root);
+  if (read === undefined || "problem" in read) return undefined;
+  const lead = `${read.prefix}${dirRel}/`;
+  const under = new Set<string>(); // a conflicted path is listed once per stage
+  for (const n of read.files.names()) if (n.startsWith(lead)) under.add(n.slice(lead.length));
+  return [...under];
 }

@@ -1,10 +1,13 @@
 /** Finding and creating a workspace: a project directory with Baton's data in `.baton/`. */
 import {
   closeSync,
+  constants,
   type Dirent,
   existsSync,
+  fstatSync,
   lstatSync,
   mkdirSync,
+  openSync,
   readdirSync,
   readFileSync,
   readlinkSync,
@@ -25,6 +28,8 @@ export interface Workspace {
 }
 
 export const BATON_DIR = ".baton";
+const NOFOLLOW = constants.O_NOFOLLOW ?? 0;
+const NONBLOCK = constants.O_NONBLOCK ?? 0;
 
 /**
  * `.baton/.gitignore`: git never sees Baton's internals. Blobs hold file contents, the private
@@ -40,27 +45,79 @@ const GITIGNORE = `# Baton's files are this checkout's own (blobs hold file cont
 !flows/**
 `;
 
-/** What earlier builds wrote there: replaced when a workspace is opened (a file the user changed is left alone). */
-const OLD_GITIGNORES = [
-  "# Baton's journal is local to this machine.\nbaton.db*\nlogs/\nserver.json\nserver.key\nledger-failures.json\nhooks/\n",
-];
+/**
+ * The entries of `.baton/` a project may share through git: the ignore file, user flows and the
+ * settings file (which apply only once each user trusts them). Everything else is this
+ * checkout's own. `rel` is relative to `.baton/`, with `/` between names.
+ */
+export function sharedBatonEntry(rel: string): boolean {
+  return rel === ".gitignore" || rel === "config.json" || rel === "flows" || rel.startsWith("flows/");
+}
 
-/** Write `.baton/.gitignore` when it is missing or one an earlier build wrote. Best effort: doctor reports the rest. */
+/** A negation (`!pattern`) that un-ignores only entries a project may share; `..` never. */
+function sharedNegation(pattern: string): boolean {
+  const p = pattern.startsWith("/") ? pattern.slice(1) : pattern;
+  if (p.includes("..")) return false;
+  return p === ".gitignore" || p === "config.json" || p === "flows" || p === "flows/" || p.startsWith("flows/");
+}
+
+/**
+ * Whether an ignore file in `.baton/` keeps git away from everything but what a project may
+ * share: a `*` line with, after the last one, no negation but of the ignore file, `flows/` and
+ * `config.json`. Judged by its lines as git reads them (trailing spaces dropped, `#` comments),
+ * strictly: a form this does not recognise (a CR before the line break, `**`, a byte-order mark)
+ * counts as letting things through. A repository can commit `.baton/.gitignore`, so its text must
+ * not decide what git sees of a user's journal and checkpointed file contents.
+ */
+export function keepsInternalsOut(text: string): boolean {
+  let star = false;
+  let shared = true;
+  for (const raw of text.split("\n")) {
+    const line = raw.replace(/(?<!\\) +$/, "");
+    if (line === "" || line.startsWith("#")) continue;
+    if (line === "*" || line === "/*") {
+      star = true;
+      shared = true;
+    } else if (line.startsWith("!") && !sharedNegation(line.slice(1))) shared = false;
+  }
+  return star && shared;
+}
+
+/** A `.baton/.gitignore` larger than this is not read: it is replaced. */
+const MAX_GITIGNORE_BYTES = 64 * 1024;
+
+/**
+ * Write `.baton/.gitignore` when it is missing or lets git see more than a project may share
+ * (`keepsInternalsOut`: an earlier build's, or one a repository committed to have a user's
+ * `git add -A` take the journal and checkpoint blobs). One that keeps everything else out is
+ * left as it is. Never through a link, never waiting on a FIFO. Best effort: doctor reports the rest.
+ */
 export function ensureGitignore(batonDir: string): void {
   const file = join(batonDir, ".gitignore");
-  let now: string | undefined;
+  let fd: number;
   try {
-    now = readFileSync(file, "utf8");
-  } catch {
-    now = undefined;
+    fd = openSync(file, constants.O_RDONLY | NOFOLLOW | NONBLOCK);
+  } catch (err) {
+    if ((err as NodeJS.ErrnoException).code !== "ENOENT") return; // a link (refused elsewhere), or unreadable
+    fd = -1;
   }
-  if (now === GITIGNORE || (now !== undefined && !OLD_GITIGNORES.includes(now))) return;
-  try {
-    const fd = touchPrivate(file); // never through a link
+  if (fd >= 0) {
     try {
-      writeSync(fd, GITIGNORE);
+      const st = fstatSync(fd);
+      if (!st.isFile()) return; // a FIFO or a folder: not a file Baton replaces
+      if (st.size <= MAX_GITIGNORE_BYTES && keepsInternalsOut(readFileSync(fd, "utf8"))) return;
+    } catch {
+      return;
     } finally {
       closeSync(fd);
+    }
+  }
+  try {
+    const out = touchPrivate(file); // never through a link
+    try {
+      writeSync(out, GITIGNORE);
+    } finally {
+      closeSync(out);
     }
   } catch {
     // an unwritable .baton/ (or a link there): opening the store reports it

@@ -1,8 +1,10 @@
 /** Doctor's checks of the workspace around the store: its settings, the server file, the ledger, hooks, file modes. */
 import { existsSync, unlinkSync } from "node:fs";
 import { join } from "node:path";
+import { shellQuote } from "../../core/shell.js";
 import type { JsonObject } from "../../core/types.js";
 import { type ConfigTrust, configPath, configSection, configTrust } from "../../platform/config-file.js";
+import { trackedUnder } from "../../platform/git-index.js";
 import { HOOK_LOG_DIR, HOOK_LOG_FILE, hookFailures, hookLogPath } from "../../platform/hook-log.js";
 import { entryKind, looseModes, tightenAll } from "../../platform/private-files.js";
 import {
@@ -14,6 +16,7 @@ import {
   serverIdentity,
   servesWorkspace,
 } from "../../platform/server-file.js";
+import { BATON_DIR, sharedBatonEntry } from "../../platform/workspace.js";
 
 /** The file names a running server: alive, and where /proc proves the process, a server of this workspace. */
 function serverRuns(info: ServerInfo, batonDir: string): boolean {
@@ -274,7 +277,7 @@ function looseMessage(loose: readonly { path: string }[]): string {
 
 export const privacy: Check = {
   name: "privacy",
-  reads: "the modes of every entry under .baton/ (a walk bounded at 50,000 entries)",
+  reads: "the modes of every entry under .baton/ (a walk bounded at 50,000 entries), and what of .baton/ git tracks (its index)",
   fix: {
     codes: ["loose_modes"],
     does: "tightens the loose entries (found again) to 0600/0700",
@@ -286,27 +289,48 @@ export const privacy: Check = {
     },
   },
   async run({ deps }) {
+    const out: Found[] = [];
+    const tracked = trackedInternals(deps.root);
+    if (tracked) out.push(tracked);
     // .baton/ holds file contents verbatim (checkpoint blobs) and the journal: only its owner may
     // read it. Opening a workspace tightens .baton/ and its top level; this finds the rest.
-    if (process.platform === "win32") return { skipped: "POSIX modes do not apply on Windows" };
+    if (process.platform === "win32") return out;
     const { loose, visited, truncated } = looseModes(deps.batonDir);
-    if (loose.length === 0) return [];
-    return [
-      {
-        code: "loose_modes",
-        severity: "warning",
-        message: looseMessage(loose),
-        evidence: {
-          count: loose.length,
-          sample: loose.slice(0, SAMPLE).map((e) => ({ path: e.path, mode: e.mode, kind: e.kind })),
-          visited,
-          truncated,
-        },
-        fix: "baton doctor --fix loose_modes (or chmod -R go-rwx .baton)",
+    if (loose.length === 0) return out;
+    out.push({
+      code: "loose_modes",
+      severity: "warning",
+      message: looseMessage(loose),
+      evidence: {
+        count: loose.length,
+        sample: loose.slice(0, SAMPLE).map((e) => ({ path: e.path, mode: e.mode, kind: e.kind })),
+        visited,
+        truncated,
       },
-    ];
+      fix: "baton doctor --fix loose_modes (or chmod -R go-rwx .baton)",
+    });
+    return out;
   },
 };
+
+/**
+ * Files of `.baton/` other than those a project may share that git tracks: a `git add -f`, or a
+ * repository that came with them. Ignore rules do not apply to tracked files, so every commit of
+ * the tracked paths' changes carries this checkout's journal and checkpointed file contents.
+ */
+function trackedInternals(root: string): Found | undefined {
+  const tracked = trackedUnder(root, BATON_DIR)?.filter((rel) => !sharedBatonEntry(rel));
+  if (!tracked || tracked.length === 0) return undefined;
+  const paths = tracked.sort().map((rel) => `${BATON_DIR}/${rel}`);
+  const shown = paths.slice(0, SAMPLE);
+  return {
+    code: "baton_tracked",
+    severity: "error",
+    message: `git tracks ${paths.length} of Baton's own file(s) in ${BATON_DIR}/ (${shown.join(", ")}${paths.length > shown.length ? ", …" : ""}): ignore rules do not apply to tracked files, so commits carry this checkout's journal and checkpointed file contents (secrets among them). They were added with \`git add -f\`, or came with the repository (then they are someone else's journal, not yours)`,
+    evidence: { count: paths.length, paths: shown },
+    fix: `cd ${shellQuote(root)} && git rm -r -q --cached -- ${BATON_DIR} ':!${BATON_DIR}/.gitignore' ':!${BATON_DIR}/flows' ':!${BATON_DIR}/config.json' (keeps the files here; then commit the removal, and purge them from the history if it was pushed)`,
+  };
+}
 
 /** server.json's settings and this process's environment's, when they differ (env-options.ts `envSettings`). */
 function settingsDiffer(server: string | undefined, envSettings: (() => string) | undefined): { server: string; mine: string } | undefined {
