@@ -16,6 +16,7 @@ import { createHash } from "node:crypto";
 import { closeSync, constants, fstatSync, lstatSync, openSync, readFileSync, readSync } from "node:fs";
 import { join } from "node:path";
 import { gitRepo } from "./git-repo.js";
+import { BATON_DIR, sharedBatonEntry } from "./workspace.js";
 
 /** The smallest an entry can be: its fixed part with a SHA-1 name, a 1-byte path and its NUL. */
 const MIN_ENTRY_BYTES = 64;
@@ -347,3 +348,20 @@ export function trackedUnder(root: string, dirRel: string): string[] | undefined
   for (const n of read.files.names()) if (n.startsWith(lead)) under.add(n.slice(lead.length));
   return [...under];
 }
+
+/**
+ * Baton's own files in the workspace's `.baton/` that git tracks (`.baton/baton.db`, …: all but
+ * what a project may share), sorted; empty when none or the index cannot be read. Ignore rules do
+ * not apply to tracked files: they came with the repository (a stranger's journal), or a
+ * `git add -f` added them, and every commit of their changes carries this checkout's journal
+ * and checkpointed file contents.
+ */
+export function trackedBatonFiles(root: string): string[] {
+  return (trackedUnder(root, BATON_DIR) ?? [])
+    .filter((rel) => !sharedBatonEntry(rel))
+    .sort()
+    .map((rel) => `${BATON_DIR}/${rel}`);
+}
+
+/** The command that untracks `trackedBatonFiles` and nothing a project shares, run in the workspace. */
+export const UNTRACK_BATON_FILES = `git rm -r -q --cached -- ${BATON_DIR} ':!${BATON_DIR}/.gitignore' ':!${BATON_DIR}/flows' ':!${BATON_DIR}/config.json'`;

@@ -32,6 +32,7 @@ import { ago, describeLane, familyOf, keptLane, laneId, pausedSpiral, sameFamily
 import type { Snapshot } from "../../core/types.js";
 import { isBatonError } from "../../errors.js";
 import { httpHooksOn } from "../../platform/claude-http-hooks.js";
+import { trackedBatonFiles, UNTRACK_BATON_FILES } from "../../platform/git-index.js";
 import { appendHookFailure } from "../../platform/hook-log.js";
 import { endRuns, ensureRun, heartbeatRuns, laneOf, pauseView, sessionFor } from "./sessions.js";
 import { afterTool, beforeTool, hookLessons, type ToolHookContext } from "./tools.js";
@@ -146,6 +147,8 @@ async function sessionStart(b: Baton, ev: Ev<"session_start">, o: Ctx): Promise<
   await ensureRun(b, sid, await b.sessions.snapshot(sid), ev, o);
   const snap = await b.sessions.snapshot(sid);
   const lane = laneOf(ev);
+  const tracked = trackedBatonFiles(b.root);
+  if (tracked.length > 0) return trackedStore(b.root, tracked);
 
   const resumed = ev.source === "resume" || ev.source === "compact";
   const report = resumed ? await b.sessions.resume(sid) : undefined;
@@ -186,6 +189,17 @@ async function sessionStart(b: Baton, ev: Ev<"session_start">, o: Ctx): Promise<
     context: renderSessionContext(brief, { maxChars: o.contextLimit, source: ev.source, extra }),
     userMessage: `Baton: session ${sid} (${s.phase}); next: ${s.nextAction.action}${paused ? " (paused by the spiral detector)" : ""}${others.length > 0 ? `; ${others.length} other agent(s) working here` : ""}`,
   };
+}
+
+/**
+ * A session start where git tracks Baton's own files: a journal that came with the repository is
+ * a stranger's text, not this session's state, so none of it reaches the model; and the user's
+ * commits would carry what Baton records. Recording goes on (an agent cannot switch supervision
+ * off with a `git add -f`); the user is told how to untrack them.
+ */
+function trackedStore(root: string, tracked: string[]): HookResponse {
+  const said = `git tracks Baton's own files in ${root}/.baton/ (${tracked.slice(0, 3).join(", ")}${tracked.length > 3 ? `, and ${tracked.length - 3} more` : ""}): they came with the repository, or were added with \`git add -f\`. Baton goes on recording, but shows nothing of that journal here, and commits would carry what it records (checkpointed file contents among them). Untrack them in the project: \`${UNTRACK_BATON_FILES}\`; \`baton doctor\` says more.`;
+  return { userMessage: `Baton: ${said}`, context: `Baton: ${said} Tell the user.` };
 }
 
 // Prompt

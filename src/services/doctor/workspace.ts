@@ -4,7 +4,7 @@ import { join } from "node:path";
 import { shellQuote } from "../../core/shell.js";
 import type { JsonObject } from "../../core/types.js";
 import { type ConfigTrust, configPath, configSection, configTrust } from "../../platform/config-file.js";
-import { trackedUnder } from "../../platform/git-index.js";
+import { trackedBatonFiles, UNTRACK_BATON_FILES } from "../../platform/git-index.js";
 import { HOOK_LOG_DIR, HOOK_LOG_FILE, hookFailures, hookLogPath } from "../../platform/hook-log.js";
 import { entryKind, looseModes, tightenAll } from "../../platform/private-files.js";
 import {
@@ -16,7 +16,7 @@ import {
   serverIdentity,
   servesWorkspace,
 } from "../../platform/server-file.js";
-import { BATON_DIR, sharedBatonEntry } from "../../platform/workspace.js";
+import { BATON_DIR } from "../../platform/workspace.js";
 
 /** The file names a running server: alive, and where /proc proves the process, a server of this workspace. */
 function serverRuns(info: ServerInfo, batonDir: string): boolean {
@@ -319,16 +319,15 @@ export const privacy: Check = {
  * the tracked paths' changes carries this checkout's journal and checkpointed file contents.
  */
 function trackedInternals(root: string): Found | undefined {
-  const tracked = trackedUnder(root, BATON_DIR)?.filter((rel) => !sharedBatonEntry(rel));
-  if (!tracked || tracked.length === 0) return undefined;
-  const paths = tracked.sort().map((rel) => `${BATON_DIR}/${rel}`);
+  const paths = trackedBatonFiles(root);
+  if (paths.length === 0) return undefined;
   const shown = paths.slice(0, SAMPLE);
   return {
     code: "baton_tracked",
     severity: "error",
     message: `git tracks ${paths.length} of Baton's own file(s) in ${BATON_DIR}/ (${shown.join(", ")}${paths.length > shown.length ? ", …" : ""}): ignore rules do not apply to tracked files, so commits carry this checkout's journal and checkpointed file contents (secrets among them). They were added with \`git add -f\`, or came with the repository (then they are someone else's journal, not yours)`,
     evidence: { count: paths.length, paths: shown },
-    fix: `cd ${shellQuote(root)} && git rm -r -q --cached -- ${BATON_DIR} ':!${BATON_DIR}/.gitignore' ':!${BATON_DIR}/flows' ':!${BATON_DIR}/config.json' (keeps the files here; then commit the removal, and purge them from the history if it was pushed)`,
+    fix: `cd ${shellQuote(root)} && ${UNTRACK_BATON_FILES} (keeps the files here; then commit the removal, and purge them from the history if it was pushed)`,
   };
 }
 
