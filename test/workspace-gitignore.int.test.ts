@@ -9,12 +9,14 @@
  */
 import { spawnSync } from "node:child_process";
 import { mkdirSync, readFileSync, writeFileSync } from "node:fs";
+import { createServer } from "node:net";
 import { join } from "node:path";
 import fc from "fast-check";
 import { afterEach, describe, expect, it } from "vitest";
 import { keepsInternalsOut } from "../src/platform/workspace.js";
 import { cleanupDirs, cli, tempDir } from "./helpers.js";
 import { payload } from "./hook-helpers.js";
+import { serve } from "./server-helpers.js";
 
 afterEach(() => cleanupDirs());
 
@@ -44,6 +46,17 @@ function project(): string {
   mkdirSync(join(root, ".baton", "flows"), { recursive: true });
   writeFileSync(join(root, ".baton", "flows", "review.json"), "{}\n");
   return root;
+}
+
+function freePort(): Promise<number> {
+  return new Promise((resolve, reject) => {
+    const s = createServer();
+    s.once("error", reject);
+    s.listen(0, "127.0.0.1", () => {
+      const address = s.address();
+      s.close(() => resolve(typeof address === "object" && address ? address.port : 0));
+    });
+  });
 }
 
 const staged = (root: string) => {
@@ -243,5 +256,40 @@ describe(".baton/ and git", () => {
     expect(untrack.status, untrack.stderr).toBe(0);
     const again = hook("SessionStart", "session-start-startup");
     expect(again.stdout).not.toContain("git tracks");
+  });
+
+  it("a server.key that came with the repository is not taken: the server makes its own token, and a restart keeps that one", async () => {
+    const origin = project();
+    const shipped = "s".repeat(43);
+    const port = await freePort(); // a port the server would take again, with the token beside it
+    writeFileSync(join(origin, ".baton", "server.key"), `${JSON.stringify({ token: shipped, port })}\n`);
+    git(origin, "add", "-A");
+    git(origin, "add", "-f", ".baton/server.key");
+    git(origin, "commit", "-qm", "a project with a known token");
+    const root = tempDir("baton-gitignore-key-");
+    git(root, "clone", "-q", origin, ".");
+    const first = await serve(root);
+    try {
+      expect(first.token).not.toBe(shipped);
+      const refused = await fetch(`${first.url}/v1/status`, { headers: { authorization: `Bearer ${shipped}` } });
+      expect(refused.status).toBe(401);
+    } finally {
+      await first.stop();
+    }
+    // Once untracked, the key is the server's own, and a restart takes it again.
+    git(root, "rm", "-q", "--cached", ".baton/server.key");
+    const second = await serve(root);
+    try {
+      expect(second.token).not.toBe(shipped);
+      expect(JSON.parse(readFileSync(join(root, ".baton", "server.key"), "utf8")).token).toBe(second.token);
+    } finally {
+      await second.stop();
+    }
+    const third = await serve(root);
+    try {
+      expect(third.token, "an untracked key of its own is kept across restarts").toBe(second.token);
+    } finally {
+      await third.stop();
+    }
   });
 });

@@ -6,7 +6,8 @@
 import { randomBytes } from "node:crypto";
 import { readFileSync } from "node:fs";
 import { createServer } from "node:net";
-import { join } from "node:path";
+import { dirname, join } from "node:path";
+import { trackedBatonFiles } from "./git-index.js";
 import { writeFileWhole } from "./whole-file.js";
 export const KEY_FILE = "server.key";
 
@@ -21,6 +22,17 @@ export function readServerKey(batonDir: string): { token: string; port: number }
   return undefined;
 }
 
+/**
+ * The key a server may take again: `readServerKey`'s, unless git tracks the file. One that came
+ * with a repository (force-added by whoever made it) holds a token its author knows: a server
+ * with it would answer them. Then a new key replaces it.
+ */
+export function ownServerKey(batonDir: string): { token: string; port: number } | undefined {
+  const key = readServerKey(batonDir);
+  if (key === undefined) return undefined;
+  return trackedBatonFiles(dirname(batonDir)).includes(`.baton/${KEY_FILE}`) ? undefined : key;
+}
+
 /** Persist the token and port (mode 0600, written atomically). */
 export function writeServerKey(batonDir: string, key: { token: string; port: number }): void {
   writeFileWhole(join(batonDir, KEY_FILE), `${JSON.stringify(key)}\n`, { sweep: true });
@@ -32,7 +44,7 @@ export function writeServerKey(batonDir: string, key: { token: string; port: num
  * writes both into Claude Code's local settings, so the server must keep them from its first start.
  */
 export async function ensureServerKey(batonDir: string): Promise<{ token: string; port: number; made: boolean }> {
-  const key = readServerKey(batonDir);
+  const key = ownServerKey(batonDir);
   if (key) return { ...key, made: false };
   const port = await freePort();
   const made = { token: randomBytes(32).toString("base64url"), port };

@@ -54,4 +54,4 @@ export async function claimServerFile(
   throw new BatonError("server_running", `could not create ${file}: another process keeps replacing it`);
 }
 
-export { readServerKey, writeServerKey } from "../platform/server-key.js";
+export { ownServerKey, readServerKey, writeServerKey } from "../platform/server-key.js";

@@ -22,7 +22,7 @@ import { childAnswersDueBy } from "./hook-child.js";
 import { hookAnswerer, hookHttpHandler, isHookRequest, servedWorkspace } from "./hook-route.js";
 import { isNativeHookRequest, nativeHookHttpHandler, nativeHookRefused } from "./native-hook-route.js";
 import { allowedHosts, allowedOrigins, BAD_PORTS, checkRequest, corsHeaders, type GuardConfig, newToken, parseOrigin } from "./security.js";
-import { claimServerFile, ownStartTime, readServerKey, writeServerKey } from "./server-file.js";
+import { claimServerFile, ownServerKey, ownStartTime, writeServerKey } from "./server-file.js";
 
 export interface ServerOptions {
   /** Port to bind. Default: the port this workspace's server used last time if free, else any free port. 0: any free port. */
@@ -100,7 +100,7 @@ export function checkPort(port: number | undefined): void {
 export async function startServer(baton: Baton, opts: ServerOptions = {}): Promise<RunningServer> {
   checkPort(opts.port);
   const dir = baton.workspace.dir;
-  const key = opts.rotateToken ? undefined : readServerKey(dir);
+  const key = opts.rotateToken ? undefined : ownServerKey(dir);
   const maxBodyBytes = opts.maxBodyBytes ?? DEFAULT_MAX_BODY_BYTES;
   const shutdown = new AbortController();
   // Every open stream and poll listens to it: many at once are expected, not a leak.
