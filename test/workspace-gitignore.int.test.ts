@@ -9,10 +9,10 @@
  */
 import { spawnSync } from "node:child_process";
 import { mkdirSync, readFileSync, writeFileSync } from "node:fs";
-import { createServer } from "node:net";
 import { join } from "node:path";
 import fc from "fast-check";
 import { afterEach, describe, expect, it } from "vitest";
+import { freePort } from "../src/platform/server-key.js";
 import { keepsInternalsOut } from "../src/platform/workspace.js";
 import { cleanupDirs, cli, tempDir } from "./helpers.js";
 import { payload } from "./hook-helpers.js";
@@ -46,17 +46,6 @@ function project(): string {
   mkdirSync(join(root, ".baton", "flows"), { recursive: true });
   writeFileSync(join(root, ".baton", "flows", "review.json"), "{}\n");
   return root;
-}
-
-function freePort(): Promise<number> {
-  return new Promise((resolve, reject) => {
-    const s = createServer();
-    s.once("error", reject);
-    s.listen(0, "127.0.0.1", () => {
-      const address = s.address();
-      s.close(() => resolve(typeof address === "object" && address ? address.port : 0));
-    });
-  });
 }
 
 const staged = (root: string) => {

@@ -52,7 +52,8 @@ export async function ensureServerKey(batonDir: string): Promise<{ token: string
   return { ...made, made: true };
 }
 
-function freePort(): Promise<number> {
+/** A loopback port free at this moment. */
+export function freePort(): Promise<number> {
   return new Promise((resolve, reject) => {
     const s = createServer();
     s.once("error", reject);
