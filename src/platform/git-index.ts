@@ -13,10 +13,9 @@
  * falls back to the ignore rules alone. Nothing is followed through a link, nothing written.
  */
 import { createHash } from "node:crypto";
-import { closeSync, constants, fstatSync, lstatSync, openSync, readFileSync, readSync } from "node:fs";
+import { closeSync, constants, fstatSync, openSync, readFileSync, readSync } from "node:fs";
 import { join } from "node:path";
 import { gitRepo } from "./git-repo.js";
-import { BATON_DIR, sharedBatonEntry } from "./workspace.js";
 
 /** The smallest an entry can be: its fixed part with a SHA-1 name, a 1-byte path and its NUL. */
 const MIN_ENTRY_BYTES = 64;
@@ -156,12 +155,31 @@ function checksummed(buf: Buffer): number[] {
 /** An index read: what it tracks, and the names of every regular file it lists, in its order (every stage). */
 export interface IndexFiles extends Tracked {
   names(): string[];
+  /**
+   * The regular files under the folder `dirRel`, its name compared ignoring ASCII case (on a
+   * case-insensitive file system `.BATON/x` is `.baton/x`), each with its object name in hex.
+   */
+  entriesUnder(dirRel: string): { name: string; id: string }[];
+}
+
+/** Whether `name` starts with the bytes of `lead`, ASCII letters matched in either case. */
+function foldedPrefix(buf: Buffer, start: number, length: number, lead: Buffer): boolean {
+  if (length < lead.length) return false;
+  for (let i = 0; i < lead.length; i++) {
+    let a = buf[start + i] as number;
+    let b = lead[i] as number;
+    if (a >= 0x41 && a <= 0x5a) a += 0x20;
+    if (b >= 0x41 && b <= 0x5a) b += 0x20;
+    if (a !== b) return false;
+  }
+  return true;
 }
 
 /** Entries of a version 2 or 3 index: regular files' name offsets and lengths, found without decoding one. */
 function located(buf: Buffer, version: number, count: number, hashLen: number, why?: { split?: boolean }): IndexFiles | undefined {
   const starts = new Uint32Array(count);
   const lengths = new Uint32Array(count);
+  const entries = new Uint32Array(count);
   let n = 0;
   let at = 12;
   const fixed = 40 + hashLen + 2;
@@ -187,6 +205,7 @@ function located(buf: Buffer, version: number, count: number, hashLen: number, w
     if (len > 0 && len <= MAX_NAME_BYTES && buf[at + 24] === 0 && buf[at + 25] === 0 && (buf[at + 26] as number) >> 4 === 8) {
       starts[n] = p;
       lengths[n] = len;
+      entries[n] = at;
       n++;
     }
     at += (p - at + len + 8) & ~7; // NUL-padded to a multiple of 8 from the entry's start
@@ -224,12 +243,24 @@ function located(buf: Buffer, version: number, count: number, hashLen: number, w
       for (let i = 0; i < n; i++) out.push(buf.toString("utf8", starts[i], (starts[i] as number) + (lengths[i] as number)));
       return out;
     },
+    entriesUnder(dirRel) {
+      const lead = Buffer.from(`${dirRel}/`, "utf8");
+      const out: { name: string; id: string }[] = [];
+      for (let i = 0; i < n; i++) {
+        const s = starts[i] as number;
+        const e = entries[i] as number;
+        if (foldedPrefix(buf, s, lengths[i] as number, lead))
+          out.push({ name: buf.toString("utf8", s, s + (lengths[i] as number)), id: buf.toString("hex", e + 40, e + 40 + hashLen) });
+      }
+      return out;
+    },
   };
 }
 
 /** Entries of a version 4 index, each name the previous one minus some bytes at its end plus its own. */
 function decoded(buf: Buffer, count: number, hashLen: number, why?: { split?: boolean }): IndexFiles | undefined {
   const names: string[] = [];
+  const ids: string[] = [];
   let at = 12;
   let prev: Buffer = Buffer.alloc(0);
   let decodedBytes = 0;
@@ -257,8 +288,12 @@ function decoded(buf: Buffer, count: number, hashLen: number, why?: { split?: bo
     if (length > MAX_DECODED_NAME_BYTES || decodedBytes > 4 * buf.length) return undefined;
     const name = Buffer.concat([prev.subarray(0, prev.length - strip), buf.subarray(p, end)]);
     prev = name;
+    const entry = at;
     at = end + 1;
-    if (mode >>> 12 === 0o10 && name.length > 0 && name.length <= MAX_NAME_BYTES) names.push(name.toString("utf8"));
+    if (mode >>> 12 === 0o10 && name.length > 0 && name.length <= MAX_NAME_BYTES) {
+      names.push(name.toString("utf8"));
+      ids.push(buf.toString("hex", entry + 40, entry + 40 + hashLen));
+    }
   }
   if (!extensionsEnd(buf, at, hashLen, why)) return undefined;
   const files = new Set(names);
@@ -270,7 +305,20 @@ function decoded(buf: Buffer, count: number, hashLen: number, why?: { split?: bo
       dirs.add(d);
     }
   }
-  return { file: (rel) => files.has(rel), under: (dirRel) => dirs.has(dirRel), names: () => names };
+  return {
+    file: (rel) => files.has(rel),
+    under: (dirRel) => dirs.has(dirRel),
+    names: () => names,
+    entriesUnder(dirRel) {
+      const lead = Buffer.from(`${dirRel}/`, "utf8");
+      const out: { name: string; id: string }[] = [];
+      names.forEach((name, i) => {
+        const raw = Buffer.from(name, "utf8");
+        if (foldedPrefix(raw, 0, raw.length, lead)) out.push({ name, id: ids[i] as string });
+      });
+      return out;
+    },
+  };
 }
 
 /**
@@ -289,29 +337,38 @@ function extensionsEnd(buf: Buffer, at: number, hashLen: number, why?: { split?:
 }
 
 /**
- * The index of the repository the workspace at `root` is in, read whole for a question asked once
- * (`baton doctor`): its files and the workspace's prefix in it; a problem with what would help
- * ("" when nothing in git would) when it exists but cannot be read with confidence; undefined
- * when there is no repository or no index yet.
+ * The index of the repository the workspace at `root` is in, read whole for a question asked now
+ * and then (a session's start, `baton doctor`, a server's start): its files and the workspace's
+ * prefix in it; a problem with what would help ("" when nothing in git would) when it exists but
+ * cannot be read with confidence; undefined when there is no repository or no index yet. Never
+ * through a link, never waiting on a FIFO.
  */
-function readIndex(root: string): { files: IndexFiles; prefix: string } | { problem: string; fix: string } | undefined {
+export function readIndex(root: string): { files: IndexFiles; prefix: string } | { problem: string; fix: string } | undefined {
   const git = gitRepo(root);
   if (git === undefined) return undefined;
   if ("problem" in git) return { problem: git.problem, fix: "" };
   const file = join(git.gitDir, "index");
-  let st: ReturnType<typeof lstatSync>;
+  let fd: number;
   try {
-    st = lstatSync(file);
-  } catch {
-    return undefined; // no index yet
+    fd = openSync(file, constants.O_RDONLY | NOFOLLOW | NONBLOCK);
+  } catch (err) {
+    const code = (err as NodeJS.ErrnoException).code;
+    if (code === "ENOENT") return undefined; // no index yet
+    return {
+      problem: code === "ELOOP" ? `${file} is not a regular file` : `${file} cannot be read (${code ?? (err as Error).message})`,
+      fix: "",
+    };
   }
-  if (!st.isFile()) return { problem: `${file} is not a regular file`, fix: "" };
-  if (st.size > MAX_INDEX_BYTES) return { problem: `${file} is over ${MAX_INDEX_BYTES / 1024 / 1024} MiB`, fix: "" };
   let buf: Buffer;
   try {
-    buf = readFileSync(file);
+    const st = fstatSync(fd);
+    if (!st.isFile()) return { problem: `${file} is not a regular file`, fix: "" };
+    if (st.size > MAX_INDEX_BYTES) return { problem: `${file} is over ${MAX_INDEX_BYTES / 1024 / 1024} MiB`, fix: "" };
+    buf = readFileSync(fd);
   } catch (err) {
     return { problem: `${file} cannot be read (${(err as NodeJS.ErrnoException).code ?? (err as Error).message})`, fix: "" };
+  } finally {
+    closeSync(fd);
   }
   const why: { split?: boolean } = {};
   const files = parseIndex(buf, why);
@@ -334,34 +391,3 @@ export function indexProblem(root: string): { problem: string; fix: string } | u
   const read = readIndex(root);
   return read && "problem" in read ? read : undefined;
 }
-
-/**
- * The regular files git tracks under the folder `dirRel` of the workspace at `root`, relative to
- * that folder (`baton doctor`: what of `.baton/` a commit carries); undefined when the index
- * cannot be read or there is none.
- */
-export function trackedUnder(root: string, dirRel: string): string[] | undefined {
-  const read = readIndex(root);
-  if (read === undefined || "problem" in read) return undefined;
-  const lead = `${read.prefix}${dirRel}/`;
-  const under = new Set<string>(); // a conflicted path is listed once per stage
-  for (const n of read.files.names()) if (n.startsWith(lead)) under.add(n.slice(lead.length));
-  return [...under];
-}
-
-/**
- * Baton's own files in the workspace's `.baton/` that git tracks (`.baton/baton.db`, …: all but
- * what a project may share), sorted; empty when none or the index cannot be read. Ignore rules do
- * not apply to tracked files: they came with the repository (a stranger's journal), or a
- * `git add -f` added them, and every commit of their changes carries this checkout's journal
- * and checkpointed file contents.
- */
-export function trackedBatonFiles(root: string): string[] {
-  return (trackedUnder(root, BATON_DIR) ?? [])
-    .filter((rel) => !sharedBatonEntry(rel))
-    .sort()
-    .map((rel) => `${BATON_DIR}/${rel}`);
-}
-
-/** The command that untracks `trackedBatonFiles` and nothing a project shares, run in the workspace. */
-export const UNTRACK_BATON_FILES = `git rm -r -q --cached -- ${BATON_DIR} ':!${BATON_DIR}/.gitignore' ':!${BATON_DIR}/flows' ':!${BATON_DIR}/config.json'`;

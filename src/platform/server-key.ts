@@ -3,11 +3,11 @@
  * server takes them again, so an open page reconnects, and Claude Code's HTTP hooks, which name
  * both in `.claude/settings.local.json`, reach it).
  */
-import { randomBytes } from "node:crypto";
+import { createHash, randomBytes } from "node:crypto";
 import { readFileSync } from "node:fs";
 import { createServer } from "node:net";
-import { dirname, join } from "node:path";
-import { trackedBatonFiles } from "./git-index.js";
+import { basename, dirname, join } from "node:path";
+import { trackedUnder } from "./baton-tracked.js";
 import { writeFileWhole } from "./whole-file.js";
 export const KEY_FILE = "server.key";
 
@@ -23,14 +23,28 @@ export function readServerKey(batonDir: string): { token: string; port: number }
 }
 
 /**
- * The key a server may take again: `readServerKey`'s, unless git tracks the file. One that came
- * with a repository (force-added by whoever made it) holds a token its author knows: a server
- * with it would answer them. Then a new key replaces it.
+ * The key a server may take again: `readServerKey`'s, unless its bytes are those git tracks. A key
+ * that came with a repository (force-added by whoever made it) holds a token its author knows: a
+ * server with it would answer them; then a new key replaces it. Once the server has written its
+ * own, the file differs from git's copy and is kept across restarts, so a `git add -f` of it costs
+ * one new token, not one per start (doctor's `baton_tracked` says to untrack it).
  */
 export function ownServerKey(batonDir: string): { token: string; port: number } | undefined {
   const key = readServerKey(batonDir);
   if (key === undefined) return undefined;
-  return trackedBatonFiles(dirname(batonDir)).includes(`.baton/${KEY_FILE}`) ? undefined : key;
+  const tracked = trackedUnder(dirname(batonDir), basename(batonDir))?.find((e) => e.path.toLowerCase() === `.baton/${KEY_FILE}`);
+  if (tracked === undefined) return key;
+  let bytes: Buffer;
+  try {
+    bytes = readFileSync(join(batonDir, KEY_FILE));
+  } catch {
+    return undefined;
+  }
+  const blob = createHash(tracked.id.length === 64 ? "sha256" : "sha1")
+    .update(`blob ${bytes.length}\0`)
+    .update(bytes)
+    .digest("hex");
+  return blob === tracked.id ? undefined : key;
 }
 
 /** Persist the token and port (mode 0600, written atomically). */

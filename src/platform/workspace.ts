@@ -64,16 +64,17 @@ function sharedNegation(pattern: string): boolean {
 /**
  * Whether an ignore file in `.baton/` keeps git away from everything but what a project may
  * share: a `*` line with, after the last one, no negation but of the ignore file, `flows/` and
- * `config.json`. Judged by its lines as git reads them (trailing spaces dropped, `#` comments),
- * strictly: a form this does not recognise (a CR before the line break, `**`, a byte-order mark)
- * counts as letting things through. A repository can commit `.baton/.gitignore`, so its text must
- * not decide what git sees of a user's journal and checkpointed file contents.
+ * `config.json`. Judged by its lines as git reads them (a leading byte-order mark, a CR before
+ * each line break and trailing spaces dropped, `#` comments), strictly: a form this does not
+ * recognise (`**`, `*` with a tab after it) counts as letting things through. A repository can
+ * commit `.baton/.gitignore`, so its text must not decide what git sees of a user's journal and
+ * checkpointed file contents.
  */
 export function keepsInternalsOut(text: string): boolean {
   let star = false;
   let shared = true;
-  for (const raw of text.split("\n")) {
-    const line = raw.replace(/(?<!\\) +$/, "");
+  for (const raw of (text.startsWith("\uFEFF") ? text.slice(1) : text).split("\n")) {
+    const line = (raw.endsWith("\r") ? raw.slice(0, -1) : raw).replace(/(?<!\\) +$/, "");
     if (line === "" || line.startsWith("#")) continue;
     if (line === "*" || line === "/*") {
       star = true;
@@ -104,7 +105,7 @@ export function ensureGitignore(batonDir: string): void {
   if (fd >= 0) {
     try {
       const st = fstatSync(fd);
-      if (!st.isFile()) return; // a FIFO or a folder: not a file Baton replaces
+      if (!st.isFile()) return; // a FIFO (a folder is refused: refuseLinkedBatonDir)
       if (st.size <= MAX_GITIGNORE_BYTES && keepsInternalsOut(readFileSync(fd, "utf8"))) return;
     } catch {
       return;
@@ -145,8 +146,9 @@ function linked(path: string): BatonError {
  * Refuse a workspace whose `.baton/`, or an entry in it that Baton writes or opens (its database,
  * logs, server files), is a symbolic link: a repository can commit one (`.baton ->
  * ../other-project/.baton`, `baton.db -> …`) and through it choose where this workspace's
- * journal and file contents go, or have Baton write outside the workspace. One lstat and one
- * readdir; a `.baton/` not there yet is made later.
+ * journal and file contents go, or have Baton write outside the workspace; or whose ignore file
+ * is a folder, which has git see all of it. One lstat and one readdir; a `.baton/` not there yet
+ * is made later.
  */
 export function refuseLinkedBatonDir(ws: Workspace): void {
   let entries: Dirent[];
@@ -157,7 +159,22 @@ export function refuseLinkedBatonDir(ws: Workspace): void {
     if (err instanceof BatonError) throw err;
     return; // missing, or unreadable: creating or opening it reports that
   }
-  for (const e of entries) if (e.isSymbolicLink() && !MAY_LINK.has(e.name)) throw linked(join(ws.dir, e.name));
+  for (const e of entries) {
+    if (e.isSymbolicLink() && !MAY_LINK.has(e.name)) throw linked(join(ws.dir, e.name));
+    if (e.name === ".gitignore" && e.isDirectory()) throw ignoreFolder(join(ws.dir, e.name));
+  }
+}
+
+/**
+ * `.baton/.gitignore` as a folder (a repository can commit one, or a submodule there): git then
+ * reads no ignore file in `.baton/` and sees the journal and every checkpointed file's content.
+ */
+function ignoreFolder(path: string): BatonError {
+  return new BatonError(
+    "unsafe_path",
+    `${path} is a folder, not Baton's ignore file: git would see every file of .baton/ (the journal, checkpointed file contents) and a \`git add -A\` would commit them. A repository can commit such a folder to have that happen. Remove it (\`rm -r ${path}\`, and \`git rm -r --cached\` it if git tracks it), then run \`baton init\` in the project`,
+    { path, reason: "a folder where the ignore file goes" },
+  );
 }
 
 /** The process's working directory, or undefined when it no longer exists (removed or renamed under the process). */

@@ -31,8 +31,8 @@ import type { AgentHookOptions, HookEvent, HookResponse } from "../../core/hooks
 import { ago, describeLane, familyOf, keptLane, laneId, pausedSpiral, sameFamily } from "../../core/lanes.js";
 import type { Snapshot } from "../../core/types.js";
 import { isBatonError } from "../../errors.js";
+import { type TrackedEntry, trackedBatonFiles, untrackCommand } from "../../platform/baton-tracked.js";
 import { httpHooksOn } from "../../platform/claude-http-hooks.js";
-import { trackedBatonFiles, UNTRACK_BATON_FILES } from "../../platform/git-index.js";
 import { appendHookFailure } from "../../platform/hook-log.js";
 import { endRuns, ensureRun, heartbeatRuns, laneOf, pauseView, sessionFor } from "./sessions.js";
 import { afterTool, beforeTool, hookLessons, type ToolHookContext } from "./tools.js";
@@ -142,12 +142,13 @@ function merged(a: HookResponse, b: HookResponse): HookResponse {
 // Session start
 
 async function sessionStart(b: Baton, ev: Ev<"session_start">, o: Ctx): Promise<HookResponse> {
-  const sid = await sessionFor(b, ev, o.label, true);
+  const tracked = trackedBatonFiles(b.root);
+  // Where the journal may be a stranger's, the agent takes none of its sessions as its own.
+  const sid = await sessionFor(b, ev, o.label, true, tracked.length === 0);
   await b.runs.detectCrashed({ sessionId: sid });
   await ensureRun(b, sid, await b.sessions.snapshot(sid), ev, o);
   const snap = await b.sessions.snapshot(sid);
   const lane = laneOf(ev);
-  const tracked = trackedBatonFiles(b.root);
   if (tracked.length > 0) return trackedStore(b.root, tracked);
 
   const resumed = ev.source === "resume" || ev.source === "compact";
@@ -197,8 +198,20 @@ async function sessionStart(b: Baton, ev: Ev<"session_start">, o: Ctx): Promise<
  * commits would carry what Baton records. Recording goes on (an agent cannot switch supervision
  * off with a `git add -f`); the user is told how to untrack them.
  */
-function trackedStore(root: string, tracked: string[]): HookResponse {
-  const said = `git tracks Baton's own files in ${root}/.baton/ (${tracked.slice(0, 3).join(", ")}${tracked.length > 3 ? `, and ${tracked.length - 3} more` : ""}): they came with the repository, or were added with \`git add -f\`. Baton goes on recording, but shows nothing of that journal here, and commits would carry what it records (checkpointed file contents among them). Untrack them in the project: \`${UNTRACK_BATON_FILES}\`; \`baton doctor\` says more.`;
+function trackedStore(root: string, tracked: TrackedEntry[]): HookResponse {
+  // The names are the repository's: only plain ones are shown, so none can speak to the model.
+  const plain = (p: string) => /^[\w./-]{1,120}$/.test(p);
+  const named = tracked
+    .map((e) => e.path)
+    .filter(plain)
+    .slice(0, 3);
+  const rest = tracked.length - named.length;
+  const list = `${named.join(", ")}${rest > 0 ? `${named.length > 0 ? ", and " : ""}${rest} more` : ""}`;
+  const command = untrackCommand(root, tracked);
+  const fix = tracked.every((e) => plain(e.path))
+    ? `Untrack them: \`${command}\`; \`baton doctor\` says more.`
+    : "`baton doctor` gives the command that untracks them.";
+  const said = `git tracks Baton's own files in ${root}/.baton/ (${list}): they came with the repository, or were added with \`git add -f\`. Baton goes on recording, but shows nothing of that journal here, and commits would carry what it records (checkpointed file contents among them). ${fix}`;
   return { userMessage: `Baton: ${said}`, context: `Baton: ${said} Tell the user.` };
 }
 

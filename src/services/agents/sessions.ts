@@ -43,16 +43,16 @@ function topLane(ev: HookEvent): string {
  * single active session; else, with several and no lane found, the most recently updated one
  * for a hook without a session id; else, with `create`, a new `task` session.
  */
-export async function sessionFor(b: Baton, ev: HookEvent, label: string, create: true): Promise<string>;
-export async function sessionFor(b: Baton, ev: HookEvent, label: string, create: false): Promise<string | undefined>;
-export async function sessionFor(b: Baton, ev: HookEvent, label: string, create: boolean): Promise<string | undefined> {
-  const found = await existingSession(b, ev);
+export async function sessionFor(b: Baton, ev: HookEvent, label: string, create: true, adopt?: boolean): Promise<string>;
+export async function sessionFor(b: Baton, ev: HookEvent, label: string, create: false, adopt?: boolean): Promise<string | undefined>;
+export async function sessionFor(b: Baton, ev: HookEvent, label: string, create: boolean, adopt = true): Promise<string | undefined> {
+  const found = await existingSession(b, ev, adopt);
   if (found || !create) return found;
   // Agents run tool calls in parallel, so several hooks may find no session at once: one
   // creates it under a lock, the others find it when they get the lock.
   const lock = await b.locks.acquire(SESSION_LOCK, { waitMs: SESSION_LOCK_WAIT_MS, ttlMs: 2 * SESSION_LOCK_WAIT_MS });
   try {
-    const again = await existingSession(b, ev);
+    const again = await existingSession(b, ev, adopt);
     if (again) return again;
     const snap = await b.sessions.start({ flow: "task", title: `${basename(b.root)} (${label})`, actor: "agent" });
     await b.events.append(snap.sessionId, { type: "start", actor: "agent" });
@@ -62,11 +62,12 @@ export async function sessionFor(b: Baton, ev: HookEvent, label: string, create:
   }
 }
 
-async function existingSession(b: Baton, ev: HookEvent): Promise<string | undefined> {
+/** `adopt`: false takes only a session this agent session's lane works in, none by the rules for one without. */
+async function existingSession(b: Baton, ev: HookEvent, adopt = true): Promise<string | undefined> {
   const active = await b.sessions.list();
-  if (active.length === 1) return (active[0] as { id: string }).id;
-  if (active.length > 1) {
-    if (!ev.agentSessionId) return [...active].sort((x, y) => (x.updatedAt < y.updatedAt ? 1 : -1))[0]?.id;
+  if (adopt && active.length === 1) return (active[0] as { id: string }).id;
+  if (active.length > 1 || (!adopt && active.length > 0)) {
+    if (!ev.agentSessionId) return adopt ? [...active].sort((x, y) => (x.updatedAt < y.updatedAt ? 1 : -1))[0]?.id : undefined;
     // The session this lane works in; else the one it worked in last (an agent session resumed after it ended).
     const lane = topLane(ev);
     let ended: { id: string; at: string } | undefined;

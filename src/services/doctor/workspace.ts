@@ -1,10 +1,9 @@
 /** Doctor's checks of the workspace around the store: its settings, the server file, the ledger, hooks, file modes. */
 import { existsSync, unlinkSync } from "node:fs";
 import { join } from "node:path";
-import { shellQuote } from "../../core/shell.js";
 import type { JsonObject } from "../../core/types.js";
+import { trackedBatonFiles, untrackCommand } from "../../platform/baton-tracked.js";
 import { type ConfigTrust, configPath, configSection, configTrust } from "../../platform/config-file.js";
-import { trackedBatonFiles, UNTRACK_BATON_FILES } from "../../platform/git-index.js";
 import { HOOK_LOG_DIR, HOOK_LOG_FILE, hookFailures, hookLogPath } from "../../platform/hook-log.js";
 import { entryKind, looseModes, tightenAll } from "../../platform/private-files.js";
 import {
@@ -294,7 +293,7 @@ export const privacy: Check = {
     if (tracked) out.push(tracked);
     // .baton/ holds file contents verbatim (checkpoint blobs) and the journal: only its owner may
     // read it. Opening a workspace tightens .baton/ and its top level; this finds the rest.
-    if (process.platform === "win32") return out;
+    if (process.platform === "win32") return out.length > 0 ? out : { skipped: "POSIX modes do not apply on Windows" };
     const { loose, visited, truncated } = looseModes(deps.batonDir);
     if (loose.length === 0) return out;
     out.push({
@@ -319,15 +318,15 @@ export const privacy: Check = {
  * the tracked paths' changes carries this checkout's journal and checkpointed file contents.
  */
 function trackedInternals(root: string): Found | undefined {
-  const paths = trackedBatonFiles(root);
-  if (paths.length === 0) return undefined;
-  const shown = paths.slice(0, SAMPLE);
+  const tracked = trackedBatonFiles(root);
+  if (tracked.length === 0) return undefined;
+  const shown = tracked.slice(0, SAMPLE).map((e) => e.path);
   return {
     code: "baton_tracked",
     severity: "error",
-    message: `git tracks ${paths.length} of Baton's own file(s) in ${BATON_DIR}/ (${shown.join(", ")}${paths.length > shown.length ? ", …" : ""}): ignore rules do not apply to tracked files, so commits carry this checkout's journal and checkpointed file contents (secrets among them). They were added with \`git add -f\`, or came with the repository (then they are someone else's journal, not yours)`,
-    evidence: { count: paths.length, paths: shown },
-    fix: `cd ${shellQuote(root)} && ${UNTRACK_BATON_FILES} (keeps the files here; then commit the removal, and purge them from the history if it was pushed)`,
+    message: `git tracks ${tracked.length} of Baton's own file(s) in ${BATON_DIR}/ (${shown.map((p) => JSON.stringify(p)).join(", ")}${tracked.length > shown.length ? ", …" : ""}): ignore rules do not apply to tracked files, so commits carry this checkout's journal and checkpointed file contents (secrets among them). They were added with \`git add -f\`, or came with the repository (then they are someone else's journal, not yours)`,
+    evidence: { count: tracked.length, paths: shown },
+    fix: `${untrackCommand(root, tracked)} (keeps the files here; then commit the removal, and purge them from the history if it was pushed)`,
   };
 }
 
