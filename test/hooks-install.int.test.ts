@@ -669,7 +669,7 @@ describe("baton hooks install / uninstall", () => {
     expect(existsSync(join(home, ".claude", "settings.json"))).toBe(false);
   });
 
-  it("a user's settings file kept as a link (dotfiles) stays a link with its target's mode; a link in a project's settings file's place is replaced, never with the link's mode", () => {
+  it("a user's settings file kept as a link (dotfiles) stays a link with its target's mode; a link in a project's settings file's place is refused, its target never copied", () => {
     const home = tempDir("baton-home-");
     const root = tempDir("baton-proj-");
     const env = { ...defaultEnv, HOME: home, CODEX_HOME: join(home, "codex-home") };
@@ -684,20 +684,35 @@ describe("baton hooks install / uninstall", () => {
     expect(statSync(real).mode & 0o777).toBe(0o640);
     expect(JSON.parse(readFileSync(real, "utf8"))).toMatchObject({ theme: "dark", hooks: expect.any(Object) });
 
-    // In the project, where the agent could plant it: the link is replaced by a regular file.
-    const outside = join(tempDir("baton-outside-"), "target.json");
-    writeFileSync(outside, "{}");
-    mkdirSync(join(root, ".claude"));
-    symlinkSync(outside, join(root, ".claude", "settings.local.json"));
-    install(root, "claude", [], env);
-    const placed = lstatSync(join(root, ".claude", "settings.local.json"));
-    expect(placed.isFile()).toBe(true);
-    expect(placed.mode & 0o777, "a new file's mode, whatever the link's").toBe(0o666 & ~process.umask());
-    expect(readFileSync(outside, "utf8"), "the link's target is untouched").toBe("{}");
-    // The backups take the mode of the file a link names, never the link's own 0777.
-    for (const bak of [join(home, ".claude", "settings.json.baton.bak"), join(root, ".claude", "settings.local.json.baton.bak")])
-      if (existsSync(bak)) expect(statSync(bak).mode & 0o022, bak).toBe(0);
-    expect(statSync(join(root, ".claude", "settings.local.json.baton.bak")).mode & 0o777).toBe(statSync(outside).mode & 0o755);
+    // The user's backup takes the mode of the file the link names, never the link's own 0777.
+    const userBak = join(home, ".claude", "settings.json.baton.bak");
+    if (existsSync(userBak)) expect(statSync(userBak).mode & 0o022).toBe(0);
+
+    // In the project, where a repository can commit one (to a credentials file, say): refused,
+    // since editing it would copy what it points to into a file the team commits.
+    const outside = join(tempDir("baton-outside-"), "config.json");
+    const secret = JSON.stringify({ auths: { "ghcr.io": { auth: "Ym9iOnNlY3JldA==" } } });
+    writeFileSync(outside, secret);
+    for (const [agent, rel, args] of [
+      ["claude", ".claude/settings.local.json", []],
+      ["claude", ".claude/settings.json", ["--shared"]],
+      ["gemini", ".gemini/settings.json", []],
+      ["codex", ".codex/hooks.json", []],
+      ["copilot", ".github/hooks/baton.json", []],
+    ] as const) {
+      const link = join(root, rel);
+      mkdirSync(join(link, ".."), { recursive: true });
+      symlinkSync(outside, link);
+      for (const verb of ["install", "uninstall"]) {
+        const r = cli(["hooks", verb, agent, ...args, "--root", root, "--json"], { env });
+        expect([r.code, r.json().error?.code], `${verb} ${agent} ${rel}: ${r.stdout}`).toEqual([2, "bad_input"]);
+        expect(r.json().error.message).toContain(`${link} is a symbolic link (to ${outside})`);
+      }
+      expect(lstatSync(link).isSymbolicLink(), rel).toBe(true);
+      expect(existsSync(`${link}.baton.bak`), `${rel}: no backup of the target`).toBe(false);
+      rmSync(link);
+    }
+    expect(readFileSync(outside, "utf8"), "the link's target is untouched").toBe(secret);
   });
 
   it("a settings file nested 10,000 deep (20 KB a repository can ship) is refused as it is, not a stack overflow", () => {
@@ -1051,7 +1066,7 @@ describe("baton hooks install / uninstall", () => {
     for (const agent of ["qwen", "gemini"]) {
       const r = cli(["hooks", "install", agent, "--root", root, "--json"], { cwd: root });
       expect(r.code, `${agent}: ${r.stdout}`).toBe(2);
-      expect(JSON.parse(r.stdout).error.message).toMatch(/not a regular file/);
+      expect(JSON.parse(r.stdout).error.message).toMatch(/not a regular file|is a symbolic link \(to \/dev\/zero\)/);
       const st = cli(["hooks", "status", agent, "--root", root, "--json"], { cwd: root });
       expect(st.code, `${agent} status: ${st.stdout}${st.stderr}`).not.toBe(null);
     }

@@ -12,7 +12,7 @@
  * - Inside the workspace nothing is read, backed up or written through a link (the agent can
  *   make `.claude` one); the user's own files are written through their link (dotfiles).
  */
-import { lstatSync, statSync } from "node:fs";
+import { lstatSync, readlinkSync, statSync } from "node:fs";
 import { isAbsolute, relative, sep } from "node:path";
 import { type ParseError, parse, printParseErrorCode } from "jsonc-parser";
 import { jsonTextDepth, SETTINGS_TEXT_DEPTH } from "../core/canonical.js";
@@ -121,11 +121,26 @@ function workspaceRel(file: string, o: HookPlaceOptions): string | undefined {
 
 /**
  * Before reading, backing up or writing a project's settings file: no directory on the way may
- * be a link (the agent can make `.claude` one that points outside the workspace).
+ * be a link (the agent can make `.claude` one that points outside the workspace), nor the file
+ * itself. A repository can commit `.gemini/settings.json -> ~/.docker/config.json`: editing it
+ * would copy that file's content, credentials and all, into a file the team commits and into its
+ * backup. (A user's own settings file may be a link into a dotfiles repository: that is `--user`.)
  */
 export function checkPlace(file: string, o: HookPlaceOptions): void {
   const rel = workspaceRel(file, o);
-  if (rel !== undefined) safeParentDir(o.root, rel, false);
+  if (rel === undefined) return;
+  safeParentDir(o.root, rel, false);
+  let link: string | undefined;
+  try {
+    if (lstatSync(file).isSymbolicLink()) link = readlinkSync(file);
+  } catch {
+    link = undefined; // not there yet, or gone meanwhile: the read or the write says so
+  }
+  if (link !== undefined)
+    throw badInput(
+      `${file} is a symbolic link (to ${link}): Baton edits a project's settings file only as a file of the project, since the content of what the link points to would be copied into it and into its backup, where git can commit it. Replace the link with a file of its own (or remove it), then run the command again. Baton changed nothing`,
+      { path: file },
+    );
 }
 
 export function writeAtomic(file: string, text: string, o: HookPlaceOptions, mode?: number): void {
