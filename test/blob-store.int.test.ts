@@ -98,6 +98,33 @@ describe("where blobs live", () => {
     expect(inlineHashes(root)).toEqual([atHash, smallHash, sha256("edited\n"), sha256("x"), sha256("y")].sort());
   });
 
+  it("what a repository planted where a large file's blob goes (a folder, other bytes, a deflate bomb) is replaced, and the checkpoint restores", async () => {
+    const { b, root, sid } = await workspace();
+    const files = ["folder.bin", "wrong.bin", "bomb.bin"].map((name, i) => {
+      const content = Buffer.alloc(INLINE_MAX_BYTES + 10, String.fromCharCode(0x61 + i));
+      write(root, name, content);
+      return { name, content, hash: sha256(content) };
+    });
+    const store = new BlobStore(join(root, ".baton", "blobs"));
+    const at = (hash: string) => store.path(hash);
+    // The hash of a file a repository ships is public: it can plant anything under that name.
+    const [folder, wrong, bomb] = files as [(typeof files)[0], (typeof files)[0], (typeof files)[0]];
+    mkdirSync(join(at(folder.hash), "inside"), { recursive: true });
+    mkdirSync(join(at(wrong.hash), ".."), { recursive: true });
+    writeFileSync(at(wrong.hash), packBlob(Buffer.from("the repository's own bytes\n")));
+    mkdirSync(join(at(bomb.hash), ".."), { recursive: true });
+    writeFileSync(at(bomb.hash), packBlob(Buffer.alloc(64 * 1024 * 1024))); // 64 MiB of zeros, 64 KiB stored
+
+    const cp = await b.checkpoints.create(sid, { files: files.map((f) => f.name) });
+    expect(cp.checkpoint.files.map(hashOf).sort()).toEqual(files.map((f) => f.hash).sort());
+    for (const f of files) expect(new BlobStore(join(root, ".baton", "blobs")).get(f.hash).equals(f.content), f.name).toBe(true);
+
+    for (const f of files) write(root, f.name, "broken\n");
+    const r = await b.checkpoints.rollback(sid, { to: cp.checkpoint.id });
+    expect(r.restored).toBe(3);
+    for (const f of files) expect(readFileSync(join(root, f.name)).equals(f.content), f.name).toBe(true);
+  });
+
   it("a whole-tree checkpoint stores its new small blobs in its own transaction and large ones as files", async () => {
     const { b, root, sid } = await workspace({ checkpoints: { inlineMaxBytes: 100 } });
     write(root, "a.txt", "short\n");

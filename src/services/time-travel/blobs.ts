@@ -16,7 +16,7 @@
  * Longer than ~400 lines, a little: both places, the packing and the sweep of unfinished writes are one
  * store, read together.
  */
-import { closeSync, constants, lstatSync, mkdirSync, openSync, readdirSync, readFileSync, unlinkSync, utimesSync } from "node:fs";
+import { closeSync, constants, lstatSync, mkdirSync, openSync, readdirSync, readFileSync, rmSync, unlinkSync, utimesSync } from "node:fs";
 import { createRequire } from "node:module";
 import { dirname, join } from "node:path";
 import type { Backend, CheckpointQueries, StoreTx } from "../../backend/contract.js";
@@ -71,13 +71,17 @@ export function packBlob(content: Uint8Array): Buffer {
 /** Where a blob was read from, for messages: a file, or the database. */
 export type BlobPlace = { file: string } | { db: string };
 
-/** The content of a stored blob, verified against `hash`; `blob_corrupt` when it does not decode or match. */
-export function unpackBlob(hash: string, raw: Uint8Array, place: BlobPlace): Buffer {
+/**
+ * The content of a stored blob, verified against `hash`; `blob_corrupt` when it does not decode or
+ * match. `size`: the content's length when known, so a blob that inflates past it stops there.
+ */
+export function unpackBlob(hash: string, raw: Uint8Array, place: BlobPlace, size?: number): Buffer {
   const bytes = Buffer.from(raw.buffer, raw.byteOffset, raw.byteLength);
   let content: Buffer;
   try {
     if (bytes[0] === 0x52) content = bytes.subarray(1);
-    else if (bytes[0] === 0x44) content = z().inflateRawSync(bytes.subarray(1));
+    else if (bytes[0] === 0x44)
+      content = z().inflateRawSync(bytes.subarray(1), size === undefined ? undefined : { maxOutputLength: Math.max(1, size) });
     else throw new Error(bytes.byteLength === 0 ? "it is empty" : `unknown storage method byte ${bytes[0]}`);
   } catch (err) {
     throw corrupt(hash, place, (err as Error).message);
@@ -124,6 +128,8 @@ export class BlobStore {
   /** Whether a shard directory was created since the last `sync()` (then the store's own directory changed too). */
   #newShard = false;
   #newRoot = false;
+  /** Blobs this store has written or read back whole: what `put` finds there needs no second look. */
+  readonly #verified = new Set<string>();
 
   constructor(dir: string, opts: { durable?: boolean } = {}) {
     this.dir = dir;
@@ -140,7 +146,10 @@ export class BlobStore {
 
   /**
    * Store `content` (whose sha256 is `hash`, when the caller already computed it). An existing
-   * blob is not rewritten; its mtime is refreshed so a concurrent sweep's grace period covers it.
+   * blob is not rewritten once it is read back as this content (once per store); its mtime is
+   * refreshed so a concurrent sweep's grace period covers it. Anything else there is replaced: a
+   * damaged blob, or one a repository planted under the name of a large file it ships (its hash
+   * is public), which would otherwise stand for this content in every checkpoint, unrestorable.
    */
   put(content: Uint8Array, hash = sha256(content)): PutResult {
     const file = this.path(hash);
@@ -149,7 +158,8 @@ export class BlobStore {
     // file's contents out of the workspace: refused. A blob that is a link is written over.
     const shard = entryKind(dir);
     if (shard !== undefined && shard !== "dir") throw unsafePath(dir, "is a symbolic link or not a folder");
-    if (entryKind(file) === "file") {
+    const there = entryKind(file);
+    if (there === "file" && this.#holds(file, hash, content.byteLength)) {
       try {
         const now = new Date();
         utimesSync(file, now, now);
@@ -157,6 +167,14 @@ export class BlobStore {
         // a read-only store still deduplicates
       }
       return { hash, size: content.byteLength, created: false };
+    }
+    if (there === "dir") {
+      // A folder where the blob goes (never Baton's: a repository's, or a damaged store's) would fail every checkpoint of this content.
+      try {
+        rmSync(file, { recursive: true, force: true });
+      } catch (err) {
+        throw ioError(`cannot replace ${file}, a folder where a blob goes`, err);
+      }
     }
     const packed = packBlob(content);
     try {
@@ -170,8 +188,21 @@ export class BlobStore {
     } catch (err) {
       throw ioError(`cannot store a blob in ${dir}`, err);
     }
+    this.#verified.add(hash);
     this.#dirty.add(dir);
     return { hash, size: content.byteLength, created: true };
+  }
+
+  /** Whether the blob file at `file` holds `size` bytes hashing to `hash` (read back whole once per store). */
+  #holds(file: string, hash: string, size: number): boolean {
+    if (this.#verified.has(hash)) return true;
+    try {
+      if (unpackBlob(hash, readNoFollow(file), { file }, size).byteLength !== size) return false;
+    } catch {
+      return false;
+    }
+    this.#verified.add(hash);
+    return true;
   }
 
   /** fsync the directories that gained blobs, so their new names survive a power loss. Call before committing references. */
@@ -204,7 +235,9 @@ export class BlobStore {
         throw missing(hash, { path: file });
       throw ioError(`cannot read blob ${file}`, err);
     }
-    return unpackBlob(hash, raw, { file });
+    const content = unpackBlob(hash, raw, { file });
+    this.#verified.add(hash);
+    return content;
   }
 
   /** Delete blobs (missing ones are fine). Returns how many files were deleted. */
