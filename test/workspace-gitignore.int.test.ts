@@ -298,10 +298,16 @@ describe(".baton/ and git", () => {
     expect(listed.code, listed.stderr).toBe(0);
     expect(JSON.parse(listed.stdout), "the agent's write was checkpointed").toMatchObject({ checkpoints: [{ toolName: "Write" }] });
 
-    const untrack = spawnSync("git", ["rm", "-q", "-f", "--cached", ".baton/baton.db"], { cwd: root, encoding: "utf8" });
-    expect(untrack.status, untrack.stderr).toBe(0);
+    // Both commands it gives, run as given: the stranger's journal is gone, not taken as this checkout's.
+    const commands = [...said.hookSpecificOutput.additionalContext.matchAll(/`(cd [^`]*)`/g)].map((m) => m[1] as string);
+    expect(commands).toHaveLength(2);
+    for (const command of commands) {
+      const ran = spawnSync("sh", ["-c", command], { cwd: "/", encoding: "utf8" });
+      expect(ran.status, `${command}: ${ran.stderr}`).toBe(0);
+    }
     const again = hook("SessionStart", "session-start-startup");
     expect(again.stdout).not.toContain("git tracks");
+    expect(again.stdout).not.toContain("STRANGER");
   });
 
   it("a server.key that came with the repository is not taken: the server makes its own, and keeps it across restarts", async () => {

@@ -78,3 +78,15 @@ export function untrackCommand(root: string, tracked: readonly TrackedEntry[]): 
   const tops = [...new Set(tracked.map((e) => e.path.split("/").slice(0, 2).join("/")))];
   return `cd ${shellQuote(root)} && git --literal-pathspecs rm -r -f -q --cached -- ${tops.map(shellQuote).join(" ")}`;
 }
+
+/**
+ * What to do besides untracking when they came with the repository: they stay in the working
+ * tree, and once git no longer tracks them Baton would take them as this checkout's own (a
+ * stranger's journal as the agent's state, a server key whose token its author knows).
+ */
+export function removeCommand(root: string, tracked: readonly TrackedEntry[]): string {
+  const tops = [...new Set(tracked.map((e) => e.path.split("/").slice(0, 2).join("/")))];
+  // A database goes with its WAL and shared-memory files, tracked or not.
+  const all = tops.flatMap((t) => (/\/baton\.db$/i.test(t) ? [t, `${t}-wal`, `${t}-shm`] : [t]));
+  return `cd ${shellQuote(root)} && rm -rf -- ${all.map(shellQuote).join(" ")}`;
+}

@@ -31,7 +31,7 @@ import type { AgentHookOptions, HookEvent, HookResponse } from "../../core/hooks
 import { ago, describeLane, familyOf, keptLane, laneId, pausedSpiral, sameFamily } from "../../core/lanes.js";
 import type { Snapshot } from "../../core/types.js";
 import { isBatonError } from "../../errors.js";
-import { type TrackedEntry, trackedBatonFiles, untrackCommand } from "../../platform/baton-tracked.js";
+import { removeCommand, type TrackedEntry, trackedBatonFiles, untrackCommand } from "../../platform/baton-tracked.js";
 import { httpHooksOn } from "../../platform/claude-http-hooks.js";
 import { appendHookFailure } from "../../platform/hook-log.js";
 import { endRuns, ensureRun, heartbeatRuns, laneOf, pauseView, sessionFor } from "./sessions.js";
@@ -207,10 +207,10 @@ function trackedStore(root: string, tracked: TrackedEntry[]): HookResponse {
     .slice(0, 3);
   const rest = tracked.length - named.length;
   const list = `${named.join(", ")}${rest > 0 ? `${named.length > 0 ? ", and " : ""}${rest} more` : ""}`;
-  const command = untrackCommand(root, tracked);
-  const fix = tracked.every((e) => plain(e.path))
-    ? `Untrack them: \`${command}\`; \`baton doctor\` says more.`
-    : "`baton doctor` gives the command that untracks them.";
+  const plainNames = tracked.every((e) => plain(e.path));
+  const fix = plainNames
+    ? `Untrack them: \`${untrackCommand(root, tracked)}\`; if they came with the repository, also remove them (\`${removeCommand(root, tracked)}\`: git's history keeps them), or Baton takes them as this checkout's own once untracked. \`baton doctor\` says more.`
+    : "`baton doctor` gives the commands that untrack them, and remove them if they came with the repository.";
   const said = `git tracks Baton's own files in ${root}/.baton/ (${list}): they came with the repository, or were added with \`git add -f\`. Baton goes on recording, but shows nothing of that journal here, and commits would carry what it records (checkpointed file contents among them). ${fix}`;
   return { userMessage: `Baton: ${said}`, context: `Baton: ${said} Tell the user.` };
 }
