@@ -225,4 +225,13 @@ describe("a .baton/config.json the repository shipped", () => {
     expect(readTrust(join(root, ".baton"))).toBeUndefined();
     expect(await offered()).toBe(start);
   });
+
+  it("baton trust of a file nested 100,000 deep is bad input and records no trust (it used to record it, then overflow printing it)", () => {
+    const root = clone();
+    writeFileSync(join(root, ".baton", "config.json"), `{"hooks":${"[".repeat(100_000)}${"]".repeat(100_000)}}`);
+    const r = cli(["trust", "--root", root, "--json"], { env: ENV });
+    expect(r.code, r.stdout + r.stderr).toBe(2);
+    expect(r.json().error).toMatchObject({ code: "bad_input", message: expect.stringContaining("nested deeper than 64 levels") });
+    expect(readTrust(join(root, ".baton"))).toBeUndefined();
+  });
 });

@@ -25,6 +25,7 @@
  */
 import { utimesSync } from "node:fs";
 import { join } from "node:path";
+import { jsonBoundsProblem } from "../core/canonical.js";
 import { BatonError, badInput } from "../errors.js";
 import { readTrust, recordTrust, revokeTrust, sha256, type TrustRecord } from "./config-trust.js";
 import { NotASettingsFile, readSettingsBytes } from "./settings-text.js";
@@ -77,6 +78,9 @@ function parseSettings(file: string, bytes: Buffer): Record<string, unknown> {
   }
   if (value === null || typeof value !== "object" || Array.isArray(value))
     throw badInput(`${file} must hold a JSON object of settings, e.g. {"checkpoints": {"retain": 50}}`);
+  // A repository's file nested 100,000 deep parses, then overflows whatever walks it (printing it for `baton trust`).
+  const bounds = jsonBoundsProblem(value);
+  if (bounds !== undefined) throw badInput(`${file}: ${bounds}; no settings file needs that: fix it or remove it`);
   return value as Record<string, unknown>;
 }
 
