@@ -3,7 +3,7 @@
  * each agent's documented hook contract) replayed through real `baton hook` processes (the
  * built CLI), on real files.
  */
-import { existsSync, mkdirSync, readFileSync, rmSync, unlinkSync, writeFileSync } from "node:fs";
+import { existsSync, mkdirSync, readdirSync, readFileSync, rmSync, unlinkSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { afterEach, describe, expect, it } from "vitest";
 import { killAll, spawnNode, waitExit } from "./child-process.js";
@@ -96,6 +96,21 @@ describe("Claude Code hooks", () => {
     expect(undo.out.hookSpecificOutput.hookEventName).toBe("UserPromptSubmit");
     expect(undo.out.hookSpecificOutput.additionalContext).toContain("Restored: src/app.ts");
     expect(undo.out.hookSpecificOutput.additionalContext).toContain("Do not undo anything yourself");
+  });
+
+  it("'undo that' that Baton cannot carry out (a damaged blob) tells the user and the model, and logs it", () => {
+    const big = `${"x".repeat(1024 * 1024 + 10)}\n`; // stored as a blob file
+    const root = workspace({ "src/app.ts": big });
+    hook("claude", "pre-edit", root);
+    writeFileSync(join(root, "src/app.ts"), "edited\n");
+    hook("claude", "post-edit", root);
+    const shard = join(root, ".baton", "blobs");
+    for (const d of readdirSync(shard)) for (const f of readdirSync(join(shard, d))) writeFileSync(join(shard, d, f), "damaged");
+    const undo = hook("claude", "user-prompt-undo", root);
+    expect(undo.out.systemMessage).toMatch(/^Baton could not roll back: .*blob/);
+    expect(undo.out.hookSpecificOutput.additionalContext).toMatch(/Baton could not: .*Tell the user; do not try to undo changes by hand/);
+    expect(read(root, "src/app.ts")).toBe("edited\n");
+    expect(readFileSync(join(root, ".baton", "logs", "hooks.log"), "utf8")).toContain("blob_corrupt");
   });
 
   it("a Write that created a file is undone by removing it", () => {

@@ -252,7 +252,7 @@ async function prompt(b: Baton, ev: Ev<"prompt">, o: Ctx): Promise<HookResponse>
   return parts.length > 0 ? { context: parts.join("\n\n") } : {};
 }
 
-/** Rollback answers Baton gives the user rather than failures of Baton itself. */
+/** Rollback answers Baton gives the user rather than failures of Baton itself (those are said too, and logged). */
 const ROLLBACK_ANSWERS = new Set(["checkpoint_not_found", "checkpoint_pruned", "not_found", "bad_input", "unsafe_path", "conflict"]);
 
 async function rollbackFromPrompt(
@@ -283,7 +283,10 @@ async function rollbackFromPrompt(
         userMessage: "Baton cancelled the rollback: it could not be done within the hook's time limit, and nothing was changed. Ask again.",
       };
     }
-    if (!isBatonError(err) || !ROLLBACK_ANSWERS.has(err.code)) throw err;
+    if (!isBatonError(err)) throw err;
+    // A failure of Baton's own (a damaged blob, the disk, the store) is logged for doctor, and
+    // still said: the user asked for this rollback and must not think it happened.
+    if (!ROLLBACK_ANSWERS.has(err.code)) o.log(err);
     return {
       context: `The user asked to roll back files. Baton could not: ${err.message}. Tell the user; do not try to undo changes by hand unless they ask.`,
       userMessage: `Baton could not roll back: ${err.message}`,
