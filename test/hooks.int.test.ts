@@ -3,7 +3,8 @@
  * each agent's documented hook contract) replayed through real `baton hook` processes (the
  * built CLI), on real files.
  */
-import { existsSync, mkdirSync, readdirSync, readFileSync, rmSync, unlinkSync, writeFileSync } from "node:fs";
+import { createHash } from "node:crypto";
+import { existsSync, mkdirSync, readdirSync, readFileSync, rmSync, symlinkSync, unlinkSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { afterEach, describe, expect, it } from "vitest";
 import { killAll, spawnNode, waitExit } from "./child-process.js";
@@ -111,6 +112,19 @@ describe("Claude Code hooks", () => {
     expect(undo.out.hookSpecificOutput.additionalContext).toMatch(/Baton could not: .*Tell the user; do not try to undo changes by hand/);
     expect(read(root, "src/app.ts")).toBe("edited\n");
     expect(readFileSync(join(root, ".baton", "logs", "hooks.log"), "utf8")).toContain("blob_corrupt");
+  });
+
+  it("a checkpoint before a tool that fails on Baton's side (a blob shard linked outside) tells the user the step cannot be rolled back", () => {
+    const big = `${"y".repeat(1024 * 1024 + 10)}\n`;
+    const root = workspace({ "src/app.ts": big });
+    const outside = tempDir("baton-outside-");
+    const hash = createHash("sha256").update(big).digest("hex");
+    mkdirSync(join(root, ".baton", "blobs"), { recursive: true });
+    symlinkSync(outside, join(root, ".baton", "blobs", hash.slice(0, 2)));
+    const pre = hook("claude", "pre-edit", root);
+    expect(pre.out.systemMessage).toMatch(/^Baton could not checkpoint before Edit, so this step cannot be rolled back: .*symbolic link/);
+    expect(pre.out.hookSpecificOutput?.permissionDecision, "the tool still runs").not.toBe("deny");
+    expect(readdirSync(outside), "nothing written through the link").toEqual([]);
   });
 
   it("a Write that created a file is undone by removing it", () => {

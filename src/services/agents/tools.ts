@@ -152,6 +152,15 @@ export async function beforeTool(b: Baton, ev: Ev<"before_tool">, o: ToolHookCon
       ...(o.deadline !== undefined ? { deadline: o.deadline } : {}),
     });
   } catch (err) {
+    if (isBatonError(err) && CHECKPOINT_FAILURES.has(err.code)) {
+      // The agent goes on (Baton never blocks a tool for its own failure), and the user knows
+      // this step cannot be rolled back rather than finding out at the undo.
+      o.log(err);
+      return {
+        ...claimed,
+        userMessage: `Baton could not checkpoint before ${tool.name}, so this step cannot be rolled back: ${err.message}`,
+      };
+    }
     if (!isBatonError(err, "deadline_exceeded")) throw err;
     // The tool is about to run: a checkpoint committed after it would hold its changes. The
     // agent goes on without one, and the user knows this step cannot be rolled back.
@@ -163,6 +172,19 @@ export async function beforeTool(b: Baton, ev: Ev<"before_tool">, o: ToolHookCon
   }
   return claimed ?? {};
 }
+
+/**
+ * Failures of a checkpoint that another try in another process would meet too (the disk, what is
+ * in the workspace or the blob store): said to the user. Others (a busy or unreachable store, a
+ * server stopping) are thrown, so the hook can try again in its own process.
+ */
+const CHECKPOINT_FAILURES: ReadonlySet<string> = new Set([
+  "io_error",
+  "unsafe_path",
+  "blob_corrupt",
+  "blob_missing",
+  "workspace_unwritable",
+]);
 
 /**
  * Files another agent holds claims on (core/lanes.ts), about to be written by this lane. With
