@@ -8,7 +8,7 @@
  * that came with a journal) is doctor's `baton_tracked`, and its fix command works.
  */
 import { spawnSync } from "node:child_process";
-import { mkdirSync, readFileSync, writeFileSync } from "node:fs";
+import { existsSync, mkdirSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import fc from "fast-check";
 import { afterEach, describe, expect, it } from "vitest";
@@ -336,5 +336,45 @@ describe(".baton/ and git", () => {
     } finally {
       await second.stop();
     }
+  });
+
+  it("a .baton/ a repository committed in a subfolder does not take the hooks of an agent that cd's there: its edits elsewhere are still checkpointed", () => {
+    const origin = tempDir("baton-gitignore-nested-");
+    git(origin, "init", "-q");
+    mkdirSync(join(origin, "src"));
+    mkdirSync(join(origin, "pkg", ".baton"), { recursive: true });
+    writeFileSync(join(origin, "src", "a.ts"), "the user's file\n");
+    writeFileSync(join(origin, "pkg", "b.ts"), "b\n");
+    writeFileSync(join(origin, "pkg", ".baton", ".gitignore"), "*\n!.gitignore\n");
+    git(origin, "add", "-A");
+    git(origin, "commit", "-qm", "a workspace of its own in pkg");
+    const root = tempDir("baton-gitignore-nested-clone-");
+    git(root, "clone", "-q", origin, ".");
+    expect(cli(["init", "--root", root]).code).toBe(0);
+    for (const server of ["off", "auto"]) {
+      const session = `agent-session-${server}`;
+      const hook = (event: string, cwd: string, fields: Record<string, unknown>) => {
+        const input = JSON.stringify({ session_id: session, transcript_path: "/tmp/t.jsonl", cwd, hook_event_name: event, ...fields });
+        const r = cli(["hook", "claude", event], { cwd, input, env: { BATON_HOOK_SERVER: server } });
+        expect(r.code, r.stderr).toBe(0);
+        return r.stdout;
+      };
+      hook("SessionStart", root, { source: "startup" });
+      // The agent cd'd into pkg/ and removes a file of the project from there.
+      const pkg = join(root, "pkg");
+      hook("PreToolUse", pkg, { tool_name: "Bash", tool_input: { command: "rm ../src/a.ts" }, tool_use_id: `toolu_rm_${server}` });
+      rmSync(join(root, "src", "a.ts"));
+      hook("PostToolUse", pkg, {
+        tool_name: "Bash",
+        tool_input: { command: "rm ../src/a.ts" },
+        tool_response: {},
+        tool_use_id: `toolu_rm_${server}`,
+      });
+      const undo = hook("UserPromptSubmit", pkg, { prompt: "undo that" });
+      expect(undo, server).toContain("Baton rolled back");
+      expect(readFileSync(join(root, "src", "a.ts"), "utf8"), server).toBe("the user's file\n");
+      expect(existsSync(join(pkg, ".baton", "baton.db")), "nothing recorded in the repository's own .baton/").toBe(false);
+    }
+    cli(["serve", "--stop", "--root", root]);
   });
 });

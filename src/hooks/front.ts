@@ -13,7 +13,7 @@ import { jsonBoundsProblem } from "../core/canonical.js";
 import { adapterFor } from "../core/hooks/adapters.js";
 import type { AgentAdapter, HookEvent } from "../core/hooks/types.js";
 import { readProcStat } from "../platform/process-facts.js";
-import { findWorkspace, type Workspace, workspaceAt } from "../platform/workspace.js";
+import { agentSessionMark, findWorkspace, type Workspace, workspaceAt } from "../platform/workspace.js";
 import { codexCallOutcome } from "./codex-transcript.js";
 
 export { adapterFor };
@@ -70,12 +70,17 @@ export function parseEvent(adapter: AgentAdapter, native: string, text: string, 
 }
 
 /**
- * The hook's workspace: the explicit root (if it is one), else the nearest at or above `cwd`.
- * None when a relative root or cwd cannot be resolved (the working directory was removed).
+ * The hook's workspace: the explicit root (if it is one), else the one at or above `cwd` where
+ * this agent session's hooks record (`ev`: its mark), else the nearest. None when a relative root
+ * or cwd cannot be resolved (the working directory was removed).
  */
-export function workspaceFor(root: string | undefined, cwd: string): Workspace | undefined {
+export function workspaceFor(
+  root: string | undefined,
+  cwd: string,
+  ev?: { agent: string; agentSessionId?: string | undefined },
+): Workspace | undefined {
   try {
-    if (!root) return findWorkspace(cwd);
+    if (!root) return findWorkspace(cwd, ev && agentSessionMark(ev.agent, ev.agentSessionId));
     const ws = workspaceAt(root);
     return findWorkspace(ws.root)?.root === ws.root ? ws : undefined;
   } catch {

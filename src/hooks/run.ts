@@ -114,7 +114,7 @@ export async function answerHook(argv: readonly string[], opts: AnswerHookOption
     return { out };
   }
   if (isNoop(ev)) return { out };
-  const ws = workspaceFor(root, ev.cwd);
+  const ws = workspaceFor(root, ev.cwd, ev);
   if (!ws) return { out }; // not a Baton project: nothing to record
 
   let baton: Baton | undefined;

@@ -51,7 +51,7 @@ export async function serverFirst(args: HookArgs, text: string, requestId: strin
   // Nothing to do, or not a Baton project: the same answer the in-process path gives.
   const passThrough: FirstOutcome = { kind: "answer", stdout: stdoutOf(adapter.passThrough(args.native)) };
   if (isNoop(ev)) return passThrough;
-  const ws = workspaceFor(args.root, ev.cwd);
+  const ws = workspaceFor(args.root, ev.cwd, ev);
   if (!ws) return passThrough;
   if (!args.native) return handOff("no event named on the command line");
   // .baton/config.json is read once, for the server mode and the store; a file that cannot be

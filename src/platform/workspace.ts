@@ -17,7 +17,7 @@ import {
 } from "node:fs";
 import { basename, dirname, isAbsolute, join, relative, resolve } from "node:path";
 import { BatonError } from "../errors.js";
-import { entryKind, PRIVATE_DIR_MODE, tightenBatonDir, touchPrivate } from "./private-files.js";
+import { entryKind, PRIVATE_DIR_MODE, privateSubdir, tightenBatonDir, touchPrivate } from "./private-files.js";
 
 export interface Workspace {
   root: string;
@@ -249,19 +249,57 @@ export function insideWorkspace(root: string, abs: string): string | undefined {
   }
 }
 
-/** Walk up from `cwd` to the nearest directory holding `.baton/`. */
-export function findWorkspace(cwd: string): Workspace | undefined {
+/**
+ * Walk up from `cwd` to the nearest directory holding `.baton/`; with `agentSession` (a mark,
+ * `agentSessionMark`), to the nearest one that agent session's hooks record in, else the nearest.
+ */
+export function findWorkspace(cwd: string, agentSession?: string): Workspace | undefined {
   let dir = resolve(cwd);
+  let nearest: Workspace | undefined;
   for (;;) {
     const candidate = join(dir, BATON_DIR);
     try {
-      if (statSync(candidate).isDirectory()) return workspaceAt(dir);
+      if (statSync(candidate).isDirectory()) {
+        if (agentSession === undefined) return workspaceAt(dir);
+        nearest ??= workspaceAt(dir);
+        if (existsSync(join(candidate, AGENTS_DIR, agentSession))) return workspaceAt(dir);
+      }
     } catch {
       // not here; keep walking
     }
     const parent = dirname(dir);
-    if (parent === dir) return undefined;
+    if (parent === dir) return nearest;
     dir = parent;
+  }
+}
+
+/** `.baton/agents/<agent session>`: the agent sessions whose hooks record in this workspace (`findWorkspace`). */
+export const AGENTS_DIR = "agents";
+
+/**
+ * The name an agent session's mark has in `.baton/agents/`: the agent and its session id, made
+ * safe for a file name; undefined without an id.
+ */
+export function agentSessionMark(agent: string, sessionId: string | undefined): string | undefined {
+  if (!sessionId) return undefined;
+  return `${agent}-${sessionId.replace(/[^A-Za-z0-9._-]/g, "-").slice(0, 80)}-${sessionId.length}`;
+}
+
+/**
+ * Mark `.baton/agents/<mark>`: this workspace is where that agent session's hooks record, from
+ * wherever in the tree the agent works. Without it a `.baton/` a repository committed in a
+ * subfolder (`pkg/.baton/.gitignore`) would take the hooks of an agent that cd'd there, and every
+ * edit outside `pkg/` would go without a checkpoint. Best effort, never through a link.
+ */
+export function markAgentSession(batonDir: string, mark: string): void {
+  const dir = privateSubdir(batonDir, AGENTS_DIR);
+  if (dir === undefined) return;
+  const file = join(dir, mark);
+  if (existsSync(file)) return;
+  try {
+    closeSync(touchPrivate(file));
+  } catch {
+    // unwritable: the hooks find the nearest workspace, as before
   }
 }
 
