@@ -8,7 +8,7 @@
  * that came with a journal) is doctor's `baton_tracked`, and its fix command works.
  */
 import { spawnSync } from "node:child_process";
-import { existsSync, mkdirSync, readFileSync, rmSync, writeFileSync } from "node:fs";
+import { existsSync, mkdirSync, readdirSync, readFileSync, rmSync, utimesSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import fc from "fast-check";
 import { afterEach, describe, expect, it } from "vitest";
@@ -376,5 +376,12 @@ describe(".baton/ and git", () => {
       expect(existsSync(join(pkg, ".baton", "baton.db")), "nothing recorded in the repository's own .baton/").toBe(false);
     }
     cli(["serve", "--stop", "--root", root]);
+    // The marks of agent sessions idle for 30 days go with baton gc; the rest stay.
+    const marks = join(root, ".baton", "agents");
+    expect(readdirSync(marks).sort()).toEqual(["claude-agent-session-auto-18", "claude-agent-session-off-17"]);
+    const old = new Date(Date.now() - 31 * 24 * 60 * 60 * 1000);
+    utimesSync(join(marks, "claude-agent-session-off-17"), old, old);
+    expect(cli(["gc", "--root", root]).code).toBe(0);
+    expect(readdirSync(marks)).toEqual(["claude-agent-session-auto-18"]);
   });
 });

@@ -13,6 +13,7 @@ import {
   readlinkSync,
   realpathSync,
   statSync,
+  unlinkSync,
   writeSync,
 } from "node:fs";
 import { basename, dirname, isAbsolute, join, relative, resolve } from "node:path";
@@ -295,12 +296,37 @@ export function markAgentSession(batonDir: string, mark: string): void {
   const dir = privateSubdir(batonDir, AGENTS_DIR);
   if (dir === undefined) return;
   const file = join(dir, mark);
-  if (existsSync(file)) return;
+  try {
+    // Once a day at most: the mark's time says when the agent session last started or prompted here (gc prunes old ones).
+    const st = lstatSync(file);
+    if (!st.isFile() || Date.now() - st.mtimeMs < 24 * 60 * 60 * 1000) return;
+  } catch {
+    // not there yet
+  }
   try {
     closeSync(touchPrivate(file));
   } catch {
     // unwritable: the hooks find the nearest workspace, as before
   }
+}
+
+/** Remove the marks of agent sessions not started or prompted since `before` (ms); returns how many. */
+export function pruneAgentMarks(batonDir: string, before: number): number {
+  if (entryKind(batonDir) !== "dir" || entryKind(join(batonDir, AGENTS_DIR)) !== "dir") return 0;
+  const dir = join(batonDir, AGENTS_DIR);
+  let n = 0;
+  for (const name of readdirSync(dir)) {
+    try {
+      const st = lstatSync(join(dir, name));
+      if (st.isFile() && st.mtimeMs < before) {
+        unlinkSync(join(dir, name));
+        n++;
+      }
+    } catch {
+      // gone meanwhile
+    }
+  }
+  return n;
 }
 
 /**

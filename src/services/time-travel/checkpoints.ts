@@ -31,6 +31,7 @@ import { BatonError, badInput, checkDeadline } from "../../errors.js";
 import { touchPrivate } from "../../platform/private-files.js";
 import { hostFacts, machineId } from "../../platform/process-facts.js";
 import { checkPath, readCurrent, unsafePath } from "../../platform/safe-fs.js";
+import { pruneAgentMarks } from "../../platform/workspace.js";
 import { CACHE_TOUCH_MS, CACHE_TTL_MS, cacheScope } from "../cache-scope.js";
 import { isWorkspaceRoot, WHOLE_ROOT, workspaceRelative } from "../files.js";
 import { Blobs, type StagedBlob } from "./blobs.js";
@@ -726,6 +727,8 @@ export class CheckpointService {
           // raced with its writer or another sweep
         }
       }
+      // Marks of agent sessions idle as long (platform/workspace.ts markAgentSession).
+      pruneAgentMarks(this.#batonDir, now - CACHE_TTL_MS);
       return { blobsRemoved: removed, tempsRemoved, blobsKept: hashes.length - removed };
     });
   }
