@@ -706,7 +706,7 @@ describe("baton hooks install / uninstall", () => {
       for (const verb of ["install", "uninstall"]) {
         const r = cli(["hooks", verb, agent, ...args, "--root", root, "--json"], { env });
         expect([r.code, r.json().error?.code], `${verb} ${agent} ${rel}: ${r.stdout}`).toEqual([2, "bad_input"]);
-        expect(r.json().error.message).toContain(`${link} is a symbolic link (to ${outside})`);
+        expect(r.json().error.message).toContain(`${link} is a symbolic link (to ${JSON.stringify(outside)})`);
       }
       expect(lstatSync(link).isSymbolicLink(), rel).toBe(true);
       expect(existsSync(`${link}.baton.bak`), `${rel}: no backup of the target`).toBe(false);
@@ -1066,7 +1066,7 @@ describe("baton hooks install / uninstall", () => {
     for (const agent of ["qwen", "gemini"]) {
       const r = cli(["hooks", "install", agent, "--root", root, "--json"], { cwd: root });
       expect(r.code, `${agent}: ${r.stdout}`).toBe(2);
-      expect(JSON.parse(r.stdout).error.message).toMatch(/not a regular file|is a symbolic link \(to \/dev\/zero\)/);
+      expect(JSON.parse(r.stdout).error.message).toMatch(/not a regular file|is a symbolic link \(to "\/dev\/zero"\)/);
       const st = cli(["hooks", "status", agent, "--root", root, "--json"], { cwd: root });
       expect(st.code, `${agent} status: ${st.stdout}${st.stderr}`).not.toBe(null);
     }

@@ -210,11 +210,9 @@ describe("next action: every row of the table, built through the CLI", () => {
     expect(r.nextAction.action).toBe("review_changed_files");
     expect(r.nextAction.reason).toContain("a.ts (changed)");
     expect(r.nextAction.reason).not.toContain("b.ts");
-    expect(r.nextAction.command).toBe(`baton files add --session ${sid} -- a.ts`);
+    expect(r.nextAction.command).toBe(`baton files add a.ts --session ${sid}`);
     expect(ws.json("status", "--session", sid).sessions[0].nextAction).toEqual(r.nextAction);
-    // Run as printed, in the workspace (options after its `--` would be paths).
-    const settle = cli(r.nextAction.command.split(" ").slice(1), { cwd: ws.root });
-    expect(settle.code, settle.stderr).toBe(0);
+    ws.json(...r.nextAction.command.split(" ").slice(1));
     expect(resume(ws, sid).nextAction.action).toBe("continue_task");
   });
 

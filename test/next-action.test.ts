@@ -167,7 +167,7 @@ describe("each rule alone", () => {
       }),
     );
     // A missing file is recorded as absent: one run of the command settles both.
-    expect(a?.action).toMatchObject({ action: "review_changed_files", command: "baton files add --session s -- src/a.ts gone.ts" });
+    expect(a?.action).toMatchObject({ action: "review_changed_files", command: "baton files add src/a.ts gone.ts --session s" });
     expect(a?.action.reason).toContain("src/a.ts (changed), gone.ts (missing)");
     expect(a?.action.reason).toContain("What changed them is not known");
     // Paths are shell-quoted: nothing in them expands; an unreadable one is left out.
@@ -180,10 +180,10 @@ describe("each rule alone", () => {
         ],
       }),
     );
-    expect(odd?.action.command).toBe(`baton files add --session s -- 'a $HOME \`id\`.ts' 'it'\\''s.ts'`);
-    // A name that reads as an option (a repository can hold `--root=..`) stays a path: it follows `--`.
+    expect(odd?.action.command).toBe(`baton files add 'a $HOME \`id\`.ts' 'it'\\''s.ts' --session s`);
+    // A name that reads as an option (a repository can hold `--root=..`) stays a path, as `./--root=..`.
     const dashed = changedFilesRule(input(s, { changedFiles: [{ path: "--root=..", state: "changed" }] }));
-    expect(dashed?.action.command).toBe("baton files add --session s -- --root=..");
+    expect(dashed?.action.command).toBe("baton files add ./--root=.. --session s");
   });
 
   it("shellQuote: a POSIX shell reads every argument back unchanged", () => {

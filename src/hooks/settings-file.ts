@@ -138,7 +138,7 @@ export function checkPlace(file: string, o: HookPlaceOptions): void {
   }
   if (link !== undefined)
     throw badInput(
-      `${file} is a symbolic link (to ${link}): Baton edits a project's settings file only as a file of the project, since the content of what the link points to would be copied into it and into its backup, where git can commit it. Replace the link with a file of its own (or remove it), then run the command again. Baton changed nothing`,
+      `${file} is a symbolic link (to ${JSON.stringify(link.length > 200 ? `${link.slice(0, 200)}…` : link)}): Baton edits a project's settings file only as a file of the project, since the content of what the link points to would be copied into it and into its backup, where git can commit it. Replace the link with a file of its own (or remove it), then run the command again. Baton changed nothing`,
       { path: file },
     );
 }

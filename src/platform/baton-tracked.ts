@@ -80,13 +80,15 @@ export function untrackCommand(root: string, tracked: readonly TrackedEntry[]): 
 }
 
 /**
- * What to do besides untracking when they came with the repository: they stay in the working
- * tree, and once git no longer tracks them Baton would take them as this checkout's own (a
- * stranger's journal as the agent's state, a server key whose token its author knows).
+ * What to do instead of untracking when they came with the repository: they are someone else's,
+ * and once git no longer tracks them Baton would take them as this checkout's own (a stranger's
+ * journal as the agent's state, a server key whose token its author knows). Stops the
+ * workspace's server (it holds the journal open), then removes from the index and the working
+ * tree exactly the files git tracks (nothing of the user's own beside them in the same folder),
+ * and the journal's WAL and shared-memory files.
  */
 export function removeCommand(root: string, tracked: readonly TrackedEntry[]): string {
   const tops = [...new Set(tracked.map((e) => e.path.split("/").slice(0, 2).join("/")))];
-  // A database goes with its WAL and shared-memory files, tracked or not.
-  const all = tops.flatMap((t) => (/\/baton\.db$/i.test(t) ? [t, `${t}-wal`, `${t}-shm`] : [t]));
-  return `cd ${shellQuote(root)} && rm -rf -- ${all.map(shellQuote).join(" ")}`;
+  const db = tops.filter((t) => /\/baton\.db$/i.test(t)).flatMap((t) => [`${t}-wal`, `${t}-shm`]);
+  return `cd ${shellQuote(root)} && { baton serve --stop >/dev/null 2>&1; git --literal-pathspecs rm -r -f -q -- ${tops.map(shellQuote).join(" ")}${db.length > 0 ? ` && rm -f -- ${db.map(shellQuote).join(" ")}` : ""}; }`;
 }

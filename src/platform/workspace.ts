@@ -263,7 +263,13 @@ export function findWorkspace(cwd: string, agentSession?: string): Workspace | u
       if (statSync(candidate).isDirectory()) {
         if (agentSession === undefined) return workspaceAt(dir);
         nearest ??= workspaceAt(dir);
-        if (existsSync(join(candidate, AGENTS_DIR, agentSession))) return workspaceAt(dir);
+        // Never through a link (a repository can commit `pkg/.baton -> ../.baton`, or a linked agents/): only a mark Baton made here counts.
+        if (
+          entryKind(candidate) === "dir" &&
+          entryKind(join(candidate, AGENTS_DIR)) === "dir" &&
+          entryKind(join(candidate, AGENTS_DIR, agentSession)) === "file"
+        )
+          return workspaceAt(dir);
       }
     } catch {
       // not here; keep walking

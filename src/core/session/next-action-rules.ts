@@ -81,7 +81,11 @@ export const changedFilesRule: NextActionRule = ({ snap, changedFiles }) => {
     action: {
       action: "review_changed_files",
       reason: `${files.length} file(s) changed since the session recorded them: ${list}${files.length > 5 ? ", …" : ""}. What changed them is not known (the hooks record only the agent's Edit and Write tools, so the agent's own shell commands count too): review them before building on them, then record them again.${unreadable > 0 ? ` ${unreadable} of them cannot be read as regular files: restore or remove them first.` : ""}`,
-      command: recordable.length > 0 ? batonCommand("files", "add", "--session", snap.sessionId, "--", ...recordable) : "",
+      // A name that reads as an option (`--root=..`, which a repository can hold) is given as `./--root=..`: still that path, and options may follow it.
+      command:
+        recordable.length > 0
+          ? batonCommand("files", "add", ...recordable.map((p) => (p.startsWith("-") ? `./${p}` : p)), "--session", snap.sessionId)
+          : "",
     },
     fact: `${files.length} recorded file(s) changed since (${list})`,
   };

@@ -209,8 +209,8 @@ function trackedStore(root: string, tracked: TrackedEntry[]): HookResponse {
   const list = `${named.join(", ")}${rest > 0 ? `${named.length > 0 ? ", and " : ""}${rest} more` : ""}`;
   const plainNames = tracked.every((e) => plain(e.path));
   const fix = plainNames
-    ? `Untrack them: \`${untrackCommand(root, tracked)}\`; if they came with the repository, also remove them (\`${removeCommand(root, tracked)}\`: git's history keeps them), or Baton takes them as this checkout's own once untracked. \`baton doctor\` says more.`
-    : "`baton doctor` gives the commands that untrack them, and remove them if they came with the repository.";
+    ? `If you added them, untrack them: \`${untrackCommand(root, tracked)}\`. If they came with the repository, remove them instead (git's history keeps them), or Baton takes them as this checkout's own once untracked: \`${removeCommand(root, tracked)}\`. \`baton doctor\` says more.`
+    : "`baton doctor` gives the commands that untrack them, or remove them if they came with the repository.";
   const said = `git tracks Baton's own files in ${root}/.baton/ (${list}): they came with the repository, or were added with \`git add -f\`. Baton goes on recording, but shows nothing of that journal here, and commits would carry what it records (checkpointed file contents among them). ${fix}`;
   return { userMessage: `Baton: ${said}`, context: `Baton: ${said} Tell the user.` };
 }
@@ -252,6 +252,17 @@ async function prompt(b: Baton, ev: Ev<"prompt">, o: Ctx): Promise<HookResponse>
   return parts.length > 0 ? { context: parts.join("\n\n") } : {};
 }
 
+/** Failures a hook meets that its own process, tried next, may not: never answered from here. */
+const RETRIED: ReadonlySet<string> = new Set([
+  "storage_busy",
+  "storage_unavailable",
+  "shutting_down",
+  "config_changed",
+  "wrong_store",
+  "wrong_settings",
+  "wrong_workspace",
+]);
+
 /** Rollback answers Baton gives the user rather than failures of Baton itself (those are said too, and logged). */
 const ROLLBACK_ANSWERS = new Set(["checkpoint_not_found", "checkpoint_pruned", "not_found", "bad_input", "unsafe_path", "conflict"]);
 
@@ -283,9 +294,11 @@ async function rollbackFromPrompt(
         userMessage: "Baton cancelled the rollback: it could not be done within the hook's time limit, and nothing was changed. Ask again.",
       };
     }
-    if (!isBatonError(err)) throw err;
-    // A failure of Baton's own (a damaged blob, the disk, the store) is logged for doctor, and
-    // still said: the user asked for this rollback and must not think it happened.
+    // Not Baton's, or one another try may not meet (a busy or unreachable store, a server
+    // stopping or of other settings): thrown, so the hook tries again in its own process.
+    if (!isBatonError(err) || RETRIED.has(err.code)) throw err;
+    // A failure of Baton's own (a damaged blob, the disk) is logged for doctor, and still said:
+    // the user asked for this rollback and must not think it happened.
     if (!ROLLBACK_ANSWERS.has(err.code)) o.log(err);
     return {
       context: `The user asked to roll back files. Baton could not: ${err.message}. Tell the user; do not try to undo changes by hand unless they ask.`,

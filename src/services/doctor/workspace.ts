@@ -324,7 +324,7 @@ function trackedInternals(root: string): Found | undefined {
   return {
     code: "baton_tracked",
     severity: "error",
-    message: `git tracks ${tracked.length} of Baton's own file(s) in ${BATON_DIR}/ (${shown.map((p) => JSON.stringify(p)).join(", ")}${tracked.length > shown.length ? ", …" : ""}): ignore rules do not apply to tracked files, so commits carry this checkout's journal and checkpointed file contents (secrets among them). They were added with \`git add -f\`, or came with the repository: then they are someone else's (a journal, a server key whose token its author knows), and once untracked Baton would take them as this checkout's own, so remove them too (\`${removeCommand(root, tracked)}\`; git's history keeps them)`,
+    message: `git tracks ${tracked.length} of Baton's own file(s) in ${BATON_DIR}/ (${shown.map((p) => JSON.stringify(p)).join(", ")}${tracked.length > shown.length ? ", …" : ""}): ignore rules do not apply to tracked files, so commits carry this checkout's journal and checkpointed file contents (secrets among them). They were added with \`git add -f\`, or came with the repository: then they are someone else's (a journal, a server key whose token its author knows), and once untracked Baton would take them as this checkout's own, so remove them instead of untracking them (\`${removeCommand(root, tracked)}\`; git's history keeps them)`,
     evidence: { count: tracked.length, paths: shown },
     fix: `${untrackCommand(root, tracked)} (keeps the files here; then commit the removal, and purge them from the history if it was pushed)`,
   };

@@ -193,9 +193,22 @@ export class BlobStore {
     return { hash, size: content.byteLength, created: true };
   }
 
-  /** Whether the blob file at `file` holds `size` bytes hashing to `hash` (read back whole once per store). */
+  /**
+   * Whether the blob file at `file` holds `size` bytes hashing to `hash`. A stored form is at most
+   * the content and one byte, so a larger file is not it, unread. One Baton wrote is private
+   * (0600, whatever the umask); one a checkout made (git writes 0644) is read back whole, once per
+   * store, before it stands for this content.
+   */
   #holds(file: string, hash: string, size: number): boolean {
     if (this.#verified.has(hash)) return true;
+    let st: ReturnType<typeof lstatSync>;
+    try {
+      st = lstatSync(file);
+    } catch {
+      return false;
+    }
+    if (!st.isFile() || st.size > size + 1) return false;
+    if (process.platform !== "win32" && (st.mode & 0o077) === 0) return true;
     try {
       if (unpackBlob(hash, readNoFollow(file), { file }, size).byteLength !== size) return false;
     } catch {
