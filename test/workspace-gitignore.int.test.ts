@@ -383,14 +383,38 @@ describe(".baton/ and git", () => {
       expect(readFileSync(join(root, "src", "a.ts"), "utf8"), server).toBe("the user's file\n");
       expect(existsSync(join(pkg, ".baton", "baton.db")), "nothing recorded in the repository's own .baton/").toBe(false);
     }
+    // A new session of the same agent process (Claude Code's /clear), starting where the agent stood: the same workspace.
+    const cleared = (event: string, fields: Record<string, unknown>) => {
+      const pkg = join(root, "pkg");
+      const input = JSON.stringify({
+        session_id: "agent-session-cleared",
+        transcript_path: "/tmp/t.jsonl",
+        cwd: pkg,
+        hook_event_name: event,
+        ...fields,
+      });
+      const r = cli(["hook", "claude", event], { cwd: pkg, input, env: { BATON_HOOK_SERVER: "off" } });
+      expect(r.code, r.stderr).toBe(0);
+      return r.stdout;
+    };
+    cleared("SessionStart", { source: "clear" });
+    cleared("PreToolUse", { tool_name: "Bash", tool_input: { command: "rm ../src/a.ts" }, tool_use_id: "toolu_rm_cleared" });
+    rmSync(join(root, "src", "a.ts"));
+    expect(cleared("UserPromptSubmit", { prompt: "undo that" })).toContain("Baton rolled back");
+    expect(readFileSync(join(root, "src", "a.ts"), "utf8")).toBe("the user's file\n");
+    expect(existsSync(join(root, "pkg", ".baton", "baton.db"))).toBe(false);
     cli(["serve", "--stop", "--root", root]);
     // The marks of agent sessions idle for 30 days go with baton gc; the rest stay.
     const marks = join(root, ".baton", "agents");
-    expect(readdirSync(marks).sort()).toEqual(["claude-agent-session-auto-18", "claude-agent-session-off-17"]);
+    const sessionMarks = () =>
+      readdirSync(marks)
+        .filter((n) => n.startsWith("claude-"))
+        .sort();
+    expect(sessionMarks()).toEqual(["claude-agent-session-auto-18", "claude-agent-session-cleared-21", "claude-agent-session-off-17"]);
     const old = new Date(Date.now() - 31 * 24 * 60 * 60 * 1000);
     utimesSync(join(marks, "claude-agent-session-off-17"), old, old);
     expect(cli(["gc", "--root", root]).code).toBe(0);
-    expect(readdirSync(marks)).toEqual(["claude-agent-session-auto-18"]);
+    expect(sessionMarks()).toEqual(["claude-agent-session-auto-18", "claude-agent-session-cleared-21"]);
   });
 
   it("nor one that links to the workspace's own .baton/ or its marks", () => {

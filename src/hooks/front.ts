@@ -13,7 +13,7 @@ import { jsonBoundsProblem } from "../core/canonical.js";
 import { adapterFor } from "../core/hooks/adapters.js";
 import type { AgentAdapter, HookEvent } from "../core/hooks/types.js";
 import { readProcStat } from "../platform/process-facts.js";
-import { agentSessionMark, findWorkspace, type Workspace, workspaceAt } from "../platform/workspace.js";
+import { agentProcessMark, agentSessionMark, findWorkspace, type Workspace, workspaceAt } from "../platform/workspace.js";
 import { codexCallOutcome } from "./codex-transcript.js";
 
 export { adapterFor };
@@ -80,7 +80,7 @@ export function workspaceFor(
   ev?: { agent: string; agentSessionId?: string | undefined },
 ): Workspace | undefined {
   try {
-    if (!root) return findWorkspace(cwd, ev && agentSessionMark(ev.agent, ev.agentSessionId));
+    if (!root) return findWorkspace(cwd, ev && [agentSessionMark(ev.agent, ev.agentSessionId), agentProcessMark(agentPid())]);
     const ws = workspaceAt(root);
     return findWorkspace(ws.root)?.root === ws.root ? ws : undefined;
   } catch {

@@ -19,6 +19,7 @@ import {
 import { basename, dirname, isAbsolute, join, relative, resolve } from "node:path";
 import { BatonError } from "../errors.js";
 import { entryKind, PRIVATE_DIR_MODE, privateSubdir, tightenBatonDir, touchPrivate } from "./private-files.js";
+import { readProcStat } from "./process-facts.js";
 
 export interface Workspace {
   root: string;
@@ -254,20 +255,21 @@ export function insideWorkspace(root: string, abs: string): string | undefined {
  * Walk up from `cwd` to the nearest directory holding `.baton/`; with `agentSession` (a mark,
  * `agentSessionMark`), to the nearest one that agent session's hooks record in, else the nearest.
  */
-export function findWorkspace(cwd: string, agentSession?: string): Workspace | undefined {
+export function findWorkspace(cwd: string, agentSession?: string | readonly (string | undefined)[]): Workspace | undefined {
   let dir = resolve(cwd);
   let nearest: Workspace | undefined;
+  const marks = (typeof agentSession === "string" ? [agentSession] : (agentSession ?? [])).filter((m): m is string => m !== undefined);
   for (;;) {
     const candidate = join(dir, BATON_DIR);
     try {
       if (statSync(candidate).isDirectory()) {
-        if (agentSession === undefined) return workspaceAt(dir);
+        if (marks.length === 0) return workspaceAt(dir);
         nearest ??= workspaceAt(dir);
         // Never through a link (a repository can commit `pkg/.baton -> ../.baton`, or a linked agents/): only a mark Baton made here counts.
         if (
           entryKind(candidate) === "dir" &&
           entryKind(join(candidate, AGENTS_DIR)) === "dir" &&
-          entryKind(join(candidate, AGENTS_DIR, agentSession)) === "file"
+          marks.some((m) => entryKind(join(candidate, AGENTS_DIR, m)) === "file")
         )
           return workspaceAt(dir);
       }
@@ -282,6 +284,16 @@ export function findWorkspace(cwd: string, agentSession?: string): Workspace | u
 
 /** `.baton/agents/<agent session>`: the agent sessions whose hooks record in this workspace (`findWorkspace`). */
 export const AGENTS_DIR = "agents";
+
+/**
+ * The name the mark of the agent's process has in `.baton/agents/` (its pid and start time, so a
+ * reused pid is another process): a new session of the same agent (Claude Code's `/clear`)
+ * keeps to the workspace its first one started in. Undefined where /proc cannot say.
+ */
+export function agentProcessMark(pid: number): string | undefined {
+  const stat = readProcStat(pid);
+  return stat ? `pid-${pid}-${stat.startTime}` : undefined;
+}
 
 /**
  * The name an agent session's mark has in `.baton/agents/`: the agent and its session id, made

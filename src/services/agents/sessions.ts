@@ -20,7 +20,7 @@ import type { HookEvent } from "../../core/hooks/types.js";
 import { LANE_TTL_MS, laneId, pausedSpiral } from "../../core/lanes.js";
 import type { RunRecord, Snapshot } from "../../core/types.js";
 import { isBatonError } from "../../errors.js";
-import { agentSessionMark, markAgentSession } from "../../platform/workspace.js";
+import { agentProcessMark, agentSessionMark, markAgentSession } from "../../platform/workspace.js";
 
 /** A run the hooks start lasts this long without a heartbeat (each prompt heartbeats it). */
 export const HOOK_RUN_TTL_MS = LANE_TTL_MS;
@@ -106,8 +106,8 @@ export async function ensureRun(
   ev: HookEvent,
   o: { label: string; agentPid: number; requestId?: string | undefined },
 ): Promise<void> {
-  const mark = agentSessionMark(ev.agent, ev.agentSessionId);
-  if (mark !== undefined) markAgentSession(b.workspace.dir, mark);
+  for (const mark of [agentSessionMark(ev.agent, ev.agentSessionId), agentProcessMark(o.agentPid)])
+    if (mark !== undefined) markAgentSession(b.workspace.dir, mark);
   const current = runningRuns(snap, ev).at(-1);
   if (current) {
     try {
