@@ -93,7 +93,14 @@ export function workspaceFor(
  * command in (`sh -c …`, gone a moment later), the shell's parent. Linux only (/proc); elsewhere
  * the parent.
  */
+let agentPidFound: number | undefined;
+
 export function agentPid(): number {
+  agentPidFound ??= findAgentPid();
+  return agentPidFound;
+}
+
+function findAgentPid(): number {
   let pid = process.ppid;
   for (let i = 0; i < 4; i++) {
     const stat = readProcStat(pid);
