@@ -453,4 +453,29 @@ describe(".baton/ and git", () => {
       expect(readFileSync(join(root, "src", "a.ts"), "utf8"), link).toBe("the user's file\n");
     }
   });
+
+  it("one agent process serving two projects, one inside the other and both initialised: a new session in the inner one records there", () => {
+    const root = tempDir("baton-gitignore-two-projects-");
+    const pkg = join(root, "pkg");
+    mkdirSync(pkg);
+    for (const dir of [root, pkg]) expect(cli(["init", "--root", dir]).code).toBe(0);
+    // Every hook here has one parent, this test's process: as a plugin's relay serving every project of its agent.
+    const start = (session: string, cwd: string) => {
+      const input = JSON.stringify({
+        session_id: session,
+        transcript_path: "/tmp/t.jsonl",
+        cwd,
+        hook_event_name: "SessionStart",
+        source: "startup",
+      });
+      expect(cli(["hook", "claude", "SessionStart"], { cwd, input, env: { BATON_HOOK_SERVER: "off" } }).code).toBe(0);
+    };
+    start("session-at-root", root);
+    start("session-in-pkg", pkg);
+    expect(
+      existsSync(join(pkg, ".baton", "agents", "claude-session-in-pkg-14")),
+      "the inner project's session is the inner workspace's",
+    ).toBe(true);
+    expect(existsSync(join(root, ".baton", "agents", "claude-session-in-pkg-14"))).toBe(false);
+  });
 });

@@ -71,16 +71,18 @@ export function parseEvent(adapter: AgentAdapter, native: string, text: string, 
 
 /**
  * The hook's workspace: the explicit root (if it is one), else the one at or above `cwd` where
- * this agent session's hooks record (`ev`: its mark), else the nearest. None when a relative root
- * or cwd cannot be resolved (the working directory was removed).
+ * this agent session's hooks record (`ev`: its mark), else the nearest. A session that follows a
+ * `/clear` (a new id in the same agent process) also takes the one the process's sessions started
+ * in: only then, since one process (a plugin's relay, an app server) may serve several projects.
+ * None when a relative root or cwd cannot be resolved (the working directory was removed).
  */
-export function workspaceFor(
-  root: string | undefined,
-  cwd: string,
-  ev?: { agent: string; agentSessionId?: string | undefined },
-): Workspace | undefined {
+export function workspaceFor(root: string | undefined, cwd: string, ev?: HookEvent): Workspace | undefined {
   try {
-    if (!root) return findWorkspace(cwd, ev && [agentSessionMark(ev.agent, ev.agentSessionId), agentProcessMark(agentPid())]);
+    if (!root) {
+      if (ev === undefined) return findWorkspace(cwd);
+      const cleared = ev.kind === "session_start" && ev.source === "clear";
+      return findWorkspace(cwd, [agentSessionMark(ev.agent, ev.agentSessionId), cleared ? agentProcessMark(agentPid()) : undefined]);
+    }
     const ws = workspaceAt(root);
     return findWorkspace(ws.root)?.root === ws.root ? ws : undefined;
   } catch {

@@ -106,7 +106,11 @@ export async function ensureRun(
   ev: HookEvent,
   o: { label: string; agentPid: number; requestId?: string | undefined },
 ): Promise<void> {
-  for (const mark of [agentSessionMark(ev.agent, ev.agentSessionId), agentProcessMark(o.agentPid)])
+  // The process's mark only at a session's start: a launcher such as npx is a new process on every hook.
+  for (const mark of [
+    agentSessionMark(ev.agent, ev.agentSessionId),
+    ev.kind === "session_start" ? agentProcessMark(o.agentPid) : undefined,
+  ])
     if (mark !== undefined) markAgentSession(b.workspace.dir, mark);
   const current = runningRuns(snap, ev).at(-1);
   if (current) {
