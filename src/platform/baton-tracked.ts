@@ -75,7 +75,7 @@ export function trackedBatonFiles(root: string): TrackedEntry[] {
  * `-f`: Baton has written to them since they were added, and `--cached` keeps the files.
  */
 export function untrackCommand(root: string, tracked: readonly TrackedEntry[]): string {
-  const tops = [...new Set(tracked.map((e) => e.path.split("/").slice(0, 2).join("/")))];
+  const tops = topEntries(tracked);
   return `cd ${shellQuote(root)} && git --literal-pathspecs rm -r -f -q --cached -- ${tops.map(shellQuote).join(" ")}`;
 }
 
@@ -88,7 +88,12 @@ export function untrackCommand(root: string, tracked: readonly TrackedEntry[]): 
  * and the journal's WAL and shared-memory files.
  */
 export function removeCommand(root: string, tracked: readonly TrackedEntry[]): string {
-  const tops = [...new Set(tracked.map((e) => e.path.split("/").slice(0, 2).join("/")))];
+  const tops = topEntries(tracked);
   const db = tops.filter((t) => /\/baton\.db$/i.test(t)).flatMap((t) => [`${t}-wal`, `${t}-shm`]);
   return `cd ${shellQuote(root)} && { baton serve --stop >/dev/null 2>&1; git --literal-pathspecs rm -r -f -q -- ${tops.map(shellQuote).join(" ")}${db.length > 0 ? ` && rm -f -- ${db.map(shellQuote).join(" ")}` : ""}; }`;
+}
+
+/** The entries of `.baton/` the tracked files are in (`.baton/blobs`, `.baton/baton.db`), as the index spells them. */
+function topEntries(tracked: readonly TrackedEntry[]): string[] {
+  return [...new Set(tracked.map((e) => e.path.split("/").slice(0, 2).join("/")))];
 }

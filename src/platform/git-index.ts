@@ -13,9 +13,10 @@
  * falls back to the ignore rules alone. Nothing is followed through a link, nothing written.
  */
 import { createHash } from "node:crypto";
-import { closeSync, constants, fstatSync, openSync, readFileSync, readSync } from "node:fs";
+import { closeSync, constants, fstatSync, openSync, readSync } from "node:fs";
 import { join } from "node:path";
 import { gitRepo } from "./git-repo.js";
+import { NotASettingsFile, readSettingsBytes } from "./settings-text.js";
 
 /** The smallest an entry can be: its fixed part with a SHA-1 name, a 1-byte path and its NUL. */
 const MIN_ENTRY_BYTES = 64;
@@ -348,28 +349,18 @@ export function readIndex(root: string): { files: IndexFiles; prefix: string } |
   if (git === undefined) return undefined;
   if ("problem" in git) return { problem: git.problem, fix: "" };
   const file = join(git.gitDir, "index");
-  let fd: number;
+  let buf: Buffer | undefined;
   try {
-    fd = openSync(file, constants.O_RDONLY | NOFOLLOW | NONBLOCK);
+    buf = readSettingsBytes(file, MAX_INDEX_BYTES, { follow: false }); // no link, no wait on a FIFO, bounded
   } catch (err) {
+    if (err instanceof NotASettingsFile) return { problem: err.message, fix: "" };
     const code = (err as NodeJS.ErrnoException).code;
-    if (code === "ENOENT") return undefined; // no index yet
     return {
-      problem: code === "ELOOP" ? `${file} is not a regular file` : `${file} cannot be read (${code ?? (err as Error).message})`,
+      problem: code === "ELOOP" ? `${file}: not a regular file` : `${file} cannot be read (${code ?? (err as Error).message})`,
       fix: "",
     };
   }
-  let buf: Buffer;
-  try {
-    const st = fstatSync(fd);
-    if (!st.isFile()) return { problem: `${file} is not a regular file`, fix: "" };
-    if (st.size > MAX_INDEX_BYTES) return { problem: `${file} is over ${MAX_INDEX_BYTES / 1024 / 1024} MiB`, fix: "" };
-    buf = readFileSync(fd);
-  } catch (err) {
-    return { problem: `${file} cannot be read (${(err as NodeJS.ErrnoException).code ?? (err as Error).message})`, fix: "" };
-  } finally {
-    closeSync(fd);
-  }
+  if (buf === undefined) return undefined; // no index yet
   const why: { split?: boolean } = {};
   const files = parseIndex(buf, why);
   if (files) return { files, prefix: git.prefix };

@@ -13,6 +13,9 @@ export const SETTINGS_MAX_BYTES = 8 * 1024 * 1024;
 const READ_FLAGS = constants.O_RDONLY | (constants.O_NONBLOCK ?? 0);
 const NOFOLLOW = constants.O_NOFOLLOW ?? 0;
 
+/** NotASettingsFile's `why` for anything but a regular file (a FIFO, a device, a folder). */
+export const NOT_REGULAR = "not a regular file";
+
 /** A settings file that is there but cannot be read as one (not a regular file, too large), with why. */
 export class NotASettingsFile extends Error {
   constructor(
@@ -40,7 +43,7 @@ export function readSettingsBytes(file: string, maxBytes = SETTINGS_MAX_BYTES, o
   }
   try {
     const st = fstatSync(fd);
-    if (!st.isFile()) throw new NotASettingsFile(file, "not a regular file");
+    if (!st.isFile()) throw new NotASettingsFile(file, NOT_REGULAR);
     if (st.size > maxBytes) throw new NotASettingsFile(file, `${st.size} bytes, over the ${maxBytes}-byte limit`);
     return readBounded(fd, file, st.size, maxBytes);
   } finally {

@@ -1,15 +1,11 @@
 /** Finding and creating a workspace: a project directory with Baton's data in `.baton/`. */
 import {
   closeSync,
-  constants,
   type Dirent,
   existsSync,
-  fstatSync,
   lstatSync,
   mkdirSync,
-  openSync,
   readdirSync,
-  readFileSync,
   readlinkSync,
   realpathSync,
   statSync,
@@ -20,6 +16,7 @@ import { basename, dirname, isAbsolute, join, relative, resolve } from "node:pat
 import { BatonError } from "../errors.js";
 import { entryKind, PRIVATE_DIR_MODE, privateSubdir, tightenBatonDir, touchPrivate } from "./private-files.js";
 import { readProcStat } from "./process-facts.js";
+import { NOT_REGULAR, NotASettingsFile, readSettingsBytes } from "./settings-text.js";
 
 export interface Workspace {
   root: string;
@@ -30,8 +27,6 @@ export interface Workspace {
 }
 
 export const BATON_DIR = ".baton";
-const NOFOLLOW = constants.O_NOFOLLOW ?? 0;
-const NONBLOCK = constants.O_NONBLOCK ?? 0;
 
 /**
  * `.baton/.gitignore`: git never sees Baton's internals. Blobs hold file contents, the private
@@ -58,9 +53,8 @@ export function sharedBatonEntry(rel: string): boolean {
 
 /** A negation (`!pattern`) that un-ignores only entries a project may share; `..` never. */
 function sharedNegation(pattern: string): boolean {
-  const p = pattern.startsWith("/") ? pattern.slice(1) : pattern;
-  if (p.includes("..")) return false;
-  return p === ".gitignore" || p === "config.json" || p === "flows" || p === "flows/" || p.startsWith("flows/");
+  const p = pattern.replace(/^\//, "").replace(/\/$/, "");
+  return !p.includes("..") && sharedBatonEntry(p);
 }
 
 /**
@@ -97,24 +91,14 @@ const MAX_GITIGNORE_BYTES = 64 * 1024;
  */
 export function ensureGitignore(batonDir: string): void {
   const file = join(batonDir, ".gitignore");
-  let fd: number;
+  let text: string | undefined;
   try {
-    fd = openSync(file, constants.O_RDONLY | NOFOLLOW | NONBLOCK);
+    text = readSettingsBytes(file, MAX_GITIGNORE_BYTES, { follow: false })?.toString("utf8");
   } catch (err) {
-    if ((err as NodeJS.ErrnoException).code !== "ENOENT") return; // a link (refused elsewhere), or unreadable
-    fd = -1;
+    // A link (refused elsewhere), a FIFO (a folder is refused: refuseLinkedBatonDir) or unreadable: left as it is; too large: replaced.
+    if (!(err instanceof NotASettingsFile) || err.why === NOT_REGULAR) return;
   }
-  if (fd >= 0) {
-    try {
-      const st = fstatSync(fd);
-      if (!st.isFile()) return; // a FIFO (a folder is refused: refuseLinkedBatonDir)
-      if (st.size <= MAX_GITIGNORE_BYTES && keepsInternalsOut(readFileSync(fd, "utf8"))) return;
-    } catch {
-      return;
-    } finally {
-      closeSync(fd);
-    }
-  }
+  if (text !== undefined && keepsInternalsOut(text)) return;
   try {
     const out = touchPrivate(file); // never through a link
     try {
@@ -252,13 +236,13 @@ export function insideWorkspace(root: string, abs: string): string | undefined {
 }
 
 /**
- * Walk up from `cwd` to the nearest directory holding `.baton/`; with `agentSession` (a mark,
- * `agentSessionMark`), to the nearest one that agent session's hooks record in, else the nearest.
+ * Walk up from `cwd` to the nearest directory holding `.baton/`; with `agentMarks`
+ * (`agentSessionMark`, `agentProcessMark`), to the nearest one holding one of them, else the nearest.
  */
-export function findWorkspace(cwd: string, agentSession?: string | readonly (string | undefined)[]): Workspace | undefined {
+export function findWorkspace(cwd: string, agentMarks: readonly (string | undefined)[] = []): Workspace | undefined {
   let dir = resolve(cwd);
   let nearest: Workspace | undefined;
-  const marks = (typeof agentSession === "string" ? [agentSession] : (agentSession ?? [])).filter((m): m is string => m !== undefined);
+  const marks = agentMarks.filter((m): m is string => m !== undefined);
   for (;;) {
     const candidate = join(dir, BATON_DIR);
     try {

@@ -89,7 +89,7 @@ export function nativeHookHttpHandler(o: { baton: Baton; answerer: HookAnswerer;
       if (isNoop(ev)) return send(200, "{}");
       // The hook's own workspace must be this one (a nested workspace has its own server); the
       // answerer compares the two folders themselves, so a cwd through a link to it is this one.
-      const own = findWorkspace(ev.cwd, agentSessionMark(ev.agent, ev.agentSessionId));
+      const own = findWorkspace(ev.cwd, [agentSessionMark(ev.agent, ev.agentSessionId)]);
       if (own === undefined)
         throw new BatonError("wrong_workspace", `this server serves ${root}, and the hook's cwd is ${ev.cwd}`, { root });
       const now = Date.now();
