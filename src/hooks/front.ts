@@ -12,7 +12,7 @@ import { readFileSync, writeSync } from "node:fs";
 import { jsonBoundsProblem } from "../core/canonical.js";
 import { adapterFor } from "../core/hooks/adapters.js";
 import type { AgentAdapter, HookEvent } from "../core/hooks/types.js";
-import { readProcStat } from "../platform/process-facts.js";
+import { readProcArgs, readProcStat } from "../platform/process-facts.js";
 import { agentProcessMark, agentSessionMark, findWorkspace, type Workspace, workspaceAt } from "../platform/workspace.js";
 import { codexCallOutcome } from "./codex-transcript.js";
 
@@ -91,25 +91,39 @@ export function workspaceFor(root: string | undefined, cwd: string, ev?: HookEve
 }
 
 /**
- * The agent's process: this process's parent, or, when that is a shell the agent ran the hook
- * command in (`sh -c …`, gone a moment later), the shell's parent. Linux only (/proc); elsewhere
- * the parent.
+ * The agent's process: the first ancestor that is not there only to start this hook. Skipped: a
+ * shell the agent ran the hook command in (`sh -c …`, gone a moment later) and a launcher whose
+ * command line ends with this hook's own words (`npm exec agent-baton hook claude PreToolUse`
+ * under npx, a Volta shim, a wrapper script without `exec`, `timeout 30 baton hook …`): a run
+ * that named one of those would be found dead after the hook and marked crashed. Linux only
+ * (/proc); elsewhere the parent.
  */
 let agentPidFound: number | undefined;
 
 export function agentPid(): number {
-  agentPidFound ??= findAgentPid();
+  agentPidFound ??= findAgentPid(process.ppid, process.argv.slice(2));
   return agentPidFound;
 }
 
-function findAgentPid(): number {
-  let pid = process.ppid;
-  for (let i = 0; i < 4; i++) {
+/** Exported for tests: `from` is where the walk starts, `words` this hook's arguments (`hook claude PreToolUse`). */
+export function findAgentPid(from: number, words: readonly string[]): number {
+  const own = words.join(" ");
+  let pid = from;
+  for (let i = 0; i < 8; i++) {
     const stat = readProcStat(pid);
-    if (!stat || !SHELLS.has(stat.comm) || !Number.isSafeInteger(stat.ppid) || stat.ppid <= 1) return pid;
+    if (!stat || !Number.isSafeInteger(stat.ppid) || stat.ppid <= 1) return pid;
+    if (!SHELLS.has(stat.comm) && !startsThisHook(pid, own)) return pid;
     pid = stat.ppid;
   }
   return pid;
+}
+
+function startsThisHook(pid: number, own: string): boolean {
+  if (own === "") return false;
+  const line = readProcArgs(pid)
+    ?.argv.filter((a) => a !== "")
+    .join(" ");
+  return line !== undefined && (line === own || line.endsWith(` ${own}`));
 }
 
 /** A request id, unique enough within one workspace (no node:crypto on the hook's path). */
