@@ -33,6 +33,14 @@ export const LEAK_FIXTURES: readonly (readonly [string, string])[] = [
   ["git clone https://ghp_R7xkq2LmN8pQ4sT6vW9yZ1aB3cD5eF7gH9iJ@github.com/acme/app.git", "R7xkq2LmN8pQ4sT6vW9yZ1aB3cD5eF7gH9iJ"],
   ["git remote add o https://a8f3k2m9q7x4z1w6v5b0n3c8d2e7r4t9@github.com/acme/app.git", "a8f3k2m9q7x4z1w6v5b0n3c8d2e7r4t9"],
   ["echo dockerPw77x | docker login --username bob --password-stdin", "dockerPw77x"],
+  ["echo sud0Pw77x | sudo -S apt-get update", "sud0Pw77x"],
+  ["echo 'sud0Pw77x' | sudo -k -S systemctl restart app", "sud0Pw77x"],
+  ["printf '%s\\n' sud0Pw77x | sudo -u deploy --stdin ls /srv", "sud0Pw77x"],
+  ["echo sud0Pw77x | sudo -kS whoami", "sud0Pw77x"],
+  ["login ok: user=bob pw=Summer2024!", "Summer2024!"],
+  ["SMTP_PW=m4ilPw-2024", "m4ilPw-2024"],
+  ['{"user": "bob", "pw": "hunter2Xy9"}', "hunter2Xy9"],
+  ['adminPw := "g0AdminPw9"', "g0AdminPw9"],
   ["SSHPASS=sshP4ss99 sshpass -e ssh bob@host", "sshP4ss99"],
   ["ENCRYPTION_KEY=9f86d081884c7d659a2feaa0c55ad015a3bf4f1b2b0b822cd15d6c15b0f00a08", "9f86d081884c7d659a2feaa0c55ad015"],
   ["WEBHOOK_SECRET=3f786850e387550fdab836ed7e6dc881de23001b", "3f786850e387550fdab836ed7e6dc881"],
@@ -334,6 +342,14 @@ export const THIRD_PARTY_KEEP: readonly (readonly [source: string, line: string]
 
 /** Ordinary developer text that must come back unchanged. */
 export const KEEP_FIXTURES: readonly string[] = [
+  // `pw` first or alone is Playwright's as often as a password: code and words stay.
+  'const pw = require("playwright");',
+  "const pw = await chromium.launch({ headless: true });",
+  "PW_TEST_HTML_REPORT_OPEN=never npx playwright test",
+  "pw: 'all checks passed'",
+  'echo "deb http://deb.example.org/ stable main" | sudo tee /etc/apt/sources.list.d/x.list',
+  "echo 1 | sudo tee /proc/sys/vm/drop_caches",
+  "echo $SUDO_PASSWORD | sudo -S ls",
   "    at verifyToken (/app/src/auth/jwt.ts:42:11)",
   "    at getApiKey (/srv/app/node_modules/@acme/sdk/dist/index.js:118:23)",
   "    at Object.refreshSecret (file:///home/dev/proj/src/secrets.mjs:7:5)",

@@ -293,15 +293,15 @@ export function keyMaterial(v: string): boolean {
 }
 
 /**
- * `pass` or `pwd` alone: a password in `auth: { user, pass }` and `DB_PWD`, but as often a test's
+ * `pass`, `pwd` or `pw` alone: a password in `auth: { user, pass }` and `DB_PWD`, but as often a test's
  * outcome (`pass: 'ARIA attribute is allowed'`) or the working directory (`PWD: '/home/bob'`).
  */
 const loneAbbreviation = remembered((key) => {
   const words = keyWords(key);
-  return words.length === 1 && (words[0] === "pass" || words[0] === "pwd");
+  return words.length === 1 && (words[0] === "pass" || words[0] === "pwd" || words[0] === "pw");
 });
 
-/** What a password under `pass` or `pwd` alone may be: one word (not a sentence, nor Chinese, Japanese or Korean text, written without spaces), not a path. */
+/** What a password under `pass`, `pwd` or `pw` alone may be: one word (not a sentence, nor Chinese, Japanese or Korean text, written without spaces), not a path. */
 const credentialLike = (v: string): boolean => !/[\s\u3000-\u9fff\uac00-\ud7af\uff00-\uffef]/.test(v) && !/^(?:~?\/|\.\.?\/)/.test(v);
 
 /**

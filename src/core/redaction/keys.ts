@@ -283,13 +283,15 @@ function judgeKey(key: string): KeyClass {
     return 0;
   // A digest of what the name holds (`pin-sha256`, HPKP's public key hash), unless that is a
   // password's: `ADMIN_PASSWORD_MD5` can be cracked.
-  if (words.length > 1 && DIGESTS.has(last) && !words.some((w) => w.includes("pass") || w === "pwd")) return 0;
+  if (words.length > 1 && DIGESTS.has(last) && !words.some((w) => w.includes("pass") || w === "pwd" || w === "pw")) return 0;
   let session = false;
   for (let i = 0; i < words.length; i++) {
     const w = words[i] as string;
     // `pass` names a password (`DB_PASS`, `passWord`, `DB_PASS_PROD`) but not before a word that
     // makes it a verb or a stage (`STENCIL_PASS_DEPTH_FAIL`, `passThrough`, `pass_arg`).
     if (SECRET_WORDS.has(w) && (w !== "pass" || !PASS_NOT_BEFORE.has(words[i + 1] ?? ""))) return 2;
+    // `pw` ends a password's name (`pw`, `DB_PW`, `userPw`); first, it is Playwright's (`PW_TEST_REPORTER`).
+    if (w === "pw" && i === words.length - 1) return 2;
     if (w.length > 5 && w.endsWith("token")) return 2; // csrftoken, xsrftoken, bearertoken
     if (w.includes("password") || w.includes("passwd") || w.includes("secret") || w.includes("credential")) return 2;
     if (w.includes("apikey") || w.includes("privatekey") || w.includes("accesskey")) return 2;
@@ -325,7 +327,7 @@ const PASS_NOT_BEFORE = new Set([
 ]);
 
 /** A last word that makes a key secret when its value looks random: `RAPIDAPI_KEY`, `signing_salt`. */
-const WEAK_LAST = new Set(["key", "keys", "salt", "seed", "sig", "hmac", "sid", "pw"]);
+const WEAK_LAST = new Set(["key", "keys", "salt", "seed", "sig", "hmac", "sid"]);
 
 /** First words of keys that index data rather than unlock anything: `cacheKey`, `sortKey`, `idempotencyKey`. */
 const DATA_KEY_FIRST = new Set([

@@ -192,6 +192,7 @@ const WORDS: readonly (readonly [string, number])[] = [
   ["private", W.PRIVATE],
   ["private-lines", W.PUTTY],
   ["stdin", W.STDIN],
+  ["sudo", W.STDIN],
   ["authorization", W.HEADER],
   ["cookie", W.HEADER],
   ["api-key", W.HEADER],

@@ -296,11 +296,14 @@ export const urlUserToken: Shape = {
   },
 };
 
-/** `echo pw | docker login --password-stdin`: what is echoed is the password. */
+/**
+ * `echo pw | docker login --password-stdin`, `echo pw | sudo -S apt update` (`-kS`, `-u bob -S`,
+ * `--stdin`): what is echoed is the password.
+ */
 export const passwordStdin: Shape = {
   gate: (p) => (p.scan.words & W.STDIN) !== 0,
   need: [0, W.STDIN],
-  re: /\b(echo|printf)([ \t]+(?:-[ne][ \t]+|'%s(?:\\n)?'[ \t]+|"%s(?:\\n)?"[ \t]+)?)(["']?)([^\s|"'$]{1,256})\3([ \t]*\|[ \t]*[^\r\n|]{0,200}?--password-stdin)/g,
+  re: /\b(echo|printf)([ \t]+(?:-[ne][ \t]+|'%s(?:\\n)?'[ \t]+|"%s(?:\\n)?"[ \t]+)?)(["']?)([^\s|"'$]{1,256})\3([ \t]*\|[ \t]*[^\r\n|]{0,200}?(?:--password-stdin|\bsudo(?:[ \t]+-[^\s]+(?:[ \t]+[^\s-][^\s]*)?)*?[ \t]+(?:-[A-Za-z]*S[A-Za-z]*|--stdin)(?=\s|$)))/g,
   claim: (m) => (placeholderish(m[4] as string) ? undefined : group(m, 4, tag("password"))),
 };
 

@@ -89,10 +89,10 @@ export function redactText(input: string): string {
 /**
  * What can start a match with neither a secret-sounding name nor a long run in the text:
  * `://…@`, `-u user:pw`, `-pSECRET`, `$2y$…`, card numbers (13 digits in a row), a PuTTY key's
- * `Private-Lines`, `IDENTIFIED BY '…'`; and `.pgpass` lines (four colons).
+ * `Private-Lines`, `IDENTIFIED BY '…'`, `echo … | sudo -S`; and `.pgpass` lines (four colons).
  */
 const QUIET_MARKS = M.URL | M.DASH_U | M.DASH_P | M.DOLLAR | M.CARD;
-const QUIET_WORDS = W.PRIVATE | W.IDENTIFIED;
+const QUIET_WORDS = W.PRIVATE | W.IDENTIFIED | W.STDIN;
 
 /** `redactText` without the decoding of URL-encoded and JSON-escaped runs, given the text's scan. */
 function redactPlain(text: string, scan: Scan): string {
