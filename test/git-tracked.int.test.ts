@@ -7,7 +7,7 @@
  * (read as unknown).
  */
 import { spawnSync } from "node:child_process";
-import { existsSync, mkdirSync, readFileSync, symlinkSync, unlinkSync, writeFileSync } from "node:fs";
+import { existsSync, mkdirSync, readFileSync, rmdirSync, symlinkSync, unlinkSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import fc from "fast-check";
 import { afterAll, afterEach, describe, expect, it } from "vitest";
@@ -278,6 +278,76 @@ describe("whole-tree checkpoints take tracked files whatever the ignore rules sa
     const b = await workspace(root);
     const cp = (await b.checkpoints.create("s1")).checkpoint;
     expect(cp.files.map((f) => f.path)).toEqual(["README.md", "src/main.ts"]);
+  });
+
+  /** A repository `vendor/lib` added as a submodule (its own index, its own `*` ignore file), from a local clone. */
+  function withSubmodule(opts: { absorbed: boolean }): string {
+    const lib = repo();
+    writeAt(lib, ".gitignore", "*\n");
+    writeAt(lib, "lib.c", "int lib;\n");
+    writeAt(lib, "docs/guide.md", "guide\n");
+    git(lib, "add", "-f", ".gitignore", "lib.c", "docs/guide.md");
+    git(lib, "commit", "-qm", "lib");
+    const root = repo();
+    writeAt(root, "app.c", "int app;\n");
+    git(root, "add", ".");
+    git(root, "commit", "-qm", "app");
+    if (opts.absorbed) git(root, "-c", "protocol.file.allow=always", "submodule", "add", "-q", lib, "vendor/lib");
+    else {
+      // An older layout: the submodule's `.git` a folder inside it (a clone then `git add`).
+      git(root, "clone", "-q", lib, "vendor/lib");
+      git(root, "add", "vendor/lib");
+    }
+    git(root, "commit", "-qm", "with lib");
+    writeAt(root, "vendor/lib/untracked.o", "untracked\n");
+    return root;
+  }
+
+  for (const absorbed of [true, false])
+    it(`a submodule's tracked files are taken, its \`*\` notwithstanding (its .git ${absorbed ? "a file" : "a folder"})`, async () => {
+      const root = withSubmodule({ absorbed });
+      const t = readTracked(root);
+      expect(t?.file("vendor/lib/lib.c")).toBe(true);
+      expect(t?.file("vendor/lib/docs/guide.md")).toBe(true);
+      expect(t?.file("vendor/lib/untracked.o")).toBe(false);
+      expect(t?.file("vendor/lib")).toBe(false);
+      expect(t?.under("vendor")).toBe(true);
+      expect(t?.under("vendor/lib/docs")).toBe(true);
+      expect(t?.under("vendor/li")).toBe(false);
+      expect(t?.under("vendor/lib/nothing")).toBe(false);
+
+      const b = await workspace(root);
+      const cp = (await b.checkpoints.create("s1")).checkpoint;
+      const paths = cp.files.map((f) => f.path);
+      expect(paths).toEqual(expect.arrayContaining(["app.c", "vendor/lib/.gitignore", "vendor/lib/docs/guide.md", "vendor/lib/lib.c"]));
+      expect(paths).not.toContain("vendor/lib/untracked.o");
+      expect(paths.some((p) => p.includes(".git/") || p.endsWith("/.git"))).toBe(false);
+      // An agent's command breaks the submodule's files: a rollback brings them back.
+      writeFileSync(join(root, "vendor/lib/lib.c"), "broken\n");
+      unlinkSync(join(root, "vendor/lib/docs/guide.md"));
+      await b.checkpoints.rollback("s1", { to: cp.id });
+      expect(readFileSync(join(root, "vendor/lib/lib.c"), "utf8")).toBe("int lib;\n");
+      expect(readFileSync(join(root, "vendor/lib/docs/guide.md"), "utf8")).toBe("guide\n");
+      // A file the submodule starts tracking is taken by the next checkpoint of the same process.
+      writeAt(root, "vendor/lib/new.h", "h\n");
+      git(join(root, "vendor/lib"), "add", "-f", "new.h");
+      expect((await b.checkpoints.create("s1")).checkpoint.files.map((f) => f.path)).toContain("vendor/lib/new.h");
+    });
+
+  it("a submodule not checked out, or whose folder is a link, adds nothing", () => {
+    const root = withSubmodule({ absorbed: true });
+    const cache = new TrackedCache();
+    expect(readTracked(root, cache)?.file("vendor/lib/lib.c")).toBe(true);
+    git(root, "submodule", "deinit", "-q", "-f", "vendor/lib");
+    expect(existsSync(join(root, "vendor/lib/lib.c"))).toBe(false);
+    expect(readTracked(root, cache)?.file("vendor/lib/lib.c")).toBe(false);
+    expect(readTracked(root, cache)?.file("app.c")).toBe(true);
+    // A link where the submodule was, to a checkout of it elsewhere: the walk does not follow it, nor does this.
+    const elsewhere = join(tempDir("baton-git-"), "lib");
+    git(root, "clone", "-q", join(root, ".git/modules/vendor/lib"), elsewhere);
+    rmdirSync(join(root, "vendor/lib"));
+    symlinkSync(elsewhere, join(root, "vendor/lib"));
+    expect(readTracked(root, cache)?.file("vendor/lib/lib.c")).toBe(false);
   });
 
   it("a file git starts tracking is taken by the next checkpoint of the same process", async () => {

@@ -13,7 +13,7 @@
  * falls back to the ignore rules alone. Nothing is followed through a link, nothing written.
  */
 import { createHash } from "node:crypto";
-import { closeSync, constants, fstatSync, openSync, readSync } from "node:fs";
+import { closeSync, constants, fstatSync, lstatSync, openSync, readSync } from "node:fs";
 import { join } from "node:path";
 import { gitRepo } from "./git-repo.js";
 import { NotASettingsFile, readSettingsBytes } from "./settings-text.js";
@@ -41,22 +41,99 @@ export interface Tracked {
   under(dirRel: string): boolean;
 }
 
-/** What a long-lived process keeps between reads: the last index's identity and what it held. */
+/** What a long-lived process keeps between reads: the last index's identity and what it held, and each submodule's. */
 export class TrackedCache {
   key = "";
-  tracked: Tracked | undefined;
+  files: IndexFiles | undefined;
+  /** By the submodule's path in the workspace. */
+  readonly submodules = new Map<string, TrackedCache>();
 }
+
+/** Submodules inside submodules are read this deep. */
+const MAX_SUBMODULE_DEPTH = 4;
 
 /**
  * What git tracks in the workspace at `root` now; undefined when it is not a git workspace or
  * its index cannot be read with confidence. With a cache, an unchanged index (same identity and
  * stat) is not read again. `found`: the repository, when the caller looked it up already.
+ *
+ * A submodule inside the workspace (a gitlink in the index, checked out as a real folder with
+ * its own `.git`) has its files in its own index, read the same way: a file it tracks is
+ * tracked, whatever the submodule's ignore rules say (a `*` there does not leave its files out
+ * of whole-tree checkpoints either). A submodule whose index cannot be read has its files
+ * judged by the ignore rules alone.
  */
-export function readTracked(root: string, cache?: TrackedCache, found?: { repo: ReturnType<typeof gitRepo> }): Tracked | undefined {
+export function readTracked(
+  root: string,
+  cache?: TrackedCache,
+  found?: { repo: ReturnType<typeof gitRepo> },
+  depth = 0,
+): Tracked | undefined {
   const git = found ? found.repo : gitRepo(root); // looked up already, even when there is none
   if (git === undefined || "problem" in git) return forget(cache);
-  const file = join(git.gitDir, "index");
+  const files = readIndexFile(join(git.gitDir, "index"), cache);
+  if (files === undefined) return undefined;
   const prefix = git.prefix;
+  const own = under(files, prefix);
+  const links = files.gitlinks();
+  if (links.length === 0 || depth >= MAX_SUBMODULE_DEPTH) {
+    cache?.submodules.clear();
+    return own;
+  }
+  const inner: [rel: string, tracked: Tracked][] = [];
+  const seen = new Set<string>();
+  for (const link of links) {
+    if (!link.startsWith(prefix)) continue;
+    const rel = link.slice(prefix.length);
+    const dir = join(root, rel);
+    if (!realFolder(dir)) continue; // not checked out, or a link: the walk does not go there
+    const repo = gitRepo(dir);
+    if (repo === undefined || "problem" in repo || repo.prefix !== "") continue; // not its own repository
+    seen.add(rel);
+    let sub: TrackedCache | undefined;
+    if (cache) {
+      sub = cache.submodules.get(rel) ?? new TrackedCache();
+      cache.submodules.set(rel, sub);
+    }
+    const t = readTracked(dir, sub, { repo }, depth + 1);
+    if (t !== undefined) inner.push([rel, t]);
+  }
+  if (cache) for (const rel of cache.submodules.keys()) if (!seen.has(rel)) cache.submodules.delete(rel);
+  return inner.length === 0 ? own : withSubmodules(own, inner);
+}
+
+function realFolder(dir: string): boolean {
+  try {
+    return lstatSync(dir).isDirectory();
+  } catch {
+    return false;
+  }
+}
+
+/** What `own` tracks, and under each submodule's path what that submodule's index tracks. */
+function withSubmodules(own: Tracked, inner: readonly (readonly [rel: string, tracked: Tracked])[]): Tracked {
+  return {
+    file(rel) {
+      if (own.file(rel)) return true;
+      for (const [dir, t] of inner)
+        if (rel.length > dir.length && rel.startsWith(dir) && rel[dir.length] === "/" && t.file(rel.slice(dir.length + 1))) return true;
+      return false;
+    },
+    under(dirRel) {
+      if (own.under(dirRel)) return true;
+      for (const [dir, t] of inner) {
+        // The submodule itself, or a folder holding it: its checkout has tracked files (a walk only for them costs a walk).
+        if (dir === dirRel || (dir.length > dirRel.length && dir.startsWith(dirRel) && dir[dirRel.length] === "/")) return true;
+        if (dirRel.length > dir.length && dirRel.startsWith(dir) && dirRel[dir.length] === "/" && t.under(dirRel.slice(dir.length + 1)))
+          return true;
+      }
+      return false;
+    },
+  };
+}
+
+/** An index file read whole, or as the cache kept it while its identity and stat stay the same; undefined when there is none or it cannot be read with confidence. */
+function readIndexFile(file: string, cache: TrackedCache | undefined): IndexFiles | undefined {
   let fd: number;
   try {
     fd = openSync(file, constants.O_RDONLY | NOFOLLOW | NONBLOCK); // a FIFO named index would hang a blocking open
@@ -66,8 +143,8 @@ export function readTracked(root: string, cache?: TrackedCache, found?: { repo: 
   try {
     const st = fstatSync(fd);
     if (!st.isFile() || st.size > MAX_INDEX_BYTES) return forget(cache);
-    const key = `${st.dev}:${st.ino}:${st.size}:${st.mtimeMs}:${st.ctimeMs}:${prefix}`;
-    if (cache && cache.key === key) return cache.tracked;
+    const key = `${st.dev}:${st.ino}:${st.size}:${st.mtimeMs}:${st.ctimeMs}`;
+    if (cache && cache.key === key) return cache.files;
     const buf = Buffer.allocUnsafe(st.size);
     let got = 0;
     while (got < buf.length) {
@@ -75,13 +152,12 @@ export function readTracked(root: string, cache?: TrackedCache, found?: { repo: 
       if (n === 0) break;
       got += n;
     }
-    const read = got === buf.length ? parseIndex(buf) : undefined;
-    const tracked = read && under(read, prefix);
+    const files = got === buf.length ? parseIndex(buf) : undefined;
     if (cache) {
       cache.key = key;
-      cache.tracked = tracked;
+      cache.files = files;
     }
-    return tracked;
+    return files;
   } catch {
     return forget(cache);
   } finally {
@@ -92,7 +168,8 @@ export function readTracked(root: string, cache?: TrackedCache, found?: { repo: 
 function forget(cache: TrackedCache | undefined): undefined {
   if (cache) {
     cache.key = "";
-    cache.tracked = undefined;
+    cache.files = undefined;
+    cache.submodules.clear();
   }
   return undefined;
 }
@@ -156,6 +233,8 @@ function checksummed(buf: Buffer): number[] {
 /** An index read: what it tracks, and the names of every regular file it lists, in its order (every stage). */
 export interface IndexFiles extends Tracked {
   names(): string[];
+  /** The paths of its submodules (gitlinks, mode 160000), in its order. */
+  gitlinks(): string[];
   /**
    * The regular files under the folder `dirRel`, its name compared ignoring ASCII case (on a
    * case-insensitive file system `.BATON/x` is `.baton/x`), each with its object name in hex.
@@ -181,6 +260,7 @@ function located(buf: Buffer, version: number, count: number, hashLen: number, w
   const starts = new Uint32Array(count);
   const lengths = new Uint32Array(count);
   const entries = new Uint32Array(count);
+  const links: string[] = [];
   let n = 0;
   let at = 12;
   const fixed = 40 + hashLen + 2;
@@ -203,11 +283,14 @@ function located(buf: Buffer, version: number, count: number, hashLen: number, w
     // Regular files only (mode 0o100644 or 0o100755: its 32 bits read 00 00 8x xx): not links,
     // submodules, or a sparse index's folders. (A split index's entries may have no name: its
     // "link" extension, found below, makes the whole index unknown.)
-    if (len > 0 && len <= MAX_NAME_BYTES && buf[at + 24] === 0 && buf[at + 25] === 0 && (buf[at + 26] as number) >> 4 === 8) {
-      starts[n] = p;
-      lengths[n] = len;
-      entries[n] = at;
-      n++;
+    if (len > 0 && len <= MAX_NAME_BYTES && buf[at + 24] === 0 && buf[at + 25] === 0) {
+      const kind = (buf[at + 26] as number) >> 4;
+      if (kind === 8) {
+        starts[n] = p;
+        lengths[n] = len;
+        entries[n] = at;
+        n++;
+      } else if (kind === 0xe) links.push(buf.toString("utf8", p, p + len)); // a submodule: 0o160000
     }
     at += (p - at + len + 8) & ~7; // NUL-padded to a multiple of 8 from the entry's start
   }
@@ -239,6 +322,7 @@ function located(buf: Buffer, version: number, count: number, hashLen: number, w
       const q = Buffer.from(`${dirRel}/`, "utf8");
       return startsWith(lowerBound(q), q);
     },
+    gitlinks: () => links,
     names() {
       const out: string[] = [];
       for (let i = 0; i < n; i++) out.push(buf.toString("utf8", starts[i], (starts[i] as number) + (lengths[i] as number)));
@@ -262,6 +346,7 @@ function located(buf: Buffer, version: number, count: number, hashLen: number, w
 function decoded(buf: Buffer, count: number, hashLen: number, why?: { split?: boolean }): IndexFiles | undefined {
   const names: string[] = [];
   const ids: string[] = [];
+  const links: string[] = [];
   let at = 12;
   let prev: Buffer = Buffer.alloc(0);
   let decodedBytes = 0;
@@ -294,7 +379,7 @@ function decoded(buf: Buffer, count: number, hashLen: number, why?: { split?: bo
     if (mode >>> 12 === 0o10 && name.length > 0 && name.length <= MAX_NAME_BYTES) {
       names.push(name.toString("utf8"));
       ids.push(buf.toString("hex", entry + 40, entry + 40 + hashLen));
-    }
+    } else if (mode >>> 12 === 0o16 && name.length > 0 && name.length <= MAX_NAME_BYTES) links.push(name.toString("utf8"));
   }
   if (!extensionsEnd(buf, at, hashLen, why)) return undefined;
   const files = new Set(names);
@@ -310,6 +395,7 @@ function decoded(buf: Buffer, count: number, hashLen: number, why?: { split?: bo
     file: (rel) => files.has(rel),
     under: (dirRel) => dirs.has(dirRel),
     names: () => names,
+    gitlinks: () => links,
     entriesUnder(dirRel) {
       const lead = Buffer.from(`${dirRel}/`, "utf8");
       const out: { name: string; id: string }[] = [];

@@ -5,7 +5,7 @@
  * name, and always minus `.baton/`, every `.git` entry, and Baton's own LESSONS.md. As in git,
  * ignore rules never leave out a file git tracks (`platform/git-index.ts`): a file tracked
  * before a pattern matched it, or force-added, is taken; a repository's `*` does not switch
- * checkpoints off. Nested git repositories are walked like any directory: their files are
+ * checkpoints off, nor does a submodule's. Nested git repositories are walked like any directory: their files are
  * ordinary files and their `.git` is skipped, never renamed or touched. Symbolic links are
  * neither followed nor stored. The rules themselves are in `tree-rules.ts`.
  */
