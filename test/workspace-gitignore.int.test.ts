@@ -346,7 +346,7 @@ describe(".baton/ and git", () => {
     }
   });
 
-  it("a .baton/ a repository committed in a subfolder does not take the hooks of an agent that cd's there: its edits elsewhere are still checkpointed", () => {
+  it("a .baton/ a repository committed in a subfolder does not take the hooks of an agent that cd's there: its edits elsewhere are still checkpointed", async () => {
     const origin = tempDir("baton-gitignore-nested-");
     git(origin, "init", "-q");
     mkdirSync(join(origin, "src"));
@@ -359,12 +359,15 @@ describe(".baton/ and git", () => {
     const root = tempDir("baton-gitignore-nested-clone-");
     git(root, "clone", "-q", origin, ".");
     expect(cli(["init", "--root", root]).code).toBe(0);
-    for (const server of ["off", "auto"]) {
+    // In each hook's own process, then through the workspace's server (which must answer every one).
+    for (const server of ["off", "use"] as const) {
       const session = `agent-session-${server}`;
+      const served = server === "use" ? await serve(root) : undefined;
       const hook = (event: string, cwd: string, fields: Record<string, unknown>) => {
         const input = JSON.stringify({ session_id: session, transcript_path: "/tmp/t.jsonl", cwd, hook_event_name: event, ...fields });
-        const r = cli(["hook", "claude", event], { cwd, input, env: { BATON_HOOK_SERVER: server } });
+        const r = cli(["hook", "claude", event], { cwd, input, env: { BATON_HOOK_SERVER: server, BATON_HOOK_DEBUG: "1" } });
         expect(r.code, r.stderr).toBe(0);
+        expect(r.stderr, `${event} in ${server} mode`).toContain(server === "use" ? "answered by the server" : "answered in this process");
         return r.stdout;
       };
       hook("SessionStart", root, { source: "startup" });
@@ -382,6 +385,7 @@ describe(".baton/ and git", () => {
       expect(undo, server).toContain("Baton rolled back");
       expect(readFileSync(join(root, "src", "a.ts"), "utf8"), server).toBe("the user's file\n");
       expect(existsSync(join(pkg, ".baton", "baton.db")), "nothing recorded in the repository's own .baton/").toBe(false);
+      await served?.stop();
     }
     // A new session of the same agent process (Claude Code's /clear), starting where the agent stood: the same workspace.
     const cleared = (event: string, fields: Record<string, unknown>) => {
@@ -403,18 +407,17 @@ describe(".baton/ and git", () => {
     expect(cleared("UserPromptSubmit", { prompt: "undo that" })).toContain("Baton rolled back");
     expect(readFileSync(join(root, "src", "a.ts"), "utf8")).toBe("the user's file\n");
     expect(existsSync(join(root, "pkg", ".baton", "baton.db"))).toBe(false);
-    cli(["serve", "--stop", "--root", root]);
     // The marks of agent sessions idle for 30 days go with baton gc; the rest stay.
     const marks = join(root, ".baton", "agents");
     const sessionMarks = () =>
       readdirSync(marks)
         .filter((n) => n.startsWith("claude-"))
         .sort();
-    expect(sessionMarks()).toEqual(["claude-agent-session-auto-18", "claude-agent-session-cleared-21", "claude-agent-session-off-17"]);
+    expect(sessionMarks()).toEqual(["claude-agent-session-cleared-21", "claude-agent-session-off-17", "claude-agent-session-use-17"]);
     const old = new Date(Date.now() - 31 * 24 * 60 * 60 * 1000);
     utimesSync(join(marks, "claude-agent-session-off-17"), old, old);
     expect(cli(["gc", "--root", root]).code).toBe(0);
-    expect(sessionMarks()).toEqual(["claude-agent-session-auto-18", "claude-agent-session-cleared-21"]);
+    expect(sessionMarks()).toEqual(["claude-agent-session-cleared-21", "claude-agent-session-use-17"]);
   });
 
   it("nor one that links to the workspace's own .baton/ or its marks", () => {
