@@ -1,6 +1,6 @@
 /**
  * Whether Claude Code runs the hooks of its settings files and plugins at a place. Its
- * `disableAllHooks` turns them all off (2.1.331: "the hooks defined in settings files and by
+ * `disableAllHooks` turns them all off (2.1.332: "the hooks defined in settings files and by
  * installed plugins"), and it is read from Claude Code's settings in their order of precedence,
  * the first file that sets it deciding: the managed settings (`/etc/claude-code/` on Linux,
  * `/Library/Application Support/ClaudeCode/` on macOS), the project's local file, the project's
