@@ -505,7 +505,7 @@ describe("adapters", () => {
   });
 });
 
-describe("payloads the agents really sent (captured from Claude Code 2.1.331, Codex 0.169.0, Gemini CLI 0.61.0)", () => {
+describe("payloads the agents really sent (captured from Claude Code 2.1.331 and 2.1.332, Codex 0.169.0, Gemini CLI 0.61.0)", () => {
   const real = (agent: string, name: string) =>
     JSON.parse(readFileSync(join(import.meta.dirname, "fixtures", "hooks", agent, `real-${name}.json`), "utf8")) as Record<string, unknown>;
   const parse = (adapter: typeof claude, p: Record<string, unknown>) => adapter.parse(p.hook_event_name as string, p, "/");
@@ -516,6 +516,27 @@ describe("payloads the agents really sent (captured from Claude Code 2.1.331, Co
     expect(g).toMatchObject({ kind: "after_tool", status: "error" });
     expect((g as { error: string }).error).toBe("Output: cat: does-not-exist.txt: No such file or directory\nExit Code: 1");
     expect(parse(gemini, real("gemini", "after-tool-shell"))).toMatchObject({ kind: "after_tool", status: "success" });
+  });
+
+  it("Claude Code's PreSkillShellCommand (2.1.332) is a shell command's before-hook, refused in its own name", () => {
+    const p = real("claude", "pre-skill-shell-command");
+    const ev = parse(claude, p);
+    expect(ev).toMatchObject({
+      kind: "before_tool",
+      native: "PreSkillShellCommand",
+      tool: { kind: "shell", name: "Bash", command: "echo stamped > stamp.txt && echo ok", callId: p.tool_use_id },
+    });
+    expect(JSON.parse(claude.render(ev, { deny: { reason: "paused" } })).hookSpecificOutput).toEqual({
+      hookEventName: "PreSkillShellCommand",
+      permissionDecision: "deny",
+      permissionDecisionReason: "paused",
+    });
+    // Installed after PreToolUse, for the shell tool; Qwen Code, of the same contract, has no such event.
+    const specs = claude.hookSpecs("baton");
+    expect(specs.map((s) => s.event).slice(2, 4)).toEqual(["PreToolUse", "PreSkillShellCommand"]);
+    expect(specs[3]).toMatchObject({ matcher: "Bash", handler: { command: "baton hook claude PreSkillShellCommand" } });
+    expect(qwen.hookSpecs("baton").map((s) => s.event)).not.toContain("PreSkillShellCommand");
+    expect(parse(qwen, p).kind).toBe("ignored");
   });
 
   it("Claude Code's and Qwen Code's Stop with a background subagent still running says so; the subagent's report is no user's words", () => {

@@ -6,7 +6,7 @@
  * Then the server runs, and the next turn's calls are checkpointed as usual and not reported.
  */
 import { afterAll, beforeAll, describe, expect, test } from "vitest";
-import { claude } from "./drivers.js";
+import { claude, claudeTurn } from "./drivers.js";
 import { type AgentRun, httpHookServer, Project } from "./harness.js";
 import { agentCli } from "./install.js";
 import { MockModel } from "./mock-model.js";
@@ -32,12 +32,8 @@ describe("Claude Code HTTP hooks with the server down", () => {
       .filter((e) => e.type === "note:added" && String(e.data.text).includes("without a checkpoint"))
       .map((e) => e.data.text as string);
 
-  async function turn(prompt: string, steps: Parameters<MockModel["play"]>[0], resume?: string): Promise<AgentRun> {
-    mock.play(steps, p.root);
-    const r = await p.run(cli, claude.args(prompt, resume), claude.env(url));
-    if (r.code !== 0) throw new Error(`claude exited ${r.code}\n${r.stdout.slice(-3000)}\n${r.stderr.slice(-3000)}`);
-    return r;
-  }
+  const turn = (prompt: string, steps: Parameters<MockModel["play"]>[0], resume?: string): Promise<AgentRun> =>
+    claudeTurn(p, mock, cli, url, prompt, steps, resume);
 
   beforeAll(async () => {
     cli = agentCli("claude");

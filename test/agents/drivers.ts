@@ -9,7 +9,7 @@ import { join } from "node:path";
 import { listCodexHooks, trustCodexHooks } from "./codex-trust.js";
 import type { AgentRun, Project } from "./harness.js";
 import { type AgentName, agentCli, REPO } from "./install.js";
-import type { Step } from "./mock-model.js";
+import type { MockModel, Step } from "./mock-model.js";
 import { type LocalRegistry, localRegistry } from "./npm-registry.js";
 
 export interface Driver {
@@ -92,6 +92,8 @@ export const claude: Driver = {
   unscripted: {
     StopFailure:
       "only a turn an API error ends fires it: captured from this CLI against a model answering 400 (test/fixtures/agents/claude/StopFailure.json), read by test/hooks-payloads.test.ts and test/hooks.int.test.ts",
+    PreSkillShellCommand:
+      "fired only before a shell line of a skill's or custom command's own text: test/agents/claude-skill-shell.e2e.test.ts runs one (test/fixtures/hooks/claude/real-pre-skill-shell-command.json)",
   },
   compact: { prompt: "/compact" },
   args(prompt, resume) {
@@ -139,6 +141,22 @@ export const claude: Driver = {
     mcpTool: (tool) => `mcp__plugin_baton_baton__${tool}`,
   },
 };
+
+/** One headless Claude Code turn in `p`, the mock model playing `steps`; throws unless Claude Code exits 0. */
+export async function claudeTurn(
+  p: Project,
+  mock: MockModel,
+  cli: string,
+  url: string,
+  prompt: string,
+  steps: Step[],
+  resume?: string,
+): Promise<AgentRun> {
+  mock.play(steps, p.root);
+  const r = await p.run(cli, claude.args(prompt, resume), claude.env(url));
+  if (r.code !== 0) throw new Error(`claude exited ${r.code}\n${r.stdout.slice(-3000)}\n${r.stderr.slice(-3000)}`);
+  return r;
+}
 
 export const codex: Driver = {
   agent: "codex",

@@ -46,6 +46,13 @@ export interface ClaudeStyle {
   output?: PayloadReader["output"];
   /** A last look at a parsed event (e.g. to ignore one the agent fires for its own reasons). */
   refine?: (ev: HookEvent) => HookEvent;
+  /**
+   * The event fired before a shell command that a skill's or a custom command's own text runs
+   * (Claude Code 2.1.332+: PreSkillShellCommand, with `tool_name`, `tool_input.command` and
+   * `tool_use_id` as PreToolUse has them): read as a shell tool's before-hook, installed after
+   * PreToolUse with the shell tools' matcher. No after-hook follows it.
+   */
+  skillShellEvent?: string;
 }
 
 /** An adapter for an agent of Claude Code's hook contract. */
@@ -67,7 +74,12 @@ export function claudeStyleAdapter(s: ClaudeStyle): AgentAdapter {
   };
   const reader: PayloadReader = {
     agent: s.agent,
-    events: Object.freeze({ ...CLAUDE_EVENTS, ...STOP_FAILURE, ...s.events }),
+    events: Object.freeze({
+      ...CLAUDE_EVENTS,
+      ...STOP_FAILURE,
+      ...s.events,
+      ...(s.skillShellEvent ? { [s.skillShellEvent]: "before_tool" as const } : {}),
+    }),
     toolCall,
     ...(s.output ? { output: s.output } : {}),
   };
@@ -83,7 +95,10 @@ export function claudeStyleAdapter(s: ClaudeStyle): AgentAdapter {
     passThrough: () => "",
     hookSpecs(command) {
       const h = hookGroup(command, s.agent, () => ({ timeout: TIMEOUT_S }));
-      return CLAUDE_STYLE_HOOKS.map((e) => (e === "PreToolUse" ? h(e, matcher) : h(e)));
+      return CLAUDE_STYLE_HOOKS.flatMap((e) => {
+        if (e !== "PreToolUse") return [h(e)];
+        return s.skillShellEvent ? [h(e, matcher), h(s.skillShellEvent, s.shellTools.join("|"))] : [h(e, matcher)];
+      });
     },
   };
 }
@@ -190,4 +205,8 @@ export const claude: AgentAdapter = claudeStyleAdapter({
   label: "Claude Code",
   writeTools: ["Write", "Edit", "MultiEdit", "NotebookEdit"],
   shellTools: ["Bash"],
+  // A skill's or custom command's `!`-line runs in a shell without a PreToolUse: a repository's
+  // own `.claude/commands/*.md` can change files, or run `baton hooks uninstall`, that way.
+  // Earlier Claude Code versions never fire it and ignore the entry.
+  skillShellEvent: "PreSkillShellCommand",
 });
