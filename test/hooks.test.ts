@@ -518,6 +518,12 @@ describe("payloads the agents really sent (captured from Claude Code 2.1.331 and
     expect(parse(gemini, real("gemini", "after-tool-shell"))).toMatchObject({ kind: "after_tool", status: "success" });
   });
 
+  it("Claude Code's forked session (`--resume <id> --fork-session`: source fork) starts as a resume", () => {
+    const start = JSON.parse(readFileSync(join(import.meta.dirname, "fixtures", "agents", "claude", "SessionStart.resume.json"), "utf8"));
+    expect(parse(claude, { ...start, source: "fork" })).toMatchObject({ kind: "session_start", source: "resume" });
+    expect(parse(claude, { ...start, source: "something-new" })).toMatchObject({ kind: "session_start", source: "startup" });
+  });
+
   it("Claude Code's PreSkillShellCommand (2.1.332) is a shell command's before-hook, refused in its own name", () => {
     const p = real("claude", "pre-skill-shell-command");
     const ev = parse(claude, p);

@@ -157,7 +157,9 @@ export function parsePayload(
   };
   switch (reader.events[name]) {
     case "session_start": {
-      const s = str(p.source) as SessionSource | undefined;
+      // Claude Code's `fork` (`--resume <id> --fork-session`): a new agent session that carries
+      // on an earlier conversation, which its context already holds: a resume, for Baton.
+      const s = (p.source === "fork" ? "resume" : str(p.source)) as SessionSource | undefined;
       return { ...base, kind: "session_start", source: s && SESSION_SOURCES.includes(s) ? s : "startup" };
     }
     case "prompt":
