@@ -467,7 +467,6 @@ describe("baton hooks install / uninstall", () => {
         "PostToolUse",
         "PostToolUseFailure",
         "PreCompact",
-        "PreSkillShellCommand",
         "PreToolUse",
         "SessionEnd",
         "SessionStart",
@@ -481,7 +480,6 @@ describe("baton hooks install / uninstall", () => {
         "SessionStart",
         "UserPromptSubmit",
         "PreToolUse",
-        "PreSkillShellCommand",
         "PostToolUse",
         "PostToolUseFailure",
         "PreCompact",
@@ -491,6 +489,41 @@ describe("baton hooks install / uninstall", () => {
         "SessionEnd",
       ].sort(),
     );
+  });
+
+  it("Claude Code's PreSkillShellCommand goes only into this machine's settings, where `claude --version` is 2.1.332 or later", () => {
+    // A version without the event may skip the whole file (before 2.1.101 it did): the entry is
+    // written only where the Claude Code on PATH has it, and never into a shared file.
+    const withClaude = (version: string | undefined) => {
+      const env = privateHome();
+      if (version === undefined) return env;
+      const bin = tempDir("baton-claude-");
+      writeFileSync(join(bin, "claude"), `#!/bin/sh\necho "${version} (Claude Code)"\n`);
+      chmodSync(join(bin, "claude"), 0o755);
+      return { ...env, PATH: `${bin}:${env.PATH}` };
+    };
+    const events = (out: any) => out.hooks.map((h: any) => h.event);
+    const cases: [string | undefined, string[], boolean, string][] = [
+      [undefined, [], false, "no `claude --version` answered here"],
+      ["2.1.331", [], false, "Claude Code here is 2.1.331"],
+      ["2.1.332", [], true, ""],
+      ["2.10.0", [], true, ""],
+      ["2.1.332", ["--shared"], false, "a shared file meets everyone's version"],
+      ["3.0.0", ["--user"], true, ""],
+    ];
+    for (const [version, extra, expected, why] of cases) {
+      const root = tempDir("baton-install-");
+      const env = withClaude(version);
+      const out = install(root, "claude", extra, env);
+      expect(events(out).includes("PreSkillShellCommand"), `${version} ${extra}`).toBe(expected);
+      expect(events(out)).toContain("PreToolUse");
+      const note = out.notes.find((n: string) => n.startsWith("Left out PreSkillShellCommand"));
+      if (expected) expect(note, `${version} ${extra}`).toBeUndefined();
+      else expect(note, `${version} ${extra}`).toContain(why);
+      // Either way nothing is missing: status leaves the judgement to the install.
+      const place = status(root, "claude", env).find((s) => s.installed.length > 0);
+      expect(place.missing, `${version} ${extra}`).toEqual([]);
+    }
   });
 
   it("never writes through a link: a .claude directory that links outside the workspace is refused", () => {

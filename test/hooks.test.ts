@@ -530,8 +530,18 @@ describe("payloads the agents really sent (captured from Claude Code 2.1.331 and
     expect(ev).toMatchObject({
       kind: "before_tool",
       native: "PreSkillShellCommand",
-      tool: { kind: "shell", name: "Bash", command: "echo stamped > stamp.txt && echo ok", callId: p.tool_use_id },
+      tool: { kind: "shell", name: "Bash", command: "echo stamped > stamp.txt && echo ok" },
     });
+    // The lines of one command run wait for every hook, then run together: one call id, one checkpoint.
+    expect(p.tool_use_id).toMatch(/:preamble-0$/);
+    const line = (n: number) => parse(claude, { ...p, tool_use_id: String(p.tool_use_id).replace(/0$/, String(n)) });
+    const ids = [0, 1, 12].map((n) => {
+      const e = line(n);
+      return e.kind === "before_tool" ? e.tool.callId : undefined;
+    });
+    expect(ids).toEqual(Array(3).fill(String(p.tool_use_id).replace(/:preamble-0$/, "")));
+    // A PreToolUse keeps its id as it is.
+    expect(parse(claude, { ...p, hook_event_name: "PreToolUse" })).toMatchObject({ tool: { callId: p.tool_use_id } });
     expect(JSON.parse(claude.render(ev, { deny: { reason: "paused" } })).hookSpecificOutput).toEqual({
       hookEventName: "PreSkillShellCommand",
       permissionDecision: "deny",
@@ -540,7 +550,7 @@ describe("payloads the agents really sent (captured from Claude Code 2.1.331 and
     // Installed after PreToolUse, for the shell tool; Qwen Code, of the same contract, has no such event.
     const specs = claude.hookSpecs("baton");
     expect(specs.map((s) => s.event).slice(2, 4)).toEqual(["PreToolUse", "PreSkillShellCommand"]);
-    expect(specs[3]).toMatchObject({ matcher: "Bash", handler: { command: "baton hook claude PreSkillShellCommand" } });
+    expect(specs[3]).toMatchObject({ matcher: "Bash", since: "2.1.332", handler: { command: "baton hook claude PreSkillShellCommand" } });
     expect(qwen.hookSpecs("baton").map((s) => s.event)).not.toContain("PreSkillShellCommand");
     expect(parse(qwen, p).kind).toBe("ignored");
   });

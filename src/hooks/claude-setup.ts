@@ -8,6 +8,7 @@
  * `.claude/settings.json`, switching off the user's own Baton hooks too: status and doctor say so.
  * Managed settings can also allow only managed hooks (`allowManagedHooksOnly`).
  */
+import { spawnSync } from "node:child_process";
 import { platform } from "node:os";
 import { join } from "node:path";
 import type { JsonObject } from "../core/types.js";
@@ -73,4 +74,30 @@ export function claudeReadiness(o: SetupPlace): Readiness {
       `Claude Code runs only managed hooks while ${managed} sets "allowManagedHooksOnly": true: ask whoever manages this machine.`,
     );
   return { willRun: remaining.length === 0, remaining };
+}
+
+/**
+ * The version `claude --version` reports where this process's PATH finds it (`2.1.332 (Claude
+ * Code)`), or undefined when none answers within 10 s. Asked by the install only.
+ */
+export function claudeVersion(env: NodeJS.ProcessEnv = process.env): string | undefined {
+  const r = spawnSync("claude", ["--version"], {
+    env,
+    encoding: "utf8",
+    timeout: 10_000,
+    killSignal: "SIGKILL",
+    stdio: ["ignore", "pipe", "ignore"],
+  });
+  return r.status === 0 ? /^\s*(\d+\.\d+\.\d+)/.exec(r.stdout)?.[1] : undefined;
+}
+
+/** Whether dotted version `v` is `min` or later. */
+export function versionAtLeast(v: string, min: string): boolean {
+  const a = v.split(".").map(Number);
+  const b = min.split(".").map(Number);
+  for (let i = 0; i < Math.max(a.length, b.length); i++) {
+    const d = (a[i] ?? 0) - (b[i] ?? 0);
+    if (d !== 0) return d > 0;
+  }
+  return true;
 }

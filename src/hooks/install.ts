@@ -44,7 +44,7 @@ import {
   untrustCodexHooks,
   writeCodexShim,
 } from "./agent-setup.js";
-import { claudeReadiness, httpHooksBlocked } from "./claude-setup.js";
+import { claudeReadiness, claudeVersion, httpHooksBlocked, versionAtLeast } from "./claude-setup.js";
 import { clineInstalled, installClineHooks, uninstallClineHooks } from "./cline-setup.js";
 import { copilotReadiness } from "./copilot-setup.js";
 import { type OpencodeNpmInstall, opencodeNpmInstall } from "./opencode-npm.js";
@@ -199,6 +199,29 @@ export function hookSpecs(agent: HookAgent, launcher: string): HookGroupSpec[] {
   return ADAPTERS[agent].hookSpecs(launcher);
 }
 
+/**
+ * The groups this place takes: one of an event newer than some of the agent's versions (`since`)
+ * only in this machine's own settings, when the agent found on PATH is that version or later; a
+ * version that does not know the event may reject the whole file. `left` says what was left out.
+ */
+function forThisPlace(agent: HookAgent, specs: HookGroupSpec[], o: HookPlaceOptions): { specs: HookGroupSpec[]; left?: string } {
+  const newer = specs.filter((s) => s.since !== undefined);
+  if (newer.length === 0) return { specs };
+  const version = agent === "claude" && !isShared(agent, o) ? claudeVersion(o.env ?? process.env) : undefined;
+  const kept = specs.filter((s) => s.since === undefined || (version !== undefined && versionAtLeast(version, s.since)));
+  if (kept.length === specs.length) return { specs };
+  const names = newer.filter((s) => !kept.includes(s)).map((s) => `${s.event} (${AGENT_NAMES[agent]} ${s.since} and later)`);
+  const why = isShared(agent, o)
+    ? "a shared file meets everyone's version"
+    : version === undefined
+      ? `no \`${agent} --version\` answered here`
+      : `${AGENT_NAMES[agent]} here is ${version}`;
+  return {
+    specs: kept,
+    left: `Left out ${names.join(", ")}: ${why}, and a version without the event may skip the whole settings file. Run the install again after upgrading.`,
+  };
+}
+
 /** The launcher the hooks get when `--command` does not name one. */
 function launcherFor(agent: HookAgent, o: HookPlaceOptions): string {
   // A file the team commits: Baton from PATH, on whichever machine runs the agent.
@@ -345,7 +368,8 @@ export async function installHooks(agent: HookAgent, o: HookPlaceOptions & { lau
   if (agent === "codex") checkCodexConfig(o);
   if (agent === "gemini") checkGeminiTrustedHooks(o);
   const launcher = o.launcher ?? launcherFor(agent, o);
-  const specs = o.http ? await httpSpecs(agent, o, launcher) : hookSpecs(agent, launcher);
+  const placed = forThisPlace(agent, o.http ? await httpSpecs(agent, o, launcher) : hookSpecs(agent, launcher), o);
+  const { specs } = placed;
   let next: JsonObject;
   let newText: string;
   try {
@@ -356,6 +380,7 @@ export async function installHooks(agent: HookAgent, o: HookPlaceOptions & { lau
   const hooks = listBatonHooks(next.hooks, agent);
   const http = httpNotes(o, hooks, next);
   const notes = [placeNote(agent, o), ...placeProblems(agent, o, file, hooks), ...notesFor(agent, settings), ...http.notes];
+  if (placed.left) notes.push(placed.left);
   const other = otherClaudeFile(agent, o, "install");
   if (other) notes.push(other);
   const plugin = pluginInstalls(agent, o).find((p) => p.enabled);
@@ -555,7 +580,8 @@ export async function hooksStatus(
       try {
         const { settings } = agent === "cline" ? { settings: {} as JsonObject } : load(file);
         s.installed = agent === "cline" ? clineInstalled(file) : listBatonHooks(settings.hooks, agent);
-        s.missing = expected.filter((e) => !s.installed.some((i) => i.event === e.event)).map((e) => e.event);
+        // An event newer than some of the agent's versions is not missing: the install judges it.
+        s.missing = expected.filter((e) => e.since === undefined && !s.installed.some((i) => i.event === e.event)).map((e) => e.event);
         let modified: string | undefined;
         s.stale = s.installed.some((i) => {
           const entry = launcherPath(i.command);
@@ -667,7 +693,7 @@ function pluginStatus(
     file: plugin.hooksFile,
     exists: true,
     installed,
-    missing: expected.filter((e) => !installed.some((i) => i.event === e.event)).map((e) => e.event),
+    missing: expected.filter((e) => e.since === undefined && !installed.some((i) => i.event === e.event)).map((e) => e.event),
     stale: false,
     notes: [`${AGENT_NAMES[agent]}'s ${kind} ${plugin.id} (${plugin.dir}); remove it with \`${pluginUninstall(plugin)}\`.`],
     limits: [...AGENT_LIMITS[agent], ...PLUGIN_LIMITS[agent]],

@@ -60,7 +60,9 @@ export const PLUGIN_LIMITS: Readonly<Record<PluginAgent, readonly string[]>> = {
 
 /** The `hooks/hooks.json` of the agent's plugin: `{ "hooks": { … } }` (Copilot CLI's with its `"version": 1`). */
 export function pluginHooks(agent: PluginAgent): JsonObject {
-  const hooks = addBatonHooks(undefined, ADAPTERS[agent].hookSpecs(PLUGIN_LAUNCHERS[agent]), agent);
+  // Not an event newer than some of the agent's versions: a version without it may skip the file.
+  const specs = ADAPTERS[agent].hookSpecs(PLUGIN_LAUNCHERS[agent]).filter((s) => s.since === undefined);
+  const hooks = addBatonHooks(undefined, specs, agent);
   return agent === "copilot" ? { version: 1, hooks } : { hooks };
 }
 

@@ -31,6 +31,8 @@ import {
 export const CLAUDE_CONTEXT_LIMIT = 10_000;
 /** Seconds (Claude Code's unit). A first whole-tree checkpoint of a large repository reads every file. */
 const TIMEOUT_S = 60;
+/** Claude Code's first version with PreSkillShellCommand. */
+const SKILL_SHELL_SINCE = "2.1.332";
 
 /** An agent that speaks Claude Code's hook contract with its own tool and event names (Qwen Code). */
 export interface ClaudeStyle {
@@ -84,12 +86,18 @@ export function claudeStyleAdapter(s: ClaudeStyle): AgentAdapter {
     ...(s.output ? { output: s.output } : {}),
   };
   const refine = s.refine ?? ((ev: HookEvent) => ev);
+  // One command run's shell lines (`<run id>:preamble-<n>`) all wait for every hook, then run
+  // together: one checkpoint before them, under the run's id, not one per line.
+  const oneRun = (ev: HookEvent): HookEvent =>
+    ev.kind === "before_tool" && ev.native === s.skillShellEvent && ev.tool.callId !== undefined
+      ? { ...ev, tool: { ...ev.tool, callId: ev.tool.callId.replace(/:preamble-\d+$/, "") } }
+      : ev;
   const matcher = [...s.writeTools, ...s.shellTools].join("|");
   return {
     agent: s.agent,
     label: s.label,
     contextLimit: CLAUDE_CONTEXT_LIMIT,
-    parse: (native, p, cwd, io) => withTranscript(refine(parsePayload(reader, native, p, cwd, io)), p),
+    parse: (native, p, cwd, io) => withTranscript(oneRun(refine(parsePayload(reader, native, p, cwd, io))), p),
     render: (event, r) => renderClaudeStyle(event, r, CLAUDE_CONTEXT_LIMIT),
     timeoutMs: () => TIMEOUT_S * 1000,
     passThrough: () => "",
@@ -97,7 +105,8 @@ export function claudeStyleAdapter(s: ClaudeStyle): AgentAdapter {
       const h = hookGroup(command, s.agent, () => ({ timeout: TIMEOUT_S }));
       return CLAUDE_STYLE_HOOKS.flatMap((e) => {
         if (e !== "PreToolUse") return [h(e)];
-        return s.skillShellEvent ? [h(e, matcher), h(s.skillShellEvent, s.shellTools.join("|"))] : [h(e, matcher)];
+        if (!s.skillShellEvent) return [h(e, matcher)];
+        return [h(e, matcher), { ...h(s.skillShellEvent, s.shellTools.join("|")), since: SKILL_SHELL_SINCE }];
       });
     },
   };
@@ -207,6 +216,6 @@ export const claude: AgentAdapter = claudeStyleAdapter({
   shellTools: ["Bash"],
   // A skill's or custom command's `!`-line runs in a shell without a PreToolUse: a repository's
   // own `.claude/commands/*.md` can change files, or run `baton hooks uninstall`, that way.
-  // Earlier Claude Code versions never fire it and ignore the entry.
+  // Installed only for 2.1.332 or later (HookGroupSpec `since`).
   skillShellEvent: "PreSkillShellCommand",
 });

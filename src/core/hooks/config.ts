@@ -57,6 +57,13 @@ export interface HookGroupSpec {
   handler: HookHandlerSpec;
   /** Copilot CLI: the handler itself is the event's entry (its command in `bash`), not a group. */
   flat?: boolean;
+  /**
+   * The agent's first version with this event. Older versions may reject a whole settings file
+   * that names an event they do not know (Claude Code before 2.1.101 did), so such a group is
+   * written only where the agent found on this machine is that version or later, and never into
+   * a shared file or a plugin, whose readers may run older versions (hooks/install.ts).
+   */
+  since?: string;
 }
 
 /**
