@@ -218,7 +218,7 @@ function forThisPlace(agent: HookAgent, specs: HookGroupSpec[], o: HookPlaceOpti
       : `${AGENT_NAMES[agent]} here is ${version}`;
   return {
     specs: kept,
-    left: `Left out ${names.join(", ")}: ${why}, and a version without the event may skip the whole settings file. Run the install again after upgrading.`,
+    left: `Left out ${names.join(", ")}: ${why}, and a version without the event may skip the whole settings file.${isShared(agent, o) ? "" : " Run the install again after upgrading."}`,
   };
 }
 
