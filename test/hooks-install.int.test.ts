@@ -907,26 +907,44 @@ describe("baton hooks install / uninstall", () => {
     const u = install(root, "codex", ["--user"], env);
     expect(u).toMatchObject({ scope: "user", shared: false });
     expect(u.hooks.map((h: any) => h.command)).toContain(`${shim} hook codex PreToolUse`);
-    expect(readFileSync(shim, "utf8")).toContain(`exec ${process.execPath}`);
+    // A Node script (no shell between Codex's and Node), run by this Node.
+    expect(readFileSync(shim, "utf8")).toMatch(new RegExp(`^#!${process.execPath}\n`));
+    expect(readFileSync(shim, "utf8")).toContain(`const entry = ${JSON.stringify(realpathSync(CLI))};`);
     expect(row("user")).toMatchObject({ stale: false, willRun: true });
     // A launcher whose baton is gone (moved, uninstalled) is stale; installing again repoints it,
     // and the entries (the same command) stay trusted.
-    writeFileSync(
-      shim,
-      readFileSync(shim, "utf8").replace(/^exec .*$/m, `exec ${process.execPath} ${join(root, "gone", "baton.cjs")} "$@"`),
-    );
+    const gone = JSON.stringify(join(root, "gone", "baton.cjs"));
+    writeFileSync(shim, readFileSync(shim, "utf8").replace(/^const entry = .*$/m, `const entry = ${gone};`));
     expect(row("user")).toMatchObject({ stale: true, willRun: false });
     expect(row("user").remaining[0]).toContain("run `baton hooks install codex --user` again");
     expect(install(root, "codex", ["--user"], env).changed).toBe(false);
     expect(row("user")).toMatchObject({ stale: false, willRun: true });
+    // The shell script earlier installs wrote still counts as Baton's, stale when its baton is
+    // gone; installing again writes the Node script.
+    const good = readFileSync(shim, "utf8");
+    const shell = (entry: string) =>
+      [
+        "#!/bin/sh",
+        "# Written by `baton hooks install codex`: Codex trusts a hook by its command, so the command",
+        "# names this file, which stays put; installing again rewrites the line below.",
+        `exec ${process.execPath} ${entry} "$@"`,
+        "",
+      ].join("\n");
+    writeFileSync(shim, shell(realpathSync(CLI)));
+    expect(row("user")).toMatchObject({ stale: false, willRun: true });
+    writeFileSync(shim, shell(join(root, "gone", "baton.cjs")));
+    expect(row("user")).toMatchObject({ stale: true, willRun: false });
+    install(root, "codex", ["--user"], env);
+    expect(readFileSync(shim, "utf8")).toBe(good);
     // Codex trusts the command, not the script: a launcher changed to do nothing (or to run
     // anything else) is reported, by status and doctor, until install rewrites it.
-    const good = readFileSync(shim, "utf8");
     for (const bad of [
       "#!/bin/sh\nexit 0\n",
-      good.replace(/^exec .*$/m, "exit 0"),
-      good.replace(/^exec (\S+) /m, "exec /bin/true "),
-      `${good}exit 0\n`,
+      good.replace(/^if .*$/m, "process.exit(0);"),
+      good.replace(/^#!\S+/, "#!/bin/true"),
+      good.replace(/^const entry = .*$/m, 'const entry = "/bin/true";'),
+      `${good}process.exit(0);\n`,
+      shell(realpathSync(CLI)).replace(/^exec (\S+) /m, "exec /bin/true "),
     ]) {
       writeFileSync(shim, bad);
       expect(row("user"), bad).toMatchObject({ launcherModified: true, willRun: false });

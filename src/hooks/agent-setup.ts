@@ -9,7 +9,7 @@
  *   does; trusting a whole project (its config, MCP servers, …) stays the user's step.
  * - Codex's trust covers the command string, so the command must not change when Baton is
  *   reinstalled from another path or Node is upgraded: it runs `$CODEX_HOME/baton/baton`, a
- *   two-line script the installer rewrites with the current Node and baton.
+ *   short script the installer rewrites with the current Node and baton.
  * - Gemini CLI loads hooks (user and project alike) only in a trusted folder: a rule in
  *   `~/.gemini/trustedFolders.json` (`{"<path>": "TRUST_FOLDER" | "TRUST_PARENT" |
  *   "DO_NOT_TRUST"}`, longest matching path wins, TRUST_PARENT trusts the rule's parent), else
@@ -113,8 +113,39 @@ export function codexShim(o: SetupPlace): string {
   return join(codexHome(o), "baton", "baton");
 }
 
-/** The launcher script that runs `launcher` (this Node and this baton, each shell-quoted). */
+/**
+ * The launcher script that runs `launcher` (this Node and this baton, each shell-quoted). Codex
+ * runs a hook's command with `bash -c`, so a shell script here would be a second shell start on
+ * every hook: when the launcher is a Node and a baton entry, the script is a Node script instead,
+ * started by the kernel from its `#!` line. `process.argv[1]` is set to the entry, so the hook
+ * sees what `exec <node> <entry>` gave it. It runs as CommonJS or, under a package.json of
+ * `"type": "module"` above `$CODEX_HOME`, as a module (the entry is CommonJS either way). A Node
+ * whose path a `#!` line cannot hold (a space, or longer than the 127 bytes older kernels read)
+ * gets the shell script.
+ */
 export function codexShimText(launcher: string): string {
+  const words = shellWords(launcher);
+  const [node, entry] = words ?? [];
+  if (words?.length === 2 && node !== undefined && entry !== undefined && /^\/[^\s]{1,124}$/.test(node)) return nodeShimText(node, entry);
+  return shShimText(launcher);
+}
+
+function nodeShimText(node: string, entry: string): string {
+  return [
+    `#!${node}`,
+    "// Written by `baton hooks install codex`: Codex trusts a hook by its command, so the command",
+    "// names this file, which stays put; installing again rewrites the first line and the entry.",
+    "// A Node script, so no shell starts between Codex's and Node.",
+    `const entry = ${JSON.stringify(entry)};`,
+    "process.argv[1] = entry;",
+    'if (typeof require === "function") require(entry);',
+    'else import("node:url").then((url) => import(url.pathToFileURL(entry).href));',
+    "",
+  ].join("\n");
+}
+
+/** The shell form, which installs before the Node form wrote (still run, and still recognised). */
+function shShimText(launcher: string): string {
   return [
     "#!/bin/sh",
     "# Written by `baton hooks install codex`: Codex trusts a hook by its command, so the command",
@@ -468,11 +499,28 @@ export function shellWords(line: string): string[] | undefined {
 export function inspectCodexShim(shim: string): { node: string; entry: string } | "modified" | undefined {
   const text = readText(shim);
   if (text === undefined) return undefined;
-  const line = /^exec (.*) "\$@"$/m.exec(text)?.[1];
-  const words = line === undefined ? undefined : shellWords(line);
-  if (line === undefined || words?.length !== 2 || text !== codexShimText(line)) return "modified";
+  const words = shimWords(text);
+  if (words?.length !== 2) return "modified";
   const [node, entry] = words as [string, string];
   if (!/^\//.test(node) || !/^node(?:js)?[\d.]*$/.test(node.split("/").pop() as string)) return "modified";
   if (!/^\/.*baton(?:\.c?js)?$/.test(entry)) return "modified";
   return { node, entry };
+}
+
+/** The launcher's words when the script is exactly one codexShimText writes (either form). */
+function shimWords(text: string): string[] | undefined {
+  if (text.startsWith("#!/bin/sh\n")) {
+    const line = /^exec (.*) "\$@"$/m.exec(text)?.[1];
+    return line !== undefined && text === shShimText(line) ? shellWords(line) : undefined;
+  }
+  const node = /^#!(\S+)\n/.exec(text)?.[1];
+  const entry = /^const entry = ("(?:[^"\\\n]|\\.)*");$/m.exec(text)?.[1];
+  if (node === undefined || entry === undefined) return undefined;
+  let path: unknown;
+  try {
+    path = JSON.parse(entry);
+  } catch {
+    return undefined;
+  }
+  return typeof path === "string" && text === nodeShimText(node, path) ? [node, path] : undefined;
 }

@@ -1,0 +1,83 @@
+/**
+ * Codex's user hooks run `$CODEX_HOME/baton/baton hook codex <Event>` with `bash -c`. The
+ * launcher is a Node script started from its `#!` line, so no second shell starts on every hook:
+ * run here exactly as Codex runs it, under a home that is a CommonJS package scope and under one
+ * whose package.json says `"type": "module"`, it answers the hooks, checkpoints before the patch
+ * and records the run as the process that started it (the agent).
+ */
+import { spawnSync } from "node:child_process";
+import { mkdirSync, readFileSync, statSync, writeFileSync } from "node:fs";
+import { join } from "node:path";
+import { afterAll, describe, expect, it } from "vitest";
+import { codexShimText } from "../src/hooks/agent-setup.js";
+import { cleanupDirs, cli, initWorkspace, tempDir } from "./helpers.js";
+import { payload } from "./hook-helpers.js";
+
+afterAll(cleanupDirs);
+
+function codexHooks(home: Record<string, string>): { root: string; shim: string } {
+  const root = initWorkspace("baton-codex-launcher-", { "src/app.ts": 'export function app() {\n  return redirect("/login");\n}\n' });
+  const r = cli(["hooks", "install", "codex", "--user", "--root", root, "--json"], { env: home });
+  expect(r.code, r.stderr).toBe(0);
+  const shim = join(home.CODEX_HOME as string, "baton", "baton");
+  expect(r.json().hooks.map((h: { command: string }) => h.command)).toContain(`${shim} hook codex PreToolUse`);
+  return { root, shim };
+}
+
+/** One hook as Codex runs it: its command through `bash -c`, the payload on stdin. */
+function asCodex(root: string, shim: string, event: string, fixture: string, env: Record<string, string>) {
+  const r = spawnSync("bash", ["-c", `${shim} hook codex ${event}`], {
+    cwd: root,
+    input: payload("codex", fixture, { cwd: root, session: "codex-launcher-1", call: "call-1" }),
+    encoding: "utf8",
+    timeout: 60_000,
+    killSignal: "SIGKILL",
+    env: { ...process.env, ...env, BATON_HOOK_SERVER: "off", BATON_HOOK_DEBUG: "1" },
+  });
+  expect(r.status, `${event}: ${r.stderr}`).toBe(0);
+  expect(r.stderr).toMatch(/answered in this process/);
+  return r;
+}
+
+describe.runIf(process.platform === "linux")("Codex's launcher script", () => {
+  for (const scope of ["commonjs", "module"] as const) {
+    it(`runs the hooks with no shell of its own (home a ${scope} package scope)`, () => {
+      const home = tempDir("baton-codex-home-");
+      // A package.json in the home directory, as some users keep: Node reads the launcher (no
+      // extension) as its scope says.
+      writeFileSync(join(home, "package.json"), JSON.stringify({ name: "home", type: scope }));
+      const env = { HOME: home, CODEX_HOME: join(home, ".codex") };
+      mkdirSync(env.CODEX_HOME, { recursive: true });
+      const { root, shim } = codexHooks(env);
+      const text = readFileSync(shim, "utf8");
+      expect(text.split("\n")[0]).toBe(`#!${process.execPath}`);
+      expect(statSync(shim).mode & 0o777).toBe(0o755);
+
+      asCodex(root, shim, "SessionStart", "session-start-startup", env);
+      asCodex(root, shim, "UserPromptSubmit", "user-prompt", env);
+      asCodex(root, shim, "PreToolUse", "pre-apply-patch", env);
+
+      const status = cli(["status", "--json", "--root", root]).json();
+      expect(status.crashedRuns ?? []).toEqual([]);
+      const sid = status.sessions[0].sessionId as string;
+      const events = cli(["export", sid, "--root", root])
+        .stdout.trim()
+        .split("\n")
+        .map((l) => JSON.parse(l));
+      // The run is the process that ran `bash -c` (bash execs the launcher, the kernel its Node).
+      expect(events.filter((e) => e.type === "run:started").map((e) => e.data.pid)).toEqual([process.pid]);
+      const cps = cli(["checkpoints", "--json", "--root", root]).json().checkpoints;
+      // The patch's two files, checkpointed before it.
+      expect(cps).toEqual([expect.objectContaining({ kind: "targeted", toolName: "apply_patch", fileCount: 2 })]);
+    });
+  }
+
+  it("is a shell script when the Node's path cannot go on a #! line", () => {
+    const spaced = codexShimText(`'/opt/my node/bin/node' /usr/lib/node_modules/agent-baton/bin/baton.cjs`);
+    expect(spaced.split("\n")[0]).toBe("#!/bin/sh");
+    expect(spaced).toContain(`exec '/opt/my node/bin/node' /usr/lib/node_modules/agent-baton/bin/baton.cjs "$@"`);
+    const long = `/${"n".repeat(130)}/node`;
+    expect(codexShimText(`${long} /x/bin/baton.cjs`).split("\n")[0]).toBe("#!/bin/sh");
+    expect(codexShimText(`/usr/bin/node '/x y/bin/baton.cjs'`)).toContain('const entry = "/x y/bin/baton.cjs";');
+  });
+});
