@@ -21,12 +21,16 @@
  * - server: Baton's hooks with the default (auto): the first hook starts `baton serve`, later
  *           ones hand their payload to it.
  *
+ * Claude Code is on PATH, so the install writes the hooks in the form that version runs (exec
+ * form, no shell, from 2.1.139); BATON_BENCH_NO_AGENT_ON_PATH=1 leaves it off, and the install
+ * writes shell-form hooks (what a shared file gets), every set-up alike.
+ *
  * Reported per agent and kind of call (write, shell): the median over all calls of all rounds
  * per set-up, and what spawn, off and server add to none. Written to
  * bench/results/agents-<time>.json.
  */
 import { execFileSync } from "node:child_process";
-import { existsSync, mkdirSync, readdirSync, readFileSync, rmSync, statSync, writeFileSync } from "node:fs";
+import { existsSync, mkdirSync, readdirSync, readFileSync, rmSync, statSync, symlinkSync, writeFileSync } from "node:fs";
 import os from "node:os";
 import { join } from "node:path";
 import { build } from "esbuild";
@@ -87,7 +91,12 @@ function spawnOnly(file, command) {
   for (const groups of Object.values(cfg.hooks))
     for (const g of groups) {
       // Copilot CLI's entries are flat, their command in `bash`.
-      if (Array.isArray(g.hooks)) for (const h of g.hooks) h.command = command;
+      if (Array.isArray(g.hooks))
+        for (const h of g.hooks) {
+          // Claude Code's exec form (no shell) stays exec form: the program, then its arguments.
+          if (Array.isArray(h.args)) [h.command, ...h.args] = command.split(" ");
+          else h.command = command;
+        }
       else g.bash = command;
     }
   writeFileSync(file, JSON.stringify(cfg, null, 2));
@@ -111,6 +120,9 @@ async function once(h, mock, url, cli, d, setup, k) {
   const p = new h.Project(d.agent, { "a.txt": "one\n", "src/b.txt": "bee\n", "README.md": "# demo\n", ...gen });
   try {
     d.configure(p, url);
+    // `claude` on PATH, as users have it: the install then writes the form this version runs
+    // (exec form from 2.1.139: no shell between Claude Code and each hook).
+    if (d.agent === "claude" && !process.env.BATON_BENCH_NO_AGENT_ON_PATH) symlinkSync(cli, join(p.bin, "claude"));
     if (setup !== "none") {
       // This node and this baton by absolute path, as a file of this machine has them (Claude
       // Code's local file, a user file): no PATH lookup in the measurement.

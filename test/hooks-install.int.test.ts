@@ -526,6 +526,69 @@ describe("baton hooks install / uninstall", () => {
     }
   });
 
+  it("Claude Code's command hooks are in exec form (no shell) where `claude --version` is 2.1.139 or later", () => {
+    const withClaude = (env: Record<string, string>, version: string): Record<string, string> => {
+      const bin = tempDir("baton-claude-");
+      writeFileSync(join(bin, "claude"), `#!/bin/sh\necho "${version} (Claude Code)"\n`);
+      chmodSync(join(bin, "claude"), 0o755);
+      return { ...env, PATH: `${bin}:${env.PATH}` };
+    };
+    const handlers = (file: string) =>
+      Object.values(JSON.parse(readFileSync(file, "utf8")).hooks as Record<string, any[]>).flatMap((groups) =>
+        groups.flatMap((g) => g.hooks),
+      );
+    const entry = realpathSync(CLI);
+    for (const [version, extra, exec] of [
+      ["2.1.138", [], false],
+      ["2.1.139", [], true],
+      ["2.1.332", ["--user"], true],
+      ["2.1.332", ["--shared"], false],
+    ] as [string, string[], boolean][]) {
+      const root = tempDir("baton-install-");
+      const env = withClaude(privateHome(), version);
+      const file =
+        extra[0] === "--user"
+          ? join(env.HOME as string, ".claude", "settings.json")
+          : join(root, ".claude", extra[0] === "--shared" ? "settings.json" : "settings.local.json");
+      mkdirSync(dirname(file), { recursive: true });
+      const original = `${JSON.stringify(CLAUDE_SETTINGS, null, 2)}\n`;
+      writeFileSync(file, original);
+      const out = install(root, "claude", extra, env);
+      expect(out.file).toBe(file);
+      const ours = handlers(file).filter((h) => JSON.stringify(h).includes("hook"));
+      if (exec) {
+        // The program and its arguments, as Claude Code spawns them: no shell in between.
+        expect(ours.length, `${version} ${extra}`).toBeGreaterThan(5);
+        for (const h of ours) {
+          expect(h.command).toBe(process.execPath);
+          expect(h.args.slice(0, 3)).toEqual([entry, "hook", "claude"]);
+        }
+        expect(out.hooks.find((h: any) => h.event === "PreToolUse").command).toBe(`${process.execPath} ${entry} hook claude PreToolUse`);
+      } else for (const h of ours) expect(h.args, `${version} ${extra}`).toBeUndefined();
+      // The user's own hooks stay as they were.
+      expect(handlers(file)).toEqual(expect.arrayContaining([{ type: "command", command: "./scripts/guard-rm.sh", timeout: 5 }]));
+      expect(install(root, "claude", extra, env).changed, "installing twice changes nothing").toBe(false);
+      const place = status(root, "claude", env).find((x) => x.installed.length > 0);
+      expect(place, `${version} ${extra}`).toMatchObject({ missing: [], willRun: true });
+      expect(uninstall(root, "claude", extra, env)).toMatchObject({ restored: true });
+      expect(readFileSync(file, "utf8")).toBe(original);
+    }
+
+    // A Claude Code downgraded below the form runs `command` alone: status says so, and installing
+    // again writes the form it runs; upgraded, installing again writes the exec form back.
+    const root = tempDir("baton-install-");
+    const home = privateHome();
+    install(root, "claude", [], withClaude(home, "2.1.332"));
+    const older = withClaude(home, "2.1.138");
+    const place = () => status(root, "claude", older).find((x) => x.installed.length > 0);
+    expect(place()).toMatchObject({ willRun: false });
+    expect(place().remaining.join("\n")).toContain('Claude Code here is 2.1.138, which runs a hook\'s "command" without its "args"');
+    expect(install(root, "claude", [], older).changed).toBe(true);
+    expect(place()).toMatchObject({ willRun: true });
+    expect(install(root, "claude", [], withClaude(home, "2.1.139")).changed).toBe(true);
+    expect(handlers(join(root, ".claude", "settings.local.json")).every((h) => Array.isArray(h.args))).toBe(true);
+  });
+
   it("never writes through a link: a .claude directory that links outside the workspace is refused", () => {
     const root = tempDir();
     const outside = tempDir();

@@ -467,7 +467,7 @@ export function readiness(agent: HookAgent, o: SetupPlace, settings: JsonObject)
   if (agent === "copilot") return copilotReadiness(o);
   if (agent === "opencode") return opencodeReadiness(o);
   if (agent === "cline") return clineReadiness(o);
-  return claudeReadiness(o);
+  return claudeReadiness(o, settings);
 }
 
 /**

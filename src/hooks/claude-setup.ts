@@ -11,6 +11,7 @@
 import { spawnSync } from "node:child_process";
 import { platform } from "node:os";
 import { join } from "node:path";
+import { execArgs, handlerCommand, isBatonCommand } from "../core/hooks/config.js";
 import type { JsonObject } from "../core/types.js";
 import { userHome } from "../platform/home.js";
 import type { Readiness, SetupPlace } from "./readiness.js";
@@ -58,7 +59,12 @@ export function httpHooksBlocked(o: SetupPlace, urls: readonly string[]): string
   return `Claude Code blocks HTTP hooks to ${blocked}: "allowedHttpHookUrls" in ${setting.map(([f]) => f).join(", ")} allows ${patterns.length === 0 ? "none" : patterns.map((p) => JSON.stringify(p)).join(", ")}. Add "http://127.0.0.1:*/*" there, or install without --http.`;
 }
 
-export function claudeReadiness(o: SetupPlace): Readiness {
+/**
+ * `settings`: the file Baton's hooks are in, when its exec-form entries (written for a Claude
+ * Code of CLAUDE_EXEC_FORM or later) are to be checked against the `claude` on PATH: an older one
+ * runs their `command` without its `args`, and every hook fails.
+ */
+export function claudeReadiness(o: SetupPlace, settings?: JsonObject): Readiness {
   const layers = claudeLayers(o);
   const managed = layers[0]?.[0] as string;
   const remaining: string[] = [];
@@ -73,7 +79,41 @@ export function claudeReadiness(o: SetupPlace): Readiness {
     remaining.push(
       `Claude Code runs only managed hooks while ${managed} sets "allowManagedHooksOnly": true: ask whoever manages this machine.`,
     );
+  if (settings !== undefined && hasExecForm(settings)) {
+    const version = claudeVersion(o.env ?? process.env);
+    if (version !== undefined && !versionAtLeast(version, CLAUDE_EXEC_FORM))
+      remaining.push(
+        `Claude Code here is ${version}, which runs a hook's "command" without its "args" (exec form, ${CLAUDE_EXEC_FORM} and later), so Baton's hooks fail: upgrade Claude Code, or run \`baton hooks install claude${o.scope === "user" ? " --user" : ""}\` again for the form this one runs.`,
+      );
+  }
   return { willRun: remaining.length === 0, remaining };
+}
+
+/** Claude Code's first version with exec-form command hooks (`args`: no shell between it and the hook). */
+export const CLAUDE_EXEC_FORM = "2.1.139";
+
+function hasExecForm(settings: JsonObject): boolean {
+  const hooks = settings.hooks;
+  if (hooks === null || typeof hooks !== "object" || Array.isArray(hooks)) return false;
+  return Object.values(hooks).some(
+    (groups) =>
+      Array.isArray(groups) &&
+      groups.some((g) => {
+        const handlers = (g as JsonObject | null)?.hooks;
+        return (
+          Array.isArray(handlers) &&
+          handlers.some((h) => {
+            const handler = h as JsonObject;
+            return (
+              handler !== null &&
+              typeof handler === "object" &&
+              execArgs(handler) !== undefined &&
+              isBatonCommand(handlerCommand(handler), "claude")
+            );
+          })
+        );
+      }),
+  );
 }
 
 /**

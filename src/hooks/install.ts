@@ -44,7 +44,7 @@ import {
   untrustCodexHooks,
   writeCodexShim,
 } from "./agent-setup.js";
-import { claudeReadiness, claudeVersion, httpHooksBlocked, versionAtLeast } from "./claude-setup.js";
+import { CLAUDE_EXEC_FORM, claudeReadiness, claudeVersion, httpHooksBlocked, versionAtLeast } from "./claude-setup.js";
 import { clineInstalled, installClineHooks, uninstallClineHooks } from "./cline-setup.js";
 import { copilotReadiness } from "./copilot-setup.js";
 import { type OpencodeNpmInstall, opencodeNpmInstall } from "./opencode-npm.js";
@@ -200,16 +200,19 @@ export function hookSpecs(agent: HookAgent, launcher: string): HookGroupSpec[] {
 }
 
 /**
- * The groups this place takes: one of an event newer than some of the agent's versions (`since`)
- * only in this machine's own settings, when the agent found on PATH is that version or later; a
- * version that does not know the event may reject the whole file. `left` says what was left out.
+ * The groups this place takes, in the form this place's agent runs. A group of an event newer
+ * than some of the agent's versions (`since`) goes only into this machine's own settings, when
+ * the agent found on PATH is that version or later: a version that does not know the event may
+ * reject the whole file. There too, Claude Code 2.1.139 or later gets its command hooks in exec
+ * form (execForm). `left` says what was left out.
  */
-function forThisPlace(agent: HookAgent, specs: HookGroupSpec[], o: HookPlaceOptions): { specs: HookGroupSpec[]; left?: string } {
-  const newer = specs.filter((s) => s.since !== undefined);
-  if (newer.length === 0) return { specs };
+function forThisPlace(agent: HookAgent, all: HookGroupSpec[], o: HookPlaceOptions): { specs: HookGroupSpec[]; left?: string } {
+  const newer = all.filter((s) => s.since !== undefined);
   const version = agent === "claude" && !isShared(agent, o) ? claudeVersion(o.env ?? process.env) : undefined;
-  const kept = specs.filter((s) => s.since === undefined || (version !== undefined && versionAtLeast(version, s.since)));
-  if (kept.length === specs.length) return { specs };
+  const exec = version !== undefined && versionAtLeast(version, CLAUDE_EXEC_FORM);
+  const kept = all.filter((s) => s.since === undefined || (version !== undefined && versionAtLeast(version, s.since)));
+  const specs = exec ? kept.map(execForm) : kept;
+  if (kept.length === all.length) return { specs };
   const names = newer.filter((s) => !kept.includes(s)).map((s) => `${s.event} (${AGENT_NAMES[agent]} ${s.since} and later)`);
   const why = isShared(agent, o)
     ? "a shared file meets everyone's version"
@@ -217,9 +220,24 @@ function forThisPlace(agent: HookAgent, specs: HookGroupSpec[], o: HookPlaceOpti
       ? `no \`${agent} --version\` answered here`
       : `${AGENT_NAMES[agent]} here is ${version}`;
   return {
-    specs: kept,
+    specs,
     left: `Left out ${names.join(", ")}: ${why}, and a version without the event may skip the whole settings file.${isShared(agent, o) ? "" : " Run the install again after upgrading."}`,
   };
+}
+
+/**
+ * A command hook in Claude Code's exec form: the launcher's first word the program, the rest and
+ * `hook claude <Event>` its arguments. Claude Code otherwise runs a command with `$SHELL -c`, a
+ * shell start on every hook (bash's ~2-6 ms here; a zsh user's also reads .zshenv). A version
+ * without the form runs `command` alone through the shell (a Node reading the payload as a
+ * script), so it is written only where `claude --version` says it has it.
+ */
+function execForm(spec: HookGroupSpec): HookGroupSpec {
+  if (spec.handler.type !== "command" || spec.handler.args !== undefined) return spec;
+  const words = shellWords(spec.handler.command);
+  if (words === undefined || words.length < 2) return spec;
+  const [command, ...args] = words as [string, ...string[]];
+  return { ...spec, handler: { ...spec.handler, command, args } };
 }
 
 /** The launcher the hooks get when `--command` does not name one. */

@@ -85,8 +85,12 @@ describe("Claude Code: a custom command's own shell lines", () => {
 
   test("a line that would switch Baton's hooks off is refused, and the hooks stay", () => {
     expect(p.read("tidied.txt")).toBeUndefined();
-    expect(settings()).toContain("hook claude PreToolUse");
-    expect(settings()).toContain("hook claude PreSkillShellCommand");
+    // Claude Code on PATH is 2.1.139 or later: each hook a program and its arguments (exec form).
+    const lines = Object.values(JSON.parse(settings()).hooks as Record<string, any[]>).flatMap((groups) =>
+      groups.flatMap((g) => g.hooks.map((h: any) => [h.command, ...(h.args ?? [])].join(" "))),
+    );
+    expect(lines).toContain("baton hook claude PreToolUse");
+    expect(lines).toContain("baton hook claude PreSkillShellCommand");
     expect(unhook.stdout).toContain("Baton blocked Bash");
     expect(p.read(".baton/logs/hooks.log") ?? "").toBe("");
   });

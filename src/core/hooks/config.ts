@@ -22,6 +22,7 @@
  * arrays that removal emptied (a container that was empty before is left alone), so it
  * restores the configuration as it was before the install.
  */
+import { shellQuote } from "../shell.js";
 import type { JsonObject, JsonValue } from "../types.js";
 
 export type HookAgent = "claude" | "codex" | "gemini" | "qwen" | "copilot" | "opencode" | "cline";
@@ -39,6 +40,11 @@ export interface HookHandlerSpec {
    */
   type: "command" | "http";
   command: string;
+  /**
+   * Claude Code's exec form (2.1.139+): `command` is the program, started with these arguments
+   * and no shell. Written only where the agent found on this machine has it (hooks/install.ts).
+   */
+  args?: readonly string[];
   /** `http`: headers sent with the payload (the server's bearer token). */
   headers?: Readonly<Record<string, string>>;
   /** Seconds for Claude Code, Codex and Qwen Code, milliseconds for Gemini CLI (each agent's own unit). */
@@ -130,7 +136,20 @@ function isObject(v: unknown): v is JsonObject {
  * `command`.
  */
 export function handlerCommand(handler: JsonObject): unknown {
-  return handler.bash ?? handler.command;
+  if (handler.bash !== undefined) return handler.bash;
+  const args = execArgs(handler);
+  return args === undefined ? handler.command : [handler.command as string, ...args].map(shellQuote).join(" ");
+}
+
+/**
+ * The arguments of a Claude Code handler in exec form: `command` is the program, started with
+ * them and no shell; undefined for a handler whose command a shell runs. Its command line
+ * (handlerCommand) is the words shell-quoted, so it is recognised, listed and checked as one.
+ */
+export function execArgs(handler: JsonObject): string[] | undefined {
+  const args = handler.args;
+  if (typeof handler.command !== "string" || !Array.isArray(args) || !args.every((a) => typeof a === "string")) return undefined;
+  return args as string[];
 }
 
 function isOurs(handler: unknown, agent: HookAgent): boolean {
@@ -200,7 +219,10 @@ function groupOf(spec: HookGroupSpec): JsonObject {
   if (spec.handler.type === "http") {
     handler.url = spec.handler.command;
     if (spec.handler.headers !== undefined) handler.headers = { ...spec.handler.headers };
-  } else handler.command = spec.handler.command;
+  } else {
+    handler.command = spec.handler.command;
+    if (spec.handler.args !== undefined) handler.args = [...spec.handler.args];
+  }
   if (spec.handler.timeout !== undefined) handler.timeout = spec.handler.timeout;
   if (spec.handler.description !== undefined) handler.description = spec.handler.description;
   group.hooks = [handler];
