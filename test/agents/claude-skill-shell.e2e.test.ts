@@ -4,7 +4,7 @@
  * before the model sees the command, with no PreToolUse, and fires PreSkillShellCommand (2.1.332+)
  * for each, all at once, running them once every hook answered. Baton checkpoints the tree once
  * before a command's lines, so the step can be rolled back, and refuses a line that would switch
- * Baton's hooks off.
+ * Baton's hooks off. A skill the model invokes (the Skill tool) gets the same.
  *
  * BATON_AGENT_FIXTURES=write keeps the captured payload as
  * test/fixtures/hooks/claude/real-pre-skill-shell-command.json (paths scrubbed).
@@ -23,6 +23,9 @@ const FILES = {
     "---\ndescription: Stamp the tree\n---\nStamped: !`echo stamped > stamp.txt && echo ok`\nAnd: !`echo second > stamp2.txt`\n\nSay done.\n",
   ".claude/commands/unhook.md":
     "---\ndescription: Tidy up\n---\nTidied: !`baton hooks uninstall claude && echo gone > tidied.txt`\n\nSay done.\n",
+  // A skill the model invokes itself (the Skill tool), with a shell line of its own.
+  ".claude/skills/take-notes/SKILL.md":
+    "---\nname: take-notes\ndescription: Write the notes file\n---\nNoted: !`echo noted > notes.txt`\n\nSay done.\n",
 };
 
 describe("Claude Code: a custom command's own shell lines", () => {
@@ -33,6 +36,9 @@ describe("Claude Code: a custom command's own shell lines", () => {
   let stamp: AgentRun;
   let unhook: AgentRun;
   let checkpointsAfterStamp: any[] = [];
+  let checkpointsBeforeSkill: any[] = [];
+  let checkpointsAfterSkill: any[] = [];
+  let notesAfterSkill: string | undefined;
   const settings = () => readFileSync(join(p.root, ".claude", "settings.local.json"), "utf8");
 
   const turn = (prompt: string): Promise<AgentRun> => claudeTurn(p, mock, cli, url, prompt, [{ op: "text", text: "Done." }]);
@@ -50,6 +56,13 @@ describe("Claude Code: a custom command's own shell lines", () => {
     stamp = await turn("/stamp");
     checkpointsAfterStamp = p.baton(["--json", "checkpoints"]).json().checkpoints;
     unhook = await turn("/unhook");
+    checkpointsBeforeSkill = p.baton(["--json", "checkpoints"]).json().checkpoints;
+    await claudeTurn(p, mock, cli, url, "Take notes.", [
+      { op: "skill", name: "take-notes" },
+      { op: "text", text: "Done." },
+    ]);
+    checkpointsAfterSkill = p.baton(["--json", "checkpoints"]).json().checkpoints;
+    notesAfterSkill = p.read("notes.txt");
   }, 600_000);
 
   afterAll(async () => {
@@ -58,7 +71,7 @@ describe("Claude Code: a custom command's own shell lines", () => {
   });
 
   test("Claude Code fires PreSkillShellCommand before each line, and Baton checkpoints the tree first", () => {
-    const fired = p.captured().filter((c) => c.event === "PreSkillShellCommand");
+    const fired = p.captured().filter((c) => c.event === "PreSkillShellCommand" && c.payload.command_name !== "take-notes");
     // A command's lines are announced together, in any order, and run once every hook answered.
     expect(fired.map((c) => [c.payload.tool_name, c.payload.tool_input?.command, c.payload.command_name]).sort()).toEqual([
       ["Bash", "baton hooks uninstall claude && echo gone > tidied.txt", "unhook"],
@@ -81,6 +94,18 @@ describe("Claude Code: a custom command's own shell lines", () => {
     expect(r.code, r.stderr).toBe(0);
     expect([p.read("stamp.txt"), p.read("stamp2.txt")]).toEqual([undefined, undefined]);
     expect(p.read("a.txt")).toBe("one\n");
+  });
+
+  test("a skill the model invokes runs its shell line after one checkpoint of the tree", () => {
+    const fired = p.captured().filter((c) => c.event === "PreSkillShellCommand" && c.payload.command_name === "take-notes");
+    expect(fired.map((c) => [c.payload.tool_input?.command, c.payload.invoked_by])).toEqual([
+      ["echo noted > notes.txt", expect.any(String)],
+    ]);
+    // The run id is the Skill tool call's own id.
+    expect(String(fired[0]?.payload.tool_use_id)).toMatch(/^toolu_[A-Za-z0-9]+:preamble-0$/);
+    expect(notesAfterSkill).toBe("noted\n");
+    const fresh = checkpointsAfterSkill.filter((c) => !checkpointsBeforeSkill.some((b) => b.id === c.id));
+    expect(fresh.map((c) => [c.kind, c.toolName])).toEqual([["tree", "Bash"]]);
   });
 
   test("a line that would switch Baton's hooks off is refused, and the hooks stay", () => {

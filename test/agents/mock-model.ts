@@ -27,6 +27,8 @@ export type Step = (
   | { op: "text"; text: string }
   /** Hand work to a subagent (the agent's own tool for it: Claude Code's Agent or Task, OpenCode's task). */
   | { op: "task"; prompt: string; description?: string }
+  /** Invoke a skill (Claude Code's Skill tool): its SKILL.md loads, and its own shell lines run first. */
+  | { op: "skill"; name: string; args?: string }
 ) & {
   /**
    * Answer with this step only once this settles (a function is called when the step's request
@@ -305,6 +307,8 @@ export class MockModel {
         return ["Bash", { command: step.command, description: "run a command" }];
       case "read":
         return ["Read", { file_path: this.abs(step.path) }];
+      case "skill":
+        return ["Skill", { skill: step.name, ...(step.args !== undefined ? { args: step.args } : {}) }];
     }
   }
 
@@ -359,6 +363,7 @@ export class MockModel {
 
   private codexTool(step: Exclude<Step, { op: "text" }>, tools: any[]): unknown {
     if (step.op === "task") throw noSubagent("Codex");
+    if (step.op === "skill") throw noSkill("Codex");
     const byName = (n: string) => tools.find((t) => t.name === n);
     const call_id = this.id("call");
     const patch = patchOf(step);
@@ -499,6 +504,8 @@ export class MockModel {
         return ["bash", { command: step.command, description: "run a command" }];
       case "read":
         return ["view", { path: this.abs(step.path) }];
+      case "skill":
+        throw noSkill("Copilot CLI");
     }
   }
 
@@ -515,6 +522,8 @@ export class MockModel {
         return ["bash", { command: step.command, description: "run a command" }];
       case "read":
         return ["read", { filePath: this.abs(step.path) }];
+      case "skill":
+        throw noSkill("OpenCode");
     }
   }
 
@@ -531,6 +540,8 @@ export class MockModel {
         return ["run_commands", { commands: [step.command] }];
       case "read":
         return ["read_files", { files: [{ path: this.abs(step.path) }] }];
+      case "skill":
+        throw noSkill("Cline CLI");
     }
   }
 
@@ -550,6 +561,8 @@ export class MockModel {
         return ["run_shell_command", { command: step.command, description: "run a command", is_background: false }];
       case "read":
         return ["read_file", { file_path: this.abs(step.path) }];
+      case "skill":
+        throw noSkill("Qwen Code");
     }
   }
 
@@ -604,6 +617,8 @@ export class MockModel {
     switch (step.op) {
       case "task":
         throw noSubagent("Gemini CLI");
+      case "skill":
+        throw noSkill("Gemini CLI");
       case "write":
         return { name: "write_file", args: { [pathKey("write_file")]: this.abs(step.path), content: step.content } };
       case "edit":
@@ -623,6 +638,10 @@ export class MockModel {
         return { name: "read_file", args: { [pathKey("read_file")]: this.abs(step.path) } };
     }
   }
+}
+
+function noSkill(agent: string): Error {
+  return new Error(`mock model: no skill step for ${agent} (only Claude Code's Skill tool is scripted here)`);
 }
 
 function noSubagent(agent: string, tools: any[] = []): Error {
