@@ -1,8 +1,8 @@
 /**
  * Codex's user hooks run `$CODEX_HOME/baton/baton hook codex <Event>` with `bash -c`. The
  * launcher is a Node script started from its `#!` line, so no second shell starts on every hook:
- * run here exactly as Codex runs it, under a home that is a CommonJS package scope and under one
- * whose package.json says `"type": "module"`, it answers the hooks, checkpoints before the patch
+ * run here exactly as Codex runs it, under a home whose package.json says CommonJS, a module, or
+ * is not JSON at all, it answers the hooks, checkpoints before the patch
  * and records the run as the process that started it (the agent).
  */
 import { spawnSync } from "node:child_process";
@@ -40,12 +40,12 @@ function asCodex(root: string, shim: string, event: string, fixture: string, env
 }
 
 describe.runIf(process.platform === "linux")("Codex's launcher script", () => {
-  for (const scope of ["commonjs", "module"] as const) {
-    it(`runs the hooks with no shell of its own (home a ${scope} package scope)`, () => {
+  for (const scope of ["commonjs", "module", "not JSON"] as const) {
+    it(`runs the hooks with no shell of its own (a package.json in the home: ${scope})`, () => {
       const home = tempDir("baton-codex-home-");
-      // A package.json in the home directory, as some users keep: Node reads the launcher (no
-      // extension) as its scope says.
-      writeFileSync(join(home, "package.json"), JSON.stringify({ name: "home", type: scope }));
+      // A package.json in the home directory, as some users keep: the launcher (no extension) is
+      // CommonJS by the package.json install writes beside it, whatever this one says.
+      writeFileSync(join(home, "package.json"), scope === "not JSON" ? '{"name": "oops",' : JSON.stringify({ name: "home", type: scope }));
       const env = { HOME: home, CODEX_HOME: join(home, ".codex") };
       mkdirSync(env.CODEX_HOME, { recursive: true });
       const { root, shim } = codexHooks(env);
@@ -78,6 +78,9 @@ describe.runIf(process.platform === "linux")("Codex's launcher script", () => {
     expect(spaced).toContain(`exec '/opt/my node/bin/node' /usr/lib/node_modules/agent-baton/bin/baton.cjs "$@"`);
     const long = `/${"n".repeat(130)}/node`;
     expect(codexShimText(`${long} /x/bin/baton.cjs`).split("\n")[0]).toBe("#!/bin/sh");
+    // 64 characters, 124 bytes and more: what the kernel reads is bytes.
+    expect(codexShimText(`/${"é".repeat(60)}/node /x/bin/baton.cjs`).split("\n")[0]).toBe("#!/bin/sh");
+    expect(codexShimText(`/${"e".repeat(60)}/node /x/bin/baton.cjs`).split("\n")[0]).toBe(`#!/${"e".repeat(60)}/node`);
     expect(codexShimText(`/usr/bin/node '/x y/bin/baton.cjs'`)).toContain('const entry = "/x y/bin/baton.cjs";');
   });
 });

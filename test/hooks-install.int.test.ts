@@ -587,6 +587,37 @@ describe("baton hooks install / uninstall", () => {
     expect(place()).toMatchObject({ willRun: true });
     expect(install(root, "claude", [], withClaude(home, "2.1.139")).changed).toBe(true);
     expect(handlers(join(root, ".claude", "settings.local.json")).every((h) => Array.isArray(h.args))).toBe(true);
+
+    // Installed in one form, then the other (an upgrade of Claude Code), then uninstalled: the
+    // user's file comes back byte for byte, empty containers included.
+    for (const versions of [
+      ["2.1.138", "2.1.139"],
+      ["2.1.139", "2.1.138"],
+      ["2.1.138", "2.1.139", "2.1.138", "2.1.139"],
+    ]) {
+      const again = tempDir("baton-install-");
+      const file = join(again, ".claude", "settings.local.json");
+      const original = '{\n  "model": "sonnet",\n  "hooks": {\n    "Stop": []\n  }\n}\n';
+      writeAt(again, ".claude/settings.local.json", original);
+      const env = privateHome();
+      for (const v of versions) install(again, "claude", [], withClaude(env, v));
+      expect(uninstall(again, "claude", [], env), versions.join(" ")).toMatchObject({ restored: true });
+      expect(readFileSync(file, "utf8"), versions.join(" ")).toBe(original);
+    }
+
+    // A Node whose path needs quoting (a quote in it) reads back as the same launcher.
+    const odd = join(tempDir(), 'o\'q "r"');
+    mkdirSync(odd);
+    symlinkSync(process.execPath, join(odd, "node"));
+    const quoted = tempDir("baton-install-");
+    const env = withClaude(privateHome(), "2.1.139");
+    const out = install(quoted, "claude", ["--command", `"${join(odd, "node").replace(/(["\\$`])/g, "\\$1")}" ${CLI}`], env);
+    const h = handlers(join(quoted, ".claude", "settings.local.json")).find((x) => x.args?.includes("PreToolUse"));
+    expect(h).toMatchObject({ command: join(odd, "node"), args: [CLI, "hook", "claude", "PreToolUse"] });
+    expect(out.hooks.length).toBeGreaterThan(5);
+    const row = status(quoted, "claude", env).find((x) => x.installed.length > 0);
+    expect(row).toMatchObject({ willRun: true, stale: false });
+    expect(row.launcherModified).toBeUndefined();
   });
 
   it("never writes through a link: a .claude directory that links outside the workspace is refused", () => {
@@ -985,6 +1016,8 @@ describe("baton hooks install / uninstall", () => {
     // The shell script earlier installs wrote still counts as Baton's, stale when its baton is
     // gone; installing again writes the Node script.
     const good = readFileSync(shim, "utf8");
+    const stray = join(tempDir(), "x", "baton");
+    writeAt(dirname(dirname(stray)), "x/baton", "#!/bin/sh\n");
     const shell = (entry: string) =>
       [
         "#!/bin/sh",
@@ -1003,7 +1036,11 @@ describe("baton hooks install / uninstall", () => {
     // anything else) is reported, by status and doctor, until install rewrites it.
     for (const bad of [
       "#!/bin/sh\nexit 0\n",
-      good.replace(/^if .*$/m, "process.exit(0);"),
+      good.replace(/^require\(entry\);$/m, "process.exit(0);"),
+      // Itself (it would load itself and do nothing), or a file named baton that no package holds.
+      good.replace(/^const entry = .*$/m, `const entry = ${JSON.stringify(shim)};`),
+      good.replace(/^const entry = .*$/m, `const entry = ${JSON.stringify(stray)};`),
+      good.replace(/^#!\S+/, `#!${process.execPath}\u0000/node`),
       good.replace(/^#!\S+/, "#!/bin/true"),
       good.replace(/^const entry = .*$/m, 'const entry = "/bin/true";'),
       `${good}process.exit(0);\n`,
@@ -1014,8 +1051,19 @@ describe("baton hooks install / uninstall", () => {
       expect(row("user").remaining[0]).toContain("launcher modified");
       expect(doctor()).toEqual([expect.objectContaining({ message: expect.stringContaining("launcher modified") })]);
     }
+    // The Node form is CommonJS by the package.json beside it: without it (or with another), a
+    // package.json above could make it a module, or break it.
+    writeFileSync(shim, good);
+    const pkg = join(dirname(shim), "package.json");
+    expect(readFileSync(pkg, "utf8")).toBe('{ "type": "commonjs" }\n');
+    for (const bad of [undefined, '{ "type": "module" }\n']) {
+      if (bad === undefined) rmSync(pkg);
+      else writeFileSync(pkg, bad);
+      expect(row("user"), String(bad)).toMatchObject({ launcherModified: true, willRun: false });
+    }
     install(root, "codex", ["--user"], env);
     expect(readFileSync(shim, "utf8")).toBe(good);
+    expect(readFileSync(pkg, "utf8")).toBe('{ "type": "commonjs" }\n');
     expect(row("user")).toMatchObject({ willRun: true });
     expect(row("user").launcherModified).toBeUndefined();
     // Uninstall forgets Baton's trust and keeps the rest.

@@ -114,20 +114,27 @@ export function codexShim(o: SetupPlace): string {
 }
 
 /**
- * The launcher script that runs `launcher` (this Node and this baton, each shell-quoted). Codex
- * runs a hook's command with `bash -c`, so a shell script here would be a second shell start on
- * every hook: when the launcher is a Node and a baton entry, the script is a Node script instead,
- * started by the kernel from its `#!` line. `process.argv[1]` is set to the entry, so the hook
- * sees what `exec <node> <entry>` gave it. It runs as CommonJS or, under a package.json of
- * `"type": "module"` above `$CODEX_HOME`, as a module (the entry is CommonJS either way). A Node
- * whose path a `#!` line cannot hold (a space, or longer than the 127 bytes older kernels read)
- * gets the shell script.
+ * The launcher script that runs `launcher` (this Node and this baton, each quoted). Codex runs a
+ * hook's command with `bash -c`, so a shell script here would be a second shell start on every
+ * hook: when the launcher is a Node and a baton entry, the script is a Node script instead,
+ * started by the kernel from its `#!` line, with a package.json beside it (codexShimPackage) so
+ * Node reads it as CommonJS whatever package.json lies above `$CODEX_HOME`. `process.argv[1]` is
+ * set to the entry, so the hook sees what `exec <node> <entry>` gave it. A Node whose path a `#!`
+ * line cannot hold (a space or control character, or more than the 124 bytes older kernels
+ * leave) gets the shell script.
  */
 export function codexShimText(launcher: string): string {
   const words = shellWords(launcher);
   const [node, entry] = words ?? [];
-  if (words?.length === 2 && node !== undefined && entry !== undefined && /^\/[^\s]{1,124}$/.test(node)) return nodeShimText(node, entry);
+  if (words?.length === 2 && node !== undefined && entry !== undefined && shebangSafe(node)) return nodeShimText(node, entry);
   return shShimText(launcher);
+}
+
+/** The package.json beside a Node-form launcher: the script is CommonJS (it has no extension). */
+export const codexShimPackage = '{ "type": "commonjs" }\n';
+
+function shebangSafe(node: string): boolean {
+  return /^\/[^\s\x00-\x1f\x7f]+$/.test(node) && Buffer.byteLength(node) <= 124;
 }
 
 function nodeShimText(node: string, entry: string): string {
@@ -138,8 +145,7 @@ function nodeShimText(node: string, entry: string): string {
     "// A Node script, so no shell starts between Codex's and Node.",
     `const entry = ${JSON.stringify(entry)};`,
     "process.argv[1] = entry;",
-    'if (typeof require === "function") require(entry);',
-    'else import("node:url").then((url) => import(url.pathToFileURL(entry).href));',
+    "require(entry);",
     "",
   ].join("\n");
 }
@@ -155,12 +161,17 @@ function shShimText(launcher: string): string {
   ].join("\n");
 }
 
-/** (Re)write the launcher script so it runs `launcher` (this Node and this baton). */
+/** (Re)write the launcher script so it runs `launcher` (this Node and this baton), and its package.json. */
 export function writeCodexShim(o: SetupPlace, launcher: string): string {
   const file = codexShim(o);
   const text = codexShimText(launcher);
+  if (!text.startsWith("#!/bin/sh\n") && readText(shimPackage(file)) !== codexShimPackage) writeText(shimPackage(file), codexShimPackage);
   if (readText(file) !== text) writeText(file, text, 0o755);
   return file;
+}
+
+function shimPackage(shim: string): string {
+  return join(dirname(shim), "package.json");
 }
 
 /** Each hooks.json path Codex may key trust by for this place. */
@@ -293,6 +304,7 @@ export function removeUnusedCodexShim(o: SetupPlace): boolean {
   }
   try {
     unlinkSync(shim);
+    if (readText(shimPackage(shim)) === codexShimPackage) unlinkSync(shimPackage(shim));
     rmdirSync(dirname(shim));
   } catch {
     // the directory holds something else, or is gone already
@@ -503,7 +515,9 @@ export function inspectCodexShim(shim: string): { node: string; entry: string } 
   if (words?.length !== 2) return "modified";
   const [node, entry] = words as [string, string];
   if (!/^\//.test(node) || !/^node(?:js)?[\d.]*$/.test(node.split("/").pop() as string)) return "modified";
-  if (!/^\/.*baton(?:\.c?js)?$/.test(entry)) return "modified";
+  if (!/^\/.*baton(?:\.c?js)?$/.test(entry) || resolve(entry) === resolve(shim)) return "modified";
+  // The Node form is CommonJS only by its package.json: without it, one above could make it a module.
+  if (!text.startsWith("#!/bin/sh\n") && readText(shimPackage(shim)) !== codexShimPackage) return "modified";
   return { node, entry };
 }
 
@@ -515,7 +529,7 @@ function shimWords(text: string): string[] | undefined {
   }
   const node = /^#!(\S+)\n/.exec(text)?.[1];
   const entry = /^const entry = ("(?:[^"\\\n]|\\.)*");$/m.exec(text)?.[1];
-  if (node === undefined || entry === undefined) return undefined;
+  if (node === undefined || entry === undefined || !shebangSafe(node)) return undefined;
   let path: unknown;
   try {
     path = JSON.parse(entry);

@@ -108,7 +108,7 @@ function hasExecForm(settings: JsonObject): boolean {
               handler !== null &&
               typeof handler === "object" &&
               execArgs(handler) !== undefined &&
-              isBatonCommand(handlerCommand(handler), "claude")
+              isBatonCommand(handlerCommand(handler, "claude"), "claude")
             );
           })
         );
@@ -117,10 +117,15 @@ function hasExecForm(settings: JsonObject): boolean {
 }
 
 /**
- * The version `claude --version` reports where this process's PATH finds it (`2.1.332 (Claude
- * Code)`), or undefined when none answers within 10 s. Asked by the install only.
+ * The version `claude --version` reports where `env`'s PATH finds it (`2.1.332 (Claude Code)`),
+ * or undefined when none answers within 10 s. Asked by the install (which entries, and in which
+ * form) and by status and doctor where a file holds exec-form entries; an answer is kept a
+ * minute per PATH (an install asks twice; a long-lived server's doctor sees an upgrade).
  */
 export function claudeVersion(env: NodeJS.ProcessEnv = process.env): string | undefined {
+  const key = env.PATH ?? "";
+  const kept = versions.get(key);
+  if (kept !== undefined && Date.now() - kept.at < 60_000) return kept.version;
   const r = spawnSync("claude", ["--version"], {
     env,
     encoding: "utf8",
@@ -128,8 +133,12 @@ export function claudeVersion(env: NodeJS.ProcessEnv = process.env): string | un
     killSignal: "SIGKILL",
     stdio: ["ignore", "pipe", "ignore"],
   });
-  return r.status === 0 ? /^\s*(\d+\.\d+\.\d+)/.exec(r.stdout)?.[1] : undefined;
+  const version = r.status === 0 ? /^\s*(\d+\.\d+\.\d+)/.exec(r.stdout)?.[1] : undefined;
+  versions.set(key, { version, at: Date.now() });
+  return version;
 }
+
+const versions = new Map<string, { version: string | undefined; at: number }>();
 
 /** Whether dotted version `v` is `min` or later. */
 export function versionAtLeast(v: string, min: string): boolean {

@@ -17,6 +17,7 @@ import {
   type HookAgent,
   type HookGroupSpec,
   type InstalledHook,
+  launcherWord,
   listBatonHooks,
   nativeHookPath,
   uninstallFrom,
@@ -174,9 +175,7 @@ export function isHookAgent(v: string): v is HookAgent {
   return (HOOK_AGENTS as readonly string[]).includes(v);
 }
 
-function shellQuote(s: string): string {
-  return /^[A-Za-z0-9_./:@%+=,-]+$/.test(s) ? s : `"${s.replace(/(["\\$`])/g, "\\$1")}"`;
-}
+const shellQuote = launcherWord;
 
 /**
  * This Node and this baton's entry by absolute path (no PATH lookup, no npx: a hook runs on
@@ -609,7 +608,11 @@ export async function hooksStatus(
           // Codex's launcher script: exactly what install wrote, and the baton it runs exists.
           const shim = inspectCodexShim(entry);
           if (shim === "modified") modified = entry;
-          return shim !== undefined && shim !== "modified" && (!existsSync(shim.node) || !existsSync(shim.entry));
+          if (shim === undefined || shim === "modified") return false;
+          if (!existsSync(shim.node) || !existsSync(shim.entry)) return true;
+          // What it runs must be a Node and an installed baton, as a launcher in a settings file must.
+          if (launcherProblem([shim.node, shim.entry], { root: place.root }) !== undefined) modified = entry;
+          return false;
         });
         if (s.installed.length > 0) {
           const http = httpNotes(place, s.installed, settings);

@@ -101,7 +101,7 @@ function specsIn(hooks: unknown, agent: HookAgent): HookGroupSpec[] {
       }
       const handlers = Array.isArray(g?.hooks) ? (g.hooks as JsonObject[]) : [];
       for (const h of handlers) {
-        if (h === null || typeof h !== "object" || !isBatonCommand(handlerCommand(h), agent)) continue;
+        if (h === null || typeof h !== "object" || !isBatonCommand(handlerCommand(h, agent), agent)) continue;
         specs.push({
           event,
           ...(typeof g.matcher === "string" ? { matcher: g.matcher } : {}),

@@ -22,7 +22,6 @@
  * arrays that removal emptied (a container that was empty before is left alone), so it
  * restores the configuration as it was before the install.
  */
-import { shellQuote } from "../shell.js";
 import type { JsonObject, JsonValue } from "../types.js";
 
 export type HookAgent = "claude" | "codex" | "gemini" | "qwen" | "copilot" | "opencode" | "cline";
@@ -135,16 +134,25 @@ function isObject(v: unknown): v is JsonObject {
  * beside a `command`, so an entry whose `bash` is not Baton's is not taken for Baton's), else
  * `command`.
  */
-export function handlerCommand(handler: JsonObject): unknown {
+export function handlerCommand(handler: JsonObject, agent?: HookAgent): unknown {
   if (handler.bash !== undefined) return handler.bash;
-  const args = execArgs(handler);
-  return args === undefined ? handler.command : [handler.command as string, ...args].map(shellQuote).join(" ");
+  const args = agent === "claude" ? execArgs(handler) : undefined;
+  return args === undefined ? handler.command : [handler.command as string, ...args].map(launcherWord).join(" ");
+}
+
+/**
+ * A word of a launcher as Baton writes it into a command line: bare when safe, else in double
+ * quotes with `"`, `\\`, `$` and backquotes escaped (what hooks/places.ts `launcherWords` reads back).
+ */
+export function launcherWord(s: string): string {
+  return /^[A-Za-z0-9_./:@%+=,-]+$/.test(s) ? s : `"${s.replace(/(["\\$`])/g, "\\$1")}"`;
 }
 
 /**
  * The arguments of a Claude Code handler in exec form: `command` is the program, started with
  * them and no shell; undefined for a handler whose command a shell runs. Its command line
- * (handlerCommand) is the words shell-quoted, so it is recognised, listed and checked as one.
+ * (handlerCommand) is the words quoted, so it is recognised, listed and checked as one. Only
+ * Claude Code has the form: another agent's `args` is not read (the agent ignores it).
  */
 export function execArgs(handler: JsonObject): string[] | undefined {
   const args = handler.args;
@@ -155,7 +163,7 @@ export function execArgs(handler: JsonObject): string[] | undefined {
 function isOurs(handler: unknown, agent: HookAgent): boolean {
   if (!isObject(handler)) return false;
   if (handler.type === "http") return isBatonHookUrl(handler.url, agent);
-  return isBatonCommand(handlerCommand(handler), agent);
+  return isBatonCommand(handlerCommand(handler, agent), agent);
 }
 
 /** A flat entry (Copilot CLI): a handler listed under the event directly, not in a group. */
@@ -219,12 +227,12 @@ function groupOf(spec: HookGroupSpec): JsonObject {
   if (spec.handler.type === "http") {
     handler.url = spec.handler.command;
     if (spec.handler.headers !== undefined) handler.headers = { ...spec.handler.headers };
-  } else {
-    handler.command = spec.handler.command;
-    if (spec.handler.args !== undefined) handler.args = [...spec.handler.args];
-  }
+  } else handler.command = spec.handler.command;
   if (spec.handler.timeout !== undefined) handler.timeout = spec.handler.timeout;
   if (spec.handler.description !== undefined) handler.description = spec.handler.description;
+  // Last: an install over a shell-form entry adds the key at the end (hooks/json-text.ts), and
+  // uninstall's byte-for-byte restore compares with what this writes.
+  if (spec.handler.type === "command" && spec.handler.args !== undefined) handler.args = [...spec.handler.args];
   group.hooks = [handler];
   return group;
 }
@@ -297,7 +305,9 @@ export function listBatonHooks(hooks: unknown, agent: HookAgent): InstalledHook[
         if (!isOurs(h, agent)) continue;
         const entry = h as JsonObject;
         const found: InstalledHook =
-          entry.type === "http" ? { event, command: String(entry.url), http: true } : { event, command: String(handlerCommand(entry)) };
+          entry.type === "http"
+            ? { event, command: String(entry.url), http: true }
+            : { event, command: String(handlerCommand(entry, agent)) };
         if (typeof group.matcher === "string") found.matcher = group.matcher;
         out.push(found);
       }
