@@ -1066,8 +1066,9 @@ describe("baton hooks install / uninstall", () => {
     expect(readFileSync(pkg, "utf8")).toBe('{ "type": "commonjs" }\n');
     expect(row("user")).toMatchObject({ willRun: true });
     expect(row("user").launcherModified).toBeUndefined();
-    // Uninstall forgets Baton's trust and keeps the rest.
+    // Uninstall forgets Baton's trust and keeps the rest; the launcher goes, package.json and all.
     uninstall(root, "codex", ["--user"], env);
+    expect(existsSync(dirname(shim)), "the launcher's folder").toBe(false);
     uninstall(root, "codex", [], env);
     expect(readFileSync(config, "utf8")).toBe(
       `model = "gpt-5-codex"\n\n[mcp_servers.docs]\ncommand = "docs-mcp"\n\n[projects.${JSON.stringify(realpathSync(root))}]\ntrust_level = "trusted"\n`,
