@@ -23,6 +23,7 @@ describe("launcherProblem", () => {
       "npx -y agent-baton@0.2.0 hook claude Stop",
       `${process.execPath} ${CLI} hook claude Stop`,
       `node --max-old-space-size=4096 ${CLI} hook claude Stop`,
+      `node --no-warnings --enable-source-maps ${CLI} hook claude Stop`,
       `${process.execPath} ${join(REPO, "dist", "cli.cjs")} hook gemini BeforeTool`,
       // An installed baton that is gone: status calls the hooks stale instead.
       "/usr/bin/node /usr/lib/node_modules/agent-baton/bin/baton.cjs hook claude Stop",
@@ -58,6 +59,15 @@ describe("launcherProblem", () => {
       `node ${join(root, "tools", "baton.cjs")} hook claude Stop`,
       `node ${join(evil, "cli.js")} hook claude Stop`,
       "agent-baton hook claude Stop",
+      // Node options that run other code, nothing, or a debugger before (or instead of) the baton.
+      `node --eval=0 ${CLI} hook claude Stop`,
+      `node --require=/tmp/evil.js ${CLI} hook claude Stop`,
+      `node --import=data:text/javascript,0 ${CLI} hook claude Stop`,
+      `node --check ${CLI} hook claude Stop`,
+      `node -c ${CLI} hook claude Stop`,
+      `node --inspect=0.0.0.0:9229 ${CLI} hook claude Stop`,
+      `node --env-file=.env ${CLI} hook claude Stop`,
+      `node --max-old-space-size=big ${CLI} hook claude Stop`,
     ])
       expect(problem(c, { root }), c).toMatch(/not a baton/);
   });

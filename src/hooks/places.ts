@@ -175,7 +175,8 @@ function realRoot(root: string): string {
 /**
  * Why a hook's launcher (the words before `hook <agent>`) is not a baton, or undefined when it is
  * one of the forms Baton writes or `--command` is meant for: `baton` (from PATH); `npx [-y]
- * agent-baton`; a Node (`node`, or a path to one; Node's own options after it) and a file of an
+ * agent-baton`; a Node (`node`, or a path to one; after it, Node options that change nothing of
+ * what runs: NODE_OPTIONS) and a file of an
  * installed agent-baton package by absolute path; one absolute path that is Codex's launcher
  * script (`codexShim`) or an installed baton. Entries are recognised as Baton's by their `baton
  * hook <agent>` words, but what runs is decided by what comes before: `true baton hook …` runs
@@ -199,13 +200,22 @@ export function launcherProblem(words: readonly string[], o: { root?: string; co
     rest.slice(0, -1).every((w) => /^(?:-y|--yes|-q|--quiet)$/.test(w))
   )
     return undefined;
-  if (words.length >= 2 && node(first) && entry(words.at(-1)) && words.slice(1, -1).every((w) => w.startsWith("-"))) return undefined;
+  if (words.length >= 2 && node(first) && entry(words.at(-1)) && words.slice(1, -1).every((w) => NODE_OPTIONS.test(w))) return undefined;
   if (words.length === 1 && first !== undefined && isAbsolute(first)) {
     if (o.codexShim !== undefined && resolve(first) === resolve(o.codexShim)) return undefined;
     if (basename(first) === "baton" && batonPackageFile(first, o.root)) return undefined;
   }
   return `\`${words.join(" ")}\`, which is not a baton (Baton's hooks run \`baton\`, \`npx agent-baton\`, a Node and an installed baton by path outside the project, or Codex's launcher script)`;
 }
+
+/**
+ * The Node options a launcher may give before the baton entry: ones that change nothing of what
+ * runs. Any other (`--eval`, `--require`, `--import`, `--check`, `--inspect`, `--env-file`, …)
+ * would run other code, run nothing, or open a debugger, so a settings file a repository
+ * committed could switch Baton off behind entries status would count as Baton's.
+ */
+const NODE_OPTIONS =
+  /^(?:--max-old-space-size=\d+|--max-semi-space-size=\d+|--no-warnings|--no-deprecation|--enable-source-maps|--disable-warning=[\w-]+|--use-openssl-ca|--use-bundled-ca)$/;
 
 /** The absolute paths the launchers of `commands` name: a path of one machine. */
 export function machinePaths(commands: readonly string[]): string[] {
