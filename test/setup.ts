@@ -1,7 +1,7 @@
 // Fail any test that leaves a child process running (crash and concurrency tests spawn them).
-import { mkdtempSync, rmSync } from "node:fs";
+import { mkdtempSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
-import { join } from "node:path";
+import { delimiter, join } from "node:path";
 import { afterEach, beforeEach } from "vitest";
 import { liveChildren } from "./helpers.js";
 import { startWatchdog } from "./watchdog.js";
@@ -17,6 +17,21 @@ if (!process.env.BATON_CONFIG_HOME) {
   const home = mkdtempSync(join(tmpdir(), "baton-config-home-"));
   process.env.BATON_CONFIG_HOME = home;
   process.once("exit", () => rmSync(home, { recursive: true, force: true }));
+}
+
+// What `baton hooks install claude` writes depends on the `claude` on PATH (its version picks the
+// entries and their form, src/hooks/claude-setup.ts): the developer's own Claude Code must not
+// decide what the tests see. A stand-in that is "not installed" comes first on PATH; a test that
+// wants a Claude Code puts its own `claude` before it (test/agents/harness.ts puts the stand-ins
+// after its own bin).
+if (!process.env.TEST_AGENT_STANDINS) {
+  const standins = mkdtempSync(join(tmpdir(), "baton-test-standins-"));
+  writeFileSync(join(standins, "claude"), '#!/bin/sh\necho "claude: not installed (the test suite\'s stand-in)" >&2\nexit 127\n', {
+    mode: 0o755,
+  });
+  process.env.TEST_AGENT_STANDINS = standins;
+  process.env.PATH = `${standins}${delimiter}${process.env.PATH ?? ""}`;
+  process.once("exit", () => rmSync(standins, { recursive: true, force: true }));
 }
 
 // The suite plays a person at a terminal: a run from inside an agent's shell (which names its

@@ -84,7 +84,11 @@ export class Project {
     chmodSync(join(this.bin, "baton"), 0o755);
     this.env = {
       HOME: this.home,
-      PATH: `${this.bin}:${dirname(process.execPath)}:/usr/local/bin:/usr/bin:/bin`,
+      // A developer's own agents (in /usr/local/bin, say) come after the suite's stand-ins
+      // (test/setup.ts): only a `claude` a test links into its bin is found.
+      PATH: [this.bin, process.env.TEST_AGENT_STANDINS, dirname(process.execPath), "/usr/local/bin", "/usr/bin", "/bin"]
+        .filter((d) => d !== undefined)
+        .join(":"),
       LANG: "C.UTF-8",
       TERM: "dumb",
       NO_COLOR: "1",
