@@ -169,6 +169,46 @@ describe("spiral detector in a session", () => {
     });
   });
 
+  it("`also` appends its events right after the turn and the spiral's, all or none, once on a retry", async () => {
+    await session(async (b) => {
+      const note = (id: string) => ({ id, type: "resume:updated", actor: "agent", data: { openQuestions: [`after ${id}`] } });
+      await b.turns.record("s1", same);
+      const plain = await b.turns.record("s1", { ...same, id: "t2", also: [note("t2.more")] });
+      expect(plain.detected).toBe(false);
+      // The turn that completes the spiral: its detection still says so, with the extra event after it.
+      const third = await b.turns.record("s1", { ...same, id: "t3", also: [note("t3.more")] });
+      expect(third).toMatchObject({ detected: true, spiral: { paused: true } });
+      const types = (await b.events.list("s1", { afterSeq: plain.turn.seq - 1 })).events.map((e) => `${e.type}:${e.id}`);
+      expect(types).toEqual([
+        "turn:recorded:t2",
+        "resume:updated:t2.more",
+        "turn:recorded:t3",
+        "spiral:detected:t3.spiral",
+        "resume:updated:t3.more",
+      ]);
+      expect((await b.sessions.snapshot("s1")).facets.resume.openQuestions).toEqual(["after t2.more", "after t3.more"]);
+      // A retry stores nothing twice and is not judged again.
+      const seq = (await b.sessions.snapshot("s1")).lastSeq;
+      expect(await b.turns.record("s1", { ...same, id: "t3", also: [note("t3.more")] })).toMatchObject({
+        detected: false,
+        turn: { duplicate: true },
+      });
+      expect((await b.sessions.snapshot("s1")).lastSeq).toBe(seq);
+      // An event without its id, or one the journal refuses: nothing of the turn is stored.
+      await expect(
+        b.turns.record("s1", { ...same, id: "t5", also: [{ type: "resume:updated", data: {} }] as never }),
+      ).rejects.toMatchObject({ code: "bad_input", message: expect.stringContaining("`also`") });
+      await expect(
+        b.turns.record("s1", {
+          ...same,
+          id: "t6",
+          also: [{ id: "t6.bad", type: "resume:updated", data: { filesModified: [{ path: "../x" }] } }],
+        }),
+      ).rejects.toMatchObject({ code: "bad_input" });
+      expect((await b.sessions.snapshot("s1")).lastSeq).toBe(seq);
+    });
+  });
+
   it("keeps memory flat over a 1,000-turn session", async () => {
     const heap = heapAfterGc; // the heap bound below runs in every test run
     await session(async (b) => {

@@ -41,6 +41,11 @@ export interface TurnInput extends Omit<TurnRecord, "files" | "status"> {
   actor?: string;
   /** The agent lane the turn is in (core/lanes.ts): judged in that lane's window, pausing only that lane. */
   lane?: string;
+  /**
+   * Events appended right after the turn (and the spiral it completes) in the same transaction:
+   * all or none. Each carries its `id`, so a retried turn stores them once.
+   */
+  also?: EventInput[];
 }
 
 export interface TurnResult {
@@ -83,6 +88,11 @@ export class SpiralService {
     const lane = input.lane;
     if (lane !== undefined && !isLaneId(lane)) throw badInput(`lane ${JSON.stringify(lane)} is invalid: "<agent>:<session id>"`);
     const data = { ...(record as unknown as JsonObject), ...(lane !== undefined ? { lane } : {}) };
+    const also = input.also ?? [];
+    if (!Array.isArray(also) || also.some((e) => typeof e?.id !== "string"))
+      throw badInput("`also` must be a list of events, each with its `id` (a retried turn stores them once)");
+    // Where the spiral's event sits in the decision, if the turn completes one.
+    let spiralAt = -1;
     // Judged inside the append's transaction: a turn of another agent (or a parallel call of this
     // one) recorded meanwhile is in the window judged, not missed by both.
     const judged = await this.#journal.appendFrom(
@@ -90,11 +100,12 @@ export class SpiralService {
       async (snap, tx) => {
         const sp = (lane === undefined ? snap.facets.spiral : snap.facets.lanes?.[lane]?.spiral) ?? emptySpiral();
         const events: EventInput[] = [{ id, type: "turn:recorded", actor: input.actor ?? "agent", data }];
+        spiralAt = -1;
         // A paused session records turns without judging them again; a retried turn is not judged twice.
-        if (sp.paused || sp.window.some((t) => t.id === id)) return events;
+        if (sp.paused || sp.window.some((t) => t.id === id)) return [...events, ...also];
         const entry = turnEntry(record, { id, seq: snap.lastSeq + 1, at: this.#now().toISOString() });
         const found = detectSpiral(pushTurn(sp.window, entry), thresholds);
-        if (!found) return events;
+        if (!found) return [...events, ...also];
         const spiral: JsonObject = {
           pattern: found.pattern,
           summary: found.summary,
@@ -110,8 +121,9 @@ export class SpiralService {
           found.proposedCheckpoint ?? (await tx.checkpoints.lastGoodCheckpoint(sessionId, (found.rollbackFrom ?? found.from).at, lane));
         if (cp !== undefined) spiral.proposedCheckpoint = cp;
         if (lane !== undefined) spiral.lane = lane;
+        spiralAt = events.length;
         events.push({ id: `${id}.spiral`, type: "spiral:detected", actor: "system", data: spiral });
-        return events;
+        return [...events, ...also];
       },
       (snap, flow) => ({
         state: spiralView(lane === undefined ? snap.facets.spiral : snap.facets.lanes?.[lane]?.spiral),
@@ -125,7 +137,7 @@ export class SpiralService {
     return {
       sessionId,
       turn: { id: turn.event.id, seq: turn.event.seq, duplicate: turn.duplicate },
-      detected: results.length > 1 && !(results[1] as AppendResult).duplicate,
+      detected: spiralAt > 0 && results[spiralAt]?.duplicate === false,
       spiral: state,
       ...(nextAction ? { nextAction } : {}),
     };

@@ -27,13 +27,13 @@ import type { HookEvent, HookResponse } from "../../core/hooks/types.js";
 import { type ClaimHolder, claimLine, describeLane, isWorking, pausedSpiral, sameFamily, untold } from "../../core/lanes.js";
 import { spiralTurn } from "../../core/spiral/turn.js";
 import { pathProblem } from "../../core/time-travel/paths.js";
-import type { Snapshot } from "../../core/types.js";
+import type { JsonObject, Snapshot, TurnFile } from "../../core/types.js";
 import { isBatonError } from "../../errors.js";
 import { appendHookFailure } from "../../platform/hook-log.js";
 import { claudeConfigDirOf, clineConfigArg } from "../../platform/moved-config.js";
 import { isGuardedWrite } from "../../platform/plugin-files.js";
 import { readProcArgs } from "../../platform/process-facts.js";
-import { hashFile, workspaceRelative } from "../files.js";
+import { hashFile, recordFiles, workspaceRelative } from "../files.js";
 import { readLaneConfig } from "./lane-config.js";
 import { laneOf, pauseView, runningRuns, sessionFor } from "./sessions.js";
 
@@ -64,6 +64,21 @@ function clineConfigDirOf(pid: number): string | undefined {
  * A path through a link to the workspace is inside it (workspaceRelative): the agent's working
  * directory may name it another way than the server's root does.
  */
+/** recordFiles of the files a call wrote, or undefined when one cannot be recorded (a link on the way, a folder). */
+function fingerprinted(root: string, files: readonly string[]): JsonObject[] | undefined {
+  try {
+    return recordFiles(root, files);
+  } catch {
+    return undefined;
+  }
+}
+
+/** A recorded file as the turn keeps it: its path, and its hash and size when it exists. */
+function turnFile(f: JsonObject): TurnFile {
+  const { path, hash, size } = f as { path: string; hash?: string; size?: number };
+  return hash !== undefined ? { path, hash, ...(size !== undefined ? { size } : {}) } : { path };
+}
+
 function workspaceFiles(root: string, cwd: string, files: readonly string[]): string[] {
   const out: string[] = [];
   for (const f of files) {
@@ -369,15 +384,21 @@ export async function afterTool(b: Baton, ev: Ev<"after_tool">, o: ToolHookConte
     ...(ev.output !== undefined ? { output: ev.output } : {}),
     ...(error !== undefined ? { error } : {}),
   });
+  // The files it wrote, read once for the turn (its lane's claims) and for `baton resume`'s list,
+  // which is appended with the turn in its transaction. Files it cannot record (a link, a folder)
+  // leave the resume record to its own append below, which says why, after the turn.
+  const written = turn !== undefined && files.length > 0 ? fingerprinted(b.root, files) : undefined;
   const turnRecorded = b.turns.record(
     sid,
     {
       ...seen,
       actor: "agent",
-      ...(files.length > 0 ? { files } : {}),
+      ...(written ? { files: written.map(turnFile) } : {}),
+      ...(!written && files.length > 0 ? { files } : {}),
       ...(checkpointId ? { checkpointId } : {}),
       ...(turn ? { id: turn } : {}),
       lane,
+      ...(written ? { also: [{ id: `${turn}.resume`, type: "resume:updated", actor: "agent", data: { filesModified: written } }] } : {}),
     },
     afterTheFact,
   );
@@ -390,7 +411,7 @@ export async function afterTool(b: Baton, ev: Ev<"after_tool">, o: ToolHookConte
     await ledger;
     return {};
   }
-  if (files.length > 0) {
+  if (files.length > 0 && !written) {
     try {
       await b.facets.recordResumeContext(sid, { files, ...(turn ? { id: `${turn}.resume` } : {}) }, "agent", afterTheFact);
     } catch (err) {
