@@ -5,7 +5,7 @@
  * "SQLite (embedded default)": what waits for the disk). Real SQLite workspace, payloads captured from Claude Code
  * (test/fixtures/hooks/claude/).
  */
-import { mkdirSync, readFileSync, writeFileSync } from "node:fs";
+import { existsSync, mkdirSync, readFileSync, symlinkSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { afterEach, describe, expect, it, vi } from "vitest";
 import type { TxOptions } from "../src/backend/contract.js";
@@ -103,6 +103,28 @@ describe("what agent hooks wait for the disk for", () => {
       const { events } = await baton.events.list(s?.id as string);
       expect(events.map((e) => e.type)).toEqual(expect.arrayContaining(["turn:recorded", "resume:updated"]));
       expect(baton.ledger.health().writeFailures).toBe(1);
+    } finally {
+      await baton.close();
+    }
+  });
+
+  it("a written file that is a link (CLAUDE.md -> AGENTS.md): the turn hashes it, the resume list leaves it out, the hook ends well", async () => {
+    const root = tempDir();
+    mkdirSync(join(root, "src"));
+    writeFileSync(join(root, "src", "real.ts"), "export const real = 1;\n");
+    const baton = await openBaton({ root });
+    try {
+      await baton.agents.handle(captured(root, "session-start-startup"), { agentPid: process.pid, requestId: "req-start" });
+      symlinkSync("real.ts", join(root, "src", "session.ts"));
+      expect(await baton.agents.handle(captured(root, "post-write"), { agentPid: process.pid, requestId: "req-post" })).toEqual({});
+      const [s] = await baton.sessions.list();
+      const { events } = await baton.events.list(s?.id as string);
+      expect(events.filter((e) => e.type === "turn:recorded").map((e) => e.data.files)).toEqual([
+        [{ path: "src/session.ts", hash: expect.any(String), size: 23 }],
+      ]);
+      expect(events.some((e) => e.type === "resume:updated")).toBe(false);
+      // Nothing failed on the way (the hook's advice, a spiral's pause and the lessons come after).
+      expect(existsSync(join(root, ".baton", "logs", "hooks.log"))).toBe(false);
     } finally {
       await baton.close();
     }

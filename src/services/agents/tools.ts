@@ -64,13 +64,28 @@ function clineConfigDirOf(pid: number): string | undefined {
  * A path through a link to the workspace is inside it (workspaceRelative): the agent's working
  * directory may name it another way than the server's root does.
  */
-/** recordFiles of the files a call wrote, or undefined when one cannot be recorded (a link on the way, a folder). */
-function fingerprinted(root: string, files: readonly string[]): JsonObject[] | undefined {
-  try {
-    return recordFiles(root, files);
-  } catch {
-    return undefined;
+/**
+ * The files a call wrote, each read once: its `resume:updated` record (recordFiles) and the turn's
+ * file with the same hash and size. One recordFiles refuses (a link, a folder) stays a path for
+ * the turn to read as it always did, and is not in the records.
+ */
+function fingerprinted(root: string, files: readonly string[]): { records: JsonObject[]; turnFiles: (string | TurnFile)[] } {
+  const records: JsonObject[] = [];
+  const turnFiles: (string | TurnFile)[] = [];
+  for (const f of files) {
+    let r: JsonObject | undefined;
+    try {
+      r = recordFiles(root, [f])[0];
+    } catch {
+      r = undefined;
+    }
+    if (r === undefined) turnFiles.push(f);
+    else {
+      records.push(r);
+      turnFiles.push(turnFile(r));
+    }
   }
+  return { records, turnFiles };
 }
 
 /** A recorded file as the turn keeps it: its path, and its hash and size when it exists. */
@@ -385,20 +400,22 @@ export async function afterTool(b: Baton, ev: Ev<"after_tool">, o: ToolHookConte
     ...(error !== undefined ? { error } : {}),
   });
   // The files it wrote, read once for the turn (its lane's claims) and for `baton resume`'s list,
-  // which is appended with the turn in its transaction. Files it cannot record (a link, a folder)
-  // leave the resume record to its own append below, which says why, after the turn.
-  const written = turn !== undefined && files.length > 0 ? fingerprinted(b.root, files) : undefined;
+  // which is appended with the turn in its transaction. A file `resume` may not list (a link,
+  // which could lead out of the workspace: CLAUDE.md -> AGENTS.md is common) is left out of that
+  // list only; the turn hashes it as it always did.
+  const written = files.length > 0 ? fingerprinted(b.root, files) : undefined;
   const turnRecorded = b.turns.record(
     sid,
     {
       ...seen,
       actor: "agent",
-      ...(written ? { files: written.map(turnFile) } : {}),
-      ...(!written && files.length > 0 ? { files } : {}),
+      ...(files.length > 0 ? { files: written?.turnFiles ?? files } : {}),
       ...(checkpointId ? { checkpointId } : {}),
       ...(turn ? { id: turn } : {}),
       lane,
-      ...(written ? { also: [{ id: `${turn}.resume`, type: "resume:updated", actor: "agent", data: { filesModified: written } }] } : {}),
+      ...(turn !== undefined && written && written.records.length > 0
+        ? { also: [{ id: `${turn}.resume`, type: "resume:updated", actor: "agent", data: { filesModified: written.records } }] }
+        : {}),
     },
     afterTheFact,
   );
@@ -411,14 +428,9 @@ export async function afterTool(b: Baton, ev: Ev<"after_tool">, o: ToolHookConte
     await ledger;
     return {};
   }
-  if (files.length > 0 && !written) {
-    try {
-      await b.facets.recordResumeContext(sid, { files, ...(turn ? { id: `${turn}.resume` } : {}) }, "agent", afterTheFact);
-    } catch (err) {
-      // Recorded by the other attempt at this hook, with the files' state then.
-      if (!isBatonError(err, "conflict")) throw err;
-    }
-  }
+  // A call without an id: its files' record follows the turn's commit, with no key to share.
+  if (turn === undefined && written && written.records.length > 0)
+    await b.facets.recordResumeContext(sid, { files: written.records.map((r) => r.path as string) }, "agent", afterTheFact);
   await ledger;
 
   // What other agents' shell commands did to this lane's files (told once, at its next turn),
