@@ -37,7 +37,9 @@ interface Setup {
 function setup(): Setup {
   const root = tempDir("baton-plugin-root-");
   const home = tempDir("baton-plugin-home-");
-  const env = { HOME: home, PATH: `${batonBin()}:${dirname(process.execPath)}:/usr/bin:/bin`, BATON_HOOK_SERVER: "off" };
+  // The suite's stand-ins (test/setup.ts) before node's folder, where `npm -g` puts a developer's `claude`.
+  const path = [batonBin(), process.env.TEST_AGENT_STANDINS, dirname(process.execPath), "/usr/bin", "/bin"].filter((d) => d !== undefined);
+  const env = { HOME: home, PATH: path.join(":"), BATON_HOOK_SERVER: "off" };
   expect(cli(["init", "--root", root], { env }).code).toBe(0);
   return { root, home, env };
 }

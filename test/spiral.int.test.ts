@@ -195,9 +195,17 @@ describe("spiral detector in a session", () => {
       });
       expect((await b.sessions.snapshot("s1")).lastSeq).toBe(seq);
       // An event without its id, or one the journal refuses: nothing of the turn is stored.
-      await expect(
-        b.turns.record("s1", { ...same, id: "t5", also: [{ type: "resume:updated", data: {} }] as never }),
-      ).rejects.toMatchObject({ code: "bad_input", message: expect.stringContaining("`also`") });
+      for (const also of [
+        [{ type: "resume:updated", data: {} }],
+        [undefined],
+        [{ id: "t5", type: "resume:updated", data: {} }],
+        [{ id: "t5.more", type: "spiral:cleared", data: {} }],
+        [{ id: "t5.more", type: "turn:recorded", data: { tool: "Edit", status: "success" } }],
+      ])
+        await expect(b.turns.record("s1", { ...same, id: "t5", also } as never)).rejects.toMatchObject({
+          code: "bad_input",
+          message: expect.stringContaining("`also`"),
+        });
       await expect(
         b.turns.record("s1", {
           ...same,

@@ -45,7 +45,7 @@ export interface TurnInput extends Omit<TurnRecord, "files" | "status"> {
    * Events appended right after the turn (and the spiral it completes) in the same transaction:
    * all or none. Each carries its `id`, so a retried turn stores them once.
    */
-  also?: EventInput[];
+  also?: (EventInput & { id: string })[];
 }
 
 export interface TurnResult {
@@ -89,8 +89,16 @@ export class SpiralService {
     if (lane !== undefined && !isLaneId(lane)) throw badInput(`lane ${JSON.stringify(lane)} is invalid: "<agent>:<session id>"`);
     const data = { ...(record as unknown as JsonObject), ...(lane !== undefined ? { lane } : {}) };
     const also = input.also ?? [];
-    if (!Array.isArray(also) || also.some((e) => typeof e?.id !== "string"))
-      throw badInput("`also` must be a list of events, each with its `id` (a retried turn stores them once)");
+    if (!Array.isArray(also)) throw badInput("`also` must be a list of events");
+    for (let i = 0; i < also.length; i++) {
+      const e = also[i] as Partial<EventInput> | undefined;
+      if (typeof e !== "object" || e === null || typeof e.id !== "string")
+        throw badInput(`\`also\` event ${i + 1} needs its \`id\` (a retried turn stores it once)`);
+      if (e.id === id || e.id === `${id}.spiral`) throw badInput(`\`also\` event ${i + 1} has the id of the turn's own event (${e.id})`);
+      // The detector's events are the turn's to make: one here would go round it.
+      if (typeof e.type === "string" && /^(turn|spiral):/.test(e.type))
+        throw badInput(`\`also\` event ${i + 1} is a ${e.type}: the turn records and judges those itself`);
+    }
     // Where the spiral's event sits in the decision, if the turn completes one.
     let spiralAt = -1;
     // Judged inside the append's transaction: a turn of another agent (or a parallel call of this

@@ -60,14 +60,11 @@ function clineConfigDirOf(pid: number): string | undefined {
 }
 
 /**
- * The files of a call that are inside the workspace, workspace-relative; others are not Baton's.
- * A path through a link to the workspace is inside it (workspaceRelative): the agent's working
- * directory may name it another way than the server's root does.
- */
-/**
  * The files a call wrote, each read once: its `resume:updated` record (recordFiles) and the turn's
- * file with the same hash and size. One recordFiles refuses (a link, a folder) stays a path for
- * the turn to read as it always did, and is not in the records.
+ * file with the same hash and size. A link (which the resume list may not hold: it could lead out
+ * of the workspace) stays a path the turn hashes as it always did; anything else recordFiles
+ * refuses (a folder by then, an unreadable file) is the turn's without a hash, so the call is
+ * still recorded and judged.
  */
 function fingerprinted(root: string, files: readonly string[]): { records: JsonObject[]; turnFiles: (string | TurnFile)[] } {
   const records: JsonObject[] = [];
@@ -79,13 +76,20 @@ function fingerprinted(root: string, files: readonly string[]): { records: JsonO
     } catch {
       r = undefined;
     }
-    if (r === undefined) turnFiles.push(f);
-    else {
+    if (r !== undefined) {
       records.push(r);
       turnFiles.push(turnFile(r));
-    }
+    } else turnFiles.push(isLink(resolve(root, f)) ? f : { path: f });
   }
   return { records, turnFiles };
+}
+
+function isLink(abs: string): boolean {
+  try {
+    return lstatSync(abs).isSymbolicLink();
+  } catch {
+    return false;
+  }
 }
 
 /** A recorded file as the turn keeps it: its path, and its hash and size when it exists. */
@@ -94,6 +98,11 @@ function turnFile(f: JsonObject): TurnFile {
   return hash !== undefined ? { path, hash, ...(size !== undefined ? { size } : {}) } : { path };
 }
 
+/**
+ * The files of a call that are inside the workspace, workspace-relative; others are not Baton's.
+ * A path through a link to the workspace is inside it (workspaceRelative): the agent's working
+ * directory may name it another way than the server's root does.
+ */
 function workspaceFiles(root: string, cwd: string, files: readonly string[]): string[] {
   const out: string[] = [];
   for (const f of files) {
@@ -374,9 +383,8 @@ export async function afterTool(b: Baton, ev: Ev<"after_tool">, o: ToolHookConte
   const nodeId = ledgerNodeId(ev, tool);
   const turn = turnId(ev, tool);
 
-  // The ledger node and the turn are asked for with nothing awaited between them: their writes
-  // commit together (one commit, not two). The files it wrote follow the turn's commit: appended
-  // then, they fold into the session's state the turn left, which this process keeps.
+  // The ledger node and the turn (with the files it wrote) are asked for with nothing awaited
+  // between them: their writes commit together (one commit, not two).
   const lane = laneOf(ev);
   const ledger = b.ledger.record(sid, {
     lane,
@@ -404,24 +412,28 @@ export async function afterTool(b: Baton, ev: Ev<"after_tool">, o: ToolHookConte
   // which could lead out of the workspace: CLAUDE.md -> AGENTS.md is common) is left out of that
   // list only; the turn hashes it as it always did.
   const written = files.length > 0 ? fingerprinted(b.root, files) : undefined;
-  const turnRecorded = b.turns.record(
-    sid,
-    {
-      ...seen,
-      actor: "agent",
-      ...(files.length > 0 ? { files: written?.turnFiles ?? files } : {}),
-      ...(checkpointId ? { checkpointId } : {}),
-      ...(turn ? { id: turn } : {}),
-      lane,
-      ...(turn !== undefined && written && written.records.length > 0
-        ? { also: [{ id: `${turn}.resume`, type: "resume:updated", actor: "agent", data: { filesModified: written.records } }] }
-        : {}),
-    },
-    afterTheFact,
-  );
+  const turnInput = {
+    ...seen,
+    actor: "agent",
+    ...(files.length > 0 ? { files: written?.turnFiles ?? files } : {}),
+    ...(checkpointId ? { checkpointId } : {}),
+    ...(turn ? { id: turn } : {}),
+    lane,
+  };
+  const filesRecord =
+    turn !== undefined && written && written.records.length > 0
+      ? { id: `${turn}.resume`, type: "resume:updated", actor: "agent", data: { filesModified: written.records } }
+      : undefined;
+  const turnRecorded = b.turns.record(sid, { ...turnInput, ...(filesRecord ? { also: [filesRecord] } : {}) }, afterTheFact);
   let recorded: Awaited<ReturnType<Baton["turns"]["record"]>>;
   try {
-    recorded = await turnRecorded;
+    recorded = await turnRecorded.catch((err: unknown) => {
+      // The other attempt at this hook recorded the files first, as they were then (a time that
+      // moved since): the turn on its own.
+      if (filesRecord && isBatonError(err, "conflict") && err.details.id === filesRecord.id)
+        return b.turns.record(sid, turnInput, afterTheFact);
+      throw err;
+    });
   } catch (err) {
     // The other attempt at this hook recorded the turn first, with the files as they were then.
     if (!isBatonError(err, "conflict")) throw err;
