@@ -494,6 +494,29 @@ describe("hostile manifests never write outside the workspace", () => {
     expect(r.changes.find((c) => c.path === "target.txt")?.action).toBe("kept");
     expect(r.warnings.join("\n")).toContain("target.txt: a symbolic link");
   });
+
+  it("of a link inside the workspace keeps the file it leads to: an edit through CLAUDE.md -> AGENTS.md is undone", async () => {
+    const { b, root, sid } = await workspace();
+    write(root, "AGENTS.md", "the team's notes\n");
+    symlinkSync("AGENTS.md", join(root, "CLAUDE.md"));
+    write(root, "docs/real.md", "docs\n");
+    symlinkSync("../AGENTS.md", join(root, "docs/agents.md"));
+    // Links that lead out of the workspace or into Baton's own data add nothing.
+    const outside = tempDir("baton-outside-");
+    writeFileSync(join(outside, "secret.txt"), "outside content\n");
+    symlinkSync(join(outside, "secret.txt"), join(root, "secret.txt"));
+    symlinkSync(".baton/baton.db", join(root, "db"));
+    const cp = await b.checkpoints.create(sid, { files: ["CLAUDE.md", "docs/agents.md", "secret.txt", "db"] });
+    expect(cp.checkpoint.files.map((f) => f.path)).toEqual(["AGENTS.md", "CLAUDE.md", "db", "docs/agents.md", "secret.txt"]);
+    expect(cp.checkpoint.files.find((f) => f.path === "AGENTS.md")).toMatchObject({ hash: expect.any(String) });
+
+    writeFileSync(join(root, "CLAUDE.md"), "rewritten through the link\n");
+    const r = await b.checkpoints.rollback(sid, {});
+    expect(read(root, "AGENTS.md")).toBe("the team's notes\n");
+    expect(lstatSync(join(root, "CLAUDE.md")).isSymbolicLink(), "the link is kept").toBe(true);
+    expect(r.changes.find((c) => c.path === "AGENTS.md")?.action).toBe("restore");
+    expect(readFileSync(join(outside, "secret.txt"), "utf8")).toBe("outside content\n");
+  });
 });
 
 describe("whole-tree checkpoints", () => {

@@ -15,7 +15,7 @@
  * and lanes); what stands alone is apart: manifests.ts (lanes, pruning), stat-table.ts (the stat
  * cache copy), checkpoint-config.ts (settings, excluded and private paths), blobs.ts, tree-scan.ts.
  */
-import { closeSync, statSync, unlinkSync } from "node:fs";
+import { closeSync, realpathSync, statSync, unlinkSync } from "node:fs";
 import { join } from "node:path";
 import type { Backend, CheckpointFileRow, CheckpointRow, SkippedPath, StatCacheRow, StoreTx } from "../../backend/contract.js";
 import { sessionKey } from "../../backend/contract.js";
@@ -27,6 +27,7 @@ import {
   type CheckpointKind,
   MAX_CHECKPOINT_RETAIN,
 } from "../../core/time-travel/checkpoints.js";
+import { pathProblem } from "../../core/time-travel/paths.js";
 import { BatonError, badInput, checkDeadline } from "../../errors.js";
 import { touchPrivate } from "../../platform/private-files.js";
 import { hostFacts, machineId } from "../../platform/process-facts.js";
@@ -275,6 +276,30 @@ export class CheckpointService {
     return rel;
   }
 
+  /**
+   * The paths, each followed by the workspace file its links lead to when that is another one: a
+   * write through `CLAUDE.md` -> `AGENTS.md` changes AGENTS.md, and a checkpoint of the link alone
+   * (which is not stored) would leave nothing to restore. The target is read as a file of its own,
+   * never through the link; one outside the workspace, or in `.baton/` or `.git/`, is not.
+   */
+  #withLinkTargets(paths: readonly string[]): string[] {
+    const out = [...paths];
+    let realRoot: string | undefined;
+    for (const rel of paths) {
+      let real: string;
+      try {
+        real = realpathSync.native(join(this.#root, rel));
+      } catch {
+        continue; // absent, a loop, or unreadable: judged as the path itself
+      }
+      if (real === join(this.#root, rel)) continue;
+      realRoot ??= realpathSync.native(this.#root);
+      const target = workspaceRelative(realRoot, real);
+      if (target !== undefined && target !== rel && pathProblem(target) === undefined && !out.includes(target)) out.push(target);
+    }
+    return out;
+  }
+
   /** Now, by the filesystem's clock (the mtime of a file just written); -Infinity (trust nothing) if it cannot be read. */
   #fsClock(): number {
     const file = join(this.#batonDir, CLOCK_FILE);
@@ -357,7 +382,7 @@ export class CheckpointService {
       }
       checkDeadline(input.deadline, "the checkpoint");
       if (input.files && input.files.length > 0) {
-        const paths = [...new Set(input.files.map((p) => this.relPath(p)))];
+        const paths = this.#withLinkTargets([...new Set(input.files.map((p) => this.relPath(p)))]);
         return await this.#targeted(sessionId, "targeted", paths, input);
       }
       return await this.#tree(sessionId, input);
