@@ -495,6 +495,42 @@ describe("hostile manifests never write outside the workspace", () => {
     expect(r.warnings.join("\n")).toContain("target.txt: a symbolic link");
   });
 
+  it("of a link to a file not there yet records it absent, so a rollback removes what a write through the link made", async () => {
+    const { b, root, sid } = await workspace();
+    symlinkSync("AGENTS.md", join(root, "CLAUDE.md"));
+    // A loop and a link to a folder bring nothing.
+    symlinkSync("loop-b", join(root, "loop-a"));
+    symlinkSync("loop-a", join(root, "loop-b"));
+    write(root, "src/x.ts", "x\n");
+    symlinkSync("src", join(root, "code"));
+    const cp = await b.checkpoints.create(sid, { files: ["CLAUDE.md", "loop-a", "code"] });
+    expect(cp.checkpoint.files).toEqual([
+      { path: "AGENTS.md", absent: true },
+      expect.objectContaining({ path: "CLAUDE.md", skipped: expect.any(String) }),
+      expect.objectContaining({ path: "code", skipped: expect.any(String) }),
+      expect.objectContaining({ path: "loop-a", skipped: expect.any(String) }),
+    ]);
+    writeFileSync(join(root, "CLAUDE.md"), "made through the link\n");
+    expect(read(root, "AGENTS.md")).toBe("made through the link\n");
+    await b.checkpoints.rollback(sid, {});
+    expect(existsSync(join(root, "AGENTS.md"))).toBe(false);
+    expect(lstatSync(join(root, "CLAUDE.md")).isSymbolicLink()).toBe(true);
+  });
+
+  it("of a link, in a workspace opened through a link to its folder, takes the target by the workspace's own name", async () => {
+    const real = join(tempDir(), "real-ws");
+    mkdirSync(real);
+    const via = join(tempDir(), "via");
+    symlinkSync(real, via);
+    const b = await openBaton({ root: via });
+    open.push(b);
+    await b.sessions.start({ flow: "task", id: "s1" });
+    write(real, "AGENTS.md", "notes\n");
+    symlinkSync("AGENTS.md", join(real, "CLAUDE.md"));
+    const cp = await b.checkpoints.create("s1", { files: ["CLAUDE.md"] });
+    expect(cp.checkpoint.files.map((f) => f.path)).toEqual(["AGENTS.md", "CLAUDE.md"]);
+  });
+
   it("of a link inside the workspace keeps the file it leads to: an edit through CLAUDE.md -> AGENTS.md is undone", async () => {
     const { b, root, sid } = await workspace();
     write(root, "AGENTS.md", "the team's notes\n");

@@ -40,9 +40,9 @@ describe("Claude Code: an edit of CLAUDE.md -> AGENTS.md", () => {
     p?.cleanup();
   });
 
-  test("is refused by Claude Code itself (write the target), so nothing goes through the link", () => {
+  test("is refused by Claude Code itself (it says to write the target), so nothing goes through the link", () => {
     expect(claude.agent).toBe("claude");
-    expect(refusal).toContain("is a symbolic link");
+    expect(JSON.parse(refusal)).toMatchObject({ content: [{ type: "tool_result", is_error: true }] });
     expect(readFileSync(join(p.root, "AGENTS.md"), "utf8")).toBe(BEFORE);
     expect(p.read(".baton/logs/hooks.log") ?? "").toBe("");
   });

@@ -15,8 +15,8 @@
  * and lanes); what stands alone is apart: manifests.ts (lanes, pruning), stat-table.ts (the stat
  * cache copy), checkpoint-config.ts (settings, excluded and private paths), blobs.ts, tree-scan.ts.
  */
-import { closeSync, realpathSync, statSync, unlinkSync } from "node:fs";
-import { join } from "node:path";
+import { closeSync, lstatSync, readlinkSync, realpathSync, statSync, unlinkSync } from "node:fs";
+import { basename, dirname, join, resolve } from "node:path";
 import type { Backend, CheckpointFileRow, CheckpointRow, SkippedPath, StatCacheRow, StoreTx } from "../../backend/contract.js";
 import { sessionKey } from "../../backend/contract.js";
 import { checksum, randomHex, sha256 } from "../../core/canonical.js";
@@ -277,25 +277,26 @@ export class CheckpointService {
   }
 
   /**
-   * The paths, each followed by the workspace file its links lead to when that is another one: a
-   * write through `CLAUDE.md` -> `AGENTS.md` changes AGENTS.md, and a checkpoint of the link alone
-   * (which is not stored) would leave nothing to restore. The target is read as a file of its own,
-   * never through the link; one outside the workspace, or in `.baton/` or `.git/`, is not.
+   * The paths, each followed by the workspace file it leads to when it is a link: a write through
+   * `CLAUDE.md` -> `AGENTS.md` changes (or creates) AGENTS.md, and a checkpoint of the link alone
+   * (which is not stored) would leave nothing to restore. The target is then read as a file of its
+   * own, never through the link (a missing one recorded absent). A link out of the workspace, into
+   * `.baton/` or `.git`, to a folder, or in a loop brings nothing.
    */
   #withLinkTargets(paths: readonly string[]): string[] {
     const out = [...paths];
+    const seen = new Set(paths);
     let realRoot: string | undefined;
     for (const rel of paths) {
-      let real: string;
-      try {
-        real = realpathSync.native(join(this.#root, rel));
-      } catch {
-        continue; // absent, a loop, or unreadable: judged as the path itself
-      }
-      if (real === join(this.#root, rel)) continue;
+      const abs = join(this.#root, rel);
+      if (!isLink(abs)) continue; // a name the file system refuses is judged as the path itself
+      const real = linkTarget(abs);
+      if (real === undefined) continue;
       realRoot ??= realpathSync.native(this.#root);
       const target = workspaceRelative(realRoot, real);
-      if (target !== undefined && target !== rel && pathProblem(target) === undefined && !out.includes(target)) out.push(target);
+      if (target === undefined || seen.has(target) || pathProblem(target) !== undefined) continue;
+      seen.add(target);
+      out.push(target);
     }
     return out;
   }
@@ -830,4 +831,51 @@ function busy(): BatonError {
 /** The ignore files a whole-tree checkpoint stores, whose versions decide what it covered. */
 export function isIgnoreFile(path: string): boolean {
   return path === ".batonignore" || path === ".gitignore" || path.endsWith("/.gitignore");
+}
+
+function isLink(abs: string): boolean {
+  try {
+    return lstatSync(abs, { throwIfNoEntry: false })?.isSymbolicLink() === true;
+  } catch {
+    return false;
+  }
+}
+
+/**
+ * Where the link `abs` leads, with no link left in the path: the file it names (which may not
+ * exist yet: a write through the link creates it), or undefined for a folder, a loop or a path
+ * that cannot be resolved.
+ */
+function linkTarget(abs: string): string | undefined {
+  let path = abs;
+  for (let hops = 0; hops < 40; hops++) {
+    let st: ReturnType<typeof lstatSync>;
+    try {
+      st = lstatSync(path, { throwIfNoEntry: false });
+    } catch {
+      return undefined;
+    }
+    if (st === undefined) {
+      // Not there yet: its folder, resolved, and its name.
+      try {
+        return join(realpathSync.native(dirname(path)), basename(path));
+      } catch {
+        return undefined;
+      }
+    }
+    if (!st.isSymbolicLink()) {
+      if (!st.isFile()) return undefined;
+      try {
+        return realpathSync.native(path);
+      } catch {
+        return undefined;
+      }
+    }
+    try {
+      path = resolve(dirname(path), readlinkSync(path));
+    } catch {
+      return undefined;
+    }
+  }
+  return undefined; // a loop
 }
