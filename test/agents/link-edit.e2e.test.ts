@@ -32,7 +32,7 @@ describe("Claude Code: an edit of CLAUDE.md -> AGENTS.md", () => {
       { op: "edit", path: "CLAUDE.md", old: "Use tabs.", new: "Use spaces." },
       { op: "text", text: "Done." },
     ]);
-    refusal = JSON.stringify((mock.requests.at(-1)?.body as { messages?: unknown[] }).messages?.at(-1));
+    refusal = JSON.stringify((mock.requests.at(-1)?.body as { messages?: unknown[] } | undefined)?.messages?.at(-1));
   }, 600_000);
 
   afterAll(async () => {
