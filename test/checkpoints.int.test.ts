@@ -547,6 +547,9 @@ describe("hostile manifests never write outside the workspace", () => {
     expect(cp.checkpoint.files.find((f) => f.path === "AGENTS.md")).toMatchObject({ hash: expect.any(String) });
 
     writeFileSync(join(root, "CLAUDE.md"), "rewritten through the link\n");
+    // Named by the link, as the user knows it: the file it leads to is what comes back.
+    const named = await b.checkpoints.rollback(sid, { files: ["CLAUDE.md"], dryRun: true });
+    expect(named.changes.find((c) => c.path === "AGENTS.md")?.action).toBe("restore");
     const r = await b.checkpoints.rollback(sid, {});
     expect(read(root, "AGENTS.md")).toBe("the team's notes\n");
     expect(lstatSync(join(root, "CLAUDE.md")).isSymbolicLink(), "the link is kept").toBe(true);

@@ -283,7 +283,7 @@ export class CheckpointService {
    * own, never through the link (a missing one recorded absent). A link out of the workspace, into
    * `.baton/` or `.git`, to a folder, or in a loop brings nothing.
    */
-  #withLinkTargets(paths: readonly string[]): string[] {
+  withLinkTargets(paths: readonly string[]): string[] {
     const out = [...paths];
     const seen = new Set(paths);
     let realRoot: string | undefined;
@@ -383,7 +383,7 @@ export class CheckpointService {
       }
       checkDeadline(input.deadline, "the checkpoint");
       if (input.files && input.files.length > 0) {
-        const paths = this.#withLinkTargets([...new Set(input.files.map((p) => this.relPath(p)))]);
+        const paths = this.withLinkTargets([...new Set(input.files.map((p) => this.relPath(p)))]);
         return await this.#targeted(sessionId, "targeted", paths, input);
       }
       return await this.#tree(sessionId, input);

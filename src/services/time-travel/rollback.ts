@@ -647,7 +647,8 @@ export class RollbackService {
   }
 
   #subset(entries: RestoreEntry[], files: readonly string[], warnings: string[]): RestoreEntry[] {
-    const wanted = files.map((f) => this.#cps.relPath(f));
+    // A link names the file a write through it changed, which is what the checkpoint holds.
+    const wanted = this.#cps.withLinkTargets(files.map((f) => this.#cps.relPath(f)));
     const out = entries.filter((e) => wanted.some((w) => e.path === w || e.path.startsWith(`${w}/`)));
     for (const w of wanted) {
       if (!out.some((e) => e.path === w || e.path.startsWith(`${w}/`)))
