@@ -108,7 +108,7 @@ describe("what agent hooks wait for the disk for", () => {
     }
   });
 
-  it("a written file that is a link (CLAUDE.md -> AGENTS.md): the turn hashes it, the resume list leaves it out, the hook ends well", async () => {
+  it("a written file that is a link (CLAUDE.md -> AGENTS.md): the turn names both, the resume list the file, the hook ends well", async () => {
     const root = tempDir();
     mkdirSync(join(root, "src"));
     writeFileSync(join(root, "src", "real.ts"), "export const real = 1;\n");
@@ -119,10 +119,17 @@ describe("what agent hooks wait for the disk for", () => {
       expect(await baton.agents.handle(captured(root, "post-write"), { agentPid: process.pid, requestId: "req-post" })).toEqual({});
       const [s] = await baton.sessions.list();
       const { events } = await baton.events.list(s?.id as string);
+      // The link and the file it leads to, where the write landed; the resume list holds only the file.
+      const hash = expect.any(String);
       expect(events.filter((e) => e.type === "turn:recorded").map((e) => e.data.files)).toEqual([
-        [{ path: "src/session.ts", hash: expect.any(String), size: 23 }],
+        [
+          { path: "src/session.ts", hash, size: 23 },
+          { path: "src/real.ts", hash, size: 23 },
+        ],
       ]);
-      expect(events.some((e) => e.type === "resume:updated")).toBe(false);
+      expect(events.filter((e) => e.type === "resume:updated").map((e) => e.data.filesModified)).toEqual([
+        [expect.objectContaining({ path: "src/real.ts", hash })],
+      ]);
       // Nothing failed on the way (the hook's advice, a spiral's pause and the lessons come after).
       expect(existsSync(join(root, ".baton", "logs", "hooks.log"))).toBe(false);
     } finally {

@@ -4,7 +4,7 @@
  * (test/lane-agents.ts), on a real workspace: the three failures the issue saw with two Claude
  * Code sessions and a Codex session, and what must hold around them.
  */
-import { existsSync, readFileSync, writeFileSync } from "node:fs";
+import { existsSync, readFileSync, symlinkSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { afterEach, describe, expect, it } from "vitest";
 import { copilot } from "../src/core/hooks/copilot.js";
@@ -110,6 +110,25 @@ describe("lanes: several agents in one checkout", () => {
       const notes = (await b.events.list(sid)).events.filter((e) => e.type === "claim:noticed");
       expect(notes.map((e) => e.data.outcome)).toEqual(["refused", "warned"]);
       expect(notes[0]?.data.claims).toEqual([{ path: "shared.txt", holder: a.lane, at: expect.any(String) }]);
+    } finally {
+      await b.close();
+    }
+  });
+
+  it("a write through a link claims the file it leads to: another agent writing AGENTS.md after CLAUDE.md -> AGENTS.md is told", async () => {
+    const { b, root, a, x } = await three();
+    try {
+      writeFileSync(join(root, "AGENTS.md"), "v0\n");
+      symlinkSync("AGENTS.md", join(root, "CLAUDE.md"));
+      await a.write("CLAUDE.md", "claude's, through the link\n");
+      expect(read(root, "AGENTS.md")).toBe("claude's, through the link\n");
+      const first = await x.write("AGENTS.md", "codex's\n");
+      expect(first.denied).toContain("another agent working in this checkout right now wrote this file");
+      expect(read(root, "AGENTS.md")).toBe("claude's, through the link\n");
+      // Its turn names both: the link the agent wrote and the file that changed.
+      const sid = (await b.sessions.list())[0]?.id as string;
+      const turn = (await b.events.list(sid)).events.find((e) => e.type === "turn:recorded" && e.data.lane === a.lane);
+      expect(((turn?.data.files ?? []) as { path: string }[]).map((f) => f.path)).toEqual(["CLAUDE.md", "AGENTS.md"]);
     } finally {
       await b.close();
     }

@@ -1,6 +1,6 @@
 /** Reading the session's files for status: marker scans and resume verification. */
-import { closeSync, constants, fstatSync, openSync, readFileSync, readlinkSync, realpathSync } from "node:fs";
-import { join, relative, resolve, sep } from "node:path";
+import { closeSync, constants, fstatSync, lstatSync, openSync, readFileSync, readlinkSync, realpathSync } from "node:fs";
+import { basename, dirname, join, relative, resolve, sep } from "node:path";
 import { sha256 } from "../core/canonical.js";
 import type { FlowDefinition } from "../core/flows/flow.js";
 import { type ScannedFile, scanText } from "../core/session/markers.js";
@@ -206,4 +206,79 @@ export function recordFiles(root: string, paths: readonly string[]): JsonObject[
     out.push(f ? { path: rel, hash: f.hash, size: f.size, mtimeMs: f.mtimeMs } : { path: rel });
   }
   return out;
+}
+
+/**
+ * The paths (workspace-relative), each followed by the workspace file it leads to when it is a
+ * link: a write through `CLAUDE.md` -> `AGENTS.md` changes (or creates) AGENTS.md, which is what a
+ * checkpoint must keep and what the writer claims. A link out of the workspace, into `.baton/` or
+ * `.git`, to a folder, or in a loop brings nothing; the target may not exist yet.
+ */
+export function withLinkTargets(root: string, paths: readonly string[]): string[] {
+  const out = [...paths];
+  const seen = new Set(paths);
+  let realRoot: string | undefined;
+  for (const rel of paths) {
+    const abs = join(root, rel);
+    if (!isLink(abs)) continue; // a name the file system refuses is judged as the path itself
+    const real = linkTarget(abs);
+    if (real === undefined) continue;
+    try {
+      realRoot ??= realpathSync.native(root);
+    } catch {
+      return out;
+    }
+    const target = workspaceRelative(realRoot, real);
+    if (target === undefined || seen.has(target) || pathProblem(target) !== undefined) continue;
+    seen.add(target);
+    out.push(target);
+  }
+  return out;
+}
+
+function isLink(abs: string): boolean {
+  try {
+    return lstatSync(abs, { throwIfNoEntry: false })?.isSymbolicLink() === true;
+  } catch {
+    return false;
+  }
+}
+
+/**
+ * Where the link `abs` leads, with no link left in the path: the file it names (which may not
+ * exist yet: a write through the link creates it), or undefined for a folder, a loop or a path
+ * that cannot be resolved.
+ */
+function linkTarget(abs: string): string | undefined {
+  let path = abs;
+  for (let hops = 0; hops < 40; hops++) {
+    let st: ReturnType<typeof lstatSync>;
+    try {
+      st = lstatSync(path, { throwIfNoEntry: false });
+    } catch {
+      return undefined;
+    }
+    if (st === undefined) {
+      // Not there yet: its folder, resolved, and its name.
+      try {
+        return join(realpathSync.native(dirname(path)), basename(path));
+      } catch {
+        return undefined;
+      }
+    }
+    if (!st.isSymbolicLink()) {
+      if (!st.isFile()) return undefined;
+      try {
+        return realpathSync.native(path);
+      } catch {
+        return undefined;
+      }
+    }
+    try {
+      path = resolve(dirname(path), readlinkSync(path));
+    } catch {
+      return undefined;
+    }
+  }
+  return undefined; // a loop
 }

@@ -33,7 +33,7 @@ import { appendHookFailure } from "../../platform/hook-log.js";
 import { claudeConfigDirOf, clineConfigArg } from "../../platform/moved-config.js";
 import { isGuardedWrite } from "../../platform/plugin-files.js";
 import { readProcArgs } from "../../platform/process-facts.js";
-import { hashFile, recordFiles, workspaceRelative } from "../files.js";
+import { hashFile, recordFiles, withLinkTargets, workspaceRelative } from "../files.js";
 import { readLaneConfig } from "./lane-config.js";
 import { laneOf, pauseView, runningRuns, sessionFor } from "./sessions.js";
 
@@ -110,7 +110,8 @@ function workspaceFiles(root: string, cwd: string, files: readonly string[]): st
     if (rel === undefined || pathProblem(rel) !== undefined) continue;
     if (!out.includes(rel)) out.push(rel);
   }
-  return out;
+  // A write through a link lands in the file it leads to: that file is checkpointed and claimed too.
+  return withLinkTargets(root, out);
 }
 
 function clipCommand(command: string | undefined): string {

@@ -15,8 +15,8 @@
  * and lanes); what stands alone is apart: manifests.ts (lanes, pruning), stat-table.ts (the stat
  * cache copy), checkpoint-config.ts (settings, excluded and private paths), blobs.ts, tree-scan.ts.
  */
-import { closeSync, lstatSync, readlinkSync, realpathSync, statSync, unlinkSync } from "node:fs";
-import { basename, dirname, join, resolve } from "node:path";
+import { closeSync, statSync, unlinkSync } from "node:fs";
+import { join } from "node:path";
 import type { Backend, CheckpointFileRow, CheckpointRow, SkippedPath, StatCacheRow, StoreTx } from "../../backend/contract.js";
 import { sessionKey } from "../../backend/contract.js";
 import { checksum, randomHex, sha256 } from "../../core/canonical.js";
@@ -27,14 +27,13 @@ import {
   type CheckpointKind,
   MAX_CHECKPOINT_RETAIN,
 } from "../../core/time-travel/checkpoints.js";
-import { pathProblem } from "../../core/time-travel/paths.js";
 import { BatonError, badInput, checkDeadline } from "../../errors.js";
 import { touchPrivate } from "../../platform/private-files.js";
 import { hostFacts, machineId } from "../../platform/process-facts.js";
 import { checkPath, readCurrent, unsafePath } from "../../platform/safe-fs.js";
 import { pruneAgentMarks } from "../../platform/workspace.js";
 import { CACHE_TOUCH_MS, CACHE_TTL_MS, cacheScope } from "../cache-scope.js";
-import { isWorkspaceRoot, WHOLE_ROOT, workspaceRelative } from "../files.js";
+import { isWorkspaceRoot, WHOLE_ROOT, withLinkTargets, workspaceRelative } from "../files.js";
 import { Blobs, type StagedBlob } from "./blobs.js";
 import { type CheckpointOptions, DEFAULT_PRIVATE, pathMatcher, readCheckpointConfig } from "./checkpoint-config.js";
 import { laneFor, Manifests } from "./manifests.js";
@@ -276,29 +275,9 @@ export class CheckpointService {
     return rel;
   }
 
-  /**
-   * The paths, each followed by the workspace file it leads to when it is a link: a write through
-   * `CLAUDE.md` -> `AGENTS.md` changes (or creates) AGENTS.md, and a checkpoint of the link alone
-   * (which is not stored) would leave nothing to restore. The target is then read as a file of its
-   * own, never through the link (a missing one recorded absent). A link out of the workspace, into
-   * `.baton/` or `.git`, to a folder, or in a loop brings nothing.
-   */
+  /** The paths, each followed by the workspace file it leads to when it is a link (files.ts withLinkTargets). */
   withLinkTargets(paths: readonly string[]): string[] {
-    const out = [...paths];
-    const seen = new Set(paths);
-    let realRoot: string | undefined;
-    for (const rel of paths) {
-      const abs = join(this.#root, rel);
-      if (!isLink(abs)) continue; // a name the file system refuses is judged as the path itself
-      const real = linkTarget(abs);
-      if (real === undefined) continue;
-      realRoot ??= realpathSync.native(this.#root);
-      const target = workspaceRelative(realRoot, real);
-      if (target === undefined || seen.has(target) || pathProblem(target) !== undefined) continue;
-      seen.add(target);
-      out.push(target);
-    }
-    return out;
+    return withLinkTargets(this.#root, paths);
   }
 
   /** Now, by the filesystem's clock (the mtime of a file just written); -Infinity (trust nothing) if it cannot be read. */
@@ -831,51 +810,4 @@ function busy(): BatonError {
 /** The ignore files a whole-tree checkpoint stores, whose versions decide what it covered. */
 export function isIgnoreFile(path: string): boolean {
   return path === ".batonignore" || path === ".gitignore" || path.endsWith("/.gitignore");
-}
-
-function isLink(abs: string): boolean {
-  try {
-    return lstatSync(abs, { throwIfNoEntry: false })?.isSymbolicLink() === true;
-  } catch {
-    return false;
-  }
-}
-
-/**
- * Where the link `abs` leads, with no link left in the path: the file it names (which may not
- * exist yet: a write through the link creates it), or undefined for a folder, a loop or a path
- * that cannot be resolved.
- */
-function linkTarget(abs: string): string | undefined {
-  let path = abs;
-  for (let hops = 0; hops < 40; hops++) {
-    let st: ReturnType<typeof lstatSync>;
-    try {
-      st = lstatSync(path, { throwIfNoEntry: false });
-    } catch {
-      return undefined;
-    }
-    if (st === undefined) {
-      // Not there yet: its folder, resolved, and its name.
-      try {
-        return join(realpathSync.native(dirname(path)), basename(path));
-      } catch {
-        return undefined;
-      }
-    }
-    if (!st.isSymbolicLink()) {
-      if (!st.isFile()) return undefined;
-      try {
-        return realpathSync.native(path);
-      } catch {
-        return undefined;
-      }
-    }
-    try {
-      path = resolve(dirname(path), readlinkSync(path));
-    } catch {
-      return undefined;
-    }
-  }
-  return undefined; // a loop
 }
