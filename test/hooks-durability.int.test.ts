@@ -12,6 +12,7 @@ import type { TxOptions } from "../src/backend/contract.js";
 import { SqliteBackend } from "../src/backend/sqlite/sqlite-backend.js";
 import { openBaton, servicesOf } from "../src/compose.js";
 import { claude } from "../src/core/hooks/claude.js";
+import { codex } from "../src/core/hooks/codex.js";
 import type { HookEvent } from "../src/core/hooks/types.js";
 import { cleanupDirs, REPO, tempDir } from "./helpers.js";
 
@@ -150,6 +151,38 @@ describe("what agent hooks wait for the disk for", () => {
       // Recorded and judged like any call (before, the turn failed with the file: nothing of it was kept).
       expect(events.filter((e) => e.type === "turn:recorded").map((e) => e.data.files)).toEqual([[{ path: "src/session.ts" }]]);
       expect(events.some((e) => e.type === "resume:updated")).toBe(false);
+      expect(existsSync(join(root, ".baton", "logs", "hooks.log"))).toBe(false);
+    } finally {
+      await baton.close();
+    }
+  });
+
+  it("a patch of more files than a turn holds (100): the turn keeps the first 100, the resume list all of them", async () => {
+    const root = tempDir();
+    const baton = await openBaton({ root });
+    try {
+      const names = Array.from({ length: 105 }, (_, i) => `gen/f${String(i).padStart(3, "0")}.ts`);
+      mkdirSync(join(root, "gen"));
+      for (const n of names) writeFileSync(join(root, n), `export const v = "${n}";\n`);
+      const patch = `*** Begin Patch\n${names.map((n) => `*** Add File: ${n}\n+export const v = "${n}";\n`).join("")}*** End Patch\n`;
+      const payload = (event: string) => ({
+        session_id: "0199a1b2-c3d4-7e5f-8a9b-0c1d2e3f4a5b",
+        transcript_path: null,
+        cwd: root,
+        hook_event_name: event,
+        ...(event === "SessionStart" ? { source: "startup" } : {}),
+        ...(event === "PostToolUse"
+          ? { tool_name: "apply_patch", tool_use_id: "call_big_patch", tool_input: { command: patch }, tool_response: "Success." }
+          : {}),
+      });
+      for (const event of ["SessionStart", "PostToolUse"])
+        await baton.agents.handle(codex.parse(event, payload(event), root), { agentPid: process.pid, requestId: `req-${event}` });
+      const [s] = await baton.sessions.list();
+      const { events } = await baton.events.list(s?.id as string);
+      const turn = events.find((e) => e.type === "turn:recorded");
+      expect((turn?.data.files as unknown[] | undefined)?.length).toBe(100);
+      const listed = events.find((e) => e.type === "resume:updated")?.data.filesModified as unknown[] | undefined;
+      expect(listed?.length).toBe(105);
       expect(existsSync(join(root, ".baton", "logs", "hooks.log"))).toBe(false);
     } finally {
       await baton.close();

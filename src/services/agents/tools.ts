@@ -416,7 +416,9 @@ export async function afterTool(b: Baton, ev: Ev<"after_tool">, o: ToolHookConte
   const turnInput = {
     ...seen,
     actor: "agent",
-    ...(files.length > 0 ? { files: written?.turnFiles ?? files } : {}),
+    // A turn holds at most MAX_TURN_FILES (a patch of more, or its links' targets past that, would
+    // cost the whole turn): the files named first are kept; the resume list holds them all.
+    ...(files.length > 0 ? { files: (written?.turnFiles ?? files).slice(0, MAX_TURN_FILES) } : {}),
     ...(checkpointId ? { checkpointId } : {}),
     ...(turn ? { id: turn } : {}),
     lane,
