@@ -236,7 +236,8 @@ export function withLinkTargets(root: string, paths: readonly string[]): string[
   return out;
 }
 
-function isLink(abs: string): boolean {
+/** Whether `abs` is a symbolic link itself (false for a name the file system refuses). */
+export function isLink(abs: string): boolean {
   try {
     return lstatSync(abs, { throwIfNoEntry: false })?.isSymbolicLink() === true;
   } catch {

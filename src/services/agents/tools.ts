@@ -33,7 +33,7 @@ import { appendHookFailure } from "../../platform/hook-log.js";
 import { claudeConfigDirOf, clineConfigArg } from "../../platform/moved-config.js";
 import { isGuardedWrite } from "../../platform/plugin-files.js";
 import { readProcArgs } from "../../platform/process-facts.js";
-import { hashFile, recordFiles, withLinkTargets, workspaceRelative } from "../files.js";
+import { hashFile, isLink, recordFiles, withLinkTargets, workspaceRelative } from "../files.js";
 import { readLaneConfig } from "./lane-config.js";
 import { laneOf, pauseView, runningRuns, sessionFor } from "./sessions.js";
 
@@ -82,14 +82,6 @@ function fingerprinted(root: string, files: readonly string[]): { records: JsonO
     } else turnFiles.push(isLink(resolve(root, f)) ? f : { path: f });
   }
   return { records, turnFiles };
-}
-
-function isLink(abs: string): boolean {
-  try {
-    return lstatSync(abs).isSymbolicLink();
-  } catch {
-    return false;
-  }
 }
 
 /** A recorded file as the turn keeps it: its path, and its hash and size when it exists. */
