@@ -4,7 +4,7 @@ import { readFileSync } from "node:fs";
 import { join } from "node:path";
 import fc from "fast-check";
 import { describe, expect, it } from "vitest";
-import { patchPaths } from "../src/core/hooks/apply-patch.js";
+import { patchFiles, patchPaths } from "../src/core/hooks/apply-patch.js";
 import { batonInside, batonInvocation, isSupervisionFile, isUnpausePrompt, removesBatonPlugin } from "../src/core/hooks/baton-command.js";
 import { claude } from "../src/core/hooks/claude.js";
 import { codex, codexFailure } from "../src/core/hooks/codex.js";
@@ -42,6 +42,27 @@ describe("patchPaths", () => {
     expect(
       patchPaths("*** Begin Patch\n*** Add File:.opencode/plugins/x.js\n+x\n*** Update File:a.ts\n*** Move to:b.ts\n*** End Patch"),
     ).toEqual([".opencode/plugins/x.js", "a.ts", "b.ts"]);
+  });
+
+  it("tells the files a patch only deletes or moves away from those it writes", () => {
+    const patch = (...lines: string[]) => ["*** Begin Patch", ...lines, "*** End Patch"].join("\n");
+    // A Delete and a Move's source are removed; the Move's destination, an Add and an Update are written.
+    expect(
+      patchFiles(
+        patch("*** Delete File: CLAUDE.md", "*** Update File: a.md", "*** Move to: b.md", "@@", "-x", "+y", "*** Add File: c.md", "+z"),
+      ),
+    ).toEqual({ files: ["CLAUDE.md", "a.md", "b.md", "c.md"], unlinked: ["CLAUDE.md", "a.md"] });
+    // An Update with hunks (no Move) is written in place, the last header of a patch too.
+    expect(patchFiles(patch("*** Update File: a.md", "@@", "-x", "+y", "*** Update File: b.md"))).toEqual({ files: ["a.md", "b.md"] });
+    // Deleted, then added again (or moved onto): written.
+    expect(patchFiles(patch("*** Delete File: a.md", "*** Add File: a.md", "+new"))).toEqual({ files: ["a.md"] });
+    expect(patchFiles(patch("*** Delete File: b.md", "*** Update File: a.md", "*** Move to: b.md"))).toEqual({
+      files: ["b.md", "a.md"],
+      unlinked: ["a.md"],
+    });
+    // A Move without a preceding Update header renames nothing Baton can name.
+    expect(patchFiles(patch("*** Move to: x.md"))).toEqual({ files: ["x.md"] });
+    expect(patchFiles(undefined)).toEqual({ files: [] });
   });
 });
 

@@ -7,6 +7,7 @@
 import { existsSync, readFileSync, symlinkSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { afterEach, describe, expect, it } from "vitest";
+import { codex } from "../src/core/hooks/codex.js";
 import { copilot } from "../src/core/hooks/copilot.js";
 import { opencode } from "../src/core/hooks/opencode.js";
 import { cleanupDirs, cli, tempBaton, writeConfig } from "./helpers.js";
@@ -129,6 +130,43 @@ describe("lanes: several agents in one checkout", () => {
       const sid = (await b.sessions.list())[0]?.id as string;
       const turn = (await b.events.list(sid)).events.find((e) => e.type === "turn:recorded" && e.data.lane === a.lane);
       expect(((turn?.data.files ?? []) as { path: string }[]).map((f) => f.path)).toEqual(["CLAUDE.md", "AGENTS.md"]);
+    } finally {
+      await b.close();
+    }
+  });
+
+  it("a patch that deletes or moves a link away claims nothing through it: the file it leads to is not refused for nothing", async () => {
+    const { b, root, a } = await three();
+    try {
+      writeFileSync(join(root, "AGENTS.md"), "v0\n");
+      symlinkSync("AGENTS.md", join(root, "CLAUDE.md"));
+      await a.write("AGENTS.md", "claude's\n");
+      let n = 0;
+      const patch = (...lines: string[]) =>
+        b.agents.handle(
+          codex.parse(
+            "PreToolUse",
+            {
+              session_id: "0199a1b2-c3d4-7e5f-8a9b-0c1d2e3f4a5b",
+              transcript_path: null,
+              cwd: root,
+              hook_event_name: "PreToolUse",
+              model: "gpt-5-codex",
+              turn_id: "turn-1",
+              permission_mode: "default",
+              tool_name: "apply_patch",
+              tool_input: { command: ["*** Begin Patch", ...lines, "*** End Patch", ""].join("\n") },
+              tool_use_id: `call_unlink_${++n}`,
+            },
+            root,
+          ),
+          { agentPid: process.pid, requestId: `req-unlink-${n}` },
+        );
+      expect((await patch("*** Delete File: CLAUDE.md")).deny, "deleting the link").toBeUndefined();
+      expect((await patch("*** Update File: CLAUDE.md", "*** Move to: docs/CLAUDE.md")).deny, "moving the link").toBeUndefined();
+      // Writing through it still is a write of AGENTS.md, which Claude Code holds.
+      const through = await patch("*** Update File: CLAUDE.md", "@@", "-claude's", "+codex's");
+      expect(through.deny?.reason).toContain("another agent working in this checkout right now wrote this file");
     } finally {
       await b.close();
     }

@@ -19,23 +19,45 @@
 
 // OpenCode's parser takes the path after the colon with or without a space (`startsWith` and
 // `trim`): so does this, or a header written without it would name no file at all.
-const FILE_LINE = /^\*\*\* (?:Add|Update|Delete) File:\s*(.+?)\s*$/;
+const FILE_LINE = /^\*\*\* (Add|Update|Delete) File:\s*(.+?)\s*$/;
 const MOVE_LINE = /^\*\*\* Move to:\s*(.+?)\s*$/;
 
 /** Paths named in an apply_patch body, deduplicated, in order of appearance. */
 export function patchPaths(patch: string): string[] {
-  const out: string[] = [];
+  return patchFiles(patch).files;
+}
+
+/**
+ * The files a patch names (`files`, as patchPaths), and those it only deletes or moves away
+ * (`unlinked`: a Delete, or the Update a Move follows, never added or written in place). A link
+ * among the unlinked is removed itself: the file it leads to is not written (services/agents,
+ * workspaceFiles), so it is neither checkpointed as written nor claimed.
+ */
+export function patchFiles(patch: string | undefined): { files: string[]; unlinked?: string[] } {
+  const files: string[] = [];
   const seen = new Set<string>();
-  for (const raw of patch.split(/\r?\n/)) {
+  const written = new Set<string>();
+  const gone = new Set<string>();
+  let update: string | undefined; // an Update header whose next line may be its Move
+  for (const raw of (patch ?? "").split(/\r?\n/)) {
     const line = raw.trimEnd();
-    const m = FILE_LINE.exec(line) ?? MOVE_LINE.exec(line);
-    const p = m?.[1]?.trim();
-    if (p && !seen.has(p)) {
+    const header = FILE_LINE.exec(line);
+    const move = header ? null : MOVE_LINE.exec(line);
+    if (update !== undefined) (move ? gone : written).add(update);
+    update = undefined;
+    const p = (header?.[2] ?? move?.[1])?.trim();
+    if (!p) continue;
+    if (!seen.has(p)) {
       seen.add(p);
-      out.push(p);
+      files.push(p);
     }
+    if (move || header?.[1] === "Add") written.add(p);
+    else if (header?.[1] === "Delete") gone.add(p);
+    else update = p;
   }
-  return out;
+  if (update !== undefined) written.add(update);
+  const unlinked = [...gone].filter((p) => !written.has(p));
+  return unlinked.length > 0 ? { files, unlinked } : { files };
 }
 
 /** Whether a text holds an apply_patch envelope (older Codex builds send it through the shell tool). */

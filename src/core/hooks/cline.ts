@@ -35,7 +35,7 @@
  */
 
 import { shellQuote } from "../shell.js";
-import { patchPaths } from "./apply-patch.js";
+import { patchFiles } from "./apply-patch.js";
 import { clipContext } from "./claude.js";
 import type { HookGroupSpec } from "./config.js";
 import {
@@ -118,7 +118,7 @@ function toolCall(p: Record<string, unknown>): ToolCall {
   }
   if (name === "apply_patch") {
     const patch = typeof input === "string" ? input : str(args.input);
-    return { ...base, kind: "write", files: patch ? patchPaths(patch) : [] };
+    return { ...base, kind: "write", ...patchFiles(patch) };
   }
   if (SHELL_TOOLS.has(name)) {
     const command = commandsOf(input);

@@ -15,7 +15,7 @@
  *   PostToolUse), `hookSpecificOutput.permissionDecision: "deny"` + `permissionDecisionReason`
  *   (PreToolUse), `systemMessage` for the user.
  */
-import { isPatch, patchPaths } from "./apply-patch.js";
+import { isPatch, patchFiles } from "./apply-patch.js";
 import { CLAUDE_EVENTS, renderClaudeStyle } from "./claude.js";
 import { hookGroup } from "./config.js";
 import { type AgentAdapter, obj, type PayloadIO, parsePayload, str, type ToolCall, toolBase } from "./types.js";
@@ -43,12 +43,12 @@ function toolCall(p: Record<string, unknown>): ToolCall {
   const { name, input } = base;
   if (name === "apply_patch") {
     const patch = patchText(args, input);
-    return { ...base, kind: "write", files: patch ? patchPaths(patch) : [] };
+    return { ...base, kind: "write", ...patchFiles(patch) };
   }
   if (SHELL_TOOLS.has(name)) {
     const command = commandText(args);
     // Older builds run apply_patch through the shell tool: still a write of known files.
-    if (command !== undefined && isPatch(command)) return { ...base, kind: "write", files: patchPaths(command), command };
+    if (command !== undefined && isPatch(command)) return { ...base, kind: "write", ...patchFiles(command), command };
     return { ...base, kind: "shell", files: [], ...(command !== undefined ? { command } : {}) };
   }
   return { ...base, kind: "other", files: [] };

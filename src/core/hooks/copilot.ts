@@ -31,7 +31,7 @@
  *   `agentType` and `parentAgentId`: see subagentOf.
  */
 
-import { patchPaths } from "./apply-patch.js";
+import { patchFiles } from "./apply-patch.js";
 import { clipContext } from "./claude.js";
 import type { HookGroupSpec } from "./config.js";
 import {
@@ -73,7 +73,7 @@ function toolCall(p: Record<string, unknown>): ToolCall {
   }
   if (name === "apply_patch") {
     const patch = typeof input === "string" ? input : (str(args.input) ?? str(args.patch));
-    return { ...base, kind: "write", files: patch ? patchPaths(patch) : [] };
+    return { ...base, kind: "write", ...patchFiles(patch) };
   }
   if (SHELL_TOOLS.has(name)) {
     const command = str(args.command) ?? str(args.input);

@@ -32,7 +32,7 @@
  *   directory).
  */
 
-import { patchPaths } from "./apply-patch.js";
+import { patchFiles } from "./apply-patch.js";
 import { clipContext } from "./claude.js";
 import {
   type AgentAdapter,
@@ -81,7 +81,7 @@ function toolCall(p: Record<string, unknown>): ToolCall {
   }
   if (name === "apply_patch" || name === "patch") {
     const patch = str(args.patchText);
-    return { ...base, kind: "write", files: patch ? patchPaths(patch) : [] };
+    return { ...base, kind: "write", ...patchFiles(patch) };
   }
   if (name === "bash") {
     const command = str(args.command);

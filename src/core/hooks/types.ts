@@ -18,6 +18,11 @@ export interface ToolCall {
   kind: ToolKind;
   /** Files the call will write (write tools), as the agent gave them: absolute or relative to `cwd`. */
   files: string[];
+  /**
+   * Of `files`, those the call only deletes or moves away (an apply_patch's Delete, or the file a
+   * Move renames): a link among them is removed itself, so the file it leads to is not written.
+   */
+  unlinked?: string[];
   /** The call's arguments as the agent sent them. */
   input: unknown;
   /** The shell command (shell tools). */

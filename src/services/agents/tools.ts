@@ -23,7 +23,7 @@ import { failureFingerprint } from "../../core/fingerprint.js";
 import { batonInside, batonInvocation, removesBatonPlugin } from "../../core/hooks/baton-command.js";
 import { DENY_OPENINGS, renderSpiralPause } from "../../core/hooks/context.js";
 import { callCheckpoint, ledgerNodeId, turnId } from "../../core/hooks/keys.js";
-import type { HookEvent, HookResponse } from "../../core/hooks/types.js";
+import type { HookEvent, HookResponse, ToolCall } from "../../core/hooks/types.js";
 import { type ClaimHolder, claimLine, describeLane, isWorking, pausedSpiral, sameFamily, untold } from "../../core/lanes.js";
 import { spiralTurn } from "../../core/spiral/turn.js";
 import { pathProblem } from "../../core/time-travel/paths.js";
@@ -95,15 +95,22 @@ function turnFile(f: JsonObject): TurnFile {
  * A path through a link to the workspace is inside it (workspaceRelative): the agent's working
  * directory may name it another way than the server's root does.
  */
-function workspaceFiles(root: string, cwd: string, files: readonly string[]): string[] {
+function workspaceFiles(root: string, cwd: string, tool: ToolCall): string[] {
   const out: string[] = [];
-  for (const f of files) {
+  const removed: string[] = [];
+  for (const f of tool.files) {
     const rel = workspaceRelative(root, f, cwd);
     if (rel === undefined || pathProblem(rel) !== undefined) continue;
     if (!out.includes(rel)) out.push(rel);
+    if (tool.unlinked?.includes(f)) removed.push(rel);
   }
-  // A write through a link lands in the file it leads to: that file is checkpointed and claimed too.
-  return withLinkTargets(root, out);
+  // A write through a link lands in the file it leads to: that file is checkpointed and claimed
+  // too. A link the call deletes or moves away leaves that file as it is.
+  const linked = withLinkTargets(
+    root,
+    out.filter((p) => !removed.includes(p)),
+  );
+  return [...out, ...linked.filter((p) => !out.includes(p))];
 }
 
 function clipCommand(command: string | undefined): string {
@@ -152,7 +159,7 @@ export async function beforeTool(b: Baton, ev: Ev<"before_tool">, o: ToolHookCon
       userMessage: `Baton blocked ${tool.name}: an agent may not change the settings that supervise it (${clipCommand(guarded.join(" "))}).`,
     };
   }
-  const files = tool.kind === "write" ? workspaceFiles(b.root, ev.cwd, tool.files) : [];
+  const files = tool.kind === "write" ? workspaceFiles(b.root, ev.cwd, tool) : [];
   // A write outside the workspace has nothing to checkpoint here, but a pause still holds it.
   const outside = tool.kind === "write" && files.length === 0;
   const sid = outside ? await sessionFor(b, ev, o.label, false) : await sessionFor(b, ev, o.label, true);
@@ -370,7 +377,7 @@ export async function afterTool(b: Baton, ev: Ev<"after_tool">, o: ToolHookConte
   const checkpoint = await checkpointOf(b, sid, ev);
   const checkpointId = checkpoint?.id;
   const snap = await b.sessions.snapshot(sid);
-  const files = tool.kind === "write" ? workspaceFiles(b.root, ev.cwd, tool.files) : [];
+  const files = tool.kind === "write" ? workspaceFiles(b.root, ev.cwd, tool) : [];
   const error = ev.status === "error" ? (ev.error ?? "the tool call failed") : undefined;
   const fingerprint = error ? failureFingerprint(error) : undefined;
   const nodeId = ledgerNodeId(ev, tool);
