@@ -3,7 +3,7 @@
  * against command hooks, inside the real Claude Code (the version test/agents/versions.json pins)
  * driven by the e2e suite's scripted model.
  *
- *   node scripts/build.mjs --no-types && node bench/agents-http.mjs [--reps N] [--calls K]
+ *   node scripts/build.mjs --no-types && node bench/agents-http.mjs [--reps N] [--calls K] [--setups a,b]
  *
  * Each run is one headless turn of K tool calls (default 50) in a fresh project, alternating a
  * file write and a shell command (`true step-<i>`: a targeted checkpoint, then a whole-tree one).
@@ -20,8 +20,12 @@
  * - http-empty: the same settings, but the port answers `{}` at once (a bare node:http server in
  *            this process, no Baton): what Claude Code's HTTP hook itself costs, without Baton's
  *            work (the checkpoint, the ledger node, the turn).
+ * - mod:     the same HTTP entries removed and the same two POSTs made instead from inside Claude
+ *            Code by a hooks module (a "mod", bench/claude-mod.js, loaded with --plugin-dir)
+ *            wrapping each write or shell call: what an in-process integration would cost.
+ * - mod-empty: that mod, the port answering `{}` at once (Claude Code's own cost of a mod's call).
  *
- * Every Baton run is checked: K checkpoints taken. Reported per kind of call: the median per
+ * Every Baton run is checked: K checkpoints taken and K ledger nodes (every after-hook answered). Reported per kind of call: the median per
  * set-up, what command and http add to none, the ratio of the two additions, and the whole
  * turn's time. The load average is printed beside them (the machine is shared). Written to
  * bench/results/agents-http-<time>.json.
@@ -34,11 +38,21 @@ import { join } from "node:path";
 import { build } from "esbuild";
 import { commandLine, median, REPO } from "./lib.mjs";
 
-const args = commandLine(import.meta.url, { valued: ["--reps", "--calls"] });
+const args = commandLine(import.meta.url, { valued: ["--reps", "--calls", "--setups"] });
 const option = (name, dflt) => (args.includes(name) ? Number(args[args.indexOf(name) + 1]) : dflt);
 const REPS = option("--reps", 3);
 const K = option("--calls", 50);
-const SETUPS = ["none", "command", "http", "http-empty"];
+const ALL = ["none", "command", "http", "http-empty", "mod", "mod-empty"];
+const only = args.includes("--setups") ? args[args.indexOf("--setups") + 1].split(",") : ALL;
+const SETUPS = ALL.filter((s) => s === "none" || only.includes(s));
+const LABELS = {
+  none: "none",
+  command: "command hooks (+)",
+  http: "HTTP hooks (+)",
+  "http-empty": "HTTP hooks answering {} (+)",
+  mod: "mod (+)",
+  "mod-empty": "mod answering {} (+)",
+};
 const HELPERS = join(REPO, "bench", "results", ".agents-http-helpers.mjs");
 const BATON = join(REPO, "bin", "baton.cjs");
 
@@ -97,6 +111,29 @@ function emptyServer(p) {
   return new Promise((resolve) => s.listen(port, "127.0.0.1", () => resolve({ close: () => new Promise((r) => s.close(r)) })));
 }
 
+/**
+ * The per-call hooks as a mod: the HTTP entries `--http` wrote are removed, and a plugin
+ * directory holds bench/claude-mod.js with the server's address and token. Returns the directory.
+ */
+function writeMod(p) {
+  const settingsPath = join(p.root, ".claude", "settings.local.json");
+  const settings = JSON.parse(readFileSync(settingsPath, "utf8"));
+  for (const ev of ["PreToolUse", "PostToolUse", "PostToolUseFailure"]) delete settings.hooks[ev];
+  writeFileSync(settingsPath, JSON.stringify(settings, null, 2));
+  const { port, token } = JSON.parse(readFileSync(join(p.root, ".baton", "server.key"), "utf8"));
+  const dir = join(p.base, "mod");
+  mkdirSync(join(dir, ".claude-plugin"), { recursive: true });
+  mkdirSync(join(dir, "hooks"), { recursive: true });
+  writeFileSync(join(dir, ".claude-plugin", "plugin.json"), JSON.stringify({ name: "baton-bench-mod", version: "0.0.0" }));
+  writeFileSync(join(dir, "hooks", "hooks.json"), JSON.stringify({ modules: ["./register.js"] }));
+  const source = readFileSync(join(REPO, "bench", "claude-mod.js"), "utf8");
+  writeFileSync(
+    join(dir, "hooks", "register.js"),
+    source.replace("__BASE__", `http://127.0.0.1:${port}/v1/agent-hooks/claude`).replace("__TOKEN__", token),
+  );
+  return dir;
+}
+
 async function stop(child) {
   if (!child) return;
   if (child.close) return child.close();
@@ -109,24 +146,27 @@ async function stop(child) {
 async function once(h, mock, url, cli, d, setup) {
   const p = new h.Project("claude", { "a.txt": "one\n", "src/b.txt": "bee\n", "README.md": "# demo\n" });
   let server;
+  const extra = [];
   try {
     if (setup !== "none") {
       // This node and this baton by absolute path, as Claude Code's local file has them.
       const launcher = `${process.execPath} ${BATON}`;
       // --http refuses a settings file git would commit (it holds the server's token).
-      if (setup.startsWith("http")) p.excludeFromGit(".claude/settings.local.json");
-      execFileSync(
-        process.execPath,
-        [BATON, "--json", "hooks", "install", "claude", "--command", launcher, ...(setup.startsWith("http") ? ["--http"] : [])],
-        { cwd: p.root, env: { ...process.env, ...p.env }, encoding: "utf8" },
-      );
-      server = setup === "http-empty" ? await emptyServer(p) : await serve(p);
+      const http = setup !== "command";
+      if (http) p.excludeFromGit(".claude/settings.local.json");
+      execFileSync(process.execPath, [BATON, "--json", "hooks", "install", "claude", "--command", launcher, ...(http ? ["--http"] : [])], {
+        cwd: p.root,
+        env: { ...process.env, ...p.env },
+        encoding: "utf8",
+      });
+      server = setup.endsWith("-empty") ? await emptyServer(p) : await serve(p);
+      if (setup.startsWith("mod")) extra.push("--plugin-dir", writeMod(p));
     }
     mock.play(script(K), p.root);
     const env = { ...d.env(url), BATON_CAPTURE_DIR: "", BATON_HOOK_SERVER: "use" };
     const from = mock.requests.length;
     const started = performance.now();
-    const r = await p.run(cli, d.args("Do the work."), env, 600_000);
+    const r = await p.run(cli, [...d.args("Do the work."), ...extra], env, 600_000);
     const turnMs = performance.now() - started;
     if (r.code !== 0) throw new Error(`claude ${setup} exited ${r.code}: ${r.stderr.slice(-2000)}`);
     const mains = mock.requests.slice(from).filter((q) => q.main);
@@ -137,9 +177,11 @@ async function once(h, mock, url, cli, d, setup) {
     }
     if (calls.write.length + calls.shell.length !== K)
       throw new Error(`claude ${setup}: ${calls.write.length + calls.shell.length} calls timed`);
-    if (setup === "command" || setup === "http") {
+    if (setup !== "none" && !setup.endsWith("-empty")) {
       const cps = JSON.parse(p.baton(["--json", "checkpoints"]).stdout).checkpoints.length;
       if (cps !== K) throw new Error(`claude ${setup}: ${cps} checkpoints, expected ${K}: the hooks did not all run`);
+      const nodes = JSON.parse(p.baton(["--json", "ledger", "list"]).stdout).nodes.length;
+      if (nodes !== K) throw new Error(`claude ${setup}: ${nodes} ledger nodes, expected ${K}: the after-hooks did not all run`);
     }
     return { calls, turnMs };
   } finally {
@@ -176,20 +218,22 @@ async function main() {
   const m = Object.fromEntries(
     SETUPS.map((s) => [s, { write: median(times[s].write), shell: median(times[s].shell), turnMs: median(times[s].turnMs) }]),
   );
+  const add = (s, kind) => m[s][kind] - m.none[kind];
+  const cell = (s, kind) => (s === "none" ? m.none[kind].toFixed(1) : `${m[s][kind].toFixed(1)} (+${add(s, kind).toFixed(1)})`);
+  const turn = (s) =>
+    s === "none" ? (m.none.turnMs / 1000).toFixed(1) : `${(m[s].turnMs / 1000).toFixed(1)} (x${(m[s].turnMs / m.none.turnMs).toFixed(2)})`;
+  // What HTTP hooks add to a call against what command hooks add, when both ran.
+  const both = m.http !== undefined && m.command !== undefined;
+  const ratio = (a, b) => (both ? ` | ${(a / b).toFixed(2)}` : "");
   const lines = [
     `Claude Code ${h.VERSIONS.claude.version}, ${K} calls per turn, ${REPS} rounds (median ms per call)`,
-    "call | none | command hooks (+) | HTTP hooks (+) | added: HTTP / command | HTTP hooks answering {} (+)",
-    "--- | ---: | ---: | ---: | ---: | ---:",
+    `call | ${SETUPS.map((s) => LABELS[s]).join(" | ")}${both ? " | added: HTTP / command" : ""}`,
+    `--- | ${SETUPS.map(() => "---:").join(" | ")}${both ? " | ---:" : ""}`,
+    ...["write", "shell"].map(
+      (kind) => `${kind} | ${SETUPS.map((s) => cell(s, kind)).join(" | ")}${both ? ratio(add("http", kind), add("command", kind)) : ""}`,
+    ),
+    `turn of ${K} calls (s) | ${SETUPS.map(turn).join(" | ")}${both ? ratio(m.http.turnMs - m.none.turnMs, m.command.turnMs - m.none.turnMs) : ""}`,
   ];
-  for (const kind of ["write", "shell"]) {
-    const add = (s) => m[s][kind] - m.none[kind];
-    lines.push(
-      `${kind} | ${m.none[kind].toFixed(1)} | ${m.command[kind].toFixed(1)} (+${add("command").toFixed(1)}) | ${m.http[kind].toFixed(1)} (+${add("http").toFixed(1)}) | ${(add("http") / add("command")).toFixed(2)} | ${m["http-empty"][kind].toFixed(1)} (+${add("http-empty").toFixed(1)})`,
-    );
-  }
-  lines.push(
-    `turn (s) | ${(m.none.turnMs / 1000).toFixed(1)} | ${(m.command.turnMs / 1000).toFixed(1)} (x${(m.command.turnMs / m.none.turnMs).toFixed(2)}) | ${(m.http.turnMs / 1000).toFixed(1)} (x${(m.http.turnMs / m.none.turnMs).toFixed(2)}) | ${((m.http.turnMs - m.none.turnMs) / (m.command.turnMs - m.none.turnMs)).toFixed(2)} | ${(m["http-empty"].turnMs / 1000).toFixed(1)}`,
-  );
   console.log(
     `${lines.join("\n")}\nload average (1 min) during the runs: ${Math.min(...loads).toFixed(1)} to ${Math.max(...loads).toFixed(1)}, ${os.cpus().length} cores`,
   );
