@@ -4,7 +4,7 @@ import { readFileSync } from "node:fs";
 import { join } from "node:path";
 import fc from "fast-check";
 import { describe, expect, it } from "vitest";
-import { patchFiles, patchPaths } from "../src/core/hooks/apply-patch.js";
+import { patchFiles } from "../src/core/hooks/apply-patch.js";
 import { batonInside, batonInvocation, isSupervisionFile, isUnpausePrompt, removesBatonPlugin } from "../src/core/hooks/baton-command.js";
 import { claude } from "../src/core/hooks/claude.js";
 import { codex, codexFailure } from "../src/core/hooks/codex.js";
@@ -19,7 +19,7 @@ import type { JsonObject } from "../src/core/types.js";
 import { shellWords } from "../src/hooks/agent-setup.js";
 import { codexHookHash, codexTrustedHashes, withCodexTrust } from "../src/hooks/codex-trust.js";
 
-describe("patchPaths", () => {
+describe("patchFiles", () => {
   it("names every added, updated, deleted and moved file once, in order", () => {
     const patch = [
       "*** Begin Patch",
@@ -34,17 +34,17 @@ describe("patchPaths", () => {
       "*** Update File: src/app.ts",
       "*** End Patch",
     ].join("\n");
-    expect(patchPaths(patch)).toEqual(["src/app.ts", "src/main.ts", "docs/new file.md", "old.txt"]);
-    expect(patchPaths("*** Begin Patch\r\n*** Add File: a.ts\r\n+x\r\n*** End Patch\r\n")).toEqual(["a.ts"]);
-    expect(patchPaths("no patch here")).toEqual([]);
+    expect(patchFiles(patch).files).toEqual(["src/app.ts", "src/main.ts", "docs/new file.md", "old.txt"]);
+    expect(patchFiles("*** Begin Patch\r\n*** Add File: a.ts\r\n+x\r\n*** End Patch\r\n").files).toEqual(["a.ts"]);
+    expect(patchFiles("no patch here").files).toEqual([]);
     // OpenCode's parser takes a header without the space after the colon: so must Baton, or the
     // write would name no file (no checkpoint, no guard).
     expect(
-      patchPaths("*** Begin Patch\n*** Add File:.opencode/plugins/x.js\n+x\n*** Update File:a.ts\n*** Move to:b.ts\n*** End Patch"),
+      patchFiles("*** Begin Patch\n*** Add File:.opencode/plugins/x.js\n+x\n*** Update File:a.ts\n*** Move to:b.ts\n*** End Patch").files,
     ).toEqual([".opencode/plugins/x.js", "a.ts", "b.ts"]);
   });
 
-  it("tells the files a patch only deletes or moves away from those it writes", () => {
+  it("tells the files a patch removes before it writes them (if ever) from those it writes", () => {
     const patch = (...lines: string[]) => ["*** Begin Patch", ...lines, "*** End Patch"].join("\n");
     // A Delete and a Move's source are removed; the Move's destination, an Add and an Update are written.
     expect(
@@ -52,17 +52,38 @@ describe("patchPaths", () => {
         patch("*** Delete File: CLAUDE.md", "*** Update File: a.md", "*** Move to: b.md", "@@", "-x", "+y", "*** Add File: c.md", "+z"),
       ),
     ).toEqual({ files: ["CLAUDE.md", "a.md", "b.md", "c.md"], unlinked: ["CLAUDE.md", "a.md"] });
-    // An Update with hunks (no Move) is written in place, the last header of a patch too.
+    // An Update with hunks (no Move) is written in place, the last header of a patch too; CRLF alike.
     expect(patchFiles(patch("*** Update File: a.md", "@@", "-x", "+y", "*** Update File: b.md"))).toEqual({ files: ["a.md", "b.md"] });
-    // Deleted, then added again (or moved onto): written.
-    expect(patchFiles(patch("*** Delete File: a.md", "*** Add File: a.md", "+new"))).toEqual({ files: ["a.md"] });
+    expect(
+      patchFiles("*** Begin Patch\r\n*** Delete File: a.md\r\n*** Update File: b.md\r\n*** Move to: c.md\r\n*** End Patch\r\n"),
+    ).toEqual({
+      files: ["a.md", "b.md", "c.md"],
+      unlinked: ["a.md", "b.md"],
+    });
+    // Written, then removed: the write went through a link. Removed, then written: a plain file
+    // takes the link's place, and what it led to is not written.
+    expect(patchFiles(patch("*** Update File: CLAUDE.md", "@@", "-x", "+y", "*** Delete File: CLAUDE.md"))).toEqual({
+      files: ["CLAUDE.md"],
+    });
+    expect(patchFiles(patch("*** Delete File: a.md", "*** Add File: a.md", "+new"))).toEqual({ files: ["a.md"], unlinked: ["a.md"] });
     expect(patchFiles(patch("*** Delete File: b.md", "*** Update File: a.md", "*** Move to: b.md"))).toEqual({
       files: ["b.md", "a.md"],
-      unlinked: ["a.md"],
+      unlinked: ["b.md", "a.md"],
     });
     // A Move without a preceding Update header renames nothing Baton can name.
     expect(patchFiles(patch("*** Move to: x.md"))).toEqual({ files: ["x.md"] });
     expect(patchFiles(undefined)).toEqual({ files: [] });
+  });
+
+  it("keeps a patch's unlinked files on the way to the server (the wire event)", () => {
+    const cwd = "/work/app";
+    const patch = "*** Begin Patch\n*** Delete File: CLAUDE.md\n*** End Patch\n";
+    const ev = codex.parse("PreToolUse", { cwd, tool_name: "apply_patch", tool_input: { command: patch } }, "/");
+    expect(ev).toMatchObject({ tool: { files: ["CLAUDE.md"], unlinked: ["CLAUDE.md"] } });
+    expect(readHookEvent(JSON.parse(JSON.stringify(ev)))).toEqual(ev);
+    expect(() =>
+      readHookEvent({ ...JSON.parse(JSON.stringify(ev)), tool: { ...(ev as { tool: object }).tool, unlinked: "CLAUDE.md" } }),
+    ).toThrow("event.tool.unlinked must be a list of strings");
   });
 });
 

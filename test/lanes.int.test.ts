@@ -164,8 +164,15 @@ describe("lanes: several agents in one checkout", () => {
         );
       expect((await patch("*** Delete File: CLAUDE.md")).deny, "deleting the link").toBeUndefined();
       expect((await patch("*** Update File: CLAUDE.md", "*** Move to: docs/CLAUDE.md")).deny, "moving the link").toBeUndefined();
-      // Writing through it still is a write of AGENTS.md, which Claude Code holds.
-      const through = await patch("*** Update File: CLAUDE.md", "@@", "-claude's", "+codex's");
+      // Writing through it still is a write of AGENTS.md, which Claude Code holds: here before the
+      // same patch deletes it (named another way), which does not make the write go away.
+      const through = await patch(
+        "*** Update File: CLAUDE.md",
+        "@@",
+        "-claude's",
+        "+codex's",
+        `*** Delete File: ${join(root, "CLAUDE.md")}`,
+      );
       expect(through.deny?.reason).toContain("another agent working in this checkout right now wrote this file");
     } finally {
       await b.close();

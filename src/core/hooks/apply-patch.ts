@@ -22,41 +22,35 @@
 const FILE_LINE = /^\*\*\* (Add|Update|Delete) File:\s*(.+?)\s*$/;
 const MOVE_LINE = /^\*\*\* Move to:\s*(.+?)\s*$/;
 
-/** Paths named in an apply_patch body, deduplicated, in order of appearance. */
-export function patchPaths(patch: string): string[] {
-  return patchFiles(patch).files;
-}
-
 /**
- * The files a patch names (`files`, as patchPaths), and those it only deletes or moves away
- * (`unlinked`: a Delete, or the Update a Move follows, never added or written in place). A link
- * among the unlinked is removed itself: the file it leads to is not written (services/agents,
- * workspaceFiles), so it is neither checkpointed as written nor claimed.
+ * The files an apply_patch body names (`files`: every path of an Add, Update, Delete or Move
+ * line once, in order), and those the patch removes before it writes them, if it ever does
+ * (`unlinked`: a Delete, or the Update a Move follows). A link among the unlinked is removed
+ * itself, not written through: the file it leads to is not written (services/agents,
+ * workspaceFiles), so it is neither claimed nor listed. A write before the removal (an Update of
+ * the link, then its Delete) went through the link, and a write after it (a Delete, then an Add)
+ * makes a plain file where the link was.
  */
 export function patchFiles(patch: string | undefined): { files: string[]; unlinked?: string[] } {
-  const files: string[] = [];
-  const seen = new Set<string>();
-  const written = new Set<string>();
-  const gone = new Set<string>();
+  const first = new Map<string, "write" | "remove">(); // each path's first operation, in order
+  const note = (p: string, op: "write" | "remove") => {
+    if (!first.has(p)) first.set(p, op);
+  };
   let update: string | undefined; // an Update header whose next line may be its Move
   for (const raw of (patch ?? "").split(/\r?\n/)) {
     const line = raw.trimEnd();
     const header = FILE_LINE.exec(line);
     const move = header ? null : MOVE_LINE.exec(line);
-    if (update !== undefined) (move ? gone : written).add(update);
+    if (update !== undefined) note(update, move ? "remove" : "write");
     update = undefined;
     const p = (header?.[2] ?? move?.[1])?.trim();
     if (!p) continue;
-    if (!seen.has(p)) {
-      seen.add(p);
-      files.push(p);
-    }
-    if (move || header?.[1] === "Add") written.add(p);
-    else if (header?.[1] === "Delete") gone.add(p);
-    else update = p;
+    if (header?.[1] === "Update") update = p;
+    else note(p, header?.[1] === "Delete" ? "remove" : "write");
   }
-  if (update !== undefined) written.add(update);
-  const unlinked = [...gone].filter((p) => !written.has(p));
+  if (update !== undefined) note(update, "write");
+  const files = [...first.keys()];
+  const unlinked = files.filter((p) => first.get(p) === "remove");
   return unlinked.length > 0 ? { files, unlinked } : { files };
 }
 

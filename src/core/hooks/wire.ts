@@ -55,10 +55,13 @@ function tool(v: unknown): ToolCall {
   const kind = s(t.kind, "event.tool.kind");
   if (!KINDS.includes(kind)) fail(`event.tool.kind must be one of ${KINDS.join(", ")}`);
   if (!Array.isArray(t.files) || !t.files.every((f) => typeof f === "string")) fail("event.tool.files must be a list of strings");
+  if (t.unlinked !== undefined && (!Array.isArray(t.unlinked) || !t.unlinked.every((f) => typeof f === "string")))
+    fail("event.tool.unlinked must be a list of strings");
   return {
     name: s(t.name, "event.tool.name", 1_000),
     kind: kind as ToolKind,
     files: t.files as string[],
+    ...(t.unlinked !== undefined ? { unlinked: t.unlinked as string[] } : {}),
     input: t.input ?? {},
     ...optS(t, "command", "event.tool"),
     ...optS(t, "callId", "event.tool", 1_000),

@@ -97,18 +97,18 @@ function turnFile(f: JsonObject): TurnFile {
  */
 function workspaceFiles(root: string, cwd: string, tool: ToolCall): string[] {
   const out: string[] = [];
-  const removed: string[] = [];
+  const through = new Set<string>(); // written where a link would lead
   for (const f of tool.files) {
     const rel = workspaceRelative(root, f, cwd);
     if (rel === undefined || pathProblem(rel) !== undefined) continue;
     if (!out.includes(rel)) out.push(rel);
-    if (tool.unlinked?.includes(f)) removed.push(rel);
+    if (!tool.unlinked?.includes(f)) through.add(rel);
   }
   // A write through a link lands in the file it leads to: that file is checkpointed and claimed
-  // too. A link the call deletes or moves away leaves that file as it is.
+  // too. A link the call only removes (deletes, or moves away) leaves that file as it is.
   const linked = withLinkTargets(
     root,
-    out.filter((p) => !removed.includes(p)),
+    out.filter((p) => through.has(p)),
   );
   return [...out, ...linked.filter((p) => !out.includes(p))];
 }
