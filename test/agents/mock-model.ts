@@ -29,6 +29,8 @@ export type Step = (
   | { op: "task"; prompt: string; description?: string }
   /** Invoke a skill (Claude Code's Skill tool): its SKILL.md loads, and its own shell lines run first. */
   | { op: "skill"; name: string; args?: string }
+  /** A patch of Codex's own format, as written (its apply_patch tool): a delete, a move. */
+  | { op: "patch"; patch: string }
 ) & {
   /**
    * Answer with this step only once this settles (a function is called when the step's request
@@ -309,6 +311,8 @@ export class MockModel {
         return ["Read", { file_path: this.abs(step.path) }];
       case "skill":
         return ["Skill", { skill: step.name, ...(step.args !== undefined ? { args: step.args } : {}) }];
+      case "patch":
+        throw noPatch("Claude Code");
     }
   }
 
@@ -506,6 +510,8 @@ export class MockModel {
         return ["view", { path: this.abs(step.path) }];
       case "skill":
         throw noSkill("Copilot CLI");
+      case "patch":
+        throw noPatch("Copilot CLI");
     }
   }
 
@@ -524,6 +530,8 @@ export class MockModel {
         return ["read", { filePath: this.abs(step.path) }];
       case "skill":
         throw noSkill("OpenCode");
+      case "patch":
+        throw noPatch("OpenCode");
     }
   }
 
@@ -542,6 +550,8 @@ export class MockModel {
         return ["read_files", { files: [{ path: this.abs(step.path) }] }];
       case "skill":
         throw noSkill("Cline CLI");
+      case "patch":
+        throw noPatch("Cline CLI");
     }
   }
 
@@ -563,6 +573,8 @@ export class MockModel {
         return ["read_file", { file_path: this.abs(step.path) }];
       case "skill":
         throw noSkill("Qwen Code");
+      case "patch":
+        throw noPatch("Qwen Code");
     }
   }
 
@@ -619,6 +631,8 @@ export class MockModel {
         throw noSubagent("Gemini CLI");
       case "skill":
         throw noSkill("Gemini CLI");
+      case "patch":
+        throw noPatch("Gemini CLI");
       case "write":
         return { name: "write_file", args: { [pathKey("write_file")]: this.abs(step.path), content: step.content } };
       case "edit":
@@ -640,6 +654,10 @@ export class MockModel {
   }
 }
 
+function noPatch(agent: string): Error {
+  return new Error(`mock model: no patch step for ${agent} (only Codex's apply_patch is scripted here)`);
+}
+
 function noSkill(agent: string): Error {
   return new Error(`mock model: no skill step for ${agent} (only Claude Code's Skill tool is scripted here)`);
 }
@@ -658,6 +676,7 @@ function patchOf(step: Step): string | undefined {
       .map((l) => `+${l}`)
       .join("\n")}\n*** End Patch`;
   if (step.op === "edit") return `*** Begin Patch\n*** Update File: ${step.path}\n@@\n-${step.old}\n+${step.new}\n*** End Patch`;
+  if (step.op === "patch") return step.patch;
   return undefined;
 }
 
