@@ -19,8 +19,9 @@ export interface ToolCall {
   /** Files the call will write (write tools), as the agent gave them: absolute or relative to `cwd`. */
   files: string[];
   /**
-   * Of `files`, those the call only deletes or moves away (an apply_patch's Delete, or the file a
-   * Move renames): a link among them is removed itself, so the file it leads to is not written.
+   * Of `files`, those the call removes before it writes them, if it ever does (an apply_patch's
+   * Delete, or the file a Move renames): a link among them is removed itself, so the file it
+   * leads to is not written.
    */
   unlinked?: string[];
   /** The call's arguments as the agent sent them. */

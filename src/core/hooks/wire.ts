@@ -54,9 +54,9 @@ function tool(v: unknown): ToolCall {
   const t = o(v, "event.tool");
   const kind = s(t.kind, "event.tool.kind");
   if (!KINDS.includes(kind)) fail(`event.tool.kind must be one of ${KINDS.join(", ")}`);
-  if (!Array.isArray(t.files) || !t.files.every((f) => typeof f === "string")) fail("event.tool.files must be a list of strings");
-  if (t.unlinked !== undefined && (!Array.isArray(t.unlinked) || !t.unlinked.every((f) => typeof f === "string")))
-    fail("event.tool.unlinked must be a list of strings");
+  const strings = (v: unknown) => Array.isArray(v) && v.every((f) => typeof f === "string");
+  if (!strings(t.files)) fail("event.tool.files must be a list of strings");
+  if (t.unlinked !== undefined && !strings(t.unlinked)) fail("event.tool.unlinked must be a list of strings");
   return {
     name: s(t.name, "event.tool.name", 1_000),
     kind: kind as ToolKind,
