@@ -84,7 +84,8 @@ function script(k) {
 
 /** `baton serve` for the project (on the port the key names, as its hooks expect); resolves once it is ready. */
 function serve(p) {
-  const child = spawn(process.execPath, [BATON, "serve", "--json", "--root", p.root], {
+  const nodeArgs = process.env.BENCH_SERVE_NODE_ARGS?.split(" ").filter(Boolean) ?? [];
+  const child = spawn(process.execPath, [...nodeArgs, BATON, "serve", "--json", "--root", p.root], {
     cwd: p.root,
     env: { ...process.env, ...p.env },
     stdio: ["ignore", "pipe", "pipe"],

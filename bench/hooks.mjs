@@ -2,7 +2,8 @@
  * Agent hooks as the agents run them: one whole `node bin/baton.cjs hook <agent> <Event>`
  * process per hook, fed a real payload on stdin (the recorded fixtures in
  * test/fixtures/hooks/), spawned and waited for, against `node -e 0` in the same rounds.
- * Goal: every hook process ≤ 1.5× `node -e 0` (median wall time).
+ * Goal: every hook process ≤ 1.5× `node -e 0` (median wall time), and every tool call's hook
+ * run as an agent runs `baton` from PATH (the [client] mode below) ≤ 1.3×.
  *
  * Two modes, in the same rounds, each on a workspace of its own (set up alike): with the
  * workspace's server running (`baton serve`, the setup hooks start by themselves: each hook
@@ -20,6 +21,11 @@
  *
  * Children run without NODE_EXTRA_CA_CERTS (it adds a fixed cost to every Node start on some
  * machines, which would shrink the ratio without saying anything about Baton).
+ *
+ * [client] is the server mode with each hook run as `baton` from PATH runs, bin/baton.cjs as a
+ * program: its shell part answers a tool call's hook through the server without starting Node
+ * (src/server/hook-client-route.ts), and hands the others to Node; the benchmark checks that it
+ * did.
  *
  * A third mode, [3 lanes], is the server mode on a workspace where two more agent sessions (a
  * second Claude Code session and a Codex session) work at once, claiming 1,000 files between
@@ -72,9 +78,11 @@ export async function run() {
   delete env.BATON_ROOT;
   delete env.BATON_HOOK_SERVER;
   const node = process.execPath;
-  const sh = (root, args, input, extraEnv) => {
+  // `direct`: run args[0] (bin/baton.cjs) as a program, as an agent runs `baton` from PATH.
+  const sh = (root, args, input, extraEnv, direct = false) => {
     const t = hr();
-    const r = spawnSync(node, args, { env: extraEnv ? { ...env, ...extraEnv } : env, cwd: root, input: input ?? "", encoding: "utf8" });
+    const [file, argv] = direct ? [args[0], args.slice(1)] : [node, args];
+    const r = spawnSync(file, argv, { env: extraEnv ? { ...env, ...extraEnv } : env, cwd: root, input: input ?? "", encoding: "utf8" });
     const ns = Number(hr() - t);
     if (r.status !== 0) throw new Error(`${args.join(" ")} exited ${r.status}: ${r.stderr || r.stdout}`);
     return { ns, stdout: r.stdout, stderr: r.stderr };
@@ -91,7 +99,16 @@ export async function run() {
     },
   ];
   const lanes = { key: "server", suffix: " [3 lanes]", env: { BATON_HOOK_SERVER: "use" }, root: tempDir("hooks-lanes"), baton, lanes: 2 };
-  const modes = [...modesOf(baton, undefined), ...(before ? modesOf(before, "before") : []), lanes];
+  // The server mode with each hook run as `baton` from PATH runs: the shell's hook client first.
+  const client = {
+    key: "server",
+    suffix: " [client]",
+    env: { BATON_HOOK_SERVER: "use" },
+    root: tempDir("hooks-client"),
+    baton,
+    direct: true,
+  };
+  const modes = [...modesOf(baton, undefined), client, ...(before ? modesOf(before, "before") : []), lanes];
   for (const m of modes) project(m.root, m.baton, sh);
   const servers = [];
   try {
@@ -366,6 +383,9 @@ function hooksFor(root) {
   ];
 }
 
+/** The events the shell's hook client (bin/baton.cjs) hands to the server itself. */
+const TOOL_EVENTS = new Set(["PreToolUse", "PostToolUse", "PostToolUseFailure", "BeforeTool", "AfterTool", "preToolUse", "postToolUse"]);
+
 /** Claims a build before BATON_HOOK_DEBUG left for the hooks its server took. */
 function claims(root) {
   const dir = join(root, ".baton", "hooks", "claims");
@@ -380,15 +400,16 @@ function measure({ modes, sh }) {
     const i = n++;
     const input = JSON.stringify(h.payload(i));
     const claimed = claims(mode.root);
-    const r = sh(mode.root, [mode.baton, "hook", h.agent, h.event], input, { ...mode.env, BATON_HOOK_DEBUG: "1" });
+    const r = sh(mode.root, [mode.baton, "hook", h.agent, h.event], input, { ...mode.env, BATON_HOOK_DEBUG: "1" }, mode.direct);
     if (r.stdout.includes('"deny"')) throw new Error(`${h.label} was denied (a spiral pause?): ${r.stdout.slice(0, 300)}`);
     if (r.stdout.includes("cancelled")) throw new Error(`${h.label}: a step was cancelled at its deadline: ${r.stdout.slice(0, 300)}`);
     // Every server-mode hook with something to do was answered by the server; no other hook was.
     // (A build from before BATON_HOOK_DEBUG says nothing: its server's claims tell.)
     const told = r.stderr.includes("baton hook: answered");
     const byServer = told ? r.stderr.includes("answered by the server") : claims(mode.root) > claimed;
-    const by = byServer ? "server" : told ? "in-process" : mode.tag ? "untold" : "noop";
-    const expected = h.noop ? "noop" : mode.key;
+    const by = r.stderr.includes("no Node started") ? "client" : byServer ? "server" : told ? "in-process" : mode.tag ? "untold" : "noop";
+    // The shell's client answers every tool call's hook (with nothing to do too); Node the rest.
+    const expected = mode.direct && TOOL_EVENTS.has(h.event) ? "client" : h.noop ? "noop" : mode.key;
     if (by !== expected && !(by === "untold" && expected !== "server"))
       throw new Error(`${h.label}${mode.suffix} was answered ${by}, not ${expected} (server pid ${mode.server?.pid}): ${r.stderr}`);
     h.after?.(i);
@@ -419,11 +440,19 @@ function measure({ modes, sh }) {
   }
   const s = Object.fromEntries(Object.entries(samples).map(([l, v]) => [l, summarise(v)]));
   const floor = s[NODE].medianMs;
-  const [serverMode, inProcess, serverBefore, inProcessBefore] = modes.filter((m) => !m.lanes);
+  const [serverMode, inProcess, serverBefore, inProcessBefore] = modes.filter((m) => !m.lanes && !m.direct);
   const lanesMode = modes.find((m) => m.lanes);
+  const clientMode = modes.find((m) => m.direct);
   const per = (m) => hooks.map((_, k) => s[label(k, m)].medianMs / floor);
   const ratios = hooks.map((_, k) => ratio(`${label(k, serverMode)} / node -e 0`, per(serverMode)[k], "<=", 1.5));
   ratios.push(info("slowest hook / node -e 0", Math.max(...per(serverMode))));
+  // A tool call's hook as agents run `baton` from PATH: answered by the shell's client, no Node.
+  for (const [k, h] of hooks.entries())
+    ratios.push(
+      TOOL_EVENTS.has(h.event)
+        ? ratio(`${label(k, clientMode)} / node -e 0`, per(clientMode)[k], "<=", 1.3)
+        : info(`${label(k, clientMode)} / node -e 0`, per(clientMode)[k]),
+    );
   for (const [k] of hooks.entries()) ratios.push(info(`${label(k, inProcess)} / node -e 0`, per(inProcess)[k]));
   ratios.push(info("slowest in-process hook / node -e 0", Math.max(...per(inProcess))));
   // Information only: the goal (≤ 1 ms more) is judged by bench/lanes.mjs, which times the
@@ -450,7 +479,7 @@ function measure({ modes, sh }) {
     ratios,
     notes: [
       `${rounds} rounds after 2 warm-up rounds; each round runs every hook once per mode, in agent order, each hook in every mode back to back (the first mode rotating), with node -e 0 at a rotating position`,
-      `modes: with the workspace's server running (baton serve pid ${serverMode.server.pid}; the goal is judged on this mode) and [in-process] (BATON_HOOK_SERVER=off), each on its own workspace${serverBefore ? `; the same for the build in ${process.env.BATON_BENCH_BEFORE}, [before]` : ""}; [3 lanes]: the server mode with two more agent sessions at work claiming ${CLAIMED} files`,
+      `modes: with the workspace's server running (baton serve pid ${serverMode.server.pid}; the 1.5x goal is judged on this mode), [client] (the same, each hook run as \`baton\` from PATH runs: bin/baton.cjs as a program, whose shell client answers a tool call's hook with no Node; the 1.3x goal) and [in-process] (BATON_HOOK_SERVER=off), each on its own workspace${serverBefore ? `; the same for the build in ${process.env.BATON_BENCH_BEFORE}, [before]` : ""}; [3 lanes]: the server mode with two more agent sessions at work claiming ${CLAIMED} files`,
       "payloads: test/fixtures/hooks/<agent>/*.json (call ids and arguments made unique per call); NODE_EXTRA_CA_CERTS removed from the children's environment",
       `workspaces: 200 source files in 10 directories; sessions ${modes.map((m) => m.sid).join(", ")}, each with a decision, a blocker and 3 lessons`,
     ],

@@ -1,4 +1,118 @@
-#!/usr/bin/env node
+#!/bin/sh
+':' /*
+# This file is a shell script and Node's JavaScript at once: the line above does nothing in the
+# shell and opens a comment in JavaScript. Run from PATH (`baton ...`, as agents run their hooks),
+# the shell reads it first. A tool call's hook (`baton hook <agent> <Event>`) it answers without
+# starting Node when the workspace's server can (src/server/hook-client-route.ts: ~3 ms against
+# ~20 for Node's start); everything else, and every hook the server does not answer, it hands
+# to Node, which runs this same file as JavaScript below (docs/integrations.md, "The hook server").
+case $#:${1-}:${3-} in
+3:hook:PreToolUse | 3:hook:PostToolUse | 3:hook:PostToolUseFailure | 3:hook:BeforeTool | 3:hook:AfterTool | 3:hook:preToolUse | 3:hook:postToolUse) ;;
+*) exec node "$0" "$@" ;;
+esac
+if [ -z "${BASH_VERSION-}" ]; then
+  # The client needs bash (its /dev/tcp); sh is often another shell.
+  if [ -x /bin/bash ] && [ -r /proc/self/stat ]; then exec /bin/bash "$0" "$@"; fi
+  exec node "$0" "$@"
+fi
+# From here on only bash reads this part: it stops at `exec` or `exit`.
+baton_hook_client() {
+  local LC_ALL=C # lengths in bytes
+  ((BASH_VERSINFO[0] > 4 || (BASH_VERSINFO[0] == 4 && BASH_VERSINFO[1] >= 4))) || return 1
+  [[ /proc/self -ef /proc/$$ ]] || return 1 # a /proc of this pid namespace
+  # The workspace's server, as .baton/server.json names it (nearest .baton/ up from here; the
+  # server judges the hook's own workspace from its payload and refuses another's).
+  local dir=${BATON_ROOT:-$PWD} info
+  while [[ ! -d $dir/.baton ]]; do
+    [[ $dir == / || -z $dir ]] && return 1
+    dir=${dir%/*}
+    dir=${dir:-/}
+  done
+  local file=$dir/.baton/server.json
+  [[ -f $file && ! -L $file && -O $file ]] || return 1 # the user's own file, as the server writes it
+  IFS= read -r -d '' info 2>/dev/null <"$file"
+  [[ $info =~ \"pid\":([0-9]+) ]] || return 1
+  local pid=${BASH_REMATCH[1]}
+  [[ $info =~ \"port\":([0-9]+) ]] || return 1
+  local port=${BASH_REMATCH[1]}
+  [[ $info =~ \"token\":\"([A-Za-z0-9_-]+)\" ]] || return 1
+  local token=${BASH_REMATCH[1]}
+  [[ $info =~ \"startTime\":\"([0-9]+)\" ]] || return 1
+  local start=${BASH_REMATCH[1]}
+  # Proven as a hook process proves it (platform/server-file.ts): the process the file names is
+  # the one that wrote it (its start time), and runs `serve` (a file a repository shipped could
+  # name a process whose start time is predictable, such as pid 1).
+  local stat rest arg serves=
+  IFS= read -r stat 2>/dev/null <"/proc/$pid/stat" || return 1
+  rest=${stat##*) }
+  local -a f
+  IFS=' ' read -r -a f <<<"$rest"
+  [[ ${f[19]-} == "$start" ]] || return 1
+  while IFS= read -r -d '' arg; do [[ $arg == serve ]] && serves=1; done 2>/dev/null <"/proc/$pid/cmdline"
+  [[ -n $serves ]] || return 1
+  # The payload, then the request, with this process's pid: the server reads its environment,
+  # working directory and parent from /proc, as a hook process would know them.
+  # (a pipe or a file is read through /dev/stdin in large reads; a socket, which Node-based agents
+  # may hand their hooks, cannot be opened there: cat reads it)
+  { payload=$(</dev/stdin); } 2>/dev/null || payload=$(cat)
+  ((${#payload} <= 32 * 1024 * 1024)) || return 2
+  { exec 3<>"/dev/tcp/127.0.0.1/$port"; } 2>/dev/null || return 2
+  printf 'POST /v1/hook-clients/%s/%s HTTP/1.1\r\nHost: 127.0.0.1:%s\r\nAuthorization: Bearer %s\r\nContent-Type: application/json\r\nContent-Length: %s\r\nX-Baton-Hook-Pid: %s\r\nX-Baton-Hook-Started: %s\r\nConnection: close\r\n\r\n%s' \
+    "$2" "$3" "$port" "$token" "${#payload}" "$$" "$started" "$payload" >&3 || return 2
+  # Taken within a second, or not at all (a server stopped or busy); then answered by the time
+  # it says (the hook's deadline and a grace).
+  local line status wait=5 len= chunked= body= size chunk
+  IFS=$' \r' read -r -t 1 _ status _ <&3 || return 2
+  if [[ $status != 200 ]]; then
+    # A refusal (answer_in_process, a server shutting down): what it says, with BATON_HOOK_DEBUG.
+    [[ -n ${BATON_HOOK_DEBUG-} ]] && IFS= read -r -d '' -t 1 body <&3
+    reason=${body##*\"message\":\"}
+    reason=${reason%%\"*}
+    return 2
+  fi
+  while IFS=$'\r' read -r -t 1 line <&3; do
+    [[ -z $line ]] && break
+    line=${line,,}
+    [[ $line =~ ^x-baton-wait-ms:\ *([0-9]+) ]] && wait=$(((BASH_REMATCH[1] + 999) / 1000))
+    [[ $line =~ ^content-length:\ *([0-9]+) ]] && len=${BASH_REMATCH[1]}
+    [[ $line =~ ^transfer-encoding:\ *chunked ]] && chunked=1
+  done
+  [[ -z $line ]] || return 2
+  if [[ -n $chunked ]]; then
+    while IFS=$'\r' read -r -t "$wait" size <&3; do
+      size=${size%%;*}
+      [[ $size =~ ^[0-9a-f]+$ ]] || return 2
+      ((size = 16#$size)) || break
+      IFS= read -r -N "$size" -t "$wait" chunk <&3 && ((${#chunk} == size)) || return 2
+      body+=$chunk
+      IFS= read -r -t "$wait" line <&3 || return 2
+    done
+    ((size == 0)) || return 2
+  elif [[ -n $len ]]; then
+    IFS= read -r -N "$len" -t "$wait" body <&3
+    ((${#body} == len)) || return 2
+  else
+    return 2
+  fi
+  exec 3>&-
+  printf '%s' "$body" || true
+  [[ -n ${BATON_HOOK_DEBUG-} ]] && printf 'baton hook: answered by the server (pid %s), no Node started\n' "$pid" >&2
+  return 0
+}
+trap '' PIPE
+payload=
+reason=
+started=
+[[ -n ${EPOCHREALTIME-} ]] && started=${EPOCHREALTIME/[.,]/} && started=${started:0:13}
+baton_hook_client "$@"
+case $? in
+0) exit 0 ;;
+1) trap - PIPE && exec node "$0" "$@" ;; # stdin untouched
+esac
+[[ -n ${BATON_HOOK_DEBUG-} ]] && printf 'baton hook: not answered by the server%s: handed to Node\n' "${reason:+ ($reason)}" >&2
+trap - PIPE
+exec 3>&- node "$0" "$@" ${started:+"--started-at=$started"} <<<"$payload"
+*/
 "use strict";
 // Starts dist/cli.cjs through a V8 code cache. Agent hooks start `baton` on every tool call,
 // and compiling the bundle was the largest single start-up cost (see docs/benchmarks.md).

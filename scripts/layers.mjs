@@ -45,7 +45,8 @@ const rank = (layer) => ORDER.indexOf(layer.split("/")[0]);
 /**
  * The modules an edge offers other edges: the CLI launches the server, the hooks (installer
  * and in-process answer), the MCP server and the demo, and serves the pages; the server makes
- * the CLI's status and resume reports for it; a client of the
+ * the CLI's status and resume reports for it, and judges a hook client's hook by the hooks' own
+ * rules (server-first.ts); a client of the
  * server's HTTP API, and the page's client, are for anyone to use.
  */
 const EDGE_ENTRIES = new Set([
@@ -53,6 +54,7 @@ const EDGE_ENTRIES = new Set([
   "src/server/client.ts",
   "src/hooks/install.ts",
   "src/hooks/run.ts",
+  "src/hooks/server-first.ts",
   "src/cli/reports.ts",
   "src/mcp/stdio.ts",
   "src/demo/demo.ts",

@@ -19,6 +19,7 @@ export type ErrorCode =
   | "wrong_workspace" // the server that answered serves another workspace
   | "wrong_store" // the server serves another store than the hook's environment names: the hook runs in its own process
   | "wrong_settings" // the server was started with other settings (BATON_DURABILITY…) than the hook's environment sets: the hook runs in its own process
+  | "answer_in_process" // a hook client's hook is one its own process answers (its environment, its event): the client starts it
   | "workspace_unwritable"
   | "migration_failed"
   | "schema_too_new"
@@ -62,6 +63,7 @@ export const EXIT_CODES: Readonly<Record<ErrorCode, number>> = Object.freeze({
   wrong_workspace: 3,
   wrong_store: 3,
   wrong_settings: 3,
+  answer_in_process: 3,
   source_dirty: 3,
   session_exists: 3,
   ambiguous_session: 3,

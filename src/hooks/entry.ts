@@ -55,7 +55,7 @@ async function main(): Promise<void> {
   let r: Awaited<ReturnType<typeof serverFirst>>;
   try {
     // A removed working directory is no workspace's: the payload's own cwd comes first anyway.
-    r = await serverFirst(args, text, requestId, workingDir() ?? "/");
+    r = await serverFirst(args, text, requestId, workingDir() ?? "/", args.startedAt);
   } catch (err) {
     // Never the agent's problem: the in-process path answers it, and logs what fails there.
     return handOff({ text, requestId, reason: `not handed to a server (${(err as Error).message})` });

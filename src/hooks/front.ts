@@ -33,19 +33,30 @@ export interface HookArgs {
   native: string;
   /** `--root` or BATON_ROOT. */
   root: string | undefined;
+  /**
+   * `--started-at=<ms since the epoch>`: when the hook was received, if before this process
+   * started (the shell's hook client, bin/baton.cjs, passes it when it hands the hook on): its
+   * deadline counts from then. At most a minute back; anything else is ignored.
+   */
+  startedAt?: number;
 }
 
-/** argv: `<agent> <Event> [--root <dir>]`. */
+/** argv: `<agent> <Event> [--root <dir>] [--started-at=<ms>]`. */
 export function parseHookArgs(argv: readonly string[]): HookArgs {
   const positional: string[] = [];
   let root = process.env.BATON_ROOT || undefined;
+  let startedAt: number | undefined;
   for (let i = 0; i < argv.length; i++) {
     const a = argv[i] as string;
     if (a === "--root") root = argv[++i];
     else if (a.startsWith("--root=")) root = a.slice(7);
-    else if (!a.startsWith("-")) positional.push(a);
+    else if (a.startsWith("--started-at=")) {
+      const t = Number(a.slice(13));
+      const now = Date.now();
+      if (Number.isSafeInteger(t) && t <= now && t >= now - 60_000) startedAt = t;
+    } else if (!a.startsWith("-")) positional.push(a);
   }
-  return { agent: positional[0], native: positional[1] ?? "", root };
+  return { agent: positional[0], native: positional[1] ?? "", root, ...(startedAt !== undefined ? { startedAt } : {}) };
 }
 
 /** The payload on stdin; "" when there is none (a manual run). */
@@ -76,12 +87,17 @@ export function parseEvent(adapter: AgentAdapter, native: string, text: string, 
  * in: only then, since one process (a plugin's relay, an app server) may serve several projects.
  * None when a relative root or cwd cannot be resolved (the working directory was removed).
  */
-export function workspaceFor(root: string | undefined, cwd: string, ev?: HookEvent): Workspace | undefined {
+export function workspaceFor(
+  root: string | undefined,
+  cwd: string,
+  ev?: HookEvent,
+  pidOfAgent: () => number = agentPid,
+): Workspace | undefined {
   try {
     if (!root) {
       if (ev === undefined) return findWorkspace(cwd);
       const cleared = ev.kind === "session_start" && ev.source === "clear";
-      return findWorkspace(cwd, [agentSessionMark(ev.agent, ev.agentSessionId), cleared ? agentProcessMark(agentPid()) : undefined]);
+      return findWorkspace(cwd, [agentSessionMark(ev.agent, ev.agentSessionId), cleared ? agentProcessMark(pidOfAgent()) : undefined]);
     }
     const ws = workspaceAt(root);
     return findWorkspace(ws.root)?.root === ws.root ? ws : undefined;
@@ -137,9 +153,9 @@ export function newRequestId(): string {
  * counted from this process's start (or from `startedAt`), less a margin. The timeout is the one `baton hooks
  * install` writes, or BATON_HOOK_TIMEOUT_MS for hooks whose timeout was changed by hand.
  */
-export function hookDeadline(adapter: AgentAdapter, native: string, startedAt?: number): number {
-  const env = Number(process.env.BATON_HOOK_TIMEOUT_MS);
-  const timeout = Number.isFinite(env) && env > 0 ? env : adapter.timeoutMs(native);
+export function hookDeadline(adapter: AgentAdapter, native: string, startedAt?: number, env: NodeJS.ProcessEnv = process.env): number {
+  const set = Number(env.BATON_HOOK_TIMEOUT_MS);
+  const timeout = Number.isFinite(set) && set > 0 ? set : adapter.timeoutMs(native);
   // The process's start from its uptime: the `performance` global would load perf_hooks (~1.5 ms).
   // A relay (relay.ts) counts from when it received the call instead.
   const started = startedAt ?? Date.now() - process.uptime() * 1000;

@@ -27,8 +27,8 @@ function modeOf(v: unknown): HookServerMode | undefined {
  * the hook runs in its own process, which meets the same `bad_input` when it opens the
  * workspace, logs it to hooks.log and lets the tool through (platform/config-file.ts).
  */
-export function hookServerMode(batonDir: string, config?: Record<string, unknown>): HookServerMode {
-  const fromEnv = modeOf(process.env.BATON_HOOK_SERVER);
+export function hookServerMode(batonDir: string, config?: Record<string, unknown>, env: NodeJS.ProcessEnv = process.env): HookServerMode {
+  const fromEnv = modeOf(env.BATON_HOOK_SERVER);
   if (fromEnv) return fromEnv;
   try {
     const server = configSection(batonDir, "hooks", config)?.server;

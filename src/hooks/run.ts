@@ -120,7 +120,7 @@ export async function answerHook(argv: readonly string[], opts: AnswerHookOption
   let baton: Baton | undefined;
   try {
     const { openBaton } = await import("../compose.js");
-    const deadline = hookDeadline(adapter, ev.native, opts.startedAt);
+    const deadline = hookDeadline(adapter, ev.native, opts.startedAt ?? args.startedAt);
     baton = await openBaton({
       root: ws.root,
       create: false,

@@ -18,7 +18,7 @@ import { batonProgramName, movedAgentConfig, realOr } from "../platform/moved-co
 import { provenServer, type ServerInfo } from "../platform/server-file.js";
 import { describeStore, resolveStore, storeIdentity } from "../platform/store-config.js";
 import type { Workspace } from "../platform/workspace.js";
-import { askServer, CLIENT_TIMEOUTS, validServer } from "./client.js";
+import { askServer, CLIENT_TIMEOUTS, type HookRequest, validServer } from "./client.js";
 import { adapterFor, agentPid, debugLine, type HookArgs, hookDeadline, parseEvent, stdoutOf, workspaceFor } from "./front.js";
 import { hookServerMode } from "./policy.js";
 
@@ -31,6 +31,9 @@ export interface HookHandoff {
   reason: string;
 }
 
+/** For the server's route of hook clients (server/hook-client-route.ts), which judges hooks by these rules. */
+export { findAgentPid, stdoutOf } from "./front.js";
+
 export type FirstOutcome = { kind: "answer"; stdout: string } | { kind: "handoff"; handoff: HookHandoff };
 
 /**
@@ -40,18 +43,83 @@ export type FirstOutcome = { kind: "answer"; stdout: string } | { kind: "handoff
  */
 export async function serverFirst(args: HookArgs, text: string, requestId: string, cwd: string, startedAt?: number): Promise<FirstOutcome> {
   const handOff = (reason: string): FirstOutcome => ({ kind: "handoff", handoff: { text, requestId, reason } });
+  // A server of this build, proven, is connected to as soon as the settings are known: it wakes
+  // and sets the connection up while this process does the rest (loopback.ts `open`). A server
+  // of another build may read the event differently: it is not used (and a session-start or
+  // prompt hook replaces it once it has answered, autostart.ts).
+  let info: ServerInfo | undefined;
+  let conn: Connection | undefined;
+  try {
+    const p = prepareHook(
+      args,
+      text,
+      requestId,
+      { env: process.env, cwd, agentPid, ...(startedAt !== undefined ? { startedAt } : {}) },
+      (ws, settings) => {
+        info = provenServer(ws.dir);
+        if (info?.version === BUILD && validServer(info) && info.settings === settings) conn = open(info.port);
+      },
+    );
+    if (p.kind === "answer") return p;
+    if (p.kind === "handoff") return handOff(p.reason);
+    if (!info) return handOff("no server");
+    if (info.version !== BUILD) return handOff(`the server is build ${info.version ?? "unknown"}, not ${BUILD}`);
+    if (info.settings !== p.req.settings)
+      return handOff(`the server runs with other settings (${info.settings ?? "unknown"}, not ${p.req.settings})`);
+    const r = await askServer(info, p.req, CLIENT_TIMEOUTS, conn);
+    if (r.kind === "retry") return handOff(r.reason);
+    debugLine(`answered by the server (pid ${info.pid})`);
+    return { kind: "answer", stdout: stdoutOf(p.adapter.render(p.ev, r.response)) };
+  } finally {
+    conn?.destroy();
+  }
+}
+
+/** The process a hook runs in, as the checks below see it. */
+export interface HookSide {
+  /** Its environment: the settings, store and moved agent folders it names. */
+  env: NodeJS.ProcessEnv;
+  /** Its working directory (the payload's own cwd comes first). */
+  cwd: string;
+  /** The agent's process (front.ts `agentPid`), asked only when needed. */
+  agentPid: () => number;
+  /** When the hook was received (the deadline counts from it); the process's start when omitted. */
+  startedAt?: number;
+}
+
+export type Prepared =
+  | { kind: "answer"; stdout: string }
+  | { kind: "handoff"; reason: string }
+  | { kind: "request"; adapter: AgentAdapter; ev: HookEvent; req: HookRequest & { settings: string } };
+
+/**
+ * What a hook hands the workspace's server (`request`), the answer when it needs no workspace,
+ * or why it is answered in a process of its own (`handoff`). The one set of rules for a hook
+ * process and for the server's route of hook clients that start no Node
+ * (server/hook-client-route.ts), which judges with the client's environment. `onSettings` is
+ * called once the workspace and the settings are known, before the rest of the checks (the hook
+ * process opens its connection to the server there).
+ */
+export function prepareHook(
+  args: HookArgs,
+  text: string,
+  requestId: string,
+  side: HookSide,
+  onSettings?: (ws: Workspace, settings: string) => void,
+): Prepared {
+  const handOff = (reason: string): Prepared => ({ kind: "handoff", reason });
   const adapter = adapterFor(args.agent);
   if (!adapter) return handOff("unknown agent");
   let ev: ReturnType<typeof parseEvent>;
   try {
-    ev = parseEvent(adapter, args.native, text, cwd);
+    ev = parseEvent(adapter, args.native, text, side.cwd);
   } catch {
     return handOff("unreadable payload");
   }
   // Nothing to do, or not a Baton project: the same answer the in-process path gives.
-  const passThrough: FirstOutcome = { kind: "answer", stdout: stdoutOf(adapter.passThrough(args.native)) };
+  const passThrough: Prepared = { kind: "answer", stdout: stdoutOf(adapter.passThrough(args.native)) };
   if (isNoop(ev)) return passThrough;
-  const ws = workspaceFor(args.root, ev.cwd, ev);
+  const ws = workspaceFor(args.root, ev.cwd, ev, side.agentPid);
   if (!ws) return passThrough;
   if (!args.native) return handOff("no event named on the command line");
   // .baton/config.json is read once, for the server mode and the store; a file that cannot be
@@ -62,63 +130,21 @@ export async function serverFirst(args: HookArgs, text: string, requestId: strin
   } catch {
     config = undefined;
   }
-  if (hookServerMode(ws.dir, config) === "off") return handOff("hooks.server is off");
+  if (hookServerMode(ws.dir, config, side.env) === "off") return handOff("hooks.server is off");
   // The settings its environment gives this process: a server started with others is not
   // asked (server.json says which it has; it would refuse).
   let settings: string;
   try {
-    settings = envSettings();
+    settings = envSettings(side.env);
   } catch {
     return handOff("a setting in the environment cannot be read"); // reported in-process, as always
   }
-  // A server of this build, proven, is connected to at once: it wakes and sets the connection
-  // up while this process does the rest (loopback.ts `open`). A server of another build may read
-  // the event differently: it is not used (and a session-start or prompt hook replaces it once
-  // it has answered, autostart.ts).
-  const info = provenServer(ws.dir);
-  const usable = info?.version === BUILD && validServer(info) && info.settings === settings;
-  const conn = usable ? open(info.port) : undefined;
-  try {
-    const r = await throughServer({ adapter, ev, ws, config, settings, info, conn, requestId, startedAt });
-    return typeof r === "string" ? handOff(r) : r;
-  } finally {
-    conn?.destroy();
-  }
-}
-
-interface Hook {
-  adapter: AgentAdapter;
-  ev: HookEvent;
-  ws: Workspace;
-  /** .baton/config.json, if it could be read. */
-  config: Record<string, unknown> | undefined;
-  /** What this process's environment sets (env-options.ts `envSettings`). */
-  settings: string;
-  /** server.json's server, if proven. */
-  info: ServerInfo | undefined;
-  /** A connection to it opened already. */
-  conn: Connection | undefined;
-  requestId: string;
-  startedAt: number | undefined;
-}
-
-/** The server's answer, or why the hook is answered in-process. */
-async function throughServer({
-  adapter,
-  ev,
-  ws,
-  config,
-  settings,
-  info,
-  conn,
-  requestId,
-  startedAt,
-}: Hook): Promise<FirstOutcome | string> {
+  onSettings?.(ws, settings);
   // The write-tool guard judges a `baton` in PATH and a configuration a variable moved by the
   // environment it runs in: the server's is not the agent's, so such a write is judged here.
   if (ev.kind === "before_tool" && ev.tool.kind === "write") {
     const files = ev.tool.files.map((f) => resolve(ev.cwd, f));
-    const moved = movedAgentConfig(ws.root);
+    const moved = movedAgentConfig(ws.root, side.env);
     const judgedHere = (f: string) => batonProgramName.test(basename(f)) || moved(f);
     if (
       files.some((f) => {
@@ -127,30 +153,24 @@ async function throughServer({
         return real !== f && judgedHere(real);
       })
     )
-      return "a write the agent's environment decides";
+      return handOff("a write the agent's environment decides");
   }
-  if (!info) return "no server";
-  if (info.version !== BUILD) return `the server is build ${info.version ?? "unknown"}, not ${BUILD}`;
-  if (info.settings !== settings) return `the server runs with other settings (${info.settings ?? "unknown"}, not ${settings})`;
   // The store this process would open: the server answers only for the same one (on a
   // PostgreSQL store, its pool then spares this process a connection and a login).
   let store: string;
   try {
-    store = storeIdentity(describeStore(resolveStore(ws.dir, process.env, config), ws.dbPath));
+    store = storeIdentity(describeStore(resolveStore(ws.dir, side.env, config), ws.dbPath));
   } catch {
-    return "the store configuration cannot be read"; // reported in-process, as always
+    return handOff("the store configuration cannot be read"); // reported in-process, as always
   }
   const req = {
     event: ev,
     root: ws.root,
-    agentPid: agentPid(),
+    agentPid: side.agentPid(),
     requestId,
-    deadline: hookDeadline(adapter, ev.native, startedAt),
+    deadline: hookDeadline(adapter, ev.native, side.startedAt, side.env),
     store,
     settings,
   };
-  const r = await askServer(info, req, CLIENT_TIMEOUTS, conn);
-  if (r.kind === "retry") return r.reason;
-  debugLine(`answered by the server (pid ${info.pid})`);
-  return { kind: "answer", stdout: stdoutOf(adapter.render(ev, r.response)) };
+  return { kind: "request", adapter, ev, req };
 }

@@ -216,6 +216,27 @@ export function readProcArgs(pid: number): { argv: string[]; cwd: string | undef
 }
 
 /**
+ * A process's environment as it was started, from /proc (Linux; only a process of this user's can
+ * be read); undefined elsewhere, when it is gone or unreadable, or when /proc is another pid
+ * namespace's.
+ */
+export function readProcEnv(pid: number): Record<string, string> | undefined {
+  if (process.platform !== "linux" || !Number.isSafeInteger(pid) || pid <= 0 || !procIsOurs()) return undefined;
+  let text: string;
+  try {
+    text = readFileSync(`/proc/${pid}/environ`, "utf8");
+  } catch {
+    return undefined;
+  }
+  const env: Record<string, string> = {};
+  for (const entry of text.split("\0")) {
+    const eq = entry.indexOf("=");
+    if (eq > 0) env[entry.slice(0, eq)] = entry.slice(eq + 1);
+  }
+  return env;
+}
+
+/**
  * Every live descendant of `pid` (children, their children, …) with its process group, parents
  * before children, from /proc (Linux); empty elsewhere or when /proc cannot be read. A process
  * that forks between this read and a signal is missed.

@@ -53,10 +53,14 @@ export interface HookAnswerer {
   /** Check the request and take the hook (a refusal throws before anything is done); the promise answers it. */
   take(agent: string, event: string, body: Record<string, unknown>): () => Promise<HookResponse>;
   /**
-   * Take a hook already translated (the agent's own payload, native-hook-route.ts), with the same
-   * checks (workspace, shutdown, changed settings) but for the store, which only a process names.
+   * Take a hook already translated here (the agent's own payload: native-hook-route.ts,
+   * hook-client-route.ts), with the same checks (workspace, shutdown, changed settings); the
+   * store and settings are checked when the hook's process named them (a hook client's do).
    */
-  takeEvent(ev: HookEvent, o: { root: string; requestId: string; deadline: number; agentPid?: number }): () => Promise<HookResponse>;
+  takeEvent(
+    ev: HookEvent,
+    o: { root: string; requestId: string; deadline: number; agentPid?: number; store?: string; settings?: string },
+  ): () => Promise<HookResponse>;
 }
 
 export interface HookAnswererOptions {
@@ -220,8 +224,8 @@ export function hookAnswerer(o: HookAnswererOptions, ws: ServedWorkspace = serve
       ws.check(root, theirs, "the hook", theirSettings);
       return answered(ev, { requestId, deadline, agentPid });
     },
-    takeEvent(ev, { root, requestId, deadline, agentPid }) {
-      ws.check(root, undefined, "the hook");
+    takeEvent(ev, { root, requestId, deadline, agentPid, store, settings }) {
+      ws.check(root, store, "the hook", settings);
       return answered(ev, { requestId, deadline, ...(agentPid !== undefined ? { agentPid } : {}) });
     },
   };
@@ -326,11 +330,26 @@ export function hookHttpHandler(o: { answerer: HookAnswerer; token: string; maxB
 
 /** The request body as a JSON object, at most `max` bytes (a chunked body is counted as it arrives). */
 export async function readBody(req: IncomingMessage, max: number): Promise<Record<string, unknown>> {
+  const text = await readText(req, max);
+  let v: unknown;
+  try {
+    v = text.trim() === "" ? {} : JSON.parse(text);
+  } catch (err) {
+    throw badInput(`the request body is not valid JSON (${(err as Error).message})`);
+  }
+  if (typeof v !== "object" || v === null || Array.isArray(v)) throw badInput("the request body must be a JSON object");
+  const problem = jsonBoundsProblem(v);
+  if (problem) throw badInput(`the request body: ${problem}`);
+  return v as Record<string, unknown>;
+}
+
+/** The request body as text, at most `max` bytes (a chunked body is counted as it arrives). */
+export async function readText(req: IncomingMessage, max: number): Promise<string> {
   // Events, not `for await`: the async iterator's extra ticks cost a hook ~0.3 ms on a server
   // woken from idle, and every hook waits for them. Called in the request's own handler, before
   // any of its events; one that ended or broke before would never settle.
   if (req.readableEnded || req.destroyed) throw badInput("the request was closed before its body was read");
-  const text = await new Promise<string>((resolve, reject) => {
+  return new Promise<string>((resolve, reject) => {
     const chunks: Buffer[] = [];
     let size = 0;
     // Settled once; an error is made only when it is the answer ("close" follows every "end",
@@ -357,14 +376,4 @@ export async function readBody(req: IncomingMessage, max: number): Promise<Recor
     req.once("error", (err) => fail(() => badInput(`the request's body could not be read (${err.message})`)));
     req.once("close", () => fail(() => badInput("the request was closed before its body arrived")));
   });
-  let v: unknown;
-  try {
-    v = text.trim() === "" ? {} : JSON.parse(text);
-  } catch (err) {
-    throw badInput(`the request body is not valid JSON (${(err as Error).message})`);
-  }
-  if (typeof v !== "object" || v === null || Array.isArray(v)) throw badInput("the request body must be a JSON object");
-  const problem = jsonBoundsProblem(v);
-  if (problem) throw badInput(`the request body: ${problem}`);
-  return v as Record<string, unknown>;
 }

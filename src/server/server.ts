@@ -19,6 +19,7 @@ import { readServerFile, releaseServerFile, type ServerInfo, serverAlive } from 
 import { type AppOptions, buildApp } from "./app.js";
 import { cliHttpHandler, isCliRequest } from "./cli-route.js";
 import { childAnswersDueBy } from "./hook-child.js";
+import { hookClientHttpHandler, isHookClientRequest } from "./hook-client-route.js";
 import { hookAnswerer, hookHttpHandler, isHookRequest, servedWorkspace } from "./hook-route.js";
 import { isNativeHookRequest, nativeHookHttpHandler, nativeHookRefused } from "./native-hook-route.js";
 import { allowedHosts, allowedOrigins, BAD_PORTS, checkRequest, corsHeaders, type GuardConfig, newToken, parseOrigin } from "./security.js";
@@ -118,6 +119,7 @@ export async function startServer(baton: Baton, opts: ServerOptions = {}): Promi
     hooks?: ReturnType<typeof hookHttpHandler>;
     cli?: ReturnType<typeof cliHttpHandler>;
     nativeHooks?: ReturnType<typeof nativeHookHttpHandler>;
+    hookClients?: ReturnType<typeof hookClientHttpHandler>;
     /** The identity of the `.baton` directory served (dirIdentity), once serving. */
     served?: string;
   } = {};
@@ -146,7 +148,11 @@ export async function startServer(baton: Baton, opts: ServerOptions = {}): Promi
         activity.lastMs = Date.now();
       });
       const nativeHook = isNativeHookRequest(req);
-      const cfg = guard.cfg && nativeHook ? { ...guard.cfg, maxBodyBytes: Math.max(maxBodyBytes, AGENT_HOOK_MAX_BODY_BYTES) } : guard.cfg;
+      const hookClient = !nativeHook && isHookClientRequest(req);
+      const cfg =
+        guard.cfg && (nativeHook || hookClient)
+          ? { ...guard.cfg, maxBodyBytes: Math.max(maxBodyBytes, AGENT_HOOK_MAX_BODY_BYTES) }
+          : guard.cfg;
       const failure = cfg
         ? checkRequest(
             {
@@ -202,6 +208,7 @@ export async function startServer(baton: Baton, opts: ServerOptions = {}): Promi
       // Agent hooks: the hot path (every tool call), served without Hono (hook-route.ts).
       if (guard.hooks && isHookRequest(req)) void guard.hooks(req, res);
       else if (guard.nativeHooks && nativeHook) void guard.nativeHooks(req, res);
+      else if (guard.hookClients && hookClient) void guard.hookClients(req, res);
       // `status` and `resume --json` for the CLI (every turn of an agent), also without Hono.
       else if (guard.cli && isCliRequest(req)) void guard.cli(req, res);
       else void guard.app?.(req, res);
@@ -251,6 +258,7 @@ export async function startServer(baton: Baton, opts: ServerOptions = {}): Promi
   const answerer = hookAnswerer({ baton, shutdown: shutdown.signal }, servedWs);
   guard.hooks = hookHttpHandler({ answerer, token, maxBodyBytes });
   guard.nativeHooks = nativeHookHttpHandler({ baton, answerer, token, maxBodyBytes: Math.max(maxBodyBytes, AGENT_HOOK_MAX_BODY_BYTES) });
+  guard.hookClients = hookClientHttpHandler({ answerer, token, maxBodyBytes: Math.max(maxBodyBytes, AGENT_HOOK_MAX_BODY_BYTES) });
   guard.cli = cliHttpHandler({ baton, ws: servedWs, token, maxBodyBytes });
   guard.app = getRequestListener(app.fetch, {
     errorHandler: () => new Response(JSON.stringify({ error: { code: "internal", message: "request failed" } }), { status: 500 }),

@@ -69,15 +69,17 @@ export class Project {
     this.captures = join(this.base, "captures");
     for (const d of [this.root, this.home, this.bin, this.captures]) mkdirSync(d, { recursive: true });
     // The agents find `baton` on PATH; with BATON_CAPTURE_DIR set, a hook's stdin is kept too.
+    // It runs bin/baton.cjs as a program, as an installed `baton` runs: the shell's hook client
+    // first (a tool call's hook answered by the workspace's server with no Node), then Node.
     writeFileSync(
       join(this.bin, "baton"),
       [
         "#!/bin/bash",
         'if [ "$1" = hook ] && [ -n "$BATON_CAPTURE_DIR" ]; then',
         '  f="$BATON_CAPTURE_DIR/$(date +%s%N).$2.$3.$$.json"',
-        `  exec ${JSON.stringify(process.execPath)} ${JSON.stringify(CLI)} "$@" < <(tee "$f")`,
+        `  exec ${JSON.stringify(CLI)} "$@" < <(tee "$f")`,
         "fi",
-        `exec ${JSON.stringify(process.execPath)} ${JSON.stringify(CLI)} "$@"`,
+        `exec ${JSON.stringify(CLI)} "$@"`,
         "",
       ].join("\n"),
     );

@@ -1,0 +1,100 @@
+/**
+ * `POST /v1/hook-clients/:agent/:event`: a hook answered without starting Node. `baton` is a
+ * shell script as well as Node's (bin/baton.cjs): run as `baton hook <agent> <Event>` for a tool
+ * call's hooks, it hands the agent's payload, as the agent wrote it, to the workspace's running
+ * server on a loopback connection of its own (bash's /dev/tcp), prints the answer and exits:
+ * a hook of ~3 ms where starting Node costs ~20. Anything else the shell leaves to Node.
+ *
+ * The server judges the hook as a hook process would (hooks/server-first.ts `prepareHook`,
+ * the same rules), with what that process would have known: the client's environment, working
+ * directory and parent, read from /proc by the pid it sends (`X-Baton-Hook-Pid`; a process of
+ * this user's, as only the owner reads another's environment). Whatever the hook process would
+ * have answered itself is refused with `answer_in_process` (409), and so is anything but a tool
+ * call's hooks (a session's start or a prompt replaces a server of another build and is keyed
+ * by a request id only a process makes); the client then starts Node with the payload, as it
+ * does when no server is there, the connection breaks, or any other status comes back.
+ *
+ * As on `POST /v1/hooks/...` (hook-route.ts), the status line and headers go out as soon as the
+ * hook is taken, with `X-Baton-Wait-Ms` (how long the answer may still take: the hook's deadline
+ * and the grace after it), and the answer follows, chunked: exactly what the hook process would
+ * have printed. A step the server took before the answer was lost is found again by the process
+ * that answers in its place (every step is keyed, core/hooks/keys.ts).
+ */
+import type { IncomingMessage, ServerResponse } from "node:http";
+import { adapterFor } from "../core/hooks/adapters.js";
+import { BatonError, badInput } from "../errors.js";
+import { findAgentPid, type HookSide, prepareHook, stdoutOf } from "../hooks/server-first.js";
+import { readProcArgs, readProcEnv, readProcStat } from "../platform/process-facts.js";
+import { ANSWER_GRACE_MS, fromProcess, type HookAnswerer, readText } from "./hook-route.js";
+import { errorResponse } from "./http-errors.js";
+
+const PATH = /^\/v1\/hook-clients\/([^/?#]+)\/([^/?#]+)\/?(?:\?.*)?$/;
+/** How far in the past a client's start time may be (`X-Baton-Hook-Started`, ms since the epoch). */
+const MAX_CLIENT_AGE_MS = 60_000;
+
+export function isHookClientRequest(req: IncomingMessage): boolean {
+  return req.method === "POST" && req.url !== undefined && req.url.startsWith("/v1/hook-clients/");
+}
+
+/** The hook client's process as a hook process would know itself, from /proc; an `answer_in_process` refusal when it cannot be read. */
+export function hookClientSide(pid: number, words: readonly string[], startedAt: number | undefined): HookSide {
+  const stat = readProcStat(pid);
+  const env = readProcEnv(pid);
+  const cwd = readProcArgs(pid)?.cwd;
+  if (stat === undefined || env === undefined || cwd === undefined)
+    throw new BatonError("answer_in_process", `the hook client's process ${pid} cannot be read in /proc: its own process answers the hook`);
+  let found: number | undefined;
+  return {
+    env,
+    cwd,
+    agentPid: () => {
+      found ??= findAgentPid(stat.ppid, words);
+      return found;
+    },
+    // Without the client's own start (a bash before 5.0), the request's: never this server's.
+    startedAt: startedAt ?? Date.now(),
+  };
+}
+
+/** The node:http handler of `POST /v1/hook-clients/:agent/:event` (after the guard). Never throws. */
+export function hookClientHttpHandler(o: { answerer: HookAnswerer; token: string; maxBodyBytes: number }) {
+  let seq = 0;
+  return async (req: IncomingMessage, res: ServerResponse): Promise<void> => {
+    try {
+      fromProcess(req, o.token, "agent hooks");
+      const m = PATH.exec(req.url ?? "");
+      if (!m) throw new BatonError("not_found", `no route POST ${(req.url ?? "").split("?")[0]}`);
+      const [agent, native] = [m[1] as string, m[2] as string];
+      if (!adapterFor(agent)) throw new BatonError("not_found", `no hook adapter for agent "${agent}"`);
+      const pid = Number(req.headers["x-baton-hook-pid"]);
+      if (!Number.isSafeInteger(pid) || pid <= 1) throw badInput('"X-Baton-Hook-Pid" must be the hook client\'s pid');
+      const sent = Number(req.headers["x-baton-hook-started"]);
+      const now = Date.now();
+      const startedAt = Number.isSafeInteger(sent) && sent <= now && sent >= now - MAX_CLIENT_AGE_MS ? sent : undefined;
+      const text = await readText(req, o.maxBodyBytes);
+      const side = hookClientSide(pid, ["hook", agent, native], startedAt);
+      const requestId = `client-${process.pid.toString(36)}-${now.toString(36)}-${(seq++).toString(36)}`;
+      const p = prepareHook({ agent, native, root: side.env.BATON_ROOT || undefined }, text, requestId, side);
+      if (p.kind === "answer") return void res.writeHead(200, { "Content-Type": "text/plain; charset=utf-8" }).end(p.stdout);
+      if (p.kind === "handoff") throw new BatonError("answer_in_process", `the hook's own process answers it: ${p.reason}`);
+      if (p.ev.kind !== "before_tool" && p.ev.kind !== "after_tool")
+        throw new BatonError("answer_in_process", `${agent} ${native} is not a tool call's hook: its own process answers it`);
+      const { root, deadline, agentPid, store, settings } = p.req;
+      const work = o.answerer.takeEvent(p.ev, { root, requestId, deadline, agentPid, store, settings });
+      // Taken: say so at once, with how long the answer may take (the client gives up after that
+      // and starts Node, which finds whatever was committed here), then answer.
+      const wait = Math.max(0, deadline + ANSWER_GRACE_MS - Date.now());
+      res.writeHead(200, { "Content-Type": "text/plain; charset=utf-8", "X-Baton-Wait-Ms": String(wait) });
+      res.flushHeaders();
+      const response = await work();
+      res.end(stdoutOf(p.adapter.render(p.ev, response)));
+    } catch (err) {
+      const { status, body } = errorResponse(err);
+      if (status === 500) console.error(`baton serve: POST ${(req.url ?? "").split("?")[0]} failed:`, err);
+      if (!res.headersSent) {
+        const text = JSON.stringify(body);
+        res.writeHead(status, { "Content-Type": "application/json", "Content-Length": Buffer.byteLength(text) }).end(text);
+      } else res.destroy();
+    }
+  };
+}

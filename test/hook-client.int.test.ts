@@ -1,0 +1,287 @@
+/**
+ * The shell's hook client: `baton` run as a program (as agents run it from PATH) is a shell
+ * script first (bin/baton.cjs), which answers a tool call's hook through the workspace's running
+ * server without starting Node (`POST /v1/hook-clients/:agent/:event`) and hands every other
+ * hook, and every hook the server does not answer, to Node with its payload.
+ *
+ * - each agent's recorded scenario: the answers are the in-process answers, step by step, and
+ *   every tool call's hook was answered by the client;
+ * - no Node on PATH: a tool call's hook is still answered (so nothing started Node);
+ * - what makes the client hand the hook to Node, each answered as Node answers it: no server, a
+ *   server file a repository could ship (pid 1, a process that does not serve, a wrong start
+ *   time), other settings, hooks configured off, a write the agent's environment decides, a
+ *   stopped server, a wrong token;
+ * - the route itself: its guard and refusals.
+ */
+import { spawn, spawnSync } from "node:child_process";
+import { mkdirSync, mkdtempSync, readFileSync, symlinkSync, writeFileSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { describe, expect, it } from "vitest";
+import { CLI } from "./helpers.js";
+import {
+  baton,
+  checkpoints,
+  failOnStrayServers,
+  fakeServer,
+  hook,
+  normalise,
+  payload,
+  type Step,
+  workspace,
+  writeServerFile,
+} from "./hook-helpers.js";
+import { FILES, SCENARIOS } from "./hook-scenarios.js";
+import { raw, serve } from "./server-helpers.js";
+
+failOnStrayServers();
+
+interface ClientResult {
+  code: number;
+  stdout: string;
+  stderr: string;
+  /** Who answered: the shell's client (no Node), Node through the server, Node in its own process. */
+  via: "client" | "server" | "process" | undefined;
+}
+
+/** The event a step's hook runs for (Copilot CLI's payloads do not name it: its command line does). */
+function eventOf(text: string, s: Step): string {
+  return s.event ?? (JSON.parse(text).hook_event_name as string);
+}
+
+/**
+ * Run `bin/baton.cjs hook <agent> <event>` as a program with the step's payload: on a socket, as
+ * Node-based agents hand it (spawnSync's stdin), or on a pipe (`pipe`).
+ */
+function client(root: string, s: Step, env: Record<string, string> = {}, o: { pipe?: boolean; text?: string } = {}): ClientResult {
+  const text = o.text ?? payload(s.agent, s.fixture, { cwd: root, session: "agent-session-1", call: "call-1", ...s.vars });
+  const event = eventOf(text, s);
+  const file = join(mkdtempSync(join(tmpdir(), "baton-client-")), "payload.json");
+  writeFileSync(file, text);
+  const opts = {
+    cwd: root,
+    env: { ...process.env, BATON_HOOK_DEBUG: "1", BATON_HOOK_SERVER: "use", ...env },
+    encoding: "utf8",
+    timeout: 60_000,
+  } as const;
+  const r = o.pipe
+    ? spawnSync("/bin/sh", ["-c", 'cat "$1" | "$0" hook "$2" "$3"', CLI, file, s.agent, event], opts)
+    : spawnSync(CLI, ["hook", s.agent, event], { ...opts, input: text });
+  const via = /no Node started/.test(r.stderr)
+    ? "client"
+    : /baton hook: answered by the server/.test(r.stderr)
+      ? "server"
+      : /baton hook: answered in this process/.test(r.stderr)
+        ? "process"
+        : undefined;
+  expect(r.status, `${CLI} hook ${s.agent} ${event} (${s.fixture}): ${r.stderr}`).toBe(0);
+  return { code: r.status ?? -1, stdout: r.stdout, stderr: r.stderr, via };
+}
+
+const TOOL_EVENTS = new Set(["PreToolUse", "PostToolUse", "PostToolUseFailure", "BeforeTool", "AfterTool", "preToolUse", "postToolUse"]);
+
+/** A folder holding only `cat` (the client reads a socket with it): PATH without Node. */
+function pathWithoutNode(): string {
+  const dir = mkdtempSync(join(tmpdir(), "baton-no-node-"));
+  symlinkSync("/bin/cat", join(dir, "cat"));
+  return dir;
+}
+
+const PRE_BASH: Step = { agent: "codex", fixture: "pre-bash" };
+/** Codex's shell call `call` (its fixture names one call): a hook of another call. */
+const preBash = (root: string, call: string) =>
+  JSON.stringify({ ...JSON.parse(payload("codex", "pre-bash", { cwd: root, session: "agent-session-1" })), tool_use_id: call });
+const POST_BASH: Step = { agent: "codex", fixture: "post-bash" };
+const START: Step = { agent: "codex", fixture: "session-start-startup" };
+
+describe("the shell's hook client", () => {
+  for (const [agent, steps] of Object.entries(SCENARIOS)) {
+    it(`${agent}: answers as the in-process hook does, step by step, and a tool call's hooks start no Node`, async () => {
+      const viaClient = workspace(FILES);
+      const inProcess = workspace(FILES);
+      const s = await serve(viaClient);
+      try {
+        for (const [i, step] of steps.entries()) {
+          const a = client(viaClient, step, { BATON_HOOK_SERVER: "use" });
+          const b = hook(inProcess, step, { BATON_HOOK_SERVER: "off" });
+          expect(normalise(a.stdout, viaClient), `step ${i} (${step.fixture})`).toBe(normalise(b.stdout, inProcess));
+          const event = eventOf(payload(step.agent, step.fixture, { cwd: viaClient, session: "s", call: "c", ...step.vars }), step);
+          if (TOOL_EVENTS.has(event)) expect(a.via, `step ${i} (${step.fixture}): ${a.stderr}`).toBe("client");
+          else expect(a.via, `step ${i} (${step.fixture}): ${a.stderr}`).not.toBe("client");
+          step.effect?.(viaClient);
+          step.effect?.(inProcess);
+        }
+        expect(checkpoints(viaClient).length).toBe(checkpoints(inProcess).length);
+      } finally {
+        await s.stop();
+      }
+    });
+  }
+
+  it("needs no Node on PATH for a tool call's hooks, whether the payload comes on a socket or a pipe", async () => {
+    const root = workspace(FILES);
+    const s = await serve(root);
+    try {
+      client(root, START);
+      const PATH = pathWithoutNode();
+      const before = client(root, PRE_BASH, { PATH });
+      expect(before.via).toBe("client");
+      const after = client(root, POST_BASH, { PATH }, { pipe: true });
+      expect(after.via).toBe("client");
+      expect(checkpoints(root)).toHaveLength(1);
+      expect(baton(root, ["ledger", "list"]).nodes).toHaveLength(1);
+    } finally {
+      await s.stop();
+    }
+  });
+
+  it("hands a large payload over whole (a shell command's 2 MB of output)", async () => {
+    const root = workspace(FILES);
+    const s = await serve(root);
+    try {
+      client(root, START);
+      client(root, PRE_BASH);
+      const text = payload("codex", "post-bash", { cwd: root, session: "agent-session-1", call: "call-1" });
+      const big = JSON.parse(text);
+      big.tool_response = `${"x".repeat(2 * 1024 * 1024)}\nthe end`;
+      for (const pipe of [false, true]) {
+        const r = client(root, POST_BASH, {}, { pipe, text: JSON.stringify({ ...big, tool_use_id: `call-big-${pipe}` }) });
+        expect(r.via).toBe("client");
+      }
+      const nodes = baton(root, ["ledger", "list"]).nodes as { observation?: unknown }[];
+      expect(nodes).toHaveLength(2);
+      // Parsed whole by the server (a payload cut short is not JSON: Node would have answered),
+      // the same output on a socket and on a pipe.
+      expect(nodes[0]?.observation).toBeDefined();
+      expect(nodes[1]?.observation).toBe(nodes[0]?.observation);
+    } finally {
+      await s.stop();
+    }
+  });
+
+  describe("hands the hook to Node, which answers it", () => {
+    it("when no server runs", () => {
+      const root = workspace(FILES);
+      client(root, START);
+      const r = client(root, PRE_BASH);
+      expect(r.via).toBe("process");
+      expect(checkpoints(root)).toHaveLength(1);
+    });
+
+    it("when server.json names pid 1, a process that does not serve, or a wrong start time: never connecting", async () => {
+      const root = workspace(FILES);
+      client(root, START);
+      const fake = await fakeServer(() => undefined);
+      const s = await serve(root);
+      try {
+        const pid1Start = readFileSync("/proc/1/stat", "utf8").split(") ")[1]?.split(" ")[19] as string;
+        const forged = [
+          { pid: 1, startTime: pid1Start },
+          { pid: process.pid }, // its real start time (writeServerFile), but it runs no `serve`
+          { pid: s.pid, startTime: "1" },
+        ];
+        for (const [i, f] of forged.entries()) {
+          writeServerFile(root, { ...f, port: fake.port, token: s.token });
+          const r = client(root, PRE_BASH, { BATON_HOOK_SERVER: "off" }, { text: preBash(root, `call-forged-${i}`) });
+          expect(r.via, `${JSON.stringify(f)}: ${r.stderr}`).toBe("process");
+        }
+        expect(fake.connections()).toBe(0);
+        expect(checkpoints(root)).toHaveLength(forged.length);
+      } finally {
+        await s.stop();
+        await fake.close();
+      }
+    });
+
+    it("when the hook's environment sets other settings, turns the server off, or moves the agent's configuration", async () => {
+      const root = workspace(FILES);
+      const s = await serve(root);
+      try {
+        client(root, START);
+        const other = client(root, PRE_BASH, { BATON_DURABILITY: "full" }, { text: preBash(root, "call-durable") });
+        expect(other.via, other.stderr).toBe("process");
+        expect(other.stderr).toContain("handed to Node");
+        const off = client(root, PRE_BASH, { BATON_HOOK_SERVER: "off" }, { text: preBash(root, "call-off") });
+        expect(off.via, off.stderr).toBe("process");
+        expect(checkpoints(root)).toHaveLength(2);
+        // A patch writing the hooks of the Codex whose home the hook's environment names.
+        const home = join(root, "..", `codex-home-${Date.now()}`);
+        mkdirSync(home, { recursive: true });
+        const patch = JSON.parse(payload("codex", "pre-apply-patch", { cwd: root, session: "agent-session-1", call: "call-guard" }));
+        patch.tool_input.command = `*** Begin Patch\n*** Add File: ${join(home, "hooks.json")}\n+{}\n*** End Patch\n`;
+        const denied = client(root, { agent: "codex", fixture: "pre-apply-patch" }, { CODEX_HOME: home }, { text: JSON.stringify(patch) });
+        expect(denied.via, denied.stderr).toBe("process");
+        expect(denied.stdout).toContain("supervis");
+      } finally {
+        await s.stop();
+      }
+    });
+
+    it("when the server does not take the hook within a second (stopped), or refuses its token", async () => {
+      const root = workspace(FILES);
+      const s = await serve(root);
+      try {
+        client(root, START);
+        process.kill(s.pid, "SIGSTOP");
+        let stopped: ClientResult;
+        const t = Date.now();
+        try {
+          stopped = client(root, PRE_BASH, { BATON_HOOK_SERVER: "off" }, { text: preBash(root, "call-stopped") });
+        } finally {
+          process.kill(s.pid, "SIGCONT");
+        }
+        expect(stopped.via, stopped.stderr).toBe("process");
+        expect(Date.now() - t).toBeGreaterThanOrEqual(1_000);
+        const info = JSON.parse(readFileSync(join(root, ".baton", "server.json"), "utf8"));
+        writeFileSync(join(root, ".baton", "server.json"), JSON.stringify({ ...info, token: "x".repeat(43) }), { mode: 0o600 });
+        const refused = client(root, PRE_BASH, { BATON_HOOK_SERVER: "off" }, { text: preBash(root, "call-token") });
+        expect(refused.via, refused.stderr).toBe("process");
+        expect(checkpoints(root)).toHaveLength(2);
+      } finally {
+        await s.stop();
+      }
+    });
+  });
+
+  describe("POST /v1/hook-clients/:agent/:event", () => {
+    it("is guarded as every process route, and refuses what its client's own process answers", async () => {
+      const after: (() => void)[] = [];
+      const root = workspace(FILES);
+      const s = await serve(root);
+      try {
+        client(root, START);
+        const text = preBash(root, "call-route");
+        const post = (path: string, headers: Record<string, string>, body = text) =>
+          raw(s.port, { method: "POST", path, headers: { "content-type": "application/json", ...headers }, body });
+        // The client's process, whose environment the server reads: one started with this
+        // process's environment as it is now (/proc keeps a process's environment as it started).
+        const clientProcess = spawn("sleep", ["60"], { env: process.env, stdio: "ignore" });
+        after.push(() => clientProcess.kill("SIGKILL"));
+        const auth = { authorization: `Bearer ${s.token}`, "x-baton-hook-pid": String(clientProcess.pid) };
+        expect((await post("/v1/hook-clients/codex/PreToolUse", { "x-baton-hook-pid": auth["x-baton-hook-pid"] })).status).toBe(401);
+        expect((await post("/v1/hook-clients/codex/PreToolUse", { ...auth, origin: `http://127.0.0.1:${s.port}` })).status).toBe(403);
+        expect((await post("/v1/hook-clients/codex/PreToolUse", { authorization: auth.authorization })).json().error.code).toBe(
+          "bad_input",
+        );
+        expect((await post("/v1/hook-clients/nobody/PreToolUse", auth)).status).toBe(404);
+        const prompt = payload("codex", "user-prompt", { cwd: root, session: "agent-session-1" });
+        const refused = await post("/v1/hook-clients/codex/UserPromptSubmit", auth, prompt);
+        expect(refused.status).toBe(409);
+        expect(refused.json().error.code).toBe("answer_in_process");
+        // A pid whose /proc cannot be read (gone): its process answers.
+        const gone = spawnSync("true").pid as number;
+        const unread = await post("/v1/hook-clients/codex/PreToolUse", { ...auth, "x-baton-hook-pid": String(gone) });
+        expect(unread.json().error.code).toBe("answer_in_process");
+        expect(checkpoints(root)).toHaveLength(0);
+        // Taken: the status at once, with how long the answer may take, then what the hook prints.
+        const taken = await post("/v1/hook-clients/codex/PreToolUse", auth);
+        expect(taken.status, taken.text).toBe(200);
+        expect(Number(taken.headers["x-baton-wait-ms"])).toBeGreaterThan(0);
+        expect(checkpoints(root)).toHaveLength(1);
+      } finally {
+        for (const f of after.splice(0)) f();
+        await s.stop();
+      }
+    });
+  });
+});
