@@ -25,6 +25,9 @@
  *            wrapping each write or shell call: what an in-process integration would cost.
  * - mod-empty: that mod, the port answering `{}` at once (Claude Code's own cost of a mod's call).
  *
+ * BENCH_SERVE_NODE_ARGS adds Node options to each `baton serve` (`--cpu-prof --cpu-prof-dir=<dir>`:
+ * a CPU profile of the server's work behind the hooks).
+ *
  * Every Baton run is checked: K checkpoints taken and K ledger nodes (every after-hook answered). Reported per kind of call: the median per
  * set-up, what command and http add to none, the ratio of the two additions, and the whole
  * turn's time. The load average is printed beside them (the machine is shared). Written to
