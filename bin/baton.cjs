@@ -11,22 +11,32 @@ case $#:${1-}:${3-} in
 *) exec node "$0" "$@" ;;
 esac
 if [ -z "${BASH_VERSION-}" ]; then
-  # The client needs bash (its /dev/tcp); sh is often another shell.
-  if [ -x /bin/bash ] && [ -r /proc/self/stat ]; then exec /bin/bash "$0" "$@"; fi
+  # The client needs bash (its /dev/tcp); sh is often another shell. No BASH_ENV: a startup file
+  # would cost every hook, and anything it printed would land before the answer.
+  if [ -x /bin/bash ] && [ -r /proc/self/stat ]; then BASH_ENV='' exec /bin/bash "$0" "$@"; fi
   exec node "$0" "$@"
 fi
-# From here on only bash reads this part: it stops at `exec` or `exit`.
+# From here on only bash reads this part, and it stops at `exec` or `exit`. Not in POSIX mode
+# (bash as sh, POSIXLY_CORRECT): there a failed connection would end the shell.
+set +o posix
 baton_hook_client() {
   local LC_ALL=C # lengths in bytes
   ((BASH_VERSINFO[0] > 4 || (BASH_VERSINFO[0] == 4 && BASH_VERSINFO[1] >= 4))) || return 1
   [[ /proc/self -ef /proc/$$ ]] || return 1 # a /proc of this pid namespace
+  [[ $2 =~ ^[a-z]+$ ]] || return 1
+  # Hooks set off in the environment never connect (the workspace's config is the server's to read).
+  local mode=${BATON_HOOK_SERVER-}
+  mode=${mode,,}
+  mode=${mode//[[:space:]]/}
+  case $mode in off | 0 | false | no) return 1 ;; esac
   # The workspace's server, as .baton/server.json names it (nearest .baton/ up from here; the
   # server judges the hook's own workspace from its payload and refuses another's).
-  local dir=${BATON_ROOT:-$PWD} info
+  local dir=${BATON_ROOT:-$PWD} up info
+  [[ $dir == /* ]] || dir=$PWD/$dir
   while [[ ! -d $dir/.baton ]]; do
-    [[ $dir == / || -z $dir ]] && return 1
-    dir=${dir%/*}
-    dir=${dir:-/}
+    up=${dir%/*}
+    [[ $up == "$dir" || $dir == / ]] && return 1
+    dir=${up:-/}
   done
   local file=$dir/.baton/server.json
   [[ -f $file && ! -L $file && -O $file ]] || return 1 # the user's own file, as the server writes it
@@ -39,79 +49,113 @@ baton_hook_client() {
   local token=${BASH_REMATCH[1]}
   [[ $info =~ \"startTime\":\"([0-9]+)\" ]] || return 1
   local start=${BASH_REMATCH[1]}
-  # Proven as a hook process proves it (platform/server-file.ts): the process the file names is
-  # the one that wrote it (its start time), and runs `serve` (a file a repository shipped could
-  # name a process whose start time is predictable, such as pid 1).
-  local stat rest arg serves=
+  # Proven as a hook process proves it (platform/server-file.ts), and as a server is proven
+  # before it is signalled (`servesWorkspace`): the process the file names is the user's own, the
+  # one that wrote it (its start time), and runs `serve` for this workspace (--root, else its
+  # working directory). A file a repository shipped could name pid 1, or another user's process.
+  [[ -O /proc/$pid ]] || return 1
+  local stat rest arg root= next= serves=
   IFS= read -r stat 2>/dev/null <"/proc/$pid/stat" || return 1
   rest=${stat##*) }
-  local -a f
-  IFS=' ' read -r -a f <<<"$rest"
+  local - # `set -f` for this function only
+  set -f
+  local -a f=($rest)
   [[ ${f[19]-} == "$start" ]] || return 1
-  while IFS= read -r -d '' arg; do [[ $arg == serve ]] && serves=1; done 2>/dev/null <"/proc/$pid/cmdline"
+  while IFS= read -r -d '' arg; do
+    if [[ -n $next ]]; then
+      root=$arg next=
+    elif [[ $arg == --root ]]; then
+      next=1
+    elif [[ $arg == --root=* ]]; then
+      root=${arg#--root=}
+    elif [[ $arg == serve ]]; then
+      serves=1
+    fi
+  done 2>/dev/null <"/proc/$pid/cmdline"
   [[ -n $serves ]] || return 1
-  # The payload, then the request, with this process's pid: the server reads its environment,
-  # working directory and parent from /proc, as a hook process would know them.
-  # (a pipe or a file is read through /dev/stdin in large reads; a socket, which Node-based agents
-  # may hand their hooks, cannot be opened there: cat reads it)
-  { payload=$(</dev/stdin); } 2>/dev/null || payload=$(cat)
-  ((${#payload} <= 32 * 1024 * 1024)) || return 2
-  { exec 3<>"/dev/tcp/127.0.0.1/$port"; } 2>/dev/null || return 2
-  printf 'POST /v1/hook-clients/%s/%s HTTP/1.1\r\nHost: 127.0.0.1:%s\r\nAuthorization: Bearer %s\r\nContent-Type: application/json\r\nContent-Length: %s\r\nX-Baton-Hook-Pid: %s\r\nX-Baton-Hook-Started: %s\r\nConnection: close\r\n\r\n%s' \
-    "$2" "$3" "$port" "$token" "${#payload}" "$$" "$started" "$payload" >&3 || return 2
+  [[ -z $root || $root == /* ]] || root=/proc/$pid/cwd/$root
+  [[ ${root:-/proc/$pid/cwd} -ef $dir ]] || return 1
+  # The payload (a pipe or a file is read through /dev/stdin in large reads; a socket, which
+  # Node-based agents may hand their hooks, cannot be opened there: cat reads it). Up to 64 KiB
+  # goes to the server: the loopback buffers hold that much, so writing it never waits on a
+  # server that stopped; a larger one is Node's, which writes without blocking.
+  { payload=$(</dev/stdin); } 2>/dev/null || payload=$(cat 2>/dev/null)
+  ((${#payload} <= 64 * 1024)) || return 2
+  # The request, with this process's pid (the server reads its environment, working directory and
+  # parent from /proc, as a hook process would know them) and the request id Node gets too.
+  { exec {fd}<>"/dev/tcp/127.0.0.1/$port"; } 2>/dev/null || return 2
+  printf 'POST /v1/hook-clients/%s/%s HTTP/1.1\r\nHost: 127.0.0.1:%s\r\nAuthorization: Bearer %s\r\nContent-Type: application/json\r\nContent-Length: %s\r\nX-Baton-Hook-Pid: %s\r\nX-Baton-Hook-Started: %s\r\nX-Baton-Request-Id: %s\r\nConnection: close\r\n\r\n%s' \
+    "$2" "$3" "$port" "$token" "${#payload}" "$$" "$started" "$request" "$payload" >&"$fd" || return 2
   # Taken within a second, or not at all (a server stopped or busy); then answered by the time
-  # it says (the hook's deadline and a grace).
-  local line status wait=5 len= chunked= body= size chunk
-  IFS=$' \r' read -r -t 1 _ status _ <&3 || return 2
+  # it says (the hook's deadline and a grace), never less than a second.
+  local line status ms=5000 wait len= chunked= body= size chunk ended=
+  IFS=$' \r' read -r -t 1 _ status _ <&"$fd" || return 2
   if [[ $status != 200 ]]; then
     # A refusal (answer_in_process, a server shutting down): what it says, with BATON_HOOK_DEBUG.
-    [[ -n ${BATON_HOOK_DEBUG-} ]] && IFS= read -r -d '' -t 1 body <&3
+    [[ -n ${BATON_HOOK_DEBUG-} ]] && IFS= read -r -d '' -t 1 body <&"$fd"
     reason=${body##*\"message\":\"}
     reason=${reason%%\"*}
     return 2
   fi
-  while IFS=$'\r' read -r -t 1 line <&3; do
-    [[ -z $line ]] && break
+  while IFS=$'\r' read -r -t 1 line <&"$fd"; do
+    if [[ -z $line ]]; then
+      ended=1
+      break
+    fi
     line=${line,,}
-    [[ $line =~ ^x-baton-wait-ms:\ *([0-9]+) ]] && wait=$(((BASH_REMATCH[1] + 999) / 1000))
-    [[ $line =~ ^content-length:\ *([0-9]+) ]] && len=${BASH_REMATCH[1]}
-    [[ $line =~ ^transfer-encoding:\ *chunked ]] && chunked=1
+    [[ $line =~ ^x-baton-wait-ms:\ *([0-9]+)$ ]] && ms=${BASH_REMATCH[1]}
+    [[ $line =~ ^content-length:\ *([0-9]+)$ ]] && len=${BASH_REMATCH[1]}
+    [[ $line =~ ^transfer-encoding:\ *chunked$ ]] && chunked=1
   done
-  [[ -z $line ]] || return 2
+  [[ -n $ended ]] || return 2 # the headers broke off
+  ((ms >= 1000)) || ms=1000
+  printf -v wait '%d.%03d' $((ms / 1000)) $((ms % 1000))
+  ended=
   if [[ -n $chunked ]]; then
-    while IFS=$'\r' read -r -t "$wait" size <&3; do
+    while IFS=$'\r' read -r -t "$wait" size <&"$fd"; do
       size=${size%%;*}
-      [[ $size =~ ^[0-9a-f]+$ ]] || return 2
-      ((size = 16#$size)) || break
-      IFS= read -r -N "$size" -t "$wait" chunk <&3 && ((${#chunk} == size)) || return 2
+      [[ $size =~ ^[0-9a-f]{1,7}$ ]] || return 2
+      if ((16#$size == 0)); then
+        ended=1
+        break
+      fi
+      IFS= read -r -N $((16#$size)) -t "$wait" chunk <&"$fd" && ((${#chunk} == 16#$size)) || return 2
       body+=$chunk
-      IFS= read -r -t "$wait" line <&3 || return 2
+      IFS= read -r -t "$wait" line <&"$fd" || return 2
     done
-    ((size == 0)) || return 2
   elif [[ -n $len ]]; then
-    IFS= read -r -N "$len" -t "$wait" body <&3
-    ((${#body} == len)) || return 2
-  else
-    return 2
+    IFS= read -r -N "$len" -t "$wait" body <&"$fd" && ((${#body} == len)) && ended=1
   fi
-  exec 3>&-
+  [[ -n $ended ]] || return 2 # the answer broke off, or came late: Node answers the hook
+  exec {fd}>&-
   printf '%s' "$body" || true
   [[ -n ${BATON_HOOK_DEBUG-} ]] && printf 'baton hook: answered by the server (pid %s), no Node started\n' "$pid" >&2
   return 0
 }
 trap '' PIPE
-payload=
-reason=
-started=
-[[ -n ${EPOCHREALTIME-} ]] && started=${EPOCHREALTIME/[.,]/} && started=${started:0:13}
+payload= reason= started= request=
+if [[ -n ${EPOCHREALTIME-} ]]; then
+  started=${EPOCHREALTIME/[.,]/}
+  started=${started:0:13}
+else
+  printf -v started '%(%s)T000' -1 # bash 4.4: to the second
+fi
+request=$$-$started-$RANDOM$RANDOM
 baton_hook_client "$@"
 case $? in
 0) exit 0 ;;
-1) trap - PIPE && exec node "$0" "$@" ;; # stdin untouched
+1)
+  trap - PIPE
+  exec node "$0" "$@" # stdin untouched
+  exit 127
+  ;;
 esac
 [[ -n ${BATON_HOOK_DEBUG-} ]] && printf 'baton hook: not answered by the server%s: handed to Node\n' "${reason:+ ($reason)}" >&2
 trap - PIPE
-exec 3>&- node "$0" "$@" ${started:+"--started-at=$started"} <<<"$payload"
+exec node "$0" "$@" "--started-at=$started" "--request-id=$request" <<<"$payload"
+# A here-string needs a temporary file past the pipe's size: where none can be made, a pipe.
+printf '%s\n' "$payload" | node "$0" "$@" "--started-at=$started" "--request-id=$request"
+exit
 */
 "use strict";
 // Starts dist/cli.cjs through a V8 code cache. Agent hooks start `baton` on every tool call,

@@ -87,6 +87,45 @@ function pathWithoutNode(): string {
   return dir;
 }
 
+/**
+ * A process that runs `serve` in the workspace (so the client takes it for the server: its pid,
+ * start time, user and working directory are right) but answers hook clients as `mode` says:
+ * `count` answers nothing and counts connections; `headers` sends a 200's status line and part
+ * of its headers, then closes; `body` sends the headers and a chunk of a chunked body, then
+ * closes; `late` sends the headers with `X-Baton-Wait-Ms: 0` and never the body. Written into
+ * server.json with the server's token.
+ */
+async function fakeServe(root: string, mode: "count" | "headers" | "body" | "late") {
+  const log = join(mkdtempSync(join(tmpdir(), "baton-fake-serve-")), "connections");
+  writeFileSync(log, "");
+  const script = `
+    const fs = require("node:fs");
+    const mode = process.env.MODE;
+    let seen = 0;
+    require("node:net").createServer((sock) => {
+      fs.appendFileSync(process.env.LOG, "c");
+      // The client's connection only: anything after it (Node's own try) is cut at once.
+      if (++seen > 1) return sock.destroy();
+      sock.once("data", () => {
+        if (mode === "headers") sock.end("HTTP/1.1 200 OK\\r\\nContent-Type: text/plain\\r\\n");
+        else if (mode === "body") sock.end("HTTP/1.1 200 OK\\r\\nTransfer-Encoding: chunked\\r\\n\\r\\n5\\r\\nhello\\r\\n");
+        else if (mode === "late") sock.write("HTTP/1.1 200 OK\\r\\nTransfer-Encoding: chunked\\r\\nX-Baton-Wait-Ms: 0\\r\\n\\r\\n");
+      });
+    }).listen(0, "127.0.0.1", function () { process.stdout.write(String(this.address().port) + "\\n"); });`;
+  const child = spawn(process.execPath, ["-e", script, "serve"], {
+    cwd: root,
+    env: { ...process.env, MODE: mode, LOG: log },
+    stdio: ["ignore", "pipe", "inherit"],
+  });
+  const port = await new Promise<number>((resolve) => child.stdout?.once("data", (d: Buffer) => resolve(Number(d.toString().trim()))));
+  const startTime = readFileSync(`/proc/${child.pid}/stat`, "utf8").split(") ")[1]?.split(" ")[19] as string;
+  writeServerFile(root, { pid: child.pid as number, port, startTime, token: "t".repeat(43) });
+  return {
+    connections: () => readFileSync(log, "utf8").length,
+    stop: () => child.kill("SIGKILL"),
+  };
+}
+
 const PRE_BASH: Step = { agent: "codex", fixture: "pre-bash" };
 /** Codex's shell call `call` (its fixture names one call): a hook of another call. */
 const preBash = (root: string, call: string) =>
@@ -135,25 +174,29 @@ describe("the shell's hook client", () => {
     }
   });
 
-  it("hands a large payload over whole (a shell command's 2 MB of output)", async () => {
+  it("sends up to 64 KiB itself, on a socket or a pipe, and hands a larger payload to Node", async () => {
     const root = workspace(FILES);
     const s = await serve(root);
     try {
       client(root, START);
       client(root, PRE_BASH);
-      const text = payload("codex", "post-bash", { cwd: root, session: "agent-session-1", call: "call-1" });
-      const big = JSON.parse(text);
-      big.tool_response = `${"x".repeat(2 * 1024 * 1024)}\nthe end`;
-      for (const pipe of [false, true]) {
-        const r = client(root, POST_BASH, {}, { pipe, text: JSON.stringify({ ...big, tool_use_id: `call-big-${pipe}` }) });
-        expect(r.via).toBe("client");
+      const base = JSON.parse(payload("codex", "post-bash", { cwd: root, session: "agent-session-1", call: "call-1" }));
+      const vias: string[] = [];
+      for (const [size, pipe] of [
+        [60 * 1024, false],
+        [60 * 1024, true],
+        [2 * 1024 * 1024, false],
+        [2 * 1024 * 1024, true],
+      ] as const) {
+        const text = JSON.stringify({ ...base, tool_use_id: `call-${size}-${pipe}`, tool_response: `${"x".repeat(size)}\nthe end` });
+        vias.push(`${size}:${client(root, POST_BASH, {}, { pipe, text }).via}`);
       }
+      expect(vias).toEqual([`${60 * 1024}:client`, `${60 * 1024}:client`, `${2 * 1024 * 1024}:process`, `${2 * 1024 * 1024}:process`]);
+      // Each recorded once, whoever answered; the same output hashed alike either way.
       const nodes = baton(root, ["ledger", "list"]).nodes as { observation?: unknown }[];
-      expect(nodes).toHaveLength(2);
-      // Parsed whole by the server (a payload cut short is not JSON: Node would have answered),
-      // the same output on a socket and on a pipe.
-      expect(nodes[0]?.observation).toBeDefined();
+      expect(nodes).toHaveLength(4);
       expect(nodes[1]?.observation).toBe(nodes[0]?.observation);
+      expect(nodes[3]?.observation).toBe(nodes[2]?.observation);
     } finally {
       await s.stop();
     }
@@ -166,6 +209,84 @@ describe("the shell's hook client", () => {
       const r = client(root, PRE_BASH);
       expect(r.via).toBe("process");
       expect(checkpoints(root)).toHaveLength(1);
+    });
+
+    it("when the answer breaks off after a 200: in its headers, in its body, or past the time it gave", async () => {
+      const root = workspace(FILES);
+      client(root, START);
+      for (const mode of ["headers", "body", "late"] as const) {
+        const fake = await fakeServe(root, mode);
+        try {
+          const t = Date.now();
+          const r = client(root, PRE_BASH, {}, { text: preBash(root, `call-${mode}`) });
+          expect(r.via, `${mode}: ${r.stderr}`).toBe("process");
+          // The client connected (Node then tries the same server, and answers in its own process).
+          expect(fake.connections(), mode).toBeGreaterThanOrEqual(1);
+          // A late answer is waited for a second at least (`X-Baton-Wait-Ms: 0` is not "no wait").
+          if (mode === "late") expect(Date.now() - t).toBeGreaterThanOrEqual(1_000);
+        } finally {
+          fake.stop();
+        }
+      }
+      expect(checkpoints(root)).toHaveLength(3);
+    });
+
+    it("when hooks are off in its environment, without connecting; and when it cannot connect, in bash's POSIX mode too", async () => {
+      const root = workspace(FILES);
+      client(root, START);
+      const fake = await fakeServe(root, "count");
+      try {
+        for (const off of ["off", " OFF ", "0", "false", "no"]) {
+          const r = client(root, PRE_BASH, { BATON_HOOK_SERVER: off }, { text: preBash(root, `call-off-${off.trim()}`) });
+          expect(r.via, r.stderr).toBe("process");
+        }
+        expect(fake.connections()).toBe(0);
+      } finally {
+        fake.stop();
+      }
+      // The file still names the process's port, which nothing listens on any more: refused.
+      const fake2 = await fakeServe(root, "count");
+      fake2.stop();
+      const info = JSON.parse(readFileSync(join(root, ".baton", "server.json"), "utf8"));
+      const listener = spawn(process.execPath, ["-e", "setInterval(() => {}, 1000)", "serve"], { cwd: root, stdio: "ignore" });
+      try {
+        await new Promise((r) => setTimeout(r, 200));
+        const startTime = readFileSync(`/proc/${listener.pid}/stat`, "utf8").split(") ")[1]?.split(" ")[19] as string;
+        writeServerFile(root, { ...info, pid: listener.pid as number, startTime });
+        for (const env of [{ POSIXLY_CORRECT: "1" }, {}] as Record<string, string>[]) {
+          const r = client(root, PRE_BASH, env, { text: preBash(root, `call-refused-${Object.keys(env).length}`) });
+          expect(r.via, r.stderr).toBe("process");
+        }
+      } finally {
+        listener.kill("SIGKILL");
+      }
+      expect(checkpoints(root)).toHaveLength(7);
+    });
+
+    it("with a relative BATON_ROOT, and from another copy of baton than the server's", async () => {
+      const root = workspace(FILES);
+      const s = await serve(root);
+      try {
+        client(root, START);
+        const rel = client(root, PRE_BASH, { BATON_ROOT: "." }, { text: preBash(root, "call-relative") });
+        expect(rel.via, rel.stderr).toBe("client");
+        // A copy of bin/baton.cjs beside the same dist/: not the file the server started from.
+        const other = mkdtempSync(join(tmpdir(), "baton-other-"));
+        mkdirSync(join(other, "bin"));
+        writeFileSync(join(other, "bin", "baton.cjs"), readFileSync(CLI), { mode: 0o755 });
+        symlinkSync(join(CLI, "..", "..", "dist"), join(other, "dist"));
+        const copy = spawnSync(join(other, "bin", "baton.cjs"), ["hook", "codex", "PreToolUse"], {
+          cwd: root,
+          env: { ...process.env, BATON_HOOK_DEBUG: "1", BATON_HOOK_SERVER: "use" },
+          input: preBash(root, "call-copy"),
+          encoding: "utf8",
+        });
+        expect(copy.status, copy.stderr).toBe(0);
+        expect(copy.stderr).toContain("not this server's baton");
+        expect(checkpoints(root), `${rel.stderr}\n${copy.stderr}`).toHaveLength(2);
+      } finally {
+        await s.stop();
+      }
     });
 
     it("when server.json names pid 1, a process that does not serve, or a wrong start time: never connecting", async () => {
@@ -226,7 +347,7 @@ describe("the shell's hook client", () => {
         let stopped: ClientResult;
         const t = Date.now();
         try {
-          stopped = client(root, PRE_BASH, { BATON_HOOK_SERVER: "off" }, { text: preBash(root, "call-stopped") });
+          stopped = client(root, PRE_BASH, {}, { text: preBash(root, "call-stopped") });
         } finally {
           process.kill(s.pid, "SIGCONT");
         }
@@ -234,7 +355,7 @@ describe("the shell's hook client", () => {
         expect(Date.now() - t).toBeGreaterThanOrEqual(1_000);
         const info = JSON.parse(readFileSync(join(root, ".baton", "server.json"), "utf8"));
         writeFileSync(join(root, ".baton", "server.json"), JSON.stringify({ ...info, token: "x".repeat(43) }), { mode: 0o600 });
-        const refused = client(root, PRE_BASH, { BATON_HOOK_SERVER: "off" }, { text: preBash(root, "call-token") });
+        const refused = client(root, PRE_BASH, {}, { text: preBash(root, "call-token") });
         expect(refused.via, refused.stderr).toBe("process");
         expect(checkpoints(root)).toHaveLength(2);
       } finally {
@@ -254,8 +375,9 @@ describe("the shell's hook client", () => {
         const post = (path: string, headers: Record<string, string>, body = text) =>
           raw(s.port, { method: "POST", path, headers: { "content-type": "application/json", ...headers }, body });
         // The client's process, whose environment the server reads: one started with this
-        // process's environment as it is now (/proc keeps a process's environment as it started).
-        const clientProcess = spawn("sleep", ["60"], { env: process.env, stdio: "ignore" });
+        // process's environment as it is now (/proc keeps a process's environment as it started),
+        // reading this baton as bash reads a script (on its file descriptor 255).
+        const clientProcess = spawn("/bin/bash", ["-c", 'exec 255<"$0"; sleep 60', CLI], { env: process.env, stdio: "ignore" });
         after.push(() => clientProcess.kill("SIGKILL"));
         const auth = { authorization: `Bearer ${s.token}`, "x-baton-hook-pid": String(clientProcess.pid) };
         expect((await post("/v1/hook-clients/codex/PreToolUse", { "x-baton-hook-pid": auth["x-baton-hook-pid"] })).status).toBe(401);

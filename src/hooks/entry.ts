@@ -49,7 +49,7 @@ async function main(): Promise<void> {
     );
     process.exit(2);
   }
-  const requestId = newRequestId();
+  const requestId = args.requestId ?? newRequestId();
   if (!adapterFor(args.agent)) return handOff({ text: "", requestId, reason: "unknown agent" });
   const text = readStdin();
   let r: Awaited<ReturnType<typeof serverFirst>>;

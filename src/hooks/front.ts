@@ -39,13 +39,19 @@ export interface HookArgs {
    * deadline counts from then. At most a minute back; anything else is ignored.
    */
   startedAt?: number;
+  /** `--request-id=<id>`: the id the shell's hook client sent the server with, so a step it took is found by its key. */
+  requestId?: string;
 }
 
-/** argv: `<agent> <Event> [--root <dir>] [--started-at=<ms>]`. */
+/** Options of the hook's command line that are not the agent's words (`startsThisHook` leaves them out). */
+const HANDED_ON = /^--(?:started-at|request-id)=/;
+
+/** argv: `<agent> <Event> [--root <dir>] [--started-at=<ms>] [--request-id=<id>]`. */
 export function parseHookArgs(argv: readonly string[]): HookArgs {
   const positional: string[] = [];
   let root = process.env.BATON_ROOT || undefined;
   let startedAt: number | undefined;
+  let requestId: string | undefined;
   for (let i = 0; i < argv.length; i++) {
     const a = argv[i] as string;
     if (a === "--root") root = argv[++i];
@@ -54,9 +60,18 @@ export function parseHookArgs(argv: readonly string[]): HookArgs {
       const t = Number(a.slice(13));
       const now = Date.now();
       if (Number.isSafeInteger(t) && t <= now && t >= now - 60_000) startedAt = t;
+    } else if (a.startsWith("--request-id=")) {
+      const id = a.slice(13);
+      if (/^[A-Za-z0-9_-]{8,80}$/.test(id)) requestId = id;
     } else if (!a.startsWith("-")) positional.push(a);
   }
-  return { agent: positional[0], native: positional[1] ?? "", root, ...(startedAt !== undefined ? { startedAt } : {}) };
+  return {
+    agent: positional[0],
+    native: positional[1] ?? "",
+    root,
+    ...(startedAt !== undefined ? { startedAt } : {}),
+    ...(requestId !== undefined ? { requestId } : {}),
+  };
 }
 
 /** The payload on stdin; "" when there is none (a manual run). */
@@ -117,7 +132,10 @@ export function workspaceFor(
 let agentPidFound: number | undefined;
 
 export function agentPid(): number {
-  agentPidFound ??= findAgentPid(process.ppid, process.argv.slice(2));
+  agentPidFound ??= findAgentPid(
+    process.ppid,
+    process.argv.slice(2).filter((a) => !HANDED_ON.test(a)),
+  );
   return agentPidFound;
 }
 

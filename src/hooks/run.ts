@@ -132,7 +132,7 @@ export async function answerHook(argv: readonly string[], opts: AnswerHookOption
     });
     const response = await baton.agents.handle(ev, {
       agentPid: agentPid(),
-      requestId: opts.requestId ?? newRequestId(),
+      requestId: opts.requestId ?? args.requestId ?? newRequestId(),
       deadline,
     });
     out = adapter.render(ev, response);

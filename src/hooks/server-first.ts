@@ -50,22 +50,18 @@ export async function serverFirst(args: HookArgs, text: string, requestId: strin
   let info: ServerInfo | undefined;
   let conn: Connection | undefined;
   try {
-    const p = prepareHook(
-      args,
-      text,
-      requestId,
-      { env: process.env, cwd, agentPid, ...(startedAt !== undefined ? { startedAt } : {}) },
-      (ws, settings) => {
-        info = provenServer(ws.dir);
-        if (info?.version === BUILD && validServer(info) && info.settings === settings) conn = open(info.port);
-      },
-    );
+    const side = { env: process.env, cwd, agentPid, ...(startedAt !== undefined ? { startedAt } : {}) };
+    const p = prepareHook(args, text, requestId, side, (ws, settings) => {
+      info = provenServer(ws.dir);
+      if (!info) return "no server";
+      if (info.version !== BUILD) return `the server is build ${info.version ?? "unknown"}, not ${BUILD}`;
+      if (info.settings !== settings) return `the server runs with other settings (${info.settings ?? "unknown"}, not ${settings})`;
+      if (validServer(info)) conn = open(info.port);
+      return undefined;
+    });
     if (p.kind === "answer") return p;
     if (p.kind === "handoff") return handOff(p.reason);
     if (!info) return handOff("no server");
-    if (info.version !== BUILD) return handOff(`the server is build ${info.version ?? "unknown"}, not ${BUILD}`);
-    if (info.settings !== p.req.settings)
-      return handOff(`the server runs with other settings (${info.settings ?? "unknown"}, not ${p.req.settings})`);
     const r = await askServer(info, p.req, CLIENT_TIMEOUTS, conn);
     if (r.kind === "retry") return handOff(r.reason);
     debugLine(`answered by the server (pid ${info.pid})`);
@@ -98,14 +94,14 @@ export type Prepared =
  * process and for the server's route of hook clients that start no Node
  * (server/hook-client-route.ts), which judges with the client's environment. `onSettings` is
  * called once the workspace and the settings are known, before the rest of the checks (the hook
- * process opens its connection to the server there).
+ * process proves its server there, opens its connection to it, and stops at a reason not to).
  */
 export function prepareHook(
   args: HookArgs,
   text: string,
   requestId: string,
   side: HookSide,
-  onSettings?: (ws: Workspace, settings: string) => void,
+  onSettings?: (ws: Workspace, settings: string) => string | undefined,
 ): Prepared {
   const handOff = (reason: string): Prepared => ({ kind: "handoff", reason });
   const adapter = adapterFor(args.agent);
@@ -139,7 +135,8 @@ export function prepareHook(
   } catch {
     return handOff("a setting in the environment cannot be read"); // reported in-process, as always
   }
-  onSettings?.(ws, settings);
+  const stop = onSettings?.(ws, settings);
+  if (stop !== undefined) return handOff(stop);
   // The write-tool guard judges a `baton` in PATH and a configuration a variable moved by the
   // environment it runs in: the server's is not the agent's, so such a write is judged here.
   if (ev.kind === "before_tool" && ev.tool.kind === "write") {

@@ -20,7 +20,9 @@
  * have printed. A step the server took before the answer was lost is found again by the process
  * that answers in its place (every step is keyed, core/hooks/keys.ts).
  */
+import { readlinkSync, realpathSync } from "node:fs";
 import type { IncomingMessage, ServerResponse } from "node:http";
+import { resolve } from "node:path";
 import { adapterFor } from "../core/hooks/adapters.js";
 import { BatonError, badInput } from "../errors.js";
 import { findAgentPid, type HookSide, prepareHook, stdoutOf } from "../hooks/server-first.js";
@@ -31,6 +33,34 @@ import { errorResponse } from "./http-errors.js";
 const PATH = /^\/v1\/hook-clients\/([^/?#]+)\/([^/?#]+)\/?(?:\?.*)?$/;
 /** How far in the past a client's start time may be (`X-Baton-Hook-Started`, ms since the epoch). */
 const MAX_CLIENT_AGE_MS = 60_000;
+
+const REQUEST_ID = /^[A-Za-z0-9_-]{8,80}$/;
+
+/** This server's own entry (bin/baton.cjs), its links resolved; undefined when it has none. */
+let ownEntry: string | undefined | null = null;
+
+/**
+ * Whether the hook client runs this server's own bin/baton.cjs: the script bash reads (its file
+ * descriptor 255, the file itself, links resolved) is the one this server started from. Another
+ * install, or another build's, may judge a hook otherwise: its hooks are Node's, which hands them
+ * only to a server of its own build. (An upgrade in place keeps the path: the next session start
+ * or prompt, answered by Node, replaces a server of the old build.)
+ */
+function sameProgram(pid: number): boolean {
+  if (ownEntry === null) {
+    try {
+      ownEntry = process.argv[1] ? realpathSync(process.argv[1]) : undefined;
+    } catch {
+      ownEntry = undefined;
+    }
+  }
+  if (ownEntry === undefined) return false;
+  try {
+    return readlinkSync(`/proc/${pid}/fd/255`) === ownEntry;
+  } catch {
+    return false;
+  }
+}
 
 export function isHookClientRequest(req: IncomingMessage): boolean {
   return req.method === "POST" && req.url !== undefined && req.url.startsWith("/v1/hook-clients/");
@@ -73,14 +103,26 @@ export function hookClientHttpHandler(o: { answerer: HookAnswerer; token: string
       const startedAt = Number.isSafeInteger(sent) && sent <= now && sent >= now - MAX_CLIENT_AGE_MS ? sent : undefined;
       const text = await readText(req, o.maxBodyBytes);
       const side = hookClientSide(pid, ["hook", agent, native], startedAt);
-      const requestId = `client-${process.pid.toString(36)}-${now.toString(36)}-${(seq++).toString(36)}`;
-      const p = prepareHook({ agent, native, root: side.env.BATON_ROOT || undefined }, text, requestId, side);
+      if (!sameProgram(pid))
+        throw new BatonError(
+          "answer_in_process",
+          "the hook client is not this server's baton (another install or build): its own process answers the hook",
+        );
+      // The client's request id, which Node gets too when it answers in the server's place.
+      const sentId = req.headers["x-baton-request-id"];
+      const requestId =
+        typeof sentId === "string" && REQUEST_ID.test(sentId)
+          ? sentId
+          : `client-${process.pid.toString(36)}-${now.toString(36)}-${(seq++).toString(36)}`;
+      // BATON_ROOT as the client's process reads it: a relative one from its working directory.
+      const root = side.env.BATON_ROOT ? resolve(side.cwd, side.env.BATON_ROOT) : undefined;
+      const p = prepareHook({ agent, native, root }, text, requestId, side);
       if (p.kind === "answer") return void res.writeHead(200, { "Content-Type": "text/plain; charset=utf-8" }).end(p.stdout);
       if (p.kind === "handoff") throw new BatonError("answer_in_process", `the hook's own process answers it: ${p.reason}`);
       if (p.ev.kind !== "before_tool" && p.ev.kind !== "after_tool")
         throw new BatonError("answer_in_process", `${agent} ${native} is not a tool call's hook: its own process answers it`);
-      const { root, deadline, agentPid, store, settings } = p.req;
-      const work = o.answerer.takeEvent(p.ev, { root, requestId, deadline, agentPid, store, settings });
+      const { deadline, agentPid, store, settings } = p.req;
+      const work = o.answerer.takeEvent(p.ev, { root: p.req.root, requestId, deadline, agentPid, store, settings });
       // Taken: say so at once, with how long the answer may take (the client gives up after that
       // and starts Node, which finds whatever was committed here), then answer.
       const wait = Math.max(0, deadline + ANSWER_GRACE_MS - Date.now());
