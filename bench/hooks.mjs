@@ -2,8 +2,8 @@
  * Agent hooks as the agents run them: one whole `node bin/baton.cjs hook <agent> <Event>`
  * process per hook, fed a real payload on stdin (the recorded fixtures in
  * test/fixtures/hooks/), spawned and waited for, against `node -e 0` in the same rounds.
- * Goal: every hook process ≤ 1.5× `node -e 0` (median wall time), and every tool call's hook
- * run as an agent runs `baton` from PATH (the [client] mode below) ≤ 1.3×.
+ * Goal: every hook process ≤ 1.5× `node -e 0` (median wall time), and every hook run as an agent
+ * runs `baton` from PATH (the [client] mode below) ≤ 1.3×.
  *
  * Two modes, in the same rounds, each on a workspace of its own (set up alike): with the
  * workspace's server running (`baton serve`, the setup hooks start by themselves: each hook
@@ -23,9 +23,8 @@
  * machines, which would shrink the ratio without saying anything about Baton).
  *
  * [client] is the server mode with each hook run as `baton` from PATH runs, bin/baton.cjs as a
- * program: its shell part answers a tool call's hook through the server without starting Node
- * (src/server/hook-client-route.ts), and hands the others to Node; the benchmark checks that it
- * did.
+ * program: its shell part answers each hook through the server without starting Node
+ * (src/server/hook-client-route.ts); the benchmark checks that it did.
  *
  * A third mode, [3 lanes], is the server mode on a workspace where two more agent sessions (a
  * second Claude Code session and a Codex session) work at once, claiming 1,000 files between
@@ -383,9 +382,6 @@ function hooksFor(root) {
   ];
 }
 
-/** The events the shell's hook client (bin/baton.cjs) hands to the server itself. */
-const TOOL_EVENTS = new Set(["PreToolUse", "PostToolUse", "PostToolUseFailure", "BeforeTool", "AfterTool", "preToolUse", "postToolUse"]);
-
 /** Claims a build before BATON_HOOK_DEBUG left for the hooks its server took. */
 function claims(root) {
   const dir = join(root, ".baton", "hooks", "claims");
@@ -408,8 +404,8 @@ function measure({ modes, sh }) {
     const told = r.stderr.includes("baton hook: answered");
     const byServer = told ? r.stderr.includes("answered by the server") : claims(mode.root) > claimed;
     const by = r.stderr.includes("no Node started") ? "client" : byServer ? "server" : told ? "in-process" : mode.tag ? "untold" : "noop";
-    // The shell's client answers every tool call's hook (with nothing to do too); Node the rest.
-    const expected = mode.direct && TOOL_EVENTS.has(h.event) ? "client" : h.noop ? "noop" : mode.key;
+    // The shell's client answers every hook (with nothing to do too).
+    const expected = mode.direct ? "client" : h.noop ? "noop" : mode.key;
     if (by !== expected && !(by === "untold" && expected !== "server"))
       throw new Error(`${h.label}${mode.suffix} was answered ${by}, not ${expected} (server pid ${mode.server?.pid}): ${r.stderr}`);
     h.after?.(i);
@@ -446,13 +442,8 @@ function measure({ modes, sh }) {
   const per = (m) => hooks.map((_, k) => s[label(k, m)].medianMs / floor);
   const ratios = hooks.map((_, k) => ratio(`${label(k, serverMode)} / node -e 0`, per(serverMode)[k], "<=", 1.5));
   ratios.push(info("slowest hook / node -e 0", Math.max(...per(serverMode))));
-  // A tool call's hook as agents run `baton` from PATH: answered by the shell's client, no Node.
-  for (const [k, h] of hooks.entries())
-    ratios.push(
-      TOOL_EVENTS.has(h.event)
-        ? ratio(`${label(k, clientMode)} / node -e 0`, per(clientMode)[k], "<=", 1.3)
-        : info(`${label(k, clientMode)} / node -e 0`, per(clientMode)[k]),
-    );
+  // A hook as agents run `baton` from PATH: answered by the shell's client, no Node.
+  for (const [k] of hooks.entries()) ratios.push(ratio(`${label(k, clientMode)} / node -e 0`, per(clientMode)[k], "<=", 1.3));
   for (const [k] of hooks.entries()) ratios.push(info(`${label(k, inProcess)} / node -e 0`, per(inProcess)[k]));
   ratios.push(info("slowest in-process hook / node -e 0", Math.max(...per(inProcess))));
   // Information only: the goal (≤ 1 ms more) is judged by bench/lanes.mjs, which times the
@@ -479,7 +470,7 @@ function measure({ modes, sh }) {
     ratios,
     notes: [
       `${rounds} rounds after 2 warm-up rounds; each round runs every hook once per mode, in agent order, each hook in every mode back to back (the first mode rotating), with node -e 0 at a rotating position`,
-      `modes: with the workspace's server running (baton serve pid ${serverMode.server.pid}; the 1.5x goal is judged on this mode), [client] (the same, each hook run as \`baton\` from PATH runs: bin/baton.cjs as a program, whose shell client answers a tool call's hook with no Node; the 1.3x goal) and [in-process] (BATON_HOOK_SERVER=off), each on its own workspace${serverBefore ? `; the same for the build in ${process.env.BATON_BENCH_BEFORE}, [before]` : ""}; [3 lanes]: the server mode with two more agent sessions at work claiming ${CLAIMED} files`,
+      `modes: with the workspace's server running (baton serve pid ${serverMode.server.pid}; the 1.5x goal is judged on this mode), [client] (the same, each hook run as \`baton\` from PATH runs: bin/baton.cjs as a program, whose shell client answers each hook with no Node; the 1.3x goal) and [in-process] (BATON_HOOK_SERVER=off), each on its own workspace${serverBefore ? `; the same for the build in ${process.env.BATON_BENCH_BEFORE}, [before]` : ""}; [3 lanes]: the server mode with two more agent sessions at work claiming ${CLAIMED} files`,
       "payloads: test/fixtures/hooks/<agent>/*.json (call ids and arguments made unique per call); NODE_EXTRA_CA_CERTS removed from the children's environment",
       `workspaces: 200 source files in 10 directories; sessions ${modes.map((m) => m.sid).join(", ")}, each with a decision, a blocker and 3 lessons`,
     ],

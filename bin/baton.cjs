@@ -2,12 +2,13 @@
 ':' /*
 # This file is a shell script and Node's JavaScript at once: the line above does nothing in the
 # shell and opens a comment in JavaScript. Run from PATH (`baton ...`, as agents run their hooks),
-# the shell reads it first. A tool call's hook (`baton hook <agent> <Event>`) it answers without
-# starting Node when the workspace's server can (src/server/hook-client-route.ts: ~3 ms against
-# ~20 for Node's start); everything else, and every hook the server does not answer, it hands
-# to Node, which runs this same file as JavaScript below (docs/integrations.md, "The hook server").
+# the shell reads it first. A hook (`baton hook <agent> <Event>`) it answers without starting
+# Node when the workspace's server can (src/server/hook-client-route.ts: a few ms against ~20 for
+# Node's start); everything else, and every hook the server does not answer, it hands to Node,
+# which runs this same file as JavaScript below (docs/integrations.md, "The hook server").
 case $#:${1-}:${3-} in
-3:hook:PreToolUse | 3:hook:PostToolUse | 3:hook:PostToolUseFailure | 3:hook:BeforeTool | 3:hook:AfterTool | 3:hook:preToolUse | 3:hook:postToolUse) ;;
+3:hook:-* | 3:hook:) exec node "$0" "$@" ;;
+3:hook:*) ;;
 *) exec node "$0" "$@" ;;
 esac
 if [ -z "${BASH_VERSION-}" ]; then
@@ -18,7 +19,7 @@ if [ -z "${BASH_VERSION-}" ]; then
 fi
 # From here on only bash reads this part, and it stops at `exec` or `exit`. Not in POSIX mode
 # (bash as sh, POSIXLY_CORRECT): there a failed connection would end the shell.
-set +o posix
+set +e +u +o posix # nor with errexit or nounset from an exported SHELLOPTS
 baton_hook_client() {
   local LC_ALL=C # lengths in bytes
   ((BASH_VERSINFO[0] > 4 || (BASH_VERSINFO[0] == 4 && BASH_VERSINFO[1] >= 4))) || return 1
@@ -79,7 +80,10 @@ baton_hook_client() {
   # Node-based agents may hand their hooks, cannot be opened there: cat reads it). Up to 64 KiB
   # goes to the server: the loopback buffers hold that much, so writing it never waits on a
   # server that stopped; a larger one is Node's, which writes without blocking.
-  { payload=$(</dev/stdin); } 2>/dev/null || payload=$(cat 2>/dev/null)
+  { payload=$(</dev/stdin); } 2>/dev/null || {
+    hash cat 2>/dev/null || return 1
+    payload=$(cat 2>/dev/null)
+  }
   ((${#payload} <= 64 * 1024)) || return 2
   # The request, with this process's pid (the server reads its environment, working directory and
   # parent from /proc, as a hook process would know them) and the request id Node gets too.
@@ -133,7 +137,7 @@ baton_hook_client() {
   return 0
 }
 trap '' PIPE
-payload= reason= started= request=
+payload= reason= started= request= fd=
 if [[ -n ${EPOCHREALTIME-} ]]; then
   started=${EPOCHREALTIME/[.,]/}
   started=${started:0:13}
@@ -151,6 +155,7 @@ case $? in
   ;;
 esac
 [[ -n ${BATON_HOOK_DEBUG-} ]] && printf 'baton hook: not answered by the server%s: handed to Node\n' "${reason:+ ($reason)}" >&2
+[[ -n ${fd-} ]] && exec {fd}>&- # the connection is not Node's
 trap - PIPE
 exec node "$0" "$@" "--started-at=$started" "--request-id=$request" <<<"$payload"
 # A here-string needs a temporary file past the pipe's size: where none can be made, a pipe.

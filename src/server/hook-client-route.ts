@@ -1,18 +1,21 @@
 /**
  * `POST /v1/hook-clients/:agent/:event`: a hook answered without starting Node. `baton` is a
- * shell script as well as Node's (bin/baton.cjs): run as `baton hook <agent> <Event>` for a tool
- * call's hooks, it hands the agent's payload, as the agent wrote it, to the workspace's running
- * server on a loopback connection of its own (bash's /dev/tcp), prints the answer and exits:
- * a hook of ~3 ms where starting Node costs ~20. Anything else the shell leaves to Node.
+ * shell script as well as Node's (bin/baton.cjs): run as `baton hook <agent> <Event>`, it hands
+ * the agent's payload, as the agent wrote it, to the workspace's running server on a loopback
+ * connection of its own (bash's /dev/tcp), prints the answer and exits: a hook of a few ms where
+ * starting Node costs ~20. Anything else the shell leaves to Node.
  *
  * The server judges the hook as a hook process would (hooks/server-first.ts `prepareHook`,
  * the same rules), with what that process would have known: the client's environment, working
  * directory and parent, read from /proc by the pid it sends (`X-Baton-Hook-Pid`; a process of
- * this user's, as only the owner reads another's environment). Whatever the hook process would
- * have answered itself is refused with `answer_in_process` (409), and so is anything but a tool
- * call's hooks (a session's start or a prompt replaces a server of another build and is keyed
- * by a request id only a process makes); the client then starts Node with the payload, as it
- * does when no server is there, the connection breaks, or any other status comes back.
+ * this user's, as only the owner reads another's environment), and its request id
+ * (`X-Baton-Request-Id`, which Node gets too if it answers in the server's place). Whatever the
+ * hook process would have answered itself is refused with `answer_in_process` (409), and so is
+ * a client that is not this server's own bin/baton.cjs, or any hook once the installed baton
+ * changed under the server (a reinstall or rebuild: Node's session-start and prompt hooks then
+ * replace a server of another build, autostart.ts); the client then starts Node with the
+ * payload, as it does when no server is there, the connection breaks, or any other status comes
+ * back.
  *
  * As on `POST /v1/hooks/...` (hook-route.ts), the status line and headers go out as soon as the
  * hook is taken, with `X-Baton-Wait-Ms` (how long the answer may still take: the hook's deadline
@@ -20,9 +23,9 @@
  * have printed. A step the server took before the answer was lost is found again by the process
  * that answers in its place (every step is keyed, core/hooks/keys.ts).
  */
-import { readlinkSync, realpathSync } from "node:fs";
+import { readdirSync, realpathSync, statSync } from "node:fs";
 import type { IncomingMessage, ServerResponse } from "node:http";
-import { resolve } from "node:path";
+import { dirname, join, resolve } from "node:path";
 import { adapterFor } from "../core/hooks/adapters.js";
 import { BatonError, badInput } from "../errors.js";
 import { findAgentPid, type HookSide, prepareHook, stdoutOf } from "../hooks/server-first.js";
@@ -36,27 +39,58 @@ const MAX_CLIENT_AGE_MS = 60_000;
 
 const REQUEST_ID = /^[A-Za-z0-9_-]{8,80}$/;
 
-/** This server's own entry (bin/baton.cjs), its links resolved; undefined when it has none. */
-let ownEntry: string | undefined | null = null;
+/** A file's identity: device and inode. */
+type FileId = { dev: number; ino: number };
 
 /**
- * Whether the hook client runs this server's own bin/baton.cjs: the script bash reads (its file
- * descriptor 255, the file itself, links resolved) is the one this server started from. Another
- * install, or another build's, may judge a hook otherwise: its hooks are Node's, which hands them
- * only to a server of its own build. (An upgrade in place keeps the path: the next session start
- * or prompt, answered by Node, replaces a server of the old build.)
+ * This server's own entry (bin/baton.cjs) and the bundle beside it, as they were when it started
+ * (a reinstall gives the entry a new inode; a rebuild rewrites the bundle); undefined when it has
+ * none (a server started otherwise: then Node answers every hook).
  */
-function sameProgram(pid: number): boolean {
-  if (ownEntry === null) {
-    try {
-      ownEntry = process.argv[1] ? realpathSync(process.argv[1]) : undefined;
-    } catch {
-      ownEntry = undefined;
-    }
-  }
-  if (ownEntry === undefined) return false;
+function ownFiles(): { entry: FileId; stamp: string; files: string[] } | undefined {
   try {
-    return readlinkSync(`/proc/${pid}/fd/255`) === ownEntry;
+    const entry = process.argv[1] ? realpathSync(process.argv[1]) : undefined;
+    if (entry === undefined) return undefined;
+    const files = [entry, join(dirname(entry), "..", "dist", "cli-full.cjs")];
+    const stamp = stampOf(files);
+    const st = statSync(entry);
+    return stamp === undefined ? undefined : { entry: { dev: st.dev, ino: st.ino }, stamp, files };
+  } catch {
+    return undefined;
+  }
+}
+
+function stampOf(files: readonly string[]): string | undefined {
+  try {
+    return files
+      .map((f) => {
+        const st = statSync(f);
+        return `${st.dev}:${st.ino}:${st.size}:${st.mtimeMs}`;
+      })
+      .join("|");
+  } catch {
+    return undefined;
+  }
+}
+
+/**
+ * Whether the hook client runs this server's own bin/baton.cjs, the file it started from: the
+ * script bash holds open (on descriptor 255, or another when that one was taken) is that file.
+ * Another install, or another build's, may judge a hook otherwise: its hooks are Node's, which
+ * hands them only to a server of its own build.
+ */
+function sameProgram(pid: number, entry: FileId): boolean {
+  const is = (f: string) => {
+    try {
+      const st = statSync(f);
+      return st.dev === entry.dev && st.ino === entry.ino;
+    } catch {
+      return false;
+    }
+  };
+  if (is(`/proc/${pid}/fd/255`)) return true;
+  try {
+    return readdirSync(`/proc/${pid}/fd`).some((n) => n !== "255" && is(`/proc/${pid}/fd/${n}`));
   } catch {
     return false;
   }
@@ -89,6 +123,7 @@ export function hookClientSide(pid: number, words: readonly string[], startedAt:
 /** The node:http handler of `POST /v1/hook-clients/:agent/:event` (after the guard). Never throws. */
 export function hookClientHttpHandler(o: { answerer: HookAnswerer; token: string; maxBodyBytes: number }) {
   let seq = 0;
+  const own = ownFiles();
   return async (req: IncomingMessage, res: ServerResponse): Promise<void> => {
     try {
       fromProcess(req, o.token, "agent hooks");
@@ -103,10 +138,15 @@ export function hookClientHttpHandler(o: { answerer: HookAnswerer; token: string
       const startedAt = Number.isSafeInteger(sent) && sent <= now && sent >= now - MAX_CLIENT_AGE_MS ? sent : undefined;
       const text = await readText(req, o.maxBodyBytes);
       const side = hookClientSide(pid, ["hook", agent, native], startedAt);
-      if (!sameProgram(pid))
+      if (own === undefined || !sameProgram(pid, own.entry))
         throw new BatonError(
           "answer_in_process",
           "the hook client is not this server's baton (another install or build): its own process answers the hook",
+        );
+      if (stampOf(own.files) !== own.stamp)
+        throw new BatonError(
+          "answer_in_process",
+          "the installed baton changed since this server started: its own process answers the hook",
         );
       // The client's request id, which Node gets too when it answers in the server's place.
       const sentId = req.headers["x-baton-request-id"];
@@ -119,8 +159,6 @@ export function hookClientHttpHandler(o: { answerer: HookAnswerer; token: string
       const p = prepareHook({ agent, native, root }, text, requestId, side);
       if (p.kind === "answer") return void res.writeHead(200, { "Content-Type": "text/plain; charset=utf-8" }).end(p.stdout);
       if (p.kind === "handoff") throw new BatonError("answer_in_process", `the hook's own process answers it: ${p.reason}`);
-      if (p.ev.kind !== "before_tool" && p.ev.kind !== "after_tool")
-        throw new BatonError("answer_in_process", `${agent} ${native} is not a tool call's hook: its own process answers it`);
       const { deadline, agentPid, store, settings } = p.req;
       const work = o.answerer.takeEvent(p.ev, { root: p.req.root, requestId, deadline, agentPid, store, settings });
       // Taken: say so at once, with how long the answer may take (the client gives up after that
