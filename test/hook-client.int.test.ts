@@ -24,7 +24,6 @@ import {
   baton,
   checkpoints,
   failOnStrayServers,
-  fakeServer,
   hook,
   normalise,
   payload,
