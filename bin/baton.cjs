@@ -3,8 +3,8 @@
 # This file is a shell script and Node's JavaScript at once: the line above does nothing in the
 # shell and opens a comment in JavaScript. Run from PATH (`baton ...`, as agents run their hooks),
 # the shell reads it first. A hook (`baton hook <agent> <Event>`) it answers without starting
-# Node when the workspace's server can (src/server/hook-client-route.ts: a few ms against ~20 for
-# Node's start); everything else, and every hook the server does not answer, it hands to Node,
+# Node when the workspace's server can (src/server/hook-client-route.ts: ~9-15 ms against ~24 for
+# Node's start alone); everything else, and every hook the server does not answer, it hands to Node,
 # which runs this same file as JavaScript below (docs/integrations.md, "The hook server").
 case $#:${1-}:${3-} in
 3:hook:-* | 3:hook:) exec node "$0" "$@" ;;
@@ -24,7 +24,7 @@ baton_hook_client() {
   local LC_ALL=C # lengths in bytes
   ((BASH_VERSINFO[0] > 4 || (BASH_VERSINFO[0] == 4 && BASH_VERSINFO[1] >= 4))) || return 1
   [[ /proc/self -ef /proc/$$ ]] || return 1 # a /proc of this pid namespace
-  [[ $2 =~ ^[a-z]+$ ]] || return 1
+  [[ $2 =~ ^[a-z]+$ && $3 =~ ^[A-Za-z.]+$ ]] || return 1
   # Hooks set off in the environment never connect (the workspace's config is the server's to read).
   local mode=${BATON_HOOK_SERVER-}
   mode=${mode,,}
@@ -144,7 +144,7 @@ if [[ -n ${EPOCHREALTIME-} ]]; then
 else
   printf -v started '%(%s)T000' -1 # bash 4.4: to the second
 fi
-request=$$-$started-$RANDOM$RANDOM
+request=$$-${EPOCHREALTIME/[.,]/}-${SRANDOM:-$RANDOM$RANDOM}
 baton_hook_client "$@"
 case $? in
 0) exit 0 ;;

@@ -14,23 +14,13 @@
  * - the route itself: its guard and refusals.
  */
 import { spawn, spawnSync } from "node:child_process";
-import { mkdirSync, mkdtempSync, readFileSync, symlinkSync, writeFileSync } from "node:fs";
+import { linkSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, symlinkSync, writeFileSync } from "node:fs";
 import { createServer } from "node:net";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { describe, expect, it } from "vitest";
-import { CLI } from "./helpers.js";
-import {
-  baton,
-  checkpoints,
-  failOnStrayServers,
-  hook,
-  normalise,
-  payload,
-  type Step,
-  workspace,
-  writeServerFile,
-} from "./hook-helpers.js";
+import { CLI, REPO } from "./helpers.js";
+import { baton, checkpoints, failOnStrayServers, hook, normalise, payload, type Step, workspace, writeServerFile } from "./hook-helpers.js";
 import { FILES, SCENARIOS } from "./hook-scenarios.js";
 import { raw, serve } from "./server-helpers.js";
 
@@ -392,6 +382,37 @@ describe("the shell's hook client", () => {
         await s.stop();
       }
     });
+  });
+
+  it("hands a hard link of the server's baton beside another build's bundle to Node", async () => {
+    const root = workspace(FILES);
+    const s = await serve(root);
+    // On the checkout's file system (a hard link cannot cross one), as pnpm or Nix link files of
+    // two installs: the same bin/baton.cjs, another dist/.
+    const other = mkdtempSync(join(REPO, ".cache", "hook-client-hardlink-"));
+    try {
+      client(root, START);
+      mkdirSync(join(other, "bin"));
+      mkdirSync(join(other, "dist"));
+      linkSync(CLI, join(other, "bin", "baton.cjs"));
+      const dist = join(REPO, "dist");
+      for (const f of readdirSync(dist)) {
+        if (f === "cli-full.cjs") writeFileSync(join(other, "dist", f), readFileSync(join(dist, f)));
+        else symlinkSync(join(dist, f), join(other, "dist", f));
+      }
+      const r = spawnSync(join(other, "bin", "baton.cjs"), ["hook", "codex", "PreToolUse"], {
+        cwd: root,
+        env: { ...process.env, BATON_HOOK_DEBUG: "1", BATON_HOOK_SERVER: "use" },
+        input: preBash(root, "call-hardlink"),
+        encoding: "utf8",
+      });
+      expect(r.status, r.stderr).toBe(0);
+      expect(r.stderr).toContain("not this server's baton");
+      expect(checkpoints(root)).toHaveLength(1);
+    } finally {
+      rmSync(other, { recursive: true, force: true });
+      await s.stop();
+    }
   });
 
   describe("POST /v1/hook-clients/:agent/:event", () => {

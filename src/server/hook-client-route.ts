@@ -2,8 +2,8 @@
  * `POST /v1/hook-clients/:agent/:event`: a hook answered without starting Node. `baton` is a
  * shell script as well as Node's (bin/baton.cjs): run as `baton hook <agent> <Event>`, it hands
  * the agent's payload, as the agent wrote it, to the workspace's running server on a loopback
- * connection of its own (bash's /dev/tcp), prints the answer and exits: a hook of a few ms where
- * starting Node costs ~20. Anything else the shell leaves to Node.
+ * connection of its own (bash's /dev/tcp), prints the answer and exits: a hook of ~9-15 ms where
+ * starting Node alone costs ~24. Anything else the shell leaves to Node.
  *
  * The server judges the hook as a hook process would (hooks/server-first.ts `prepareHook`,
  * the same rules), with what that process would have known: the client's environment, working
@@ -23,10 +23,12 @@
  * have printed. A step the server took before the answer was lost is found again by the process
  * that answers in its place (every step is keyed, core/hooks/keys.ts).
  */
-import { readdirSync, realpathSync, statSync } from "node:fs";
+import { readdirSync, readFileSync, readlinkSync, realpathSync, statSync } from "node:fs";
 import type { IncomingMessage, ServerResponse } from "node:http";
 import { dirname, join, resolve } from "node:path";
+import { BUILD } from "../core/build.js";
 import { adapterFor } from "../core/hooks/adapters.js";
+import { isRequestId } from "../core/hooks/wire.js";
 import { BatonError, badInput } from "../errors.js";
 import { findAgentPid, type HookSide, prepareHook, stdoutOf } from "../hooks/server-first.js";
 import { readProcArgs, readProcEnv, readProcStat } from "../platform/process-facts.js";
@@ -37,60 +39,86 @@ const PATH = /^\/v1\/hook-clients\/([^/?#]+)\/([^/?#]+)\/?(?:\?.*)?$/;
 /** How far in the past a client's start time may be (`X-Baton-Hook-Started`, ms since the epoch). */
 const MAX_CLIENT_AGE_MS = 60_000;
 
-const REQUEST_ID = /^[A-Za-z0-9_-]{8,80}$/;
-
 /** A file's identity: device and inode. */
 type FileId = { dev: number; ino: number };
 
-/**
- * This server's own entry (bin/baton.cjs) and the bundle beside it, as they were when it started
- * (a reinstall gives the entry a new inode; a rebuild rewrites the bundle); undefined when it has
- * none (a server started otherwise: then Node answers every hook).
- */
-function ownFiles(): { entry: FileId; stamp: string; files: string[] } | undefined {
+function idOf(file: string): FileId | undefined {
   try {
-    const entry = process.argv[1] ? realpathSync(process.argv[1]) : undefined;
-    if (entry === undefined) return undefined;
-    const files = [entry, join(dirname(entry), "..", "dist", "cli-full.cjs")];
-    const stamp = stampOf(files);
-    const st = statSync(entry);
-    return stamp === undefined ? undefined : { entry: { dev: st.dev, ino: st.ino }, stamp, files };
+    const st = statSync(file);
+    return { dev: st.dev, ino: st.ino };
   } catch {
     return undefined;
   }
 }
 
-function stampOf(files: readonly string[]): string | undefined {
+const same = (a: FileId | undefined, b: FileId | undefined) => a !== undefined && b !== undefined && a.dev === b.dev && a.ino === b.ino;
+
+/**
+ * The installed baton this server answers clients for: its entry (bin/baton.cjs, links
+ * resolved) and the bundle beside it (dist/cli-full.cjs), which must hold this server's own
+ * build. Files replaced under it (a reinstall, a rebuild) are read again once, when their
+ * identity, size or time changed: a rebuild of the same sources is still this build; another is
+ * not, and then Node answers every hook (its prompt and session-start hooks replace a server of
+ * another build, autostart.ts). Undefined for a server started otherwise (the library, dist/):
+ * Node answers every hook.
+ */
+export function installedBaton(entryArg = process.argv[1], build = BUILD) {
+  let entry: string;
   try {
-    return files
-      .map((f) => {
-        const st = statSync(f);
-        return `${st.dev}:${st.ino}:${st.size}:${st.mtimeMs}`;
-      })
-      .join("|");
+    if (!entryArg) return undefined;
+    entry = realpathSync(entryArg);
   } catch {
     return undefined;
   }
+  const bundle = join(dirname(entry), "..", "dist", "cli-full.cjs");
+  let checked: { stamp: string; ours: boolean } | undefined;
+  const literal = JSON.stringify(build);
+  return {
+    /** The entry and bundle as they are now, when they still hold this server's build. */
+    current(): { entry: FileId; bundle: FileId } | undefined {
+      let stamp: string;
+      let ids: { entry: FileId; bundle: FileId };
+      try {
+        const [e, b] = [statSync(entry), statSync(bundle)];
+        stamp = `${e.dev}:${e.ino}:${e.size}:${e.mtimeMs}|${b.dev}:${b.ino}:${b.size}:${b.mtimeMs}`;
+        ids = { entry: { dev: e.dev, ino: e.ino }, bundle: { dev: b.dev, ino: b.ino } };
+      } catch {
+        return undefined;
+      }
+      if (checked?.stamp !== stamp) {
+        let ours = false;
+        try {
+          ours = readFileSync(bundle, "latin1").includes(literal);
+        } catch {
+          ours = false;
+        }
+        checked = { stamp, ours };
+      }
+      return checked.ours ? ids : undefined;
+    },
+  };
 }
 
 /**
- * Whether the hook client runs this server's own bin/baton.cjs, the file it started from: the
- * script bash holds open (on descriptor 255, or another when that one was taken) is that file.
- * Another install, or another build's, may judge a hook otherwise: its hooks are Node's, which
- * hands them only to a server of its own build.
+ * Whether the hook client runs this installed baton: a file the client holds open (bash keeps
+ * the script it runs on descriptor 255, or another when that one is taken) is its entry, and the
+ * bundle beside that file is its bundle (a hard link of the entry in another install, as pnpm or
+ * Nix make, is not enough). Descriptors are read as links first: only a `baton.cjs` is stat'ed.
  */
-function sameProgram(pid: number, entry: FileId): boolean {
-  const is = (f: string) => {
+function runsInstalled(pid: number, installed: { entry: FileId; bundle: FileId }): boolean {
+  const holds = (fd: string) => {
+    let link: string;
     try {
-      const st = statSync(f);
-      return st.dev === entry.dev && st.ino === entry.ino;
+      link = readlinkSync(`/proc/${pid}/fd/${fd}`);
     } catch {
       return false;
     }
+    if (!link.endsWith("/baton.cjs") || !same(idOf(`/proc/${pid}/fd/${fd}`), installed.entry)) return false;
+    return same(idOf(`/proc/${pid}/root${join(dirname(link), "..", "dist", "cli-full.cjs")}`), installed.bundle);
   };
-  if (is(`/proc/${pid}/fd/255`)) return true;
+  if (holds("255")) return true;
   try {
-    return readdirSync(`/proc/${pid}/fd`).some((n) => n !== "255" && is(`/proc/${pid}/fd/${n}`));
+    return readdirSync(`/proc/${pid}/fd`).some((n) => n !== "255" && holds(n));
   } catch {
     return false;
   }
@@ -123,7 +151,7 @@ export function hookClientSide(pid: number, words: readonly string[], startedAt:
 /** The node:http handler of `POST /v1/hook-clients/:agent/:event` (after the guard). Never throws. */
 export function hookClientHttpHandler(o: { answerer: HookAnswerer; token: string; maxBodyBytes: number }) {
   let seq = 0;
-  const own = ownFiles();
+  const own = installedBaton();
   return async (req: IncomingMessage, res: ServerResponse): Promise<void> => {
     try {
       fromProcess(req, o.token, "agent hooks");
@@ -138,22 +166,20 @@ export function hookClientHttpHandler(o: { answerer: HookAnswerer; token: string
       const startedAt = Number.isSafeInteger(sent) && sent <= now && sent >= now - MAX_CLIENT_AGE_MS ? sent : undefined;
       const text = await readText(req, o.maxBodyBytes);
       const side = hookClientSide(pid, ["hook", agent, native], startedAt);
-      if (own === undefined || !sameProgram(pid, own.entry))
+      const installed = own?.current();
+      if (installed === undefined)
+        throw new BatonError(
+          "answer_in_process",
+          "the installed baton is not this server's build any more: its own process answers the hook",
+        );
+      if (!runsInstalled(pid, installed))
         throw new BatonError(
           "answer_in_process",
           "the hook client is not this server's baton (another install or build): its own process answers the hook",
         );
-      if (stampOf(own.files) !== own.stamp)
-        throw new BatonError(
-          "answer_in_process",
-          "the installed baton changed since this server started: its own process answers the hook",
-        );
       // The client's request id, which Node gets too when it answers in the server's place.
       const sentId = req.headers["x-baton-request-id"];
-      const requestId =
-        typeof sentId === "string" && REQUEST_ID.test(sentId)
-          ? sentId
-          : `client-${process.pid.toString(36)}-${now.toString(36)}-${(seq++).toString(36)}`;
+      const requestId = isRequestId(sentId) ? sentId : `client-${process.pid.toString(36)}-${now.toString(36)}-${(seq++).toString(36)}`;
       // BATON_ROOT as the client's process reads it: a relative one from its working directory.
       const root = side.env.BATON_ROOT ? resolve(side.cwd, side.env.BATON_ROOT) : undefined;
       const p = prepareHook({ agent, native, root }, text, requestId, side);
