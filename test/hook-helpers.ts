@@ -41,9 +41,35 @@ export function alive(pid: number): boolean {
   }
 }
 
+const standIns = new Map<string, { pid: number; startTime: string; kill: () => void }>();
+
+/**
+ * A process that runs `serve` in the workspace and does nothing else (its argv names no
+ * workspace, so it is not taken for a stray server), standing for a server this test process
+ * plays on another port. One per workspace, ended after each test.
+ */
+export function standIn(root: string): { pid: number; startTime: string } {
+  const known = standIns.get(root);
+  if (known) return known;
+  // Its start time is fixed when it forks, and its command line (`serve`) is Node's by the time
+  // a hook reads it.
+  const child = spawn(process.execPath, ["-e", "setTimeout(() => {}, 600000)", "serve"], { cwd: root, stdio: "ignore" });
+  const pid = child.pid as number;
+  const stat = readFileSync(`/proc/${pid}/stat`, "utf8");
+  const entry = {
+    pid,
+    startTime: stat.slice(stat.lastIndexOf(")") + 2).split(" ")[19] as string,
+    kill: () => child.kill("SIGKILL"),
+  };
+  standIns.set(root, entry);
+  return entry;
+}
+
 /** Fail (and clean up after) a test that leaves a server running on a workspace it made. */
 export function failOnStrayServers(): void {
   afterEach(() => {
+    for (const s of standIns.values()) s.kill();
+    standIns.clear();
     const stray = roots.splice(0).flatMap((r) => serversOn(r));
     for (const pid of stray) {
       try {
@@ -196,7 +222,15 @@ export function writeServerFile(
   root: string,
   info: { pid: number; port: number; token?: string; startTime?: string; version?: string; idleExitMs?: number; settings?: string },
 ): void {
-  const startTime = info.pid === process.pid ? { startTime: ownStartTime() } : {};
+  // This process stands for the server through a process that runs `serve` in the workspace (a
+  // hook proves no other): its pid, and its start time, or one as far from it as the given one
+  // is from this process's (a test of a reused pid).
+  if (info.pid === process.pid) {
+    const stand = standIn(root);
+    const off = info.startTime !== undefined ? Number(info.startTime) - Number(ownStartTime()) : 0;
+    info = { ...info, pid: stand.pid, startTime: String(Number(stand.startTime) + off) };
+  }
+  const startTime = {};
   // The settings a hook run from this process's environment has (a server started alongside it).
   const settings = envSettings(process.env);
   writeFileSync(

@@ -4,7 +4,7 @@
  * that server. The server itself claims and writes the file (server/server-file.ts); doctor
  * removes a stale one, with the same rule clients use (`matchProcess`).
  */
-import { readFileSync, realpathSync, unlinkSync } from "node:fs";
+import { readFileSync, realpathSync, statSync, unlinkSync } from "node:fs";
 import { dirname, isAbsolute, join, resolve, sep } from "node:path";
 import { matchProcess, type ProcessMatch, processAlive, readProcArgs } from "./process-facts.js";
 
@@ -95,10 +95,27 @@ export function liveServer(batonDir: string): ServerInfo | undefined {
   return info && serverAlive(info) ? info : undefined;
 }
 
-/** The server, only when the kernel proves it is the process that wrote the file (Linux). */
+/**
+ * The server, only when the kernel proves it is the process that wrote the file, and (Linux) a
+ * process of this user's running `serve` for this workspace (`servesWorkspace`).
+ */
 export function provenServer(batonDir: string): ServerInfo | undefined {
   const info = readServerFile(batonDir);
-  return info && serverIdentity(info) === "same" ? info : undefined;
+  if (!info || serverIdentity(info) !== "same") return undefined;
+  // Where /proc says (Linux), only a process of this user's running `serve` for this workspace:
+  // a server.json a repository shipped could name one whose start time is predictable (pid 1),
+  // and the hook would hand its payload to the port the file names.
+  if (process.platform === "linux" && !(ownProcess(info.pid) && servesWorkspace(info.pid, batonDir))) return undefined;
+  return info;
+}
+
+/** Whether /proc/<pid> is this user's (its owner is this process's user). */
+function ownProcess(pid: number): boolean {
+  try {
+    return statSync(`/proc/${pid}`).uid === process.getuid?.();
+  } catch {
+    return false;
+  }
 }
 
 /** Remove the server file if it is still ours. */
