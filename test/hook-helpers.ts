@@ -53,7 +53,11 @@ export function standIn(root: string): { pid: number; startTime: string } {
   if (known) return known;
   // Its start time is fixed when it forks, and its command line (`serve`) is Node's by the time
   // a hook reads it.
-  const child = spawn(process.execPath, ["-e", "setTimeout(() => {}, 600000)", "serve"], { cwd: root, stdio: "ignore" });
+  const child = spawn(process.execPath, ["-e", "setTimeout(() => {}, 600000)", "serve"], {
+    cwd: root,
+    env: { ...process.env, BATON_ROOT: "" },
+    stdio: "ignore",
+  });
   const pid = child.pid as number;
   const stat = readFileSync(`/proc/${pid}/stat`, "utf8");
   const entry = {
@@ -214,9 +218,9 @@ export function ownStartTime(): string {
 }
 
 /**
- * A server file naming `pid` (of this build unless told otherwise); for this test process it
- * records the real start time unless told otherwise, so the hook takes the fake server on the
- * port for the workspace's own.
+ * A server file naming `pid` (of this build unless told otherwise). This test process, named as
+ * `pid`, is a stand-in process running `serve` in the workspace (`standIn`), with its start time
+ * unless told otherwise: the hook takes the fake server on the port for the workspace's own.
  */
 export function writeServerFile(
   root: string,
@@ -230,12 +234,11 @@ export function writeServerFile(
     const off = info.startTime !== undefined ? Number(info.startTime) - Number(ownStartTime()) : 0;
     info = { ...info, pid: stand.pid, startTime: String(Number(stand.startTime) + off) };
   }
-  const startTime = {};
   // The settings a hook run from this process's environment has (a server started alongside it).
   const settings = envSettings(process.env);
   writeFileSync(
     join(root, ".baton", "server.json"),
-    `${JSON.stringify({ token: "t".repeat(43), startedAt: new Date().toISOString(), version: buildId(), settings, ...startTime, ...info })}\n`,
+    `${JSON.stringify({ token: "t".repeat(43), startedAt: new Date().toISOString(), version: buildId(), settings, ...info })}\n`,
     { mode: 0o600 },
   );
 }

@@ -77,7 +77,7 @@ describe("symbolic links in .baton/", () => {
     expect(() => statSync(join(v.root, ".baton", "logs", "hooks.log")), "nor a line in its log").toThrow();
   });
 
-  it("a clone whose .baton links to a served project's: that server refuses the hook, which records nothing there", async () => {
+  it("a clone whose .baton links to a served project's: that server is not the clone's, and the hook records nothing there", async () => {
     const v = victim();
     const s = await serve(v.root);
     try {
@@ -89,7 +89,9 @@ describe("symbolic links in .baton/", () => {
         env: { BATON_HOOK_SERVER: "use", BATON_HOOK_DEBUG: "1" },
       });
       expect(h.code, h.stderr).toBe(0);
-      expect(h.stderr, "the server refused it").toMatch(/answered in this process \(the server answered 409 \(wrong_workspace\)\)/);
+      // The server runs `serve` for the victim's workspace, not the clone's: no hook is handed to it
+      // (Linux; the server would refuse one, wrong_workspace).
+      expect(h.stderr, "not handed to that server").toMatch(/answered in this process \(no server\)/);
       expect(v.events()).toBe(before);
     } finally {
       await s.stop();

@@ -112,7 +112,7 @@ export function provenServer(batonDir: string): ServerInfo | undefined {
 /** Whether /proc/<pid> is this user's (its owner is this process's user). */
 function ownProcess(pid: number): boolean {
   try {
-    return statSync(`/proc/${pid}`).uid === process.getuid?.();
+    return statSync(`/proc/${pid}`).uid === process.geteuid?.();
   } catch {
     return false;
   }
@@ -142,9 +142,14 @@ export function servesWorkspace(pid: number, batonDir: string): boolean {
   if (!proc?.argv.includes("serve") || proc.cwd === undefined) return false;
   try {
     const root = realpathSync(dirname(batonDir));
-    const at = proc.argv.indexOf("--root");
-    const given =
-      (at >= 0 ? proc.argv[at + 1] : proc.argv.find((a) => a.startsWith("--root="))?.slice("--root=".length)) ?? rootFromEnv(pid);
+    // The last `--root` counts, as for the command's own options; an empty one is none.
+    let fromArgs: string | undefined;
+    for (let i = 0; i < proc.argv.length; i++) {
+      const a = proc.argv[i] as string;
+      if (a === "--root") fromArgs = proc.argv[++i];
+      else if (a.startsWith("--root=")) fromArgs = a.slice("--root=".length);
+    }
+    const given = (fromArgs || undefined) ?? rootFromEnv(pid);
     if (given !== undefined) return realpathSync(isAbsolute(given) ? given : resolve(proc.cwd, given)) === root;
     return proc.cwd === root || proc.cwd.startsWith(root.endsWith(sep) ? root : `${root}${sep}`);
   } catch {
