@@ -34,6 +34,7 @@ import {
   sleep,
   until,
   workspace,
+  writeServerFile,
 } from "./hook-helpers.js";
 import { FILES, SCENARIOS } from "./hook-scenarios.js";
 import { api, raw, type Served, serve } from "./server-helpers.js";
@@ -274,6 +275,32 @@ describe("the background server", () => {
     process.kill(info.pid, "SIGTERM");
     await until("the server to exit", () => !alive(info.pid));
     expect(existsSync(join(root, ".baton/server.json"))).toBe(false);
+  });
+
+  it("a server.json naming a live process that is not this workspace's serve does not keep a session start from starting one", async () => {
+    const root = workspace(FILES);
+    // A process of this user's, of the right start time, that runs no `serve`: what a file a
+    // repository shipped could name (pid 1 in a container). Nothing listens on the port it names.
+    const plain = spawn(process.execPath, ["-e", "setTimeout(() => {}, 600000)"], { cwd: root, stdio: "ignore" });
+    try {
+      const stat = read("/", `proc/${plain.pid}/stat`);
+      const startTime = stat.slice(stat.lastIndexOf(")") + 2).split(" ")[19] as string;
+      writeServerFile(root, { pid: plain.pid as number, startTime, port: 9 });
+      expect(hook(root, { agent: "claude", fixture: "session-start-startup" }, { BATON_HOOK_SERVER: "auto" }).code).toBe(0);
+      const info = await until("a server of the workspace's own in server.json", () => {
+        try {
+          const v = JSON.parse(read(root, ".baton/server.json")) as { pid: number; port: number };
+          return v.pid !== plain.pid && serversOn(root).includes(v.pid) ? v : undefined;
+        } catch {
+          return undefined;
+        }
+      });
+      expect(hook(root, PRE_EDIT, { BATON_HOOK_SERVER: "auto" }).via).toBe("server");
+      process.kill(info.pid, "SIGTERM");
+      await until("the server to exit", () => !alive(info.pid));
+    } finally {
+      plain.kill("SIGKILL");
+    }
   });
 
   it("opt-outs: BATON_HOOK_SERVER=use or off, hooks.server in config.json; and only session-start and prompt hooks start one", async () => {

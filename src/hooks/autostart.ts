@@ -19,7 +19,7 @@ import { createRequire } from "node:module";
 import { join } from "node:path";
 import { BUILD } from "../core/build.js";
 import { openPrivateAppend, privateSubdir } from "../platform/private-files.js";
-import { liveServer, serverIdentity } from "../platform/server-file.js";
+import { liveServer, serverIdentity, servesHere } from "../platform/server-file.js";
 import type { Workspace } from "../platform/workspace.js";
 import { hookServerMode } from "./policy.js";
 
@@ -37,7 +37,11 @@ const LOG_MAX_BYTES = 256 * 1024;
 export function maybeStartServer(ws: Workspace, launcher: string): number | undefined {
   try {
     if (hookServerMode(ws.dir) !== "auto") return undefined;
-    const live = liveServer(ws.dir);
+    // A server.json naming a process that is not this user's `serve` of the workspace (one a
+    // repository shipped, naming pid 1) holds nothing: the new server's claim removes it, unless
+    // a server answers on the port it names.
+    const named = liveServer(ws.dir);
+    const live = named && servesHere(named.pid, ws.dir) ? named : undefined;
     let replace: number | undefined;
     if (live) {
       if (live.version === BUILD || live.idleExitMs === undefined || serverIdentity(live) !== "same") return undefined;

@@ -105,8 +105,15 @@ export function provenServer(batonDir: string): ServerInfo | undefined {
   // Where /proc says (Linux), only a process of this user's running `serve` for this workspace:
   // a server.json a repository shipped could name one whose start time is predictable (pid 1),
   // and the hook would hand its payload to the port the file names.
-  if (process.platform === "linux" && !(ownProcess(info.pid) && servesWorkspace(info.pid, batonDir))) return undefined;
-  return info;
+  return servesHere(info.pid, batonDir) ? info : undefined;
+}
+
+/**
+ * Whether the process `pid` may be this workspace's server: where /proc says (Linux), a process
+ * of this user's running `serve` for it; elsewhere, nothing says otherwise.
+ */
+export function servesHere(pid: number, batonDir: string): boolean {
+  return process.platform !== "linux" || (ownProcess(pid) && servesWorkspace(pid, batonDir));
 }
 
 /** Whether /proc/<pid> is this user's (its owner is this process's user). */
