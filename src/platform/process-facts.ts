@@ -206,13 +206,17 @@ export function readProcArgs(pid: number): { argv: string[]; cwd: string | undef
   } catch {
     return undefined;
   }
-  let cwd: string | undefined;
+  return { argv: text.split("\0").filter((a, i, all) => a !== "" || i < all.length - 1), cwd: readProcCwd(pid) };
+}
+
+/** A process's working directory, from /proc (Linux); undefined elsewhere, when it is gone or unreadable. */
+export function readProcCwd(pid: number): string | undefined {
+  if (process.platform !== "linux" || !Number.isSafeInteger(pid) || pid <= 0 || !procIsOurs()) return undefined;
   try {
-    cwd = readlinkSync(`/proc/${pid}/cwd`);
+    return readlinkSync(`/proc/${pid}/cwd`);
   } catch {
-    cwd = undefined;
+    return undefined;
   }
-  return { argv: text.split("\0").filter((a, i, all) => a !== "" || i < all.length - 1), cwd };
 }
 
 /**

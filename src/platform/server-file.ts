@@ -6,7 +6,7 @@
  */
 import { readFileSync, realpathSync, statSync, unlinkSync } from "node:fs";
 import { dirname, isAbsolute, join, resolve, sep } from "node:path";
-import { matchProcess, type ProcessMatch, processAlive, readProcArgs } from "./process-facts.js";
+import { matchProcess, type ProcessMatch, processAlive, readProcArgs, readProcEnv } from "./process-facts.js";
 
 export interface ServerInfo {
   pid: number;
@@ -166,14 +166,7 @@ export function servesWorkspace(pid: number, batonDir: string): boolean {
 
 /** BATON_ROOT in the environment `pid` started with (readable for the user's own processes). */
 function rootFromEnv(pid: number): string | undefined {
-  try {
-    const entry = readFileSync(`/proc/${pid}/environ`, "utf8")
-      .split("\0")
-      .find((e) => e.startsWith("BATON_ROOT="));
-    return entry ? entry.slice("BATON_ROOT=".length) || undefined : undefined;
-  } catch {
-    return undefined;
-  }
+  return readProcEnv(pid)?.BATON_ROOT || undefined;
 }
 
 /**

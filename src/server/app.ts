@@ -9,13 +9,14 @@ import type { HttpBindings } from "@hono/node-server";
 import { type Context, Hono } from "hono";
 import { bodyLimit } from "hono/body-limit";
 import type { Baton } from "../api.js";
-import { jsonBoundsProblem, SESSION_ID } from "../core/canonical.js";
+import { SESSION_ID } from "../core/canonical.js";
 import type { EventInput, JsonObject } from "../core/types.js";
 import { BatonError, badInput } from "../errors.js";
 import { browserSessionValid, StreamTickets } from "./browser-credentials.js";
 import { registerCheckpointRoutes } from "./checkpoint-routes.js";
 import { DASHBOARD_OPEN_PATHS, type DashboardAsset, registerDashboard } from "./dashboard-routes.js";
 import { registerHealthRoutes } from "./health-routes.js";
+import { jsonObjectBody } from "./hook-route.js";
 import { errorResponse } from "./http-errors.js";
 import { registerLessonRoutes } from "./lesson-routes.js";
 import { allowedOrigins, bearerToken, tokenMatches } from "./security.js";
@@ -274,17 +275,7 @@ async function readJson(c: Context<Env>): Promise<Record<string, unknown>> {
     // The client went away mid-body (ECONNRESET, "aborted"): its failure, not the server's.
     throw badInput(`the request body could not be read (${(err as Error).message})`);
   }
-  if (text.trim() === "") return {};
-  let v: unknown;
-  try {
-    v = JSON.parse(text);
-  } catch (err) {
-    throw badInput(`the request body is not valid JSON (${(err as Error).message})`);
-  }
-  if (typeof v !== "object" || v === null || Array.isArray(v)) throw badInput("the request body must be a JSON object");
-  const problem = jsonBoundsProblem(v);
-  if (problem) throw badInput(`the request body: ${problem}`);
-  return v as Record<string, unknown>;
+  return jsonObjectBody(text);
 }
 
 function str(b: Record<string, unknown>, key: string, required = false): string | undefined {

@@ -31,7 +31,7 @@ import { adapterFor } from "../core/hooks/adapters.js";
 import { isRequestId } from "../core/hooks/wire.js";
 import { BatonError, badInput } from "../errors.js";
 import { findAgentPid, type HookSide, prepareHook, stdoutOf } from "../hooks/server-first.js";
-import { readProcArgs, readProcEnv, readProcStat } from "../platform/process-facts.js";
+import { readProcCwd, readProcEnv, readProcStat } from "../platform/process-facts.js";
 import { ANSWER_GRACE_MS, fromProcess, type HookAnswerer, readText } from "./hook-route.js";
 import { errorResponse } from "./http-errors.js";
 
@@ -132,7 +132,7 @@ export function isHookClientRequest(req: IncomingMessage): boolean {
 export function hookClientSide(pid: number, words: readonly string[], startedAt: number | undefined): HookSide {
   const stat = readProcStat(pid);
   const env = readProcEnv(pid);
-  const cwd = readProcArgs(pid)?.cwd;
+  const cwd = readProcCwd(pid);
   if (stat === undefined || env === undefined || cwd === undefined)
     throw new BatonError("answer_in_process", `the hook client's process ${pid} cannot be read in /proc: its own process answers the hook`);
   let found: number | undefined;

@@ -330,7 +330,11 @@ export function hookHttpHandler(o: { answerer: HookAnswerer; token: string; maxB
 
 /** The request body as a JSON object, at most `max` bytes (a chunked body is counted as it arrives). */
 export async function readBody(req: IncomingMessage, max: number): Promise<Record<string, unknown>> {
-  const text = await readText(req, max);
+  return jsonObjectBody(await readText(req, max));
+}
+
+/** A request body's text as a JSON object (empty: `{}`), within the nesting limits; else `bad_input`. */
+export function jsonObjectBody(text: string): Record<string, unknown> {
   let v: unknown;
   try {
     v = text.trim() === "" ? {} : JSON.parse(text);
