@@ -392,8 +392,10 @@ describe("the shell's hook client", () => {
     const s = await serve(root);
     // On the checkout's file system (a hard link cannot cross one), as pnpm or Nix link files of
     // two installs: the same bin/baton.cjs, another dist/.
-    const other = mkdtempSync(join(REPO, ".cache", "hook-client-hardlink-"));
+    let other = "";
     try {
+      mkdirSync(join(REPO, ".cache"), { recursive: true });
+      other = mkdtempSync(join(REPO, ".cache", "hook-client-hardlink-"));
       client(root, START);
       mkdirSync(join(other, "bin"));
       mkdirSync(join(other, "dist"));
@@ -413,7 +415,7 @@ describe("the shell's hook client", () => {
       expect(r.stderr).toContain("not this server's baton");
       expect(checkpoints(root)).toHaveLength(1);
     } finally {
-      rmSync(other, { recursive: true, force: true });
+      if (other) rmSync(other, { recursive: true, force: true });
       await s.stop();
     }
   });
