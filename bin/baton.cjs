@@ -6,16 +6,27 @@
 # Node when the workspace's server can (src/server/hook-client-route.ts: ~9-15 ms against ~24 for
 # Node's start alone); everything else, and every hook the server does not answer, it hands to Node,
 # which runs this same file as JavaScript below (docs/integrations.md, "The hook server").
+# A first argument `--node=<absolute path>` names that Node (hooks an install wrote by absolute
+# path, which do not look up PATH); otherwise it is `node` from PATH.
+baton_node=node
+case ${1-} in --node=/*)
+  baton_node=${1#--node=}
+  shift
+  ;;
+esac
 case $#:${1-}:${3-} in
-3:hook:-* | 3:hook:) exec node "$0" "$@" ;;
+3:hook:-* | 3:hook:) exec "$baton_node" "$0" "$@" ;;
 3:hook:*) ;;
-*) exec node "$0" "$@" ;;
+*) exec "$baton_node" "$0" "$@" ;;
 esac
 if [ -z "${BASH_VERSION-}" ]; then
   # The client needs bash (its /dev/tcp); sh is often another shell. No BASH_ENV: a startup file
   # would cost every hook, and anything it printed would land before the answer.
-  if [ -x /bin/bash ] && [ -r /proc/self/stat ]; then BASH_ENV='' exec /bin/bash "$0" "$@"; fi
-  exec node "$0" "$@"
+  if [ -x /bin/bash ] && [ -r /proc/self/stat ]; then
+    case $baton_node in /*) BASH_ENV='' exec /bin/bash "$0" "--node=$baton_node" "$@" ;; esac
+    BASH_ENV='' exec /bin/bash "$0" "$@"
+  fi
+  exec "$baton_node" "$0" "$@"
 fi
 # From here on only bash reads this part, and it stops at `exec` or `exit`. Not in POSIX mode
 # (bash as sh, POSIXLY_CORRECT): there a failed connection would end the shell.
@@ -150,16 +161,16 @@ case $? in
 0) exit 0 ;;
 1)
   trap - PIPE
-  exec node "$0" "$@" # stdin untouched
+  exec "$baton_node" "$0" "$@" # stdin untouched
   exit 127
   ;;
 esac
 [[ -n ${BATON_HOOK_DEBUG-} ]] && printf 'baton hook: not answered by the server%s: handed to Node\n' "${reason:+ ($reason)}" >&2
 [[ -n ${fd-} ]] && exec {fd}>&- # the connection is not Node's
 trap - PIPE
-exec node "$0" "$@" "--started-at=$started" "--request-id=$request" <<<"$payload"
+exec "$baton_node" "$0" "$@" "--started-at=$started" "--request-id=$request" <<<"$payload"
 # A here-string needs a temporary file past the pipe's size: where none can be made, a pipe.
-printf '%s\n' "$payload" | node "$0" "$@" "--started-at=$started" "--request-id=$request"
+printf '%s\n' "$payload" | "$baton_node" "$0" "$@" "--started-at=$started" "--request-id=$request"
 exit
 */
 "use strict";
@@ -294,6 +305,9 @@ function serverNamed(args) {
 // `baton status --json` and `baton resume --json` (agents, every turn) with dist/ask.cjs,
 // which asks that server for the report (src/cli/ask.ts); `--help` goes to the full CLI.
 const argv = process.argv;
+// The shell part above takes a first `--node=<path>` (the Node it hands to); Node run on this
+// file directly with one drops it, so the command reads the same either way.
+if (/^--node=\//.test(argv[2] || "")) argv.splice(2, 1);
 const help = argv.includes("--help") || argv.includes("-h");
 const hook = argv[2] === "hook" && argv.length >= 4 && !help;
 // The kind of dist/cli.cjs's cache this process reads and writes (cacheStems).

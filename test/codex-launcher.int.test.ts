@@ -1,38 +1,58 @@
 /**
  * Codex's user hooks run `$CODEX_HOME/baton/baton hook codex <Event>` with `bash -c`. The
- * launcher is a Node script started from its `#!` line, so no second shell starts on every hook:
- * run here exactly as Codex runs it, under a home whose package.json says CommonJS, a module, or
- * is not JSON at all, it answers the hooks, checkpoints before the patch
+ * launcher execs the installed baton as a program, naming its Node (`--node=`): the baton's
+ * shell part answers through the server or hands the hook to that Node. Where the baton cannot
+ * run as a program (not executable), the launcher is a Node script started from its `#!` line, so
+ * no second shell starts. Run here exactly as Codex runs it, under a home whose package.json says
+ * CommonJS, a module, or is not JSON at all, each answers the hooks, checkpoints before the patch
  * and records the run as the process that started it (the agent).
  */
 import { spawnSync } from "node:child_process";
-import { mkdirSync, readFileSync, statSync, writeFileSync } from "node:fs";
+import { chmodSync, copyFileSync, mkdirSync, readdirSync, readFileSync, statSync, symlinkSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { afterAll, describe, expect, it } from "vitest";
 import { codexShimText } from "../src/hooks/agent-setup.js";
-import { cleanupDirs, cli, initWorkspace, tempDir } from "./helpers.js";
+import { CLI, cleanupDirs, cli, initWorkspace, REPO, tempDir } from "./helpers.js";
 import { payload } from "./hook-helpers.js";
 
 afterAll(cleanupDirs);
 
-function codexHooks(home: Record<string, string>): { root: string; shim: string } {
+/**
+ * A second install of this baton whose bin/baton.cjs is not executable (copied without its mode,
+ * as some archive tools leave it): its hooks cannot run it as a program.
+ */
+function plainInstall(): string {
+  const dir = tempDir("baton-plain-install-");
+  mkdirSync(join(dir, "bin"));
+  copyFileSync(CLI, join(dir, "bin", "baton.cjs"));
+  chmodSync(join(dir, "bin", "baton.cjs"), 0o644);
+  copyFileSync(join(REPO, "package.json"), join(dir, "package.json"));
+  symlinkSync(join(REPO, "node_modules"), join(dir, "node_modules"));
+  mkdirSync(join(dir, "dist"));
+  for (const f of readdirSync(join(REPO, "dist"))) symlinkSync(join(REPO, "dist", f), join(dir, "dist", f));
+  return join(dir, "bin", "baton.cjs");
+}
+
+function codexHooks(home: Record<string, string>, entry = CLI): { root: string; shim: string } {
   const root = initWorkspace("baton-codex-launcher-", { "src/app.ts": 'export function app() {\n  return redirect("/login");\n}\n' });
-  const r = cli(["hooks", "install", "codex", "--user", "--root", root, "--json"], { env: home });
-  expect(r.code, r.stderr).toBe(0);
+  const args = ["hooks", "install", "codex", "--user", "--root", root, "--json"];
+  const r = spawnSync(process.execPath, [entry, ...args], { env: { ...process.env, ...home }, encoding: "utf8", timeout: 60_000 });
+  expect(r.status, r.stderr).toBe(0);
   const shim = join(home.CODEX_HOME as string, "baton", "baton");
-  expect(r.json().hooks.map((h: { command: string }) => h.command)).toContain(`${shim} hook codex PreToolUse`);
+  expect(JSON.parse(r.stdout).hooks.map((h: { command: string }) => h.command)).toContain(`${shim} hook codex PreToolUse`);
   return { root, shim };
 }
 
 /** One hook as Codex runs it: its command through `bash -c`, the payload on stdin. */
 function asCodex(root: string, shim: string, event: string, fixture: string, env: Record<string, string>) {
-  const r = spawnSync("bash", ["-c", `${shim} hook codex ${event}`], {
+  const r = spawnSync("/bin/bash", ["-c", `${shim} hook codex ${event}`], {
     cwd: root,
     input: payload("codex", fixture, { cwd: root, session: "codex-launcher-1", call: "call-1" }),
     encoding: "utf8",
     timeout: 60_000,
     killSignal: "SIGKILL",
-    env: { ...process.env, ...env, BATON_HOOK_SERVER: "off", BATON_HOOK_DEBUG: "1" },
+    // No PATH to find a Node on: the launcher names its own.
+    env: { ...process.env, ...env, PATH: tempDir("baton-empty-path-"), BATON_HOOK_SERVER: "off", BATON_HOOK_DEBUG: "1" },
   });
   expect(r.status, `${event}: ${r.stderr}`).toBe(0);
   expect(r.stderr).toMatch(/answered in this process/);
@@ -40,18 +60,33 @@ function asCodex(root: string, shim: string, event: string, fixture: string, env
 }
 
 describe.runIf(process.platform === "linux")("Codex's launcher script", () => {
-  for (const scope of ["commonjs", "module", "not JSON"] as const) {
-    it(`runs the hooks with no shell of its own (a package.json in the home: ${scope})`, () => {
+  const cases = [
+    ...(["commonjs", "module", "not JSON"] as const).map((scope) => ({ scope, form: "program" as const })),
+    ...(["commonjs", "module", "not JSON"] as const).map((scope) => ({ scope, form: "node" as const })),
+  ];
+  for (const { scope, form } of cases) {
+    it(`runs the hooks (${form === "program" ? "the baton as a program" : "a Node script, no shell of its own"}; a package.json in the home: ${scope})`, () => {
       const home = tempDir("baton-codex-home-");
-      // A package.json in the home directory, as some users keep: the launcher (no extension) is
-      // CommonJS by the package.json install writes beside it, whatever this one says.
+      // A package.json in the home directory, as some users keep: the Node-form launcher (no
+      // extension) is CommonJS by the package.json install writes beside it, whatever this one says.
       writeFileSync(join(home, "package.json"), scope === "not JSON" ? '{"name": "oops",' : JSON.stringify({ name: "home", type: scope }));
       const env = { HOME: home, CODEX_HOME: join(home, ".codex") };
       mkdirSync(env.CODEX_HOME, { recursive: true });
-      const { root, shim } = codexHooks(env);
+      const entry = form === "program" ? CLI : plainInstall();
+      const { root, shim } = codexHooks(env, entry);
       const text = readFileSync(shim, "utf8");
-      expect(text.split("\n")[0]).toBe(`#!${process.execPath}`);
+      if (form === "program") {
+        expect(text.split("\n")[0]).toBe("#!/bin/sh");
+        expect(text).toContain(`exec ${entry} --node=${process.execPath} "$@"`);
+      } else {
+        expect(text.split("\n")[0]).toBe(`#!${process.execPath}`);
+        expect(text).toContain(`const entry = ${JSON.stringify(entry)};`);
+      }
       expect(statSync(shim).mode & 0o777).toBe(0o755);
+      const hooks = cli(["hooks", "status", "codex", "--json", "--root", root], { env }).json().hooks;
+      const user = hooks.find((h: { scope: string }) => h.scope === "user");
+      expect(user.willRun, JSON.stringify(user)).toBe(true);
+      expect(user.launcherModified ?? false).toBe(false);
 
       asCodex(root, shim, "SessionStart", "session-start-startup", env);
       asCodex(root, shim, "UserPromptSubmit", "user-prompt", env);

@@ -43,7 +43,12 @@ function eventOf(text: string, s: Step): string {
  * Run `bin/baton.cjs hook <agent> <event>` as a program with the step's payload: on a socket, as
  * Node-based agents hand it (spawnSync's stdin), or on a pipe (`pipe`).
  */
-function client(root: string, s: Step, env: Record<string, string> = {}, o: { pipe?: boolean; text?: string } = {}): ClientResult {
+function client(
+  root: string,
+  s: Step,
+  env: Record<string, string> = {},
+  o: { pipe?: boolean; text?: string; node?: string } = {},
+): ClientResult {
   const text = o.text ?? payload(s.agent, s.fixture, { cwd: root, session: "agent-session-1", call: "call-1", ...s.vars });
   const event = eventOf(text, s);
   const file = join(mkdtempSync(join(tmpdir(), "baton-client-")), "payload.json");
@@ -56,7 +61,7 @@ function client(root: string, s: Step, env: Record<string, string> = {}, o: { pi
   } as const;
   const r = o.pipe
     ? spawnSync("/bin/sh", ["-c", 'cat "$1" | "$0" hook "$2" "$3"', CLI, file, s.agent, event], opts)
-    : spawnSync(CLI, ["hook", s.agent, event], { ...opts, input: text });
+    : spawnSync(CLI, [...(o.node ? [`--node=${o.node}`] : []), "hook", s.agent, event], { ...opts, input: text });
   const via = /no Node started/.test(r.stderr)
     ? "client"
     : /baton hook: answered by the server/.test(r.stderr)
@@ -159,6 +164,32 @@ describe("the shell's hook client", () => {
     } finally {
       await s.stop();
     }
+  });
+
+  it("hands what it does not answer to the Node an install names (`--node=`), with no Node on PATH", async () => {
+    const root = workspace(FILES);
+    const PATH = pathWithoutNode();
+    const node = process.execPath;
+    // No server: every hook is Node's, the named one.
+    expect(client(root, START, { PATH }, { node }).via).toBe("process");
+    expect(client(root, PRE_BASH, { PATH }, { node }).via).toBe("process");
+    const s = await serve(root);
+    try {
+      // With the server, the client answers; a payload past 64 KiB goes to the named Node.
+      expect(client(root, POST_BASH, { PATH }, { node }).via).toBe("client");
+      const big = JSON.parse(preBash(root, "call-big"));
+      big.tool_input.command = `echo ${"x".repeat(100 * 1024)}`;
+      expect(client(root, PRE_BASH, { PATH }, { node, text: JSON.stringify(big) }).via).toBe("server");
+      expect(checkpoints(root)).toHaveLength(2);
+    } finally {
+      await s.stop();
+    }
+    // Other commands too; and a Node that is not there fails as a missing program does.
+    const version = spawnSync(CLI, [`--node=${node}`, "--version"], { env: { ...process.env, PATH }, encoding: "utf8" });
+    expect(version.status, version.stderr).toBe(0);
+    expect(version.stdout.trim()).toMatch(/^\d+\.\d+\.\d+/);
+    const gone = spawnSync(CLI, ["--node=/nonexistent/node", "hook", "codex", "PreToolUse"], { cwd: root, input: "{}", encoding: "utf8" });
+    expect(gone.status).toBe(127);
   });
 
   it("sends up to 64 KiB itself, on a socket or a pipe, and hands a larger payload to Node", async () => {

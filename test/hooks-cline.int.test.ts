@@ -280,7 +280,7 @@ describe("baton hooks install / status / uninstall cline", () => {
     expect(readFileSync(file, "utf8")).toBe(gutted);
   });
 
-  it("--user: $CLINE_DIR/hooks/ with this Node and this baton by absolute path", () => {
+  it("--user: $CLINE_DIR/hooks/ with this baton and this Node by absolute path", () => {
     const root = tempDir("baton-install-");
     const env = privateEnv();
     const clineDir = join(env.HOME as string, "cline-config");
@@ -288,7 +288,7 @@ describe("baton hooks install / status / uninstall cline", () => {
     const r = baton(["hooks", "install", "cline", "--user", "--root", root, "--json"], userEnv).json();
     expect(r).toMatchObject({ scope: "user", shared: false, file: join(clineDir, "hooks") });
     const text = readFileSync(join(clineDir, "hooks", "PreToolUse.sh"), "utf8");
-    expect(text).toContain(`exec ${process.execPath} ${CLI} hook cline PreToolUse`);
+    expect(text).toContain(`exec ${CLI} --node=${process.execPath} hook cline PreToolUse`);
     expect(text).not.toContain("command -v baton");
     baton(["hooks", "uninstall", "cline", "--user", "--root", root], userEnv);
     expect(existsSync(join(clineDir, "hooks", "PreToolUse.sh"))).toBe(false);

@@ -27,6 +27,7 @@ import { userInfo } from "node:os";
 import { dirname, join } from "node:path";
 import { parse } from "jsonc-parser";
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
+import { codexShimText } from "../src/hooks/agent-setup.js";
 import { clineScript } from "../src/hooks/cline-setup.js";
 import { codexHookHash, codexTrustedHashes } from "../src/hooks/codex-trust.js";
 import { opencodePluginText } from "../src/hooks/opencode-plugin.js";
@@ -559,11 +560,15 @@ describe("baton hooks install / uninstall", () => {
       if (exec) {
         // The program and its arguments, as Claude Code spawns them: no shell in between.
         expect(ours.length, `${version} ${extra}`).toBeGreaterThan(5);
+        // The installed baton as the program (its shell part answers through the server without
+        // starting Node), naming the Node it hands the rest to.
         for (const h of ours) {
-          expect(h.command).toBe(process.execPath);
-          expect(h.args.slice(0, 3)).toEqual([entry, "hook", "claude"]);
+          expect(h.command).toBe(entry);
+          expect(h.args.slice(0, 3)).toEqual([`--node=${process.execPath}`, "hook", "claude"]);
         }
-        expect(out.hooks.find((h: any) => h.event === "PreToolUse").command).toBe(`${process.execPath} ${entry} hook claude PreToolUse`);
+        expect(out.hooks.find((h: any) => h.event === "PreToolUse").command).toBe(
+          `${entry} --node=${process.execPath} hook claude PreToolUse`,
+        );
       } else for (const h of ours) expect(h.args, `${version} ${extra}`).toBeUndefined();
       // The user's own hooks stay as they were.
       expect(handlers(file)).toEqual(expect.arrayContaining([{ type: "command", command: "./scripts/guard-rm.sh", timeout: 5 }]));
@@ -1001,50 +1006,72 @@ describe("baton hooks install / uninstall", () => {
     const u = install(root, "codex", ["--user"], env);
     expect(u).toMatchObject({ scope: "user", shared: false });
     expect(u.hooks.map((h: any) => h.command)).toContain(`${shim} hook codex PreToolUse`);
-    // A Node script (no shell between Codex's and Node), run by this Node.
-    expect(readFileSync(shim, "utf8")).toMatch(new RegExp(`^#!${process.execPath}\n`));
-    expect(readFileSync(shim, "utf8")).toContain(`const entry = ${JSON.stringify(realpathSync(CLI))};`);
-    expect(row("user")).toMatchObject({ stale: false, willRun: true });
-    // A launcher whose baton is gone (moved, uninstalled) is stale; installing again repoints it,
-    // and the entries (the same command) stay trusted.
-    const gone = JSON.stringify(join(root, "gone", "baton.cjs"));
-    writeFileSync(shim, readFileSync(shim, "utf8").replace(/^const entry = .*$/m, `const entry = ${gone};`));
-    expect(row("user")).toMatchObject({ stale: true, willRun: false });
-    expect(row("user").remaining[0]).toContain("run `baton hooks install codex --user` again");
-    expect(install(root, "codex", ["--user"], env).changed).toBe(false);
-    expect(row("user")).toMatchObject({ stale: false, willRun: true });
-    // The shell script earlier installs wrote still counts as Baton's, stale when its baton is
-    // gone; installing again writes the Node script.
+    // The installed baton run as a program, naming this Node: its shell part answers a hook
+    // through the server without starting Node, and hands the rest to this Node.
+    const entry = realpathSync(CLI);
     const good = readFileSync(shim, "utf8");
+    expect(good).toBe(codexShimText(`${entry} --node=${process.execPath}`));
+    expect(good).toContain(`\nexec ${entry} --node=${process.execPath} "$@"\n`);
+    expect(row("user")).toMatchObject({ stale: false, willRun: true });
+    // A launcher whose baton or Node is gone (moved, uninstalled) is stale; installing again
+    // repoints it, and the entries (the same command) stay trusted.
+    for (const gone of [
+      good.replace(`exec ${entry}`, `exec ${join(root, "gone", "baton.cjs")}`),
+      good.replace(`--node=${process.execPath}`, `--node=${join(tempDir(), "gone", "node")}`),
+    ]) {
+      writeFileSync(shim, gone);
+      expect(row("user"), gone).toMatchObject({ stale: true, willRun: false });
+      expect(row("user").remaining[0]).toContain("run `baton hooks install codex --user` again");
+      expect(install(root, "codex", ["--user"], env).changed).toBe(false);
+      expect(row("user")).toMatchObject({ stale: false, willRun: true });
+      expect(readFileSync(shim, "utf8")).toBe(good);
+    }
+    // The forms earlier installs wrote still count as Baton's (the shell script running a Node
+    // and the baton; the Node script, CommonJS by the package.json beside it), stale when their
+    // baton is gone; installing again writes the program form.
     const stray = join(tempDir(), "x", "baton");
     writeAt(dirname(dirname(stray)), "x/baton", "#!/bin/sh\n");
-    const shell = (entry: string) =>
+    const pkg = join(dirname(shim), "package.json");
+    const shell = (to: string) =>
       [
         "#!/bin/sh",
         "# Written by `baton hooks install codex`: Codex trusts a hook by its command, so the command",
         "# names this file, which stays put; installing again rewrites the line below.",
-        `exec ${process.execPath} ${entry} "$@"`,
+        `exec ${process.execPath} ${to} "$@"`,
         "",
       ].join("\n");
-    writeFileSync(shim, shell(realpathSync(CLI)));
-    expect(row("user")).toMatchObject({ stale: false, willRun: true });
-    writeFileSync(shim, shell(join(root, "gone", "baton.cjs")));
-    expect(row("user")).toMatchObject({ stale: true, willRun: false });
+    const nodeForm = (to: string) => codexShimText(`${process.execPath} ${to}`);
+    expect(nodeForm(entry)).toMatch(new RegExp(`^#!${process.execPath}\n`));
+    writeFileSync(pkg, '{ "type": "commonjs" }\n');
+    for (const form of [shell, nodeForm]) {
+      writeFileSync(shim, form(entry));
+      expect(row("user")).toMatchObject({ stale: false, willRun: true });
+      writeFileSync(shim, form(join(root, "gone", "baton.cjs")));
+      expect(row("user")).toMatchObject({ stale: true, willRun: false });
+    }
     install(root, "codex", ["--user"], env);
     expect(readFileSync(shim, "utf8")).toBe(good);
+    expect(existsSync(pkg), "the Node form's package.json goes with it").toBe(false);
     // Codex trusts the command, not the script: a launcher changed to do nothing (or to run
     // anything else) is reported, by status and doctor, until install rewrites it.
+    writeFileSync(pkg, '{ "type": "commonjs" }\n');
     for (const bad of [
       "#!/bin/sh\nexit 0\n",
-      good.replace(/^require\(entry\);$/m, "process.exit(0);"),
-      // Itself (it would load itself and do nothing), or a file named baton that no package holds.
-      good.replace(/^const entry = .*$/m, `const entry = ${JSON.stringify(shim)};`),
-      good.replace(/^const entry = .*$/m, `const entry = ${JSON.stringify(stray)};`),
-      good.replace(/^#!\S+/, `#!${process.execPath}\u0000/node`),
-      good.replace(/^#!\S+/, "#!/bin/true"),
-      good.replace(/^const entry = .*$/m, 'const entry = "/bin/true";'),
-      `${good}process.exit(0);\n`,
-      shell(realpathSync(CLI)).replace(/^exec (\S+) /m, "exec /bin/true "),
+      good.replace(`--node=${process.execPath}`, "--node=/bin/true"),
+      good.replace(`exec ${entry}`, "exec /bin/true"),
+      // Itself (it would run itself), or a file named baton that no package holds.
+      good.replace(`exec ${entry}`, `exec ${shim}`),
+      good.replace(`exec ${entry}`, `exec ${stray}`),
+      good.replace('"$@"', '"$@"; exit 0'),
+      `${good}exit 0\n`,
+      nodeForm(entry).replace(/^require\(entry\);$/m, "process.exit(0);"),
+      nodeForm(shim),
+      nodeForm(stray),
+      nodeForm(entry).replace(/^#!\S+/, `#!${process.execPath}\u0000/node`),
+      nodeForm(entry).replace(/^#!\S+/, "#!/bin/true"),
+      nodeForm(entry).replace(/^const entry = .*$/m, 'const entry = "/bin/true";'),
+      `${nodeForm(entry)}process.exit(0);\n`,
+      shell(entry).replace(/^exec (\S+) /m, "exec /bin/true "),
     ]) {
       writeFileSync(shim, bad);
       expect(row("user"), bad).toMatchObject({ launcherModified: true, willRun: false });
@@ -1053,17 +1080,16 @@ describe("baton hooks install / uninstall", () => {
     }
     // The Node form is CommonJS by the package.json beside it: without it (or with another), a
     // package.json above could make it a module, or break it.
-    writeFileSync(shim, good);
-    const pkg = join(dirname(shim), "package.json");
-    expect(readFileSync(pkg, "utf8")).toBe('{ "type": "commonjs" }\n');
+    writeFileSync(shim, nodeForm(entry));
+    expect(row("user")).toMatchObject({ willRun: true });
     for (const bad of [undefined, '{ "type": "module" }\n']) {
       if (bad === undefined) rmSync(pkg);
       else writeFileSync(pkg, bad);
       expect(row("user"), String(bad)).toMatchObject({ launcherModified: true, willRun: false });
     }
+    rmSync(pkg);
     install(root, "codex", ["--user"], env);
     expect(readFileSync(shim, "utf8")).toBe(good);
-    expect(readFileSync(pkg, "utf8")).toBe('{ "type": "commonjs" }\n');
     expect(row("user")).toMatchObject({ willRun: true });
     expect(row("user").launcherModified).toBeUndefined();
     // Uninstall forgets Baton's trust and keeps the rest; the launcher goes, package.json and all.

@@ -27,6 +27,9 @@ describe("launcherProblem", () => {
       `${process.execPath} ${join(REPO, "dist", "cli.cjs")} hook gemini BeforeTool`,
       // An installed baton that is gone: status calls the hooks stale instead.
       "/usr/bin/node /usr/lib/node_modules/agent-baton/bin/baton.cjs hook claude Stop",
+      // The baton as a program, naming the Node it hands to (quoted as install quotes a path).
+      `${CLI} --node=${process.execPath} hook claude Stop`,
+      `${CLI} "--node=/opt/my node/bin/node" hook claude Stop`,
     ])
       expect(problem(c, { root }), c).toBeUndefined();
     const shim = join(root, "codex-home", "baton", "baton");
@@ -68,6 +71,15 @@ describe("launcherProblem", () => {
       `node --inspect=0.0.0.0:9229 ${CLI} hook claude Stop`,
       `node --env-file=.env ${CLI} hook claude Stop`,
       `node --max-old-space-size=big ${CLI} hook claude Stop`,
+      // A Node the repository holds, or no Node at all, named to the baton or before it.
+      `${join(root, "tools", "node")} ${CLI} hook claude Stop`,
+      `${CLI} --node=${join(root, "tools", "node")} hook claude Stop`,
+      `${CLI} --node=/proc/self/cwd/tools/node hook claude Stop`,
+      `${CLI} --node=/bin/true hook claude Stop`,
+      `${CLI} --node=node hook claude Stop`,
+      `${CLI} --node=${process.execPath} --eval=0 hook claude Stop`,
+      `--node=${process.execPath} ${CLI} hook claude Stop`,
+      `${join(root, "tools", "baton.cjs")} --node=${process.execPath} hook claude Stop`,
     ])
       expect(problem(c, { root }), c).toMatch(/not a baton/);
   });

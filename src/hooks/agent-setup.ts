@@ -27,7 +27,7 @@
  */
 import { existsSync, mkdirSync, realpathSync, rmdirSync, statSync, unlinkSync } from "node:fs";
 import { basename, dirname, join, resolve } from "node:path";
-import { type HookAgent, isBatonCommand } from "../core/hooks/config.js";
+import { type HookAgent, isBatonCommand, launcherNodeEntry, NODE_WORD } from "../core/hooks/config.js";
 import type { JsonObject } from "../core/types.js";
 import { BatonError, isBatonError } from "../errors.js";
 import { userHome } from "../platform/home.js";
@@ -121,12 +121,15 @@ export function codexShim(o: SetupPlace): string {
  * Node reads it as CommonJS whatever package.json lies above `$CODEX_HOME`. `process.argv[1]` is
  * set to the entry, so the hook sees what `exec <node> <entry>` gave it. A Node whose path a `#!`
  * line cannot hold (a space or control character, or more than the 124 bytes older kernels
- * leave) gets the shell script.
+ * leave) gets the shell script, and so does a baton that is a shell script itself (`<entry>
+ * --node=<node>`): it answers most hooks without Node, which costs far more than the extra shell.
  */
 export function codexShimText(launcher: string): string {
   const words = shellWords(launcher);
   const [node, entry] = words ?? [];
-  if (words?.length === 2 && node !== undefined && entry !== undefined && shebangSafe(node)) return nodeShimText(node, entry);
+  // `<entry> --node=<node>`, a baton that is a shell script too: the shell form, so the hook reaches it.
+  if (words?.length === 2 && node !== undefined && entry !== undefined && !entry.startsWith(NODE_WORD) && shebangSafe(node))
+    return nodeShimText(node, entry);
   return shShimText(launcher);
 }
 
@@ -165,7 +168,10 @@ function shShimText(launcher: string): string {
 export function writeCodexShim(o: SetupPlace, launcher: string): string {
   const file = codexShim(o);
   const text = codexShimText(launcher);
-  if (!text.startsWith("#!/bin/sh\n") && readText(shimPackage(file)) !== codexShimPackage) writeText(shimPackage(file), codexShimPackage);
+  const pkg = readText(shimPackage(file));
+  if (!text.startsWith("#!/bin/sh\n") && pkg !== codexShimPackage) writeText(shimPackage(file), codexShimPackage);
+  // The shell form needs none: the Node form's own goes (another file stays: not Baton's).
+  if (text.startsWith("#!/bin/sh\n") && pkg === codexShimPackage) unlinkSync(shimPackage(file));
   if (readText(file) !== text) writeText(file, text, 0o755);
   return file;
 }
@@ -512,8 +518,9 @@ export function inspectCodexShim(shim: string): { node: string; entry: string } 
   const text = readText(shim);
   if (text === undefined) return undefined;
   const words = shimWords(text);
-  if (words?.length !== 2) return "modified";
-  const [node, entry] = words as [string, string];
+  const named = words?.length === 2 ? launcherNodeEntry(words) : undefined;
+  if (named === undefined) return "modified";
+  const { node, entry } = named;
   if (!/^\//.test(node) || !/^node(?:js)?[\d.]*$/.test(node.split("/").pop() as string)) return "modified";
   if (!/^\/.*baton(?:\.c?js)?$/.test(entry) || resolve(entry) === resolve(shim)) return "modified";
   // The Node form is CommonJS only by its package.json: without it, one above could make it a module.

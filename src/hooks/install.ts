@@ -8,7 +8,7 @@
  * Longer than ~400 lines: install, uninstall and status for every agent and both routes (a settings
  * file, a plugin or extension) answer from the same places and readiness, read in one place.
  */
-import { closeSync, constants, existsSync, fchmodSync, openSync, realpathSync, rmdirSync, unlinkSync } from "node:fs";
+import { accessSync, closeSync, constants, existsSync, fchmodSync, openSync, readSync, realpathSync, rmdirSync, unlinkSync } from "node:fs";
 import { dirname, join, relative, resolve, sep } from "node:path";
 import { ADAPTERS } from "../core/hooks/adapters.js";
 import { CLAUDE_HTTP_EVENTS, claudeHttpHookSpecs } from "../core/hooks/claude.js";
@@ -17,8 +17,10 @@ import {
   type HookAgent,
   type HookGroupSpec,
   type InstalledHook,
+  launcherNodeEntry,
   launcherWord,
   listBatonHooks,
+  NODE_WORD,
   nativeHookPath,
   uninstallFrom,
 } from "../core/hooks/config.js";
@@ -180,8 +182,11 @@ const shellQuote = launcherWord;
 /**
  * This Node and this baton's entry by absolute path (no PATH lookup, no npx: a hook runs on
  * every tool call), for a file of this machine; `baton` when this process is not a baton entry.
+ * An entry that is a shell script as well (bin/baton.cjs) runs as a program, naming this Node
+ * after it (`<entry> --node=<node>`): its shell part answers a hook through the workspace's
+ * server without starting Node, and hands the rest to that Node.
  */
-export function defaultLauncher(argv1 = process.argv[1]): string {
+export function defaultLauncher(argv1 = process.argv[1], platform: NodeJS.Platform = process.platform): string {
   if (argv1 && /baton(?:\.c?js)?$/.test(argv1)) {
     let entry = argv1;
     try {
@@ -189,9 +194,26 @@ export function defaultLauncher(argv1 = process.argv[1]): string {
     } catch {
       // keep it as given
     }
+    if (platform !== "win32" && shellProgram(entry)) return `${shellQuote(entry)} ${shellQuote(`${NODE_WORD}${process.execPath}`)}`;
     return `${shellQuote(process.execPath)} ${shellQuote(entry)}`;
   }
   return "baton";
+}
+
+/** Whether `entry` runs as a program the shell reads first: executable, its first line `#!/bin/sh`. */
+function shellProgram(entry: string): boolean {
+  try {
+    accessSync(entry, constants.X_OK);
+    const fd = openSync(entry, "r");
+    try {
+      const head = Buffer.alloc(10);
+      return readSync(fd, head, 0, 10, 0) === 10 && head.toString("latin1") === "#!/bin/sh\n";
+    } finally {
+      closeSync(fd);
+    }
+  } catch {
+    return false;
+  }
 }
 
 export function hookSpecs(agent: HookAgent, launcher: string): HookGroupSpec[] {
@@ -537,8 +559,15 @@ function removeIfEmpty(dir: string): void {
 
 /** The baton entry a hook command runs, when it names one by absolute path. */
 function launcherPath(command: string): string | undefined {
-  const entry = launcherWords(command)?.at(-1);
+  const words = launcherWords(command);
+  const entry = words && (launcherNodeEntry(words)?.entry ?? words.at(-1));
   return entry !== undefined && /^\/.*baton(?:\.c?js)?$/.test(entry) ? entry : undefined;
+}
+
+/** The Node a hook command names by absolute path, after its baton entry (`--node=<path>`). */
+function launcherNode(command: string): string | undefined {
+  const words = launcherWords(command);
+  return words?.at(-1)?.startsWith(`${NODE_WORD}/`) ? launcherNodeEntry(words)?.node : undefined;
 }
 
 /** Each file Baton may have installed into: a project's (Claude Code: the team's and the local one), then the user's. */
@@ -603,7 +632,8 @@ export async function hooksStatus(
         s.stale = s.installed.some((i) => {
           const entry = launcherPath(i.command);
           if (entry === undefined) return false;
-          if (!existsSync(entry)) return true;
+          const node = launcherNode(i.command);
+          if (!existsSync(entry) || (node !== undefined && !existsSync(node))) return true;
           if (agent !== "codex" || resolve(entry) !== codexShim(place)) return false;
           // Codex's launcher script: exactly what install wrote, and the baton it runs exists.
           const shim = inspectCodexShim(entry);

@@ -26,7 +26,7 @@
 import { spawnSync } from "node:child_process";
 import { realpathSync, statSync } from "node:fs";
 import { basename, delimiter, dirname, isAbsolute, join, relative, resolve, sep } from "node:path";
-import type { HookAgent, InstalledHook } from "../core/hooks/config.js";
+import { type HookAgent, type InstalledHook, launcherNodeEntry, NODE_WORD } from "../core/hooks/config.js";
 import { COPILOT_PATH_GUARD } from "../core/hooks/copilot.js";
 import { userHome } from "../platform/home.js";
 import { realOr } from "../platform/moved-config.js";
@@ -150,11 +150,7 @@ function batonPackageFile(file: string, root: string | undefined): boolean {
   } catch {
     return true; // gone: the status's "stale" says so
   }
-  if (real.startsWith("/proc/")) return false;
-  if (root !== undefined) {
-    const r = realRoot(root);
-    if (real === r || real.startsWith(r.endsWith(sep) ? r : `${r}${sep}`)) return false;
-  }
+  if (insideRoot(real, root)) return false;
   let dir = dirname(real);
   for (let i = 0; i < 4; i++) {
     const pkg = settingsObjectAt(join(dir, "package.json"));
@@ -162,6 +158,15 @@ function batonPackageFile(file: string, root: string | undefined): boolean {
     dir = dirname(dir);
   }
   return false;
+}
+
+/** Whether `file` (through its links) is `root` or inside it, or another process's view (/proc/<pid>/cwd/…). */
+function insideRoot(file: string, root: string | undefined): boolean {
+  if (file.startsWith("/proc/")) return true;
+  if (root === undefined) return false;
+  const real = realOr(file);
+  const r = realRoot(root);
+  return real === r || real.startsWith(r.endsWith(sep) ? r : `${r}${sep}`);
 }
 
 function realRoot(root: string): string {
@@ -184,8 +189,9 @@ function realRoot(root: string): string {
  * (`root`) is the repository's, not an installed Baton.
  */
 export function launcherProblem(words: readonly string[], o: { root?: string; codexShim?: string } = {}): string | undefined {
-  const node = (w: string | undefined) =>
-    w !== undefined && (/^node(?:js)?$/.test(w) || (isAbsolute(w) && /^node(?:js)?[\d.]*$/.test(basename(w))));
+  // A Node by path is a Node outside the project: `<repo>/tools/node` is whatever the repository put there.
+  const nodePath = (w: string) => isAbsolute(w) && /^node(?:js)?[\d.]*$/.test(basename(w)) && !insideRoot(w, o.root);
+  const node = (w: string | undefined) => w !== undefined && (/^node(?:js)?$/.test(w) || nodePath(w));
   const entry = (w: string | undefined) =>
     w !== undefined &&
     isAbsolute(w) &&
@@ -201,11 +207,15 @@ export function launcherProblem(words: readonly string[], o: { root?: string; co
   )
     return undefined;
   if (words.length >= 2 && node(first) && entry(words.at(-1)) && words.slice(1, -1).every((w) => NODE_OPTIONS.test(w))) return undefined;
+  // The entry as a program (bin/baton.cjs, a shell script) and the Node it hands to.
+  const named = launcherNodeEntry(words);
+  if (named !== undefined && words.length === 2 && words[1]?.startsWith(NODE_WORD) && nodePath(named.node) && entry(named.entry))
+    return undefined;
   if (words.length === 1 && first !== undefined && isAbsolute(first)) {
     if (o.codexShim !== undefined && resolve(first) === resolve(o.codexShim)) return undefined;
     if (basename(first) === "baton" && batonPackageFile(first, o.root)) return undefined;
   }
-  return `\`${words.join(" ")}\`, which is not a baton (Baton's hooks run \`baton\`, \`npx agent-baton\`, a Node and an installed baton by path outside the project, or Codex's launcher script)`;
+  return `\`${words.join(" ")}\`, which is not a baton (Baton's hooks run \`baton\`, \`npx agent-baton\`, a Node and an installed baton by path outside the project (in either order, the Node as \`--node=<path>\` after the baton), or Codex's launcher script)`;
 }
 
 /**
@@ -219,7 +229,10 @@ const NODE_OPTIONS =
 
 /** The absolute paths the launchers of `commands` name: a path of one machine. */
 export function machinePaths(commands: readonly string[]): string[] {
-  return [...new Set(commands.flatMap((c) => (launcherWords(c) ?? []).filter((w) => w.startsWith("/"))))];
+  const paths = commands.flatMap((c) =>
+    (launcherWords(c) ?? []).map((w) => (w.startsWith(`${NODE_WORD}/`) ? w.slice(NODE_WORD.length) : w)),
+  );
+  return [...new Set(paths.filter((w) => w.startsWith("/")))];
 }
 
 function executable(file: string): boolean {

@@ -1,10 +1,11 @@
 /**
  * Claude Code (the real CLI from npm, on PATH as users have it) with Baton's hooks in exec form:
  * `baton hooks install claude` asks `claude --version`, and from 2.1.139 on writes each command
- * hook as a program and its arguments (`"command": "<node>", "args": ["<baton>", "hook",
- * "claude", "<Event>"]`), which Claude Code spawns with no shell. The hooks run as before: the
- * session-start and prompt context reach the model, and each write and shell command is
- * checkpointed first.
+ * hook as a program and its arguments (`"command": "<baton>", "args": ["--node=<node>", "hook",
+ * "claude", "<Event>"]`), which Claude Code spawns with no shell: the installed baton, whose
+ * shell part answers through the workspace's server or hands the hook to the Node named. The
+ * hooks run as before: the session-start and prompt context reach the model, and each write and
+ * shell command is checkpointed first.
  */
 import { readFileSync, symlinkSync } from "node:fs";
 import { join } from "node:path";
@@ -27,7 +28,7 @@ describe("Claude Code: Baton's hooks in exec form", () => {
     const cli = agentCli("claude");
     p = new Project("claude", { "a.txt": "one\n" });
     symlinkSync(cli, join(p.bin, "claude"));
-    // This Node and this baton by absolute path, as an install into this machine's own file writes them.
+    // This baton and this Node by absolute path, as an install into this machine's own file writes them.
     const r = p.baton(["--json", "hooks", "install", "claude"]);
     expect(r.code, r.stderr).toBe(0);
     installed = r.json();
@@ -51,8 +52,8 @@ describe("Claude Code: Baton's hooks in exec form", () => {
     const handlers = Object.values(settings.hooks as Record<string, any[]>).flatMap((groups) => groups.flatMap((g) => g.hooks));
     expect(handlers.length).toBeGreaterThan(5);
     for (const h of handlers) {
-      expect(h.command).toBe(process.execPath);
-      expect(h.args).toEqual([join(REPO, "bin", "baton.cjs"), "hook", "claude", expect.any(String)]);
+      expect(h.command).toBe(join(REPO, "bin", "baton.cjs"));
+      expect(h.args).toEqual([`--node=${process.execPath}`, "hook", "claude", expect.any(String)]);
     }
     expect(installed.hooks.map((h: any) => h.event)).toContain("PreSkillShellCommand");
   });

@@ -1,16 +1,16 @@
 /**
  * Codex (the real CLI from npm) with Baton's hooks in the user's own file
  * (`baton hooks install codex --user`): every entry runs `$CODEX_HOME/baton/baton`, the launcher
- * at a fixed place, which is a Node script the kernel starts from its `#!` line (no shell of its
- * own between Codex's `bash -c` and Node). Codex trusts the entries as installed, runs them, and
- * every write and shell command is checkpointed first.
+ * at a fixed place, which runs the installed baton as a program, naming this Node (`--node=`):
+ * the baton's shell part answers through the server or hands the hook to that Node. Codex trusts
+ * the entries as installed, runs them, and every write and shell command is checkpointed first.
  */
 import { readFileSync } from "node:fs";
 import { join } from "node:path";
 import { afterAll, beforeAll, describe, expect, test } from "vitest";
 import { codex } from "./drivers.js";
 import { Project } from "./harness.js";
-import { agentCli } from "./install.js";
+import { agentCli, REPO } from "./install.js";
 import { MockModel } from "./mock-model.js";
 
 describe("Codex: Baton's hooks in the user's file, through the launcher script", () => {
@@ -46,8 +46,8 @@ describe("Codex: Baton's hooks in the user's file, through the launcher script",
     p?.cleanup();
   });
 
-  test("the launcher is a Node script, and Codex lists every entry as trusted", async () => {
-    expect(readFileSync(shim, "utf8").split("\n")[0]).toBe(`#!${process.execPath}`);
+  test("the launcher runs the installed baton, naming this Node, and Codex lists every entry as trusted", async () => {
+    expect(readFileSync(shim, "utf8")).toContain(`\nexec ${join(REPO, "bin", "baton.cjs")} --node=${process.execPath} "$@"\n`);
     await codex.expectHooksTrusted?.(p, cli);
   });
 

@@ -119,10 +119,35 @@ export function isBatonHookUrl(url: unknown, agent: HookAgent): boolean {
   return batonHookUrlHost(url, agent) !== undefined;
 }
 
-/** A command that runs `baton hook <agent> …`, whatever the path or launcher before it. */
+/**
+ * A command that runs `baton hook <agent> …`, whatever the path or launcher before it (and a
+ * `--node=<path>` word between the baton and `hook`: NODE_WORD).
+ */
 export function isBatonCommand(command: unknown, agent: HookAgent): boolean {
   if (typeof command !== "string") return false;
-  return new RegExp(`(?:^|[\\s"'/\\\\])(?:agent-)?baton(?:\\.c?js)?["']?\\s+hook\\s+${agent}(?:\\s|$)`).test(command);
+  return new RegExp(
+    `(?:^|[\\s"'/\\\\])(?:agent-)?baton(?:\\.c?js)?["']?(?:\\s+(?:--node=[^\\s"']+|"--node=(?:[^"\\\\]|\\\\.)*"))?\\s+hook\\s+${agent}(?:\\s|$)`,
+  ).test(command);
+}
+
+/**
+ * The word an install writes after a baton entry that is a shell script (bin/baton.cjs run as a
+ * program), naming the Node it hands to what it does not answer itself: a hook by absolute path
+ * does not look `node` up on PATH.
+ */
+export const NODE_WORD = "--node=";
+
+/**
+ * The Node and the baton entry a launcher (the words before `hook <agent> <Event>`) names:
+ * `<node> [options] <entry>`, or `<entry> --node=<node>`. Undefined for one word (`baton`, a
+ * script that stays put), whose Node is its own affair.
+ */
+export function launcherNodeEntry(words: readonly string[]): { node: string; entry: string } | undefined {
+  const first = words[0];
+  const last = words.at(-1);
+  if (words.length < 2 || first === undefined || last === undefined) return undefined;
+  if (last.startsWith(NODE_WORD)) return words.length === 2 ? { node: last.slice(NODE_WORD.length), entry: first } : undefined;
+  return { node: first, entry: last };
 }
 
 function isObject(v: unknown): v is JsonObject {
