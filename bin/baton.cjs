@@ -104,7 +104,16 @@ baton_hook_client() {
   # Taken within a second, or not at all (a server stopped or busy); then answered by the time
   # it says (the hook's deadline and a grace), never less than a second.
   local line status ms=5000 wait len= chunked= body= size chunk ended=
-  IFS=$' \r' read -r -t 1 _ status _ <&"$fd" || return 2
+  IFS=$' \r' read -r -t 1 _ status _ <&"$fd"
+  case $? in
+  0) ;;
+  1) return 2 ;; # closed without a word
+  *)
+    # Silent for a second (hung, or busy): Node does not ask it again (another second).
+    silent=--server-silent reason="no answer within a second"
+    return 2
+    ;;
+  esac
   if [[ $status != 200 ]]; then
     # A refusal (answer_in_process, a server shutting down): what it says, with BATON_HOOK_DEBUG.
     [[ -n ${BATON_HOOK_DEBUG-} ]] && IFS= read -r -d '' -t 1 body <&"$fd"
@@ -148,7 +157,7 @@ baton_hook_client() {
   return 0
 }
 trap '' PIPE
-payload= reason= started= request= fd=
+payload= reason= started= request= fd= silent=
 if [[ -n ${EPOCHREALTIME-} ]]; then
   started=${EPOCHREALTIME/[.,]/}
   started=${started:0:13}
@@ -168,9 +177,9 @@ esac
 [[ -n ${BATON_HOOK_DEBUG-} ]] && printf 'baton hook: not answered by the server%s: handed to Node\n' "${reason:+ ($reason)}" >&2
 [[ -n ${fd-} ]] && exec {fd}>&- # the connection is not Node's
 trap - PIPE
-exec "$baton_node" "$0" "$@" "--started-at=$started" "--request-id=$request" <<<"$payload"
+exec "$baton_node" "$0" "$@" "--started-at=$started" "--request-id=$request" $silent <<<"$payload"
 # A here-string needs a temporary file past the pipe's size: where none can be made, a pipe.
-printf '%s\n' "$payload" | "$baton_node" "$0" "$@" "--started-at=$started" "--request-id=$request"
+printf '%s\n' "$payload" | "$baton_node" "$0" "$@" "--started-at=$started" "--request-id=$request" $silent
 exit
 */
 "use strict";

@@ -253,6 +253,25 @@ describe("the shell's hook client", () => {
       expect(checkpoints(root)).toHaveLength(4);
     });
 
+    it("when the server says nothing within a second: Node answers without asking it again", async () => {
+      const root = workspace(FILES);
+      client(root, START);
+      const fake = await fakeServe(root, "count");
+      try {
+        const t = Date.now();
+        const r = client(root, PRE_BASH, {}, { text: preBash(root, "call-silent") });
+        expect(Date.now() - t).toBeGreaterThanOrEqual(1_000);
+        expect(r.via, r.stderr).toBe("process");
+        expect(r.stderr).toContain("not answered by the server (no answer within a second): handed to Node");
+        expect(r.stderr).toContain("answered in this process (the server did not answer the shell's hook client within a second)");
+        // The client's connection, and no second one from Node (a second second on a hung server).
+        expect(fake.connections()).toBe(1);
+        expect(checkpoints(root)).toHaveLength(1);
+      } finally {
+        fake.stop();
+      }
+    });
+
     it("when hooks are off in its environment, without connecting; and when it cannot connect, in bash's POSIX mode too", async () => {
       const root = workspace(FILES);
       client(root, START);
@@ -405,7 +424,8 @@ describe("the shell's hook client", () => {
           process.kill(s.pid, "SIGCONT");
         }
         expect(stopped.via, stopped.stderr).toBe("process");
-        expect(stopped.stderr).toContain("not answered by the server: handed to Node");
+        expect(stopped.stderr).toContain("not answered by the server (no answer within a second): handed to Node");
+        expect(stopped.stderr).toContain("the server did not answer the shell's hook client within a second");
         expect(Date.now() - t).toBeGreaterThanOrEqual(1_000);
         const info = JSON.parse(readFileSync(join(root, ".baton", "server.json"), "utf8"));
         writeFileSync(join(root, ".baton", "server.json"), JSON.stringify({ ...info, token: "x".repeat(43) }), { mode: 0o600 });

@@ -41,17 +41,24 @@ export interface HookArgs {
   startedAt?: number;
   /** `--request-id=<id>`: the id the shell's hook client sent the server with, so a step it took is found by its key. */
   requestId?: string;
+  /**
+   * `--server-silent`: the shell's hook client sent this hook to the workspace's server, which
+   * did not answer within its second (hung, or busy): not asked again, which would cost the hook
+   * another second. The request id keys whatever the server did meanwhile.
+   */
+  serverSilent?: boolean;
 }
 
 /** Options of the hook's command line that are not the agent's words (`startsThisHook` leaves them out). */
-const HANDED_ON = /^--(?:started-at|request-id)=/;
+const HANDED_ON = /^--(?:started-at=|request-id=|server-silent$)/;
 
-/** argv: `<agent> <Event> [--root <dir>] [--started-at=<ms>] [--request-id=<id>]`. */
+/** argv: `<agent> <Event> [--root <dir>] [--started-at=<ms>] [--request-id=<id>] [--server-silent]`. */
 export function parseHookArgs(argv: readonly string[]): HookArgs {
   const positional: string[] = [];
   let root = process.env.BATON_ROOT || undefined;
   let startedAt: number | undefined;
   let requestId: string | undefined;
+  let serverSilent = false;
   for (let i = 0; i < argv.length; i++) {
     const a = argv[i] as string;
     if (a === "--root") root = argv[++i];
@@ -63,7 +70,8 @@ export function parseHookArgs(argv: readonly string[]): HookArgs {
     } else if (a.startsWith("--request-id=")) {
       const id = a.slice(13);
       if (/^[A-Za-z0-9_-]{8,80}$/.test(id)) requestId = id;
-    } else if (!a.startsWith("-")) positional.push(a);
+    } else if (a === "--server-silent") serverSilent = true;
+    else if (!a.startsWith("-")) positional.push(a);
   }
   return {
     agent: positional[0],
@@ -71,6 +79,7 @@ export function parseHookArgs(argv: readonly string[]): HookArgs {
     root,
     ...(startedAt !== undefined ? { startedAt } : {}),
     ...(requestId !== undefined ? { requestId } : {}),
+    ...(serverSilent ? { serverSilent } : {}),
   };
 }
 

@@ -52,6 +52,7 @@ export async function serverFirst(args: HookArgs, text: string, requestId: strin
   try {
     const side = { env: process.env, cwd, agentPid, ...(startedAt !== undefined ? { startedAt } : {}) };
     const p = prepareHook(args, text, requestId, side, (ws, settings) => {
+      if (args.serverSilent) return "the server did not answer the shell's hook client within a second";
       info = provenServer(ws.dir);
       if (!info) return "no server";
       if (info.version !== BUILD) return `the server is build ${info.version ?? "unknown"}, not ${BUILD}`;
