@@ -63,8 +63,9 @@ baton_hook_client() {
   local start=${BASH_REMATCH[1]}
   # Proven as a hook process proves it (platform/server-file.ts), and as a server is proven
   # before it is signalled (`servesWorkspace`): the process the file names is the user's own, the
-  # one that wrote it (its start time), and runs `serve` for this workspace (--root, else its
-  # working directory). A file a repository shipped could name pid 1, or another user's process.
+  # one that wrote it (its start time), and runs `serve` for this workspace (its last --root, else
+  # BATON_ROOT in its environment, else its working directory in the workspace). A file a
+  # repository shipped could name pid 1, or another user's process.
   [[ -O /proc/$pid ]] || return 1
   local stat rest arg root= next= serves=
   IFS= read -r stat 2>/dev/null <"/proc/$pid/stat" || return 1
@@ -85,8 +86,24 @@ baton_hook_client() {
     fi
   done 2>/dev/null <"/proc/$pid/cmdline"
   [[ -n $serves ]] || return 1
-  [[ -z $root || $root == /* ]] || root=/proc/$pid/cwd/$root
-  [[ ${root:-/proc/$pid/cwd} -ef $dir ]] || return 1
+  if [[ -z $root ]]; then # else BATON_ROOT in the environment it started with
+    while IFS= read -r -d '' arg; do
+      if [[ $arg == BATON_ROOT=* ]]; then
+        root=${arg#BATON_ROOT=}
+        break
+      fi
+    done 2>/dev/null <"/proc/$pid/environ"
+  fi
+  if [[ -n $root ]]; then
+    [[ $root == /* ]] || root=/proc/$pid/cwd/$root
+    [[ $root -ef $dir ]] || return 1
+  else # else its working directory, in this workspace or a folder of it
+    up=/proc/$pid/cwd
+    until [[ $up -ef $dir ]]; do
+      [[ -d $up && ! $up -ef / && ${#up} -lt 4096 ]] || return 1
+      up+=/..
+    done
+  fi
   # The payload (a pipe or a file is read through /dev/stdin in large reads; a socket, which
   # Node-based agents may hand their hooks, cannot be opened there: cat reads it). Up to 64 KiB
   # goes to the server: the loopback buffers hold that much, so writing it never waits on a

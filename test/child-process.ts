@@ -49,8 +49,8 @@ export function spawnNode(script: string, args: string[], label: string): LineCh
 }
 
 /** Spawn `command ...args` (e.g. the CLI under `unshare`), tracked by the helpers' leak check. */
-export function spawnCommand(command: string, args: string[], label: string, env?: NodeJS.ProcessEnv): LineChild {
-  const proc = spawnTracked(command, args, { stdio: ["pipe", "pipe", "pipe"], ...(env ? { env } : {}) });
+export function spawnCommand(command: string, args: string[], label: string, env?: NodeJS.ProcessEnv, cwd?: string): LineChild {
+  const proc = spawnTracked(command, args, { stdio: ["pipe", "pipe", "pipe"], ...(env ? { env } : {}), ...(cwd ? { cwd } : {}) });
   const lines: string[] = [];
   let partial = "";
   let err = "";

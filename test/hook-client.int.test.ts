@@ -338,6 +338,24 @@ describe("the shell's hook client", () => {
       }
     });
 
+    it("takes a server the user started in a folder of the workspace, or with BATON_ROOT, as Node's hooks do", async () => {
+      for (const how of ["a folder of it", "BATON_ROOT"] as const) {
+        const root = workspace(FILES);
+        client(root, START);
+        const s =
+          how === "BATON_ROOT"
+            ? await serve(root, [], { BATON_ROOT: root }, { cwd: tmpdir() })
+            : await serve(root, [], undefined, { cwd: join(root, "src") });
+        try {
+          const r = client(root, PRE_BASH, {}, { text: preBash(root, `call-${how.length}`) });
+          expect(r.via, `${how}: ${r.stderr}`).toBe("client");
+          expect(checkpoints(root)).toHaveLength(1);
+        } finally {
+          await s.stop();
+        }
+      }
+    });
+
     it("when server.json names pid 1, another folder's or a stopped process, or a wrong start time: the client never connects", async () => {
       const root = workspace(FILES);
       client(root, START);
@@ -358,6 +376,11 @@ describe("the shell's hook client", () => {
         cwd: root,
         stdio: "ignore",
       });
+      const envElsewhere = spawn(process.execPath, ["-e", "setInterval(() => {}, 1000)", "serve"], {
+        cwd: root,
+        env: { ...process.env, BATON_ROOT: tmpdir() },
+        stdio: "ignore",
+      });
       try {
         await new Promise((r) => setTimeout(r, 200));
         const startOf = (pid: number) => readFileSync(`/proc/${pid}/stat`, "utf8").split(") ")[1]?.split(" ")[19] as string;
@@ -367,6 +390,7 @@ describe("the shell's hook client", () => {
           { pid: s.pid, startTime: "1" },
           { pid: elsewhere.pid as number, startTime: startOf(elsewhere.pid as number) }, // `serve` in another folder
           { pid: rootedElsewhere.pid as number, startTime: startOf(rootedElsewhere.pid as number) }, // `serve --root` another folder
+          { pid: envElsewhere.pid as number, startTime: startOf(envElsewhere.pid as number) }, // BATON_ROOT another folder
         ];
         for (const [i, f] of forged.entries()) {
           writeServerFile(root, { ...f, port, token: s.token });
@@ -381,6 +405,7 @@ describe("the shell's hook client", () => {
         plain.kill("SIGKILL");
         elsewhere.kill("SIGKILL");
         rootedElsewhere.kill("SIGKILL");
+        envElsewhere.kill("SIGKILL");
         await s.stop();
         await new Promise((r) => listener.close(r));
       }

@@ -21,13 +21,18 @@ export interface Served {
   stop(signal?: NodeJS.Signals): Promise<Exit>;
 }
 
-/** `baton serve --json` on a workspace (with `env` added to this process's); resolves once it printed its ready line. */
-export async function serve(root: string, args: string[] = [], env?: Record<string, string>): Promise<Served> {
+/**
+ * `baton serve --json` on a workspace (with `env` added to this process's); resolves once it
+ * printed its ready line. `o.cwd`: started in that folder, with no `--root` (it finds its
+ * workspace as a user's `baton serve` does).
+ */
+export async function serve(root: string, args: string[] = [], env?: Record<string, string>, o: { cwd?: string } = {}): Promise<Served> {
   const child = spawnCommand(
     process.execPath,
-    [CLI, "serve", "--json", "--root", root, ...args],
+    [CLI, "serve", "--json", ...(o.cwd ? [] : ["--root", root]), ...args],
     "baton serve",
     env ? { ...process.env, ...env } : undefined,
+    o.cwd,
   );
   const line = await child.waitForLine((l) => l.startsWith("{"), 15_000, "its ready line");
   const ready = JSON.parse(line) as { url: string; port: number; pageUrl: string; pid: number; serverFile: string; error?: unknown };
