@@ -340,7 +340,9 @@ export function agentSuite(d: Driver, o: { route?: "settings" | "plugin" | "http
       expect(lists.map((t) => t.status)).toEqual(["success", "success", "success"]);
       const [a, b, c] = lists.map((t) => t.observationHash);
       expect(a, JSON.stringify(lists)).toBeDefined();
-      expect(b, "the same listing twice is the same result").toBe(a);
+      // What the agent returned for each listing, to tell which part changed when they differ.
+      const returned = JSON.stringify(after.filter((c) => toolInput(c.payload)?.command === LIST_CMD).map((c) => c.payload.tool_response));
+      expect(b, `the same listing twice is the same result: ${returned}`).toBe(a);
       expect(c, "the listing with a new file is another result").not.toBe(a);
       const failures = of(FAIL_CMD);
       expect(failures.length).toBeGreaterThanOrEqual(3);
