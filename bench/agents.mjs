@@ -10,7 +10,7 @@
  * cost of one tool call is the time from the model's answer naming it to the agent's next
  * request to the model (the mock model stamps each request): the agent runs its before-hooks,
  * the tool and its after-hooks in between, and its start-up and per-turn hooks are left out.
- * Six set-ups, in rotating order:
+ * Seven set-ups, in rotating order:
  *
  * - none:   no hooks;
  * - spawn:  the same events and matchers as Baton's, each running `true` (the agent's own cost
@@ -23,6 +23,11 @@
  * - client: the same, with the hooks as a project's file has them: `baton` from PATH (the e2e
  *           harness's, which runs bin/baton.cjs as a program), whose shell part answers a tool
  *           call's hook through the server without starting Node.
+ * - program: the same, with the hooks as a file of this machine has them (Claude Code's local
+ *           file, a user file): `<bin/baton.cjs> --node=<node>` by absolute path, the same client.
+ *
+ * `server` names this Node and the baton (`<node> <bin/baton.cjs>`), the form a file of this
+ * machine gets where the baton cannot run as a program: every hook starts Node.
  *
  * Claude Code is on PATH, so the install writes the hooks in the form that version runs (exec
  * form, no shell, from 2.1.139); BATON_BENCH_NO_AGENT_ON_PATH=1 leaves it off, and the install
@@ -44,7 +49,7 @@ const repsAt = args.indexOf("--reps");
 const REPS = repsAt >= 0 ? Number(args[repsAt + 1]) : 3;
 const AGENTS = args.filter((a, i) => !a.startsWith("--") && args[i - 1] !== "--reps");
 const K = 12;
-const SETUPS = ["none", "spawn", "node", "off", "server", "client"];
+const SETUPS = ["none", "spawn", "node", "off", "server", "client", "program"];
 const HELPERS = join(REPO, "bench", "results", ".agents-helpers.mjs");
 
 /** The e2e suite's helpers (TypeScript), bundled for Node. */
@@ -129,7 +134,9 @@ async function once(h, mock, url, cli, d, setup, k) {
     if (setup !== "none") {
       // This node and this baton by absolute path, as a file of this machine has them (Claude
       // Code's local file, a user file): no PATH lookup in the measurement.
-      const launcher = setup === "client" ? "baton" : `${process.execPath} ${join(REPO, "bin", "baton.cjs")}`;
+      const baton = join(REPO, "bin", "baton.cjs");
+      const launcher =
+        setup === "client" ? "baton" : setup === "program" ? `${baton} --node=${process.execPath}` : `${process.execPath} ${baton}`;
       const installed = execFileSync(
         process.execPath,
         [join(REPO, "bin", "baton.cjs"), "--json", "hooks", "install", d.agent, "--command", launcher],
@@ -141,7 +148,11 @@ async function once(h, mock, url, cli, d, setup, k) {
       await d.trustHooks?.(p, cli, true);
     }
     mock.play(script(k), p.root);
-    const env = { ...d.env(url), BATON_CAPTURE_DIR: "", BATON_HOOK_SERVER: setup === "server" || setup === "client" ? "auto" : "off" };
+    const env = {
+      ...d.env(url),
+      BATON_CAPTURE_DIR: "",
+      BATON_HOOK_SERVER: ["server", "client", "program"].includes(setup) ? "auto" : "off",
+    };
     const from = mock.requests.length;
     const r = await p.run(cli, d.args("Do the work."), env, 300_000);
     if (r.code !== 0) throw new Error(`${d.agent} ${setup} exited ${r.code}: ${r.stderr.slice(-2000)}`);
@@ -157,11 +168,11 @@ async function once(h, mock, url, cli, d, setup, k) {
     const written = Array.from({ length: k }, (_, i) => i).filter((i) => i % 2 === 0);
     if (!written.every((i) => p.read(`gen/f${i}.txt`) === `file ${i}\n`))
       throw new Error(`${d.agent} ${setup}: the writes did not all happen`);
-    if (setup === "off" || setup === "server" || setup === "client") {
+    if (["off", "server", "client", "program"].includes(setup)) {
       const cps = JSON.parse(p.baton(["--json", "checkpoints"]).stdout).checkpoints.length;
       if (cps !== k) throw new Error(`${d.agent} ${setup}: ${cps} checkpoints, expected ${k}: the hooks did not run`);
     }
-    if ((setup === "server" || setup === "client") && !stopServer(p)) throw new Error(`${d.agent} ${setup}: no server was started`);
+    if (["server", "client", "program"].includes(setup) && !stopServer(p)) throw new Error(`${d.agent} ${setup}: no server was started`);
     return calls;
   } finally {
     stopServer(p);
@@ -198,15 +209,15 @@ async function main() {
     results[agent] = { version: h.VERSIONS[agent].version, medianMs: med, times };
   }
   const lines = [
-    "agent | call | none | `true` (+) | `node -e 0` (+) | Baton, server off (+) | Baton, server (+) | Baton, server, `baton` from PATH (+)",
-    "--- | --- | ---: | ---: | ---: | ---: | ---: | ---:",
+    "agent | call | none | `true` (+) | `node -e 0` (+) | Baton, server off (+) | Baton, server (+) | Baton, server, `baton` from PATH (+) | Baton, server, `<baton> --node=` (+)",
+    "--- | --- | ---: | ---: | ---: | ---: | ---: | ---: | ---:",
   ];
   for (const [a, r] of Object.entries(results))
     for (const kind of ["write", "shell"]) {
       const m = r.medianMs;
       const plus = (s) => `${m[s][kind].toFixed(0)} (+${(m[s][kind] - m.none[kind]).toFixed(0)})`;
       lines.push(
-        `${a} ${r.version} | ${kind} | ${m.none[kind].toFixed(0)} | ${plus("spawn")} | ${plus("node")} | ${plus("off")} | ${plus("server")} | ${plus("client")}`,
+        `${a} ${r.version} | ${kind} | ${m.none[kind].toFixed(0)} | ${plus("spawn")} | ${plus("node")} | ${plus("off")} | ${plus("server")} | ${plus("client")} | ${plus("program")}`,
       );
     }
   const load = os.loadavg().map((x) => x.toFixed(1));
