@@ -14,11 +14,18 @@ case ${1-} in --node=/*)
   shift
   ;;
 esac
+if [ $# -eq 0 ] && [ ! -t 0 ]; then
+  # Nothing to run, and input waiting: a hook's command without its arguments (Claude Code before
+  # 2.1.139 runs an exec-form hook's "command" alone). A failure the agent shows, not help and 0.
+  echo 'baton: no command given. A hook that runs baton with no arguments has lost them: Claude Code before 2.1.139 runs an exec-form hook'"'"'s "command" without its "args". Upgrade it, or run `baton hooks install claude` again with it on PATH.' >&2
+  exit 1
+fi
 case $#:${1-}:${3-} in
 3:hook:-* | 3:hook:) exec "$baton_node" "$0" "$@" ;;
 3:hook:*) ;;
 *) exec "$baton_node" "$0" "$@" ;;
 esac
+case ${BASH_VERSION-} in [1-3].* | 4.[0-3].*) exec "$baton_node" "$0" "$@" ;; esac # macOS's bash 3.2 as sh
 if [ -z "${BASH_VERSION-}" ]; then
   # The client needs bash (its /dev/tcp); sh is often another shell. No BASH_ENV: a startup file
   # would cost every hook, and anything it printed would land before the answer.
@@ -88,10 +95,7 @@ baton_hook_client() {
   [[ -n $serves ]] || return 1
   if [[ -z $root ]]; then # else BATON_ROOT in the environment it started with
     while IFS= read -r -d '' arg; do
-      if [[ $arg == BATON_ROOT=* ]]; then
-        root=${arg#BATON_ROOT=}
-        break
-      fi
+      [[ $arg == BATON_ROOT=* ]] && root=${arg#BATON_ROOT=} # the last, as platform/process-facts.ts reads it
     done 2>/dev/null <"/proc/$pid/environ"
   fi
   if [[ -n $root ]]; then

@@ -192,6 +192,16 @@ describe("the shell's hook client", () => {
     expect(gone.status).toBe(127);
   });
 
+  it("fails a hook that lost its arguments (Claude Code before exec form runs `command` alone) rather than print help and succeed", () => {
+    const root = workspace(FILES);
+    for (const args of [[], [`--node=${process.execPath}`]]) {
+      const r = spawnSync(CLI, args, { cwd: root, input: preBash(root, "call-bare"), encoding: "utf8" });
+      expect(r.status, r.stderr).toBe(1);
+      expect(r.stderr).toContain("baton: no command given");
+      expect(r.stdout).toBe("");
+    }
+  });
+
   it("sends up to 64 KiB itself, on a socket or a pipe, and hands a larger payload to Node", async () => {
     const root = workspace(FILES);
     const s = await serve(root);

@@ -933,6 +933,31 @@ describe("baton hooks install / uninstall", () => {
     });
   });
 
+  it("an install from a baton inside the project is refused, nothing written: status would not count its hooks", () => {
+    const root = tempDir("baton-install-");
+    // A copy of this package inside the project, as a repository could commit one.
+    const pkg = join(root, "tools", "agent-baton");
+    mkdirSync(join(pkg, "bin"), { recursive: true });
+    copyFileSync(CLI, join(pkg, "bin", "baton.cjs"));
+    chmodSync(join(pkg, "bin", "baton.cjs"), 0o755);
+    copyFileSync(join(REPO, "package.json"), join(pkg, "package.json"));
+    symlinkSync(join(REPO, "dist"), join(pkg, "dist"));
+    symlinkSync(join(REPO, "node_modules"), join(pkg, "node_modules"));
+    for (const agent of ["claude", "codex", "cline"]) {
+      const r = spawnSync(
+        process.execPath,
+        [join(pkg, "bin", "baton.cjs"), "hooks", "install", agent, "--user", "--root", root, "--json"],
+        {
+          env: { ...process.env, ...defaultEnv },
+          encoding: "utf8",
+        },
+      );
+      expect(r.status, `${agent}: ${r.stdout}${r.stderr}`).toBe(2);
+      expect(JSON.parse(r.stdout).error.message).toMatch(/inside the project.*--command baton.*Baton changed nothing/);
+    }
+    expect(readdirSync(defaultEnv.HOME as string), "no settings, no Codex launcher").toEqual([]);
+  });
+
   it("an install by another baton (another launcher) is replaced, not duplicated", () => {
     const root = tempDir("baton-install-");
     const file = join(root, ".claude", "settings.local.json");

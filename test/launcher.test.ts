@@ -2,6 +2,7 @@
 import { mkdirSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { afterEach, describe, expect, it } from "vitest";
+import { isBatonCommand } from "../src/core/hooks/config.js";
 import { launcherProblem, launcherWords } from "../src/hooks/places.js";
 import { CLI, cleanupDirs, REPO, tempDir } from "./helpers.js";
 
@@ -30,6 +31,7 @@ describe("launcherProblem", () => {
       // The baton as a program, naming the Node it hands to (quoted as install quotes a path).
       `${CLI} --node=${process.execPath} hook claude Stop`,
       `${CLI} "--node=/opt/my node/bin/node" hook claude Stop`,
+      `${CLI} '--node=/opt/my node/bin/node' hook claude Stop`,
     ])
       expect(problem(c, { root }), c).toBeUndefined();
     const shim = join(root, "codex-home", "baton", "baton");
@@ -80,7 +82,29 @@ describe("launcherProblem", () => {
       `${CLI} --node=${process.execPath} --eval=0 hook claude Stop`,
       `--node=${process.execPath} ${CLI} hook claude Stop`,
       `${join(root, "tools", "baton.cjs")} --node=${process.execPath} hook claude Stop`,
+      // Paths that read one way as text and run another: the hook's own working directory.
+      `${CLI} --node=//proc/self/cwd/tools/node hook claude Stop`,
+      `${CLI} --node=/./proc/self/cwd/tools/node hook claude Stop`,
+      `${CLI} --node=/dev/fd/../cwd/tools/node hook claude Stop`,
+      `/dev/fd/../cwd/tools/baton.cjs --node=${process.execPath} hook claude Stop`,
+      `${process.execPath} /dev/fd/../cwd/tools/baton.cjs hook claude Stop`,
+      `${REPO}/bin/../bin/baton.cjs --node=${process.execPath} hook claude Stop`,
+      // A baton that cannot run as a program: the bundle (no #! line, not executable).
+      `${join(REPO, "dist", "cli.cjs")} --node=${process.execPath} hook claude Stop`,
     ])
       expect(problem(c, { root }), c).toMatch(/not a baton/);
+  });
+});
+
+describe("isBatonCommand", () => {
+  it("reads a --node= word between the baton and its hook's words, however it is quoted", () => {
+    for (const c of [
+      `${CLI} --node=/usr/bin/node hook claude Stop`,
+      `"${CLI}" "--node=/opt/my node/bin/node" hook claude Stop`,
+      `${CLI} '--node=/opt/my node/bin/node' hook claude Stop`,
+    ])
+      expect(isBatonCommand(c, "claude"), c).toBe(true);
+    for (const c of [`${CLI} --node= hook claude Stop`, `${CLI} --other hook claude Stop`, `${CLI} --node=/usr/bin/node hook codex Stop`])
+      expect(isBatonCommand(c, "claude"), c).toBe(false);
   });
 });

@@ -170,9 +170,9 @@ export function writeCodexShim(o: SetupPlace, launcher: string): string {
   const text = codexShimText(launcher);
   const pkg = readText(shimPackage(file));
   if (!text.startsWith("#!/bin/sh\n") && pkg !== codexShimPackage) writeText(shimPackage(file), codexShimPackage);
-  // The shell form needs none: the Node form's own goes (another file stays: not Baton's).
-  if (text.startsWith("#!/bin/sh\n") && pkg === codexShimPackage) unlinkSync(shimPackage(file));
   if (readText(file) !== text) writeText(file, text, 0o755);
+  // The shell form needs none: the Node form's own goes once it is replaced (another file stays: not Baton's).
+  if (text.startsWith("#!/bin/sh\n") && pkg === codexShimPackage) unlinkSync(shimPackage(file));
   return file;
 }
 

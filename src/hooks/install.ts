@@ -8,7 +8,7 @@
  * Longer than ~400 lines: install, uninstall and status for every agent and both routes (a settings
  * file, a plugin or extension) answer from the same places and readiness, read in one place.
  */
-import { accessSync, closeSync, constants, existsSync, fchmodSync, openSync, readSync, realpathSync, rmdirSync, unlinkSync } from "node:fs";
+import { closeSync, constants, existsSync, fchmodSync, openSync, realpathSync, rmdirSync, unlinkSync } from "node:fs";
 import { dirname, join, relative, resolve, sep } from "node:path";
 import { ADAPTERS } from "../core/hooks/adapters.js";
 import { CLAUDE_HTTP_EVENTS, claudeHttpHookSpecs } from "../core/hooks/claude.js";
@@ -68,6 +68,7 @@ import {
   pathReadiness,
   placeNote,
   placeProblems,
+  shellProgram,
 } from "./places.js";
 import { PLUGIN_LIMITS, PLUGIN_ROUTES, type PluginInstall, pluginInstalls, pluginUninstall } from "./plugins.js";
 import { hookServerMode } from "./policy.js";
@@ -194,26 +195,11 @@ export function defaultLauncher(argv1 = process.argv[1], platform: NodeJS.Platfo
     } catch {
       // keep it as given
     }
-    if (platform !== "win32" && shellProgram(entry)) return `${shellQuote(entry)} ${shellQuote(`${NODE_WORD}${process.execPath}`)}`;
+    // Its hook client needs Linux's /proc: elsewhere the shell part would only add a start.
+    if (platform === "linux" && shellProgram(entry)) return `${shellQuote(entry)} ${shellQuote(`${NODE_WORD}${process.execPath}`)}`;
     return `${shellQuote(process.execPath)} ${shellQuote(entry)}`;
   }
   return "baton";
-}
-
-/** Whether `entry` runs as a program the shell reads first: executable, its first line `#!/bin/sh`. */
-function shellProgram(entry: string): boolean {
-  try {
-    accessSync(entry, constants.X_OK);
-    const fd = openSync(entry, "r");
-    try {
-      const head = Buffer.alloc(10);
-      return readSync(fd, head, 0, 10, 0) === 10 && head.toString("latin1") === "#!/bin/sh\n";
-    } finally {
-      closeSync(fd);
-    }
-  } catch {
-    return false;
-  }
 }
 
 export function hookSpecs(agent: HookAgent, launcher: string): HookGroupSpec[] {
@@ -266,6 +252,13 @@ function launcherFor(agent: HookAgent, o: HookPlaceOptions): string {
   // A file the team commits: Baton from PATH, on whichever machine runs the agent.
   if (isShared(agent, o)) return "baton";
   const launcher = defaultLauncher();
+  // Status would not count hooks naming a Node or a baton inside the project (a repository's
+  // files could stand in for them): say so now rather than write them.
+  const odd = launcher === "baton" ? undefined : launcherProblem(shellWords(launcher) ?? [launcher], { root: o.root });
+  if (odd !== undefined)
+    throw badInput(
+      `the hooks would run ${odd}: this Node or this baton is inside the project, where the repository's files could stand in for them. Install from a Node and a Baton outside the project (\`npm install --global agent-baton\`), or name another launcher: \`--command baton\` (Baton from PATH) or \`--command "npx agent-baton"\`. Baton changed nothing`,
+    );
   // Codex trusts an entry by its command: a command naming this Node and this baton would be
   // untrusted again after every upgrade, so Codex's hooks run a launcher at a fixed place.
   if (agent === "codex" && launcher !== "baton") return shellQuote(writeCodexShim(o, launcher));
@@ -564,10 +557,11 @@ function launcherPath(command: string): string | undefined {
   return entry !== undefined && /^\/.*baton(?:\.c?js)?$/.test(entry) ? entry : undefined;
 }
 
-/** The Node a hook command names by absolute path, after its baton entry (`--node=<path>`). */
+/** The Node a hook command names by absolute path (before its baton entry, or after it as `--node=<path>`). */
 function launcherNode(command: string): string | undefined {
   const words = launcherWords(command);
-  return words?.at(-1)?.startsWith(`${NODE_WORD}/`) ? launcherNodeEntry(words)?.node : undefined;
+  const node = words && launcherNodeEntry(words)?.node;
+  return node?.startsWith("/") ? node : undefined;
 }
 
 /** Each file Baton may have installed into: a project's (Claude Code: the team's and the local one), then the user's. */
@@ -659,7 +653,10 @@ export async function hooksStatus(
           }
           if (s.stale) {
             s.willRun = false;
-            s.remaining = [`The baton these hooks run is gone: run \`${installCommand(agent, place)}\` again.`, ...(s.remaining ?? [])];
+            s.remaining = [
+              `The baton or the Node these hooks run is gone: run \`${installCommand(agent, place)}\` again.`,
+              ...(s.remaining ?? []),
+            ];
           }
           const odd = s.installed.map((i) => entryProblem(agent, place, i, expected)).find((p) => p !== undefined);
           if (odd !== undefined) {
@@ -930,12 +927,15 @@ function opencodeStatus(place: HookPlaceOptions): HookStatus {
     if (info) {
       s.notes = placeProblems("opencode", place, file, s.installed);
       s.limits = AGENT_LIMITS.opencode;
-      const entry = info.launcher.at(-1) as string;
-      s.stale = info.launcher.length > 1 && entry.startsWith("/") && !existsSync(entry);
+      const named = launcherNodeEntry(info.launcher);
+      s.stale = named !== undefined && [named.entry, named.node].some((f) => f.startsWith("/") && !existsSync(f));
       Object.assign(s, opencodeReady(place, info));
       if (s.stale) {
         s.willRun = false;
-        s.remaining = [`The baton this plugin runs is gone: run \`${installCommand("opencode", place)}\` again.`, ...(s.remaining ?? [])];
+        s.remaining = [
+          `The baton or the Node this plugin runs is gone: run \`${installCommand("opencode", place)}\` again.`,
+          ...(s.remaining ?? []),
+        ];
       }
       // Baton's mark is two lines anyone can write (a cloned repository too): the plugin is
       // Baton's only when it is exactly what this Baton writes, for a launcher that is a baton.

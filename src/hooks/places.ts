@@ -24,8 +24,8 @@
  * (COPILOT_PATH_GUARD).
  */
 import { spawnSync } from "node:child_process";
-import { realpathSync, statSync } from "node:fs";
-import { basename, delimiter, dirname, isAbsolute, join, relative, resolve, sep } from "node:path";
+import { accessSync, closeSync, constants, openSync, readSync, realpathSync, statSync } from "node:fs";
+import { basename, delimiter, dirname, isAbsolute, join, posix, relative, resolve, sep } from "node:path";
 import { type HookAgent, type InstalledHook, launcherNodeEntry, NODE_WORD } from "../core/hooks/config.js";
 import { COPILOT_PATH_GUARD } from "../core/hooks/copilot.js";
 import { userHome } from "../platform/home.js";
@@ -160,6 +160,35 @@ function batonPackageFile(file: string, root: string | undefined): boolean {
   return false;
 }
 
+/**
+ * An absolute path as written is the path that runs: no `.`, `..` or `//` (a check that cleans
+ * them up as text reads `/dev/fd/../cwd/x` as `/dev/cwd/x`, where the kernel reads the hook's own
+ * working directory), and not another process's view (/proc, /dev/fd, /dev/std*).
+ */
+function plainPath(w: string): boolean {
+  return isAbsolute(w) && posix.normalize(w) === w && !w.endsWith("/") && !/^\/(?:proc|dev\/fd|dev\/std\w*)(?:\/|$)/.test(w);
+}
+
+/**
+ * Whether `entry` runs as a program that the shell reads first (bin/baton.cjs): executable, its
+ * first line `#!/bin/sh`. A baton that does not (Windows, an install without the execute bit)
+ * is named after its Node instead.
+ */
+export function shellProgram(entry: string): boolean {
+  try {
+    accessSync(entry, constants.X_OK);
+    const fd = openSync(entry, "r");
+    try {
+      const head = Buffer.alloc(10);
+      return readSync(fd, head, 0, 10, 0) === 10 && head.toString("latin1") === "#!/bin/sh\n";
+    } finally {
+      closeSync(fd);
+    }
+  } catch {
+    return false;
+  }
+}
+
 /** Whether `file` (through its links) is `root` or inside it, or another process's view (/proc/<pid>/cwd/…). */
 function insideRoot(file: string, root: string | undefined): boolean {
   if (file.startsWith("/proc/")) return true;
@@ -190,11 +219,11 @@ function realRoot(root: string): string {
  */
 export function launcherProblem(words: readonly string[], o: { root?: string; codexShim?: string } = {}): string | undefined {
   // A Node by path is a Node outside the project: `<repo>/tools/node` is whatever the repository put there.
-  const nodePath = (w: string) => isAbsolute(w) && /^node(?:js)?[\d.]*$/.test(basename(w)) && !insideRoot(w, o.root);
+  const nodePath = (w: string) => plainPath(w) && /^node(?:js)?[\d.]*$/.test(basename(w)) && !insideRoot(w, o.root);
   const node = (w: string | undefined) => w !== undefined && (/^node(?:js)?$/.test(w) || nodePath(w));
   const entry = (w: string | undefined) =>
     w !== undefined &&
-    isAbsolute(w) &&
+    plainPath(w) &&
     /^(?:agent-)?baton(?:\.c?js)?$|^cli(?:-full)?\.c?js$/.test(basename(w)) &&
     batonPackageFile(w, o.root);
   const [first, ...rest] = words;
@@ -209,9 +238,17 @@ export function launcherProblem(words: readonly string[], o: { root?: string; co
   if (words.length >= 2 && node(first) && entry(words.at(-1)) && words.slice(1, -1).every((w) => NODE_OPTIONS.test(w))) return undefined;
   // The entry as a program (bin/baton.cjs, a shell script) and the Node it hands to.
   const named = launcherNodeEntry(words);
-  if (named !== undefined && words.length === 2 && words[1]?.startsWith(NODE_WORD) && nodePath(named.node) && entry(named.entry))
+  if (
+    named !== undefined &&
+    words.length === 2 &&
+    words[1]?.startsWith(NODE_WORD) &&
+    nodePath(named.node) &&
+    /^baton(?:\.cjs)?$/.test(basename(named.entry)) &&
+    entry(named.entry) &&
+    shellProgram(named.entry)
+  )
     return undefined;
-  if (words.length === 1 && first !== undefined && isAbsolute(first)) {
+  if (words.length === 1 && first !== undefined && plainPath(first)) {
     if (o.codexShim !== undefined && resolve(first) === resolve(o.codexShim)) return undefined;
     if (basename(first) === "baton" && batonPackageFile(first, o.root)) return undefined;
   }
