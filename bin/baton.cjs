@@ -14,10 +14,10 @@ case ${1-} in --node=/*)
   shift
   ;;
 esac
-if [ $# -eq 0 ] && [ ! -t 0 ]; then
+if [ $# -eq 0 ] && [ ! -t 0 ] && ! [ /dev/stdin -ef /dev/null ]; then
   # Nothing to run, and input waiting: a hook's command without its arguments (Claude Code before
   # 2.1.139 runs an exec-form hook's "command" alone). A failure the agent shows, not help and 0.
-  echo 'baton: no command given. A hook that runs baton with no arguments has lost them: Claude Code before 2.1.139 runs an exec-form hook'"'"'s "command" without its "args". Upgrade it, or run `baton hooks install claude` again with it on PATH.' >&2
+  echo 'baton: no command given (`baton --help` lists them). A hook that runs baton with no arguments has lost them: Claude Code before 2.1.139 runs an exec-form hook'"'"'s "command" without its "args". Upgrade it, or run `baton hooks install claude` again with it on PATH.' >&2
   exit 1
 fi
 case $#:${1-}:${3-} in
@@ -95,7 +95,10 @@ baton_hook_client() {
   [[ -n $serves ]] || return 1
   if [[ -z $root ]]; then # else BATON_ROOT in the environment it started with
     while IFS= read -r -d '' arg; do
-      [[ $arg == BATON_ROOT=* ]] && root=${arg#BATON_ROOT=} # the last, as platform/process-facts.ts reads it
+      if [[ $arg == BATON_ROOT=* ]]; then # the first, as getenv reads it
+        root=${arg#BATON_ROOT=}
+        break
+      fi
     done 2>/dev/null <"/proc/$pid/environ"
   fi
   if [[ -n $root ]]; then

@@ -200,6 +200,10 @@ describe("the shell's hook client", () => {
       expect(r.stderr).toContain("baton: no command given");
       expect(r.stdout).toBe("");
     }
+    // No input (a tool that runs it with /dev/null): the help, as ever.
+    const help = spawnSync(CLI, [], { cwd: root, stdio: ["ignore", "pipe", "pipe"], encoding: "utf8" });
+    expect(help.status, help.stderr).toBe(0);
+    expect(help.stdout + help.stderr).toContain("Usage: baton");
   });
 
   it("sends up to 64 KiB itself, on a socket or a pipe, and hands a larger payload to Node", async () => {

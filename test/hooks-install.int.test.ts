@@ -933,7 +933,7 @@ describe("baton hooks install / uninstall", () => {
     });
   });
 
-  it("an install from a baton inside the project is refused, nothing written: status would not count its hooks", () => {
+  it("an install into a project's own file from a baton inside the project is refused, nothing written; a user's file takes it", () => {
     const root = tempDir("baton-install-");
     // A copy of this package inside the project, as a repository could commit one.
     const pkg = join(root, "tools", "agent-baton");
@@ -943,19 +943,21 @@ describe("baton hooks install / uninstall", () => {
     copyFileSync(join(REPO, "package.json"), join(pkg, "package.json"));
     symlinkSync(join(REPO, "dist"), join(pkg, "dist"));
     symlinkSync(join(REPO, "node_modules"), join(pkg, "node_modules"));
-    for (const agent of ["claude", "codex", "cline"]) {
-      const r = spawnSync(
-        process.execPath,
-        [join(pkg, "bin", "baton.cjs"), "hooks", "install", agent, "--user", "--root", root, "--json"],
-        {
-          env: { ...process.env, ...defaultEnv },
-          encoding: "utf8",
-        },
-      );
-      expect(r.status, `${agent}: ${r.stdout}${r.stderr}`).toBe(2);
-      expect(JSON.parse(r.stdout).error.message).toMatch(/inside the project.*--command baton.*Baton changed nothing/);
-    }
-    expect(readdirSync(defaultEnv.HOME as string), "no settings, no Codex launcher").toEqual([]);
+    const run = (extra: string[]) =>
+      spawnSync(process.execPath, [join(pkg, "bin", "baton.cjs"), "hooks", "install", "claude", "--root", root, "--json", ...extra], {
+        env: { ...process.env, ...defaultEnv },
+        encoding: "utf8",
+      });
+    const r = run([]);
+    expect(r.status, `${r.stdout}${r.stderr}`).toBe(2);
+    expect(JSON.parse(r.stdout).error.message).toMatch(/inside the project.*--command baton.*Baton changed nothing/);
+    expect(existsSync(join(root, ".claude")), "no settings written").toBe(false);
+    // A user's own file is no project's: nvm's Nodes and npm's global prefix live in ~ too.
+    const user = run(["--user"]);
+    expect(user.status, `${user.stdout}${user.stderr}`).toBe(0);
+    expect(JSON.parse(user.stdout).hooks[0].command).toContain(join(pkg, "bin", "baton.cjs"));
+    const listed = cli(["hooks", "status", "claude", "--root", root, "--json"], { env: defaultEnv }).json().hooks;
+    expect(listed.find((h: { scope: string }) => h.scope === "user")).toMatchObject({ willRun: true, stale: false });
   });
 
   it("an install by another baton (another launcher) is replaced, not duplicated", () => {

@@ -1,6 +1,6 @@
 /** hooks/places.ts launcherProblem: which launchers before `hook <agent>` run a baton. */
-import { mkdirSync, writeFileSync } from "node:fs";
-import { join } from "node:path";
+import { mkdirSync, readFileSync, writeFileSync } from "node:fs";
+import { dirname, join } from "node:path";
 import { afterEach, describe, expect, it } from "vitest";
 import { isBatonCommand } from "../src/core/hooks/config.js";
 import { launcherProblem, launcherWords } from "../src/hooks/places.js";
@@ -32,6 +32,8 @@ describe("launcherProblem", () => {
       `${CLI} --node=${process.execPath} hook claude Stop`,
       `${CLI} "--node=/opt/my node/bin/node" hook claude Stop`,
       `${CLI} '--node=/opt/my node/bin/node' hook claude Stop`,
+      // Gone in the program form too: stale, not "not a baton".
+      "/usr/lib/node_modules/agent-baton/bin/baton.cjs --node=/usr/bin/node hook claude Stop",
     ])
       expect(problem(c, { root }), c).toBeUndefined();
     const shim = join(root, "codex-home", "baton", "baton");
@@ -40,6 +42,17 @@ describe("launcherProblem", () => {
 
   it("refuses what runs something else, or a file the repository holds, in front of Baton's words", () => {
     const root = tempDir();
+    const install = tempDir();
+    mkdirSync(join(install, "bin"));
+    writeFileSync(join(install, "package.json"), '{ "name": "agent-baton" }\n');
+    const plain = join(install, "bin", "baton.cjs");
+    writeFileSync(plain, readFileSync(CLI), { mode: 0o644 });
+    // The same file executable is a baton: only the mode differs.
+    const runnable = join(tempDir(), "bin", "baton.cjs");
+    mkdirSync(dirname(runnable));
+    writeFileSync(join(dirname(dirname(runnable)), "package.json"), '{ "name": "agent-baton" }\n');
+    writeFileSync(runnable, readFileSync(CLI), { mode: 0o755 });
+    expect(problem(`${runnable} --node=${process.execPath} hook claude Stop`, { root })).toBeUndefined();
     mkdirSync(join(root, "tools"), { recursive: true });
     writeFileSync(join(root, "tools", "baton"), "#!/bin/sh\nexit 0\n", { mode: 0o755 });
     writeFileSync(join(root, "tools", "baton.cjs"), "process.exit(0)\n");
@@ -89,8 +102,10 @@ describe("launcherProblem", () => {
       `/dev/fd/../cwd/tools/baton.cjs --node=${process.execPath} hook claude Stop`,
       `${process.execPath} /dev/fd/../cwd/tools/baton.cjs hook claude Stop`,
       `${REPO}/bin/../bin/baton.cjs --node=${process.execPath} hook claude Stop`,
-      // A baton that cannot run as a program: the bundle (no #! line, not executable).
+      // A baton that cannot run as a program: the bundle (no #! line, not executable), a copy
+      // of the baton without its execute bit.
       `${join(REPO, "dist", "cli.cjs")} --node=${process.execPath} hook claude Stop`,
+      `${plain} --node=${process.execPath} hook claude Stop`,
     ])
       expect(problem(c, { root }), c).toMatch(/not a baton/);
   });
@@ -102,6 +117,8 @@ describe("isBatonCommand", () => {
       `${CLI} --node=/usr/bin/node hook claude Stop`,
       `"${CLI}" "--node=/opt/my node/bin/node" hook claude Stop`,
       `${CLI} '--node=/opt/my node/bin/node' hook claude Stop`,
+      // Gone in the program form too: stale, not "not a baton".
+      "/usr/lib/node_modules/agent-baton/bin/baton.cjs --node=/usr/bin/node hook claude Stop",
     ])
       expect(isBatonCommand(c, "claude"), c).toBe(true);
     for (const c of [`${CLI} --node= hook claude Stop`, `${CLI} --other hook claude Stop`, `${CLI} --node=/usr/bin/node hook codex Stop`])

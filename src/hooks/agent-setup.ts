@@ -514,7 +514,7 @@ export function shellWords(line: string): string[] | undefined {
  * not this script, so a changed script would switch supervision off unseen), undefined when
  * there is no file.
  */
-export function inspectCodexShim(shim: string): { node: string; entry: string } | "modified" | undefined {
+export function inspectCodexShim(shim: string): { node: string; entry: string; words: string[] } | "modified" | undefined {
   const text = readText(shim);
   if (text === undefined) return undefined;
   const words = shimWords(text);
@@ -525,7 +525,7 @@ export function inspectCodexShim(shim: string): { node: string; entry: string } 
   if (!/^\/.*baton(?:\.c?js)?$/.test(entry) || resolve(entry) === resolve(shim)) return "modified";
   // The Node form is CommonJS only by its package.json: without it, one above could make it a module.
   if (!text.startsWith("#!/bin/sh\n") && readText(shimPackage(shim)) !== codexShimPackage) return "modified";
-  return { node, entry };
+  return { node, entry, words: words as string[] };
 }
 
 /** The launcher's words when the script is exactly one codexShimText writes (either form). */

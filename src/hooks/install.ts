@@ -9,7 +9,7 @@
  * file, a plugin or extension) answer from the same places and readiness, read in one place.
  */
 import { closeSync, constants, existsSync, fchmodSync, openSync, realpathSync, rmdirSync, unlinkSync } from "node:fs";
-import { dirname, join, relative, resolve, sep } from "node:path";
+import { dirname, isAbsolute, join, relative, resolve, sep } from "node:path";
 import { ADAPTERS } from "../core/hooks/adapters.js";
 import { CLAUDE_HTTP_EVENTS, claudeHttpHookSpecs } from "../core/hooks/claude.js";
 import {
@@ -60,6 +60,7 @@ import {
   type HookScope,
   hookConfigFile,
   hookWords,
+  insideRoot,
   installCommand,
   isShared,
   launcherProblem,
@@ -157,7 +158,7 @@ export interface HookStatus extends Partial<Readiness> {
   missing: string[];
   /** What Baton cannot do with this agent (AGENT_LIMITS), where its hooks are installed. */
   limits?: readonly string[];
-  /** The hooks run a baton entry (an absolute path) that no longer exists: install again. */
+  /** The hooks run a baton entry or a Node (an absolute path) that no longer exists: install again. */
   stale: boolean;
   notes: string[];
   /** Codex: the launcher script the hooks run is not the one install wrote; OpenCode: the plugin file is not (install again). */
@@ -252,12 +253,17 @@ function launcherFor(agent: HookAgent, o: HookPlaceOptions): string {
   // A file the team commits: Baton from PATH, on whichever machine runs the agent.
   if (isShared(agent, o)) return "baton";
   const launcher = defaultLauncher();
-  // Status would not count hooks naming a Node or a baton inside the project (a repository's
+  // Status would not count a project's hooks naming a Node or a baton inside the project (its
   // files could stand in for them): say so now rather than write them.
-  const odd = launcher === "baton" ? undefined : launcherProblem(shellWords(launcher) ?? [launcher], { root: o.root });
-  if (odd !== undefined)
+  const inside =
+    o.scope === "project" &&
+    (shellWords(launcher) ?? []).some((w) => {
+      const path = w.startsWith(NODE_WORD) ? w.slice(NODE_WORD.length) : w;
+      return isAbsolute(path) && insideRoot(path, o.root);
+    });
+  if (inside)
     throw badInput(
-      `the hooks would run ${odd}: this Node or this baton is inside the project, where the repository's files could stand in for them. Install from a Node and a Baton outside the project (\`npm install --global agent-baton\`), or name another launcher: \`--command baton\` (Baton from PATH) or \`--command "npx agent-baton"\`. Baton changed nothing`,
+      `the hooks would run \`${launcher}\`: this Node or this baton is inside the project, where the repository's files could stand in for them. Install from a Node and a Baton outside the project (\`npm install --global agent-baton\`), or name another launcher: \`--command baton\` (Baton from PATH) or \`--command "npx agent-baton"\`. Baton changed nothing`,
     );
   // Codex trusts an entry by its command: a command naming this Node and this baton would be
   // untrusted again after every upgrade, so Codex's hooks run a launcher at a fixed place.
@@ -635,7 +641,7 @@ export async function hooksStatus(
           if (shim === undefined || shim === "modified") return false;
           if (!existsSync(shim.node) || !existsSync(shim.entry)) return true;
           // What it runs must be a Node and an installed baton, as a launcher in a settings file must.
-          if (launcherProblem([shim.node, shim.entry], { root: place.root }) !== undefined) modified = entry;
+          if (launcherProblem(shim.words, ownRoot(place)) !== undefined) modified = entry;
           return false;
         });
         if (s.installed.length > 0) {
@@ -939,7 +945,7 @@ function opencodeStatus(place: HookPlaceOptions): HookStatus {
       }
       // Baton's mark is two lines anyone can write (a cloned repository too): the plugin is
       // Baton's only when it is exactly what this Baton writes, for a launcher that is a baton.
-      const odd = launcherProblem(info.launcher, { root: place.root });
+      const odd = launcherProblem(info.launcher, ownRoot(place));
       if (odd !== undefined) {
         s.launcherModified = true;
         s.willRun = false;
@@ -973,7 +979,7 @@ function entryProblem(agent: HookAgent, place: HookPlaceOptions, i: InstalledHoo
   } else {
     const words = launcherWords(i.command);
     if (!words) return `\`${i.command}\` is not a command Baton writes`;
-    const odd = launcherProblem(words, { root: place.root, ...(agent === "codex" ? { codexShim: codexShim(place) } : {}) });
+    const odd = launcherProblem(words, { ...ownRoot(place), ...(agent === "codex" ? { codexShim: codexShim(place) } : {}) });
     if (odd !== undefined) return `they run ${odd}`;
     const tail = hookWords(i.command);
     if (tail?.length !== 3 || tail[1] !== agent || tail[2] !== i.event)
@@ -983,6 +989,15 @@ function entryProblem(agent: HookAgent, place: HookPlaceOptions, i: InstalledHoo
   if (spec?.matcher !== undefined && i.matcher !== undefined && i.matcher !== "" && i.matcher !== "*" && i.matcher !== spec.matcher)
     return `the ${i.event} entry matches \`${i.matcher}\`, not Baton's \`${spec.matcher}\` (the tools it checkpoints)`;
   return undefined;
+}
+
+/**
+ * The project a place's launchers must lie outside: a project's files (a repository could
+ * commit them, and its files stand in for a Node or a baton). A user's file is the user's own,
+ * whichever folder status runs in (`~` itself holds nvm's Nodes and npm's global prefix).
+ */
+function ownRoot(place: HookPlaceOptions): { root?: string } {
+  return place.scope === "project" ? { root: place.root } : {};
 }
 
 /** Mode 0600 for the settings file, never through a link (the agent may have put one there). */

@@ -24,7 +24,7 @@
  * (COPILOT_PATH_GUARD).
  */
 import { spawnSync } from "node:child_process";
-import { accessSync, closeSync, constants, openSync, readSync, realpathSync, statSync } from "node:fs";
+import { accessSync, closeSync, constants, existsSync, openSync, readSync, realpathSync, statSync } from "node:fs";
 import { basename, delimiter, dirname, isAbsolute, join, posix, relative, resolve, sep } from "node:path";
 import { type HookAgent, type InstalledHook, launcherNodeEntry, NODE_WORD } from "../core/hooks/config.js";
 import { COPILOT_PATH_GUARD } from "../core/hooks/copilot.js";
@@ -190,7 +190,7 @@ export function shellProgram(entry: string): boolean {
 }
 
 /** Whether `file` (through its links) is `root` or inside it, or another process's view (/proc/<pid>/cwd/…). */
-function insideRoot(file: string, root: string | undefined): boolean {
+export function insideRoot(file: string, root: string | undefined): boolean {
   if (file.startsWith("/proc/")) return true;
   if (root === undefined) return false;
   const real = realOr(file);
@@ -245,7 +245,7 @@ export function launcherProblem(words: readonly string[], o: { root?: string; co
     nodePath(named.node) &&
     /^baton(?:\.cjs)?$/.test(basename(named.entry)) &&
     entry(named.entry) &&
-    shellProgram(named.entry)
+    (shellProgram(named.entry) || !existsSync(named.entry)) // gone: status calls it stale
   )
     return undefined;
   if (words.length === 1 && first !== undefined && plainPath(first)) {

@@ -235,7 +235,9 @@ export function readProcEnv(pid: number): Record<string, string> | undefined {
   const env: Record<string, string> = {};
   for (const entry of text.split("\0")) {
     const eq = entry.indexOf("=");
-    if (eq > 0) env[entry.slice(0, eq)] = entry.slice(eq + 1);
+    const name = entry.slice(0, eq);
+    // A name given twice: the first, as getenv (and so the process's own process.env) reads it.
+    if (eq > 0 && !Object.hasOwn(env, name)) env[name] = entry.slice(eq + 1);
   }
   return env;
 }

@@ -114,7 +114,7 @@ export async function status(ctx: Ctx, agentArg: string | undefined): Promise<vo
         if (s.problem) return `${head}cannot read it: ${s.problem}`;
         if (s.installed.length === 0) return `${head}not installed`;
         const lines = [
-          `${head}${s.missing.length === 0 ? "installed" : `partly installed (missing ${s.missing.join(", ")})`}${s.stale ? "; the baton they run is gone" : ""}${s.twice ? "; TWICE (each hook runs twice)" : ""}`,
+          `${head}${s.missing.length === 0 ? "installed" : `partly installed (missing ${s.missing.join(", ")})`}${s.stale ? "; the baton or the Node they run is gone" : ""}${s.twice ? "; TWICE (each hook runs twice)" : ""}`,
         ];
         for (const n of s.notes) lines.push(`  note: ${n}`);
         for (const l of s.limits ?? []) lines.push(`  cannot: ${l}`);
