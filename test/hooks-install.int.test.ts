@@ -975,6 +975,14 @@ describe("baton hooks install / uninstall", () => {
     expect(local().remaining[0]).toContain("run `baton hooks install claude` again");
     install(root, "claude");
     expect(local().stale).toBe(false);
+    // A launcher quoted another way than Baton quotes one is written Baton's way, so its entries
+    // are found again: reinstalling changes nothing, status sees every hook.
+    const quoted = install(root, "claude", ["--command", `'${CLI}' '--node=${process.execPath}'`]);
+    expect(quoted.hooks.find((h: { event: string }) => h.event === "PreToolUse").command).toBe(
+      `${CLI} --node=${process.execPath} hook claude PreToolUse`,
+    );
+    expect(install(root, "claude", ["--command", `${CLI} --node=${process.execPath}`]).changed).toBe(false);
+    expect(local()).toMatchObject({ missing: [], stale: false, willRun: true });
   });
 
   it("Codex: install records each hook's trust as Codex computes it; status and doctor see untrusted and modified entries", () => {

@@ -379,11 +379,14 @@ function httpNotes(o: HookPlaceOptions, hooks: readonly InstalledHook[], setting
 export async function installHooks(agent: HookAgent, o: HookPlaceOptions & { launcher?: string; http?: boolean }): Promise<InstallResult> {
   // Status counts only a launcher that is a baton: one it would not is refused here, not written.
   if (o.launcher !== undefined) {
-    const odd = launcherProblem(shellWords(o.launcher) ?? [o.launcher], {
-      root: o.root,
+    const words = shellWords(o.launcher);
+    const odd = launcherProblem(words ?? [o.launcher], {
+      ...ownRoot(o),
       ...(agent === "codex" ? { codexShim: codexShim(o) } : {}),
     });
     if (odd !== undefined) throw badInput(`--command ${o.launcher}: ${odd}; Baton changed nothing`);
+    // Written as Baton quotes a launcher, so its entries read as Baton's however it was quoted here.
+    if (words !== undefined) o.launcher = words.map(launcherWord).join(" ");
   }
   if (agent === "opencode") {
     if (o.http) throw badInput("--http is for Claude Code's hooks; OpenCode runs Baton's plugin in its own process");
