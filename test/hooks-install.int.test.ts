@@ -27,6 +27,7 @@ import { userInfo } from "node:os";
 import { dirname, join } from "node:path";
 import { parse } from "jsonc-parser";
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
+import { launcherWord } from "../src/core/hooks/config.js";
 import { codexShimText } from "../src/hooks/agent-setup.js";
 import { clineScript } from "../src/hooks/cline-setup.js";
 import { codexHookHash, codexTrustedHashes } from "../src/hooks/codex-trust.js";
@@ -970,7 +971,7 @@ describe("baton hooks install / uninstall", () => {
     expect(s.hooks.PreToolUse.map((g: any) => g.hooks[0].command)).toEqual(["baton hook claude PreToolUse"]);
     const local = () => status(root, "claude").find((x) => x.scope === "project" && !x.shared);
     expect(local().stale).toBe(false);
-    install(root, "claude", ["--command", `node ${join(root, "gone", "bin", "baton.cjs")}`]);
+    install(root, "claude", ["--command", `node ${join(tempDir(), "gone", "bin", "baton.cjs")}`]);
     expect(local().stale, "the hooks run a baton that no longer exists").toBe(true);
     expect(local().remaining[0]).toContain("run `baton hooks install claude` again");
     install(root, "claude");
@@ -979,10 +980,19 @@ describe("baton hooks install / uninstall", () => {
     // are found again: reinstalling changes nothing, status sees every hook.
     const quoted = install(root, "claude", ["--command", `'${CLI}' '--node=${process.execPath}'`]);
     expect(quoted.hooks.find((h: { event: string }) => h.event === "PreToolUse").command).toBe(
-      `${CLI} --node=${process.execPath} hook claude PreToolUse`,
+      `${launcherWord(CLI)} ${launcherWord(`--node=${process.execPath}`)} hook claude PreToolUse`,
     );
     expect(install(root, "claude", ["--command", `${CLI} --node=${process.execPath}`]).changed).toBe(false);
     expect(local()).toMatchObject({ missing: [], stale: false, willRun: true });
+    // A launcher that is not words alone, or a baton inside the project that is not there (yet):
+    // refused, nothing written.
+    const before = readFileSync(file, "utf8");
+    for (const bad of [`${CLI};true`, `${CLI} $(id)`, `'${CLI}`, `node ${join(root, "gone", "bin", "baton.cjs")}`]) {
+      const r = cli(["hooks", "install", "claude", "--command", bad, "--root", root, "--json"], { env: defaultEnv });
+      expect(r.code, bad).toBe(2);
+      expect(r.json().error.message, bad).toMatch(/Baton changed nothing/);
+    }
+    expect(readFileSync(file, "utf8")).toBe(before);
   });
 
   it("Codex: install records each hook's trust as Codex computes it; status and doctor see untrusted and modified entries", () => {

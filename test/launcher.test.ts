@@ -117,8 +117,8 @@ describe("isBatonCommand", () => {
       `${CLI} --node=/usr/bin/node hook claude Stop`,
       `"${CLI}" "--node=/opt/my node/bin/node" hook claude Stop`,
       `${CLI} '--node=/opt/my node/bin/node' hook claude Stop`,
-      // Gone in the program form too: stale, not "not a baton".
-      "/usr/lib/node_modules/agent-baton/bin/baton.cjs --node=/usr/bin/node hook claude Stop",
+      "npx -y agent-baton@0.2.0 hook claude Stop",
+      "npx agent-baton@^1.2 hook claude Stop",
     ])
       expect(isBatonCommand(c, "claude"), c).toBe(true);
     for (const c of [`${CLI} --node= hook claude Stop`, `${CLI} --other hook claude Stop`, `${CLI} --node=/usr/bin/node hook codex Stop`])

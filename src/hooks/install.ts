@@ -376,17 +376,22 @@ function httpNotes(o: HookPlaceOptions, hooks: readonly InstalledHook[], setting
   return { notes, remaining };
 }
 
-export async function installHooks(agent: HookAgent, o: HookPlaceOptions & { launcher?: string; http?: boolean }): Promise<InstallResult> {
+export async function installHooks(
+  agent: HookAgent,
+  given: HookPlaceOptions & { launcher?: string; http?: boolean },
+): Promise<InstallResult> {
+  const o = { ...given };
   // Status counts only a launcher that is a baton: one it would not is refused here, not written.
   if (o.launcher !== undefined) {
     const words = shellWords(o.launcher);
-    const odd = launcherProblem(words ?? [o.launcher], {
-      ...ownRoot(o),
-      ...(agent === "codex" ? { codexShim: codexShim(o) } : {}),
-    });
+    if (words === undefined)
+      throw badInput(
+        `--command ${o.launcher}: not a launcher Baton can read (an unclosed quote, or a shell operator such as ; | & $ or a backquote): name a program and its arguments only; Baton changed nothing`,
+      );
+    const odd = launcherProblem(words, { ...ownRoot(o), ...(agent === "codex" ? { codexShim: codexShim(o) } : {}) });
     if (odd !== undefined) throw badInput(`--command ${o.launcher}: ${odd}; Baton changed nothing`);
     // Written as Baton quotes a launcher, so its entries read as Baton's however it was quoted here.
-    if (words !== undefined) o.launcher = words.map(launcherWord).join(" ");
+    o.launcher = words.map(launcherWord).join(" ");
   }
   if (agent === "opencode") {
     if (o.http) throw badInput("--http is for Claude Code's hooks; OpenCode runs Baton's plugin in its own process");
@@ -644,7 +649,7 @@ export async function hooksStatus(
           if (shim === undefined || shim === "modified") return false;
           if (!existsSync(shim.node) || !existsSync(shim.entry)) return true;
           // What it runs must be a Node and an installed baton, as a launcher in a settings file must.
-          if (launcherProblem(shim.words, ownRoot(place)) !== undefined) modified = entry;
+          if (launcherProblem(shim.words, ownRoot(place, entry)) !== undefined) modified = entry;
           return false;
         });
         if (s.installed.length > 0) {
@@ -667,7 +672,7 @@ export async function hooksStatus(
               ...(s.remaining ?? []),
             ];
           }
-          const odd = s.installed.map((i) => entryProblem(agent, place, i, expected)).find((p) => p !== undefined);
+          const odd = s.installed.map((i) => entryProblem(agent, place, file, i, expected)).find((p) => p !== undefined);
           if (odd !== undefined) {
             s.launcherModified = true;
             s.willRun = false;
@@ -948,7 +953,7 @@ function opencodeStatus(place: HookPlaceOptions): HookStatus {
       }
       // Baton's mark is two lines anyone can write (a cloned repository too): the plugin is
       // Baton's only when it is exactly what this Baton writes, for a launcher that is a baton.
-      const odd = launcherProblem(info.launcher, ownRoot(place));
+      const odd = launcherProblem(info.launcher, ownRoot(place, file));
       if (odd !== undefined) {
         s.launcherModified = true;
         s.willRun = false;
@@ -976,13 +981,19 @@ function opencodeStatus(place: HookPlaceOptions): HookStatus {
  * is not a baton, its command or URL names another event than the one it is listed under, or
  * its matcher is not the one install writes (a PreToolUse matching no tool Baton checkpoints).
  */
-function entryProblem(agent: HookAgent, place: HookPlaceOptions, i: InstalledHook, expected: readonly HookGroupSpec[]): string | undefined {
+function entryProblem(
+  agent: HookAgent,
+  place: HookPlaceOptions,
+  file: string,
+  i: InstalledHook,
+  expected: readonly HookGroupSpec[],
+): string | undefined {
   if (i.http) {
     if (!i.command.endsWith(nativeHookPath(agent, i.event))) return `the ${i.event} entry posts to ${i.command}, not to ${i.event}'s route`;
   } else {
     const words = launcherWords(i.command);
     if (!words) return `\`${i.command}\` is not a command Baton writes`;
-    const odd = launcherProblem(words, { ...ownRoot(place), ...(agent === "codex" ? { codexShim: codexShim(place) } : {}) });
+    const odd = launcherProblem(words, { ...ownRoot(place, file), ...(agent === "codex" ? { codexShim: codexShim(place) } : {}) });
     if (odd !== undefined) return `they run ${odd}`;
     const tail = hookWords(i.command);
     if (tail?.length !== 3 || tail[1] !== agent || tail[2] !== i.event)
@@ -997,10 +1008,14 @@ function entryProblem(agent: HookAgent, place: HookPlaceOptions, i: InstalledHoo
 /**
  * The project a place's launchers must lie outside: a project's files (a repository could
  * commit them, and its files stand in for a Node or a baton). A user's file is the user's own,
- * whichever folder status runs in (`~` itself holds nvm's Nodes and npm's global prefix).
+ * whichever folder status runs in (`~` itself holds nvm's Nodes and npm's global prefix),
+ * unless it lies in the project (a CODEX_HOME or config folder pointed into the repository)
+ * and the project is not the home folder.
  */
-function ownRoot(place: HookPlaceOptions): { root?: string } {
-  return place.scope === "project" ? { root: place.root } : {};
+function ownRoot(place: HookPlaceOptions, file?: string): { root?: string } {
+  if (place.scope === "project") return { root: place.root };
+  const inProject = file !== undefined && insideRoot(file, place.root) && !insideRoot(userHome(), place.root);
+  return inProject ? { root: place.root } : {};
 }
 
 /** Mode 0600 for the settings file, never through a link (the agent may have put one there). */

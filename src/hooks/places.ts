@@ -144,6 +144,7 @@ export function hookWords(command: string): string[] | undefined {
 /** Whether `file` (a path resolved through its links) is a file of an installed `agent-baton` package, outside `root`. */
 function batonPackageFile(file: string, root: string | undefined): boolean {
   if (file.startsWith("/proc/")) return false; // another process's view: whatever the repository put there
+  if (insideRoot(file, root)) return false; // the repository's, there or not
   let real: string;
   try {
     real = realpathSync(file);

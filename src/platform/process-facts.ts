@@ -224,7 +224,7 @@ export function readProcCwd(pid: number): string | undefined {
  * be read); undefined elsewhere, when it is gone or unreadable, or when /proc is another pid
  * namespace's.
  */
-export function readProcEnv(pid: number): Record<string, string> | undefined {
+export function readProcEnv(pid: number, twice: "first" | "last" = "first"): Record<string, string> | undefined {
   if (process.platform !== "linux" || !Number.isSafeInteger(pid) || pid <= 0 || !procIsOurs()) return undefined;
   let text: string;
   try {
@@ -236,8 +236,9 @@ export function readProcEnv(pid: number): Record<string, string> | undefined {
   for (const entry of text.split("\0")) {
     const eq = entry.indexOf("=");
     const name = entry.slice(0, eq);
-    // A name given twice: the first, as getenv (and so the process's own process.env) reads it.
-    if (eq > 0 && !Object.hasOwn(env, name)) env[name] = entry.slice(eq + 1);
+    // A name given twice: the first, as getenv (and so a Node process's own process.env) reads
+    // it; the last, as a shell reads it (and hands on to what it starts).
+    if (eq > 0 && (twice === "last" || !Object.hasOwn(env, name))) env[name] = entry.slice(eq + 1);
   }
   return env;
 }

@@ -131,7 +131,7 @@ export function isHookClientRequest(req: IncomingMessage): boolean {
 /** The hook client's process as a hook process would know itself, from /proc; an `answer_in_process` refusal when it cannot be read. */
 export function hookClientSide(pid: number, words: readonly string[], startedAt: number | undefined): HookSide {
   const stat = readProcStat(pid);
-  const env = readProcEnv(pid);
+  const env = readProcEnv(pid, "last"); // the client is bash: its view, and the Node it would start
   const cwd = readProcCwd(pid);
   if (stat === undefined || env === undefined || cwd === undefined)
     throw new BatonError("answer_in_process", `the hook client's process ${pid} cannot be read in /proc: its own process answers the hook`);

@@ -126,7 +126,7 @@ export function isBatonHookUrl(url: unknown, agent: HookAgent): boolean {
 export function isBatonCommand(command: unknown, agent: HookAgent): boolean {
   if (typeof command !== "string") return false;
   return new RegExp(
-    `(?:^|[\\s"'/\\\\])(?:agent-)?baton(?:\\.c?js)?["']?(?:\\s+(?:--node=[^\\s"']+|"--node=(?:[^"\\\\]|\\\\.)*"|'--node=[^']*'))?\\s+hook\\s+${agent}(?:\\s|$)`,
+    `(?:^|[\\s"'/\\\\])(?:agent-)?baton(?:\\.c?js|@[\\w.^~-]+)?["']?(?:\\s+(?:--node=[^\\s"']+|"--node=(?:[^"\\\\]|\\\\.)*"|'--node=[^']*'))?\\s+hook\\s+${agent}(?:\\s|$)`,
   ).test(command);
 }
 
