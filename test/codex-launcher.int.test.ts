@@ -8,30 +8,14 @@
  * and records the run as the process that started it (the agent).
  */
 import { spawnSync } from "node:child_process";
-import { chmodSync, copyFileSync, mkdirSync, readdirSync, readFileSync, statSync, symlinkSync, writeFileSync } from "node:fs";
+import { mkdirSync, readFileSync, statSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { afterAll, describe, expect, it } from "vitest";
 import { codexShimText } from "../src/hooks/agent-setup.js";
-import { CLI, cleanupDirs, cli, initWorkspace, REPO, tempDir } from "./helpers.js";
+import { CLI, cleanupDirs, cli, copyOfInstall, initWorkspace, tempDir } from "./helpers.js";
 import { payload } from "./hook-helpers.js";
 
 afterAll(cleanupDirs);
-
-/**
- * A second install of this baton whose bin/baton.cjs is not executable (copied without its mode,
- * as some archive tools leave it): its hooks cannot run it as a program.
- */
-function plainInstall(): string {
-  const dir = tempDir("baton-plain-install-");
-  mkdirSync(join(dir, "bin"));
-  copyFileSync(CLI, join(dir, "bin", "baton.cjs"));
-  chmodSync(join(dir, "bin", "baton.cjs"), 0o644);
-  copyFileSync(join(REPO, "package.json"), join(dir, "package.json"));
-  symlinkSync(join(REPO, "node_modules"), join(dir, "node_modules"));
-  mkdirSync(join(dir, "dist"));
-  for (const f of readdirSync(join(REPO, "dist"))) symlinkSync(join(REPO, "dist", f), join(dir, "dist", f));
-  return join(dir, "bin", "baton.cjs");
-}
 
 function codexHooks(home: Record<string, string>, entry = CLI): { root: string; shim: string } {
   const root = initWorkspace("baton-codex-launcher-", { "src/app.ts": 'export function app() {\n  return redirect("/login");\n}\n' });
@@ -72,7 +56,7 @@ describe.runIf(process.platform === "linux")("Codex's launcher script", () => {
       writeFileSync(join(home, "package.json"), scope === "not JSON" ? '{"name": "oops",' : JSON.stringify({ name: "home", type: scope }));
       const env = { HOME: home, CODEX_HOME: join(home, ".codex") };
       mkdirSync(env.CODEX_HOME, { recursive: true });
-      const entry = form === "program" ? CLI : plainInstall();
+      const entry = form === "program" ? CLI : copyOfInstall(tempDir("baton-plain-install-"), 0o644); // as some archive tools leave it;
       const { root, shim } = codexHooks(env, entry);
       const text = readFileSync(shim, "utf8");
       if (form === "program") {

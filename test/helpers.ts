@@ -1,6 +1,6 @@
 /** Shared test helpers: temp workspaces, the built CLI, tracked child processes. */
 import { type ChildProcess, spawn, spawnSync } from "node:child_process";
-import { mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
+import { chmodSync, copyFileSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, symlinkSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join, resolve } from "node:path";
 import { setFlagsFromString } from "node:v8";
@@ -85,6 +85,22 @@ export function initWorkspace(prefix: string, files: Record<string, string> = {}
   if (init.code !== 0) throw new Error(`baton init exited ${init.code}: ${init.stderr}`);
   for (const [rel, text] of Object.entries(files)) writeAt(root, rel, text);
   return root;
+}
+
+/**
+ * Another install of this baton in `dir`: bin/baton.cjs copied with `mode`, package.json copied,
+ * dist/'s files and node_modules/ linked. Returns its bin/baton.cjs.
+ */
+export function copyOfInstall(dir: string, mode = 0o755): string {
+  mkdirSync(join(dir, "bin"), { recursive: true });
+  const entry = join(dir, "bin", "baton.cjs");
+  copyFileSync(CLI, entry);
+  chmodSync(entry, mode);
+  copyFileSync(join(REPO, "package.json"), join(dir, "package.json"));
+  symlinkSync(join(REPO, "node_modules"), join(dir, "node_modules"));
+  mkdirSync(join(dir, "dist"));
+  for (const f of readdirSync(join(REPO, "dist"))) symlinkSync(join(REPO, "dist", f), join(dir, "dist", f));
+  return entry;
 }
 
 /** Run the built `baton` CLI synchronously. */

@@ -127,6 +127,15 @@ const preBash = (root: string, call: string) =>
 const POST_BASH: Step = { agent: "codex", fixture: "post-bash" };
 const START: Step = { agent: "codex", fixture: "session-start-startup" };
 
+/** Codex's shell call `call` through another install's baton, run as a program. */
+const preBashThrough = (baton: string, root: string, call: string) =>
+  spawnSync(baton, ["hook", "codex", "PreToolUse"], {
+    cwd: root,
+    env: { ...process.env, BATON_HOOK_DEBUG: "1", BATON_HOOK_SERVER: "use" },
+    input: preBash(root, call),
+    encoding: "utf8",
+  });
+
 describe("the shell's hook client", () => {
   for (const [agent, steps] of Object.entries(SCENARIOS)) {
     it(`${agent}: answers as the in-process hook does, step by step, starting no Node`, async () => {
@@ -338,12 +347,7 @@ describe("the shell's hook client", () => {
         mkdirSync(join(other, "bin"));
         writeFileSync(join(other, "bin", "baton.cjs"), readFileSync(CLI), { mode: 0o755 });
         symlinkSync(join(CLI, "..", "..", "dist"), join(other, "dist"));
-        const copy = spawnSync(join(other, "bin", "baton.cjs"), ["hook", "codex", "PreToolUse"], {
-          cwd: root,
-          env: { ...process.env, BATON_HOOK_DEBUG: "1", BATON_HOOK_SERVER: "use" },
-          input: preBash(root, "call-copy"),
-          encoding: "utf8",
-        });
+        const copy = preBashThrough(join(other, "bin", "baton.cjs"), root, "call-copy");
         expect(copy.status, copy.stderr).toBe(0);
         expect(copy.stderr).toContain("not this server's baton");
         expect(checkpoints(root), copy.stderr).toHaveLength(3); // ".", in both ways, and the copy
@@ -495,12 +499,7 @@ describe("the shell's hook client", () => {
         if (f === "cli-full.cjs") writeFileSync(join(other, "dist", f), readFileSync(join(dist, f)));
         else symlinkSync(join(dist, f), join(other, "dist", f));
       }
-      const r = spawnSync(join(other, "bin", "baton.cjs"), ["hook", "codex", "PreToolUse"], {
-        cwd: root,
-        env: { ...process.env, BATON_HOOK_DEBUG: "1", BATON_HOOK_SERVER: "use" },
-        input: preBash(root, "call-hardlink"),
-        encoding: "utf8",
-      });
+      const r = preBashThrough(join(other, "bin", "baton.cjs"), root, "call-hardlink");
       expect(r.status, r.stderr).toBe(0);
       expect(r.stderr).toContain("not this server's baton");
       expect(checkpoints(root)).toHaveLength(1);

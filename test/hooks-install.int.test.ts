@@ -33,7 +33,7 @@ import { clineScript } from "../src/hooks/cline-setup.js";
 import { codexHookHash, codexTrustedHashes } from "../src/hooks/codex-trust.js";
 import { opencodePluginText } from "../src/hooks/opencode-plugin.js";
 import { userHome } from "../src/platform/home.js";
-import { CLI, cleanupDirs, cli, REPO, tempDir, writeAt } from "./helpers.js";
+import { CLI, cleanupDirs, cli, copyOfInstall, REPO, tempDir, writeAt } from "./helpers.js";
 
 afterEach(() => cleanupDirs());
 
@@ -937,15 +937,9 @@ describe("baton hooks install / uninstall", () => {
   it("an install into a project's own file from a baton inside the project is refused, nothing written; a user's file takes it", () => {
     const root = tempDir("baton-install-");
     // A copy of this package inside the project, as a repository could commit one.
-    const pkg = join(root, "tools", "agent-baton");
-    mkdirSync(join(pkg, "bin"), { recursive: true });
-    copyFileSync(CLI, join(pkg, "bin", "baton.cjs"));
-    chmodSync(join(pkg, "bin", "baton.cjs"), 0o755);
-    copyFileSync(join(REPO, "package.json"), join(pkg, "package.json"));
-    symlinkSync(join(REPO, "dist"), join(pkg, "dist"));
-    symlinkSync(join(REPO, "node_modules"), join(pkg, "node_modules"));
+    const entry = copyOfInstall(join(root, "tools", "agent-baton"));
     const run = (extra: string[]) =>
-      spawnSync(process.execPath, [join(pkg, "bin", "baton.cjs"), "hooks", "install", "claude", "--root", root, "--json", ...extra], {
+      spawnSync(process.execPath, [entry, "hooks", "install", "claude", "--root", root, "--json", ...extra], {
         env: { ...process.env, ...defaultEnv },
         encoding: "utf8",
       });
@@ -956,7 +950,7 @@ describe("baton hooks install / uninstall", () => {
     // A user's own file is no project's: nvm's Nodes and npm's global prefix live in ~ too.
     const user = run(["--user"]);
     expect(user.status, `${user.stdout}${user.stderr}`).toBe(0);
-    expect(JSON.parse(user.stdout).hooks[0].command).toContain(join(pkg, "bin", "baton.cjs"));
+    expect(JSON.parse(user.stdout).hooks[0].command).toContain(entry);
     const listed = cli(["hooks", "status", "claude", "--root", root, "--json"], { env: defaultEnv }).json().hooks;
     expect(listed.find((h: { scope: string }) => h.scope === "user")).toMatchObject({ willRun: true, stale: false });
   });

@@ -564,18 +564,18 @@ function removeIfEmpty(dir: string): void {
   }
 }
 
-/** The baton entry a hook command runs, when it names one by absolute path. */
-function launcherPath(command: string): string | undefined {
+/**
+ * The baton entry a hook command runs, when it names one by absolute path, and the Node it
+ * names by absolute path (before the entry, or after it as `--node=<path>`).
+ */
+function launcherPaths(command: string): { entry?: string; node?: string } {
   const words = launcherWords(command);
-  const entry = words && (launcherNodeEntry(words)?.entry ?? words.at(-1));
-  return entry !== undefined && /^\/.*baton(?:\.c?js)?$/.test(entry) ? entry : undefined;
-}
-
-/** The Node a hook command names by absolute path (before its baton entry, or after it as `--node=<path>`). */
-function launcherNode(command: string): string | undefined {
-  const words = launcherWords(command);
-  const node = words && launcherNodeEntry(words)?.node;
-  return node?.startsWith("/") ? node : undefined;
+  const named = words && launcherNodeEntry(words);
+  const entry = named?.entry ?? words?.at(-1);
+  return {
+    ...(entry !== undefined && /^\/.*baton(?:\.c?js)?$/.test(entry) ? { entry } : {}),
+    ...(named?.node.startsWith("/") ? { node: named.node } : {}),
+  };
 }
 
 /** Each file Baton may have installed into: a project's (Claude Code: the team's and the local one), then the user's. */
@@ -638,9 +638,8 @@ export async function hooksStatus(
         s.missing = expected.filter((e) => e.since === undefined && !s.installed.some((i) => i.event === e.event)).map((e) => e.event);
         let modified: string | undefined;
         s.stale = s.installed.some((i) => {
-          const entry = launcherPath(i.command);
+          const { entry, node } = launcherPaths(i.command);
           if (entry === undefined) return false;
-          const node = launcherNode(i.command);
           if (!existsSync(entry) || (node !== undefined && !existsSync(node))) return true;
           if (agent !== "codex" || resolve(entry) !== codexShim(place)) return false;
           // Codex's launcher script: exactly what install wrote, and the baton it runs exists.

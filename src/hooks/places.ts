@@ -143,15 +143,14 @@ export function hookWords(command: string): string[] | undefined {
 
 /** Whether `file` (a path resolved through its links) is a file of an installed `agent-baton` package, outside `root`. */
 function batonPackageFile(file: string, root: string | undefined): boolean {
-  if (file.startsWith("/proc/")) return false; // another process's view: whatever the repository put there
-  if (insideRoot(file, root)) return false; // the repository's, there or not
+  // The repository's, there or not, or another process's view (/proc): whatever the repository put there.
+  if (insideRoot(file, root)) return false;
   let real: string;
   try {
     real = realpathSync(file);
   } catch {
     return true; // gone: the status's "stale" says so
   }
-  if (insideRoot(real, root)) return false;
   let dir = dirname(real);
   for (let i = 0; i < 4; i++) {
     const pkg = settingsObjectAt(join(dir, "package.json"));
@@ -193,8 +192,9 @@ export function shellProgram(entry: string): boolean {
 /** Whether `file` (through its links) is `root` or inside it, or another process's view (/proc/<pid>/cwd/…). */
 export function insideRoot(file: string, root: string | undefined): boolean {
   if (file.startsWith("/proc/")) return true;
-  if (root === undefined) return false;
   const real = realOr(file);
+  if (real.startsWith("/proc/")) return true;
+  if (root === undefined) return false;
   const r = realRoot(root);
   return real === r || real.startsWith(r.endsWith(sep) ? r : `${r}${sep}`);
 }
